@@ -1,0 +1,72 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { z } from "zod";
+import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { requireRoleForAction } from "@/app/_server/session";
+import { createApiToken, revokeApiToken } from "@/lib/auth/tokens";
+import { createUser, setUserPassword } from "@/lib/auth/users";
+
+// Every action re-checks the session and the admin role itself: server
+// actions are public endpoints. The domain functions write the audit rows.
+
+export async function createUserAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  try {
+    const admin = await requireRoleForAction("admin");
+    const user = createUser({
+      input: { username: String(form.get("username") ?? ""), password: String(form.get("password") ?? ""), role: form.get("role") as "viewer" | "admin" },
+      actor: `user:${admin.username}`,
+    });
+    revalidatePath("/admin");
+    return { ok: true, message: `Created ${user.role} ${user.username}.` };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+export async function resetPasswordAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  try {
+    const admin = await requireRoleForAction("admin");
+    const username = String(form.get("username") ?? "");
+    setUserPassword({ username, password: String(form.get("password") ?? ""), actor: `user:${admin.username}` });
+    return { ok: true, message: `Password of ${username} changed.` };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+const storesField = z
+  .string()
+  .trim()
+  .transform((s) => (s === "" ? null : s.split(/[\s,]+/).filter(Boolean)));
+
+export async function createTokenAction(_prev: ActionResult<{ token: string }> | null, form: FormData): Promise<ActionResult<{ token: string }>> {
+  try {
+    const admin = await requireRoleForAction("admin");
+    const { token, info } = createApiToken({
+      input: {
+        label: String(form.get("label") ?? ""),
+        agent_id: String(form.get("agent_id") ?? ""),
+        scopes: form.getAll("scopes").map(String) as ("read" | "write" | "admin")[],
+        stores: storesField.parse(String(form.get("stores") ?? "")),
+      },
+      actor: `user:${admin.username}`,
+    });
+    revalidatePath("/admin");
+    return { ok: true, message: `Token "${info.label}" created for agent ${info.agentId}. Copy it now: it is not shown again.`, data: { token } };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+export async function revokeTokenAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  try {
+    const admin = await requireRoleForAction("admin");
+    const id = z.coerce.number().int().positive().parse(form.get("id"));
+    const info = revokeApiToken({ id, actor: `user:${admin.username}`, reason: "revoked from the Admin page" });
+    revalidatePath("/admin");
+    return { ok: true, message: `Token "${info.label}" revoked.` };
+  } catch (e) {
+    return actionError(e);
+  }
+}

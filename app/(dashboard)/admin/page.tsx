@@ -1,0 +1,109 @@
+import { notFound } from "next/navigation";
+import { requireUser } from "@/app/_server/session";
+import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton } from "@/components/admin-forms";
+import { listApiTokens } from "@/lib/auth/tokens";
+import { listUsers } from "@/lib/auth/users";
+import { listAuditTail } from "@/lib/governance/audit";
+import { formatTime } from "@/lib/format";
+import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction } from "./actions";
+
+export default async function AdminPage() {
+  const user = await requireUser();
+  // Viewers get the same answer as for a page that does not exist.
+  if (user.role !== "admin") notFound();
+  const users = listUsers();
+  const tokens = listApiTokens();
+  const audit = listAuditTail({ limit: 20 });
+  return (
+    <div className="space-y-6">
+      <h1 className="text-2xl font-semibold">Admin</h1>
+
+      <section className="card space-y-3" aria-labelledby="users-heading">
+        <h2 id="users-heading" className="text-lg font-medium">
+          Users
+        </h2>
+        <table className="data" data-testid="users-table">
+          <thead>
+            <tr>
+              <th>Username</th>
+              <th>Role</th>
+              <th>Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.map((u) => (
+              <tr key={u.id}>
+                <td>{u.username}</td>
+                <td>{u.role}</td>
+                <td>{formatTime(u.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <CreateUserForm action={createUserAction} />
+        <ResetPasswordForm action={resetPasswordAction} usernames={users.map((u) => u.username)} />
+      </section>
+
+      <section className="card space-y-3" aria-labelledby="tokens-heading">
+        <h2 id="tokens-heading" className="text-lg font-medium">
+          API tokens
+        </h2>
+        <CreateTokenForm action={createTokenAction} />
+        <table className="data" data-testid="tokens-table">
+          <thead>
+            <tr>
+              <th>Label</th>
+              <th>Agent</th>
+              <th>Scopes</th>
+              <th>Stores</th>
+              <th>Prefix</th>
+              <th>Created</th>
+              <th>Last used</th>
+              <th>Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            {tokens.map((t) => (
+              <tr key={t.id}>
+                <td>{t.label}</td>
+                <td>{t.agentId}</td>
+                <td>{t.scopes.join(", ")}</td>
+                <td>{t.stores?.join(", ") ?? "all"}</td>
+                <td className="font-mono">{t.displayPrefix}…</td>
+                <td>{formatTime(t.createdAt)}</td>
+                <td>{formatTime(t.lastUsedAt)}</td>
+                <td>{t.revokedAt ? `revoked ${formatTime(t.revokedAt)}` : <RevokeTokenButton action={revokeTokenAction} id={t.id} />}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+
+      <section className="card space-y-3" aria-labelledby="audit-heading">
+        <h2 id="audit-heading" className="text-lg font-medium">
+          Audit log (latest)
+        </h2>
+        <table className="data" data-testid="audit-table">
+          <thead>
+            <tr>
+              <th>Time</th>
+              <th>Actor</th>
+              <th>Action</th>
+              <th>Target</th>
+            </tr>
+          </thead>
+          <tbody>
+            {audit.map((a) => (
+              <tr key={a.id}>
+                <td>{formatTime(a.ts)}</td>
+                <td>{a.actor}</td>
+                <td>{a.action}</td>
+                <td>{a.target}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+    </div>
+  );
+}

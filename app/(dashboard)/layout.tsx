@@ -1,0 +1,26 @@
+import { requireUser } from "@/app/_server/session";
+import { Nav } from "@/components/nav";
+import { SignOutButton } from "@/components/sign-out-button";
+
+export const dynamic = "force-dynamic";
+
+export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
+  const user = await requireUser();
+  return (
+    <div className="min-h-screen">
+      <header className="border-b border-slate-200 bg-white">
+        <div className="mx-auto flex max-w-6xl flex-wrap items-center gap-4 px-4 py-3">
+          <span className="text-lg font-semibold">dualmind</span>
+          <Nav isAdmin={user.role === "admin"} />
+          <div className="ml-auto flex items-center gap-3 text-sm text-slate-600">
+            <span data-testid="current-user">
+              {user.username} · {user.role}
+            </span>
+            <SignOutButton />
+          </div>
+        </div>
+      </header>
+      <main className="mx-auto max-w-6xl px-4 py-6">{children}</main>
+    </div>
+  );
+}

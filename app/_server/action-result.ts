@@ -1,0 +1,18 @@
+import "server-only";
+import { ZodError } from "zod";
+import { isAppError } from "@/lib/errors";
+import { log } from "@/lib/log";
+
+export type ActionResult<T = undefined> = { ok: true; message: string; data?: T } | { ok: false; error: string; fields?: Record<string, string> };
+
+/** Turn a thrown error into a form-friendly result; unknown errors are logged, not leaked. */
+export function actionError(e: unknown): { ok: false; error: string; fields?: Record<string, string> } {
+  if (isAppError(e)) return { ok: false, error: e.message };
+  if (e instanceof ZodError) {
+    const fields: Record<string, string> = {};
+    for (const issue of e.issues) fields[issue.path.join(".") || "form"] ??= issue.message;
+    return { ok: false, error: "Please fix the highlighted fields.", fields };
+  }
+  log("error", "server action failed", { error: e instanceof Error ? e.stack : String(e) });
+  return { ok: false, error: "Something went wrong on the server; it was logged." };
+}

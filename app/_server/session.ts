@@ -1,0 +1,34 @@
+import "server-only";
+import { getServerSession } from "next-auth";
+import { redirect } from "next/navigation";
+import { getAuthOptions } from "@/lib/auth/options";
+import { getUserById, type PublicUser } from "@/lib/auth/users";
+import { AppError } from "@/lib/errors";
+
+/**
+ * The signed-in person, re-read from governance.db on every call so a
+ * disabled account or a changed role takes effect at once (the JWT only
+ * says who they were when they signed in).
+ */
+export async function getSessionUser(): Promise<PublicUser | null> {
+  const session = await getServerSession(getAuthOptions());
+  const id = session?.user?.id;
+  if (typeof id !== "number") return null;
+  const user = getUserById({ id });
+  return user && !user.disabledAt ? user : null;
+}
+
+/** For pages: signed in or sent to the login page. */
+export async function requireUser(): Promise<PublicUser> {
+  const user = await getSessionUser();
+  if (!user) redirect("/login");
+  return user;
+}
+
+/** For server actions: they are public endpoints, so each one checks for itself. */
+export async function requireRoleForAction(role: "viewer" | "admin"): Promise<PublicUser> {
+  const user = await getSessionUser();
+  if (!user) throw new AppError("unauthorized", "sign in first");
+  if (role === "admin" && user.role !== "admin") throw new AppError("forbidden", "admins only");
+  return user;
+}

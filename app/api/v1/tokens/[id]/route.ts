@@ -1,0 +1,10 @@
+import { z } from "zod";
+import { defineRoute } from "@/lib/api/route";
+import { revokeApiToken } from "@/lib/auth/tokens";
+
+export const DELETE = defineRoute({
+  name: "DELETE /tokens/{id}",
+  auth: "admin",
+  params: z.object({ id: z.coerce.number().int().positive() }),
+  handler: ({ params, principal }) => revokeApiToken({ id: params.id, actor: `agent:${principal?.agentId}` }),
+});

@@ -1,0 +1,19 @@
+import { defineRoute } from "@/lib/api/route";
+import { createApiToken, createTokenSchema, listApiTokens } from "@/lib/auth/tokens";
+
+export const GET = defineRoute({
+  name: "GET /tokens",
+  auth: "admin",
+  handler: () => ({ tokens: listApiTokens() }),
+});
+
+export const POST = defineRoute({
+  name: "POST /tokens",
+  auth: "admin",
+  body: createTokenSchema,
+  status: 201,
+  handler: ({ body, principal }) => {
+    const { token, info } = createApiToken({ input: body, actor: `agent:${principal?.agentId}` });
+    return { token, ...info };
+  },
+});

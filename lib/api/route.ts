@@ -1,0 +1,165 @@
+import { randomUUID } from "node:crypto";
+import { z, ZodError, type ZodType } from "zod";
+import { getConfig } from "../config";
+import { AppError, isAppError, type ErrorDetail } from "../errors";
+import { canUseStore, hasScope, verifyApiToken, type AgentPrincipal, type Scope } from "../auth/tokens";
+import { log } from "../log";
+import { recordRequest } from "../metrics/latency";
+
+type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
+
+export type HandlerArgs<P, Q, B> = {
+  params: P;
+  query: Q;
+  body: B;
+  principal: AgentPrincipal | null;
+  request: Request;
+};
+
+type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
+  /** Route id for timing, e.g. "GET /stores/{store}". */
+  name: string;
+  /** "public" needs no token; otherwise the minimum scope. */
+  auth: "public" | Scope;
+  params?: P;
+  query?: Q;
+  body?: B;
+  maxBodyBytes?: number;
+  /** Status for a successful JSON answer. */
+  status?: number;
+  handler: (args: HandlerArgs<z.output<P>, z.output<Q>, z.output<B>>) => unknown | Promise<unknown>;
+};
+
+export function zodDetails(e: ZodError, prefix?: string): ErrorDetail[] {
+  return e.issues.map((i) => ({
+    path: [prefix, ...i.path.map(String)].filter(Boolean).join("."),
+    message: i.message,
+    code: i.code,
+  }));
+}
+
+/** Map anything thrown to the one envelope. Unknown errors are logged and become a 500. */
+export function errorResponse(e: unknown, requestId: string): Response {
+  let err: AppError;
+  if (isAppError(e)) err = e;
+  else if (e instanceof ZodError) err = new AppError("invalid_request", "invalid input", zodDetails(e));
+  else if (isSqliteError(e, "SQLITE_BUSY") || isSqliteError(e, "SQLITE_LOCKED")) {
+    log("error", "database busy", { requestId, error: String(e) });
+    err = new AppError("unavailable", "database is busy, retry shortly");
+  } else if (isSqliteError(e, "SQLITE_FULL")) {
+    log("error", "disk full", { requestId, error: String(e) });
+    err = new AppError("insufficient_storage", "storage is full; nothing was written");
+  } else {
+    log("error", "unhandled error", { requestId, error: e instanceof Error ? e.stack : String(e) });
+    err = new AppError("internal", `internal error (request ${requestId})`);
+  }
+  return Response.json(err.toBody(), { status: err.status, headers: { "x-request-id": requestId } });
+}
+
+function isSqliteError(e: unknown, code: string): boolean {
+  return typeof e === "object" && e !== null && "code" in e && typeof (e as { code: unknown }).code === "string" && (e as { code: string }).code.startsWith(code);
+}
+
+function authenticate(request: Request): AgentPrincipal {
+  const header = request.headers.get("authorization");
+  if (!header) throw new AppError("unauthorized", "missing bearer token (Authorization: Bearer dm_...)");
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw new AppError("unauthorized", "Authorization header must be 'Bearer <token>'");
+  const principal = verifyApiToken(match[1]);
+  if (!principal) throw new AppError("unauthorized", "invalid or revoked token");
+  return principal;
+}
+
+function queryObject(url: URL): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const key of new Set(url.searchParams.keys())) {
+    const all = url.searchParams.getAll(key);
+    out[key] = all.length === 1 ? all[0] : all;
+  }
+  return out;
+}
+
+/** Read the body with a hard byte limit; never buffers more than limit + one chunk. */
+async function readBodyLimited(request: Request, limit: number): Promise<string> {
+  const declared = Number(request.headers.get("content-length") ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) {
+    throw new AppError("payload_too_large", `request body is larger than ${limit} bytes`);
+  }
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel();
+      throw new AppError("payload_too_large", `request body is larger than ${limit} bytes`);
+    }
+    parts.push(value);
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(parts));
+  } catch {
+    throw new AppError("invalid_json", "request body is not valid UTF-8");
+  }
+}
+
+function parseWith<S extends ZodType>(schema: S, value: unknown, where: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw new AppError("invalid_request", `invalid ${where}`, zodDetails(result.error, where));
+  return result.data;
+}
+
+/**
+ * The one wrapper for every /api/v1 route: bearer auth and scope, store
+ * allow-list, zod parsing of params/query/body, body size limit, error
+ * envelope, timing.
+ */
+export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, Q extends ZodType = ZodType<Record<string, never>>, B extends ZodType = ZodType<undefined>>(
+  spec: RouteSpec<P, Q, B>,
+) {
+  return async function handle(request: Request, context?: RouteContext): Promise<Response> {
+    const started = performance.now();
+    const requestId = randomUUID();
+    let response: Response;
+    try {
+      const principal = spec.auth === "public" ? null : authenticate(request);
+      if (principal && spec.auth !== "public" && !hasScope(principal, spec.auth)) {
+        throw new AppError("forbidden", `this token lacks the '${spec.auth}' scope`);
+      }
+      const rawParams = (await context?.params) ?? {};
+      const params = spec.params ? parseWith(spec.params, rawParams, "params") : (rawParams as z.output<P>);
+      const store = (params as { store?: unknown }).store;
+      if (principal && typeof store === "string" && !canUseStore(principal, store)) {
+        throw new AppError("forbidden", `this token may not use store ${store}`);
+      }
+      const query = spec.query ? parseWith(spec.query, queryObject(new URL(request.url)), "query") : ({} as z.output<Q>);
+      let body = undefined as z.output<B>;
+      if (spec.body) {
+        const type = request.headers.get("content-type") ?? "";
+        if (!/^application\/json\b/i.test(type)) {
+          throw new AppError("unsupported_media_type", "send the body as application/json");
+        }
+        const text = await readBodyLimited(request, spec.maxBodyBytes ?? getConfig().maxBodyBytes);
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch (e) {
+          throw new AppError("invalid_json", "request body is not valid JSON", [{ message: (e as Error).message }]);
+        }
+        body = parseWith(spec.body, json, "body");
+      }
+      const result = await spec.handler({ params, query, body, principal, request });
+      response =
+        result instanceof Response
+          ? result
+          : Response.json(result ?? null, { status: spec.status ?? 200, headers: { "x-request-id": requestId } });
+    } catch (e) {
+      response = errorResponse(e, requestId);
+    }
+    recordRequest(spec.name, response.status, performance.now() - started);
+    return response;
+  };
+}

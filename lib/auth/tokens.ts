@@ -1,0 +1,145 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { desc, eq } from "drizzle-orm";
+import { z } from "zod";
+import { getConfig } from "../config";
+import { getGovernance, STORE_NAME_RE } from "../db/connection";
+import { apiTokens, type ApiTokenRow } from "../db/schema/governance";
+import { AppError } from "../errors";
+import { appendAudit } from "../governance/audit";
+
+export const SCOPES = ["read", "write", "admin"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** What a verified bearer token lets its agent do. */
+export type AgentPrincipal = {
+  tokenId: number | null;
+  agentId: string;
+  label: string;
+  scopes: Scope[];
+  /** null = every store */
+  stores: string[] | null;
+};
+
+export const createTokenSchema = z
+  .object({
+    label: z.string().trim().min(1).max(100),
+    agent_id: z.string().trim().min(1).max(100).regex(/^[A-Za-z0-9._:@-]+$/, "letters, digits and . _ : @ - only"),
+    scopes: z.array(z.enum(SCOPES)).min(1).max(3),
+    stores: z.array(z.string().regex(STORE_NAME_RE, "invalid store name")).min(1).max(100).nullable().optional(),
+  })
+  .strict();
+export type CreateTokenInput = z.infer<typeof createTokenSchema>;
+
+export type TokenInfo = {
+  id: number;
+  label: string;
+  agentId: string;
+  scopes: Scope[];
+  stores: string[] | null;
+  displayPrefix: string;
+  createdBy: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+};
+
+function sha256Hex(s: string): string {
+  return createHash("sha256").update(s).digest("hex");
+}
+
+function toInfo(row: ApiTokenRow): TokenInfo {
+  return {
+    id: row.id,
+    label: row.label,
+    agentId: row.agentId,
+    scopes: JSON.parse(row.scopes) as Scope[],
+    stores: row.stores ? (JSON.parse(row.stores) as string[]) : null,
+    displayPrefix: row.displayPrefix,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt,
+    lastUsedAt: row.lastUsedAt,
+    revokedAt: row.revokedAt,
+  };
+}
+
+/** Create a token. The plaintext is returned once and never stored. */
+export function createApiToken({ input, actor }: { input: z.input<typeof createTokenSchema>; actor: string }): { token: string; info: TokenInfo } {
+  const parsed = createTokenSchema.parse(input);
+  const token = "dm_" + randomBytes(32).toString("base64url");
+  const { sqlite, db } = getGovernance();
+  const row = sqlite.transaction(() => {
+    const inserted = db
+      .insert(apiTokens)
+      .values({
+        tokenHash: sha256Hex(token),
+        displayPrefix: token.slice(0, 10),
+        label: parsed.label,
+        agentId: parsed.agent_id,
+        scopes: JSON.stringify([...new Set(parsed.scopes)]),
+        stores: parsed.stores ? JSON.stringify([...new Set(parsed.stores)]) : null,
+        createdBy: actor,
+        createdAt: Date.now(),
+      })
+      .returning()
+      .get();
+    appendAudit({
+      actor,
+      action: "token.create",
+      target: `token:${inserted.id}`,
+      details: { label: parsed.label, agent_id: parsed.agent_id, scopes: parsed.scopes, stores: parsed.stores ?? null },
+    });
+    return inserted;
+  }).immediate();
+  return { token, info: toInfo(row) };
+}
+
+export function listApiTokens(): TokenInfo[] {
+  return getGovernance().db.select().from(apiTokens).orderBy(desc(apiTokens.id)).all().map(toInfo);
+}
+
+export function revokeApiToken({ id, actor, reason }: { id: number; actor: string; reason?: string }): TokenInfo {
+  const { sqlite, db } = getGovernance();
+  return sqlite.transaction(() => {
+    const row = db.select().from(apiTokens).where(eq(apiTokens.id, id)).get();
+    if (!row) throw new AppError("not_found", `no token ${id}`);
+    if (row.revokedAt) return toInfo(row);
+    const updated = db.update(apiTokens).set({ revokedAt: Date.now() }).where(eq(apiTokens.id, id)).returning().get();
+    appendAudit({ actor, action: "token.revoke", target: `token:${id}`, reason: reason ?? null });
+    return toInfo(updated);
+  }).immediate();
+}
+
+// last_used_at is written at most once a minute per token so reads stay read-only in practice.
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+/** Resolve a bearer token to its principal, or null when unknown or revoked. */
+export function verifyApiToken(token: string): AgentPrincipal | null {
+  const bootstrap = getConfig().bootstrapToken;
+  if (bootstrap) {
+    const a = Buffer.from(sha256Hex(token));
+    const b = Buffer.from(sha256Hex(bootstrap));
+    if (timingSafeEqual(a, b)) {
+      return { tokenId: null, agentId: "bootstrap", label: "DUALMIND_BOOTSTRAP_TOKEN", scopes: ["read", "write", "admin"], stores: null };
+    }
+  }
+  if (!token.startsWith("dm_")) return null;
+  const { db } = getGovernance();
+  const row = db.select().from(apiTokens).where(eq(apiTokens.tokenHash, sha256Hex(token))).get();
+  if (!row || row.revokedAt) return null;
+  const now = Date.now();
+  if (!row.lastUsedAt || now - row.lastUsedAt > LAST_USED_GRANULARITY_MS) {
+    db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.id)).run();
+  }
+  const info = toInfo(row);
+  return { tokenId: row.id, agentId: row.agentId, label: row.label, scopes: info.scopes, stores: info.stores };
+}
+
+/** admin implies write implies read. */
+export function hasScope(principal: AgentPrincipal, needed: Scope): boolean {
+  const rank: Record<Scope, number> = { read: 0, write: 1, admin: 2 };
+  return principal.scopes.some((s) => rank[s] >= rank[needed]);
+}
+
+export function canUseStore(principal: AgentPrincipal, store: string): boolean {
+  return principal.stores === null || principal.stores.includes(store);
+}

@@ -1,0 +1,29 @@
+import { getConfig } from "./config";
+import { getGovernance } from "./db/connection";
+import { ensureFirstAdmin } from "./auth/users";
+import { getAuthSecret } from "./auth/secret";
+import { ensureCoreStore } from "./stores/stores";
+import { log } from "./log";
+
+/**
+ * Idempotent start-up: validate config, migrate governance.db, make sure the
+ * core store and a first admin exist. A generated admin password is printed
+ * once, on the server console, and never stored in clear.
+ */
+export function bootstrapApp(): void {
+  const config = getConfig();
+  getGovernance();
+  ensureCoreStore();
+  getAuthSecret();
+  const admin = ensureFirstAdmin({ configuredPassword: config.adminPassword });
+  if (admin.created) {
+    if (admin.generatedPassword) {
+      process.stderr.write(
+        `\n  dualmind: created user "${admin.username}" with password: ${admin.generatedPassword}\n` +
+          `  (shown once; change it with: npm run cli -- users reset-password ${admin.username})\n\n`,
+      );
+    } else {
+      log("info", "created first admin from DUALMIND_ADMIN_PASSWORD", { username: admin.username });
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import Database from "better-sqlite3";
+import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import fs from "node:fs";
+import path from "node:path";
+import * as sqliteVec from "sqlite-vec";
+import { getConfig } from "../config";
+import { log } from "../log";
+import * as governanceSchema from "./schema/governance";
+import * as indexSchema from "./schema/index";
+
+export type VectorStatus =
+  | { available: true; version: string }
+  | { available: false; reason: string };
+
+export type GovernanceDb = BetterSQLite3Database<typeof governanceSchema>;
+export type IndexDb = BetterSQLite3Database<typeof indexSchema>;
+
+export type GovernanceHandle = { kind: "governance"; file: string; sqlite: Database.Database; db: GovernanceDb };
+export type StoreHandle = {
+  kind: "index";
+  store: string;
+  file: string;
+  sqlite: Database.Database;
+  db: IndexDb;
+  vectors: VectorStatus;
+};
+
+type Registry = { governance?: GovernanceHandle; stores: Map<string, StoreHandle>; dataDir?: string };
+
+// Kept on globalThis so Next dev reloads reuse handles instead of leaking them.
+const g = globalThis as unknown as { __dualmindDb?: Registry };
+function registry(): Registry {
+  g.__dualmindDb ??= { stores: new Map() };
+  const reg = g.__dualmindDb;
+  const dataDir = getConfig().dataDir;
+  if (reg.dataDir && reg.dataDir !== dataDir) closeAllDatabases();
+  reg.dataDir = dataDir;
+  return reg;
+}
+
+const MIGRATIONS_ROOT = path.join(process.cwd(), "drizzle");
+
+export function applyPragmas(sqlite: Database.Database): void {
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("synchronous = NORMAL");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma("busy_timeout = 5000");
+}
+
+/** Load sqlite-vec; failure is reported, never fatal (lexical search keeps working). */
+export function loadVectorExtension(sqlite: Database.Database): VectorStatus {
+  if (getConfig().disableVectors) return { available: false, reason: "disabled by DUALMIND_DISABLE_VECTORS" };
+  try {
+    sqliteVec.load(sqlite);
+    const row = sqlite.prepare("select vec_version() as v").get() as { v: string };
+    return { available: true, version: row.v };
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e);
+    log("warn", "sqlite-vec failed to load; vector search unavailable", { reason });
+    return { available: false, reason };
+  }
+}
+
+function lastMigrationTag(folder: string): string {
+  const journal = JSON.parse(fs.readFileSync(path.join(folder, "meta", "_journal.json"), "utf8")) as {
+    entries: { tag: string }[];
+  };
+  return journal.entries.at(-1)?.tag ?? "none";
+}
+
+function runMigrations(sqlite: Database.Database, db: BetterSQLite3Database<Record<string, unknown>>, which: "governance" | "index") {
+  const folder = path.join(MIGRATIONS_ROOT, which);
+  migrate(db, { migrationsFolder: folder });
+  const now = Date.now();
+  const upsert = sqlite.prepare(
+    "insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value",
+  );
+  sqlite.transaction(() => {
+    upsert.run("schema_version", lastMigrationTag(folder));
+    sqlite.prepare("insert or ignore into meta(key, value) values ('created_at', ?)").run(String(now));
+  })();
+}
+
+export function governancePath(): string {
+  return path.join(getConfig().dataDir, "governance.db");
+}
+
+export function getGovernance(): GovernanceHandle {
+  const reg = registry();
+  if (reg.governance) return reg.governance;
+  const file = governancePath();
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const sqlite = new Database(file);
+  applyPragmas(sqlite);
+  const db = drizzle(sqlite, { schema: governanceSchema });
+  runMigrations(sqlite, db as never, "governance");
+  reg.governance = { kind: "governance", file, sqlite, db };
+  return reg.governance;
+}
+
+/** Store names are validated before they ever reach a path. */
+export const STORE_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export function storeDir(store: string): string {
+  if (!STORE_NAME_RE.test(store)) throw new Error(`invalid store name: ${JSON.stringify(store)}`);
+  return path.join(getConfig().dataDir, "stores", store);
+}
+
+export function storeIndexPath(store: string): string {
+  return path.join(storeDir(store), "index.db");
+}
+
+/** Open (creating if needed) a store's index.db with migrations applied and sqlite-vec loaded. */
+export function getStoreDb(store: string): StoreHandle {
+  const reg = registry();
+  const existing = reg.stores.get(store);
+  if (existing) return existing;
+  const dir = storeDir(store);
+  fs.mkdirSync(path.join(dir, "memory"), { recursive: true });
+  const file = path.join(dir, "index.db");
+  const sqlite = new Database(file);
+  applyPragmas(sqlite);
+  const vectors = loadVectorExtension(sqlite);
+  const db = drizzle(sqlite, { schema: indexSchema });
+  runMigrations(sqlite, db as never, "index");
+  const handle: StoreHandle = { kind: "index", store, file, sqlite, db, vectors };
+  reg.stores.set(store, handle);
+  return handle;
+}
+
+/**
+ * A read-only connection to a store with `core` attached as schema `core`.
+ * Opened READONLY, so the attached database is read-only too: any write
+ * through this connection fails with SQLITE_READONLY. Caller closes it.
+ */
+export function openStoreReaderWithCore(store: string): Database.Database {
+  getStoreDb(store);
+  getStoreDb("core");
+  const reader = new Database(storeIndexPath(store), { readonly: true });
+  reader.pragma("busy_timeout = 5000");
+  loadVectorExtension(reader);
+  reader.prepare("attach database ? as core").run(storeIndexPath("core"));
+  return reader;
+}
+
+export function closeAllDatabases(): void {
+  const reg = g.__dualmindDb;
+  if (!reg) return;
+  reg.governance?.sqlite.close();
+  reg.governance = undefined;
+  for (const h of reg.stores.values()) h.sqlite.close();
+  reg.stores.clear();
+}

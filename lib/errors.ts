@@ -1,0 +1,46 @@
+/**
+ * The one typed error of the domain. The API wrapper, server actions, MCP and
+ * the CLI all turn it into their own surface; the code is stable, the status
+ * follows from it.
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unprocessable: 422,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+  insufficient_storage: 507,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export type ErrorDetail = { path?: string; message: string; [key: string]: unknown };
+
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+  ) {
+    super(message);
+    this.name = "AppError";
+    this.status = ERROR_STATUS[code];
+  }
+
+  toBody() {
+    return { error: { code: this.code, message: this.message, details: this.details } };
+  }
+}
+
+export function isAppError(e: unknown): e is AppError {
+  return e instanceof AppError;
+}

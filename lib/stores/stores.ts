@@ -1,0 +1,133 @@
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { getConfig } from "../config";
+import { getStoreDb, storeDir, storeIndexPath, STORE_NAME_RE } from "../db/connection";
+import { AppError } from "../errors";
+import { appendAudit } from "../governance/audit";
+
+export const CORE_STORE = "core";
+
+export const storeNameSchema = z
+  .string()
+  .regex(STORE_NAME_RE, "store names are 1-63 chars of a-z, 0-9, _ and -, starting with a letter or digit");
+
+export const createStoreSchema = z
+  .object({ name: storeNameSchema, description: z.string().max(500).optional() })
+  .strict();
+
+export type StoreSummary = {
+  name: string;
+  description: string | null;
+  createdAt: number | null;
+  schemaVersion: string | null;
+  vectors: { available: boolean; version: string | null; reason: string | null };
+  counts: Record<string, number>;
+  files: { indexBytes: number; walBytes: number; memoryFiles: number };
+};
+
+function storesRoot(): string {
+  return path.join(getConfig().dataDir, "stores");
+}
+
+function storeExistsOnDisk(name: string): boolean {
+  return fs.existsSync(storeIndexPath(name)) || fs.existsSync(path.join(storeDir(name), "memory"));
+}
+
+/** Names of every store on disk, sorted, core first. Directories with invalid names are ignored. */
+export function listStoreNames(): string[] {
+  const root = storesRoot();
+  if (!fs.existsSync(root)) return [];
+  const names = fs
+    .readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && STORE_NAME_RE.test(d.name))
+    .map((d) => d.name)
+    .sort();
+  return [...names.filter((n) => n === CORE_STORE), ...names.filter((n) => n !== CORE_STORE)];
+}
+
+function fileSize(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+function countMarkdownFiles(dir: string): number {
+  if (!fs.existsSync(dir)) return 0;
+  let n = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && entry.name.endsWith(".md")) n++;
+  }
+  return n;
+}
+
+/** Row counts of every ordinary table; virtual tables and their shadow tables are left out. */
+function tableCounts(name: string): Record<string, number> {
+  const { sqlite } = getStoreDb(name);
+  const tables = sqlite
+    .prepare("select name, sql from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like '__drizzle%' and name != 'meta' order by name")
+    .all() as { name: string; sql: string }[];
+  const virtual = tables.filter((t) => /^CREATE VIRTUAL/i.test(t.sql)).map((t) => t.name);
+  const counts: Record<string, number> = {};
+  for (const { name: t } of tables) {
+    if (virtual.some((v) => t === v || t.startsWith(v + "_"))) continue;
+    // Table names come from sqlite_master, never from the request.
+    counts[t] = (sqlite.prepare(`select count(*) as n from "${t.replaceAll('"', '""')}"`).get() as { n: number }).n;
+  }
+  return counts;
+}
+
+function readMeta(name: string): Record<string, string> {
+  const { sqlite } = getStoreDb(name);
+  const rows = sqlite.prepare("select key, value from meta").all() as { key: string; value: string }[];
+  return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+}
+
+export function describeStore(name: string): StoreSummary {
+  storeNameSchema.parse(name);
+  if (!storeExistsOnDisk(name)) throw new AppError("not_found", `store ${name} does not exist`);
+  const handle = getStoreDb(name);
+  const meta = readMeta(name);
+  return {
+    name,
+    description: meta.description ?? null,
+    createdAt: meta.created_at ? Number(meta.created_at) : null,
+    schemaVersion: meta.schema_version ?? null,
+    vectors: handle.vectors.available
+      ? { available: true, version: handle.vectors.version, reason: null }
+      : { available: false, version: null, reason: handle.vectors.reason },
+    counts: tableCounts(name),
+    files: {
+      indexBytes: fileSize(handle.file),
+      walBytes: fileSize(handle.file + "-wal"),
+      memoryFiles: countMarkdownFiles(path.join(storeDir(name), "memory")),
+    },
+  };
+}
+
+export function listStores(): StoreSummary[] {
+  return listStoreNames().map(describeStore);
+}
+
+export function storeExists(name: string): boolean {
+  return STORE_NAME_RE.test(name) && storeExistsOnDisk(name);
+}
+
+/** Create a store (index.db + memory/). Creating one that exists is a conflict. */
+export function createStore({ input, actor }: { input: z.input<typeof createStoreSchema>; actor: string }): StoreSummary {
+  const { name, description } = createStoreSchema.parse(input);
+  if (storeExistsOnDisk(name)) throw new AppError("conflict", `store ${name} already exists`);
+  const { sqlite } = getStoreDb(name);
+  if (description) {
+    sqlite.prepare("insert into meta(key, value) values ('description', ?) on conflict(key) do update set value = excluded.value").run(description);
+  }
+  appendAudit({ actor, action: "store.create", target: `store:${name}`, details: description ? { description } : null });
+  return describeStore(name);
+}
+
+/** The core store exists from the first run. */
+export function ensureCoreStore(): void {
+  getStoreDb(CORE_STORE);
+}

@@ -1,0 +1,60 @@
+/**
+ * `npm start`: validate config, apply migrations and first-run setup, build
+ * when there is no production build or the sources are newer, then serve.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { ConfigError, getConfig } from "../lib/config";
+import { bootstrapApp } from "../lib/bootstrap";
+import { closeAllDatabases } from "../lib/db/connection";
+
+const ROOT = path.resolve(__dirname, "..");
+const SOURCES = ["app", "components", "lib", "public", "drizzle", "instrumentation.ts", "next.config.mjs", "postcss.config.mjs", "package.json", "package-lock.json", "tsconfig.json"];
+
+function newestMtime(p: string): number {
+  if (!fs.existsSync(p)) return 0;
+  const st = fs.statSync(p);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs;
+  for (const e of fs.readdirSync(p, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) newest = Math.max(newest, fs.statSync(path.join(e.parentPath, e.name)).mtimeMs);
+  }
+  return newest;
+}
+
+function buildIsStale(): boolean {
+  const buildId = path.join(ROOT, ".next", "BUILD_ID");
+  if (!fs.existsSync(buildId)) return true;
+  const built = fs.statSync(buildId).mtimeMs;
+  return SOURCES.some((s) => newestMtime(path.join(ROOT, s)) > built);
+}
+
+function main() {
+  let config;
+  try {
+    config = getConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(e.message + "\n");
+      process.exit(1);
+    }
+    throw e;
+  }
+  bootstrapApp();
+  closeAllDatabases();
+
+  const nextBin = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
+  if (buildIsStale()) {
+    process.stderr.write("dualmind: building the production bundle (first start or sources changed)…\n");
+    const build = spawnSync(process.execPath, [nextBin, "build"], { cwd: ROOT, stdio: "inherit" });
+    if (build.status !== 0) process.exit(build.status ?? 1);
+  }
+  const env = { ...process.env, NEXTAUTH_URL: config.publicUrl, DATA_DIR: config.dataDir };
+  process.stderr.write(`dualmind: data in ${config.dataDir}\ndualmind: sign in at ${config.publicUrl}/login\n`);
+  const server = spawn(process.execPath, [nextBin, "start", "-H", config.host, "-p", String(config.port)], { cwd: ROOT, stdio: "inherit", env });
+  for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => server.kill(sig));
+  server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+main();
