@@ -1,0 +1,46 @@
+import { defineConfig, devices } from "@playwright/test";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { E2E } from "./e2e/fixtures";
+
+// One temp DATA_DIR per run, shared with the workers through the environment.
+process.env.E2E_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-e2e-"));
+
+const chromium = ["/usr/lib/chromium/chromium", "/usr/bin/chromium"].find((p) => fs.existsSync(p));
+
+export default defineConfig({
+  testDir: "e2e",
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  forbidOnly: !!process.env.CI,
+  reporter: [["list"]],
+  timeout: 60_000,
+  expect: { timeout: 15_000 },
+  use: {
+    baseURL: E2E.baseURL,
+    trace: "off",
+    launchOptions: {
+      executablePath: chromium,
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic", "--no-first-run"],
+    },
+  },
+  projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"] } }],
+  webServer: {
+    // The build is made by `npm run test:e2e` before this runs.
+    command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${E2E.port}`,
+    url: `${E2E.baseURL}/api/v1/health`,
+    reuseExistingServer: false,
+    timeout: 120_000,
+    stdout: "ignore",
+    stderr: "pipe",
+    env: {
+      DATA_DIR: process.env.E2E_DATA_DIR,
+      NEXTAUTH_URL: E2E.baseURL,
+      DUALMIND_ADMIN_PASSWORD: E2E.adminPassword,
+      DUALMIND_BOOTSTRAP_TOKEN: E2E.bootstrapToken,
+      NEXT_TELEMETRY_DISABLED: "1",
+    },
+  },
+});

@@ -1,0 +1,51 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { resetConfigForTests } from "@/lib/config";
+import { closeAllDatabases } from "@/lib/db/connection";
+import { resetAuthSecretForTests } from "@/lib/auth/secret";
+
+/**
+ * Point the whole app at a fresh temp DATA_DIR (real SQLite files, real
+ * sqlite-vec). Returns the directory and a cleanup function.
+ */
+export function useTempDataDir(extraEnv: Record<string, string> = {}): { dataDir: string; cleanup: () => void } {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-test-"));
+  closeAllDatabases();
+  const saved: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries({ DATA_DIR: dataDir, ...extraEnv })) {
+    saved[k] = process.env[k];
+    process.env[k] = v;
+  }
+  resetConfigForTests();
+  resetAuthSecretForTests();
+  return {
+    dataDir,
+    cleanup: () => {
+      closeAllDatabases();
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+      resetConfigForTests();
+      resetAuthSecretForTests();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Call a route handler the way Next does: a real Request and a params promise. */
+export async function callRoute(
+  handler: (req: Request, ctx: { params: Promise<Record<string, string | string[] | undefined>> }) => Promise<Response>,
+  opts: { method?: string; url?: string; token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; params?: Record<string, string> } = {},
+): Promise<{ status: number; json: any }> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | undefined = opts.rawBody;
+  if (opts.body !== undefined) body = JSON.stringify(opts.body);
+  if (body !== undefined) headers["content-type"] ??= "application/json";
+  const req = new Request(opts.url ?? "http://127.0.0.1/api/v1/test", { method: opts.method ?? (body ? "POST" : "GET"), headers, body });
+  const res = await handler(req, { params: Promise.resolve(opts.params ?? {}) });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : null };
+}
