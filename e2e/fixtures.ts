@@ -1,9 +1,11 @@
 import type { Page } from "@playwright/test";
 
 /** Fixed credentials for the e2e server (a throwaway temp DATA_DIR per run). */
+const port = Number(process.env.E2E_PORT ?? 3107);
+
 export const E2E = {
-  port: 3107,
-  baseURL: "http://127.0.0.1:3107",
+  port,
+  baseURL: `http://127.0.0.1:${port}`,
   adminPassword: "e2e-admin-password",
   bootstrapToken: "e2e-bootstrap-token-0123456789abcdef-XYZ",
 };

@@ -38,6 +38,7 @@ export function useTempDataDir(extraEnv: Record<string, string> = {}): { dataDir
 export async function callRoute(
   handler: (req: Request, ctx: { params: Promise<Record<string, string | string[] | undefined>> }) => Promise<Response>,
   opts: { method?: string; url?: string; token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; params?: Record<string, string> } = {},
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON bodies
 ): Promise<{ status: number; json: any }> {
   const headers: Record<string, string> = { ...(opts.headers ?? {}) };
   if (opts.token) headers.authorization = `Bearer ${opts.token}`;

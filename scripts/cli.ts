@@ -1,0 +1,21 @@
+/**
+ * dualmind CLI: `npm run cli -- <command>` or `npx dualmind <command>`.
+ * Human output on stdout (or JSON with --json); logs and progress on stderr.
+ */
+import { closeAllDatabases } from "../lib/db/connection";
+import { runCli, type Command } from "./cli-kit";
+import { authCommands } from "./commands/auth-commands";
+import { storeCommands } from "./commands/store-commands";
+
+const commands: Command[] = [...authCommands, ...storeCommands];
+
+runCli(commands, process.argv.slice(2))
+  .then((code) => {
+    closeAllDatabases();
+    process.exit(code);
+  })
+  .catch((e) => {
+    process.stderr.write(`error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
+    closeAllDatabases();
+    process.exit(1);
+  });

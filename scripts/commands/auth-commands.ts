@@ -1,0 +1,108 @@
+import { createInterface } from "node:readline/promises";
+import { z } from "zod";
+import { createApiToken, listApiTokens, revokeApiToken, SCOPES } from "../../lib/auth/tokens";
+import { createUser, listUsers, setUserPassword, setUserRole, ROLES } from "../../lib/auth/users";
+import { generatePassword } from "../../lib/auth/passwords";
+import { formatTime } from "../../lib/format";
+import { flagString, UsageError, type Command } from "../cli-kit";
+
+const ACTOR = `cli:${process.env.USER ?? "local"}`;
+
+/** --password, else a prompt on a terminal, else a generated one that is printed once. */
+async function passwordFrom(flags: Record<string, string | boolean>): Promise<{ password: string; generated: boolean }> {
+  const given = flagString(flags, "password");
+  if (given) return { password: given, generated: false };
+  if (process.stdin.isTTY) {
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    const password = await rl.question("password: ");
+    rl.close();
+    return { password, generated: false };
+  }
+  return { password: generatePassword(), generated: true };
+}
+
+export const authCommands: Command[] = [
+  {
+    name: "users list",
+    usage: "users list",
+    summary: "list dashboard users",
+    run: ({ out }) => {
+      const users = listUsers();
+      out(users.map((u) => `${u.username}\t${u.role}\t${formatTime(u.createdAt)}`).join("\n") || "(no users)", { users });
+    },
+  },
+  {
+    name: "users add",
+    usage: "users add <username> [--role viewer|admin] [--password P]",
+    summary: "add a user (password prompted, or generated and printed once)",
+    run: async ({ args, flags, out }) => {
+      const [username] = args;
+      if (!username) throw new UsageError("username is required");
+      const role = z.enum(ROLES).parse(flagString(flags, "role") ?? "viewer");
+      const { password, generated } = await passwordFrom(flags);
+      const user = createUser({ input: { username, password, role }, actor: ACTOR });
+      out(`created ${user.role} ${user.username}${generated ? ` with password: ${password}` : ""}`, { user, password: generated ? password : undefined });
+    },
+  },
+  {
+    name: "users reset-password",
+    usage: "users reset-password <username> [--password P]",
+    summary: "set a new password (prompted, or generated and printed once)",
+    run: async ({ args, flags, out }) => {
+      const [username] = args;
+      if (!username) throw new UsageError("username is required");
+      const { password, generated } = await passwordFrom(flags);
+      setUserPassword({ username, password, actor: ACTOR });
+      out(`password of ${username} changed${generated ? `: ${password}` : ""}`, { username, password: generated ? password : undefined });
+    },
+  },
+  {
+    name: "users set-role",
+    usage: "users set-role <username> viewer|admin",
+    summary: "change a user's role",
+    run: ({ args, out }) => {
+      const [username, role] = args;
+      if (!username || !role) throw new UsageError("username and role are required");
+      setUserRole({ username, role: z.enum(ROLES).parse(role), actor: ACTOR });
+      out(`${username} is now ${role}`, { username, role });
+    },
+  },
+  {
+    name: "tokens create",
+    usage: "tokens create --label L --agent ID [--scopes read,write,admin] [--stores a,b]",
+    summary: "create an agent API token (printed once)",
+    run: ({ flags, out }) => {
+      const scopes = (flagString(flags, "scopes") ?? "read").split(",").map((s) => z.enum(SCOPES).parse(s.trim()));
+      const stores = flagString(flags, "stores")?.split(",").map((s) => s.trim());
+      const { token, info } = createApiToken({
+        input: { label: flagString(flags, "label") ?? "", agent_id: flagString(flags, "agent") ?? "", scopes, stores: stores ?? null },
+        actor: ACTOR,
+      });
+      out(`${token}\n(token ${info.id} for agent ${info.agentId}; shown once)`, { token, ...info });
+    },
+  },
+  {
+    name: "tokens list",
+    usage: "tokens list",
+    summary: "list API tokens (never their secrets)",
+    run: ({ out }) => {
+      const tokens = listApiTokens();
+      out(
+        tokens
+          .map((t) => `${t.id}\t${t.displayPrefix}…\t${t.label}\t${t.agentId}\t${t.scopes.join(",")}\t${t.stores?.join(",") ?? "all"}\t${t.revokedAt ? "revoked" : "active"}`)
+          .join("\n") || "(no tokens)",
+        { tokens },
+      );
+    },
+  },
+  {
+    name: "tokens revoke",
+    usage: "tokens revoke <id> [--reason R]",
+    summary: "revoke a token",
+    run: ({ args, flags, out }) => {
+      const id = z.coerce.number().int().positive().parse(args[0]);
+      const info = revokeApiToken({ id, actor: ACTOR, reason: flagString(flags, "reason") });
+      out(`token ${id} revoked`, info);
+    },
+  },
+];
