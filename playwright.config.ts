@@ -8,6 +8,7 @@ import { E2E } from "./e2e/fixtures";
 process.env.E2E_DATA_DIR ??= fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-e2e-"));
 
 const chromium = ["/usr/lib/chromium/chromium", "/usr/bin/chromium"].find((p) => fs.existsSync(p));
+if (!chromium) throw new Error("Chromium not found: install Debian's chromium (apt-get install chromium) or run bash .ci/run");
 
 export default defineConfig({
   testDir: "e2e",

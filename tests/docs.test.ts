@@ -1,0 +1,18 @@
+import fs from "node:fs";
+import { describe, expect, it } from "vitest";
+import { CONFIG_DOCS } from "@/lib/config";
+
+// The README and .env.example are how people configure the app; keep them true.
+describe("docs", () => {
+  const readme = fs.readFileSync("README.md", "utf8");
+  const envExample = fs.readFileSync(".env.example", "utf8");
+  it.each(CONFIG_DOCS.map((d) => d.variable))("%s is documented in README and .env.example", (variable) => {
+    expect(readme).toContain(`\`${variable}\``);
+    expect(envExample).toMatch(new RegExp(`^#? ?${variable}=`, "m"));
+  });
+
+  it("README's test command is what CI runs", () => {
+    expect(readme).toContain("npm ci && npm test");
+    expect(fs.readFileSync(".ci/run", "utf8")).toMatch(/npm ci[^\n]*\nnpm test/);
+  });
+});
