@@ -13,7 +13,7 @@ export function useTempDataDir(extraEnv: Record<string, string> = {}): { dataDir
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-test-"));
   closeAllDatabases();
   const saved: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries({ DATA_DIR: dataDir, DUALMIND_ADMIN_PASSWORD: "test-admin-password", ...extraEnv })) {
+  for (const [k, v] of Object.entries({ DATA_DIR: dataDir, DUALMIND_ADMIN_PASSWORD: "test-admin-password", DUALMIND_LOG_LEVEL: "warn", ...extraEnv })) {
     saved[k] = process.env[k];
     process.env[k] = v;
   }
