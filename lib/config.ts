@@ -28,7 +28,24 @@ const envSchema = z.object({
     .default(1024 * 1024),
   DUALMIND_DISABLE_VECTORS: boolFromEnv.default(false),
   DUALMIND_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
-});
+  // Embeddings
+  DUALMIND_EMBED_PROVIDER: z.enum(["builtin", "transformers", "openai"]).default("builtin"),
+  DUALMIND_EMBED_MODEL: z.string().min(1).max(200).optional(),
+  DUALMIND_EMBED_DIM: z.coerce.number().int().min(8).max(8192).optional(),
+  DUALMIND_EMBED_BASE_URL: z.url().default("https://api.openai.com/v1"),
+  DUALMIND_EMBED_API_KEY: z.string().min(1).optional(),
+  DUALMIND_EMBED_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  DUALMIND_EMBED_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(32),
+  DUALMIND_EMBED_DOC_PREFIX: z.string().max(200).default(""),
+  DUALMIND_EMBED_QUERY_PREFIX: z.string().max(200).default(""),
+  DUALMIND_TRANSFORMERS_ALLOW_REMOTE: boolFromEnv.default(false),
+  DUALMIND_EMBED_BACKLOG_WATERMARK: z.coerce.number().int().min(1).default(1000),
+})
+  .superRefine((e, ctx) => {
+    if (e.DUALMIND_EMBED_PROVIDER !== "builtin" && !e.DUALMIND_EMBED_MODEL) {
+      ctx.addIssue({ code: "custom", path: ["DUALMIND_EMBED_MODEL"], message: `is required when DUALMIND_EMBED_PROVIDER=${e.DUALMIND_EMBED_PROVIDER}` });
+    }
+  });
 
 export type Config = {
   dataDir: string;
@@ -41,6 +58,23 @@ export type Config = {
   maxBodyBytes: number;
   disableVectors: boolean;
   logLevel: "debug" | "info" | "warn" | "error";
+  embed: EmbedConfig;
+};
+
+export type EmbedConfig = {
+  provider: "builtin" | "transformers" | "openai";
+  /** Model id; for builtin the hashing scheme's name. */
+  model: string;
+  /** Expected dimension (builtin: the dimension it makes). */
+  dimension: number | undefined;
+  baseUrl: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+  batchSize: number;
+  documentPrefix: string;
+  queryPrefix: string;
+  allowRemoteModels: boolean;
+  backlogWatermark: number;
 };
 
 export class ConfigError extends Error {
@@ -81,6 +115,19 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     maxBodyBytes: e.DUALMIND_MAX_BODY_BYTES,
     disableVectors: e.DUALMIND_DISABLE_VECTORS,
     logLevel: e.DUALMIND_LOG_LEVEL,
+    embed: {
+      provider: e.DUALMIND_EMBED_PROVIDER,
+      model: e.DUALMIND_EMBED_MODEL ?? "dualmind-hash-v1",
+      dimension: e.DUALMIND_EMBED_DIM ?? (e.DUALMIND_EMBED_PROVIDER === "builtin" ? 384 : undefined),
+      baseUrl: e.DUALMIND_EMBED_BASE_URL.replace(/\/+$/, ""),
+      apiKey: e.DUALMIND_EMBED_API_KEY,
+      timeoutMs: e.DUALMIND_EMBED_TIMEOUT_MS,
+      batchSize: e.DUALMIND_EMBED_BATCH_SIZE,
+      documentPrefix: e.DUALMIND_EMBED_DOC_PREFIX,
+      queryPrefix: e.DUALMIND_EMBED_QUERY_PREFIX,
+      allowRemoteModels: e.DUALMIND_TRANSFORMERS_ALLOW_REMOTE,
+      backlogWatermark: e.DUALMIND_EMBED_BACKLOG_WATERMARK,
+    },
   };
 }
 
@@ -109,4 +156,15 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_BODY_BYTES", default: "1048576", meaning: "largest accepted API request body; larger → 413" },
   { variable: "DUALMIND_DISABLE_VECTORS", default: "false", meaning: "do not load sqlite-vec (lexical only)" },
   { variable: "DUALMIND_LOG_LEVEL", default: "info", meaning: "debug | info | warn | error" },
+  { variable: "DUALMIND_EMBED_PROVIDER", default: "builtin", meaning: "builtin (offline hashed n-grams) | transformers (local ONNX model) | openai (any OpenAI-compatible /v1/embeddings)" },
+  { variable: "DUALMIND_EMBED_MODEL", default: "dualmind-hash-v1", meaning: "model id (required for transformers and openai; a local directory or hub id for transformers)" },
+  { variable: "DUALMIND_EMBED_DIM", default: "384 for builtin", meaning: "vector dimension; for remote providers the expected one (a mismatch is an error)" },
+  { variable: "DUALMIND_EMBED_BASE_URL", default: "https://api.openai.com/v1", meaning: "OpenAI-compatible base URL (Ollama: http://127.0.0.1:11434/v1)" },
+  { variable: "DUALMIND_EMBED_API_KEY", default: "unset", meaning: "bearer key for the openai provider" },
+  { variable: "DUALMIND_EMBED_TIMEOUT_MS", default: "30000", meaning: "per-request timeout for the openai provider" },
+  { variable: "DUALMIND_EMBED_BATCH_SIZE", default: "32", meaning: "texts per embedding request / worker batch" },
+  { variable: "DUALMIND_EMBED_DOC_PREFIX", default: "empty", meaning: "text prepended to documents (e.g. `passage: ` for e5 models)" },
+  { variable: "DUALMIND_EMBED_QUERY_PREFIX", default: "empty", meaning: "text prepended to queries (e.g. `query: `)" },
+  { variable: "DUALMIND_TRANSFORMERS_ALLOW_REMOTE", default: "false", meaning: "let the transformers provider download a model by id (off: local files only)" },
+  { variable: "DUALMIND_EMBED_BACKLOG_WATERMARK", default: "1000", meaning: "embed queue length above which a store degrades to lexical recall" },
 ];

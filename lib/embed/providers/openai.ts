@@ -1,0 +1,97 @@
+import { z } from "zod";
+import { EmbeddingError, l2Normalize, type EmbeddingProvider, type EmbedTask, type ProviderInfo } from "../types";
+
+export type OpenAIProviderOptions = {
+  baseUrl: string;
+  model: string;
+  apiKey?: string;
+  /** Expected dimension; a response of another size is an error, never stored. */
+  dimension?: number;
+  timeoutMs: number;
+  batchSize: number;
+  documentPrefix?: string;
+  queryPrefix?: string;
+};
+
+const responseSchema = z.object({
+  data: z.array(z.object({ index: z.number().int().nonnegative(), embedding: z.array(z.number()) })),
+});
+
+/**
+ * Any OpenAI-compatible /v1/embeddings endpoint (OpenAI, Ollama, vLLM, LM
+ * Studio). Errors are classified; retrying is the worker's job, not ours.
+ */
+export class OpenAICompatibleProvider implements EmbeddingProvider {
+  readonly info: ProviderInfo;
+  private dimension: number | undefined;
+
+  constructor(private readonly opts: OpenAIProviderOptions) {
+    this.dimension = opts.dimension;
+    this.info = {
+      provider: "openai",
+      model: opts.model,
+      // Learned from the first response when not configured.
+      dimension: opts.dimension ?? 0,
+      metric: "cosine",
+      documentPrefix: opts.documentPrefix ?? "",
+      queryPrefix: opts.queryPrefix ?? "",
+    };
+  }
+
+  async embed(texts: string[], task: EmbedTask): Promise<Float32Array[]> {
+    const prefix = task === "query" ? this.info.queryPrefix : this.info.documentPrefix;
+    const out: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += this.opts.batchSize) {
+      out.push(...(await this.request(texts.slice(i, i + this.opts.batchSize).map((t) => prefix + t))));
+    }
+    return out;
+  }
+
+  private async request(input: string[]): Promise<Float32Array[]> {
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
+    let res: Response;
+    try {
+      res = await fetch(`${this.opts.baseUrl}/embeddings`, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ model: this.opts.model, input, encoding_format: "float" }),
+        signal: AbortSignal.timeout(this.opts.timeoutMs),
+      });
+    } catch (e) {
+      const err = e as Error;
+      if (err.name === "TimeoutError" || err.name === "AbortError") {
+        throw new EmbeddingError("timeout", `embedding request timed out after ${this.opts.timeoutMs} ms`);
+      }
+      throw new EmbeddingError("network", `cannot reach ${this.opts.baseUrl}: ${err.message}`);
+    }
+    if (!res.ok) {
+      const text = (await res.text().catch(() => "")).slice(0, 300);
+      if (res.status === 429) {
+        const retryAfter = Number(res.headers.get("retry-after"));
+        throw new EmbeddingError("rate_limited", `provider rate-limited the request (429) ${text}`, Number.isFinite(retryAfter) ? retryAfter : undefined);
+      }
+      if (res.status === 401 || res.status === 403) throw new EmbeddingError("auth", `provider refused the API key (${res.status}) ${text}`);
+      if (res.status >= 500) throw new EmbeddingError("server", `provider failed (${res.status}) ${text}`);
+      throw new EmbeddingError("bad_request", `provider rejected the request (${res.status}) ${text}`);
+    }
+    let parsed: z.infer<typeof responseSchema>;
+    try {
+      parsed = responseSchema.parse(await res.json());
+    } catch (e) {
+      throw new EmbeddingError("bad_response", `provider answered with an unexpected body: ${(e as Error).message.slice(0, 200)}`);
+    }
+    if (parsed.data.length !== input.length) {
+      throw new EmbeddingError("bad_response", `provider returned ${parsed.data.length} vectors for ${input.length} texts`);
+    }
+    const sorted = [...parsed.data].sort((a, b) => a.index - b.index);
+    return sorted.map((d) => {
+      this.dimension ??= d.embedding.length;
+      this.info.dimension = this.dimension;
+      if (d.embedding.length !== this.dimension) {
+        throw new EmbeddingError("dimension_mismatch", `provider returned a ${d.embedding.length}-d vector; expected ${this.dimension}`);
+      }
+      return l2Normalize(Float32Array.from(d.embedding));
+    });
+  }
+}
