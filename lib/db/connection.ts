@@ -7,7 +7,10 @@ import * as sqliteVec from "sqlite-vec";
 import { getConfig } from "../config";
 import { log } from "../log";
 import * as governanceSchema from "./schema/governance";
-import * as indexSchema from "./schema/index";
+import * as indexBaseSchema from "./schema/index";
+import * as embedSchema from "./schema/embed";
+
+const indexSchema = { ...indexBaseSchema, ...embedSchema };
 
 export type VectorStatus =
   | { available: true; version: string }

@@ -1,0 +1,66 @@
+import { sqliteTable, text, integer, blob, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { InferSelectModel } from "drizzle-orm";
+
+/**
+ * Embedding tables of a store's index.db, shared by every embeddable kind
+ * (chunk, trace, learning, thought, node). The vec0 indexes over them are
+ * created per model fingerprint at run time (see lib/embed/vector-index.ts),
+ * so a re-embed builds a new index beside the one serving.
+ */
+
+/** Write-behind queue: one row per artifact waiting for a vector. */
+export const embedQueue = sqliteTable(
+  "embed_queue",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    kind: text("kind").notNull(),
+    refId: integer("ref_id").notNull(),
+    inputHash: text("input_hash").notNull(),
+    /** Fingerprint the vector is wanted for (a re-embed targets a new one). */
+    fingerprintId: text("fingerprint_id").notNull(),
+    enqueuedAt: integer("enqueued_at").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at").notNull(),
+    lastError: text("last_error"),
+    claimedBy: text("claimed_by"),
+    claimedUntil: integer("claimed_until"),
+    parkedAt: integer("parked_at"),
+  },
+  (t) => [
+    uniqueIndex("embed_queue_item_uq").on(t.kind, t.refId, t.fingerprintId),
+    index("embed_queue_ready_idx").on(t.parkedAt, t.nextAttemptAt),
+  ],
+);
+export type EmbedQueueRow = InferSelectModel<typeof embedQueue>;
+
+/** The durable copy of every vector (float32 BLOB), with what made it. */
+export const embeddings = sqliteTable(
+  "embeddings",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    kind: text("kind").notNull(),
+    refId: integer("ref_id").notNull(),
+    fingerprintId: text("fingerprint_id").notNull(),
+    dim: integer("dim").notNull(),
+    task: text("task", { enum: ["document", "query"] }).notNull(),
+    inputHash: text("input_hash").notNull(),
+    vector: blob("vector", { mode: "buffer" }).notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [uniqueIndex("embeddings_item_uq").on(t.kind, t.refId, t.fingerprintId), index("embeddings_fp_idx").on(t.fingerprintId, t.kind)],
+);
+export type EmbeddingRow = InferSelectModel<typeof embeddings>;
+
+/** sha256(fingerprint id + text) → vector, so identical text is embedded once. */
+export const embeddingCache = sqliteTable("embedding_cache", {
+  key: text("key").primaryKey(),
+  vector: blob("vector", { mode: "buffer" }).notNull(),
+  createdAt: integer("created_at").notNull(),
+});
+
+/** Every model fingerprint this store has seen; meta.active_fingerprint names the one serving. */
+export const embeddingModels = sqliteTable("embedding_models", {
+  fingerprintId: text("fingerprint_id").primaryKey(),
+  info: text("info").notNull(),
+  firstSeenAt: integer("first_seen_at").notNull(),
+});

@@ -1,0 +1,107 @@
+import type { StoreHandle } from "../db/connection";
+
+export type EmbedItem = { kind: string; refId: number; inputHash: string };
+export type ClaimedItem = EmbedItem & { id: number; attempts: number; fingerprintId: string };
+
+/**
+ * Queue artifacts for embedding. Writers call this inside their own write
+ * transaction and never wait for the vector. Re-queueing an item resets its
+ * retries (its text changed, so the old error may not apply).
+ */
+export function enqueueEmbeddings(handle: StoreHandle, items: EmbedItem[], fingerprintId: string): void {
+  if (items.length === 0) return;
+  const now = Date.now();
+  const stmt = handle.sqlite.prepare(
+    `insert into embed_queue(kind, ref_id, input_hash, fingerprint_id, enqueued_at, attempts, next_attempt_at)
+     values (?, ?, ?, ?, ?, 0, ?)
+     on conflict(kind, ref_id, fingerprint_id) do update set
+       input_hash = excluded.input_hash, attempts = 0, next_attempt_at = excluded.next_attempt_at,
+       last_error = null, parked_at = null, claimed_by = null, claimed_until = null`,
+  );
+  handle.sqlite.transaction(() => {
+    for (const it of items) stmt.run(it.kind, it.refId, it.inputHash, fingerprintId, now, now);
+  })();
+}
+
+/** Drop queued work for deleted artifacts. */
+export function dequeueEmbeddings(handle: StoreHandle, items: { kind: string; refId: number }[]): void {
+  const stmt = handle.sqlite.prepare("delete from embed_queue where kind = ? and ref_id = ?");
+  handle.sqlite.transaction(() => {
+    for (const it of items) stmt.run(it.kind, it.refId);
+  })();
+}
+
+/**
+ * Claim up to `limit` ready items with a lease. BEGIN IMMEDIATE makes the
+ * claim atomic across processes: two workers never hold the same row.
+ */
+export function claimEmbedBatch(handle: StoreHandle, args: { workerId: string; limit: number; leaseMs: number; fingerprintId: string; now?: number }): ClaimedItem[] {
+  const now = args.now ?? Date.now();
+  const { sqlite } = handle;
+  return sqlite.transaction(() => {
+    const rows = sqlite
+      .prepare(
+        `select id, kind, ref_id as refId, input_hash as inputHash, attempts, fingerprint_id as fingerprintId from embed_queue
+         where parked_at is null and next_attempt_at <= ? and fingerprint_id = ? and (claimed_until is null or claimed_until < ?)
+         order by next_attempt_at, id limit ?`,
+      )
+      .all(now, args.fingerprintId, now, args.limit) as ClaimedItem[];
+    const claim = sqlite.prepare("update embed_queue set claimed_by = ?, claimed_until = ? where id = ?");
+    for (const r of rows) claim.run(args.workerId, now + args.leaseMs, r.id);
+    return rows;
+  }).immediate();
+}
+
+/** Finish claimed items. An item re-queued meanwhile (claim cleared) stays for its new text. */
+export function completeEmbedItems(handle: StoreHandle, args: { ids: number[]; workerId: string }): void {
+  const stmt = handle.sqlite.prepare("delete from embed_queue where id = ? and claimed_by = ?");
+  for (const id of args.ids) stmt.run(id, args.workerId);
+}
+
+export const BACKOFF_BASE_MS = 1000;
+export const BACKOFF_MAX_MS = 5 * 60_000;
+
+/** Exponential backoff with full jitter: attempt n waits up to base·2^(n-1), capped. */
+export function backoffDelayMs(attempts: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
+  return Math.round(ceiling / 2 + random() * (ceiling / 2));
+}
+
+/** Record a failure: retry later, or park the item (visible with its error) so it never blocks the queue. */
+export function failEmbedItems(handle: StoreHandle, args: { items: ClaimedItem[]; workerId: string; error: string; retryable: boolean; maxAttempts: number; minDelayMs?: number }): { parked: number } {
+  const now = Date.now();
+  let parked = 0;
+  const stmt = handle.sqlite.prepare(
+    "update embed_queue set attempts = ?, last_error = ?, next_attempt_at = ?, parked_at = ?, claimed_by = null, claimed_until = null where id = ? and claimed_by = ?",
+  );
+  handle.sqlite.transaction(() => {
+    for (const it of args.items) {
+      const attempts = it.attempts + 1;
+      const park = !args.retryable || attempts >= args.maxAttempts;
+      if (park) parked++;
+      const delay = Math.max(args.minDelayMs ?? 0, backoffDelayMs(attempts));
+      stmt.run(attempts, args.error.slice(0, 1000), now + delay, park ? now : null, it.id, args.workerId);
+    }
+  })();
+  return { parked };
+}
+
+/** Put parked items back in line (after the cause is fixed). */
+export function retryParkedEmbeddings(handle: StoreHandle): number {
+  return handle.sqlite.prepare("update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ?, last_error = null where parked_at is not null").run(Date.now()).changes;
+}
+
+export type Backlog = { pending: number; oldestEnqueuedAt: number | null; parked: number };
+
+export function getEmbedBacklog(handle: StoreHandle): Backlog {
+  const row = handle.sqlite
+    .prepare("select count(*) filter (where parked_at is null) as pending, min(enqueued_at) filter (where parked_at is null) as oldest, count(*) filter (where parked_at is not null) as parked from embed_queue")
+    .get() as { pending: number; oldest: number | null; parked: number };
+  return { pending: row.pending, oldestEnqueuedAt: row.oldest, parked: row.parked };
+}
+
+export function listParkedEmbeddings(handle: StoreHandle, { limit = 50 }: { limit?: number } = {}) {
+  return handle.sqlite
+    .prepare("select kind, ref_id as refId, attempts, last_error as lastError, parked_at as parkedAt from embed_queue where parked_at is not null order by parked_at desc limit ?")
+    .all(limit) as { kind: string; refId: number; attempts: number; lastError: string | null; parkedAt: number }[];
+}

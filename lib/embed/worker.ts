@@ -1,0 +1,195 @@
+import { createHash, randomUUID } from "node:crypto";
+import { getConfig } from "../config";
+import { getStoreDb, type StoreHandle } from "../db/connection";
+import { log } from "../log";
+import { listStoreNames } from "../stores/stores";
+import { getEmbeddable } from "./embeddables";
+import { getEmbedder, rememberFingerprint } from "./model";
+import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, type ClaimedItem } from "./queue";
+import type { Fingerprint } from "./providers";
+import { EmbeddingError } from "./types";
+import { ensureVecIndex, indexVector, vectorToBlob, blobToVector } from "./vector-index";
+
+export const MAX_EMBED_ATTEMPTS = 6;
+const LEASE_MS = 5 * 60_000;
+
+export type EmbeddedRecord = { store: string; kind: string; artifactType: string; refId: number; inputHash: string; fingerprint: Fingerprint; chunkingVersion: number | null };
+
+type Listener = (records: EmbeddedRecord[]) => void;
+const listeners: Listener[] = [];
+
+/** Called after each committed batch (provenance is written to governance.db from here). */
+export function onVectorsWritten(listener: Listener): void {
+  if (!listeners.includes(listener)) listeners.push(listener);
+}
+
+function cacheKey(fingerprintId: string, text: string): string {
+  return createHash("sha256").update(fingerprintId).update("\0").update(text).digest("hex");
+}
+
+export type BatchResult = { claimed: number; embedded: number; cached: number; dropped: number; failed: number; parked: number; error?: string };
+
+/**
+ * One worker step for one store: claim a batch, embed what the cache lacks,
+ * write vectors + index + cache and finish the queue rows in one transaction.
+ */
+export async function processEmbedBatch(store: string, opts: { workerId?: string; batchSize?: number } = {}): Promise<BatchResult> {
+  const handle = getStoreDb(store);
+  const { provider, fingerprint } = getEmbedder();
+  const fp = await fingerprint;
+  const workerId = opts.workerId ?? `worker-${process.pid}`;
+  const config = getConfig().embed;
+  let batchSize = opts.batchSize ?? config.batchSize;
+  // Degraded (backlog above the watermark): smaller batches keep each write short.
+  if (getEmbedBacklog(handle).pending > config.backlogWatermark) batchSize = Math.max(1, Math.floor(batchSize / 2));
+
+  const claimed = claimEmbedBatch(handle, { workerId, limit: batchSize, leaseMs: LEASE_MS, fingerprintId: fp.id });
+  const result: BatchResult = { claimed: claimed.length, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0 };
+  if (claimed.length === 0) return result;
+
+  // Load current texts per kind; deleted artifacts are dropped from the queue.
+  const work: { item: ClaimedItem; text: string; inputHash: string }[] = [];
+  const gone: number[] = [];
+  const byKind = new Map<string, ClaimedItem[]>();
+  for (const c of claimed) byKind.set(c.kind, [...(byKind.get(c.kind) ?? []), c]);
+  for (const [kind, items] of byKind) {
+    const embeddable = getEmbeddable(kind);
+    const texts = embeddable?.load(handle.sqlite, items.map((i) => i.refId)) ?? new Map();
+    for (const item of items) {
+      const t = texts.get(item.refId);
+      if (t) work.push({ item, text: t.text, inputHash: t.inputHash });
+      else gone.push(item.id);
+    }
+  }
+  result.dropped = gone.length;
+
+  const getCached = handle.sqlite.prepare("select vector from embedding_cache where key = ?");
+  const vectors = new Map<number, Float32Array>();
+  const misses: typeof work = [];
+  for (const w of work) {
+    const row = getCached.get(cacheKey(fp.id, w.text)) as { vector: Buffer } | undefined;
+    if (row) vectors.set(w.item.id, blobToVector(row.vector));
+    else misses.push(w);
+  }
+  result.cached = work.length - misses.length;
+
+  if (misses.length > 0) {
+    try {
+      // Identical texts within a batch are embedded once too.
+      const unique = [...new Set(misses.map((m) => m.text))];
+      const embedded = await provider.embed(unique, "document");
+      const byText = new Map(unique.map((t, i) => [t, embedded[i]]));
+      for (const m of misses) vectors.set(m.item.id, byText.get(m.text)!);
+    } catch (e) {
+      const err = e instanceof EmbeddingError ? e : new EmbeddingError("server", (e as Error).message);
+      const { parked } = failEmbedItems(handle, {
+        items: misses.map((m) => m.item),
+        workerId,
+        error: `${err.kind}: ${err.message}`,
+        retryable: err.retryable,
+        maxAttempts: MAX_EMBED_ATTEMPTS,
+        minDelayMs: (err.retryAfterSeconds ?? 0) * 1000,
+      });
+      result.failed = misses.length;
+      result.parked = parked;
+      result.error = err.message;
+      log("warn", "embedding batch failed", { store, kind: err.kind, error: err.message, items: misses.length, parked });
+      // Cached items still go through below.
+      work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
+    }
+  }
+
+  const records = writeVectors(handle, { fp, work: work.map((w) => ({ ...w, vector: vectors.get(w.item.id)! })), goneIds: gone, workerId });
+  result.embedded = records.length;
+  if (records.length > 0) {
+    for (const l of listeners) {
+      try {
+        l(records);
+      } catch (e) {
+        log("error", "vector listener failed", { error: (e as Error).message });
+      }
+    }
+  }
+  return result;
+}
+
+function writeVectors(
+  handle: StoreHandle,
+  args: { fp: Fingerprint; work: { item: ClaimedItem; text: string; inputHash: string; vector: Float32Array }[]; goneIds: number[]; workerId: string },
+): EmbeddedRecord[] {
+  const { sqlite } = handle;
+  const now = Date.now();
+  const upsert = sqlite.prepare(
+    `insert into embeddings(kind, ref_id, fingerprint_id, dim, task, input_hash, vector, created_at) values (?, ?, ?, ?, 'document', ?, ?, ?)
+     on conflict(kind, ref_id, fingerprint_id) do update set dim = excluded.dim, input_hash = excluded.input_hash, vector = excluded.vector, created_at = excluded.created_at
+     returning id`,
+  );
+  const putCache = sqlite.prepare("insert or ignore into embedding_cache(key, vector, created_at) values (?, ?, ?)");
+  const records: EmbeddedRecord[] = [];
+  sqlite.transaction(() => {
+    rememberFingerprint(handle, args.fp);
+    if (args.work.length > 0) ensureVecIndex(handle, args.fp.id, args.fp.dimension);
+    for (const w of args.work) {
+      const blob = vectorToBlob(w.vector);
+      const { id } = upsert.get(w.item.kind, w.item.refId, args.fp.id, w.vector.length, w.inputHash, blob, now) as { id: number };
+      indexVector(handle, { fingerprintId: args.fp.id, embeddingId: id, kind: w.item.kind, vector: w.vector });
+      putCache.run(cacheKey(args.fp.id, w.text), blob, now);
+      const embeddable = getEmbeddable(w.item.kind);
+      records.push({
+        store: handle.store,
+        kind: w.item.kind,
+        artifactType: embeddable?.artifactType ?? w.item.kind,
+        refId: w.item.refId,
+        inputHash: w.inputHash,
+        fingerprint: args.fp,
+        chunkingVersion: embeddable?.chunkingVersion?.(sqlite, w.item.refId) ?? null,
+      });
+    }
+    completeEmbedItems(handle, { ids: [...args.work.map((w) => w.item.id), ...args.goneIds], workerId: args.workerId });
+  }).immediate();
+  return records;
+}
+
+/** Drain every store until no ready work is left (tests, CLI, benchmarks). */
+export async function drainEmbedQueues(opts: { stores?: string[]; batchSize?: number; maxBatches?: number } = {}): Promise<{ embedded: number; failed: number; batches: number }> {
+  let embedded = 0;
+  let failed = 0;
+  let batches = 0;
+  for (const store of opts.stores ?? listStoreNames()) {
+    for (;;) {
+      if (opts.maxBatches !== undefined && batches >= opts.maxBatches) return { embedded, failed, batches };
+      const r = await processEmbedBatch(store, { batchSize: opts.batchSize });
+      if (r.claimed === 0) break;
+      batches++;
+      embedded += r.embedded;
+      failed += r.failed;
+      if (r.failed > 0 && r.embedded === 0) break; // provider failing: let backoff work
+    }
+  }
+  return { embedded, failed, batches };
+}
+
+/** The long-running loop: in the server (instrumentation) or standalone (`npm run worker`). */
+export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+  const workerId = `worker-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const idleMs = opts.idleMs ?? 500;
+  return (async () => {
+    try {
+      await getEmbedder().fingerprint;
+    } catch (e) {
+      log("error", "embedding provider unavailable; the worker will keep retrying", { error: (e as Error).message });
+    }
+    while (!opts.signal?.aborted) {
+      let didWork = false;
+      for (const store of listStoreNames()) {
+        try {
+          const r = await processEmbedBatch(store, { workerId });
+          if (r.embedded > 0 || r.dropped > 0) didWork = true;
+        } catch (e) {
+          log("error", "embed worker step failed", { store, error: (e as Error).message });
+        }
+      }
+      if (!didWork) await new Promise((r) => setTimeout(r, idleMs));
+    }
+  })();
+}

@@ -1,0 +1,206 @@
+import { createHash } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { getStoreDb, closeAllDatabases } from "@/lib/db/connection";
+import { resetConfigForTests } from "@/lib/config";
+import { registerEmbeddable } from "@/lib/embed/embeddables";
+import { getEmbedder, getActiveFingerprintId, resetEmbedderForTests } from "@/lib/embed/model";
+import { claimEmbedBatch, enqueueEmbeddings, getEmbedBacklog, listParkedEmbeddings, retryParkedEmbeddings, backoffDelayMs } from "@/lib/embed/queue";
+import { drainEmbedQueues, processEmbedBatch, MAX_EMBED_ATTEMPTS } from "@/lib/embed/worker";
+import { knnSearch, rebuildVecIndex } from "@/lib/embed/vector-index";
+import { BuiltinProvider } from "@/lib/embed/providers/builtin";
+import { startFakeOpenAI } from "./fixtures/fake-openai-server";
+import { useTempDataDir } from "./helpers";
+
+const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+
+// A tiny embeddable kind owned by the test: rows in a plain table.
+registerEmbeddable({
+  kind: "note",
+  artifactType: "note",
+  load(sqlite, ids) {
+    const rows = sqlite.prepare("select id, body from test_notes where id in (select value from json_each(?))").all(JSON.stringify(ids)) as { id: number; body: string }[];
+    return new Map(rows.map((r) => [r.id, { text: r.body, inputHash: sha(r.body) }]));
+  },
+  *listAll(sqlite) {
+    for (const r of sqlite.prepare("select id, body from test_notes").iterate() as IterableIterator<{ id: number; body: string }>) yield { refId: r.id, inputHash: sha(r.body) };
+  },
+});
+
+const NOTES = [
+  "restart the nginx reverse proxy after changing the TLS certificate",
+  "postgres vacuum settings for large tables",
+  "camera exposure triangle: aperture, shutter speed and ISO",
+  "login fails when the session cookie is missing the secure flag",
+  "authentication errors after rotating the signing key",
+  "sourdough starter feeding schedule",
+];
+
+async function addNotes(store: string, bodies: string[]) {
+  const h = getStoreDb(store);
+  h.sqlite.exec("create table if not exists test_notes(id integer primary key, body text not null)");
+  const fp = await getEmbedder().fingerprint;
+  const ins = h.sqlite.prepare("insert into test_notes(body) values (?) returning id");
+  const items = h.sqlite.transaction(() => bodies.map((b) => ({ kind: "note", refId: (ins.get(b) as { id: number }).id, inputHash: sha(b) })))();
+  enqueueEmbeddings(h, items, getActiveFingerprintId(h, fp));
+  return items;
+}
+
+describe("write-behind embedding", () => {
+  let env: ReturnType<typeof useTempDataDir>;
+  beforeEach(() => {
+    env = useTempDataDir();
+    resetEmbedderForTests();
+  });
+  afterEach(() => {
+    env.cleanup();
+    resetEmbedderForTests();
+  });
+
+  it("drains the queue into vectors that KNN finds; approximate and exact agree", async () => {
+    await addNotes("ops", NOTES);
+    const h = getStoreDb("ops");
+    expect(getEmbedBacklog(h).pending).toBe(NOTES.length);
+    const r = await drainEmbedQueues({ stores: ["ops"] });
+    expect(r.embedded).toBe(NOTES.length);
+    expect(getEmbedBacklog(h)).toEqual({ pending: 0, oldestEnqueuedAt: null, parked: 0 });
+    const fp = await getEmbedder().fingerprint;
+    const [q] = await new BuiltinProvider().embed(["authentication login errors"], "query");
+    const approx = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 2 });
+    const exact = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 2, exact: true });
+    expect(approx.method).toBe("simhash+rescore");
+    expect(exact.method).toBe("exact-scan");
+    expect(approx.hits.map((x) => x.refId)).toEqual(exact.hits.map((x) => x.refId));
+    expect(approx.hits.map((x) => x.refId).sort()).toEqual([4, 5]);
+    expect(approx.hits[0].distance).toBeCloseTo(exact.hits[0].distance, 5);
+    // Filters restrict the candidates before ranking.
+    const filtered = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 2, allowedRefIds: [1, 2, 3] });
+    expect(filtered.hits.every((x) => [1, 2, 3].includes(x.refId))).toBe(true);
+  });
+
+  it("the vec index can be rebuilt from the BLOBs alone", async () => {
+    await addNotes("ops", NOTES);
+    await drainEmbedQueues({ stores: ["ops"] });
+    const h = getStoreDb("ops");
+    const fp = await getEmbedder().fingerprint;
+    const [q] = await new BuiltinProvider().embed(["proxy certificate"], "query");
+    const before = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 3 }).hits;
+    h.sqlite.exec(`delete from vec_${fp.id}`);
+    expect(rebuildVecIndex(h, fp.id)).toBe(NOTES.length);
+    expect(knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 3 }).hits).toEqual(before);
+  });
+
+  it("identical texts are embedded once (embedding cache)", async () => {
+    const fake = await startFakeOpenAI({ dimension: 32 });
+    try {
+      env.cleanup();
+      env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32" });
+      resetEmbedderForTests();
+      await addNotes("ops", ["same text", "same text", "other text"]);
+      fake.state.requests.length = 0; // the fingerprint probe is not counted
+      await drainEmbedQueues({ stores: ["ops"] });
+      const sent = fake.state.requests.flatMap((r) => r.input);
+      expect(sent.filter((t) => t === "same text")).toHaveLength(1);
+      expect(getStoreDb("ops").sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 3 });
+      await addNotes("ops", ["other text"]);
+      await drainEmbedQueues({ stores: ["ops"] });
+      expect(fake.state.requests.flatMap((r) => r.input)).toHaveLength(2);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("a failing provider: retries with backoff, parks after the limit with the error visible, then recovers", async () => {
+    const fake = await startFakeOpenAI({ dimension: 32 });
+    try {
+      env.cleanup();
+      env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32" });
+      resetEmbedderForTests();
+      await getEmbedder().fingerprint;
+      await addNotes("ops", ["alpha", "beta"]);
+      const h = getStoreDb("ops");
+      fake.state.defaultMode = "500";
+      const first = await processEmbedBatch("ops");
+      expect(first).toMatchObject({ claimed: 2, embedded: 0, failed: 2, parked: 0 });
+      const row = h.sqlite.prepare("select attempts, next_attempt_at, last_error from embed_queue limit 1").get() as { attempts: number; next_attempt_at: number; last_error: string };
+      expect(row.attempts).toBe(1);
+      expect(row.next_attempt_at).toBeGreaterThan(Date.now());
+      expect(row.last_error).toMatch(/^server: provider failed \(500\)/);
+      // Not ready yet: backoff holds the items.
+      expect((await processEmbedBatch("ops")).claimed).toBe(0);
+      for (let i = 1; i < MAX_EMBED_ATTEMPTS; i++) {
+        h.sqlite.exec("update embed_queue set next_attempt_at = 0");
+        await processEmbedBatch("ops");
+      }
+      expect(getEmbedBacklog(h)).toMatchObject({ pending: 0, parked: 2 });
+      expect(listParkedEmbeddings(h)[0]).toMatchObject({ kind: "note", attempts: MAX_EMBED_ATTEMPTS });
+      // New work is not blocked by parked items.
+      fake.state.defaultMode = "ok";
+      await addNotes("ops", ["gamma"]);
+      expect((await drainEmbedQueues({ stores: ["ops"] })).embedded).toBe(1);
+      expect(retryParkedEmbeddings(h)).toBe(2);
+      expect((await drainEmbedQueues({ stores: ["ops"] })).embedded).toBe(2);
+      expect(getEmbedBacklog(h)).toMatchObject({ pending: 0, parked: 0 });
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("a non-retryable error (wrong dimension) parks at once and stores nothing", async () => {
+    const fake = await startFakeOpenAI({ dimension: 32 });
+    try {
+      env.cleanup();
+      env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32" });
+      resetEmbedderForTests();
+      await getEmbedder().fingerprint;
+      await addNotes("ops", ["alpha"]);
+      fake.state.defaultMode = "wrong_dim";
+      const r = await processEmbedBatch("ops");
+      expect(r).toMatchObject({ failed: 1, parked: 1 });
+      expect(listParkedEmbeddings(getStoreDb("ops"))[0].lastError).toMatch(/^dimension_mismatch/);
+      expect(getStoreDb("ops").sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 0 });
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it("two workers never claim the same row", async () => {
+    await addNotes("ops", NOTES);
+    const h = getStoreDb("ops");
+    const fp = await getEmbedder().fingerprint;
+    const a = claimEmbedBatch(h, { workerId: "a", limit: 4, leaseMs: 60_000, fingerprintId: fp.id });
+    const b = claimEmbedBatch(h, { workerId: "b", limit: 4, leaseMs: 60_000, fingerprintId: fp.id });
+    expect(a).toHaveLength(4);
+    expect(b).toHaveLength(2);
+    expect(new Set([...a, ...b].map((x) => x.id)).size).toBe(6);
+    // An expired lease (crashed worker) is claimable again.
+    const later = claimEmbedBatch(h, { workerId: "c", limit: 10, leaseMs: 60_000, fingerprintId: fp.id, now: Date.now() + 120_000 });
+    expect(later).toHaveLength(6);
+  });
+
+  it("backoff grows exponentially with jitter and is capped", () => {
+    expect(backoffDelayMs(1, () => 0)).toBe(500);
+    expect(backoffDelayMs(1, () => 1)).toBe(1000);
+    expect(backoffDelayMs(4, () => 1)).toBe(8000);
+    expect(backoffDelayMs(30, () => 1)).toBe(300_000);
+  });
+
+  it("without sqlite-vec, search still answers by scanning the BLOBs", async () => {
+    await addNotes("ops", NOTES);
+    await drainEmbedQueues({ stores: ["ops"] });
+    closeAllDatabases();
+    process.env.DUALMIND_DISABLE_VECTORS = "true";
+    resetConfigForTests();
+    try {
+      const h = getStoreDb("ops");
+      expect(h.vectors.available).toBe(false);
+      const fp = await getEmbedder().fingerprint;
+      const [q] = await new BuiltinProvider().embed(["sourdough"], "query");
+      const r = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 1 });
+      expect(r.method).toBe("exact-scan-js");
+      expect(r.hits[0].refId).toBe(6);
+    } finally {
+      delete process.env.DUALMIND_DISABLE_VECTORS;
+      resetConfigForTests();
+    }
+  });
+});
