@@ -11,7 +11,7 @@ import { create, insertMultiple, search } from "@orama/orama";
 import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { registerEmbeddable } from "../lib/embed/embeddables";
-import { getEmbedder, getActiveFingerprintId, resetEmbedderForTests } from "../lib/embed/model";
+import { getEmbedder, resetEmbedderForTests } from "../lib/embed/model";
 import { BuiltinProvider } from "../lib/embed/providers/builtin";
 import { enqueueEmbeddings } from "../lib/embed/queue";
 import { ensureVecIndex, indexVector, knnSearch, vectorToBlob } from "../lib/embed/vector-index";
@@ -118,7 +118,7 @@ export default async function run() {
     const n = 10_000;
     const insT = h.sqlite.prepare("insert into bench_texts(id, body) values (?, ?)");
     h.sqlite.transaction(() => texts.slice(0, n).forEach((t, i) => insT.run(i + 1, t)))();
-    const [, enqueueMs] = time(() => enqueueEmbeddings(h, Array.from({ length: n }, (_, i) => ({ kind: "benchtext", refId: i + 1, inputHash: String(i + 1) })), getActiveFingerprintId(h, fp)));
+    const [, enqueueMs] = time(() => enqueueEmbeddings(h, Array.from({ length: n }, (_, i) => ({ kind: "benchtext", refId: i + 1, inputHash: String(i + 1) }))));
     const s = performance.now();
     const drained = await drainEmbedQueues({ stores: [wStore] });
     const drainMs = performance.now() - s;

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb, closeAllDatabases } from "@/lib/db/connection";
 import { resetConfigForTests } from "@/lib/config";
 import { registerEmbeddable } from "@/lib/embed/embeddables";
-import { getEmbedder, getActiveFingerprintId, resetEmbedderForTests } from "@/lib/embed/model";
+import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { claimEmbedBatch, enqueueEmbeddings, getEmbedBacklog, listParkedEmbeddings, retryParkedEmbeddings, backoffDelayMs } from "@/lib/embed/queue";
 import { drainEmbedQueues, processEmbedBatch, MAX_EMBED_ATTEMPTS } from "@/lib/embed/worker";
 import { knnSearch, rebuildVecIndex } from "@/lib/embed/vector-index";
@@ -38,10 +38,9 @@ const NOTES = [
 async function addNotes(store: string, bodies: string[]) {
   const h = getStoreDb(store);
   h.sqlite.exec("create table if not exists test_notes(id integer primary key, body text not null)");
-  const fp = await getEmbedder().fingerprint;
   const ins = h.sqlite.prepare("insert into test_notes(body) values (?) returning id");
   const items = h.sqlite.transaction(() => bodies.map((b) => ({ kind: "note", refId: (ins.get(b) as { id: number }).id, inputHash: sha(b) })))();
-  enqueueEmbeddings(h, items, getActiveFingerprintId(h, fp));
+  enqueueEmbeddings(h, items);
   return items;
 }
 
@@ -96,6 +95,7 @@ describe("write-behind embedding", () => {
       env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32" });
       resetEmbedderForTests();
       await addNotes("ops", ["same text", "same text", "other text"]);
+      await getEmbedder().fingerprint;
       fake.state.requests.length = 0; // the fingerprint probe is not counted
       await drainEmbedQueues({ stores: ["ops"] });
       const sent = fake.state.requests.flatMap((r) => r.input);
@@ -166,14 +166,13 @@ describe("write-behind embedding", () => {
   it("two workers never claim the same row", async () => {
     await addNotes("ops", NOTES);
     const h = getStoreDb("ops");
-    const fp = await getEmbedder().fingerprint;
-    const a = claimEmbedBatch(h, { workerId: "a", limit: 4, leaseMs: 60_000, fingerprintId: fp.id });
-    const b = claimEmbedBatch(h, { workerId: "b", limit: 4, leaseMs: 60_000, fingerprintId: fp.id });
+    const a = claimEmbedBatch(h, { workerId: "a", limit: 4, leaseMs: 60_000 });
+    const b = claimEmbedBatch(h, { workerId: "b", limit: 4, leaseMs: 60_000 });
     expect(a).toHaveLength(4);
     expect(b).toHaveLength(2);
     expect(new Set([...a, ...b].map((x) => x.id)).size).toBe(6);
     // An expired lease (crashed worker) is claimable again.
-    const later = claimEmbedBatch(h, { workerId: "c", limit: 10, leaseMs: 60_000, fingerprintId: fp.id, now: Date.now() + 120_000 });
+    const later = claimEmbedBatch(h, { workerId: "c", limit: 10, leaseMs: 60_000, now: Date.now() + 120_000 });
     expect(later).toHaveLength(6);
   });
 

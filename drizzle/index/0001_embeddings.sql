@@ -3,7 +3,6 @@ CREATE TABLE `embed_queue` (
 	`kind` text NOT NULL,
 	`ref_id` integer NOT NULL,
 	`input_hash` text NOT NULL,
-	`fingerprint_id` text NOT NULL,
 	`enqueued_at` integer NOT NULL,
 	`attempts` integer DEFAULT 0 NOT NULL,
 	`next_attempt_at` integer NOT NULL,
@@ -13,7 +12,7 @@ CREATE TABLE `embed_queue` (
 	`parked_at` integer
 );
 --> statement-breakpoint
-CREATE UNIQUE INDEX `embed_queue_item_uq` ON `embed_queue` (`kind`,`ref_id`,`fingerprint_id`);--> statement-breakpoint
+CREATE UNIQUE INDEX `embed_queue_item_uq` ON `embed_queue` (`kind`,`ref_id`);--> statement-breakpoint
 CREATE INDEX `embed_queue_ready_idx` ON `embed_queue` (`parked_at`,`next_attempt_at`);--> statement-breakpoint
 CREATE TABLE `embedding_cache` (
 	`key` text PRIMARY KEY NOT NULL,

@@ -1,25 +1,26 @@
 import type { StoreHandle } from "../db/connection";
 
 export type EmbedItem = { kind: string; refId: number; inputHash: string };
-export type ClaimedItem = EmbedItem & { id: number; attempts: number; fingerprintId: string };
+export type ClaimedItem = EmbedItem & { id: number; attempts: number };
 
 /**
- * Queue artifacts for embedding. Writers call this inside their own write
- * transaction and never wait for the vector. Re-queueing an item resets its
- * retries (its text changed, so the old error may not apply).
+ * Queue artifacts for a vector from the configured model. Writers call this
+ * inside their own write transaction and never wait for the vector.
+ * Re-queueing an item resets its retries (its text changed, so the old error
+ * may not apply).
  */
-export function enqueueEmbeddings(handle: StoreHandle, items: EmbedItem[], fingerprintId: string): void {
+export function enqueueEmbeddings(handle: StoreHandle, items: EmbedItem[]): void {
   if (items.length === 0) return;
   const now = Date.now();
   const stmt = handle.sqlite.prepare(
-    `insert into embed_queue(kind, ref_id, input_hash, fingerprint_id, enqueued_at, attempts, next_attempt_at)
-     values (?, ?, ?, ?, ?, 0, ?)
-     on conflict(kind, ref_id, fingerprint_id) do update set
+    `insert into embed_queue(kind, ref_id, input_hash, enqueued_at, attempts, next_attempt_at)
+     values (?, ?, ?, ?, 0, ?)
+     on conflict(kind, ref_id) do update set
        input_hash = excluded.input_hash, attempts = 0, next_attempt_at = excluded.next_attempt_at,
        last_error = null, parked_at = null, claimed_by = null, claimed_until = null`,
   );
   handle.sqlite.transaction(() => {
-    for (const it of items) stmt.run(it.kind, it.refId, it.inputHash, fingerprintId, now, now);
+    for (const it of items) stmt.run(it.kind, it.refId, it.inputHash, now, now);
   })();
 }
 
@@ -35,17 +36,17 @@ export function dequeueEmbeddings(handle: StoreHandle, items: { kind: string; re
  * Claim up to `limit` ready items with a lease. BEGIN IMMEDIATE makes the
  * claim atomic across processes: two workers never hold the same row.
  */
-export function claimEmbedBatch(handle: StoreHandle, args: { workerId: string; limit: number; leaseMs: number; fingerprintId: string; now?: number }): ClaimedItem[] {
+export function claimEmbedBatch(handle: StoreHandle, args: { workerId: string; limit: number; leaseMs: number; now?: number }): ClaimedItem[] {
   const now = args.now ?? Date.now();
   const { sqlite } = handle;
   return sqlite.transaction(() => {
     const rows = sqlite
       .prepare(
-        `select id, kind, ref_id as refId, input_hash as inputHash, attempts, fingerprint_id as fingerprintId from embed_queue
-         where parked_at is null and next_attempt_at <= ? and fingerprint_id = ? and (claimed_until is null or claimed_until < ?)
+        `select id, kind, ref_id as refId, input_hash as inputHash, attempts from embed_queue
+         where parked_at is null and next_attempt_at <= ? and (claimed_until is null or claimed_until < ?)
          order by next_attempt_at, id limit ?`,
       )
-      .all(now, args.fingerprintId, now, args.limit) as ClaimedItem[];
+      .all(now, now, args.limit) as ClaimedItem[];
     const claim = sqlite.prepare("update embed_queue set claimed_by = ?, claimed_until = ? where id = ?");
     for (const r of rows) claim.run(args.workerId, now + args.leaseMs, r.id);
     return rows;

@@ -4,10 +4,11 @@ import { getStoreDb, type StoreHandle } from "../db/connection";
 import { log } from "../log";
 import { listStoreNames } from "../stores/stores";
 import { getEmbeddable } from "./embeddables";
-import { getEmbedder, rememberFingerprint } from "./model";
+import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./model";
 import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
 import { EmbeddingError } from "./types";
+import { finishReembedIfDone } from "./reembed";
 import { ensureVecIndex, indexVector, vectorToBlob, blobToVector } from "./vector-index";
 
 export const MAX_EMBED_ATTEMPTS = 6;
@@ -43,7 +44,9 @@ export async function processEmbedBatch(store: string, opts: { workerId?: string
   // Degraded (backlog above the watermark): smaller batches keep each write short.
   if (getEmbedBacklog(handle).pending > config.backlogWatermark) batchSize = Math.max(1, Math.floor(batchSize / 2));
 
-  const claimed = claimEmbedBatch(handle, { workerId, limit: batchSize, leaseMs: LEASE_MS, fingerprintId: fp.id });
+  // A store's first vectors make the configured model its active one.
+  getActiveFingerprintId(handle, fp);
+  const claimed = claimEmbedBatch(handle, { workerId, limit: batchSize, leaseMs: LEASE_MS });
   const result: BatchResult = { claimed: claimed.length, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0 };
   if (claimed.length === 0) return result;
 
@@ -101,6 +104,8 @@ export async function processEmbedBatch(store: string, opts: { workerId?: string
 
   const records = writeVectors(handle, { fp, work: work.map((w) => ({ ...w, vector: vectors.get(w.item.id)! })), goneIds: gone, workerId });
   result.embedded = records.length;
+  // A re-embed switches models as soon as its last vector is written (and resumes here after a crash).
+  finishReembedIfDone(handle);
   if (records.length > 0) {
     for (const l of listeners) {
       try {

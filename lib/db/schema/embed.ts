@@ -8,7 +8,7 @@ import type { InferSelectModel } from "drizzle-orm";
  * so a re-embed builds a new index beside the one serving.
  */
 
-/** Write-behind queue: one row per artifact waiting for a vector. */
+/** Write-behind queue: one row per artifact waiting for a vector from the configured model. */
 export const embedQueue = sqliteTable(
   "embed_queue",
   {
@@ -16,8 +16,6 @@ export const embedQueue = sqliteTable(
     kind: text("kind").notNull(),
     refId: integer("ref_id").notNull(),
     inputHash: text("input_hash").notNull(),
-    /** Fingerprint the vector is wanted for (a re-embed targets a new one). */
-    fingerprintId: text("fingerprint_id").notNull(),
     enqueuedAt: integer("enqueued_at").notNull(),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: integer("next_attempt_at").notNull(),
@@ -27,7 +25,7 @@ export const embedQueue = sqliteTable(
     parkedAt: integer("parked_at"),
   },
   (t) => [
-    uniqueIndex("embed_queue_item_uq").on(t.kind, t.refId, t.fingerprintId),
+    uniqueIndex("embed_queue_item_uq").on(t.kind, t.refId),
     index("embed_queue_ready_idx").on(t.parkedAt, t.nextAttemptAt),
   ],
 );

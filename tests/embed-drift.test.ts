@@ -1,0 +1,112 @@
+import { createHash } from "node:crypto";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { closeAllDatabases, getStoreDb } from "@/lib/db/connection";
+import { resetConfigForTests } from "@/lib/config";
+import { registerEmbeddable } from "@/lib/embed/embeddables";
+import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
+import { enqueueEmbeddings } from "@/lib/embed/queue";
+import { drainEmbedQueues } from "@/lib/embed/worker";
+import { computeDrift } from "@/lib/embed/drift";
+import { estimateReembed, getReembedProgress, startReembed } from "@/lib/embed/reembed";
+import { verifyAuditChain } from "@/lib/governance/audit";
+import { useTempDataDir } from "./helpers";
+
+const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+
+registerEmbeddable({
+  kind: "memo",
+  artifactType: "memo",
+  load(sqlite, ids) {
+    const rows = sqlite.prepare("select id, body from test_memos where id in (select value from json_each(?))").all(JSON.stringify(ids)) as { id: number; body: string }[];
+    return new Map(rows.map((r) => [r.id, { text: r.body, inputHash: sha(r.body) }]));
+  },
+  *listAll(sqlite) {
+    for (const r of sqlite.prepare("select id, body from test_memos").all() as { id: number; body: string }[]) yield { refId: r.id, inputHash: sha(r.body) };
+  },
+});
+
+function addMemos(store: string, bodies: string[]) {
+  const h = getStoreDb(store);
+  h.sqlite.exec("create table if not exists test_memos(id integer primary key, body text not null)");
+  const ins = h.sqlite.prepare("insert into test_memos(body) values (?) returning id");
+  const items = h.sqlite.transaction(() => bodies.map((b) => ({ kind: "memo", refId: (ins.get(b) as { id: number }).id, inputHash: sha(b) })))();
+  enqueueEmbeddings(h, items);
+}
+
+/** Switch the configured model the way an operator would: change the environment and restart. */
+function restartWith(env: Record<string, string | undefined>) {
+  closeAllDatabases();
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  resetConfigForTests();
+  resetEmbedderForTests();
+}
+
+const BODIES = Array.from({ length: 40 }, (_, i) => `memo number ${i} about topic ${i % 7} and detail ${i * 13}`);
+
+describe("drift and re-embed", () => {
+  let env: ReturnType<typeof useTempDataDir>;
+  beforeEach(() => {
+    env = useTempDataDir();
+    resetEmbedderForTests();
+  });
+  afterEach(() => {
+    restartWith({ DUALMIND_EMBED_DIM: undefined, DUALMIND_EMBED_MODEL: undefined });
+    env.cleanup();
+  });
+
+  it("edited text shows as stale; re-embedding only stale rows clears it", async () => {
+    addMemos("s", BODIES);
+    await drainEmbedQueues({ stores: ["s"] });
+    const fp = await getEmbedder().fingerprint;
+    const h = getStoreDb("s");
+    expect(computeDrift(h, fp)).toMatchObject({ artifacts: 40, fresh: 40, stale: 0, drifted: 0, coveragePct: 100 });
+    h.sqlite.prepare("update test_memos set body = body || ' (edited)' where id <= 3").run();
+    expect(computeDrift(h, fp)).toMatchObject({ fresh: 37, stale: 3, drifted: 3, driftPct: 7.5 });
+    expect(estimateReembed(h, fp, { onlyStale: true }).toEmbed).toBe(3);
+    startReembed(h, fp, { onlyStale: true, actor: "user:test" });
+    await drainEmbedQueues({ stores: ["s"] });
+    expect(computeDrift(h, fp)).toMatchObject({ fresh: 40, stale: 0, drifted: 0 });
+    expect(getReembedProgress(h)).toBeNull();
+  });
+
+  it("a model change is reported at once; a re-embed interrupted by a crash resumes and switches atomically", async () => {
+    addMemos("s", BODIES);
+    await drainEmbedQueues({ stores: ["s"] });
+    const oldFp = await getEmbedder().fingerprint;
+
+    restartWith({ DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_MODEL: "dualmind-hash-v1-256" });
+    const newFp = await getEmbedder().fingerprint;
+    expect(newFp.id).not.toBe(oldFp.id);
+    let h = getStoreDb("s");
+    const drift = computeDrift(h, newFp);
+    expect(drift).toMatchObject({ modelChanged: true, activeFingerprintId: oldFp.id, drifted: 40, driftPct: 100 });
+    expect(() => estimateReembed(h, newFp, { onlyStale: true })).toThrow(/only a full re-embed/);
+    expect(estimateReembed(h, newFp, { onlyStale: false }).toEmbed).toBe(40);
+
+    startReembed(h, newFp, { onlyStale: false, actor: "user:test" });
+    await drainEmbedQueues({ stores: ["s"], batchSize: 8, maxBatches: 2 });
+    const mid = getReembedProgress(h)!;
+    expect(mid).toMatchObject({ total: 40, done: 16, remaining: 24 });
+    // Old vectors still serve until the switch.
+    expect(computeDrift(h, newFp).activeFingerprintId).toBe(oldFp.id);
+
+    // Crash: the process dies; a new one starts with the same config.
+    restartWith({});
+    h = getStoreDb("s");
+    expect(getReembedProgress(h)).toMatchObject({ done: 16, remaining: 24 });
+    await drainEmbedQueues({ stores: ["s"], batchSize: 8 });
+
+    const after = computeDrift(h, newFp);
+    expect(after).toMatchObject({ modelChanged: false, activeFingerprintId: newFp.id, fresh: 40, drifted: 0, otherModelVectors: 0 });
+    expect(getReembedProgress(h)).toBeNull();
+    const dims = h.sqlite.prepare("select distinct dim from embeddings").all();
+    expect(dims).toEqual([{ dim: 256 }]);
+    expect(h.sqlite.prepare("select name from sqlite_master where name = ?").get(`vec_${oldFp.id}`)).toBeUndefined();
+    const actions = (await import("@/lib/db/connection")).getGovernance().sqlite.prepare("select action from audit_log where action like 'store.reembed%' order by id").all();
+    expect(actions).toEqual([{ action: "store.reembed.start" }, { action: "store.reembed.switch" }]);
+    expect(verifyAuditChain().ok).toBe(true);
+  });
+});
