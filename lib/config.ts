@@ -40,6 +40,7 @@ const envSchema = z.object({
   DUALMIND_EMBED_QUERY_PREFIX: z.string().max(200).default(""),
   DUALMIND_TRANSFORMERS_ALLOW_REMOTE: boolFromEnv.default(false),
   DUALMIND_EMBED_BACKLOG_WATERMARK: z.coerce.number().int().min(1).default(1000),
+  DUALMIND_EMBED_WORKER: boolFromEnv.default(true),
 })
   .superRefine((e, ctx) => {
     if (e.DUALMIND_EMBED_PROVIDER !== "builtin" && !e.DUALMIND_EMBED_MODEL) {
@@ -75,6 +76,8 @@ export type EmbedConfig = {
   queryPrefix: string;
   allowRemoteModels: boolean;
   backlogWatermark: number;
+  /** Run the embed worker inside the server process. */
+  workerInServer: boolean;
 };
 
 export class ConfigError extends Error {
@@ -127,6 +130,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       queryPrefix: e.DUALMIND_EMBED_QUERY_PREFIX,
       allowRemoteModels: e.DUALMIND_TRANSFORMERS_ALLOW_REMOTE,
       backlogWatermark: e.DUALMIND_EMBED_BACKLOG_WATERMARK,
+      workerInServer: e.DUALMIND_EMBED_WORKER,
     },
   };
 }
@@ -167,4 +171,5 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_EMBED_QUERY_PREFIX", default: "empty", meaning: "text prepended to queries (e.g. `query: `)" },
   { variable: "DUALMIND_TRANSFORMERS_ALLOW_REMOTE", default: "false", meaning: "let the transformers provider download a model by id (off: local files only)" },
   { variable: "DUALMIND_EMBED_BACKLOG_WATERMARK", default: "1000", meaning: "embed queue length above which a store degrades to lexical recall" },
+  { variable: "DUALMIND_EMBED_WORKER", default: "true", meaning: "run the embed worker inside the server (false: run `npm run worker` separately)" },
 ];

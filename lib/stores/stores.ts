@@ -87,7 +87,7 @@ function readMeta(name: string): Record<string, string> {
 
 export function describeStore(name: string): StoreSummary {
   storeNameSchema.parse(name);
-  if (!storeExistsOnDisk(name)) throw new AppError("not_found", `store ${name} does not exist`);
+  requireStore(name);
   const handle = getStoreDb(name);
   const meta = readMeta(name);
   return {
@@ -113,6 +113,11 @@ export function listStores(): StoreSummary[] {
 
 export function storeExists(name: string): boolean {
   return STORE_NAME_RE.test(name) && storeExistsOnDisk(name);
+}
+
+/** 404 unless the store exists; routes call this before opening (which would create it). */
+export function requireStore(name: string): void {
+  if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
 }
 
 /** Create a store (index.db + memory/). Creating one that exists is a conflict. */

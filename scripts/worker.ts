@@ -1,0 +1,23 @@
+/**
+ * `npm run worker`: the embed worker as its own process (set
+ * DUALMIND_EMBED_WORKER=false on the server to run only this one). Any number
+ * can run against one DATA_DIR: claims are atomic, so no row is embedded twice.
+ */
+import { bootstrapApp } from "../lib/bootstrap";
+import { closeAllDatabases } from "../lib/db/connection";
+import { log } from "../lib/log";
+import { startEmbedWorker } from "../lib/embed/worker";
+
+bootstrapApp();
+const stop = new AbortController();
+for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => stop.abort());
+log("info", "embed worker started", { pid: process.pid });
+startEmbedWorker({ signal: stop.signal })
+  .then(() => {
+    closeAllDatabases();
+    log("info", "embed worker stopped");
+  })
+  .catch((e) => {
+    log("error", "embed worker crashed", { error: (e as Error).stack });
+    process.exit(1);
+  });
