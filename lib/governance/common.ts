@@ -47,3 +47,13 @@ export function assertSameRetry(kind: string, id: string, stored: unknown, incom
 export function likeContains(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
+
+/** Form GETs send empty fields as ""; a filter left blank means "no filter". */
+export function filledParams(params: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params)) {
+    const value = Array.isArray(v) ? v[0] : v;
+    if (value !== undefined && value.trim() !== "") out[k] = value.trim();
+  }
+  return out;
+}

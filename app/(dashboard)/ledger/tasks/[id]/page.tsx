@@ -1,0 +1,152 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { LedgerHash } from "@/components/ledger-hash";
+import { LedgerRunTimeline } from "@/components/ledger-run-timeline";
+import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
+import { isAppError } from "@/lib/errors";
+import { formatTime } from "@/lib/format";
+import { clientIdSchema } from "@/lib/governance/common";
+import { getTaskStatusById, type TaskStatus } from "@/lib/governance/ledger";
+
+type Props = { params: Promise<{ id: string }> };
+
+function load(id: string): TaskStatus {
+  const parsed = clientIdSchema.safeParse(id);
+  if (!parsed.success) notFound();
+  try {
+    return getTaskStatusById({ taskId: parsed.data });
+  } catch (e) {
+    if (isAppError(e) && e.code === "not_found") notFound();
+    throw e;
+  }
+}
+
+export default async function TaskPage({ params }: Props) {
+  const { id } = await params;
+  const { task, runs, validations, overrides, artifacts, verdict } = load(decodeURIComponent(id));
+  return (
+    <div className="space-y-6">
+      <div className="space-y-1">
+        <Link href="/ledger" className="text-sm underline">
+          ← Ledger
+        </Link>
+        <h1 className="text-2xl font-semibold">{task.intent}</h1>
+        <p className="text-sm text-slate-600">
+          task <span className="font-mono">{task.taskId}</span> · requested by {task.requestedBy} · {formatTime(task.createdAt)}
+        </p>
+      </div>
+
+      <section className="card space-y-2" aria-labelledby="verdict-heading">
+        <h2 id="verdict-heading" className="flex items-center gap-2 text-lg font-medium">
+          Verdict <LedgerVerdictBadge value={verdict.verdict} testId="task-verdict" />
+        </h2>
+        <p className="text-sm text-slate-600">Requires: {task.requiredChecks.join(" and ")} checks in the latest validation, with every run finished.</p>
+        <ul className="list-disc pl-5 text-sm">
+          {verdict.reasons.map((r) => (
+            <li key={r}>{r}</li>
+          ))}
+        </ul>
+        {overrides.length > 0 && (
+          <div className="rounded border border-amber-300 bg-amber-50 p-2 text-sm" data-testid="task-overrides">
+            <p className="font-medium">Overridden</p>
+            {overrides.map((o) => (
+              <p key={o.overrideId}>
+                {formatTime(o.ts)} · {o.actor} ({o.tokenLabel}): {o.note}
+              </p>
+            ))}
+          </div>
+        )}
+      </section>
+
+      <section className="card space-y-2" aria-labelledby="spec-heading">
+        <h2 id="spec-heading" className="text-lg font-medium">
+          Spec
+        </h2>
+        <pre className="overflow-x-auto rounded bg-slate-50 p-2 text-xs" data-testid="task-spec">
+          {JSON.stringify(task.spec, null, 2)}
+        </pre>
+      </section>
+
+      <section className="card space-y-2" aria-labelledby="runs-heading">
+        <h2 id="runs-heading" className="text-lg font-medium">
+          Runs
+        </h2>
+        <LedgerRunTimeline runs={runs} />
+      </section>
+
+      <section className="card space-y-2" aria-labelledby="validations-heading">
+        <h2 id="validations-heading" className="text-lg font-medium">
+          Validations
+        </h2>
+        {validations.length === 0 ? (
+          <p className="text-sm text-slate-600">No validations recorded.</p>
+        ) : (
+          <table className="data" data-testid="validations-table">
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Validation</th>
+                <th>Run</th>
+                <th>Critic</th>
+                <th>Runner</th>
+                <th>Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {validations.map((v) => (
+                <tr key={v.validationId}>
+                  <td>{formatTime(v.ts)}</td>
+                  <td className="font-mono text-xs">{v.validationId}</td>
+                  <td className="font-mono text-xs">{v.runId ?? "—"}</td>
+                  <td>{v.criticPassed === null ? "not run" : v.criticPassed ? "passed" : "failed"}</td>
+                  <td>{v.runnerPassed === null ? "not run" : v.runnerPassed ? "passed" : "failed"}</td>
+                  <td>
+                    <code className="text-xs">{v.details === null ? "" : JSON.stringify(v.details)}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+
+      <section className="card space-y-2" aria-labelledby="artifacts-heading">
+        <h2 id="artifacts-heading" className="text-lg font-medium">
+          Artifacts produced
+        </h2>
+        {artifacts.length === 0 ? (
+          <p className="text-sm text-slate-600">No artifacts recorded for this task.</p>
+        ) : (
+          <table className="data" data-testid="artifacts-table">
+            <thead>
+              <tr>
+                <th>Artifact</th>
+                <th>Store</th>
+                <th>Model</th>
+                <th>Input hash</th>
+                <th>Run</th>
+              </tr>
+            </thead>
+            <tbody>
+              {artifacts.map((a) => (
+                <tr key={a.id}>
+                  <td>
+                    <Link className="underline" href={`/ledger/artifacts?${new URLSearchParams({ artifact_type: a.artifactType, artifact_id: a.artifactId, store: a.store }).toString()}`}>
+                      {a.artifactType}/{a.artifactId}
+                    </Link>
+                  </td>
+                  <td>{a.store}</td>
+                  <td>{a.modelName ? `${a.modelName} ${a.modelVersion}` : "—"}</td>
+                  <td>
+                    <LedgerHash value={a.inputHash} />
+                  </td>
+                  <td className="font-mono text-xs">{a.runId ?? "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+    </div>
+  );
+}
