@@ -204,7 +204,10 @@ describe("idempotency, signatures, cache, listings", () => {
     const paged = await list("bob", "limit=1&offset=1");
     expect(paged.sessions).toHaveLength(1);
     expect(paged.total).toBe(3);
-    expect(getDialecticMetrics().activeSessions).toBe(3);
+    const metrics = getDialecticMetrics();
+    expect(metrics.activeSessions).toBe(3);
+    expect(metrics.messagesLastHour).toBe(2);
+    expect(metrics.latency.map((r) => r.route)).toEqual(expect.arrayContaining(["dialectic create", "dialectic list", "dialectic list+transcript", "POST /dialectic/sessions"]));
     expect(listDialecticSessionsByAgent({ topic: "carol" }).sessions.map((s) => s.sessionId)).toEqual(["s-l3"]);
   });
 });

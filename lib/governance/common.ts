@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { z } from "zod";
-import { AppError } from "../errors";
+import { AppError, isAppError } from "../errors";
 
 /** Client-supplied ids make retried POSTs idempotent; a uuid fits this pattern too. */
 export const clientIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 letters, digits, _ or - (a uuid fits)");
@@ -56,4 +56,14 @@ export function filledParams(params: Record<string, string | string[] | undefine
     if (value !== undefined && value.trim() !== "") out[k] = value.trim();
   }
   return out;
+}
+
+/** For pages: an unknown id becomes null (the page then answers 404); any other error still throws. */
+export function findOrNull<T>(load: () => T): T | null {
+  try {
+    return load();
+  } catch (e) {
+    if (isAppError(e) && e.code === "not_found") return null;
+    throw e;
+  }
 }

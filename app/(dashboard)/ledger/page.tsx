@@ -1,3 +1,5 @@
+import { LedgerFilterError, LedgerPager } from "@/components/ledger-pager";
+import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
@@ -30,22 +32,16 @@ export default async function LedgerPage({ searchParams }: Props) {
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Ledger</h1>
 
-      <section className="card space-y-3" aria-labelledby="artifact-heading">
-        <h2 id="artifact-heading" className="text-lg font-medium">
-          Where did this come from?
-        </h2>
+      <LedgerSection id="artifact-heading" title="Where did this come from?">
         <form action="/ledger/artifacts" className="grid gap-2 sm:grid-cols-4" aria-label="Artifact lookup">
           <input className="input" name="artifact_type" placeholder="artifact type (chunk_vector, summary…)" aria-label="Artifact type" required />
           <input className="input" name="artifact_id" placeholder="artifact id" aria-label="Artifact id" required />
           <input className="input" name="store" placeholder="store (optional)" aria-label="Artifact store" />
           <button className="btn justify-center">Look up</button>
         </form>
-      </section>
+      </LedgerSection>
 
-      <section className="card space-y-3" aria-labelledby="tasks-heading">
-        <h2 id="tasks-heading" className="text-lg font-medium">
-          Tasks
-        </h2>
+      <LedgerSection id="tasks-heading" title="Tasks">
         <form className="grid gap-2 sm:grid-cols-6" aria-label="Task filters">
           <input className="input" name="requested_by" defaultValue={raw.requested_by} placeholder="requested by" aria-label="Requested by" />
           <input className="input" name="skill" defaultValue={raw.skill} placeholder="skill" aria-label="Skill" />
@@ -60,9 +56,7 @@ export default async function LedgerPage({ searchParams }: Props) {
           <button className="btn justify-center">Filter</button>
         </form>
         {!result ? (
-          <p role="alert" className="text-sm text-red-600">
-            Those filters are not valid: {parsed.error?.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}
-          </p>
+          <LedgerFilterError issues={parsed.error?.issues ?? []} />
         ) : result.tasks.length === 0 ? (
           <p className="text-sm text-slate-600">No tasks match.</p>
         ) : (
@@ -97,16 +91,10 @@ export default async function LedgerPage({ searchParams }: Props) {
                 ))}
               </tbody>
             </table>
-            <nav aria-label="Task pages" className="flex items-center gap-3 text-sm">
-              <span>
-                {result.total} task{result.total === 1 ? "" : "s"} · page {page}
-              </span>
-              {page > 1 && <Link className="underline" href={pageLink(page - 1)}>Previous</Link>}
-              {page * 50 < result.total && <Link className="underline" href={pageLink(page + 1)}>Next</Link>}
-            </nav>
+            <LedgerPager label="Task pages" noun="task" total={result.total} page={page} pageSize={50} hrefFor={pageLink} />
           </>
         )}
-      </section>
+      </LedgerSection>
     </div>
   );
 }

@@ -1,3 +1,5 @@
+import { LedgerFilterError, LedgerPager } from "@/components/ledger-pager";
+import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
@@ -35,10 +37,7 @@ export default async function SessionsPage({ searchParams }: Props) {
         </div>
       </dl>
 
-      <section className="card space-y-3" aria-labelledby="sessions-heading">
-        <h2 id="sessions-heading" className="text-lg font-medium">
-          Dialectic reviews
-        </h2>
+      <LedgerSection id="sessions-heading" title="Dialectic reviews">
         <form className="grid gap-2 sm:grid-cols-6" aria-label="Session filters">
           <input className="input" name="agent" defaultValue={raw.agent} placeholder="agent id" aria-label="Agent" />
           <select className="input" name="role" defaultValue={raw.role ?? "any"} aria-label="Role">
@@ -64,9 +63,7 @@ export default async function SessionsPage({ searchParams }: Props) {
           <button className="btn justify-center">Filter</button>
         </form>
         {!result || !f ? (
-          <p role="alert" className="text-sm text-red-600">
-            Those filters are not valid: {parsed.error?.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}
-          </p>
+          <LedgerFilterError issues={parsed.error?.issues ?? []} />
         ) : result.sessions.length === 0 ? (
           <p className="text-sm text-slate-600">No sessions match.</p>
         ) : (
@@ -105,16 +102,10 @@ export default async function SessionsPage({ searchParams }: Props) {
                 ))}
               </tbody>
             </table>
-            <nav aria-label="Session pages" className="flex items-center gap-3 text-sm">
-              <span>
-                {result.total} session{result.total === 1 ? "" : "s"} · page {f.page}
-              </span>
-              {f.page > 1 && <Link className="underline" href={pageLink(f.page - 1)}>Previous</Link>}
-              {f.page * PAGE_SIZE < result.total && <Link className="underline" href={pageLink(f.page + 1)}>Next</Link>}
-            </nav>
+            <LedgerPager label="Session pages" noun="session" total={result.total} page={f.page} pageSize={PAGE_SIZE} hrefFor={pageLink} />
           </>
         )}
-      </section>
+      </LedgerSection>
     </div>
   );
 }

@@ -1,3 +1,4 @@
+import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
 import { LedgerHash } from "@/components/ledger-hash";
 import { LedgerRunTimeline } from "@/components/ledger-run-timeline";
@@ -41,10 +42,7 @@ export default async function ArtifactPage({ searchParams }: Props) {
         </p>
       ) : (
         <>
-          <section className="card space-y-2" aria-labelledby="prov-heading">
-            <h2 id="prov-heading" className="text-lg font-medium">
-              Provenance
-            </h2>
+          <LedgerSection id="prov-heading" title="Provenance">
             <table className="data" data-testid="provenance-table">
               <thead>
                 <tr>
@@ -73,11 +71,8 @@ export default async function ArtifactPage({ searchParams }: Props) {
                 ))}
               </tbody>
             </table>
-          </section>
-          <section className="card space-y-2" aria-labelledby="producers-heading">
-            <h2 id="producers-heading" className="text-lg font-medium">
-              Produced by
-            </h2>
+          </LedgerSection>
+          <LedgerSection id="producers-heading" title="Produced by">
             {proofs.tasks.map(({ task, verdict }) => (
               <p key={task.taskId} className="flex items-center gap-2 text-sm">
                 <Link className="underline" href={`/ledger/tasks/${encodeURIComponent(task.taskId)}`}>
@@ -87,7 +82,7 @@ export default async function ArtifactPage({ searchParams }: Props) {
               </p>
             ))}
             <LedgerRunTimeline runs={proofs.runs} />
-          </section>
+          </LedgerSection>
         </>
       )}
     </div>

@@ -1,24 +1,20 @@
+import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { SessionPhaseTimeline } from "@/components/session-phase-timeline";
 import { SessionTranscript } from "@/components/session-transcript";
-import { isAppError } from "@/lib/errors";
 import { formatTime } from "@/lib/format";
-import { clientIdSchema } from "@/lib/governance/common";
+import { clientIdSchema, findOrNull } from "@/lib/governance/common";
 import { getDialecticSessionById, verifyDialecticSession, type SessionView } from "@/lib/governance/dialectic";
 
 type Props = { params: Promise<{ id: string }> };
 
 function load(id: string): SessionView {
   const parsed = clientIdSchema.safeParse(id);
-  if (!parsed.success) notFound();
-  try {
-    return getDialecticSessionById({ sessionId: parsed.data });
-  } catch (e) {
-    if (isAppError(e) && e.code === "not_found") notFound();
-    throw e;
-  }
+  const session = parsed.success ? findOrNull(() => getDialecticSessionById({ sessionId: parsed.data })) : null;
+  if (!session) notFound();
+  return session;
 }
 
 export default async function SessionPage({ params }: Props) {
@@ -69,10 +65,7 @@ export default async function SessionPage({ params }: Props) {
         </div>
       </section>
 
-      <section className="card space-y-2" aria-labelledby="timeline-heading">
-        <h2 id="timeline-heading" className="text-lg font-medium">
-          Phase
-        </h2>
+      <LedgerSection id="timeline-heading" title="Phase">
         <SessionPhaseTimeline phase={session.phase} messages={messages} createdAt={session.createdAt} updatedAt={session.updatedAt} />
         {session.status === "active" && (
           <p className="text-sm text-slate-600">
@@ -80,13 +73,15 @@ export default async function SessionPage({ params }: Props) {
             {session.expected.agentIds.length > 0 && ` (${session.expected.agentIds.join(" or ")})`} · synthesis round {session.synthesisRounds} of {session.maxRounds}
           </p>
         )}
-      </section>
+      </LedgerSection>
 
       {session.status !== "active" && (
-        <section className={`card space-y-2 ${session.status === "resolved" ? "border-emerald-300" : "border-red-300"}`} aria-labelledby="resolution-heading" data-testid="resolution">
-          <h2 id="resolution-heading" className="text-lg font-medium">
-            {session.status === "resolved" ? "Resolution" : "Failed"}
-          </h2>
+        <LedgerSection
+          id="resolution-heading"
+          title={session.status === "resolved" ? "Resolution" : "Failed"}
+          className={session.status === "resolved" ? "border-emerald-300" : "border-red-300"}
+          testId="resolution"
+        >
           {session.resolution ? (
             <>
               <p className="text-sm">Agreed by {session.resolution.agreedBy.join(" and ")} at message #{session.resolution.seq}.</p>
@@ -103,15 +98,12 @@ export default async function SessionPage({ params }: Props) {
           ) : (
             <p className="text-sm">{session.failureReason}</p>
           )}
-        </section>
+        </LedgerSection>
       )}
 
-      <section className="card space-y-3" aria-labelledby="transcript-heading">
-        <h2 id="transcript-heading" className="text-lg font-medium">
-          Transcript
-        </h2>
+      <LedgerSection id="transcript-heading" title="Transcript">
         <SessionTranscript messages={messages} pausedAgentId={session.pausedAgentId} />
-      </section>
+      </LedgerSection>
     </div>
   );
 }

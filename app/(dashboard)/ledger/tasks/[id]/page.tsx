@@ -1,24 +1,20 @@
+import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { LedgerHash } from "@/components/ledger-hash";
 import { LedgerRunTimeline } from "@/components/ledger-run-timeline";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
-import { isAppError } from "@/lib/errors";
 import { formatTime } from "@/lib/format";
-import { clientIdSchema } from "@/lib/governance/common";
+import { clientIdSchema, findOrNull } from "@/lib/governance/common";
 import { getTaskStatusById, type TaskStatus } from "@/lib/governance/ledger";
 
 type Props = { params: Promise<{ id: string }> };
 
 function load(id: string): TaskStatus {
   const parsed = clientIdSchema.safeParse(id);
-  if (!parsed.success) notFound();
-  try {
-    return getTaskStatusById({ taskId: parsed.data });
-  } catch (e) {
-    if (isAppError(e) && e.code === "not_found") notFound();
-    throw e;
-  }
+  const status = parsed.success ? findOrNull(() => getTaskStatusById({ taskId: parsed.data })) : null;
+  if (!status) notFound();
+  return status;
 }
 
 export default async function TaskPage({ params }: Props) {
@@ -36,10 +32,7 @@ export default async function TaskPage({ params }: Props) {
         </p>
       </div>
 
-      <section className="card space-y-2" aria-labelledby="verdict-heading">
-        <h2 id="verdict-heading" className="flex items-center gap-2 text-lg font-medium">
-          Verdict <LedgerVerdictBadge value={verdict.verdict} testId="task-verdict" />
-        </h2>
+      <LedgerSection id="verdict-heading" title={<>Verdict <LedgerVerdictBadge value={verdict.verdict} testId="task-verdict" /></>}>
         <p className="text-sm text-slate-600">Requires: {task.requiredChecks.join(" and ")} checks in the latest validation, with every run finished.</p>
         <ul className="list-disc pl-5 text-sm">
           {verdict.reasons.map((r) => (
@@ -56,28 +49,19 @@ export default async function TaskPage({ params }: Props) {
             ))}
           </div>
         )}
-      </section>
+      </LedgerSection>
 
-      <section className="card space-y-2" aria-labelledby="spec-heading">
-        <h2 id="spec-heading" className="text-lg font-medium">
-          Spec
-        </h2>
+      <LedgerSection id="spec-heading" title="Spec">
         <pre className="overflow-x-auto rounded bg-slate-50 p-2 text-xs" data-testid="task-spec">
           {JSON.stringify(task.spec, null, 2)}
         </pre>
-      </section>
+      </LedgerSection>
 
-      <section className="card space-y-2" aria-labelledby="runs-heading">
-        <h2 id="runs-heading" className="text-lg font-medium">
-          Runs
-        </h2>
+      <LedgerSection id="runs-heading" title="Runs">
         <LedgerRunTimeline runs={runs} />
-      </section>
+      </LedgerSection>
 
-      <section className="card space-y-2" aria-labelledby="validations-heading">
-        <h2 id="validations-heading" className="text-lg font-medium">
-          Validations
-        </h2>
+      <LedgerSection id="validations-heading" title="Validations">
         {validations.length === 0 ? (
           <p className="text-sm text-slate-600">No validations recorded.</p>
         ) : (
@@ -108,12 +92,9 @@ export default async function TaskPage({ params }: Props) {
             </tbody>
           </table>
         )}
-      </section>
+      </LedgerSection>
 
-      <section className="card space-y-2" aria-labelledby="artifacts-heading">
-        <h2 id="artifacts-heading" className="text-lg font-medium">
-          Artifacts produced
-        </h2>
+      <LedgerSection id="artifacts-heading" title="Artifacts produced">
         {artifacts.length === 0 ? (
           <p className="text-sm text-slate-600">No artifacts recorded for this task.</p>
         ) : (
@@ -146,7 +127,7 @@ export default async function TaskPage({ params }: Props) {
             </tbody>
           </table>
         )}
-      </section>
+      </LedgerSection>
     </div>
   );
 }
