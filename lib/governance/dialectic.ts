@@ -173,6 +173,16 @@ export function sweepIdleSessions({ now = Date.now() }: { now?: number } = {}): 
   return ids;
 }
 
+const SWEEP_INTERVAL_MS = 10_000;
+const sweepClock = globalThis as unknown as { __dualmindLastSweep?: number };
+
+// Session creation sweeps as a side effect, at most every few seconds per process, so a busy API does not rescan active sessions on every create.
+function sweepIdleSessionsNowAndThen(now: number): void {
+  if (now - (sweepClock.__dualmindLastSweep ?? 0) < SWEEP_INTERVAL_MS) return;
+  sweepClock.__dualmindLastSweep = now;
+  sweepIdleSessions({ now });
+}
+
 /** The admin-triggered sweep (API, CLI): same as the automatic one, plus an audit row. */
 export function sweepIdleSessionsAudited({ actor, now = Date.now() }: { actor: string; now?: number }): { failed: string[] } {
   const failed = sweepIdleSessions({ now });
@@ -184,7 +194,7 @@ export function createDialecticSession({ input, agentId, now = Date.now() }: { i
   const parsed = createSessionSchema.parse(input);
   if (parsed.reviewer_agent_id === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
   return timed("create", () => {
-    sweepIdleSessions({ now });
+    sweepIdleSessionsNowAndThen(now);
     const { sqlite, db } = getGovernance();
     const sessionId = parsed.session_id ?? newId();
     return sqlite
@@ -352,6 +362,23 @@ export function abandonDialecticSession({ sessionId, agentId, reason, now = Date
   return session;
 }
 
+/** Count, synthesis rounds and last message per session, in one grouped query (the listing without transcripts). */
+function tailsBySessionIds(sessionIds: string[]): Map<string, Tail> {
+  const out = new Map<string, Tail>();
+  if (sessionIds.length === 0) return out;
+  const rows = getGovernance()
+    .sqlite.prepare(
+      `select m.session_id as sessionId, m.agent_id as agentId, m.message_type as messageType, m.seq, m.signature, c.n, c.s
+       from dialectic_messages m
+       join (select session_id, count(*) as n, coalesce(sum(message_type = 'synthesis'), 0) as s, max(seq) as lastSeq
+             from dialectic_messages where session_id in (${sessionIds.map(() => "?").join(",")}) group by session_id) c
+         on c.session_id = m.session_id and m.seq = c.lastSeq`,
+    )
+    .all(...sessionIds) as (NonNullable<Tail["last"]> & { sessionId: string; n: number; s: number })[];
+  for (const { sessionId, n, s, ...last } of rows) out.set(sessionId, { last, count: n, synthesisRounds: s });
+  return out;
+}
+
 function messagesBySessionIds(sessionIds: string[]): Map<string, DialecticMessage[]> {
   const out = new Map<string, DialecticMessage[]>(sessionIds.map((id) => [id, []]));
   if (sessionIds.length === 0) return out;
@@ -394,7 +421,7 @@ export type ListSessionsInput = {
 /** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */
 export function listDialecticSessionsByAgent(input: ListSessionsInput): { sessions: SessionView[]; total: number } {
   return timed(input.includeTranscript ? "list+transcript" : "list", () => {
-    const { db, sqlite } = getGovernance();
+    const { db } = getGovernance();
     const role = input.role ?? "any";
     const where: SQL[] = [];
     const s = dialecticSessions;
@@ -414,23 +441,7 @@ export function listDialecticSessionsByAgent(input: ListSessionsInput): { sessio
     const total = db.select({ n: sql<number>`count(*)` }).from(s).where(cond).get()?.n ?? 0;
     const ids = rows.map((r) => r.sessionId);
     const transcripts = input.includeTranscript ? messagesBySessionIds(ids) : null;
-    const tails = new Map<string, Tail>();
-    if (!transcripts && ids.length) {
-      const placeholders = ids.map(() => "?").join(",");
-      const stats = sqlite
-        .prepare(
-          `select m.session_id as sessionId, count(*) as n, coalesce(sum(m.message_type = 'synthesis'), 0) as s, max(m.seq) as lastSeq from dialectic_messages m where m.session_id in (${placeholders}) group by m.session_id`,
-        )
-        .all(...ids) as { sessionId: string; n: number; s: number; lastSeq: number }[];
-      const lastRows = stats.length
-        ? db
-            .select({ sessionId: dialecticMessages.sessionId, agentId: dialecticMessages.agentId, messageType: dialecticMessages.messageType, seq: dialecticMessages.seq, signature: dialecticMessages.signature })
-            .from(dialecticMessages)
-            .where(or(...stats.map((st) => and(eq(dialecticMessages.sessionId, st.sessionId), eq(dialecticMessages.seq, st.lastSeq)))))
-            .all()
-        : [];
-      for (const st of stats) tails.set(st.sessionId, { last: lastRows.find((l) => l.sessionId === st.sessionId) ?? null, count: st.n, synthesisRounds: st.s });
-    }
+    const tails = transcripts ? new Map<string, Tail>() : tailsBySessionIds(ids);
     const sessions = rows.map((r): SessionView => {
       if (transcripts) {
         const messages = transcripts.get(r.sessionId) ?? [];

@@ -37,6 +37,34 @@ export default async function SessionsPage({ searchParams }: Props) {
         </div>
       </dl>
 
+      {metrics.latency.length > 0 && (
+        <details className="card text-sm" data-testid="session-latency">
+          <summary className="cursor-pointer font-medium">Latency in this server process (ms, bucketed)</summary>
+          <table className="data mt-2">
+            <thead>
+              <tr>
+                <th>Operation</th>
+                <th>Count</th>
+                <th>p50 ≤</th>
+                <th>p95 ≤</th>
+                <th>Mean</th>
+              </tr>
+            </thead>
+            <tbody>
+              {metrics.latency.map((r) => (
+                <tr key={r.route}>
+                  <td>{r.route}</td>
+                  <td>{r.count}</td>
+                  <td>{r.p50Ms}</td>
+                  <td>{r.p95Ms}</td>
+                  <td>{r.meanMs.toFixed(1)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </details>
+      )}
+
       <LedgerSection id="sessions-heading" title="Dialectic reviews">
         <form className="grid gap-2 sm:grid-cols-6" aria-label="Session filters">
           <input className="input" name="agent" defaultValue={raw.agent} placeholder="agent id" aria-label="Agent" />
