@@ -1,8 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { runCli } from "@/scripts/cli-kit";
+import { ledgerCommands } from "@/scripts/commands/ledger-commands";
 import { createApiToken } from "@/lib/auth/tokens";
 import { getGovernance } from "@/lib/db/connection";
 import { listAuditTail } from "@/lib/governance/audit";
-import { getDialecticMetrics, getDialecticSessionById, listDialecticSessionsByAgent, sweepIdleSessions, verifyDialecticSession } from "@/lib/governance/dialectic";
+import { createDialecticSession, getDialecticMetrics, getDialecticSessionById, listDialecticSessionsByAgent, sweepIdleSessions, verifyDialecticSession } from "@/lib/governance/dialectic";
 import { exportDialecticSessions, restoreDialecticSessions } from "@/lib/governance/dialectic-export";
 import * as sessionsRoute from "@/app/api/v1/dialectic/sessions/route";
 import * as sessionRoute from "@/app/api/v1/dialectic/sessions/[id]/route";
@@ -141,6 +145,17 @@ describe("phase machine", () => {
     const { postDialecticMessage } = await import("@/lib/governance/dialectic");
     expect(() => postDialecticMessage({ sessionId: "s-idle3", agentId: "alice", input: thesis, now: Date.now() + 5000 })).toThrow(/idle/);
     expect(getDialecticSessionById({ sessionId: "s-idle3" }).status).toBe("failed");
+
+    await create("alice", { session_id: "s-idle4", topic: "t", reviewer_agent_id: "bob", idle_timeout_ms: 1000 });
+    createDialecticSession({ input: { topic: "a new one, a minute later" }, agentId: "carol", now: Date.now() + 60_000 });
+    expect(getDialecticSessionById({ sessionId: "s-idle4" }).failureReason).toBe("idle timeout");
+  });
+
+  it("keeps agreement to synthesis messages (422 otherwise)", async () => {
+    await create("alice", { session_id: "s-agree", topic: "t", reviewer_agent_id: "bob" });
+    const r = await post("alice", "s-agree", { ...thesis, agrees: true });
+    expect(r.status).toBe(422);
+    expect((await detail("alice", "s-agree")).json.messageCount).toBe(0);
   });
 });
 
@@ -213,6 +228,26 @@ describe("idempotency, signatures, cache, listings", () => {
 });
 
 describe("export and restore", () => {
+  it("round-trips through the CLI: export to a file, restore into an empty database, verify", async () => {
+    await toSynthesis("s-cli");
+    const file = path.join(env.dataDir, "..", `dialectic-${path.basename(env.dataDir)}.json`);
+    const run = (argv: string[]) => runCli(ledgerCommands, [...argv, "--json"]);
+    const quiet = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    try {
+      expect(await run(["dialectic", "export", "--out", file])).toBe(0);
+      env.cleanup();
+      env = useTempDataDir();
+      expect(await run(["dialectic", "restore", file])).toBe(0);
+      expect(await run(["dialectic", "verify", "s-cli"])).toBe(0);
+      getGovernance().sqlite.prepare("update dialectic_messages set reasoning = 'edited' where session_id = 's-cli' and seq = 1").run();
+      expect(await run(["dialectic", "verify", "s-cli"])).toBe(1);
+    } finally {
+      quiet.mockRestore();
+      fs.rmSync(file, { force: true });
+    }
+    expect(listAuditTail({ limit: 5 }).some((a) => a.action === "dialectic.restore" && a.actor.startsWith("cli:"))).toBe(true);
+  });
+
   it("exports sessions as JSON that restores into an empty database exactly", async () => {
     await toSynthesis("s-x1");
     await post("bob", "s-x1", { message_type: "synthesis", reasoning: "ok", proposed_conditions: ["c"], agrees: true });

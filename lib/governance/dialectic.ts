@@ -194,11 +194,12 @@ export function createDialecticSession({ input, agentId, now = Date.now() }: { i
   const parsed = createSessionSchema.parse(input);
   if (parsed.reviewer_agent_id === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
   return timed("create", () => {
-    sweepIdleSessionsNowAndThen(now);
     const { sqlite, db } = getGovernance();
     const sessionId = parsed.session_id ?? newId();
     return sqlite
       .transaction(() => {
+        // Inside the same transaction (a savepoint), so the request stays one atomic write.
+        sweepIdleSessionsNowAndThen(now);
         const facts = { pausedAgentId: agentId, reviewerAgentId: parsed.reviewer_agent_id ?? null, topic: parsed.topic, sessionType: parsed.session_type, maxRounds: parsed.max_rounds, idleTimeoutMs: parsed.idle_timeout_ms };
         const existing = db.select().from(dialecticSessions).where(eq(dialecticSessions.sessionId, sessionId)).get();
         if (existing) {
