@@ -6,8 +6,9 @@ import { closeAllDatabases } from "../lib/db/connection";
 import { runCli, type Command } from "./cli-kit";
 import { authCommands } from "./commands/auth-commands";
 import { storeCommands } from "./commands/store-commands";
+import { ledgerCommands } from "./commands/ledger-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...ledgerCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

@@ -63,3 +63,157 @@ export const auditLog = sqliteTable(
   (t) => [index("audit_log_ts_idx").on(t.ts), index("audit_log_actor_idx").on(t.actor)],
 );
 export type AuditRow = InferSelectModel<typeof auditLog>;
+
+/** A unit of work an agent was asked to do; verdict is recomputed on every run/validation write. */
+export const tasks = sqliteTable(
+  "tasks",
+  {
+    taskId: text("task_id").primaryKey(),
+    createdAt: integer("created_at").notNull(),
+    requestedBy: text("requested_by").notNull(),
+    intent: text("intent").notNull(),
+    specJson: text("spec_json").notNull(),
+    /** JSON array of the checks a validation must pass: "critic" | "runner". */
+    requiredChecksJson: text("required_checks_json").notNull(),
+    verdict: text("verdict", { enum: ["pending", "passed", "failed"] }).notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("tasks_requested_by_idx").on(t.requestedBy, t.createdAt),
+    index("tasks_created_at_idx").on(t.createdAt),
+    index("tasks_verdict_idx").on(t.verdict, t.createdAt),
+  ],
+);
+export type TaskRow = InferSelectModel<typeof tasks>;
+
+export const skillRuns = sqliteTable(
+  "skill_runs",
+  {
+    runId: text("run_id").primaryKey(),
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.taskId),
+    skill: text("skill").notNull(),
+    inputHash: text("input_hash").notNull(),
+    outputHash: text("output_hash"),
+    exitCode: integer("exit_code"),
+    runnerVersion: text("runner_version").notNull(),
+    startedAt: integer("started_at").notNull(),
+    finishedAt: integer("finished_at"),
+    /** Where the output lives (path, URL, store id); never the output itself. */
+    outputRef: text("output_ref"),
+    /** JSON array of {artifact_type, artifact_id, store} this run produced. */
+    artifactsJson: text("artifacts_json").notNull(),
+  },
+  (t) => [index("skill_runs_task_idx").on(t.taskId, t.startedAt), index("skill_runs_skill_idx").on(t.skill)],
+);
+export type SkillRunRow = InferSelectModel<typeof skillRuns>;
+
+export const validations = sqliteTable(
+  "validations",
+  {
+    validationId: text("validation_id").primaryKey(),
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.taskId),
+    runId: text("run_id").references(() => skillRuns.runId),
+    criticPassed: integer("critic_passed", { mode: "boolean" }),
+    runnerPassed: integer("runner_passed", { mode: "boolean" }),
+    detailsJson: text("details_json").notNull(),
+    ts: integer("ts").notNull(),
+  },
+  (t) => [index("validations_task_idx").on(t.taskId, t.ts)],
+);
+export type ValidationRow = InferSelectModel<typeof validations>;
+
+export const provenance = sqliteTable(
+  "provenance",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    artifactType: text("artifact_type").notNull(),
+    artifactId: text("artifact_id").notNull(),
+    store: text("store").notNull(),
+    // '' rather than NULL when there is no model, so the unique key below also dedupes model-less facts.
+    modelName: text("model_name").notNull().default(""),
+    modelVersion: text("model_version").notNull().default(""),
+    fingerprint: text("fingerprint"),
+    chunkingVersion: text("chunking_version"),
+    inputHash: text("input_hash").notNull(),
+    taskId: text("task_id").references(() => tasks.taskId),
+    runId: text("run_id").references(() => skillRuns.runId),
+    recordedBy: text("recorded_by").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [
+    // A retried batch re-sends the same facts; this key makes the retry a no-op.
+    uniqueIndex("provenance_fact_uq").on(t.store, t.artifactType, t.artifactId, t.inputHash, t.modelName, t.modelVersion),
+    index("provenance_artifact_idx").on(t.artifactType, t.artifactId),
+    index("provenance_run_idx").on(t.runId),
+  ],
+);
+export type ProvenanceRow = InferSelectModel<typeof provenance>;
+
+export const overrides = sqliteTable(
+  "overrides",
+  {
+    overrideId: text("override_id").primaryKey(),
+    ts: integer("ts").notNull(),
+    actor: text("actor").notNull(),
+    tokenLabel: text("token_label").notNull(),
+    taskId: text("task_id").references(() => tasks.taskId),
+    note: text("note").notNull(),
+  },
+  (t) => [index("overrides_task_idx").on(t.taskId), index("overrides_ts_idx").on(t.ts)],
+);
+export type OverrideRow = InferSelectModel<typeof overrides>;
+
+export const dialecticSessions = sqliteTable(
+  "dialectic_sessions",
+  {
+    sessionId: text("session_id").primaryKey(),
+    pausedAgentId: text("paused_agent_id").notNull(),
+    reviewerAgentId: text("reviewer_agent_id"),
+    phase: text("phase", { enum: ["thesis", "antithesis", "synthesis", "resolved", "failed"] }).notNull(),
+    status: text("status", { enum: ["active", "resolved", "failed"] }).notNull(),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    topic: text("topic").notNull(),
+    sessionType: text("session_type").notNull(),
+    resolutionJson: text("resolution_json"),
+    failureReason: text("failure_reason"),
+    maxRounds: integer("max_rounds").notNull(),
+    idleTimeoutMs: integer("idle_timeout_ms").notNull(),
+  },
+  (t) => [
+    index("dialectic_sessions_agent_idx").on(t.pausedAgentId, t.createdAt),
+    index("dialectic_sessions_reviewer_idx").on(t.reviewerAgentId, t.createdAt),
+    index("dialectic_sessions_phase_idx").on(t.phase),
+    index("dialectic_sessions_status_idx").on(t.status, t.updatedAt),
+    index("dialectic_sessions_created_idx").on(t.createdAt),
+  ],
+);
+export type DialecticSessionRow = InferSelectModel<typeof dialecticSessions>;
+
+export const dialecticMessages = sqliteTable(
+  "dialectic_messages",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => dialecticSessions.sessionId),
+    /** 1-based position in the transcript; unique per session, so two writers can never both append message n. */
+    seq: integer("seq").notNull(),
+    agentId: text("agent_id").notNull(),
+    messageType: text("message_type", { enum: ["thesis", "antithesis", "synthesis"] }).notNull(),
+    timestamp: integer("timestamp").notNull(),
+    reasoning: text("reasoning").notNull(),
+    rootCause: text("root_cause"),
+    proposedConditionsJson: text("proposed_conditions_json"),
+    observedMetricsJson: text("observed_metrics_json"),
+    concernsJson: text("concerns_json"),
+    agrees: integer("agrees", { mode: "boolean" }),
+    signature: text("signature").notNull(),
+  },
+  (t) => [uniqueIndex("dialectic_messages_session_seq_uq").on(t.sessionId, t.seq), index("dialectic_messages_ts_idx").on(t.timestamp)],
+);
+export type DialecticMessageRow = InferSelectModel<typeof dialecticMessages>;

@@ -1,0 +1,90 @@
+import { LedgerSection } from "@/components/ledger-section";
+import Link from "next/link";
+import { LedgerHash } from "@/components/ledger-hash";
+import { LedgerRunTimeline } from "@/components/ledger-run-timeline";
+import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
+import { formatTime } from "@/lib/format";
+import { filledParams } from "@/lib/governance/common";
+import { artifactLookupSchema, getProofsByArtifact } from "@/lib/governance/ledger";
+
+type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
+
+export default async function ArtifactPage({ searchParams }: Props) {
+  const parsed = artifactLookupSchema.safeParse(filledParams(await searchParams));
+  if (!parsed.success) {
+    return (
+      <div className="space-y-4">
+        <Link href="/ledger" className="text-sm underline">
+          ← Ledger
+        </Link>
+        <p role="alert" className="text-sm text-red-600">
+          Give an artifact type and id to look up.
+        </p>
+      </div>
+    );
+  }
+  const q = parsed.data;
+  const proofs = getProofsByArtifact(q);
+  return (
+    <div className="space-y-6">
+      <div className="space-y-1">
+        <Link href="/ledger" className="text-sm underline">
+          ← Ledger
+        </Link>
+        <h1 className="text-2xl font-semibold">
+          {q.artifact_type}/{q.artifact_id}
+          {q.store ? ` in ${q.store}` : ""}
+        </h1>
+      </div>
+      {proofs.provenance.length === 0 ? (
+        <p className="card text-sm text-slate-600" data-testid="no-provenance">
+          Nothing in the ledger produced this artifact.
+        </p>
+      ) : (
+        <>
+          <LedgerSection id="prov-heading" title="Provenance">
+            <table className="data" data-testid="provenance-table">
+              <thead>
+                <tr>
+                  <th>Recorded</th>
+                  <th>Store</th>
+                  <th>Model</th>
+                  <th>Fingerprint</th>
+                  <th>Chunking</th>
+                  <th>Input hash</th>
+                  <th>By</th>
+                </tr>
+              </thead>
+              <tbody>
+                {proofs.provenance.map((p) => (
+                  <tr key={p.id}>
+                    <td>{formatTime(p.createdAt)}</td>
+                    <td>{p.store}</td>
+                    <td>{p.modelName ? `${p.modelName} ${p.modelVersion}` : "—"}</td>
+                    <td>{p.fingerprint ?? "—"}</td>
+                    <td>{p.chunkingVersion ?? "—"}</td>
+                    <td>
+                      <LedgerHash value={p.inputHash} />
+                    </td>
+                    <td>{p.recordedBy}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </LedgerSection>
+          <LedgerSection id="producers-heading" title="Produced by">
+            {proofs.tasks.map(({ task, verdict }) => (
+              <p key={task.taskId} className="flex items-center gap-2 text-sm">
+                <Link className="underline" href={`/ledger/tasks/${encodeURIComponent(task.taskId)}`}>
+                  {task.intent}
+                </Link>
+                <LedgerVerdictBadge value={verdict} />
+              </p>
+            ))}
+            <LedgerRunTimeline runs={proofs.runs} />
+          </LedgerSection>
+        </>
+      )}
+    </div>
+  );
+}

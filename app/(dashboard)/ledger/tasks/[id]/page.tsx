@@ -1,0 +1,133 @@
+import { LedgerSection } from "@/components/ledger-section";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { LedgerHash } from "@/components/ledger-hash";
+import { LedgerRunTimeline } from "@/components/ledger-run-timeline";
+import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
+import { formatTime } from "@/lib/format";
+import { clientIdSchema, findOrNull } from "@/lib/governance/common";
+import { getTaskStatusById, type TaskStatus } from "@/lib/governance/ledger";
+
+type Props = { params: Promise<{ id: string }> };
+
+function load(id: string): TaskStatus {
+  const parsed = clientIdSchema.safeParse(id);
+  const status = parsed.success ? findOrNull(() => getTaskStatusById({ taskId: parsed.data })) : null;
+  if (!status) notFound();
+  return status;
+}
+
+export default async function TaskPage({ params }: Props) {
+  const { id } = await params;
+  const { task, runs, validations, overrides, artifacts, verdict } = load(decodeURIComponent(id));
+  return (
+    <div className="space-y-6">
+      <div className="space-y-1">
+        <Link href="/ledger" className="text-sm underline">
+          ← Ledger
+        </Link>
+        <h1 className="text-2xl font-semibold">{task.intent}</h1>
+        <p className="text-sm text-slate-600">
+          task <span className="font-mono">{task.taskId}</span> · requested by {task.requestedBy} · {formatTime(task.createdAt)}
+        </p>
+      </div>
+
+      <LedgerSection id="verdict-heading" title={<>Verdict <LedgerVerdictBadge value={verdict.verdict} testId="task-verdict" /></>}>
+        <p className="text-sm text-slate-600">Requires: {task.requiredChecks.join(" and ")} checks in the latest validation, with every run finished.</p>
+        <ul className="list-disc pl-5 text-sm">
+          {verdict.reasons.map((r) => (
+            <li key={r}>{r}</li>
+          ))}
+        </ul>
+        {overrides.length > 0 && (
+          <div className="rounded border border-amber-300 bg-amber-50 p-2 text-sm" data-testid="task-overrides">
+            <p className="font-medium">Overridden</p>
+            {overrides.map((o) => (
+              <p key={o.overrideId}>
+                {formatTime(o.ts)} · {o.actor} ({o.tokenLabel}): {o.note}
+              </p>
+            ))}
+          </div>
+        )}
+      </LedgerSection>
+
+      <LedgerSection id="spec-heading" title="Spec">
+        <pre className="overflow-x-auto rounded bg-slate-50 p-2 text-xs" data-testid="task-spec">
+          {JSON.stringify(task.spec, null, 2)}
+        </pre>
+      </LedgerSection>
+
+      <LedgerSection id="runs-heading" title="Runs">
+        <LedgerRunTimeline runs={runs} />
+      </LedgerSection>
+
+      <LedgerSection id="validations-heading" title="Validations">
+        {validations.length === 0 ? (
+          <p className="text-sm text-slate-600">No validations recorded.</p>
+        ) : (
+          <table className="data" data-testid="validations-table">
+            <thead>
+              <tr>
+                <th>When</th>
+                <th>Validation</th>
+                <th>Run</th>
+                <th>Critic</th>
+                <th>Runner</th>
+                <th>Details</th>
+              </tr>
+            </thead>
+            <tbody>
+              {validations.map((v) => (
+                <tr key={v.validationId}>
+                  <td>{formatTime(v.ts)}</td>
+                  <td className="font-mono text-xs">{v.validationId}</td>
+                  <td className="font-mono text-xs">{v.runId ?? "—"}</td>
+                  <td>{v.criticPassed === null ? "not run" : v.criticPassed ? "passed" : "failed"}</td>
+                  <td>{v.runnerPassed === null ? "not run" : v.runnerPassed ? "passed" : "failed"}</td>
+                  <td>
+                    <code className="text-xs">{v.details === null ? "" : JSON.stringify(v.details)}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </LedgerSection>
+
+      <LedgerSection id="artifacts-heading" title="Artifacts produced">
+        {artifacts.length === 0 ? (
+          <p className="text-sm text-slate-600">No artifacts recorded for this task.</p>
+        ) : (
+          <table className="data" data-testid="artifacts-table">
+            <thead>
+              <tr>
+                <th>Artifact</th>
+                <th>Store</th>
+                <th>Model</th>
+                <th>Input hash</th>
+                <th>Run</th>
+              </tr>
+            </thead>
+            <tbody>
+              {artifacts.map((a) => (
+                <tr key={a.id}>
+                  <td>
+                    <Link className="underline" href={`/ledger/artifacts?${new URLSearchParams({ artifact_type: a.artifactType, artifact_id: a.artifactId, store: a.store }).toString()}`}>
+                      {a.artifactType}/{a.artifactId}
+                    </Link>
+                  </td>
+                  <td>{a.store}</td>
+                  <td>{a.modelName ? `${a.modelName} ${a.modelVersion}` : "—"}</td>
+                  <td>
+                    <LedgerHash value={a.inputHash} />
+                  </td>
+                  <td className="font-mono text-xs">{a.runId ?? "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </LedgerSection>
+    </div>
+  );
+}

@@ -1,0 +1,109 @@
+import { LedgerSection } from "@/components/ledger-section";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
+import { SessionPhaseTimeline } from "@/components/session-phase-timeline";
+import { SessionTranscript } from "@/components/session-transcript";
+import { formatTime } from "@/lib/format";
+import { clientIdSchema, findOrNull } from "@/lib/governance/common";
+import { getDialecticSessionById, verifyDialecticSession, type SessionView } from "@/lib/governance/dialectic";
+
+type Props = { params: Promise<{ id: string }> };
+
+function load(id: string): SessionView {
+  const parsed = clientIdSchema.safeParse(id);
+  const session = parsed.success ? findOrNull(() => getDialecticSessionById({ sessionId: parsed.data })) : null;
+  if (!session) notFound();
+  return session;
+}
+
+export default async function SessionPage({ params }: Props) {
+  const { id } = await params;
+  const session = load(decodeURIComponent(id));
+  const messages = session.messages ?? [];
+  // Checked against SQLite on every view: the page says whether the transcript is intact.
+  const signatures = verifyDialecticSession({ sessionId: session.sessionId });
+  return (
+    <div className="space-y-6">
+      <div className="space-y-1">
+        <Link href="/sessions" className="text-sm underline">
+          ← Sessions
+        </Link>
+        <h1 className="text-2xl font-semibold">{session.topic}</h1>
+        <p className="flex flex-wrap items-center gap-2 text-sm text-slate-600">
+          <span className="font-mono">{session.sessionId}</span> · {session.sessionType} · <LedgerVerdictBadge value={session.status} testId="session-status" /> · started {formatTime(session.createdAt)}
+          <a className="btn-secondary ml-auto" href={`/sessions/${encodeURIComponent(session.sessionId)}/export`} download={`session-${session.sessionId}.json`}>
+            Export JSON
+          </a>
+        </p>
+      </div>
+
+      <section className="grid gap-3 sm:grid-cols-3" aria-label="Agents and integrity">
+        <div className="card">
+          <p className="label">Paused agent (thesis)</p>
+          <p className="font-medium" data-testid="paused-agent">
+            {session.pausedAgentId}
+          </p>
+        </div>
+        <div className="card">
+          <p className="label">Reviewer (antithesis)</p>
+          <p className="font-medium" data-testid="reviewer-agent">
+            {session.reviewerAgentId ?? "not claimed yet"}
+          </p>
+        </div>
+        <div className="card">
+          <p className="label">Signatures</p>
+          {signatures.ok ? (
+            <p className="font-medium text-emerald-700" data-testid="signature-status">
+              verified ({signatures.messages} messages)
+            </p>
+          ) : (
+            <p className="font-medium text-red-700" data-testid="signature-status" role="alert">
+              broken at message {signatures.brokenAtSeq}: {signatures.reason}
+            </p>
+          )}
+        </div>
+      </section>
+
+      <LedgerSection id="timeline-heading" title="Phase">
+        <SessionPhaseTimeline phase={session.phase} messages={messages} createdAt={session.createdAt} updatedAt={session.updatedAt} />
+        {session.status === "active" && (
+          <p className="text-sm text-slate-600">
+            Next: {session.expected.note}
+            {session.expected.agentIds.length > 0 && ` (${session.expected.agentIds.join(" or ")})`} · synthesis round {session.synthesisRounds} of {session.maxRounds}
+          </p>
+        )}
+      </LedgerSection>
+
+      {session.status !== "active" && (
+        <LedgerSection
+          id="resolution-heading"
+          title={session.status === "resolved" ? "Resolution" : "Failed"}
+          className={session.status === "resolved" ? "border-emerald-300" : "border-red-300"}
+          testId="resolution"
+        >
+          {session.resolution ? (
+            <>
+              <p className="text-sm">Agreed by {session.resolution.agreedBy.join(" and ")} at message #{session.resolution.seq}.</p>
+              {session.resolution.conditions.length > 0 ? (
+                <ul className="list-disc pl-5 text-sm">
+                  {session.resolution.conditions.map((c, i) => (
+                    <li key={i}>{c}</li>
+                  ))}
+                </ul>
+              ) : (
+                <p className="text-sm text-slate-600">No conditions.</p>
+              )}
+            </>
+          ) : (
+            <p className="text-sm">{session.failureReason}</p>
+          )}
+        </LedgerSection>
+      )}
+
+      <LedgerSection id="transcript-heading" title="Transcript">
+        <SessionTranscript messages={messages} pausedAgentId={session.pausedAgentId} />
+      </LedgerSection>
+    </div>
+  );
+}

@@ -1,0 +1,8 @@
+import { defineRoute } from "@/lib/api/route";
+import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
+
+export const GET = defineRoute({
+  name: "GET /dialectic/export",
+  auth: "admin",
+  handler: () => exportDialecticSessions(),
+});

@@ -1,0 +1,8 @@
+import { defineRoute } from "@/lib/api/route";
+import { getDialecticMetrics } from "@/lib/governance/dialectic";
+
+export const GET = defineRoute({
+  name: "GET /dialectic/metrics",
+  auth: "read",
+  handler: () => getDialecticMetrics(),
+});

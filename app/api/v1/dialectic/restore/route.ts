@@ -1,0 +1,12 @@
+import { defineRoute } from "@/lib/api/route";
+import { dialecticSnapshotSchema, restoreDialecticSessions } from "@/lib/governance/dialectic-export";
+import { callerOf } from "@/lib/governance/respond";
+
+export const POST = defineRoute({
+  name: "POST /dialectic/restore",
+  auth: "admin",
+  body: dialecticSnapshotSchema,
+  // A full snapshot is larger than an ordinary request.
+  maxBodyBytes: 64 * 1024 * 1024,
+  handler: ({ body, principal }) => restoreDialecticSessions({ snapshot: body, actor: `agent:${callerOf(principal).agentId}` }),
+});

@@ -1,0 +1,13 @@
+import { z } from "zod";
+import { defineRoute } from "@/lib/api/route";
+import { clientIdSchema } from "@/lib/governance/common";
+import { abandonDialecticSession, abandonSessionSchema } from "@/lib/governance/dialectic";
+import { callerOf } from "@/lib/governance/respond";
+
+export const POST = defineRoute({
+  name: "POST /dialectic/sessions/{id}/abandon",
+  auth: "write",
+  params: z.object({ id: clientIdSchema }).strict(),
+  body: abandonSessionSchema,
+  handler: ({ params, body, principal }) => ({ session: abandonDialecticSession({ sessionId: params.id, agentId: callerOf(principal).agentId, reason: body.reason }) }),
+});

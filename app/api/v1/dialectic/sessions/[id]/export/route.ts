@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { defineRoute } from "@/lib/api/route";
+import { clientIdSchema } from "@/lib/governance/common";
+import { getDialecticSessionForAgent } from "@/lib/governance/dialectic";
+import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
+import { callerOf } from "@/lib/governance/respond";
+
+export const GET = defineRoute({
+  name: "GET /dialectic/sessions/{id}/export",
+  auth: "read",
+  params: z.object({ id: clientIdSchema }).strict(),
+  handler: ({ params, principal }) => {
+    getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) });
+    return exportDialecticSessions({ sessionId: params.id });
+  },
+});

@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { defineRoute } from "@/lib/api/route";
+import { clientIdSchema } from "@/lib/governance/common";
+import { postDialecticMessage, postMessageSchema } from "@/lib/governance/dialectic";
+import { callerOf, respondCreated } from "@/lib/governance/respond";
+
+export const POST = defineRoute({
+  name: "POST /dialectic/sessions/{id}/messages",
+  auth: "write",
+  params: z.object({ id: clientIdSchema }).strict(),
+  body: postMessageSchema,
+  handler: ({ params, body, principal }) => {
+    const result = postDialecticMessage({ sessionId: params.id, agentId: callerOf(principal).agentId, input: body });
+    return respondCreated(result, result.created);
+  },
+});

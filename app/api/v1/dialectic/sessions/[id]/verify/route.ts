@@ -1,0 +1,15 @@
+import { z } from "zod";
+import { defineRoute } from "@/lib/api/route";
+import { clientIdSchema } from "@/lib/governance/common";
+import { getDialecticSessionForAgent, verifyDialecticSession } from "@/lib/governance/dialectic";
+import { callerOf } from "@/lib/governance/respond";
+
+export const GET = defineRoute({
+  name: "GET /dialectic/sessions/{id}/verify",
+  auth: "read",
+  params: z.object({ id: clientIdSchema }).strict(),
+  handler: ({ params, principal }) => {
+    getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) });
+    return verifyDialecticSession({ sessionId: params.id });
+  },
+});

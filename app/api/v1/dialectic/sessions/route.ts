@@ -1,0 +1,21 @@
+import { defineRoute } from "@/lib/api/route";
+import { createDialecticSession, createSessionSchema, listDialecticSessionsByAgent, listSessionsQuerySchema } from "@/lib/governance/dialectic";
+import { callerOf, respondCreated } from "@/lib/governance/respond";
+
+export const POST = defineRoute({
+  name: "POST /dialectic/sessions",
+  auth: "write",
+  body: createSessionSchema,
+  handler: ({ body, principal }) => {
+    const { session, created } = createDialecticSession({ input: body, agentId: callerOf(principal).agentId });
+    return respondCreated({ session, created }, created);
+  },
+});
+
+export const GET = defineRoute({
+  name: "GET /dialectic/sessions",
+  auth: "read",
+  query: listSessionsQuerySchema,
+  handler: ({ query, principal }) =>
+    listDialecticSessionsByAgent({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }),
+});

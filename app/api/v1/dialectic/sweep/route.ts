@@ -1,0 +1,9 @@
+import { defineRoute } from "@/lib/api/route";
+import { sweepIdleSessionsAudited } from "@/lib/governance/dialectic";
+import { callerOf } from "@/lib/governance/respond";
+
+export const POST = defineRoute({
+  name: "POST /dialectic/sweep",
+  auth: "admin",
+  handler: ({ principal }) => sweepIdleSessionsAudited({ actor: `agent:${callerOf(principal).agentId}` }),
+});

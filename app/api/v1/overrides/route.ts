@@ -1,0 +1,14 @@
+import { defineRoute } from "@/lib/api/route";
+import { recordOverride, recordOverrideSchema } from "@/lib/governance/ledger";
+import { callerOf, respondCreated } from "@/lib/governance/respond";
+
+export const POST = defineRoute({
+  name: "POST /overrides",
+  auth: "write",
+  body: recordOverrideSchema,
+  handler: ({ body, principal }) => {
+    const caller = callerOf(principal);
+    const { override, created } = recordOverride({ input: body, actor: `agent:${caller.agentId}`, tokenLabel: caller.label });
+    return respondCreated({ override, created }, created);
+  },
+});

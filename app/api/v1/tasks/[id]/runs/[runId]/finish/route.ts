@@ -1,0 +1,13 @@
+import { z } from "zod";
+import { defineRoute } from "@/lib/api/route";
+import { clientIdSchema } from "@/lib/governance/common";
+import { finishRunSchema, recordRunFinish } from "@/lib/governance/ledger";
+import { callerOf } from "@/lib/governance/respond";
+
+export const POST = defineRoute({
+  name: "POST /tasks/{id}/runs/{runId}/finish",
+  auth: "write",
+  params: z.object({ id: clientIdSchema, runId: clientIdSchema }).strict(),
+  body: finishRunSchema,
+  handler: ({ params, body, principal }) => recordRunFinish({ taskId: params.id, runId: params.runId, input: body, agentId: callerOf(principal).agentId }),
+});

@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { defineRoute } from "@/lib/api/route";
+import { clientIdSchema } from "@/lib/governance/common";
+import { recordRunStart, startRunSchema } from "@/lib/governance/ledger";
+import { callerOf, respondCreated } from "@/lib/governance/respond";
+
+export const POST = defineRoute({
+  name: "POST /tasks/{id}/runs",
+  auth: "write",
+  params: z.object({ id: clientIdSchema }).strict(),
+  body: startRunSchema,
+  handler: ({ params, body, principal }) => {
+    const { run, created } = recordRunStart({ taskId: params.id, input: body, agentId: callerOf(principal).agentId });
+    return respondCreated({ run, created }, created);
+  },
+});

@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { defineRoute } from "@/lib/api/route";
+import { clientIdSchema } from "@/lib/governance/common";
+import { recordValidation, recordValidationSchema } from "@/lib/governance/ledger";
+import { respondCreated } from "@/lib/governance/respond";
+
+export const POST = defineRoute({
+  name: "POST /tasks/{id}/validations",
+  auth: "write",
+  params: z.object({ id: clientIdSchema }).strict(),
+  body: recordValidationSchema,
+  handler: ({ params, body }) => {
+    const { validation, created } = recordValidation({ taskId: params.id, input: body });
+    return respondCreated({ validation, created }, created);
+  },
+});

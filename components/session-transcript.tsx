@@ -1,0 +1,78 @@
+import { formatTime } from "@/lib/format";
+import type { DialecticMessage } from "@/lib/governance/dialectic";
+
+const TYPE_STYLE: Record<DialecticMessage["messageType"], string> = {
+  thesis: "border-sky-300 bg-sky-50",
+  antithesis: "border-amber-300 bg-amber-50",
+  synthesis: "border-emerald-300 bg-emerald-50",
+};
+const TYPE_LABEL: Record<DialecticMessage["messageType"], string> = { thesis: "Thesis", antithesis: "Antithesis", synthesis: "Synthesis" };
+
+function List({ title, items }: { title: string; items: string[] | null }) {
+  if (!items || items.length === 0) return null;
+  return (
+    <div>
+      <p className="label">{title}</p>
+      <ul className="list-disc pl-5">
+        {items.map((c, i) => (
+          <li key={i}>{c}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** The transcript as a conversation: the paused agent on the left, the reviewer on the right. */
+export function SessionTranscript({ messages, pausedAgentId }: { messages: DialecticMessage[]; pausedAgentId: string }) {
+  if (messages.length === 0) return <p className="text-sm text-slate-600">No messages yet.</p>;
+  return (
+    <ol className="space-y-3" aria-label="Transcript" data-testid="transcript">
+      {messages.map((m) => {
+        const mine = m.agentId === pausedAgentId;
+        return (
+          <li key={m.id} className={`flex ${mine ? "justify-start" : "justify-end"}`}>
+            <article className={`w-full max-w-2xl space-y-2 rounded-lg border p-3 text-sm ${TYPE_STYLE[m.messageType]}`} data-testid={`message-${m.seq}`} aria-label={`${TYPE_LABEL[m.messageType]} by ${m.agentId}`}>
+              <header className="flex flex-wrap items-center gap-2">
+                <span className="font-semibold" data-testid="message-type">
+                  {TYPE_LABEL[m.messageType]}
+                </span>
+                <span className="text-slate-700">{m.agentId}</span>
+                <span className="text-xs text-slate-500">
+                  #{m.seq} · {formatTime(m.timestamp)}
+                </span>
+                {m.agrees !== null && (
+                  <span className={`ml-auto rounded px-2 py-0.5 text-xs font-medium ${m.agrees ? "bg-emerald-200 text-emerald-900" : "bg-red-100 text-red-800"}`}>{m.agrees ? "agrees" : "does not agree"}</span>
+                )}
+              </header>
+              <p className="whitespace-pre-wrap">{m.reasoning}</p>
+              {m.rootCause && (
+                <div>
+                  <p className="label">Root cause</p>
+                  <p>{m.rootCause}</p>
+                </div>
+              )}
+              <List title="Proposed conditions" items={m.proposedConditions} />
+              <List title="Concerns" items={m.concerns} />
+              {m.observedMetrics && Object.keys(m.observedMetrics).length > 0 && (
+                <div>
+                  <p className="label">Observed metrics</p>
+                  <dl className="grid grid-cols-2 gap-x-4 text-xs sm:grid-cols-4">
+                    {Object.entries(m.observedMetrics).map(([k, v]) => (
+                      <div key={k}>
+                        <dt className="text-slate-500">{k}</dt>
+                        <dd className="font-mono">{String(v)}</dd>
+                      </div>
+                    ))}
+                  </dl>
+                </div>
+              )}
+              <p className="font-mono text-[10px] text-slate-400" title={m.signature}>
+                sig {m.signature.slice(0, 16)}…
+              </p>
+            </article>
+          </li>
+        );
+      })}
+    </ol>
+  );
+}

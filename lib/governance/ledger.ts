@@ -1,0 +1,467 @@
+import { and, asc, desc, eq, gte, inArray, lte, or, sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
+import { getGovernance } from "../db/connection";
+import {
+  overrides,
+  provenance,
+  skillRuns,
+  tasks,
+  validations,
+  type OverrideRow,
+  type ProvenanceRow,
+  type SkillRunRow,
+  type TaskRow,
+  type ValidationRow,
+} from "../db/schema/governance";
+import { AppError } from "../errors";
+import { appendAudit } from "./audit";
+import { assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumn, sha256HexSchema } from "./common";
+
+export const CHECKS = ["critic", "runner"] as const;
+export type Check = (typeof CHECKS)[number];
+export const VERDICTS = ["pending", "passed", "failed"] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+const artifactRefSchema = z
+  .object({
+    artifact_type: z.string().trim().min(1).max(64),
+    artifact_id: z.string().trim().min(1).max(256),
+    store: z.string().trim().min(1).max(63),
+  })
+  .strict();
+
+export const createTaskSchema = z
+  .object({
+    task_id: clientIdSchema.optional(),
+    intent: z.string().trim().min(1).max(2000),
+    spec: z.json(),
+    required_checks: z.array(z.enum(CHECKS)).min(1).max(2).optional(),
+  })
+  .strict();
+
+const runFinishFields = {
+  output_hash: sha256HexSchema,
+  exit_code: z.number().int().min(-1024).max(1024),
+  finished_at: epochMsSchema.optional(),
+  output_ref: z.string().trim().min(1).max(1000).optional(),
+  artifacts: z.array(artifactRefSchema).max(1000).optional(),
+};
+
+export const finishRunSchema = z.object(runFinishFields).strict();
+
+/** A run is recorded when it starts; the finish fields may come now or later. */
+export const startRunSchema = z
+  .object({
+    run_id: clientIdSchema.optional(),
+    skill: z.string().trim().min(1).max(200),
+    input_hash: sha256HexSchema,
+    runner_version: z.string().trim().min(1).max(100),
+    started_at: epochMsSchema.optional(),
+    output_hash: runFinishFields.output_hash.optional(),
+    exit_code: runFinishFields.exit_code.optional(),
+    finished_at: runFinishFields.finished_at,
+    output_ref: runFinishFields.output_ref,
+    artifacts: runFinishFields.artifacts,
+  })
+  .strict()
+  .refine((r) => (r.output_hash === undefined) === (r.exit_code === undefined), {
+    message: "output_hash and exit_code come together (a finished run) or not at all",
+    path: ["exit_code"],
+  });
+
+export const recordValidationSchema = z
+  .object({
+    validation_id: clientIdSchema.optional(),
+    run_id: clientIdSchema.optional(),
+    critic_passed: z.boolean().nullable(),
+    runner_passed: z.boolean().nullable(),
+    details: z.json().optional(),
+  })
+  .strict();
+
+export const provenanceRecordSchema = z
+  .object({
+    artifact_type: artifactRefSchema.shape.artifact_type,
+    artifact_id: artifactRefSchema.shape.artifact_id,
+    store: artifactRefSchema.shape.store,
+    model_name: z.string().trim().max(200).optional(),
+    model_version: z.string().trim().max(100).optional(),
+    fingerprint: z.string().trim().max(200).optional(),
+    chunking_version: z.string().trim().max(100).optional(),
+    input_hash: sha256HexSchema,
+    task_id: clientIdSchema.optional(),
+    run_id: clientIdSchema.optional(),
+  })
+  .strict();
+export const recordProvenanceSchema = z.object({ records: z.array(provenanceRecordSchema).min(1).max(1000) }).strict();
+
+export const recordOverrideSchema = z
+  .object({
+    override_id: clientIdSchema.optional(),
+    task_id: clientIdSchema.optional(),
+    note: z.string().trim().min(1).max(4000),
+  })
+  .strict();
+
+export const listTasksQuerySchema = z
+  .object({
+    requested_by: z.string().trim().min(1).max(100).optional(),
+    skill: z.string().trim().min(1).max(200).optional(),
+    outcome: z.enum(VERDICTS).optional(),
+    from: z.coerce.number().int().min(0).optional(),
+    to: z.coerce.number().int().min(0).optional(),
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    offset: z.coerce.number().int().min(0).default(0),
+  })
+  .strict();
+export type ListTasksQuery = z.input<typeof listTasksQuerySchema>;
+
+export type ArtifactRef = z.infer<typeof artifactRefSchema>;
+
+export type Task = Omit<TaskRow, "specJson" | "requiredChecksJson"> & { spec: unknown; requiredChecks: Check[] };
+export type SkillRun = Omit<SkillRunRow, "artifactsJson"> & { artifacts: ArtifactRef[]; status: "running" | "succeeded" | "failed" };
+export type Validation = Omit<ValidationRow, "detailsJson"> & { details: unknown };
+export type VerdictExplanation = { verdict: Verdict; reasons: string[] };
+export type TaskStatus = {
+  task: Task;
+  runs: SkillRun[];
+  validations: Validation[];
+  overrides: OverrideRow[];
+  artifacts: ProvenanceRow[];
+  verdict: VerdictExplanation;
+};
+
+function toTask(row: TaskRow): Task {
+  const { specJson, requiredChecksJson, ...rest } = row;
+  return { ...rest, spec: parseJsonColumn(specJson), requiredChecks: parseJsonColumn<Check[]>(requiredChecksJson) ?? [...CHECKS] };
+}
+
+function toRun(row: SkillRunRow): SkillRun {
+  const { artifactsJson, ...rest } = row;
+  const status = row.finishedAt === null ? "running" : row.exitCode === 0 ? "succeeded" : "failed";
+  return { ...rest, artifacts: parseJsonColumn<ArtifactRef[]>(artifactsJson) ?? [], status };
+}
+
+function toValidation(row: ValidationRow): Validation {
+  const { detailsJson, ...rest } = row;
+  return { ...rest, details: parseJsonColumn(detailsJson) };
+}
+
+function requireTask(taskId: string): TaskRow {
+  const row = getGovernance().db.select().from(tasks).where(eq(tasks.taskId, taskId)).get();
+  if (!row) throw new AppError("not_found", `no task ${taskId}`);
+  return row;
+}
+
+/**
+ * The verdict is a proof, not a guess: passed only when no run is still open
+ * and the latest validation passed every check the task requires. A later
+ * validation supersedes an earlier one (a fix, a rerun, a second look).
+ */
+export function explainVerdict({
+  requiredChecks,
+  runs,
+  validations: vals,
+}: {
+  requiredChecks: Check[];
+  runs: Pick<SkillRun, "runId" | "finishedAt">[];
+  /** In recording order: the last one is the latest. */
+  validations: Pick<Validation, "validationId" | "criticPassed" | "runnerPassed">[];
+}): VerdictExplanation {
+  const open = runs.filter((r) => r.finishedAt === null);
+  if (open.length > 0) return { verdict: "pending", reasons: open.map((r) => `run ${r.runId} has not finished`) };
+  const latest = vals.at(-1);
+  if (!latest) return { verdict: "pending", reasons: ["no validation recorded yet"] };
+  const reasons: string[] = [];
+  for (const check of requiredChecks) {
+    const value = check === "critic" ? latest.criticPassed : latest.runnerPassed;
+    if (value !== true) reasons.push(`${check} check ${value === false ? "failed" : "was not run"} in validation ${latest.validationId}`);
+  }
+  return reasons.length === 0 ? { verdict: "passed", reasons: [`validation ${latest.validationId} passed ${requiredChecks.join(" and ")}`] } : { verdict: "failed", reasons };
+}
+
+// rowid breaks ties between validations recorded in the same millisecond.
+function validationsInRecordingOrder(taskId: string): ValidationRow[] {
+  return getGovernance().db.select().from(validations).where(eq(validations.taskId, taskId)).orderBy(asc(validations.ts), asc(sql`rowid`)).all();
+}
+
+/** Inside the writer's transaction: keep tasks.verdict true so lists can filter by outcome. */
+function refreshVerdict(taskId: string): void {
+  const { db } = getGovernance();
+  const task = requireTask(taskId);
+  const runs = db.select({ runId: skillRuns.runId, finishedAt: skillRuns.finishedAt }).from(skillRuns).where(eq(skillRuns.taskId, taskId)).all();
+  const vals = validationsInRecordingOrder(taskId);
+  const { verdict } = explainVerdict({ requiredChecks: toTask(task).requiredChecks, runs, validations: vals });
+  db.update(tasks).set({ verdict, updatedAt: Date.now() }).where(eq(tasks.taskId, taskId)).run();
+}
+
+export function createTask({ input, requestedBy }: { input: z.input<typeof createTaskSchema>; requestedBy: string }): { task: Task; created: boolean } {
+  const parsed = createTaskSchema.parse(input);
+  const { sqlite, db } = getGovernance();
+  const taskId = parsed.task_id ?? newId();
+  const requiredChecks = parsed.required_checks ? [...new Set(parsed.required_checks)] : [...CHECKS];
+  return sqlite
+    .transaction(() => {
+      const existing = db.select().from(tasks).where(eq(tasks.taskId, taskId)).get();
+      const facts = { requestedBy, intent: parsed.intent, spec: parsed.spec, requiredChecks };
+      if (existing) {
+        const t = toTask(existing);
+        assertSameRetry("task", taskId, { requestedBy: t.requestedBy, intent: t.intent, spec: t.spec, requiredChecks: t.requiredChecks }, facts);
+        return { task: t, created: false };
+      }
+      const now = Date.now();
+      const row = db
+        .insert(tasks)
+        .values({ taskId, createdAt: now, updatedAt: now, requestedBy, intent: parsed.intent, specJson: JSON.stringify(parsed.spec), requiredChecksJson: JSON.stringify(requiredChecks), verdict: "pending" })
+        .returning()
+        .get();
+      return { task: toTask(row), created: true };
+    })
+    .immediate();
+}
+
+/** Artifacts a finished run produced become provenance rows, so "where did this come from?" is one indexed lookup. */
+function insertRunArtifacts(run: SkillRunRow, artifacts: ArtifactRef[], recordedBy: string): void {
+  const { db } = getGovernance();
+  for (const a of artifacts) {
+    db.insert(provenance)
+      .values({ artifactType: a.artifact_type, artifactId: a.artifact_id, store: a.store, inputHash: run.inputHash, taskId: run.taskId, runId: run.runId, recordedBy, createdAt: Date.now() })
+      .onConflictDoNothing()
+      .run();
+  }
+}
+
+function runFacts(r: SkillRun) {
+  return {
+    skill: r.skill,
+    inputHash: r.inputHash,
+    runnerVersion: r.runnerVersion,
+    outputHash: r.outputHash,
+    exitCode: r.exitCode,
+    outputRef: r.outputRef,
+    artifacts: r.artifacts,
+  };
+}
+
+export function recordRunStart({ taskId, input, agentId }: { taskId: string; input: z.input<typeof startRunSchema>; agentId: string }): { run: SkillRun; created: boolean } {
+  const parsed = startRunSchema.parse(input);
+  const { sqlite, db } = getGovernance();
+  const runId = parsed.run_id ?? newId();
+  return sqlite
+    .transaction(() => {
+      requireTask(taskId);
+      const now = Date.now();
+      const finished = parsed.exit_code !== undefined;
+      const values = {
+        runId,
+        taskId,
+        skill: parsed.skill,
+        inputHash: parsed.input_hash,
+        runnerVersion: parsed.runner_version,
+        startedAt: parsed.started_at ?? now,
+        outputHash: parsed.output_hash ?? null,
+        exitCode: parsed.exit_code ?? null,
+        finishedAt: finished ? (parsed.finished_at ?? now) : null,
+        outputRef: parsed.output_ref ?? null,
+        artifactsJson: JSON.stringify(parsed.artifacts ?? []),
+      };
+      const existing = db.select().from(skillRuns).where(eq(skillRuns.runId, runId)).get();
+      if (existing) {
+        if (existing.taskId !== taskId) throw new AppError("conflict", `run ${runId} belongs to task ${existing.taskId}`);
+        const stored = toRun(existing);
+        // A retried start after the run finished is still the same request.
+        const incoming = toRun({ ...existing, ...values, startedAt: existing.startedAt, finishedAt: finished ? existing.finishedAt : null });
+        const comparable = finished ? runFacts(stored) : { ...runFacts(stored), outputHash: null, exitCode: null, outputRef: null, artifacts: [] };
+        assertSameRetry("run", runId, comparable, runFacts(incoming));
+        return { run: stored, created: false };
+      }
+      const row = db.insert(skillRuns).values(values).returning().get();
+      insertRunArtifacts(row, parsed.artifacts ?? [], agentId);
+      refreshVerdict(taskId);
+      return { run: toRun(row), created: true };
+    })
+    .immediate();
+}
+
+export function recordRunFinish({ taskId, runId, input, agentId }: { taskId: string; runId: string; input: z.input<typeof finishRunSchema>; agentId: string }): { run: SkillRun; created: boolean } {
+  const parsed = finishRunSchema.parse(input);
+  const { sqlite, db } = getGovernance();
+  return sqlite
+    .transaction(() => {
+      const existing = db.select().from(skillRuns).where(and(eq(skillRuns.runId, runId), eq(skillRuns.taskId, taskId))).get();
+      if (!existing) throw new AppError("not_found", `no run ${runId} in task ${taskId}`);
+      const update = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
+      if (existing.finishedAt !== null) {
+        const stored = toRun(existing);
+        assertSameRetry("run", runId, runFacts(stored), runFacts(toRun({ ...existing, ...update })));
+        return { run: stored, created: false };
+      }
+      const finishedAt = parsed.finished_at ?? Date.now();
+      if (finishedAt < existing.startedAt) throw new AppError("unprocessable", "finished_at is before started_at");
+      const row = db.update(skillRuns).set({ ...update, finishedAt }).where(eq(skillRuns.runId, runId)).returning().get();
+      insertRunArtifacts(row, parsed.artifacts ?? [], agentId);
+      refreshVerdict(taskId);
+      return { run: toRun(row), created: true };
+    })
+    .immediate();
+}
+
+export function recordValidation({ taskId, input }: { taskId: string; input: z.input<typeof recordValidationSchema> }): { validation: Validation; created: boolean } {
+  const parsed = recordValidationSchema.parse(input);
+  const { sqlite, db } = getGovernance();
+  const validationId = parsed.validation_id ?? newId();
+  return sqlite
+    .transaction(() => {
+      requireTask(taskId);
+      if (parsed.run_id) {
+        const run = db.select({ taskId: skillRuns.taskId }).from(skillRuns).where(eq(skillRuns.runId, parsed.run_id)).get();
+        if (!run || run.taskId !== taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
+      }
+      const facts = { taskId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
+      const existing = db.select().from(validations).where(eq(validations.validationId, validationId)).get();
+      if (existing) {
+        const v = toValidation(existing);
+        assertSameRetry("validation", validationId, { taskId: v.taskId, runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, facts);
+        return { validation: v, created: false };
+      }
+      const row = db
+        .insert(validations)
+        .values({ validationId, taskId, runId: facts.runId, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() })
+        .returning()
+        .get();
+      refreshVerdict(taskId);
+      return { validation: toValidation(row), created: true };
+    })
+    .immediate();
+}
+
+/** A batch is all-or-nothing; facts already recorded (a retry) are counted, not duplicated. */
+export function recordProvenanceBatch({ input, recordedBy }: { input: z.input<typeof recordProvenanceSchema>; recordedBy: string }): { inserted: number; existing: number } {
+  const { records } = recordProvenanceSchema.parse(input);
+  const { sqlite, db } = getGovernance();
+  return sqlite
+    .transaction(() => {
+      const taskIds = [...new Set(records.flatMap((r) => (r.task_id ? [r.task_id] : [])))];
+      const runIds = [...new Set(records.flatMap((r) => (r.run_id ? [r.run_id] : [])))];
+      const knownTasks = new Set(taskIds.length ? db.select({ id: tasks.taskId }).from(tasks).where(inArray(tasks.taskId, taskIds)).all().map((r) => r.id) : []);
+      const knownRuns = new Map(runIds.length ? db.select({ id: skillRuns.runId, taskId: skillRuns.taskId }).from(skillRuns).where(inArray(skillRuns.runId, runIds)).all().map((r) => [r.id, r.taskId]) : []);
+      let inserted = 0;
+      const now = Date.now();
+      records.forEach((r, i) => {
+        if (r.task_id && !knownTasks.has(r.task_id)) throw new AppError("unprocessable", `records[${i}]: no task ${r.task_id}`);
+        if (r.run_id && !knownRuns.has(r.run_id)) throw new AppError("unprocessable", `records[${i}]: no run ${r.run_id}`);
+        const taskId = r.task_id ?? (r.run_id ? knownRuns.get(r.run_id) : undefined) ?? null;
+        const res = db
+          .insert(provenance)
+          .values({
+            artifactType: r.artifact_type,
+            artifactId: r.artifact_id,
+            store: r.store,
+            modelName: r.model_name ?? "",
+            modelVersion: r.model_version ?? "",
+            fingerprint: r.fingerprint ?? null,
+            chunkingVersion: r.chunking_version ?? null,
+            inputHash: r.input_hash,
+            taskId,
+            runId: r.run_id ?? null,
+            recordedBy,
+            createdAt: now,
+          })
+          .onConflictDoNothing()
+          .run();
+        inserted += res.changes;
+      });
+      return { inserted, existing: records.length - inserted };
+    })
+    .immediate();
+}
+
+/** Overrides are never silent: the row and its audit entry commit together. */
+export function recordOverride({ input, actor, tokenLabel }: { input: z.input<typeof recordOverrideSchema>; actor: string; tokenLabel: string }): { override: OverrideRow; created: boolean } {
+  const parsed = recordOverrideSchema.parse(input);
+  const { sqlite, db } = getGovernance();
+  const overrideId = parsed.override_id ?? newId();
+  return sqlite
+    .transaction(() => {
+      if (parsed.task_id) requireTask(parsed.task_id);
+      const existing = db.select().from(overrides).where(eq(overrides.overrideId, overrideId)).get();
+      const facts = { actor, tokenLabel, taskId: parsed.task_id ?? null, note: parsed.note };
+      if (existing) {
+        assertSameRetry("override", overrideId, { actor: existing.actor, tokenLabel: existing.tokenLabel, taskId: existing.taskId, note: existing.note }, facts);
+        return { override: existing, created: false };
+      }
+      const row = db.insert(overrides).values({ overrideId, ts: Date.now(), ...facts }).returning().get();
+      appendAudit({ actor, action: "ledger.override", target: parsed.task_id ? `task:${parsed.task_id}` : `override:${overrideId}`, reason: parsed.note, details: { override_id: overrideId, token_label: tokenLabel } });
+      return { override: row, created: true };
+    })
+    .immediate();
+}
+
+export function getTaskStatusById({ taskId }: { taskId: string }): TaskStatus {
+  const { db } = getGovernance();
+  const task = toTask(requireTask(taskId));
+  const runs = db.select().from(skillRuns).where(eq(skillRuns.taskId, taskId)).orderBy(asc(skillRuns.startedAt), asc(skillRuns.runId)).all().map(toRun);
+  const vals = validationsInRecordingOrder(taskId).map(toValidation);
+  return {
+    task,
+    runs,
+    validations: vals,
+    overrides: db.select().from(overrides).where(eq(overrides.taskId, taskId)).orderBy(asc(overrides.ts)).all(),
+    artifacts: db.select().from(provenance).where(eq(provenance.taskId, taskId)).orderBy(asc(provenance.id)).all(),
+    verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs, validations: vals }),
+  };
+}
+
+export function listTasksByFilter(input: ListTasksQuery): { tasks: (Task & { runCount: number })[]; total: number } {
+  const q = listTasksQuerySchema.parse(input);
+  const { db } = getGovernance();
+  const where: SQL[] = [];
+  if (q.requested_by) where.push(eq(tasks.requestedBy, q.requested_by));
+  if (q.outcome) where.push(eq(tasks.verdict, q.outcome));
+  if (q.from !== undefined) where.push(gte(tasks.createdAt, q.from));
+  if (q.to !== undefined) where.push(lte(tasks.createdAt, q.to));
+  if (q.skill) where.push(sql`exists (select 1 from ${skillRuns} where ${skillRuns.taskId} = ${tasks.taskId} and ${skillRuns.skill} = ${q.skill})`);
+  const cond = where.length ? and(...where) : undefined;
+  const runCount = sql<number>`(select count(*) from ${skillRuns} where ${skillRuns.taskId} = ${tasks.taskId})`;
+  const rows = db.select({ task: tasks, runCount }).from(tasks).where(cond).orderBy(desc(tasks.createdAt), desc(tasks.taskId)).limit(q.limit).offset(q.offset).all();
+  const total = db.select({ n: sql<number>`count(*)` }).from(tasks).where(cond).get()?.n ?? 0;
+  return { tasks: rows.map((r) => ({ ...toTask(r.task), runCount: r.runCount })), total };
+}
+
+export const artifactLookupSchema = z
+  .object({
+    artifact_type: artifactRefSchema.shape.artifact_type,
+    artifact_id: artifactRefSchema.shape.artifact_id,
+    store: artifactRefSchema.shape.store.optional(),
+  })
+  .strict();
+
+export type ArtifactProofs = {
+  provenance: ProvenanceRow[];
+  runs: SkillRun[];
+  tasks: { task: Task; verdict: Verdict }[];
+  validations: Validation[];
+};
+
+/** "Where did this vector / summary come from?": every recorded fact, the runs that made it and how they were checked. */
+export function getProofsByArtifact(input: z.input<typeof artifactLookupSchema>): ArtifactProofs {
+  const q = artifactLookupSchema.parse(input);
+  const { db } = getGovernance();
+  const cond = [eq(provenance.artifactType, q.artifact_type), eq(provenance.artifactId, q.artifact_id)];
+  if (q.store) cond.push(eq(provenance.store, q.store));
+  const facts = db.select().from(provenance).where(and(...cond)).orderBy(desc(provenance.createdAt), desc(provenance.id)).all();
+  const runIds = [...new Set(facts.flatMap((f) => (f.runId ? [f.runId] : [])))];
+  const taskIds = [...new Set(facts.flatMap((f) => (f.taskId ? [f.taskId] : [])))];
+  const runs = runIds.length ? db.select().from(skillRuns).where(inArray(skillRuns.runId, runIds)).all().map(toRun) : [];
+  const taskRows = taskIds.length ? db.select().from(tasks).where(inArray(tasks.taskId, taskIds)).all() : [];
+  const vals = taskIds.length || runIds.length
+    ? db
+        .select()
+        .from(validations)
+        .where(or(taskIds.length ? inArray(validations.taskId, taskIds) : undefined, runIds.length ? inArray(validations.runId, runIds) : undefined))
+        .orderBy(asc(validations.ts))
+        .all()
+        .map(toValidation)
+    : [];
+  return { provenance: facts, runs, tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals };
+}
