@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { getStoreDb, closeAllDatabases } from "@/lib/db/connection";
+import { getGovernance, getStoreDb, closeAllDatabases } from "@/lib/db/connection";
 import { resetConfigForTests } from "@/lib/config";
 import { registerEmbeddable } from "@/lib/embed/embeddables";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
@@ -63,6 +63,12 @@ describe("write-behind embedding", () => {
     expect(r.embedded).toBe(NOTES.length);
     expect(getEmbedBacklog(h)).toEqual({ pending: 0, oldestEnqueuedAt: null, parked: 0 });
     const fp = await getEmbedder().fingerprint;
+    // System 2 can say which model made each vector, from which text.
+    const proofs = getGovernance()
+      .sqlite.prepare("select artifact_id, model_name, fingerprint, input_hash from provenance where store = 'ops' and artifact_type = 'note_vector' order by cast(artifact_id as integer)")
+      .all() as { artifact_id: string; model_name: string; fingerprint: string; input_hash: string }[];
+    expect(proofs).toHaveLength(NOTES.length);
+    expect(proofs[0]).toEqual({ artifact_id: "1", model_name: "builtin:dualmind-hash-v1", fingerprint: fp.id, input_hash: sha(NOTES[0]) });
     const [q] = await new BuiltinProvider().embed(["authentication login errors"], "query");
     const approx = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 2 });
     const exact = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 2, exact: true });

@@ -8,21 +8,12 @@ import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./mode
 import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
 import { EmbeddingError } from "./types";
+import { recordEmbeddingProvenance, type EmbeddedArtifact } from "./provenance";
 import { finishReembedIfDone } from "./reembed";
 import { ensureVecIndex, indexVector, vectorToBlob, blobToVector } from "./vector-index";
 
 export const MAX_EMBED_ATTEMPTS = 6;
 const LEASE_MS = 5 * 60_000;
-
-export type EmbeddedRecord = { store: string; kind: string; artifactType: string; refId: number; inputHash: string; fingerprint: Fingerprint; chunkingVersion: number | null };
-
-type Listener = (records: EmbeddedRecord[]) => void;
-const listeners: Listener[] = [];
-
-/** Called after each committed batch (provenance is written to governance.db from here). */
-export function onVectorsWritten(listener: Listener): void {
-  if (!listeners.includes(listener)) listeners.push(listener);
-}
 
 function cacheKey(fingerprintId: string, text: string): string {
   return createHash("sha256").update(fingerprintId).update("\0").update(text).digest("hex");
@@ -102,26 +93,37 @@ export async function processEmbedBatch(store: string, opts: { workerId?: string
     }
   }
 
-  const records = writeVectors(handle, { fp, work: work.map((w) => ({ ...w, vector: vectors.get(w.item.id)! })), goneIds: gone, workerId });
-  result.embedded = records.length;
-  // A re-embed switches models as soon as its last vector is written (and resumes here after a crash).
-  finishReembedIfDone(handle);
-  if (records.length > 0) {
-    for (const l of listeners) {
-      try {
-        l(records);
-      } catch (e) {
-        log("error", "vector listener failed", { error: (e as Error).message });
-      }
+  const artifacts: EmbeddedArtifact[] = work.map((w) => {
+    const embeddable = getEmbeddable(w.item.kind);
+    return {
+      store,
+      artifactType: embeddable?.artifactType ?? w.item.kind,
+      refId: w.item.refId,
+      inputHash: w.inputHash,
+      chunkingVersion: embeddable?.chunkingVersion?.(handle.sqlite, w.item.refId) ?? null,
+    };
+  });
+  if (artifacts.length > 0) {
+    try {
+      recordEmbeddingProvenance(fp, artifacts);
+    } catch (e) {
+      // No provenance, no vector: the batch is retried like a provider failure.
+      failEmbedItems(handle, { items: work.map((w) => w.item), workerId, error: `provenance: ${(e as Error).message}`, retryable: true, maxAttempts: MAX_EMBED_ATTEMPTS });
+      log("error", "provenance write failed; batch will be retried", { store, error: (e as Error).message });
+      return { ...result, failed: result.failed + work.length, error: (e as Error).message };
     }
   }
+  writeVectors(handle, { fp, work: work.map((w) => ({ ...w, vector: vectors.get(w.item.id)! })), goneIds: gone, workerId });
+  result.embedded = work.length;
+  // A re-embed switches models as soon as its last vector is written (and resumes here after a crash).
+  finishReembedIfDone(handle);
   return result;
 }
 
 function writeVectors(
   handle: StoreHandle,
   args: { fp: Fingerprint; work: { item: ClaimedItem; text: string; inputHash: string; vector: Float32Array }[]; goneIds: number[]; workerId: string },
-): EmbeddedRecord[] {
+): void {
   const { sqlite } = handle;
   const now = Date.now();
   const upsert = sqlite.prepare(
@@ -130,7 +132,6 @@ function writeVectors(
      returning id`,
   );
   const putCache = sqlite.prepare("insert or ignore into embedding_cache(key, vector, created_at) values (?, ?, ?)");
-  const records: EmbeddedRecord[] = [];
   sqlite.transaction(() => {
     rememberFingerprint(handle, args.fp);
     if (args.work.length > 0) ensureVecIndex(handle, args.fp.id, args.fp.dimension);
@@ -139,20 +140,9 @@ function writeVectors(
       const { id } = upsert.get(w.item.kind, w.item.refId, args.fp.id, w.vector.length, w.inputHash, blob, now) as { id: number };
       indexVector(handle, { fingerprintId: args.fp.id, embeddingId: id, kind: w.item.kind, vector: w.vector });
       putCache.run(cacheKey(args.fp.id, w.text), blob, now);
-      const embeddable = getEmbeddable(w.item.kind);
-      records.push({
-        store: handle.store,
-        kind: w.item.kind,
-        artifactType: embeddable?.artifactType ?? w.item.kind,
-        refId: w.item.refId,
-        inputHash: w.inputHash,
-        fingerprint: args.fp,
-        chunkingVersion: embeddable?.chunkingVersion?.(sqlite, w.item.refId) ?? null,
-      });
     }
     completeEmbedItems(handle, { ids: [...args.work.map((w) => w.item.id), ...args.goneIds], workerId: args.workerId });
   }).immediate();
-  return records;
 }
 
 /** Drain every store until no ready work is left (tests, CLI, benchmarks). */
