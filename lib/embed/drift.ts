@@ -1,4 +1,5 @@
 import type { StoreHandle } from "../db/connection";
+import "./kinds";
 import { listEmbeddables } from "./embeddables";
 import { getActiveFingerprintId } from "./model";
 import type { Fingerprint } from "./providers";

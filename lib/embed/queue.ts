@@ -24,14 +24,6 @@ export function enqueueEmbeddings(handle: StoreHandle, items: EmbedItem[]): void
   })();
 }
 
-/** Drop queued work for deleted artifacts. */
-export function dequeueEmbeddings(handle: StoreHandle, items: { kind: string; refId: number }[]): void {
-  const stmt = handle.sqlite.prepare("delete from embed_queue where kind = ? and ref_id = ?");
-  handle.sqlite.transaction(() => {
-    for (const it of items) stmt.run(it.kind, it.refId);
-  })();
-}
-
 /**
  * Claim up to `limit` ready items with a lease. BEGIN IMMEDIATE makes the
  * claim atomic across processes: two workers never hold the same row.

@@ -112,9 +112,22 @@ export function indexVector(handle: StoreHandle, args: { fingerprintId: string; 
   handle.sqlite.prepare(`insert into ${table}(rowid, kind, code) values (?, ?, vec_bit(?))`).run(BigInt(args.embeddingId), args.kind, code);
 }
 
-export function unindexVector(handle: StoreHandle, args: { fingerprintId: string; embeddingId: number }): void {
-  if (!handle.vectors.available || !vecIndexExists(handle.sqlite, args.fingerprintId)) return;
-  handle.sqlite.prepare(`delete from ${vecIndexTable(args.fingerprintId)} where rowid = ?`).run(BigInt(args.embeddingId));
+/**
+ * Forget deleted artifacts: their vectors (every model), index entries and
+ * queued work. Call inside the deleting transaction.
+ */
+export function forgetEmbeddings(handle: StoreHandle, items: { kind: string; refId: number }[]): void {
+  const { sqlite } = handle;
+  const rows = sqlite.prepare("select id, fingerprint_id as fp from embeddings where kind = ? and ref_id = ?");
+  const del = sqlite.prepare("delete from embeddings where id = ?");
+  const dequeue = sqlite.prepare("delete from embed_queue where kind = ? and ref_id = ?");
+  for (const it of items) {
+    for (const r of rows.all(it.kind, it.refId) as { id: number; fp: string }[]) {
+      if (handle.vectors.available && vecIndexExists(sqlite, r.fp)) sqlite.prepare(`delete from ${vecIndexTable(r.fp)} where rowid = ?`).run(BigInt(r.id));
+      del.run(r.id);
+    }
+    dequeue.run(it.kind, it.refId);
+  }
 }
 
 /** Rebuild a fingerprint's index from the BLOBs alone (no provider call), e.g. after an extension upgrade. */

@@ -1,3 +1,4 @@
+import "./kinds";
 import { createHash, randomUUID } from "node:crypto";
 import { getConfig } from "../config";
 import { getStoreDb, type StoreHandle } from "../db/connection";
