@@ -55,6 +55,20 @@ describe("write-behind embedding", () => {
     resetEmbedderForTests();
   });
 
+  /** Run with the openai provider pointed at a local stand-in server on a fresh DATA_DIR. */
+  async function withFakeOpenAI(fn: (fake: Awaited<ReturnType<typeof startFakeOpenAI>>) => Promise<void>) {
+    const fake = await startFakeOpenAI({ dimension: 32 });
+    try {
+      env.cleanup();
+      env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32" });
+      resetEmbedderForTests();
+      await getEmbedder().fingerprint;
+      await fn(fake);
+    } finally {
+      await fake.close();
+    }
+  }
+
   it("drains the queue into vectors that KNN finds; approximate and exact agree", async () => {
     await addNotes("ops", NOTES);
     const h = getStoreDb("ops");
@@ -95,11 +109,7 @@ describe("write-behind embedding", () => {
   });
 
   it("identical texts are embedded once (embedding cache)", async () => {
-    const fake = await startFakeOpenAI({ dimension: 32 });
-    try {
-      env.cleanup();
-      env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32" });
-      resetEmbedderForTests();
+    await withFakeOpenAI(async (fake) => {
       await addNotes("ops", ["same text", "same text", "other text"]);
       await getEmbedder().fingerprint;
       fake.state.requests.length = 0; // the fingerprint probe is not counted
@@ -110,18 +120,11 @@ describe("write-behind embedding", () => {
       await addNotes("ops", ["other text"]);
       await drainEmbedQueues({ stores: ["ops"] });
       expect(fake.state.requests.flatMap((r) => r.input)).toHaveLength(2);
-    } finally {
-      await fake.close();
-    }
+    });
   });
 
   it("a failing provider: retries with backoff, parks after the limit with the error visible, then recovers", async () => {
-    const fake = await startFakeOpenAI({ dimension: 32 });
-    try {
-      env.cleanup();
-      env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32" });
-      resetEmbedderForTests();
-      await getEmbedder().fingerprint;
+    await withFakeOpenAI(async (fake) => {
       await addNotes("ops", ["alpha", "beta"]);
       const h = getStoreDb("ops");
       fake.state.defaultMode = "500";
@@ -146,27 +149,18 @@ describe("write-behind embedding", () => {
       expect(retryParkedEmbeddings(h)).toBe(2);
       expect((await drainEmbedQueues({ stores: ["ops"] })).embedded).toBe(2);
       expect(getEmbedBacklog(h)).toMatchObject({ pending: 0, parked: 0 });
-    } finally {
-      await fake.close();
-    }
+    });
   });
 
   it("a non-retryable error (wrong dimension) parks at once and stores nothing", async () => {
-    const fake = await startFakeOpenAI({ dimension: 32 });
-    try {
-      env.cleanup();
-      env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32" });
-      resetEmbedderForTests();
-      await getEmbedder().fingerprint;
+    await withFakeOpenAI(async (fake) => {
       await addNotes("ops", ["alpha"]);
       fake.state.defaultMode = "wrong_dim";
       const r = await processEmbedBatch("ops");
       expect(r).toMatchObject({ failed: 1, parked: 1 });
       expect(listParkedEmbeddings(getStoreDb("ops"))[0].lastError).toMatch(/^dimension_mismatch/);
       expect(getStoreDb("ops").sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 0 });
-    } finally {
-      await fake.close();
-    }
+    });
   });
 
   it("two workers never claim the same row", async () => {
