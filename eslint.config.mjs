@@ -15,6 +15,11 @@ const config = [
     },
   },
   {
+    // tests/ has no React; `useTempDataDir` is a fixture, not a hook.
+    files: ["tests/**/*.ts"],
+    rules: { "react-hooks/rules-of-hooks": "off" },
+  },
+  {
     rules: {
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
     },
