@@ -17,11 +17,22 @@ async function main() {
     process.stderr.write("no benchmarks matched\n");
     process.exit(2);
   }
+  const failed: string[] = [];
   for (const f of files) {
     process.stdout.write(`\n## ${f}\n\n`);
-    const mod = (await import(pathToFileURL(path.join(__dirname, f)).href)) as { default?: () => Promise<void> };
-    if (typeof mod.default !== "function") throw new Error(`${f} must export a default async function`);
-    await mod.default();
+    try {
+      const mod = (await import(pathToFileURL(path.join(__dirname, f)).href)) as { default?: () => Promise<void> };
+      if (typeof mod.default !== "function") throw new Error(`${f} must export a default async function`);
+      await mod.default();
+    } catch (e) {
+      // One broken benchmark must not hide the others' tables.
+      failed.push(f);
+      process.stderr.write(`${f} failed: ${e instanceof Error ? e.message : String(e)}\n`);
+    }
+  }
+  if (failed.length) {
+    process.stderr.write(`\nfailed: ${failed.join(", ")}\n`);
+    process.exit(1);
   }
 }
 
