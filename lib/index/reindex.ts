@@ -1,0 +1,190 @@
+import fs from "node:fs";
+import type Database from "better-sqlite3";
+import { getStoreDb } from "../db/connection";
+import { AppError } from "../errors";
+import { log } from "../log";
+import { storeExists } from "../stores/stores";
+import { CHUNKING_VERSION, sha256Hex } from "./chunking";
+import { listIndexableFiles } from "./files";
+import { decodeText, deleteDocumentByPath, ingestDocument } from "./ingest";
+import { indexMemoryText, pruneCategories, removeMemoryIndex } from "./memories";
+
+export type ReindexCounts = { scanned: number; added: number; changed: number; unchanged: number; removed: number; skipped: number };
+export type ReindexResult = {
+  store: string;
+  counts: ReindexCounts;
+  skippedBy: { binary: number; oversized: number; badName: number };
+  durationMs: number;
+};
+export type ReindexProgress = { phase: "scanning" | "writing"; done: number; total: number };
+
+type Pending = { docPath: string; memoryPath: string | null; text: string; mtime: number; isNew: boolean };
+
+const YIELD_EVERY = 64;
+
+/**
+ * The reindex as steps: read and hash every file (yielding now and then so
+ * an async driver can keep a server responsive), then apply every change in
+ * ONE transaction, so a crash leaves the previous index whole.
+ */
+function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void): Generator<void, ReindexResult> {
+  const started = performance.now();
+  const { sqlite } = getStoreDb(store);
+  const listing = listIndexableFiles(store);
+  const known = new Map(
+    (
+      sqlite
+        .prepare(
+          `select d.path, d.sha256, exists(select 1 from chunks c where c.doc_id = d.doc_id and c.chunking_version != ?) as stale
+           from documents d where d.origin = 'file'`,
+        )
+        .all(CHUNKING_VERSION) as { path: string; sha256: string; stale: number }[]
+    ).map((r) => [r.path, r]),
+  );
+  const memoryRows = new Set((sqlite.prepare("select path from memories").all() as { path: string }[]).map((r) => r.path));
+  const skippedBy = { binary: 0, ...listing.skipped };
+  const pending: Pending[] = [];
+  const seen = new Set<string>();
+  let unchanged = 0;
+  const total = listing.files.length;
+  for (let i = 0; i < total; i++) {
+    const f = listing.files[i];
+    if (i % YIELD_EVERY === 0) {
+      onProgress?.({ phase: "scanning", done: i, total });
+      yield;
+    }
+    let bytes: Buffer;
+    try {
+      bytes = fs.readFileSync(f.abs);
+    } catch {
+      continue; // Deleted while we scanned: treated as absent.
+    }
+    const text = decodeText(bytes);
+    if (text === null) {
+      skippedBy.binary++;
+      continue;
+    }
+    seen.add(f.docPath);
+    const prev = known.get(f.docPath);
+    const memoryRowMissing = f.memoryPath !== null && !memoryRows.has(f.memoryPath);
+    if (prev && prev.sha256 === sha256Hex(bytes) && !prev.stale && !memoryRowMissing) unchanged++;
+    else pending.push({ docPath: f.docPath, memoryPath: f.memoryPath, text, mtime: f.mtime, isNew: !prev });
+  }
+  onProgress?.({ phase: "scanning", done: total, total });
+  yield;
+
+  const gone = [...known.keys()].filter((p) => !seen.has(p));
+  const descriptions = new Map<string, string>();
+  for (const [category, file] of listing.categoryFiles) {
+    const text = fs.readFileSync(file, "utf8").trim();
+    if (text) descriptions.set(category, text.slice(0, 2000));
+  }
+  const currentDescriptions = new Map(
+    (sqlite.prepare("select path, description from categories where description is not null").all() as { path: string; description: string }[]).map((r) => [r.path, r.description]),
+  );
+  const descriptionsChanged =
+    descriptions.size !== currentDescriptions.size || [...descriptions].some(([k, v]) => currentDescriptions.get(k) !== v);
+  const builtBefore = sqlite.prepare("select 1 from meta where key = 'index_built_at'").get() !== undefined;
+  const counts: ReindexCounts = { scanned: total, added: 0, changed: 0, unchanged, removed: gone.length, skipped: skippedBy.binary + skippedBy.oversized + skippedBy.badName };
+
+  // An unchanged tree writes nothing at all.
+  if (pending.length > 0 || gone.length > 0 || descriptionsChanged || !builtBefore) {
+    const writeTotal = pending.length + gone.length;
+    sqlite
+      .transaction(() => {
+        let done = 0;
+        for (const p of pending) {
+          const r = p.memoryPath
+            ? indexMemoryText({ sqlite, memoryPath: p.memoryPath, text: p.text, mtime: p.mtime })
+            : ingestDocument({ sqlite, path: p.docPath, origin: "file", text: p.text, mtime: p.mtime });
+          if (r.status === "added" || p.isNew) counts.added++;
+          else counts.changed++;
+          onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
+        }
+        for (const docPath of gone) {
+          if (docPath.startsWith("memory/")) removeMemoryIndex({ sqlite, memoryPath: docPath.slice("memory/".length, -".md".length) });
+          else deleteDocumentByPath({ sqlite, path: docPath });
+          onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
+        }
+        if (descriptionsChanged) applyCategoryDescriptions(sqlite, descriptions);
+        pruneCategories(sqlite);
+        const setMeta = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
+        setMeta.run("index_built_at", String(Date.now()));
+        setMeta.run("chunking_version", String(CHUNKING_VERSION));
+      })
+      .immediate();
+  }
+  return { store, counts, skippedBy, durationMs: Math.round(performance.now() - started) };
+}
+
+function applyCategoryDescriptions(sqlite: Database.Database, descriptions: Map<string, string>): void {
+  sqlite.prepare("update categories set description = null where description is not null").run();
+  const upsert = sqlite.prepare("insert into categories(path, parent_path, description) values (?, ?, ?) on conflict(path) do update set description = excluded.description");
+  for (const [category, description] of descriptions) {
+    const segs = category.split("/");
+    for (let i = 1; i < segs.length; i++) {
+      const c = segs.slice(0, i).join("/");
+      sqlite.prepare("insert into categories(path, parent_path) values (?, ?) on conflict(path) do nothing").run(c, i > 1 ? segs.slice(0, i - 1).join("/") : null);
+    }
+    upsert.run(category, segs.length > 1 ? segs.slice(0, -1).join("/") : null, description);
+  }
+}
+
+const g = globalThis as unknown as { __dualmindReindexing?: Set<string> };
+function running(): Set<string> {
+  g.__dualmindReindexing ??= new Set();
+  return g.__dualmindReindexing;
+}
+
+function claim(store: string): void {
+  if (running().has(store)) throw new AppError("conflict", `a reindex of store ${store} is already running`);
+  running().add(store);
+}
+
+/** Reindex synchronously (CLI, tests, first-access rebuild). */
+export function reindexStore({ store, onProgress }: { store: string; onProgress?: (p: ReindexProgress) => void }): ReindexResult {
+  claim(store);
+  try {
+    const steps = reindexSteps(store, onProgress);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  } finally {
+    running().delete(store);
+  }
+}
+
+/** Reindex without starving the event loop while files are read (the write phase is one transaction). */
+export async function reindexStoreAsync({ store, onProgress }: { store: string; onProgress?: (p: ReindexProgress) => void }): Promise<ReindexResult> {
+  claim(store);
+  try {
+    const steps = reindexSteps(store, onProgress);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    running().delete(store);
+  }
+}
+
+/**
+ * A store whose index.db was never built (deleted, or new beside existing
+ * memory files) is rebuilt from its files on first access.
+ */
+export function ensureIndexBuilt(store: string): Database.Database {
+  const { sqlite } = getStoreDb(store);
+  if (sqlite.prepare("select 1 from meta where key = 'index_built_at'").get() === undefined && !running().has(store)) {
+    log("warn", "store index missing or never built; rebuilding it from files", { store });
+    reindexStore({ store });
+  }
+  return sqlite;
+}
+
+/** A store's index for an API call or page: unknown stores are 404, never created on the fly. */
+export function openIndexedStore({ store }: { store: string }): Database.Database {
+  if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
+  return ensureIndexBuilt(store);
+}
