@@ -5,9 +5,10 @@
 import { closeAllDatabases } from "../lib/db/connection";
 import { runCli, type Command } from "./cli-kit";
 import { authCommands } from "./commands/auth-commands";
+import { indexCommands } from "./commands/index-commands";
 import { storeCommands } from "./commands/store-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {
