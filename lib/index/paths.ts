@@ -1,7 +1,8 @@
 import { AppError } from "../errors";
 import type { ChunkKind } from "./chunking";
 
-const SEGMENT_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+// Real file names (`@scope`, `+page.svelte`, spaces) are allowed; separators, control characters and a leading dot are not.
+const SEGMENT_RE = /^[^./\\\x00-\x1f\x7f][^/\\\x00-\x1f\x7f]{0,254}$/;
 const MAX_PATH = 512;
 
 /** Prefixes owned by reindex (files on disk); the documents API may not write under them. */
@@ -24,7 +25,7 @@ export function normalizeRelativePath(raw: string): string {
   for (const s of segments) {
     if (s === "" || s === "." || s === "..") bad("path must not contain empty, '.' or '..' segments", raw);
     if (s.includes("..")) bad("path segments must not contain '..'", raw);
-    if (!SEGMENT_RE.test(s)) bad("path segments are letters, digits, '.', '_' and '-', starting with a letter or digit (no hidden files)", raw);
+    if (!SEGMENT_RE.test(s)) bad("path segments must not start with '.' (no hidden files) or contain control characters", raw);
   }
   return segments.join("/");
 }
