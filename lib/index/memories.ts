@@ -8,6 +8,7 @@ import { AppError } from "../errors";
 import { log } from "../log";
 import { parseFrontmatter, stringifyFrontmatter } from "./frontmatter";
 import { deleteDocumentByPath, ingestDocument } from "./ingest";
+import { boolParam, csvParam, dateParam } from "./query-params";
 
 /** A memory lives at memory/<category path>/<slug>.md; its API path is `<category path>/<slug>`. */
 const MEMORY_SEGMENT_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/;
@@ -267,22 +268,18 @@ export function getMemoryByPath({ store, memoryPath }: { store: string; memoryPa
 
 // ---- queries -----------------------------------------------------------------
 
-const csv = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim()).filter(Boolean));
-const queryDate = z.union([z.iso.datetime({ offset: true }), z.iso.date(), z.string().regex(/^\d+$/)]).transform((v) => (/^\d+$/.test(v) ? Number(v) : Date.parse(v)));
-const queryBool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
-
 export const memoryFilterSchema = z
   .object({
     category: categoryPathSchema.optional(),
-    tags: csv.optional(),
-    updated_after: queryDate.optional(),
-    updated_before: queryDate.optional(),
+    tags: csvParam.optional(),
+    updated_after: dateParam.optional(),
+    updated_before: dateParam.optional(),
     source: z.string().max(200).optional(),
     sort: z.enum(["updatedAt", "createdAt", "tokenEstimate"]).default("updatedAt"),
     order: z.enum(["asc", "desc"]).default("desc"),
     limit: z.coerce.number().int().min(1).max(200).default(50),
     offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
-    include_expired: queryBool.default(false),
+    include_expired: boolParam.default(false),
   })
   .strict();
 
@@ -348,27 +345,23 @@ export function listRecentMemories({ sqlite, limit = 10, now = Date.now() }: { s
 
 export type CategoryChild = { path: string; name: string; description: string | null; memories: number; children: number };
 
-/** Children of a category (or the top level) with recursive memory counts (expired ones included). */
-export function listCategoryChildren({ sqlite, parent }: { sqlite: Database.Database; parent: string | null }): CategoryChild[] {
+/** Categories with recursive memory counts (expired ones included): the children of `parent`, or all when `parent` is undefined. */
+function listCategories(sqlite: Database.Database, parent: string | null | undefined): CategoryChild[] {
   const rows = sqlite
     .prepare(
       `select c.path, c.description,
          (select count(*) from memories m where m.category = c.path or substr(m.category, 1, length(c.path) + 1) = c.path || '/') as memories,
          (select count(*) from categories k where k.parent_path = c.path) as children
-       from categories c where c.parent_path is ? order by c.path`,
+       from categories c ${parent === undefined ? "" : "where c.parent_path is ?"} order by c.path`,
     )
-    .all(parent) as { path: string; description: string | null; memories: number; children: number }[];
+    .all(...(parent === undefined ? [] : [parent])) as { path: string; description: string | null; memories: number; children: number }[];
   return rows.map((r) => ({ ...r, name: r.path.slice(r.path.lastIndexOf("/") + 1) }));
 }
 
+export function listCategoryChildren({ sqlite, parent }: { sqlite: Database.Database; parent: string | null }): CategoryChild[] {
+  return listCategories(sqlite, parent);
+}
+
 export function listAllCategories({ sqlite }: { sqlite: Database.Database }): CategoryChild[] {
-  const rows = sqlite
-    .prepare(
-      `select c.path, c.description,
-         (select count(*) from memories m where m.category = c.path or substr(m.category, 1, length(c.path) + 1) = c.path || '/') as memories,
-         (select count(*) from categories k where k.parent_path = c.path) as children
-       from categories c order by c.path`,
-    )
-    .all() as { path: string; description: string | null; memories: number; children: number }[];
-  return rows.map((r) => ({ ...r, name: r.path.slice(r.path.lastIndexOf("/") + 1) }));
+  return listCategories(sqlite, undefined);
 }

@@ -145,13 +145,16 @@ function claim(store: string): void {
 export function reindexStore({ store, onProgress }: { store: string; onProgress?: (p: ReindexProgress) => void }): ReindexResult {
   claim(store);
   try {
-    const steps = reindexSteps(store, onProgress);
-    for (;;) {
-      const step = steps.next();
-      if (step.done) return step.value;
-    }
+    return drive(reindexSteps(store, onProgress));
   } finally {
     running().delete(store);
+  }
+}
+
+function drive(steps: Generator<void, ReindexResult>): ReindexResult {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
   }
 }
 
@@ -160,11 +163,12 @@ export async function reindexStoreAsync({ store, onProgress }: { store: string; 
   claim(store);
   try {
     const steps = reindexSteps(store, onProgress);
-    for (;;) {
-      const step = steps.next();
-      if (step.done) return step.value;
+    let step = steps.next();
+    while (!step.done) {
       await new Promise((resolve) => setImmediate(resolve));
+      step = steps.next();
     }
+    return step.value;
   } finally {
     running().delete(store);
   }
@@ -177,8 +181,9 @@ export async function reindexStoreAsync({ store, onProgress }: { store: string; 
 export function ensureIndexBuilt(store: string): Database.Database {
   const { sqlite } = getStoreDb(store);
   if (sqlite.prepare("select 1 from meta where key = 'index_built_at'").get() === undefined && !running().has(store)) {
-    log("warn", "store index missing or never built; rebuilding it from files", { store });
-    reindexStore({ store });
+    const r = reindexStore({ store });
+    // A brand-new empty store is not news; an index rebuilt from existing files is.
+    if (r.counts.scanned > 0) log("warn", "store index was missing or never built; rebuilt it from files", { store, ...r.counts });
   }
   return sqlite;
 }

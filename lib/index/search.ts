@@ -3,17 +3,12 @@ import { z } from "zod";
 import { openStoreReaderWithCore } from "../db/connection";
 import { AppError } from "../errors";
 import { CORE_STORE } from "../stores/stores";
+import { boolParam, csvParam, dateParam } from "./query-params";
 import { ensureIndexBuilt } from "./reindex";
 
 const MARK_OPEN = "\uE000";
 const MARK_CLOSE = "\uE001";
 const MAX_TOKENS = 32;
-
-const csv = z.union([z.string(), z.array(z.string())]).transform((v) => (Array.isArray(v) ? v : v.split(",")).map((s) => s.trim()).filter(Boolean));
-const bool = z.union([z.boolean(), z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1")]);
-const date = z
-  .union([z.number().int().nonnegative(), z.iso.datetime({ offset: true }), z.iso.date(), z.string().regex(/^\d+$/)])
-  .transform((v) => (typeof v === "number" ? v : /^\d+$/.test(v) ? Number(v) : Date.parse(v)));
 
 /** One schema for GET query strings and POST JSON bodies (strings are coerced). */
 export const searchInputSchema = z
@@ -25,12 +20,12 @@ export const searchInputSchema = z
     /** `all` terms (default) or `any` term. */
     match: z.enum(["all", "any"]).default("all"),
     prefix: z.string().max(512).optional(),
-    kind: csv.pipe(z.array(z.enum(["memory", "markdown", "code", "text"]))).optional(),
-    tags: csv.pipe(z.array(z.string().max(64)).max(32)).optional(),
-    updated_after: date.optional(),
-    updated_before: date.optional(),
-    include_core: bool.default(false),
-    include_expired: bool.default(false),
+    kind: csvParam.pipe(z.array(z.enum(["memory", "markdown", "code", "text"]))).optional(),
+    tags: csvParam.pipe(z.array(z.string().max(64)).max(32)).optional(),
+    updated_after: dateParam.optional(),
+    updated_before: dateParam.optional(),
+    include_core: boolParam.default(false),
+    include_expired: boolParam.default(false),
     limit: z.coerce.number().int().min(1).max(100).default(20),
     offset: z.coerce.number().int().min(0).max(10_000).default(0),
   })
