@@ -245,3 +245,25 @@ describe("reindex and verify over the API", () => {
     expect((await callRoute(verifyRoute.GET, { token, params: { store: "nope" } })).status).toBe(404);
   });
 });
+
+describe("category descriptions", () => {
+  it("live in _category.md (file first), show in the browse, and survive a rebuild from files", async () => {
+    await createMemory({ path: "work/infra/db", body: "x" });
+    await createMemory({ path: "home/garden", body: "y" });
+    const put = await callRoute(categoriesRoute.PUT, { method: "PUT", token, params, body: { path: "work/infra", description: "servers and databases" } });
+    expect(put.status).toBe(200);
+    expect(put.json).toMatchObject({ path: "work/infra", description: "servers and databases", memories: 1 });
+    expect(fs.readFileSync(path.join(memoryDir(), "work", "infra", "_category.md"), "utf8")).toBe("servers and databases\n");
+    expect((await callRoute(categoriesRoute.PUT, { method: "PUT", token, params, body: { path: "../x", description: "no" } })).status).toBe(400);
+
+    const { sqlite } = getStoreDb(store);
+    sqlite.prepare("delete from categories").run();
+    sqlite.prepare("delete from meta where key = 'index_built_at'").run();
+    const children = await callRoute(categoriesRoute.GET, { token, params, url: "http://127.0.0.1/x?parent=work" });
+    expect(children.json.categories).toEqual([{ path: "work/infra", name: "infra", description: "servers and databases", memories: 1, children: 0 }]);
+    const top = await callRoute(categoriesRoute.GET, { token, params, url: "http://127.0.0.1/x" });
+    expect(top.json.categories.map((c: { path: string }) => c.path)).toEqual(["home", "work"]);
+    // The description file is not a memory and not a document.
+    expect((await listMemories({})).json.total).toBe(2);
+  });
+});

@@ -137,9 +137,11 @@ export function memoryFromText({ memoryPath, text, mtime }: { memoryPath: string
   };
 }
 
-function categoryPrefixes(category: string): string[] {
+/** Make sure a category and all its ancestors have rows. */
+export function ensureCategoryPath(sqlite: Database.Database, category: string): void {
+  const add = sqlite.prepare("insert into categories(path, parent_path) values (?, ?) on conflict(path) do nothing");
   const segs = category.split("/");
-  return segs.map((_, i) => segs.slice(0, i + 1).join("/"));
+  for (let i = 1; i <= segs.length; i++) add.run(segs.slice(0, i).join("/"), i > 1 ? segs.slice(0, i - 1).join("/") : null);
 }
 
 /** Index one memory file's text: its memories row, its categories and its document + chunks. */
@@ -159,8 +161,7 @@ export function indexMemoryText({ sqlite, memoryPath, text, mtime }: { sqlite: D
            or memories.summary is not excluded.summary or memories.category is not excluded.category`,
       )
       .run({ ...m, tags: JSON.stringify(m.tags) });
-    const addCategory = sqlite.prepare("insert into categories(path, parent_path) values (?, ?) on conflict(path) do nothing");
-    for (const c of categoryPrefixes(m.category)) addCategory.run(c, c.includes("/") ? c.slice(0, c.lastIndexOf("/")) : null);
+    ensureCategoryPath(sqlite, m.category);
     return ingestDocument({ sqlite, path: memoryDocPath(memoryPath), origin: "file", text, mtime });
   })();
 }
@@ -364,4 +365,24 @@ export function listCategoryChildren({ sqlite, parent }: { sqlite: Database.Data
 
 export function listAllCategories({ sqlite }: { sqlite: Database.Database }): CategoryChild[] {
   return listCategories(sqlite, undefined);
+}
+
+export const setCategorySchema = z.object({ path: categoryPathSchema, description: z.string().trim().max(2000) }).strict();
+
+/**
+ * Describe a category. The description lives in memory/<category>/_category.md
+ * (file first, like memories), then in the categories row; an empty
+ * description removes the file.
+ */
+export function setCategoryDescription({ store, sqlite, input }: { store: string; sqlite: Database.Database; input: z.output<typeof setCategorySchema> }): CategoryChild {
+  const file = path.join(memoryDir(store), ...input.path.split("/"), CATEGORY_FILE);
+  if (input.description === "") fs.rmSync(file, { force: true });
+  else writeFileAtomic(file, input.description + "\n");
+  sqlite.transaction(() => {
+    ensureCategoryPath(sqlite, input.path);
+    sqlite.prepare("update categories set description = ? where path = ?").run(input.description || null, input.path);
+    pruneCategories(sqlite);
+  })();
+  const parent = input.path.includes("/") ? input.path.slice(0, input.path.lastIndexOf("/")) : null;
+  return listCategoryChildren({ sqlite, parent }).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
 }

@@ -7,7 +7,7 @@ import { storeExists } from "../stores/stores";
 import { CHUNKING_VERSION, sha256Hex } from "./chunking";
 import { listIndexableFiles } from "./files";
 import { decodeText, deleteDocumentByPath, ingestDocument } from "./ingest";
-import { indexMemoryText, pruneCategories, removeMemoryIndex } from "./memories";
+import { ensureCategoryPath, indexMemoryText, pruneCategories, removeMemoryIndex } from "./memories";
 
 export type ReindexCounts = { scanned: number; added: number; changed: number; unchanged: number; removed: number; skipped: number };
 export type ReindexResult = {
@@ -85,10 +85,12 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
   const descriptionsChanged =
     descriptions.size !== currentDescriptions.size || [...descriptions].some(([k, v]) => currentDescriptions.get(k) !== v);
   const builtBefore = sqlite.prepare("select 1 from meta where key = 'index_built_at'").get() !== undefined;
+  // Categories are derived from memories; a lost row is rebuilt here.
+  const uncategorized = (sqlite.prepare("select distinct category from memories m where not exists (select 1 from categories c where c.path = m.category)").all() as { category: string }[]).map((r) => r.category);
   const counts: ReindexCounts = { scanned: total, added: 0, changed: 0, unchanged, removed: gone.length, skipped: skippedBy.binary + skippedBy.oversized + skippedBy.badName };
 
   // An unchanged tree writes nothing at all.
-  if (pending.length > 0 || gone.length > 0 || descriptionsChanged || !builtBefore) {
+  if (pending.length > 0 || gone.length > 0 || descriptionsChanged || uncategorized.length > 0 || !builtBefore) {
     const writeTotal = pending.length + gone.length;
     sqlite
       .transaction(() => {
@@ -106,6 +108,7 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
           else deleteDocumentByPath({ sqlite, path: docPath });
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
         }
+        for (const category of uncategorized) ensureCategoryPath(sqlite, category);
         if (descriptionsChanged) applyCategoryDescriptions(sqlite, descriptions);
         pruneCategories(sqlite);
         const setMeta = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
@@ -119,14 +122,10 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
 
 function applyCategoryDescriptions(sqlite: Database.Database, descriptions: Map<string, string>): void {
   sqlite.prepare("update categories set description = null where description is not null").run();
-  const upsert = sqlite.prepare("insert into categories(path, parent_path, description) values (?, ?, ?) on conflict(path) do update set description = excluded.description");
+  const describe = sqlite.prepare("update categories set description = ? where path = ?");
   for (const [category, description] of descriptions) {
-    const segs = category.split("/");
-    for (let i = 1; i < segs.length; i++) {
-      const c = segs.slice(0, i).join("/");
-      sqlite.prepare("insert into categories(path, parent_path) values (?, ?) on conflict(path) do nothing").run(c, i > 1 ? segs.slice(0, i - 1).join("/") : null);
-    }
-    upsert.run(category, segs.length > 1 ? segs.slice(0, -1).join("/") : null, description);
+    ensureCategoryPath(sqlite, category);
+    describe.run(description, category);
   }
 }
 

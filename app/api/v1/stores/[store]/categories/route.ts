@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
-import { categoryPathSchema, listCategoryChildren } from "@/lib/index/memories";
+import { categoryPathSchema, listCategoryChildren, setCategoryDescription, setCategorySchema } from "@/lib/index/memories";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { storeNameSchema } from "@/lib/stores/stores";
 
@@ -13,4 +13,12 @@ export const GET = defineRoute({
     parent: query.parent ?? null,
     categories: listCategoryChildren({ sqlite: openIndexedStore({ store: params.store }), parent: query.parent ?? null }),
   }),
+});
+
+export const PUT = defineRoute({
+  name: "PUT /stores/{store}/categories",
+  auth: "write",
+  params: z.object({ store: storeNameSchema }),
+  body: setCategorySchema,
+  handler: ({ params, body }) => setCategoryDescription({ store: params.store, sqlite: openIndexedStore({ store: params.store }), input: body }),
 });
