@@ -5,7 +5,9 @@ import { getStoreDb, storeIndexPath } from "@/lib/db/connection";
 import { chunkDocument, CHUNKING_VERSION } from "@/lib/index/chunking";
 import { parseFrontmatter, stringifyFrontmatter } from "@/lib/index/frontmatter";
 import { ingestDocument } from "@/lib/index/ingest";
-import { ensureIndexBuilt, reindexStore } from "@/lib/index/reindex";
+import { ensureIndexBuilt, reindexStore, reindexStoreAsync } from "@/lib/index/reindex";
+import { getMemoryByPath, updateMemory, updateMemorySchema } from "@/lib/index/memories";
+import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { verifyStore } from "@/lib/index/verify";
 import { closeAllDatabases } from "@/lib/db/connection";
 import { createStore } from "@/lib/stores/stores";
@@ -210,5 +212,36 @@ describe("reindex and verify", () => {
     reindexStore({ store: "notes" });
     expect(sqlite.prepare("select content from documents where path = 'agent/notes.txt'").get()).toEqual({ content: "from an agent" });
     expect(verifyStore({ store: "notes" }).counts.apiDocuments).toBe(1);
+  });
+});
+
+describe("reindex racing a memory write", () => {
+  let env: ReturnType<typeof useTempDataDir>;
+  beforeEach(() => {
+    env = useTempDataDir();
+    createStore({ input: { name: "race" }, actor: "test" });
+  });
+  afterEach(() => env.cleanup());
+
+  it("a memory saved while a background reindex scans is indexed as saved, not as scanned", async () => {
+    const dir = path.join(env.dataDir, "stores", "race", "memory", "inbox");
+    fs.mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(dir, `n${String(i).padStart(3, "0")}.md`), `# Note ${i}\n\noriginal text\n`);
+    const { sqlite } = getStoreDb("race");
+    let saved = false;
+    await reindexStoreAsync({
+      store: "race",
+      onProgress: (p) => {
+        if (!saved && p.phase === "scanning" && p.done >= 128) {
+          saved = true;
+          updateMemory({ store: "race", sqlite, input: updateMemorySchema.parse({ path: "inbox/n000", body: "# Note 0\n\nrevised meanwhile\n" }), now: Date.now() + 5000 });
+        }
+      },
+    });
+    expect(saved).toBe(true);
+    expect(getMemoryByPath({ store: "race", memoryPath: "inbox/n000" }).body).toContain("revised meanwhile");
+    const hits = searchStore({ store: "race", input: searchInputSchema.parse({ q: "revised meanwhile" }) }).results;
+    expect(hits.map((h) => h.path)).toEqual(["memory/inbox/n000.md"]);
+    expect(verifyStore({ store: "race" }).ok).toBe(true);
   });
 });

@@ -18,7 +18,22 @@ export type ReindexResult = {
 };
 export type ReindexProgress = { phase: "scanning" | "writing"; done: number; total: number };
 
-type Pending = { docPath: string; memoryPath: string | null; text: string; mtime: number; isNew: boolean };
+type Pending = { docPath: string; abs: string; memoryPath: string | null; text: string; mtime: number; isNew: boolean };
+
+/**
+ * The text to write for a pending file: re-read when the file changed after
+ * the scan (a memory saved meanwhile), so the index never goes back in time.
+ */
+function currentText(p: Pending): { text: string; mtime: number } | null {
+  try {
+    const mtime = Math.floor(fs.statSync(p.abs).mtimeMs);
+    if (mtime === p.mtime) return p;
+    const text = decodeText(fs.readFileSync(p.abs));
+    return text === null ? null : { text, mtime };
+  } catch {
+    return null;
+  }
+}
 
 const YIELD_EVERY = 64;
 
@@ -68,7 +83,7 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
     const prev = known.get(f.docPath);
     const memoryRowMissing = f.memoryPath !== null && !memoryRows.has(f.memoryPath);
     if (prev && prev.sha256 === sha256Hex(bytes) && !prev.stale && !memoryRowMissing) unchanged++;
-    else pending.push({ docPath: f.docPath, memoryPath: f.memoryPath, text, mtime: f.mtime, isNew: !prev });
+    else pending.push({ docPath: f.docPath, abs: f.abs, memoryPath: f.memoryPath, text, mtime: f.mtime, isNew: !prev });
   }
   onProgress?.({ phase: "scanning", done: total, total });
   yield;
@@ -96,9 +111,16 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
       .transaction(() => {
         let done = 0;
         for (const p of pending) {
+          const now = currentText(p);
+          if (!now) {
+            // Gone or unreadable since the scan: leave its rows as they are; the next reindex settles it.
+            counts.skipped++;
+            onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
+            continue;
+          }
           const r = p.memoryPath
-            ? indexMemoryText({ sqlite, memoryPath: p.memoryPath, text: p.text, mtime: p.mtime })
-            : ingestDocument({ sqlite, path: p.docPath, origin: "file", text: p.text, mtime: p.mtime });
+            ? indexMemoryText({ sqlite, memoryPath: p.memoryPath, text: now.text, mtime: now.mtime })
+            : ingestDocument({ sqlite, path: p.docPath, origin: "file", text: now.text, mtime: now.mtime });
           if (r.status === "added" || p.isNew) counts.added++;
           else counts.changed++;
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
