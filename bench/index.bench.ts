@@ -54,7 +54,7 @@ export default async function indexBench(): Promise<void> {
   resetConfigForTests();
   try {
     createStore({ input: { name: "bench" }, actor: "bench" });
-    const files = listIndexableFiles("bench").files;
+    const files = listIndexableFiles({ store: "bench" }).files;
     const docs: { id: number; path: string; text: string }[] = [];
     for (const f of files) {
       const text = decodeText(fs.readFileSync(f.abs));

@@ -200,7 +200,7 @@ describe("reindex and verify", () => {
     reindexStore({ store: "notes" });
     closeAllDatabases();
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(storeIndexPath("notes") + suffix, { force: true });
-    const sqlite = ensureIndexBuilt("notes");
+    const sqlite = ensureIndexBuilt({ store: "notes" });
     expect(sqlite.prepare("select count(*) as n from memories").get()).toEqual({ n: 2 });
     expect(verifyStore({ store: "notes" }).ok).toBe(true);
   });

@@ -40,7 +40,7 @@ function walk(dir: string, rel: string, visit: (abs: string, rel: string, stat: 
 }
 
 /** Every file the store's index should mirror, in a stable order. */
-export function listIndexableFiles(store: string): FileListing {
+export function listIndexableFiles({ store }: { store: string }): FileListing {
   const config = getConfig();
   const listing: FileListing = { files: [], categoryFiles: new Map(), skipped: { oversized: 0, badName: 0 } };
   const add = (docPath: string, abs: string, stat: fs.Stats, memoryPath: string | null) => {

@@ -138,7 +138,7 @@ export function memoryFromText({ memoryPath, text, mtime }: { memoryPath: string
 }
 
 /** Make sure a category and all its ancestors have rows. */
-export function ensureCategoryPath(sqlite: Database.Database, category: string): void {
+export function ensureCategoryPath({ sqlite, category }: { sqlite: Database.Database; category: string }): void {
   const add = sqlite.prepare("insert into categories(path, parent_path) values (?, ?) on conflict(path) do nothing");
   const segs = category.split("/");
   for (let i = 1; i <= segs.length; i++) add.run(segs.slice(0, i).join("/"), i > 1 ? segs.slice(0, i - 1).join("/") : null);
@@ -161,7 +161,7 @@ export function indexMemoryText({ sqlite, memoryPath, text, mtime }: { sqlite: D
            or memories.summary is not excluded.summary or memories.category is not excluded.category`,
       )
       .run({ ...m, tags: JSON.stringify(m.tags) });
-    ensureCategoryPath(sqlite, m.category);
+    ensureCategoryPath({ sqlite, category: m.category });
     return ingestDocument({ sqlite, path: memoryDocPath(memoryPath), origin: "file", text, mtime });
   })();
 }
@@ -171,11 +171,11 @@ export function removeMemoryIndex({ sqlite, memoryPath }: { sqlite: Database.Dat
   sqlite.transaction(() => {
     sqlite.prepare("delete from memories where path = ?").run(memoryPath);
     deleteDocumentByPath({ sqlite, path: memoryDocPath(memoryPath) });
-    pruneCategories(sqlite);
+    pruneCategories({ sqlite });
   })();
 }
 
-export function pruneCategories(sqlite: Database.Database): number {
+export function pruneCategories({ sqlite }: { sqlite: Database.Database }): number {
   return sqlite
     .prepare(
       `delete from categories where description is null and not exists (
@@ -379,9 +379,9 @@ export function setCategoryDescription({ store, sqlite, input }: { store: string
   if (input.description === "") fs.rmSync(file, { force: true });
   else writeFileAtomic(file, input.description + "\n");
   sqlite.transaction(() => {
-    ensureCategoryPath(sqlite, input.path);
+    ensureCategoryPath({ sqlite, category: input.path });
     sqlite.prepare("update categories set description = ? where path = ?").run(input.description || null, input.path);
-    pruneCategories(sqlite);
+    pruneCategories({ sqlite });
   })();
   const parent = input.path.includes("/") ? input.path.slice(0, input.path.lastIndexOf("/")) : null;
   return listCategoryChildren({ sqlite, parent }).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };

@@ -45,7 +45,7 @@ const YIELD_EVERY = 64;
 function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void): Generator<void, ReindexResult> {
   const started = performance.now();
   const { sqlite } = getStoreDb(store);
-  const listing = listIndexableFiles(store);
+  const listing = listIndexableFiles({ store });
   const known = new Map(
     (
       sqlite
@@ -130,9 +130,9 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
           else deleteDocumentByPath({ sqlite, path: docPath });
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
         }
-        for (const category of uncategorized) ensureCategoryPath(sqlite, category);
+        for (const category of uncategorized) ensureCategoryPath({ sqlite, category });
         if (descriptionsChanged) applyCategoryDescriptions(sqlite, descriptions);
-        pruneCategories(sqlite);
+        pruneCategories({ sqlite });
         const setMeta = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
         setMeta.run("index_built_at", String(Date.now()));
         setMeta.run("chunking_version", String(CHUNKING_VERSION));
@@ -146,7 +146,7 @@ function applyCategoryDescriptions(sqlite: Database.Database, descriptions: Map<
   sqlite.prepare("update categories set description = null where description is not null").run();
   const describe = sqlite.prepare("update categories set description = ? where path = ?");
   for (const [category, description] of descriptions) {
-    ensureCategoryPath(sqlite, category);
+    ensureCategoryPath({ sqlite, category });
     describe.run(description, category);
   }
 }
@@ -199,7 +199,7 @@ export async function reindexStoreAsync({ store, onProgress }: { store: string; 
  * A store whose index.db was never built (deleted, or new beside existing
  * memory files) is rebuilt from its files on first access.
  */
-export function ensureIndexBuilt(store: string): Database.Database {
+export function ensureIndexBuilt({ store }: { store: string }): Database.Database {
   const { sqlite } = getStoreDb(store);
   if (sqlite.prepare("select 1 from meta where key = 'index_built_at'").get() === undefined && !running().has(store)) {
     const r = reindexStore({ store });
@@ -212,5 +212,5 @@ export function ensureIndexBuilt(store: string): Database.Database {
 /** A store's index for an API call or page: unknown stores are 404, never created on the fly. */
 export function openIndexedStore({ store }: { store: string }): Database.Database {
   if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
-  return ensureIndexBuilt(store);
+  return ensureIndexBuilt({ store });
 }

@@ -128,7 +128,7 @@ export function searchStore({ store, input, now = Date.now() }: { store: string;
   const withCore = input.include_core && store !== CORE_STORE;
   const stores = withCore ? [store, CORE_STORE] : [store];
   if (match === null) return { mode: "fts", query: input.q, match, results: [], hasMore: false, stores };
-  const handles = stores.map((s) => ensureIndexBuilt(s));
+  const handles = stores.map((s) => ensureIndexBuilt({ store: s }));
   const take = input.offset + input.limit + 1;
   // With core: a read-only connection with core attached, so nothing here can write to it.
   const reader = withCore ? openStoreReaderWithCore(store) : handles[0];

@@ -44,7 +44,7 @@ export function verifyStore({ store }: { store: string }): VerifyReport {
   ).map((r) => r.path);
 
   const docs = new Map((sqlite.prepare("select path, sha256 from documents where origin = 'file'").all() as { path: string; sha256: string }[]).map((r) => [r.path, r.sha256]));
-  const listing = listIndexableFiles(store);
+  const listing = listIndexableFiles({ store });
   const hashMismatches: string[] = [];
   const notIndexed: string[] = [];
   const present = new Set<string>();
