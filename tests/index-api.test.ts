@@ -137,6 +137,15 @@ describe("full-text search", () => {
         if (r.status === 400) expect(r.json.error.code).toBe("invalid_request");
       }
     }
+    // Random strings built from FTS5's special characters and keywords: never a 500.
+    const parts = ['"', "*", "(", ")", "NEAR", "AND", "OR", "NOT", ":", "^", "+", "-", "{", "}", "fox", "dog", " ", "text", ",", "'", "\\", "é"];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % parts.length;
+    for (let i = 0; i < 150; i++) {
+      const q = Array.from({ length: 1 + (i % 9) }, () => parts[next()]).join(i % 2 ? "" : " ");
+      const r = await search({ q, syntax: i % 3 === 0 ? "plain" : "fts5" });
+      expect([200, 400], JSON.stringify(q)).toContain(r.status);
+    }
     // Operators in plain text are words: "NEAR" matches the doc that says NEAR.
     expect((await search({ q: "NEAR(" })).json.results.map((h: { path: string }) => h.path)).toEqual(["a.md"]);
     // "fox*" is the word fox, not a prefix query (which would also hit "foxes").

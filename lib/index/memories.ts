@@ -250,7 +250,12 @@ export function deleteMemory({ store, sqlite, memoryPath }: { store: string; sql
   const file = memoryFile(store, memoryPath);
   if (!fs.existsSync(file)) throw new AppError("not_found", `no memory ${memoryPath}`);
   fs.rmSync(file);
-  removeMemoryIndex({ sqlite, memoryPath });
+  try {
+    removeMemoryIndex({ sqlite, memoryPath });
+  } catch (e) {
+    log("error", "memory file deleted but its index update failed", { store, memoryPath, error: String(e) });
+    throw new AppError("internal", `memory ${memoryPath} was deleted but the index update failed; run a reindex of store ${store}`);
+  }
 }
 
 /** The memory as its file says now (the file is the source of truth). */

@@ -114,8 +114,9 @@ function runFts({ sqlite, schema, match, input, take, now }: { sqlite: Database.
   try {
     return sqlite.prepare(sql).all(...args, take) as HitRow[];
   } catch (e) {
-    // Only advanced syntax can be malformed; plain queries are built to be valid.
-    if (input.syntax === "fts5" && e instanceof Error && /fts5|syntax error|no such column|unterminated|unknown special query/i.test(e.message)) {
+    // The statement itself is fixed and valid, so with advanced syntax an SQLITE_ERROR is the caller's
+    // expression (syntax, unknown column, unterminated string). Plain queries are built to be valid.
+    if (input.syntax === "fts5" && e instanceof Error && (e as Error & { code?: string }).code === "SQLITE_ERROR") {
       throw new AppError("invalid_request", `invalid fts5 query: ${e.message}`, [{ path: "q", message: e.message }]);
     }
     throw e;
