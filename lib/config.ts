@@ -9,6 +9,34 @@ const boolFromEnv = z
   .enum(["true", "false", "1", "0", "yes", "no"])
   .transform((v) => v === "true" || v === "1" || v === "yes");
 
+const globList = z
+  .string()
+  .transform((s) => s.split(",").map((g) => g.trim()).filter(Boolean));
+
+export type SourceRoot = { store: string; dir: string; name: string };
+
+/** `store=/abs/dir,other=/abs/dir2`: each root is indexed into its store as `source/<basename>/...`. */
+function parseSourceRoots(raw: string, ctx: z.RefinementCtx): SourceRoot[] {
+  const roots: SourceRoot[] = [];
+  for (const entry of raw.split(",").map((e) => e.trim()).filter(Boolean)) {
+    const eq = entry.indexOf("=");
+    const store = entry.slice(0, eq);
+    const dir = entry.slice(eq + 1);
+    if (eq <= 0 || !/^[a-z0-9][a-z0-9_-]{0,62}$/.test(store) || !path.isAbsolute(dir)) {
+      ctx.addIssue({ code: "custom", message: `entry ${JSON.stringify(entry)} must be <store>=<absolute directory>` });
+      continue;
+    }
+    const root = { store, dir: path.resolve(dir), name: path.basename(path.resolve(dir)) };
+    // Two roots of one store with one basename would map to the same document paths.
+    if (roots.some((r) => r.store === store && r.name === root.name)) {
+      ctx.addIssue({ code: "custom", message: `store ${store} has two roots named ${root.name}` });
+      continue;
+    }
+    roots.push(root);
+  }
+  return roots;
+}
+
 const envSchema = z.object({
   DATA_DIR: z.string().min(1).default("./data"),
   HOST: z
@@ -41,6 +69,18 @@ const envSchema = z.object({
   DUALMIND_TRANSFORMERS_ALLOW_REMOTE: boolFromEnv.default(false),
   DUALMIND_EMBED_BACKLOG_WATERMARK: z.coerce.number().int().min(1).default(1000),
   DUALMIND_EMBED_WORKER: boolFromEnv.default(true),
+  DUALMIND_SOURCE_ROOTS: z
+    .string()
+    .transform((s, ctx) => parseSourceRoots(s, ctx))
+    .default([]),
+  DUALMIND_SOURCE_INCLUDE: globList.default(["**/*"]),
+  DUALMIND_SOURCE_EXCLUDE: globList.default(["**/node_modules/**", "**/.git/**", "**/dist/**", "**/build/**"]),
+  DUALMIND_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
 })
   .superRefine((e, ctx) => {
     if (e.DUALMIND_EMBED_PROVIDER !== "builtin" && !e.DUALMIND_EMBED_MODEL) {
@@ -59,6 +99,10 @@ export type Config = {
   maxBodyBytes: number;
   disableVectors: boolean;
   logLevel: "debug" | "info" | "warn" | "error";
+  sourceRoots: SourceRoot[];
+  sourceInclude: string[];
+  sourceExclude: string[];
+  maxFileBytes: number;
   embed: EmbedConfig;
 };
 
@@ -118,6 +162,10 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     maxBodyBytes: e.DUALMIND_MAX_BODY_BYTES,
     disableVectors: e.DUALMIND_DISABLE_VECTORS,
     logLevel: e.DUALMIND_LOG_LEVEL,
+    sourceRoots: e.DUALMIND_SOURCE_ROOTS,
+    sourceInclude: e.DUALMIND_SOURCE_INCLUDE,
+    sourceExclude: e.DUALMIND_SOURCE_EXCLUDE,
+    maxFileBytes: e.DUALMIND_MAX_FILE_BYTES,
     embed: {
       provider: e.DUALMIND_EMBED_PROVIDER,
       model: e.DUALMIND_EMBED_MODEL ?? "dualmind-hash-v1",
@@ -172,4 +220,8 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_TRANSFORMERS_ALLOW_REMOTE", default: "false", meaning: "let the transformers provider download a model by id (off: local files only)" },
   { variable: "DUALMIND_EMBED_BACKLOG_WATERMARK", default: "1000", meaning: "embed queue length above which a store degrades to lexical recall" },
   { variable: "DUALMIND_EMBED_WORKER", default: "true", meaning: "run the embed worker inside the server (false: run `npm run worker` separately)" },
+  { variable: "DUALMIND_SOURCE_ROOTS", default: "unset", meaning: "extra folders to index: `store=/abs/dir,...`; each becomes `source/<basename>/...` in that store" },
+  { variable: "DUALMIND_SOURCE_INCLUDE", default: "**/*", meaning: "comma-separated globs (relative to a source root) of files to index" },
+  { variable: "DUALMIND_SOURCE_EXCLUDE", default: "**/node_modules/**,**/.git/**,**/dist/**,**/build/**", meaning: "comma-separated globs of files to skip; hidden files are always skipped" },
+  { variable: "DUALMIND_MAX_FILE_BYTES", default: "1048576", meaning: "larger files are skipped (and counted) by reindex" },
 ];

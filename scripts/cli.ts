@@ -5,10 +5,11 @@
 import { closeAllDatabases } from "../lib/db/connection";
 import { runCli, type Command } from "./cli-kit";
 import { authCommands } from "./commands/auth-commands";
+import { indexCommands } from "./commands/index-commands";
 import { storeCommands } from "./commands/store-commands";
 import { ledgerCommands } from "./commands/ledger-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...ledgerCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

@@ -6,6 +6,7 @@ import { listUsers } from "@/lib/auth/users";
 import { listAuditTail } from "@/lib/governance/audit";
 import { formatTime } from "@/lib/format";
 import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction } from "./actions";
+import { ReindexSection } from "@/components/reindex-section";
 
 export default async function AdminPage() {
   const user = await requireUser();
@@ -78,6 +79,8 @@ export default async function AdminPage() {
           </tbody>
         </table>
       </section>
+
+      <ReindexSection />
 
       <section className="card space-y-3" aria-labelledby="audit-heading">
         <h2 id="audit-heading" className="text-lg font-medium">

@@ -1,9 +1,16 @@
-import { ComingSoon } from "@/components/coming-soon";
+import { requireUser } from "@/app/_server/session";
+import { SearchPanel } from "@/components/search-panel";
+import { CORE_STORE, listStoreNames } from "@/lib/stores/stores";
+import { searchAction } from "./actions";
 
-export default function SearchPage() {
+export default async function SearchPage() {
+  await requireUser();
+  const stores = listStoreNames();
   return (
-    <ComingSoon title="Search">
-      <p>Full-text, vector and hybrid search over a store&apos;s documents and memories, with filters and an explain view.</p>
-    </ComingSoon>
+    <div className="space-y-4">
+      <h1 className="text-2xl font-semibold">Search</h1>
+      <p className="text-sm text-slate-600">Full-text search (bm25) over a store&apos;s documents and memories. Your words are matched as words: operators and quotes have no special meaning here.</p>
+      <SearchPanel stores={stores} defaultStore={stores.find((s) => s !== CORE_STORE) ?? CORE_STORE} action={searchAction} />
+    </div>
   );
 }

@@ -1,4 +1,4 @@
-import { sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * Schema of one store's index.db. Virtual tables (FTS5, vec0) and triggers
@@ -8,3 +8,79 @@ export const meta = sqliteTable("meta", {
   key: text("key").primaryKey(),
   value: text("value").notNull(),
 });
+
+/** One indexed text: a memory file, a file under a source root, or a document sent by API. */
+export const documents = sqliteTable(
+  "documents",
+  {
+    docId: integer("doc_id").primaryKey({ autoIncrement: true }),
+    /** Normalized with `/`: `memory/<category>/<slug>.md`, `source/<root>/<rel>`, or the API path. */
+    path: text("path").notNull(),
+    /** `file` rows mirror a file on disk (reindex owns them); `api` rows exist only here. */
+    origin: text("origin", { enum: ["file", "api"] }).notNull(),
+    kind: text("kind", { enum: ["memory", "markdown", "code", "text"] }).notNull(),
+    sha256: text("sha256").notNull(),
+    bytes: integer("bytes").notNull(),
+    mtime: integer("mtime").notNull(),
+    /** Kept only for `api` documents: files are their own source of truth. */
+    content: text("content"),
+    indexedAt: integer("indexed_at").notNull(),
+  },
+  (t) => [uniqueIndex("documents_path_uq").on(t.path), index("documents_kind_idx").on(t.kind), index("documents_mtime_idx").on(t.mtime)],
+);
+export type DocumentRow = typeof documents.$inferSelect;
+
+/**
+ * Chunks carry a stable integer rowid (`id`): an unchanged chunk keeps it
+ * across re-ingests, so vectors stored by rowid stay joined.
+ */
+export const chunks = sqliteTable(
+  "chunks",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** sha256(path, chunk_index, chunk_sha256, chunking_version), hex: the same on every machine. */
+    chunkId: text("chunk_id").notNull(),
+    docId: integer("doc_id")
+      .notNull()
+      .references(() => documents.docId, { onDelete: "cascade" }),
+    chunkIndex: integer("chunk_index").notNull(),
+    chunkSha256: text("chunk_sha256").notNull(),
+    chunkingVersion: integer("chunking_version").notNull(),
+    startByte: integer("start_byte").notNull(),
+    endByte: integer("end_byte").notNull(),
+    text: text("text").notNull(),
+  },
+  (t) => [uniqueIndex("chunks_chunk_id_uq").on(t.chunkId), uniqueIndex("chunks_doc_index_uq").on(t.docId, t.chunkIndex), index("chunks_version_idx").on(t.chunkingVersion)],
+);
+export type ChunkRow = typeof chunks.$inferSelect;
+
+/** The index of markdown memories; the files under memory/ are the source of truth. */
+export const memories = sqliteTable(
+  "memories",
+  {
+    /** `<category path>/<slug>` without `.md`. */
+    path: text("path").primaryKey(),
+    category: text("category").notNull(),
+    /** JSON array of strings. */
+    tags: text("tags").notNull().default("[]"),
+    tokenEstimate: integer("token_estimate").notNull(),
+    source: text("source"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+    expiresAt: integer("expires_at"),
+    summary: text("summary"),
+  },
+  (t) => [index("memories_category_idx").on(t.category), index("memories_updated_idx").on(t.updatedAt), index("memories_expires_idx").on(t.expiresAt)],
+);
+export type MemoryRow = typeof memories.$inferSelect;
+
+export const categories = sqliteTable(
+  "categories",
+  {
+    path: text("path").primaryKey(),
+    parentPath: text("parent_path"),
+    description: text("description"),
+  },
+  (t) => [index("categories_parent_idx").on(t.parentPath)],
+);
+export type CategoryRow = typeof categories.$inferSelect;

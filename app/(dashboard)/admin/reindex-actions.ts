@@ -1,0 +1,32 @@
+"use server";
+
+import { z } from "zod";
+import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { requireRoleForAction } from "@/app/_server/session";
+import { getJobById, startReindexJob, type Job } from "@/lib/index/jobs";
+import { openIndexedStore } from "@/lib/index/reindex";
+import { storeNameSchema } from "@/lib/stores/stores";
+
+/** Admins only; startReindexJob writes the audit row with who asked. */
+export async function startReindexAction(store: string): Promise<ActionResult<Job>> {
+  try {
+    const admin = await requireRoleForAction("admin");
+    const name = storeNameSchema.parse(store);
+    openIndexedStore({ store: name });
+    const job = startReindexJob({ store: name, actor: `user:${admin.username}`, reason: "Reindex button on the Admin page" });
+    return { ok: true, message: `Reindex of ${name} started.`, data: job };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+export async function getReindexJobAction(id: string): Promise<ActionResult<Job>> {
+  try {
+    await requireRoleForAction("admin");
+    const job = getJobById({ id: z.uuid().parse(id) });
+    if (!job) return { ok: false, error: "That job is no longer known (the server restarted?)." };
+    return { ok: true, message: job.status, data: job };
+  } catch (e) {
+    return actionError(e);
+  }
+}

@@ -1,0 +1,17 @@
+"use server";
+
+import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { requireRoleForAction } from "@/app/_server/session";
+import { verifyStore, type VerifyReport } from "@/lib/index/verify";
+import { storeNameSchema } from "@/lib/stores/stores";
+
+/** Read-only: compares files with the index; writes nothing, so it needs no audit row. */
+export async function verifyStoreAction(_prev: ActionResult<VerifyReport> | null, form: FormData): Promise<ActionResult<VerifyReport>> {
+  try {
+    await requireRoleForAction("viewer");
+    const report = verifyStore({ store: storeNameSchema.parse(String(form.get("store") ?? "")) });
+    return { ok: true, message: report.ok ? "Index matches the files." : "Differences found.", data: report };
+  } catch (e) {
+    return actionError(e);
+  }
+}

@@ -1,0 +1,65 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { requireUser } from "@/app/_server/session";
+import { StoreVerifyCard } from "@/components/store-verify-card";
+import { formatBytes, formatTime } from "@/lib/format";
+import { listDocumentsByPrefix } from "@/lib/index/ingest";
+import { listRecentMemories } from "@/lib/index/memories";
+import { openIndexedStore } from "@/lib/index/reindex";
+import { describeStore, storeExists } from "@/lib/stores/stores";
+import { verifyStoreAction } from "./actions";
+
+export default async function StorePage({ params }: { params: Promise<{ store: string }> }) {
+  await requireUser();
+  const { store } = await params;
+  if (!storeExists(store)) notFound();
+  const sqlite = openIndexedStore({ store });
+  const summary = describeStore(store);
+  const recent = listRecentMemories({ sqlite, limit: 10 });
+  const docs = listDocumentsByPrefix({ sqlite, limit: 1 });
+  return (
+    <div className="space-y-4">
+      <h1 className="text-2xl font-semibold">Store {store}</h1>
+      {summary.description && <p className="text-sm text-slate-600">{summary.description}</p>}
+      <section className="card space-y-2 text-sm" aria-labelledby="store-summary-heading" data-testid="store-summary">
+        <h2 id="store-summary-heading" className="text-lg font-medium">
+          Index
+        </h2>
+        <p>
+          {docs.total} documents · {summary.counts.chunks ?? 0} chunks · {summary.counts.memories ?? 0} memories · {summary.counts.categories ?? 0} categories
+        </p>
+        <p className="text-slate-600">
+          index.db {formatBytes(summary.files.indexBytes)} · WAL {formatBytes(summary.files.walBytes)} · {summary.files.memoryFiles} memory files · schema {summary.schemaVersion ?? "—"} · created {formatTime(summary.createdAt)}
+        </p>
+        <p className="flex gap-3">
+          <Link className="text-blue-700 underline" href={`/memories?store=${encodeURIComponent(store)}`}>
+            Browse memories
+          </Link>
+          <Link className="text-blue-700 underline" href="/search">
+            Search
+          </Link>
+        </p>
+      </section>
+      <StoreVerifyCard store={store} action={verifyStoreAction} />
+      <section className="card space-y-2" aria-labelledby="recent-heading">
+        <h2 id="recent-heading" className="text-lg font-medium">
+          Recent memories
+        </h2>
+        {recent.length === 0 ? (
+          <p className="text-sm text-slate-600">No memories yet.</p>
+        ) : (
+          <ul className="space-y-1 text-sm">
+            {recent.map((m) => (
+              <li key={m.path}>
+                <Link className="font-mono text-blue-700 underline" href={`/memories?store=${encodeURIComponent(store)}&path=${encodeURIComponent(m.path)}`}>
+                  {m.path}
+                </Link>{" "}
+                <span className="text-xs text-slate-500">{formatTime(m.updatedAt)}</span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,24 @@
+import { z } from "zod";
+import { defineRoute } from "@/lib/api/route";
+import { categoryPathSchema, listCategoryChildren, setCategoryDescription, setCategorySchema } from "@/lib/index/memories";
+import { openIndexedStore } from "@/lib/index/reindex";
+import { storeNameSchema } from "@/lib/stores/stores";
+
+export const GET = defineRoute({
+  name: "GET /stores/{store}/categories",
+  auth: "read",
+  params: z.object({ store: storeNameSchema }),
+  query: z.object({ parent: categoryPathSchema.optional() }).strict(),
+  handler: ({ params, query }) => ({
+    parent: query.parent ?? null,
+    categories: listCategoryChildren({ sqlite: openIndexedStore({ store: params.store }), parent: query.parent ?? null }),
+  }),
+});
+
+export const PUT = defineRoute({
+  name: "PUT /stores/{store}/categories",
+  auth: "write",
+  params: z.object({ store: storeNameSchema }),
+  body: setCategorySchema,
+  handler: ({ params, body }) => setCategoryDescription({ store: params.store, sqlite: openIndexedStore({ store: params.store }), input: body }),
+});

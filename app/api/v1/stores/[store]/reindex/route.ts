@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { defineRoute } from "@/lib/api/route";
+import { startReindexJob } from "@/lib/index/jobs";
+import { openIndexedStore } from "@/lib/index/reindex";
+import { storeNameSchema } from "@/lib/stores/stores";
+
+export const POST = defineRoute({
+  name: "POST /stores/{store}/reindex",
+  auth: "admin",
+  params: z.object({ store: storeNameSchema }),
+  status: 202,
+  handler: ({ params, principal }) => {
+    openIndexedStore({ store: params.store });
+    return { job: startReindexJob({ store: params.store, actor: `agent:${principal?.agentId}` }) };
+  },
+});

@@ -1,0 +1,65 @@
+"use client";
+
+import { useActionState } from "react";
+import type { ActionResult } from "@/app/_server/action-result";
+import type { VerifyReport } from "@/lib/index/verify";
+
+type Action = (prev: ActionResult<VerifyReport> | null, form: FormData) => Promise<ActionResult<VerifyReport>>;
+
+function PathList({ label, paths }: { label: string; paths: string[] }) {
+  if (paths.length === 0) return null;
+  return (
+    <div>
+      <p className="font-medium">
+        {label} ({paths.length}
+        {paths.length === 100 ? "+" : ""})
+      </p>
+      <ul className="list-disc pl-5 font-mono text-xs">
+        {paths.map((p) => (
+          <li key={p}>{p}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+export function StoreVerifyCard({ store, action }: { store: string; action: Action }) {
+  const [state, formAction, pending] = useActionState(action, null);
+  const r = state?.ok ? state.data : undefined;
+  return (
+    <section className="card space-y-3" aria-labelledby="verify-heading" data-testid="verify-card">
+      <div className="flex items-center gap-3">
+        <h2 id="verify-heading" className="text-lg font-medium">
+          Verify
+        </h2>
+        <form action={formAction}>
+          <input type="hidden" name="store" value={store} />
+          <button className="btn-secondary" disabled={pending}>
+            {pending ? "Verifying…" : "Run verify"}
+          </button>
+        </form>
+      </div>
+      <p className="text-sm text-slate-600">Compares the files on disk with the index without changing anything: hashes, missing files, unindexed files, stale chunking versions, FTS and SQLite integrity.</p>
+      {state && !state.ok && (
+        <p role="alert" className="text-sm text-red-600">
+          {state.error}
+        </p>
+      )}
+      {r && (
+        <div className="space-y-2 text-sm" data-testid="verify-result">
+          <p role="status" className={r.ok ? "font-medium text-emerald-700" : "font-medium text-amber-700"}>
+            {r.ok ? "OK: the index matches the files." : `Problems found (${r.consistent ? "database consistent" : "database INCONSISTENT"}, ${r.inSync ? "in sync" : "out of sync with files"}).`}
+          </p>
+          <p>
+            {r.counts.files} files · {r.counts.fileDocuments} file documents · {r.counts.apiDocuments} API documents · {r.counts.chunks} chunks · {r.counts.memories} memories · {r.counts.skipped} skipped ·
+            integrity {r.integrity} · stale chunks {r.staleChunks} · FTS missing {r.ftsMissing}/extra {r.ftsExtra} · {r.durationMs} ms
+          </p>
+          <PathList label="Hash mismatches" paths={r.hashMismatches} />
+          <PathList label="Rows for missing files" paths={r.missingFiles} />
+          <PathList label="Files not indexed" paths={r.notIndexed} />
+          <PathList label="Memories without a document" paths={r.memoriesWithoutDocument} />
+        </div>
+      )}
+    </section>
+  );
+}

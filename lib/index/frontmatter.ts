@@ -1,0 +1,78 @@
+/**
+ * The small YAML subset memory files use: `key: scalar` and string lists
+ * (`[a, b]` or `- item` lines). Written as JSON-quoted strings, which are
+ * valid YAML, so any YAML tool reads our files and we read theirs back.
+ */
+export type FrontmatterValue = string | string[];
+
+export function parseFrontmatter(text: string): { data: Record<string, FrontmatterValue>; body: string } {
+  const m = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(text);
+  if (!m) return { data: {}, body: text };
+  const data: Record<string, FrontmatterValue> = {};
+  let listKey: string | null = null;
+  for (const line of m[1].split(/\r?\n/)) {
+    if (/^\s*(#.*)?$/.test(line)) continue;
+    const item = /^\s+-\s*(.*)$/.exec(line) ?? /^-\s+(.*)$/.exec(line);
+    if (item && listKey) {
+      (data[listKey] as string[]).push(unquote(item[1]));
+      continue;
+    }
+    const kv = /^([A-Za-z_][\w-]*)\s*:\s*(.*)$/.exec(line);
+    if (!kv) continue;
+    const [, key, rawValue] = kv;
+    const value = rawValue.trim();
+    listKey = null;
+    if (value === "") {
+      data[key] = [];
+      listKey = key;
+    } else if (value.startsWith("[") && value.endsWith("]")) {
+      data[key] = splitFlowList(value.slice(1, -1)).map(unquote).filter((v) => v !== "");
+    } else data[key] = unquote(value);
+  }
+  return { data, body: text.slice(m[0].length) };
+}
+
+function splitFlowList(s: string): string[] {
+  const out: string[] = [];
+  let cur = "";
+  let quote: string | null = null;
+  for (let i = 0; i < s.length; i++) {
+    const c = s[i];
+    if (quote) {
+      cur += c;
+      if (c === "\\" && quote === '"') cur += s[++i] ?? "";
+      else if (c === quote) quote = null;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      cur += c;
+    } else if (c === ",") {
+      out.push(cur.trim());
+      cur = "";
+    } else cur += c;
+  }
+  if (cur.trim()) out.push(cur.trim());
+  return out;
+}
+
+function unquote(v: string): string {
+  const s = v.trim();
+  if (s.startsWith('"') && s.endsWith('"') && s.length >= 2) {
+    try {
+      return String(JSON.parse(s));
+    } catch {
+      return s.slice(1, -1);
+    }
+  }
+  if (s.startsWith("'") && s.endsWith("'") && s.length >= 2) return s.slice(1, -1).replaceAll("''", "'");
+  return s;
+}
+
+export function stringifyFrontmatter(data: Record<string, FrontmatterValue | undefined | null>, body: string): string {
+  const lines = ["---"];
+  for (const [key, value] of Object.entries(data)) {
+    if (value === undefined || value === null) continue;
+    lines.push(Array.isArray(value) ? `${key}: [${value.map((v) => JSON.stringify(v)).join(", ")}]` : `${key}: ${JSON.stringify(value)}`);
+  }
+  lines.push("---", "");
+  return lines.join("\n") + body;
+}

@@ -1,0 +1,216 @@
+import fs from "node:fs";
+import type Database from "better-sqlite3";
+import { getStoreDb } from "../db/connection";
+import { AppError } from "../errors";
+import { log } from "../log";
+import { storeExists } from "../stores/stores";
+import { CHUNKING_VERSION, sha256Hex } from "./chunking";
+import { listIndexableFiles } from "./files";
+import { decodeText, deleteDocumentByPath, ingestDocument } from "./ingest";
+import { ensureCategoryPath, indexMemoryText, pruneCategories, removeMemoryIndex } from "./memories";
+
+export type ReindexCounts = { scanned: number; added: number; changed: number; unchanged: number; removed: number; skipped: number };
+export type ReindexResult = {
+  store: string;
+  counts: ReindexCounts;
+  skippedBy: { binary: number; oversized: number; badName: number };
+  durationMs: number;
+};
+export type ReindexProgress = { phase: "scanning" | "writing"; done: number; total: number };
+
+type Pending = { docPath: string; abs: string; memoryPath: string | null; text: string; mtime: number; isNew: boolean };
+
+/**
+ * The text to write for a pending file: re-read when the file changed after
+ * the scan (a memory saved meanwhile), so the index never goes back in time.
+ */
+function currentText(p: Pending): { text: string; mtime: number } | null {
+  try {
+    const mtime = Math.floor(fs.statSync(p.abs).mtimeMs);
+    if (mtime === p.mtime) return p;
+    const text = decodeText(fs.readFileSync(p.abs));
+    return text === null ? null : { text, mtime };
+  } catch {
+    return null;
+  }
+}
+
+const YIELD_EVERY = 64;
+
+/**
+ * The reindex as steps: read and hash every file (yielding now and then so
+ * an async driver can keep a server responsive), then apply every change in
+ * ONE transaction, so a crash leaves the previous index whole.
+ */
+function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void): Generator<void, ReindexResult> {
+  const started = performance.now();
+  const { sqlite } = getStoreDb(store);
+  const listing = listIndexableFiles({ store });
+  const known = new Map(
+    (
+      sqlite
+        .prepare(
+          `select d.path, d.sha256, exists(select 1 from chunks c where c.doc_id = d.doc_id and c.chunking_version != ?) as stale
+           from documents d where d.origin = 'file'`,
+        )
+        .all(CHUNKING_VERSION) as { path: string; sha256: string; stale: number }[]
+    ).map((r) => [r.path, r]),
+  );
+  const memoryRows = new Set((sqlite.prepare("select path from memories").all() as { path: string }[]).map((r) => r.path));
+  const skippedBy = { binary: 0, ...listing.skipped };
+  const pending: Pending[] = [];
+  const seen = new Set<string>();
+  let unchanged = 0;
+  const total = listing.files.length;
+  for (let i = 0; i < total; i++) {
+    const f = listing.files[i];
+    if (i % YIELD_EVERY === 0) {
+      onProgress?.({ phase: "scanning", done: i, total });
+      yield;
+    }
+    let bytes: Buffer;
+    try {
+      bytes = fs.readFileSync(f.abs);
+    } catch {
+      continue; // Deleted while we scanned: treated as absent.
+    }
+    const text = decodeText(bytes);
+    if (text === null) {
+      skippedBy.binary++;
+      continue;
+    }
+    seen.add(f.docPath);
+    const prev = known.get(f.docPath);
+    const memoryRowMissing = f.memoryPath !== null && !memoryRows.has(f.memoryPath);
+    if (prev && prev.sha256 === sha256Hex(bytes) && !prev.stale && !memoryRowMissing) unchanged++;
+    else pending.push({ docPath: f.docPath, abs: f.abs, memoryPath: f.memoryPath, text, mtime: f.mtime, isNew: !prev });
+  }
+  onProgress?.({ phase: "scanning", done: total, total });
+  yield;
+
+  const gone = [...known.keys()].filter((p) => !seen.has(p));
+  const descriptions = new Map<string, string>();
+  for (const [category, file] of listing.categoryFiles) {
+    const text = fs.readFileSync(file, "utf8").trim();
+    if (text) descriptions.set(category, text.slice(0, 2000));
+  }
+  const currentDescriptions = new Map(
+    (sqlite.prepare("select path, description from categories where description is not null").all() as { path: string; description: string }[]).map((r) => [r.path, r.description]),
+  );
+  const descriptionsChanged =
+    descriptions.size !== currentDescriptions.size || [...descriptions].some(([k, v]) => currentDescriptions.get(k) !== v);
+  const builtBefore = sqlite.prepare("select 1 from meta where key = 'index_built_at'").get() !== undefined;
+  // Categories are derived from memories; a lost row is rebuilt here.
+  const uncategorized = (sqlite.prepare("select distinct category from memories m where not exists (select 1 from categories c where c.path = m.category)").all() as { category: string }[]).map((r) => r.category);
+  const counts: ReindexCounts = { scanned: total, added: 0, changed: 0, unchanged, removed: gone.length, skipped: skippedBy.binary + skippedBy.oversized + skippedBy.badName };
+
+  // An unchanged tree writes nothing at all.
+  if (pending.length > 0 || gone.length > 0 || descriptionsChanged || uncategorized.length > 0 || !builtBefore) {
+    const writeTotal = pending.length + gone.length;
+    sqlite
+      .transaction(() => {
+        let done = 0;
+        for (const p of pending) {
+          const now = currentText(p);
+          if (!now) {
+            // Gone or unreadable since the scan: leave its rows as they are; the next reindex settles it.
+            counts.skipped++;
+            onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
+            continue;
+          }
+          const r = p.memoryPath
+            ? indexMemoryText({ sqlite, memoryPath: p.memoryPath, text: now.text, mtime: now.mtime })
+            : ingestDocument({ sqlite, path: p.docPath, origin: "file", text: now.text, mtime: now.mtime });
+          if (r.status === "added" || p.isNew) counts.added++;
+          else counts.changed++;
+          onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
+        }
+        for (const docPath of gone) {
+          if (docPath.startsWith("memory/")) removeMemoryIndex({ sqlite, memoryPath: docPath.slice("memory/".length, -".md".length) });
+          else deleteDocumentByPath({ sqlite, path: docPath });
+          onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
+        }
+        for (const category of uncategorized) ensureCategoryPath({ sqlite, category });
+        if (descriptionsChanged) applyCategoryDescriptions(sqlite, descriptions);
+        pruneCategories({ sqlite });
+        const setMeta = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
+        setMeta.run("index_built_at", String(Date.now()));
+        setMeta.run("chunking_version", String(CHUNKING_VERSION));
+      })
+      .immediate();
+  }
+  return { store, counts, skippedBy, durationMs: Math.round(performance.now() - started) };
+}
+
+function applyCategoryDescriptions(sqlite: Database.Database, descriptions: Map<string, string>): void {
+  sqlite.prepare("update categories set description = null where description is not null").run();
+  const describe = sqlite.prepare("update categories set description = ? where path = ?");
+  for (const [category, description] of descriptions) {
+    ensureCategoryPath({ sqlite, category });
+    describe.run(description, category);
+  }
+}
+
+const g = globalThis as unknown as { __dualmindReindexing?: Set<string> };
+function running(): Set<string> {
+  g.__dualmindReindexing ??= new Set();
+  return g.__dualmindReindexing;
+}
+
+function claim(store: string): void {
+  if (running().has(store)) throw new AppError("conflict", `a reindex of store ${store} is already running`);
+  running().add(store);
+}
+
+/** Reindex synchronously (CLI, tests, first-access rebuild). */
+export function reindexStore({ store, onProgress }: { store: string; onProgress?: (p: ReindexProgress) => void }): ReindexResult {
+  claim(store);
+  try {
+    return drive(reindexSteps(store, onProgress));
+  } finally {
+    running().delete(store);
+  }
+}
+
+function drive(steps: Generator<void, ReindexResult>): ReindexResult {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Reindex without starving the event loop while files are read (the write phase is one transaction). */
+export async function reindexStoreAsync({ store, onProgress }: { store: string; onProgress?: (p: ReindexProgress) => void }): Promise<ReindexResult> {
+  claim(store);
+  try {
+    const steps = reindexSteps(store, onProgress);
+    let step = steps.next();
+    while (!step.done) {
+      await new Promise((resolve) => setImmediate(resolve));
+      step = steps.next();
+    }
+    return step.value;
+  } finally {
+    running().delete(store);
+  }
+}
+
+/**
+ * A store whose index.db was never built (deleted, or new beside existing
+ * memory files) is rebuilt from its files on first access.
+ */
+export function ensureIndexBuilt({ store }: { store: string }): Database.Database {
+  const { sqlite } = getStoreDb(store);
+  if (sqlite.prepare("select 1 from meta where key = 'index_built_at'").get() === undefined && !running().has(store)) {
+    const r = reindexStore({ store });
+    // A brand-new empty store is not news; an index rebuilt from existing files is.
+    if (r.counts.scanned > 0) log("warn", "store index was missing or never built; rebuilt it from files", { store, ...r.counts });
+  }
+  return sqlite;
+}
+
+/** A store's index for an API call or page: unknown stores are 404, never created on the fly. */
+export function openIndexedStore({ store }: { store: string }): Database.Database {
+  if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
+  return ensureIndexBuilt({ store });
+}

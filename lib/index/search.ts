@@ -1,0 +1,149 @@
+import type Database from "better-sqlite3";
+import { z } from "zod";
+import { openStoreReaderWithCore } from "../db/connection";
+import { AppError } from "../errors";
+import { CORE_STORE } from "../stores/stores";
+import { boolParam, csvParam, dateParam } from "./query-params";
+import { ensureIndexBuilt } from "./reindex";
+
+const MARK_OPEN = "\uE000";
+const MARK_CLOSE = "\uE001";
+const MAX_TOKENS = 32;
+
+/** One schema for GET query strings and POST JSON bodies (strings are coerced). */
+export const searchInputSchema = z
+  .object({
+    q: z.string().max(2000).default(""),
+    mode: z.enum(["fts"], { message: "mode must be fts (vector and hybrid arrive with embeddings)" }).default("fts"),
+    /** `fts5` passes the query to MATCH as written (advanced syntax); errors become 400. */
+    syntax: z.enum(["plain", "fts5"]).default("plain"),
+    /** `all` terms (default) or `any` term. */
+    match: z.enum(["all", "any"]).default("all"),
+    prefix: z.string().max(512).optional(),
+    kind: csvParam.pipe(z.array(z.enum(["memory", "markdown", "code", "text"]))).optional(),
+    tags: csvParam.pipe(z.array(z.string().max(64)).max(32)).optional(),
+    updated_after: dateParam.optional(),
+    updated_before: dateParam.optional(),
+    include_core: boolParam.default(false),
+    include_expired: boolParam.default(false),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    offset: z.coerce.number().int().min(0).max(10_000).default(0),
+  })
+  .strict();
+
+export type SearchInput = z.output<typeof searchInputSchema>;
+
+export type SearchHit = {
+  store: string;
+  id: number;
+  chunkId: string;
+  path: string;
+  kind: string;
+  chunkIndex: number;
+  score: number;
+  snippet: string;
+  /** [start, end) offsets of matched terms within `snippet`. */
+  highlights: [number, number][];
+  updatedAt: number;
+};
+
+export type SearchResult = { mode: "fts"; query: string; match: string | null; results: SearchHit[]; hasMore: boolean; stores: string[] };
+
+/**
+ * Turn user text into a MATCH expression that means "these words": every
+ * token is a double-quoted string, so operators, `*`, `NEAR(`, column
+ * filters and stray quotes are only ever words. Null when nothing is left.
+ */
+export function toFtsMatch(text: string, match: "all" | "any" = "all"): string | null {
+  const tokens = text.normalize("NFKC").match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
+  const unique = [...new Set(tokens.map((t) => t.toLowerCase()))].slice(0, MAX_TOKENS);
+  if (unique.length === 0) return null;
+  return unique.map((t) => `"${t}"`).join(match === "any" ? " OR " : " ");
+}
+
+function splitSnippet(raw: string): { snippet: string; highlights: [number, number][] } {
+  let snippet = "";
+  const highlights: [number, number][] = [];
+  let open = -1;
+  for (const ch of raw) {
+    if (ch === MARK_OPEN) open = snippet.length;
+    else if (ch === MARK_CLOSE) {
+      if (open >= 0) highlights.push([open, snippet.length]);
+      open = -1;
+    } else snippet += ch;
+  }
+  return { snippet, highlights };
+}
+
+type HitRow = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; rank: number; snip: string; updatedAt: number };
+
+function runFts({ sqlite, schema, match, input, take, now }: { sqlite: Database.Database; schema: "main" | "core"; match: string; input: SearchInput; take: number; now: number }): HitRow[] {
+  const where = ["chunks_fts match ?"];
+  const args: unknown[] = [match];
+  if (input.prefix) {
+    where.push("substr(d.path, 1, length(?)) = ?");
+    args.push(input.prefix, input.prefix);
+  }
+  if (input.kind?.length) {
+    where.push(`d.kind in (${input.kind.map(() => "?").join(", ")})`);
+    args.push(...input.kind);
+  }
+  if (input.updated_after !== undefined) {
+    where.push("d.mtime >= ?");
+    args.push(input.updated_after);
+  }
+  if (input.updated_before !== undefined) {
+    where.push("d.mtime < ?");
+    args.push(input.updated_before);
+  }
+  // A memory document's row in `memories` is at path minus 'memory/' and '.md'.
+  const memoryOf = `${schema}.memories m where d.kind = 'memory' and m.path = substr(d.path, 8, length(d.path) - 10)`;
+  if (input.tags?.length) {
+    where.push(`exists (select 1 from ${memoryOf} and exists (select 1 from json_each(m.tags) t where t.value in (${input.tags.map(() => "?").join(", ")})))`);
+    args.push(...input.tags);
+  }
+  if (!input.include_expired) {
+    where.push(`not exists (select 1 from ${memoryOf} and m.expires_at is not null and m.expires_at <= ?)`);
+    args.push(now);
+  }
+  // `schema` is one of two literals, never request text.
+  const sql = `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt,
+      bm25(chunks_fts) as rank, snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) as snip
+    from ${schema}.chunks_fts join ${schema}.chunks c on c.id = chunks_fts.rowid join ${schema}.documents d on d.doc_id = c.doc_id
+    where ${where.join(" and ")} order by rank, c.id limit ?`;
+  try {
+    return sqlite.prepare(sql).all(...args, take) as HitRow[];
+  } catch (e) {
+    // The statement itself is fixed and valid, so with advanced syntax an SQLITE_ERROR is the caller's
+    // expression (syntax, unknown column, unterminated string). Plain queries are built to be valid.
+    if (input.syntax === "fts5" && e instanceof Error && (e as Error & { code?: string }).code === "SQLITE_ERROR") {
+      throw new AppError("invalid_request", `invalid fts5 query: ${e.message}`, [{ path: "q", message: e.message }]);
+    }
+    throw e;
+  }
+}
+
+/** Full-text search over a store's chunks (and core's, read-only, when asked), best first. */
+export function searchStore({ store, input, now = Date.now() }: { store: string; input: SearchInput; now?: number }): SearchResult {
+  const match = input.syntax === "fts5" ? (input.q.trim() === "" ? null : input.q) : toFtsMatch(input.q, input.match);
+  const withCore = input.include_core && store !== CORE_STORE;
+  const stores = withCore ? [store, CORE_STORE] : [store];
+  if (match === null) return { mode: "fts", query: input.q, match, results: [], hasMore: false, stores };
+  const handles = stores.map((s) => ensureIndexBuilt({ store: s }));
+  const take = input.offset + input.limit + 1;
+  // With core: a read-only connection with core attached, so nothing here can write to it.
+  const reader = withCore ? openStoreReaderWithCore(store) : handles[0];
+  try {
+    const hits: SearchHit[] = [];
+    for (const [schema, name] of [["main", store], ...(withCore ? [["core", CORE_STORE]] : [])] as ["main" | "core", string][]) {
+      for (const r of runFts({ sqlite: reader, schema, match, input, take, now })) {
+        hits.push({ store: name, id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...splitSnippet(r.snip) });
+      }
+    }
+    hits.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
+    const page = hits.slice(input.offset, input.offset + input.limit);
+    return { mode: "fts", query: input.q, match, results: page, hasMore: hits.length > input.offset + input.limit, stores };
+  } finally {
+    if (withCore) reader.close();
+  }
+}
