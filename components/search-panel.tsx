@@ -17,7 +17,7 @@ function Snippet({ hit }: { hit: SearchHit }) {
     last = e;
   });
   parts.push(hit.snippet.slice(last));
-  return <p className="whitespace-pre-wrap text-sm text-slate-700">{parts}</p>;
+  return <p className="line-clamp-4 text-sm text-slate-700">{parts}</p>;
 }
 
 function memoryLink(hit: SearchHit): string | null {
@@ -86,7 +86,7 @@ export function SearchPanel({ stores, defaultStore, action }: { stores: string[]
                 <div className="flex flex-wrap items-baseline gap-2 text-sm">
                   {href ? <Link href={href} className="font-medium text-blue-700 underline">{hit.path}</Link> : <span className="font-medium">{hit.path}</span>}
                   <span className="text-xs text-slate-500">
-                    {hit.store} · {hit.kind} · chunk {hit.chunkIndex} · score {hit.score.toFixed(2)}
+                    {hit.store} · {hit.kind} · chunk {hit.chunkIndex} · score {hit.score.toPrecision(3)}
                   </span>
                 </div>
                 <Snippet hit={hit} />
