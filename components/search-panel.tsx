@@ -3,9 +3,10 @@
 import Link from "next/link";
 import { useActionState } from "react";
 import type { ActionResult } from "@/app/_server/action-result";
-import type { SearchHit, SearchResult } from "@/lib/index/search";
+import type { SearchHit } from "@/lib/index/search";
+import type { AnySearchHit, AnySearchResult } from "@/lib/index/semantic-search";
 
-type Action = (prev: ActionResult<SearchResult> | null, form: FormData) => Promise<ActionResult<SearchResult>>;
+type Action = (prev: ActionResult<AnySearchResult> | null, form: FormData) => Promise<ActionResult<AnySearchResult>>;
 
 /** The snippet with matched words in <mark>, built as elements (no HTML from the index reaches the page). */
 function Snippet({ hit }: { hit: SearchHit }) {
@@ -18,6 +19,32 @@ function Snippet({ hit }: { hit: SearchHit }) {
   });
   parts.push(hit.snippet.slice(last));
   return <p className="line-clamp-4 text-sm text-slate-700">{parts}</p>;
+}
+
+/** The explain view: why this hit ranks where it does. */
+function Explain({ hit }: { hit: AnySearchHit }) {
+  const s = hit.signals;
+  if (!s) return null;
+  return (
+    <dl className="grid grid-cols-2 gap-x-4 text-xs text-slate-500 sm:grid-cols-4" data-testid="search-explain">
+      <div>
+        <dt className="inline">lexical: </dt>
+        <dd className="inline">{s.fts ? `#${s.fts.rank} (bm25 ${s.fts.score.toFixed(2)})` : "—"}</dd>
+      </div>
+      <div>
+        <dt className="inline">vector: </dt>
+        <dd className="inline">{s.vector ? `#${s.vector.rank} (cos ${s.vector.similarity.toFixed(3)})` : "—"}</dd>
+      </div>
+      <div>
+        <dt className="inline">fused: </dt>
+        <dd className="inline">{s.fused.toFixed(4)}</dd>
+      </div>
+      <div>
+        <dt className="inline">decay: </dt>
+        <dd className="inline">{s.decay === null ? "off" : s.decay.toFixed(3)}</dd>
+      </div>
+    </dl>
+  );
 }
 
 function memoryLink(hit: SearchHit): string | null {
@@ -65,8 +92,19 @@ export function SearchPanel({ stores, defaultStore, action }: { stores: string[]
           <label className="label" htmlFor="search-tags">Tags (any)</label>
           <input id="search-tags" className="input" name="tags" placeholder="ops, sqlite" />
         </div>
+        <div>
+          <label className="label" htmlFor="search-mode">Mode</label>
+          <select id="search-mode" className="input" name="mode" defaultValue="hybrid">
+            <option value="hybrid">hybrid</option>
+            <option value="fts">full-text</option>
+            <option value="vector">vector</option>
+          </select>
+        </div>
         <label className="flex items-end gap-2 text-sm">
           <input type="checkbox" name="include_core" /> include core
+        </label>
+        <label className="flex items-end gap-2 text-sm">
+          <input type="checkbox" name="explain" /> explain
         </label>
       </form>
       {state && !state.ok && (
@@ -77,8 +115,20 @@ export function SearchPanel({ stores, defaultStore, action }: { stores: string[]
       {state?.ok && state.data && (
         <section aria-label="Search results" className="space-y-2" data-testid="search-results">
           <p role="status" className="text-sm text-slate-600">
-            {state.message}
+            {state.message} · {state.data.effectiveMode}
+            {state.data.vectors && ` · model ${state.data.vectors.model.provider}:${state.data.vectors.model.model} (${state.data.vectors.model.id})`}
           </p>
+          {state.data.fallback && (
+            <p className="rounded bg-amber-50 p-2 text-sm text-amber-800" data-testid="search-fallback">
+              {state.data.degraded ? "Degraded: " : "Fallback: "}
+              {state.data.fallback.message}
+            </p>
+          )}
+          {state.data.warnings.map((w) => (
+            <p key={w.code} className="text-xs text-amber-700">
+              {w.message}
+            </p>
+          ))}
           {state.data.results.map((hit) => {
             const href = memoryLink(hit);
             return (
@@ -90,6 +140,7 @@ export function SearchPanel({ stores, defaultStore, action }: { stores: string[]
                   </span>
                 </div>
                 <Snippet hit={hit} />
+                <Explain hit={hit} />
               </article>
             );
           })}

@@ -1,3 +1,4 @@
+import type Database from "better-sqlite3";
 import type { StoreHandle } from "../db/connection";
 
 export type EmbedItem = { kind: string; refId: number; inputHash: string };
@@ -9,17 +10,17 @@ export type ClaimedItem = EmbedItem & { id: number; attempts: number };
  * Re-queueing an item resets its retries (its text changed, so the old error
  * may not apply).
  */
-export function enqueueEmbeddings(handle: StoreHandle, items: EmbedItem[]): void {
+export function enqueueEmbeddings({ sqlite }: { sqlite: Database.Database }, items: EmbedItem[]): void {
   if (items.length === 0) return;
   const now = Date.now();
-  const stmt = handle.sqlite.prepare(
+  const stmt = sqlite.prepare(
     `insert into embed_queue(kind, ref_id, input_hash, enqueued_at, attempts, next_attempt_at)
      values (?, ?, ?, ?, 0, ?)
      on conflict(kind, ref_id) do update set
        input_hash = excluded.input_hash, attempts = 0, next_attempt_at = excluded.next_attempt_at,
        last_error = null, parked_at = null, claimed_by = null, claimed_until = null`,
   );
-  handle.sqlite.transaction(() => {
+  sqlite.transaction(() => {
     for (const it of items) stmt.run(it.kind, it.refId, it.inputHash, now, now);
   })();
 }

@@ -77,6 +77,23 @@ export function simhashCodec(dim: number) {
   return codec;
 }
 
+const loadedCache = new WeakMap<Database.Database, boolean>();
+
+/** Whether sqlite-vec is loaded on this connection (probed once per connection). */
+export function vectorsLoaded(sqlite: Database.Database): boolean {
+  let v = loadedCache.get(sqlite);
+  if (v === undefined) {
+    try {
+      sqlite.prepare("select vec_version()").get();
+      v = true;
+    } catch {
+      v = false;
+    }
+    loadedCache.set(sqlite, v);
+  }
+  return v;
+}
+
 export function vecIndexTable(fingerprintId: string): string {
   if (!/^[0-9a-f]{16}$/.test(fingerprintId)) throw new Error(`bad fingerprint id ${fingerprintId}`);
   return `vec_${fingerprintId}`;
@@ -116,14 +133,15 @@ export function indexVector(handle: StoreHandle, args: { fingerprintId: string; 
  * Forget deleted artifacts: their vectors (every model), index entries and
  * queued work. Call inside the deleting transaction.
  */
-export function forgetEmbeddings(handle: StoreHandle, items: { kind: string; refId: number }[]): void {
-  const { sqlite } = handle;
+export function forgetEmbeddings({ sqlite }: { sqlite: Database.Database }, items: { kind: string; refId: number }[]): void {
+  if (items.length === 0) return;
+  const loaded = vectorsLoaded(sqlite);
   const rows = sqlite.prepare("select id, fingerprint_id as fp from embeddings where kind = ? and ref_id = ?");
   const del = sqlite.prepare("delete from embeddings where id = ?");
   const dequeue = sqlite.prepare("delete from embed_queue where kind = ? and ref_id = ?");
   for (const it of items) {
     for (const r of rows.all(it.kind, it.refId) as { id: number; fp: string }[]) {
-      if (handle.vectors.available && vecIndexExists(sqlite, r.fp)) sqlite.prepare(`delete from ${vecIndexTable(r.fp)} where rowid = ?`).run(BigInt(r.id));
+      if (loaded && vecIndexExists(sqlite, r.fp)) sqlite.prepare(`delete from ${vecIndexTable(r.fp)} where rowid = ?`).run(BigInt(r.id));
       del.run(r.id);
     }
     dequeue.run(it.kind, it.refId);

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { syncChunkEmbeddings } from "./chunk-embeddings";
 import { z } from "zod";
 import { AppError } from "../errors";
 import { chunkDocument, CHUNKING_VERSION, sha256Hex, type ChunkKind } from "./chunking";
@@ -104,13 +105,19 @@ export function ingestDocument({
       if (kept.has(c.chunkId)) continue;
       insertedChunkRowids.push(Number(ins.run(c.chunkId, docId, c.chunkIndex, c.chunkSha256, CHUNKING_VERSION, c.startByte, c.endByte, c.text).lastInsertRowid));
     }
+    syncChunkEmbeddings(sqlite, { inserted: insertedChunkRowids, removed: removedChunkRowids });
     return { path, docId, status: existing ? "changed" : "added", chunks: chunks.length, insertedChunkRowids, removedChunkRowids };
   })();
 }
 
-/** Remove a document and (by cascade, firing the FTS triggers) its chunks. */
+/** Remove a document and (by cascade, firing the FTS triggers) its chunks and their vectors. */
 export function deleteDocumentByPath({ sqlite, path }: { sqlite: Database.Database; path: string }): boolean {
-  return sqlite.prepare("delete from documents where path = ?").run(path).changes > 0;
+  return sqlite.transaction(() => {
+    const chunkIds = (sqlite.prepare("select c.id from chunks c join documents d on d.doc_id = c.doc_id where d.path = ?").all(path) as { id: number }[]).map((r) => r.id);
+    const deleted = sqlite.prepare("delete from documents where path = ?").run(path).changes > 0;
+    syncChunkEmbeddings(sqlite, { inserted: [], removed: chunkIds });
+    return deleted;
+  })();
 }
 
 // ---- the documents API ----------------------------------------------------

@@ -10,11 +10,24 @@ const MARK_OPEN = "\uE000";
 const MARK_CLOSE = "\uE001";
 const MAX_TOKENS = 32;
 
+/** Set by measurement: see bench/search-quality.bench.ts and the issue note. */
+export const DEFAULT_SEARCH_MODE = "hybrid" as "fts" | "vector" | "hybrid";
+
 /** One schema for GET query strings and POST JSON bodies (strings are coerced). */
 export const searchInputSchema = z
   .object({
     q: z.string().max(2000).default(""),
-    mode: z.enum(["fts"], { message: "mode must be fts (vector and hybrid arrive with embeddings)" }).default("fts"),
+    /** Default chosen by measurement (bench/search-quality): see DEFAULT_SEARCH_MODE. */
+    mode: z.enum(["fts", "vector", "hybrid"]).default(DEFAULT_SEARCH_MODE),
+    /** Vector modes: scan every vector instead of the SimHash prefilter. */
+    exact: boolParam.default(false),
+    /** Add per-signal ranks, scores, fusion and model details to every hit. */
+    explain: boolParam.default(false),
+    /** Hybrid: weights of the two signals in reciprocal rank fusion (defaults per provider). */
+    w_fts: z.coerce.number().min(0).max(10).optional(),
+    w_vec: z.coerce.number().min(0).max(10).optional(),
+    /** Hybrid/vector: multiply by exp(-age/τ) with τ in days (off when absent). */
+    recency_tau_days: z.coerce.number().positive().max(36500).optional(),
     /** `fts5` passes the query to MATCH as written (advanced syntax); errors become 400. */
     syntax: z.enum(["plain", "fts5"]).default("plain"),
     /** `all` terms (default) or `any` term. */
@@ -49,6 +62,7 @@ export type SearchHit = {
 
 export type SearchResult = { mode: "fts"; query: string; match: string | null; results: SearchHit[]; hasMore: boolean; stores: string[] };
 
+
 /**
  * Turn user text into a MATCH expression that means "these words": every
  * token is a double-quoted string, so operators, `*`, `NEAR(`, column
@@ -61,7 +75,7 @@ export function toFtsMatch(text: string, match: "all" | "any" = "all"): string |
   return unique.map((t) => `"${t}"`).join(match === "any" ? " OR " : " ");
 }
 
-function splitSnippet(raw: string): { snippet: string; highlights: [number, number][] } {
+export function splitSnippet(raw: string): { snippet: string; highlights: [number, number][] } {
   let snippet = "";
   const highlights: [number, number][] = [];
   let open = -1;
@@ -75,11 +89,16 @@ function splitSnippet(raw: string): { snippet: string; highlights: [number, numb
   return { snippet, highlights };
 }
 
-type HitRow = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; rank: number; snip: string; updatedAt: number };
+export type HitRow = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; rank: number; snip: string; updatedAt: number };
 
-function runFts({ sqlite, schema, match, input, take, now }: { sqlite: Database.Database; schema: "main" | "core"; match: string; input: SearchInput; take: number; now: number }): HitRow[] {
-  const where = ["chunks_fts match ?"];
-  const args: unknown[] = [match];
+/**
+ * The filter part of a search (prefix, kind, tags, updated range, expired
+ * memories) as SQL over `c` (chunks) and `d` (documents) in `schema`. Shared
+ * by full-text and vector search so both filter the same way.
+ */
+export function chunkFilterSql({ schema, input, now }: { schema: "main" | "core"; input: SearchInput; now: number }): { where: string[]; args: unknown[] } {
+  const where: string[] = [];
+  const args: unknown[] = [];
   if (input.prefix) {
     where.push("substr(d.path, 1, length(?)) = ?");
     args.push(input.prefix, input.prefix);
@@ -106,6 +125,18 @@ function runFts({ sqlite, schema, match, input, take, now }: { sqlite: Database.
     where.push(`not exists (select 1 from ${memoryOf} and m.expires_at is not null and m.expires_at <= ?)`);
     args.push(now);
   }
+  return { where, args };
+}
+
+/** Whether the caller narrowed the search beyond the default (expired memories hidden). */
+export function hasExplicitFilters(input: SearchInput): boolean {
+  return !!(input.prefix || input.kind?.length || input.tags?.length || input.updated_after !== undefined || input.updated_before !== undefined);
+}
+
+export function runFts({ sqlite, schema, match, input, take, now }: { sqlite: Database.Database; schema: "main" | "core"; match: string; input: SearchInput; take: number; now: number }): HitRow[] {
+  const filters = chunkFilterSql({ schema, input, now });
+  const where = ["chunks_fts match ?", ...filters.where];
+  const args: unknown[] = [match, ...filters.args];
   // `schema` is one of two literals, never request text.
   const sql = `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt,
       bm25(chunks_fts) as rank, snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) as snip

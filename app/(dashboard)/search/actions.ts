@@ -3,11 +3,12 @@
 import { actionError, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { openIndexedStore } from "@/lib/index/reindex";
-import { searchInputSchema, searchStore, type SearchResult } from "@/lib/index/search";
+import { searchInputSchema } from "@/lib/index/search";
+import { searchAnyMode, type AnySearchResult } from "@/lib/index/semantic-search";
 import { storeNameSchema } from "@/lib/stores/stores";
 
-/** Full-text search for the dashboard; the same domain call as GET /stores/{store}/search. */
-export async function searchAction(_prev: ActionResult<SearchResult> | null, form: FormData): Promise<ActionResult<SearchResult>> {
+/** Search for the dashboard; the same domain call as GET /stores/{store}/search. */
+export async function searchAction(_prev: ActionResult<AnySearchResult> | null, form: FormData): Promise<ActionResult<AnySearchResult>> {
   try {
     await requireRoleForAction("viewer");
     const store = storeNameSchema.parse(String(form.get("store") ?? ""));
@@ -20,11 +21,13 @@ export async function searchAction(_prev: ActionResult<SearchResult> | null, for
       kind: field("kind"),
       prefix: field("prefix"),
       tags: field("tags"),
+      mode: field("mode"),
       include_core: form.get("include_core") === "on",
+      explain: form.get("explain") === "on",
       limit: 50,
     });
     openIndexedStore({ store });
-    const result = searchStore({ store, input });
+    const result = await searchAnyMode({ store, input });
     return { ok: true, message: `${result.results.length}${result.hasMore ? "+" : ""} results`, data: result };
   } catch (e) {
     return actionError(e);

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
 import { openIndexedStore } from "@/lib/index/reindex";
-import { searchInputSchema, searchStore } from "@/lib/index/search";
+import { searchInputSchema } from "@/lib/index/search";
+import { searchAnyMode } from "@/lib/index/semantic-search";
 import { storeNameSchema } from "@/lib/stores/stores";
 
 const params = z.object({ store: storeNameSchema });
@@ -11,9 +12,9 @@ export const GET = defineRoute({
   auth: "read",
   params,
   query: searchInputSchema,
-  handler: ({ params, query }) => {
+  handler: async ({ params, query }) => {
     openIndexedStore({ store: params.store });
-    return searchStore({ store: params.store, input: query });
+    return searchAnyMode({ store: params.store, input: query });
   },
 });
 
@@ -22,8 +23,8 @@ export const POST = defineRoute({
   auth: "read",
   params,
   body: searchInputSchema,
-  handler: ({ params, body }) => {
+  handler: async ({ params, body }) => {
     openIndexedStore({ store: params.store });
-    return searchStore({ store: params.store, input: body });
+    return searchAnyMode({ store: params.store, input: body });
   },
 });

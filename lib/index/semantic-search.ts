@@ -1,0 +1,224 @@
+import type Database from "better-sqlite3";
+import { getStoreDb, openStoreReaderWithCore, type StoreHandle } from "../db/connection";
+import { getEmbedder } from "../embed/model";
+import type { Fingerprint } from "../embed/providers";
+import { getEmbedBacklog } from "../embed/queue";
+import { checkVectorReadiness } from "../embed/status";
+import { knnSearch, type VectorHit } from "../embed/vector-index";
+import { CORE_STORE } from "../stores/stores";
+import { CHUNK_KIND } from "./chunk-embeddings";
+import { ensureIndexBuilt } from "./reindex";
+import { chunkFilterSql, hasExplicitFilters, runFts, searchStore, splitSnippet, toFtsMatch, type SearchHit, type SearchInput } from "./search";
+
+/**
+ * Reciprocal rank fusion weights per provider, set by measurement on a
+ * labelled known-item set (bench/search-quality.bench.ts), not by habit.
+ * With the builtin hashed embedder the vector signal is mostly lexical, so
+ * it gets less weight than bm25; neural providers start at equal weights.
+ */
+export const FUSION_WEIGHTS: Record<Fingerprint["provider"], { fts: number; vec: number }> = {
+  builtin: { fts: 1, vec: 0.5 },
+  openai: { fts: 1, vec: 1 },
+  transformers: { fts: 1, vec: 1 },
+};
+export const RRF_K = 60;
+/** Ranked candidates taken from each signal before fusion. */
+const POOL = 50;
+/** Above this many filtered chunks, filter after an approximate KNN instead of scanning them exactly. */
+const EXACT_FILTER_LIMIT = 20_000;
+
+export type HitSignals = {
+  fts: { rank: number; score: number } | null;
+  vector: { rank: number; distance: number; similarity: number } | null;
+  fused: number;
+  decay: number | null;
+};
+
+export type AnySearchHit = SearchHit & { signals?: HitSignals };
+
+export type AnySearchResult = {
+  mode: SearchInput["mode"];
+  /** What actually answered: differs from `mode` only on a fallback, which is then explained. */
+  effectiveMode: SearchInput["mode"];
+  query: string;
+  match: string | null;
+  results: AnySearchHit[];
+  hasMore: boolean;
+  stores: string[];
+  degraded: boolean;
+  fallback: { reason: string; message: string } | null;
+  vectors: {
+    model: { id: string; provider: string; model: string; dimension: number };
+    method: string;
+    indexAvailable: boolean;
+    indexReason: string | null;
+    pendingEmbeddings: number;
+  } | null;
+  fusion: { wFts: number; wVec: number; k: number; recencyTauDays: number | null } | null;
+  /** Things the caller should know about this answer (e.g. vectors_index_unavailable, embeddings_pending). */
+  warnings: { code: string; message: string }[];
+};
+
+type Ranked = { key: string; store: string; id: number; score: number };
+
+type ChunkDetail = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: number; text: string };
+
+function detailsFor(sqlite: Database.Database, ids: number[]): Map<number, ChunkDetail> {
+  const rows = sqlite
+    .prepare(
+      `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, substr(c.text, 1, 240) as text
+       from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))`,
+    )
+    .all(JSON.stringify(ids)) as ChunkDetail[];
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** KNN over one store's chunk vectors, with the same filters as full-text search. */
+function vectorCandidates(handle: StoreHandle, args: { fingerprintId: string; query: Float32Array; input: SearchInput; take: number; now: number }): { hits: VectorHit[]; method: string } {
+  const { sqlite } = handle;
+  const filters = chunkFilterSql({ schema: "main", input: args.input, now: args.now });
+  const filterSql = filters.where.length ? `where ${filters.where.join(" and ")}` : "";
+  if (hasExplicitFilters(args.input)) {
+    const ids = (sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id ${filterSql} limit ?`).all(...filters.args, EXACT_FILTER_LIMIT + 1) as { id: number }[]).map((r) => r.id);
+    if (ids.length <= EXACT_FILTER_LIMIT) {
+      return knnSearch(handle, { kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take, allowedRefIds: ids });
+    }
+  }
+  // Oversample, then drop what the filters exclude (by default: expired memories).
+  const r = knnSearch(handle, { kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take * 3 + 20, exact: args.input.exact });
+  const allowed = new Set(
+    (sqlite
+      .prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))${filters.where.length ? " and " + filters.where.join(" and ") : ""}`)
+      .all(JSON.stringify(r.hits.map((h) => h.refId)), ...filters.args) as { id: number }[]).map((x) => x.id),
+  );
+  return { hits: r.hits.filter((h) => allowed.has(h.refId)).slice(0, args.take), method: r.method };
+}
+
+function decayFactor(updatedAt: number, now: number, tauDays: number | undefined): number | null {
+  if (!tauDays) return null;
+  return Math.exp(-Math.max(0, now - updatedAt) / (tauDays * 86_400_000));
+}
+
+/**
+ * Search in any mode. `fts` is plain bm25. `vector` ranks by cosine to the
+ * query embedding. `hybrid` fuses both by weighted reciprocal rank. When
+ * vectors cannot answer (degraded, drifted, provider down), the answer comes
+ * from full-text search and says why: never a silent empty result.
+ */
+export async function searchAnyMode({ store, input, now = Date.now() }: { store: string; input: SearchInput; now?: number }): Promise<AnySearchResult> {
+  const base = { mode: input.mode, query: input.q, vectors: null, fusion: null, degraded: false, fallback: null, warnings: [] };
+  if (input.mode === "fts") return { ...base, ...searchStore({ store, input, now }), mode: "fts", effectiveMode: "fts" };
+
+  const ready = await checkVectorReadiness(store);
+  if (!ready.usable) {
+    const fts = searchStore({ store, input, now });
+    return { ...base, ...fts, mode: input.mode, effectiveMode: "fts", degraded: ready.reason === "degraded", fallback: { reason: ready.reason, message: `${ready.message}; answered with full-text search` } };
+  }
+  const fp = ready.fingerprint;
+  const withCore = input.include_core && store !== CORE_STORE;
+  const stores = withCore ? [store, CORE_STORE] : [store];
+  const handles = stores.map((s) => {
+    ensureIndexBuilt({ store: s });
+    return getStoreDb(s);
+  });
+  const take = Math.max(POOL, input.offset + input.limit + 1);
+  const [query] = await getEmbedder().provider.embed([input.q], "query");
+
+  // Vector signal, per store (core only when its vectors are from the same model).
+  const vectorRanked: (Ranked & { distance: number })[] = [];
+  let method = "";
+  for (const h of handles) {
+    if (h.store === CORE_STORE && withCore && !(await checkVectorReadiness(CORE_STORE)).usable) continue;
+    const r = vectorCandidates(h, { fingerprintId: fp.id, query, input, take, now });
+    method ||= r.method;
+    for (const hit of r.hits) vectorRanked.push({ key: `${h.store}:${hit.refId}`, store: h.store, id: hit.refId, score: 1 - hit.distance, distance: hit.distance });
+  }
+  vectorRanked.sort((a, b) => a.distance - b.distance || a.key.localeCompare(b.key));
+
+  // Lexical signal (hybrid only), through the read-only reader when core is included.
+  const ftsRanked: (Ranked & { snippet: string; highlights: [number, number][] })[] = [];
+  const match = input.syntax === "fts5" ? (input.q.trim() === "" ? null : input.q) : toFtsMatch(input.q, input.match);
+  if (input.mode === "hybrid" && match) {
+    const reader = withCore ? openStoreReaderWithCore(store) : handles[0].sqlite;
+    try {
+      for (const [schema, name] of [["main", store], ...(withCore ? [["core", CORE_STORE]] : [])] as ["main" | "core", string][]) {
+        for (const r of runFts({ sqlite: reader, schema, match, input, take, now })) {
+          ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, ...splitSnippet(r.snip) });
+        }
+      }
+    } finally {
+      if (withCore) reader.close();
+    }
+    ftsRanked.sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
+  }
+
+  const weights = { ...FUSION_WEIGHTS[fp.provider], ...(input.w_fts !== undefined ? { fts: input.w_fts } : {}), ...(input.w_vec !== undefined ? { vec: input.w_vec } : {}) };
+  const ftsPos = new Map(ftsRanked.map((r, i) => [r.key, { rank: i + 1, r }]));
+  const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, r }]));
+  const keys = [...new Set([...vectorRanked.map((r) => r.key), ...ftsRanked.map((r) => r.key)])];
+
+  // Chunk details per store.
+  const details = new Map<string, ChunkDetail>();
+  for (const h of handles) {
+    const ids = keys.filter((k) => k.startsWith(h.store + ":")).map((k) => Number(k.slice(h.store.length + 1)));
+    for (const [id, d] of detailsFor(h.sqlite, ids)) details.set(`${h.store}:${id}`, d);
+  }
+
+  const scored = keys.flatMap((key) => {
+    const d = details.get(key);
+    if (!d) return []; // deleted since it was indexed
+    const f = ftsPos.get(key);
+    const v = vecPos.get(key);
+    const decay = decayFactor(d.updatedAt, now, input.recency_tau_days);
+    const raw = input.mode === "hybrid" ? (f ? weights.fts / (RRF_K + f.rank) : 0) + (v ? weights.vec / (RRF_K + v.rank) : 0) : (v?.r.score ?? 0);
+    const fused = raw * (decay ?? 1);
+    const store = key.slice(0, key.indexOf(":"));
+    const hit: AnySearchHit = {
+      store,
+      id: d.id,
+      chunkId: d.chunkId,
+      path: d.path,
+      kind: d.kind,
+      chunkIndex: d.chunkIndex,
+      score: fused,
+      updatedAt: d.updatedAt,
+      ...(f ? { snippet: f.r.snippet, highlights: f.r.highlights } : { snippet: d.text.replace(/\s+/g, " ").trim(), highlights: [] }),
+    };
+    if (input.explain) {
+      hit.signals = {
+        fts: f ? { rank: f.rank, score: f.r.score } : null,
+        vector: v ? { rank: v.rank, distance: v.r.distance, similarity: v.r.score } : null,
+        fused,
+        decay,
+      };
+    }
+    return [hit];
+  });
+  scored.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
+  const page = scored.slice(input.offset, input.offset + input.limit);
+  const main = handles[0];
+  const pending = getEmbedBacklog(main).pending;
+  const warnings: AnySearchResult["warnings"] = [];
+  if (!main.vectors.available) {
+    warnings.push({ code: "vectors_index_unavailable", message: `sqlite-vec is not loaded (${main.vectors.reason}); vectors were scanned exactly, which is slower` });
+  }
+  if (pending > 0) warnings.push({ code: "embeddings_pending", message: `${pending} item(s) are waiting for vectors; until then only full-text search can find them` });
+  return {
+    ...base,
+    mode: input.mode,
+    effectiveMode: input.mode,
+    match,
+    results: page,
+    hasMore: scored.length > input.offset + input.limit,
+    stores,
+    vectors: {
+      model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension },
+      method: method || "none",
+      indexAvailable: main.vectors.available,
+      indexReason: main.vectors.available ? null : main.vectors.reason,
+      pendingEmbeddings: pending,
+    },
+    warnings,
+    fusion: input.mode === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null } : null,
+  };
+}
