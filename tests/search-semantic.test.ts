@@ -1,0 +1,162 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
+import * as documentsRoute from "@/app/api/v1/stores/[store]/documents/route";
+import * as healthRoute from "@/app/api/v1/stores/[store]/health/route";
+import * as reembedRoute from "@/app/api/v1/stores/[store]/reembed/route";
+import { bootstrapApp } from "@/lib/bootstrap";
+import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
+import { resetConfigForTests } from "@/lib/config";
+import { resetEmbedderForTests } from "@/lib/embed/model";
+import { drainEmbedQueues } from "@/lib/embed/worker";
+import { createStore } from "@/lib/stores/stores";
+import { callRoute, useTempDataDir } from "./helpers";
+
+const TOKEN = "bootstrap-token-for-search-tests-0123456789";
+const params = { store: "notes" };
+
+const DOCS = [
+  { path: "ops/nginx.md", content: "# Reverse proxy\n\nRestart nginx after rotating the TLS certificate on the edge hosts." },
+  { path: "ops/postgres.md", content: "# Database upkeep\n\nRun VACUUM ANALYZE weekly on the large Postgres tables." },
+  { path: "photo/exposure.md", content: "# Exposure\n\nThe exposure triangle: aperture, shutter speed and ISO sensitivity." },
+  { path: "auth/login.md", content: "# Login\n\nAuthentication fails when the session cookie lacks the secure flag." },
+  { path: "kitchen/bread.md", content: "# Sourdough\n\nFeed the starter twice a day and keep it warm." },
+];
+
+async function put(docs: { path: string; content: string }[]) {
+  const r = await callRoute(documentsRoute.PUT, { method: "PUT", token: TOKEN, params, body: { documents: docs } });
+  expect(r.status).toBe(200);
+}
+
+async function search(body: Record<string, unknown>) {
+  const r = await callRoute(searchRoute.POST, { token: TOKEN, params, body });
+  expect(r.status).toBe(200);
+  return r.json;
+}
+
+function restartWith(env: Record<string, string | undefined>) {
+  closeAllDatabases();
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  resetConfigForTests();
+  resetEmbedderForTests();
+}
+
+describe("vector and hybrid search", () => {
+  let env: ReturnType<typeof useTempDataDir>;
+  beforeEach(async () => {
+    env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
+    resetEmbedderForTests();
+    bootstrapApp();
+    createStore({ input: { name: "notes" }, actor: "test" });
+    await put(DOCS);
+  });
+  afterEach(() => {
+    restartWith({ DUALMIND_EMBED_DIM: undefined, DUALMIND_EMBED_MODEL: undefined, DUALMIND_DISABLE_VECTORS: undefined, DUALMIND_EMBED_BACKLOG_WATERMARK: undefined });
+    env.cleanup();
+  });
+
+  it("vector search finds a misspelled query that full-text misses, and explains itself", async () => {
+    await drainEmbedQueues({ stores: ["notes"] });
+    const fts = await search({ q: "authentification cookie secure", mode: "fts" });
+    expect(fts.results).toHaveLength(0);
+    const vec = await search({ q: "authentification cookie secure", mode: "vector", explain: true });
+    expect(vec.effectiveMode).toBe("vector");
+    expect(vec.fallback).toBeNull();
+    expect(vec.results[0].path).toBe("auth/login.md");
+    expect(vec.results[0].signals.vector).toMatchObject({ rank: 1 });
+    expect(vec.results[0].signals.vector.similarity).toBeGreaterThan(0.2);
+    expect(vec.vectors.model).toMatchObject({ provider: "builtin", dimension: 384 });
+    expect(vec.vectors.method).toBe("simhash+rescore");
+  });
+
+  it("hybrid keeps a keyword-only hit and a vector-only hit", async () => {
+    await drainEmbedQueues({ stores: ["notes"] });
+    // "VACUUM" is an exact keyword (fts), "sourdo starters" only matches by character n-grams (vector).
+    const r = await search({ q: "vacuum sourdo starters", mode: "hybrid", match: "any", explain: true });
+    const paths = r.results.map((h: { path: string }) => h.path);
+    expect(paths).toContain("ops/postgres.md");
+    expect(paths).toContain("kitchen/bread.md");
+    const bread = r.results.find((h: { path: string }) => h.path === "kitchen/bread.md");
+    expect(bread.signals.fts).toBeNull();
+    expect(bread.signals.vector).not.toBeNull();
+    const pg = r.results.find((h: { path: string }) => h.path === "ops/postgres.md");
+    expect(pg.signals.fts).not.toBeNull();
+    expect(r.fusion).toMatchObject({ k: 60 });
+  });
+
+  it("filters apply to vector hits too", async () => {
+    await drainEmbedQueues({ stores: ["notes"] });
+    const r = await search({ q: "restart proxy certificate", mode: "vector", prefix: "photo/" });
+    expect(r.results.every((h: { path: string }) => h.path.startsWith("photo/"))).toBe(true);
+  });
+
+  it("before vectors exist, hybrid still answers and says items are pending", async () => {
+    const r = await search({ q: "nginx", mode: "hybrid" });
+    expect(r.results[0].path).toBe("ops/nginx.md");
+    expect(r.warnings.map((w: { code: string }) => w.code)).toContain("embeddings_pending");
+  });
+
+  it("above the backlog watermark the store is degraded: lexical answer, flagged, health says why; it recovers when drained", async () => {
+    restartWith({ DUALMIND_EMBED_BACKLOG_WATERMARK: "2" });
+    const r = await search({ q: "nginx certificate", mode: "vector" });
+    expect(r.effectiveMode).toBe("fts");
+    expect(r.degraded).toBe(true);
+    expect(r.fallback.reason).toBe("degraded");
+    expect(r.results[0].path).toBe("ops/nginx.md");
+    const health = await callRoute(healthRoute.GET, { token: TOKEN, params });
+    expect(health.json).toMatchObject({ degraded: true, backlog: { pending: 5, watermark: 2 } });
+    await drainEmbedQueues({ stores: ["notes"] });
+    const after = await search({ q: "nginx certificate", mode: "vector" });
+    expect(after).toMatchObject({ effectiveMode: "vector", degraded: false, fallback: null });
+  });
+
+  it("a model change is drift: vector search falls back instead of mixing models, re-embed clears it", async () => {
+    await drainEmbedQueues({ stores: ["notes"] });
+    restartWith({ DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_MODEL: "hash-256" });
+    const drifted = await search({ q: "nginx certificate", mode: "vector" });
+    expect(drifted.effectiveMode).toBe("fts");
+    expect(drifted.fallback.reason).toBe("drifted");
+    const health = await callRoute(healthRoute.GET, { token: TOKEN, params });
+    expect(health.json.drift).toMatchObject({ modelChanged: true, drifted: 5, driftPct: 100 });
+    const dry = await callRoute(reembedRoute.POST, { token: TOKEN, params, body: { dry_run: true } });
+    expect(dry.json.estimate).toMatchObject({ toEmbed: 5, modelChanged: true });
+    const start = await callRoute(reembedRoute.POST, { token: TOKEN, params, body: {} });
+    expect(start.status).toBe(202);
+    await drainEmbedQueues({ stores: ["notes"] });
+    const fixed = await search({ q: "nginx certificate", mode: "vector" });
+    expect(fixed.effectiveMode).toBe("vector");
+    expect(fixed.vectors.model.dimension).toBe(256);
+    expect(fixed.results[0].path).toBe("ops/nginx.md");
+  });
+
+  it("every chunk vector has a provenance row in governance.db", async () => {
+    await drainEmbedQueues({ stores: ["notes"] });
+    const vectors = getStoreDb("notes").sqlite.prepare("select ref_id, input_hash from embeddings where kind = 'chunk'").all() as { ref_id: number; input_hash: string }[];
+    const proofs = getGovernance().sqlite.prepare("select artifact_id, input_hash, chunking_version from provenance where store = 'notes' and artifact_type = 'chunk_vector'").all() as { artifact_id: string; input_hash: string; chunking_version: string }[];
+    expect(vectors.length).toBe(5);
+    expect(new Set(proofs.map((p) => `${p.artifact_id}:${p.input_hash}`))).toEqual(new Set(vectors.map((v) => `${v.ref_id}:${v.input_hash}`)));
+    expect(proofs.every((p) => p.chunking_version === "1")).toBe(true);
+  });
+
+  it("deleting a document drops its vectors; changing it re-queues only the changed chunk", async () => {
+    await drainEmbedQueues({ stores: ["notes"] });
+    const del = await callRoute(documentsRoute.DELETE, { method: "DELETE", token: TOKEN, params, url: "http://127.0.0.1/api/v1/stores/notes/documents?path=kitchen/bread.md" });
+    expect(del.status).toBe(200);
+    const h = getStoreDb("notes");
+    expect(h.sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 4 });
+    await put([{ path: "ops/nginx.md", content: DOCS[0].content + " Also reload the OCSP stapling cache." }]);
+    expect(h.sqlite.prepare("select count(*) as n from embed_queue").get()).toEqual({ n: 1 });
+  });
+
+  it("with sqlite-vec disabled the app still searches vectors (exact scan, flagged)", async () => {
+    await drainEmbedQueues({ stores: ["notes"] });
+    restartWith({ DUALMIND_DISABLE_VECTORS: "true" });
+    const r = await search({ q: "exposure aperture", mode: "vector" });
+    expect(r.effectiveMode).toBe("vector");
+    expect(r.results[0].path).toBe("photo/exposure.md");
+    expect(r.vectors.method).toBe("exact-scan-js");
+    expect(r.warnings.map((w: { code: string }) => w.code)).toContain("vectors_index_unavailable");
+  });
+});
