@@ -37,8 +37,9 @@ async function putDoc(p: string, content: string, s = store) {
   return callRoute(documentsRoute.PUT, { method: "PUT", token, params: { store: s }, body: { path: p, content } });
 }
 
+/** Full-text search unless the test names another mode (the API's default is hybrid). */
 async function search(query: Record<string, string>, s = store) {
-  const url = `http://127.0.0.1/api/v1/stores/${s}/search?${new URLSearchParams(query)}`;
+  const url = `http://127.0.0.1/api/v1/stores/${s}/search?${new URLSearchParams({ mode: "fts", ...query })}`;
   return callRoute(searchRoute.GET, { token, params: { store: s }, url });
 }
 

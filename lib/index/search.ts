@@ -30,8 +30,8 @@ export const searchInputSchema = z
     recency_tau_days: z.coerce.number().positive().max(36500).optional(),
     /** `fts5` passes the query to MATCH as written (advanced syntax); errors become 400. */
     syntax: z.enum(["plain", "fts5"]).default("plain"),
-    /** `all` terms (default) or `any` term. */
-    match: z.enum(["all", "any"]).default("all"),
+    /** `all` terms or `any` term. Default: `all` for mode=fts, `any` for the lexical leg of hybrid (measured better there). */
+    match: z.enum(["all", "any"]).optional(),
     prefix: z.string().max(512).optional(),
     kind: csvParam.pipe(z.array(z.enum(["memory", "markdown", "code", "text"]))).optional(),
     tags: csvParam.pipe(z.array(z.string().max(64)).max(32)).optional(),
@@ -156,7 +156,7 @@ export function runFts({ sqlite, schema, match, input, take, now }: { sqlite: Da
 
 /** Full-text search over a store's chunks (and core's, read-only, when asked), best first. */
 export function searchStore({ store, input, now = Date.now() }: { store: string; input: SearchInput; now?: number }): SearchResult {
-  const match = input.syntax === "fts5" ? (input.q.trim() === "" ? null : input.q) : toFtsMatch(input.q, input.match);
+  const match = input.syntax === "fts5" ? (input.q.trim() === "" ? null : input.q) : toFtsMatch(input.q, input.match ?? "all");
   const withCore = input.include_core && store !== CORE_STORE;
   const stores = withCore ? [store, CORE_STORE] : [store];
   if (match === null) return { mode: "fts", query: input.q, match, results: [], hasMore: false, stores };

@@ -67,17 +67,26 @@ export class BuiltinProvider implements EmbeddingProvider {
     const all = tokenizeForEmbedding(text);
     const content = all.filter((w) => !STOPWORDS.has(w));
     const words = content.length > 0 ? content : all;
-    if (words.length === 0) add("\u0000empty", 1);
+    // Collect features first: a repeated feature counts 1 + ln(count) times its
+    // weight (sublinear, as in bm25), so long texts are not dominated by repeats.
+    const feats = new Map<string, { weight: number; count: number }>();
+    const bump = (feature: string, weight: number) => {
+      const f = feats.get(feature);
+      if (f) f.count++;
+      else feats.set(feature, { weight, count: 1 });
+    };
+    if (words.length === 0) bump("\u0000empty", 1);
     for (let i = 0; i < words.length; i++) {
       const w = words[i];
-      add("w:" + w, WORD_WEIGHT);
-      if (i + 1 < words.length) add("b:" + w + " " + words[i + 1], BIGRAM_WEIGHT);
+      bump("w:" + w, WORD_WEIGHT);
+      if (i + 1 < words.length) bump("b:" + w + " " + words[i + 1], BIGRAM_WEIGHT);
       const padded = `<${w}>`;
       const grams: string[] = [];
       for (let n = 3; n <= 5; n++) for (let j = 0; j + n <= padded.length; j++) grams.push(padded.slice(j, j + n));
       const each = CHAR_BLOCK_WEIGHT / Math.sqrt(grams.length || 1);
-      for (const g of grams) add("c:" + g, each);
+      for (const g of grams) bump("c:" + g, each);
     }
+    for (const [feature, f] of feats) add(feature, f.weight * (1 + Math.log(f.count)));
     return l2Normalize(v);
   }
 
