@@ -14,14 +14,14 @@ import { chunkFilterSql, hasExplicitFilters, runFts, searchStore, splitSnippet, 
  * Reciprocal rank fusion weights per provider, set by measurement on a
  * labelled known-item set (bench/search-quality.bench.ts), not by habit.
  * The builtin hashed embedder is weaker than bm25 on that set (MRR@10 0.29
- * vs 0.55), and every weight above ~0.05 pulled hybrid below bm25 alone; at
- * 0.05 its vector signal breaks ties and adds what bm25 cannot find, and
- * hybrid scores at least as well as the better signal. Neural providers
+ * vs 0.55), and every weight from 0.05 up pulled hybrid to or below bm25
+ * alone; at 0.02 its vector signal breaks ties and adds what bm25 cannot
+ * find, and hybrid scores at least as well as the better signal. Neural providers
  * (not measurable offline here) start at equal weights; override per request
  * with w_fts / w_vec.
  */
 export const FUSION_WEIGHTS: Record<Fingerprint["provider"], { fts: number; vec: number }> = {
-  builtin: { fts: 1, vec: 0.05 },
+  builtin: { fts: 1, vec: 0.02 },
   openai: { fts: 1, vec: 1 },
   transformers: { fts: 1, vec: 1 },
 };
@@ -89,7 +89,7 @@ function vectorCandidates(handle: StoreHandle, args: { fingerprintId: string; qu
     }
   }
   // Oversample, then drop what the filters exclude (by default: expired memories).
-  const r = knnSearch(handle, { kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take * 3 + 20, exact: args.input.exact });
+  const r = knnSearch(handle, { kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take + 20, exact: args.input.exact });
   const allowed = new Set(
     (sqlite
       .prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))${filters.where.length ? " and " + filters.where.join(" and ") : ""}`)
@@ -125,7 +125,8 @@ export async function searchAnyMode({ store, input, now = Date.now() }: { store:
     ensureIndexBuilt({ store: s });
     return getStoreDb(s);
   });
-  const take = Math.max(POOL, input.offset + input.limit + 1);
+  // Vector mode needs only the page; hybrid fuses two deeper pools.
+  const take = input.mode === "hybrid" ? Math.max(POOL, input.offset + input.limit + 1) : input.offset + input.limit + 1;
   const [query] = await getEmbedder().provider.embed([input.q], "query");
 
   // Vector signal, per store (core only when its vectors are from the same model).
