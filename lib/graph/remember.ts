@@ -40,6 +40,8 @@ export const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1
 export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency";
 
 const weight = z.number().min(0).max(10);
+/** At most this many neighbours join by expansion (strongest edges first), so a hub node cannot flood the answer. */
+export const MAX_EXPANDED_NODES = 100;
 
 export const rememberInputSchema = z
   .object({
@@ -335,7 +337,7 @@ function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float
       const hits = ftsHits(src, "kg_node_fts", args.match, args.k);
       addNodes(loadNodes(src, { column: "seq", values: hits.map((h) => h.seq) }), "node_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
     }
-    expandOneHop(src, cands, args.minEdgeWeight, args.k, addNodes);
+    expandOneHop(src, cands, args.minEdgeWeight, addNodes);
   }
   return cands;
 }
@@ -345,7 +347,7 @@ function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float
  * threshold. Every node linked to a seed (seeds included) records the
  * strongest such edge; neighbours not found directly join as "expansion".
  */
-function expandOneHop(src: Source, cands: Map<string, Candidate>, minWeight: number, k: number, addNodes: (rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number>) => void): void {
+function expandOneHop(src: Source, cands: Map<string, Candidate>, minWeight: number, addNodes: (rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number>) => void): void {
   const seeds = [...cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => c.id);
   if (seeds.length === 0) return;
   const edges = src.db
@@ -367,7 +369,7 @@ function expandOneHop(src: Source, cands: Map<string, Candidate>, minWeight: num
       if (!cur || e.weight > cur.weight) best.set(me, { weight: e.weight, relationId: e.id, type: e.type, fromNodeId: other });
     }
   }
-  const newcomers = [...best.keys()].filter((id) => !seedSet.has(id)).slice(0, k);
+  const newcomers = [...best.keys()].filter((id) => !seedSet.has(id)).slice(0, MAX_EXPANDED_NODES);
   addNodes(loadNodes(src, { column: "id", values: newcomers }), "expansion", new Map());
   for (const c of cands.values()) {
     if (c.kind !== NODE_KIND) continue;
