@@ -13,8 +13,8 @@ import { useTempDataDir } from "./helpers";
 
 let env: ReturnType<typeof useTempDataDir>;
 
-function setup(extraEnv: Record<string, string> = {}) {
-  env = useTempDataDir(extraEnv);
+function setup(tempDir: ReturnType<typeof useTempDataDir>) {
+  env = tempDir;
   resetEmbedderForTests();
   createStore({ input: { name: "ops" }, actor: "test" });
 }
@@ -46,7 +46,7 @@ function seedOps(handle: StoreHandle) {
 const find = (results: RememberResult[], id: string) => results.find((r) => r.id === id);
 
 describe("remember", () => {
-  beforeEach(() => setup());
+  beforeEach(() => setup(useTempDataDir()));
 
   it("fuses thoughts and nodes with a score breakdown and evidence, and answers the same way every time", async () => {
     const handle = getStoreDb("ops");
@@ -146,7 +146,7 @@ describe("remember", () => {
 });
 
 describe("remember without usable vectors", () => {
-  beforeEach(() => setup({ DUALMIND_EMBED_BACKLOG_WATERMARK: "1" }));
+  beforeEach(() => setup(useTempDataDir({ DUALMIND_EMBED_BACKLOG_WATERMARK: "1" })));
 
   it("answers lexically and says why", async () => {
     const handle = getStoreDb("ops");
