@@ -77,3 +77,23 @@ export function listEvidenceByTargetIds({ handle, target, ids }: { handle: Store
   }
   return out;
 }
+
+export type EvidenceUse = { target: EvidenceTarget; target_id: string; stance: EvidenceLink["stance"]; node_id: string; node_name: string; label: string };
+
+/** What a thought is evidence for: frames and relations, each with the node to open. */
+export function listEvidenceUsesByThoughtId({ handle, thoughtId }: { handle: StoreHandle; thoughtId: string }): EvidenceUse[] {
+  const frames = handle.sqlite
+    .prepare(
+      `select 'frame' as target, f.id as targetId, e.stance, n.id as nodeId, n.display_name as nodeName, f."column" || ' frame' as label
+       from kg_frame_evidence e join kg_frame f on f.id = e.frame_id join kg_node n on n.id = f.node_id where e.thought_id = ? order by e.created_at`,
+    )
+    .all(thoughtId) as { target: "frame"; targetId: string; stance: EvidenceLink["stance"]; nodeId: string; nodeName: string; label: string }[];
+  const relations = handle.sqlite
+    .prepare(
+      `select 'relation' as target, r.id as targetId, e.stance, a.id as nodeId, a.display_name as nodeName, r.relationship_type || ' → ' || b.display_name as label
+       from kg_relation_evidence e join kg_relation r on r.id = e.relation_id join kg_node a on a.id = r.from_id join kg_node b on b.id = r.to_id
+       where e.thought_id = ? order by e.created_at`,
+    )
+    .all(thoughtId) as { target: "relation"; targetId: string; stance: EvidenceLink["stance"]; nodeId: string; nodeName: string; label: string }[];
+  return [...frames, ...relations].map((r) => ({ target: r.target, target_id: r.targetId, stance: r.stance, node_id: r.nodeId, node_name: r.nodeName, label: r.label }));
+}
