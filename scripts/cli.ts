@@ -7,8 +7,9 @@ import { runCli, type Command } from "./cli-kit";
 import { authCommands } from "./commands/auth-commands";
 import { storeCommands } from "./commands/store-commands";
 import { ledgerCommands } from "./commands/ledger-commands";
+import { graphCommands } from "./commands/graph-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...ledgerCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...ledgerCommands, ...graphCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

@@ -17,8 +17,9 @@ import { THOUGHT_KIND } from "./thoughts";
  *   score = w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match
  *         + w_rel·edge_weight − w_conflict·inconsistency
  *
- * semantic        cosine(query, vector) when vectors are usable; in lexical
- *                 fallback, bm25 relative to the best FTS hit of its list.
+ * semantic        cosine(query, vector) when the item has a current vector;
+ *                 otherwise (not embedded yet, or vectors unusable) its bm25
+ *                 relative to the best FTS hit of its list.
  * recency         exp(−Δt/τ), Δt = as_of − the item's time (thought timestamp,
  *                 node updated_at). as_of defaults to the newest candidate's
  *                 time, so the same data and query always score the same.
@@ -69,6 +70,8 @@ type MatchSource = "thought_knn" | "thought_fts" | "node_knn" | "node_fts" | "ex
 
 export type ScoreBreakdown = {
   semantic: number;
+  /** "lexical" when the item has no current vector (not embedded yet, or vectors unusable). */
+  semantic_source: "vector" | "lexical";
   recency: number;
   episodic: number;
   procedure_match: number;
@@ -439,7 +442,8 @@ export async function rememberByQuery({ store, input }: { store: string; input: 
       for (const c of list) {
         const isThought = c.kind === THOUGHT_KIND;
         const f = isThought ? null : facts.get(c.id);
-        const semantic = src.fingerprintId ? ((isThought ? cosThought : cosNode).get(c.seq) ?? 0) : c.lexical;
+        const cosine = (isThought ? cosThought : cosNode).get(c.seq);
+        const semantic = cosine ?? c.lexical;
         const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);
         const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
         const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.title) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
@@ -460,7 +464,7 @@ export async function rememberByQuery({ store, input }: { store: string; input: 
           title: c.title,
           entity_type: c.entityType,
           score: round(terms_.semantic + terms_.episodic + terms_.procedural + terms_.relation + terms_.conflict),
-          breakdown: { semantic: round(semantic), recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: terms_ },
+          breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: terms_ },
           matched_by: [...c.matchedBy].sort(),
           evidence_thought_ids: evidence,
           via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
