@@ -4,7 +4,7 @@ import { getStoreDb, openStoreReaderWithCore, type StoreHandle } from "../db/con
 import type { FRAME_COLUMNS } from "../db/schema/graph";
 import { getEmbedder } from "../embed/model";
 import { checkVectorReadiness } from "../embed/status";
-import { blobToVector, knnSearch } from "../embed/vector-index";
+import { blobToVector, knnSearch, simhashCodec, vecIndexTable } from "../embed/vector-index";
 import { CORE_STORE } from "../stores/stores";
 import { ftsQueryFromText, parseJsonColumn, unitInterval } from "./common";
 import { NODE_KIND } from "./nodes";
@@ -60,7 +60,7 @@ export const rememberInputSchema = z
     /** Reference time (epoch ms) for recency. */
     as_of: z.number().int().positive().optional(),
     /** Candidates taken from each source (kNN and FTS, per kind, per store). */
-    candidates: z.number().int().min(1).max(200).default(50),
+    candidates: z.number().int().min(1).max(200).default(25),
   })
   .strict();
 export type RememberInput = z.input<typeof rememberInputSchema>;
@@ -113,7 +113,7 @@ export type RememberResponse = {
 };
 
 /** One place to read candidates from: the store (main schema) or core (attached, read-only). */
-type Source = { store: string; schema: "main" | "core"; db: Database.Database; handle: StoreHandle | null; fingerprintId: string | null };
+type Source = { store: string; schema: "main" | "core"; db: Database.Database; handle: StoreHandle | null; fingerprintId: string | null; vectorsLoaded: boolean };
 
 type Candidate = {
   key: string;
@@ -180,13 +180,26 @@ function loadNodes(src: Source, by: { column: "seq" | "id"; values: (number | st
     .all(JSON.stringify(by.values)) as NodeCandidateRow[];
 }
 
-/** Nearest refIds of a kind: the store's SimHash index via knnSearch; core by an exact scan of its BLOBs. */
+/**
+ * Nearest refIds of a kind. The store goes through knnSearch. knnSearch only
+ * reads the main schema, so for attached core the same SimHash prefilter +
+ * exact rescoring runs here against `core.`; without core's index (or
+ * sqlite-vec) it scans core's BLOBs.
+ */
 function nearestRefIds(src: Source, kind: Kind, query: Float32Array, k: number): number[] {
   if (!src.fingerprintId) return [];
   if (src.handle) return knnSearch(src.handle, { kind, fingerprintId: src.fingerprintId, query, k }).hits.map((h) => h.refId);
-  const scored = (src.db.prepare(`select ref_id as refId, vector from ${src.schema}.embeddings where fingerprint_id = ? and kind = ?`).all(src.fingerprintId, kind) as { refId: number; vector: Buffer }[]).map(
-    (r) => ({ refId: r.refId, cos: dot(blobToVector(r.vector), query) }),
-  );
+  const table = vecIndexTable(src.fingerprintId);
+  let rows: { refId: number; vector: Buffer }[];
+  if (src.vectorsLoaded && src.db.prepare(`select 1 from ${src.schema}.sqlite_master where name = ?`).get(table)) {
+    // Same oversampling as knnSearch: 10 candidates per wanted hit, at least 100.
+    const code = simhashCodec(query.length).encode(query);
+    const ids = (src.db.prepare(`select rowid from ${src.schema}.${table} where code match vec_bit(?) and k = ? and kind = ?`).all(code, Math.max(100, k * 10), kind) as { rowid: number | bigint }[]).map((r) => Number(r.rowid));
+    rows = src.db.prepare(`select ref_id as refId, vector from ${src.schema}.embeddings where id in (select value from json_each(?))`).all(JSON.stringify(ids)) as typeof rows;
+  } else {
+    rows = src.db.prepare(`select ref_id as refId, vector from ${src.schema}.embeddings where fingerprint_id = ? and kind = ?`).all(src.fingerprintId, kind) as typeof rows;
+  }
+  const scored = rows.map((r) => ({ refId: r.refId, cos: dot(blobToVector(r.vector), query) }));
   scored.sort((a, b) => b.cos - a.cos || a.refId - b.refId);
   return scored.slice(0, k).map((s) => s.refId);
 }
@@ -216,6 +229,17 @@ function cosineByCandidate(src: Source, kind: Kind, cands: Candidate[], query: F
   return out;
 }
 
+function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const it of items) {
+    const k = key(it);
+    const list = out.get(k);
+    if (list) list.push(it);
+    else out.set(k, [it]);
+  }
+  return out;
+}
+
 type NodeFacts = { episodicShare: number; procedural: string; inconsistency: number; evidence: string[] };
 
 function nodeFacts(src: Source, nodeIds: string[]): Map<string, NodeFacts> {
@@ -230,9 +254,11 @@ function nodeFacts(src: Source, nodeIds: string[]): Map<string, NodeFacts> {
        where f.node_id in (select value from json_each(?))`,
     )
     .all(JSON.stringify(nodeIds)) as { nodeId: string; thoughtId: string; stance: string }[];
+  const framesByNode = groupBy(frames, (f) => f.nodeId);
+  const evidenceByNode = groupBy(evidence, (e) => e.nodeId);
   for (const id of nodeIds) {
-    const mine = frames.filter((f) => f.nodeId === id);
-    const links = evidence.filter((e) => e.nodeId === id);
+    const mine = framesByNode.get(id) ?? [];
+    const links = evidenceByNode.get(id) ?? [];
     const valuesByKey = new Map<string, Set<string>>();
     for (const f of mine) {
       for (const [k, v] of Object.entries(parseJsonColumn<Record<string, unknown>>(f.properties, {}))) {
@@ -407,8 +433,9 @@ export async function rememberByQuery({ store, input }: { store: string; input: 
   const terms = queryTerms(req.query);
   const reader = includeCore ? openStoreReaderWithCore(store) : null;
   try {
-    const sources: Source[] = [{ store, schema: "main", db: handle.sqlite, handle, fingerprintId: storeFp }];
-    if (reader) sources.push({ store: CORE_STORE, schema: "core", db: reader, handle: null, fingerprintId: coreFp });
+    const sources: Source[] = [{ store, schema: "main", db: handle.sqlite, handle, fingerprintId: storeFp, vectorsLoaded: handle.vectors.available }];
+    // The reader loads sqlite-vec the same way as the store's handle, so the store's status tells whether core's index can be used.
+    if (reader) sources.push({ store: CORE_STORE, schema: "core", db: reader, handle: null, fingerprintId: coreFp, vectorsLoaded: handle.vectors.available });
 
     const perSource = sources.map((src) => ({ src, cands: gatherCandidates(src, { kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, match, k: req.candidates, minEdgeWeight: req.min_edge_weight }) }));
 
