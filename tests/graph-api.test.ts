@@ -49,6 +49,8 @@ describe("graph API", () => {
     expect((await callRoute(evidenceRoute.POST, { token: write, params: P, body: link })).status).toBe(201);
     const again = await callRoute(evidenceRoute.POST, { token: write, params: P, body: { ...link, stance: "contradicts" } });
     expect([again.status, again.json.created, again.json.evidence.stance]).toEqual([200, false, "contradicts"]);
+    const listed = await callRoute(evidenceRoute.GET, { token: read, params: P, url: `http://127.0.0.1/api/v1/stores/kb/evidence?target=frame&target_id=${link.target_id}` });
+    expect(listed.json.evidence).toEqual([{ thought_id: thought.json.thought.id, stance: "contradicts" }]);
     const rel = await callRoute(relationsRoute.POST, { token: write, params: P, body: { from_id: node.json.node.id, to_id: other.json.node.id, relationship_type: "needs", weight: 0.7 } });
     expect(rel.status).toBe(201);
     const merged = await callRoute(relationsRoute.POST, { token: write, params: P, body: { from_id: node.json.node.id, to_id: other.json.node.id, relationship_type: "needs", weight: 0.2 } });

@@ -62,6 +62,15 @@ export function unlinkEvidence({ handle, input, actor }: { handle: StoreHandle; 
   return { deleted: true };
 }
 
+export const listEvidenceQuerySchema = z.object({ target: z.enum(EVIDENCE_TARGETS), target_id: uuidSchema }).strict();
+
+/** The evidence of one frame or relation (404 when it does not exist). */
+export function listEvidenceByTarget({ handle, query }: { handle: StoreHandle; query: z.input<typeof listEvidenceQuerySchema> }): { evidence: { thought_id: string; stance: EvidenceLink["stance"] }[] } {
+  const q = listEvidenceQuerySchema.parse(query);
+  if (!handle.sqlite.prepare(`select 1 from ${TABLES[q.target].parent} where id = ?`).get(q.target_id)) throw notFound(q.target, q.target_id);
+  return { evidence: listEvidenceByTargetIds({ handle, target: q.target, ids: [q.target_id] }).get(q.target_id) ?? [] };
+}
+
 /** Evidence links of many frames or relations at once: target id → links (oldest first). */
 export function listEvidenceByTargetIds({ handle, target, ids }: { handle: StoreHandle; target: EvidenceTarget; ids: string[] }): Map<string, { thought_id: string; stance: EvidenceLink["stance"] }[]> {
   const t = TABLES[target];

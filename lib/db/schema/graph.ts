@@ -1,5 +1,5 @@
 import { sql, type InferSelectModel } from "drizzle-orm";
-import { check, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { check, index, integer, primaryKey, real, sqliteTable, text, uniqueIndex, type AnySQLiteColumn } from "drizzle-orm/sqlite-core";
 
 /**
  * Thoughts, chains, the knowledge graph and working memory of one store's
@@ -128,38 +128,29 @@ export const kgRelations = sqliteTable(
 );
 export type KgRelationRow = InferSelectModel<typeof kgRelations>;
 
-export const kgFrameEvidence = sqliteTable(
-  "kg_frame_evidence",
-  {
-    frameId: text("frame_id")
-      .notNull()
-      .references(() => kgFrames.id, { onDelete: "cascade" }),
-    thoughtId: text("thought_id")
-      .notNull()
-      .references(() => thoughts.id, { onDelete: "cascade" }),
-    stance: text("stance", { enum: EVIDENCE_STANCES }).notNull().default("supports"),
-    createdAt: integer("created_at").notNull(),
-    createdBy: text("created_by").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.frameId, t.thoughtId] }), index("kg_frame_evidence_thought_idx").on(t.thoughtId)],
-);
+/** Links a frame or relation to a thought that supports (or contradicts) it; both sides cascade on delete. */
+function evidenceTable(name: string, targetColumn: string, target: () => AnySQLiteColumn) {
+  return sqliteTable(
+    name,
+    {
+      targetId: text(targetColumn)
+        .notNull()
+        .references(target, { onDelete: "cascade" }),
+      thoughtId: text("thought_id")
+        .notNull()
+        .references(() => thoughts.id, { onDelete: "cascade" }),
+      stance: text("stance", { enum: EVIDENCE_STANCES }).notNull().default("supports"),
+      createdAt: integer("created_at").notNull(),
+      createdBy: text("created_by").notNull(),
+    },
+    (t) => [primaryKey({ columns: [t.targetId, t.thoughtId] }), index(`${name}_thought_idx`).on(t.thoughtId)],
+  );
+}
+
+export const kgFrameEvidence = evidenceTable("kg_frame_evidence", "frame_id", () => kgFrames.id);
 export type KgFrameEvidenceRow = InferSelectModel<typeof kgFrameEvidence>;
 
-export const kgRelationEvidence = sqliteTable(
-  "kg_relation_evidence",
-  {
-    relationId: text("relation_id")
-      .notNull()
-      .references(() => kgRelations.id, { onDelete: "cascade" }),
-    thoughtId: text("thought_id")
-      .notNull()
-      .references(() => thoughts.id, { onDelete: "cascade" }),
-    stance: text("stance", { enum: EVIDENCE_STANCES }).notNull().default("supports"),
-    createdAt: integer("created_at").notNull(),
-    createdBy: text("created_by").notNull(),
-  },
-  (t) => [primaryKey({ columns: [t.relationId, t.thoughtId] }), index("kg_relation_evidence_thought_idx").on(t.thoughtId)],
-);
+export const kgRelationEvidence = evidenceTable("kg_relation_evidence", "relation_id", () => kgRelations.id);
 export type KgRelationEvidenceRow = InferSelectModel<typeof kgRelationEvidence>;
 
 /** A small per-store scratchpad; rows past expires_at are never returned and are swept on write. */

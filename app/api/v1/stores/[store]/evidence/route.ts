@@ -1,6 +1,6 @@
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, unlinkEvidence } from "@/lib/graph/evidence";
+import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, listEvidenceByTarget, listEvidenceQuerySchema, unlinkEvidence } from "@/lib/graph/evidence";
 import { agentActor, openGraphStore } from "@/lib/graph/store";
 
 /** 201 for a new link; 200 with created: false when the link existed (its stance is updated). */
@@ -13,6 +13,14 @@ export const POST = defineRoute({
     const result = linkEvidence({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) });
     return Response.json(result, { status: result.created ? 201 : 200 });
   },
+});
+
+export const GET = defineRoute({
+  name: "GET /stores/{store}/evidence",
+  auth: "read",
+  params: storeParams,
+  query: listEvidenceQuerySchema,
+  handler: ({ params, query }) => listEvidenceByTarget({ handle: openGraphStore(params.store), query }),
 });
 
 export const DELETE = defineRoute({
