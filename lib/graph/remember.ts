@@ -122,6 +122,8 @@ type Candidate = {
   seq: number;
   id: string;
   title: string;
+  /** Full thought content (titles are cut), for procedure matching. */
+  text: string;
   entityType: string | null;
   time: number;
   hash: string;
@@ -308,6 +310,7 @@ function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float
           seq: r.seq,
           id: r.id,
           title: r.content.length > 200 ? `${r.content.slice(0, 199)}…` : r.content,
+          text: r.content,
           entityType: null,
           time: r.timestamp,
           hash: r.hash,
@@ -336,6 +339,7 @@ function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float
           seq: r.seq,
           id: r.id,
           title: r.displayName,
+          text: r.displayName,
           entityType: r.entityType,
           time: r.updatedAt,
           hash: r.hash,
@@ -473,10 +477,10 @@ export async function rememberByQuery({ store, input }: { store: string; input: 
         const semantic = cosine ?? c.lexical;
         const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);
         const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
-        const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.title) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
+        const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
         const edgeWeight = c.edge?.weight ?? 0;
         const inconsistency = isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0);
-        const terms_ = {
+        const weighted = {
           semantic: round(w.semantic * semantic),
           episodic: round(w.episodic * recency * episodic),
           procedural: round(w.procedural * procedure),
@@ -490,8 +494,8 @@ export async function rememberByQuery({ store, input }: { store: string; input: 
           store: src.store,
           title: c.title,
           entity_type: c.entityType,
-          score: round(terms_.semantic + terms_.episodic + terms_.procedural + terms_.relation + terms_.conflict),
-          breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: terms_ },
+          score: round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict),
+          breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
           matched_by: [...c.matchedBy].sort(),
           evidence_thought_ids: evidence,
           via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
