@@ -2,11 +2,12 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
-import { resetEmbedderForTests } from "@/lib/embed/model";
+import { computeDrift } from "@/lib/embed/drift";
+import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { createFrame } from "@/lib/graph/frames";
 import { linkEvidence } from "@/lib/graph/evidence";
-import { createNode, deleteNode } from "@/lib/graph/nodes";
+import { createNode, deleteNode, updateNode } from "@/lib/graph/nodes";
 import { createOrMergeRelation } from "@/lib/graph/relations";
 import { deleteThought, getChainById, getThoughtById, listThoughtsByFilter, recordThoughtFeedback, thinkThought } from "@/lib/graph/thoughts";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory } from "@/lib/graph/working-memory";
@@ -98,6 +99,25 @@ describe("thoughts and chains", () => {
     expect(second.feedback_count).toBe(2);
     expect(() => recordThoughtFeedback({ handle, id: crypto.randomUUID(), input: { utility: 1 } })).toThrow(expect.objectContaining({ code: "not_found" }));
     expect(() => recordThoughtFeedback({ handle, id: t.id, input: { utility: 2 } })).toThrow();
+  });
+});
+
+describe("embedding of thoughts and nodes", () => {
+  it("covers every thought and node, and re-embeds a node only when its embedded text changes", async () => {
+    const handle = getStoreDb("mind");
+    thinkThought({ handle, input: { content: "vacuum the database monthly" }, actor: "t" });
+    const node = createNode({ handle, input: { name: "postgres", entity_type: "system" }, actor: "t" });
+    await drainEmbedQueues({ stores: ["mind"] });
+    const fp = await getEmbedder().fingerprint;
+    expect(computeDrift(handle, fp).byKind).toMatchObject({ thought: { artifacts: 1, fresh: 1 }, node: { artifacts: 1, fresh: 1 } });
+    const pending = () => (handle.sqlite.prepare("select count(*) as n from embed_queue where kind = 'node'").get() as { n: number }).n;
+    updateNode({ handle, id: node.id, input: { attributes: { version: 16 } } });
+    expect(pending()).toBe(0);
+    updateNode({ handle, id: node.id, input: { display_name: "PostgreSQL" } });
+    expect(pending()).toBe(1);
+    expect(computeDrift(handle, fp).byKind.node).toMatchObject({ artifacts: 1, stale: 1 });
+    await drainEmbedQueues({ stores: ["mind"] });
+    expect(computeDrift(handle, fp).byKind.node).toMatchObject({ artifacts: 1, fresh: 1 });
   });
 });
 
