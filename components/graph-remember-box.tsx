@@ -66,6 +66,17 @@ export function GraphRememberBox({ store, action }: { store: string; action: Act
           <p className="text-xs text-slate-600">
             {data.results.length} results · mode {data.mode} · score = {data.formula} · weights {Object.entries(data.weights).map(([k, v]) => `${k} ${v}`).join(", ")}
           </p>
+          <details className="text-xs text-slate-600">
+            <summary>What the signals mean</summary>
+            <dl className="grid grid-cols-[max-content_1fr] gap-x-3">
+              {Object.entries(data.signals).map(([k, v]) => (
+                <div key={k} className="contents">
+                  <dt className="font-medium">{k}</dt>
+                  <dd>{v}</dd>
+                </div>
+              ))}
+            </dl>
+          </details>
           {data.fallback && (
             <p role="status" className="text-sm text-amber-700">
               Lexical fallback ({data.fallback.reason}): {data.fallback.message}

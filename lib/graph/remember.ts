@@ -38,6 +38,15 @@ import { THOUGHT_KIND } from "./thoughts";
  */
 export type RememberWeights = { semantic: number; episodic: number; procedural: number; relation: number; conflict: number };
 export const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.3, procedural: 0.3, relation: 0.4, conflict: 0.5 };
+/** What each signal means, returned with every answer so a caller can read its scores. */
+export const REMEMBER_SIGNALS = {
+  semantic: "cosine(query, item vector); bm25 relative to the best FTS hit when the item has no current vector",
+  recency: "exp(−(as_of − item time)/τ); item time = thought timestamp or node updated_at",
+  episodic: "1 for a thought; for a node, the share of its frames in the episodic column",
+  procedure_match: "share of the query's words found in the node's procedural frames (or a build/debug thought's content)",
+  edge_weight: "largest weight of a relation ≥ min_edge_weight linking the node to a directly found node",
+  inconsistency: "node: (keys with different values across frames + contradicting evidence) / (keys + evidence); thought: 1 − consistency",
+} as const;
 export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency";
 
 const weight = z.number().min(0).max(10);
@@ -105,6 +114,7 @@ export type RememberResponse = {
   fallback: { reason: string; message: string } | null;
   core_fallback: { reason: string; message: string } | null;
   formula: string;
+  signals: typeof REMEMBER_SIGNALS;
   weights: RememberWeights;
   tau_hours: number;
   min_edge_weight: number;
@@ -513,6 +523,7 @@ export async function rememberByQuery({ store, input }: { store: string; input: 
       fallback,
       core_fallback: coreFallback,
       formula: REMEMBER_FORMULA,
+      signals: REMEMBER_SIGNALS,
       weights: w,
       tau_hours: req.tau_hours,
       min_edge_weight: req.min_edge_weight,
