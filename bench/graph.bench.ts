@@ -38,7 +38,7 @@ function rng(seed: number) {
   };
 }
 
-function seedGraph(handle: StoreHandle, texts: string[], offset: number): { writeMs: number; nodeNames: string[] } {
+function seedGraph(handle: StoreHandle, texts: string[], offset: number): { writeMs: number; nodeNames: string[]; nodeIds: string[]; thoughtIds: string[] } {
   const rand = rng(offset + 7);
   const started = performance.now();
   const thoughtIds: string[] = [];
@@ -64,7 +64,7 @@ function seedGraph(handle: StoreHandle, texts: string[], offset: number): { writ
       createOrMergeRelation({ handle, input: { from_id: nodeIds[i], to_id: nodeIds[j], relationship_type: r === 0 ? "relates_to" : "depends_on", weight: Math.round(rand() * 100) / 100, confidence: 0.8 }, actor: "bench" });
     }
   }
-  return { writeMs: performance.now() - started, nodeNames };
+  return { writeMs: performance.now() - started, nodeNames, nodeIds, thoughtIds };
 }
 
 export default async function run() {
@@ -78,14 +78,14 @@ export default async function run() {
   try {
     const texts = loadTextWindows(2 * (THOUGHTS + NODES));
     const seedRows: Record<string, string | number>[] = [];
-    let nodeNames: string[] = [];
+    let known: ReturnType<typeof seedGraph> | null = null;
     for (const [store, offset] of [
       ["bench", 0],
       ["core", THOUGHTS + NODES],
     ] as const) {
       const handle = getStoreDb(store);
       const seeded = seedGraph(handle, texts, offset);
-      if (store === "bench") nodeNames = seeded.nodeNames;
+      if (store === "bench") known = seeded;
       const e0 = performance.now();
       const drained = await drainEmbedQueues({ stores: [store], batchSize: 256 });
       const embedMs = performance.now() - e0;
@@ -101,34 +101,55 @@ export default async function run() {
     }
     printTable(`Seed: ${THOUGHTS} thoughts + ${NODES} nodes per store`, seedRows);
 
-    // Queries: a few words of other corpus windows plus a node's name now and then (known-item style).
-    const queries = Array.from({ length: QUERIES }, (_, i) =>
-      i % 4 === 0 ? nodeNames[(i * 131) % nodeNames.length] : texts[(i * 7919) % texts.length].split(/\s+/).slice(0, 6).join(" "),
-    );
+    // Known-item queries: a node's name (every 4th) or the opening words of a thought; the item should come back.
+    const { nodeNames, nodeIds, thoughtIds } = known!;
+    const queries = Array.from({ length: QUERIES }, (_, i) => {
+      if (i % 4 === 0) {
+        const j = (i * 131) % NODES;
+        return { query: nodeNames[j], expected: nodeIds[j] };
+      }
+      const j = (i * 7919) % THOUGHTS;
+      return { query: texts[j].split(/\s+/).slice(0, 8).join(" "), expected: thoughtIds[j] };
+    });
+    const configs = [
+      { label: "store only", includeCore: false, weights: undefined },
+      { label: "store only, semantic weight only", includeCore: false, weights: { episodic: 0, procedural: 0, relation: 0, conflict: 0 } },
+      { label: "store only, graph-heavy weights (epi 0.3, proc 0.3, rel 0.4)", includeCore: false, weights: { episodic: 0.3, procedural: 0.3, relation: 0.4 } },
+      { label: "store + core (read-only)", includeCore: true, weights: undefined },
+    ];
     const rows: Record<string, string | number>[] = [];
-    for (const includeCore of [false, true]) {
+    for (const cfg of configs) {
       const times: number[] = [];
-      let results = 0;
       let expanded = 0;
       let fromCore = 0;
+      let hit1 = 0;
+      let hit10 = 0;
+      let mrr = 0;
       let mode = "";
-      for (const query of queries) {
+      for (const { query, expected } of queries) {
         const t0 = performance.now();
-        const r = await rememberByQuery({ store: "bench", input: { query, include_core: includeCore } });
+        const r = await rememberByQuery({ store: "bench", input: { query, include_core: cfg.includeCore, weights: cfg.weights } });
         times.push(performance.now() - t0);
-        results += r.results.length;
         expanded += r.results.filter((x) => x.matched_by.includes("expansion")).length;
         fromCore += r.results.filter((x) => x.store === "core").length;
+        const rank = r.results.findIndex((x) => x.id === expected && x.store === "bench");
+        if (rank === 0) hit1++;
+        if (rank >= 0) {
+          hit10++;
+          mrr += 1 / (rank + 1);
+        }
         mode = r.mode;
       }
       rows.push({
-        remember: includeCore ? "store + core (read-only)" : "store only",
+        remember: cfg.label,
         mode,
         queries: QUERIES,
         "p50 ms": percentile(times, 50),
         "p95 ms": percentile(times, 95),
         "max ms": Math.max(...times),
-        "results/query": results / QUERIES,
+        "known item hit@1": hit1 / QUERIES,
+        "hit@10": hit10 / QUERIES,
+        "MRR@10": mrr / QUERIES,
         "via expansion/query": expanded / QUERIES,
         "from core/query": fromCore / QUERIES,
       });

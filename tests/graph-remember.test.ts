@@ -58,7 +58,7 @@ describe("remember", () => {
     expect(second).toEqual(first);
     expect(first.mode).toBe("vector+fts");
     expect(first.fallback).toBeNull();
-    expect(first.weights).toEqual({ semantic: 1, episodic: 0.3, procedural: 0.3, relation: 0.4, conflict: 0.5 });
+    expect(first.weights).toEqual({ semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 });
     const nginx = find(first.results, s.nginx.id)!;
     expect(nginx).toMatchObject({ kind: "node", store: "ops", title: "nginx", entity_type: "system" });
     expect(nginx.evidence_thought_ids).toEqual([s.sawBadGateway.id, s.reloadFix.id].sort());
@@ -87,7 +87,7 @@ describe("remember", () => {
     const certbot = r.results[1];
     expect(certbot.matched_by).toEqual(["expansion"]);
     expect(certbot.breakdown.edge_weight).toBe(0.8);
-    expect(certbot.breakdown.terms.relation).toBeCloseTo(0.32, 6);
+    expect(certbot.breakdown.terms.relation).toBeCloseTo(0.08, 6);
     expect(certbot.via).toEqual({ relation_id: s.renews.id, relationship_type: "renews_certificates_for", from_node_id: s.nginx.id, weight: 0.8 });
     // The relation's evidence comes with the neighbour.
     expect(certbot.evidence_thought_ids).toEqual([s.reloadFix.id]);

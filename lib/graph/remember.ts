@@ -33,11 +33,16 @@ import { THOUGHT_KIND } from "./thoughts";
  *                 frames + contradicting evidence links) / (property keys +
  *                 evidence links); for a thought: 1 − consistency.
  *
- * Defaults favour meaning; the other signals reorder near-ties. They are
- * returned with every response and can be overridden per request.
+ * Defaults are set by measurement (bench/graph.bench.ts, known-item queries
+ * at 10k thoughts + 5k nodes): larger episodic/procedural/relation weights
+ * (0.3/0.3/0.4) cut MRR@10 from 0.65 (semantic only) to 0.36 as neighbours
+ * and recent items crowded out the item asked for; at 0.05/0.05/0.1 they
+ * reorder near-ties and stay within 0.02 of semantic only. The conflict
+ * penalty only lowers items that disagree with themselves, so it stays high.
+ * Returned with every response; any weight can be overridden per request.
  */
 export type RememberWeights = { semantic: number; episodic: number; procedural: number; relation: number; conflict: number };
-export const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.3, procedural: 0.3, relation: 0.4, conflict: 0.5 };
+export const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 };
 /** What each signal means, returned with every answer so a caller can read its scores. */
 export const REMEMBER_SIGNALS = {
   semantic: "cosine(query, item vector); bm25 relative to the best FTS hit when the item has no current vector",
