@@ -313,62 +313,24 @@ function relationEvidence(src: Source, relationIds: string[]): Map<string, strin
 /** Candidates of one source: kNN + FTS seeds for each kind, merged by entity, then one hop over strong edges. */
 function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float32Array | null; match: string | null; k: number; minEdgeWeight: number }): Map<string, Candidate> {
   const cands = new Map<string, Candidate>();
+  type Fields = Omit<Candidate, "key" | "source" | "matchedBy" | "lexical" | "edge" | "expanded">;
+  // One entity found several ways is one candidate: its sources accumulate, its lexical score is the best seen.
+  const merge = (f: Fields, how: MatchSource, lexical: Map<number, number>) => {
+    const key = `${src.store}:${f.kind}:${f.id}`;
+    const c = cands.get(key) ?? { ...f, key, source: src, matchedBy: new Set<MatchSource>(), lexical: 0, edge: null, expanded: how === "expansion" };
+    c.matchedBy.add(how);
+    c.lexical = Math.max(c.lexical, lexical.get(f.seq) ?? 0);
+    cands.set(key, c);
+  };
   const addThoughts = (rows: ThoughtCandidateRow[], how: MatchSource, lexical: Map<number, number>) => {
     for (const r of rows) {
-      const key = `${src.store}:thought:${r.id}`;
-      const c =
-        cands.get(key) ??
-        ({
-          key,
-          source: src,
-          kind: THOUGHT_KIND,
-          seq: r.seq,
-          id: r.id,
-          title: r.content.length > 200 ? `${r.content.slice(0, 199)}…` : r.content,
-          text: r.content,
-          entityType: null,
-          time: r.timestamp,
-          hash: r.hash,
-          name: null,
-          framework: r.framework,
-          consistency: r.consistency,
-          matchedBy: new Set(),
-          lexical: 0,
-          edge: null,
-          expanded: false,
-        } satisfies Candidate);
-      c.matchedBy.add(how);
-      c.lexical = Math.max(c.lexical, lexical.get(r.seq) ?? 0);
-      cands.set(key, c);
+      const title = r.content.length > 200 ? `${r.content.slice(0, 199)}…` : r.content;
+      merge({ kind: THOUGHT_KIND, seq: r.seq, id: r.id, title, text: r.content, entityType: null, time: r.timestamp, hash: r.hash, name: null, framework: r.framework, consistency: r.consistency }, how, lexical);
     }
   };
   const addNodes = (rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number>) => {
     for (const r of rows) {
-      const key = `${src.store}:node:${r.id}`;
-      const c =
-        cands.get(key) ??
-        ({
-          key,
-          source: src,
-          kind: NODE_KIND,
-          seq: r.seq,
-          id: r.id,
-          title: r.displayName,
-          text: r.displayName,
-          entityType: r.entityType,
-          time: r.updatedAt,
-          hash: r.hash,
-          name: r.name,
-          framework: null,
-          consistency: null,
-          matchedBy: new Set(),
-          lexical: 0,
-          edge: null,
-          expanded: how === "expansion",
-        } satisfies Candidate);
-      c.matchedBy.add(how);
-      c.lexical = Math.max(c.lexical, lexical.get(r.seq) ?? 0);
-      cands.set(key, c);
+      merge({ kind: NODE_KIND, seq: r.seq, id: r.id, title: r.displayName, text: r.displayName, entityType: r.entityType, time: r.updatedAt, hash: r.hash, name: r.name, framework: null, consistency: null }, how, lexical);
     }
   };
   const none = new Map<number, number>();
