@@ -15,7 +15,10 @@ export default function GraphIndexPage() {
               <Link href={`/graph/${encodeURIComponent(s.name)}`} className="font-medium underline">
                 {s.name}
               </Link>
-              {s.description && <span className="text-slate-600">{s.description}</span>}
+              <span className="text-slate-600">
+                {s.counts.thoughts ?? 0} thoughts · {s.counts.kg_node ?? 0} nodes · {s.counts.kg_relation ?? 0} relations
+              </span>
+              {s.description && <span className="text-slate-500">{s.description}</span>}
             </li>
           ))}
         </ul>
