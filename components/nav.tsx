@@ -7,6 +7,7 @@ const LINKS = [
   { href: "/", label: "Overview" },
   { href: "/search", label: "Search" },
   { href: "/memories", label: "Memories" },
+  { href: "/graph", label: "Graph" },
   { href: "/sessions", label: "Sessions" },
   { href: "/ledger", label: "Ledger" },
   { href: "/health", label: "Health" },

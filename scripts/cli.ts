@@ -8,8 +8,9 @@ import { authCommands } from "./commands/auth-commands";
 import { indexCommands } from "./commands/index-commands";
 import { storeCommands } from "./commands/store-commands";
 import { ledgerCommands } from "./commands/ledger-commands";
+import { graphCommands } from "./commands/graph-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

@@ -1,0 +1,87 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { LedgerSection } from "@/components/ledger-section";
+import { formatTime } from "@/lib/format";
+import type { StoreHandle } from "@/lib/db/connection";
+import { isAppError } from "@/lib/errors";
+import { uuidSchema } from "@/lib/graph/common";
+import { listEvidenceUsesByThoughtId } from "@/lib/graph/evidence";
+import { getThoughtById, type Thought } from "@/lib/graph/thoughts";
+import { graphStoreOr404 } from "../../../load";
+
+type Props = { params: Promise<{ store: string; id: string }> };
+
+const score = (x: number | null) => (x === null ? "—" : x.toFixed(3));
+
+async function loadThought(handle: StoreHandle, raw: string): Promise<Thought | null> {
+  const id = uuidSchema.safeParse(raw);
+  if (!id.success) return null;
+  try {
+    return await getThoughtById({ handle, id: id.data });
+  } catch (e) {
+    if (isAppError(e) && e.code === "not_found") return null;
+    throw e;
+  }
+}
+
+export default async function ThoughtPage({ params }: Props) {
+  const p = await params;
+  const { store, handle } = graphStoreOr404(p.store);
+  const thought = await loadThought(handle, p.id);
+  if (!thought) notFound();
+  const uses = listEvidenceUsesByThoughtId({ handle, thoughtId: thought.id });
+  const base = `/graph/${encodeURIComponent(store)}`;
+  const facts: [string, React.ReactNode][] = [
+    ["framework", thought.framework],
+    ["chain", thought.chain_id ? <Link href={`${base}/thoughts?chain_id=${encodeURIComponent(thought.chain_id)}`} className="underline">{`${thought.chain_id} #${thought.thought_number}${thought.total_thoughts ? ` of ${thought.total_thoughts}` : ""}`}</Link> : "—"],
+    ["when", formatTime(thought.timestamp)],
+    ["by", thought.created_by],
+    ["importance", score(thought.importance)],
+    ["relevance", score(thought.relevance)],
+    ["novelty", thought.embedding === "pending" ? "pending (vector not yet written)" : score(thought.novelty)],
+    ["consistency", score(thought.consistency)],
+    ["utility", `${score(thought.utility)} (${thought.feedback_count} feedback)`],
+    ["category", thought.category ?? "—"],
+    ["tags", thought.tags.join(", ") || "—"],
+  ];
+  return (
+    <div className="space-y-6">
+      <div className="space-y-1">
+        <Link href={`${base}/thoughts`} className="text-sm underline">
+          ← Thoughts · {store}
+        </Link>
+        <h1 className="text-2xl font-semibold">Thought</h1>
+      </div>
+      <LedgerSection id="thought-heading" title="Content">
+        <p className="whitespace-pre-wrap" data-testid="thought-content">
+          {thought.content}
+        </p>
+        <dl className="grid grid-cols-[max-content_1fr] gap-x-4 gap-y-1 text-sm">
+          {facts.map(([k, v]) => (
+            <div key={k} className="contents">
+              <dt className="font-medium text-slate-600">{k}</dt>
+              <dd>{v}</dd>
+            </div>
+          ))}
+        </dl>
+      </LedgerSection>
+      <LedgerSection id="evidence-for-heading" title="Evidence for">
+        {uses.length === 0 ? (
+          <p className="text-sm text-slate-600">Not linked to any frame or relation.</p>
+        ) : (
+          <ul className="space-y-1 text-sm">
+            {uses.map((u) => (
+              <li key={`${u.target}:${u.target_id}`}>
+                {u.stance === "contradicts" && <span className="mr-1 rounded bg-red-100 px-1 text-xs text-red-800">contradicts</span>}
+                <Link href={`${base}/nodes/${u.node_id}`} className="underline">
+                  {u.node_name}
+                </Link>{" "}
+                — {u.label}
+              </li>
+            ))}
+          </ul>
+        )}
+      </LedgerSection>
+    </div>
+  );
+}

@@ -1,0 +1,19 @@
+"use server";
+
+import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { requireRoleForAction } from "@/app/_server/session";
+import { rememberByQuery, type RememberResponse } from "@/lib/graph/remember";
+import { requireStore, storeNameSchema } from "@/lib/stores/stores";
+
+// Server actions are public endpoints: this one re-checks the session itself. It only reads, so there is nothing to audit.
+export async function rememberAction(_prev: ActionResult<RememberResponse> | null, form: FormData): Promise<ActionResult<RememberResponse>> {
+  try {
+    await requireRoleForAction("viewer");
+    const store = storeNameSchema.parse(form.get("store"));
+    requireStore(store);
+    const data = await rememberByQuery({ store, input: { query: String(form.get("query") ?? ""), include_core: form.get("include_core") === "on" } });
+    return { ok: true, message: `${data.results.length} result${data.results.length === 1 ? "" : "s"}`, data };
+  } catch (e) {
+    return actionError(e);
+  }
+}

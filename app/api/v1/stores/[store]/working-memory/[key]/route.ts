@@ -1,0 +1,21 @@
+import { z } from "zod";
+import { defineRoute } from "@/lib/api/route";
+import { storeNameSchema } from "@/lib/stores/stores";
+import { openGraphStore } from "@/lib/graph/store";
+import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, workingMemoryKeySchema } from "@/lib/graph/working-memory";
+
+const params = z.object({ store: storeNameSchema, key: workingMemoryKeySchema }).strict();
+
+export const GET = defineRoute({
+  name: "GET /stores/{store}/working-memory/{key}",
+  auth: "read",
+  params,
+  handler: ({ params }) => ({ entry: getWorkingMemoryByKey({ handle: openGraphStore(params.store), key: params.key }) }),
+});
+
+export const DELETE = defineRoute({
+  name: "DELETE /stores/{store}/working-memory/{key}",
+  auth: "write",
+  params,
+  handler: ({ params }) => deleteWorkingMemoryByKey({ handle: openGraphStore(params.store), key: params.key }),
+});

@@ -1,0 +1,19 @@
+import { defineRoute } from "@/lib/api/route";
+import { storeParams } from "@/lib/api/params";
+import { agentActor, openGraphStore } from "@/lib/graph/store";
+import { listWorkingMemory, setWorkingMemory, setWorkingMemoryInputSchema } from "@/lib/graph/working-memory";
+
+export const GET = defineRoute({
+  name: "GET /stores/{store}/working-memory",
+  auth: "read",
+  params: storeParams,
+  handler: ({ params }) => ({ entries: listWorkingMemory({ handle: openGraphStore(params.store) }) }),
+});
+
+export const PUT = defineRoute({
+  name: "PUT /stores/{store}/working-memory",
+  auth: "write",
+  params: storeParams,
+  body: setWorkingMemoryInputSchema,
+  handler: ({ params, body, principal }) => ({ entry: setWorkingMemory({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) }) }),
+});

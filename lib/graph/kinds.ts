@@ -1,0 +1,3 @@
+/** Registers the graph's embeddable kinds ("thought", "node") for every process that imports lib/embed/kinds. */
+import "./thoughts";
+import "./nodes";

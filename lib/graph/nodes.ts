@@ -1,0 +1,191 @@
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import type { StoreHandle } from "../db/connection";
+import { ENTITY_TYPES, type KgNodeRow } from "../db/schema/graph";
+import { registerEmbeddable } from "../embed/embeddables";
+import { enqueueEmbeddings } from "../embed/queue";
+import { forgetEmbeddings } from "../embed/vector-index";
+import { AppError } from "../errors";
+import { appendAudit } from "../governance/audit";
+import { ftsQueryFromText, jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumn, sha256Hex, tagsSchema } from "./common";
+
+export const NODE_KIND = "node";
+
+/** What a node's vector is made of: its name, type and labels. */
+export function nodeEmbeddingText(n: { displayName: string; entityType: string; tags: string[] }): string {
+  return [`${n.displayName} (${n.entityType})`, n.tags.length ? `tags: ${n.tags.join(", ")}` : ""].filter(Boolean).join("\n");
+}
+
+registerEmbeddable({
+  kind: NODE_KIND,
+  artifactType: NODE_KIND,
+  load(sqlite, refIds) {
+    const rows = sqlite.prepare("select seq, display_name as displayName, entity_type as entityType, tags, embed_hash as embedHash from kg_node where seq in (select value from json_each(?))").all(JSON.stringify(refIds)) as {
+      seq: number;
+      displayName: string;
+      entityType: string;
+      tags: string;
+      embedHash: string;
+    }[];
+    return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumn<string[]>(r.tags, []) }), inputHash: r.embedHash }]));
+  },
+  *listAll(sqlite) {
+    for (const r of sqlite.prepare("select seq, embed_hash from kg_node").iterate() as IterableIterator<{ seq: number; embed_hash: string }>) yield { refId: r.seq, inputHash: r.embed_hash };
+  },
+});
+
+/** Canonical node key: the same entity written "Nginx " and "nginx" is one node. */
+export function canonicalNodeName(name: string): string {
+  return name.trim().replace(/\s+/g, " ").toLowerCase();
+}
+
+const nameSchema = z.string().trim().min(1).max(200);
+
+export const createNodeInputSchema = z
+  .object({
+    name: nameSchema,
+    display_name: nameSchema.optional(),
+    entity_type: z.enum(ENTITY_TYPES),
+    scope: z.string().trim().min(1).max(200).optional(),
+    attributes: jsonObjectSchema.optional(),
+    tags: tagsSchema.optional(),
+    auto_extracted: z.boolean().default(false),
+  })
+  .strict();
+
+export const updateNodeInputSchema = z
+  .object({ display_name: nameSchema.optional(), scope: z.string().trim().min(1).max(200).nullable().optional(), attributes: jsonObjectSchema.optional(), tags: tagsSchema.optional() })
+  .strict()
+  .refine((o) => Object.keys(o).length > 0, "nothing to update");
+
+export const listNodesQuerySchema = z
+  .object({ q: z.string().trim().min(1).max(500).optional(), entity_type: z.enum(ENTITY_TYPES).optional(), limit: limitSchema, offset: offsetSchema })
+  .strict();
+
+export type GraphNode = {
+  id: string;
+  name: string;
+  display_name: string;
+  entity_type: KgNodeRow["entityType"];
+  scope: string | null;
+  created_at: number;
+  updated_at: number;
+  created_by: string;
+  attributes: Record<string, unknown>;
+  tags: string[];
+  auto_extracted: boolean;
+};
+
+export const NODE_COLUMNS = `n.seq, n.id, n.name, n.display_name as displayName, n.entity_type as entityType, n.scope, n.created_at as createdAt, n.updated_at as updatedAt,
+  n.created_by as createdBy, n.attributes, n.tags, n.embed_hash as embedHash, n.auto_extracted as autoExtracted`;
+
+export function toGraphNode(r: KgNodeRow): GraphNode {
+  return {
+    id: r.id,
+    name: r.name,
+    display_name: r.displayName,
+    entity_type: r.entityType,
+    scope: r.scope,
+    created_at: r.createdAt,
+    updated_at: r.updatedAt,
+    created_by: r.createdBy,
+    attributes: parseJsonColumn<Record<string, unknown>>(r.attributes, {}),
+    tags: parseJsonColumn<string[]>(r.tags, []),
+    auto_extracted: Boolean(r.autoExtracted),
+  };
+}
+
+export function selectNodeRow(handle: StoreHandle, id: string): KgNodeRow | undefined {
+  return handle.sqlite.prepare(`select ${NODE_COLUMNS} from kg_node n where n.id = ?`).get(id) as KgNodeRow | undefined;
+}
+
+export function requireNodeRow(handle: StoreHandle, id: string): KgNodeRow {
+  const row = selectNodeRow(handle, id);
+  if (!row) throw notFound("node", id);
+  return row;
+}
+
+/** Create a node; an existing node with the same canonical name and type is a 409 naming it. */
+export function createNode({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof createNodeInputSchema>; actor: string }): GraphNode {
+  const n = createNodeInputSchema.parse(input);
+  const { sqlite } = handle;
+  const name = canonicalNodeName(n.name);
+  const displayName = n.display_name ?? n.name.trim();
+  const tags = normalizeTags(n.tags);
+  const embedHash = sha256Hex(nodeEmbeddingText({ displayName, entityType: n.entity_type, tags }));
+  const id = randomUUID();
+  const now = Date.now();
+  sqlite
+    .transaction(() => {
+      const existing = sqlite.prepare("select id from kg_node where name = ? and entity_type = ?").get(name, n.entity_type) as { id: string } | undefined;
+      if (existing) throw new AppError("conflict", `a ${n.entity_type} node named '${name}' already exists`, [{ message: "existing node", id: existing.id }]);
+      const { seq } = sqlite
+        .prepare(
+          `insert into kg_node(id, name, display_name, entity_type, scope, created_at, updated_at, created_by, attributes, tags, embed_hash, auto_extracted)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning seq`,
+        )
+        .get(id, name, displayName, n.entity_type, n.scope ?? null, now, now, actor, JSON.stringify(n.attributes ?? {}), JSON.stringify(tags), embedHash, n.auto_extracted ? 1 : 0) as { seq: number };
+      enqueueEmbeddings(handle, [{ kind: NODE_KIND, refId: seq, inputHash: embedHash }]);
+    })
+    .immediate();
+  return toGraphNode(selectNodeRow(handle, id)!);
+}
+
+/** Update a node; its vector is re-queued only when the embedded text changed. */
+export function updateNode({ handle, id, input }: { handle: StoreHandle; id: string; input: z.input<typeof updateNodeInputSchema> }): GraphNode {
+  const u = updateNodeInputSchema.parse(input);
+  const { sqlite } = handle;
+  sqlite
+    .transaction(() => {
+      const row = requireNodeRow(handle, id);
+      const displayName = u.display_name ?? row.displayName;
+      const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumn<string[]>(row.tags, []);
+      const embedHash = sha256Hex(nodeEmbeddingText({ displayName, entityType: row.entityType, tags }));
+      sqlite
+        .prepare("update kg_node set display_name = ?, scope = ?, attributes = ?, tags = ?, embed_hash = ?, updated_at = ? where seq = ?")
+        .run(displayName, u.scope === undefined ? row.scope : u.scope, u.attributes ? JSON.stringify(u.attributes) : row.attributes, JSON.stringify(tags), embedHash, Date.now(), row.seq);
+      if (embedHash !== row.embedHash) enqueueEmbeddings(handle, [{ kind: NODE_KIND, refId: row.seq, inputHash: embedHash }]);
+    })
+    .immediate();
+  return toGraphNode(selectNodeRow(handle, id)!);
+}
+
+/** Delete a node: its frames, relations and their evidence links go with it (FK cascades). */
+export function deleteNode({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): { deleted: string; frames: number; relations: number } {
+  const { sqlite } = handle;
+  return sqlite
+    .transaction(() => {
+      const row = requireNodeRow(handle, id);
+      const { frames } = sqlite.prepare("select count(*) as frames from kg_frame where node_id = ?").get(id) as { frames: number };
+      const { relations } = sqlite.prepare("select count(*) as relations from kg_relation where from_id = @id or to_id = @id").get({ id }) as { relations: number };
+      sqlite.prepare("delete from kg_node where seq = ?").run(row.seq);
+      forgetEmbeddings(handle, [{ kind: NODE_KIND, refId: row.seq }]);
+      appendAudit({ actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: row.name, frames, relations } });
+      return { deleted: id, frames, relations };
+    })
+    .immediate();
+}
+
+export function listNodesByFilter({ handle, filter }: { handle: StoreHandle; filter: z.input<typeof listNodesQuerySchema> }): { nodes: GraphNode[]; total: number } {
+  const f = listNodesQuerySchema.parse(filter);
+  const where: string[] = [];
+  const args: unknown[] = [];
+  if (f.entity_type) {
+    where.push("n.entity_type = ?");
+    args.push(f.entity_type);
+  }
+  let order = "n.updated_at desc, n.seq desc";
+  let from = "kg_node n";
+  if (f.q) {
+    const match = ftsQueryFromText(f.q);
+    if (!match) return { nodes: [], total: 0 };
+    from = "kg_node_fts f join kg_node n on n.seq = f.rowid";
+    where.unshift("kg_node_fts match ?");
+    args.unshift(match);
+    order = "bm25(kg_node_fts), n.seq";
+  }
+  const clause = where.length ? `where ${where.join(" and ")}` : "";
+  const rows = handle.sqlite.prepare(`select ${NODE_COLUMNS} from ${from} ${clause} order by ${order} limit ? offset ?`).all(...args, f.limit, f.offset) as KgNodeRow[];
+  const { n } = handle.sqlite.prepare(`select count(*) as n from ${from} ${clause}`).get(...args) as { n: number };
+  return { nodes: rows.map(toGraphNode), total: n };
+}

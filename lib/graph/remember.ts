@@ -1,0 +1,503 @@
+import type Database from "better-sqlite3";
+import { z } from "zod";
+import { getStoreDb, openStoreReaderWithCore, type StoreHandle } from "../db/connection";
+import type { FRAME_COLUMNS } from "../db/schema/graph";
+import { getEmbedder } from "../embed/model";
+import { checkVectorReadiness } from "../embed/status";
+import { blobToVector, knnSearch, simhashCodec, vecIndexTable } from "../embed/vector-index";
+import { CORE_STORE } from "../stores/stores";
+import { ftsQueryFromText, parseJsonColumn, unitInterval } from "./common";
+import { NODE_KIND } from "./nodes";
+import { THOUGHT_KIND } from "./thoughts";
+
+/**
+ * Fused remember over thoughts and graph nodes of a store (and, read-only,
+ * core).
+ *
+ *   score = w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match
+ *         + w_rel·edge_weight − w_conflict·inconsistency
+ *
+ * semantic        cosine(query, vector) when the item has a current vector;
+ *                 otherwise (not embedded yet, or vectors unusable) its bm25
+ *                 relative to the best FTS hit of its list.
+ * recency         exp(−Δt/τ), Δt = as_of − the item's time (thought timestamp,
+ *                 node updated_at). as_of defaults to the newest candidate's
+ *                 time, so the same data and query always score the same.
+ * episodic        1 for a thought (an episode); for a node, the share of its
+ *                 frames in the episodic column.
+ * procedure_match share of the query's words found in the node's procedural
+ *                 frames (for a build/debug thought: in its content).
+ * edge_weight     the largest weight of a relation (≥ min_edge_weight)
+ *                 linking the node to a node found directly.
+ * inconsistency   for a node: (property keys with different values across its
+ *                 frames + contradicting evidence links) / (property keys +
+ *                 evidence links); for a thought: 1 − consistency.
+ *
+ * Defaults are set by measurement (bench/graph.bench.ts, known-item queries
+ * at 10k thoughts + 5k nodes): larger episodic/procedural/relation weights
+ * (0.3/0.3/0.4) cut MRR@10 from 0.65 (semantic only) to 0.36 as neighbours
+ * and recent items crowded out the item asked for; at 0.05/0.05/0.1 they
+ * reorder near-ties and stay within 0.02 of semantic only. The conflict
+ * penalty only lowers items that disagree with themselves, so it stays high.
+ * Returned with every response; any weight can be overridden per request.
+ */
+export type RememberWeights = { semantic: number; episodic: number; procedural: number; relation: number; conflict: number };
+export const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 };
+/** What each signal means, returned with every answer so a caller can read its scores. */
+export const REMEMBER_SIGNALS = {
+  semantic: "cosine(query, item vector); bm25 relative to the best FTS hit when the item has no current vector",
+  recency: "exp(−(as_of − item time)/τ); item time = thought timestamp or node updated_at",
+  episodic: "1 for a thought; for a node, the share of its frames in the episodic column",
+  procedure_match: "share of the query's words found in the node's procedural frames (or a build/debug thought's content)",
+  edge_weight: "largest weight of a relation ≥ min_edge_weight linking the node to a directly found node",
+  inconsistency: "node: (keys with different values across frames + contradicting evidence) / (keys + evidence); thought: 1 − consistency",
+} as const;
+export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency";
+
+const weight = z.number().min(0).max(10);
+/** At most this many neighbours join by expansion (strongest edges first), so a hub node cannot flood the answer. */
+export const MAX_EXPANDED_NODES = 100;
+
+export const rememberInputSchema = z
+  .object({
+    query: z.string().trim().min(1).max(2000),
+    include_core: z.boolean().default(false),
+    limit: z.number().int().min(1).max(100).default(10),
+    kinds: z
+      .array(z.enum([THOUGHT_KIND, NODE_KIND]))
+      .min(1)
+      .default([THOUGHT_KIND, NODE_KIND]),
+    weights: z.object({ semantic: weight, episodic: weight, procedural: weight, relation: weight, conflict: weight }).partial().strict().optional(),
+    /** Recency time constant τ in hours. */
+    tau_hours: z.number().positive().max(24 * 365 * 10).default(24 * 7),
+    min_edge_weight: unitInterval.default(0.5),
+    /** Reference time (epoch ms) for recency. */
+    as_of: z.number().int().positive().optional(),
+    /** Candidates taken from each source (kNN and FTS, per kind, per store). */
+    candidates: z.number().int().min(1).max(200).default(25),
+  })
+  .strict();
+export type RememberInput = z.input<typeof rememberInputSchema>;
+
+type Kind = typeof THOUGHT_KIND | typeof NODE_KIND;
+type MatchSource = "thought_knn" | "thought_fts" | "node_knn" | "node_fts" | "expansion";
+
+export type ScoreBreakdown = {
+  semantic: number;
+  /** "lexical" when the item has no current vector (not embedded yet, or vectors unusable). */
+  semantic_source: "vector" | "lexical";
+  recency: number;
+  episodic: number;
+  procedure_match: number;
+  edge_weight: number;
+  inconsistency: number;
+  /** Each weighted term of the score; they sum to `score`. */
+  terms: { semantic: number; episodic: number; procedural: number; relation: number; conflict: number };
+};
+
+export type RememberResult = {
+  kind: Kind;
+  id: string;
+  /** The store this came from: the queried store, or "core" (read-only, never written). */
+  store: string;
+  title: string;
+  entity_type: string | null;
+  score: number;
+  breakdown: ScoreBreakdown;
+  matched_by: MatchSource[];
+  evidence_thought_ids: string[];
+  /** For results brought in by one-hop expansion: the relation that did it. */
+  via: { relation_id: string; relationship_type: string; from_node_id: string; weight: number } | null;
+  also_in_core?: boolean;
+};
+
+export type RememberResponse = {
+  query: string;
+  store: string;
+  include_core: boolean;
+  mode: "vector+fts" | "fts";
+  fallback: { reason: string; message: string } | null;
+  core_fallback: { reason: string; message: string } | null;
+  formula: string;
+  signals: typeof REMEMBER_SIGNALS;
+  weights: RememberWeights;
+  tau_hours: number;
+  min_edge_weight: number;
+  as_of: number | null;
+  results: RememberResult[];
+};
+
+/** One place to read candidates from: the store (main schema) or core (attached, read-only). */
+type Source = { store: string; schema: "main" | "core"; db: Database.Database; handle: StoreHandle | null; fingerprintId: string | null; vectorsLoaded: boolean };
+
+type Candidate = {
+  key: string;
+  source: Source;
+  kind: Kind;
+  seq: number;
+  id: string;
+  title: string;
+  /** Full thought content (titles are cut), for procedure matching. */
+  text: string;
+  entityType: string | null;
+  time: number;
+  hash: string;
+  name: string | null;
+  framework: string | null;
+  consistency: number | null;
+  matchedBy: Set<MatchSource>;
+  lexical: number;
+  edge: { weight: number; relationId: string; type: string; fromNodeId: string } | null;
+  expanded: boolean;
+};
+
+const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
+const round = (x: number) => Math.round(x * 1e6) / 1e6;
+
+function queryTerms(text: string): string[] {
+  return [...new Set(text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [])].filter((w) => w.length >= 3);
+}
+
+function shareOfTermsIn(terms: string[], text: string): number {
+  if (terms.length === 0 || !text) return 0;
+  const words = new Set(text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? []);
+  return terms.filter((t) => words.has(t)).length / terms.length;
+}
+
+/** Flatten JSON property values to words for procedure matching. */
+function propertyText(json: string): string {
+  const values: string[] = [];
+  const walk = (v: unknown) => {
+    if (v === null || v === undefined) return;
+    if (typeof v === "object") for (const x of Object.values(v as object)) walk(x);
+    else values.push(String(v));
+  };
+  walk(parseJsonColumn<unknown>(json, {}));
+  return values.join(" ");
+}
+
+type ThoughtCandidateRow = { seq: number; id: string; content: string; timestamp: number; hash: string; framework: string; consistency: number | null };
+type NodeCandidateRow = { seq: number; id: string; name: string; displayName: string; entityType: string; updatedAt: number; hash: string };
+
+function loadThoughts(src: Source, by: { column: "seq" | "id"; values: (number | string)[] }): ThoughtCandidateRow[] {
+  if (by.values.length === 0) return [];
+  return src.db
+    .prepare(
+      `select seq, id, content, timestamp, content_hash as hash, framework, consistency from ${src.schema}.thoughts where ${by.column} in (select value from json_each(?))`,
+    )
+    .all(JSON.stringify(by.values)) as ThoughtCandidateRow[];
+}
+
+function loadNodes(src: Source, by: { column: "seq" | "id"; values: (number | string)[] }): NodeCandidateRow[] {
+  if (by.values.length === 0) return [];
+  return src.db
+    .prepare(
+      `select seq, id, name, display_name as displayName, entity_type as entityType, updated_at as updatedAt, embed_hash as hash from ${src.schema}.kg_node where ${by.column} in (select value from json_each(?))`,
+    )
+    .all(JSON.stringify(by.values)) as NodeCandidateRow[];
+}
+
+/**
+ * Nearest refIds of a kind. The store goes through knnSearch. knnSearch only
+ * reads the main schema, so for attached core the same SimHash prefilter +
+ * exact rescoring runs here against `core.`; without core's index (or
+ * sqlite-vec) it scans core's BLOBs.
+ */
+function nearestRefIds(src: Source, kind: Kind, query: Float32Array, k: number): number[] {
+  if (!src.fingerprintId) return [];
+  if (src.handle) return knnSearch(src.handle, { kind, fingerprintId: src.fingerprintId, query, k }).hits.map((h) => h.refId);
+  const table = vecIndexTable(src.fingerprintId);
+  let rows: { refId: number; vector: Buffer }[];
+  if (src.vectorsLoaded && src.db.prepare(`select 1 from ${src.schema}.sqlite_master where name = ?`).get(table)) {
+    // Same oversampling as knnSearch: 10 candidates per wanted hit, at least 100.
+    const code = simhashCodec(query.length).encode(query);
+    const ids = (src.db.prepare(`select rowid from ${src.schema}.${table} where code match vec_bit(?) and k = ? and kind = ?`).all(code, Math.max(100, k * 10), kind) as { rowid: number | bigint }[]).map((r) => Number(r.rowid));
+    rows = src.db.prepare(`select ref_id as refId, vector from ${src.schema}.embeddings where id in (select value from json_each(?))`).all(JSON.stringify(ids)) as typeof rows;
+  } else {
+    rows = src.db.prepare(`select ref_id as refId, vector from ${src.schema}.embeddings where fingerprint_id = ? and kind = ?`).all(src.fingerprintId, kind) as typeof rows;
+  }
+  const scored = rows.map((r) => ({ refId: r.refId, cos: dot(blobToVector(r.vector), query) }));
+  scored.sort((a, b) => b.cos - a.cos || a.refId - b.refId);
+  return scored.slice(0, k).map((s) => s.refId);
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
+  return s;
+}
+
+/** bm25 hits of an FTS table, best first, with a lexical score relative to the best hit (1 for the best). */
+function ftsHits(src: Source, table: "thoughts_fts" | "kg_node_fts", match: string, k: number): { seq: number; lexical: number }[] {
+  const rows = src.db.prepare(`select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`).all(match, k) as { seq: number; rank: number }[];
+  const best = rows.length ? -rows[0].rank : 0;
+  return rows.map((r) => ({ seq: r.seq, lexical: best > 0 ? clamp01(-r.rank / best) : 1 }));
+}
+
+/** Cosine of each candidate's current vector (hash must match the row's text) with the query. */
+function cosineByCandidate(src: Source, kind: Kind, cands: Candidate[], query: Float32Array): Map<number, number> {
+  const out = new Map<number, number>();
+  if (!src.fingerprintId || cands.length === 0) return out;
+  const rows = src.db
+    .prepare(`select ref_id as refId, input_hash as hash, vector from ${src.schema}.embeddings where fingerprint_id = ? and kind = ? and ref_id in (select value from json_each(?))`)
+    .all(src.fingerprintId, kind, JSON.stringify(cands.map((c) => c.seq))) as { refId: number; hash: string; vector: Buffer }[];
+  const hashes = new Map(cands.map((c) => [c.seq, c.hash]));
+  for (const r of rows) if (hashes.get(r.refId) === r.hash) out.set(r.refId, clamp01(dot(blobToVector(r.vector), query)));
+  return out;
+}
+
+function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const it of items) {
+    const k = key(it);
+    const list = out.get(k);
+    if (list) list.push(it);
+    else out.set(k, [it]);
+  }
+  return out;
+}
+
+type NodeFacts = { episodicShare: number; procedural: string; inconsistency: number; evidence: string[] };
+
+function nodeFacts(src: Source, nodeIds: string[]): Map<string, NodeFacts> {
+  const facts = new Map<string, NodeFacts>();
+  if (nodeIds.length === 0) return facts;
+  const frames = src.db
+    .prepare(`select id, node_id as nodeId, "column" as col, properties from ${src.schema}.kg_frame where node_id in (select value from json_each(?)) order by node_id, created_at, id`)
+    .all(JSON.stringify(nodeIds)) as { id: string; nodeId: string; col: (typeof FRAME_COLUMNS)[number]; properties: string }[];
+  const evidence = src.db
+    .prepare(
+      `select f.node_id as nodeId, e.thought_id as thoughtId, e.stance from ${src.schema}.kg_frame_evidence e join ${src.schema}.kg_frame f on f.id = e.frame_id
+       where f.node_id in (select value from json_each(?))`,
+    )
+    .all(JSON.stringify(nodeIds)) as { nodeId: string; thoughtId: string; stance: string }[];
+  const framesByNode = groupBy(frames, (f) => f.nodeId);
+  const evidenceByNode = groupBy(evidence, (e) => e.nodeId);
+  for (const id of nodeIds) {
+    const mine = framesByNode.get(id) ?? [];
+    const links = evidenceByNode.get(id) ?? [];
+    const valuesByKey = new Map<string, Set<string>>();
+    for (const f of mine) {
+      for (const [k, v] of Object.entries(parseJsonColumn<Record<string, unknown>>(f.properties, {}))) {
+        const set = valuesByKey.get(k) ?? new Set<string>();
+        set.add(JSON.stringify(v));
+        valuesByKey.set(k, set);
+      }
+    }
+    const conflictingKeys = [...valuesByKey.values()].filter((s) => s.size > 1).length;
+    const contradicting = links.filter((l) => l.stance === "contradicts").length;
+    const denominator = valuesByKey.size + links.length;
+    facts.set(id, {
+      episodicShare: mine.length ? mine.filter((f) => f.col === "episodic").length / mine.length : 0,
+      procedural: mine
+        .filter((f) => f.col === "procedural")
+        .map((f) => propertyText(f.properties))
+        .join(" "),
+      inconsistency: denominator ? clamp01((conflictingKeys + contradicting) / denominator) : 0,
+      evidence: [...new Set(links.map((l) => l.thoughtId))],
+    });
+  }
+  return facts;
+}
+
+function relationEvidence(src: Source, relationIds: string[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  if (relationIds.length === 0) return out;
+  const rows = src.db
+    .prepare(`select relation_id as relationId, thought_id as thoughtId from ${src.schema}.kg_relation_evidence where relation_id in (select value from json_each(?))`)
+    .all(JSON.stringify(relationIds)) as { relationId: string; thoughtId: string }[];
+  for (const r of rows) out.set(r.relationId, [...(out.get(r.relationId) ?? []), r.thoughtId]);
+  return out;
+}
+
+/** Candidates of one source: kNN + FTS seeds for each kind, merged by entity, then one hop over strong edges. */
+function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float32Array | null; match: string | null; k: number; minEdgeWeight: number }): Map<string, Candidate> {
+  const cands = new Map<string, Candidate>();
+  type Fields = Omit<Candidate, "key" | "source" | "matchedBy" | "lexical" | "edge" | "expanded">;
+  // One entity found several ways is one candidate: its sources accumulate, its lexical score is the best seen.
+  const merge = (f: Fields, how: MatchSource, lexical: Map<number, number>) => {
+    const key = `${src.store}:${f.kind}:${f.id}`;
+    const c = cands.get(key) ?? { ...f, key, source: src, matchedBy: new Set<MatchSource>(), lexical: 0, edge: null, expanded: how === "expansion" };
+    c.matchedBy.add(how);
+    c.lexical = Math.max(c.lexical, lexical.get(f.seq) ?? 0);
+    cands.set(key, c);
+  };
+  const addThoughts = (rows: ThoughtCandidateRow[], how: MatchSource, lexical: Map<number, number>) => {
+    for (const r of rows) {
+      const title = r.content.length > 200 ? `${r.content.slice(0, 199)}…` : r.content;
+      merge({ kind: THOUGHT_KIND, seq: r.seq, id: r.id, title, text: r.content, entityType: null, time: r.timestamp, hash: r.hash, name: null, framework: r.framework, consistency: r.consistency }, how, lexical);
+    }
+  };
+  const addNodes = (rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number>) => {
+    for (const r of rows) {
+      merge({ kind: NODE_KIND, seq: r.seq, id: r.id, title: r.displayName, text: r.displayName, entityType: r.entityType, time: r.updatedAt, hash: r.hash, name: r.name, framework: null, consistency: null }, how, lexical);
+    }
+  };
+  const none = new Map<number, number>();
+  if (args.kinds.includes(THOUGHT_KIND)) {
+    if (args.queryVector) addThoughts(loadThoughts(src, { column: "seq", values: nearestRefIds(src, THOUGHT_KIND, args.queryVector, args.k) }), "thought_knn", none);
+    if (args.match) {
+      const hits = ftsHits(src, "thoughts_fts", args.match, args.k);
+      addThoughts(loadThoughts(src, { column: "seq", values: hits.map((h) => h.seq) }), "thought_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
+    }
+  }
+  if (args.kinds.includes(NODE_KIND)) {
+    if (args.queryVector) addNodes(loadNodes(src, { column: "seq", values: nearestRefIds(src, NODE_KIND, args.queryVector, args.k) }), "node_knn", none);
+    if (args.match) {
+      const hits = ftsHits(src, "kg_node_fts", args.match, args.k);
+      addNodes(loadNodes(src, { column: "seq", values: hits.map((h) => h.seq) }), "node_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
+    }
+    expandOneHop(src, cands, args.minEdgeWeight, addNodes);
+  }
+  return cands;
+}
+
+/**
+ * One hop from the directly found nodes over relations with weight ≥ the
+ * threshold. Every node linked to a seed (seeds included) records the
+ * strongest such edge; neighbours not found directly join as "expansion".
+ */
+function expandOneHop(src: Source, cands: Map<string, Candidate>, minWeight: number, addNodes: (rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number>) => void): void {
+  const seeds = [...cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => c.id);
+  if (seeds.length === 0) return;
+  const edges = src.db
+    .prepare(
+      `select id, from_id as fromId, to_id as toId, relationship_type as type, weight from ${src.schema}.kg_relation
+       where weight >= @minWeight and (from_id in (select value from json_each(@seeds)) or to_id in (select value from json_each(@seeds)))
+       order by weight desc, id`,
+    )
+    .all({ minWeight, seeds: JSON.stringify(seeds) }) as { id: string; fromId: string; toId: string; type: string; weight: number }[];
+  const seedSet = new Set(seeds);
+  const best = new Map<string, { weight: number; relationId: string; type: string; fromNodeId: string }>();
+  for (const e of edges) {
+    for (const [me, other] of [
+      [e.toId, e.fromId],
+      [e.fromId, e.toId],
+    ]) {
+      if (!seedSet.has(other)) continue;
+      const cur = best.get(me);
+      if (!cur || e.weight > cur.weight) best.set(me, { weight: e.weight, relationId: e.id, type: e.type, fromNodeId: other });
+    }
+  }
+  const newcomers = [...best.keys()].filter((id) => !seedSet.has(id)).slice(0, MAX_EXPANDED_NODES);
+  addNodes(loadNodes(src, { column: "id", values: newcomers }), "expansion", new Map());
+  for (const c of cands.values()) {
+    if (c.kind !== NODE_KIND) continue;
+    const edge = best.get(c.id);
+    if (edge) c.edge = edge;
+  }
+}
+
+/** Fused, explained, deterministic recall over thoughts and the graph. */
+export async function rememberByQuery({ store, input }: { store: string; input: RememberInput }): Promise<RememberResponse> {
+  const req = rememberInputSchema.parse(input);
+  const w = { ...DEFAULT_REMEMBER_WEIGHTS, ...(req.weights ?? {}) };
+  const handle = getStoreDb(store);
+  const includeCore = req.include_core && store !== CORE_STORE;
+
+  const readiness = await checkVectorReadiness(store);
+  const coreReadiness = includeCore ? await checkVectorReadiness(CORE_STORE) : null;
+  let queryVector: Float32Array | null = null;
+  let fallback: RememberResponse["fallback"] = readiness.usable ? null : { reason: readiness.reason, message: readiness.message };
+  if (readiness.usable || coreReadiness?.usable) {
+    try {
+      queryVector = (await getEmbedder().provider.embed([req.query], "query"))[0];
+    } catch (e) {
+      fallback = { reason: "provider_unavailable", message: `could not embed the query: ${(e as Error).message}` };
+    }
+  }
+  const storeFp = readiness.usable && queryVector ? readiness.fingerprint.id : null;
+  const coreFp = coreReadiness?.usable && queryVector ? coreReadiness.fingerprint.id : null;
+  const coreFallback = includeCore && !coreFp ? (coreReadiness && !coreReadiness.usable ? { reason: coreReadiness.reason, message: coreReadiness.message } : (fallback ?? null)) : null;
+
+  const match = ftsQueryFromText(req.query);
+  const terms = queryTerms(req.query);
+  const reader = includeCore ? openStoreReaderWithCore(store) : null;
+  try {
+    const sources: Source[] = [{ store, schema: "main", db: handle.sqlite, handle, fingerprintId: storeFp, vectorsLoaded: handle.vectors.available }];
+    // The reader loads sqlite-vec the same way as the store's handle, so the store's status tells whether core's index can be used.
+    if (reader) sources.push({ store: CORE_STORE, schema: "core", db: reader, handle: null, fingerprintId: coreFp, vectorsLoaded: handle.vectors.available });
+
+    const perSource = sources.map((src) => ({ src, cands: gatherCandidates(src, { kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, match, k: req.candidates, minEdgeWeight: req.min_edge_weight }) }));
+
+    // Dedupe by entity across stores: a core node with the same name and type as a store node is the same entity; the store's copy wins.
+    const alsoInCore = new Set<string>();
+    if (perSource.length === 2) {
+      const storeNodes = new Map([...perSource[0].cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => [`${c.name}\u0000${c.entityType}`, c.key]));
+      for (const [key, c] of perSource[1].cands) {
+        const twin = c.kind === NODE_KIND ? storeNodes.get(`${c.name}\u0000${c.entityType}`) : undefined;
+        if (twin) {
+          alsoInCore.add(twin);
+          perSource[1].cands.delete(key);
+        }
+      }
+    }
+
+    const scored: RememberResult[] = [];
+    let newest = 0;
+    for (const { cands } of perSource) for (const c of cands.values()) newest = Math.max(newest, c.time);
+    const asOf = req.as_of ?? (newest || null);
+    const tauMs = req.tau_hours * 3600_000;
+
+    for (const { src, cands } of perSource) {
+      const list = [...cands.values()];
+      const thoughtsList = list.filter((c) => c.kind === THOUGHT_KIND);
+      const nodesList = list.filter((c) => c.kind === NODE_KIND);
+      const cosThought = queryVector ? cosineByCandidate(src, THOUGHT_KIND, thoughtsList, queryVector) : new Map<number, number>();
+      const cosNode = queryVector ? cosineByCandidate(src, NODE_KIND, nodesList, queryVector) : new Map<number, number>();
+      const facts = nodeFacts(src, nodesList.map((c) => c.id));
+      const relEvidence = relationEvidence(src, nodesList.flatMap((c) => (c.edge ? [c.edge.relationId] : [])));
+      for (const c of list) {
+        const isThought = c.kind === THOUGHT_KIND;
+        const f = isThought ? null : facts.get(c.id);
+        const cosine = (isThought ? cosThought : cosNode).get(c.seq);
+        const semantic = cosine ?? c.lexical;
+        const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);
+        const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
+        const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
+        const edgeWeight = c.edge?.weight ?? 0;
+        const inconsistency = isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0);
+        const weighted = {
+          semantic: round(w.semantic * semantic),
+          episodic: round(w.episodic * recency * episodic),
+          procedural: round(w.procedural * procedure),
+          relation: round(w.relation * edgeWeight),
+          conflict: round(-w.conflict * inconsistency),
+        };
+        const evidence = isThought ? [c.id] : [...new Set([...(f?.evidence ?? []), ...(c.edge ? (relEvidence.get(c.edge.relationId) ?? []) : [])])].sort();
+        scored.push({
+          kind: c.kind,
+          id: c.id,
+          store: src.store,
+          title: c.title,
+          entity_type: c.entityType,
+          score: round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict),
+          breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
+          matched_by: [...c.matchedBy].sort(),
+          evidence_thought_ids: evidence,
+          via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
+          ...(alsoInCore.has(c.key) ? { also_in_core: true } : {}),
+        });
+      }
+    }
+    // Total order: score, then the store before core, then kind and id, so ties never reorder between calls.
+    scored.sort((a, b) => b.score - a.score || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id));
+    return {
+      query: req.query,
+      store,
+      include_core: includeCore,
+      mode: storeFp ? "vector+fts" : "fts",
+      fallback,
+      core_fallback: coreFallback,
+      formula: REMEMBER_FORMULA,
+      signals: REMEMBER_SIGNALS,
+      weights: w,
+      tau_hours: req.tau_hours,
+      min_edge_weight: req.min_edge_weight,
+      as_of: asOf,
+      results: scored.slice(0, req.limit),
+    };
+  } finally {
+    reader?.close();
+  }
+}
