@@ -3,6 +3,8 @@ import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import * as documentsRoute from "@/app/api/v1/stores/[store]/documents/route";
 import * as healthRoute from "@/app/api/v1/stores/[store]/health/route";
 import * as reembedRoute from "@/app/api/v1/stores/[store]/reembed/route";
+import * as compareRoute from "@/app/api/v1/stores/[store]/reembed/compare/route";
+import * as switchRoute from "@/app/api/v1/stores/[store]/reembed/switch/route";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
 import { resetConfigForTests } from "@/lib/config";
@@ -158,5 +160,48 @@ describe("vector and hybrid search", () => {
     expect(r.results[0].path).toBe("photo/exposure.md");
     expect(r.vectors.method).toBe("exact-scan-js");
     expect(r.warnings.map((w: { code: string }) => w.code)).toContain("vectors_index_unavailable");
+  });
+});
+
+describe("comparing a candidate model before switching", () => {
+  let env: ReturnType<typeof useTempDataDir>;
+  beforeEach(async () => {
+    env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
+    resetEmbedderForTests();
+    bootstrapApp();
+    createStore({ input: { name: "notes" }, actor: "test" });
+    await put(DOCS);
+    await drainEmbedQueues({ stores: ["notes"] });
+  });
+  afterEach(() => {
+    restartWith({ DUALMIND_EMBED_DIM: undefined, DUALMIND_EMBED_MODEL: undefined });
+    env.cleanup();
+  });
+
+  it("replays logged queries against the held candidate, reports overlap@k, then switches on request", async () => {
+    for (const q of ["nginx certificate", "postgres vacuum", "exposure aperture", "session cookie login"]) await search({ q, mode: "vector" });
+    restartWith({ DUALMIND_EMBED_DIM: "512", DUALMIND_EMBED_MODEL: "hash-512" });
+    const early = await callRoute(compareRoute.GET, { token: TOKEN, params, url: "http://127.0.0.1/x?k=3" });
+    expect(early.status).toBe(409);
+    expect((await callRoute(reembedRoute.POST, { token: TOKEN, params, body: { hold_switch: true } })).status).toBe(202);
+    await drainEmbedQueues({ stores: ["notes"] });
+    // Held: the old model still serves (the new one is not active yet).
+    expect((await search({ q: "nginx", mode: "vector" })).fallback.reason).toBe("drifted");
+    const cmp = await callRoute(compareRoute.GET, { token: TOKEN, params, url: "http://127.0.0.1/x?k=1&n=10" });
+    expect(cmp.status).toBe(200);
+    expect(cmp.json.queries).toBe(4);
+    expect(cmp.json.candidateCoveragePct).toBe(100);
+    // Both hashed models put the same document first for these clear-cut queries.
+    expect(cmp.json.meanOverlap).toBe(1);
+    const deeper = await callRoute(compareRoute.GET, { token: TOKEN, params, url: "http://127.0.0.1/x?k=5&n=10" });
+    const mean = deeper.json.perQuery.reduce((s: number, x: { overlap: number }) => s + x.overlap, 0) / 4;
+    expect(deeper.json.meanOverlap).toBeCloseTo(mean, 10);
+    expect(deeper.json.meanOverlap).toBeLessThanOrEqual(1);
+    const sw = await callRoute(switchRoute.POST, { token: TOKEN, params });
+    expect(sw.status).toBe(200);
+    const after = await search({ q: "nginx certificate", mode: "vector" });
+    expect(after.effectiveMode).toBe("vector");
+    expect(after.vectors.model.dimension).toBe(512);
+    expect((await callRoute(switchRoute.POST, { token: TOKEN, params })).status).toBe(409);
   });
 });

@@ -11,6 +11,8 @@ import { vecIndexTable } from "./vector-index";
 export type ReembedJob = {
   targetFingerprintId: string;
   onlyStale: boolean;
+  /** Build the new vectors but wait for an admin to switch (after comparing). */
+  holdSwitch: boolean;
   total: number;
   startedAt: number;
   startedBy: string;
@@ -62,14 +64,14 @@ export function estimateReembed(handle: StoreHandle, configured: Fingerprint, op
  * serving until every artifact has a new vector, then `finishReembedIfDone`
  * switches in one transaction. The queue is durable, so a crash resumes.
  */
-export function startReembed(handle: StoreHandle, configured: Fingerprint, opts: { onlyStale: boolean; actor: string }): ReembedProgress {
+export function startReembed(handle: StoreHandle, configured: Fingerprint, opts: { onlyStale: boolean; holdSwitch?: boolean; actor: string }): ReembedProgress {
   estimateReembed(handle, configured, { onlyStale: opts.onlyStale });
   const items = itemsNeedingVectors(handle, configured.id);
   const existing = readJob(handle);
   const job: ReembedJob =
     existing && existing.targetFingerprintId === configured.id
       ? existing
-      : { targetFingerprintId: configured.id, onlyStale: opts.onlyStale, total: items.length, startedAt: Date.now(), startedBy: opts.actor };
+      : { targetFingerprintId: configured.id, onlyStale: opts.onlyStale, holdSwitch: opts.holdSwitch ?? false, total: items.length, startedAt: Date.now(), startedBy: opts.actor };
   handle.sqlite.transaction(() => {
     rememberFingerprint(handle, configured);
     enqueueEmbeddings(handle, items);
@@ -95,9 +97,9 @@ export function getReembedProgress(handle: StoreHandle): ReembedProgress | null 
  * activate, drop the other models' vectors and indexes, clear the job. One
  * transaction: readers see the old model or the new one, never a mix.
  */
-export function finishReembedIfDone(handle: StoreHandle): boolean {
+export function finishReembedIfDone(handle: StoreHandle, opts: { actor?: string; force?: boolean } = {}): boolean {
   const job = readJob(handle);
-  if (!job) return false;
+  if (!job || (job.holdSwitch && !opts.force)) return false;
   const pending = (handle.sqlite.prepare("select count(*) as n from embed_queue where parked_at is null").get() as { n: number }).n;
   if (pending > 0 || itemsNeedingVectors(handle, job.targetFingerprintId).length > 0) return false;
   const { sqlite } = handle;
@@ -108,6 +110,15 @@ export function finishReembedIfDone(handle: StoreHandle): boolean {
     for (const id of others) sqlite.exec(`drop table if exists ${vecIndexTable(id)}`);
     sqlite.prepare("delete from meta where key = 'reembed_job'").run();
   }).immediate();
-  appendAudit({ actor: "system:embed-worker", action: "store.reembed.switch", target: `store:${handle.store}`, details: { active: job.targetFingerprintId, dropped: others } });
+  appendAudit({ actor: opts.actor ?? "system:embed-worker", action: "store.reembed.switch", target: `store:${handle.store}`, details: { active: job.targetFingerprintId, dropped: others } });
   return true;
+}
+
+/** An admin's switch of a held re-embed; 409 until every artifact has its new vector. */
+export function switchHeldReembed(handle: StoreHandle, { actor }: { actor: string }): void {
+  const job = readJob(handle);
+  if (!job) throw new AppError("conflict", "no re-embed in progress");
+  if (!finishReembedIfDone(handle, { actor, force: true })) {
+    throw new AppError("conflict", "the re-embed is not finished yet: every artifact needs its new vector before the switch");
+  }
 }

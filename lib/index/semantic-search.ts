@@ -4,6 +4,7 @@ import { getEmbedder } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
 import { getEmbedBacklog } from "../embed/queue";
 import { checkVectorReadiness } from "../embed/status";
+import { logVectorQuery } from "../embed/compare";
 import { knnSearch, type VectorHit } from "../embed/vector-index";
 import { CORE_STORE } from "../stores/stores";
 import { CHUNK_KIND } from "./chunk-embeddings";
@@ -139,6 +140,9 @@ export async function searchAnyMode({ store, input, now = Date.now() }: { store:
     for (const hit of r.hits) vectorRanked.push({ key: `${h.store}:${hit.refId}`, store: h.store, id: hit.refId, score: 1 - hit.distance, distance: hit.distance });
   }
   vectorRanked.sort((a, b) => a.distance - b.distance || a.key.localeCompare(b.key));
+  if (input.q.trim()) {
+    logVectorQuery(handles[0], { q: input.q, mode: input.mode, fingerprintId: fp.id, resultIds: vectorRanked.filter((r) => r.store === store).slice(0, 10).map((r) => r.id) });
+  }
 
   // Lexical signal (hybrid only), through the read-only reader when core is included.
   const ftsRanked: (Ranked & { snippet: string; highlights: [number, number][] })[] = [];
