@@ -9,8 +9,9 @@ import { log } from "../log";
 import * as governanceSchema from "./schema/governance";
 import * as indexBaseSchema from "./schema/index";
 import * as embedSchema from "./schema/embed";
+import * as recallSchema from "./schema/recall";
 
-const indexSchema = { ...indexBaseSchema, ...embedSchema };
+const indexSchema = { ...indexBaseSchema, ...embedSchema, ...recallSchema };
 
 export type VectorStatus =
   | { available: true; version: string }

@@ -3,4 +3,6 @@
  * effect. The worker, drift and re-embed import this so all kinds are known
  * in every process (server, `npm run worker`, CLI), whatever was loaded first.
  */
+import "../recall/kinds";
+
 export {};
