@@ -36,20 +36,7 @@ export function logRecallEvent({ handle, event }: { handle: StoreHandle; event: 
 }
 
 export type RecallEventHit = { id: number; rank: number; artifact: "trace" | "learning"; refId: number; score: number; summary: string; relevant: boolean | null; ratedBy: string | null };
-export type RecallEvent = {
-  id: number;
-  agentId: string;
-  query: string;
-  mode: "vector" | "lexical";
-  fallbackReason: string | null;
-  latencyMs: number;
-  cacheHit: boolean;
-  hitCount: number;
-  topScore: number | null;
-  warning: boolean;
-  createdAt: number;
-  hits: RecallEventHit[];
-};
+export type RecallEvent = Omit<RecallEventInput, "hits"> & { id: number; hitCount: number; topScore: number | null; createdAt: number; hits: RecallEventHit[] };
 
 type EventDbRow = {
   id: number;
@@ -160,7 +147,7 @@ export function getRecallMetrics({ handle, bucketMs = 3_600_000, since = 0, unti
     .all(since, until) as { id: number; created_at: number; latency_ms: number; hit_count: number; fallback_reason: string | null }[];
   const ratings = handle.sqlite
     .prepare(
-      `select (e.created_at / ?) * ? as start, count(*) as rated, sum(h.relevant) as relevant from recall_event_hits h join recall_events e on e.id = h.event_id
+      `select cast(e.created_at / ? as integer) * ? as start, count(*) as rated, sum(h.relevant) as relevant from recall_event_hits h join recall_events e on e.id = h.event_id
        where h.rated_at is not null and e.created_at >= ? and e.created_at <= ? group by start`,
     )
     .all(bucketMs, bucketMs, since, until) as { start: number; rated: number; relevant: number }[];

@@ -199,7 +199,31 @@ function recencyWeight(lastSeenAt: number, now: number, halfLifeDays: number): n
 
 const round = (x: number) => Math.round(x * 10000) / 10000;
 
-function rankTraces(handle: StoreHandle, candidates: Candidate[], opts: { now: number; settings: ReflectionSettings; minScore: number; topK: number }): TraceHit[] {
+type RankOptions = { now: number; settings: ReflectionSettings; minScore: number; topK: number };
+
+/**
+ * Weight each candidate by its row's recency, gate by min_score, keep each
+ * row's best candidate (a row can come from both vector and lexical), cap at top_k.
+ */
+function gateAndRank<R extends { id: number; last_seen_at: number }, H extends { id: number; score: number }>(
+  candidates: Candidate[],
+  rows: R[],
+  opts: RankOptions,
+  toHit: (row: R, base: { id: number; score: number; similarity: number; recency: number; match: Candidate["match"]; ageDays: number }) => H,
+): H[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const best = new Map<number, H>();
+  for (const c of candidates) {
+    const r = byId.get(c.refId);
+    if (!r) continue;
+    const recency = recencyWeight(r.last_seen_at, opts.now, opts.settings.recency_half_life_days);
+    const hit = toHit(r, { id: r.id, score: round(c.similarity * recency), similarity: round(c.similarity), recency: round(recency), match: c.match, ageDays: round((opts.now - r.last_seen_at) / DAY_MS) });
+    if (hit.score >= opts.minScore && hit.score > (best.get(r.id)?.score ?? -1)) best.set(r.id, hit);
+  }
+  return [...best.values()].sort((a, b) => b.score - a.score || a.id - b.id).slice(0, opts.topK);
+}
+
+function rankTraces(handle: StoreHandle, candidates: Candidate[], opts: RankOptions): TraceHit[] {
   if (candidates.length === 0) return [];
   const rows = handle.sqlite
     .prepare(
@@ -215,57 +239,23 @@ function rankTraces(handle: StoreHandle, candidates: Candidate[], opts: { now: n
     seen_count: number;
     last_seen_at: number;
   }[];
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const best = new Map<number, TraceHit>();
-  for (const c of candidates) {
-    const r = byId.get(c.refId);
-    if (!r) continue;
-    const recency = recencyWeight(r.last_seen_at, opts.now, opts.settings.recency_half_life_days);
-    const hit: TraceHit = {
-      id: r.id,
-      score: round(c.similarity * recency),
-      similarity: round(c.similarity),
-      recency: round(recency),
-      match: c.match,
-      outcome: r.outcome,
-      summary: r.summary_descriptor,
-      intent: { verb: r.intent_verb, target: r.intent_target },
-      keyIssue: r.key_issue,
-      seenCount: r.seen_count,
-      lastSeenAt: r.last_seen_at,
-      ageDays: round((opts.now - r.last_seen_at) / DAY_MS),
-    };
-    if (hit.score >= opts.minScore && hit.score > (best.get(r.id)?.score ?? -1)) best.set(r.id, hit);
-  }
-  return [...best.values()].sort((a, b) => b.score - a.score || a.id - b.id).slice(0, opts.topK);
+  return gateAndRank(candidates, rows, opts, (r, base) => ({
+    ...base,
+    outcome: r.outcome,
+    summary: r.summary_descriptor,
+    intent: { verb: r.intent_verb, target: r.intent_target },
+    keyIssue: r.key_issue,
+    seenCount: r.seen_count,
+    lastSeenAt: r.last_seen_at,
+  }));
 }
 
-function rankLearnings(handle: StoreHandle, candidates: Candidate[], opts: { now: number; settings: ReflectionSettings; minScore: number; topK: number }): LearningHit[] {
+function rankLearnings(handle: StoreHandle, candidates: Candidate[], opts: RankOptions): LearningHit[] {
   if (candidates.length === 0) return [];
   const rows = handle.sqlite
     .prepare("select id, predicate, description, confidence, semantic_handle, last_seen_at from learnings where id in (select value from json_each(?))")
     .all(JSON.stringify(candidates.map((c) => c.refId))) as { id: number; predicate: string; description: string; confidence: number; semantic_handle: string; last_seen_at: number }[];
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  const best = new Map<number, LearningHit>();
-  for (const c of candidates) {
-    const r = byId.get(c.refId);
-    if (!r) continue;
-    const recency = recencyWeight(r.last_seen_at, opts.now, opts.settings.recency_half_life_days);
-    const hit: LearningHit = {
-      id: r.id,
-      score: round(c.similarity * recency),
-      similarity: round(c.similarity),
-      recency: round(recency),
-      match: c.match,
-      predicate: r.predicate,
-      description: r.description,
-      confidence: r.confidence,
-      summary: r.semantic_handle,
-      ageDays: round((opts.now - r.last_seen_at) / DAY_MS),
-    };
-    if (hit.score >= opts.minScore && hit.score > (best.get(r.id)?.score ?? -1)) best.set(r.id, hit);
-  }
-  return [...best.values()].sort((a, b) => b.score - a.score || a.id - b.id).slice(0, opts.topK);
+  return gateAndRank(candidates, rows, opts, (r, base) => ({ ...base, predicate: r.predicate, description: r.description, confidence: r.confidence, summary: r.semantic_handle }));
 }
 
 /**

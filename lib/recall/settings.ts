@@ -52,6 +52,9 @@ export const reflectionSettingsPatchSchema = z
   .partial();
 export type ReflectionSettingsPatch = z.input<typeof reflectionSettingsPatchSchema>;
 
+/** Body of an admin update: the patch and, optionally, why (kept in the audit row). */
+export const reflectionSettingsUpdateSchema = z.object({ settings: reflectionSettingsPatchSchema, reason: z.string().trim().min(1).max(500).optional() }).strict();
+
 export function getReflectionSettings(handle: StoreHandle): ReflectionSettings {
   const row = handle.sqlite.prepare("select settings from reflection_settings where id = 1").get() as { settings: string } | undefined;
   return reflectionSettingsSchema.parse(row ? JSON.parse(row.settings) : {});

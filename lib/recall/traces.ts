@@ -206,13 +206,15 @@ export function applyTraceRetention({ handle, settings, now = Date.now(), keepId
   if (cap !== null) {
     const { n } = sqlite.prepare("select count(*) as n from reasoning_traces").get() as { n: number };
     if (n > cap) {
-      const order =
-        strategy === "stratified"
-          ? "row_number() over (partition by shard_type, outcome order by last_seen_at desc, id desc), last_seen_at desc, id desc"
-          : "last_seen_at desc, id desc";
+      const order = strategy === "stratified" ? "stratum_rank, last_seen_at desc, id desc" : "last_seen_at desc, id desc";
       const ids = (
         sqlite
-          .prepare(`select id from (select id, row_number() over (order by id = ? desc, ${order}) as keep_rank from reasoning_traces) where keep_rank > ?`)
+          .prepare(
+            `select id from (
+               select id, row_number() over (order by id = ? desc, ${order}) as keep_rank from (
+                 select id, last_seen_at, row_number() over (partition by shard_type, outcome order by last_seen_at desc, id desc) as stratum_rank from reasoning_traces))
+             where keep_rank > ?`,
+          )
           .all(keepId, cap) as { id: number }[]
       ).map((r) => r.id);
       deleted += deleteTraces(handle, ids);
