@@ -9,6 +9,7 @@ const LINKS = [
   { href: "/memories", label: "Memories" },
   { href: "/sessions", label: "Sessions" },
   { href: "/ledger", label: "Ledger" },
+  { href: "/reflection", label: "Reflection" },
   { href: "/health", label: "Health" },
   { href: "/admin", label: "Admin", adminOnly: true },
 ];

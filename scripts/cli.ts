@@ -7,8 +7,9 @@ import { runCli, type Command } from "./cli-kit";
 import { authCommands } from "./commands/auth-commands";
 import { storeCommands } from "./commands/store-commands";
 import { ledgerCommands } from "./commands/ledger-commands";
+import { recallCommands } from "./commands/recall-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...ledgerCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...ledgerCommands, ...recallCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

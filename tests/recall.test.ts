@@ -172,6 +172,10 @@ describe("reflection recall", () => {
     const r = await recallReflections({ store: "ops", agentId: "a", input: { query: "raw photos white balance" } });
     expect(r.mode).toBe("vector");
     expect(r.traces[0]).toMatchObject({ id: ok.trace.id, match: "lexical" });
+    // Once the backlog has drained, the next write queues the skipped trace again.
+    recordTrace({ handle: h, agentId: "a1", input: { ...AUTH_FAILURE, key_issue: "second attempt" } });
+    await drainEmbedQueues({ stores: ["ops"] });
+    expect(listTraces({ handle: h, filter: { outcome: "success" } }).traces[0].embedding).toBe("vector");
   });
 
   it("retention: TTL removes unseen traces with their vectors; a stratified cap keeps every shard/outcome", async () => {

@@ -152,22 +152,16 @@ type Candidate = { refId: number; similarity: number; match: "vector" | "lexical
  * Lexical candidates: FTS5 finds rows sharing any term; the similarity is the
  * share of query terms a row contains (0..1, comparable to min_score).
  */
-function lexicalCandidates(handle: StoreHandle, args: { table: "reasoning_traces" | "learnings"; terms: string[]; limit: number; onlyWithoutVector?: { kind: string; fingerprintId: string } }): Candidate[] {
-  if (args.terms.length === 0) return [];
+function lexicalCandidates(handle: StoreHandle, args: { table: "reasoning_traces" | "learnings"; terms: string[]; limit: number; onlyIds?: number[] }): Candidate[] {
+  if (args.terms.length === 0 || args.onlyIds?.length === 0) return [];
   const textColumn = args.table === "reasoning_traces" ? "summary_descriptor" : "semantic_handle";
-  const hashColumn = args.table === "reasoning_traces" ? "descriptor_hash" : "handle_hash";
-  const without = args.onlyWithoutVector
-    ? `and not exists (select 1 from embeddings e where e.kind = @kind and e.ref_id = t.id and e.fingerprint_id = @fp and e.input_hash = t.${hashColumn})`
-    : "";
+  const only = args.onlyIds ? "and f.rowid in (select value from json_each(@ids))" : "";
   const rows = handle.sqlite
     .prepare(
       `select t.id, t.${textColumn} as text from ${args.table}_fts f join ${args.table} t on t.id = f.rowid
-       where ${args.table}_fts match @expr ${without} order by bm25(${args.table}_fts) limit @limit`,
+       where ${args.table}_fts match @expr ${only} order by bm25(${args.table}_fts) limit @limit`,
     )
-    .all({ expr: ftsExpression(args.terms), limit: args.limit, kind: args.onlyWithoutVector?.kind ?? null, fp: args.onlyWithoutVector?.fingerprintId ?? null }) as {
-    id: number;
-    text: string;
-  }[];
+    .all({ expr: ftsExpression(args.terms), limit: args.limit, ids: JSON.stringify(args.onlyIds ?? []) }) as { id: number; text: string }[];
   const queryStems = new Set(args.terms.map(stem));
   return rows.map((r) => {
     const rowStems = new Set(lexicalTerms(r.text).map(stem));
@@ -175,6 +169,12 @@ function lexicalCandidates(handle: StoreHandle, args: { table: "reasoning_traces
     for (const s of queryStems) if (rowStems.has(s)) shared++;
     return { refId: r.id, similarity: shared / queryStems.size, match: "lexical" as const };
   });
+}
+
+/** Rows written but not (yet) embedded: queued by write-behind, or stored without a vector under backpressure. */
+function idsAwaitingVectors(handle: StoreHandle, kind: string): number[] {
+  const skipped = kind === TRACE_KIND ? " union select id from reasoning_traces where embed_skipped_at is not null" : "";
+  return (handle.sqlite.prepare(`select ref_id as id from embed_queue where kind = ?${skipped}`).all(kind) as { id: number }[]).map((r) => r.id);
 }
 
 /** Vector candidates whose row still exists with the text the vector was made from. */
@@ -296,12 +296,12 @@ export async function recallReflections({ store, agentId, input }: { store: stri
     if (wantTraces) {
       const v = vectorCandidates(handle, { kind: TRACE_KIND, table: "reasoning_traces", fingerprintId: fpId, query: q.vector, k: pool });
       method = v.method;
-      traceCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool, onlyWithoutVector: { kind: TRACE_KIND, fingerprintId: fpId } })];
+      traceCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool, onlyIds: idsAwaitingVectors(handle, TRACE_KIND) })];
     }
     if (wantLearnings) {
       const v = vectorCandidates(handle, { kind: LEARNING_KIND, table: "learnings", fingerprintId: fpId, query: q.vector, k: pool });
       method = v.method;
-      learningCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "learnings", terms, limit: pool, onlyWithoutVector: { kind: LEARNING_KIND, fingerprintId: fpId } })];
+      learningCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "learnings", terms, limit: pool, onlyIds: idsAwaitingVectors(handle, LEARNING_KIND) })];
     }
     if (!handle.vectors.available) method = `${method} (vectors_index_unavailable)`;
   } else {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { registerEmbeddable } from "../embed/embeddables";
-import { enqueueEmbeddings, getEmbedBacklog } from "../embed/queue";
+import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, sha256Hex, traceInputSchema, type TraceFields, type TraceInput } from "./descriptors";
@@ -121,7 +121,10 @@ export function recordTrace({ handle, agentId, input }: { handle: StoreHandle; a
         sqlite.prepare("update reasoning_traces set seen_count = seen_count + 1, last_seen_at = ? where id = ?").run(now, existing.id);
         return { trace: getTraceById({ handle, id: existing.id }), deduped: true, embedding: "unchanged", retained: { deleted: 0 } };
       }
-      const skip = fields.outcome === "success" && getEmbedBacklog(handle).pending > settings.backlog_watermark;
+      // The backlog is only counted when it matters: for a success trace, or to catch up skipped ones.
+      const hasSkipped = !!sqlite.prepare("select 1 from reasoning_traces where embed_skipped_at is not null limit 1").get();
+      const backlog = fields.outcome === "success" || hasSkipped ? pendingEmbeddingsUpTo(handle, settings.backlog_watermark + 1) : 0;
+      const skip = fields.outcome === "success" && backlog > settings.backlog_watermark;
       const { id } = sqlite
         .prepare(
           `insert into reasoning_traces(agent_id, intent_verb, intent_target, shard_type, key_files, outcome, key_issue, error_tags,
@@ -144,11 +147,32 @@ export function recordTrace({ handle, agentId, input }: { handle: StoreHandle; a
           now,
           now,
         ) as { id: number };
-      if (!skip) enqueueEmbeddings(handle, [{ kind: TRACE_KIND, refId: id, inputHash: hash }]);
+      if (!skip) enqueueEmbeddings(handle, [{ kind: TRACE_KIND, refId: id, inputHash: hash }, ...(hasSkipped ? catchUpSkipped(handle, backlog, settings.backlog_watermark) : [])]);
       const retained = applyTraceRetention({ handle, settings, now, keepId: id });
       return { trace: getTraceById({ handle, id }), deduped: false, embedding: skip ? "skipped_backpressure" : "queued", retained };
     })
     .immediate();
+}
+
+/** Pending embed work, counted only up to `limit`: the check runs on every write and the queue can be long. */
+function pendingEmbeddingsUpTo(handle: StoreHandle, limit: number): number {
+  return (handle.sqlite.prepare("select count(*) as n from (select 1 from embed_queue where parked_at is null limit ?)").get(limit) as { n: number }).n;
+}
+
+const CATCH_UP_BATCH = 50;
+
+/**
+ * Once the backlog is back under half the watermark, traces that backpressure
+ * stored without a vector are queued again, a few per write, oldest first.
+ */
+function catchUpSkipped(handle: StoreHandle, backlog: number, watermark: number): { kind: string; refId: number; inputHash: string }[] {
+  if (backlog >= watermark / 2) return [];
+  const rows = handle.sqlite
+    .prepare("select id, descriptor_hash as hash from reasoning_traces where embed_skipped_at is not null order by embed_skipped_at, id limit ?")
+    .all(CATCH_UP_BATCH) as { id: number; hash: string }[];
+  if (rows.length === 0) return [];
+  handle.sqlite.prepare("update reasoning_traces set embed_skipped_at = null where id in (select value from json_each(?))").run(JSON.stringify(rows.map((r) => r.id)));
+  return rows.map((r) => ({ kind: TRACE_KIND, refId: r.id, inputHash: r.hash }));
 }
 
 export function getTraceById({ handle, id }: { handle: StoreHandle; id: number }): Trace {

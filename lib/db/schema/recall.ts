@@ -34,6 +34,7 @@ export const reasoningTraces = sqliteTable(
     uniqueIndex("reasoning_traces_hash_uq").on(t.descriptorHash),
     index("reasoning_traces_last_seen_idx").on(t.lastSeenAt),
     index("reasoning_traces_stratum_idx").on(t.shardType, t.outcome, t.lastSeenAt),
+    index("reasoning_traces_skipped_idx").on(t.embedSkippedAt),
   ],
 );
 export type ReasoningTraceRow = InferSelectModel<typeof reasoningTraces>;

@@ -1,0 +1,1 @@
+CREATE INDEX `reasoning_traces_skipped_idx` ON `reasoning_traces` (`embed_skipped_at`);
