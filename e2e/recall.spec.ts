@@ -37,9 +37,11 @@ test.describe("reflection recall", () => {
     await expect(page.getByTestId("recent-recalls")).toContainText("past failure warning");
     await expect(page.getByTestId(`trace-row-${traceId}`)).toContainText("Outcome: failure");
 
-    const queue = page.getByTestId("rating-queue");
-    await queue.getByRole("button", { name: "Relevant", exact: true }).first().click();
-    await expect(queue.getByRole("status").first()).toContainText("relevant");
+    // A rated hit leaves the queue, and the summary counts it.
+    const item = page.getByTestId("rating-queue").getByRole("listitem").first();
+    const itemId = await item.getAttribute("data-testid");
+    await item.getByRole("button", { name: "Relevant", exact: true }).click();
+    await expect(page.getByTestId(itemId!)).toHaveCount(0);
     await page.reload();
     await expect(page.getByTestId("reflection-summary")).toContainText("100% of 1 rated");
 
