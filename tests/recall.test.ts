@@ -80,7 +80,8 @@ describe("reflection recall", () => {
     recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
     expect(getEmbedBacklog(h).pending).toBe(0);
     expect(h.sqlite.prepare("select count(*) as n from embeddings where kind = 'trace'").get()).toEqual({ n: 1 });
-    expect(listTraces({ handle: h, filter: {} }).traces).toMatchObject([{ seenCount: 3, embedding: "vector" }]);
+    const fp = await getEmbedder().fingerprint;
+    expect(listTraces({ handle: h, filter: {} }).traces).toMatchObject([{ seenCount: 3, embedding: "vector", vector: { fingerprintId: fp.id, dim: 384, task: "document" } }]);
   });
 
   it("warns about a similar past failure, not about an unrelated one; hits carry joinable ids", async () => {

@@ -4,6 +4,7 @@ import { registerEmbeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
+import type { VectorInfo } from "./traces";
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, sha256Hex, type LearningInput } from "./descriptors";
 
 export const LEARNING_KIND = "learning";
@@ -21,7 +22,7 @@ type LearningDbRow = {
   seen_count: number;
   created_at: number;
   last_seen_at: number;
-  has_vector: number;
+  vector_info: string | null;
 };
 
 export type Learning = {
@@ -35,12 +36,14 @@ export type Learning = {
   handleVersion: number;
   handleHash: string;
   embedding: "vector" | "pending";
+  vector: VectorInfo | null;
   seenCount: number;
   createdAt: number;
   lastSeenAt: number;
 };
 
-const LEARNING_COLUMNS = "l.*, exists(select 1 from embeddings e where e.kind = 'learning' and e.ref_id = l.id and e.input_hash = l.handle_hash) as has_vector";
+const LEARNING_COLUMNS =
+  "l.*, (select json_object('fingerprintId', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e where e.kind = 'learning' and e.ref_id = l.id and e.input_hash = l.handle_hash order by e.id desc limit 1) as vector_info";
 
 function toLearning(r: LearningDbRow): Learning {
   return {
@@ -53,7 +56,8 @@ function toLearning(r: LearningDbRow): Learning {
     semanticHandle: r.semantic_handle,
     handleVersion: r.handle_version,
     handleHash: r.handle_hash,
-    embedding: r.has_vector ? "vector" : "pending",
+    embedding: r.vector_info ? "vector" : "pending",
+    vector: r.vector_info ? (JSON.parse(r.vector_info) as VectorInfo) : null,
     seenCount: r.seen_count,
     createdAt: r.created_at,
     lastSeenAt: r.last_seen_at,

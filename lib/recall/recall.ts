@@ -278,7 +278,9 @@ export async function recallReflections({ store, agentId, input }: { store: stri
   const terms = lexicalTerms(queryText);
   const wantTraces = body.kinds.includes("trace");
   const wantLearnings = body.kinds.includes("learning");
-  const pool = Math.max(50, topK * 10);
+  // Oversample twice top_k so recency weighting and the gate can reorder; the
+  // KNN's cost grows with k (SimHash candidates = 10·k), so no more than that.
+  const pool = Math.max(10, topK * 2);
 
   let mode: RecallResult["mode"] = "lexical";
   let fallback: RecallResult["fallback"] = null;

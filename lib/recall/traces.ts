@@ -28,6 +28,8 @@ type TraceDbRow = {
   last_seen_at: number;
 };
 
+export type VectorInfo = { fingerprintId: string; dim: number; task: "document" | "query" };
+
 export type Trace = {
   id: number;
   agentId: string;
@@ -41,14 +43,18 @@ export type Trace = {
   descriptorVersion: number;
   descriptorHash: string;
   embedding: "skipped_backpressure" | "vector" | "pending";
+  /** The vector of the current descriptor: the model fingerprint, dimension and task that made it. */
+  vector: VectorInfo | null;
   seenCount: number;
   createdAt: number;
   lastSeenAt: number;
 };
 
-const TRACE_COLUMNS = "t.*, exists(select 1 from embeddings e where e.kind = 'trace' and e.ref_id = t.id and e.input_hash = t.descriptor_hash) as has_vector";
+// The vector made from the current descriptor, if any: which model, dimension and task made it.
+const TRACE_COLUMNS =
+  "t.*, (select json_object('fingerprintId', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e where e.kind = 'trace' and e.ref_id = t.id and e.input_hash = t.descriptor_hash order by e.id desc limit 1) as vector_info";
 
-function toTrace(r: TraceDbRow & { has_vector: number }): Trace {
+function toTrace(r: TraceDbRow & { vector_info: string | null }): Trace {
   return {
     id: r.id,
     agentId: r.agent_id,
@@ -61,7 +67,8 @@ function toTrace(r: TraceDbRow & { has_vector: number }): Trace {
     summaryDescriptor: r.summary_descriptor,
     descriptorVersion: r.descriptor_version,
     descriptorHash: r.descriptor_hash,
-    embedding: r.has_vector ? "vector" : r.embed_skipped_at ? "skipped_backpressure" : "pending",
+    embedding: r.vector_info ? "vector" : r.embed_skipped_at ? "skipped_backpressure" : "pending",
+    vector: r.vector_info ? (JSON.parse(r.vector_info) as VectorInfo) : null,
     seenCount: r.seen_count,
     createdAt: r.created_at,
     lastSeenAt: r.last_seen_at,
@@ -176,7 +183,7 @@ function catchUpSkipped(handle: StoreHandle, backlog: number, watermark: number)
 }
 
 export function getTraceById({ handle, id }: { handle: StoreHandle; id: number }): Trace {
-  const row = handle.sqlite.prepare(`select ${TRACE_COLUMNS} from reasoning_traces t where t.id = ?`).get(id) as (TraceDbRow & { has_vector: number }) | undefined;
+  const row = handle.sqlite.prepare(`select ${TRACE_COLUMNS} from reasoning_traces t where t.id = ?`).get(id) as (TraceDbRow & { vector_info: string | null }) | undefined;
   if (!row) throw new AppError("not_found", `no trace ${id}`);
   return toTrace(row);
 }
@@ -197,7 +204,7 @@ export function listTraces({ handle, filter }: { handle: StoreHandle; filter: z.
   const args = [f.outcome ?? null, f.outcome ?? null, f.shard_type ?? null, f.shard_type ?? null, f.agent_id ?? null, f.agent_id ?? null];
   const rows = handle.sqlite
     .prepare(`select ${TRACE_COLUMNS} from reasoning_traces t where ${where} order by t.last_seen_at desc, t.id desc limit ? offset ?`)
-    .all(...args, f.limit, f.offset) as (TraceDbRow & { has_vector: number })[];
+    .all(...args, f.limit, f.offset) as (TraceDbRow & { vector_info: string | null })[];
   const { n } = handle.sqlite.prepare(`select count(*) as n from reasoning_traces t where ${where}`).get(...args) as { n: number };
   return { traces: rows.map(toTrace), total: n };
 }
