@@ -146,6 +146,18 @@ describe("reflection recall", () => {
     expect(listRecentRecallEvents({ handle: h, limit: 1 })[0]).toMatchObject({ mode: "lexical", fallbackReason: "drifted" });
   });
 
+  it("without the sqlite-vec extension vector recall still answers (exact scan) and says the index is unavailable", async () => {
+    env.cleanup();
+    env = useTempDataDir({ DUALMIND_DISABLE_VECTORS: "true" });
+    const h = getStoreDb("ops");
+    const failed = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE }).trace;
+    await drainEmbedQueues({ stores: ["ops"] });
+    const r = await recallReflections({ store: "ops", agentId: "a", input: { query: "auth token refresh" } });
+    expect(r.mode).toBe("vector");
+    expect(r.method).toContain("vectors_index_unavailable");
+    expect(r.traces[0]).toMatchObject({ id: failed.id, match: "vector" });
+  });
+
   it("a degraded store (backlog above the watermark) answers lexically and says so", async () => {
     env.cleanup();
     env = useTempDataDir({ DUALMIND_EMBED_BACKLOG_WATERMARK: "1" });
@@ -282,6 +294,9 @@ describe("reflection API", () => {
     const l = await callRoute(learningsRoute.POST, { token: writer, params, body: { predicate: "prefers_small_commits", args: { max_files: 5 }, description: "keep commits small and focused", confidence: 0.8 } });
     expect(l.status).toBe(201);
     expect(l.json.learning.semanticHandle).toBe("Learning: prefers small commits | Args: max_files=5 | Description: keep commits small and focused");
+    const repeat = await callRoute(learningsRoute.POST, { token: writer, params, body: { predicate: "prefers_small_commits", args: { max_files: 5 }, description: "keep commits small and focused", confidence: 0.95 } });
+    expect(repeat.status).toBe(200);
+    expect(repeat.json).toMatchObject({ deduped: true, learning: { id: l.json.learning.id, seenCount: 2, confidence: 0.95 } });
     const listed = await callRoute(learningsRoute.GET, { token: reader, params, url: "http://127.0.0.1/api/v1/stores/ops/learnings?limit=5" });
     expect(listed.json.total).toBe(1);
 
