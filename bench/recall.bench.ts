@@ -1,10 +1,12 @@
 /**
  * Reflection recall, one run, side by side:
  * 1. Quality: 50 traces and 50 paraphrased queries with known targets
- *    (tests/fixtures/recall-quality.ts), builtin provider, vector vs lexical-only:
- *    hit rate@5, MRR@5 and precision of what the min_score gate lets through.
+ *    (tests/fixtures/recall-quality.ts), builtin provider:
+ *    hit rate@5, MRR@5, precision of what the min_score gate lets through, and
+ *    a min_score sweep (the default gate and the lexical scale are chosen from it),
+ *    for hybrid, vector-only and lexical-only signals.
  * 2. Latency of POST /recall's domain call at 10k and 100k traces, cold
- *    (query not seen before) and query-cache hit, vector and lexical fallback,
+ *    (query not seen before) and query-cache hit, hybrid, vector-only and lexical,
  *    against the design budget (+150 ms cache hit, +400 ms cold).
  */
 import fs from "node:fs";
@@ -25,42 +27,77 @@ const K = 5;
 const LATENCY_QUERIES = 100;
 const CHUNK = 1000;
 
-async function qualityRows(): Promise<Record<string, string | number>[]> {
+type Ranked = { kind: "overlap" | "synonym"; target: number; hits: { id: number; score: number }[] };
+
+const SIGNALS = ["hybrid", "vector", "lexical"] as const;
+const SIGNAL_LABELS: Record<(typeof SIGNALS)[number], string> = { hybrid: "hybrid (vector + FTS5)", vector: "vector only (builtin)", lexical: "lexical only (FTS5)" };
+
+/** Every quality query once per signal set, ungated (top 5 with scores): gates are applied afterwards, so one run serves every threshold. */
+async function rankQualityQueries(): Promise<Record<(typeof SIGNALS)[number], Ranked[]>> {
   const h = getStoreDb("quality");
   const ids = QUALITY_CASES.map((c) => recordTrace({ handle: h, agentId: "bench", input: c.trace }).trace.id);
   await drainEmbedQueues({ stores: ["quality"], batchSize: 256 });
-  const minScore = getReflectionSettings(h).min_score;
+  const run = async (signals: (typeof SIGNALS)[number]) => {
+    const out: Ranked[] = [];
+    for (const [i, c] of QUALITY_CASES.entries()) {
+      const r = await recallReflections({ store: "quality", agentId: "bench", input: { query: c.query, top_k: K, min_score: 0, kinds: ["trace"], signals } });
+      out.push({ kind: c.kind, target: ids[i], hits: r.traces.map((t) => ({ id: t.id, score: t.score })) });
+    }
+    return out;
+  };
+  return { hybrid: await run("hybrid"), vector: await run("vector"), lexical: await run("lexical") };
+}
+
+function qualityAt(ranked: Ranked[], minScore: number) {
+  let hits = 0;
+  let rr = 0;
+  let returned = 0;
+  let relevant = 0;
+  for (const r of ranked) {
+    const pos = r.hits.findIndex((x) => x.id === r.target);
+    if (pos >= 0) {
+      hits++;
+      rr += 1 / (pos + 1);
+    }
+    const gated = r.hits.filter((x) => x.score >= minScore);
+    returned += gated.length;
+    if (gated.some((x) => x.id === r.target)) relevant++;
+  }
+  const n = ranked.length;
+  return { hitAt5: hits / n, mrr: rr / n, precision: returned ? relevant / returned : 0, gatedRecall: relevant / n, perQuery: returned / n };
+}
+
+async function qualityTables(): Promise<void> {
+  const ranked = await rankQualityQueries();
+  const minScore = getReflectionSettings(getStoreDb("quality")).min_score;
   const rows: Record<string, string | number>[] = [];
-  for (const lexical of [false, true]) {
+  for (const mode of SIGNALS) {
     for (const subset of ["all", "overlap", "synonym"] as const) {
-      const cases = QUALITY_CASES.map((c, i) => ({ ...c, target: ids[i] })).filter((c) => subset === "all" || c.kind === subset);
-      let hits = 0;
-      let rr = 0;
-      let returned = 0;
-      let relevantReturned = 0;
-      for (const c of cases) {
-        // Ungated top 5 for hit rate and MRR; the store's default gate for precision.
-        const open = await recallReflections({ store: "quality", agentId: "bench", input: { query: c.query, top_k: K, min_score: 0, kinds: ["trace"], lexical_only: lexical } });
-        const pos = open.traces.findIndex((t) => t.id === c.target);
-        if (pos >= 0) {
-          hits++;
-          rr += 1 / (pos + 1);
-        }
-        const gated = await recallReflections({ store: "quality", agentId: "bench", input: { query: c.query, top_k: K, kinds: ["trace"], lexical_only: lexical } });
-        returned += gated.traces.length;
-        relevantReturned += gated.traces.filter((t) => t.id === c.target).length;
-      }
+      const set = ranked[mode].filter((r) => subset === "all" || r.kind === subset);
+      const q = qualityAt(set, minScore);
       rows.push({
-        mode: lexical ? "lexical only (FTS5)" : "vector (builtin)",
-        queries: `${subset} (${cases.length})`,
-        "hit@5": hits / cases.length,
-        "MRR@5": rr / cases.length,
-        [`precision (score ≥ ${minScore})`]: returned ? relevantReturned / returned : 0,
-        "hits returned / query": returned / cases.length,
+        signals: SIGNAL_LABELS[mode],
+        queries: `${subset} (${set.length})`,
+        "hit@5": q.hitAt5,
+        "MRR@5": q.mrr,
+        [`precision (score ≥ ${minScore})`]: q.precision,
+        "target passes the gate": q.gatedRecall,
+        "hits returned / query": q.perQuery,
       });
     }
   }
-  return rows;
+  printTable("Recall quality: 50 paraphrased queries, builtin provider (k = 5, store defaults)", rows);
+  const sweep: Record<string, string | number>[] = [];
+  for (const t of [0.1, 0.15, 0.2, 0.25, 0.3, 0.4]) {
+    const row: Record<string, string | number> = { min_score: t };
+    for (const mode of SIGNALS) {
+      const q = qualityAt(ranked[mode], t);
+      row[`${mode} precision`] = q.precision;
+      row[`${mode} target passes`] = q.gatedRecall;
+    }
+    sweep.push(row);
+  }
+  printTable("min_score sweep over all 50 queries (precision of returned hits; share of queries whose target is returned)", sweep);
 }
 
 // Synthetic traces: combinations of realistic parts, deterministic.
@@ -105,22 +142,24 @@ async function latencyRows(): Promise<Record<string, string | number>[]> {
     const queries: RecallInput[] = Array.from({ length: LATENCY_QUERIES }, (_, q) => ({
       intent: { verb: VERBS[q % VERBS.length], target: `${OBJECTS[(q * 7) % OBJECTS.length]} ${QUALIFIERS[q % QUALIFIERS.length]}` },
     }));
-    const measure = async (label: string, opts: { lexical: boolean; warm: boolean }) => {
+    const measure = async (label: string, opts: { signals: (typeof SIGNALS)[number]; warm: boolean }) => {
       clearRecallQueryCache();
-      if (opts.warm) for (const q of queries) await recallReflections({ store, agentId: "bench", input: q });
+      if (opts.warm) for (const q of queries) await recallReflections({ store, agentId: "bench", input: { ...q, signals: opts.signals } });
       const t: number[] = [];
       for (const q of queries) {
         const s = performance.now();
-        await recallReflections({ store, agentId: "bench", input: { ...q, lexical_only: opts.lexical } });
+        await recallReflections({ store, agentId: "bench", input: { ...q, signals: opts.signals } });
         t.push(performance.now() - s);
       }
-      const budget = opts.lexical ? "-" : opts.warm ? 150 : 400;
+      const budget = opts.signals === "lexical" ? "-" : opts.warm ? 150 : 400;
       const p95 = percentile(t, 95);
       rows.push({ traces: n, path: label, "p50 ms": percentile(t, 50), "p95 ms": p95, "budget ms": budget, "within budget": budget === "-" ? "-" : p95 <= budget ? "yes" : "NO" });
     };
-    await measure("vector, cold (query embedded)", { lexical: false, warm: false });
-    await measure("vector, query-cache hit", { lexical: false, warm: true });
-    await measure("lexical fallback", { lexical: true, warm: false });
+    await measure("hybrid, cold (query embedded)", { signals: "hybrid", warm: false });
+    await measure("hybrid, query-cache hit", { signals: "hybrid", warm: true });
+    await measure("vector only, cold", { signals: "vector", warm: false });
+    await measure("vector only, query-cache hit", { signals: "vector", warm: true });
+    await measure("lexical (the fallback path)", { signals: "lexical", warm: false });
     process.stderr.write(`recall bench: ${n} traces written in ${(writeMs / 1000).toFixed(1)} s in total, ${embedded} embedded by the worker in ${(embedMs / 1000).toFixed(1)} s\n`);
   }
   return rows;
@@ -135,8 +174,8 @@ export default async function run() {
   resetConfigForTests();
   resetEmbedderForTests();
   try {
-    printTable("Recall quality: 50 paraphrased queries, builtin provider (k = 5)", await qualityRows());
-    printTable("Recall latency (recallReflections end to end: readiness, embed, KNN over traces + learnings, gate, event log)", await latencyRows());
+    await qualityTables();
+    printTable("Recall latency (recallReflections end to end: readiness, query embedding, KNN and/or FTS5 over traces + learnings, gate, event log)", await latencyRows());
   } finally {
     closeAllDatabases();
     fs.rmSync(dataDir, { recursive: true, force: true });

@@ -46,10 +46,10 @@ test.describe("reflection recall", () => {
     await expect(page.getByTestId("reflection-summary")).toContainText("100% of 1 rated");
 
     const settings = page.getByRole("form", { name: "Reflection settings" });
-    await settings.getByLabel("Min score").fill("0.25");
+    await settings.getByLabel("Min score").fill("0.3");
     await settings.getByRole("button", { name: "Save settings" }).click();
     await expect(settings.getByRole("status")).toContainText("saved");
     const overview = await request.get(`/api/v1/stores/${store}/reflection`, { headers });
-    expect((await overview.json()).settings.min_score).toBe(0.25);
+    expect((await overview.json()).settings.min_score).toBe(0.3);
   });
 });

@@ -92,7 +92,7 @@ describe("reflection recall", () => {
     await drainEmbedQueues({ stores: ["ops"] });
 
     const similar = await recallReflections({ store: "ops", agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing", key_files: ["lib/auth/session.ts"] } } });
-    expect(similar.mode).toBe("vector");
+    expect(similar.mode).toBe("hybrid");
     expect(similar.fallback).toBeNull();
     expect(similar.traces[0]).toMatchObject({ id: failed.id, outcome: "failure", match: "vector" });
     expect(similar.guidance.past_failure_warning).toMatchObject({ traceId: failed.id, keyIssue: AUTH_FAILURE.key_issue });
@@ -101,13 +101,17 @@ describe("reflection recall", () => {
     const row = h.sqlite.prepare("select summary_descriptor from reasoning_traces where id = ?").get(similar.traces[0].id) as { summary_descriptor: string };
     expect(row.summary_descriptor).toBe(similar.traces[0].summary);
     const [event] = listRecentRecallEvents({ handle: h, limit: 1 });
-    expect(event).toMatchObject({ id: similar.eventId, agentId: "a2", mode: "vector", warning: true, hitCount: similar.traces.length + similar.learnings.length });
+    expect(event).toMatchObject({ id: similar.eventId, agentId: "a2", mode: "hybrid", warning: true, hitCount: similar.traces.length + similar.learnings.length });
     expect(event.hits[0]).toMatchObject({ artifact: "trace", refId: failed.id, rank: 1 });
 
     const unrelated = await recallReflections({ store: "ops", agentId: "a2", input: { query: "sourdough starter feeding schedule" } });
     expect(unrelated.traces).toEqual([]);
     expect(unrelated.guidance.past_failure_warning).toBeNull();
     expect(unrelated.guidance.aligned_preferences).toEqual([]);
+    // A structured intent is no different: descriptor labels alone do not make a hit.
+    const unrelatedIntent = await recallReflections({ store: "ops", agentId: "a2", input: { intent: { verb: "bake", target: "sourdough bread", shard_type: "kitchen" } } });
+    expect(unrelatedIntent.traces).toEqual([]);
+    expect(unrelatedIntent.guidance.past_failure_warning).toBeNull();
   });
 
   it("gates by min_score and by recency half-life; identical queries hit the query cache", async () => {
@@ -152,7 +156,7 @@ describe("reflection recall", () => {
     const h = getStoreDb("ops");
     const failed = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE }).trace;
     await drainEmbedQueues({ stores: ["ops"] });
-    const r = await recallReflections({ store: "ops", agentId: "a", input: { query: "auth token refresh" } });
+    const r = await recallReflections({ store: "ops", agentId: "a", input: { query: "auth token refresh", signals: "vector" } });
     expect(r.mode).toBe("vector");
     expect(r.method).toContain("vectors_index_unavailable");
     expect(r.traces[0]).toMatchObject({ id: failed.id, match: "vector" });
@@ -182,7 +186,8 @@ describe("reflection recall", () => {
     expect(bad.embedding).toBe("queued");
     await drainEmbedQueues({ stores: ["ops"] });
     expect(listTraces({ handle: h, filter: { outcome: "success" } }).traces[0].embedding).toBe("skipped_backpressure");
-    const r = await recallReflections({ store: "ops", agentId: "a", input: { query: "raw photos white balance" } });
+    // Even with vector-only signals, a trace without a vector is found lexically.
+    const r = await recallReflections({ store: "ops", agentId: "a", input: { query: "raw photos white balance", signals: "vector" } });
     expect(r.mode).toBe("vector");
     expect(r.traces[0]).toMatchObject({ id: ok.trace.id, match: "lexical" });
     // Once the backlog has drained, the next write queues the skipped trace again.

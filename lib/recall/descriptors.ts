@@ -81,19 +81,27 @@ export function normalizeTrace(input: z.output<typeof traceInputSchema>): TraceF
 
 /**
  * `Intent: verb|target | Shard: type | Files: a, b | Outcome: failure | Key Issue: ... | Tags: x, y`.
- * Without an outcome (a recall query) the Outcome field is left out.
  */
-export function renderTraceDescriptor(f: Omit<TraceFields, "outcome"> & { outcome?: TraceFields["outcome"] }): string {
+export function renderTraceDescriptor(f: TraceFields): string {
   const parts = [
     `Intent: ${f.intentVerb}|${f.intentTarget}`,
     f.shardType ? `Shard: ${f.shardType}` : null,
     f.keyFiles.length ? `Files: ${f.keyFiles.join(", ")}` : null,
-    f.outcome ? `Outcome: ${f.outcome}` : null,
+    `Outcome: ${f.outcome}`,
     f.keyIssue ? `Key Issue: ${f.keyIssue}` : null,
     f.errorTags.length ? `Tags: ${f.errorTags.join(", ")}` : null,
   ].filter((p): p is string => p !== null);
   const text = parts.join(" | ");
   return text.length > MAX_DESCRIPTOR_CHARS ? `${text.slice(0, MAX_DESCRIPTOR_CHARS - 1)}…` : text;
+}
+
+/**
+ * The text a recall embeds for an intent: the descriptor's values without its
+ * field labels. Every stored descriptor carries the labels, so a labelled
+ * query would look a little similar to all of them, related or not.
+ */
+export function renderIntentQuery(f: Omit<TraceFields, "outcome">): string {
+  return [`${f.intentVerb} ${f.intentTarget}`, f.shardType, f.keyFiles.join(", "), f.keyIssue, f.errorTags.join(", ")].filter((p) => p !== "").join(" | ");
 }
 
 /** The sanitized fields of a learning and its handle. */

@@ -2,11 +2,12 @@ import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
+import type { RecallMode } from "./recall";
 
 export type RecallEventInput = {
   agentId: string;
   query: string;
-  mode: "vector" | "lexical";
+  mode: RecallMode;
   fallbackReason: string | null;
   latencyMs: number;
   cacheHit: boolean;
@@ -42,7 +43,7 @@ type EventDbRow = {
   id: number;
   agent_id: string;
   query: string;
-  mode: "vector" | "lexical";
+  mode: RecallMode;
   fallback_reason: string | null;
   latency_ms: number;
   cache_hit: number;

@@ -5,7 +5,7 @@ import type { Fingerprint } from "../embed/providers";
 import { checkVectorReadiness } from "../embed/status";
 import { knnSearch } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { intentSchema, normalizeTrace, renderTraceDescriptor } from "./descriptors";
+import { intentSchema, normalizeTrace, renderIntentQuery } from "./descriptors";
 import { logRecallEvent } from "./events";
 import { LEARNING_KIND } from "./learnings";
 import { sanitizeText } from "./sanitize";
@@ -32,12 +32,18 @@ export const recallInputSchema = z
     top_k: z.number().int().min(1).max(50).optional(),
     min_score: z.number().min(0).max(1).optional(),
     kinds: z.array(z.enum(["trace", "learning"])).min(1).max(2).default(["trace", "learning"]),
-    /** Only rank lexically (diagnostics, quality checks); the response says so. */
-    lexical_only: z.boolean().default(false),
+    /**
+     * hybrid: vector KNN and FTS5 together, each row scored by its better signal (the default: with the
+     * builtin provider the two catch different paraphrases, see bench/recall.bench.ts); vector: KNN only
+     * (plus FTS5 for rows still waiting for a vector); lexical: FTS5 only. The response says what answered.
+     */
+    signals: z.enum(["hybrid", "vector", "lexical"]).default("hybrid"),
   })
   .strict()
   .refine((b) => (b.query === undefined) !== (b.intent === undefined), { message: "give exactly one of query or intent", path: ["query"] });
 export type RecallInput = z.input<typeof recallInputSchema>;
+
+export type RecallMode = "hybrid" | "vector" | "lexical";
 
 export type TraceHit = {
   id: number;
@@ -69,7 +75,7 @@ export type LearningHit = {
 
 export type RecallResult = {
   eventId: number;
-  mode: "vector" | "lexical";
+  mode: RecallMode;
   fallback: { reason: string; message: string } | null;
   method: string;
   cacheHit: boolean;
@@ -108,7 +114,7 @@ export function clearRecallQueryCache(): void {
   g.__dualmindRecallQueryCache?.clear();
 }
 
-/** The text a recall embeds: an intent renders like a trace descriptor (without outcome); free text is sanitized. */
+/** The text a recall embeds: an intent renders as its descriptor values (no outcome); free text is sanitized. */
 export function recallQueryText(input: z.output<typeof recallInputSchema>): string {
   if (!input.intent) return sanitizeText(input.query!);
   const f = normalizeTrace({
@@ -119,7 +125,7 @@ export function recallQueryText(input: z.output<typeof recallInputSchema>): stri
     key_issue: input.intent.key_issue,
     error_tags: input.intent.error_tags,
   });
-  return renderTraceDescriptor({ ...f, outcome: undefined });
+  return renderIntentQuery(f);
 }
 
 // Descriptor labels and function words carry no topic.
@@ -138,6 +144,13 @@ export function lexicalTerms(text: string): string[] {
   return [...new Set(words)].slice(0, 32);
 }
 
+/**
+ * Lexical similarity is the share of query terms a row contains, scaled so one
+ * min_score gates both signals: on the quality set (bench/recall.bench.ts) a
+ * coverage of 0.4 gives the precision a cosine of 0.2 gives the builtin vectors.
+ */
+const LEXICAL_SCALE = 0.5;
+
 // A crude stem (the first five letters) to tell which query terms a row shares, since FTS5's porter stems are not visible.
 const stem = (w: string) => w.slice(0, 5);
 
@@ -149,8 +162,8 @@ function ftsExpression(terms: string[]): string {
 type Candidate = { refId: number; similarity: number; match: "vector" | "lexical" };
 
 /**
- * Lexical candidates: FTS5 finds rows sharing any term; the similarity is the
- * share of query terms a row contains (0..1, comparable to min_score).
+ * Lexical candidates: FTS5 finds rows sharing any term, ranked by bm25; the
+ * similarity is their scaled term coverage (see LEXICAL_SCALE).
  */
 function lexicalCandidates(handle: StoreHandle, args: { table: "reasoning_traces" | "learnings"; terms: string[]; limit: number; onlyIds?: number[] }): Candidate[] {
   if (args.terms.length === 0 || args.onlyIds?.length === 0) return [];
@@ -167,7 +180,7 @@ function lexicalCandidates(handle: StoreHandle, args: { table: "reasoning_traces
     const rowStems = new Set(lexicalTerms(r.text).map(stem));
     let shared = 0;
     for (const s of queryStems) if (rowStems.has(s)) shared++;
-    return { refId: r.id, similarity: shared / queryStems.size, match: "lexical" as const };
+    return { refId: r.id, similarity: (LEXICAL_SCALE * shared) / queryStems.size, match: "lexical" as const };
   });
 }
 
@@ -260,11 +273,11 @@ function rankLearnings(handle: StoreHandle, candidates: Candidate[], opts: RankO
 
 /**
  * "Have I faced this before?" Embeds the query as a query, searches traces and
- * learnings, gates by min_score after recency weighting, caps at top_k, and
- * adds guidance. When vectors cannot answer (degraded, drifted, provider
- * down) it ranks lexically and says why. Rows still waiting for a vector
- * (write-behind, or skipped under backpressure) are found lexically in vector
- * mode too. Every recall is logged.
+ * learnings by vector and (hybrid) FTS5, gates by min_score after recency
+ * weighting, caps at top_k, and adds guidance. When vectors cannot answer
+ * (degraded, drifted, provider down) it ranks lexically and says why. Rows
+ * still waiting for a vector (write-behind, or skipped under backpressure)
+ * are always found lexically. Every recall is logged.
  */
 export async function recallReflections({ store, agentId, input }: { store: string; agentId: string; input: RecallInput }): Promise<RecallResult> {
   const started = performance.now();
@@ -282,32 +295,35 @@ export async function recallReflections({ store, agentId, input }: { store: stri
   // KNN's cost grows with k (SimHash candidates = 10·k), so no more than that.
   const pool = Math.max(10, topK * 2);
 
-  let mode: RecallResult["mode"] = "lexical";
+  let mode: RecallMode = "lexical";
   let fallback: RecallResult["fallback"] = null;
   let method = "fts5";
   let cacheHit = false;
   let traceCandidates: Candidate[] = [];
   let learningCandidates: Candidate[] = [];
 
-  const ready = body.lexical_only ? ({ usable: false, reason: "lexical_only", message: "lexical ranking was requested" } as const) : await checkVectorReadiness(store);
-  if (ready.usable) {
-    mode = "vector";
+  const ready = body.signals === "lexical" ? null : await checkVectorReadiness(store);
+  if (ready?.usable) {
+    mode = body.signals;
     const q = await embedQuery(ready.fingerprint, queryText);
     cacheHit = q.cacheHit;
     const fpId = ready.fingerprint.id;
+    // Rows still waiting for a vector are always searched lexically, so a fresh write is recalled at once.
+    const lexicalOver = (kind: string) => (body.signals === "hybrid" ? undefined : idsAwaitingVectors(handle, kind));
     if (wantTraces) {
       const v = vectorCandidates(handle, { kind: TRACE_KIND, table: "reasoning_traces", fingerprintId: fpId, query: q.vector, k: pool });
       method = v.method;
-      traceCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool, onlyIds: idsAwaitingVectors(handle, TRACE_KIND) })];
+      traceCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool, onlyIds: lexicalOver(TRACE_KIND) })];
     }
     if (wantLearnings) {
       const v = vectorCandidates(handle, { kind: LEARNING_KIND, table: "learnings", fingerprintId: fpId, query: q.vector, k: pool });
       method = v.method;
-      learningCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "learnings", terms, limit: pool, onlyIds: idsAwaitingVectors(handle, LEARNING_KIND) })];
+      learningCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "learnings", terms, limit: pool, onlyIds: lexicalOver(LEARNING_KIND) })];
     }
+    if (body.signals === "hybrid") method = `${method}+fts5`;
     if (!handle.vectors.available) method = `${method} (vectors_index_unavailable)`;
   } else {
-    fallback = { reason: ready.reason, message: `${ready.message}; answered by lexical recall over descriptors and handles` };
+    if (ready) fallback = { reason: ready.reason, message: `${ready.message}; answered by lexical recall over descriptors and handles` };
     if (wantTraces) traceCandidates = lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool });
     if (wantLearnings) learningCandidates = lexicalCandidates(handle, { table: "learnings", terms, limit: pool });
   }

@@ -7,8 +7,8 @@ export const reflectionSettingsSchema = z
   .object({
     enabled: z.boolean().default(true),
     top_k: z.number().int().min(1).max(50).default(5),
-    /** Hits scoring below this (similarity × recency) are not returned. */
-    min_score: z.number().min(0).max(1).default(0.2),
+    /** Hits scoring below this (similarity × recency) are not returned. 0.25 from the bench's min_score sweep (builtin provider). */
+    min_score: z.number().min(0).max(1).default(0.25),
     /** Age at which a hit's score is halved; 0 turns recency weighting off. */
     recency_half_life_days: z.number().min(0).max(36500).default(90),
     /** Above this embed backlog, success traces are stored without a vector. */

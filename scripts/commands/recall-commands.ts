@@ -1,7 +1,7 @@
 import { getStoreDb } from "../../lib/db/connection";
 import { getRecallMetrics } from "../../lib/recall/events";
 import { getReflectionOverview } from "../../lib/recall/overview";
-import { recallReflections } from "../../lib/recall/recall";
+import { recallInputSchema, recallReflections } from "../../lib/recall/recall";
 import { reflectionSettingsPatchSchema, updateReflectionSettings } from "../../lib/recall/settings";
 import { runTraceRetention } from "../../lib/recall/traces";
 import { requireStore } from "../../lib/stores/stores";
@@ -39,14 +39,15 @@ function patchFromAssignments(assignments: string[]): Record<string, unknown> {
 export const recallCommands: Command[] = [
   {
     name: "recall",
-    usage: "recall <store> <query...> [--top-k N] [--lexical]",
+    usage: "recall <store> <query...> [--top-k N] [--signals hybrid|vector|lexical]",
     summary: "ask a store's reflections: similar past traces, learnings, warnings",
     run: async ({ args, flags, out }) => {
       const store = storeArg(args);
       const query = args.slice(1).join(" ");
       if (!query) throw new UsageError("query text is required");
       const topK = flagString(flags, "top-k");
-      const r = await recallReflections({ store, agentId: ACTOR, input: { query, top_k: topK ? Number(topK) : undefined, lexical_only: flags.lexical === true } });
+      const signals = recallInputSchema.shape.signals.parse(flagString(flags, "signals"));
+      const r = await recallReflections({ store, agentId: ACTOR, input: { query, top_k: topK ? Number(topK) : undefined, signals } });
       const lines = [
         `mode: ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}, ${r.latencyMs} ms, event ${r.eventId}`,
         ...(r.guidance.past_failure_warning ? [`WARNING: ${r.guidance.past_failure_warning.message}`] : []),

@@ -75,7 +75,7 @@ export const recallEvents = sqliteTable(
     id: integer("id").primaryKey({ autoIncrement: true }),
     agentId: text("agent_id").notNull(),
     query: text("query").notNull(),
-    mode: text("mode", { enum: ["vector", "lexical"] }).notNull(),
+    mode: text("mode", { enum: ["hybrid", "vector", "lexical"] }).notNull(),
     fallbackReason: text("fallback_reason"),
     latencyMs: real("latency_ms").notNull(),
     cacheHit: integer("cache_hit", { mode: "boolean" }).notNull(),
