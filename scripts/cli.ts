@@ -9,8 +9,9 @@ import { indexCommands } from "./commands/index-commands";
 import { storeCommands } from "./commands/store-commands";
 import { ledgerCommands } from "./commands/ledger-commands";
 import { graphCommands } from "./commands/graph-commands";
+import { recallCommands } from "./commands/recall-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {
