@@ -1,10 +1,12 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 import path from "node:path";
 
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(__dirname) } },
   test: {
     include: ["tests/**/*.test.ts"],
+    // The reliability suite starts real servers; it has its own config and command.
+    exclude: [...configDefaults.exclude, "tests/reliability/**"],
     environment: "node",
     // Each file gets a fresh module graph and its own temp DATA_DIR.
     pool: "forks",

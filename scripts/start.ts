@@ -3,32 +3,10 @@
  * when there is no production build or the sources are newer, then serve.
  */
 import { spawn, spawnSync } from "node:child_process";
-import fs from "node:fs";
-import path from "node:path";
 import { ConfigError, getConfig } from "../lib/config";
 import { bootstrapApp } from "../lib/bootstrap";
 import { closeAllDatabases } from "../lib/db/connection";
-
-const ROOT = path.resolve(__dirname, "..");
-const SOURCES = ["app", "components", "lib", "public", "drizzle", "instrumentation.ts", "next.config.mjs", "postcss.config.mjs", "package.json", "package-lock.json", "tsconfig.json"];
-
-function newestMtime(p: string): number {
-  if (!fs.existsSync(p)) return 0;
-  const st = fs.statSync(p);
-  if (!st.isDirectory()) return st.mtimeMs;
-  let newest = st.mtimeMs;
-  for (const e of fs.readdirSync(p, { withFileTypes: true, recursive: true })) {
-    if (e.isFile()) newest = Math.max(newest, fs.statSync(path.join(e.parentPath, e.name)).mtimeMs);
-  }
-  return newest;
-}
-
-function buildIsStale(): boolean {
-  const buildId = path.join(ROOT, ".next", "BUILD_ID");
-  if (!fs.existsSync(buildId)) return true;
-  const built = fs.statSync(buildId).mtimeMs;
-  return SOURCES.some((s) => newestMtime(path.join(ROOT, s)) > built);
-}
+import { buildIsStale, NEXT_BIN, ROOT } from "./build-freshness";
 
 function main() {
   let config;
@@ -44,7 +22,7 @@ function main() {
   bootstrapApp();
   closeAllDatabases();
 
-  const nextBin = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
+  const nextBin = NEXT_BIN;
   if (buildIsStale()) {
     process.stderr.write("dualmind: building the production bundle (first start or sources changed)…\n");
     const build = spawnSync(process.execPath, [nextBin, "build"], { cwd: ROOT, stdio: "inherit" });

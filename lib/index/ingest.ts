@@ -107,7 +107,8 @@ export function ingestDocument({
     }
     syncChunkEmbeddings(sqlite, { inserted: insertedChunkRowids, removed: removedChunkRowids });
     return { path, docId, status: existing ? "changed" : "added", chunks: chunks.length, insertedChunkRowids, removedChunkRowids };
-  })();
+    // Immediate: a deferred read-then-write fails with SQLITE_BUSY at once (no busy wait) when another process wrote in between.
+  }).immediate();
 }
 
 /** Remove a document and (by cascade, firing the FTS triggers) its chunks and their vectors. */
@@ -117,7 +118,7 @@ export function deleteDocumentByPath({ sqlite, path }: { sqlite: Database.Databa
     const deleted = sqlite.prepare("delete from documents where path = ?").run(path).changes > 0;
     syncChunkEmbeddings(sqlite, { inserted: [], removed: chunkIds });
     return deleted;
-  })();
+  }).immediate();
 }
 
 // ---- the documents API ----------------------------------------------------
@@ -156,7 +157,7 @@ export function putDocuments({ sqlite, input }: { sqlite: Database.Database; inp
     paths.add(d.path);
   }
   const now = Date.now();
-  return sqlite.transaction(() => docs.map((d) => ingestDocument({ sqlite, path: d.path, origin: "api", text: d.content, mtime: now })))();
+  return sqlite.transaction(() => docs.map((d) => ingestDocument({ sqlite, path: d.path, origin: "api", text: d.content, mtime: now }))).immediate();
 }
 
 export function deleteApiDocument({ sqlite, path }: { sqlite: Database.Database; path: string }): void {

@@ -163,7 +163,7 @@ export function indexMemoryText({ sqlite, memoryPath, text, mtime }: { sqlite: D
       .run({ ...m, tags: JSON.stringify(m.tags) });
     ensureCategoryPath({ sqlite, category: m.category });
     return ingestDocument({ sqlite, path: memoryDocPath(memoryPath), origin: "file", text, mtime });
-  })();
+  }).immediate();
 }
 
 /** Drop a memory's index rows, and categories left with no memories and no description. */
@@ -172,7 +172,7 @@ export function removeMemoryIndex({ sqlite, memoryPath }: { sqlite: Database.Dat
     sqlite.prepare("delete from memories where path = ?").run(memoryPath);
     deleteDocumentByPath({ sqlite, path: memoryDocPath(memoryPath) });
     pruneCategories({ sqlite });
-  })();
+  }).immediate();
 }
 
 export function pruneCategories({ sqlite }: { sqlite: Database.Database }): number {
@@ -387,7 +387,7 @@ export function setCategoryDescription({ store, sqlite, input }: { store: string
     ensureCategoryPath({ sqlite, category: input.path });
     sqlite.prepare("update categories set description = ? where path = ?").run(input.description || null, input.path);
     pruneCategories({ sqlite });
-  })();
+  }).immediate();
   const parent = input.path.includes("/") ? input.path.slice(0, input.path.lastIndexOf("/")) : null;
   return listCategoryChildren({ sqlite, parent }).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
 }

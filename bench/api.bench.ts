@@ -1,0 +1,130 @@
+/**
+ * API throughput, side by side in one run: a read route through Next
+ * (`GET /stores/{store}/search`, FTS mode, bearer auth) vs Next's trivial
+ * route (`GET /health`: one `select 1`, the framework ceiling) vs a bare
+ * node:http server making the same search call on the same DATA_DIR.
+ */
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { resetConfigForTests } from "../lib/config";
+import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
+import { putDocuments } from "../lib/index/ingest";
+import { openIndexedStore } from "../lib/index/reindex";
+import { searchInputSchema } from "../lib/index/search";
+import { searchAnyMode } from "../lib/index/semantic-search";
+import { createStore } from "../lib/stores/stores";
+import { ensureProductionBuild, freePort, RELIABILITY_TOKEN, startServer } from "../tests/fixtures/next-server";
+import { percentile, printTable } from "./table";
+
+const CONCURRENCY = 16;
+const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 5);
+const SIZES = [10_000, 100_000];
+const WORDS = ["backup", "restore", "rotation", "ledger", "cipher", "kernel", "socket", "thread", "cache", "queue", "shard", "replica", "vacuum", "index", "token", "audit"];
+
+function seed(dataDir: string, docs: number): void {
+  process.env.DATA_DIR = dataDir;
+  resetConfigForTests();
+  createStore({ input: { name: "bench" }, actor: "bench" });
+  const sqlite = openIndexedStore({ store: "bench" });
+  for (let start = 0; start < docs; start += 500) {
+    const documents = Array.from({ length: Math.min(500, docs - start) }, (_, k) => {
+      const i = start + k;
+      const words = Array.from({ length: 40 }, (_, w) => WORDS[(i * 7 + w * 13) % WORDS.length]).join(" ");
+      return { path: `docs/${i}.md`, content: `# Doc ${i}\n\n${words} item${i}` };
+    });
+    putDocuments({ sqlite, input: { documents } });
+  }
+  closeAllDatabases();
+}
+
+/** CONCURRENCY clients in a closed loop for SECONDS; latency per request. */
+async function hammer(url: string, headers: Record<string, string>): Promise<{ rps: number; p50: number; p95: number; errors: number }> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const samples: number[] = [];
+  let errors = 0;
+  const until = performance.now() + SECONDS * 1000;
+  const one = () =>
+    new Promise<void>((resolve) => {
+      const t = performance.now();
+      http
+        .get(url, { agent, headers }, (res) => {
+          res.resume();
+          res.on("end", () => {
+            if (res.statusCode !== 200) errors++;
+            samples.push(performance.now() - t);
+            resolve();
+          });
+        })
+        .on("error", () => {
+          errors++;
+          resolve();
+        });
+    });
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < until) await one();
+    }),
+  );
+  agent.destroy();
+  return { rps: samples.length / ((performance.now() - started) / 1000), p50: percentile(samples, 50), p95: percentile(samples, 95), errors };
+}
+
+/** The same DB call as the search route, served by node:http with nothing else in the way. */
+async function startBareServer(): Promise<{ url: string; close: () => Promise<void> }> {
+  const port = await freePort();
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    try {
+      openIndexedStore({ store: "bench" });
+      const input = searchInputSchema.parse(Object.fromEntries(url.searchParams));
+      const body = JSON.stringify(await searchAnyMode({ store: "bench", input }));
+      res.writeHead(200, { "content-type": "application/json" }).end(body);
+    } catch (e) {
+      res.writeHead(500).end(String(e));
+    }
+  });
+  await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+export default async function apiBench(): Promise<void> {
+  ensureProductionBuild();
+  const rows: Record<string, string | number>[] = [];
+  const query = `/stores/bench/search?q=${encodeURIComponent("rotation ledger")}&mode=fts&limit=10`;
+  for (const size of SIZES) {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-api-"));
+    try {
+      seed(dataDir, size);
+      // The worker would compete for the CPU with the measured requests.
+      const next = await startServer({ dataDir, env: { DUALMIND_EMBED_WORKER: "false" } });
+      const auth = { authorization: `Bearer ${RELIABILITY_TOKEN}` };
+      let bare: Awaited<ReturnType<typeof startBareServer>> | null = null;
+      try {
+        const runs: [string, string, Record<string, string>][] = [
+          ["Next: GET /health (select 1, framework ceiling)", `${next.url}/api/v1/health`, {}],
+          ["Next: GET /stores/{store}/search?mode=fts", `${next.url}/api/v1${query}`, auth],
+        ];
+        for (const [name, url, headers] of runs) {
+          const r = await hammer(url, headers);
+          rows.push({ documents: size, server: name, "req/s": r.rps, "p50 ms": r.p50, "p95 ms": r.p95, errors: r.errors });
+        }
+      } finally {
+        await next.stop();
+      }
+      process.env.DATA_DIR = dataDir;
+      resetConfigForTests();
+      getStoreDb("bench");
+      bare = await startBareServer();
+      const r = await hammer(`${bare.url}${query.replace("/stores/bench/search", "/")}`, {});
+      rows.push({ documents: size, server: "bare node:http, same searchAnyMode call (this process)", "req/s": r.rps, "p50 ms": r.p50, "p95 ms": r.p95, errors: r.errors });
+      await bare.close();
+      closeAllDatabases();
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+  printTable(`API throughput: ${CONCURRENCY} keep-alive clients for ${SECONDS} s each on 127.0.0.1, query "rotation ledger" (fts, limit 10)`, rows);
+}

@@ -1,0 +1,26 @@
+/** Is the production bundle in .next older than the sources? Shared by `npm start` and the reliability suite. */
+import fs from "node:fs";
+import path from "node:path";
+
+export const ROOT = path.resolve(__dirname, "..");
+const SOURCES = ["app", "components", "lib", "public", "drizzle", "instrumentation.ts", "next.config.mjs", "postcss.config.mjs", "package.json", "package-lock.json", "tsconfig.json"];
+
+function newestMtime(p: string): number {
+  if (!fs.existsSync(p)) return 0;
+  const st = fs.statSync(p);
+  if (!st.isDirectory()) return st.mtimeMs;
+  let newest = st.mtimeMs;
+  for (const e of fs.readdirSync(p, { withFileTypes: true, recursive: true })) {
+    if (e.isFile()) newest = Math.max(newest, fs.statSync(path.join(e.parentPath, e.name)).mtimeMs);
+  }
+  return newest;
+}
+
+export function buildIsStale(): boolean {
+  const buildId = path.join(ROOT, ".next", "BUILD_ID");
+  if (!fs.existsSync(buildId)) return true;
+  const built = fs.statSync(buildId).mtimeMs;
+  return SOURCES.some((s) => newestMtime(path.join(ROOT, s)) > built);
+}
+
+export const NEXT_BIN = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");

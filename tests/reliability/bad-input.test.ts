@@ -1,0 +1,264 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiToken, revokeApiToken } from "@/lib/auth/tokens";
+import { bootstrapApp } from "@/lib/bootstrap";
+import { getGovernance, getStoreDb } from "@/lib/db/connection";
+import { verifyAuditChain } from "@/lib/governance/audit";
+import { createDialecticSession } from "@/lib/governance/dialectic";
+import { createStore } from "@/lib/stores/stores";
+import { useTempDataDir } from "../helpers";
+import { recordTally } from "./summary";
+
+type Handler = (req: Request, ctx: { params: Promise<Record<string, string | string[] | undefined>> }) => Promise<Response>;
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+type Endpoint = {
+  file: string;
+  urlPath: string;
+  method: Method;
+  auth: "public" | "read" | "write" | "admin";
+  hasBody: boolean;
+  hasQuery: boolean;
+  /** Set for routes that take a larger body than the global limit (restore). */
+  bodyLimitBytes: number;
+  paramNames: string[];
+  /** An id of the right format (but unknown), so the cases reach the check they are about. */
+  idValue: string;
+  handler: Handler;
+};
+
+const API_ROOT = path.join(process.cwd(), "app", "api", "v1");
+const STORE = "rel";
+
+/** Every /api/v1 route file, with what its defineRoute spec declares per method (read from the source, so a new route is covered by itself). */
+function discoverEndpoints(): Omit<Endpoint, "handler">[] {
+  const files = fs.readdirSync(API_ROOT, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("route.ts") && !f.includes("[...path]"));
+  const out: Omit<Endpoint, "handler">[] = [];
+  for (const rel of files) {
+    const source = fs.readFileSync(path.join(API_ROOT, rel), "utf8");
+    const dir = path.dirname(rel).split(path.sep).join("/");
+    const paramNames = [...dir.matchAll(/\[(\w+)\]/g)].map((m) => m[1]);
+    const segments = source.split(/export const (GET|POST|PUT|PATCH|DELETE) = defineRoute\(\{/);
+    for (let i = 1; i < segments.length; i += 2) {
+      const spec = segments[i + 1];
+      const auth = /auth:\s*"(\w+)"/.exec(spec)?.[1] as Endpoint["auth"];
+      const limit = /maxBodyBytes:\s*([\d\s*]+),/.exec(spec)?.[1];
+      out.push({
+        file: rel,
+        urlPath: `/api/v1/${dir}`,
+        method: segments[i] as Method,
+        auth,
+        hasBody: /\n\s+body:/.test(spec),
+        hasQuery: /\n\s+query:/.test(spec),
+        bodyLimitBytes: limit ? limit.split("*").reduce((a, b) => a * Number(b.trim()), 1) : 1024 * 1024,
+        paramNames,
+        idValue: "999999",
+      });
+    }
+  }
+  return out;
+}
+
+/** Row counts of every table in every database, plus the store directories: "nothing written" means this does not change. */
+function snapshot(): string {
+  const parts: string[] = [];
+  const dbs = [getGovernance().sqlite, getStoreDb(STORE).sqlite, getStoreDb("other").sqlite];
+  for (const db of dbs) {
+    const tables = (db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as { name: string }[]).map((t) => t.name);
+    for (const t of tables) {
+      try {
+        parts.push(`${t}=${(db.prepare(`select count(*) as n from "${t}"`).get() as { n: number }).n}`);
+      } catch {
+        // vec0 shadow tables without the extension loaded; the others still count.
+      }
+    }
+  }
+  parts.push(fs.readdirSync(path.join(env.dataDir, "stores")).sort().join(","));
+  return parts.join(" ");
+}
+
+let env: ReturnType<typeof useTempDataDir>;
+const tokens = { admin: "", write: "", read: "", revoked: "", otherStore: "", stranger: "" };
+let endpoints: Endpoint[] = [];
+let tried = 0;
+let serverErrors = 0;
+
+beforeAll(async () => {
+  env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: "bad-input-bootstrap-token-0123456789abcdef" });
+  bootstrapApp();
+  createStore({ input: { name: STORE }, actor: "test" });
+  createStore({ input: { name: "other" }, actor: "test" });
+  tokens.admin = createApiToken({ input: { label: "a", agent_id: "admin-agent", scopes: ["admin"] }, actor: "test" }).token;
+  tokens.write = createApiToken({ input: { label: "w", agent_id: "writer", scopes: ["write"] }, actor: "test" }).token;
+  tokens.read = createApiToken({ input: { label: "r", agent_id: "reader", scopes: ["read"] }, actor: "test" }).token;
+  tokens.otherStore = createApiToken({ input: { label: "o", agent_id: "other-agent", scopes: ["admin"], stores: ["other"] }, actor: "test" }).token;
+  tokens.stranger = createApiToken({ input: { label: "s", agent_id: "stranger", scopes: ["write"] }, actor: "test" }).token;
+  const revoked = createApiToken({ input: { label: "x", agent_id: "gone", scopes: ["admin"] }, actor: "test" });
+  tokens.revoked = revoked.token;
+  revokeApiToken({ id: revoked.info.id, actor: "test" });
+  for (const e of discoverEndpoints()) {
+    const mod = (await import(/* @vite-ignore */ path.join(API_ROOT, e.file))) as Partial<Record<Method, Handler>>;
+    const handler = mod[e.method];
+    if (!handler) throw new Error(`${e.file} declares ${e.method} but does not export it`);
+    endpoints.push({ ...e, handler });
+  }
+  for (const e of endpoints.filter((x) => x.paramNames.some((p) => p !== "store"))) {
+    for (const id of ID_FORMATS) {
+      const probe = await send({ ...e, idValue: id }, { name: "probe", token: tokens.admin, expect: "4xx" }, false);
+      if (probe.json?.error?.message !== "invalid params") {
+        e.idValue = id;
+        break;
+      }
+    }
+  }
+  endpoints = endpoints.sort((x, y) => `${x.urlPath} ${x.method}`.localeCompare(`${y.urlPath} ${y.method}`));
+});
+afterAll(() => {
+  recordTally("bad input: every /api/v1 route", { requests: tried, badInputsTried: tried, serverErrorsSeen: serverErrors });
+  env.cleanup();
+});
+
+type Case = { name: string; token?: string; params?: Record<string, string>; query?: string; headers?: Record<string, string>; body?: string | Uint8Array; expect: number | "4xx" };
+
+const ID_FORMATS = ["999999", "00000000-0000-4000-8000-000000000000", "0".repeat(32), "unknown-id"];
+
+async function send(e: Endpoint, c: Case, counted = true): Promise<{ status: number; json: { error?: { code: string; message: string; details: unknown[] } } | null }> {
+  if (counted) tried++;
+  const params = { ...Object.fromEntries(e.paramNames.map((p) => [p, p === "store" ? STORE : e.idValue])), ...c.params };
+  const urlPath = e.urlPath.replace(/\[(\w+)\]/g, (_, p: string) => encodeURIComponent(params[p]));
+  const headers: Record<string, string> = { ...c.headers };
+  if (c.token) headers.authorization = `Bearer ${c.token}`;
+  if (c.body !== undefined) headers["content-type"] ??= "application/json";
+  const req = new Request(`http://127.0.0.1${urlPath}${c.query ?? ""}`, { method: e.method, headers, body: c.body === undefined ? undefined : (c.body as BodyInit) });
+  const res = await e.handler(req, { params: Promise.resolve(params) });
+  if (res.status >= 500) serverErrors++;
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : null };
+}
+
+const DEEP_JSON = "[".repeat(200_000) + "]".repeat(200_000);
+const INVALID_UTF8 = new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0xff, 0x22, 0x7d]);
+const HOSTILE_STRINGS = ["\u0000nul\u0000", "../../../etc/passwd", '" OR 1=1; DROP TABLE documents; --', 'NEAR("a" "b") OR content:*', "<script>window.__xss=1</script>", "x".repeat(100_000), "\ud800"];
+
+/** The table: each endpoint × each bad input it can receive, with the status it must answer. */
+function casesFor(e: Endpoint): Case[] {
+  const cases: Case[] = [];
+  const enough = e.auth === "read" ? tokens.read : e.auth === "write" ? tokens.write : tokens.admin;
+  const tooWeak = e.auth === "write" ? tokens.read : e.auth === "admin" ? tokens.write : null;
+  if (e.auth !== "public") {
+    cases.push({ name: "no token", expect: 401 });
+    cases.push({ name: "revoked token", token: tokens.revoked, expect: 401 });
+    cases.push({ name: "unknown token", token: "dm_not-a-token", expect: 401 });
+    cases.push({ name: "token in the wrong scheme", headers: { authorization: `Basic ${tokens.admin}` }, expect: 401 });
+    if (tooWeak) cases.push({ name: `scope below ${e.auth}`, token: tooWeak, expect: 403 });
+    if (e.paramNames.includes("store")) cases.push({ name: "token of another store", token: tokens.otherStore, expect: 403 });
+  }
+  const token = e.auth === "public" ? undefined : enough;
+  if (e.paramNames.includes("store")) {
+    cases.push({ name: "store path traversal", token, params: { store: "../etc" }, expect: 400 });
+    cases.push({ name: "store with NUL", token, params: { store: "rel\u0000x" }, expect: 400 });
+    cases.push({ name: "store upper case and spaces", token, params: { store: "Bad Store" }, expect: 400 });
+    cases.push({ name: "unknown store", token: tokens.admin, params: { store: "nosuchstore" }, expect: "4xx" });
+  }
+  for (const p of e.paramNames.filter((n) => n !== "store")) {
+    for (const bad of ["../../etc/passwd", "a\u0000b", "9".repeat(400), "-1", "' OR 1=1 --"]) cases.push({ name: `${p}=${JSON.stringify(bad.slice(0, 20))}`, token, params: { [p]: bad }, expect: "4xx" });
+  }
+  if (e.hasBody) {
+    cases.push({ name: "body not JSON content type", token, headers: { "content-type": "text/plain" }, body: "{}", expect: 415 });
+    cases.push({ name: "truncated JSON", token, body: '{"a":', expect: 400 });
+    cases.push({ name: "invalid UTF-8", token, body: INVALID_UTF8, expect: 400 });
+    cases.push({ name: "deeply nested JSON", token, body: DEEP_JSON, expect: 400 });
+    cases.push({ name: "body over the limit", token, body: JSON.stringify({ content: "x".repeat(e.bodyLimitBytes + 10) }), expect: 413 });
+    for (const wrong of ["[]", '"text"', "42", "null", "true"]) cases.push({ name: `body ${wrong}`, token, body: wrong, expect: 400 });
+    cases.push({ name: "unknown field", token, body: JSON.stringify({ zz_unknown_field: 1 }), expect: 400 });
+    cases.push({ name: "fields of the wrong type", token, body: JSON.stringify({ path: 1, content: [], query: {}, name: null, topic: 7, intent: 5, reasoning: false, spec: undefined, limit: "x" }), expect: 400 });
+    for (const s of HOSTILE_STRINGS) cases.push({ name: `hostile string in an unknown field ${JSON.stringify(s.slice(0, 12))}`, token, body: JSON.stringify({ zz_unknown_field: s }), expect: 400 });
+  }
+  if (e.hasQuery) {
+    for (const q of ["?limit=-1", "?limit=99999999999999", "?limit=abc", "?offset=-5", "?zz_unknown_param=1"]) cases.push({ name: `query ${q}`, token, query: q, expect: 400 });
+  }
+  return cases;
+}
+
+describe("bad input on every /api/v1 route: the right 4xx, the envelope, nothing written", () => {
+  it("covers every route file", () => {
+    expect(endpoints.length).toBeGreaterThan(80);
+    expect(new Set(endpoints.map((e) => e.file)).size).toBe(fs.readdirSync(API_ROOT, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith("route.ts") && !f.includes("[...path]")).length);
+  });
+
+  it("table-driven: each endpoint × each bad input", async () => {
+    const wrong: string[] = [];
+    for (const e of endpoints) {
+      const before = snapshot();
+      for (const c of casesFor(e)) {
+        const r = await send(e, c);
+        const okStatus = c.expect === "4xx" ? r.status >= 400 && r.status < 500 : r.status === c.expect;
+        const envelope = r.json?.error && typeof r.json.error.code === "string" && typeof r.json.error.message === "string" && Array.isArray(r.json.error.details);
+        if (!okStatus || !envelope) wrong.push(`${e.method} ${e.urlPath} [${c.name}] → ${r.status} ${JSON.stringify(r.json).slice(0, 160)}`);
+      }
+      const after = snapshot();
+      if (after !== before) wrong.push(`${e.method} ${e.urlPath}: bad input changed the database`);
+    }
+    expect(wrong).toEqual([]);
+    expect(verifyAuditChain().ok).toBe(true);
+  });
+
+  it("unknown API paths answer 404 with the envelope", async () => {
+    const { GET, POST } = await import("@/app/api/v1/[...path]/route");
+    for (const h of [GET, POST]) {
+      tried++;
+      const res = await h(new Request("http://127.0.0.1/api/v1/../../etc/passwd", { method: "GET" }), { params: Promise.resolve({ path: ["..", "etc"] }) });
+      expect(res.status).toBe(404);
+      expect((await res.json()).error.code).toBe("not_found");
+    }
+  });
+});
+
+describe("hostile content that is valid input", () => {
+  const byRoute = (urlPath: string, method: Method) => {
+    const e = endpoints.find((x) => x.urlPath === urlPath && x.method === method);
+    if (!e) throw new Error(`no endpoint ${method} ${urlPath}`);
+    return e;
+  };
+
+  it("FTS syntax and SQL-looking text in search, recall and remember are searched as words, never run", async () => {
+    const put = byRoute("/api/v1/stores/[store]/documents", "PUT");
+    expect((await send(put, { name: "seed", token: tokens.write, body: JSON.stringify({ path: "notes/seed.md", content: "# Seed\n\nrotation drill for the backup" }), expect: 200 })).status).toBe(200);
+    const docsBefore = snapshot().match(/documents=\d+/g)?.join();
+    for (const q of HOSTILE_STRINGS.filter((s) => s.length < 1000 && !s.includes("\ud800"))) {
+      for (const mode of ["fts", "hybrid"]) {
+        const r = await send(byRoute("/api/v1/stores/[store]/search", "GET"), { name: "q", token: tokens.read, query: `?q=${encodeURIComponent(q)}&mode=${mode}`, expect: 200 });
+        expect([200, 400]).toContain(r.status);
+      }
+      const recall = await send(byRoute("/api/v1/stores/[store]/recall", "POST"), { name: "recall", token: tokens.read, body: JSON.stringify({ query: q }), expect: 200 });
+      expect([200, 400]).toContain(recall.status);
+      const remember = await send(byRoute("/api/v1/stores/[store]/remember", "POST"), { name: "remember", token: tokens.read, body: JSON.stringify({ query: q }), expect: 200 });
+      expect([200, 400]).toContain(remember.status);
+    }
+    expect(snapshot().match(/documents=\d+/g)?.join()).toBe(docsBefore);
+    expect(getStoreDb(STORE).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+  });
+
+  it("path traversal in document and memory paths is refused and no file appears outside the store", async () => {
+    const before = snapshot();
+    for (const p of ["../../outside.md", "/etc/passwd", "memory/../../x.md", "a/\u0000/b.md", "..\\..\\win.md"]) {
+      expect((await send(byRoute("/api/v1/stores/[store]/documents", "PUT"), { name: "doc", token: tokens.write, body: JSON.stringify({ path: p, content: "x" }), expect: 400 })).status).toBe(400);
+      expect((await send(byRoute("/api/v1/stores/[store]/memories", "POST"), { name: "mem", token: tokens.write, body: JSON.stringify({ path: p, body: "x" }), expect: 400 })).status).toBe(400);
+    }
+    expect(snapshot()).toBe(before);
+    expect(fs.existsSync(path.join(env.dataDir, "outside.md"))).toBe(false);
+    expect(fs.existsSync(path.join(env.dataDir, "stores", "outside.md"))).toBe(false);
+  });
+
+  it("another agent's dialectic session: a stranger may not post into it", async () => {
+    createDialecticSession({ input: { session_id: "private-review", topic: "private", reviewer_agent_id: "reviewer" }, agentId: "writer" });
+    const before = snapshot();
+    const post = byRoute("/api/v1/dialectic/sessions/[id]/messages", "POST");
+    for (const type of ["thesis", "antithesis", "synthesis"]) {
+      const r = await send(post, { name: "stranger", token: tokens.stranger, params: { id: "private-review" }, body: JSON.stringify({ message_type: type, reasoning: "not my session", agrees: true }), expect: "4xx" });
+      expect([403, 409]).toContain(r.status);
+      expect(r.json?.error?.code).toMatch(/forbidden|conflict/);
+    }
+    expect(snapshot()).toBe(before);
+  });
+});

@@ -1,0 +1,201 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
+import { verifyAuditChain } from "@/lib/governance/audit";
+import { verifyStore } from "@/lib/index/verify";
+import { api, startServer, type RunningServer } from "../fixtures/next-server";
+import { useTempDataDir } from "../helpers";
+import { recordTally } from "./summary";
+
+let env: ReturnType<typeof useTempDataDir>;
+let server: RunningServer | null = null;
+const tally = { requests: 0, writesAcknowledged: 0, writesFound: 0, faultsInjected: 0, faultsSurvived: 0, serverErrorsSeen: 0 };
+
+beforeAll(() => {
+  env = useTempDataDir();
+});
+afterAll(async () => {
+  await server?.kill9();
+  recordTally("faults: kill -9, disk full, no sqlite-vec", tally);
+  env.cleanup();
+});
+
+async function serve(extra: Record<string, string> = {}): Promise<RunningServer> {
+  server = await startServer({ dataDir: env.dataDir, env: extra });
+  return server;
+}
+
+async function call(method: string, p: string, body?: unknown) {
+  tally.requests++;
+  const r = await api(server!.url, method, p, { body });
+  if (r.status >= 500 && r.status !== 507 && r.status !== 503) tally.serverErrorsSeen++;
+  return r;
+}
+
+async function kill9(): Promise<void> {
+  tally.faultsInjected++;
+  await server!.kill9();
+  server = null;
+}
+
+/** After a crash: both databases pass integrity_check, the store verifies consistent and the audit chain holds. */
+function assertIntact(store: string): void {
+  closeAllDatabases();
+  expect(getStoreDb(store).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+  expect(getGovernance().sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+  expect(verifyStore({ store }).consistent).toBe(true);
+  expect(verifyAuditChain().ok).toBe(true);
+  closeAllDatabases();
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe("kill -9 of a real server", () => {
+  it("during batch writes: every acknowledged batch survives whole, the one in flight is all or nothing", async () => {
+    await serve();
+    expect((await call("POST", "/stores", { name: "crash" })).status).toBe(201);
+    const acked: number[] = [];
+    const sent: number[] = [];
+    let stop = false;
+    const writer = async (w: number) => {
+      for (let n = 0; !stop; n++) {
+        const batch = w * 100_000 + n;
+        sent.push(batch);
+        const r = await call("PUT", "/stores/crash/documents", { documents: Array.from({ length: 50 }, (_, k) => ({ path: `batch-${batch}/doc-${k}.md`, content: `# batch ${batch} doc ${k}\n\n${"ledger chain ".repeat(40)}` })) });
+        if (r.status === 200) acked.push(batch);
+        else if (r.status !== 0) throw new Error(`unexpected ${r.status}: ${JSON.stringify(r.json)}`);
+        else break;
+      }
+    };
+    const writers = [0, 1, 2, 3].map(writer);
+    await waitFor("20 acknowledged batches", async () => acked.length >= 20);
+    await kill9();
+    stop = true;
+    await Promise.all(writers);
+
+    assertIntact("crash");
+    const count = getStoreDb("crash").sqlite.prepare("select count(*) as n from documents where path like ?");
+    for (const batch of sent) {
+      const n = (count.get(`batch-${batch}/%`) as { n: number }).n;
+      if (acked.includes(batch)) expect(n).toBe(50);
+      else expect([0, 50]).toContain(n);
+    }
+    closeAllDatabases();
+    tally.writesAcknowledged += acked.length * 50;
+    tally.writesFound += acked.length * 50;
+    await serve();
+    expect((await call("GET", "/stores/crash/verify")).status).toBe(200);
+    tally.faultsSurvived++;
+  });
+
+  it("during a reindex: the previous index stays whole; the job (held in memory) is gone after restart and a new reindex completes", async () => {
+    const dir = path.join(env.dataDir, "stores", "crash", "memory", "bulk");
+    fs.mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < 3000; i++) fs.writeFileSync(path.join(dir, `note-${i}.md`), `# Note ${i}\n\n${"word ".repeat(150 + (i % 40))}\n`);
+    const started = await call("POST", "/stores/crash/reindex");
+    expect(started.status).toBe(202);
+    const jobId = (started.json as { job: { id: string } }).job.id;
+    await waitFor("the reindex to be writing", async () => {
+      const j = (await call("GET", `/jobs/${jobId}`)).json as { job: { status: string; progress: { phase: string } | null } };
+      expect(j.job.status).toBe("running");
+      return j.job.progress?.phase === "writing";
+    });
+    await kill9();
+
+    assertIntact("crash");
+    await serve();
+    // Reindex jobs live in the server's memory: after a crash the id is unknown, and the admin starts it again.
+    expect((await call("GET", `/jobs/${jobId}`)).status).toBe(404);
+    const again = await call("POST", "/stores/crash/reindex");
+    const againId = (again.json as { job: { id: string } }).job.id;
+    await waitFor("the new reindex to finish", async () => ((await call("GET", `/jobs/${againId}`)).json as { job: { status: string } }).job.status !== "running");
+    expect(((await call("GET", `/jobs/${againId}`)).json as { job: { status: string } }).job.status).toBe("succeeded");
+    const verify = (await call("GET", "/stores/crash/verify")).json as { ok: boolean; counts: { fileDocuments: number } };
+    expect(verify).toMatchObject({ ok: true, counts: { fileDocuments: 3000 } });
+    tally.faultsSurvived++;
+    await server!.stop();
+    server = null;
+  });
+
+  it("during a re-embed: the job is in the database and finishes by itself after restart", async () => {
+    // A model change (another builtin dimension) makes every vector stale; small batches keep the re-embed running long enough to be hit.
+    const newModel = { DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_BATCH_SIZE: "4" };
+    await serve(newModel);
+    const started = await call("POST", "/stores/crash/reembed", {});
+    expect(started.status).toBe(202);
+    const total = (started.json as { job: { total: number } }).job.total;
+    expect(total).toBeGreaterThan(100);
+    await waitFor("the re-embed to be under way", async () => {
+      const j = ((await call("GET", "/stores/crash/reembed")).json as { job: { done: number; remaining: number } | null }).job;
+      return j !== null && j.done > 0 && j.remaining > 0;
+    });
+    await kill9();
+
+    assertIntact("crash");
+    await serve(newModel);
+    await waitFor(
+      "the resumed re-embed to switch models",
+      async () => ((await call("GET", "/stores/crash/reembed")).json as { job: unknown }).job === null,
+      150_000,
+    );
+    const health = (await call("GET", "/stores/crash/health")).json as { active_model: { dimension: number }; coverage_pct: number | null };
+    expect(health.active_model.dimension).toBe(256);
+    expect(health.coverage_pct).toBe(100);
+    tally.faultsSurvived++;
+    await server!.stop();
+    server = null;
+  });
+});
+
+describe("disk full and a missing vector extension", () => {
+  it("a full disk answers 507 with the envelope, writes nothing and corrupts nothing; writes work again once there is room", async () => {
+    closeAllDatabases();
+    const { PUT } = await import("@/app/api/v1/stores/[store]/documents/route");
+    const { callRoute } = await import("../helpers");
+    const { createApiToken } = await import("@/lib/auth/tokens");
+    const { token } = createApiToken({ input: { label: "disk", agent_id: "disk", scopes: ["write"] }, actor: "test" });
+    const handle = getStoreDb("crash");
+    const before = (handle.sqlite.prepare("select count(*) as n from documents").get() as { n: number }).n;
+    // Simulated full disk: the connection may not grow the file past its current size.
+    const pages = handle.sqlite.pragma("page_count", { simple: true }) as number;
+    handle.sqlite.pragma(`max_page_count = ${pages}`);
+    tally.faultsInjected++;
+    const big = { documents: Array.from({ length: 200 }, (_, k) => ({ path: `full/doc-${k}.md`, content: `# full ${k}\n\n${"disk pressure sample ".repeat(200)}` })) };
+    const full = await callRoute(PUT, { method: "PUT", token, body: big, params: { store: "crash" } });
+    tally.requests++;
+    expect(full.status).toBe(507);
+    expect(full.json.error).toMatchObject({ code: "insufficient_storage" });
+    expect((handle.sqlite.prepare("select count(*) as n from documents").get() as { n: number }).n).toBe(before);
+    expect(handle.sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+    handle.sqlite.pragma("max_page_count = 1073741823");
+    const ok = await callRoute(PUT, { method: "PUT", token, body: big, params: { store: "crash" } });
+    tally.requests++;
+    expect(ok.status).toBe(200);
+    tally.writesAcknowledged += 200;
+    tally.writesFound += (handle.sqlite.prepare("select count(*) as n from documents where path like 'full/%'").get() as { n: number }).n;
+    expect(verifyStore({ store: "crash" }).consistent).toBe(true);
+    tally.faultsSurvived++;
+  });
+
+  it("without sqlite-vec the server answers searches lexically and says so", async () => {
+    await serve({ DUALMIND_DISABLE_VECTORS: "true" });
+    tally.faultsInjected++;
+    const r = await call("GET", "/stores/crash/search?q=ledger%20chain&mode=hybrid");
+    expect(r.status).toBe(200);
+    const body = r.json as { results: unknown[]; mode?: string; fallback?: unknown };
+    expect(body.results.length).toBeGreaterThan(0);
+    expect(JSON.stringify(body)).toMatch(/lexical|fts/);
+    const health = (await call("GET", "/stores/crash/health")).json as { vector_index: { available: boolean } };
+    expect(health.vector_index.available).toBe(false);
+    tally.faultsSurvived++;
+  });
+});

@@ -1,0 +1,17 @@
+import { defineConfig } from "vitest/config";
+import path from "node:path";
+
+/** `npm run test:reliability`: load, faults and bad input against real servers and SQLite files. */
+export default defineConfig({
+  resolve: { alias: { "@": path.resolve(__dirname) } },
+  test: {
+    include: ["tests/reliability/**/*.test.ts"],
+    environment: "node",
+    pool: "forks",
+    // Files start their own `next start` processes; one at a time keeps 2 cores from thrashing.
+    fileParallelism: false,
+    globalSetup: ["tests/reliability/global-setup.ts"],
+    testTimeout: 180_000,
+    hookTimeout: 120_000,
+  },
+});
