@@ -185,7 +185,9 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal }
           log("error", "embed worker step failed", { store, error: (e as Error).message });
         }
       }
-      if (!didWork) await new Promise((r) => setTimeout(r, idleMs));
+      // A local provider resolves without I/O: yield between rounds, or a long backlog starves the server's requests.
+      if (didWork) await new Promise((r) => setImmediate(r));
+      else await new Promise((r) => setTimeout(r, idleMs));
     }
   })();
 }
