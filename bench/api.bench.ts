@@ -93,7 +93,11 @@ async function startBareServer(): Promise<{ url: string; close: () => Promise<vo
 export default async function apiBench(): Promise<void> {
   ensureProductionBuild();
   const rows: Record<string, string | number>[] = [];
-  const query = `/stores/bench/search?q=${encodeURIComponent("rotation ledger")}&mode=fts&limit=10`;
+  // Broad: two words in every document (bm25 ranks them all); selective: one document's unique word.
+  const queries = [
+    ["broad", `/stores/bench/search?q=${encodeURIComponent("rotation ledger")}&mode=fts&limit=10`],
+    ["selective", `/stores/bench/search?q=item4242&mode=fts&limit=10`],
+  ] as const;
   for (const size of SIZES) {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-api-"));
     try {
@@ -105,7 +109,7 @@ export default async function apiBench(): Promise<void> {
       try {
         const runs: [string, string, Record<string, string>][] = [
           ["Next: GET /health (select 1, framework ceiling)", `${next.url}/api/v1/health`, {}],
-          ["Next: GET /stores/{store}/search?mode=fts", `${next.url}/api/v1${query}`, auth],
+          ...queries.map(([kind, q]): [string, string, Record<string, string>] => [`Next: GET /stores/{store}/search, ${kind} query`, `${next.url}/api/v1${q}`, auth]),
         ];
         for (const [name, url, headers] of runs) {
           const r = await hammer(url, headers);
@@ -118,13 +122,15 @@ export default async function apiBench(): Promise<void> {
       resetConfigForTests();
       getStoreDb("bench");
       bare = await startBareServer();
-      const r = await hammer(`${bare.url}${query.replace("/stores/bench/search", "/")}`, {});
-      rows.push({ documents: size, server: "bare node:http, same searchAnyMode call (this process)", "req/s": r.rps, "p50 ms": r.p50, "p95 ms": r.p95, errors: r.errors });
+      for (const [kind, q] of queries) {
+        const r = await hammer(`${bare.url}${q.replace("/stores/bench/search", "/")}`, {});
+        rows.push({ documents: size, server: `bare node:http, same searchAnyMode call, ${kind} query`, "req/s": r.rps, "p50 ms": r.p50, "p95 ms": r.p95, errors: r.errors });
+      }
       await bare.close();
       closeAllDatabases();
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   }
-  printTable(`API throughput: ${CONCURRENCY} keep-alive clients for ${SECONDS} s each on 127.0.0.1, query "rotation ledger" (fts, limit 10)`, rows);
+  printTable(`API throughput: ${CONCURRENCY} keep-alive clients for ${SECONDS} s each on 127.0.0.1, fts, limit 10; broad = "rotation ledger" (in every document), selective = "item4242"`, rows);
 }
