@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
 import { verifyAuditChain } from "@/lib/governance/audit";
 import { verifyStore } from "@/lib/index/verify";
-import { api, startServer, type ApiResult, type RunningServer } from "../fixtures/next-server";
+import { api, RELIABILITY_TOKEN, startServer, type ApiResult, type RunningServer } from "../fixtures/next-server";
 import { useTempDataDir } from "../helpers";
 import { recordTally } from "./summary";
 
@@ -105,12 +105,12 @@ it("20 agents on two servers sharing one DATA_DIR, during reindex and embedding:
   const reindexes: string[] = [];
   async function reindexLoop(): Promise<void> {
     while (Date.now() < until) {
-      const r = await call(a.url, "POST", `/stores/${STORE}/reindex`, "reliability-bootstrap-token-0123456789abcdef");
+      const r = await call(a.url, "POST", `/stores/${STORE}/reindex`, RELIABILITY_TOKEN);
       expect(r.status).toBe(202);
       const id = (r.json as { job: { id: string } }).job.id;
       if (!reindexes.includes(id)) reindexes.push(id);
       for (;;) {
-        const j = await call(a.url, "GET", `/jobs/${id}`, "reliability-bootstrap-token-0123456789abcdef");
+        const j = await call(a.url, "GET", `/jobs/${id}`, RELIABILITY_TOKEN);
         const status = (j.json as { job?: { status: string } }).job?.status;
         if (status !== "running") {
           expect(status).toBe("succeeded");
