@@ -3,11 +3,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiToken, revokeApiToken } from "@/lib/auth/tokens";
 import { bootstrapApp } from "@/lib/bootstrap";
-import { getGovernance, getStoreDb } from "@/lib/db/connection";
+import { getStoreDb } from "@/lib/db/connection";
 import { verifyAuditChain } from "@/lib/governance/audit";
 import { createDialecticSession } from "@/lib/governance/dialectic";
 import { createStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "../helpers";
+import { snapshotDatabases } from "./db-snapshot";
 import { recordTally } from "./summary";
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string | string[] | undefined>> }) => Promise<Response>;
@@ -59,22 +60,8 @@ function discoverEndpoints(): Omit<Endpoint, "handler">[] {
   return out;
 }
 
-/** Row counts of every table in every database, plus the store directories: "nothing written" means this does not change. */
 function snapshot(): string {
-  const parts: string[] = [];
-  const dbs = [getGovernance().sqlite, getStoreDb(STORE).sqlite, getStoreDb("other").sqlite];
-  for (const db of dbs) {
-    const tables = (db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as { name: string }[]).map((t) => t.name);
-    for (const t of tables) {
-      try {
-        parts.push(`${t}=${(db.prepare(`select count(*) as n from "${t}"`).get() as { n: number }).n}`);
-      } catch {
-        // vec0 shadow tables without the extension loaded; the others still count.
-      }
-    }
-  }
-  parts.push(fs.readdirSync(path.join(env.dataDir, "stores")).sort().join(","));
-  return parts.join(" ");
+  return snapshotDatabases({ dataDir: env.dataDir, stores: [STORE, "other"] });
 }
 
 let env: ReturnType<typeof useTempDataDir>;
