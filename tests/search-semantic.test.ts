@@ -205,3 +205,29 @@ describe("comparing a candidate model before switching", () => {
     expect((await callRoute(switchRoute.POST, { token: TOKEN, params })).status).toBe(409);
   });
 });
+
+describe("writers never wait for the embedding provider", () => {
+  it("a hanging provider does not block ingest: the write is acknowledged, searchable by full text, and queued", async () => {
+    const { startFakeOpenAI } = await import("./fixtures/fake-openai-server");
+    const fake = await startFakeOpenAI({ dimension: 32 });
+    fake.state.defaultMode = "hang";
+    const env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_TIMEOUT_MS: "200" });
+    resetEmbedderForTests();
+    try {
+      bootstrapApp();
+      createStore({ input: { name: "notes" }, actor: "test" });
+      fake.state.requests.length = 0;
+      await put(DOCS);
+      // The write path made no provider call at all.
+      expect(fake.state.requests).toHaveLength(0);
+      expect(getStoreDb("notes").sqlite.prepare("select count(*) as n from embed_queue").get()).toEqual({ n: 5 });
+      const r = await search({ q: "sourdough", mode: "hybrid" });
+      expect(r.results[0].path).toBe("kitchen/bread.md");
+      expect(r.fallback.reason).toBe("provider_unavailable");
+    } finally {
+      await fake.close();
+      env.cleanup();
+      resetEmbedderForTests();
+    }
+  });
+});
