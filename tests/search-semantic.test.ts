@@ -6,12 +6,11 @@ import * as reembedRoute from "@/app/api/v1/stores/[store]/reembed/route";
 import * as compareRoute from "@/app/api/v1/stores/[store]/reembed/compare/route";
 import * as switchRoute from "@/app/api/v1/stores/[store]/reembed/switch/route";
 import { bootstrapApp } from "@/lib/bootstrap";
-import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
-import { resetConfigForTests } from "@/lib/config";
+import { getGovernance, getStoreDb } from "@/lib/db/connection";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { createStore } from "@/lib/stores/stores";
-import { callRoute, useTempDataDir } from "./helpers";
+import { callRoute, restartWith, useTempDataDir } from "./helpers";
 
 const TOKEN = "bootstrap-token-for-search-tests-0123456789";
 const params = { store: "notes" };
@@ -35,24 +34,21 @@ async function search(body: Record<string, unknown>) {
   return r.json;
 }
 
-function restartWith(env: Record<string, string | undefined>) {
-  closeAllDatabases();
-  for (const [k, v] of Object.entries(env)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  resetConfigForTests();
+
+/** A fresh DATA_DIR with the `notes` store holding DOCS (vectors not yet made). */
+async function freshNotesStore() {
+  const env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
   resetEmbedderForTests();
+  bootstrapApp();
+  createStore({ input: { name: "notes" }, actor: "test" });
+  await put(DOCS);
+  return env;
 }
 
 describe("vector and hybrid search", () => {
   let env: ReturnType<typeof useTempDataDir>;
   beforeEach(async () => {
-    env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
-    resetEmbedderForTests();
-    bootstrapApp();
-    createStore({ input: { name: "notes" }, actor: "test" });
-    await put(DOCS);
+    env = await freshNotesStore();
   });
   afterEach(() => {
     restartWith({ DUALMIND_EMBED_DIM: undefined, DUALMIND_EMBED_MODEL: undefined, DUALMIND_DISABLE_VECTORS: undefined, DUALMIND_EMBED_BACKLOG_WATERMARK: undefined });
@@ -166,11 +162,7 @@ describe("vector and hybrid search", () => {
 describe("comparing a candidate model before switching", () => {
   let env: ReturnType<typeof useTempDataDir>;
   beforeEach(async () => {
-    env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
-    resetEmbedderForTests();
-    bootstrapApp();
-    createStore({ input: { name: "notes" }, actor: "test" });
-    await put(DOCS);
+    env = await freshNotesStore();
     await drainEmbedQueues({ stores: ["notes"] });
   });
   afterEach(() => {
