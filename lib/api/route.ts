@@ -38,8 +38,8 @@ export function zodDetails(e: ZodError, prefix?: string): ErrorDetail[] {
   }));
 }
 
-/** Map anything thrown to the one envelope. Unknown errors are logged and become a 500. */
-export function errorResponse(e: unknown, requestId: string): Response {
+/** Map anything thrown to the one typed error. Unknown errors are logged and become a 500. */
+export function toAppError(e: unknown, requestId: string): AppError {
   let err: AppError;
   if (isAppError(e)) err = e;
   else if (e instanceof ZodError) err = new AppError("invalid_request", "invalid input", zodDetails(e));
@@ -53,6 +53,12 @@ export function errorResponse(e: unknown, requestId: string): Response {
     log("error", "unhandled error", { requestId, error: e instanceof Error ? e.stack : String(e) });
     err = new AppError("internal", `internal error (request ${requestId})`);
   }
+  return err;
+}
+
+/** Map anything thrown to the one envelope. */
+export function errorResponse(e: unknown, requestId: string): Response {
+  const err = toAppError(e, requestId);
   return Response.json(err.toBody(), { status: err.status, headers: { "x-request-id": requestId } });
 }
 
@@ -60,7 +66,8 @@ function isSqliteError(e: unknown, code: string): boolean {
   return typeof e === "object" && e !== null && "code" in e && typeof (e as { code: unknown }).code === "string" && (e as { code: string }).code.startsWith(code);
 }
 
-function authenticate(request: Request): AgentPrincipal {
+/** The principal of an `Authorization: Bearer` header; shared by the REST wrapper and the MCP endpoint. */
+export function authenticateBearer(request: Request): AgentPrincipal {
   const header = request.headers.get("authorization");
   if (!header) throw new AppError("unauthorized", "missing bearer token (Authorization: Bearer dm_...)");
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -125,7 +132,7 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
     const requestId = randomUUID();
     let response: Response;
     try {
-      const principal = spec.auth === "public" ? null : authenticate(request);
+      const principal = spec.auth === "public" ? null : authenticateBearer(request);
       if (principal && spec.auth !== "public" && !hasScope(principal, spec.auth)) {
         throw new AppError("forbidden", `this token lacks the '${spec.auth}' scope`);
       }
