@@ -100,7 +100,7 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     const chunk = payload(await client.callTool({ name: "read_chunk", arguments: { store: "default", id: found.results[0].chunkId } }));
     expect(chunk.text).toContain("restic");
     const resource = await client.readResource({ uri: "dualmind://stores/default/memories/ops/backups" });
-    expect(resource.contents[0].text).toContain("restic");
+    expect(JSON.stringify(resource.contents[0])).toContain("restic");
     await client.close();
   });
 
