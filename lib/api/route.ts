@@ -27,6 +27,8 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
   maxBodyBytes?: number;
   /** Status for a successful JSON answer. */
   status?: number;
+  /** One line for the OpenAPI document and the API reference page. */
+  description?: string;
   handler: (args: HandlerArgs<z.output<P>, z.output<Q>, z.output<B>>) => unknown | Promise<unknown>;
 };
 
@@ -124,10 +126,17 @@ function parseWith<S extends ZodType>(schema: S, value: unknown, where: string):
  * allow-list, zod parsing of params/query/body, body size limit, error
  * envelope, timing.
  */
+/** What the OpenAPI generator reads from every handler made by defineRoute. */
+export type RouteDescription = Pick<RouteSpec<ZodType, ZodType, ZodType>, "name" | "auth" | "params" | "query" | "body" | "status" | "description">;
+export type DescribedHandler = ((request: Request, context?: RouteContext) => Promise<Response>) & { route: RouteDescription };
+
 export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, Q extends ZodType = ZodType<Record<string, never>>, B extends ZodType = ZodType<undefined>>(
   spec: RouteSpec<P, Q, B>,
-) {
-  return async function handle(request: Request, context?: RouteContext): Promise<Response> {
+): DescribedHandler {
+  const { name, auth, params, query, body, status, description } = spec;
+  return Object.assign(handle, { route: { name, auth, params, query, body, status, description } });
+
+  async function handle(request: Request, context?: RouteContext): Promise<Response> {
     const started = performance.now();
     const requestId = randomUUID();
     let response: Response;
@@ -168,5 +177,5 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
     }
     recordRequest(spec.name, response.status, performance.now() - started);
     return response;
-  };
+  }
 }
