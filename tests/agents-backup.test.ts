@@ -7,6 +7,8 @@ import { backupDataDir, exportStoreBundle, importStoreBundle, restoreDataDir } f
 import { exportLedgerSnapshot } from "@/lib/backup/ledger-export";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { getGovernance, getStoreDb } from "@/lib/db/connection";
+import { resetEmbedderForTests } from "@/lib/embed/model";
+import { getEmbeddingStatus } from "@/lib/embed/status";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { createTask } from "@/lib/governance/ledger";
 import { createMemory } from "@/lib/index/memories";
@@ -98,7 +100,7 @@ describe("store bundles", () => {
     for (const q of queries) {
       for (const mode of ["fts", "vector", "hybrid"] as const) {
         const r = await searchAnyMode({ store, input: searchInputSchema.parse({ q, mode }) });
-        results.push(r.results.map((h) => [h.path, h.chunkId]));
+        results.push(r.results.map((h) => h.chunkId));
       }
     }
     return results;
@@ -131,14 +133,28 @@ describe("store bundles", () => {
       expect(verifyStore({ store: "docs" }).ok).toBe(true);
       expect(await searchAll("docs")).toEqual(before);
 
-      const again = await importStoreBundle({ bundleDir, as: "docs-copy", reembed: true, actor: "test" });
-      expect(again.store).toBe("docs-copy");
-      await drainEmbedQueues({ stores: ["docs-copy"] });
-      const copy = await searchAll("docs-copy");
-      expect(copy.map((r) => r.map(([p]) => p))).toEqual(before.map((r) => r.map(([p]) => p)));
       await expect(importStoreBundle({ bundleDir, reembed: false, actor: "test" })).rejects.toThrow(/already exists/);
     } finally {
       fresh.cleanup();
+    }
+
+    // A DATA_DIR configured for another model: --reembed rebuilds the vectors for it.
+    const otherModel = useTempDataDir({ DUALMIND_EMBED_DIM: "256" });
+    resetEmbedderForTests();
+    try {
+      bootstrapApp();
+      const r = await importStoreBundle({ bundleDir, as: "docs-256", reembed: true, actor: "test" });
+      expect(r.fingerprintMatches).toBe(false);
+      expect(r.reembed!.toEmbed).toBeGreaterThanOrEqual(4);
+      await drainEmbedQueues({ stores: ["docs-256"] });
+      const status = await getEmbeddingStatus("docs-256");
+      expect(status.active?.dimension).toBe(256);
+      expect(status.drift?.drifted).toBe(0);
+      const fts = await searchAnyMode({ store: "docs-256", input: searchInputSchema.parse({ q: "restic nightly", mode: "fts" }) });
+      expect(fts.results.map((h) => h.chunkId)).toEqual(before[3]);
+    } finally {
+      otherModel.cleanup();
+      resetEmbedderForTests();
     }
   }, 60_000);
 });

@@ -130,3 +130,32 @@ export function buildOpenApiDocument(modules: RouteModule[]): JsonSchema {
     paths,
   };
 }
+
+export type ReferenceField = { name: string; where: "path" | "query" | "body"; type: string; required: boolean };
+export type ReferenceEntry = { method: string; path: string; scope: string; summary: string; fields: ReferenceField[] };
+
+function typeLabel(schema: JsonSchema): string {
+  if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map((v) => JSON.stringify(v)).join(" | ");
+  const branches = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (branches) return [...new Set(branches.map(typeLabel))].join(" | ");
+  if (schema.type === "array") return `${typeLabel((schema.items ?? {}) as JsonSchema)}[]`;
+  return typeof schema.type === "string" ? schema.type : "any";
+}
+
+/** The document flattened for the dashboard's API reference page. */
+export function buildApiReference(modules: RouteModule[]): ReferenceEntry[] {
+  const doc = buildOpenApiDocument(modules) as { paths: Record<string, Record<string, JsonSchema>> };
+  const out: ReferenceEntry[] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const fields: ReferenceField[] = ((op.parameters ?? []) as JsonSchema[]).map((p) => ({ name: String(p.name), where: p.in as "path" | "query", type: typeLabel(p.schema as JsonSchema), required: p.required === true }));
+      const body = (op.requestBody as { content: Record<string, { schema: JsonSchema }> } | undefined)?.content["application/json"].schema;
+      if (body) {
+        const { props, required } = queryProperties(body);
+        for (const [name, schema] of Object.entries(props)) fields.push({ name, where: "body", type: typeLabel(schema), required: required.has(name) && !("default" in schema) });
+      }
+      out.push({ method: method.toUpperCase(), path, scope: String(op["x-required-scope"]), summary: String(op.summary), fields });
+    }
+  }
+  return out;
+}
