@@ -6,10 +6,10 @@ import { getEmbedder } from "../../lib/embed/model";
 import { getReembedProgress, startReembed } from "../../lib/embed/reembed";
 import { getEmbeddingStatus } from "../../lib/embed/status";
 import { startEmbedWorker } from "../../lib/embed/worker";
-import { exportDialecticSessions } from "../../lib/governance/dialectic-export";
 import { listStoreNames, requireStore } from "../../lib/stores/stores";
 import { runMcpStdio } from "../mcp-stdio";
 import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
+import { ledgerCommands } from "./ledger-commands";
 
 const ACTOR = `cli:${process.env.USER ?? "local"}`;
 
@@ -56,16 +56,8 @@ export const agentsCommands: Command[] = [
       out(`restored ${r.stores.length} store(s): ${r.stores.join(", ")}`, r);
     },
   },
-  {
-    name: "export sessions",
-    usage: "export sessions [--session ID] [--out FILE]",
-    summary: "dialectic sessions as a JSON snapshot",
-    run: ({ flags, out }) => {
-      const snapshot = exportDialecticSessions({ sessionId: flagString(flags, "session") });
-      const file = flagString(flags, "out");
-      writeJsonOutput(snapshot, file, out, `wrote ${snapshot.sessions.length} session(s) to ${file}`, { file, sessions: snapshot.sessions.length });
-    },
-  },
+  // The issue's `export sessions` is the ledger's `dialectic export` under the export family's name.
+  { ...ledgerCommands.find((c) => c.name === "dialectic export")!, name: "export sessions", usage: "export sessions [--session ID] [--out FILE]" },
   {
     name: "export ledger",
     usage: "export ledger [--out FILE]",
