@@ -13,6 +13,7 @@ import { createApiToken } from "@/lib/auth/tokens";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { listAuditTail } from "@/lib/governance/audit";
 import { createStore } from "@/lib/stores/stores";
+import { stdioPrincipal } from "@/scripts/mcp-stdio";
 import { useTempDataDir } from "./helpers";
 
 /** The real route handler behind a real HTTP server, so the SDK client speaks actual HTTP. */
@@ -166,6 +167,13 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
 });
 
 describe("MCP over stdio (npx dualmind mcp)", () => {
+  it("acts as the token's agent when given one, else as the local operator limited to --store", () => {
+    expect(stdioPrincipal({ token: alice })).toMatchObject({ agentId: "alice", stores: ["default"] });
+    expect(() => stdioPrincipal({ token: "dm_wrong" })).toThrow(/invalid or revoked/);
+    const local = stdioPrincipal({ store: "default", agentId: "carol" });
+    expect(local).toMatchObject({ agentId: "carol", scopes: ["read", "write"], stores: ["default"] });
+  });
+
   it("serves tools to a spawned client with nothing but protocol on stdout", async () => {
     const dataDir = fs.mkdtempSync(path.join(env.dataDir, "stdio-"));
     const transport = new StdioClientTransport({
