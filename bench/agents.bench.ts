@@ -15,7 +15,7 @@ import { Readable } from "node:stream";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { POST as mcpPost } from "../app/api/mcp/route";
+import { GET as mcpGet, POST as mcpPost } from "../app/api/mcp/route";
 import { POST as searchPost } from "../app/api/v1/stores/[store]/search/route";
 import { backupDataDir, exportStoreBundle, importStoreBundle } from "../lib/backup/backup";
 import { createApiToken } from "../lib/auth/tokens";
@@ -41,9 +41,10 @@ function serve(): Promise<{ url: string; close: () => Promise<void> }> {
   const server = http.createServer(async (req, res) => {
     const headers = new Headers();
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") headers.set(k, v);
-    const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body: Readable.toWeb(req) as ReadableStream, duplex: "half" } as RequestInit);
+    const hasBody = req.method === "POST";
+    const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body: hasBody ? (Readable.toWeb(req) as ReadableStream) : undefined, duplex: "half" } as RequestInit);
     const search = /^\/api\/v1\/stores\/([^/]+)\/search$/.exec(new URL(request.url).pathname);
-    const response = search ? await (searchPost as Handler)(request, { params: Promise.resolve({ store: search[1] }) }) : await mcpPost(request);
+    const response = !hasBody ? mcpGet() : search ? await (searchPost as Handler)(request, { params: Promise.resolve({ store: search[1] }) }) : await mcpPost(request);
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
   });

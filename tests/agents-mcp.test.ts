@@ -100,6 +100,10 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     expect(found.results.map((h: { path: string }) => h.path)).toContain("memory/ops/backups.md");
     const chunk = payload(await client.callTool({ name: "read_chunk", arguments: { store: "default", id: found.results[0].chunkId } }));
     expect(chunk.text).toContain("restic");
+    const browse = payload(await client.callTool({ name: "list_memories", arguments: { store: "default" } }));
+    expect(browse.categories.map((c: { path: string }) => c.path)).toContain("ops");
+    const inOps = payload(await client.callTool({ name: "list_memories", arguments: { store: "default", parent: "ops" } }));
+    expect(inOps.memories.map((m: { path: string }) => m.path)).toContain("ops/backups");
     const resource = await client.readResource({ uri: "dualmind://stores/default/memories/ops/backups" });
     expect(JSON.stringify(resource.contents[0])).toContain("restic");
     await client.close();

@@ -95,14 +95,13 @@ const indexTools: ToolDef[] = [
   }),
   tool({
     name: "list_memories",
-    description: "Browse the category tree: the child categories of `parent` (root when absent) and the memories filed directly under it.",
+    description: "Browse the category tree: the child categories of `parent` (root when absent) and a page of the memories under it (recursive, newest first).",
     scope: "read",
-    input: z.object({ ...storeShape, parent: categoryPathSchema.optional() }).strict(),
-    run: ({ store, parent }) => {
+    input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset }).strict(),
+    run: ({ store, parent, limit, offset }) => {
       const sqlite = openIndexedStore({ store });
-      const categories = listCategoryChildren({ sqlite, parent: parent ?? null });
-      const filed = parent ? listMemoriesByFilter({ sqlite, filter: memoryFilterSchema.parse({ category: parent, limit: 200 }) }).memories.filter((m) => m.category === parent) : [];
-      return { parent: parent ?? null, categories, memories: filed };
+      const { total, memories } = listMemoriesByFilter({ sqlite, filter: memoryFilterSchema.parse({ category: parent, limit, offset }) });
+      return { parent: parent ?? null, categories: listCategoryChildren({ sqlite, parent: parent ?? null }), total, memories };
     },
   }),
   tool({
