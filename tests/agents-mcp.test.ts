@@ -80,7 +80,7 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     const client = await connectHttp(server.url, alice);
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    for (const n of ["search", "read_chunk", "query_memories", "recent_memories", "list_memories", "write_memory", "think", "remember", "node_create", "task_create", "task_status", "record_run", "record_validation", "dialectic_request", "dialectic_post", "dialectic_get", "store_health"]) {
+    for (const n of ["search", "read_chunk", "recall", "record_trace", "record_learning", "query_memories", "recent_memories", "list_memories", "write_memory", "think", "remember", "node_create", "task_create", "task_status", "record_run", "record_validation", "dialectic_request", "dialectic_post", "dialectic_get", "store_health"]) {
       expect(names).toContain(n);
     }
     const search = tools.find((t) => t.name === "search")!;
@@ -126,6 +126,22 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     expect(session.resolution.conditions).toEqual(["PASSIVE mode"]);
     await a.close();
     await b.close();
+  });
+
+  it("records a failed trace and recalls it as a past-failure warning", async () => {
+    const client = await connectHttp(server.url, alice);
+    const recorded = await client.callTool({
+      name: "record_trace",
+      arguments: { store: "default", intent: { verb: "migrate", target: "the sessions table to a new schema" }, shard_type: "database", key_files: ["drizzle/governance/0003.sql"], outcome: "failure", key_issue: "the migration locked the table for minutes" },
+    });
+    expect(recorded.isError).toBeFalsy();
+    expect(payload(recorded).trace.id).toBeTruthy();
+    const recalled = payload(await client.callTool({ name: "recall", arguments: { store: "default", intent: { verb: "migrate", target: "the sessions table to a new schema" }, signals: "lexical" } }));
+    expect(recalled.traces.length).toBeGreaterThan(0);
+    expect(recalled.guidance.past_failure_warning?.keyIssue).toContain("locked the table");
+    const learned = await client.callTool({ name: "record_learning", arguments: { store: "default", predicate: "prefers", args: { style: "small migrations" }, description: "split schema changes", confidence: 0.8 } });
+    expect(learned.isError).toBeFalsy();
+    await client.close();
   });
 
   it("answers a wrong token with an auth error before any tool runs", async () => {

@@ -12,6 +12,10 @@ import type { ChunkDetail } from "../index/ingest";
 import type { createMemorySchema, memoryFilterSchema, Memory, MemoryWithBody, updateMemorySchema } from "../index/memories";
 import type { searchInputSchema } from "../index/search";
 import type { AnySearchResult } from "../index/semantic-search";
+import type { learningInputSchema, traceInputSchema } from "../recall/descriptors";
+import type { RecordLearningResult } from "../recall/learnings";
+import type { recallInputSchema, RecallResult } from "../recall/recall";
+import type { RecordTraceResult } from "../recall/traces";
 import type { StoreSummary } from "../stores/stores";
 
 export type ApiErrorBody = { error: { code: string; message: string; details: { path?: string; message: string }[] } };
@@ -120,6 +124,18 @@ export class DualmindClient {
 
   remember(store: string, input: z.input<typeof rememberInputSchema>) {
     return this.request<RememberResponse>("POST", `${this.store(store)}/remember`, { body: input });
+  }
+
+  recordTrace(store: string, input: z.input<typeof traceInputSchema>) {
+    return this.request<RecordTraceResult>("POST", `${this.store(store)}/traces`, { body: input });
+  }
+
+  recordLearning(store: string, input: z.input<typeof learningInputSchema>) {
+    return this.request<RecordLearningResult>("POST", `${this.store(store)}/learnings`, { body: input });
+  }
+
+  recall(store: string, input: z.input<typeof recallInputSchema>) {
+    return this.request<RecallResult>("POST", `${this.store(store)}/recall`, { body: input });
   }
 
   storeHealth(store: string) {

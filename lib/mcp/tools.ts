@@ -36,6 +36,11 @@ import {
 import { openIndexedStore } from "../index/reindex";
 import { searchInputSchema } from "../index/search";
 import { searchAnyMode } from "../index/semantic-search";
+import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
+import { recordLearning } from "../recall/learnings";
+import { recallInputSchema, recallReflections } from "../recall/recall";
+import { recordTrace } from "../recall/traces";
+import { getStoreDb } from "../db/connection";
 import { listStores, requireStore, storeNameSchema } from "../stores/stores";
 
 export type ToolContext = { principal: AgentPrincipal };
@@ -230,6 +235,39 @@ const graphTools: ToolDef[] = [
   }),
 ];
 
+const recallTools: ToolDef[] = [
+  tool({
+    name: "recall",
+    description: "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning).",
+    scope: "read",
+    input: recallInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => {
+      requireStore(store);
+      return recallReflections({ store, agentId: agentOf(ctx), input });
+    },
+  }),
+  tool({
+    name: "record_trace",
+    description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor.",
+    scope: "write",
+    input: traceInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => {
+      requireStore(store);
+      return recordTrace({ handle: getStoreDb(store), agentId: agentOf(ctx), input });
+    },
+  }),
+  tool({
+    name: "record_learning",
+    description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated.",
+    scope: "write",
+    input: learningInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => {
+      requireStore(store);
+      return recordLearning({ handle: getStoreDb(store), agentId: agentOf(ctx), input });
+    },
+  }),
+];
+
 const ledgerTools: ToolDef[] = [
   tool({
     name: "task_create",
@@ -312,4 +350,4 @@ const storeTools: ToolDef[] = [
   }),
 ];
 
-export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...graphTools, ...ledgerTools, ...dialecticTools, ...storeTools];
+export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...ledgerTools, ...dialecticTools, ...storeTools];

@@ -28,10 +28,16 @@ import * as storesStoreEvidence from "@/app/api/v1/stores/[store]/evidence/route
 import * as storesStoreFramesId from "@/app/api/v1/stores/[store]/frames/[id]/route";
 import * as storesStoreFrames from "@/app/api/v1/stores/[store]/frames/route";
 import * as storesStoreHealth from "@/app/api/v1/stores/[store]/health/route";
+import * as storesStoreLearningsId from "@/app/api/v1/stores/[store]/learnings/[id]/route";
+import * as storesStoreLearnings from "@/app/api/v1/stores/[store]/learnings/route";
 import * as storesStoreMemories from "@/app/api/v1/stores/[store]/memories/route";
 import * as storesStoreNodesId from "@/app/api/v1/stores/[store]/nodes/[id]/route";
 import * as storesStoreNodes from "@/app/api/v1/stores/[store]/nodes/route";
+import * as storesStoreRecall from "@/app/api/v1/stores/[store]/recall/route";
+import * as storesStoreReembedCompare from "@/app/api/v1/stores/[store]/reembed/compare/route";
 import * as storesStoreReembed from "@/app/api/v1/stores/[store]/reembed/route";
+import * as storesStoreReembedSwitch from "@/app/api/v1/stores/[store]/reembed/switch/route";
+import * as storesStoreReflection from "@/app/api/v1/stores/[store]/reflection/route";
 import * as storesStoreReindex from "@/app/api/v1/stores/[store]/reindex/route";
 import * as storesStoreRelationsId from "@/app/api/v1/stores/[store]/relations/[id]/route";
 import * as storesStoreRelations from "@/app/api/v1/stores/[store]/relations/route";
@@ -41,6 +47,8 @@ import * as storesStoreSearch from "@/app/api/v1/stores/[store]/search/route";
 import * as storesStoreThoughtsIdFeedback from "@/app/api/v1/stores/[store]/thoughts/[id]/feedback/route";
 import * as storesStoreThoughtsId from "@/app/api/v1/stores/[store]/thoughts/[id]/route";
 import * as storesStoreThoughts from "@/app/api/v1/stores/[store]/thoughts/route";
+import * as storesStoreTracesId from "@/app/api/v1/stores/[store]/traces/[id]/route";
+import * as storesStoreTraces from "@/app/api/v1/stores/[store]/traces/route";
 import * as storesStoreVerify from "@/app/api/v1/stores/[store]/verify/route";
 import * as storesStoreWorkingMemoryKey from "@/app/api/v1/stores/[store]/working-memory/[key]/route";
 import * as storesStoreWorkingMemory from "@/app/api/v1/stores/[store]/working-memory/route";
@@ -79,10 +87,16 @@ export const ROUTE_MODULES: Record<string, RouteModule> = {
   "app/api/v1/stores/[store]/frames/[id]/route.ts": storesStoreFramesId,
   "app/api/v1/stores/[store]/frames/route.ts": storesStoreFrames,
   "app/api/v1/stores/[store]/health/route.ts": storesStoreHealth,
+  "app/api/v1/stores/[store]/learnings/[id]/route.ts": storesStoreLearningsId,
+  "app/api/v1/stores/[store]/learnings/route.ts": storesStoreLearnings,
   "app/api/v1/stores/[store]/memories/route.ts": storesStoreMemories,
   "app/api/v1/stores/[store]/nodes/[id]/route.ts": storesStoreNodesId,
   "app/api/v1/stores/[store]/nodes/route.ts": storesStoreNodes,
+  "app/api/v1/stores/[store]/recall/route.ts": storesStoreRecall,
+  "app/api/v1/stores/[store]/reembed/compare/route.ts": storesStoreReembedCompare,
   "app/api/v1/stores/[store]/reembed/route.ts": storesStoreReembed,
+  "app/api/v1/stores/[store]/reembed/switch/route.ts": storesStoreReembedSwitch,
+  "app/api/v1/stores/[store]/reflection/route.ts": storesStoreReflection,
   "app/api/v1/stores/[store]/reindex/route.ts": storesStoreReindex,
   "app/api/v1/stores/[store]/relations/[id]/route.ts": storesStoreRelationsId,
   "app/api/v1/stores/[store]/relations/route.ts": storesStoreRelations,
@@ -92,6 +106,8 @@ export const ROUTE_MODULES: Record<string, RouteModule> = {
   "app/api/v1/stores/[store]/thoughts/[id]/feedback/route.ts": storesStoreThoughtsIdFeedback,
   "app/api/v1/stores/[store]/thoughts/[id]/route.ts": storesStoreThoughtsId,
   "app/api/v1/stores/[store]/thoughts/route.ts": storesStoreThoughts,
+  "app/api/v1/stores/[store]/traces/[id]/route.ts": storesStoreTracesId,
+  "app/api/v1/stores/[store]/traces/route.ts": storesStoreTraces,
   "app/api/v1/stores/[store]/verify/route.ts": storesStoreVerify,
   "app/api/v1/stores/[store]/working-memory/[key]/route.ts": storesStoreWorkingMemoryKey,
   "app/api/v1/stores/[store]/working-memory/route.ts": storesStoreWorkingMemory,
