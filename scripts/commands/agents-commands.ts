@@ -6,6 +6,7 @@ import { getEmbedder } from "../../lib/embed/model";
 import { getReembedProgress, startReembed } from "../../lib/embed/reembed";
 import { getEmbeddingStatus } from "../../lib/embed/status";
 import { startEmbedWorker } from "../../lib/embed/worker";
+import { verifyAuditChain } from "../../lib/governance/audit";
 import { listStoreNames, requireStore } from "../../lib/stores/stores";
 import { runMcpStdio } from "../mcp-stdio";
 import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
@@ -119,19 +120,21 @@ export const agentsCommands: Command[] = [
   {
     name: "health",
     usage: "health [<store> | --all]",
-    summary: "embedding health per store: backlog, drift, degraded (exit 1 if any store is degraded or its provider is down)",
+    summary: "one line per store (backlog, drift, vectors) plus the audit chain; exit 1 if anything is degraded, down or broken",
     run: async ({ args, flags, out }) => {
+      if (args[0] && flags.all !== true) requireStore(args[0]);
       const stores = args[0] && flags.all !== true ? [args[0]] : listStoreNames();
-      if (args[0]) requireStore(args[0]);
       const statuses = [];
       for (const store of stores) statuses.push(await getEmbeddingStatus(store));
+      const audit = verifyAuditChain();
       const lines = statuses.map((s) => {
-        const drift = s.drift ? `drift ${s.drift.drifted} (coverage ${s.drift.coveragePct}%)` : "drift unknown";
+        const drift = s.drift ? `drift ${s.drift.drifted} (coverage ${s.drift.coveragePct.toFixed(1)}%)` : "drift unknown";
         const state = s.providerError ? `PROVIDER DOWN: ${s.providerError}` : s.degraded ? "DEGRADED" : "ok";
         return `${s.store}\t${state}\tbacklog ${s.backlog.pending}\t${drift}\tvectors ${s.vectorIndex.available ? "available" : "unavailable"}`;
       });
-      out(lines.join("\n"), { stores: statuses });
-      return statuses.some((s) => s.degraded || s.providerError) ? 1 : 0;
+      lines.push(audit.ok ? `audit chain ok (${audit.entries} entries)` : `audit chain BROKEN at entry ${audit.brokenAtId}: ${audit.reason}`);
+      out(lines.join("\n"), { stores: statuses, audit });
+      return statuses.some((s) => s.degraded || s.providerError) || !audit.ok ? 1 : 0;
     },
   },
 ];
