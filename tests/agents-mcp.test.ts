@@ -29,7 +29,9 @@ function serveRoute(): Promise<{ url: URL; close: () => Promise<void> }> {
       duplex: "half",
     } as RequestInit);
     const response = await (req.method === "POST" ? POST(request) : GET());
-    res.writeHead(response.status, Object.fromEntries(response.headers));
+    // A refused body was not read to the end: the socket cannot carry another request.
+    const outHeaders = { ...Object.fromEntries(response.headers), ...(req.complete ? {} : { connection: "close" }) };
+    res.writeHead(response.status, outHeaders);
     res.end(Buffer.from(await response.arrayBuffer()));
   });
   return new Promise((resolve) =>
@@ -160,6 +162,13 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     expect(payload(gone).error.code).toBe("not_found");
     expect(fs.existsSync(path.join(env.dataDir, "stores", "default", "memory", "ops", "no-body.md"))).toBe(false);
     await client.close();
+  });
+
+  it("refuses a request body over the REST limit with 413", async () => {
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "write_memory", arguments: { store: "default", path: "ops/huge", body: "x".repeat(1024 * 1024 + 10) } } });
+    const res = await fetch(server.url, { method: "POST", headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body });
+    expect(res.status).toBe(413);
+    expect(fs.existsSync(path.join(env.dataDir, "stores", "default", "memory", "ops", "huge.md"))).toBe(false);
   });
 
   it("applies the token's scopes and store allow-list like the REST API", async () => {

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { authenticateBearer, errorResponse } from "../api/route";
+import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { createMcpServer } from "./server";
 
@@ -20,7 +21,8 @@ export async function handleMcpPost(request: Request): Promise<Response> {
     return res;
   }
   const server = createMcpServer({ principal });
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  // Same body limit as the REST API: a tool call is no bigger than its route's request.
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: getConfig().maxBodyBytes });
   await server.connect(transport);
   try {
     return await transport.handleRequest(request);
