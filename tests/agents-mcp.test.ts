@@ -184,6 +184,29 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     await client.close();
   });
 
+  it("does graph CRUD with evidence through the tools", async () => {
+    const client = await connectHttp(server.url, alice);
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = await client.callTool({ name, arguments: { store: "default", ...args } });
+      expect(r.isError, `${name}: ${JSON.stringify(r.content)}`).toBeFalsy();
+      return payload(r);
+    };
+    const a = (await call("node_create", { name: "nginx", entity_type: "tool" })).node;
+    const b = (await call("node_create", { name: "letsencrypt", entity_type: "tool" })).node;
+    const rel = (await call("relation_create", { from_id: a.id, to_id: b.id, relationship_type: "uses", weight: 0.6 })).relation;
+    expect((await call("relation_update", { id: rel.id, changes: { weight: 0.9 } })).relation.weight).toBe(0.9);
+    const frame = (await call("frame_create", { node_id: a.id, column: "procedural", properties: { reload: "nginx -s reload" } })).frame;
+    expect((await call("frame_update", { id: frame.id, changes: { properties: { reload: "systemctl reload nginx" } } })).frame.properties.reload).toBe("systemctl reload nginx");
+    const thought = (await call("think", { content: "nginx reload picks up renewed certificates" })).thought;
+    expect((await call("evidence_link", { target: "relation", target_id: rel.id, thought_id: thought.id })).created).toBe(true);
+    const detail = await call("node_get", { id: a.id });
+    expect(JSON.stringify(detail)).toContain(b.id);
+    await call("evidence_unlink", { target: "relation", target_id: rel.id, thought_id: thought.id });
+    const templates = await client.listResourceTemplates();
+    expect(templates.resourceTemplates.map((t) => t.name)).toEqual(["chunk", "memory", "dialectic-session"]);
+    await client.close();
+  });
+
   it("audits a destructive write made through MCP under the calling agent", async () => {
     const client = await connectHttp(server.url, alice);
     const node = payload(await client.callTool({ name: "node_create", arguments: { store: "default", name: "restic", entity_type: "tool" } })).node;

@@ -10,11 +10,11 @@ import { getEmbeddingStatus } from "../embed/status";
 import { clientIdSchema } from "../governance/common";
 import { createDialecticSession, getDialecticSessionForAgent, postDialecticMessage, createSessionSchema, postMessageSchema } from "../governance/dialectic";
 import { createTask, createTaskSchema, finishRunSchema, getTaskStatusById, recordRunFinish, recordRunStart, recordValidation, recordValidationSchema, startRunSchema } from "../governance/ledger";
-import { linkEvidence, linkEvidenceInputSchema } from "../graph/evidence";
-import { createFrame, createFrameInputSchema, deleteFrame } from "../graph/frames";
+import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, unlinkEvidence } from "../graph/evidence";
+import { createFrame, createFrameInputSchema, deleteFrame, updateFrame, updateFrameInputSchema } from "../graph/frames";
 import { getNodeDetailById } from "../graph/node-detail";
 import { createNode, createNodeInputSchema, deleteNode, listNodesByFilter, listNodesQuerySchema, updateNode, updateNodeInputSchema } from "../graph/nodes";
-import { createOrMergeRelation, createRelationInputSchema, deleteRelation } from "../graph/relations";
+import { createOrMergeRelation, createRelationInputSchema, deleteRelation, updateRelation, updateRelationInputSchema } from "../graph/relations";
 import { rememberByQuery, rememberInputSchema } from "../graph/remember";
 import { agentActor, openGraphStore, storeItemParams } from "../graph/store";
 import { thinkInputSchema, thinkThought } from "../graph/thoughts";
@@ -206,6 +206,13 @@ const graphTools: ToolDef[] = [
     run: ({ store, ...input }, ctx) => createOrMergeRelation({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
   }),
   tool({
+    name: "relation_update",
+    description: "Change a relation's weight, confidence, direction, time range or attributes (fields under `changes`).",
+    scope: "write",
+    input: z.object({ ...storeItemShape, changes: updateRelationInputSchema }).strict(),
+    run: ({ store, id, changes }) => ({ relation: updateRelation({ handle: openGraphStore(store), id, input: changes }) }),
+  }),
+  tool({
     name: "relation_delete",
     description: "Delete a relation (audited).",
     scope: "write",
@@ -220,6 +227,13 @@ const graphTools: ToolDef[] = [
     run: ({ store, ...input }, ctx) => ({ frame: createFrame({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
   }),
   tool({
+    name: "frame_update",
+    description: "Replace a frame's properties (under `changes`).",
+    scope: "write",
+    input: z.object({ ...storeItemShape, changes: updateFrameInputSchema }).strict(),
+    run: ({ store, id, changes }) => ({ frame: updateFrame({ handle: openGraphStore(store), id, input: changes }) }),
+  }),
+  tool({
     name: "frame_delete",
     description: "Delete a frame (audited).",
     scope: "write",
@@ -232,6 +246,13 @@ const graphTools: ToolDef[] = [
     scope: "write",
     input: linkEvidenceInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => linkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
+  }),
+  tool({
+    name: "evidence_unlink",
+    description: "Remove a thought's evidence link from a frame or relation (audited).",
+    scope: "write",
+    input: evidenceKeySchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => unlinkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
   }),
 ];
 
