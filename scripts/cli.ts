@@ -10,8 +10,9 @@ import { storeCommands } from "./commands/store-commands";
 import { ledgerCommands } from "./commands/ledger-commands";
 import { graphCommands } from "./commands/graph-commands";
 import { recallCommands } from "./commands/recall-commands";
+import { agentsCommands } from "./commands/agents-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands, ...agentsCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

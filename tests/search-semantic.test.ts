@@ -6,12 +6,11 @@ import * as reembedRoute from "@/app/api/v1/stores/[store]/reembed/route";
 import * as compareRoute from "@/app/api/v1/stores/[store]/reembed/compare/route";
 import * as switchRoute from "@/app/api/v1/stores/[store]/reembed/switch/route";
 import { bootstrapApp } from "@/lib/bootstrap";
-import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
-import { resetConfigForTests } from "@/lib/config";
+import { getGovernance, getStoreDb } from "@/lib/db/connection";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { createStore } from "@/lib/stores/stores";
-import { callRoute, useTempDataDir } from "./helpers";
+import { callRoute, restartWith, useTempDataDir } from "./helpers";
 
 const TOKEN = "bootstrap-token-for-search-tests-0123456789";
 const params = { store: "notes" };
@@ -35,24 +34,21 @@ async function search(body: Record<string, unknown>) {
   return r.json;
 }
 
-function restartWith(env: Record<string, string | undefined>) {
-  closeAllDatabases();
-  for (const [k, v] of Object.entries(env)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  resetConfigForTests();
+
+/** A fresh DATA_DIR with the `notes` store holding DOCS (vectors not yet made). */
+async function freshNotesStore() {
+  const env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
   resetEmbedderForTests();
+  bootstrapApp();
+  createStore({ input: { name: "notes" }, actor: "test" });
+  await put(DOCS);
+  return env;
 }
 
 describe("vector and hybrid search", () => {
   let env: ReturnType<typeof useTempDataDir>;
   beforeEach(async () => {
-    env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
-    resetEmbedderForTests();
-    bootstrapApp();
-    createStore({ input: { name: "notes" }, actor: "test" });
-    await put(DOCS);
+    env = await freshNotesStore();
   });
   afterEach(() => {
     restartWith({ DUALMIND_EMBED_DIM: undefined, DUALMIND_EMBED_MODEL: undefined, DUALMIND_DISABLE_VECTORS: undefined, DUALMIND_EMBED_BACKLOG_WATERMARK: undefined });
@@ -166,11 +162,7 @@ describe("vector and hybrid search", () => {
 describe("comparing a candidate model before switching", () => {
   let env: ReturnType<typeof useTempDataDir>;
   beforeEach(async () => {
-    env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
-    resetEmbedderForTests();
-    bootstrapApp();
-    createStore({ input: { name: "notes" }, actor: "test" });
-    await put(DOCS);
+    env = await freshNotesStore();
     await drainEmbedQueues({ stores: ["notes"] });
   });
   afterEach(() => {
@@ -203,5 +195,31 @@ describe("comparing a candidate model before switching", () => {
     expect(after.effectiveMode).toBe("vector");
     expect(after.vectors.model.dimension).toBe(512);
     expect((await callRoute(switchRoute.POST, { token: TOKEN, params })).status).toBe(409);
+  });
+});
+
+describe("writers never wait for the embedding provider", () => {
+  it("a hanging provider does not block ingest: the write is acknowledged, searchable by full text, and queued", async () => {
+    const { startFakeOpenAI } = await import("./fixtures/fake-openai-server");
+    const fake = await startFakeOpenAI({ dimension: 32 });
+    fake.state.defaultMode = "hang";
+    const env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_TIMEOUT_MS: "200" });
+    resetEmbedderForTests();
+    try {
+      bootstrapApp();
+      createStore({ input: { name: "notes" }, actor: "test" });
+      fake.state.requests.length = 0;
+      await put(DOCS);
+      // The write path made no provider call at all.
+      expect(fake.state.requests).toHaveLength(0);
+      expect(getStoreDb("notes").sqlite.prepare("select count(*) as n from embed_queue").get()).toEqual({ n: 5 });
+      const r = await search({ q: "sourdough", mode: "hybrid" });
+      expect(r.results[0].path).toBe("kitchen/bread.md");
+      expect(r.fallback.reason).toBe("provider_unavailable");
+    } finally {
+      await fake.close();
+      env.cleanup();
+      resetEmbedderForTests();
+    }
   });
 });

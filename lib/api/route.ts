@@ -27,6 +27,8 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
   maxBodyBytes?: number;
   /** Status for a successful JSON answer. */
   status?: number;
+  /** One line for the OpenAPI document and the API reference page. */
+  description?: string;
   handler: (args: HandlerArgs<z.output<P>, z.output<Q>, z.output<B>>) => unknown | Promise<unknown>;
 };
 
@@ -38,8 +40,8 @@ export function zodDetails(e: ZodError, prefix?: string): ErrorDetail[] {
   }));
 }
 
-/** Map anything thrown to the one envelope. Unknown errors are logged and become a 500. */
-export function errorResponse(e: unknown, requestId: string): Response {
+/** Map anything thrown to the one typed error. Unknown errors are logged and become a 500. */
+export function toAppError(e: unknown, requestId: string): AppError {
   let err: AppError;
   if (isAppError(e)) err = e;
   else if (e instanceof ZodError) err = new AppError("invalid_request", "invalid input", zodDetails(e));
@@ -53,6 +55,12 @@ export function errorResponse(e: unknown, requestId: string): Response {
     log("error", "unhandled error", { requestId, error: e instanceof Error ? e.stack : String(e) });
     err = new AppError("internal", `internal error (request ${requestId})`);
   }
+  return err;
+}
+
+/** Map anything thrown to the one envelope. */
+export function errorResponse(e: unknown, requestId: string): Response {
+  const err = toAppError(e, requestId);
   return Response.json(err.toBody(), { status: err.status, headers: { "x-request-id": requestId } });
 }
 
@@ -60,7 +68,8 @@ function isSqliteError(e: unknown, code: string): boolean {
   return typeof e === "object" && e !== null && "code" in e && typeof (e as { code: unknown }).code === "string" && (e as { code: string }).code.startsWith(code);
 }
 
-function authenticate(request: Request): AgentPrincipal {
+/** The principal of an `Authorization: Bearer` header; shared by the REST wrapper and the MCP endpoint. */
+export function authenticateBearer(request: Request): AgentPrincipal {
   const header = request.headers.get("authorization");
   if (!header) throw new AppError("unauthorized", "missing bearer token (Authorization: Bearer dm_...)");
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -117,15 +126,22 @@ function parseWith<S extends ZodType>(schema: S, value: unknown, where: string):
  * allow-list, zod parsing of params/query/body, body size limit, error
  * envelope, timing.
  */
+/** What the OpenAPI generator reads from every handler made by defineRoute. */
+export type RouteDescription = Pick<RouteSpec<ZodType, ZodType, ZodType>, "name" | "auth" | "params" | "query" | "body" | "status" | "description">;
+export type DescribedHandler = ((request: Request, context?: RouteContext) => Promise<Response>) & { route: RouteDescription };
+
 export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, Q extends ZodType = ZodType<Record<string, never>>, B extends ZodType = ZodType<undefined>>(
   spec: RouteSpec<P, Q, B>,
-) {
-  return async function handle(request: Request, context?: RouteContext): Promise<Response> {
+): DescribedHandler {
+  const { name, auth, params, query, body, status, description } = spec;
+  return Object.assign(handle, { route: { name, auth, params, query, body, status, description } });
+
+  async function handle(request: Request, context?: RouteContext): Promise<Response> {
     const started = performance.now();
     const requestId = randomUUID();
     let response: Response;
     try {
-      const principal = spec.auth === "public" ? null : authenticate(request);
+      const principal = spec.auth === "public" ? null : authenticateBearer(request);
       if (principal && spec.auth !== "public" && !hasScope(principal, spec.auth)) {
         throw new AppError("forbidden", `this token lacks the '${spec.auth}' scope`);
       }
@@ -161,5 +177,5 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
     }
     recordRequest(spec.name, response.status, performance.now() - started);
     return response;
-  };
+  }
 }

@@ -65,10 +65,11 @@ export function estimateReembed(handle: StoreHandle, configured: Fingerprint, op
  * switches in one transaction. The queue is durable, so a crash resumes.
  */
 export function startReembed(handle: StoreHandle, configured: Fingerprint, opts: { onlyStale: boolean; holdSwitch?: boolean; actor: string }): ReembedProgress {
-  // Texts rendered by an older descriptor version are re-rendered first, so they get vectors of the current text.
+  // Refuse first (e.g. stale-only across a model change), then backfill: texts
+  // rendered by an older descriptor version are re-rendered so they get vectors of the current text.
+  estimateReembed(handle, configured, { onlyStale: opts.onlyStale });
   const backfilled = handle.sqlite.transaction(() => listEmbeddables().reduce((n, e) => n + (e.backfill?.(handle) ?? 0), 0)).immediate();
   if (backfilled > 0) appendAudit({ actor: opts.actor, action: "store.reembed.backfill", target: `store:${handle.store}`, details: { backfilled } });
-  estimateReembed(handle, configured, { onlyStale: opts.onlyStale });
   const items = itemsNeedingVectors(handle, configured.id);
   const existing = readJob(handle);
   const job: ReembedJob =

@@ -193,6 +193,8 @@ export function listDocumentsByPrefix({
   return { total, documents };
 }
 
+export const chunkIdSchema = z.string().regex(/^[0-9a-f]{32}$/, "chunk ids are 32 hex characters");
+
 export type ChunkDetail = {
   id: number;
   chunkId: string;

@@ -14,19 +14,28 @@ import { chunkFilterSql, hasExplicitFilters, runFts, searchStore, splitSnippet, 
 /**
  * Reciprocal rank fusion weights per provider, set by measurement on a
  * labelled known-item set (bench/search-quality.bench.ts), not by habit.
- * The builtin hashed embedder is weaker than bm25 on that set (MRR@10 0.29
- * vs 0.55), and every weight from 0.05 up pulled hybrid to or below bm25
- * alone; at 0.02 its vector signal breaks ties and adds what bm25 cannot
- * find, and hybrid scores at least as well as the better signal. Neural providers
- * (not measurable offline here) start at equal weights; override per request
- * with w_fts / w_vec.
+ *
+ * The builtin hashed embedder is weaker than bm25 there (MRR@10 0.29 vs
+ * 0.55) and equal weights rank below bm25 alone (0.46). Small weights win by
+ * a hair on one corpus (0.02: 0.554) and lose by a hair on another (0.634 vs
+ * 0.641), so builtin gets 0.004: its largest contribution, 0.004/61, is below
+ * the smallest gap between two bm25 ranks in the pool (1/(110·111)), so it
+ * can never reorder bm25's hits. It only breaks exact ties and appends what
+ * bm25 cannot find (misspellings): hybrid ≥ bm25 by construction (0.553).
+ * Neural providers (not measurable offline here) start at equal weights;
+ * override per request with w_fts / w_vec.
  */
 export const FUSION_WEIGHTS: Record<Fingerprint["provider"], { fts: number; vec: number }> = {
-  builtin: { fts: 1, vec: 0.02 },
+  builtin: { fts: 1, vec: 0.004 },
   openai: { fts: 1, vec: 1 },
   transformers: { fts: 1, vec: 1 },
 };
 export const RRF_K = 60;
+/**
+ * Vector neighbours at or below this cosine are unrelated text (hashed
+ * vectors of unrelated texts scatter around 0): they are not hits.
+ */
+export const MIN_VECTOR_SIMILARITY = 0.05;
 /** Ranked candidates taken from each signal before fusion. */
 const POOL = 50;
 /** Above this many filtered chunks, filter after an approximate KNN instead of scanning them exactly. */
@@ -137,7 +146,7 @@ export async function searchAnyMode({ store, input, now = Date.now() }: { store:
     if (h.store === CORE_STORE && withCore && !(await checkVectorReadiness(CORE_STORE)).usable) continue;
     const r = vectorCandidates(h, { fingerprintId: fp.id, query, input, take, now });
     method ||= r.method;
-    for (const hit of r.hits) vectorRanked.push({ key: `${h.store}:${hit.refId}`, store: h.store, id: hit.refId, score: 1 - hit.distance, distance: hit.distance });
+    for (const hit of r.hits.filter((x) => 1 - x.distance > MIN_VECTOR_SIMILARITY)) vectorRanked.push({ key: `${h.store}:${hit.refId}`, store: h.store, id: hit.refId, score: 1 - hit.distance, distance: hit.distance });
   }
   vectorRanked.sort((a, b) => a.distance - b.distance || a.key.localeCompare(b.key));
   if (input.q.trim()) {

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
-import { getChunkByChunkId } from "@/lib/index/ingest";
+import { chunkIdSchema, getChunkByChunkId } from "@/lib/index/ingest";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { storeNameSchema } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/chunks/{id}",
   auth: "read",
-  params: z.object({ store: storeNameSchema, id: z.string().regex(/^[0-9a-f]{32}$/, "chunk ids are 32 hex characters") }),
+  params: z.object({ store: storeNameSchema, id: chunkIdSchema }),
   handler: ({ params }) => getChunkByChunkId({ sqlite: openIndexedStore({ store: params.store }), chunkId: params.id }),
 });

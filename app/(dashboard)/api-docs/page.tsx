@@ -1,0 +1,103 @@
+import { ROUTE_MODULES } from "@/app/api/v1/openapi.json/catalog";
+import { requireUser } from "@/app/_server/session";
+import { buildApiReference } from "@/lib/api/openapi";
+import { listToolDescriptors } from "@/lib/mcp/server";
+
+const MCP_CONFIG = JSON.stringify(
+  {
+    mcpServers: {
+      dualmind: { command: "npx", args: ["dualmind", "mcp", "--store", "default"] },
+      "dualmind-http": { type: "http", url: "http://127.0.0.1:3000/api/mcp", headers: { Authorization: "Bearer dm_..." } },
+    },
+  },
+  null,
+  2,
+);
+
+export default async function ApiDocsPage() {
+  await requireUser();
+  const entries = buildApiReference(Object.values(ROUTE_MODULES));
+  const groups = new Map<string, typeof entries>();
+  for (const e of entries) {
+    const group = e.path.split("/")[3] ?? "api";
+    groups.set(group, [...(groups.get(group) ?? []), e]);
+  }
+  const tools = listToolDescriptors();
+  return (
+    <div className="space-y-6">
+      <h1 className="text-2xl font-semibold">API reference</h1>
+      <p className="text-sm text-slate-700">
+        Every call takes <code>Authorization: Bearer dm_...</code> (scopes nest admin ⊃ write ⊃ read). Errors are always <code>{"{ error: { code, message, details } }"}</code>. The machine-readable
+        document is <a className="text-blue-700 underline" href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1, generated from the same zod schemas the handlers validate with).
+      </p>
+
+      <section className="card space-y-2" aria-labelledby="mcp-heading">
+        <h2 id="mcp-heading" className="text-lg font-semibold">
+          MCP
+        </h2>
+        <p className="text-sm text-slate-700">
+          Streamable HTTP at <code>/api/mcp</code> with the same bearer token, or stdio with <code>npx dualmind mcp --store default</code>. Client configuration:
+        </p>
+        <pre className="overflow-x-auto rounded bg-slate-900 p-3 text-xs text-slate-100" data-testid="mcp-config">
+          {MCP_CONFIG}
+        </pre>
+        <table className="data" data-testid="mcp-tools">
+          <thead>
+            <tr>
+              <th>Tool</th>
+              <th>What it does</th>
+            </tr>
+          </thead>
+          <tbody>
+            {tools.map((t) => (
+              <tr key={t.name}>
+                <td className="font-mono text-xs">{t.name}</td>
+                <td className="text-sm">{t.description}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+
+      {[...groups.entries()].map(([group, list]) => (
+        <section key={group} className="card space-y-3" aria-labelledby={`group-${group}`}>
+          <h2 id={`group-${group}`} className="text-lg font-semibold">
+            /{group}
+          </h2>
+          {list.map((e) => (
+            <details key={`${e.method} ${e.path}`} className="border-t border-slate-100 pt-2" data-testid="api-operation">
+              <summary className="cursor-pointer text-sm">
+                <span className="mr-2 inline-block w-14 font-mono font-semibold">{e.method}</span>
+                <span className="font-mono">{e.path}</span>
+                <span className="ml-2 text-xs text-slate-500">scope: {e.scope}</span>
+              </summary>
+              <p className="mt-1 text-sm text-slate-700">{e.summary}</p>
+              {e.fields.length > 0 && (
+                <table className="data mt-2">
+                  <thead>
+                    <tr>
+                      <th>Field</th>
+                      <th>In</th>
+                      <th>Type</th>
+                      <th>Required</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {e.fields.map((f) => (
+                      <tr key={`${f.where}-${f.name}`}>
+                        <td className="font-mono text-xs">{f.name}</td>
+                        <td className="text-xs">{f.where}</td>
+                        <td className="font-mono text-xs">{f.type}</td>
+                        <td className="text-xs">{f.required ? "yes" : ""}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+            </details>
+          ))}
+        </section>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,12 @@
+import { buildOpenApiDocument } from "@/lib/api/openapi";
+import { defineRoute } from "@/lib/api/route";
+import { ROUTE_MODULES } from "./catalog";
+
+export const dynamic = "force-dynamic";
+
+export const GET = defineRoute({
+  name: "GET /openapi.json",
+  auth: "public",
+  description: "This OpenAPI 3.1 document, generated from the routes' zod schemas",
+  handler: () => buildOpenApiDocument(Object.values(ROUTE_MODULES)),
+});

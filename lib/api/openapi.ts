@@ -1,0 +1,161 @@
+/**
+ * OpenAPI 3.1 from the routes' own zod schemas: every handler made by
+ * defineRoute carries its spec, so the document cannot drift from what the
+ * handlers validate. Input side of each schema (defaults are optional).
+ */
+import { z, type ZodType } from "zod";
+import { ERROR_STATUS } from "../errors";
+import { versions } from "../version";
+import type { DescribedHandler, RouteDescription } from "./route";
+
+type JsonSchema = Record<string, unknown>;
+export type RouteModule = Record<string, unknown>;
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+const API_PREFIX = "/api/v1";
+
+function jsonSchemaOf(schema: ZodType): JsonSchema {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+  return rest;
+}
+
+/** Query strings are flat: a union of objects contributes every property it may take. */
+function queryProperties(schema: JsonSchema): { props: Record<string, JsonSchema>; required: Set<string> } {
+  const branches = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (branches) {
+    const props: Record<string, JsonSchema> = {};
+    for (const b of branches) Object.assign(props, queryProperties(b).props);
+    return { props, required: new Set() };
+  }
+  return { props: (schema.properties ?? {}) as Record<string, JsonSchema>, required: new Set((schema.required ?? []) as string[]) };
+}
+
+export type OpenApiOperation = { method: (typeof METHODS)[number]; path: string; route: RouteDescription };
+
+function isDescribed(value: unknown): value is DescribedHandler {
+  return typeof value === "function" && "route" in value && typeof (value as { route?: { name?: unknown } }).route?.name === "string";
+}
+
+/** Every documented operation of the given route modules, sorted by path then method. */
+export function listOperations(modules: RouteModule[]): OpenApiOperation[] {
+  const ops: OpenApiOperation[] = [];
+  for (const mod of modules) {
+    for (const method of METHODS) {
+      const handler = mod[method];
+      if (!isDescribed(handler)) continue;
+      const m = /^([A-Z]+) (\/\S*)$/.exec(handler.route.name);
+      if (!m || m[1] !== method) continue;
+      ops.push({ method, path: API_PREFIX + m[2], route: handler.route });
+    }
+  }
+  return ops.sort((a, b) => a.path.localeCompare(b.path) || METHODS.indexOf(a.method) - METHODS.indexOf(b.method));
+}
+
+const errorResponses = Object.fromEntries(
+  ([400, 401, 403, 404, 409, 413, 422, 500] as const).map((status) => [
+    String(status),
+    {
+      description: Object.entries(ERROR_STATUS)
+        .filter(([, s]) => s === status)
+        .map(([code]) => code)
+        .join(" | "),
+      content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+    },
+  ]),
+);
+
+function operationObject(op: OpenApiOperation): JsonSchema {
+  const { route } = op;
+  const parameters: JsonSchema[] = [];
+  if (route.params) {
+    const { props } = queryProperties(jsonSchemaOf(route.params));
+    for (const [name, schema] of Object.entries(props)) parameters.push({ name, in: "path", required: true, schema });
+  }
+  if (route.query) {
+    const { props, required } = queryProperties(jsonSchemaOf(route.query));
+    for (const [name, schema] of Object.entries(props)) parameters.push({ name, in: "query", required: required.has(name) && !("default" in schema), schema });
+  }
+  const tag = op.path.slice(API_PREFIX.length).split("/")[1] ?? "api";
+  return {
+    operationId: `${op.method.toLowerCase()}${op.path.slice(API_PREFIX.length).replace(/[{}]/g, "").replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ""))}`,
+    summary: route.description ?? route.name,
+    tags: [tag],
+    "x-required-scope": route.auth,
+    ...(route.auth === "public" ? { security: [] } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: jsonSchemaOf(route.body) } } } } : {}),
+    responses: {
+      [String(route.status ?? 200)]: { description: "success", content: { "application/json": { schema: {} } } },
+      ...errorResponses,
+    },
+  };
+}
+
+/** The whole OpenAPI 3.1 document. */
+export function buildOpenApiDocument(modules: RouteModule[]): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const op of listOperations(modules)) {
+    paths[op.path] ??= {};
+    paths[op.path][op.method.toLowerCase()] = operationObject(op);
+  }
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "dualmind API",
+      version: versions().app,
+      description: "Memory (System 1) and governance (System 2) for AI agents. Send `Authorization: Bearer dm_...`; scopes nest admin ⊃ write ⊃ read. The same operations are MCP tools at /api/mcp.",
+    },
+    servers: [{ url: "/" }],
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API token (dm_...) from the admin page or `dualmind tokens create`" } },
+      schemas: {
+        Error: {
+          type: "object",
+          required: ["error"],
+          properties: {
+            error: {
+              type: "object",
+              required: ["code", "message", "details"],
+              properties: {
+                code: { type: "string", enum: Object.keys(ERROR_STATUS) },
+                message: { type: "string" },
+                details: { type: "array", items: { type: "object", properties: { path: { type: "string" }, message: { type: "string" } }, required: ["message"] } },
+              },
+            },
+          },
+        },
+      },
+    },
+    paths,
+  };
+}
+
+export type ReferenceField = { name: string; where: "path" | "query" | "body"; type: string; required: boolean };
+export type ReferenceEntry = { method: string; path: string; scope: string; summary: string; fields: ReferenceField[] };
+
+function typeLabel(schema: JsonSchema): string {
+  if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map((v) => JSON.stringify(v)).join(" | ");
+  const branches = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (branches) return [...new Set(branches.map(typeLabel))].join(" | ");
+  if (schema.type === "array") return `${typeLabel((schema.items ?? {}) as JsonSchema)}[]`;
+  return typeof schema.type === "string" ? schema.type : "any";
+}
+
+/** The document flattened for the dashboard's API reference page. */
+export function buildApiReference(modules: RouteModule[]): ReferenceEntry[] {
+  const doc = buildOpenApiDocument(modules) as { paths: Record<string, Record<string, JsonSchema>> };
+  const out: ReferenceEntry[] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const fields: ReferenceField[] = ((op.parameters ?? []) as JsonSchema[]).map((p) => ({ name: String(p.name), where: p.in as "path" | "query", type: typeLabel(p.schema as JsonSchema), required: p.required === true }));
+      const body = (op.requestBody as { content: Record<string, { schema: JsonSchema }> } | undefined)?.content["application/json"].schema;
+      if (body) {
+        const { props, required } = queryProperties(body);
+        for (const [name, schema] of Object.entries(props)) fields.push({ name, where: "body", type: typeLabel(schema), required: required.has(name) && !("default" in schema) });
+      }
+      out.push({ method: method.toUpperCase(), path, scope: String(op["x-required-scope"]), summary: String(op.summary), fields });
+    }
+  }
+  return out;
+}

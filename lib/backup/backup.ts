@@ -1,0 +1,196 @@
+/**
+ * Online backups and store bundles. Database files are copied with SQLite's
+ * backup API (through better-sqlite3), so a copy taken while the server writes
+ * is a consistent snapshot; memory files are copied beside it. Memories are
+ * file-first and their index rows are derived, so a restore reindexes from the
+ * copied files: whatever a write in flight left half-done is settled by the
+ * files, and the restored store verifies clean.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { z } from "zod";
+import { getConfig } from "../config";
+import { getGovernance, getStoreDb, storeDir, STORE_NAME_RE } from "../db/connection";
+import { getActiveFingerprintId, getEmbedder, getFingerprintInfo } from "../embed/model";
+import type { Fingerprint } from "../embed/providers";
+import { startReembed } from "../embed/reembed";
+import { appendAudit } from "../governance/audit";
+import { AppError } from "../errors";
+import { reindexStore } from "../index/reindex";
+import { listStoreNames, storeExists } from "../stores/stores";
+import { versions } from "../version";
+
+export const BACKUP_FORMAT = "dualmind.backup.v1" as const;
+export const BUNDLE_FORMAT = "dualmind.store-bundle.v1" as const;
+
+/**
+ * One backup step copies every page: a multi-step copy restarts whenever
+ * another connection writes the source, so under steady writes it may never
+ * finish. One step holds a read snapshot for its duration instead.
+ */
+const ALL_PAGES = 0x7fffffff;
+
+/** Copy a live database to `dest` (replaced) and check the copy's integrity. */
+export async function snapshotDatabase({ sqlite, dest }: { sqlite: Database.Database; dest: string }): Promise<{ bytes: number; integrity: string }> {
+  fs.mkdirSync(path.dirname(dest), { recursive: true });
+  fs.rmSync(dest, { force: true });
+  await sqlite.backup(dest, { progress: () => ALL_PAGES });
+  const copy = new Database(dest);
+  try {
+    // The copy is a standalone file: no WAL beside it.
+    copy.pragma("journal_mode = DELETE");
+    const integrity = copy.pragma("integrity_check", { simple: true }) as string;
+    if (integrity !== "ok") throw new AppError("internal", `backup of ${path.basename(dest)} failed its integrity check: ${integrity}`);
+    return { bytes: fs.statSync(dest).size, integrity };
+  } finally {
+    copy.close();
+  }
+}
+
+/** Copy a store's memory/ folder; returns the number of files. */
+function copyMemoryFiles({ from, to }: { from: string; to: string }): number {
+  if (!fs.existsSync(from)) {
+    fs.mkdirSync(to, { recursive: true });
+    return 0;
+  }
+  fs.cpSync(from, to, { recursive: true, force: true });
+  let files = 0;
+  for (const entry of fs.readdirSync(to, { recursive: true, withFileTypes: true })) if (entry.isFile()) files++;
+  return files;
+}
+
+async function activeFingerprint(store: string): Promise<Fingerprint | null> {
+  const handle = getStoreDb(store);
+  let configured: Fingerprint;
+  try {
+    configured = await getEmbedder().fingerprint;
+  } catch {
+    return null;
+  }
+  return getFingerprintInfo(handle, getActiveFingerprintId(handle, configured));
+}
+
+const storeEntrySchema = z.object({ name: z.string().regex(STORE_NAME_RE), bytes: z.number(), memoryFiles: z.number(), fingerprint: z.unknown().nullable() }).strict();
+
+const backupManifestSchema = z
+  .object({ format: z.literal(BACKUP_FORMAT), createdAt: z.number(), app: z.string(), governance: z.object({ bytes: z.number() }).strict(), stores: z.array(storeEntrySchema) })
+  .strict();
+export type BackupManifest = z.infer<typeof backupManifestSchema>;
+
+export type BackupProgress = { done: number; total: number; item: string };
+
+/**
+ * Online backup of the whole DATA_DIR into `outDir` (must be empty or absent):
+ * governance.db, every store's index.db and memory/ folder, and manifest.json.
+ */
+export async function backupDataDir({ outDir, actor, onProgress }: { outDir: string; actor: string; onProgress?: (p: BackupProgress) => void }): Promise<BackupManifest> {
+  assertEmptyDir(outDir);
+  const stores = listStoreNames();
+  const total = stores.length + 1;
+  onProgress?.({ done: 0, total, item: "governance.db" });
+  const gov = await snapshotDatabase({ sqlite: getGovernance().sqlite, dest: path.join(outDir, "governance.db") });
+  const entries: BackupManifest["stores"] = [];
+  for (const [i, store] of stores.entries()) {
+    onProgress?.({ done: i + 1, total, item: store });
+    const dir = path.join(outDir, "stores", store);
+    const db = await snapshotDatabase({ sqlite: getStoreDb(store).sqlite, dest: path.join(dir, "index.db") });
+    const memoryFiles = copyMemoryFiles({ from: path.join(storeDir(store), "memory"), to: path.join(dir, "memory") });
+    entries.push({ name: store, bytes: db.bytes, memoryFiles, fingerprint: await activeFingerprint(store) });
+  }
+  onProgress?.({ done: total, total, item: "done" });
+  const manifest: BackupManifest = { format: BACKUP_FORMAT, createdAt: Date.now(), app: versions().app, governance: { bytes: gov.bytes }, stores: entries };
+  fs.writeFileSync(path.join(outDir, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
+  appendAudit({ actor, action: "backup.create", target: `backup:${path.resolve(outDir)}`, details: { stores: stores.length } });
+  return manifest;
+}
+
+function assertEmptyDir(dir: string): void {
+  if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) throw new AppError("conflict", `${dir} is not empty`);
+  fs.mkdirSync(dir, { recursive: true });
+}
+
+function readJsonFile(file: string): unknown {
+  if (!fs.existsSync(file)) throw new AppError("not_found", `${file} does not exist`);
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch (e) {
+    throw new AppError("invalid_json", `${file} is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * Restore a backup into the configured DATA_DIR, which must hold no data yet
+ * (restoring over live data would silently drop it). Each store is reindexed
+ * from its copied files so the restored index matches them.
+ */
+export function restoreDataDir({ backupDir }: { backupDir: string }): { stores: string[] } {
+  const manifest = backupManifestSchema.parse(readJsonFile(path.join(backupDir, "manifest.json")));
+  const dataDir = getConfig().dataDir;
+  if (fs.existsSync(path.join(dataDir, "governance.db")) || listStoreNames().length > 0) {
+    throw new AppError("conflict", `DATA_DIR ${dataDir} already holds data; restore into an empty one`);
+  }
+  fs.mkdirSync(dataDir, { recursive: true });
+  fs.copyFileSync(path.join(backupDir, "governance.db"), path.join(dataDir, "governance.db"));
+  for (const s of manifest.stores) {
+    const dir = path.join(dataDir, "stores", s.name);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.copyFileSync(path.join(backupDir, "stores", s.name, "index.db"), path.join(dir, "index.db"));
+    copyMemoryFiles({ from: path.join(backupDir, "stores", s.name, "memory"), to: path.join(dir, "memory") });
+    reindexStore({ store: s.name });
+  }
+  return { stores: manifest.stores.map((s) => s.name) };
+}
+
+const bundleManifestSchema = z
+  .object({ format: z.literal(BUNDLE_FORMAT), store: z.string().regex(STORE_NAME_RE), exportedAt: z.number(), app: z.string(), memoryFiles: z.number(), bytes: z.number(), fingerprint: z.unknown().nullable() })
+  .strict();
+export type BundleManifest = z.infer<typeof bundleManifestSchema>;
+
+/** Export one store as a bundle directory: index.db snapshot, memory/ files, bundle.json with the embedding fingerprint. */
+export async function exportStoreBundle({ store, outDir }: { store: string; outDir: string }): Promise<BundleManifest> {
+  if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
+  assertEmptyDir(outDir);
+  const db = await snapshotDatabase({ sqlite: getStoreDb(store).sqlite, dest: path.join(outDir, "index.db") });
+  const memoryFiles = copyMemoryFiles({ from: path.join(storeDir(store), "memory"), to: path.join(outDir, "memory") });
+  const manifest: BundleManifest = { format: BUNDLE_FORMAT, store, exportedAt: Date.now(), app: versions().app, memoryFiles, bytes: db.bytes, fingerprint: await activeFingerprint(store) };
+  fs.writeFileSync(path.join(outDir, "bundle.json"), JSON.stringify(manifest, null, 2) + "\n");
+  return manifest;
+}
+
+export type BundleImport = { store: string; memoryFiles: number; reembed: { toEmbed: number } | null; fingerprintMatches: boolean | null };
+
+/**
+ * Import a bundle as a new store (`as` renames it). Without `reembed` the
+ * bundle's vectors serve searches as they are (a different configured model
+ * shows as drift); with it every embeddable row is queued again for the
+ * configured model. Audited.
+ */
+export async function importStoreBundle({ bundleDir, as, reembed, actor }: { bundleDir: string; as?: string; reembed: boolean; actor: string }): Promise<BundleImport> {
+  const manifest = bundleManifestSchema.parse(readJsonFile(path.join(bundleDir, "bundle.json")));
+  const store = as ?? manifest.store;
+  if (!STORE_NAME_RE.test(store)) throw new AppError("invalid_request", `invalid store name ${store}`);
+  if (storeExists(store)) throw new AppError("conflict", `store ${store} already exists`);
+  const dir = storeDir(store);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.copyFileSync(path.join(bundleDir, "index.db"), path.join(dir, "index.db"));
+  const memoryFiles = copyMemoryFiles({ from: path.join(bundleDir, "memory"), to: path.join(dir, "memory") });
+  reindexStore({ store });
+  const handle = getStoreDb(store);
+  let configured: Fingerprint | null = null;
+  try {
+    configured = await getEmbedder().fingerprint;
+  } catch {
+    configured = null;
+  }
+  const bundleFp = manifest.fingerprint as { id?: string } | null;
+  const fingerprintMatches = configured && bundleFp?.id ? configured.id === bundleFp.id : null;
+  let queued: BundleImport["reembed"] = null;
+  if (reembed) {
+    if (!configured) throw new AppError("unavailable", "the embedding provider is unavailable; import without --reembed or fix the provider");
+    const job = startReembed(handle, configured, { onlyStale: false, actor });
+    queued = { toEmbed: job.total };
+  }
+  appendAudit({ actor, action: "store.import", target: `store:${store}`, details: { from: manifest.store, memoryFiles, reembed, fingerprintMatches } });
+  return { store, memoryFiles, reembed: queued, fingerprintMatches };
+}

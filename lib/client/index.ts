@@ -1,0 +1,176 @@
+/**
+ * Typed client for the dualmind HTTP API: fetch only, no server code. Types
+ * come from the server's zod schemas through type-only imports, which vanish
+ * at compile time, so this file runs anywhere fetch does.
+ */
+import type { z } from "zod";
+import type { createSessionSchema, postMessageSchema, SessionView, DialecticSession, DialecticMessage } from "../governance/dialectic";
+import type { createTaskSchema, finishRunSchema, recordValidationSchema, startRunSchema, SkillRun, Task, TaskStatus, Validation } from "../governance/ledger";
+import type { rememberInputSchema, RememberResponse } from "../graph/remember";
+import type { thinkInputSchema, Thought } from "../graph/thoughts";
+import type { ChunkDetail } from "../index/ingest";
+import type { createMemorySchema, memoryFilterSchema, Memory, MemoryWithBody, updateMemorySchema } from "../index/memories";
+import type { searchInputSchema } from "../index/search";
+import type { AnySearchResult } from "../index/semantic-search";
+import type { learningInputSchema, traceInputSchema } from "../recall/descriptors";
+import type { RecordLearningResult } from "../recall/learnings";
+import type { recallInputSchema, RecallResult } from "../recall/recall";
+import type { RecordTraceResult } from "../recall/traces";
+import type { StoreSummary } from "../stores/stores";
+
+export type ApiErrorBody = { error: { code: string; message: string; details: { path?: string; message: string }[] } };
+
+/** A non-2xx answer, with the envelope's stable code. */
+export class DualmindApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: ApiErrorBody["error"]["details"] = [],
+  ) {
+    super(message);
+    this.name = "DualmindApiError";
+  }
+}
+
+type Query = Record<string, string | number | boolean | string[] | undefined>;
+
+export type DualmindClientOptions = { baseUrl: string; token: string; fetch?: typeof fetch };
+
+export class DualmindClient {
+  private readonly baseUrl: string;
+  private readonly token: string;
+  private readonly fetchImpl: typeof fetch;
+
+  constructor({ baseUrl, token, fetch: fetchImpl }: DualmindClientOptions) {
+    this.baseUrl = baseUrl.replace(/\/+$/, "");
+    this.token = token;
+    this.fetchImpl = fetchImpl ?? fetch;
+  }
+
+  /** One API call: JSON in, JSON out, errors as DualmindApiError. */
+  async request<T>(method: string, path: string, { query, body }: { query?: Query; body?: unknown } = {}): Promise<T> {
+    const url = new URL(`${this.baseUrl}/api/v1${path}`);
+    for (const [k, v] of Object.entries(query ?? {})) {
+      if (v === undefined) continue;
+      if (Array.isArray(v)) v.forEach((item) => url.searchParams.append(k, item));
+      else url.searchParams.set(k, String(v));
+    }
+    const headers: Record<string, string> = { authorization: `Bearer ${this.token}`, accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const res = await this.fetchImpl(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    const json: unknown = text ? JSON.parse(text) : null;
+    if (!res.ok) {
+      const env = (json as Partial<ApiErrorBody> | null)?.error;
+      throw new DualmindApiError(res.status, env?.code ?? "http_error", env?.message ?? `HTTP ${res.status}`, env?.details ?? []);
+    }
+    return json as T;
+  }
+
+  private store(store: string): string {
+    return `/stores/${encodeURIComponent(store)}`;
+  }
+
+  health() {
+    return this.request<{ ok: boolean; versions: { app: string; node: string; sqlite: string } }>("GET", "/health");
+  }
+
+  openapi() {
+    return this.request<{ openapi: string; paths: Record<string, unknown> }>("GET", "/openapi.json");
+  }
+
+  listStores() {
+    return this.request<{ stores: StoreSummary[] }>("GET", "/stores");
+  }
+
+  createStore(input: { name: string; description?: string }) {
+    return this.request<StoreSummary>("POST", "/stores", { body: input });
+  }
+
+  search(store: string, input: z.input<typeof searchInputSchema>) {
+    return this.request<AnySearchResult>("POST", `${this.store(store)}/search`, { body: input });
+  }
+
+  readChunk(store: string, chunkId: string) {
+    return this.request<ChunkDetail>("GET", `${this.store(store)}/chunks/${encodeURIComponent(chunkId)}`);
+  }
+
+  writeMemory(store: string, input: z.input<typeof createMemorySchema>) {
+    return this.request<Memory>("POST", `${this.store(store)}/memories`, { body: input });
+  }
+
+  updateMemory(store: string, input: z.input<typeof updateMemorySchema>) {
+    return this.request<Memory>("PUT", `${this.store(store)}/memories`, { body: input });
+  }
+
+  readMemory(store: string, path: string) {
+    return this.request<MemoryWithBody>("GET", `${this.store(store)}/memories`, { query: { path } });
+  }
+
+  queryMemories(store: string, filter: z.input<typeof memoryFilterSchema> = {}) {
+    const query: Query = {};
+    for (const [k, v] of Object.entries(filter)) query[k] = v instanceof Date ? v.toISOString() : (v as Query[string]);
+    return this.request<{ total: number; memories: Memory[] }>("GET", `${this.store(store)}/memories`, { query });
+  }
+
+  deleteMemory(store: string, path: string) {
+    return this.request<{ deleted: string }>("DELETE", `${this.store(store)}/memories`, { query: { path } });
+  }
+
+  think(store: string, input: z.input<typeof thinkInputSchema>) {
+    return this.request<{ thought: Thought }>("POST", `${this.store(store)}/thoughts`, { body: input });
+  }
+
+  remember(store: string, input: z.input<typeof rememberInputSchema>) {
+    return this.request<RememberResponse>("POST", `${this.store(store)}/remember`, { body: input });
+  }
+
+  recordTrace(store: string, input: z.input<typeof traceInputSchema>) {
+    return this.request<RecordTraceResult>("POST", `${this.store(store)}/traces`, { body: input });
+  }
+
+  recordLearning(store: string, input: z.input<typeof learningInputSchema>) {
+    return this.request<RecordLearningResult>("POST", `${this.store(store)}/learnings`, { body: input });
+  }
+
+  recall(store: string, input: z.input<typeof recallInputSchema>) {
+    return this.request<RecallResult>("POST", `${this.store(store)}/recall`, { body: input });
+  }
+
+  storeHealth(store: string) {
+    return this.request<Record<string, unknown> & { degraded: boolean; backlog: { pending: number } }>("GET", `${this.store(store)}/health`);
+  }
+
+  createTask(input: z.input<typeof createTaskSchema>) {
+    return this.request<{ task: Task; created: boolean }>("POST", "/tasks", { body: input });
+  }
+
+  taskStatus(taskId: string) {
+    return this.request<TaskStatus>("GET", `/tasks/${encodeURIComponent(taskId)}`);
+  }
+
+  recordRun(taskId: string, input: z.input<typeof startRunSchema>) {
+    return this.request<{ run: SkillRun; created: boolean }>("POST", `/tasks/${encodeURIComponent(taskId)}/runs`, { body: input });
+  }
+
+  finishRun(taskId: string, runId: string, input: z.input<typeof finishRunSchema>) {
+    return this.request<{ run: SkillRun; created: boolean }>("POST", `/tasks/${encodeURIComponent(taskId)}/runs/${encodeURIComponent(runId)}/finish`, { body: input });
+  }
+
+  recordValidation(taskId: string, input: z.input<typeof recordValidationSchema>) {
+    return this.request<{ validation: Validation; created: boolean }>("POST", `/tasks/${encodeURIComponent(taskId)}/validations`, { body: input });
+  }
+
+  dialecticRequest(input: z.input<typeof createSessionSchema>) {
+    return this.request<{ session: DialecticSession; created: boolean }>("POST", "/dialectic/sessions", { body: input });
+  }
+
+  dialecticPost(sessionId: string, input: z.input<typeof postMessageSchema>) {
+    return this.request<{ message: DialecticMessage; session: DialecticSession; created: boolean }>("POST", `/dialectic/sessions/${encodeURIComponent(sessionId)}/messages`, { body: input });
+  }
+
+  dialecticGet(sessionId: string) {
+    return this.request<SessionView>("GET", `/dialectic/sessions/${encodeURIComponent(sessionId)}`);
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * The dualmind MCP server for one principal. Built on the SDK's low-level
+ * Server so argument validation is ours: tool inputs are parsed with the REST
+ * schemas and failures come back as tool errors carrying the REST error
+ * envelope (same codes), not as SDK-specific messages.
+ */
+import { randomUUID } from "node:crypto";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { toAppError, zodDetails } from "../api/route";
+import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
+import { AppError } from "../errors";
+import { recordRequest } from "../metrics/latency";
+import { listStores } from "../stores/stores";
+import { versions } from "../version";
+import { MCP_TOOLS, type ToolDef } from "./tools";
+
+export type McpSessionOptions = {
+  principal: AgentPrincipal;
+  /** stdio: the `--store` given on the command line fills in a missing `store` argument. */
+  defaultStore?: string;
+};
+
+const toolsByName = new Map(MCP_TOOLS.map((t) => [t.name, t]));
+
+let listedTools: { name: string; description: string; inputSchema: { type: "object"; [k: string]: unknown } }[] | null = null;
+
+/** JSON Schema of every tool input, generated once from the zod schemas (input side: defaults are optional). */
+export function listToolDescriptors() {
+  listedTools ??= MCP_TOOLS.map((t) => {
+    const { $schema: _drop, ...schema } = z.toJSONSchema(t.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+    return { name: t.name, description: t.description, inputSchema: { ...schema, type: "object" as const } };
+  });
+  return listedTools;
+}
+
+function hasStoreArgument(t: ToolDef): boolean {
+  return t.input instanceof z.ZodObject && "store" in t.input.shape;
+}
+
+/**
+ * Run one tool for a principal: scope, argument parsing, store allow-list,
+ * then the domain function. Throws AppError like a REST route would.
+ */
+export async function runTool({ name, args, options }: { name: string; args: Record<string, unknown> | undefined; options: McpSessionOptions }): Promise<unknown> {
+  const t = toolsByName.get(name);
+  if (!t) throw new AppError("not_found", `unknown tool ${name}`);
+  const { principal } = options;
+  if (!hasScope(principal, t.scope)) throw new AppError("forbidden", `this token lacks the '${t.scope}' scope`);
+  const raw: Record<string, unknown> = { ...(args ?? {}) };
+  if (options.defaultStore && raw.store === undefined && hasStoreArgument(t)) raw.store = options.defaultStore;
+  const parsed = t.input.safeParse(raw);
+  if (!parsed.success) throw new AppError("invalid_request", "invalid arguments", zodDetails(parsed.error, "arguments"));
+  const store = (parsed.data as { store?: unknown }).store;
+  if (typeof store === "string" && !canUseStore(principal, store)) throw new AppError("forbidden", `this token may not use store ${store}`);
+  return await t.run(parsed.data as never, { principal });
+}
+
+function toolResult(value: unknown, isError = false): CallToolResult {
+  const structured = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
+  return { content: [{ type: "text", text: JSON.stringify(value ?? null) }], structuredContent: structured, ...(isError ? { isError: true } : {}) };
+}
+
+const RESOURCE_TEMPLATES = [
+  { uriTemplate: "dualmind://stores/{store}/chunks/{id}", name: "chunk", description: "One chunk of an indexed document", mimeType: "application/json" },
+  { uriTemplate: "dualmind://stores/{store}/memories/{+path}", name: "memory", description: "One memory (frontmatter + body) by path", mimeType: "application/json" },
+  { uriTemplate: "dualmind://dialectic/sessions/{id}", name: "dialectic-session", description: "A dialectic session with its transcript", mimeType: "application/json" },
+];
+
+/** A resource URI → the tool that reads it, so resources share the tools' checks. */
+function resourceCall(uri: string): { name: string; args: Record<string, unknown> } | null {
+  let m = /^dualmind:\/\/stores\/([^/]+)\/chunks\/([^/]+)$/.exec(uri);
+  if (m) return { name: "read_chunk", args: { store: decodeURIComponent(m[1]), id: decodeURIComponent(m[2]) } };
+  m = /^dualmind:\/\/stores\/([^/]+)\/memories\/(.+)$/.exec(uri);
+  if (m) return { name: "read_memory", args: { store: decodeURIComponent(m[1]), path: m[2].split("/").map(decodeURIComponent).join("/") } };
+  m = /^dualmind:\/\/dialectic\/sessions\/([^/]+)$/.exec(uri);
+  if (m) return { name: "dialectic_get", args: { session_id: decodeURIComponent(m[1]) } };
+  if (uri === "dualmind://stores") return { name: "list_stores", args: {} };
+  return null;
+}
+
+export function createMcpServer(options: McpSessionOptions): Server {
+  const server = new Server({ name: "dualmind", version: versions().app }, { capabilities: { tools: {}, resources: {} } });
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listToolDescriptors() }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const started = performance.now();
+    const name = request.params.name;
+    let result: CallToolResult;
+    let status = 200;
+    try {
+      result = toolResult(await runTool({ name, args: request.params.arguments, options }));
+    } catch (e) {
+      const err = toAppError(e, randomUUID());
+      status = err.status;
+      result = toolResult(err.toBody(), true);
+    }
+    recordRequest(`MCP tool ${name}`, status, performance.now() - started);
+    return result;
+  });
+
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({
+    resources: [
+      { uri: "dualmind://stores", name: "stores", description: "The stores this token may use", mimeType: "application/json" },
+      ...listStores()
+        .filter((s) => canUseStore(options.principal, s.name))
+        .map((s) => ({ uri: `dualmind://stores/${s.name}`, name: `store ${s.name}`, mimeType: "application/json" })),
+    ],
+  }));
+
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const uri = request.params.uri;
+    const storeOnly = /^dualmind:\/\/stores\/([^/]+)$/.exec(uri);
+    const call = storeOnly ? { name: "store_health", args: { store: storeOnly[1] } } : resourceCall(uri);
+    if (!call) throw new McpError(ErrorCode.InvalidParams, `unknown resource ${uri}`);
+    try {
+      const value = await runTool({ name: call.name, args: call.args, options });
+      return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(value) }] };
+    } catch (e) {
+      const err = toAppError(e, randomUUID());
+      throw new McpError(ErrorCode.InvalidParams, `${err.code}: ${err.message}`, err.toBody());
+    }
+  });
+
+  return server;
+}

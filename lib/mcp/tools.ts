@@ -1,0 +1,374 @@
+/**
+ * The MCP tool catalog: each tool is one existing domain function with the
+ * REST route's own zod schema as its input (plus the route's path params:
+ * `store`, `id`, ...). Nothing here re-implements domain logic.
+ */
+import { z, type ZodType } from "zod";
+import type { AgentPrincipal, Scope } from "../auth/tokens";
+import { storeParams } from "../api/params";
+import { getEmbeddingStatus } from "../embed/status";
+import { clientIdSchema } from "../governance/common";
+import { createDialecticSession, getDialecticSessionForAgent, postDialecticMessage, createSessionSchema, postMessageSchema } from "../governance/dialectic";
+import { createTask, createTaskSchema, finishRunSchema, getTaskStatusById, recordRunFinish, recordRunStart, recordValidation, recordValidationSchema, startRunSchema } from "../governance/ledger";
+import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, unlinkEvidence } from "../graph/evidence";
+import { createFrame, createFrameInputSchema, deleteFrame, updateFrame, updateFrameInputSchema } from "../graph/frames";
+import { getNodeDetailById } from "../graph/node-detail";
+import { createNode, createNodeInputSchema, deleteNode, listNodesByFilter, listNodesQuerySchema, updateNode, updateNodeInputSchema } from "../graph/nodes";
+import { createOrMergeRelation, createRelationInputSchema, deleteRelation, updateRelation, updateRelationInputSchema } from "../graph/relations";
+import { rememberByQuery, rememberInputSchema } from "../graph/remember";
+import { agentActor, openGraphStore, storeItemParams } from "../graph/store";
+import { thinkInputSchema, thinkThought } from "../graph/thoughts";
+import { chunkIdSchema, getChunkByChunkId } from "../index/ingest";
+import {
+  categoryPathSchema,
+  createMemory,
+  createMemorySchema,
+  deleteMemory,
+  getMemoryByPath,
+  listCategoryChildren,
+  listMemoriesByFilter,
+  listRecentMemories,
+  memoryFilterSchema,
+  memoryPathSchema,
+  updateMemory,
+  updateMemorySchema,
+} from "../index/memories";
+import { openIndexedStore } from "../index/reindex";
+import { searchInputSchema } from "../index/search";
+import { searchAnyMode } from "../index/semantic-search";
+import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
+import { recordLearning } from "../recall/learnings";
+import { recallInputSchema, recallReflections } from "../recall/recall";
+import { recordTrace } from "../recall/traces";
+import { getStoreDb } from "../db/connection";
+import { listStores, requireStore, storeNameSchema } from "../stores/stores";
+
+export type ToolContext = { principal: AgentPrincipal };
+
+export type ToolDef = {
+  name: string;
+  description: string;
+  /** Minimum scope, as on the matching REST route. */
+  scope: Scope;
+  input: ZodType;
+  run: (args: never, ctx: ToolContext) => unknown;
+};
+
+function tool<S extends ZodType>(def: { name: string; description: string; scope: Scope; input: S; run: (args: z.output<S>, ctx: ToolContext) => unknown }): ToolDef {
+  return def as ToolDef;
+}
+
+const storeShape = storeParams.shape;
+const storeItemShape = storeItemParams.shape;
+const sessionIdShape = { session_id: clientIdSchema };
+const taskIdShape = { task_id: clientIdSchema };
+
+const agentOf = (ctx: ToolContext) => ctx.principal.agentId;
+const isAdmin = (ctx: ToolContext) => ctx.principal.scopes.includes("admin");
+
+const indexTools: ToolDef[] = [
+  tool({
+    name: "search",
+    description: "Search a store's documents and memories (mode fts | vector | hybrid), with filters; same as POST /stores/{store}/search.",
+    scope: "read",
+    input: searchInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }) => {
+      openIndexedStore({ store });
+      return searchAnyMode({ store, input });
+    },
+  }),
+  tool({
+    name: "read_chunk",
+    description: "Read one chunk (text, path, position) by its 32-hex chunk id from a search hit.",
+    scope: "read",
+    input: z.object({ ...storeShape, id: chunkIdSchema }).strict(),
+    run: ({ store, id }) => getChunkByChunkId({ sqlite: openIndexedStore({ store }), chunkId: id }),
+  }),
+  tool({
+    name: "query_memories",
+    description: "List memories by category (recursive), tags, updated range, source; sorted and paged.",
+    scope: "read",
+    input: memoryFilterSchema.safeExtend(storeShape),
+    run: ({ store, ...filter }) => listMemoriesByFilter({ sqlite: openIndexedStore({ store }), filter }),
+  }),
+  tool({
+    name: "recent_memories",
+    description: "The most recently updated memories of a store.",
+    scope: "read",
+    input: z.object({ ...storeShape, limit: memoryFilterSchema.shape.limit.default(10) }).strict(),
+    run: ({ store, limit }) => ({ memories: listRecentMemories({ sqlite: openIndexedStore({ store }), limit }) }),
+  }),
+  tool({
+    name: "list_memories",
+    description: "Browse the category tree: the child categories of `parent` (root when absent) and a page of the memories under it (recursive, newest first).",
+    scope: "read",
+    input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset }).strict(),
+    run: ({ store, parent, limit, offset }) => {
+      const sqlite = openIndexedStore({ store });
+      const { total, memories } = listMemoriesByFilter({ sqlite, filter: memoryFilterSchema.parse({ category: parent, limit, offset }) });
+      return { parent: parent ?? null, categories: listCategoryChildren({ sqlite, parent: parent ?? null }), total, memories };
+    },
+  }),
+  tool({
+    name: "read_memory",
+    description: "Read one memory (frontmatter fields and body) by its path, e.g. projects/dualmind/decisions.md.",
+    scope: "read",
+    input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
+    run: ({ store, path }) => {
+      openIndexedStore({ store });
+      return getMemoryByPath({ store, memoryPath: path });
+    },
+  }),
+  tool({
+    name: "write_memory",
+    description: "Create a memory: a markdown file under memory/<path> (file first, then the index). An existing path is a conflict; use update_memory.",
+    scope: "write",
+    input: createMemorySchema.safeExtend(storeShape),
+    run: ({ store, ...input }) => createMemory({ store, sqlite: openIndexedStore({ store }), input }),
+  }),
+  tool({
+    name: "update_memory",
+    description: "Update (or move with move_to) an existing memory.",
+    scope: "write",
+    input: updateMemorySchema.safeExtend(storeShape),
+    run: ({ store, ...input }) => updateMemory({ store, sqlite: openIndexedStore({ store }), input }),
+  }),
+  tool({
+    name: "delete_memory",
+    description: "Delete a memory file and its index rows.",
+    scope: "write",
+    input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
+    run: ({ store, path }) => {
+      deleteMemory({ store, sqlite: openIndexedStore({ store }), memoryPath: path });
+      return { deleted: path };
+    },
+  }),
+];
+
+const graphTools: ToolDef[] = [
+  tool({
+    name: "think",
+    description: "Record a thought (optionally in a chain); it is embedded and scored for novelty.",
+    scope: "write",
+    input: thinkInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => ({ thought: thinkThought({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
+  }),
+  tool({
+    name: "remember",
+    description: "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence.",
+    scope: "read",
+    input: rememberInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }) => {
+      requireStore(store);
+      return rememberByQuery({ store, input });
+    },
+  }),
+  tool({
+    name: "node_create",
+    description: "Create a knowledge-graph node (entity).",
+    scope: "write",
+    input: createNodeInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => ({ node: createNode({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
+  }),
+  tool({
+    name: "node_get",
+    description: "A node with its frames, relations and neighbours.",
+    scope: "read",
+    input: storeItemParams,
+    run: ({ store, id }) => getNodeDetailById({ handle: openGraphStore(store), id }),
+  }),
+  tool({
+    name: "node_list",
+    description: "List or find nodes by name and entity type.",
+    scope: "read",
+    input: listNodesQuerySchema.safeExtend(storeShape),
+    run: ({ store, ...filter }) => listNodesByFilter({ handle: openGraphStore(store), filter }),
+  }),
+  tool({
+    name: "node_update",
+    description: "Change a node's display name, scope, attributes or tags (fields under `changes`).",
+    scope: "write",
+    input: z.object({ ...storeItemShape, changes: updateNodeInputSchema }).strict(),
+    run: ({ store, id, changes }) => ({ node: updateNode({ handle: openGraphStore(store), id, input: changes }) }),
+  }),
+  tool({
+    name: "node_delete",
+    description: "Delete a node with its frames and relations (audited).",
+    scope: "write",
+    input: storeItemParams,
+    run: ({ store, id }, ctx) => deleteNode({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
+  }),
+  tool({
+    name: "relation_create",
+    description: "Create a relation between two nodes, or merge into the existing one of the same type.",
+    scope: "write",
+    input: createRelationInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => createOrMergeRelation({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
+  }),
+  tool({
+    name: "relation_update",
+    description: "Change a relation's weight, confidence, direction, time range or attributes (fields under `changes`).",
+    scope: "write",
+    input: z.object({ ...storeItemShape, changes: updateRelationInputSchema }).strict(),
+    run: ({ store, id, changes }) => ({ relation: updateRelation({ handle: openGraphStore(store), id, input: changes }) }),
+  }),
+  tool({
+    name: "relation_delete",
+    description: "Delete a relation (audited).",
+    scope: "write",
+    input: storeItemParams,
+    run: ({ store, id }, ctx) => deleteRelation({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
+  }),
+  tool({
+    name: "frame_create",
+    description: "Attach a semantic / episodic / procedural / custom frame to a node.",
+    scope: "write",
+    input: createFrameInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => ({ frame: createFrame({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
+  }),
+  tool({
+    name: "frame_update",
+    description: "Replace a frame's properties (under `changes`).",
+    scope: "write",
+    input: z.object({ ...storeItemShape, changes: updateFrameInputSchema }).strict(),
+    run: ({ store, id, changes }) => ({ frame: updateFrame({ handle: openGraphStore(store), id, input: changes }) }),
+  }),
+  tool({
+    name: "frame_delete",
+    description: "Delete a frame (audited).",
+    scope: "write",
+    input: storeItemParams,
+    run: ({ store, id }, ctx) => deleteFrame({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
+  }),
+  tool({
+    name: "evidence_link",
+    description: "Link a thought as evidence for (or against) a frame or relation.",
+    scope: "write",
+    input: linkEvidenceInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => linkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
+  }),
+  tool({
+    name: "evidence_unlink",
+    description: "Remove a thought's evidence link from a frame or relation (audited).",
+    scope: "write",
+    input: evidenceKeySchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => unlinkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
+  }),
+];
+
+const recallTools: ToolDef[] = [
+  tool({
+    name: "recall",
+    description: "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning).",
+    scope: "read",
+    input: recallInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => {
+      requireStore(store);
+      return recallReflections({ store, agentId: agentOf(ctx), input });
+    },
+  }),
+  tool({
+    name: "record_trace",
+    description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor.",
+    scope: "write",
+    input: traceInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => {
+      requireStore(store);
+      return recordTrace({ handle: getStoreDb(store), agentId: agentOf(ctx), input });
+    },
+  }),
+  tool({
+    name: "record_learning",
+    description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated.",
+    scope: "write",
+    input: learningInputSchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => {
+      requireStore(store);
+      return recordLearning({ handle: getStoreDb(store), agentId: agentOf(ctx), input });
+    },
+  }),
+];
+
+const ledgerTools: ToolDef[] = [
+  tool({
+    name: "task_create",
+    description: "Record a task (intent + spec) in the governance ledger; retrying with the same task_id returns the first one.",
+    scope: "write",
+    input: createTaskSchema,
+    run: (input, ctx) => createTask({ input, requestedBy: agentOf(ctx) }),
+  }),
+  tool({
+    name: "task_status",
+    description: "A task with its runs, validations and the verdict with reasons.",
+    scope: "read",
+    input: z.object(taskIdShape).strict(),
+    run: ({ task_id }) => getTaskStatusById({ taskId: task_id }),
+  }),
+  tool({
+    name: "record_run",
+    description: "Record a skill run of a task (started, or finished when output_hash and exit_code are given).",
+    scope: "write",
+    input: startRunSchema.safeExtend(taskIdShape),
+    run: ({ task_id, ...input }, ctx) => recordRunStart({ taskId: task_id, input, agentId: agentOf(ctx) }),
+  }),
+  tool({
+    name: "finish_run",
+    description: "Finish a started run with its output hash and exit code.",
+    scope: "write",
+    input: finishRunSchema.safeExtend({ ...taskIdShape, run_id: clientIdSchema }),
+    run: ({ task_id, run_id, ...input }, ctx) => recordRunFinish({ taskId: task_id, runId: run_id, input, agentId: agentOf(ctx) }),
+  }),
+  tool({
+    name: "record_validation",
+    description: "Record a critic and/or runner validation of a task.",
+    scope: "write",
+    input: recordValidationSchema.safeExtend(taskIdShape),
+    run: ({ task_id, ...input }) => recordValidation({ taskId: task_id, input }),
+  }),
+];
+
+const dialecticTools: ToolDef[] = [
+  tool({
+    name: "dialectic_request",
+    description: "Open a dialectic review session (you are the paused agent; post the thesis next).",
+    scope: "write",
+    input: createSessionSchema,
+    run: (input, ctx) => createDialecticSession({ input, agentId: agentOf(ctx) }),
+  }),
+  tool({
+    name: "dialectic_post",
+    description: "Post the next message (thesis, antithesis or synthesis) to a session; only the expected agent may post.",
+    scope: "write",
+    input: postMessageSchema.safeExtend(sessionIdShape),
+    run: ({ session_id, ...input }, ctx) => postDialecticMessage({ sessionId: session_id, agentId: agentOf(ctx), input }),
+  }),
+  tool({
+    name: "dialectic_get",
+    description: "A session with its transcript and who is expected to post next.",
+    scope: "read",
+    input: z.object(sessionIdShape).strict(),
+    run: ({ session_id }, ctx) => getDialecticSessionForAgent({ sessionId: session_id, agentId: agentOf(ctx), isAdmin: isAdmin(ctx) }),
+  }),
+];
+
+const storeTools: ToolDef[] = [
+  tool({
+    name: "list_stores",
+    description: "The stores this token may use, with counts.",
+    scope: "read",
+    input: z.object({}).strict(),
+    run: (_args, ctx) => ({ stores: listStores().filter((s) => ctx.principal.stores === null || ctx.principal.stores.includes(s.name)) }),
+  }),
+  tool({
+    name: "store_health",
+    description: "Embedding health of a store: backlog, drift, coverage, degraded mode, vector index, re-embed progress.",
+    scope: "read",
+    input: z.object({ store: storeNameSchema }).strict(),
+    run: ({ store }) => {
+      requireStore(store);
+      return getEmbeddingStatus(store);
+    },
+  }),
+];
+
+export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...ledgerTools, ...dialecticTools, ...storeTools];

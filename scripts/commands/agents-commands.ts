@@ -1,0 +1,140 @@
+import fs from "node:fs";
+import { backupDataDir, exportStoreBundle, importStoreBundle, restoreDataDir } from "../../lib/backup/backup";
+import { exportLedgerSnapshot } from "../../lib/backup/ledger-export";
+import { getStoreDb } from "../../lib/db/connection";
+import { getEmbedder } from "../../lib/embed/model";
+import { getReembedProgress, startReembed } from "../../lib/embed/reembed";
+import { getEmbeddingStatus } from "../../lib/embed/status";
+import { startEmbedWorker } from "../../lib/embed/worker";
+import { verifyAuditChain } from "../../lib/governance/audit";
+import { listStoreNames, requireStore } from "../../lib/stores/stores";
+import { runMcpStdio } from "../mcp-stdio";
+import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
+import { ledgerCommands } from "./ledger-commands";
+
+const ACTOR = `cli:${process.env.USER ?? "local"}`;
+
+/** Write JSON to --out FILE, or to stdout when no file is named. */
+function writeJsonOutput(value: unknown, file: string | undefined, out: (human: string, data?: unknown) => void, summary: string, data: unknown): void {
+  const text = JSON.stringify(value, null, 2) + "\n";
+  if (!file) {
+    process.stdout.write(text);
+    return;
+  }
+  fs.writeFileSync(file, text);
+  out(summary, data);
+}
+
+export const agentsCommands: Command[] = [
+  {
+    name: "mcp",
+    usage: "mcp [--store S] [--token dm_...] [--agent ID]",
+    summary: "serve MCP over stdio (stdout is protocol only); --store limits it to one store",
+    run: async ({ flags }) => {
+      await runMcpStdio({ store: flagString(flags, "store"), token: flagString(flags, "token") ?? process.env.DUALMIND_TOKEN, agentId: flagString(flags, "agent") });
+      return 0;
+    },
+  },
+  {
+    name: "backup",
+    usage: "backup <dir>",
+    summary: "online, consistent backup of every database and memory file (safe while serving)",
+    run: async ({ args, json, out }) => {
+      if (!args[0]) throw new UsageError("name an empty directory for the backup");
+      const bar = progressBar("backup", !json);
+      const manifest = await backupDataDir({ outDir: args[0], actor: ACTOR, onProgress: (p) => bar.update(p.done, p.total) });
+      bar.done();
+      out(`backed up governance.db and ${manifest.stores.length} store(s) to ${args[0]}`, manifest);
+    },
+  },
+  {
+    name: "restore",
+    usage: "restore <dir>",
+    summary: "restore a backup into an empty DATA_DIR (stores are reindexed from their files)",
+    run: ({ args, out }) => {
+      if (!args[0]) throw new UsageError("name the backup directory");
+      const r = restoreDataDir({ backupDir: args[0] });
+      out(`restored ${r.stores.length} store(s): ${r.stores.join(", ")}`, r);
+    },
+  },
+  // The issue's `export sessions` is the ledger's `dialectic export` under the export family's name.
+  { ...ledgerCommands.find((c) => c.name === "dialectic export")!, name: "export sessions", usage: "export sessions [--session ID] [--out FILE]" },
+  {
+    name: "export ledger",
+    usage: "export ledger [--out FILE]",
+    summary: "every task with its runs, validations, overrides and verdict as JSON",
+    run: ({ flags, out }) => {
+      const snapshot = exportLedgerSnapshot();
+      const file = flagString(flags, "out");
+      writeJsonOutput(snapshot, file, out, `wrote ${snapshot.tasks.length} task(s) to ${file}`, { file, tasks: snapshot.tasks.length });
+    },
+  },
+  {
+    name: "export bundle",
+    usage: "export bundle <store> <dir>",
+    summary: "a store bundle: index.db snapshot + memory files + embedding fingerprint",
+    run: async ({ args, out }) => {
+      if (!args[0] || !args[1]) throw new UsageError("name the store and an empty output directory");
+      const m = await exportStoreBundle({ store: args[0], outDir: args[1] });
+      out(`exported store ${m.store} (${m.memoryFiles} memory files, ${m.bytes} bytes index) to ${args[1]}`, m);
+    },
+  },
+  {
+    name: "import bundle",
+    usage: "import bundle <dir> [--as NAME] [--reembed]",
+    summary: "import a store bundle as a new store, keeping its vectors or re-embedding",
+    run: async ({ args, flags, out }) => {
+      if (!args[0]) throw new UsageError("name the bundle directory");
+      const r = await importStoreBundle({ bundleDir: args[0], as: flagString(flags, "as"), reembed: flags.reembed === true, actor: ACTOR });
+      const vectors = r.reembed ? `${r.reembed.toEmbed} item(s) queued for re-embedding` : r.fingerprintMatches === false ? "vectors kept (model differs: the store reports drift until a re-embed)" : "vectors kept";
+      out(`imported store ${r.store}: ${r.memoryFiles} memory files; ${vectors}`, r);
+    },
+  },
+  {
+    name: "reembed",
+    usage: "reembed <store> [--only-stale] [--wait]",
+    summary: "re-embed a store for the configured model (resumable); --wait embeds here with a progress bar",
+    run: async ({ args, flags, json, out }) => {
+      if (!args[0]) throw new UsageError("name a store");
+      requireStore(args[0]);
+      const handle = getStoreDb(args[0]);
+      const configured = await getEmbedder().fingerprint;
+      let progress = startReembed(handle, configured, { onlyStale: flags["only-stale"] === true, actor: ACTOR });
+      if (flags.wait === true && progress.remaining > 0) {
+        const bar = progressBar(`reembed ${args[0]}`, !json);
+        const stop = new AbortController();
+        // Claims are atomic, so this worker can run beside the server's.
+        const worker = startEmbedWorker({ signal: stop.signal, idleMs: 100 });
+        while (progress.remaining > 0) {
+          await new Promise((r) => setTimeout(r, 250));
+          progress = getReembedProgress(handle) ?? { ...progress, remaining: 0, done: progress.total };
+          bar.update(progress.done, progress.total);
+        }
+        stop.abort();
+        await worker;
+        bar.done();
+      }
+      out(`${args[0]}: re-embed ${progress.remaining === 0 ? "complete" : "started"} (${progress.done}/${progress.total} done, target ${progress.targetFingerprintId})`, progress);
+    },
+  },
+  {
+    name: "health",
+    usage: "health [<store> | --all]",
+    summary: "one line per store (backlog, drift, vectors) plus the audit chain; exit 1 if anything is degraded, down or broken",
+    run: async ({ args, flags, out }) => {
+      if (args[0] && flags.all !== true) requireStore(args[0]);
+      const stores = args[0] && flags.all !== true ? [args[0]] : listStoreNames();
+      const statuses = [];
+      for (const store of stores) statuses.push(await getEmbeddingStatus(store));
+      const audit = verifyAuditChain();
+      const lines = statuses.map((s) => {
+        const drift = s.drift ? `drift ${s.drift.drifted} (coverage ${s.drift.coveragePct.toFixed(1)}%)` : "drift unknown";
+        const state = s.providerError ? `PROVIDER DOWN: ${s.providerError}` : s.degraded ? "DEGRADED" : "ok";
+        return `${s.store}\t${state}\tbacklog ${s.backlog.pending}\t${drift}\tvectors ${s.vectorIndex.available ? "available" : "unavailable"}`;
+      });
+      lines.push(audit.ok ? `audit chain ok (${audit.entries} entries)` : `audit chain BROKEN at entry ${audit.brokenAtId}: ${audit.reason}`);
+      out(lines.join("\n"), { stores: statuses, audit });
+      return statuses.some((s) => s.degraded || s.providerError) || !audit.ok ? 1 : 0;
+    },
+  },
+];
