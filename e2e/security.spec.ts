@@ -60,6 +60,7 @@ test.describe("security", () => {
       `/reflection?store=${STORE}`,
       "/health",
       "/admin",
+      "/api-docs",
     ];
     for (const p of pages) {
       const res = await page.goto(p);
