@@ -1,0 +1,111 @@
+import { getGovernance } from "../db/connection";
+import { getEmbeddingStatus } from "../embed/status";
+import { listStoreNames } from "../stores/stores";
+import { HOUR_MS, MINUTE_MS } from "./rollups";
+
+/** One store's health at one moment; null = not measured (shown as a gap), never a zero. */
+export type StoreSnapshot = {
+  ts: number;
+  store: string;
+  backlog: number | null;
+  oldestAgeS: number | null;
+  parked: number | null;
+  watermark: number | null;
+  driftCount: number | null;
+  driftPct: number | null;
+  coveragePct: number | null;
+  degraded: boolean | null;
+  vectorsAvailable: boolean | null;
+  modelId: string | null;
+  embedded: number | null;
+  recallCount: number | null;
+  hitRate: number | null;
+  avgHitAgeS: number | null;
+  precision: number | null;
+  recallP50Ms: number | null;
+  recallP95Ms: number | null;
+};
+
+export type RecallStats = Pick<StoreSnapshot, "recallCount" | "hitRate" | "avgHitAgeS" | "precision" | "recallP50Ms" | "recallP95Ms">;
+const NO_RECALL: RecallStats = { recallCount: null, hitRate: null, avgHitAgeS: null, precision: null, recallP50Ms: null, recallP95Ms: null };
+
+/** Measure one store now: embedding status (lib/embed/status.ts) plus recall statistics when a source is given. */
+export async function measureStoreSnapshot({ store, now = Date.now(), recall }: { store: string; now?: number; recall?: (store: string, since: number) => RecallStats }): Promise<StoreSnapshot> {
+  const s = await getEmbeddingStatus(store);
+  return {
+    ts: now - (now % MINUTE_MS),
+    store,
+    backlog: s.backlog.pending,
+    oldestAgeS: s.backlog.oldestAgeSeconds,
+    parked: s.backlog.parked,
+    watermark: s.backlog.watermark,
+    driftCount: s.drift?.drifted ?? null,
+    driftPct: s.drift?.driftPct ?? null,
+    coveragePct: s.drift?.coveragePct ?? null,
+    degraded: s.degraded,
+    vectorsAvailable: s.vectorIndex.available,
+    modelId: s.drift?.activeFingerprintId ?? null,
+    embedded: s.drift?.fresh ?? null,
+    ...(recall ? recall(store, now - MINUTE_MS) : NO_RECALL),
+  };
+}
+
+/**
+ * Write snapshots in one transaction: one row per store and minute (a
+ * re-measure replaces it) and, for minute snapshots, the store's hour row too,
+ * so an hour is represented by its latest sample (gauges are sampled, not summed).
+ */
+export function saveStoreSnapshots({ snapshots, resolutionS = 60 }: { snapshots: StoreSnapshot[]; resolutionS?: 60 | 3600 }): void {
+  const { sqlite } = getGovernance();
+  const insert = sqlite.prepare(
+    `insert into metric_snapshots (ts, resolution_s, store, backlog, oldest_age_s, parked, watermark, drift_count, drift_pct, coverage_pct, degraded, vectors_available, model_id, embedded, recall_count, hit_rate, avg_hit_age_s, precision, recall_p50_ms, recall_p95_ms)
+     values (@ts, @resolutionS, @store, @backlog, @oldestAgeS, @parked, @watermark, @driftCount, @driftPct, @coveragePct, @degraded, @vectorsAvailable, @modelId, @embedded, @recallCount, @hitRate, @avgHitAgeS, @precision, @recallP50Ms, @recallP95Ms)
+     on conflict (store, ts, resolution_s) do update set backlog = excluded.backlog, oldest_age_s = excluded.oldest_age_s, parked = excluded.parked, watermark = excluded.watermark,
+       drift_count = excluded.drift_count, drift_pct = excluded.drift_pct, coverage_pct = excluded.coverage_pct, degraded = excluded.degraded, vectors_available = excluded.vectors_available,
+       model_id = excluded.model_id, embedded = excluded.embedded, recall_count = excluded.recall_count, hit_rate = excluded.hit_rate, avg_hit_age_s = excluded.avg_hit_age_s,
+       precision = excluded.precision, recall_p50_ms = excluded.recall_p50_ms, recall_p95_ms = excluded.recall_p95_ms`,
+  );
+  const bool = (b: boolean | null) => (b === null ? null : b ? 1 : 0);
+  sqlite.transaction(() => {
+    for (const s of snapshots) {
+      const row = { ...s, degraded: bool(s.degraded), vectorsAvailable: bool(s.vectorsAvailable) };
+      insert.run({ ...row, resolutionS });
+      if (resolutionS === 60) insert.run({ ...row, ts: s.ts - (s.ts % HOUR_MS), resolutionS: 3600 });
+    }
+  })();
+}
+
+/** Measure and save every store; a store that fails to measure is reported, the others still saved. */
+export async function snapshotAllStores({ now = Date.now(), recall }: { now?: number; recall?: (store: string, since: number) => RecallStats } = {}): Promise<{ saved: number; failed: { store: string; error: string }[] }> {
+  const snapshots: StoreSnapshot[] = [];
+  const failed: { store: string; error: string }[] = [];
+  for (const store of listStoreNames()) {
+    try {
+      snapshots.push(await measureStoreSnapshot({ store, now, recall }));
+    } catch (e) {
+      failed.push({ store, error: (e as Error).message });
+    }
+  }
+  saveStoreSnapshots({ snapshots });
+  return { saved: snapshots.length, failed };
+}
+
+type SnapshotDbRow = Omit<StoreSnapshot, "degraded" | "vectorsAvailable"> & { degraded: number | null; vectorsAvailable: number | null };
+const SNAPSHOT_COLUMNS = `ts, store, backlog, oldest_age_s as oldestAgeS, parked, watermark, drift_count as driftCount, drift_pct as driftPct, coverage_pct as coveragePct,
+  degraded, vectors_available as vectorsAvailable, model_id as modelId, embedded, recall_count as recallCount, hit_rate as hitRate, avg_hit_age_s as avgHitAgeS,
+  precision, recall_p50_ms as recallP50Ms, recall_p95_ms as recallP95Ms`;
+
+function fromDb(r: SnapshotDbRow): StoreSnapshot {
+  return { ...r, degraded: r.degraded === null ? null : r.degraded === 1, vectorsAvailable: r.vectorsAvailable === null ? null : r.vectorsAvailable === 1 };
+}
+
+/** The newest snapshot of each store: the newest minute row, else the newest hour row (indexed probes). */
+export function getLatestSnapshotsByStore({ stores }: { stores: string[] }): Map<string, StoreSnapshot> {
+  const q = getGovernance().sqlite.prepare(`select ${SNAPSHOT_COLUMNS} from metric_snapshots where store = ? and resolution_s = ? order by ts desc limit 1`);
+  const out = new Map<string, StoreSnapshot>();
+  for (const store of stores) {
+    const r = (q.get(store, 60) ?? q.get(store, 3600)) as SnapshotDbRow | undefined;
+    if (r) out.set(store, fromDb(r));
+  }
+  return out;
+}
