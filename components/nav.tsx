@@ -11,6 +11,7 @@ const LINKS = [
   { href: "/sessions", label: "Sessions" },
   { href: "/ledger", label: "Ledger" },
   { href: "/health", label: "Health" },
+  { href: "/observability", label: "Observability" },
   { href: "/admin", label: "Admin", adminOnly: true },
 ];
 

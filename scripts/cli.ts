@@ -9,8 +9,9 @@ import { indexCommands } from "./commands/index-commands";
 import { storeCommands } from "./commands/store-commands";
 import { ledgerCommands } from "./commands/ledger-commands";
 import { graphCommands } from "./commands/graph-commands";
+import { healthCommands } from "./commands/health-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...healthCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

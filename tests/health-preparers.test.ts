@@ -8,6 +8,7 @@ import {
   parseRange,
   prepareHealthSeries,
   prepareLatencySeries,
+  prepareRouteTable,
   windowForRange,
   worstVerdict,
   type SnapshotBucketRow,
@@ -149,10 +150,10 @@ describe("model change markers and the status header", () => {
   it("healthy, degraded, drifted and vectors unavailable each say why and what fixes it", () => {
     expect(deriveHealthVerdict(base).state).toBe("healthy");
     const degraded = deriveHealthVerdict({ ...base, backlog: 1500, degraded: true, parked: 4 });
-    expect(degraded).toMatchObject({ state: "degraded", action: { label: "Retry 4 parked items", href: "/stores/alpha#parked" } });
+    expect(degraded).toMatchObject({ state: "degraded", action: { label: "Retry 4 parked items", href: "/health?store=alpha#parked" } });
     expect(degraded.reason).toContain("1500");
     const drifted = deriveHealthVerdict({ ...base, driftCount: 40, driftPct: 12.5 });
-    expect(drifted).toMatchObject({ state: "drifted", action: { href: "/stores/alpha#reembed" } });
+    expect(drifted).toMatchObject({ state: "drifted", action: { href: "/health?store=alpha#reembed" } });
     expect(drifted.reason).toContain("12.5%");
     expect(deriveHealthVerdict({ ...base, vectorsAvailable: false }).state).toBe("vectors_unavailable");
     expect(deriveHealthVerdict(null).state).toBe("no_data");
@@ -165,5 +166,17 @@ describe("model change markers and the status header", () => {
     ]);
     expect(w.store).toBe("b");
     expect(w.verdict.state).toBe("drifted");
+  });
+});
+
+describe("route table", () => {
+  it("slowest routes first, with mean, percentiles and error codes by frequency; idle routes left out", () => {
+    const rows = prepareRouteTable([
+      { route: "GET /fast", count: 10, errorCount: 0, sumMs: 20, hist: hist({ 1: 10 }), errorsByStatus: {} },
+      { route: "POST /slow", count: 4, errorCount: 3, sumMs: 800, hist: hist({ 7: 4 }), errorsByStatus: { "409": 1, "500": 2 } },
+      { route: "GET /idle", count: 0, errorCount: 0, sumMs: 0, hist: hist({}), errorsByStatus: {} },
+    ]);
+    expect(rows.map((r) => r.route)).toEqual(["POST /slow", "GET /fast"]);
+    expect(rows[0]).toMatchObject({ meanMs: 200, p95Ms: 200, errorRate: 0.75, errorsByStatus: [["500", 2], ["409", 1]] });
   });
 });

@@ -173,9 +173,9 @@ type VerdictInput = { store: string; backlog: number | null; watermark: number |
  */
 export function deriveHealthVerdict(s: VerdictInput | null): HealthVerdict {
   if (!s) return { state: "no_data", reason: "no health snapshot yet: the metrics loop records one a minute", action: null };
-  const storeHref = `/stores/${encodeURIComponent(s.store)}`;
+  const storeHref = `/health?store=${encodeURIComponent(s.store)}`;
   if (s.vectorsAvailable === false) {
-    return { state: "vectors_unavailable", reason: "the vector index (sqlite-vec) is not loaded: search answers lexically", action: { label: "See the store's vector status", href: storeHref } };
+    return { state: "vectors_unavailable", reason: "the vector index (sqlite-vec) is not loaded: search answers lexically", action: { label: "See the store's vector status", href: `/stores/${encodeURIComponent(s.store)}` } };
   }
   if (s.degraded) {
     return {
@@ -198,4 +198,24 @@ const ORDER: HealthState[] = ["vectors_unavailable", "degraded", "drifted", "no_
 export function worstVerdict(verdicts: { store: string; verdict: HealthVerdict }[]): { store: string | null; verdict: HealthVerdict } {
   if (verdicts.length === 0) return { store: null, verdict: deriveHealthVerdict(null) };
   return [...verdicts].sort((a, b) => ORDER.indexOf(a.verdict.state) - ORDER.indexOf(b.verdict.state))[0];
+}
+
+export type RouteTotalsInput = { route: string; count: number; errorCount: number; sumMs: number; hist: number[]; errorsByStatus: Record<string, number> };
+export type RouteTableRow = { route: string; count: number; meanMs: number; p50Ms: number | null; p95Ms: number | null; p99Ms: number | null; errorRate: number; errorsByStatus: [string, number][] };
+
+/** Route table rows, slowest p95 first; error codes sorted by how often they happened. */
+export function prepareRouteTable(rows: RouteTotalsInput[]): RouteTableRow[] {
+  return rows
+    .filter((r) => r.count > 0)
+    .map((r) => ({
+      route: r.route,
+      count: r.count,
+      meanMs: r.sumMs / r.count,
+      p50Ms: finite(quantileFromBuckets(r.hist, 0.5)),
+      p95Ms: finite(quantileFromBuckets(r.hist, 0.95)),
+      p99Ms: finite(quantileFromBuckets(r.hist, 0.99)),
+      errorRate: r.errorCount / r.count,
+      errorsByStatus: Object.entries(r.errorsByStatus).sort((a, b) => b[1] - a[1]),
+    }))
+    .sort((a, b) => (b.p95Ms ?? 0) - (a.p95Ms ?? 0) || b.count - a.count || a.route.localeCompare(b.route));
 }
