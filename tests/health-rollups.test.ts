@@ -106,4 +106,15 @@ describe("store snapshots and the Health page data", () => {
     expect(d.series.some((p) => p.backlog === 0 || (p.backlog ?? 0) > 0)).toBe(true);
     expect(d.modelChanges.map((m) => m.store).sort()).toEqual(["behind", "ok"]);
   });
+
+  it("a 24h chart takes the worst backlog of each quarter-hour per store, never the sum of its minutes", () => {
+    createStore({ input: { name: "steady" }, actor: "test" });
+    const quarter = 15 * MIN;
+    const start = NOW - (NOW % quarter) - 4 * quarter;
+    const minutes = generateDemoSnapshots({ stores: ["steady"], from: start, to: start + quarter, stepMs: MIN }).map((s, i) => ({ ...s, backlog: 100 + i, watermark: 1000 }));
+    saveStoreSnapshots({ snapshots: minutes });
+    const d = loadHealthDashboard({ store: "steady", range: "24h", now: NOW });
+    const measured = d.series.filter((p) => p.backlog !== null);
+    expect(measured).toEqual([expect.objectContaining({ t: start, backlog: 100 + minutes.length - 1, watermark: 1000 })]);
+  });
 });

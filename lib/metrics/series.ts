@@ -18,10 +18,10 @@ export function listLatencyBucketsByWindow({ window, routes }: { window: Window;
   const routeFilter = routes ? `and route in (${routes.map(() => "?").join(", ")})` : "";
   const rows = sqlite
     .prepare(
-      `select (ts / ?) * ? as bucket, route, sum(count) as count, sum(error_count) as errorCount, sum(sum_ms) as sumMs, ${H_SUMS}
+      `select ts - (ts % ?) as bucket, route, sum(count) as count, sum(error_count) as errorCount, sum(sum_ms) as sumMs, ${H_SUMS}
        from metric_rollups where resolution_s = ? ${routeFilter} and ts >= ? and ts < ? group by bucket, route order by bucket`,
     )
-    .all(window.stepMs, window.stepMs, resolutionForStep(window.stepMs), ...(routes ?? []), window.from, window.to) as (Record<string, number> & { route: string })[];
+    .all(window.stepMs, resolutionForStep(window.stepMs), ...(routes ?? []), window.from, window.to) as (Record<string, number> & { route: string })[];
   return rows.map(toLatencyRow);
 }
 
@@ -49,6 +49,9 @@ export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTo
   return rows.map((r) => ({ route: r.route, count: r.count, errorCount: r.errorCount, sumMs: r.sumMs, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]), errorsByStatus: errors.get(r.route) ?? {} }));
 }
 
+// Buckets are `ts - ts % step`: `%` is integer arithmetic in SQLite, while `/` on a
+// bound JS number is real division and would give every row its own bucket.
+
 /**
  * Snapshot buckets per store: the worst backlog/drift of the bucket, mean
  * rates, the largest embedded count (for throughput). Aggregates skip NULLs,
@@ -59,7 +62,7 @@ export function listSnapshotBucketsByWindow({ window, stores }: { window: Window
   const { sqlite } = getGovernance();
   return sqlite
     .prepare(
-      `select (ts / @step) * @step as bucket, store, max(backlog) as backlog, max(watermark) as watermark, max(parked) as parked, max(drift_count) as driftCount,
+      `select ts - (ts % @step) as bucket, store, max(backlog) as backlog, max(watermark) as watermark, max(parked) as parked, max(drift_count) as driftCount,
          max(drift_pct) as driftPct, min(coverage_pct) as coveragePct, avg(hit_rate) as hitRate, avg(precision) as precision,
          max(recall_p50_ms) as recallP50Ms, max(recall_p95_ms) as recallP95Ms, max(embedded) as embedded
        from metric_snapshots where store in (${stores.map((_, i) => `@s${i}`).join(", ")}) and resolution_s = @resolution and ts >= @from and ts < @to
