@@ -8,12 +8,65 @@
  * Plus a year of store snapshots for 3 stores. Recall events are not read by
  * the page: they are folded into the per-minute snapshot.
  */
+import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { percentile, printTable } from "./table";
 
 const DAY = 86_400_000;
+const PORT = 3707;
+const BASE = `http://127.0.0.1:${PORT}`;
+const PASSWORD = "bench-admin-password";
+
+async function startServer(dataDir: string): Promise<ChildProcess> {
+  const server = spawn(process.execPath, [path.join("node_modules", "next", "dist", "bin", "next"), "start", "-H", "127.0.0.1", "-p", String(PORT)], {
+    env: { ...process.env, DATA_DIR: dataDir, DUALMIND_ADMIN_PASSWORD: PASSWORD, DUALMIND_LOG_LEVEL: "warn", NEXTAUTH_URL: BASE, NEXT_TELEMETRY_DISABLED: "1" },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const until = Date.now() + 60_000;
+  while (Date.now() < until) {
+    if (server.exitCode !== null) throw new Error(`next start exited ${server.exitCode}`);
+    try {
+      if ((await fetch(`${BASE}/api/v1/health`)).ok) return server;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  server.kill("SIGTERM");
+  throw new Error("next start did not answer within 60 s");
+}
+
+/** Sign in through next-auth's credentials callback; returns the Cookie header of the session. */
+async function signIn(): Promise<string> {
+  const csrf = await fetch(`${BASE}/api/auth/csrf`);
+  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
+  const jar = csrf.headers.getSetCookie().map((c) => c.split(";")[0]);
+  const res = await fetch(`${BASE}/api/auth/callback/credentials`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded", cookie: jar.join("; ") },
+    body: new URLSearchParams({ csrfToken, username: "admin", password: PASSWORD, json: "true" }),
+  });
+  const session = res.headers.getSetCookie().map((c) => c.split(";")[0]).find((c) => c.includes("session-token"));
+  if (!session) throw new Error(`sign-in failed: HTTP ${res.status}`);
+  return [...jar, session].join("; ");
+}
+
+/** Full server-rendered HTML of a dashboard page (time to the last byte on loopback). */
+async function timePage(url: string, cookie: string, runs: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const t0 = performance.now();
+    const res = await fetch(`${BASE}${url}`, { headers: { cookie }, redirect: "manual" });
+    const html = await res.text();
+    if (res.status !== 200 || (url.startsWith("/health") && !html.includes("chart-backlog"))) throw new Error(`${url}: HTTP ${res.status}`);
+    samples.push(performance.now() - t0);
+  }
+  samples.shift(); // the first request compiles nothing but warms caches
+  return samples;
+}
 const PAGE_ROUTES = ["GET /stores/{store}/search", "POST /stores/{store}/search", "POST /stores/{store}/recall", "POST /stores/{store}/remember"];
 
 export default async function run(): Promise<void> {
@@ -27,11 +80,12 @@ export default async function run(): Promise<void> {
   const { generateDemoRollups, generateDemoSnapshots } = await import("../lib/metrics/demo");
   const { saveRollups } = await import("../lib/metrics/rollups");
   const { saveStoreSnapshots } = await import("../lib/metrics/snapshots");
-  const { loadHealthDashboard } = await import("../lib/metrics/health");
-  const { listRouteTotalsByWindow } = await import("../lib/metrics/series");
-  const { RANGE_KEYS, windowForRange } = await import("../lib/metrics/preparers");
+  const { loadHealthDashboard, loadObservabilityDashboard } = await import("../lib/metrics/health");
+  const { RANGE_KEYS } = await import("../lib/metrics/preparers");
 
-  const now = Date.UTC(2026, 10, 22, 12, 0, 0);
+  // The server renders "now", so the seeded data ends now too.
+  const now = Date.now() - (Date.now() % 60_000);
+  const httpRows: Record<string, string | number>[] = [];
   const stores = ["alpha", "beta", "gamma"];
   const results: Record<string, string | number>[] = [];
   const seedRows: Record<string, string | number>[] = [];
@@ -66,11 +120,27 @@ export default async function run(): Promise<void> {
         const samples: number[] = [];
         for (let i = 0; i < 6; i++) {
           const t0 = performance.now();
-          listRouteTotalsByWindow({ window: windowForRange(range, now) });
+          loadObservabilityDashboard({ range, now });
           samples.push(performance.now() - t0);
         }
         samples.shift();
-        results.push({ shape, page: "Observability route table", range, store: "-", "p50 ms": percentile(samples, 50), "p95 ms": percentile(samples, 95) });
+        results.push({ shape, page: "Observability", range, store: "-", "p50 ms": percentile(samples, 50), "p95 ms": percentile(samples, 95) });
+      }
+      if (fs.existsSync(path.join(".next", "BUILD_ID"))) {
+        closeAllDatabases();
+        const server = await startServer(dataDir);
+        try {
+          const cookie = await signIn();
+          for (const range of RANGE_KEYS) {
+            for (const url of [`/health?range=${range}`, `/health?range=${range}&store=alpha`, `/observability?range=${range}`]) {
+              const samples = await timePage(url, cookie, 5);
+              httpRows.push({ shape, "GET (signed in)": url, "p50 ms": percentile(samples, 50), "p95 ms": percentile(samples, 95) });
+            }
+          }
+        } finally {
+          server.kill("SIGTERM");
+          await new Promise((r) => server.once("exit", r));
+        }
       }
     }
   } finally {
@@ -78,5 +148,7 @@ export default async function run(): Promise<void> {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
   printTable("Seeded metrics", seedRows);
-  printTable("Health page server time (loadHealthDashboard: queries + preparers), 11 runs each", results);
+  if (httpRows.length === 0) process.stdout.write("(no production build: run `npx next build` for the HTTP table)\n");
+  printTable("Server-rendered first paint over HTTP (next start on loopback, whole HTML), 5 runs each", httpRows);
+  printTable("Page data server time (loadHealthDashboard / loadObservabilityDashboard: queries + preparers), p50/p95 of 11 (Health) or 5 (Observability) runs", results);
 }

@@ -1,6 +1,7 @@
 import { getEmbeddingStatus } from "../embed/status";
 import { listStoreNames } from "../stores/stores";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "./latency";
+import { HOUR_MS } from "./rollups";
 import {
   deriveHealthVerdict,
   findModelChanges,
@@ -120,7 +121,8 @@ export function loadObservabilityDashboard({ range, now = Date.now() }: { range:
   return {
     range,
     window,
-    routes: prepareRouteTable(listRouteTotalsByWindow({ window })),
+    // The table needs totals, not minutes: past an hour, hour rows answer it (a few thousand rows instead of 100k+).
+    routes: prepareRouteTable(listRouteTotalsByWindow({ window: range === "1h" ? window : { ...window, stepMs: HOUR_MS } })),
     allRoutes: prepareLatencySeries(listLatencyBucketsByWindow({ window }), window),
     dialecticCreate: prepareLatencySeries(listLatencyBucketsByWindow({ window, routes: ["dialectic create"] }), window),
   };
@@ -144,7 +146,7 @@ export function getOverviewNumbers({ now = Date.now() }: { now?: number } = {}):
     return v.length ? v.reduce((a, b) => a + b, 0) : null;
   };
   const day = windowForRange("24h", now);
-  const totals = listRouteTotalsByWindow({ window: { ...day, stepMs: 3_600_000 } });
+  const totals = listRouteTotalsByWindow({ window: { ...day, stepMs: HOUR_MS } });
   const count = totals.reduce((a, r) => a + r.count, 0);
   const hist = totals.reduce<number[]>((acc, r) => acc.map((n, i) => n + r.hist[i]), LATENCY_BUCKET_BOUNDS_MS.map(() => 0));
   return {

@@ -185,7 +185,9 @@ export function deriveHealthVerdict(s: VerdictInput | null): HealthVerdict {
     };
   }
   if ((s.driftCount ?? 0) > 0) {
-    return { state: "drifted", reason: `${s.driftCount} rows (${(s.driftPct ?? 0).toFixed(1)}%) have vectors from another model or older text and are left out of vector search`, action: { label: "Re-embed the store", href: `${storeHref}#reembed` } };
+    const pct = s.driftPct === null ? "?" : s.driftPct > 0 && s.driftPct < 0.1 ? "<0.1" : s.driftPct.toFixed(1);
+    const rows = s.driftCount === 1 ? "1 row has a vector" : `${s.driftCount} rows have vectors`;
+    return { state: "drifted", reason: `${rows} (${pct}%) from another model or older text, left out of vector search`, action: { label: "Re-embed the store", href: `${storeHref}#reembed` } };
   }
   if ((s.parked ?? 0) > 0) {
     return { state: "healthy", reason: `${s.parked} items are parked after repeated embedding failures`, action: { label: "Review parked items", href: `${storeHref}#parked` } };
