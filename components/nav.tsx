@@ -10,6 +10,7 @@ const LINKS = [
   { href: "/graph", label: "Graph" },
   { href: "/sessions", label: "Sessions" },
   { href: "/ledger", label: "Ledger" },
+  { href: "/reflection", label: "Reflection" },
   { href: "/health", label: "Health" },
   { href: "/observability", label: "Observability" },
   { href: "/admin", label: "Admin", adminOnly: true },

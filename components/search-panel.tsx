@@ -54,16 +54,18 @@ function memoryLink(hit: SearchHit): string | null {
 
 export function SearchPanel({ stores, defaultStore, action }: { stores: string[]; defaultStore: string; action: Action }) {
   const [state, formAction, pending] = useActionState(action, null);
+  // React resets the form after an action; these keep what was just searched.
+  const last = state?.ok ? state.data : undefined;
   return (
     <div className="space-y-4">
       <form action={formAction} className="card grid gap-3 sm:grid-cols-6" aria-label="Search">
         <div className="sm:col-span-4">
           <label className="label" htmlFor="search-q">Query</label>
-          <input id="search-q" className="input" name="q" placeholder="words to find" />
+          <input id="search-q" className="input" name="q" placeholder="words to find" defaultValue={last?.query} key={`q:${last?.query ?? ""}`} />
         </div>
         <div>
           <label className="label" htmlFor="search-store">Store</label>
-          <select id="search-store" className="input" name="store" defaultValue={defaultStore}>
+          <select id="search-store" className="input" name="store" defaultValue={last?.stores[0] ?? defaultStore} key={`s:${last?.stores[0] ?? ""}`}>
             {stores.map((s) => (
               <option key={s}>{s}</option>
             ))}
@@ -94,7 +96,7 @@ export function SearchPanel({ stores, defaultStore, action }: { stores: string[]
         </div>
         <div>
           <label className="label" htmlFor="search-mode">Mode</label>
-          <select id="search-mode" className="input" name="mode" defaultValue="hybrid">
+          <select id="search-mode" className="input" name="mode" defaultValue={last?.mode ?? "hybrid"} key={`m:${last?.mode ?? ""}`}>
             <option value="hybrid">hybrid</option>
             <option value="fts">full-text</option>
             <option value="vector">vector</option>
@@ -104,7 +106,7 @@ export function SearchPanel({ stores, defaultStore, action }: { stores: string[]
           <input type="checkbox" name="include_core" /> include core
         </label>
         <label className="flex items-end gap-2 text-sm">
-          <input type="checkbox" name="explain" /> explain
+          <input type="checkbox" name="explain" defaultChecked={!!last?.results[0]?.signals} key={`e:${!!last?.results[0]?.signals}`} /> explain
         </label>
       </form>
       {state && !state.ok && (

@@ -40,7 +40,7 @@ test("Health shows seeded metrics as charts with gaps, and the range and store p
   await expect(page.getByTestId("chart-drift").locator("svg .recharts-reference-line")).toHaveCount(1); // the model change
   expect((await drawnLine(page.getByTestId("chart-recall-quality"))).measured).toBeGreaterThan(60);
   expect((await drawnLine(page.getByTestId("chart-search-latency"))).measured).toBeGreaterThan(60);
-  await expect(page.getByTestId("health-embeddings")).toContainText(`Embeddings of ${stores[0]}`);
+  await expect(page.getByTestId("store-embeddings")).toBeVisible();
   await page.screenshot({ path: "e2e/screenshots/health.png", fullPage: true });
 
   await page.getByRole("navigation", { name: "Time range" }).getByRole("link", { name: "7d" }).click();
@@ -52,7 +52,8 @@ test("Health shows seeded metrics as charts with gaps, and the range and store p
 
   await page.getByRole("navigation", { name: "Store" }).getByRole("link", { name: stores[1] }).click();
   await expect(page).toHaveURL(new RegExp(`range=7d&store=${stores[1]}`));
-  await expect(page.getByTestId("health-embeddings")).toContainText(`Embeddings of ${stores[1]}`);
+  await expect(page.getByRole("navigation", { name: "Store" }).getByRole("link", { name: stores[1] })).toHaveAttribute("aria-current", "true");
+  await expect(page.getByTestId("store-embeddings")).toBeVisible();
   expect((await drawnLine(page.getByTestId("chart-backlog"))).measured).toBeGreaterThanOrEqual(20);
 
   // A shared link opens the same view.

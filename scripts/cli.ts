@@ -10,8 +10,9 @@ import { storeCommands } from "./commands/store-commands";
 import { ledgerCommands } from "./commands/ledger-commands";
 import { graphCommands } from "./commands/graph-commands";
 import { healthCommands } from "./commands/health-commands";
+import { recallCommands } from "./commands/recall-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...healthCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands, ...healthCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

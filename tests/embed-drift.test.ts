@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { closeAllDatabases, getStoreDb } from "@/lib/db/connection";
-import { resetConfigForTests } from "@/lib/config";
+import { getStoreDb } from "@/lib/db/connection";
 import { registerEmbeddable } from "@/lib/embed/embeddables";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { enqueueEmbeddings } from "@/lib/embed/queue";
@@ -9,7 +8,7 @@ import { drainEmbedQueues } from "@/lib/embed/worker";
 import { computeDrift } from "@/lib/embed/drift";
 import { estimateReembed, getReembedProgress, startReembed } from "@/lib/embed/reembed";
 import { verifyAuditChain } from "@/lib/governance/audit";
-import { useTempDataDir } from "./helpers";
+import { restartWith, useTempDataDir } from "./helpers";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 
@@ -33,16 +32,6 @@ function addMemos(store: string, bodies: string[]) {
   enqueueEmbeddings(h, items);
 }
 
-/** Switch the configured model the way an operator would: change the environment and restart. */
-function restartWith(env: Record<string, string | undefined>) {
-  closeAllDatabases();
-  for (const [k, v] of Object.entries(env)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  resetConfigForTests();
-  resetEmbedderForTests();
-}
 
 const BODIES = Array.from({ length: 40 }, (_, i) => `memo number ${i} about topic ${i % 7} and detail ${i * 13}`);
 

@@ -150,10 +150,10 @@ describe("model change markers and the status header", () => {
   it("healthy, degraded, drifted and vectors unavailable each say why and what fixes it", () => {
     expect(deriveHealthVerdict(base).state).toBe("healthy");
     const degraded = deriveHealthVerdict({ ...base, backlog: 1500, degraded: true, parked: 4 });
-    expect(degraded).toMatchObject({ state: "degraded", action: { label: "Retry 4 parked items", href: "/health?store=alpha#parked" } });
+    expect(degraded).toMatchObject({ state: "degraded", action: { label: "Retry 4 parked items", href: "/health?store=alpha#embeddings-heading" } });
     expect(degraded.reason).toContain("1500");
     const drifted = deriveHealthVerdict({ ...base, driftCount: 40, driftPct: 12.5 });
-    expect(drifted).toMatchObject({ state: "drifted", action: { href: "/health?store=alpha#reembed" } });
+    expect(drifted).toMatchObject({ state: "drifted", action: { href: "/health?store=alpha#embeddings-heading" } });
     expect(drifted.reason).toContain("12.5%");
     expect(deriveHealthVerdict({ ...base, vectorsAvailable: false }).state).toBe("vectors_unavailable");
     expect(deriveHealthVerdict(null).state).toBe("no_data");

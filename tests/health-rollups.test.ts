@@ -10,6 +10,10 @@ import { generateDemoSnapshots } from "@/lib/metrics/demo";
 import { loadHealthDashboard } from "@/lib/metrics/health";
 import { listRouteTotalsByWindow } from "@/lib/metrics/series";
 import { windowForRange } from "@/lib/metrics/preparers";
+import { recordTrace } from "@/lib/recall/traces";
+import { recallReflections } from "@/lib/recall/recall";
+import { listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
+import { measureRecallStats } from "@/lib/metrics/snapshots";
 import { useTempDataDir } from "./helpers";
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 30);
@@ -116,5 +120,27 @@ describe("store snapshots and the Health page data", () => {
     const d = loadHealthDashboard({ store: "steady", range: "24h", now: NOW });
     const measured = d.series.filter((p) => p.backlog !== null);
     expect(measured).toEqual([expect.objectContaining({ t: start, backlog: 100 + minutes.length - 1, watermark: 1000 })]);
+  });
+
+  it("recalls of the last minute give the hit rate and latency; people's ratings give precision; a quiet minute is a gap", async () => {
+    createStore({ input: { name: "ops" }, actor: "test" });
+    const h = getStoreDb("ops");
+    recordTrace({
+      handle: h,
+      agentId: "a1",
+      input: { intent: { verb: "fix", target: "auth token refresh" }, shard_type: "backend", key_files: ["lib/auth/refresh.ts"], outcome: "failure", key_issue: "refresh token rotated twice", error_tags: ["auth"] },
+    });
+    await drainEmbedQueues({ stores: ["ops"] });
+    await recallReflections({ store: "ops", agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing", key_files: ["lib/auth/refresh.ts"] } } });
+    await recallReflections({ store: "ops", agentId: "a2", input: { query: "sourdough starter feeding schedule" } });
+    const [hit] = listRecentRecallEvents({ handle: h }).flatMap((e) => e.hits);
+    rateRecallHit({ handle: h, input: { hit_id: hit.id, relevant: true }, actor: "user:test" });
+
+    const nextMinute = Date.now() + MIN;
+    const stats = measureRecallStats({ handle: h, now: nextMinute });
+    expect(stats).toMatchObject({ recallCount: 2, hitRate: 0.5, precision: 1, avgHitAgeS: null });
+    expect(stats.recallP95Ms).toBeGreaterThanOrEqual(stats.recallP50Ms!);
+    const quiet = measureRecallStats({ handle: h, now: nextMinute + 5 * MIN });
+    expect(quiet).toMatchObject({ recallCount: 0, hitRate: null, recallP50Ms: null, precision: 1 });
   });
 });

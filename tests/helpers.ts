@@ -4,6 +4,7 @@ import path from "node:path";
 import { resetConfigForTests } from "@/lib/config";
 import { closeAllDatabases } from "@/lib/db/connection";
 import { resetAuthSecretForTests } from "@/lib/auth/secret";
+import { resetEmbedderForTests } from "@/lib/embed/model";
 
 /**
  * Point the whole app at a fresh temp DATA_DIR (real SQLite files, real
@@ -49,4 +50,19 @@ export async function callRoute(
   const res = await handler(req, { params: Promise.resolve(opts.params ?? {}) });
   const text = await res.text();
   return { status: res.status, json: text ? JSON.parse(text) : null };
+}
+
+/**
+ * Restart the app the way an operator would after changing the environment
+ * (e.g. the embedding model): close connections, apply env (undefined
+ * unsets), drop the cached config and embedder.
+ */
+export function restartWith(env: Record<string, string | undefined>): void {
+  closeAllDatabases();
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  resetConfigForTests();
+  resetEmbedderForTests();
 }

@@ -3,13 +3,14 @@ import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import * as documentsRoute from "@/app/api/v1/stores/[store]/documents/route";
 import * as healthRoute from "@/app/api/v1/stores/[store]/health/route";
 import * as reembedRoute from "@/app/api/v1/stores/[store]/reembed/route";
+import * as compareRoute from "@/app/api/v1/stores/[store]/reembed/compare/route";
+import * as switchRoute from "@/app/api/v1/stores/[store]/reembed/switch/route";
 import { bootstrapApp } from "@/lib/bootstrap";
-import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
-import { resetConfigForTests } from "@/lib/config";
+import { getGovernance, getStoreDb } from "@/lib/db/connection";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { createStore } from "@/lib/stores/stores";
-import { callRoute, useTempDataDir } from "./helpers";
+import { callRoute, restartWith, useTempDataDir } from "./helpers";
 
 const TOKEN = "bootstrap-token-for-search-tests-0123456789";
 const params = { store: "notes" };
@@ -33,24 +34,21 @@ async function search(body: Record<string, unknown>) {
   return r.json;
 }
 
-function restartWith(env: Record<string, string | undefined>) {
-  closeAllDatabases();
-  for (const [k, v] of Object.entries(env)) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  resetConfigForTests();
+
+/** A fresh DATA_DIR with the `notes` store holding DOCS (vectors not yet made). */
+async function freshNotesStore() {
+  const env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
   resetEmbedderForTests();
+  bootstrapApp();
+  createStore({ input: { name: "notes" }, actor: "test" });
+  await put(DOCS);
+  return env;
 }
 
 describe("vector and hybrid search", () => {
   let env: ReturnType<typeof useTempDataDir>;
   beforeEach(async () => {
-    env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
-    resetEmbedderForTests();
-    bootstrapApp();
-    createStore({ input: { name: "notes" }, actor: "test" });
-    await put(DOCS);
+    env = await freshNotesStore();
   });
   afterEach(() => {
     restartWith({ DUALMIND_EMBED_DIM: undefined, DUALMIND_EMBED_MODEL: undefined, DUALMIND_DISABLE_VECTORS: undefined, DUALMIND_EMBED_BACKLOG_WATERMARK: undefined });
@@ -158,5 +156,70 @@ describe("vector and hybrid search", () => {
     expect(r.results[0].path).toBe("photo/exposure.md");
     expect(r.vectors.method).toBe("exact-scan-js");
     expect(r.warnings.map((w: { code: string }) => w.code)).toContain("vectors_index_unavailable");
+  });
+});
+
+describe("comparing a candidate model before switching", () => {
+  let env: ReturnType<typeof useTempDataDir>;
+  beforeEach(async () => {
+    env = await freshNotesStore();
+    await drainEmbedQueues({ stores: ["notes"] });
+  });
+  afterEach(() => {
+    restartWith({ DUALMIND_EMBED_DIM: undefined, DUALMIND_EMBED_MODEL: undefined });
+    env.cleanup();
+  });
+
+  it("replays logged queries against the held candidate, reports overlap@k, then switches on request", async () => {
+    for (const q of ["nginx certificate", "postgres vacuum", "exposure aperture", "session cookie login"]) await search({ q, mode: "vector" });
+    restartWith({ DUALMIND_EMBED_DIM: "512", DUALMIND_EMBED_MODEL: "hash-512" });
+    const early = await callRoute(compareRoute.GET, { token: TOKEN, params, url: "http://127.0.0.1/x?k=3" });
+    expect(early.status).toBe(409);
+    expect((await callRoute(reembedRoute.POST, { token: TOKEN, params, body: { hold_switch: true } })).status).toBe(202);
+    await drainEmbedQueues({ stores: ["notes"] });
+    // Held: the old model still serves (the new one is not active yet).
+    expect((await search({ q: "nginx", mode: "vector" })).fallback.reason).toBe("drifted");
+    const cmp = await callRoute(compareRoute.GET, { token: TOKEN, params, url: "http://127.0.0.1/x?k=1&n=10" });
+    expect(cmp.status).toBe(200);
+    expect(cmp.json.queries).toBe(4);
+    expect(cmp.json.candidateCoveragePct).toBe(100);
+    // Both hashed models put the same document first for these clear-cut queries.
+    expect(cmp.json.meanOverlap).toBe(1);
+    const deeper = await callRoute(compareRoute.GET, { token: TOKEN, params, url: "http://127.0.0.1/x?k=5&n=10" });
+    const mean = deeper.json.perQuery.reduce((s: number, x: { overlap: number }) => s + x.overlap, 0) / 4;
+    expect(deeper.json.meanOverlap).toBeCloseTo(mean, 10);
+    expect(deeper.json.meanOverlap).toBeLessThanOrEqual(1);
+    const sw = await callRoute(switchRoute.POST, { token: TOKEN, params });
+    expect(sw.status).toBe(200);
+    const after = await search({ q: "nginx certificate", mode: "vector" });
+    expect(after.effectiveMode).toBe("vector");
+    expect(after.vectors.model.dimension).toBe(512);
+    expect((await callRoute(switchRoute.POST, { token: TOKEN, params })).status).toBe(409);
+  });
+});
+
+describe("writers never wait for the embedding provider", () => {
+  it("a hanging provider does not block ingest: the write is acknowledged, searchable by full text, and queued", async () => {
+    const { startFakeOpenAI } = await import("./fixtures/fake-openai-server");
+    const fake = await startFakeOpenAI({ dimension: 32 });
+    fake.state.defaultMode = "hang";
+    const env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_TIMEOUT_MS: "200" });
+    resetEmbedderForTests();
+    try {
+      bootstrapApp();
+      createStore({ input: { name: "notes" }, actor: "test" });
+      fake.state.requests.length = 0;
+      await put(DOCS);
+      // The write path made no provider call at all.
+      expect(fake.state.requests).toHaveLength(0);
+      expect(getStoreDb("notes").sqlite.prepare("select count(*) as n from embed_queue").get()).toEqual({ n: 5 });
+      const r = await search({ q: "sourdough", mode: "hybrid" });
+      expect(r.results[0].path).toBe("kitchen/bread.md");
+      expect(r.fallback.reason).toBe("provider_unavailable");
+    } finally {
+      await fake.close();
+      env.cleanup();
+      resetEmbedderForTests();
+    }
   });
 });

@@ -27,7 +27,7 @@ export default function OverviewPage() {
         <Stat label="Memory health" value={n.overall.verdict.state.replace("_", " ")} href="/health" testId="stat-health" />
         <Stat label="Embed backlog" value={num(n.backlog)} href="/health" testId="stat-backlog" />
         <Stat label="Drifted rows" value={num(n.driftRows)} href="/health" testId="stat-drift" />
-        <Stat label="Parked items" value={num(n.parked)} href={n.overall.store ? `/health?store=${encodeURIComponent(n.overall.store)}#parked` : "/health"} testId="stat-parked" />
+        <Stat label="Parked items" value={num(n.parked)} href="/health" testId="stat-parked" />
         <Stat label="API requests (24 h)" value={String(n.apiRequests24h)} href="/observability" testId="stat-requests" />
         <Stat label="API p95 (24 h)" value={p95} href="/observability" testId="stat-p95" />
         <Stat label="API error rate (24 h)" value={n.apiErrorRate24h === null ? "no data" : `${(100 * n.apiErrorRate24h).toFixed(1)}%`} href="/observability" testId="stat-errors" />

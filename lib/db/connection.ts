@@ -10,8 +10,9 @@ import * as governanceSchema from "./schema/governance";
 import * as indexBaseSchema from "./schema/index";
 import * as embedSchema from "./schema/embed";
 import * as graphSchema from "./schema/graph";
+import * as recallSchema from "./schema/recall";
 
-const indexSchema = { ...indexBaseSchema, ...embedSchema, ...graphSchema };
+const indexSchema = { ...indexBaseSchema, ...embedSchema, ...graphSchema, ...recallSchema };
 
 export type VectorStatus =
   | { available: true; version: string }

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import type { StoreHandle } from "../db/connection";
 
 /**
  * Each embeddable kind (chunk, trace, learning, thought, node) registers how
@@ -14,6 +15,12 @@ export type Embeddable = {
   /** Artifact type recorded in provenance, e.g. "chunk". */
   artifactType: string;
   chunkingVersion?: (sqlite: Database.Database, refId: number) => number | null;
+  /**
+   * Bring derived texts (descriptors, handles) rendered by an older version up
+   * to date before a re-embed lists what needs vectors. Runs in the re-embed's
+   * transaction; returns how many rows changed.
+   */
+  backfill?: (handle: StoreHandle) => number;
 };
 
 const registry = new Map<string, Embeddable>();

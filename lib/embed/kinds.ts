@@ -5,5 +5,6 @@
  */
 import "../graph/kinds";
 import "../index/chunk-embeddings";
+import "../recall/kinds";
 
 export {};

@@ -11,6 +11,8 @@ import { vecIndexTable } from "./vector-index";
 export type ReembedJob = {
   targetFingerprintId: string;
   onlyStale: boolean;
+  /** Build the new vectors but wait for an admin to switch (after comparing). */
+  holdSwitch: boolean;
   total: number;
   startedAt: number;
   startedBy: string;
@@ -62,14 +64,18 @@ export function estimateReembed(handle: StoreHandle, configured: Fingerprint, op
  * serving until every artifact has a new vector, then `finishReembedIfDone`
  * switches in one transaction. The queue is durable, so a crash resumes.
  */
-export function startReembed(handle: StoreHandle, configured: Fingerprint, opts: { onlyStale: boolean; actor: string }): ReembedProgress {
+export function startReembed(handle: StoreHandle, configured: Fingerprint, opts: { onlyStale: boolean; holdSwitch?: boolean; actor: string }): ReembedProgress {
+  // Refuse first (e.g. stale-only across a model change), then backfill: texts
+  // rendered by an older descriptor version are re-rendered so they get vectors of the current text.
   estimateReembed(handle, configured, { onlyStale: opts.onlyStale });
+  const backfilled = handle.sqlite.transaction(() => listEmbeddables().reduce((n, e) => n + (e.backfill?.(handle) ?? 0), 0)).immediate();
+  if (backfilled > 0) appendAudit({ actor: opts.actor, action: "store.reembed.backfill", target: `store:${handle.store}`, details: { backfilled } });
   const items = itemsNeedingVectors(handle, configured.id);
   const existing = readJob(handle);
   const job: ReembedJob =
     existing && existing.targetFingerprintId === configured.id
       ? existing
-      : { targetFingerprintId: configured.id, onlyStale: opts.onlyStale, total: items.length, startedAt: Date.now(), startedBy: opts.actor };
+      : { targetFingerprintId: configured.id, onlyStale: opts.onlyStale, holdSwitch: opts.holdSwitch ?? false, total: items.length, startedAt: Date.now(), startedBy: opts.actor };
   handle.sqlite.transaction(() => {
     rememberFingerprint(handle, configured);
     enqueueEmbeddings(handle, items);
@@ -95,9 +101,9 @@ export function getReembedProgress(handle: StoreHandle): ReembedProgress | null 
  * activate, drop the other models' vectors and indexes, clear the job. One
  * transaction: readers see the old model or the new one, never a mix.
  */
-export function finishReembedIfDone(handle: StoreHandle): boolean {
+export function finishReembedIfDone(handle: StoreHandle, opts: { actor?: string; force?: boolean } = {}): boolean {
   const job = readJob(handle);
-  if (!job) return false;
+  if (!job || (job.holdSwitch && !opts.force)) return false;
   const pending = (handle.sqlite.prepare("select count(*) as n from embed_queue where parked_at is null").get() as { n: number }).n;
   if (pending > 0 || itemsNeedingVectors(handle, job.targetFingerprintId).length > 0) return false;
   const { sqlite } = handle;
@@ -108,6 +114,15 @@ export function finishReembedIfDone(handle: StoreHandle): boolean {
     for (const id of others) sqlite.exec(`drop table if exists ${vecIndexTable(id)}`);
     sqlite.prepare("delete from meta where key = 'reembed_job'").run();
   }).immediate();
-  appendAudit({ actor: "system:embed-worker", action: "store.reembed.switch", target: `store:${handle.store}`, details: { active: job.targetFingerprintId, dropped: others } });
+  appendAudit({ actor: opts.actor ?? "system:embed-worker", action: "store.reembed.switch", target: `store:${handle.store}`, details: { active: job.targetFingerprintId, dropped: others } });
   return true;
+}
+
+/** An admin's switch of a held re-embed; 409 until every artifact has its new vector. */
+export function switchHeldReembed(handle: StoreHandle, { actor }: { actor: string }): void {
+  const job = readJob(handle);
+  if (!job) throw new AppError("conflict", "no re-embed in progress");
+  if (!finishReembedIfDone(handle, { actor, force: true })) {
+    throw new AppError("conflict", "the re-embed is not finished yet: every artifact needs its new vector before the switch");
+  }
 }

@@ -4,6 +4,7 @@ import { getEmbedder } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
 import { getEmbedBacklog } from "../embed/queue";
 import { checkVectorReadiness } from "../embed/status";
+import { logVectorQuery } from "../embed/compare";
 import { knnSearch, type VectorHit } from "../embed/vector-index";
 import { CORE_STORE } from "../stores/stores";
 import { CHUNK_KIND } from "./chunk-embeddings";
@@ -26,6 +27,11 @@ export const FUSION_WEIGHTS: Record<Fingerprint["provider"], { fts: number; vec:
   transformers: { fts: 1, vec: 1 },
 };
 export const RRF_K = 60;
+/**
+ * Vector neighbours at or below this cosine are unrelated text (hashed
+ * vectors of unrelated texts scatter around 0): they are not hits.
+ */
+export const MIN_VECTOR_SIMILARITY = 0.05;
 /** Ranked candidates taken from each signal before fusion. */
 const POOL = 50;
 /** Above this many filtered chunks, filter after an approximate KNN instead of scanning them exactly. */
@@ -136,9 +142,12 @@ export async function searchAnyMode({ store, input, now = Date.now() }: { store:
     if (h.store === CORE_STORE && withCore && !(await checkVectorReadiness(CORE_STORE)).usable) continue;
     const r = vectorCandidates(h, { fingerprintId: fp.id, query, input, take, now });
     method ||= r.method;
-    for (const hit of r.hits) vectorRanked.push({ key: `${h.store}:${hit.refId}`, store: h.store, id: hit.refId, score: 1 - hit.distance, distance: hit.distance });
+    for (const hit of r.hits.filter((x) => 1 - x.distance > MIN_VECTOR_SIMILARITY)) vectorRanked.push({ key: `${h.store}:${hit.refId}`, store: h.store, id: hit.refId, score: 1 - hit.distance, distance: hit.distance });
   }
   vectorRanked.sort((a, b) => a.distance - b.distance || a.key.localeCompare(b.key));
+  if (input.q.trim()) {
+    logVectorQuery(handles[0], { q: input.q, mode: input.mode, fingerprintId: fp.id, resultIds: vectorRanked.filter((r) => r.store === store).slice(0, 10).map((r) => r.id) });
+  }
 
   // Lexical signal (hybrid only), through the read-only reader when core is included.
   const ftsRanked: (Ranked & { snippet: string; highlights: [number, number][] })[] = [];

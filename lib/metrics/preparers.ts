@@ -175,22 +175,22 @@ export function deriveHealthVerdict(s: VerdictInput | null): HealthVerdict {
   if (!s) return { state: "no_data", reason: "no health snapshot yet: the metrics loop records one a minute", action: null };
   const storeHref = `/health?store=${encodeURIComponent(s.store)}`;
   if (s.vectorsAvailable === false) {
-    return { state: "vectors_unavailable", reason: "the vector index (sqlite-vec) is not loaded: search answers lexically", action: { label: "See the store's vector status", href: `/stores/${encodeURIComponent(s.store)}` } };
+    return { state: "vectors_unavailable", reason: "the sqlite-vec index is not available: vector search scans every vector exactly (slower)", action: { label: "See the store's vector status", href: `${storeHref}#embeddings-heading` } };
   }
   if (s.degraded) {
     return {
       state: "degraded",
       reason: `embed backlog ${s.backlog ?? "?"} is above the watermark ${s.watermark ?? "?"}: vector and hybrid search answer lexically until it drains`,
-      action: (s.parked ?? 0) > 0 ? { label: `Retry ${s.parked} parked items`, href: `${storeHref}#parked` } : { label: "Check the embed worker", href: `${storeHref}#embeddings` },
+      action: (s.parked ?? 0) > 0 ? { label: `Retry ${s.parked} parked items`, href: `${storeHref}#embeddings-heading` } : { label: "Check the embed worker", href: `${storeHref}#embeddings-heading` },
     };
   }
   if ((s.driftCount ?? 0) > 0) {
     const pct = s.driftPct === null ? "?" : s.driftPct > 0 && s.driftPct < 0.1 ? "<0.1" : s.driftPct.toFixed(1);
     const rows = s.driftCount === 1 ? "1 row has a vector" : `${s.driftCount} rows have vectors`;
-    return { state: "drifted", reason: `${rows} (${pct}%) from another model or older text, left out of vector search`, action: { label: "Re-embed the store", href: `${storeHref}#reembed` } };
+    return { state: "drifted", reason: `${rows} (${pct}%) from another model or older text, left out of vector search`, action: { label: "Re-embed the store", href: `${storeHref}#embeddings-heading` } };
   }
   if ((s.parked ?? 0) > 0) {
-    return { state: "healthy", reason: `${s.parked} items are parked after repeated embedding failures`, action: { label: "Review parked items", href: `${storeHref}#parked` } };
+    return { state: "healthy", reason: `${s.parked} items are parked after repeated embedding failures`, action: { label: "Review parked items", href: `${storeHref}#embeddings-heading` } };
   }
   return { state: "healthy", reason: "backlog under the watermark, no drift, vectors available", action: null };
 }

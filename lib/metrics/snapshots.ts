@@ -1,5 +1,6 @@
-import { getGovernance } from "../db/connection";
+import { getGovernance, getStoreDb, type StoreHandle } from "../db/connection";
 import { getEmbeddingStatus } from "../embed/status";
+import { getRecallMetrics } from "../recall/events";
 import { listStoreNames } from "../stores/stores";
 import { HOUR_MS, MINUTE_MS } from "./rollups";
 
@@ -27,10 +28,31 @@ export type StoreSnapshot = {
 };
 
 export type RecallStats = Pick<StoreSnapshot, "recallCount" | "hitRate" | "avgHitAgeS" | "precision" | "recallP50Ms" | "recallP95Ms">;
-const NO_RECALL: RecallStats = { recallCount: null, hitRate: null, avgHitAgeS: null, precision: null, recallP50Ms: null, recallP95Ms: null };
 
-/** Measure one store now: embedding status (lib/embed/status.ts) plus recall statistics when a source is given. */
-export async function measureStoreSnapshot({ store, now = Date.now(), recall }: { store: string; now?: number; recall?: (store: string, since: number) => RecallStats }): Promise<StoreSnapshot> {
+/**
+ * Recall quality from the store's recall event log (lib/recall/events.ts):
+ * count, hit rate (≥ 1 hit above min_score) and latency over the last full
+ * minute; rated precision over the last hour, because ratings arrive later
+ * than recalls. Hit age is not logged per hit, so it stays unmeasured.
+ */
+export function measureRecallStats({ handle, now }: { handle: StoreHandle; now: number }): RecallStats {
+  const minuteStart = now - (now % MINUTE_MS);
+  const [minute] = getRecallMetrics({ handle, bucketMs: MINUTE_MS, since: minuteStart - MINUTE_MS, until: minuteStart - 1 });
+  const hour = getRecallMetrics({ handle, bucketMs: HOUR_MS, since: now - HOUR_MS, until: now });
+  const rated = hour.reduce((a, b) => a + b.rated, 0);
+  const relevant = hour.reduce((a, b) => a + (b.precision ?? 0) * b.rated, 0);
+  return {
+    recallCount: minute?.recalls ?? 0,
+    hitRate: minute ? minute.hitRate : null,
+    avgHitAgeS: null,
+    precision: rated > 0 ? relevant / rated : null,
+    recallP50Ms: minute ? minute.p50Ms : null,
+    recallP95Ms: minute ? minute.p95Ms : null,
+  };
+}
+
+/** Measure one store now: embedding status (lib/embed/status.ts) plus recall quality. */
+export async function measureStoreSnapshot({ store, now = Date.now() }: { store: string; now?: number }): Promise<StoreSnapshot> {
   const s = await getEmbeddingStatus(store);
   return {
     ts: now - (now % MINUTE_MS),
@@ -46,7 +68,7 @@ export async function measureStoreSnapshot({ store, now = Date.now(), recall }: 
     vectorsAvailable: s.vectorIndex.available,
     modelId: s.drift?.activeFingerprintId ?? null,
     embedded: s.drift?.fresh ?? null,
-    ...(recall ? recall(store, now - MINUTE_MS) : NO_RECALL),
+    ...measureRecallStats({ handle: getStoreDb(store), now }),
   };
 }
 
@@ -76,12 +98,12 @@ export function saveStoreSnapshots({ snapshots, resolutionS = 60 }: { snapshots:
 }
 
 /** Measure and save every store; a store that fails to measure is reported, the others still saved. */
-export async function snapshotAllStores({ now = Date.now(), recall }: { now?: number; recall?: (store: string, since: number) => RecallStats } = {}): Promise<{ saved: number; failed: { store: string; error: string }[] }> {
+export async function snapshotAllStores({ now = Date.now() }: { now?: number } = {}): Promise<{ saved: number; failed: { store: string; error: string }[] }> {
   const snapshots: StoreSnapshot[] = [];
   const failed: { store: string; error: string }[] = [];
   for (const store of listStoreNames()) {
     try {
-      snapshots.push(await measureStoreSnapshot({ store, now, recall }));
+      snapshots.push(await measureStoreSnapshot({ store, now }));
     } catch (e) {
       failed.push({ store, error: (e as Error).message });
     }

@@ -1,4 +1,10 @@
-import { createStore, listStores } from "../../lib/stores/stores";
+import { getStoreDb } from "../../lib/db/connection";
+import { getEmbedder } from "../../lib/embed/model";
+import { retryParkedEmbeddings } from "../../lib/embed/queue";
+import { getEmbeddingStatus } from "../../lib/embed/status";
+import { rebuildVecIndex } from "../../lib/embed/vector-index";
+import { appendAudit } from "../../lib/governance/audit";
+import { createStore, listStores, requireStore } from "../../lib/stores/stores";
 import { verifyAuditChain } from "../../lib/governance/audit";
 import { formatBytes } from "../../lib/format";
 import { flagString, UsageError, type Command } from "../cli-kit";
@@ -28,6 +34,55 @@ export const storeCommands: Command[] = [
       if (!args[0]) throw new UsageError("store name is required");
       const store = createStore({ input: { name: args[0], description: flagString(flags, "description") }, actor: ACTOR });
       out(`created store ${store.name}`, store);
+    },
+  },
+  {
+    name: "embeddings status",
+    usage: "embeddings status <store>",
+    summary: "models, backlog, drift, coverage and re-embed progress of a store",
+    run: async ({ args, out }) => {
+      if (!args[0]) throw new UsageError("store name is required");
+      requireStore(args[0]);
+      const s = await getEmbeddingStatus(args[0]);
+      const d = s.drift;
+      out(
+        [
+          `configured: ${s.configured ? `${s.configured.provider}:${s.configured.model} (${s.configured.id})` : `unavailable: ${s.providerError}`}`,
+          `active:     ${s.active ? `${s.active.provider}:${s.active.model} (${s.active.id})` : "none yet"}`,
+          `backlog:    ${s.backlog.pending} pending, ${s.backlog.parked} parked, watermark ${s.backlog.watermark}${s.degraded ? " — DEGRADED" : ""}`,
+          `drift:      ${d ? `${d.drifted} drifted (${d.driftPct.toFixed(1)}%), ${d.stale} stale, ${d.missing} missing, coverage ${d.coveragePct.toFixed(1)}%` : "—"}`,
+          `vec index:  ${s.vectorIndex.available ? "sqlite-vec" : `unavailable (${s.vectorIndex.reason})`}`,
+          `re-embed:   ${s.reembed ? `${s.reembed.done}/${s.reembed.total}${s.reembed.holdSwitch ? " (held)" : ""}` : "none"}`,
+        ].join("\n"),
+        s,
+      );
+      return s.degraded || s.drift?.modelChanged ? 1 : 0;
+    },
+  },
+  {
+    name: "embeddings rebuild-index",
+    usage: "embeddings rebuild-index <store>",
+    summary: "rebuild the vec0 index from the stored vectors (no provider call), e.g. after an extension upgrade",
+    run: async ({ args, out }) => {
+      if (!args[0]) throw new UsageError("store name is required");
+      requireStore(args[0]);
+      const handle = getStoreDb(args[0]);
+      const fp = await getEmbedder().fingerprint;
+      const n = rebuildVecIndex(handle, fp.id);
+      appendAudit({ actor: ACTOR, action: "store.embeddings.rebuild_index", target: `store:${args[0]}`, details: { vectors: n } });
+      out(`rebuilt the index over ${n} vector(s)`, { store: args[0], vectors: n });
+    },
+  },
+  {
+    name: "embeddings retry-parked",
+    usage: "embeddings retry-parked <store>",
+    summary: "queue parked items again (after fixing the provider)",
+    run: ({ args, out }) => {
+      if (!args[0]) throw new UsageError("store name is required");
+      requireStore(args[0]);
+      const n = retryParkedEmbeddings(getStoreDb(args[0]));
+      appendAudit({ actor: ACTOR, action: "store.embeddings.retry_parked", target: `store:${args[0]}`, details: { requeued: n } });
+      out(`${n} parked item(s) queued again`, { requeued: n });
     },
   },
   {

@@ -1,13 +1,14 @@
 import { requireUser } from "@/app/_server/session";
 import { LATENCY_LINES } from "@/components/chart-series";
 import { ChartTimeSeries } from "@/components/chart-time-series";
-import { HealthEmbeddingsCard } from "@/components/health-embeddings-card";
+import { HealthAutoRefresh } from "@/components/health-auto-refresh";
 import { HealthPickers } from "@/components/health-pickers";
 import { HealthStatusHeader } from "@/components/health-status-header";
+import { StoreEmbeddingsCard } from "@/components/store-embeddings-card";
 import { getEmbeddingStatus } from "@/lib/embed/status";
 import { ALL_STORES, loadHealthDashboard } from "@/lib/metrics/health";
 import { parseRange } from "@/lib/metrics/preparers";
-import { retryParkedAction, startReembedAction } from "./actions";
+import { embeddingAdminAction } from "../stores/[store]/embed-actions";
 
 type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
@@ -108,7 +109,13 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           series={[{ key: "throughputPerHour", label: "embedded per hour", color: "#16a34a" }]}
         />
       </div>
-      {embeddings && <HealthEmbeddingsCard status={embeddings} isAdmin={user.role === "admin"} retryParked={retryParkedAction} startReembed={startReembedAction} />}
+      {embeddings && (
+        <>
+          {/* Re-embed progress is read from the store, so it survives reloads; refresh while it runs. */}
+          <HealthAutoRefresh active={embeddings.reembed !== null && embeddings.reembed.remaining > 0} />
+          <StoreEmbeddingsCard store={d.store} status={embeddings} isAdmin={user.role === "admin"} action={embeddingAdminAction} />
+        </>
+      )}
     </div>
   );
 }

@@ -9,7 +9,7 @@ export default async function SearchPage() {
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Search</h1>
-      <p className="text-sm text-slate-600">Full-text search (bm25) over a store&apos;s documents and memories. Your words are matched as words: operators and quotes have no special meaning here.</p>
+      <p className="text-sm text-slate-600">Search a store&apos;s documents and memories: hybrid (bm25 fused with vector similarity, the measured default), full-text only, or vector only. Your words are matched as words: operators and quotes have no special meaning here. Tick explain to see why each hit ranks where it does.</p>
       <SearchPanel stores={stores} defaultStore={stores.find((s) => s !== CORE_STORE) ?? CORE_STORE} action={searchAction} />
     </div>
   );

@@ -62,3 +62,21 @@ export const embeddingModels = sqliteTable("embedding_models", {
   info: text("info").notNull(),
   firstSeenAt: integer("first_seen_at").notNull(),
 });
+
+/**
+ * Recent vector/hybrid queries with the vector leg's top results and the
+ * model that made them: replayed against a candidate model before a switch.
+ */
+export const searchLog = sqliteTable(
+  "search_log",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    ts: integer("ts").notNull(),
+    q: text("q").notNull(),
+    mode: text("mode").notNull(),
+    fingerprintId: text("fingerprint_id").notNull(),
+    /** JSON array of chunk rowids, best first. */
+    resultIds: text("result_ids").notNull(),
+  },
+  (t) => [index("search_log_ts_idx").on(t.ts)],
+);

@@ -1,22 +1,26 @@
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { requireUser } from "@/app/_server/session";
+import { StoreEmbeddingsCard } from "@/components/store-embeddings-card";
 import { StoreVerifyCard } from "@/components/store-verify-card";
+import { getEmbeddingStatus } from "@/lib/embed/status";
 import { formatBytes, formatTime } from "@/lib/format";
 import { listDocumentsByPrefix } from "@/lib/index/ingest";
 import { listRecentMemories } from "@/lib/index/memories";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { describeStore, storeExists } from "@/lib/stores/stores";
 import { verifyStoreAction } from "./actions";
+import { embeddingAdminAction } from "./embed-actions";
 
 export default async function StorePage({ params }: { params: Promise<{ store: string }> }) {
-  await requireUser();
+  const user = await requireUser();
   const { store } = await params;
   if (!storeExists(store)) notFound();
   const sqlite = openIndexedStore({ store });
   const summary = describeStore(store);
   const recent = listRecentMemories({ sqlite, limit: 10 });
   const docs = listDocumentsByPrefix({ sqlite, limit: 1 });
+  const embeddings = await getEmbeddingStatus(store);
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Store {store}</h1>
@@ -41,6 +45,7 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
         </p>
       </section>
       <StoreVerifyCard store={store} action={verifyStoreAction} />
+      <StoreEmbeddingsCard store={store} status={embeddings} isAdmin={user.role === "admin"} action={embeddingAdminAction} />
       <section className="card space-y-2" aria-labelledby="recent-heading">
         <h2 id="recent-heading" className="text-lg font-medium">
           Recent memories

@@ -20,13 +20,13 @@ export const POST = defineRoute({
   name: "POST /stores/{store}/reembed",
   auth: "admin",
   params: storeParams,
-  body: z.object({ only_stale: z.boolean().default(false), dry_run: z.boolean().default(false) }).strict(),
+  body: z.object({ only_stale: z.boolean().default(false), dry_run: z.boolean().default(false), hold_switch: z.boolean().default(false) }).strict(),
   status: 202,
   handler: async ({ params, body, principal }) => {
     requireStore(params.store);
     const handle = getStoreDb(params.store);
     const configured = await getEmbedder().fingerprint;
     if (body.dry_run) return { estimate: estimateReembed(handle, configured, { onlyStale: body.only_stale }) };
-    return { job: startReembed(handle, configured, { onlyStale: body.only_stale, actor: `agent:${principal?.agentId}` }) };
+    return { job: startReembed(handle, configured, { onlyStale: body.only_stale, holdSwitch: body.hold_switch, actor: `agent:${principal?.agentId}` }) };
   },
 });

@@ -1,0 +1,67 @@
+"use server";
+
+import { revalidatePath } from "next/cache";
+import { z } from "zod";
+import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { requireRoleForAction } from "@/app/_server/session";
+import { getStoreDb } from "@/lib/db/connection";
+import { rateRecallHit } from "@/lib/recall/events";
+import { reflectionSettingsPatchSchema, updateReflectionSettings } from "@/lib/recall/settings";
+import { requireStore, storeNameSchema } from "@/lib/stores/stores";
+
+// Server actions are public endpoints: each checks the session and role itself.
+// The domain functions write the audit rows.
+
+function storeFrom(form: FormData): string {
+  const store = storeNameSchema.parse(form.get("store"));
+  requireStore(store);
+  return store;
+}
+
+export async function rateRecallHitAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  try {
+    const user = await requireRoleForAction("viewer");
+    const store = storeFrom(form);
+    const hit = rateRecallHit({
+      handle: getStoreDb(store),
+      input: { hit_id: String(form.get("hit_id") ?? ""), relevant: form.get("relevant") === "true" },
+      actor: `user:${user.username}`,
+    });
+    revalidatePath("/reflection");
+    return { ok: true, message: `Rated hit ${hit.id} ${hit.relevant ? "relevant" : "not relevant"}.` };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+const numberField = z.coerce.number();
+const optionalCount = z
+  .string()
+  .trim()
+  .transform((s) => (s === "" ? null : Number(s)));
+
+export async function updateReflectionSettingsAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  try {
+    const admin = await requireRoleForAction("admin");
+    const store = storeFrom(form);
+    const patch = reflectionSettingsPatchSchema.parse({
+      enabled: form.get("enabled") === "on",
+      top_k: numberField.parse(form.get("top_k")),
+      min_score: numberField.parse(form.get("min_score")),
+      recency_half_life_days: numberField.parse(form.get("recency_half_life_days")),
+      backlog_watermark: numberField.parse(form.get("backlog_watermark")),
+      failure_warning_score: numberField.parse(form.get("failure_warning_score")),
+      preference_score: numberField.parse(form.get("preference_score")),
+      retention: {
+        ttl_days: optionalCount.parse(String(form.get("ttl_days") ?? "")),
+        max_traces: optionalCount.parse(String(form.get("max_traces") ?? "")),
+        strategy: form.get("strategy"),
+      },
+    });
+    updateReflectionSettings({ handle: getStoreDb(store), patch, actor: `user:${admin.username}`, reason: "edited on the Reflection page" });
+    revalidatePath("/reflection");
+    return { ok: true, message: `Reflection settings of ${store} saved.` };
+  } catch (e) {
+    return actionError(e);
+  }
+}

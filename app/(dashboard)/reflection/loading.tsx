@@ -1,0 +1,5 @@
+import { LedgerLoading } from "@/components/ledger-loading";
+
+export default function Loading() {
+  return <LedgerLoading title="Reflection" />;
+}

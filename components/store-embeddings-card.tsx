@@ -1,0 +1,79 @@
+import type { EmbeddingStatus } from "@/lib/embed/status";
+import { formatTime } from "@/lib/format";
+import { EmbeddingAdminButtons, type EmbeddingAction } from "./store-embeddings-buttons";
+
+function statusOf(s: EmbeddingStatus): { label: string; tone: string; reason: string } {
+  if (s.providerError) return { label: "provider unavailable", tone: "bg-red-100 text-red-800", reason: s.providerError };
+  if (s.degraded) return { label: "degraded", tone: "bg-amber-100 text-amber-800", reason: s.degradedReason ?? "" };
+  if (s.drift?.modelChanged) return { label: "drifted", tone: "bg-amber-100 text-amber-800", reason: "the configured model differs from the store's vectors: vector search answers lexically until a re-embed" };
+  if (!s.vectorIndex.available) return { label: "vectors index unavailable", tone: "bg-amber-100 text-amber-800", reason: `${s.vectorIndex.reason}; vector search scans exactly (slower)` };
+  if (s.drift && s.drift.stale > 0) return { label: "stale rows", tone: "bg-amber-100 text-amber-800", reason: `${s.drift.stale} vector(s) were made from older text` };
+  return { label: "healthy", tone: "bg-emerald-100 text-emerald-800", reason: "vectors are current" };
+}
+
+function eta(seconds: number | null): string {
+  if (seconds === null) return "—";
+  return seconds < 90 ? `${Math.round(seconds)} s` : `${Math.round(seconds / 60)} min`;
+}
+
+/** Embeddings of one store: model, backlog, drift, coverage, re-embed progress, and (for admins) the buttons. */
+export function StoreEmbeddingsCard({ store, status, isAdmin, action }: { store: string; status: EmbeddingStatus; isAdmin: boolean; action: EmbeddingAction }) {
+  const st = statusOf(status);
+  const d = status.drift;
+  const job = status.reembed;
+  return (
+    <section className="card space-y-3 text-sm" aria-labelledby="embeddings-heading" data-testid="store-embeddings">
+      <div className="flex flex-wrap items-center gap-3">
+        <h2 id="embeddings-heading" className="text-lg font-medium">
+          Embeddings
+        </h2>
+        <span className={`rounded px-2 py-0.5 text-xs font-medium ${st.tone}`} data-testid="embeddings-status">
+          {st.label}
+        </span>
+        <span className="text-slate-600">{st.reason}</span>
+      </div>
+      <dl className="grid grid-cols-2 gap-3 sm:grid-cols-4">
+        <div>
+          <dt className="label">Configured model</dt>
+          <dd>{status.configured ? `${status.configured.provider}:${status.configured.model} · ${status.configured.dimension}-d · ${status.configured.id}` : "—"}</dd>
+        </div>
+        <div>
+          <dt className="label">Active model</dt>
+          <dd>{status.active ? `${status.active.provider}:${status.active.model} · ${status.active.id}` : "none yet"}</dd>
+        </div>
+        <div>
+          <dt className="label">Backlog</dt>
+          <dd data-testid="embeddings-backlog">
+            {status.backlog.pending} pending (watermark {status.backlog.watermark}){status.backlog.oldestAgeSeconds !== null && `, oldest ${status.backlog.oldestAgeSeconds} s`} · {status.backlog.parked} parked
+          </dd>
+        </div>
+        <div>
+          <dt className="label">Coverage / drift</dt>
+          <dd data-testid="embeddings-coverage">
+            {d ? `${d.coveragePct.toFixed(1)}% embedded · ${d.drifted} drifted (${d.driftPct.toFixed(1)}%) · ${d.stale} stale · ${d.missing} missing` : "—"}
+          </dd>
+        </div>
+      </dl>
+      {job && (
+        <p className="rounded bg-slate-100 p-2" data-testid="reembed-progress">
+          Re-embed to {job.targetFingerprintId}: {job.done}/{job.total} done
+          {job.ratePerSec ? ` · ${job.ratePerSec.toFixed(1)}/s · ETA ${eta(job.etaSeconds)}` : ""} · started {formatTime(job.startedAt)} by {job.startedBy}
+          {job.holdSwitch && " · waits for an admin to switch"}
+        </p>
+      )}
+      {status.parked.length > 0 && (
+        <details>
+          <summary className="cursor-pointer">Parked items ({status.parked.length})</summary>
+          <ul className="mt-1 space-y-1 font-mono text-xs">
+            {status.parked.map((p) => (
+              <li key={`${p.kind}:${p.refId}`}>
+                {p.kind} {p.refId} · {p.attempts} attempts · {p.lastError}
+              </li>
+            ))}
+          </ul>
+        </details>
+      )}
+      {isAdmin && <EmbeddingAdminButtons store={store} action={action} held={!!job?.holdSwitch} parked={status.parked.length > 0} />}
+    </section>
+  );
+}

@@ -1,0 +1,3 @@
+/** Registers the trace and learning embeddable kinds (imported by lib/embed/kinds.ts). */
+import "./traces";
+import "./learnings";

@@ -1,0 +1,367 @@
+import { z } from "zod";
+import { getStoreDb, type StoreHandle } from "../db/connection";
+import { getEmbedder } from "../embed/model";
+import type { Fingerprint } from "../embed/providers";
+import { checkVectorReadiness } from "../embed/status";
+import { knnSearch } from "../embed/vector-index";
+import { AppError } from "../errors";
+import { intentSchema, normalizeTrace, renderIntentQuery } from "./descriptors";
+import { logRecallEvent } from "./events";
+import { LEARNING_KIND } from "./learnings";
+import { sanitizeText } from "./sanitize";
+import { getReflectionSettings, type ReflectionSettings } from "./settings";
+import { TRACE_KIND } from "./traces";
+
+const DAY_MS = 86_400_000;
+
+export const recallInputSchema = z
+  .object({
+    /** Free text ("repair the login flow"), or a structured intent rendered like a trace descriptor. */
+    query: z.string().trim().min(1).max(2000).optional(),
+    intent: z
+      .object({
+        verb: intentSchema.shape.verb,
+        target: intentSchema.shape.target,
+        shard_type: z.string().trim().min(1).max(80).optional(),
+        key_files: z.array(z.string().trim().min(1).max(400)).max(100).default([]),
+        key_issue: z.string().trim().max(2000).default(""),
+        error_tags: z.array(z.string().trim().min(1).max(80)).max(100).default([]),
+      })
+      .strict()
+      .optional(),
+    top_k: z.number().int().min(1).max(50).optional(),
+    min_score: z.number().min(0).max(1).optional(),
+    kinds: z.array(z.enum(["trace", "learning"])).min(1).max(2).default(["trace", "learning"]),
+    /**
+     * hybrid: vector KNN and FTS5 together, each row scored by its better signal (the default: with the
+     * builtin provider the two catch different paraphrases, see bench/recall.bench.ts); vector: KNN only
+     * (plus FTS5 for rows still waiting for a vector); lexical: FTS5 only. The response says what answered.
+     */
+    signals: z.enum(["hybrid", "vector", "lexical"]).default("hybrid"),
+  })
+  .strict()
+  .refine((b) => (b.query === undefined) !== (b.intent === undefined), { message: "give exactly one of query or intent", path: ["query"] });
+export type RecallInput = z.input<typeof recallInputSchema>;
+
+export type RecallMode = "hybrid" | "vector" | "lexical";
+
+export type TraceHit = {
+  id: number;
+  score: number;
+  similarity: number;
+  recency: number;
+  match: "vector" | "lexical";
+  outcome: "success" | "failure";
+  summary: string;
+  intent: { verb: string; target: string };
+  keyIssue: string;
+  seenCount: number;
+  lastSeenAt: number;
+  ageDays: number;
+};
+
+export type LearningHit = {
+  id: number;
+  score: number;
+  similarity: number;
+  recency: number;
+  match: "vector" | "lexical";
+  predicate: string;
+  description: string;
+  confidence: number;
+  summary: string;
+  ageDays: number;
+};
+
+export type RecallResult = {
+  eventId: number;
+  mode: RecallMode;
+  fallback: { reason: string; message: string } | null;
+  method: string;
+  cacheHit: boolean;
+  query: string;
+  traces: TraceHit[];
+  learnings: LearningHit[];
+  /** Key names as the reflection API has always spelled them (issue 5). */
+  guidance: {
+    past_failure_warning: { traceId: number; score: number; intent: { verb: string; target: string }; keyIssue: string; message: string } | null;
+    aligned_preferences: { learningId: number; score: number; predicate: string; description: string; confidence: number }[];
+  };
+  latencyMs: number;
+};
+
+// Query vectors, per model and exact text: agents ask the same thing often.
+const QUERY_CACHE_MAX = 2000;
+const g = globalThis as unknown as { __dualmindRecallQueryCache?: Map<string, Float32Array> };
+
+async function embedQuery(fp: Fingerprint, text: string): Promise<{ vector: Float32Array; cacheHit: boolean }> {
+  const cache = (g.__dualmindRecallQueryCache ??= new Map());
+  const key = `${fp.id}\0${text}`;
+  const cached = cache.get(key);
+  if (cached) {
+    // Refresh its place: the Map's insertion order is the LRU order.
+    cache.delete(key);
+    cache.set(key, cached);
+    return { vector: cached, cacheHit: true };
+  }
+  const [vector] = await getEmbedder().provider.embed([text], "query");
+  cache.set(key, vector);
+  if (cache.size > QUERY_CACHE_MAX) cache.delete(cache.keys().next().value!);
+  return { vector, cacheHit: false };
+}
+
+export function clearRecallQueryCache(): void {
+  g.__dualmindRecallQueryCache?.clear();
+}
+
+/** The text a recall embeds: an intent renders as its descriptor values (no outcome); free text is sanitized. */
+export function recallQueryText(input: z.output<typeof recallInputSchema>): string {
+  if (!input.intent) return sanitizeText(input.query!);
+  const f = normalizeTrace({
+    intent: { verb: input.intent.verb, target: input.intent.target },
+    shard_type: input.intent.shard_type ?? "",
+    key_files: input.intent.key_files,
+    outcome: "failure",
+    key_issue: input.intent.key_issue,
+    error_tags: input.intent.error_tags,
+  });
+  return renderIntentQuery(f);
+}
+
+// Descriptor labels and function words carry no topic.
+const LEXICAL_IGNORED = new Set(
+  "intent shard files outcome key issue tags learning args description success failure a an and are as at be by for from has have if in into is it its of on or that the their then to was were with not no do does did".split(
+    " ",
+  ),
+);
+
+export function lexicalTerms(text: string): string[] {
+  const words = text
+    .normalize("NFKC")
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 1 && w.length <= 64 && !LEXICAL_IGNORED.has(w));
+  return [...new Set(words)].slice(0, 32);
+}
+
+/**
+ * Lexical similarity is the share of query terms a row contains, scaled so one
+ * min_score gates both signals: on the quality set (bench/recall.bench.ts) a
+ * coverage of 0.4 gives the precision a cosine of 0.2 gives the builtin vectors.
+ */
+const LEXICAL_SCALE = 0.5;
+
+// A crude stem (the first five letters) to tell which query terms a row shares, since FTS5's porter stems are not visible.
+const stem = (w: string) => w.slice(0, 5);
+
+/** FTS5 expression of quoted terms: user text never reaches MATCH unescaped. */
+function ftsExpression(terms: string[]): string {
+  return terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(" OR ");
+}
+
+type Candidate = { refId: number; similarity: number; match: "vector" | "lexical" };
+
+/**
+ * Lexical candidates: FTS5 finds rows sharing any term, ranked by bm25; the
+ * similarity is their scaled term coverage (see LEXICAL_SCALE).
+ */
+function lexicalCandidates(handle: StoreHandle, args: { table: "reasoning_traces" | "learnings"; terms: string[]; limit: number; onlyIds?: number[] }): Candidate[] {
+  if (args.terms.length === 0 || args.onlyIds?.length === 0) return [];
+  const textColumn = args.table === "reasoning_traces" ? "summary_descriptor" : "semantic_handle";
+  const only = args.onlyIds ? "and f.rowid in (select value from json_each(@ids))" : "";
+  const rows = handle.sqlite
+    .prepare(
+      `select t.id, t.${textColumn} as text from ${args.table}_fts f join ${args.table} t on t.id = f.rowid
+       where ${args.table}_fts match @expr ${only} order by bm25(${args.table}_fts) limit @limit`,
+    )
+    .all({ expr: ftsExpression(args.terms), limit: args.limit, ids: JSON.stringify(args.onlyIds ?? []) }) as { id: number; text: string }[];
+  const queryStems = new Set(args.terms.map(stem));
+  return rows.map((r) => {
+    const rowStems = new Set(lexicalTerms(r.text).map(stem));
+    let shared = 0;
+    for (const s of queryStems) if (rowStems.has(s)) shared++;
+    return { refId: r.id, similarity: (LEXICAL_SCALE * shared) / queryStems.size, match: "lexical" as const };
+  });
+}
+
+/** Rows written but not (yet) embedded: queued by write-behind, or stored without a vector under backpressure. */
+function idsAwaitingVectors(handle: StoreHandle, kind: string): number[] {
+  const skipped = kind === TRACE_KIND ? " union select id from reasoning_traces where embed_skipped_at is not null" : "";
+  return (handle.sqlite.prepare(`select ref_id as id from embed_queue where kind = ?${skipped}`).all(kind) as { id: number }[]).map((r) => r.id);
+}
+
+/** Vector candidates whose row still exists with the text the vector was made from. */
+function vectorCandidates(handle: StoreHandle, args: { kind: string; table: "reasoning_traces" | "learnings"; fingerprintId: string; query: Float32Array; k: number }): { candidates: Candidate[]; method: string } {
+  const { hits, method } = knnSearch(handle, { kind: args.kind, fingerprintId: args.fingerprintId, query: args.query, k: args.k });
+  if (hits.length === 0) return { candidates: [], method };
+  const hashColumn = args.table === "reasoning_traces" ? "descriptor_hash" : "handle_hash";
+  const current = new Set(
+    (
+      handle.sqlite
+        .prepare(`select e.id from embeddings e join ${args.table} t on t.id = e.ref_id and t.${hashColumn} = e.input_hash where e.id in (select value from json_each(?))`)
+        .all(JSON.stringify(hits.map((h) => h.embeddingId))) as { id: number }[]
+    ).map((r) => r.id),
+  );
+  return { candidates: hits.filter((h) => current.has(h.embeddingId)).map((h) => ({ refId: h.refId, similarity: 1 - h.distance, match: "vector" as const })), method };
+}
+
+function recencyWeight(lastSeenAt: number, now: number, halfLifeDays: number): number {
+  if (halfLifeDays <= 0) return 1;
+  return Math.pow(0.5, Math.max(0, now - lastSeenAt) / DAY_MS / halfLifeDays);
+}
+
+const round = (x: number) => Math.round(x * 10000) / 10000;
+
+type RankOptions = { now: number; settings: ReflectionSettings; minScore: number; topK: number };
+
+/**
+ * Weight each candidate by its row's recency, gate by min_score, keep each
+ * row's best candidate (a row can come from both vector and lexical), cap at top_k.
+ */
+function gateAndRank<R extends { id: number; last_seen_at: number }, H extends { id: number; score: number }>(
+  candidates: Candidate[],
+  rows: R[],
+  opts: RankOptions,
+  toHit: (row: R, base: { id: number; score: number; similarity: number; recency: number; match: Candidate["match"]; ageDays: number }) => H,
+): H[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const best = new Map<number, H>();
+  for (const c of candidates) {
+    const r = byId.get(c.refId);
+    if (!r) continue;
+    const recency = recencyWeight(r.last_seen_at, opts.now, opts.settings.recency_half_life_days);
+    const hit = toHit(r, { id: r.id, score: round(c.similarity * recency), similarity: round(c.similarity), recency: round(recency), match: c.match, ageDays: round((opts.now - r.last_seen_at) / DAY_MS) });
+    if (hit.score >= opts.minScore && hit.score > (best.get(r.id)?.score ?? -1)) best.set(r.id, hit);
+  }
+  return [...best.values()].sort((a, b) => b.score - a.score || a.id - b.id).slice(0, opts.topK);
+}
+
+function rankTraces(handle: StoreHandle, candidates: Candidate[], opts: RankOptions): TraceHit[] {
+  if (candidates.length === 0) return [];
+  const rows = handle.sqlite
+    .prepare(
+      "select id, outcome, summary_descriptor, intent_verb, intent_target, key_issue, seen_count, last_seen_at from reasoning_traces where id in (select value from json_each(?))",
+    )
+    .all(JSON.stringify(candidates.map((c) => c.refId))) as {
+    id: number;
+    outcome: "success" | "failure";
+    summary_descriptor: string;
+    intent_verb: string;
+    intent_target: string;
+    key_issue: string;
+    seen_count: number;
+    last_seen_at: number;
+  }[];
+  return gateAndRank(candidates, rows, opts, (r, base) => ({
+    ...base,
+    outcome: r.outcome,
+    summary: r.summary_descriptor,
+    intent: { verb: r.intent_verb, target: r.intent_target },
+    keyIssue: r.key_issue,
+    seenCount: r.seen_count,
+    lastSeenAt: r.last_seen_at,
+  }));
+}
+
+function rankLearnings(handle: StoreHandle, candidates: Candidate[], opts: RankOptions): LearningHit[] {
+  if (candidates.length === 0) return [];
+  const rows = handle.sqlite
+    .prepare("select id, predicate, description, confidence, semantic_handle, last_seen_at from learnings where id in (select value from json_each(?))")
+    .all(JSON.stringify(candidates.map((c) => c.refId))) as { id: number; predicate: string; description: string; confidence: number; semantic_handle: string; last_seen_at: number }[];
+  return gateAndRank(candidates, rows, opts, (r, base) => ({ ...base, predicate: r.predicate, description: r.description, confidence: r.confidence, summary: r.semantic_handle }));
+}
+
+/**
+ * "Have I faced this before?" Embeds the query as a query, searches traces and
+ * learnings by vector and (hybrid) FTS5, gates by min_score after recency
+ * weighting, caps at top_k, and adds guidance. When vectors cannot answer
+ * (degraded, drifted, provider down) it ranks lexically and says why. Rows
+ * still waiting for a vector (write-behind, or skipped under backpressure)
+ * are always found lexically. Every recall is logged.
+ */
+export async function recallReflections({ store, agentId, input }: { store: string; agentId: string; input: RecallInput }): Promise<RecallResult> {
+  const started = performance.now();
+  const body = recallInputSchema.parse(input);
+  const handle = getStoreDb(store);
+  const settings = getReflectionSettings(handle);
+  if (!settings.enabled) throw new AppError("conflict", `reflection recall is disabled for store ${store}; an admin can enable it in the store's reflection settings`);
+  const topK = body.top_k ?? settings.top_k;
+  const minScore = body.min_score ?? settings.min_score;
+  const queryText = recallQueryText(body);
+  const terms = lexicalTerms(queryText);
+  const wantTraces = body.kinds.includes("trace");
+  const wantLearnings = body.kinds.includes("learning");
+  // Oversample twice top_k so recency weighting and the gate can reorder; the
+  // KNN's cost grows with k (SimHash candidates = 10·k), so no more than that.
+  const pool = Math.max(10, topK * 2);
+
+  let mode: RecallMode = "lexical";
+  let fallback: RecallResult["fallback"] = null;
+  let method = "fts5";
+  let cacheHit = false;
+  let traceCandidates: Candidate[] = [];
+  let learningCandidates: Candidate[] = [];
+
+  const ready = body.signals === "lexical" ? null : await checkVectorReadiness(store);
+  if (ready?.usable) {
+    mode = body.signals;
+    const q = await embedQuery(ready.fingerprint, queryText);
+    cacheHit = q.cacheHit;
+    const fpId = ready.fingerprint.id;
+    // Rows still waiting for a vector are always searched lexically, so a fresh write is recalled at once.
+    const lexicalOver = (kind: string) => (body.signals === "hybrid" ? undefined : idsAwaitingVectors(handle, kind));
+    if (wantTraces) {
+      const v = vectorCandidates(handle, { kind: TRACE_KIND, table: "reasoning_traces", fingerprintId: fpId, query: q.vector, k: pool });
+      method = v.method;
+      traceCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool, onlyIds: lexicalOver(TRACE_KIND) })];
+    }
+    if (wantLearnings) {
+      const v = vectorCandidates(handle, { kind: LEARNING_KIND, table: "learnings", fingerprintId: fpId, query: q.vector, k: pool });
+      method = v.method;
+      learningCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "learnings", terms, limit: pool, onlyIds: lexicalOver(LEARNING_KIND) })];
+    }
+    if (body.signals === "hybrid") method = `${method}+fts5`;
+    if (!handle.vectors.available) method = `${method} (vectors_index_unavailable)`;
+  } else {
+    if (ready) fallback = { reason: ready.reason, message: `${ready.message}; answered by lexical recall over descriptors and handles` };
+    if (wantTraces) traceCandidates = lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool });
+    if (wantLearnings) learningCandidates = lexicalCandidates(handle, { table: "learnings", terms, limit: pool });
+  }
+
+  const now = Date.now();
+  const traces = rankTraces(handle, traceCandidates, { now, settings, minScore, topK });
+  const learnings = rankLearnings(handle, learningCandidates, { now, settings, minScore, topK });
+  const failure = traces.find((t) => t.outcome === "failure" && t.score >= settings.failure_warning_score);
+  const guidance: RecallResult["guidance"] = {
+    past_failure_warning: failure
+      ? {
+          traceId: failure.id,
+          score: failure.score,
+          intent: failure.intent,
+          keyIssue: failure.keyIssue,
+          message: `A similar attempt failed before (trace ${failure.id}: ${failure.intent.verb} ${failure.intent.target})${failure.keyIssue ? `; key issue: ${failure.keyIssue}` : ""}.`,
+        }
+      : null,
+    aligned_preferences: learnings
+      .filter((l) => l.score >= settings.preference_score)
+      .map((l) => ({ learningId: l.id, score: l.score, predicate: l.predicate, description: l.description, confidence: l.confidence })),
+  };
+  const latencyMs = round(performance.now() - started);
+  const eventId = logRecallEvent({
+    handle,
+    event: {
+      agentId,
+      query: queryText,
+      mode,
+      fallbackReason: fallback?.reason ?? null,
+      latencyMs,
+      cacheHit,
+      warning: guidance.past_failure_warning !== null,
+      hits: [
+        ...traces.map((t) => ({ artifact: "trace" as const, refId: t.id, score: t.score, summary: t.summary })),
+        ...learnings.map((l) => ({ artifact: "learning" as const, refId: l.id, score: l.score, summary: l.summary })),
+      ],
+    },
+  });
+  return { eventId, mode, fallback, method, cacheHit, query: queryText, traces, learnings, guidance, latencyMs };
+}

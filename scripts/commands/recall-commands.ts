@@ -1,0 +1,111 @@
+import { getStoreDb } from "../../lib/db/connection";
+import { getRecallMetrics } from "../../lib/recall/events";
+import { getReflectionOverview } from "../../lib/recall/overview";
+import { recallInputSchema, recallReflections } from "../../lib/recall/recall";
+import { reflectionSettingsPatchSchema, updateReflectionSettings } from "../../lib/recall/settings";
+import { runTraceRetention } from "../../lib/recall/traces";
+import { requireStore } from "../../lib/stores/stores";
+import { flagString, UsageError, type Command } from "../cli-kit";
+
+const ACTOR = `cli:${process.env.USER ?? "local"}`;
+
+function storeArg(args: string[]): string {
+  if (!args[0]) throw new UsageError("store name is required");
+  requireStore(args[0]);
+  return args[0];
+}
+
+/** `top_k=3 retention.max_traces=5000` → a settings patch (values parsed as JSON, else kept as text). */
+function patchFromAssignments(assignments: string[]): Record<string, unknown> {
+  if (assignments.length === 0) throw new UsageError("give at least one field=value");
+  const patch: Record<string, Record<string, unknown> | unknown> = {};
+  for (const a of assignments) {
+    const eq = a.indexOf("=");
+    if (eq <= 0) throw new UsageError(`expected field=value, got ${a}`);
+    const [key, raw] = [a.slice(0, eq), a.slice(eq + 1)];
+    let value: unknown = raw;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      // Plain text (e.g. strategy=stratified) stays a string.
+    }
+    const [head, sub] = key.split(".", 2);
+    if (sub) patch[head] = { ...((patch[head] as Record<string, unknown> | undefined) ?? {}), [sub]: value };
+    else patch[head] = value;
+  }
+  return patch;
+}
+
+export const recallCommands: Command[] = [
+  {
+    name: "recall",
+    usage: "recall <store> <query...> [--top-k N] [--signals hybrid|vector|lexical]",
+    summary: "ask a store's reflections: similar past traces, learnings, warnings",
+    run: async ({ args, flags, out }) => {
+      const store = storeArg(args);
+      const query = args.slice(1).join(" ");
+      if (!query) throw new UsageError("query text is required");
+      const topK = flagString(flags, "top-k");
+      const signals = recallInputSchema.shape.signals.parse(flagString(flags, "signals"));
+      const r = await recallReflections({ store, agentId: ACTOR, input: { query, top_k: topK ? Number(topK) : undefined, signals } });
+      const lines = [
+        `mode: ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}, ${r.latencyMs} ms, event ${r.eventId}`,
+        ...(r.guidance.past_failure_warning ? [`WARNING: ${r.guidance.past_failure_warning.message}`] : []),
+        ...r.guidance.aligned_preferences.map((p) => `preference: ${p.predicate} (${p.score}): ${p.description}`),
+        ...r.traces.map((t) => `trace ${t.id}\t${t.score}\t${t.outcome}\t${t.summary}`),
+        ...r.learnings.map((l) => `learning ${l.id}\t${l.score}\t${l.summary}`),
+      ];
+      out(lines.join("\n"), r);
+    },
+  },
+  {
+    name: "reflection show",
+    usage: "reflection show <store>",
+    summary: "reflection settings, counts, hit rate and precision of a store",
+    run: ({ args, out }) => {
+      const o = getReflectionOverview({ handle: getStoreDb(storeArg(args)) });
+      out(
+        [
+          `traces ${o.counts.traces} (${o.counts.failures} failures, ${o.counts.skippedBackpressure} without vector), learnings ${o.counts.learnings}, awaiting vectors ${o.counts.awaitingVector}`,
+          `recalls ${o.totals.recalls}, hit rate ${o.totals.hitRate ?? "-"}, rated ${o.totals.rated}, precision ${o.totals.precision ?? "-"}`,
+          `settings ${JSON.stringify(o.settings)}`,
+        ].join("\n"),
+        o,
+      );
+    },
+  },
+  {
+    name: "reflection set",
+    usage: "reflection set <store> <field=value>... [--reason R]",
+    summary: "change reflection settings (audited), e.g. min_score=0.3 retention.ttl_days=90",
+    run: ({ args, flags, out }) => {
+      const store = storeArg(args);
+      const patch = reflectionSettingsPatchSchema.parse(patchFromAssignments(args.slice(1)));
+      const settings = updateReflectionSettings({ handle: getStoreDb(store), patch, actor: ACTOR, reason: flagString(flags, "reason") });
+      out(`reflection settings of ${store}: ${JSON.stringify(settings)}`, settings);
+    },
+  },
+  {
+    name: "reflection retention",
+    usage: "reflection retention <store>",
+    summary: "apply the store's trace retention now (TTL, cap)",
+    run: ({ args, out }) => {
+      const r = runTraceRetention({ handle: getStoreDb(storeArg(args)) });
+      out(`deleted ${r.deleted} traces`, r);
+    },
+  },
+  {
+    name: "reflection metrics",
+    usage: "reflection metrics <store> [--bucket-hours N] [--days D]",
+    summary: "recall hit rate, precision and latency per time bucket",
+    run: ({ args, flags, out }) => {
+      const bucketMs = Number(flagString(flags, "bucket-hours") ?? 1) * 3_600_000;
+      const since = Date.now() - Number(flagString(flags, "days") ?? 1) * 86_400_000;
+      const buckets = getRecallMetrics({ handle: getStoreDb(storeArg(args)), bucketMs, since });
+      out(
+        buckets.map((b) => `${new Date(b.start).toISOString()}\trecalls ${b.recalls}\thit rate ${b.hitRate.toFixed(2)}\tprecision ${b.precision?.toFixed(2) ?? "-"}\tp50 ${b.p50Ms} ms\tp95 ${b.p95Ms} ms`).join("\n") || "(no recalls)",
+        { buckets },
+      );
+    },
+  },
+];

@@ -1,0 +1,113 @@
+import fs from "node:fs";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { getStoreDb } from "@/lib/db/connection";
+import { recordLearning } from "@/lib/recall/learnings";
+import { sanitizeText } from "@/lib/recall/sanitize";
+import { recordTrace } from "@/lib/recall/traces";
+import { useTempDataDir } from "./helpers";
+
+// Real-looking (but fake) secrets of the shapes agents paste into error messages.
+const SECRETS = {
+  openai: "sk-proj-4fJx9QmT2vLp8RkZ7wYc3NbE6hUaG1sD5oKiW0qXe",
+  anthropic: "sk-ant-api03-Zq8xT4mK2pL9vB7nR3cW6yH1jF5dS0aG-QwErTy",
+  github: "ghp_7Hq2LmX9vK4pT8zR3nW6cY1bF5dJ0sA2gE4u",
+  githubPat: "github_pat_11ABCDEFG0aBcDeFgHiJkL_mNoPqRsTuVwXyZ0123456789abcdEFGH",
+  gitlab: "glpat-x8Fz2Kq9LmT4vR7wN3pY",
+  slack: "xoxb-2849302845-5829304857-Qz8xT4mK2pL9vB7nR3cW6yH1",
+  aws: "AKIAIOSFODNN7EXAMPL3",
+  google: "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+  stripe: "sk_live_51HqLmX9vK4pT8zR3nW6cY1bF",
+  huggingface: "hf_QmT2vLp8RkZ7wYc3NbE6hUaG1sD5oKiW0q",
+  dualmind: "dm_k4Pz9QwX2mT7vL3nR8cY6bF1",
+  jwt: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+  bearer: "a8F3kL9qZ2xV7mN4pR6tY1wB5cD0eG8h",
+  urlPassword: "Sup3rS3cret!",
+  assignedPassword: "hunter2-Prod",
+  assignedKey: "q9W8e7R6t5Y4u3I2o1P0",
+  highEntropy: "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0LmNbVc",
+  email: "jane.doe@example.com",
+  ipv4: "203.0.113.42",
+  ipv6: "2001:0db8:85a3:0000:0000:8a2e:0370:7334",
+  homeUser: "jdoe",
+  macUser: "alice",
+  winUser: "bob",
+};
+
+const CORPUS = [
+  `Call to OpenAI failed with key ${SECRETS.openai} (429 rate limit)`,
+  `anthropic client init: ANTHROPIC_API_KEY=${SECRETS.anthropic}`,
+  `git push rejected; token ${SECRETS.github} lacks repo scope`,
+  `clone with ${SECRETS.githubPat} failed`,
+  `gitlab ci: ${SECRETS.gitlab} expired`,
+  `slack webhook post failed using ${SECRETS.slack}`,
+  `s3 upload denied for access key ${SECRETS.aws}`,
+  `maps geocode failed key=${SECRETS.google}`,
+  `stripe charge error with ${SECRETS.stripe}`,
+  `model download 401 with ${SECRETS.huggingface}`,
+  `dualmind search returned 403 for ${SECRETS.dualmind}`,
+  `session cookie contained ${SECRETS.jwt} and was rejected`,
+  `curl -H "Authorization: Bearer ${SECRETS.bearer}" returned 401 unauthorized`,
+  `postgres connection refused: postgres://admin:${SECRETS.urlPassword}@db.internal:5432/orders`,
+  `login test used password=${SECRETS.assignedPassword} and timed out`,
+  `config had client_secret: "${SECRETS.assignedKey}" in plain text`,
+  `random blob ${SECRETS.highEntropy} found in logs`,
+  `notify ${SECRETS.email} when the migration finishes`,
+  `ssh timeout connecting to ${SECRETS.ipv4} port 22`,
+  `ipv6 listener bound to ${SECRETS.ipv6} failed`,
+  `tests read fixtures from /home/${SECRETS.homeUser}/projects/app/tests`,
+  `build cache in /Users/${SECRETS.macUser}/Library/Caches/app`,
+  `installer wrote C:\\Users\\${SECRETS.winUser}\\AppData\\Local\\app`,
+];
+
+// Words that make a descriptor useful: they must survive sanitizing.
+const USEFUL = ["OpenAI", "429", "rate", "limit", "push", "rejected", "scope", "slack", "webhook", "s3", "upload", "denied", "stripe", "charge", "403", "Authorization", "401", "unauthorized", "postgres", "connection", "refused", "db.internal", "5432", "orders", "login", "timed", "client_secret", "migration", "ssh", "timeout", "port", "projects/app/tests", "Library/Caches", "AppData"];
+
+describe("sanitizer", () => {
+  it("removes every planted secret and keeps the useful words", () => {
+    const cleaned = CORPUS.map(sanitizeText).join("\n");
+    for (const [name, secret] of Object.entries(SECRETS)) {
+      expect(cleaned.includes(secret), `${name} leaked: ${cleaned}`).toBe(false);
+    }
+    for (const word of USEFUL) expect(cleaned).toContain(word);
+    expect(cleaned).toContain("postgres://[USER]:[REDACTED_PASSWORD]@db.internal:5432/orders");
+    expect(cleaned).toContain("Bearer [REDACTED_TOKEN]");
+    expect(cleaned).toContain("/home/[USER]/projects/app/tests");
+    expect(cleaned).toContain("notify [EMAIL] when");
+    expect(cleaned).toContain("connecting to [IP] port 22");
+  });
+
+  it("is idempotent and leaves ordinary text alone", () => {
+    for (const line of CORPUS) expect(sanitizeText(sanitizeText(line))).toBe(sanitizeText(line));
+    const plain = "Fix auth token refresh in lib/auth/session.ts: token: expired after 3600 seconds, version 1.2.3, commit abc1234";
+    expect(sanitizeText(plain)).toBe(plain);
+  });
+
+  describe("storage", () => {
+    let env: ReturnType<typeof useTempDataDir>;
+    beforeEach(() => {
+      env = useTempDataDir();
+    });
+    afterEach(() => env.cleanup());
+
+    it("never persists the original: the database file holds no planted secret", () => {
+      const h = getStoreDb("ops");
+      recordTrace({
+        handle: h,
+        agentId: "agent-1",
+        input: {
+          intent: { verb: "deploy", target: `api with ${SECRETS.openai}` },
+          shard_type: "ops",
+          key_files: [`/home/${SECRETS.homeUser}/deploy.sh`],
+          outcome: "failure",
+          key_issue: CORPUS.join(" "),
+          error_tags: [`user:${SECRETS.email}`],
+        },
+      });
+      recordLearning({ handle: h, agentId: "agent-1", input: { predicate: "avoid_key", args: { key: SECRETS.github, host: SECRETS.ipv4 }, description: `never log ${SECRETS.stripe}` } });
+      h.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+      const bytes = fs.readFileSync(h.file).toString("latin1");
+      for (const [name, secret] of Object.entries(SECRETS)) expect(bytes.includes(secret), `${name} was written to disk`).toBe(false);
+      expect(bytes).toContain("[REDACTED_API_KEY]");
+    });
+  });
+});
