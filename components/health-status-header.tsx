@@ -10,7 +10,7 @@ const STYLE: Record<HealthState, { label: string; className: string }> = {
   no_data: { label: "No data yet", className: "border-slate-300 bg-slate-50 text-slate-700" },
 };
 
-export function HealthStatusHeader({ verdict, store, asOf }: { verdict: HealthVerdict; store: string | null; asOf: number | null }) {
+export function HealthStatusHeader({ verdict, store, asOf }: { verdict: HealthVerdict; store: string | null; asOf: number | "live" | null }) {
   const s = STYLE[verdict.state];
   return (
     <section className={`rounded-lg border p-4 ${s.className}`} data-testid="health-status" data-state={verdict.state} aria-label="Health status">
@@ -25,7 +25,7 @@ export function HealthStatusHeader({ verdict, store, asOf }: { verdict: HealthVe
             {verdict.action.label}
           </Link>
         )}
-        {asOf !== null && <span className="text-xs opacity-75">as of {formatTime(asOf)}</span>}
+        {asOf !== null && <span className="text-xs opacity-75">{asOf === "live" ? "live" : `as of ${formatTime(asOf)} (newest snapshot)`}</span>}
       </p>
     </section>
   );

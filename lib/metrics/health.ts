@@ -1,4 +1,4 @@
-import { getEmbeddingStatus } from "../embed/status";
+import { getEmbeddingStatus, type EmbeddingStatus } from "../embed/status";
 import { listStoreNames } from "../stores/stores";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "./latency";
 import { HOUR_MS } from "./rollups";
@@ -68,14 +68,10 @@ export function loadHealthDashboard({ store, range, now = Date.now() }: { store:
   };
 }
 
-/**
- * `GET /stores/{store}/health`: the live embedding status (lib/embed/status.ts),
- * its verdict with the fixing action, and recall quality from the newest snapshot.
- */
-export async function getStoreHealthReport({ store }: { store: string }) {
-  const s = await getEmbeddingStatus(store);
-  const verdict = deriveHealthVerdict({
-    store,
+/** The verdict from a live embedding status (one store, right now) rather than its newest snapshot. */
+export function deriveLiveVerdict(s: EmbeddingStatus): HealthVerdict {
+  return deriveHealthVerdict({
+    store: s.store,
     backlog: s.backlog.pending,
     watermark: s.backlog.watermark,
     parked: s.backlog.parked,
@@ -84,6 +80,15 @@ export async function getStoreHealthReport({ store }: { store: string }) {
     driftPct: s.drift?.driftPct ?? null,
     vectorsAvailable: s.vectorIndex.available,
   });
+}
+
+/**
+ * `GET /stores/{store}/health`: the live embedding status (lib/embed/status.ts),
+ * its verdict with the fixing action, and recall quality from the newest snapshot.
+ */
+export async function getStoreHealthReport({ store }: { store: string }) {
+  const s = await getEmbeddingStatus(store);
+  const verdict = deriveLiveVerdict(s);
   const latest = getLatestSnapshotsByStore({ stores: [store] }).get(store) ?? null;
   return {
     store: s.store,

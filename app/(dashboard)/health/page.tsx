@@ -6,7 +6,7 @@ import { HealthPickers } from "@/components/health-pickers";
 import { HealthStatusHeader } from "@/components/health-status-header";
 import { StoreEmbeddingsCard } from "@/components/store-embeddings-card";
 import { getEmbeddingStatus } from "@/lib/embed/status";
-import { ALL_STORES, loadHealthDashboard } from "@/lib/metrics/health";
+import { ALL_STORES, deriveLiveVerdict, loadHealthDashboard } from "@/lib/metrics/health";
 import { parseRange } from "@/lib/metrics/preparers";
 import { embeddingAdminAction } from "../stores/[store]/embed-actions";
 
@@ -25,7 +25,11 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Health</h1>
       <HealthPickers path="/health" range={d.range} store={d.store} stores={d.stores} />
-      <HealthStatusHeader verdict={d.overall.verdict} store={d.overall.store} asOf={latestTs} />
+      {embeddings ? (
+        <HealthStatusHeader verdict={deriveLiveVerdict(embeddings)} store={d.store} asOf="live" />
+      ) : (
+        <HealthStatusHeader verdict={d.overall.verdict} store={d.overall.store} asOf={latestTs} />
+      )}
       {d.store === ALL_STORES && d.perStore.length > 1 && (
         <table className="data card" data-testid="health-stores">
           <thead>
