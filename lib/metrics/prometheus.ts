@@ -54,7 +54,10 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     coverage: gauge("dualmind_store_coverage_ratio", "embedded / embeddable"),
     degraded: gauge("dualmind_store_degraded", "1 when the backlog is above the watermark"),
     vectors: gauge("dualmind_store_vectors_available", "1 when sqlite-vec is loaded"),
-    hitRate: gauge("dualmind_store_recall_hit_rate", "share of recalls with at least one hit above min_score"),
+    hitRate: gauge("dualmind_store_recall_hit_rate", "share of last minute's recalls with at least one hit above min_score"),
+    precision: gauge("dualmind_store_recall_precision", "share of rated recall hits (last hour) people marked relevant"),
+    hitAge: gauge("dualmind_store_recall_avg_hit_age_seconds", "mean age of the traces and learnings recall returned"),
+    recallP95: gauge("dualmind_store_recall_p95_ms", "recall latency p95 over the last minute"),
     snapshotAge: gauge("dualmind_store_snapshot_age_seconds", "age of the newest health snapshot"),
     bytes: new Gauge({ name: "dualmind_db_bytes", help: "database file sizes", labelNames: ["db", "file"], registers: [registry] }),
   };
@@ -69,6 +72,9 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     set(g.degraded, s.degraded);
     set(g.vectors, s.vectorsAvailable);
     set(g.hitRate, s.hitRate);
+    set(g.precision, s.precision);
+    set(g.hitAge, s.avgHitAgeS);
+    set(g.recallP95, s.recallP95Ms);
     set(g.snapshotAge, Math.round((now - s.ts) / 1000));
   }
   for (const store of stores) {

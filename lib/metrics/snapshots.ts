@@ -33,18 +33,28 @@ export type RecallStats = Pick<StoreSnapshot, "recallCount" | "hitRate" | "avgHi
  * Recall quality from the store's recall event log (lib/recall/events.ts):
  * count, hit rate (≥ 1 hit above min_score) and latency over the last full
  * minute; rated precision over the last hour, because ratings arrive later
- * than recalls. Hit age is not logged per hit, so it stays unmeasured.
+ * than recalls. Hit age = recall time minus the hit trace's or learning's
+ * creation, averaged over the minute's hits (old hits mean memory is not refreshed).
  */
 export function measureRecallStats({ handle, now }: { handle: StoreHandle; now: number }): RecallStats {
   const minuteStart = now - (now % MINUTE_MS);
   const [minute] = getRecallMetrics({ handle, bucketMs: MINUTE_MS, since: minuteStart - MINUTE_MS, until: minuteStart - 1 });
   const hour = getRecallMetrics({ handle, bucketMs: HOUR_MS, since: now - HOUR_MS, until: now });
+  const age = handle.sqlite
+    .prepare(
+      `select avg(e.created_at - coalesce(t.created_at, l.created_at)) / 1000.0 as ageS
+       from recall_events e join recall_event_hits h on h.event_id = e.id
+       left join reasoning_traces t on h.artifact = 'trace' and t.id = h.ref_id
+       left join learnings l on h.artifact = 'learning' and l.id = h.ref_id
+       where e.created_at >= ? and e.created_at <= ?`,
+    )
+    .get(minuteStart - MINUTE_MS, minuteStart - 1) as { ageS: number | null };
   const rated = hour.reduce((a, b) => a + b.rated, 0);
   const relevant = hour.reduce((a, b) => a + (b.precision ?? 0) * b.rated, 0);
   return {
     recallCount: minute?.recalls ?? 0,
     hitRate: minute ? minute.hitRate : null,
-    avgHitAgeS: null,
+    avgHitAgeS: age.ageS,
     precision: rated > 0 ? relevant / rated : null,
     recallP50Ms: minute ? minute.p50Ms : null,
     recallP95Ms: minute ? minute.p95Ms : null,
