@@ -69,13 +69,15 @@ async function timePage(url: string, cookie: string, runs: number): Promise<numb
 }
 const PAGE_ROUTES = ["GET /stores/{store}/search", "POST /stores/{store}/search", "POST /stores/{store}/recall", "POST /stores/{store}/remember"];
 
+const RECALL_EVENTS = 1_000_000;
+
 export default async function run(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-health-"));
   process.env.DATA_DIR = dataDir;
   process.env.DUALMIND_LOG_LEVEL = "warn";
   const { resetConfigForTests } = await import("../lib/config");
   resetConfigForTests();
-  const { closeAllDatabases, getGovernance } = await import("../lib/db/connection");
+  const { closeAllDatabases, getGovernance, getStoreDb } = await import("../lib/db/connection");
   const { createStore } = await import("../lib/stores/stores");
   const { generateDemoRollups, generateDemoSnapshots } = await import("../lib/metrics/demo");
   const { saveRollups } = await import("../lib/metrics/rollups");
@@ -102,8 +104,16 @@ export default async function run(): Promise<void> {
       saveStoreSnapshots({ snapshots: generateDemoSnapshots({ stores, from: now - 7 * DAY, to: now, stepMs: 60_000 }) });
       saveStoreSnapshots({ snapshots: generateDemoSnapshots({ stores, from: now - 365 * DAY, to: now - 7 * DAY, stepMs: 3_600_000 }), resolutionS: 3600 });
       getGovernance().sqlite.exec("analyze");
+      // 1M raw recall events in one store: the pages read snapshots, so this size must not matter.
+      const alpha = getStoreDb("alpha").sqlite;
+      const insEvent = alpha.prepare(
+        "insert into recall_events(agent_id, query, mode, fallback_reason, latency_ms, cache_hit, hit_count, top_score, warning, created_at) values ('bench', ?, 'hybrid', null, ?, 0, ?, ?, 0, ?)",
+      );
+      alpha.transaction(() => {
+        for (let i = 0; i < RECALL_EVENTS; i++) insEvent.run(`query ${i % 5000}`, 2 + (i % 17), i % 4, (i % 100) / 100, now - Math.floor((i / RECALL_EVENTS) * 7 * DAY));
+      })();
       const total = (sql: string) => (getGovernance().sqlite.prepare(sql).get() as { n: number }).n;
-      seedRows.push({ shape, "rollup rows": total("select count(*) as n from metric_rollups"), "snapshot rows": total("select count(*) as n from metric_snapshots"), "seed s": (performance.now() - started) / 1000, "governance.db MB": fs.statSync(path.join(dataDir, "governance.db")).size / 1e6 });
+      seedRows.push({ shape, "recall events": (alpha.prepare("select count(*) as n from recall_events").get() as { n: number }).n, "rollup rows": total("select count(*) as n from metric_rollups"), "snapshot rows": total("select count(*) as n from metric_snapshots"), "seed s": (performance.now() - started) / 1000, "governance.db MB": fs.statSync(path.join(dataDir, "governance.db")).size / 1e6 });
 
       for (const range of RANGE_KEYS) {
         for (const store of ["all", "alpha"]) {
