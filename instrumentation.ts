@@ -7,5 +7,7 @@ export async function register() {
       const { startEmbedWorker } = await import("./lib/embed/worker");
       void startEmbedWorker();
     }
+    const { startMetricsLoop } = await import("./lib/metrics/loop");
+    startMetricsLoop();
   }
 }

@@ -12,6 +12,7 @@ const LINKS = [
   { href: "/ledger", label: "Ledger" },
   { href: "/reflection", label: "Reflection" },
   { href: "/health", label: "Health" },
+  { href: "/observability", label: "Observability" },
   { href: "/api-docs", label: "API" },
   { href: "/admin", label: "Admin", adminOnly: true },
 ];

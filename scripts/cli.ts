@@ -9,10 +9,11 @@ import { indexCommands } from "./commands/index-commands";
 import { storeCommands } from "./commands/store-commands";
 import { ledgerCommands } from "./commands/ledger-commands";
 import { graphCommands } from "./commands/graph-commands";
+import { healthCommands } from "./commands/health-commands";
 import { recallCommands } from "./commands/recall-commands";
 import { agentsCommands } from "./commands/agents-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands, ...agentsCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands, ...agentsCommands, ...healthCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

@@ -1,13 +1,38 @@
+import Link from "next/link";
 import { listStores } from "@/lib/stores/stores";
 import { getGovernanceStatus } from "@/lib/governance/status";
 import { formatBytes, formatTime } from "@/lib/format";
+import { countActiveSessions } from "@/lib/governance/dialectic";
+import { getOverviewNumbers } from "@/lib/metrics/health";
+
+function Stat({ label, value, href, testId }: { label: string; value: string; href: string; testId: string }) {
+  return (
+    <Link href={href} className="card block hover:border-slate-400" data-testid={testId}>
+      <span className="label">{label}</span>
+      <span className="mt-1 block text-2xl font-semibold">{value}</span>
+    </Link>
+  );
+}
 
 export default function OverviewPage() {
   const stores = listStores();
   const gov = getGovernanceStatus();
+  const n = getOverviewNumbers();
+  const num = (v: number | null) => (v === null ? "no data" : String(v));
+  const p95 = n.apiP95Ms24h === null ? "no data" : Number.isFinite(n.apiP95Ms24h) ? `≤ ${n.apiP95Ms24h} ms` : "> 10 s";
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Overview</h1>
+      <section aria-label="Key numbers" className="grid grid-cols-2 gap-3 sm:grid-cols-4">
+        <Stat label="Memory health" value={n.overall.verdict.state.replace("_", " ")} href="/health" testId="stat-health" />
+        <Stat label="Embed backlog" value={num(n.backlog)} href="/health" testId="stat-backlog" />
+        <Stat label="Drifted rows" value={num(n.driftRows)} href="/health" testId="stat-drift" />
+        <Stat label="Parked items" value={num(n.parked)} href="/health" testId="stat-parked" />
+        <Stat label="API requests (24 h)" value={String(n.apiRequests24h)} href="/observability" testId="stat-requests" />
+        <Stat label="API p95 (24 h)" value={p95} href="/observability" testId="stat-p95" />
+        <Stat label="API error rate (24 h)" value={n.apiErrorRate24h === null ? "no data" : `${(100 * n.apiErrorRate24h).toFixed(1)}%`} href="/observability" testId="stat-errors" />
+        <Stat label="Active reviews" value={String(countActiveSessions())} href="/sessions" testId="stat-sessions" />
+      </section>
       <section aria-labelledby="stores-heading" className="card">
         <h2 id="stores-heading" className="mb-3 text-lg font-medium">
           Stores

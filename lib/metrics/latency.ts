@@ -1,38 +1,86 @@
 /**
  * In-memory request timing per route: counts, error counts and a log-bucket
- * histogram for percentiles. Costs the hot path one map lookup and a few adds.
+ * histogram for percentiles. Costs the hot path two map lookups and a few
+ * adds; the minute accumulators are drained to governance.db by
+ * lib/metrics/rollups.ts, never written from the request itself.
  */
-const BUCKET_BOUNDS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
+export const LATENCY_BUCKET_BOUNDS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
+const MINUTE_MS = 60_000;
 
-type RouteStats = { count: number; sumMs: number; byStatus: Map<number, number>; buckets: number[] };
+type RouteStats = { count: number; errorCount: number; sumMs: number; byStatus: Map<number, number>; buckets: number[] };
+export type MinuteRollup = { ts: number; route: string; count: number; errorCount: number; sumMs: number; buckets: number[]; byStatus: Record<string, number> };
 
-const g = globalThis as unknown as { __dualmindLatency?: Map<string, RouteStats> };
+const g = globalThis as unknown as { __dualmindLatency?: Map<string, RouteStats>; __dualmindLatencyMinutes?: Map<string, RouteStats & { ts: number; route: string }> };
 function table(): Map<string, RouteStats> {
   g.__dualmindLatency ??= new Map();
   return g.__dualmindLatency;
 }
+function minutes(): Map<string, RouteStats & { ts: number; route: string }> {
+  g.__dualmindLatencyMinutes ??= new Map();
+  return g.__dualmindLatencyMinutes;
+}
 
-export function recordRequest(route: string, status: number, ms: number): void {
+function emptyStats(): RouteStats {
+  return { count: 0, errorCount: 0, sumMs: 0, byStatus: new Map(), buckets: LATENCY_BUCKET_BOUNDS_MS.map(() => 0) };
+}
+
+export function latencyBucketIndex(ms: number): number {
+  return LATENCY_BUCKET_BOUNDS_MS.findIndex((b) => ms <= b);
+}
+
+function add(s: RouteStats, status: number, ms: number, bucket: number): void {
+  s.count++;
+  if (status >= 400) s.errorCount++;
+  s.sumMs += ms;
+  s.byStatus.set(status, (s.byStatus.get(status) ?? 0) + 1);
+  s.buckets[bucket]++;
+}
+
+export function recordRequest(route: string, status: number, ms: number, now: number = Date.now()): void {
+  const bucket = latencyBucketIndex(ms);
   const t = table();
   let s = t.get(route);
   if (!s) {
-    s = { count: 0, sumMs: 0, byStatus: new Map(), buckets: BUCKET_BOUNDS_MS.map(() => 0) };
+    s = emptyStats();
     t.set(route, s);
   }
-  s.count++;
-  s.sumMs += ms;
-  s.byStatus.set(status, (s.byStatus.get(status) ?? 0) + 1);
-  s.buckets[BUCKET_BOUNDS_MS.findIndex((b) => ms <= b)]++;
+  add(s, status, ms, bucket);
+  const ts = now - (now % MINUTE_MS);
+  const key = `${ts}|${route}`;
+  const m = minutes();
+  let mm = m.get(key);
+  if (!mm) {
+    mm = { ...emptyStats(), ts, route };
+    m.set(key, mm);
+  }
+  add(mm, status, ms, bucket);
 }
 
-/** Upper bound of the bucket holding quantile q (a histogram sketch, not exact). */
-function quantile(buckets: number[], count: number, q: number): number | null {
+/** Hand over (and forget) every minute accumulated so far; the caller persists them. */
+export function drainMinuteRollups(): MinuteRollup[] {
+  const m = minutes();
+  const out = [...m.values()].map((s) => ({
+    ts: s.ts,
+    route: s.route,
+    count: s.count,
+    errorCount: s.errorCount,
+    sumMs: s.sumMs,
+    buckets: s.buckets,
+    byStatus: Object.fromEntries([...s.byStatus.entries()].map(([k, v]) => [String(k), v])),
+  }));
+  m.clear();
+  return out;
+}
+
+/** Upper bound of the bucket holding quantile q (a histogram sketch, not exact); null without samples. */
+export function quantileFromBuckets(buckets: readonly number[], q: number): number | null {
+  const count = buckets.reduce((a, b) => a + b, 0);
   if (count === 0) return null;
   const target = Math.ceil(q * count);
   let seen = 0;
   for (let i = 0; i < buckets.length; i++) {
     seen += buckets[i];
-    if (seen >= target) return BUCKET_BOUNDS_MS[i];
+    if (seen >= target) return LATENCY_BUCKET_BOUNDS_MS[i];
   }
   return null;
 }
@@ -53,9 +101,9 @@ export function routeLatencySnapshot(): RouteLatency[] {
       route,
       count: s.count,
       meanMs: s.count ? s.sumMs / s.count : 0,
-      p50Ms: quantile(s.buckets, s.count, 0.5),
-      p95Ms: quantile(s.buckets, s.count, 0.95),
-      p99Ms: quantile(s.buckets, s.count, 0.99),
+      p50Ms: quantileFromBuckets(s.buckets, 0.5),
+      p95Ms: quantileFromBuckets(s.buckets, 0.95),
+      p99Ms: quantileFromBuckets(s.buckets, 0.99),
       byStatus: Object.fromEntries([...s.byStatus.entries()].map(([k, v]) => [String(k), v])),
     }))
     .sort((a, b) => a.route.localeCompare(b.route));

@@ -7,6 +7,7 @@ import { listAuditTail } from "@/lib/governance/audit";
 import { formatTime } from "@/lib/format";
 import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction } from "./actions";
 import { ReindexSection } from "@/components/reindex-section";
+import { AuditTailTable } from "@/components/audit-tail-table";
 
 export default async function AdminPage() {
   const user = await requireUser();
@@ -86,26 +87,7 @@ export default async function AdminPage() {
         <h2 id="audit-heading" className="text-lg font-medium">
           Audit log (latest)
         </h2>
-        <table className="data" data-testid="audit-table">
-          <thead>
-            <tr>
-              <th>Time</th>
-              <th>Actor</th>
-              <th>Action</th>
-              <th>Target</th>
-            </tr>
-          </thead>
-          <tbody>
-            {audit.map((a) => (
-              <tr key={a.id}>
-                <td>{formatTime(a.ts)}</td>
-                <td>{a.actor}</td>
-                <td>{a.action}</td>
-                <td>{a.target}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <AuditTailTable rows={audit} testId="audit-table" />
       </section>
     </div>
   );

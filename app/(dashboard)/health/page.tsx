@@ -1,9 +1,125 @@
-import { ComingSoon } from "@/components/coming-soon";
+import { requireUser } from "@/app/_server/session";
+import { LATENCY_LINES } from "@/components/chart-series";
+import { ChartTimeSeries } from "@/components/chart-time-series";
+import { HealthAutoRefresh } from "@/components/health-auto-refresh";
+import { HealthPickers } from "@/components/health-pickers";
+import { HealthStatusHeader } from "@/components/health-status-header";
+import { StoreEmbeddingsCard } from "@/components/store-embeddings-card";
+import { getEmbeddingStatus } from "@/lib/embed/status";
+import { ALL_STORES, deriveLiveVerdict, loadHealthDashboard } from "@/lib/metrics/health";
+import { parseRange } from "@/lib/metrics/preparers";
+import { embeddingAdminAction } from "../stores/[store]/embed-actions";
 
-export default function HealthPage() {
+type Params = Record<string, string | string[] | undefined>;
+const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
+
+export default async function HealthPage({ searchParams }: { searchParams: Promise<Params> }) {
+  const user = await requireUser();
+  const sp = await searchParams;
+  const d = loadHealthDashboard({ store: one(sp.store) ?? ALL_STORES, range: parseRange(one(sp.range)) });
+  const longRange = d.range === "7d" || d.range === "30d";
+  const markers = d.modelChanges.map((m) => ({ t: m.t, label: d.store === ALL_STORES ? `${m.store}: new model` : "new model" }));
+  const latestTs = d.perStore.reduce<number | null>((acc, s) => (s.latest && (acc === null || s.latest.ts > acc) ? s.latest.ts : acc), null);
+  const embeddings = d.store === ALL_STORES ? null : await getEmbeddingStatus(d.store);
   return (
-    <ComingSoon title="Health">
-      <p>Embedder backlog, drift, coverage, recall hit rate and latency per store, over time.</p>
-    </ComingSoon>
+    <div className="space-y-4">
+      <h1 className="text-2xl font-semibold">Health</h1>
+      <HealthPickers path="/health" range={d.range} store={d.store} stores={d.stores} />
+      {embeddings ? (
+        <HealthStatusHeader verdict={deriveLiveVerdict(embeddings)} store={d.store} asOf="live" />
+      ) : (
+        <HealthStatusHeader verdict={d.overall.verdict} store={d.overall.store} asOf={latestTs} />
+      )}
+      {d.store === ALL_STORES && d.perStore.length > 1 && (
+        <table className="data card" data-testid="health-stores">
+          <thead>
+            <tr>
+              <th>Store</th>
+              <th>Status</th>
+              <th>Why</th>
+            </tr>
+          </thead>
+          <tbody>
+            {d.perStore.map((s) => (
+              <tr key={s.store}>
+                <td>
+                  <a className="text-blue-700 underline" href={`/health?range=${d.range}&store=${encodeURIComponent(s.store)}`}>
+                    {s.store}
+                  </a>
+                </td>
+                <td>{s.verdict.state.replace("_", " ")}</td>
+                <td>{s.verdict.reason}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <div className="grid gap-4 lg:grid-cols-2">
+        <ChartTimeSeries
+          title="Embed backlog vs watermark"
+          testId="chart-backlog"
+          points={d.series}
+          longRange={longRange}
+          series={[
+            { key: "backlog", label: "backlog", color: "#0f172a" },
+            { key: "watermark", label: "watermark", color: "#dc2626", dashed: true },
+            { key: "parked", label: "parked", color: "#d97706" },
+          ]}
+        />
+        <ChartTimeSeries
+          title="Drift (% of rows) with model changes"
+          testId="chart-drift"
+          points={d.series}
+          longRange={longRange}
+          unit="%"
+          markers={markers}
+          series={[
+            { key: "driftPct", label: "drifted %", color: "#7c3aed" },
+            { key: "coveragePct", label: "coverage %", color: "#059669" },
+          ]}
+        />
+        <ChartTimeSeries
+          title="Recall hit rate and rated precision"
+          testId="chart-recall-quality"
+          points={d.series}
+          longRange={longRange}
+          yMax={1}
+          series={[
+            { key: "hitRate", label: "hit rate", color: "#2563eb" },
+            { key: "precision", label: "precision", color: "#db2777" },
+          ]}
+        />
+        <ChartTimeSeries
+          title="Recall latency (per store)"
+          testId="chart-recall-latency"
+          points={d.series}
+          longRange={longRange}
+          unit="ms"
+          series={LATENCY_LINES.slice(0, 2).map((l) => ({ ...l, key: l.key === "p50" ? "recallP50Ms" : "recallP95Ms" }))}
+        />
+        <ChartTimeSeries
+          title="Search latency (API, all stores)"
+          testId="chart-search-latency"
+          points={d.searchLatency}
+          longRange={longRange}
+          unit="ms"
+          series={LATENCY_LINES}
+        />
+        <ChartTimeSeries
+          title="Embed worker throughput (rows/hour)"
+          testId="chart-throughput"
+          points={d.series}
+          longRange={longRange}
+          series={[{ key: "throughputPerHour", label: "embedded per hour", color: "#16a34a" }]}
+        />
+      </div>
+      {embeddings && (
+        <>
+          {/* Re-embed progress is read from the store, so it survives reloads; refresh while it runs. */}
+          <HealthAutoRefresh active={embeddings.reembed !== null && embeddings.reembed.remaining > 0} />
+          <StoreEmbeddingsCard store={d.store} status={embeddings} isAdmin={user.role === "admin"} action={embeddingAdminAction} />
+        </>
+      )}
+    </div>
   );
 }

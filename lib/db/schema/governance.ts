@@ -1,4 +1,4 @@
-import { sqliteTable, text, integer, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { sqliteTable, text, integer, real, index, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { InferSelectModel } from "drizzle-orm";
 
 /** Key/value facts about this database file (schema version, created_at). */
@@ -217,3 +217,78 @@ export const dialecticMessages = sqliteTable(
   (t) => [uniqueIndex("dialectic_messages_session_seq_uq").on(t.sessionId, t.seq), index("dialectic_messages_ts_idx").on(t.timestamp)],
 );
 export type DialecticMessageRow = InferSelectModel<typeof dialecticMessages>;
+
+/**
+ * Request latency per route, kept at two resolutions written together: minute
+ * rows (a week) for short ranges and hour rows (a year) for long ones, so no
+ * chart reads more than a few thousand rows per route. h0..h13
+ * are the log-bucket counts of lib/metrics/latency.ts (LATENCY_BUCKET_BOUNDS_MS),
+ * one column each so SQL can sum them exactly when a chart or the
+ * downsampler merges rows.
+ */
+export const metricRollups = sqliteTable(
+  "metric_rollups",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** Bucket start, epoch ms. */
+    ts: integer("ts").notNull(),
+    /** 60 for minute rows, 3600 for hour rows. */
+    resolutionS: integer("resolution_s").notNull(),
+    route: text("route").notNull(),
+    count: integer("count").notNull(),
+    errorCount: integer("error_count").notNull(),
+    sumMs: real("sum_ms").notNull(),
+    p50Ms: real("p50_ms"),
+    p95Ms: real("p95_ms"),
+    p99Ms: real("p99_ms"),
+    h0: integer("h0").notNull().default(0),
+    h1: integer("h1").notNull().default(0),
+    h2: integer("h2").notNull().default(0),
+    h3: integer("h3").notNull().default(0),
+    h4: integer("h4").notNull().default(0),
+    h5: integer("h5").notNull().default(0),
+    h6: integer("h6").notNull().default(0),
+    h7: integer("h7").notNull().default(0),
+    h8: integer("h8").notNull().default(0),
+    h9: integer("h9").notNull().default(0),
+    h10: integer("h10").notNull().default(0),
+    h11: integer("h11").notNull().default(0),
+    h12: integer("h12").notNull().default(0),
+    h13: integer("h13").notNull().default(0),
+    /** JSON object status → count. */
+    byStatus: text("by_status").notNull(),
+  },
+  (t) => [uniqueIndex("metric_rollups_bucket_uq").on(t.resolutionS, t.route, t.ts), index("metric_rollups_resolution_ts_idx").on(t.resolutionS, t.ts)],
+);
+export type MetricRollupRow = InferSelectModel<typeof metricRollups>;
+
+/** A periodic picture of one store's memory health; NULL means "not measured", never zero. */
+export const metricSnapshots = sqliteTable(
+  "metric_snapshots",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    ts: integer("ts").notNull(),
+    resolutionS: integer("resolution_s").notNull(),
+    store: text("store").notNull(),
+    backlog: integer("backlog"),
+    oldestAgeS: integer("oldest_age_s"),
+    parked: integer("parked"),
+    watermark: integer("watermark"),
+    driftCount: integer("drift_count"),
+    driftPct: real("drift_pct"),
+    coveragePct: real("coverage_pct"),
+    degraded: integer("degraded", { mode: "boolean" }),
+    vectorsAvailable: integer("vectors_available", { mode: "boolean" }),
+    modelId: text("model_id"),
+    /** Artifacts with a fresh vector; its change between snapshots is worker throughput. */
+    embedded: integer("embedded"),
+    recallCount: integer("recall_count"),
+    hitRate: real("hit_rate"),
+    avgHitAgeS: real("avg_hit_age_s"),
+    precision: real("precision"),
+    recallP50Ms: real("recall_p50_ms"),
+    recallP95Ms: real("recall_p95_ms"),
+  },
+  (t) => [uniqueIndex("metric_snapshots_bucket_uq").on(t.store, t.resolutionS, t.ts), index("metric_snapshots_ts_idx").on(t.ts)],
+);
+export type MetricSnapshotRow = InferSelectModel<typeof metricSnapshots>;

@@ -1,0 +1,1 @@
+export { HealthLoading as default } from "@/components/health-loading";

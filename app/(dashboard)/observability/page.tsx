@@ -1,0 +1,148 @@
+import { requireUser } from "@/app/_server/session";
+import { AuditTailTable } from "@/components/audit-tail-table";
+import { LATENCY_LINES } from "@/components/chart-series";
+import { ChartTimeSeries } from "@/components/chart-time-series";
+import { HealthPickers } from "@/components/health-pickers";
+import { formatBytes, formatTime } from "@/lib/format";
+import { listAuditTail } from "@/lib/governance/audit";
+import { getDialecticMetrics } from "@/lib/governance/dialectic";
+import { getGovernanceStatus } from "@/lib/governance/status";
+import { loadObservabilityDashboard } from "@/lib/metrics/health";
+import { parseRange } from "@/lib/metrics/preparers";
+import { listStores } from "@/lib/stores/stores";
+
+type Params = Record<string, string | string[] | undefined>;
+const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
+const ms = (v: number | null) => (v === null ? "—" : `${v} ms`);
+
+export default async function ObservabilityPage({ searchParams }: { searchParams: Promise<Params> }) {
+  await requireUser();
+  const sp = await searchParams;
+  const d = loadObservabilityDashboard({ range: parseRange(one(sp.range)) });
+  const longRange = d.range === "7d" || d.range === "30d";
+  const dialectic = getDialecticMetrics();
+  const gov = getGovernanceStatus();
+  const stores = listStores();
+  const audit = listAuditTail({ limit: 15 });
+  return (
+    <div className="space-y-4">
+      <h1 className="text-2xl font-semibold">Observability</h1>
+      <HealthPickers path="/observability" range={d.range} />
+      <div className="grid gap-4 lg:grid-cols-2">
+        <ChartTimeSeries
+          title="API latency (all routes)"
+          testId="chart-route-latency"
+          points={d.allRoutes}
+          longRange={longRange}
+          unit="ms"
+          series={LATENCY_LINES}
+        />
+        <ChartTimeSeries title="Error rate (4xx + 5xx share)" testId="chart-error-rate" points={d.allRoutes} longRange={longRange} yMax={1} series={[{ key: "errorRate", label: "errors / requests", color: "#dc2626" }]} />
+      </div>
+      <section className="card" aria-labelledby="routes-heading">
+        <h2 id="routes-heading" className="mb-2 text-lg font-medium">
+          Routes ({d.range})
+        </h2>
+        {d.routes.length === 0 ? (
+          <p className="text-sm text-slate-600">No requests recorded in this range.</p>
+        ) : (
+          <table className="data" data-testid="route-table">
+            <thead>
+              <tr>
+                <th>Route</th>
+                <th>Requests</th>
+                <th>Mean</th>
+                <th>p50</th>
+                <th>p95</th>
+                <th>p99</th>
+                <th>Error rate</th>
+                <th>Errors by code</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.routes.map((r) => (
+                <tr key={r.route}>
+                  <td className="font-mono text-xs">{r.route}</td>
+                  <td>{r.count}</td>
+                  <td>{r.meanMs.toFixed(1)} ms</td>
+                  <td>{ms(r.p50Ms)}</td>
+                  <td>{ms(r.p95Ms)}</td>
+                  <td>{ms(r.p99Ms)}</td>
+                  <td>{(100 * r.errorRate).toFixed(1)}%</td>
+                  <td>{r.errorsByStatus.map(([code, n]) => `${code}×${n}`).join(", ") || "—"}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      <section className="card space-y-3" aria-labelledby="dialectic-heading">
+        <h2 id="dialectic-heading" className="text-lg font-medium">
+          Dialectic reviews
+        </h2>
+        <dl className="grid grid-cols-2 gap-3 text-sm sm:grid-cols-4" data-testid="dialectic-metrics">
+          <div>
+            <dt className="label">Active sessions</dt>
+            <dd>{dialectic.activeSessions}</dd>
+          </div>
+          <div>
+            <dt className="label">Failed (24 h)</dt>
+            <dd>{dialectic.failedPerHour.reduce((a, h) => a + h.failed, 0)}</dd>
+          </div>
+          <div>
+            <dt className="label">Messages last hour</dt>
+            <dd>
+              {dialectic.messagesLastHour} ({dialectic.messagesPerMinuteLastHour.toFixed(2)}/min)
+            </dd>
+          </div>
+          <div>
+            <dt className="label">Failed per hour (24 h)</dt>
+            <dd>{dialectic.failedPerHour.length ? dialectic.failedPerHour.map((h) => `${formatTime(h.hourStart).slice(11, 16)}: ${h.failed}`).join(", ") : "none"}</dd>
+          </div>
+        </dl>
+        <ChartTimeSeries
+          title="Session creation latency"
+          testId="chart-dialectic-create"
+          points={d.dialecticCreate}
+          longRange={longRange}
+          unit="ms"
+          series={LATENCY_LINES.slice(0, 2)}
+        />
+      </section>
+      <section className="card" aria-labelledby="files-heading">
+        <h2 id="files-heading" className="mb-2 text-lg font-medium">
+          Database files
+        </h2>
+        <table className="data" data-testid="db-files">
+          <thead>
+            <tr>
+              <th>Database</th>
+              <th>File</th>
+              <th>WAL</th>
+            </tr>
+          </thead>
+          <tbody>
+            <tr>
+              <td>governance.db</td>
+              <td>{formatBytes(gov.bytes)}</td>
+              <td>{formatBytes(gov.walBytes)}</td>
+            </tr>
+            {stores.map((s) => (
+              <tr key={s.name}>
+                <td>stores/{s.name}/index.db</td>
+                <td>{formatBytes(s.files.indexBytes)}</td>
+                <td>{formatBytes(s.files.walBytes)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+      <section className="card" aria-labelledby="audit-heading">
+        <h2 id="audit-heading" className="mb-2 text-lg font-medium">
+          Audit log (latest {audit.length} of {gov.auditEntries})
+        </h2>
+        <AuditTailTable rows={audit} testId="audit-tail" />
+      </section>
+    </div>
+  );
+}

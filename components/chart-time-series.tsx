@@ -1,0 +1,67 @@
+"use client";
+
+import { CartesianGrid, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
+
+export type ChartSeries = { key: string; label: string; color: string; dashed?: boolean };
+export type ChartMarker = { t: number; label: string };
+
+/** UTC so the server's first paint and the hydrated chart print the same ticks. */
+function formatTick(t: number, long: boolean): string {
+  const iso = new Date(t).toISOString();
+  return long ? iso.slice(5, 10) : iso.slice(11, 16);
+}
+
+/**
+ * Draws prepared points only: nulls are gaps (connectNulls off), nothing is
+ * computed here. Fixed size so the SVG is in the server-rendered HTML.
+ */
+export function ChartTimeSeries({
+  title,
+  testId,
+  points,
+  series,
+  markers = [],
+  unit = "",
+  longRange,
+  yMax,
+}: {
+  title: string;
+  testId: string;
+  points: Record<string, number | null>[];
+  series: ChartSeries[];
+  markers?: ChartMarker[];
+  unit?: string;
+  longRange: boolean;
+  yMax?: number;
+}) {
+  const measured = points.filter((p) => series.some((s) => p[s.key] !== null && p[s.key] !== undefined)).length;
+  return (
+    <figure className="card space-y-2" data-testid={testId} data-points={measured}>
+      <figcaption className="flex items-baseline justify-between text-sm font-medium">
+        <span>{title}</span>
+        <span className="text-xs font-normal text-slate-500">{measured === 0 ? "no data in this range" : `${measured} of ${points.length} buckets measured`}</span>
+      </figcaption>
+      <div className="overflow-x-auto">
+        <LineChart width={540} height={200} data={points} margin={{ top: 8, right: 12, bottom: 4, left: 0 }}>
+          <CartesianGrid stroke="#e2e8f0" strokeDasharray="3 3" />
+          <XAxis dataKey="t" type="number" scale="time" domain={["dataMin", "dataMax"]} tickFormatter={(t: number) => formatTick(t, longRange)} fontSize={11} />
+          <YAxis fontSize={11} width={48} unit={unit} domain={[0, yMax ?? "auto"]} />
+          <Tooltip labelFormatter={(t) => new Date(Number(t)).toISOString().replace("T", " ").slice(0, 16) + " UTC"} />
+          {markers.map((m) => (
+            <ReferenceLine key={`${m.t}-${m.label}`} x={m.t} stroke="#7c3aed" strokeDasharray="4 2" label={{ value: m.label, fontSize: 10, fill: "#7c3aed", position: "insideTopLeft" }} />
+          ))}
+          {series.map((s) => (
+            <Line key={s.key} dataKey={s.key} name={s.label} stroke={s.color} strokeDasharray={s.dashed ? "5 3" : undefined} dot={false} connectNulls={false} isAnimationActive={false} type="linear" />
+          ))}
+        </LineChart>
+      </div>
+      <ul className="flex flex-wrap gap-3 text-xs text-slate-600">
+        {series.map((s) => (
+          <li key={s.key} className="flex items-center gap-1">
+            <span className="inline-block h-0.5 w-4" style={{ background: s.color }} /> {s.label}
+          </li>
+        ))}
+      </ul>
+    </figure>
+  );
+}

@@ -1,0 +1,43 @@
+import { log } from "../log";
+import { flushLatencyRollups, HOUR_MS, MINUTE_MS, pruneMetrics } from "./rollups";
+import { snapshotAllStores } from "./snapshots";
+
+const g = globalThis as unknown as { __dualmindMetricsLoop?: NodeJS.Timeout };
+
+/** One pass: persist the minutes, snapshot every store, prune once an hour. Errors are logged, never thrown into the server. */
+export async function runMetricsPass({ now = Date.now(), prune = false }: { now?: number; prune?: boolean } = {}): Promise<void> {
+  try {
+    flushLatencyRollups();
+  } catch (e) {
+    log("error", "metrics: could not save latency rollups", { error: (e as Error).message });
+  }
+  try {
+    const { failed } = await snapshotAllStores({ now });
+    for (const f of failed) log("warn", "metrics: store snapshot failed", f);
+  } catch (e) {
+    log("error", "metrics: could not save store snapshots", { error: (e as Error).message });
+  }
+  if (prune) {
+    try {
+      pruneMetrics({ now });
+    } catch (e) {
+      log("error", "metrics: pruning failed", { error: (e as Error).message });
+    }
+  }
+}
+
+/** Start the once-a-minute metrics loop in this process (idempotent across Next dev reloads). */
+export function startMetricsLoop(): void {
+  if (g.__dualmindMetricsLoop) return;
+  let lastPrune = 0;
+  const tick = () => {
+    const now = Date.now();
+    const prune = now - lastPrune >= HOUR_MS;
+    if (prune) lastPrune = now;
+    void runMetricsPass({ now, prune });
+  };
+  tick();
+  g.__dualmindMetricsLoop = setInterval(tick, MINUTE_MS);
+  // Metrics must never keep a CLI or test process alive.
+  g.__dualmindMetricsLoop.unref();
+}

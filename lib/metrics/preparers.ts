@@ -1,0 +1,223 @@
+/**
+ * Pure chart preparers: SQL hands over sparse buckets, these turn them into
+ * evenly spaced points. A bucket with no data stays null (recharts draws a
+ * gap); only a measured zero is a zero.
+ */
+import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "./latency";
+
+export const RANGES = {
+  "1h": { ms: 3_600_000, stepMs: 60_000 },
+  "24h": { ms: 86_400_000, stepMs: 15 * 60_000 },
+  "7d": { ms: 7 * 86_400_000, stepMs: 3_600_000 },
+  "30d": { ms: 30 * 86_400_000, stepMs: 6 * 3_600_000 },
+} as const;
+export type RangeKey = keyof typeof RANGES;
+export const RANGE_KEYS = Object.keys(RANGES) as RangeKey[];
+
+export function parseRange(value: unknown): RangeKey {
+  return typeof value === "string" && value in RANGES ? (value as RangeKey) : "24h";
+}
+
+export type Window = { from: number; to: number; stepMs: number };
+
+/** The window for a range ending now: bucket-aligned, last bucket includes now. */
+export function windowForRange(range: RangeKey, now: number): Window {
+  const { ms, stepMs } = RANGES[range];
+  const to = now - (now % stepMs) + stepMs;
+  return { from: to - ms, to, stepMs };
+}
+
+export function bucketStarts({ from, to, stepMs }: Window): number[] {
+  const out: number[] = [];
+  for (let t = from - (from % stepMs); t < to; t += stepMs) out.push(t);
+  return out;
+}
+
+export function bucketOf(ts: number, stepMs: number): number {
+  return ts - (ts % stepMs);
+}
+
+/** One point per bucket of the window; a bucket without a row gets null in every field. */
+export function fillGaps<T extends object>(rows: (T & { bucket: number })[], window: Window, fields: (keyof T)[]): ({ t: number } & { [K in keyof T]: T[K] | null })[] {
+  const byBucket = new Map(rows.map((r) => [r.bucket, r]));
+  return bucketStarts(window).map((t) => {
+    const r = byBucket.get(t);
+    const point = { t } as { t: number } & { [K in keyof T]: T[K] | null };
+    for (const f of fields) (point as Record<keyof T, unknown>)[f] = r ? (r[f] ?? null) : null;
+    return point;
+  });
+}
+
+export type LatencyBucketRow = { bucket: number; route: string; count: number; errorCount: number; sumMs: number; hist: number[] };
+export type LatencyPoint = { t: number; count: number | null; p50: number | null; p95: number | null; p99: number | null; errorRate: number | null };
+
+/** Merge the routes of each bucket (histograms add exactly) and compute percentiles from the merged sketch. */
+export function prepareLatencySeries(rows: LatencyBucketRow[], window: Window): LatencyPoint[] {
+  const merged = new Map<number, { count: number; errorCount: number; hist: number[] }>();
+  for (const r of rows) {
+    const b = bucketOf(r.bucket, window.stepMs);
+    let m = merged.get(b);
+    if (!m) {
+      m = { count: 0, errorCount: 0, hist: LATENCY_BUCKET_BOUNDS_MS.map(() => 0) };
+      merged.set(b, m);
+    }
+    m.count += r.count;
+    m.errorCount += r.errorCount;
+    r.hist.forEach((n, i) => (m.hist[i] += n));
+  }
+  return bucketStarts(window).map((t) => {
+    const m = merged.get(t);
+    if (!m || m.count === 0) return { t, count: null, p50: null, p95: null, p99: null, errorRate: null };
+    return { t, count: m.count, p50: finite(quantileFromBuckets(m.hist, 0.5)), p95: finite(quantileFromBuckets(m.hist, 0.95)), p99: finite(quantileFromBuckets(m.hist, 0.99)), errorRate: m.errorCount / m.count };
+  });
+}
+
+/** The open-ended top bucket (> 10 s) has no finite bound; chart it at the last finite one. */
+function finite(v: number | null): number | null {
+  if (v === null) return null;
+  return Number.isFinite(v) ? v : LATENCY_BUCKET_BOUNDS_MS[LATENCY_BUCKET_BOUNDS_MS.length - 2];
+}
+
+export type SnapshotBucketRow = {
+  bucket: number;
+  store: string;
+  backlog: number | null;
+  watermark: number | null;
+  parked: number | null;
+  driftCount: number | null;
+  driftPct: number | null;
+  coveragePct: number | null;
+  hitRate: number | null;
+  precision: number | null;
+  recallP50Ms: number | null;
+  recallP95Ms: number | null;
+  embedded: number | null;
+};
+export type HealthPoint = Omit<SnapshotBucketRow, "bucket" | "store" | "embedded"> & { t: number; throughputPerHour: number | null };
+
+function sumOrNull(values: (number | null)[]): number | null {
+  const v = values.filter((x): x is number => x !== null);
+  return v.length ? v.reduce((a, b) => a + b, 0) : null;
+}
+function meanOrNull(values: (number | null)[]): number | null {
+  const s = sumOrNull(values);
+  const n = values.filter((x) => x !== null).length;
+  return s === null ? null : s / n;
+}
+function maxOrNull(values: (number | null)[]): number | null {
+  const v = values.filter((x): x is number => x !== null);
+  return v.length ? Math.max(...v) : null;
+}
+
+/**
+ * Health series for one store or several (overall): counts add across stores,
+ * percentages average, latency takes the worst store. Worker throughput is the
+ * growth of embedded artifacts since the previous bucket, scaled to an hour;
+ * it is a gap when either bucket is missing and never negative (a re-embed
+ * that resets vectors is not negative work).
+ */
+export function prepareHealthSeries(rows: SnapshotBucketRow[], window: Window): HealthPoint[] {
+  const byBucket = new Map<number, SnapshotBucketRow[]>();
+  for (const r of rows) {
+    const b = bucketOf(r.bucket, window.stepMs);
+    byBucket.set(b, [...(byBucket.get(b) ?? []), r]);
+  }
+  let prevEmbedded: number | null = null;
+  return bucketStarts(window).map((t) => {
+    const rs = byBucket.get(t);
+    if (!rs) {
+      prevEmbedded = null;
+      return { t, backlog: null, watermark: null, parked: null, driftCount: null, driftPct: null, coveragePct: null, hitRate: null, precision: null, recallP50Ms: null, recallP95Ms: null, throughputPerHour: null };
+    }
+    const embedded = sumOrNull(rs.map((r) => r.embedded));
+    const throughputPerHour = embedded !== null && prevEmbedded !== null ? (Math.max(0, embedded - prevEmbedded) * 3_600_000) / window.stepMs : null;
+    prevEmbedded = embedded;
+    return {
+      t,
+      backlog: sumOrNull(rs.map((r) => r.backlog)),
+      watermark: sumOrNull(rs.map((r) => r.watermark)),
+      parked: sumOrNull(rs.map((r) => r.parked)),
+      driftCount: sumOrNull(rs.map((r) => r.driftCount)),
+      driftPct: meanOrNull(rs.map((r) => r.driftPct)),
+      coveragePct: meanOrNull(rs.map((r) => r.coveragePct)),
+      hitRate: meanOrNull(rs.map((r) => r.hitRate)),
+      precision: meanOrNull(rs.map((r) => r.precision)),
+      recallP50Ms: maxOrNull(rs.map((r) => r.recallP50Ms)),
+      recallP95Ms: maxOrNull(rs.map((r) => r.recallP95Ms)),
+      throughputPerHour,
+    };
+  });
+}
+
+export type ModelChange = { t: number; store: string; from: string | null; to: string };
+
+/** Markers where a store's active model differs from its previous snapshot (rows in time order). */
+export function findModelChanges(rows: { ts: number; store: string; modelId: string | null }[]): ModelChange[] {
+  const last = new Map<string, string | null>();
+  const out: ModelChange[] = [];
+  for (const r of rows) {
+    if (r.modelId === null) continue;
+    if (last.has(r.store) && last.get(r.store) !== r.modelId) out.push({ t: r.ts, store: r.store, from: last.get(r.store) ?? null, to: r.modelId });
+    last.set(r.store, r.modelId);
+  }
+  return out;
+}
+
+export type HealthState = "healthy" | "degraded" | "drifted" | "vectors_unavailable" | "no_data";
+export type HealthVerdict = { state: HealthState; reason: string; action: { label: string; href: string } | null };
+type VerdictInput = { store: string; backlog: number | null; watermark: number | null; parked: number | null; degraded: boolean | null; driftCount: number | null; driftPct: number | null; vectorsAvailable: boolean | null };
+
+/**
+ * What is wrong with a store and what fixes it, worst first: no vectors at all,
+ * then degraded (backlog above the watermark), then drift, then parked items.
+ */
+export function deriveHealthVerdict(s: VerdictInput | null): HealthVerdict {
+  if (!s) return { state: "no_data", reason: "no health snapshot yet: the metrics loop records one a minute", action: null };
+  const storeHref = `/health?store=${encodeURIComponent(s.store)}`;
+  if (s.vectorsAvailable === false) {
+    return { state: "vectors_unavailable", reason: "the sqlite-vec index is not available: vector search scans every vector exactly (slower)", action: { label: "See the store's vector status", href: `${storeHref}#embeddings-heading` } };
+  }
+  if (s.degraded) {
+    return {
+      state: "degraded",
+      reason: `embed backlog ${s.backlog ?? "?"} is above the watermark ${s.watermark ?? "?"}: vector and hybrid search answer lexically until it drains`,
+      action: (s.parked ?? 0) > 0 ? { label: `Retry ${s.parked} parked items`, href: `${storeHref}#embeddings-heading` } : { label: "Check the embed worker", href: `${storeHref}#embeddings-heading` },
+    };
+  }
+  if ((s.driftCount ?? 0) > 0) {
+    const pct = s.driftPct === null ? "?" : s.driftPct > 0 && s.driftPct < 0.1 ? "<0.1" : s.driftPct.toFixed(1);
+    const rows = s.driftCount === 1 ? "1 row has a vector" : `${s.driftCount} rows have vectors`;
+    return { state: "drifted", reason: `${rows} (${pct}%) from another model or older text, left out of vector search`, action: { label: "Re-embed the store", href: `${storeHref}#embeddings-heading` } };
+  }
+  if ((s.parked ?? 0) > 0) {
+    return { state: "healthy", reason: `${s.parked} items are parked after repeated embedding failures`, action: { label: "Review parked items", href: `${storeHref}#embeddings-heading` } };
+  }
+  return { state: "healthy", reason: "backlog under the watermark, no drift, vectors available", action: null };
+}
+
+const ORDER: HealthState[] = ["vectors_unavailable", "degraded", "drifted", "no_data", "healthy"];
+/** The overall verdict is the worst store's. */
+export function worstVerdict(verdicts: { store: string; verdict: HealthVerdict }[]): { store: string | null; verdict: HealthVerdict } {
+  if (verdicts.length === 0) return { store: null, verdict: deriveHealthVerdict(null) };
+  return [...verdicts].sort((a, b) => ORDER.indexOf(a.verdict.state) - ORDER.indexOf(b.verdict.state))[0];
+}
+
+export type RouteTotalsInput = { route: string; count: number; errorCount: number; sumMs: number; hist: number[]; errorsByStatus: Record<string, number> };
+export type RouteTableRow = { route: string; count: number; meanMs: number; p50Ms: number | null; p95Ms: number | null; p99Ms: number | null; errorRate: number; errorsByStatus: [string, number][] };
+
+/** Route table rows, slowest p95 first; error codes sorted by how often they happened. */
+export function prepareRouteTable(rows: RouteTotalsInput[]): RouteTableRow[] {
+  return rows
+    .filter((r) => r.count > 0)
+    .map((r) => ({
+      route: r.route,
+      count: r.count,
+      meanMs: r.sumMs / r.count,
+      p50Ms: finite(quantileFromBuckets(r.hist, 0.5)),
+      p95Ms: finite(quantileFromBuckets(r.hist, 0.95)),
+      p99Ms: finite(quantileFromBuckets(r.hist, 0.99)),
+      errorRate: r.errorCount / r.count,
+      errorsByStatus: Object.entries(r.errorsByStatus).sort((a, b) => b[1] - a[1]),
+    }))
+    .sort((a, b) => (b.p95Ms ?? 0) - (a.p95Ms ?? 0) || b.count - a.count || a.route.localeCompare(b.route));
+}

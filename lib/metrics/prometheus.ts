@@ -1,0 +1,92 @@
+import { Counter, Gauge, Registry } from "prom-client";
+import { canUseStore, hasScope, verifyApiToken, type AgentPrincipal } from "../auth/tokens";
+import { getConfig } from "../config";
+import { AppError } from "../errors";
+import { countActiveSessions } from "../governance/dialectic";
+import { getGovernanceStatus } from "../governance/status";
+import { describeStore, listStoreNames } from "../stores/stores";
+import { routeLatencySnapshot } from "./latency";
+import { getLatestSnapshotsByStore } from "./snapshots";
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost", "::ffff:127.0.0.1"]);
+
+/**
+ * Who may scrape: a bearer token with the read scope, or, without a token,
+ * only a server bound to loopback. Next copies a client's X-Forwarded-For
+ * through untouched, so it cannot prove a caller is local; it can only prove
+ * one is not (a reverse proxy on this host appends the real client), which is
+ * why any non-loopback hop refuses the tokenless scrape.
+ */
+export function authorizeMetricsScrape(request: Request): { principal: AgentPrincipal | null } {
+  const header = request.headers.get("authorization");
+  if (header) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    const principal = match ? verifyApiToken(match[1]) : null;
+    if (!principal) throw new AppError("unauthorized", "invalid or revoked token");
+    if (!hasScope(principal, "read")) throw new AppError("forbidden", "this token lacks the 'read' scope");
+    return { principal };
+  }
+  const hops = (request.headers.get("x-forwarded-for") ?? "")
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
+  if (LOOPBACK.has(getConfig().host) && hops.every((h) => LOOPBACK.has(h))) return { principal: null };
+  throw new AppError("unauthorized", "metrics need a bearer token with the read scope unless the server listens on loopback only");
+}
+
+/** The Prometheus text exposition: request counters and latency quantiles, per-store health gauges, dialectic and DB sizes. */
+export async function renderPrometheusMetrics({ principal }: { principal: AgentPrincipal | null }): Promise<{ contentType: string; body: string }> {
+  const registry = new Registry();
+  const requests = new Counter({ name: "dualmind_http_requests_total", help: "API requests since the process started", labelNames: ["route", "code"], registers: [registry] });
+  const latency = new Gauge({ name: "dualmind_http_request_duration_ms", help: "API latency quantiles since start (log-bucket upper bounds)", labelNames: ["route", "quantile"], registers: [registry] });
+  for (const r of routeLatencySnapshot()) {
+    for (const [code, n] of Object.entries(r.byStatus)) requests.inc({ route: r.route, code }, n);
+    for (const [q, v] of [["0.5", r.p50Ms], ["0.95", r.p95Ms], ["0.99", r.p99Ms]] as const) if (v !== null && Number.isFinite(v)) latency.set({ route: r.route, quantile: q }, v);
+  }
+
+  const stores = listStoreNames().filter((s) => !principal || canUseStore(principal, s));
+  const gauge = (name: string, help: string) => new Gauge({ name, help, labelNames: ["store"], registers: [registry] });
+  const g = {
+    backlog: gauge("dualmind_store_embed_backlog", "rows waiting to be embedded"),
+    oldest: gauge("dualmind_store_embed_oldest_age_seconds", "age of the oldest queued row"),
+    parked: gauge("dualmind_store_embed_parked", "rows parked after repeated failures"),
+    drift: gauge("dualmind_store_drift_rows", "rows whose vectors are from another model or older text"),
+    coverage: gauge("dualmind_store_coverage_ratio", "embedded / embeddable"),
+    degraded: gauge("dualmind_store_degraded", "1 when the backlog is above the watermark"),
+    vectors: gauge("dualmind_store_vectors_available", "1 when sqlite-vec is loaded"),
+    hitRate: gauge("dualmind_store_recall_hit_rate", "share of last minute's recalls with at least one hit above min_score"),
+    precision: gauge("dualmind_store_recall_precision", "share of rated recall hits (last hour) people marked relevant"),
+    hitAge: gauge("dualmind_store_recall_avg_hit_age_seconds", "mean age of the traces and learnings recall returned"),
+    recallP95: gauge("dualmind_store_recall_p95_ms", "recall latency p95 over the last minute"),
+    snapshotAge: gauge("dualmind_store_snapshot_age_seconds", "age of the newest health snapshot"),
+    bytes: new Gauge({ name: "dualmind_db_bytes", help: "database file sizes", labelNames: ["db", "file"], registers: [registry] }),
+  };
+  const now = Date.now();
+  for (const [store, s] of getLatestSnapshotsByStore({ stores })) {
+    const set = (m: Gauge, v: number | boolean | null) => v !== null && m.set({ store }, typeof v === "boolean" ? Number(v) : v);
+    set(g.backlog, s.backlog);
+    set(g.oldest, s.oldestAgeS);
+    set(g.parked, s.parked);
+    set(g.drift, s.driftCount);
+    set(g.coverage, s.coveragePct === null ? null : s.coveragePct / 100);
+    set(g.degraded, s.degraded);
+    set(g.vectors, s.vectorsAvailable);
+    set(g.hitRate, s.hitRate);
+    set(g.precision, s.precision);
+    set(g.hitAge, s.avgHitAgeS);
+    set(g.recallP95, s.recallP95Ms);
+    set(g.snapshotAge, Math.round((now - s.ts) / 1000));
+  }
+  for (const store of stores) {
+    const d = describeStore(store);
+    g.bytes.set({ db: store, file: "index.db" }, d.files.indexBytes);
+    g.bytes.set({ db: store, file: "wal" }, d.files.walBytes);
+  }
+  if (!principal || principal.stores === null) {
+    const gov = getGovernanceStatus();
+    g.bytes.set({ db: "governance", file: "governance.db" }, gov.bytes);
+    g.bytes.set({ db: "governance", file: "wal" }, gov.walBytes);
+    new Gauge({ name: "dualmind_dialectic_active_sessions", help: "dialectic sessions in progress", registers: [registry] }).set(countActiveSessions());
+  }
+  return { contentType: registry.contentType, body: await registry.metrics() };
+}

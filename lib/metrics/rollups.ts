@@ -1,0 +1,108 @@
+import { getGovernance } from "../db/connection";
+import { drainMinuteRollups, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets, type MinuteRollup } from "./latency";
+
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+/** Minute rows serve ranges up to a week; hour rows (written alongside) serve a year. */
+export const MINUTE_RETENTION_MS = 7 * DAY_MS;
+export const HOUR_RETENTION_MS = 365 * DAY_MS;
+
+/** The resolution a chart with this bucket width reads: hour rows once buckets are an hour or wider. */
+export function resolutionForStep(stepMs: number): 60 | 3600 {
+  return stepMs >= HOUR_MS ? 3600 : 60;
+}
+
+const H_COLS = LATENCY_BUCKET_BOUNDS_MS.map((_, i) => `h${i}`);
+
+function mergeInto(target: MinuteRollup, r: MinuteRollup): void {
+  target.count += r.count;
+  target.errorCount += r.errorCount;
+  target.sumMs += r.sumMs;
+  r.buckets.forEach((n, i) => (target.buckets[i] += n));
+  for (const [k, v] of Object.entries(r.byStatus)) target.byStatus[k] = (target.byStatus[k] ?? 0) + v;
+}
+
+/** Sum rows into one per route and hour (histograms add exactly). */
+export function foldToHours(rows: MinuteRollup[]): MinuteRollup[] {
+  const hours = new Map<string, MinuteRollup>();
+  for (const r of rows) {
+    const ts = r.ts - (r.ts % HOUR_MS);
+    const key = `${ts}|${r.route}`;
+    let h = hours.get(key);
+    if (!h) {
+      h = { ts, route: r.route, count: 0, errorCount: 0, sumMs: 0, buckets: H_COLS.map(() => 0), byStatus: {} };
+      hours.set(key, h);
+    }
+    mergeInto(h, r);
+  }
+  return [...hours.values()];
+}
+
+function upsertRollupsInTx(rows: MinuteRollup[], resolutionS: number): void {
+  const { sqlite } = getGovernance();
+  const find = sqlite.prepare(`select count, error_count as errorCount, sum_ms as sumMs, by_status as byStatus, ${H_COLS.join(", ")} from metric_rollups where resolution_s = ? and route = ? and ts = ?`);
+  const write = sqlite.prepare(
+    `insert into metric_rollups (ts, resolution_s, route, count, error_count, sum_ms, p50_ms, p95_ms, p99_ms, by_status, ${H_COLS.join(", ")})
+     values (@ts, @resolutionS, @route, @count, @errorCount, @sumMs, @p50, @p95, @p99, @byStatus, ${H_COLS.map((c) => "@" + c).join(", ")})
+     on conflict (resolution_s, route, ts) do update set count = excluded.count, error_count = excluded.error_count, sum_ms = excluded.sum_ms,
+       p50_ms = excluded.p50_ms, p95_ms = excluded.p95_ms, p99_ms = excluded.p99_ms, by_status = excluded.by_status,
+       ${H_COLS.map((c) => `${c} = excluded.${c}`).join(", ")}`,
+  );
+  for (const r of rows) {
+    // A bucket flushed more than once (a minute in two flushes, an hour in sixty) merges instead of overwriting.
+    const prev = find.get(resolutionS, r.route, r.ts) as (Record<string, number> & { byStatus: string }) | undefined;
+    const merged: MinuteRollup = { ...r, buckets: [...r.buckets], byStatus: { ...r.byStatus } };
+    if (prev) mergeInto(merged, { ts: r.ts, route: r.route, count: prev.count, errorCount: prev.errorCount, sumMs: prev.sumMs, buckets: H_COLS.map((c) => prev[c]), byStatus: JSON.parse(prev.byStatus) as Record<string, number> });
+    write.run({
+      ts: merged.ts,
+      resolutionS,
+      route: merged.route,
+      count: merged.count,
+      errorCount: merged.errorCount,
+      sumMs: merged.sumMs,
+      p50: quantileFromBuckets(merged.buckets, 0.5),
+      p95: quantileFromBuckets(merged.buckets, 0.95),
+      p99: quantileFromBuckets(merged.buckets, 0.99),
+      byStatus: JSON.stringify(merged.byStatus),
+      ...Object.fromEntries(merged.buckets.map((n, i) => [`h${i}`, n])),
+    });
+  }
+}
+
+/**
+ * Persist rollups in one transaction, merging into rows already there.
+ * Minute rows (resolutionS 60) are also folded into their hour rows.
+ */
+export function saveRollups({ rows, resolutionS = 60 }: { rows: MinuteRollup[]; resolutionS?: 60 | 3600 }): number {
+  if (rows.length === 0) return 0;
+  getGovernance().sqlite.transaction(() => {
+    upsertRollupsInTx(rows, resolutionS);
+    if (resolutionS === 60) upsertRollupsInTx(foldToHours(rows), 3600);
+  })();
+  return rows.length;
+}
+
+/** Drain this process's in-memory minutes into governance.db; a failed write throws (the loop logs it). */
+export function flushLatencyRollups(): number {
+  return saveRollups({ rows: drainMinuteRollups() });
+}
+
+/**
+ * Retention: minute rows older than a week and anything older than a year go.
+ * Hour rows already hold the minutes' sums, so nothing is lost but detail.
+ */
+export function pruneMetrics({ now = Date.now() }: { now?: number } = {}): { minuteRows: number; yearOld: number } {
+  const { sqlite } = getGovernance();
+  return sqlite.transaction(() => {
+    const minuteCutoff = now - MINUTE_RETENTION_MS;
+    const minuteRows =
+      sqlite.prepare("delete from metric_rollups where resolution_s = 60 and ts < ?").run(minuteCutoff).changes +
+      sqlite.prepare("delete from metric_snapshots where resolution_s = 60 and ts < ?").run(minuteCutoff).changes;
+    const yearCutoff = now - HOUR_RETENTION_MS;
+    const yearOld = 
+      sqlite.prepare("delete from metric_rollups where resolution_s in (60, 3600) and ts < ?").run(yearCutoff).changes +
+      sqlite.prepare("delete from metric_snapshots where ts < ?").run(yearCutoff).changes;
+    return { minuteRows, yearOld };
+  })();
+}

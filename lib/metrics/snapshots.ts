@@ -1,0 +1,143 @@
+import { getGovernance, getStoreDb, type StoreHandle } from "../db/connection";
+import { getEmbeddingStatus } from "../embed/status";
+import { getRecallMetrics } from "../recall/events";
+import { listStoreNames } from "../stores/stores";
+import { HOUR_MS, MINUTE_MS } from "./rollups";
+
+/** One store's health at one moment; null = not measured (shown as a gap), never a zero. */
+export type StoreSnapshot = {
+  ts: number;
+  store: string;
+  backlog: number | null;
+  oldestAgeS: number | null;
+  parked: number | null;
+  watermark: number | null;
+  driftCount: number | null;
+  driftPct: number | null;
+  coveragePct: number | null;
+  degraded: boolean | null;
+  vectorsAvailable: boolean | null;
+  modelId: string | null;
+  embedded: number | null;
+  recallCount: number | null;
+  hitRate: number | null;
+  avgHitAgeS: number | null;
+  precision: number | null;
+  recallP50Ms: number | null;
+  recallP95Ms: number | null;
+};
+
+export type RecallStats = Pick<StoreSnapshot, "recallCount" | "hitRate" | "avgHitAgeS" | "precision" | "recallP50Ms" | "recallP95Ms">;
+
+/**
+ * Recall quality from the store's recall event log (lib/recall/events.ts):
+ * count, hit rate (≥ 1 hit above min_score) and latency over the last full
+ * minute; rated precision over the last hour, because ratings arrive later
+ * than recalls. Hit age = recall time minus the hit trace's or learning's
+ * creation, averaged over the minute's hits (old hits mean memory is not refreshed).
+ */
+export function measureRecallStats({ handle, now }: { handle: StoreHandle; now: number }): RecallStats {
+  const minuteStart = now - (now % MINUTE_MS);
+  const [minute] = getRecallMetrics({ handle, bucketMs: MINUTE_MS, since: minuteStart - MINUTE_MS, until: minuteStart - 1 });
+  const hour = getRecallMetrics({ handle, bucketMs: HOUR_MS, since: now - HOUR_MS, until: now });
+  const age = handle.sqlite
+    .prepare(
+      `select avg(e.created_at - coalesce(t.created_at, l.created_at)) / 1000.0 as ageS
+       from recall_events e join recall_event_hits h on h.event_id = e.id
+       left join reasoning_traces t on h.artifact = 'trace' and t.id = h.ref_id
+       left join learnings l on h.artifact = 'learning' and l.id = h.ref_id
+       where e.created_at >= ? and e.created_at <= ?`,
+    )
+    .get(minuteStart - MINUTE_MS, minuteStart - 1) as { ageS: number | null };
+  const rated = hour.reduce((a, b) => a + b.rated, 0);
+  const relevant = hour.reduce((a, b) => a + (b.precision ?? 0) * b.rated, 0);
+  return {
+    recallCount: minute?.recalls ?? 0,
+    hitRate: minute ? minute.hitRate : null,
+    avgHitAgeS: age.ageS,
+    precision: rated > 0 ? relevant / rated : null,
+    recallP50Ms: minute ? minute.p50Ms : null,
+    recallP95Ms: minute ? minute.p95Ms : null,
+  };
+}
+
+/** Measure one store now: embedding status (lib/embed/status.ts) plus recall quality. */
+export async function measureStoreSnapshot({ store, now = Date.now() }: { store: string; now?: number }): Promise<StoreSnapshot> {
+  const s = await getEmbeddingStatus(store);
+  return {
+    ts: now - (now % MINUTE_MS),
+    store,
+    backlog: s.backlog.pending,
+    oldestAgeS: s.backlog.oldestAgeSeconds,
+    parked: s.backlog.parked,
+    watermark: s.backlog.watermark,
+    driftCount: s.drift?.drifted ?? null,
+    driftPct: s.drift?.driftPct ?? null,
+    coveragePct: s.drift?.coveragePct ?? null,
+    degraded: s.degraded,
+    vectorsAvailable: s.vectorIndex.available,
+    modelId: s.drift?.activeFingerprintId ?? null,
+    embedded: s.drift?.fresh ?? null,
+    ...measureRecallStats({ handle: getStoreDb(store), now }),
+  };
+}
+
+/**
+ * Write snapshots in one transaction: one row per store and minute (a
+ * re-measure replaces it) and, for minute snapshots, the store's hour row too,
+ * so an hour is represented by its latest sample (gauges are sampled, not summed).
+ */
+export function saveStoreSnapshots({ snapshots, resolutionS = 60 }: { snapshots: StoreSnapshot[]; resolutionS?: 60 | 3600 }): void {
+  const { sqlite } = getGovernance();
+  const insert = sqlite.prepare(
+    `insert into metric_snapshots (ts, resolution_s, store, backlog, oldest_age_s, parked, watermark, drift_count, drift_pct, coverage_pct, degraded, vectors_available, model_id, embedded, recall_count, hit_rate, avg_hit_age_s, precision, recall_p50_ms, recall_p95_ms)
+     values (@ts, @resolutionS, @store, @backlog, @oldestAgeS, @parked, @watermark, @driftCount, @driftPct, @coveragePct, @degraded, @vectorsAvailable, @modelId, @embedded, @recallCount, @hitRate, @avgHitAgeS, @precision, @recallP50Ms, @recallP95Ms)
+     on conflict (store, ts, resolution_s) do update set backlog = excluded.backlog, oldest_age_s = excluded.oldest_age_s, parked = excluded.parked, watermark = excluded.watermark,
+       drift_count = excluded.drift_count, drift_pct = excluded.drift_pct, coverage_pct = excluded.coverage_pct, degraded = excluded.degraded, vectors_available = excluded.vectors_available,
+       model_id = excluded.model_id, embedded = excluded.embedded, recall_count = excluded.recall_count, hit_rate = excluded.hit_rate, avg_hit_age_s = excluded.avg_hit_age_s,
+       precision = excluded.precision, recall_p50_ms = excluded.recall_p50_ms, recall_p95_ms = excluded.recall_p95_ms`,
+  );
+  const bool = (b: boolean | null) => (b === null ? null : b ? 1 : 0);
+  sqlite.transaction(() => {
+    for (const s of snapshots) {
+      const row = { ...s, degraded: bool(s.degraded), vectorsAvailable: bool(s.vectorsAvailable) };
+      insert.run({ ...row, resolutionS });
+      if (resolutionS === 60) insert.run({ ...row, ts: s.ts - (s.ts % HOUR_MS), resolutionS: 3600 });
+    }
+  })();
+}
+
+/** Measure and save every store; a store that fails to measure is reported, the others still saved. */
+export async function snapshotAllStores({ now = Date.now() }: { now?: number } = {}): Promise<{ saved: number; failed: { store: string; error: string }[] }> {
+  const snapshots: StoreSnapshot[] = [];
+  const failed: { store: string; error: string }[] = [];
+  for (const store of listStoreNames()) {
+    try {
+      snapshots.push(await measureStoreSnapshot({ store, now }));
+    } catch (e) {
+      failed.push({ store, error: (e as Error).message });
+    }
+  }
+  saveStoreSnapshots({ snapshots });
+  return { saved: snapshots.length, failed };
+}
+
+type SnapshotDbRow = Omit<StoreSnapshot, "degraded" | "vectorsAvailable"> & { degraded: number | null; vectorsAvailable: number | null };
+const SNAPSHOT_COLUMNS = `ts, store, backlog, oldest_age_s as oldestAgeS, parked, watermark, drift_count as driftCount, drift_pct as driftPct, coverage_pct as coveragePct,
+  degraded, vectors_available as vectorsAvailable, model_id as modelId, embedded, recall_count as recallCount, hit_rate as hitRate, avg_hit_age_s as avgHitAgeS,
+  precision, recall_p50_ms as recallP50Ms, recall_p95_ms as recallP95Ms`;
+
+function fromDb(r: SnapshotDbRow): StoreSnapshot {
+  return { ...r, degraded: r.degraded === null ? null : r.degraded === 1, vectorsAvailable: r.vectorsAvailable === null ? null : r.vectorsAvailable === 1 };
+}
+
+/** The newest snapshot of each store: the newest minute row, else the newest hour row (indexed probes). */
+export function getLatestSnapshotsByStore({ stores }: { stores: string[] }): Map<string, StoreSnapshot> {
+  const q = getGovernance().sqlite.prepare(`select ${SNAPSHOT_COLUMNS} from metric_snapshots where store = ? and resolution_s = ? order by ts desc limit 1`);
+  const out = new Map<string, StoreSnapshot>();
+  for (const store of stores) {
+    const r = (q.get(store, 60) ?? q.get(store, 3600)) as SnapshotDbRow | undefined;
+    if (r) out.set(store, fromDb(r));
+  }
+  return out;
+}

@@ -1,0 +1,58 @@
+import { generateDemoRollups, generateDemoSnapshots } from "../../lib/metrics/demo";
+import { getStoreHealthReport } from "../../lib/metrics/health";
+import { runMetricsPass } from "../../lib/metrics/loop";
+import { pruneMetrics, saveRollups } from "../../lib/metrics/rollups";
+import { saveStoreSnapshots } from "../../lib/metrics/snapshots";
+import { requireStore } from "../../lib/stores/stores";
+import { flagString, UsageError, type Command } from "../cli-kit";
+
+const HOUR_MS = 3_600_000;
+
+export const healthCommands: Command[] = [
+  {
+    name: "metrics status",
+    usage: "metrics status <store>",
+    summary: "a store's health: status, reason and fixing action, backlog, drift, coverage, recall quality",
+    run: async ({ args, out }) => {
+      if (!args[0]) throw new UsageError("store name is required");
+      requireStore(args[0]);
+      const r = await getStoreHealthReport({ store: args[0] });
+      out(`${r.store}: ${r.status} — ${r.status_reason}${r.action ? `\n  fix: ${r.action.label} (${r.action.href})` : ""}\n  backlog ${r.backlog.pending}/${r.backlog.watermark}, parked ${r.backlog.parked}, coverage ${r.coverage_pct?.toFixed(1) ?? "—"}%`, r);
+    },
+  },
+  {
+    name: "metrics snapshot",
+    usage: "metrics snapshot [--prune]",
+    summary: "record a health snapshot of every store now (the server does this once a minute); --prune applies retention",
+    run: async ({ flags, out }) => {
+      await runMetricsPass({ prune: flags.prune === true });
+      out("snapshot recorded");
+    },
+  },
+  {
+    name: "metrics prune",
+    usage: "metrics prune",
+    summary: "apply metrics retention: minute rows older than a week, anything older than a year",
+    run: ({ out }) => {
+      const r = pruneMetrics();
+      out(`removed ${r.minuteRows} minute rows and ${r.yearOld} rows older than a year`, r);
+    },
+  },
+  {
+    name: "metrics demo",
+    usage: "metrics demo <store...> [--hours N]",
+    summary: "write demo metrics (latency rollups and health snapshots, with a gap and a model change) for the last N hours (default 24)",
+    run: ({ args, flags, out }) => {
+      if (args.length === 0) throw new UsageError("name at least one store");
+      for (const s of args) requireStore(s);
+      const hours = Number(flagString(flags, "hours") ?? 24);
+      if (!Number.isInteger(hours) || hours < 1 || hours > 24 * 30) throw new UsageError("--hours must be a whole number from 1 to 720");
+      const to = Date.now();
+      const from = to - hours * HOUR_MS;
+      const rollups = saveRollups({ rows: generateDemoRollups({ from, to, stepMs: 60_000 }) });
+      const snapshots = generateDemoSnapshots({ stores: args, from, to, stepMs: 60_000 });
+      saveStoreSnapshots({ snapshots });
+      out(`wrote ${rollups} minute rollups and ${snapshots.length} snapshots for ${args.join(", ")}`, { rollups, snapshots: snapshots.length });
+    },
+  },
+];
