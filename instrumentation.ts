@@ -7,6 +7,9 @@ export async function register() {
       const { startEmbedWorker } = await import("./lib/embed/worker");
       void startEmbedWorker();
     }
+    // Reindex jobs a crash left running (here before a restart, or in a peer process) are taken over.
+    const { startJobSweeper } = await import("./lib/index/jobs");
+    startJobSweeper();
     const { startMetricsLoop } = await import("./lib/metrics/loop");
     startMetricsLoop();
   }

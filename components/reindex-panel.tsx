@@ -17,6 +17,7 @@ function JobStatus({ job }: { job: Job }) {
       <div className="space-y-1">
         <progress className="w-48" max={100} value={pct} aria-label={`Reindex progress of ${job.store}`} />
         <span className="ml-2 text-xs text-slate-600">{p ? `${p.phase} ${p.done}/${p.total}` : "starting"}</span>
+        {job.attempts > 1 ? <span className="ml-2 text-xs text-amber-700">resumed after a restart (attempt {job.attempts})</span> : null}
       </div>
     );
   }
@@ -26,6 +27,7 @@ function JobStatus({ job }: { job: Job }) {
   return (
     <span className="text-emerald-700">
       done: scanned {c.scanned}, added {c.added}, changed {c.changed}, unchanged {c.unchanged}, removed {c.removed}, skipped {c.skipped} in {r.durationMs} ms
+      {job.attempts > 1 ? ` (resumed after a restart, attempt ${job.attempts})` : ""}
     </span>
   );
 }

@@ -44,3 +44,21 @@ export class AppError extends Error {
 export function isAppError(e: unknown): e is AppError {
   return e instanceof AppError;
 }
+
+function errorCode(e: unknown): string | null {
+  return typeof e === "object" && e !== null && "code" in e && typeof (e as { code: unknown }).code === "string" ? (e as { code: string }).code : null;
+}
+
+/**
+ * Errors of the machine rather than the request: a busy database (503) and a
+ * full disk, whether SQLite says so (SQLITE_FULL) or the file system does
+ * (ENOSPC, EDQUOT) (507). Every write path fails before it commits, so the
+ * message can promise nothing was written. Null for anything else.
+ */
+export function infrastructureError(e: unknown): AppError | null {
+  const code = errorCode(e);
+  if (!code) return null;
+  if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return new AppError("unavailable", "database is busy, retry shortly");
+  if (code.startsWith("SQLITE_FULL") || code === "ENOSPC" || code === "EDQUOT") return new AppError("insufficient_storage", "storage is full; nothing was written");
+  return null;
+}

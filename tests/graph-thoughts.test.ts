@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
@@ -12,22 +11,10 @@ import { createOrMergeRelation } from "@/lib/graph/relations";
 import { deleteThought, getChainById, getThoughtById, listThoughtsByFilter, recordThoughtFeedback, thinkThought } from "@/lib/graph/thoughts";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory } from "@/lib/graph/working-memory";
 import { createStore } from "@/lib/stores/stores";
+import { runTogether } from "./fixtures/start-together";
 import { useTempDataDir } from "./helpers";
 
-const TSX = path.join(process.cwd(), "node_modules", ".bin", "tsx");
 const THINKER = path.join(process.cwd(), "tests", "fixtures", "graph-thinker.ts");
-
-function runThinker(env: Record<string, string>): Promise<{ writer: string; written: number; startedLate: boolean }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [THINKER], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").at(-1) ?? "{}")) : reject(new Error(`thinker exited ${code}: ${err}`))));
-  });
-}
 
 let env: ReturnType<typeof useTempDataDir>;
 beforeEach(() => {
@@ -61,9 +48,11 @@ describe("thoughts and chains", () => {
 
   it("keeps chain counts consistent when two processes write to the same chains at once", async () => {
     const chains = ["c-a", "c-b", "c-c"];
-    const common = { DATA_DIR: env.dataDir, STORE: "mind", CHAINS: JSON.stringify(chains), PER_CHAIN: "15", START_AT: String(Date.now() + 2500) };
-    const [p1, p2] = await Promise.all([runThinker({ ...common, WRITER: "p1" }), runThinker({ ...common, WRITER: "p2" })]);
-    expect([p1.startedLate, p2.startedLate]).toEqual([false, false]);
+    const common = { DATA_DIR: env.dataDir, STORE: "mind", CHAINS: JSON.stringify(chains), PER_CHAIN: "15" };
+    const [p1, p2] = await runTogether<{ writer: string; written: number }>(THINKER, [
+      { ...common, WRITER: "p1" },
+      { ...common, WRITER: "p2" },
+    ]);
     expect(p1.written + p2.written).toBe(90);
     const { sqlite } = getStoreDb("mind");
     for (const id of chains) {

@@ -1,27 +1,15 @@
-import { spawn } from "node:child_process";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getGovernance } from "@/lib/db/connection";
 import { createDialecticSession, postDialecticMessage, verifyDialecticSession } from "@/lib/governance/dialectic";
+import { runTogether } from "./fixtures/start-together";
 import { useTempDataDir } from "./helpers";
 
 type Outcome = { sessionId: string; messageId?: string; seq?: number; error?: string };
-type RacerReport = { racer: string; startedLate: boolean; posted: Outcome[]; refused: Outcome[] };
+type RacerReport = { racer: string; posted: Outcome[]; refused: Outcome[] };
 
-const TSX = path.join(process.cwd(), "node_modules", ".bin", "tsx");
 const RACER = path.join(process.cwd(), "tests", "fixtures", "dialectic-racer.ts");
-
-function runRacer(env: Record<string, string>): Promise<RacerReport> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [RACER], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as RacerReport) : reject(new Error(`racer exited ${code}: ${err}`))));
-  });
-}
+const race = (envs: Record<string, string>[]) => runTogether<RacerReport>(RACER, envs);
 
 let env: ReturnType<typeof useTempDataDir>;
 beforeEach(() => {
@@ -38,11 +26,12 @@ function messagesOf(sessionId: string) {
 describe("two processes posting to the same sessions", () => {
   it("never produce two theses or a lost message", async () => {
     for (const id of SESSIONS) createDialecticSession({ input: { session_id: id, topic: `race ${id}`, reviewer_agent_id: "bob" }, agentId: "alice" });
-    const startAt = String(Date.now() + 2500);
-    const common = { DATA_DIR: env.dataDir, SESSIONS: JSON.stringify(SESSIONS), START_AT: startAt };
+    const common = { DATA_DIR: env.dataDir, SESSIONS: JSON.stringify(SESSIONS) };
     // Same agent, two processes: each session must end up with exactly one thesis.
-    const [a, b] = await Promise.all([runRacer({ ...common, RACER: "p1", AGENT: "alice", MODE: "thesis" }), runRacer({ ...common, RACER: "p2", AGENT: "alice", MODE: "thesis" })]);
-    expect([a.startedLate, b.startedLate]).toEqual([false, false]);
+    const [a, b] = await race([
+      { ...common, RACER: "p1", AGENT: "alice", MODE: "thesis" },
+      { ...common, RACER: "p2", AGENT: "alice", MODE: "thesis" },
+    ]);
     expect(a.posted.length + b.posted.length).toBe(SESSIONS.length);
     expect([...a.refused, ...b.refused].every((r) => r.error === "conflict")).toBe(true);
     const winners = new Map([...a.posted, ...b.posted].map((p) => [p.sessionId, p.messageId]));
@@ -54,12 +43,10 @@ describe("two processes posting to the same sessions", () => {
     }
 
     // Both agents race to open the synthesis and then alternate until they agree.
-    const startAt2 = String(Date.now() + 2500);
-    const [alice, bob] = await Promise.all([
-      runRacer({ ...common, START_AT: startAt2, RACER: "alice", AGENT: "alice", MODE: "synthesis" }),
-      runRacer({ ...common, START_AT: startAt2, RACER: "bob", AGENT: "bob", MODE: "synthesis" }),
+    const [alice, bob] = await race([
+      { ...common, RACER: "alice", AGENT: "alice", MODE: "synthesis" },
+      { ...common, RACER: "bob", AGENT: "bob", MODE: "synthesis" },
     ]);
-    expect([alice.startedLate, bob.startedLate]).toEqual([false, false]);
     expect([...alice.refused, ...bob.refused]).toEqual([]);
     const posted = [...alice.posted, ...bob.posted];
     for (const id of SESSIONS) {

@@ -1,6 +1,6 @@
 import "server-only";
 import { ZodError } from "zod";
-import { isAppError } from "@/lib/errors";
+import { infrastructureError, isAppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 
 export type ActionResult<T = undefined> = { ok: true; message: string; data?: T } | { ok: false; error: string; fields?: Record<string, string> };
@@ -12,6 +12,11 @@ export function actionError(e: unknown): { ok: false; error: string; fields?: Re
     const fields: Record<string, string> = {};
     for (const issue of e.issues) fields[issue.path.join(".") || "form"] ??= issue.message;
     return { ok: false, error: "Please fix the highlighted fields.", fields };
+  }
+  const infra = infrastructureError(e);
+  if (infra) {
+    log("error", "server action failed", { error: String(e) });
+    return { ok: false, error: infra.status === 507 ? "Storage is full; nothing was saved." : "The database is busy; try again shortly." };
   }
   log("error", "server action failed", { error: e instanceof Error ? e.stack : String(e) });
   return { ok: false, error: "Something went wrong on the server; it was logged." };

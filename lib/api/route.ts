@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z, ZodError, type ZodType } from "zod";
 import { getConfig } from "../config";
-import { AppError, isAppError, type ErrorDetail } from "../errors";
+import { AppError, infrastructureError, isAppError, type ErrorDetail } from "../errors";
 import { canUseStore, hasScope, verifyApiToken, type AgentPrincipal, type Scope } from "../auth/tokens";
 import { log } from "../log";
 import { recordRequest } from "../metrics/latency";
@@ -42,30 +42,21 @@ export function zodDetails(e: ZodError, prefix?: string): ErrorDetail[] {
 
 /** Map anything thrown to the one typed error. Unknown errors are logged and become a 500. */
 export function toAppError(e: unknown, requestId: string): AppError {
-  let err: AppError;
-  if (isAppError(e)) err = e;
-  else if (e instanceof ZodError) err = new AppError("invalid_request", "invalid input", zodDetails(e));
-  else if (isSqliteError(e, "SQLITE_BUSY") || isSqliteError(e, "SQLITE_LOCKED")) {
-    log("error", "database busy", { requestId, error: String(e) });
-    err = new AppError("unavailable", "database is busy, retry shortly");
-  } else if (isSqliteError(e, "SQLITE_FULL")) {
-    log("error", "disk full", { requestId, error: String(e) });
-    err = new AppError("insufficient_storage", "storage is full; nothing was written");
-  } else {
-    log("error", "unhandled error", { requestId, error: e instanceof Error ? e.stack : String(e) });
-    err = new AppError("internal", `internal error (request ${requestId})`);
+  if (isAppError(e)) return e;
+  if (e instanceof ZodError) return new AppError("invalid_request", "invalid input", zodDetails(e));
+  const infra = infrastructureError(e);
+  if (infra) {
+    log("error", infra.status === 507 ? "disk full" : "database busy", { requestId, error: String(e) });
+    return infra;
   }
-  return err;
+  log("error", "unhandled error", { requestId, error: e instanceof Error ? e.stack : String(e) });
+  return new AppError("internal", `internal error (request ${requestId})`);
 }
 
 /** Map anything thrown to the one envelope. */
 export function errorResponse(e: unknown, requestId: string): Response {
   const err = toAppError(e, requestId);
   return Response.json(err.toBody(), { status: err.status, headers: { "x-request-id": requestId } });
-}
-
-function isSqliteError(e: unknown, code: string): boolean {
-  return typeof e === "object" && e !== null && "code" in e && typeof (e as { code: unknown }).code === "string" && (e as { code: string }).code.startsWith(code);
 }
 
 /** The principal of an `Authorization: Bearer` header; shared by the REST wrapper and the MCP endpoint. */

@@ -48,15 +48,30 @@ export async function snapshotDatabase({ sqlite, dest }: { sqlite: Database.Data
   }
 }
 
-/** Copy a store's memory/ folder; returns the number of files. */
+/**
+ * Copy a store's memory/ folder; returns the number of files. Hidden entries
+ * (in-flight temp files of a memory write) are not memories and are skipped,
+ * as reindex skips them; a file deleted while the copy runs is simply not in
+ * the copy.
+ */
 function copyMemoryFiles({ from, to }: { from: string; to: string }): number {
-  if (!fs.existsSync(from)) {
-    fs.mkdirSync(to, { recursive: true });
-    return 0;
-  }
-  fs.cpSync(from, to, { recursive: true, force: true });
+  fs.mkdirSync(to, { recursive: true });
+  if (!fs.existsSync(from)) return 0;
   let files = 0;
-  for (const entry of fs.readdirSync(to, { recursive: true, withFileTypes: true })) if (entry.isFile()) files++;
+  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
+    if (entry.name.startsWith(".")) continue;
+    const src = path.join(from, entry.name);
+    const dst = path.join(to, entry.name);
+    if (entry.isDirectory()) files += copyMemoryFiles({ from: src, to: dst });
+    else if (entry.isFile()) {
+      try {
+        fs.copyFileSync(src, dst);
+        files++;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+      }
+    }
+  }
   return files;
 }
 

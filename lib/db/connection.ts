@@ -125,11 +125,18 @@ export function getStoreDb(store: string): StoreHandle {
   fs.mkdirSync(path.join(dir, "memory"), { recursive: true });
   const file = path.join(dir, "index.db");
   const sqlite = new Database(file);
-  applyPragmas(sqlite);
-  const vectors = loadVectorExtension(sqlite);
-  const db = drizzle(sqlite, { schema: indexSchema });
-  runMigrations(sqlite, db as never, "index");
-  const handle: StoreHandle = { kind: "index", store, file, sqlite, db, vectors };
+  let handle: StoreHandle;
+  try {
+    applyPragmas(sqlite);
+    const vectors = loadVectorExtension(sqlite);
+    const db = drizzle(sqlite, { schema: indexSchema });
+    runMigrations(sqlite, db as never, "index");
+    handle = { kind: "index", store, file, sqlite, db, vectors };
+  } catch (e) {
+    // e.g. a full disk during the first migration: no half-open connection is kept.
+    sqlite.close();
+    throw e;
+  }
   reg.stores.set(store, handle);
   return handle;
 }
@@ -147,6 +154,13 @@ export function openStoreReaderWithCore(store: string): Database.Database {
   loadVectorExtension(reader);
   reader.prepare("attach database ? as core").run(storeIndexPath("core"));
   return reader;
+}
+
+/** Close one store's connection (the next getStoreDb opens it again). */
+export function closeStoreDb(store: string): void {
+  const reg = g.__dualmindDb;
+  reg?.stores.get(store)?.sqlite.close();
+  reg?.stores.delete(store);
 }
 
 export function closeAllDatabases(): void {

@@ -1,9 +1,20 @@
 import { randomUUID } from "node:crypto";
+import os from "node:os";
+import { and, desc, eq, sql } from "drizzle-orm";
+import { getGovernance } from "../db/connection";
+import { adminJobs, type AdminJobRow } from "../db/schema/governance";
 import { appendAudit } from "../governance/audit";
 import { log } from "../log";
 import { reindexStoreAsync, type ReindexProgress, type ReindexResult } from "./reindex";
 
-/** Admin jobs run in this process; their state lives in memory (a restart forgets finished jobs). */
+/**
+ * Admin jobs (reindex) are rows in governance.db, not process memory: a crash
+ * or restart keeps the job, its id and its outcome. A job still marked
+ * running whose owner process is gone is taken over by the next server that
+ * looks (at start-up and every SWEEP_MS) and run again from the scan; the
+ * reindex write is one transaction, so there is no half-written state to
+ * continue from, and files already indexed cost only a hash check.
+ */
 export type Job = {
   id: string;
   kind: "reindex";
@@ -13,53 +24,216 @@ export type Job = {
   progress: ReindexProgress | null;
   result: ReindexResult | null;
   error: string | null;
+  /** 1, plus one per takeover after the process running it died. */
+  attempts: number;
   startedAt: number;
+  heartbeatAt: number;
   finishedAt: number | null;
 };
 
-const MAX_KEPT = 200;
-const g = globalThis as unknown as { __dualmindJobs?: Map<string, Job> };
-function jobs(): Map<string, Job> {
-  g.__dualmindJobs ??= new Map();
+/** Progress is written at most this often (it is also the heartbeat). */
+const PROGRESS_WRITE_MS = 1_000;
+/** Heartbeat while a job waits on something other than progress. */
+const HEARTBEAT_MS = 10_000;
+/** An owner not heard from for this long is presumed dead, wherever it ran. */
+export const JOB_STALE_MS = 60_000;
+const SWEEP_MS = 30_000;
+
+type JobsState = { owner: string; sweeper: NodeJS.Timeout | null };
+const g = globalThis as unknown as { __dualmindJobs?: JobsState };
+function state(): JobsState {
+  // On globalThis: Next may load this module once per bundle, but the process is one owner.
+  g.__dualmindJobs ??= { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, sweeper: null };
   return g.__dualmindJobs;
 }
 
+/** This process's name in `admin_jobs.owner`. */
+export function jobOwner(): string {
+  return state().owner;
+}
+
+function toJob(row: AdminJobRow): Job {
+  return {
+    id: row.id,
+    kind: row.kind,
+    store: row.store,
+    actor: row.actor,
+    status: row.status,
+    progress: row.progressJson ? (JSON.parse(row.progressJson) as ReindexProgress) : null,
+    result: row.resultJson ? (JSON.parse(row.resultJson) as ReindexResult) : null,
+    error: row.error,
+    attempts: row.attempts,
+    startedAt: row.startedAt,
+    heartbeatAt: row.heartbeatAt,
+    finishedAt: row.finishedAt,
+  };
+}
+
+function pidIsGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ESRCH";
+  }
+}
+
+/**
+ * Is the process that owns a running job gone? On this host a dead pid says so
+ * at once (the usual case: a crash, then a restart). Elsewhere, or when the pid
+ * has been reused, only a heartbeat older than JOB_STALE_MS does.
+ */
+export function ownerIsGone({ owner, heartbeatAt, now = Date.now() }: { owner: string; heartbeatAt: number; now?: number }): boolean {
+  if (owner === jobOwner()) return false;
+  const [host, pid] = owner.split(":");
+  if (host === os.hostname() && /^\d+$/.test(pid ?? "") && pidIsGone(Number(pid))) return true;
+  return now - heartbeatAt > JOB_STALE_MS;
+}
+
 export function getJobById({ id }: { id: string }): Job | null {
-  const job = jobs().get(id);
-  return job ? { ...job } : null;
+  const row = getGovernance().db.select().from(adminJobs).where(eq(adminJobs.id, id)).get();
+  return row ? toJob(row) : null;
 }
 
 /** Latest job per store (for the admin panel after a reload). */
 export function listLatestJobs(): Job[] {
-  const latest = new Map<string, Job>();
-  for (const j of jobs().values()) latest.set(j.store, { ...j });
-  return [...latest.values()];
+  return getGovernance()
+    .db.select()
+    .from(adminJobs)
+    .where(sql`${adminJobs.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${adminJobs.store})`)
+    .orderBy(adminJobs.store)
+    .all()
+    .map(toJob);
+}
+
+function runningJob(store: string): AdminJobRow | undefined {
+  return getGovernance()
+    .db.select()
+    .from(adminJobs)
+    .where(and(eq(adminJobs.kind, "reindex"), eq(adminJobs.store, store), eq(adminJobs.status, "running")))
+    .get();
+}
+
+/**
+ * Take over a running job whose owner is gone: compare-and-swap on the old
+ * owner, so of two servers noticing at once exactly one wins. Audited.
+ */
+function takeOver(row: AdminJobRow): AdminJobRow | null {
+  const { sqlite, db } = getGovernance();
+  return sqlite
+    .transaction(() => {
+      const now = Date.now();
+      const taken = db
+        .update(adminJobs)
+        .set({ owner: jobOwner(), attempts: row.attempts + 1, heartbeatAt: now, progressJson: null })
+        .where(and(eq(adminJobs.id, row.id), eq(adminJobs.owner, row.owner), eq(adminJobs.status, "running")))
+        .returning()
+        .get();
+      if (!taken) return null;
+      appendAudit({
+        actor: "system:jobs",
+        action: "store.reindex.resume",
+        target: `store:${row.store}`,
+        reason: "the process running this reindex stopped before it finished",
+        details: { jobId: row.id, attempt: taken.attempts, previousOwner: row.owner },
+      });
+      return taken;
+    })
+    .immediate();
+}
+
+/** Run a job this process owns; every write is conditional on still owning it. */
+function runJob(row: AdminJobRow): void {
+  const { db } = getGovernance();
+  const mine = and(eq(adminJobs.id, row.id), eq(adminJobs.owner, jobOwner()));
+  let lastWrite = 0;
+  const beat = setInterval(() => db.update(adminJobs).set({ heartbeatAt: Date.now() }).where(mine).run(), HEARTBEAT_MS);
+  beat.unref();
+  const onProgress = (p: ReindexProgress) => {
+    const now = Date.now();
+    if (now - lastWrite < PROGRESS_WRITE_MS && p.done !== p.total) return;
+    lastWrite = now;
+    db.update(adminJobs).set({ progressJson: JSON.stringify(p), heartbeatAt: now }).where(mine).run();
+  };
+  const finish = (set: Partial<AdminJobRow>) => {
+    clearInterval(beat);
+    const changed = db.update(adminJobs).set({ ...set, finishedAt: Date.now(), heartbeatAt: Date.now() }).where(mine).run().changes;
+    // Another server presumed us dead and took the job over; its outcome is the one kept.
+    if (changed === 0) log("warn", "reindex job finished after another process took it over", { jobId: row.id, store: row.store });
+  };
+  reindexStoreAsync({ store: row.store, onProgress })
+    .then((result) => finish({ status: "succeeded", resultJson: JSON.stringify(result) }))
+    .catch((e: unknown) => {
+      log("error", "reindex job failed", { store: row.store, jobId: row.id, error: e instanceof Error ? e.stack : String(e) });
+      finish({ status: "failed", error: e instanceof Error ? e.message : String(e) });
+    });
 }
 
 /**
  * Start a reindex in the background and return at once; poll getJobById.
- * Audited when started, with who asked; the outcome is logged.
+ * If the store already has a running reindex (here or in another process
+ * sharing the data dir) that job is returned instead; if its owner died, this
+ * process takes it over. Audited when started, with who asked.
  */
 export function startReindexJob({ store, actor, reason }: { store: string; actor: string; reason?: string }): Job {
-  for (const j of jobs().values()) {
-    if (j.store === store && j.status === "running") return { ...j };
+  const { sqlite, db } = getGovernance();
+  const decided = sqlite
+    .transaction((): { row: AdminJobRow; run: boolean } => {
+      const current = runningJob(store);
+      if (current && !ownerIsGone(current)) return { row: current, run: false };
+      if (current) {
+        const taken = takeOver(current);
+        return taken ? { row: taken, run: true } : { row: runningJob(store)!, run: false };
+      }
+      const now = Date.now();
+      const id = randomUUID();
+      appendAudit({ actor, action: "store.reindex", target: `store:${store}`, reason: reason ?? null, details: { jobId: id } });
+      const row = db
+        .insert(adminJobs)
+        .values({ id, kind: "reindex", store, actor, reason: reason ?? null, status: "running", owner: jobOwner(), attempts: 1, startedAt: now, heartbeatAt: now })
+        .returning()
+        .get();
+      return { row, run: true };
+    })
+    .immediate();
+  if (decided.run) runJob(decided.row);
+  return toJob(decided.row);
+}
+
+/** Take over and run every running job whose owner is gone. Returns the ids resumed. */
+export function resumeOrphanedJobs(): string[] {
+  const running = getGovernance().db.select().from(adminJobs).where(eq(adminJobs.status, "running")).orderBy(desc(adminJobs.startedAt)).all();
+  const resumed: string[] = [];
+  for (const row of running) {
+    if (!ownerIsGone(row)) continue;
+    const taken = takeOver(row);
+    if (!taken) continue;
+    log("warn", "resuming a reindex whose process stopped", { jobId: row.id, store: row.store, attempt: taken.attempts });
+    runJob(taken);
+    resumed.push(row.id);
   }
-  const job: Job = { id: randomUUID(), kind: "reindex", store, actor, status: "running", progress: null, result: null, error: null, startedAt: Date.now(), finishedAt: null };
-  appendAudit({ actor, action: "store.reindex", target: `store:${store}`, reason: reason ?? null, details: { jobId: job.id } });
-  jobs().set(job.id, job);
-  if (jobs().size > MAX_KEPT) jobs().delete(jobs().keys().next().value as string);
-  reindexStoreAsync({ store, onProgress: (p) => (job.progress = p) })
-    .then((result) => {
-      job.result = result;
-      job.status = "succeeded";
-    })
-    .catch((e: unknown) => {
-      job.status = "failed";
-      job.error = e instanceof Error ? e.message : String(e);
-      log("error", "reindex job failed", { store, jobId: job.id, error: e instanceof Error ? e.stack : String(e) });
-    })
-    .finally(() => {
-      job.finishedAt = Date.now();
-    });
-  return { ...job };
+  return resumed;
+}
+
+/** At start-up and then every SWEEP_MS: pick up jobs a crashed process (this one before a restart, or a peer) left running. */
+export function startJobSweeper(): void {
+  const s = state();
+  if (s.sweeper) return;
+  const sweep = () => {
+    try {
+      resumeOrphanedJobs();
+    } catch (e) {
+      log("error", "job sweep failed", { error: e instanceof Error ? e.message : String(e) });
+    }
+  };
+  sweep();
+  s.sweeper = setInterval(sweep, SWEEP_MS);
+  s.sweeper.unref();
+}
+
+/** Tests: stop the sweeper so a test's temp data dir can be removed. */
+export function stopJobSweeper(): void {
+  const s = state();
+  if (s.sweeper) clearInterval(s.sweeper);
+  s.sweeper = null;
 }

@@ -92,12 +92,23 @@ export function memoryDocPath(memoryPath: string): string {
   return `memory/${memoryPath}.md`;
 }
 
-/** Write via a hidden temp file in the same folder + rename, so readers see the old or the new file, never half. */
-export function writeFileAtomic(file: string, content: string): void {
+/** Write content to a hidden temp file beside `file` (same folder, so a rename is atomic). Nothing is left behind on failure. */
+function writeTempBeside(file: string, content: string): string {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
   try {
     fs.writeFileSync(tmp, content, { flag: "wx" });
+    return tmp;
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+}
+
+/** Write via a hidden temp file in the same folder + rename, so readers see the old or the new file, never half. */
+export function writeFileAtomic(file: string, content: string): void {
+  const tmp = writeTempBeside(file, content);
+  try {
     fs.renameSync(tmp, file);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
@@ -199,17 +210,27 @@ function renderMemoryFile(m: Omit<Memory, "category" | "slug" | "tokenEstimate">
 }
 
 /**
- * File first, then the index: the file is the truth. When the index write
- * fails the caller gets an error saying so, and the next reindex repairs it.
+ * The new text goes to a temp file first (a full disk fails here), then the
+ * index commits, then the rename makes the file the truth. A failed index
+ * write (e.g. SQLITE_FULL) removes the temp file, so the caller's error means
+ * nothing was written. Only a failed rename after the commit leaves the index
+ * ahead of the file; the error says so and the next reindex repairs it.
  */
 function writeMemory({ store, sqlite, memoryPath, content }: { store: string; sqlite: Database.Database; memoryPath: string; content: string }): Memory {
   const file = memoryFile(store, memoryPath);
-  writeFileAtomic(file, content);
+  const tmp = writeTempBeside(file, content);
   try {
-    indexMemoryText({ sqlite, memoryPath, text: content, mtime: fs.statSync(file).mtimeMs });
+    indexMemoryText({ sqlite, memoryPath, text: content, mtime: fs.statSync(tmp).mtimeMs });
   } catch (e) {
-    log("error", "memory written but its index update failed", { store, memoryPath, error: String(e) });
-    throw new AppError("internal", `memory ${memoryPath} was saved to its file but the index update failed; run a reindex of store ${store}`);
+    fs.rmSync(tmp, { force: true });
+    throw e;
+  }
+  try {
+    fs.renameSync(tmp, file);
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    log("error", "memory indexed but its file could not be renamed into place", { store, memoryPath, error: String(e) });
+    throw new AppError("internal", `memory ${memoryPath} was indexed but its file could not be written; run a reindex of store ${store}`);
   }
   return getMemoryByPath({ store, memoryPath });
 }

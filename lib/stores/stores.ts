@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { getConfig } from "../config";
-import { getStoreDb, storeDir, storeIndexPath, STORE_NAME_RE } from "../db/connection";
+import { closeStoreDb, getStoreDb, storeDir, storeIndexPath, STORE_NAME_RE } from "../db/connection";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 
@@ -124,11 +124,18 @@ export function requireStore(name: string): void {
 export function createStore({ input, actor }: { input: z.input<typeof createStoreSchema>; actor: string }): StoreSummary {
   const { name, description } = createStoreSchema.parse(input);
   if (storeExistsOnDisk(name)) throw new AppError("conflict", `store ${name} already exists`);
-  const { sqlite } = getStoreDb(name);
-  if (description) {
-    sqlite.prepare("insert into meta(key, value) values ('description', ?) on conflict(key) do update set value = excluded.value").run(description);
+  try {
+    const { sqlite } = getStoreDb(name);
+    if (description) {
+      sqlite.prepare("insert into meta(key, value) values ('description', ?) on conflict(key) do update set value = excluded.value").run(description);
+    }
+    appendAudit({ actor, action: "store.create", target: `store:${name}`, details: description ? { description } : null });
+  } catch (e) {
+    // All or nothing: a store that could not be created whole (a full disk, say) leaves no folder behind to conflict with the retry.
+    closeStoreDb(name);
+    fs.rmSync(storeDir(name), { recursive: true, force: true });
+    throw e;
   }
-  appendAudit({ actor, action: "store.create", target: `store:${name}`, details: description ? { description } : null });
   return describeStore(name);
 }
 

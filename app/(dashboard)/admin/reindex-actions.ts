@@ -24,7 +24,7 @@ export async function getReindexJobAction(id: string): Promise<ActionResult<Job>
   try {
     await requireRoleForAction("admin");
     const job = getJobById({ id: z.uuid().parse(id) });
-    if (!job) return { ok: false, error: "That job is no longer known (the server restarted?)." };
+    if (!job) return { ok: false, error: "No such job." };
     return { ok: true, message: job.status, data: job };
   } catch (e) {
     return actionError(e);

@@ -1,5 +1,5 @@
 import { sqliteTable, text, integer, real, index, uniqueIndex } from "drizzle-orm/sqlite-core";
-import type { InferSelectModel } from "drizzle-orm";
+import { sql, type InferSelectModel } from "drizzle-orm";
 
 /** Key/value facts about this database file (schema version, created_at). */
 export const meta = sqliteTable("meta", {
@@ -292,3 +292,35 @@ export const metricSnapshots = sqliteTable(
   (t) => [uniqueIndex("metric_snapshots_bucket_uq").on(t.store, t.resolutionS, t.ts), index("metric_snapshots_ts_idx").on(t.ts)],
 );
 export type MetricSnapshotRow = InferSelectModel<typeof metricSnapshots>;
+
+/**
+ * Admin jobs (today: reindex), durable so a crash does not forget them. The
+ * owner is the process running the job (host:pid:instance); heartbeat_at is
+ * refreshed while it makes progress. A running job whose owner is gone is
+ * taken over and run again by the next server that notices (attempts + 1).
+ */
+export const adminJobs = sqliteTable(
+  "admin_jobs",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind", { enum: ["reindex"] }).notNull(),
+    store: text("store").notNull(),
+    actor: text("actor").notNull(),
+    reason: text("reason"),
+    status: text("status", { enum: ["running", "succeeded", "failed"] }).notNull(),
+    owner: text("owner").notNull(),
+    attempts: integer("attempts").notNull(),
+    progressJson: text("progress_json"),
+    resultJson: text("result_json"),
+    error: text("error"),
+    startedAt: integer("started_at").notNull(),
+    heartbeatAt: integer("heartbeat_at").notNull(),
+    finishedAt: integer("finished_at"),
+  },
+  (t) => [
+    index("admin_jobs_store_idx").on(t.store, t.startedAt),
+    // At most one running job of a kind per store, across every process sharing the data dir.
+    uniqueIndex("admin_jobs_one_running_uq").on(t.kind, t.store).where(sql`status = 'running'`),
+  ],
+);
+export type AdminJobRow = InferSelectModel<typeof adminJobs>;

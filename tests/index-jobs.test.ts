@@ -1,0 +1,119 @@
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { closeAllDatabases, getGovernance } from "@/lib/db/connection";
+import { adminJobs } from "@/lib/db/schema/governance";
+import { verifyAuditChain } from "@/lib/governance/audit";
+import { getJobById, JOB_STALE_MS, jobOwner, listLatestJobs, ownerIsGone, resumeOrphanedJobs, startReindexJob, type Job } from "@/lib/index/jobs";
+import { createStore } from "@/lib/stores/stores";
+import { useTempDataDir } from "./helpers";
+
+let env: ReturnType<typeof useTempDataDir>;
+
+beforeEach(() => {
+  env = useTempDataDir();
+  createStore({ input: { name: "notes" }, actor: "user:admin" });
+  const dir = path.join(env.dataDir, "stores", "notes", "memory", "bulk");
+  fs.mkdirSync(dir, { recursive: true });
+  for (let i = 0; i < 40; i++) fs.writeFileSync(path.join(dir, `note-${i}.md`), `# Note ${i}\n\nrotation ledger ${i}\n`);
+});
+afterEach(async () => {
+  // A job still running in the background must end before its data dir goes.
+  await waitForJobs();
+  env.cleanup();
+});
+
+async function waitForJobs(): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    const running = getGovernance().sqlite.prepare("select count(*) as n from admin_jobs where status = 'running' and owner = ?").get(jobOwner()) as { n: number };
+    if (running.n === 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error("a reindex job never finished");
+}
+
+async function finished(id: string): Promise<Job> {
+  await waitForJobs();
+  return getJobById({ id })!;
+}
+
+/** A pid that surely belongs to no process: a child that has already exited. */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+  return Number(child.stdout);
+}
+
+function plantRunningJob({ owner, heartbeatAt = Date.now() }: { owner: string; heartbeatAt?: number }): string {
+  const id = "5b3c1a52-6f1e-4f7e-9a0c-2d6a7c1e9f00";
+  getGovernance()
+    .db.insert(adminJobs)
+    .values({ id, kind: "reindex", store: "notes", actor: "user:admin", status: "running", owner, attempts: 1, startedAt: Date.now() - 5_000, heartbeatAt })
+    .run();
+  return id;
+}
+
+function auditActions(): string[] {
+  return (getGovernance().sqlite.prepare("select action from audit_log order by id").all() as { action: string }[]).map((r) => r.action);
+}
+
+describe("reindex jobs are durable", () => {
+  it("a finished job keeps its id, counts and outcome after every connection is closed (a restart)", async () => {
+    const started = startReindexJob({ store: "notes", actor: "user:admin" });
+    expect(started).toMatchObject({ status: "running", attempts: 1 });
+    const done = await finished(started.id);
+    expect(done.status).toBe("succeeded");
+    expect(done.result?.counts).toMatchObject({ scanned: 40, added: 40 });
+
+    closeAllDatabases();
+    expect(getJobById({ id: started.id })).toMatchObject({ status: "succeeded", result: { counts: { added: 40 } }, finishedAt: expect.any(Number) });
+    expect(listLatestJobs().map((j) => [j.store, j.id])).toEqual([["notes", started.id]]);
+  });
+
+  it("asking again while a reindex runs returns the same job, and only the first ask is audited", async () => {
+    const first = startReindexJob({ store: "notes", actor: "user:admin" });
+    const second = startReindexJob({ store: "notes", actor: "agent:ops" });
+    expect(second.id).toBe(first.id);
+    await finished(first.id);
+    expect(auditActions().filter((a) => a === "store.reindex")).toHaveLength(1);
+    // Once finished, a new ask is a new job.
+    const third = startReindexJob({ store: "notes", actor: "user:admin" });
+    expect(third.id).not.toBe(first.id);
+    expect((await finished(third.id)).result?.counts).toMatchObject({ unchanged: 40, added: 0 });
+  });
+});
+
+describe("a job whose process died is taken over", () => {
+  it("a dead local owner: resumed at once, finished, attempt 2, audited, and not resumed twice", async () => {
+    const id = plantRunningJob({ owner: `${os.hostname()}:${deadPid()}:gone` });
+    expect(resumeOrphanedJobs()).toEqual([id]);
+    expect(resumeOrphanedJobs()).toEqual([]);
+    const done = await finished(id);
+    expect(done).toMatchObject({ status: "succeeded", attempts: 2, result: { counts: { added: 40 } } });
+    expect(auditActions()).toContain("store.reindex.resume");
+    expect(verifyAuditChain().ok).toBe(true);
+  });
+
+  it("an owner that is alive and beating is left alone; asking to reindex returns its job instead of starting a second", () => {
+    // Our own pid with another instance tag: alive, so only the heartbeat can declare it dead.
+    const id = plantRunningJob({ owner: `${os.hostname()}:${process.pid}:peer` });
+    expect(resumeOrphanedJobs()).toEqual([]);
+    const asked = startReindexJob({ store: "notes", actor: "user:admin" });
+    expect(asked).toMatchObject({ id, status: "running", attempts: 1 });
+    expect(getGovernance().sqlite.prepare("select count(*) as n from admin_jobs").get()).toEqual({ n: 1 });
+  });
+
+  it("a silent owner (heartbeat older than the limit) is taken over by the next ask", async () => {
+    const id = plantRunningJob({ owner: `${os.hostname()}:${process.pid}:peer`, heartbeatAt: Date.now() - JOB_STALE_MS - 1_000 });
+    const asked = startReindexJob({ store: "notes", actor: "user:admin" });
+    expect(asked).toMatchObject({ id, attempts: 2 });
+    expect((await finished(id)).status).toBe("succeeded");
+  });
+
+  it("an owner on another host is judged by its heartbeat alone", () => {
+    expect(ownerIsGone({ owner: "elsewhere:1:abc", heartbeatAt: Date.now() })).toBe(false);
+    expect(ownerIsGone({ owner: "elsewhere:1:abc", heartbeatAt: Date.now() - JOB_STALE_MS - 1 })).toBe(true);
+    expect(ownerIsGone({ owner: jobOwner(), heartbeatAt: 0 })).toBe(false);
+  });
+});
