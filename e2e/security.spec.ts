@@ -1,5 +1,6 @@
-import { expect, test, type Page, type Request } from "@playwright/test";
+import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
 import { bootstrapHeaders, E2E, signIn } from "./fixtures";
+import { captureServerAction, encodeActionArgs, governanceSnapshot, listServerActions, postServerAction, type ActionArgs } from "./server-actions";
 
 const STORE = "sec-xss";
 // Each payload sets window.__xss if it ever runs as script or markup.
@@ -77,48 +78,109 @@ test.describe("security", () => {
   test("server actions: a viewer's replayed admin action and a cross-origin POST are refused and change nothing", async ({ page, browser }) => {
     await signIn(page, "admin", E2E.adminPassword);
     await page.goto("/admin");
-    const userForm = page.getByRole("form", { name: "Create user" });
-    await userForm.getByLabel("New username").fill("sec-viewer");
-    await userForm.getByLabel("New user password").fill("sec-viewer-password");
-    await userForm.getByLabel("Role").selectOption("viewer");
-    await userForm.getByRole("button", { name: "Create user" }).click();
-    await expect(userForm.getByRole("status")).toContainText("Created viewer sec-viewer");
+    await createUserInUi(page, { username: "sec-viewer", password: "sec-viewer-password", role: "viewer" });
 
     // Capture the real server action request the admin's browser sends for "Create token".
-    const captured = new Promise<Request>((resolve) => page.on("request", (r) => r.method() === "POST" && r.headers()["next-action"] && resolve(r)));
     const form = page.getByRole("form", { name: "Create token" });
     await form.getByLabel("Token label").fill("sec-admin-token");
     await form.getByLabel("Agent id").fill("sec-agent");
-    await form.getByRole("button", { name: "Create token" }).click();
+    const action = await captureServerAction(page, () => form.getByRole("button", { name: "Create token" }).click());
     await expect(page.getByTestId("tokens-table")).toContainText("sec-admin-token");
-    const action = await captured;
-    const headers = action.headers();
-    const body = action.postDataBuffer();
-    expect(body).not.toBeNull();
-    const replay = (label: string) => body!.toString("latin1").replaceAll("sec-admin-token", label);
+    // The table below posts actions by the manifest's ids and its own encoding: both must be what the browser really sends.
+    expect(listServerActions().find((a) => a.name === "createTokenAction")?.id).toBe(action.id);
+    for (const part of ['name="_1_label"', 'name="_1_agent_id"', 'name="0"', '"$K1"']) expect(action.body.toString("latin1")).toContain(part);
+    const replay = (label: string) => ({ ...action, body: Buffer.from(action.body.toString("latin1").replaceAll("sec-admin-token", label), "latin1") });
 
     // The viewer replays the admin action with their own session.
     const viewerContext = await browser.newContext({ baseURL: E2E.baseURL });
     const viewer = await viewerContext.newPage();
     await signIn(viewer, "sec-viewer", "sec-viewer-password");
-    const byViewer = await viewer.request.post(action.url(), {
-      headers: { "next-action": headers["next-action"], "content-type": headers["content-type"], accept: "text/x-component", origin: E2E.baseURL },
-      data: Buffer.from(replay("sec-viewer-token"), "latin1"),
-    });
-    expect(await byViewer.text()).not.toContain("dm_");
+    const byViewer = await postServerAction(viewer.request, { ...replay("sec-viewer-token"), origin: E2E.baseURL });
+    expect(byViewer.text).not.toContain("dm_");
     await viewerContext.close();
 
     // The admin's own session, but the POST comes from another origin (CSRF).
-    const crossOrigin = await page.request.post(action.url(), {
-      headers: { "next-action": headers["next-action"], "content-type": headers["content-type"], accept: "text/x-component", origin: "http://evil.example" },
-      data: Buffer.from(replay("sec-csrf-token"), "latin1"),
-    });
-    expect(crossOrigin.status()).toBeGreaterThanOrEqual(400);
-    expect(await crossOrigin.text()).not.toContain("dm_");
+    const crossOrigin = await postServerAction(page.request, { ...replay("sec-csrf-token"), origin: "http://evil.example" });
+    expect(crossOrigin.status).toBeGreaterThanOrEqual(400);
+    expect(crossOrigin.text).not.toContain("dm_");
 
     await page.reload();
     await expect(page.getByTestId("tokens-table")).toContainText("sec-admin-token");
     await expect(page.getByTestId("tokens-table")).not.toContainText("sec-viewer-token");
     await expect(page.getByTestId("tokens-table")).not.toContainText("sec-csrf-token");
   });
+
+  test("every server action: no session, a viewer on admin actions, CSRF and malformed arguments are refused and change nothing", async ({ page, browser, playwright }) => {
+    await api(page, "post", "/stores", { name: ACTION_STORE });
+    const spare = (await api(page, "post", "/tokens", { label: "sec-actions-spare", agent_id: "sec-actions-agent", scopes: ["read"] })) as { id: number };
+    await signIn(page, "admin", E2E.adminPassword);
+    await page.goto("/admin");
+    await createUserInUi(page, { username: "sec-actions-viewer", password: "sec-actions-viewer-pw", role: "viewer" });
+    const viewerContext = await browser.newContext({ baseURL: E2E.baseURL });
+    await signIn(await viewerContext.newPage(), "sec-actions-viewer", "sec-actions-viewer-pw");
+    const anonymous = await playwright.request.newContext({ baseURL: E2E.baseURL });
+
+    const rows = serverActionRows({ spareTokenId: spare.id });
+    const actions = listServerActions();
+    expect(rows.map((r) => r.name).sort(), "a row for every server action in the build").toEqual(actions.map((a) => a.name).sort());
+
+    const wrong: string[] = [];
+    for (const row of rows) {
+      const id = actions.find((a) => a.name === row.name)!.id;
+      const send = (request: APIRequestContext, args: ActionArgs, origin = E2E.baseURL) => postServerAction(request, { url: `${E2E.baseURL}${row.page}`, id, ...encodeActionArgs(args), origin });
+      const refusals: [string, () => Promise<{ status: number; text: string }>, (r: { status: number; text: string }) => boolean][] = [
+        ["no session", () => send(anonymous, row.valid), (r) => r.text.includes("sign in first")],
+        ["cross-origin POST with the admin's session", () => send(page.request, row.valid, "http://evil.example"), (r) => r.status >= 400 && !r.text.includes('"ok":true')],
+        ["cross-origin POST from a sandboxed frame (Origin: null)", () => send(page.request, row.valid, "null"), (r) => r.status >= 400 && !r.text.includes('"ok":true')],
+        ...row.malformed.map((args, i): (typeof refusals)[number] => [`malformed arguments #${i + 1} ${JSON.stringify(args).slice(0, 60)}`, () => send(page.request, args), (r) => r.text.includes('"ok":false') && !r.text.includes("Something went wrong")]),
+      ];
+      if (row.role === "admin") refusals.push(["a viewer's session", () => send(viewerContext.request, row.valid), (r) => r.text.includes("admins only")]);
+      const before = governanceSnapshot();
+      for (const [name, run, refused] of refusals) {
+        const r = await run();
+        if (!refused(r)) wrong.push(`${row.name} [${name}] → ${r.status} ${r.text.slice(0, 200)}`);
+      }
+      if (governanceSnapshot() !== before) wrong.push(`${row.name}: a refused call changed governance.db`);
+      // The same call from an admin goes through, so the refusals above are about who asks and what, not a broken request.
+      const allowed = await send(page.request, row.valid);
+      if (!(row.reached ?? /"ok":true/).test(allowed.text)) wrong.push(`${row.name} [admin, valid arguments] → ${allowed.status} ${allowed.text.slice(0, 200)}`);
+    }
+    await viewerContext.close();
+    await anonymous.dispose();
+    expect(wrong).toEqual([]);
+  });
 });
+
+const ACTION_STORE = "sec-actions";
+
+type ActionRow = { name: string; role: "viewer" | "admin"; page: string; valid: ActionArgs; malformed: ActionArgs[]; reached?: RegExp };
+
+/** The table: each server action, the page that serves it, arguments that work for an admin, and arguments that must be refused with a clear error. */
+function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow[] {
+  const store = ACTION_STORE;
+  const notAForm = { values: [null, "not a form"] };
+  const settings = { store, enabled: "on", top_k: "5", min_score: "0.3", recency_half_life_days: "30", backlog_watermark: "1000", failure_warning_score: "0.8", preference_score: "0.7", ttl_days: "", max_traces: "", strategy: "newest" };
+  return [
+    { name: "verifyStoreAction", role: "viewer", page: `/stores/${store}`, valid: { form: { store } }, malformed: [{ form: { store: "../etc" } }, notAForm] },
+    { name: "embeddingAdminAction", role: "admin", page: `/stores/${store}`, valid: { form: { store, intent: "estimate" } }, malformed: [{ form: { store, intent: "format_disk" } }, { form: { store: "nosuchstore", intent: "start" } }, notAForm] },
+    { name: "createUserAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", password: "sec-actions-made-pw", role: "viewer" } }, malformed: [{ form: { username: "../x\u0000", password: "short", role: "root" } }, { form: { username: "sec-actions-viewer", password: "sec-actions-viewer-pw", role: "admin" } }, notAForm] },
+    { name: "resetPasswordAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", password: "sec-actions-new-pw" } }, malformed: [{ form: { username: "nobody-here", password: "long-enough-pw" } }, { form: { username: "admin", password: "x" } }, { form: { username: "admin", password: `${E2E.adminPassword}\u0000` } }, notAForm] },
+    { name: "createTokenAction", role: "admin", page: "/admin", valid: { form: { label: "sec-actions-token", agent_id: "sec-actions-agent", scopes: ["read"], stores: "" } }, malformed: [{ form: { label: "", agent_id: "", scopes: ["root"], stores: "../etc" } }, notAForm] },
+    { name: "revokeTokenAction", role: "admin", page: "/admin", valid: { form: { id: String(spareTokenId) } }, malformed: [{ form: { id: "1 OR 1=1" } }, { form: { id: "-1" } }, { form: { id: "999999999" } }, notAForm] },
+    { name: "startReindexAction", role: "admin", page: "/admin", valid: { values: [store] }, malformed: [{ values: ["../etc"] }, { values: [{ $ne: null }] }, { values: ["nosuchstore"] }] },
+    { name: "getReindexJobAction", role: "admin", page: "/admin", valid: { values: ["00000000-0000-4000-8000-000000000000"] }, malformed: [{ values: ["' OR 1=1 --"] }, { values: [42] }], reached: /no longer known/ },
+    { name: "rememberAction", role: "viewer", page: `/graph/${store}`, valid: { form: { store, query: "anything" } }, malformed: [{ form: { store: "Bad Store", query: "x" } }, notAForm] },
+    { name: "searchAction", role: "viewer", page: "/search", valid: { form: { store, q: "anything" } }, malformed: [{ form: { store, q: "x", mode: "telepathy" } }, { form: { store: "../etc", q: "x" } }, notAForm] },
+    { name: "rateRecallHitAction", role: "viewer", page: "/reflection", valid: { form: { store, hit_id: "999999", relevant: "true" } }, malformed: [{ form: { store: "nosuchstore", hit_id: "x", relevant: "true" } }, notAForm], reached: /no recall hit/ },
+    { name: "updateReflectionSettingsAction", role: "admin", page: "/reflection", valid: { form: settings }, malformed: [{ form: { ...settings, top_k: "-5", min_score: "NaN" } }, { form: { ...settings, strategy: "delete_everything" } }, notAForm] },
+  ];
+}
+
+async function createUserInUi(page: Page, { username, password, role }: { username: string; password: string; role: "viewer" | "admin" }): Promise<void> {
+  const userForm = page.getByRole("form", { name: "Create user" });
+  await userForm.getByLabel("New username").fill(username);
+  await userForm.getByLabel("New user password").fill(password);
+  await userForm.getByLabel("Role").selectOption(role);
+  await userForm.getByRole("button", { name: "Create user" }).click();
+  await expect(userForm.getByRole("status")).toContainText(`Created ${role} ${username}`);
+}

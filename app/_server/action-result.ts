@@ -1,6 +1,6 @@
 import "server-only";
 import { ZodError } from "zod";
-import { infrastructureError, isAppError } from "@/lib/errors";
+import { AppError, infrastructureError, isAppError } from "@/lib/errors";
 import { log } from "@/lib/log";
 
 export type ActionResult<T = undefined> = { ok: true; message: string; data?: T } | { ok: false; error: string; fields?: Record<string, string> };
@@ -16,8 +16,17 @@ export function actionError(e: unknown): { ok: false; error: string; fields?: Re
   const infra = infrastructureError(e);
   if (infra) {
     log("error", "server action failed", { error: String(e) });
-    return { ok: false, error: infra.status === 507 ? "Storage is full; nothing was saved." : "The database is busy; try again shortly." };
+    return { ok: false, error: infra.message };
   }
   log("error", "server action failed", { error: e instanceof Error ? e.stack : String(e) });
   return { ok: false, error: "Something went wrong on the server; it was logged." };
+}
+
+/**
+ * Server actions are public endpoints: a hand-made call can pass anything
+ * where the form should be, and that is the caller's mistake, not a server
+ * fault to log. Call it right after the session check.
+ */
+export function assertForm(form: unknown): asserts form is FormData {
+  if (!(form instanceof FormData)) throw new AppError("invalid_request", "this action takes the fields of its form");
 }

@@ -13,6 +13,10 @@ export function hashPassword(password: string): string {
 }
 
 export function verifyPassword(password: string, stored: string): boolean {
+  // scrypt keys HMAC with the password, and HMAC pads a short key with zero
+  // bytes, so "pw" and "pw\0" hash alike. No stored password holds a NUL
+  // (passwordSchema), so a candidate with one never matches.
+  if (password.includes("\u0000")) return false;
   const parts = stored.split("$");
   if (parts.length !== 6 || parts[0] !== "scrypt") return false;
   const [, n, r, p, saltB64, hashB64] = parts;

@@ -15,7 +15,11 @@ export const usernameSchema = z
   .min(2)
   .max(64)
   .regex(/^[a-zA-Z0-9._@-]+$/, "letters, digits and . _ @ - only");
-export const passwordSchema = z.string().min(8, "at least 8 characters").max(256);
+export const passwordSchema = z
+  .string()
+  .min(8, "at least 8 characters")
+  .max(256)
+  .refine((p) => !p.includes("\u0000"), "must not contain a NUL character");
 
 export const createUserSchema = z
   .object({ username: usernameSchema, password: passwordSchema, role: z.enum(ROLES) })

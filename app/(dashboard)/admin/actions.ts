@@ -2,7 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { createApiToken, revokeApiToken } from "@/lib/auth/tokens";
 import { createUser, setUserPassword } from "@/lib/auth/users";
@@ -13,6 +13,7 @@ import { createUser, setUserPassword } from "@/lib/auth/users";
 export async function createUserAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
     const admin = await requireRoleForAction("admin");
+    assertForm(form);
     const user = createUser({
       input: { username: String(form.get("username") ?? ""), password: String(form.get("password") ?? ""), role: form.get("role") as "viewer" | "admin" },
       actor: `user:${admin.username}`,
@@ -27,6 +28,7 @@ export async function createUserAction(_prev: ActionResult | null, form: FormDat
 export async function resetPasswordAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
     const admin = await requireRoleForAction("admin");
+    assertForm(form);
     const username = String(form.get("username") ?? "");
     setUserPassword({ username, password: String(form.get("password") ?? ""), actor: `user:${admin.username}` });
     return { ok: true, message: `Password of ${username} changed.` };
@@ -43,6 +45,7 @@ const storesField = z
 export async function createTokenAction(_prev: ActionResult<{ token: string }> | null, form: FormData): Promise<ActionResult<{ token: string }>> {
   try {
     const admin = await requireRoleForAction("admin");
+    assertForm(form);
     const { token, info } = createApiToken({
       input: {
         label: String(form.get("label") ?? ""),
@@ -62,6 +65,7 @@ export async function createTokenAction(_prev: ActionResult<{ token: string }> |
 export async function revokeTokenAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
     const admin = await requireRoleForAction("admin");
+    assertForm(form);
     const id = z.coerce.number().int().positive().parse(form.get("id"));
     const info = revokeApiToken({ id, actor: `user:${admin.username}`, reason: "revoked from the Admin page" });
     revalidatePath("/admin");

@@ -1,6 +1,6 @@
 "use server";
 
-import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { rememberByQuery, type RememberResponse } from "@/lib/graph/remember";
 import { requireStore, storeNameSchema } from "@/lib/stores/stores";
@@ -9,6 +9,7 @@ import { requireStore, storeNameSchema } from "@/lib/stores/stores";
 export async function rememberAction(_prev: ActionResult<RememberResponse> | null, form: FormData): Promise<ActionResult<RememberResponse>> {
   try {
     await requireRoleForAction("viewer");
+    assertForm(form);
     const store = storeNameSchema.parse(form.get("store"));
     requireStore(store);
     const data = await rememberByQuery({ store, input: { query: String(form.get("query") ?? ""), include_core: form.get("include_core") === "on" } });

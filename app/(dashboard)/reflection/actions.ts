@@ -2,7 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { getStoreDb } from "@/lib/db/connection";
 import { rateRecallHit } from "@/lib/recall/events";
@@ -21,6 +21,7 @@ function storeFrom(form: FormData): string {
 export async function rateRecallHitAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
     const user = await requireRoleForAction("viewer");
+    assertForm(form);
     const store = storeFrom(form);
     const hit = rateRecallHit({
       handle: getStoreDb(store),
@@ -43,6 +44,7 @@ const optionalCount = z
 export async function updateReflectionSettingsAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
     const admin = await requireRoleForAction("admin");
+    assertForm(form);
     const store = storeFrom(form);
     const patch = reflectionSettingsPatchSchema.parse({
       enabled: form.get("enabled") === "on",

@@ -1,6 +1,6 @@
 "use server";
 
-import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { searchInputSchema } from "@/lib/index/search";
@@ -11,6 +11,7 @@ import { storeNameSchema } from "@/lib/stores/stores";
 export async function searchAction(_prev: ActionResult<AnySearchResult> | null, form: FormData): Promise<ActionResult<AnySearchResult>> {
   try {
     await requireRoleForAction("viewer");
+    assertForm(form);
     const store = storeNameSchema.parse(String(form.get("store") ?? ""));
     const field = (name: string) => {
       const v = String(form.get(name) ?? "").trim();

@@ -1,6 +1,6 @@
 "use server";
 
-import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { verifyStore, type VerifyReport } from "@/lib/index/verify";
 import { storeNameSchema } from "@/lib/stores/stores";
@@ -9,6 +9,7 @@ import { storeNameSchema } from "@/lib/stores/stores";
 export async function verifyStoreAction(_prev: ActionResult<VerifyReport> | null, form: FormData): Promise<ActionResult<VerifyReport>> {
   try {
     await requireRoleForAction("viewer");
+    assertForm(form);
     const report = verifyStore({ store: storeNameSchema.parse(String(form.get("store") ?? "")) });
     return { ok: true, message: report.ok ? "Index matches the files." : "Differences found.", data: report };
   } catch (e) {

@@ -2,7 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { getStoreDb } from "@/lib/db/connection";
 import { getEmbedder } from "@/lib/embed/model";
@@ -21,6 +21,7 @@ const intentSchema = z.enum(["estimate", "start", "start_stale", "start_hold", "
 export async function embeddingAdminAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
     const admin = await requireRoleForAction("admin");
+    assertForm(form);
     const actor = `user:${admin.username}`;
     const store = storeNameSchema.parse(String(form.get("store") ?? ""));
     const intent = intentSchema.parse(form.get("intent"));

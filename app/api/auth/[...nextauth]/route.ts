@@ -1,11 +1,20 @@
+import { randomUUID } from "node:crypto";
 import NextAuth from "next-auth";
+import { errorResponse } from "@/lib/api/route";
+import { assertWellFormedAuthRequest } from "@/lib/auth/auth-request";
 import { getAuthOptions } from "@/lib/auth/options";
 
 type Ctx = { params: Promise<{ nextauth: string[] }> };
 
 // Built per request so the secret is read at run time, not at build time.
 async function handler(req: Request, ctx: Ctx) {
-  return NextAuth(getAuthOptions())(req, { params: await ctx.params });
+  const params = await ctx.params;
+  try {
+    await assertWellFormedAuthRequest({ request: req, action: params.nextauth ?? [] });
+  } catch (e) {
+    return errorResponse(e, randomUUID());
+  }
+  return NextAuth(getAuthOptions())(req, { params });
 }
 
 export { handler as GET, handler as POST };
