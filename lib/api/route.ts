@@ -80,7 +80,7 @@ function queryObject(url: URL): Record<string, string | string[]> {
 }
 
 /** Read the body with a hard byte limit; never buffers more than limit + one chunk. */
-async function readBodyLimited(request: Request, limit: number): Promise<string> {
+export async function readBodyLimited(request: Request, limit: number): Promise<string> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (Number.isFinite(declared) && declared > limit) {
     throw new AppError("payload_too_large", `request body is larger than ${limit} bytes`);
