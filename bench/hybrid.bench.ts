@@ -122,7 +122,11 @@ function dualmindHybrid(): Method["answer"] {
   };
 }
 
-/** Orama with the nearest equivalent of dualmind's weights: text leads, vectors break near-ties. */
+/**
+ * Orama with the nearest equivalent of dualmind's weights: text leads, vectors
+ * break near-ties. Its text leg keeps Orama's defaults (terms match as
+ * prefixes, any term); `exact: true` would leave it almost nothing to match.
+ */
 function oramaHybrid(orama: AnyOrama): Method["answer"] {
   return async (q) => {
     const [vector] = await getEmbedder().provider.embed([q], "query");
