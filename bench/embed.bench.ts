@@ -2,32 +2,154 @@
  * Vector search at 10k and 100k chunks (384-d, builtin embedder), one run,
  * side by side: our SimHash-prefilter + exact rescoring, our exact mode, raw
  * exact sqlite-vec KNN (vec0 float, cosine) on the same vectors, and Orama's
- * vector search on the same vectors. Plus worker throughput through the queue.
+ * vector search on the same vectors; how each grows with size; with
+ * BENCH_EMBED_1M=1 also SimHash vs raw vec0 at 1M vectors (a few minutes
+ * more, so opt-in). Plus worker throughput through the queue.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { create, insertMultiple, search } from "@orama/orama";
+import type Database from "better-sqlite3";
 import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { registerEmbeddable } from "../lib/embed/embeddables";
 import { getEmbedder, resetEmbedderForTests } from "../lib/embed/model";
 import { BuiltinProvider } from "../lib/embed/providers/builtin";
 import { enqueueEmbeddings } from "../lib/embed/queue";
-import { ensureVecIndex, indexVector, knnSearch, vectorToBlob } from "../lib/embed/vector-index";
+import { ensureVecIndex, indexVector, knnSearch, rebuildVecIndex, vectorToBlob } from "../lib/embed/vector-index";
 import { drainEmbedQueues } from "../lib/embed/worker";
 import { loadTextWindows } from "./corpus";
+import { growthRows, recordSamples, type SizedSamples } from "./growth";
 import { percentile, printTable } from "./table";
 
 const QUERIES = 100;
 const sha256 = (s: string) => createHash("sha256").update(s).digest("hex");
 const K = 10;
+const MILLION = 1_000_000;
+/** Raw exact KNN at 1M costs about half a second a query: fewer queries keep the opt-in run in minutes. */
+const QUERIES_1M = 50;
+const RAW_LABEL = "raw sqlite-vec exact KNN (vec0 float, cosine)";
+const SIMHASH_LABEL = "dualmind (simhash + rescore)";
 
 function time<T>(fn: () => T): [T, number] {
   const s = performance.now();
   const r = fn();
   return [r, performance.now() - s];
+}
+
+type Knn = { label: string; t: number[]; recall: number };
+
+/** The reference: raw exact vec0 KNN, timed, whose answers are the truth recall is scored against. */
+function rawExactKnn({ sqlite, queries }: { sqlite: Database.Database; queries: Float32Array[] }): { raw: Knn; truth: number[][] } {
+  const rawKnn = sqlite.prepare("select rowid from raw_vec where embedding match ? and k = ?");
+  const truth: number[][] = [];
+  const t: number[] = [];
+  for (const q of queries) {
+    const [r, ms] = time(() => rawKnn.all(q, K) as { rowid: number }[]);
+    truth.push(r.map((x) => Number(x.rowid)));
+    t.push(ms);
+  }
+  return { raw: { label: RAW_LABEL, t, recall: 1 }, truth };
+}
+
+/** Time one method over every query and score its recall@K against the exact answers. */
+function measureKnn({ label, queries, truth, fn }: { label: string; queries: Float32Array[]; truth: number[][]; fn: (q: Float32Array) => number[] }): Knn {
+  const t: number[] = [];
+  let hit = 0;
+  queries.forEach((q, qi) => {
+    const [ids, ms] = time(() => fn(q));
+    t.push(ms);
+    hit += ids.filter((id) => truth[qi].includes(id)).length / K;
+  });
+  return { label, t, recall: hit / queries.length };
+}
+
+function knnRow({ n, m, rawP50 }: { n: number; m: Knn; rawP50: number }): Record<string, string | number> {
+  return {
+    chunks: n,
+    method: m.label,
+    "p50 ms": percentile(m.t, 50),
+    "p95 ms": percentile(m.t, 95),
+    "p50 vs raw vec0": `${(percentile(m.t, 50) / rawP50).toFixed(2)}×`,
+    "recall@10 vs exact": m.recall.toFixed(3),
+  };
+}
+
+/** Query vectors: the opening words of other windows (known-item style). */
+function knnQueries(texts: string[], count: number, provider: BuiltinProvider): Float32Array[] {
+  return Array.from({ length: count }, (_, i) => provider.embedOne(texts[(i * 7919) % texts.length].split(/\s+/).slice(0, 8).join(" ")));
+}
+
+/**
+ * Texts for n vectors: every window of the corpus once (about 175k exist),
+ * then new pairings of real text (the first half of one window, the second
+ * half of another) until n.
+ */
+function* textsUpTo(windows: string[], n: number): Generator<string> {
+  for (let i = 0; i < n; i++) {
+    if (i < windows.length) {
+      yield windows[i];
+      continue;
+    }
+    const a = i % windows.length;
+    const b = (a + Math.floor(i / windows.length) * 7919) % windows.length;
+    yield [...windows[a].split("\n").slice(0, 2), ...windows[b].split("\n").slice(2)].join("\n");
+  }
+}
+
+/**
+ * 1M vectors: SimHash + rescore vs raw vec0 float KNN. Embedding 1M texts
+ * through the queue would take the worker minutes, so they are embedded in
+ * process and written as the worker writes them (a BLOB per row), and the
+ * SimHash index is built the way a rebuild builds it, from the BLOBs.
+ */
+async function knnAtOneMillion({ provider, fingerprintId, growth }: { provider: BuiltinProvider; fingerprintId: string; growth: SizedSamples }) {
+  const n = MILLION;
+  const h = getStoreDb("bench1m");
+  const { sqlite } = h;
+  sqlite.exec("create virtual table raw_vec using vec0(embedding float[384] distance_metric=cosine)");
+  const ins = sqlite.prepare("insert into embeddings(kind, ref_id, fingerprint_id, dim, task, input_hash, vector, created_at) values ('chunk', ?, ?, 384, 'document', '', ?, 0)");
+  const insRaw = sqlite.prepare("insert into raw_vec(rowid, embedding) values (?, ?)");
+  const windows = loadTextWindows(n);
+  let embedMs = 0;
+  let writeMs = 0;
+  let batch: Float32Array[] = [];
+  let written = 0;
+  const flush = () => {
+    const [, ms] = time(() =>
+      sqlite.transaction(() => {
+        for (const v of batch) {
+          written++;
+          ins.run(written, fingerprintId, vectorToBlob(v));
+          insRaw.run(BigInt(written), v);
+        }
+      })(),
+    );
+    writeMs += ms;
+    batch = [];
+  };
+  for (const text of textsUpTo(windows, n)) {
+    const [v, ms] = time(() => provider.embedOne(text));
+    embedMs += ms;
+    batch.push(v);
+    if (batch.length === 10_000) flush();
+  }
+  flush();
+  const [indexed, indexMs] = time(() => rebuildVecIndex(h, fingerprintId));
+
+  const queries = knnQueries(windows, QUERIES_1M, provider);
+  const { raw, truth } = rawExactKnn({ sqlite, queries });
+  const ours = measureKnn({ label: SIMHASH_LABEL, queries, truth, fn: (q) => knnSearch(h, { kind: "chunk", fingerprintId, query: q, k: K }).hits.map((x) => x.refId) });
+  const rawP50 = percentile(raw.t, 50);
+  for (const m of [raw, ours]) recordSamples(growth, { method: m.label, size: n, samples: m.t });
+  printTable(`Vector KNN at 1M vectors, k=${K}, ${QUERIES_1M} queries (${windows.length} real windows + recombined halves of them)`, [knnRow({ n, m: raw, rawP50 }), knnRow({ n, m: ours, rawP50 })]);
+  printTable("Building 1M vectors", [
+    { stage: "embed in process (builtin)", items: n, s: embedMs / 1000 },
+    { stage: "write BLOBs + raw vec0 float rows", items: written, s: writeMs / 1000 },
+    { stage: "rebuildVecIndex (SimHash codes from the BLOBs)", items: indexed, s: indexMs / 1000 },
+  ]);
 }
 
 export default async function run() {
@@ -41,10 +163,10 @@ export default async function run() {
     const provider = new BuiltinProvider();
     const fp = await getEmbedder().fingerprint;
     const [vectors, embedMs] = time(() => texts.map((t) => provider.embedOne(t)));
-    // Queries: the opening words of other windows (known-item style), embedded as queries.
-    const queries = Array.from({ length: QUERIES }, (_, i) => provider.embedOne(texts[(i * 7919) % texts.length].split(/\s+/).slice(0, 8).join(" ")));
+    const queries = knnQueries(texts, QUERIES, provider);
 
     const rows: Record<string, string | number>[] = [];
+    const growth: SizedSamples = new Map();
     for (const n of [10_000, texts.length]) {
       const store = `bench${n}`;
       const h = getStoreDb(store);
@@ -60,26 +182,9 @@ export default async function run() {
           insRaw.run(BigInt(i + 1), vectors[i]);
         }
       })();
-      const rawKnn = sqlite.prepare("select rowid, distance from raw_vec where embedding match ? and k = ?");
-      const truth: number[][] = [];
-      const tRaw: number[] = [];
-      for (const q of queries) {
-        const [r, ms] = time(() => rawKnn.all(q, K) as { rowid: number }[]);
-        truth.push(r.map((x) => Number(x.rowid)));
-        tRaw.push(ms);
-      }
-      const measure = (label: string, fn: (q: Float32Array) => number[]) => {
-        const t: number[] = [];
-        let hit = 0;
-        queries.forEach((q, qi) => {
-          const [ids, ms] = time(() => fn(q));
-          t.push(ms);
-          hit += ids.filter((id) => truth[qi].includes(id)).length / K;
-        });
-        return { label, t, recall: hit / queries.length };
-      };
-      const ours = measure("dualmind (simhash + rescore)", (q) => knnSearch(h, { kind: "chunk", fingerprintId: fp.id, query: q, k: K }).hits.map((x) => x.refId));
-      const exact = measure("dualmind exact=true", (q) => knnSearch(h, { kind: "chunk", fingerprintId: fp.id, query: q, k: K, exact: true }).hits.map((x) => x.refId));
+      const { raw, truth } = rawExactKnn({ sqlite, queries });
+      const ours = measureKnn({ label: SIMHASH_LABEL, queries, truth, fn: (q) => knnSearch(h, { kind: "chunk", fingerprintId: fp.id, query: q, k: K }).hits.map((x) => x.refId) });
+      const exact = measureKnn({ label: "dualmind exact=true", queries, truth, fn: (q) => knnSearch(h, { kind: "chunk", fingerprintId: fp.id, query: q, k: K, exact: true }).hits.map((x) => x.refId) });
 
       const orama = create({ schema: { id: "string", embedding: "vector[384]" } as const });
       await insertMultiple(orama, vectors.slice(0, n).map((v, i) => ({ id: String(i + 1), embedding: Array.from(v) })));
@@ -91,21 +196,16 @@ export default async function run() {
         oramaT.push(performance.now() - s);
         oramaHit += res.hits.map((x) => Number((x.document as { id: string }).id)).filter((id) => truth[qi].includes(id)).length / K;
       }
-      const rawP50 = percentile(tRaw, 50);
-      const line = (label: string, t: number[], recall: number) => ({
-        chunks: n,
-        method: label,
-        "p50 ms": percentile(t, 50),
-        "p95 ms": percentile(t, 95),
-        "p50 vs raw vec0": `${(percentile(t, 50) / rawP50).toFixed(2)}×`,
-        "recall@10 vs exact": recall.toFixed(3),
-      });
-      rows.push(line("raw sqlite-vec exact KNN (vec0 float, cosine)", tRaw, 1));
-      rows.push(line(ours.label, ours.t, ours.recall));
-      rows.push(line(exact.label, exact.t, exact.recall));
-      rows.push(line("Orama vector search", oramaT, oramaHit / queries.length));
+      const rawP50 = percentile(raw.t, 50);
+      const measured = [raw, ours, exact, { label: "Orama vector search", t: oramaT, recall: oramaHit / queries.length }];
+      for (const m of measured) {
+        rows.push(knnRow({ n, m, rawP50 }));
+        recordSamples(growth, { method: m.label, size: n, samples: m.t });
+      }
     }
     printTable(`Vector KNN, k=${K}, ${QUERIES} queries, 384-d builtin vectors of real text`, rows);
+    if (process.env.BENCH_EMBED_1M === "1") await knnAtOneMillion({ provider, fingerprintId: fp.id, growth });
+    printTable(`Vector KNN: how p50 grows with size${process.env.BENCH_EMBED_1M === "1" ? ` (1M: ${QUERIES_1M} queries)` : " (1M: run with BENCH_EMBED_1M=1)"}`, growthRows(growth));
 
     // Worker throughput through the real queue (claim → embed → write → index), builtin provider.
     const wStore = "benchworker";
