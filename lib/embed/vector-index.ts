@@ -155,7 +155,10 @@ export function rebuildVecIndex(handle: StoreHandle, fingerprintId: string): num
   const first = sqlite.prepare("select dim from embeddings where fingerprint_id = ? limit 1").get(fingerprintId) as { dim: number } | undefined;
   if (!first) return 0;
   const table = vecIndexTable(fingerprintId);
-  const page = sqlite.prepare("select id, kind, vector from embeddings where fingerprint_id = ? and id > ? order by id limit 1000");
+  // Paged by primary key (`+` keeps the planner off embeddings_fp_idx, whose
+  // order is (fingerprint, kind, id): through it every page re-read and
+  // re-sorted all earlier rows, so a 1M rebuild grew quadratically).
+  const page = sqlite.prepare("select id, kind, vector from embeddings where id > ? and +fingerprint_id = ? order by id limit 1000");
   let n = 0;
   sqlite.transaction(() => {
     sqlite.exec(`drop table if exists ${table}`);
@@ -164,7 +167,7 @@ export function rebuildVecIndex(handle: StoreHandle, fingerprintId: string): num
     const codec = simhashCodec(first.dim);
     // Paged reads: better-sqlite3 cannot write while an iterator is open.
     for (let after = 0; ; ) {
-      const rows = page.all(fingerprintId, after) as { id: number; kind: string; vector: Buffer }[];
+      const rows = page.all(after, fingerprintId) as { id: number; kind: string; vector: Buffer }[];
       if (rows.length === 0) break;
       for (const r of rows) ins.run(BigInt(r.id), r.kind, codec.encode(blobToVector(r.vector)));
       n += rows.length;
