@@ -185,7 +185,7 @@ function integrity(acks: Ack[], sessions: string[], exported: Exported) {
 
 type DialecticModule = typeof import("../lib/governance/dialectic");
 type InProcessRun = Samples & { wallMs: number; ledgerSessions: number };
-type SeedStep = { from: number; to: number; ms: number; dbMb: number };
+type SeedStep = { from: number; to: number; target: number; ms: number; dbMb: number };
 
 /** The same 200 full reviews as the HTTP run, serial, straight into the domain functions. */
 function runInProcess({ dialectic, ledgerSessions }: { dialectic: DialecticModule; ledgerSessions: number }): InProcessRun {
@@ -252,7 +252,7 @@ async function growLedger(dataDir: string): Promise<{ runs: InProcessRun[]; seed
     const t0 = performance.now();
     const reached = seedLedger({ dialectic, sqlite, from: have, to: size, base, deadline });
     sqlite.pragma("wal_checkpoint(TRUNCATE)");
-    seeds.push({ from: have, to: reached, ms: performance.now() - t0, dbMb: fs.statSync(governancePath()).size / 2 ** 20 });
+    seeds.push({ from: have, to: reached, target: size, ms: performance.now() - t0, dbMb: fs.statSync(governancePath()).size / 2 ** 20 });
     have = reached;
     runs.push(runInProcess({ dialectic, ledgerSessions: have }));
     if (reached < size) break;
@@ -303,7 +303,7 @@ function printReport({ http, httpLarge, largest, runs, seeds }: { http: HttpRun;
   ]);
   printTable(`Seed: resolved reviews (session + 4 messages) through createDialecticSession / postDialecticMessage, ${SEED_BATCH} sessions per transaction`, seeds.map((s) => {
     const sessions = s.to - s.from;
-    return { "ledger from": s.from, "ledger to": s.to, sessions, messages: 4 * sessions, "seed s": s.ms / 1000, "sessions/s": sessions / (s.ms / 1000), "messages/s": (4 * sessions) / (s.ms / 1000), "governance.db MB": s.dbMb };
+    return { "ledger from": s.from, "ledger to": s.to, target: s.to < s.target ? `${s.target} (stopped at the ${SEED_DEADLINE_MS / 1000} s cap)` : s.target, sessions, messages: 4 * sessions, "seed s": s.ms / 1000, "sessions/s": sessions / (s.ms / 1000), "messages/s": (4 * sessions) / (s.ms / 1000), "governance.db MB": s.dbMb };
   }));
   printTable(`Writes on a grown ledger: the same ${AGENTS * REVIEWS_PER_AGENT} reviews (1 create + 4 posts each) at each ledger size`, [
     ...runs.flatMap((r) => [
