@@ -1,9 +1,11 @@
 /**
- * Fused remember at 10k thoughts + 5k nodes (builtin embedder, every vector
- * written by the real worker), with and without core (core seeded at the same
- * size). Seeding goes through the domain functions (thinkThought, createNode,
+ * Fused remember at 10k and 100k thoughts (nodes half as many; builtin
+ * embedder, every vector written by the real worker), with and without core.
+ * Seeding goes through the domain functions (thinkThought, createNode,
  * createFrame, createOrMergeRelation, linkEvidence), so write costs are
- * reported too.
+ * reported too. Each size gets its own DATA_DIR; core is seeded at 10k only
+ * (at 100k a second store would double the seed and push the bench past its
+ * ~5 minute budget), so "store + core" has no 100k row.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -22,10 +24,18 @@ import { thinkThought } from "../lib/graph/thoughts";
 import { loadTextWindows } from "./corpus";
 import { percentile, printTable } from "./table";
 
-const THOUGHTS = 10_000;
-const NODES = 5_000;
+const SIZES = [
+  { thoughts: 10_000, stores: ["bench", "core"] },
+  { thoughts: 100_000, stores: ["bench"] },
+] as const;
 const RELATIONS_PER_NODE = 2;
 const QUERIES = 100;
+/** Writes per enclosing transaction while seeding: the domain functions nest theirs as savepoints. */
+const SEED_BATCH = 1_000;
+
+type Size = (typeof SIZES)[number];
+type Seeded = { writeMs: number; writes: number; nodeNames: string[]; nodeIds: string[]; thoughtIds: string[] };
+type Row = Record<string, string | number>;
 
 // Deterministic pseudo-random numbers: the same graph on every run.
 function rng(seed: number) {
@@ -38,125 +48,180 @@ function rng(seed: number) {
   };
 }
 
-function seedGraph(handle: StoreHandle, texts: string[], offset: number): { writeMs: number; nodeNames: string[]; nodeIds: string[]; thoughtIds: string[] } {
+/** Run `write(i)` for i in [0, n) in transactions of SEED_BATCH calls (one commit per batch, not per call). */
+function inBatches(handle: StoreHandle, n: number, write: (i: number) => void): void {
+  for (let start = 0; start < n; start += SEED_BATCH) {
+    handle.sqlite.transaction(() => {
+      for (let i = start; i < Math.min(n, start + SEED_BATCH); i++) write(i);
+    })();
+  }
+}
+
+function seedGraph({ handle, texts, offset, thoughts }: { handle: StoreHandle; texts: string[]; offset: number; thoughts: number }): Seeded {
+  const nodes = thoughts / 2;
   const rand = rng(offset + 7);
   const started = performance.now();
   const thoughtIds: string[] = [];
-  for (let i = 0; i < THOUGHTS; i++) {
+  inBatches(handle, thoughts, (i) => {
     const t = thinkThought({ handle, input: { content: texts[(offset + i) % texts.length], framework: i % 5 === 0 ? "debug" : "conversation", chain_id: `chain-${i % 500}`, timestamp: 1_790_000_000_000 + i * 60_000 }, actor: "bench" });
     thoughtIds.push(t.id);
-  }
+  });
   const nodeIds: string[] = [];
   const nodeNames: string[] = [];
-  for (let i = 0; i < NODES; i++) {
-    const words = texts[(offset + THOUGHTS + i) % texts.length].split(/\s+/).filter((w) => /^[A-Za-z]{4,}$/.test(w)).slice(0, 3);
+  inBatches(handle, nodes, (i) => {
+    const words = texts[(offset + thoughts + i) % texts.length].split(/\s+/).filter((w) => /^[A-Za-z]{4,}$/.test(w)).slice(0, 3);
     const name = `${words.join(" ") || "node"} ${i}`;
     const n = createNode({ handle, input: { name, entity_type: ENTITY_TYPES[i % ENTITY_TYPES.length] }, actor: "bench" });
     nodeIds.push(n.id);
     nodeNames.push(name);
     const f = createFrame({ handle, input: { node_id: n.id, column: FRAME_COLUMNS[i % FRAME_COLUMNS.length], properties: { note: texts[(offset + i * 3) % texts.length].slice(0, 120), state: i % 7 === 0 ? "down" : "up" } }, actor: "bench" });
     linkEvidence({ handle, input: { target: "frame", target_id: f.id, thought_id: thoughtIds[Math.floor(rand() * thoughtIds.length)] }, actor: "bench" });
-  }
-  for (let i = 0; i < NODES; i++) {
+  });
+  let relations = 0;
+  inBatches(handle, nodes, (i) => {
     for (let r = 0; r < RELATIONS_PER_NODE; r++) {
-      const j = Math.floor(rand() * NODES);
+      const j = Math.floor(rand() * nodes);
       if (j === i) continue;
       createOrMergeRelation({ handle, input: { from_id: nodeIds[i], to_id: nodeIds[j], relationship_type: r === 0 ? "relates_to" : "depends_on", weight: Math.round(rand() * 100) / 100, confidence: 0.8 }, actor: "bench" });
+      relations++;
     }
-  }
-  return { writeMs: performance.now() - started, nodeNames, nodeIds, thoughtIds };
+  });
+  return { writeMs: performance.now() - started, writes: thoughts + 3 * nodes + relations, nodeNames, nodeIds, thoughtIds };
 }
 
-export default async function run() {
+const CONFIGS = [
+  { label: "store only", includeCore: false, weights: undefined },
+  { label: "store only, semantic weight only", includeCore: false, weights: { episodic: 0, procedural: 0, relation: 0, conflict: 0 } },
+  { label: "store only, graph-heavy weights (epi 0.3, proc 0.3, rel 0.4)", includeCore: false, weights: { episodic: 0.3, procedural: 0.3, relation: 0.4 } },
+  { label: "store + core (read-only)", includeCore: true, weights: undefined },
+];
+
+/** Known-item queries: a node's name (every 4th) or the opening words of a thought; the item should come back. */
+function knownItemQueries({ seeded, texts, thoughts }: { seeded: Seeded; texts: string[]; thoughts: number }) {
+  const nodes = thoughts / 2;
+  return Array.from({ length: QUERIES }, (_, i) => {
+    if (i % 4 === 0) {
+      const j = (i * 131) % nodes;
+      return { query: seeded.nodeNames[j], expected: seeded.nodeIds[j] };
+    }
+    const j = (i * 7919) % thoughts;
+    return { query: texts[j].split(/\s+/).slice(0, 8).join(" "), expected: seeded.thoughtIds[j] };
+  });
+}
+
+async function measureRemember({ cfg, queries, thoughts }: { cfg: (typeof CONFIGS)[number]; queries: { query: string; expected: string }[]; thoughts: number }): Promise<Row> {
+  const times: number[] = [];
+  let expanded = 0;
+  let fromCore = 0;
+  let hit1 = 0;
+  let hit10 = 0;
+  let mrr = 0;
+  let mode = "";
+  for (const { query, expected } of queries) {
+    const t0 = performance.now();
+    const r = await rememberByQuery({ store: "bench", input: { query, include_core: cfg.includeCore, weights: cfg.weights } });
+    times.push(performance.now() - t0);
+    expanded += r.results.filter((x) => x.matched_by.includes("expansion")).length;
+    fromCore += r.results.filter((x) => x.store === "core").length;
+    const rank = r.results.findIndex((x) => x.id === expected && x.store === "bench");
+    if (rank === 0) hit1++;
+    if (rank >= 0) {
+      hit10++;
+      mrr += 1 / (rank + 1);
+    }
+    mode = r.mode;
+  }
+  return {
+    thoughts,
+    remember: cfg.label,
+    mode,
+    queries: QUERIES,
+    "p50 ms": percentile(times, 50),
+    "p95 ms": percentile(times, 95),
+    "max ms": Math.max(...times),
+    "known item hit@1": hit1 / QUERIES,
+    "hit@10": hit10 / QUERIES,
+    "MRR@10": mrr / QUERIES,
+    "via expansion/query": expanded / QUERIES,
+    "from core/query": fromCore / QUERIES,
+  };
+}
+
+/** Seed one size in a fresh DATA_DIR, drain the embed queue with the real worker, then run every configuration that size has stores for. */
+async function runSize({ size, texts }: { size: Size; texts: string[] }): Promise<{ seedRows: Row[]; rememberRows: Row[]; vectors: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-graph-"));
   process.env.DATA_DIR = dataDir;
-  process.env.DUALMIND_LOG_LEVEL = "warn";
   // The whole seed is queued before the worker runs; keep the store out of degraded mode meanwhile.
-  process.env.DUALMIND_EMBED_BACKLOG_WATERMARK = String(10 * (THOUGHTS + NODES));
+  process.env.DUALMIND_EMBED_BACKLOG_WATERMARK = String(10 * size.thoughts);
   resetConfigForTests();
   resetEmbedderForTests();
   try {
-    const texts = loadTextWindows(2 * (THOUGHTS + NODES));
-    const seedRows: Record<string, string | number>[] = [];
-    let known: ReturnType<typeof seedGraph> | null = null;
-    for (const [store, offset] of [
-      ["bench", 0],
-      ["core", THOUGHTS + NODES],
-    ] as const) {
+    const nodes = size.thoughts / 2;
+    const seedRows: Row[] = [];
+    let known: Seeded | null = null;
+    for (const [k, store] of size.stores.entries()) {
       const handle = getStoreDb(store);
-      const seeded = seedGraph(handle, texts, offset);
+      const seeded = seedGraph({ handle, texts, offset: k * (size.thoughts + nodes), thoughts: size.thoughts });
       if (store === "bench") known = seeded;
       const e0 = performance.now();
       const drained = await drainEmbedQueues({ stores: [store], batchSize: 256 });
       const embedMs = performance.now() - e0;
       seedRows.push({
         store,
-        thoughts: THOUGHTS,
-        nodes: NODES,
+        thoughts: size.thoughts,
+        nodes,
         relations: (handle.sqlite.prepare("select count(*) as n from kg_relation").get() as { n: number }).n,
-        "writes/s (thoughts+nodes+frames+evidence+relations)": Math.round((THOUGHTS + 2 * NODES + NODES + NODES * RELATIONS_PER_NODE) / (seeded.writeMs / 1000)),
-        "embedded": drained.embedded,
-        "embed s": (embedMs / 1000).toFixed(1),
+        writes: seeded.writes,
+        "write s": seeded.writeMs / 1000,
+        "writes/s": Math.round(seeded.writes / (seeded.writeMs / 1000)),
+        embedded: drained.embedded,
+        "embed s": embedMs / 1000,
+        "embedded/s": Math.round(drained.embedded / (embedMs / 1000)),
+        "index.db MB": fs.statSync(path.join(dataDir, "stores", store, "index.db")).size / 2 ** 20,
       });
     }
-    printTable(`Seed: ${THOUGHTS} thoughts + ${NODES} nodes per store`, seedRows);
-
-    // Known-item queries: a node's name (every 4th) or the opening words of a thought; the item should come back.
-    const { nodeNames, nodeIds, thoughtIds } = known!;
-    const queries = Array.from({ length: QUERIES }, (_, i) => {
-      if (i % 4 === 0) {
-        const j = (i * 131) % NODES;
-        return { query: nodeNames[j], expected: nodeIds[j] };
-      }
-      const j = (i * 7919) % THOUGHTS;
-      return { query: texts[j].split(/\s+/).slice(0, 8).join(" "), expected: thoughtIds[j] };
-    });
-    const configs = [
-      { label: "store only", includeCore: false, weights: undefined },
-      { label: "store only, semantic weight only", includeCore: false, weights: { episodic: 0, procedural: 0, relation: 0, conflict: 0 } },
-      { label: "store only, graph-heavy weights (epi 0.3, proc 0.3, rel 0.4)", includeCore: false, weights: { episodic: 0.3, procedural: 0.3, relation: 0.4 } },
-      { label: "store + core (read-only)", includeCore: true, weights: undefined },
-    ];
-    const rows: Record<string, string | number>[] = [];
-    for (const cfg of configs) {
-      const times: number[] = [];
-      let expanded = 0;
-      let fromCore = 0;
-      let hit1 = 0;
-      let hit10 = 0;
-      let mrr = 0;
-      let mode = "";
-      for (const { query, expected } of queries) {
-        const t0 = performance.now();
-        const r = await rememberByQuery({ store: "bench", input: { query, include_core: cfg.includeCore, weights: cfg.weights } });
-        times.push(performance.now() - t0);
-        expanded += r.results.filter((x) => x.matched_by.includes("expansion")).length;
-        fromCore += r.results.filter((x) => x.store === "core").length;
-        const rank = r.results.findIndex((x) => x.id === expected && x.store === "bench");
-        if (rank === 0) hit1++;
-        if (rank >= 0) {
-          hit10++;
-          mrr += 1 / (rank + 1);
-        }
-        mode = r.mode;
-      }
-      rows.push({
-        remember: cfg.label,
-        mode,
-        queries: QUERIES,
-        "p50 ms": percentile(times, 50),
-        "p95 ms": percentile(times, 95),
-        "max ms": Math.max(...times),
-        "known item hit@1": hit1 / QUERIES,
-        "hit@10": hit10 / QUERIES,
-        "MRR@10": mrr / QUERIES,
-        "via expansion/query": expanded / QUERIES,
-        "from core/query": fromCore / QUERIES,
-      });
-    }
-    printTable(`remember latency (limit 10, 25 candidates per source, min edge weight 0.5; vectors: ${getStoreDb("bench").vectors.available ? "sqlite-vec SimHash index" : "JS scan"})`, rows);
+    const queries = knownItemQueries({ seeded: known!, texts, thoughts: size.thoughts });
+    const rememberRows: Row[] = [];
+    for (const cfg of CONFIGS.filter((c) => !c.includeCore || size.stores.some((s) => s === "core"))) rememberRows.push(await measureRemember({ cfg, queries, thoughts: size.thoughts }));
+    return { seedRows, rememberRows, vectors: getStoreDb("bench").vectors.available ? "sqlite-vec SimHash index" : "JS scan" };
   } finally {
     closeAllDatabases();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** Each measure taken at both sizes: the small and large value side by side, and how much it grew. */
+function growthRows({ seedRows, rememberRows, sizes: [small, large] }: { seedRows: Row[]; rememberRows: Row[]; sizes: number[] }): Row[] {
+  const pair = (measure: string, a: Row | undefined, b: Row | undefined, key: string): Row[] =>
+    a && b ? [{ measure, [`${small} thoughts`]: a[key], [`${large} thoughts`]: b[key], "large / small": `${(Number(b[key]) / Number(a[key])).toFixed(2)}×` }] : [];
+  const seedAt = (thoughts: number) => seedRows.find((r) => r.store === "bench" && r.thoughts === thoughts);
+  const rememberAt = (label: string, thoughts: number) => rememberRows.find((r) => r.remember === label && r.thoughts === thoughts);
+  return [
+    ...pair("seed writes/s (bench store)", seedAt(small), seedAt(large), "writes/s"),
+    ...pair("embed worker items/s (bench store)", seedAt(small), seedAt(large), "embedded/s"),
+    ...pair("index.db MB (bench store)", seedAt(small), seedAt(large), "index.db MB"),
+    ...CONFIGS.flatMap(({ label }) => [
+      ...pair(`remember p50 ms: ${label}`, rememberAt(label, small), rememberAt(label, large), "p50 ms"),
+      ...pair(`remember p95 ms: ${label}`, rememberAt(label, small), rememberAt(label, large), "p95 ms"),
+      ...pair(`remember MRR@10: ${label}`, rememberAt(label, small), rememberAt(label, large), "MRR@10"),
+    ]),
+  ];
+}
+
+export default async function run() {
+  process.env.DUALMIND_LOG_LEVEL = "warn";
+  const largest = SIZES[SIZES.length - 1];
+  const texts = loadTextWindows(Math.max(...SIZES.map((s) => s.stores.length * s.thoughts * 1.5)));
+  const seedRows: Row[] = [];
+  const rememberRows: Row[] = [];
+  let vectors = "";
+  for (const size of SIZES) {
+    const r = await runSize({ size, texts });
+    seedRows.push(...r.seedRows);
+    rememberRows.push(...r.rememberRows);
+    vectors = r.vectors;
+  }
+  printTable(`Seed through the domain functions (${SEED_BATCH} calls per transaction), then the real embed worker (batches of 256); core only at ${SIZES[0].thoughts}`, seedRows);
+  printTable(`remember latency (limit 10, 25 candidates per source, min edge weight 0.5; vectors: ${vectors}); store + core only at ${SIZES[0].thoughts}`, rememberRows);
+  printTable(`remember: how cost grows from ${SIZES[0].thoughts} to ${largest.thoughts} thoughts (same queries, same configurations)`, growthRows({ seedRows, rememberRows, sizes: [SIZES[0].thoughts, largest.thoughts] }));
 }
