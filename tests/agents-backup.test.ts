@@ -60,8 +60,13 @@ describe("online backup", () => {
     await waitForFile(readyFile);
 
     const backupDir = path.join(scratch, "backup");
-    const manifest = await backupDataDir({ outDir: backupDir, actor: "test" });
-    fs.writeFileSync(stopFile, "stop");
+    let manifest: Awaited<ReturnType<typeof backupDataDir>>;
+    try {
+      manifest = await backupDataDir({ outDir: backupDir, actor: "test" });
+    } finally {
+      // Even when the backup throws: a writer left running would write forever into a deleted data dir.
+      fs.writeFileSync(stopFile, "stop");
+    }
     expect(await exited, err).toBe(0);
     const wrote = JSON.parse(out.trim()) as { memories: number };
     const backedUp = manifest.stores.find((s) => s.name === "default")!;
