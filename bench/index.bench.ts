@@ -198,16 +198,33 @@ async function benchNodeModulesMarkdown(): Promise<void> {
 // ---- 2. synthesized notes at 10k, 100k (and 1M) -----------------------------
 
 type Build = { seconds: number; heapBytes?: number };
+/** An in-memory engine's build and queries, or why it was not run at this size. */
+type InMemory = { build: Build; timed: Timed } | { skipped: string };
+type InMemoryEngine = "mini" | "orama";
 type SizeResult = {
   count: number;
   api: { seconds: number; chunks: number; dbBytes: number };
   reindex: { seconds: number; chunks: number; dbBytes: number };
   unchanged: { seconds: number };
-  mini: Build;
-  orama: Build;
-  queries: { fts: Timed; ftsAny: Timed; mini: Timed; orama: Timed; n: number };
+  inMemory: Record<InMemoryEngine, InMemory>;
+  queries: { fts: Timed; ftsAny: Timed; n: number };
   generateSeconds: number;
 };
+
+/**
+ * Whether an in-memory engine can be built at `count` notes without running
+ * V8 out of heap (an OOM kills the whole bench run): its measured growth at
+ * the previous size, scaled linearly, plus a third for GC headroom. Raise the
+ * limit with NODE_OPTIONS=--max-old-space-size=<MB> to run it anyway.
+ */
+function skipReason({ engine, count, previous }: { engine: InMemoryEngine; count: number; previous?: SizeResult }): string | undefined {
+  const before = previous?.inMemory[engine];
+  if (!previous || !before || !("build" in before) || before.build.heapBytes === undefined) return undefined;
+  const estimate = (before.build.heapBytes * count) / previous.count;
+  const limit = v8.getHeapStatistics().heap_size_limit;
+  if (process.memoryUsage().heapUsed + estimate * 1.33 < limit) return undefined;
+  return `skipped: needs ~${(estimate / 1e9).toFixed(1)} GB heap (${label(previous.count)} × ${count / previous.count}), V8 limit ${(limit / 1e9).toFixed(1)} GB`;
+}
 
 /**
  * Build an in-memory engine from the notes, BUILD_BATCH at a time, and time
@@ -235,7 +252,7 @@ function writeNotesAsFiles({ windows, count, root }: { windows: string[]; count:
   }
 }
 
-async function benchNotes({ windows, count }: { windows: string[]; count: number }): Promise<SizeResult> {
+async function benchNotes({ windows, count, previous }: { windows: string[]; count: number; previous?: SizeResult }): Promise<SizeResult> {
   const sourceDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-notes-"));
   return withBenchDataDir({ env: () => ({ DUALMIND_SOURCE_ROOTS: `files=${sourceDir}`, DUALMIND_SOURCE_INCLUDE: "**/*.md" }), tempDirs: [sourceDir] }, (dataDir) => {
     // What assembling the notes costs by itself: every engine below pays it once inside its own timing.
@@ -265,17 +282,20 @@ async function benchNotes({ windows, count }: { windows: string[]; count: number
     const fts = timeQueries(queries, searchDualmind({ store: "api", match: "all" }));
     const ftsAny = timeQueries(queries, searchDualmind({ store: "api", match: "any" }));
 
-    const mini = measureInMemory({ windows, count, queries, make: createMiniSearch, add: (m, notes) => m.addAll(notes), searcher: searchMiniSearch });
-    const orama = measureInMemory({ windows, count, queries, make: createOrama, add: (o, notes) => void sync(insertMultiple(o, notes.map((n) => ({ path: n.path, text: n.text })), BUILD_BATCH)), searcher: searchOrama });
+    const skipMini = skipReason({ engine: "mini", count, previous });
+    const mini = skipMini ? { skipped: skipMini } : measureInMemory({ windows, count, queries, make: createMiniSearch, add: (m, notes) => m.addAll(notes), searcher: searchMiniSearch });
+    const skipOrama = skipReason({ engine: "orama", count, previous });
+    const orama = skipOrama
+      ? { skipped: skipOrama }
+      : measureInMemory({ windows, count, queries, make: createOrama, add: (o, notes) => void sync(insertMultiple(o, notes.map((n) => ({ path: n.path, text: n.text })), BUILD_BATCH)), searcher: searchOrama });
 
     return {
       count,
       api,
       reindex,
       unchanged: { seconds: again.durationMs / 1000 },
-      mini: mini.build,
-      orama: orama.build,
-      queries: { fts, ftsAny, mini: mini.timed, orama: orama.timed, n: queries.length },
+      inMemory: { mini, orama },
+      queries: { fts, ftsAny, n: queries.length },
       generateSeconds,
     };
   });
@@ -285,23 +305,48 @@ const label = (count: number) => (count >= 1_000_000 ? `${count / 1_000_000}M` :
 const perSecond = (count: number, seconds: number) => Math.round(count / Math.max(seconds, 0.001));
 
 function printNotesTables(r: SizeResult): void {
-  const heap = (b: Build) => (b.heapBytes === undefined ? "n/a (no gc available)" : `${(b.heapBytes / 1e6).toFixed(0)} MB heap growth`);
+  const built = (m: InMemory) => {
+    if ("skipped" in m) return { "docs/s": "", seconds: "", size: m.skipped };
+    const b = m.build;
+    return { "docs/s": perSecond(r.count, b.seconds), seconds: b.seconds, size: b.heapBytes === undefined ? "n/a (no gc available)" : `${(b.heapBytes / 1e6).toFixed(0)} MB heap growth` };
+  };
   const db = (x: { chunks: number; dbBytes: number }) => `${x.chunks} chunks, ${(x.dbBytes / 1e6).toFixed(0)} MB db`;
   printTable(`Indexing ${label(r.count)} synthesized notes (real text windows, 1–3 KB each; assembling them alone takes ${r.generateSeconds.toFixed(2)} s, inside every build time)`, [
     { engine: `dualmind, batch PUT (${API_BATCH} per batch, API domain path)`, "docs/s": perSecond(r.count, r.api.seconds), seconds: r.api.seconds, size: db(r.api) },
     { engine: "dualmind, full reindex from files", "docs/s": perSecond(r.count, r.reindex.seconds), seconds: r.reindex.seconds, size: db(r.reindex) },
     { engine: "dualmind, unchanged reindex (re-scan, nothing to do)", "docs/s": perSecond(r.count, r.unchanged.seconds), seconds: r.unchanged.seconds, size: "" },
-    { engine: "MiniSearch 7.2 (in memory; a restart rebuilds)", "docs/s": perSecond(r.count, r.mini.seconds), seconds: r.mini.seconds, size: heap(r.mini) },
-    { engine: "Orama 3.1 (in memory, keeps every document; a restart rebuilds)", "docs/s": perSecond(r.count, r.orama.seconds), seconds: r.orama.seconds, size: heap(r.orama) },
+    { engine: "MiniSearch 7.2 (in memory; a restart rebuilds)", ...built(r.inMemory.mini) },
+    { engine: "Orama 3.1 (in memory, keeps every document; a restart rebuilds)", ...built(r.inMemory.orama) },
   ]);
   const q = r.queries;
-  const row = (engine: string, t: Timed) => ({ engine, "p50 ms": percentile(t.samples, 50), "p95 ms": percentile(t.samples, 95), "queries with a hit": `${answered(t.top)}/${q.n}`, "same top note as MiniSearch": `${sameTop(t, q.mini)}/${q.n}` });
+  const mini = r.inMemory.mini;
+  const row = (engine: string, t: Timed | InMemory) => {
+    if ("skipped" in t) return { engine, "p50 ms": "", "p95 ms": "", "queries with a hit": t.skipped, "same top note as MiniSearch": "" };
+    const timed = "timed" in t ? t.timed : t;
+    return {
+      engine,
+      "p50 ms": percentile(timed.samples, 50),
+      "p95 ms": percentile(timed.samples, 95),
+      "queries with a hit": `${answered(timed.top)}/${q.n}`,
+      "same top note as MiniSearch": "timed" in mini ? `${sameTop(timed, mini.timed)}/${q.n}` : "n/a",
+    };
+  };
   printTable(`FTS on ${label(r.count)} notes: ${q.n} two-word queries`, [
     row("dualmind FTS5 (match=all, default)", q.fts),
     row("dualmind FTS5, match=any", q.ftsAny),
-    row("MiniSearch 7.2 (AND)", q.mini),
-    row("Orama 3.1 (threshold 0: all terms, as prefixes)", q.orama),
+    row("MiniSearch 7.2 (AND)", mini),
+    row("Orama 3.1 (threshold 0: all terms, as prefixes)", r.inMemory.orama),
   ]);
+}
+
+function build(r: SizeResult, engine: InMemoryEngine): Build | undefined {
+  const m = r.inMemory[engine];
+  return "build" in m ? m.build : undefined;
+}
+
+function inMemoryPercentile(r: SizeResult, engine: InMemoryEngine, p: number): number | undefined {
+  const m = r.inMemory[engine];
+  return "timed" in m ? percentile(m.timed.samples, p) : undefined;
 }
 
 /** Per engine and metric, the value at each size and how it grew (each step is 10× the notes). */
@@ -312,18 +357,18 @@ function printGrowthTable(results: SizeResult[]): void {
     { engine: "dualmind full reindex", metric: "seconds", value: (r) => r.reindex.seconds },
     { engine: "dualmind full reindex", metric: "db MB", value: (r) => mb(r.reindex.dbBytes) },
     { engine: "dualmind unchanged reindex", metric: "seconds", value: (r) => r.unchanged.seconds },
-    { engine: "MiniSearch", metric: "build seconds", value: (r) => r.mini.seconds },
-    { engine: "MiniSearch", metric: "heap MB", value: (r) => mb(r.mini.heapBytes) },
-    { engine: "Orama", metric: "build seconds", value: (r) => r.orama.seconds },
-    { engine: "Orama", metric: "heap MB", value: (r) => mb(r.orama.heapBytes) },
+    { engine: "MiniSearch", metric: "build seconds", value: (r) => build(r, "mini")?.seconds },
+    { engine: "MiniSearch", metric: "heap MB", value: (r) => mb(build(r, "mini")?.heapBytes) },
+    { engine: "Orama", metric: "build seconds", value: (r) => build(r, "orama")?.seconds },
+    { engine: "Orama", metric: "heap MB", value: (r) => mb(build(r, "orama")?.heapBytes) },
     { engine: "dualmind match=all", metric: "query p50 ms", value: (r) => percentile(r.queries.fts.samples, 50) },
     { engine: "dualmind match=all", metric: "query p95 ms", value: (r) => percentile(r.queries.fts.samples, 95) },
     { engine: "dualmind match=any", metric: "query p50 ms", value: (r) => percentile(r.queries.ftsAny.samples, 50) },
     { engine: "dualmind match=any", metric: "query p95 ms", value: (r) => percentile(r.queries.ftsAny.samples, 95) },
-    { engine: "MiniSearch", metric: "query p50 ms", value: (r) => percentile(r.queries.mini.samples, 50) },
-    { engine: "MiniSearch", metric: "query p95 ms", value: (r) => percentile(r.queries.mini.samples, 95) },
-    { engine: "Orama", metric: "query p50 ms", value: (r) => percentile(r.queries.orama.samples, 50) },
-    { engine: "Orama", metric: "query p95 ms", value: (r) => percentile(r.queries.orama.samples, 95) },
+    { engine: "MiniSearch", metric: "query p50 ms", value: (r) => inMemoryPercentile(r, "mini", 50) },
+    { engine: "MiniSearch", metric: "query p95 ms", value: (r) => inMemoryPercentile(r, "mini", 95) },
+    { engine: "Orama", metric: "query p50 ms", value: (r) => inMemoryPercentile(r, "orama", 50) },
+    { engine: "Orama", metric: "query p95 ms", value: (r) => inMemoryPercentile(r, "orama", 95) },
   ];
   const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b <= 0 ? "n/a" : `${(a / b).toFixed(1)}×`);
   printTable(`How cost grows with size: ${results.map((r) => label(r.count)).join(", ")} notes${SIZES.length < 3 ? " (1M: set BENCH_INDEX_1M=1)" : ""}`, metrics.map((m) => {
@@ -342,7 +387,7 @@ export default async function indexBench(): Promise<void> {
   const windows = loadTextWindows(Number.MAX_SAFE_INTEGER);
   const results: SizeResult[] = [];
   for (const count of SIZES) {
-    const r = await benchNotes({ windows, count });
+    const r = await benchNotes({ windows, count, previous: results.at(-1) });
     printNotesTables(r);
     results.push(r);
   }
