@@ -243,6 +243,11 @@ function measureInMemory<E>({ windows, count, queries, make, add, searcher }: { 
   return { build: { seconds, heapBytes }, timed: timeQueries(queries, searcher(engine)) };
 }
 
+/** Where a long run is, on stderr (the results file keeps stdout only), so a 1M run is not half an hour of silence. */
+function progress({ count, step, since }: { count: number; step: string; since: number }): void {
+  process.stderr.write(`index bench ${label(count)}: ${step} (${((performance.now() - since) / 1000).toFixed(1)} s into this size)\n`);
+}
+
 function writeNotesAsFiles({ windows, count, root }: { windows: string[]; count: number; root: string }): void {
   for (let i = 0; i < count; i++) {
     const note = noteAt({ windows, index: i });
@@ -255,6 +260,7 @@ function writeNotesAsFiles({ windows, count, root }: { windows: string[]; count:
 async function benchNotes({ windows, count, previous }: { windows: string[]; count: number; previous?: SizeResult }): Promise<SizeResult> {
   const sourceDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-notes-"));
   return withBenchDataDir({ env: () => ({ DUALMIND_SOURCE_ROOTS: `files=${sourceDir}`, DUALMIND_SOURCE_INCLUDE: "**/*.md" }), tempDirs: [sourceDir] }, (dataDir) => {
+    const started = performance.now();
     // What assembling the notes costs by itself: every engine below pays it once inside its own timing.
     let t = performance.now();
     for (let i = 0; i < count; i++) noteAt({ windows, index: i });
@@ -268,12 +274,15 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
       putDocuments({ sqlite, input: putDocumentsSchema.parse({ documents }) });
     }
     const api = { seconds: (performance.now() - t) / 1000, chunks: chunkCount("api"), dbBytes: storeDbBytes({ dataDir, store: "api" }) };
+    progress({ count, step: "batch PUT done", since: started });
 
     writeNotesAsFiles({ windows, count, root: sourceDir });
+    progress({ count, step: "notes written as files", since: started });
     createStore({ input: { name: "files" }, actor: "bench" });
     const full = reindexStore({ store: "files" });
     if (full.counts.added !== count) throw new Error(`reindex added ${full.counts.added} of ${count} notes`);
     const reindex = { seconds: full.durationMs / 1000, chunks: chunkCount("files"), dbBytes: storeDbBytes({ dataDir, store: "files" }) };
+    progress({ count, step: "full reindex done", since: started });
     const again = reindexStore({ store: "files" });
     if (again.counts.unchanged !== count) throw new Error(`unchanged reindex saw ${again.counts.unchanged} of ${count} notes unchanged`);
 
@@ -281,6 +290,7 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
     const queries = makeQueries(Array.from({ length: QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / QUERIES) }).text));
     const fts = timeQueries(queries, searchDualmind({ store: "api", match: "all" }));
     const ftsAny = timeQueries(queries, searchDualmind({ store: "api", match: "any" }));
+    progress({ count, step: "dualmind queries done", since: started });
 
     const skipMini = skipReason({ engine: "mini", count, previous });
     const mini = skipMini ? { skipped: skipMini } : measureInMemory({ windows, count, queries, make: createMiniSearch, add: (m, notes) => m.addAll(notes), searcher: searchMiniSearch });
@@ -288,6 +298,7 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
     const orama = skipOrama
       ? { skipped: skipOrama }
       : measureInMemory({ windows, count, queries, make: createOrama, add: (o, notes) => void sync(insertMultiple(o, notes.map((n) => ({ path: n.path, text: n.text })), BUILD_BATCH)), searcher: searchOrama });
+    progress({ count, step: "MiniSearch and Orama done", since: started });
 
     return {
       count,
