@@ -30,6 +30,11 @@ import { loadTextWindows, noteAt, notesBetween, type Note } from "./corpus";
 import { percentile, printTable } from "./table";
 
 const QUERIES = 300;
+/**
+ * Fewer on the notes: at 100k one Orama or match=any query takes a tenth of
+ * a second or more, and 300 of each would add minutes; 100 still give a p95.
+ */
+const NOTE_QUERIES = 100;
 const SIZES = process.env.BENCH_INDEX_1M === "1" ? [10_000, 100_000, 1_000_000] : [10_000, 100_000];
 /** Notes per PUT: 2 KB notes × 200 stay well under the 1 MB default body limit (the API allows 500 per batch). */
 const API_BATCH = 200;
@@ -37,10 +42,10 @@ const API_BATCH = 200;
 const BUILD_BATCH = 1000;
 
 /** Deterministic queries: two longer words from every k-th document, as a user who half-remembers a page would type. */
-function makeQueries(texts: string[]): string[] {
+function makeQueries(texts: string[], wanted = QUERIES): string[] {
   const queries: string[] = [];
-  const step = Math.max(1, Math.floor(texts.length / QUERIES));
-  for (let i = 0; i < texts.length && queries.length < QUERIES; i += step) {
+  const step = Math.max(1, Math.floor(texts.length / wanted));
+  for (let i = 0; i < texts.length && queries.length < wanted; i += step) {
     const words = (texts[i].toLowerCase().match(/[a-z]{6,}/g) ?? []).filter((w, j, all) => all.indexOf(w) === j);
     if (words.length >= 2) queries.push(`${words[Math.floor(words.length / 3)]} ${words[Math.floor((2 * words.length) / 3)]}`);
   }
@@ -287,7 +292,7 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
     if (again.counts.unchanged !== count) throw new Error(`unchanged reindex saw ${again.counts.unchanged} of ${count} notes unchanged`);
 
     // Every engine answers the same queries, drawn from evenly spaced notes; the API store's paths are the notes' own paths.
-    const queries = makeQueries(Array.from({ length: QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / QUERIES) }).text));
+    const queries = makeQueries(Array.from({ length: NOTE_QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / NOTE_QUERIES) }).text), NOTE_QUERIES);
     const fts = timeQueries(queries, searchDualmind({ store: "api", match: "all" }));
     const ftsAny = timeQueries(queries, searchDualmind({ store: "api", match: "any" }));
     progress({ count, step: "dualmind queries done", since: started });
