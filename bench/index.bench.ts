@@ -4,8 +4,12 @@
  * 1. a real corpus nobody here wrote: every markdown file under node_modules/;
  * 2. synthesized notes (real text windows from node_modules, assembled by
  *    bench/corpus.ts `noteAt`) at 10k and 100k documents, and at 1M when
- *    `BENCH_INDEX_1M=1` is set (opt-in: it takes several minutes and several
- *    GB of disk, too long for the default run), then how each cost grows.
+ *    `BENCH_INDEX_1M=1` is set, then how each cost grows. 1M is opt-in: at
+ *    100k dualmind's two builds already take minutes, 1M is ten times that
+ *    plus ~20 GB of temp disk, and MiniSearch and Orama would outgrow V8's
+ *    default heap (they are skipped, with the reason printed, unless
+ *    NODE_OPTIONS=--max-old-space-size=<MB> makes room). Progress goes to
+ *    stderr.
  *
  * dualmind is measured twice on the notes: batch PUT through the documents
  * API's domain path (zod parse + putDocuments, batches as an agent sends
