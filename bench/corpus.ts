@@ -30,3 +30,40 @@ export function loadTextWindows(limit: number, root = path.join(process.cwd(), "
   }
   return out;
 }
+
+/** A synthesized markdown note: real text, assembled. */
+export type Note = { id: number; path: string; text: string };
+
+/** mulberry32: a tiny seeded PRNG, so note i is the same on every machine and run. */
+function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Note i of a synthesized corpus: 4–10 real text windows picked by a PRNG
+ * seeded with i (about 1–3 KB), under a heading made of the first window's
+ * first words, at a stable path (`notes/0123/d0123456.md`, a folder per
+ * thousand so 1M files never share one directory). Built on demand, so a
+ * million notes never have to sit in memory at once. There are only ~175k
+ * distinct windows under node_modules: past ~25k notes windows recur in new
+ * combinations, so big corpora have flatter term statistics than real ones.
+ */
+export function noteAt({ windows, index }: { windows: string[]; index: number }): Note {
+  const random = seededRandom(index + 1);
+  const picked = Array.from({ length: 4 + Math.floor(random() * 7) }, () => windows[Math.floor(random() * windows.length)]);
+  const heading = (picked[0].match(/[A-Za-z][A-Za-z0-9_-]*/g) ?? ["note"]).slice(0, 8).join(" ");
+  const id = String(index).padStart(7, "0");
+  return { id: index, path: `notes/${id.slice(0, 4)}/d${id}.md`, text: `# ${heading}\n\n${picked.join("\n\n")}\n` };
+}
+
+/** Notes [from, to) of the synthesized corpus. */
+export function notesBetween({ windows, from, to }: { windows: string[]; from: number; to: number }): Note[] {
+  return Array.from({ length: Math.max(0, to - from) }, (_, k) => noteAt({ windows, index: from + k }));
+}

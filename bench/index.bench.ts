@@ -1,35 +1,66 @@
 /**
- * System 1 index on a real corpus nobody here wrote: every markdown file
- * under node_modules/. dualmind (SQLite FTS5, chunked, persisted) side by side
- * with MiniSearch (in-memory, whole documents) on the same files, same run.
+ * System 1 index, side by side with MiniSearch 7.2 and Orama 3.1 (both in
+ * memory) in the same run:
+ * 1. a real corpus nobody here wrote: every markdown file under node_modules/;
+ * 2. synthesized notes (real text windows from node_modules, assembled by
+ *    bench/corpus.ts `noteAt`) at 10k and 100k documents, and at 1M when
+ *    `BENCH_INDEX_1M=1` is set, then how each cost grows. 1M is opt-in: at
+ *    100k dualmind's two builds already take minutes, 1M is ten times that
+ *    plus ~20 GB of temp disk, and MiniSearch and Orama would outgrow V8's
+ *    default heap (they are skipped, with the reason printed, unless
+ *    NODE_OPTIONS=--max-old-space-size=<MB> makes room). Progress goes to
+ *    stderr.
+ *
+ * dualmind is measured twice on the notes: batch PUT through the documents
+ * API's domain path (zod parse + putDocuments, batches as an agent sends
+ * them), and a full reindex of the same notes written as files under a source
+ * root, followed by the reindex of the unchanged tree.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import v8 from "node:v8";
+import vm from "node:vm";
+import { create, insertMultiple, search, type AnyOrama } from "@orama/orama";
 import MiniSearch from "minisearch";
 import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { listIndexableFiles } from "../lib/index/files";
-import { decodeText } from "../lib/index/ingest";
-import { reindexStore } from "../lib/index/reindex";
+import { decodeText, putDocuments, putDocumentsSchema } from "../lib/index/ingest";
+import { openIndexedStore, reindexStore } from "../lib/index/reindex";
 import { searchInputSchema, searchStore } from "../lib/index/search";
 import { createStore } from "../lib/stores/stores";
+import { loadTextWindows, noteAt, notesBetween, type Note } from "./corpus";
 import { percentile, printTable } from "./table";
 
 const QUERIES = 300;
+/**
+ * Fewer on the notes: at 100k one Orama or match=any query takes a tenth of
+ * a second or more, and 300 of each would add minutes; 100 still give a p95.
+ */
+const NOTE_QUERIES = 100;
+const SIZES = process.env.BENCH_INDEX_1M === "1" ? [10_000, 100_000, 1_000_000] : [10_000, 100_000];
+/** Notes per PUT: 2 KB notes × 200 stay well under the 1 MB default body limit (the API allows 500 per batch). */
+const API_BATCH = 200;
+/** Notes generated and handed to an in-memory engine at a time, so the corpus never sits in memory whole. */
+const BUILD_BATCH = 1000;
 
 /** Deterministic queries: two longer words from every k-th document, as a user who half-remembers a page would type. */
-function makeQueries(texts: string[]): string[] {
+function makeQueries(texts: string[], wanted = QUERIES): string[] {
   const queries: string[] = [];
-  const step = Math.max(1, Math.floor(texts.length / QUERIES));
-  for (let i = 0; i < texts.length && queries.length < QUERIES; i += step) {
+  const step = Math.max(1, Math.floor(texts.length / wanted));
+  for (let i = 0; i < texts.length && queries.length < wanted; i += step) {
     const words = (texts[i].toLowerCase().match(/[a-z]{6,}/g) ?? []).filter((w, j, all) => all.indexOf(w) === j);
     if (words.length >= 2) queries.push(`${words[Math.floor(words.length / 3)]} ${words[Math.floor((2 * words.length) / 3)]}`);
   }
   return queries;
 }
 
-function timeQueries(queries: string[], run: (q: string) => string | undefined): { samples: number[]; top: (string | undefined)[] } {
+type Timed = { samples: number[]; top: (string | undefined)[] };
+
+/** One warm-up call (so no engine pays first-call costs in its timings), then every query timed. */
+function timeQueries(queries: string[], run: (q: string) => string | undefined): Timed {
+  run(queries[0]);
   const samples: number[] = [];
   const top: (string | undefined)[] = [];
   for (const q of queries) {
@@ -40,68 +71,347 @@ function timeQueries(queries: string[], run: (q: string) => string | undefined):
   return { samples, top };
 }
 
-export default async function indexBench(): Promise<void> {
-  const corpus = path.resolve("node_modules");
+const answered = (top: (string | undefined)[]) => top.filter(Boolean).length;
+const sameTop = (a: Timed, b: Timed) => a.top.filter((p, i) => p !== undefined && p === b.top[i]).length;
+
+function searchDualmind({ store, match }: { store: string; match: "all" | "any" }): (q: string) => string | undefined {
+  return (q) => searchStore({ store, input: searchInputSchema.parse({ q, limit: 10, match }) }).results[0]?.path;
+}
+
+/** index.db plus its WAL: a fresh build is mostly still in the WAL. */
+function storeDbBytes({ dataDir, store }: { dataDir: string; store: string }): number {
+  const db = path.join(dataDir, "stores", store, "index.db");
+  return [db, `${db}-wal`].reduce((n, f) => n + (fs.existsSync(f) ? fs.statSync(f).size : 0), 0);
+}
+
+function chunkCount(store: string): number {
+  return (getStoreDb(store).sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
+}
+
+/**
+ * A fresh DATA_DIR (and the given env) for one measurement; databases closed,
+ * env restored and temp dirs removed afterwards, whatever happens.
+ */
+async function withBenchDataDir<T>({ env, tempDirs = [] }: { env: (dataDir: string) => Record<string, string>; tempDirs?: string[] }, run: (dataDir: string) => Promise<T> | T): Promise<T> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-"));
   const saved = { ...process.env };
-  Object.assign(process.env, {
-    DATA_DIR: dataDir,
-    DUALMIND_SOURCE_ROOTS: `bench=${corpus}`,
-    DUALMIND_SOURCE_INCLUDE: "**/*.md",
-    DUALMIND_SOURCE_EXCLUDE: "**/.git/**",
-    DUALMIND_DISABLE_VECTORS: "true",
-  });
+  Object.assign(process.env, { DATA_DIR: dataDir, DUALMIND_DISABLE_VECTORS: "true", ...env(dataDir) });
   resetConfigForTests();
   try {
-    createStore({ input: { name: "bench" }, actor: "bench" });
-    const files = listIndexableFiles({ store: "bench" }).files;
-    const docs: { id: number; path: string; text: string }[] = [];
-    for (const f of files) {
-      const text = decodeText(fs.readFileSync(f.abs));
-      if (text !== null) docs.push({ id: docs.length, path: f.docPath, text });
-    }
-    const mb = docs.reduce((n, d) => n + Buffer.byteLength(d.text), 0) / 1e6;
-
-    const full = reindexStore({ store: "bench" });
-    const unchanged = reindexStore({ store: "bench" });
-    const { sqlite } = getStoreDb("bench");
-    const chunkCount = (sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
-    const dbBytes = fs.statSync(path.join(dataDir, "stores", "bench", "index.db")).size + fs.statSync(path.join(dataDir, "stores", "bench", "index.db-wal")).size;
-
-    let t = performance.now();
-    const mini = new MiniSearch<{ id: number; path: string; text: string }>({ fields: ["text"], storeFields: ["path"] });
-    mini.addAll(docs);
-    const miniMs = performance.now() - t;
-    t = performance.now();
-    const miniAgain = new MiniSearch<{ id: number; path: string; text: string }>({ fields: ["text"], storeFields: ["path"] });
-    miniAgain.addAll(docs);
-    const miniAgainMs = performance.now() - t;
-
-    const queries = makeQueries(docs.map((d) => d.text));
-    // Warm both once so neither pays first-call costs inside the timings.
-    searchStore({ store: "bench", input: searchInputSchema.parse({ q: queries[0] }) });
-    mini.search(queries[0], { combineWith: "AND" });
-    const fts = timeQueries(queries, (q) => searchStore({ store: "bench", input: searchInputSchema.parse({ q, limit: 10 }) }).results[0]?.path);
-    const ftsAny = timeQueries(queries, (q) => searchStore({ store: "bench", input: searchInputSchema.parse({ q, limit: 10, match: "any" }) }).results[0]?.path);
-    const ms = timeQueries(queries, (q) => mini.search(q, { combineWith: "AND" })[0]?.path as string | undefined);
-    const agree = fts.top.filter((p, i) => p !== undefined && p === ms.top[i]).length;
-    const answered = (top: (string | undefined)[]) => top.filter(Boolean).length;
-
-    printTable(`Corpus: ${docs.length} markdown files under node_modules/ (${mb.toFixed(1)} MB), ${queries.length} queries of two words`, [
-      { engine: "dualmind (FTS5, on disk)", "full index files/s": Math.round(docs.length / (full.durationMs / 1000)), "full index s": full.durationMs / 1000, "unchanged reindex files/s": Math.round(docs.length / (Math.max(1, unchanged.durationMs) / 1000)), "query p50 ms": percentile(fts.samples, 50), "query p95 ms": percentile(fts.samples, 95), "queries with a hit": answered(fts.top), size: `${chunkCount} chunks, ${(dbBytes / 1e6).toFixed(1)} MB db` },
-      { engine: "dualmind, match=any", "full index files/s": "", "full index s": "", "unchanged reindex files/s": "", "query p50 ms": percentile(ftsAny.samples, 50), "query p95 ms": percentile(ftsAny.samples, 95), "queries with a hit": answered(ftsAny.top), size: "" },
-      { engine: "MiniSearch 7.2 (in memory)", "full index files/s": Math.round(docs.length / (miniMs / 1000)), "full index s": miniMs / 1000, "unchanged reindex files/s": `${Math.round(docs.length / (miniAgainMs / 1000))} (rebuilds: no persistence)`, "query p50 ms": percentile(ms.samples, 50), "query p95 ms": percentile(ms.samples, 95), "queries with a hit": answered(ms.top), size: `${docs.length} documents, heap only` },
-    ]);
-    printTable("Agreement", [
-      {
-        "same top document": `${agree}/${queries.length}`,
-        note: "dualmind ranks chunks (bm25; match=all needs both words in one chunk), MiniSearch whole documents (BM25+, AND over the document)",
-      },
-    ]);
+    return await run(dataDir);
   } finally {
     closeAllDatabases();
     process.env = saved;
     resetConfigForTests();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    for (const dir of [dataDir, ...tempDirs]) fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Heap after a full collection. tsx gives no --expose-gc, so the flag is set
+ * at run time and `gc` taken from a fresh context (a V8 feature Node keeps);
+ * undefined when even that is refused, and then no heap figure is printed.
+ */
+const collectGarbage: (() => void) | undefined = (() => {
+  const g = globalThis as { gc?: () => void };
+  if (typeof g.gc === "function") return g.gc;
+  try {
+    v8.setFlagsFromString("--expose-gc");
+    return vm.runInNewContext("gc") as () => void;
+  } catch {
+    return undefined;
+  }
+})();
+
+function heapAfterGc(): number | undefined {
+  if (!collectGarbage) return undefined;
+  collectGarbage();
+  collectGarbage();
+  return process.memoryUsage().heapUsed;
+}
+
+const mb = (bytes: number | undefined) => (bytes === undefined ? undefined : bytes / 1e6);
+
+/** Orama answers synchronously when no hook or component is async (the case here); anything else would skew the timings. */
+function sync<T>(value: T | Promise<T>): T {
+  if (value instanceof Promise) throw new Error("Orama went async; the timings would include the event loop");
+  return value;
+}
+
+function createOrama(): AnyOrama {
+  return create({ schema: { path: "string", text: "string" } as const });
+}
+
+function searchOrama(orama: AnyOrama): (q: string) => string | undefined {
+  // threshold 0: every term must match (Orama's default; it matches terms as prefixes).
+  return (q) => (sync(search(orama, { term: q, properties: ["text"], limit: 10, threshold: 0 })).hits[0]?.document as { path?: string } | undefined)?.path;
+}
+
+function createMiniSearch(): MiniSearch<Note> {
+  return new MiniSearch<Note>({ fields: ["text"], storeFields: ["path"] });
+}
+
+function searchMiniSearch(mini: MiniSearch<Note>): (q: string) => string | undefined {
+  return (q) => mini.search(q, { combineWith: "AND" })[0]?.path as string | undefined;
+}
+
+// ---- 1. the real markdown under node_modules ---------------------------------
+
+async function benchNodeModulesMarkdown(): Promise<void> {
+  const corpus = path.resolve("node_modules");
+  await withBenchDataDir(
+    { env: () => ({ DUALMIND_SOURCE_ROOTS: `bench=${corpus}`, DUALMIND_SOURCE_INCLUDE: "**/*.md", DUALMIND_SOURCE_EXCLUDE: "**/.git/**" }) },
+    (dataDir) => {
+      createStore({ input: { name: "bench" }, actor: "bench" });
+      const files = listIndexableFiles({ store: "bench" }).files;
+      const docs: Note[] = [];
+      for (const f of files) {
+        const text = decodeText(fs.readFileSync(f.abs));
+        if (text !== null) docs.push({ id: docs.length, path: f.docPath, text });
+      }
+      const megabytes = docs.reduce((n, d) => n + Buffer.byteLength(d.text), 0) / 1e6;
+
+      const full = reindexStore({ store: "bench" });
+      const unchanged = reindexStore({ store: "bench" });
+      const chunks = chunkCount("bench");
+      const dbBytes = storeDbBytes({ dataDir, store: "bench" });
+
+      let t = performance.now();
+      const mini = createMiniSearch();
+      mini.addAll(docs);
+      const miniMs = performance.now() - t;
+      t = performance.now();
+      createMiniSearch().addAll(docs);
+      const miniAgainMs = performance.now() - t;
+
+      const queries = makeQueries(docs.map((d) => d.text));
+      const fts = timeQueries(queries, searchDualmind({ store: "bench", match: "all" }));
+      const ftsAny = timeQueries(queries, searchDualmind({ store: "bench", match: "any" }));
+      const ms = timeQueries(queries, searchMiniSearch(mini));
+
+      printTable(`Corpus: ${docs.length} markdown files under node_modules/ (${megabytes.toFixed(1)} MB), ${queries.length} queries of two words`, [
+        { engine: "dualmind (FTS5, on disk)", "full index files/s": Math.round(docs.length / (full.durationMs / 1000)), "full index s": full.durationMs / 1000, "unchanged reindex files/s": Math.round(docs.length / (Math.max(1, unchanged.durationMs) / 1000)), "query p50 ms": percentile(fts.samples, 50), "query p95 ms": percentile(fts.samples, 95), "queries with a hit": answered(fts.top), size: `${chunks} chunks, ${(dbBytes / 1e6).toFixed(1)} MB db` },
+        { engine: "dualmind, match=any", "full index files/s": "", "full index s": "", "unchanged reindex files/s": "", "query p50 ms": percentile(ftsAny.samples, 50), "query p95 ms": percentile(ftsAny.samples, 95), "queries with a hit": answered(ftsAny.top), size: "" },
+        { engine: "MiniSearch 7.2 (in memory)", "full index files/s": Math.round(docs.length / (miniMs / 1000)), "full index s": miniMs / 1000, "unchanged reindex files/s": `${Math.round(docs.length / (miniAgainMs / 1000))} (rebuilds: no persistence)`, "query p50 ms": percentile(ms.samples, 50), "query p95 ms": percentile(ms.samples, 95), "queries with a hit": answered(ms.top), size: `${docs.length} documents, heap only` },
+      ]);
+      printTable("Agreement", [
+        {
+          "same top document": `${sameTop(fts, ms)}/${queries.length}`,
+          note: "dualmind ranks chunks (bm25; match=all needs both words in one chunk), MiniSearch whole documents (BM25+, AND over the document)",
+        },
+      ]);
+    },
+  );
+}
+
+// ---- 2. synthesized notes at 10k, 100k (and 1M) -----------------------------
+
+type Build = { seconds: number; heapBytes?: number };
+/** An in-memory engine's build and queries, or why it was not run at this size. */
+type InMemory = { build: Build; timed: Timed } | { skipped: string };
+type InMemoryEngine = "mini" | "orama";
+type SizeResult = {
+  count: number;
+  api: { seconds: number; chunks: number; dbBytes: number };
+  reindex: { seconds: number; chunks: number; dbBytes: number };
+  unchanged: { seconds: number };
+  inMemory: Record<InMemoryEngine, InMemory>;
+  queries: { fts: Timed; ftsAny: Timed; n: number };
+  generateSeconds: number;
+};
+
+/**
+ * Whether an in-memory engine can be built at `count` notes without running
+ * V8 out of heap (an OOM kills the whole bench run): its measured growth at
+ * the previous size, scaled linearly (an overestimate: vocabularies grow
+ * slower than corpora), on top of the live heap now. Raise the limit with
+ * NODE_OPTIONS=--max-old-space-size=<MB> to run it anyway.
+ */
+function skipReason({ engine, count, previous }: { engine: InMemoryEngine; count: number; previous?: SizeResult }): string | undefined {
+  const before = previous?.inMemory[engine];
+  if (!previous || !before || !("build" in before) || before.build.heapBytes === undefined) return undefined;
+  const estimate = (before.build.heapBytes * count) / previous.count;
+  const limit = v8.getHeapStatistics().heap_size_limit;
+  // Garbage is not live: without a gc to count only live data, heapUsed is the honest upper bound.
+  if ((heapAfterGc() ?? process.memoryUsage().heapUsed) + estimate < limit) return undefined;
+  return `skipped: needs ~${(estimate / 1e9).toFixed(1)} GB heap (${label(previous.count)} × ${count / previous.count}), V8 limit ${(limit / 1e9).toFixed(1)} GB`;
+}
+
+/**
+ * Build an in-memory engine from the notes, BUILD_BATCH at a time, and time
+ * the queries on it. Heap growth is what the engine keeps (documents
+ * included, if it keeps them); the engine is dropped on return, so the next
+ * one starts from the same heap.
+ */
+function measureInMemory<E>({ windows, count, queries, make, add, searcher }: { windows: string[]; count: number; queries: string[]; make: () => E; add: (engine: E, notes: Note[]) => void; searcher: (engine: E) => (q: string) => string | undefined }): { build: Build; timed: Timed } {
+  const before = heapAfterGc();
+  const t = performance.now();
+  const engine = make();
+  for (let from = 0; from < count; from += BUILD_BATCH) add(engine, notesBetween({ windows, from, to: Math.min(count, from + BUILD_BATCH) }));
+  const seconds = (performance.now() - t) / 1000;
+  const after = heapAfterGc();
+  const heapBytes = before === undefined || after === undefined ? undefined : after - before;
+  return { build: { seconds, heapBytes }, timed: timeQueries(queries, searcher(engine)) };
+}
+
+/** Where a long run is, on stderr (the results file keeps stdout only), so a 1M run is not half an hour of silence. */
+function progress({ count, step, since }: { count: number; step: string; since: number }): void {
+  process.stderr.write(`index bench ${label(count)}: ${step} (${((performance.now() - since) / 1000).toFixed(1)} s into this size)\n`);
+}
+
+function writeNotesAsFiles({ windows, count, root }: { windows: string[]; count: number; root: string }): void {
+  for (let i = 0; i < count; i++) {
+    const note = noteAt({ windows, index: i });
+    const file = path.join(root, note.path);
+    if (i % 1000 === 0) fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, note.text);
+  }
+}
+
+async function benchNotes({ windows, count, previous }: { windows: string[]; count: number; previous?: SizeResult }): Promise<SizeResult> {
+  const sourceDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-notes-"));
+  return withBenchDataDir({ env: () => ({ DUALMIND_SOURCE_ROOTS: `files=${sourceDir}`, DUALMIND_SOURCE_INCLUDE: "**/*.md" }), tempDirs: [sourceDir] }, (dataDir) => {
+    const started = performance.now();
+    // What assembling the notes costs by itself: every engine below pays it once inside its own timing.
+    let t = performance.now();
+    for (let i = 0; i < count; i++) noteAt({ windows, index: i });
+    const generateSeconds = (performance.now() - t) / 1000;
+
+    createStore({ input: { name: "api" }, actor: "bench" });
+    const sqlite = openIndexedStore({ store: "api" });
+    t = performance.now();
+    for (let from = 0; from < count; from += API_BATCH) {
+      const documents = notesBetween({ windows, from, to: Math.min(count, from + API_BATCH) }).map((n) => ({ path: n.path, content: n.text }));
+      putDocuments({ sqlite, input: putDocumentsSchema.parse({ documents }) });
+    }
+    const api = { seconds: (performance.now() - t) / 1000, chunks: chunkCount("api"), dbBytes: storeDbBytes({ dataDir, store: "api" }) };
+    progress({ count, step: "batch PUT done", since: started });
+
+    writeNotesAsFiles({ windows, count, root: sourceDir });
+    progress({ count, step: "notes written as files", since: started });
+    createStore({ input: { name: "files" }, actor: "bench" });
+    const full = reindexStore({ store: "files" });
+    if (full.counts.added !== count) throw new Error(`reindex added ${full.counts.added} of ${count} notes`);
+    const reindex = { seconds: full.durationMs / 1000, chunks: chunkCount("files"), dbBytes: storeDbBytes({ dataDir, store: "files" }) };
+    progress({ count, step: "full reindex done", since: started });
+    const again = reindexStore({ store: "files" });
+    if (again.counts.unchanged !== count) throw new Error(`unchanged reindex saw ${again.counts.unchanged} of ${count} notes unchanged`);
+
+    // Every engine answers the same queries, drawn from evenly spaced notes; the API store's paths are the notes' own paths.
+    const queries = makeQueries(Array.from({ length: NOTE_QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / NOTE_QUERIES) }).text), NOTE_QUERIES);
+    const fts = timeQueries(queries, searchDualmind({ store: "api", match: "all" }));
+    const ftsAny = timeQueries(queries, searchDualmind({ store: "api", match: "any" }));
+    progress({ count, step: "dualmind queries done", since: started });
+
+    const skipMini = skipReason({ engine: "mini", count, previous });
+    const mini = skipMini ? { skipped: skipMini } : measureInMemory({ windows, count, queries, make: createMiniSearch, add: (m, notes) => m.addAll(notes), searcher: searchMiniSearch });
+    const skipOrama = skipReason({ engine: "orama", count, previous });
+    const orama = skipOrama
+      ? { skipped: skipOrama }
+      : measureInMemory({ windows, count, queries, make: createOrama, add: (o, notes) => void sync(insertMultiple(o, notes.map((n) => ({ path: n.path, text: n.text })), BUILD_BATCH)), searcher: searchOrama });
+    progress({ count, step: "MiniSearch and Orama done", since: started });
+
+    return {
+      count,
+      api,
+      reindex,
+      unchanged: { seconds: again.durationMs / 1000 },
+      inMemory: { mini, orama },
+      queries: { fts, ftsAny, n: queries.length },
+      generateSeconds,
+    };
+  });
+}
+
+const label = (count: number) => (count >= 1_000_000 ? `${count / 1_000_000}M` : `${count / 1000}k`);
+const perSecond = (count: number, seconds: number) => Math.round(count / Math.max(seconds, 0.001));
+
+function printNotesTables(r: SizeResult): void {
+  const built = (m: InMemory) => {
+    if ("skipped" in m) return { "docs/s": "", seconds: "", size: m.skipped };
+    const b = m.build;
+    return { "docs/s": perSecond(r.count, b.seconds), seconds: b.seconds, size: b.heapBytes === undefined ? "n/a (no gc available)" : `${(b.heapBytes / 1e6).toFixed(0)} MB heap growth` };
+  };
+  const db = (x: { chunks: number; dbBytes: number }) => `${x.chunks} chunks, ${(x.dbBytes / 1e6).toFixed(0)} MB db`;
+  printTable(`Indexing ${label(r.count)} synthesized notes (real text windows, 1–3 KB each; assembling them alone takes ${r.generateSeconds.toFixed(2)} s, inside every build time)`, [
+    { engine: `dualmind, batch PUT (${API_BATCH} per batch, API domain path)`, "docs/s": perSecond(r.count, r.api.seconds), seconds: r.api.seconds, size: db(r.api) },
+    { engine: "dualmind, full reindex from files", "docs/s": perSecond(r.count, r.reindex.seconds), seconds: r.reindex.seconds, size: db(r.reindex) },
+    { engine: "dualmind, unchanged reindex (re-scan, nothing to do)", "docs/s": perSecond(r.count, r.unchanged.seconds), seconds: r.unchanged.seconds, size: "" },
+    { engine: "MiniSearch 7.2 (in memory; a restart rebuilds)", ...built(r.inMemory.mini) },
+    { engine: "Orama 3.1 (in memory, keeps every document; a restart rebuilds)", ...built(r.inMemory.orama) },
+  ]);
+  const q = r.queries;
+  const mini = r.inMemory.mini;
+  const row = (engine: string, t: Timed | InMemory) => {
+    if ("skipped" in t) return { engine, "p50 ms": "", "p95 ms": "", "queries with a hit": t.skipped, "same top note as MiniSearch": "" };
+    const timed = "timed" in t ? t.timed : t;
+    return {
+      engine,
+      "p50 ms": percentile(timed.samples, 50),
+      "p95 ms": percentile(timed.samples, 95),
+      "queries with a hit": `${answered(timed.top)}/${q.n}`,
+      "same top note as MiniSearch": "timed" in mini ? `${sameTop(timed, mini.timed)}/${q.n}` : "n/a",
+    };
+  };
+  printTable(`FTS on ${label(r.count)} notes: ${q.n} two-word queries`, [
+    row("dualmind FTS5 (match=all, default)", q.fts),
+    row("dualmind FTS5, match=any", q.ftsAny),
+    row("MiniSearch 7.2 (AND)", mini),
+    row("Orama 3.1 (threshold 0: all terms, as prefixes)", r.inMemory.orama),
+  ]);
+}
+
+function build(r: SizeResult, engine: InMemoryEngine): Build | undefined {
+  const m = r.inMemory[engine];
+  return "build" in m ? m.build : undefined;
+}
+
+function inMemoryPercentile(r: SizeResult, engine: InMemoryEngine, p: number): number | undefined {
+  const m = r.inMemory[engine];
+  return "timed" in m ? percentile(m.timed.samples, p) : undefined;
+}
+
+/** Per engine and metric, the value at each size and how it grew (each step is 10× the notes). */
+function printGrowthTable(results: SizeResult[]): void {
+  const metrics: { engine: string; metric: string; value: (r: SizeResult) => number | undefined }[] = [
+    { engine: "dualmind batch PUT", metric: "seconds", value: (r) => r.api.seconds },
+    { engine: "dualmind batch PUT", metric: "db MB", value: (r) => mb(r.api.dbBytes) },
+    { engine: "dualmind full reindex", metric: "seconds", value: (r) => r.reindex.seconds },
+    { engine: "dualmind full reindex", metric: "db MB", value: (r) => mb(r.reindex.dbBytes) },
+    { engine: "dualmind unchanged reindex", metric: "seconds", value: (r) => r.unchanged.seconds },
+    { engine: "MiniSearch", metric: "build seconds", value: (r) => build(r, "mini")?.seconds },
+    { engine: "MiniSearch", metric: "heap MB", value: (r) => mb(build(r, "mini")?.heapBytes) },
+    { engine: "Orama", metric: "build seconds", value: (r) => build(r, "orama")?.seconds },
+    { engine: "Orama", metric: "heap MB", value: (r) => mb(build(r, "orama")?.heapBytes) },
+    { engine: "dualmind match=all", metric: "query p50 ms", value: (r) => percentile(r.queries.fts.samples, 50) },
+    { engine: "dualmind match=all", metric: "query p95 ms", value: (r) => percentile(r.queries.fts.samples, 95) },
+    { engine: "dualmind match=any", metric: "query p50 ms", value: (r) => percentile(r.queries.ftsAny.samples, 50) },
+    { engine: "dualmind match=any", metric: "query p95 ms", value: (r) => percentile(r.queries.ftsAny.samples, 95) },
+    { engine: "MiniSearch", metric: "query p50 ms", value: (r) => inMemoryPercentile(r, "mini", 50) },
+    { engine: "MiniSearch", metric: "query p95 ms", value: (r) => inMemoryPercentile(r, "mini", 95) },
+    { engine: "Orama", metric: "query p50 ms", value: (r) => inMemoryPercentile(r, "orama", 50) },
+    { engine: "Orama", metric: "query p95 ms", value: (r) => inMemoryPercentile(r, "orama", 95) },
+  ];
+  const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b <= 0 ? "n/a" : `${(a / b).toFixed(1)}×`);
+  printTable(`How cost grows with size: ${results.map((r) => label(r.count)).join(", ")} notes${SIZES.length < 3 ? " (1M: set BENCH_INDEX_1M=1)" : ""}`, metrics.map((m) => {
+    const row: Record<string, string | number> = { engine: m.engine, metric: m.metric };
+    results.forEach((r, i) => {
+      const v = m.value(r);
+      row[label(r.count)] = v ?? "n/a";
+      if (i > 0) row[`${label(r.count)}/${label(results[i - 1].count)}`] = ratio(v, m.value(results[i - 1]));
+    });
+    return row;
+  }));
+}
+
+export default async function indexBench(): Promise<void> {
+  await benchNodeModulesMarkdown();
+  const windows = loadTextWindows(Number.MAX_SAFE_INTEGER);
+  const results: SizeResult[] = [];
+  for (const count of SIZES) {
+    const r = await benchNotes({ windows, count, previous: results.at(-1) });
+    printNotesTables(r);
+    results.push(r);
+  }
+  printGrowthTable(results);
 }
