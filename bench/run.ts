@@ -33,6 +33,15 @@ function gitCommit(): string {
   }
 }
 
+/** The BENCH_* variables this run was started with (sizes and caps; see the README). */
+function benchOptions(): string {
+  return Object.entries(process.env)
+    .filter(([k]) => k.startsWith("BENCH_"))
+    .map(([k, v]) => `${k}=${v}`)
+    .sort()
+    .join(", ");
+}
+
 /** What the numbers were measured on; they mean little without it. */
 export function describeMachine(): string {
   const cpus = os.cpus();
@@ -44,6 +53,7 @@ export function describeMachine(): string {
     `- OS: ${os.type()} ${os.release()} (${os.arch()})`,
     `- Node ${process.versions.node}, SQLite ${sqliteVersion()}`,
     `- disk: the temp directory ${os.tmpdir()}`,
+    `- options: ${benchOptions() || "none (defaults)"}`,
   ].join("\n");
 }
 
