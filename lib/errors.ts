@@ -52,13 +52,14 @@ function errorCode(e: unknown): string | null {
 /**
  * Errors of the machine rather than the request: a busy database (503) and a
  * full disk, whether SQLite says so (SQLITE_FULL) or the file system does
- * (ENOSPC, EDQUOT) (507). Every write path fails before it commits, so the
- * message can promise nothing was written. Null for anything else.
+ * (ENOSPC, EDQUOT) (507). Writes are transactions, so the write that failed
+ * is not there; a few paths audit after their commit, so the message does not
+ * promise that nothing at all was written. Null for anything else.
  */
 export function infrastructureError(e: unknown): AppError | null {
   const code = errorCode(e);
   if (!code) return null;
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return new AppError("unavailable", "database is busy, retry shortly");
-  if (code.startsWith("SQLITE_FULL") || code === "ENOSPC" || code === "EDQUOT") return new AppError("insufficient_storage", "storage is full; nothing was written");
+  if (code.startsWith("SQLITE_FULL") || code === "ENOSPC" || code === "EDQUOT") return new AppError("insufficient_storage", "storage is full; the write did not complete");
   return null;
 }

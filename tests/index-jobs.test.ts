@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { closeAllDatabases, getGovernance } from "@/lib/db/connection";
 import { adminJobs } from "@/lib/db/schema/governance";
 import { verifyAuditChain } from "@/lib/governance/audit";
-import { getJobById, JOB_STALE_MS, jobOwner, listLatestJobs, ownerIsGone, resumeOrphanedJobs, startReindexJob, type Job } from "@/lib/index/jobs";
+import { getJobById, JOB_STALE_LOCAL_MS, JOB_STALE_MS, jobOwner, listLatestJobs, MAX_ATTEMPTS, ownerIsGone, resumeOrphanedJobs, startReindexJob, type Job } from "@/lib/index/jobs";
 import { createStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
 
@@ -45,14 +45,17 @@ function deadPid(): number {
   return Number(child.stdout);
 }
 
-function plantRunningJob({ owner, heartbeatAt = Date.now() }: { owner: string; heartbeatAt?: number }): string {
+function plantRunningJob({ owner, heartbeatAt = Date.now(), attempts = 1, store = "notes" }: { owner: string; heartbeatAt?: number; attempts?: number; store?: string }): string {
   const id = "5b3c1a52-6f1e-4f7e-9a0c-2d6a7c1e9f00";
   getGovernance()
     .db.insert(adminJobs)
-    .values({ id, kind: "reindex", store: "notes", actor: "user:admin", status: "running", owner, attempts: 1, startedAt: Date.now() - 5_000, heartbeatAt })
+    .values({ id, kind: "reindex", store, actor: "user:admin", status: "running", owner, attempts, startedAt: Date.now() - 5_000, heartbeatAt })
     .run();
   return id;
 }
+
+/** A live process on this host that is not us: the test runner's parent. */
+const livePeer = () => `${os.hostname()}:${process.ppid}:peer`;
 
 function auditActions(): string[] {
   return (getGovernance().sqlite.prepare("select action from audit_log order by id").all() as { action: string }[]).map((r) => r.action);
@@ -96,24 +99,51 @@ describe("a job whose process died is taken over", () => {
   });
 
   it("an owner that is alive and beating is left alone; asking to reindex returns its job instead of starting a second", () => {
-    // Our own pid with another instance tag: alive, so only the heartbeat can declare it dead.
-    const id = plantRunningJob({ owner: `${os.hostname()}:${process.pid}:peer` });
+    const id = plantRunningJob({ owner: livePeer() });
     expect(resumeOrphanedJobs()).toEqual([]);
     const asked = startReindexJob({ store: "notes", actor: "user:admin" });
     expect(asked).toMatchObject({ id, status: "running", attempts: 1 });
     expect(getGovernance().sqlite.prepare("select count(*) as n from admin_jobs").get()).toEqual({ n: 1 });
   });
 
-  it("a silent owner (heartbeat older than the limit) is taken over by the next ask", async () => {
-    const id = plantRunningJob({ owner: `${os.hostname()}:${process.pid}:peer`, heartbeatAt: Date.now() - JOB_STALE_MS - 1_000 });
+  it("a live local pid is trusted over a silent heartbeat for a while (a long scan blocks it), then presumed reused", async () => {
+    const id = plantRunningJob({ owner: livePeer(), heartbeatAt: Date.now() - JOB_STALE_MS - 1_000 });
+    expect(resumeOrphanedJobs()).toEqual([]);
+    getGovernance().sqlite.prepare("update admin_jobs set heartbeat_at = ? where id = ?").run(Date.now() - JOB_STALE_LOCAL_MS - 1_000, id);
     const asked = startReindexJob({ store: "notes", actor: "user:admin" });
     expect(asked).toMatchObject({ id, attempts: 2 });
     expect((await finished(id)).status).toBe("succeeded");
   });
 
+  it("our own pid under another instance tag is a previous run of this server (a container restart keeps the pid)", async () => {
+    const id = plantRunningJob({ owner: `${os.hostname()}:${process.pid}:before` });
+    expect(resumeOrphanedJobs()).toEqual([id]);
+    expect((await finished(id)).status).toBe("succeeded");
+  });
+
+  it("a job this process owns but no longer runs (its final write failed) can be run again", async () => {
+    const id = plantRunningJob({ owner: jobOwner() });
+    expect(startReindexJob({ store: "notes", actor: "user:admin" })).toMatchObject({ id, attempts: 2 });
+    expect((await finished(id)).status).toBe("succeeded");
+  });
+
+  it("a job that keeps taking its process down, or whose store is gone, is closed as failed instead of run", () => {
+    const dead = `${os.hostname()}:${deadPid()}:gone`;
+    const id = plantRunningJob({ owner: dead, attempts: MAX_ATTEMPTS });
+    expect(resumeOrphanedJobs()).toEqual([]);
+    expect(getJobById({ id })).toMatchObject({ status: "failed", error: expect.stringContaining("3 attempts") });
+    getGovernance().sqlite.prepare("delete from admin_jobs").run();
+    const ghost = plantRunningJob({ owner: dead, store: "ghost" });
+    expect(resumeOrphanedJobs()).toEqual([]);
+    expect(getJobById({ id: ghost })).toMatchObject({ status: "failed", error: "store ghost no longer exists" });
+    // Resuming must not recreate the store it was for.
+    expect(fs.existsSync(path.join(env.dataDir, "stores", "ghost"))).toBe(false);
+    expect(auditActions().filter((a) => a === "store.reindex.abandon")).toHaveLength(2);
+  });
+
   it("an owner on another host is judged by its heartbeat alone", () => {
-    expect(ownerIsGone({ owner: "elsewhere:1:abc", heartbeatAt: Date.now() })).toBe(false);
-    expect(ownerIsGone({ owner: "elsewhere:1:abc", heartbeatAt: Date.now() - JOB_STALE_MS - 1 })).toBe(true);
-    expect(ownerIsGone({ owner: jobOwner(), heartbeatAt: 0 })).toBe(false);
+    const id = "x";
+    expect(ownerIsGone({ id, owner: "elsewhere:1:abc", heartbeatAt: Date.now() })).toBe(false);
+    expect(ownerIsGone({ id, owner: "elsewhere:1:abc", heartbeatAt: Date.now() - JOB_STALE_MS - 1 })).toBe(true);
   });
 });

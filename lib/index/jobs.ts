@@ -5,6 +5,7 @@ import { getGovernance } from "../db/connection";
 import { adminJobs, type AdminJobRow } from "../db/schema/governance";
 import { appendAudit } from "../governance/audit";
 import { log } from "../log";
+import { storeExists } from "../stores/stores";
 import { reindexStoreAsync, type ReindexProgress, type ReindexResult } from "./reindex";
 
 /**
@@ -35,17 +36,29 @@ export type Job = {
 const PROGRESS_WRITE_MS = 1_000;
 /** Heartbeat while a job waits on something other than progress. */
 const HEARTBEAT_MS = 10_000;
-/** An owner not heard from for this long is presumed dead, wherever it ran. */
+/** An owner on another host not heard from for this long is presumed dead. */
 export const JOB_STALE_MS = 60_000;
+/**
+ * On this host a live pid is trusted over a silent heartbeat (a long scan or
+ * write blocks the event loop), up to this long, in case the pid was reused.
+ */
+export const JOB_STALE_LOCAL_MS = 10 * 60_000;
+/** A job that has taken its process down this many times is not run again. */
+export const MAX_ATTEMPTS = 3;
+/** Finished jobs kept per store. */
+const KEEP_FINISHED = 50;
 const SWEEP_MS = 30_000;
 
-type JobsState = { owner: string; sweeper: NodeJS.Timeout | null };
+type JobsState = { owner: string; sweeper: NodeJS.Timeout | null; active: Set<string> };
 const g = globalThis as unknown as { __dualmindJobs?: JobsState };
 function state(): JobsState {
   // On globalThis: Next may load this module once per bundle, but the process is one owner.
-  g.__dualmindJobs ??= { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, sweeper: null };
+  g.__dualmindJobs ??= { owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`, sweeper: null, active: new Set() };
   return g.__dualmindJobs;
 }
+
+/** Thrown into a run whose job another process took over: it stops rather than reindex twice. */
+class JobLostError extends Error {}
 
 /** This process's name in `admin_jobs.owner`. */
 export function jobOwner(): string {
@@ -79,14 +92,22 @@ function pidIsGone(pid: number): boolean {
 }
 
 /**
- * Is the process that owns a running job gone? On this host a dead pid says so
- * at once (the usual case: a crash, then a restart). Elsewhere, or when the pid
- * has been reused, only a heartbeat older than JOB_STALE_MS does.
+ * Is the process that owns a running job gone?
+ * - This process: gone when the job is not actually running here (its final
+ *   write failed, say), so it can be run again.
+ * - This host: a dead pid, or our own pid under another instance tag (a
+ *   container restarted with the same pid), says so at once; a live pid is
+ *   trusted unless silent for JOB_STALE_LOCAL_MS (pid reuse).
+ * - Another host: a heartbeat older than JOB_STALE_MS.
  */
-export function ownerIsGone({ owner, heartbeatAt, now = Date.now() }: { owner: string; heartbeatAt: number; now?: number }): boolean {
-  if (owner === jobOwner()) return false;
-  const [host, pid] = owner.split(":");
-  if (host === os.hostname() && /^\d+$/.test(pid ?? "") && pidIsGone(Number(pid))) return true;
+export function ownerIsGone({ id, owner, heartbeatAt, now = Date.now() }: { id: string; owner: string; heartbeatAt: number; now?: number }): boolean {
+  if (owner === jobOwner()) return !state().active.has(id);
+  const [host, pidText] = owner.split(":");
+  if (host === os.hostname() && /^\d+$/.test(pidText ?? "")) {
+    const pid = Number(pidText);
+    if (pid === process.pid || pidIsGone(pid)) return true;
+    return now - heartbeatAt > JOB_STALE_LOCAL_MS;
+  }
   return now - heartbeatAt > JOB_STALE_MS;
 }
 
@@ -123,6 +144,15 @@ function takeOver(row: AdminJobRow): AdminJobRow | null {
   return sqlite
     .transaction(() => {
       const now = Date.now();
+      const refusal = refuseResume(row);
+      if (refusal) {
+        db.update(adminJobs)
+          .set({ status: "failed", error: refusal, finishedAt: now, heartbeatAt: now })
+          .where(and(eq(adminJobs.id, row.id), eq(adminJobs.owner, row.owner), eq(adminJobs.status, "running")))
+          .run();
+        appendAudit({ actor: "system:jobs", action: "store.reindex.abandon", target: `store:${row.store}`, reason: refusal, details: { jobId: row.id, attempts: row.attempts } });
+        return null;
+      }
       const taken = db
         .update(adminJobs)
         .set({ owner: jobOwner(), attempts: row.attempts + 1, heartbeatAt: now, progressJson: null })
@@ -142,31 +172,80 @@ function takeOver(row: AdminJobRow): AdminJobRow | null {
     .immediate();
 }
 
-/** Run a job this process owns; every write is conditional on still owning it. */
+/** Run a job this process owns; every write is conditional on still owning it, and a run that lost its job stops. */
 function runJob(row: AdminJobRow): void {
   const { db } = getGovernance();
+  const active = state().active;
   const mine = and(eq(adminJobs.id, row.id), eq(adminJobs.owner, jobOwner()));
   let lastWrite = 0;
-  const beat = setInterval(() => db.update(adminJobs).set({ heartbeatAt: Date.now() }).where(mine).run(), HEARTBEAT_MS);
+  let lost = false;
+  /** A progress or heartbeat write: a busy or full governance.db is logged, not fatal to the reindex. */
+  const touch = (set: Partial<AdminJobRow>) => {
+    try {
+      if (db.update(adminJobs).set(set).where(mine).run().changes === 0) lost = true;
+    } catch (e) {
+      log("warn", "could not record reindex progress", { jobId: row.id, error: String(e) });
+    }
+  };
+  const beat = setInterval(() => touch({ heartbeatAt: Date.now() }), HEARTBEAT_MS);
   beat.unref();
   const onProgress = (p: ReindexProgress) => {
+    // Thrown inside the reindex: its write transaction rolls back and the new owner's run is the one that counts.
+    if (lost) throw new JobLostError(`reindex job ${row.id} was taken over by another process`);
     const now = Date.now();
     if (now - lastWrite < PROGRESS_WRITE_MS && p.done !== p.total) return;
     lastWrite = now;
-    db.update(adminJobs).set({ progressJson: JSON.stringify(p), heartbeatAt: now }).where(mine).run();
+    touch({ progressJson: JSON.stringify(p), heartbeatAt: now });
   };
   const finish = (set: Partial<AdminJobRow>) => {
-    clearInterval(beat);
-    const changed = db.update(adminJobs).set({ ...set, finishedAt: Date.now(), heartbeatAt: Date.now() }).where(mine).run().changes;
+    const write = () => db.update(adminJobs).set({ ...set, finishedAt: Date.now(), heartbeatAt: Date.now() }).where(mine).run().changes;
+    let changed: number | null = null;
+    for (let attempt = 0; attempt < 3 && changed === null; attempt++) {
+      try {
+        changed = write();
+      } catch (e) {
+        log("error", "could not record the end of a reindex job", { jobId: row.id, attempt, error: String(e) });
+      }
+    }
     // Another server presumed us dead and took the job over; its outcome is the one kept.
     if (changed === 0) log("warn", "reindex job finished after another process took it over", { jobId: row.id, store: row.store });
+    if (changed) pruneFinished(row.store);
   };
+  active.add(row.id);
   reindexStoreAsync({ store: row.store, onProgress })
-    .then((result) => finish({ status: "succeeded", resultJson: JSON.stringify(result) }))
-    .catch((e: unknown) => {
-      log("error", "reindex job failed", { store: row.store, jobId: row.id, error: e instanceof Error ? e.stack : String(e) });
-      finish({ status: "failed", error: e instanceof Error ? e.message : String(e) });
+    .then(
+      (result) => finish({ status: "succeeded", resultJson: JSON.stringify(result) }),
+      (e: unknown) => {
+        if (e instanceof JobLostError) return log("warn", e.message, { store: row.store });
+        log("error", "reindex job failed", { store: row.store, jobId: row.id, error: e instanceof Error ? e.stack : String(e) });
+        finish({ status: "failed", error: e instanceof Error ? e.message : String(e) });
+      },
+    )
+    .finally(() => {
+      // Not active any more: if the final write failed, the row still says running and ownerIsGone lets it be run again.
+      clearInterval(beat);
+      active.delete(row.id);
     });
+}
+
+function pruneFinished(store: string): void {
+  try {
+    getGovernance()
+      .sqlite.prepare(
+        `delete from admin_jobs where store = ? and status != 'running'
+           and id not in (select id from admin_jobs where store = ? and status != 'running' order by started_at desc limit ?)`,
+      )
+      .run(store, store, KEEP_FINISHED);
+  } catch (e) {
+    log("warn", "could not prune old reindex jobs", { store, error: String(e) });
+  }
+}
+
+/** A job that cannot be resumed (its store is gone, or it has failed too often) is closed as failed, not run. */
+function refuseResume(row: AdminJobRow): string | null {
+  if (!storeExists(row.store)) return `store ${row.store} no longer exists`;
+  if (row.attempts >= MAX_ATTEMPTS) return `stopped after ${row.attempts} attempts: each one ended with its process`;
+  return null;
 }
 
 /**
@@ -183,7 +262,10 @@ export function startReindexJob({ store, actor, reason }: { store: string; actor
       if (current && !ownerIsGone(current)) return { row: current, run: false };
       if (current) {
         const taken = takeOver(current);
-        return taken ? { row: taken, run: true } : { row: runningJob(store)!, run: false };
+        if (taken) return { row: taken, run: true };
+        // Abandoned (too many attempts): this ask starts afresh below.
+        const still = runningJob(store);
+        if (still) return { row: still, run: false };
       }
       const now = Date.now();
       const id = randomUUID();
@@ -226,7 +308,8 @@ export function startJobSweeper(): void {
       log("error", "job sweep failed", { error: e instanceof Error ? e.message : String(e) });
     }
   };
-  sweep();
+  // Not inside register(): start-up finishes first, then the sweep runs.
+  setTimeout(sweep, 0).unref();
   s.sweeper = setInterval(sweep, SWEEP_MS);
   s.sweeper.unref();
 }

@@ -124,6 +124,14 @@ export function requireStore(name: string): void {
 export function createStore({ input, actor }: { input: z.input<typeof createStoreSchema>; actor: string }): StoreSummary {
   const { name, description } = createStoreSchema.parse(input);
   if (storeExistsOnDisk(name)) throw new AppError("conflict", `store ${name} already exists`);
+  // Claim the name with a non-recursive mkdir: of two processes creating it at once, one gets EEXIST.
+  fs.mkdirSync(path.dirname(storeDir(name)), { recursive: true });
+  try {
+    fs.mkdirSync(storeDir(name));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") throw new AppError("conflict", `store ${name} already exists`);
+    throw e;
+  }
   try {
     const { sqlite } = getStoreDb(name);
     if (description) {
@@ -131,7 +139,8 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
     }
     appendAudit({ actor, action: "store.create", target: `store:${name}`, details: description ? { description } : null });
   } catch (e) {
-    // All or nothing: a store that could not be created whole (a full disk, say) leaves no folder behind to conflict with the retry.
+    // All or nothing: a store that could not be created whole (a full disk, say) leaves no folder behind
+    // to conflict with the retry. The folder is ours: the mkdir above created it.
     closeStoreDb(name);
     fs.rmSync(storeDir(name), { recursive: true, force: true });
     throw e;
