@@ -244,7 +244,7 @@ function pruneFinished(store: string): void {
 /** A job that cannot be resumed (its store is gone, or it has failed too often) is closed as failed, not run. */
 function refuseResume(row: AdminJobRow): string | null {
   if (!storeExists(row.store)) return `store ${row.store} no longer exists`;
-  if (row.attempts >= MAX_ATTEMPTS) return `stopped after ${row.attempts} attempts: each one ended with its process`;
+  if (row.attempts >= MAX_ATTEMPTS) return `stopped after ${row.attempts} attempts: its process stopped during each one`;
   return null;
 }
 

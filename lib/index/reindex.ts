@@ -1,6 +1,7 @@
 import fs from "node:fs";
+import path from "node:path";
 import type Database from "better-sqlite3";
-import { getStoreDb } from "../db/connection";
+import { getStoreDb, storeDir } from "../db/connection";
 import { AppError } from "../errors";
 import { log } from "../log";
 import { storeExists } from "../stores/stores";
@@ -126,8 +127,11 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
         }
         for (const docPath of gone) {
-          if (docPath.startsWith("memory/")) removeMemoryIndex({ sqlite, memoryPath: docPath.slice("memory/".length, -".md".length) });
-          else deleteDocumentByPath({ sqlite, path: docPath });
+          if (docPath.startsWith("memory/")) {
+            // A memory written since the scan (its index row commits just before its file is renamed into place) stays.
+            if (fs.existsSync(path.join(storeDir(store), ...docPath.split("/")))) counts.removed--;
+            else removeMemoryIndex({ sqlite, memoryPath: docPath.slice("memory/".length, -".md".length) });
+          } else deleteDocumentByPath({ sqlite, path: docPath });
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
         }
         for (const category of uncategorized) ensureCategoryPath({ sqlite, category });
