@@ -67,3 +67,9 @@ export function findOrNull<T>(load: () => T): T | null {
     throw e;
   }
 }
+
+/** For pages: a client id from the URL, checked, then loaded; a malformed or unknown id is null (the page answers 404). */
+export function findByClientId<T>(id: string, load: (id: string) => T): T | null {
+  const parsed = clientIdSchema.safeParse(id);
+  return parsed.success ? findOrNull(() => load(parsed.data)) : null;
+}

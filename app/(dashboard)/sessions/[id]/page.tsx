@@ -5,14 +5,13 @@ import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { SessionPhaseTimeline } from "@/components/session-phase-timeline";
 import { SessionTranscript } from "@/components/session-transcript";
 import { formatTime } from "@/lib/format";
-import { clientIdSchema, findOrNull } from "@/lib/governance/common";
+import { findByClientId } from "@/lib/governance/common";
 import { getDialecticSessionById, verifyDialecticSession, type SessionView } from "@/lib/governance/dialectic";
 
 type Props = { params: Promise<{ id: string }> };
 
 function load(id: string): SessionView {
-  const parsed = clientIdSchema.safeParse(id);
-  const session = parsed.success ? findOrNull(() => getDialecticSessionById({ sessionId: parsed.data })) : null;
+  const session = findByClientId(id, (sessionId) => getDialecticSessionById({ sessionId }));
   if (!session) notFound();
   return session;
 }

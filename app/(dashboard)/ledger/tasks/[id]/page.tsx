@@ -5,14 +5,13 @@ import { LedgerHash } from "@/components/ledger-hash";
 import { LedgerRunTimeline } from "@/components/ledger-run-timeline";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
-import { clientIdSchema, findOrNull } from "@/lib/governance/common";
+import { findByClientId } from "@/lib/governance/common";
 import { getTaskStatusById, type TaskStatus } from "@/lib/governance/ledger";
 
 type Props = { params: Promise<{ id: string }> };
 
 function load(id: string): TaskStatus {
-  const parsed = clientIdSchema.safeParse(id);
-  const status = parsed.success ? findOrNull(() => getTaskStatusById({ taskId: parsed.data })) : null;
+  const status = findByClientId(id, (taskId) => getTaskStatusById({ taskId }));
   if (!status) notFound();
   return status;
 }
