@@ -2,7 +2,8 @@ import "server-only";
 import { getServerSession } from "next-auth";
 import { redirect } from "next/navigation";
 import { getAuthOptions } from "@/lib/auth/options";
-import { getUserById, type PublicUser } from "@/lib/auth/users";
+import { resolveSessionUser } from "@/lib/auth/session-user";
+import type { PublicUser } from "@/lib/auth/users";
 import { AppError } from "@/lib/errors";
 
 /**
@@ -12,10 +13,7 @@ import { AppError } from "@/lib/errors";
  */
 export async function getSessionUser(): Promise<PublicUser | null> {
   const session = await getServerSession(getAuthOptions());
-  const id = session?.user?.id;
-  if (typeof id !== "number") return null;
-  const user = getUserById({ id });
-  return user && !user.disabledAt ? user : null;
+  return resolveSessionUser(session?.user ? { uid: session.user.id, role: session.user.role } : null);
 }
 
 /** For pages: signed in or sent to the login page. */

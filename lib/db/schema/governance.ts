@@ -18,10 +18,23 @@ export const users = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     disabledAt: integer("disabled_at"),
+    /** Bumped by a password reset, role change or disable: older sessions stop working. */
+    sessionVersion: integer("session_version").notNull().default(0),
   },
   (t) => [uniqueIndex("users_username_uq").on(t.username)],
 );
 export type User = InferSelectModel<typeof users>;
+
+/** Failed sign-ins per key ("user:<name>" or "ip:<address>"): backoff and temporary lockout. */
+export const loginThrottle = sqliteTable("login_throttle", {
+  key: text("key").primaryKey(),
+  failures: integer("failures").notNull(),
+  firstFailureAt: integer("first_failure_at").notNull(),
+  lastFailureAt: integer("last_failure_at").notNull(),
+  /** Epoch ms until which sign-in for this key is refused; null when not locked. */
+  lockedUntil: integer("locked_until"),
+});
+export type LoginThrottleRow = InferSelectModel<typeof loginThrottle>;
 
 export const apiTokens = sqliteTable(
   "api_tokens",
@@ -77,6 +90,8 @@ export const tasks = sqliteTable(
     requiredChecksJson: text("required_checks_json").notNull(),
     verdict: text("verdict", { enum: ["pending", "passed", "failed"] }).notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** JSON array of agent ids assigned to run or validate this task besides the requester; NULL for none. */
+    assigneesJson: text("assignees_json"),
   },
   (t) => [
     index("tasks_requested_by_idx").on(t.requestedBy, t.createdAt),
@@ -104,6 +119,8 @@ export const skillRuns = sqliteTable(
     outputRef: text("output_ref"),
     /** JSON array of {artifact_type, artifact_id, store} this run produced. */
     artifactsJson: text("artifacts_json").notNull(),
+    /** The agent that recorded the run (NULL on rows written before it was recorded). */
+    agentId: text("agent_id"),
   },
   (t) => [index("skill_runs_task_idx").on(t.taskId, t.startedAt), index("skill_runs_skill_idx").on(t.skill)],
 );
@@ -121,6 +138,8 @@ export const validations = sqliteTable(
     runnerPassed: integer("runner_passed", { mode: "boolean" }),
     detailsJson: text("details_json").notNull(),
     ts: integer("ts").notNull(),
+    /** The agent that recorded the validation (NULL on rows written before it was recorded). */
+    agentId: text("agent_id"),
   },
   (t) => [index("validations_task_idx").on(t.taskId, t.ts)],
 );
