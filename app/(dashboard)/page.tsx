@@ -4,6 +4,7 @@ import { getGovernanceStatus } from "@/lib/governance/status";
 import { formatBytes, formatTime } from "@/lib/format";
 import { countActiveSessions } from "@/lib/governance/dialectic";
 import { getOverviewNumbers } from "@/lib/metrics/health";
+import { requireUser } from "@/app/_server/session";
 
 function Stat({ label, value, href, testId }: { label: string; value: string; href: string; testId: string }) {
   return (
@@ -14,7 +15,8 @@ function Stat({ label, value, href, testId }: { label: string; value: string; hr
   );
 }
 
-export default function OverviewPage() {
+export default async function OverviewPage() {
+  await requireUser();
   const stores = listStores();
   const gov = getGovernanceStatus();
   const n = getOverviewNumbers();

@@ -1,6 +1,6 @@
 import "server-only";
 import { getServerSession } from "next-auth";
-import { redirect } from "next/navigation";
+import { notFound, redirect } from "next/navigation";
 import { getAuthOptions } from "@/lib/auth/options";
 import { resolveSessionUser } from "@/lib/auth/session-user";
 import type { PublicUser } from "@/lib/auth/users";
@@ -20,6 +20,13 @@ export async function getSessionUser(): Promise<PublicUser | null> {
 export async function requireUser(): Promise<PublicUser> {
   const user = await getSessionUser();
   if (!user) redirect("/login");
+  return user;
+}
+
+/** For admin-only pages: a viewer gets the same answer as for a page that does not exist. */
+export async function requireAdmin(): Promise<PublicUser> {
+  const user = await requireUser();
+  if (user.role !== "admin") notFound();
   return user;
 }
 

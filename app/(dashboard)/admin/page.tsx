@@ -1,5 +1,4 @@
-import { notFound } from "next/navigation";
-import { requireUser } from "@/app/_server/session";
+import { requireAdmin } from "@/app/_server/session";
 import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton } from "@/components/admin-forms";
 import { listApiTokens } from "@/lib/auth/tokens";
 import { listUsers } from "@/lib/auth/users";
@@ -10,9 +9,7 @@ import { ReindexSection } from "@/components/reindex-section";
 import { AuditTailTable } from "@/components/audit-tail-table";
 
 export default async function AdminPage() {
-  const user = await requireUser();
-  // Viewers get the same answer as for a page that does not exist.
-  if (user.role !== "admin") notFound();
+  await requireAdmin();
   const users = listUsers();
   const tokens = listApiTokens();
   const audit = listAuditTail({ limit: 20 });

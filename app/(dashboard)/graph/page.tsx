@@ -1,8 +1,10 @@
 import Link from "next/link";
 import { LedgerSection } from "@/components/ledger-section";
 import { listStores } from "@/lib/stores/stores";
+import { requireUser } from "@/app/_server/session";
 
-export default function GraphIndexPage() {
+export default async function GraphIndexPage() {
+  await requireUser();
   const stores = listStores();
   return (
     <div className="space-y-6">

@@ -5,6 +5,7 @@ import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
 import { filledParams } from "@/lib/governance/common";
 import { listTasksByFilter, listTasksQuerySchema, VERDICTS } from "@/lib/governance/ledger";
+import { requireUser } from "@/app/_server/session";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -15,6 +16,7 @@ function toEpoch(date: string | undefined, endOfDay: boolean): string | undefine
 }
 
 export default async function LedgerPage({ searchParams }: Props) {
+  await requireUser();
   const raw = filledParams(await searchParams);
   const page = Math.max(1, Number(raw.page ?? 1) || 1);
   const parsed = listTasksQuerySchema.safeParse({

@@ -5,11 +5,13 @@ import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
 import { filledParams } from "@/lib/governance/common";
 import { getDialecticMetrics, listDialecticSessionsByAgent, PHASES, ROLES, sessionFilterSchema, STATUSES } from "@/lib/governance/dialectic";
+import { requireUser } from "@/app/_server/session";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 const PAGE_SIZE = 50;
 
 export default async function SessionsPage({ searchParams }: Props) {
+  await requireUser();
   const raw = filledParams(await searchParams);
   const parsed = sessionFilterSchema.safeParse(raw);
   const f = parsed.success ? parsed.data : null;

@@ -7,10 +7,12 @@ import { listNodesByFilter, listNodesQuerySchema } from "@/lib/graph/nodes";
 import { formatTime } from "@/lib/format";
 import { rememberAction } from "../actions";
 import { graphStoreOr404 } from "../load";
+import { requireUser } from "@/app/_server/session";
 
 type Props = { params: Promise<{ store: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
 
 export default async function GraphStorePage({ params, searchParams }: Props) {
+  await requireUser();
   const { store, handle } = graphStoreOr404((await params).store);
   const raw = filledParams(await searchParams);
   const parsed = listNodesQuerySchema.safeParse({ q: raw.q, entity_type: raw.entity_type, limit: 50 });

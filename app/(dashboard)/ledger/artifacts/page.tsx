@@ -6,10 +6,12 @@ import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
 import { filledParams } from "@/lib/governance/common";
 import { artifactLookupSchema, getProofsByArtifact } from "@/lib/governance/ledger";
+import { requireUser } from "@/app/_server/session";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
 export default async function ArtifactPage({ searchParams }: Props) {
+  await requireUser();
   const parsed = artifactLookupSchema.safeParse(filledParams(await searchParams));
   if (!parsed.success) {
     return (

@@ -7,6 +7,7 @@ import { SessionTranscript } from "@/components/session-transcript";
 import { formatTime } from "@/lib/format";
 import { findByClientId } from "@/lib/governance/common";
 import { getDialecticSessionById, verifyDialecticSession, type SessionView } from "@/lib/governance/dialectic";
+import { requireUser } from "@/app/_server/session";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -17,6 +18,7 @@ function load(id: string): SessionView {
 }
 
 export default async function SessionPage({ params }: Props) {
+  await requireUser();
   const { id } = await params;
   const session = load(decodeURIComponent(id));
   const messages = session.messages ?? [];

@@ -5,12 +5,14 @@ import { formatTime } from "@/lib/format";
 import { filledParams } from "@/lib/governance/common";
 import { listChainsByRecency, listThoughtsByFilter, listThoughtsQuerySchema } from "@/lib/graph/thoughts";
 import { graphStoreOr404 } from "../../load";
+import { requireUser } from "@/app/_server/session";
 
 type Props = { params: Promise<{ store: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
 
 const score = (x: number | null) => (x === null ? "—" : x.toFixed(2));
 
 export default async function ThoughtsPage({ params, searchParams }: Props) {
+  await requireUser();
   const { store, handle } = graphStoreOr404((await params).store);
   const raw = filledParams(await searchParams);
   const page = Math.max(1, Number(raw.page ?? 1) || 1);

@@ -7,6 +7,7 @@ import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
 import { findByClientId } from "@/lib/governance/common";
 import { getTaskStatusById, type TaskStatus } from "@/lib/governance/ledger";
+import { requireUser } from "@/app/_server/session";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -17,6 +18,7 @@ function load(id: string): TaskStatus {
 }
 
 export default async function TaskPage({ params }: Props) {
+  await requireUser();
   const { id } = await params;
   const { task, runs, validations, overrides, artifacts, verdict } = load(decodeURIComponent(id));
   return (

@@ -9,6 +9,7 @@ import { findOrNull } from "@/lib/governance/common";
 import { uuidSchema } from "@/lib/graph/common";
 import { getNodeDetailById, type NodeDetail } from "@/lib/graph/node-detail";
 import { graphStoreOr404 } from "../../../load";
+import { requireUser } from "@/app/_server/session";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
@@ -55,6 +56,7 @@ function RelationTable({ title, id, rows, base }: { title: string; id: string; r
 }
 
 export default async function NodePage({ params }: Props) {
+  await requireUser();
   const p = await params;
   const { store, handle } = graphStoreOr404(p.store);
   const id = uuidSchema.safeParse(p.id);

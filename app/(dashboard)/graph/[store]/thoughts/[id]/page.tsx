@@ -8,6 +8,7 @@ import { uuidSchema } from "@/lib/graph/common";
 import { listEvidenceUsesByThoughtId } from "@/lib/graph/evidence";
 import { getThoughtById, type Thought } from "@/lib/graph/thoughts";
 import { graphStoreOr404 } from "../../../load";
+import { requireUser } from "@/app/_server/session";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
@@ -25,6 +26,7 @@ async function loadThought(handle: StoreHandle, raw: string): Promise<Thought | 
 }
 
 export default async function ThoughtPage({ params }: Props) {
+  await requireUser();
   const p = await params;
   const { store, handle } = graphStoreOr404(p.store);
   const thought = await loadThought(handle, p.id);

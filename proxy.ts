@@ -1,0 +1,87 @@
+import { getToken } from "next-auth/jwt";
+import { NextRequest, NextResponse } from "next/server";
+import { getAuthSecret } from "@/lib/auth/secret";
+import { resolveSessionUser } from "@/lib/auth/session-user";
+import type { PublicUser } from "@/lib/auth/users";
+import { AppError } from "@/lib/errors";
+import { accessForPath, isDocumentRequest, type Access } from "@/lib/http/dashboard-access";
+import { applySecurityHeaders, contentSecurityPolicy, createNonce } from "@/lib/http/security-headers";
+
+/**
+ * The request-level gate: runs before every request is routed, whatever its
+ * shape (page load, RSC navigation, prefetch, server action, route handler),
+ * so a page's data is never rendered for someone who may not see it — a
+ * layout's check does not run when the router renders only a page segment.
+ * Pages and actions still check for themselves (app/_server/session.ts).
+ * Every answer, refusals included, carries the security headers.
+ */
+export async function proxy(request: NextRequest): Promise<Response> {
+  const access = accessForPath(request.nextUrl.pathname);
+  if (access !== "public") {
+    const refusal = refuse(request, access, await signedInUser(request));
+    if (refusal) return withSecurityHeaders(refusal, contentSecurityPolicy());
+  }
+  // Agent API answers and build files hold no page script: the policy without a nonce.
+  if (access === "public" && !isDocumentRoute(request)) return withSecurityHeaders(NextResponse.next(), contentSecurityPolicy());
+  // Pages: a fresh nonce. Next reads it from the request's CSP header and puts it on every script it writes.
+  const policy = contentSecurityPolicy({ nonce: createNonce(), dev: process.env.NODE_ENV === "development" });
+  const forwarded = new Headers(request.headers);
+  forwarded.set("content-security-policy", policy);
+  return withSecurityHeaders(NextResponse.next({ request: { headers: forwarded } }), policy);
+}
+
+// No matcher: the proxy runs on every request, build files included, so every answer gets the headers; which paths are public is decided in one place, deny by default (lib/http/dashboard-access.ts).
+
+const isDocumentRoute = (request: NextRequest) => !request.nextUrl.pathname.startsWith("/api/") && !request.nextUrl.pathname.startsWith("/_next/");
+
+/**
+ * The signed-in person: the next-auth session cookie, verified (signature,
+ * expiry), then the one account check (resolveSessionUser: exists, not
+ * disabled, session still current). Only the cookie counts: a bearer header
+ * is the API's business, not the dashboard's.
+ */
+async function signedInUser(request: NextRequest): Promise<PublicUser | null> {
+  const cookiesOnly = new NextRequest(request.url, { headers: { cookie: request.headers.get("cookie") ?? "" } });
+  const claims = await getToken({ req: cookiesOnly, secret: getAuthSecret(), secureCookie: sessionCookieIsSecure(request) });
+  return resolveSessionUser(claims);
+}
+
+/**
+ * next-auth names its cookie `__Secure-next-auth.session-token` when the site
+ * is https, by its own rule (utils/detect-origin): NEXTAUTH_URL, else the
+ * forwarded protocol when the host is trusted, else plain http.
+ */
+function sessionCookieIsSecure(request: NextRequest): boolean {
+  if (process.env.NEXTAUTH_URL) return process.env.NEXTAUTH_URL.startsWith("https://");
+  if (process.env.VERCEL ?? process.env.AUTH_TRUST_HOST) return request.headers.get("x-forwarded-proto") !== "http";
+  return false;
+}
+
+const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found · dualmind</title></head><body><h1>404</h1><p>This page could not be found.</p><p><a href="/">Back to the dashboard</a></p></body></html>`;
+
+/** The refusal for this request, or null when the person may go on. */
+function refuse(request: NextRequest, access: Exclude<Access, "public">, user: PublicUser | null): Response | null {
+  const document = isDocumentRequest({ method: request.method, accept: request.headers.get("accept") });
+  if (!user) {
+    if (document) {
+      // Sign in, then come back here.
+      const login = new URL("/login", request.url);
+      login.searchParams.set("callbackUrl", `${request.nextUrl.pathname}${request.nextUrl.search}`);
+      return NextResponse.redirect(login, 307);
+    }
+    return Response.json(new AppError("unauthorized", "sign in first").toBody(), { status: 401 });
+  }
+  if (access === "admin" && user.role !== "admin") {
+    // A viewer's browser gets the same answer as for a page that does not exist; a machine request is told why.
+    if (document) return new Response(NOT_FOUND_PAGE, { status: 404, headers: { "content-type": "text/html; charset=utf-8" } });
+    return Response.json(new AppError("forbidden", "admins only").toBody(), { status: 403 });
+  }
+  return null;
+}
+
+function withSecurityHeaders(response: Response, policy: string): Response {
+  applySecurityHeaders(response.headers, policy);
+  // A refusal or a page depends on who asked: never cached.
+  if (response.status >= 300) response.headers.set("Cache-Control", "no-store");
+  return response;
+}
