@@ -1,3 +1,7 @@
+import Database from "better-sqlite3";
+import fs from "node:fs";
+import path from "node:path";
+import { encode } from "next-auth/jwt";
 import { expect, test, type APIRequestContext, type BrowserContext } from "@playwright/test";
 import { ALL_MARKS, DASHBOARD_ROUTES, isPublicRoute, listBuiltRoutes, MARK, seedDashboardContent, VIEWER_PASSWORD, type RouteRow, type Seeded } from "./dashboard-routes";
 import { E2E, signIn } from "./fixtures";
@@ -66,6 +70,26 @@ async function probe(request: APIRequestContext, url: string, shape: Pick<Shape,
     return { status: res.status(), location, body: await res.text() };
   }
 }
+
+/** A session cookie signed with the server's own secret, carrying whatever claims the test chooses. */
+async function signedSessionCookie(claims: Record<string, unknown>): Promise<string> {
+  const dataDir = process.env.E2E_DATA_DIR;
+  if (!dataDir) throw new Error("E2E_DATA_DIR is not set (playwright.config.ts sets it)");
+  const secret = process.env.NEXTAUTH_SECRET ?? fs.readFileSync(path.join(dataDir, ".auth-secret"), "utf8").trim();
+  return `next-auth.session-token=${await encode({ token: claims, secret })}`;
+}
+
+/** A user's id and session version, read from the server's governance.db. */
+function userRow(username: string): { id: number; sessionVersion: number } {
+  const db = new Database(path.join(process.env.E2E_DATA_DIR!, "governance.db"), { readonly: true, fileMustExist: true });
+  try {
+    return db.prepare("SELECT id, session_version AS sessionVersion FROM users WHERE username = ?").get(username) as { id: number; sessionVersion: number };
+  } finally {
+    db.close();
+  }
+}
+
+const isRefusal = (p: Probe) => p.status === 401 || p.status === 403 || p.status === 404 || (p.status >= 300 && p.status < 400 && new URL(p.location ?? "/", E2E.baseURL).pathname === "/login");
 
 const leaked = (body: string, strings: string[]) => strings.filter((s) => body.includes(s));
 const show = (p: Probe) => `${p.status}${p.location ? ` → ${p.location}` : ""} ${p.body.slice(0, 120).replace(/\s+/g, " ")}`;
@@ -171,6 +195,38 @@ test.describe.serial("dashboard access", () => {
         if (r.status !== 200 || missing.length) wrong.push(`${route} [viewer page] → ${r.status}, missing ${JSON.stringify(missing)}`);
       }
     }
+    expect(wrong).toEqual([]);
+  });
+
+  test("forged and stale sessions: a bad cookie, a signed token for no account, and a viewer's token claiming admin are refused", async ({ playwright }) => {
+    const viewer = userRow(MARK.viewer);
+    const identities = [
+      { name: "forged cookie", cookie: "next-auth.session-token=forged.not.a.jwt", admin: false },
+      { name: "signed token for an account that does not exist", cookie: await signedSessionCookie({ uid: 999_999, role: "admin", sv: 0, name: "ghost" }), admin: false },
+      // The role is read from governance.db, never from the token: claiming admin changes nothing.
+      { name: "a viewer's signed token claiming admin", cookie: await signedSessionCookie({ uid: viewer.id, role: "admin", sv: viewer.sessionVersion, name: MARK.viewer }), admin: true },
+    ];
+    const anonymous = await playwright.request.newContext({ baseURL: E2E.baseURL });
+    // Control: the same signing, for the real admin, is a working session, so the refusals below are about the claims.
+    const admin = userRow("admin");
+    const real = await signedSessionCookie({ uid: admin.id, role: "admin", sv: admin.sessionVersion, name: "admin" });
+    const control = await probe(anonymous, "/ledger", { headers: { ...DOCUMENT, cookie: real } });
+    expect(control.status, show(control)).toBe(200);
+    expect(control.body).toContain(MARK.task);
+
+    const shapes = requestShapes({ browserTree, actionId: listServerActions()[0].id });
+    const wrong: string[] = [];
+    for (const identity of identities) {
+      for (const [route, row] of rows) {
+        if (identity.admin && row.role !== "admin") continue;
+        for (const shape of shapes) {
+          const r = await probe(anonymous, row.url, { ...shape, headers: { ...shape.headers, cookie: identity.cookie } });
+          const seen = leaked(r.body, [...ALL_MARKS, ...row.shows]);
+          if (seen.length || !isRefusal(r)) wrong.push(`${route} [${identity.name}, ${shape.name}] → ${show(r)} leaked ${JSON.stringify(seen)}`);
+        }
+      }
+    }
+    await anonymous.dispose();
     expect(wrong).toEqual([]);
   });
 
