@@ -16,13 +16,14 @@ import { applySecurityHeaders, contentSecurityPolicy, createNonce } from "@/lib/
  * Every answer, refusals included, carries the security headers.
  */
 export async function proxy(request: NextRequest): Promise<Response> {
-  const access = accessForPath(request.nextUrl.pathname);
+  const { pathname } = request.nextUrl;
+  const access = accessForPath(pathname);
   if (access !== "public") {
     const refusal = refuse(request, access, await signedInUser(request));
     if (refusal) return withSecurityHeaders(refusal, contentSecurityPolicy());
   }
-  // Agent API answers and build files hold no page script: the policy without a nonce.
-  if (access === "public" && !isDocumentRoute(request)) return withSecurityHeaders(NextResponse.next(), contentSecurityPolicy());
+  // The agent API and build files render no page: the policy without a nonce.
+  if (pathname.startsWith("/api/") || pathname.startsWith("/_next/")) return withSecurityHeaders(NextResponse.next(), contentSecurityPolicy());
   // Pages: a fresh nonce. Next reads it from the request's CSP header and puts it on every script it writes.
   const policy = contentSecurityPolicy({ nonce: createNonce(), dev: process.env.NODE_ENV === "development" });
   const forwarded = new Headers(request.headers);
@@ -31,8 +32,6 @@ export async function proxy(request: NextRequest): Promise<Response> {
 }
 
 // No matcher: the proxy runs on every request, build files included, so every answer gets the headers; which paths are public is decided in one place, deny by default (lib/http/dashboard-access.ts).
-
-const isDocumentRoute = (request: NextRequest) => !request.nextUrl.pathname.startsWith("/api/") && !request.nextUrl.pathname.startsWith("/_next/");
 
 /**
  * The signed-in person: the next-auth session cookie, verified (signature,
