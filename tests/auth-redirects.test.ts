@@ -1,53 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getAuthOptions } from "@/lib/auth/options";
 import { sameOriginPath, sameOriginUrl } from "@/lib/auth/redirects";
+import { hostileCallbackUrls } from "./fixtures/hostile-callback-urls";
 import { useTempDataDir } from "./helpers";
 
 const BASE = "http://127.0.0.1:3000";
-
-/**
- * callbackUrls an attacker may put in a link to the sign-in page, as they
- * arrive after URL decoding (the login page reads searchParams, decoded)
- * and as they arrive still encoded (next-auth's callbackUrl cookie/body).
- */
-export const HOSTILE_CALLBACK_URLS = [
-  "/\\evil.example/x",
-  "/%5Cevil.example/x",
-  "/%5cevil.example",
-  "\\\\evil.example",
-  "\\/evil.example",
-  "/\\/evil.example",
-  "//evil.example",
-  "///evil.example",
-  "////evil.example/x",
-  "/\t/evil.example",
-  "/%09/evil.example",
-  "\t//evil.example",
-  "/\r\n/evil.example",
-  "/\n/evil.example",
-  " //evil.example",
-  "/.//evil.example",
-  "/%2F/evil.example",
-  "%2F%2Fevil.example",
-  "https://evil.example/",
-  "https:evil.example",
-  "https:/evil.example",
-  "HTTPS://EVIL.EXAMPLE",
-  "//evil.example@127.0.0.1:3000",
-  "http://127.0.0.1:3000@evil.example/",
-  "http://127.0.0.1:3000:x@evil.example/",
-  "http://evil.example\\@127.0.0.1:3000/",
-  "http://127.0.0.1:3000.evil.example/",
-  "http://127.0.0.1:4000/",
-  "https://127.0.0.1:3000/",
-  "javascript:alert(1)",
-  "JavaScript:alert(document.domain)",
-  " javascript:alert(1)",
-  "java\tscript:alert(1)",
-  "data:text/html,<script>alert(1)</script>",
-  "vbscript:msgbox(1)",
-  "file:///etc/passwd",
-];
 
 /** What a browser does with a redirect target: resolve it against the page it is on. */
 function landsOn(target: string): URL {
@@ -67,7 +24,7 @@ describe("callbackUrl after sign-in", () => {
   });
   afterEach(() => env.cleanup());
 
-  it.each(HOSTILE_CALLBACK_URLS)("%j never leaves the origin (login page and next-auth's redirect callback)", async (hostile) => {
+  it.each(hostileCallbackUrls("127.0.0.1:3000"))("%j never leaves the origin (login page and next-auth's redirect callback)", async (hostile) => {
     const path = sameOriginPath(hostile, BASE);
     expect(path.startsWith("/") && !path.startsWith("//"), path).toBe(true);
     expect(staysHome(path), path).toBe(true);
