@@ -106,3 +106,19 @@ export function RevokeTokenButton({ action, id }: { action: Action<undefined>; i
     </form>
   );
 }
+
+/** Disable an active user (their sessions end) or enable a disabled one. */
+export function UserStatusButton({ action, username, disabled }: { action: Action<undefined>; username: string; disabled: boolean }) {
+  const [state, formAction, pending] = useActionState(action, null);
+  const verb = disabled ? "Enable" : "Disable";
+  return (
+    <form action={formAction} className="inline-block pl-2">
+      <input type="hidden" name="username" value={username} />
+      <input type="hidden" name="disabled" value={disabled ? "false" : "true"} />
+      <button className="btn-secondary" disabled={pending} aria-label={`${verb} user ${username}`}>
+        {verb}
+      </button>
+      {state && !state.ok && <p className="text-xs text-red-600">{state.error}</p>}
+    </form>
+  );
+}

@@ -3,10 +3,12 @@
 import { signIn } from "next-auth/react";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
+import { signInErrorMessage } from "@/lib/auth/sign-in-errors";
 
-export function LoginForm({ callbackUrl }: { callbackUrl: string }) {
+/** `callbackUrl` is a same-origin path already (app/login/page.tsx checks it). */
+export function LoginForm({ callbackUrl, initialError = null }: { callbackUrl: string; initialError?: string | null }) {
   const router = useRouter();
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(initialError);
   const [pending, setPending] = useState(false);
 
   async function onSubmit(e: React.FormEvent<HTMLFormElement>) {
@@ -20,8 +22,9 @@ export function LoginForm({ callbackUrl }: { callbackUrl: string }) {
       redirect: false,
     });
     setPending(false);
-    if (!res || res.error) {
-      setError("Wrong username or password.");
+    if (!res || res.error || !res.ok) {
+      // A throttled attempt says when to come back ("Too many attempts — try again in 2 min").
+      setError(signInErrorMessage(res?.error ?? "CredentialsSignin"));
       return;
     }
     router.replace(callbackUrl);

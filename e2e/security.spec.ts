@@ -75,6 +75,54 @@ test.describe("security", () => {
     await check();
   });
 
+  test("sign-in: a hostile callbackUrl lands on this origin, a throttled name is told when to retry", async ({ page }) => {
+    // Were the app to follow one of these links off-site, the page would read "left the site" instead of the dashboard.
+    await page.route((url) => url.hostname.endsWith("evil.example"), (route) => route.fulfill({ contentType: "text/html", body: "<h1>left the site</h1>" }));
+    for (const hostile of ["/%5Cevil.example/x", "/\\evil.example/x", "/%09/evil.example", "/%5C/evil.example", "//evil.example", "https://evil.example/", "javascript:alert(1)"]) {
+      await page.context().clearCookies();
+      await page.goto(`/login?callbackUrl=${hostile}`);
+      await page.getByLabel("Username").fill("admin");
+      await page.getByLabel("Password").fill(E2E.adminPassword);
+      await page.getByRole("button", { name: "Sign in" }).click();
+      await expect(page.getByTestId("current-user"), hostile).toBeVisible();
+      expect(new URL(page.url()).origin, hostile).toBe(E2E.baseURL);
+    }
+
+    // Counts are per name typed, known or not: five wrong guesses are answered, the sixth is told to wait.
+    await page.context().clearCookies();
+    await page.goto("/login");
+    await page.getByLabel("Username").fill("sec-throttled-name");
+    for (let i = 0; i < 6; i++) {
+      await page.getByLabel("Password").fill(`wrong-${i}`);
+      const answered = page.waitForResponse((r) => r.url().includes("/api/auth/callback/credentials"));
+      await page.getByRole("button", { name: "Sign in" }).click();
+      expect((await answered).status()).toBe(i < 5 ? 401 : 429);
+      await expect(page.locator("form").getByRole("alert")).toHaveText(i < 5 ? "Wrong username or password." : /^Too many attempts — try again in \d+ s\.$/);
+    }
+  });
+
+  test("an admin disables a user (their open session ends at once) and enables them again; no button to disable oneself", async ({ page, browser }) => {
+    await signIn(page, "admin", E2E.adminPassword);
+    await page.goto("/admin");
+    await createUserInUi(page, { username: "sec-disabled", password: "sec-disabled-pw", role: "viewer" });
+    const users = page.getByTestId("users-table");
+    await expect(users.getByRole("button", { name: "Disable user admin" })).toHaveCount(0);
+
+    const other = await browser.newContext({ baseURL: E2E.baseURL });
+    const person = await other.newPage();
+    await signIn(person, "sec-disabled", "sec-disabled-pw");
+
+    await users.getByRole("button", { name: "Disable user sec-disabled" }).click();
+    await expect(users.getByRole("button", { name: "Enable user sec-disabled" })).toBeVisible();
+    await person.goto("/");
+    await expect(person).toHaveURL(/\/login/);
+
+    await users.getByRole("button", { name: "Enable user sec-disabled" }).click();
+    await expect(users.getByRole("button", { name: "Disable user sec-disabled" })).toBeVisible();
+    await signIn(person, "sec-disabled", "sec-disabled-pw");
+    await other.close();
+  });
+
   test("server actions: a viewer's replayed admin action and a cross-origin POST are refused and change nothing", async ({ page, browser }) => {
     await signIn(page, "admin", E2E.adminPassword);
     await page.goto("/admin");
@@ -165,6 +213,7 @@ function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow
     { name: "embeddingAdminAction", role: "admin", page: `/stores/${store}`, valid: { form: { store, intent: "estimate" } }, malformed: [{ form: { store, intent: "format_disk" } }, { form: { store: "nosuchstore", intent: "start" } }, notAForm] },
     { name: "createUserAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", password: "sec-actions-made-pw", role: "viewer" } }, malformed: [{ form: { username: "../x\u0000", password: "short", role: "root" } }, { form: { username: "sec-actions-viewer", password: "sec-actions-viewer-pw", role: "admin" } }, notAForm] },
     { name: "resetPasswordAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", password: "sec-actions-new-pw" } }, malformed: [{ form: { username: "nobody-here", password: "long-enough-pw" } }, { form: { username: "admin", password: "x" } }, { form: { username: "admin", password: `${E2E.adminPassword}\u0000` } }, notAForm] },
+    { name: "setUserDisabledAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", disabled: "true" } }, malformed: [{ form: { username: "admin", disabled: "true" } }, { form: { username: "nobody-here", disabled: "true" } }, { form: { username: "sec-actions-made", disabled: "maybe" } }, notAForm] },
     { name: "createTokenAction", role: "admin", page: "/admin", valid: { form: { label: "sec-actions-token", agent_id: "sec-actions-agent", scopes: ["read"], stores: "" } }, malformed: [{ form: { label: "", agent_id: "", scopes: ["root"], stores: "../etc" } }, notAForm] },
     { name: "revokeTokenAction", role: "admin", page: "/admin", valid: { form: { id: String(spareTokenId) } }, malformed: [{ form: { id: "1 OR 1=1" } }, { form: { id: "-1" } }, { form: { id: "999999999" } }, notAForm] },
     { name: "startReindexAction", role: "admin", page: "/admin", valid: { values: [store] }, malformed: [{ values: ["../etc"] }, { values: [{ $ne: null }] }, { values: ["nosuchstore"] }] },

@@ -48,6 +48,12 @@ const envSchema = z.object({
   NEXTAUTH_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   DUALMIND_ADMIN_PASSWORD: z.string().min(8, "must be at least 8 characters").optional(),
   DUALMIND_BOOTSTRAP_TOKEN: z.string().min(32, "must be at least 32 characters").optional(),
+  // How many reverse proxies in front of the app append to X-Forwarded-For: true = 1, false = 0.
+  DUALMIND_TRUST_PROXY: z
+    .string()
+    .regex(/^(true|false|[0-9])$/, "must be false, true or the number of proxies in front of the app (0-9)")
+    .transform((v) => (v === "true" ? 1 : v === "false" ? 0 : Number(v)))
+    .default(0),
   DUALMIND_MAX_BODY_BYTES: z.coerce
     .number()
     .int()
@@ -96,6 +102,8 @@ export type Config = {
   authSecret: string | undefined;
   adminPassword: string | undefined;
   bootstrapToken: string | undefined;
+  /** Reverse proxies whose X-Forwarded-For entries are believed (0: none, see lib/auth/login-throttle.ts). */
+  trustProxyHops: number;
   maxBodyBytes: number;
   disableVectors: boolean;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -159,6 +167,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     authSecret: e.NEXTAUTH_SECRET,
     adminPassword: e.DUALMIND_ADMIN_PASSWORD,
     bootstrapToken: e.DUALMIND_BOOTSTRAP_TOKEN,
+    trustProxyHops: e.DUALMIND_TRUST_PROXY,
     maxBodyBytes: e.DUALMIND_MAX_BODY_BYTES,
     disableVectors: e.DUALMIND_DISABLE_VECTORS,
     logLevel: e.DUALMIND_LOG_LEVEL,
@@ -205,6 +214,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "NEXTAUTH_SECRET", default: "generated into DATA_DIR/.auth-secret", meaning: "secret signing session JWTs (≥32 chars)" },
   { variable: "DUALMIND_ADMIN_PASSWORD", default: "generated, printed once", meaning: "password of the first `admin` user when no users exist" },
   { variable: "DUALMIND_BOOTSTRAP_TOKEN", default: "unset", meaning: "optional admin-scope API token for automation (≥32 chars, agent id `bootstrap`)" },
+  { variable: "DUALMIND_TRUST_PROXY", default: "false", meaning: "number of reverse proxies in front of the app (true = 1) whose X-Forwarded-For is believed for the per-address sign-in limit" },
   { variable: "DUALMIND_MAX_BODY_BYTES", default: "1048576", meaning: "largest accepted API request body; larger → 413" },
   { variable: "DUALMIND_DISABLE_VECTORS", default: "false", meaning: "do not load sqlite-vec (lexical only)" },
   { variable: "DUALMIND_LOG_LEVEL", default: "info", meaning: "debug | info | warn | error" },

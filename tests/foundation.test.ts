@@ -102,25 +102,25 @@ describe("people and agents", () => {
   });
   afterEach(() => env.cleanup());
 
-  it("first run creates admin once, with the configured or a generated password", () => {
+  it("first run creates admin once, with the configured or a generated password", async () => {
     const first = ensureFirstAdmin({});
     expect(first.created).toBe(true);
     if (!first.created) return;
     expect(first.generatedPassword).toBeTruthy();
-    expect(authenticateUser({ username: "admin", password: first.generatedPassword! })?.role).toBe("admin");
+    expect((await authenticateUser({ username: "admin", password: first.generatedPassword! }))?.role).toBe("admin");
     expect(ensureFirstAdmin({ configuredPassword: "another-password" }).created).toBe(false);
   });
 
-  it("stores passwords hashed and rejects wrong ones", () => {
-    createUser({ input: { username: "vera", password: "correct horse", role: "viewer" }, actor: "test" });
+  it("stores passwords hashed and rejects wrong ones", async () => {
+    await createUser({ input: { username: "vera", password: "correct horse", role: "viewer" }, actor: "test" });
     const row = getGovernance().sqlite.prepare("select password_hash from users where username='vera'").get() as { password_hash: string };
     expect(row.password_hash).toMatch(/^scrypt\$/);
     expect(row.password_hash).not.toContain("correct horse");
-    expect(authenticateUser({ username: "vera", password: "wrong horse" })).toBeNull();
-    expect(authenticateUser({ username: "nobody", password: "correct horse" })).toBeNull();
-    setUserPassword({ username: "vera", password: "battery staple", actor: "test" });
-    expect(authenticateUser({ username: "vera", password: "correct horse" })).toBeNull();
-    expect(authenticateUser({ username: "vera", password: "battery staple" })?.username).toBe("vera");
+    expect(await authenticateUser({ username: "vera", password: "wrong horse" })).toBeNull();
+    expect(await authenticateUser({ username: "nobody", password: "correct horse" })).toBeNull();
+    await setUserPassword({ username: "vera", password: "battery staple", actor: "test" });
+    expect(await authenticateUser({ username: "vera", password: "correct horse" })).toBeNull();
+    expect((await authenticateUser({ username: "vera", password: "battery staple" }))?.username).toBe("vera");
   });
 
   it("tokens: shown once, stored as a hash, revocable, last_used recorded", () => {
@@ -151,8 +151,8 @@ describe("people and agents", () => {
     if (!v.ok) expect(v.brokenAtId).toBe(3);
   });
 
-  it("every mutating auth action leaves an audit row", () => {
-    createUser({ input: { username: "ann", password: "password1", role: "admin" }, actor: "user:root" });
+  it("every mutating auth action leaves an audit row", async () => {
+    await createUser({ input: { username: "ann", password: "password1", role: "admin" }, actor: "user:root" });
     const { info } = createApiToken({ input: { label: "x", agent_id: "a", scopes: ["read"] }, actor: "user:ann" });
     revokeApiToken({ id: info.id, actor: "user:ann" });
     const actions = (getGovernance().sqlite.prepare("select action, actor from audit_log order by id").all() as { action: string; actor: string }[]);

@@ -1,5 +1,6 @@
 import { readBodyLimited } from "../api/route";
 import { AppError } from "../errors";
+import { retryAfterSecondsOf } from "./sign-in-errors";
 
 /** A sign-in form is a few hundred bytes; nothing next-auth takes needs more. */
 export const AUTH_BODY_LIMIT_BYTES = 16 * 1024;
@@ -23,5 +24,42 @@ export async function assertWellFormedAuthRequest({ request, action }: { request
     } catch {
       throw new AppError("invalid_json", "request body is not valid JSON");
     }
+  }
+}
+
+/**
+ * next-auth answers every refused credentials sign-in with a 401 (JSON
+ * `{ url }` for fetch callers, a redirect for forms), the throttled ones
+ * included. Give a throttled answer its proper status and a Retry-After
+ * header: 429 for JSON (next-auth's signIn() reads the body whatever the
+ * status), the redirect left as a redirect so a browser still follows it.
+ */
+export async function markThrottledSignIn(response: Response): Promise<Response> {
+  const location = response.headers.get("location");
+  if (location) {
+    const wait = retryAfterSecondsOf(errorParam(location));
+    if (wait !== null) response.headers.set("retry-after", String(wait));
+    return response;
+  }
+  if (response.status !== 401 || !response.headers.get("content-type")?.includes("application/json")) return response;
+  const body = await response.text();
+  let wait: number | null = null;
+  try {
+    wait = retryAfterSecondsOf(errorParam((JSON.parse(body) as { url?: unknown }).url));
+  } catch {
+    // not next-auth's { url } answer: pass it on as it was
+  }
+  const headers = new Headers(response.headers);
+  if (wait === null) return new Response(body, { status: response.status, headers });
+  headers.set("retry-after", String(wait));
+  return new Response(body, { status: 429, headers });
+}
+
+function errorParam(url: unknown): string | null {
+  if (typeof url !== "string") return null;
+  try {
+    return new URL(url, "http://localhost").searchParams.get("error");
+  } catch {
+    return null;
   }
 }

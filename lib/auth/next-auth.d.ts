@@ -3,7 +3,7 @@ import "next-auth/jwt";
 
 declare module "next-auth" {
   interface Session {
-    user: { id?: number; role?: "viewer" | "admin"; name?: string | null; email?: string | null; image?: string | null };
+    user: { id?: number; role?: "viewer" | "admin"; sv?: number; name?: string | null; email?: string | null; image?: string | null };
   }
 }
 
@@ -11,5 +11,7 @@ declare module "next-auth/jwt" {
   interface JWT {
     uid?: number;
     role?: "viewer" | "admin";
+    /** users.session_version when the token was issued. */
+    sv?: number;
   }
 }

@@ -1,40 +1,62 @@
-import type { AuthOptions } from "next-auth";
+import type { AuthOptions, Session } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { z } from "zod";
+import { getConfig } from "../config";
+import { clientAddress } from "./login-throttle";
+import { sameOriginUrl } from "./redirects";
 import { getAuthSecret } from "./secret";
-import { authenticateUser, type Role } from "./users";
+import { resolveSessionUser } from "./session-user";
+import { tooManyAttemptsError } from "./sign-in-errors";
+import { signInWithPassword, type Role } from "./users";
 
 const credentialsSchema = z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(256) });
 
-/** next-auth options: credentials over the users table, JWT sessions carrying id and role. */
+/** What authorize() hands to the jwt callback at sign-in. */
+type SignedInUser = { id: string; name: string; role: Role; sv: number };
+
+/** next-auth options: credentials over the users table, JWT sessions carrying id, role and session version. */
 export function getAuthOptions(): AuthOptions {
   return {
     secret: getAuthSecret(),
     session: { strategy: "jwt", maxAge: 12 * 60 * 60 },
-    pages: { signIn: "/login" },
+    // Errors (a throttled attempt's `TooManyAttempts:<s>` among them) land on our page, which explains them.
+    pages: { signIn: "/login", error: "/login" },
     providers: [
       CredentialsProvider({
         name: "dualmind",
         credentials: { username: { label: "Username", type: "text" }, password: { label: "Password", type: "password" } },
-        async authorize(raw) {
+        // next-auth 4 on the App Router passes the request's headers only (no socket), see clientAddress.
+        async authorize(raw, req): Promise<SignedInUser | null> {
           const parsed = credentialsSchema.safeParse(raw);
           if (!parsed.success) return null;
-          const user = authenticateUser(parsed.data);
-          if (!user) return null;
-          return { id: String(user.id), name: user.username, role: user.role };
+          const address = clientAddress({ forwardedFor: req?.headers?.["x-forwarded-for"], trustProxyHops: getConfig().trustProxyHops });
+          const result = await signInWithPassword({ ...parsed.data, address });
+          // next-auth turns a thrown message into `?error=<message>` (401); the route answers it as a 429.
+          if (!result.ok && result.reason === "throttled") throw new Error(tooManyAttemptsError(result.retryAfterMs / 1000));
+          if (!result.ok) return null;
+          const { user } = result;
+          return { id: String(user.id), name: user.username, role: user.role, sv: user.sessionVersion };
         },
       }),
     ],
     callbacks: {
       jwt({ token, user }) {
         if (user) {
-          token.uid = Number(user.id);
-          token.role = (user as { role?: Role }).role;
+          const signedIn = user as unknown as SignedInUser;
+          token.uid = Number(signedIn.id);
+          token.role = signedIn.role;
+          token.sv = signedIn.sv;
         }
         return token;
       },
       session({ session, token }) {
-        return { ...session, user: { ...session.user, id: token.uid, role: token.role } };
+        // A revoked or disabled session reads as signed out here too (GET /api/auth/session, getServerSession).
+        if (!resolveSessionUser(token)) return { expires: session.expires } as Session;
+        return { ...session, user: { ...session.user, id: token.uid, role: token.role, sv: token.sv } };
+      },
+      // Every callbackUrl next-auth follows (sign-in, sign-out, its callback cookie) stays on this origin.
+      redirect({ url, baseUrl }) {
+        return sameOriginUrl(url, baseUrl);
       },
     },
   };

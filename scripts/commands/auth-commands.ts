@@ -1,10 +1,10 @@
 import { createInterface } from "node:readline/promises";
 import { z } from "zod";
 import { createApiToken, listApiTokens, revokeApiToken, SCOPES } from "../../lib/auth/tokens";
-import { createUser, listUsers, setUserPassword, setUserRole, ROLES } from "../../lib/auth/users";
+import { createUser, listUsers, setUserDisabled, setUserPassword, setUserRole, ROLES } from "../../lib/auth/users";
 import { generatePassword } from "../../lib/auth/passwords";
 import { formatTime } from "../../lib/format";
-import { flagString, UsageError, type Command } from "../cli-kit";
+import { flagString, UsageError, type Command, type CommandContext } from "../cli-kit";
 
 const ACTOR = `cli:${process.env.USER ?? "local"}`;
 
@@ -21,6 +21,12 @@ async function passwordFrom(flags: Record<string, string | boolean>): Promise<{ 
   return { password: generatePassword(), generated: true };
 }
 
+function setDisabledFromCli({ username, disabled, out }: { username: string | undefined; disabled: boolean; out: CommandContext["out"] }): void {
+  if (!username) throw new UsageError("username is required");
+  const user = setUserDisabled({ username, disabled, actor: ACTOR });
+  out(`${username} is ${user.disabledAt ? "disabled" : "enabled"}`, { username, disabled: !!user.disabledAt });
+}
+
 export const authCommands: Command[] = [
   {
     name: "users list",
@@ -28,7 +34,7 @@ export const authCommands: Command[] = [
     summary: "list dashboard users",
     run: ({ out }) => {
       const users = listUsers();
-      out(users.map((u) => `${u.username}\t${u.role}\t${formatTime(u.createdAt)}`).join("\n") || "(no users)", { users });
+      out(users.map((u) => `${u.username}\t${u.role}\t${formatTime(u.createdAt)}\t${u.disabledAt ? "disabled" : "active"}`).join("\n") || "(no users)", { users });
     },
   },
   {
@@ -40,32 +46,44 @@ export const authCommands: Command[] = [
       if (!username) throw new UsageError("username is required");
       const role = z.enum(ROLES).parse(flagString(flags, "role") ?? "viewer");
       const { password, generated } = await passwordFrom(flags);
-      const user = createUser({ input: { username, password, role }, actor: ACTOR });
+      const user = await createUser({ input: { username, password, role }, actor: ACTOR });
       out(`created ${user.role} ${user.username}${generated ? ` with password: ${password}` : ""}`, { user, password: generated ? password : undefined });
     },
   },
   {
     name: "users reset-password",
     usage: "users reset-password <username> [--password P]",
-    summary: "set a new password (prompted, or generated and printed once)",
+    summary: "set a new password (prompted, or generated and printed once); ends the user's sessions",
     run: async ({ args, flags, out }) => {
       const [username] = args;
       if (!username) throw new UsageError("username is required");
       const { password, generated } = await passwordFrom(flags);
-      setUserPassword({ username, password, actor: ACTOR });
+      await setUserPassword({ username, password, actor: ACTOR });
       out(`password of ${username} changed${generated ? `: ${password}` : ""}`, { username, password: generated ? password : undefined });
     },
   },
   {
     name: "users set-role",
     usage: "users set-role <username> viewer|admin",
-    summary: "change a user's role",
+    summary: "change a user's role; ends the user's sessions",
     run: ({ args, out }) => {
       const [username, role] = args;
       if (!username || !role) throw new UsageError("username and role are required");
       setUserRole({ username, role: z.enum(ROLES).parse(role), actor: ACTOR });
       out(`${username} is now ${role}`, { username, role });
     },
+  },
+  {
+    name: "users disable",
+    usage: "users disable <username>",
+    summary: "refuse a user's sign-in and end their sessions",
+    run: ({ args, out }) => setDisabledFromCli({ username: args[0], disabled: true, out }),
+  },
+  {
+    name: "users enable",
+    usage: "users enable <username>",
+    summary: "let a disabled user sign in again",
+    run: ({ args, out }) => setDisabledFromCli({ username: args[0], disabled: false, out }),
   },
   {
     name: "tokens create",

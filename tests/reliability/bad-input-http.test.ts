@@ -134,7 +134,12 @@ describe("/api/auth (next-auth credentials): never a 5xx, never a session for a 
   const raw = (csrf: Csrf, contentType: string, body: string | Uint8Array) => ({ method: "POST", path: "/api/auth/callback/credentials", headers: { "content-type": contentType, cookie: csrf.cookie }, body });
   const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p) : Buffer.from(p))));
 
-  /** Bad sign-ins: each must be refused (a redirect with ?error= or ?csrf=true, or a 4xx), with no session cookie. */
+  /**
+   * Bad sign-ins: each must be refused (a redirect with ?error= or ?csrf=true, or a 4xx), with no session cookie.
+   * Failed sign-ins are throttled per name (lib/auth/login-throttle.ts: five are free): these charge admin
+   * four, so the right-password sign-in at the end of this file still goes through. The throttle itself is
+   * tested in sign-in-http.test.ts.
+   */
   function signInCases(csrf: Csrf): (HttpCase & { outcome?: RegExp; status?: number })[] {
     const t = csrf.token;
     const denied = /error=CredentialsSignin/;
@@ -207,7 +212,8 @@ describe("/api/auth (next-auth credentials): never a 5xx, never a session for a 
 
   it("what the person sees after a failed sign-in: the login page with the error, and no session", async () => {
     const csrf = await freshCsrf();
-    const failed = await send({ name: "failed sign-in", ...form(csrf, { csrfToken: csrf.token, username: "admin", password: "wrong" }) });
+    // An unknown name: it must look exactly like a wrong password, and it leaves admin's free failures alone.
+    const failed = await send({ name: "failed sign-in", ...form(csrf, { csrfToken: csrf.token, username: "nobody", password: "wrong" }) });
     // next-auth's error page hands over to our sign-in page (pages.signIn), which shows the error.
     let location = failed.headers.get("location");
     for (let hops = 0; location && hops < 5; hops++) {

@@ -5,7 +5,8 @@ import { z } from "zod";
 import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { createApiToken, revokeApiToken } from "@/lib/auth/tokens";
-import { createUser, setUserPassword } from "@/lib/auth/users";
+import { createUser, setUserDisabled, setUserPassword } from "@/lib/auth/users";
+import { AppError } from "@/lib/errors";
 
 // Every action re-checks the session and the admin role itself: server
 // actions are public endpoints. The domain functions write the audit rows.
@@ -14,7 +15,7 @@ export async function createUserAction(_prev: ActionResult | null, form: FormDat
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
-    const user = createUser({
+    const user = await createUser({
       input: { username: String(form.get("username") ?? ""), password: String(form.get("password") ?? ""), role: form.get("role") as "viewer" | "admin" },
       actor: `user:${admin.username}`,
     });
@@ -30,8 +31,25 @@ export async function resetPasswordAction(_prev: ActionResult | null, form: Form
     const admin = await requireRoleForAction("admin");
     assertForm(form);
     const username = String(form.get("username") ?? "");
-    setUserPassword({ username, password: String(form.get("password") ?? ""), actor: `user:${admin.username}` });
-    return { ok: true, message: `Password of ${username} changed.` };
+    await setUserPassword({ username, password: String(form.get("password") ?? ""), actor: `user:${admin.username}` });
+    return { ok: true, message: `Password of ${username} changed; their sessions have ended.` };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+const userStatusForm = z.object({ username: z.string().min(1).max(64), disabled: z.enum(["true", "false"]).transform((v) => v === "true") });
+
+/** Disable (sign-in refused, sessions end) or enable a user. An admin cannot disable themselves. */
+export async function setUserDisabledAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  try {
+    const admin = await requireRoleForAction("admin");
+    assertForm(form);
+    const { username, disabled } = userStatusForm.parse({ username: form.get("username"), disabled: form.get("disabled") });
+    if (disabled && username === admin.username) throw new AppError("conflict", "you cannot disable your own account");
+    const user = setUserDisabled({ username, disabled, actor: `user:${admin.username}` });
+    revalidatePath("/admin");
+    return { ok: true, message: user.disabledAt ? `${username} is disabled; their sessions have ended.` : `${username} is enabled.` };
   } catch (e) {
     return actionError(e);
   }

@@ -1,15 +1,15 @@
 import { requireAdmin } from "@/app/_server/session";
-import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton } from "@/components/admin-forms";
+import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton, UserStatusButton } from "@/components/admin-forms";
 import { listApiTokens } from "@/lib/auth/tokens";
 import { listUsers } from "@/lib/auth/users";
 import { listAuditTail } from "@/lib/governance/audit";
 import { formatTime } from "@/lib/format";
-import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction } from "./actions";
+import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction, setUserDisabledAction } from "./actions";
 import { ReindexSection } from "@/components/reindex-section";
 import { AuditTailTable } from "@/components/audit-tail-table";
 
 export default async function AdminPage() {
-  await requireAdmin();
+  const user = await requireAdmin();
   const users = listUsers();
   const tokens = listApiTokens();
   const audit = listAuditTail({ limit: 20 });
@@ -27,6 +27,7 @@ export default async function AdminPage() {
               <th>Username</th>
               <th>Role</th>
               <th>Created</th>
+              <th>Status</th>
             </tr>
           </thead>
           <tbody>
@@ -35,6 +36,11 @@ export default async function AdminPage() {
                 <td>{u.username}</td>
                 <td>{u.role}</td>
                 <td>{formatTime(u.createdAt)}</td>
+                <td>
+                  {u.disabledAt ? `disabled ${formatTime(u.disabledAt)}` : "active"}
+                  {/* Nobody disables themselves from here: that would end this very session. */}
+                  {u.id !== user.id && <UserStatusButton action={setUserDisabledAction} username={u.username} disabled={!!u.disabledAt} />}
+                </td>
               </tr>
             ))}
           </tbody>

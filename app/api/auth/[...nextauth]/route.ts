@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import NextAuth from "next-auth";
 import { errorResponse } from "@/lib/api/route";
-import { assertWellFormedAuthRequest } from "@/lib/auth/auth-request";
+import { assertWellFormedAuthRequest, markThrottledSignIn } from "@/lib/auth/auth-request";
 import { getAuthOptions } from "@/lib/auth/options";
 
 type Ctx = { params: Promise<{ nextauth: string[] }> };
@@ -14,7 +14,7 @@ async function handler(req: Request, ctx: Ctx) {
   } catch (e) {
     return errorResponse(e, randomUUID());
   }
-  return NextAuth(getAuthOptions())(req, { params });
+  return markThrottledSignIn(await NextAuth(getAuthOptions())(req, { params }));
 }
 
 export { handler as GET, handler as POST };

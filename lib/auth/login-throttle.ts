@@ -1,0 +1,162 @@
+import net from "node:net";
+import { eq, and, isNull, lt, or } from "drizzle-orm";
+import { getGovernance } from "../db/connection";
+import { loginThrottle, type LoginThrottleRow } from "../db/schema/governance";
+import { appendAudit } from "../governance/audit";
+
+/**
+ * Failed sign-ins, counted per user name and per client address in
+ * governance.db (login_throttle), so every server on one DATA_DIR sees the
+ * same counts.
+ *
+ * Policy per key: the first `freeFailures` failures cost nothing; after that
+ * each attempt must wait `firstDelayMs`, doubling per further failure (capped
+ * at `lockMs`); the `lockAfterFailures`-th failure locks the key for `lockMs`
+ * (audited as auth.lockout), and every failure after a lock ends locks it
+ * again. A key forgets its failures an hour after the last one. A success
+ * clears the user key. A refused attempt runs no scrypt and changes nothing,
+ * so waiting out a delay is never punished.
+ *
+ * An attempt is charged before its password is checked (and the charge is
+ * kept when the check fails), so a burst of parallel guesses cannot all pass
+ * the gate while scrypt runs: at most `freeFailures` are ever in flight.
+ *
+ * The gate answers the same for a name that does not exist: counts are kept
+ * per name typed, so a refusal says nothing about which accounts exist.
+ */
+export type ThrottlePolicy = { freeFailures: number; lockAfterFailures: number; firstDelayMs: number; lockMs: number };
+
+const MINUTE = 60_000;
+/** Per user name: 5 free failures, then 30 s, 1, 2, 4, 8 min; the 10th failure locks it for 15 min. */
+export const USER_THROTTLE: ThrottlePolicy = { freeFailures: 5, lockAfterFailures: 10, firstDelayMs: 30_000, lockMs: 15 * MINUTE };
+/** Per client address (several people may share one): 20 free failures across all names, locked at 30. */
+export const ADDRESS_THROTTLE: ThrottlePolicy = { freeFailures: 20, lockAfterFailures: 30, firstDelayMs: 30_000, lockMs: 15 * MINUTE };
+/** A key with no failure for this long (and no lock running) starts again from zero. */
+export const FAILURE_MEMORY_MS = 60 * MINUTE;
+
+export type SignInGate = { allowed: true } | { allowed: false; retryAfterMs: number };
+
+type Keyed = { key: string; policy: ThrottlePolicy };
+
+function keysFor({ username, address }: { username: string; address: string | null }): Keyed[] {
+  const keys: Keyed[] = [{ key: userKey(username), policy: USER_THROTTLE }];
+  if (address) keys.push({ key: `ip:${address}`, policy: ADDRESS_THROTTLE });
+  return keys;
+}
+
+function userKey(username: string): string {
+  return `user:${username}`;
+}
+
+function isForgotten(row: LoginThrottleRow, now: number): boolean {
+  return row.lastFailureAt <= now - FAILURE_MEMORY_MS && !(row.lockedUntil !== null && row.lockedUntil > now);
+}
+
+/** The first moment this key may try again (≤ now: it may try now). */
+function notBefore(row: LoginThrottleRow, policy: ThrottlePolicy): number {
+  let until = row.lockedUntil ?? 0;
+  if (row.failures >= policy.freeFailures) {
+    const delay = Math.min(policy.firstDelayMs * 2 ** (row.failures - policy.freeFailures), policy.lockMs);
+    until = Math.max(until, row.lastFailureAt + delay);
+  }
+  return until;
+}
+
+function readRow(key: string): LoginThrottleRow | undefined {
+  return getGovernance().db.select().from(loginThrottle).where(eq(loginThrottle.key, key)).get();
+}
+
+let lastPrunedAt = 0;
+
+/** Drop forgotten keys, at most once a minute per process, so names sprayed at the form do not pile up. */
+function pruneForgotten(now: number): void {
+  if (now - lastPrunedAt < MINUTE) return;
+  lastPrunedAt = now;
+  getGovernance()
+    .db.delete(loginThrottle)
+    .where(and(lt(loginThrottle.lastFailureAt, now - FAILURE_MEMORY_MS), or(isNull(loginThrottle.lockedUntil), lt(loginThrottle.lockedUntil, now))))
+    .run();
+}
+
+/**
+ * Before checking a password: refuse (with how long to wait) while the name
+ * or the address is delayed or locked, else charge one failure to each.
+ */
+export function beginSignInAttempt({ username, address, now = Date.now() }: { username: string; address: string | null; now?: number }): SignInGate {
+  const { sqlite, db } = getGovernance();
+  return sqlite.transaction((): SignInGate => {
+    pruneForgotten(now);
+    const keyed = keysFor({ username, address }).map((k) => {
+      const row = readRow(k.key);
+      return { ...k, row: row && !isForgotten(row, now) ? row : undefined };
+    });
+    const until = Math.max(0, ...keyed.map((k) => (k.row ? notBefore(k.row, k.policy) : 0)));
+    if (until > now) return { allowed: false, retryAfterMs: until - now };
+    for (const { key, row } of keyed) {
+      const values = { key, failures: (row?.failures ?? 0) + 1, firstFailureAt: row?.firstFailureAt ?? now, lastFailureAt: now, lockedUntil: null };
+      db.insert(loginThrottle).values(values).onConflictDoUpdate({ target: loginThrottle.key, set: values }).run();
+    }
+    return { allowed: true };
+  }).immediate();
+}
+
+/**
+ * After checking the password. A failure keeps its charge and locks a key
+ * that has reached its limit (audited once per lock). A success clears the
+ * name and gives the address its charge back.
+ */
+export function settleSignInAttempt({ username, address, succeeded, now = Date.now() }: { username: string; address: string | null; succeeded: boolean; now?: number }): void {
+  const { sqlite, db } = getGovernance();
+  sqlite.transaction(() => {
+    for (const { key, policy } of keysFor({ username, address })) {
+      const row = readRow(key);
+      if (!row) continue;
+      if (succeeded) {
+        if (key === userKey(username) || row.failures <= 1) db.delete(loginThrottle).where(eq(loginThrottle.key, key)).run();
+        else db.update(loginThrottle).set({ failures: row.failures - 1 }).where(eq(loginThrottle.key, key)).run();
+        continue;
+      }
+      const locked = row.lockedUntil !== null && row.lockedUntil > now;
+      if (row.failures < policy.lockAfterFailures || locked) continue;
+      const lockedUntil = now + policy.lockMs;
+      db.update(loginThrottle).set({ lockedUntil }).where(eq(loginThrottle.key, key)).run();
+      appendAudit({
+        actor: "system",
+        action: "auth.lockout",
+        target: key,
+        reason: `${row.failures} failed sign-ins`,
+        details: { failures: row.failures, first_failure_at: row.firstFailureAt, locked_until: lockedUntil },
+      });
+    }
+  }).immediate();
+}
+
+/** Forget a name's failures (a new password or re-enabled account starts clean). Runs in the caller's transaction. */
+export function clearUserThrottle({ username }: { username: string }): void {
+  getGovernance().db.delete(loginThrottle).where(eq(loginThrottle.key, userKey(username))).run();
+}
+
+/**
+ * The client's address for the per-address limit, from X-Forwarded-For: the
+ * entry `trustProxyHops` places from the right (each trusted proxy appends
+ * the address it saw), or null when no proxy is trusted.
+ *
+ * Why null without a proxy: next-auth 4 hands authorize() headers only, and
+ * Next.js fills X-Forwarded-For with the connection's address only when the
+ * client did not send one itself, so a direct client can make this value
+ * anything: rotating it would dodge the limit and naming someone else's
+ * address would lock them out. The per-name limit does not depend on it.
+ */
+export function clientAddress({ forwardedFor, trustProxyHops }: { forwardedFor: string | string[] | undefined; trustProxyHops: number }): string | null {
+  if (trustProxyHops <= 0 || forwardedFor === undefined) return null;
+  const hops = (Array.isArray(forwardedFor) ? forwardedFor.join(",") : forwardedFor)
+    .split(",")
+    .map((h) => h.trim())
+    .filter(Boolean);
+  if (hops.length === 0) return null;
+  // Fewer entries than proxies: the request skipped a proxy, so even the leftmost is only what some hop claims.
+  const picked = hops[Math.max(0, hops.length - trustProxyHops)];
+  const address = picked.replace(/^\[(.*)\](?::\d+)?$/, "$1").replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, "");
+  // Anything but an IP address (a proxy that passes junk through) shares one bucket rather than minting keys.
+  return net.isIP(address) ? address.toLowerCase() : "invalid";
+}

@@ -1,0 +1,123 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import type { Session } from "next-auth";
+import type { JWT } from "next-auth/jwt";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { getAuthOptions } from "@/lib/auth/options";
+import { resolveSessionUser } from "@/lib/auth/session-user";
+import { createUser, getUserByUsername, setUserDisabled, setUserPassword, setUserRole, signInWithPassword } from "@/lib/auth/users";
+import { getGovernance } from "@/lib/db/connection";
+import { verifyAuditChain } from "@/lib/governance/audit";
+import { useTempDataDir } from "./helpers";
+
+let env: ReturnType<typeof useTempDataDir>;
+beforeEach(async () => {
+  env = useTempDataDir();
+  await createUser({ input: { username: "root", password: "root-password", role: "admin" }, actor: "test" });
+  await createUser({ input: { username: "vera", password: "vera-password", role: "viewer" }, actor: "test" });
+});
+afterEach(() => env.cleanup());
+
+/** The claims a session JWT for `username` carries when issued now (what the jwt callback writes at sign-in). */
+function claimsNow(username: string): { uid: number; role: string; sv: number } {
+  const u = getUserByUsername({ username })!;
+  return { uid: u.id, role: u.role, sv: u.sessionVersion };
+}
+
+function auditActions(): string[] {
+  return (getGovernance().sqlite.prepare("select action from audit_log order by id").all() as { action: string }[]).map((r) => r.action);
+}
+
+describe("session versions", () => {
+  it("a password reset, a role change and a disable each end the sessions issued before them, in one audited transaction", async () => {
+    const changes: [string, () => unknown, string][] = [
+      ["password reset", () => setUserPassword({ username: "vera", password: "vera-password-2", actor: "user:root" }), "user.password_reset"],
+      ["role change", () => setUserRole({ username: "vera", role: "admin", actor: "user:root" }), "user.role"],
+      ["disable", () => setUserDisabled({ username: "vera", disabled: true, actor: "user:root" }), "user.disable"],
+    ];
+    for (const [name, change, action] of changes) {
+      const before = claimsNow("vera");
+      expect(resolveSessionUser(before)?.username, name).toBe("vera");
+      const auditBefore = auditActions().length;
+      await change();
+      expect(resolveSessionUser(before), `${name}: the old session must end`).toBeNull();
+      expect(claimsNow("vera").sv, name).toBe(before.sv + 1);
+      expect(auditActions().slice(auditBefore), name).toEqual([action]);
+    }
+    // Root's own session is untouched by changes to vera.
+    expect(resolveSessionUser(claimsNow("root"))?.username).toBe("root");
+    expect(verifyAuditChain().ok).toBe(true);
+  });
+
+  it("a refused change bumps nothing and audits nothing; repeating the current role or state changes nothing", () => {
+    const root = claimsNow("root");
+    const audits = auditActions().length;
+    expect(() => setUserRole({ username: "root", role: "viewer", actor: "test" })).toThrow(/last admin/);
+    expect(() => setUserDisabled({ username: "root", disabled: true, actor: "test" })).toThrow(/last active admin/);
+    setUserRole({ username: "root", role: "admin", actor: "test" });
+    setUserDisabled({ username: "root", disabled: false, actor: "test" });
+    expect(resolveSessionUser(root)?.username).toBe("root");
+    expect(auditActions()).toHaveLength(audits);
+    expect(() => setUserDisabled({ username: "ghost", disabled: true, actor: "test" })).toThrow(/no user ghost/);
+  });
+
+  it("a token without a session version, or with another one, is refused", () => {
+    const { uid, role, sv } = claimsNow("vera");
+    expect(resolveSessionUser({ uid, role })).toBeNull();
+    expect(resolveSessionUser({ uid, role, sv: sv + 1 })).toBeNull();
+    expect(resolveSessionUser({ uid, role, sv: String(sv) })).toBeNull();
+    expect(resolveSessionUser({ uid, role, sv })?.username).toBe("vera");
+  });
+
+  it("disable refuses sign-in; enable lets the person sign in again but does not revive sessions from before", async () => {
+    const old = claimsNow("vera");
+    setUserDisabled({ username: "vera", disabled: true, actor: "user:root" });
+    expect(await signInWithPassword({ username: "vera", password: "vera-password", address: null })).toEqual({ ok: false, reason: "invalid" });
+    const user = setUserDisabled({ username: "vera", disabled: false, actor: "user:root" });
+    expect(user.disabledAt).toBeNull();
+    expect(resolveSessionUser(old)).toBeNull();
+    const again = await signInWithPassword({ username: "vera", password: "vera-password", address: null });
+    expect(again.ok && resolveSessionUser({ uid: again.user.id, sv: again.user.sessionVersion })?.username).toBe("vera");
+    expect(auditActions().slice(-2)).toEqual(["user.disable", "user.enable"]);
+  });
+
+  it("next-auth callbacks: the JWT carries sv from sign-in; a revoked token's session has no user", async () => {
+    const { callbacks } = getAuthOptions();
+    const signedIn = await signInWithPassword({ username: "vera", password: "vera-password", address: null });
+    if (!signedIn.ok) throw new Error("sign-in failed");
+    const user = { id: String(signedIn.user.id), name: "vera", role: "viewer", sv: signedIn.user.sessionVersion };
+    const token = (await callbacks!.jwt!({ token: {}, user, account: null } as never)) as JWT;
+    expect(token).toMatchObject({ uid: signedIn.user.id, role: "viewer", sv: 0 });
+    const session = (extra: JWT) => callbacks!.session!({ session: { user: { name: "vera" }, expires: "2030-01-01T00:00:00.000Z" }, token: extra } as never) as Promise<Session>;
+    expect((await session(token)).user).toMatchObject({ id: signedIn.user.id, role: "viewer", sv: 0 });
+    await setUserPassword({ username: "vera", password: "vera-password-2", actor: "user:root" });
+    expect(await session(token)).toEqual({ expires: "2030-01-01T00:00:00.000Z" });
+  });
+});
+
+describe("CLI users disable / enable", () => {
+  const CLI = path.join(process.cwd(), "scripts", "dualmind.mjs");
+  const cli = (...args: string[]) => {
+    const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: env.dataDir, DUALMIND_LOG_LEVEL: "warn" }, encoding: "utf8" });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  it("disables and enables a user (ending sessions, audited), refuses the last admin, and lists both in --help", () => {
+    const old = claimsNow("vera");
+    const disabled = cli("users", "disable", "vera", "--json");
+    expect(disabled.code, disabled.stderr).toBe(0);
+    expect(JSON.parse(disabled.stdout)).toEqual({ username: "vera", disabled: true });
+    expect(cli("users", "list").stdout).toMatch(/^vera\tviewer\t.*\tdisabled$/m);
+    expect(cli("users", "enable", "vera").stdout.trim()).toBe("vera is enabled");
+    expect(resolveSessionUser(old)).toBeNull();
+    expect(resolveSessionUser(claimsNow("vera"))?.username).toBe("vera");
+    expect(auditActions().slice(-2)).toEqual(["user.disable", "user.enable"]);
+    const lastAdmin = cli("users", "disable", "root");
+    expect(lastAdmin.code).toBe(2);
+    expect(lastAdmin.stderr).toContain("cannot disable the last active admin");
+    const help = cli("--help").stdout;
+    expect(help).toContain("users disable <username>");
+    expect(help).toContain("users enable <username>");
+    // Each call starts tsx; on a loaded machine that alone can take seconds.
+  }, 120_000);
+});
