@@ -320,8 +320,9 @@ export function recordRunStart({ taskId, input, caller }: { taskId: string; inpu
         if (existing.taskId !== taskId) throw new AppError("conflict", `run ${runId} belongs to another task`);
         const stored = toRun(existing);
         // A retried start after the run finished is still the same request.
-        const incoming = toRun({ ...existing, ...values, agentId: sameAgentFact(existing.agentId, caller.agentId), startedAt: existing.startedAt, finishedAt: finished ? existing.finishedAt : null });
-        const comparable = finished ? runFacts(stored) : { ...runFacts(stored), outputHash: null, exitCode: null, outputRef: null, artifacts: [] };
+        const incoming = toRun({ ...existing, ...values, startedAt: existing.startedAt, finishedAt: finished ? existing.finishedAt : null });
+        const storedFacts = { ...runFacts(stored), agentId: sameAgentFact(stored.agentId, caller.agentId) };
+        const comparable = finished ? storedFacts : { ...storedFacts, outputHash: null, exitCode: null, outputRef: null, artifacts: [] };
         assertSameRetry("run", runId, comparable, runFacts(incoming));
         return { run: stored, created: false };
       }

@@ -62,6 +62,8 @@ export async function runTool({ name, args, options }: { name: string; args: Rec
   if (!hasScope(principal, t.scope)) throw new AppError("forbidden", `this token lacks the '${t.scope}' scope`);
   const raw: Record<string, unknown> = { ...(args ?? {}) };
   if (options.defaultStore && raw.store === undefined && hasStoreArgument(t)) raw.store = options.defaultStore;
+  // Like a REST path's {store}: a store outside the token's list is refused before the other arguments are looked at.
+  if (hasStoreArgument(t) && typeof raw.store === "string") assertStoresAllowed(principal, [raw.store]);
   // stdio reaches here without the HTTP endpoint's body parser, so the depth limit is applied again.
   if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) throw new AppError("invalid_request", `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = t.input.safeParse(raw);

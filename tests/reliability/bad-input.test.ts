@@ -237,14 +237,14 @@ describe("hostile content that is valid input", () => {
     expect(fs.existsSync(path.join(env.dataDir, "stores", "outside.md"))).toBe(false);
   });
 
-  it("another agent's dialectic session: a stranger may not post into it", async () => {
+  it("another agent's dialectic session: a stranger may not post into it, and hears 404 as on GET", async () => {
     createDialecticSession({ input: { session_id: "private-review", topic: "private", reviewer_agent_id: "reviewer" }, agentId: "writer" });
     const before = snapshot();
     const post = byRoute("/api/v1/dialectic/sessions/[id]/messages", "POST");
     for (const type of ["thesis", "antithesis", "synthesis"]) {
       const r = await send(post, { name: "stranger", token: tokens.stranger, params: { id: "private-review" }, body: JSON.stringify({ message_type: type, reasoning: "not my session", agrees: true }), expect: "4xx" });
-      expect([403, 409]).toContain(r.status);
-      expect(r.json?.error?.code).toMatch(/forbidden|conflict/);
+      expect(r.status).toBe(404);
+      expect(r.json?.error?.code).toBe("not_found");
     }
     expect(snapshot()).toBe(before);
   });
