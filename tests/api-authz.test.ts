@@ -372,7 +372,10 @@ describe("finding 5: only the requester, an assignee or an admin runs, validates
     expect(JSON.stringify(clash.json)).not.toContain("t-alice");
   });
 
-  it("assignees are agent ids: a malformed one is 400", async () => {
+  it("assignees are agent ids: a list of them is kept on the task, a malformed one is 400", async () => {
+    const ok = await create(tok.alice, { intent: "x", spec: {}, assignees: ["bob", "carol", "bob", "alice"] });
+    expect(ok.status).toBe(201);
+    expect(ok.json.task.assignees).toEqual(["bob", "carol"]);
     expect((await create(tok.alice, { intent: "x", spec: {}, assignees: ["not an id"] })).status).toBe(400);
   });
 });
