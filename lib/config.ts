@@ -62,6 +62,7 @@ const envSchema = z.object({
     .default(1024 * 1024),
   DUALMIND_DISABLE_VECTORS: boolFromEnv.default(false),
   DUALMIND_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  DUALMIND_METRICS_PUBLIC_LOOPBACK: boolFromEnv.default(false),
   // Embeddings
   DUALMIND_EMBED_PROVIDER: z.enum(["builtin", "transformers", "openai"]).default("builtin"),
   DUALMIND_EMBED_MODEL: z.string().min(1).max(200).optional(),
@@ -107,6 +108,8 @@ export type Config = {
   maxBodyBytes: number;
   disableVectors: boolean;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** Serve /api/metrics without a token to loopback callers of a loopback-bound server (off: a read token is always needed). */
+  metricsPublicLoopback: boolean;
   sourceRoots: SourceRoot[];
   sourceInclude: string[];
   sourceExclude: string[];
@@ -171,6 +174,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     maxBodyBytes: e.DUALMIND_MAX_BODY_BYTES,
     disableVectors: e.DUALMIND_DISABLE_VECTORS,
     logLevel: e.DUALMIND_LOG_LEVEL,
+    metricsPublicLoopback: e.DUALMIND_METRICS_PUBLIC_LOOPBACK,
     sourceRoots: e.DUALMIND_SOURCE_ROOTS,
     sourceInclude: e.DUALMIND_SOURCE_INCLUDE,
     sourceExclude: e.DUALMIND_SOURCE_EXCLUDE,
@@ -218,6 +222,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_BODY_BYTES", default: "1048576", meaning: "largest accepted API request body; larger → 413" },
   { variable: "DUALMIND_DISABLE_VECTORS", default: "false", meaning: "do not load sqlite-vec (lexical only)" },
   { variable: "DUALMIND_LOG_LEVEL", default: "info", meaning: "debug | info | warn | error" },
+  { variable: "DUALMIND_METRICS_PUBLIC_LOOPBACK", default: "false", meaning: "let /api/metrics answer without a token when HOST is loopback and the request names a loopback Host (off: Prometheus sends a read-scope token)" },
   { variable: "DUALMIND_EMBED_PROVIDER", default: "builtin", meaning: "builtin (offline hashed n-grams) | transformers (local ONNX model) | openai (any OpenAI-compatible /v1/embeddings)" },
   { variable: "DUALMIND_EMBED_MODEL", default: "dualmind-hash-v1", meaning: "model id (required for transformers and openai; a local directory or hub id for transformers)" },
   { variable: "DUALMIND_EMBED_DIM", default: "384 for builtin", meaning: "vector dimension; for remote providers the expected one (a mismatch is an error)" },

@@ -35,7 +35,13 @@ describe("GET /api/metrics and GET /stores/{store}/health", () => {
   });
   afterEach(() => env.cleanup());
 
-  it("a loopback-bound server answers a tokenless local scrape in Prometheus text format", async () => {
+  it("a loopback-bound server answers a tokenless local scrape in Prometheus text format when DUALMIND_METRICS_PUBLIC_LOOPBACK allows it", async () => {
+    env.cleanup();
+    env = useTempDataDir({ DUALMIND_METRICS_PUBLIC_LOOPBACK: "true" });
+    bootstrapApp();
+    createStore({ input: { name: "notes" }, actor: "test" });
+    putDocuments({ sqlite: getStoreDb("notes").sqlite, input: { path: "a.md", content: "# A\n\nhello vectors" } });
+    await snapshotAllStores();
     const r = await scrape();
     expect(r.status).toBe(200);
     expect(r.type).toContain("text/plain");

@@ -70,7 +70,6 @@ describe("phase machine", () => {
     expect((await create("alice", { session_id: "s-bad", topic: "t", reviewer_agent_id: "bob" })).status).toBe(201);
     const cases: [string, Record<string, unknown>, string][] = [
       ["bob", thesis, "not bob's turn"],
-      ["carol", thesis, "not a participant"],
       ["alice", antithesis, "expected a thesis"],
       ["alice", { message_type: "synthesis", reasoning: "x" }, "expected a thesis"],
     ];
@@ -80,6 +79,10 @@ describe("phase machine", () => {
       expect(r.json.error.message).toContain(msg);
       expect(r.json.error.details[0]).toMatchObject({ expected_phase: "thesis", expected_message_type: "thesis", expected_agent_ids: ["alice"] });
     }
+    // A non-participant hears what GET would say (404), never who the participants are.
+    const stranger = await post("carol", "s-bad", thesis);
+    expect(stranger.status).toBe(404);
+    expect(JSON.stringify(stranger.json)).not.toMatch(/alice|bob/);
     await post("alice", "s-bad", thesis);
     const twice = await post("alice", "s-bad", thesis);
     expect(twice.status).toBe(409);
@@ -113,7 +116,8 @@ describe("phase machine", () => {
     expect((await callRoute(claimRoute.POST, { token: tok.alice, params: { id: "s-open" } })).status).toBe(422);
     expect((await callRoute(claimRoute.POST, { token: tok.bob, params: { id: "s-open" } })).status).toBe(200);
     expect((await callRoute(claimRoute.POST, { token: tok.bob, params: { id: "s-open" } })).status).toBe(200);
-    expect((await callRoute(claimRoute.POST, { token: tok.carol, params: { id: "s-open" } })).status).toBe(409);
+    // Claimed: carol can no longer see it, so a claim answers 404 like GET, not 409 naming the reviewer.
+    expect((await callRoute(claimRoute.POST, { token: tok.carol, params: { id: "s-open" } })).status).toBe(404);
     expect((await detail("carol", "s-open")).status).toBe(404);
     expect((await post("bob", "s-open", antithesis)).status).toBe(201);
   });
@@ -128,7 +132,7 @@ describe("phase machine", () => {
 
   it("fails on explicit abandonment by a participant only", async () => {
     await toSynthesis("s-ab");
-    expect((await callRoute(abandonRoute.POST, { token: tok.carol, params: { id: "s-ab" }, body: {} })).status).toBe(409);
+    expect((await callRoute(abandonRoute.POST, { token: tok.carol, params: { id: "s-ab" }, body: {} })).status).toBe(404);
     const r = await callRoute(abandonRoute.POST, { token: tok.bob, params: { id: "s-ab" }, body: { reason: "out of scope" } });
     expect(r.json.session).toMatchObject({ status: "failed", failureReason: "abandoned by bob: out of scope" });
     expect((await post("alice", "s-ab", { message_type: "synthesis", reasoning: "late" })).status).toBe(409);

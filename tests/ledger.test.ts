@@ -19,7 +19,8 @@ let reader: string;
 beforeEach(() => {
   env = useTempDataDir();
   writer = createApiToken({ input: { label: "builder", agent_id: "builder-1", scopes: ["write"] }, actor: "test" }).token;
-  reader = createApiToken({ input: { label: "viewer", agent_id: "viewer-1", scopes: ["read"] }, actor: "test" }).token;
+  // A read-only token of the same agent: an agent reads its own tasks (another agent's answer 404, see ledger-authz.test.ts).
+  reader = createApiToken({ input: { label: "viewer", agent_id: "builder-1", scopes: ["read"] }, actor: "test" }).token;
 });
 afterEach(() => env.cleanup());
 
@@ -128,7 +129,9 @@ describe("runs, validations and the verdict", () => {
     const other = createApiToken({ input: { label: "o", agent_id: "other-agent", scopes: ["write"] }, actor: "test" }).token;
     await createTask({ task_id: "t-b", intent: "b", spec: {} }, other);
     await startRun("t-a", { skill: "embed", input_hash: H("1"), runner_version: "1" });
-    const by = await callRoute(tasksRoute.GET, { token: reader, url: "http://x/api/v1/tasks?requested_by=other-agent" });
+    // Only an admin lists other agents' tasks.
+    const admin = createApiToken({ input: { label: "ops", agent_id: "ops", scopes: ["admin"] }, actor: "test" }).token;
+    const by = await callRoute(tasksRoute.GET, { token: admin, url: "http://x/api/v1/tasks?requested_by=other-agent" });
     expect(by.json.tasks.map((t: { taskId: string }) => t.taskId)).toEqual(["t-b"]);
     const bySkill = await callRoute(tasksRoute.GET, { token: reader, url: "http://x/api/v1/tasks?skill=embed" });
     expect(bySkill.json.tasks.map((t: { taskId: string; runCount: number }) => [t.taskId, t.runCount])).toEqual([["t-a", 1]]);

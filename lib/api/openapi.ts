@@ -81,6 +81,8 @@ function operationObject(op: OpenApiOperation): JsonSchema {
     summary: route.description ?? route.name,
     tags: [tag],
     "x-required-scope": route.auth,
+    // Token management and whole-ledger dialectic routes refuse store-limited tokens.
+    ...(route.allStores ? { "x-requires-unrestricted-token": true } : {}),
     ...(route.auth === "public" ? { security: [] } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: jsonSchemaOf(route.body) } } } } : {}),

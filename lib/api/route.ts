@@ -2,9 +2,10 @@ import { randomUUID } from "node:crypto";
 import { z, ZodError, type ZodType } from "zod";
 import { getConfig } from "../config";
 import { AppError, infrastructureError, isAppError, type ErrorDetail } from "../errors";
-import { canUseStore, hasScope, verifyApiToken, type AgentPrincipal, type Scope } from "../auth/tokens";
+import { assertStoresAllowed, hasScope, verifyApiToken, type AgentPrincipal, type Scope } from "../auth/tokens";
 import { log } from "../log";
 import { recordRequest } from "../metrics/latency";
+import { storesReferenced } from "./store-refs";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 
@@ -21,6 +22,11 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
   name: string;
   /** "public" needs no token; otherwise the minimum scope. */
   auth: "public" | Scope;
+  /**
+   * The route acts beyond any one store (token management, the whole
+   * dialectic ledger): a token limited to some stores is refused (403).
+   */
+  allStores?: boolean;
   params?: P;
   query?: Q;
   body?: B;
@@ -106,26 +112,65 @@ export async function readBodyLimited(request: Request, limit: number): Promise<
   }
 }
 
+/**
+ * Deeper JSON is refused before any schema sees it: validating or storing a
+ * value nested thousands deep (a task spec, node attributes) recurses past
+ * the stack and would be a 500. Real specs and attributes are a few levels.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Nesting depth of a parsed JSON value, counted without recursion and given up past `limit`. */
+export function jsonDepthExceeds(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth + 1 > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
+/** 400 when a parsed body nests deeper than MAX_JSON_DEPTH. */
+export function assertJsonDepth(json: unknown): void {
+  if (jsonDepthExceeds(json, MAX_JSON_DEPTH)) {
+    throw new AppError("invalid_json", `request body nests deeper than ${MAX_JSON_DEPTH} levels`, [{ message: `JSON nesting is limited to ${MAX_JSON_DEPTH} levels` }]);
+  }
+}
+
+/** The one JSON body parser: 400 for text that is not JSON or nests deeper than MAX_JSON_DEPTH. */
+export function parseJsonBody(text: string): unknown {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (e) {
+    throw new AppError("invalid_json", "request body is not valid JSON", [{ message: (e as Error).message }]);
+  }
+  assertJsonDepth(json);
+  return json;
+}
+
 function parseWith<S extends ZodType>(schema: S, value: unknown, where: string): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) throw new AppError("invalid_request", `invalid ${where}`, zodDetails(result.error, where));
   return result.data;
 }
 
-/**
- * The one wrapper for every /api/v1 route: bearer auth and scope, store
- * allow-list, zod parsing of params/query/body, body size limit, error
- * envelope, timing.
- */
 /** What the OpenAPI generator reads from every handler made by defineRoute. */
-export type RouteDescription = Pick<RouteSpec<ZodType, ZodType, ZodType>, "name" | "auth" | "params" | "query" | "body" | "status" | "description">;
+export type RouteDescription = Pick<RouteSpec<ZodType, ZodType, ZodType>, "name" | "auth" | "allStores" | "params" | "query" | "body" | "status" | "description">;
 export type DescribedHandler = ((request: Request, context?: RouteContext) => Promise<Response>) & { route: RouteDescription };
 
+/**
+ * The one wrapper for every /api/v1 route: bearer auth and scope, store
+ * allow-list (every store the params, query and body refer to: see
+ * store-refs.ts), zod parsing of params/query/body, body size and depth
+ * limits, error envelope, timing.
+ */
 export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, Q extends ZodType = ZodType<Record<string, never>>, B extends ZodType = ZodType<undefined>>(
   spec: RouteSpec<P, Q, B>,
 ): DescribedHandler {
-  const { name, auth, params, query, body, status, description } = spec;
-  return Object.assign(handle, { route: { name, auth, params, query, body, status, description } });
+  const { name, auth, allStores, params, query, body, status, description } = spec;
+  return Object.assign(handle, { route: { name, auth, allStores, params, query, body, status, description } });
 
   async function handle(request: Request, context?: RouteContext): Promise<Response> {
     const started = performance.now();
@@ -136,13 +181,15 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
       if (principal && spec.auth !== "public" && !hasScope(principal, spec.auth)) {
         throw new AppError("forbidden", `this token lacks the '${spec.auth}' scope`);
       }
+      if (principal && spec.allStores && principal.stores !== null) {
+        throw new AppError("forbidden", "this route needs a token that is not limited to some stores");
+      }
       const rawParams = (await context?.params) ?? {};
       const params = spec.params ? parseWith(spec.params, rawParams, "params") : (rawParams as z.output<P>);
-      const store = (params as { store?: unknown }).store;
-      if (principal && typeof store === "string" && !canUseStore(principal, store)) {
-        throw new AppError("forbidden", `this token may not use store ${store}`);
-      }
+      // Each part is checked as soon as it is parsed, so a forbidden store is refused before the body is read.
+      if (principal) assertStoresAllowed(principal, spec.params ? storesReferenced(spec.params, params) : typeof rawParams.store === "string" ? [rawParams.store] : []);
       const query = spec.query ? parseWith(spec.query, queryObject(new URL(request.url)), "query") : ({} as z.output<Q>);
+      if (principal) assertStoresAllowed(principal, storesReferenced(spec.query, query));
       let body = undefined as z.output<B>;
       if (spec.body) {
         const type = request.headers.get("content-type") ?? "";
@@ -150,13 +197,8 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
           throw new AppError("unsupported_media_type", "send the body as application/json");
         }
         const text = await readBodyLimited(request, spec.maxBodyBytes ?? getConfig().maxBodyBytes);
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch (e) {
-          throw new AppError("invalid_json", "request body is not valid JSON", [{ message: (e as Error).message }]);
-        }
-        body = parseWith(spec.body, json, "body");
+        body = parseWith(spec.body, parseJsonBody(text), "body");
+        if (principal) assertStoresAllowed(principal, storesReferenced(spec.body, body));
       }
       const result = await spec.handler({ params, query, body, principal, request });
       response =

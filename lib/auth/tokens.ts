@@ -143,3 +143,20 @@ export function hasScope(principal: AgentPrincipal, needed: Scope): boolean {
 export function canUseStore(principal: AgentPrincipal, store: string): boolean {
   return principal.stores === null || principal.stores.includes(store);
 }
+
+/** 403 unless the token may use every one of `stores` (the stores a request touches: path, include_core, store fields). */
+export function assertStoresAllowed(principal: AgentPrincipal, stores: Iterable<string>): void {
+  for (const store of stores) {
+    if (!canUseStore(principal, store)) throw new AppError("forbidden", `this token may not use store ${store}`);
+  }
+}
+
+/**
+ * Admin over everything: the admin scope on a token not limited to some
+ * stores. Tokens, the task ledger and dialectic sessions belong to no store
+ * and are keyed by agent id, so a store-limited admin is an admin of its
+ * stores only (reindex, re-embed, settings, their jobs), never of these.
+ */
+export function isUnrestrictedAdmin(principal: AgentPrincipal): boolean {
+  return principal.stores === null && hasScope(principal, "admin");
+}

@@ -5,6 +5,9 @@ import { AppError, isAppError } from "../errors";
 /** Client-supplied ids make retried POSTs idempotent; a uuid fits this pattern too. */
 export const clientIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 letters, digits, _ or - (a uuid fits)");
 
+/** An agent id as tokens carry it (`agent_id`): task assignees and dialectic reviewers name agents this way. */
+export const agentIdSchema = z.string().trim().min(1).max(100).regex(/^[A-Za-z0-9._:@-]+$/, "letters, digits and . _ : @ - only");
+
 export const sha256HexSchema = z
   .string()
   .regex(/^[0-9a-fA-F]{64}$/, "must be a hex sha256 (64 hex digits)")

@@ -6,7 +6,7 @@ import { AppError } from "../errors";
 import { recordRequest, routeLatencySnapshot, type RouteLatency } from "../metrics/latency";
 import { appendAudit } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
-import { assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumn, sha256 } from "./common";
+import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumn, sha256 } from "./common";
 
 export const PHASES = ["thesis", "antithesis", "synthesis", "resolved", "failed"] as const;
 export type Phase = (typeof PHASES)[number];
@@ -18,8 +18,6 @@ export const ROLES = ["requestor", "reviewer", "any", "open"] as const;
 export const DEFAULT_MAX_ROUNDS = 6;
 export const DEFAULT_IDLE_TIMEOUT_MS = 24 * 60 * 60 * 1000;
 export const SIGNATURE_GENESIS = "0".repeat(64);
-
-const agentIdSchema = z.string().trim().min(1).max(100).regex(/^[A-Za-z0-9._:@-]+$/, "letters, digits and . _ : @ - only");
 
 export const createSessionSchema = z
   .object({
@@ -155,6 +153,16 @@ function requireSessionRow(sessionId: string): DialecticSessionRow {
   return row;
 }
 
+/**
+ * For writes as for reads: a session the agent may not see answers like one
+ * that does not exist, before any 409 could name its participants.
+ */
+function requireSessionVisibleTo(sessionId: string, agentId: string, isAdmin: boolean): DialecticSessionRow {
+  const row = requireSessionRow(sessionId);
+  if (!canAgentSeeSession(row, agentId, isAdmin)) throw new AppError("not_found", `no dialectic session ${sessionId}`);
+  return row;
+}
+
 /** Fail every active session idle past its timeout. Returns the ids it failed. */
 export function sweepIdleSessions({ now = Date.now() }: { now?: number } = {}): string[] {
   const { sqlite, file } = getGovernance();
@@ -231,13 +239,25 @@ type PostOutcome = { ok: { message: DialecticMessage; session: DialecticSession;
  * and the insert see the same state even with several processes writing;
  * the unique (session_id, seq) index is the backstop.
  */
-export function postDialecticMessage({ sessionId, agentId, input, now = Date.now() }: { sessionId: string; agentId: string; input: z.input<typeof postMessageSchema>; now?: number }): { message: DialecticMessage; session: DialecticSession; created: boolean } {
+export function postDialecticMessage({
+  sessionId,
+  agentId,
+  isAdmin = false,
+  input,
+  now = Date.now(),
+}: {
+  sessionId: string;
+  agentId: string;
+  isAdmin?: boolean;
+  input: z.input<typeof postMessageSchema>;
+  now?: number;
+}): { message: DialecticMessage; session: DialecticSession; created: boolean } {
   const parsed = postMessageSchema.parse(input);
   const { sqlite, db, file } = getGovernance();
   const messageId = parsed.message_id ?? newId();
   const outcome = sqlite
     .transaction((): PostOutcome => {
-      const session = requireSessionRow(sessionId);
+      const session = requireSessionVisibleTo(sessionId, agentId, isAdmin);
       const incoming = {
         agentId,
         messageType: parsed.message_type,
@@ -322,11 +342,11 @@ function nextSessionState(session: DialecticSessionRow, row: DialecticMessageRow
 }
 
 /** A reviewer takes an open session (one without an assigned reviewer). */
-export function claimDialecticSession({ sessionId, agentId, now = Date.now() }: { sessionId: string; agentId: string; now?: number }): DialecticSession {
+export function claimDialecticSession({ sessionId, agentId, isAdmin = false, now = Date.now() }: { sessionId: string; agentId: string; isAdmin?: boolean; now?: number }): DialecticSession {
   const { sqlite, db, file } = getGovernance();
   const session = sqlite
     .transaction(() => {
-      const row = requireSessionRow(sessionId);
+      const row = requireSessionVisibleTo(sessionId, agentId, isAdmin);
       const tail = readTail(sessionId);
       if (row.reviewerAgentId === agentId) return toSession(row, tail);
       if (row.pausedAgentId === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
@@ -341,11 +361,11 @@ export function claimDialecticSession({ sessionId, agentId, now = Date.now() }: 
 }
 
 /** Either participant may end a session without agreement. */
-export function abandonDialecticSession({ sessionId, agentId, reason, now = Date.now() }: { sessionId: string; agentId: string; reason?: string; now?: number }): DialecticSession {
+export function abandonDialecticSession({ sessionId, agentId, isAdmin = false, reason, now = Date.now() }: { sessionId: string; agentId: string; isAdmin?: boolean; reason?: string; now?: number }): DialecticSession {
   const { sqlite, db, file } = getGovernance();
   const session = sqlite
     .transaction(() => {
-      const row = requireSessionRow(sessionId);
+      const row = requireSessionVisibleTo(sessionId, agentId, isAdmin);
       const tail = readTail(sessionId);
       if (row.pausedAgentId !== agentId && row.reviewerAgentId !== agentId) throw conflict(`agent ${agentId} is not a participant of this session`, row, tail.last);
       if (row.status === "failed") return toSession(row, tail);

@@ -15,7 +15,7 @@ import {
 } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { appendAudit } from "./audit";
-import { assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumn, sha256HexSchema } from "./common";
+import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumn, sha256HexSchema } from "./common";
 
 export const CHECKS = ["critic", "runner"] as const;
 export type Check = (typeof CHECKS)[number];
@@ -36,6 +36,8 @@ export const createTaskSchema = z
     intent: z.string().trim().min(1).max(2000),
     spec: z.json(),
     required_checks: z.array(z.enum(CHECKS)).min(1).max(2).optional(),
+    /** Agents (token agent ids) who may run and validate the task besides the requester. */
+    assignees: z.array(agentIdSchema).max(50).optional(),
   })
   .strict();
 
@@ -118,7 +120,16 @@ export type ListTasksQuery = z.input<typeof listTasksQuerySchema>;
 
 export type ArtifactRef = z.infer<typeof artifactRefSchema>;
 
-export type Task = Omit<TaskRow, "specJson" | "requiredChecksJson"> & { spec: unknown; requiredChecks: Check[] };
+export type Task = Omit<TaskRow, "specJson" | "requiredChecksJson" | "assigneesJson"> & { spec: unknown; requiredChecks: Check[]; assignees: string[] };
+
+/**
+ * Who is asking, on the agent API and MCP. An agent works on its own tasks:
+ * the ones it requested or is assigned to; an unrestricted admin on every
+ * task. A store-limited caller sees provenance of its stores only.
+ * Functions that take an optional caller treat "none" as an operator
+ * (dashboard, CLI, backups), who sees everything.
+ */
+export type LedgerCaller = { agentId: string; isAdmin: boolean; stores: readonly string[] | null };
 export type SkillRun = Omit<SkillRunRow, "artifactsJson"> & { artifacts: ArtifactRef[]; status: "running" | "succeeded" | "failed" };
 export type Validation = Omit<ValidationRow, "detailsJson"> & { details: unknown };
 export type VerdictExplanation = { verdict: Verdict; reasons: string[] };
@@ -132,8 +143,8 @@ export type TaskStatus = {
 };
 
 function toTask(row: TaskRow): Task {
-  const { specJson, requiredChecksJson, ...rest } = row;
-  return { ...rest, spec: parseJsonColumn(specJson), requiredChecks: parseJsonColumn<Check[]>(requiredChecksJson) ?? [...CHECKS] };
+  const { specJson, requiredChecksJson, assigneesJson, ...rest } = row;
+  return { ...rest, spec: parseJsonColumn(specJson), requiredChecks: parseJsonColumn<Check[]>(requiredChecksJson) ?? [...CHECKS], assignees: parseJsonColumn<string[]>(assigneesJson) ?? [] };
 }
 
 function toRun(row: SkillRunRow): SkillRun {
@@ -151,6 +162,30 @@ function requireTask(taskId: string): TaskRow {
   const row = getGovernance().db.select().from(tasks).where(eq(tasks.taskId, taskId)).get();
   if (!row) throw new AppError("not_found", `no task ${taskId}`);
   return row;
+}
+
+/** The requester, an assignee, or an unrestricted admin. */
+export function canWorkOnTask(task: Pick<TaskRow, "requestedBy" | "assigneesJson">, caller: LedgerCaller): boolean {
+  return caller.isAdmin || task.requestedBy === caller.agentId || (parseJsonColumn<string[]>(task.assigneesJson) ?? []).includes(caller.agentId);
+}
+
+/** A task the caller may read: someone else's task answers like an unknown one (404). */
+function requireTaskVisibleTo(taskId: string, caller: LedgerCaller | undefined): TaskRow {
+  const row = requireTask(taskId);
+  if (caller && !canWorkOnTask(row, caller)) throw new AppError("not_found", `no task ${taskId}`);
+  return row;
+}
+
+/** A task the caller may run, validate or annotate: someone else's task is 403. */
+function requireTaskWritableBy(taskId: string, caller: LedgerCaller, what: string): TaskRow {
+  const row = requireTask(taskId);
+  if (!canWorkOnTask(row, caller)) throw new AppError("forbidden", `only the task's requester, its assignees or an admin may ${what} task ${taskId}`);
+  return row;
+}
+
+/** Facts of another agent's row never match a retry: a stored null agent (rows from before agents were recorded) matches anyone. */
+function sameAgentFact(stored: string | null, incoming: string): string {
+  return stored ?? incoming;
 }
 
 /**
@@ -200,19 +235,30 @@ export function createTask({ input, requestedBy }: { input: z.input<typeof creat
   const { sqlite, db } = getGovernance();
   const taskId = parsed.task_id ?? newId();
   const requiredChecks = parsed.required_checks ? [...new Set(parsed.required_checks)] : [...CHECKS];
+  const assignees = [...new Set(parsed.assignees ?? [])].filter((a) => a !== requestedBy);
   return sqlite
     .transaction(() => {
       const existing = db.select().from(tasks).where(eq(tasks.taskId, taskId)).get();
-      const facts = { requestedBy, intent: parsed.intent, spec: parsed.spec, requiredChecks };
+      const facts = { requestedBy, intent: parsed.intent, spec: parsed.spec, requiredChecks, assignees: [...assignees].sort() };
       if (existing) {
         const t = toTask(existing);
-        assertSameRetry("task", taskId, { requestedBy: t.requestedBy, intent: t.intent, spec: t.spec, requiredChecks: t.requiredChecks }, facts);
+        assertSameRetry("task", taskId, { requestedBy: t.requestedBy, intent: t.intent, spec: t.spec, requiredChecks: t.requiredChecks, assignees: [...t.assignees].sort() }, facts);
         return { task: t, created: false };
       }
       const now = Date.now();
       const row = db
         .insert(tasks)
-        .values({ taskId, createdAt: now, updatedAt: now, requestedBy, intent: parsed.intent, specJson: JSON.stringify(parsed.spec), requiredChecksJson: JSON.stringify(requiredChecks), verdict: "pending" })
+        .values({
+          taskId,
+          createdAt: now,
+          updatedAt: now,
+          requestedBy,
+          intent: parsed.intent,
+          specJson: JSON.stringify(parsed.spec),
+          requiredChecksJson: JSON.stringify(requiredChecks),
+          verdict: "pending",
+          assigneesJson: assignees.length ? JSON.stringify(assignees) : null,
+        })
         .returning()
         .get();
       return { task: toTask(row), created: true };
@@ -233,6 +279,7 @@ function insertRunArtifacts(run: SkillRunRow, artifacts: ArtifactRef[], recorded
 
 function runFacts(r: SkillRun) {
   return {
+    agentId: r.agentId,
     skill: r.skill,
     inputHash: r.inputHash,
     runnerVersion: r.runnerVersion,
@@ -243,18 +290,20 @@ function runFacts(r: SkillRun) {
   };
 }
 
-export function recordRunStart({ taskId, input, agentId }: { taskId: string; input: z.input<typeof startRunSchema>; agentId: string }): { run: SkillRun; created: boolean } {
+/** Start (or record at once, finished) a run of a task; the caller is recorded as the run's agent. */
+export function recordRunStart({ taskId, input, caller }: { taskId: string; input: z.input<typeof startRunSchema>; caller: LedgerCaller }): { run: SkillRun; created: boolean } {
   const parsed = startRunSchema.parse(input);
   const { sqlite, db } = getGovernance();
   const runId = parsed.run_id ?? newId();
   return sqlite
     .transaction(() => {
-      requireTask(taskId);
+      requireTaskWritableBy(taskId, caller, "run");
       const now = Date.now();
       const finished = parsed.exit_code !== undefined;
       const values = {
         runId,
         taskId,
+        agentId: caller.agentId,
         skill: parsed.skill,
         inputHash: parsed.input_hash,
         runnerVersion: parsed.runner_version,
@@ -267,27 +316,31 @@ export function recordRunStart({ taskId, input, agentId }: { taskId: string; inp
       };
       const existing = db.select().from(skillRuns).where(eq(skillRuns.runId, runId)).get();
       if (existing) {
-        if (existing.taskId !== taskId) throw new AppError("conflict", `run ${runId} belongs to task ${existing.taskId}`);
+        // Not naming the other task: the caller may not be allowed to see it.
+        if (existing.taskId !== taskId) throw new AppError("conflict", `run ${runId} belongs to another task`);
         const stored = toRun(existing);
         // A retried start after the run finished is still the same request.
         const incoming = toRun({ ...existing, ...values, startedAt: existing.startedAt, finishedAt: finished ? existing.finishedAt : null });
-        const comparable = finished ? runFacts(stored) : { ...runFacts(stored), outputHash: null, exitCode: null, outputRef: null, artifacts: [] };
+        const storedFacts = { ...runFacts(stored), agentId: sameAgentFact(stored.agentId, caller.agentId) };
+        const comparable = finished ? storedFacts : { ...storedFacts, outputHash: null, exitCode: null, outputRef: null, artifacts: [] };
         assertSameRetry("run", runId, comparable, runFacts(incoming));
         return { run: stored, created: false };
       }
       const row = db.insert(skillRuns).values(values).returning().get();
-      insertRunArtifacts(row, parsed.artifacts ?? [], agentId);
+      insertRunArtifacts(row, parsed.artifacts ?? [], caller.agentId);
       refreshVerdict(taskId);
       return { run: toRun(row), created: true };
     })
     .immediate();
 }
 
-export function recordRunFinish({ taskId, runId, input, agentId }: { taskId: string; runId: string; input: z.input<typeof finishRunSchema>; agentId: string }): { run: SkillRun; created: boolean } {
+/** Finish a started run; the run keeps the agent that started it, the finisher is recorded on its artifacts' provenance. */
+export function recordRunFinish({ taskId, runId, input, caller }: { taskId: string; runId: string; input: z.input<typeof finishRunSchema>; caller: LedgerCaller }): { run: SkillRun; created: boolean } {
   const parsed = finishRunSchema.parse(input);
   const { sqlite, db } = getGovernance();
   return sqlite
     .transaction(() => {
+      requireTaskWritableBy(taskId, caller, "run");
       const existing = db.select().from(skillRuns).where(and(eq(skillRuns.runId, runId), eq(skillRuns.taskId, taskId))).get();
       if (!existing) throw new AppError("not_found", `no run ${runId} in task ${taskId}`);
       const update = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
@@ -299,34 +352,35 @@ export function recordRunFinish({ taskId, runId, input, agentId }: { taskId: str
       const finishedAt = parsed.finished_at ?? Date.now();
       if (finishedAt < existing.startedAt) throw new AppError("unprocessable", "finished_at is before started_at");
       const row = db.update(skillRuns).set({ ...update, finishedAt }).where(eq(skillRuns.runId, runId)).returning().get();
-      insertRunArtifacts(row, parsed.artifacts ?? [], agentId);
+      insertRunArtifacts(row, parsed.artifacts ?? [], caller.agentId);
       refreshVerdict(taskId);
       return { run: toRun(row), created: true };
     })
     .immediate();
 }
 
-export function recordValidation({ taskId, input }: { taskId: string; input: z.input<typeof recordValidationSchema> }): { validation: Validation; created: boolean } {
+/** Record a validation; only the requester, an assignee or an admin may, and the caller is recorded as its agent. */
+export function recordValidation({ taskId, input, caller }: { taskId: string; input: z.input<typeof recordValidationSchema>; caller: LedgerCaller }): { validation: Validation; created: boolean } {
   const parsed = recordValidationSchema.parse(input);
   const { sqlite, db } = getGovernance();
   const validationId = parsed.validation_id ?? newId();
   return sqlite
     .transaction(() => {
-      requireTask(taskId);
+      requireTaskWritableBy(taskId, caller, "validate");
       if (parsed.run_id) {
         const run = db.select({ taskId: skillRuns.taskId }).from(skillRuns).where(eq(skillRuns.runId, parsed.run_id)).get();
         if (!run || run.taskId !== taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
       }
-      const facts = { taskId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
+      const facts = { taskId, agentId: caller.agentId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
       const existing = db.select().from(validations).where(eq(validations.validationId, validationId)).get();
       if (existing) {
         const v = toValidation(existing);
-        assertSameRetry("validation", validationId, { taskId: v.taskId, runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, facts);
+        assertSameRetry("validation", validationId, { taskId: v.taskId, agentId: sameAgentFact(v.agentId, caller.agentId), runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, facts);
         return { validation: v, created: false };
       }
       const row = db
         .insert(validations)
-        .values({ validationId, taskId, runId: facts.runId, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() })
+        .values({ validationId, taskId, agentId: caller.agentId, runId: facts.runId, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() })
         .returning()
         .get();
       refreshVerdict(taskId);
@@ -335,22 +389,31 @@ export function recordValidation({ taskId, input }: { taskId: string; input: z.i
     .immediate();
 }
 
-/** A batch is all-or-nothing; facts already recorded (a retry) are counted, not duplicated. */
-export function recordProvenanceBatch({ input, recordedBy }: { input: z.input<typeof recordProvenanceSchema>; recordedBy: string }): { inserted: number; existing: number } {
+/**
+ * A batch is all-or-nothing; facts already recorded (a retry) are counted,
+ * not duplicated. With a caller (the agent API), a record may link only to
+ * tasks the caller works on; the stores it names are checked by the route.
+ */
+export function recordProvenanceBatch({ input, recordedBy, caller }: { input: z.input<typeof recordProvenanceSchema>; recordedBy: string; caller?: LedgerCaller }): { inserted: number; existing: number } {
   const { records } = recordProvenanceSchema.parse(input);
   const { sqlite, db } = getGovernance();
   return sqlite
     .transaction(() => {
       const taskIds = [...new Set(records.flatMap((r) => (r.task_id ? [r.task_id] : [])))];
       const runIds = [...new Set(records.flatMap((r) => (r.run_id ? [r.run_id] : [])))];
-      const knownTasks = new Set(taskIds.length ? db.select({ id: tasks.taskId }).from(tasks).where(inArray(tasks.taskId, taskIds)).all().map((r) => r.id) : []);
       const knownRuns = new Map(runIds.length ? db.select({ id: skillRuns.runId, taskId: skillRuns.taskId }).from(skillRuns).where(inArray(skillRuns.runId, runIds)).all().map((r) => [r.id, r.taskId]) : []);
+      const linkedTaskIds = [...new Set([...taskIds, ...knownRuns.values()])];
+      const knownTasks = new Map(linkedTaskIds.length ? db.select().from(tasks).where(inArray(tasks.taskId, linkedTaskIds)).all().map((t) => [t.taskId, t]) : []);
       let inserted = 0;
       const now = Date.now();
       records.forEach((r, i) => {
         if (r.task_id && !knownTasks.has(r.task_id)) throw new AppError("unprocessable", `records[${i}]: no task ${r.task_id}`);
         if (r.run_id && !knownRuns.has(r.run_id)) throw new AppError("unprocessable", `records[${i}]: no run ${r.run_id}`);
         const taskId = r.task_id ?? (r.run_id ? knownRuns.get(r.run_id) : undefined) ?? null;
+        for (const linked of new Set([taskId, r.run_id ? knownRuns.get(r.run_id) : undefined])) {
+          const task = linked ? knownTasks.get(linked) : undefined;
+          if (caller && task && !canWorkOnTask(task, caller)) throw new AppError("forbidden", `records[${i}]: only the task's requester, its assignees or an admin may link provenance to task ${task.taskId}`);
+        }
         const res = db
           .insert(provenance)
           .values({
@@ -377,13 +440,17 @@ export function recordProvenanceBatch({ input, recordedBy }: { input: z.input<ty
 }
 
 /** Overrides are never silent: the row and its audit entry commit together. */
-export function recordOverride({ input, actor, tokenLabel }: { input: z.input<typeof recordOverrideSchema>; actor: string; tokenLabel: string }): { override: OverrideRow; created: boolean } {
+/** With a caller (the agent API), an override may name only a task the caller works on. */
+export function recordOverride({ input, actor, tokenLabel, caller }: { input: z.input<typeof recordOverrideSchema>; actor: string; tokenLabel: string; caller?: LedgerCaller }): { override: OverrideRow; created: boolean } {
   const parsed = recordOverrideSchema.parse(input);
   const { sqlite, db } = getGovernance();
   const overrideId = parsed.override_id ?? newId();
   return sqlite
     .transaction(() => {
-      if (parsed.task_id) requireTask(parsed.task_id);
+      if (parsed.task_id) {
+        if (caller) requireTaskWritableBy(parsed.task_id, caller, "override");
+        else requireTask(parsed.task_id);
+      }
       const existing = db.select().from(overrides).where(eq(overrides.overrideId, overrideId)).get();
       const facts = { actor, tokenLabel, taskId: parsed.task_id ?? null, note: parsed.note };
       if (existing) {
@@ -397,25 +464,40 @@ export function recordOverride({ input, actor, tokenLabel }: { input: z.input<ty
     .immediate();
 }
 
-export function getTaskStatusById({ taskId }: { taskId: string }): TaskStatus {
+function distinct(ids: (string | null)[]): string[] {
+  return [...new Set(ids.filter((id): id is string => id !== null))];
+}
+
+/** Artifacts in stores a store-limited caller may not use are left out of what it reads. */
+function inCallerStores(caller: LedgerCaller | undefined): (a: { store: string }) => boolean {
+  return (a) => !caller || caller.stores === null || caller.stores.includes(a.store);
+}
+
+/** A task with its runs, validations, overrides, artifacts and verdict. With a caller: only its own tasks (404 otherwise). */
+export function getTaskStatusById({ taskId, caller }: { taskId: string; caller?: LedgerCaller }): TaskStatus {
   const { db } = getGovernance();
-  const task = toTask(requireTask(taskId));
-  const runs = db.select().from(skillRuns).where(eq(skillRuns.taskId, taskId)).orderBy(asc(skillRuns.startedAt), asc(skillRuns.runId)).all().map(toRun);
+  const task = toTask(requireTaskVisibleTo(taskId, caller));
+  const visible = inCallerStores(caller);
+  const allRuns = db.select().from(skillRuns).where(eq(skillRuns.taskId, taskId)).orderBy(asc(skillRuns.startedAt), asc(skillRuns.runId)).all().map(toRun);
   const vals = validationsInRecordingOrder(taskId).map(toValidation);
   return {
     task,
-    runs,
+    runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
     validations: vals,
     overrides: db.select().from(overrides).where(eq(overrides.taskId, taskId)).orderBy(asc(overrides.ts)).all(),
-    artifacts: db.select().from(provenance).where(eq(provenance.taskId, taskId)).orderBy(asc(provenance.id)).all(),
-    verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs, validations: vals }),
+    artifacts: db.select().from(provenance).where(eq(provenance.taskId, taskId)).orderBy(asc(provenance.id)).all().filter(visible),
+    verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }),
   };
 }
 
-export function listTasksByFilter(input: ListTasksQuery): { tasks: (Task & { runCount: number })[]; total: number } {
+/** Tasks newest first, filtered; with a caller that is not an admin, only the tasks it requested or is assigned to. */
+export function listTasksByFilter(input: ListTasksQuery, caller?: LedgerCaller): { tasks: (Task & { runCount: number })[]; total: number } {
   const q = listTasksQuerySchema.parse(input);
   const { db } = getGovernance();
   const where: SQL[] = [];
+  if (caller && !caller.isAdmin) {
+    where.push(or(eq(tasks.requestedBy, caller.agentId), sql`exists (select 1 from json_each(${tasks.assigneesJson}) where value = ${caller.agentId})`) as SQL);
+  }
   if (q.requested_by) where.push(eq(tasks.requestedBy, q.requested_by));
   if (q.outcome) where.push(eq(tasks.verdict, q.outcome));
   if (q.from !== undefined) where.push(gte(tasks.createdAt, q.from));
@@ -443,17 +525,25 @@ export type ArtifactProofs = {
   validations: Validation[];
 };
 
-/** "Where did this vector / summary come from?": every recorded fact, the runs that made it and how they were checked. */
-export function getProofsByArtifact(input: z.input<typeof artifactLookupSchema>): ArtifactProofs {
+/**
+ * "Where did this vector / summary come from?": every recorded fact, the runs
+ * that made it and how they were checked. With a caller: facts of its stores
+ * only, and runs, tasks and validations of its own tasks only.
+ */
+export function getProofsByArtifact(input: z.input<typeof artifactLookupSchema>, caller?: LedgerCaller): ArtifactProofs {
   const q = artifactLookupSchema.parse(input);
   const { db } = getGovernance();
   const cond = [eq(provenance.artifactType, q.artifact_type), eq(provenance.artifactId, q.artifact_id)];
   if (q.store) cond.push(eq(provenance.store, q.store));
-  const facts = db.select().from(provenance).where(and(...cond)).orderBy(desc(provenance.createdAt), desc(provenance.id)).all();
-  const runIds = [...new Set(facts.flatMap((f) => (f.runId ? [f.runId] : [])))];
-  const taskIds = [...new Set(facts.flatMap((f) => (f.taskId ? [f.taskId] : [])))];
-  const runs = runIds.length ? db.select().from(skillRuns).where(inArray(skillRuns.runId, runIds)).all().map(toRun) : [];
-  const taskRows = taskIds.length ? db.select().from(tasks).where(inArray(tasks.taskId, taskIds)).all() : [];
+  const facts = db.select().from(provenance).where(and(...cond)).orderBy(desc(provenance.createdAt), desc(provenance.id)).all().filter(inCallerStores(caller));
+  const linkedRunIds = distinct(facts.map((f) => f.runId));
+  const runsFound = linkedRunIds.length ? db.select().from(skillRuns).where(inArray(skillRuns.runId, linkedRunIds)).all() : [];
+  const linkedTasks = distinct([...facts.map((f) => f.taskId), ...runsFound.map((r) => r.taskId)]);
+  const visibleTasks = new Map((linkedTasks.length ? db.select().from(tasks).where(inArray(tasks.taskId, linkedTasks)).all() : []).filter((t) => !caller || canWorkOnTask(t, caller)).map((t) => [t.taskId, t]));
+  const runs = runsFound.filter((r) => visibleTasks.has(r.taskId)).map(toRun);
+  const runIds = runs.map((r) => r.runId);
+  const taskRows = distinct(facts.map((f) => f.taskId)).flatMap((id) => visibleTasks.get(id) ?? []);
+  const taskIds = taskRows.map((t) => t.taskId);
   const vals = taskIds.length || runIds.length
     ? db
         .select()

@@ -1,5 +1,5 @@
 import type { AgentPrincipal } from "../auth/tokens";
-import { hasScope } from "../auth/tokens";
+import { isUnrestrictedAdmin } from "../auth/tokens";
 import { AppError } from "../errors";
 
 /** 201 for a new record, 200 when a retried request found the one it made before. */
@@ -7,8 +7,14 @@ export function respondCreated(body: unknown, created: boolean): Response {
   return Response.json(body, { status: created ? 201 : 200 });
 }
 
-/** The calling agent is always the token's agent id, never a body field. */
-export function callerOf(principal: AgentPrincipal | null): { agentId: string; label: string; isAdmin: boolean } {
+export type Caller = { agentId: string; label: string; isAdmin: boolean; stores: readonly string[] | null };
+
+/**
+ * The calling agent is always the token's agent id, never a body field. It is
+ * an admin of the ledger and dialectic only with an unrestricted admin token
+ * (a store-limited admin is an admin of its stores, not of every agent's tasks).
+ */
+export function callerOf(principal: AgentPrincipal | null): Caller {
   if (!principal) throw new AppError("unauthorized", "missing bearer token");
-  return { agentId: principal.agentId, label: principal.label, isAdmin: hasScope(principal, "admin") };
+  return { agentId: principal.agentId, label: principal.label, isAdmin: isUnrestrictedAdmin(principal), stores: principal.stores };
 }

@@ -111,9 +111,11 @@ export function ownerIsGone({ id, owner, heartbeatAt, now = Date.now() }: { id: 
   return now - heartbeatAt > JOB_STALE_MS;
 }
 
-export function getJobById({ id }: { id: string }): Job | null {
+/** A job by id; with `stores` (a token's allow-list), only a job of one of those stores (null = every store). */
+export function getJobById({ id, stores = null }: { id: string; stores?: readonly string[] | null }): Job | null {
   const row = getGovernance().db.select().from(adminJobs).where(eq(adminJobs.id, id)).get();
-  return row ? toJob(row) : null;
+  if (!row || (stores !== null && !stores.includes(row.store))) return null;
+  return toJob(row);
 }
 
 /** Latest job per store (for the admin panel after a reload). */

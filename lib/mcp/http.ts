@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { authenticateBearer, errorResponse } from "../api/route";
+import { assertJsonDepth, authenticateBearer, errorResponse, readBodyLimited } from "../api/route";
 import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { createMcpServer } from "./server";
@@ -20,12 +20,27 @@ export async function handleMcpPost(request: Request): Promise<Response> {
     res.headers.set("www-authenticate", 'Bearer realm="dualmind"');
     return res;
   }
+  // The body goes through the REST API's limits: size (413) and nesting depth (400), answered with the one envelope.
+  // Text that is not JSON is left to the transport, which answers with the JSON-RPC parse error MCP clients expect.
+  let parsedBody: unknown;
+  if (/^application\/json\b/i.test(request.headers.get("content-type") ?? "")) {
+    try {
+      const text = await readBodyLimited(request, getConfig().maxBodyBytes);
+      try {
+        parsedBody = JSON.parse(text);
+      } catch {
+        request = new Request(request.url, { method: request.method, headers: request.headers, body: text });
+      }
+      assertJsonDepth(parsedBody);
+    } catch (e) {
+      return errorResponse(e, randomUUID());
+    }
+  }
   const server = createMcpServer({ principal });
-  // Same body limit as the REST API: a tool call is no bigger than its route's request.
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: getConfig().maxBodyBytes });
   await server.connect(transport);
   try {
-    return await transport.handleRequest(request);
+    return await transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody });
   } finally {
     await server.close();
   }

@@ -17,8 +17,9 @@ import {
   type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { toAppError, zodDetails } from "../api/route";
-import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
+import { jsonDepthExceeds, MAX_JSON_DEPTH, toAppError, zodDetails } from "../api/route";
+import { storesReferenced } from "../api/store-refs";
+import { assertStoresAllowed, canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
 import { recordRequest } from "../metrics/latency";
 import { listStores } from "../stores/stores";
@@ -49,8 +50,10 @@ function hasStoreArgument(t: ToolDef): boolean {
 }
 
 /**
- * Run one tool for a principal: scope, argument parsing, store allow-list,
- * then the domain function. Throws AppError like a REST route would.
+ * Run one tool for a principal: scope, argument parsing, store allow-list
+ * (every store the arguments refer to: `store`, `include_core`, nested store
+ * fields; see store-refs.ts), then the domain function. Throws AppError like
+ * a REST route would.
  */
 export async function runTool({ name, args, options }: { name: string; args: Record<string, unknown> | undefined; options: McpSessionOptions }): Promise<unknown> {
   const t = toolsByName.get(name);
@@ -59,10 +62,13 @@ export async function runTool({ name, args, options }: { name: string; args: Rec
   if (!hasScope(principal, t.scope)) throw new AppError("forbidden", `this token lacks the '${t.scope}' scope`);
   const raw: Record<string, unknown> = { ...(args ?? {}) };
   if (options.defaultStore && raw.store === undefined && hasStoreArgument(t)) raw.store = options.defaultStore;
+  // Like a REST path's {store}: a store outside the token's list is refused before the other arguments are looked at.
+  if (hasStoreArgument(t) && typeof raw.store === "string") assertStoresAllowed(principal, [raw.store]);
+  // stdio reaches here without the HTTP endpoint's body parser, so the depth limit is applied again.
+  if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) throw new AppError("invalid_request", `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = t.input.safeParse(raw);
   if (!parsed.success) throw new AppError("invalid_request", "invalid arguments", zodDetails(parsed.error, "arguments"));
-  const store = (parsed.data as { store?: unknown }).store;
-  if (typeof store === "string" && !canUseStore(principal, store)) throw new AppError("forbidden", `this token may not use store ${store}`);
+  assertStoresAllowed(principal, storesReferenced(t.input, parsed.data));
   return await t.run(parsed.data as never, { principal });
 }
 

@@ -8,6 +8,7 @@ import type { AgentPrincipal, Scope } from "../auth/tokens";
 import { storeParams } from "../api/params";
 import { getEmbeddingStatus } from "../embed/status";
 import { clientIdSchema } from "../governance/common";
+import { callerOf } from "../governance/respond";
 import { createDialecticSession, getDialecticSessionForAgent, postDialecticMessage, createSessionSchema, postMessageSchema } from "../governance/dialectic";
 import { createTask, createTaskSchema, finishRunSchema, getTaskStatusById, recordRunFinish, recordRunStart, recordValidation, recordValidationSchema, startRunSchema } from "../governance/ledger";
 import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, unlinkEvidence } from "../graph/evidence";
@@ -64,7 +65,8 @@ const sessionIdShape = { session_id: clientIdSchema };
 const taskIdShape = { task_id: clientIdSchema };
 
 const agentOf = (ctx: ToolContext) => ctx.principal.agentId;
-const isAdmin = (ctx: ToolContext) => ctx.principal.scopes.includes("admin");
+/** The same caller the REST routes build: agent id, and admin only for an unrestricted admin token. */
+const callerIn = (ctx: ToolContext) => callerOf(ctx.principal);
 
 const indexTools: ToolDef[] = [
   tool({
@@ -292,38 +294,38 @@ const recallTools: ToolDef[] = [
 const ledgerTools: ToolDef[] = [
   tool({
     name: "task_create",
-    description: "Record a task (intent + spec) in the governance ledger; retrying with the same task_id returns the first one.",
+    description: "Record a task (intent + spec, optional assignees who may run and validate it) in the governance ledger; retrying with the same task_id returns the first one.",
     scope: "write",
     input: createTaskSchema,
     run: (input, ctx) => createTask({ input, requestedBy: agentOf(ctx) }),
   }),
   tool({
     name: "task_status",
-    description: "A task with its runs, validations and the verdict with reasons.",
+    description: "One of your tasks (requested by or assigned to you) with its runs, validations and the verdict with reasons.",
     scope: "read",
     input: z.object(taskIdShape).strict(),
-    run: ({ task_id }) => getTaskStatusById({ taskId: task_id }),
+    run: ({ task_id }, ctx) => getTaskStatusById({ taskId: task_id, caller: callerIn(ctx) }),
   }),
   tool({
     name: "record_run",
     description: "Record a skill run of a task (started, or finished when output_hash and exit_code are given).",
     scope: "write",
     input: startRunSchema.safeExtend(taskIdShape),
-    run: ({ task_id, ...input }, ctx) => recordRunStart({ taskId: task_id, input, agentId: agentOf(ctx) }),
+    run: ({ task_id, ...input }, ctx) => recordRunStart({ taskId: task_id, input, caller: callerIn(ctx) }),
   }),
   tool({
     name: "finish_run",
     description: "Finish a started run with its output hash and exit code.",
     scope: "write",
     input: finishRunSchema.safeExtend({ ...taskIdShape, run_id: clientIdSchema }),
-    run: ({ task_id, run_id, ...input }, ctx) => recordRunFinish({ taskId: task_id, runId: run_id, input, agentId: agentOf(ctx) }),
+    run: ({ task_id, run_id, ...input }, ctx) => recordRunFinish({ taskId: task_id, runId: run_id, input, caller: callerIn(ctx) }),
   }),
   tool({
     name: "record_validation",
     description: "Record a critic and/or runner validation of a task.",
     scope: "write",
     input: recordValidationSchema.safeExtend(taskIdShape),
-    run: ({ task_id, ...input }) => recordValidation({ taskId: task_id, input }),
+    run: ({ task_id, ...input }, ctx) => recordValidation({ taskId: task_id, input, caller: callerIn(ctx) }),
   }),
 ];
 
@@ -340,14 +342,14 @@ const dialecticTools: ToolDef[] = [
     description: "Post the next message (thesis, antithesis or synthesis) to a session; only the expected agent may post.",
     scope: "write",
     input: postMessageSchema.safeExtend(sessionIdShape),
-    run: ({ session_id, ...input }, ctx) => postDialecticMessage({ sessionId: session_id, agentId: agentOf(ctx), input }),
+    run: ({ session_id, ...input }, ctx) => postDialecticMessage({ sessionId: session_id, ...callerIn(ctx), input }),
   }),
   tool({
     name: "dialectic_get",
     description: "A session with its transcript and who is expected to post next.",
     scope: "read",
     input: z.object(sessionIdShape).strict(),
-    run: ({ session_id }, ctx) => getDialecticSessionForAgent({ sessionId: session_id, agentId: agentOf(ctx), isAdmin: isAdmin(ctx) }),
+    run: ({ session_id }, ctx) => getDialecticSessionForAgent({ sessionId: session_id, ...callerIn(ctx) }),
   }),
 ];
 

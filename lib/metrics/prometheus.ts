@@ -10,12 +10,23 @@ import { getLatestSnapshotsByStore } from "./snapshots";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost", "::ffff:127.0.0.1"]);
 
+/** The host name a request was addressed to (Host header, port and IPv6 brackets removed). */
+function requestHostName(request: Request): string {
+  const host = request.headers.get("host") ?? new URL(request.url).host;
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(host);
+  return (bracketed ? bracketed[1] : host.replace(/:\d+$/, "")).toLowerCase();
+}
+
 /**
- * Who may scrape: a bearer token with the read scope, or, without a token,
- * only a server bound to loopback. Next copies a client's X-Forwarded-For
- * through untouched, so it cannot prove a caller is local; it can only prove
- * one is not (a reverse proxy on this host appends the real client), which is
- * why any non-loopback hop refuses the tokenless scrape.
+ * Who may scrape: a bearer token with the read scope. Tokenless scrapes are
+ * off unless DUALMIND_METRICS_PUBLIC_LOOPBACK=true, and even then only on a
+ * server bound to loopback, for a request addressed to a loopback name, with
+ * no non-loopback forwarding hop. A route handler cannot see the peer
+ * address, so each condition closes one way in: the Host check refuses a
+ * browser page that rebinds its DNS name to 127.0.0.1 and a same-host
+ * reverse proxy that keeps the public Host; X-Forwarded-For refuses a proxy
+ * that reports the real client (a client can forge that header, so it can
+ * only ever refuse, never grant).
  */
 export function authorizeMetricsScrape(request: Request): { principal: AgentPrincipal | null } {
   const header = request.headers.get("authorization");
@@ -26,12 +37,18 @@ export function authorizeMetricsScrape(request: Request): { principal: AgentPrin
     if (!hasScope(principal, "read")) throw new AppError("forbidden", "this token lacks the 'read' scope");
     return { principal };
   }
+  const config = getConfig();
   const hops = (request.headers.get("x-forwarded-for") ?? "")
     .split(",")
     .map((h) => h.trim())
     .filter(Boolean);
-  if (LOOPBACK.has(getConfig().host) && hops.every((h) => LOOPBACK.has(h))) return { principal: null };
-  throw new AppError("unauthorized", "metrics need a bearer token with the read scope unless the server listens on loopback only");
+  if (config.metricsPublicLoopback && LOOPBACK.has(config.host) && LOOPBACK.has(requestHostName(request)) && hops.every((h) => LOOPBACK.has(h))) return { principal: null };
+  throw new AppError(
+    "unauthorized",
+    config.metricsPublicLoopback
+      ? "metrics need a bearer token with the read scope unless a loopback-bound server is scraped at a loopback address"
+      : "metrics need a bearer token with the read scope (DUALMIND_METRICS_PUBLIC_LOOPBACK=true allows tokenless scrapes on loopback)",
+  );
 }
 
 /** The Prometheus text exposition: request counters and latency quantiles, per-store health gauges, dialectic and DB sizes. */

@@ -65,6 +65,11 @@ describe("bad input on every MCP tool: a 4xx tool error, nothing written", () =>
         ["hostile strings everywhere", principals.admin, { ...Object.fromEntries(Object.keys(shape).map((k) => [k, "\u0000../../etc/passwd' OR 1=1 --"])), zz: 1 }, "4xx"],
       ];
       // Tools whose only argument is the store have nothing else to get wrong.
+      if (Object.keys(shape).some((k) => k !== "store")) {
+        // 3,000 levels in every argument (a task spec, node attributes): a 400, never a stack overflow.
+        const deepField = JSON.parse("[".repeat(3000) + "]".repeat(3000)) as unknown;
+        cases.push(["every field nested 3,000 deep", principals.admin, { ...Object.fromEntries(Object.keys(shape).map((k) => [k, deepField])), ...withStore }, 400]);
+      }
       if (Object.keys(shape).some((k) => k !== "store")) cases.push(["every field of the wrong type", principals.admin, { ...Object.fromEntries(Object.keys(shape).map((k) => [k, { nested: [[{}]] }])), ...withStore }, "4xx"]);
       if (t.scope !== "read") cases.push(["scope below " + t.scope, principals.read, { ...withStore }, 403]);
       if ("store" in shape) {
@@ -96,6 +101,7 @@ describe("bad input on every MCP tool: a 4xx tool error, nothing written", () =>
       ["truncated JSON", post('{"jsonrpc":"2.0",', auth), "4xx"],
       ["invalid UTF-8", post(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]), auth), "4xx"],
       ["deeply nested JSON", post("[".repeat(200_000) + "]".repeat(200_000), auth), "4xx"],
+      ["a tool argument nested 3,000 deep", post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "task_create", arguments: { intent: "x", spec: JSON.parse("[".repeat(3000) + "]".repeat(3000)) } } }), auth), 400],
       ["not JSON-RPC", post(JSON.stringify({ hello: "world" }), auth), "4xx"],
       ["body over the limit", post(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "think", arguments: { content: "x".repeat(2 * 1024 * 1024) } } }), auth), 413],
     ];

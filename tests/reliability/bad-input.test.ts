@@ -1,11 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { createApiToken, revokeApiToken } from "@/lib/auth/tokens";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { getStoreDb } from "@/lib/db/connection";
 import { verifyAuditChain } from "@/lib/governance/audit";
 import { createDialecticSession } from "@/lib/governance/dialectic";
+import type { DescribedHandler } from "@/lib/api/route";
 import { createStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "../helpers";
 import { snapshotDatabases } from "./db-snapshot";
@@ -124,6 +126,8 @@ async function send(e: Endpoint, c: Case, counted = true): Promise<{ status: num
 }
 
 const DEEP_JSON = "[".repeat(200_000) + "]".repeat(200_000);
+/** 3,000 levels inside a field: deep enough to overflow a recursive validator (a task spec, node attributes), small enough to pass the size limit. */
+const DEEP_FIELD = "[".repeat(3000) + "]".repeat(3000);
 const INVALID_UTF8 = new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0xff, 0x22, 0x7d]);
 const HOSTILE_STRINGS = ["\u0000nul\u0000", "../../../etc/passwd", '" OR 1=1; DROP TABLE documents; --', 'NEAR("a" "b") OR content:*', "<script>window.__xss=1</script>", "x".repeat(100_000), "\ud800"];
 
@@ -155,6 +159,9 @@ function casesFor(e: Endpoint): Case[] {
     cases.push({ name: "truncated JSON", token, body: '{"a":', expect: 400 });
     cases.push({ name: "invalid UTF-8", token, body: INVALID_UTF8, expect: 400 });
     cases.push({ name: "deeply nested JSON", token, body: DEEP_JSON, expect: 400 });
+    const body = (e.handler as DescribedHandler).route.body;
+    const fields = Object.keys(body instanceof z.ZodObject ? body.shape : { zz: 1 });
+    cases.push({ name: "every body field nested 3,000 deep", token, body: `{${fields.map((f) => `${JSON.stringify(f)}:${DEEP_FIELD}`).join(",")}}`, expect: 400 });
     cases.push({ name: "body over the limit", token, body: JSON.stringify({ content: "x".repeat(e.bodyLimitBytes + 10) }), expect: 413 });
     for (const wrong of ["[]", '"text"', "42", "null", "true"]) cases.push({ name: `body ${wrong}`, token, body: wrong, expect: 400 });
     cases.push({ name: "unknown field", token, body: JSON.stringify({ zz_unknown_field: 1 }), expect: 400 });
@@ -237,14 +244,14 @@ describe("hostile content that is valid input", () => {
     expect(fs.existsSync(path.join(env.dataDir, "stores", "outside.md"))).toBe(false);
   });
 
-  it("another agent's dialectic session: a stranger may not post into it", async () => {
+  it("another agent's dialectic session: a stranger may not post into it, and hears 404 as on GET", async () => {
     createDialecticSession({ input: { session_id: "private-review", topic: "private", reviewer_agent_id: "reviewer" }, agentId: "writer" });
     const before = snapshot();
     const post = byRoute("/api/v1/dialectic/sessions/[id]/messages", "POST");
     for (const type of ["thesis", "antithesis", "synthesis"]) {
       const r = await send(post, { name: "stranger", token: tokens.stranger, params: { id: "private-review" }, body: JSON.stringify({ message_type: type, reasoning: "not my session", agrees: true }), expect: "4xx" });
-      expect([403, 409]).toContain(r.status);
-      expect(r.json?.error?.code).toMatch(/forbidden|conflict/);
+      expect(r.status).toBe(404);
+      expect(r.json?.error?.code).toBe("not_found");
     }
     expect(snapshot()).toBe(before);
   });

@@ -3,7 +3,7 @@ import { authorizeMetricsScrape, renderPrometheusMetrics } from "@/lib/metrics/p
 
 export const dynamic = "force-dynamic";
 
-/** Prometheus scrape endpoint: a read-scope token, or tokenless from loopback on a loopback-bound server. */
+/** Prometheus scrape endpoint: a read-scope token; tokenless only when DUALMIND_METRICS_PUBLIC_LOOPBACK=true and the scrape is local (see authorizeMetricsScrape). */
 export const GET = defineRoute({
   name: "GET /metrics",
   auth: "public",

@@ -8,7 +8,7 @@ export const POST = defineRoute({
   body: recordOverrideSchema,
   handler: ({ body, principal }) => {
     const caller = callerOf(principal);
-    const { override, created } = recordOverride({ input: body, actor: `agent:${caller.agentId}`, tokenLabel: caller.label });
+    const { override, created } = recordOverride({ input: body, actor: `agent:${caller.agentId}`, tokenLabel: caller.label, caller });
     return respondCreated({ override, created }, created);
   },
 });

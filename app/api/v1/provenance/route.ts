@@ -6,12 +6,15 @@ export const POST = defineRoute({
   name: "POST /provenance",
   auth: "write",
   body: recordProvenanceSchema,
-  handler: ({ body, principal }) => recordProvenanceBatch({ input: body, recordedBy: callerOf(principal).agentId }),
+  handler: ({ body, principal }) => {
+    const caller = callerOf(principal);
+    return recordProvenanceBatch({ input: body, recordedBy: caller.agentId, caller });
+  },
 });
 
 export const GET = defineRoute({
   name: "GET /provenance",
   auth: "read",
   query: artifactLookupSchema,
-  handler: ({ query }) => getProofsByArtifact(query),
+  handler: ({ query, principal }) => getProofsByArtifact(query, callerOf(principal)),
 });

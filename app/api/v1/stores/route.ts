@@ -1,6 +1,5 @@
 import { defineRoute } from "@/lib/api/route";
-import { AppError } from "@/lib/errors";
-import { canUseStore } from "@/lib/auth/tokens";
+import { assertStoresAllowed, canUseStore } from "@/lib/auth/tokens";
 import { createStore, createStoreSchema, listStores } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
@@ -17,9 +16,8 @@ export const POST = defineRoute({
   body: createStoreSchema,
   status: 201,
   handler: ({ body, principal }) => {
-    if (principal && !canUseStore(principal, body.name)) {
-      throw new AppError("forbidden", `this token may not use store ${body.name}`);
-    }
+    // The new store's `name` is a store reference too, though not a field called `store` (see lib/api/store-refs.ts).
+    if (principal) assertStoresAllowed(principal, [body.name]);
     return createStore({ input: body, actor: `agent:${principal?.agentId}` });
   },
 });

@@ -16,5 +16,6 @@ export const GET = defineRoute({
   name: "GET /tasks",
   auth: "read",
   query: listTasksQuerySchema,
-  handler: ({ query }) => listTasksByFilter(query),
+  // An agent lists the tasks it requested or is assigned to; an unrestricted admin lists every task.
+  handler: ({ query, principal }) => listTasksByFilter(query, callerOf(principal)),
 });

@@ -4,12 +4,14 @@ import { createApiToken, createTokenSchema, listApiTokens } from "@/lib/auth/tok
 export const GET = defineRoute({
   name: "GET /tokens",
   auth: "admin",
+  allStores: true,
   handler: () => ({ tokens: listApiTokens() }),
 });
 
 export const POST = defineRoute({
   name: "POST /tokens",
   auth: "admin",
+  allStores: true,
   body: createTokenSchema,
   status: 201,
   handler: ({ body, principal }) => {

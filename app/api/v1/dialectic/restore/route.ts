@@ -5,6 +5,7 @@ import { callerOf } from "@/lib/governance/respond";
 export const POST = defineRoute({
   name: "POST /dialectic/restore",
   auth: "admin",
+  allStores: true,
   body: dialecticSnapshotSchema,
   // A full snapshot is larger than an ordinary request.
   maxBodyBytes: 64 * 1024 * 1024,

@@ -5,5 +5,6 @@ import { callerOf } from "@/lib/governance/respond";
 export const POST = defineRoute({
   name: "POST /dialectic/sweep",
   auth: "admin",
+  allStores: true,
   handler: ({ principal }) => sweepIdleSessionsAudited({ actor: `agent:${callerOf(principal).agentId}` }),
 });

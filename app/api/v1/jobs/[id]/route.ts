@@ -7,8 +7,9 @@ export const GET = defineRoute({
   name: "GET /jobs/{id}",
   auth: "admin",
   params: z.object({ id: z.uuid() }),
-  handler: ({ params }) => {
-    const job = getJobById({ id: params.id });
+  handler: ({ params, principal }) => {
+    // A store-limited token sees only its stores' jobs; another store's job answers like an unknown one.
+    const job = getJobById({ id: params.id, stores: principal?.stores ?? null });
     if (!job) throw new AppError("not_found", `no job ${params.id}`);
     return { job };
   },

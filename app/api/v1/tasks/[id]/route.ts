@@ -2,10 +2,11 @@ import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
 import { clientIdSchema } from "@/lib/governance/common";
 import { getTaskStatusById } from "@/lib/governance/ledger";
+import { callerOf } from "@/lib/governance/respond";
 
 export const GET = defineRoute({
   name: "GET /tasks/{id}",
   auth: "read",
   params: z.object({ id: clientIdSchema }).strict(),
-  handler: ({ params }) => getTaskStatusById({ taskId: params.id }),
+  handler: ({ params, principal }) => getTaskStatusById({ taskId: params.id, caller: callerOf(principal) }),
 });

@@ -5,6 +5,7 @@ import { revokeApiToken } from "@/lib/auth/tokens";
 export const DELETE = defineRoute({
   name: "DELETE /tokens/{id}",
   auth: "admin",
+  allStores: true,
   params: z.object({ id: z.coerce.number().int().positive() }),
   handler: ({ params, principal }) => revokeApiToken({ id: params.id, actor: `agent:${principal?.agentId}` }),
 });

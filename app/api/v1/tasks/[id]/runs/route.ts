@@ -10,7 +10,7 @@ export const POST = defineRoute({
   params: z.object({ id: clientIdSchema }).strict(),
   body: startRunSchema,
   handler: ({ params, body, principal }) => {
-    const { run, created } = recordRunStart({ taskId: params.id, input: body, agentId: callerOf(principal).agentId });
+    const { run, created } = recordRunStart({ taskId: params.id, input: body, caller: callerOf(principal) });
     return respondCreated({ run, created }, created);
   },
 });

@@ -2,15 +2,15 @@ import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
 import { clientIdSchema } from "@/lib/governance/common";
 import { recordValidation, recordValidationSchema } from "@/lib/governance/ledger";
-import { respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/governance/respond";
 
 export const POST = defineRoute({
   name: "POST /tasks/{id}/validations",
   auth: "write",
   params: z.object({ id: clientIdSchema }).strict(),
   body: recordValidationSchema,
-  handler: ({ params, body }) => {
-    const { validation, created } = recordValidation({ taskId: params.id, input: body });
+  handler: ({ params, body, principal }) => {
+    const { validation, created } = recordValidation({ taskId: params.id, input: body, caller: callerOf(principal) });
     return respondCreated({ validation, created }, created);
   },
 });

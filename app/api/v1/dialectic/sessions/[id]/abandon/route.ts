@@ -9,5 +9,5 @@ export const POST = defineRoute({
   auth: "write",
   params: z.object({ id: clientIdSchema }).strict(),
   body: abandonSessionSchema,
-  handler: ({ params, body, principal }) => ({ session: abandonDialecticSession({ sessionId: params.id, agentId: callerOf(principal).agentId, reason: body.reason }) }),
+  handler: ({ params, body, principal }) => ({ session: abandonDialecticSession({ sessionId: params.id, ...callerOf(principal), reason: body.reason }) }),
 });

@@ -8,5 +8,5 @@ export const POST = defineRoute({
   name: "POST /dialectic/sessions/{id}/claim",
   auth: "write",
   params: z.object({ id: clientIdSchema }).strict(),
-  handler: ({ params, principal }) => ({ session: claimDialecticSession({ sessionId: params.id, agentId: callerOf(principal).agentId }) }),
+  handler: ({ params, principal }) => ({ session: claimDialecticSession({ sessionId: params.id, ...callerOf(principal) }) }),
 });

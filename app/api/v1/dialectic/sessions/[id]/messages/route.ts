@@ -10,7 +10,7 @@ export const POST = defineRoute({
   params: z.object({ id: clientIdSchema }).strict(),
   body: postMessageSchema,
   handler: ({ params, body, principal }) => {
-    const result = postDialecticMessage({ sessionId: params.id, agentId: callerOf(principal).agentId, input: body });
+    const result = postDialecticMessage({ sessionId: params.id, ...callerOf(principal), input: body });
     return respondCreated(result, result.created);
   },
 });

@@ -9,5 +9,5 @@ export const POST = defineRoute({
   auth: "write",
   params: z.object({ id: clientIdSchema, runId: clientIdSchema }).strict(),
   body: finishRunSchema,
-  handler: ({ params, body, principal }) => recordRunFinish({ taskId: params.id, runId: params.runId, input: body, agentId: callerOf(principal).agentId }),
+  handler: ({ params, body, principal }) => recordRunFinish({ taskId: params.id, runId: params.runId, input: body, caller: callerOf(principal) }),
 });
