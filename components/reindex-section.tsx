@@ -1,6 +1,6 @@
 import { ReindexPanel } from "@/components/reindex-panel";
 import { listLatestJobs } from "@/lib/index/jobs";
-import { listStoreNames } from "@/lib/stores/stores";
+import { listStoreNames } from "@/lib/db/store-names";
 import { getReindexJobAction, startReindexAction } from "@/app/(dashboard)/admin/reindex-actions";
 
 /** The Admin page's reindex card; the page checks the admin role before rendering it. */

@@ -10,7 +10,8 @@ import { startEmbedWorker } from "../lib/embed/worker";
 import { AppError } from "../lib/errors";
 import { log } from "../lib/log";
 import { createMcpServer } from "../lib/mcp/server";
-import { createStore, storeExists } from "../lib/stores/stores";
+import { createStore } from "../lib/stores/stores";
+import { storeExists } from "../lib/db/store-names";
 
 /**
  * The stdio principal: a token's (DUALMIND_TOKEN or --token) when given, else

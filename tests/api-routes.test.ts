@@ -6,7 +6,7 @@ import * as tokenRoute from "@/app/api/v1/tokens/[id]/route";
 import * as healthRoute from "@/app/api/v1/health/route";
 import { createApiToken } from "@/lib/auth/tokens";
 import { bootstrapApp } from "@/lib/bootstrap";
-import { listStoreNames } from "@/lib/stores/stores";
+import { listStoreNames } from "@/lib/db/store-names";
 import { callRoute, useTempDataDir } from "./helpers";
 
 const BOOTSTRAP = "bootstrap-token-for-tests-0123456789abcdef";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { storeNameSchema } from "../stores/stores";
+import { storeNameSchema } from "../db/store-names";
 
 /** Route params of every /stores/{store}/... route. */
 export const storeParams = z.object({ store: storeNameSchema }).strict();

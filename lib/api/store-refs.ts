@@ -13,7 +13,7 @@
  * `store` inside a node's attributes is not mistaken for a store reference.
  */
 import type { ZodType } from "zod";
-import { CORE_STORE } from "../stores/stores";
+import { CORE_STORE } from "../db/store-names";
 
 type Def = {
   type: string;

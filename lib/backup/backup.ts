@@ -18,7 +18,7 @@ import { startReembed } from "../embed/reembed";
 import { appendAudit } from "../governance/audit";
 import { AppError } from "../errors";
 import { reindexStore } from "../index/reindex";
-import { listStoreNames, storeExists } from "../stores/stores";
+import { listStoreNames, storeExists } from "../db/store-names";
 import { versions } from "../version";
 
 export const BACKUP_FORMAT = "dualmind.backup.v1" as const;

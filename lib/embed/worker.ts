@@ -3,7 +3,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { getConfig } from "../config";
 import { getStoreDb, type StoreHandle } from "../db/connection";
 import { log } from "../log";
-import { listStoreNames } from "../stores/stores";
+import { listStoreNames } from "../db/store-names";
 import { getEmbeddable } from "./embeddables";
 import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./model";
 import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, type ClaimedItem } from "./queue";

@@ -5,7 +5,7 @@ import type { FRAME_COLUMNS } from "../db/schema/graph";
 import { getEmbedder } from "../embed/model";
 import { checkVectorReadiness } from "../embed/status";
 import { blobToVector, knnSearch, simhashCodec, vecIndexTable } from "../embed/vector-index";
-import { CORE_STORE } from "../stores/stores";
+import { CORE_STORE } from "../db/store-names";
 import { ftsQueryFromText, parseJsonColumn, unitInterval } from "./common";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import type { AgentPrincipal } from "../auth/tokens";
 import { getStoreDb, type StoreHandle } from "../db/connection";
-import { requireStore, storeNameSchema } from "../stores/stores";
+import { requireStore } from "../stores/stores";
+import { storeNameSchema } from "../db/store-names";
 import { uuidSchema } from "./common";
 
 /** 404 for an unknown store, before opening it (opening would create it). */

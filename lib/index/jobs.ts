@@ -5,7 +5,7 @@ import { getGovernance } from "../db/connection";
 import { adminJobs, type AdminJobRow } from "../db/schema/governance";
 import { appendAudit } from "../governance/audit";
 import { log } from "../log";
-import { storeExists } from "../stores/stores";
+import { storeExists } from "../db/store-names";
 import { reindexStoreAsync, type ReindexProgress, type ReindexResult } from "./reindex";
 
 /**

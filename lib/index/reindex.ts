@@ -4,7 +4,7 @@ import type Database from "better-sqlite3";
 import { getStoreDb, storeDir } from "../db/connection";
 import { AppError } from "../errors";
 import { log } from "../log";
-import { storeExists } from "../stores/stores";
+import { storeExists } from "../db/store-names";
 import { CHUNKING_VERSION, sha256Hex } from "./chunking";
 import { listIndexableFiles } from "./files";
 import { decodeText, deleteDocumentByPath, ingestDocument } from "./ingest";

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { z } from "zod";
 import { openStoreReaderWithCore } from "../db/connection";
 import { AppError } from "../errors";
-import { CORE_STORE } from "../stores/stores";
+import { CORE_STORE } from "../db/store-names";
 import { boolParam, csvParam, dateParam } from "./query-params";
 import { ensureIndexBuilt } from "./reindex";
 

@@ -6,7 +6,7 @@ import { getEmbedBacklog } from "../embed/queue";
 import { checkVectorReadiness } from "../embed/status";
 import { logVectorQuery } from "../embed/compare";
 import { knnSearch, type VectorHit } from "../embed/vector-index";
-import { CORE_STORE } from "../stores/stores";
+import { CORE_STORE } from "../db/store-names";
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { ensureIndexBuilt } from "./reindex";
 import { chunkFilterSql, hasExplicitFilters, runFts, searchStore, splitSnippet, toFtsMatch, type SearchHit, type SearchInput } from "./search";

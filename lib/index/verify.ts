@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import { getStoreDb } from "../db/connection";
 import { AppError } from "../errors";
-import { storeExists } from "../stores/stores";
+import { storeExists } from "../db/store-names";
 import { CHUNKING_VERSION, sha256Hex } from "./chunking";
 import { listIndexableFiles } from "./files";
 import { decodeText } from "./ingest";

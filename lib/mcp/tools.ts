@@ -42,7 +42,8 @@ import { recordLearning } from "../recall/learnings";
 import { recallInputSchema, recallReflections } from "../recall/recall";
 import { recordTrace } from "../recall/traces";
 import { getStoreDb } from "../db/connection";
-import { listStores, requireStore, storeNameSchema } from "../stores/stores";
+import { listStores, requireStore } from "../stores/stores";
+import { storeNameSchema } from "../db/store-names";
 
 export type ToolContext = { principal: AgentPrincipal };
 

@@ -1,5 +1,5 @@
 import { getEmbeddingStatus, type EmbeddingStatus } from "../embed/status";
-import { listStoreNames } from "../stores/stores";
+import { listStoreNames } from "../db/store-names";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "./latency";
 import { HOUR_MS } from "./rollups";
 import {

@@ -4,7 +4,8 @@ import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { countActiveSessions } from "../governance/dialectic";
 import { getGovernanceStatus } from "../governance/status";
-import { describeStore, listStoreNames } from "../stores/stores";
+import { describeStore } from "../stores/stores";
+import { listStoreNames } from "../db/store-names";
 import { routeLatencySnapshot } from "./latency";
 import { getLatestSnapshotsByStore } from "./snapshots";
 

@@ -1,7 +1,7 @@
 import { getGovernance, getStoreDb, type StoreHandle } from "../db/connection";
 import { getEmbeddingStatus } from "../embed/status";
 import { getRecallMetrics } from "../recall/events";
-import { listStoreNames } from "../stores/stores";
+import { listStoreNames } from "../db/store-names";
 import { HOUR_MS, MINUTE_MS } from "./rollups";
 
 /** One store's health at one moment; null = not measured (shown as a gap), never a zero. */

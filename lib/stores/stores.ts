@@ -2,15 +2,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { getConfig } from "../config";
-import { closeStoreDb, getStoreDb, storeDir, storeIndexPath, STORE_NAME_RE } from "../db/connection";
+import { closeStoreDb, getStoreDb, storeDir, type StoreHandle } from "../db/connection";
+import { CORE_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-
-export const CORE_STORE = "core";
-
-export const storeNameSchema = z
-  .string()
-  .regex(STORE_NAME_RE, "store names are 1-63 chars of a-z, 0-9, _ and -, starting with a letter or digit");
+import { ensureIndexBuilt } from "../index/reindex";
 
 export const createStoreSchema = z
   .object({ name: storeNameSchema, description: z.string().max(500).optional() })
@@ -25,26 +21,6 @@ export type StoreSummary = {
   counts: Record<string, number>;
   files: { indexBytes: number; walBytes: number; memoryFiles: number };
 };
-
-function storesRoot(): string {
-  return path.join(getConfig().dataDir, "stores");
-}
-
-function storeExistsOnDisk(name: string): boolean {
-  return fs.existsSync(storeIndexPath(name)) || fs.existsSync(path.join(storeDir(name), "memory"));
-}
-
-/** Names of every store on disk, sorted, core first. Directories with invalid names are ignored. */
-export function listStoreNames(): string[] {
-  const root = storesRoot();
-  if (!fs.existsSync(root)) return [];
-  const names = fs
-    .readdirSync(root, { withFileTypes: true })
-    .filter((d) => d.isDirectory() && STORE_NAME_RE.test(d.name))
-    .map((d) => d.name)
-    .sort();
-  return [...names.filter((n) => n === CORE_STORE), ...names.filter((n) => n !== CORE_STORE)];
-}
 
 function fileSize(file: string): number {
   try {
@@ -111,8 +87,15 @@ export function listStores(): StoreSummary[] {
   return listStoreNames().map(describeStore);
 }
 
-export function storeExists(name: string): boolean {
-  return STORE_NAME_RE.test(name) && storeExistsOnDisk(name);
+/**
+ * The one way to get a store handle: an unknown store is a 404 (never created
+ * on the fly), a missing or never-built index is rebuilt from its files, and
+ * the handle returned is what every domain function takes.
+ */
+export function openStore({ store }: { store: string }): StoreHandle {
+  if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
+  ensureIndexBuilt({ store });
+  return getStoreDb(store);
 }
 
 /** 404 unless the store exists; routes call this before opening (which would create it). */
@@ -123,7 +106,7 @@ export function requireStore(name: string): void {
 /** Create a store (index.db + memory/). Creating one that exists is a conflict. */
 export function createStore({ input, actor }: { input: z.input<typeof createStoreSchema>; actor: string }): StoreSummary {
   const { name, description } = createStoreSchema.parse(input);
-  if (storeExistsOnDisk(name)) throw new AppError("conflict", `store ${name} already exists`);
+  if (storeExists(name)) throw new AppError("conflict", `store ${name} already exists`);
   // Claim the name with a non-recursive mkdir: of two processes creating it at once, one gets EEXIST.
   fs.mkdirSync(path.dirname(storeDir(name)), { recursive: true });
   try {

@@ -1,7 +1,7 @@
 import { reindexStore } from "../../lib/index/reindex";
 import { verifyStore } from "../../lib/index/verify";
 import { appendAudit } from "../../lib/governance/audit";
-import { listStoreNames, storeExists } from "../../lib/stores/stores";
+import { listStoreNames, storeExists } from "../../lib/db/store-names";
 import { progressBar, UsageError, type Command } from "../cli-kit";
 
 const ACTOR = `cli:${process.env.USER ?? "local"}`;

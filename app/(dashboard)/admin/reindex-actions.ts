@@ -5,7 +5,7 @@ import { actionError, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { getJobById, startReindexJob, type Job } from "@/lib/index/jobs";
 import { openIndexedStore } from "@/lib/index/reindex";
-import { storeNameSchema } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 /** Admins only; startReindexJob writes the audit row with who asked. */
 export async function startReindexAction(store: string): Promise<ActionResult<Job>> {

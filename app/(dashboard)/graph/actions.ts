@@ -3,7 +3,8 @@
 import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { rememberByQuery, type RememberResponse } from "@/lib/graph/remember";
-import { requireStore, storeNameSchema } from "@/lib/stores/stores";
+import { requireStore } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 // Server actions are public endpoints: this one re-checks the session itself. It only reads, so there is nothing to audit.
 export async function rememberAction(_prev: ActionResult<RememberResponse> | null, form: FormData): Promise<ActionResult<RememberResponse>> {

@@ -1,7 +1,7 @@
 import "server-only";
 import { notFound } from "next/navigation";
 import { getStoreDb, type StoreHandle } from "@/lib/db/connection";
-import { storeExists, storeNameSchema } from "@/lib/stores/stores";
+import { storeExists, storeNameSchema } from "@/lib/db/store-names";
 
 /** The store a graph page is about, or the 404 page (never creates a store). */
 export function graphStoreOr404(raw: string): { store: string; handle: StoreHandle } {

@@ -5,7 +5,7 @@ import { MemoryCategoryTree, MemoryFilterForm } from "@/components/memory-filter
 import { formatTime } from "@/lib/format";
 import { getMemoryByPath, listAllCategories, listMemoriesByFilter, memoryFilterSchema, memoryPathSchema } from "@/lib/index/memories";
 import { openIndexedStore } from "@/lib/index/reindex";
-import { CORE_STORE, listStoreNames } from "@/lib/stores/stores";
+import { CORE_STORE, listStoreNames } from "@/lib/db/store-names";
 import { isAppError } from "@/lib/errors";
 
 const PAGE_SIZE = 25;

@@ -7,7 +7,8 @@ import { requireRoleForAction } from "@/app/_server/session";
 import { getStoreDb } from "@/lib/db/connection";
 import { rateRecallHit } from "@/lib/recall/events";
 import { reflectionSettingsPatchSchema, updateReflectionSettings } from "@/lib/recall/settings";
-import { requireStore, storeNameSchema } from "@/lib/stores/stores";
+import { requireStore } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 // Server actions are public endpoints: each checks the session and role itself.
 // The domain functions write the audit rows.

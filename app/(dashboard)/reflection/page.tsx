@@ -9,7 +9,7 @@ import { listRatingQueue, listRecentRecallEvents } from "@/lib/recall/events";
 import { listLearnings } from "@/lib/recall/learnings";
 import { getReflectionOverview } from "@/lib/recall/overview";
 import { listTraces, listTracesQuerySchema } from "@/lib/recall/traces";
-import { listStoreNames } from "@/lib/stores/stores";
+import { listStoreNames } from "@/lib/db/store-names";
 import { rateRecallHitAction, updateReflectionSettingsAction } from "./actions";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };

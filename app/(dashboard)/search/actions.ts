@@ -5,7 +5,7 @@ import { requireRoleForAction } from "@/app/_server/session";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchAnyMode, type AnySearchResult } from "@/lib/index/semantic-search";
-import { storeNameSchema } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 /** Search for the dashboard; the same domain call as GET /stores/{store}/search. */
 export async function searchAction(_prev: ActionResult<AnySearchResult> | null, form: FormData): Promise<ActionResult<AnySearchResult>> {

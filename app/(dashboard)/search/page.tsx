@@ -1,6 +1,6 @@
 import { requireUser } from "@/app/_server/session";
 import { SearchPanel } from "@/components/search-panel";
-import { CORE_STORE, listStoreNames } from "@/lib/stores/stores";
+import { CORE_STORE, listStoreNames } from "@/lib/db/store-names";
 import { searchAction } from "./actions";
 
 export default async function SearchPage() {

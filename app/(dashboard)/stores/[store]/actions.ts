@@ -3,7 +3,7 @@
 import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { verifyStore, type VerifyReport } from "@/lib/index/verify";
-import { storeNameSchema } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 /** Read-only: compares files with the index; writes nothing, so it needs no audit row. */
 export async function verifyStoreAction(_prev: ActionResult<VerifyReport> | null, form: FormData): Promise<ActionResult<VerifyReport>> {

@@ -9,7 +9,8 @@ import { getEmbedder } from "@/lib/embed/model";
 import { retryParkedEmbeddings } from "@/lib/embed/queue";
 import { estimateReembed, startReembed, switchHeldReembed } from "@/lib/embed/reembed";
 import { appendAudit } from "@/lib/governance/audit";
-import { requireStore, storeNameSchema } from "@/lib/stores/stores";
+import { requireStore } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 const intentSchema = z.enum(["estimate", "start", "start_stale", "start_hold", "switch", "retry_parked"]);
 

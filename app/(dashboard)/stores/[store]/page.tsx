@@ -8,7 +8,8 @@ import { formatBytes, formatTime } from "@/lib/format";
 import { listDocumentsByPrefix } from "@/lib/index/ingest";
 import { listRecentMemories } from "@/lib/index/memories";
 import { openIndexedStore } from "@/lib/index/reindex";
-import { describeStore, storeExists } from "@/lib/stores/stores";
+import { describeStore } from "@/lib/stores/stores";
+import { storeExists } from "@/lib/db/store-names";
 import { verifyStoreAction } from "./actions";
 import { embeddingAdminAction } from "./embed-actions";
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
 import { apiDocumentPathSchema, deleteApiDocument, listDocumentsByPrefix, putDocuments, putDocumentsSchema } from "@/lib/index/ingest";
 import { openIndexedStore } from "@/lib/index/reindex";
-import { storeNameSchema } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 const params = z.object({ store: storeNameSchema });
 

@@ -12,7 +12,7 @@ import {
   updateMemorySchema,
 } from "@/lib/index/memories";
 import { openIndexedStore } from "@/lib/index/reindex";
-import { storeNameSchema } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 const params = z.object({ store: storeNameSchema });
 

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
 import { startReindexJob } from "@/lib/index/jobs";
 import { openIndexedStore } from "@/lib/index/reindex";
-import { storeNameSchema } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/reindex",

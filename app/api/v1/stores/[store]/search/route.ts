@@ -3,7 +3,7 @@ import { defineRoute } from "@/lib/api/route";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchAnyMode } from "@/lib/index/semantic-search";
-import { storeNameSchema } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 const params = z.object({ store: storeNameSchema });
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
 import { verifyStore } from "@/lib/index/verify";
-import { storeNameSchema } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/verify",

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
 import { chunkIdSchema, getChunkByChunkId } from "@/lib/index/ingest";
 import { openIndexedStore } from "@/lib/index/reindex";
-import { storeNameSchema } from "@/lib/stores/stores";
+import { storeNameSchema } from "@/lib/db/store-names";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/chunks/{id}",
