@@ -1,7 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { getConfig } from "../config";
 import { closeStoreDb, getStoreDb, storeDir, type StoreHandle } from "../db/connection";
 import { CORE_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
 import { AppError } from "../errors";
