@@ -28,7 +28,7 @@ import { createMemory } from "../lib/index/memories";
 import { openIndexedStore } from "../lib/index/reindex";
 import { searchInputSchema } from "../lib/index/search";
 import { searchAnyMode } from "../lib/index/semantic-search";
-import { createStore } from "../lib/stores/stores";
+import { createStore, openStore } from "../lib/stores/stores";
 import { loadTextWindows } from "./corpus";
 import { percentile, printTable } from "./table";
 
@@ -131,7 +131,7 @@ export default async function agentsBench(): Promise<void> {
     backupRows.push({ operation: `backup while another process writes (${wrote.memories ?? "?"} memories + thoughts written)`, "index.db MB": indexMb, ms: loadedMs });
 
     t = performance.now();
-    await exportStoreBundle({ store: "bench", outDir: path.join(scratch, "bundle") });
+    await exportStoreBundle({ handle: openStore({ store: "bench" }), outDir: path.join(scratch, "bundle") });
     backupRows.push({ operation: "export bundle", "index.db MB": indexMb, ms: performance.now() - t });
     t = performance.now();
     await importStoreBundle({ bundleDir: path.join(scratch, "bundle"), as: "bench-kept", reembed: false, actor: "bench" });

@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
+import { openStore } from "../lib/stores/stores";
 import { resetEmbedderForTests } from "../lib/embed/model";
 import { drainEmbedQueues } from "../lib/embed/worker";
 import { clearRecallQueryCache, recallReflections, type RecallInput } from "../lib/recall/recall";
@@ -40,7 +41,7 @@ async function rankQualityQueries(): Promise<Record<(typeof SIGNALS)[number], Ra
   const run = async (signals: (typeof SIGNALS)[number]) => {
     const out: Ranked[] = [];
     for (const [i, c] of QUALITY_CASES.entries()) {
-      const r = await recallReflections({ store: "quality", agentId: "bench", input: { query: c.query, top_k: K, min_score: 0, kinds: ["trace"], signals } });
+      const r = await recallReflections({ handle: openStore({ store: "quality" }), agentId: "bench", input: { query: c.query, top_k: K, min_score: 0, kinds: ["trace"], signals } });
       out.push({ kind: c.kind, target: ids[i], hits: r.traces.map((t) => ({ id: t.id, score: t.score })) });
     }
     return out;
@@ -69,7 +70,7 @@ function qualityAt(ranked: Ranked[], minScore: number) {
 
 async function qualityTables(): Promise<void> {
   const ranked = await rankQualityQueries();
-  const minScore = getReflectionSettings(getStoreDb("quality")).min_score;
+  const minScore = getReflectionSettings({ handle: openStore({ store: "quality" }) }).min_score;
   const rows: Record<string, string | number>[] = [];
   for (const mode of SIGNALS) {
     for (const subset of ["all", "overlap", "synonym"] as const) {
@@ -126,7 +127,7 @@ async function latencyRows(): Promise<Record<string, string | number>[]> {
   const store = "latency";
   const h = getStoreDb(store);
   // Every trace gets a vector: the worker drains after each chunk, as it would run beside the writers.
-  updateReflectionSettings({ handle: h, patch: { backlog_watermark: 2 * CHUNK }, actor: "bench" });
+  updateReflectionSettings({ handle: h, input: { settings: { backlog_watermark: 2 * CHUNK } }, actor: "bench" });
   let writeMs = 0;
   let embedMs = 0;
   let embedded = 0;
@@ -144,11 +145,11 @@ async function latencyRows(): Promise<Record<string, string | number>[]> {
     }));
     const measure = async (label: string, opts: { signals: (typeof SIGNALS)[number]; warm: boolean }) => {
       clearRecallQueryCache();
-      if (opts.warm) for (const q of queries) await recallReflections({ store, agentId: "bench", input: { ...q, signals: opts.signals } });
+      if (opts.warm) for (const q of queries) await recallReflections({ handle: openStore({ store }), agentId: "bench", input: { ...q, signals: opts.signals } });
       const t: number[] = [];
       for (const q of queries) {
         const s = performance.now();
-        await recallReflections({ store, agentId: "bench", input: { ...q, signals: opts.signals } });
+        await recallReflections({ handle: openStore({ store }), agentId: "bench", input: { ...q, signals: opts.signals } });
         t.push(performance.now() - s);
       }
       const budget = opts.signals === "lexical" ? "-" : opts.warm ? 150 : 400;

@@ -16,7 +16,7 @@ import { openIndexedStore } from "@/lib/index/reindex";
 import { searchAnyMode } from "@/lib/index/semantic-search";
 import { searchInputSchema } from "@/lib/index/search";
 import { verifyStore } from "@/lib/index/verify";
-import { createStore } from "@/lib/stores/stores";
+import { createStore, openStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
 
 const TSX = path.join(process.cwd(), "node_modules", ".bin", "tsx");
@@ -126,7 +126,7 @@ describe("store bundles", () => {
     expect(before.flat().length).toBeGreaterThan(0);
 
     const bundleDir = path.join(scratch, "bundle");
-    const manifest = await exportStoreBundle({ store: "docs", outDir: bundleDir });
+    const manifest = await exportStoreBundle({ handle: openStore({ store: "docs" }), outDir: bundleDir });
     expect(manifest.memoryFiles).toBe(4);
     expect((manifest.fingerprint as { provider: string }).provider).toBe("builtin");
 

@@ -7,8 +7,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { POST, GET } from "@/app/api/mcp/route";
+import { GET as healthGET } from "@/app/api/v1/stores/[store]/health/route";
 import { createApiToken } from "@/lib/auth/tokens";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { listAuditTail } from "@/lib/governance/audit";
@@ -214,6 +215,25 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     const entry = listAuditTail({ limit: 5 }).find((e) => e.action === "graph.node.delete");
     expect(entry?.actor).toBe("agent:alice");
     expect(entry?.target).toContain(node.id);
+    await client.close();
+  });
+
+  it("store_health returns the same report as GET /stores/{store}/health", async () => {
+    const client = await connectHttp(server.url, alice);
+    // A queued trace gives the report a backlog with an age; the clock is held still so both answers are taken at the same instant.
+    await client.callTool({ name: "record_trace", arguments: { store: "default", intent: { verb: "rotate", target: "the backup keys" }, outcome: "success" } });
+    const now = vi.spyOn(Date, "now").mockReturnValue(Date.now() + 5_000);
+    try {
+      const res = await healthGET(new Request("http://127.0.0.1/api/v1/stores/default/health", { headers: { authorization: `Bearer ${alice}` } }), { params: Promise.resolve({ store: "default" }) });
+      expect(res.status).toBe(200);
+      const rest = await res.json();
+      const tool = await client.callTool({ name: "store_health", arguments: { store: "default" } });
+      expect(tool.isError).toBeFalsy();
+      expect(rest).toMatchObject({ store: "default", status: expect.any(String), backlog: { pending: expect.any(Number) } });
+      expect(payload(tool)).toEqual(rest);
+    } finally {
+      now.mockRestore();
+    }
     await client.close();
   });
 });

@@ -53,8 +53,8 @@ describe("remember", () => {
     const s = seedOps(handle);
     await drainEmbedQueues({ stores: ["ops"] });
     const input = { query: "nginx certificate renewal reload" };
-    const first = await rememberByQuery({ store: "ops", input });
-    const second = await rememberByQuery({ store: "ops", input });
+    const first = await rememberByQuery({ handle, core: null, input });
+    const second = await rememberByQuery({ handle, core: null, input });
     expect(second).toEqual(first);
     expect(first.mode).toBe("vector+fts");
     expect(first.fallback).toBeNull();
@@ -73,7 +73,7 @@ describe("remember", () => {
     const scores = first.results.map((r) => r.score);
     expect(scores).toEqual([...scores].sort((a, b) => b - a));
     // A per-request weight override changes the ranking signal it names, and is echoed back.
-    const noSemantic = await rememberByQuery({ store: "ops", input: { ...input, weights: { semantic: 0 } } });
+    const noSemantic = await rememberByQuery({ handle, core: null, input: { ...input, weights: { semantic: 0 } } });
     expect(noSemantic.weights.semantic).toBe(0);
     expect(find(noSemantic.results, s.nginx.id)!.breakdown.terms.semantic).toBe(0);
   });
@@ -82,7 +82,7 @@ describe("remember", () => {
     const handle = getStoreDb("ops");
     const s = seedOps(handle);
     await drainEmbedQueues({ stores: ["ops"] });
-    const r = await rememberByQuery({ store: "ops", input: { query: "nginx", kinds: ["node"], candidates: 1 } });
+    const r = await rememberByQuery({ handle, core: null, input: { query: "nginx", kinds: ["node"], candidates: 1 } });
     expect(r.results.map((x) => x.id)).toEqual([s.nginx.id, s.certbot.id]);
     const certbot = r.results[1];
     expect(certbot.matched_by).toEqual(["expansion"]);
@@ -92,7 +92,7 @@ describe("remember", () => {
     // The relation's evidence comes with the neighbour.
     expect(certbot.evidence_thought_ids).toEqual([s.reloadFix.id]);
     // Lower the threshold and the weak edge (0.3) brings grafana too.
-    const wide = await rememberByQuery({ store: "ops", input: { query: "nginx", kinds: ["node"], candidates: 1, min_edge_weight: 0.2 } });
+    const wide = await rememberByQuery({ handle, core: null, input: { query: "nginx", kinds: ["node"], candidates: 1, min_edge_weight: 0.2 } });
     expect(find(wide.results, s.grafana.id)?.breakdown.edge_weight).toBe(0.3);
   });
 
@@ -103,12 +103,12 @@ describe("remember", () => {
     createFrame({ handle, input: { node_id: a.id, column: "semantic", properties: { status: "up" } }, actor: "t" });
     createFrame({ handle, input: { node_id: b.id, column: "semantic", properties: { status: "up" } }, actor: "t" });
     await drainEmbedQueues({ stores: ["ops"] });
-    const before = await rememberByQuery({ store: "ops", input: { query: "payments api", kinds: ["node"] } });
+    const before = await rememberByQuery({ handle, core: null, input: { query: "payments api", kinds: ["node"] } });
     const [winner, loser] = before.results;
     expect(winner.breakdown.inconsistency).toBe(0);
     // The winner learns something that contradicts what it knew: opposite values for the same property.
     createFrame({ handle, input: { node_id: winner.id, column: "semantic", properties: { status: "down" } }, actor: "t" });
-    const after = await rememberByQuery({ store: "ops", input: { query: "payments api", kinds: ["node"] } });
+    const after = await rememberByQuery({ handle, core: null, input: { query: "payments api", kinds: ["node"] } });
     const penalized = find(after.results, winner.id)!;
     expect(penalized.breakdown.inconsistency).toBe(1);
     expect(penalized.breakdown.terms.conflict).toBe(-0.5);
@@ -117,7 +117,7 @@ describe("remember", () => {
     const thought = thinkThought({ handle, input: { content: "payments api was down all night" }, actor: "t" });
     const frameOfLoser = handle.sqlite.prepare("select id from kg_frame where node_id = ?").get(loser.id) as { id: string };
     linkEvidence({ handle, input: { target: "frame", target_id: frameOfLoser.id, thought_id: thought.id, stance: "contradicts" }, actor: "t" });
-    const flagged = await rememberByQuery({ store: "ops", input: { query: "payments api", kinds: ["node"] } });
+    const flagged = await rememberByQuery({ handle, core: null, input: { query: "payments api", kinds: ["node"] } });
     expect(find(flagged.results, loser.id)!.breakdown.inconsistency).toBe(0.5);
   });
 
@@ -133,9 +133,9 @@ describe("remember", () => {
       JSON.stringify(["thoughts", "kg_node", "kg_frame", "kg_relation", "embeddings", "embed_queue", "meta"].map((t) => core.sqlite.prepare(`select * from ${t} order by rowid`).all()));
     const before = snapshot();
 
-    const without = await rememberByQuery({ store: "ops", input: { query: "dark mode dashboard nginx" } });
+    const without = await rememberByQuery({ handle, core: null, input: { query: "dark mode dashboard nginx" } });
     expect(without.results.every((r) => r.store === "ops")).toBe(true);
-    const withCore = await rememberByQuery({ store: "ops", input: { query: "dark mode dashboard nginx", include_core: true } });
+    const withCore = await rememberByQuery({ handle, core, input: { query: "dark mode dashboard nginx", include_core: true } });
     expect(withCore.include_core).toBe(true);
     expect(find(withCore.results, pref.id)).toMatchObject({ store: "core", kind: "thought" });
     expect(find(withCore.results, darkMode.id)).toMatchObject({ store: "core", kind: "node" });
@@ -153,7 +153,7 @@ describe("remember without usable vectors", () => {
     // Watermark 1: the seeded items wait in the queue, so the store is degraded.
     const handle = getStoreDb("ops");
     const s = seedOps(handle);
-    const r = await rememberByQuery({ store: "ops", input: { query: "certificate renewal" } });
+    const r = await rememberByQuery({ handle, core: null, input: { query: "certificate renewal" } });
     expect(r.mode).toBe("fts");
     expect(r.fallback).toMatchObject({ reason: "degraded" });
     expect(r.results[0].id).toBe(s.sawBadGateway.id);

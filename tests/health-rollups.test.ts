@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getGovernance, getStoreDb } from "@/lib/db/connection";
 import { putDocuments } from "@/lib/index/ingest";
 import { drainEmbedQueues } from "@/lib/embed/worker";
-import { createStore } from "@/lib/stores/stores";
+import { createStore, openStore } from "@/lib/stores/stores";
 import { recordRequest } from "@/lib/metrics/latency";
 import { flushLatencyRollups, pruneMetrics } from "@/lib/metrics/rollups";
 import { saveStoreSnapshots, snapshotAllStores } from "@/lib/metrics/snapshots";
@@ -131,8 +131,8 @@ describe("store snapshots and the Health page data", () => {
       input: { intent: { verb: "fix", target: "auth token refresh" }, shard_type: "backend", key_files: ["lib/auth/refresh.ts"], outcome: "failure", key_issue: "refresh token rotated twice", error_tags: ["auth"] },
     });
     await drainEmbedQueues({ stores: ["ops"] });
-    await recallReflections({ store: "ops", agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing", key_files: ["lib/auth/refresh.ts"] } } });
-    await recallReflections({ store: "ops", agentId: "a2", input: { query: "sourdough starter feeding schedule" } });
+    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing", key_files: ["lib/auth/refresh.ts"] } } });
+    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { query: "sourdough starter feeding schedule" } });
     const [hit] = listRecentRecallEvents({ handle: h }).flatMap((e) => e.hits);
     rateRecallHit({ handle: h, input: { hit_id: hit.id, relevant: true }, actor: "user:test" });
 

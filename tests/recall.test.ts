@@ -17,7 +17,7 @@ import { recordLearning } from "@/lib/recall/learnings";
 import { clearRecallQueryCache, recallReflections } from "@/lib/recall/recall";
 import { updateReflectionSettings } from "@/lib/recall/settings";
 import { listTraces, recordTrace, runTraceRetention } from "@/lib/recall/traces";
-import { createStore } from "@/lib/stores/stores";
+import { createStore, openStore } from "@/lib/stores/stores";
 import { callRoute, useTempDataDir } from "./helpers";
 
 const AUTH_FAILURE: TraceInput = {
@@ -91,7 +91,7 @@ describe("reflection recall", () => {
     const pref = recordLearning({ handle: h, agentId: "a1", input: { predicate: "prefers_refresh_token_lock", args: { scope: "auth" }, description: "serialize auth token refresh with a lock to avoid double rotation", confidence: 0.9 } });
     await drainEmbedQueues({ stores: ["ops"] });
 
-    const similar = await recallReflections({ store: "ops", agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing", key_files: ["lib/auth/session.ts"] } } });
+    const similar = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing", key_files: ["lib/auth/session.ts"] } } });
     expect(similar.mode).toBe("hybrid");
     expect(similar.fallback).toBeNull();
     expect(similar.traces[0]).toMatchObject({ id: failed.id, outcome: "failure", match: "vector" });
@@ -104,12 +104,12 @@ describe("reflection recall", () => {
     expect(event).toMatchObject({ id: similar.eventId, agentId: "a2", mode: "hybrid", warning: true, hitCount: similar.traces.length + similar.learnings.length });
     expect(event.hits[0]).toMatchObject({ artifact: "trace", refId: failed.id, rank: 1 });
 
-    const unrelated = await recallReflections({ store: "ops", agentId: "a2", input: { query: "sourdough starter feeding schedule" } });
+    const unrelated = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { query: "sourdough starter feeding schedule" } });
     expect(unrelated.traces).toEqual([]);
     expect(unrelated.guidance.past_failure_warning).toBeNull();
     expect(unrelated.guidance.aligned_preferences).toEqual([]);
     // A structured intent is no different: descriptor labels alone do not make a hit.
-    const unrelatedIntent = await recallReflections({ store: "ops", agentId: "a2", input: { intent: { verb: "bake", target: "sourdough bread", shard_type: "kitchen" } } });
+    const unrelatedIntent = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { intent: { verb: "bake", target: "sourdough bread", shard_type: "kitchen" } } });
     expect(unrelatedIntent.traces).toEqual([]);
     expect(unrelatedIntent.guidance.past_failure_warning).toBeNull();
   });
@@ -121,17 +121,17 @@ describe("reflection recall", () => {
     h.sqlite.prepare("update reasoning_traces set last_seen_at = ? where id = ?").run(Date.now() - 180 * DAY, old.id);
     await drainEmbedQueues({ stores: ["ops"] });
     const q = { intent: { verb: "fix", target: "auth token refresh" }, min_score: 0.3 };
-    const r = await recallReflections({ store: "ops", agentId: "a", input: q });
+    const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: q });
     expect(r.cacheHit).toBe(false);
     // Two half-lives (90 days each) quarter the old trace's score: below the gate.
     expect(r.traces.map((t) => t.id)).toEqual([fresh.id]);
-    updateReflectionSettings({ handle: h, patch: { recency_half_life_days: 0 }, actor: "test" });
-    const noDecay = await recallReflections({ store: "ops", agentId: "a", input: q });
+    updateReflectionSettings({ handle: h, input: { settings: { recency_half_life_days: 0 } }, actor: "test" });
+    const noDecay = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: q });
     expect(noDecay.cacheHit).toBe(true);
     expect(noDecay.traces.map((t) => t.id).sort()).toEqual([fresh.id, old.id].sort());
-    const strict = await recallReflections({ store: "ops", agentId: "a", input: { ...q, min_score: 0.99 } });
+    const strict = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { ...q, min_score: 0.99 } });
     expect(strict.traces).toEqual([]);
-    const capped = await recallReflections({ store: "ops", agentId: "a", input: { ...q, top_k: 1 } });
+    const capped = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { ...q, top_k: 1 } });
     expect(capped.traces).toHaveLength(1);
   });
 
@@ -140,7 +140,7 @@ describe("reflection recall", () => {
     const failed = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE }).trace;
     await drainEmbedQueues({ stores: ["ops"] });
     h.sqlite.prepare("update meta set value = '0123456789abcdef' where key = 'active_fingerprint'").run();
-    const r = await recallReflections({ store: "ops", agentId: "a", input: { query: "auth token refresh failing with 401" } });
+    const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "auth token refresh failing with 401" } });
     expect(r.mode).toBe("lexical");
     expect(r.fallback).toMatchObject({ reason: "drifted" });
     expect(r.traces.length).toBeGreaterThan(0);
@@ -156,7 +156,7 @@ describe("reflection recall", () => {
     const h = getStoreDb("ops");
     const failed = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE }).trace;
     await drainEmbedQueues({ stores: ["ops"] });
-    const r = await recallReflections({ store: "ops", agentId: "a", input: { query: "auth token refresh", signals: "vector" } });
+    const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "auth token refresh", signals: "vector" } });
     expect(r.mode).toBe("vector");
     expect(r.method).toContain("vectors_index_unavailable");
     expect(r.traces[0]).toMatchObject({ id: failed.id, match: "vector" });
@@ -168,14 +168,14 @@ describe("reflection recall", () => {
     const h = getStoreDb("ops");
     recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
     recordTrace({ handle: h, agentId: "a1", input: PHOTO_SUCCESS });
-    const r = await recallReflections({ store: "ops", agentId: "a", input: { query: "white balance raw photos" } });
+    const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "white balance raw photos" } });
     expect(r.fallback).toMatchObject({ reason: "degraded" });
     expect(r.traces[0].intent.target).toBe("RAW photos white balance");
   });
 
   it("backpressure: above the store's watermark success traces skip embedding, failures do not; both stay recallable", async () => {
     const h = getStoreDb("ops");
-    updateReflectionSettings({ handle: h, patch: { backlog_watermark: 1 }, actor: "test" });
+    updateReflectionSettings({ handle: h, input: { settings: { backlog_watermark: 1 } }, actor: "test" });
     enqueueEmbeddings(h, [
       { kind: "trace", refId: 9001, inputHash: "x" },
       { kind: "trace", refId: 9002, inputHash: "y" },
@@ -187,7 +187,7 @@ describe("reflection recall", () => {
     await drainEmbedQueues({ stores: ["ops"] });
     expect(listTraces({ handle: h, filter: { outcome: "success" } }).traces[0].embedding).toBe("skipped_backpressure");
     // Even with vector-only signals, a trace without a vector is found lexically.
-    const r = await recallReflections({ store: "ops", agentId: "a", input: { query: "raw photos white balance", signals: "vector" } });
+    const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "raw photos white balance", signals: "vector" } });
     expect(r.mode).toBe("vector");
     expect(r.traces[0]).toMatchObject({ id: ok.trace.id, match: "lexical" });
     // Once the backlog has drained, the next write queues the skipped trace again.
@@ -202,7 +202,7 @@ describe("reflection recall", () => {
     const rare = recordTrace({ handle: h, agentId: "a", input: AUTH_FAILURE }).trace;
     h.sqlite.prepare("update reasoning_traces set last_seen_at = last_seen_at - 100000 where id = ?").run(rare.id);
     await drainEmbedQueues({ stores: ["ops"] });
-    updateReflectionSettings({ handle: h, patch: { retention: { max_traces: 10, strategy: "stratified" } }, actor: "test" });
+    updateReflectionSettings({ handle: h, input: { settings: { retention: { max_traces: 10, strategy: "stratified" } } }, actor: "test" });
     expect(runTraceRetention({ handle: h })).toEqual({ deleted: 3 });
     const left = listTraces({ handle: h, filter: { limit: 200 } }).traces;
     expect(left).toHaveLength(10);
@@ -210,7 +210,7 @@ describe("reflection recall", () => {
     expect(h.sqlite.prepare("select count(*) as n from embeddings where kind = 'trace'").get()).toEqual({ n: 10 });
 
     h.sqlite.prepare("update reasoning_traces set last_seen_at = ? where id != ?").run(Date.now() - 40 * DAY, rare.id);
-    updateReflectionSettings({ handle: h, patch: { retention: { ttl_days: 30, max_traces: null } }, actor: "test" });
+    updateReflectionSettings({ handle: h, input: { settings: { retention: { ttl_days: 30, max_traces: null } } }, actor: "test" });
     expect(runTraceRetention({ handle: h })).toEqual({ deleted: 9 });
     expect(listTraces({ handle: h, filter: {} }).traces.map((t) => t.id)).toEqual([rare.id]);
     expect(h.sqlite.prepare("select count(*) as n from reasoning_traces_fts where reasoning_traces_fts match 'photo'").get()).toEqual({ n: 0 });
@@ -233,8 +233,8 @@ describe("reflection recall", () => {
     recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
     recordTrace({ handle: h, agentId: "a1", input: { ...AUTH_FAILURE, shard_type: "frontend", key_issue: "login form kept a stale token" } });
     await drainEmbedQueues({ stores: ["ops"] });
-    await recallReflections({ store: "ops", agentId: "a", input: { query: "auth token refresh" } });
-    await recallReflections({ store: "ops", agentId: "a", input: { query: "nothing like anything stored" } });
+    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "auth token refresh" } });
+    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "nothing like anything stored" } });
     const queue = listRatingQueue({ handle: h, limit: 10 });
     expect(queue).toHaveLength(2);
     rateRecallHit({ handle: h, input: { hit_id: queue[0].id, relevant: true }, actor: "user:admin" });

@@ -11,7 +11,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import { z } from "zod";
 import { getConfig } from "../config";
-import { getGovernance, getStoreDb, storeDir, STORE_NAME_RE } from "../db/connection";
+import { getGovernance, storeDir, STORE_NAME_RE, type GovernanceHandle, type StoreHandle } from "../db/connection";
 import { getActiveFingerprintId, getEmbedder, getFingerprintInfo } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
 import { startReembed } from "../embed/reembed";
@@ -19,6 +19,7 @@ import { appendAudit } from "../governance/audit";
 import { AppError } from "../errors";
 import { reindexStore } from "../index/reindex";
 import { listStoreNames, storeExists } from "../db/store-names";
+import { openStore } from "../stores/stores";
 import { versions } from "../version";
 
 export const BACKUP_FORMAT = "dualmind.backup.v1" as const;
@@ -32,10 +33,10 @@ export const BUNDLE_FORMAT = "dualmind.store-bundle.v1" as const;
 const ALL_PAGES = 0x7fffffff;
 
 /** Copy a live database to `dest` (replaced) and check the copy's integrity. */
-export async function snapshotDatabase({ sqlite, dest }: { sqlite: Database.Database; dest: string }): Promise<{ bytes: number; integrity: string }> {
+export async function snapshotDatabase({ handle, dest }: { handle: StoreHandle | GovernanceHandle; dest: string }): Promise<{ bytes: number; integrity: string }> {
   fs.mkdirSync(path.dirname(dest), { recursive: true });
   fs.rmSync(dest, { force: true });
-  await sqlite.backup(dest, { progress: () => ALL_PAGES });
+  await handle.sqlite.backup(dest, { progress: () => ALL_PAGES });
   const copy = new Database(dest);
   try {
     // The copy is a standalone file: no WAL beside it.
@@ -75,8 +76,7 @@ function copyMemoryFiles({ from, to }: { from: string; to: string }): number {
   return files;
 }
 
-async function activeFingerprint(store: string): Promise<Fingerprint | null> {
-  const handle = getStoreDb(store);
+async function activeFingerprint({ handle }: { handle: StoreHandle }): Promise<Fingerprint | null> {
   let configured: Fingerprint;
   try {
     configured = await getEmbedder().fingerprint;
@@ -104,14 +104,15 @@ export async function backupDataDir({ outDir, actor, onProgress }: { outDir: str
   const stores = listStoreNames();
   const total = stores.length + 1;
   onProgress?.({ done: 0, total, item: "governance.db" });
-  const gov = await snapshotDatabase({ sqlite: getGovernance().sqlite, dest: path.join(outDir, "governance.db") });
+  const gov = await snapshotDatabase({ handle: getGovernance(), dest: path.join(outDir, "governance.db") });
   const entries: BackupManifest["stores"] = [];
   for (const [i, store] of stores.entries()) {
     onProgress?.({ done: i + 1, total, item: store });
     const dir = path.join(outDir, "stores", store);
-    const db = await snapshotDatabase({ sqlite: getStoreDb(store).sqlite, dest: path.join(dir, "index.db") });
+    const handle = openStore({ store });
+    const db = await snapshotDatabase({ handle, dest: path.join(dir, "index.db") });
     const memoryFiles = copyMemoryFiles({ from: path.join(storeDir(store), "memory"), to: path.join(dir, "memory") });
-    entries.push({ name: store, bytes: db.bytes, memoryFiles, fingerprint: await activeFingerprint(store) });
+    entries.push({ name: store, bytes: db.bytes, memoryFiles, fingerprint: await activeFingerprint({ handle }) });
   }
   onProgress?.({ done: total, total, item: "done" });
   const manifest: BackupManifest = { format: BACKUP_FORMAT, createdAt: Date.now(), app: versions().app, governance: { bytes: gov.bytes }, stores: entries };
@@ -163,12 +164,19 @@ const bundleManifestSchema = z
 export type BundleManifest = z.infer<typeof bundleManifestSchema>;
 
 /** Export one store as a bundle directory: index.db snapshot, memory/ files, bundle.json with the embedding fingerprint. */
-export async function exportStoreBundle({ store, outDir }: { store: string; outDir: string }): Promise<BundleManifest> {
-  if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
+export async function exportStoreBundle({ handle, outDir }: { handle: StoreHandle; outDir: string }): Promise<BundleManifest> {
   assertEmptyDir(outDir);
-  const db = await snapshotDatabase({ sqlite: getStoreDb(store).sqlite, dest: path.join(outDir, "index.db") });
-  const memoryFiles = copyMemoryFiles({ from: path.join(storeDir(store), "memory"), to: path.join(outDir, "memory") });
-  const manifest: BundleManifest = { format: BUNDLE_FORMAT, store, exportedAt: Date.now(), app: versions().app, memoryFiles, bytes: db.bytes, fingerprint: await activeFingerprint(store) };
+  const db = await snapshotDatabase({ handle, dest: path.join(outDir, "index.db") });
+  const memoryFiles = copyMemoryFiles({ from: path.join(storeDir(handle.store), "memory"), to: path.join(outDir, "memory") });
+  const manifest: BundleManifest = {
+    format: BUNDLE_FORMAT,
+    store: handle.store,
+    exportedAt: Date.now(),
+    app: versions().app,
+    memoryFiles,
+    bytes: db.bytes,
+    fingerprint: await activeFingerprint({ handle }),
+  };
   fs.writeFileSync(path.join(outDir, "bundle.json"), JSON.stringify(manifest, null, 2) + "\n");
   return manifest;
 }
@@ -191,7 +199,7 @@ export async function importStoreBundle({ bundleDir, as, reembed, actor }: { bun
   fs.copyFileSync(path.join(bundleDir, "index.db"), path.join(dir, "index.db"));
   const memoryFiles = copyMemoryFiles({ from: path.join(bundleDir, "memory"), to: path.join(dir, "memory") });
   reindexStore({ store });
-  const handle = getStoreDb(store);
+  const handle = openStore({ store });
   let configured: Fingerprint | null = null;
   try {
     configured = await getEmbedder().fingerprint;

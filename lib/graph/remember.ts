@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
-import { getStoreDb, openStoreReaderWithCore, type StoreHandle } from "../db/connection";
+import { openStoreReaderWithCore, type StoreHandle } from "../db/connection";
 import type { FRAME_COLUMNS } from "../db/schema/graph";
 import { getEmbedder } from "../embed/model";
 import { checkVectorReadiness } from "../embed/status";
@@ -388,15 +388,20 @@ function expandOneHop(src: Source, cands: Map<string, Candidate>, minWeight: num
   }
 }
 
-/** Fused, explained, deterministic recall over thoughts and the graph. */
-export async function rememberByQuery({ store, input }: { store: string; input: RememberInput }): Promise<RememberResponse> {
+/**
+ * Fused, explained, deterministic recall over thoughts and the graph. `core`
+ * is the core store's handle, opened by the caller when the request asks for
+ * it (and may read it); it is only read, through a read-only connection.
+ */
+export async function rememberByQuery({ handle, core, input }: { handle: StoreHandle; core: StoreHandle | null; input: RememberInput }): Promise<RememberResponse> {
   const req = rememberInputSchema.parse(input);
   const w = { ...DEFAULT_REMEMBER_WEIGHTS, ...(req.weights ?? {}) };
-  const handle = getStoreDb(store);
-  const includeCore = req.include_core && store !== CORE_STORE;
+  const store = handle.store;
+  const coreHandle = req.include_core && store !== CORE_STORE ? core : null;
+  const includeCore = coreHandle !== null;
 
   const readiness = await checkVectorReadiness(store);
-  const coreReadiness = includeCore ? await checkVectorReadiness(CORE_STORE) : null;
+  const coreReadiness = coreHandle ? await checkVectorReadiness(coreHandle.store) : null;
   let queryVector: Float32Array | null = null;
   let fallback: RememberResponse["fallback"] = readiness.usable ? null : { reason: readiness.reason, message: readiness.message };
   if (readiness.usable || coreReadiness?.usable) {
@@ -412,7 +417,7 @@ export async function rememberByQuery({ store, input }: { store: string; input: 
 
   const match = ftsQueryFromText(req.query);
   const terms = queryTerms(req.query);
-  const reader = includeCore ? openStoreReaderWithCore(store) : null;
+  const reader = coreHandle ? openStoreReaderWithCore(store) : null;
   try {
     const sources: Source[] = [{ store, schema: "main", db: handle.sqlite, handle, fingerprintId: storeFp, vectorsLoaded: handle.vectors.available }];
     // The reader loads sqlite-vec the same way as the store's handle, so the store's status tells whether core's index can be used.

@@ -5,8 +5,8 @@
  */
 import { z, type ZodType } from "zod";
 import type { AgentPrincipal, Scope } from "../auth/tokens";
-import { storeParams } from "../api/params";
-import { getEmbeddingStatus } from "../embed/status";
+import { storeItemParams, storeParams } from "../api/params";
+import { actorOf } from "../auth/actor";
 import { clientIdSchema } from "../governance/common";
 import { callerOf } from "../governance/respond";
 import { createDialecticSession, getDialecticSessionForAgent, postDialecticMessage, createSessionSchema, postMessageSchema } from "../governance/dialectic";
@@ -17,7 +17,6 @@ import { getNodeDetailById } from "../graph/node-detail";
 import { createNode, createNodeInputSchema, deleteNode, listNodesByFilter, listNodesQuerySchema, updateNode, updateNodeInputSchema } from "../graph/nodes";
 import { createOrMergeRelation, createRelationInputSchema, deleteRelation, updateRelation, updateRelationInputSchema } from "../graph/relations";
 import { rememberByQuery, rememberInputSchema } from "../graph/remember";
-import { agentActor, openGraphStore, storeItemParams } from "../graph/store";
 import { thinkInputSchema, thinkThought } from "../graph/thoughts";
 import { chunkIdSchema, getChunkByChunkId } from "../index/ingest";
 import {
@@ -37,13 +36,13 @@ import {
 import { openIndexedStore } from "../index/reindex";
 import { searchInputSchema } from "../index/search";
 import { searchAnyMode } from "../index/semantic-search";
+import { getStoreHealthReport } from "../metrics/health";
 import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
 import { recordLearning } from "../recall/learnings";
 import { recallInputSchema, recallReflections } from "../recall/recall";
 import { recordTrace } from "../recall/traces";
-import { getStoreDb } from "../db/connection";
-import { listStores, requireStore } from "../stores/stores";
-import { storeNameSchema } from "../db/store-names";
+import { listStores, openStore } from "../stores/stores";
+import { CORE_STORE } from "../db/store-names";
 
 export type ToolContext = { principal: AgentPrincipal };
 
@@ -154,108 +153,105 @@ const graphTools: ToolDef[] = [
     description: "Record a thought (optionally in a chain); it is embedded and scored for novelty.",
     scope: "write",
     input: thinkInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => ({ thought: thinkThought({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
+    run: ({ store, ...input }, ctx) => ({ thought: thinkThought({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }) }),
   }),
   tool({
     name: "remember",
     description: "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence.",
     scope: "read",
     input: rememberInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }) => {
-      requireStore(store);
-      return rememberByQuery({ store, input });
-    },
+    run: ({ store, ...input }) => rememberByQuery({ handle: openStore({ store }), core: input.include_core ? openStore({ store: CORE_STORE }) : null, input }),
   }),
   tool({
     name: "node_create",
     description: "Create a knowledge-graph node (entity).",
     scope: "write",
     input: createNodeInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => ({ node: createNode({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
+    run: ({ store, ...input }, ctx) => ({ node: createNode({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }) }),
   }),
   tool({
     name: "node_get",
     description: "A node with its frames, relations and neighbours.",
     scope: "read",
     input: storeItemParams,
-    run: ({ store, id }) => getNodeDetailById({ handle: openGraphStore(store), id }),
+    run: ({ store, id }) => getNodeDetailById({ handle: openStore({ store }), id }),
   }),
   tool({
     name: "node_list",
     description: "List or find nodes by name and entity type.",
     scope: "read",
     input: listNodesQuerySchema.safeExtend(storeShape),
-    run: ({ store, ...filter }) => listNodesByFilter({ handle: openGraphStore(store), filter }),
+    run: ({ store, ...filter }) => listNodesByFilter({ handle: openStore({ store }), filter }),
   }),
   tool({
     name: "node_update",
     description: "Change a node's display name, scope, attributes or tags (fields under `changes`).",
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateNodeInputSchema }).strict(),
-    run: ({ store, id, changes }) => ({ node: updateNode({ handle: openGraphStore(store), id, input: changes }) }),
+    run: ({ store, id, changes }) => ({ node: updateNode({ handle: openStore({ store }), id, input: changes }) }),
   }),
   tool({
     name: "node_delete",
     description: "Delete a node with its frames and relations (audited).",
     scope: "write",
     input: storeItemParams,
-    run: ({ store, id }, ctx) => deleteNode({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
+    run: ({ store, id }, ctx) => deleteNode({ handle: openStore({ store }), id, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "relation_create",
     description: "Create a relation between two nodes, or merge into the existing one of the same type.",
     scope: "write",
     input: createRelationInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => createOrMergeRelation({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
+    run: ({ store, ...input }, ctx) => createOrMergeRelation({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "relation_update",
     description: "Change a relation's weight, confidence, direction, time range or attributes (fields under `changes`).",
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateRelationInputSchema }).strict(),
-    run: ({ store, id, changes }) => ({ relation: updateRelation({ handle: openGraphStore(store), id, input: changes }) }),
+    run: ({ store, id, changes }) => ({ relation: updateRelation({ handle: openStore({ store }), id, input: changes }) }),
   }),
   tool({
     name: "relation_delete",
     description: "Delete a relation (audited).",
     scope: "write",
     input: storeItemParams,
-    run: ({ store, id }, ctx) => deleteRelation({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
+    run: ({ store, id }, ctx) => deleteRelation({ handle: openStore({ store }), id, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "frame_create",
     description: "Attach a semantic / episodic / procedural / custom frame to a node.",
     scope: "write",
     input: createFrameInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => ({ frame: createFrame({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
+    run: ({ store, ...input }, ctx) => ({ frame: createFrame({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }) }),
   }),
   tool({
     name: "frame_update",
     description: "Replace a frame's properties (under `changes`).",
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateFrameInputSchema }).strict(),
-    run: ({ store, id, changes }) => ({ frame: updateFrame({ handle: openGraphStore(store), id, input: changes }) }),
+    run: ({ store, id, changes }) => ({ frame: updateFrame({ handle: openStore({ store }), id, input: changes }) }),
   }),
   tool({
     name: "frame_delete",
     description: "Delete a frame (audited).",
     scope: "write",
     input: storeItemParams,
-    run: ({ store, id }, ctx) => deleteFrame({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
+    run: ({ store, id }, ctx) => deleteFrame({ handle: openStore({ store }), id, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "evidence_link",
     description: "Link a thought as evidence for (or against) a frame or relation.",
     scope: "write",
     input: linkEvidenceInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => linkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
+    run: ({ store, ...input }, ctx) => linkEvidence({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "evidence_unlink",
     description: "Remove a thought's evidence link from a frame or relation (audited).",
     scope: "write",
     input: evidenceKeySchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => unlinkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
+    run: ({ store, ...input }, ctx) => unlinkEvidence({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
   }),
 ];
 
@@ -265,30 +261,21 @@ const recallTools: ToolDef[] = [
     description: "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning).",
     scope: "read",
     input: recallInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => {
-      requireStore(store);
-      return recallReflections({ store, agentId: agentOf(ctx), input });
-    },
+    run: ({ store, ...input }, ctx) => recallReflections({ handle: openStore({ store }), agentId: agentOf(ctx), input }),
   }),
   tool({
     name: "record_trace",
     description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor.",
     scope: "write",
     input: traceInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => {
-      requireStore(store);
-      return recordTrace({ handle: getStoreDb(store), agentId: agentOf(ctx), input });
-    },
+    run: ({ store, ...input }, ctx) => recordTrace({ handle: openStore({ store }), agentId: agentOf(ctx), input }),
   }),
   tool({
     name: "record_learning",
     description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated.",
     scope: "write",
     input: learningInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => {
-      requireStore(store);
-      return recordLearning({ handle: getStoreDb(store), agentId: agentOf(ctx), input });
-    },
+    run: ({ store, ...input }, ctx) => recordLearning({ handle: openStore({ store }), agentId: agentOf(ctx), input }),
   }),
 ];
 
@@ -364,13 +351,10 @@ const storeTools: ToolDef[] = [
   }),
   tool({
     name: "store_health",
-    description: "Embedding health of a store: backlog, drift, coverage, degraded mode, vector index, re-embed progress.",
+    description: "A store's health, the same report as GET /stores/{store}/health: status with its reason and fixing action, backlog, drift, coverage, degraded mode, vector index, re-embed progress, recall quality.",
     scope: "read",
-    input: z.object({ store: storeNameSchema }).strict(),
-    run: ({ store }) => {
-      requireStore(store);
-      return getEmbeddingStatus(store);
-    },
+    input: storeParams,
+    run: ({ store }) => getStoreHealthReport({ handle: openStore({ store }) }),
   }),
 ];
 

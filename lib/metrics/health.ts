@@ -1,3 +1,4 @@
+import type { StoreHandle } from "../db/connection";
 import { getEmbeddingStatus, type EmbeddingStatus } from "../embed/status";
 import { listStoreNames } from "../db/store-names";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "./latency";
@@ -27,6 +28,8 @@ export const SEARCH_ROUTES = ["GET /stores/{store}/search", "POST /stores/{store
 export const ALL_STORES = "all";
 
 export type StoreHealth = { store: string; latest: StoreSnapshot | null; verdict: HealthVerdict };
+export type StoreHealthReport = Awaited<ReturnType<typeof getStoreHealthReport>>;
+
 export type HealthDashboard = {
   store: string;
   stores: string[];
@@ -83,13 +86,13 @@ export function deriveLiveVerdict(s: EmbeddingStatus): HealthVerdict {
 }
 
 /**
- * `GET /stores/{store}/health`: the live embedding status (lib/embed/status.ts),
+ * `GET /stores/{store}/health` and the MCP `store_health` tool: the live embedding status (lib/embed/status.ts),
  * its verdict with the fixing action, and recall quality from the newest snapshot.
  */
-export async function getStoreHealthReport({ store }: { store: string }) {
-  const s = await getEmbeddingStatus(store);
+export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) {
+  const s = await getEmbeddingStatus(handle.store);
   const verdict = deriveLiveVerdict(s);
-  const latest = getLatestSnapshotsByStore({ stores: [store] }).get(store) ?? null;
+  const latest = getLatestSnapshotsByStore({ stores: [handle.store] }).get(handle.store) ?? null;
   return {
     store: s.store,
     status: verdict.state,

@@ -1,7 +1,8 @@
-import { getGovernance, getStoreDb, type StoreHandle } from "../db/connection";
+import { getGovernance, type StoreHandle } from "../db/connection";
 import { getEmbeddingStatus } from "../embed/status";
 import { getRecallMetrics } from "../recall/events";
 import { listStoreNames } from "../db/store-names";
+import { openStore } from "../stores/stores";
 import { HOUR_MS, MINUTE_MS } from "./rollups";
 
 /** One store's health at one moment; null = not measured (shown as a gap), never a zero. */
@@ -62,11 +63,11 @@ export function measureRecallStats({ handle, now }: { handle: StoreHandle; now: 
 }
 
 /** Measure one store now: embedding status (lib/embed/status.ts) plus recall quality. */
-export async function measureStoreSnapshot({ store, now = Date.now() }: { store: string; now?: number }): Promise<StoreSnapshot> {
-  const s = await getEmbeddingStatus(store);
+export async function measureStoreSnapshot({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): Promise<StoreSnapshot> {
+  const s = await getEmbeddingStatus(handle.store);
   return {
     ts: now - (now % MINUTE_MS),
-    store,
+    store: handle.store,
     backlog: s.backlog.pending,
     oldestAgeS: s.backlog.oldestAgeSeconds,
     parked: s.backlog.parked,
@@ -78,7 +79,7 @@ export async function measureStoreSnapshot({ store, now = Date.now() }: { store:
     vectorsAvailable: s.vectorIndex.available,
     modelId: s.drift?.activeFingerprintId ?? null,
     embedded: s.drift?.fresh ?? null,
-    ...measureRecallStats({ handle: getStoreDb(store), now }),
+    ...measureRecallStats({ handle, now }),
   };
 }
 
@@ -113,7 +114,7 @@ export async function snapshotAllStores({ now = Date.now() }: { now?: number } =
   const failed: { store: string; error: string }[] = [];
   for (const store of listStoreNames()) {
     try {
-      snapshots.push(await measureStoreSnapshot({ store, now }));
+      snapshots.push(await measureStoreSnapshot({ handle: openStore({ store }), now }));
     } catch (e) {
       failed.push({ store, error: (e as Error).message });
     }

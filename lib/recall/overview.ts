@@ -32,7 +32,7 @@ export function getReflectionOverview({ handle }: { handle: StoreHandle }): Refl
     .get() as { recalls: number; hit_rate: number | null; rated: number; precision: number | null };
   return {
     store: handle.store,
-    settings: getReflectionSettings(handle),
+    settings: getReflectionSettings({ handle }),
     counts: { traces: traces.traces, failures: traces.failures, learnings, awaitingVector: waiting, skippedBackpressure: traces.skipped },
     metrics: getRecallMetrics({ handle, since: Date.now() - 86_400_000 }),
     totals: { recalls: totals.recalls, hitRate: totals.hit_rate, rated: totals.rated, precision: totals.precision },

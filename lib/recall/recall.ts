@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { getStoreDb, type StoreHandle } from "../db/connection";
+import type { StoreHandle } from "../db/connection";
 import { getEmbedder } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
 import { checkVectorReadiness } from "../embed/status";
@@ -279,12 +279,11 @@ function rankLearnings(handle: StoreHandle, candidates: Candidate[], opts: RankO
  * still waiting for a vector (write-behind, or skipped under backpressure)
  * are always found lexically. Every recall is logged.
  */
-export async function recallReflections({ store, agentId, input }: { store: string; agentId: string; input: RecallInput }): Promise<RecallResult> {
+export async function recallReflections({ handle, agentId, input }: { handle: StoreHandle; agentId: string; input: RecallInput }): Promise<RecallResult> {
   const started = performance.now();
   const body = recallInputSchema.parse(input);
-  const handle = getStoreDb(store);
-  const settings = getReflectionSettings(handle);
-  if (!settings.enabled) throw new AppError("conflict", `reflection recall is disabled for store ${store}; an admin can enable it in the store's reflection settings`);
+  const settings = getReflectionSettings({ handle });
+  if (!settings.enabled) throw new AppError("conflict", `reflection recall is disabled for store ${handle.store}; an admin can enable it in the store's reflection settings`);
   const topK = body.top_k ?? settings.top_k;
   const minScore = body.min_score ?? settings.min_score;
   const queryText = recallQueryText(body);
@@ -302,7 +301,7 @@ export async function recallReflections({ store, agentId, input }: { store: stri
   let traceCandidates: Candidate[] = [];
   let learningCandidates: Candidate[] = [];
 
-  const ready = body.signals === "lexical" ? null : await checkVectorReadiness(store);
+  const ready = body.signals === "lexical" ? null : await checkVectorReadiness(handle.store);
   if (ready?.usable) {
     mode = body.signals;
     const q = await embedQuery(ready.fingerprint, queryText);

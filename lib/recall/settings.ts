@@ -1,5 +1,7 @@
+import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
+import { reflectionSettings } from "../db/schema/recall";
 import { appendAudit } from "../governance/audit";
 
 /** Per-store reflection settings; every field has a default so a new store just works. */
@@ -55,23 +57,20 @@ export type ReflectionSettingsPatch = z.input<typeof reflectionSettingsPatchSche
 /** Body of an admin update: the patch and, optionally, why (kept in the audit row). */
 export const reflectionSettingsUpdateSchema = z.object({ settings: reflectionSettingsPatchSchema, reason: z.string().trim().min(1).max(500).optional() }).strict();
 
-export function getReflectionSettings(handle: StoreHandle): ReflectionSettings {
-  const row = handle.sqlite.prepare("select settings from reflection_settings where id = 1").get() as { settings: string } | undefined;
+export function getReflectionSettings({ handle }: { handle: StoreHandle }): ReflectionSettings {
+  const row = handle.db.select({ settings: reflectionSettings.settings }).from(reflectionSettings).where(eq(reflectionSettings.id, 1)).get();
   return reflectionSettingsSchema.parse(row ? JSON.parse(row.settings) : {});
 }
 
-/** Apply a patch, write it and its audit row; returns the settings now in force. */
-export function updateReflectionSettings({ handle, patch, actor, reason }: { handle: StoreHandle; patch: ReflectionSettingsPatch; actor: string; reason?: string }): ReflectionSettings {
-  const parsed = reflectionSettingsPatchSchema.parse(patch);
+/** Apply a patch, write it and its audit row in one transaction; returns the settings now in force. */
+export function updateReflectionSettings({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof reflectionSettingsUpdateSchema>; actor: string }): ReflectionSettings {
+  const { settings: patch, reason } = reflectionSettingsUpdateSchema.parse(input);
   return handle.sqlite
     .transaction(() => {
-      const before = getReflectionSettings(handle);
-      const next = reflectionSettingsSchema.parse({ ...before, ...parsed, retention: { ...before.retention, ...parsed.retention } });
-      handle.sqlite
-        .prepare(
-          "insert into reflection_settings(id, settings, updated_at, updated_by) values (1, ?, ?, ?) on conflict(id) do update set settings = excluded.settings, updated_at = excluded.updated_at, updated_by = excluded.updated_by",
-        )
-        .run(JSON.stringify(next), Date.now(), actor);
+      const before = getReflectionSettings({ handle });
+      const next = reflectionSettingsSchema.parse({ ...before, ...patch, retention: { ...before.retention, ...patch.retention } });
+      const row = { id: 1, settings: JSON.stringify(next), updatedAt: Date.now(), updatedBy: actor };
+      handle.db.insert(reflectionSettings).values(row).onConflictDoUpdate({ target: reflectionSettings.id, set: row }).run();
       appendAudit({ actor, action: "reflection.settings.update", target: `store:${handle.store}`, reason, details: { before, after: next } });
       return next;
     })

@@ -118,7 +118,7 @@ export function recordTrace({ handle, agentId, input }: { handle: StoreHandle; a
   const fields = normalizeTrace(traceInputSchema.parse(input));
   const descriptor = renderTraceDescriptor(fields);
   const hash = sha256Hex(descriptor);
-  const settings = getReflectionSettings(handle);
+  const settings = getReflectionSettings({ handle });
   const { sqlite } = handle;
   return sqlite
     .transaction((): RecordTraceResult => {
@@ -256,7 +256,7 @@ export function applyTraceRetention({ handle, settings, now = Date.now(), keepId
 
 /** Run retention now (CLI, admin). */
 export function runTraceRetention({ handle }: { handle: StoreHandle }): { deleted: number } {
-  const settings = getReflectionSettings(handle);
+  const settings = getReflectionSettings({ handle });
   return handle.sqlite.transaction(() => applyTraceRetention({ handle, settings })).immediate();
 }
 

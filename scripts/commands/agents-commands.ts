@@ -6,8 +6,9 @@ import { getEmbedder } from "../../lib/embed/model";
 import { getReembedProgress, startReembed } from "../../lib/embed/reembed";
 import { getEmbeddingStatus } from "../../lib/embed/status";
 import { startEmbedWorker } from "../../lib/embed/worker";
+import { actorOf } from "../../lib/auth/actor";
 import { verifyAuditChain } from "../../lib/governance/audit";
-import { requireStore } from "../../lib/stores/stores";
+import { openStore, requireStore } from "../../lib/stores/stores";
 import { listStoreNames } from "../../lib/db/store-names";
 import { runMcpStdio } from "../mcp-stdio";
 import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
@@ -43,7 +44,7 @@ export const agentsCommands: Command[] = [
     run: async ({ args, json, out }) => {
       if (!args[0]) throw new UsageError("name an empty directory for the backup");
       const bar = progressBar("backup", !json);
-      const manifest = await backupDataDir({ outDir: args[0], actor: ACTOR, onProgress: (p) => bar.update(p.done, p.total) });
+      const manifest = await backupDataDir({ outDir: args[0], actor: actorOf("cli"), onProgress: (p) => bar.update(p.done, p.total) });
       bar.done();
       out(`backed up governance.db and ${manifest.stores.length} store(s) to ${args[0]}`, manifest);
     },
@@ -76,7 +77,7 @@ export const agentsCommands: Command[] = [
     summary: "a store bundle: index.db snapshot + memory files + embedding fingerprint",
     run: async ({ args, out }) => {
       if (!args[0] || !args[1]) throw new UsageError("name the store and an empty output directory");
-      const m = await exportStoreBundle({ store: args[0], outDir: args[1] });
+      const m = await exportStoreBundle({ handle: openStore({ store: args[0] }), outDir: args[1] });
       out(`exported store ${m.store} (${m.memoryFiles} memory files, ${m.bytes} bytes index) to ${args[1]}`, m);
     },
   },
@@ -86,7 +87,7 @@ export const agentsCommands: Command[] = [
     summary: "import a store bundle as a new store, keeping its vectors or re-embedding",
     run: async ({ args, flags, out }) => {
       if (!args[0]) throw new UsageError("name the bundle directory");
-      const r = await importStoreBundle({ bundleDir: args[0], as: flagString(flags, "as"), reembed: flags.reembed === true, actor: ACTOR });
+      const r = await importStoreBundle({ bundleDir: args[0], as: flagString(flags, "as"), reembed: flags.reembed === true, actor: actorOf("cli") });
       const vectors = r.reembed ? `${r.reembed.toEmbed} item(s) queued for re-embedding` : r.fingerprintMatches === false ? "vectors kept (model differs: the store reports drift until a re-embed)" : "vectors kept";
       out(`imported store ${r.store}: ${r.memoryFiles} memory files; ${vectors}`, r);
     },
@@ -123,10 +124,9 @@ export const agentsCommands: Command[] = [
     usage: "health [<store> | --all]",
     summary: "one line per store (backlog, drift, vectors) plus the audit chain; exit 1 if anything is degraded, down or broken",
     run: async ({ args, flags, out }) => {
-      if (args[0] && flags.all !== true) requireStore(args[0]);
-      const stores = args[0] && flags.all !== true ? [args[0]] : listStoreNames();
+      const handles = (args[0] && flags.all !== true ? [args[0]] : listStoreNames()).map((store) => openStore({ store }));
       const statuses = [];
-      for (const store of stores) statuses.push(await getEmbeddingStatus(store));
+      for (const handle of handles) statuses.push(await getEmbeddingStatus(handle.store));
       const audit = verifyAuditChain();
       const lines = statuses.map((s) => {
         const drift = s.drift ? `drift ${s.drift.drifted} (coverage ${s.drift.coveragePct.toFixed(1)}%)` : "drift unknown";

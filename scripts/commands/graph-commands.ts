@@ -1,17 +1,18 @@
+import type { StoreHandle } from "../../lib/db/connection";
 import { ENTITY_TYPES, FRAMEWORKS } from "../../lib/db/schema/graph";
 import { listNodesByFilter } from "../../lib/graph/nodes";
 import { rememberByQuery } from "../../lib/graph/remember";
-import { openGraphStore } from "../../lib/graph/store";
 import { thinkThought } from "../../lib/graph/thoughts";
 import { sweepExpiredWorkingMemory } from "../../lib/graph/working-memory";
-import { requireStore } from "../../lib/stores/stores";
+import { actorOf } from "../../lib/auth/actor";
+import { CORE_STORE } from "../../lib/db/store-names";
+import { openStore } from "../../lib/stores/stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
-const ACTOR = `cli:${process.env.USER ?? "local"}`;
-
-function storeArg(args: string[]): string {
+/** The store named by the first argument, opened (404 when it does not exist). */
+function storeArg(args: string[]): StoreHandle {
   if (!args[0]) throw new UsageError("store name is required");
-  return args[0];
+  return openStore({ store: args[0] });
 }
 
 export const graphCommands: Command[] = [
@@ -20,11 +21,11 @@ export const graphCommands: Command[] = [
     usage: "graph remember <store> <query...> [--core] [--limit N]",
     summary: "fused remember over a store's thoughts and graph, with each score's breakdown",
     run: async ({ args, flags, out }) => {
-      const store = storeArg(args);
+      const handle = storeArg(args);
       const query = args.slice(1).join(" ");
       if (!query) throw new UsageError("a query is required");
-      requireStore(store);
-      const r = await rememberByQuery({ store, input: { query, include_core: flags.core === true, limit: Number(flagString(flags, "limit") ?? 10) } });
+      const includeCore = flags.core === true;
+      const r = await rememberByQuery({ handle, core: includeCore ? openStore({ store: CORE_STORE }) : null, input: { query, include_core: includeCore, limit: Number(flagString(flags, "limit") ?? 10) } });
       const lines = [
         `mode ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}; score = ${r.formula}`,
         ...r.results.map((x) => {
@@ -40,11 +41,10 @@ export const graphCommands: Command[] = [
     usage: `graph think <store> <content...> [--chain C] [--framework ${FRAMEWORKS.join("|")}]`,
     summary: "write a thought (its vector is queued)",
     run: ({ args, flags, out }) => {
-      const store = storeArg(args);
       const thought = thinkThought({
-        handle: openGraphStore(store),
+        handle: storeArg(args),
         input: { content: args.slice(1).join(" "), chain_id: flagString(flags, "chain"), framework: flagString(flags, "framework") as (typeof FRAMEWORKS)[number] | undefined },
-        actor: ACTOR,
+        actor: actorOf("cli"),
       });
       out(`thought ${thought.id}${thought.chain_id ? ` (${thought.chain_id} #${thought.thought_number})` : ""}`, thought);
     },
@@ -54,9 +54,8 @@ export const graphCommands: Command[] = [
     usage: `graph nodes <store> [--q WORDS] [--type ${ENTITY_TYPES.join("|")}] [--limit N]`,
     summary: "list or search a store's graph nodes",
     run: ({ args, flags, out }) => {
-      const store = storeArg(args);
       const r = listNodesByFilter({
-        handle: openGraphStore(store),
+        handle: storeArg(args),
         filter: { q: flagString(flags, "q"), entity_type: flagString(flags, "type") as (typeof ENTITY_TYPES)[number] | undefined, limit: flagString(flags, "limit") ?? 50 },
       });
       out(r.nodes.map((n) => `${n.id}\t${n.entity_type}\t${n.display_name}`).join("\n") || "no nodes", r);
@@ -67,7 +66,7 @@ export const graphCommands: Command[] = [
     usage: "graph sweep <store>",
     summary: "delete expired working-memory keys",
     run: ({ args, out }) => {
-      const swept = sweepExpiredWorkingMemory({ handle: openGraphStore(storeArg(args)) });
+      const swept = sweepExpiredWorkingMemory({ handle: storeArg(args) });
       out(`swept ${swept} expired key${swept === 1 ? "" : "s"}`, { swept });
     },
   },

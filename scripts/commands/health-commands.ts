@@ -3,7 +3,7 @@ import { getStoreHealthReport } from "../../lib/metrics/health";
 import { runMetricsPass } from "../../lib/metrics/loop";
 import { pruneMetrics, saveRollups } from "../../lib/metrics/rollups";
 import { saveStoreSnapshots } from "../../lib/metrics/snapshots";
-import { requireStore } from "../../lib/stores/stores";
+import { openStore } from "../../lib/stores/stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
 const HOUR_MS = 3_600_000;
@@ -15,8 +15,7 @@ export const healthCommands: Command[] = [
     summary: "a store's health: status, reason and fixing action, backlog, drift, coverage, recall quality",
     run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
-      requireStore(args[0]);
-      const r = await getStoreHealthReport({ store: args[0] });
+      const r = await getStoreHealthReport({ handle: openStore({ store: args[0] }) });
       out(`${r.store}: ${r.status} — ${r.status_reason}${r.action ? `\n  fix: ${r.action.label} (${r.action.href})` : ""}\n  backlog ${r.backlog.pending}/${r.backlog.watermark}, parked ${r.backlog.parked}, coverage ${r.coverage_pct?.toFixed(1) ?? "—"}%`, r);
     },
   },
@@ -44,7 +43,7 @@ export const healthCommands: Command[] = [
     summary: "write demo metrics (latency rollups and health snapshots, with a gap and a model change) for the last N hours (default 24)",
     run: ({ args, flags, out }) => {
       if (args.length === 0) throw new UsageError("name at least one store");
-      for (const s of args) requireStore(s);
+      for (const s of args) openStore({ store: s });
       const hours = Number(flagString(flags, "hours") ?? 24);
       if (!Number.isInteger(hours) || hours < 1 || hours > 24 * 30) throw new UsageError("--hours must be a whole number from 1 to 720");
       const to = Date.now();

@@ -1,18 +1,17 @@
-import { getStoreDb } from "../../lib/db/connection";
+import { actorOf } from "../../lib/auth/actor";
+import type { StoreHandle } from "../../lib/db/connection";
 import { getRecallMetrics } from "../../lib/recall/events";
 import { getReflectionOverview } from "../../lib/recall/overview";
 import { recallInputSchema, recallReflections } from "../../lib/recall/recall";
 import { reflectionSettingsPatchSchema, updateReflectionSettings } from "../../lib/recall/settings";
 import { runTraceRetention } from "../../lib/recall/traces";
-import { requireStore } from "../../lib/stores/stores";
+import { openStore } from "../../lib/stores/stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
-const ACTOR = `cli:${process.env.USER ?? "local"}`;
-
-function storeArg(args: string[]): string {
+/** The store named by the first argument, opened (404 when it does not exist). */
+function storeArg(args: string[]): StoreHandle {
   if (!args[0]) throw new UsageError("store name is required");
-  requireStore(args[0]);
-  return args[0];
+  return openStore({ store: args[0] });
 }
 
 /** `top_k=3 retention.max_traces=5000` → a settings patch (values parsed as JSON, else kept as text). */
@@ -42,12 +41,12 @@ export const recallCommands: Command[] = [
     usage: "recall <store> <query...> [--top-k N] [--signals hybrid|vector|lexical]",
     summary: "ask a store's reflections: similar past traces, learnings, warnings",
     run: async ({ args, flags, out }) => {
-      const store = storeArg(args);
+      const handle = storeArg(args);
       const query = args.slice(1).join(" ");
       if (!query) throw new UsageError("query text is required");
       const topK = flagString(flags, "top-k");
       const signals = recallInputSchema.shape.signals.parse(flagString(flags, "signals"));
-      const r = await recallReflections({ store, agentId: ACTOR, input: { query, top_k: topK ? Number(topK) : undefined, signals } });
+      const r = await recallReflections({ handle, agentId: actorOf("cli"), input: { query, top_k: topK ? Number(topK) : undefined, signals } });
       const lines = [
         `mode: ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}, ${r.latencyMs} ms, event ${r.eventId}`,
         ...(r.guidance.past_failure_warning ? [`WARNING: ${r.guidance.past_failure_warning.message}`] : []),
@@ -63,7 +62,7 @@ export const recallCommands: Command[] = [
     usage: "reflection show <store>",
     summary: "reflection settings, counts, hit rate and precision of a store",
     run: ({ args, out }) => {
-      const o = getReflectionOverview({ handle: getStoreDb(storeArg(args)) });
+      const o = getReflectionOverview({ handle: storeArg(args) });
       out(
         [
           `traces ${o.counts.traces} (${o.counts.failures} failures, ${o.counts.skippedBackpressure} without vector), learnings ${o.counts.learnings}, awaiting vectors ${o.counts.awaitingVector}`,
@@ -79,10 +78,10 @@ export const recallCommands: Command[] = [
     usage: "reflection set <store> <field=value>... [--reason R]",
     summary: "change reflection settings (audited), e.g. min_score=0.3 retention.ttl_days=90",
     run: ({ args, flags, out }) => {
-      const store = storeArg(args);
+      const handle = storeArg(args);
       const patch = reflectionSettingsPatchSchema.parse(patchFromAssignments(args.slice(1)));
-      const settings = updateReflectionSettings({ handle: getStoreDb(store), patch, actor: ACTOR, reason: flagString(flags, "reason") });
-      out(`reflection settings of ${store}: ${JSON.stringify(settings)}`, settings);
+      const settings = updateReflectionSettings({ handle, input: { settings: patch, reason: flagString(flags, "reason") }, actor: actorOf("cli") });
+      out(`reflection settings of ${handle.store}: ${JSON.stringify(settings)}`, settings);
     },
   },
   {
@@ -90,7 +89,7 @@ export const recallCommands: Command[] = [
     usage: "reflection retention <store>",
     summary: "apply the store's trace retention now (TTL, cap)",
     run: ({ args, out }) => {
-      const r = runTraceRetention({ handle: getStoreDb(storeArg(args)) });
+      const r = runTraceRetention({ handle: storeArg(args) });
       out(`deleted ${r.deleted} traces`, r);
     },
   },
@@ -101,7 +100,7 @@ export const recallCommands: Command[] = [
     run: ({ args, flags, out }) => {
       const bucketMs = Number(flagString(flags, "bucket-hours") ?? 1) * 3_600_000;
       const since = Date.now() - Number(flagString(flags, "days") ?? 1) * 86_400_000;
-      const buckets = getRecallMetrics({ handle: getStoreDb(storeArg(args)), bucketMs, since });
+      const buckets = getRecallMetrics({ handle: storeArg(args), bucketMs, since });
       out(
         buckets.map((b) => `${new Date(b.start).toISOString()}\trecalls ${b.recalls}\thit rate ${b.hitRate.toFixed(2)}\tprecision ${b.precision?.toFixed(2) ?? "-"}\tp50 ${b.p50Ms} ms\tp95 ${b.p95Ms} ms`).join("\n") || "(no recalls)",
         { buckets },

@@ -3,17 +3,17 @@
 import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { rememberByQuery, type RememberResponse } from "@/lib/graph/remember";
-import { requireStore } from "@/lib/stores/stores";
-import { storeNameSchema } from "@/lib/db/store-names";
+import { openStore } from "@/lib/stores/stores";
+import { CORE_STORE, storeNameSchema } from "@/lib/db/store-names";
 
 // Server actions are public endpoints: this one re-checks the session itself. It only reads, so there is nothing to audit.
 export async function rememberAction(_prev: ActionResult<RememberResponse> | null, form: FormData): Promise<ActionResult<RememberResponse>> {
   try {
     await requireRoleForAction("viewer");
     assertForm(form);
-    const store = storeNameSchema.parse(form.get("store"));
-    requireStore(store);
-    const data = await rememberByQuery({ store, input: { query: String(form.get("query") ?? ""), include_core: form.get("include_core") === "on" } });
+    const handle = openStore({ store: storeNameSchema.parse(form.get("store")) });
+    const includeCore = form.get("include_core") === "on";
+    const data = await rememberByQuery({ handle, core: includeCore ? openStore({ store: CORE_STORE }) : null, input: { query: String(form.get("query") ?? ""), include_core: includeCore } });
     return { ok: true, message: `${data.results.length} result${data.results.length === 1 ? "" : "s"}`, data };
   } catch (e) {
     return actionError(e);

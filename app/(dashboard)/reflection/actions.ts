@@ -4,30 +4,28 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
-import { getStoreDb } from "@/lib/db/connection";
+import { actorOf } from "@/lib/auth/actor";
+import type { StoreHandle } from "@/lib/db/connection";
 import { rateRecallHit } from "@/lib/recall/events";
 import { reflectionSettingsPatchSchema, updateReflectionSettings } from "@/lib/recall/settings";
-import { requireStore } from "@/lib/stores/stores";
 import { storeNameSchema } from "@/lib/db/store-names";
+import { openStore } from "@/lib/stores/stores";
 
 // Server actions are public endpoints: each checks the session and role itself.
 // The domain functions write the audit rows.
 
-function storeFrom(form: FormData): string {
-  const store = storeNameSchema.parse(form.get("store"));
-  requireStore(store);
-  return store;
+function storeFrom(form: FormData): StoreHandle {
+  return openStore({ store: storeNameSchema.parse(form.get("store")) });
 }
 
 export async function rateRecallHitAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
     const user = await requireRoleForAction("viewer");
     assertForm(form);
-    const store = storeFrom(form);
     const hit = rateRecallHit({
-      handle: getStoreDb(store),
+      handle: storeFrom(form),
       input: { hit_id: String(form.get("hit_id") ?? ""), relevant: form.get("relevant") === "true" },
-      actor: `user:${user.username}`,
+      actor: actorOf(user),
     });
     revalidatePath("/reflection");
     return { ok: true, message: `Rated hit ${hit.id} ${hit.relevant ? "relevant" : "not relevant"}.` };
@@ -46,7 +44,7 @@ export async function updateReflectionSettingsAction(_prev: ActionResult | null,
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
-    const store = storeFrom(form);
+    const handle = storeFrom(form);
     const patch = reflectionSettingsPatchSchema.parse({
       enabled: form.get("enabled") === "on",
       top_k: numberField.parse(form.get("top_k")),
@@ -61,9 +59,9 @@ export async function updateReflectionSettingsAction(_prev: ActionResult | null,
         strategy: form.get("strategy"),
       },
     });
-    updateReflectionSettings({ handle: getStoreDb(store), patch, actor: `user:${admin.username}`, reason: "edited on the Reflection page" });
+    updateReflectionSettings({ handle, input: { settings: patch, reason: "edited on the Reflection page" }, actor: actorOf(admin) });
     revalidatePath("/reflection");
-    return { ok: true, message: `Reflection settings of ${store} saved.` };
+    return { ok: true, message: `Reflection settings of ${handle.store} saved.` };
   } catch (e) {
     return actionError(e);
   }

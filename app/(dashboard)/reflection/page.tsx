@@ -2,14 +2,14 @@ import Link from "next/link";
 import { requireUser } from "@/app/_server/session";
 import { LedgerSection } from "@/components/ledger-section";
 import { RecallRatingButtons, RecallSettingsForm } from "@/components/recall-forms";
-import { getStoreDb } from "@/lib/db/connection";
 import { formatTime } from "@/lib/format";
 import { filledParams } from "@/lib/governance/common";
 import { listRatingQueue, listRecentRecallEvents } from "@/lib/recall/events";
 import { listLearnings } from "@/lib/recall/learnings";
 import { getReflectionOverview } from "@/lib/recall/overview";
 import { listTraces, listTracesQuerySchema } from "@/lib/recall/traces";
-import { listStoreNames } from "@/lib/db/store-names";
+import { CORE_STORE, listStoreNames } from "@/lib/db/store-names";
+import { openStore } from "@/lib/stores/stores";
 import { rateRecallHitAction, updateReflectionSettingsAction } from "./actions";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
@@ -21,9 +21,9 @@ export default async function ReflectionPage({ searchParams }: Props) {
   const user = await requireUser();
   const raw = filledParams(await searchParams);
   const stores = listStoreNames();
-  const store = raw.store && stores.includes(raw.store) ? raw.store : (stores.find((s) => s !== "core") ?? stores[0]);
+  const store = raw.store && stores.includes(raw.store) ? raw.store : (stores.find((s) => s !== CORE_STORE) ?? stores[0]);
   if (!store) return <p>No stores yet.</p>;
-  const handle = getStoreDb(store);
+  const handle = openStore({ store });
   const overview = getReflectionOverview({ handle });
   const recalls = listRecentRecallEvents({ handle, limit: 15 });
   const queue = listRatingQueue({ handle, limit: 8 });

@@ -1,7 +1,8 @@
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, listEvidenceByTarget, listEvidenceQuerySchema, unlinkEvidence } from "@/lib/graph/evidence";
-import { agentActor, openGraphStore } from "@/lib/graph/store";
+import { actorOf } from "@/lib/auth/actor";
+import { openStore } from "@/lib/stores/stores";
 
 /** 201 for a new link; 200 with created: false when the link existed (its stance is updated). */
 export const POST = defineRoute({
@@ -10,7 +11,7 @@ export const POST = defineRoute({
   params: storeParams,
   body: linkEvidenceInputSchema,
   handler: ({ params, body, principal }) => {
-    const result = linkEvidence({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) });
+    const result = linkEvidence({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) });
     return Response.json(result, { status: result.created ? 201 : 200 });
   },
 });
@@ -20,7 +21,7 @@ export const GET = defineRoute({
   auth: "read",
   params: storeParams,
   query: listEvidenceQuerySchema,
-  handler: ({ params, query }) => listEvidenceByTarget({ handle: openGraphStore(params.store), query }),
+  handler: ({ params, query }) => listEvidenceByTarget({ handle: openStore({ store: params.store }), query }),
 });
 
 export const DELETE = defineRoute({
@@ -28,5 +29,5 @@ export const DELETE = defineRoute({
   auth: "write",
   params: storeParams,
   body: evidenceKeySchema,
-  handler: ({ params, body, principal }) => unlinkEvidence({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) }),
+  handler: ({ params, body, principal }) => unlinkEvidence({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }),
 });

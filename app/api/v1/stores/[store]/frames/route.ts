@@ -1,7 +1,8 @@
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createFrame, createFrameInputSchema } from "@/lib/graph/frames";
-import { agentActor, openGraphStore } from "@/lib/graph/store";
+import { actorOf } from "@/lib/auth/actor";
+import { openStore } from "@/lib/stores/stores";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/frames",
@@ -9,5 +10,5 @@ export const POST = defineRoute({
   params: storeParams,
   body: createFrameInputSchema,
   status: 201,
-  handler: ({ params, body, principal }) => ({ frame: createFrame({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) }) }),
+  handler: ({ params, body, principal }) => ({ frame: createFrame({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
 });

@@ -1,14 +1,11 @@
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreHealthReport } from "@/lib/metrics/health";
-import { requireStore } from "@/lib/stores/stores";
+import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/health",
   auth: "read",
   params: storeParams,
-  handler: async ({ params }) => {
-    requireStore(params.store);
-    return getStoreHealthReport({ store: params.store });
-  },
+  handler: ({ params }) => getStoreHealthReport({ handle: openStore({ store: params.store }) }),
 });

@@ -1,10 +1,9 @@
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { getStoreDb } from "@/lib/db/connection";
 import { callerOf, respondCreated } from "@/lib/governance/respond";
 import { learningInputSchema } from "@/lib/recall/descriptors";
 import { listLearnings, listLearningsQuerySchema, recordLearning } from "@/lib/recall/learnings";
-import { requireStore } from "@/lib/stores/stores";
+import { openStore } from "@/lib/stores/stores";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/learnings",
@@ -12,8 +11,7 @@ export const POST = defineRoute({
   params: storeParams,
   body: learningInputSchema,
   handler: ({ params, body, principal }) => {
-    requireStore(params.store);
-    const result = recordLearning({ handle: getStoreDb(params.store), agentId: callerOf(principal).agentId, input: body });
+    const result = recordLearning({ handle: openStore({ store: params.store }), agentId: callerOf(principal).agentId, input: body });
     return respondCreated(result, !result.deduped);
   },
 });
@@ -23,8 +21,5 @@ export const GET = defineRoute({
   auth: "read",
   params: storeParams,
   query: listLearningsQuerySchema,
-  handler: ({ params, query }) => {
-    requireStore(params.store);
-    return listLearnings({ handle: getStoreDb(params.store), filter: query });
-  },
+  handler: ({ params, query }) => listLearnings({ handle: openStore({ store: params.store }), filter: query }),
 });

@@ -1,7 +1,8 @@
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createNode, createNodeInputSchema, listNodesByFilter, listNodesQuerySchema } from "@/lib/graph/nodes";
-import { agentActor, openGraphStore } from "@/lib/graph/store";
+import { actorOf } from "@/lib/auth/actor";
+import { openStore } from "@/lib/stores/stores";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/nodes",
@@ -9,7 +10,7 @@ export const POST = defineRoute({
   params: storeParams,
   body: createNodeInputSchema,
   status: 201,
-  handler: ({ params, body, principal }) => ({ node: createNode({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) }) }),
+  handler: ({ params, body, principal }) => ({ node: createNode({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
 });
 
 export const GET = defineRoute({
@@ -17,5 +18,5 @@ export const GET = defineRoute({
   auth: "read",
   params: storeParams,
   query: listNodesQuerySchema,
-  handler: ({ params, query }) => listNodesByFilter({ handle: openGraphStore(params.store), filter: query }),
+  handler: ({ params, query }) => listNodesByFilter({ handle: openStore({ store: params.store }), filter: query }),
 });

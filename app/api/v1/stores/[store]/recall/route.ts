@@ -2,15 +2,12 @@ import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { callerOf } from "@/lib/governance/respond";
 import { recallInputSchema, recallReflections } from "@/lib/recall/recall";
-import { requireStore } from "@/lib/stores/stores";
+import { openStore } from "@/lib/stores/stores";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/recall",
   auth: "read",
   params: storeParams,
   body: recallInputSchema,
-  handler: ({ params, body, principal }) => {
-    requireStore(params.store);
-    return recallReflections({ store: params.store, agentId: callerOf(principal).agentId, input: body });
-  },
+  handler: ({ params, body, principal }) => recallReflections({ handle: openStore({ store: params.store }), agentId: callerOf(principal).agentId, input: body }),
 });

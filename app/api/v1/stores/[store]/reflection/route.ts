@@ -1,19 +1,15 @@
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { getStoreDb } from "@/lib/db/connection";
-import { callerOf } from "@/lib/governance/respond";
+import { actorOf } from "@/lib/auth/actor";
 import { getReflectionOverview } from "@/lib/recall/overview";
 import { reflectionSettingsUpdateSchema, updateReflectionSettings } from "@/lib/recall/settings";
-import { requireStore } from "@/lib/stores/stores";
+import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/reflection",
   auth: "read",
   params: storeParams,
-  handler: ({ params }) => {
-    requireStore(params.store);
-    return getReflectionOverview({ handle: getStoreDb(params.store) });
-  },
+  handler: ({ params }) => getReflectionOverview({ handle: openStore({ store: params.store }) }),
 });
 
 export const PUT = defineRoute({
@@ -21,9 +17,5 @@ export const PUT = defineRoute({
   auth: "admin",
   params: storeParams,
   body: reflectionSettingsUpdateSchema,
-  handler: ({ params, body, principal }) => {
-    requireStore(params.store);
-    const settings = updateReflectionSettings({ handle: getStoreDb(params.store), patch: body.settings, reason: body.reason, actor: `agent:${callerOf(principal).agentId}` });
-    return { settings };
-  },
+  handler: ({ params, body, principal }) => ({ settings: updateReflectionSettings({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
 });

@@ -1,7 +1,8 @@
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createOrMergeRelation, createRelationInputSchema } from "@/lib/graph/relations";
-import { agentActor, openGraphStore } from "@/lib/graph/store";
+import { actorOf } from "@/lib/auth/actor";
+import { openStore } from "@/lib/stores/stores";
 
 /** 201 for a new relation; 200 with merged: true when it merged into an existing one. */
 export const POST = defineRoute({
@@ -10,7 +11,7 @@ export const POST = defineRoute({
   params: storeParams,
   body: createRelationInputSchema,
   handler: ({ params, body, principal }) => {
-    const result = createOrMergeRelation({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) });
+    const result = createOrMergeRelation({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) });
     return Response.json(result, { status: result.merged ? 200 : 201 });
   },
 });

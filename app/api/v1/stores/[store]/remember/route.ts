@@ -1,15 +1,14 @@
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
+import { CORE_STORE } from "@/lib/db/store-names";
 import { rememberByQuery, rememberInputSchema } from "@/lib/graph/remember";
-import { requireStore } from "@/lib/stores/stores";
+import { openStore } from "@/lib/stores/stores";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/remember",
   auth: "read",
   params: storeParams,
   body: rememberInputSchema,
-  handler: ({ params, body }) => {
-    requireStore(params.store);
-    return rememberByQuery({ store: params.store, input: body });
-  },
+  handler: ({ params, body }) =>
+    rememberByQuery({ handle: openStore({ store: params.store }), core: body.include_core ? openStore({ store: CORE_STORE }) : null, input: body }),
 });

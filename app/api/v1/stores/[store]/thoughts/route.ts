@@ -1,7 +1,8 @@
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { agentActor, openGraphStore } from "@/lib/graph/store";
 import { listThoughtsByFilter, listThoughtsQuerySchema, thinkInputSchema, thinkThought } from "@/lib/graph/thoughts";
+import { actorOf } from "@/lib/auth/actor";
+import { openStore } from "@/lib/stores/stores";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/thoughts",
@@ -9,7 +10,7 @@ export const POST = defineRoute({
   params: storeParams,
   body: thinkInputSchema,
   status: 201,
-  handler: ({ params, body, principal }) => ({ thought: thinkThought({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) }) }),
+  handler: ({ params, body, principal }) => ({ thought: thinkThought({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
 });
 
 export const GET = defineRoute({
@@ -17,5 +18,5 @@ export const GET = defineRoute({
   auth: "read",
   params: storeParams,
   query: listThoughtsQuerySchema,
-  handler: ({ params, query }) => listThoughtsByFilter({ handle: openGraphStore(params.store), filter: query }),
+  handler: ({ params, query }) => listThoughtsByFilter({ handle: openStore({ store: params.store }), filter: query }),
 });

@@ -1,13 +1,14 @@
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { agentActor, openGraphStore } from "@/lib/graph/store";
 import { listWorkingMemory, setWorkingMemory, setWorkingMemoryInputSchema } from "@/lib/graph/working-memory";
+import { actorOf } from "@/lib/auth/actor";
+import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/working-memory",
   auth: "read",
   params: storeParams,
-  handler: ({ params }) => ({ entries: listWorkingMemory({ handle: openGraphStore(params.store) }) }),
+  handler: ({ params }) => ({ entries: listWorkingMemory({ handle: openStore({ store: params.store }) }) }),
 });
 
 export const PUT = defineRoute({
@@ -15,5 +16,5 @@ export const PUT = defineRoute({
   auth: "write",
   params: storeParams,
   body: setWorkingMemoryInputSchema,
-  handler: ({ params, body, principal }) => ({ entry: setWorkingMemory({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) }) }),
+  handler: ({ params, body, principal }) => ({ entry: setWorkingMemory({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
 });

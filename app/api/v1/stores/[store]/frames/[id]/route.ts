@@ -1,12 +1,14 @@
 import { defineRoute } from "@/lib/api/route";
 import { deleteFrame, getFrameById, updateFrame, updateFrameInputSchema } from "@/lib/graph/frames";
-import { agentActor, openGraphStore, storeItemParams } from "@/lib/graph/store";
+import { storeItemParams } from "@/lib/api/params";
+import { actorOf } from "@/lib/auth/actor";
+import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/frames/{id}",
   auth: "read",
   params: storeItemParams,
-  handler: ({ params }) => ({ frame: getFrameById({ handle: openGraphStore(params.store), id: params.id }) }),
+  handler: ({ params }) => ({ frame: getFrameById({ handle: openStore({ store: params.store }), id: params.id }) }),
 });
 
 export const PATCH = defineRoute({
@@ -14,12 +16,12 @@ export const PATCH = defineRoute({
   auth: "write",
   params: storeItemParams,
   body: updateFrameInputSchema,
-  handler: ({ params, body }) => ({ frame: updateFrame({ handle: openGraphStore(params.store), id: params.id, input: body }) }),
+  handler: ({ params, body }) => ({ frame: updateFrame({ handle: openStore({ store: params.store }), id: params.id, input: body }) }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/frames/{id}",
   auth: "write",
   params: storeItemParams,
-  handler: ({ params, principal }) => deleteFrame({ handle: openGraphStore(params.store), id: params.id, actor: agentActor(principal) }),
+  handler: ({ params, principal }) => deleteFrame({ handle: openStore({ store: params.store }), id: params.id, actor: actorOf(principal) }),
 });

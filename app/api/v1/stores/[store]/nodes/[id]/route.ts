@@ -1,13 +1,15 @@
 import { defineRoute } from "@/lib/api/route";
 import { getNodeDetailById } from "@/lib/graph/node-detail";
 import { deleteNode, updateNode, updateNodeInputSchema } from "@/lib/graph/nodes";
-import { agentActor, openGraphStore, storeItemParams } from "@/lib/graph/store";
+import { storeItemParams } from "@/lib/api/params";
+import { actorOf } from "@/lib/auth/actor";
+import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/nodes/{id}",
   auth: "read",
   params: storeItemParams,
-  handler: ({ params }) => getNodeDetailById({ handle: openGraphStore(params.store), id: params.id }),
+  handler: ({ params }) => getNodeDetailById({ handle: openStore({ store: params.store }), id: params.id }),
 });
 
 export const PATCH = defineRoute({
@@ -15,12 +17,12 @@ export const PATCH = defineRoute({
   auth: "write",
   params: storeItemParams,
   body: updateNodeInputSchema,
-  handler: ({ params, body }) => ({ node: updateNode({ handle: openGraphStore(params.store), id: params.id, input: body }) }),
+  handler: ({ params, body }) => ({ node: updateNode({ handle: openStore({ store: params.store }), id: params.id, input: body }) }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/nodes/{id}",
   auth: "write",
   params: storeItemParams,
-  handler: ({ params, principal }) => deleteNode({ handle: openGraphStore(params.store), id: params.id, actor: agentActor(principal) }),
+  handler: ({ params, principal }) => deleteNode({ handle: openStore({ store: params.store }), id: params.id, actor: actorOf(principal) }),
 });

@@ -1,12 +1,14 @@
 import { defineRoute } from "@/lib/api/route";
 import { deleteRelation, getRelationById, updateRelation, updateRelationInputSchema } from "@/lib/graph/relations";
-import { agentActor, openGraphStore, storeItemParams } from "@/lib/graph/store";
+import { storeItemParams } from "@/lib/api/params";
+import { actorOf } from "@/lib/auth/actor";
+import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/relations/{id}",
   auth: "read",
   params: storeItemParams,
-  handler: ({ params }) => ({ relation: getRelationById({ handle: openGraphStore(params.store), id: params.id }) }),
+  handler: ({ params }) => ({ relation: getRelationById({ handle: openStore({ store: params.store }), id: params.id }) }),
 });
 
 export const PATCH = defineRoute({
@@ -14,12 +16,12 @@ export const PATCH = defineRoute({
   auth: "write",
   params: storeItemParams,
   body: updateRelationInputSchema,
-  handler: ({ params, body }) => ({ relation: updateRelation({ handle: openGraphStore(params.store), id: params.id, input: body }) }),
+  handler: ({ params, body }) => ({ relation: updateRelation({ handle: openStore({ store: params.store }), id: params.id, input: body }) }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/relations/{id}",
   auth: "write",
   params: storeItemParams,
-  handler: ({ params, principal }) => deleteRelation({ handle: openGraphStore(params.store), id: params.id, actor: agentActor(principal) }),
+  handler: ({ params, principal }) => deleteRelation({ handle: openStore({ store: params.store }), id: params.id, actor: actorOf(principal) }),
 });

@@ -1,17 +1,19 @@
 import { defineRoute } from "@/lib/api/route";
-import { agentActor, openGraphStore, storeItemParams } from "@/lib/graph/store";
 import { deleteThought, getThoughtById } from "@/lib/graph/thoughts";
+import { storeItemParams } from "@/lib/api/params";
+import { actorOf } from "@/lib/auth/actor";
+import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/thoughts/{id}",
   auth: "read",
   params: storeItemParams,
-  handler: async ({ params }) => ({ thought: await getThoughtById({ handle: openGraphStore(params.store), id: params.id }) }),
+  handler: async ({ params }) => ({ thought: await getThoughtById({ handle: openStore({ store: params.store }), id: params.id }) }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/thoughts/{id}",
   auth: "write",
   params: storeItemParams,
-  handler: ({ params, principal }) => deleteThought({ handle: openGraphStore(params.store), id: params.id, actor: agentActor(principal) }),
+  handler: ({ params, principal }) => deleteThought({ handle: openStore({ store: params.store }), id: params.id, actor: actorOf(principal) }),
 });

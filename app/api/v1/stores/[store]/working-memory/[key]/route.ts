@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
 import { storeNameSchema } from "@/lib/db/store-names";
-import { openGraphStore } from "@/lib/graph/store";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, workingMemoryKeySchema } from "@/lib/graph/working-memory";
+import { openStore } from "@/lib/stores/stores";
 
 const params = z.object({ store: storeNameSchema, key: workingMemoryKeySchema }).strict();
 
@@ -10,12 +10,12 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/working-memory/{key}",
   auth: "read",
   params,
-  handler: ({ params }) => ({ entry: getWorkingMemoryByKey({ handle: openGraphStore(params.store), key: params.key }) }),
+  handler: ({ params }) => ({ entry: getWorkingMemoryByKey({ handle: openStore({ store: params.store }), key: params.key }) }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/working-memory/{key}",
   auth: "write",
   params,
-  handler: ({ params }) => deleteWorkingMemoryByKey({ handle: openGraphStore(params.store), key: params.key }),
+  handler: ({ params }) => deleteWorkingMemoryByKey({ handle: openStore({ store: params.store }), key: params.key }),
 });

@@ -1,11 +1,12 @@
 import { defineRoute } from "@/lib/api/route";
-import { openGraphStore, storeItemParams } from "@/lib/graph/store";
 import { feedbackInputSchema, recordThoughtFeedback } from "@/lib/graph/thoughts";
+import { storeItemParams } from "@/lib/api/params";
+import { openStore } from "@/lib/stores/stores";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/thoughts/{id}/feedback",
   auth: "write",
   params: storeItemParams,
   body: feedbackInputSchema,
-  handler: ({ params, body }) => ({ thought: recordThoughtFeedback({ handle: openGraphStore(params.store), id: params.id, input: body }) }),
+  handler: ({ params, body }) => ({ thought: recordThoughtFeedback({ handle: openStore({ store: params.store }), id: params.id, input: body }) }),
 });
