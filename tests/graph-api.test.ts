@@ -11,7 +11,8 @@ import * as wmRoute from "@/app/api/v1/stores/[store]/working-memory/route";
 import * as wmKeyRoute from "@/app/api/v1/stores/[store]/working-memory/[key]/route";
 import { createApiToken } from "@/lib/auth/tokens";
 import { resetEmbedderForTests } from "@/lib/embed/model";
-import { createStore } from "@/lib/stores/stores";
+import { listEvidenceUsesByThoughtId } from "@/lib/graph/evidence";
+import { createStore, openStore } from "@/lib/stores/stores";
 import { callRoute, useTempDataDir } from "./helpers";
 
 let env: ReturnType<typeof useTempDataDir>;
@@ -61,6 +62,12 @@ describe("graph API", () => {
     expect(detail.json.frames).toHaveLength(1);
     expect(detail.json.frames[0].evidence).toEqual([{ thought_id: thought.json.thought.id, stance: "contradicts", excerpt: "WAL keeps readers going while one writer commits" }]);
     expect(detail.json.outgoing.map((r: { other: { display_name: string }; weight: number }) => [r.other.display_name, r.weight])).toEqual([["checkpoint", 0.7]]);
+    // The thought page lists what the thought is evidence for, with the node to open.
+    await callRoute(evidenceRoute.POST, { token: write, params: P, body: { target: "relation", target_id: rel.json.relation.id, thought_id: thought.json.thought.id } });
+    expect(listEvidenceUsesByThoughtId({ handle: openStore({ store: "kb" }), thoughtId: thought.json.thought.id })).toEqual([
+      { target: "frame", target_id: frame.json.frame.id, stance: "contradicts", node_id: node.json.node.id, node_name: "SQLite WAL", label: "semantic frame" },
+      { target: "relation", target_id: rel.json.relation.id, stance: "supports", node_id: node.json.node.id, node_name: "SQLite WAL", label: "needs → checkpoint" },
+    ]);
 
     const remembered = await callRoute(rememberRoute.POST, { token: read, params: P, body: { query: "sqlite wal readers" } });
     expect(remembered.status).toBe(200);

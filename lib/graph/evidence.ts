@@ -1,6 +1,8 @@
+import { and, asc, eq, inArray } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { EVIDENCE_STANCES } from "../db/schema/graph";
+import { EVIDENCE_STANCES, kgFrameEvidence, kgFrames, kgNodes, kgRelationEvidence, kgRelations, thoughts } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { notFound, uuidSchema } from "./common";
@@ -9,21 +11,25 @@ export const EVIDENCE_TARGETS = ["frame", "relation"] as const;
 export type EvidenceTarget = (typeof EVIDENCE_TARGETS)[number];
 
 const TABLES = {
-  frame: { table: "kg_frame_evidence", column: "frame_id", parent: "kg_frame" },
-  relation: { table: "kg_relation_evidence", column: "relation_id", parent: "kg_relation" },
+  frame: { links: kgFrameEvidence, parent: kgFrames },
+  relation: { links: kgRelationEvidence, parent: kgRelations },
 } as const;
+
+/** Whether the frame or relation a link points at exists. */
+function targetExists({ handle, target, id }: { handle: StoreHandle; target: EvidenceTarget; id: string }): boolean {
+  const { parent } = TABLES[target];
+  return handle.db.select({ id: parent.id }).from(parent).where(eq(parent.id, id)).get() !== undefined;
+}
 
 export const evidenceKeySchema = z.object({ target: z.enum(EVIDENCE_TARGETS), target_id: uuidSchema, thought_id: uuidSchema }).strict();
 export const linkEvidenceInputSchema = evidenceKeySchema.extend({ stance: z.enum(EVIDENCE_STANCES).default("supports") }).strict();
 
 export type EvidenceLink = { target: EvidenceTarget; target_id: string; thought_id: string; stance: (typeof EVIDENCE_STANCES)[number]; created_at: number; created_by: string };
 
-function selectLink(handle: StoreHandle, k: z.output<typeof evidenceKeySchema>): EvidenceLink | undefined {
-  const t = TABLES[k.target];
-  const row = handle.sqlite.prepare(`select thought_id as thoughtId, stance, created_at as createdAt, created_by as createdBy from ${t.table} where ${t.column} = ? and thought_id = ?`).get(k.target_id, k.thought_id) as
-    | { thoughtId: string; stance: EvidenceLink["stance"]; createdAt: number; createdBy: string }
-    | undefined;
-  return row && { target: k.target, target_id: k.target_id, thought_id: row.thoughtId, stance: row.stance, created_at: row.createdAt, created_by: row.createdBy };
+function selectLink({ handle, key }: { handle: StoreHandle; key: z.output<typeof evidenceKeySchema> }): EvidenceLink | undefined {
+  const { links } = TABLES[key.target];
+  const row = handle.db.select().from(links).where(and(eq(links.targetId, key.target_id), eq(links.thoughtId, key.thought_id))).get();
+  return row && { target: key.target, target_id: row.targetId, thought_id: row.thoughtId, stance: row.stance, created_at: row.createdAt, created_by: row.createdBy };
 }
 
 /**
@@ -32,29 +38,29 @@ function selectLink(handle: StoreHandle, k: z.output<typeof evidenceKeySchema>):
  */
 export function linkEvidence({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof linkEvidenceInputSchema>; actor: string }): { evidence: EvidenceLink; created: boolean } {
   const e = linkEvidenceInputSchema.parse(input);
-  const t = TABLES[e.target];
-  const { sqlite } = handle;
-  return sqlite
+  const { links } = TABLES[e.target];
+  const { db } = handle;
+  return handle.sqlite
     .transaction(() => {
-      if (!sqlite.prepare(`select 1 from ${t.parent} where id = ?`).get(e.target_id)) throw notFound(e.target, e.target_id);
-      if (!sqlite.prepare("select 1 from thoughts where id = ?").get(e.thought_id)) throw notFound("thought", e.thought_id);
-      const existing = selectLink(handle, e);
-      if (existing) {
-        sqlite.prepare(`update ${t.table} set stance = ? where ${t.column} = ? and thought_id = ?`).run(e.stance, e.target_id, e.thought_id);
-        return { evidence: selectLink(handle, e)!, created: false };
-      }
-      sqlite.prepare(`insert into ${t.table}(${t.column}, thought_id, stance, created_at, created_by) values (?, ?, ?, ?, ?)`).run(e.target_id, e.thought_id, e.stance, Date.now(), actor);
-      return { evidence: selectLink(handle, e)!, created: true };
+      if (!targetExists({ handle, target: e.target, id: e.target_id })) throw notFound(e.target, e.target_id);
+      if (!db.select({ id: thoughts.id }).from(thoughts).where(eq(thoughts.id, e.thought_id)).get()) throw notFound("thought", e.thought_id);
+      const created = !selectLink({ handle, key: e });
+      db.insert(links)
+        .values({ targetId: e.target_id, thoughtId: e.thought_id, stance: e.stance, createdAt: Date.now(), createdBy: actor })
+        .onConflictDoUpdate({ target: [links.targetId, links.thoughtId], set: { stance: e.stance } })
+        .run();
+      return { evidence: selectLink({ handle, key: e })!, created };
     })
     .immediate();
 }
 
+/** Remove a thought's evidence link from a frame or relation. Audited. */
 export function unlinkEvidence({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof evidenceKeySchema>; actor: string }): { deleted: true } {
   const k = evidenceKeySchema.parse(input);
-  const t = TABLES[k.target];
+  const { links } = TABLES[k.target];
   handle.sqlite
     .transaction(() => {
-      const changes = handle.sqlite.prepare(`delete from ${t.table} where ${t.column} = ? and thought_id = ?`).run(k.target_id, k.thought_id).changes;
+      const changes = handle.db.delete(links).where(and(eq(links.targetId, k.target_id), eq(links.thoughtId, k.thought_id))).run().changes;
       if (changes === 0) throw new AppError("not_found", `thought ${k.thought_id} is not evidence for ${k.target} ${k.target_id}`);
       appendAudit({ actor, action: "graph.evidence.unlink", target: `store:${handle.store}/${k.target}:${k.target_id}`, details: { thought: k.thought_id } });
     })
@@ -67,18 +73,21 @@ export const listEvidenceQuerySchema = z.object({ target: z.enum(EVIDENCE_TARGET
 /** The evidence of one frame or relation (404 when it does not exist). */
 export function listEvidenceByTarget({ handle, query }: { handle: StoreHandle; query: z.input<typeof listEvidenceQuerySchema> }): { evidence: { thought_id: string; stance: EvidenceLink["stance"] }[] } {
   const q = listEvidenceQuerySchema.parse(query);
-  if (!handle.sqlite.prepare(`select 1 from ${TABLES[q.target].parent} where id = ?`).get(q.target_id)) throw notFound(q.target, q.target_id);
+  if (!targetExists({ handle, target: q.target, id: q.target_id })) throw notFound(q.target, q.target_id);
   return { evidence: listEvidenceByTargetIds({ handle, target: q.target, ids: [q.target_id] }).get(q.target_id) ?? [] };
 }
 
 /** Evidence links of many frames or relations at once: target id → links (oldest first). */
 export function listEvidenceByTargetIds({ handle, target, ids }: { handle: StoreHandle; target: EvidenceTarget; ids: string[] }): Map<string, { thought_id: string; stance: EvidenceLink["stance"] }[]> {
-  const t = TABLES[target];
+  const { links } = TABLES[target];
   const out = new Map<string, { thought_id: string; stance: EvidenceLink["stance"] }[]>();
   if (ids.length === 0) return out;
-  const rows = handle.sqlite
-    .prepare(`select ${t.column} as targetId, thought_id as thoughtId, stance from ${t.table} where ${t.column} in (select value from json_each(?)) order by created_at, thought_id`)
-    .all(JSON.stringify(ids)) as { targetId: string; thoughtId: string; stance: EvidenceLink["stance"] }[];
+  const rows = handle.db
+    .select({ targetId: links.targetId, thoughtId: links.thoughtId, stance: links.stance })
+    .from(links)
+    .where(inArray(links.targetId, ids))
+    .orderBy(asc(links.createdAt), asc(links.thoughtId))
+    .all();
   for (const r of rows) {
     const list = out.get(r.targetId) ?? [];
     list.push({ thought_id: r.thoughtId, stance: r.stance });
@@ -91,18 +100,26 @@ export type EvidenceUse = { target: EvidenceTarget; target_id: string; stance: E
 
 /** What a thought is evidence for: frames and relations, each with the node to open. */
 export function listEvidenceUsesByThoughtId({ handle, thoughtId }: { handle: StoreHandle; thoughtId: string }): EvidenceUse[] {
-  const frames = handle.sqlite
-    .prepare(
-      `select 'frame' as target, f.id as targetId, e.stance, n.id as nodeId, n.display_name as nodeName, f."column" || ' frame' as label
-       from kg_frame_evidence e join kg_frame f on f.id = e.frame_id join kg_node n on n.id = f.node_id where e.thought_id = ? order by e.created_at`,
-    )
-    .all(thoughtId) as { target: "frame"; targetId: string; stance: EvidenceLink["stance"]; nodeId: string; nodeName: string; label: string }[];
-  const relations = handle.sqlite
-    .prepare(
-      `select 'relation' as target, r.id as targetId, e.stance, a.id as nodeId, a.display_name as nodeName, r.relationship_type || ' → ' || b.display_name as label
-       from kg_relation_evidence e join kg_relation r on r.id = e.relation_id join kg_node a on a.id = r.from_id join kg_node b on b.id = r.to_id
-       where e.thought_id = ? order by e.created_at`,
-    )
-    .all(thoughtId) as { target: "relation"; targetId: string; stance: EvidenceLink["stance"]; nodeId: string; nodeName: string; label: string }[];
-  return [...frames, ...relations].map((r) => ({ target: r.target, target_id: r.targetId, stance: r.stance, node_id: r.nodeId, node_name: r.nodeName, label: r.label }));
+  const frames = handle.db
+    .select({ targetId: kgFrames.id, stance: kgFrameEvidence.stance, nodeId: kgNodes.id, nodeName: kgNodes.displayName, column: kgFrames.column })
+    .from(kgFrameEvidence)
+    .innerJoin(kgFrames, eq(kgFrames.id, kgFrameEvidence.targetId))
+    .innerJoin(kgNodes, eq(kgNodes.id, kgFrames.nodeId))
+    .where(eq(kgFrameEvidence.thoughtId, thoughtId))
+    .orderBy(asc(kgFrameEvidence.createdAt))
+    .all();
+  const toNode = alias(kgNodes, "to_node");
+  const relations = handle.db
+    .select({ targetId: kgRelations.id, stance: kgRelationEvidence.stance, nodeId: kgNodes.id, nodeName: kgNodes.displayName, type: kgRelations.relationshipType, toName: toNode.displayName })
+    .from(kgRelationEvidence)
+    .innerJoin(kgRelations, eq(kgRelations.id, kgRelationEvidence.targetId))
+    .innerJoin(kgNodes, eq(kgNodes.id, kgRelations.fromId))
+    .innerJoin(toNode, eq(toNode.id, kgRelations.toId))
+    .where(eq(kgRelationEvidence.thoughtId, thoughtId))
+    .orderBy(asc(kgRelationEvidence.createdAt))
+    .all();
+  return [
+    ...frames.map((r) => ({ target: "frame" as const, target_id: r.targetId, stance: r.stance, node_id: r.nodeId, node_name: r.nodeName, label: `${r.column} frame` })),
+    ...relations.map((r) => ({ target: "relation" as const, target_id: r.targetId, stance: r.stance, node_id: r.nodeId, node_name: r.nodeName, label: `${r.type} → ${r.toName}` })),
+  ];
 }

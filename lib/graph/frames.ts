@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { FRAME_COLUMNS, type KgFrameRow } from "../db/schema/graph";
+import { FRAME_COLUMNS, kgFrames, kgNodes, type KgFrameRow } from "../db/schema/graph";
 import { appendAudit } from "../governance/audit";
 import { jsonObjectSchema, notFound, parseJsonColumn, uuidSchema } from "./common";
 import { requireNodeRow } from "./nodes";
@@ -19,18 +20,16 @@ export type GraphFrame = {
   created_by: string;
 };
 
-export const FRAME_COLUMNS_SQL = `f.id, f.node_id as nodeId, f."column", f.properties, f.created_at as createdAt, f.updated_at as updatedAt, f.created_by as createdBy`;
-
 export function toGraphFrame(r: KgFrameRow): GraphFrame {
   return { id: r.id, node_id: r.nodeId, column: r.column, properties: parseJsonColumn<Record<string, unknown>>(r.properties, {}), created_at: r.createdAt, updated_at: r.updatedAt, created_by: r.createdBy };
 }
 
-function selectFrameRow(handle: StoreHandle, id: string): KgFrameRow | undefined {
-  return handle.sqlite.prepare(`select ${FRAME_COLUMNS_SQL} from kg_frame f where f.id = ?`).get(id) as KgFrameRow | undefined;
+function selectFrameRow({ handle, id }: { handle: StoreHandle; id: string }): KgFrameRow | undefined {
+  return handle.db.select().from(kgFrames).where(eq(kgFrames.id, id)).get();
 }
 
 export function getFrameById({ handle, id }: { handle: StoreHandle; id: string }): GraphFrame {
-  const row = selectFrameRow(handle, id);
+  const row = selectFrameRow({ handle, id });
   if (!row) throw notFound("frame", id);
   return toGraphFrame(row);
 }
@@ -38,39 +37,40 @@ export function getFrameById({ handle, id }: { handle: StoreHandle; id: string }
 /** Add a frame to a node; the node's updated_at moves with it (recency of what is known). */
 export function createFrame({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof createFrameInputSchema>; actor: string }): GraphFrame {
   const f = createFrameInputSchema.parse(input);
-  const id = randomUUID();
   const now = Date.now();
-  handle.sqlite
+  return handle.sqlite
     .transaction(() => {
-      requireNodeRow(handle, f.node_id);
-      handle.sqlite.prepare(`insert into kg_frame(id, node_id, "column", properties, created_at, updated_at, created_by) values (?, ?, ?, ?, ?, ?, ?)`).run(id, f.node_id, f.column, JSON.stringify(f.properties), now, now, actor);
-      handle.sqlite.prepare("update kg_node set updated_at = ? where id = ?").run(now, f.node_id);
+      requireNodeRow({ handle, id: f.node_id });
+      const row = handle.db
+        .insert(kgFrames)
+        .values({ id: randomUUID(), nodeId: f.node_id, column: f.column, properties: JSON.stringify(f.properties), createdAt: now, updatedAt: now, createdBy: actor })
+        .returning()
+        .get();
+      handle.db.update(kgNodes).set({ updatedAt: now }).where(eq(kgNodes.id, f.node_id)).run();
+      return toGraphFrame(row);
     })
     .immediate();
-  return getFrameById({ handle, id });
 }
 
 export function updateFrame({ handle, id, input }: { handle: StoreHandle; id: string; input: z.input<typeof updateFrameInputSchema> }): GraphFrame {
   const u = updateFrameInputSchema.parse(input);
   const now = Date.now();
-  handle.sqlite
+  return handle.sqlite
     .transaction(() => {
-      const row = selectFrameRow(handle, id);
+      const row = handle.db.update(kgFrames).set({ properties: JSON.stringify(u.properties), updatedAt: now }).where(eq(kgFrames.id, id)).returning().get();
       if (!row) throw notFound("frame", id);
-      handle.sqlite.prepare("update kg_frame set properties = ?, updated_at = ? where id = ?").run(JSON.stringify(u.properties), now, id);
-      handle.sqlite.prepare("update kg_node set updated_at = ? where id = ?").run(now, row.nodeId);
+      handle.db.update(kgNodes).set({ updatedAt: now }).where(eq(kgNodes.id, row.nodeId)).run();
+      return toGraphFrame(row);
     })
     .immediate();
-  return getFrameById({ handle, id });
 }
 
-/** Delete a frame; its evidence links go with it (FK cascade). */
+/** Delete a frame; its evidence links go with it (FK cascade). Audited. */
 export function deleteFrame({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): { deleted: string } {
   handle.sqlite
     .transaction(() => {
-      const row = selectFrameRow(handle, id);
+      const row = handle.db.delete(kgFrames).where(eq(kgFrames.id, id)).returning().get();
       if (!row) throw notFound("frame", id);
-      handle.sqlite.prepare("delete from kg_frame where id = ?").run(id);
       appendAudit({ actor, action: "graph.frame.delete", target: `store:${handle.store}/frame:${id}`, details: { node: row.nodeId, column: row.column } });
     })
     .immediate();
@@ -78,5 +78,5 @@ export function deleteFrame({ handle, id, actor }: { handle: StoreHandle; id: st
 }
 
 export function listFramesByNodeId({ handle, nodeId }: { handle: StoreHandle; nodeId: string }): GraphFrame[] {
-  return (handle.sqlite.prepare(`select ${FRAME_COLUMNS_SQL} from kg_frame f where f.node_id = ? order by f."column", f.created_at, f.id`).all(nodeId) as KgFrameRow[]).map(toGraphFrame);
+  return handle.db.select().from(kgFrames).where(eq(kgFrames.nodeId, nodeId)).orderBy(asc(kgFrames.column), asc(kgFrames.createdAt), asc(kgFrames.id)).all().map(toGraphFrame);
 }

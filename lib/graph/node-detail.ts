@@ -1,8 +1,9 @@
+import { inArray, sql } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
-import type { KgNodeRow } from "../db/schema/graph";
+import { kgNodes, thoughts } from "../db/schema/graph";
 import { listEvidenceByTargetIds, type EvidenceLink } from "./evidence";
 import { listFramesByNodeId, type GraphFrame } from "./frames";
-import { NODE_COLUMNS, requireNodeRow, toGraphNode, type GraphNode } from "./nodes";
+import { requireNodeRow, toGraphNode, type GraphNode } from "./nodes";
 import { listRelationsByNodeId, type GraphRelation } from "./relations";
 
 type Evidence = { thought_id: string; stance: EvidenceLink["stance"]; excerpt: string | null }[];
@@ -16,22 +17,29 @@ export type NeighbourNode = { id: string; display_name: string; entity_type: Gra
 
 /** A node with its frames, relations both ways (with the node at the other end) and the evidence thoughts of each. */
 export function getNodeDetailById({ handle, id }: { handle: StoreHandle; id: string }): NodeDetail {
-  const node = toGraphNode(requireNodeRow(handle, id));
+  const node = toGraphNode(requireNodeRow({ handle, id }));
   const frames = listFramesByNodeId({ handle, nodeId: id });
   const { outgoing, incoming } = listRelationsByNodeId({ handle, nodeId: id });
   const frameEvidence = listEvidenceByTargetIds({ handle, target: "frame", ids: frames.map((f) => f.id) });
   const relationEvidence = listEvidenceByTargetIds({ handle, target: "relation", ids: [...outgoing, ...incoming].map((r) => r.id) });
   const thoughtIds = [...frameEvidence.values(), ...relationEvidence.values()].flat().map((e) => e.thought_id);
   const excerpts = new Map(
-    (handle.sqlite.prepare("select id, substr(content, 1, 200) as excerpt from thoughts where id in (select value from json_each(?))").all(JSON.stringify(thoughtIds)) as { id: string; excerpt: string }[]).map((r) => [r.id, r.excerpt]),
+    handle.db
+      .select({ id: thoughts.id, excerpt: sql<string>`substr(${thoughts.content}, 1, 200)` })
+      .from(thoughts)
+      .where(inArray(thoughts.id, thoughtIds))
+      .all()
+      .map((r) => [r.id, r.excerpt]),
   );
   const withExcerpts = (links: { thought_id: string; stance: EvidenceLink["stance"] }[] | undefined): Evidence => (links ?? []).map((l) => ({ ...l, excerpt: excerpts.get(l.thought_id) ?? null }));
   const otherIds = [...outgoing.map((r) => r.to_id), ...incoming.map((r) => r.from_id)];
   const others = new Map(
-    (handle.sqlite.prepare(`select ${NODE_COLUMNS} from kg_node n where n.id in (select value from json_each(?))`).all(JSON.stringify(otherIds)) as KgNodeRow[]).map((r) => [
-      r.id,
-      { id: r.id, display_name: r.displayName, entity_type: r.entityType },
-    ]),
+    handle.db
+      .select({ id: kgNodes.id, display_name: kgNodes.displayName, entity_type: kgNodes.entityType })
+      .from(kgNodes)
+      .where(inArray(kgNodes.id, otherIds))
+      .all()
+      .map((n) => [n.id, n]),
   );
   return {
     node,

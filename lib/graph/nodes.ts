@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { eq } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { ENTITY_TYPES, type KgNodeRow } from "../db/schema/graph";
+import { ENTITY_TYPES, kgNodes, type KgNodeRow } from "../db/schema/graph";
 import { registerEmbeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
@@ -95,12 +96,13 @@ export function toGraphNode(r: KgNodeRow): GraphNode {
   };
 }
 
-export function selectNodeRow(handle: StoreHandle, id: string): KgNodeRow | undefined {
-  return handle.sqlite.prepare(`select ${NODE_COLUMNS} from kg_node n where n.id = ?`).get(id) as KgNodeRow | undefined;
+function selectNodeRow({ handle, id }: { handle: StoreHandle; id: string }): KgNodeRow | undefined {
+  return handle.db.select().from(kgNodes).where(eq(kgNodes.id, id)).get();
 }
 
-export function requireNodeRow(handle: StoreHandle, id: string): KgNodeRow {
-  const row = selectNodeRow(handle, id);
+/** A node's row, or a 404 naming it. */
+export function requireNodeRow({ handle, id }: { handle: StoreHandle; id: string }): KgNodeRow {
+  const row = selectNodeRow({ handle, id });
   if (!row) throw notFound("node", id);
   return row;
 }
@@ -128,7 +130,7 @@ export function createNode({ handle, input, actor }: { handle: StoreHandle; inpu
       enqueueEmbeddings(handle, [{ kind: NODE_KIND, refId: seq, inputHash: embedHash }]);
     })
     .immediate();
-  return toGraphNode(selectNodeRow(handle, id)!);
+  return toGraphNode(selectNodeRow({ handle, id })!);
 }
 
 /** Update a node; its vector is re-queued only when the embedded text changed. */
@@ -137,7 +139,7 @@ export function updateNode({ handle, id, input }: { handle: StoreHandle; id: str
   const { sqlite } = handle;
   sqlite
     .transaction(() => {
-      const row = requireNodeRow(handle, id);
+      const row = requireNodeRow({ handle, id });
       const displayName = u.display_name ?? row.displayName;
       const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumn<string[]>(row.tags, []);
       const embedHash = sha256Hex(nodeEmbeddingText({ displayName, entityType: row.entityType, tags }));
@@ -147,7 +149,7 @@ export function updateNode({ handle, id, input }: { handle: StoreHandle; id: str
       if (embedHash !== row.embedHash) enqueueEmbeddings(handle, [{ kind: NODE_KIND, refId: row.seq, inputHash: embedHash }]);
     })
     .immediate();
-  return toGraphNode(selectNodeRow(handle, id)!);
+  return toGraphNode(selectNodeRow({ handle, id })!);
 }
 
 /** Delete a node: its frames, relations and their evidence links go with it (FK cascades). */
@@ -155,7 +157,7 @@ export function deleteNode({ handle, id, actor }: { handle: StoreHandle; id: str
   const { sqlite } = handle;
   return sqlite
     .transaction(() => {
-      const row = requireNodeRow(handle, id);
+      const row = requireNodeRow({ handle, id });
       const { frames } = sqlite.prepare("select count(*) as frames from kg_frame where node_id = ?").get(id) as { frames: number };
       const { relations } = sqlite.prepare("select count(*) as relations from kg_relation where from_id = @id or to_id = @id").get({ id }) as { relations: number };
       sqlite.prepare("delete from kg_node where seq = ?").run(row.seq);

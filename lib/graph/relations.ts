@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { and, asc, desc, eq, or } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import type { KgRelationRow } from "../db/schema/graph";
+import { kgRelations, type KgRelationRow } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { jsonObjectSchema, notFound, parseJsonColumn, unitInterval, uuidSchema } from "./common";
@@ -60,9 +61,6 @@ export type GraphRelation = {
   created_by: string;
 };
 
-export const RELATION_COLUMNS = `r.id, r.from_id as fromId, r.to_id as toId, r.relationship_type as relationshipType, r.bidirectional, r.weight, r.confidence,
-  r.temporal_start as temporalStart, r.temporal_end as temporalEnd, r.attributes, r.created_at as createdAt, r.updated_at as updatedAt, r.created_by as createdBy`;
-
 export function toGraphRelation(r: KgRelationRow): GraphRelation {
   return {
     id: r.id,
@@ -81,12 +79,12 @@ export function toGraphRelation(r: KgRelationRow): GraphRelation {
   };
 }
 
-function selectRelationRow(handle: StoreHandle, id: string): KgRelationRow | undefined {
-  return handle.sqlite.prepare(`select ${RELATION_COLUMNS} from kg_relation r where r.id = ?`).get(id) as KgRelationRow | undefined;
+function selectRelationRow({ handle, id }: { handle: StoreHandle; id: string }): KgRelationRow | undefined {
+  return handle.db.select().from(kgRelations).where(eq(kgRelations.id, id)).get();
 }
 
 export function getRelationById({ handle, id }: { handle: StoreHandle; id: string }): GraphRelation {
-  const row = selectRelationRow(handle, id);
+  const row = selectRelationRow({ handle, id });
   if (!row) throw notFound("relation", id);
   return toGraphRelation(row);
 }
@@ -104,43 +102,58 @@ const maxDefined = (a: number | null, b: number | null) => (a === null ? b : b =
 export function createOrMergeRelation({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof createRelationInputSchema>; actor: string }): { relation: GraphRelation; merged: boolean } {
   const r = createRelationInputSchema.parse(input);
   if (r.from_id === r.to_id) throw new AppError("unprocessable", "a relation cannot link a node to itself", [{ path: "to_id", message: "self-loop" }]);
-  const { sqlite } = handle;
+  const { db } = handle;
   const now = Date.now();
-  return sqlite
+  return handle.sqlite
     .transaction(() => {
-      requireNodeRow(handle, r.from_id);
-      requireNodeRow(handle, r.to_id);
-      const existing = sqlite
-        .prepare(
-          `select ${RELATION_COLUMNS} from kg_relation r where r.relationship_type = @type and
-             ((r.from_id = @from and r.to_id = @to) or (r.from_id = @to and r.to_id = @from and (r.bidirectional = 1 or @bidirectional = 1)))
-           order by r.created_at limit 1`,
-        )
-        .get({ type: r.relationship_type, from: r.from_id, to: r.to_id, bidirectional: r.bidirectional ? 1 : 0 }) as KgRelationRow | undefined;
+      requireNodeRow({ handle, id: r.from_id });
+      requireNodeRow({ handle, id: r.to_id });
+      const sameDirection = and(eq(kgRelations.fromId, r.from_id), eq(kgRelations.toId, r.to_id));
+      const reversed = and(eq(kgRelations.fromId, r.to_id), eq(kgRelations.toId, r.from_id));
+      const existing = db
+        .select()
+        .from(kgRelations)
+        .where(and(eq(kgRelations.relationshipType, r.relationship_type), or(sameDirection, r.bidirectional ? reversed : and(reversed, eq(kgRelations.bidirectional, true)))))
+        .orderBy(asc(kgRelations.createdAt))
+        .limit(1)
+        .get();
       if (existing) {
-        const attributes = { ...parseJsonColumn<Record<string, unknown>>(existing.attributes, {}), ...(r.attributes ?? {}) };
-        sqlite
-          .prepare("update kg_relation set weight = ?, confidence = ?, bidirectional = ?, temporal_start = ?, temporal_end = ?, attributes = ?, updated_at = ? where id = ?")
-          .run(
-            Math.max(existing.weight, r.weight),
-            Math.max(existing.confidence, r.confidence),
-            existing.bidirectional || r.bidirectional ? 1 : 0,
-            minDefined(existing.temporalStart, r.temporal_start ?? null),
-            maxDefined(existing.temporalEnd, r.temporal_end ?? null),
-            JSON.stringify(attributes),
-            now,
-            existing.id,
-          );
-        return { relation: getRelationById({ handle, id: existing.id }), merged: true };
+        const merged = db
+          .update(kgRelations)
+          .set({
+            weight: Math.max(existing.weight, r.weight),
+            confidence: Math.max(existing.confidence, r.confidence),
+            bidirectional: existing.bidirectional || r.bidirectional,
+            temporalStart: minDefined(existing.temporalStart, r.temporal_start ?? null),
+            temporalEnd: maxDefined(existing.temporalEnd, r.temporal_end ?? null),
+            attributes: JSON.stringify({ ...parseJsonColumn<Record<string, unknown>>(existing.attributes, {}), ...(r.attributes ?? {}) }),
+            updatedAt: now,
+          })
+          .where(eq(kgRelations.id, existing.id))
+          .returning()
+          .get();
+        return { relation: toGraphRelation(merged), merged: true };
       }
-      const id = randomUUID();
-      sqlite
-        .prepare(
-          `insert into kg_relation(id, from_id, to_id, relationship_type, bidirectional, weight, confidence, temporal_start, temporal_end, attributes, created_at, updated_at, created_by)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(id, r.from_id, r.to_id, r.relationship_type, r.bidirectional ? 1 : 0, r.weight, r.confidence, r.temporal_start ?? null, r.temporal_end ?? null, JSON.stringify(r.attributes ?? {}), now, now, actor);
-      return { relation: getRelationById({ handle, id }), merged: false };
+      const created = db
+        .insert(kgRelations)
+        .values({
+          id: randomUUID(),
+          fromId: r.from_id,
+          toId: r.to_id,
+          relationshipType: r.relationship_type,
+          bidirectional: r.bidirectional,
+          weight: r.weight,
+          confidence: r.confidence,
+          temporalStart: r.temporal_start ?? null,
+          temporalEnd: r.temporal_end ?? null,
+          attributes: JSON.stringify(r.attributes ?? {}),
+          createdAt: now,
+          updatedAt: now,
+          createdBy: actor,
+        })
+        .returning()
+        .get();
+      return { relation: toGraphRelation(created), merged: false };
     })
     .immediate();
 }
@@ -149,25 +162,36 @@ export function updateRelation({ handle, id, input }: { handle: StoreHandle; id:
   const u = updateRelationInputSchema.parse(input);
   return handle.sqlite
     .transaction(() => {
-      const row = selectRelationRow(handle, id);
+      const row = selectRelationRow({ handle, id });
       if (!row) throw notFound("relation", id);
       const start = u.temporal_start === undefined ? row.temporalStart : u.temporal_start;
       const end = u.temporal_end === undefined ? row.temporalEnd : u.temporal_end;
       if (start !== null && end !== null && start > end) throw new AppError("invalid_request", "temporal_start must not be after temporal_end", [{ path: "temporal_end", message: "before temporal_start" }]);
-      handle.sqlite
-        .prepare("update kg_relation set weight = ?, confidence = ?, bidirectional = ?, temporal_start = ?, temporal_end = ?, attributes = ?, updated_at = ? where id = ?")
-        .run(u.weight ?? row.weight, u.confidence ?? row.confidence, (u.bidirectional ?? Boolean(row.bidirectional)) ? 1 : 0, start, end, u.attributes ? JSON.stringify(u.attributes) : row.attributes, Date.now(), id);
-      return getRelationById({ handle, id });
+      const updated = handle.db
+        .update(kgRelations)
+        .set({
+          weight: u.weight ?? row.weight,
+          confidence: u.confidence ?? row.confidence,
+          bidirectional: u.bidirectional ?? Boolean(row.bidirectional),
+          temporalStart: start,
+          temporalEnd: end,
+          attributes: u.attributes ? JSON.stringify(u.attributes) : row.attributes,
+          updatedAt: Date.now(),
+        })
+        .where(eq(kgRelations.id, id))
+        .returning()
+        .get();
+      return toGraphRelation(updated);
     })
     .immediate();
 }
 
+/** Delete a relation; its evidence links go with it (FK cascade). Audited. */
 export function deleteRelation({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): { deleted: string } {
   handle.sqlite
     .transaction(() => {
-      const row = selectRelationRow(handle, id);
+      const row = handle.db.delete(kgRelations).where(eq(kgRelations.id, id)).returning().get();
       if (!row) throw notFound("relation", id);
-      handle.sqlite.prepare("delete from kg_relation where id = ?").run(id);
       appendAudit({ actor, action: "graph.relation.delete", target: `store:${handle.store}/relation:${id}`, details: { from: row.fromId, to: row.toId, type: row.relationshipType } });
     })
     .immediate();
@@ -175,7 +199,8 @@ export function deleteRelation({ handle, id, actor }: { handle: StoreHandle; id:
 }
 
 export function listRelationsByNodeId({ handle, nodeId }: { handle: StoreHandle; nodeId: string }): { outgoing: GraphRelation[]; incoming: GraphRelation[] } {
-  const out = handle.sqlite.prepare(`select ${RELATION_COLUMNS} from kg_relation r where r.from_id = ? order by r.weight desc, r.id`).all(nodeId) as KgRelationRow[];
-  const inc = handle.sqlite.prepare(`select ${RELATION_COLUMNS} from kg_relation r where r.to_id = ? order by r.weight desc, r.id`).all(nodeId) as KgRelationRow[];
-  return { outgoing: out.map(toGraphRelation), incoming: inc.map(toGraphRelation) };
+  const byWeight = [desc(kgRelations.weight), asc(kgRelations.id)] as const;
+  const outgoing = handle.db.select().from(kgRelations).where(eq(kgRelations.fromId, nodeId)).orderBy(...byWeight).all();
+  const incoming = handle.db.select().from(kgRelations).where(eq(kgRelations.toId, nodeId)).orderBy(...byWeight).all();
+  return { outgoing: outgoing.map(toGraphRelation), incoming: incoming.map(toGraphRelation) };
 }

@@ -1,5 +1,7 @@
+import { and, asc, count, eq, gt, isNull, lte, or } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
+import { workingMemory, type WorkingMemoryRow } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { parseJsonColumn } from "./common";
 
@@ -18,48 +20,44 @@ export const setWorkingMemoryInputSchema = z
   .strict();
 
 export type WorkingMemoryEntry = { key: string; value: unknown; expires_at: number | null; updated_at: number; updated_by: string };
-type Row = { key: string; value: string; expiresAt: number | null; updatedAt: number; updatedBy: string };
-const toEntry = (r: Row): WorkingMemoryEntry => ({ key: r.key, value: parseJsonColumn<unknown>(r.value, null), expires_at: r.expiresAt, updated_at: r.updatedAt, updated_by: r.updatedBy });
-const COLUMNS = "key, value, expires_at as expiresAt, updated_at as updatedAt, updated_by as updatedBy";
+const toEntry = (r: WorkingMemoryRow): WorkingMemoryEntry => ({ key: r.key, value: parseJsonColumn<unknown>(r.value, null), expires_at: r.expiresAt, updated_at: r.updatedAt, updated_by: r.updatedBy });
+/** Keys past their expiry are never returned, even before a sweep deletes them. */
+const liveAt = (now: number) => or(isNull(workingMemory.expiresAt), gt(workingMemory.expiresAt, now));
 
 /** Delete expired keys; returns how many went. */
 export function sweepExpiredWorkingMemory({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): number {
-  return handle.sqlite.prepare("delete from working_memory where expires_at is not null and expires_at <= ?").run(now).changes;
+  return handle.db.delete(workingMemory).where(lte(workingMemory.expiresAt, now)).run().changes;
 }
 
 /** Set a key (sweeping expired ones first, so they never count against the limit). */
 export function setWorkingMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.input<typeof setWorkingMemoryInputSchema>; actor: string; now?: number }): WorkingMemoryEntry {
   const e = setWorkingMemoryInputSchema.parse(input);
-  const { sqlite } = handle;
-  return sqlite
+  const { db } = handle;
+  return handle.sqlite
     .transaction(() => {
       sweepExpiredWorkingMemory({ handle, now });
-      const exists = sqlite.prepare("select 1 from working_memory where key = ?").get(e.key);
-      const { n } = sqlite.prepare("select count(*) as n from working_memory").get() as { n: number };
-      if (!exists && n >= WORKING_MEMORY_MAX_KEYS) throw new AppError("unprocessable", `working memory is full (${WORKING_MEMORY_MAX_KEYS} keys); delete some or let them expire`);
-      sqlite
-        .prepare(
-          `insert into working_memory(key, value, expires_at, updated_at, updated_by) values (?, ?, ?, ?, ?)
-           on conflict(key) do update set value = excluded.value, expires_at = excluded.expires_at, updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
-        )
-        .run(e.key, JSON.stringify(e.value), e.ttl_seconds ? now + e.ttl_seconds * 1000 : null, now, actor);
-      return toEntry(sqlite.prepare(`select ${COLUMNS} from working_memory where key = ?`).get(e.key) as Row);
+      const exists = db.select({ key: workingMemory.key }).from(workingMemory).where(eq(workingMemory.key, e.key)).get();
+      if (!exists && db.select({ n: count() }).from(workingMemory).get()!.n >= WORKING_MEMORY_MAX_KEYS) {
+        throw new AppError("unprocessable", `working memory is full (${WORKING_MEMORY_MAX_KEYS} keys); delete some or let them expire`);
+      }
+      const row = { key: e.key, value: JSON.stringify(e.value), expiresAt: e.ttl_seconds ? now + e.ttl_seconds * 1000 : null, updatedAt: now, updatedBy: actor };
+      return toEntry(db.insert(workingMemory).values(row).onConflictDoUpdate({ target: workingMemory.key, set: row }).returning().get());
     })
     .immediate();
 }
 
 export function getWorkingMemoryByKey({ handle, key, now = Date.now() }: { handle: StoreHandle; key: string; now?: number }): WorkingMemoryEntry {
-  const row = handle.sqlite.prepare(`select ${COLUMNS} from working_memory where key = ? and (expires_at is null or expires_at > ?)`).get(key, now) as Row | undefined;
+  const row = handle.db.select().from(workingMemory).where(and(eq(workingMemory.key, key), liveAt(now))).get();
   if (!row) throw new AppError("not_found", `working memory has no key ${key}`);
   return toEntry(row);
 }
 
 export function listWorkingMemory({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): WorkingMemoryEntry[] {
-  return (handle.sqlite.prepare(`select ${COLUMNS} from working_memory where expires_at is null or expires_at > ? order by key`).all(now) as Row[]).map(toEntry);
+  return handle.db.select().from(workingMemory).where(liveAt(now)).orderBy(asc(workingMemory.key)).all().map(toEntry);
 }
 
 export function deleteWorkingMemoryByKey({ handle, key, now = Date.now() }: { handle: StoreHandle; key: string; now?: number }): { deleted: string } {
-  const changes = handle.sqlite.prepare("delete from working_memory where key = ? and (expires_at is null or expires_at > ?)").run(key, now).changes;
+  const changes = handle.db.delete(workingMemory).where(and(eq(workingMemory.key, key), liveAt(now))).run().changes;
   if (changes === 0) throw new AppError("not_found", `working memory has no key ${key}`);
   return { deleted: key };
 }
