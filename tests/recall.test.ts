@@ -15,6 +15,7 @@ import { renderTraceDescriptor, normalizeTrace, traceInputSchema, sha256Hex, typ
 import { getRecallMetrics, listRatingQueue, listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
 import { recordLearning } from "@/lib/recall/learnings";
 import { clearRecallQueryCache, recallReflections } from "@/lib/recall/recall";
+import { getReflectionOverview } from "@/lib/recall/overview";
 import { updateReflectionSettings } from "@/lib/recall/settings";
 import { listTraces, recordTrace, runTraceRetention } from "@/lib/recall/traces";
 import { createStore, openStore } from "@/lib/stores/stores";
@@ -243,6 +244,10 @@ describe("reflection recall", () => {
     const [bucket] = getRecallMetrics({ handle: h, bucketMs: DAY });
     expect(bucket).toMatchObject({ recalls: 2, hitRate: 0.5, rated: 2, precision: 0.5, fallbackRate: 0 });
     expect(bucket.p95Ms).toBeGreaterThanOrEqual(bucket.p50Ms);
+    expect(getReflectionOverview({ handle: h })).toMatchObject({
+      counts: { traces: 2, failures: 2, learnings: 0, awaitingVector: 0, skippedBackpressure: 0 },
+      totals: { recalls: 2, hitRate: 0.5, rated: 2, precision: 0.5 },
+    });
     expect(() => rateRecallHit({ handle: h, input: { hit_id: 999, relevant: true }, actor: "x" })).toThrow(/no recall hit/);
   });
 });

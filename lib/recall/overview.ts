@@ -1,6 +1,11 @@
+import { and, count, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
+import { embedQueue } from "../db/schema/embed";
+import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/recall";
 import { getRecallMetrics, type RecallMetricsBucket } from "./events";
+import { LEARNING_KIND } from "./learnings";
 import { getReflectionSettings, type ReflectionSettings } from "./settings";
+import { TRACE_KIND } from "./traces";
 
 export type ReflectionOverview = {
   store: string;
@@ -13,28 +18,28 @@ export type ReflectionOverview = {
 
 /** What the Reflection page header and `GET /stores/{store}/reflection` show. */
 export function getReflectionOverview({ handle }: { handle: StoreHandle }): ReflectionOverview {
-  const { sqlite } = handle;
-  const traces = sqlite
-    .prepare(
-      `select count(*) as traces, count(*) filter (where outcome = 'failure') as failures, count(*) filter (where embed_skipped_at is not null) as skipped
-       from reasoning_traces`,
-    )
-    .get() as { traces: number; failures: number; skipped: number };
-  const { learnings } = sqlite.prepare("select count(*) as learnings from learnings").get() as { learnings: number };
-  const { waiting } = sqlite.prepare("select count(*) as waiting from embed_queue where kind in ('trace', 'learning') and parked_at is null").get() as { waiting: number };
-  const totals = sqlite
-    .prepare(
-      `select count(*) as recalls, avg(hit_count > 0) as hit_rate,
-         (select count(*) from recall_event_hits where rated_at is not null) as rated,
-         (select avg(relevant) from recall_event_hits where rated_at is not null) as precision
-       from recall_events`,
-    )
-    .get() as { recalls: number; hit_rate: number | null; rated: number; precision: number | null };
+  const { db } = handle;
+  const traces = db
+    .select({
+      traces: count(),
+      failures: sql<number>`count(*) filter (where ${reasoningTraces.outcome} = 'failure')`,
+      skipped: sql<number>`count(*) filter (where ${reasoningTraces.embedSkippedAt} is not null)`,
+    })
+    .from(reasoningTraces)
+    .get()!;
+  const { learnings: learningCount } = db.select({ learnings: count() }).from(learnings).get()!;
+  const { waiting } = db
+    .select({ waiting: count() })
+    .from(embedQueue)
+    .where(and(inArray(embedQueue.kind, [TRACE_KIND, LEARNING_KIND]), isNull(embedQueue.parkedAt)))
+    .get()!;
+  const hits = db.select({ rated: count(), precision: sql<number | null>`avg(${recallEventHits.relevant})` }).from(recallEventHits).where(isNotNull(recallEventHits.ratedAt)).get()!;
+  const recalls = db.select({ recalls: count(), hitRate: sql<number | null>`avg(${recallEvents.hitCount} > 0)` }).from(recallEvents).get()!;
   return {
     store: handle.store,
     settings: getReflectionSettings({ handle }),
-    counts: { traces: traces.traces, failures: traces.failures, learnings, awaitingVector: waiting, skippedBackpressure: traces.skipped },
+    counts: { traces: traces.traces, failures: traces.failures, learnings: learningCount, awaitingVector: waiting, skippedBackpressure: traces.skipped },
     metrics: getRecallMetrics({ handle, since: Date.now() - 86_400_000 }),
-    totals: { recalls: totals.recalls, hitRate: totals.hit_rate, rated: totals.rated, precision: totals.precision },
+    totals: { recalls: recalls.recalls, hitRate: recalls.hitRate, rated: hits.rated, precision: hits.precision },
   };
 }
