@@ -5,7 +5,12 @@ import type { LatencyBucketRow, SnapshotBucketRow, Window } from "./preparers";
 
 const H_SUMS = LATENCY_BUCKET_BOUNDS_MS.map((_, i) => `sum(h${i}) as h${i}`).join(", ");
 
-function toLatencyRow(r: Record<string, number> & { route: string }): LatencyBucketRow {
+/** A rollup sum per route (and bucket): counts plus one `h<i>` column per latency bucket. */
+type LatencySumRow = Record<string, number> & { route: string };
+type ErrorStatusRow = { route: string; byStatus: string };
+export type ModelChangeRow = { ts: number; store: string; modelId: string | null };
+
+function toLatencyRow(r: LatencySumRow): LatencyBucketRow {
   return { bucket: r.bucket, route: r.route, count: r.count, errorCount: r.errorCount, sumMs: r.sumMs, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]) };
 }
 
@@ -21,7 +26,7 @@ export function listLatencyBucketsByWindow({ window, routes }: { window: Window;
       `select ts - (ts % ?) as bucket, route, sum(count) as count, sum(error_count) as errorCount, sum(sum_ms) as sumMs, ${H_SUMS}
        from metric_rollups where resolution_s = ? ${routeFilter} and ts >= ? and ts < ? group by bucket, route order by bucket`,
     )
-    .all(window.stepMs, resolutionForStep(window.stepMs), ...(routes ?? []), window.from, window.to) as (Record<string, number> & { route: string })[];
+    .all(window.stepMs, resolutionForStep(window.stepMs), ...(routes ?? []), window.from, window.to) as LatencySumRow[];
   return rows.map(toLatencyRow);
 }
 
@@ -36,10 +41,10 @@ export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTo
       `select route, sum(count) as count, sum(error_count) as errorCount, sum(sum_ms) as sumMs, ${H_SUMS}
        from metric_rollups where resolution_s = ? and ts >= ? and ts < ? group by route order by route`,
     )
-    .all(resolution, window.from, window.to) as (Record<string, number> & { route: string })[];
+    .all(resolution, window.from, window.to) as LatencySumRow[];
   const errorRows = sqlite
     .prepare("select route, by_status as byStatus from metric_rollups where resolution_s = ? and ts >= ? and ts < ? and error_count > 0")
-    .all(resolution, window.from, window.to) as { route: string; byStatus: string }[];
+    .all(resolution, window.from, window.to) as ErrorStatusRow[];
   const errors = new Map<string, Record<string, number>>();
   for (const r of errorRows) {
     const acc = errors.get(r.route) ?? {};
@@ -72,7 +77,7 @@ export function listSnapshotBucketsByWindow({ window, stores }: { window: Window
 }
 
 /** Snapshots where a store's model differs from its previous one (window functions keep this in SQL). */
-export function listModelChangesByWindow({ window, stores }: { window: Window; stores: string[] }): { ts: number; store: string; modelId: string | null }[] {
+export function listModelChangesByWindow({ window, stores }: { window: Window; stores: string[] }): ModelChangeRow[] {
   if (stores.length === 0) return [];
   const { sqlite } = getGovernance();
   return sqlite
@@ -82,5 +87,5 @@ export function listModelChangesByWindow({ window, stores }: { window: Window; s
          from metric_snapshots where store in (${stores.map((_, i) => `@s${i}`).join(", ")}) and resolution_s = @resolution and ts >= @from and ts < @to and model_id is not null)
        where prev is null or prev != model_id order by ts`,
     )
-    .all({ resolution: resolutionForStep(window.stepMs), from: window.from, to: window.to, ...Object.fromEntries(stores.map((s, i) => [`s${i}`, s])) }) as { ts: number; store: string; modelId: string | null }[];
+    .all({ resolution: resolutionForStep(window.stepMs), from: window.from, to: window.to, ...Object.fromEntries(stores.map((s, i) => [`s${i}`, s])) }) as ModelChangeRow[];
 }

@@ -1,4 +1,6 @@
+import { and, between, eq, sql } from "drizzle-orm";
 import { getGovernance, type StoreHandle } from "../db/connection";
+import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/recall";
 import { getEmbeddingStatus } from "../embed/status";
 import { getRecallMetrics } from "../recall/events";
 import { listStoreNames } from "../db/store-names";
@@ -41,15 +43,14 @@ export function measureRecallStats({ handle, now }: { handle: StoreHandle; now: 
   const minuteStart = now - (now % MINUTE_MS);
   const [minute] = getRecallMetrics({ handle, bucketMs: MINUTE_MS, since: minuteStart - MINUTE_MS, until: minuteStart - 1 });
   const hour = getRecallMetrics({ handle, bucketMs: HOUR_MS, since: now - HOUR_MS, until: now });
-  const age = handle.sqlite
-    .prepare(
-      `select avg(e.created_at - coalesce(t.created_at, l.created_at)) / 1000.0 as ageS
-       from recall_events e join recall_event_hits h on h.event_id = e.id
-       left join reasoning_traces t on h.artifact = 'trace' and t.id = h.ref_id
-       left join learnings l on h.artifact = 'learning' and l.id = h.ref_id
-       where e.created_at >= ? and e.created_at <= ?`,
-    )
-    .get(minuteStart - MINUTE_MS, minuteStart - 1) as { ageS: number | null };
+  const age = handle.db
+    .select({ ageS: sql<number | null>`avg(${recallEvents.createdAt} - coalesce(${reasoningTraces.createdAt}, ${learnings.createdAt})) / 1000.0` })
+    .from(recallEvents)
+    .innerJoin(recallEventHits, eq(recallEventHits.eventId, recallEvents.id))
+    .leftJoin(reasoningTraces, and(eq(recallEventHits.artifact, "trace"), eq(reasoningTraces.id, recallEventHits.refId)))
+    .leftJoin(learnings, and(eq(recallEventHits.artifact, "learning"), eq(learnings.id, recallEventHits.refId)))
+    .where(between(recallEvents.createdAt, minuteStart - MINUTE_MS, minuteStart - 1))
+    .get()!;
   const rated = hour.reduce((a, b) => a + b.rated, 0);
   const relevant = hour.reduce((a, b) => a + (b.precision ?? 0) * b.rated, 0);
   return {
