@@ -13,7 +13,7 @@ import { startReembed } from "@/lib/embed/reembed";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { renderTraceDescriptor, normalizeTrace, traceInputSchema, sha256Hex, type TraceInput } from "@/lib/recall/descriptors";
 import { getRecallMetrics, listRatingQueue, listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
-import { recordLearning } from "@/lib/recall/learnings";
+import { backfillLearningHandles, listLearnings, recordLearning } from "@/lib/recall/learnings";
 import { clearRecallQueryCache, recallReflections } from "@/lib/recall/recall";
 import { getReflectionOverview } from "@/lib/recall/overview";
 import { updateReflectionSettings } from "@/lib/recall/settings";
@@ -227,6 +227,20 @@ describe("reflection recall", () => {
     const after = listTraces({ handle: h, filter: {} }).traces[0];
     expect(after).toMatchObject({ summaryDescriptor: t.summaryDescriptor, descriptorHash: t.descriptorHash, descriptorVersion: 1 });
     expect(getGovernance().sqlite.prepare("select count(*) as n from audit_log where action = 'store.reembed.backfill'").get()).toEqual({ n: 1 });
+  });
+
+  it("backfills learning handles of an old version: synthesized ones are re-rendered, and one that now matches merges into it", () => {
+    const h = getStoreDb("ops");
+    const a = recordLearning({ handle: h, agentId: "a", input: { predicate: "prefers_small_commits", args: { max_files: 5 }, description: "keep commits small", confidence: 0.6 } }).learning;
+    const b = recordLearning({ handle: h, agentId: "b", input: { predicate: "prefers_rebase", args: {}, description: "rebase before merging", confidence: 0.9 } }).learning;
+    const stale = h.sqlite.prepare("update learnings set semantic_handle = ?, handle_hash = ?, handle_version = 0, predicate = ?, args = ?, description = ? where id = ?");
+    stale.run("Learning: v0 a", "old-a", a.predicate, JSON.stringify(a.args), a.description, a.id);
+    // b now says what a says, under an old rendering: re-rendered, it is a's twin.
+    stale.run("Learning: v0 b", "old-b", a.predicate, JSON.stringify(a.args), a.description, b.id);
+    expect(backfillLearningHandles({ handle: h })).toBe(2);
+    const { learnings } = listLearnings({ handle: h, filter: {} });
+    expect(learnings).toHaveLength(1);
+    expect(learnings[0]).toMatchObject({ id: a.id, semanticHandle: a.semanticHandle, handleHash: a.handleHash, handleVersion: a.handleVersion, seenCount: 2, confidence: 0.9 });
   });
 
   it("ratings give precision per time bucket; the rating queue offers unrated hits", async () => {

@@ -1,5 +1,7 @@
+import { and, count, desc, eq, getTableColumns, ne, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
+import { learnings, type LearningRow } from "../db/schema/recall";
 import { registerEmbeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
@@ -8,22 +10,6 @@ import type { VectorInfo } from "./traces";
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, sha256Hex, type LearningInput } from "./descriptors";
 
 export const LEARNING_KIND = "learning";
-
-type LearningDbRow = {
-  id: number;
-  agent_id: string;
-  predicate: string;
-  args: string;
-  description: string;
-  confidence: number;
-  semantic_handle: string;
-  handle_version: number;
-  handle_hash: string;
-  seen_count: number;
-  created_at: number;
-  last_seen_at: number;
-  vector_info: string | null;
-};
 
 export type Learning = {
   id: number;
@@ -42,25 +28,30 @@ export type Learning = {
   lastSeenAt: number;
 };
 
-const LEARNING_COLUMNS =
-  "l.*, (select json_object('fingerprintId', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e where e.kind = 'learning' and e.ref_id = l.id and e.input_hash = l.handle_hash order by e.id desc limit 1) as vector_info";
+/** A learning row with the vector made from its current handle, if any (which model, dimension and task made it). */
+type LearningSelect = LearningRow & { vectorInfo: string | null };
+const LEARNING_SELECT = {
+  ...getTableColumns(learnings),
+  vectorInfo: sql<string | null>`(select json_object('fingerprintId', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e
+    where e.kind = 'learning' and e.ref_id = ${learnings.id} and e.input_hash = ${learnings.handleHash} order by e.id desc limit 1)`,
+};
 
-function toLearning(r: LearningDbRow): Learning {
+function toLearning(r: LearningSelect): Learning {
   return {
     id: r.id,
-    agentId: r.agent_id,
+    agentId: r.agentId,
     predicate: r.predicate,
     args: JSON.parse(r.args) as Record<string, unknown>,
     description: r.description,
     confidence: r.confidence,
-    semanticHandle: r.semantic_handle,
-    handleVersion: r.handle_version,
-    handleHash: r.handle_hash,
-    embedding: r.vector_info ? "vector" : "pending",
-    vector: r.vector_info ? (JSON.parse(r.vector_info) as VectorInfo) : null,
-    seenCount: r.seen_count,
-    createdAt: r.created_at,
-    lastSeenAt: r.last_seen_at,
+    semanticHandle: r.semanticHandle,
+    handleVersion: r.handleVersion,
+    handleHash: r.handleHash,
+    embedding: r.vectorInfo ? "vector" : "pending",
+    vector: r.vectorInfo ? (JSON.parse(r.vectorInfo) as VectorInfo) : null,
+    seenCount: r.seenCount,
+    createdAt: r.createdAt,
+    lastSeenAt: r.lastSeenAt,
   };
 }
 
@@ -79,7 +70,7 @@ registerEmbeddable({
     }
   },
   chunkingVersion: (sqlite, refId) => (sqlite.prepare("select handle_version as v from learnings where id = ?").get(refId) as { v: number } | undefined)?.v ?? null,
-  backfill: backfillLearningHandles,
+  backfill: (handle) => backfillLearningHandles({ handle }),
 });
 
 export type RecordLearningResult = { learning: Learning; deduped: boolean; embedding: "queued" | "unchanged" };
@@ -91,21 +82,35 @@ export type RecordLearningResult = { learning: Learning; deduped: boolean; embed
 export function recordLearning({ handle, agentId, input }: { handle: StoreHandle; agentId: string; input: LearningInput }): RecordLearningResult {
   const fields = normalizeLearning(learningInputSchema.parse(input));
   const hash = sha256Hex(fields.semanticHandle);
-  const { sqlite } = handle;
-  return sqlite
+  const { db } = handle;
+  return handle.sqlite
     .transaction((): RecordLearningResult => {
       const now = Date.now();
-      const existing = sqlite.prepare("select id from learnings where handle_hash = ?").get(hash) as { id: number } | undefined;
+      const existing = db.select({ id: learnings.id }).from(learnings).where(eq(learnings.handleHash, hash)).get();
       if (existing) {
-        sqlite.prepare("update learnings set seen_count = seen_count + 1, last_seen_at = ?, confidence = max(confidence, ?) where id = ?").run(now, fields.confidence, existing.id);
+        db.update(learnings)
+          .set({ seenCount: sql`${learnings.seenCount} + 1`, lastSeenAt: now, confidence: sql`max(${learnings.confidence}, ${fields.confidence})` })
+          .where(eq(learnings.id, existing.id))
+          .run();
         return { learning: getLearningById({ handle, id: existing.id }), deduped: true, embedding: "unchanged" };
       }
-      const { id } = sqlite
-        .prepare(
-          `insert into learnings(agent_id, predicate, args, description, confidence, semantic_handle, handle_version, handle_hash, seen_count, created_at, last_seen_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) returning id`,
-        )
-        .get(agentId, fields.predicate, JSON.stringify(fields.args), fields.description, fields.confidence, fields.semanticHandle, HANDLE_VERSION, hash, now, now) as { id: number };
+      const { id } = db
+        .insert(learnings)
+        .values({
+          agentId,
+          predicate: fields.predicate,
+          args: JSON.stringify(fields.args),
+          description: fields.description,
+          confidence: fields.confidence,
+          semanticHandle: fields.semanticHandle,
+          handleVersion: HANDLE_VERSION,
+          handleHash: hash,
+          seenCount: 1,
+          createdAt: now,
+          lastSeenAt: now,
+        })
+        .returning({ id: learnings.id })
+        .get();
       enqueueEmbeddings(handle, [{ kind: LEARNING_KIND, refId: id, inputHash: hash }]);
       return { learning: getLearningById({ handle, id }), deduped: false, embedding: "queued" };
     })
@@ -113,7 +118,7 @@ export function recordLearning({ handle, agentId, input }: { handle: StoreHandle
 }
 
 export function getLearningById({ handle, id }: { handle: StoreHandle; id: number }): Learning {
-  const row = handle.sqlite.prepare(`select ${LEARNING_COLUMNS} from learnings l where l.id = ?`).get(id) as LearningDbRow | undefined;
+  const row = handle.db.select(LEARNING_SELECT).from(learnings).where(eq(learnings.id, id)).get();
   if (!row) throw new AppError("not_found", `no learning ${id}`);
   return toLearning(row);
 }
@@ -128,11 +133,10 @@ export const listLearningsQuerySchema = z
 
 export function listLearnings({ handle, filter }: { handle: StoreHandle; filter: z.input<typeof listLearningsQuerySchema> }): { learnings: Learning[]; total: number } {
   const f = listLearningsQuerySchema.parse(filter);
-  const rows = handle.sqlite
-    .prepare(`select ${LEARNING_COLUMNS} from learnings l where (? is null or l.predicate = ?) order by l.last_seen_at desc, l.id desc limit ? offset ?`)
-    .all(f.predicate ?? null, f.predicate ?? null, f.limit, f.offset) as LearningDbRow[];
-  const { n } = handle.sqlite.prepare("select count(*) as n from learnings where (? is null or predicate = ?)").get(f.predicate ?? null, f.predicate ?? null) as { n: number };
-  return { learnings: rows.map(toLearning), total: n };
+  const where = f.predicate === undefined ? undefined : eq(learnings.predicate, f.predicate);
+  const rows = handle.db.select(LEARNING_SELECT).from(learnings).where(where).orderBy(desc(learnings.lastSeenAt), desc(learnings.id)).limit(f.limit).offset(f.offset).all();
+  const { total } = handle.db.select({ total: count() }).from(learnings).where(where).get()!;
+  return { learnings: rows.map(toLearning), total };
 }
 
 /**
@@ -140,21 +144,28 @@ export function listLearnings({ handle, filter }: { handle: StoreHandle; filter:
  * Synthesized handles (they start with "Learning: ") are re-rendered; a handle
  * the agent gave is kept as written. Rows that now match merge into the older.
  */
-export function backfillLearningHandles(handle: StoreHandle): number {
-  const { sqlite } = handle;
-  const stale = sqlite.prepare("select * from learnings where handle_version != ?").all(HANDLE_VERSION) as LearningDbRow[];
+export function backfillLearningHandles({ handle }: { handle: StoreHandle }): number {
+  const { db } = handle;
+  const stale = db.select().from(learnings).where(ne(learnings.handleVersion, HANDLE_VERSION)).all();
   let changed = 0;
   for (const r of stale) {
-    const synthesized = r.semantic_handle.startsWith("Learning: ");
-    const text = synthesized ? renderLearningHandle({ predicate: r.predicate, args: JSON.parse(r.args) as Record<string, unknown>, description: r.description }) : r.semantic_handle;
+    const synthesized = r.semanticHandle.startsWith("Learning: ");
+    const text = synthesized ? renderLearningHandle({ predicate: r.predicate, args: JSON.parse(r.args) as Record<string, unknown>, description: r.description }) : r.semanticHandle;
     const hash = sha256Hex(text);
-    const twin = sqlite.prepare("select id from learnings where handle_hash = ? and id != ?").get(hash, r.id) as { id: number } | undefined;
+    const twin = db
+      .select({ id: learnings.id })
+      .from(learnings)
+      .where(and(eq(learnings.handleHash, hash), ne(learnings.id, r.id)))
+      .get();
     if (twin) {
-      sqlite.prepare("update learnings set seen_count = seen_count + ?, last_seen_at = max(last_seen_at, ?), confidence = max(confidence, ?) where id = ?").run(r.seen_count, r.last_seen_at, r.confidence, twin.id);
+      db.update(learnings)
+        .set({ seenCount: sql`${learnings.seenCount} + ${r.seenCount}`, lastSeenAt: sql`max(${learnings.lastSeenAt}, ${r.lastSeenAt})`, confidence: sql`max(${learnings.confidence}, ${r.confidence})` })
+        .where(eq(learnings.id, twin.id))
+        .run();
       forgetEmbeddings(handle, [{ kind: LEARNING_KIND, refId: r.id }]);
-      sqlite.prepare("delete from learnings where id = ?").run(r.id);
+      db.delete(learnings).where(eq(learnings.id, r.id)).run();
     } else {
-      sqlite.prepare("update learnings set semantic_handle = ?, handle_hash = ?, handle_version = ? where id = ?").run(text, hash, HANDLE_VERSION, r.id);
+      db.update(learnings).set({ semanticHandle: text, handleHash: hash, handleVersion: HANDLE_VERSION }).where(eq(learnings.id, r.id)).run();
     }
     changed++;
   }
