@@ -91,6 +91,9 @@ describe("reflection recall", () => {
     recordTrace({ handle: h, agentId: "a1", input: PHOTO_SUCCESS });
     const pref = recordLearning({ handle: h, agentId: "a1", input: { predicate: "prefers_refresh_token_lock", args: { scope: "auth" }, description: "serialize auth token refresh with a lock to avoid double rotation", confidence: 0.9 } });
     await drainEmbedQueues({ stores: ["ops"] });
+    // Each row reports its own vector (the learning's embedding row id differs from its own id here).
+    expect(listLearnings({ handle: h, filter: {} }).learnings).toMatchObject([{ id: pref.learning.id, embedding: "vector" }]);
+    expect(listTraces({ handle: h, filter: {} }).traces.map((t) => t.embedding)).toEqual(["vector", "vector"]);
 
     const similar = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing", key_files: ["lib/auth/session.ts"] } } });
     expect(similar.mode).toBe("hybrid");

@@ -28,12 +28,16 @@ export type Learning = {
   lastSeenAt: number;
 };
 
-/** A learning row with the vector made from its current handle, if any (which model, dimension and task made it). */
+/**
+ * A learning row with the vector made from its current handle, if any (which model, dimension and task made it).
+ * The subquery names the outer table itself: Drizzle leaves a single table's columns unqualified, and a bare
+ * `id` inside the subquery would mean embeddings.id.
+ */
 type LearningSelect = LearningRow & { vectorInfo: string | null };
 const LEARNING_SELECT = {
   ...getTableColumns(learnings),
   vectorInfo: sql<string | null>`(select json_object('fingerprintId', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e
-    where e.kind = 'learning' and e.ref_id = ${learnings.id} and e.input_hash = ${learnings.handleHash} order by e.id desc limit 1)`,
+    where e.kind = 'learning' and e.ref_id = learnings.id and e.input_hash = learnings.handle_hash order by e.id desc limit 1)`,
 };
 
 function toLearning(r: LearningSelect): Learning {

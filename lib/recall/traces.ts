@@ -1,5 +1,8 @@
+import { and, asc, count, desc, eq, getTableColumns, inArray, isNotNull, isNull, lt, ne, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
+import { embedQueue } from "../db/schema/embed";
+import { reasoningTraces, type ReasoningTraceRow } from "../db/schema/recall";
 import { registerEmbeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
@@ -8,25 +11,6 @@ import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, sha256Hex, t
 import { getReflectionSettings, type ReflectionSettings } from "./settings";
 
 export const TRACE_KIND = "trace";
-
-type TraceDbRow = {
-  id: number;
-  agent_id: string;
-  intent_verb: string;
-  intent_target: string;
-  shard_type: string;
-  key_files: string;
-  outcome: "success" | "failure";
-  key_issue: string;
-  error_tags: string;
-  summary_descriptor: string;
-  descriptor_version: number;
-  descriptor_hash: string;
-  embed_skipped_at: number | null;
-  seen_count: number;
-  created_at: number;
-  last_seen_at: number;
-};
 
 export type VectorInfo = { fingerprintId: string; dim: number; task: "document" | "query" };
 
@@ -50,40 +34,48 @@ export type Trace = {
   lastSeenAt: number;
 };
 
-// The vector made from the current descriptor, if any: which model, dimension and task made it.
-const TRACE_COLUMNS =
-  "t.*, (select json_object('fingerprintId', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e where e.kind = 'trace' and e.ref_id = t.id and e.input_hash = t.descriptor_hash order by e.id desc limit 1) as vector_info";
+/**
+ * A trace row with the vector made from its current descriptor, if any (which model, dimension and task made it).
+ * The subquery names the outer table itself: Drizzle leaves a single table's columns unqualified, and a bare
+ * `id` inside the subquery would mean embeddings.id.
+ */
+type TraceSelect = ReasoningTraceRow & { vectorInfo: string | null };
+const TRACE_SELECT = {
+  ...getTableColumns(reasoningTraces),
+  vectorInfo: sql<string | null>`(select json_object('fingerprintId', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e
+    where e.kind = 'trace' and e.ref_id = reasoning_traces.id and e.input_hash = reasoning_traces.descriptor_hash order by e.id desc limit 1)`,
+};
 
-function toTrace(r: TraceDbRow & { vector_info: string | null }): Trace {
+function toTrace(r: TraceSelect): Trace {
   return {
     id: r.id,
-    agentId: r.agent_id,
-    intent: { verb: r.intent_verb, target: r.intent_target },
-    shardType: r.shard_type,
-    keyFiles: JSON.parse(r.key_files) as string[],
+    agentId: r.agentId,
+    intent: { verb: r.intentVerb, target: r.intentTarget },
+    shardType: r.shardType,
+    keyFiles: JSON.parse(r.keyFiles) as string[],
     outcome: r.outcome,
-    keyIssue: r.key_issue,
-    errorTags: JSON.parse(r.error_tags) as string[],
-    summaryDescriptor: r.summary_descriptor,
-    descriptorVersion: r.descriptor_version,
-    descriptorHash: r.descriptor_hash,
-    embedding: r.vector_info ? "vector" : r.embed_skipped_at ? "skipped_backpressure" : "pending",
-    vector: r.vector_info ? (JSON.parse(r.vector_info) as VectorInfo) : null,
-    seenCount: r.seen_count,
-    createdAt: r.created_at,
-    lastSeenAt: r.last_seen_at,
+    keyIssue: r.keyIssue,
+    errorTags: JSON.parse(r.errorTags) as string[],
+    summaryDescriptor: r.summaryDescriptor,
+    descriptorVersion: r.descriptorVersion,
+    descriptorHash: r.descriptorHash,
+    embedding: r.vectorInfo ? "vector" : r.embedSkippedAt ? "skipped_backpressure" : "pending",
+    vector: r.vectorInfo ? (JSON.parse(r.vectorInfo) as VectorInfo) : null,
+    seenCount: r.seenCount,
+    createdAt: r.createdAt,
+    lastSeenAt: r.lastSeenAt,
   };
 }
 
-function fieldsOf(r: TraceDbRow): TraceFields {
+function fieldsOf(r: ReasoningTraceRow): TraceFields {
   return {
-    intentVerb: r.intent_verb,
-    intentTarget: r.intent_target,
-    shardType: r.shard_type,
-    keyFiles: JSON.parse(r.key_files) as string[],
+    intentVerb: r.intentVerb,
+    intentTarget: r.intentTarget,
+    shardType: r.shardType,
+    keyFiles: JSON.parse(r.keyFiles) as string[],
     outcome: r.outcome,
-    keyIssue: r.key_issue,
-    errorTags: JSON.parse(r.error_tags) as string[],
+    keyIssue: r.keyIssue,
+    errorTags: JSON.parse(r.errorTags) as string[],
   };
 }
 
@@ -103,7 +95,7 @@ registerEmbeddable({
     }
   },
   chunkingVersion: (sqlite, refId) => (sqlite.prepare("select descriptor_version as v from reasoning_traces where id = ?").get(refId) as { v: number } | undefined)?.v ?? null,
-  backfill: backfillTraceDescriptors,
+  backfill: (handle) => backfillTraceDescriptors({ handle }),
 });
 
 export type RecordTraceResult = { trace: Trace; deduped: boolean; embedding: "queued" | "skipped_backpressure" | "unchanged"; retained: { deleted: number } };
@@ -119,42 +111,44 @@ export function recordTrace({ handle, agentId, input }: { handle: StoreHandle; a
   const descriptor = renderTraceDescriptor(fields);
   const hash = sha256Hex(descriptor);
   const settings = getReflectionSettings({ handle });
-  const { sqlite } = handle;
-  return sqlite
+  const { db } = handle;
+  return handle.sqlite
     .transaction((): RecordTraceResult => {
       const now = Date.now();
-      const existing = sqlite.prepare("select id from reasoning_traces where descriptor_hash = ?").get(hash) as { id: number } | undefined;
+      const existing = db.select({ id: reasoningTraces.id }).from(reasoningTraces).where(eq(reasoningTraces.descriptorHash, hash)).get();
       if (existing) {
-        sqlite.prepare("update reasoning_traces set seen_count = seen_count + 1, last_seen_at = ? where id = ?").run(now, existing.id);
+        db.update(reasoningTraces)
+          .set({ seenCount: sql`${reasoningTraces.seenCount} + 1`, lastSeenAt: now })
+          .where(eq(reasoningTraces.id, existing.id))
+          .run();
         return { trace: getTraceById({ handle, id: existing.id }), deduped: true, embedding: "unchanged", retained: { deleted: 0 } };
       }
       // The backlog is only counted when it matters: for a success trace, or to catch up skipped ones.
-      const hasSkipped = !!sqlite.prepare("select 1 from reasoning_traces where embed_skipped_at is not null limit 1").get();
-      const backlog = fields.outcome === "success" || hasSkipped ? pendingEmbeddingsUpTo(handle, settings.backlog_watermark + 1) : 0;
+      const hasSkipped = db.select({ id: reasoningTraces.id }).from(reasoningTraces).where(isNotNull(reasoningTraces.embedSkippedAt)).limit(1).get() !== undefined;
+      const backlog = fields.outcome === "success" || hasSkipped ? pendingEmbeddingsUpTo({ handle, limit: settings.backlog_watermark + 1 }) : 0;
       const skip = fields.outcome === "success" && backlog > settings.backlog_watermark;
-      const { id } = sqlite
-        .prepare(
-          `insert into reasoning_traces(agent_id, intent_verb, intent_target, shard_type, key_files, outcome, key_issue, error_tags,
-             summary_descriptor, descriptor_version, descriptor_hash, embed_skipped_at, seen_count, created_at, last_seen_at)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) returning id`,
-        )
-        .get(
+      const { id } = db
+        .insert(reasoningTraces)
+        .values({
           agentId,
-          fields.intentVerb,
-          fields.intentTarget,
-          fields.shardType,
-          JSON.stringify(fields.keyFiles),
-          fields.outcome,
-          fields.keyIssue,
-          JSON.stringify(fields.errorTags),
-          descriptor,
-          DESCRIPTOR_VERSION,
-          hash,
-          skip ? now : null,
-          now,
-          now,
-        ) as { id: number };
-      if (!skip) enqueueEmbeddings(handle, [{ kind: TRACE_KIND, refId: id, inputHash: hash }, ...(hasSkipped ? catchUpSkipped(handle, backlog, settings.backlog_watermark) : [])]);
+          intentVerb: fields.intentVerb,
+          intentTarget: fields.intentTarget,
+          shardType: fields.shardType,
+          keyFiles: JSON.stringify(fields.keyFiles),
+          outcome: fields.outcome,
+          keyIssue: fields.keyIssue,
+          errorTags: JSON.stringify(fields.errorTags),
+          summaryDescriptor: descriptor,
+          descriptorVersion: DESCRIPTOR_VERSION,
+          descriptorHash: hash,
+          embedSkippedAt: skip ? now : null,
+          seenCount: 1,
+          createdAt: now,
+          lastSeenAt: now,
+        })
+        .returning({ id: reasoningTraces.id })
+        .get();
+      if (!skip) enqueueEmbeddings(handle, [{ kind: TRACE_KIND, refId: id, inputHash: hash }, ...(hasSkipped ? catchUpSkipped({ handle, backlog, watermark: settings.backlog_watermark }) : [])]);
       const retained = applyTraceRetention({ handle, settings, now, keepId: id });
       return { trace: getTraceById({ handle, id }), deduped: false, embedding: skip ? "skipped_backpressure" : "queued", retained };
     })
@@ -162,8 +156,9 @@ export function recordTrace({ handle, agentId, input }: { handle: StoreHandle; a
 }
 
 /** Pending embed work, counted only up to `limit`: the check runs on every write and the queue can be long. */
-function pendingEmbeddingsUpTo(handle: StoreHandle, limit: number): number {
-  return (handle.sqlite.prepare("select count(*) as n from (select 1 from embed_queue where parked_at is null limit ?)").get(limit) as { n: number }).n;
+function pendingEmbeddingsUpTo({ handle, limit }: { handle: StoreHandle; limit: number }): number {
+  const pending = handle.db.select({ id: embedQueue.id }).from(embedQueue).where(isNull(embedQueue.parkedAt)).limit(limit).as("pending");
+  return handle.db.select({ n: count() }).from(pending).get()!.n;
 }
 
 const CATCH_UP_BATCH = 50;
@@ -172,18 +167,31 @@ const CATCH_UP_BATCH = 50;
  * Once the backlog is back under half the watermark, traces that backpressure
  * stored without a vector are queued again, a few per write, oldest first.
  */
-function catchUpSkipped(handle: StoreHandle, backlog: number, watermark: number): { kind: string; refId: number; inputHash: string }[] {
+function catchUpSkipped({ handle, backlog, watermark }: { handle: StoreHandle; backlog: number; watermark: number }): { kind: string; refId: number; inputHash: string }[] {
   if (backlog >= watermark / 2) return [];
-  const rows = handle.sqlite
-    .prepare("select id, descriptor_hash as hash from reasoning_traces where embed_skipped_at is not null order by embed_skipped_at, id limit ?")
-    .all(CATCH_UP_BATCH) as { id: number; hash: string }[];
+  const rows = handle.db
+    .select({ id: reasoningTraces.id, hash: reasoningTraces.descriptorHash })
+    .from(reasoningTraces)
+    .where(isNotNull(reasoningTraces.embedSkippedAt))
+    .orderBy(asc(reasoningTraces.embedSkippedAt), asc(reasoningTraces.id))
+    .limit(CATCH_UP_BATCH)
+    .all();
   if (rows.length === 0) return [];
-  handle.sqlite.prepare("update reasoning_traces set embed_skipped_at = null where id in (select value from json_each(?))").run(JSON.stringify(rows.map((r) => r.id)));
+  handle.db
+    .update(reasoningTraces)
+    .set({ embedSkippedAt: null })
+    .where(
+      inArray(
+        reasoningTraces.id,
+        rows.map((r) => r.id),
+      ),
+    )
+    .run();
   return rows.map((r) => ({ kind: TRACE_KIND, refId: r.id, inputHash: r.hash }));
 }
 
 export function getTraceById({ handle, id }: { handle: StoreHandle; id: number }): Trace {
-  const row = handle.sqlite.prepare(`select ${TRACE_COLUMNS} from reasoning_traces t where t.id = ?`).get(id) as (TraceDbRow & { vector_info: string | null }) | undefined;
+  const row = handle.db.select(TRACE_SELECT).from(reasoningTraces).where(eq(reasoningTraces.id, id)).get();
   if (!row) throw new AppError("not_found", `no trace ${id}`);
   return toTrace(row);
 }
@@ -200,24 +208,31 @@ export const listTracesQuerySchema = z
 
 export function listTraces({ handle, filter }: { handle: StoreHandle; filter: z.input<typeof listTracesQuerySchema> }): { traces: Trace[]; total: number } {
   const f = listTracesQuerySchema.parse(filter);
-  const where = "(? is null or t.outcome = ?) and (? is null or t.shard_type = lower(?)) and (? is null or t.agent_id = ?)";
-  const args = [f.outcome ?? null, f.outcome ?? null, f.shard_type ?? null, f.shard_type ?? null, f.agent_id ?? null, f.agent_id ?? null];
-  const rows = handle.sqlite
-    .prepare(`select ${TRACE_COLUMNS} from reasoning_traces t where ${where} order by t.last_seen_at desc, t.id desc limit ? offset ?`)
-    .all(...args, f.limit, f.offset) as (TraceDbRow & { vector_info: string | null })[];
-  const { n } = handle.sqlite.prepare(`select count(*) as n from reasoning_traces t where ${where}`).get(...args) as { n: number };
-  return { traces: rows.map(toTrace), total: n };
+  const where = and(
+    f.outcome === undefined ? undefined : eq(reasoningTraces.outcome, f.outcome),
+    f.shard_type === undefined ? undefined : eq(reasoningTraces.shardType, sql`lower(${f.shard_type})`),
+    f.agent_id === undefined ? undefined : eq(reasoningTraces.agentId, f.agent_id),
+  );
+  const rows = handle.db.select(TRACE_SELECT).from(reasoningTraces).where(where).orderBy(desc(reasoningTraces.lastSeenAt), desc(reasoningTraces.id)).limit(f.limit).offset(f.offset).all();
+  const { total } = handle.db.select({ total: count() }).from(reasoningTraces).where(where).get()!;
+  return { traces: rows.map(toTrace), total };
 }
 
 /** Delete traces and everything embedded for them, in the caller's transaction. */
-function deleteTraces(handle: StoreHandle, ids: number[]): number {
+function deleteTraces({ handle, ids }: { handle: StoreHandle; ids: number[] }): number {
   if (ids.length === 0) return 0;
   forgetEmbeddings(
     handle,
     ids.map((refId) => ({ kind: TRACE_KIND, refId })),
   );
-  return handle.sqlite.prepare("delete from reasoning_traces where id in (select value from json_each(?))").run(JSON.stringify(ids)).changes;
+  // json_each, not a bound list: retention can delete more ids than SQLite takes as parameters.
+  return handle.db
+    .delete(reasoningTraces)
+    .where(inArray(reasoningTraces.id, sql`(select value from json_each(${JSON.stringify(ids)}))`))
+    .run().changes;
 }
+
+type TraceIdRow = { id: number };
 
 /**
  * Retention: traces unseen for `ttl_days` go; above `max_traces` the surplus
@@ -227,28 +242,34 @@ function deleteTraces(handle: StoreHandle, ids: number[]): number {
  */
 export function applyTraceRetention({ handle, settings, now = Date.now(), keepId = 0 }: { handle: StoreHandle; settings: ReflectionSettings; now?: number; keepId?: number }): { deleted: number } {
   const { ttl_days: ttlDays, max_traces: cap, strategy } = settings.retention;
-  const { sqlite } = handle;
+  const { db } = handle;
   let deleted = 0;
   if (ttlDays !== null) {
     const cutoff = now - ttlDays * 86_400_000;
-    const ids = (sqlite.prepare("select id from reasoning_traces where last_seen_at < ? and id != ?").all(cutoff, keepId) as { id: number }[]).map((r) => r.id);
-    deleted += deleteTraces(handle, ids);
+    const ids = db
+      .select({ id: reasoningTraces.id })
+      .from(reasoningTraces)
+      .where(and(lt(reasoningTraces.lastSeenAt, cutoff), ne(reasoningTraces.id, keepId)))
+      .all()
+      .map((r) => r.id);
+    deleted += deleteTraces({ handle, ids });
   }
   if (cap !== null) {
-    const { n } = sqlite.prepare("select count(*) as n from reasoning_traces").get() as { n: number };
+    const n = db.select({ n: count() }).from(reasoningTraces).get()!.n;
     if (n > cap) {
+      // Ranking with window functions stays in SQL: every row's keep rank in one pass.
       const order = strategy === "stratified" ? "stratum_rank, last_seen_at desc, id desc" : "last_seen_at desc, id desc";
       const ids = (
-        sqlite
+        handle.sqlite
           .prepare(
             `select id from (
                select id, row_number() over (order by id = ? desc, ${order}) as keep_rank from (
                  select id, last_seen_at, row_number() over (partition by shard_type, outcome order by last_seen_at desc, id desc) as stratum_rank from reasoning_traces))
              where keep_rank > ?`,
           )
-          .all(keepId, cap) as { id: number }[]
+          .all(keepId, cap) as TraceIdRow[]
       ).map((r) => r.id);
-      deleted += deleteTraces(handle, ids);
+      deleted += deleteTraces({ handle, ids });
     }
   }
   return { deleted };
@@ -265,19 +286,26 @@ export function runTraceRetention({ handle }: { handle: StoreHandle }): { delete
  * first, so their vectors are rebuilt from the current text). Two rows that
  * now render the same are merged into the older one.
  */
-export function backfillTraceDescriptors(handle: StoreHandle): number {
-  const { sqlite } = handle;
-  const stale = sqlite.prepare("select * from reasoning_traces where descriptor_version != ?").all(DESCRIPTOR_VERSION) as TraceDbRow[];
+export function backfillTraceDescriptors({ handle }: { handle: StoreHandle }): number {
+  const { db } = handle;
+  const stale = db.select().from(reasoningTraces).where(ne(reasoningTraces.descriptorVersion, DESCRIPTOR_VERSION)).all();
   let changed = 0;
   for (const r of stale) {
     const descriptor = renderTraceDescriptor(fieldsOf(r));
     const hash = sha256Hex(descriptor);
-    const twin = sqlite.prepare("select id from reasoning_traces where descriptor_hash = ? and id != ?").get(hash, r.id) as { id: number } | undefined;
+    const twin = db
+      .select({ id: reasoningTraces.id })
+      .from(reasoningTraces)
+      .where(and(eq(reasoningTraces.descriptorHash, hash), ne(reasoningTraces.id, r.id)))
+      .get();
     if (twin) {
-      sqlite.prepare("update reasoning_traces set seen_count = seen_count + ?, last_seen_at = max(last_seen_at, ?) where id = ?").run(r.seen_count, r.last_seen_at, twin.id);
-      deleteTraces(handle, [r.id]);
+      db.update(reasoningTraces)
+        .set({ seenCount: sql`${reasoningTraces.seenCount} + ${r.seenCount}`, lastSeenAt: sql`max(${reasoningTraces.lastSeenAt}, ${r.lastSeenAt})` })
+        .where(eq(reasoningTraces.id, twin.id))
+        .run();
+      deleteTraces({ handle, ids: [r.id] });
     } else {
-      sqlite.prepare("update reasoning_traces set summary_descriptor = ?, descriptor_hash = ?, descriptor_version = ? where id = ?").run(descriptor, hash, DESCRIPTOR_VERSION, r.id);
+      db.update(reasoningTraces).set({ summaryDescriptor: descriptor, descriptorHash: hash, descriptorVersion: DESCRIPTOR_VERSION }).where(eq(reasoningTraces.id, r.id)).run();
     }
     changed++;
   }
