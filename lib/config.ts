@@ -56,6 +56,7 @@ const envSchema = z.object({
     .default(1024 * 1024),
   DUALMIND_DISABLE_VECTORS: boolFromEnv.default(false),
   DUALMIND_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  DUALMIND_QUERY_BUDGET_MS: z.coerce.number().int().min(10).max(600_000).default(1000),
   // Embeddings
   DUALMIND_EMBED_PROVIDER: z.enum(["builtin", "transformers", "openai"]).default("builtin"),
   DUALMIND_EMBED_MODEL: z.string().min(1).max(200).optional(),
@@ -99,6 +100,8 @@ export type Config = {
   maxBodyBytes: number;
   disableVectors: boolean;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** Longest a user-driven query (search, recall, remember, list `q`) may run on a connection before it is interrupted. */
+  queryBudgetMs: number;
   sourceRoots: SourceRoot[];
   sourceInclude: string[];
   sourceExclude: string[];
@@ -162,6 +165,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     maxBodyBytes: e.DUALMIND_MAX_BODY_BYTES,
     disableVectors: e.DUALMIND_DISABLE_VECTORS,
     logLevel: e.DUALMIND_LOG_LEVEL,
+    queryBudgetMs: e.DUALMIND_QUERY_BUDGET_MS,
     sourceRoots: e.DUALMIND_SOURCE_ROOTS,
     sourceInclude: e.DUALMIND_SOURCE_INCLUDE,
     sourceExclude: e.DUALMIND_SOURCE_EXCLUDE,
@@ -208,6 +212,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_BODY_BYTES", default: "1048576", meaning: "largest accepted API request body; larger → 413" },
   { variable: "DUALMIND_DISABLE_VECTORS", default: "false", meaning: "do not load sqlite-vec (lexical only)" },
   { variable: "DUALMIND_LOG_LEVEL", default: "info", meaning: "debug | info | warn | error" },
+  { variable: "DUALMIND_QUERY_BUDGET_MS", default: "1000", meaning: "longest a search, recall, remember or list query may run before it is interrupted (422 query_too_expensive)" },
   { variable: "DUALMIND_EMBED_PROVIDER", default: "builtin", meaning: "builtin (offline hashed n-grams) | transformers (local ONNX model) | openai (any OpenAI-compatible /v1/embeddings)" },
   { variable: "DUALMIND_EMBED_MODEL", default: "dualmind-hash-v1", meaning: "model id (required for transformers and openai; a local directory or hub id for transformers)" },
   { variable: "DUALMIND_EMBED_DIM", default: "384 for builtin", meaning: "vector dimension; for remote providers the expected one (a mismatch is an error)" },
