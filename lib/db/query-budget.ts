@@ -35,7 +35,7 @@ let warned = false;
 export function loadQueryBudget(sqlite: Database.Database, file = QUERY_BUDGET_EXTENSION): QueryBudgetStatus {
   let reason: string;
   if (!fs.existsSync(file)) {
-    reason = `${path.relative(process.cwd(), file)} is missing (run \`npm run build:native\`)`;
+    reason = `${file} is missing (run \`npm run build:native\`)`;
   } else {
     try {
       sqlite.loadExtension(file);
