@@ -28,8 +28,13 @@ export const QUERY_BUDGET_EXTENSION = path.join(process.cwd(), "native", "build"
 export type QueryBudgetStatus = { available: true } | { available: false; reason: string };
 
 type Armed = { arm: Database.Statement; disarm: Database.Statement };
-const budgets = new WeakMap<Database.Database, Armed>();
-let warned = false;
+// On globalThis, like the connection registry: Next bundles this module into
+// several route chunks, and a connection opened through one chunk's copy must
+// be found by another's.
+const g = globalThis as unknown as { __dualmindQueryBudget?: { connections: WeakMap<Database.Database, Armed>; warned: boolean } };
+g.__dualmindQueryBudget ??= { connections: new WeakMap(), warned: false };
+const state = g.__dualmindQueryBudget;
+const budgets = state.connections;
 
 /** Load the extension on a connection; failure is logged once, never fatal. */
 export function loadQueryBudget(sqlite: Database.Database, file = QUERY_BUDGET_EXTENSION): QueryBudgetStatus {
@@ -45,8 +50,8 @@ export function loadQueryBudget(sqlite: Database.Database, file = QUERY_BUDGET_E
       reason = e instanceof Error ? e.message : String(e);
     }
   }
-  if (!warned) {
-    warned = true;
+  if (!state.warned) {
+    state.warned = true;
     log("warn", "query budget extension unavailable: slow queries cannot be interrupted, only structurally limited", { reason });
   }
   return { available: false, reason };
