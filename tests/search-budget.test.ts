@@ -27,6 +27,7 @@ beforeAll(async () => {
   bootstrapApp();
   createStore({ input: { name: "attack" }, actor: "test" });
   seedPrefixAttackCorpus({ store: "attack", documents: 1600 });
+  await drainEmbedQueues({ stores: ["attack"] });
   createStore({ input: { name: "notes" }, actor: "test" });
   putDocuments({
     sqlite: getStoreDb("notes").sqlite,
@@ -57,8 +58,8 @@ async function mcpCall(name: string, args: Record<string, unknown>) {
 }
 
 describe("an expensive query is stopped at the query budget", () => {
-  it("through the domain function: 422 query_too_expensive, in fts and hybrid, with and without core; the store answers next", async () => {
-    for (const extra of [{ mode: "fts" }, { mode: "hybrid" }, { mode: "fts", include_core: true }]) {
+  it("through the domain function: 422 query_too_expensive, with and without core; the store answers next", async () => {
+    for (const extra of [{ mode: "fts" }, { mode: "fts", include_core: true }]) {
       await expect(searchAnyMode({ store: "attack", input: parse({ q: prefixAttack(4), syntax: "fts5", ...extra }) })).rejects.toMatchObject({ code: "query_too_expensive", status: 422 });
     }
     // The connection is usable at once, for reads and writes.
@@ -66,6 +67,12 @@ describe("an expensive query is stopped at the query budget", () => {
     expect(next.results.length).toBeGreaterThan(0);
     putDocuments({ sqlite: getStoreDb("attack").sqlite, input: { path: "after/ok.md", content: "written after an interrupt" } });
     expect((await searchAnyMode({ store: "attack", input: parse({ q: "interrupt", mode: "fts" }) })).results.map((r) => r.path)).toEqual(["after/ok.md"]);
+  });
+
+  it("hybrid answers from its vectors when the full-text part runs out of budget, and says so", async () => {
+    const r = await searchAnyMode({ store: "attack", input: parse({ q: prefixAttack(4), syntax: "fts5", mode: "hybrid" }) });
+    expect(r.effectiveMode).toBe("vector");
+    expect(r.fallback).toMatchObject({ reason: "query_budget", message: expect.stringMatching(/query budget.*answered from vectors alone/) });
   });
 
   it("over REST: the error envelope says how to narrow the query (never a 500)", async () => {

@@ -7,7 +7,7 @@ import { getEmbedBacklog } from "../embed/queue";
 import { checkVectorReadiness } from "../embed/status";
 import { logVectorQuery } from "../embed/compare";
 import { knnSearch, type VectorHit } from "../embed/vector-index";
-import { AppError } from "../errors";
+import { AppError, isAppError } from "../errors";
 import { CORE_STORE } from "../stores/stores";
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { ensureIndexBuilt } from "./reindex";
@@ -171,6 +171,7 @@ export async function searchAnyMode({ store, input, now = Date.now() }: { store:
   // Lexical signal (hybrid only), through the read-only reader when core is included.
   const ftsRanked: (Ranked & { snippet: string; highlights: [number, number][] })[] = [];
   const match = hybridMatch;
+  let lexicalOverBudget: string | null = null;
   if (input.mode === "hybrid" && match) {
     const reader = withCore ? openStoreReaderWithCore(store) : handles[0].sqlite;
     try {
@@ -179,6 +180,12 @@ export async function searchAnyMode({ store, input, now = Date.now() }: { store:
           ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, ...splitSnippet(r.snip) });
         }
       }
+    } catch (e) {
+      // The lexical leg is the one that grows with common words (~1–1.7 s for a few OR-ed stopwords over 100k chunks):
+      // past the budget, hybrid answers from its vectors and says so, rather than failing the whole search.
+      if (!(isAppError(e) && e.code === "query_too_expensive")) throw e;
+      ftsRanked.length = 0;
+      lexicalOverBudget = e.message;
     } finally {
       if (withCore) reader.close();
     }
@@ -239,7 +246,8 @@ export async function searchAnyMode({ store, input, now = Date.now() }: { store:
   return {
     ...base,
     mode: input.mode,
-    effectiveMode: input.mode,
+    effectiveMode: lexicalOverBudget ? "vector" : input.mode,
+    fallback: lexicalOverBudget ? { reason: "query_budget", message: `full-text part skipped: ${lexicalOverBudget}; answered from vectors alone` } : null,
     match,
     results: page,
     hasMore: scored.length > input.offset + input.limit,
