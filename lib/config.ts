@@ -212,7 +212,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_BODY_BYTES", default: "1048576", meaning: "largest accepted API request body; larger → 413" },
   { variable: "DUALMIND_DISABLE_VECTORS", default: "false", meaning: "do not load sqlite-vec (lexical only)" },
   { variable: "DUALMIND_LOG_LEVEL", default: "info", meaning: "debug | info | warn | error" },
-  { variable: "DUALMIND_QUERY_BUDGET_MS", default: "1000", meaning: "longest a search, recall, remember or list query may run before it is interrupted (422 query_too_expensive)" },
+  { variable: "DUALMIND_QUERY_BUDGET_MS", default: "1000", meaning: "longest a search, recall, remember or list query may hold the database before it is interrupted (422 query_too_expensive); raise it for stores of 100k+ chunks" },
   { variable: "DUALMIND_EMBED_PROVIDER", default: "builtin", meaning: "builtin (offline hashed n-grams) | transformers (local ONNX model) | openai (any OpenAI-compatible /v1/embeddings)" },
   { variable: "DUALMIND_EMBED_MODEL", default: "dualmind-hash-v1", meaning: "model id (required for transformers and openai; a local directory or hub id for transformers)" },
   { variable: "DUALMIND_EMBED_DIM", default: "384 for builtin", meaning: "vector dimension; for remote providers the expected one (a mismatch is an error)" },

@@ -52,8 +52,8 @@ function errorCode(e: unknown): string | null {
 }
 
 /**
- * Errors of the machine rather than the request: a busy database (503) and a
- * full disk, whether SQLite says so (SQLITE_FULL) or the file system does
+ * Errors of the machine rather than the request: a busy or interrupted
+ * database (503) and a full disk, whether SQLite says so (SQLITE_FULL) or the file system does
  * (ENOSPC, EDQUOT) (507). Writes are transactions, so the write that failed
  * is not there; a few paths audit after their commit, so the message does not
  * promise that nothing at all was written. Null for anything else.
