@@ -57,10 +57,6 @@ export function loadQueryBudget(sqlite: Database.Database, file = QUERY_BUDGET_E
   return { available: false, reason };
 }
 
-export function hasQueryBudget(sqlite: Database.Database): boolean {
-  return budgets.has(sqlite);
-}
-
 /**
  * One request's budget: the time its budgeted statements may take in all.
  * Only time spent in them counts (waiting on an embedding provider does not
