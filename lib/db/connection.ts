@@ -6,6 +6,7 @@ import path from "node:path";
 import * as sqliteVec from "sqlite-vec";
 import { getConfig } from "../config";
 import { log } from "../log";
+import { loadQueryBudget } from "./query-budget";
 import * as governanceSchema from "./schema/governance";
 import * as indexBaseSchema from "./schema/index";
 import * as embedSchema from "./schema/embed";
@@ -116,7 +117,7 @@ export function storeIndexPath(store: string): string {
   return path.join(storeDir(store), "index.db");
 }
 
-/** Open (creating if needed) a store's index.db with migrations applied and sqlite-vec loaded. */
+/** Open (creating if needed) a store's index.db with migrations applied, sqlite-vec and the query budget loaded. */
 export function getStoreDb(store: string): StoreHandle {
   const reg = registry();
   const existing = reg.stores.get(store);
@@ -129,6 +130,7 @@ export function getStoreDb(store: string): StoreHandle {
   try {
     applyPragmas(sqlite);
     const vectors = loadVectorExtension(sqlite);
+    loadQueryBudget(sqlite);
     const db = drizzle(sqlite, { schema: indexSchema });
     runMigrations(sqlite, db as never, "index");
     handle = { kind: "index", store, file, sqlite, db, vectors };
@@ -152,6 +154,7 @@ export function openStoreReaderWithCore(store: string): Database.Database {
   const reader = new Database(storeIndexPath(store), { readonly: true });
   reader.pragma("busy_timeout = 5000");
   loadVectorExtension(reader);
+  loadQueryBudget(reader);
   reader.prepare("attach database ? as core").run(storeIndexPath("core"));
   return reader;
 }
