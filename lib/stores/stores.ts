@@ -5,6 +5,7 @@ import { getConfig } from "../config";
 import { closeStoreDb, getStoreDb, storeDir, storeIndexPath, STORE_NAME_RE } from "../db/connection";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
+import { mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 
 export const CORE_STORE = "core";
 
@@ -125,9 +126,9 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
   const { name, description } = createStoreSchema.parse(input);
   if (storeExistsOnDisk(name)) throw new AppError("conflict", `store ${name} already exists`);
   // Claim the name with a non-recursive mkdir: of two processes creating it at once, one gets EEXIST.
-  fs.mkdirSync(path.dirname(storeDir(name)), { recursive: true });
+  mkdirPrivate(path.dirname(storeDir(name)));
   try {
-    fs.mkdirSync(storeDir(name));
+    fs.mkdirSync(storeDir(name), { mode: PRIVATE_DIR_MODE });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "EEXIST") throw new AppError("conflict", `store ${name} already exists`);
     throw e;

@@ -7,6 +7,7 @@ import { getReembedProgress, startReembed } from "../../lib/embed/reembed";
 import { getEmbeddingStatus } from "../../lib/embed/status";
 import { startEmbedWorker } from "../../lib/embed/worker";
 import { verifyAuditChain } from "../../lib/governance/audit";
+import { PRIVATE_FILE_MODE } from "../../lib/private-fs";
 import { listStoreNames, requireStore } from "../../lib/stores/stores";
 import { runMcpStdio } from "../mcp-stdio";
 import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
@@ -21,7 +22,8 @@ function writeJsonOutput(value: unknown, file: string | undefined, out: (human: 
     process.stdout.write(text);
     return;
   }
-  fs.writeFileSync(file, text);
+  // Snapshots hold the ledger: readable by their owner only, like DATA_DIR.
+  fs.writeFileSync(file, text, { mode: PRIVATE_FILE_MODE });
   out(summary, data);
 }
 
