@@ -112,16 +112,21 @@ describe("memory files never follow a symbolic link", () => {
   it("reindex skips links, says so and names the ones that leave the folder; nothing outside is indexed", () => {
     const sqlite = openIndexedStore({ store });
     createMemory({ store, sqlite, input: { path: "real/note", body: "real" } });
+    createMemory({ store, sqlite, input: { path: "real/swapped", body: "was a memory" } });
     fs.symlinkSync(outside, path.join(memoryDir(), "linked"));
     fs.symlinkSync(path.join(outside, "victim.md"), path.join(memoryDir(), "real", "victim.md"));
     fs.symlinkSync(path.join(memoryDir(), "real", "note.md"), path.join(memoryDir(), "real", "alias.md"));
+    // A memory file replaced by a link: its row goes, the link's target is not read.
+    fs.rmSync(path.join(memoryDir(), "real", "swapped.md"));
+    fs.symlinkSync(path.join(outside, "passwd.md"), path.join(memoryDir(), "real", "swapped.md"));
     const r = reindexStore({ store });
-    expect(r.skippedBy.symlink).toBe(3);
-    expect(r.linksOutsideRoot).toEqual(["memory/linked", "memory/real/victim.md"]);
+    expect(r.skippedBy.symlink).toBe(4);
+    expect(r.linksOutsideRoot).toEqual(["memory/linked", "memory/real/swapped.md", "memory/real/victim.md"]);
     const paths = (sqlite.prepare("select path from memories order by path").all() as { path: string }[]).map((m) => m.path);
     expect(paths).toEqual(["real/note"]);
     const text = (sqlite.prepare("select group_concat(text, ' ') as t from chunks").get() as { t: string }).t;
     expect(text).not.toContain("outside secret");
+    expect(text).not.toContain("root:x");
   });
 });
 

@@ -40,6 +40,15 @@ function currentText(p: Pending): { text: string; mtime: number } | null {
   }
 }
 
+/** A plain file is there (a link, even to a file, is not a memory: the scan skipped it). */
+function isRegularFile(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
 const YIELD_EVERY = 64;
 
 /**
@@ -134,7 +143,7 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
         for (const docPath of gone) {
           if (docPath.startsWith("memory/")) {
             // A memory written since the scan (its index row commits just before its file is renamed into place) stays.
-            if (fs.existsSync(path.join(storeDir(store), ...docPath.split("/")))) counts.removed--;
+            if (isRegularFile(path.join(storeDir(store), ...docPath.split("/")))) counts.removed--;
             else removeMemoryIndex({ sqlite, memoryPath: docPath.slice("memory/".length, -".md".length) });
           } else deleteDocumentByPath({ sqlite, path: docPath });
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
