@@ -7,6 +7,7 @@ import * as sqliteVec from "sqlite-vec";
 import { getConfig } from "../config";
 import { log } from "../log";
 import { loadQueryBudget } from "./query-budget";
+import { chmodPrivate, mkdirPrivate } from "../private-fs";
 import * as governanceSchema from "./schema/governance";
 import * as indexBaseSchema from "./schema/index";
 import * as embedSchema from "./schema/embed";
@@ -96,8 +97,9 @@ export function getGovernance(): GovernanceHandle {
   const reg = registry();
   if (reg.governance) return reg.governance;
   const file = governancePath();
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  mkdirPrivate(path.dirname(file));
   const sqlite = new Database(file);
+  chmodPrivate(file, `${file}-wal`, `${file}-shm`);
   applyPragmas(sqlite);
   const db = drizzle(sqlite, { schema: governanceSchema });
   runMigrations(sqlite, db as never, "governance");
@@ -123,11 +125,12 @@ export function getStoreDb(store: string): StoreHandle {
   const existing = reg.stores.get(store);
   if (existing) return existing;
   const dir = storeDir(store);
-  fs.mkdirSync(path.join(dir, "memory"), { recursive: true });
+  mkdirPrivate(path.join(dir, "memory"));
   const file = path.join(dir, "index.db");
   const sqlite = new Database(file);
   let handle: StoreHandle;
   try {
+    chmodPrivate(file, `${file}-wal`, `${file}-shm`);
     applyPragmas(sqlite);
     const vectors = loadVectorExtension(sqlite);
     loadQueryBudget(sqlite);
