@@ -1,5 +1,8 @@
+import { and, eq, inArray, isNotNull } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
+import { embeddings, embedQueue } from "../db/schema/embed";
+import { learnings, reasoningTraces } from "../db/schema/recall";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { getEmbedder } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
@@ -161,22 +164,23 @@ function ftsExpression(terms: string[]): string {
 }
 
 type Candidate = { refId: number; similarity: number; match: "vector" | "lexical" };
+type FtsTextRow = { id: number; text: string };
 
 /**
  * Lexical candidates: FTS5 finds rows sharing any term, ranked by bm25; the
  * similarity is their scaled term coverage (see LEXICAL_SCALE).
  */
-function lexicalCandidates(handle: StoreHandle, args: { table: "reasoning_traces" | "learnings"; terms: string[]; limit: number; onlyIds?: number[]; budget: QueryBudget }): Candidate[] {
-  if (args.terms.length === 0 || args.onlyIds?.length === 0) return [];
-  const textColumn = args.table === "reasoning_traces" ? "summary_descriptor" : "semantic_handle";
-  const only = args.onlyIds ? "and f.rowid in (select value from json_each(@ids))" : "";
+function lexicalCandidates({ handle, table, terms, limit, onlyIds, budget }: { handle: StoreHandle; table: "reasoning_traces" | "learnings"; terms: string[]; limit: number; onlyIds?: number[]; budget: QueryBudget }): Candidate[] {
+  if (terms.length === 0 || onlyIds?.length === 0) return [];
+  const textColumn = table === "reasoning_traces" ? "summary_descriptor" : "semantic_handle";
+  const only = onlyIds ? "and f.rowid in (select value from json_each(@ids))" : "";
   const statement = handle.sqlite.prepare(
-    `select t.id, t.${textColumn} as text from ${args.table}_fts f join ${args.table} t on t.id = f.rowid
-     where ${args.table}_fts match @expr ${only} order by bm25(${args.table}_fts) limit @limit`,
+    `select t.id, t.${textColumn} as text from ${table}_fts f join ${table} t on t.id = f.rowid
+     where ${table}_fts match @expr ${only} order by bm25(${table}_fts) limit @limit`,
   );
   // Up to 32 OR-ed words: common ones over a large store are the slow case, so the query budget bounds it.
-  const rows = runWithinBudget(handle.sqlite, args.budget, () => statement.all({ expr: ftsExpression(args.terms), limit: args.limit, ids: JSON.stringify(args.onlyIds ?? []) }) as { id: number; text: string }[]);
-  const queryStems = new Set(args.terms.map(stem));
+  const rows = runWithinBudget(handle.sqlite, budget, () => statement.all({ expr: ftsExpression(terms), limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[]);
+  const queryStems = new Set(terms.map(stem));
   return rows.map((r) => {
     const rowStems = new Set(lexicalTerms(r.text).map(stem));
     let shared = 0;
@@ -186,23 +190,37 @@ function lexicalCandidates(handle: StoreHandle, args: { table: "reasoning_traces
 }
 
 /** Rows written but not (yet) embedded: queued by write-behind, or stored without a vector under backpressure. */
-function idsAwaitingVectors(handle: StoreHandle, kind: string): number[] {
-  const skipped = kind === TRACE_KIND ? " union select id from reasoning_traces where embed_skipped_at is not null" : "";
-  return (handle.sqlite.prepare(`select ref_id as id from embed_queue where kind = ?${skipped}`).all(kind) as { id: number }[]).map((r) => r.id);
+function idsAwaitingVectors({ handle, kind }: { handle: StoreHandle; kind: typeof TRACE_KIND | typeof LEARNING_KIND }): number[] {
+  const queued = handle.db.select({ id: embedQueue.refId }).from(embedQueue).where(eq(embedQueue.kind, kind)).all();
+  const skipped = kind === TRACE_KIND ? handle.db.select({ id: reasoningTraces.id }).from(reasoningTraces).where(isNotNull(reasoningTraces.embedSkippedAt)).all() : [];
+  return [...new Set([...queued, ...skipped].map((r) => r.id))];
+}
+
+/** Of these embedding rows, the ids whose trace or learning still exists with the text the vector was made from. */
+function currentEmbeddingIds({ handle, kind, embeddingIds }: { handle: StoreHandle; kind: typeof TRACE_KIND | typeof LEARNING_KIND; embeddingIds: number[] }): Set<number> {
+  const { db } = handle;
+  const rows =
+    kind === TRACE_KIND
+      ? db
+          .select({ id: embeddings.id })
+          .from(embeddings)
+          .innerJoin(reasoningTraces, and(eq(reasoningTraces.id, embeddings.refId), eq(reasoningTraces.descriptorHash, embeddings.inputHash)))
+          .where(inArray(embeddings.id, embeddingIds))
+          .all()
+      : db
+          .select({ id: embeddings.id })
+          .from(embeddings)
+          .innerJoin(learnings, and(eq(learnings.id, embeddings.refId), eq(learnings.handleHash, embeddings.inputHash)))
+          .where(inArray(embeddings.id, embeddingIds))
+          .all();
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Vector candidates whose row still exists with the text the vector was made from. */
-function vectorCandidates(handle: StoreHandle, args: { kind: string; table: "reasoning_traces" | "learnings"; fingerprintId: string; query: Float32Array; k: number }): { candidates: Candidate[]; method: string } {
-  const { hits, method } = knnSearch(handle, { kind: args.kind, fingerprintId: args.fingerprintId, query: args.query, k: args.k });
+function vectorCandidates({ handle, kind, fingerprintId, query, k }: { handle: StoreHandle; kind: typeof TRACE_KIND | typeof LEARNING_KIND; fingerprintId: string; query: Float32Array; k: number }): { candidates: Candidate[]; method: string } {
+  const { hits, method } = knnSearch(handle, { kind, fingerprintId, query, k });
   if (hits.length === 0) return { candidates: [], method };
-  const hashColumn = args.table === "reasoning_traces" ? "descriptor_hash" : "handle_hash";
-  const current = new Set(
-    (
-      handle.sqlite
-        .prepare(`select e.id from embeddings e join ${args.table} t on t.id = e.ref_id and t.${hashColumn} = e.input_hash where e.id in (select value from json_each(?))`)
-        .all(JSON.stringify(hits.map((h) => h.embeddingId))) as { id: number }[]
-    ).map((r) => r.id),
-  );
+  const current = currentEmbeddingIds({ handle, kind, embeddingIds: hits.map((h) => h.embeddingId) });
   return { candidates: hits.filter((h) => current.has(h.embeddingId)).map((h) => ({ refId: h.refId, similarity: 1 - h.distance, match: "vector" as const })), method };
 }
 
@@ -214,62 +232,70 @@ function recencyWeight(lastSeenAt: number, now: number, halfLifeDays: number): n
 const round = (x: number) => Math.round(x * 10000) / 10000;
 
 type RankOptions = { now: number; settings: ReflectionSettings; minScore: number; topK: number };
+type HitBase = { id: number; score: number; similarity: number; recency: number; match: Candidate["match"]; ageDays: number };
 
 /**
  * Weight each candidate by its row's recency, gate by min_score, keep each
  * row's best candidate (a row can come from both vector and lexical), cap at top_k.
  */
-function gateAndRank<R extends { id: number; last_seen_at: number }, H extends { id: number; score: number }>(
-  candidates: Candidate[],
-  rows: R[],
-  opts: RankOptions,
-  toHit: (row: R, base: { id: number; score: number; similarity: number; recency: number; match: Candidate["match"]; ageDays: number }) => H,
-): H[] {
+function gateAndRank<R extends { id: number; lastSeenAt: number }, H extends { id: number; score: number }>({
+  candidates,
+  rows,
+  opts,
+  toHit,
+}: {
+  candidates: Candidate[];
+  rows: R[];
+  opts: RankOptions;
+  toHit: (row: R, base: HitBase) => H;
+}): H[] {
   const byId = new Map(rows.map((r) => [r.id, r]));
   const best = new Map<number, H>();
   for (const c of candidates) {
     const r = byId.get(c.refId);
     if (!r) continue;
-    const recency = recencyWeight(r.last_seen_at, opts.now, opts.settings.recency_half_life_days);
-    const hit = toHit(r, { id: r.id, score: round(c.similarity * recency), similarity: round(c.similarity), recency: round(recency), match: c.match, ageDays: round((opts.now - r.last_seen_at) / DAY_MS) });
+    const recency = recencyWeight(r.lastSeenAt, opts.now, opts.settings.recency_half_life_days);
+    const hit = toHit(r, { id: r.id, score: round(c.similarity * recency), similarity: round(c.similarity), recency: round(recency), match: c.match, ageDays: round((opts.now - r.lastSeenAt) / DAY_MS) });
     if (hit.score >= opts.minScore && hit.score > (best.get(r.id)?.score ?? -1)) best.set(r.id, hit);
   }
   return [...best.values()].sort((a, b) => b.score - a.score || a.id - b.id).slice(0, opts.topK);
 }
 
-function rankTraces(handle: StoreHandle, candidates: Candidate[], opts: RankOptions): TraceHit[] {
+function rankTraces({ handle, candidates, opts }: { handle: StoreHandle; candidates: Candidate[]; opts: RankOptions }): TraceHit[] {
   if (candidates.length === 0) return [];
-  const rows = handle.sqlite
-    .prepare(
-      "select id, outcome, summary_descriptor, intent_verb, intent_target, key_issue, seen_count, last_seen_at from reasoning_traces where id in (select value from json_each(?))",
+  const t = reasoningTraces;
+  const rows = handle.db
+    .select({ id: t.id, outcome: t.outcome, summary: t.summaryDescriptor, intentVerb: t.intentVerb, intentTarget: t.intentTarget, keyIssue: t.keyIssue, seenCount: t.seenCount, lastSeenAt: t.lastSeenAt })
+    .from(t)
+    .where(
+      inArray(
+        t.id,
+        candidates.map((c) => c.refId),
+      ),
     )
-    .all(JSON.stringify(candidates.map((c) => c.refId))) as {
-    id: number;
-    outcome: "success" | "failure";
-    summary_descriptor: string;
-    intent_verb: string;
-    intent_target: string;
-    key_issue: string;
-    seen_count: number;
-    last_seen_at: number;
-  }[];
-  return gateAndRank(candidates, rows, opts, (r, base) => ({
-    ...base,
-    outcome: r.outcome,
-    summary: r.summary_descriptor,
-    intent: { verb: r.intent_verb, target: r.intent_target },
-    keyIssue: r.key_issue,
-    seenCount: r.seen_count,
-    lastSeenAt: r.last_seen_at,
-  }));
+    .all();
+  return gateAndRank({
+    candidates,
+    rows,
+    opts,
+    toHit: (r, base) => ({ ...base, outcome: r.outcome, summary: r.summary, intent: { verb: r.intentVerb, target: r.intentTarget }, keyIssue: r.keyIssue, seenCount: r.seenCount, lastSeenAt: r.lastSeenAt }),
+  });
 }
 
-function rankLearnings(handle: StoreHandle, candidates: Candidate[], opts: RankOptions): LearningHit[] {
+function rankLearnings({ handle, candidates, opts }: { handle: StoreHandle; candidates: Candidate[]; opts: RankOptions }): LearningHit[] {
   if (candidates.length === 0) return [];
-  const rows = handle.sqlite
-    .prepare("select id, predicate, description, confidence, semantic_handle, last_seen_at from learnings where id in (select value from json_each(?))")
-    .all(JSON.stringify(candidates.map((c) => c.refId))) as { id: number; predicate: string; description: string; confidence: number; semantic_handle: string; last_seen_at: number }[];
-  return gateAndRank(candidates, rows, opts, (r, base) => ({ ...base, predicate: r.predicate, description: r.description, confidence: r.confidence, summary: r.semantic_handle }));
+  const l = learnings;
+  const rows = handle.db
+    .select({ id: l.id, predicate: l.predicate, description: l.description, confidence: l.confidence, summary: l.semanticHandle, lastSeenAt: l.lastSeenAt })
+    .from(l)
+    .where(
+      inArray(
+        l.id,
+        candidates.map((c) => c.refId),
+      ),
+    )
+    .all();
+  return gateAndRank({ candidates, rows, opts, toHit: (r, base) => ({ ...base, predicate: r.predicate, description: r.description, confidence: r.confidence, summary: r.summary }) });
 }
 
 /**
@@ -310,28 +336,28 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
     cacheHit = q.cacheHit;
     const fpId = ready.fingerprint.id;
     // Rows still waiting for a vector are always searched lexically, so a fresh write is recalled at once.
-    const lexicalOver = (kind: string) => (body.signals === "hybrid" ? undefined : idsAwaitingVectors(handle, kind));
+    const lexicalOver = (kind: typeof TRACE_KIND | typeof LEARNING_KIND) => (body.signals === "hybrid" ? undefined : idsAwaitingVectors({ handle, kind }));
     if (wantTraces) {
-      const v = vectorCandidates(handle, { kind: TRACE_KIND, table: "reasoning_traces", fingerprintId: fpId, query: q.vector, k: pool });
+      const v = vectorCandidates({ handle, kind: TRACE_KIND, fingerprintId: fpId, query: q.vector, k: pool });
       method = v.method;
-      traceCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool, onlyIds: lexicalOver(TRACE_KIND), budget })];
+      traceCandidates = [...v.candidates, ...lexicalCandidates({ handle, table: "reasoning_traces", terms, limit: pool, onlyIds: lexicalOver(TRACE_KIND), budget })];
     }
     if (wantLearnings) {
-      const v = vectorCandidates(handle, { kind: LEARNING_KIND, table: "learnings", fingerprintId: fpId, query: q.vector, k: pool });
+      const v = vectorCandidates({ handle, kind: LEARNING_KIND, fingerprintId: fpId, query: q.vector, k: pool });
       method = v.method;
-      learningCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "learnings", terms, limit: pool, onlyIds: lexicalOver(LEARNING_KIND), budget })];
+      learningCandidates = [...v.candidates, ...lexicalCandidates({ handle, table: "learnings", terms, limit: pool, onlyIds: lexicalOver(LEARNING_KIND), budget })];
     }
     if (body.signals === "hybrid") method = `${method}+fts5`;
     if (!handle.vectors.available) method = `${method} (vectors_index_unavailable)`;
   } else {
     if (ready) fallback = { reason: ready.reason, message: `${ready.message}; answered by lexical recall over descriptors and handles` };
-    if (wantTraces) traceCandidates = lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool, budget });
-    if (wantLearnings) learningCandidates = lexicalCandidates(handle, { table: "learnings", terms, limit: pool, budget });
+    if (wantTraces) traceCandidates = lexicalCandidates({ handle, table: "reasoning_traces", terms, limit: pool, budget });
+    if (wantLearnings) learningCandidates = lexicalCandidates({ handle, table: "learnings", terms, limit: pool, budget });
   }
 
   const now = Date.now();
-  const traces = rankTraces(handle, traceCandidates, { now, settings, minScore, topK });
-  const learnings = rankLearnings(handle, learningCandidates, { now, settings, minScore, topK });
+  const traces = rankTraces({ handle, candidates: traceCandidates, opts: { now, settings, minScore, topK } });
+  const learningHits = rankLearnings({ handle, candidates: learningCandidates, opts: { now, settings, minScore, topK } });
   const failure = traces.find((t) => t.outcome === "failure" && t.score >= settings.failure_warning_score);
   const guidance: RecallResult["guidance"] = {
     past_failure_warning: failure
@@ -343,7 +369,7 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
           message: `A similar attempt failed before (trace ${failure.id}: ${failure.intent.verb} ${failure.intent.target})${failure.keyIssue ? `; key issue: ${failure.keyIssue}` : ""}.`,
         }
       : null,
-    aligned_preferences: learnings
+    aligned_preferences: learningHits
       .filter((l) => l.score >= settings.preference_score)
       .map((l) => ({ learningId: l.id, score: l.score, predicate: l.predicate, description: l.description, confidence: l.confidence })),
   };
@@ -360,9 +386,9 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
       warning: guidance.past_failure_warning !== null,
       hits: [
         ...traces.map((t) => ({ artifact: "trace" as const, refId: t.id, score: t.score, summary: t.summary })),
-        ...learnings.map((l) => ({ artifact: "learning" as const, refId: l.id, score: l.score, summary: l.summary })),
+        ...learningHits.map((l) => ({ artifact: "learning" as const, refId: l.id, score: l.score, summary: l.summary })),
       ],
     },
   });
-  return { eventId, mode, fallback, method, cacheHit, query: queryText, traces, learnings, guidance, latencyMs };
+  return { eventId, mode, fallback, method, cacheHit, query: queryText, traces, learnings: learningHits, guidance, latencyMs };
 }
