@@ -1,12 +1,14 @@
 import { randomUUID } from "node:crypto";
+import { and, asc, count, desc, eq, exists, getTableColumns, inArray, isNull, lt, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { FRAMEWORKS, type ThoughtRow, type ChainRow } from "../db/schema/graph";
+import { embeddings } from "../db/schema/embed";
+import { chains, FRAMEWORKS, thoughts, type ChainRow, type ThoughtRow } from "../db/schema/graph";
 import { runWithinBudget, startQueryBudget } from "../db/query-budget";
 import { registerEmbeddable } from "../embed/embeddables";
 import { getEmbedder } from "../embed/model";
 import { enqueueEmbeddings } from "../embed/queue";
-import { forgetEmbeddings, knnSearch } from "../embed/vector-index";
+import { blobToVector, forgetEmbeddings, knnSearch } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { ftsQueryFromText, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumn, sha256Hex, tagsSchema, unitInterval } from "./common";
@@ -78,14 +80,18 @@ export type Thought = {
   embedding: "pending" | "ready" | "missing";
 };
 
+/**
+ * A thought row with the state of its vector. The subqueries name the outer
+ * table itself: Drizzle leaves a single table's columns unqualified.
+ */
 type ThoughtSelect = ThoughtRow & { embedding: Thought["embedding"] };
-
-const THOUGHT_COLUMNS = `t.seq, t.id, t.content, t.framework, t.chain_id as chainId, t.thought_number as thoughtNumber, t.total_thoughts as totalThoughts,
-  t.timestamp, t.importance, t.relevance, t.tags, t.category, t.novelty, t.consistency, t.utility, t.feedback_count as feedbackCount,
-  t.content_hash as contentHash, t.created_by as createdBy,
-  case when exists (select 1 from embed_queue q where q.kind = 'thought' and q.ref_id = t.seq and q.parked_at is null) then 'pending'
-       when exists (select 1 from embeddings e where e.kind = 'thought' and e.ref_id = t.seq and e.input_hash = t.content_hash) then 'ready'
-       else 'missing' end as embedding`;
+const THOUGHT_SELECT = {
+  ...getTableColumns(thoughts),
+  embedding: sql<Thought["embedding"]>`case
+    when exists (select 1 from embed_queue q where q.kind = 'thought' and q.ref_id = thoughts.seq and q.parked_at is null) then 'pending'
+    when exists (select 1 from embeddings e where e.kind = 'thought' and e.ref_id = thoughts.seq and e.input_hash = thoughts.content_hash) then 'ready'
+    else 'missing' end`,
+};
 
 export function toThought(r: ThoughtSelect): Thought {
   return {
@@ -109,8 +115,8 @@ export function toThought(r: ThoughtSelect): Thought {
   };
 }
 
-function selectThoughtById(handle: StoreHandle, id: string): ThoughtSelect | undefined {
-  return handle.sqlite.prepare(`select ${THOUGHT_COLUMNS} from thoughts t where t.id = ?`).get(id) as ThoughtSelect | undefined;
+function selectThoughtById({ handle, id }: { handle: StoreHandle; id: string }): ThoughtSelect | undefined {
+  return handle.db.select(THOUGHT_SELECT).from(thoughts).where(eq(thoughts.id, id)).get();
 }
 
 /**
@@ -121,36 +127,50 @@ function selectThoughtById(handle: StoreHandle, id: string): ThoughtSelect | und
  */
 export function thinkThought({ handle, input, actor }: { handle: StoreHandle; input: ThinkInput; actor: string }): Thought {
   const t = thinkInputSchema.parse(input);
-  const { sqlite } = handle;
+  const { db } = handle;
   const now = Date.now();
   const id = randomUUID();
   const contentHash = sha256Hex(t.content);
-  sqlite
+  handle.sqlite
     .transaction(() => {
       let thoughtNumber: number | null = null;
       if (t.chain_id) {
-        sqlite.prepare("insert into chains(id, created_at, updated_at, thought_count) values (?, ?, ?, 0) on conflict(id) do nothing").run(t.chain_id, now, now);
+        db.insert(chains).values({ id: t.chain_id, createdAt: now, updatedAt: now, thoughtCount: 0 }).onConflictDoNothing({ target: chains.id }).run();
+        const inChain = eq(thoughts.chainId, t.chain_id);
         if (t.thought_number !== undefined) {
-          if (sqlite.prepare("select 1 from thoughts where chain_id = ? and thought_number = ?").get(t.chain_id, t.thought_number)) {
+          if (db.select({ seq: thoughts.seq }).from(thoughts).where(and(inChain, eq(thoughts.thoughtNumber, t.thought_number))).get()) {
             throw new AppError("conflict", `chain ${t.chain_id} already has thought number ${t.thought_number}`);
           }
           thoughtNumber = t.thought_number;
         } else {
-          const max = sqlite.prepare("select coalesce(max(thought_number), 0) as n from thoughts where chain_id = ?").get(t.chain_id) as { n: number };
-          thoughtNumber = max.n + 1;
+          thoughtNumber = db.select({ n: sql<number>`coalesce(max(${thoughts.thoughtNumber}), 0)` }).from(thoughts).where(inChain).get()!.n + 1;
         }
       }
-      const { seq } = sqlite
-        .prepare(
-          `insert into thoughts(id, content, framework, chain_id, thought_number, total_thoughts, timestamp, importance, relevance, tags, category, consistency, content_hash, created_by)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning seq`,
-        )
-        .get(id, t.content, t.framework, t.chain_id ?? null, thoughtNumber, t.total_thoughts ?? null, t.timestamp ?? now, t.importance, t.relevance, JSON.stringify(normalizeTags(t.tags)), t.category ?? null, t.consistency ?? null, contentHash, actor) as { seq: number };
-      if (t.chain_id) sqlite.prepare("update chains set thought_count = thought_count + 1, updated_at = ? where id = ?").run(now, t.chain_id);
+      const { seq } = db
+        .insert(thoughts)
+        .values({
+          id,
+          content: t.content,
+          framework: t.framework,
+          chainId: t.chain_id ?? null,
+          thoughtNumber,
+          totalThoughts: t.total_thoughts ?? null,
+          timestamp: t.timestamp ?? now,
+          importance: t.importance,
+          relevance: t.relevance,
+          tags: JSON.stringify(normalizeTags(t.tags)),
+          category: t.category ?? null,
+          consistency: t.consistency ?? null,
+          contentHash,
+          createdBy: actor,
+        })
+        .returning({ seq: thoughts.seq })
+        .get();
+      if (t.chain_id) db.update(chains).set({ thoughtCount: sql`${chains.thoughtCount} + 1`, updatedAt: now }).where(eq(chains.id, t.chain_id)).run();
       enqueueEmbeddings(handle, [{ kind: THOUGHT_KIND, refId: seq, inputHash: contentHash }]);
     })
     .immediate();
-  return toThought(selectThoughtById(handle, id)!);
+  return toThought(selectThoughtById({ handle, id })!);
 }
 
 /**
@@ -159,33 +179,49 @@ export function thinkThought({ handle, input, actor }: { handle: StoreHandle; in
  * the first thought). Runs on reads, so novelty appears with the vector.
  */
 export function computePendingNovelty({ handle, fingerprintId }: { handle: StoreHandle; fingerprintId: string }): number {
-  const { sqlite } = handle;
-  const ready = sqlite
-    .prepare(
-      `select t.seq, e.vector from thoughts t join embeddings e on e.kind = 'thought' and e.ref_id = t.seq and e.fingerprint_id = ? and e.input_hash = t.content_hash
-       where t.novelty is null order by t.seq limit 500`,
+  const { db } = handle;
+  const ready = db
+    .select({ seq: thoughts.seq, vector: embeddings.vector })
+    .from(thoughts)
+    .innerJoin(
+      embeddings,
+      and(eq(embeddings.kind, THOUGHT_KIND), eq(embeddings.refId, thoughts.seq), eq(embeddings.fingerprintId, fingerprintId), eq(embeddings.inputHash, thoughts.contentHash)),
     )
-    .all(fingerprintId) as { seq: number; vector: Buffer }[];
+    .where(isNull(thoughts.novelty))
+    .orderBy(asc(thoughts.seq))
+    .limit(500)
+    .all();
   if (ready.length === 0) return 0;
-  const previous = sqlite.prepare(
-    `select t.seq from thoughts t where t.seq < ? and exists (select 1 from embeddings e where e.kind = 'thought' and e.ref_id = t.seq and e.fingerprint_id = ?)
-     order by t.seq desc limit ?`,
-  );
-  const update = sqlite.prepare("update thoughts set novelty = ? where seq = ? and novelty is null");
-  sqlite.transaction(() => {
+  const embedded = db
+    .select({ one: sql`1` })
+    .from(embeddings)
+    .where(and(eq(embeddings.kind, THOUGHT_KIND), eq(embeddings.refId, thoughts.seq), eq(embeddings.fingerprintId, fingerprintId)));
+  const previous = db
+    .select({ seq: thoughts.seq })
+    .from(thoughts)
+    .where(and(lt(thoughts.seq, sql.placeholder("seq")), exists(embedded)))
+    .orderBy(desc(thoughts.seq))
+    .limit(NOVELTY_WINDOW)
+    .prepare();
+  const update = db
+    .update(thoughts)
+    .set({ novelty: sql`${sql.placeholder("novelty")}` })
+    .where(and(eq(thoughts.seq, sql.placeholder("seq")), isNull(thoughts.novelty)))
+    .prepare();
+  handle.sqlite.transaction(() => {
     for (const r of ready) {
-      const ids = (previous.all(r.seq, fingerprintId, NOVELTY_WINDOW) as { seq: number }[]).map((p) => p.seq);
-      const query = new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength));
+      const ids = previous.all({ seq: r.seq }).map((p) => p.seq);
+      const query = blobToVector(r.vector);
       const nearest = ids.length ? knnSearch(handle, { kind: THOUGHT_KIND, fingerprintId, query, k: 1, allowedRefIds: ids }).hits[0] : undefined;
       const novelty = nearest ? Math.min(1, Math.max(0, nearest.distance)) : 1;
-      update.run(novelty, r.seq);
+      update.run({ novelty, seq: r.seq });
     }
   })();
   return ready.length;
 }
 
 /** Novelty catch-up for reads; a provider that cannot start leaves novelty pending, never fails the read. */
-export async function refreshNovelty(handle: StoreHandle): Promise<void> {
+export async function refreshNovelty({ handle }: { handle: StoreHandle }): Promise<void> {
   let fingerprintId: string;
   try {
     fingerprintId = (await getEmbedder().fingerprint).id;
@@ -196,61 +232,56 @@ export async function refreshNovelty(handle: StoreHandle): Promise<void> {
 }
 
 export async function getThoughtById({ handle, id }: { handle: StoreHandle; id: string }): Promise<Thought> {
-  await refreshNovelty(handle);
-  const row = selectThoughtById(handle, id);
+  await refreshNovelty({ handle });
+  const row = selectThoughtById({ handle, id });
   if (!row) throw notFound("thought", id);
   return toThought(row);
 }
 
 export async function listThoughtsByFilter({ handle, filter }: { handle: StoreHandle; filter: z.input<typeof listThoughtsQuerySchema> }): Promise<{ thoughts: Thought[]; total: number }> {
   const f = listThoughtsQuerySchema.parse(filter);
-  await refreshNovelty(handle);
-  const where: string[] = [];
-  const args: unknown[] = [];
-  if (f.chain_id) {
-    where.push("t.chain_id = ?");
-    args.push(f.chain_id);
-  }
-  if (f.framework) {
-    where.push("t.framework = ?");
-    args.push(f.framework);
-  }
-  if (f.q) {
-    const match = ftsQueryFromText(f.q);
-    if (!match) return { thoughts: [], total: 0 };
-    where.push("t.seq in (select rowid from thoughts_fts where thoughts_fts match ?)");
-    args.push(match);
-  }
-  const clause = where.length ? `where ${where.join(" and ")}` : "";
-  const order = f.chain_id ? "t.thought_number, t.seq" : "t.timestamp desc, t.seq desc";
-  const page = handle.sqlite.prepare(`select ${THOUGHT_COLUMNS} from thoughts t ${clause} order by ${order} limit ? offset ?`);
-  const count = handle.sqlite.prepare(`select count(*) as n from thoughts t ${clause}`);
+  await refreshNovelty({ handle });
+  const match = f.q ? ftsQueryFromText(f.q) : null;
+  if (f.q && !match) return { thoughts: [], total: 0 };
+  const where = and(
+    f.chain_id ? eq(thoughts.chainId, f.chain_id) : undefined,
+    f.framework ? eq(thoughts.framework, f.framework) : undefined,
+    // FTS5 finds the rows; user text reaches MATCH only as quoted words (ftsQueryFromText).
+    match ? inArray(thoughts.seq, sql`(select rowid from thoughts_fts where thoughts_fts match ${match})`) : undefined,
+  );
+  const order = f.chain_id ? [asc(thoughts.thoughtNumber), asc(thoughts.seq)] : [desc(thoughts.timestamp), desc(thoughts.seq)];
+  const page = handle.db.select(THOUGHT_SELECT).from(thoughts).where(where).orderBy(...order).limit(f.limit).offset(f.offset).prepare();
+  const total = handle.db.select({ n: count() }).from(thoughts).where(where).prepare();
   // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
   const budget = startQueryBudget({ hint: "use fewer or rarer words in q, a smaller offset, or filter by chain_id or framework" });
-  const rows = runWithinBudget(handle.sqlite, budget, () => page.all(...args, f.limit, f.offset) as ThoughtSelect[]);
-  const { n } = runWithinBudget(handle.sqlite, budget, () => count.get(...args) as { n: number });
+  const rows = runWithinBudget(handle.sqlite, budget, () => page.all());
+  const { n } = runWithinBudget(handle.sqlite, budget, () => total.get()!);
   return { thoughts: rows.map(toThought), total: n };
 }
 
 /** Feedback moves utility as an exponential moving average (first feedback sets it). */
 export function recordThoughtFeedback({ handle, id, input }: { handle: StoreHandle; id: string; input: z.input<typeof feedbackInputSchema> }): Thought {
   const { utility } = feedbackInputSchema.parse(input);
-  const changed = handle.sqlite
-    .prepare("update thoughts set utility = case when utility is null then @utility else (1 - @alpha) * utility + @alpha * @utility end, feedback_count = feedback_count + 1 where id = @id")
-    .run({ utility, alpha: UTILITY_ALPHA, id }).changes;
+  const changed = handle.db
+    .update(thoughts)
+    .set({
+      utility: sql`case when ${thoughts.utility} is null then ${utility} else (1 - ${UTILITY_ALPHA}) * ${thoughts.utility} + ${UTILITY_ALPHA} * ${utility} end`,
+      feedbackCount: sql`${thoughts.feedbackCount} + 1`,
+    })
+    .where(eq(thoughts.id, id))
+    .run().changes;
   if (changed === 0) throw notFound("thought", id);
-  return toThought(selectThoughtById(handle, id)!);
+  return toThought(selectThoughtById({ handle, id })!);
 }
 
-/** Delete a thought: its chain count, evidence links (cascade) and vector go with it. */
+/** Delete a thought: its chain count, evidence links (cascade) and vector go with it. Audited. */
 export function deleteThought({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): { deleted: string } {
-  const { sqlite } = handle;
-  sqlite
+  const { db } = handle;
+  handle.sqlite
     .transaction(() => {
-      const row = sqlite.prepare("select seq, chain_id as chainId from thoughts where id = ?").get(id) as { seq: number; chainId: string | null } | undefined;
+      const row = db.delete(thoughts).where(eq(thoughts.id, id)).returning({ seq: thoughts.seq, chainId: thoughts.chainId }).get();
       if (!row) throw notFound("thought", id);
-      sqlite.prepare("delete from thoughts where seq = ?").run(row.seq);
-      if (row.chainId) sqlite.prepare("update chains set thought_count = thought_count - 1, updated_at = ? where id = ?").run(Date.now(), row.chainId);
+      if (row.chainId) db.update(chains).set({ thoughtCount: sql`${chains.thoughtCount} - 1`, updatedAt: Date.now() }).where(eq(chains.id, row.chainId)).run();
       forgetEmbeddings(handle, [{ kind: THOUGHT_KIND, refId: row.seq }]);
       appendAudit({ actor, action: "thought.delete", target: `store:${handle.store}/thought:${id}` });
     })
@@ -263,14 +294,14 @@ export type Chain = { id: string; created_at: number; updated_at: number; though
 const toChain = (r: ChainRow): Chain => ({ id: r.id, created_at: r.createdAt, updated_at: r.updatedAt, thought_count: r.thoughtCount });
 
 export function listChainsByRecency({ handle, limit = 50, offset = 0 }: { handle: StoreHandle; limit?: number; offset?: number }): { chains: Chain[]; total: number } {
-  const rows = handle.sqlite.prepare("select id, created_at as createdAt, updated_at as updatedAt, thought_count as thoughtCount from chains order by updated_at desc, id limit ? offset ?").all(limit, offset) as ChainRow[];
-  const { n } = handle.sqlite.prepare("select count(*) as n from chains").get() as { n: number };
+  const rows = handle.db.select().from(chains).orderBy(desc(chains.updatedAt), asc(chains.id)).limit(limit).offset(offset).all();
+  const { n } = handle.db.select({ n: count() }).from(chains).get()!;
   return { chains: rows.map(toChain), total: n };
 }
 
 export async function getChainById({ handle, id }: { handle: StoreHandle; id: string }): Promise<Chain & { thoughts: Thought[] }> {
-  const row = handle.sqlite.prepare("select id, created_at as createdAt, updated_at as updatedAt, thought_count as thoughtCount from chains where id = ?").get(id) as ChainRow | undefined;
+  const row = handle.db.select().from(chains).where(eq(chains.id, id)).get();
   if (!row) throw notFound("chain", id);
-  const { thoughts } = await listThoughtsByFilter({ handle, filter: { chain_id: id, limit: 200 } });
-  return { ...toChain(row), thoughts };
+  const { thoughts: inChain } = await listThoughtsByFilter({ handle, filter: { chain_id: id, limit: 200 } });
+  return { ...toChain(row), thoughts: inChain };
 }
