@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { eq } from "drizzle-orm";
+import { and, count, eq, or } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { ENTITY_TYPES, kgNodes, type KgNodeRow } from "../db/schema/graph";
+import { ENTITY_TYPES, kgFrames, kgNodes, kgRelations, type KgNodeRow } from "../db/schema/graph";
 import { runWithinBudget, startQueryBudget } from "../db/query-budget";
 import { registerEmbeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
@@ -111,57 +111,83 @@ export function requireNodeRow({ handle, id }: { handle: StoreHandle; id: string
 /** Create a node; an existing node with the same canonical name and type is a 409 naming it. */
 export function createNode({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof createNodeInputSchema>; actor: string }): GraphNode {
   const n = createNodeInputSchema.parse(input);
-  const { sqlite } = handle;
+  const { db } = handle;
   const name = canonicalNodeName(n.name);
   const displayName = n.display_name ?? n.name.trim();
   const tags = normalizeTags(n.tags);
   const embedHash = sha256Hex(nodeEmbeddingText({ displayName, entityType: n.entity_type, tags }));
-  const id = randomUUID();
   const now = Date.now();
-  sqlite
+  const row = handle.sqlite
     .transaction(() => {
-      const existing = sqlite.prepare("select id from kg_node where name = ? and entity_type = ?").get(name, n.entity_type) as { id: string } | undefined;
+      const existing = db.select({ id: kgNodes.id }).from(kgNodes).where(and(eq(kgNodes.name, name), eq(kgNodes.entityType, n.entity_type))).get();
       if (existing) throw new AppError("conflict", `a ${n.entity_type} node named '${name}' already exists`, [{ message: "existing node", id: existing.id }]);
-      const { seq } = sqlite
-        .prepare(
-          `insert into kg_node(id, name, display_name, entity_type, scope, created_at, updated_at, created_by, attributes, tags, embed_hash, auto_extracted)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning seq`,
-        )
-        .get(id, name, displayName, n.entity_type, n.scope ?? null, now, now, actor, JSON.stringify(n.attributes ?? {}), JSON.stringify(tags), embedHash, n.auto_extracted ? 1 : 0) as { seq: number };
-      enqueueEmbeddings(handle, [{ kind: NODE_KIND, refId: seq, inputHash: embedHash }]);
+      const created = db
+        .insert(kgNodes)
+        .values({
+          id: randomUUID(),
+          name,
+          displayName,
+          entityType: n.entity_type,
+          scope: n.scope ?? null,
+          createdAt: now,
+          updatedAt: now,
+          createdBy: actor,
+          attributes: JSON.stringify(n.attributes ?? {}),
+          tags: JSON.stringify(tags),
+          embedHash,
+          autoExtracted: n.auto_extracted,
+        })
+        .returning()
+        .get();
+      enqueueEmbeddings(handle, [{ kind: NODE_KIND, refId: created.seq, inputHash: embedHash }]);
+      return created;
     })
     .immediate();
-  return toGraphNode(selectNodeRow({ handle, id })!);
+  return toGraphNode(row);
 }
 
 /** Update a node; its vector is re-queued only when the embedded text changed. */
 export function updateNode({ handle, id, input }: { handle: StoreHandle; id: string; input: z.input<typeof updateNodeInputSchema> }): GraphNode {
   const u = updateNodeInputSchema.parse(input);
-  const { sqlite } = handle;
-  sqlite
+  const updated = handle.sqlite
     .transaction(() => {
       const row = requireNodeRow({ handle, id });
       const displayName = u.display_name ?? row.displayName;
       const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumn<string[]>(row.tags, []);
       const embedHash = sha256Hex(nodeEmbeddingText({ displayName, entityType: row.entityType, tags }));
-      sqlite
-        .prepare("update kg_node set display_name = ?, scope = ?, attributes = ?, tags = ?, embed_hash = ?, updated_at = ? where seq = ?")
-        .run(displayName, u.scope === undefined ? row.scope : u.scope, u.attributes ? JSON.stringify(u.attributes) : row.attributes, JSON.stringify(tags), embedHash, Date.now(), row.seq);
+      const next = handle.db
+        .update(kgNodes)
+        .set({
+          displayName,
+          scope: u.scope === undefined ? row.scope : u.scope,
+          attributes: u.attributes ? JSON.stringify(u.attributes) : row.attributes,
+          tags: JSON.stringify(tags),
+          embedHash,
+          updatedAt: Date.now(),
+        })
+        .where(eq(kgNodes.seq, row.seq))
+        .returning()
+        .get();
       if (embedHash !== row.embedHash) enqueueEmbeddings(handle, [{ kind: NODE_KIND, refId: row.seq, inputHash: embedHash }]);
+      return next;
     })
     .immediate();
-  return toGraphNode(selectNodeRow({ handle, id })!);
+  return toGraphNode(updated);
 }
 
-/** Delete a node: its frames, relations and their evidence links go with it (FK cascades). */
+/** Delete a node: its frames, relations and their evidence links go with it (FK cascades). Audited. */
 export function deleteNode({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): { deleted: string; frames: number; relations: number } {
-  const { sqlite } = handle;
-  return sqlite
+  const { db } = handle;
+  return handle.sqlite
     .transaction(() => {
       const row = requireNodeRow({ handle, id });
-      const { frames } = sqlite.prepare("select count(*) as frames from kg_frame where node_id = ?").get(id) as { frames: number };
-      const { relations } = sqlite.prepare("select count(*) as relations from kg_relation where from_id = @id or to_id = @id").get({ id }) as { relations: number };
-      sqlite.prepare("delete from kg_node where seq = ?").run(row.seq);
+      const { frames } = db.select({ frames: count() }).from(kgFrames).where(eq(kgFrames.nodeId, id)).get()!;
+      const { relations } = db
+        .select({ relations: count() })
+        .from(kgRelations)
+        .where(or(eq(kgRelations.fromId, id), eq(kgRelations.toId, id)))
+        .get()!;
+      db.delete(kgNodes).where(eq(kgNodes.seq, row.seq)).run();
       forgetEmbeddings(handle, [{ kind: NODE_KIND, refId: row.seq }]);
       appendAudit({ actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: row.name, frames, relations } });
       return { deleted: id, frames, relations };
@@ -169,6 +195,9 @@ export function deleteNode({ handle, id, actor }: { handle: StoreHandle; id: str
     .immediate();
 }
 
+type CountRow = { n: number };
+
+/** Nodes by type and/or text; the text search is FTS5 ranked by bm25, so this one query stays SQL (rows typed as KgNodeRow). */
 export function listNodesByFilter({ handle, filter }: { handle: StoreHandle; filter: z.input<typeof listNodesQuerySchema> }): { nodes: GraphNode[]; total: number } {
   const f = listNodesQuerySchema.parse(filter);
   const where: string[] = [];
@@ -189,10 +218,10 @@ export function listNodesByFilter({ handle, filter }: { handle: StoreHandle; fil
   }
   const clause = where.length ? `where ${where.join(" and ")}` : "";
   const page = handle.sqlite.prepare(`select ${NODE_COLUMNS} from ${from} ${clause} order by ${order} limit ? offset ?`);
-  const count = handle.sqlite.prepare(`select count(*) as n from ${from} ${clause}`);
+  const total = handle.sqlite.prepare(`select count(*) as n from ${from} ${clause}`);
   // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
   const budget = startQueryBudget({ hint: "use fewer or rarer words in q, a smaller offset, or filter by entity_type" });
   const rows = runWithinBudget(handle.sqlite, budget, () => page.all(...args, f.limit, f.offset) as KgNodeRow[]);
-  const { n } = runWithinBudget(handle.sqlite, budget, () => count.get(...args) as { n: number });
+  const { n } = runWithinBudget(handle.sqlite, budget, () => total.get(...args) as CountRow);
   return { nodes: rows.map(toGraphNode), total: n };
 }
