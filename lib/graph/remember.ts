@@ -177,10 +177,22 @@ function propertyText(json: string): string {
   return values.join(" ");
 }
 
+/**
+ * Rows read from a Source. The SQL stays hand-written here: the same text reads the store (schema
+ * `main`) and the attached read-only core (schema `core`), which Drizzle's tables cannot address.
+ */
 type ThoughtCandidateRow = { seq: number; id: string; content: string; timestamp: number; hash: string; framework: string; consistency: number | null };
 type NodeCandidateRow = { seq: number; id: string; name: string; displayName: string; entityType: string; updatedAt: number; hash: string };
+type RowIdRow = { rowid: number | bigint };
+type RefVectorRow = { refId: number; vector: Buffer };
+type RefHashVectorRow = RefVectorRow & { hash: string };
+type FtsRankRow = { seq: number; rank: number };
+type FrameFactRow = { id: string; nodeId: string; col: (typeof FRAME_COLUMNS)[number]; properties: string };
+type FrameEvidenceRow = { nodeId: string; thoughtId: string; stance: string };
+type RelationEvidenceRow = { relationId: string; thoughtId: string };
+type EdgeRow = { id: string; fromId: string; toId: string; type: string; weight: number };
 
-function loadThoughts(src: Source, by: { column: "seq" | "id"; values: (number | string)[] }): ThoughtCandidateRow[] {
+function loadThoughts({ src, by }: { src: Source; by: { column: "seq" | "id"; values: (number | string)[] } }): ThoughtCandidateRow[] {
   if (by.values.length === 0) return [];
   return src.db
     .prepare(
@@ -189,7 +201,7 @@ function loadThoughts(src: Source, by: { column: "seq" | "id"; values: (number |
     .all(JSON.stringify(by.values)) as ThoughtCandidateRow[];
 }
 
-function loadNodes(src: Source, by: { column: "seq" | "id"; values: (number | string)[] }): NodeCandidateRow[] {
+function loadNodes({ src, by }: { src: Source; by: { column: "seq" | "id"; values: (number | string)[] } }): NodeCandidateRow[] {
   if (by.values.length === 0) return [];
   return src.db
     .prepare(
@@ -204,18 +216,18 @@ function loadNodes(src: Source, by: { column: "seq" | "id"; values: (number | st
  * exact rescoring runs here against `core.`; without core's index (or
  * sqlite-vec) it scans core's BLOBs.
  */
-function nearestRefIds(src: Source, kind: Kind, query: Float32Array, k: number): number[] {
+function nearestRefIds({ src, kind, query, k }: { src: Source; kind: Kind; query: Float32Array; k: number }): number[] {
   if (!src.fingerprintId) return [];
   if (src.handle) return knnSearch(src.handle, { kind, fingerprintId: src.fingerprintId, query, k }).hits.map((h) => h.refId);
   const table = vecIndexTable(src.fingerprintId);
-  let rows: { refId: number; vector: Buffer }[];
+  let rows: RefVectorRow[];
   if (src.vectorsLoaded && src.db.prepare(`select 1 from ${src.schema}.sqlite_master where name = ?`).get(table)) {
     // Same oversampling as knnSearch: 10 candidates per wanted hit, at least 100.
     const code = simhashCodec(query.length).encode(query);
-    const ids = (src.db.prepare(`select rowid from ${src.schema}.${table} where code match vec_bit(?) and k = ? and kind = ?`).all(code, Math.max(100, k * 10), kind) as { rowid: number | bigint }[]).map((r) => Number(r.rowid));
-    rows = src.db.prepare(`select ref_id as refId, vector from ${src.schema}.embeddings where id in (select value from json_each(?))`).all(JSON.stringify(ids)) as typeof rows;
+    const ids = (src.db.prepare(`select rowid from ${src.schema}.${table} where code match vec_bit(?) and k = ? and kind = ?`).all(code, Math.max(100, k * 10), kind) as RowIdRow[]).map((r) => Number(r.rowid));
+    rows = src.db.prepare(`select ref_id as refId, vector from ${src.schema}.embeddings where id in (select value from json_each(?))`).all(JSON.stringify(ids)) as RefVectorRow[];
   } else {
-    rows = src.db.prepare(`select ref_id as refId, vector from ${src.schema}.embeddings where fingerprint_id = ? and kind = ?`).all(src.fingerprintId, kind) as typeof rows;
+    rows = src.db.prepare(`select ref_id as refId, vector from ${src.schema}.embeddings where fingerprint_id = ? and kind = ?`).all(src.fingerprintId, kind) as RefVectorRow[];
   }
   const scored = rows.map((r) => ({ refId: r.refId, cos: dot(blobToVector(r.vector), query) }));
   scored.sort((a, b) => b.cos - a.cos || a.refId - b.refId);
@@ -229,20 +241,20 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 /** bm25 hits of an FTS table, best first, with a lexical score relative to the best hit (1 for the best). */
-function ftsHits(src: Source, table: "thoughts_fts" | "kg_node_fts", match: string, k: number, budget: QueryBudget): { seq: number; lexical: number }[] {
+function ftsHits({ src, table, match, k, budget }: { src: Source; table: "thoughts_fts" | "kg_node_fts"; match: string; k: number; budget: QueryBudget }): { seq: number; lexical: number }[] {
   const statement = src.db.prepare(`select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
-  const rows = runWithinBudget(src.db, budget, () => statement.all(match, k) as { seq: number; rank: number }[]);
+  const rows = runWithinBudget(src.db, budget, () => statement.all(match, k) as FtsRankRow[]);
   const best = rows.length ? -rows[0].rank : 0;
   return rows.map((r) => ({ seq: r.seq, lexical: best > 0 ? clamp01(-r.rank / best) : 1 }));
 }
 
 /** Cosine of each candidate's current vector (hash must match the row's text) with the query. */
-function cosineByCandidate(src: Source, kind: Kind, cands: Candidate[], query: Float32Array): Map<number, number> {
+function cosineByCandidate({ src, kind, cands, query }: { src: Source; kind: Kind; cands: Candidate[]; query: Float32Array }): Map<number, number> {
   const out = new Map<number, number>();
   if (!src.fingerprintId || cands.length === 0) return out;
   const rows = src.db
     .prepare(`select ref_id as refId, input_hash as hash, vector from ${src.schema}.embeddings where fingerprint_id = ? and kind = ? and ref_id in (select value from json_each(?))`)
-    .all(src.fingerprintId, kind, JSON.stringify(cands.map((c) => c.seq))) as { refId: number; hash: string; vector: Buffer }[];
+    .all(src.fingerprintId, kind, JSON.stringify(cands.map((c) => c.seq))) as RefHashVectorRow[];
   const hashes = new Map(cands.map((c) => [c.seq, c.hash]));
   for (const r of rows) if (hashes.get(r.refId) === r.hash) out.set(r.refId, clamp01(dot(blobToVector(r.vector), query)));
   return out;
@@ -261,18 +273,18 @@ function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
 
 type NodeFacts = { episodicShare: number; procedural: string; inconsistency: number; evidence: string[] };
 
-function nodeFacts(src: Source, nodeIds: string[]): Map<string, NodeFacts> {
+function nodeFacts({ src, nodeIds }: { src: Source; nodeIds: string[] }): Map<string, NodeFacts> {
   const facts = new Map<string, NodeFacts>();
   if (nodeIds.length === 0) return facts;
   const frames = src.db
     .prepare(`select id, node_id as nodeId, "column" as col, properties from ${src.schema}.kg_frame where node_id in (select value from json_each(?)) order by node_id, created_at, id`)
-    .all(JSON.stringify(nodeIds)) as { id: string; nodeId: string; col: (typeof FRAME_COLUMNS)[number]; properties: string }[];
+    .all(JSON.stringify(nodeIds)) as FrameFactRow[];
   const evidence = src.db
     .prepare(
       `select f.node_id as nodeId, e.thought_id as thoughtId, e.stance from ${src.schema}.kg_frame_evidence e join ${src.schema}.kg_frame f on f.id = e.frame_id
        where f.node_id in (select value from json_each(?))`,
     )
-    .all(JSON.stringify(nodeIds)) as { nodeId: string; thoughtId: string; stance: string }[];
+    .all(JSON.stringify(nodeIds)) as FrameEvidenceRow[];
   const framesByNode = groupBy(frames, (f) => f.nodeId);
   const evidenceByNode = groupBy(evidence, (e) => e.nodeId);
   for (const id of nodeIds) {
@@ -302,18 +314,18 @@ function nodeFacts(src: Source, nodeIds: string[]): Map<string, NodeFacts> {
   return facts;
 }
 
-function relationEvidence(src: Source, relationIds: string[]): Map<string, string[]> {
+function relationEvidence({ src, relationIds }: { src: Source; relationIds: string[] }): Map<string, string[]> {
   const out = new Map<string, string[]>();
   if (relationIds.length === 0) return out;
   const rows = src.db
     .prepare(`select relation_id as relationId, thought_id as thoughtId from ${src.schema}.kg_relation_evidence where relation_id in (select value from json_each(?))`)
-    .all(JSON.stringify(relationIds)) as { relationId: string; thoughtId: string }[];
+    .all(JSON.stringify(relationIds)) as RelationEvidenceRow[];
   for (const r of rows) out.set(r.relationId, [...(out.get(r.relationId) ?? []), r.thoughtId]);
   return out;
 }
 
 /** Candidates of one source: kNN + FTS seeds for each kind, merged by entity, then one hop over strong edges. */
-function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float32Array | null; match: string | null; k: number; minEdgeWeight: number; budget: QueryBudget }): Map<string, Candidate> {
+function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryVector: Float32Array | null; match: string | null; k: number; minEdgeWeight: number; budget: QueryBudget }): Map<string, Candidate> {
   const cands = new Map<string, Candidate>();
   type Fields = Omit<Candidate, "key" | "source" | "matchedBy" | "lexical" | "edge" | "expanded">;
   // One entity found several ways is one candidate: its sources accumulate, its lexical score is the best seen.
@@ -337,19 +349,19 @@ function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float
   };
   const none = new Map<number, number>();
   if (args.kinds.includes(THOUGHT_KIND)) {
-    if (args.queryVector) addThoughts(loadThoughts(src, { column: "seq", values: nearestRefIds(src, THOUGHT_KIND, args.queryVector, args.k) }), "thought_knn", none);
+    if (args.queryVector) addThoughts(loadThoughts({ src, by: { column: "seq", values: nearestRefIds({ src, kind: THOUGHT_KIND, query: args.queryVector, k: args.k }) } }), "thought_knn", none);
     if (args.match) {
-      const hits = ftsHits(src, "thoughts_fts", args.match, args.k, args.budget);
-      addThoughts(loadThoughts(src, { column: "seq", values: hits.map((h) => h.seq) }), "thought_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
+      const hits = ftsHits({ src, table: "thoughts_fts", match: args.match, k: args.k, budget: args.budget });
+      addThoughts(loadThoughts({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "thought_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
     }
   }
   if (args.kinds.includes(NODE_KIND)) {
-    if (args.queryVector) addNodes(loadNodes(src, { column: "seq", values: nearestRefIds(src, NODE_KIND, args.queryVector, args.k) }), "node_knn", none);
+    if (args.queryVector) addNodes(loadNodes({ src, by: { column: "seq", values: nearestRefIds({ src, kind: NODE_KIND, query: args.queryVector, k: args.k }) } }), "node_knn", none);
     if (args.match) {
-      const hits = ftsHits(src, "kg_node_fts", args.match, args.k, args.budget);
-      addNodes(loadNodes(src, { column: "seq", values: hits.map((h) => h.seq) }), "node_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
+      const hits = ftsHits({ src, table: "kg_node_fts", match: args.match, k: args.k, budget: args.budget });
+      addNodes(loadNodes({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "node_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
     }
-    expandOneHop(src, cands, args.minEdgeWeight, addNodes);
+    expandOneHop({ src, cands, minWeight: args.minEdgeWeight, addNodes });
   }
   return cands;
 }
@@ -359,7 +371,7 @@ function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float
  * threshold. Every node linked to a seed (seeds included) records the
  * strongest such edge; neighbours not found directly join as "expansion".
  */
-function expandOneHop(src: Source, cands: Map<string, Candidate>, minWeight: number, addNodes: (rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number>) => void): void {
+function expandOneHop({ src, cands, minWeight, addNodes }: { src: Source; cands: Map<string, Candidate>; minWeight: number; addNodes: (rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number>) => void }): void {
   const seeds = [...cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => c.id);
   if (seeds.length === 0) return;
   const edges = src.db
@@ -368,7 +380,7 @@ function expandOneHop(src: Source, cands: Map<string, Candidate>, minWeight: num
        where weight >= @minWeight and (from_id in (select value from json_each(@seeds)) or to_id in (select value from json_each(@seeds)))
        order by weight desc, id`,
     )
-    .all({ minWeight, seeds: JSON.stringify(seeds) }) as { id: string; fromId: string; toId: string; type: string; weight: number }[];
+    .all({ minWeight, seeds: JSON.stringify(seeds) }) as EdgeRow[];
   const seedSet = new Set(seeds);
   const best = new Map<string, { weight: number; relationId: string; type: string; fromNodeId: string }>();
   for (const e of edges) {
@@ -382,7 +394,7 @@ function expandOneHop(src: Source, cands: Map<string, Candidate>, minWeight: num
     }
   }
   const newcomers = [...best.keys()].filter((id) => !seedSet.has(id)).slice(0, MAX_EXPANDED_NODES);
-  addNodes(loadNodes(src, { column: "id", values: newcomers }), "expansion", new Map());
+  addNodes(loadNodes({ src, by: { column: "id", values: newcomers } }), "expansion", new Map());
   for (const c of cands.values()) {
     if (c.kind !== NODE_KIND) continue;
     const edge = best.get(c.id);
@@ -426,7 +438,7 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
     // The reader loads sqlite-vec the same way as the store's handle, so the store's status tells whether core's index can be used.
     if (reader) sources.push({ store: CORE_STORE, schema: "core", db: reader, handle: null, fingerprintId: coreFp, vectorsLoaded: handle.vectors.available });
 
-    const perSource = sources.map((src) => ({ src, cands: gatherCandidates(src, { kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, match, k: req.candidates, minEdgeWeight: req.min_edge_weight, budget }) }));
+    const perSource = sources.map((src) => ({ src, cands: gatherCandidates({ src, kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, match, k: req.candidates, minEdgeWeight: req.min_edge_weight, budget }) }));
 
     // Dedupe by entity across stores: a core node with the same name and type as a store node is the same entity; the store's copy wins.
     const alsoInCore = new Set<string>();
@@ -451,10 +463,10 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
       const list = [...cands.values()];
       const thoughtsList = list.filter((c) => c.kind === THOUGHT_KIND);
       const nodesList = list.filter((c) => c.kind === NODE_KIND);
-      const cosThought = queryVector ? cosineByCandidate(src, THOUGHT_KIND, thoughtsList, queryVector) : new Map<number, number>();
-      const cosNode = queryVector ? cosineByCandidate(src, NODE_KIND, nodesList, queryVector) : new Map<number, number>();
-      const facts = nodeFacts(src, nodesList.map((c) => c.id));
-      const relEvidence = relationEvidence(src, nodesList.flatMap((c) => (c.edge ? [c.edge.relationId] : [])));
+      const cosThought = queryVector ? cosineByCandidate({ src, kind: THOUGHT_KIND, cands: thoughtsList, query: queryVector }) : new Map<number, number>();
+      const cosNode = queryVector ? cosineByCandidate({ src, kind: NODE_KIND, cands: nodesList, query: queryVector }) : new Map<number, number>();
+      const facts = nodeFacts({ src, nodeIds: nodesList.map((c) => c.id) });
+      const relEvidence = relationEvidence({ src, relationIds: nodesList.flatMap((c) => (c.edge ? [c.edge.relationId] : [])) });
       for (const c of list) {
         const isThought = c.kind === THOUGHT_KIND;
         const f = isThought ? null : facts.get(c.id);
