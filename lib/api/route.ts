@@ -3,8 +3,10 @@ import { z, ZodError, type ZodType } from "zod";
 import { getConfig } from "../config";
 import { AppError, infrastructureError, isAppError, type ErrorDetail } from "../errors";
 import { assertStoresAllowed, hasScope, verifyApiToken, type AgentPrincipal, type Scope } from "../auth/tokens";
+import { isAnswer } from "../http/answer";
 import { log } from "../log";
 import { recordRequest } from "../metrics/latency";
+import { assertMatchesContract, contractChecksEnabled, toWire } from "./contract";
 import { storesReferenced } from "./store-refs";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
@@ -23,6 +25,12 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
   /** "public" needs no token; otherwise the minimum scope. */
   auth: "public" | Scope;
   /**
+   * The successful answer's body, in the wire's snake_case (see contract.ts):
+   * the handler's result is renamed by it, documented from it and, under
+   * DUALMIND_CHECK_RESPONSES, checked against it.
+   */
+  response: ZodType;
+  /**
    * The route acts beyond any one store (token management, the whole
    * dialectic ledger): a token limited to some stores is refused (403).
    */
@@ -31,7 +39,7 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
   query?: Q;
   body?: B;
   maxBodyBytes?: number;
-  /** Status for a successful JSON answer. */
+  /** Status for a successful JSON answer; a handler that decides per call returns respondCreated(...). */
   status?: number;
   /** One line for the OpenAPI document and the API reference page. */
   description?: string;
@@ -157,20 +165,21 @@ function parseWith<S extends ZodType>(schema: S, value: unknown, where: string):
 }
 
 /** What the OpenAPI generator reads from every handler made by defineRoute. */
-export type RouteDescription = Pick<RouteSpec<ZodType, ZodType, ZodType>, "name" | "auth" | "allStores" | "params" | "query" | "body" | "status" | "description">;
+export type RouteDescription = Pick<RouteSpec<ZodType, ZodType, ZodType>, "name" | "auth" | "allStores" | "params" | "query" | "body" | "response" | "status" | "description">;
 export type DescribedHandler = ((request: Request, context?: RouteContext) => Promise<Response>) & { route: RouteDescription };
 
 /**
  * The one wrapper for every /api/v1 route: bearer auth and scope, store
  * allow-list (every store the params, query and body refer to: see
  * store-refs.ts), zod parsing of params/query/body, body size and depth
- * limits, error envelope, timing.
+ * limits, the response contract (snake_case wire form, checked in tests),
+ * error envelope, timing.
  */
 export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, Q extends ZodType = ZodType<Record<string, never>>, B extends ZodType = ZodType<undefined>>(
   spec: RouteSpec<P, Q, B>,
 ): DescribedHandler {
-  const { name, auth, allStores, params, query, body, status, description } = spec;
-  return Object.assign(handle, { route: { name, auth, allStores, params, query, body, status, description } });
+  const { name, auth, allStores, params, query, body, response, status, description } = spec;
+  return Object.assign(handle, { route: { name, auth, allStores, params, query, body, response, status, description } });
 
   async function handle(request: Request, context?: RouteContext): Promise<Response> {
     const started = performance.now();
@@ -201,10 +210,14 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
         if (principal) assertStoresAllowed(principal, storesReferenced(spec.body, body));
       }
       const result = await spec.handler({ params, query, body, principal, request });
-      response =
-        result instanceof Response
-          ? result
-          : Response.json(result ?? null, { status: spec.status ?? 200, headers: { "x-request-id": requestId } });
+      // A handler returns data (or respondCreated(data, ...)); its own Response would skip the contract and lose the request id.
+      if (result instanceof Response) throw new Error(`${spec.name}: handlers return data, not a Response`);
+      const answer = isAnswer(result) ? result : { body: result, status: spec.status ?? 200, contentType: undefined };
+      const wire = answer.contentType ? answer.body : toWire(spec.response, answer.body ?? null);
+      if (contractChecksEnabled()) assertMatchesContract(spec.response, wire, spec.name);
+      response = answer.contentType
+        ? new Response(String(wire), { status: answer.status, headers: { "content-type": answer.contentType, "x-request-id": requestId } })
+        : Response.json(wire, { status: answer.status, headers: { "x-request-id": requestId } });
     } catch (e) {
       response = errorResponse(e, requestId);
     }

@@ -1,8 +1,10 @@
 import { defineRoute } from "@/lib/api/route";
+import { dialecticMetricsResponse } from "@/lib/api/responses/dialectic";
 import { getDialecticMetrics } from "@/lib/governance/dialectic";
 
 export const GET = defineRoute({
   name: "GET /dialectic/metrics",
   auth: "read",
+  response: dialecticMetricsResponse,
   handler: () => getDialecticMetrics(),
 });

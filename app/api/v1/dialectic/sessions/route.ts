@@ -1,10 +1,12 @@
 import { defineRoute } from "@/lib/api/route";
+import { sessionCreatedResponse, sessionListResponse } from "@/lib/api/responses/dialectic";
 import { createDialecticSession, createSessionSchema, listDialecticSessionsByAgent, listSessionsQuerySchema } from "@/lib/governance/dialectic";
 import { callerOf, respondCreated } from "@/lib/governance/respond";
 
 export const POST = defineRoute({
   name: "POST /dialectic/sessions",
   auth: "write",
+  response: sessionCreatedResponse,
   body: createSessionSchema,
   handler: ({ body, principal }) => {
     const { session, created } = createDialecticSession({ input: body, agentId: callerOf(principal).agentId });
@@ -15,6 +17,7 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /dialectic/sessions",
   auth: "read",
+  response: sessionListResponse,
   query: listSessionsQuerySchema,
   handler: ({ query, principal }) =>
     listDialecticSessionsByAgent({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }),

@@ -1,11 +1,13 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { storeSummary } from "@/lib/api/responses/stores";
 import { describeStore } from "@/lib/stores/stores";
 import { storeNameSchema } from "@/lib/db/store-names";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}",
   auth: "read",
+  response: storeSummary,
   params: z.object({ store: storeNameSchema }),
   handler: ({ params }) => describeStore(params.store),
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { taskStatusResponse } from "@/lib/api/responses/ledger";
 import { clientIdSchema } from "@/lib/governance/common";
 import { getTaskStatusById } from "@/lib/governance/ledger";
 import { callerOf } from "@/lib/governance/respond";
@@ -7,6 +8,7 @@ import { callerOf } from "@/lib/governance/respond";
 export const GET = defineRoute({
   name: "GET /tasks/{id}",
   auth: "read",
+  response: taskStatusResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   handler: ({ params, principal }) => getTaskStatusById({ taskId: params.id, caller: callerOf(principal) }),
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { sessionView } from "@/lib/api/responses/dialectic";
 import { clientIdSchema } from "@/lib/governance/common";
 import { getDialecticSessionForAgent } from "@/lib/governance/dialectic";
 import { callerOf } from "@/lib/governance/respond";
@@ -7,6 +8,7 @@ import { callerOf } from "@/lib/governance/respond";
 export const GET = defineRoute({
   name: "GET /dialectic/sessions/{id}",
   auth: "read",
+  response: sessionView,
   params: z.object({ id: clientIdSchema }).strict(),
   handler: ({ params, principal }) => getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) }),
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { categoryChild, categoryListResponse } from "@/lib/api/responses/documents";
 import { categoryPathSchema, listCategoryChildren, setCategoryDescription, setCategorySchema } from "@/lib/index/memories";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { storeNameSchema } from "@/lib/db/store-names";
@@ -7,6 +8,7 @@ import { storeNameSchema } from "@/lib/db/store-names";
 export const GET = defineRoute({
   name: "GET /stores/{store}/categories",
   auth: "read",
+  response: categoryListResponse,
   params: z.object({ store: storeNameSchema }),
   query: z.object({ parent: categoryPathSchema.optional() }).strict(),
   handler: ({ params, query }) => ({
@@ -18,6 +20,7 @@ export const GET = defineRoute({
 export const PUT = defineRoute({
   name: "PUT /stores/{store}/categories",
   auth: "write",
+  response: categoryChild,
   params: z.object({ store: storeNameSchema }),
   body: setCategorySchema,
   handler: ({ params, body }) => setCategoryDescription({ store: params.store, sqlite: openIndexedStore({ store: params.store }), input: body }),

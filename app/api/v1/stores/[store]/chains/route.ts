@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { chainListResponse } from "@/lib/api/responses/graph";
 import { storeParams } from "@/lib/api/params";
 import { limitSchema, offsetSchema } from "@/lib/graph/common";
 import { openGraphStore } from "@/lib/graph/store";
@@ -8,6 +9,7 @@ import { listChainsByRecency } from "@/lib/graph/thoughts";
 export const GET = defineRoute({
   name: "GET /stores/{store}/chains",
   auth: "read",
+  response: chainListResponse,
   params: storeParams,
   query: z.object({ limit: limitSchema, offset: offsetSchema }).strict(),
   handler: ({ params, query }) => listChainsByRecency({ handle: openGraphStore(params.store), limit: query.limit, offset: query.offset }),

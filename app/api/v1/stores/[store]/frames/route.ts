@@ -1,4 +1,5 @@
 import { defineRoute } from "@/lib/api/route";
+import { frameResponse } from "@/lib/api/responses/graph";
 import { storeParams } from "@/lib/api/params";
 import { createFrame, createFrameInputSchema } from "@/lib/graph/frames";
 import { agentActor, openGraphStore } from "@/lib/graph/store";
@@ -6,6 +7,7 @@ import { agentActor, openGraphStore } from "@/lib/graph/store";
 export const POST = defineRoute({
   name: "POST /stores/{store}/frames",
   auth: "write",
+  response: frameResponse,
   params: storeParams,
   body: createFrameInputSchema,
   status: 201,

@@ -1,4 +1,5 @@
 import { defineRoute } from "@/lib/api/route";
+import { recallResponse } from "@/lib/api/responses/recall";
 import { storeParams } from "@/lib/api/params";
 import { callerOf } from "@/lib/governance/respond";
 import { recallInputSchema, recallReflections } from "@/lib/recall/recall";
@@ -7,6 +8,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/recall",
   auth: "read",
+  response: recallResponse,
   params: storeParams,
   body: recallInputSchema,
   handler: ({ params, body, principal }) => {

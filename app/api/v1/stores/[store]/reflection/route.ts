@@ -1,4 +1,5 @@
 import { defineRoute } from "@/lib/api/route";
+import { reflectionOverviewResponse, reflectionSettingsResponse } from "@/lib/api/responses/recall";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { callerOf } from "@/lib/governance/respond";
@@ -9,6 +10,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/reflection",
   auth: "read",
+  response: reflectionOverviewResponse,
   params: storeParams,
   handler: ({ params }) => {
     requireStore(params.store);
@@ -19,6 +21,7 @@ export const GET = defineRoute({
 export const PUT = defineRoute({
   name: "PUT /stores/{store}/reflection",
   auth: "admin",
+  response: reflectionSettingsResponse,
   params: storeParams,
   body: reflectionSettingsUpdateSchema,
   handler: ({ params, body, principal }) => {

@@ -1,16 +1,19 @@
 import { defineRoute } from "@/lib/api/route";
+import { relationCreatedResponse } from "@/lib/api/responses/graph";
 import { storeParams } from "@/lib/api/params";
 import { createOrMergeRelation, createRelationInputSchema } from "@/lib/graph/relations";
+import { respondCreated } from "@/lib/governance/respond";
 import { agentActor, openGraphStore } from "@/lib/graph/store";
 
 /** 201 for a new relation; 200 with merged: true when it merged into an existing one. */
 export const POST = defineRoute({
   name: "POST /stores/{store}/relations",
   auth: "write",
+  response: relationCreatedResponse,
   params: storeParams,
   body: createRelationInputSchema,
   handler: ({ params, body, principal }) => {
     const result = createOrMergeRelation({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) });
-    return Response.json(result, { status: result.merged ? 200 : 201 });
+    return respondCreated(result, !result.merged);
   },
 });

@@ -1,4 +1,5 @@
 import { defineRoute } from "@/lib/api/route";
+import { rememberResponse } from "@/lib/api/responses/graph";
 import { storeParams } from "@/lib/api/params";
 import { rememberByQuery, rememberInputSchema } from "@/lib/graph/remember";
 import { requireStore } from "@/lib/stores/stores";
@@ -6,6 +7,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/remember",
   auth: "read",
+  response: rememberResponse,
   params: storeParams,
   body: rememberInputSchema,
   handler: ({ params, body }) => {

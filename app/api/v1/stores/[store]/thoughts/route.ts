@@ -1,4 +1,5 @@
 import { defineRoute } from "@/lib/api/route";
+import { thoughtListResponse, thoughtResponse } from "@/lib/api/responses/graph";
 import { storeParams } from "@/lib/api/params";
 import { agentActor, openGraphStore } from "@/lib/graph/store";
 import { listThoughtsByFilter, listThoughtsQuerySchema, thinkInputSchema, thinkThought } from "@/lib/graph/thoughts";
@@ -6,6 +7,7 @@ import { listThoughtsByFilter, listThoughtsQuerySchema, thinkInputSchema, thinkT
 export const POST = defineRoute({
   name: "POST /stores/{store}/thoughts",
   auth: "write",
+  response: thoughtResponse,
   params: storeParams,
   body: thinkInputSchema,
   status: 201,
@@ -15,6 +17,7 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /stores/{store}/thoughts",
   auth: "read",
+  response: thoughtListResponse,
   params: storeParams,
   query: listThoughtsQuerySchema,
   handler: ({ params, query }) => listThoughtsByFilter({ handle: openGraphStore(params.store), filter: query }),

@@ -1,4 +1,5 @@
 import { defineRoute } from "@/lib/api/route";
+import { traceListResponse, traceRecordedResponse } from "@/lib/api/responses/recall";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { callerOf, respondCreated } from "@/lib/governance/respond";
@@ -9,6 +10,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/traces",
   auth: "write",
+  response: traceRecordedResponse,
   params: storeParams,
   body: traceInputSchema,
   handler: ({ params, body, principal }) => {
@@ -21,6 +23,7 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /stores/{store}/traces",
   auth: "read",
+  response: traceListResponse,
   params: storeParams,
   query: listTracesQuerySchema,
   handler: ({ params, query }) => {

@@ -1,11 +1,13 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { verifyResponse } from "@/lib/api/responses/documents";
 import { verifyStore } from "@/lib/index/verify";
 import { storeNameSchema } from "@/lib/db/store-names";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/verify",
   auth: "read",
+  response: verifyResponse,
   params: z.object({ store: storeNameSchema }),
   handler: ({ params }) => verifyStore({ store: params.store }),
 });

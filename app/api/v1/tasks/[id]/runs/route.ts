@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { runRecordedResponse } from "@/lib/api/responses/ledger";
 import { clientIdSchema } from "@/lib/governance/common";
 import { recordRunStart, startRunSchema } from "@/lib/governance/ledger";
 import { callerOf, respondCreated } from "@/lib/governance/respond";
@@ -7,6 +8,7 @@ import { callerOf, respondCreated } from "@/lib/governance/respond";
 export const POST = defineRoute({
   name: "POST /tasks/{id}/runs",
   auth: "write",
+  response: runRecordedResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   body: startRunSchema,
   handler: ({ params, body, principal }) => {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { sessionResponse } from "@/lib/api/responses/dialectic";
 import { clientIdSchema } from "@/lib/governance/common";
 import { abandonDialecticSession, abandonSessionSchema } from "@/lib/governance/dialectic";
 import { callerOf } from "@/lib/governance/respond";
@@ -7,6 +8,7 @@ import { callerOf } from "@/lib/governance/respond";
 export const POST = defineRoute({
   name: "POST /dialectic/sessions/{id}/abandon",
   auth: "write",
+  response: sessionResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   body: abandonSessionSchema,
   handler: ({ params, body, principal }) => ({ session: abandonDialecticSession({ sessionId: params.id, ...callerOf(principal), reason: body.reason }) }),

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { sessionResponse } from "@/lib/api/responses/dialectic";
 import { clientIdSchema } from "@/lib/governance/common";
 import { claimDialecticSession } from "@/lib/governance/dialectic";
 import { callerOf } from "@/lib/governance/respond";
@@ -7,6 +8,7 @@ import { callerOf } from "@/lib/governance/respond";
 export const POST = defineRoute({
   name: "POST /dialectic/sessions/{id}/claim",
   auth: "write",
+  response: sessionResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   handler: ({ params, principal }) => ({ session: claimDialecticSession({ sessionId: params.id, ...callerOf(principal) }) }),
 });

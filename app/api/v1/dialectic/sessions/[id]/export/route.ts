@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { dialecticSnapshotResponse } from "@/lib/api/responses/dialectic";
 import { clientIdSchema } from "@/lib/governance/common";
 import { getDialecticSessionForAgent } from "@/lib/governance/dialectic";
 import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
@@ -8,6 +9,7 @@ import { callerOf } from "@/lib/governance/respond";
 export const GET = defineRoute({
   name: "GET /dialectic/sessions/{id}/export",
   auth: "read",
+  response: dialecticSnapshotResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   handler: ({ params, principal }) => {
     getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) });

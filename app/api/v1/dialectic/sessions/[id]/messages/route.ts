@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { messagePostedResponse } from "@/lib/api/responses/dialectic";
 import { clientIdSchema } from "@/lib/governance/common";
 import { postDialecticMessage, postMessageSchema } from "@/lib/governance/dialectic";
 import { callerOf, respondCreated } from "@/lib/governance/respond";
@@ -7,6 +8,7 @@ import { callerOf, respondCreated } from "@/lib/governance/respond";
 export const POST = defineRoute({
   name: "POST /dialectic/sessions/{id}/messages",
   auth: "write",
+  response: messagePostedResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   body: postMessageSchema,
   handler: ({ params, body, principal }) => {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { signatureCheckResponse } from "@/lib/api/responses/dialectic";
 import { clientIdSchema } from "@/lib/governance/common";
 import { getDialecticSessionForAgent, verifyDialecticSession } from "@/lib/governance/dialectic";
 import { callerOf } from "@/lib/governance/respond";
@@ -7,6 +8,7 @@ import { callerOf } from "@/lib/governance/respond";
 export const GET = defineRoute({
   name: "GET /dialectic/sessions/{id}/verify",
   auth: "read",
+  response: signatureCheckResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   handler: ({ params, principal }) => {
     getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) });

@@ -1,4 +1,5 @@
 import { defineRoute } from "@/lib/api/route";
+import { retryParkedResponse } from "@/lib/api/responses/embeddings";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { retryParkedEmbeddings } from "@/lib/embed/queue";
@@ -8,6 +9,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/embeddings/retry-parked",
   auth: "admin",
+  response: retryParkedResponse,
   params: storeParams,
   handler: ({ params, principal }) => {
     requireStore(params.store);

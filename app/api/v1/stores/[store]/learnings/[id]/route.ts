@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { learningResponse } from "@/lib/api/responses/recall";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { getLearningById } from "@/lib/recall/learnings";
@@ -8,6 +9,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/learnings/{id}",
   auth: "read",
+  response: learningResponse,
   params: storeParams.extend({ id: z.coerce.number().int().positive() }).strict(),
   handler: ({ params }) => {
     requireStore(params.store);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { modelComparisonResponse } from "@/lib/api/responses/embeddings";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { compareCandidateModel } from "@/lib/embed/compare";
@@ -8,6 +9,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/reembed/compare",
   auth: "admin",
+  response: modelComparisonResponse,
   params: storeParams,
   query: z.object({ n: z.coerce.number().int().min(1).max(500).default(50), k: z.coerce.number().int().min(1).max(100).default(10) }).strict(),
   handler: ({ params, query }) => {

@@ -1,4 +1,5 @@
 import { defineRoute } from "@/lib/api/route";
+import { reembedSwitchResponse } from "@/lib/api/responses/embeddings";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { switchHeldReembed } from "@/lib/embed/reembed";
@@ -7,6 +8,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/reembed/switch",
   auth: "admin",
+  response: reembedSwitchResponse,
   params: storeParams,
   handler: ({ params, principal }) => {
     requireStore(params.store);

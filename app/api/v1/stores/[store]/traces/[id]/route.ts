@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { traceResponse } from "@/lib/api/responses/recall";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { getTraceById } from "@/lib/recall/traces";
@@ -8,6 +9,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/traces/{id}",
   auth: "read",
+  response: traceResponse,
   params: storeParams.extend({ id: z.coerce.number().int().positive() }).strict(),
   handler: ({ params }) => {
     requireStore(params.store);
