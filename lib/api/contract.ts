@@ -145,6 +145,23 @@ export function toWire(schema: ZodType, value: unknown): unknown {
   }
 }
 
+const CREATED_OR_EXISTING = new WeakSet<ZodType>();
+
+/**
+ * Marks a response schema whose route answers 201 for a new record and 200
+ * when a retry (same client id), a duplicate or a merge found an existing one
+ * (the handler returns respondCreated(body, isNew)).
+ */
+export function createdOrExisting<T extends ZodType>(schema: T): T {
+  CREATED_OR_EXISTING.add(schema);
+  return schema;
+}
+
+/** The success statuses a route documents (and, under the contract check, may answer with). */
+export function successStatuses(route: { response: ZodType; status?: number }): number[] {
+  return CREATED_OR_EXISTING.has(route.response) ? [201, 200] : [route.status ?? 200];
+}
+
 /** Whether answers are checked against their schemas (tests, reliability servers; never by default in production). */
 export function contractChecksEnabled(): boolean {
   return getConfig().checkResponses;

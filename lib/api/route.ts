@@ -6,7 +6,7 @@ import { assertStoresAllowed, hasScope, verifyApiToken, type AgentPrincipal, typ
 import { isAnswer } from "../http/answer";
 import { log } from "../log";
 import { recordRequest } from "../metrics/latency";
-import { assertMatchesContract, contractChecksEnabled, toWire } from "./contract";
+import { assertMatchesContract, contractChecksEnabled, successStatuses, toWire } from "./contract";
 import { storesReferenced } from "./store-refs";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
@@ -214,7 +214,10 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
       if (result instanceof Response) throw new Error(`${spec.name}: handlers return data, not a Response`);
       const answer = isAnswer(result) ? result : { body: result, status: spec.status ?? 200, contentType: undefined };
       const wire = answer.contentType ? answer.body : toWire(spec.response, answer.body ?? null);
-      if (contractChecksEnabled()) assertMatchesContract(spec.response, wire, spec.name);
+      if (contractChecksEnabled()) {
+        assertMatchesContract(spec.response, wire, spec.name);
+        if (!successStatuses(spec).includes(answer.status)) throw new AppError("internal", `${spec.name} answered ${answer.status}, which it does not document`);
+      }
       response = answer.contentType
         ? new Response(String(wire), { status: answer.status, headers: { "content-type": answer.contentType, "x-request-id": requestId } })
         : Response.json(wire, { status: answer.status, headers: { "x-request-id": requestId } });

@@ -6,6 +6,14 @@
 import { z, type ZodType } from "zod";
 import type { AgentPrincipal, Scope } from "../auth/tokens";
 import { storeParams } from "../api/params";
+import { deletedResponse } from "../api/responses/common";
+import { messagePostedResponse, sessionCreatedResponse, sessionView } from "../api/responses/dialectic";
+import { categoryBrowseResponse, chunkDetail, memoryListResponse, memoryWithBody, recentMemoriesResponse, searchResponse } from "../api/responses/documents";
+import { embeddingStatusResponse } from "../api/responses/embeddings";
+import { evidenceLinkResponse, evidenceUnlinkedResponse, frameResponse, graphDeletedResponse, nodeDeletedResponse, nodeDetailResponse, nodeListResponse, nodeResponse, relationCreatedResponse, relationResponse, rememberResponse, thoughtResponse } from "../api/responses/graph";
+import { runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskStatusResponse, validationRecordedResponse } from "../api/responses/ledger";
+import { learningRecordedResponse, recallResponse, traceRecordedResponse } from "../api/responses/recall";
+import { storeListResponse } from "../api/responses/stores";
 import { getEmbeddingStatus } from "../embed/status";
 import { clientIdSchema } from "../governance/common";
 import { callerOf } from "../governance/respond";
@@ -52,11 +60,13 @@ export type ToolDef = {
   description: string;
   /** Minimum scope, as on the matching REST route. */
   scope: Scope;
+  /** The result, in the wire's snake_case: the same schema as the matching REST route's response (see lib/api/contract.ts). */
+  output: ZodType;
   input: ZodType;
   run: (args: never, ctx: ToolContext) => unknown;
 };
 
-function tool<S extends ZodType>(def: { name: string; description: string; scope: Scope; input: S; run: (args: z.output<S>, ctx: ToolContext) => unknown }): ToolDef {
+function tool<S extends ZodType>(def: { name: string; description: string; scope: Scope; output: ZodType; input: S; run: (args: z.output<S>, ctx: ToolContext) => unknown }): ToolDef {
   return def as ToolDef;
 }
 
@@ -74,6 +84,7 @@ const indexTools: ToolDef[] = [
     name: "search",
     description: "Search a store's documents and memories (mode fts | vector | hybrid), with filters; same as POST /stores/{store}/search.",
     scope: "read",
+    output: searchResponse,
     input: searchInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }) => {
       openIndexedStore({ store });
@@ -84,6 +95,7 @@ const indexTools: ToolDef[] = [
     name: "read_chunk",
     description: "Read one chunk (text, path, position) by its 32-hex chunk id from a search hit.",
     scope: "read",
+    output: chunkDetail,
     input: z.object({ ...storeShape, id: chunkIdSchema }).strict(),
     run: ({ store, id }) => getChunkByChunkId({ sqlite: openIndexedStore({ store }), chunkId: id }),
   }),
@@ -91,6 +103,7 @@ const indexTools: ToolDef[] = [
     name: "query_memories",
     description: "List memories by category (recursive), tags, updated range, source; sorted and paged.",
     scope: "read",
+    output: memoryListResponse,
     input: memoryFilterSchema.safeExtend(storeShape),
     run: ({ store, ...filter }) => listMemoriesByFilter({ sqlite: openIndexedStore({ store }), filter }),
   }),
@@ -98,6 +111,7 @@ const indexTools: ToolDef[] = [
     name: "recent_memories",
     description: "The most recently updated memories of a store.",
     scope: "read",
+    output: recentMemoriesResponse,
     input: z.object({ ...storeShape, limit: memoryFilterSchema.shape.limit.default(10) }).strict(),
     run: ({ store, limit }) => ({ memories: listRecentMemories({ sqlite: openIndexedStore({ store }), limit }) }),
   }),
@@ -105,6 +119,7 @@ const indexTools: ToolDef[] = [
     name: "list_memories",
     description: "Browse the category tree: the child categories of `parent` (root when absent) and a page of the memories under it (recursive, newest first).",
     scope: "read",
+    output: categoryBrowseResponse,
     input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset }).strict(),
     run: ({ store, parent, limit, offset }) => {
       const sqlite = openIndexedStore({ store });
@@ -116,6 +131,7 @@ const indexTools: ToolDef[] = [
     name: "read_memory",
     description: "Read one memory (frontmatter fields and body) by its path, e.g. projects/dualmind/decisions.md.",
     scope: "read",
+    output: memoryWithBody,
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
     run: ({ store, path }) => {
       openIndexedStore({ store });
@@ -126,6 +142,7 @@ const indexTools: ToolDef[] = [
     name: "write_memory",
     description: "Create a memory: a markdown file under memory/<path> (file first, then the index). An existing path is a conflict; use update_memory.",
     scope: "write",
+    output: memoryWithBody,
     input: createMemorySchema.safeExtend(storeShape),
     run: ({ store, ...input }) => createMemory({ store, sqlite: openIndexedStore({ store }), input }),
   }),
@@ -133,6 +150,7 @@ const indexTools: ToolDef[] = [
     name: "update_memory",
     description: "Update (or move with move_to) an existing memory.",
     scope: "write",
+    output: memoryWithBody,
     input: updateMemorySchema.safeExtend(storeShape),
     run: ({ store, ...input }) => updateMemory({ store, sqlite: openIndexedStore({ store }), input }),
   }),
@@ -140,6 +158,7 @@ const indexTools: ToolDef[] = [
     name: "delete_memory",
     description: "Delete a memory file and its index rows.",
     scope: "write",
+    output: deletedResponse,
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
     run: ({ store, path }) => {
       deleteMemory({ store, sqlite: openIndexedStore({ store }), memoryPath: path });
@@ -153,6 +172,7 @@ const graphTools: ToolDef[] = [
     name: "think",
     description: "Record a thought (optionally in a chain); it is embedded and scored for novelty.",
     scope: "write",
+    output: thoughtResponse,
     input: thinkInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ thought: thinkThought({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
   }),
@@ -160,6 +180,7 @@ const graphTools: ToolDef[] = [
     name: "remember",
     description: "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence.",
     scope: "read",
+    output: rememberResponse,
     input: rememberInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }) => {
       requireStore(store);
@@ -170,6 +191,7 @@ const graphTools: ToolDef[] = [
     name: "node_create",
     description: "Create a knowledge-graph node (entity).",
     scope: "write",
+    output: nodeResponse,
     input: createNodeInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ node: createNode({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
   }),
@@ -177,6 +199,7 @@ const graphTools: ToolDef[] = [
     name: "node_get",
     description: "A node with its frames, relations and neighbours.",
     scope: "read",
+    output: nodeDetailResponse,
     input: storeItemParams,
     run: ({ store, id }) => getNodeDetailById({ handle: openGraphStore(store), id }),
   }),
@@ -184,6 +207,7 @@ const graphTools: ToolDef[] = [
     name: "node_list",
     description: "List or find nodes by name and entity type.",
     scope: "read",
+    output: nodeListResponse,
     input: listNodesQuerySchema.safeExtend(storeShape),
     run: ({ store, ...filter }) => listNodesByFilter({ handle: openGraphStore(store), filter }),
   }),
@@ -191,6 +215,7 @@ const graphTools: ToolDef[] = [
     name: "node_update",
     description: "Change a node's display name, scope, attributes or tags (fields under `changes`).",
     scope: "write",
+    output: nodeResponse,
     input: z.object({ ...storeItemShape, changes: updateNodeInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ node: updateNode({ handle: openGraphStore(store), id, input: changes }) }),
   }),
@@ -198,6 +223,7 @@ const graphTools: ToolDef[] = [
     name: "node_delete",
     description: "Delete a node with its frames and relations (audited).",
     scope: "write",
+    output: nodeDeletedResponse,
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteNode({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
   }),
@@ -205,6 +231,7 @@ const graphTools: ToolDef[] = [
     name: "relation_create",
     description: "Create a relation between two nodes, or merge into the existing one of the same type.",
     scope: "write",
+    output: relationCreatedResponse,
     input: createRelationInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => createOrMergeRelation({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
   }),
@@ -212,6 +239,7 @@ const graphTools: ToolDef[] = [
     name: "relation_update",
     description: "Change a relation's weight, confidence, direction, time range or attributes (fields under `changes`).",
     scope: "write",
+    output: relationResponse,
     input: z.object({ ...storeItemShape, changes: updateRelationInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ relation: updateRelation({ handle: openGraphStore(store), id, input: changes }) }),
   }),
@@ -219,6 +247,7 @@ const graphTools: ToolDef[] = [
     name: "relation_delete",
     description: "Delete a relation (audited).",
     scope: "write",
+    output: graphDeletedResponse,
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteRelation({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
   }),
@@ -226,6 +255,7 @@ const graphTools: ToolDef[] = [
     name: "frame_create",
     description: "Attach a semantic / episodic / procedural / custom frame to a node.",
     scope: "write",
+    output: frameResponse,
     input: createFrameInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ frame: createFrame({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
   }),
@@ -233,6 +263,7 @@ const graphTools: ToolDef[] = [
     name: "frame_update",
     description: "Replace a frame's properties (under `changes`).",
     scope: "write",
+    output: frameResponse,
     input: z.object({ ...storeItemShape, changes: updateFrameInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ frame: updateFrame({ handle: openGraphStore(store), id, input: changes }) }),
   }),
@@ -240,6 +271,7 @@ const graphTools: ToolDef[] = [
     name: "frame_delete",
     description: "Delete a frame (audited).",
     scope: "write",
+    output: graphDeletedResponse,
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteFrame({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
   }),
@@ -247,6 +279,7 @@ const graphTools: ToolDef[] = [
     name: "evidence_link",
     description: "Link a thought as evidence for (or against) a frame or relation.",
     scope: "write",
+    output: evidenceLinkResponse,
     input: linkEvidenceInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => linkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
   }),
@@ -254,6 +287,7 @@ const graphTools: ToolDef[] = [
     name: "evidence_unlink",
     description: "Remove a thought's evidence link from a frame or relation (audited).",
     scope: "write",
+    output: evidenceUnlinkedResponse,
     input: evidenceKeySchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => unlinkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
   }),
@@ -264,6 +298,7 @@ const recallTools: ToolDef[] = [
     name: "recall",
     description: "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning).",
     scope: "read",
+    output: recallResponse,
     input: recallInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => {
       requireStore(store);
@@ -274,6 +309,7 @@ const recallTools: ToolDef[] = [
     name: "record_trace",
     description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor.",
     scope: "write",
+    output: traceRecordedResponse,
     input: traceInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => {
       requireStore(store);
@@ -284,6 +320,7 @@ const recallTools: ToolDef[] = [
     name: "record_learning",
     description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated.",
     scope: "write",
+    output: learningRecordedResponse,
     input: learningInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => {
       requireStore(store);
@@ -297,6 +334,7 @@ const ledgerTools: ToolDef[] = [
     name: "task_create",
     description: "Record a task (intent + spec, optional assignees who may run and validate it) in the governance ledger; retrying with the same task_id returns the first one.",
     scope: "write",
+    output: taskCreatedResponse,
     input: createTaskSchema,
     run: (input, ctx) => createTask({ input, requestedBy: agentOf(ctx) }),
   }),
@@ -304,6 +342,7 @@ const ledgerTools: ToolDef[] = [
     name: "task_status",
     description: "One of your tasks (requested by or assigned to you) with its runs, validations and the verdict with reasons.",
     scope: "read",
+    output: taskStatusResponse,
     input: z.object(taskIdShape).strict(),
     run: ({ task_id }, ctx) => getTaskStatusById({ taskId: task_id, caller: callerIn(ctx) }),
   }),
@@ -311,6 +350,7 @@ const ledgerTools: ToolDef[] = [
     name: "record_run",
     description: "Record a skill run of a task (started, or finished when output_hash and exit_code are given).",
     scope: "write",
+    output: runRecordedResponse,
     input: startRunSchema.safeExtend(taskIdShape),
     run: ({ task_id, ...input }, ctx) => recordRunStart({ taskId: task_id, input, caller: callerIn(ctx) }),
   }),
@@ -318,6 +358,7 @@ const ledgerTools: ToolDef[] = [
     name: "finish_run",
     description: "Finish a started run with its output hash and exit code.",
     scope: "write",
+    output: runFinishedResponse,
     input: finishRunSchema.safeExtend({ ...taskIdShape, run_id: clientIdSchema }),
     run: ({ task_id, run_id, ...input }, ctx) => recordRunFinish({ taskId: task_id, runId: run_id, input, caller: callerIn(ctx) }),
   }),
@@ -325,6 +366,7 @@ const ledgerTools: ToolDef[] = [
     name: "record_validation",
     description: "Record a critic and/or runner validation of a task.",
     scope: "write",
+    output: validationRecordedResponse,
     input: recordValidationSchema.safeExtend(taskIdShape),
     run: ({ task_id, ...input }, ctx) => recordValidation({ taskId: task_id, input, caller: callerIn(ctx) }),
   }),
@@ -335,6 +377,7 @@ const dialecticTools: ToolDef[] = [
     name: "dialectic_request",
     description: "Open a dialectic review session (you are the paused agent; post the thesis next).",
     scope: "write",
+    output: sessionCreatedResponse,
     input: createSessionSchema,
     run: (input, ctx) => createDialecticSession({ input, agentId: agentOf(ctx) }),
   }),
@@ -342,6 +385,7 @@ const dialecticTools: ToolDef[] = [
     name: "dialectic_post",
     description: "Post the next message (thesis, antithesis or synthesis) to a session; only the expected agent may post.",
     scope: "write",
+    output: messagePostedResponse,
     input: postMessageSchema.safeExtend(sessionIdShape),
     run: ({ session_id, ...input }, ctx) => postDialecticMessage({ sessionId: session_id, ...callerIn(ctx), input }),
   }),
@@ -349,6 +393,7 @@ const dialecticTools: ToolDef[] = [
     name: "dialectic_get",
     description: "A session with its transcript and who is expected to post next.",
     scope: "read",
+    output: sessionView,
     input: z.object(sessionIdShape).strict(),
     run: ({ session_id }, ctx) => getDialecticSessionForAgent({ sessionId: session_id, ...callerIn(ctx) }),
   }),
@@ -359,6 +404,7 @@ const storeTools: ToolDef[] = [
     name: "list_stores",
     description: "The stores this token may use, with counts.",
     scope: "read",
+    output: storeListResponse,
     input: z.object({}).strict(),
     run: (_args, ctx) => ({ stores: listStores().filter((s) => ctx.principal.stores === null || ctx.principal.stores.includes(s.name)) }),
   }),
@@ -366,6 +412,7 @@ const storeTools: ToolDef[] = [
     name: "store_health",
     description: "Embedding health of a store: backlog, drift, coverage, degraded mode, vector index, re-embed progress.",
     scope: "read",
+    output: embeddingStatusResponse,
     input: z.object({ store: storeNameSchema }).strict(),
     run: ({ store }) => {
       requireStore(store);

@@ -1,5 +1,6 @@
 /** Dialectic review sessions. */
 import { z } from "zod";
+import { createdOrExisting } from "../contract";
 import { MESSAGE_TYPES, PHASES, STATUSES } from "../../governance/dialectic";
 import { dialecticSnapshotSchema } from "../../governance/dialectic-export";
 import { count, epochMs, exact } from "./common";
@@ -45,10 +46,10 @@ export const dialecticSession = exact({
 export const sessionView = dialecticSession.extend({ messages: z.array(dialecticMessage).optional() });
 
 /** 201 for a new session, 200 when a retry with the same session_id found it. */
-export const sessionCreatedResponse = exact({ session: dialecticSession, created: z.boolean() });
+export const sessionCreatedResponse = createdOrExisting(exact({ session: dialecticSession, created: z.boolean() }));
 export const sessionResponse = exact({ session: dialecticSession });
 export const sessionListResponse = exact({ sessions: z.array(sessionView), total: count });
-export const messagePostedResponse = exact({ message: dialecticMessage, session: dialecticSession, created: z.boolean() });
+export const messagePostedResponse = createdOrExisting(exact({ message: dialecticMessage, session: dialecticSession, created: z.boolean() }));
 export const signatureCheckResponse = z.union([
   exact({ ok: z.literal(true), messages: count }),
   exact({ ok: z.literal(false), messages: count, broken_at_seq: z.number().int(), reason: z.string() }),

@@ -1,5 +1,6 @@
 /** Thoughts, chains, the knowledge graph, evidence, remember and working memory. */
 import { z } from "zod";
+import { createdOrExisting } from "../contract";
 import { ENTITY_TYPES, EVIDENCE_STANCES, FRAME_COLUMNS, FRAMEWORKS } from "../../db/schema/graph";
 import { EVIDENCE_TARGETS } from "../../graph/evidence";
 import { count, deletedResponse, epochMs, exact, freeForm, reasonMessage } from "./common";
@@ -78,7 +79,7 @@ export const graphRelation = exact({
 });
 export const relationResponse = exact({ relation: graphRelation });
 /** 201 for a new relation; 200 with merged: true when it merged into the existing one of the same type. */
-export const relationCreatedResponse = exact({ relation: graphRelation, merged: z.boolean() });
+export const relationCreatedResponse = createdOrExisting(exact({ relation: graphRelation, merged: z.boolean() }));
 
 const stance = z.enum(EVIDENCE_STANCES);
 const evidenceWithExcerpt = z.array(exact({ thought_id: z.string(), stance, excerpt: z.string().nullable() }));
@@ -93,7 +94,7 @@ export const nodeDetailResponse = exact({
 
 export const evidenceLink = exact({ target: z.enum(EVIDENCE_TARGETS), target_id: z.string(), thought_id: z.string(), stance, created_at: epochMs, created_by: z.string() });
 /** 201 for a new link; 200 with created: false when the link existed (its stance is updated). */
-export const evidenceLinkResponse = exact({ evidence: evidenceLink, created: z.boolean() });
+export const evidenceLinkResponse = createdOrExisting(exact({ evidence: evidenceLink, created: z.boolean() }));
 export const evidenceListResponse = exact({ evidence: z.array(exact({ thought_id: z.string(), stance })) });
 export const evidenceUnlinkedResponse = exact({ deleted: z.literal(true) });
 

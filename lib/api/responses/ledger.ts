@@ -1,5 +1,6 @@
 /** System 2 ledger: tasks, skill runs, validations, provenance, overrides. */
 import { z } from "zod";
+import { createdOrExisting } from "../contract";
 import { CHECKS, VERDICTS } from "../../governance/ledger";
 import { count, epochMs, exact } from "./common";
 
@@ -18,7 +19,7 @@ export const task = exact({
   assignees: z.array(z.string()),
 });
 /** 201 for a new task, 200 when a retry with the same task_id found it (`created: false`). */
-export const taskCreatedResponse = exact({ task, created: z.boolean() });
+export const taskCreatedResponse = createdOrExisting(exact({ task, created: z.boolean() }));
 export const taskListResponse = exact({ tasks: z.array(task.extend({ run_count: count })), total: count });
 
 const artifactRef = exact({ artifact_type: z.string(), artifact_id: z.string(), store: z.string() });
@@ -37,7 +38,9 @@ export const skillRun = exact({
   agent_id: z.string().nullable(),
   status: z.enum(["running", "succeeded", "failed"]),
 });
-export const runRecordedResponse = exact({ run: skillRun, created: z.boolean() });
+export const runRecordedResponse = createdOrExisting(exact({ run: skillRun, created: z.boolean() }));
+/** Finishing a run: `created` is false when the same finish was recorded before (a retry). */
+export const runFinishedResponse = exact({ run: skillRun, created: z.boolean() });
 
 export const validation = exact({
   validation_id: z.string(),
@@ -49,10 +52,10 @@ export const validation = exact({
   ts: epochMs,
   agent_id: z.string().nullable(),
 });
-export const validationRecordedResponse = exact({ validation, created: z.boolean() });
+export const validationRecordedResponse = createdOrExisting(exact({ validation, created: z.boolean() }));
 
 export const override = exact({ override_id: z.string(), ts: epochMs, actor: z.string(), token_label: z.string(), task_id: z.string().nullable(), note: z.string() });
-export const overrideRecordedResponse = exact({ override, created: z.boolean() });
+export const overrideRecordedResponse = createdOrExisting(exact({ override, created: z.boolean() }));
 
 export const provenanceRecord = exact({
   id: z.number().int(),

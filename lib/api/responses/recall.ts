@@ -1,5 +1,6 @@
 /** Reflection: traces, learnings, recall, and the per-store reflection settings. */
 import { z } from "zod";
+import { createdOrExisting } from "../contract";
 import { count, epochMs, exact, freeForm, reasonMessage } from "./common";
 
 const intent = exact({ verb: z.string(), target: z.string() });
@@ -26,7 +27,7 @@ export const trace = exact({
   last_seen_at: epochMs,
 });
 /** 201 for a new trace, 200 when it deduplicated into an existing one (`deduped`). */
-export const traceRecordedResponse = exact({ trace, deduped: z.boolean(), embedding: z.enum(["queued", "skipped_backpressure", "unchanged"]), retained: exact({ deleted: count }) });
+export const traceRecordedResponse = createdOrExisting(exact({ trace, deduped: z.boolean(), embedding: z.enum(["queued", "skipped_backpressure", "unchanged"]), retained: exact({ deleted: count }) }));
 export const traceResponse = exact({ trace });
 export const traceListResponse = exact({ traces: z.array(trace), total: count });
 
@@ -47,7 +48,7 @@ export const learning = exact({
   last_seen_at: epochMs,
 });
 /** 201 for a new learning, 200 when it deduplicated into an existing one. */
-export const learningRecordedResponse = exact({ learning, deduped: z.boolean(), embedding: z.enum(["queued", "unchanged"]) });
+export const learningRecordedResponse = createdOrExisting(exact({ learning, deduped: z.boolean(), embedding: z.enum(["queued", "unchanged"]) }));
 export const learningResponse = exact({ learning });
 export const learningListResponse = exact({ learnings: z.array(learning), total: count });
 

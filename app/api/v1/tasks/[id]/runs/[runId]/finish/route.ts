@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
-import { runRecordedResponse } from "@/lib/api/responses/ledger";
+import { runFinishedResponse } from "@/lib/api/responses/ledger";
 import { clientIdSchema } from "@/lib/governance/common";
 import { finishRunSchema, recordRunFinish } from "@/lib/governance/ledger";
 import { callerOf } from "@/lib/governance/respond";
@@ -8,7 +8,7 @@ import { callerOf } from "@/lib/governance/respond";
 export const POST = defineRoute({
   name: "POST /tasks/{id}/runs/{runId}/finish",
   auth: "write",
-  response: runRecordedResponse,
+  response: runFinishedResponse,
   params: z.object({ id: clientIdSchema, runId: clientIdSchema }).strict(),
   body: finishRunSchema,
   handler: ({ params, body, principal }) => recordRunFinish({ taskId: params.id, runId: params.runId, input: body, caller: callerOf(principal) }),
