@@ -7,6 +7,8 @@ export default defineConfig({
   test: {
     include: ["tests/reliability/**/*.test.ts"],
     environment: "node",
+    // Every API and MCP answer is checked against its declared response schema (lib/api/contract.ts).
+    env: { DUALMIND_CHECK_RESPONSES: "true" },
     pool: "forks",
     // Files start their own `next start` processes; one at a time keeps 2 cores from thrashing.
     fileParallelism: false,

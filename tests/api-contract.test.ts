@@ -1,0 +1,176 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z, type ZodType } from "zod";
+import { ROUTE_MODULES } from "@/app/api/v1/openapi.json/catalog";
+import { assertMatchesContract, camelOf, createdOrExisting, errorEnvelopeSchema, toWire } from "@/lib/api/contract";
+import { buildApiReference, buildOpenApiDocument } from "@/lib/api/openapi";
+import { defineRoute, type DescribedHandler } from "@/lib/api/route";
+import { createApiToken } from "@/lib/auth/tokens";
+import { resetConfigForTests } from "@/lib/config";
+import { bootstrapApp } from "@/lib/bootstrap";
+import { respondCreated } from "@/lib/governance/respond";
+import { listToolDescriptors } from "@/lib/mcp/server";
+import { MCP_TOOLS } from "@/lib/mcp/tools";
+import { callRoute, useTempDataDir } from "./helpers";
+
+const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+/** Route files that are not agent API routes: next-auth's own handler and the MCP transport (its tools are checked below). */
+const NOT_DEFINE_ROUTE = new Set(["app/api/auth/[...nextauth]/route.ts", "app/api/mcp/route.ts"]);
+
+function routeFilesOnDisk(): string[] {
+  return execFileSync("find", ["app/api", "-name", "route.ts"], { encoding: "utf8" }).trim().split("\n").sort();
+}
+
+function isDescribed(value: unknown): value is DescribedHandler {
+  return typeof value === "function" && "route" in value;
+}
+
+describe("every answer has a declared contract", () => {
+  it("every method of every route file on disk declares a response schema", async () => {
+    const files = routeFilesOnDisk().filter((f) => !NOT_DEFINE_ROUTE.has(f));
+    expect(files.length).toBeGreaterThan(55);
+    const missing: string[] = [];
+    let methods = 0;
+    for (const file of files) {
+      const mod = (await import(pathToFileURL(path.resolve(file)).href)) as Record<string, unknown>;
+      const exported = METHODS.filter((m) => m in mod);
+      expect(exported.length, file).toBeGreaterThan(0);
+      for (const method of exported) {
+        methods++;
+        const handler = mod[method];
+        if (!isDescribed(handler) || !(handler.route.response instanceof z.ZodType)) missing.push(`${method} ${file}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(methods).toBeGreaterThan(85);
+  });
+
+  it("every MCP tool declares an output schema, listed as its outputSchema", () => {
+    expect(MCP_TOOLS.filter((t) => !(t.output instanceof z.ZodType)).map((t) => t.name)).toEqual([]);
+    const listed = listToolDescriptors();
+    expect(listed).toHaveLength(MCP_TOOLS.length);
+    for (const t of listed) expect(t.outputSchema.type, t.name).toBe("object");
+  });
+
+  it("the OpenAPI document gives every success its real schema and every error the shared envelope", () => {
+    const doc = buildOpenApiDocument(Object.values(ROUTE_MODULES)) as { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>> };
+    let operations = 0;
+    for (const [p, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        operations++;
+        for (const [status, r] of Object.entries(op.responses)) {
+          const schema = r.content?.["application/json"]?.schema;
+          expect(schema, `${method} ${p} ${status}`).toBeTruthy();
+          if (status.startsWith("2")) expect(Object.keys(schema!).length, `${method} ${p} ${status}`).toBeGreaterThan(0);
+          else expect(schema, `${method} ${p} ${status}`).toEqual({ $ref: "#/components/schemas/Error" });
+        }
+      }
+    }
+    expect(operations).toBeGreaterThan(80);
+    expect(JSON.stringify(doc)).not.toContain('"schema":{}');
+    const tasks = doc.paths["/api/v1/tasks"].post.responses;
+    expect(Object.keys(tasks).filter((s) => s.startsWith("2")).sort()).toEqual(["200", "201"]);
+    expect(tasks["201"].content!["application/json"].schema).toMatchObject({ required: expect.arrayContaining(["task", "created"]), additionalProperties: false });
+  });
+
+  it("the API reference page has each response's shape in snake_case", () => {
+    const entry = buildApiReference(Object.values(ROUTE_MODULES)).find((e) => e.method === "GET" && e.path === "/api/v1/tasks/{id}");
+    expect(entry?.statuses).toEqual(["200"]);
+    expect(entry?.response).toContain("task_id: string;");
+    expect(entry?.response).toContain('verdict: "pending" | "passed" | "failed";');
+    expect(entry?.response).not.toMatch(/\b[a-z]+[A-Z]\w*\??:/);
+  });
+
+  it("no route builds its own Response (it would lose x-request-id and skip the contract)", () => {
+    const own = routeFilesOnDisk()
+      .filter((f) => !NOT_DEFINE_ROUTE.has(f))
+      .filter((f) => /\bResponse\.json\(|new Response\(/.test(fs.readFileSync(f, "utf8")));
+    expect(own).toEqual([]);
+  });
+});
+
+describe("the wire is snake_case, renamed by the schema", () => {
+  const schema = z.strictObject({
+    task_id: z.string(),
+    p50_ms: z.number().nullable(),
+    chunk_sha256: z.string(),
+    attributes: z.record(z.string(), z.unknown()),
+    runs: z.array(z.strictObject({ run_id: z.string() })),
+    check: z.union([z.strictObject({ ok: z.literal(true), messages: z.number() }), z.strictObject({ ok: z.literal(false), broken_at_seq: z.number() })]),
+  });
+
+  it("renames declared keys only; free-form records keep their keys; undeclared keys are left for the check to catch", () => {
+    const wire = toWire(schema, {
+      taskId: "t1",
+      p50Ms: null,
+      chunkSha256: "ab",
+      attributes: { ownerId: 1, nested: { someKey: 2 } },
+      runs: [{ runId: "r1" }],
+      check: { ok: false, brokenAtSeq: 3 },
+      extraField: 1,
+    });
+    expect(wire).toEqual({ task_id: "t1", p50_ms: null, chunk_sha256: "ab", attributes: { ownerId: 1, nested: { someKey: 2 } }, runs: [{ run_id: "r1" }], check: { ok: false, broken_at_seq: 3 }, extraField: 1 });
+    expect(() => assertMatchesContract(schema, wire, "test")).toThrow(/does not match/);
+    expect(camelOf("recency_half_life_days")).toBe("recencyHalfLifeDays");
+  });
+
+  it("keys already in snake_case (graph rows, health) pass as they are", () => {
+    expect(toWire(schema.pick({ task_id: true }), { task_id: "t" })).toEqual({ task_id: "t" });
+  });
+});
+
+describe("the wrapper keeps its promises", () => {
+  let env: ReturnType<typeof useTempDataDir>;
+  let token: string;
+  beforeAll(() => {
+    env = useTempDataDir();
+    bootstrapApp();
+    token = createApiToken({ input: { label: "c", agent_id: "contract", scopes: ["write"] }, actor: "test" }).token;
+  });
+  afterAll(() => env.cleanup());
+
+  const route = (response: ZodType, handler: () => unknown) => defineRoute({ name: "POST /contract-test", auth: "write", response, handler });
+  const call = async (handler: DescribedHandler) => {
+    const res = await handler(new Request("http://127.0.0.1/api/v1/contract-test", { method: "POST", headers: { authorization: `Bearer ${token}` } }));
+    return { res, json: await res.json() };
+  };
+
+  it("a created answer keeps x-request-id and is renamed like any other", async () => {
+    const { res, json } = await call(route(createdOrExisting(z.strictObject({ task_id: z.string(), created: z.boolean() })), () => respondCreated({ taskId: "t1", created: true }, true)));
+    expect(res.status).toBe(201);
+    expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
+    expect(json).toEqual({ task_id: "t1", created: true });
+  });
+
+  it("an answer with an undeclared field is a 500 naming it, not a silent leak", async () => {
+    const { res, json } = await call(route(z.strictObject({ ok: z.boolean() }), () => ({ ok: true, secretHash: "x" })));
+    expect(res.status).toBe(500);
+    expect(errorEnvelopeSchema.parse(json).error.details.map((d) => d.message).join(" ")).toContain("secretHash");
+  });
+
+  it("a status the route does not document is a 500", async () => {
+    const { res } = await call(route(z.strictObject({ created: z.boolean() }), () => respondCreated({ created: true }, true)));
+    expect(res.status).toBe(500);
+  });
+
+  it("a handler that builds its own Response is a 500", async () => {
+    const { res } = await call(route(z.strictObject({}), () => Response.json({})));
+    expect(res.status).toBe(500);
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("the harness checks answers even with the wrapper's check switched off (callRoute)", async () => {
+    const leaky = defineRoute({ name: "GET /contract-test", auth: "public", response: z.strictObject({ ok: z.literal(true) }), handler: () => ({ ok: true, extra: 1 }) });
+    process.env.DUALMIND_CHECK_RESPONSES = "false";
+    resetConfigForTests();
+    try {
+      await expect(callRoute(leaky)).rejects.toThrow(/GET \/contract-test: answer 200 breaks its contract/);
+    } finally {
+      process.env.DUALMIND_CHECK_RESPONSES = "true";
+      resetConfigForTests();
+    }
+  });
+});
