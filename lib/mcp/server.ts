@@ -38,8 +38,9 @@ const toolsByName = new Map(MCP_TOOLS.map((t) => [t.name, t]));
 type ObjectSchema = { type: "object"; [k: string]: unknown };
 let listedTools: { name: string; description: string; inputSchema: ObjectSchema; outputSchema: ObjectSchema }[] | null = null;
 
+// Results are described in draft-07, the dialect the SDK's client validator (ajv) speaks: 2020-12 tuples would read as "no items".
 function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): ObjectSchema {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any", ...(io === "output" ? { target: "draft-7" as const } : {}) }) as Record<string, unknown>;
   return { ...rest, type: "object" };
 }
 

@@ -28,7 +28,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
     source: one(sp.source),
     after: one(sp.after),
     before: one(sp.before),
-    sort: one(sp.sort) ?? "updatedAt",
+    sort: one(sp.sort) ?? "updated_at",
     order: one(sp.order) ?? "desc",
     expired: one(sp.expired) === "1",
   };

@@ -12,8 +12,8 @@ export const exact = z.strictObject;
 /** A JSON object whose keys are data, not fields: node attributes, frame properties, learning args. */
 export const freeForm = z.record(z.string(), z.unknown());
 
-/** Epoch milliseconds. */
-export const epochMs = z.number().int();
+/** Epoch milliseconds (file modification times may carry a fraction). */
+export const epochMs = z.number();
 export const count = z.number().int().min(0);
 
 /** Why an answer fell back (e.g. to lexical), in words. */
