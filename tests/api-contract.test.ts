@@ -8,12 +8,32 @@ import { ROUTE_MODULES } from "@/app/api/v1/openapi.json/catalog";
 import { assertMatchesContract, camelOf, createdOrExisting, errorEnvelopeSchema, toWire } from "@/lib/api/contract";
 import { buildApiReference, buildOpenApiDocument } from "@/lib/api/openapi";
 import { defineRoute, type DescribedHandler } from "@/lib/api/route";
-import { createApiToken } from "@/lib/auth/tokens";
+import { createApiToken, verifyApiToken } from "@/lib/auth/tokens";
 import { resetConfigForTests } from "@/lib/config";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { respondCreated } from "@/lib/governance/respond";
 import { listToolDescriptors } from "@/lib/mcp/server";
 import { MCP_TOOLS } from "@/lib/mcp/tools";
+import * as dialecticMetricsRoute from "@/app/api/v1/dialectic/metrics/route";
+import * as sessionExportRoute from "@/app/api/v1/dialectic/sessions/[id]/export/route";
+import * as sessionsRoute from "@/app/api/v1/dialectic/sessions/route";
+import * as sweepRoute from "@/app/api/v1/dialectic/sweep/route";
+import * as chainRoute from "@/app/api/v1/stores/[store]/chains/[id]/route";
+import * as evidenceRoute from "@/app/api/v1/stores/[store]/evidence/route";
+import * as frameRoute from "@/app/api/v1/stores/[store]/frames/[id]/route";
+import * as framesRoute from "@/app/api/v1/stores/[store]/frames/route";
+import * as learningRoute from "@/app/api/v1/stores/[store]/learnings/[id]/route";
+import * as learningsRoute from "@/app/api/v1/stores/[store]/learnings/route";
+import * as nodeRoute from "@/app/api/v1/stores/[store]/nodes/[id]/route";
+import * as nodesRoute from "@/app/api/v1/stores/[store]/nodes/route";
+import * as relationRoute from "@/app/api/v1/stores/[store]/relations/[id]/route";
+import * as relationsRoute from "@/app/api/v1/stores/[store]/relations/route";
+import * as feedbackRoute from "@/app/api/v1/stores/[store]/thoughts/[id]/feedback/route";
+import * as thoughtRoute from "@/app/api/v1/stores/[store]/thoughts/[id]/route";
+import * as thoughtsRoute from "@/app/api/v1/stores/[store]/thoughts/route";
+import * as tasksRoute from "@/app/api/v1/tasks/route";
+import { runTool } from "@/lib/mcp/server";
+import { createStore } from "@/lib/stores/stores";
 import { callRoute, useTempDataDir } from "./helpers";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
@@ -172,5 +192,72 @@ describe("the wrapper keeps its promises", () => {
       process.env.DUALMIND_CHECK_RESPONSES = "true";
       resetConfigForTests();
     }
+  });
+});
+
+/**
+ * Routes and tools no feature test happens to call: each answers once here,
+ * so its declared schema is checked against a real answer too (callRoute and
+ * runTool both check under DUALMIND_CHECK_RESPONSES).
+ */
+describe("the routes and tools other tests do not call answer within their contract", () => {
+  let env: ReturnType<typeof useTempDataDir>;
+  let admin: string;
+  const P = { store: "kb" };
+  beforeAll(() => {
+    env = useTempDataDir();
+    bootstrapApp();
+    createStore({ input: { name: "kb" }, actor: "test" });
+    admin = createApiToken({ input: { label: "a", agent_id: "keeper", scopes: ["admin"] }, actor: "test" }).token;
+  });
+  afterAll(() => env.cleanup());
+  const ok = async (handler: DescribedHandler, opts: Parameters<typeof callRoute>[1]) => {
+    const r = await callRoute(handler, { token: admin, ...opts });
+    expect(r.status, `${handler.route.name}: ${JSON.stringify(r.json)}`).toBeLessThan(300);
+    return r.json;
+  };
+  const tool = (name: string, args: Record<string, unknown>) => runTool({ name, args, options: { principal: verifyApiToken(admin)! } });
+
+  it("graph items by id: read, change, delete", async () => {
+    const a = (await ok(nodesRoute.POST, { params: P, body: { name: "wal", entity_type: "concept" } })).node.id;
+    const b = (await ok(nodesRoute.POST, { params: P, body: { name: "checkpoint", entity_type: "concept" } })).node.id;
+    const thought = (await ok(thoughtsRoute.POST, { params: P, body: { content: "WAL grows until a checkpoint", chain_id: "c-1" } })).thought;
+    expect((await ok(thoughtRoute.GET, { params: { ...P, id: thought.id } })).thought.id).toBe(thought.id);
+    expect((await ok(feedbackRoute.POST, { params: { ...P, id: thought.id }, body: { utility: 0.9 } })).thought.feedback_count).toBe(1);
+    expect((await ok(chainRoute.GET, { params: { ...P, id: "c-1" } })).chain.thoughts).toHaveLength(1);
+    const frame = (await ok(framesRoute.POST, { params: P, body: { node_id: a, column: "semantic", properties: { size: "grows" } } })).frame;
+    expect((await ok(frameRoute.GET, { params: { ...P, id: frame.id } })).frame.properties).toEqual({ size: "grows" });
+    await ok(frameRoute.PATCH, { method: "PATCH", params: { ...P, id: frame.id }, body: { properties: { size: "bounded" } } });
+    await ok(evidenceRoute.POST, { params: P, body: { target: "frame", target_id: frame.id, thought_id: thought.id } });
+    expect(await ok(evidenceRoute.DELETE, { method: "DELETE", params: P, body: { target: "frame", target_id: frame.id, thought_id: thought.id } })).toEqual({ deleted: true });
+    const relation = (await ok(relationsRoute.POST, { params: P, body: { from_id: a, to_id: b, relationship_type: "needs" } })).relation;
+    expect((await ok(relationRoute.GET, { params: { ...P, id: relation.id } })).relation.relationship_type).toBe("needs");
+    expect((await ok(relationRoute.PATCH, { method: "PATCH", params: { ...P, id: relation.id }, body: { weight: 0.9 } })).relation.weight).toBe(0.9);
+    expect((await ok(nodeRoute.PATCH, { method: "PATCH", params: { ...P, id: a }, body: { display_name: "WAL" } })).node.display_name).toBe("WAL");
+    expect(await ok(relationRoute.DELETE, { method: "DELETE", params: { ...P, id: relation.id } })).toEqual({ deleted: relation.id });
+    expect(await ok(frameRoute.DELETE, { method: "DELETE", params: { ...P, id: frame.id } })).toEqual({ deleted: frame.id });
+    expect(await ok(thoughtRoute.DELETE, { method: "DELETE", params: { ...P, id: thought.id } })).toEqual({ deleted: thought.id });
+    expect(await ok(nodeRoute.DELETE, { method: "DELETE", params: { ...P, id: b } })).toEqual({ deleted: b, frames: 0, relations: 0 });
+
+    const c = ((await tool("node_create", { store: "kb", name: "vacuum", entity_type: "tool" })) as { node: { id: string } }).node.id;
+    await tool("node_update", { store: "kb", id: c, changes: { tags: ["maintenance"] } });
+    const f = ((await tool("frame_create", { store: "kb", node_id: c, column: "procedural", properties: { step: 1 } })) as { frame: { id: string } }).frame.id;
+    expect(await tool("frame_delete", { store: "kb", id: f })).toEqual({ deleted: f });
+    const r = ((await tool("relation_create", { store: "kb", from_id: c, to_id: a, relationship_type: "shrinks" })) as { relation: { id: string } }).relation.id;
+    expect(await tool("relation_delete", { store: "kb", id: r })).toEqual({ deleted: r });
+  });
+
+  it("memories, learnings, tasks and the dialectic ledger", async () => {
+    await tool("write_memory", { store: "kb", path: "ops/wal", body: "Checkpoint often." });
+    expect(await tool("update_memory", { store: "kb", path: "ops/wal", body: "Checkpoint hourly." })).toMatchObject({ path: "ops/wal", body: expect.stringContaining("hourly") });
+    expect(await tool("delete_memory", { store: "kb", path: "ops/wal" })).toEqual({ deleted: "ops/wal" });
+    const learning = (await ok(learningsRoute.POST, { params: P, body: { predicate: "prefers_small_commits", args: {}, description: "keep commits small", confidence: 0.8 } })).learning;
+    expect((await ok(learningRoute.GET, { params: { ...P, id: String(learning.id) } })).learning.id).toBe(learning.id);
+    const task = (await ok(tasksRoute.POST, { body: { intent: "compact the WAL", spec: { limit: "64MB" } } })).task;
+    expect(await tool("task_status", { task_id: task.task_id })).toMatchObject({ task: { task_id: task.task_id }, verdict: { verdict: "pending" } });
+    const session = (await ok(sessionsRoute.POST, { body: { topic: "WAL size" } })).session;
+    expect((await ok(sessionExportRoute.GET, { params: { id: session.session_id } })).sessions[0].sessionId).toBe(session.session_id);
+    expect(await ok(sweepRoute.POST, {})).toEqual({ failed: [] });
+    expect((await ok(dialecticMetricsRoute.GET, {})).active_sessions).toBe(1);
   });
 });
