@@ -136,7 +136,10 @@ export const reindexJob = exact({
   result: exact({
     store: z.string(),
     counts: reindexCounts,
-    skipped_by: exact({ binary: count, oversized: count, bad_name: count }),
+    /** `symlink`: links under a scanned folder, never followed. */
+    skipped_by: exact({ binary: count, oversized: count, bad_name: count, symlink: count }),
+    /** Skipped links that lead outside their folder (or nowhere); at most 100. */
+    links_outside_root: z.array(z.string()),
     duration_ms: z.number(),
   }).nullable(),
   error: z.string().nullable(),
