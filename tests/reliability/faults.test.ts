@@ -122,8 +122,8 @@ describe("kill -9 of a real server", () => {
       return j.job.status !== "running" && j.job;
     });
     expect(resumed).toMatchObject({ id: jobId, status: "succeeded", attempts: 2, result: { counts: { added: 6000 } } });
-    const verify = (await call("GET", "/stores/crash/verify")).json as { ok: boolean; counts: { fileDocuments: number } };
-    expect(verify).toMatchObject({ ok: true, counts: { fileDocuments: 6000 } });
+    const verify = (await call("GET", "/stores/crash/verify")).json as { ok: boolean; counts: { file_documents: number } };
+    expect(verify).toMatchObject({ ok: true, counts: { file_documents: 6000 } });
     await server!.stop();
     server = null;
     const resumeAudit = getGovernance().sqlite.prepare("select actor, target, details from audit_log where action = 'store.reindex.resume'").all() as { actor: string; target: string; details: string }[];
