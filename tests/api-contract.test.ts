@@ -96,6 +96,35 @@ describe("every answer has a declared contract", () => {
     expect(tasks["201"].content!["application/json"].schema).toMatchObject({ required: expect.arrayContaining(["task", "created"]), additionalProperties: false });
   });
 
+  it("every field name on the wire is snake_case, both ways; the dialectic snapshot file format is the one exception", () => {
+    const doc = buildOpenApiDocument(Object.values(ROUTE_MODULES)) as { paths: Record<string, Record<string, Record<string, unknown>>> };
+    const SNAPSHOT = new Set(["GET /api/v1/dialectic/export", "GET /api/v1/dialectic/sessions/{id}/export", "POST /api/v1/dialectic/restore"]);
+    const camel: string[] = [];
+    const walk = (schema: unknown, where: string): void => {
+      if (!schema || typeof schema !== "object") return;
+      if (Array.isArray(schema)) return schema.forEach((x) => walk(x, where));
+      const s = schema as Record<string, unknown>;
+      for (const [key, child] of Object.entries((s.properties ?? {}) as Record<string, unknown>)) {
+        if (/[a-z][A-Z]/.test(key)) camel.push(`${where}: ${key}`);
+        walk(child, where);
+      }
+      for (const k of ["items", "prefixItems", "anyOf", "oneOf", "allOf", "additionalProperties"]) walk(s[k], where);
+    };
+    for (const [p, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        const where = `${method.toUpperCase()} ${p}`;
+        if (SNAPSHOT.has(where)) continue;
+        for (const r of Object.values(op.responses as Record<string, { content?: unknown }>)) walk(r.content, where);
+        walk(op.requestBody, where);
+        // Path template names ({runId}) never appear in a body; query parameters do.
+        for (const param of (op.parameters ?? []) as { name: string; in: string }[]) if (param.in === "query" && /[a-z][A-Z]/.test(param.name)) camel.push(`${where}: ?${param.name}`);
+      }
+    }
+    expect(camel).toEqual([]);
+    for (const t of listToolDescriptors()) walk({ properties: { ...(t.inputSchema.properties as object), ...(t.outputSchema.properties as object) }, anyOf: t.outputSchema.anyOf }, `tool ${t.name}`);
+    expect(camel).toEqual([]);
+  });
+
   it("the API reference page has each response's shape in snake_case", () => {
     const entry = buildApiReference(Object.values(ROUTE_MODULES)).find((e) => e.method === "GET" && e.path === "/api/v1/tasks/{id}");
     expect(entry?.statuses).toEqual(["200"]);
