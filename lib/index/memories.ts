@@ -315,7 +315,7 @@ export const memoryFilterSchema = z
     updated_after: dateParam.optional(),
     updated_before: dateParam.optional(),
     source: z.string().max(200).optional(),
-    sort: z.enum(["updated_at", "created_at", "token_estimate"]).default("updated_at"),
+    sort: z.enum(["updated_at", "created_at", "token_estimate"]).default("updated_at").transform((s) => ({ updated_at: "updatedAt", created_at: "createdAt", token_estimate: "tokenEstimate" } as const)[s]),
     order: z.enum(["asc", "desc"]).default("desc"),
     limit: z.coerce.number().int().min(1).max(200).default(50),
     offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
@@ -325,7 +325,7 @@ export const memoryFilterSchema = z
 
 export type MemoryFilter = z.output<typeof memoryFilterSchema>;
 
-const SORT_COLUMNS = { updated_at: "updated_at", created_at: "created_at", token_estimate: "token_estimate" } as const;
+const SORT_COLUMNS = { updatedAt: "updated_at", createdAt: "created_at", tokenEstimate: "token_estimate" } as const;
 
 type MemorySqlRow = { path: string; category: string; tags: string; token_estimate: number; source: string | null; created_at: number; updated_at: number; expires_at: number | null; summary: string | null };
 

@@ -17,9 +17,9 @@ import {
   type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { assertMatchesContract, contractChecksEnabled, toWire } from "../api/contract";
 import { jsonDepthExceeds, MAX_JSON_DEPTH, toAppError, zodDetails } from "../api/route";
 import { storesReferenced } from "../api/store-refs";
+import { assertMatchesContract, contractChecksEnabled, toWire } from "../api/contract";
 import { assertStoresAllowed, canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
 import { recordRequest } from "../metrics/latency";

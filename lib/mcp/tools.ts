@@ -4,8 +4,6 @@
  * `store`, `id`, ...). Nothing here re-implements domain logic.
  */
 import { z, type ZodType } from "zod";
-import type { AgentPrincipal, Scope } from "../auth/tokens";
-import { storeParams } from "../api/params";
 import { deletedResponse } from "../api/responses/common";
 import { messagePostedResponse, sessionCreatedResponse, sessionView } from "../api/responses/dialectic";
 import { categoryBrowseResponse, chunkDetail, memoryListResponse, memoryWithBody, recentMemoriesResponse, searchResponse } from "../api/responses/documents";
@@ -14,6 +12,8 @@ import { evidenceLinkResponse, evidenceUnlinkedResponse, frameResponse, graphDel
 import { runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskStatusResponse, validationRecordedResponse } from "../api/responses/ledger";
 import { learningRecordedResponse, recallResponse, traceRecordedResponse } from "../api/responses/recall";
 import { storeListResponse } from "../api/responses/stores";
+import type { AgentPrincipal, Scope } from "../auth/tokens";
+import { storeParams } from "../api/params";
 import { getEmbeddingStatus } from "../embed/status";
 import { clientIdSchema } from "../governance/common";
 import { callerOf } from "../governance/respond";

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { notFoundResponse } from "@/lib/api/responses/common";
+import { defineRoute } from "@/lib/api/route";
 import { AppError } from "@/lib/errors";
 
 // Unknown API paths answer with the envelope, not Next's HTML 404.

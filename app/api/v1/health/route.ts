@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { healthResponse } from "@/lib/api/responses/stores";
+import { defineRoute } from "@/lib/api/route";
 import { getGovernance } from "@/lib/db/connection";
 import { versions } from "@/lib/version";
 

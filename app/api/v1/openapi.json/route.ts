@@ -1,6 +1,6 @@
 import { buildOpenApiDocument } from "@/lib/api/openapi";
-import { defineRoute } from "@/lib/api/route";
 import { openApiDocumentResponse } from "@/lib/api/responses/common";
+import { defineRoute } from "@/lib/api/route";
 import { ROUTE_MODULES } from "./catalog";
 
 export const dynamic = "force-dynamic";

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { overrideRecordedResponse } from "@/lib/api/responses/ledger";
+import { defineRoute } from "@/lib/api/route";
 import { recordOverride, recordOverrideSchema } from "@/lib/governance/ledger";
 import { callerOf, respondCreated } from "@/lib/governance/respond";
 

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { artifactProofsResponse, provenanceRecordedResponse } from "@/lib/api/responses/ledger";
+import { defineRoute } from "@/lib/api/route";
 import { artifactLookupSchema, getProofsByArtifact, recordProvenanceBatch, recordProvenanceSchema } from "@/lib/governance/ledger";
 import { callerOf } from "@/lib/governance/respond";
 

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { storeListResponse, storeSummary } from "@/lib/api/responses/stores";
+import { defineRoute } from "@/lib/api/route";
 import { assertStoresAllowed, canUseStore } from "@/lib/auth/tokens";
 import { createStore, createStoreSchema, listStores } from "@/lib/stores/stores";
 

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { taskCreatedResponse, taskListResponse } from "@/lib/api/responses/ledger";
+import { defineRoute } from "@/lib/api/route";
 import { createTask, createTaskSchema, listTasksByFilter, listTasksQuerySchema } from "@/lib/governance/ledger";
 import { callerOf, respondCreated } from "@/lib/governance/respond";
 

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { tokenCreatedResponse, tokenListResponse } from "@/lib/api/responses/stores";
+import { defineRoute } from "@/lib/api/route";
 import { createApiToken, createTokenSchema, listApiTokens } from "@/lib/auth/tokens";
 
 export const GET = defineRoute({

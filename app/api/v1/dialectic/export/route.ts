@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { dialecticSnapshotResponse } from "@/lib/api/responses/dialectic";
+import { defineRoute } from "@/lib/api/route";
 import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
 
 export const GET = defineRoute({

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { dialecticMetricsResponse } from "@/lib/api/responses/dialectic";
+import { defineRoute } from "@/lib/api/route";
 import { getDialecticMetrics } from "@/lib/governance/dialectic";
 
 export const GET = defineRoute({

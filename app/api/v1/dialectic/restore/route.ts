@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { restoreResponse } from "@/lib/api/responses/dialectic";
+import { defineRoute } from "@/lib/api/route";
 import { dialecticSnapshotSchema, restoreDialecticSessions } from "@/lib/governance/dialectic-export";
 import { callerOf } from "@/lib/governance/respond";
 

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { sessionCreatedResponse, sessionListResponse } from "@/lib/api/responses/dialectic";
+import { defineRoute } from "@/lib/api/route";
 import { createDialecticSession, createSessionSchema, listDialecticSessionsByAgent, listSessionsQuerySchema } from "@/lib/governance/dialectic";
 import { callerOf, respondCreated } from "@/lib/governance/respond";
 

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { sweepResponse } from "@/lib/api/responses/dialectic";
+import { defineRoute } from "@/lib/api/route";
 import { sweepIdleSessionsAudited } from "@/lib/governance/dialectic";
 import { callerOf } from "@/lib/governance/respond";
 

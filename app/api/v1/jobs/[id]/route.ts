@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { jobResponse } from "@/lib/api/responses/documents";
+import { defineRoute } from "@/lib/api/route";
 import { AppError } from "@/lib/errors";
 import { getJobById } from "@/lib/index/jobs";
 

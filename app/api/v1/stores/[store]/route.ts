@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { storeSummary } from "@/lib/api/responses/stores";
+import { defineRoute } from "@/lib/api/route";
 import { describeStore } from "@/lib/stores/stores";
 import { storeNameSchema } from "@/lib/db/store-names";
 

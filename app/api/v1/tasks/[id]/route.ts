@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { taskStatusResponse } from "@/lib/api/responses/ledger";
+import { defineRoute } from "@/lib/api/route";
 import { clientIdSchema } from "@/lib/governance/common";
 import { getTaskStatusById } from "@/lib/governance/ledger";
 import { callerOf } from "@/lib/governance/respond";

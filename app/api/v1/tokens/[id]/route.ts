@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { tokenInfo } from "@/lib/api/responses/stores";
+import { defineRoute } from "@/lib/api/route";
 import { revokeApiToken } from "@/lib/auth/tokens";
 
 export const DELETE = defineRoute({

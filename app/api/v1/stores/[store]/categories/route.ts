@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { categoryChild, categoryListResponse } from "@/lib/api/responses/documents";
+import { defineRoute } from "@/lib/api/route";
 import { categoryPathSchema, listCategoryChildren, setCategoryDescription, setCategorySchema } from "@/lib/index/memories";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { storeNameSchema } from "@/lib/db/store-names";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { chainListResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { limitSchema, offsetSchema } from "@/lib/graph/common";
 import { openGraphStore } from "@/lib/graph/store";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { documentDeletedResponse, documentListResponse, putDocumentsResponse } from "@/lib/api/responses/documents";
+import { defineRoute } from "@/lib/api/route";
 import { apiDocumentPathSchema, deleteApiDocument, listDocumentsByPrefix, putDocuments, putDocumentsSchema } from "@/lib/index/ingest";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { storeNameSchema } from "@/lib/db/store-names";

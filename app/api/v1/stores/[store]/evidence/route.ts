@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { evidenceLinkResponse, evidenceListResponse, evidenceUnlinkedResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, listEvidenceByTarget, listEvidenceQuerySchema, unlinkEvidence } from "@/lib/graph/evidence";
 import { respondCreated } from "@/lib/governance/respond";

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { frameResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createFrame, createFrameInputSchema } from "@/lib/graph/frames";
 import { agentActor, openGraphStore } from "@/lib/graph/store";

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { storeHealthResponse } from "@/lib/api/responses/embeddings";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreHealthReport } from "@/lib/metrics/health";
 import { requireStore } from "@/lib/stores/stores";

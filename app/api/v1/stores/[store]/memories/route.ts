@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { deletedResponse } from "@/lib/api/responses/common";
 import { memoryReadOrListResponse, memoryWithBody } from "@/lib/api/responses/documents";
+import { defineRoute } from "@/lib/api/route";
 import {
   createMemory,
   createMemorySchema,

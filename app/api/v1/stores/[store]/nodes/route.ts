@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { nodeListResponse, nodeResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createNode, createNodeInputSchema, listNodesByFilter, listNodesQuerySchema } from "@/lib/graph/nodes";
 import { agentActor, openGraphStore } from "@/lib/graph/store";

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { recallResponse } from "@/lib/api/responses/recall";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { callerOf } from "@/lib/governance/respond";
 import { recallInputSchema, recallReflections } from "@/lib/recall/recall";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { reembedStartResponse, reembedStatusResponse } from "@/lib/api/responses/embeddings";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { getEmbedder } from "@/lib/embed/model";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { jobResponse } from "@/lib/api/responses/documents";
+import { defineRoute } from "@/lib/api/route";
 import { startReindexJob } from "@/lib/index/jobs";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { storeNameSchema } from "@/lib/db/store-names";

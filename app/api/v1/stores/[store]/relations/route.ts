@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { relationCreatedResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createOrMergeRelation, createRelationInputSchema } from "@/lib/graph/relations";
 import { respondCreated } from "@/lib/governance/respond";

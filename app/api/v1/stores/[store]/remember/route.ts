@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { rememberResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { rememberByQuery, rememberInputSchema } from "@/lib/graph/remember";
 import { requireStore } from "@/lib/stores/stores";

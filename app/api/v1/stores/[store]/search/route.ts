@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { searchResponse } from "@/lib/api/responses/documents";
+import { defineRoute } from "@/lib/api/route";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchAnyMode } from "@/lib/index/semantic-search";

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { traceListResponse, traceRecordedResponse } from "@/lib/api/responses/recall";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { callerOf, respondCreated } from "@/lib/governance/respond";

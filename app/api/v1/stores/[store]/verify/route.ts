@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { verifyResponse } from "@/lib/api/responses/documents";
+import { defineRoute } from "@/lib/api/route";
 import { verifyStore } from "@/lib/index/verify";
 import { storeNameSchema } from "@/lib/db/store-names";
 

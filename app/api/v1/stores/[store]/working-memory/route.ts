@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { workingMemoryEntryResponse, workingMemoryListResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { agentActor, openGraphStore } from "@/lib/graph/store";
 import { listWorkingMemory, setWorkingMemory, setWorkingMemoryInputSchema } from "@/lib/graph/working-memory";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { validationRecordedResponse } from "@/lib/api/responses/ledger";
+import { defineRoute } from "@/lib/api/route";
 import { clientIdSchema } from "@/lib/governance/common";
 import { recordValidation, recordValidationSchema } from "@/lib/governance/ledger";
 import { callerOf, respondCreated } from "@/lib/governance/respond";

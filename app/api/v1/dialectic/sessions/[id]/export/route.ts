@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { dialecticSnapshotResponse } from "@/lib/api/responses/dialectic";
+import { defineRoute } from "@/lib/api/route";
 import { clientIdSchema } from "@/lib/governance/common";
 import { getDialecticSessionForAgent } from "@/lib/governance/dialectic";
 import { exportDialecticSessions } from "@/lib/governance/dialectic-export";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { messagePostedResponse } from "@/lib/api/responses/dialectic";
+import { defineRoute } from "@/lib/api/route";
 import { clientIdSchema } from "@/lib/governance/common";
 import { postDialecticMessage, postMessageSchema } from "@/lib/governance/dialectic";
 import { callerOf, respondCreated } from "@/lib/governance/respond";

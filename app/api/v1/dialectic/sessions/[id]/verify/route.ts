@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { signatureCheckResponse } from "@/lib/api/responses/dialectic";
+import { defineRoute } from "@/lib/api/route";
 import { clientIdSchema } from "@/lib/governance/common";
 import { getDialecticSessionForAgent, verifyDialecticSession } from "@/lib/governance/dialectic";
 import { callerOf } from "@/lib/governance/respond";

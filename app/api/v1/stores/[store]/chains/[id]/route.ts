@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { chainResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { storeNameSchema } from "@/lib/db/store-names";
 import { openGraphStore } from "@/lib/graph/store";
 import { chainIdSchema, getChainById } from "@/lib/graph/thoughts";

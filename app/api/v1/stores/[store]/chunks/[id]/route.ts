@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { chunkDetail } from "@/lib/api/responses/documents";
+import { defineRoute } from "@/lib/api/route";
 import { chunkIdSchema, getChunkByChunkId } from "@/lib/index/ingest";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { storeNameSchema } from "@/lib/db/store-names";

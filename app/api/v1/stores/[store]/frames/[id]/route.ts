@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { frameResponse, graphDeletedResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { deleteFrame, getFrameById, updateFrame, updateFrameInputSchema } from "@/lib/graph/frames";
 import { agentActor, openGraphStore, storeItemParams } from "@/lib/graph/store";
 

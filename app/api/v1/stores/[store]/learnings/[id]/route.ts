@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { learningResponse } from "@/lib/api/responses/recall";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { getLearningById } from "@/lib/recall/learnings";

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { nodeDeletedResponse, nodeDetailResponse, nodeResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { getNodeDetailById } from "@/lib/graph/node-detail";
 import { deleteNode, updateNode, updateNodeInputSchema } from "@/lib/graph/nodes";
 import { agentActor, openGraphStore, storeItemParams } from "@/lib/graph/store";

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { reembedSwitchResponse } from "@/lib/api/responses/embeddings";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { switchHeldReembed } from "@/lib/embed/reembed";

@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { graphDeletedResponse, relationResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { deleteRelation, getRelationById, updateRelation, updateRelationInputSchema } from "@/lib/graph/relations";
 import { agentActor, openGraphStore, storeItemParams } from "@/lib/graph/store";
 

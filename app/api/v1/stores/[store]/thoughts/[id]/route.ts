@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { graphDeletedResponse, thoughtResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { agentActor, openGraphStore, storeItemParams } from "@/lib/graph/store";
 import { deleteThought, getThoughtById } from "@/lib/graph/thoughts";
 

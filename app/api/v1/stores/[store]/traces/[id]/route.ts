@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { traceResponse } from "@/lib/api/responses/recall";
+import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
 import { getTraceById } from "@/lib/recall/traces";

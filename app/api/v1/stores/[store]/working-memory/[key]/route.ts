@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { defineRoute } from "@/lib/api/route";
 import { graphDeletedResponse, workingMemoryEntryResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { storeNameSchema } from "@/lib/db/store-names";
 import { openGraphStore } from "@/lib/graph/store";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, workingMemoryKeySchema } from "@/lib/graph/working-memory";

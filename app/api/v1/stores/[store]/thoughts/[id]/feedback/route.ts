@@ -1,5 +1,5 @@
-import { defineRoute } from "@/lib/api/route";
 import { thoughtResponse } from "@/lib/api/responses/graph";
+import { defineRoute } from "@/lib/api/route";
 import { openGraphStore, storeItemParams } from "@/lib/graph/store";
 import { feedbackInputSchema, recordThoughtFeedback } from "@/lib/graph/thoughts";
 
