@@ -3,7 +3,6 @@
  * REST route's own zod schema as its input (plus the route's path params:
  * `store`, `id`, ...). Nothing here re-implements domain logic.
  */
-import { z, type ZodType } from "zod";
 import { deletedResponse } from "../api/responses/common";
 import { messagePostedResponse, sessionCreatedResponse, sessionView } from "../api/responses/dialectic";
 import { categoryBrowseResponse, chunkDetail, memoryListResponse, memoryWithBody, recentMemoriesResponse, searchResponse } from "../api/responses/documents";
@@ -12,6 +11,7 @@ import { evidenceLinkResponse, evidenceUnlinkedResponse, frameResponse, graphDel
 import { runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskStatusResponse, validationRecordedResponse } from "../api/responses/ledger";
 import { learningRecordedResponse, recallResponse, traceRecordedResponse } from "../api/responses/recall";
 import { storeListResponse } from "../api/responses/stores";
+import { z, type ZodType } from "zod";
 import type { AgentPrincipal, Scope } from "../auth/tokens";
 import { storeParams } from "../api/params";
 import { getEmbeddingStatus } from "../embed/status";
@@ -83,8 +83,8 @@ const indexTools: ToolDef[] = [
   tool({
     name: "search",
     description: "Search a store's documents and memories (mode fts | vector | hybrid), with filters; same as POST /stores/{store}/search.",
-    scope: "read",
     output: searchResponse,
+    scope: "read",
     input: searchInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }) => {
       openIndexedStore({ store });
@@ -94,32 +94,32 @@ const indexTools: ToolDef[] = [
   tool({
     name: "read_chunk",
     description: "Read one chunk (text, path, position) by its 32-hex chunk id from a search hit.",
-    scope: "read",
     output: chunkDetail,
+    scope: "read",
     input: z.object({ ...storeShape, id: chunkIdSchema }).strict(),
     run: ({ store, id }) => getChunkByChunkId({ sqlite: openIndexedStore({ store }), chunkId: id }),
   }),
   tool({
     name: "query_memories",
     description: "List memories by category (recursive), tags, updated range, source; sorted and paged.",
-    scope: "read",
     output: memoryListResponse,
+    scope: "read",
     input: memoryFilterSchema.safeExtend(storeShape),
     run: ({ store, ...filter }) => listMemoriesByFilter({ sqlite: openIndexedStore({ store }), filter }),
   }),
   tool({
     name: "recent_memories",
     description: "The most recently updated memories of a store.",
-    scope: "read",
     output: recentMemoriesResponse,
+    scope: "read",
     input: z.object({ ...storeShape, limit: memoryFilterSchema.shape.limit.default(10) }).strict(),
     run: ({ store, limit }) => ({ memories: listRecentMemories({ sqlite: openIndexedStore({ store }), limit }) }),
   }),
   tool({
     name: "list_memories",
     description: "Browse the category tree: the child categories of `parent` (root when absent) and a page of the memories under it (recursive, newest first).",
-    scope: "read",
     output: categoryBrowseResponse,
+    scope: "read",
     input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset }).strict(),
     run: ({ store, parent, limit, offset }) => {
       const sqlite = openIndexedStore({ store });
@@ -130,8 +130,8 @@ const indexTools: ToolDef[] = [
   tool({
     name: "read_memory",
     description: "Read one memory (frontmatter fields and body) by its path, e.g. projects/dualmind/decisions.md.",
-    scope: "read",
     output: memoryWithBody,
+    scope: "read",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
     run: ({ store, path }) => {
       openIndexedStore({ store });
@@ -141,24 +141,24 @@ const indexTools: ToolDef[] = [
   tool({
     name: "write_memory",
     description: "Create a memory: a markdown file under memory/<path> (file first, then the index). An existing path is a conflict; use update_memory.",
-    scope: "write",
     output: memoryWithBody,
+    scope: "write",
     input: createMemorySchema.safeExtend(storeShape),
     run: ({ store, ...input }) => createMemory({ store, sqlite: openIndexedStore({ store }), input }),
   }),
   tool({
     name: "update_memory",
     description: "Update (or move with move_to) an existing memory.",
-    scope: "write",
     output: memoryWithBody,
+    scope: "write",
     input: updateMemorySchema.safeExtend(storeShape),
     run: ({ store, ...input }) => updateMemory({ store, sqlite: openIndexedStore({ store }), input }),
   }),
   tool({
     name: "delete_memory",
     description: "Delete a memory file and its index rows.",
-    scope: "write",
     output: deletedResponse,
+    scope: "write",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
     run: ({ store, path }) => {
       deleteMemory({ store, sqlite: openIndexedStore({ store }), memoryPath: path });
@@ -171,16 +171,16 @@ const graphTools: ToolDef[] = [
   tool({
     name: "think",
     description: "Record a thought (optionally in a chain); it is embedded and scored for novelty.",
-    scope: "write",
     output: thoughtResponse,
+    scope: "write",
     input: thinkInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ thought: thinkThought({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
   }),
   tool({
     name: "remember",
     description: "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence.",
-    scope: "read",
     output: rememberResponse,
+    scope: "read",
     input: rememberInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }) => {
       requireStore(store);
@@ -190,104 +190,104 @@ const graphTools: ToolDef[] = [
   tool({
     name: "node_create",
     description: "Create a knowledge-graph node (entity).",
-    scope: "write",
     output: nodeResponse,
+    scope: "write",
     input: createNodeInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ node: createNode({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
   }),
   tool({
     name: "node_get",
     description: "A node with its frames, relations and neighbours.",
-    scope: "read",
     output: nodeDetailResponse,
+    scope: "read",
     input: storeItemParams,
     run: ({ store, id }) => getNodeDetailById({ handle: openGraphStore(store), id }),
   }),
   tool({
     name: "node_list",
     description: "List or find nodes by name and entity type.",
-    scope: "read",
     output: nodeListResponse,
+    scope: "read",
     input: listNodesQuerySchema.safeExtend(storeShape),
     run: ({ store, ...filter }) => listNodesByFilter({ handle: openGraphStore(store), filter }),
   }),
   tool({
     name: "node_update",
     description: "Change a node's display name, scope, attributes or tags (fields under `changes`).",
-    scope: "write",
     output: nodeResponse,
+    scope: "write",
     input: z.object({ ...storeItemShape, changes: updateNodeInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ node: updateNode({ handle: openGraphStore(store), id, input: changes }) }),
   }),
   tool({
     name: "node_delete",
     description: "Delete a node with its frames and relations (audited).",
-    scope: "write",
     output: nodeDeletedResponse,
+    scope: "write",
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteNode({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
   }),
   tool({
     name: "relation_create",
     description: "Create a relation between two nodes, or merge into the existing one of the same type.",
-    scope: "write",
     output: relationCreatedResponse,
+    scope: "write",
     input: createRelationInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => createOrMergeRelation({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
   }),
   tool({
     name: "relation_update",
     description: "Change a relation's weight, confidence, direction, time range or attributes (fields under `changes`).",
-    scope: "write",
     output: relationResponse,
+    scope: "write",
     input: z.object({ ...storeItemShape, changes: updateRelationInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ relation: updateRelation({ handle: openGraphStore(store), id, input: changes }) }),
   }),
   tool({
     name: "relation_delete",
     description: "Delete a relation (audited).",
-    scope: "write",
     output: graphDeletedResponse,
+    scope: "write",
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteRelation({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
   }),
   tool({
     name: "frame_create",
     description: "Attach a semantic / episodic / procedural / custom frame to a node.",
-    scope: "write",
     output: frameResponse,
+    scope: "write",
     input: createFrameInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ frame: createFrame({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
   }),
   tool({
     name: "frame_update",
     description: "Replace a frame's properties (under `changes`).",
-    scope: "write",
     output: frameResponse,
+    scope: "write",
     input: z.object({ ...storeItemShape, changes: updateFrameInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ frame: updateFrame({ handle: openGraphStore(store), id, input: changes }) }),
   }),
   tool({
     name: "frame_delete",
     description: "Delete a frame (audited).",
-    scope: "write",
     output: graphDeletedResponse,
+    scope: "write",
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteFrame({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
   }),
   tool({
     name: "evidence_link",
     description: "Link a thought as evidence for (or against) a frame or relation.",
-    scope: "write",
     output: evidenceLinkResponse,
+    scope: "write",
     input: linkEvidenceInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => linkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
   }),
   tool({
     name: "evidence_unlink",
     description: "Remove a thought's evidence link from a frame or relation (audited).",
-    scope: "write",
     output: evidenceUnlinkedResponse,
+    scope: "write",
     input: evidenceKeySchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => unlinkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
   }),
@@ -297,8 +297,8 @@ const recallTools: ToolDef[] = [
   tool({
     name: "recall",
     description: "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning).",
-    scope: "read",
     output: recallResponse,
+    scope: "read",
     input: recallInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => {
       requireStore(store);
@@ -308,8 +308,8 @@ const recallTools: ToolDef[] = [
   tool({
     name: "record_trace",
     description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor.",
-    scope: "write",
     output: traceRecordedResponse,
+    scope: "write",
     input: traceInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => {
       requireStore(store);
@@ -319,8 +319,8 @@ const recallTools: ToolDef[] = [
   tool({
     name: "record_learning",
     description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated.",
-    scope: "write",
     output: learningRecordedResponse,
+    scope: "write",
     input: learningInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => {
       requireStore(store);
@@ -333,40 +333,40 @@ const ledgerTools: ToolDef[] = [
   tool({
     name: "task_create",
     description: "Record a task (intent + spec, optional assignees who may run and validate it) in the governance ledger; retrying with the same task_id returns the first one.",
-    scope: "write",
     output: taskCreatedResponse,
+    scope: "write",
     input: createTaskSchema,
     run: (input, ctx) => createTask({ input, requestedBy: agentOf(ctx) }),
   }),
   tool({
     name: "task_status",
     description: "One of your tasks (requested by or assigned to you) with its runs, validations and the verdict with reasons.",
-    scope: "read",
     output: taskStatusResponse,
+    scope: "read",
     input: z.object(taskIdShape).strict(),
     run: ({ task_id }, ctx) => getTaskStatusById({ taskId: task_id, caller: callerIn(ctx) }),
   }),
   tool({
     name: "record_run",
     description: "Record a skill run of a task (started, or finished when output_hash and exit_code are given).",
-    scope: "write",
     output: runRecordedResponse,
+    scope: "write",
     input: startRunSchema.safeExtend(taskIdShape),
     run: ({ task_id, ...input }, ctx) => recordRunStart({ taskId: task_id, input, caller: callerIn(ctx) }),
   }),
   tool({
     name: "finish_run",
     description: "Finish a started run with its output hash and exit code.",
-    scope: "write",
     output: runFinishedResponse,
+    scope: "write",
     input: finishRunSchema.safeExtend({ ...taskIdShape, run_id: clientIdSchema }),
     run: ({ task_id, run_id, ...input }, ctx) => recordRunFinish({ taskId: task_id, runId: run_id, input, caller: callerIn(ctx) }),
   }),
   tool({
     name: "record_validation",
     description: "Record a critic and/or runner validation of a task.",
-    scope: "write",
     output: validationRecordedResponse,
+    scope: "write",
     input: recordValidationSchema.safeExtend(taskIdShape),
     run: ({ task_id, ...input }, ctx) => recordValidation({ taskId: task_id, input, caller: callerIn(ctx) }),
   }),
@@ -376,24 +376,24 @@ const dialecticTools: ToolDef[] = [
   tool({
     name: "dialectic_request",
     description: "Open a dialectic review session (you are the paused agent; post the thesis next).",
-    scope: "write",
     output: sessionCreatedResponse,
+    scope: "write",
     input: createSessionSchema,
     run: (input, ctx) => createDialecticSession({ input, agentId: agentOf(ctx) }),
   }),
   tool({
     name: "dialectic_post",
     description: "Post the next message (thesis, antithesis or synthesis) to a session; only the expected agent may post.",
-    scope: "write",
     output: messagePostedResponse,
+    scope: "write",
     input: postMessageSchema.safeExtend(sessionIdShape),
     run: ({ session_id, ...input }, ctx) => postDialecticMessage({ sessionId: session_id, ...callerIn(ctx), input }),
   }),
   tool({
     name: "dialectic_get",
     description: "A session with its transcript and who is expected to post next.",
-    scope: "read",
     output: sessionView,
+    scope: "read",
     input: z.object(sessionIdShape).strict(),
     run: ({ session_id }, ctx) => getDialecticSessionForAgent({ sessionId: session_id, ...callerIn(ctx) }),
   }),
@@ -403,16 +403,16 @@ const storeTools: ToolDef[] = [
   tool({
     name: "list_stores",
     description: "The stores this token may use, with counts.",
-    scope: "read",
     output: storeListResponse,
+    scope: "read",
     input: z.object({}).strict(),
     run: (_args, ctx) => ({ stores: listStores().filter((s) => ctx.principal.stores === null || ctx.principal.stores.includes(s.name)) }),
   }),
   tool({
     name: "store_health",
     description: "Embedding health of a store: backlog, drift, coverage, degraded mode, vector index, re-embed progress.",
-    scope: "read",
     output: embeddingStatusResponse,
+    scope: "read",
     input: z.object({ store: storeNameSchema }).strict(),
     run: ({ store }) => {
       requireStore(store);

@@ -1,8 +1,8 @@
+import { respondCreated } from "@/lib/governance/respond";
 import { evidenceLinkResponse, evidenceListResponse, evidenceUnlinkedResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, listEvidenceByTarget, listEvidenceQuerySchema, unlinkEvidence } from "@/lib/graph/evidence";
-import { respondCreated } from "@/lib/governance/respond";
 import { agentActor, openGraphStore } from "@/lib/graph/store";
 
 /** 201 for a new link; 200 with created: false when the link existed (its stance is updated). */

@@ -1,8 +1,8 @@
+import { respondCreated } from "@/lib/governance/respond";
 import { relationCreatedResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createOrMergeRelation, createRelationInputSchema } from "@/lib/graph/relations";
-import { respondCreated } from "@/lib/governance/respond";
 import { agentActor, openGraphStore } from "@/lib/graph/store";
 
 /** 201 for a new relation; 200 with merged: true when it merged into an existing one. */
