@@ -4,7 +4,9 @@ import Link from "next/link";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
 import { filledParams } from "@/lib/governance/common";
-import { getDialecticMetrics, listDialecticSessionsByAgent, PHASES, ROLES, sessionFilterSchema, STATUSES } from "@/lib/governance/dialectic";
+import { listDialecticSessionsByAgent, PHASES, ROLES, sessionFilterSchema, STATUSES } from "@/lib/governance/dialectic";
+import { getDialecticMetrics } from "@/lib/metrics/dialectic";
+import { timeCall } from "@/lib/metrics/latency";
 import { requireUser } from "@/app/_server/session";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
@@ -16,7 +18,7 @@ export default async function SessionsPage({ searchParams }: Props) {
   const parsed = sessionFilterSchema.safeParse(raw);
   const f = parsed.success ? parsed.data : null;
   const result = f
-    ? listDialecticSessionsByAgent({ agentId: f.agent, role: f.role, status: f.status, phase: f.phase, topic: f.topic, limit: PAGE_SIZE, offset: (f.page - 1) * PAGE_SIZE })
+    ? timeCall("dialectic list", () => listDialecticSessionsByAgent({ agentId: f.agent, role: f.role, status: f.status, phase: f.phase, topic: f.topic, limit: PAGE_SIZE, offset: (f.page - 1) * PAGE_SIZE }))
     : null;
   const metrics = getDialecticMetrics();
   const failedLastDay = metrics.failedPerHour.reduce((n, h) => n + h.failed, 0);

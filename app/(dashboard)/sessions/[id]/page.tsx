@@ -7,12 +7,13 @@ import { SessionTranscript } from "@/components/session-transcript";
 import { formatTime } from "@/lib/format";
 import { findByClientId } from "@/lib/governance/common";
 import { getDialecticSessionById, verifyDialecticSession, type SessionView } from "@/lib/governance/dialectic";
+import { timeCall } from "@/lib/metrics/latency";
 import { requireUser } from "@/app/_server/session";
 
 type Props = { params: Promise<{ id: string }> };
 
 function load(id: string): SessionView {
-  const session = findByClientId(id, (sessionId) => getDialecticSessionById({ sessionId }));
+  const session = findByClientId(id, (sessionId) => timeCall("dialectic detail", () => getDialecticSessionById({ sessionId })));
   if (!session) notFound();
   return session;
 }

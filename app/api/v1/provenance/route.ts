@@ -1,6 +1,6 @@
 import { defineRoute } from "@/lib/api/route";
 import { artifactLookupSchema, getProofsByArtifact, recordProvenanceBatch, recordProvenanceSchema } from "@/lib/governance/ledger";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
 
 export const POST = defineRoute({
   name: "POST /provenance",

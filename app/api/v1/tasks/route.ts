@@ -1,6 +1,6 @@
 import { defineRoute } from "@/lib/api/route";
 import { createTask, createTaskSchema, listTasksByFilter, listTasksQuerySchema } from "@/lib/governance/ledger";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
 
 export const POST = defineRoute({
   name: "POST /tasks",

@@ -1,5 +1,5 @@
 import { defineRoute } from "@/lib/api/route";
-import { getDialecticMetrics } from "@/lib/governance/dialectic";
+import { getDialecticMetrics } from "@/lib/metrics/dialectic";
 
 export const GET = defineRoute({
   name: "GET /dialectic/metrics",

@@ -1,13 +1,14 @@
 import { defineRoute } from "@/lib/api/route";
 import { createDialecticSession, createSessionSchema, listDialecticSessionsByAgent, listSessionsQuerySchema } from "@/lib/governance/dialectic";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
+import { timeCall } from "@/lib/metrics/latency";
 
 export const POST = defineRoute({
   name: "POST /dialectic/sessions",
   auth: "write",
   body: createSessionSchema,
   handler: ({ body, principal }) => {
-    const { session, created } = createDialecticSession({ input: body, agentId: callerOf(principal).agentId });
+    const { session, created } = timeCall("dialectic create", () => createDialecticSession({ input: body, agentId: callerOf(principal).agentId }));
     return respondCreated({ session, created }, created);
   },
 });
@@ -17,5 +18,7 @@ export const GET = defineRoute({
   auth: "read",
   query: listSessionsQuerySchema,
   handler: ({ query, principal }) =>
-    listDialecticSessionsByAgent({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }),
+    timeCall(query.transcript ? "dialectic list+transcript" : "dialectic list", () =>
+      listDialecticSessionsByAgent({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }),
+    ),
 });

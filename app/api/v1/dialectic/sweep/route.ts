@@ -1,6 +1,6 @@
 import { defineRoute } from "@/lib/api/route";
 import { sweepIdleSessionsAudited } from "@/lib/governance/dialectic";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
 
 export const POST = defineRoute({
   name: "POST /dialectic/sweep",

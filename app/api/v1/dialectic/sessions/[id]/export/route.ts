@@ -3,7 +3,7 @@ import { defineRoute } from "@/lib/api/route";
 import { clientIdSchema } from "@/lib/governance/common";
 import { getDialecticSessionForAgent } from "@/lib/governance/dialectic";
 import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
 
 export const GET = defineRoute({
   name: "GET /dialectic/sessions/{id}/export",

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
 import { clientIdSchema } from "@/lib/governance/common";
 import { postDialecticMessage, postMessageSchema } from "@/lib/governance/dialectic";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
 
 export const POST = defineRoute({
   name: "POST /dialectic/sessions/{id}/messages",

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
 import { clientIdSchema } from "@/lib/governance/common";
 import { getDialecticSessionForAgent, verifyDialecticSession } from "@/lib/governance/dialectic";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
 
 export const GET = defineRoute({
   name: "GET /dialectic/sessions/{id}/verify",

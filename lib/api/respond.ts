@@ -1,5 +1,4 @@
-import type { AgentPrincipal } from "../auth/tokens";
-import { isUnrestrictedAdmin } from "../auth/tokens";
+import { isUnrestrictedAdmin, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
 
 /** 201 for a new record, 200 when a retried request found the one it made before. */
