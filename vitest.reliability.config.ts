@@ -7,6 +7,7 @@ export default defineConfig({
   test: {
     include: ["tests/reliability/**/*.test.ts"],
     environment: "node",
+    setupFiles: ["tests/setup.ts"],
     pool: "forks",
     // Files start their own `next start` processes; one at a time keeps 2 cores from thrashing.
     fileParallelism: false,

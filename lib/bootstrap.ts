@@ -3,14 +3,16 @@ import { getGovernance } from "./db/connection";
 import { ensureFirstAdmin } from "./auth/users";
 import { getAuthSecret } from "./auth/secret";
 import { ensureCoreStore } from "./stores/stores";
+import { registerEmbeddableKinds } from "./embeddable-kinds";
 import { log } from "./log";
 
 /**
- * Idempotent start-up: validate config, migrate governance.db, make sure the
- * core store and a first admin exist. A generated admin password is printed
+ * Idempotent start-up: register the embeddable kinds, validate config,
+ * migrate governance.db, make sure the core store and a first admin exist. A generated admin password is printed
  * once, on the server console, and never stored in clear.
  */
 export function bootstrapApp(): void {
+  registerEmbeddableKinds();
   const config = getConfig();
   getGovernance();
   ensureCoreStore();

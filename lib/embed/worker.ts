@@ -1,4 +1,3 @@
-import "./kinds";
 import { createHash, randomUUID } from "node:crypto";
 import { getConfig } from "../config";
 import { getStoreDb, type StoreHandle } from "../db/connection";

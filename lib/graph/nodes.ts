@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { ENTITY_TYPES, type KgNodeRow } from "../db/schema/graph";
-import { registerEmbeddable } from "../embed/embeddables";
+import type { Embeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
@@ -16,7 +16,7 @@ export function nodeEmbeddingText(n: { displayName: string; entityType: string; 
   return [`${n.displayName} (${n.entityType})`, n.tags.length ? `tags: ${n.tags.join(", ")}` : ""].filter(Boolean).join("\n");
 }
 
-registerEmbeddable({
+export const nodeEmbeddable: Embeddable = {
   kind: NODE_KIND,
   artifactType: NODE_KIND,
   load(sqlite, refIds) {
@@ -32,7 +32,7 @@ registerEmbeddable({
   *listAll(sqlite) {
     for (const r of sqlite.prepare("select seq, embed_hash from kg_node").iterate() as IterableIterator<{ seq: number; embed_hash: string }>) yield { refId: r.seq, inputHash: r.embed_hash };
   },
-});
+};
 
 /** Canonical node key: the same entity written "Nginx " and "nginx" is one node. */
 export function canonicalNodeName(name: string): string {

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { FRAMEWORKS, type ThoughtRow, type ChainRow } from "../db/schema/graph";
-import { registerEmbeddable } from "../embed/embeddables";
+import type { Embeddable } from "../embed/embeddables";
 import { getEmbedder } from "../embed/model";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings, knnSearch } from "../embed/vector-index";
@@ -16,7 +16,7 @@ export const NOVELTY_WINDOW = 50;
 /** Weight of the newest feedback in the utility moving average. */
 export const UTILITY_ALPHA = 0.3;
 
-registerEmbeddable({
+export const thoughtEmbeddable: Embeddable = {
   kind: THOUGHT_KIND,
   artifactType: THOUGHT_KIND,
   load(sqlite, refIds) {
@@ -26,7 +26,7 @@ registerEmbeddable({
   *listAll(sqlite) {
     for (const r of sqlite.prepare("select seq, content_hash from thoughts").iterate() as IterableIterator<{ seq: number; content_hash: string }>) yield { refId: r.seq, inputHash: r.content_hash };
   },
-});
+};
 
 export const chainIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "chain ids are 1-128 chars of letters, digits, . _ : -");
 
