@@ -24,7 +24,8 @@ const ROOT = path.resolve(__dirname, "..");
  * - recall and graph are peers on top of stores; metrics reads both.
  * - embeddable-kinds.ts names every kind (chunks from index, traces and
  *   learnings from recall, thoughts and nodes from graph) for the entry points
- *   to register, so it is at the top with the other entry-point modules.
+ *   to register, so it sits with the other entry-point modules at the top;
+ *   bootstrap.ts, which every server-side entry calls first, is above them all.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ["base"],
@@ -38,7 +39,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ["recall", "graph"],
   ["metrics"],
   ["api"],
-  ["mcp", "backup", "bootstrap", "embeddable-kinds"],
+  ["mcp", "backup", "embeddable-kinds"],
+  ["bootstrap"],
 ];
 
 /** Single-file modules at the bottom: no domain, imported by everything. */
