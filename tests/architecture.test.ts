@@ -163,6 +163,11 @@ describe("architecture: imports go down", () => {
     expect(violations(EDGES)).toEqual([]);
   });
 
+  it("hashes with sha256 in one place (lib/common.ts sha256Hex)", () => {
+    const hashing = FILES.filter((f) => /createHash\(\s*["']sha256["']\s*\)/.test(fs.readFileSync(path.join(ROOT, f), "utf8")));
+    expect(hashing).toEqual(["lib/common.ts"]);
+  });
+
   it("would catch an upward import (the check itself works)", () => {
     const bad: Edge[] = [
       { from: "lib/db/connection.ts", to: "lib/api/route.ts", spec: "../api/route", typeOnly: false },

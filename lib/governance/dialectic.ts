@@ -5,7 +5,7 @@ import { dialecticMessages, dialecticSessions, type DialecticMessageRow, type Di
 import { AppError } from "../errors";
 import { appendAudit } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
-import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumn, sha256 } from "./common";
+import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
 
 export const PHASES = ["thesis", "antithesis", "synthesis", "resolved", "failed"] as const;
 export type Phase = (typeof PHASES)[number];
@@ -78,9 +78,9 @@ function toMessage(row: DialecticMessageRow): DialecticMessage {
   const { proposedConditionsJson, observedMetricsJson, concernsJson, ...rest } = row;
   return {
     ...rest,
-    proposedConditions: parseJsonColumn<string[]>(proposedConditionsJson),
-    observedMetrics: parseJsonColumn<Record<string, unknown>>(observedMetricsJson),
-    concerns: parseJsonColumn<string[]>(concernsJson),
+    proposedConditions: parseJsonColumnStrict<string[]>(proposedConditionsJson),
+    observedMetrics: parseJsonColumnStrict<Record<string, unknown>>(observedMetricsJson),
+    concerns: parseJsonColumnStrict<string[]>(concernsJson),
   };
 }
 
@@ -117,7 +117,7 @@ export function expectedNext(session: Pick<DialecticSessionRow, "phase" | "pause
 
 function toSession(row: DialecticSessionRow, tail: Tail): DialecticSession {
   const { resolutionJson, ...rest } = row;
-  return { ...rest, resolution: parseJsonColumn<Resolution>(resolutionJson), messageCount: tail.count, synthesisRounds: tail.synthesisRounds, expected: expectedNext(row, tail.last) };
+  return { ...rest, resolution: parseJsonColumnStrict<Resolution>(resolutionJson), messageCount: tail.count, synthesisRounds: tail.synthesisRounds, expected: expectedNext(row, tail.last) };
 }
 
 function conflict(message: string, session: DialecticSessionRow, last: Tail["last"]): AppError {
@@ -130,7 +130,7 @@ function conflict(message: string, session: DialecticSessionRow, last: Tail["las
 /** The hash chaining a message to the one before it in its session. */
 export function signMessage(prevSignature: string, m: Omit<DialecticMessageRow, "signature">): string {
   const content = canonicalJson([m.sessionId, m.seq, m.id, m.agentId, m.messageType, m.timestamp, m.reasoning, m.rootCause, m.proposedConditionsJson, m.observedMetricsJson, m.concernsJson, m.agrees]);
-  return sha256(`${prevSignature}\n${content}`);
+  return sha256Hex(`${prevSignature}\n${content}`);
 }
 
 function isIdle(row: DialecticSessionRow, now: number): boolean {
@@ -320,9 +320,9 @@ function nextSessionState(session: DialecticSessionRow, row: DialecticMessageRow
   if (row.messageType === "thesis") return { phase: "antithesis" };
   if (row.messageType === "antithesis") return { phase: "synthesis" };
   const prev = tail.last && tail.last.messageType === "synthesis" ? getGovernance().db.select().from(dialecticMessages).where(and(eq(dialecticMessages.sessionId, session.sessionId), eq(dialecticMessages.seq, tail.last.seq))).get() : undefined;
-  const sameConditions = row.proposedConditionsJson === null || (prev !== undefined && canonicalJson(parseJsonColumn(row.proposedConditionsJson)) === canonicalJson(parseJsonColumn(prev.proposedConditionsJson)));
+  const sameConditions = row.proposedConditionsJson === null || (prev !== undefined && canonicalJson(parseJsonColumnStrict(row.proposedConditionsJson)) === canonicalJson(parseJsonColumnStrict(prev.proposedConditionsJson)));
   if (prev && prev.agentId !== row.agentId && prev.agrees === true && row.agrees === true && sameConditions) {
-    const resolution: Resolution = { conditions: parseJsonColumn<string[]>(prev.proposedConditionsJson) ?? [], agreedBy: [prev.agentId, row.agentId], messageId: row.id, seq: row.seq };
+    const resolution: Resolution = { conditions: parseJsonColumnStrict<string[]>(prev.proposedConditionsJson) ?? [], agreedBy: [prev.agentId, row.agentId], messageId: row.id, seq: row.seq };
     return { phase: "resolved", status: "resolved", resolutionJson: JSON.stringify(resolution) };
   }
   if (tail.synthesisRounds + 1 >= session.maxRounds) return { phase: "failed", status: "failed", failureReason: `no agreement after ${session.maxRounds} synthesis rounds` };

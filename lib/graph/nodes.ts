@@ -7,7 +7,7 @@ import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import { ftsQueryFromText, jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumn, sha256Hex, tagsSchema } from "./common";
+import { ftsQueryFromText, jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema } from "../common";
 
 export const NODE_KIND = "node";
 
@@ -27,7 +27,7 @@ export const nodeEmbeddable: Embeddable = {
       tags: string;
       embedHash: string;
     }[];
-    return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumn<string[]>(r.tags, []) }), inputHash: r.embedHash }]));
+    return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>(r.tags, []) }), inputHash: r.embedHash }]));
   },
   *listAll(sqlite) {
     for (const r of sqlite.prepare("select seq, embed_hash from kg_node").iterate() as IterableIterator<{ seq: number; embed_hash: string }>) yield { refId: r.seq, inputHash: r.embed_hash };
@@ -89,8 +89,8 @@ export function toGraphNode(r: KgNodeRow): GraphNode {
     created_at: r.createdAt,
     updated_at: r.updatedAt,
     created_by: r.createdBy,
-    attributes: parseJsonColumn<Record<string, unknown>>(r.attributes, {}),
-    tags: parseJsonColumn<string[]>(r.tags, []),
+    attributes: parseJsonColumnOr<Record<string, unknown>>(r.attributes, {}),
+    tags: parseJsonColumnOr<string[]>(r.tags, []),
     auto_extracted: Boolean(r.autoExtracted),
   };
 }
@@ -139,7 +139,7 @@ export function updateNode({ handle, id, input }: { handle: StoreHandle; id: str
     .transaction(() => {
       const row = requireNodeRow(handle, id);
       const displayName = u.display_name ?? row.displayName;
-      const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumn<string[]>(row.tags, []);
+      const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>(row.tags, []);
       const embedHash = sha256Hex(nodeEmbeddingText({ displayName, entityType: row.entityType, tags }));
       sqlite
         .prepare("update kg_node set display_name = ?, scope = ?, attributes = ?, tags = ?, embed_hash = ?, updated_at = ? where seq = ?")

@@ -8,7 +8,7 @@ import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings, knnSearch } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import { ftsQueryFromText, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumn, sha256Hex, tagsSchema, unitInterval } from "./common";
+import { ftsQueryFromText, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
 
 export const THOUGHT_KIND = "thought";
 /** Novelty compares a thought with this many thoughts written before it. */
@@ -97,7 +97,7 @@ export function toThought(r: ThoughtSelect): Thought {
     timestamp: r.timestamp,
     importance: r.importance,
     relevance: r.relevance,
-    tags: parseJsonColumn<string[]>(r.tags, []),
+    tags: parseJsonColumnOr<string[]>(r.tags, []),
     category: r.category,
     novelty: r.novelty,
     consistency: r.consistency,

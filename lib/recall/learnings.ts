@@ -5,7 +5,8 @@ import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
 import type { VectorInfo } from "./traces";
-import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, sha256Hex, type LearningInput } from "./descriptors";
+import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
+import { sha256Hex } from "../common";
 
 export const LEARNING_KIND = "learning";
 

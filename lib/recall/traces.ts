@@ -4,8 +4,9 @@ import type { Embeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, sha256Hex, traceInputSchema, type TraceFields, type TraceInput } from "./descriptors";
+import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceFields, type TraceInput } from "./descriptors";
 import { getReflectionSettings, type ReflectionSettings } from "./settings";
+import { sha256Hex } from "../common";
 
 export const TRACE_KIND = "trace";
 

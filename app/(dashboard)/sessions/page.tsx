@@ -3,11 +3,11 @@ import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
-import { filledParams } from "@/lib/governance/common";
 import { listDialecticSessionsByAgent, PHASES, ROLES, sessionFilterSchema, STATUSES } from "@/lib/governance/dialectic";
 import { getDialecticMetrics } from "@/lib/metrics/dialectic";
 import { timeCall } from "@/lib/metrics/latency";
 import { requireUser } from "@/app/_server/session";
+import { filledParams } from "@/app/_server/pages";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 const PAGE_SIZE = 50;

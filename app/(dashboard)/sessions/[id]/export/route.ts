@@ -1,7 +1,7 @@
 import { getSessionUser } from "@/app/_server/session";
 import { AppError, isAppError } from "@/lib/errors";
-import { clientIdSchema } from "@/lib/governance/common";
 import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
+import { clientIdSchema } from "@/lib/common";
 
 // The dashboard's download button: signed-in people only, same snapshot as the API export.
 export async function GET(_request: Request, { params }: { params: Promise<{ id: string }> }): Promise<Response> {

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { getTaskStatusById } from "@/lib/governance/ledger";
 import { callerOf } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const GET = defineRoute({
   name: "GET /tasks/{id}",

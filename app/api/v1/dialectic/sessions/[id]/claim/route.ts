@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { claimDialecticSession } from "@/lib/governance/dialectic";
 import { callerOf } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const POST = defineRoute({
   name: "POST /dialectic/sessions/{id}/claim",

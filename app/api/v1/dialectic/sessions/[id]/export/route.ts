@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { getDialecticSessionForAgent } from "@/lib/governance/dialectic";
 import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
 import { callerOf } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const GET = defineRoute({
   name: "GET /dialectic/sessions/{id}/export",
