@@ -506,15 +506,3 @@ export function getDialecticSessionForAgent({ sessionId, agentId, isAdmin }: { s
   if (!canAgentSeeSession(view, agentId, isAdmin)) throw new AppError("not_found", `no dialectic session ${sessionId}`);
   return view;
 }
-
-/** The dashboard's session filters (people see every session; agents only their own through the API). */
-export const sessionFilterSchema = z
-  .object({
-    agent: agentIdSchema.optional(),
-    role: z.enum(ROLES).default("any"),
-    status: z.enum(STATUSES).optional(),
-    phase: z.enum(PHASES).optional(),
-    topic: z.string().trim().min(1).max(200).optional(),
-    page: z.coerce.number().int().min(1).max(10_000).default(1),
-  })
-  .strict();
