@@ -6,6 +6,8 @@ import { z } from "zod";
 import { storeDir } from "../db/connection";
 import { AppError } from "../errors";
 import { log } from "../log";
+import { mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
+import { existsNoFollow, readFileNoFollow, resolveInside } from "./contained-fs";
 import { parseFrontmatter, stringifyFrontmatter } from "./frontmatter";
 import { deleteDocumentByPath, ingestDocument } from "./ingest";
 import { boolParam, csvParam, dateParam } from "./query-params";
@@ -84,8 +86,19 @@ export function memoryDir(store: string): string {
   return path.join(storeDir(store), "memory");
 }
 
+/**
+ * The file of a memory, checked on disk: a symbolic link anywhere below the
+ * store's memory folder makes it a 422, so no read, write, move or delete
+ * ever reaches outside the folder through one.
+ */
 function memoryFile(store: string, memoryPath: string): string {
-  return path.join(memoryDir(store), ...memoryPath.split("/")) + ".md";
+  const segments = memoryPath.split("/");
+  segments[segments.length - 1] += ".md";
+  return resolveInside({ root: memoryDir(store), segments, what: `memory ${memoryPath}` });
+}
+
+function categoryFile(store: string, category: string): string {
+  return resolveInside({ root: memoryDir(store), segments: [...category.split("/"), CATEGORY_FILE], what: `category ${category}` });
 }
 
 export function memoryDocPath(memoryPath: string): string {
@@ -94,10 +107,11 @@ export function memoryDocPath(memoryPath: string): string {
 
 /** Write content to a hidden temp file beside `file` (same folder, so a rename is atomic). Nothing is left behind on failure. */
 function writeTempBeside(file: string, content: string): string {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  mkdirPrivate(path.dirname(file));
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
   try {
-    fs.writeFileSync(tmp, content, { flag: "wx" });
+    // "wx" never follows a link: an existing name (link or not) is an error.
+    fs.writeFileSync(tmp, content, { flag: "wx", mode: PRIVATE_FILE_MODE });
     return tmp;
   } catch (e) {
     fs.rmSync(tmp, { force: true });
@@ -236,7 +250,7 @@ function writeMemory({ store, sqlite, memoryPath, content }: { store: string; sq
 }
 
 export function createMemory({ store, sqlite, input, now = Date.now() }: { store: string; sqlite: Database.Database; input: z.output<typeof createMemorySchema>; now?: number }): Memory {
-  if (fs.existsSync(memoryFile(store, input.path))) throw new AppError("conflict", `memory ${input.path} already exists`);
+  if (existsNoFollow(memoryFile(store, input.path))) throw new AppError("conflict", `memory ${input.path} already exists`);
   const content = renderMemoryFile(
     { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
     input.body,
@@ -247,7 +261,7 @@ export function createMemory({ store, sqlite, input, now = Date.now() }: { store
 export function updateMemory({ store, sqlite, input, now = Date.now() }: { store: string; sqlite: Database.Database; input: z.output<typeof updateMemorySchema>; now?: number }): Memory {
   const current = getMemoryByPath({ store, memoryPath: input.path });
   const target = input.move_to ?? input.path;
-  if (input.move_to && input.move_to !== input.path && fs.existsSync(memoryFile(store, input.move_to))) {
+  if (input.move_to && input.move_to !== input.path && existsNoFollow(memoryFile(store, input.move_to))) {
     throw new AppError("conflict", `memory ${input.move_to} already exists`);
   }
   const content = renderMemoryFile(
@@ -269,7 +283,7 @@ export function updateMemory({ store, sqlite, input, now = Date.now() }: { store
 
 export function deleteMemory({ store, sqlite, memoryPath }: { store: string; sqlite: Database.Database; memoryPath: string }): void {
   const file = memoryFile(store, memoryPath);
-  if (!fs.existsSync(file)) throw new AppError("not_found", `no memory ${memoryPath}`);
+  if (!existsNoFollow(file)) throw new AppError("not_found", `no memory ${memoryPath}`);
   fs.rmSync(file);
   try {
     removeMemoryIndex({ sqlite, memoryPath });
@@ -282,15 +296,14 @@ export function deleteMemory({ store, sqlite, memoryPath }: { store: string; sql
 /** The memory as its file says now (the file is the source of truth). */
 export function getMemoryByPath({ store, memoryPath }: { store: string; memoryPath: string }): MemoryWithBody {
   const file = memoryFile(store, memoryPath);
-  let text: string;
-  let mtime: number;
+  let read: { bytes: Buffer; mtimeMs: number };
   try {
-    text = fs.readFileSync(file, "utf8");
-    mtime = fs.statSync(file).mtimeMs;
-  } catch {
+    read = readFileNoFollow(file, `memory ${memoryPath}`);
+  } catch (e) {
+    if (e instanceof AppError) throw e;
     throw new AppError("not_found", `no memory ${memoryPath}`);
   }
-  return memoryFromText({ memoryPath, text, mtime });
+  return memoryFromText({ memoryPath, text: read.bytes.toString("utf8"), mtime: read.mtimeMs });
 }
 
 // ---- queries -----------------------------------------------------------------
@@ -401,7 +414,7 @@ export const setCategorySchema = z.object({ path: categoryPathSchema, descriptio
  * description removes the file.
  */
 export function setCategoryDescription({ store, sqlite, input }: { store: string; sqlite: Database.Database; input: z.output<typeof setCategorySchema> }): CategoryChild {
-  const file = path.join(memoryDir(store), ...input.path.split("/"), CATEGORY_FILE);
+  const file = categoryFile(store, input.path);
   if (input.description === "") fs.rmSync(file, { force: true });
   else writeFileAtomic(file, input.description + "\n");
   sqlite.transaction(() => {

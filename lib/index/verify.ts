@@ -1,8 +1,8 @@
-import fs from "node:fs";
 import { getStoreDb } from "../db/connection";
 import { AppError } from "../errors";
 import { storeExists } from "../db/store-names";
 import { CHUNKING_VERSION } from "./chunking";
+import { readFileNoFollow } from "./contained-fs";
 import { listIndexableFiles } from "./files";
 import { decodeText } from "./ingest";
 import { sha256Hex } from "../common";
@@ -53,7 +53,7 @@ export function verifyStore({ store }: { store: string }): VerifyReport {
   for (const f of listing.files) {
     let bytes: Buffer;
     try {
-      bytes = fs.readFileSync(f.abs);
+      bytes = readFileNoFollow(f.abs, f.docPath).bytes;
     } catch {
       continue;
     }
@@ -82,7 +82,7 @@ export function verifyStore({ store }: { store: string }): VerifyReport {
       apiDocuments: one("select count(*) as n from documents where origin = 'api'"),
       chunks: one("select count(*) as n from chunks"),
       memories: one("select count(*) as n from memories"),
-      skipped: binary + listing.skipped.oversized + listing.skipped.badName,
+      skipped: binary + listing.skipped.oversized + listing.skipped.badName + listing.skipped.symlink,
     },
     integrity,
     ftsMissing,
