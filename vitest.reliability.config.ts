@@ -7,6 +7,7 @@ export default defineConfig({
   test: {
     include: ["tests/reliability/**/*.test.ts"],
     environment: "node",
+    setupFiles: ["tests/setup.ts"],
     pool: "forks",
     // Every API and MCP answer is checked against its declared response schema (lib/api/contract.ts).
     env: { DUALMIND_CHECK_RESPONSES: "true" },

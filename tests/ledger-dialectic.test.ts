@@ -6,7 +6,8 @@ import { ledgerCommands } from "@/scripts/commands/ledger-commands";
 import { createApiToken } from "@/lib/auth/tokens";
 import { getGovernance } from "@/lib/db/connection";
 import { listAuditTail } from "@/lib/governance/audit";
-import { createDialecticSession, getDialecticMetrics, getDialecticSessionById, listDialecticSessionsByAgent, sweepIdleSessions, verifyDialecticSession } from "@/lib/governance/dialectic";
+import { createDialecticSession, getDialecticSessionById, listDialecticSessionsByAgent, sweepIdleSessions, verifyDialecticSession } from "@/lib/governance/dialectic";
+import { getDialecticMetrics } from "@/lib/metrics/dialectic";
 import { exportDialecticSessions, restoreDialecticSessions } from "@/lib/governance/dialectic-export";
 import * as sessionsRoute from "@/app/api/v1/dialectic/sessions/route";
 import * as sessionRoute from "@/app/api/v1/dialectic/sessions/[id]/route";
@@ -228,6 +229,15 @@ describe("idempotency, signatures, cache, listings", () => {
     expect(metrics.messagesLastHour).toBe(2);
     expect(metrics.latency.map((r) => r.route)).toEqual(expect.arrayContaining(["dialectic create", "dialectic list", "dialectic list+transcript", "POST /dialectic/sessions"]));
     expect(listDialecticSessionsByAgent({ topic: "carol" }).sessions.map((s) => s.sessionId)).toEqual(["s-l3"]);
+  });
+
+  it("times a failed create or detail with the status the caller got, not 200", async () => {
+    expect((await create("alice", { session_id: "s-self", topic: "t", reviewer_agent_id: "alice" })).status).toBe(422);
+    expect((await detail("alice", "s-missing")).status).toBe(404);
+    const byStatus = (route: string) => getDialecticMetrics().latency.find((r) => r.route === route)?.byStatus ?? {};
+    expect(byStatus("dialectic create")["422"]).toBeGreaterThanOrEqual(1);
+    expect(byStatus("dialectic detail")["404"]).toBeGreaterThanOrEqual(1);
+    expect(byStatus("POST /dialectic/sessions")["422"]).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -11,7 +11,7 @@ import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { enqueueEmbeddings, getEmbedBacklog } from "@/lib/embed/queue";
 import { startReembed } from "@/lib/embed/reembed";
 import { drainEmbedQueues } from "@/lib/embed/worker";
-import { renderTraceDescriptor, normalizeTrace, traceInputSchema, sha256Hex, type TraceInput } from "@/lib/recall/descriptors";
+import { renderTraceDescriptor, normalizeTrace, traceInputSchema, type TraceInput } from "@/lib/recall/descriptors";
 import { getRecallMetrics, listRatingQueue, listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
 import { recordLearning } from "@/lib/recall/learnings";
 import { clearRecallQueryCache, recallReflections } from "@/lib/recall/recall";
@@ -19,6 +19,7 @@ import { updateReflectionSettings } from "@/lib/recall/settings";
 import { listTraces, recordTrace, runTraceRetention } from "@/lib/recall/traces";
 import { createStore } from "@/lib/stores/stores";
 import { callRoute, useTempDataDir } from "./helpers";
+import { sha256Hex } from "@/lib/common";
 
 const AUTH_FAILURE: TraceInput = {
   intent: { verb: "fix", target: "auth token refresh" },

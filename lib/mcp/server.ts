@@ -17,7 +17,8 @@ import {
   type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { jsonDepthExceeds, MAX_JSON_DEPTH, toAppError, zodDetails } from "../api/route";
+import { toAppError, zodDetails } from "../api/route";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../http/body";
 import { storesReferenced } from "../api/store-refs";
 import { assertMatchesContract, contractChecksEnabled, toWire } from "../api/contract";
 import { assertStoresAllowed, canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";

@@ -15,8 +15,7 @@ import { z, type ZodType } from "zod";
 import type { AgentPrincipal, Scope } from "../auth/tokens";
 import { storeParams } from "../api/params";
 import { getEmbeddingStatus } from "../embed/status";
-import { clientIdSchema } from "../governance/common";
-import { callerOf } from "../governance/respond";
+import { callerOf } from "../api/respond";
 import { createDialecticSession, getDialecticSessionForAgent, postDialecticMessage, createSessionSchema, postMessageSchema } from "../governance/dialectic";
 import { createTask, createTaskSchema, finishRunSchema, getTaskStatusById, recordRunFinish, recordRunStart, recordValidation, recordValidationSchema, startRunSchema } from "../governance/ledger";
 import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, unlinkEvidence } from "../graph/evidence";
@@ -52,6 +51,7 @@ import { recordTrace } from "../recall/traces";
 import { getStoreDb } from "../db/connection";
 import { listStores, requireStore } from "../stores/stores";
 import { storeNameSchema } from "../db/store-names";
+import { clientIdSchema } from "../common";
 
 export type ToolContext = { principal: AgentPrincipal };
 

@@ -1,7 +1,7 @@
 import { artifactProofsResponse, provenanceRecordedResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
 import { artifactLookupSchema, getProofsByArtifact, recordProvenanceBatch, recordProvenanceSchema } from "@/lib/governance/ledger";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
 
 export const POST = defineRoute({
   name: "POST /provenance",

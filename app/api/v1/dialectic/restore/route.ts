@@ -1,7 +1,7 @@
 import { restoreResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
 import { dialecticSnapshotSchema, restoreDialecticSessions } from "@/lib/governance/dialectic-export";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
 
 export const POST = defineRoute({
   name: "POST /dialectic/restore",

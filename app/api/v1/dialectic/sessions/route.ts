@@ -1,7 +1,8 @@
 import { sessionCreatedResponse, sessionListResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
 import { createDialecticSession, createSessionSchema, listDialecticSessionsByAgent, listSessionsQuerySchema } from "@/lib/governance/dialectic";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
+import { timeCall } from "@/lib/metrics/latency";
 
 export const POST = defineRoute({
   name: "POST /dialectic/sessions",
@@ -9,7 +10,7 @@ export const POST = defineRoute({
   response: sessionCreatedResponse,
   body: createSessionSchema,
   handler: ({ body, principal }) => {
-    const { session, created } = createDialecticSession({ input: body, agentId: callerOf(principal).agentId });
+    const { session, created } = timeCall("dialectic create", () => createDialecticSession({ input: body, agentId: callerOf(principal).agentId }));
     return respondCreated({ session, created }, created);
   },
 });
@@ -20,5 +21,7 @@ export const GET = defineRoute({
   response: sessionListResponse,
   query: listSessionsQuerySchema,
   handler: ({ query, principal }) =>
-    listDialecticSessionsByAgent({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }),
+    timeCall(query.transcript ? "dialectic list+transcript" : "dialectic list", () =>
+      listDialecticSessionsByAgent({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }),
+    ),
 });

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { taskStatusResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { getTaskStatusById } from "@/lib/governance/ledger";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const GET = defineRoute({
   name: "GET /tasks/{id}",

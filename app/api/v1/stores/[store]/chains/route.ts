@@ -2,9 +2,9 @@ import { z } from "zod";
 import { chainListResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { limitSchema, offsetSchema } from "@/lib/graph/common";
 import { openGraphStore } from "@/lib/graph/store";
 import { listChainsByRecency } from "@/lib/graph/thoughts";
+import { limitSchema, offsetSchema } from "@/lib/common";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/chains",

@@ -2,7 +2,7 @@ import { learningListResponse, learningRecordedResponse } from "@/lib/api/respon
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
 import { learningInputSchema } from "@/lib/recall/descriptors";
 import { listLearnings, listLearningsQuerySchema, recordLearning } from "@/lib/recall/learnings";
 import { requireStore } from "@/lib/stores/stores";

@@ -2,7 +2,7 @@ import { reflectionOverviewResponse, reflectionSettingsResponse } from "@/lib/ap
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
 import { getReflectionOverview } from "@/lib/recall/overview";
 import { reflectionSettingsUpdateSchema, updateReflectionSettings } from "@/lib/recall/settings";
 import { requireStore } from "@/lib/stores/stores";

@@ -2,7 +2,7 @@ import { traceListResponse, traceRecordedResponse } from "@/lib/api/responses/re
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
 import { traceInputSchema } from "@/lib/recall/descriptors";
 import { listTraces, listTracesQuerySchema, recordTrace } from "@/lib/recall/traces";
 import { requireStore } from "@/lib/stores/stores";

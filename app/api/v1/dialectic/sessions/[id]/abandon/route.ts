@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { sessionResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { abandonDialecticSession, abandonSessionSchema } from "@/lib/governance/dialectic";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const POST = defineRoute({
   name: "POST /dialectic/sessions/{id}/abandon",

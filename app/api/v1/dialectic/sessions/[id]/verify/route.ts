@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { signatureCheckResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { getDialecticSessionForAgent, verifyDialecticSession } from "@/lib/governance/dialectic";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const GET = defineRoute({
   name: "GET /dialectic/sessions/{id}/verify",

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { runFinishedResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { finishRunSchema, recordRunFinish } from "@/lib/governance/ledger";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const POST = defineRoute({
   name: "POST /tasks/{id}/runs/{runId}/finish",

@@ -1,5 +1,4 @@
-import type { AgentPrincipal } from "../auth/tokens";
-import { isUnrestrictedAdmin } from "../auth/tokens";
+import { isUnrestrictedAdmin, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
 import { answerWithStatus, type Answer } from "../http/answer";
 
