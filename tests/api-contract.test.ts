@@ -11,7 +11,7 @@ import { defineRoute, type DescribedHandler } from "@/lib/api/route";
 import { createApiToken, verifyApiToken } from "@/lib/auth/tokens";
 import { resetConfigForTests } from "@/lib/config";
 import { bootstrapApp } from "@/lib/bootstrap";
-import { respondCreated } from "@/lib/governance/respond";
+import { respondCreated } from "@/lib/api/respond";
 import { listToolDescriptors } from "@/lib/mcp/server";
 import { MCP_TOOLS } from "@/lib/mcp/tools";
 import * as dialecticMetricsRoute from "@/app/api/v1/dialectic/metrics/route";

@@ -1,4 +1,4 @@
-import { respondCreated } from "@/lib/governance/respond";
+import { respondCreated } from "@/lib/api/respond";
 import { evidenceLinkResponse, evidenceListResponse, evidenceUnlinkedResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
