@@ -1,5 +1,4 @@
 import type { StoreHandle } from "../db/connection";
-import "./kinds";
 import { listEmbeddables } from "./embeddables";
 import { getActiveFingerprintId } from "./model";
 import type { Fingerprint } from "./providers";

@@ -1,5 +1,4 @@
 import type { StoreHandle } from "../db/connection";
-import "./kinds";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { listEmbeddables } from "./embeddables";

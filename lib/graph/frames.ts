@@ -4,8 +4,8 @@ import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { FRAME_COLUMNS, kgFrames, kgNodes, type KgFrameRow } from "../db/schema/graph";
 import { appendAudit } from "../governance/audit";
-import { jsonObjectSchema, notFound, parseJsonColumn, uuidSchema } from "./common";
 import { requireNodeRow } from "./nodes";
+import { jsonObjectSchema, notFound, parseJsonColumnOr, uuidSchema } from "../common";
 
 export const createFrameInputSchema = z.object({ node_id: uuidSchema, column: z.enum(FRAME_COLUMNS), properties: jsonObjectSchema }).strict();
 export const updateFrameInputSchema = z.object({ properties: jsonObjectSchema }).strict();
@@ -21,7 +21,7 @@ export type GraphFrame = {
 };
 
 export function toGraphFrame(r: KgFrameRow): GraphFrame {
-  return { id: r.id, node_id: r.nodeId, column: r.column, properties: parseJsonColumn<Record<string, unknown>>(r.properties, {}), created_at: r.createdAt, updated_at: r.updatedAt, created_by: r.createdBy };
+  return { id: r.id, node_id: r.nodeId, column: r.column, properties: parseJsonColumnOr<Record<string, unknown>>(r.properties, {}), created_at: r.createdAt, updated_at: r.updatedAt, created_by: r.createdBy };
 }
 
 function selectFrameRow({ handle, id }: { handle: StoreHandle; id: string }): KgFrameRow | undefined {

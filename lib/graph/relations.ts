@@ -5,8 +5,8 @@ import type { StoreHandle } from "../db/connection";
 import { kgRelations, type KgRelationRow } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import { jsonObjectSchema, notFound, parseJsonColumn, unitInterval, uuidSchema } from "./common";
 import { requireNodeRow } from "./nodes";
+import { jsonObjectSchema, notFound, parseJsonColumnOr, unitInterval, uuidSchema } from "../common";
 
 const relationTypeSchema = z
   .string()
@@ -72,7 +72,7 @@ export function toGraphRelation(r: KgRelationRow): GraphRelation {
     confidence: r.confidence,
     temporal_start: r.temporalStart,
     temporal_end: r.temporalEnd,
-    attributes: parseJsonColumn<Record<string, unknown>>(r.attributes, {}),
+    attributes: parseJsonColumnOr<Record<string, unknown>>(r.attributes, {}),
     created_at: r.createdAt,
     updated_at: r.updatedAt,
     created_by: r.createdBy,
@@ -126,7 +126,7 @@ export function createOrMergeRelation({ handle, input, actor }: { handle: StoreH
             bidirectional: existing.bidirectional || r.bidirectional,
             temporalStart: minDefined(existing.temporalStart, r.temporal_start ?? null),
             temporalEnd: maxDefined(existing.temporalEnd, r.temporal_end ?? null),
-            attributes: JSON.stringify({ ...parseJsonColumn<Record<string, unknown>>(existing.attributes, {}), ...(r.attributes ?? {}) }),
+            attributes: JSON.stringify({ ...parseJsonColumnOr<Record<string, unknown>>(existing.attributes, {}), ...(r.attributes ?? {}) }),
             updatedAt: now,
           })
           .where(eq(kgRelations.id, existing.id))

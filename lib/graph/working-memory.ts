@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { workingMemory, type WorkingMemoryRow } from "../db/schema/graph";
 import { AppError } from "../errors";
-import { parseJsonColumn } from "./common";
+import { parseJsonColumnOr } from "../common";
 
 /** A scratchpad, not a database: bounded keys and value size per store. */
 export const WORKING_MEMORY_MAX_KEYS = 1000;
@@ -20,7 +20,7 @@ export const setWorkingMemoryInputSchema = z
   .strict();
 
 export type WorkingMemoryEntry = { key: string; value: unknown; expires_at: number | null; updated_at: number; updated_by: string };
-const toEntry = (r: WorkingMemoryRow): WorkingMemoryEntry => ({ key: r.key, value: parseJsonColumn<unknown>(r.value, null), expires_at: r.expiresAt, updated_at: r.updatedAt, updated_by: r.updatedBy });
+const toEntry = (r: WorkingMemoryRow): WorkingMemoryEntry => ({ key: r.key, value: parseJsonColumnOr<unknown>(r.value, null), expires_at: r.expiresAt, updated_at: r.updatedAt, updated_by: r.updatedBy });
 /** Keys past their expiry are never returned, even before a sweep deletes them. */
 const liveAt = (now: number) => or(isNull(workingMemory.expiresAt), gt(workingMemory.expiresAt, now));
 

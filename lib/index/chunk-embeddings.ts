@@ -1,12 +1,12 @@
 import type Database from "better-sqlite3";
-import { registerEmbeddable } from "../embed/embeddables";
+import type { Embeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 
 /** Chunks are embedded as their own text; the chunk's sha256 is the input hash. */
 export const CHUNK_KIND = "chunk";
 
-registerEmbeddable({
+export const chunkEmbeddable: Embeddable = {
   kind: CHUNK_KIND,
   artifactType: "chunk",
   load(sqlite, refIds) {
@@ -21,7 +21,7 @@ registerEmbeddable({
   chunkingVersion(sqlite, refId) {
     return (sqlite.prepare("select chunking_version as v from chunks where id = ?").get(refId) as { v: number } | undefined)?.v ?? null;
   },
-});
+};
 
 /**
  * Keep the embed queue in step with chunk writes, inside the writer's

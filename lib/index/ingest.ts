@@ -2,8 +2,9 @@ import type Database from "better-sqlite3";
 import { syncChunkEmbeddings } from "./chunk-embeddings";
 import { z } from "zod";
 import { AppError } from "../errors";
-import { chunkDocument, CHUNKING_VERSION, sha256Hex, type ChunkKind } from "./chunking";
+import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { FILE_PREFIXES, kindForPath, normalizeRelativePath } from "./paths";
+import { sha256Hex } from "../common";
 
 export type IngestStatus = "added" | "changed" | "unchanged";
 

@@ -1,10 +1,11 @@
 import { getStoreDb } from "../db/connection";
 import { AppError } from "../errors";
 import { storeExists } from "../db/store-names";
-import { CHUNKING_VERSION, sha256Hex } from "./chunking";
+import { CHUNKING_VERSION } from "./chunking";
 import { readFileNoFollow } from "./contained-fs";
 import { listIndexableFiles } from "./files";
 import { decodeText } from "./ingest";
+import { sha256Hex } from "../common";
 
 const LIST_CAP = 100;
 

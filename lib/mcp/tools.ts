@@ -3,12 +3,19 @@
  * REST route's own zod schema as its input (plus the route's path params:
  * `store`, `id`, ...). Nothing here re-implements domain logic.
  */
+import { deletedResponse } from "../api/responses/common";
+import { messagePostedResponse, sessionCreatedResponse, sessionView } from "../api/responses/dialectic";
+import { categoryBrowseResponse, chunkDetail, memoryListResponse, memoryWithBody, recentMemoriesResponse, searchResponse } from "../api/responses/documents";
+import { storeHealthResponse } from "../api/responses/embeddings";
+import { evidenceLinkResponse, evidenceUnlinkedResponse, frameResponse, graphDeletedResponse, nodeDeletedResponse, nodeDetailResponse, nodeListResponse, nodeResponse, relationCreatedResponse, relationResponse, rememberResponse, thoughtResponse } from "../api/responses/graph";
+import { runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskStatusResponse, validationRecordedResponse } from "../api/responses/ledger";
+import { learningRecordedResponse, recallResponse, traceRecordedResponse } from "../api/responses/recall";
+import { storeListResponse } from "../api/responses/stores";
 import { z, type ZodType } from "zod";
 import type { AgentPrincipal, Scope } from "../auth/tokens";
 import { storeItemParams, storeParams } from "../api/params";
 import { actorOf } from "../auth/actor";
-import { clientIdSchema } from "../governance/common";
-import { callerOf } from "../governance/respond";
+import { callerOf } from "../api/respond";
 import { createDialecticSession, getDialecticSessionForAgent, postDialecticMessage, createSessionSchema, postMessageSchema } from "../governance/dialectic";
 import { createTask, createTaskSchema, finishRunSchema, getTaskStatusById, recordRunFinish, recordRunStart, recordValidation, recordValidationSchema, startRunSchema } from "../governance/ledger";
 import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, unlinkEvidence } from "../graph/evidence";
@@ -43,6 +50,7 @@ import { recallInputSchema, recallReflections } from "../recall/recall";
 import { recordTrace } from "../recall/traces";
 import { listStores, openStore } from "../stores/stores";
 import { CORE_STORE } from "../db/store-names";
+import { clientIdSchema } from "../common";
 
 export type ToolContext = { principal: AgentPrincipal };
 
@@ -51,11 +59,13 @@ export type ToolDef = {
   description: string;
   /** Minimum scope, as on the matching REST route. */
   scope: Scope;
+  /** The result, in the wire's snake_case: the same schema as the matching REST route's response (see lib/api/contract.ts). */
+  output: ZodType;
   input: ZodType;
   run: (args: never, ctx: ToolContext) => unknown;
 };
 
-function tool<S extends ZodType>(def: { name: string; description: string; scope: Scope; input: S; run: (args: z.output<S>, ctx: ToolContext) => unknown }): ToolDef {
+function tool<S extends ZodType>(def: { name: string; description: string; scope: Scope; output: ZodType; input: S; run: (args: z.output<S>, ctx: ToolContext) => unknown }): ToolDef {
   return def as ToolDef;
 }
 
@@ -72,6 +82,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "search",
     description: "Search a store's documents and memories (mode fts | vector | hybrid), with filters; same as POST /stores/{store}/search.",
+    output: searchResponse,
     scope: "read",
     input: searchInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }) => {
@@ -82,6 +93,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "read_chunk",
     description: "Read one chunk (text, path, position) by its 32-hex chunk id from a search hit.",
+    output: chunkDetail,
     scope: "read",
     input: z.object({ ...storeShape, id: chunkIdSchema }).strict(),
     run: ({ store, id }) => getChunkByChunkId({ sqlite: openIndexedStore({ store }), chunkId: id }),
@@ -89,6 +101,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "query_memories",
     description: "List memories by category (recursive), tags, updated range, source; sorted and paged.",
+    output: memoryListResponse,
     scope: "read",
     input: memoryFilterSchema.safeExtend(storeShape),
     run: ({ store, ...filter }) => listMemoriesByFilter({ sqlite: openIndexedStore({ store }), filter }),
@@ -96,6 +109,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "recent_memories",
     description: "The most recently updated memories of a store.",
+    output: recentMemoriesResponse,
     scope: "read",
     input: z.object({ ...storeShape, limit: memoryFilterSchema.shape.limit.default(10) }).strict(),
     run: ({ store, limit }) => ({ memories: listRecentMemories({ sqlite: openIndexedStore({ store }), limit }) }),
@@ -103,6 +117,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "list_memories",
     description: "Browse the category tree: the child categories of `parent` (root when absent) and a page of the memories under it (recursive, newest first).",
+    output: categoryBrowseResponse,
     scope: "read",
     input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset }).strict(),
     run: ({ store, parent, limit, offset }) => {
@@ -114,6 +129,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "read_memory",
     description: "Read one memory (frontmatter fields and body) by its path, e.g. projects/dualmind/decisions.md.",
+    output: memoryWithBody,
     scope: "read",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
     run: ({ store, path }) => {
@@ -124,6 +140,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "write_memory",
     description: "Create a memory: a markdown file under memory/<path> (file first, then the index). An existing path is a conflict; use update_memory.",
+    output: memoryWithBody,
     scope: "write",
     input: createMemorySchema.safeExtend(storeShape),
     run: ({ store, ...input }) => createMemory({ store, sqlite: openIndexedStore({ store }), input }),
@@ -131,6 +148,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "update_memory",
     description: "Update (or move with move_to) an existing memory.",
+    output: memoryWithBody,
     scope: "write",
     input: updateMemorySchema.safeExtend(storeShape),
     run: ({ store, ...input }) => updateMemory({ store, sqlite: openIndexedStore({ store }), input }),
@@ -138,6 +156,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "delete_memory",
     description: "Delete a memory file and its index rows.",
+    output: deletedResponse,
     scope: "write",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
     run: ({ store, path }) => {
@@ -151,6 +170,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "think",
     description: "Record a thought (optionally in a chain); it is embedded and scored for novelty.",
+    output: thoughtResponse,
     scope: "write",
     input: thinkInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ thought: thinkThought({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }) }),
@@ -158,6 +178,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "remember",
     description: "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence.",
+    output: rememberResponse,
     scope: "read",
     input: rememberInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }) => rememberByQuery({ handle: openStore({ store }), core: input.include_core ? openStore({ store: CORE_STORE }) : null, input }),
@@ -165,6 +186,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "node_create",
     description: "Create a knowledge-graph node (entity).",
+    output: nodeResponse,
     scope: "write",
     input: createNodeInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ node: createNode({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }) }),
@@ -172,6 +194,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "node_get",
     description: "A node with its frames, relations and neighbours.",
+    output: nodeDetailResponse,
     scope: "read",
     input: storeItemParams,
     run: ({ store, id }) => getNodeDetailById({ handle: openStore({ store }), id }),
@@ -179,6 +202,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "node_list",
     description: "List or find nodes by name and entity type.",
+    output: nodeListResponse,
     scope: "read",
     input: listNodesQuerySchema.safeExtend(storeShape),
     run: ({ store, ...filter }) => listNodesByFilter({ handle: openStore({ store }), filter }),
@@ -186,6 +210,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "node_update",
     description: "Change a node's display name, scope, attributes or tags (fields under `changes`).",
+    output: nodeResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateNodeInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ node: updateNode({ handle: openStore({ store }), id, input: changes }) }),
@@ -193,6 +218,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "node_delete",
     description: "Delete a node with its frames and relations (audited).",
+    output: nodeDeletedResponse,
     scope: "write",
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteNode({ handle: openStore({ store }), id, actor: actorOf(ctx.principal) }),
@@ -200,6 +226,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "relation_create",
     description: "Create a relation between two nodes, or merge into the existing one of the same type.",
+    output: relationCreatedResponse,
     scope: "write",
     input: createRelationInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => createOrMergeRelation({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
@@ -207,6 +234,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "relation_update",
     description: "Change a relation's weight, confidence, direction, time range or attributes (fields under `changes`).",
+    output: relationResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateRelationInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ relation: updateRelation({ handle: openStore({ store }), id, input: changes }) }),
@@ -214,6 +242,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "relation_delete",
     description: "Delete a relation (audited).",
+    output: graphDeletedResponse,
     scope: "write",
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteRelation({ handle: openStore({ store }), id, actor: actorOf(ctx.principal) }),
@@ -221,6 +250,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "frame_create",
     description: "Attach a semantic / episodic / procedural / custom frame to a node.",
+    output: frameResponse,
     scope: "write",
     input: createFrameInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ frame: createFrame({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }) }),
@@ -228,6 +258,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "frame_update",
     description: "Replace a frame's properties (under `changes`).",
+    output: frameResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateFrameInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ frame: updateFrame({ handle: openStore({ store }), id, input: changes }) }),
@@ -235,6 +266,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "frame_delete",
     description: "Delete a frame (audited).",
+    output: graphDeletedResponse,
     scope: "write",
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteFrame({ handle: openStore({ store }), id, actor: actorOf(ctx.principal) }),
@@ -242,6 +274,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "evidence_link",
     description: "Link a thought as evidence for (or against) a frame or relation.",
+    output: evidenceLinkResponse,
     scope: "write",
     input: linkEvidenceInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => linkEvidence({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
@@ -249,6 +282,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "evidence_unlink",
     description: "Remove a thought's evidence link from a frame or relation (audited).",
+    output: evidenceUnlinkedResponse,
     scope: "write",
     input: evidenceKeySchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => unlinkEvidence({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
@@ -259,6 +293,7 @@ const recallTools: ToolDef[] = [
   tool({
     name: "recall",
     description: "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning).",
+    output: recallResponse,
     scope: "read",
     input: recallInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => recallReflections({ handle: openStore({ store }), agentId: agentOf(ctx), input }),
@@ -266,6 +301,7 @@ const recallTools: ToolDef[] = [
   tool({
     name: "record_trace",
     description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor.",
+    output: traceRecordedResponse,
     scope: "write",
     input: traceInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => recordTrace({ handle: openStore({ store }), agentId: agentOf(ctx), input }),
@@ -273,6 +309,7 @@ const recallTools: ToolDef[] = [
   tool({
     name: "record_learning",
     description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated.",
+    output: learningRecordedResponse,
     scope: "write",
     input: learningInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => recordLearning({ handle: openStore({ store }), agentId: agentOf(ctx), input }),
@@ -283,6 +320,7 @@ const ledgerTools: ToolDef[] = [
   tool({
     name: "task_create",
     description: "Record a task (intent + spec, optional assignees who may run and validate it) in the governance ledger; retrying with the same task_id returns the first one.",
+    output: taskCreatedResponse,
     scope: "write",
     input: createTaskSchema,
     run: (input, ctx) => createTask({ input, requestedBy: agentOf(ctx) }),
@@ -290,6 +328,7 @@ const ledgerTools: ToolDef[] = [
   tool({
     name: "task_status",
     description: "One of your tasks (requested by or assigned to you) with its runs, validations and the verdict with reasons.",
+    output: taskStatusResponse,
     scope: "read",
     input: z.object(taskIdShape).strict(),
     run: ({ task_id }, ctx) => getTaskStatusById({ taskId: task_id, caller: callerIn(ctx) }),
@@ -297,6 +336,7 @@ const ledgerTools: ToolDef[] = [
   tool({
     name: "record_run",
     description: "Record a skill run of a task (started, or finished when output_hash and exit_code are given).",
+    output: runRecordedResponse,
     scope: "write",
     input: startRunSchema.safeExtend(taskIdShape),
     run: ({ task_id, ...input }, ctx) => recordRunStart({ taskId: task_id, input, caller: callerIn(ctx) }),
@@ -304,6 +344,7 @@ const ledgerTools: ToolDef[] = [
   tool({
     name: "finish_run",
     description: "Finish a started run with its output hash and exit code.",
+    output: runFinishedResponse,
     scope: "write",
     input: finishRunSchema.safeExtend({ ...taskIdShape, run_id: clientIdSchema }),
     run: ({ task_id, run_id, ...input }, ctx) => recordRunFinish({ taskId: task_id, runId: run_id, input, caller: callerIn(ctx) }),
@@ -311,6 +352,7 @@ const ledgerTools: ToolDef[] = [
   tool({
     name: "record_validation",
     description: "Record a critic and/or runner validation of a task.",
+    output: validationRecordedResponse,
     scope: "write",
     input: recordValidationSchema.safeExtend(taskIdShape),
     run: ({ task_id, ...input }, ctx) => recordValidation({ taskId: task_id, input, caller: callerIn(ctx) }),
@@ -321,6 +363,7 @@ const dialecticTools: ToolDef[] = [
   tool({
     name: "dialectic_request",
     description: "Open a dialectic review session (you are the paused agent; post the thesis next).",
+    output: sessionCreatedResponse,
     scope: "write",
     input: createSessionSchema,
     run: (input, ctx) => createDialecticSession({ input, agentId: agentOf(ctx) }),
@@ -328,6 +371,7 @@ const dialecticTools: ToolDef[] = [
   tool({
     name: "dialectic_post",
     description: "Post the next message (thesis, antithesis or synthesis) to a session; only the expected agent may post.",
+    output: messagePostedResponse,
     scope: "write",
     input: postMessageSchema.safeExtend(sessionIdShape),
     run: ({ session_id, ...input }, ctx) => postDialecticMessage({ sessionId: session_id, ...callerIn(ctx), input }),
@@ -335,6 +379,7 @@ const dialecticTools: ToolDef[] = [
   tool({
     name: "dialectic_get",
     description: "A session with its transcript and who is expected to post next.",
+    output: sessionView,
     scope: "read",
     input: z.object(sessionIdShape).strict(),
     run: ({ session_id }, ctx) => getDialecticSessionForAgent({ sessionId: session_id, ...callerIn(ctx) }),
@@ -345,6 +390,7 @@ const storeTools: ToolDef[] = [
   tool({
     name: "list_stores",
     description: "The stores this token may use, with counts.",
+    output: storeListResponse,
     scope: "read",
     input: z.object({}).strict(),
     run: (_args, ctx) => ({ stores: listStores().filter((s) => ctx.principal.stores === null || ctx.principal.stores.includes(s.name)) }),
@@ -352,6 +398,7 @@ const storeTools: ToolDef[] = [
   tool({
     name: "store_health",
     description: "A store's health, the same report as GET /stores/{store}/health: status with its reason and fixing action, backlog, drift, coverage, degraded mode, vector index, re-embed progress, recall quality.",
+    output: storeHealthResponse,
     scope: "read",
     input: storeParams,
     run: ({ store }) => getStoreHealthReport({ handle: openStore({ store }) }),

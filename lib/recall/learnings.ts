@@ -2,12 +2,13 @@ import { and, count, desc, eq, getTableColumns, ne, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { learnings, type LearningRow } from "../db/schema/recall";
-import { registerEmbeddable } from "../embed/embeddables";
+import type { Embeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
 import type { VectorInfo } from "./traces";
-import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, sha256Hex, type LearningInput } from "./descriptors";
+import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
+import { sha256Hex } from "../common";
 
 export const LEARNING_KIND = "learning";
 
@@ -59,7 +60,7 @@ function toLearning(r: LearningSelect): Learning {
   };
 }
 
-registerEmbeddable({
+export const learningEmbeddable: Embeddable = {
   kind: LEARNING_KIND,
   artifactType: "learning",
   load(sqlite, refIds) {
@@ -75,7 +76,7 @@ registerEmbeddable({
   },
   chunkingVersion: (sqlite, refId) => (sqlite.prepare("select handle_version as v from learnings where id = ?").get(refId) as { v: number } | undefined)?.v ?? null,
   backfill: (handle) => backfillLearningHandles({ handle }),
-});
+};
 
 export type RecordLearningResult = { learning: Learning; deduped: boolean; embedding: "queued" | "unchanged" };
 

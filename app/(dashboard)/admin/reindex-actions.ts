@@ -1,7 +1,7 @@
 "use server";
 
 import { z } from "zod";
-import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { actionError, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { getJobById, startReindexJob, type Job } from "@/lib/index/jobs";
 import { openIndexedStore } from "@/lib/index/reindex";

@@ -2,7 +2,7 @@ import "server-only";
 import { notFound } from "next/navigation";
 import type { StoreHandle } from "@/lib/db/connection";
 import { storeNameSchema } from "@/lib/db/store-names";
-import { findOrNull } from "@/lib/governance/common";
+import { findOrNull } from "@/app/_server/pages";
 import { openStore } from "@/lib/stores/stores";
 
 /** The store a graph page is about, or the 404 page (never creates a store). */

@@ -1,3 +1,4 @@
+import { storeListResponse, storeSummary } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
 import { assertStoresAllowed, canUseStore } from "@/lib/auth/tokens";
 import { createStore, createStoreSchema, listStores } from "@/lib/stores/stores";
@@ -5,6 +6,7 @@ import { createStore, createStoreSchema, listStores } from "@/lib/stores/stores"
 export const GET = defineRoute({
   name: "GET /stores",
   auth: "read",
+  response: storeListResponse,
   handler: ({ principal }) => ({
     stores: listStores().filter((s) => principal && canUseStore(principal, s.name)),
   }),
@@ -13,6 +15,7 @@ export const GET = defineRoute({
 export const POST = defineRoute({
   name: "POST /stores",
   auth: "write",
+  response: storeSummary,
   body: createStoreSchema,
   status: 201,
   handler: ({ body, principal }) => {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { documentDeletedResponse, documentListResponse, putDocumentsResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { apiDocumentPathSchema, deleteApiDocument, listDocumentsByPrefix, putDocuments, putDocumentsSchema } from "@/lib/index/ingest";
 import { openIndexedStore } from "@/lib/index/reindex";
@@ -9,6 +10,7 @@ const params = z.object({ store: storeNameSchema });
 export const PUT = defineRoute({
   name: "PUT /stores/{store}/documents",
   auth: "write",
+  response: putDocumentsResponse,
   params,
   body: putDocumentsSchema,
   handler: ({ params, body }) => ({ documents: putDocuments({ sqlite: openIndexedStore({ store: params.store }), input: body }) }),
@@ -17,6 +19,7 @@ export const PUT = defineRoute({
 export const GET = defineRoute({
   name: "GET /stores/{store}/documents",
   auth: "read",
+  response: documentListResponse,
   params,
   query: z
     .object({
@@ -31,6 +34,7 @@ export const GET = defineRoute({
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/documents",
   auth: "write",
+  response: documentDeletedResponse,
   params,
   query: z.object({ path: apiDocumentPathSchema }).strict(),
   handler: ({ params, query }) => {

@@ -1,6 +1,7 @@
+import { learningListResponse, learningRecordedResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
 import { learningInputSchema } from "@/lib/recall/descriptors";
 import { listLearnings, listLearningsQuerySchema, recordLearning } from "@/lib/recall/learnings";
 import { openStore } from "@/lib/stores/stores";
@@ -8,6 +9,7 @@ import { openStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/learnings",
   auth: "write",
+  response: learningRecordedResponse,
   params: storeParams,
   body: learningInputSchema,
   handler: ({ params, body, principal }) => {
@@ -19,6 +21,7 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /stores/{store}/learnings",
   auth: "read",
+  response: learningListResponse,
   params: storeParams,
   query: listLearningsQuerySchema,
   handler: ({ params, query }) => listLearnings({ handle: openStore({ store: params.store }), filter: query }),

@@ -1,3 +1,4 @@
+import { rememberResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { CORE_STORE } from "@/lib/db/store-names";
@@ -7,6 +8,7 @@ import { openStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/remember",
   auth: "read",
+  response: rememberResponse,
   params: storeParams,
   body: rememberInputSchema,
   handler: ({ params, body }) =>

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { searchResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { openIndexedStore } from "@/lib/index/reindex";
 import { searchInputSchema } from "@/lib/index/search";
@@ -10,6 +11,7 @@ const params = z.object({ store: storeNameSchema });
 export const GET = defineRoute({
   name: "GET /stores/{store}/search",
   auth: "read",
+  response: searchResponse,
   params,
   query: searchInputSchema,
   handler: async ({ params, query }) => {
@@ -21,6 +23,7 @@ export const GET = defineRoute({
 export const POST = defineRoute({
   name: "POST /stores/{store}/search",
   auth: "read",
+  response: searchResponse,
   params,
   body: searchInputSchema,
   handler: async ({ params, body }) => {

@@ -1,3 +1,4 @@
+import { thoughtListResponse, thoughtResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { listThoughtsByFilter, listThoughtsQuerySchema, thinkInputSchema, thinkThought } from "@/lib/graph/thoughts";
@@ -7,6 +8,7 @@ import { openStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/thoughts",
   auth: "write",
+  response: thoughtResponse,
   params: storeParams,
   body: thinkInputSchema,
   status: 201,
@@ -16,6 +18,7 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /stores/{store}/thoughts",
   auth: "read",
+  response: thoughtListResponse,
   params: storeParams,
   query: listThoughtsQuerySchema,
   handler: ({ params, query }) => listThoughtsByFilter({ handle: openStore({ store: params.store }), filter: query }),

@@ -1,6 +1,7 @@
+import { traceListResponse, traceRecordedResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
 import { traceInputSchema } from "@/lib/recall/descriptors";
 import { listTraces, listTracesQuerySchema, recordTrace } from "@/lib/recall/traces";
 import { openStore } from "@/lib/stores/stores";
@@ -8,6 +9,7 @@ import { openStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/traces",
   auth: "write",
+  response: traceRecordedResponse,
   params: storeParams,
   body: traceInputSchema,
   handler: ({ params, body, principal }) => {
@@ -19,6 +21,7 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /stores/{store}/traces",
   auth: "read",
+  response: traceListResponse,
   params: storeParams,
   query: listTracesQuerySchema,
   handler: ({ params, query }) => listTraces({ handle: openStore({ store: params.store }), filter: query }),

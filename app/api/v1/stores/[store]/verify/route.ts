@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { verifyResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { verifyStore } from "@/lib/index/verify";
 import { storeNameSchema } from "@/lib/db/store-names";
@@ -6,6 +7,7 @@ import { storeNameSchema } from "@/lib/db/store-names";
 export const GET = defineRoute({
   name: "GET /stores/{store}/verify",
   auth: "read",
+  response: verifyResponse,
   params: z.object({ store: storeNameSchema }),
   handler: ({ params }) => verifyStore({ store: params.store }),
 });

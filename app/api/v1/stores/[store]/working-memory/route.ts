@@ -1,3 +1,4 @@
+import { workingMemoryEntryResponse, workingMemoryListResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { listWorkingMemory, setWorkingMemory, setWorkingMemoryInputSchema } from "@/lib/graph/working-memory";
@@ -7,6 +8,7 @@ import { openStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/working-memory",
   auth: "read",
+  response: workingMemoryListResponse,
   params: storeParams,
   handler: ({ params }) => ({ entries: listWorkingMemory({ handle: openStore({ store: params.store }) }) }),
 });
@@ -14,6 +16,7 @@ export const GET = defineRoute({
 export const PUT = defineRoute({
   name: "PUT /stores/{store}/working-memory",
   auth: "write",
+  response: workingMemoryEntryResponse,
   params: storeParams,
   body: setWorkingMemoryInputSchema,
   handler: ({ params, body, principal }) => ({ entry: setWorkingMemory({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),

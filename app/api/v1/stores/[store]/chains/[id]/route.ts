@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { chainResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeNameSchema } from "@/lib/db/store-names";
 import { chainIdSchema, getChainById } from "@/lib/graph/thoughts";
@@ -7,6 +8,7 @@ import { openStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/chains/{id}",
   auth: "read",
+  response: chainResponse,
   params: z.object({ store: storeNameSchema, id: chainIdSchema }).strict(),
   handler: async ({ params }) => ({ chain: await getChainById({ handle: openStore({ store: params.store }), id: params.id }) }),
 });

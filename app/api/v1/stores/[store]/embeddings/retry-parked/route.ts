@@ -1,3 +1,4 @@
+import { retryParkedResponse } from "@/lib/api/responses/embeddings";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
@@ -8,6 +9,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/embeddings/retry-parked",
   auth: "admin",
+  response: retryParkedResponse,
   params: storeParams,
   handler: ({ params, principal }) => {
     requireStore(params.store);

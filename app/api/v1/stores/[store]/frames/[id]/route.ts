@@ -1,3 +1,4 @@
+import { frameResponse, graphDeletedResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { deleteFrame, getFrameById, updateFrame, updateFrameInputSchema } from "@/lib/graph/frames";
 import { storeItemParams } from "@/lib/api/params";
@@ -7,6 +8,7 @@ import { openStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/frames/{id}",
   auth: "read",
+  response: frameResponse,
   params: storeItemParams,
   handler: ({ params }) => ({ frame: getFrameById({ handle: openStore({ store: params.store }), id: params.id }) }),
 });
@@ -14,6 +16,7 @@ export const GET = defineRoute({
 export const PATCH = defineRoute({
   name: "PATCH /stores/{store}/frames/{id}",
   auth: "write",
+  response: frameResponse,
   params: storeItemParams,
   body: updateFrameInputSchema,
   handler: ({ params, body }) => ({ frame: updateFrame({ handle: openStore({ store: params.store }), id: params.id, input: body }) }),
@@ -22,6 +25,7 @@ export const PATCH = defineRoute({
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/frames/{id}",
   auth: "write",
+  response: graphDeletedResponse,
   params: storeItemParams,
   handler: ({ params, principal }) => deleteFrame({ handle: openStore({ store: params.store }), id: params.id, actor: actorOf(principal) }),
 });

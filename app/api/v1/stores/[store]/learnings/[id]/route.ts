@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { learningResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getLearningById } from "@/lib/recall/learnings";
@@ -7,6 +8,7 @@ import { openStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/learnings/{id}",
   auth: "read",
+  response: learningResponse,
   params: storeParams.extend({ id: z.coerce.number().int().positive() }).strict(),
   handler: ({ params }) => ({ learning: getLearningById({ handle: openStore({ store: params.store }), id: params.id }) }),
 });

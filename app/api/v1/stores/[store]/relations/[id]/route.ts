@@ -1,3 +1,4 @@
+import { graphDeletedResponse, relationResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { deleteRelation, getRelationById, updateRelation, updateRelationInputSchema } from "@/lib/graph/relations";
 import { storeItemParams } from "@/lib/api/params";
@@ -7,6 +8,7 @@ import { openStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/relations/{id}",
   auth: "read",
+  response: relationResponse,
   params: storeItemParams,
   handler: ({ params }) => ({ relation: getRelationById({ handle: openStore({ store: params.store }), id: params.id }) }),
 });
@@ -14,6 +16,7 @@ export const GET = defineRoute({
 export const PATCH = defineRoute({
   name: "PATCH /stores/{store}/relations/{id}",
   auth: "write",
+  response: relationResponse,
   params: storeItemParams,
   body: updateRelationInputSchema,
   handler: ({ params, body }) => ({ relation: updateRelation({ handle: openStore({ store: params.store }), id: params.id, input: body }) }),
@@ -22,6 +25,7 @@ export const PATCH = defineRoute({
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/relations/{id}",
   auth: "write",
+  response: graphDeletedResponse,
   params: storeItemParams,
   handler: ({ params, principal }) => deleteRelation({ handle: openStore({ store: params.store }), id: params.id, actor: actorOf(principal) }),
 });

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { traceResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getTraceById } from "@/lib/recall/traces";
@@ -7,6 +8,7 @@ import { openStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/traces/{id}",
   auth: "read",
+  response: traceResponse,
   params: storeParams.extend({ id: z.coerce.number().int().positive() }).strict(),
   handler: ({ params }) => ({ trace: getTraceById({ handle: openStore({ store: params.store }), id: params.id }) }),
 });
