@@ -28,8 +28,6 @@ export const SEARCH_ROUTES = ["GET /stores/{store}/search", "POST /stores/{store
 export const ALL_STORES = "all";
 
 export type StoreHealth = { store: string; latest: StoreSnapshot | null; verdict: HealthVerdict };
-export type StoreHealthReport = Awaited<ReturnType<typeof getStoreHealthReport>>;
-
 export type HealthDashboard = {
   store: string;
   stores: string[];
