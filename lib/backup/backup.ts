@@ -83,7 +83,7 @@ async function activeFingerprint(store: string): Promise<Fingerprint | null> {
   } catch {
     return null;
   }
-  return getFingerprintInfo(handle, getActiveFingerprintId(handle, configured));
+  return getFingerprintInfo({ handle, fingerprintId: getActiveFingerprintId({ handle, configured }) });
 }
 
 const storeEntrySchema = z.object({ name: z.string().regex(STORE_NAME_RE), bytes: z.number(), memoryFiles: z.number(), fingerprint: z.unknown().nullable() }).strict();
@@ -152,7 +152,7 @@ export function restoreDataDir({ backupDir }: { backupDir: string }): { stores: 
     fs.mkdirSync(dir, { recursive: true });
     fs.copyFileSync(path.join(backupDir, "stores", s.name, "index.db"), path.join(dir, "index.db"));
     copyMemoryFiles({ from: path.join(backupDir, "stores", s.name, "memory"), to: path.join(dir, "memory") });
-    reindexStore({ store: s.name });
+    reindexStore({ handle: getStoreDb(s.name) });
   }
   return { stores: manifest.stores.map((s) => s.name) };
 }
@@ -190,8 +190,8 @@ export async function importStoreBundle({ bundleDir, as, reembed, actor }: { bun
   fs.mkdirSync(dir, { recursive: true });
   fs.copyFileSync(path.join(bundleDir, "index.db"), path.join(dir, "index.db"));
   const memoryFiles = copyMemoryFiles({ from: path.join(bundleDir, "memory"), to: path.join(dir, "memory") });
-  reindexStore({ store });
   const handle = getStoreDb(store);
+  reindexStore({ handle });
   let configured: Fingerprint | null = null;
   try {
     configured = await getEmbedder().fingerprint;
@@ -203,7 +203,7 @@ export async function importStoreBundle({ bundleDir, as, reembed, actor }: { bun
   let queued: BundleImport["reembed"] = null;
   if (reembed) {
     if (!configured) throw new AppError("unavailable", "the embedding provider is unavailable; import without --reembed or fix the provider");
-    const job = startReembed(handle, configured, { onlyStale: false, actor });
+    const job = startReembed({ handle, configured, onlyStale: false, actor });
     queued = { toEmbed: job.total };
   }
   appendAudit({ actor, action: "store.import", target: `store:${store}`, details: { from: manifest.store, memoryFiles, reembed, fingerprintMatches } });

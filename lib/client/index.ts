@@ -10,8 +10,7 @@ import type { rememberInputSchema, RememberResponse } from "../graph/remember";
 import type { thinkInputSchema, Thought } from "../graph/thoughts";
 import type { ChunkDetail } from "../index/ingest";
 import type { createMemorySchema, memoryFilterSchema, Memory, MemoryWithBody, updateMemorySchema } from "../index/memories";
-import type { searchInputSchema } from "../index/search";
-import type { AnySearchResult } from "../index/semantic-search";
+import type { searchInputSchema, SearchResult } from "../index/search";
 import type { learningInputSchema, traceInputSchema } from "../recall/descriptors";
 import type { RecordLearningResult } from "../recall/learnings";
 import type { recallInputSchema, RecallResult } from "../recall/recall";
@@ -89,7 +88,7 @@ export class DualmindClient {
   }
 
   search(store: string, input: z.input<typeof searchInputSchema>) {
-    return this.request<AnySearchResult>("POST", `${this.store(store)}/search`, { body: input });
+    return this.request<SearchResult>("POST", `${this.store(store)}/search`, { body: input });
   }
 
   readChunk(store: string, chunkId: string) {

@@ -19,7 +19,7 @@ export function nodeEmbeddingText(n: { displayName: string; entityType: string; 
 registerEmbeddable({
   kind: NODE_KIND,
   artifactType: NODE_KIND,
-  load(sqlite, refIds) {
+  load({ handle: { sqlite }, refIds }) {
     const rows = sqlite.prepare("select seq, display_name as displayName, entity_type as entityType, tags, embed_hash as embedHash from kg_node where seq in (select value from json_each(?))").all(JSON.stringify(refIds)) as {
       seq: number;
       displayName: string;
@@ -29,7 +29,7 @@ registerEmbeddable({
     }[];
     return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumn<string[]>(r.tags, []) }), inputHash: r.embedHash }]));
   },
-  *listAll(sqlite) {
+  *listAll({ handle: { sqlite } }) {
     for (const r of sqlite.prepare("select seq, embed_hash from kg_node").iterate() as IterableIterator<{ seq: number; embed_hash: string }>) yield { refId: r.seq, inputHash: r.embed_hash };
   },
 });
@@ -125,7 +125,7 @@ export function createNode({ handle, input, actor }: { handle: StoreHandle; inpu
            values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning seq`,
         )
         .get(id, name, displayName, n.entity_type, n.scope ?? null, now, now, actor, JSON.stringify(n.attributes ?? {}), JSON.stringify(tags), embedHash, n.auto_extracted ? 1 : 0) as { seq: number };
-      enqueueEmbeddings(handle, [{ kind: NODE_KIND, refId: seq, inputHash: embedHash }]);
+      enqueueEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: seq, inputHash: embedHash }] });
     })
     .immediate();
   return toGraphNode(selectNodeRow(handle, id)!);
@@ -144,7 +144,7 @@ export function updateNode({ handle, id, input }: { handle: StoreHandle; id: str
       sqlite
         .prepare("update kg_node set display_name = ?, scope = ?, attributes = ?, tags = ?, embed_hash = ?, updated_at = ? where seq = ?")
         .run(displayName, u.scope === undefined ? row.scope : u.scope, u.attributes ? JSON.stringify(u.attributes) : row.attributes, JSON.stringify(tags), embedHash, Date.now(), row.seq);
-      if (embedHash !== row.embedHash) enqueueEmbeddings(handle, [{ kind: NODE_KIND, refId: row.seq, inputHash: embedHash }]);
+      if (embedHash !== row.embedHash) enqueueEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: row.seq, inputHash: embedHash }] });
     })
     .immediate();
   return toGraphNode(selectNodeRow(handle, id)!);
@@ -159,7 +159,7 @@ export function deleteNode({ handle, id, actor }: { handle: StoreHandle; id: str
       const { frames } = sqlite.prepare("select count(*) as frames from kg_frame where node_id = ?").get(id) as { frames: number };
       const { relations } = sqlite.prepare("select count(*) as relations from kg_relation where from_id = @id or to_id = @id").get({ id }) as { relations: number };
       sqlite.prepare("delete from kg_node where seq = ?").run(row.seq);
-      forgetEmbeddings(handle, [{ kind: NODE_KIND, refId: row.seq }]);
+      forgetEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: row.seq }] });
       appendAudit({ actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: row.name, frames, relations } });
       return { deleted: id, frames, relations };
     })

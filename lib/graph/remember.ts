@@ -205,7 +205,7 @@ function loadNodes(src: Source, by: { column: "seq" | "id"; values: (number | st
  */
 function nearestRefIds(src: Source, kind: Kind, query: Float32Array, k: number): number[] {
   if (!src.fingerprintId) return [];
-  if (src.handle) return knnSearch(src.handle, { kind, fingerprintId: src.fingerprintId, query, k }).hits.map((h) => h.refId);
+  if (src.handle) return knnSearch({ handle: src.handle, kind, fingerprintId: src.fingerprintId, query, k }).hits.map((h) => h.refId);
   const table = vecIndexTable(src.fingerprintId);
   let rows: { refId: number; vector: Buffer }[];
   if (src.vectorsLoaded && src.db.prepare(`select 1 from ${src.schema}.sqlite_master where name = ?`).get(table)) {
@@ -395,8 +395,9 @@ export async function rememberByQuery({ store, input }: { store: string; input: 
   const handle = getStoreDb(store);
   const includeCore = req.include_core && store !== CORE_STORE;
 
-  const readiness = await checkVectorReadiness(store);
-  const coreReadiness = includeCore ? await checkVectorReadiness(CORE_STORE) : null;
+  const core = includeCore ? getStoreDb(CORE_STORE) : null;
+  const readiness = await checkVectorReadiness({ handle });
+  const coreReadiness = core ? await checkVectorReadiness({ handle: core }) : null;
   let queryVector: Float32Array | null = null;
   let fallback: RememberResponse["fallback"] = readiness.usable ? null : { reason: readiness.reason, message: readiness.message };
   if (readiness.usable || coreReadiness?.usable) {
@@ -412,7 +413,7 @@ export async function rememberByQuery({ store, input }: { store: string; input: 
 
   const match = ftsQueryFromText(req.query);
   const terms = queryTerms(req.query);
-  const reader = includeCore ? openStoreReaderWithCore(store) : null;
+  const reader = core ? openStoreReaderWithCore({ handle, core }) : null;
   try {
     const sources: Source[] = [{ store, schema: "main", db: handle.sqlite, handle, fingerprintId: storeFp, vectorsLoaded: handle.vectors.available }];
     // The reader loads sqlite-vec the same way as the store's handle, so the store's status tells whether core's index can be used.

@@ -19,11 +19,11 @@ export const UTILITY_ALPHA = 0.3;
 registerEmbeddable({
   kind: THOUGHT_KIND,
   artifactType: THOUGHT_KIND,
-  load(sqlite, refIds) {
+  load({ handle: { sqlite }, refIds }) {
     const rows = sqlite.prepare("select seq, content, content_hash from thoughts where seq in (select value from json_each(?))").all(JSON.stringify(refIds)) as { seq: number; content: string; content_hash: string }[];
     return new Map(rows.map((r) => [r.seq, { text: r.content, inputHash: r.content_hash }]));
   },
-  *listAll(sqlite) {
+  *listAll({ handle: { sqlite } }) {
     for (const r of sqlite.prepare("select seq, content_hash from thoughts").iterate() as IterableIterator<{ seq: number; content_hash: string }>) yield { refId: r.seq, inputHash: r.content_hash };
   },
 });
@@ -146,7 +146,7 @@ export function thinkThought({ handle, input, actor }: { handle: StoreHandle; in
         )
         .get(id, t.content, t.framework, t.chain_id ?? null, thoughtNumber, t.total_thoughts ?? null, t.timestamp ?? now, t.importance, t.relevance, JSON.stringify(normalizeTags(t.tags)), t.category ?? null, t.consistency ?? null, contentHash, actor) as { seq: number };
       if (t.chain_id) sqlite.prepare("update chains set thought_count = thought_count + 1, updated_at = ? where id = ?").run(now, t.chain_id);
-      enqueueEmbeddings(handle, [{ kind: THOUGHT_KIND, refId: seq, inputHash: contentHash }]);
+      enqueueEmbeddings({ handle, items: [{ kind: THOUGHT_KIND, refId: seq, inputHash: contentHash }] });
     })
     .immediate();
   return toThought(selectThoughtById(handle, id)!);
@@ -175,7 +175,7 @@ export function computePendingNovelty({ handle, fingerprintId }: { handle: Store
     for (const r of ready) {
       const ids = (previous.all(r.seq, fingerprintId, NOVELTY_WINDOW) as { seq: number }[]).map((p) => p.seq);
       const query = new Float32Array(r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength));
-      const nearest = ids.length ? knnSearch(handle, { kind: THOUGHT_KIND, fingerprintId, query, k: 1, allowedRefIds: ids }).hits[0] : undefined;
+      const nearest = ids.length ? knnSearch({ handle, kind: THOUGHT_KIND, fingerprintId, query, k: 1, allowedRefIds: ids }).hits[0] : undefined;
       const novelty = nearest ? Math.min(1, Math.max(0, nearest.distance)) : 1;
       update.run(novelty, r.seq);
     }
@@ -246,7 +246,7 @@ export function deleteThought({ handle, id, actor }: { handle: StoreHandle; id: 
       if (!row) throw notFound("thought", id);
       sqlite.prepare("delete from thoughts where seq = ?").run(row.seq);
       if (row.chainId) sqlite.prepare("update chains set thought_count = thought_count - 1, updated_at = ? where id = ?").run(Date.now(), row.chainId);
-      forgetEmbeddings(handle, [{ kind: THOUGHT_KIND, refId: row.seq }]);
+      forgetEmbeddings({ handle, items: [{ kind: THOUGHT_KIND, refId: row.seq }] });
       appendAudit({ actor, action: "thought.delete", target: `store:${handle.store}/thought:${id}` });
     })
     .immediate();

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "../config";
+import type { StoreHandle } from "../db/connection";
 import { CATEGORY_FILE, memoryDir, memoryPathSchema } from "./memories";
 import { makePathFilter, normalizeRelativePath } from "./paths";
 
@@ -40,14 +41,14 @@ function walk(dir: string, rel: string, visit: (abs: string, rel: string, stat: 
 }
 
 /** Every file the store's index should mirror, in a stable order. */
-export function listIndexableFiles({ store }: { store: string }): FileListing {
+export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileListing {
   const config = getConfig();
   const listing: FileListing = { files: [], categoryFiles: new Map(), skipped: { oversized: 0, badName: 0 } };
   const add = (docPath: string, abs: string, stat: fs.Stats, memoryPath: string | null) => {
     if (stat.size > config.maxFileBytes) listing.skipped.oversized++;
     else listing.files.push({ docPath, abs, size: stat.size, mtime: Math.floor(stat.mtimeMs), memoryPath });
   };
-  walk(memoryDir(store), "", (abs, rel, stat) => {
+  walk(memoryDir({ handle }), "", (abs, rel, stat) => {
     if (rel.endsWith("/" + CATEGORY_FILE)) {
       listing.categoryFiles.set(rel.slice(0, -CATEGORY_FILE.length - 1), abs);
       return;
@@ -56,7 +57,7 @@ export function listIndexableFiles({ store }: { store: string }): FileListing {
     if (!memoryPath || !memoryPathSchema.safeParse(memoryPath).success) listing.skipped.badName++;
     else add(`memory/${rel}`, abs, stat, memoryPath);
   });
-  for (const root of config.sourceRoots.filter((r) => r.store === store)) {
+  for (const root of config.sourceRoots.filter((r) => r.store === handle.store)) {
     const wanted = makePathFilter({ include: config.sourceInclude, exclude: config.sourceExclude });
     walk(root.dir, "", (abs, rel, stat) => {
       if (!wanted(rel)) return;

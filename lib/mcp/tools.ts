@@ -4,6 +4,7 @@
  * `store`, `id`, ...). Nothing here re-implements domain logic.
  */
 import { z, type ZodType } from "zod";
+import { actorOf } from "../auth/actor";
 import type { AgentPrincipal, Scope } from "../auth/tokens";
 import { storeParams } from "../api/params";
 import { getEmbeddingStatus } from "../embed/status";
@@ -34,15 +35,13 @@ import {
   updateMemory,
   updateMemorySchema,
 } from "../index/memories";
-import { openIndexedStore } from "../index/reindex";
-import { searchInputSchema } from "../index/search";
-import { searchAnyMode } from "../index/semantic-search";
+import { searchInputSchema, searchStore } from "../index/search";
 import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
 import { recordLearning } from "../recall/learnings";
 import { recallInputSchema, recallReflections } from "../recall/recall";
 import { recordTrace } from "../recall/traces";
 import { getStoreDb } from "../db/connection";
-import { listStores, requireStore } from "../stores/stores";
+import { listStores, openCoreFor, openStore, requireStore } from "../stores/stores";
 import { storeNameSchema } from "../db/store-names";
 
 export type ToolContext = { principal: AgentPrincipal };
@@ -76,8 +75,8 @@ const indexTools: ToolDef[] = [
     scope: "read",
     input: searchInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }) => {
-      openIndexedStore({ store });
-      return searchAnyMode({ store, input });
+      const handle = openStore({ store });
+      return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
     },
   }),
   tool({
@@ -85,21 +84,21 @@ const indexTools: ToolDef[] = [
     description: "Read one chunk (text, path, position) by its 32-hex chunk id from a search hit.",
     scope: "read",
     input: z.object({ ...storeShape, id: chunkIdSchema }).strict(),
-    run: ({ store, id }) => getChunkByChunkId({ sqlite: openIndexedStore({ store }), chunkId: id }),
+    run: ({ store, id }) => getChunkByChunkId({ handle: openStore({ store }), chunkId: id }),
   }),
   tool({
     name: "query_memories",
     description: "List memories by category (recursive), tags, updated range, source; sorted and paged.",
     scope: "read",
     input: memoryFilterSchema.safeExtend(storeShape),
-    run: ({ store, ...filter }) => listMemoriesByFilter({ sqlite: openIndexedStore({ store }), filter }),
+    run: ({ store, ...filter }) => listMemoriesByFilter({ handle: openStore({ store }), filter }),
   }),
   tool({
     name: "recent_memories",
     description: "The most recently updated memories of a store.",
     scope: "read",
     input: z.object({ ...storeShape, limit: memoryFilterSchema.shape.limit.default(10) }).strict(),
-    run: ({ store, limit }) => ({ memories: listRecentMemories({ sqlite: openIndexedStore({ store }), limit }) }),
+    run: ({ store, limit }) => ({ memories: listRecentMemories({ handle: openStore({ store }), limit }) }),
   }),
   tool({
     name: "list_memories",
@@ -107,9 +106,9 @@ const indexTools: ToolDef[] = [
     scope: "read",
     input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset }).strict(),
     run: ({ store, parent, limit, offset }) => {
-      const sqlite = openIndexedStore({ store });
-      const { total, memories } = listMemoriesByFilter({ sqlite, filter: memoryFilterSchema.parse({ category: parent, limit, offset }) });
-      return { parent: parent ?? null, categories: listCategoryChildren({ sqlite, parent: parent ?? null }), total, memories };
+      const handle = openStore({ store });
+      const { total, memories } = listMemoriesByFilter({ handle, filter: memoryFilterSchema.parse({ category: parent, limit, offset }) });
+      return { parent: parent ?? null, categories: listCategoryChildren({ handle, parent: parent ?? null }), total, memories };
     },
   }),
   tool({
@@ -117,32 +116,29 @@ const indexTools: ToolDef[] = [
     description: "Read one memory (frontmatter fields and body) by its path, e.g. projects/dualmind/decisions.md.",
     scope: "read",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
-    run: ({ store, path }) => {
-      openIndexedStore({ store });
-      return getMemoryByPath({ store, memoryPath: path });
-    },
+    run: ({ store, path }) => getMemoryByPath({ handle: openStore({ store }), memoryPath: path }),
   }),
   tool({
     name: "write_memory",
     description: "Create a memory: a markdown file under memory/<path> (file first, then the index). An existing path is a conflict; use update_memory.",
     scope: "write",
     input: createMemorySchema.safeExtend(storeShape),
-    run: ({ store, ...input }) => createMemory({ store, sqlite: openIndexedStore({ store }), input }),
+    run: ({ store, ...input }, ctx) => createMemory({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "update_memory",
     description: "Update (or move with move_to) an existing memory.",
     scope: "write",
     input: updateMemorySchema.safeExtend(storeShape),
-    run: ({ store, ...input }) => updateMemory({ store, sqlite: openIndexedStore({ store }), input }),
+    run: ({ store, ...input }, ctx) => updateMemory({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "delete_memory",
     description: "Delete a memory file and its index rows.",
     scope: "write",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
-    run: ({ store, path }) => {
-      deleteMemory({ store, sqlite: openIndexedStore({ store }), memoryPath: path });
+    run: ({ store, path }, ctx) => {
+      deleteMemory({ handle: openStore({ store }), memoryPath: path, actor: actorOf(ctx.principal) });
       return { deleted: path };
     },
   }),
@@ -367,10 +363,7 @@ const storeTools: ToolDef[] = [
     description: "Embedding health of a store: backlog, drift, coverage, degraded mode, vector index, re-embed progress.",
     scope: "read",
     input: z.object({ store: storeNameSchema }).strict(),
-    run: ({ store }) => {
-      requireStore(store);
-      return getEmbeddingStatus(store);
-    },
+    run: ({ store }) => getEmbeddingStatus({ handle: openStore({ store }) }),
   }),
 ];
 

@@ -19,6 +19,7 @@ import {
   type Window,
 } from "./preparers";
 import { listLatencyBucketsByWindow, listModelChangesByWindow, listRouteTotalsByWindow, listSnapshotBucketsByWindow } from "./series";
+import { openStore } from "../stores/stores";
 import { getLatestSnapshotsByStore, type StoreSnapshot } from "./snapshots";
 
 /** Search routes whose latency the Health page charts (route rollups are per route, across stores; recall latency is per store, in snapshots). */
@@ -87,7 +88,7 @@ export function deriveLiveVerdict(s: EmbeddingStatus): HealthVerdict {
  * its verdict with the fixing action, and recall quality from the newest snapshot.
  */
 export async function getStoreHealthReport({ store }: { store: string }) {
-  const s = await getEmbeddingStatus(store);
+  const s = await getEmbeddingStatus({ handle: openStore({ store }) });
   const verdict = deriveLiveVerdict(s);
   const latest = getLatestSnapshotsByStore({ stores: [store] }).get(store) ?? null;
   return {

@@ -63,7 +63,8 @@ export function measureRecallStats({ handle, now }: { handle: StoreHandle; now: 
 
 /** Measure one store now: embedding status (lib/embed/status.ts) plus recall quality. */
 export async function measureStoreSnapshot({ store, now = Date.now() }: { store: string; now?: number }): Promise<StoreSnapshot> {
-  const s = await getEmbeddingStatus(store);
+  const handle = getStoreDb(store);
+  const s = await getEmbeddingStatus({ handle });
   return {
     ts: now - (now % MINUTE_MS),
     store,
@@ -78,7 +79,7 @@ export async function measureStoreSnapshot({ store, now = Date.now() }: { store:
     vectorsAvailable: s.vectorIndex.available,
     modelId: s.drift?.activeFingerprintId ?? null,
     embedded: s.drift?.fresh ?? null,
-    ...measureRecallStats({ handle: getStoreDb(store), now }),
+    ...measureRecallStats({ handle, now }),
   };
 }
 

@@ -67,19 +67,19 @@ function toLearning(r: LearningDbRow): Learning {
 registerEmbeddable({
   kind: LEARNING_KIND,
   artifactType: "learning",
-  load(sqlite, refIds) {
+  load({ handle: { sqlite }, refIds }) {
     const rows = sqlite
       .prepare("select id, semantic_handle as text, handle_hash as hash from learnings where id in (select value from json_each(?))")
       .all(JSON.stringify(refIds)) as { id: number; text: string; hash: string }[];
     return new Map(rows.map((r) => [r.id, { text: r.text, inputHash: r.hash }]));
   },
-  *listAll(sqlite) {
+  *listAll({ handle: { sqlite } }) {
     for (const r of sqlite.prepare("select id, handle_hash as hash from learnings").iterate() as IterableIterator<{ id: number; hash: string }>) {
       yield { refId: r.id, inputHash: r.hash };
     }
   },
-  chunkingVersion: (sqlite, refId) => (sqlite.prepare("select handle_version as v from learnings where id = ?").get(refId) as { v: number } | undefined)?.v ?? null,
-  backfill: backfillLearningHandles,
+  chunkingVersion: ({ handle: { sqlite }, refId }) => (sqlite.prepare("select handle_version as v from learnings where id = ?").get(refId) as { v: number } | undefined)?.v ?? null,
+  backfill: ({ handle }) => backfillLearningHandles(handle),
 });
 
 export type RecordLearningResult = { learning: Learning; deduped: boolean; embedding: "queued" | "unchanged" };
@@ -106,7 +106,7 @@ export function recordLearning({ handle, agentId, input }: { handle: StoreHandle
            values (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?) returning id`,
         )
         .get(agentId, fields.predicate, JSON.stringify(fields.args), fields.description, fields.confidence, fields.semanticHandle, HANDLE_VERSION, hash, now, now) as { id: number };
-      enqueueEmbeddings(handle, [{ kind: LEARNING_KIND, refId: id, inputHash: hash }]);
+      enqueueEmbeddings({ handle, items: [{ kind: LEARNING_KIND, refId: id, inputHash: hash }] });
       return { learning: getLearningById({ handle, id }), deduped: false, embedding: "queued" };
     })
     .immediate();
@@ -151,7 +151,7 @@ export function backfillLearningHandles(handle: StoreHandle): number {
     const twin = sqlite.prepare("select id from learnings where handle_hash = ? and id != ?").get(hash, r.id) as { id: number } | undefined;
     if (twin) {
       sqlite.prepare("update learnings set seen_count = seen_count + ?, last_seen_at = max(last_seen_at, ?), confidence = max(confidence, ?) where id = ?").run(r.seen_count, r.last_seen_at, r.confidence, twin.id);
-      forgetEmbeddings(handle, [{ kind: LEARNING_KIND, refId: r.id }]);
+      forgetEmbeddings({ handle, items: [{ kind: LEARNING_KIND, refId: r.id }] });
       sqlite.prepare("delete from learnings where id = ?").run(r.id);
     } else {
       sqlite.prepare("update learnings set semantic_handle = ?, handle_hash = ?, handle_version = ? where id = ?").run(text, hash, HANDLE_VERSION, r.id);

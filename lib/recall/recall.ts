@@ -192,7 +192,7 @@ function idsAwaitingVectors(handle: StoreHandle, kind: string): number[] {
 
 /** Vector candidates whose row still exists with the text the vector was made from. */
 function vectorCandidates(handle: StoreHandle, args: { kind: string; table: "reasoning_traces" | "learnings"; fingerprintId: string; query: Float32Array; k: number }): { candidates: Candidate[]; method: string } {
-  const { hits, method } = knnSearch(handle, { kind: args.kind, fingerprintId: args.fingerprintId, query: args.query, k: args.k });
+  const { hits, method } = knnSearch({ handle, kind: args.kind, fingerprintId: args.fingerprintId, query: args.query, k: args.k });
   if (hits.length === 0) return { candidates: [], method };
   const hashColumn = args.table === "reasoning_traces" ? "descriptor_hash" : "handle_hash";
   const current = new Set(
@@ -302,7 +302,7 @@ export async function recallReflections({ store, agentId, input }: { store: stri
   let traceCandidates: Candidate[] = [];
   let learningCandidates: Candidate[] = [];
 
-  const ready = body.signals === "lexical" ? null : await checkVectorReadiness(store);
+  const ready = body.signals === "lexical" ? null : await checkVectorReadiness({ handle });
   if (ready?.usable) {
     mode = body.signals;
     const q = await embedQuery(ready.fingerprint, queryText);

@@ -91,19 +91,19 @@ function fieldsOf(r: TraceDbRow): TraceFields {
 registerEmbeddable({
   kind: TRACE_KIND,
   artifactType: "reasoning_trace",
-  load(sqlite, refIds) {
+  load({ handle: { sqlite }, refIds }) {
     const rows = sqlite
       .prepare("select id, summary_descriptor as text, descriptor_hash as hash from reasoning_traces where id in (select value from json_each(?))")
       .all(JSON.stringify(refIds)) as { id: number; text: string; hash: string }[];
     return new Map(rows.map((r) => [r.id, { text: r.text, inputHash: r.hash }]));
   },
-  *listAll(sqlite) {
+  *listAll({ handle: { sqlite } }) {
     for (const r of sqlite.prepare("select id, descriptor_hash as hash from reasoning_traces").iterate() as IterableIterator<{ id: number; hash: string }>) {
       yield { refId: r.id, inputHash: r.hash };
     }
   },
-  chunkingVersion: (sqlite, refId) => (sqlite.prepare("select descriptor_version as v from reasoning_traces where id = ?").get(refId) as { v: number } | undefined)?.v ?? null,
-  backfill: backfillTraceDescriptors,
+  chunkingVersion: ({ handle: { sqlite }, refId }) => (sqlite.prepare("select descriptor_version as v from reasoning_traces where id = ?").get(refId) as { v: number } | undefined)?.v ?? null,
+  backfill: ({ handle }) => backfillTraceDescriptors(handle),
 });
 
 export type RecordTraceResult = { trace: Trace; deduped: boolean; embedding: "queued" | "skipped_backpressure" | "unchanged"; retained: { deleted: number } };
@@ -154,7 +154,7 @@ export function recordTrace({ handle, agentId, input }: { handle: StoreHandle; a
           now,
           now,
         ) as { id: number };
-      if (!skip) enqueueEmbeddings(handle, [{ kind: TRACE_KIND, refId: id, inputHash: hash }, ...(hasSkipped ? catchUpSkipped(handle, backlog, settings.backlog_watermark) : [])]);
+      if (!skip) enqueueEmbeddings({ handle, items: [{ kind: TRACE_KIND, refId: id, inputHash: hash }, ...(hasSkipped ? catchUpSkipped(handle, backlog, settings.backlog_watermark) : [])] });
       const retained = applyTraceRetention({ handle, settings, now, keepId: id });
       return { trace: getTraceById({ handle, id }), deduped: false, embedding: skip ? "skipped_backpressure" : "queued", retained };
     })
@@ -212,10 +212,7 @@ export function listTraces({ handle, filter }: { handle: StoreHandle; filter: z.
 /** Delete traces and everything embedded for them, in the caller's transaction. */
 function deleteTraces(handle: StoreHandle, ids: number[]): number {
   if (ids.length === 0) return 0;
-  forgetEmbeddings(
-    handle,
-    ids.map((refId) => ({ kind: TRACE_KIND, refId })),
-  );
+  forgetEmbeddings({ handle, items: ids.map((refId) => ({ kind: TRACE_KIND, refId })) });
   return handle.sqlite.prepare("delete from reasoning_traces where id in (select value from json_each(?))").run(JSON.stringify(ids)).changes;
 }
 

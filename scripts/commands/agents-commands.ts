@@ -1,19 +1,19 @@
 import fs from "node:fs";
+import { actorOf } from "../../lib/auth/actor";
 import { backupDataDir, exportStoreBundle, importStoreBundle, restoreDataDir } from "../../lib/backup/backup";
 import { exportLedgerSnapshot } from "../../lib/backup/ledger-export";
-import { getStoreDb } from "../../lib/db/connection";
 import { getEmbedder } from "../../lib/embed/model";
 import { getReembedProgress, startReembed } from "../../lib/embed/reembed";
 import { getEmbeddingStatus } from "../../lib/embed/status";
 import { startEmbedWorker } from "../../lib/embed/worker";
 import { verifyAuditChain } from "../../lib/governance/audit";
-import { requireStore } from "../../lib/stores/stores";
+import { openStore } from "../../lib/stores/stores";
 import { listStoreNames } from "../../lib/db/store-names";
 import { runMcpStdio } from "../mcp-stdio";
 import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
 import { ledgerCommands } from "./ledger-commands";
 
-const ACTOR = `cli:${process.env.USER ?? "local"}`;
+const ACTOR = actorOf("cli");
 
 /** Write JSON to --out FILE, or to stdout when no file is named. */
 function writeJsonOutput(value: unknown, file: string | undefined, out: (human: string, data?: unknown) => void, summary: string, data: unknown): void {
@@ -97,10 +97,9 @@ export const agentsCommands: Command[] = [
     summary: "re-embed a store for the configured model (resumable); --wait embeds here with a progress bar",
     run: async ({ args, flags, json, out }) => {
       if (!args[0]) throw new UsageError("name a store");
-      requireStore(args[0]);
-      const handle = getStoreDb(args[0]);
+      const handle = openStore({ store: args[0] });
       const configured = await getEmbedder().fingerprint;
-      let progress = startReembed(handle, configured, { onlyStale: flags["only-stale"] === true, actor: ACTOR });
+      let progress = startReembed({ handle, configured, onlyStale: flags["only-stale"] === true, actor: ACTOR });
       if (flags.wait === true && progress.remaining > 0) {
         const bar = progressBar(`reembed ${args[0]}`, !json);
         const stop = new AbortController();
@@ -108,7 +107,7 @@ export const agentsCommands: Command[] = [
         const worker = startEmbedWorker({ signal: stop.signal, idleMs: 100 });
         while (progress.remaining > 0) {
           await new Promise((r) => setTimeout(r, 250));
-          progress = getReembedProgress(handle) ?? { ...progress, remaining: 0, done: progress.total };
+          progress = getReembedProgress({ handle }) ?? { ...progress, remaining: 0, done: progress.total };
           bar.update(progress.done, progress.total);
         }
         stop.abort();
@@ -123,10 +122,9 @@ export const agentsCommands: Command[] = [
     usage: "health [<store> | --all]",
     summary: "one line per store (backlog, drift, vectors) plus the audit chain; exit 1 if anything is degraded, down or broken",
     run: async ({ args, flags, out }) => {
-      if (args[0] && flags.all !== true) requireStore(args[0]);
       const stores = args[0] && flags.all !== true ? [args[0]] : listStoreNames();
       const statuses = [];
-      for (const store of stores) statuses.push(await getEmbeddingStatus(store));
+      for (const store of stores) statuses.push(await getEmbeddingStatus({ handle: openStore({ store }) }));
       const audit = verifyAuditChain();
       const lines = statuses.map((s) => {
         const drift = s.drift ? `drift ${s.drift.drifted} (coverage ${s.drift.coveragePct.toFixed(1)}%)` : "drift unknown";

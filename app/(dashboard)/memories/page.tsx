@@ -4,8 +4,8 @@ import { MemoryMarkdown } from "@/components/memory-markdown";
 import { MemoryCategoryTree, MemoryFilterForm } from "@/components/memory-filters";
 import { formatTime } from "@/lib/format";
 import { getMemoryByPath, listAllCategories, listMemoriesByFilter, memoryFilterSchema, memoryPathSchema } from "@/lib/index/memories";
-import { openIndexedStore } from "@/lib/index/reindex";
 import { CORE_STORE, listStoreNames } from "@/lib/db/store-names";
+import { openStore } from "@/lib/stores/stores";
 import { isAppError } from "@/lib/errors";
 
 const PAGE_SIZE = 25;
@@ -19,7 +19,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
   const stores = listStoreNames();
   const requested = one(sp.store);
   const store = requested && stores.includes(requested) ? requested : (stores.find((s) => s !== CORE_STORE) ?? CORE_STORE);
-  const sqlite = openIndexedStore({ store });
+  const handle = openStore({ store });
   const page = Math.max(1, Number(one(sp.page)) || 1);
   const values = {
     store,
@@ -44,14 +44,14 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
     limit: String(PAGE_SIZE),
     offset: String((page - 1) * PAGE_SIZE),
   });
-  const list = parsed.success ? listMemoriesByFilter({ sqlite, filter: parsed.data }) : null;
-  const categories = listAllCategories({ sqlite });
+  const list = parsed.success ? listMemoriesByFilter({ handle, filter: parsed.data }) : null;
+  const categories = listAllCategories({ handle });
   const viewPath = one(sp.path);
   let viewed: ReturnType<typeof getMemoryByPath> | null = null;
   let viewError: string | null = null;
   if (viewPath) {
     try {
-      viewed = getMemoryByPath({ store, memoryPath: memoryPathSchema.parse(viewPath) });
+      viewed = getMemoryByPath({ handle, memoryPath: memoryPathSchema.parse(viewPath) });
     } catch (e) {
       viewError = isAppError(e) ? e.message : "that memory path is not valid";
     }

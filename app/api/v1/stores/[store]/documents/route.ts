@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { actorOf } from "@/lib/auth/actor";
 import { apiDocumentPathSchema, deleteApiDocument, listDocumentsByPrefix, putDocuments, putDocumentsSchema } from "@/lib/index/ingest";
-import { openIndexedStore } from "@/lib/index/reindex";
 import { storeNameSchema } from "@/lib/db/store-names";
+import { openStore } from "@/lib/stores/stores";
 
 const params = z.object({ store: storeNameSchema });
 
@@ -11,7 +12,7 @@ export const PUT = defineRoute({
   auth: "write",
   params,
   body: putDocumentsSchema,
-  handler: ({ params, body }) => ({ documents: putDocuments({ sqlite: openIndexedStore({ store: params.store }), input: body }) }),
+  handler: ({ params, body, principal }) => ({ documents: putDocuments({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
 });
 
 export const GET = defineRoute({
@@ -25,7 +26,7 @@ export const GET = defineRoute({
       offset: z.coerce.number().int().min(0).default(0),
     })
     .strict(),
-  handler: ({ params, query }) => listDocumentsByPrefix({ sqlite: openIndexedStore({ store: params.store }), ...query }),
+  handler: ({ params, query }) => listDocumentsByPrefix({ handle: openStore({ store: params.store }), ...query }),
 });
 
 export const DELETE = defineRoute({
@@ -33,8 +34,8 @@ export const DELETE = defineRoute({
   auth: "write",
   params,
   query: z.object({ path: apiDocumentPathSchema }).strict(),
-  handler: ({ params, query }) => {
-    deleteApiDocument({ sqlite: openIndexedStore({ store: params.store }), path: query.path });
+  handler: ({ params, query, principal }) => {
+    deleteApiDocument({ handle: openStore({ store: params.store }), path: query.path, actor: actorOf(principal) });
     return { deleted: query.path };
   },
 });

@@ -1,17 +1,13 @@
 import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { getStoreDb } from "@/lib/db/connection";
 import { compareCandidateModel } from "@/lib/embed/compare";
-import { requireStore } from "@/lib/stores/stores";
+import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/reembed/compare",
   auth: "admin",
   params: storeParams,
   query: z.object({ n: z.coerce.number().int().min(1).max(500).default(50), k: z.coerce.number().int().min(1).max(100).default(10) }).strict(),
-  handler: ({ params, query }) => {
-    requireStore(params.store);
-    return compareCandidateModel(getStoreDb(params.store), query);
-  },
+  handler: ({ params, query }) => compareCandidateModel({ handle: openStore({ store: params.store }), ...query }),
 });
