@@ -4,14 +4,16 @@ import { ensureFirstAdmin } from "./auth/users";
 import { getAuthSecret } from "./auth/secret";
 import { ensureCoreStore } from "./stores/stores";
 import { log } from "./log";
+import { tightenDataDir } from "./private-fs";
 
 /**
- * Idempotent start-up: validate config, migrate governance.db, make sure the
- * core store and a first admin exist. A generated admin password is printed
+ * Idempotent start-up: validate config, close DATA_DIR to other users,
+ * migrate governance.db, make sure the core store and a first admin exist. A generated admin password is printed
  * once, on the server console, and never stored in clear.
  */
 export function bootstrapApp(): void {
   const config = getConfig();
+  tightenDataDir(config.dataDir);
   getGovernance();
   ensureCoreStore();
   getAuthSecret();

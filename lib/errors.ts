@@ -14,6 +14,8 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,
+  /** A well-formed query that did not finish within DUALMIND_QUERY_BUDGET_MS: narrow it. */
+  query_too_expensive: 422,
   rate_limited: 429,
   internal: 500,
   unavailable: 503,
@@ -50,8 +52,8 @@ function errorCode(e: unknown): string | null {
 }
 
 /**
- * Errors of the machine rather than the request: a busy database (503) and a
- * full disk, whether SQLite says so (SQLITE_FULL) or the file system does
+ * Errors of the machine rather than the request: a busy or interrupted
+ * database (503) and a full disk, whether SQLite says so (SQLITE_FULL) or the file system does
  * (ENOSPC, EDQUOT) (507). Writes are transactions, so the write that failed
  * is not there; a few paths audit after their commit, so the message does not
  * promise that nothing at all was written. Null for anything else.
@@ -61,5 +63,7 @@ export function infrastructureError(e: unknown): AppError | null {
   if (!code) return null;
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return new AppError("unavailable", "database is busy, retry shortly");
   if (code.startsWith("SQLITE_FULL") || code === "ENOSPC" || code === "EDQUOT") return new AppError("insufficient_storage", "storage is full; the write did not complete");
+  // Budgeted queries turn their own interrupt into query_too_expensive; any other statement caught by one is retryable.
+  if (code === "SQLITE_INTERRUPT") return new AppError("unavailable", "a database statement was interrupted, retry shortly");
   return null;
 }

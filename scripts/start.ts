@@ -1,8 +1,10 @@
 /**
  * `npm start`: validate config, apply migrations and first-run setup, build
- * when there is no production build or the sources are newer, then serve.
+ * the query-budget extension if missing and the production bundle when there
+ * is none or the sources are newer, then serve.
  */
 import { spawn, spawnSync } from "node:child_process";
+import path from "node:path";
 import { ConfigError, getConfig } from "../lib/config";
 import { bootstrapApp } from "../lib/bootstrap";
 import { closeAllDatabases } from "../lib/db/connection";
@@ -19,6 +21,8 @@ function main() {
     }
     throw e;
   }
+  // The query-budget extension is built at install; a checkout that predates it gets it here (a no-op when fresh, never fatal).
+  spawnSync(process.execPath, [path.join(ROOT, "scripts", "build-native.mjs")], { cwd: ROOT, stdio: "inherit" });
   bootstrapApp();
   closeAllDatabases();
 

@@ -2,7 +2,8 @@ import fs from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
 import { recordLearning } from "@/lib/recall/learnings";
-import { sanitizeText } from "@/lib/recall/sanitize";
+import { AppError } from "@/lib/errors";
+import { MAX_SANITIZE_CHARS, sanitizeText } from "@/lib/recall/sanitize";
 import { recordTrace } from "@/lib/recall/traces";
 import { useTempDataDir } from "./helpers";
 
@@ -82,6 +83,39 @@ describe("sanitizer", () => {
     expect(sanitizeText(plain)).toBe(plain);
   });
 
+  // Issue 14 finding 7: each of these shapes took quadratic time (a 128 KB field: tens of seconds to minutes).
+  // At 256 KB they must finish within the test timeout (30 s; old code: minutes) and still redact what they carry.
+  describe("hostile input (256 KB runs)", () => {
+    const RUN = 256 * 1024;
+    const run = (unit: string) => unit.repeat(Math.ceil(RUN / unit.length));
+
+    it("a run of `a-` (assignment and url rules) is left alone, and a password at its end still goes", () => {
+      const text = run("a-");
+      expect(sanitizeText(text)).toBe(text);
+      expect(sanitizeText(`${text}password=hunter2-Prod`)).toBe(`${text}password=${"[REDACTED_PASSWORD]"}`);
+    });
+
+    it("a run of `a.` (email rule) is left alone, and an address at its end still goes", () => {
+      const text = run("a.");
+      expect(sanitizeText(text)).toBe(text);
+      expect(sanitizeText(`${text} jane.doe@example.com`)).toBe(`${text} [EMAIL]`);
+    });
+
+    it("a run of `eyJ-` (jwt rule) is left alone, and a token glued to its end still goes", () => {
+      const text = run("eyJ-");
+      expect(sanitizeText(text)).toBe(text);
+      const jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+      expect(sanitizeText(`${text} x-${jwt} end`)).toBe(`${text} x-[REDACTED_TOKEN] end`);
+    });
+
+    it("a run of `a+` (url scheme rule) is left alone, and a URL password after it still goes", () => {
+      const text = run("a+");
+      expect(sanitizeText(text)).toBe(text);
+      expect(sanitizeText(`${text} postgres://admin:Sup3rS3cret!@db:5432/x`)).toBe(`${text} postgres://[USER]:[REDACTED_PASSWORD]@db:5432/x`);
+    });
+
+  });
+
   describe("storage", () => {
     let env: ReturnType<typeof useTempDataDir>;
     beforeEach(() => {
@@ -108,6 +142,27 @@ describe("sanitizer", () => {
       const bytes = fs.readFileSync(h.file).toString("latin1");
       for (const [name, secret] of Object.entries(SECRETS)) expect(bytes.includes(secret), `${name} was written to disk`).toBe(false);
       expect(bytes).toContain("[REDACTED_API_KEY]");
+    });
+
+    it("refuses (413) a learning whose text is over the sanitize budget, and stores nothing", () => {
+      const h = getStoreDb("ops");
+      // The shape of the finding: 300 args of `a-a-a…` (~600 KB); each arg alone is within its schema.
+      const args = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`arg${i}`, "a-".repeat(1000)]));
+      let error: unknown;
+      try {
+        recordLearning({ handle: h, agentId: "agent-1", input: { predicate: "hostile", args } });
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(AppError);
+      expect(error).toMatchObject({ code: "payload_too_large", status: 413 });
+      expect((error as AppError).message).toContain(String(MAX_SANITIZE_CHARS));
+      expect(h.sqlite.prepare("select count(*) as n from learnings").get()).toEqual({ n: 0 });
+      // Just under the budget is accepted and sanitized.
+      const within = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`arg${i}`, "a-".repeat(1000)]));
+      within.key = SECRETS.github;
+      const ok = recordLearning({ handle: h, agentId: "agent-1", input: { predicate: "hostile", args: within } });
+      expect(ok.learning.args.key).toBe("[REDACTED_API_KEY]");
     });
   });
 });

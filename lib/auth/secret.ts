@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "../config";
+import { mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
 
 let cached: string | undefined;
 
@@ -17,11 +18,11 @@ export function getAuthSecret(): string {
   try {
     cached = fs.readFileSync(file, "utf8").trim();
   } catch {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    mkdirPrivate(path.dirname(file));
     const secret = randomBytes(32).toString("base64url");
     try {
       // "wx": if another process created it first, read theirs instead.
-      fs.writeFileSync(file, secret + "\n", { mode: 0o600, flag: "wx" });
+      fs.writeFileSync(file, secret + "\n", { mode: PRIVATE_FILE_MODE, flag: "wx" });
       cached = secret;
     } catch {
       cached = fs.readFileSync(file, "utf8").trim();

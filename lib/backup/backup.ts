@@ -17,8 +17,10 @@ import type { Fingerprint } from "../embed/providers";
 import { startReembed } from "../embed/reembed";
 import { appendAudit } from "../governance/audit";
 import { AppError } from "../errors";
+import { findSymlinks } from "../index/contained-fs";
 import { reindexStore } from "../index/reindex";
 import { listStoreNames, storeExists } from "../db/store-names";
+import { chmodPrivate, mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
 import { versions } from "../version";
 
 export const BACKUP_FORMAT = "dualmind.backup.v1" as const;
@@ -33,9 +35,11 @@ const ALL_PAGES = 0x7fffffff;
 
 /** Copy a live database to `dest` (replaced) and check the copy's integrity. */
 export async function snapshotDatabase({ sqlite, dest }: { sqlite: Database.Database; dest: string }): Promise<{ bytes: number; integrity: string }> {
-  fs.mkdirSync(path.dirname(dest), { recursive: true });
+  mkdirPrivate(path.dirname(dest));
   fs.rmSync(dest, { force: true });
   await sqlite.backup(dest, { progress: () => ALL_PAGES });
+  // SQLite creates the copy 0644; its folder is already 0700, and the copy is made 0600 before anyone is told of it.
+  chmodPrivate(dest);
   const copy = new Database(dest);
   try {
     // The copy is a standalone file: no WAL beside it.
@@ -51,11 +55,12 @@ export async function snapshotDatabase({ sqlite, dest }: { sqlite: Database.Data
 /**
  * Copy a store's memory/ folder; returns the number of files. Hidden entries
  * (in-flight temp files of a memory write) are not memories and are skipped,
- * as reindex skips them; a file deleted while the copy runs is simply not in
- * the copy.
+ * as reindex skips them; so are symbolic links, which are never followed (an
+ * import refuses a tree that holds any before it gets here); a file deleted
+ * while the copy runs is simply not in the copy. Copies are 0600 in 0700 folders.
  */
 function copyMemoryFiles({ from, to }: { from: string; to: string }): number {
-  fs.mkdirSync(to, { recursive: true });
+  mkdirPrivate(to);
   if (!fs.existsSync(from)) return 0;
   let files = 0;
   for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
@@ -66,6 +71,7 @@ function copyMemoryFiles({ from, to }: { from: string; to: string }): number {
     else if (entry.isFile()) {
       try {
         fs.copyFileSync(src, dst);
+        chmodPrivate(dst);
         files++;
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
@@ -115,14 +121,27 @@ export async function backupDataDir({ outDir, actor, onProgress }: { outDir: str
   }
   onProgress?.({ done: total, total, item: "done" });
   const manifest: BackupManifest = { format: BACKUP_FORMAT, createdAt: Date.now(), app: versions().app, governance: { bytes: gov.bytes }, stores: entries };
-  fs.writeFileSync(path.join(outDir, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
+  fs.writeFileSync(path.join(outDir, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n", { mode: PRIVATE_FILE_MODE });
   appendAudit({ actor, action: "backup.create", target: `backup:${path.resolve(outDir)}`, details: { stores: stores.length } });
   return manifest;
 }
 
 function assertEmptyDir(dir: string): void {
   if (fs.existsSync(dir) && fs.readdirSync(dir).length > 0) throw new AppError("conflict", `${dir} is not empty`);
-  fs.mkdirSync(dir, { recursive: true });
+  mkdirPrivate(dir);
+}
+
+/**
+ * A bundle or backup is copied into DATA_DIR only when it holds no symbolic
+ * link at all: a linked memory/ (or index.db, or any entry below) would copy
+ * whatever it points at (~/.ssh, another store) into a store. Checked before
+ * anything is created, so a refused import leaves nothing behind.
+ */
+function assertNoSymlinks(dir: string, entries: string[]): void {
+  const links = entries.flatMap((entry) => findSymlinks(path.join(dir, entry), entry));
+  if (links.length > 0) {
+    throw new AppError("unprocessable", `${dir} holds symbolic links (${links.join(", ")}); bundles and backups must be plain files and folders`, links.map((l) => ({ path: l, message: "symbolic link" })));
+  }
 }
 
 function readJsonFile(file: string): unknown {
@@ -140,17 +159,21 @@ function readJsonFile(file: string): unknown {
  * from its copied files so the restored index matches them.
  */
 export function restoreDataDir({ backupDir }: { backupDir: string }): { stores: string[] } {
+  assertNoSymlinks(backupDir, ["manifest.json"]);
   const manifest = backupManifestSchema.parse(readJsonFile(path.join(backupDir, "manifest.json")));
+  assertNoSymlinks(backupDir, ["governance.db", "stores"]);
   const dataDir = getConfig().dataDir;
   if (fs.existsSync(path.join(dataDir, "governance.db")) || listStoreNames().length > 0) {
     throw new AppError("conflict", `DATA_DIR ${dataDir} already holds data; restore into an empty one`);
   }
-  fs.mkdirSync(dataDir, { recursive: true });
+  mkdirPrivate(dataDir);
   fs.copyFileSync(path.join(backupDir, "governance.db"), path.join(dataDir, "governance.db"));
+  chmodPrivate(path.join(dataDir, "governance.db"));
   for (const s of manifest.stores) {
     const dir = path.join(dataDir, "stores", s.name);
-    fs.mkdirSync(dir, { recursive: true });
+    mkdirPrivate(dir);
     fs.copyFileSync(path.join(backupDir, "stores", s.name, "index.db"), path.join(dir, "index.db"));
+    chmodPrivate(path.join(dir, "index.db"));
     copyMemoryFiles({ from: path.join(backupDir, "stores", s.name, "memory"), to: path.join(dir, "memory") });
     reindexStore({ handle: getStoreDb(s.name) });
   }
@@ -169,7 +192,7 @@ export async function exportStoreBundle({ store, outDir }: { store: string; outD
   const db = await snapshotDatabase({ sqlite: getStoreDb(store).sqlite, dest: path.join(outDir, "index.db") });
   const memoryFiles = copyMemoryFiles({ from: path.join(storeDir(store), "memory"), to: path.join(outDir, "memory") });
   const manifest: BundleManifest = { format: BUNDLE_FORMAT, store, exportedAt: Date.now(), app: versions().app, memoryFiles, bytes: db.bytes, fingerprint: await activeFingerprint(store) };
-  fs.writeFileSync(path.join(outDir, "bundle.json"), JSON.stringify(manifest, null, 2) + "\n");
+  fs.writeFileSync(path.join(outDir, "bundle.json"), JSON.stringify(manifest, null, 2) + "\n", { mode: PRIVATE_FILE_MODE });
   return manifest;
 }
 
@@ -182,13 +205,15 @@ export type BundleImport = { store: string; memoryFiles: number; reembed: { toEm
  * configured model. Audited.
  */
 export async function importStoreBundle({ bundleDir, as, reembed, actor }: { bundleDir: string; as?: string; reembed: boolean; actor: string }): Promise<BundleImport> {
+  assertNoSymlinks(bundleDir, ["bundle.json", "index.db", "memory"]);
   const manifest = bundleManifestSchema.parse(readJsonFile(path.join(bundleDir, "bundle.json")));
   const store = as ?? manifest.store;
   if (!STORE_NAME_RE.test(store)) throw new AppError("invalid_request", `invalid store name ${store}`);
   if (storeExists(store)) throw new AppError("conflict", `store ${store} already exists`);
   const dir = storeDir(store);
-  fs.mkdirSync(dir, { recursive: true });
+  mkdirPrivate(dir);
   fs.copyFileSync(path.join(bundleDir, "index.db"), path.join(dir, "index.db"));
+  chmodPrivate(path.join(dir, "index.db"));
   const memoryFiles = copyMemoryFiles({ from: path.join(bundleDir, "memory"), to: path.join(dir, "memory") });
   const handle = getStoreDb(store);
   reindexStore({ handle });

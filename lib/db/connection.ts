@@ -6,6 +6,8 @@ import path from "node:path";
 import * as sqliteVec from "sqlite-vec";
 import { getConfig } from "../config";
 import { log } from "../log";
+import { loadQueryBudget } from "./query-budget";
+import { chmodPrivate, mkdirPrivate } from "../private-fs";
 import * as governanceSchema from "./schema/governance";
 import * as indexBaseSchema from "./schema/index";
 import * as embedSchema from "./schema/embed";
@@ -95,8 +97,9 @@ export function getGovernance(): GovernanceHandle {
   const reg = registry();
   if (reg.governance) return reg.governance;
   const file = governancePath();
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  mkdirPrivate(path.dirname(file));
   const sqlite = new Database(file);
+  chmodPrivate(file, `${file}-wal`, `${file}-shm`);
   applyPragmas(sqlite);
   const db = drizzle(sqlite, { schema: governanceSchema });
   runMigrations(sqlite, db as never, "governance");
@@ -116,19 +119,21 @@ export function storeIndexPath(store: string): string {
   return path.join(storeDir(store), "index.db");
 }
 
-/** Open (creating if needed) a store's index.db with migrations applied and sqlite-vec loaded. */
+/** Open (creating if needed) a store's index.db with migrations applied, sqlite-vec and the query budget loaded. */
 export function getStoreDb(store: string): StoreHandle {
   const reg = registry();
   const existing = reg.stores.get(store);
   if (existing) return existing;
   const dir = storeDir(store);
-  fs.mkdirSync(path.join(dir, "memory"), { recursive: true });
+  mkdirPrivate(path.join(dir, "memory"));
   const file = path.join(dir, "index.db");
   const sqlite = new Database(file);
   let handle: StoreHandle;
   try {
+    chmodPrivate(file, `${file}-wal`, `${file}-shm`);
     applyPragmas(sqlite);
     const vectors = loadVectorExtension(sqlite);
+    loadQueryBudget(sqlite);
     const db = drizzle(sqlite, { schema: indexSchema });
     runMigrations(sqlite, db as never, "index");
     handle = { kind: "index", store, file, sqlite, db, vectors };
@@ -151,6 +156,7 @@ export function openStoreReaderWithCore({ handle, core }: { handle: StoreHandle;
   const reader = new Database(handle.file, { readonly: true });
   reader.pragma("busy_timeout = 5000");
   loadVectorExtension(reader);
+  loadQueryBudget(reader);
   reader.prepare("attach database ? as core").run(core.file);
   return reader;
 }

@@ -15,6 +15,8 @@ import { appendAudit } from "../governance/audit";
  */
 
 const MIN_BITS = 1024;
+/** sqlite-vec refuses a KNN with k above this (an SQLITE_ERROR, which would be a 500). */
+export const VEC0_MAX_K = 4096;
 
 export type VectorHit = { refId: number; distance: number; embeddingId: number };
 
@@ -214,7 +216,7 @@ export function knnSearch({ handle, ...opts }: KnnOptions): { hits: VectorHit[];
   if (!opts.exact && indexed) {
     // Oversample: ≥100 candidates keeps recall@10 ≥ 0.95 on our corpus (see bench/embed.bench.ts);
     // deeper lists (fusion pools) get 2k + 50, since vec0's cost grows with k.
-    const candidates = Math.max(100, 2 * k + 50);
+    const candidates = Math.min(VEC0_MAX_K, Math.max(100, 2 * k + 50));
     const code = simhashCodec(opts.query.length).encode(opts.query);
     const ids = (sqlite.prepare(`select rowid from ${vecIndexTable(opts.fingerprintId)} where code match vec_bit(?) and k = ? and kind = ?`).all(code, candidates, opts.kind) as VecRowidRow[]).map((r) => Number(r.rowid));
     const rows = sqlite.prepare("select id, ref_id, vector from embeddings where id in (select value from json_each(?))").iterate(JSON.stringify(ids)) as IterableIterator<Scored>;

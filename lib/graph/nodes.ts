@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { ENTITY_TYPES, type KgNodeRow } from "../db/schema/graph";
+import { runWithinBudget, startQueryBudget } from "../db/query-budget";
 import { registerEmbeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
@@ -185,7 +186,11 @@ export function listNodesByFilter({ handle, filter }: { handle: StoreHandle; fil
     order = "bm25(kg_node_fts), n.seq";
   }
   const clause = where.length ? `where ${where.join(" and ")}` : "";
-  const rows = handle.sqlite.prepare(`select ${NODE_COLUMNS} from ${from} ${clause} order by ${order} limit ? offset ?`).all(...args, f.limit, f.offset) as KgNodeRow[];
-  const { n } = handle.sqlite.prepare(`select count(*) as n from ${from} ${clause}`).get(...args) as { n: number };
+  const page = handle.sqlite.prepare(`select ${NODE_COLUMNS} from ${from} ${clause} order by ${order} limit ? offset ?`);
+  const count = handle.sqlite.prepare(`select count(*) as n from ${from} ${clause}`);
+  // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
+  const budget = startQueryBudget({ hint: "use fewer or rarer words in q, a smaller offset, or filter by entity_type" });
+  const rows = runWithinBudget(handle.sqlite, budget, () => page.all(...args, f.limit, f.offset) as KgNodeRow[]);
+  const { n } = runWithinBudget(handle.sqlite, budget, () => count.get(...args) as { n: number });
   return { nodes: rows.map(toGraphNode), total: n };
 }

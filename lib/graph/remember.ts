@@ -1,6 +1,7 @@
 import type Database from "better-sqlite3";
 import { z } from "zod";
 import { getStoreDb, openStoreReaderWithCore, type StoreHandle } from "../db/connection";
+import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import type { FRAME_COLUMNS } from "../db/schema/graph";
 import { getEmbedder } from "../embed/model";
 import { checkVectorReadiness } from "../embed/status";
@@ -228,8 +229,9 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 /** bm25 hits of an FTS table, best first, with a lexical score relative to the best hit (1 for the best). */
-function ftsHits(src: Source, table: "thoughts_fts" | "kg_node_fts", match: string, k: number): { seq: number; lexical: number }[] {
-  const rows = src.db.prepare(`select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`).all(match, k) as { seq: number; rank: number }[];
+function ftsHits(src: Source, table: "thoughts_fts" | "kg_node_fts", match: string, k: number, budget: QueryBudget): { seq: number; lexical: number }[] {
+  const statement = src.db.prepare(`select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
+  const rows = runWithinBudget(src.db, budget, () => statement.all(match, k) as { seq: number; rank: number }[]);
   const best = rows.length ? -rows[0].rank : 0;
   return rows.map((r) => ({ seq: r.seq, lexical: best > 0 ? clamp01(-r.rank / best) : 1 }));
 }
@@ -311,7 +313,7 @@ function relationEvidence(src: Source, relationIds: string[]): Map<string, strin
 }
 
 /** Candidates of one source: kNN + FTS seeds for each kind, merged by entity, then one hop over strong edges. */
-function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float32Array | null; match: string | null; k: number; minEdgeWeight: number }): Map<string, Candidate> {
+function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float32Array | null; match: string | null; k: number; minEdgeWeight: number; budget: QueryBudget }): Map<string, Candidate> {
   const cands = new Map<string, Candidate>();
   type Fields = Omit<Candidate, "key" | "source" | "matchedBy" | "lexical" | "edge" | "expanded">;
   // One entity found several ways is one candidate: its sources accumulate, its lexical score is the best seen.
@@ -337,14 +339,14 @@ function gatherCandidates(src: Source, args: { kinds: Kind[]; queryVector: Float
   if (args.kinds.includes(THOUGHT_KIND)) {
     if (args.queryVector) addThoughts(loadThoughts(src, { column: "seq", values: nearestRefIds(src, THOUGHT_KIND, args.queryVector, args.k) }), "thought_knn", none);
     if (args.match) {
-      const hits = ftsHits(src, "thoughts_fts", args.match, args.k);
+      const hits = ftsHits(src, "thoughts_fts", args.match, args.k, args.budget);
       addThoughts(loadThoughts(src, { column: "seq", values: hits.map((h) => h.seq) }), "thought_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
     }
   }
   if (args.kinds.includes(NODE_KIND)) {
     if (args.queryVector) addNodes(loadNodes(src, { column: "seq", values: nearestRefIds(src, NODE_KIND, args.queryVector, args.k) }), "node_knn", none);
     if (args.match) {
-      const hits = ftsHits(src, "kg_node_fts", args.match, args.k);
+      const hits = ftsHits(src, "kg_node_fts", args.match, args.k, args.budget);
       addNodes(loadNodes(src, { column: "seq", values: hits.map((h) => h.seq) }), "node_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
     }
     expandOneHop(src, cands, args.minEdgeWeight, addNodes);
@@ -413,13 +415,14 @@ export async function rememberByQuery({ store, input }: { store: string; input: 
 
   const match = ftsQueryFromText(req.query);
   const terms = queryTerms(req.query);
+  const budget = startQueryBudget({ hint: "use fewer or rarer words in the query" });
   const reader = core ? openStoreReaderWithCore({ handle, core }) : null;
   try {
     const sources: Source[] = [{ store, schema: "main", db: handle.sqlite, handle, fingerprintId: storeFp, vectorsLoaded: handle.vectors.available }];
     // The reader loads sqlite-vec the same way as the store's handle, so the store's status tells whether core's index can be used.
     if (reader) sources.push({ store: CORE_STORE, schema: "core", db: reader, handle: null, fingerprintId: coreFp, vectorsLoaded: handle.vectors.available });
 
-    const perSource = sources.map((src) => ({ src, cands: gatherCandidates(src, { kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, match, k: req.candidates, minEdgeWeight: req.min_edge_weight }) }));
+    const perSource = sources.map((src) => ({ src, cands: gatherCandidates(src, { kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, match, k: req.candidates, minEdgeWeight: req.min_edge_weight, budget }) }));
 
     // Dedupe by entity across stores: a core node with the same name and type as a store node is the same entity; the store's copy wins.
     const alsoInCore = new Set<string>();

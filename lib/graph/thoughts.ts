@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { FRAMEWORKS, type ThoughtRow, type ChainRow } from "../db/schema/graph";
+import { runWithinBudget, startQueryBudget } from "../db/query-budget";
 import { registerEmbeddable } from "../embed/embeddables";
 import { getEmbedder } from "../embed/model";
 import { enqueueEmbeddings } from "../embed/queue";
@@ -222,8 +223,12 @@ export async function listThoughtsByFilter({ handle, filter }: { handle: StoreHa
   }
   const clause = where.length ? `where ${where.join(" and ")}` : "";
   const order = f.chain_id ? "t.thought_number, t.seq" : "t.timestamp desc, t.seq desc";
-  const rows = handle.sqlite.prepare(`select ${THOUGHT_COLUMNS} from thoughts t ${clause} order by ${order} limit ? offset ?`).all(...args, f.limit, f.offset) as ThoughtSelect[];
-  const { n } = handle.sqlite.prepare(`select count(*) as n from thoughts t ${clause}`).get(...args) as { n: number };
+  const page = handle.sqlite.prepare(`select ${THOUGHT_COLUMNS} from thoughts t ${clause} order by ${order} limit ? offset ?`);
+  const count = handle.sqlite.prepare(`select count(*) as n from thoughts t ${clause}`);
+  // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
+  const budget = startQueryBudget({ hint: "use fewer or rarer words in q, a smaller offset, or filter by chain_id or framework" });
+  const rows = runWithinBudget(handle.sqlite, budget, () => page.all(...args, f.limit, f.offset) as ThoughtSelect[]);
+  const { n } = runWithinBudget(handle.sqlite, budget, () => count.get(...args) as { n: number });
   return { thoughts: rows.map(toThought), total: n };
 }
 

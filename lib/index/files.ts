@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "../config";
 import type { StoreHandle } from "../db/connection";
+import { log } from "../log";
 import { CATEGORY_FILE, memoryDir, memoryPathSchema } from "./memories";
 import { makePathFilter, normalizeRelativePath } from "./paths";
 
@@ -12,11 +13,29 @@ export type FileListing = {
   files: IndexableFile[];
   /** `_category.md` files: category path → absolute file. */
   categoryFiles: Map<string, string>;
-  skipped: { oversized: number; badName: number };
+  /** Symbolic links are never followed (cycles, files outside the root); they are counted here. */
+  skipped: { oversized: number; badName: number; symlink: number };
+  /** The skipped links that lead outside their root (or nowhere), relative to it; at most 100. */
+  linksOutsideRoot: string[];
 };
 
+type Walk = { realRoot: string; links: number; outside: string[] };
+
+/** A link found by the scan: counted, and named when it leads out of the root (or nowhere). */
+function noteLink(w: Walk, abs: string, rel: string): void {
+  w.links++;
+  let real: string | null = null;
+  try {
+    real = fs.realpathSync(abs);
+  } catch {
+    real = null;
+  }
+  const inside = real !== null && (real === w.realRoot || real.startsWith(w.realRoot + path.sep));
+  if (!inside && w.outside.length < 100) w.outside.push(rel);
+}
+
 /** Walk a folder without following symlinks (a link could lead out of the root) and without hidden entries. */
-function walk(dir: string, rel: string, visit: (abs: string, rel: string, stat: fs.Stats) => void): void {
+function walk(w: Walk, dir: string, rel: string, visit: (abs: string, rel: string, stat: fs.Stats) => void): void {
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(dir, { withFileTypes: true });
@@ -29,10 +48,14 @@ function walk(dir: string, rel: string, visit: (abs: string, rel: string, stat: 
     if (e.name.startsWith(".")) continue;
     const abs = path.join(dir, e.name);
     const r = rel ? `${rel}/${e.name}` : e.name;
-    if (e.isDirectory()) walk(abs, r, visit);
+    if (e.isSymbolicLink()) noteLink(w, abs, r);
+    else if (e.isDirectory()) walk(w, abs, r, visit);
     else if (e.isFile()) {
       try {
-        visit(abs, r, fs.statSync(abs));
+        const stat = fs.lstatSync(abs);
+        // Swapped for a link since readdir: skipped like any link.
+        if (stat.isFile()) visit(abs, r, stat);
+        else if (stat.isSymbolicLink()) noteLink(w, abs, r);
       } catch {
         // Vanished between readdir and stat: it is simply not there.
       }
@@ -43,12 +66,27 @@ function walk(dir: string, rel: string, visit: (abs: string, rel: string, stat: 
 /** Every file the store's index should mirror, in a stable order. */
 export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileListing {
   const config = getConfig();
-  const listing: FileListing = { files: [], categoryFiles: new Map(), skipped: { oversized: 0, badName: 0 } };
+  const listing: FileListing = { files: [], categoryFiles: new Map(), skipped: { oversized: 0, badName: 0, symlink: 0 }, linksOutsideRoot: [] };
+  const walkRoot = (root: string, label: string, visit: (abs: string, rel: string, stat: fs.Stats) => void) => {
+    let realRoot: string;
+    try {
+      realRoot = fs.realpathSync(root);
+    } catch {
+      return; // No folder, nothing to index.
+    }
+    const w: Walk = { realRoot, links: 0, outside: [] };
+    walk(w, realRoot, "", visit);
+    listing.skipped.symlink += w.links;
+    listing.linksOutsideRoot.push(...w.outside.map((r) => `${label}/${r}`));
+    if (w.outside.length > 0) {
+      log("warn", "skipped symbolic links that lead outside their folder; links are never followed", { store: handle.store, folder: label, links: w.outside.slice(0, 20), count: w.outside.length });
+    }
+  };
   const add = (docPath: string, abs: string, stat: fs.Stats, memoryPath: string | null) => {
     if (stat.size > config.maxFileBytes) listing.skipped.oversized++;
     else listing.files.push({ docPath, abs, size: stat.size, mtime: Math.floor(stat.mtimeMs), memoryPath });
   };
-  walk(memoryDir({ handle }), "", (abs, rel, stat) => {
+  walkRoot(memoryDir({ handle }), "memory", (abs, rel, stat) => {
     if (rel.endsWith("/" + CATEGORY_FILE)) {
       listing.categoryFiles.set(rel.slice(0, -CATEGORY_FILE.length - 1), abs);
       return;
@@ -59,7 +97,7 @@ export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileLis
   });
   for (const root of config.sourceRoots.filter((r) => r.store === handle.store)) {
     const wanted = makePathFilter({ include: config.sourceInclude, exclude: config.sourceExclude });
-    walk(root.dir, "", (abs, rel, stat) => {
+    walkRoot(root.dir, `source/${root.name}`, (abs, rel, stat) => {
       if (!wanted(rel)) return;
       try {
         add(normalizeRelativePath(`source/${root.name}/${rel}`), abs, stat, null);

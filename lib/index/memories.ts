@@ -8,6 +8,8 @@ import { categories, memories, type MemoryRow } from "../db/schema/index";
 import { AppError } from "../errors";
 import { appendAudit, type AuditEntry } from "../governance/audit";
 import { log } from "../log";
+import { mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
+import { existsNoFollow, readFileNoFollow, resolveInside } from "./contained-fs";
 import { parseFrontmatter, stringifyFrontmatter } from "./frontmatter";
 import { deleteDocumentByPath, ingestDocument } from "./ingest";
 import { boolParam, csvParam, dateParam } from "./query-params";
@@ -87,8 +89,19 @@ export function memoryDir({ handle }: { handle: StoreHandle }): string {
   return path.join(storeDir(handle.store), "memory");
 }
 
+/**
+ * The file of a memory, checked on disk: a symbolic link anywhere below the
+ * store's memory folder makes it a 422, so no read, write, move or delete
+ * ever reaches outside the folder through one.
+ */
 function memoryFile({ handle, memoryPath }: { handle: StoreHandle; memoryPath: string }): string {
-  return path.join(memoryDir({ handle }), ...memoryPath.split("/")) + ".md";
+  const segments = memoryPath.split("/");
+  segments[segments.length - 1] += ".md";
+  return resolveInside({ root: memoryDir({ handle }), segments, what: `memory ${memoryPath}` });
+}
+
+function categoryFile({ handle, category }: { handle: StoreHandle; category: string }): string {
+  return resolveInside({ root: memoryDir({ handle }), segments: [...category.split("/"), CATEGORY_FILE], what: `category ${category}` });
 }
 
 export function memoryDocPath(memoryPath: string): string {
@@ -97,10 +110,11 @@ export function memoryDocPath(memoryPath: string): string {
 
 /** Write content to a hidden temp file beside `file` (same folder, so a rename is atomic). Nothing is left behind on failure. */
 function writeTempBeside(file: string, content: string): string {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  mkdirPrivate(path.dirname(file));
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.tmp`);
   try {
-    fs.writeFileSync(tmp, content, { flag: "wx" });
+    // "wx" never follows a link: an existing name (link or not) is an error.
+    fs.writeFileSync(tmp, content, { flag: "wx", mode: PRIVATE_FILE_MODE });
     return tmp;
   } catch (e) {
     fs.rmSync(tmp, { force: true });
@@ -256,7 +270,7 @@ function writeMemory({ handle, memoryPath, content, audit }: { handle: StoreHand
 }
 
 export function createMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Memory {
-  if (fs.existsSync(memoryFile({ handle, memoryPath: input.path }))) throw new AppError("conflict", `memory ${input.path} already exists`);
+  if (existsNoFollow(memoryFile({ handle, memoryPath: input.path }))) throw new AppError("conflict", `memory ${input.path} already exists`);
   const content = renderMemoryFile(
     { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
     input.body,
@@ -268,7 +282,7 @@ export function updateMemory({ handle, input, actor, now = Date.now() }: { handl
   const current = getMemoryByPath({ handle, memoryPath: input.path });
   const target = input.move_to ?? input.path;
   const moved = target !== input.path;
-  if (moved && fs.existsSync(memoryFile({ handle, memoryPath: target }))) {
+  if (moved && existsNoFollow(memoryFile({ handle, memoryPath: target }))) {
     throw new AppError("conflict", `memory ${target} already exists`);
   }
   const content = renderMemoryFile(
@@ -296,7 +310,7 @@ export function updateMemory({ handle, input, actor, now = Date.now() }: { handl
  */
 function removeMemoryFile({ handle, memoryPath, audit }: { handle: StoreHandle; memoryPath: string; audit: AuditEntry | null }): void {
   const file = memoryFile({ handle, memoryPath });
-  if (!fs.existsSync(file)) throw new AppError("not_found", `no memory ${memoryPath}`);
+  if (!existsNoFollow(file)) throw new AppError("not_found", `no memory ${memoryPath}`);
   fs.rmSync(file);
   try {
     handle.sqlite
@@ -318,15 +332,14 @@ export function deleteMemory({ handle, memoryPath, actor }: { handle: StoreHandl
 /** The memory as its file says now (the file is the source of truth). */
 export function getMemoryByPath({ handle, memoryPath }: { handle: StoreHandle; memoryPath: string }): MemoryWithBody {
   const file = memoryFile({ handle, memoryPath });
-  let text: string;
-  let mtime: number;
+  let read: { bytes: Buffer; mtimeMs: number };
   try {
-    text = fs.readFileSync(file, "utf8");
-    mtime = fs.statSync(file).mtimeMs;
-  } catch {
+    read = readFileNoFollow(file, `memory ${memoryPath}`);
+  } catch (e) {
+    if (e instanceof AppError) throw e;
     throw new AppError("not_found", `no memory ${memoryPath}`);
   }
-  return memoryFromText({ memoryPath, text, mtime });
+  return memoryFromText({ memoryPath, text: read.bytes.toString("utf8"), mtime: read.mtimeMs });
 }
 
 // ---- queries -----------------------------------------------------------------
@@ -431,7 +444,7 @@ export const setCategorySchema = z.object({ path: categoryPathSchema, descriptio
  * description removes the file.
  */
 export function setCategoryDescription({ handle, input, actor }: { handle: StoreHandle; input: z.output<typeof setCategorySchema>; actor: string }): CategoryChild {
-  const file = path.join(memoryDir({ handle }), ...input.path.split("/"), CATEGORY_FILE);
+  const file = categoryFile({ handle, category: input.path });
   if (input.description === "") fs.rmSync(file, { force: true });
   else writeFileAtomic(file, input.description + "\n");
   handle.sqlite

@@ -6,6 +6,7 @@ import { categories, memories, meta } from "../db/schema/index";
 import { AppError } from "../errors";
 import { log } from "../log";
 import { CHUNKING_VERSION, sha256Hex } from "./chunking";
+import { readFileNoFollow } from "./contained-fs";
 import { listIndexableFiles } from "./files";
 import { decodeText, deleteDocumentByPath, ingestDocument } from "./ingest";
 import { ensureCategoryPath, indexMemoryText, pruneCategories, removeMemoryIndex } from "./memories";
@@ -14,7 +15,10 @@ export type ReindexCounts = { scanned: number; added: number; changed: number; u
 export type ReindexResult = {
   store: string;
   counts: ReindexCounts;
-  skippedBy: { binary: number; oversized: number; badName: number };
+  /** `symlink`: links under a scanned folder, never followed. */
+  skippedBy: { binary: number; oversized: number; badName: number; symlink: number };
+  /** Skipped links that lead outside their folder (or nowhere), e.g. `memory/notes/passwd.md`; at most 100. */
+  linksOutsideRoot: string[];
   durationMs: number;
 };
 export type ReindexProgress = { phase: "scanning" | "writing"; done: number; total: number };
@@ -31,10 +35,19 @@ function currentText(p: Pending): { text: string; mtime: number } | null {
   try {
     const mtime = Math.floor(fs.statSync(p.abs).mtimeMs);
     if (mtime === p.mtime) return p;
-    const text = decodeText(fs.readFileSync(p.abs));
+    const text = decodeText(readFileNoFollow(p.abs, p.docPath).bytes);
     return text === null ? null : { text, mtime };
   } catch {
     return null;
+  }
+}
+
+/** A plain file is there (a link, even to a file, is not a memory: the scan skipped it). */
+function isRegularFile(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isFile();
+  } catch {
+    return false;
   }
 }
 
@@ -73,7 +86,8 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
     }
     let bytes: Buffer;
     try {
-      bytes = fs.readFileSync(f.abs);
+      // A file swapped for a link since the listing is not followed (it fails like a vanished file).
+      bytes = readFileNoFollow(f.abs, f.docPath).bytes;
     } catch {
       continue; // Deleted while we scanned: treated as absent.
     }
@@ -94,7 +108,7 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
   const gone = [...known.keys()].filter((p) => !seen.has(p));
   const descriptions = new Map<string, string>();
   for (const [category, file] of listing.categoryFiles) {
-    const text = fs.readFileSync(file, "utf8").trim();
+    const text = readFileNoFollow(file, "a category description").bytes.toString("utf8").trim();
     if (text) descriptions.set(category, text.slice(0, 2000));
   }
   const currentDescriptions = new Map(
@@ -115,7 +129,7 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
     .where(sql`not exists (select 1 from categories c where c.path = ${memories.category})`)
     .all()
     .map((r) => r.category);
-  const counts: ReindexCounts = { scanned: total, added: 0, changed: 0, unchanged, removed: gone.length, skipped: skippedBy.binary + skippedBy.oversized + skippedBy.badName };
+  const counts: ReindexCounts = { scanned: total, added: 0, changed: 0, unchanged, removed: gone.length, skipped: skippedBy.binary + skippedBy.oversized + skippedBy.badName + skippedBy.symlink };
 
   // An unchanged tree writes nothing at all.
   if (pending.length > 0 || gone.length > 0 || descriptionsChanged || uncategorized.length > 0 || !builtBefore) {
@@ -141,7 +155,7 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
         for (const docPath of gone) {
           if (docPath.startsWith("memory/")) {
             // A memory written since the scan (its index row commits just before its file is renamed into place) stays.
-            if (fs.existsSync(path.join(storeDir(store), ...docPath.split("/")))) counts.removed--;
+            if (isRegularFile(path.join(storeDir(store), ...docPath.split("/")))) counts.removed--;
             else removeMemoryIndex({ handle, memoryPath: docPath.slice("memory/".length, -".md".length) });
           } else deleteDocumentByPath({ handle, path: docPath });
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
@@ -155,7 +169,7 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
       })
       .immediate();
   }
-  return { store, counts, skippedBy, durationMs: Math.round(performance.now() - started) };
+  return { store, counts, skippedBy, linksOutsideRoot: listing.linksOutsideRoot, durationMs: Math.round(performance.now() - started) };
 }
 
 function applyCategoryDescriptions({ handle, descriptions }: { handle: StoreHandle; descriptions: Map<string, string> }): void {

@@ -1,13 +1,15 @@
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
+import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { getEmbedder } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
 import { getEmbedBacklog } from "../embed/queue";
 import { checkVectorReadiness } from "../embed/status";
 import { logVectorQuery } from "../embed/compare";
 import { knnSearch, type VectorHit } from "../embed/vector-index";
+import { AppError, isAppError } from "../errors";
 import { CHUNK_KIND } from "./chunk-embeddings";
-import { chunkFilterSql, hasExplicitFilters, matchFor, openSearchReader, runFts, searchFullText, splitSnippet, type FullTextHit } from "./fulltext";
+import { chunkFilterSql, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, searchFullText, splitSnippet, type FullTextHit } from "./fulltext";
 import { boolParam, csvParam, dateParam } from "./query-params";
 
 /**
@@ -34,7 +36,7 @@ export const searchInputSchema = z
     w_vec: z.coerce.number().min(0).max(10).optional(),
     /** Hybrid/vector: multiply by exp(-age/τ) with τ in days (off when absent). */
     recency_tau_days: z.coerce.number().positive().max(36500).optional(),
-    /** `fts5` passes the query to MATCH as written (advanced syntax); errors become 400. */
+    /** `fts5` passes the query to MATCH as written (advanced syntax) within FTS5_LIMITS; errors become 400. */
     syntax: z.enum(["plain", "fts5"]).default("plain"),
     /** `all` terms or `any` term. Default: `all` for mode=fts, `any` for the lexical leg of hybrid (measured better there). */
     match: z.enum(["all", "any"]).optional(),
@@ -82,6 +84,13 @@ export const MIN_VECTOR_SIMILARITY = 0.05;
 const POOL = 50;
 /** Above this many filtered chunks, filter after an approximate KNN instead of scanning them exactly. */
 const EXACT_FILTER_LIMIT = 20_000;
+/**
+ * Deepest result (offset + limit) vector and hybrid search serve. A KNN asks
+ * sqlite-vec for about twice that many neighbours and vec0 allows k ≤ 4096,
+ * so offset ≥ ~2000 failed with a 500; past a thousand, nearest-neighbour
+ * order means little anyway. Full-text search pages to 10,000.
+ */
+export const MAX_VECTOR_DEPTH = 1000;
 
 export type HitSignals = {
   fts: { rank: number; score: number } | null;
@@ -131,23 +140,22 @@ function detailsFor({ handle, ids }: { handle: StoreHandle; ids: number[] }): Ma
 }
 
 /** KNN over one store's chunk vectors, with the same filters as full-text search. */
-function vectorCandidates({ handle, ...args }: { handle: StoreHandle; fingerprintId: string; query: Float32Array; input: SearchInput; take: number; now: number }): { hits: VectorHit[]; method: string } {
+function vectorCandidates({ handle, ...args }: { handle: StoreHandle; fingerprintId: string; query: Float32Array; input: SearchInput; take: number; now: number; budget: QueryBudget }): { hits: VectorHit[]; method: string } {
   const { sqlite } = handle;
+  const within = <T>(fn: () => T) => runWithinBudget(sqlite, args.budget, fn);
   const filters = chunkFilterSql({ schema: "main", input: args.input, now: args.now });
   const filterSql = filters.where.length ? `where ${filters.where.join(" and ")}` : "";
   if (hasExplicitFilters(args.input)) {
-    const ids = (sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id ${filterSql} limit ?`).all(...filters.args, EXACT_FILTER_LIMIT + 1) as ChunkIdRow[]).map((r) => r.id);
+    const filtered = sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id ${filterSql} limit ?`);
+    const ids = within(() => filtered.all(...filters.args, EXACT_FILTER_LIMIT + 1) as ChunkIdRow[]).map((r) => r.id);
     if (ids.length <= EXACT_FILTER_LIMIT) {
-      return knnSearch({ handle, kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take, allowedRefIds: ids });
+      return within(() => knnSearch({ handle, kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take, allowedRefIds: ids }));
     }
   }
   // Oversample, then drop what the filters exclude (by default: expired memories).
-  const r = knnSearch({ handle, kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take + 20, exact: args.input.exact });
-  const allowed = new Set(
-    (sqlite
-      .prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))${filters.where.length ? " and " + filters.where.join(" and ") : ""}`)
-      .all(JSON.stringify(r.hits.map((h) => h.refId)), ...filters.args) as ChunkIdRow[]).map((x) => x.id),
-  );
+  const r = within(() => knnSearch({ handle, kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take + 20, exact: args.input.exact }));
+  const kept = sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))${filters.where.length ? " and " + filters.where.join(" and ") : ""}`);
+  const allowed = new Set((within(() => kept.all(JSON.stringify(r.hits.map((h) => h.refId)), ...filters.args)) as ChunkIdRow[]).map((x) => x.id));
   return { hits: r.hits.filter((h) => allowed.has(h.refId)).slice(0, args.take), method: r.method };
 }
 
@@ -167,11 +175,18 @@ function decayFactor(updatedAt: number, now: number, tauDays: number | undefined
  */
 export async function searchStore({ handle, core, input, now = Date.now() }: { handle: StoreHandle; core: StoreHandle | null; input: SearchInput; now?: number }): Promise<SearchResult> {
   const base = { mode: input.mode, query: input.q, vectors: null, fusion: null, degraded: false, fallback: null, warnings: [] };
-  if (input.mode === "fts") return { ...base, ...searchFullText({ handle, core, input, now }), mode: "fts", effectiveMode: "fts" };
+  // Bad input is refused before any work, whichever signal would have used it.
+  if (input.mode !== "fts" && input.offset + input.limit > MAX_VECTOR_DEPTH) {
+    const message = `offset + limit is ${input.offset + input.limit}; mode=${input.mode} serves results up to ${MAX_VECTOR_DEPTH} deep`;
+    throw new AppError("invalid_request", `${message}. Narrow the query with filters, or page further with mode=fts`, [{ path: "offset", message, max: MAX_VECTOR_DEPTH }]);
+  }
+  const hybridMatch = ftsMatchFor(input, input.match ?? "any");
+  const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT });
+  if (input.mode === "fts") return { ...base, ...searchFullText({ handle, core, input, now, budget }), mode: "fts", effectiveMode: "fts" };
 
   const ready = await checkVectorReadiness({ handle });
   if (!ready.usable) {
-    const fts = searchFullText({ handle, core, input: { ...input, match: input.match ?? "any" }, now });
+    const fts = searchFullText({ handle, core, input: { ...input, match: input.match ?? "any" }, now, budget });
     return { ...base, ...fts, mode: input.mode, effectiveMode: "fts", degraded: ready.reason === "degraded", fallback: { reason: ready.reason, message: `${ready.message}; answered with full-text search` } };
   }
   const fp = ready.fingerprint;
@@ -186,7 +201,7 @@ export async function searchStore({ handle, core, input, now = Date.now() }: { h
   let method = "";
   for (const h of handles) {
     if (h === core && !(await checkVectorReadiness({ handle: core })).usable) continue;
-    const r = vectorCandidates({ handle: h, fingerprintId: fp.id, query, input, take, now });
+    const r = vectorCandidates({ handle: h, fingerprintId: fp.id, query, input, take, now, budget });
     method ||= r.method;
     for (const hit of r.hits.filter((x) => 1 - x.distance > MIN_VECTOR_SIMILARITY)) vectorRanked.push({ key: `${h.store}:${hit.refId}`, store: h.store, id: hit.refId, score: 1 - hit.distance, distance: hit.distance });
   }
@@ -197,15 +212,22 @@ export async function searchStore({ handle, core, input, now = Date.now() }: { h
 
   // Lexical signal (hybrid only), through the read-only reader when core is included.
   const ftsRanked: (Ranked & { snippet: string; highlights: [number, number][] })[] = [];
-  const match = matchFor(input, input.match ?? "any");
+  const match = hybridMatch;
+  let lexicalOverBudget: string | null = null;
   if (input.mode === "hybrid" && match) {
     const reader = openSearchReader({ handle, core });
     try {
       for (const [schema, name] of reader.schemas) {
-        for (const r of runFts({ reader, schema, match, input, take, now })) {
+        for (const r of runFts({ reader, schema, match, input, take, now, budget })) {
           ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, ...splitSnippet(r.snip) });
         }
       }
+    } catch (e) {
+      // The lexical leg is the one that grows with common words (~1–1.7 s for a few OR-ed stopwords over 100k chunks):
+      // past the budget, hybrid answers from its vectors and says so, rather than failing the whole search.
+      if (!(isAppError(e) && e.code === "query_too_expensive")) throw e;
+      ftsRanked.length = 0;
+      lexicalOverBudget = e.message;
     } finally {
       reader.release();
     }
@@ -264,7 +286,8 @@ export async function searchStore({ handle, core, input, now = Date.now() }: { h
   return {
     ...base,
     mode: input.mode,
-    effectiveMode: input.mode,
+    effectiveMode: lexicalOverBudget ? "vector" : input.mode,
+    fallback: lexicalOverBudget ? { reason: "query_budget", message: `full-text part skipped: ${lexicalOverBudget}; answered from vectors alone` } : null,
     match,
     results: page,
     hasMore: scored.length > input.offset + input.limit,

@@ -1,8 +1,8 @@
-import fs from "node:fs";
 import { count, eq, ne, sql } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { chunks, documents, memories } from "../db/schema/index";
 import { CHUNKING_VERSION, sha256Hex } from "./chunking";
+import { readFileNoFollow } from "./contained-fs";
 import { listIndexableFiles } from "./files";
 import { decodeText } from "./ingest";
 
@@ -60,7 +60,7 @@ export function verifyStore({ handle }: { handle: StoreHandle }): VerifyReport {
   for (const f of listing.files) {
     let bytes: Buffer;
     try {
-      bytes = fs.readFileSync(f.abs);
+      bytes = readFileNoFollow(f.abs, f.docPath).bytes;
     } catch {
       continue;
     }
@@ -89,7 +89,7 @@ export function verifyStore({ handle }: { handle: StoreHandle }): VerifyReport {
       apiDocuments: countOf(db.select({ n: count() }).from(documents).where(eq(documents.origin, "api")).get()),
       chunks: countOf(db.select({ n: count() }).from(chunks).get()),
       memories: countOf(db.select({ n: count() }).from(memories).get()),
-      skipped: binary + listing.skipped.oversized + listing.skipped.badName,
+      skipped: binary + listing.skipped.oversized + listing.skipped.badName + listing.skipped.symlink,
     },
     integrity,
     ftsMissing,

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { z } from "zod";
-import { sanitizeJson, sanitizeText } from "./sanitize";
+import { assertSanitizeBudget, sanitizeJson, sanitizeText } from "./sanitize";
 
 /**
  * Deterministic text for what gets embedded and deduped: the same structured
@@ -68,6 +68,7 @@ export type TraceFields = {
 };
 
 export function normalizeTrace(input: z.output<typeof traceInputSchema>): TraceFields {
+  assertSanitizeBudget(input, "the trace");
   return {
     intentVerb: clean(sanitizeText(input.intent.verb), 40).toLowerCase(),
     intentTarget: clean(sanitizeText(input.intent.target), 200),
@@ -113,6 +114,7 @@ function sortedArgs(args: Record<string, unknown>): Record<string, unknown> {
 
 /** A handle given by the agent wins; otherwise one is synthesized from predicate, args and description. */
 export function normalizeLearning(input: z.output<typeof learningInputSchema>): LearningFields {
+  assertSanitizeBudget(input, "the learning");
   const predicate = clean(sanitizeText(input.predicate), 120);
   const args = sortedArgs(sanitizeJson(input.args) as Record<string, unknown>);
   const description = clean(sanitizeText(input.description), 1000);

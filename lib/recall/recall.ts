@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { getStoreDb, type StoreHandle } from "../db/connection";
+import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { getEmbedder } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
 import { checkVectorReadiness } from "../embed/status";
@@ -165,16 +166,16 @@ type Candidate = { refId: number; similarity: number; match: "vector" | "lexical
  * Lexical candidates: FTS5 finds rows sharing any term, ranked by bm25; the
  * similarity is their scaled term coverage (see LEXICAL_SCALE).
  */
-function lexicalCandidates(handle: StoreHandle, args: { table: "reasoning_traces" | "learnings"; terms: string[]; limit: number; onlyIds?: number[] }): Candidate[] {
+function lexicalCandidates(handle: StoreHandle, args: { table: "reasoning_traces" | "learnings"; terms: string[]; limit: number; onlyIds?: number[]; budget: QueryBudget }): Candidate[] {
   if (args.terms.length === 0 || args.onlyIds?.length === 0) return [];
   const textColumn = args.table === "reasoning_traces" ? "summary_descriptor" : "semantic_handle";
   const only = args.onlyIds ? "and f.rowid in (select value from json_each(@ids))" : "";
-  const rows = handle.sqlite
-    .prepare(
-      `select t.id, t.${textColumn} as text from ${args.table}_fts f join ${args.table} t on t.id = f.rowid
-       where ${args.table}_fts match @expr ${only} order by bm25(${args.table}_fts) limit @limit`,
-    )
-    .all({ expr: ftsExpression(args.terms), limit: args.limit, ids: JSON.stringify(args.onlyIds ?? []) }) as { id: number; text: string }[];
+  const statement = handle.sqlite.prepare(
+    `select t.id, t.${textColumn} as text from ${args.table}_fts f join ${args.table} t on t.id = f.rowid
+     where ${args.table}_fts match @expr ${only} order by bm25(${args.table}_fts) limit @limit`,
+  );
+  // Up to 32 OR-ed words: common ones over a large store are the slow case, so the query budget bounds it.
+  const rows = runWithinBudget(handle.sqlite, args.budget, () => statement.all({ expr: ftsExpression(args.terms), limit: args.limit, ids: JSON.stringify(args.onlyIds ?? []) }) as { id: number; text: string }[]);
   const queryStems = new Set(args.terms.map(stem));
   return rows.map((r) => {
     const rowStems = new Set(lexicalTerms(r.text).map(stem));
@@ -294,6 +295,7 @@ export async function recallReflections({ store, agentId, input }: { store: stri
   // Oversample twice top_k so recency weighting and the gate can reorder; the
   // KNN's cost grows with k (SimHash candidates = 10·k), so no more than that.
   const pool = Math.max(10, topK * 2);
+  const budget = startQueryBudget({ hint: "use fewer or rarer words in the query, or fewer kinds" });
 
   let mode: RecallMode = "lexical";
   let fallback: RecallResult["fallback"] = null;
@@ -313,19 +315,19 @@ export async function recallReflections({ store, agentId, input }: { store: stri
     if (wantTraces) {
       const v = vectorCandidates(handle, { kind: TRACE_KIND, table: "reasoning_traces", fingerprintId: fpId, query: q.vector, k: pool });
       method = v.method;
-      traceCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool, onlyIds: lexicalOver(TRACE_KIND) })];
+      traceCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool, onlyIds: lexicalOver(TRACE_KIND), budget })];
     }
     if (wantLearnings) {
       const v = vectorCandidates(handle, { kind: LEARNING_KIND, table: "learnings", fingerprintId: fpId, query: q.vector, k: pool });
       method = v.method;
-      learningCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "learnings", terms, limit: pool, onlyIds: lexicalOver(LEARNING_KIND) })];
+      learningCandidates = [...v.candidates, ...lexicalCandidates(handle, { table: "learnings", terms, limit: pool, onlyIds: lexicalOver(LEARNING_KIND), budget })];
     }
     if (body.signals === "hybrid") method = `${method}+fts5`;
     if (!handle.vectors.available) method = `${method} (vectors_index_unavailable)`;
   } else {
     if (ready) fallback = { reason: ready.reason, message: `${ready.message}; answered by lexical recall over descriptors and handles` };
-    if (wantTraces) traceCandidates = lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool });
-    if (wantLearnings) learningCandidates = lexicalCandidates(handle, { table: "learnings", terms, limit: pool });
+    if (wantTraces) traceCandidates = lexicalCandidates(handle, { table: "reasoning_traces", terms, limit: pool, budget });
+    if (wantLearnings) learningCandidates = lexicalCandidates(handle, { table: "learnings", terms, limit: pool, budget });
   }
 
   const now = Date.now();

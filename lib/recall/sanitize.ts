@@ -1,8 +1,18 @@
+import { AppError } from "../errors";
+
 /**
  * Remove secrets and personal data from agent-supplied text before it is
  * stored or embedded. The original is never persisted: callers store only
  * what this returns. Patterns run most-specific first so a token inside a
  * URL or a `key=value` pair gets the most telling placeholder.
+ *
+ * Every pattern runs in linear time on hostile text (issue 14, finding 7).
+ * A backtracking engine tries a pattern at every start position; a pattern
+ * that can start anywhere inside a long run (`\b` holds before every letter
+ * of `a-a-a-…`) and then scans to the run's end is quadratic. So a pattern
+ * whose first part spans a run only starts where that run starts (a
+ * lookbehind for "no run character before me"), and whatever the old `\b`
+ * start skipped at the front of the run is captured and put back.
  */
 
 export const PLACEHOLDERS = {
@@ -37,23 +47,37 @@ const PROVIDER_KEYS = [
 const RULES: Rule[] = [
   { name: "private_key", pattern: /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g, replace: PLACEHOLDERS.secret },
   // scheme://user:password@host → keep the user name shape, drop the password.
-  { name: "url_password", pattern: /\b([a-z][a-z0-9+.-]*:\/\/)([^\s:/@]+):([^\s@/]+)@/gi, replace: (_m, scheme) => `${scheme}${PLACEHOLDERS.user}:${PLACEHOLDERS.password}@` },
+  {
+    name: "url_password",
+    pattern: /(?<![a-z0-9+.-])([0-9+.-]*[a-z][a-z0-9+.-]*:\/\/)([^\s:/@]+):([^\s@/]+)@/gi,
+    replace: (_m, scheme) => `${scheme}${PLACEHOLDERS.user}:${PLACEHOLDERS.password}@`,
+  },
   { name: "bearer", pattern: /\b(Bearer|Token|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/g, replace: (_m, word) => `${word} ${PLACEHOLDERS.token}` },
-  { name: "jwt", pattern: /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g, replace: PLACEHOLDERS.token },
+  // The first `eyJ` of a run that starts it or follows a `-` (where `\b` holds); a later one in the
+  // same run shares its segments, so it matches only if the first does. The lead before it stays.
+  {
+    name: "jwt",
+    pattern: /(?<![A-Za-z0-9_-])(?:(?!eyJ)((?:[A-Za-z0-9_]|-(?!eyJ))*-))?eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+    replace: (_m, lead) => `${lead ?? ""}${PLACEHOLDERS.token}`,
+  },
   ...PROVIDER_KEYS.map((pattern) => ({ name: "provider_key", pattern, replace: PLACEHOLDERS.apiKey })),
   // password=..., api_key: "..." (the name stays: it says what failed). A password
   // value always goes; other values only when credential-like, so "token: expired" survives.
   {
     name: "assignment",
-    pattern: /\b((?:[A-Za-z0-9]+[_-])*(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret))(\s*[:=]\s*)(["']?)(?!\[)([^\s"',;]{4,})\3/gi,
+    // The name is an identifier run ending in a credential word at a `_`/`-` boundary; the value is
+    // taken whole (a shorter value would end before a value character, never before the quote).
+    pattern: /(?<![A-Za-z0-9_-])((?:[A-Za-z0-9_-]*[_-])?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret))(\s*[:=]\s*)(["']?)(?!\[)(?=([^\s"',;]{4,}))\4\3/gi,
     replace: (m, key, sep, quote, value) => {
       if (/pass|pwd/i.test(key)) return `${key}${sep}${quote}${PLACEHOLDERS.password}${quote}`;
       return value.length >= 8 && /\d/.test(value) ? `${key}${sep}${quote}${PLACEHOLDERS.secret}${quote}` : m;
     },
   },
-  { name: "email", pattern: /\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g, replace: PLACEHOLDERS.email },
+  // From the first word character of the run (leading dots and dashes stay, as `\b` left them).
+  { name: "email", pattern: /(?<![\w.%+-])([.%+-]*)\w[\w.%+-]*@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/g, replace: (_m, lead) => `${lead}${PLACEHOLDERS.email}` },
   { name: "ipv4", pattern: /\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b/g, replace: PLACEHOLDERS.ip },
-  { name: "ipv6", pattern: /\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b|\b(?:[0-9a-f]{1,4}:){1,6}:(?:[0-9a-f]{1,4}:?){1,6}\b/gi, replace: PLACEHOLDERS.ip },
+  // Groups after `::` are colon-separated: an optional colon between groups split a hex run thousands of ways.
+  { name: "ipv6", pattern: /\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b|\b(?:[0-9a-f]{1,4}:){1,6}:[0-9a-f]{1,4}(?::[0-9a-f]{1,4}){0,5}\b/gi, replace: PLACEHOLDERS.ip },
   { name: "home_unix", pattern: /(\/(?:home|Users)\/)(?!\[USER\])[^/\s]+/g, replace: (_m, prefix) => `${prefix}${PLACEHOLDERS.user}` },
   { name: "home_windows", pattern: /([A-Za-z]:\\+Users\\+)(?!\[USER\])[^\\\s]+/gi, replace: (_m, prefix) => `${prefix}${PLACEHOLDERS.user}` },
   { name: "tilde_user", pattern: /(^|\s)~(?!\/)[a-z_][a-z0-9_-]*/g, replace: (_m, lead) => `${lead}~${PLACEHOLDERS.user}` },
@@ -83,7 +107,34 @@ function looksLikeSecret(s: string): boolean {
   return shannonBitsPerChar(s) >= 3.5;
 }
 
-/** Text with secrets and PII replaced by placeholders. Idempotent. */
+/**
+ * The most agent text one request may have sanitized, all fields together.
+ * The schemas bound each field; only a learning's args (any number of keys)
+ * can add up to the body limit. A larger request is refused (413) rather than
+ * truncated: cutting before sanitizing could leave half a secret that no
+ * pattern recognizes, and a learning with args silently dropped would be
+ * stored, deduped and recalled as something it is not.
+ */
+export const MAX_SANITIZE_CHARS = 64 * 1024;
+
+function textLength(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + textLength(v), 0);
+  if (value && typeof value === "object") return Object.values(value).reduce((n: number, v) => n + textLength(v), 0);
+  return 0;
+}
+
+/** Refuse (413) a request whose strings, all together, are more than MAX_SANITIZE_CHARS to sanitize. */
+export function assertSanitizeBudget(value: unknown, what: string): void {
+  const chars = textLength(value);
+  if (chars > MAX_SANITIZE_CHARS) {
+    throw new AppError("payload_too_large", `${what} has ${chars} characters of text; at most ${MAX_SANITIZE_CHARS} are accepted (shorten the longest fields or send fewer args)`, [
+      { message: `text fields total ${chars} characters`, limit: MAX_SANITIZE_CHARS },
+    ]);
+  }
+}
+
+/** Text with secrets and PII replaced by placeholders. Idempotent. Linear in the text's length. */
 export function sanitizeText(text: string): string {
   let out = text;
   for (const rule of RULES) out = out.replace(rule.pattern, rule.replace as (...m: string[]) => string);

@@ -7,6 +7,7 @@ import { meta } from "../db/schema/index";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { ensureIndexBuilt } from "../index/reindex";
+import { mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 
 export const createStoreSchema = z
   .object({ name: storeNameSchema, description: z.string().max(500).optional() })
@@ -117,9 +118,9 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
   const { name, description } = createStoreSchema.parse(input);
   if (storeExists(name)) throw new AppError("conflict", `store ${name} already exists`);
   // Claim the name with a non-recursive mkdir: of two processes creating it at once, one gets EEXIST.
-  fs.mkdirSync(path.dirname(storeDir(name)), { recursive: true });
+  mkdirPrivate(path.dirname(storeDir(name)));
   try {
-    fs.mkdirSync(storeDir(name));
+    fs.mkdirSync(storeDir(name), { mode: PRIVATE_DIR_MODE });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "EEXIST") throw new AppError("conflict", `store ${name} already exists`);
     throw e;

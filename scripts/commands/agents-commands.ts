@@ -9,6 +9,7 @@ import { startEmbedWorker } from "../../lib/embed/worker";
 import { verifyAuditChain } from "../../lib/governance/audit";
 import { openStore } from "../../lib/stores/stores";
 import { listStoreNames } from "../../lib/db/store-names";
+import { PRIVATE_FILE_MODE } from "../../lib/private-fs";
 import { runMcpStdio } from "../mcp-stdio";
 import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
 import { ledgerCommands } from "./ledger-commands";
@@ -22,7 +23,8 @@ function writeJsonOutput(value: unknown, file: string | undefined, out: (human: 
     process.stdout.write(text);
     return;
   }
-  fs.writeFileSync(file, text);
+  // Snapshots hold the ledger: readable by their owner only, like DATA_DIR.
+  fs.writeFileSync(file, text, { mode: PRIVATE_FILE_MODE });
   out(summary, data);
 }
 

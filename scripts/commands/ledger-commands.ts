@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { formatTime } from "../../lib/format";
+import { PRIVATE_FILE_MODE } from "../../lib/private-fs";
 import { getTaskStatusById, getProofsByArtifact, listTasksByFilter } from "../../lib/governance/ledger";
 import { sweepIdleSessionsAudited, verifyDialecticSession } from "../../lib/governance/dialectic";
 import { exportDialecticSessions, restoreDialecticSessions } from "../../lib/governance/dialectic-export";
@@ -65,7 +66,7 @@ export const ledgerCommands: Command[] = [
         process.stdout.write(text);
         return;
       }
-      fs.writeFileSync(file, text);
+      fs.writeFileSync(file, text, { mode: PRIVATE_FILE_MODE });
       out(`wrote ${snapshot.sessions.length} session(s) to ${file}`, { file, sessions: snapshot.sessions.length });
     },
   },

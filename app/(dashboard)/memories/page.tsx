@@ -86,7 +86,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
                 {viewed.tags.length > 0 && <p className="text-xs">tags: {viewed.tags.join(", ")}</p>}
                 {viewed.summary && <p className="text-sm italic text-slate-600">{viewed.summary}</p>}
               </header>
-              <MemoryMarkdown text={viewed.body} />
+              <MemoryMarkdown text={viewed.body} file={`memory/${viewed.path}.md`} />
             </article>
           )}
           {viewError && <p role="alert" className="text-sm text-red-600">{viewError}</p>}

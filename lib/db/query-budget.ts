@@ -1,0 +1,111 @@
+import type Database from "better-sqlite3";
+import fs from "node:fs";
+import path from "node:path";
+import { getConfig } from "../config";
+import { AppError } from "../errors";
+import { log } from "../log";
+
+/**
+ * A time budget for user-driven queries (search, recall, remember, list `q`).
+ *
+ * better-sqlite3 is synchronous, so one slow statement blocks every request,
+ * and it offers no way to stop one: its SQLite is built without the progress
+ * handler and it does not expose sqlite3_interrupt. native/query_budget.c
+ * adds both halves as a loadable extension: `dualmind_budget_arm(ms)` starts
+ * a per-connection watchdog thread that calls sqlite3_interrupt() when the
+ * time is up, `dualmind_budget_disarm()` stops it. The statement then fails
+ * with SQLITE_INTERRUPT, which becomes 422 query_too_expensive, and the
+ * connection is usable at once. Measured: an FTS5 `w* w* …` attack stops
+ * within ~1 ms of the deadline, including inside FTS5's prefix expansion
+ * (each page FTS5 reads runs a nested VDBE program that checks the flag).
+ *
+ * Without the compiled extension (no C compiler at install) queries run
+ * unbounded in time, and the structural limits of each query path (terms,
+ * prefix terms, NEAR groups) are the only bound; a warning says so once.
+ */
+export const QUERY_BUDGET_EXTENSION = path.join(process.cwd(), "native", "build", "query_budget.so");
+
+export type QueryBudgetStatus = { available: true } | { available: false; reason: string };
+
+type Armed = { arm: Database.Statement; disarm: Database.Statement };
+// On globalThis, like the connection registry: Next bundles this module into
+// several route chunks, and a connection opened through one chunk's copy must
+// be found by another's.
+const g = globalThis as unknown as { __dualmindQueryBudget?: { connections: WeakMap<Database.Database, Armed>; warned: boolean } };
+g.__dualmindQueryBudget ??= { connections: new WeakMap(), warned: false };
+const state = g.__dualmindQueryBudget;
+const budgets = state.connections;
+
+/** Load the extension on a connection; failure is logged once, never fatal. */
+export function loadQueryBudget(sqlite: Database.Database, file = QUERY_BUDGET_EXTENSION): QueryBudgetStatus {
+  let reason: string;
+  if (!fs.existsSync(file)) {
+    reason = `${file} is missing (run \`npm run build:native\`)`;
+  } else {
+    try {
+      sqlite.loadExtension(file);
+      budgets.set(sqlite, { arm: sqlite.prepare("select dualmind_budget_arm(?)"), disarm: sqlite.prepare("select dualmind_budget_disarm() as fired").pluck() });
+      return { available: true };
+    } catch (e) {
+      reason = e instanceof Error ? e.message : String(e);
+    }
+  }
+  if (!state.warned) {
+    state.warned = true;
+    log("warn", "query budget extension unavailable: slow queries cannot be interrupted, only structurally limited", { reason });
+  }
+  return { available: false, reason };
+}
+
+/**
+ * One request's budget: the time its budgeted statements may take in all.
+ * Only time spent in them counts (waiting on an embedding provider does not
+ * block the event loop), so a request of several statements still holds the
+ * loop for at most the budget.
+ */
+export type QueryBudget = { budgetMs: number; remainingMs: number; hint: string };
+
+/** `hint` completes the error message: how the caller can narrow the query. */
+export function startQueryBudget({ hint, budgetMs = getConfig().queryBudgetMs }: { hint: string; budgetMs?: number }): QueryBudget {
+  return { budgetMs, remainingMs: budgetMs, hint };
+}
+
+function tooExpensive(budget: QueryBudget): AppError {
+  return new AppError("query_too_expensive", `the query did not finish within the ${budget.budgetMs} ms query budget (DUALMIND_QUERY_BUDGET_MS); ${budget.hint}`, [
+    { path: "q", message: "query exceeded the time budget", budgetMs: budget.budgetMs },
+  ]);
+}
+
+/**
+ * Run `fn` within what is left of the budget. `fn` is synchronous and runs one
+ * statement: the deadline must never stay armed across an await (it could
+ * interrupt another request's statement on the shared connection), and the
+ * watchdog fires once, so a deadline passing between two statements of one
+ * `fn` would not stop the second.
+ */
+export function runWithinBudget<T>(sqlite: Database.Database, budget: QueryBudget, fn: () => T): T {
+  if (budget.remainingMs <= 0) throw tooExpensive(budget);
+  const extension = budgets.get(sqlite);
+  const started = performance.now();
+  if (extension) extension.arm.run(Math.ceil(budget.remainingMs));
+  let fired = false;
+  try {
+    return fn();
+  } catch (e) {
+    if ((e as { code?: unknown }).code === "SQLITE_INTERRUPT") {
+      fired = true;
+      throw tooExpensive(budget);
+    }
+    throw e;
+  } finally {
+    budget.remainingMs -= performance.now() - started;
+    if (extension) {
+      try {
+        fired = extension.disarm.get() === 1 || fired;
+      } catch {
+        // A late interrupt can hit this statement only while another one is open on the connection; the watchdog is idle either way.
+      }
+    }
+    if (fired) log("warn", "query interrupted at its time budget", { budgetMs: budget.budgetMs });
+  }
+}
