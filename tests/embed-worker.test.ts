@@ -146,7 +146,10 @@ describe("write-behind embedding", () => {
       fake.state.defaultMode = "ok";
       await addNotes("ops", ["gamma"]);
       expect((await drainEmbedQueues({ stores: ["ops"] })).embedded).toBe(1);
-      expect(retryParkedEmbeddings({ handle: h, actor: "test" })).toBe(2);
+      expect(retryParkedEmbeddings({ handle: h, actor: "user:admin" })).toBe(2);
+      // The domain writes the audit row itself, once, with who asked.
+      const audits = getGovernance().sqlite.prepare("select actor, target, details from audit_log where action = 'store.embeddings.retry_parked'").all();
+      expect(audits).toEqual([{ actor: "user:admin", target: "store:ops", details: JSON.stringify({ requeued: 2 }) }]);
       expect((await drainEmbedQueues({ stores: ["ops"] })).embedded).toBe(2);
       expect(getEmbedBacklog({ handle: h })).toMatchObject({ pending: 0, parked: 0 });
     });

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
 import { adminJobs } from "@/lib/db/schema/governance";
 import { verifyAuditChain } from "@/lib/governance/audit";
-import { getJobById, JOB_STALE_LOCAL_MS, JOB_STALE_MS, jobOwner, listLatestJobs, MAX_ATTEMPTS, ownerIsGone, resumeOrphanedJobs, startReindexJob, type Job } from "@/lib/index/jobs";
+import { getJobById, JOB_STALE_LOCAL_MS, JOB_STALE_MS, jobOwner, listLatestJobs, MAX_ATTEMPTS, ownerIsGone, resumeOrphanedJobs, runReindexJob, startReindexJob, type Job } from "@/lib/index/jobs";
 import { createStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
 
@@ -84,6 +84,23 @@ describe("reindex jobs are durable", () => {
     const third = startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" });
     expect(third.id).not.toBe(first.id);
     expect((await finished(third.id)).result?.counts).toMatchObject({ unchanged: 40, added: 0 });
+  });
+});
+
+describe("the CLI's reindex is the same job", () => {
+  it("runs to the end before returning, with a job row and one audit entry like the API's", async () => {
+    const job = await runReindexJob({ handle: getStoreDb("notes"), actor: "cli:ops", reason: "dualmind reindex" });
+    expect(job).toMatchObject({ status: "succeeded", actor: "cli:ops", attempts: 1, result: { counts: { scanned: 40, added: 40 } } });
+    expect(getJobById({ id: job.id })).toEqual(job);
+    const audits = getGovernance().sqlite.prepare("select actor, reason, details from audit_log where action = 'store.reindex'").all();
+    expect(audits).toEqual([{ actor: "cli:ops", reason: "dualmind reindex", details: JSON.stringify({ jobId: job.id }) }]);
+  });
+
+  it("waits for a reindex of the store already running instead of starting a second one", async () => {
+    const api = startReindexJob({ handle: getStoreDb("notes"), actor: "agent:ops" });
+    const cli = await runReindexJob({ handle: getStoreDb("notes"), actor: "cli:ops" });
+    expect(cli).toMatchObject({ id: api.id, status: "succeeded", actor: "agent:ops" });
+    expect(auditActions().filter((a) => a === "store.reindex")).toHaveLength(1);
   });
 });
 
