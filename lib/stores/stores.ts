@@ -125,14 +125,11 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
     if ((e as NodeJS.ErrnoException).code === "EEXIST") throw new AppError("conflict", `store ${name} already exists`);
     throw e;
   }
+  let handle: StoreHandle;
   try {
-    const handle = getStoreDb(name);
-    handle.sqlite
-      .transaction(() => {
-        if (description) handle.db.insert(meta).values({ key: "description", value: description }).onConflictDoUpdate({ target: meta.key, set: { value: description } }).run();
-        appendAudit({ actor, action: "store.create", target: `store:${name}`, details: description ? { description } : null });
-      })
-      .immediate();
+    handle = getStoreDb(name);
+    if (description) handle.db.insert(meta).values({ key: "description", value: description }).onConflictDoUpdate({ target: meta.key, set: { value: description } }).run();
+    appendAudit({ actor, action: "store.create", target: `store:${name}`, details: description ? { description } : null });
   } catch (e) {
     // All or nothing: a store that could not be created whole (a full disk, say) leaves no folder behind
     // to conflict with the retry. The folder is ours: the mkdir above created it.
@@ -140,7 +137,7 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
     fs.rmSync(storeDir(name), { recursive: true, force: true });
     throw e;
   }
-  return describeStore({ handle: openStore({ store: name }) });
+  return describeStore({ handle });
 }
 
 /** The core store exists from the first run. */
