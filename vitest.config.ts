@@ -8,8 +8,11 @@ export default defineConfig({
     // The reliability suite starts real servers; it has its own config and command.
     exclude: [...configDefaults.exclude, "tests/reliability/**"],
     environment: "node",
+    setupFiles: ["tests/setup.ts"],
     // Each file gets a fresh module graph and its own temp DATA_DIR.
     pool: "forks",
+    // Every API and MCP answer is checked against its declared response schema (lib/api/contract.ts).
+    env: { DUALMIND_CHECK_RESPONSES: "true" },
     testTimeout: 30_000,
   },
 });

@@ -7,7 +7,10 @@ export default defineConfig({
   test: {
     include: ["tests/reliability/**/*.test.ts"],
     environment: "node",
+    setupFiles: ["tests/setup.ts"],
     pool: "forks",
+    // Every API and MCP answer is checked against its declared response schema (lib/api/contract.ts).
+    env: { DUALMIND_CHECK_RESPONSES: "true" },
     // Files start their own `next start` processes; one at a time keeps 2 cores from thrashing.
     fileParallelism: false,
     globalSetup: ["tests/reliability/global-setup.ts"],

@@ -9,6 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { registerEmbeddableKinds } from "../lib/embeddable-kinds";
 
 const RESULTS = path.join(__dirname, "results", "latest.md");
 
@@ -58,6 +59,8 @@ export function describeMachine(): string {
 }
 
 async function main() {
+  // The bench runner is an entry point like the server and the CLI.
+  registerEmbeddableKinds();
   const wanted = process.argv.slice(2);
   const files = fs
     .readdirSync(__dirname)

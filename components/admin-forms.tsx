@@ -1,7 +1,7 @@
 "use client";
 
 import { useActionState } from "react";
-import type { ActionResult } from "@/app/_server/action-result";
+import type { ActionResult } from "@/lib/http/action-result";
 
 type Action<T> = (prev: ActionResult<T> | null, form: FormData) => Promise<ActionResult<T>>;
 

@@ -2,7 +2,7 @@
 
 import Link from "next/link";
 import { useActionState } from "react";
-import type { ActionResult } from "@/app/_server/action-result";
+import type { ActionResult } from "@/lib/http/action-result";
 import type { RememberResponse, RememberResult } from "@/lib/graph/remember";
 
 type Action = (prev: ActionResult<RememberResponse> | null, form: FormData) => Promise<ActionResult<RememberResponse>>;

@@ -51,9 +51,9 @@ export function MemoryFilterForm({ stores, values }: { stores: string[]; values:
         <label className="label" htmlFor="mf-sort">Sort</label>
         <div className="flex gap-1">
           <select id="mf-sort" className="input" name="sort" defaultValue={values.sort}>
-            <option value="updatedAt">updated</option>
-            <option value="createdAt">created</option>
-            <option value="tokenEstimate">size (tokens)</option>
+            <option value="updated_at">updated</option>
+            <option value="created_at">created</option>
+            <option value="token_estimate">size (tokens)</option>
           </select>
           <select className="input" name="order" aria-label="Order" defaultValue={values.order}>
             <option value="desc">desc</option>

@@ -1,7 +1,7 @@
 "use client";
 
 import { useActionState } from "react";
-import type { ActionResult } from "@/app/_server/action-result";
+import type { ActionResult } from "@/lib/http/action-result";
 import type { ReflectionSettings } from "@/lib/recall/settings";
 
 type Action = (prev: ActionResult | null, form: FormData) => Promise<ActionResult>;

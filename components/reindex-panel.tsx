@@ -1,11 +1,13 @@
 "use client";
 
 import { useEffect, useState, useTransition } from "react";
-import type { ActionResult } from "@/app/_server/action-result";
+import type { ActionResult } from "@/lib/http/action-result";
 import type { Job } from "@/lib/index/jobs";
 
 type Start = (store: string) => Promise<ActionResult<Job>>;
 type Poll = (id: string) => Promise<ActionResult<Job>>;
+/** The Admin page's server actions, passed down (components never import app/). */
+export type ReindexActions = { start: Start; poll: Poll };
 
 const POLL_MS = 400;
 

@@ -1,17 +1,16 @@
-import { ReindexPanel } from "@/components/reindex-panel";
+import { ReindexPanel, type ReindexActions } from "@/components/reindex-panel";
 import { listLatestJobs } from "@/lib/index/jobs";
 import { listStoreNames } from "@/lib/db/store-names";
-import { getReindexJobAction, startReindexAction } from "@/app/(dashboard)/admin/reindex-actions";
 
-/** The Admin page's reindex card; the page checks the admin role before rendering it. */
-export function ReindexSection() {
+/** The Admin page's reindex card; the page checks the admin role before rendering it and passes its server actions. */
+export function ReindexSection({ start, poll }: ReindexActions) {
   return (
     <section className="card space-y-3" aria-labelledby="reindex-heading">
       <h2 id="reindex-heading" className="text-lg font-medium">
         Reindex
       </h2>
       <p className="text-sm text-slate-600">Rebuild a store&apos;s index from its memory/ folder and source roots. Unchanged files are skipped; the write is one transaction.</p>
-      <ReindexPanel stores={listStoreNames()} latest={listLatestJobs()} start={startReindexAction} poll={getReindexJobAction} />
+      <ReindexPanel stores={listStoreNames()} latest={listLatestJobs()} start={start} poll={poll} />
     </section>
   );
 }

@@ -1,7 +1,7 @@
 "use client";
 
 import { useActionState } from "react";
-import type { ActionResult } from "@/app/_server/action-result";
+import type { ActionResult } from "@/lib/http/action-result";
 import type { VerifyReport } from "@/lib/index/verify";
 
 type Action = (prev: ActionResult<VerifyReport> | null, form: FormData) => Promise<ActionResult<VerifyReport>>;

@@ -58,4 +58,5 @@ test("a person finds the API reference and the MCP connection snippet from the n
   const search = page.getByTestId("api-operation").filter({ hasText: "/api/v1/stores/{store}/search" }).first();
   await search.locator("summary").click();
   await expect(search.getByRole("cell", { name: "mode", exact: true })).toBeVisible();
+  await expect(search.getByTestId("api-response-shape")).toContainText("effective_mode");
 });

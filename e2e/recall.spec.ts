@@ -25,7 +25,7 @@ test.describe("reflection recall", () => {
       .poll(async () => {
         const r = await request.post(`/api/v1/stores/${store}/recall`, { headers, data: { query: "repair the auth token refresh" } });
         const body = await r.json();
-        return body.guidance?.past_failure_warning?.traceId ?? null;
+        return body.guidance?.past_failure_warning?.trace_id ?? null;
       })
       .toBe(traceId);
 

@@ -3,15 +3,18 @@ import { getGovernance } from "./db/connection";
 import { ensureFirstAdmin } from "./auth/users";
 import { getAuthSecret } from "./auth/secret";
 import { ensureCoreStore } from "./stores/stores";
+import { registerEmbeddableKinds } from "./embeddable-kinds";
 import { log } from "./log";
 import { tightenDataDir } from "./private-fs";
 
 /**
- * Idempotent start-up: validate config, close DATA_DIR to other users,
- * migrate governance.db, make sure the core store and a first admin exist. A generated admin password is printed
- * once, on the server console, and never stored in clear.
+ * Idempotent start-up: register the embeddable kinds, validate config, close
+ * DATA_DIR to other users, migrate governance.db, make sure the core store
+ * and a first admin exist. A generated admin password is printed once, on the
+ * server console, and never stored in clear.
  */
 export function bootstrapApp(): void {
+  registerEmbeddableKinds();
   const config = getConfig();
   tightenDataDir(config.dataDir);
   getGovernance();

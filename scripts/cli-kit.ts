@@ -3,6 +3,7 @@
  * and exit codes scripts can trust (0 ok, 1 failure found, 2 usage error).
  */
 import { ConfigError } from "../lib/config";
+import { registerEmbeddableKinds } from "../lib/embeddable-kinds";
 import { isAppError } from "../lib/errors";
 
 export type Flags = Record<string, string | boolean>;
@@ -61,6 +62,8 @@ export function progressBar(label: string, enabled: boolean) {
 }
 
 export async function runCli(commands: Command[], argv: string[]): Promise<number> {
+  // The CLI is an entry point: reindex, reembed, health and the worker need every embeddable kind.
+  registerEmbeddableKinds();
   const { positional, flags } = parseArgv(argv);
   const json = flags.json === true;
   const out = (human: string, data?: unknown) => {

@@ -100,7 +100,7 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     expect(read.tags).toEqual(["ops"]);
     const found = payload(await client.callTool({ name: "search", arguments: { store: "default", q: "restic backups", mode: "fts" } }));
     expect(found.results.map((h: { path: string }) => h.path)).toContain("memory/ops/backups.md");
-    const chunk = payload(await client.callTool({ name: "read_chunk", arguments: { store: "default", id: found.results[0].chunkId } }));
+    const chunk = payload(await client.callTool({ name: "read_chunk", arguments: { store: "default", id: found.results[0].chunk_id } }));
     expect(chunk.text).toContain("restic");
     const browse = payload(await client.callTool({ name: "list_memories", arguments: { store: "default" } }));
     expect(browse.categories.map((c: { path: string }) => c.path)).toContain("ops");
@@ -115,7 +115,7 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     const a = await connectHttp(server.url, alice);
     const b = await connectHttp(server.url, bob);
     const opened = payload(await a.callTool({ name: "dialectic_request", arguments: { topic: "enable WAL checkpoints hourly", reviewer_agent_id: "bob" } }));
-    const id = opened.session.sessionId;
+    const id = opened.session.session_id;
     expect(payload(await a.callTool({ name: "dialectic_post", arguments: { session_id: id, message_type: "thesis", reasoning: "checkpoint hourly to bound WAL size" } })).message).toBeTruthy();
     const outOfTurn = await a.callTool({ name: "dialectic_post", arguments: { session_id: id, message_type: "antithesis", reasoning: "I review myself" } });
     expect(outOfTurn.isError).toBe(true);
@@ -140,7 +140,7 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     expect(payload(recorded).trace.id).toBeTruthy();
     const recalled = payload(await client.callTool({ name: "recall", arguments: { store: "default", intent: { verb: "migrate", target: "the sessions table to a new schema" }, signals: "lexical" } }));
     expect(recalled.traces.length).toBeGreaterThan(0);
-    expect(recalled.guidance.past_failure_warning?.keyIssue).toContain("locked the table");
+    expect(recalled.guidance.past_failure_warning?.key_issue).toContain("locked the table");
     const learned = await client.callTool({ name: "record_learning", arguments: { store: "default", predicate: "prefers", args: { style: "small migrations" }, description: "split schema changes", confidence: 0.8 } });
     expect(learned.isError).toBeFalsy();
     await client.close();

@@ -92,9 +92,9 @@ describe("typed client (lib/client)", () => {
     const hits = await client.search("default", { q: "blue-green nginx", mode: "fts" });
     expect(hits.results[0].path).toBe("memory/howto/deploy.md");
     const { task } = await client.createTask({ intent: "deploy v2", spec: { version: 2 } });
-    await client.recordRun(task.taskId, { skill: "deploy", input_hash: "a".repeat(64), runner_version: "1", output_hash: "b".repeat(64), exit_code: 0 });
-    await client.recordValidation(task.taskId, { critic_passed: true, runner_passed: true });
-    expect((await client.taskStatus(task.taskId)).verdict.verdict).toBe("passed");
+    await client.recordRun(task.task_id, { skill: "deploy", input_hash: "a".repeat(64), runner_version: "1", output_hash: "b".repeat(64), exit_code: 0 });
+    await client.recordValidation(task.task_id, { critic_passed: true, runner_passed: true });
+    expect((await client.taskStatus(task.task_id)).verdict.verdict).toBe("passed");
     const doc = await client.openapi();
     expect(Object.keys(doc.paths)).toContain("/api/v1/tasks/{id}");
   });

@@ -257,7 +257,7 @@ describe("finding 4: token management needs an unrestricted admin; jobs are read
 
     const minted = await callRoute(tokensRoute.POST, { token: tok.root, body: { label: "ci", agent_id: "ci", scopes: ["read"], stores: ["mine"] } });
     expect(minted.status).toBe(201);
-    expect((await callRoute(tokensRoute.GET, { token: tok.root })).json.tokens.map((t: { agentId: string }) => t.agentId)).toContain("mine-admin");
+    expect((await callRoute(tokensRoute.GET, { token: tok.root })).json.tokens.map((t: { agent_id: string }) => t.agent_id)).toContain("mine-admin");
     expect((await callRoute(tokenRoute.DELETE, { token: tok.root, params: { id: String(minted.json.id) } })).status).toBe(200);
   });
 
@@ -287,7 +287,7 @@ describe("finding 5: only the requester, an assignee or an admin runs, validates
   const validate = (token: string, id: string, body: Record<string, unknown>) => callRoute(validationsRoute.POST, { token, params: { id }, body });
   const run = (token: string, id: string, body: Record<string, unknown>) => callRoute(runsRoute.POST, { token, params: { id }, body });
   const read = (token: string, id: string) => callRoute(taskRoute.GET, { token, params: { id } });
-  const list = async (token: string) => ((await callRoute(tasksRoute.GET, { token, url: "http://x/api/v1/tasks" })).json.tasks as { taskId: string }[]).map((t) => t.taskId);
+  const list = async (token: string) => ((await callRoute(tasksRoute.GET, { token, url: "http://x/api/v1/tasks" })).json.tasks as { task_id: string }[]).map((t) => t.task_id);
 
   beforeAll(async () => {
     expect((await create(tok.alice, { task_id: "t-alice", intent: "ship it", spec: { plan: "secret plan" }, assignees: ["bob"] })).status).toBe(201);
@@ -324,8 +324,8 @@ describe("finding 5: only the requester, an assignee or an admin runs, validates
     expect(JSON.stringify(status.json)).not.toContain("secret plan");
     expect(counts()).toBe(before);
     const created = await tool("task_create", tok.carol, { task_id: "t-mcp", intent: "via mcp", spec: {}, assignees: ["alice"] });
-    expect(created.json.task).toMatchObject({ requestedBy: "carol", assignees: ["alice"] });
-    expect((await tool("record_validation", tok.alice, { task_id: "t-mcp", critic_passed: true, runner_passed: true })).json.validation.agentId).toBe("alice");
+    expect(created.json.task).toMatchObject({ requested_by: "carol", assignees: ["alice"] });
+    expect((await tool("record_validation", tok.alice, { task_id: "t-mcp", critic_passed: true, runner_passed: true })).json.validation.agent_id).toBe("alice");
   });
 
   it("reads: an agent lists and reads only tasks it requested or is assigned to; an unrestricted admin reads all", async () => {
@@ -349,13 +349,13 @@ describe("finding 5: only the requester, an assignee or an admin runs, validates
   it("the requester and an assignee may run and validate; runs and validations record their agent; an unrestricted admin may too", async () => {
     const byBob = await validate(tok.bob, "t-alice", { validation_id: "v-bob", critic_passed: true, runner_passed: true });
     expect(byBob.status).toBe(201);
-    expect(byBob.json.validation.agentId).toBe("bob");
+    expect(byBob.json.validation.agent_id).toBe("bob");
     const bobRun = await run(tok.bob, "t-alice", { run_id: "r-bob", skill: "test", input_hash: H("8"), runner_version: "1", output_hash: H("9"), exit_code: 0 });
-    expect(bobRun.json.run.agentId).toBe("bob");
-    expect((await validate(tok.alice, "t-alice", { validation_id: "v-alice", critic_passed: true, runner_passed: true })).json.validation.agentId).toBe("alice");
+    expect(bobRun.json.run.agent_id).toBe("bob");
+    expect((await validate(tok.alice, "t-alice", { validation_id: "v-alice", critic_passed: true, runner_passed: true })).json.validation.agent_id).toBe("alice");
     expect((await validate(tok.root, "t-alice", { validation_id: "v-root", critic_passed: true, runner_passed: true })).status).toBe(201);
     const s = (await read(tok.alice, "t-alice")).json;
-    expect(s.validations.map((v: { validationId: string; agentId: string }) => `${v.validationId}:${v.agentId}`)).toEqual(["v-bob:bob", "v-alice:alice", "v-root:root"]);
+    expect(s.validations.map((v: { validation_id: string; agent_id: string }) => `${v.validation_id}:${v.agent_id}`)).toEqual(["v-bob:bob", "v-alice:alice", "v-root:root"]);
   });
 
   it("client ids stay idempotent for the same agent; another agent reusing one is a conflict", async () => {

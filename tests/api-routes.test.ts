@@ -86,7 +86,7 @@ describe("agent API", () => {
     const core = await callRoute(storeRoute.GET, { token: readToken, params: { store: "core" } });
     expect(core.status).toBe(200);
     expect(core.json.name).toBe("core");
-    expect(core.json.files.indexBytes).toBeGreaterThan(0);
+    expect(core.json.files.index_bytes).toBeGreaterThan(0);
     expect((await callRoute(storeRoute.GET, { token: readToken, params: { store: "ghost" } })).status).toBe(404);
     expect((await callRoute(storeRoute.GET, { token: writeToken, params: { store: "default" } })).status).toBe(403);
     expect((await callRoute(storeRoute.GET, { token: readToken, params: { store: "Bad..Name" } })).status).toBe(400);
@@ -103,7 +103,7 @@ describe("agent API", () => {
     expect((await callRoute(storesRoute.GET, { token: created.json.token })).status).toBe(200);
     const revoked = await callRoute(tokenRoute.DELETE, { token: BOOTSTRAP, params: { id: String(created.json.id) } });
     expect(revoked.status).toBe(200);
-    expect(revoked.json.revokedAt).toBeGreaterThan(0);
+    expect(revoked.json.revoked_at).toBeGreaterThan(0);
     expect((await callRoute(storesRoute.GET, { token: created.json.token })).status).toBe(401);
     expect((await callRoute(tokenRoute.DELETE, { token: BOOTSTRAP, params: { id: "999" } })).status).toBe(404);
   });

@@ -11,6 +11,14 @@ describe("docs", () => {
     expect(envExample).toMatch(new RegExp(`^#? ?${variable}=`, "m"));
   });
 
+  it("README's Layout lists every lib/ area and top-level lib file", () => {
+    const layout = readme.slice(readme.indexOf("## Layout"));
+    for (const e of fs.readdirSync("lib", { withFileTypes: true })) {
+      if (e.isDirectory()) expect(layout, `lib/${e.name}/`).toMatch(new RegExp(`^  ${e.name}/ `, "m"));
+      else expect(layout, `lib/${e.name}`).toContain(e.name);
+    }
+  });
+
   it("README's test command is what CI runs", () => {
     expect(readme).toContain("npm install && npm test");
     expect(fs.readFileSync(".ci/run", "utf8")).toMatch(/npm install[^\n]*\nnpm test/);

@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { errorEnvelopeSchema } from "@/lib/api/contract";
+import type { RouteDescription } from "@/lib/api/route";
 import { resetConfigForTests } from "@/lib/config";
 import { closeAllDatabases } from "@/lib/db/connection";
 import { resetAuthSecretForTests } from "@/lib/auth/secret";
@@ -35,7 +37,22 @@ export function useTempDataDir(extraEnv: Record<string, string> = {}): { dataDir
   };
 }
 
-/** Call a route handler the way Next does: a real Request and a params promise. */
+/**
+ * The contract check of the harness, independent of the wrapper's own (which
+ * DUALMIND_CHECK_RESPONSES switches): every answer carries x-request-id, a
+ * success matches the route's declared response schema, an error is the one
+ * envelope. So every route test is a contract test.
+ */
+export function assertRouteContract(handler: unknown, res: Response, json: unknown): void {
+  const route = (handler as { route?: RouteDescription }).route;
+  if (!route) return;
+  if (!res.headers.get("x-request-id")) throw new Error(`${route.name}: answer ${res.status} has no x-request-id`);
+  const schema = res.ok ? route.response : errorEnvelopeSchema;
+  const parsed = schema.safeParse(json);
+  if (!parsed.success) throw new Error(`${route.name}: answer ${res.status} breaks its contract:\n${parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`).join("\n")}`);
+}
+
+/** Call a route handler the way Next does: a real Request and a params promise; the answer is checked against the route's contract. */
 export async function callRoute(
   handler: (req: Request, ctx: { params: Promise<Record<string, string | string[] | undefined>> }) => Promise<Response>,
   opts: { method?: string; url?: string; token?: string; body?: unknown; rawBody?: string; headers?: Record<string, string>; params?: Record<string, string> } = {},
@@ -49,7 +66,9 @@ export async function callRoute(
   const req = new Request(opts.url ?? "http://127.0.0.1/api/v1/test", { method: opts.method ?? (body ? "POST" : "GET"), headers, body });
   const res = await handler(req, { params: Promise.resolve(opts.params ?? {}) });
   const text = await res.text();
-  return { status: res.status, json: text ? JSON.parse(text) : null };
+  const json: unknown = text ? JSON.parse(text) : null;
+  assertRouteContract(handler, res, json);
+  return { status: res.status, json };
 }
 
 /**

@@ -73,8 +73,8 @@ describe("documents API", () => {
 
     expect((await search({ q: "WAL" })).json.results).toHaveLength(0);
     const hit = (await search({ q: "checkpoints" })).json.results[0];
-    const chunk = await callRoute(chunksRoute.GET, { token, params: { store, id: hit.chunkId } });
-    expect(chunk.json).toMatchObject({ path: "guides/sqlite.md", chunkIndex: 0, stale: false, text: "# SQLite\n\nCheckpoints move pages back.\n" });
+    const chunk = await callRoute(chunksRoute.GET, { token, params: { store, id: hit.chunk_id } });
+    expect(chunk.json).toMatchObject({ path: "guides/sqlite.md", chunk_index: 0, stale: false, text: "# SQLite\n\nCheckpoints move pages back.\n" });
     expect((await callRoute(chunksRoute.GET, { token, params: { store, id: "0".repeat(32) } })).status).toBe(404);
 
     const del = await callRoute(documentsRoute.DELETE, { method: "DELETE", token, params, url: "http://127.0.0.1/x?path=guides/sqlite.md" });
@@ -117,7 +117,7 @@ describe("full-text search", () => {
     expect(r.status).toBe(200);
     expect(r.json.results.map((h: { path: string }) => h.path)).toEqual(["a.md"]);
     const hit = r.json.results[0];
-    expect(hit.chunkId).toMatch(/^[0-9a-f]{32}$/);
+    expect(hit.chunk_id).toMatch(/^[0-9a-f]{32}$/);
     expect(hit.score).toBeGreaterThan(0);
     expect(hit.highlights.map(([s, e]: [number, number]) => hit.snippet.slice(s, e).toLowerCase()).sort()).toEqual(["fox", "quick"]);
     expect((await search({ q: "quick fox", match: "any" })).json.results.map((h: { path: string }) => h.path)).toEqual(["a.md", "deep/c.md"]);
@@ -125,7 +125,7 @@ describe("full-text search", () => {
     expect((await search({ q: "lazy", prefix: "deep/" })).json.results.map((h: { path: string }) => h.path)).toEqual(["deep/c.md"]);
     const page = await search({ q: "lazy", limit: "1" });
     expect(page.json.results).toHaveLength(1);
-    expect(page.json.hasMore).toBe(true);
+    expect(page.json.has_more).toBe(true);
   });
 
   it("injection strings never cause a 500 or change the query's meaning", async () => {
@@ -240,11 +240,11 @@ describe("memories", () => {
     expect(paths(await listMemories({ tags: "ops", include_expired: "true" }))).toEqual(["work/infra/db", "work/old"]);
     expect(paths(await listMemories({ source: "doc" }))).toEqual(["work/infra/net/dns"]);
     expect((await listMemories({ updated_after: String(now + 10_000_000) })).json.total).toBe(0);
-    const bySize = await listMemories({ sort: "tokenEstimate", order: "desc", limit: "2" });
+    const bySize = await listMemories({ sort: "token_estimate", order: "desc", limit: "2" });
     expect(bySize.json.total).toBe(5);
     expect(bySize.json.memories[0].path).toBe("work/infra/db");
     expect(bySize.json.memories).toHaveLength(2);
-    expect((await listMemories({ sort: "tokenEstimate", order: "desc", limit: "2", offset: "4" })).json.memories).toHaveLength(1);
+    expect((await listMemories({ sort: "token_estimate", order: "desc", limit: "2", offset: "4" })).json.memories).toHaveLength(1);
     expect((await listMemories({ sort: "bogus" })).status).toBe(400);
     // Expired memories are hidden from search too, unless asked.
     expect((await search({ q: "expired" })).json.results).toHaveLength(0);

@@ -6,7 +6,8 @@ import { ledgerCommands } from "@/scripts/commands/ledger-commands";
 import { createApiToken } from "@/lib/auth/tokens";
 import { getGovernance } from "@/lib/db/connection";
 import { listAuditTail } from "@/lib/governance/audit";
-import { createDialecticSession, getDialecticMetrics, getDialecticSessionById, listDialecticSessionsByAgent, sweepIdleSessions, verifyDialecticSession } from "@/lib/governance/dialectic";
+import { createDialecticSession, getDialecticSessionById, listDialecticSessionsByAgent, sweepIdleSessions, verifyDialecticSession } from "@/lib/governance/dialectic";
+import { getDialecticMetrics } from "@/lib/metrics/dialectic";
 import { exportDialecticSessions, restoreDialecticSessions } from "@/lib/governance/dialectic-export";
 import * as sessionsRoute from "@/app/api/v1/dialectic/sessions/route";
 import * as sessionRoute from "@/app/api/v1/dialectic/sessions/[id]/route";
@@ -59,10 +60,10 @@ describe("phase machine", () => {
     const p1 = await post("bob", "s-ok", { message_type: "synthesis", reasoning: "shorten the TTL and re-run", proposed_conditions: ["TTL 60s", "re-run migration check"], agrees: true });
     expect(p1.json.session).toMatchObject({ phase: "synthesis", status: "active" });
     const p2 = await post("alice", "s-ok", { message_type: "synthesis", reasoning: "agreed", agrees: true });
-    expect(p2.json.session).toMatchObject({ phase: "resolved", status: "resolved", resolution: { conditions: ["TTL 60s", "re-run migration check"], agreedBy: ["bob", "alice"] } });
+    expect(p2.json.session).toMatchObject({ phase: "resolved", status: "resolved", resolution: { conditions: ["TTL 60s", "re-run migration check"], agreed_by: ["bob", "alice"] } });
     const d = await detail("alice", "s-ok");
-    expect(d.json.messages.map((m: { messageType: string; agentId: string }) => `${m.messageType}:${m.agentId}`)).toEqual(["thesis:alice", "antithesis:bob", "synthesis:bob", "synthesis:alice"]);
-    expect(d.json.messages[0]).toMatchObject({ rootCause: "schema drift", observedMetrics: { failed_queries: 12 } });
+    expect(d.json.messages.map((m: { message_type: string; agent_id: string }) => `${m.message_type}:${m.agent_id}`)).toEqual(["thesis:alice", "antithesis:bob", "synthesis:bob", "synthesis:alice"]);
+    expect(d.json.messages[0]).toMatchObject({ root_cause: "schema drift", observed_metrics: { failed_queries: 12 } });
     expect((await post("bob", "s-ok", { message_type: "synthesis", reasoning: "one more" })).status).toBe(409);
   });
 
@@ -111,7 +112,7 @@ describe("phase machine", () => {
     expect(early.status).toBe(409);
     expect(early.json.error.details[0].message).toContain("claim");
     const openList = await callRoute(sessionsRoute.GET, { token: tok.bob, url: "http://x/api/v1/dialectic/sessions?role=open" });
-    expect(openList.json.sessions.map((s: { sessionId: string }) => s.sessionId)).toEqual(["s-open"]);
+    expect(openList.json.sessions.map((s: { session_id: string }) => s.session_id)).toEqual(["s-open"]);
     expect((await detail("carol", "s-open")).status).toBe(200);
     expect((await callRoute(claimRoute.POST, { token: tok.alice, params: { id: "s-open" } })).status).toBe(422);
     expect((await callRoute(claimRoute.POST, { token: tok.bob, params: { id: "s-open" } })).status).toBe(200);
@@ -127,14 +128,14 @@ describe("phase machine", () => {
     await post("alice", "s-rounds", { message_type: "synthesis", reasoning: "A", proposed_conditions: ["a"], agrees: true });
     await post("bob", "s-rounds", { message_type: "synthesis", reasoning: "B", proposed_conditions: ["b"], agrees: true });
     const last = await post("alice", "s-rounds", { message_type: "synthesis", reasoning: "A again", proposed_conditions: ["a"], agrees: true });
-    expect(last.json.session).toMatchObject({ phase: "failed", status: "failed", failureReason: "no agreement after 3 synthesis rounds" });
+    expect(last.json.session).toMatchObject({ phase: "failed", status: "failed", failure_reason: "no agreement after 3 synthesis rounds" });
   });
 
   it("fails on explicit abandonment by a participant only", async () => {
     await toSynthesis("s-ab");
     expect((await callRoute(abandonRoute.POST, { token: tok.carol, params: { id: "s-ab" }, body: {} })).status).toBe(404);
     const r = await callRoute(abandonRoute.POST, { token: tok.bob, params: { id: "s-ab" }, body: { reason: "out of scope" } });
-    expect(r.json.session).toMatchObject({ status: "failed", failureReason: "abandoned by bob: out of scope" });
+    expect(r.json.session).toMatchObject({ status: "failed", failure_reason: "abandoned by bob: out of scope" });
     expect((await post("alice", "s-ab", { message_type: "synthesis", reasoning: "late" })).status).toBe(409);
   });
 
@@ -159,7 +160,7 @@ describe("phase machine", () => {
     await create("alice", { session_id: "s-agree", topic: "t", reviewer_agent_id: "bob" });
     const r = await post("alice", "s-agree", { ...thesis, agrees: true });
     expect(r.status).toBe(422);
-    expect((await detail("alice", "s-agree")).json.messageCount).toBe(0);
+    expect((await detail("alice", "s-agree")).json.message_count).toBe(0);
   });
 });
 
@@ -175,7 +176,7 @@ describe("idempotency, signatures, cache, listings", () => {
     expect((await post("alice", "s-retry", { ...thesis, reasoning: "changed", message_id: "m-1" })).status).toBe(409);
     expect((await create("alice", { session_id: "s-retry", topic: "t", reviewer_agent_id: "bob" })).status).toBe(200);
     expect((await create("alice", { session_id: "s-retry", topic: "other", reviewer_agent_id: "bob" })).status).toBe(409);
-    expect((await detail("alice", "s-retry")).json.messageCount).toBe(2);
+    expect((await detail("alice", "s-retry")).json.message_count).toBe(2);
   });
 
   it("detects any edit to a stored message through the signature chain", async () => {
@@ -207,7 +208,7 @@ describe("idempotency, signatures, cache, listings", () => {
     await create("bob", { session_id: "s-l2", topic: "bob asks about 100% CPU", reviewer_agent_id: "alice" });
     await create("carol", { session_id: "s-l3", topic: "carol and bob", reviewer_agent_id: "bob" });
     const list = async (agent: string, q: string) => (await callRoute(sessionsRoute.GET, { token: tok[agent], url: `http://x/api/v1/dialectic/sessions?${q}` })).json;
-    const ids = (r: { sessions: { sessionId: string }[] }) => r.sessions.map((s) => s.sessionId).sort();
+    const ids = (r: { sessions: { session_id: string }[] }) => r.sessions.map((s) => s.session_id).sort();
     expect(ids(await list("bob", "role=any"))).toEqual(["s-l1", "s-l2", "s-l3"]);
     expect(ids(await list("bob", "role=requestor"))).toEqual(["s-l2"]);
     expect(ids(await list("bob", "role=reviewer"))).toEqual(["s-l1", "s-l3"]);
@@ -219,7 +220,7 @@ describe("idempotency, signatures, cache, listings", () => {
     expect(withT.sessions[0].messages).toHaveLength(2);
     const withoutT = await list("alice", "role=requestor");
     expect(withoutT.sessions[0].messages).toBeUndefined();
-    expect(withoutT.sessions[0]).toMatchObject({ messageCount: 2, expected: { phase: "synthesis", agentIds: ["alice", "bob"] } });
+    expect(withoutT.sessions[0]).toMatchObject({ message_count: 2, expected: { phase: "synthesis", agent_ids: ["alice", "bob"] } });
     const paged = await list("bob", "limit=1&offset=1");
     expect(paged.sessions).toHaveLength(1);
     expect(paged.total).toBe(3);
@@ -228,6 +229,15 @@ describe("idempotency, signatures, cache, listings", () => {
     expect(metrics.messagesLastHour).toBe(2);
     expect(metrics.latency.map((r) => r.route)).toEqual(expect.arrayContaining(["dialectic create", "dialectic list", "dialectic list+transcript", "POST /dialectic/sessions"]));
     expect(listDialecticSessionsByAgent({ topic: "carol" }).sessions.map((s) => s.sessionId)).toEqual(["s-l3"]);
+  });
+
+  it("times a failed create or detail with the status the caller got, not 200", async () => {
+    expect((await create("alice", { session_id: "s-self", topic: "t", reviewer_agent_id: "alice" })).status).toBe(422);
+    expect((await detail("alice", "s-missing")).status).toBe(404);
+    const byStatus = (route: string) => getDialecticMetrics().latency.find((r) => r.route === route)?.byStatus ?? {};
+    expect(byStatus("dialectic create")["422"]).toBeGreaterThanOrEqual(1);
+    expect(byStatus("dialectic detail")["404"]).toBeGreaterThanOrEqual(1);
+    expect(byStatus("POST /dialectic/sessions")["422"]).toBeGreaterThanOrEqual(1);
   });
 });
 

@@ -41,7 +41,7 @@ describe("tasks", () => {
   it("creates a task owned by the calling token's agent and returns it on a retry without duplicating", async () => {
     const first = await createTask({ task_id: "t-1", intent: "summarize the photo notes", spec: { files: ["a.md"] } });
     expect(first.status).toBe(201);
-    expect(first.json.task).toMatchObject({ taskId: "t-1", requestedBy: "builder-1", verdict: "pending", requiredChecks: ["critic", "runner"] });
+    expect(first.json.task).toMatchObject({ task_id: "t-1", requested_by: "builder-1", verdict: "pending", required_checks: ["critic", "runner"] });
     const retry = await createTask({ task_id: "t-1", intent: "summarize the photo notes", spec: { files: ["a.md"] } });
     expect(retry.status).toBe(200);
     expect(retry.json.created).toBe(false);
@@ -75,7 +75,7 @@ describe("runs, validations and the verdict", () => {
     await createTask({ task_id: "t-v", intent: "build", spec: {} });
     const run = await startRun("t-v", { run_id: "r-1", skill: "compile", input_hash: H("A"), runner_version: "2.1" });
     expect(run.status).toBe(201);
-    expect(run.json.run).toMatchObject({ status: "running", inputHash: H("a") });
+    expect(run.json.run).toMatchObject({ status: "running", input_hash: H("a") });
 
     await validate("t-v", { validation_id: "v-1", run_id: "r-1", critic_passed: true, runner_passed: true });
     let s = await status("t-v");
@@ -91,10 +91,10 @@ describe("runs, validations and the verdict", () => {
     await validate("t-v", { validation_id: "v-2", run_id: "r-1", critic_passed: false, runner_passed: true, details: { note: "missed a file" } });
     s = await status("t-v");
     expect(s.json.verdict).toMatchObject({ verdict: "failed", reasons: ["critic check failed in validation v-2"] });
-    expect(s.json.validations.map((v: { validationId: string }) => v.validationId)).toEqual(["v-1", "v-2"]);
+    expect(s.json.validations.map((v: { validation_id: string }) => v.validation_id)).toEqual(["v-1", "v-2"]);
 
     const failedOnly = await callRoute(tasksRoute.GET, { token: reader, url: "http://x/api/v1/tasks?outcome=failed" });
-    expect(failedOnly.json.tasks.map((t: { taskId: string }) => t.taskId)).toEqual(["t-v"]);
+    expect(failedOnly.json.tasks.map((t: { task_id: string }) => t.task_id)).toEqual(["t-v"]);
   });
 
   it("counts a check that was not run as not passed, unless the task does not require it", () => {
@@ -132,9 +132,9 @@ describe("runs, validations and the verdict", () => {
     // Only an admin lists other agents' tasks.
     const admin = createApiToken({ input: { label: "ops", agent_id: "ops", scopes: ["admin"] }, actor: "test" }).token;
     const by = await callRoute(tasksRoute.GET, { token: admin, url: "http://x/api/v1/tasks?requested_by=other-agent" });
-    expect(by.json.tasks.map((t: { taskId: string }) => t.taskId)).toEqual(["t-b"]);
+    expect(by.json.tasks.map((t: { task_id: string }) => t.task_id)).toEqual(["t-b"]);
     const bySkill = await callRoute(tasksRoute.GET, { token: reader, url: "http://x/api/v1/tasks?skill=embed" });
-    expect(bySkill.json.tasks.map((t: { taskId: string; runCount: number }) => [t.taskId, t.runCount])).toEqual([["t-a", 1]]);
+    expect(bySkill.json.tasks.map((t: { task_id: string; run_count: number }) => [t.task_id, t.run_count])).toEqual([["t-a", 1]]);
     const future = await callRoute(tasksRoute.GET, { token: reader, url: `http://x/api/v1/tasks?from=${Date.now() + 60_000}` });
     expect(future.json.total).toBe(0);
     expect((await callRoute(tasksRoute.GET, { token: reader, url: "http://x/api/v1/tasks?outcome=maybe" })).status).toBe(400);
@@ -157,13 +157,13 @@ describe("provenance and overrides", () => {
 
     const proofs = await callRoute(provenanceRoute.GET, { token: reader, url: "http://x/api/v1/provenance?artifact_type=chunk_vector&artifact_id=42" });
     expect(proofs.json.provenance).toHaveLength(1);
-    expect(proofs.json.provenance[0]).toMatchObject({ modelName: "builtin", taskId: "t-p", runId: "r-p" });
+    expect(proofs.json.provenance[0]).toMatchObject({ model_name: "builtin", task_id: "t-p", run_id: "r-p" });
     expect(proofs.json.tasks).toEqual([expect.objectContaining({ verdict: "passed" })]);
 
     const summary = await callRoute(provenanceRoute.GET, { token: reader, url: "http://x/api/v1/provenance?artifact_type=summary&artifact_id=doc-9" });
-    expect(summary.json.runs.map((r: { runId: string }) => r.runId)).toEqual(["r-p"]);
+    expect(summary.json.runs.map((r: { run_id: string }) => r.run_id)).toEqual(["r-p"]);
     const page = await status("t-p");
-    expect(page.json.artifacts.map((a: { artifactId: string }) => a.artifactId).sort()).toEqual(["42", "doc-9"]);
+    expect(page.json.artifacts.map((a: { artifact_id: string }) => a.artifact_id).sort()).toEqual(["42", "doc-9"]);
   });
 
   it("rejects a whole batch when one record points at an unknown run", async () => {
@@ -180,7 +180,7 @@ describe("provenance and overrides", () => {
     await createTask({ task_id: "t-o", intent: "deploy", spec: {} });
     const res = await callRoute(overridesRoute.POST, { token: writer, body: { override_id: "o-1", task_id: "t-o", note: "shipping despite flaky runner" } });
     expect(res.status).toBe(201);
-    expect(res.json.override).toMatchObject({ actor: "agent:builder-1", tokenLabel: "builder", note: "shipping despite flaky runner" });
+    expect(res.json.override).toMatchObject({ actor: "agent:builder-1", token_label: "builder", note: "shipping despite flaky runner" });
     expect((await callRoute(overridesRoute.POST, { token: writer, body: { override_id: "o-1", task_id: "t-o", note: "shipping despite flaky runner" } })).status).toBe(200);
     const audit = listAuditTail({ limit: 5 }).filter((a) => a.action === "ledger.override");
     expect(audit).toHaveLength(1);

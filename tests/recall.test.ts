@@ -11,7 +11,7 @@ import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { enqueueEmbeddings, getEmbedBacklog } from "@/lib/embed/queue";
 import { startReembed } from "@/lib/embed/reembed";
 import { drainEmbedQueues } from "@/lib/embed/worker";
-import { renderTraceDescriptor, normalizeTrace, traceInputSchema, sha256Hex, type TraceInput } from "@/lib/recall/descriptors";
+import { renderTraceDescriptor, normalizeTrace, traceInputSchema, type TraceInput } from "@/lib/recall/descriptors";
 import { getRecallMetrics, listRatingQueue, listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
 import { recordLearning } from "@/lib/recall/learnings";
 import { clearRecallQueryCache, recallReflections } from "@/lib/recall/recall";
@@ -19,6 +19,7 @@ import { updateReflectionSettings } from "@/lib/recall/settings";
 import { listTraces, recordTrace, runTraceRetention } from "@/lib/recall/traces";
 import { createStore } from "@/lib/stores/stores";
 import { callRoute, useTempDataDir } from "./helpers";
+import { sha256Hex } from "@/lib/common";
 
 const AUTH_FAILURE: TraceInput = {
   intent: { verb: "fix", target: "auth token refresh" },
@@ -268,16 +269,16 @@ describe("reflection API", () => {
   it("records a trace (201, then 200 for the repeat), reads it back by id, and recalls it", async () => {
     const created = await callRoute(tracesRoute.POST, { token: writer, params, body: AUTH_FAILURE });
     expect(created.status).toBe(201);
-    expect(created.json.trace).toMatchObject({ agentId: "coder", outcome: "failure", seenCount: 1 });
+    expect(created.json.trace).toMatchObject({ agent_id: "coder", outcome: "failure", seen_count: 1 });
     const repeat = await callRoute(tracesRoute.POST, { token: writer, params, body: AUTH_FAILURE });
     expect(repeat.status).toBe(200);
-    expect(repeat.json).toMatchObject({ deduped: true, trace: { id: created.json.trace.id, seenCount: 2 } });
+    expect(repeat.json).toMatchObject({ deduped: true, trace: { id: created.json.trace.id, seen_count: 2 } });
     await drainEmbedQueues({ stores: ["ops"] });
     const recall = await callRoute(recallRoute.POST, { token: reader, params, body: { query: "auth token refresh keeps failing" } });
     expect(recall.status).toBe(200);
-    expect(recall.json.guidance.past_failure_warning.traceId).toBe(created.json.trace.id);
+    expect(recall.json.guidance.past_failure_warning.trace_id).toBe(created.json.trace.id);
     const byId = await callRoute(traceRoute.GET, { token: reader, params: { ...params, id: String(recall.json.traces[0].id) } });
-    expect(byId.json.trace.summaryDescriptor).toBe(recall.json.traces[0].summary);
+    expect(byId.json.trace.summary_descriptor).toBe(recall.json.traces[0].summary);
     const missing = await callRoute(traceRoute.GET, { token: reader, params: { ...params, id: "424242" } });
     expect(missing.status).toBe(404);
   });
@@ -298,10 +299,10 @@ describe("reflection API", () => {
   it("learnings get a synthesized handle; settings are admin-only, audited, and can disable recall", async () => {
     const l = await callRoute(learningsRoute.POST, { token: writer, params, body: { predicate: "prefers_small_commits", args: { max_files: 5 }, description: "keep commits small and focused", confidence: 0.8 } });
     expect(l.status).toBe(201);
-    expect(l.json.learning.semanticHandle).toBe("Learning: prefers small commits | Args: max_files=5 | Description: keep commits small and focused");
+    expect(l.json.learning.semantic_handle).toBe("Learning: prefers small commits | Args: max_files=5 | Description: keep commits small and focused");
     const repeat = await callRoute(learningsRoute.POST, { token: writer, params, body: { predicate: "prefers_small_commits", args: { max_files: 5 }, description: "keep commits small and focused", confidence: 0.95 } });
     expect(repeat.status).toBe(200);
-    expect(repeat.json).toMatchObject({ deduped: true, learning: { id: l.json.learning.id, seenCount: 2, confidence: 0.95 } });
+    expect(repeat.json).toMatchObject({ deduped: true, learning: { id: l.json.learning.id, seen_count: 2, confidence: 0.95 } });
     const listed = await callRoute(learningsRoute.GET, { token: reader, params, url: "http://127.0.0.1/api/v1/stores/ops/learnings?limit=5" });
     expect(listed.json.total).toBe(1);
 

@@ -171,7 +171,7 @@ describe("vector and hybrid search cap offset + limit", () => {
     // The deepest allowed page answers from vectors, and full-text search still pages past the cap.
     const deepest = await search("notes", { q: "nginx certificate", mode, offset: 990, limit: 10 });
     expect(deepest.status).toBe(200);
-    expect(deepest.json.effectiveMode).toBe(mode);
+    expect(deepest.json.effective_mode).toBe(mode);
     expect((await search("notes", { q: "nginx certificate", mode: "fts", offset: 2500 })).status).toBe(200);
   });
 });

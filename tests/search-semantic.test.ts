@@ -60,7 +60,7 @@ describe("vector and hybrid search", () => {
     const fts = await search({ q: "authentification cookie secure", mode: "fts" });
     expect(fts.results).toHaveLength(0);
     const vec = await search({ q: "authentification cookie secure", mode: "vector", explain: true });
-    expect(vec.effectiveMode).toBe("vector");
+    expect(vec.effective_mode).toBe("vector");
     expect(vec.fallback).toBeNull();
     expect(vec.results[0].path).toBe("auth/login.md");
     expect(vec.results[0].signals.vector).toMatchObject({ rank: 1 });
@@ -99,7 +99,7 @@ describe("vector and hybrid search", () => {
   it("above the backlog watermark the store is degraded: lexical answer, flagged, health says why; it recovers when drained", async () => {
     restartWith({ DUALMIND_EMBED_BACKLOG_WATERMARK: "2" });
     const r = await search({ q: "nginx certificate", mode: "vector" });
-    expect(r.effectiveMode).toBe("fts");
+    expect(r.effective_mode).toBe("fts");
     expect(r.degraded).toBe(true);
     expect(r.fallback.reason).toBe("degraded");
     expect(r.results[0].path).toBe("ops/nginx.md");
@@ -107,24 +107,24 @@ describe("vector and hybrid search", () => {
     expect(health.json).toMatchObject({ degraded: true, backlog: { pending: 5, watermark: 2 } });
     await drainEmbedQueues({ stores: ["notes"] });
     const after = await search({ q: "nginx certificate", mode: "vector" });
-    expect(after).toMatchObject({ effectiveMode: "vector", degraded: false, fallback: null });
+    expect(after).toMatchObject({ effective_mode: "vector", degraded: false, fallback: null });
   });
 
   it("a model change is drift: vector search falls back instead of mixing models, re-embed clears it", async () => {
     await drainEmbedQueues({ stores: ["notes"] });
     restartWith({ DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_MODEL: "hash-256" });
     const drifted = await search({ q: "nginx certificate", mode: "vector" });
-    expect(drifted.effectiveMode).toBe("fts");
+    expect(drifted.effective_mode).toBe("fts");
     expect(drifted.fallback.reason).toBe("drifted");
     const health = await callRoute(healthRoute.GET, { token: TOKEN, params });
-    expect(health.json.drift).toMatchObject({ modelChanged: true, drifted: 5, driftPct: 100 });
+    expect(health.json.drift).toMatchObject({ model_changed: true, drifted: 5, drift_pct: 100 });
     const dry = await callRoute(reembedRoute.POST, { token: TOKEN, params, body: { dry_run: true } });
-    expect(dry.json.estimate).toMatchObject({ toEmbed: 5, modelChanged: true });
+    expect(dry.json.estimate).toMatchObject({ to_embed: 5, model_changed: true });
     const start = await callRoute(reembedRoute.POST, { token: TOKEN, params, body: {} });
     expect(start.status).toBe(202);
     await drainEmbedQueues({ stores: ["notes"] });
     const fixed = await search({ q: "nginx certificate", mode: "vector" });
-    expect(fixed.effectiveMode).toBe("vector");
+    expect(fixed.effective_mode).toBe("vector");
     expect(fixed.vectors.model.dimension).toBe(256);
     expect(fixed.results[0].path).toBe("ops/nginx.md");
   });
@@ -152,7 +152,7 @@ describe("vector and hybrid search", () => {
     await drainEmbedQueues({ stores: ["notes"] });
     restartWith({ DUALMIND_DISABLE_VECTORS: "true" });
     const r = await search({ q: "exposure aperture", mode: "vector" });
-    expect(r.effectiveMode).toBe("vector");
+    expect(r.effective_mode).toBe("vector");
     expect(r.results[0].path).toBe("photo/exposure.md");
     expect(r.vectors.method).toBe("exact-scan-js");
     expect(r.warnings.map((w: { code: string }) => w.code)).toContain("vectors_index_unavailable");
@@ -182,17 +182,17 @@ describe("comparing a candidate model before switching", () => {
     const cmp = await callRoute(compareRoute.GET, { token: TOKEN, params, url: "http://127.0.0.1/x?k=1&n=10" });
     expect(cmp.status).toBe(200);
     expect(cmp.json.queries).toBe(4);
-    expect(cmp.json.candidateCoveragePct).toBe(100);
+    expect(cmp.json.candidate_coverage_pct).toBe(100);
     // Both hashed models put the same document first for these clear-cut queries.
-    expect(cmp.json.meanOverlap).toBe(1);
+    expect(cmp.json.mean_overlap).toBe(1);
     const deeper = await callRoute(compareRoute.GET, { token: TOKEN, params, url: "http://127.0.0.1/x?k=5&n=10" });
-    const mean = deeper.json.perQuery.reduce((s: number, x: { overlap: number }) => s + x.overlap, 0) / 4;
-    expect(deeper.json.meanOverlap).toBeCloseTo(mean, 10);
-    expect(deeper.json.meanOverlap).toBeLessThanOrEqual(1);
+    const mean = deeper.json.per_query.reduce((s: number, x: { overlap: number }) => s + x.overlap, 0) / 4;
+    expect(deeper.json.mean_overlap).toBeCloseTo(mean, 10);
+    expect(deeper.json.mean_overlap).toBeLessThanOrEqual(1);
     const sw = await callRoute(switchRoute.POST, { token: TOKEN, params });
     expect(sw.status).toBe(200);
     const after = await search({ q: "nginx certificate", mode: "vector" });
-    expect(after.effectiveMode).toBe("vector");
+    expect(after.effective_mode).toBe("vector");
     expect(after.vectors.model.dimension).toBe(512);
     expect((await callRoute(switchRoute.POST, { token: TOKEN, params })).status).toBe(409);
   });

@@ -1,11 +1,14 @@
 /**
  * OpenAPI 3.1 from the routes' own zod schemas: every handler made by
  * defineRoute carries its spec, so the document cannot drift from what the
- * handlers validate. Input side of each schema (defaults are optional).
+ * handlers validate (inputs: input side of each schema, defaults are
+ * optional) and answer (responses: output side of the declared response
+ * schema, which tests check every answer against; errors: the one envelope).
  */
 import { z, type ZodType } from "zod";
 import { ERROR_STATUS } from "../errors";
 import { versions } from "../version";
+import { errorEnvelopeSchema, successStatuses } from "./contract";
 import type { DescribedHandler, RouteDescription } from "./route";
 
 type JsonSchema = Record<string, unknown>;
@@ -14,8 +17,8 @@ export type RouteModule = Record<string, unknown>;
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 const API_PREFIX = "/api/v1";
 
-function jsonSchemaOf(schema: ZodType): JsonSchema {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as JsonSchema;
+function jsonSchemaOf(schema: ZodType, io: "input" | "output" = "input"): JsonSchema {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as JsonSchema;
   return rest;
 }
 
@@ -64,6 +67,19 @@ const errorResponses = Object.fromEntries(
   ]),
 );
 
+const SUCCESS_DESCRIPTIONS: Record<number, string> = { 200: "success", 201: "created", 202: "accepted: the job runs in the background" };
+
+function successResponses(route: RouteDescription): Record<string, JsonSchema> {
+  const statuses = successStatuses(route);
+  const schema = jsonSchemaOf(route.response, "output");
+  return Object.fromEntries(
+    statuses.map((status) => [
+      String(status),
+      { description: statuses.length > 1 && status === 200 ? "an existing record: a retry with the same id, a duplicate or a merge" : SUCCESS_DESCRIPTIONS[status] ?? "success", content: { "application/json": { schema } } },
+    ]),
+  );
+}
+
 function operationObject(op: OpenApiOperation): JsonSchema {
   const { route } = op;
   const parameters: JsonSchema[] = [];
@@ -87,7 +103,7 @@ function operationObject(op: OpenApiOperation): JsonSchema {
     ...(parameters.length ? { parameters } : {}),
     ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: jsonSchemaOf(route.body) } } } } : {}),
     responses: {
-      [String(route.status ?? 200)]: { description: "success", content: { "application/json": { schema: {} } } },
+      ...successResponses(route),
       ...errorResponses,
     },
   };
@@ -111,30 +127,24 @@ export function buildOpenApiDocument(modules: RouteModule[]): JsonSchema {
     security: [{ bearer: [] }],
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "API token (dm_...) from the admin page or `dualmind tokens create`" } },
-      schemas: {
-        Error: {
-          type: "object",
-          required: ["error"],
-          properties: {
-            error: {
-              type: "object",
-              required: ["code", "message", "details"],
-              properties: {
-                code: { type: "string", enum: Object.keys(ERROR_STATUS) },
-                message: { type: "string" },
-                details: { type: "array", items: { type: "object", properties: { path: { type: "string" }, message: { type: "string" } }, required: ["message"] } },
-              },
-            },
-          },
-        },
-      },
+      schemas: { Error: jsonSchemaOf(errorEnvelopeSchema, "output") },
     },
     paths,
   };
 }
 
 export type ReferenceField = { name: string; where: "path" | "query" | "body"; type: string; required: boolean };
-export type ReferenceEntry = { method: string; path: string; scope: string; summary: string; fields: ReferenceField[] };
+export type ReferenceEntry = {
+  method: string;
+  path: string;
+  scope: string;
+  summary: string;
+  fields: ReferenceField[];
+  /** Success statuses, e.g. ["201", "200"]. */
+  statuses: string[];
+  /** The success body's shape, TypeScript-like, from the response schema. */
+  response: string;
+};
 
 function typeLabel(schema: JsonSchema): string {
   if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map((v) => JSON.stringify(v)).join(" | ");
@@ -142,6 +152,36 @@ function typeLabel(schema: JsonSchema): string {
   if (branches) return [...new Set(branches.map(typeLabel))].join(" | ");
   if (schema.type === "array") return `${typeLabel((schema.items ?? {}) as JsonSchema)}[]`;
   return typeof schema.type === "string" ? schema.type : "any";
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/** A JSON Schema as a TypeScript-like type, indented; what the API reference page shows for each response. */
+export function shapeLabel(schema: JsonSchema, indent = ""): string {
+  if ("const" in schema) return JSON.stringify(schema.const);
+  if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map((v) => JSON.stringify(v)).join(" | ");
+  const branches = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+  if (branches) return [...new Set(branches.map((b) => shapeLabel(b, indent)))].join(" | ");
+  if (schema.type === "array") {
+    if (Array.isArray(schema.prefixItems)) return `[${(schema.prefixItems as JsonSchema[]).map((b) => shapeLabel(b, indent)).join(", ")}]`;
+    const items = (schema.items ?? {}) as JsonSchema;
+    const item = shapeLabel(items, indent);
+    const isUnion = !!(items.anyOf ?? items.oneOf) || (Array.isArray(items.enum) && items.enum.length > 1) || Array.isArray(items.type);
+    return isUnion ? `(${item})[]` : `${item}[]`;
+  }
+  if (schema.type === "object" || schema.properties) {
+    const props = Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>);
+    const extra = schema.additionalProperties;
+    if (props.length === 0) return extra && typeof extra === "object" ? `{ [key: string]: ${shapeLabel(extra as JsonSchema, indent)} }` : "{ [key: string]: any }";
+    const required = new Set((schema.required ?? []) as string[]);
+    const inner = indent + "  ";
+    const lines = props.map(([name, s]) => `${inner}${IDENTIFIER.test(name) ? name : JSON.stringify(name)}${required.has(name) ? "" : "?"}: ${shapeLabel(s, inner)};`);
+    return `{\n${lines.join("\n")}\n${indent}}`;
+  }
+  if (Array.isArray(schema.type)) return (schema.type as string[]).map((t) => shapeLabel({ ...schema, type: t }, indent)).join(" | ");
+  if (typeof schema.type === "string") return schema.type;
+  if ("not" in schema) return "never";
+  return "any";
 }
 
 /** The document flattened for the dashboard's API reference page. */
@@ -156,7 +196,10 @@ export function buildApiReference(modules: RouteModule[]): ReferenceEntry[] {
         const { props, required } = queryProperties(body);
         for (const [name, schema] of Object.entries(props)) fields.push({ name, where: "body", type: typeLabel(schema), required: required.has(name) && !("default" in schema) });
       }
-      out.push({ method: method.toUpperCase(), path, scope: String(op["x-required-scope"]), summary: String(op.summary), fields });
+      const responses = op.responses as Record<string, { content?: Record<string, { schema: JsonSchema }> }>;
+      const statuses = Object.keys(responses).filter((status) => status.startsWith("2"));
+      const success = responses[statuses[0]]?.content?.["application/json"]?.schema;
+      out.push({ method: method.toUpperCase(), path, scope: String(op["x-required-scope"]), summary: String(op.summary), fields, statuses, response: success ? shapeLabel(success) : "none" });
     }
   }
   return out;

@@ -3,8 +3,11 @@ import { z, ZodError, type ZodType } from "zod";
 import { getConfig } from "../config";
 import { AppError, infrastructureError, isAppError, type ErrorDetail } from "../errors";
 import { assertStoresAllowed, hasScope, verifyApiToken, type AgentPrincipal, type Scope } from "../auth/tokens";
+import { isAnswer } from "../http/answer";
 import { log } from "../log";
+import { parseJsonBody, readBodyLimited } from "../http/body";
 import { recordRequest } from "../metrics/latency";
+import { assertMatchesContract, contractChecksEnabled, successStatuses, toWire } from "./contract";
 import { storesReferenced } from "./store-refs";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
@@ -23,6 +26,12 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
   /** "public" needs no token; otherwise the minimum scope. */
   auth: "public" | Scope;
   /**
+   * The successful answer's body, in the wire's snake_case (see contract.ts):
+   * the handler's result is renamed by it, documented from it and, under
+   * DUALMIND_CHECK_RESPONSES, checked against it.
+   */
+  response: ZodType;
+  /**
    * The route acts beyond any one store (token management, the whole
    * dialectic ledger): a token limited to some stores is refused (403).
    */
@@ -31,7 +40,7 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
   query?: Q;
   body?: B;
   maxBodyBytes?: number;
-  /** Status for a successful JSON answer. */
+  /** Status for a successful JSON answer; a handler that decides per call returns respondCreated(...). */
   status?: number;
   /** One line for the OpenAPI document and the API reference page. */
   description?: string;
@@ -85,71 +94,6 @@ function queryObject(url: URL): Record<string, string | string[]> {
   return out;
 }
 
-/** Read the body with a hard byte limit; never buffers more than limit + one chunk. */
-export async function readBodyLimited(request: Request, limit: number): Promise<string> {
-  const declared = Number(request.headers.get("content-length") ?? NaN);
-  if (Number.isFinite(declared) && declared > limit) {
-    throw new AppError("payload_too_large", `request body is larger than ${limit} bytes`);
-  }
-  if (!request.body) return "";
-  const reader = request.body.getReader();
-  const parts: Uint8Array[] = [];
-  let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > limit) {
-      await reader.cancel();
-      throw new AppError("payload_too_large", `request body is larger than ${limit} bytes`);
-    }
-    parts.push(value);
-  }
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(parts));
-  } catch {
-    throw new AppError("invalid_json", "request body is not valid UTF-8");
-  }
-}
-
-/**
- * Deeper JSON is refused before any schema sees it: validating or storing a
- * value nested thousands deep (a task spec, node attributes) recurses past
- * the stack and would be a 500. Real specs and attributes are a few levels.
- */
-export const MAX_JSON_DEPTH = 64;
-
-/** Nesting depth of a parsed JSON value, counted without recursion and given up past `limit`. */
-export function jsonDepthExceeds(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (v === null || typeof v !== "object") continue;
-    if (depth + 1 > limit) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
-  }
-  return false;
-}
-
-/** 400 when a parsed body nests deeper than MAX_JSON_DEPTH. */
-export function assertJsonDepth(json: unknown): void {
-  if (jsonDepthExceeds(json, MAX_JSON_DEPTH)) {
-    throw new AppError("invalid_json", `request body nests deeper than ${MAX_JSON_DEPTH} levels`, [{ message: `JSON nesting is limited to ${MAX_JSON_DEPTH} levels` }]);
-  }
-}
-
-/** The one JSON body parser: 400 for text that is not JSON or nests deeper than MAX_JSON_DEPTH. */
-export function parseJsonBody(text: string): unknown {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (e) {
-    throw new AppError("invalid_json", "request body is not valid JSON", [{ message: (e as Error).message }]);
-  }
-  assertJsonDepth(json);
-  return json;
-}
-
 function parseWith<S extends ZodType>(schema: S, value: unknown, where: string): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) throw new AppError("invalid_request", `invalid ${where}`, zodDetails(result.error, where));
@@ -157,20 +101,21 @@ function parseWith<S extends ZodType>(schema: S, value: unknown, where: string):
 }
 
 /** What the OpenAPI generator reads from every handler made by defineRoute. */
-export type RouteDescription = Pick<RouteSpec<ZodType, ZodType, ZodType>, "name" | "auth" | "allStores" | "params" | "query" | "body" | "status" | "description">;
+export type RouteDescription = Pick<RouteSpec<ZodType, ZodType, ZodType>, "name" | "auth" | "allStores" | "params" | "query" | "body" | "response" | "status" | "description">;
 export type DescribedHandler = ((request: Request, context?: RouteContext) => Promise<Response>) & { route: RouteDescription };
 
 /**
  * The one wrapper for every /api/v1 route: bearer auth and scope, store
  * allow-list (every store the params, query and body refer to: see
  * store-refs.ts), zod parsing of params/query/body, body size and depth
- * limits, error envelope, timing.
+ * limits, the response contract (snake_case wire form, checked in tests),
+ * error envelope, timing.
  */
 export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, Q extends ZodType = ZodType<Record<string, never>>, B extends ZodType = ZodType<undefined>>(
   spec: RouteSpec<P, Q, B>,
 ): DescribedHandler {
-  const { name, auth, allStores, params, query, body, status, description } = spec;
-  return Object.assign(handle, { route: { name, auth, allStores, params, query, body, status, description } });
+  const { name, auth, allStores, params, query, body, response, status, description } = spec;
+  return Object.assign(handle, { route: { name, auth, allStores, params, query, body, response, status, description } });
 
   async function handle(request: Request, context?: RouteContext): Promise<Response> {
     const started = performance.now();
@@ -201,10 +146,17 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
         if (principal) assertStoresAllowed(principal, storesReferenced(spec.body, body));
       }
       const result = await spec.handler({ params, query, body, principal, request });
-      response =
-        result instanceof Response
-          ? result
-          : Response.json(result ?? null, { status: spec.status ?? 200, headers: { "x-request-id": requestId } });
+      // A handler returns data (or respondCreated(data, ...)); its own Response would skip the contract and lose the request id.
+      if (result instanceof Response) throw new Error(`${spec.name}: handlers return data, not a Response`);
+      const answer = isAnswer(result) ? result : { body: result, status: spec.status ?? 200, contentType: undefined };
+      const wire = answer.contentType ? answer.body : toWire(spec.response, answer.body ?? null);
+      if (contractChecksEnabled()) {
+        assertMatchesContract(spec.response, wire, spec.name);
+        if (!successStatuses(spec).includes(answer.status)) throw new AppError("internal", `${spec.name} answered ${answer.status}, which it does not document`);
+      }
+      response = answer.contentType
+        ? new Response(String(wire), { status: answer.status, headers: { "content-type": answer.contentType, "x-request-id": requestId } })
+        : Response.json(wire, { status: answer.status, headers: { "x-request-id": requestId } });
     } catch (e) {
       response = errorResponse(e, requestId);
     }

@@ -1,5 +1,5 @@
-import { readBodyLimited } from "../api/route";
 import { AppError } from "../errors";
+import { readBodyLimited } from "../http/body";
 import { retryAfterSecondsOf } from "./sign-in-errors";
 
 /** A sign-in form is a few hundred bytes; nothing next-auth takes needs more. */

@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { sha256Hex } from "../common";
 import { desc, eq } from "drizzle-orm";
 import { z } from "zod";
 import { getConfig } from "../config";
@@ -42,10 +43,6 @@ export type TokenInfo = {
   lastUsedAt: number | null;
   revokedAt: number | null;
 };
-
-function sha256Hex(s: string): string {
-  return createHash("sha256").update(s).digest("hex");
-}
 
 function toInfo(row: ApiTokenRow): TokenInfo {
   return {

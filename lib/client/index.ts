@@ -1,23 +1,32 @@
 /**
  * Typed client for the dualmind HTTP API: fetch only, no server code. Types
  * come from the server's zod schemas through type-only imports, which vanish
- * at compile time, so this file runs anywhere fetch does.
+ * at compile time, so this file runs anywhere fetch does: inputs from the
+ * routes' input schemas, answers from their declared response schemas (the
+ * snake_case wire form every answer is checked against in tests).
  */
 import type { z } from "zod";
-import type { createSessionSchema, postMessageSchema, SessionView, DialecticSession, DialecticMessage } from "../governance/dialectic";
-import type { createTaskSchema, finishRunSchema, recordValidationSchema, startRunSchema, SkillRun, Task, TaskStatus, Validation } from "../governance/ledger";
-import type { rememberInputSchema, RememberResponse } from "../graph/remember";
-import type { thinkInputSchema, Thought } from "../graph/thoughts";
-import type { ChunkDetail } from "../index/ingest";
-import type { createMemorySchema, memoryFilterSchema, Memory, MemoryWithBody, updateMemorySchema } from "../index/memories";
-import type { searchInputSchema, SearchResult } from "../index/search";
+import type { errorEnvelopeSchema } from "../api/contract";
+import type { messagePostedResponse, sessionCreatedResponse, sessionView } from "../api/responses/dialectic";
+import type { chunkDetail, memoryListResponse, memoryWithBody, searchResponse } from "../api/responses/documents";
+import type { storeHealthResponse } from "../api/responses/embeddings";
+import type { rememberResponse, thoughtResponse } from "../api/responses/graph";
+import type { runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskStatusResponse, validationRecordedResponse } from "../api/responses/ledger";
+import type { learningRecordedResponse, recallResponse, traceRecordedResponse } from "../api/responses/recall";
+import type { healthResponse, storeListResponse, storeSummary } from "../api/responses/stores";
+import type { createSessionSchema, postMessageSchema } from "../governance/dialectic";
+import type { createTaskSchema, finishRunSchema, recordValidationSchema, startRunSchema } from "../governance/ledger";
+import type { rememberInputSchema } from "../graph/remember";
+import type { thinkInputSchema } from "../graph/thoughts";
+import type { createMemorySchema, memoryFilterSchema, updateMemorySchema } from "../index/memories";
+import type { searchInputSchema } from "../index/search";
 import type { learningInputSchema, traceInputSchema } from "../recall/descriptors";
-import type { RecordLearningResult } from "../recall/learnings";
-import type { recallInputSchema, RecallResult } from "../recall/recall";
-import type { RecordTraceResult } from "../recall/traces";
-import type { StoreSummary } from "../stores/stores";
+import type { recallInputSchema } from "../recall/recall";
 
-export type ApiErrorBody = { error: { code: string; message: string; details: { path?: string; message: string }[] } };
+/** The answer of a route, as the wire carries it. */
+type Answer<S extends z.ZodType> = z.output<S>;
+
+export type ApiErrorBody = z.output<typeof errorEnvelopeSchema>;
 
 /** A non-2xx answer, with the envelope's stable code. */
 export class DualmindApiError extends Error {
@@ -72,7 +81,7 @@ export class DualmindClient {
   }
 
   health() {
-    return this.request<{ ok: boolean; versions: { app: string; node: string; sqlite: string } }>("GET", "/health");
+    return this.request<Answer<typeof healthResponse>>("GET", "/health");
   }
 
   openapi() {
@@ -80,37 +89,37 @@ export class DualmindClient {
   }
 
   listStores() {
-    return this.request<{ stores: StoreSummary[] }>("GET", "/stores");
+    return this.request<Answer<typeof storeListResponse>>("GET", "/stores");
   }
 
   createStore(input: { name: string; description?: string }) {
-    return this.request<StoreSummary>("POST", "/stores", { body: input });
+    return this.request<Answer<typeof storeSummary>>("POST", "/stores", { body: input });
   }
 
   search(store: string, input: z.input<typeof searchInputSchema>) {
-    return this.request<SearchResult>("POST", `${this.store(store)}/search`, { body: input });
+    return this.request<Answer<typeof searchResponse>>("POST", `${this.store(store)}/search`, { body: input });
   }
 
   readChunk(store: string, chunkId: string) {
-    return this.request<ChunkDetail>("GET", `${this.store(store)}/chunks/${encodeURIComponent(chunkId)}`);
+    return this.request<Answer<typeof chunkDetail>>("GET", `${this.store(store)}/chunks/${encodeURIComponent(chunkId)}`);
   }
 
   writeMemory(store: string, input: z.input<typeof createMemorySchema>) {
-    return this.request<Memory>("POST", `${this.store(store)}/memories`, { body: input });
+    return this.request<Answer<typeof memoryWithBody>>("POST", `${this.store(store)}/memories`, { body: input });
   }
 
   updateMemory(store: string, input: z.input<typeof updateMemorySchema>) {
-    return this.request<Memory>("PUT", `${this.store(store)}/memories`, { body: input });
+    return this.request<Answer<typeof memoryWithBody>>("PUT", `${this.store(store)}/memories`, { body: input });
   }
 
   readMemory(store: string, path: string) {
-    return this.request<MemoryWithBody>("GET", `${this.store(store)}/memories`, { query: { path } });
+    return this.request<Answer<typeof memoryWithBody>>("GET", `${this.store(store)}/memories`, { query: { path } });
   }
 
   queryMemories(store: string, filter: z.input<typeof memoryFilterSchema> = {}) {
     const query: Query = {};
     for (const [k, v] of Object.entries(filter)) query[k] = v instanceof Date ? v.toISOString() : (v as Query[string]);
-    return this.request<{ total: number; memories: Memory[] }>("GET", `${this.store(store)}/memories`, { query });
+    return this.request<Answer<typeof memoryListResponse>>("GET", `${this.store(store)}/memories`, { query });
   }
 
   deleteMemory(store: string, path: string) {
@@ -118,58 +127,58 @@ export class DualmindClient {
   }
 
   think(store: string, input: z.input<typeof thinkInputSchema>) {
-    return this.request<{ thought: Thought }>("POST", `${this.store(store)}/thoughts`, { body: input });
+    return this.request<Answer<typeof thoughtResponse>>("POST", `${this.store(store)}/thoughts`, { body: input });
   }
 
   remember(store: string, input: z.input<typeof rememberInputSchema>) {
-    return this.request<RememberResponse>("POST", `${this.store(store)}/remember`, { body: input });
+    return this.request<Answer<typeof rememberResponse>>("POST", `${this.store(store)}/remember`, { body: input });
   }
 
   recordTrace(store: string, input: z.input<typeof traceInputSchema>) {
-    return this.request<RecordTraceResult>("POST", `${this.store(store)}/traces`, { body: input });
+    return this.request<Answer<typeof traceRecordedResponse>>("POST", `${this.store(store)}/traces`, { body: input });
   }
 
   recordLearning(store: string, input: z.input<typeof learningInputSchema>) {
-    return this.request<RecordLearningResult>("POST", `${this.store(store)}/learnings`, { body: input });
+    return this.request<Answer<typeof learningRecordedResponse>>("POST", `${this.store(store)}/learnings`, { body: input });
   }
 
   recall(store: string, input: z.input<typeof recallInputSchema>) {
-    return this.request<RecallResult>("POST", `${this.store(store)}/recall`, { body: input });
+    return this.request<Answer<typeof recallResponse>>("POST", `${this.store(store)}/recall`, { body: input });
   }
 
   storeHealth(store: string) {
-    return this.request<Record<string, unknown> & { degraded: boolean; backlog: { pending: number } }>("GET", `${this.store(store)}/health`);
+    return this.request<Answer<typeof storeHealthResponse>>("GET", `${this.store(store)}/health`);
   }
 
   createTask(input: z.input<typeof createTaskSchema>) {
-    return this.request<{ task: Task; created: boolean }>("POST", "/tasks", { body: input });
+    return this.request<Answer<typeof taskCreatedResponse>>("POST", "/tasks", { body: input });
   }
 
   taskStatus(taskId: string) {
-    return this.request<TaskStatus>("GET", `/tasks/${encodeURIComponent(taskId)}`);
+    return this.request<Answer<typeof taskStatusResponse>>("GET", `/tasks/${encodeURIComponent(taskId)}`);
   }
 
   recordRun(taskId: string, input: z.input<typeof startRunSchema>) {
-    return this.request<{ run: SkillRun; created: boolean }>("POST", `/tasks/${encodeURIComponent(taskId)}/runs`, { body: input });
+    return this.request<Answer<typeof runRecordedResponse>>("POST", `/tasks/${encodeURIComponent(taskId)}/runs`, { body: input });
   }
 
   finishRun(taskId: string, runId: string, input: z.input<typeof finishRunSchema>) {
-    return this.request<{ run: SkillRun; created: boolean }>("POST", `/tasks/${encodeURIComponent(taskId)}/runs/${encodeURIComponent(runId)}/finish`, { body: input });
+    return this.request<Answer<typeof runFinishedResponse>>("POST", `/tasks/${encodeURIComponent(taskId)}/runs/${encodeURIComponent(runId)}/finish`, { body: input });
   }
 
   recordValidation(taskId: string, input: z.input<typeof recordValidationSchema>) {
-    return this.request<{ validation: Validation; created: boolean }>("POST", `/tasks/${encodeURIComponent(taskId)}/validations`, { body: input });
+    return this.request<Answer<typeof validationRecordedResponse>>("POST", `/tasks/${encodeURIComponent(taskId)}/validations`, { body: input });
   }
 
   dialecticRequest(input: z.input<typeof createSessionSchema>) {
-    return this.request<{ session: DialecticSession; created: boolean }>("POST", "/dialectic/sessions", { body: input });
+    return this.request<Answer<typeof sessionCreatedResponse>>("POST", "/dialectic/sessions", { body: input });
   }
 
   dialecticPost(sessionId: string, input: z.input<typeof postMessageSchema>) {
-    return this.request<{ message: DialecticMessage; session: DialecticSession; created: boolean }>("POST", `/dialectic/sessions/${encodeURIComponent(sessionId)}/messages`, { body: input });
+    return this.request<Answer<typeof messagePostedResponse>>("POST", `/dialectic/sessions/${encodeURIComponent(sessionId)}/messages`, { body: input });
   }
 
   dialecticGet(sessionId: string) {
-    return this.request<SessionView>("GET", `/dialectic/sessions/${encodeURIComponent(sessionId)}`);
+    return this.request<Answer<typeof sessionView>>("GET", `/dialectic/sessions/${encodeURIComponent(sessionId)}`);
   }
 }

@@ -1,7 +1,6 @@
 import { count, ne } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { embeddings } from "../db/schema/embed";
-import "./kinds";
 import { listEmbeddables } from "./embeddables";
 import { getActiveFingerprintId } from "./model";
 import type { Fingerprint } from "./providers";

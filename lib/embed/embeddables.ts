@@ -27,16 +27,42 @@ export type Embeddable = {
   backfill?: (args: { handle: StoreHandle }) => number;
 };
 
-const registry = new Map<string, Embeddable>();
+/**
+ * The registry lives on globalThis: Next bundles instrumentation (which
+ * registers the kinds and runs the worker) apart from the route handlers that
+ * re-embed and report drift, and all of them must see the same kinds.
+ */
+const g = globalThis as unknown as { __dualmindEmbeddables?: Map<string, Embeddable> };
+function registry(): Map<string, Embeddable> {
+  g.__dualmindEmbeddables ??= new Map();
+  return g.__dualmindEmbeddables;
+}
+
+/**
+ * Kinds are registered by the entry points (lib/embeddable-kinds.ts), not by
+ * importing feature areas from here. Nothing registered means an entry point
+ * forgot to: say so, rather than let the worker drop every queued item as
+ * "deleted" or drift report nothing.
+ */
+function registered(): Map<string, Embeddable> {
+  const r = registry();
+  if (r.size === 0) throw new Error("no embeddable kinds are registered: the entry point must call registerEmbeddableKinds() (lib/embeddable-kinds.ts)");
+  return r;
+}
 
 export function registerEmbeddable(e: Embeddable): void {
-  registry.set(e.kind, e);
+  registry().set(e.kind, e);
 }
 
 export function getEmbeddable(kind: string): Embeddable | undefined {
-  return registry.get(kind);
+  return registered().get(kind);
 }
 
 export function listEmbeddables(): Embeddable[] {
-  return [...registry.values()];
+  return [...registered().values()];
+}
+
+/** Tests only: forget every kind, to check that an entry point registers them. */
+export function clearEmbeddablesForTests(): void {
+  registry().clear();
 }

@@ -2,7 +2,6 @@ import { count, eq, isNull, ne } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { embeddings, embedQueue } from "../db/schema/embed";
 import { meta } from "../db/schema/index";
-import "./kinds";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import type { InputHashRow } from "./drift";

@@ -1,5 +1,5 @@
-import "./kinds";
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import { sha256Hex } from "../common";
 import { getConfig } from "../config";
 import { getStoreDb, type StoreHandle } from "../db/connection";
 import { log } from "../log";
@@ -18,7 +18,7 @@ export const MAX_EMBED_ATTEMPTS = 6;
 const LEASE_MS = 5 * 60_000;
 
 function cacheKey(fingerprintId: string, text: string): string {
-  return createHash("sha256").update(fingerprintId).update("\0").update(text).digest("hex");
+  return sha256Hex(`${fingerprintId}\0${text}`);
 }
 
 export type BatchResult = { claimed: number; embedded: number; cached: number; dropped: number; failed: number; parked: number; error?: string };

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../common";
 import { desc } from "drizzle-orm";
 import { getGovernance } from "../db/connection";
 import { auditLog, type AuditRow } from "../db/schema/governance";
@@ -18,7 +18,7 @@ type Hashable = Pick<AuditRow, "ts" | "actor" | "action" | "target" | "reason" |
 function hashEntry(row: Hashable): string {
   // Fixed field order so the chain verifies on any machine.
   const canonical = JSON.stringify([row.prevHash, row.ts, row.actor, row.action, row.target, row.reason, row.details]);
-  return createHash("sha256").update(canonical).digest("hex");
+  return sha256Hex(canonical);
 }
 
 /**

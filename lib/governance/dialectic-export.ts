@@ -4,9 +4,9 @@ import { getGovernance } from "../db/connection";
 import { dialecticMessages, dialecticSessions, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { appendAudit } from "./audit";
-import { canonicalJson } from "./common";
 import { invalidateAllSessions } from "./dialectic-cache";
 import { MESSAGE_TYPES, PHASES, STATUSES, verifyMessageChain } from "./dialectic";
+import { canonicalJson } from "../common";
 
 export const SNAPSHOT_FORMAT = "dualmind.dialectic-sessions.v1" as const;
 

@@ -3,10 +3,9 @@ import { z } from "zod";
 import { getGovernance } from "../db/connection";
 import { dialecticMessages, dialecticSessions, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
-import { recordRequest, routeLatencySnapshot, type RouteLatency } from "../metrics/latency";
 import { appendAudit } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
-import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumn, sha256 } from "./common";
+import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
 
 export const PHASES = ["thesis", "antithesis", "synthesis", "resolved", "failed"] as const;
 export type Phase = (typeof PHASES)[number];
@@ -79,9 +78,9 @@ function toMessage(row: DialecticMessageRow): DialecticMessage {
   const { proposedConditionsJson, observedMetricsJson, concernsJson, ...rest } = row;
   return {
     ...rest,
-    proposedConditions: parseJsonColumn<string[]>(proposedConditionsJson),
-    observedMetrics: parseJsonColumn<Record<string, unknown>>(observedMetricsJson),
-    concerns: parseJsonColumn<string[]>(concernsJson),
+    proposedConditions: parseJsonColumnStrict<string[]>(proposedConditionsJson),
+    observedMetrics: parseJsonColumnStrict<Record<string, unknown>>(observedMetricsJson),
+    concerns: parseJsonColumnStrict<string[]>(concernsJson),
   };
 }
 
@@ -118,7 +117,7 @@ export function expectedNext(session: Pick<DialecticSessionRow, "phase" | "pause
 
 function toSession(row: DialecticSessionRow, tail: Tail): DialecticSession {
   const { resolutionJson, ...rest } = row;
-  return { ...rest, resolution: parseJsonColumn<Resolution>(resolutionJson), messageCount: tail.count, synthesisRounds: tail.synthesisRounds, expected: expectedNext(row, tail.last) };
+  return { ...rest, resolution: parseJsonColumnStrict<Resolution>(resolutionJson), messageCount: tail.count, synthesisRounds: tail.synthesisRounds, expected: expectedNext(row, tail.last) };
 }
 
 function conflict(message: string, session: DialecticSessionRow, last: Tail["last"]): AppError {
@@ -128,19 +127,10 @@ function conflict(message: string, session: DialecticSessionRow, last: Tail["las
   ]);
 }
 
-function timed<T>(what: string, fn: () => T): T {
-  const started = performance.now();
-  try {
-    return fn();
-  } finally {
-    recordRequest(`dialectic ${what}`, 200, performance.now() - started);
-  }
-}
-
 /** The hash chaining a message to the one before it in its session. */
 export function signMessage(prevSignature: string, m: Omit<DialecticMessageRow, "signature">): string {
   const content = canonicalJson([m.sessionId, m.seq, m.id, m.agentId, m.messageType, m.timestamp, m.reasoning, m.rootCause, m.proposedConditionsJson, m.observedMetricsJson, m.concernsJson, m.agrees]);
-  return sha256(`${prevSignature}\n${content}`);
+  return sha256Hex(`${prevSignature}\n${content}`);
 }
 
 function isIdle(row: DialecticSessionRow, now: number): boolean {
@@ -201,31 +191,29 @@ export function sweepIdleSessionsAudited({ actor, now = Date.now() }: { actor: s
 export function createDialecticSession({ input, agentId, now = Date.now() }: { input: z.input<typeof createSessionSchema>; agentId: string; now?: number }): { session: DialecticSession; created: boolean } {
   const parsed = createSessionSchema.parse(input);
   if (parsed.reviewer_agent_id === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
-  return timed("create", () => {
-    const { sqlite, db } = getGovernance();
-    const sessionId = parsed.session_id ?? newId();
-    return sqlite
-      .transaction(() => {
-        // Inside the same transaction (a savepoint), so the request stays one atomic write.
-        sweepIdleSessionsNowAndThen(now);
-        const facts = { pausedAgentId: agentId, reviewerAgentId: parsed.reviewer_agent_id ?? null, topic: parsed.topic, sessionType: parsed.session_type, maxRounds: parsed.max_rounds, idleTimeoutMs: parsed.idle_timeout_ms };
-        const existing = db.select().from(dialecticSessions).where(eq(dialecticSessions.sessionId, sessionId)).get();
-        if (existing) {
-          const { pausedAgentId, topic, sessionType, maxRounds, idleTimeoutMs } = existing;
-          // A claim may have filled the reviewer since; the retry is still the same request.
-          const reviewerAgentId = parsed.reviewer_agent_id ? existing.reviewerAgentId : null;
-          assertSameRetry("session", sessionId, { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, facts);
-          return { session: toSession(existing, readTail(sessionId)), created: false };
-        }
-        const row = db
-          .insert(dialecticSessions)
-          .values({ sessionId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now })
-          .returning()
-          .get();
-        return { session: toSession(row, { last: null, count: 0, synthesisRounds: 0 }), created: true };
-      })
-      .immediate();
-  });
+  const { sqlite, db } = getGovernance();
+  const sessionId = parsed.session_id ?? newId();
+  return sqlite
+    .transaction(() => {
+      // Inside the same transaction (a savepoint), so the request stays one atomic write.
+      sweepIdleSessionsNowAndThen(now);
+      const facts = { pausedAgentId: agentId, reviewerAgentId: parsed.reviewer_agent_id ?? null, topic: parsed.topic, sessionType: parsed.session_type, maxRounds: parsed.max_rounds, idleTimeoutMs: parsed.idle_timeout_ms };
+      const existing = db.select().from(dialecticSessions).where(eq(dialecticSessions.sessionId, sessionId)).get();
+      if (existing) {
+        const { pausedAgentId, topic, sessionType, maxRounds, idleTimeoutMs } = existing;
+        // A claim may have filled the reviewer since; the retry is still the same request.
+        const reviewerAgentId = parsed.reviewer_agent_id ? existing.reviewerAgentId : null;
+        assertSameRetry("session", sessionId, { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, facts);
+        return { session: toSession(existing, readTail(sessionId)), created: false };
+      }
+      const row = db
+        .insert(dialecticSessions)
+        .values({ sessionId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now })
+        .returning()
+        .get();
+      return { session: toSession(row, { last: null, count: 0, synthesisRounds: 0 }), created: true };
+    })
+    .immediate();
 }
 
 function messageFacts(m: Pick<DialecticMessage, "agentId" | "messageType" | "reasoning" | "rootCause" | "proposedConditions" | "observedMetrics" | "concerns" | "agrees">) {
@@ -332,9 +320,9 @@ function nextSessionState(session: DialecticSessionRow, row: DialecticMessageRow
   if (row.messageType === "thesis") return { phase: "antithesis" };
   if (row.messageType === "antithesis") return { phase: "synthesis" };
   const prev = tail.last && tail.last.messageType === "synthesis" ? getGovernance().db.select().from(dialecticMessages).where(and(eq(dialecticMessages.sessionId, session.sessionId), eq(dialecticMessages.seq, tail.last.seq))).get() : undefined;
-  const sameConditions = row.proposedConditionsJson === null || (prev !== undefined && canonicalJson(parseJsonColumn(row.proposedConditionsJson)) === canonicalJson(parseJsonColumn(prev.proposedConditionsJson)));
+  const sameConditions = row.proposedConditionsJson === null || (prev !== undefined && canonicalJson(parseJsonColumnStrict(row.proposedConditionsJson)) === canonicalJson(parseJsonColumnStrict(prev.proposedConditionsJson)));
   if (prev && prev.agentId !== row.agentId && prev.agrees === true && row.agrees === true && sameConditions) {
-    const resolution: Resolution = { conditions: parseJsonColumn<string[]>(prev.proposedConditionsJson) ?? [], agreedBy: [prev.agentId, row.agentId], messageId: row.id, seq: row.seq };
+    const resolution: Resolution = { conditions: parseJsonColumnStrict<string[]>(prev.proposedConditionsJson) ?? [], agreedBy: [prev.agentId, row.agentId], messageId: row.id, seq: row.seq };
     return { phase: "resolved", status: "resolved", resolutionJson: JSON.stringify(resolution) };
   }
   if (tail.synthesisRounds + 1 >= session.maxRounds) return { phase: "failed", status: "failed", failureReason: `no agreement after ${session.maxRounds} synthesis rounds` };
@@ -410,17 +398,15 @@ function messagesBySessionIds(sessionIds: string[]): Map<string, DialecticMessag
 
 /** Session with its transcript. Active sessions are served from the read-through cache. */
 export function getDialecticSessionById({ sessionId }: { sessionId: string }): SessionView {
-  return timed("detail", () => {
-    const { file } = getGovernance();
-    const cached = readCachedSession<SessionView>(file, sessionId);
-    if (cached) return cached;
-    const row = requireSessionRow(sessionId);
-    const messages = messagesBySessionIds([sessionId]).get(sessionId) ?? [];
-    const last = messages.at(-1) ?? null;
-    const view: SessionView = { ...toSession(row, { last, count: messages.length, synthesisRounds: messages.filter((m) => m.messageType === "synthesis").length }), messages };
-    if (row.status === "active") cacheSession(file, sessionId, view);
-    return view;
-  });
+  const { file } = getGovernance();
+  const cached = readCachedSession<SessionView>(file, sessionId);
+  if (cached) return cached;
+  const row = requireSessionRow(sessionId);
+  const messages = messagesBySessionIds([sessionId]).get(sessionId) ?? [];
+  const last = messages.at(-1) ?? null;
+  const view: SessionView = { ...toSession(row, { last, count: messages.length, synthesisRounds: messages.filter((m) => m.messageType === "synthesis").length }), messages };
+  if (row.status === "active") cacheSession(file, sessionId, view);
+  return view;
 }
 
 /** Participants, admins, and any agent looking at an open session it might claim. */
@@ -441,37 +427,35 @@ export type ListSessionsInput = {
 
 /** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */
 export function listDialecticSessionsByAgent(input: ListSessionsInput): { sessions: SessionView[]; total: number } {
-  return timed(input.includeTranscript ? "list+transcript" : "list", () => {
-    const { db } = getGovernance();
-    const role = input.role ?? "any";
-    const where: SQL[] = [];
-    const s = dialecticSessions;
-    if (role === "open") {
-      where.push(isNull(s.reviewerAgentId), eq(s.status, "active"));
-      if (input.agentId) where.push(ne(s.pausedAgentId, input.agentId));
-    } else if (input.agentId) {
-      if (role === "requestor") where.push(eq(s.pausedAgentId, input.agentId));
-      else if (role === "reviewer") where.push(eq(s.reviewerAgentId, input.agentId));
-      else where.push(or(eq(s.pausedAgentId, input.agentId), eq(s.reviewerAgentId, input.agentId)) as SQL);
+  const { db } = getGovernance();
+  const role = input.role ?? "any";
+  const where: SQL[] = [];
+  const s = dialecticSessions;
+  if (role === "open") {
+    where.push(isNull(s.reviewerAgentId), eq(s.status, "active"));
+    if (input.agentId) where.push(ne(s.pausedAgentId, input.agentId));
+  } else if (input.agentId) {
+    if (role === "requestor") where.push(eq(s.pausedAgentId, input.agentId));
+    else if (role === "reviewer") where.push(eq(s.reviewerAgentId, input.agentId));
+    else where.push(or(eq(s.pausedAgentId, input.agentId), eq(s.reviewerAgentId, input.agentId)) as SQL);
+  }
+  if (input.status) where.push(eq(s.status, input.status));
+  if (input.phase) where.push(eq(s.phase, input.phase));
+  if (input.topic) where.push(sql`${s.topic} like ${likeContains(input.topic)} escape '\\'`);
+  const cond = where.length ? and(...where) : undefined;
+  const rows = db.select().from(s).where(cond).orderBy(desc(s.createdAt), desc(s.sessionId)).limit(input.limit ?? 50).offset(input.offset ?? 0).all();
+  const total = db.select({ n: sql<number>`count(*)` }).from(s).where(cond).get()?.n ?? 0;
+  const ids = rows.map((r) => r.sessionId);
+  const transcripts = input.includeTranscript ? messagesBySessionIds(ids) : null;
+  const tails = transcripts ? new Map<string, Tail>() : tailsBySessionIds(ids);
+  const sessions = rows.map((r): SessionView => {
+    if (transcripts) {
+      const messages = transcripts.get(r.sessionId) ?? [];
+      return { ...toSession(r, { last: messages.at(-1) ?? null, count: messages.length, synthesisRounds: messages.filter((m) => m.messageType === "synthesis").length }), messages };
     }
-    if (input.status) where.push(eq(s.status, input.status));
-    if (input.phase) where.push(eq(s.phase, input.phase));
-    if (input.topic) where.push(sql`${s.topic} like ${likeContains(input.topic)} escape '\\'`);
-    const cond = where.length ? and(...where) : undefined;
-    const rows = db.select().from(s).where(cond).orderBy(desc(s.createdAt), desc(s.sessionId)).limit(input.limit ?? 50).offset(input.offset ?? 0).all();
-    const total = db.select({ n: sql<number>`count(*)` }).from(s).where(cond).get()?.n ?? 0;
-    const ids = rows.map((r) => r.sessionId);
-    const transcripts = input.includeTranscript ? messagesBySessionIds(ids) : null;
-    const tails = transcripts ? new Map<string, Tail>() : tailsBySessionIds(ids);
-    const sessions = rows.map((r): SessionView => {
-      if (transcripts) {
-        const messages = transcripts.get(r.sessionId) ?? [];
-        return { ...toSession(r, { last: messages.at(-1) ?? null, count: messages.length, synthesisRounds: messages.filter((m) => m.messageType === "synthesis").length }), messages };
-      }
-      return toSession(r, tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 });
-    });
-    return { sessions, total };
+    return toSession(r, tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 });
   });
+  return { sessions, total };
 }
 
 export type SignatureCheck = { ok: true; messages: number } | { ok: false; messages: number; brokenAtSeq: number; reason: string };
@@ -498,24 +482,22 @@ export function countActiveSessions(): number {
   return getGovernance().db.select({ n: sql<number>`count(*)` }).from(dialecticSessions).where(eq(dialecticSessions.status, "active")).get()?.n ?? 0;
 }
 
-export type DialecticMetrics = {
+export type DialecticActivity = {
   activeSessions: number;
   failedPerHour: { hourStart: number; failed: number }[];
   messagesLastHour: number;
   messagesPerMinuteLastHour: number;
-  /** Session creation, query latency by type (list, detail) and the dialectic API routes, from this process. */
-  latency: RouteLatency[];
 };
 
-/** Counts straight from SQLite; latency from this process's timing table ("dialectic *" entries and routes). */
-export function getDialecticMetrics({ now = Date.now() }: { now?: number } = {}): DialecticMetrics {
+/** Counts straight from SQLite (lib/metrics/dialectic.ts adds this process's latency). */
+export function getDialecticActivity({ now = Date.now() }: { now?: number } = {}): DialecticActivity {
   const { sqlite, db } = getGovernance();
   const hour = 3_600_000;
   const failedPerHour = sqlite
     .prepare("select (updated_at / ?) * ? as hourStart, count(*) as failed from dialectic_sessions where status = 'failed' and updated_at >= ? group by hourStart order by hourStart")
     .all(hour, hour, now - 24 * hour) as { hourStart: number; failed: number }[];
   const messagesLastHour = db.select({ n: sql<number>`count(*)` }).from(dialecticMessages).where(sql`${dialecticMessages.timestamp} >= ${now - hour}`).get()?.n ?? 0;
-  return { activeSessions: countActiveSessions(), failedPerHour, messagesLastHour, messagesPerMinuteLastHour: messagesLastHour / 60, latency: routeLatencySnapshot().filter((r) => r.route.includes("dialectic")) };
+  return { activeSessions: countActiveSessions(), failedPerHour, messagesLastHour, messagesPerMinuteLastHour: messagesLastHour / 60 };
 }
 
 /** Detail for an agent: sessions it may not see answer like sessions that do not exist. */
@@ -524,15 +506,3 @@ export function getDialecticSessionForAgent({ sessionId, agentId, isAdmin }: { s
   if (!canAgentSeeSession(view, agentId, isAdmin)) throw new AppError("not_found", `no dialectic session ${sessionId}`);
   return view;
 }
-
-/** The dashboard's session filters (people see every session; agents only their own through the API). */
-export const sessionFilterSchema = z
-  .object({
-    agent: agentIdSchema.optional(),
-    role: z.enum(ROLES).default("any"),
-    status: z.enum(STATUSES).optional(),
-    phase: z.enum(PHASES).optional(),
-    topic: z.string().trim().min(1).max(200).optional(),
-    page: z.coerce.number().int().min(1).max(10_000).default(1),
-  })
-  .strict();

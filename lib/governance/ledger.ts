@@ -15,7 +15,7 @@ import {
 } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { appendAudit } from "./audit";
-import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumn, sha256HexSchema } from "./common";
+import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema } from "../common";
 
 export const CHECKS = ["critic", "runner"] as const;
 export type Check = (typeof CHECKS)[number];
@@ -144,18 +144,18 @@ export type TaskStatus = {
 
 function toTask(row: TaskRow): Task {
   const { specJson, requiredChecksJson, assigneesJson, ...rest } = row;
-  return { ...rest, spec: parseJsonColumn(specJson), requiredChecks: parseJsonColumn<Check[]>(requiredChecksJson) ?? [...CHECKS], assignees: parseJsonColumn<string[]>(assigneesJson) ?? [] };
+  return { ...rest, spec: parseJsonColumnStrict(specJson), requiredChecks: parseJsonColumnStrict<Check[]>(requiredChecksJson) ?? [...CHECKS], assignees: parseJsonColumnStrict<string[]>(assigneesJson) ?? [] };
 }
 
 function toRun(row: SkillRunRow): SkillRun {
   const { artifactsJson, ...rest } = row;
   const status = row.finishedAt === null ? "running" : row.exitCode === 0 ? "succeeded" : "failed";
-  return { ...rest, artifacts: parseJsonColumn<ArtifactRef[]>(artifactsJson) ?? [], status };
+  return { ...rest, artifacts: parseJsonColumnStrict<ArtifactRef[]>(artifactsJson) ?? [], status };
 }
 
 function toValidation(row: ValidationRow): Validation {
   const { detailsJson, ...rest } = row;
-  return { ...rest, details: parseJsonColumn(detailsJson) };
+  return { ...rest, details: parseJsonColumnStrict(detailsJson) };
 }
 
 function requireTask(taskId: string): TaskRow {
@@ -166,7 +166,7 @@ function requireTask(taskId: string): TaskRow {
 
 /** The requester, an assignee, or an unrestricted admin. */
 export function canWorkOnTask(task: Pick<TaskRow, "requestedBy" | "assigneesJson">, caller: LedgerCaller): boolean {
-  return caller.isAdmin || task.requestedBy === caller.agentId || (parseJsonColumn<string[]>(task.assigneesJson) ?? []).includes(caller.agentId);
+  return caller.isAdmin || task.requestedBy === caller.agentId || (parseJsonColumnStrict<string[]>(task.assigneesJson) ?? []).includes(caller.agentId);
 }
 
 /** A task the caller may read: someone else's task answers like an unknown one (404). */

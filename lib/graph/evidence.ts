@@ -3,7 +3,7 @@ import type { StoreHandle } from "../db/connection";
 import { EVIDENCE_STANCES } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import { notFound, uuidSchema } from "./common";
+import { notFound, uuidSchema } from "../common";
 
 export const EVIDENCE_TARGETS = ["frame", "relation"] as const;
 export type EvidenceTarget = (typeof EVIDENCE_TARGETS)[number];

@@ -3,8 +3,8 @@ import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { FRAME_COLUMNS, type KgFrameRow } from "../db/schema/graph";
 import { appendAudit } from "../governance/audit";
-import { jsonObjectSchema, notFound, parseJsonColumn, uuidSchema } from "./common";
 import { requireNodeRow } from "./nodes";
+import { jsonObjectSchema, notFound, parseJsonColumnOr, uuidSchema } from "../common";
 
 export const createFrameInputSchema = z.object({ node_id: uuidSchema, column: z.enum(FRAME_COLUMNS), properties: jsonObjectSchema }).strict();
 export const updateFrameInputSchema = z.object({ properties: jsonObjectSchema }).strict();
@@ -22,7 +22,7 @@ export type GraphFrame = {
 export const FRAME_COLUMNS_SQL = `f.id, f.node_id as nodeId, f."column", f.properties, f.created_at as createdAt, f.updated_at as updatedAt, f.created_by as createdBy`;
 
 export function toGraphFrame(r: KgFrameRow): GraphFrame {
-  return { id: r.id, node_id: r.nodeId, column: r.column, properties: parseJsonColumn<Record<string, unknown>>(r.properties, {}), created_at: r.createdAt, updated_at: r.updatedAt, created_by: r.createdBy };
+  return { id: r.id, node_id: r.nodeId, column: r.column, properties: parseJsonColumnOr<Record<string, unknown>>(r.properties, {}), created_at: r.createdAt, updated_at: r.updatedAt, created_by: r.createdBy };
 }
 
 function selectFrameRow(handle: StoreHandle, id: string): KgFrameRow | undefined {

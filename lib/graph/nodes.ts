@@ -3,12 +3,12 @@ import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { ENTITY_TYPES, type KgNodeRow } from "../db/schema/graph";
 import { runWithinBudget, startQueryBudget } from "../db/query-budget";
-import { registerEmbeddable } from "../embed/embeddables";
+import type { Embeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import { ftsQueryFromText, jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumn, sha256Hex, tagsSchema } from "./common";
+import { ftsQueryFromText, jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema } from "../common";
 
 export const NODE_KIND = "node";
 
@@ -17,7 +17,7 @@ export function nodeEmbeddingText(n: { displayName: string; entityType: string; 
   return [`${n.displayName} (${n.entityType})`, n.tags.length ? `tags: ${n.tags.join(", ")}` : ""].filter(Boolean).join("\n");
 }
 
-registerEmbeddable({
+export const nodeEmbeddable: Embeddable = {
   kind: NODE_KIND,
   artifactType: NODE_KIND,
   load({ handle: { sqlite }, refIds }) {
@@ -28,12 +28,12 @@ registerEmbeddable({
       tags: string;
       embedHash: string;
     }[];
-    return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumn<string[]>(r.tags, []) }), inputHash: r.embedHash }]));
+    return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>(r.tags, []) }), inputHash: r.embedHash }]));
   },
   *listAll({ handle: { sqlite } }) {
     for (const r of sqlite.prepare("select seq, embed_hash from kg_node").iterate() as IterableIterator<{ seq: number; embed_hash: string }>) yield { refId: r.seq, inputHash: r.embed_hash };
   },
-});
+};
 
 /** Canonical node key: the same entity written "Nginx " and "nginx" is one node. */
 export function canonicalNodeName(name: string): string {
@@ -90,8 +90,8 @@ export function toGraphNode(r: KgNodeRow): GraphNode {
     created_at: r.createdAt,
     updated_at: r.updatedAt,
     created_by: r.createdBy,
-    attributes: parseJsonColumn<Record<string, unknown>>(r.attributes, {}),
-    tags: parseJsonColumn<string[]>(r.tags, []),
+    attributes: parseJsonColumnOr<Record<string, unknown>>(r.attributes, {}),
+    tags: parseJsonColumnOr<string[]>(r.tags, []),
     auto_extracted: Boolean(r.autoExtracted),
   };
 }
@@ -140,7 +140,7 @@ export function updateNode({ handle, id, input }: { handle: StoreHandle; id: str
     .transaction(() => {
       const row = requireNodeRow(handle, id);
       const displayName = u.display_name ?? row.displayName;
-      const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumn<string[]>(row.tags, []);
+      const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>(row.tags, []);
       const embedHash = sha256Hex(nodeEmbeddingText({ displayName, entityType: row.entityType, tags }));
       sqlite
         .prepare("update kg_node set display_name = ?, scope = ?, attributes = ?, tags = ?, embed_hash = ?, updated_at = ? where seq = ?")

@@ -4,8 +4,8 @@ import type { StoreHandle } from "../db/connection";
 import type { KgRelationRow } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import { jsonObjectSchema, notFound, parseJsonColumn, unitInterval, uuidSchema } from "./common";
 import { requireNodeRow } from "./nodes";
+import { jsonObjectSchema, notFound, parseJsonColumnOr, unitInterval, uuidSchema } from "../common";
 
 const relationTypeSchema = z
   .string()
@@ -74,7 +74,7 @@ export function toGraphRelation(r: KgRelationRow): GraphRelation {
     confidence: r.confidence,
     temporal_start: r.temporalStart,
     temporal_end: r.temporalEnd,
-    attributes: parseJsonColumn<Record<string, unknown>>(r.attributes, {}),
+    attributes: parseJsonColumnOr<Record<string, unknown>>(r.attributes, {}),
     created_at: r.createdAt,
     updated_at: r.updatedAt,
     created_by: r.createdBy,
@@ -118,7 +118,7 @@ export function createOrMergeRelation({ handle, input, actor }: { handle: StoreH
         )
         .get({ type: r.relationship_type, from: r.from_id, to: r.to_id, bidirectional: r.bidirectional ? 1 : 0 }) as KgRelationRow | undefined;
       if (existing) {
-        const attributes = { ...parseJsonColumn<Record<string, unknown>>(existing.attributes, {}), ...(r.attributes ?? {}) };
+        const attributes = { ...parseJsonColumnOr<Record<string, unknown>>(existing.attributes, {}), ...(r.attributes ?? {}) };
         sqlite
           .prepare("update kg_relation set weight = ?, confidence = ?, bidirectional = ?, temporal_start = ?, temporal_end = ?, attributes = ?, updated_at = ? where id = ?")
           .run(

@@ -7,9 +7,9 @@ import { getEmbedder } from "../embed/model";
 import { checkVectorReadiness } from "../embed/status";
 import { blobToVector, knnSearch, simhashCodec, vecIndexTable } from "../embed/vector-index";
 import { CORE_STORE } from "../db/store-names";
-import { ftsQueryFromText, parseJsonColumn, unitInterval } from "./common";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
+import { ftsQueryFromText, parseJsonColumnOr, unitInterval } from "../common";
 
 /**
  * Fused remember over thoughts and graph nodes of a store (and, read-only,
@@ -173,7 +173,7 @@ function propertyText(json: string): string {
     if (typeof v === "object") for (const x of Object.values(v as object)) walk(x);
     else values.push(String(v));
   };
-  walk(parseJsonColumn<unknown>(json, {}));
+  walk(parseJsonColumnOr<unknown>(json, {}));
   return values.join(" ");
 }
 
@@ -280,7 +280,7 @@ function nodeFacts(src: Source, nodeIds: string[]): Map<string, NodeFacts> {
     const links = evidenceByNode.get(id) ?? [];
     const valuesByKey = new Map<string, Set<string>>();
     for (const f of mine) {
-      for (const [k, v] of Object.entries(parseJsonColumn<Record<string, unknown>>(f.properties, {}))) {
+      for (const [k, v] of Object.entries(parseJsonColumnOr<Record<string, unknown>>(f.properties, {}))) {
         const set = valuesByKey.get(k) ?? new Set<string>();
         set.add(JSON.stringify(v));
         valuesByKey.set(k, set);

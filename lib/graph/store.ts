@@ -3,7 +3,7 @@ import type { AgentPrincipal } from "../auth/tokens";
 import { getStoreDb, type StoreHandle } from "../db/connection";
 import { requireStore } from "../stores/stores";
 import { storeNameSchema } from "../db/store-names";
-import { uuidSchema } from "./common";
+import { uuidSchema } from "../common";
 
 /** 404 for an unknown store, before opening it (opening would create it). */
 export function openGraphStore(store: string): StoreHandle {

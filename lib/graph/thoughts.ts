@@ -3,13 +3,13 @@ import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { FRAMEWORKS, type ThoughtRow, type ChainRow } from "../db/schema/graph";
 import { runWithinBudget, startQueryBudget } from "../db/query-budget";
-import { registerEmbeddable } from "../embed/embeddables";
+import type { Embeddable } from "../embed/embeddables";
 import { getEmbedder } from "../embed/model";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings, knnSearch } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import { ftsQueryFromText, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumn, sha256Hex, tagsSchema, unitInterval } from "./common";
+import { ftsQueryFromText, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
 
 export const THOUGHT_KIND = "thought";
 /** Novelty compares a thought with this many thoughts written before it. */
@@ -17,7 +17,7 @@ export const NOVELTY_WINDOW = 50;
 /** Weight of the newest feedback in the utility moving average. */
 export const UTILITY_ALPHA = 0.3;
 
-registerEmbeddable({
+export const thoughtEmbeddable: Embeddable = {
   kind: THOUGHT_KIND,
   artifactType: THOUGHT_KIND,
   load({ handle: { sqlite }, refIds }) {
@@ -27,7 +27,7 @@ registerEmbeddable({
   *listAll({ handle: { sqlite } }) {
     for (const r of sqlite.prepare("select seq, content_hash from thoughts").iterate() as IterableIterator<{ seq: number; content_hash: string }>) yield { refId: r.seq, inputHash: r.content_hash };
   },
-});
+};
 
 export const chainIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, "chain ids are 1-128 chars of letters, digits, . _ : -");
 
@@ -98,7 +98,7 @@ export function toThought(r: ThoughtSelect): Thought {
     timestamp: r.timestamp,
     importance: r.importance,
     relevance: r.relevance,
-    tags: parseJsonColumn<string[]>(r.tags, []),
+    tags: parseJsonColumnOr<string[]>(r.tags, []),
     category: r.category,
     novelty: r.novelty,
     consistency: r.consistency,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { AppError } from "../errors";
-import { parseJsonColumn } from "./common";
+import { parseJsonColumnOr } from "../common";
 
 /** A scratchpad, not a database: bounded keys and value size per store. */
 export const WORKING_MEMORY_MAX_KEYS = 1000;
@@ -19,7 +19,7 @@ export const setWorkingMemoryInputSchema = z
 
 export type WorkingMemoryEntry = { key: string; value: unknown; expires_at: number | null; updated_at: number; updated_by: string };
 type Row = { key: string; value: string; expiresAt: number | null; updatedAt: number; updatedBy: string };
-const toEntry = (r: Row): WorkingMemoryEntry => ({ key: r.key, value: parseJsonColumn<unknown>(r.value, null), expires_at: r.expiresAt, updated_at: r.updatedAt, updated_by: r.updatedBy });
+const toEntry = (r: Row): WorkingMemoryEntry => ({ key: r.key, value: parseJsonColumnOr<unknown>(r.value, null), expires_at: r.expiresAt, updated_at: r.updatedAt, updated_by: r.updatedBy });
 const COLUMNS = "key, value, expires_at as expiresAt, updated_at as updatedAt, updated_by as updatedBy";
 
 /** Delete expired keys; returns how many went. */

@@ -1,6 +1,6 @@
 import type { StoreHandle } from "../db/connection";
 import type { ChunkRow } from "../db/schema/index";
-import { registerEmbeddable, type EmbeddableRef } from "../embed/embeddables";
+import type { Embeddable, EmbeddableRef } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 
@@ -9,7 +9,7 @@ export const CHUNK_KIND = "chunk";
 
 type ChunkTextRow = Pick<ChunkRow, "id" | "text"> & { hash: string };
 
-registerEmbeddable({
+export const chunkEmbeddable: Embeddable = {
   kind: CHUNK_KIND,
   artifactType: "chunk",
   load({ handle, refIds }) {
@@ -24,7 +24,7 @@ registerEmbeddable({
   chunkingVersion({ handle, refId }) {
     return (handle.sqlite.prepare("select chunking_version as chunkingVersion from chunks where id = ?").get(refId) as Pick<ChunkRow, "chunkingVersion"> | undefined)?.chunkingVersion ?? null;
   },
-});
+};
 
 /**
  * Keep the embed queue in step with chunk writes, inside the writer's

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../common";
 
 /**
  * Deterministic chunking. Any change to these rules must bump
@@ -30,10 +30,6 @@ const RULES = {
 };
 
 type Line = { start: number; end: number; bytes: number; heading: boolean };
-
-export function sha256Hex(data: string | Uint8Array): string {
-  return createHash("sha256").update(data).digest("hex");
-}
 
 export function chunkIdFor(path: string, chunkIndex: number, chunkSha256: string): string {
   return sha256Hex(`${CHUNKING_VERSION}\0${path}\0${chunkIndex}\0${chunkSha256}`).slice(0, 32);

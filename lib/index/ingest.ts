@@ -5,8 +5,9 @@ import { chunks as chunksTable, documents, type ChunkRow, type DocumentRow } fro
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { syncChunkEmbeddings } from "./chunk-embeddings";
-import { chunkDocument, CHUNKING_VERSION, sha256Hex, type ChunkKind } from "./chunking";
+import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { FILE_PREFIXES, kindForPath, normalizeRelativePath } from "./paths";
+import { sha256Hex } from "../common";
 
 export type IngestStatus = "added" | "changed" | "unchanged";
 

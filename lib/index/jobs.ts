@@ -364,10 +364,3 @@ export function startJobSweeper(): void {
   s.sweeper = setInterval(sweep, SWEEP_MS);
   s.sweeper.unref();
 }
-
-/** Tests: stop the sweeper so a test's temp data dir can be removed. */
-export function stopJobSweeper(): void {
-  const s = state();
-  if (s.sweeper) clearInterval(s.sweeper);
-  s.sweeper = null;
-}

@@ -351,7 +351,7 @@ export const memoryFilterSchema = z
     updated_after: dateParam.optional(),
     updated_before: dateParam.optional(),
     source: z.string().max(200).optional(),
-    sort: z.enum(["updatedAt", "createdAt", "tokenEstimate"]).default("updatedAt"),
+    sort: z.enum(["updated_at", "created_at", "token_estimate"]).default("updated_at").transform((s) => ({ updated_at: "updatedAt", created_at: "createdAt", token_estimate: "tokenEstimate" } as const)[s]),
     order: z.enum(["asc", "desc"]).default("desc"),
     limit: z.coerce.number().int().min(1).max(200).default(50),
     offset: z.coerce.number().int().min(0).max(1_000_000).default(0),

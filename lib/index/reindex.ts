@@ -5,11 +5,12 @@ import { storeDir, type StoreHandle } from "../db/connection";
 import { categories, memories, meta } from "../db/schema/index";
 import { AppError } from "../errors";
 import { log } from "../log";
-import { CHUNKING_VERSION, sha256Hex } from "./chunking";
+import { CHUNKING_VERSION } from "./chunking";
 import { readFileNoFollow } from "./contained-fs";
 import { listIndexableFiles } from "./files";
 import { decodeText, deleteDocumentByPath, ingestDocument } from "./ingest";
 import { ensureCategoryPath, indexMemoryText, pruneCategories, removeMemoryIndex } from "./memories";
+import { sha256Hex } from "../common";
 
 export type ReindexCounts = { scanned: number; added: number; changed: number; unchanged: number; removed: number; skipped: number };
 export type ReindexResult = {

@@ -1,10 +1,11 @@
 import { count, eq, ne, sql } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { chunks, documents, memories } from "../db/schema/index";
-import { CHUNKING_VERSION, sha256Hex } from "./chunking";
+import { CHUNKING_VERSION } from "./chunking";
 import { readFileNoFollow } from "./contained-fs";
 import { listIndexableFiles } from "./files";
 import { decodeText } from "./ingest";
+import { sha256Hex } from "../common";
 
 const LIST_CAP = 100;
 

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import { assertJsonDepth, authenticateBearer, errorResponse, readBodyLimited } from "../api/route";
+import { authenticateBearer, errorResponse } from "../api/route";
+import { assertJsonDepth, readBodyLimited } from "../http/body";
 import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { createMcpServer } from "./server";

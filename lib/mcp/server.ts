@@ -17,8 +17,10 @@ import {
   type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { jsonDepthExceeds, MAX_JSON_DEPTH, toAppError, zodDetails } from "../api/route";
+import { toAppError, zodDetails } from "../api/route";
+import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../http/body";
 import { storesReferenced } from "../api/store-refs";
+import { assertMatchesContract, contractChecksEnabled, toWire } from "../api/contract";
 import { assertStoresAllowed, canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
 import { recordRequest } from "../metrics/latency";
@@ -34,14 +36,22 @@ export type McpSessionOptions = {
 
 const toolsByName = new Map(MCP_TOOLS.map((t) => [t.name, t]));
 
-let listedTools: { name: string; description: string; inputSchema: { type: "object"; [k: string]: unknown } }[] | null = null;
+type ObjectSchema = { type: "object"; [k: string]: unknown };
+let listedTools: { name: string; description: string; inputSchema: ObjectSchema; outputSchema: ObjectSchema }[] | null = null;
 
-/** JSON Schema of every tool input, generated once from the zod schemas (input side: defaults are optional). */
+// Results are described in draft-07, the dialect the SDK's client validator (ajv) speaks: 2020-12 tuples would read as "no items".
+function jsonSchemaOf(schema: z.ZodType, io: "input" | "output"): ObjectSchema {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any", ...(io === "output" ? { target: "draft-7" as const } : {}) }) as Record<string, unknown>;
+  return { ...rest, type: "object" };
+}
+
+/**
+ * JSON Schema of every tool's input (input side: defaults are optional) and
+ * result (`outputSchema`: clients check `structuredContent` against it),
+ * generated once from the zod schemas.
+ */
 export function listToolDescriptors() {
-  listedTools ??= MCP_TOOLS.map((t) => {
-    const { $schema: _drop, ...schema } = z.toJSONSchema(t.input, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-    return { name: t.name, description: t.description, inputSchema: { ...schema, type: "object" as const } };
-  });
+  listedTools ??= MCP_TOOLS.map((t) => ({ name: t.name, description: t.description, inputSchema: jsonSchemaOf(t.input, "input"), outputSchema: jsonSchemaOf(t.output, "output") }));
   return listedTools;
 }
 
@@ -52,8 +62,9 @@ function hasStoreArgument(t: ToolDef): boolean {
 /**
  * Run one tool for a principal: scope, argument parsing, store allow-list
  * (every store the arguments refer to: `store`, `include_core`, nested store
- * fields; see store-refs.ts), then the domain function. Throws AppError like
- * a REST route would.
+ * fields; see store-refs.ts), then the domain function, whose result is
+ * renamed to the wire form by the tool's output schema (and checked against
+ * it under DUALMIND_CHECK_RESPONSES). Throws AppError like a REST route would.
  */
 export async function runTool({ name, args, options }: { name: string; args: Record<string, unknown> | undefined; options: McpSessionOptions }): Promise<unknown> {
   const t = toolsByName.get(name);
@@ -69,12 +80,16 @@ export async function runTool({ name, args, options }: { name: string; args: Rec
   const parsed = t.input.safeParse(raw);
   if (!parsed.success) throw new AppError("invalid_request", "invalid arguments", zodDetails(parsed.error, "arguments"));
   assertStoresAllowed(principal, storesReferenced(t.input, parsed.data));
-  return await t.run(parsed.data as never, { principal });
+  const wire = toWire(t.output, await t.run(parsed.data as never, { principal }));
+  if (contractChecksEnabled()) assertMatchesContract(t.output, wire, `MCP tool ${name}`);
+  return wire;
 }
 
+/** A result as text and as `structuredContent` (which matches the tool's outputSchema); an error is the REST envelope, as text only. */
 function toolResult(value: unknown, isError = false): CallToolResult {
-  const structured = value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
-  return { content: [{ type: "text", text: JSON.stringify(value ?? null) }], structuredContent: structured, ...(isError ? { isError: true } : {}) };
+  const text = [{ type: "text" as const, text: JSON.stringify(value ?? null) }];
+  if (isError) return { content: text, isError: true };
+  return { content: text, structuredContent: value as Record<string, unknown> };
 }
 
 const RESOURCE_TEMPLATES = [

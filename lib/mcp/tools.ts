@@ -3,13 +3,20 @@
  * REST route's own zod schema as its input (plus the route's path params:
  * `store`, `id`, ...). Nothing here re-implements domain logic.
  */
+import { deletedResponse } from "../api/responses/common";
+import { messagePostedResponse, sessionCreatedResponse, sessionView } from "../api/responses/dialectic";
+import { categoryBrowseResponse, chunkDetail, memoryListResponse, memoryWithBody, recentMemoriesResponse, searchResponse } from "../api/responses/documents";
+import { embeddingStatusResponse } from "../api/responses/embeddings";
+import { evidenceLinkResponse, evidenceUnlinkedResponse, frameResponse, graphDeletedResponse, nodeDeletedResponse, nodeDetailResponse, nodeListResponse, nodeResponse, relationCreatedResponse, relationResponse, rememberResponse, thoughtResponse } from "../api/responses/graph";
+import { runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskStatusResponse, validationRecordedResponse } from "../api/responses/ledger";
+import { learningRecordedResponse, recallResponse, traceRecordedResponse } from "../api/responses/recall";
+import { storeListResponse } from "../api/responses/stores";
 import { z, type ZodType } from "zod";
 import { actorOf } from "../auth/actor";
 import type { AgentPrincipal, Scope } from "../auth/tokens";
 import { storeParams } from "../api/params";
 import { getEmbeddingStatus } from "../embed/status";
-import { clientIdSchema } from "../governance/common";
-import { callerOf } from "../governance/respond";
+import { callerOf } from "../api/respond";
 import { createDialecticSession, getDialecticSessionForAgent, postDialecticMessage, createSessionSchema, postMessageSchema } from "../governance/dialectic";
 import { createTask, createTaskSchema, finishRunSchema, getTaskStatusById, recordRunFinish, recordRunStart, recordValidation, recordValidationSchema, startRunSchema } from "../governance/ledger";
 import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, unlinkEvidence } from "../graph/evidence";
@@ -43,6 +50,7 @@ import { recordTrace } from "../recall/traces";
 import { getStoreDb } from "../db/connection";
 import { listStores, openCoreFor, openStore, requireStore } from "../stores/stores";
 import { storeNameSchema } from "../db/store-names";
+import { clientIdSchema } from "../common";
 
 export type ToolContext = { principal: AgentPrincipal };
 
@@ -51,11 +59,13 @@ export type ToolDef = {
   description: string;
   /** Minimum scope, as on the matching REST route. */
   scope: Scope;
+  /** The result, in the wire's snake_case: the same schema as the matching REST route's response (see lib/api/contract.ts). */
+  output: ZodType;
   input: ZodType;
   run: (args: never, ctx: ToolContext) => unknown;
 };
 
-function tool<S extends ZodType>(def: { name: string; description: string; scope: Scope; input: S; run: (args: z.output<S>, ctx: ToolContext) => unknown }): ToolDef {
+function tool<S extends ZodType>(def: { name: string; description: string; scope: Scope; output: ZodType; input: S; run: (args: z.output<S>, ctx: ToolContext) => unknown }): ToolDef {
   return def as ToolDef;
 }
 
@@ -72,6 +82,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "search",
     description: "Search a store's documents and memories (mode fts | vector | hybrid), with filters; same as POST /stores/{store}/search.",
+    output: searchResponse,
     scope: "read",
     input: searchInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }) => {
@@ -82,6 +93,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "read_chunk",
     description: "Read one chunk (text, path, position) by its 32-hex chunk id from a search hit.",
+    output: chunkDetail,
     scope: "read",
     input: z.object({ ...storeShape, id: chunkIdSchema }).strict(),
     run: ({ store, id }) => getChunkByChunkId({ handle: openStore({ store }), chunkId: id }),
@@ -89,6 +101,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "query_memories",
     description: "List memories by category (recursive), tags, updated range, source; sorted and paged.",
+    output: memoryListResponse,
     scope: "read",
     input: memoryFilterSchema.safeExtend(storeShape),
     run: ({ store, ...filter }) => listMemoriesByFilter({ handle: openStore({ store }), filter }),
@@ -96,6 +109,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "recent_memories",
     description: "The most recently updated memories of a store.",
+    output: recentMemoriesResponse,
     scope: "read",
     input: z.object({ ...storeShape, limit: memoryFilterSchema.shape.limit.default(10) }).strict(),
     run: ({ store, limit }) => ({ memories: listRecentMemories({ handle: openStore({ store }), limit }) }),
@@ -103,6 +117,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "list_memories",
     description: "Browse the category tree: the child categories of `parent` (root when absent) and a page of the memories under it (recursive, newest first).",
+    output: categoryBrowseResponse,
     scope: "read",
     input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset }).strict(),
     run: ({ store, parent, limit, offset }) => {
@@ -114,6 +129,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "read_memory",
     description: "Read one memory (frontmatter fields and body) by its path, e.g. projects/dualmind/decisions.md.",
+    output: memoryWithBody,
     scope: "read",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
     run: ({ store, path }) => getMemoryByPath({ handle: openStore({ store }), memoryPath: path }),
@@ -121,6 +137,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "write_memory",
     description: "Create a memory: a markdown file under memory/<path> (file first, then the index). An existing path is a conflict; use update_memory.",
+    output: memoryWithBody,
     scope: "write",
     input: createMemorySchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => createMemory({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
@@ -128,6 +145,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "update_memory",
     description: "Update (or move with move_to) an existing memory.",
+    output: memoryWithBody,
     scope: "write",
     input: updateMemorySchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => updateMemory({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
@@ -135,6 +153,7 @@ const indexTools: ToolDef[] = [
   tool({
     name: "delete_memory",
     description: "Delete a memory file and its index rows.",
+    output: deletedResponse,
     scope: "write",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
     run: ({ store, path }, ctx) => {
@@ -148,6 +167,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "think",
     description: "Record a thought (optionally in a chain); it is embedded and scored for novelty.",
+    output: thoughtResponse,
     scope: "write",
     input: thinkInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ thought: thinkThought({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
@@ -155,6 +175,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "remember",
     description: "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence.",
+    output: rememberResponse,
     scope: "read",
     input: rememberInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }) => {
@@ -165,6 +186,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "node_create",
     description: "Create a knowledge-graph node (entity).",
+    output: nodeResponse,
     scope: "write",
     input: createNodeInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ node: createNode({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
@@ -172,6 +194,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "node_get",
     description: "A node with its frames, relations and neighbours.",
+    output: nodeDetailResponse,
     scope: "read",
     input: storeItemParams,
     run: ({ store, id }) => getNodeDetailById({ handle: openGraphStore(store), id }),
@@ -179,6 +202,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "node_list",
     description: "List or find nodes by name and entity type.",
+    output: nodeListResponse,
     scope: "read",
     input: listNodesQuerySchema.safeExtend(storeShape),
     run: ({ store, ...filter }) => listNodesByFilter({ handle: openGraphStore(store), filter }),
@@ -186,6 +210,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "node_update",
     description: "Change a node's display name, scope, attributes or tags (fields under `changes`).",
+    output: nodeResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateNodeInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ node: updateNode({ handle: openGraphStore(store), id, input: changes }) }),
@@ -193,6 +218,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "node_delete",
     description: "Delete a node with its frames and relations (audited).",
+    output: nodeDeletedResponse,
     scope: "write",
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteNode({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
@@ -200,6 +226,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "relation_create",
     description: "Create a relation between two nodes, or merge into the existing one of the same type.",
+    output: relationCreatedResponse,
     scope: "write",
     input: createRelationInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => createOrMergeRelation({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
@@ -207,6 +234,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "relation_update",
     description: "Change a relation's weight, confidence, direction, time range or attributes (fields under `changes`).",
+    output: relationResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateRelationInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ relation: updateRelation({ handle: openGraphStore(store), id, input: changes }) }),
@@ -214,6 +242,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "relation_delete",
     description: "Delete a relation (audited).",
+    output: graphDeletedResponse,
     scope: "write",
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteRelation({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
@@ -221,6 +250,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "frame_create",
     description: "Attach a semantic / episodic / procedural / custom frame to a node.",
+    output: frameResponse,
     scope: "write",
     input: createFrameInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => ({ frame: createFrame({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }) }),
@@ -228,6 +258,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "frame_update",
     description: "Replace a frame's properties (under `changes`).",
+    output: frameResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateFrameInputSchema }).strict(),
     run: ({ store, id, changes }) => ({ frame: updateFrame({ handle: openGraphStore(store), id, input: changes }) }),
@@ -235,6 +266,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "frame_delete",
     description: "Delete a frame (audited).",
+    output: graphDeletedResponse,
     scope: "write",
     input: storeItemParams,
     run: ({ store, id }, ctx) => deleteFrame({ handle: openGraphStore(store), id, actor: agentActor(ctx.principal) }),
@@ -242,6 +274,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "evidence_link",
     description: "Link a thought as evidence for (or against) a frame or relation.",
+    output: evidenceLinkResponse,
     scope: "write",
     input: linkEvidenceInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => linkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
@@ -249,6 +282,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "evidence_unlink",
     description: "Remove a thought's evidence link from a frame or relation (audited).",
+    output: evidenceUnlinkedResponse,
     scope: "write",
     input: evidenceKeySchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => unlinkEvidence({ handle: openGraphStore(store), input, actor: agentActor(ctx.principal) }),
@@ -259,6 +293,7 @@ const recallTools: ToolDef[] = [
   tool({
     name: "recall",
     description: "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning).",
+    output: recallResponse,
     scope: "read",
     input: recallInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => {
@@ -269,6 +304,7 @@ const recallTools: ToolDef[] = [
   tool({
     name: "record_trace",
     description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor.",
+    output: traceRecordedResponse,
     scope: "write",
     input: traceInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => {
@@ -279,6 +315,7 @@ const recallTools: ToolDef[] = [
   tool({
     name: "record_learning",
     description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated.",
+    output: learningRecordedResponse,
     scope: "write",
     input: learningInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => {
@@ -292,6 +329,7 @@ const ledgerTools: ToolDef[] = [
   tool({
     name: "task_create",
     description: "Record a task (intent + spec, optional assignees who may run and validate it) in the governance ledger; retrying with the same task_id returns the first one.",
+    output: taskCreatedResponse,
     scope: "write",
     input: createTaskSchema,
     run: (input, ctx) => createTask({ input, requestedBy: agentOf(ctx) }),
@@ -299,6 +337,7 @@ const ledgerTools: ToolDef[] = [
   tool({
     name: "task_status",
     description: "One of your tasks (requested by or assigned to you) with its runs, validations and the verdict with reasons.",
+    output: taskStatusResponse,
     scope: "read",
     input: z.object(taskIdShape).strict(),
     run: ({ task_id }, ctx) => getTaskStatusById({ taskId: task_id, caller: callerIn(ctx) }),
@@ -306,6 +345,7 @@ const ledgerTools: ToolDef[] = [
   tool({
     name: "record_run",
     description: "Record a skill run of a task (started, or finished when output_hash and exit_code are given).",
+    output: runRecordedResponse,
     scope: "write",
     input: startRunSchema.safeExtend(taskIdShape),
     run: ({ task_id, ...input }, ctx) => recordRunStart({ taskId: task_id, input, caller: callerIn(ctx) }),
@@ -313,6 +353,7 @@ const ledgerTools: ToolDef[] = [
   tool({
     name: "finish_run",
     description: "Finish a started run with its output hash and exit code.",
+    output: runFinishedResponse,
     scope: "write",
     input: finishRunSchema.safeExtend({ ...taskIdShape, run_id: clientIdSchema }),
     run: ({ task_id, run_id, ...input }, ctx) => recordRunFinish({ taskId: task_id, runId: run_id, input, caller: callerIn(ctx) }),
@@ -320,6 +361,7 @@ const ledgerTools: ToolDef[] = [
   tool({
     name: "record_validation",
     description: "Record a critic and/or runner validation of a task.",
+    output: validationRecordedResponse,
     scope: "write",
     input: recordValidationSchema.safeExtend(taskIdShape),
     run: ({ task_id, ...input }, ctx) => recordValidation({ taskId: task_id, input, caller: callerIn(ctx) }),
@@ -330,6 +372,7 @@ const dialecticTools: ToolDef[] = [
   tool({
     name: "dialectic_request",
     description: "Open a dialectic review session (you are the paused agent; post the thesis next).",
+    output: sessionCreatedResponse,
     scope: "write",
     input: createSessionSchema,
     run: (input, ctx) => createDialecticSession({ input, agentId: agentOf(ctx) }),
@@ -337,6 +380,7 @@ const dialecticTools: ToolDef[] = [
   tool({
     name: "dialectic_post",
     description: "Post the next message (thesis, antithesis or synthesis) to a session; only the expected agent may post.",
+    output: messagePostedResponse,
     scope: "write",
     input: postMessageSchema.safeExtend(sessionIdShape),
     run: ({ session_id, ...input }, ctx) => postDialecticMessage({ sessionId: session_id, ...callerIn(ctx), input }),
@@ -344,6 +388,7 @@ const dialecticTools: ToolDef[] = [
   tool({
     name: "dialectic_get",
     description: "A session with its transcript and who is expected to post next.",
+    output: sessionView,
     scope: "read",
     input: z.object(sessionIdShape).strict(),
     run: ({ session_id }, ctx) => getDialecticSessionForAgent({ sessionId: session_id, ...callerIn(ctx) }),
@@ -354,6 +399,7 @@ const storeTools: ToolDef[] = [
   tool({
     name: "list_stores",
     description: "The stores this token may use, with counts.",
+    output: storeListResponse,
     scope: "read",
     input: z.object({}).strict(),
     run: (_args, ctx) => ({ stores: listStores().filter((s) => ctx.principal.stores === null || ctx.principal.stores.includes(s.name)) }),
@@ -361,6 +407,7 @@ const storeTools: ToolDef[] = [
   tool({
     name: "store_health",
     description: "Embedding health of a store: backlog, drift, coverage, degraded mode, vector index, re-embed progress.",
+    output: embeddingStatusResponse,
     scope: "read",
     input: z.object({ store: storeNameSchema }).strict(),
     run: ({ store }) => getEmbeddingStatus({ handle: openStore({ store }) }),

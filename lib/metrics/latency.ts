@@ -4,6 +4,8 @@
  * adds; the minute accumulators are drained to governance.db by
  * lib/metrics/rollups.ts, never written from the request itself.
  */
+import { infrastructureError, isAppError } from "../errors";
+
 export const LATENCY_BUCKET_BOUNDS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
 const MINUTE_MS = 60_000;
 
@@ -54,6 +56,24 @@ export function recordRequest(route: string, status: number, ms: number, now: nu
     m.set(key, mm);
   }
   add(mm, status, ms, bucket);
+}
+
+/**
+ * Time one call under `route`, recorded with the status its caller answers:
+ * 200, or the status the thrown error maps to (500 for an untyped one). For
+ * work timed apart from its route, e.g. dialectic list vs detail queries.
+ */
+export function timeCall<T>(route: string, fn: () => T): T {
+  const started = performance.now();
+  let status = 200;
+  try {
+    return fn();
+  } catch (e) {
+    status = isAppError(e) ? e.status : (infrastructureError(e)?.status ?? 500);
+    throw e;
+  } finally {
+    recordRequest(route, status, performance.now() - started);
+  }
 }
 
 /** Hand over (and forget) every minute accumulated so far; the caller persists them. */

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { z } from "zod";
 import { assertSanitizeBudget, sanitizeJson, sanitizeText } from "./sanitize";
 
@@ -14,10 +13,6 @@ export const HANDLE_VERSION = 1;
 const MAX_DESCRIPTOR_CHARS = 1000;
 const MAX_FILES = 8;
 const MAX_TAGS = 12;
-
-export function sha256Hex(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
 
 const line = (max: number) => z.string().trim().min(1).max(max);
 

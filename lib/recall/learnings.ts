@@ -1,11 +1,12 @@
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { registerEmbeddable } from "../embed/embeddables";
+import type { Embeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
 import type { VectorInfo } from "./traces";
-import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, sha256Hex, type LearningInput } from "./descriptors";
+import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
+import { sha256Hex } from "../common";
 
 export const LEARNING_KIND = "learning";
 
@@ -64,7 +65,7 @@ function toLearning(r: LearningDbRow): Learning {
   };
 }
 
-registerEmbeddable({
+export const learningEmbeddable: Embeddable = {
   kind: LEARNING_KIND,
   artifactType: "learning",
   load({ handle: { sqlite }, refIds }) {
@@ -80,7 +81,7 @@ registerEmbeddable({
   },
   chunkingVersion: ({ handle: { sqlite }, refId }) => (sqlite.prepare("select handle_version as v from learnings where id = ?").get(refId) as { v: number } | undefined)?.v ?? null,
   backfill: ({ handle }) => backfillLearningHandles(handle),
-});
+};
 
 export type RecordLearningResult = { learning: Learning; deduped: boolean; embedding: "queued" | "unchanged" };
 

@@ -1,11 +1,12 @@
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { registerEmbeddable } from "../embed/embeddables";
+import type { Embeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, sha256Hex, traceInputSchema, type TraceFields, type TraceInput } from "./descriptors";
+import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceFields, type TraceInput } from "./descriptors";
 import { getReflectionSettings, type ReflectionSettings } from "./settings";
+import { sha256Hex } from "../common";
 
 export const TRACE_KIND = "trace";
 
@@ -88,7 +89,7 @@ function fieldsOf(r: TraceDbRow): TraceFields {
 }
 
 // Vectors are made from the stored descriptor, and its hash is the input hash.
-registerEmbeddable({
+export const traceEmbeddable: Embeddable = {
   kind: TRACE_KIND,
   artifactType: "reasoning_trace",
   load({ handle: { sqlite }, refIds }) {
@@ -104,7 +105,7 @@ registerEmbeddable({
   },
   chunkingVersion: ({ handle: { sqlite }, refId }) => (sqlite.prepare("select descriptor_version as v from reasoning_traces where id = ?").get(refId) as { v: number } | undefined)?.v ?? null,
   backfill: ({ handle }) => backfillTraceDescriptors(handle),
-});
+};
 
 export type RecordTraceResult = { trace: Trace; deduped: boolean; embedding: "queued" | "skipped_backpressure" | "unchanged"; retained: { deleted: number } };
 

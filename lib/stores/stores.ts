@@ -91,11 +91,15 @@ export function listStores(): StoreSummary[] {
  * The one way to get a store handle: an unknown store is a 404 (never created
  * on the fly), a missing or never-built index is rebuilt from its files, and
  * the handle returned is what every domain function takes.
+ *
+ * `buildIndex: false` is for the reindex entry points only: the audited job
+ * they start is the build, and a silent rebuild first would leave it nothing
+ * to count.
  */
-export function openStore({ store }: { store: string }): StoreHandle {
+export function openStore({ store, buildIndex = true }: { store: string; buildIndex?: boolean }): StoreHandle {
   if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
   const handle = getStoreDb(store);
-  ensureIndexBuilt({ handle });
+  if (buildIndex) ensureIndexBuilt({ handle });
   return handle;
 }
 

@@ -7,10 +7,10 @@ import { openStore } from "../../lib/stores/stores";
 import { progressBar, UsageError, type Command } from "../cli-kit";
 
 /** The named store, or every store with --all; each opened once (an unknown store is a 404, exit 2). */
-function storesFrom(args: string[], all: boolean): StoreHandle[] {
-  if (all) return listStoreNames().map((store) => openStore({ store }));
+function storesFrom({ args, all, buildIndex }: { args: string[]; all: boolean; buildIndex: boolean }): StoreHandle[] {
+  if (all) return listStoreNames().map((store) => openStore({ store, buildIndex }));
   if (!args[0]) throw new UsageError("name a store, or pass --all");
-  return [openStore({ store: args[0] })];
+  return [openStore({ store: args[0], buildIndex })];
 }
 
 export const indexCommands: Command[] = [
@@ -20,7 +20,8 @@ export const indexCommands: Command[] = [
     summary: "rebuild a store's index from its memory/ folder and source roots (one transaction), as an audited admin job",
     run: async ({ args, flags, json, out }) => {
       let ok = true;
-      for (const handle of storesFrom(args, flags.all === true)) {
+      // The job is the build: no silent rebuild of a never-built index before it.
+      for (const handle of storesFrom({ args, all: flags.all === true, buildIndex: false })) {
         const bar = progressBar(`reindex ${handle.store}`, !json);
         // The same job row and audit entry as POST /stores/{store}/reindex, run here to the end.
         const job = await runReindexJob({ handle, actor: actorOf("cli"), reason: "dualmind reindex", onProgress: (p) => bar.update(p.done, p.total) });
@@ -42,7 +43,7 @@ export const indexCommands: Command[] = [
     summary: "compare files with the index without writing (exit 1 on any difference)",
     run: ({ args, flags, out }) => {
       let ok = true;
-      for (const handle of storesFrom(args, flags.all === true)) {
+      for (const handle of storesFrom({ args, all: flags.all === true, buildIndex: true })) {
         const v = verifyStore({ handle });
         ok &&= v.ok;
         const lines = [

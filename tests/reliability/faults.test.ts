@@ -118,12 +118,14 @@ describe("kill -9 of a real server", () => {
     await serve();
     type JobView = { id: string; status: string; attempts: number; result: { counts: { added: number } } | null };
     const resumed = await waitFor("the interrupted reindex to finish after restart", async () => {
-      const j = (await call("GET", `/jobs/${jobId}`)).json as { job: JobView };
+      const r = await call("GET", `/jobs/${jobId}`);
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      const j = r.json as { job: JobView };
       return j.job.status !== "running" && j.job;
     });
     expect(resumed).toMatchObject({ id: jobId, status: "succeeded", attempts: 2, result: { counts: { added: 6000 } } });
-    const verify = (await call("GET", "/stores/crash/verify")).json as { ok: boolean; counts: { fileDocuments: number } };
-    expect(verify).toMatchObject({ ok: true, counts: { fileDocuments: 6000 } });
+    const verify = (await call("GET", "/stores/crash/verify")).json as { ok: boolean; counts: { file_documents: number } };
+    expect(verify).toMatchObject({ ok: true, counts: { file_documents: 6000 } });
     await server!.stop();
     server = null;
     const resumeAudit = getGovernance().sqlite.prepare("select actor, target, details from audit_log where action = 'store.reindex.resume'").all() as { actor: string; target: string; details: string }[];

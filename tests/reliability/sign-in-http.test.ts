@@ -151,7 +151,8 @@ describe("sessions end when the account changes", () => {
 
   /** What the cookie gets: the dashboard itself, and next-auth's session endpoint. */
   async function whoIs(cookie: string): Promise<{ dashboard: string; sessionUser: string | null }> {
-    const page = await send("/", { address, headers: { cookie } });
+    // As a browser asks for a page: the gate redirects a page load to /login and answers other requests 401.
+    const page = await send("/", { address, headers: { cookie, accept: "text/html" } });
     const dashboard = page.status === 200 && page.text.includes('data-testid="current-user"') ? "open" : `${page.status} ${page.headers.get("location") ?? ""}`;
     const session = JSON.parse((await send("/api/auth/session", { address, headers: { cookie } })).text) as { user?: { name?: string } };
     return { dashboard, sessionUser: session.user?.name ?? null };

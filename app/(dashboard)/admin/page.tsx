@@ -5,6 +5,7 @@ import { listUsers } from "@/lib/auth/users";
 import { listAuditTail } from "@/lib/governance/audit";
 import { formatTime } from "@/lib/format";
 import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction, setUserDisabledAction } from "./actions";
+import { getReindexJobAction, startReindexAction } from "./reindex-actions";
 import { ReindexSection } from "@/components/reindex-section";
 import { AuditTailTable } from "@/components/audit-tail-table";
 
@@ -84,7 +85,7 @@ export default async function AdminPage() {
         </table>
       </section>
 
-      <ReindexSection />
+      <ReindexSection start={startReindexAction} poll={getReindexJobAction} />
 
       <section className="card space-y-3" aria-labelledby="audit-heading">
         <h2 id="audit-heading" className="text-lg font-medium">

@@ -1,7 +1,7 @@
 "use server";
 
 import { z } from "zod";
-import { actionError, type ActionResult } from "@/app/_server/action-result";
+import { actionError, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { getJobById, startReindexJob, type Job } from "@/lib/index/jobs";
 import { actorOf } from "@/lib/auth/actor";
@@ -13,7 +13,7 @@ export async function startReindexAction(store: string): Promise<ActionResult<Jo
   try {
     const admin = await requireRoleForAction("admin");
     const name = storeNameSchema.parse(store);
-    const job = startReindexJob({ handle: openStore({ store: name }), actor: actorOf(admin), reason: "Reindex button on the Admin page" });
+    const job = startReindexJob({ handle: openStore({ store: name, buildIndex: false }), actor: actorOf(admin), reason: "Reindex button on the Admin page" });
     return { ok: true, message: `Reindex of ${name} started.`, data: job };
   } catch (e) {
     return actionError(e);

@@ -27,8 +27,8 @@ export default async function ApiDocsPage() {
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">API reference</h1>
       <p className="text-sm text-slate-700">
-        Every call takes <code>Authorization: Bearer dm_...</code> (scopes nest admin ⊃ write ⊃ read). Errors are always <code>{"{ error: { code, message, details } }"}</code>. The machine-readable
-        document is <a className="text-blue-700 underline" href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1, generated from the same zod schemas the handlers validate with).
+        Every call takes <code>Authorization: Bearer dm_...</code> (scopes nest admin ⊃ write ⊃ read). Fields are snake_case both ways. Errors are always <code>{"{ error: { code, message, details } }"}</code>. The machine-readable
+        document is <a className="text-blue-700 underline" href="/api/v1/openapi.json">/api/v1/openapi.json</a> (OpenAPI 3.1, generated from the same zod schemas the handlers validate with and the tests check every answer against).
       </p>
 
       <section className="card space-y-2" aria-labelledby="mcp-heading">
@@ -94,6 +94,12 @@ export default async function ApiDocsPage() {
                   </tbody>
                 </table>
               )}
+              <p className="mt-2 text-xs text-slate-600">
+                Answers <span className="font-mono">{e.statuses.join(" or ")}</span> with:
+              </p>
+              <pre className="mt-1 overflow-x-auto rounded bg-slate-50 p-2 text-xs" data-testid="api-response-shape">
+                {e.response}
+              </pre>
             </details>
           ))}
         </section>

@@ -1,6 +1,6 @@
 "use server";
 
-import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
+import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { rememberByQuery, type RememberResponse } from "@/lib/graph/remember";
 import { requireStore } from "@/lib/stores/stores";

@@ -3,9 +3,9 @@ import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
-import { filledParams } from "@/lib/governance/common";
 import { listTasksByFilter, listTasksQuerySchema, VERDICTS } from "@/lib/governance/ledger";
 import { requireUser } from "@/app/_server/session";
+import { filledParams } from "@/app/_server/pages";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 

@@ -1,10 +1,10 @@
 import Link from "next/link";
+import { pickStore } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { MemoryMarkdown } from "@/components/memory-markdown";
 import { MemoryCategoryTree, MemoryFilterForm } from "@/components/memory-filters";
 import { formatTime } from "@/lib/format";
 import { getMemoryByPath, listAllCategories, listMemoriesByFilter, memoryFilterSchema, memoryPathSchema } from "@/lib/index/memories";
-import { CORE_STORE, listStoreNames } from "@/lib/db/store-names";
 import { openStore } from "@/lib/stores/stores";
 import { isAppError } from "@/lib/errors";
 
@@ -16,9 +16,7 @@ const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) 
 export default async function MemoriesPage({ searchParams }: { searchParams: Promise<Params> }) {
   await requireUser();
   const sp = await searchParams;
-  const stores = listStoreNames();
-  const requested = one(sp.store);
-  const store = requested && stores.includes(requested) ? requested : (stores.find((s) => s !== CORE_STORE) ?? CORE_STORE);
+  const { store, stores } = pickStore(one(sp.store));
   const handle = openStore({ store });
   const page = Math.max(1, Number(one(sp.page)) || 1);
   const values = {
@@ -28,7 +26,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
     source: one(sp.source),
     after: one(sp.after),
     before: one(sp.before),
-    sort: one(sp.sort) ?? "updatedAt",
+    sort: one(sp.sort) ?? "updated_at",
     order: one(sp.order) ?? "desc",
     expired: one(sp.expired) === "1",
   };

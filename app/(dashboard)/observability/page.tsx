@@ -5,7 +5,7 @@ import { ChartTimeSeries } from "@/components/chart-time-series";
 import { HealthPickers } from "@/components/health-pickers";
 import { formatBytes, formatTime } from "@/lib/format";
 import { listAuditTail } from "@/lib/governance/audit";
-import { getDialecticMetrics } from "@/lib/governance/dialectic";
+import { getDialecticActivity } from "@/lib/governance/dialectic";
 import { getGovernanceStatus } from "@/lib/governance/status";
 import { loadObservabilityDashboard } from "@/lib/metrics/health";
 import { parseRange } from "@/lib/metrics/preparers";
@@ -20,7 +20,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
   const sp = await searchParams;
   const d = loadObservabilityDashboard({ range: parseRange(one(sp.range)) });
   const longRange = d.range === "7d" || d.range === "30d";
-  const dialectic = getDialecticMetrics();
+  const dialectic = getDialecticActivity();
   const gov = getGovernanceStatus();
   const stores = listStores();
   const audit = listAuditTail({ limit: 15 });

@@ -4,13 +4,12 @@ import { LedgerSection } from "@/components/ledger-section";
 import { RecallRatingButtons, RecallSettingsForm } from "@/components/recall-forms";
 import { getStoreDb } from "@/lib/db/connection";
 import { formatTime } from "@/lib/format";
-import { filledParams } from "@/lib/governance/common";
 import { listRatingQueue, listRecentRecallEvents } from "@/lib/recall/events";
 import { listLearnings } from "@/lib/recall/learnings";
 import { getReflectionOverview } from "@/lib/recall/overview";
 import { listTraces, listTracesQuerySchema } from "@/lib/recall/traces";
-import { listStoreNames } from "@/lib/db/store-names";
 import { rateRecallHitAction, updateReflectionSettingsAction } from "./actions";
+import { filledParams, pickStore } from "@/app/_server/pages";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -20,9 +19,7 @@ const pct = (x: number | null) => (x === null ? "–" : `${Math.round(x * 100)}%
 export default async function ReflectionPage({ searchParams }: Props) {
   const user = await requireUser();
   const raw = filledParams(await searchParams);
-  const stores = listStoreNames();
-  const store = raw.store && stores.includes(raw.store) ? raw.store : (stores.find((s) => s !== "core") ?? stores[0]);
-  if (!store) return <p>No stores yet.</p>;
+  const { store, stores } = pickStore(raw.store);
   const handle = getStoreDb(store);
   const overview = getReflectionOverview({ handle });
   const recalls = listRecentRecallEvents({ handle, limit: 15 });

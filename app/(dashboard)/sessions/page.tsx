@@ -3,12 +3,28 @@ import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
-import { filledParams } from "@/lib/governance/common";
-import { getDialecticMetrics, listDialecticSessionsByAgent, PHASES, ROLES, sessionFilterSchema, STATUSES } from "@/lib/governance/dialectic";
+import { z } from "zod";
+import { agentIdSchema } from "@/lib/common";
+import { listDialecticSessionsByAgent, PHASES, ROLES, STATUSES } from "@/lib/governance/dialectic";
+import { getDialecticMetrics } from "@/lib/metrics/dialectic";
+import { timeCall } from "@/lib/metrics/latency";
 import { requireUser } from "@/app/_server/session";
+import { filledParams } from "@/app/_server/pages";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 const PAGE_SIZE = 50;
+
+/** The dashboard's session filters (people see every session; agents only their own through the API). */
+const sessionFilterSchema = z
+  .object({
+    agent: agentIdSchema.optional(),
+    role: z.enum(ROLES).default("any"),
+    status: z.enum(STATUSES).optional(),
+    phase: z.enum(PHASES).optional(),
+    topic: z.string().trim().min(1).max(200).optional(),
+    page: z.coerce.number().int().min(1).max(10_000).default(1),
+  })
+  .strict();
 
 export default async function SessionsPage({ searchParams }: Props) {
   await requireUser();
@@ -16,7 +32,7 @@ export default async function SessionsPage({ searchParams }: Props) {
   const parsed = sessionFilterSchema.safeParse(raw);
   const f = parsed.success ? parsed.data : null;
   const result = f
-    ? listDialecticSessionsByAgent({ agentId: f.agent, role: f.role, status: f.status, phase: f.phase, topic: f.topic, limit: PAGE_SIZE, offset: (f.page - 1) * PAGE_SIZE })
+    ? timeCall("dialectic list", () => listDialecticSessionsByAgent({ agentId: f.agent, role: f.role, status: f.status, phase: f.phase, topic: f.topic, limit: PAGE_SIZE, offset: (f.page - 1) * PAGE_SIZE }))
     : null;
   const metrics = getDialecticMetrics();
   const failedLastDay = metrics.failedPerHour.reduce((n, h) => n + h.failed, 0);

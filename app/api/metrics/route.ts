@@ -1,4 +1,6 @@
+import { z } from "zod";
 import { defineRoute } from "@/lib/api/route";
+import { answerText } from "@/lib/http/answer";
 import { authorizeMetricsScrape, renderPrometheusMetrics } from "@/lib/metrics/prometheus";
 
 export const dynamic = "force-dynamic";
@@ -7,9 +9,10 @@ export const dynamic = "force-dynamic";
 export const GET = defineRoute({
   name: "GET /metrics",
   auth: "public",
+  response: z.string(),
   handler: async ({ request }) => {
     const { principal } = authorizeMetricsScrape(request);
     const { contentType, body } = await renderPrometheusMetrics({ principal });
-    return new Response(body, { headers: { "content-type": contentType } });
+    return answerText(body, contentType);
   },
 });

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../../common";
 import type { EmbedConfig } from "../../config";
 import type { EmbeddingProvider, ProviderInfo } from "../types";
 import { BuiltinProvider } from "./builtin";
@@ -38,11 +38,8 @@ export type Fingerprint = ProviderInfo & {
 export async function computeFingerprint(provider: EmbeddingProvider): Promise<Fingerprint> {
   const [probe] = await provider.embed([FINGERPRINT_PROBE], "document");
   const rounded = Array.from(probe, (x) => Math.round(x * 1e4) / 1e4);
-  const probeHash = createHash("sha256").update(JSON.stringify(rounded)).digest("hex");
+  const probeHash = sha256Hex(JSON.stringify(rounded));
   const info = { ...provider.info, dimension: probe.length };
-  const id = createHash("sha256")
-    .update(JSON.stringify([info.provider, info.model, info.dimension, info.metric, info.documentPrefix, info.queryPrefix, probeHash]))
-    .digest("hex")
-    .slice(0, 16);
+  const id = sha256Hex(JSON.stringify([info.provider, info.model, info.dimension, info.metric, info.documentPrefix, info.queryPrefix, probeHash])).slice(0, 16);
   return { ...info, probeHash, id };
 }

@@ -2,12 +2,12 @@ import Link from "next/link";
 import { GraphRememberBox } from "@/components/graph-remember-box";
 import { LedgerSection } from "@/components/ledger-section";
 import { ENTITY_TYPES } from "@/lib/db/schema/graph";
-import { filledParams } from "@/lib/governance/common";
 import { listNodesByFilter, listNodesQuerySchema } from "@/lib/graph/nodes";
 import { formatTime } from "@/lib/format";
 import { rememberAction } from "../actions";
 import { graphStoreOr404 } from "../load";
 import { requireUser } from "@/app/_server/session";
+import { filledParams } from "@/app/_server/pages";
 
 type Props = { params: Promise<{ store: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
 

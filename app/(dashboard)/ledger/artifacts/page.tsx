@@ -4,9 +4,9 @@ import { LedgerHash } from "@/components/ledger-hash";
 import { LedgerRunTimeline } from "@/components/ledger-run-timeline";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
-import { filledParams } from "@/lib/governance/common";
 import { artifactLookupSchema, getProofsByArtifact } from "@/lib/governance/ledger";
 import { requireUser } from "@/app/_server/session";
+import { filledParams } from "@/app/_server/pages";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 

@@ -5,14 +5,15 @@ import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { SessionPhaseTimeline } from "@/components/session-phase-timeline";
 import { SessionTranscript } from "@/components/session-transcript";
 import { formatTime } from "@/lib/format";
-import { findByClientId } from "@/lib/governance/common";
 import { getDialecticSessionById, verifyDialecticSession, type SessionView } from "@/lib/governance/dialectic";
+import { timeCall } from "@/lib/metrics/latency";
 import { requireUser } from "@/app/_server/session";
+import { findByClientId } from "@/app/_server/pages";
 
 type Props = { params: Promise<{ id: string }> };
 
 function load(id: string): SessionView {
-  const session = findByClientId(id, (sessionId) => getDialecticSessionById({ sessionId }));
+  const session = findByClientId(id, (sessionId) => timeCall("dialectic detail", () => getDialecticSessionById({ sessionId })));
   if (!session) notFound();
   return session;
 }

@@ -1,6 +1,6 @@
 "use server";
 
-import { actionError, assertForm, type ActionResult } from "@/app/_server/action-result";
+import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { verifyStore, type VerifyReport } from "@/lib/index/verify";
 import { storeNameSchema } from "@/lib/db/store-names";

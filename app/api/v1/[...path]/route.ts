@@ -1,3 +1,4 @@
+import { notFoundResponse } from "@/lib/api/responses/common";
 import { defineRoute } from "@/lib/api/route";
 import { AppError } from "@/lib/errors";
 
@@ -5,6 +6,7 @@ import { AppError } from "@/lib/errors";
 const notFound = defineRoute({
   name: "unknown",
   auth: "public",
+  response: notFoundResponse,
   handler: ({ request }) => {
     throw new AppError("not_found", `no API route ${request.method} ${new URL(request.url).pathname}`);
   },

@@ -1,3 +1,4 @@
+import { storeListResponse, storeSummary } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
 import { assertStoresAllowed, canUseStore } from "@/lib/auth/tokens";
@@ -6,6 +7,7 @@ import { createStore, createStoreSchema, listStores } from "@/lib/stores/stores"
 export const GET = defineRoute({
   name: "GET /stores",
   auth: "read",
+  response: storeListResponse,
   handler: ({ principal }) => ({
     stores: listStores().filter((s) => principal && canUseStore(principal, s.name)),
   }),
@@ -14,6 +16,7 @@ export const GET = defineRoute({
 export const POST = defineRoute({
   name: "POST /stores",
   auth: "write",
+  response: storeSummary,
   body: createStoreSchema,
   status: 201,
   handler: ({ body, principal }) => {

@@ -1,10 +1,12 @@
+import { taskCreatedResponse, taskListResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
 import { createTask, createTaskSchema, listTasksByFilter, listTasksQuerySchema } from "@/lib/governance/ledger";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
 
 export const POST = defineRoute({
   name: "POST /tasks",
   auth: "write",
+  response: taskCreatedResponse,
   body: createTaskSchema,
   handler: ({ body, principal }) => {
     const { task, created } = createTask({ input: body, requestedBy: callerOf(principal).agentId });
@@ -15,6 +17,7 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /tasks",
   auth: "read",
+  response: taskListResponse,
   query: listTasksQuerySchema,
   // An agent lists the tasks it requested or is assigned to; an unrestricted admin lists every task.
   handler: ({ query, principal }) => listTasksByFilter(query, callerOf(principal)),

@@ -1,9 +1,11 @@
+import { tokenCreatedResponse, tokenListResponse } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
 import { createApiToken, createTokenSchema, listApiTokens } from "@/lib/auth/tokens";
 
 export const GET = defineRoute({
   name: "GET /tokens",
   auth: "admin",
+  response: tokenListResponse,
   allStores: true,
   handler: () => ({ tokens: listApiTokens() }),
 });
@@ -11,6 +13,7 @@ export const GET = defineRoute({
 export const POST = defineRoute({
   name: "POST /tokens",
   auth: "admin",
+  response: tokenCreatedResponse,
   allStores: true,
   body: createTokenSchema,
   status: 201,

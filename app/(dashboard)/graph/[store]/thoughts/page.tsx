@@ -2,10 +2,10 @@ import Link from "next/link";
 import { LedgerSection } from "@/components/ledger-section";
 import { FRAMEWORKS } from "@/lib/db/schema/graph";
 import { formatTime } from "@/lib/format";
-import { filledParams } from "@/lib/governance/common";
 import { listChainsByRecency, listThoughtsByFilter, listThoughtsQuerySchema } from "@/lib/graph/thoughts";
 import { graphStoreOr404 } from "../../load";
 import { requireUser } from "@/app/_server/session";
+import { filledParams } from "@/app/_server/pages";
 
 type Props = { params: Promise<{ store: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
 

@@ -5,9 +5,9 @@ import { LedgerHash } from "@/components/ledger-hash";
 import { LedgerRunTimeline } from "@/components/ledger-run-timeline";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
-import { findByClientId } from "@/lib/governance/common";
 import { getTaskStatusById, type TaskStatus } from "@/lib/governance/ledger";
 import { requireUser } from "@/app/_server/session";
+import { findByClientId } from "@/app/_server/pages";
 
 type Props = { params: Promise<{ id: string }> };
 

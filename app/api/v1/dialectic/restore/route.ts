@@ -1,10 +1,12 @@
+import { restoreResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
 import { dialecticSnapshotSchema, restoreDialecticSessions } from "@/lib/governance/dialectic-export";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
 
 export const POST = defineRoute({
   name: "POST /dialectic/restore",
   auth: "admin",
+  response: restoreResponse,
   allStores: true,
   body: dialecticSnapshotSchema,
   // A full snapshot is larger than an ordinary request.

@@ -1,13 +1,16 @@
+import { sessionCreatedResponse, sessionListResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
 import { createDialecticSession, createSessionSchema, listDialecticSessionsByAgent, listSessionsQuerySchema } from "@/lib/governance/dialectic";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
+import { timeCall } from "@/lib/metrics/latency";
 
 export const POST = defineRoute({
   name: "POST /dialectic/sessions",
   auth: "write",
+  response: sessionCreatedResponse,
   body: createSessionSchema,
   handler: ({ body, principal }) => {
-    const { session, created } = createDialecticSession({ input: body, agentId: callerOf(principal).agentId });
+    const { session, created } = timeCall("dialectic create", () => createDialecticSession({ input: body, agentId: callerOf(principal).agentId }));
     return respondCreated({ session, created }, created);
   },
 });
@@ -15,7 +18,10 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /dialectic/sessions",
   auth: "read",
+  response: sessionListResponse,
   query: listSessionsQuerySchema,
   handler: ({ query, principal }) =>
-    listDialecticSessionsByAgent({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }),
+    timeCall(query.transcript ? "dialectic list+transcript" : "dialectic list", () =>
+      listDialecticSessionsByAgent({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }),
+    ),
 });

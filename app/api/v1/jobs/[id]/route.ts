@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { jobResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { AppError } from "@/lib/errors";
 import { getJobById } from "@/lib/index/jobs";
@@ -6,6 +7,7 @@ import { getJobById } from "@/lib/index/jobs";
 export const GET = defineRoute({
   name: "GET /jobs/{id}",
   auth: "admin",
+  response: jobResponse,
   params: z.object({ id: z.uuid() }),
   handler: ({ params, principal }) => {
     // A store-limited token sees only its stores' jobs; another store's job answers like an unknown one.

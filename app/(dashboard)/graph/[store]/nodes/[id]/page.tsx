@@ -5,11 +5,11 @@ import { GraphNeighbourhood } from "@/components/graph-neighbourhood";
 import { LedgerSection } from "@/components/ledger-section";
 import { FRAME_COLUMNS } from "@/lib/db/schema/graph";
 import { formatTime } from "@/lib/format";
-import { findOrNull } from "@/lib/governance/common";
-import { uuidSchema } from "@/lib/graph/common";
 import { getNodeDetailById, type NodeDetail } from "@/lib/graph/node-detail";
 import { graphStoreOr404 } from "../../../load";
 import { requireUser } from "@/app/_server/session";
+import { findOrNull } from "@/app/_server/pages";
+import { uuidSchema } from "@/lib/common";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 

@@ -4,11 +4,11 @@ import { LedgerSection } from "@/components/ledger-section";
 import { formatTime } from "@/lib/format";
 import type { StoreHandle } from "@/lib/db/connection";
 import { isAppError } from "@/lib/errors";
-import { uuidSchema } from "@/lib/graph/common";
 import { listEvidenceUsesByThoughtId } from "@/lib/graph/evidence";
 import { getThoughtById, type Thought } from "@/lib/graph/thoughts";
 import { graphStoreOr404 } from "../../../load";
 import { requireUser } from "@/app/_server/session";
+import { uuidSchema } from "@/lib/common";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 

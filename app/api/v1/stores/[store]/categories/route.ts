@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { categoryChild, categoryListResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
 import { categoryPathSchema, listCategoryChildren, setCategoryDescription, setCategorySchema } from "@/lib/index/memories";
@@ -8,6 +9,7 @@ import { openStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/categories",
   auth: "read",
+  response: categoryListResponse,
   params: z.object({ store: storeNameSchema }),
   query: z.object({ parent: categoryPathSchema.optional() }).strict(),
   handler: ({ params, query }) => ({
@@ -19,6 +21,7 @@ export const GET = defineRoute({
 export const PUT = defineRoute({
   name: "PUT /stores/{store}/categories",
   auth: "write",
+  response: categoryChild,
   params: z.object({ store: storeNameSchema }),
   body: setCategorySchema,
   handler: ({ params, body, principal }) => setCategoryDescription({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { documentDeletedResponse, documentListResponse, putDocumentsResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
 import { apiDocumentPathSchema, deleteApiDocument, listDocumentsByPrefix, putDocuments, putDocumentsSchema } from "@/lib/index/ingest";
@@ -10,6 +11,7 @@ const params = z.object({ store: storeNameSchema });
 export const PUT = defineRoute({
   name: "PUT /stores/{store}/documents",
   auth: "write",
+  response: putDocumentsResponse,
   params,
   body: putDocumentsSchema,
   handler: ({ params, body, principal }) => ({ documents: putDocuments({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
@@ -18,6 +20,7 @@ export const PUT = defineRoute({
 export const GET = defineRoute({
   name: "GET /stores/{store}/documents",
   auth: "read",
+  response: documentListResponse,
   params,
   query: z
     .object({
@@ -32,6 +35,7 @@ export const GET = defineRoute({
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/documents",
   auth: "write",
+  response: documentDeletedResponse,
   params,
   query: z.object({ path: apiDocumentPathSchema }).strict(),
   handler: ({ params, query, principal }) => {

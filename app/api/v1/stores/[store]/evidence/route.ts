@@ -1,3 +1,5 @@
+import { respondCreated } from "@/lib/api/respond";
+import { evidenceLinkResponse, evidenceListResponse, evidenceUnlinkedResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, listEvidenceByTarget, listEvidenceQuerySchema, unlinkEvidence } from "@/lib/graph/evidence";
@@ -7,17 +9,19 @@ import { agentActor, openGraphStore } from "@/lib/graph/store";
 export const POST = defineRoute({
   name: "POST /stores/{store}/evidence",
   auth: "write",
+  response: evidenceLinkResponse,
   params: storeParams,
   body: linkEvidenceInputSchema,
   handler: ({ params, body, principal }) => {
     const result = linkEvidence({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) });
-    return Response.json(result, { status: result.created ? 201 : 200 });
+    return respondCreated(result, result.created);
   },
 });
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/evidence",
   auth: "read",
+  response: evidenceListResponse,
   params: storeParams,
   query: listEvidenceQuerySchema,
   handler: ({ params, query }) => listEvidenceByTarget({ handle: openGraphStore(params.store), query }),
@@ -26,6 +30,7 @@ export const GET = defineRoute({
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/evidence",
   auth: "write",
+  response: evidenceUnlinkedResponse,
   params: storeParams,
   body: evidenceKeySchema,
   handler: ({ params, body, principal }) => unlinkEvidence({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) }),

@@ -1,3 +1,4 @@
+import { frameResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createFrame, createFrameInputSchema } from "@/lib/graph/frames";
@@ -6,6 +7,7 @@ import { agentActor, openGraphStore } from "@/lib/graph/store";
 export const POST = defineRoute({
   name: "POST /stores/{store}/frames",
   auth: "write",
+  response: frameResponse,
   params: storeParams,
   body: createFrameInputSchema,
   status: 201,

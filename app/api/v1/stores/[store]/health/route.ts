@@ -1,3 +1,4 @@
+import { storeHealthResponse } from "@/lib/api/responses/embeddings";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreHealthReport } from "@/lib/metrics/health";
@@ -6,6 +7,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/health",
   auth: "read",
+  response: storeHealthResponse,
   params: storeParams,
   handler: async ({ params }) => {
     requireStore(params.store);

@@ -1,7 +1,8 @@
+import { learningListResponse, learningRecordedResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
 import { learningInputSchema } from "@/lib/recall/descriptors";
 import { listLearnings, listLearningsQuerySchema, recordLearning } from "@/lib/recall/learnings";
 import { requireStore } from "@/lib/stores/stores";
@@ -9,6 +10,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/learnings",
   auth: "write",
+  response: learningRecordedResponse,
   params: storeParams,
   body: learningInputSchema,
   handler: ({ params, body, principal }) => {
@@ -21,6 +23,7 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /stores/{store}/learnings",
   auth: "read",
+  response: learningListResponse,
   params: storeParams,
   query: listLearningsQuerySchema,
   handler: ({ params, query }) => {

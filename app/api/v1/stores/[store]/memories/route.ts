@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { deletedResponse } from "@/lib/api/responses/common";
+import { memoryReadOrListResponse, memoryWithBody } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
 import {
@@ -20,6 +22,7 @@ const params = z.object({ store: storeNameSchema });
 export const GET = defineRoute({
   name: "GET /stores/{store}/memories",
   auth: "read",
+  response: memoryReadOrListResponse,
   params,
   // `path` reads one memory (with its body); anything else filters the list.
   query: z.union([z.object({ path: memoryPathSchema }).strict(), memoryFilterSchema]),
@@ -33,6 +36,7 @@ export const GET = defineRoute({
 export const POST = defineRoute({
   name: "POST /stores/{store}/memories",
   auth: "write",
+  response: memoryWithBody,
   params,
   body: createMemorySchema,
   status: 201,
@@ -42,6 +46,7 @@ export const POST = defineRoute({
 export const PUT = defineRoute({
   name: "PUT /stores/{store}/memories",
   auth: "write",
+  response: memoryWithBody,
   params,
   body: updateMemorySchema,
   handler: ({ params, body, principal }) => updateMemory({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }),
@@ -50,6 +55,7 @@ export const PUT = defineRoute({
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/memories",
   auth: "write",
+  response: deletedResponse,
   params,
   query: z.object({ path: memoryPathSchema }).strict(),
   handler: ({ params, query, principal }) => {

@@ -1,3 +1,4 @@
+import { nodeListResponse, nodeResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createNode, createNodeInputSchema, listNodesByFilter, listNodesQuerySchema } from "@/lib/graph/nodes";
@@ -6,6 +7,7 @@ import { agentActor, openGraphStore } from "@/lib/graph/store";
 export const POST = defineRoute({
   name: "POST /stores/{store}/nodes",
   auth: "write",
+  response: nodeResponse,
   params: storeParams,
   body: createNodeInputSchema,
   status: 201,
@@ -15,6 +17,7 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /stores/{store}/nodes",
   auth: "read",
+  response: nodeListResponse,
   params: storeParams,
   query: listNodesQuerySchema,
   handler: ({ params, query }) => listNodesByFilter({ handle: openGraphStore(params.store), filter: query }),

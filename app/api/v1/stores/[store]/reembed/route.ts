@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { reembedStartResponse, reembedStatusResponse } from "@/lib/api/responses/embeddings";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
 import { storeParams } from "@/lib/api/params";
@@ -9,6 +10,7 @@ import { openStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/reembed",
   auth: "read",
+  response: reembedStatusResponse,
   params: storeParams,
   handler: ({ params }) => ({ job: getReembedProgress({ handle: openStore({ store: params.store }) }) }),
 });
@@ -16,6 +18,7 @@ export const GET = defineRoute({
 export const POST = defineRoute({
   name: "POST /stores/{store}/reembed",
   auth: "admin",
+  response: reembedStartResponse,
   params: storeParams,
   body: z.object({ only_stale: z.boolean().default(false), dry_run: z.boolean().default(false), hold_switch: z.boolean().default(false) }).strict(),
   status: 202,

@@ -1,7 +1,8 @@
+import { reflectionOverviewResponse, reflectionSettingsResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
 import { getReflectionOverview } from "@/lib/recall/overview";
 import { reflectionSettingsUpdateSchema, updateReflectionSettings } from "@/lib/recall/settings";
 import { requireStore } from "@/lib/stores/stores";
@@ -9,6 +10,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const GET = defineRoute({
   name: "GET /stores/{store}/reflection",
   auth: "read",
+  response: reflectionOverviewResponse,
   params: storeParams,
   handler: ({ params }) => {
     requireStore(params.store);
@@ -19,6 +21,7 @@ export const GET = defineRoute({
 export const PUT = defineRoute({
   name: "PUT /stores/{store}/reflection",
   auth: "admin",
+  response: reflectionSettingsResponse,
   params: storeParams,
   body: reflectionSettingsUpdateSchema,
   handler: ({ params, body, principal }) => {

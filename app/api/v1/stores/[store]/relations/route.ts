@@ -1,3 +1,5 @@
+import { respondCreated } from "@/lib/api/respond";
+import { relationCreatedResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { createOrMergeRelation, createRelationInputSchema } from "@/lib/graph/relations";
@@ -7,10 +9,11 @@ import { agentActor, openGraphStore } from "@/lib/graph/store";
 export const POST = defineRoute({
   name: "POST /stores/{store}/relations",
   auth: "write",
+  response: relationCreatedResponse,
   params: storeParams,
   body: createRelationInputSchema,
   handler: ({ params, body, principal }) => {
     const result = createOrMergeRelation({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) });
-    return Response.json(result, { status: result.merged ? 200 : 201 });
+    return respondCreated(result, !result.merged);
   },
 });

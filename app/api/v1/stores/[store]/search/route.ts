@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { searchResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { searchInputSchema, searchStore, type SearchInput } from "@/lib/index/search";
 import { storeNameSchema } from "@/lib/db/store-names";
@@ -15,6 +16,7 @@ function search({ store, input }: { store: string; input: SearchInput }) {
 export const GET = defineRoute({
   name: "GET /stores/{store}/search",
   auth: "read",
+  response: searchResponse,
   params,
   query: searchInputSchema,
   handler: ({ params, query }) => search({ store: params.store, input: query }),
@@ -23,6 +25,7 @@ export const GET = defineRoute({
 export const POST = defineRoute({
   name: "POST /stores/{store}/search",
   auth: "read",
+  response: searchResponse,
   params,
   body: searchInputSchema,
   handler: ({ params, body }) => search({ store: params.store, input: body }),

@@ -1,3 +1,4 @@
+import { thoughtListResponse, thoughtResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { agentActor, openGraphStore } from "@/lib/graph/store";
@@ -6,6 +7,7 @@ import { listThoughtsByFilter, listThoughtsQuerySchema, thinkInputSchema, thinkT
 export const POST = defineRoute({
   name: "POST /stores/{store}/thoughts",
   auth: "write",
+  response: thoughtResponse,
   params: storeParams,
   body: thinkInputSchema,
   status: 201,
@@ -15,6 +17,7 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /stores/{store}/thoughts",
   auth: "read",
+  response: thoughtListResponse,
   params: storeParams,
   query: listThoughtsQuerySchema,
   handler: ({ params, query }) => listThoughtsByFilter({ handle: openGraphStore(params.store), filter: query }),

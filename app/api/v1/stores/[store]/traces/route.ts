@@ -1,7 +1,8 @@
+import { traceListResponse, traceRecordedResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { getStoreDb } from "@/lib/db/connection";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
 import { traceInputSchema } from "@/lib/recall/descriptors";
 import { listTraces, listTracesQuerySchema, recordTrace } from "@/lib/recall/traces";
 import { requireStore } from "@/lib/stores/stores";
@@ -9,6 +10,7 @@ import { requireStore } from "@/lib/stores/stores";
 export const POST = defineRoute({
   name: "POST /stores/{store}/traces",
   auth: "write",
+  response: traceRecordedResponse,
   params: storeParams,
   body: traceInputSchema,
   handler: ({ params, body, principal }) => {
@@ -21,6 +23,7 @@ export const POST = defineRoute({
 export const GET = defineRoute({
   name: "GET /stores/{store}/traces",
   auth: "read",
+  response: traceListResponse,
   params: storeParams,
   query: listTracesQuerySchema,
   handler: ({ params, query }) => {

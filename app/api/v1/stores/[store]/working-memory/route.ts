@@ -1,3 +1,4 @@
+import { workingMemoryEntryResponse, workingMemoryListResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { agentActor, openGraphStore } from "@/lib/graph/store";
@@ -6,6 +7,7 @@ import { listWorkingMemory, setWorkingMemory, setWorkingMemoryInputSchema } from
 export const GET = defineRoute({
   name: "GET /stores/{store}/working-memory",
   auth: "read",
+  response: workingMemoryListResponse,
   params: storeParams,
   handler: ({ params }) => ({ entries: listWorkingMemory({ handle: openGraphStore(params.store) }) }),
 });
@@ -13,6 +15,7 @@ export const GET = defineRoute({
 export const PUT = defineRoute({
   name: "PUT /stores/{store}/working-memory",
   auth: "write",
+  response: workingMemoryEntryResponse,
   params: storeParams,
   body: setWorkingMemoryInputSchema,
   handler: ({ params, body, principal }) => ({ entry: setWorkingMemory({ handle: openGraphStore(params.store), input: body, actor: agentActor(principal) }) }),

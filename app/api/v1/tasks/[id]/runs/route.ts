@@ -1,12 +1,14 @@
 import { z } from "zod";
+import { runRecordedResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { recordRunStart, startRunSchema } from "@/lib/governance/ledger";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const POST = defineRoute({
   name: "POST /tasks/{id}/runs",
   auth: "write",
+  response: runRecordedResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   body: startRunSchema,
   handler: ({ params, body, principal }) => {

@@ -1,12 +1,14 @@
 import { z } from "zod";
+import { validationRecordedResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { recordValidation, recordValidationSchema } from "@/lib/governance/ledger";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const POST = defineRoute({
   name: "POST /tasks/{id}/validations",
   auth: "write",
+  response: validationRecordedResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   body: recordValidationSchema,
   handler: ({ params, body, principal }) => {

@@ -1,13 +1,15 @@
 import { z } from "zod";
+import { dialecticSnapshotResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { getDialecticSessionForAgent } from "@/lib/governance/dialectic";
 import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const GET = defineRoute({
   name: "GET /dialectic/sessions/{id}/export",
   auth: "read",
+  response: dialecticSnapshotResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   handler: ({ params, principal }) => {
     getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) });

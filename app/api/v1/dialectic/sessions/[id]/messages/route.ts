@@ -1,12 +1,14 @@
 import { z } from "zod";
+import { messagePostedResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { postDialecticMessage, postMessageSchema } from "@/lib/governance/dialectic";
-import { callerOf, respondCreated } from "@/lib/governance/respond";
+import { callerOf, respondCreated } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const POST = defineRoute({
   name: "POST /dialectic/sessions/{id}/messages",
   auth: "write",
+  response: messagePostedResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   body: postMessageSchema,
   handler: ({ params, body, principal }) => {

@@ -1,3 +1,4 @@
+import { nodeDeletedResponse, nodeDetailResponse, nodeResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { getNodeDetailById } from "@/lib/graph/node-detail";
 import { deleteNode, updateNode, updateNodeInputSchema } from "@/lib/graph/nodes";
@@ -6,6 +7,7 @@ import { agentActor, openGraphStore, storeItemParams } from "@/lib/graph/store";
 export const GET = defineRoute({
   name: "GET /stores/{store}/nodes/{id}",
   auth: "read",
+  response: nodeDetailResponse,
   params: storeItemParams,
   handler: ({ params }) => getNodeDetailById({ handle: openGraphStore(params.store), id: params.id }),
 });
@@ -13,6 +15,7 @@ export const GET = defineRoute({
 export const PATCH = defineRoute({
   name: "PATCH /stores/{store}/nodes/{id}",
   auth: "write",
+  response: nodeResponse,
   params: storeItemParams,
   body: updateNodeInputSchema,
   handler: ({ params, body }) => ({ node: updateNode({ handle: openGraphStore(params.store), id: params.id, input: body }) }),
@@ -21,6 +24,7 @@ export const PATCH = defineRoute({
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/nodes/{id}",
   auth: "write",
+  response: nodeDeletedResponse,
   params: storeItemParams,
   handler: ({ params, principal }) => deleteNode({ handle: openGraphStore(params.store), id: params.id, actor: agentActor(principal) }),
 });

@@ -1,3 +1,4 @@
+import { graphDeletedResponse, relationResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { deleteRelation, getRelationById, updateRelation, updateRelationInputSchema } from "@/lib/graph/relations";
 import { agentActor, openGraphStore, storeItemParams } from "@/lib/graph/store";
@@ -5,6 +6,7 @@ import { agentActor, openGraphStore, storeItemParams } from "@/lib/graph/store";
 export const GET = defineRoute({
   name: "GET /stores/{store}/relations/{id}",
   auth: "read",
+  response: relationResponse,
   params: storeItemParams,
   handler: ({ params }) => ({ relation: getRelationById({ handle: openGraphStore(params.store), id: params.id }) }),
 });
@@ -12,6 +14,7 @@ export const GET = defineRoute({
 export const PATCH = defineRoute({
   name: "PATCH /stores/{store}/relations/{id}",
   auth: "write",
+  response: relationResponse,
   params: storeItemParams,
   body: updateRelationInputSchema,
   handler: ({ params, body }) => ({ relation: updateRelation({ handle: openGraphStore(params.store), id: params.id, input: body }) }),
@@ -20,6 +23,7 @@ export const PATCH = defineRoute({
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/relations/{id}",
   auth: "write",
+  response: graphDeletedResponse,
   params: storeItemParams,
   handler: ({ params, principal }) => deleteRelation({ handle: openGraphStore(params.store), id: params.id, actor: agentActor(principal) }),
 });

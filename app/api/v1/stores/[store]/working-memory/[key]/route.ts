@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { graphDeletedResponse, workingMemoryEntryResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeNameSchema } from "@/lib/db/store-names";
 import { openGraphStore } from "@/lib/graph/store";
@@ -9,6 +10,7 @@ const params = z.object({ store: storeNameSchema, key: workingMemoryKeySchema })
 export const GET = defineRoute({
   name: "GET /stores/{store}/working-memory/{key}",
   auth: "read",
+  response: workingMemoryEntryResponse,
   params,
   handler: ({ params }) => ({ entry: getWorkingMemoryByKey({ handle: openGraphStore(params.store), key: params.key }) }),
 });
@@ -16,6 +18,7 @@ export const GET = defineRoute({
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/working-memory/{key}",
   auth: "write",
+  response: graphDeletedResponse,
   params,
   handler: ({ params }) => deleteWorkingMemoryByKey({ handle: openGraphStore(params.store), key: params.key }),
 });

@@ -1,12 +1,14 @@
 import { z } from "zod";
+import { runFinishedResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { clientIdSchema } from "@/lib/governance/common";
 import { finishRunSchema, recordRunFinish } from "@/lib/governance/ledger";
-import { callerOf } from "@/lib/governance/respond";
+import { callerOf } from "@/lib/api/respond";
+import { clientIdSchema } from "@/lib/common";
 
 export const POST = defineRoute({
   name: "POST /tasks/{id}/runs/{runId}/finish",
   auth: "write",
+  response: runFinishedResponse,
   params: z.object({ id: clientIdSchema, runId: clientIdSchema }).strict(),
   body: finishRunSchema,
   handler: ({ params, body, principal }) => recordRunFinish({ taskId: params.id, runId: params.runId, input: body, caller: callerOf(principal) }),

@@ -1,7 +1,7 @@
 import "server-only";
 import { ZodError } from "zod";
-import { AppError, infrastructureError, isAppError } from "@/lib/errors";
-import { log } from "@/lib/log";
+import { AppError, infrastructureError, isAppError } from "../errors";
+import { log } from "../log";
 
 export type ActionResult<T = undefined> = { ok: true; message: string; data?: T } | { ok: false; error: string; fields?: Record<string, string> };
 

@@ -1,10 +1,10 @@
-import type { AgentPrincipal } from "../auth/tokens";
-import { isUnrestrictedAdmin } from "../auth/tokens";
+import { isUnrestrictedAdmin, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
+import { answerWithStatus, type Answer } from "../http/answer";
 
-/** 201 for a new record, 200 when a retried request found the one it made before. */
-export function respondCreated(body: unknown, created: boolean): Response {
-  return Response.json(body, { status: created ? 201 : 200 });
+/** 201 for a new record, 200 when a retried request found the one it made before (or merged into one). */
+export function respondCreated(body: unknown, created: boolean): Answer {
+  return answerWithStatus(body, created ? 201 : 200);
 }
 
 export type Caller = { agentId: string; label: string; isAdmin: boolean; stores: readonly string[] | null };

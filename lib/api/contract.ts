@@ -1,0 +1,193 @@
+/**
+ * The response side of the API contract, shared by the REST wrapper and the
+ * MCP runner.
+ *
+ * Casing. The public JSON API is snake_case, inputs and outputs. Inputs always
+ * were; domain functions return camelCase objects in places (Drizzle rows), so
+ * every response schema is declared in snake_case and `toWire` renames the
+ * domain's keys by the schema: a declared key `task_id` is read from `task_id`
+ * or else `taskId`. Only declared object keys are renamed; free-form values
+ * (z.record / z.unknown: node attributes, task specs, working-memory values)
+ * are passed through untouched, keys and all.
+ *
+ * Checking. With `DUALMIND_CHECK_RESPONSES` (on by default under
+ * NODE_ENV=test, set by the vitest configs and the reliability servers) every
+ * successful answer is parsed with its schema after the JSON round trip the
+ * client sees; a mismatch — an undeclared field, a wrong type — is a 500 that
+ * names the field, so every route test is a contract test.
+ */
+import { z, type ZodType } from "zod";
+import { getConfig } from "../config";
+import { AppError, ERROR_STATUS } from "../errors";
+
+type Def = {
+  type: string;
+  shape?: Record<string, ZodType>;
+  element?: ZodType;
+  innerType?: ZodType;
+  options?: readonly ZodType[];
+  valueType?: ZodType;
+  getter?: () => ZodType;
+  in?: ZodType;
+  items?: readonly ZodType[];
+  rest?: ZodType | null;
+  values?: readonly unknown[];
+};
+
+function defOf(schema: ZodType): Def {
+  return (schema as unknown as { _zod: { def: Def } })._zod.def;
+}
+
+/** `task_id` → `taskId`, `p50_ms` → `p50Ms`, `chunk_sha256` → `chunkSha256`. */
+export function camelOf(key: string): string {
+  return key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
+}
+
+/** The domain key a declared wire key is read from, or null when the value has neither spelling. */
+function sourceKey(value: Record<string, unknown>, key: string): string | null {
+  if (key in value) return key;
+  const camel = camelOf(key);
+  return camel in value ? camel : null;
+}
+
+/** How well a value fits one branch of a union: declared keys present; -1 when a literal field says it is another branch. */
+function branchScore(schema: ZodType, value: unknown): number {
+  const def = defOf(schema);
+  switch (def.type) {
+    case "optional":
+    case "nullable":
+    case "default":
+    case "readonly":
+      return def.innerType ? branchScore(def.innerType, value) : 0;
+    case "lazy":
+      return def.getter ? branchScore(def.getter(), value) : 0;
+    case "object": {
+      if (!isPlainObject(value)) return -1;
+      let score = 0;
+      for (const [key, child] of Object.entries(def.shape ?? {})) {
+        const from = sourceKey(value, key);
+        if (from === null) continue;
+        const childDef = defOf(child);
+        if (childDef.type === "literal" && !(childDef.values ?? []).includes(value[from])) return -1;
+        score++;
+      }
+      return score;
+    }
+    case "array":
+      return Array.isArray(value) ? 0 : -1;
+    case "record":
+      return isPlainObject(value) ? 0 : -1;
+    default:
+      return schema.safeParse(value).success ? 0 : -1;
+  }
+}
+
+/**
+ * The wire form of a domain value: declared object keys renamed to the
+ * schema's spelling (see the file comment), everything else as it was.
+ * Undeclared keys are passed through unchanged, so the contract check, not
+ * the mapping, decides whether they are allowed.
+ */
+export function toWire(schema: ZodType, value: unknown): unknown {
+  if (value === null || value === undefined) return value;
+  const def = defOf(schema);
+  switch (def.type) {
+    case "object": {
+      if (!isPlainObject(value)) return value;
+      const out: Record<string, unknown> = {};
+      const used = new Set<string>();
+      for (const [key, child] of Object.entries(def.shape ?? {})) {
+        const from = sourceKey(value, key);
+        if (from === null) continue;
+        used.add(from);
+        out[key] = toWire(child, value[from]);
+      }
+      for (const [key, v] of Object.entries(value)) if (!used.has(key) && !(key in out)) out[key] = v;
+      return out;
+    }
+    case "array":
+      return Array.isArray(value) && def.element ? value.map((v) => toWire(def.element!, v)) : value;
+    case "tuple":
+      return Array.isArray(value) ? value.map((v, i) => { const s = def.items?.[i] ?? def.rest; return s ? toWire(s, v) : v; }) : value;
+    case "record": {
+      if (!isPlainObject(value) || !def.valueType) return value;
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toWire(def.valueType!, v)]));
+    }
+    case "optional":
+    case "nullable":
+    case "default":
+    case "prefault":
+    case "catch":
+    case "readonly":
+    case "nonoptional":
+      return def.innerType ? toWire(def.innerType, value) : value;
+    case "lazy":
+      return def.getter ? toWire(def.getter(), value) : value;
+    case "pipe":
+      return def.in ? toWire(def.in, value) : value;
+    case "union": {
+      const options = def.options ?? [];
+      let best: ZodType | null = null;
+      let bestScore = -1;
+      for (const option of options) {
+        const score = branchScore(option, value);
+        if (score > bestScore) [best, bestScore] = [option, score];
+      }
+      return best ? toWire(best, value) : value;
+    }
+    default:
+      // Scalars, enums, literals, unknown: nothing to rename.
+      return value;
+  }
+}
+
+const CREATED_OR_EXISTING = new WeakSet<ZodType>();
+
+/**
+ * Marks a response schema whose route answers 201 for a new record and 200
+ * when a retry (same client id), a duplicate or a merge found an existing one
+ * (the handler returns respondCreated(body, isNew)).
+ */
+export function createdOrExisting<T extends ZodType>(schema: T): T {
+  CREATED_OR_EXISTING.add(schema);
+  return schema;
+}
+
+/** The success statuses a route documents (and, under the contract check, may answer with). */
+export function successStatuses(route: { response: ZodType; status?: number }): number[] {
+  return CREATED_OR_EXISTING.has(route.response) ? [201, 200] : [route.status ?? 200];
+}
+
+/** Whether answers are checked against their schemas (tests, reliability servers; never by default in production). */
+export function contractChecksEnabled(): boolean {
+  return getConfig().checkResponses;
+}
+
+/**
+ * Parse a wire answer as the client will see it (after JSON) with its
+ * schema; a mismatch is a server fault that names every wrong field.
+ */
+export function assertMatchesContract(schema: ZodType, wire: unknown, what: string): void {
+  const json: unknown = wire === undefined ? null : JSON.parse(JSON.stringify(wire));
+  const result = schema.safeParse(json);
+  if (result.success) return;
+  const details = result.error.issues.map((i) => ({ path: ["response", ...i.path.map(String)].join("."), message: i.message, code: i.code }));
+  throw new AppError("internal", `${what}: the answer does not match its declared response schema`, details);
+}
+
+/** The one error envelope, as a schema: the OpenAPI document's `Error` component and what tests check error answers against. */
+export const errorEnvelopeSchema = z
+  .object({
+    error: z
+      .object({
+        code: z.enum(Object.keys(ERROR_STATUS) as [keyof typeof ERROR_STATUS, ...(keyof typeof ERROR_STATUS)[]]),
+        message: z.string(),
+        details: z.array(z.object({ path: z.string().optional(), message: z.string() }).catchall(z.unknown())),
+      })
+      .strict(),
+  })
+  .strict();

@@ -1,0 +1,152 @@
+/** System 1 index: documents, chunks, memories, categories, search, verify, reindex jobs. */
+import { z } from "zod";
+import { count, deletedResponse, epochMs, exact, reasonMessage } from "./common";
+
+export const ingestResult = exact({
+  path: z.string(),
+  doc_id: z.number().int(),
+  status: z.enum(["added", "changed", "unchanged"]),
+  chunks: count,
+  /** Rowids of chunks written by this call (the embed step enqueues these). */
+  inserted_chunk_rowids: z.array(z.number().int()),
+  removed_chunk_rowids: z.array(z.number().int()),
+});
+export const putDocumentsResponse = exact({ documents: z.array(ingestResult) });
+
+export const documentSummary = exact({
+  doc_id: z.number().int(),
+  path: z.string(),
+  origin: z.string(),
+  kind: z.string(),
+  sha256: z.string(),
+  bytes: count,
+  mtime: z.number(),
+  indexed_at: epochMs,
+  chunks: count,
+});
+export const documentListResponse = exact({ documents: z.array(documentSummary), total: count });
+export const documentDeletedResponse = deletedResponse;
+
+export const chunkDetail = exact({
+  id: z.number().int(),
+  chunk_id: z.string(),
+  path: z.string(),
+  kind: z.string(),
+  chunk_index: count,
+  chunk_sha256: z.string(),
+  chunking_version: z.number().int(),
+  stale: z.boolean(),
+  start_byte: count,
+  end_byte: count,
+  text: z.string(),
+});
+
+export const memory = exact({
+  path: z.string(),
+  category: z.string(),
+  slug: z.string(),
+  tags: z.array(z.string()),
+  token_estimate: count,
+  source: z.string().nullable(),
+  created_at: epochMs,
+  updated_at: epochMs,
+  expires_at: epochMs.nullable(),
+  summary: z.string().nullable(),
+});
+export const memoryWithBody = memory.extend({ body: z.string() });
+export const memoryListResponse = exact({ total: count, memories: z.array(memory) });
+/** GET with `path` reads one memory (with its body); any other query filters the list. */
+export const memoryReadOrListResponse = z.union([memoryWithBody, memoryListResponse]);
+export const recentMemoriesResponse = exact({ memories: z.array(memory) });
+
+export const categoryChild = exact({ path: z.string(), name: z.string(), description: z.string().nullable(), memories: count, children: count });
+export const categoryListResponse = exact({ parent: z.string().nullable(), categories: z.array(categoryChild) });
+/** The MCP browse tool: child categories plus a page of the memories under the parent. */
+export const categoryBrowseResponse = categoryListResponse.extend({ total: count, memories: z.array(memory) });
+
+const searchMode = z.enum(["fts", "vector", "hybrid"]);
+export const searchHit = exact({
+  store: z.string(),
+  id: z.number().int(),
+  chunk_id: z.string(),
+  path: z.string(),
+  kind: z.string(),
+  chunk_index: count,
+  score: z.number(),
+  snippet: z.string(),
+  /** [start, end) offsets of matched terms within `snippet`. */
+  highlights: z.array(z.tuple([z.number().int(), z.number().int()])),
+  updated_at: epochMs,
+  /** With `explain`, or in vector and hybrid answers: each signal's part of the score. */
+  signals: exact({
+    fts: exact({ rank: z.number().int(), score: z.number() }).nullable(),
+    vector: exact({ rank: z.number().int(), distance: z.number(), similarity: z.number() }).nullable(),
+    fused: z.number(),
+    decay: z.number().nullable(),
+  }).optional(),
+});
+export const searchResponse = exact({
+  mode: searchMode,
+  /** What actually answered: differs from `mode` only on a fallback, which is then explained. */
+  effective_mode: searchMode,
+  query: z.string(),
+  match: z.string().nullable(),
+  results: z.array(searchHit),
+  has_more: z.boolean(),
+  stores: z.array(z.string()),
+  degraded: z.boolean(),
+  fallback: reasonMessage.nullable(),
+  vectors: exact({
+    model: exact({ id: z.string(), provider: z.string(), model: z.string(), dimension: z.number().int() }),
+    method: z.string(),
+    index_available: z.boolean(),
+    index_reason: z.string().nullable(),
+    pending_embeddings: count,
+  }).nullable(),
+  fusion: exact({ w_fts: z.number(), w_vec: z.number(), k: z.number(), recency_tau_days: z.number().nullable() }).nullable(),
+  warnings: z.array(exact({ code: z.string(), message: z.string() })),
+});
+
+export const verifyResponse = exact({
+  store: z.string(),
+  ok: z.boolean(),
+  consistent: z.boolean(),
+  in_sync: z.boolean(),
+  chunking_version: z.number().int(),
+  counts: exact({ files: count, file_documents: count, api_documents: count, chunks: count, memories: count, skipped: count }),
+  integrity: z.string(),
+  fts_missing: count,
+  fts_extra: count,
+  memories_without_document: z.array(z.string()),
+  hash_mismatches: z.array(z.string()),
+  missing_files: z.array(z.string()),
+  not_indexed: z.array(z.string()),
+  stale_chunks: count,
+  duration_ms: z.number(),
+});
+
+const reindexCounts = exact({ scanned: count, added: count, changed: count, unchanged: count, removed: count, skipped: count });
+export const reindexJob = exact({
+  id: z.string(),
+  kind: z.literal("reindex"),
+  store: z.string(),
+  actor: z.string(),
+  status: z.enum(["running", "succeeded", "failed"]),
+  progress: exact({ phase: z.enum(["scanning", "writing"]), done: count, total: count }).nullable(),
+  result: exact({
+    store: z.string(),
+    counts: reindexCounts,
+    /** `symlink`: links under a scanned folder, never followed. */
+    skipped_by: exact({ binary: count, oversized: count, bad_name: count, symlink: count }),
+    /** Skipped links that lead outside their folder (or nowhere); at most 100. */
+    links_outside_root: z.array(z.string()),
+    duration_ms: z.number(),
+  }).nullable(),
+  error: z.string().nullable(),
+  /** 1, plus one per takeover after the process running it died. */
+  attempts: z.number().int().min(1),
+  started_at: epochMs,
+  heartbeat_at: epochMs,
+  finished_at: epochMs.nullable(),
+});
+export const jobResponse = exact({ job: reindexJob });

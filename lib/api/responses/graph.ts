@@ -1,0 +1,155 @@
+/** Thoughts, chains, the knowledge graph, evidence, remember and working memory. */
+import { z } from "zod";
+import { createdOrExisting } from "../contract";
+import { ENTITY_TYPES, EVIDENCE_STANCES, FRAME_COLUMNS, FRAMEWORKS } from "../../db/schema/graph";
+import { EVIDENCE_TARGETS } from "../../graph/evidence";
+import { count, deletedResponse, epochMs, exact, freeForm, reasonMessage } from "./common";
+
+const unit = z.number().min(0).max(1);
+
+export const thought = exact({
+  id: z.string(),
+  content: z.string(),
+  framework: z.enum(FRAMEWORKS),
+  chain_id: z.string().nullable(),
+  thought_number: z.number().int().nullable(),
+  total_thoughts: z.number().int().nullable(),
+  timestamp: epochMs,
+  importance: unit,
+  relevance: unit,
+  tags: z.array(z.string()),
+  category: z.string().nullable(),
+  novelty: z.number().nullable(),
+  consistency: z.number().nullable(),
+  utility: z.number().nullable(),
+  feedback_count: count,
+  created_by: z.string(),
+  /** pending: queued for a vector; ready: embedded; missing: neither (e.g. parked after errors). */
+  embedding: z.enum(["pending", "ready", "missing"]),
+});
+export const thoughtResponse = exact({ thought });
+export const thoughtListResponse = exact({ thoughts: z.array(thought), total: count });
+
+export const chain = exact({ id: z.string(), created_at: epochMs, updated_at: epochMs, thought_count: count });
+export const chainListResponse = exact({ chains: z.array(chain), total: count });
+export const chainResponse = exact({ chain: chain.extend({ thoughts: z.array(thought) }) });
+
+export const graphNode = exact({
+  id: z.string(),
+  name: z.string(),
+  display_name: z.string(),
+  entity_type: z.enum(ENTITY_TYPES),
+  scope: z.string().nullable(),
+  created_at: epochMs,
+  updated_at: epochMs,
+  created_by: z.string(),
+  attributes: freeForm,
+  tags: z.array(z.string()),
+  auto_extracted: z.boolean(),
+});
+export const nodeResponse = exact({ node: graphNode });
+export const nodeListResponse = exact({ nodes: z.array(graphNode), total: count });
+export const nodeDeletedResponse = exact({ deleted: z.string(), frames: count, relations: count });
+
+export const graphFrame = exact({
+  id: z.string(),
+  node_id: z.string(),
+  column: z.enum(FRAME_COLUMNS),
+  properties: freeForm,
+  created_at: epochMs,
+  updated_at: epochMs,
+  created_by: z.string(),
+});
+export const frameResponse = exact({ frame: graphFrame });
+
+export const graphRelation = exact({
+  id: z.string(),
+  from_id: z.string(),
+  to_id: z.string(),
+  relationship_type: z.string(),
+  bidirectional: z.boolean(),
+  weight: unit,
+  confidence: unit,
+  temporal_start: epochMs.nullable(),
+  temporal_end: epochMs.nullable(),
+  attributes: freeForm,
+  created_at: epochMs,
+  updated_at: epochMs,
+  created_by: z.string(),
+});
+export const relationResponse = exact({ relation: graphRelation });
+/** 201 for a new relation; 200 with merged: true when it merged into the existing one of the same type. */
+export const relationCreatedResponse = createdOrExisting(exact({ relation: graphRelation, merged: z.boolean() }));
+
+const stance = z.enum(EVIDENCE_STANCES);
+const evidenceWithExcerpt = z.array(exact({ thought_id: z.string(), stance, excerpt: z.string().nullable() }));
+const neighbour = exact({ id: z.string(), display_name: z.string(), entity_type: z.enum(ENTITY_TYPES) });
+const linkedRelation = graphRelation.extend({ other: neighbour, evidence: evidenceWithExcerpt });
+export const nodeDetailResponse = exact({
+  node: graphNode,
+  frames: z.array(graphFrame.extend({ evidence: evidenceWithExcerpt })),
+  outgoing: z.array(linkedRelation),
+  incoming: z.array(linkedRelation),
+});
+
+export const evidenceLink = exact({ target: z.enum(EVIDENCE_TARGETS), target_id: z.string(), thought_id: z.string(), stance, created_at: epochMs, created_by: z.string() });
+/** 201 for a new link; 200 with created: false when the link existed (its stance is updated). */
+export const evidenceLinkResponse = createdOrExisting(exact({ evidence: evidenceLink, created: z.boolean() }));
+export const evidenceListResponse = exact({ evidence: z.array(exact({ thought_id: z.string(), stance })) });
+export const evidenceUnlinkedResponse = exact({ deleted: z.literal(true) });
+
+export const graphDeletedResponse = deletedResponse;
+
+const weights = exact({ semantic: z.number(), episodic: z.number(), procedural: z.number(), relation: z.number(), conflict: z.number() });
+export const rememberResult = exact({
+  kind: z.enum(["thought", "node"]),
+  id: z.string(),
+  /** The store this came from: the queried store, or "core" (read-only). */
+  store: z.string(),
+  title: z.string(),
+  entity_type: z.string().nullable(),
+  score: z.number(),
+  breakdown: exact({
+    semantic: z.number(),
+    semantic_source: z.enum(["vector", "lexical"]),
+    recency: z.number(),
+    episodic: z.number(),
+    procedure_match: z.number(),
+    edge_weight: z.number(),
+    inconsistency: z.number(),
+    /** Each weighted term of the score; they sum to `score`. */
+    terms: weights,
+  }),
+  matched_by: z.array(z.enum(["thought_knn", "thought_fts", "node_knn", "node_fts", "expansion"])),
+  evidence_thought_ids: z.array(z.string()),
+  /** For results brought in by one-hop expansion: the relation that did it. */
+  via: exact({ relation_id: z.string(), relationship_type: z.string(), from_node_id: z.string(), weight: z.number() }).nullable(),
+  also_in_core: z.boolean().optional(),
+});
+export const rememberResponse = exact({
+  query: z.string(),
+  store: z.string(),
+  include_core: z.boolean(),
+  mode: z.enum(["vector+fts", "fts"]),
+  fallback: reasonMessage.nullable(),
+  core_fallback: reasonMessage.nullable(),
+  formula: z.string(),
+  /** What each signal means, in words. */
+  signals: exact({ semantic: z.string(), recency: z.string(), episodic: z.string(), procedure_match: z.string(), edge_weight: z.string(), inconsistency: z.string() }),
+  weights,
+  tau_hours: z.number(),
+  min_edge_weight: z.number(),
+  as_of: epochMs.nullable(),
+  results: z.array(rememberResult),
+});
+
+export const workingMemoryEntry = exact({
+  key: z.string(),
+  /** Whatever JSON the agent stored. */
+  value: z.unknown(),
+  expires_at: epochMs.nullable(),
+  updated_at: epochMs,
+  updated_by: z.string(),
+});
+export const workingMemoryEntryResponse = exact({ entry: workingMemoryEntry });
+export const workingMemoryListResponse = exact({ entries: z.array(workingMemoryEntry) });

@@ -1,0 +1,33 @@
+import { z } from "zod";
+import { SCOPES } from "../../auth/tokens";
+import { count, epochMs, exact } from "./common";
+
+export const healthResponse = exact({ ok: z.literal(true), versions: exact({ app: z.string(), node: z.string(), sqlite: z.string() }) });
+
+export const storeSummary = exact({
+  name: z.string(),
+  description: z.string().nullable(),
+  created_at: epochMs.nullable(),
+  schema_version: z.string().nullable(),
+  vectors: exact({ available: z.boolean(), version: z.string().nullable(), reason: z.string().nullable() }),
+  /** Rows per table: the keys are table names (data), not fields. */
+  counts: z.record(z.string(), count),
+  files: exact({ index_bytes: count, wal_bytes: count, memory_files: count }),
+});
+export const storeListResponse = exact({ stores: z.array(storeSummary) });
+
+export const tokenInfo = exact({
+  id: z.number().int(),
+  label: z.string(),
+  agent_id: z.string(),
+  scopes: z.array(z.enum(SCOPES)),
+  stores: z.array(z.string()).nullable(),
+  display_prefix: z.string(),
+  created_by: z.string(),
+  created_at: epochMs,
+  last_used_at: epochMs.nullable(),
+  revoked_at: epochMs.nullable(),
+});
+export const tokenListResponse = exact({ tokens: z.array(tokenInfo) });
+/** The secret is shown once, here. */
+export const tokenCreatedResponse = tokenInfo.extend({ token: z.string() });

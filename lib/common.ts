@@ -1,0 +1,114 @@
+/**
+ * Small helpers every area shares (ids, hashes, zod fields, JSON columns,
+ * user text in SQL). Base layer: imports nothing from lib/ but errors.ts.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import { z } from "zod";
+import { AppError } from "./errors";
+
+// --- ids and hashes ---
+
+export function newId(): string {
+  return randomUUID();
+}
+
+/** The one sha256: lowercase hex of the UTF-8 text (or the bytes). */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
+
+/** JSON with object keys sorted, so equal values serialize identically (idempotency, signatures). */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+// --- zod fields ---
+
+/** Client-supplied ids make retried POSTs idempotent; a uuid fits this pattern too. */
+export const clientIdSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "1-64 letters, digits, _ or - (a uuid fits)");
+
+/** An agent id as tokens carry it (`agent_id`): task assignees and dialectic reviewers name agents this way. */
+export const agentIdSchema = z.string().trim().min(1).max(100).regex(/^[A-Za-z0-9._:@-]+$/, "letters, digits and . _ : @ - only");
+
+export const sha256HexSchema = z
+  .string()
+  .regex(/^[0-9a-fA-F]{64}$/, "must be a hex sha256 (64 hex digits)")
+  .transform((s) => s.toLowerCase());
+
+export const epochMsSchema = z.number().int().min(0).max(8.64e15);
+export const uuidSchema = z.uuid();
+export const unitInterval = z.number().min(0).max(1);
+export const tagsSchema = z.array(z.string().trim().min(1).max(64)).max(32);
+/** A JSON object of small size: attributes, frame properties. */
+export const jsonObjectSchema = z
+  .record(z.string().min(1).max(128), z.json())
+  .refine((o) => JSON.stringify(o).length <= 64 * 1024, "must serialize to at most 64 KiB");
+export const limitSchema = z.coerce.number().int().min(1).max(200).default(50);
+export const offsetSchema = z.coerce.number().int().min(0).default(0);
+
+/** Tags are kept sorted and unique so equal sets compare and hash equal. */
+export function normalizeTags(tags: string[] | undefined): string[] {
+  return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))].sort();
+}
+
+// --- JSON columns: two readers, for two needs ---
+
+/**
+ * A ledger column (task specs, run artifacts, dialectic conditions): null
+ * stays null, and text that does not parse is corruption, so it throws. The
+ * ledger is a record of what was said; it never substitutes a guess.
+ */
+export function parseJsonColumnStrict<T = unknown>(text: string | null): T | null {
+  return text === null ? null : (JSON.parse(text) as T);
+}
+
+/**
+ * A descriptive column read for display and scoring (graph attributes, tags,
+ * frame properties, working memory): null or unparsable text reads as
+ * `fallback`, so one damaged row cannot fail a whole listing or a remember.
+ */
+export function parseJsonColumnOr<T>(text: string | null, fallback: T): T {
+  if (text === null) return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+// --- user text in SQL ---
+
+/** Escape LIKE wildcards so user text is matched literally (used with ESCAPE '\'). */
+export function likeContains(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * Turn user text into a safe FTS5 query: each word quoted, OR-ed. User text
+ * never reaches MATCH raw (no operators, columns or syntax errors).
+ */
+export function ftsQueryFromText(text: string, maxTerms = 16): string | null {
+  const words = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [])].slice(0, maxTerms);
+  if (words.length === 0) return null;
+  return words.map((w) => `"${w.replaceAll('"', '""')}"`).join(" OR ");
+}
+
+// --- errors ---
+
+/**
+ * A retry with the same client id must carry the same facts; anything else is
+ * a different request reusing an id, which the caller must hear about.
+ */
+export function assertSameRetry(kind: string, id: string, stored: unknown, incoming: unknown): void {
+  if (canonicalJson(stored) !== canonicalJson(incoming)) {
+    throw new AppError("conflict", `${kind} ${id} already exists with different contents`, [{ path: "id", message: "reuse an id only to retry the identical request" }]);
+  }
+}
+
+export function notFound(what: string, id: string): AppError {
+  return new AppError("not_found", `${what} ${id} does not exist`);
+}

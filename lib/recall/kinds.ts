@@ -1,3 +1,0 @@
-/** Registers the trace and learning embeddable kinds (imported by lib/embed/kinds.ts). */
-import "./traces";
-import "./learnings";

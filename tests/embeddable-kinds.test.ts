@@ -1,0 +1,98 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import * as documentsRoute from "@/app/api/v1/stores/[store]/documents/route";
+import * as learningsRoute from "@/app/api/v1/stores/[store]/learnings/route";
+import * as nodesRoute from "@/app/api/v1/stores/[store]/nodes/route";
+import * as reembedRoute from "@/app/api/v1/stores/[store]/reembed/route";
+import * as storesRoute from "@/app/api/v1/stores/route";
+import * as thoughtsRoute from "@/app/api/v1/stores/[store]/thoughts/route";
+import * as tracesRoute from "@/app/api/v1/stores/[store]/traces/route";
+import { createApiToken } from "@/lib/auth/tokens";
+import { bootstrapApp } from "@/lib/bootstrap";
+import { getStoreDb } from "@/lib/db/connection";
+import { clearEmbeddablesForTests, listEmbeddables } from "@/lib/embed/embeddables";
+import { resetEmbedderForTests } from "@/lib/embed/model";
+import { drainEmbedQueues } from "@/lib/embed/worker";
+import { EMBEDDABLE_KINDS, registerEmbeddableKinds } from "@/lib/embeddable-kinds";
+import { runCli } from "@/scripts/cli-kit";
+import { callRoute, useTempDataDir } from "./helpers";
+
+const ROOT = path.resolve(__dirname, "..");
+const registeredKinds = () => listEmbeddables().map((e) => e.kind).sort();
+const allKinds = EMBEDDABLE_KINDS.map((e) => e.kind).sort();
+
+function libFiles(dir: string): string[] {
+  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? libFiles(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : []));
+}
+
+let env: ReturnType<typeof useTempDataDir>;
+beforeEach(() => {
+  env = useTempDataDir();
+  resetEmbedderForTests();
+});
+afterEach(() => {
+  registerEmbeddableKinds();
+  env.cleanup();
+});
+
+describe("embeddable kinds are registered by the entry points", () => {
+  it("lists every kind the app enqueues (each *_KIND constant in lib/)", () => {
+    const declared = libFiles("lib").flatMap((f) => [...fs.readFileSync(path.join(ROOT, f), "utf8").matchAll(/export const \w+_KIND = "([a-z_]+)"/g)].map((m) => m[1]));
+    expect(declared.sort()).toEqual(allKinds);
+    expect(allKinds).toEqual(["chunk", "learning", "node", "thought", "trace"]);
+  });
+
+  it("with none registered, the worker and re-embed refuse instead of dropping queued items", () => {
+    clearEmbeddablesForTests();
+    expect(() => listEmbeddables()).toThrow(/registerEmbeddableKinds/);
+  });
+
+  it("bootstrapApp() registers every kind: the server (instrumentation.ts), npm start, the worker and MCP over stdio call it", () => {
+    for (const entry of ["instrumentation.ts", "scripts/start.ts", "scripts/worker.ts", "scripts/mcp-stdio.ts"]) {
+      expect(fs.readFileSync(path.join(ROOT, entry), "utf8"), entry).toMatch(/bootstrapApp\(\)/);
+    }
+    clearEmbeddablesForTests();
+    bootstrapApp();
+    expect(registeredKinds()).toEqual(allKinds);
+  });
+
+  it("runCli() registers every kind before any command runs (scripts/cli.ts goes through it)", async () => {
+    expect(fs.readFileSync(path.join(ROOT, "scripts/cli.ts"), "utf8")).toMatch(/runCli\(/);
+    clearEmbeddablesForTests();
+    const quiet = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
+    try {
+      await runCli([], ["--help"]);
+    } finally {
+      quiet.mockRestore();
+    }
+    expect(registeredKinds()).toEqual(allKinds);
+  });
+
+  it("after bootstrap, the worker embeds and re-embed lists one artifact of every kind", async () => {
+    clearEmbeddablesForTests();
+    bootstrapApp();
+    const admin = createApiToken({ input: { label: "a", agent_id: "ops", scopes: ["admin"] }, actor: "test" }).token;
+    expect((await callRoute(storesRoute.POST, { token: admin, body: { name: "kinds" } })).status).toBe(201);
+    const params = { store: "kinds" };
+    const writes = [
+      callRoute(documentsRoute.PUT, { method: "PUT", token: admin, params, body: { path: "notes/wal.md", content: "WAL lets readers continue while one writer commits." } }),
+      callRoute(tracesRoute.POST, { token: admin, params, body: { intent: { verb: "fix", target: "token refresh" }, shard_type: "backend", key_files: ["lib/auth.ts"], outcome: "failure", key_issue: "401 loop", error_tags: ["auth"] } }),
+      callRoute(learningsRoute.POST, { token: admin, params, body: { predicate: "prefers_small_commits", description: "keep commits small" } }),
+      callRoute(thoughtsRoute.POST, { token: admin, params, body: { content: "checkpoints keep the WAL short" } }),
+      callRoute(nodesRoute.POST, { token: admin, params, body: { name: "SQLite WAL", entity_type: "concept" } }),
+    ];
+    for (const w of await Promise.all(writes)) expect(w.status, JSON.stringify(w.json)).toBeLessThan(300);
+    const { sqlite } = getStoreDb("kinds");
+    const kindsIn = (table: string) => (sqlite.prepare(`select distinct kind from ${table} order by kind`).all() as { kind: string }[]).map((r) => r.kind);
+    expect(kindsIn("embed_queue")).toEqual(allKinds);
+
+    const queued = (sqlite.prepare("select count(*) as n from embed_queue").get() as { n: number }).n;
+    // Re-embed lists artifacts through the registry: before the worker runs, every queued artifact still needs a vector.
+    const dry = await callRoute(reembedRoute.POST, { token: admin, params, body: { dry_run: true } });
+    expect(dry.json.estimate.to_embed).toBe(queued);
+    // The worker loads each item's text through the registry: none is dropped as deleted.
+    expect(await drainEmbedQueues({ stores: ["kinds"] })).toMatchObject({ embedded: queued, failed: 0 });
+    expect(kindsIn("embeddings")).toEqual(allKinds);
+  });
+});
