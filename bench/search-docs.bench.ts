@@ -19,8 +19,8 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import MiniSearch from "minisearch";
-import { searchInputSchema } from "../lib/index/search";
-import { searchAnyMode } from "../lib/index/semantic-search";
+import { searchInputSchema, searchStore } from "../lib/index/search";
+import { openStore } from "../lib/stores/stores";
 import { buildDocQuerySet, loadMarkdownCorpus, STOPWORDS, wordsOf, type CorpusDoc, type DocQuery } from "./doc-queries";
 import { prepareCorpus } from "./search-eval";
 import { percentile, printTable } from "./table";
@@ -40,7 +40,7 @@ const ROOT_NAME = "corpus";
  * document path of each chunk hit, best first, and the mode that answered.
  */
 async function searchDualmindChunks({ store, q, params }: { store: string; q: string; params: Record<string, unknown> }): Promise<{ paths: string[]; mode: string; effectiveMode: string }> {
-  const res = await searchAnyMode({ store, input: searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params }) });
+  const res = await searchStore({ handle: openStore({ store }), core: null, input: searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params }) });
   return { paths: res.results.map((h) => h.path), mode: res.mode, effectiveMode: res.effectiveMode };
 }
 
