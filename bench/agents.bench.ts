@@ -25,9 +25,7 @@ import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { drainEmbedQueues } from "../lib/embed/worker";
 import { createMemory } from "../lib/index/memories";
-import { openIndexedStore } from "../lib/index/reindex";
-import { searchInputSchema } from "../lib/index/search";
-import { searchAnyMode } from "../lib/index/semantic-search";
+import { searchInputSchema, searchStore } from "../lib/index/search";
 import { createStore, openStore } from "../lib/stores/stores";
 import { loadTextWindows } from "./corpus";
 import { percentile, printTable } from "./table";
@@ -75,16 +73,16 @@ export default async function agentsBench(): Promise<void> {
   try {
     bootstrapApp();
     createStore({ input: { name: "bench" }, actor: "bench" });
-    const sqlite = openIndexedStore({ store: "bench" });
+    const handle = openStore({ store: "bench" });
     const texts = loadTextWindows(MEMORIES);
-    texts.forEach((body, i) => createMemory({ store: "bench", sqlite, input: { path: `corpus/m-${i}`, body } }));
+    texts.forEach((body, i) => createMemory({ handle, input: { path: `corpus/m-${i}`, body }, actor: "bench" }));
     await drainEmbedQueues({ stores: ["bench"] });
     const queries = Array.from({ length: QUERIES }, (_, i) => texts[(i * 7919) % texts.length].split(/\s+/).filter((w) => /^[a-z]{4,}$/i.test(w)).slice(0, 2).join(" ") || "the");
     const token = createApiToken({ input: { label: "bench", agent_id: "bench", scopes: ["write"] }, actor: "bench" }).token;
     const server = await serve();
 
     const rows: Record<string, string | number>[] = [];
-    rows.push({ surface: "domain function (searchAnyMode)", ...(await timeEach(queries, (q) => searchAnyMode({ store: "bench", input: searchInputSchema.parse({ q, mode: "fts" }) }))) });
+    rows.push({ surface: "domain function (searchStore)", ...(await timeEach(queries, (q) => searchStore({ handle, core: null, input: searchInputSchema.parse({ q, mode: "fts" }) }))) });
     rows.push({
       surface: "REST route handler, in process",
       ...(await timeEach(queries, (q) =>

@@ -11,10 +11,8 @@ import path from "node:path";
 import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { putDocuments } from "../lib/index/ingest";
-import { openIndexedStore } from "../lib/index/reindex";
-import { searchInputSchema } from "../lib/index/search";
-import { searchAnyMode } from "../lib/index/semantic-search";
-import { createStore } from "../lib/stores/stores";
+import { searchInputSchema, searchStore } from "../lib/index/search";
+import { createStore, openCoreFor, openStore } from "../lib/stores/stores";
 import { ensureProductionBuild, freePort, RELIABILITY_TOKEN, startServer } from "../tests/fixtures/next-server";
 import { percentile, printTable } from "./table";
 
@@ -27,14 +25,14 @@ function seed(dataDir: string, docs: number): void {
   process.env.DATA_DIR = dataDir;
   resetConfigForTests();
   createStore({ input: { name: "bench" }, actor: "bench" });
-  const sqlite = openIndexedStore({ store: "bench" });
+  const handle = openStore({ store: "bench" });
   for (let start = 0; start < docs; start += 500) {
     const documents = Array.from({ length: Math.min(500, docs - start) }, (_, k) => {
       const i = start + k;
       const words = Array.from({ length: 40 }, (_, w) => WORDS[(i * 7 + w * 13) % WORDS.length]).join(" ");
       return { path: `docs/${i}.md`, content: `# Doc ${i}\n\n${words} item${i}` };
     });
-    putDocuments({ sqlite, input: { documents } });
+    putDocuments({ handle, input: { documents }, actor: "bench" });
   }
   closeAllDatabases();
 }
@@ -78,9 +76,9 @@ async function startBareServer(): Promise<{ url: string; close: () => Promise<vo
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     try {
-      openIndexedStore({ store: "bench" });
+      const handle = openStore({ store: "bench" });
       const input = searchInputSchema.parse(Object.fromEntries(url.searchParams));
-      const body = JSON.stringify(await searchAnyMode({ store: "bench", input }));
+      const body = JSON.stringify(await searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input }));
       res.writeHead(200, { "content-type": "application/json" }).end(body);
     } catch (e) {
       res.writeHead(500).end(String(e));
@@ -124,7 +122,7 @@ export default async function apiBench(): Promise<void> {
       bare = await startBareServer();
       for (const [kind, q] of queries) {
         const r = await hammer(`${bare.url}${q.replace("/stores/bench/search", "/")}`, {});
-        rows.push({ documents: size, server: `bare node:http, same searchAnyMode call, ${kind} query`, "req/s": r.rps, "p50 ms": r.p50, "p95 ms": r.p95, errors: r.errors });
+        rows.push({ documents: size, server: `bare node:http, same searchStore call, ${kind} query`, "req/s": r.rps, "p50 ms": r.p50, "p95 ms": r.p95, errors: r.errors });
       }
       await bare.close();
       closeAllDatabases();

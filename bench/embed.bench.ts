@@ -137,11 +137,11 @@ async function knnAtOneMillion({ provider, fingerprintId, growth }: { provider: 
     if (batch.length === 10_000) flush();
   }
   flush();
-  const [indexed, indexMs] = time(() => rebuildVecIndex(h, fingerprintId));
+  const [indexed, indexMs] = time(() => rebuildVecIndex({ handle: h, fingerprintId: fingerprintId, actor: "test" }));
 
   const queries = knnQueries(windows, QUERIES_1M, provider);
   const { raw, truth } = rawExactKnn({ sqlite, queries });
-  const ours = measureKnn({ label: SIMHASH_LABEL, queries, truth, fn: (q) => knnSearch(h, { kind: "chunk", fingerprintId, query: q, k: K }).hits.map((x) => x.refId) });
+  const ours = measureKnn({ label: SIMHASH_LABEL, queries, truth, fn: (q) => knnSearch({ handle: h, kind: "chunk", fingerprintId, query: q, k: K }).hits.map((x) => x.refId) });
   const rawP50 = percentile(raw.t, 50);
   for (const m of [raw, ours]) recordSamples(growth, { method: m.label, size: n, samples: m.t });
   printTable(`Vector KNN at 1M vectors, k=${K}, ${QUERIES_1M} queries (${windows.length} real windows + recombined halves of them)`, [knnRow({ n, m: raw, rawP50 }), knnRow({ n, m: ours, rawP50 })]);
@@ -171,20 +171,20 @@ export default async function run() {
       const store = `bench${n}`;
       const h = getStoreDb(store);
       const { sqlite } = h;
-      ensureVecIndex(h, fp.id, 384);
+      ensureVecIndex({ handle: h, fingerprintId: fp.id, dim: 384 });
       sqlite.exec("create virtual table raw_vec using vec0(embedding float[384] distance_metric=cosine)");
       const ins = sqlite.prepare("insert into embeddings(kind, ref_id, fingerprint_id, dim, task, input_hash, vector, created_at) values ('chunk', ?, ?, 384, 'document', '', ?, 0) returning id");
       const insRaw = sqlite.prepare("insert into raw_vec(rowid, embedding) values (?, ?)");
       sqlite.transaction(() => {
         for (let i = 0; i < n; i++) {
           const { id } = ins.get(i + 1, fp.id, vectorToBlob(vectors[i])) as { id: number };
-          indexVector(h, { fingerprintId: fp.id, embeddingId: id, kind: "chunk", vector: vectors[i] });
+          indexVector({ handle: h, fingerprintId: fp.id, embeddingId: id, kind: "chunk", vector: vectors[i] });
           insRaw.run(BigInt(i + 1), vectors[i]);
         }
       })();
       const { raw, truth } = rawExactKnn({ sqlite, queries });
-      const ours = measureKnn({ label: SIMHASH_LABEL, queries, truth, fn: (q) => knnSearch(h, { kind: "chunk", fingerprintId: fp.id, query: q, k: K }).hits.map((x) => x.refId) });
-      const exact = measureKnn({ label: "dualmind exact=true", queries, truth, fn: (q) => knnSearch(h, { kind: "chunk", fingerprintId: fp.id, query: q, k: K, exact: true }).hits.map((x) => x.refId) });
+      const ours = measureKnn({ label: SIMHASH_LABEL, queries, truth, fn: (q) => knnSearch({ handle: h, kind: "chunk", fingerprintId: fp.id, query: q, k: K }).hits.map((x) => x.refId) });
+      const exact = measureKnn({ label: "dualmind exact=true", queries, truth, fn: (q) => knnSearch({ handle: h, kind: "chunk", fingerprintId: fp.id, query: q, k: K, exact: true }).hits.map((x) => x.refId) });
 
       const orama = create({ schema: { id: "string", embedding: "vector[384]" } as const });
       await insertMultiple(orama, vectors.slice(0, n).map((v, i) => ({ id: String(i + 1), embedding: Array.from(v) })));
@@ -214,13 +214,13 @@ export default async function run() {
     registerEmbeddable({
       kind: "benchtext",
       artifactType: "benchtext",
-      load: (sqlite, ids) => new Map((sqlite.prepare("select id, body from bench_texts where id in (select value from json_each(?))").all(JSON.stringify(ids)) as { id: number; body: string }[]).map((r) => [r.id, { text: r.body, inputHash: sha256(r.body) }])),
+      load: ({ handle, refIds: ids }) => new Map((handle.sqlite.prepare("select id, body from bench_texts where id in (select value from json_each(?))").all(JSON.stringify(ids)) as { id: number; body: string }[]).map((r) => [r.id, { text: r.body, inputHash: sha256(r.body) }])),
       listAll: () => [],
     });
     const n = 10_000;
     const insT = h.sqlite.prepare("insert into bench_texts(id, body) values (?, ?)");
     h.sqlite.transaction(() => texts.slice(0, n).forEach((t, i) => insT.run(i + 1, t)))();
-    const [, enqueueMs] = time(() => enqueueEmbeddings(h, texts.slice(0, n).map((t, i) => ({ kind: "benchtext", refId: i + 1, inputHash: sha256(t) }))));
+    const [, enqueueMs] = time(() => enqueueEmbeddings({ handle: h, items: texts.slice(0, n).map((t, i) => ({ kind: "benchtext", refId: i + 1, inputHash: sha256(t) })) }));
     const s = performance.now();
     const drained = await drainEmbedQueues({ stores: [wStore] });
     const drainMs = performance.now() - s;

@@ -12,8 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases, getStoreDb, type StoreHandle } from "../lib/db/connection";
-import { CORE_STORE } from "../lib/db/store-names";
-import { openStore } from "../lib/stores/stores";
+import { openCoreFor, openStore } from "../lib/stores/stores";
 import { ENTITY_TYPES, FRAME_COLUMNS } from "../lib/db/schema/graph";
 import { resetEmbedderForTests } from "../lib/embed/model";
 import { drainEmbedQueues } from "../lib/embed/worker";
@@ -121,7 +120,8 @@ async function measureRemember({ cfg, queries, thoughts }: { cfg: (typeof CONFIG
   let mode = "";
   for (const { query, expected } of queries) {
     const t0 = performance.now();
-    const r = await rememberByQuery({ handle: openStore({ store: "bench" }), core: cfg.includeCore ? openStore({ store: CORE_STORE }) : null, input: { query, include_core: cfg.includeCore, weights: cfg.weights } });
+    const handle = openStore({ store: "bench" });
+    const r = await rememberByQuery({ handle, core: openCoreFor({ handle, includeCore: cfg.includeCore }), input: { query, include_core: cfg.includeCore, weights: cfg.weights } });
     times.push(performance.now() - t0);
     expanded += r.results.filter((x) => x.matched_by.includes("expansion")).length;
     fromCore += r.results.filter((x) => x.store === "core").length;

@@ -1,7 +1,7 @@
 /**
  * Hybrid search (bm25 + vectors, fused) at 10k and 100k chunks, one run,
  * side by side on the same texts, vectors and queries:
- * - dualmind: the real `searchAnyMode` (mode=hybrid) over a store whose
+ * - dualmind: the real `searchStore` (mode=hybrid) over a store whose
  *   documents went through ingest and whose chunks the real worker embedded;
  * - raw: the same fusion by hand on a bare SQLite file: FTS5 bm25 top-50 +
  *   vec0 float KNN top-50 + weighted reciprocal rank fusion in JS, with
@@ -21,9 +21,9 @@ import { getEmbedder, resetEmbedderForTests } from "../lib/embed/model";
 import { blobToVector } from "../lib/embed/vector-index";
 import { drainEmbedQueues } from "../lib/embed/worker";
 import { ingestDocument } from "../lib/index/ingest";
-import { searchInputSchema, toFtsMatch } from "../lib/index/search";
-import { FUSION_WEIGHTS, MIN_VECTOR_SIMILARITY, RRF_K, searchAnyMode } from "../lib/index/semantic-search";
-import { createStore } from "../lib/stores/stores";
+import { toFtsMatch } from "../lib/index/fulltext";
+import { FUSION_WEIGHTS, MIN_VECTOR_SIMILARITY, RRF_K, searchInputSchema, searchStore } from "../lib/index/search";
+import { createStore, openStore } from "../lib/stores/stores";
 import { loadTextWindows } from "./corpus";
 import { growthRows, recordSamples, sizeLabel, type SizedSamples } from "./growth";
 import { buildLabelledSet, type LabelledQuery } from "./search-eval";
@@ -32,7 +32,7 @@ import { percentile, printTable } from "./table";
 const SIZES = [10_000, 100_000];
 const QUERIES = 100;
 const K = 10;
-/** Candidates per signal before fusion: dualmind's POOL in lib/index/semantic-search.ts. */
+/** Candidates per signal before fusion: dualmind's POOL in lib/index/search.ts. */
 const POOL = 50;
 /** Dualmind's defaults for the builtin provider: the baseline fuses exactly as it does. */
 const WEIGHTS = FUSION_WEIGHTS.builtin;
@@ -50,11 +50,11 @@ function seconds(since: number): number {
 
 /** Ingest windows [from, to) as API documents (the real ingest step), then let the real worker embed them. */
 async function growStore({ texts, from, to }: { texts: string[]; from: number; to: number }): Promise<{ ingestS: number; embedS: number }> {
-  const { sqlite } = getStoreDb(STORE);
+  const handle = getStoreDb(STORE);
   const started = performance.now();
   for (let at = from; at < to; at += 1000) {
-    sqlite.transaction(() => {
-      for (let i = at; i < Math.min(to, at + 1000); i++) ingestDocument({ sqlite, path: windowPath(i), origin: "api", text: texts[i], mtime: 0 });
+    handle.sqlite.transaction(() => {
+      for (let i = at; i < Math.min(to, at + 1000); i++) ingestDocument({ handle, path: windowPath(i), origin: "api", text: texts[i], mtime: 0 });
     })();
   }
   const ingestS = seconds(started);
@@ -116,7 +116,7 @@ function rawHybrid(db: Database.Database, pathOf: Map<number, string>): Method["
 
 function dualmindHybrid(): Method["answer"] {
   return async (q) => {
-    const res = await searchAnyMode({ store: STORE, input: searchInputSchema.parse({ q, mode: "hybrid", limit: K }) });
+    const res = await searchStore({ handle: openStore({ store: STORE }), core: null, input: searchInputSchema.parse({ q, mode: "hybrid", limit: K }) });
     if (res.effectiveMode !== "hybrid") throw new Error(`hybrid fell back to ${res.effectiveMode}: ${res.fallback?.message}`);
     return { ids: res.results.map((h) => h.id), paths: res.results.map((h) => h.path) };
   };
@@ -186,7 +186,7 @@ export default async function run() {
     const pathOf = new Map<number, string>();
     const methods: Method[] = [
       { label: "raw SQL (FTS5 bm25 + vec0 float KNN + RRF in JS)", answer: rawHybrid(raw, pathOf) },
-      { label: "dualmind hybrid (searchAnyMode)", answer: dualmindHybrid() },
+      { label: "dualmind hybrid (searchStore)", answer: dualmindHybrid() },
       { label: "Orama hybrid", answer: oramaHybrid(orama) },
     ];
     const rows: Record<string, string | number>[] = [];

@@ -27,9 +27,10 @@ import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { listIndexableFiles } from "../lib/index/files";
 import { decodeText, putDocuments, putDocumentsSchema } from "../lib/index/ingest";
-import { openIndexedStore, reindexStore } from "../lib/index/reindex";
-import { searchInputSchema, searchStore } from "../lib/index/search";
-import { createStore } from "../lib/stores/stores";
+import { searchFullText } from "../lib/index/fulltext";
+import { reindexStore } from "../lib/index/reindex";
+import { searchInputSchema } from "../lib/index/search";
+import { createStore, openStore } from "../lib/stores/stores";
 import { loadTextWindows, noteAt, notesBetween, type Note } from "./corpus";
 import { percentile, printTable } from "./table";
 
@@ -75,7 +76,8 @@ const answered = (top: (string | undefined)[]) => top.filter(Boolean).length;
 const sameTop = (a: Timed, b: Timed) => a.top.filter((p, i) => p !== undefined && p === b.top[i]).length;
 
 function searchDualmind({ store, match }: { store: string; match: "all" | "any" }): (q: string) => string | undefined {
-  return (q) => searchStore({ store, input: searchInputSchema.parse({ q, limit: 10, match }) }).results[0]?.path;
+  const handle = openStore({ store });
+  return (q) => searchFullText({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match }) }).results[0]?.path;
 }
 
 /** index.db plus its WAL: a fresh build is mostly still in the WAL. */
@@ -163,7 +165,7 @@ async function benchNodeModulesMarkdown(): Promise<void> {
     { env: () => ({ DUALMIND_SOURCE_ROOTS: `bench=${corpus}`, DUALMIND_SOURCE_INCLUDE: "**/*.md", DUALMIND_SOURCE_EXCLUDE: "**/.git/**" }) },
     (dataDir) => {
       createStore({ input: { name: "bench" }, actor: "bench" });
-      const files = listIndexableFiles({ store: "bench" }).files;
+      const files = listIndexableFiles({ handle: openStore({ store: "bench" }) }).files;
       const docs: Note[] = [];
       for (const f of files) {
         const text = decodeText(fs.readFileSync(f.abs));
@@ -171,8 +173,8 @@ async function benchNodeModulesMarkdown(): Promise<void> {
       }
       const megabytes = docs.reduce((n, d) => n + Buffer.byteLength(d.text), 0) / 1e6;
 
-      const full = reindexStore({ store: "bench" });
-      const unchanged = reindexStore({ store: "bench" });
+      const full = reindexStore({ handle: getStoreDb("bench") });
+      const unchanged = reindexStore({ handle: getStoreDb("bench") });
       const chunks = chunkCount("bench");
       const dbBytes = storeDbBytes({ dataDir, store: "bench" });
 
@@ -278,11 +280,11 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
     const generateSeconds = (performance.now() - t) / 1000;
 
     createStore({ input: { name: "api" }, actor: "bench" });
-    const sqlite = openIndexedStore({ store: "api" });
+    const handle = openStore({ store: "api" });
     t = performance.now();
     for (let from = 0; from < count; from += API_BATCH) {
       const documents = notesBetween({ windows, from, to: Math.min(count, from + API_BATCH) }).map((n) => ({ path: n.path, content: n.text }));
-      putDocuments({ sqlite, input: putDocumentsSchema.parse({ documents }) });
+      putDocuments({ handle, input: putDocumentsSchema.parse({ documents }), actor: "bench" });
     }
     const api = { seconds: (performance.now() - t) / 1000, chunks: chunkCount("api"), dbBytes: storeDbBytes({ dataDir, store: "api" }) };
     progress({ count, step: "batch PUT done", since: started });
@@ -290,11 +292,11 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
     writeNotesAsFiles({ windows, count, root: sourceDir });
     progress({ count, step: "notes written as files", since: started });
     createStore({ input: { name: "files" }, actor: "bench" });
-    const full = reindexStore({ store: "files" });
+    const full = reindexStore({ handle: getStoreDb("files") });
     if (full.counts.added !== count) throw new Error(`reindex added ${full.counts.added} of ${count} notes`);
     const reindex = { seconds: full.durationMs / 1000, chunks: chunkCount("files"), dbBytes: storeDbBytes({ dataDir, store: "files" }) };
     progress({ count, step: "full reindex done", since: started });
-    const again = reindexStore({ store: "files" });
+    const again = reindexStore({ handle: getStoreDb("files") });
     if (again.counts.unchanged !== count) throw new Error(`unchanged reindex saw ${again.counts.unchanged} of ${count} notes unchanged`);
 
     // Every engine answers the same queries, drawn from evenly spaced notes; the API store's paths are the notes' own paths.

@@ -12,9 +12,8 @@ import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { resetEmbedderForTests } from "../lib/embed/model";
 import { drainEmbedQueues } from "../lib/embed/worker";
 import { reindexStore } from "../lib/index/reindex";
-import { searchInputSchema } from "../lib/index/search";
-import { searchAnyMode } from "../lib/index/semantic-search";
-import { createStore } from "../lib/stores/stores";
+import { searchInputSchema, searchStore } from "../lib/index/search";
+import { createStore, openStore } from "../lib/stores/stores";
 
 export type LabelledQuery = { q: string; target: string; type: "exact" | "typo" | "loose" };
 
@@ -70,7 +69,7 @@ export async function prepareCorpus({ root, include, store }: { root: string; in
   resetConfigForTests();
   resetEmbedderForTests();
   createStore({ input: { name: store }, actor: "eval" });
-  reindexStore({ store });
+  reindexStore({ handle: getStoreDb(store) });
   await drainEmbedQueues({ stores: [store], batchSize: 256 });
   const chunks = getStoreDb(store)
     .sqlite.prepare("select d.path, c.text from chunks c join documents d on d.doc_id = c.doc_id order by c.id")
@@ -94,7 +93,7 @@ export async function evaluateMode(store: string, queries: LabelledQuery[], labe
   for (const lq of queries) {
     const input = searchInputSchema.parse({ q: lq.q, limit: 10, ...params });
     const started = performance.now();
-    const res = await searchAnyMode({ store, input });
+    const res = await searchStore({ handle: openStore({ store }), core: null, input });
     latencies.push(performance.now() - started);
     const rank = res.results.findIndex((h) => h.path === lq.target);
     const rr = rank >= 0 ? 1 / (rank + 1) : 0;

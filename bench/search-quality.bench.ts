@@ -3,8 +3,7 @@
  * measurement behind DEFAULT_SEARCH_MODE and FUSION_WEIGHTS.
  */
 import path from "node:path";
-import { DEFAULT_SEARCH_MODE } from "../lib/index/search";
-import { FUSION_WEIGHTS } from "../lib/index/semantic-search";
+import { DEFAULT_SEARCH_MODE, FUSION_WEIGHTS } from "../lib/index/search";
 import { buildLabelledSet, evaluateMode, prepareCorpus } from "./search-eval";
 import { percentile, printTable } from "./table";
 

@@ -3,10 +3,9 @@
 import Link from "next/link";
 import { useActionState } from "react";
 import type { ActionResult } from "@/lib/http/action-result";
-import type { SearchHit } from "@/lib/index/search";
-import type { AnySearchHit, AnySearchResult } from "@/lib/index/semantic-search";
+import type { SearchHit, SearchResult } from "@/lib/index/search";
 
-type Action = (prev: ActionResult<AnySearchResult> | null, form: FormData) => Promise<ActionResult<AnySearchResult>>;
+type Action = (prev: ActionResult<SearchResult> | null, form: FormData) => Promise<ActionResult<SearchResult>>;
 
 /** The snippet with matched words in <mark>, built as elements (no HTML from the index reaches the page). */
 function Snippet({ hit }: { hit: SearchHit }) {
@@ -22,7 +21,7 @@ function Snippet({ hit }: { hit: SearchHit }) {
 }
 
 /** The explain view: why this hit ranks where it does. */
-function Explain({ hit }: { hit: AnySearchHit }) {
+function Explain({ hit }: { hit: SearchHit }) {
   const s = hit.signals;
   if (!s) return null;
   return (

@@ -3,6 +3,7 @@
  * stdout carries protocol only: logs and notices go to stderr.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { actorOf } from "../lib/auth/actor";
 import { verifyApiToken, type AgentPrincipal } from "../lib/auth/tokens";
 import { bootstrapApp } from "../lib/bootstrap";
 import { getConfig } from "../lib/config";
@@ -32,7 +33,7 @@ export async function runMcpStdio({ token, store, agentId }: { token?: string; s
   bootstrapApp();
   if (store && !storeExists(store)) {
     // The first `mcp --store NAME` of a new install should just work; creation is audited.
-    createStore({ input: { name: store }, actor: `cli:${process.env.USER ?? "local"}` });
+    createStore({ input: { name: store }, actor: actorOf("cli") });
     log("info", "created store for mcp", { store });
   }
   const principal = stdioPrincipal({ token, store, agentId });

@@ -12,9 +12,7 @@ import { getEmbeddingStatus } from "@/lib/embed/status";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { createTask } from "@/lib/governance/ledger";
 import { createMemory } from "@/lib/index/memories";
-import { openIndexedStore } from "@/lib/index/reindex";
-import { searchAnyMode } from "@/lib/index/semantic-search";
-import { searchInputSchema } from "@/lib/index/search";
+import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { verifyStore } from "@/lib/index/verify";
 import { createStore, openStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
@@ -45,8 +43,8 @@ function memoryCount(store: string): number {
 describe("online backup", () => {
   it("taken while another process writes, restores to a store that passes integrity_check and verify", async () => {
     createStore({ input: { name: "default" }, actor: "test" });
-    const sqlite = openIndexedStore({ store: "default" });
-    for (let i = 0; i < 10; i++) createMemory({ store: "default", sqlite, input: { path: `seed/note-${i}`, body: `seed note ${i}` } });
+    const handle = openStore({ store: "default" });
+    for (let i = 0; i < 10; i++) createMemory({ handle, input: { path: `seed/note-${i}`, body: `seed note ${i}` }, actor: "test" });
     createTask({ input: { task_id: "t-backup", intent: "back up the data dir", spec: { why: "test" } }, requestedBy: "tester" });
 
     const stopFile = path.join(scratch, "stop");
@@ -79,7 +77,7 @@ describe("online backup", () => {
       expect(restored.stores).toContain("default");
       expect(getStoreDb("default").sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
       expect(getGovernance().sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
-      const report = verifyStore({ store: "default" });
+      const report = verifyStore({ handle: getStoreDb("default") });
       expect(report.ok).toBe(true);
       const restoredMemories = memoryCount("default");
       expect(restoredMemories).toBe(backedUp.memoryFiles);
@@ -104,7 +102,7 @@ describe("store bundles", () => {
     const results = [];
     for (const q of queries) {
       for (const mode of ["fts", "vector", "hybrid"] as const) {
-        const r = await searchAnyMode({ store, input: searchInputSchema.parse({ q, mode }) });
+        const r = await searchStore({ handle: openStore({ store }), core: null, input: searchInputSchema.parse({ q, mode }) });
         results.push(r.results.map((h) => h.chunkId));
       }
     }
@@ -113,14 +111,14 @@ describe("store bundles", () => {
 
   it("export → import into a fresh DATA_DIR reproduces search results, with or without re-embed", async () => {
     createStore({ input: { name: "docs" }, actor: "test" });
-    const sqlite = openIndexedStore({ store: "docs" });
+    const handle = openStore({ store: "docs" });
     const bodies = [
       "The SQLite backup API copies a live database page by page.",
       "Restic runs nightly and keeps 14 daily snapshots.",
       "A WAL checkpoint moves pages from the write-ahead log into the database file.",
       "Backups are tested by restoring them every month.",
     ];
-    bodies.forEach((body, i) => createMemory({ store: "docs", sqlite, input: { path: `ops/doc-${i}`, body, tags: ["ops"] } }));
+    bodies.forEach((body, i) => createMemory({ handle, input: { path: `ops/doc-${i}`, body, tags: ["ops"] }, actor: "test" }));
     await drainEmbedQueues({ stores: ["docs"] });
     const before = await searchAll("docs");
     expect(before.flat().length).toBeGreaterThan(0);
@@ -135,7 +133,7 @@ describe("store bundles", () => {
       bootstrapApp();
       const kept = await importStoreBundle({ bundleDir, reembed: false, actor: "test" });
       expect(kept).toMatchObject({ store: "docs", memoryFiles: 4, reembed: null, fingerprintMatches: true });
-      expect(verifyStore({ store: "docs" }).ok).toBe(true);
+      expect(verifyStore({ handle: getStoreDb("docs") }).ok).toBe(true);
       expect(await searchAll("docs")).toEqual(before);
 
       await expect(importStoreBundle({ bundleDir, reembed: false, actor: "test" })).rejects.toThrow(/already exists/);
@@ -152,10 +150,10 @@ describe("store bundles", () => {
       expect(r.fingerprintMatches).toBe(false);
       expect(r.reembed!.toEmbed).toBeGreaterThanOrEqual(4);
       await drainEmbedQueues({ stores: ["docs-256"] });
-      const status = await getEmbeddingStatus("docs-256");
+      const status = await getEmbeddingStatus({ handle: getStoreDb("docs-256") });
       expect(status.active?.dimension).toBe(256);
       expect(status.drift?.drifted).toBe(0);
-      const fts = await searchAnyMode({ store: "docs-256", input: searchInputSchema.parse({ q: "restic nightly", mode: "fts" }) });
+      const fts = await searchStore({ handle: openStore({ store: "docs-256" }), core: null, input: searchInputSchema.parse({ q: "restic nightly", mode: "fts" }) });
       expect(fts.results.map((h) => h.chunkId)).toEqual(before[3]);
     } finally {
       otherModel.cleanup();

@@ -1,3 +1,4 @@
+import Database from "better-sqlite3";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -50,5 +51,23 @@ describe("agent CLI commands", () => {
     expect(imported.code).toBe(0);
     expect(JSON.parse(imported.stdout).store).toBe("notes-copy");
     expect(cli("verify", "notes-copy").code).toBe(0);
+  }, 60_000);
+
+  it("reindex runs the same audited admin job as the API: a job row and one audit entry naming the CLI user", () => {
+    expect(cli("stores", "create", "notes").code).toBe(0);
+    fs.mkdirSync(path.join(dataDir, "stores", "notes", "memory", "inbox"), { recursive: true });
+    fs.writeFileSync(path.join(dataDir, "stores", "notes", "memory", "inbox", "dropped.md"), "# Dropped in by hand\n");
+    const r = cli("reindex", "notes", "--json");
+    expect(r.code).toBe(0);
+    const job = JSON.parse(r.stdout);
+    expect(job).toMatchObject({ kind: "reindex", store: "notes", status: "succeeded", actor: `cli:${process.env.USER ?? "local"}`, result: { counts: { added: 1 } } });
+    const gov = new Database(path.join(dataDir, "governance.db"), { readonly: true });
+    try {
+      expect(gov.prepare("select id, status from admin_jobs").all()).toEqual([{ id: job.id, status: "succeeded" }]);
+      expect(gov.prepare("select actor, details from audit_log where action = 'store.reindex'").all()).toEqual([{ actor: job.actor, details: JSON.stringify({ jobId: job.id }) }]);
+    } finally {
+      gov.close();
+    }
+    expect(cli("reindex", "nope").code).toBe(2);
   }, 60_000);
 });

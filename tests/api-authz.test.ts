@@ -59,8 +59,8 @@ beforeAll(() => {
   bootstrapApp();
   createStore({ input: { name: "mine" }, actor: "test" });
   createStore({ input: { name: "secret" }, actor: "test" });
-  putDocuments({ sqlite: getStoreDb("core").sqlite, input: { path: "identity.md", content: "# Identity\n\nzebracore: the owner's private preferences live in core" } });
-  putDocuments({ sqlite: getStoreDb("mine").sqlite, input: { path: "note.md", content: "# Note\n\nzebracore appears in mine as well" } });
+  putDocuments({ handle: getStoreDb("core"), input: { path: "identity.md", content: "# Identity\n\nzebracore: the owner's private preferences live in core" }, actor: "test" });
+  putDocuments({ handle: getStoreDb("mine"), input: { path: "note.md", content: "# Note\n\nzebracore appears in mine as well" }, actor: "test" });
   thinkThought({ handle: getStoreDb("core"), input: { content: "zebracore private preference kept in core" }, actor: "seed" });
   thinkThought({ handle: getStoreDb("mine"), input: { content: "zebracore thought kept in mine" }, actor: "seed" });
   tok.mineRead = mint("mine-reader", ["read"], ["mine"]).token;

@@ -6,7 +6,6 @@ import { backupDataDir, exportStoreBundle, importStoreBundle } from "@/lib/backu
 import { bootstrapApp } from "@/lib/bootstrap";
 import { closeAllDatabases, getStoreDb } from "@/lib/db/connection";
 import { createMemory, setCategoryDescription } from "@/lib/index/memories";
-import { openIndexedStore } from "@/lib/index/reindex";
 import { createStore, openStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
 
@@ -47,9 +46,9 @@ describe.skipIf(process.platform === "win32")("DATA_DIR modes", () => {
   it("after writes: stores, memories, category files, bundles and backups are 0700 folders of 0600 files", async () => {
     bootstrapApp();
     createStore({ input: { name: "notes" }, actor: "test" });
-    const sqlite = openIndexedStore({ store: "notes" });
-    createMemory({ store: "notes", sqlite, input: { path: "projects/deep/plan", body: "# Plan\n" } });
-    setCategoryDescription({ store: "notes", sqlite, input: { path: "projects", description: "work" } });
+    const handle = openStore({ store: "notes" });
+    createMemory({ handle, input: { path: "projects/deep/plan", body: "# Plan\n" }, actor: "test" });
+    setCategoryDescription({ handle, input: { path: "projects", description: "work" }, actor: "test" });
     getStoreDb("notes").sqlite.prepare("select 1").get();
     const check = (root: string) => {
       for (const [rel, m] of Object.entries(modes(root))) expect(`${rel} ${m}`).toBe(`${rel} ${fs.statSync(path.join(root, rel)).isDirectory() ? "700" : "600"}`);

@@ -15,12 +15,12 @@ const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 registerEmbeddable({
   kind: "memo",
   artifactType: "memo",
-  load(sqlite, ids) {
-    const rows = sqlite.prepare("select id, body from test_memos where id in (select value from json_each(?))").all(JSON.stringify(ids)) as { id: number; body: string }[];
+  load({ handle, refIds: ids }) {
+    const rows = handle.sqlite.prepare("select id, body from test_memos where id in (select value from json_each(?))").all(JSON.stringify(ids)) as { id: number; body: string }[];
     return new Map(rows.map((r) => [r.id, { text: r.body, inputHash: sha(r.body) }]));
   },
-  *listAll(sqlite) {
-    for (const r of sqlite.prepare("select id, body from test_memos").all() as { id: number; body: string }[]) yield { refId: r.id, inputHash: sha(r.body) };
+  *listAll({ handle }) {
+    for (const r of handle.sqlite.prepare("select id, body from test_memos").all() as { id: number; body: string }[]) yield { refId: r.id, inputHash: sha(r.body) };
   },
 });
 
@@ -29,7 +29,7 @@ function addMemos(store: string, bodies: string[]) {
   h.sqlite.exec("create table if not exists test_memos(id integer primary key, body text not null)");
   const ins = h.sqlite.prepare("insert into test_memos(body) values (?) returning id");
   const items = h.sqlite.transaction(() => bodies.map((b) => ({ kind: "memo", refId: (ins.get(b) as { id: number }).id, inputHash: sha(b) })))();
-  enqueueEmbeddings(h, items);
+  enqueueEmbeddings({ handle: h, items });
 }
 
 
@@ -51,14 +51,14 @@ describe("drift and re-embed", () => {
     await drainEmbedQueues({ stores: ["s"] });
     const fp = await getEmbedder().fingerprint;
     const h = getStoreDb("s");
-    expect(computeDrift(h, fp)).toMatchObject({ artifacts: 40, fresh: 40, stale: 0, drifted: 0, coveragePct: 100 });
+    expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ artifacts: 40, fresh: 40, stale: 0, drifted: 0, coveragePct: 100 });
     h.sqlite.prepare("update test_memos set body = body || ' (edited)' where id <= 3").run();
-    expect(computeDrift(h, fp)).toMatchObject({ fresh: 37, stale: 3, drifted: 3, driftPct: 7.5 });
-    expect(estimateReembed(h, fp, { onlyStale: true }).toEmbed).toBe(3);
-    startReembed(h, fp, { onlyStale: true, actor: "user:test" });
+    expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ fresh: 37, stale: 3, drifted: 3, driftPct: 7.5 });
+    expect(estimateReembed({ handle: h, configured: fp, onlyStale: true }).toEmbed).toBe(3);
+    startReembed({ handle: h, configured: fp, onlyStale: true, actor: "user:test" });
     await drainEmbedQueues({ stores: ["s"] });
-    expect(computeDrift(h, fp)).toMatchObject({ fresh: 40, stale: 0, drifted: 0 });
-    expect(getReembedProgress(h)).toBeNull();
+    expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ fresh: 40, stale: 0, drifted: 0 });
+    expect(getReembedProgress({ handle: h })).toBeNull();
   });
 
   it("a model change is reported at once; a re-embed interrupted by a crash resumes and switches atomically", async () => {
@@ -70,27 +70,27 @@ describe("drift and re-embed", () => {
     const newFp = await getEmbedder().fingerprint;
     expect(newFp.id).not.toBe(oldFp.id);
     let h = getStoreDb("s");
-    const drift = computeDrift(h, newFp);
+    const drift = computeDrift({ handle: h, configured: newFp });
     expect(drift).toMatchObject({ modelChanged: true, activeFingerprintId: oldFp.id, drifted: 40, driftPct: 100 });
-    expect(() => estimateReembed(h, newFp, { onlyStale: true })).toThrow(/only a full re-embed/);
-    expect(estimateReembed(h, newFp, { onlyStale: false }).toEmbed).toBe(40);
+    expect(() => estimateReembed({ handle: h, configured: newFp, onlyStale: true })).toThrow(/only a full re-embed/);
+    expect(estimateReembed({ handle: h, configured: newFp, onlyStale: false }).toEmbed).toBe(40);
 
-    startReembed(h, newFp, { onlyStale: false, actor: "user:test" });
+    startReembed({ handle: h, configured: newFp, onlyStale: false, actor: "user:test" });
     await drainEmbedQueues({ stores: ["s"], batchSize: 8, maxBatches: 2 });
-    const mid = getReembedProgress(h)!;
+    const mid = getReembedProgress({ handle: h })!;
     expect(mid).toMatchObject({ total: 40, done: 16, remaining: 24 });
     // Old vectors still serve until the switch.
-    expect(computeDrift(h, newFp).activeFingerprintId).toBe(oldFp.id);
+    expect(computeDrift({ handle: h, configured: newFp }).activeFingerprintId).toBe(oldFp.id);
 
     // Crash: the process dies; a new one starts with the same config.
     restartWith({});
     h = getStoreDb("s");
-    expect(getReembedProgress(h)).toMatchObject({ done: 16, remaining: 24 });
+    expect(getReembedProgress({ handle: h })).toMatchObject({ done: 16, remaining: 24 });
     await drainEmbedQueues({ stores: ["s"], batchSize: 8 });
 
-    const after = computeDrift(h, newFp);
+    const after = computeDrift({ handle: h, configured: newFp });
     expect(after).toMatchObject({ modelChanged: false, activeFingerprintId: newFp.id, fresh: 40, drifted: 0, otherModelVectors: 0 });
-    expect(getReembedProgress(h)).toBeNull();
+    expect(getReembedProgress({ handle: h })).toBeNull();
     const dims = h.sqlite.prepare("select distinct dim from embeddings").all();
     expect(dims).toEqual([{ dim: 256 }]);
     expect(h.sqlite.prepare("select name from sqlite_master where name = ?").get(`vec_${oldFp.id}`)).toBeUndefined();

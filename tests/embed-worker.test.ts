@@ -17,12 +17,12 @@ const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 registerEmbeddable({
   kind: "note",
   artifactType: "note",
-  load(sqlite, ids) {
-    const rows = sqlite.prepare("select id, body from test_notes where id in (select value from json_each(?))").all(JSON.stringify(ids)) as { id: number; body: string }[];
+  load({ handle, refIds: ids }) {
+    const rows = handle.sqlite.prepare("select id, body from test_notes where id in (select value from json_each(?))").all(JSON.stringify(ids)) as { id: number; body: string }[];
     return new Map(rows.map((r) => [r.id, { text: r.body, inputHash: sha(r.body) }]));
   },
-  *listAll(sqlite) {
-    for (const r of sqlite.prepare("select id, body from test_notes").iterate() as IterableIterator<{ id: number; body: string }>) yield { refId: r.id, inputHash: sha(r.body) };
+  *listAll({ handle }) {
+    for (const r of handle.sqlite.prepare("select id, body from test_notes").iterate() as IterableIterator<{ id: number; body: string }>) yield { refId: r.id, inputHash: sha(r.body) };
   },
 });
 
@@ -40,7 +40,7 @@ async function addNotes(store: string, bodies: string[]) {
   h.sqlite.exec("create table if not exists test_notes(id integer primary key, body text not null)");
   const ins = h.sqlite.prepare("insert into test_notes(body) values (?) returning id");
   const items = h.sqlite.transaction(() => bodies.map((b) => ({ kind: "note", refId: (ins.get(b) as { id: number }).id, inputHash: sha(b) })))();
-  enqueueEmbeddings(h, items);
+  enqueueEmbeddings({ handle: h, items });
   return items;
 }
 
@@ -72,10 +72,10 @@ describe("write-behind embedding", () => {
   it("drains the queue into vectors that KNN finds; approximate and exact agree", async () => {
     await addNotes("ops", NOTES);
     const h = getStoreDb("ops");
-    expect(getEmbedBacklog(h).pending).toBe(NOTES.length);
+    expect(getEmbedBacklog({ handle: h }).pending).toBe(NOTES.length);
     const r = await drainEmbedQueues({ stores: ["ops"] });
     expect(r.embedded).toBe(NOTES.length);
-    expect(getEmbedBacklog(h)).toEqual({ pending: 0, oldestEnqueuedAt: null, parked: 0 });
+    expect(getEmbedBacklog({ handle: h })).toEqual({ pending: 0, oldestEnqueuedAt: null, parked: 0 });
     const fp = await getEmbedder().fingerprint;
     // System 2 can say which model made each vector, from which text.
     const proofs = getGovernance()
@@ -84,15 +84,15 @@ describe("write-behind embedding", () => {
     expect(proofs).toHaveLength(NOTES.length);
     expect(proofs[0]).toEqual({ artifact_id: "1", model_name: "builtin:dualmind-hash-v1", fingerprint: fp.id, input_hash: sha(NOTES[0]) });
     const [q] = await new BuiltinProvider().embed(["authentication login errors"], "query");
-    const approx = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 2 });
-    const exact = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 2, exact: true });
+    const approx = knnSearch({ handle: h, kind: "note", fingerprintId: fp.id, query: q, k: 2 });
+    const exact = knnSearch({ handle: h, kind: "note", fingerprintId: fp.id, query: q, k: 2, exact: true });
     expect(approx.method).toBe("simhash+rescore");
     expect(exact.method).toBe("exact-scan");
     expect(approx.hits.map((x) => x.refId)).toEqual(exact.hits.map((x) => x.refId));
     expect(approx.hits.map((x) => x.refId).sort()).toEqual([4, 5]);
     expect(approx.hits[0].distance).toBeCloseTo(exact.hits[0].distance, 5);
     // Filters restrict the candidates before ranking.
-    const filtered = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 2, allowedRefIds: [1, 2, 3] });
+    const filtered = knnSearch({ handle: h, kind: "note", fingerprintId: fp.id, query: q, k: 2, allowedRefIds: [1, 2, 3] });
     expect(filtered.hits.every((x) => [1, 2, 3].includes(x.refId))).toBe(true);
   });
 
@@ -102,10 +102,10 @@ describe("write-behind embedding", () => {
     const h = getStoreDb("ops");
     const fp = await getEmbedder().fingerprint;
     const [q] = await new BuiltinProvider().embed(["proxy certificate"], "query");
-    const before = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 3 }).hits;
+    const before = knnSearch({ handle: h, kind: "note", fingerprintId: fp.id, query: q, k: 3 }).hits;
     h.sqlite.exec(`delete from vec_${fp.id}`);
-    expect(rebuildVecIndex(h, fp.id)).toBe(NOTES.length);
-    expect(knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 3 }).hits).toEqual(before);
+    expect(rebuildVecIndex({ handle: h, fingerprintId: fp.id, actor: "test" })).toBe(NOTES.length);
+    expect(knnSearch({ handle: h, kind: "note", fingerprintId: fp.id, query: q, k: 3 }).hits).toEqual(before);
   });
 
   it("identical texts are embedded once (embedding cache)", async () => {
@@ -128,27 +128,30 @@ describe("write-behind embedding", () => {
       await addNotes("ops", ["alpha", "beta"]);
       const h = getStoreDb("ops");
       fake.state.defaultMode = "500";
-      const first = await processEmbedBatch("ops");
+      const first = await processEmbedBatch({ handle: getStoreDb("ops") });
       expect(first).toMatchObject({ claimed: 2, embedded: 0, failed: 2, parked: 0 });
       const row = h.sqlite.prepare("select attempts, next_attempt_at, last_error from embed_queue limit 1").get() as { attempts: number; next_attempt_at: number; last_error: string };
       expect(row.attempts).toBe(1);
       expect(row.next_attempt_at).toBeGreaterThan(Date.now());
       expect(row.last_error).toMatch(/^server: provider failed \(500\)/);
       // Not ready yet: backoff holds the items.
-      expect((await processEmbedBatch("ops")).claimed).toBe(0);
+      expect((await processEmbedBatch({ handle: getStoreDb("ops") })).claimed).toBe(0);
       for (let i = 1; i < MAX_EMBED_ATTEMPTS; i++) {
         h.sqlite.exec("update embed_queue set next_attempt_at = 0");
-        await processEmbedBatch("ops");
+        await processEmbedBatch({ handle: getStoreDb("ops") });
       }
-      expect(getEmbedBacklog(h)).toMatchObject({ pending: 0, parked: 2 });
-      expect(listParkedEmbeddings(h)[0]).toMatchObject({ kind: "note", attempts: MAX_EMBED_ATTEMPTS });
+      expect(getEmbedBacklog({ handle: h })).toMatchObject({ pending: 0, parked: 2 });
+      expect(listParkedEmbeddings({ handle: h })[0]).toMatchObject({ kind: "note", attempts: MAX_EMBED_ATTEMPTS });
       // New work is not blocked by parked items.
       fake.state.defaultMode = "ok";
       await addNotes("ops", ["gamma"]);
       expect((await drainEmbedQueues({ stores: ["ops"] })).embedded).toBe(1);
-      expect(retryParkedEmbeddings(h)).toBe(2);
+      expect(retryParkedEmbeddings({ handle: h, actor: "user:admin" })).toBe(2);
+      // The domain writes the audit row itself, once, with who asked.
+      const audits = getGovernance().sqlite.prepare("select actor, target, details from audit_log where action = 'store.embeddings.retry_parked'").all();
+      expect(audits).toEqual([{ actor: "user:admin", target: "store:ops", details: JSON.stringify({ requeued: 2 }) }]);
       expect((await drainEmbedQueues({ stores: ["ops"] })).embedded).toBe(2);
-      expect(getEmbedBacklog(h)).toMatchObject({ pending: 0, parked: 0 });
+      expect(getEmbedBacklog({ handle: h })).toMatchObject({ pending: 0, parked: 0 });
     });
   });
 
@@ -156,9 +159,9 @@ describe("write-behind embedding", () => {
     await withFakeOpenAI(async (fake) => {
       await addNotes("ops", ["alpha"]);
       fake.state.defaultMode = "wrong_dim";
-      const r = await processEmbedBatch("ops");
+      const r = await processEmbedBatch({ handle: getStoreDb("ops") });
       expect(r).toMatchObject({ failed: 1, parked: 1 });
-      expect(listParkedEmbeddings(getStoreDb("ops"))[0].lastError).toMatch(/^dimension_mismatch/);
+      expect(listParkedEmbeddings({ handle: getStoreDb("ops") })[0].lastError).toMatch(/^dimension_mismatch/);
       expect(getStoreDb("ops").sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 0 });
     });
   });
@@ -166,13 +169,13 @@ describe("write-behind embedding", () => {
   it("two workers never claim the same row", async () => {
     await addNotes("ops", NOTES);
     const h = getStoreDb("ops");
-    const a = claimEmbedBatch(h, { workerId: "a", limit: 4, leaseMs: 60_000 });
-    const b = claimEmbedBatch(h, { workerId: "b", limit: 4, leaseMs: 60_000 });
+    const a = claimEmbedBatch({ handle: h, workerId: "a", limit: 4, leaseMs: 60_000 });
+    const b = claimEmbedBatch({ handle: h, workerId: "b", limit: 4, leaseMs: 60_000 });
     expect(a).toHaveLength(4);
     expect(b).toHaveLength(2);
     expect(new Set([...a, ...b].map((x) => x.id)).size).toBe(6);
     // An expired lease (crashed worker) is claimable again.
-    const later = claimEmbedBatch(h, { workerId: "c", limit: 10, leaseMs: 60_000, now: Date.now() + 120_000 });
+    const later = claimEmbedBatch({ handle: h, workerId: "c", limit: 10, leaseMs: 60_000, now: Date.now() + 120_000 });
     expect(later).toHaveLength(6);
   });
 
@@ -194,7 +197,7 @@ describe("write-behind embedding", () => {
       expect(h.vectors.available).toBe(false);
       const fp = await getEmbedder().fingerprint;
       const [q] = await new BuiltinProvider().embed(["sourdough"], "query");
-      const r = knnSearch(h, { kind: "note", fingerprintId: fp.id, query: q, k: 1 });
+      const r = knnSearch({ handle: h, kind: "note", fingerprintId: fp.id, query: q, k: 1 });
       expect(r.method).toBe("exact-scan-js");
       expect(r.hits[0].refId).toBe(6);
     } finally {

@@ -90,7 +90,7 @@ describe("embeddable kinds are registered by the entry points", () => {
     const queued = (sqlite.prepare("select count(*) as n from embed_queue").get() as { n: number }).n;
     // Re-embed lists artifacts through the registry: before the worker runs, every queued artifact still needs a vector.
     const dry = await callRoute(reembedRoute.POST, { token: admin, params, body: { dry_run: true } });
-    expect(dry.json.estimate.toEmbed).toBe(queued);
+    expect(dry.json.estimate.to_embed).toBe(queued);
     // The worker loads each item's text through the registry: none is dropped as deleted.
     expect(await drainEmbedQueues({ stores: ["kinds"] })).toMatchObject({ embedded: queued, failed: 0 });
     expect(kindsIn("embeddings")).toEqual(allKinds);

@@ -9,7 +9,7 @@ import { exportStoreBundle, importStoreBundle } from "@/lib/backup/backup";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { AppError } from "@/lib/errors";
 import { createMemory, deleteMemory, getMemoryByPath, updateMemory } from "@/lib/index/memories";
-import { openIndexedStore, reindexStore } from "@/lib/index/reindex";
+import { reindexStore } from "@/lib/index/reindex";
 import { createStore, openStore } from "@/lib/stores/stores";
 import { storeExists } from "@/lib/db/store-names";
 import { callRoute, useTempDataDir } from "./helpers";
@@ -84,43 +84,44 @@ describe("memory files never follow a symbolic link", () => {
   });
 
   it("a linked file: read, overwrite and delete are refused by the domain functions, and nothing outside is touched", () => {
-    const sqlite = openIndexedStore({ store });
+    const handle = openStore({ store });
     fs.mkdirSync(path.join(memoryDir(), "etc"));
     fs.symlinkSync(path.join(outside, "passwd.md"), path.join(memoryDir(), "etc", "passwd.md"));
 
-    const read = refusal(() => getMemoryByPath({ store, memoryPath: "etc/passwd" }));
+    const read = refusal(() => getMemoryByPath({ handle, memoryPath: "etc/passwd" }));
     expect(read).toMatchObject({ code: "unprocessable", status: 422 });
     expect(read.message).toBe("memory etc/passwd goes through a symbolic link (etc/passwd.md) that leads outside it; links in a memory folder are never followed");
-    expect(refusal(() => createMemory({ store, sqlite, input: { path: "etc/passwd", body: "owned" } })).status).toBe(422);
-    expect(refusal(() => updateMemory({ store, sqlite, input: { path: "etc/passwd", body: "owned" } })).status).toBe(422);
-    expect(refusal(() => deleteMemory({ store, sqlite, memoryPath: "etc/passwd" })).status).toBe(422);
+    expect(refusal(() => createMemory({ handle, input: { path: "etc/passwd", body: "owned" }, actor: "test" })).status).toBe(422);
+    expect(refusal(() => updateMemory({ handle, input: { path: "etc/passwd", body: "owned" }, actor: "test" })).status).toBe(422);
+    expect(refusal(() => deleteMemory({ handle, memoryPath: "etc/passwd", actor: "test" })).status).toBe(422);
     outsideUntouched();
     // The link itself is still there: nothing was replaced or unlinked.
     expect(fs.lstatSync(path.join(memoryDir(), "etc", "passwd.md")).isSymbolicLink()).toBe(true);
   });
 
   it("a link that stays inside the folder or leads nowhere is refused as well; ordinary memories still work", () => {
-    const sqlite = openIndexedStore({ store });
-    createMemory({ store, sqlite, input: { path: "real/note", body: "real" } });
+    const handle = openStore({ store });
+    createMemory({ handle, input: { path: "real/note", body: "real" }, actor: "test" });
     fs.symlinkSync(path.join(memoryDir(), "real"), path.join(memoryDir(), "alias"));
     fs.symlinkSync(path.join(outside, "missing"), path.join(memoryDir(), "dangling"));
-    expect(refusal(() => getMemoryByPath({ store, memoryPath: "alias/note" })).message).toContain("leads to another place inside it");
-    expect(refusal(() => createMemory({ store, sqlite, input: { path: "dangling/x", body: "x" } })).message).toContain("leads nowhere");
+    expect(refusal(() => getMemoryByPath({ handle, memoryPath: "alias/note" })).message).toContain("leads to another place inside it");
+    expect(refusal(() => createMemory({ handle, input: { path: "dangling/x", body: "x" }, actor: "test" })).message).toContain("leads nowhere");
     expect(fs.existsSync(path.join(outside, "missing"))).toBe(false);
-    expect(getMemoryByPath({ store, memoryPath: "real/note" }).body).toContain("real");
+    expect(getMemoryByPath({ handle, memoryPath: "real/note" }).body).toContain("real");
   });
 
   it("reindex skips links, says so and names the ones that leave the folder; nothing outside is indexed", () => {
-    const sqlite = openIndexedStore({ store });
-    createMemory({ store, sqlite, input: { path: "real/note", body: "real" } });
-    createMemory({ store, sqlite, input: { path: "real/swapped", body: "was a memory" } });
+    const handle = openStore({ store });
+    const { sqlite } = handle;
+    createMemory({ handle, input: { path: "real/note", body: "real" }, actor: "test" });
+    createMemory({ handle, input: { path: "real/swapped", body: "was a memory" }, actor: "test" });
     fs.symlinkSync(outside, path.join(memoryDir(), "linked"));
     fs.symlinkSync(path.join(outside, "victim.md"), path.join(memoryDir(), "real", "victim.md"));
     fs.symlinkSync(path.join(memoryDir(), "real", "note.md"), path.join(memoryDir(), "real", "alias.md"));
     // A memory file replaced by a link: its row goes, the link's target is not read.
     fs.rmSync(path.join(memoryDir(), "real", "swapped.md"));
     fs.symlinkSync(path.join(outside, "passwd.md"), path.join(memoryDir(), "real", "swapped.md"));
-    const r = reindexStore({ store });
+    const r = reindexStore({ handle });
     expect(r.skippedBy.symlink).toBe(4);
     expect(r.linksOutsideRoot).toEqual(["memory/linked", "memory/real/swapped.md", "memory/real/victim.md"]);
     const paths = (sqlite.prepare("select path from memories order by path").all() as { path: string }[]).map((m) => m.path);
@@ -139,7 +140,7 @@ describe("bundle import refuses symbolic links", () => {
   afterEach(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
   async function exportBundle(): Promise<string> {
-    createMemory({ store, sqlite: openIndexedStore({ store }), input: { path: "real/note", body: "real" } });
+    createMemory({ handle: openStore({ store }), input: { path: "real/note", body: "real" }, actor: "test" });
     const dir = path.join(scratch, "bundle");
     await exportStoreBundle({ handle: openStore({ store }), outDir: dir });
     return dir;

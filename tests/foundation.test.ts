@@ -4,7 +4,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "@/lib/config";
 import { getGovernance, getStoreDb, openStoreReaderWithCore, storeDir } from "@/lib/db/connection";
-import { createStore, describeStore, ensureCoreStore } from "@/lib/stores/stores";
+import { createStore, describeStore, ensureCoreStore, openStore } from "@/lib/stores/stores";
 import { listStoreNames } from "@/lib/db/store-names";
 import { authenticateUser, createUser, ensureFirstAdmin, setUserPassword } from "@/lib/auth/users";
 import { createApiToken, revokeApiToken, verifyApiToken } from "@/lib/auth/tokens";
@@ -58,7 +58,7 @@ describe("databases and stores", () => {
     expect(fs.existsSync(path.join(env.dataDir, "stores", "photography", "index.db"))).toBe(true);
     expect(fs.existsSync(path.join(env.dataDir, "stores", "photography", "memory"))).toBe(true);
     expect(h.vectors.available).toBe(true);
-    const d = describeStore("photography");
+    const d = describeStore({ handle: getStoreDb("photography") });
     expect(d.vectors.version).toMatch(/^v0\./);
     expect(d.files.indexBytes).toBeGreaterThan(0);
   });
@@ -76,16 +76,15 @@ describe("databases and stores", () => {
     expect(listStoreNames()).toEqual(["core"]);
     createStore({ input: { name: "sysadmin", description: "ops notes" }, actor: "test" });
     expect(listStoreNames()).toEqual(["core", "sysadmin"]);
-    expect(describeStore("sysadmin").description).toBe("ops notes");
+    expect(describeStore({ handle: getStoreDb("sysadmin") }).description).toBe("ops notes");
     expect(() => createStore({ input: { name: "sysadmin" }, actor: "test" })).toThrow(/already exists/);
-    expect(() => describeStore("nope")).toThrow(/does not exist/);
+    expect(() => openStore({ store: "nope" })).toThrow(/does not exist/);
   });
 
   it("attaches core read-only: reads work, writes through it fail", () => {
     ensureCoreStore();
     getStoreDb("core").sqlite.exec("create table facts(x text); insert into facts values ('core fact')");
-    getStoreDb("work");
-    const reader = openStoreReaderWithCore("work");
+    const reader = openStoreReaderWithCore({ handle: getStoreDb("work"), core: getStoreDb("core") });
     try {
       expect(reader.prepare("select x from core.facts").get()).toEqual({ x: "core fact" });
       expect(() => reader.exec("insert into core.facts values ('sneaky')")).toThrow(/readonly/i);

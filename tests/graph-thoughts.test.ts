@@ -98,15 +98,15 @@ describe("embedding of thoughts and nodes", () => {
     const node = createNode({ handle, input: { name: "postgres", entity_type: "system" }, actor: "t" });
     await drainEmbedQueues({ stores: ["mind"] });
     const fp = await getEmbedder().fingerprint;
-    expect(computeDrift(handle, fp).byKind).toMatchObject({ thought: { artifacts: 1, fresh: 1 }, node: { artifacts: 1, fresh: 1 } });
+    expect(computeDrift({ handle: handle, configured: fp }).byKind).toMatchObject({ thought: { artifacts: 1, fresh: 1 }, node: { artifacts: 1, fresh: 1 } });
     const pending = () => (handle.sqlite.prepare("select count(*) as n from embed_queue where kind = 'node'").get() as { n: number }).n;
     updateNode({ handle, id: node.id, input: { attributes: { version: 16 } } });
     expect(pending()).toBe(0);
     updateNode({ handle, id: node.id, input: { display_name: "PostgreSQL" } });
     expect(pending()).toBe(1);
-    expect(computeDrift(handle, fp).byKind.node).toMatchObject({ artifacts: 1, stale: 1 });
+    expect(computeDrift({ handle: handle, configured: fp }).byKind.node).toMatchObject({ artifacts: 1, stale: 1 });
     await drainEmbedQueues({ stores: ["mind"] });
-    expect(computeDrift(handle, fp).byKind.node).toMatchObject({ artifacts: 1, fresh: 1 });
+    expect(computeDrift({ handle: handle, configured: fp }).byKind.node).toMatchObject({ artifacts: 1, fresh: 1 });
   });
 });
 

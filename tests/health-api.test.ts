@@ -29,7 +29,7 @@ describe("GET /api/metrics and GET /stores/{store}/health", () => {
     createStore({ input: { name: "secret" }, actor: "test" });
     readToken = createApiToken({ input: { label: "r", agent_id: "prom", scopes: ["read"] }, actor: "test" }).token;
     notesOnly = createApiToken({ input: { label: "n", agent_id: "notes-agent", scopes: ["read"], stores: ["notes"] }, actor: "test" }).token;
-    putDocuments({ sqlite: getStoreDb("notes").sqlite, input: { path: "a.md", content: "# A\n\nhello vectors" } });
+    putDocuments({ handle: getStoreDb("notes"), input: { path: "a.md", content: "# A\n\nhello vectors" }, actor: "test" });
     await snapshotAllStores();
     flushLatencyRollups();
   });
@@ -40,7 +40,7 @@ describe("GET /api/metrics and GET /stores/{store}/health", () => {
     env = useTempDataDir({ DUALMIND_METRICS_PUBLIC_LOOPBACK: "true" });
     bootstrapApp();
     createStore({ input: { name: "notes" }, actor: "test" });
-    putDocuments({ sqlite: getStoreDb("notes").sqlite, input: { path: "a.md", content: "# A\n\nhello vectors" } });
+    putDocuments({ handle: getStoreDb("notes"), input: { path: "a.md", content: "# A\n\nhello vectors" }, actor: "test" });
     await snapshotAllStores();
     const r = await scrape();
     expect(r.status).toBe(200);

@@ -78,7 +78,7 @@ describe("latency rollups", () => {
 describe("store snapshots and the Health page data", () => {
   it("a snapshot measures the real store: backlog before the worker runs, coverage after", async () => {
     createStore({ input: { name: "notes" }, actor: "test" });
-    putDocuments({ sqlite: getStoreDb("notes").sqlite, input: { path: "a.md", content: "# Alpha\n\nsome text about sqlite and vectors" } });
+    putDocuments({ handle: getStoreDb("notes"), input: { path: "a.md", content: "# Alpha\n\nsome text about sqlite and vectors" }, actor: "test" });
     await snapshotAllStores({ now: NOW });
     let d = loadHealthDashboard({ store: "notes", range: "1h", now: NOW });
     const before = d.perStore[0].latest!;

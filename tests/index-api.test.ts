@@ -202,6 +202,27 @@ describe("memories", () => {
     expect((await callRoute(memoriesRoute.DELETE, { method: "DELETE", token, params, url: "http://127.0.0.1/x?path=projects/tools/setup" })).status).toBe(404);
   });
 
+  it("every write is audited by the domain under the calling agent; a refused write and a read are not", async () => {
+    const audited = () => listAuditTail({ limit: 50 }).filter((a) => a.actor === "agent:claude").map((a) => `${a.action} ${a.target}${a.details ? " " + a.details : ""}`).reverse();
+    await createMemory({ path: "ops/restic", body: "nightly" });
+    expect((await createMemory({ path: "ops/restic", body: "again" })).status).toBe(409);
+    await callRoute(memoriesRoute.PUT, { method: "PUT", token, params, body: { path: "ops/restic", body: "hourly", move_to: "ops/backup" } });
+    await callRoute(categoriesRoute.PUT, { method: "PUT", token, params, body: { path: "ops", description: "operations" } });
+    await listMemories({});
+    await putDoc("guides/a.md", "alpha");
+    await putDoc("guides/a.md", "alpha");
+    await callRoute(documentsRoute.DELETE, { method: "DELETE", token, params, url: "http://127.0.0.1/x?path=guides/a.md" });
+    await callRoute(memoriesRoute.DELETE, { method: "DELETE", token, params, url: "http://127.0.0.1/x?path=ops/backup" });
+    expect(audited()).toEqual([
+      "memory.create store:notes/memory:ops/restic",
+      `memory.update store:notes/memory:ops/backup ${JSON.stringify({ movedFrom: "ops/restic" })}`,
+      `category.describe store:notes/category:ops ${JSON.stringify({ cleared: false })}`,
+      `documents.put store:notes ${JSON.stringify({ paths: ["guides/a.md"], changed: 1, unchanged: 0 })}`,
+      "document.delete store:notes/document:guides/a.md",
+      "memory.delete store:notes/memory:ops/backup",
+    ]);
+  });
+
   it("filters: recursive category, tags match any, source, dates, sort, paging; expired hidden by default", async () => {
     await createMemory({ path: "work/infra/db", body: "sqlite tuning ".repeat(50), tags: ["sqlite", "ops"], source: "chat" });
     await createMemory({ path: "work/infra/net/dns", body: "dns notes", tags: ["network"], source: "doc" });

@@ -7,7 +7,8 @@ import { parseFrontmatter, stringifyFrontmatter } from "@/lib/index/frontmatter"
 import { ingestDocument } from "@/lib/index/ingest";
 import { ensureIndexBuilt, reindexStore, reindexStoreAsync } from "@/lib/index/reindex";
 import { getMemoryByPath, updateMemory, updateMemorySchema } from "@/lib/index/memories";
-import { searchInputSchema, searchStore } from "@/lib/index/search";
+import { searchFullText } from "@/lib/index/fulltext";
+import { searchInputSchema } from "@/lib/index/search";
 import { verifyStore } from "@/lib/index/verify";
 import { closeAllDatabases } from "@/lib/db/connection";
 import { createStore } from "@/lib/stores/stores";
@@ -120,22 +121,22 @@ describe("reindex and verify", () => {
 
   it("indexes memories and source roots, skipping binary, oversized, hidden and excluded files", () => {
     seed();
-    const r = reindexStore({ store: "notes" });
+    const r = reindexStore({ handle: getStoreDb("notes") });
     expect(r.counts).toMatchObject({ scanned: 5, added: 4, changed: 0, removed: 0, skipped: 2 });
     expect(r.skippedBy).toMatchObject({ binary: 1, oversized: 1 });
     const { sqlite } = getStoreDb("notes");
     const paths = (sqlite.prepare("select path, kind from documents order by path").all() as { path: string; kind: string }[]).map((d) => `${d.kind}:${d.path}`);
     expect(paths).toEqual(["memory:memory/people/ana.md", "memory:memory/projects/dualmind/setup.md", "markdown:source/src-root/guide.md", "code:source/src-root/lib/main.ts"]);
-    expect(verifyStore({ store: "notes" }).ok).toBe(true);
+    expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
   });
 
   it("same tree twice gives identical chunk ids and hashes, and the second run writes nothing", () => {
     seed();
-    reindexStore({ store: "notes" });
+    reindexStore({ handle: getStoreDb("notes") });
     const first = snapshot();
     const { sqlite } = getStoreDb("notes");
     const changesBefore = (sqlite.prepare("select total_changes() as n").get() as { n: number }).n;
-    const again = reindexStore({ store: "notes" });
+    const again = reindexStore({ handle: getStoreDb("notes") });
     expect(again.counts).toMatchObject({ added: 0, changed: 0, removed: 0, unchanged: 4 });
     expect((sqlite.prepare("select total_changes() as n").get() as { n: number }).n).toBe(changesBefore);
     expect(snapshot()).toEqual(first);
@@ -145,18 +146,18 @@ describe("reindex and verify", () => {
     fs.rmSync(storeIndexPath("notes"));
     fs.rmSync(storeIndexPath("notes") + "-wal", { force: true });
     fs.rmSync(storeIndexPath("notes") + "-shm", { force: true });
-    reindexStore({ store: "notes" });
+    reindexStore({ handle: getStoreDb("notes") });
     const strip = (rows: unknown[]) => (rows as { chunk_id: string; chunk_sha256: string; path: string }[]).map(({ chunk_id, chunk_sha256, path }) => ({ chunk_id, chunk_sha256, path }));
     expect(strip(snapshot())).toEqual(strip(first));
   });
 
   it("a changed file is re-chunked keeping unchanged chunk rowids; a deleted file disappears", () => {
     seed();
-    reindexStore({ store: "notes" });
+    reindexStore({ handle: getStoreDb("notes") });
     const before = snapshot() as { id: number; chunk_id: string; path: string }[];
     fs.appendFileSync(path.join(src, "guide.md"), "\n## Appendix\n\nnew words here\n");
     fs.rmSync(path.join(memoryRoot(), "people", "ana.md"));
-    const r = reindexStore({ store: "notes" });
+    const r = reindexStore({ handle: getStoreDb("notes") });
     expect(r.counts).toMatchObject({ changed: 1, removed: 1, unchanged: 2 });
     const after = snapshot() as { id: number; chunk_id: string; path: string }[];
     expect(after.some((c) => c.path === "memory/people/ana.md")).toBe(false);
@@ -166,19 +167,19 @@ describe("reindex and verify", () => {
     const guideBefore = before.filter((c) => c.path.endsWith("guide.md"));
     const firstAfter = after.find((c) => c.chunk_id === guideBefore[0].chunk_id);
     expect(firstAfter?.id).toBe(guideBefore[0].id);
-    expect(verifyStore({ store: "notes" }).ok).toBe(true);
+    expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
   });
 
   it("verify reports hash mismatches, rows for missing files, unindexed files and old chunking versions without writing", () => {
     seed();
-    reindexStore({ store: "notes" });
+    reindexStore({ handle: getStoreDb("notes") });
     fs.writeFileSync(path.join(src, "lib/main.ts"), "export const x = 2;\n");
     fs.writeFileSync(path.join(src, "new.txt"), "brand new\n");
     fs.rmSync(path.join(src, "guide.md"));
     const { sqlite } = getStoreDb("notes");
     sqlite.prepare("update chunks set chunking_version = 0 where doc_id = (select doc_id from documents where path = 'memory/people/ana.md')").run();
     const changes = (sqlite.prepare("select total_changes() as n").get() as { n: number }).n;
-    const v = verifyStore({ store: "notes" });
+    const v = verifyStore({ handle: getStoreDb("notes") });
     expect((sqlite.prepare("select total_changes() as n").get() as { n: number }).n).toBe(changes);
     expect(v).toMatchObject({
       ok: false,
@@ -191,27 +192,29 @@ describe("reindex and verify", () => {
     });
     expect(v.staleChunks).toBeGreaterThan(0);
     // The next reindex repairs all of it, stale chunks included.
-    reindexStore({ store: "notes" });
-    expect(verifyStore({ store: "notes" }).ok).toBe(true);
+    reindexStore({ handle: getStoreDb("notes") });
+    expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
   });
 
   it("a missing index.db is rebuilt from the files on first access", () => {
     seed();
-    reindexStore({ store: "notes" });
+    reindexStore({ handle: getStoreDb("notes") });
     closeAllDatabases();
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(storeIndexPath("notes") + suffix, { force: true });
-    const sqlite = ensureIndexBuilt({ store: "notes" });
+    const { sqlite } = getStoreDb("notes");
+    ensureIndexBuilt({ handle: getStoreDb("notes") });
     expect(sqlite.prepare("select count(*) as n from memories").get()).toEqual({ n: 2 });
-    expect(verifyStore({ store: "notes" }).ok).toBe(true);
+    expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
   });
 
   it("API documents survive a reindex and keep their content", () => {
     seed();
-    const { sqlite } = getStoreDb("notes");
-    ingestDocument({ sqlite, path: "agent/notes.txt", origin: "api", text: "from an agent", mtime: 1 });
-    reindexStore({ store: "notes" });
+    const handle = getStoreDb("notes");
+    const { sqlite } = handle;
+    ingestDocument({ handle, path: "agent/notes.txt", origin: "api", text: "from an agent", mtime: 1 });
+    reindexStore({ handle: getStoreDb("notes") });
     expect(sqlite.prepare("select content from documents where path = 'agent/notes.txt'").get()).toEqual({ content: "from an agent" });
-    expect(verifyStore({ store: "notes" }).counts.apiDocuments).toBe(1);
+    expect(verifyStore({ handle: getStoreDb("notes") }).counts.apiDocuments).toBe(1);
   });
 });
 
@@ -227,21 +230,21 @@ describe("reindex racing a memory write", () => {
     const dir = path.join(env.dataDir, "stores", "race", "memory", "inbox");
     fs.mkdirSync(dir, { recursive: true });
     for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(dir, `n${String(i).padStart(3, "0")}.md`), `# Note ${i}\n\noriginal text\n`);
-    const { sqlite } = getStoreDb("race");
+    const handle = getStoreDb("race");
     let saved = false;
     await reindexStoreAsync({
-      store: "race",
+      handle,
       onProgress: (p) => {
         if (!saved && p.phase === "scanning" && p.done >= 128) {
           saved = true;
-          updateMemory({ store: "race", sqlite, input: updateMemorySchema.parse({ path: "inbox/n000", body: "# Note 0\n\nrevised meanwhile\n" }), now: Date.now() + 5000 });
+          updateMemory({ handle, input: updateMemorySchema.parse({ path: "inbox/n000", body: "# Note 0\n\nrevised meanwhile\n" }), actor: "test", now: Date.now() + 5000 });
         }
       },
     });
     expect(saved).toBe(true);
-    expect(getMemoryByPath({ store: "race", memoryPath: "inbox/n000" }).body).toContain("revised meanwhile");
-    const hits = searchStore({ store: "race", input: searchInputSchema.parse({ q: "revised meanwhile" }) }).results;
+    expect(getMemoryByPath({ handle, memoryPath: "inbox/n000" }).body).toContain("revised meanwhile");
+    const hits = searchFullText({ handle, core: null, input: searchInputSchema.parse({ q: "revised meanwhile" }) }).results;
     expect(hits.map((h) => h.path)).toEqual(["memory/inbox/n000.md"]);
-    expect(verifyStore({ store: "race" }).ok).toBe(true);
+    expect(verifyStore({ handle: getStoreDb("race") }).ok).toBe(true);
   });
 });

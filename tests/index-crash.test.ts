@@ -30,7 +30,7 @@ function docPaths(): string[] {
 
 it("a reindex killed (SIGKILL) mid-transaction leaves the previous index whole and consistent", async () => {
   writeMemories(0, 20);
-  reindexStore({ store: "big" });
+  reindexStore({ handle: getStoreDb("big") });
   const before = docPaths();
   expect(before).toHaveLength(20);
   writeMemories(20, 1500);
@@ -58,12 +58,12 @@ it("a reindex killed (SIGKILL) mid-transaction leaves the previous index whole a
   const { sqlite } = getStoreDb("big");
   expect(sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
   expect(docPaths()).toEqual(before);
-  const v = verifyStore({ store: "big" });
+  const v = verifyStore({ handle: getStoreDb("big") });
   expect(v.consistent).toBe(true);
   expect(v.counts.fileDocuments).toBe(20);
   expect(v.notIndexed.length).toBeGreaterThan(0);
 
-  const r = reindexStore({ store: "big" });
+  const r = reindexStore({ handle: getStoreDb("big") });
   expect(r.counts).toMatchObject({ added: 1480, unchanged: 20 });
-  expect(verifyStore({ store: "big" }).ok).toBe(true);
+  expect(verifyStore({ handle: getStoreDb("big") }).ok).toBe(true);
 }, 60_000);

@@ -3,10 +3,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { closeAllDatabases, getGovernance } from "@/lib/db/connection";
+import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
 import { adminJobs } from "@/lib/db/schema/governance";
 import { verifyAuditChain } from "@/lib/governance/audit";
-import { getJobById, JOB_STALE_LOCAL_MS, JOB_STALE_MS, jobOwner, listLatestJobs, MAX_ATTEMPTS, ownerIsGone, resumeOrphanedJobs, startReindexJob, type Job } from "@/lib/index/jobs";
+import { getJobById, JOB_STALE_LOCAL_MS, JOB_STALE_MS, jobOwner, listLatestJobs, MAX_ATTEMPTS, ownerIsGone, resumeOrphanedJobs, runReindexJob, startReindexJob, type Job } from "@/lib/index/jobs";
 import { createStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
 
@@ -63,7 +63,7 @@ function auditActions(): string[] {
 
 describe("reindex jobs are durable", () => {
   it("a finished job keeps its id, counts and outcome after every connection is closed (a restart)", async () => {
-    const started = startReindexJob({ store: "notes", actor: "user:admin" });
+    const started = startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" });
     expect(started).toMatchObject({ status: "running", attempts: 1 });
     const done = await finished(started.id);
     expect(done.status).toBe("succeeded");
@@ -75,15 +75,32 @@ describe("reindex jobs are durable", () => {
   });
 
   it("asking again while a reindex runs returns the same job, and only the first ask is audited", async () => {
-    const first = startReindexJob({ store: "notes", actor: "user:admin" });
-    const second = startReindexJob({ store: "notes", actor: "agent:ops" });
+    const first = startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" });
+    const second = startReindexJob({ handle: getStoreDb("notes"), actor: "agent:ops" });
     expect(second.id).toBe(first.id);
     await finished(first.id);
     expect(auditActions().filter((a) => a === "store.reindex")).toHaveLength(1);
     // Once finished, a new ask is a new job.
-    const third = startReindexJob({ store: "notes", actor: "user:admin" });
+    const third = startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" });
     expect(third.id).not.toBe(first.id);
     expect((await finished(third.id)).result?.counts).toMatchObject({ unchanged: 40, added: 0 });
+  });
+});
+
+describe("the CLI's reindex is the same job", () => {
+  it("runs to the end before returning, with a job row and one audit entry like the API's", async () => {
+    const job = await runReindexJob({ handle: getStoreDb("notes"), actor: "cli:ops", reason: "dualmind reindex" });
+    expect(job).toMatchObject({ status: "succeeded", actor: "cli:ops", attempts: 1, result: { counts: { scanned: 40, added: 40 } } });
+    expect(getJobById({ id: job.id })).toEqual(job);
+    const audits = getGovernance().sqlite.prepare("select actor, reason, details from audit_log where action = 'store.reindex'").all();
+    expect(audits).toEqual([{ actor: "cli:ops", reason: "dualmind reindex", details: JSON.stringify({ jobId: job.id }) }]);
+  });
+
+  it("waits for a reindex of the store already running instead of starting a second one", async () => {
+    const api = startReindexJob({ handle: getStoreDb("notes"), actor: "agent:ops" });
+    const cli = await runReindexJob({ handle: getStoreDb("notes"), actor: "cli:ops" });
+    expect(cli).toMatchObject({ id: api.id, status: "succeeded", actor: "agent:ops" });
+    expect(auditActions().filter((a) => a === "store.reindex")).toHaveLength(1);
   });
 });
 
@@ -101,7 +118,7 @@ describe("a job whose process died is taken over", () => {
   it("an owner that is alive and beating is left alone; asking to reindex returns its job instead of starting a second", () => {
     const id = plantRunningJob({ owner: livePeer() });
     expect(resumeOrphanedJobs()).toEqual([]);
-    const asked = startReindexJob({ store: "notes", actor: "user:admin" });
+    const asked = startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" });
     expect(asked).toMatchObject({ id, status: "running", attempts: 1 });
     expect(getGovernance().sqlite.prepare("select count(*) as n from admin_jobs").get()).toEqual({ n: 1 });
   });
@@ -110,7 +127,7 @@ describe("a job whose process died is taken over", () => {
     const id = plantRunningJob({ owner: livePeer(), heartbeatAt: Date.now() - JOB_STALE_MS - 1_000 });
     expect(resumeOrphanedJobs()).toEqual([]);
     getGovernance().sqlite.prepare("update admin_jobs set heartbeat_at = ? where id = ?").run(Date.now() - JOB_STALE_LOCAL_MS - 1_000, id);
-    const asked = startReindexJob({ store: "notes", actor: "user:admin" });
+    const asked = startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" });
     expect(asked).toMatchObject({ id, attempts: 2 });
     expect((await finished(id)).status).toBe("succeeded");
   });
@@ -123,7 +140,7 @@ describe("a job whose process died is taken over", () => {
 
   it("a job this process owns but no longer runs (its final write failed) can be run again", async () => {
     const id = plantRunningJob({ owner: jobOwner() });
-    expect(startReindexJob({ store: "notes", actor: "user:admin" })).toMatchObject({ id, attempts: 2 });
+    expect(startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" })).toMatchObject({ id, attempts: 2 });
     expect((await finished(id)).status).toBe("succeeded");
   });
 

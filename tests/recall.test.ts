@@ -77,10 +77,10 @@ describe("reflection recall", () => {
     expect(again.trace.id).toBe(first.trace.id);
     expect(again.trace.seenCount).toBe(2);
     expect(again.trace.lastSeenAt).toBeGreaterThanOrEqual(first.trace.lastSeenAt);
-    expect(getEmbedBacklog(h).pending).toBe(1);
+    expect(getEmbedBacklog({ handle: h }).pending).toBe(1);
     await drainEmbedQueues({ stores: ["ops"] });
     recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
-    expect(getEmbedBacklog(h).pending).toBe(0);
+    expect(getEmbedBacklog({ handle: h }).pending).toBe(0);
     expect(h.sqlite.prepare("select count(*) as n from embeddings where kind = 'trace'").get()).toEqual({ n: 1 });
     const fp = await getEmbedder().fingerprint;
     expect(listTraces({ handle: h, filter: {} }).traces).toMatchObject([{ seenCount: 3, embedding: "vector", vector: { fingerprintId: fp.id, dim: 384, task: "document" } }]);
@@ -181,10 +181,10 @@ describe("reflection recall", () => {
   it("backpressure: above the store's watermark success traces skip embedding, failures do not; both stay recallable", async () => {
     const h = getStoreDb("ops");
     updateReflectionSettings({ handle: h, input: { settings: { backlog_watermark: 1 } }, actor: "test" });
-    enqueueEmbeddings(h, [
+    enqueueEmbeddings({ handle: h, items: [
       { kind: "trace", refId: 9001, inputHash: "x" },
       { kind: "trace", refId: 9002, inputHash: "y" },
-    ]);
+    ] });
     const ok = recordTrace({ handle: h, agentId: "a1", input: PHOTO_SUCCESS });
     const bad = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
     expect(ok.embedding).toBe("skipped_backpressure");
@@ -227,7 +227,7 @@ describe("reflection recall", () => {
     await drainEmbedQueues({ stores: ["ops"] });
     h.sqlite.prepare("update reasoning_traces set summary_descriptor = 'Intent: fix auth (v0 rendering)', descriptor_hash = 'old', descriptor_version = 0 where id = ?").run(t.id);
     const fp = await getEmbedder().fingerprint;
-    startReembed(h, fp, { onlyStale: true, actor: "test" });
+    startReembed({ handle: h, configured: fp, onlyStale: true, actor: "test" });
     const after = listTraces({ handle: h, filter: {} }).traces[0];
     expect(after).toMatchObject({ summaryDescriptor: t.summaryDescriptor, descriptorHash: t.descriptorHash, descriptorVersion: 1 });
     expect(getGovernance().sqlite.prepare("select count(*) as n from audit_log where action = 'store.reembed.backfill'").get()).toEqual({ n: 1 });

@@ -7,10 +7,9 @@ import { getStoreDb, openStoreReaderWithCore } from "@/lib/db/connection";
 import { loadQueryBudget, runWithinBudget, startQueryBudget } from "@/lib/db/query-budget";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { putDocuments } from "@/lib/index/ingest";
-import { searchInputSchema } from "@/lib/index/search";
-import { searchAnyMode } from "@/lib/index/semantic-search";
+import { searchInputSchema, searchStore, type SearchInput } from "@/lib/index/search";
 import { handleMcpPost } from "@/lib/mcp/http";
-import { createStore } from "@/lib/stores/stores";
+import { createStore, openCoreFor, openStore } from "@/lib/stores/stores";
 import { prefixAttack, seedPrefixAttackCorpus } from "./fixtures/prefix-attack-corpus";
 import { callRoute, useTempDataDir } from "./helpers";
 
@@ -30,7 +29,8 @@ beforeAll(async () => {
   await drainEmbedQueues({ stores: ["attack"] });
   createStore({ input: { name: "notes" }, actor: "test" });
   putDocuments({
-    sqlite: getStoreDb("notes").sqlite,
+    handle: getStoreDb("notes"),
+    actor: "test",
     input: {
       documents: Array.from({ length: 30 }, (_, i) => ({ path: `ops/note-${i}.md`, content: `# Note ${i}\n\nRestart nginx after rotating certificate number ${i} on the edge hosts.` })),
     },
@@ -41,6 +41,11 @@ afterAll(() => env.cleanup());
 
 const search = (store: string, body: Record<string, unknown>) => callRoute(searchRoute.POST, { token: TOKEN, params: { store }, body });
 const parse = (body: Record<string, unknown>) => searchInputSchema.parse(body);
+/** The domain call as every entry point makes it: the store opened once, core beside it when asked. */
+function searchByName({ store, input }: { store: string; input: SearchInput }) {
+  const handle = openStore({ store });
+  return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
+}
 
 /** One MCP tools/call through the real endpoint handler; the result's text is the REST body. */
 async function mcpCall(name: string, args: Record<string, unknown>) {
@@ -60,17 +65,17 @@ async function mcpCall(name: string, args: Record<string, unknown>) {
 describe("an expensive query is stopped at the query budget", () => {
   it("through the domain function: 422 query_too_expensive, with and without core; the store answers next", async () => {
     for (const extra of [{ mode: "fts" }, { mode: "fts", include_core: true }]) {
-      await expect(searchAnyMode({ store: "attack", input: parse({ q: prefixAttack(4), syntax: "fts5", ...extra }) })).rejects.toMatchObject({ code: "query_too_expensive", status: 422 });
+      await expect(searchByName({ store: "attack", input: parse({ q: prefixAttack(4), syntax: "fts5", ...extra }) })).rejects.toMatchObject({ code: "query_too_expensive", status: 422 });
     }
     // The connection is usable at once, for reads and writes.
-    const next = await searchAnyMode({ store: "attack", input: parse({ q: "wq1", mode: "fts", syntax: "fts5" }) });
+    const next = await searchByName({ store: "attack", input: parse({ q: "wq1", mode: "fts", syntax: "fts5" }) });
     expect(next.results.length).toBeGreaterThan(0);
-    putDocuments({ sqlite: getStoreDb("attack").sqlite, input: { path: "after/ok.md", content: "written after an interrupt" } });
-    expect((await searchAnyMode({ store: "attack", input: parse({ q: "interrupt", mode: "fts" }) })).results.map((r) => r.path)).toEqual(["after/ok.md"]);
+    putDocuments({ handle: getStoreDb("attack"), input: { path: "after/ok.md", content: "written after an interrupt" }, actor: "test" });
+    expect((await searchByName({ store: "attack", input: parse({ q: "interrupt", mode: "fts" }) })).results.map((r) => r.path)).toEqual(["after/ok.md"]);
   });
 
   it("hybrid answers from its vectors when the full-text part runs out of budget, and says so", async () => {
-    const r = await searchAnyMode({ store: "attack", input: parse({ q: prefixAttack(4), syntax: "fts5", mode: "hybrid" }) });
+    const r = await searchByName({ store: "attack", input: parse({ q: prefixAttack(4), syntax: "fts5", mode: "hybrid" }) });
     expect(r.effectiveMode).toBe("vector");
     expect(r.fallback).toMatchObject({ reason: "query_budget", message: expect.stringMatching(/query budget.*answered from vectors alone/) });
   });
@@ -91,7 +96,7 @@ describe("an expensive query is stopped at the query budget", () => {
   it("a runaway statement on a store connection or a core reader is interrupted and the connection stays usable", () => {
     const runaway = "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c";
     const handle = getStoreDb("notes").sqlite;
-    const reader = openStoreReaderWithCore("notes");
+    const reader = openStoreReaderWithCore({ handle: getStoreDb("notes"), core: getStoreDb("core") });
     try {
       for (const sqlite of [handle, reader]) {
         const budget = startQueryBudget({ hint: "test", budgetMs: 50 });
@@ -166,7 +171,7 @@ describe("vector and hybrid search cap offset + limit", () => {
     // The deepest allowed page answers from vectors, and full-text search still pages past the cap.
     const deepest = await search("notes", { q: "nginx certificate", mode, offset: 990, limit: 10 });
     expect(deepest.status).toBe(200);
-    expect(deepest.json.effectiveMode).toBe(mode);
+    expect(deepest.json.effective_mode).toBe(mode);
     expect((await search("notes", { q: "nginx certificate", mode: "fts", offset: 2500 })).status).toBe(200);
   });
 });

@@ -89,7 +89,7 @@ async function activeFingerprint({ handle }: { handle: StoreHandle }): Promise<F
   } catch {
     return null;
   }
-  return getFingerprintInfo(handle, getActiveFingerprintId(handle, configured));
+  return getFingerprintInfo({ handle, fingerprintId: getActiveFingerprintId({ handle, configured }) });
 }
 
 const storeEntrySchema = z.object({ name: z.string().regex(STORE_NAME_RE), bytes: z.number(), memoryFiles: z.number(), fingerprint: z.unknown().nullable() }).strict();
@@ -176,7 +176,7 @@ export function restoreDataDir({ backupDir }: { backupDir: string }): { stores: 
     fs.copyFileSync(path.join(backupDir, "stores", s.name, "index.db"), path.join(dir, "index.db"));
     chmodPrivate(path.join(dir, "index.db"));
     copyMemoryFiles({ from: path.join(backupDir, "stores", s.name, "memory"), to: path.join(dir, "memory") });
-    reindexStore({ store: s.name });
+    reindexStore({ handle: openStore({ store: s.name, buildIndex: false }) });
   }
   return { stores: manifest.stores.map((s) => s.name) };
 }
@@ -223,8 +223,9 @@ export async function importStoreBundle({ bundleDir, as, reembed, actor }: { bun
   fs.copyFileSync(path.join(bundleDir, "index.db"), path.join(dir, "index.db"));
   chmodPrivate(path.join(dir, "index.db"));
   const memoryFiles = copyMemoryFiles({ from: path.join(bundleDir, "memory"), to: path.join(dir, "memory") });
-  reindexStore({ store });
-  const handle = openStore({ store });
+  // The copied index is brought in line with the copied files by this reindex, not by openStore's build-if-missing.
+  const handle = openStore({ store, buildIndex: false });
+  reindexStore({ handle });
   let configured: Fingerprint | null = null;
   try {
     configured = await getEmbedder().fingerprint;
@@ -236,7 +237,7 @@ export async function importStoreBundle({ bundleDir, as, reembed, actor }: { bun
   let queued: BundleImport["reembed"] = null;
   if (reembed) {
     if (!configured) throw new AppError("unavailable", "the embedding provider is unavailable; import without --reembed or fix the provider");
-    const job = startReembed(handle, configured, { onlyStale: false, actor });
+    const job = startReembed({ handle, configured, onlyStale: false, actor });
     queued = { toEmbed: job.total };
   }
   appendAudit({ actor, action: "store.import", target: `store:${store}`, details: { from: manifest.store, memoryFiles, reembed, fingerprintMatches } });

@@ -151,14 +151,13 @@ export function getStoreDb(store: string): StoreHandle {
  * Opened READONLY, so the attached database is read-only too: any write
  * through this connection fails with SQLITE_READONLY. Caller closes it.
  */
-export function openStoreReaderWithCore(store: string): Database.Database {
-  getStoreDb(store);
-  getStoreDb("core");
-  const reader = new Database(storeIndexPath(store), { readonly: true });
+export function openStoreReaderWithCore({ handle, core }: { handle: StoreHandle; core: StoreHandle }): Database.Database {
+  // Both handles are open, so both files exist with their migrations applied.
+  const reader = new Database(handle.file, { readonly: true });
   reader.pragma("busy_timeout = 5000");
   loadVectorExtension(reader);
   loadQueryBudget(reader);
-  reader.prepare("attach database ? as core").run(storeIndexPath("core"));
+  reader.prepare("attach database ? as core").run(core.file);
   return reader;
 }
 

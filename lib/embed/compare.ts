@@ -1,4 +1,6 @@
+import { and, count, desc, eq, lte } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
+import { embeddings, searchLog } from "../db/schema/embed";
 import { AppError } from "../errors";
 import { getActiveFingerprintId, getEmbedder } from "./model";
 import { getReembedProgress } from "./reembed";
@@ -7,12 +9,13 @@ import { knnSearch } from "./vector-index";
 const LOG_KEEP = 1000;
 
 /** Remember a vector query and what the active model answered (kept: the last 1000). */
-export function logVectorQuery(handle: StoreHandle, entry: { q: string; mode: string; fingerprintId: string; resultIds: number[] }): void {
-  const { sqlite } = handle;
-  const { id } = sqlite
-    .prepare("insert into search_log(ts, q, mode, fingerprint_id, result_ids) values (?, ?, ?, ?, ?) returning id")
-    .get(Date.now(), entry.q.slice(0, 2000), entry.mode, entry.fingerprintId, JSON.stringify(entry.resultIds)) as { id: number };
-  if (id % 100 === 0) sqlite.prepare("delete from search_log where id <= ?").run(id - LOG_KEEP);
+export function logVectorQuery({ handle, q, mode, fingerprintId, resultIds }: { handle: StoreHandle; q: string; mode: string; fingerprintId: string; resultIds: number[] }): void {
+  const { id } = handle.db
+    .insert(searchLog)
+    .values({ ts: Date.now(), q: q.slice(0, 2000), mode, fingerprintId, resultIds: JSON.stringify(resultIds) })
+    .returning({ id: searchLog.id })
+    .get();
+  if (id % 100 === 0) handle.db.delete(searchLog).where(lte(searchLog.id, id - LOG_KEEP)).run();
 }
 
 export type ModelComparison = {
@@ -33,28 +36,26 @@ export type ModelComparison = {
  * beside the active ones) and measure overlap@k with what the active model
  * answered. Read-only.
  */
-export async function compareCandidateModel(handle: StoreHandle, { n = 50, k = 10 }: { n?: number; k?: number }): Promise<ModelComparison> {
+export async function compareCandidateModel({ handle, n = 50, k = 10 }: { handle: StoreHandle; n?: number; k?: number }): Promise<ModelComparison> {
   const { provider, fingerprint } = getEmbedder();
   const candidate = await fingerprint;
-  const active = getActiveFingerprintId(handle, candidate);
+  const active = getActiveFingerprintId({ handle, configured: candidate });
   if (active === candidate.id) {
     throw new AppError("conflict", "the configured model is already the active one: configure the candidate model and start a re-embed (hold_switch) first");
   }
-  const have = (handle.sqlite.prepare("select count(*) as n from embeddings where fingerprint_id = ? and kind = 'chunk'").get(candidate.id) as { n: number }).n;
+  const have = handle.db.select({ n: count() }).from(embeddings).where(and(eq(embeddings.fingerprintId, candidate.id), eq(embeddings.kind, "chunk"))).get()?.n ?? 0;
   if (have === 0) throw new AppError("conflict", "the candidate model has no vectors yet: start a re-embed and let it run");
-  const logs = handle.sqlite
-    .prepare("select q, result_ids as ids from search_log where fingerprint_id = ? order by id desc limit ?")
-    .all(active, n) as { q: string; ids: string }[];
+  const logs = handle.db.select({ q: searchLog.q, ids: searchLog.resultIds }).from(searchLog).where(eq(searchLog.fingerprintId, active)).orderBy(desc(searchLog.id)).limit(n).all();
   const perQuery: ModelComparison["perQuery"] = [];
   for (const log of logs) {
     const activeIds = (JSON.parse(log.ids) as number[]).slice(0, k);
     if (activeIds.length === 0) continue;
     const [query] = await provider.embed([log.q], "query");
-    const candidateIds = knnSearch(handle, { kind: "chunk", fingerprintId: candidate.id, query, k }).hits.map((h) => h.refId);
+    const candidateIds = knnSearch({ handle, kind: "chunk", fingerprintId: candidate.id, query, k }).hits.map((h) => h.refId);
     const overlap = candidateIds.filter((id) => activeIds.includes(id)).length / Math.min(k, activeIds.length);
     perQuery.push({ q: log.q, overlap, active: activeIds, candidate: candidateIds });
   }
-  const progress = getReembedProgress(handle);
+  const progress = getReembedProgress({ handle });
   return {
     activeFingerprintId: active,
     candidateFingerprintId: candidate.id,

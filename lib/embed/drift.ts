@@ -1,4 +1,6 @@
+import { count, ne } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
+import { embeddings } from "../db/schema/embed";
 import { listEmbeddables } from "./embeddables";
 import { getActiveFingerprintId } from "./model";
 import type { Fingerprint } from "./providers";
@@ -24,10 +26,13 @@ export type DriftReport = {
   byKind: Record<string, { artifacts: number; fresh: number; stale: number; missing: number }>;
 };
 
+/** An artifact's vector, by the hash of the text it was made from. */
+export type InputHashRow = { h: string };
+
 /** Compare every live artifact with its vectors. Read-only. */
-export function computeDrift(handle: StoreHandle, configured: Fingerprint): DriftReport {
+export function computeDrift({ handle, configured }: { handle: StoreHandle; configured: Fingerprint }): DriftReport {
   const { sqlite } = handle;
-  const active = getActiveFingerprintId(handle, configured);
+  const active = getActiveFingerprintId({ handle, configured });
   const vectorHash = sqlite.prepare("select input_hash as h from embeddings where kind = ? and ref_id = ? and fingerprint_id = ?");
   const byKind: DriftReport["byKind"] = {};
   let artifacts = 0;
@@ -37,13 +42,13 @@ export function computeDrift(handle: StoreHandle, configured: Fingerprint): Drif
     const k = { artifacts: 0, fresh: 0, stale: 0, missing: 0 };
     let all: { refId: number; inputHash: string }[];
     try {
-      all = [...e.listAll(sqlite)];
+      all = [...e.listAll({ handle })];
     } catch {
       continue; // this store has no table for the kind (yet)
     }
     for (const a of all) {
       k.artifacts++;
-      const row = vectorHash.get(e.kind, a.refId, active) as { h: string } | undefined;
+      const row = vectorHash.get(e.kind, a.refId, active) as InputHashRow | undefined;
       if (!row) k.missing++;
       else if (row.h === a.inputHash) k.fresh++;
       else k.stale++;
@@ -53,7 +58,7 @@ export function computeDrift(handle: StoreHandle, configured: Fingerprint): Drif
     fresh += k.fresh;
     stale += k.stale;
   }
-  const otherModelVectors = (sqlite.prepare("select count(*) as n from embeddings where fingerprint_id != ?").get(active) as { n: number }).n;
+  const otherModelVectors = handle.db.select({ n: count() }).from(embeddings).where(ne(embeddings.fingerprintId, active)).get()?.n ?? 0;
   const modelChanged = active !== configured.id;
   const drifted = modelChanged ? artifacts : stale;
   return {

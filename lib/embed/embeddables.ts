@@ -1,5 +1,9 @@
-import type Database from "better-sqlite3";
 import type { StoreHandle } from "../db/connection";
+
+/** An artifact's current text and the hash its vector must match. */
+export type EmbeddableText = { text: string; inputHash: string };
+/** A live artifact, by ref id, with the hash of its current text. */
+export type EmbeddableRef = { refId: number; inputHash: string };
 
 /**
  * Each embeddable kind (chunk, trace, learning, thought, node) registers how
@@ -9,18 +13,18 @@ import type { StoreHandle } from "../db/connection";
 export type Embeddable = {
   kind: string;
   /** Current text and hash for these ref ids; missing ids were deleted. */
-  load(sqlite: Database.Database, refIds: number[]): Map<number, { text: string; inputHash: string }>;
+  load(args: { handle: StoreHandle; refIds: number[] }): Map<number, EmbeddableText>;
   /** Every live artifact's (ref id, input hash), for drift and re-embed. */
-  listAll(sqlite: Database.Database): Iterable<{ refId: number; inputHash: string }>;
+  listAll(args: { handle: StoreHandle }): Iterable<EmbeddableRef>;
   /** Artifact type recorded in provenance, e.g. "chunk". */
   artifactType: string;
-  chunkingVersion?: (sqlite: Database.Database, refId: number) => number | null;
+  chunkingVersion?: (args: { handle: StoreHandle; refId: number }) => number | null;
   /**
    * Bring derived texts (descriptors, handles) rendered by an older version up
    * to date before a re-embed lists what needs vectors. Runs in the re-embed's
    * transaction; returns how many rows changed.
    */
-  backfill?: (handle: StoreHandle) => number;
+  backfill?: (args: { handle: StoreHandle }) => number;
 };
 
 /**

@@ -1,5 +1,8 @@
+import { eq } from "drizzle-orm";
 import { getConfig } from "../config";
 import type { StoreHandle } from "../db/connection";
+import { embeddingModels } from "../db/schema/embed";
+import { meta } from "../db/schema/index";
 import { computeFingerprint, createProvider, type Fingerprint } from "./providers";
 import type { EmbeddingProvider } from "./types";
 
@@ -25,16 +28,21 @@ export function resetEmbedderForTests(): void {
   g.__dualmindEmbedder = undefined;
 }
 
-function readMeta(handle: StoreHandle, key: string): string | undefined {
-  return (handle.sqlite.prepare("select value from meta where key = ?").get(key) as { value: string } | undefined)?.value;
+function readMeta({ handle, key }: { handle: StoreHandle; key: string }): string | undefined {
+  return handle.db.select({ value: meta.value }).from(meta).where(eq(meta.key, key)).get()?.value;
 }
 
-function writeMeta(handle: StoreHandle, key: string, value: string): void {
-  handle.sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value").run(key, value);
+function writeMeta({ handle, key, value }: { handle: StoreHandle; key: string; value: string }): void {
+  handle.db.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } }).run();
 }
 
-export function rememberFingerprint(handle: StoreHandle, fp: Fingerprint): void {
-  handle.sqlite.prepare("insert or ignore into embedding_models(fingerprint_id, info, first_seen_at) values (?, ?, ?)").run(fp.id, JSON.stringify(fp), Date.now());
+export function rememberFingerprint({ handle, fingerprint }: { handle: StoreHandle; fingerprint: Fingerprint }): void {
+  handle.db.insert(embeddingModels).values({ fingerprintId: fingerprint.id, info: JSON.stringify(fingerprint), firstSeenAt: Date.now() }).onConflictDoNothing().run();
+}
+
+/** The fingerprint whose vectors serve this store, or undefined before its first vectors. Read-only. */
+export function readActiveFingerprintId({ handle }: { handle: StoreHandle }): string | undefined {
+  return readMeta({ handle, key: "active_fingerprint" });
 }
 
 /**
@@ -42,21 +50,21 @@ export function rememberFingerprint(handle: StoreHandle, fp: Fingerprint): void 
  * none yet adopts the configured model; after that only a finished re-embed
  * switches it, so a config change shows up as drift instead of mixing models.
  */
-export function getActiveFingerprintId(handle: StoreHandle, configured: Fingerprint): string {
-  const active = readMeta(handle, "active_fingerprint");
+export function getActiveFingerprintId({ handle, configured }: { handle: StoreHandle; configured: Fingerprint }): string {
+  const active = readActiveFingerprintId({ handle });
   if (active) return active;
   handle.sqlite.transaction(() => {
-    rememberFingerprint(handle, configured);
-    if (!readMeta(handle, "active_fingerprint")) writeMeta(handle, "active_fingerprint", configured.id);
+    rememberFingerprint({ handle, fingerprint: configured });
+    if (!readActiveFingerprintId({ handle })) writeMeta({ handle, key: "active_fingerprint", value: configured.id });
   }).immediate();
-  return readMeta(handle, "active_fingerprint")!;
+  return readActiveFingerprintId({ handle })!;
 }
 
-export function setActiveFingerprintId(handle: StoreHandle, fingerprintId: string): void {
-  writeMeta(handle, "active_fingerprint", fingerprintId);
+export function setActiveFingerprintId({ handle, fingerprintId }: { handle: StoreHandle; fingerprintId: string }): void {
+  writeMeta({ handle, key: "active_fingerprint", value: fingerprintId });
 }
 
-export function getFingerprintInfo(handle: StoreHandle, fingerprintId: string): Fingerprint | null {
-  const row = handle.sqlite.prepare("select info from embedding_models where fingerprint_id = ?").get(fingerprintId) as { info: string } | undefined;
+export function getFingerprintInfo({ handle, fingerprintId }: { handle: StoreHandle; fingerprintId: string }): Fingerprint | null {
+  const row = handle.db.select({ info: embeddingModels.info }).from(embeddingModels).where(eq(embeddingModels.fingerprintId, fingerprintId)).get();
   return row ? (JSON.parse(row.info) as Fingerprint) : null;
 }

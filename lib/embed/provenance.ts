@@ -9,7 +9,7 @@ export type EmbeddedArtifact = { store: string; artifactType: string; refId: num
  * commit: the key dedupes, so a crash in between only means the retry's
  * insert is a no-op, and no vector ever lacks its row.
  */
-export function recordEmbeddingProvenance(fp: Fingerprint, artifacts: EmbeddedArtifact[]): void {
+export function recordEmbeddingProvenance({ fingerprint: fp, artifacts }: { fingerprint: Fingerprint; artifacts: EmbeddedArtifact[] }): void {
   for (let i = 0; i < artifacts.length; i += 1000) {
     recordProvenanceBatch({
       input: {

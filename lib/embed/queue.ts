@@ -1,5 +1,7 @@
-import type Database from "better-sqlite3";
+import { desc, isNotNull } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
+import { embedQueue } from "../db/schema/embed";
+import { appendAudit } from "../governance/audit";
 
 export type EmbedItem = { kind: string; refId: number; inputHash: string };
 export type ClaimedItem = EmbedItem & { id: number; attempts: number };
@@ -10,8 +12,9 @@ export type ClaimedItem = EmbedItem & { id: number; attempts: number };
  * Re-queueing an item resets its retries (its text changed, so the old error
  * may not apply).
  */
-export function enqueueEmbeddings({ sqlite }: { sqlite: Database.Database }, items: EmbedItem[]): void {
+export function enqueueEmbeddings({ handle, items }: { handle: StoreHandle; items: EmbedItem[] }): void {
   if (items.length === 0) return;
+  const { sqlite } = handle;
   const now = Date.now();
   const stmt = sqlite.prepare(
     `insert into embed_queue(kind, ref_id, input_hash, enqueued_at, attempts, next_attempt_at)
@@ -29,7 +32,7 @@ export function enqueueEmbeddings({ sqlite }: { sqlite: Database.Database }, ite
  * Claim up to `limit` ready items with a lease. BEGIN IMMEDIATE makes the
  * claim atomic across processes: two workers never hold the same row.
  */
-export function claimEmbedBatch(handle: StoreHandle, args: { workerId: string; limit: number; leaseMs: number; now?: number }): ClaimedItem[] {
+export function claimEmbedBatch({ handle, ...args }: { handle: StoreHandle; workerId: string; limit: number; leaseMs: number; now?: number }): ClaimedItem[] {
   const now = args.now ?? Date.now();
   const { sqlite } = handle;
   return sqlite.transaction(() => {
@@ -47,7 +50,7 @@ export function claimEmbedBatch(handle: StoreHandle, args: { workerId: string; l
 }
 
 /** Finish claimed items. An item re-queued meanwhile (claim cleared) stays for its new text. */
-export function completeEmbedItems(handle: StoreHandle, args: { ids: number[]; workerId: string }): void {
+export function completeEmbedItems({ handle, ...args }: { handle: StoreHandle; ids: number[]; workerId: string }): void {
   const stmt = handle.sqlite.prepare("delete from embed_queue where id = ? and claimed_by = ?");
   for (const id of args.ids) stmt.run(id, args.workerId);
 }
@@ -62,7 +65,7 @@ export function backoffDelayMs(attempts: number, random: () => number = Math.ran
 }
 
 /** Record a failure: retry later, or park the item (visible with its error) so it never blocks the queue. */
-export function failEmbedItems(handle: StoreHandle, args: { items: ClaimedItem[]; workerId: string; error: string; retryable: boolean; maxAttempts: number; minDelayMs?: number }): { parked: number } {
+export function failEmbedItems({ handle, ...args }: { handle: StoreHandle; items: ClaimedItem[]; workerId: string; error: string; retryable: boolean; maxAttempts: number; minDelayMs?: number }): { parked: number } {
   const now = Date.now();
   let parked = 0;
   const stmt = handle.sqlite.prepare(
@@ -80,22 +83,41 @@ export function failEmbedItems(handle: StoreHandle, args: { items: ClaimedItem[]
   return { parked };
 }
 
-/** Put parked items back in line (after the cause is fixed). */
-export function retryParkedEmbeddings(handle: StoreHandle): number {
-  return handle.sqlite.prepare("update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ?, last_error = null where parked_at is not null").run(Date.now()).changes;
+/** Put parked items back in line (after the cause is fixed). Audited with who asked. */
+export function retryParkedEmbeddings({ handle, actor }: { handle: StoreHandle; actor: string }): number {
+  return handle.sqlite
+    .transaction(() => {
+      const requeued = handle.db
+        .update(embedQueue)
+        .set({ parkedAt: null, attempts: 0, nextAttemptAt: Date.now(), lastError: null })
+        .where(isNotNull(embedQueue.parkedAt))
+        .run().changes;
+      // governance.db is another file: its row commits first, and a failed audit rolls the requeue back.
+      appendAudit({ actor, action: "store.embeddings.retry_parked", target: `store:${handle.store}`, details: { requeued } });
+      return requeued;
+    })
+    .immediate();
 }
 
 export type Backlog = { pending: number; oldestEnqueuedAt: number | null; parked: number };
 
-export function getEmbedBacklog(handle: StoreHandle): Backlog {
+type BacklogRow = { pending: number; oldest: number | null; parked: number };
+
+export function getEmbedBacklog({ handle }: { handle: StoreHandle }): Backlog {
   const row = handle.sqlite
     .prepare("select count(*) filter (where parked_at is null) as pending, min(enqueued_at) filter (where parked_at is null) as oldest, count(*) filter (where parked_at is not null) as parked from embed_queue")
-    .get() as { pending: number; oldest: number | null; parked: number };
+    .get() as BacklogRow;
   return { pending: row.pending, oldestEnqueuedAt: row.oldest, parked: row.parked };
 }
 
-export function listParkedEmbeddings(handle: StoreHandle, { limit = 50 }: { limit?: number } = {}) {
-  return handle.sqlite
-    .prepare("select kind, ref_id as refId, attempts, last_error as lastError, parked_at as parkedAt from embed_queue where parked_at is not null order by parked_at desc limit ?")
-    .all(limit) as { kind: string; refId: number; attempts: number; lastError: string | null; parkedAt: number }[];
+export type ParkedEmbedding = { kind: string; refId: number; attempts: number; lastError: string | null; parkedAt: number };
+
+export function listParkedEmbeddings({ handle, limit = 50 }: { handle: StoreHandle; limit?: number }): ParkedEmbedding[] {
+  return handle.db
+    .select({ kind: embedQueue.kind, refId: embedQueue.refId, attempts: embedQueue.attempts, lastError: embedQueue.lastError, parkedAt: embedQueue.parkedAt })
+    .from(embedQueue)
+    .where(isNotNull(embedQueue.parkedAt))
+    .orderBy(desc(embedQueue.parkedAt))
+    .limit(limit)
+    .all() as ParkedEmbedding[];
 }

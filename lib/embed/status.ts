@@ -1,9 +1,9 @@
 import { getConfig } from "../config";
-import { getStoreDb } from "../db/connection";
+import type { StoreHandle } from "../db/connection";
 import { computeDrift, type DriftReport } from "./drift";
-import { getEmbedder, getFingerprintInfo } from "./model";
+import { getEmbedder, getFingerprintInfo, readActiveFingerprintId } from "./model";
 import type { Fingerprint } from "./providers";
-import { getEmbedBacklog, listParkedEmbeddings, type Backlog } from "./queue";
+import { getEmbedBacklog, listParkedEmbeddings, type Backlog, type ParkedEmbedding } from "./queue";
 import { getReembedProgress, type ReembedProgress } from "./reembed";
 
 export type VectorReadiness =
@@ -21,14 +21,13 @@ export type EmbeddingStatus = {
   drift: DriftReport | null;
   vectorIndex: { available: boolean; reason: string | null };
   reembed: ReembedProgress | null;
-  parked: ReturnType<typeof listParkedEmbeddings>;
+  parked: ParkedEmbedding[];
 };
 
 /** Everything the health card and `GET /stores/{store}/health` say about a store's vectors. */
-export async function getEmbeddingStatus(store: string): Promise<EmbeddingStatus> {
-  const handle = getStoreDb(store);
+export async function getEmbeddingStatus({ handle }: { handle: StoreHandle }): Promise<EmbeddingStatus> {
   const watermark = getConfig().embed.backlogWatermark;
-  const backlog = getEmbedBacklog(handle);
+  const backlog = getEmbedBacklog({ handle });
   let configured: Fingerprint | null = null;
   let providerError: string | null = null;
   try {
@@ -36,20 +35,20 @@ export async function getEmbeddingStatus(store: string): Promise<EmbeddingStatus
   } catch (e) {
     providerError = (e as Error).message;
   }
-  const drift = configured ? computeDrift(handle, configured) : null;
+  const drift = configured ? computeDrift({ handle, configured }) : null;
   const degraded = backlog.pending > watermark;
   return {
-    store,
+    store: handle.store,
     configured,
     providerError,
-    active: drift ? getFingerprintInfo(handle, drift.activeFingerprintId) : null,
+    active: drift ? getFingerprintInfo({ handle, fingerprintId: drift.activeFingerprintId }) : null,
     backlog: { ...backlog, oldestAgeSeconds: backlog.oldestEnqueuedAt ? Math.round((Date.now() - backlog.oldestEnqueuedAt) / 1000) : null, watermark },
     degraded,
     degradedReason: degraded ? `embed backlog ${backlog.pending} is above the watermark ${watermark}: vector and hybrid search answer lexically until it drains` : null,
     drift,
     vectorIndex: handle.vectors.available ? { available: true, reason: null } : { available: false, reason: handle.vectors.reason },
-    reembed: getReembedProgress(handle),
-    parked: listParkedEmbeddings(handle, { limit: 20 }),
+    reembed: getReembedProgress({ handle }),
+    parked: listParkedEmbeddings({ handle, limit: 20 }),
   };
 }
 
@@ -57,20 +56,19 @@ export async function getEmbeddingStatus(store: string): Promise<EmbeddingStatus
  * Can vector search answer for this store right now, and with which model?
  * Never silent: every "no" carries the reason the response must report.
  */
-export async function checkVectorReadiness(store: string): Promise<VectorReadiness> {
-  const handle = getStoreDb(store);
+export async function checkVectorReadiness({ handle }: { handle: StoreHandle }): Promise<VectorReadiness> {
   let configured: Fingerprint;
   try {
     configured = await getEmbedder().fingerprint;
   } catch (e) {
     return { usable: false, reason: "provider_unavailable", message: `embedding provider unavailable: ${(e as Error).message}` };
   }
-  const backlog = getEmbedBacklog(handle);
+  const backlog = getEmbedBacklog({ handle });
   const watermark = getConfig().embed.backlogWatermark;
   if (backlog.pending > watermark) {
     return { usable: false, reason: "degraded", message: `embed backlog ${backlog.pending} is above the watermark ${watermark}` };
   }
-  const activeId = (handle.sqlite.prepare("select value from meta where key = 'active_fingerprint'").get() as { value: string } | undefined)?.value;
+  const activeId = readActiveFingerprintId({ handle });
   if (activeId && activeId !== configured.id) {
     return { usable: false, reason: "drifted", message: `the configured model (${configured.model}, ${configured.id}) differs from the store's vectors (${activeId}); re-embed the store` };
   }

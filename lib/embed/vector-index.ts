@@ -1,5 +1,7 @@
-import type Database from "better-sqlite3";
+import { eq } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
+import { embeddings } from "../db/schema/embed";
+import { appendAudit } from "../governance/audit";
 
 /**
  * Vector search over the `embeddings` BLOBs of one store.
@@ -79,23 +81,6 @@ export function simhashCodec(dim: number) {
   return codec;
 }
 
-const loadedCache = new WeakMap<Database.Database, boolean>();
-
-/** Whether sqlite-vec is loaded on this connection (probed once per connection). */
-export function vectorsLoaded(sqlite: Database.Database): boolean {
-  let v = loadedCache.get(sqlite);
-  if (v === undefined) {
-    try {
-      sqlite.prepare("select vec_version()").get();
-      v = true;
-    } catch {
-      v = false;
-    }
-    loadedCache.set(sqlite, v);
-  }
-  return v;
-}
-
 export function vecIndexTable(fingerprintId: string): string {
   if (!/^[0-9a-f]{16}$/.test(fingerprintId)) throw new Error(`bad fingerprint id ${fingerprintId}`);
   return `vec_${fingerprintId}`;
@@ -111,19 +96,19 @@ export function blobToVector(b: Buffer): Float32Array {
 }
 
 /** Create the fingerprint's vec0 index if sqlite-vec is loaded. Returns false when vectors are index-less. */
-export function ensureVecIndex(handle: StoreHandle, fingerprintId: string, dim: number): boolean {
+export function ensureVecIndex({ handle, fingerprintId, dim }: { handle: StoreHandle; fingerprintId: string; dim: number }): boolean {
   if (!handle.vectors.available) return false;
   const { bits } = simhashCodec(dim);
   handle.sqlite.exec(`create virtual table if not exists ${vecIndexTable(fingerprintId)} using vec0(kind text partition key, code bit[${bits}])`);
   return true;
 }
 
-export function vecIndexExists(sqlite: Database.Database, fingerprintId: string): boolean {
-  return !!sqlite.prepare("select 1 from sqlite_master where name = ?").get(vecIndexTable(fingerprintId));
+export function vecIndexExists({ handle, fingerprintId }: { handle: StoreHandle; fingerprintId: string }): boolean {
+  return !!handle.sqlite.prepare("select 1 from sqlite_master where name = ?").get(vecIndexTable(fingerprintId));
 }
 
 /** Add or replace one embedding's code in the index (call inside the writer's transaction). */
-export function indexVector(handle: StoreHandle, args: { fingerprintId: string; embeddingId: number; kind: string; vector: Float32Array }): void {
+export function indexVector({ handle, ...args }: { handle: StoreHandle; fingerprintId: string; embeddingId: number; kind: string; vector: Float32Array }): void {
   if (!handle.vectors.available) return;
   const table = vecIndexTable(args.fingerprintId);
   const code = simhashCodec(args.vector.length).encode(args.vector);
@@ -135,26 +120,31 @@ export function indexVector(handle: StoreHandle, args: { fingerprintId: string; 
  * Forget deleted artifacts: their vectors (every model), index entries and
  * queued work. Call inside the deleting transaction.
  */
-export function forgetEmbeddings({ sqlite }: { sqlite: Database.Database }, items: { kind: string; refId: number }[]): void {
+type EmbeddingRef = { id: number; fp: string };
+
+export function forgetEmbeddings({ handle, items }: { handle: StoreHandle; items: { kind: string; refId: number }[] }): void {
   if (items.length === 0) return;
-  const loaded = vectorsLoaded(sqlite);
+  const { sqlite } = handle;
+  const loaded = handle.vectors.available;
   const rows = sqlite.prepare("select id, fingerprint_id as fp from embeddings where kind = ? and ref_id = ?");
   const del = sqlite.prepare("delete from embeddings where id = ?");
   const dequeue = sqlite.prepare("delete from embed_queue where kind = ? and ref_id = ?");
   for (const it of items) {
-    for (const r of rows.all(it.kind, it.refId) as { id: number; fp: string }[]) {
-      if (loaded && vecIndexExists(sqlite, r.fp)) sqlite.prepare(`delete from ${vecIndexTable(r.fp)} where rowid = ?`).run(BigInt(r.id));
+    for (const r of rows.all(it.kind, it.refId) as EmbeddingRef[]) {
+      if (loaded && vecIndexExists({ handle, fingerprintId: r.fp })) sqlite.prepare(`delete from ${vecIndexTable(r.fp)} where rowid = ?`).run(BigInt(r.id));
       del.run(r.id);
     }
     dequeue.run(it.kind, it.refId);
   }
 }
 
-/** Rebuild a fingerprint's index from the BLOBs alone (no provider call), e.g. after an extension upgrade. */
-export function rebuildVecIndex(handle: StoreHandle, fingerprintId: string): number {
+type VectorPageRow = { id: number; kind: string; vector: Buffer };
+
+/** Rebuild a fingerprint's index from the BLOBs alone (no provider call), e.g. after an extension upgrade. Audited. */
+export function rebuildVecIndex({ handle, fingerprintId, actor }: { handle: StoreHandle; fingerprintId: string; actor: string }): number {
   if (!handle.vectors.available) return 0;
   const { sqlite } = handle;
-  const first = sqlite.prepare("select dim from embeddings where fingerprint_id = ? limit 1").get(fingerprintId) as { dim: number } | undefined;
+  const first = handle.db.select({ dim: embeddings.dim }).from(embeddings).where(eq(embeddings.fingerprintId, fingerprintId)).limit(1).get();
   if (!first) return 0;
   const table = vecIndexTable(fingerprintId);
   // Paged by primary key (`+` keeps the planner off embeddings_fp_idx, whose
@@ -164,17 +154,18 @@ export function rebuildVecIndex(handle: StoreHandle, fingerprintId: string): num
   let n = 0;
   sqlite.transaction(() => {
     sqlite.exec(`drop table if exists ${table}`);
-    ensureVecIndex(handle, fingerprintId, first.dim);
+    ensureVecIndex({ handle, fingerprintId, dim: first.dim });
     const ins = sqlite.prepare(`insert into ${table}(rowid, kind, code) values (?, ?, vec_bit(?))`);
     const codec = simhashCodec(first.dim);
     // Paged reads: better-sqlite3 cannot write while an iterator is open.
     for (let after = 0; ; ) {
-      const rows = page.all(after, fingerprintId) as { id: number; kind: string; vector: Buffer }[];
+      const rows = page.all(after, fingerprintId) as VectorPageRow[];
       if (rows.length === 0) break;
       for (const r of rows) ins.run(BigInt(r.id), r.kind, codec.encode(blobToVector(r.vector)));
       n += rows.length;
       after = rows[rows.length - 1].id;
     }
+    appendAudit({ actor, action: "store.embeddings.rebuild_index", target: `store:${handle.store}`, details: { vectors: n } });
   })();
   return n;
 }
@@ -186,6 +177,9 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 type Scored = { id: number; ref_id: number; vector: Buffer };
+type DistanceRow = { id: number; ref_id: number; distance: number };
+/** vec0 hands rowids back as bigint when they exceed 2^53, else number. */
+type VecRowidRow = { rowid: number | bigint };
 
 function rankExactly(rows: Iterable<Scored>, query: Float32Array, k: number): VectorHit[] {
   const hits: VectorHit[] = [];
@@ -195,6 +189,7 @@ function rankExactly(rows: Iterable<Scored>, query: Float32Array, k: number): Ve
 }
 
 export type KnnOptions = {
+  handle: StoreHandle;
   kind: string;
   fingerprintId: string;
   /** L2-normalized query vector from the same fingerprint. */
@@ -207,7 +202,7 @@ export type KnnOptions = {
 };
 
 /** k nearest artifacts of one kind by cosine distance (1 − cos), closest first. */
-export function knnSearch(handle: StoreHandle, opts: KnnOptions): { hits: VectorHit[]; method: "simhash+rescore" | "exact-scan" | "exact-scan-js" } {
+export function knnSearch({ handle, ...opts }: KnnOptions): { hits: VectorHit[]; method: "simhash+rescore" | "exact-scan" | "exact-scan-js" } {
   const { sqlite } = handle;
   const k = Math.max(1, opts.k);
   if (opts.allowedRefIds) {
@@ -217,13 +212,13 @@ export function knnSearch(handle: StoreHandle, opts: KnnOptions): { hits: Vector
       .iterate(opts.fingerprintId, opts.kind, JSON.stringify(opts.allowedRefIds)) as IterableIterator<Scored>;
     return { hits: rankExactly(rows, opts.query, k), method: "exact-scan" };
   }
-  const indexed = handle.vectors.available && vecIndexExists(sqlite, opts.fingerprintId);
+  const indexed = handle.vectors.available && vecIndexExists({ handle, fingerprintId: opts.fingerprintId });
   if (!opts.exact && indexed) {
     // Oversample: ≥100 candidates keeps recall@10 ≥ 0.95 on our corpus (see bench/embed.bench.ts);
     // deeper lists (fusion pools) get 2k + 50, since vec0's cost grows with k.
     const candidates = Math.min(VEC0_MAX_K, Math.max(100, 2 * k + 50));
     const code = simhashCodec(opts.query.length).encode(opts.query);
-    const ids = (sqlite.prepare(`select rowid from ${vecIndexTable(opts.fingerprintId)} where code match vec_bit(?) and k = ? and kind = ?`).all(code, candidates, opts.kind) as { rowid: number | bigint }[]).map((r) => Number(r.rowid));
+    const ids = (sqlite.prepare(`select rowid from ${vecIndexTable(opts.fingerprintId)} where code match vec_bit(?) and k = ? and kind = ?`).all(code, candidates, opts.kind) as VecRowidRow[]).map((r) => Number(r.rowid));
     const rows = sqlite.prepare("select id, ref_id, vector from embeddings where id in (select value from json_each(?))").iterate(JSON.stringify(ids)) as IterableIterator<Scored>;
     return { hits: rankExactly(rows, opts.query, k), method: "simhash+rescore" };
   }
@@ -232,7 +227,7 @@ export function knnSearch(handle: StoreHandle, opts: KnnOptions): { hits: Vector
       .prepare(
         "select id, ref_id, vec_distance_cosine(vector, ?) as distance from embeddings where fingerprint_id = ? and kind = ? order by distance, ref_id limit ?",
       )
-      .all(vectorToBlob(opts.query), opts.fingerprintId, opts.kind, k) as { id: number; ref_id: number; distance: number }[];
+      .all(vectorToBlob(opts.query), opts.fingerprintId, opts.kind, k) as DistanceRow[];
     return { hits: rows.map((r) => ({ refId: r.ref_id, embeddingId: r.id, distance: r.distance })), method: "exact-scan" };
   }
   const rows = sqlite.prepare("select id, ref_id, vector from embeddings where fingerprint_id = ? and kind = ?").iterate(opts.fingerprintId, opts.kind) as IterableIterator<Scored>;

@@ -4,7 +4,8 @@ import { getConfig } from "../config";
 import { getStoreDb, type StoreHandle } from "../db/connection";
 import { log } from "../log";
 import { listStoreNames } from "../db/store-names";
-import { getEmbeddable } from "./embeddables";
+import type { EmbeddingCacheRow, EmbeddingRow } from "../db/schema/embed";
+import { getEmbeddable, type EmbeddableText } from "./embeddables";
 import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./model";
 import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
@@ -26,19 +27,19 @@ export type BatchResult = { claimed: number; embedded: number; cached: number; d
  * One worker step for one store: claim a batch, embed what the cache lacks,
  * write vectors + index + cache and finish the queue rows in one transaction.
  */
-export async function processEmbedBatch(store: string, opts: { workerId?: string; batchSize?: number } = {}): Promise<BatchResult> {
-  const handle = getStoreDb(store);
+export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHandle; workerId?: string; batchSize?: number }): Promise<BatchResult> {
+  const { store } = handle;
   const { provider, fingerprint } = getEmbedder();
   const fp = await fingerprint;
   const workerId = opts.workerId ?? `worker-${process.pid}`;
   const config = getConfig().embed;
   let batchSize = opts.batchSize ?? config.batchSize;
   // Degraded (backlog above the watermark): smaller batches keep each write short.
-  if (getEmbedBacklog(handle).pending > config.backlogWatermark) batchSize = Math.max(1, Math.floor(batchSize / 2));
+  if (getEmbedBacklog({ handle }).pending > config.backlogWatermark) batchSize = Math.max(1, Math.floor(batchSize / 2));
 
   // A store's first vectors make the configured model its active one.
-  getActiveFingerprintId(handle, fp);
-  const claimed = claimEmbedBatch(handle, { workerId, limit: batchSize, leaseMs: LEASE_MS });
+  getActiveFingerprintId({ handle, configured: fp });
+  const claimed = claimEmbedBatch({ handle, workerId, limit: batchSize, leaseMs: LEASE_MS });
   const result: BatchResult = { claimed: claimed.length, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0 };
   if (claimed.length === 0) return result;
 
@@ -49,7 +50,7 @@ export async function processEmbedBatch(store: string, opts: { workerId?: string
   for (const c of claimed) byKind.set(c.kind, [...(byKind.get(c.kind) ?? []), c]);
   for (const [kind, items] of byKind) {
     const embeddable = getEmbeddable(kind);
-    const texts = embeddable?.load(handle.sqlite, items.map((i) => i.refId)) ?? new Map();
+    const texts = embeddable?.load({ handle, refIds: items.map((i) => i.refId) }) ?? new Map<number, EmbeddableText>();
     for (const item of items) {
       const t = texts.get(item.refId);
       if (t) work.push({ item, text: t.text, inputHash: t.inputHash });
@@ -62,7 +63,7 @@ export async function processEmbedBatch(store: string, opts: { workerId?: string
   const vectors = new Map<number, Float32Array>();
   const misses: typeof work = [];
   for (const w of work) {
-    const row = getCached.get(cacheKey(fp.id, w.text)) as { vector: Buffer } | undefined;
+    const row = getCached.get(cacheKey(fp.id, w.text)) as Pick<EmbeddingCacheRow, "vector"> | undefined;
     if (row) vectors.set(w.item.id, blobToVector(row.vector));
     else misses.push(w);
   }
@@ -77,7 +78,8 @@ export async function processEmbedBatch(store: string, opts: { workerId?: string
       for (const m of misses) vectors.set(m.item.id, byText.get(m.text)!);
     } catch (e) {
       const err = e instanceof EmbeddingError ? e : new EmbeddingError("server", (e as Error).message);
-      const { parked } = failEmbedItems(handle, {
+      const { parked } = failEmbedItems({
+        handle,
         items: misses.map((m) => m.item),
         workerId,
         error: `${err.kind}: ${err.message}`,
@@ -101,30 +103,36 @@ export async function processEmbedBatch(store: string, opts: { workerId?: string
       artifactType: embeddable?.artifactType ?? w.item.kind,
       refId: w.item.refId,
       inputHash: w.inputHash,
-      chunkingVersion: embeddable?.chunkingVersion?.(handle.sqlite, w.item.refId) ?? null,
+      chunkingVersion: embeddable?.chunkingVersion?.({ handle, refId: w.item.refId }) ?? null,
     };
   });
   if (artifacts.length > 0) {
     try {
-      recordEmbeddingProvenance(fp, artifacts);
+      recordEmbeddingProvenance({ fingerprint: fp, artifacts });
     } catch (e) {
       // No provenance, no vector: the batch is retried like a provider failure.
-      failEmbedItems(handle, { items: work.map((w) => w.item), workerId, error: `provenance: ${(e as Error).message}`, retryable: true, maxAttempts: MAX_EMBED_ATTEMPTS });
+      failEmbedItems({ handle, items: work.map((w) => w.item), workerId, error: `provenance: ${(e as Error).message}`, retryable: true, maxAttempts: MAX_EMBED_ATTEMPTS });
       log("error", "provenance write failed; batch will be retried", { store, error: (e as Error).message });
       return { ...result, failed: result.failed + work.length, error: (e as Error).message };
     }
   }
-  writeVectors(handle, { fp, work: work.map((w) => ({ ...w, vector: vectors.get(w.item.id)! })), goneIds: gone, workerId });
+  writeVectors({ handle, fp, work: work.map((w) => ({ ...w, vector: vectors.get(w.item.id)! })), goneIds: gone, workerId });
   result.embedded = work.length;
   // A re-embed switches models as soon as its last vector is written (and resumes here after a crash).
-  finishReembedIfDone(handle);
+  finishReembedIfDone({ handle });
   return result;
 }
 
-function writeVectors(
-  handle: StoreHandle,
-  args: { fp: Fingerprint; work: { item: ClaimedItem; text: string; inputHash: string; vector: Float32Array }[]; goneIds: number[]; workerId: string },
-): void {
+function writeVectors({
+  handle,
+  ...args
+}: {
+  handle: StoreHandle;
+  fp: Fingerprint;
+  work: { item: ClaimedItem; text: string; inputHash: string; vector: Float32Array }[];
+  goneIds: number[];
+  workerId: string;
+}): void {
   const { sqlite } = handle;
   const now = Date.now();
   const upsert = sqlite.prepare(
@@ -134,16 +142,26 @@ function writeVectors(
   );
   const putCache = sqlite.prepare("insert or ignore into embedding_cache(key, vector, created_at) values (?, ?, ?)");
   sqlite.transaction(() => {
-    rememberFingerprint(handle, args.fp);
-    if (args.work.length > 0) ensureVecIndex(handle, args.fp.id, args.fp.dimension);
+    rememberFingerprint({ handle, fingerprint: args.fp });
+    if (args.work.length > 0) ensureVecIndex({ handle, fingerprintId: args.fp.id, dim: args.fp.dimension });
     for (const w of args.work) {
       const blob = vectorToBlob(w.vector);
-      const { id } = upsert.get(w.item.kind, w.item.refId, args.fp.id, w.vector.length, w.inputHash, blob, now) as { id: number };
-      indexVector(handle, { fingerprintId: args.fp.id, embeddingId: id, kind: w.item.kind, vector: w.vector });
+      const { id } = upsert.get(w.item.kind, w.item.refId, args.fp.id, w.vector.length, w.inputHash, blob, now) as Pick<EmbeddingRow, "id">;
+      indexVector({ handle, fingerprintId: args.fp.id, embeddingId: id, kind: w.item.kind, vector: w.vector });
       putCache.run(cacheKey(args.fp.id, w.text), blob, now);
     }
-    completeEmbedItems(handle, { ids: [...args.work.map((w) => w.item.id), ...args.goneIds], workerId: args.workerId });
+    completeEmbedItems({ handle, ids: [...args.work.map((w) => w.item.id), ...args.goneIds], workerId: args.workerId });
   }).immediate();
+}
+
+/**
+ * The worker walks every store on disk by name. It opens each with
+ * getStoreDb, not openStore: lib/embed sits below lib/stores, the names come
+ * from the data dir itself (so there is no unknown store to 404), and a store
+ * whose index was never built has nothing queued to embed.
+ */
+function openForWorker(store: string): StoreHandle {
+  return getStoreDb(store);
 }
 
 /** Drain every store until no ready work is left (tests, CLI, benchmarks). */
@@ -152,9 +170,10 @@ export async function drainEmbedQueues(opts: { stores?: string[]; batchSize?: nu
   let failed = 0;
   let batches = 0;
   for (const store of opts.stores ?? listStoreNames()) {
+    const handle = openForWorker(store);
     for (;;) {
       if (opts.maxBatches !== undefined && batches >= opts.maxBatches) return { embedded, failed, batches };
-      const r = await processEmbedBatch(store, { batchSize: opts.batchSize });
+      const r = await processEmbedBatch({ handle, batchSize: opts.batchSize });
       if (r.claimed === 0) break;
       batches++;
       embedded += r.embedded;
@@ -179,7 +198,7 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal }
       let didWork = false;
       for (const store of listStoreNames()) {
         try {
-          const r = await processEmbedBatch(store, { workerId });
+          const r = await processEmbedBatch({ handle: openForWorker(store), workerId });
           if (r.embedded > 0 || r.dropped > 0) didWork = true;
         } catch (e) {
           log("error", "embed worker step failed", { store, error: (e as Error).message });

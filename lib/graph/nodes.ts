@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { and, count, eq, or } from "drizzle-orm";
+import { and, count, eq, inArray, or } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { ENTITY_TYPES, kgFrames, kgNodes, kgRelations, type KgNodeRow } from "../db/schema/graph";
@@ -21,18 +21,16 @@ export function nodeEmbeddingText(n: { displayName: string; entityType: string; 
 export const nodeEmbeddable: Embeddable = {
   kind: NODE_KIND,
   artifactType: NODE_KIND,
-  load(sqlite, refIds) {
-    const rows = sqlite.prepare("select seq, display_name as displayName, entity_type as entityType, tags, embed_hash as embedHash from kg_node where seq in (select value from json_each(?))").all(JSON.stringify(refIds)) as {
-      seq: number;
-      displayName: string;
-      entityType: string;
-      tags: string;
-      embedHash: string;
-    }[];
+  load({ handle, refIds }) {
+    const rows = handle.db
+      .select({ seq: kgNodes.seq, displayName: kgNodes.displayName, entityType: kgNodes.entityType, tags: kgNodes.tags, embedHash: kgNodes.embedHash })
+      .from(kgNodes)
+      .where(inArray(kgNodes.seq, refIds))
+      .all();
     return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>(r.tags, []) }), inputHash: r.embedHash }]));
   },
-  *listAll(sqlite) {
-    for (const r of sqlite.prepare("select seq, embed_hash from kg_node").iterate() as IterableIterator<{ seq: number; embed_hash: string }>) yield { refId: r.seq, inputHash: r.embed_hash };
+  listAll({ handle }) {
+    return handle.db.select({ refId: kgNodes.seq, inputHash: kgNodes.embedHash }).from(kgNodes).all();
   },
 };
 
@@ -139,7 +137,7 @@ export function createNode({ handle, input, actor }: { handle: StoreHandle; inpu
         })
         .returning()
         .get();
-      enqueueEmbeddings(handle, [{ kind: NODE_KIND, refId: created.seq, inputHash: embedHash }]);
+      enqueueEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: created.seq, inputHash: embedHash }] });
       return created;
     })
     .immediate();
@@ -168,7 +166,7 @@ export function updateNode({ handle, id, input }: { handle: StoreHandle; id: str
         .where(eq(kgNodes.seq, row.seq))
         .returning()
         .get();
-      if (embedHash !== row.embedHash) enqueueEmbeddings(handle, [{ kind: NODE_KIND, refId: row.seq, inputHash: embedHash }]);
+      if (embedHash !== row.embedHash) enqueueEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: row.seq, inputHash: embedHash }] });
       return next;
     })
     .immediate();
@@ -188,7 +186,7 @@ export function deleteNode({ handle, id, actor }: { handle: StoreHandle; id: str
         .where(or(eq(kgRelations.fromId, id), eq(kgRelations.toId, id)))
         .get()!;
       db.delete(kgNodes).where(eq(kgNodes.seq, row.seq)).run();
-      forgetEmbeddings(handle, [{ kind: NODE_KIND, refId: row.seq }]);
+      forgetEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: row.seq }] });
       appendAudit({ actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: row.name, frames, relations } });
       return { deleted: id, frames, relations };
     })

@@ -218,7 +218,7 @@ function loadNodes({ src, by }: { src: Source; by: { column: "seq" | "id"; value
  */
 function nearestRefIds({ src, kind, query, k }: { src: Source; kind: Kind; query: Float32Array; k: number }): number[] {
   if (!src.fingerprintId) return [];
-  if (src.handle) return knnSearch(src.handle, { kind, fingerprintId: src.fingerprintId, query, k }).hits.map((h) => h.refId);
+  if (src.handle) return knnSearch({ handle: src.handle, kind, fingerprintId: src.fingerprintId, query, k }).hits.map((h) => h.refId);
   const table = vecIndexTable(src.fingerprintId);
   let rows: RefVectorRow[];
   if (src.vectorsLoaded && src.db.prepare(`select 1 from ${src.schema}.sqlite_master where name = ?`).get(table)) {
@@ -404,8 +404,8 @@ function expandOneHop({ src, cands, minWeight, addNodes }: { src: Source; cands:
 
 /**
  * Fused, explained, deterministic recall over thoughts and the graph. `core`
- * is the core store's handle, opened by the caller when the request asks for
- * it (and may read it); it is only read, through a read-only connection.
+ * is core's handle when the request asks to include it (the entry point opens
+ * it once with openCoreFor); it is only read, through a read-only connection.
  */
 export async function rememberByQuery({ handle, core, input }: { handle: StoreHandle; core: StoreHandle | null; input: RememberInput }): Promise<RememberResponse> {
   const req = rememberInputSchema.parse(input);
@@ -414,8 +414,8 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
   const coreHandle = req.include_core && store !== CORE_STORE ? core : null;
   const includeCore = coreHandle !== null;
 
-  const readiness = await checkVectorReadiness(store);
-  const coreReadiness = coreHandle ? await checkVectorReadiness(coreHandle.store) : null;
+  const readiness = await checkVectorReadiness({ handle });
+  const coreReadiness = coreHandle ? await checkVectorReadiness({ handle: coreHandle }) : null;
   let queryVector: Float32Array | null = null;
   let fallback: RememberResponse["fallback"] = readiness.usable ? null : { reason: readiness.reason, message: readiness.message };
   if (readiness.usable || coreReadiness?.usable) {
@@ -432,7 +432,7 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
   const match = ftsQueryFromText(req.query);
   const terms = queryTerms(req.query);
   const budget = startQueryBudget({ hint: "use fewer or rarer words in the query" });
-  const reader = coreHandle ? openStoreReaderWithCore(store) : null;
+  const reader = coreHandle ? openStoreReaderWithCore({ handle, core: coreHandle }) : null;
   try {
     const sources: Source[] = [{ store, schema: "main", db: handle.sqlite, handle, fingerprintId: storeFp, vectorsLoaded: handle.vectors.available }];
     // The reader loads sqlite-vec the same way as the store's handle, so the store's status tells whether core's index can be used.

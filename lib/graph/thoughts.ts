@@ -22,12 +22,12 @@ export const UTILITY_ALPHA = 0.3;
 export const thoughtEmbeddable: Embeddable = {
   kind: THOUGHT_KIND,
   artifactType: THOUGHT_KIND,
-  load(sqlite, refIds) {
-    const rows = sqlite.prepare("select seq, content, content_hash from thoughts where seq in (select value from json_each(?))").all(JSON.stringify(refIds)) as { seq: number; content: string; content_hash: string }[];
-    return new Map(rows.map((r) => [r.seq, { text: r.content, inputHash: r.content_hash }]));
+  load({ handle, refIds }) {
+    const rows = handle.db.select({ seq: thoughts.seq, text: thoughts.content, inputHash: thoughts.contentHash }).from(thoughts).where(inArray(thoughts.seq, refIds)).all();
+    return new Map(rows.map(({ seq, ...text }) => [seq, text]));
   },
-  *listAll(sqlite) {
-    for (const r of sqlite.prepare("select seq, content_hash from thoughts").iterate() as IterableIterator<{ seq: number; content_hash: string }>) yield { refId: r.seq, inputHash: r.content_hash };
+  listAll({ handle }) {
+    return handle.db.select({ refId: thoughts.seq, inputHash: thoughts.contentHash }).from(thoughts).all();
   },
 };
 
@@ -167,7 +167,7 @@ export function thinkThought({ handle, input, actor }: { handle: StoreHandle; in
         .returning({ seq: thoughts.seq })
         .get();
       if (t.chain_id) db.update(chains).set({ thoughtCount: sql`${chains.thoughtCount} + 1`, updatedAt: now }).where(eq(chains.id, t.chain_id)).run();
-      enqueueEmbeddings(handle, [{ kind: THOUGHT_KIND, refId: seq, inputHash: contentHash }]);
+      enqueueEmbeddings({ handle, items: [{ kind: THOUGHT_KIND, refId: seq, inputHash: contentHash }] });
     })
     .immediate();
   return toThought(selectThoughtById({ handle, id })!);
@@ -212,7 +212,7 @@ export function computePendingNovelty({ handle, fingerprintId }: { handle: Store
     for (const r of ready) {
       const ids = previous.all({ seq: r.seq }).map((p) => p.seq);
       const query = blobToVector(r.vector);
-      const nearest = ids.length ? knnSearch(handle, { kind: THOUGHT_KIND, fingerprintId, query, k: 1, allowedRefIds: ids }).hits[0] : undefined;
+      const nearest = ids.length ? knnSearch({ handle, kind: THOUGHT_KIND, fingerprintId, query, k: 1, allowedRefIds: ids }).hits[0] : undefined;
       const novelty = nearest ? Math.min(1, Math.max(0, nearest.distance)) : 1;
       update.run({ novelty, seq: r.seq });
     }
@@ -282,7 +282,7 @@ export function deleteThought({ handle, id, actor }: { handle: StoreHandle; id: 
       const row = db.delete(thoughts).where(eq(thoughts.id, id)).returning({ seq: thoughts.seq, chainId: thoughts.chainId }).get();
       if (!row) throw notFound("thought", id);
       if (row.chainId) db.update(chains).set({ thoughtCount: sql`${chains.thoughtCount} - 1`, updatedAt: Date.now() }).where(eq(chains.id, row.chainId)).run();
-      forgetEmbeddings(handle, [{ kind: THOUGHT_KIND, refId: row.seq }]);
+      forgetEmbeddings({ handle, items: [{ kind: THOUGHT_KIND, refId: row.seq }] });
       appendAudit({ actor, action: "thought.delete", target: `store:${handle.store}/thought:${id}` });
     })
     .immediate();

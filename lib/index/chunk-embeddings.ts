@@ -1,25 +1,28 @@
-import type Database from "better-sqlite3";
-import type { Embeddable } from "../embed/embeddables";
+import type { StoreHandle } from "../db/connection";
+import type { ChunkRow } from "../db/schema/index";
+import type { Embeddable, EmbeddableRef } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 
 /** Chunks are embedded as their own text; the chunk's sha256 is the input hash. */
 export const CHUNK_KIND = "chunk";
 
+type ChunkTextRow = Pick<ChunkRow, "id" | "text"> & { hash: string };
+
 export const chunkEmbeddable: Embeddable = {
   kind: CHUNK_KIND,
   artifactType: "chunk",
-  load(sqlite, refIds) {
-    const rows = sqlite
+  load({ handle, refIds }) {
+    const rows = handle.sqlite
       .prepare("select id, text, chunk_sha256 as hash from chunks where id in (select value from json_each(?))")
-      .all(JSON.stringify(refIds)) as { id: number; text: string; hash: string }[];
+      .all(JSON.stringify(refIds)) as ChunkTextRow[];
     return new Map(rows.map((r) => [r.id, { text: r.text, inputHash: r.hash }]));
   },
-  listAll(sqlite) {
-    return sqlite.prepare("select id as refId, chunk_sha256 as inputHash from chunks").all() as { refId: number; inputHash: string }[];
+  listAll({ handle }) {
+    return handle.sqlite.prepare("select id as refId, chunk_sha256 as inputHash from chunks").all() as EmbeddableRef[];
   },
-  chunkingVersion(sqlite, refId) {
-    return (sqlite.prepare("select chunking_version as v from chunks where id = ?").get(refId) as { v: number } | undefined)?.v ?? null;
+  chunkingVersion({ handle, refId }) {
+    return (handle.sqlite.prepare("select chunking_version as chunkingVersion from chunks where id = ?").get(refId) as Pick<ChunkRow, "chunkingVersion"> | undefined)?.chunkingVersion ?? null;
   },
 };
 
@@ -27,12 +30,12 @@ export const chunkEmbeddable: Embeddable = {
  * Keep the embed queue in step with chunk writes, inside the writer's
  * transaction: new chunks wait for a vector, removed ones lose theirs.
  */
-export function syncChunkEmbeddings(sqlite: Database.Database, { inserted, removed }: { inserted: number[]; removed: number[] }): void {
-  if (removed.length) forgetEmbeddings({ sqlite }, removed.map((refId) => ({ kind: CHUNK_KIND, refId })));
+export function syncChunkEmbeddings({ handle, inserted, removed }: { handle: StoreHandle; inserted: number[]; removed: number[] }): void {
+  if (removed.length) forgetEmbeddings({ handle, items: removed.map((refId) => ({ kind: CHUNK_KIND, refId })) });
   if (inserted.length) {
-    const rows = sqlite
+    const rows = handle.sqlite
       .prepare("select id as refId, chunk_sha256 as inputHash from chunks where id in (select value from json_each(?))")
-      .all(JSON.stringify(inserted)) as { refId: number; inputHash: string }[];
-    enqueueEmbeddings({ sqlite }, rows.map((r) => ({ kind: CHUNK_KIND, ...r })));
+      .all(JSON.stringify(inserted)) as EmbeddableRef[];
+    enqueueEmbeddings({ handle, items: rows.map((r) => ({ kind: CHUNK_KIND, ...r })) });
   }
 }

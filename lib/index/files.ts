@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "../config";
+import type { StoreHandle } from "../db/connection";
 import { log } from "../log";
 import { CATEGORY_FILE, memoryDir, memoryPathSchema } from "./memories";
 import { makePathFilter, normalizeRelativePath } from "./paths";
@@ -63,7 +64,7 @@ function walk(w: Walk, dir: string, rel: string, visit: (abs: string, rel: strin
 }
 
 /** Every file the store's index should mirror, in a stable order. */
-export function listIndexableFiles({ store }: { store: string }): FileListing {
+export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileListing {
   const config = getConfig();
   const listing: FileListing = { files: [], categoryFiles: new Map(), skipped: { oversized: 0, badName: 0, symlink: 0 }, linksOutsideRoot: [] };
   const walkRoot = (root: string, label: string, visit: (abs: string, rel: string, stat: fs.Stats) => void) => {
@@ -78,14 +79,14 @@ export function listIndexableFiles({ store }: { store: string }): FileListing {
     listing.skipped.symlink += w.links;
     listing.linksOutsideRoot.push(...w.outside.map((r) => `${label}/${r}`));
     if (w.outside.length > 0) {
-      log("warn", "skipped symbolic links that lead outside their folder; links are never followed", { store, folder: label, links: w.outside.slice(0, 20), count: w.outside.length });
+      log("warn", "skipped symbolic links that lead outside their folder; links are never followed", { store: handle.store, folder: label, links: w.outside.slice(0, 20), count: w.outside.length });
     }
   };
   const add = (docPath: string, abs: string, stat: fs.Stats, memoryPath: string | null) => {
     if (stat.size > config.maxFileBytes) listing.skipped.oversized++;
     else listing.files.push({ docPath, abs, size: stat.size, mtime: Math.floor(stat.mtimeMs), memoryPath });
   };
-  walkRoot(memoryDir(store), "memory", (abs, rel, stat) => {
+  walkRoot(memoryDir({ handle }), "memory", (abs, rel, stat) => {
     if (rel.endsWith("/" + CATEGORY_FILE)) {
       listing.categoryFiles.set(rel.slice(0, -CATEGORY_FILE.length - 1), abs);
       return;
@@ -94,7 +95,7 @@ export function listIndexableFiles({ store }: { store: string }): FileListing {
     if (!memoryPath || !memoryPathSchema.safeParse(memoryPath).success) listing.skipped.badName++;
     else add(`memory/${rel}`, abs, stat, memoryPath);
   });
-  for (const root of config.sourceRoots.filter((r) => r.store === store)) {
+  for (const root of config.sourceRoots.filter((r) => r.store === handle.store)) {
     const wanted = makePathFilter({ include: config.sourceInclude, exclude: config.sourceExclude });
     walkRoot(root.dir, `source/${root.name}`, (abs, rel, stat) => {
       if (!wanted(rel)) return;

@@ -1,7 +1,10 @@
-import type Database from "better-sqlite3";
-import { syncChunkEmbeddings } from "./chunk-embeddings";
+import { count, eq, sql } from "drizzle-orm";
 import { z } from "zod";
+import type { StoreHandle } from "../db/connection";
+import { chunks as chunksTable, documents, type ChunkRow, type DocumentRow } from "../db/schema/index";
 import { AppError } from "../errors";
+import { appendAudit } from "../governance/audit";
+import { syncChunkEmbeddings } from "./chunk-embeddings";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { FILE_PREFIXES, kindForPath, normalizeRelativePath } from "./paths";
 import { sha256Hex } from "../common";
@@ -29,7 +32,8 @@ export function decodeText(bytes: Uint8Array): string | null {
   }
 }
 
-type ExistingDoc = { doc_id: number; sha256: string; origin: string; stale: number };
+type ExistingDoc = Pick<DocumentRow, "docId" | "sha256" | "origin"> & { stale: number };
+type OldChunk = Pick<ChunkRow, "id" | "chunkId" | "chunkingVersion">;
 
 /**
  * The one ingest step for every document (API, memory files, source roots):
@@ -39,14 +43,14 @@ type ExistingDoc = { doc_id: number; sha256: string; origin: string; stale: numb
  * a reindex), so a document is never half-written.
  */
 export function ingestDocument({
-  sqlite,
+  handle,
   path,
   origin,
   text,
   mtime,
   kind = kindForPath(path),
 }: {
-  sqlite: Database.Database;
+  handle: StoreHandle;
   path: string;
   origin: "file" | "api";
   text: string;
@@ -54,10 +58,11 @@ export function ingestDocument({
   kind?: ChunkKind;
 }): IngestResult {
   const sha256 = sha256Hex(text);
+  const { sqlite } = handle;
   return sqlite.transaction((): IngestResult => {
     const existing = sqlite
       .prepare(
-        `select doc_id, sha256, origin,
+        `select doc_id as docId, sha256, origin,
            exists(select 1 from chunks c where c.doc_id = d.doc_id and c.chunking_version != ?) as stale
          from documents d where path = ?`,
       )
@@ -66,15 +71,15 @@ export function ingestDocument({
       throw new AppError("conflict", `${path} is already indexed as a ${existing.origin} document`);
     }
     if (existing && existing.sha256 === sha256 && !existing.stale) {
-      const n = (sqlite.prepare("select count(*) as n from chunks where doc_id = ?").get(existing.doc_id) as { n: number }).n;
-      return { path, docId: existing.doc_id, status: "unchanged", chunks: n, insertedChunkRowids: [], removedChunkRowids: [] };
+      const n = handle.db.select({ n: count() }).from(chunksTable).where(eq(chunksTable.docId, existing.docId)).get()?.n ?? 0;
+      return { path, docId: existing.docId, status: "unchanged", chunks: n, insertedChunkRowids: [], removedChunkRowids: [] };
     }
     const bytes = Buffer.byteLength(text, "utf8");
     const now = Date.now();
     const content = origin === "api" ? text : null;
     let docId: number;
     if (existing) {
-      docId = existing.doc_id;
+      docId = existing.docId;
       sqlite
         .prepare("update documents set kind = ?, sha256 = ?, bytes = ?, mtime = ?, content = ?, indexed_at = ? where doc_id = ?")
         .run(kind, sha256, bytes, mtime, content, now, docId);
@@ -87,12 +92,12 @@ export function ingestDocument({
     }
     const chunks = chunkDocument({ path, kind, text });
     const wanted = new Set(chunks.map((c) => c.chunkId));
-    const old = sqlite.prepare("select id, chunk_id, chunking_version from chunks where doc_id = ?").all(docId) as { id: number; chunk_id: string; chunking_version: number }[];
+    const old = sqlite.prepare("select id, chunk_id as chunkId, chunking_version as chunkingVersion from chunks where doc_id = ?").all(docId) as OldChunk[];
     const kept = new Set<string>();
     const removedChunkRowids: number[] = [];
     const del = sqlite.prepare("delete from chunks where id = ?");
     for (const o of old) {
-      if (wanted.has(o.chunk_id) && o.chunking_version === CHUNKING_VERSION) kept.add(o.chunk_id);
+      if (wanted.has(o.chunkId) && o.chunkingVersion === CHUNKING_VERSION) kept.add(o.chunkId);
       else {
         del.run(o.id);
         removedChunkRowids.push(o.id);
@@ -106,18 +111,25 @@ export function ingestDocument({
       if (kept.has(c.chunkId)) continue;
       insertedChunkRowids.push(Number(ins.run(c.chunkId, docId, c.chunkIndex, c.chunkSha256, CHUNKING_VERSION, c.startByte, c.endByte, c.text).lastInsertRowid));
     }
-    syncChunkEmbeddings(sqlite, { inserted: insertedChunkRowids, removed: removedChunkRowids });
+    syncChunkEmbeddings({ handle, inserted: insertedChunkRowids, removed: removedChunkRowids });
     return { path, docId, status: existing ? "changed" : "added", chunks: chunks.length, insertedChunkRowids, removedChunkRowids };
     // Immediate: a deferred read-then-write fails with SQLITE_BUSY at once (no busy wait) when another process wrote in between.
   }).immediate();
 }
 
 /** Remove a document and (by cascade, firing the FTS triggers) its chunks and their vectors. */
-export function deleteDocumentByPath({ sqlite, path }: { sqlite: Database.Database; path: string }): boolean {
+export function deleteDocumentByPath({ handle, path }: { handle: StoreHandle; path: string }): boolean {
+  const { sqlite, db } = handle;
   return sqlite.transaction(() => {
-    const chunkIds = (sqlite.prepare("select c.id from chunks c join documents d on d.doc_id = c.doc_id where d.path = ?").all(path) as { id: number }[]).map((r) => r.id);
-    const deleted = sqlite.prepare("delete from documents where path = ?").run(path).changes > 0;
-    syncChunkEmbeddings(sqlite, { inserted: [], removed: chunkIds });
+    const chunkIds = db
+      .select({ id: chunksTable.id })
+      .from(chunksTable)
+      .innerJoin(documents, eq(documents.docId, chunksTable.docId))
+      .where(eq(documents.path, path))
+      .all()
+      .map((r) => r.id);
+    const deleted = db.delete(documents).where(eq(documents.path, path)).run().changes > 0;
+    syncChunkEmbeddings({ handle, inserted: [], removed: chunkIds });
     return deleted;
   }).immediate();
 }
@@ -149,8 +161,8 @@ export const putDocumentsSchema = z.union([
   z.object({ documents: z.array(apiDocumentSchema).min(1).max(500) }).strict(),
 ]);
 
-/** Upsert documents sent by an agent; a batch is one transaction. */
-export function putDocuments({ sqlite, input }: { sqlite: Database.Database; input: z.output<typeof putDocumentsSchema> }): IngestResult[] {
+/** Upsert documents sent by an agent; a batch is one transaction, audited as one entry. */
+export function putDocuments({ handle, input, actor }: { handle: StoreHandle; input: z.output<typeof putDocumentsSchema>; actor: string }): IngestResult[] {
   const docs = "documents" in input ? input.documents : [input];
   const paths = new Set<string>();
   for (const d of docs) {
@@ -158,40 +170,68 @@ export function putDocuments({ sqlite, input }: { sqlite: Database.Database; inp
     paths.add(d.path);
   }
   const now = Date.now();
-  return sqlite.transaction(() => docs.map((d) => ingestDocument({ sqlite, path: d.path, origin: "api", text: d.content, mtime: now }))).immediate();
+  return handle.sqlite
+    .transaction(() => {
+      const results = docs.map((d) => ingestDocument({ handle, path: d.path, origin: "api", text: d.content, mtime: now }));
+      const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
+      // An unchanged re-send writes nothing, so there is nothing to audit.
+      if (changed.length > 0) {
+        appendAudit({ actor, action: "documents.put", target: `store:${handle.store}`, details: { paths: changed.slice(0, 20), changed: changed.length, unchanged: results.length - changed.length } });
+      }
+      return results;
+    })
+    .immediate();
 }
 
-export function deleteApiDocument({ sqlite, path }: { sqlite: Database.Database; path: string }): void {
-  const row = sqlite.prepare("select origin from documents where path = ?").get(path) as { origin: string } | undefined;
+export function deleteApiDocument({ handle, path, actor }: { handle: StoreHandle; path: string; actor: string }): void {
+  const row = handle.db.select({ origin: documents.origin }).from(documents).where(eq(documents.path, path)).get();
   if (!row) throw new AppError("not_found", `no document at ${path}`);
   if (row.origin !== "api") throw new AppError("conflict", `${path} mirrors a file; delete the file (or the memory) instead`);
-  deleteDocumentByPath({ sqlite, path });
+  handle.sqlite
+    .transaction(() => {
+      deleteDocumentByPath({ handle, path });
+      appendAudit({ actor, action: "document.delete", target: `store:${handle.store}/document:${path}` });
+    })
+    .immediate();
 }
 
 export type DocumentSummary = { docId: number; path: string; origin: string; kind: string; sha256: string; bytes: number; mtime: number; indexedAt: number; chunks: number };
 
 export function listDocumentsByPrefix({
-  sqlite,
+  handle,
   prefix = "",
   limit = 100,
   offset = 0,
 }: {
-  sqlite: Database.Database;
+  handle: StoreHandle;
   prefix?: string;
   limit?: number;
   offset?: number;
 }): { total: number; documents: DocumentSummary[] } {
+  const { db } = handle;
   // substr comparison, not LIKE, so `%` and `_` in the prefix are literal.
-  const where = "substr(d.path, 1, length(?)) = ?";
-  const total = (sqlite.prepare(`select count(*) as n from documents d where ${where}`).get(prefix, prefix) as { n: number }).n;
-  const documents = sqlite
-    .prepare(
-      `select d.doc_id as docId, d.path, d.origin, d.kind, d.sha256, d.bytes, d.mtime, d.indexed_at as indexedAt,
-         (select count(*) from chunks c where c.doc_id = d.doc_id) as chunks
-       from documents d where ${where} order by d.path limit ? offset ?`,
-    )
-    .all(prefix, prefix, limit, offset) as DocumentSummary[];
-  return { total, documents };
+  const underPrefix = sql`substr(${documents.path}, 1, length(${prefix})) = ${prefix}`;
+  const total = db.select({ n: count() }).from(documents).where(underPrefix).get()?.n ?? 0;
+  const rows = db
+    .select({
+      docId: documents.docId,
+      path: documents.path,
+      origin: documents.origin,
+      kind: documents.kind,
+      sha256: documents.sha256,
+      bytes: documents.bytes,
+      mtime: documents.mtime,
+      indexedAt: documents.indexedAt,
+      // The outer table is named in full: in a select list Drizzle renders a column unqualified, which the subquery would bind to c.
+      chunks: sql<number>`(select count(*) from chunks c where c.doc_id = documents.doc_id)`,
+    })
+    .from(documents)
+    .where(underPrefix)
+    .orderBy(documents.path)
+    .limit(limit)
+    .offset(offset)
+    .all();
+  return { total, documents: rows };
 }
 
 export const chunkIdSchema = z.string().regex(/^[0-9a-f]{32}$/, "chunk ids are 32 hex characters");
@@ -210,14 +250,24 @@ export type ChunkDetail = {
   text: string;
 };
 
-export function getChunkByChunkId({ sqlite, chunkId }: { sqlite: Database.Database; chunkId: string }): ChunkDetail {
-  const row = sqlite
-    .prepare(
-      `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, c.chunk_sha256 as chunkSha256,
-         c.chunking_version as chunkingVersion, c.start_byte as startByte, c.end_byte as endByte, c.text
-       from chunks c join documents d on d.doc_id = c.doc_id where c.chunk_id = ?`,
-    )
-    .get(chunkId) as Omit<ChunkDetail, "stale"> | undefined;
+export function getChunkByChunkId({ handle, chunkId }: { handle: StoreHandle; chunkId: string }): ChunkDetail {
+  const row = handle.db
+    .select({
+      id: chunksTable.id,
+      chunkId: chunksTable.chunkId,
+      path: documents.path,
+      kind: documents.kind,
+      chunkIndex: chunksTable.chunkIndex,
+      chunkSha256: chunksTable.chunkSha256,
+      chunkingVersion: chunksTable.chunkingVersion,
+      startByte: chunksTable.startByte,
+      endByte: chunksTable.endByte,
+      text: chunksTable.text,
+    })
+    .from(chunksTable)
+    .innerJoin(documents, eq(documents.docId, chunksTable.docId))
+    .where(eq(chunksTable.chunkId, chunkId))
+    .get();
   if (!row) throw new AppError("not_found", `no chunk ${chunkId}`);
   return { ...row, stale: row.chunkingVersion !== CHUNKING_VERSION };
 }

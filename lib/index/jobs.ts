@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { and, desc, eq, sql } from "drizzle-orm";
-import { getGovernance } from "../db/connection";
+import { getGovernance, getStoreDb, type StoreHandle } from "../db/connection";
 import { adminJobs, type AdminJobRow } from "../db/schema/governance";
 import { appendAudit } from "../governance/audit";
 import { log } from "../log";
@@ -174,8 +174,22 @@ function takeOver(row: AdminJobRow): AdminJobRow | null {
     .immediate();
 }
 
-/** Run a job this process owns; every write is conditional on still owning it, and a run that lost its job stops. */
-function runJob(row: AdminJobRow): void {
+/**
+ * A job row names its store; a job taken over from a dead process is opened
+ * by that name here. getStoreDb, not openStore: lib/index sits below
+ * lib/stores, refuseResume has just checked the store exists, and the job
+ * rebuilds the index anyway.
+ */
+function openJobStore(row: AdminJobRow): StoreHandle {
+  return getStoreDb(row.store);
+}
+
+/**
+ * Run a job this process owns; every write is conditional on still owning it,
+ * and a run that lost its job stops. The promise settles when the run ends
+ * (it never rejects: the outcome is in the row).
+ */
+function runJob({ row, handle, onProgress: report }: { row: AdminJobRow; handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Promise<void> {
   const { db } = getGovernance();
   const active = state().active;
   const mine = and(eq(adminJobs.id, row.id), eq(adminJobs.owner, jobOwner()));
@@ -194,6 +208,7 @@ function runJob(row: AdminJobRow): void {
   const onProgress = (p: ReindexProgress) => {
     // Thrown inside the reindex: its write transaction rolls back and the new owner's run is the one that counts.
     if (lost) throw new JobLostError(`reindex job ${row.id} was taken over by another process`);
+    report?.(p);
     const now = Date.now();
     if (now - lastWrite < PROGRESS_WRITE_MS && p.done !== p.total) return;
     lastWrite = now;
@@ -214,7 +229,7 @@ function runJob(row: AdminJobRow): void {
     if (changed) pruneFinished(row.store);
   };
   active.add(row.id);
-  reindexStoreAsync({ store: row.store, onProgress })
+  return reindexStoreAsync({ handle, onProgress })
     .then(
       (result) => finish({ status: "succeeded", resultJson: JSON.stringify(result) }),
       (e: unknown) => {
@@ -227,7 +242,8 @@ function runJob(row: AdminJobRow): void {
       // Not active any more: if the final write failed, the row still says running and ownerIsGone lets it be run again.
       clearInterval(beat);
       active.delete(row.id);
-    });
+    })
+    .then(() => undefined);
 }
 
 function pruneFinished(store: string): void {
@@ -251,14 +267,13 @@ function refuseResume(row: AdminJobRow): string | null {
 }
 
 /**
- * Start a reindex in the background and return at once; poll getJobById.
- * If the store already has a running reindex (here or in another process
- * sharing the data dir) that job is returned instead; if its owner died, this
- * process takes it over. Audited when started, with who asked.
+ * The job for a reindex ask, in one transaction: the running job of the store
+ * if its owner is alive (run: false), or one taken over from a dead owner, or
+ * a new row, audited with who asked (run: true: this process runs it).
  */
-export function startReindexJob({ store, actor, reason }: { store: string; actor: string; reason?: string }): Job {
+function claimReindexJob({ store, actor, reason }: { store: string; actor: string; reason?: string }): { row: AdminJobRow; run: boolean } {
   const { sqlite, db } = getGovernance();
-  const decided = sqlite
+  return sqlite
     .transaction((): { row: AdminJobRow; run: boolean } => {
       const current = runningJob(store);
       if (current && !ownerIsGone(current)) return { row: current, run: false };
@@ -280,8 +295,42 @@ export function startReindexJob({ store, actor, reason }: { store: string; actor
       return { row, run: true };
     })
     .immediate();
-  if (decided.run) runJob(decided.row);
+}
+
+/**
+ * Start a reindex in the background and return at once; poll getJobById.
+ * If the store already has a running reindex (here or in another process
+ * sharing the data dir) that job is returned instead; if its owner died, this
+ * process takes it over. Audited when started, with who asked.
+ */
+export function startReindexJob({ handle, actor, reason }: { handle: StoreHandle; actor: string; reason?: string }): Job {
+  const decided = claimReindexJob({ store: handle.store, actor, reason });
+  if (decided.run) void runJob({ row: decided.row, handle });
   return toJob(decided.row);
+}
+
+const WAIT_POLL_MS = 250;
+
+/**
+ * The same job, run to the end before returning (the CLI): a row in
+ * admin_jobs and an audit entry like the API's, so both agree. A reindex of
+ * the store already running elsewhere is waited for (and taken over if its
+ * process dies meanwhile), not started twice.
+ */
+export async function runReindexJob({ handle, actor, reason, onProgress }: { handle: StoreHandle; actor: string; reason?: string; onProgress?: (p: ReindexProgress) => void }): Promise<Job> {
+  const decided = claimReindexJob({ store: handle.store, actor, reason });
+  if (decided.run) await runJob({ row: decided.row, handle, onProgress });
+  for (;;) {
+    const row = getGovernance().db.select().from(adminJobs).where(eq(adminJobs.id, decided.row.id)).get();
+    if (!row) throw new Error(`reindex job ${decided.row.id} disappeared`);
+    if (row.status !== "running") return toJob(row);
+    const taken = ownerIsGone(row) ? takeOver(row) : null;
+    if (taken) await runJob({ row: taken, handle, onProgress });
+    else {
+      if (row.progressJson) onProgress?.(JSON.parse(row.progressJson) as ReindexProgress);
+      await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+    }
+  }
 }
 
 /** Take over and run every running job whose owner is gone. Returns the ids resumed. */
@@ -293,7 +342,7 @@ export function resumeOrphanedJobs(): string[] {
     const taken = takeOver(row);
     if (!taken) continue;
     log("warn", "resuming a reindex whose process stopped", { jobId: row.id, store: row.store, attempt: taken.attempts });
-    runJob(taken);
+    void runJob({ row: taken, handle: openJobStore(taken) });
     resumed.push(row.id);
   }
   return resumed;

@@ -1,10 +1,12 @@
 import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
-import type Database from "better-sqlite3";
+import { and, asc, count, desc, eq, gt, gte, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { storeDir } from "../db/connection";
+import { storeDir, type StoreHandle } from "../db/connection";
+import { categories, memories, type MemoryRow } from "../db/schema/index";
 import { AppError } from "../errors";
+import { appendAudit, type AuditEntry } from "../governance/audit";
 import { log } from "../log";
 import { mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
 import { existsNoFollow, readFileNoFollow, resolveInside } from "./contained-fs";
@@ -82,8 +84,9 @@ export type Memory = {
 
 export type MemoryWithBody = Memory & { body: string };
 
-export function memoryDir(store: string): string {
-  return path.join(storeDir(store), "memory");
+/** The store's memory/ folder: the memories' source of truth. */
+export function memoryDir({ handle }: { handle: StoreHandle }): string {
+  return path.join(storeDir(handle.store), "memory");
 }
 
 /**
@@ -91,14 +94,14 @@ export function memoryDir(store: string): string {
  * store's memory folder makes it a 422, so no read, write, move or delete
  * ever reaches outside the folder through one.
  */
-function memoryFile(store: string, memoryPath: string): string {
+function memoryFile({ handle, memoryPath }: { handle: StoreHandle; memoryPath: string }): string {
   const segments = memoryPath.split("/");
   segments[segments.length - 1] += ".md";
-  return resolveInside({ root: memoryDir(store), segments, what: `memory ${memoryPath}` });
+  return resolveInside({ root: memoryDir({ handle }), segments, what: `memory ${memoryPath}` });
 }
 
-function categoryFile(store: string, category: string): string {
-  return resolveInside({ root: memoryDir(store), segments: [...category.split("/"), CATEGORY_FILE], what: `category ${category}` });
+function categoryFile({ handle, category }: { handle: StoreHandle; category: string }): string {
+  return resolveInside({ root: memoryDir({ handle }), segments: [...category.split("/"), CATEGORY_FILE], what: `category ${category}` });
 }
 
 export function memoryDocPath(memoryPath: string): string {
@@ -163,15 +166,21 @@ export function memoryFromText({ memoryPath, text, mtime }: { memoryPath: string
 }
 
 /** Make sure a category and all its ancestors have rows. */
-export function ensureCategoryPath({ sqlite, category }: { sqlite: Database.Database; category: string }): void {
-  const add = sqlite.prepare("insert into categories(path, parent_path) values (?, ?) on conflict(path) do nothing");
+export function ensureCategoryPath({ handle, category }: { handle: StoreHandle; category: string }): void {
   const segs = category.split("/");
-  for (let i = 1; i <= segs.length; i++) add.run(segs.slice(0, i).join("/"), i > 1 ? segs.slice(0, i - 1).join("/") : null);
+  for (let i = 1; i <= segs.length; i++) {
+    handle.db
+      .insert(categories)
+      .values({ path: segs.slice(0, i).join("/"), parentPath: i > 1 ? segs.slice(0, i - 1).join("/") : null })
+      .onConflictDoNothing()
+      .run();
+  }
 }
 
 /** Index one memory file's text: its memories row, its categories and its document + chunks. */
-export function indexMemoryText({ sqlite, memoryPath, text, mtime }: { sqlite: Database.Database; memoryPath: string; text: string; mtime: number }) {
+export function indexMemoryText({ handle, memoryPath, text, mtime }: { handle: StoreHandle; memoryPath: string; text: string; mtime: number }) {
   const m = memoryFromText({ memoryPath, text, mtime });
+  const { sqlite } = handle;
   return sqlite.transaction(() => {
     sqlite
       .prepare(
@@ -186,22 +195,22 @@ export function indexMemoryText({ sqlite, memoryPath, text, mtime }: { sqlite: D
            or memories.summary is not excluded.summary or memories.category is not excluded.category`,
       )
       .run({ ...m, tags: JSON.stringify(m.tags) });
-    ensureCategoryPath({ sqlite, category: m.category });
-    return ingestDocument({ sqlite, path: memoryDocPath(memoryPath), origin: "file", text, mtime });
+    ensureCategoryPath({ handle, category: m.category });
+    return ingestDocument({ handle, path: memoryDocPath(memoryPath), origin: "file", text, mtime });
   }).immediate();
 }
 
 /** Drop a memory's index rows, and categories left with no memories and no description. */
-export function removeMemoryIndex({ sqlite, memoryPath }: { sqlite: Database.Database; memoryPath: string }): void {
-  sqlite.transaction(() => {
-    sqlite.prepare("delete from memories where path = ?").run(memoryPath);
-    deleteDocumentByPath({ sqlite, path: memoryDocPath(memoryPath) });
-    pruneCategories({ sqlite });
+export function removeMemoryIndex({ handle, memoryPath }: { handle: StoreHandle; memoryPath: string }): void {
+  handle.sqlite.transaction(() => {
+    handle.db.delete(memories).where(eq(memories.path, memoryPath)).run();
+    deleteDocumentByPath({ handle, path: memoryDocPath(memoryPath) });
+    pruneCategories({ handle });
   }).immediate();
 }
 
-export function pruneCategories({ sqlite }: { sqlite: Database.Database }): number {
-  return sqlite
+export function pruneCategories({ handle }: { handle: StoreHandle }): number {
+  return handle.sqlite
     .prepare(
       `delete from categories where description is null and not exists (
          select 1 from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`,
@@ -223,18 +232,29 @@ function renderMemoryFile(m: Omit<Memory, "category" | "slug" | "tokenEstimate">
   );
 }
 
+/** An audit target naming one memory of a store. */
+function memoryTarget({ handle, memoryPath }: { handle: StoreHandle; memoryPath: string }): string {
+  return `store:${handle.store}/memory:${memoryPath}`;
+}
+
 /**
  * The new text goes to a temp file first (a full disk fails here), then the
- * index commits, then the rename makes the file the truth. A failed index
- * write (e.g. SQLITE_FULL) removes the temp file, so the caller's error means
- * nothing was written. Only a failed rename after the commit leaves the index
- * ahead of the file; the error says so and the next reindex repairs it.
+ * index commits with its audit row, then the rename makes the file the truth.
+ * A failed index write (e.g. SQLITE_FULL) removes the temp file, so the
+ * caller's error means nothing was written. Only a failed rename after the
+ * commit leaves the index ahead of the file; the error says so and the next
+ * reindex repairs it.
  */
-function writeMemory({ store, sqlite, memoryPath, content }: { store: string; sqlite: Database.Database; memoryPath: string; content: string }): Memory {
-  const file = memoryFile(store, memoryPath);
+function writeMemory({ handle, memoryPath, content, audit }: { handle: StoreHandle; memoryPath: string; content: string; audit: AuditEntry }): Memory {
+  const file = memoryFile({ handle, memoryPath });
   const tmp = writeTempBeside(file, content);
   try {
-    indexMemoryText({ sqlite, memoryPath, text: content, mtime: fs.statSync(tmp).mtimeMs });
+    handle.sqlite
+      .transaction(() => {
+        indexMemoryText({ handle, memoryPath, text: content, mtime: fs.statSync(tmp).mtimeMs });
+        appendAudit(audit);
+      })
+      .immediate();
   } catch (e) {
     fs.rmSync(tmp, { force: true });
     throw e;
@@ -243,26 +263,27 @@ function writeMemory({ store, sqlite, memoryPath, content }: { store: string; sq
     fs.renameSync(tmp, file);
   } catch (e) {
     fs.rmSync(tmp, { force: true });
-    log("error", "memory indexed but its file could not be renamed into place", { store, memoryPath, error: String(e) });
-    throw new AppError("internal", `memory ${memoryPath} was indexed but its file could not be written; run a reindex of store ${store}`);
+    log("error", "memory indexed but its file could not be renamed into place", { store: handle.store, memoryPath, error: String(e) });
+    throw new AppError("internal", `memory ${memoryPath} was indexed but its file could not be written; run a reindex of store ${handle.store}`);
   }
-  return getMemoryByPath({ store, memoryPath });
+  return getMemoryByPath({ handle, memoryPath });
 }
 
-export function createMemory({ store, sqlite, input, now = Date.now() }: { store: string; sqlite: Database.Database; input: z.output<typeof createMemorySchema>; now?: number }): Memory {
-  if (existsNoFollow(memoryFile(store, input.path))) throw new AppError("conflict", `memory ${input.path} already exists`);
+export function createMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Memory {
+  if (existsNoFollow(memoryFile({ handle, memoryPath: input.path }))) throw new AppError("conflict", `memory ${input.path} already exists`);
   const content = renderMemoryFile(
     { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
     input.body,
   );
-  return writeMemory({ store, sqlite, memoryPath: input.path, content });
+  return writeMemory({ handle, memoryPath: input.path, content, audit: { actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) } });
 }
 
-export function updateMemory({ store, sqlite, input, now = Date.now() }: { store: string; sqlite: Database.Database; input: z.output<typeof updateMemorySchema>; now?: number }): Memory {
-  const current = getMemoryByPath({ store, memoryPath: input.path });
+export function updateMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.output<typeof updateMemorySchema>; actor: string; now?: number }): Memory {
+  const current = getMemoryByPath({ handle, memoryPath: input.path });
   const target = input.move_to ?? input.path;
-  if (input.move_to && input.move_to !== input.path && existsNoFollow(memoryFile(store, input.move_to))) {
-    throw new AppError("conflict", `memory ${input.move_to} already exists`);
+  const moved = target !== input.path;
+  if (moved && existsNoFollow(memoryFile({ handle, memoryPath: target }))) {
+    throw new AppError("conflict", `memory ${target} already exists`);
   }
   const content = renderMemoryFile(
     {
@@ -276,26 +297,41 @@ export function updateMemory({ store, sqlite, input, now = Date.now() }: { store
     },
     input.body ?? current.body,
   );
-  const saved = writeMemory({ store, sqlite, memoryPath: target, content });
-  if (target !== input.path) deleteMemory({ store, sqlite, memoryPath: input.path });
+  const audit: AuditEntry = { actor, action: "memory.update", target: memoryTarget({ handle, memoryPath: target }), details: moved ? { movedFrom: input.path } : null };
+  const saved = writeMemory({ handle, memoryPath: target, content, audit });
+  if (moved) removeMemoryFile({ handle, memoryPath: input.path, audit: null });
   return saved;
 }
 
-export function deleteMemory({ store, sqlite, memoryPath }: { store: string; sqlite: Database.Database; memoryPath: string }): void {
-  const file = memoryFile(store, memoryPath);
+/**
+ * The file goes first (it is the truth), then the index rows and the audit
+ * row in one transaction. A failed index update is reported; the next
+ * reindex drops the rows.
+ */
+function removeMemoryFile({ handle, memoryPath, audit }: { handle: StoreHandle; memoryPath: string; audit: AuditEntry | null }): void {
+  const file = memoryFile({ handle, memoryPath });
   if (!existsNoFollow(file)) throw new AppError("not_found", `no memory ${memoryPath}`);
   fs.rmSync(file);
   try {
-    removeMemoryIndex({ sqlite, memoryPath });
+    handle.sqlite
+      .transaction(() => {
+        removeMemoryIndex({ handle, memoryPath });
+        if (audit) appendAudit(audit);
+      })
+      .immediate();
   } catch (e) {
-    log("error", "memory file deleted but its index update failed", { store, memoryPath, error: String(e) });
-    throw new AppError("internal", `memory ${memoryPath} was deleted but the index update failed; run a reindex of store ${store}`);
+    log("error", "memory file deleted but its index update failed", { store: handle.store, memoryPath, error: String(e) });
+    throw new AppError("internal", `memory ${memoryPath} was deleted but the index update failed; run a reindex of store ${handle.store}`);
   }
 }
 
+export function deleteMemory({ handle, memoryPath, actor }: { handle: StoreHandle; memoryPath: string; actor: string }): void {
+  removeMemoryFile({ handle, memoryPath, audit: { actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }) } });
+}
+
 /** The memory as its file says now (the file is the source of truth). */
-export function getMemoryByPath({ store, memoryPath }: { store: string; memoryPath: string }): MemoryWithBody {
-  const file = memoryFile(store, memoryPath);
+export function getMemoryByPath({ handle, memoryPath }: { handle: StoreHandle; memoryPath: string }): MemoryWithBody {
+  const file = memoryFile({ handle, memoryPath });
   let read: { bytes: Buffer; mtimeMs: number };
   try {
     read = readFileNoFollow(file, `memory ${memoryPath}`);
@@ -325,85 +361,79 @@ export const memoryFilterSchema = z
 
 export type MemoryFilter = z.output<typeof memoryFilterSchema>;
 
-const SORT_COLUMNS = { updatedAt: "updated_at", createdAt: "created_at", tokenEstimate: "token_estimate" } as const;
+const SORT_COLUMNS = { updatedAt: memories.updatedAt, createdAt: memories.createdAt, tokenEstimate: memories.tokenEstimate } as const;
 
-type MemorySqlRow = { path: string; category: string; tags: string; token_estimate: number; source: string | null; created_at: number; updated_at: number; expires_at: number | null; summary: string | null };
-
-function toMemory(r: MemorySqlRow): Memory {
+function toMemory(r: MemoryRow): Memory {
   return {
     path: r.path,
     category: r.category,
     slug: r.path.slice(r.path.lastIndexOf("/") + 1),
     tags: JSON.parse(r.tags) as string[],
-    tokenEstimate: r.token_estimate,
+    tokenEstimate: r.tokenEstimate,
     source: r.source,
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-    expiresAt: r.expires_at,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    expiresAt: r.expiresAt,
     summary: r.summary,
   };
 }
 
-export function listMemoriesByFilter({ sqlite, filter, now = Date.now() }: { sqlite: Database.Database; filter: MemoryFilter; now?: number }): { total: number; memories: Memory[] } {
-  const where: string[] = [];
-  const args: unknown[] = [];
+export function listMemoriesByFilter({ handle, filter, now = Date.now() }: { handle: StoreHandle; filter: MemoryFilter; now?: number }): { total: number; memories: Memory[] } {
+  const where: SQL[] = [];
   if (filter.category) {
-    where.push("(category = ? or substr(category, 1, length(?) + 1) = ? || '/')");
-    args.push(filter.category, filter.category, filter.category);
+    // The category itself or anything below it (substr, not LIKE: `_` in a path is literal).
+    where.push(or(eq(memories.category, filter.category), sql`substr(${memories.category}, 1, length(${filter.category}) + 1) = ${filter.category + "/"}`)!);
   }
   if (filter.tags && filter.tags.length > 0) {
-    where.push(`exists (select 1 from json_each(memories.tags) t where t.value in (${filter.tags.map(() => "?").join(", ")}))`);
-    args.push(...filter.tags);
+    where.push(sql`exists (select 1 from json_each(${memories.tags}) t where t.value in ${filter.tags})`);
   }
-  if (filter.updated_after !== undefined) {
-    where.push("updated_at >= ?");
-    args.push(filter.updated_after);
-  }
-  if (filter.updated_before !== undefined) {
-    where.push("updated_at < ?");
-    args.push(filter.updated_before);
-  }
-  if (filter.source !== undefined) {
-    where.push("source = ?");
-    args.push(filter.source);
-  }
-  if (!filter.include_expired) {
-    where.push("(expires_at is null or expires_at > ?)");
-    args.push(now);
-  }
-  const clause = where.length ? `where ${where.join(" and ")}` : "";
-  const total = (sqlite.prepare(`select count(*) as n from memories ${clause}`).get(...args) as { n: number }).n;
-  // The sort column comes from a fixed map, never from the request text.
-  const order = `${SORT_COLUMNS[filter.sort]} ${filter.order === "asc" ? "asc" : "desc"}, path asc`;
-  const rows = sqlite.prepare(`select * from memories ${clause} order by ${order} limit ? offset ?`).all(...args, filter.limit, filter.offset) as MemorySqlRow[];
+  if (filter.updated_after !== undefined) where.push(gte(memories.updatedAt, filter.updated_after));
+  if (filter.updated_before !== undefined) where.push(lt(memories.updatedAt, filter.updated_before));
+  if (filter.source !== undefined) where.push(eq(memories.source, filter.source));
+  if (!filter.include_expired) where.push(or(isNull(memories.expiresAt), gt(memories.expiresAt, now))!);
+  const clause = and(...where);
+  const total = handle.db.select({ n: count() }).from(memories).where(clause).get()?.n ?? 0;
+  const sortColumn = SORT_COLUMNS[filter.sort];
+  const rows = handle.db
+    .select()
+    .from(memories)
+    .where(clause)
+    .orderBy(filter.order === "asc" ? asc(sortColumn) : desc(sortColumn), asc(memories.path))
+    .limit(filter.limit)
+    .offset(filter.offset)
+    .all();
   return { total, memories: rows.map(toMemory) };
 }
 
-export function listRecentMemories({ sqlite, limit = 10, now = Date.now() }: { sqlite: Database.Database; limit?: number; now?: number }): Memory[] {
-  return listMemoriesByFilter({ sqlite, now, filter: memoryFilterSchema.parse({ limit: String(limit) }) }).memories;
+export function listRecentMemories({ handle, limit = 10, now = Date.now() }: { handle: StoreHandle; limit?: number; now?: number }): Memory[] {
+  return listMemoriesByFilter({ handle, now, filter: memoryFilterSchema.parse({ limit: String(limit) }) }).memories;
 }
 
 export type CategoryChild = { path: string; name: string; description: string | null; memories: number; children: number };
 
 /** Categories with recursive memory counts (expired ones included): the children of `parent`, or all when `parent` is undefined. */
-function listCategories(sqlite: Database.Database, parent: string | null | undefined): CategoryChild[] {
-  const rows = sqlite
-    .prepare(
-      `select c.path, c.description,
-         (select count(*) from memories m where m.category = c.path or substr(m.category, 1, length(c.path) + 1) = c.path || '/') as memories,
-         (select count(*) from categories k where k.parent_path = c.path) as children
-       from categories c ${parent === undefined ? "" : "where c.parent_path is ?"} order by c.path`,
-    )
-    .all(...(parent === undefined ? [] : [parent])) as { path: string; description: string | null; memories: number; children: number }[];
+function listCategories({ handle, parent }: { handle: StoreHandle; parent: string | null | undefined }): CategoryChild[] {
+  const rows = handle.db
+    .select({
+      path: categories.path,
+      description: categories.description,
+      // The outer table is named in full: in a select list Drizzle renders a column unqualified, which the subquery would rebind.
+      memories: sql<number>`(select count(*) from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`,
+      children: sql<number>`(select count(*) from categories k where k.parent_path = categories.path)`,
+    })
+    .from(categories)
+    .where(parent === undefined ? undefined : parent === null ? isNull(categories.parentPath) : eq(categories.parentPath, parent))
+    .orderBy(categories.path)
+    .all();
   return rows.map((r) => ({ ...r, name: r.path.slice(r.path.lastIndexOf("/") + 1) }));
 }
 
-export function listCategoryChildren({ sqlite, parent }: { sqlite: Database.Database; parent: string | null }): CategoryChild[] {
-  return listCategories(sqlite, parent);
+export function listCategoryChildren({ handle, parent }: { handle: StoreHandle; parent: string | null }): CategoryChild[] {
+  return listCategories({ handle, parent });
 }
 
-export function listAllCategories({ sqlite }: { sqlite: Database.Database }): CategoryChild[] {
-  return listCategories(sqlite, undefined);
+export function listAllCategories({ handle }: { handle: StoreHandle }): CategoryChild[] {
+  return listCategories({ handle, parent: undefined });
 }
 
 export const setCategorySchema = z.object({ path: categoryPathSchema, description: z.string().trim().max(2000) }).strict();
@@ -413,15 +443,18 @@ export const setCategorySchema = z.object({ path: categoryPathSchema, descriptio
  * (file first, like memories), then in the categories row; an empty
  * description removes the file.
  */
-export function setCategoryDescription({ store, sqlite, input }: { store: string; sqlite: Database.Database; input: z.output<typeof setCategorySchema> }): CategoryChild {
-  const file = categoryFile(store, input.path);
+export function setCategoryDescription({ handle, input, actor }: { handle: StoreHandle; input: z.output<typeof setCategorySchema>; actor: string }): CategoryChild {
+  const file = categoryFile({ handle, category: input.path });
   if (input.description === "") fs.rmSync(file, { force: true });
   else writeFileAtomic(file, input.description + "\n");
-  sqlite.transaction(() => {
-    ensureCategoryPath({ sqlite, category: input.path });
-    sqlite.prepare("update categories set description = ? where path = ?").run(input.description || null, input.path);
-    pruneCategories({ sqlite });
-  }).immediate();
+  handle.sqlite
+    .transaction(() => {
+      ensureCategoryPath({ handle, category: input.path });
+      handle.db.update(categories).set({ description: input.description || null }).where(eq(categories.path, input.path)).run();
+      pruneCategories({ handle });
+      appendAudit({ actor, action: "category.describe", target: `store:${handle.store}/category:${input.path}`, details: { cleared: input.description === "" } });
+    })
+    .immediate();
   const parent = input.path.includes("/") ? input.path.slice(0, input.path.lastIndexOf("/")) : null;
-  return listCategoryChildren({ sqlite, parent }).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
+  return listCategoryChildren({ handle, parent }).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
 }

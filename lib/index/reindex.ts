@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
-import type Database from "better-sqlite3";
-import { getStoreDb, storeDir } from "../db/connection";
+import { eq, isNotNull, sql } from "drizzle-orm";
+import { storeDir, type StoreHandle } from "../db/connection";
+import { categories, memories, meta } from "../db/schema/index";
 import { AppError } from "../errors";
 import { log } from "../log";
-import { storeExists } from "../db/store-names";
 import { CHUNKING_VERSION } from "./chunking";
 import { readFileNoFollow } from "./contained-fs";
 import { listIndexableFiles } from "./files";
@@ -23,6 +23,8 @@ export type ReindexResult = {
   durationMs: number;
 };
 export type ReindexProgress = { phase: "scanning" | "writing"; done: number; total: number };
+
+type KnownDocument = { path: string; sha256: string; stale: number };
 
 type Pending = { docPath: string; abs: string; memoryPath: string | null; text: string; mtime: number; isNew: boolean };
 
@@ -57,10 +59,10 @@ const YIELD_EVERY = 64;
  * an async driver can keep a server responsive), then apply every change in
  * ONE transaction, so a crash leaves the previous index whole.
  */
-function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void): Generator<void, ReindexResult> {
+function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Generator<void, ReindexResult> {
   const started = performance.now();
-  const { sqlite } = getStoreDb(store);
-  const listing = listIndexableFiles({ store });
+  const { sqlite, db, store } = handle;
+  const listing = listIndexableFiles({ handle });
   const known = new Map(
     (
       sqlite
@@ -68,10 +70,10 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
           `select d.path, d.sha256, exists(select 1 from chunks c where c.doc_id = d.doc_id and c.chunking_version != ?) as stale
            from documents d where d.origin = 'file'`,
         )
-        .all(CHUNKING_VERSION) as { path: string; sha256: string; stale: number }[]
+        .all(CHUNKING_VERSION) as KnownDocument[]
     ).map((r) => [r.path, r]),
   );
-  const memoryRows = new Set((sqlite.prepare("select path from memories").all() as { path: string }[]).map((r) => r.path));
+  const memoryRows = new Set(db.select({ path: memories.path }).from(memories).all().map((r) => r.path));
   const skippedBy = { binary: 0, ...listing.skipped };
   const pending: Pending[] = [];
   const seen = new Set<string>();
@@ -111,13 +113,23 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
     if (text) descriptions.set(category, text.slice(0, 2000));
   }
   const currentDescriptions = new Map(
-    (sqlite.prepare("select path, description from categories where description is not null").all() as { path: string; description: string }[]).map((r) => [r.path, r.description]),
+    db
+      .select({ path: categories.path, description: categories.description })
+      .from(categories)
+      .where(isNotNull(categories.description))
+      .all()
+      .map((r) => [r.path, r.description]),
   );
   const descriptionsChanged =
     descriptions.size !== currentDescriptions.size || [...descriptions].some(([k, v]) => currentDescriptions.get(k) !== v);
-  const builtBefore = sqlite.prepare("select 1 from meta where key = 'index_built_at'").get() !== undefined;
+  const builtBefore = indexBuiltAt({ handle }) !== undefined;
   // Categories are derived from memories; a lost row is rebuilt here.
-  const uncategorized = (sqlite.prepare("select distinct category from memories m where not exists (select 1 from categories c where c.path = m.category)").all() as { category: string }[]).map((r) => r.category);
+  const uncategorized = db
+    .selectDistinct({ category: memories.category })
+    .from(memories)
+    .where(sql`not exists (select 1 from categories c where c.path = ${memories.category})`)
+    .all()
+    .map((r) => r.category);
   const counts: ReindexCounts = { scanned: total, added: 0, changed: 0, unchanged, removed: gone.length, skipped: skippedBy.binary + skippedBy.oversized + skippedBy.badName + skippedBy.symlink };
 
   // An unchanged tree writes nothing at all.
@@ -135,8 +147,8 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
             continue;
           }
           const r = p.memoryPath
-            ? indexMemoryText({ sqlite, memoryPath: p.memoryPath, text: now.text, mtime: now.mtime })
-            : ingestDocument({ sqlite, path: p.docPath, origin: "file", text: now.text, mtime: now.mtime });
+            ? indexMemoryText({ handle, memoryPath: p.memoryPath, text: now.text, mtime: now.mtime })
+            : ingestDocument({ handle, path: p.docPath, origin: "file", text: now.text, mtime: now.mtime });
           if (r.status === "added" || p.isNew) counts.added++;
           else counts.changed++;
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
@@ -145,29 +157,34 @@ function* reindexSteps(store: string, onProgress?: (p: ReindexProgress) => void)
           if (docPath.startsWith("memory/")) {
             // A memory written since the scan (its index row commits just before its file is renamed into place) stays.
             if (isRegularFile(path.join(storeDir(store), ...docPath.split("/")))) counts.removed--;
-            else removeMemoryIndex({ sqlite, memoryPath: docPath.slice("memory/".length, -".md".length) });
-          } else deleteDocumentByPath({ sqlite, path: docPath });
+            else removeMemoryIndex({ handle, memoryPath: docPath.slice("memory/".length, -".md".length) });
+          } else deleteDocumentByPath({ handle, path: docPath });
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
         }
-        for (const category of uncategorized) ensureCategoryPath({ sqlite, category });
-        if (descriptionsChanged) applyCategoryDescriptions(sqlite, descriptions);
-        pruneCategories({ sqlite });
-        const setMeta = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
-        setMeta.run("index_built_at", String(Date.now()));
-        setMeta.run("chunking_version", String(CHUNKING_VERSION));
+        for (const category of uncategorized) ensureCategoryPath({ handle, category });
+        if (descriptionsChanged) applyCategoryDescriptions({ handle, descriptions });
+        pruneCategories({ handle });
+        for (const [key, value] of [["index_built_at", String(Date.now())], ["chunking_version", String(CHUNKING_VERSION)]]) {
+          db.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } }).run();
+        }
       })
       .immediate();
   }
   return { store, counts, skippedBy, linksOutsideRoot: listing.linksOutsideRoot, durationMs: Math.round(performance.now() - started) };
 }
 
-function applyCategoryDescriptions(sqlite: Database.Database, descriptions: Map<string, string>): void {
-  sqlite.prepare("update categories set description = null where description is not null").run();
-  const describe = sqlite.prepare("update categories set description = ? where path = ?");
+function applyCategoryDescriptions({ handle, descriptions }: { handle: StoreHandle; descriptions: Map<string, string> }): void {
+  const { db } = handle;
+  db.update(categories).set({ description: null }).where(isNotNull(categories.description)).run();
   for (const [category, description] of descriptions) {
-    ensureCategoryPath({ sqlite, category });
-    describe.run(description, category);
+    ensureCategoryPath({ handle, category });
+    db.update(categories).set({ description }).where(eq(categories.path, category)).run();
   }
+}
+
+/** When the index was last built from the files (undefined: never, e.g. a deleted index.db). */
+function indexBuiltAt({ handle }: { handle: StoreHandle }): string | undefined {
+  return handle.db.select({ value: meta.value }).from(meta).where(eq(meta.key, "index_built_at")).get()?.value;
 }
 
 const g = globalThis as unknown as { __dualmindReindexing?: Set<string> };
@@ -181,13 +198,17 @@ function claim(store: string): void {
   running().add(store);
 }
 
-/** Reindex synchronously (CLI, tests, first-access rebuild). */
-export function reindexStore({ store, onProgress }: { store: string; onProgress?: (p: ReindexProgress) => void }): ReindexResult {
-  claim(store);
+/**
+ * Reindex synchronously: the first-access rebuild, restore, tests and
+ * benchmarks. Not audited: an admin's reindex (API, dashboard, CLI) goes
+ * through the job in jobs.ts, which records who asked.
+ */
+export function reindexStore({ handle, onProgress }: { handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): ReindexResult {
+  claim(handle.store);
   try {
-    return drive(reindexSteps(store, onProgress));
+    return drive(reindexSteps({ handle, onProgress }));
   } finally {
-    running().delete(store);
+    running().delete(handle.store);
   }
 }
 
@@ -199,10 +220,10 @@ function drive(steps: Generator<void, ReindexResult>): ReindexResult {
 }
 
 /** Reindex without starving the event loop while files are read (the write phase is one transaction). */
-export async function reindexStoreAsync({ store, onProgress }: { store: string; onProgress?: (p: ReindexProgress) => void }): Promise<ReindexResult> {
-  claim(store);
+export async function reindexStoreAsync({ handle, onProgress }: { handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Promise<ReindexResult> {
+  claim(handle.store);
   try {
-    const steps = reindexSteps(store, onProgress);
+    const steps = reindexSteps({ handle, onProgress });
     let step = steps.next();
     while (!step.done) {
       await new Promise((resolve) => setImmediate(resolve));
@@ -210,26 +231,18 @@ export async function reindexStoreAsync({ store, onProgress }: { store: string; 
     }
     return step.value;
   } finally {
-    running().delete(store);
+    running().delete(handle.store);
   }
 }
 
 /**
  * A store whose index.db was never built (deleted, or new beside existing
- * memory files) is rebuilt from its files on first access.
+ * memory files) is rebuilt from its files on first access (openStore).
  */
-export function ensureIndexBuilt({ store }: { store: string }): Database.Database {
-  const { sqlite } = getStoreDb(store);
-  if (sqlite.prepare("select 1 from meta where key = 'index_built_at'").get() === undefined && !running().has(store)) {
-    const r = reindexStore({ store });
+export function ensureIndexBuilt({ handle }: { handle: StoreHandle }): void {
+  if (indexBuiltAt({ handle }) === undefined && !running().has(handle.store)) {
+    const r = reindexStore({ handle });
     // A brand-new empty store is not news; an index rebuilt from existing files is.
-    if (r.counts.scanned > 0) log("warn", "store index was missing or never built; rebuilt it from files", { store, ...r.counts });
+    if (r.counts.scanned > 0) log("warn", "store index was missing or never built; rebuilt it from files", { store: handle.store, ...r.counts });
   }
-  return sqlite;
-}
-
-/** A store's index for an API call or page: unknown stores are 404, never created on the fly. */
-export function openIndexedStore({ store }: { store: string }): Database.Database {
-  if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
-  return ensureIndexBuilt({ store });
 }

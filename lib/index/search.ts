@@ -1,15 +1,22 @@
-import type Database from "better-sqlite3";
 import { z } from "zod";
-import { openStoreReaderWithCore } from "../db/connection";
+import type { StoreHandle } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
-import { AppError } from "../errors";
-import { CORE_STORE } from "../db/store-names";
+import { getEmbedder } from "../embed/model";
+import type { Fingerprint } from "../embed/providers";
+import { getEmbedBacklog } from "../embed/queue";
+import { checkVectorReadiness } from "../embed/status";
+import { logVectorQuery } from "../embed/compare";
+import { knnSearch, type VectorHit } from "../embed/vector-index";
+import { AppError, isAppError } from "../errors";
+import { CHUNK_KIND } from "./chunk-embeddings";
+import { chunkFilterSql, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, searchFullText, splitSnippet, type FullTextHit } from "./fulltext";
 import { boolParam, csvParam, dateParam } from "./query-params";
-import { ensureIndexBuilt } from "./reindex";
 
-const MARK_OPEN = "\uE000";
-const MARK_CLOSE = "\uE001";
-const MAX_TOKENS = 32;
+/**
+ * Search a store in any mode: `fts` (bm25, see fulltext.ts), `vector`
+ * (cosine over chunk vectors) or `hybrid` (both, fused). The one search
+ * entry point for the API, MCP, the dashboard and the CLI.
+ */
 
 /** Set by measurement: see bench/search-quality.bench.ts and the issue note. */
 export const DEFAULT_SEARCH_MODE = "hybrid" as "fts" | "vector" | "hybrid";
@@ -38,6 +45,7 @@ export const searchInputSchema = z
     tags: csvParam.pipe(z.array(z.string().max(64)).max(32)).optional(),
     updated_after: dateParam.optional(),
     updated_before: dateParam.optional(),
+    /** Merge core's results (read-only); the entry point resolves core's handle once (openCoreFor). */
     include_core: boolParam.default(false),
     include_expired: boolParam.default(false),
     limit: z.coerce.number().int().min(1).max(100).default(20),
@@ -47,275 +55,251 @@ export const searchInputSchema = z
 
 export type SearchInput = z.output<typeof searchInputSchema>;
 
-export type SearchHit = {
-  store: string;
-  id: number;
-  chunkId: string;
-  path: string;
-  kind: string;
-  chunkIndex: number;
-  score: number;
-  snippet: string;
-  /** [start, end) offsets of matched terms within `snippet`. */
-  highlights: [number, number][];
-  updatedAt: number;
+/**
+ * Reciprocal rank fusion weights per provider, set by measurement on a
+ * labelled known-item set (bench/search-quality.bench.ts), not by habit.
+ *
+ * The builtin hashed embedder is weaker than bm25 there (MRR@10 0.29 vs
+ * 0.55) and equal weights rank below bm25 alone (0.46). Small weights win by
+ * a hair on one corpus (0.02: 0.554) and lose by a hair on another (0.634 vs
+ * 0.641), so builtin gets 0.004: its largest contribution, 0.004/61, is below
+ * the smallest gap between two bm25 ranks in the pool (1/(110·111)), so it
+ * can never reorder bm25's hits. It only breaks exact ties and appends what
+ * bm25 cannot find (misspellings): hybrid ≥ bm25 by construction (0.553).
+ * Neural providers (not measurable offline here) start at equal weights;
+ * override per request with w_fts / w_vec.
+ */
+export const FUSION_WEIGHTS: Record<Fingerprint["provider"], { fts: number; vec: number }> = {
+  builtin: { fts: 1, vec: 0.004 },
+  openai: { fts: 1, vec: 1 },
+  transformers: { fts: 1, vec: 1 },
+};
+export const RRF_K = 60;
+/**
+ * Vector neighbours at or below this cosine are unrelated text (hashed
+ * vectors of unrelated texts scatter around 0): they are not hits.
+ */
+export const MIN_VECTOR_SIMILARITY = 0.05;
+/** Ranked candidates taken from each signal before fusion. */
+const POOL = 50;
+/** Above this many filtered chunks, filter after an approximate KNN instead of scanning them exactly. */
+const EXACT_FILTER_LIMIT = 20_000;
+/**
+ * Deepest result (offset + limit) vector and hybrid search serve. A KNN asks
+ * sqlite-vec for about twice that many neighbours and vec0 allows k ≤ 4096,
+ * so offset ≥ ~2000 failed with a 500; past a thousand, nearest-neighbour
+ * order means little anyway. Full-text search pages to 10,000.
+ */
+export const MAX_VECTOR_DEPTH = 1000;
+
+export type HitSignals = {
+  fts: { rank: number; score: number } | null;
+  vector: { rank: number; distance: number; similarity: number } | null;
+  fused: number;
+  decay: number | null;
 };
 
-export type SearchResult = { mode: "fts"; query: string; match: string | null; results: SearchHit[]; hasMore: boolean; stores: string[] };
+export type SearchHit = FullTextHit & { signals?: HitSignals };
 
+export type SearchResult = {
+  mode: SearchInput["mode"];
+  /** What actually answered: differs from `mode` only on a fallback, which is then explained. */
+  effectiveMode: SearchInput["mode"];
+  query: string;
+  match: string | null;
+  results: SearchHit[];
+  hasMore: boolean;
+  stores: string[];
+  degraded: boolean;
+  fallback: { reason: string; message: string } | null;
+  vectors: {
+    model: { id: string; provider: string; model: string; dimension: number };
+    method: string;
+    indexAvailable: boolean;
+    indexReason: string | null;
+    pendingEmbeddings: number;
+  } | null;
+  fusion: { wFts: number; wVec: number; k: number; recencyTauDays: number | null } | null;
+  /** Things the caller should know about this answer (e.g. vectors_index_unavailable, embeddings_pending). */
+  warnings: { code: string; message: string }[];
+};
 
-/**
- * Turn user text into a MATCH expression that means "these words": every
- * token is a double-quoted string, so operators, `*`, `NEAR(`, column
- * filters and stray quotes are only ever words. Null when nothing is left.
- */
-export function toFtsMatch(text: string, match: "all" | "any" = "all"): string | null {
-  const tokens = text.normalize("NFKC").match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
-  const unique = [...new Set(tokens.map((t) => t.toLowerCase()))].slice(0, MAX_TOKENS);
-  if (unique.length === 0) return null;
-  return unique.map((t) => `"${t}"`).join(match === "any" ? " OR " : " ");
+type Ranked = { key: string; store: string; id: number; score: number };
+
+type ChunkDetail = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: number; text: string };
+type ChunkIdRow = { id: number };
+
+function detailsFor({ handle, ids }: { handle: StoreHandle; ids: number[] }): Map<number, ChunkDetail> {
+  const rows = handle.sqlite
+    .prepare(
+      `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, substr(c.text, 1, 240) as text
+       from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))`,
+    )
+    .all(JSON.stringify(ids)) as ChunkDetail[];
+  return new Map(rows.map((r) => [r.id, r]));
+}
+
+/** KNN over one store's chunk vectors, with the same filters as full-text search. */
+function vectorCandidates({ handle, ...args }: { handle: StoreHandle; fingerprintId: string; query: Float32Array; input: SearchInput; take: number; now: number; budget: QueryBudget }): { hits: VectorHit[]; method: string } {
+  const { sqlite } = handle;
+  const within = <T>(fn: () => T) => runWithinBudget(sqlite, args.budget, fn);
+  const filters = chunkFilterSql({ schema: "main", input: args.input, now: args.now });
+  const filterSql = filters.where.length ? `where ${filters.where.join(" and ")}` : "";
+  if (hasExplicitFilters(args.input)) {
+    const filtered = sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id ${filterSql} limit ?`);
+    const ids = within(() => filtered.all(...filters.args, EXACT_FILTER_LIMIT + 1) as ChunkIdRow[]).map((r) => r.id);
+    if (ids.length <= EXACT_FILTER_LIMIT) {
+      return within(() => knnSearch({ handle, kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take, allowedRefIds: ids }));
+    }
+  }
+  // Oversample, then drop what the filters exclude (by default: expired memories).
+  const r = within(() => knnSearch({ handle, kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take + 20, exact: args.input.exact }));
+  const kept = sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))${filters.where.length ? " and " + filters.where.join(" and ") : ""}`);
+  const allowed = new Set((within(() => kept.all(JSON.stringify(r.hits.map((h) => h.refId)), ...filters.args)) as ChunkIdRow[]).map((x) => x.id));
+  return { hits: r.hits.filter((h) => allowed.has(h.refId)).slice(0, args.take), method: r.method };
+}
+
+function decayFactor(updatedAt: number, now: number, tauDays: number | undefined): number | null {
+  if (!tauDays) return null;
+  return Math.exp(-Math.max(0, now - updatedAt) / (tauDays * 86_400_000));
 }
 
 /**
- * Bounds on an advanced (`syntax=fts5`) expression, checked before it
- * reaches MATCH. FTS5's cost grows with its phrases: each prefix term merges
- * the doclists of every word it expands to, and ranking walks every phrase's
- * positions for every phrase (12 × `w*` over 1,600 documents of w-words took
- * 5 s, 60 took minutes). The query budget interrupts whatever still runs
- * long; these limits answer the obvious cases at once, with a 400 that names
- * the limit, and are the only bound when the budget extension is missing.
+ * Search in any mode. `fts` is plain bm25. `vector` ranks by cosine to the
+ * query embedding. `hybrid` fuses both by weighted reciprocal rank. When
+ * vectors cannot answer (degraded, drifted, provider down), the answer comes
+ * from full-text search and says why: never a silent empty result.
+ *
+ * `core` is core's handle when the caller asked to include it (openCoreFor),
+ * resolved once by the entry point; null otherwise.
  */
-export const FTS5_LIMITS = {
-  /** Words in the whole expression (plain search keeps 32 too). */
-  terms: 32,
-  /** Terms ending in `*`: one-letter prefixes (`a*`) cost ~0.6 s each over 100k notes. */
-  prefixTerms: 4,
-  /** Characters before a `*`. */
-  prefixChars: 2,
-  nearGroups: 4,
-  /** Words in one phrase ("…" or a + b). */
-  phraseTerms: 16,
-} as const;
-
-/** An FTS5 bareword character (as FTS5 reads them): non-ASCII, ASCII letter or digit, `_`, or 0x1A. */
-const BAREWORD = /[^\x00-\x7F]|[A-Za-z0-9_\x1A]/;
-const WORDS = /[\p{L}\p{N}\p{M}]+/gu;
-
-type Fts5Token = { type: "string"; text: string; bare: boolean } | { type: "punct"; text: string };
-
-/** Split an FTS5 expression into strings (quoted or bare) and punctuation, as FTS5's own lexer does. */
-function lexFts5(q: string): Fts5Token[] {
-  const tokens: Fts5Token[] = [];
-  for (let i = 0; i < q.length; ) {
-    const c = q[i];
-    if (/\s/.test(c)) {
-      i++;
-    } else if (c === '"') {
-      let text = "";
-      let j = i + 1;
-      for (; j < q.length; j++) {
-        if (q[j] !== '"') text += q[j];
-        else if (q[j + 1] === '"') text += q[j++];
-        else break;
-      }
-      tokens.push({ type: "string", text, bare: false });
-      i = j + 1;
-    } else if (BAREWORD.test(c)) {
-      let j = i;
-      while (j < q.length && BAREWORD.test(q[j])) j++;
-      tokens.push({ type: "string", text: q.slice(i, j), bare: true });
-      i = j;
-    } else {
-      tokens.push({ type: "punct", text: c });
-      i++;
-    }
+export async function searchStore({ handle, core, input, now = Date.now() }: { handle: StoreHandle; core: StoreHandle | null; input: SearchInput; now?: number }): Promise<SearchResult> {
+  const base = { mode: input.mode, query: input.q, vectors: null, fusion: null, degraded: false, fallback: null, warnings: [] };
+  // Bad input is refused before any work, whichever signal would have used it.
+  if (input.mode !== "fts" && input.offset + input.limit > MAX_VECTOR_DEPTH) {
+    const message = `offset + limit is ${input.offset + input.limit}; mode=${input.mode} serves results up to ${MAX_VECTOR_DEPTH} deep`;
+    throw new AppError("invalid_request", `${message}. Narrow the query with filters, or page further with mode=fts`, [{ path: "offset", message, max: MAX_VECTOR_DEPTH }]);
   }
-  return tokens;
-}
+  const hybridMatch = ftsMatchFor(input, input.match ?? "any");
+  const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT });
+  if (input.mode === "fts") return { ...base, ...searchFullText({ handle, core, input, now, budget }), mode: "fts", effectiveMode: "fts" };
 
-/**
- * Count the terms, prefix terms, NEAR groups and phrase lengths of an FTS5
- * expression and reject one past FTS5_LIMITS with a 400 naming the limit.
- * Reads just enough of the grammar to count (phrases joined by `+`, `*`,
- * NEAR(… , N), `col:` and `{cols}:` filters, AND/OR/NOT); anything else is
- * left to FTS5, whose syntax errors are already a 400.
- */
-export function checkFts5Expression(q: string): void {
-  const tokens = lexFts5(q);
-  let terms = 0;
-  let prefixTerms = 0;
-  let shortPrefix: string | null = null;
-  let nearGroups = 0;
-  let longestPhrase = 0;
-  let phrase = 0;
-  let nearDepth = 0;
-  const at = (k: number) => tokens[k] as Fts5Token | undefined;
-  for (let k = 0; k < tokens.length; k++) {
-    const t = tokens[k];
-    if (t.type === "punct") {
-      if (t.text === "{") {
-        // `{a b}:` names columns, not terms.
-        while (k < tokens.length && tokens[k].text !== "}") k++;
-      } else if (t.text === ")" && nearDepth > 0) {
-        nearDepth--;
-      } else if (t.text === "," && nearDepth > 0 && at(k + 1)?.type === "string" && /^[0-9]+$/.test(at(k + 1)!.text)) {
-        k++; // NEAR(…, N): the distance is not a term.
-      }
-      if (t.text !== "+" && t.text !== "*" && t.text !== "^") phrase = 0;
-      continue;
-    }
-    if (t.bare && (t.text === "AND" || t.text === "OR" || t.text === "NOT")) {
-      phrase = 0;
-      continue;
-    }
-    if (t.bare && t.text === "NEAR" && at(k + 1)?.text === "(") {
-      nearGroups++;
-      nearDepth++;
-      k++;
-      phrase = 0;
-      continue;
-    }
-    if (at(k + 1)?.text === ":") {
-      k++; // `col:` filters by column: not a term.
-      continue;
-    }
-    const words = t.text.normalize("NFKC").match(WORDS) ?? [];
-    terms += words.length;
-    // `a + b` continues a phrase; any other string starts one.
-    phrase = (at(k - 1)?.text === "+" ? phrase : 0) + words.length;
-    longestPhrase = Math.max(longestPhrase, phrase);
-    if (at(k + 1)?.text === "*" && words.length > 0) {
-      prefixTerms++;
-      const stem = words[words.length - 1];
-      if ([...stem].length < FTS5_LIMITS.prefixChars) shortPrefix ??= stem;
-    }
+  const ready = await checkVectorReadiness({ handle });
+  if (!ready.usable) {
+    const fts = searchFullText({ handle, core, input: { ...input, match: input.match ?? "any" }, now, budget });
+    return { ...base, ...fts, mode: input.mode, effectiveMode: "fts", degraded: ready.reason === "degraded", fallback: { reason: ready.reason, message: `${ready.message}; answered with full-text search` } };
   }
-  const over = (limit: keyof typeof FTS5_LIMITS, found: number, what: string) => {
-    const message = `${what}; at most ${FTS5_LIMITS[limit]} allowed`;
-    throw new AppError("invalid_request", `fts5 query too broad: ${message}. Narrow it, or use syntax=plain`, [{ path: "q", message, limit, max: FTS5_LIMITS[limit], found }]);
+  const fp = ready.fingerprint;
+  const handles = core ? [handle, core] : [handle];
+  const stores = handles.map((h) => h.store);
+  // Vector mode needs only the page; hybrid fuses two deeper pools.
+  const take = input.mode === "hybrid" ? Math.max(POOL, input.offset + input.limit + 1) : input.offset + input.limit + 1;
+  const [query] = await getEmbedder().provider.embed([input.q], "query");
+
+  // Vector signal, per store (core only when its vectors are from the same model).
+  const vectorRanked: (Ranked & { distance: number })[] = [];
+  let method = "";
+  for (const h of handles) {
+    if (h === core && !(await checkVectorReadiness({ handle: core })).usable) continue;
+    const r = vectorCandidates({ handle: h, fingerprintId: fp.id, query, input, take, now, budget });
+    method ||= r.method;
+    for (const hit of r.hits.filter((x) => 1 - x.distance > MIN_VECTOR_SIMILARITY)) vectorRanked.push({ key: `${h.store}:${hit.refId}`, store: h.store, id: hit.refId, score: 1 - hit.distance, distance: hit.distance });
+  }
+  vectorRanked.sort((a, b) => a.distance - b.distance || a.key.localeCompare(b.key));
+  if (input.q.trim()) {
+    logVectorQuery({ handle, q: input.q, mode: input.mode, fingerprintId: fp.id, resultIds: vectorRanked.filter((r) => r.store === handle.store).slice(0, 10).map((r) => r.id) });
+  }
+
+  // Lexical signal (hybrid only), through the read-only reader when core is included.
+  const ftsRanked: (Ranked & { snippet: string; highlights: [number, number][] })[] = [];
+  const match = hybridMatch;
+  let lexicalOverBudget: string | null = null;
+  if (input.mode === "hybrid" && match) {
+    const reader = openSearchReader({ handle, core });
+    try {
+      for (const [schema, name] of reader.schemas) {
+        for (const r of runFts({ reader, schema, match, input, take, now, budget })) {
+          ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, ...splitSnippet(r.snip) });
+        }
+      }
+    } catch (e) {
+      // The lexical leg is the one that grows with common words (~1–1.7 s for a few OR-ed stopwords over 100k chunks):
+      // past the budget, hybrid answers from its vectors and says so, rather than failing the whole search.
+      if (!(isAppError(e) && e.code === "query_too_expensive")) throw e;
+      ftsRanked.length = 0;
+      lexicalOverBudget = e.message;
+    } finally {
+      reader.release();
+    }
+    ftsRanked.sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
+  }
+
+  const weights = { ...FUSION_WEIGHTS[fp.provider], ...(input.w_fts !== undefined ? { fts: input.w_fts } : {}), ...(input.w_vec !== undefined ? { vec: input.w_vec } : {}) };
+  const ftsPos = new Map(ftsRanked.map((r, i) => [r.key, { rank: i + 1, r }]));
+  const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, r }]));
+  const keys = [...new Set([...vectorRanked.map((r) => r.key), ...ftsRanked.map((r) => r.key)])];
+
+  // Chunk details per store.
+  const details = new Map<string, ChunkDetail>();
+  for (const h of handles) {
+    const ids = keys.filter((k) => k.startsWith(h.store + ":")).map((k) => Number(k.slice(h.store.length + 1)));
+    for (const [id, d] of detailsFor({ handle: h, ids })) details.set(`${h.store}:${id}`, d);
+  }
+
+  const scored = keys.flatMap((key) => {
+    const d = details.get(key);
+    if (!d) return []; // deleted since it was indexed
+    const f = ftsPos.get(key);
+    const v = vecPos.get(key);
+    const decay = decayFactor(d.updatedAt, now, input.recency_tau_days);
+    const raw = input.mode === "hybrid" ? (f ? weights.fts / (RRF_K + f.rank) : 0) + (v ? weights.vec / (RRF_K + v.rank) : 0) : (v?.r.score ?? 0);
+    const fused = raw * (decay ?? 1);
+    const hit: SearchHit = {
+      store: key.slice(0, key.indexOf(":")),
+      id: d.id,
+      chunkId: d.chunkId,
+      path: d.path,
+      kind: d.kind,
+      chunkIndex: d.chunkIndex,
+      score: fused,
+      updatedAt: d.updatedAt,
+      ...(f ? { snippet: f.r.snippet, highlights: f.r.highlights } : { snippet: d.text.replace(/\s+/g, " ").trim(), highlights: [] }),
+    };
+    if (input.explain) {
+      hit.signals = {
+        fts: f ? { rank: f.rank, score: f.r.score } : null,
+        vector: v ? { rank: v.rank, distance: v.r.distance, similarity: v.r.score } : null,
+        fused,
+        decay,
+      };
+    }
+    return [hit];
+  });
+  scored.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
+  const page = scored.slice(input.offset, input.offset + input.limit);
+  const pending = getEmbedBacklog({ handle }).pending;
+  const warnings: SearchResult["warnings"] = [];
+  if (!handle.vectors.available) {
+    warnings.push({ code: "vectors_index_unavailable", message: `sqlite-vec is not loaded (${handle.vectors.reason}); vectors were scanned exactly, which is slower` });
+  }
+  if (pending > 0) warnings.push({ code: "embeddings_pending", message: `${pending} item(s) are waiting for vectors; until then only full-text search can find them` });
+  return {
+    ...base,
+    mode: input.mode,
+    effectiveMode: lexicalOverBudget ? "vector" : input.mode,
+    fallback: lexicalOverBudget ? { reason: "query_budget", message: `full-text part skipped: ${lexicalOverBudget}; answered from vectors alone` } : null,
+    match,
+    results: page,
+    hasMore: scored.length > input.offset + input.limit,
+    stores,
+    vectors: {
+      model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension },
+      method: method || "none",
+      indexAvailable: handle.vectors.available,
+      indexReason: handle.vectors.available ? null : handle.vectors.reason,
+      pendingEmbeddings: pending,
+    },
+    warnings,
+    fusion: input.mode === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null } : null,
   };
-  if (terms > FTS5_LIMITS.terms) over("terms", terms, `${terms} terms`);
-  if (prefixTerms > FTS5_LIMITS.prefixTerms) over("prefixTerms", prefixTerms, `${prefixTerms} prefix terms (word*)`);
-  if (shortPrefix !== null) over("prefixChars", [...shortPrefix].length, `prefix "${shortPrefix}*" has fewer than ${FTS5_LIMITS.prefixChars} characters before the *`);
-  if (nearGroups > FTS5_LIMITS.nearGroups) over("nearGroups", nearGroups, `${nearGroups} NEAR groups`);
-  if (longestPhrase > FTS5_LIMITS.phraseTerms) over("phraseTerms", longestPhrase, `a phrase of ${longestPhrase} words`);
-}
-
-export function splitSnippet(raw: string): { snippet: string; highlights: [number, number][] } {
-  let snippet = "";
-  const highlights: [number, number][] = [];
-  let open = -1;
-  for (const ch of raw) {
-    if (ch === MARK_OPEN) open = snippet.length;
-    else if (ch === MARK_CLOSE) {
-      if (open >= 0) highlights.push([open, snippet.length]);
-      open = -1;
-    } else snippet += ch;
-  }
-  return { snippet, highlights };
-}
-
-export type HitRow = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; rank: number; snip: string; updatedAt: number };
-
-/**
- * The filter part of a search (prefix, kind, tags, updated range, expired
- * memories) as SQL over `c` (chunks) and `d` (documents) in `schema`. Shared
- * by full-text and vector search so both filter the same way.
- */
-export function chunkFilterSql({ schema, input, now }: { schema: "main" | "core"; input: SearchInput; now: number }): { where: string[]; args: unknown[] } {
-  const where: string[] = [];
-  const args: unknown[] = [];
-  if (input.prefix) {
-    where.push("substr(d.path, 1, length(?)) = ?");
-    args.push(input.prefix, input.prefix);
-  }
-  if (input.kind?.length) {
-    where.push(`d.kind in (${input.kind.map(() => "?").join(", ")})`);
-    args.push(...input.kind);
-  }
-  if (input.updated_after !== undefined) {
-    where.push("d.mtime >= ?");
-    args.push(input.updated_after);
-  }
-  if (input.updated_before !== undefined) {
-    where.push("d.mtime < ?");
-    args.push(input.updated_before);
-  }
-  // A memory document's row in `memories` is at path minus 'memory/' and '.md'.
-  const memoryOf = `${schema}.memories m where d.kind = 'memory' and m.path = substr(d.path, 8, length(d.path) - 10)`;
-  if (input.tags?.length) {
-    where.push(`exists (select 1 from ${memoryOf} and exists (select 1 from json_each(m.tags) t where t.value in (${input.tags.map(() => "?").join(", ")})))`);
-    args.push(...input.tags);
-  }
-  if (!input.include_expired) {
-    where.push(`not exists (select 1 from ${memoryOf} and m.expires_at is not null and m.expires_at <= ?)`);
-    args.push(now);
-  }
-  return { where, args };
-}
-
-/** Whether the caller narrowed the search beyond the default (expired memories hidden). */
-export function hasExplicitFilters(input: SearchInput): boolean {
-  return !!(input.prefix || input.kind?.length || input.tags?.length || input.updated_after !== undefined || input.updated_before !== undefined);
-}
-
-/** The hint a timed-out search gives: how to narrow it. */
-export const SEARCH_BUDGET_HINT = "narrow it: fewer or rarer words, longer prefixes, fewer OR alternatives, or filters (prefix, kind, tags, updated_after)";
-
-/**
- * The MATCH expression of a search: the caller's own for syntax=fts5 (within
- * FTS5_LIMITS), else its words quoted. Null when there is nothing to match.
- */
-export function ftsMatchFor(input: SearchInput, match: "all" | "any"): string | null {
-  if (input.syntax !== "fts5") return toFtsMatch(input.q, match);
-  if (input.q.trim() === "") return null;
-  checkFts5Expression(input.q);
-  return input.q;
-}
-
-export function runFts({ sqlite, schema, match, input, take, now, budget }: { sqlite: Database.Database; schema: "main" | "core"; match: string; input: SearchInput; take: number; now: number; budget: QueryBudget }): HitRow[] {
-  const filters = chunkFilterSql({ schema, input, now });
-  const where = ["chunks_fts match ?", ...filters.where];
-  const args: unknown[] = [match, ...filters.args];
-  // `schema` is one of two literals, never request text.
-  const sql = `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt,
-      bm25(chunks_fts) as rank, snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) as snip
-    from ${schema}.chunks_fts join ${schema}.chunks c on c.id = chunks_fts.rowid join ${schema}.documents d on d.doc_id = c.doc_id
-    where ${where.join(" and ")} order by rank, c.id limit ?`;
-  try {
-    const statement = sqlite.prepare(sql);
-    return runWithinBudget(sqlite, budget, () => statement.all(...args, take) as HitRow[]);
-  } catch (e) {
-    // The statement itself is fixed and valid, so with advanced syntax an SQLITE_ERROR is the caller's
-    // expression (syntax, unknown column, unterminated string). Plain queries are built to be valid.
-    if (input.syntax === "fts5" && e instanceof Error && (e as Error & { code?: string }).code === "SQLITE_ERROR") {
-      throw new AppError("invalid_request", `invalid fts5 query: ${e.message}`, [{ path: "q", message: e.message }]);
-    }
-    throw e;
-  }
-}
-
-/** Full-text search over a store's chunks (and core's, read-only, when asked), best first. */
-export function searchStore({ store, input, now = Date.now(), budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT }) }: { store: string; input: SearchInput; now?: number; budget?: QueryBudget }): SearchResult {
-  const match = ftsMatchFor(input, input.match ?? "all");
-  const withCore = input.include_core && store !== CORE_STORE;
-  const stores = withCore ? [store, CORE_STORE] : [store];
-  if (match === null) return { mode: "fts", query: input.q, match, results: [], hasMore: false, stores };
-  const handles = stores.map((s) => ensureIndexBuilt({ store: s }));
-  const take = input.offset + input.limit + 1;
-  // With core: a read-only connection with core attached, so nothing here can write to it.
-  const reader = withCore ? openStoreReaderWithCore(store) : handles[0];
-  try {
-    const hits: SearchHit[] = [];
-    for (const [schema, name] of [["main", store], ...(withCore ? [["core", CORE_STORE]] : [])] as ["main" | "core", string][]) {
-      for (const r of runFts({ sqlite: reader, schema, match, input, take, now, budget })) {
-        hits.push({ store: name, id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...splitSnippet(r.snip) });
-      }
-    }
-    hits.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
-    const page = hits.slice(input.offset, input.offset + input.limit);
-    return { mode: "fts", query: input.q, match, results: page, hasMore: hits.length > input.offset + input.limit, stores };
-  } finally {
-    if (withCore) reader.close();
-  }
 }

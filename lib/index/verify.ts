@@ -1,6 +1,6 @@
-import { getStoreDb } from "../db/connection";
-import { AppError } from "../errors";
-import { storeExists } from "../db/store-names";
+import { count, eq, ne, sql } from "drizzle-orm";
+import type { StoreHandle } from "../db/connection";
+import { chunks, documents, memories } from "../db/schema/index";
 import { CHUNKING_VERSION } from "./chunking";
 import { readFileNoFollow } from "./contained-fs";
 import { listIndexableFiles } from "./files";
@@ -8,6 +8,8 @@ import { decodeText } from "./ingest";
 import { sha256Hex } from "../common";
 
 const LIST_CAP = 100;
+
+type CountRow = { n: number };
 
 export type VerifyReport = {
   store: string;
@@ -31,21 +33,27 @@ export type VerifyReport = {
 };
 
 /** Compare files with the index without writing anything. Lists are capped at 100 paths each. */
-export function verifyStore({ store }: { store: string }): VerifyReport {
-  if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
+export function verifyStore({ handle }: { handle: StoreHandle }): VerifyReport {
   const started = performance.now();
-  const { sqlite } = getStoreDb(store);
+  const { sqlite, db } = handle;
   const integrity = (sqlite.pragma("quick_check", { simple: true }) as string) ?? "unknown";
-  const one = (sql: string) => (sqlite.prepare(sql).get() as { n: number }).n;
+  // FTS5 shadow tables are not in the Drizzle schema.
+  const one = (query: string) => (sqlite.prepare(query).get() as CountRow).n;
   // The FTS index stores one docsize row per indexed chunk rowid: compare both ways.
   const ftsMissing = one("select count(*) as n from chunks c where not exists (select 1 from chunks_fts_docsize d where d.id = c.id)");
   const ftsExtra = one("select count(*) as n from chunks_fts_docsize d where not exists (select 1 from chunks c where c.id = d.id)");
-  const memoriesWithoutDocument = (
-    sqlite.prepare("select path from memories m where not exists (select 1 from documents d where d.path = 'memory/' || m.path || '.md') order by path limit ?").all(LIST_CAP) as { path: string }[]
-  ).map((r) => r.path);
+  const memoriesWithoutDocument = db
+    .select({ path: memories.path })
+    .from(memories)
+    .where(sql`not exists (select 1 from documents d where d.path = 'memory/' || ${memories.path} || '.md')`)
+    .orderBy(memories.path)
+    .limit(LIST_CAP)
+    .all()
+    .map((r) => r.path);
+  const countOf = (rows: { n: number } | undefined) => rows?.n ?? 0;
 
-  const docs = new Map((sqlite.prepare("select path, sha256 from documents where origin = 'file'").all() as { path: string; sha256: string }[]).map((r) => [r.path, r.sha256]));
-  const listing = listIndexableFiles({ store });
+  const docs = new Map(db.select({ path: documents.path, sha256: documents.sha256 }).from(documents).where(eq(documents.origin, "file")).all().map((r) => [r.path, r.sha256]));
+  const listing = listIndexableFiles({ handle });
   const hashMismatches: string[] = [];
   const notIndexed: string[] = [];
   const present = new Set<string>();
@@ -67,11 +75,11 @@ export function verifyStore({ store }: { store: string }): VerifyReport {
     else if (sha !== sha256Hex(bytes)) hashMismatches.push(f.docPath);
   }
   const missingFiles = [...docs.keys()].filter((p) => !present.has(p)).sort();
-  const staleChunks = (sqlite.prepare("select count(*) as n from chunks where chunking_version != ?").get(CHUNKING_VERSION) as { n: number }).n;
+  const staleChunks = countOf(db.select({ n: count() }).from(chunks).where(ne(chunks.chunkingVersion, CHUNKING_VERSION)).get());
   const consistent = integrity === "ok" && ftsMissing === 0 && ftsExtra === 0 && memoriesWithoutDocument.length === 0;
   const inSync = hashMismatches.length === 0 && missingFiles.length === 0 && notIndexed.length === 0 && staleChunks === 0;
   return {
-    store,
+    store: handle.store,
     ok: consistent && inSync,
     consistent,
     inSync,
@@ -79,9 +87,9 @@ export function verifyStore({ store }: { store: string }): VerifyReport {
     counts: {
       files: present.size,
       fileDocuments: docs.size,
-      apiDocuments: one("select count(*) as n from documents where origin = 'api'"),
-      chunks: one("select count(*) as n from chunks"),
-      memories: one("select count(*) as n from memories"),
+      apiDocuments: countOf(db.select({ n: count() }).from(documents).where(eq(documents.origin, "api")).get()),
+      chunks: countOf(db.select({ n: count() }).from(chunks).get()),
+      memories: countOf(db.select({ n: count() }).from(memories).get()),
       skipped: binary + listing.skipped.oversized + listing.skipped.badName + listing.skipped.symlink,
     },
     integrity,

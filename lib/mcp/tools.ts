@@ -12,9 +12,9 @@ import { runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskStat
 import { learningRecordedResponse, recallResponse, traceRecordedResponse } from "../api/responses/recall";
 import { storeListResponse } from "../api/responses/stores";
 import { z, type ZodType } from "zod";
+import { actorOf } from "../auth/actor";
 import type { AgentPrincipal, Scope } from "../auth/tokens";
 import { storeItemParams, storeParams } from "../api/params";
-import { actorOf } from "../auth/actor";
 import { callerOf } from "../api/respond";
 import { createDialecticSession, getDialecticSessionForAgent, postDialecticMessage, createSessionSchema, postMessageSchema } from "../governance/dialectic";
 import { createTask, createTaskSchema, finishRunSchema, getTaskStatusById, recordRunFinish, recordRunStart, recordValidation, recordValidationSchema, startRunSchema } from "../governance/ledger";
@@ -40,16 +40,13 @@ import {
   updateMemory,
   updateMemorySchema,
 } from "../index/memories";
-import { openIndexedStore } from "../index/reindex";
-import { searchInputSchema } from "../index/search";
-import { searchAnyMode } from "../index/semantic-search";
+import { searchInputSchema, searchStore } from "../index/search";
 import { getStoreHealthReport } from "../metrics/health";
 import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
 import { recordLearning } from "../recall/learnings";
 import { recallInputSchema, recallReflections } from "../recall/recall";
 import { recordTrace } from "../recall/traces";
-import { listStores, openStore } from "../stores/stores";
-import { CORE_STORE } from "../db/store-names";
+import { listStores, openCoreFor, openStore } from "../stores/stores";
 import { clientIdSchema } from "../common";
 
 export type ToolContext = { principal: AgentPrincipal };
@@ -86,8 +83,8 @@ const indexTools: ToolDef[] = [
     scope: "read",
     input: searchInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }) => {
-      openIndexedStore({ store });
-      return searchAnyMode({ store, input });
+      const handle = openStore({ store });
+      return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
     },
   }),
   tool({
@@ -96,7 +93,7 @@ const indexTools: ToolDef[] = [
     output: chunkDetail,
     scope: "read",
     input: z.object({ ...storeShape, id: chunkIdSchema }).strict(),
-    run: ({ store, id }) => getChunkByChunkId({ sqlite: openIndexedStore({ store }), chunkId: id }),
+    run: ({ store, id }) => getChunkByChunkId({ handle: openStore({ store }), chunkId: id }),
   }),
   tool({
     name: "query_memories",
@@ -104,7 +101,7 @@ const indexTools: ToolDef[] = [
     output: memoryListResponse,
     scope: "read",
     input: memoryFilterSchema.safeExtend(storeShape),
-    run: ({ store, ...filter }) => listMemoriesByFilter({ sqlite: openIndexedStore({ store }), filter }),
+    run: ({ store, ...filter }) => listMemoriesByFilter({ handle: openStore({ store }), filter }),
   }),
   tool({
     name: "recent_memories",
@@ -112,7 +109,7 @@ const indexTools: ToolDef[] = [
     output: recentMemoriesResponse,
     scope: "read",
     input: z.object({ ...storeShape, limit: memoryFilterSchema.shape.limit.default(10) }).strict(),
-    run: ({ store, limit }) => ({ memories: listRecentMemories({ sqlite: openIndexedStore({ store }), limit }) }),
+    run: ({ store, limit }) => ({ memories: listRecentMemories({ handle: openStore({ store }), limit }) }),
   }),
   tool({
     name: "list_memories",
@@ -121,9 +118,9 @@ const indexTools: ToolDef[] = [
     scope: "read",
     input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset }).strict(),
     run: ({ store, parent, limit, offset }) => {
-      const sqlite = openIndexedStore({ store });
-      const { total, memories } = listMemoriesByFilter({ sqlite, filter: memoryFilterSchema.parse({ category: parent, limit, offset }) });
-      return { parent: parent ?? null, categories: listCategoryChildren({ sqlite, parent: parent ?? null }), total, memories };
+      const handle = openStore({ store });
+      const { total, memories } = listMemoriesByFilter({ handle, filter: memoryFilterSchema.parse({ category: parent, limit, offset }) });
+      return { parent: parent ?? null, categories: listCategoryChildren({ handle, parent: parent ?? null }), total, memories };
     },
   }),
   tool({
@@ -132,10 +129,7 @@ const indexTools: ToolDef[] = [
     output: memoryWithBody,
     scope: "read",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
-    run: ({ store, path }) => {
-      openIndexedStore({ store });
-      return getMemoryByPath({ store, memoryPath: path });
-    },
+    run: ({ store, path }) => getMemoryByPath({ handle: openStore({ store }), memoryPath: path }),
   }),
   tool({
     name: "write_memory",
@@ -143,7 +137,7 @@ const indexTools: ToolDef[] = [
     output: memoryWithBody,
     scope: "write",
     input: createMemorySchema.safeExtend(storeShape),
-    run: ({ store, ...input }) => createMemory({ store, sqlite: openIndexedStore({ store }), input }),
+    run: ({ store, ...input }, ctx) => createMemory({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "update_memory",
@@ -151,7 +145,7 @@ const indexTools: ToolDef[] = [
     output: memoryWithBody,
     scope: "write",
     input: updateMemorySchema.safeExtend(storeShape),
-    run: ({ store, ...input }) => updateMemory({ store, sqlite: openIndexedStore({ store }), input }),
+    run: ({ store, ...input }, ctx) => updateMemory({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "delete_memory",
@@ -159,8 +153,8 @@ const indexTools: ToolDef[] = [
     output: deletedResponse,
     scope: "write",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
-    run: ({ store, path }) => {
-      deleteMemory({ store, sqlite: openIndexedStore({ store }), memoryPath: path });
+    run: ({ store, path }, ctx) => {
+      deleteMemory({ handle: openStore({ store }), memoryPath: path, actor: actorOf(ctx.principal) });
       return { deleted: path };
     },
   }),
@@ -181,7 +175,10 @@ const graphTools: ToolDef[] = [
     output: rememberResponse,
     scope: "read",
     input: rememberInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }) => rememberByQuery({ handle: openStore({ store }), core: input.include_core ? openStore({ store: CORE_STORE }) : null, input }),
+    run: ({ store, ...input }) => {
+      const handle = openStore({ store });
+      return rememberByQuery({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
+    },
   }),
   tool({
     name: "node_create",

@@ -88,7 +88,7 @@ export function deriveLiveVerdict(s: EmbeddingStatus): HealthVerdict {
  * its verdict with the fixing action, and recall quality from the newest snapshot.
  */
 export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) {
-  const s = await getEmbeddingStatus(handle.store);
+  const s = await getEmbeddingStatus({ handle });
   const verdict = deriveLiveVerdict(s);
   const latest = getLatestSnapshotsByStore({ stores: [handle.store] }).get(handle.store) ?? null;
   return {

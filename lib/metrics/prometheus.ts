@@ -4,7 +4,7 @@ import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { countActiveSessions } from "../governance/dialectic";
 import { getGovernanceStatus } from "../governance/status";
-import { describeStore } from "../stores/stores";
+import { describeStore, openStore } from "../stores/stores";
 import { listStoreNames } from "../db/store-names";
 import { routeLatencySnapshot } from "./latency";
 import { getLatestSnapshotsByStore } from "./snapshots";
@@ -96,7 +96,7 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     set(g.snapshotAge, Math.round((now - s.ts) / 1000));
   }
   for (const store of stores) {
-    const d = describeStore(store);
+    const d = describeStore({ handle: openStore({ store }) });
     g.bytes.set({ db: store, file: "index.db" }, d.files.indexBytes);
     g.bytes.set({ db: store, file: "wal" }, d.files.walBytes);
   }

@@ -65,7 +65,7 @@ export function measureRecallStats({ handle, now }: { handle: StoreHandle; now: 
 
 /** Measure one store now: embedding status (lib/embed/status.ts) plus recall quality. */
 export async function measureStoreSnapshot({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): Promise<StoreSnapshot> {
-  const s = await getEmbeddingStatus(handle.store);
+  const s = await getEmbeddingStatus({ handle });
   return {
     ts: now - (now % MINUTE_MS),
     store: handle.store,

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, getTableColumns, ne, sql } from "drizzle-orm";
+import { and, count, desc, eq, getTableColumns, inArray, ne, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { learnings, type LearningRow } from "../db/schema/recall";
@@ -63,19 +63,17 @@ function toLearning(r: LearningSelect): Learning {
 export const learningEmbeddable: Embeddable = {
   kind: LEARNING_KIND,
   artifactType: "learning",
-  load(sqlite, refIds) {
-    const rows = sqlite
-      .prepare("select id, semantic_handle as text, handle_hash as hash from learnings where id in (select value from json_each(?))")
-      .all(JSON.stringify(refIds)) as { id: number; text: string; hash: string }[];
-    return new Map(rows.map((r) => [r.id, { text: r.text, inputHash: r.hash }]));
+  load({ handle, refIds }) {
+    const rows = handle.db.select({ id: learnings.id, text: learnings.semanticHandle, inputHash: learnings.handleHash }).from(learnings).where(inArray(learnings.id, refIds)).all();
+    return new Map(rows.map(({ id, ...text }) => [id, text]));
   },
-  *listAll(sqlite) {
-    for (const r of sqlite.prepare("select id, handle_hash as hash from learnings").iterate() as IterableIterator<{ id: number; hash: string }>) {
-      yield { refId: r.id, inputHash: r.hash };
-    }
+  listAll({ handle }) {
+    return handle.db.select({ refId: learnings.id, inputHash: learnings.handleHash }).from(learnings).all();
   },
-  chunkingVersion: (sqlite, refId) => (sqlite.prepare("select handle_version as v from learnings where id = ?").get(refId) as { v: number } | undefined)?.v ?? null,
-  backfill: (handle) => backfillLearningHandles({ handle }),
+  chunkingVersion({ handle, refId }) {
+    return handle.db.select({ v: learnings.handleVersion }).from(learnings).where(eq(learnings.id, refId)).get()?.v ?? null;
+  },
+  backfill: backfillLearningHandles,
 };
 
 export type RecordLearningResult = { learning: Learning; deduped: boolean; embedding: "queued" | "unchanged" };
@@ -116,7 +114,7 @@ export function recordLearning({ handle, agentId, input }: { handle: StoreHandle
         })
         .returning({ id: learnings.id })
         .get();
-      enqueueEmbeddings(handle, [{ kind: LEARNING_KIND, refId: id, inputHash: hash }]);
+      enqueueEmbeddings({ handle, items: [{ kind: LEARNING_KIND, refId: id, inputHash: hash }] });
       return { learning: getLearningById({ handle, id }), deduped: false, embedding: "queued" };
     })
     .immediate();
@@ -167,7 +165,7 @@ export function backfillLearningHandles({ handle }: { handle: StoreHandle }): nu
         .set({ seenCount: sql`${learnings.seenCount} + ${r.seenCount}`, lastSeenAt: sql`max(${learnings.lastSeenAt}, ${r.lastSeenAt})`, confidence: sql`max(${learnings.confidence}, ${r.confidence})` })
         .where(eq(learnings.id, twin.id))
         .run();
-      forgetEmbeddings(handle, [{ kind: LEARNING_KIND, refId: r.id }]);
+      forgetEmbeddings({ handle, items: [{ kind: LEARNING_KIND, refId: r.id }] });
       db.delete(learnings).where(eq(learnings.id, r.id)).run();
     } else {
       db.update(learnings).set({ semanticHandle: text, handleHash: hash, handleVersion: HANDLE_VERSION }).where(eq(learnings.id, r.id)).run();

@@ -218,7 +218,7 @@ function currentEmbeddingIds({ handle, kind, embeddingIds }: { handle: StoreHand
 
 /** Vector candidates whose row still exists with the text the vector was made from. */
 function vectorCandidates({ handle, kind, fingerprintId, query, k }: { handle: StoreHandle; kind: typeof TRACE_KIND | typeof LEARNING_KIND; fingerprintId: string; query: Float32Array; k: number }): { candidates: Candidate[]; method: string } {
-  const { hits, method } = knnSearch(handle, { kind, fingerprintId, query, k });
+  const { hits, method } = knnSearch({ handle, kind, fingerprintId, query, k });
   if (hits.length === 0) return { candidates: [], method };
   const current = currentEmbeddingIds({ handle, kind, embeddingIds: hits.map((h) => h.embeddingId) });
   return { candidates: hits.filter((h) => current.has(h.embeddingId)).map((h) => ({ refId: h.refId, similarity: 1 - h.distance, match: "vector" as const })), method };
@@ -329,7 +329,7 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
   let traceCandidates: Candidate[] = [];
   let learningCandidates: Candidate[] = [];
 
-  const ready = body.signals === "lexical" ? null : await checkVectorReadiness(handle.store);
+  const ready = body.signals === "lexical" ? null : await checkVectorReadiness({ handle });
   if (ready?.usable) {
     mode = body.signals;
     const q = await embedQuery(ready.fingerprint, queryText);

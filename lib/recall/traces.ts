@@ -84,19 +84,21 @@ function fieldsOf(r: ReasoningTraceRow): TraceFields {
 export const traceEmbeddable: Embeddable = {
   kind: TRACE_KIND,
   artifactType: "reasoning_trace",
-  load(sqlite, refIds) {
-    const rows = sqlite
-      .prepare("select id, summary_descriptor as text, descriptor_hash as hash from reasoning_traces where id in (select value from json_each(?))")
-      .all(JSON.stringify(refIds)) as { id: number; text: string; hash: string }[];
-    return new Map(rows.map((r) => [r.id, { text: r.text, inputHash: r.hash }]));
+  load({ handle, refIds }) {
+    const rows = handle.db
+      .select({ id: reasoningTraces.id, text: reasoningTraces.summaryDescriptor, inputHash: reasoningTraces.descriptorHash })
+      .from(reasoningTraces)
+      .where(inArray(reasoningTraces.id, refIds))
+      .all();
+    return new Map(rows.map(({ id, ...text }) => [id, text]));
   },
-  *listAll(sqlite) {
-    for (const r of sqlite.prepare("select id, descriptor_hash as hash from reasoning_traces").iterate() as IterableIterator<{ id: number; hash: string }>) {
-      yield { refId: r.id, inputHash: r.hash };
-    }
+  listAll({ handle }) {
+    return handle.db.select({ refId: reasoningTraces.id, inputHash: reasoningTraces.descriptorHash }).from(reasoningTraces).all();
   },
-  chunkingVersion: (sqlite, refId) => (sqlite.prepare("select descriptor_version as v from reasoning_traces where id = ?").get(refId) as { v: number } | undefined)?.v ?? null,
-  backfill: (handle) => backfillTraceDescriptors({ handle }),
+  chunkingVersion({ handle, refId }) {
+    return handle.db.select({ v: reasoningTraces.descriptorVersion }).from(reasoningTraces).where(eq(reasoningTraces.id, refId)).get()?.v ?? null;
+  },
+  backfill: backfillTraceDescriptors,
 };
 
 export type RecordTraceResult = { trace: Trace; deduped: boolean; embedding: "queued" | "skipped_backpressure" | "unchanged"; retained: { deleted: number } };
@@ -149,7 +151,7 @@ export function recordTrace({ handle, agentId, input }: { handle: StoreHandle; a
         })
         .returning({ id: reasoningTraces.id })
         .get();
-      if (!skip) enqueueEmbeddings(handle, [{ kind: TRACE_KIND, refId: id, inputHash: hash }, ...(hasSkipped ? catchUpSkipped({ handle, backlog, watermark: settings.backlog_watermark }) : [])]);
+      if (!skip) enqueueEmbeddings({ handle, items: [{ kind: TRACE_KIND, refId: id, inputHash: hash }, ...(hasSkipped ? catchUpSkipped({ handle, backlog, watermark: settings.backlog_watermark }) : [])] });
       const retained = applyTraceRetention({ handle, settings, now, keepId: id });
       return { trace: getTraceById({ handle, id }), deduped: false, embedding: skip ? "skipped_backpressure" : "queued", retained };
     })
@@ -222,10 +224,7 @@ export function listTraces({ handle, filter }: { handle: StoreHandle; filter: z.
 /** Delete traces and everything embedded for them, in the caller's transaction. */
 function deleteTraces({ handle, ids }: { handle: StoreHandle; ids: number[] }): number {
   if (ids.length === 0) return 0;
-  forgetEmbeddings(
-    handle,
-    ids.map((refId) => ({ kind: TRACE_KIND, refId })),
-  );
+  forgetEmbeddings({ handle, items: ids.map((refId) => ({ kind: TRACE_KIND, refId })) });
   // json_each, not a bound list: retention can delete more ids than SQLite takes as parameters.
   return handle.db
     .delete(reasoningTraces)

@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { closeStoreDb, getStoreDb, storeDir, type StoreHandle } from "../db/connection";
 import { CORE_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
+import { meta } from "../db/schema/index";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { ensureIndexBuilt } from "../index/reindex";
@@ -39,66 +40,79 @@ function countMarkdownFiles(dir: string): number {
   return n;
 }
 
+type TableRow = { name: string; sql: string };
+type CountRow = { n: number };
+
 /** Row counts of every ordinary table; virtual tables and their shadow tables are left out. */
-function tableCounts(name: string): Record<string, number> {
-  const { sqlite } = getStoreDb(name);
+function tableCounts({ handle }: { handle: StoreHandle }): Record<string, number> {
+  const { sqlite } = handle;
+  // sqlite_master is not in the Drizzle schema, and the counted tables are whatever the migrations made.
   const tables = sqlite
     .prepare("select name, sql from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like '__drizzle%' and name != 'meta' order by name")
-    .all() as { name: string; sql: string }[];
+    .all() as TableRow[];
   const virtual = tables.filter((t) => /^CREATE VIRTUAL/i.test(t.sql)).map((t) => t.name);
   const counts: Record<string, number> = {};
   for (const { name: t } of tables) {
     if (virtual.some((v) => t === v || t.startsWith(v + "_"))) continue;
     // Table names come from sqlite_master, never from the request.
-    counts[t] = (sqlite.prepare(`select count(*) as n from "${t.replaceAll('"', '""')}"`).get() as { n: number }).n;
+    counts[t] = (sqlite.prepare(`select count(*) as n from "${t.replaceAll('"', '""')}"`).get() as CountRow).n;
   }
   return counts;
 }
 
-function readMeta(name: string): Record<string, string> {
-  const { sqlite } = getStoreDb(name);
-  const rows = sqlite.prepare("select key, value from meta").all() as { key: string; value: string }[];
-  return Object.fromEntries(rows.map((r) => [r.key, r.value]));
+function readMeta({ handle }: { handle: StoreHandle }): Record<string, string> {
+  return Object.fromEntries(handle.db.select().from(meta).all().map((r) => [r.key, r.value]));
 }
 
-export function describeStore(name: string): StoreSummary {
-  storeNameSchema.parse(name);
-  requireStore(name);
-  const handle = getStoreDb(name);
-  const meta = readMeta(name);
+export function describeStore({ handle }: { handle: StoreHandle }): StoreSummary {
+  const values = readMeta({ handle });
   return {
-    name,
-    description: meta.description ?? null,
-    createdAt: meta.created_at ? Number(meta.created_at) : null,
-    schemaVersion: meta.schema_version ?? null,
+    name: handle.store,
+    description: values.description ?? null,
+    createdAt: values.created_at ? Number(values.created_at) : null,
+    schemaVersion: values.schema_version ?? null,
     vectors: handle.vectors.available
       ? { available: true, version: handle.vectors.version, reason: null }
       : { available: false, version: null, reason: handle.vectors.reason },
-    counts: tableCounts(name),
+    counts: tableCounts({ handle }),
     files: {
       indexBytes: fileSize(handle.file),
       walBytes: fileSize(handle.file + "-wal"),
-      memoryFiles: countMarkdownFiles(path.join(storeDir(name), "memory")),
+      memoryFiles: countMarkdownFiles(path.join(storeDir(handle.store), "memory")),
     },
   };
 }
 
 export function listStores(): StoreSummary[] {
-  return listStoreNames().map(describeStore);
+  return listStoreNames().map((store) => describeStore({ handle: openStore({ store }) }));
 }
 
 /**
  * The one way to get a store handle: an unknown store is a 404 (never created
  * on the fly), a missing or never-built index is rebuilt from its files, and
  * the handle returned is what every domain function takes.
+ *
+ * `buildIndex: false` is for the reindex entry points only: the audited job
+ * they start is the build, and a silent rebuild first would leave it nothing
+ * to count.
  */
-export function openStore({ store }: { store: string }): StoreHandle {
+export function openStore({ store, buildIndex = true }: { store: string; buildIndex?: boolean }): StoreHandle {
   if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
-  ensureIndexBuilt({ store });
-  return getStoreDb(store);
+  const handle = getStoreDb(store);
+  if (buildIndex) ensureIndexBuilt({ handle });
+  return handle;
 }
 
-/** 404 unless the store exists; routes call this before opening (which would create it). */
+/**
+ * Core's handle for a read that includes core (`include_core`), or null when
+ * not asked or the store is core itself. Entry points call it once beside
+ * openStore; the token's right to read core was checked with the request.
+ */
+export function openCoreFor({ handle, includeCore }: { handle: StoreHandle; includeCore: boolean }): StoreHandle | null {
+  return includeCore && handle.store !== CORE_STORE ? openStore({ store: CORE_STORE }) : null;
+}
+
+/** 404 unless the store exists. Prefer openStore, which also returns the handle. */
 export function requireStore(name: string): void {
   if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
 }
@@ -115,11 +129,10 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
     if ((e as NodeJS.ErrnoException).code === "EEXIST") throw new AppError("conflict", `store ${name} already exists`);
     throw e;
   }
+  let handle: StoreHandle;
   try {
-    const { sqlite } = getStoreDb(name);
-    if (description) {
-      sqlite.prepare("insert into meta(key, value) values ('description', ?) on conflict(key) do update set value = excluded.value").run(description);
-    }
+    handle = getStoreDb(name);
+    if (description) handle.db.insert(meta).values({ key: "description", value: description }).onConflictDoUpdate({ target: meta.key, set: { value: description } }).run();
     appendAudit({ actor, action: "store.create", target: `store:${name}`, details: description ? { description } : null });
   } catch (e) {
     // All or nothing: a store that could not be created whole (a full disk, say) leaves no folder behind
@@ -128,7 +141,7 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
     fs.rmSync(storeDir(name), { recursive: true, force: true });
     throw e;
   }
-  return describeStore(name);
+  return describeStore({ handle });
 }
 
 /** The core store exists from the first run. */

@@ -1,21 +1,20 @@
 import fs from "node:fs";
+import { actorOf } from "../../lib/auth/actor";
 import { backupDataDir, exportStoreBundle, importStoreBundle, restoreDataDir } from "../../lib/backup/backup";
 import { exportLedgerSnapshot } from "../../lib/backup/ledger-export";
-import { getStoreDb } from "../../lib/db/connection";
 import { getEmbedder } from "../../lib/embed/model";
 import { getReembedProgress, startReembed } from "../../lib/embed/reembed";
 import { getEmbeddingStatus } from "../../lib/embed/status";
 import { startEmbedWorker } from "../../lib/embed/worker";
-import { actorOf } from "../../lib/auth/actor";
 import { verifyAuditChain } from "../../lib/governance/audit";
-import { openStore, requireStore } from "../../lib/stores/stores";
+import { openStore } from "../../lib/stores/stores";
 import { listStoreNames } from "../../lib/db/store-names";
 import { PRIVATE_FILE_MODE } from "../../lib/private-fs";
 import { runMcpStdio } from "../mcp-stdio";
 import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
 import { ledgerCommands } from "./ledger-commands";
 
-const ACTOR = `cli:${process.env.USER ?? "local"}`;
+const ACTOR = actorOf("cli");
 
 /** Write JSON to --out FILE, or to stdout when no file is named. */
 function writeJsonOutput(value: unknown, file: string | undefined, out: (human: string, data?: unknown) => void, summary: string, data: unknown): void {
@@ -46,7 +45,7 @@ export const agentsCommands: Command[] = [
     run: async ({ args, json, out }) => {
       if (!args[0]) throw new UsageError("name an empty directory for the backup");
       const bar = progressBar("backup", !json);
-      const manifest = await backupDataDir({ outDir: args[0], actor: actorOf("cli"), onProgress: (p) => bar.update(p.done, p.total) });
+      const manifest = await backupDataDir({ outDir: args[0], actor: ACTOR, onProgress: (p) => bar.update(p.done, p.total) });
       bar.done();
       out(`backed up governance.db and ${manifest.stores.length} store(s) to ${args[0]}`, manifest);
     },
@@ -89,7 +88,7 @@ export const agentsCommands: Command[] = [
     summary: "import a store bundle as a new store, keeping its vectors or re-embedding",
     run: async ({ args, flags, out }) => {
       if (!args[0]) throw new UsageError("name the bundle directory");
-      const r = await importStoreBundle({ bundleDir: args[0], as: flagString(flags, "as"), reembed: flags.reembed === true, actor: actorOf("cli") });
+      const r = await importStoreBundle({ bundleDir: args[0], as: flagString(flags, "as"), reembed: flags.reembed === true, actor: ACTOR });
       const vectors = r.reembed ? `${r.reembed.toEmbed} item(s) queued for re-embedding` : r.fingerprintMatches === false ? "vectors kept (model differs: the store reports drift until a re-embed)" : "vectors kept";
       out(`imported store ${r.store}: ${r.memoryFiles} memory files; ${vectors}`, r);
     },
@@ -100,10 +99,9 @@ export const agentsCommands: Command[] = [
     summary: "re-embed a store for the configured model (resumable); --wait embeds here with a progress bar",
     run: async ({ args, flags, json, out }) => {
       if (!args[0]) throw new UsageError("name a store");
-      requireStore(args[0]);
-      const handle = getStoreDb(args[0]);
+      const handle = openStore({ store: args[0] });
       const configured = await getEmbedder().fingerprint;
-      let progress = startReembed(handle, configured, { onlyStale: flags["only-stale"] === true, actor: ACTOR });
+      let progress = startReembed({ handle, configured, onlyStale: flags["only-stale"] === true, actor: ACTOR });
       if (flags.wait === true && progress.remaining > 0) {
         const bar = progressBar(`reembed ${args[0]}`, !json);
         const stop = new AbortController();
@@ -111,7 +109,7 @@ export const agentsCommands: Command[] = [
         const worker = startEmbedWorker({ signal: stop.signal, idleMs: 100 });
         while (progress.remaining > 0) {
           await new Promise((r) => setTimeout(r, 250));
-          progress = getReembedProgress(handle) ?? { ...progress, remaining: 0, done: progress.total };
+          progress = getReembedProgress({ handle }) ?? { ...progress, remaining: 0, done: progress.total };
           bar.update(progress.done, progress.total);
         }
         stop.abort();
@@ -126,9 +124,9 @@ export const agentsCommands: Command[] = [
     usage: "health [<store> | --all]",
     summary: "one line per store (backlog, drift, vectors) plus the audit chain; exit 1 if anything is degraded, down or broken",
     run: async ({ args, flags, out }) => {
-      const handles = (args[0] && flags.all !== true ? [args[0]] : listStoreNames()).map((store) => openStore({ store }));
+      const stores = args[0] && flags.all !== true ? [args[0]] : listStoreNames();
       const statuses = [];
-      for (const handle of handles) statuses.push(await getEmbeddingStatus(handle.store));
+      for (const store of stores) statuses.push(await getEmbeddingStatus({ handle: openStore({ store }) }));
       const audit = verifyAuditChain();
       const lines = statuses.map((s) => {
         const drift = s.drift ? `drift ${s.drift.drifted} (coverage ${s.drift.coveragePct.toFixed(1)}%)` : "drift unknown";

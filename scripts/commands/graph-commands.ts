@@ -5,8 +5,7 @@ import { rememberByQuery } from "../../lib/graph/remember";
 import { thinkThought } from "../../lib/graph/thoughts";
 import { sweepExpiredWorkingMemory } from "../../lib/graph/working-memory";
 import { actorOf } from "../../lib/auth/actor";
-import { CORE_STORE } from "../../lib/db/store-names";
-import { openStore } from "../../lib/stores/stores";
+import { openCoreFor, openStore } from "../../lib/stores/stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
 /** The store named by the first argument, opened (404 when it does not exist). */
@@ -25,7 +24,7 @@ export const graphCommands: Command[] = [
       const query = args.slice(1).join(" ");
       if (!query) throw new UsageError("a query is required");
       const includeCore = flags.core === true;
-      const r = await rememberByQuery({ handle, core: includeCore ? openStore({ store: CORE_STORE }) : null, input: { query, include_core: includeCore, limit: Number(flagString(flags, "limit") ?? 10) } });
+      const r = await rememberByQuery({ handle, core: openCoreFor({ handle, includeCore }), input: { query, include_core: includeCore, limit: Number(flagString(flags, "limit") ?? 10) } });
       const lines = [
         `mode ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}; score = ${r.formula}`,
         ...r.results.map((x) => {

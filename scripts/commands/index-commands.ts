@@ -1,33 +1,40 @@
-import { reindexStore } from "../../lib/index/reindex";
+import { actorOf } from "../../lib/auth/actor";
+import type { StoreHandle } from "../../lib/db/connection";
+import { listStoreNames } from "../../lib/db/store-names";
+import { runReindexJob } from "../../lib/index/jobs";
 import { verifyStore } from "../../lib/index/verify";
-import { appendAudit } from "../../lib/governance/audit";
-import { listStoreNames, storeExists } from "../../lib/db/store-names";
+import { openStore } from "../../lib/stores/stores";
 import { progressBar, UsageError, type Command } from "../cli-kit";
 
-const ACTOR = `cli:${process.env.USER ?? "local"}`;
-
-function storesFrom(args: string[], all: boolean): string[] {
-  if (all) return listStoreNames();
+/** The named store, or every store with --all; each opened once (an unknown store is a 404, exit 2). */
+function storesFrom({ args, all, buildIndex }: { args: string[]; all: boolean; buildIndex: boolean }): StoreHandle[] {
+  if (all) return listStoreNames().map((store) => openStore({ store, buildIndex }));
   if (!args[0]) throw new UsageError("name a store, or pass --all");
-  if (!storeExists(args[0])) throw new UsageError(`store ${args[0]} does not exist`);
-  return [args[0]];
+  return [openStore({ store: args[0], buildIndex })];
 }
 
 export const indexCommands: Command[] = [
   {
     name: "reindex",
     usage: "reindex <store> | --all",
-    summary: "rebuild a store's index from its memory/ folder and source roots (one transaction)",
-    run: ({ args, flags, json, out }) => {
-      for (const store of storesFrom(args, flags.all === true)) {
-        appendAudit({ actor: ACTOR, action: "store.reindex", target: `store:${store}` });
-        const bar = progressBar(`reindex ${store}`, !json);
-        const r = reindexStore({ store, onProgress: (p) => bar.update(p.done, p.total) });
+    summary: "rebuild a store's index from its memory/ folder and source roots (one transaction), as an audited admin job",
+    run: async ({ args, flags, json, out }) => {
+      let ok = true;
+      // The job is the build: no silent rebuild of a never-built index before it.
+      for (const handle of storesFrom({ args, all: flags.all === true, buildIndex: false })) {
+        const bar = progressBar(`reindex ${handle.store}`, !json);
+        // The same job row and audit entry as POST /stores/{store}/reindex, run here to the end.
+        const job = await runReindexJob({ handle, actor: actorOf("cli"), reason: "dualmind reindex", onProgress: (p) => bar.update(p.done, p.total) });
         bar.done();
-        const c = r.counts;
-        out(`${store}: scanned ${c.scanned}, added ${c.added}, changed ${c.changed}, unchanged ${c.unchanged}, removed ${c.removed}, skipped ${c.skipped} in ${r.durationMs} ms`, r);
+        const c = job.result?.counts;
+        if (job.status !== "succeeded" || !job.result || !c) {
+          ok = false;
+          out(`${handle.store}: reindex job ${job.id} ${job.status}${job.error ? `: ${job.error}` : ""}`, job);
+          continue;
+        }
+        out(`${handle.store}: scanned ${c.scanned}, added ${c.added}, changed ${c.changed}, unchanged ${c.unchanged}, removed ${c.removed}, skipped ${c.skipped} in ${job.result.durationMs} ms (job ${job.id})`, job);
       }
-      return 0;
+      return ok ? 0 : 1;
     },
   },
   {
@@ -36,11 +43,11 @@ export const indexCommands: Command[] = [
     summary: "compare files with the index without writing (exit 1 on any difference)",
     run: ({ args, flags, out }) => {
       let ok = true;
-      for (const store of storesFrom(args, flags.all === true)) {
-        const v = verifyStore({ store });
+      for (const handle of storesFrom({ args, all: flags.all === true, buildIndex: true })) {
+        const v = verifyStore({ handle });
         ok &&= v.ok;
         const lines = [
-          `${store}: ${v.ok ? "OK" : "PROBLEMS FOUND"} (${v.counts.files} files, ${v.counts.fileDocuments} file documents, ${v.counts.apiDocuments} API documents, ${v.counts.chunks} chunks)`,
+          `${handle.store}: ${v.ok ? "OK" : "PROBLEMS FOUND"} (${v.counts.files} files, ${v.counts.fileDocuments} file documents, ${v.counts.apiDocuments} API documents, ${v.counts.chunks} chunks)`,
           `  integrity ${v.integrity}; FTS missing ${v.ftsMissing}, extra ${v.ftsExtra}; stale chunks ${v.staleChunks}`,
           ...[
             ["hash mismatch", v.hashMismatches],

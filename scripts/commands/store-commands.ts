@@ -1,15 +1,14 @@
-import { getStoreDb } from "../../lib/db/connection";
+import { actorOf } from "../../lib/auth/actor";
 import { getEmbedder } from "../../lib/embed/model";
 import { retryParkedEmbeddings } from "../../lib/embed/queue";
 import { getEmbeddingStatus } from "../../lib/embed/status";
 import { rebuildVecIndex } from "../../lib/embed/vector-index";
-import { appendAudit } from "../../lib/governance/audit";
-import { createStore, listStores, requireStore } from "../../lib/stores/stores";
+import { createStore, listStores, openStore } from "../../lib/stores/stores";
 import { verifyAuditChain } from "../../lib/governance/audit";
 import { formatBytes } from "../../lib/format";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
-const ACTOR = `cli:${process.env.USER ?? "local"}`;
+const ACTOR = actorOf("cli");
 
 export const storeCommands: Command[] = [
   {
@@ -42,8 +41,7 @@ export const storeCommands: Command[] = [
     summary: "models, backlog, drift, coverage and re-embed progress of a store",
     run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
-      requireStore(args[0]);
-      const s = await getEmbeddingStatus(args[0]);
+      const s = await getEmbeddingStatus({ handle: openStore({ store: args[0] }) });
       const d = s.drift;
       out(
         [
@@ -65,11 +63,9 @@ export const storeCommands: Command[] = [
     summary: "rebuild the vec0 index from the stored vectors (no provider call), e.g. after an extension upgrade",
     run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
-      requireStore(args[0]);
-      const handle = getStoreDb(args[0]);
+      const handle = openStore({ store: args[0] });
       const fp = await getEmbedder().fingerprint;
-      const n = rebuildVecIndex(handle, fp.id);
-      appendAudit({ actor: ACTOR, action: "store.embeddings.rebuild_index", target: `store:${args[0]}`, details: { vectors: n } });
+      const n = rebuildVecIndex({ handle, fingerprintId: fp.id, actor: ACTOR });
       out(`rebuilt the index over ${n} vector(s)`, { store: args[0], vectors: n });
     },
   },
@@ -79,9 +75,7 @@ export const storeCommands: Command[] = [
     summary: "queue parked items again (after fixing the provider)",
     run: ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
-      requireStore(args[0]);
-      const n = retryParkedEmbeddings(getStoreDb(args[0]));
-      appendAudit({ actor: ACTOR, action: "store.embeddings.retry_parked", target: `store:${args[0]}`, details: { requeued: n } });
+      const n = retryParkedEmbeddings({ handle: openStore({ store: args[0] }), actor: ACTOR });
       out(`${n} parked item(s) queued again`, { requeued: n });
     },
   },

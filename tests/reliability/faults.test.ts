@@ -46,7 +46,7 @@ function assertIntact(store: string): void {
   closeAllDatabases();
   expect(getStoreDb(store).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
   expect(getGovernance().sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
-  expect(verifyStore({ store }).consistent).toBe(true);
+  expect(verifyStore({ handle: getStoreDb(store) }).consistent).toBe(true);
   expect(verifyAuditChain().ok).toBe(true);
   closeAllDatabases();
 }
@@ -193,7 +193,7 @@ describe("disk full and a missing vector extension", () => {
     expect(ok.status).toBe(200);
     tally.writesAcknowledged += 200;
     tally.writesFound += (handle.sqlite.prepare("select count(*) as n from documents where path like 'full/%'").get() as { n: number }).n;
-    expect(verifyStore({ store: "crash" }).consistent).toBe(true);
+    expect(verifyStore({ handle: getStoreDb("crash") }).consistent).toBe(true);
     tally.faultsSurvived++;
   });
 

@@ -137,7 +137,7 @@ it("20 agents on two servers sharing one DATA_DIR, during reindex and embedding:
     task: (k) => (gov.prepare("select count(*) as n from tasks where task_id = ?").get(k) as { n: number }).n,
   };
   const notOnce = acks.filter((ack) => countOf[ack.kind](ack.key) !== 1);
-  const verify = verifyStore({ store: STORE });
+  const verify = verifyStore({ handle: getStoreDb(STORE) });
   const audit = verifyAuditChain();
 
   recordTally("load: 20 agents × 2 servers", {

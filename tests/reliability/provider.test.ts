@@ -5,10 +5,8 @@ import { retryParkedEmbeddings } from "@/lib/embed/queue";
 import { getEmbeddingStatus } from "@/lib/embed/status";
 import { drainEmbedQueues, MAX_EMBED_ATTEMPTS, processEmbedBatch } from "@/lib/embed/worker";
 import { putDocuments } from "@/lib/index/ingest";
-import { openIndexedStore } from "@/lib/index/reindex";
-import { searchInputSchema } from "@/lib/index/search";
-import { searchAnyMode } from "@/lib/index/semantic-search";
-import { createStore } from "@/lib/stores/stores";
+import { searchInputSchema, searchStore } from "@/lib/index/search";
+import { createStore, openStore } from "@/lib/stores/stores";
 import { startFakeOpenAI } from "../fixtures/fake-openai-server";
 import { useTempDataDir } from "../helpers";
 import { recordTally } from "./summary";
@@ -32,23 +30,23 @@ afterAll(async () => {
   await fake.close();
 });
 
-const search = (q: string) => searchAnyMode({ store: "prov", input: searchInputSchema.parse({ q, mode: "hybrid" }) });
+const search = (q: string) => searchStore({ handle: openStore({ store: "prov" }), core: null, input: searchInputSchema.parse({ q, mode: "hybrid" }) });
 const rewindBackoff = () => getStoreDb("prov").sqlite.exec("update embed_queue set next_attempt_at = 0");
 
 it("a provider that is down, then slow, then wrong: the store degrades to lexical and says so, items park, and everything recovers", async () => {
   const docs = Array.from({ length: 12 }, (_, i) => ({ path: `p/${i}.md`, content: `# note ${i}\n\nprovider outage drill number ${i}` }));
-  putDocuments({ sqlite: openIndexedStore({ store: "prov" }), input: { documents: docs } });
+  putDocuments({ handle: openStore({ store: "prov" }), input: { documents: docs }, actor: "test" });
   tally.writesAcknowledged += docs.length;
-  const queued = (await getEmbeddingStatus("prov")).backlog.pending;
+  const queued = (await getEmbeddingStatus({ handle: getStoreDb("prov") })).backlog.pending;
   expect(queued).toBeGreaterThan(5);
 
   // Down: every call fails; the backlog stays above the watermark.
   fake.state.defaultMode = "500";
   tally.faultsInjected++;
-  const down = await processEmbedBatch("prov");
+  const down = await processEmbedBatch({ handle: getStoreDb("prov") });
   expect(down.failed).toBeGreaterThan(0);
   expect(down.embedded).toBe(0);
-  let status = await getEmbeddingStatus("prov");
+  let status = await getEmbeddingStatus({ handle: getStoreDb("prov") });
   expect(status).toMatchObject({ degraded: true });
   const degraded = await search("outage drill");
   expect(degraded).toMatchObject({ effectiveMode: "fts", degraded: true, fallback: { reason: "degraded" } });
@@ -58,7 +56,7 @@ it("a provider that is down, then slow, then wrong: the store degrades to lexica
   fake.state.defaultMode = "hang";
   tally.faultsInjected++;
   rewindBackoff();
-  const slow = await processEmbedBatch("prov");
+  const slow = await processEmbedBatch({ handle: getStoreDb("prov") });
   expect(slow.failed).toBeGreaterThan(0);
   expect(slow.embedded).toBe(0);
 
@@ -66,26 +64,26 @@ it("a provider that is down, then slow, then wrong: the store degrades to lexica
   fake.state.defaultMode = "wrong_dim";
   tally.faultsInjected++;
   rewindBackoff();
-  const wrong = await processEmbedBatch("prov");
+  const wrong = await processEmbedBatch({ handle: getStoreDb("prov") });
   expect(wrong.parked).toBeGreaterThan(0);
   expect((getStoreDb("prov").sqlite.prepare("select count(*) as n from embeddings").get() as { n: number }).n).toBe(0);
 
   // Down long enough: the rest park after the retry limit, with the error visible.
   fake.state.defaultMode = "500";
   // A failing batch stops a drain (backoff does the pacing), so step batch by batch with the backoff skipped.
-  for (let i = 0; i < MAX_EMBED_ATTEMPTS * queued && (await getEmbeddingStatus("prov")).backlog.pending > 0; i++) {
+  for (let i = 0; i < MAX_EMBED_ATTEMPTS * queued && (await getEmbeddingStatus({ handle: getStoreDb("prov") })).backlog.pending > 0; i++) {
     rewindBackoff();
-    await processEmbedBatch("prov");
+    await processEmbedBatch({ handle: getStoreDb("prov") });
   }
-  status = await getEmbeddingStatus("prov");
+  status = await getEmbeddingStatus({ handle: getStoreDb("prov") });
   expect(status.backlog).toMatchObject({ pending: 0, parked: queued });
   expect(status.parked.some((p) => /dimension/.test(p.lastError ?? ""))).toBe(true);
 
   // Recovered: an admin retries the parked items, the worker drains them, and hybrid search uses vectors again.
   fake.state.defaultMode = "ok";
-  expect(retryParkedEmbeddings(getStoreDb("prov"))).toBe(queued);
+  expect(retryParkedEmbeddings({ handle: getStoreDb("prov"), actor: "test" })).toBe(queued);
   await drainEmbedQueues({ stores: ["prov"] });
-  status = await getEmbeddingStatus("prov");
+  status = await getEmbeddingStatus({ handle: getStoreDb("prov") });
   expect(status).toMatchObject({ degraded: false, backlog: { pending: 0, parked: 0 } });
   const recovered = await search("outage drill");
   expect(recovered.effectiveMode).toBe("hybrid");

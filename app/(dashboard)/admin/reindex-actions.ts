@@ -4,16 +4,16 @@ import { z } from "zod";
 import { actionError, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { getJobById, startReindexJob, type Job } from "@/lib/index/jobs";
-import { openIndexedStore } from "@/lib/index/reindex";
+import { actorOf } from "@/lib/auth/actor";
 import { storeNameSchema } from "@/lib/db/store-names";
+import { openStore } from "@/lib/stores/stores";
 
 /** Admins only; startReindexJob writes the audit row with who asked. */
 export async function startReindexAction(store: string): Promise<ActionResult<Job>> {
   try {
     const admin = await requireRoleForAction("admin");
     const name = storeNameSchema.parse(store);
-    openIndexedStore({ store: name });
-    const job = startReindexJob({ store: name, actor: `user:${admin.username}`, reason: "Reindex button on the Admin page" });
+    const job = startReindexJob({ handle: openStore({ store: name, buildIndex: false }), actor: actorOf(admin), reason: "Reindex button on the Admin page" });
     return { ok: true, message: `Reindex of ${name} started.`, data: job };
   } catch (e) {
     return actionError(e);

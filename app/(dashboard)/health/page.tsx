@@ -8,6 +8,7 @@ import { StoreEmbeddingsCard } from "@/components/store-embeddings-card";
 import { getEmbeddingStatus } from "@/lib/embed/status";
 import { ALL_STORES, deriveLiveVerdict, loadHealthDashboard } from "@/lib/metrics/health";
 import { parseRange } from "@/lib/metrics/preparers";
+import { openStore } from "@/lib/stores/stores";
 import { embeddingAdminAction } from "../stores/[store]/embed-actions";
 
 type Params = Record<string, string | string[] | undefined>;
@@ -20,7 +21,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
   const longRange = d.range === "7d" || d.range === "30d";
   const markers = d.modelChanges.map((m) => ({ t: m.t, label: d.store === ALL_STORES ? `${m.store}: new model` : "new model" }));
   const latestTs = d.perStore.reduce<number | null>((acc, s) => (s.latest && (acc === null || s.latest.ts > acc) ? s.latest.ts : acc), null);
-  const embeddings = d.store === ALL_STORES ? null : await getEmbeddingStatus(d.store);
+  const embeddings = d.store === ALL_STORES ? null : await getEmbeddingStatus({ handle: openStore({ store: d.store }) });
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Health</h1>

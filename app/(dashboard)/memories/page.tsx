@@ -5,7 +5,7 @@ import { MemoryMarkdown } from "@/components/memory-markdown";
 import { MemoryCategoryTree, MemoryFilterForm } from "@/components/memory-filters";
 import { formatTime } from "@/lib/format";
 import { getMemoryByPath, listAllCategories, listMemoriesByFilter, memoryFilterSchema, memoryPathSchema } from "@/lib/index/memories";
-import { openIndexedStore } from "@/lib/index/reindex";
+import { openStore } from "@/lib/stores/stores";
 import { isAppError } from "@/lib/errors";
 
 const PAGE_SIZE = 25;
@@ -17,7 +17,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
   await requireUser();
   const sp = await searchParams;
   const { store, stores } = pickStore(one(sp.store));
-  const sqlite = openIndexedStore({ store });
+  const handle = openStore({ store });
   const page = Math.max(1, Number(one(sp.page)) || 1);
   const values = {
     store,
@@ -42,14 +42,14 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
     limit: String(PAGE_SIZE),
     offset: String((page - 1) * PAGE_SIZE),
   });
-  const list = parsed.success ? listMemoriesByFilter({ sqlite, filter: parsed.data }) : null;
-  const categories = listAllCategories({ sqlite });
+  const list = parsed.success ? listMemoriesByFilter({ handle, filter: parsed.data }) : null;
+  const categories = listAllCategories({ handle });
   const viewPath = one(sp.path);
   let viewed: ReturnType<typeof getMemoryByPath> | null = null;
   let viewError: string | null = null;
   if (viewPath) {
     try {
-      viewed = getMemoryByPath({ store, memoryPath: memoryPathSchema.parse(viewPath) });
+      viewed = getMemoryByPath({ handle, memoryPath: memoryPathSchema.parse(viewPath) });
     } catch (e) {
       viewError = isAppError(e) ? e.message : "that memory path is not valid";
     }

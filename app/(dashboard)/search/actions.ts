@@ -2,13 +2,12 @@
 
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
-import { openIndexedStore } from "@/lib/index/reindex";
-import { searchInputSchema } from "@/lib/index/search";
-import { searchAnyMode, type AnySearchResult } from "@/lib/index/semantic-search";
+import { searchInputSchema, searchStore, type SearchResult } from "@/lib/index/search";
 import { storeNameSchema } from "@/lib/db/store-names";
+import { openCoreFor, openStore } from "@/lib/stores/stores";
 
 /** Search for the dashboard; the same domain call as GET /stores/{store}/search. */
-export async function searchAction(_prev: ActionResult<AnySearchResult> | null, form: FormData): Promise<ActionResult<AnySearchResult>> {
+export async function searchAction(_prev: ActionResult<SearchResult> | null, form: FormData): Promise<ActionResult<SearchResult>> {
   try {
     await requireRoleForAction("viewer");
     assertForm(form);
@@ -27,8 +26,8 @@ export async function searchAction(_prev: ActionResult<AnySearchResult> | null, 
       explain: form.get("explain") === "on",
       limit: 50,
     });
-    openIndexedStore({ store });
-    const result = await searchAnyMode({ store, input });
+    const handle = openStore({ store });
+    const result = await searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
     return { ok: true, message: `${result.results.length}${result.hasMore ? "+" : ""} results`, data: result };
   } catch (e) {
     return actionError(e);

@@ -55,6 +55,7 @@ export const embeddingCache = sqliteTable("embedding_cache", {
   vector: blob("vector", { mode: "buffer" }).notNull(),
   createdAt: integer("created_at").notNull(),
 });
+export type EmbeddingCacheRow = InferSelectModel<typeof embeddingCache>;
 
 /** Every model fingerprint this store has seen; meta.active_fingerprint names the one serving. */
 export const embeddingModels = sqliteTable("embedding_models", {
@@ -62,6 +63,7 @@ export const embeddingModels = sqliteTable("embedding_models", {
   info: text("info").notNull(),
   firstSeenAt: integer("first_seen_at").notNull(),
 });
+export type EmbeddingModelRow = InferSelectModel<typeof embeddingModels>;
 
 /**
  * Recent vector/hybrid queries with the vector leg's top results and the
@@ -80,3 +82,4 @@ export const searchLog = sqliteTable(
   },
   (t) => [index("search_log_ts_idx").on(t.ts)],
 );
+export type SearchLogRow = InferSelectModel<typeof searchLog>;

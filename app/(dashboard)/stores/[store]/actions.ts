@@ -4,13 +4,14 @@ import { actionError, assertForm, type ActionResult } from "@/lib/http/action-re
 import { requireRoleForAction } from "@/app/_server/session";
 import { verifyStore, type VerifyReport } from "@/lib/index/verify";
 import { storeNameSchema } from "@/lib/db/store-names";
+import { openStore } from "@/lib/stores/stores";
 
 /** Read-only: compares files with the index; writes nothing, so it needs no audit row. */
 export async function verifyStoreAction(_prev: ActionResult<VerifyReport> | null, form: FormData): Promise<ActionResult<VerifyReport>> {
   try {
     await requireRoleForAction("viewer");
     assertForm(form);
-    const report = verifyStore({ store: storeNameSchema.parse(String(form.get("store") ?? "")) });
+    const report = verifyStore({ handle: openStore({ store: storeNameSchema.parse(String(form.get("store") ?? "")) }) });
     return { ok: true, message: report.ok ? "Index matches the files." : "Differences found.", data: report };
   } catch (e) {
     return actionError(e);

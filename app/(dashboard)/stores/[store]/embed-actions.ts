@@ -4,52 +4,48 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
-import { getStoreDb } from "@/lib/db/connection";
 import { getEmbedder } from "@/lib/embed/model";
 import { retryParkedEmbeddings } from "@/lib/embed/queue";
 import { estimateReembed, startReembed, switchHeldReembed } from "@/lib/embed/reembed";
-import { appendAudit } from "@/lib/governance/audit";
-import { requireStore } from "@/lib/stores/stores";
+import { actorOf } from "@/lib/auth/actor";
+import { openStore } from "@/lib/stores/stores";
 import { storeNameSchema } from "@/lib/db/store-names";
 
 const intentSchema = z.enum(["estimate", "start", "start_stale", "start_hold", "switch", "retry_parked"]);
 
 /**
  * The embeddings card's admin buttons. Admin only (re-checked here: server
- * actions are public endpoints); every change is audited by the domain call
- * or here.
+ * actions are public endpoints); every change is audited by the domain call.
  */
 export async function embeddingAdminAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
-    const actor = `user:${admin.username}`;
+    const actor = actorOf(admin);
     const store = storeNameSchema.parse(String(form.get("store") ?? ""));
     const intent = intentSchema.parse(form.get("intent"));
-    requireStore(store);
-    const handle = getStoreDb(store);
+    const handle = openStore({ store });
     const configured = await getEmbedder().fingerprint;
     let message: string;
     switch (intent) {
       case "estimate": {
-        const e = estimateReembed(handle, configured, { onlyStale: false });
+        const e = estimateReembed({ handle, configured, onlyStale: false });
         message = `A full re-embed would embed ${e.toEmbed} item(s) with ${configured.provider}:${configured.model}${e.modelChanged ? " (a model change)" : ""}.`;
         break;
       }
       case "start":
       case "start_stale":
       case "start_hold": {
-        const p = startReembed(handle, configured, { onlyStale: intent === "start_stale", holdSwitch: intent === "start_hold", actor });
+        const p = startReembed({ handle, configured, onlyStale: intent === "start_stale", holdSwitch: intent === "start_hold", actor });
         message = `Re-embed started: ${p.remaining} of ${p.total} item(s) to embed${p.holdSwitch ? "; the switch waits for you" : ""}.`;
         break;
       }
       case "switch":
-        switchHeldReembed(handle, { actor });
+        switchHeldReembed({ handle, actor });
         message = "Switched to the new model.";
         break;
       case "retry_parked": {
-        const n = retryParkedEmbeddings(handle);
-        appendAudit({ actor, action: "store.embeddings.retry_parked", target: `store:${store}`, details: { requeued: n } });
+        const n = retryParkedEmbeddings({ handle, actor });
         message = `${n} parked item(s) queued again.`;
         break;
       }

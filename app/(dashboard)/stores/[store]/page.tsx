@@ -7,8 +7,7 @@ import { getEmbeddingStatus } from "@/lib/embed/status";
 import { formatBytes, formatTime } from "@/lib/format";
 import { listDocumentsByPrefix } from "@/lib/index/ingest";
 import { listRecentMemories } from "@/lib/index/memories";
-import { openIndexedStore } from "@/lib/index/reindex";
-import { describeStore } from "@/lib/stores/stores";
+import { describeStore, openStore } from "@/lib/stores/stores";
 import { storeExists } from "@/lib/db/store-names";
 import { verifyStoreAction } from "./actions";
 import { embeddingAdminAction } from "./embed-actions";
@@ -17,11 +16,11 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
   const user = await requireUser();
   const { store } = await params;
   if (!storeExists(store)) notFound();
-  const sqlite = openIndexedStore({ store });
-  const summary = describeStore(store);
-  const recent = listRecentMemories({ sqlite, limit: 10 });
-  const docs = listDocumentsByPrefix({ sqlite, limit: 1 });
-  const embeddings = await getEmbeddingStatus(store);
+  const handle = openStore({ store });
+  const summary = describeStore({ handle });
+  const recent = listRecentMemories({ handle, limit: 10 });
+  const docs = listDocumentsByPrefix({ handle, limit: 1 });
+  const embeddings = await getEmbeddingStatus({ handle });
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Store {store}</h1>

@@ -1,5 +1,6 @@
 import { storeListResponse, storeSummary } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
+import { actorOf } from "@/lib/auth/actor";
 import { assertStoresAllowed, canUseStore } from "@/lib/auth/tokens";
 import { createStore, createStoreSchema, listStores } from "@/lib/stores/stores";
 
@@ -21,6 +22,6 @@ export const POST = defineRoute({
   handler: ({ body, principal }) => {
     // The new store's `name` is a store reference too, though not a field called `store` (see lib/api/store-refs.ts).
     if (principal) assertStoresAllowed(principal, [body.name]);
-    return createStore({ input: body, actor: `agent:${principal?.agentId}` });
+    return createStore({ input: body, actor: actorOf(principal) });
   },
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { storeSummary } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
-import { describeStore } from "@/lib/stores/stores";
+import { describeStore, openStore } from "@/lib/stores/stores";
 import { storeNameSchema } from "@/lib/db/store-names";
 
 export const GET = defineRoute({
@@ -9,5 +9,5 @@ export const GET = defineRoute({
   auth: "read",
   response: storeSummary,
   params: z.object({ store: storeNameSchema }),
-  handler: ({ params }) => describeStore(params.store),
+  handler: ({ params }) => describeStore({ handle: openStore({ store: params.store }) }),
 });

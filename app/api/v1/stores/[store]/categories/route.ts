@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { categoryChild, categoryListResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
+import { actorOf } from "@/lib/auth/actor";
 import { categoryPathSchema, listCategoryChildren, setCategoryDescription, setCategorySchema } from "@/lib/index/memories";
-import { openIndexedStore } from "@/lib/index/reindex";
 import { storeNameSchema } from "@/lib/db/store-names";
+import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/categories",
@@ -13,7 +14,7 @@ export const GET = defineRoute({
   query: z.object({ parent: categoryPathSchema.optional() }).strict(),
   handler: ({ params, query }) => ({
     parent: query.parent ?? null,
-    categories: listCategoryChildren({ sqlite: openIndexedStore({ store: params.store }), parent: query.parent ?? null }),
+    categories: listCategoryChildren({ handle: openStore({ store: params.store }), parent: query.parent ?? null }),
   }),
 });
 
@@ -23,5 +24,5 @@ export const PUT = defineRoute({
   response: categoryChild,
   params: z.object({ store: storeNameSchema }),
   body: setCategorySchema,
-  handler: ({ params, body }) => setCategoryDescription({ store: params.store, sqlite: openIndexedStore({ store: params.store }), input: body }),
+  handler: ({ params, body, principal }) => setCategoryDescription({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }),
 });

@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { documentDeletedResponse, documentListResponse, putDocumentsResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
+import { actorOf } from "@/lib/auth/actor";
 import { apiDocumentPathSchema, deleteApiDocument, listDocumentsByPrefix, putDocuments, putDocumentsSchema } from "@/lib/index/ingest";
-import { openIndexedStore } from "@/lib/index/reindex";
 import { storeNameSchema } from "@/lib/db/store-names";
+import { openStore } from "@/lib/stores/stores";
 
 const params = z.object({ store: storeNameSchema });
 
@@ -13,7 +14,7 @@ export const PUT = defineRoute({
   response: putDocumentsResponse,
   params,
   body: putDocumentsSchema,
-  handler: ({ params, body }) => ({ documents: putDocuments({ sqlite: openIndexedStore({ store: params.store }), input: body }) }),
+  handler: ({ params, body, principal }) => ({ documents: putDocuments({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
 });
 
 export const GET = defineRoute({
@@ -28,7 +29,7 @@ export const GET = defineRoute({
       offset: z.coerce.number().int().min(0).default(0),
     })
     .strict(),
-  handler: ({ params, query }) => listDocumentsByPrefix({ sqlite: openIndexedStore({ store: params.store }), ...query }),
+  handler: ({ params, query }) => listDocumentsByPrefix({ handle: openStore({ store: params.store }), ...query }),
 });
 
 export const DELETE = defineRoute({
@@ -37,8 +38,8 @@ export const DELETE = defineRoute({
   response: documentDeletedResponse,
   params,
   query: z.object({ path: apiDocumentPathSchema }).strict(),
-  handler: ({ params, query }) => {
-    deleteApiDocument({ sqlite: openIndexedStore({ store: params.store }), path: query.path });
+  handler: ({ params, query, principal }) => {
+    deleteApiDocument({ handle: openStore({ store: params.store }), path: query.path, actor: actorOf(principal) });
     return { deleted: query.path };
   },
 });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { deletedResponse } from "@/lib/api/responses/common";
 import { memoryReadOrListResponse, memoryWithBody } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
+import { actorOf } from "@/lib/auth/actor";
 import {
   createMemory,
   createMemorySchema,
@@ -13,8 +14,8 @@ import {
   updateMemory,
   updateMemorySchema,
 } from "@/lib/index/memories";
-import { openIndexedStore } from "@/lib/index/reindex";
 import { storeNameSchema } from "@/lib/db/store-names";
+import { openStore } from "@/lib/stores/stores";
 
 const params = z.object({ store: storeNameSchema });
 
@@ -26,9 +27,9 @@ export const GET = defineRoute({
   // `path` reads one memory (with its body); anything else filters the list.
   query: z.union([z.object({ path: memoryPathSchema }).strict(), memoryFilterSchema]),
   handler: ({ params, query }) => {
-    const sqlite = openIndexedStore({ store: params.store });
-    if ("path" in query) return getMemoryByPath({ store: params.store, memoryPath: query.path });
-    return listMemoriesByFilter({ sqlite, filter: query });
+    const handle = openStore({ store: params.store });
+    if ("path" in query) return getMemoryByPath({ handle, memoryPath: query.path });
+    return listMemoriesByFilter({ handle, filter: query });
   },
 });
 
@@ -39,7 +40,7 @@ export const POST = defineRoute({
   params,
   body: createMemorySchema,
   status: 201,
-  handler: ({ params, body }) => createMemory({ store: params.store, sqlite: openIndexedStore({ store: params.store }), input: body }),
+  handler: ({ params, body, principal }) => createMemory({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }),
 });
 
 export const PUT = defineRoute({
@@ -48,7 +49,7 @@ export const PUT = defineRoute({
   response: memoryWithBody,
   params,
   body: updateMemorySchema,
-  handler: ({ params, body }) => updateMemory({ store: params.store, sqlite: openIndexedStore({ store: params.store }), input: body }),
+  handler: ({ params, body, principal }) => updateMemory({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }),
 });
 
 export const DELETE = defineRoute({
@@ -57,8 +58,8 @@ export const DELETE = defineRoute({
   response: deletedResponse,
   params,
   query: z.object({ path: memoryPathSchema }).strict(),
-  handler: ({ params, query }) => {
-    deleteMemory({ store: params.store, sqlite: openIndexedStore({ store: params.store }), memoryPath: query.path });
+  handler: ({ params, query, principal }) => {
+    deleteMemory({ handle: openStore({ store: params.store }), memoryPath: query.path, actor: actorOf(principal) });
     return { deleted: query.path };
   },
 });

@@ -1,21 +1,18 @@
 import { z } from "zod";
 import { reembedStartResponse, reembedStatusResponse } from "@/lib/api/responses/embeddings";
 import { defineRoute } from "@/lib/api/route";
+import { actorOf } from "@/lib/auth/actor";
 import { storeParams } from "@/lib/api/params";
-import { getStoreDb } from "@/lib/db/connection";
 import { getEmbedder } from "@/lib/embed/model";
 import { estimateReembed, getReembedProgress, startReembed } from "@/lib/embed/reembed";
-import { requireStore } from "@/lib/stores/stores";
+import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/reembed",
   auth: "read",
   response: reembedStatusResponse,
   params: storeParams,
-  handler: ({ params }) => {
-    requireStore(params.store);
-    return { job: getReembedProgress(getStoreDb(params.store)) };
-  },
+  handler: ({ params }) => ({ job: getReembedProgress({ handle: openStore({ store: params.store }) }) }),
 });
 
 export const POST = defineRoute({
@@ -26,10 +23,9 @@ export const POST = defineRoute({
   body: z.object({ only_stale: z.boolean().default(false), dry_run: z.boolean().default(false), hold_switch: z.boolean().default(false) }).strict(),
   status: 202,
   handler: async ({ params, body, principal }) => {
-    requireStore(params.store);
-    const handle = getStoreDb(params.store);
+    const handle = openStore({ store: params.store });
     const configured = await getEmbedder().fingerprint;
-    if (body.dry_run) return { estimate: estimateReembed(handle, configured, { onlyStale: body.only_stale }) };
-    return { job: startReembed(handle, configured, { onlyStale: body.only_stale, holdSwitch: body.hold_switch, actor: `agent:${principal?.agentId}` }) };
+    if (body.dry_run) return { estimate: estimateReembed({ handle, configured, onlyStale: body.only_stale }) };
+    return { job: startReembed({ handle, configured, onlyStale: body.only_stale, holdSwitch: body.hold_switch, actor: actorOf(principal) }) };
   },
 });

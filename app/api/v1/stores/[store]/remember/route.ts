@@ -1,9 +1,8 @@
 import { rememberResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { CORE_STORE } from "@/lib/db/store-names";
 import { rememberByQuery, rememberInputSchema } from "@/lib/graph/remember";
-import { openStore } from "@/lib/stores/stores";
+import { openCoreFor, openStore } from "@/lib/stores/stores";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/remember",
@@ -11,6 +10,8 @@ export const POST = defineRoute({
   response: rememberResponse,
   params: storeParams,
   body: rememberInputSchema,
-  handler: ({ params, body }) =>
-    rememberByQuery({ handle: openStore({ store: params.store }), core: body.include_core ? openStore({ store: CORE_STORE }) : null, input: body }),
+  handler: ({ params, body }) => {
+    const handle = openStore({ store: params.store });
+    return rememberByQuery({ handle, core: openCoreFor({ handle, includeCore: body.include_core }), input: body });
+  },
 });

@@ -1,12 +1,17 @@
 import { z } from "zod";
 import { searchResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
-import { openIndexedStore } from "@/lib/index/reindex";
-import { searchInputSchema } from "@/lib/index/search";
-import { searchAnyMode } from "@/lib/index/semantic-search";
+import { searchInputSchema, searchStore, type SearchInput } from "@/lib/index/search";
 import { storeNameSchema } from "@/lib/db/store-names";
+import { openCoreFor, openStore } from "@/lib/stores/stores";
 
 const params = z.object({ store: storeNameSchema });
+
+/** The store opened once; core too when the caller asked for it (the wrapper checked the token may read it). */
+function search({ store, input }: { store: string; input: SearchInput }) {
+  const handle = openStore({ store });
+  return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
+}
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/search",
@@ -14,10 +19,7 @@ export const GET = defineRoute({
   response: searchResponse,
   params,
   query: searchInputSchema,
-  handler: async ({ params, query }) => {
-    openIndexedStore({ store: params.store });
-    return searchAnyMode({ store: params.store, input: query });
-  },
+  handler: ({ params, query }) => search({ store: params.store, input: query }),
 });
 
 export const POST = defineRoute({
@@ -26,8 +28,5 @@ export const POST = defineRoute({
   response: searchResponse,
   params,
   body: searchInputSchema,
-  handler: async ({ params, body }) => {
-    openIndexedStore({ store: params.store });
-    return searchAnyMode({ store: params.store, input: body });
-  },
+  handler: ({ params, body }) => search({ store: params.store, input: body }),
 });

@@ -1,20 +1,14 @@
 import { retryParkedResponse } from "@/lib/api/responses/embeddings";
 import { defineRoute } from "@/lib/api/route";
+import { actorOf } from "@/lib/auth/actor";
 import { storeParams } from "@/lib/api/params";
-import { getStoreDb } from "@/lib/db/connection";
 import { retryParkedEmbeddings } from "@/lib/embed/queue";
-import { appendAudit } from "@/lib/governance/audit";
-import { requireStore } from "@/lib/stores/stores";
+import { openStore } from "@/lib/stores/stores";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/embeddings/retry-parked",
   auth: "admin",
   response: retryParkedResponse,
   params: storeParams,
-  handler: ({ params, principal }) => {
-    requireStore(params.store);
-    const requeued = retryParkedEmbeddings(getStoreDb(params.store));
-    appendAudit({ actor: `agent:${principal?.agentId}`, action: "store.embeddings.retry_parked", target: `store:${params.store}`, details: { requeued } });
-    return { requeued };
-  },
+  handler: ({ params, principal }) => ({ requeued: retryParkedEmbeddings({ handle: openStore({ store: params.store }), actor: actorOf(principal) }) }),
 });

@@ -2,9 +2,8 @@ import { z } from "zod";
 import { modelComparisonResponse } from "@/lib/api/responses/embeddings";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { getStoreDb } from "@/lib/db/connection";
 import { compareCandidateModel } from "@/lib/embed/compare";
-import { requireStore } from "@/lib/stores/stores";
+import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/reembed/compare",
@@ -12,8 +11,5 @@ export const GET = defineRoute({
   response: modelComparisonResponse,
   params: storeParams,
   query: z.object({ n: z.coerce.number().int().min(1).max(500).default(50), k: z.coerce.number().int().min(1).max(100).default(10) }).strict(),
-  handler: ({ params, query }) => {
-    requireStore(params.store);
-    return compareCandidateModel(getStoreDb(params.store), query);
-  },
+  handler: ({ params, query }) => compareCandidateModel({ handle: openStore({ store: params.store }), ...query }),
 });

@@ -1,9 +1,9 @@
 import { reembedSwitchResponse } from "@/lib/api/responses/embeddings";
 import { defineRoute } from "@/lib/api/route";
+import { actorOf } from "@/lib/auth/actor";
 import { storeParams } from "@/lib/api/params";
-import { getStoreDb } from "@/lib/db/connection";
 import { switchHeldReembed } from "@/lib/embed/reembed";
-import { requireStore } from "@/lib/stores/stores";
+import { openStore } from "@/lib/stores/stores";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/reembed/switch",
@@ -11,8 +11,7 @@ export const POST = defineRoute({
   response: reembedSwitchResponse,
   params: storeParams,
   handler: ({ params, principal }) => {
-    requireStore(params.store);
-    switchHeldReembed(getStoreDb(params.store), { actor: `agent:${principal?.agentId}` });
+    switchHeldReembed({ handle: openStore({ store: params.store }), actor: actorOf(principal) });
     return { switched: true };
   },
 });

@@ -1,0 +1,306 @@
+import type Database from "better-sqlite3";
+import { openStoreReaderWithCore, type StoreHandle } from "../db/connection";
+import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
+import { AppError } from "../errors";
+import type { SearchInput } from "./search";
+
+const MARK_OPEN = "\uE000";
+const MARK_CLOSE = "\uE001";
+const MAX_TOKENS = 32;
+
+/** A chunk found by full-text search, with its bm25 score and highlighted snippet. */
+export type FullTextHit = {
+  store: string;
+  id: number;
+  chunkId: string;
+  path: string;
+  kind: string;
+  chunkIndex: number;
+  score: number;
+  snippet: string;
+  /** [start, end) offsets of matched terms within `snippet`. */
+  highlights: [number, number][];
+  updatedAt: number;
+};
+
+export type FullTextResult = { mode: "fts"; query: string; match: string | null; results: FullTextHit[]; hasMore: boolean; stores: string[] };
+
+/**
+ * Turn user text into a MATCH expression that means "these words": every
+ * token is a double-quoted string, so operators, `*`, `NEAR(`, column
+ * filters and stray quotes are only ever words. Null when nothing is left.
+ */
+export function toFtsMatch(text: string, match: "all" | "any" = "all"): string | null {
+  const tokens = text.normalize("NFKC").match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
+  const unique = [...new Set(tokens.map((t) => t.toLowerCase()))].slice(0, MAX_TOKENS);
+  if (unique.length === 0) return null;
+  return unique.map((t) => `"${t}"`).join(match === "any" ? " OR " : " ");
+}
+
+/**
+ * Bounds on an advanced (`syntax=fts5`) expression, checked before it
+ * reaches MATCH. FTS5's cost grows with its phrases: each prefix term merges
+ * the doclists of every word it expands to, and ranking walks every phrase's
+ * positions for every phrase (12 × `w*` over 1,600 documents of w-words took
+ * 5 s, 60 took minutes). The query budget interrupts whatever still runs
+ * long; these limits answer the obvious cases at once, with a 400 that names
+ * the limit, and are the only bound when the budget extension is missing.
+ */
+export const FTS5_LIMITS = {
+  /** Words in the whole expression (plain search keeps 32 too). */
+  terms: 32,
+  /** Terms ending in `*`: one-letter prefixes (`a*`) cost ~0.6 s each over 100k notes. */
+  prefixTerms: 4,
+  /** Characters before a `*`. */
+  prefixChars: 2,
+  nearGroups: 4,
+  /** Words in one phrase ("…" or a + b). */
+  phraseTerms: 16,
+} as const;
+
+/** An FTS5 bareword character (as FTS5 reads them): non-ASCII, ASCII letter or digit, `_`, or 0x1A. */
+const BAREWORD = /[^\x00-\x7F]|[A-Za-z0-9_\x1A]/;
+const WORDS = /[\p{L}\p{N}\p{M}]+/gu;
+
+type Fts5Token = { type: "string"; text: string; bare: boolean } | { type: "punct"; text: string };
+
+/** Split an FTS5 expression into strings (quoted or bare) and punctuation, as FTS5's own lexer does. */
+function lexFts5(q: string): Fts5Token[] {
+  const tokens: Fts5Token[] = [];
+  for (let i = 0; i < q.length; ) {
+    const c = q[i];
+    if (/\s/.test(c)) {
+      i++;
+    } else if (c === '"') {
+      let text = "";
+      let j = i + 1;
+      for (; j < q.length; j++) {
+        if (q[j] !== '"') text += q[j];
+        else if (q[j + 1] === '"') text += q[j++];
+        else break;
+      }
+      tokens.push({ type: "string", text, bare: false });
+      i = j + 1;
+    } else if (BAREWORD.test(c)) {
+      let j = i;
+      while (j < q.length && BAREWORD.test(q[j])) j++;
+      tokens.push({ type: "string", text: q.slice(i, j), bare: true });
+      i = j;
+    } else {
+      tokens.push({ type: "punct", text: c });
+      i++;
+    }
+  }
+  return tokens;
+}
+
+/**
+ * Count the terms, prefix terms, NEAR groups and phrase lengths of an FTS5
+ * expression and reject one past FTS5_LIMITS with a 400 naming the limit.
+ * Reads just enough of the grammar to count (phrases joined by `+`, `*`,
+ * NEAR(… , N), `col:` and `{cols}:` filters, AND/OR/NOT); anything else is
+ * left to FTS5, whose syntax errors are already a 400.
+ */
+export function checkFts5Expression(q: string): void {
+  const tokens = lexFts5(q);
+  let terms = 0;
+  let prefixTerms = 0;
+  let shortPrefix: string | null = null;
+  let nearGroups = 0;
+  let longestPhrase = 0;
+  let phrase = 0;
+  let nearDepth = 0;
+  const at = (k: number) => tokens[k] as Fts5Token | undefined;
+  for (let k = 0; k < tokens.length; k++) {
+    const t = tokens[k];
+    if (t.type === "punct") {
+      if (t.text === "{") {
+        // `{a b}:` names columns, not terms.
+        while (k < tokens.length && tokens[k].text !== "}") k++;
+      } else if (t.text === ")" && nearDepth > 0) {
+        nearDepth--;
+      } else if (t.text === "," && nearDepth > 0 && at(k + 1)?.type === "string" && /^[0-9]+$/.test(at(k + 1)!.text)) {
+        k++; // NEAR(…, N): the distance is not a term.
+      }
+      if (t.text !== "+" && t.text !== "*" && t.text !== "^") phrase = 0;
+      continue;
+    }
+    if (t.bare && (t.text === "AND" || t.text === "OR" || t.text === "NOT")) {
+      phrase = 0;
+      continue;
+    }
+    if (t.bare && t.text === "NEAR" && at(k + 1)?.text === "(") {
+      nearGroups++;
+      nearDepth++;
+      k++;
+      phrase = 0;
+      continue;
+    }
+    if (at(k + 1)?.text === ":") {
+      k++; // `col:` filters by column: not a term.
+      continue;
+    }
+    const words = t.text.normalize("NFKC").match(WORDS) ?? [];
+    terms += words.length;
+    // `a + b` continues a phrase; any other string starts one.
+    phrase = (at(k - 1)?.text === "+" ? phrase : 0) + words.length;
+    longestPhrase = Math.max(longestPhrase, phrase);
+    if (at(k + 1)?.text === "*" && words.length > 0) {
+      prefixTerms++;
+      const stem = words[words.length - 1];
+      if ([...stem].length < FTS5_LIMITS.prefixChars) shortPrefix ??= stem;
+    }
+  }
+  const over = (limit: keyof typeof FTS5_LIMITS, found: number, what: string) => {
+    const message = `${what}; at most ${FTS5_LIMITS[limit]} allowed`;
+    throw new AppError("invalid_request", `fts5 query too broad: ${message}. Narrow it, or use syntax=plain`, [{ path: "q", message, limit, max: FTS5_LIMITS[limit], found }]);
+  };
+  if (terms > FTS5_LIMITS.terms) over("terms", terms, `${terms} terms`);
+  if (prefixTerms > FTS5_LIMITS.prefixTerms) over("prefixTerms", prefixTerms, `${prefixTerms} prefix terms (word*)`);
+  if (shortPrefix !== null) over("prefixChars", [...shortPrefix].length, `prefix "${shortPrefix}*" has fewer than ${FTS5_LIMITS.prefixChars} characters before the *`);
+  if (nearGroups > FTS5_LIMITS.nearGroups) over("nearGroups", nearGroups, `${nearGroups} NEAR groups`);
+  if (longestPhrase > FTS5_LIMITS.phraseTerms) over("phraseTerms", longestPhrase, `a phrase of ${longestPhrase} words`);
+}
+
+export function splitSnippet(raw: string): { snippet: string; highlights: [number, number][] } {
+  let snippet = "";
+  const highlights: [number, number][] = [];
+  let open = -1;
+  for (const ch of raw) {
+    if (ch === MARK_OPEN) open = snippet.length;
+    else if (ch === MARK_CLOSE) {
+      if (open >= 0) highlights.push([open, snippet.length]);
+      open = -1;
+    } else snippet += ch;
+  }
+  return { snippet, highlights };
+}
+
+/** One bm25 match as runFts reads it (FTS5: raw SQL). */
+export type HitRow = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; rank: number; snip: string; updatedAt: number };
+
+/**
+ * The filter part of a search (prefix, kind, tags, updated range, expired
+ * memories) as SQL over `c` (chunks) and `d` (documents) in `schema`. Shared
+ * by full-text and vector search so both filter the same way.
+ */
+export function chunkFilterSql({ schema, input, now }: { schema: "main" | "core"; input: SearchInput; now: number }): { where: string[]; args: unknown[] } {
+  const where: string[] = [];
+  const args: unknown[] = [];
+  if (input.prefix) {
+    where.push("substr(d.path, 1, length(?)) = ?");
+    args.push(input.prefix, input.prefix);
+  }
+  if (input.kind?.length) {
+    where.push(`d.kind in (${input.kind.map(() => "?").join(", ")})`);
+    args.push(...input.kind);
+  }
+  if (input.updated_after !== undefined) {
+    where.push("d.mtime >= ?");
+    args.push(input.updated_after);
+  }
+  if (input.updated_before !== undefined) {
+    where.push("d.mtime < ?");
+    args.push(input.updated_before);
+  }
+  // A memory document's row in `memories` is at path minus 'memory/' and '.md'.
+  const memoryOf = `${schema}.memories m where d.kind = 'memory' and m.path = substr(d.path, 8, length(d.path) - 10)`;
+  if (input.tags?.length) {
+    where.push(`exists (select 1 from ${memoryOf} and exists (select 1 from json_each(m.tags) t where t.value in (${input.tags.map(() => "?").join(", ")})))`);
+    args.push(...input.tags);
+  }
+  if (!input.include_expired) {
+    where.push(`not exists (select 1 from ${memoryOf} and m.expires_at is not null and m.expires_at <= ?)`);
+    args.push(now);
+  }
+  return { where, args };
+}
+
+/** Whether the caller narrowed the search beyond the default (expired memories hidden). */
+export function hasExplicitFilters(input: SearchInput): boolean {
+  return !!(input.prefix || input.kind?.length || input.tags?.length || input.updated_after !== undefined || input.updated_before !== undefined);
+}
+
+/** The hint a timed-out search gives: how to narrow it. */
+export const SEARCH_BUDGET_HINT = "narrow it: fewer or rarer words, longer prefixes, fewer OR alternatives, or filters (prefix, kind, tags, updated_after)";
+
+/**
+ * The MATCH expression of a search: the caller's own for syntax=fts5 (within
+ * FTS5_LIMITS), else its words quoted. Null when there is nothing to match.
+ */
+export function ftsMatchFor(input: SearchInput, match: "all" | "any"): string | null {
+  if (input.syntax !== "fts5") return toFtsMatch(input.q, match);
+  if (input.q.trim() === "") return null;
+  checkFts5Expression(input.q);
+  return input.q;
+}
+
+/**
+ * Where a search reads: the store's own connection, or (with core) a
+ * read-only connection with core attached, so nothing here can write to core.
+ * Callers close it with `release`.
+ */
+export type SearchReader = { sqlite: Database.Database; schemas: ["main" | "core", string][]; release: () => void };
+
+export function openSearchReader({ handle, core }: { handle: StoreHandle; core: StoreHandle | null }): SearchReader {
+  if (!core) return { sqlite: handle.sqlite, schemas: [["main", handle.store]], release: () => {} };
+  const reader = openStoreReaderWithCore({ handle, core });
+  return { sqlite: reader, schemas: [["main", handle.store], ["core", core.store]], release: () => reader.close() };
+}
+
+export function runFts({ reader, schema, match, input, take, now, budget }: { reader: SearchReader; schema: "main" | "core"; match: string; input: SearchInput; take: number; now: number; budget: QueryBudget }): HitRow[] {
+  const filters = chunkFilterSql({ schema, input, now });
+  const where = ["chunks_fts match ?", ...filters.where];
+  const args: unknown[] = [match, ...filters.args];
+  // `schema` is one of two literals, never request text.
+  const sql = `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt,
+      bm25(chunks_fts) as rank, snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) as snip
+    from ${schema}.chunks_fts join ${schema}.chunks c on c.id = chunks_fts.rowid join ${schema}.documents d on d.doc_id = c.doc_id
+    where ${where.join(" and ")} order by rank, c.id limit ?`;
+  try {
+    const statement = reader.sqlite.prepare(sql);
+    return runWithinBudget(reader.sqlite, budget, () => statement.all(...args, take) as HitRow[]);
+  } catch (e) {
+    // The statement itself is fixed and valid, so with advanced syntax an SQLITE_ERROR is the caller's
+    // expression (syntax, unknown column, unterminated string). Plain queries are built to be valid.
+    if (input.syntax === "fts5" && e instanceof Error && (e as Error & { code?: string }).code === "SQLITE_ERROR") {
+      throw new AppError("invalid_request", `invalid fts5 query: ${e.message}`, [{ path: "q", message: e.message }]);
+    }
+    throw e;
+  }
+}
+
+
+/** Full-text search over a store's chunks (and core's, read-only, when `core` is given), best first. */
+export function searchFullText({
+  handle,
+  core,
+  input,
+  now = Date.now(),
+  budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT }),
+}: {
+  handle: StoreHandle;
+  core: StoreHandle | null;
+  input: SearchInput;
+  now?: number;
+  budget?: QueryBudget;
+}): FullTextResult {
+  const match = ftsMatchFor(input, input.match ?? "all");
+  const stores = core ? [handle.store, core.store] : [handle.store];
+  if (match === null) return { mode: "fts", query: input.q, match, results: [], hasMore: false, stores };
+  const take = input.offset + input.limit + 1;
+  const reader = openSearchReader({ handle, core });
+  try {
+    const hits: FullTextHit[] = [];
+    for (const [schema, name] of reader.schemas) {
+      for (const r of runFts({ reader, schema, match, input, take, now, budget })) {
+        hits.push({ store: name, id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...splitSnippet(r.snip) });
+      }
+    }
+    hits.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
+    const page = hits.slice(input.offset, input.offset + input.limit);
+    return { mode: "fts", query: input.q, match, results: page, hasMore: hits.length > input.offset + input.limit, stores };
+  } finally {
+    reader.release();
+  }
+}
