@@ -35,7 +35,7 @@ export function loadTextWindows(limit: number, root = path.join(process.cwd(), "
 export type Note = { id: number; path: string; text: string };
 
 /** mulberry32: a tiny seeded PRNG, so note i is the same on every machine and run. */
-function seededRandom(seed: number): () => number {
+export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

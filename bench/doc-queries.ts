@@ -7,6 +7,7 @@
  * from the document's other words, as when someone half-remembers a page.
  */
 import crypto from "node:crypto";
+import { seededRandom as seededFromNumber } from "./corpus";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -32,14 +33,7 @@ const sha256 = (s: string) => crypto.createHash("sha256").update(s).digest("hex"
 
 /** mulberry32 seeded from a string, so each document's choices are its own (adding a document changes no other query). */
 export function seededRandom(key: string): () => number {
-  let a = Number.parseInt(sha256(key).slice(0, 8), 16) >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return seededFromNumber(Number.parseInt(sha256(key).slice(0, 8), 16));
 }
 
 /** Words as every engine here sees them: runs of letters, digits and marks. */

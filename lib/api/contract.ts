@@ -17,26 +17,11 @@
  * names the field, so every route test is a contract test.
  */
 import { z, type ZodType } from "zod";
+import { defOf } from "./zod-def";
 import { getConfig } from "../config";
 import { AppError, ERROR_STATUS } from "../errors";
 
-type Def = {
-  type: string;
-  shape?: Record<string, ZodType>;
-  element?: ZodType;
-  innerType?: ZodType;
-  options?: readonly ZodType[];
-  valueType?: ZodType;
-  getter?: () => ZodType;
-  in?: ZodType;
-  items?: readonly ZodType[];
-  rest?: ZodType | null;
-  values?: readonly unknown[];
-};
 
-function defOf(schema: ZodType): Def {
-  return (schema as unknown as { _zod: { def: Def } })._zod.def;
-}
 
 /** `task_id` → `taskId`, `p50_ms` → `p50Ms`, `chunk_sha256` → `chunkSha256`. */
 export function camelOf(key: string): string {

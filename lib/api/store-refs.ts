@@ -13,21 +13,9 @@
  * `store` inside a node's attributes is not mistaken for a store reference.
  */
 import type { ZodType } from "zod";
+import { defOf } from "./zod-def";
 import { CORE_STORE } from "../db/store-names";
 
-type Def = {
-  type: string;
-  shape?: Record<string, ZodType>;
-  element?: ZodType;
-  innerType?: ZodType;
-  options?: readonly ZodType[];
-  left?: ZodType;
-  right?: ZodType;
-  in?: ZodType;
-  out?: ZodType;
-  items?: readonly ZodType[];
-  rest?: ZodType | null;
-};
 
 /** Field name → the stores its parsed value refers to. */
 const STORE_FIELDS: Record<string, (value: unknown) => string[]> = {
@@ -35,9 +23,6 @@ const STORE_FIELDS: Record<string, (value: unknown) => string[]> = {
   include_core: (v) => (v === true ? [CORE_STORE] : []),
 };
 
-function defOf(schema: ZodType): Def {
-  return (schema as unknown as { _zod: { def: Def } })._zod.def;
-}
 
 /** The schemas a value of `schema` is checked against, one level down, with how to reach the value. */
 function children(schema: ZodType): { key: string | number | "[]" | null; schema: ZodType }[] {
