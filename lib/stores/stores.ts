@@ -112,11 +112,6 @@ export function openCoreFor({ handle, includeCore }: { handle: StoreHandle; incl
   return includeCore && handle.store !== CORE_STORE ? openStore({ store: CORE_STORE }) : null;
 }
 
-/** 404 unless the store exists. Prefer openStore, which also returns the handle. */
-export function requireStore(name: string): void {
-  if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
-}
-
 /** Create a store (index.db + memory/). Creating one that exists is a conflict. */
 export function createStore({ input, actor }: { input: z.input<typeof createStoreSchema>; actor: string }): StoreSummary {
   const { name, description } = createStoreSchema.parse(input);
