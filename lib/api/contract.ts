@@ -17,7 +17,7 @@
  * names the field, so every route test is a contract test.
  */
 import { z, type ZodType } from "zod";
-import { defOf } from "./zod-def";
+import { defOf, wrappedSchema } from "./zod-def";
 import { getConfig } from "../config";
 import { AppError, ERROR_STATUS } from "../errors";
 
@@ -80,6 +80,8 @@ function branchScore(schema: ZodType, value: unknown): number {
 export function toWire(schema: ZodType, value: unknown): unknown {
   if (value === null || value === undefined) return value;
   const def = defOf(schema);
+  const inner = wrappedSchema(def);
+  if (inner) return toWire(inner, value);
   switch (def.type) {
     case "object": {
       if (!isPlainObject(value)) return value;
@@ -102,14 +104,6 @@ export function toWire(schema: ZodType, value: unknown): unknown {
       if (!isPlainObject(value) || !def.valueType) return value;
       return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toWire(def.valueType!, v)]));
     }
-    case "optional":
-    case "nullable":
-    case "default":
-    case "prefault":
-    case "catch":
-    case "readonly":
-    case "nonoptional":
-      return def.innerType ? toWire(def.innerType, value) : value;
     case "lazy":
       return def.getter ? toWire(def.getter(), value) : value;
     case "pipe":

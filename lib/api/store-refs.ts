@@ -13,7 +13,7 @@
  * `store` inside a node's attributes is not mistaken for a store reference.
  */
 import type { ZodType } from "zod";
-import { defOf } from "./zod-def";
+import { defOf, wrappedSchema } from "./zod-def";
 import { CORE_STORE } from "../db/store-names";
 
 
@@ -27,6 +27,8 @@ const STORE_FIELDS: Record<string, (value: unknown) => string[]> = {
 /** The schemas a value of `schema` is checked against, one level down, with how to reach the value. */
 function children(schema: ZodType): { key: string | number | "[]" | null; schema: ZodType }[] {
   const def = defOf(schema);
+  const inner = wrappedSchema(def);
+  if (inner) return [{ key: null, schema: inner }];
   switch (def.type) {
     case "object":
       return Object.entries(def.shape ?? {}).map(([key, s]) => ({ key, schema: s }));
@@ -34,14 +36,6 @@ function children(schema: ZodType): { key: string | number | "[]" | null; schema
       return def.element ? [{ key: "[]", schema: def.element }] : [];
     case "tuple":
       return [...(def.items ?? []).map((s, i) => ({ key: i, schema: s })), ...(def.rest ? [{ key: "[]" as const, schema: def.rest }] : [])];
-    case "optional":
-    case "nullable":
-    case "default":
-    case "prefault":
-    case "catch":
-    case "readonly":
-    case "nonoptional":
-      return def.innerType ? [{ key: null, schema: def.innerType }] : [];
     case "union":
       return (def.options ?? []).map((s) => ({ key: null, schema: s }));
     case "intersection":

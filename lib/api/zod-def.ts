@@ -21,3 +21,11 @@ export type ZodDef = {
 export function defOf(schema: ZodType): ZodDef {
   return (schema as unknown as { _zod: { def: ZodDef } })._zod.def;
 }
+
+/** Schema types that only wrap one inner schema (the value is checked against `innerType`). */
+const WRAPPER_TYPES = new Set(["optional", "nullable", "default", "prefault", "catch", "readonly", "nonoptional"]);
+
+/** The inner schema of a wrapper type (optional, nullable, default…), or null for any other schema. */
+export function wrappedSchema(def: ZodDef): ZodType | null {
+  return WRAPPER_TYPES.has(def.type) ? (def.innerType ?? null) : null;
+}
