@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "@/lib/metrics/latency";
+import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "@/lib/http/request-timer";
 import {
   bucketStarts,
   deriveHealthVerdict,

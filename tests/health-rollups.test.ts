@@ -3,7 +3,7 @@ import { getGovernance, getStoreDb } from "@/lib/db/connection";
 import { putDocuments } from "@/lib/index/ingest";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { createStore, openStore } from "@/lib/stores/stores";
-import { recordRequest } from "@/lib/metrics/latency";
+import { recordRequest } from "@/lib/http/request-timer";
 import { flushLatencyRollups, pruneMetrics } from "@/lib/metrics/rollups";
 import { saveStoreSnapshots, snapshotAllStores } from "@/lib/metrics/snapshots";
 import { generateDemoSnapshots } from "@/lib/metrics/demo";

@@ -6,7 +6,7 @@ import { assertStoresAllowed, hasScope, verifyApiToken, type AgentPrincipal, typ
 import { isAnswer } from "../http/answer";
 import { log } from "../log";
 import { parseJsonBody, readBodyLimited } from "../http/body";
-import { recordRequest } from "../metrics/latency";
+import { recordRequest } from "../http/request-timer";
 import { assertMatchesContract, contractChecksEnabled, successStatuses, toWire } from "./contract";
 import { storesReferenced } from "./store-refs";
 

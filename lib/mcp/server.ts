@@ -23,7 +23,7 @@ import { storesReferenced } from "../api/store-refs";
 import { assertMatchesContract, contractChecksEnabled, toWire } from "../api/contract";
 import { assertStoresAllowed, canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
-import { recordRequest } from "../metrics/latency";
+import { recordRequest } from "../http/request-timer";
 import { listStores } from "../stores/stores";
 import { versions } from "../version";
 import { MCP_TOOLS, type ToolDef } from "./tools";

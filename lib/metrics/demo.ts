@@ -3,7 +3,7 @@
  * waves with a deliberate outage so charts show a gap, and one model change
  * per store half-way through so the drift chart has a marker.
  */
-import { LATENCY_BUCKET_BOUNDS_MS, latencyBucketIndex, type MinuteRollup } from "./latency";
+import { LATENCY_BUCKET_BOUNDS_MS, latencyBucketIndex, type MinuteRollup } from "../http/request-timer";
 import type { StoreSnapshot } from "./snapshots";
 
 export const DEMO_ROUTES = ["GET /stores/{store}/search", "POST /stores/{store}/search", "POST /stores/{store}/remember", "POST /stores/{store}/memories", "POST /dialectic/sessions"];

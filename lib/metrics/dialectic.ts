@@ -1,5 +1,5 @@
 import { getDialecticActivity, type DialecticActivity } from "../governance/dialectic";
-import { routeLatencySnapshot, type RouteLatency } from "./latency";
+import { routeLatencySnapshot, type RouteLatency } from "../http/request-timer";
 
 export type DialecticMetrics = DialecticActivity & {
   /** Session creation, query latency by type (list, detail) and the dialectic API routes and MCP tools, from this process. */

@@ -1,7 +1,7 @@
 import type { StoreHandle } from "../db/connection";
 import { getEmbeddingStatus, type EmbeddingStatus } from "../embed/status";
 import { listStoreNames } from "../db/store-names";
-import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "./latency";
+import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
 import { HOUR_MS } from "./rollups";
 import {
   deriveHealthVerdict,

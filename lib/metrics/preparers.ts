@@ -3,7 +3,7 @@
  * evenly spaced points. A bucket with no data stays null (recharts draws a
  * gap); only a measured zero is a zero.
  */
-import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "./latency";
+import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
 
 export const RANGES = {
   "1h": { ms: 3_600_000, stepMs: 60_000 },

@@ -6,7 +6,7 @@ import { countActiveSessions } from "../governance/dialectic";
 import { getGovernanceStatus } from "../governance/status";
 import { describeStore, openStore } from "../stores/stores";
 import { listStoreNames } from "../db/store-names";
-import { routeLatencySnapshot } from "./latency";
+import { routeLatencySnapshot } from "../http/request-timer";
 import { getLatestSnapshotsByStore } from "./snapshots";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost", "::ffff:127.0.0.1"]);

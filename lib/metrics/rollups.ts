@@ -1,5 +1,5 @@
 import { getGovernance } from "../db/connection";
-import { drainMinuteRollups, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets, type MinuteRollup } from "./latency";
+import { drainMinuteRollups, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets, type MinuteRollup } from "../http/request-timer";
 
 export const MINUTE_MS = 60_000;
 export const HOUR_MS = 3_600_000;

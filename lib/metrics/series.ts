@@ -1,5 +1,5 @@
 import { getGovernance } from "../db/connection";
-import { LATENCY_BUCKET_BOUNDS_MS } from "./latency";
+import { LATENCY_BUCKET_BOUNDS_MS } from "../http/request-timer";
 import { resolutionForStep } from "./rollups";
 import type { LatencyBucketRow, SnapshotBucketRow, Window } from "./preparers";
 

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { agentIdSchema } from "@/lib/common";
 import { listDialecticSessionsByAgent, PHASES, ROLES, STATUSES } from "@/lib/governance/dialectic";
 import { getDialecticMetrics } from "@/lib/metrics/dialectic";
-import { timeCall } from "@/lib/metrics/latency";
+import { timeCall } from "@/lib/http/request-timer";
 import { requireUser } from "@/app/_server/session";
 import { filledParams } from "@/app/_server/pages";
 

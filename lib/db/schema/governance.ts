@@ -241,7 +241,7 @@ export type DialecticMessageRow = InferSelectModel<typeof dialecticMessages>;
  * Request latency per route, kept at two resolutions written together: minute
  * rows (a week) for short ranges and hour rows (a year) for long ones, so no
  * chart reads more than a few thousand rows per route. h0..h13
- * are the log-bucket counts of lib/metrics/latency.ts (LATENCY_BUCKET_BOUNDS_MS),
+ * are the log-bucket counts of lib/http/request-timer.ts (LATENCY_BUCKET_BOUNDS_MS),
  * one column each so SQL can sum them exactly when a chart or the
  * downsampler merges rows.
  */

@@ -6,7 +6,7 @@ import { SessionPhaseTimeline } from "@/components/session-phase-timeline";
 import { SessionTranscript } from "@/components/session-transcript";
 import { formatTime } from "@/lib/format";
 import { getDialecticSessionById, verifyDialecticSession, type SessionView } from "@/lib/governance/dialectic";
-import { timeCall } from "@/lib/metrics/latency";
+import { timeCall } from "@/lib/http/request-timer";
 import { requireUser } from "@/app/_server/session";
 import { findByClientId } from "@/app/_server/pages";
 

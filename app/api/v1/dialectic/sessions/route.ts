@@ -2,7 +2,7 @@ import { sessionCreatedResponse, sessionListResponse } from "@/lib/api/responses
 import { defineRoute } from "@/lib/api/route";
 import { createDialecticSession, createSessionSchema, listDialecticSessionsByAgent, listSessionsQuerySchema } from "@/lib/governance/dialectic";
 import { callerOf, respondCreated } from "@/lib/api/respond";
-import { timeCall } from "@/lib/metrics/latency";
+import { timeCall } from "@/lib/http/request-timer";
 
 export const POST = defineRoute({
   name: "POST /dialectic/sessions",

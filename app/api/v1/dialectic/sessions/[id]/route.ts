@@ -3,7 +3,7 @@ import { sessionView } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
 import { getDialecticSessionForAgent } from "@/lib/governance/dialectic";
 import { callerOf } from "@/lib/api/respond";
-import { timeCall } from "@/lib/metrics/latency";
+import { timeCall } from "@/lib/http/request-timer";
 import { clientIdSchema } from "@/lib/common";
 
 export const GET = defineRoute({
