@@ -17,7 +17,8 @@ import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { openStore } from "../lib/stores/stores";
 import { resetEmbedderForTests } from "../lib/embed/model";
 import { drainEmbedQueues } from "../lib/embed/worker";
-import { clearRecallQueryCache, recallReflections, type RecallInput } from "../lib/recall/recall";
+import { recallReflections, type RecallInput } from "../lib/recall/recall";
+import { clearQueryVectorCache } from "../lib/embed/query";
 import { getReflectionSettings, updateReflectionSettings } from "../lib/recall/settings";
 import { recordTrace } from "../lib/recall/traces";
 import type { TraceInput } from "../lib/recall/descriptors";
@@ -144,7 +145,7 @@ async function latencyRows(): Promise<Record<string, string | number>[]> {
       intent: { verb: VERBS[q % VERBS.length], target: `${OBJECTS[(q * 7) % OBJECTS.length]} ${QUALIFIERS[q % QUALIFIERS.length]}` },
     }));
     const measure = async (label: string, opts: { signals: (typeof SIGNALS)[number]; warm: boolean }) => {
-      clearRecallQueryCache();
+      clearQueryVectorCache();
       if (opts.warm) for (const q of queries) await recallReflections({ handle: openStore({ store }), agentId: "bench", input: { ...q, signals: opts.signals } });
       const t: number[] = [];
       for (const q of queries) {

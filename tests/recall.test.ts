@@ -14,7 +14,8 @@ import { drainEmbedQueues } from "@/lib/embed/worker";
 import { renderTraceDescriptor, normalizeTrace, traceInputSchema, type TraceInput } from "@/lib/recall/descriptors";
 import { getRecallMetrics, listRatingQueue, listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
 import { backfillLearningHandles, listLearnings, recordLearning } from "@/lib/recall/learnings";
-import { clearRecallQueryCache, recallReflections } from "@/lib/recall/recall";
+import { recallReflections } from "@/lib/recall/recall";
+import { clearQueryVectorCache } from "@/lib/embed/query";
 import { getReflectionOverview } from "@/lib/recall/overview";
 import { updateReflectionSettings } from "@/lib/recall/settings";
 import { listTraces, recordTrace, runTraceRetention } from "@/lib/recall/traces";
@@ -46,7 +47,7 @@ describe("reflection recall", () => {
   beforeEach(() => {
     env = useTempDataDir();
     resetEmbedderForTests();
-    clearRecallQueryCache();
+    clearQueryVectorCache();
   });
   afterEach(() => {
     env.cleanup();

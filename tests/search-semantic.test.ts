@@ -215,7 +215,7 @@ describe("writers never wait for the embedding provider", () => {
       expect(getStoreDb("notes").sqlite.prepare("select count(*) as n from embed_queue").get()).toEqual({ n: 5 });
       const r = await search({ q: "sourdough", mode: "hybrid" });
       expect(r.results[0].path).toBe("kitchen/bread.md");
-      expect(r.fallback.reason).toBe("provider_unavailable");
+      expect(r.fallback.reason).toBe("provider_error");
     } finally {
       await fake.close();
       env.cleanup();

@@ -8,7 +8,7 @@ import { getReembedProgress, type ReembedProgress } from "./reembed";
 
 export type VectorReadiness =
   | { usable: true; fingerprint: Fingerprint }
-  | { usable: false; reason: "degraded" | "drifted" | "vectors_index_unavailable" | "provider_unavailable"; message: string };
+  | { usable: false; reason: "degraded" | "drifted" | "vectors_index_unavailable" | "provider_error"; message: string };
 
 export type EmbeddingStatus = {
   store: string;
@@ -61,7 +61,7 @@ export async function checkVectorReadiness({ handle }: { handle: StoreHandle }):
   try {
     configured = await getEmbedder().fingerprint;
   } catch (e) {
-    return { usable: false, reason: "provider_unavailable", message: `embedding provider unavailable: ${(e as Error).message}` };
+    return { usable: false, reason: "provider_error", message: `embedding provider unavailable: ${(e as Error).message}` };
   }
   const backlog = getEmbedBacklog({ handle });
   const watermark = getConfig().embed.backlogWatermark;

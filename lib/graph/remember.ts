@@ -3,7 +3,7 @@ import { z } from "zod";
 import { openStoreReaderWithCore, type StoreHandle } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import type { FRAME_COLUMNS } from "../db/schema/graph";
-import { getEmbedder } from "../embed/model";
+import { embedQueryText } from "../embed/query";
 import { checkVectorReadiness } from "../embed/status";
 import { blobToVector, knnSearch, simhashCodec, vecIndexTable } from "../embed/vector-index";
 import { CORE_STORE } from "../db/store-names";
@@ -419,11 +419,10 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
   let queryVector: Float32Array | null = null;
   let fallback: RememberResponse["fallback"] = readiness.usable ? null : { reason: readiness.reason, message: readiness.message };
   if (readiness.usable || coreReadiness?.usable) {
-    try {
-      queryVector = (await getEmbedder().provider.embed([req.query], "query"))[0];
-    } catch (e) {
-      fallback = { reason: "provider_unavailable", message: `could not embed the query: ${(e as Error).message}` };
-    }
+    const fingerprint = readiness.usable ? readiness.fingerprint : coreReadiness!.usable ? coreReadiness!.fingerprint : null;
+    const embedded = fingerprint ? await embedQueryText({ fingerprint, text: req.query }) : null;
+    if (embedded?.ok) queryVector = embedded.vector;
+    else if (embedded) fallback = { reason: embedded.reason, message: embedded.message };
   }
   const storeFp = readiness.usable && queryVector ? readiness.fingerprint.id : null;
   const coreFp = coreReadiness?.usable && queryVector ? coreReadiness.fingerprint.id : null;

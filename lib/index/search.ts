@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
-import { getEmbedder } from "../embed/model";
+import { embedQueryText } from "../embed/query";
 import type { Fingerprint } from "../embed/providers";
 import { getEmbedBacklog } from "../embed/queue";
 import { checkVectorReadiness } from "../embed/status";
@@ -185,16 +185,19 @@ export async function searchStore({ handle, core, input, now = Date.now() }: { h
   if (input.mode === "fts") return { ...base, ...searchFullText({ handle, core, input, now, budget }), mode: "fts", effectiveMode: "fts" };
 
   const ready = await checkVectorReadiness({ handle });
-  if (!ready.usable) {
+  const embedded = ready.usable ? await embedQueryText({ fingerprint: ready.fingerprint, text: input.q }) : null;
+  if (!ready.usable || !embedded?.ok) {
+    // No vectors can answer (degraded, drifted, the provider down or wrong): full-text answers, and says why.
+    const why = !ready.usable ? ready : embedded && !embedded.ok ? embedded : { reason: "provider_error", message: "no query vector" };
     const fts = searchFullText({ handle, core, input: { ...input, match: input.match ?? "any" }, now, budget });
-    return { ...base, ...fts, mode: input.mode, effectiveMode: "fts", degraded: ready.reason === "degraded", fallback: { reason: ready.reason, message: `${ready.message}; answered with full-text search` } };
+    return { ...base, ...fts, mode: input.mode, effectiveMode: "fts", degraded: !ready.usable && ready.reason === "degraded", fallback: { reason: why.reason, message: `${why.message}; answered with full-text search` } };
   }
   const fp = ready.fingerprint;
+  const query = embedded.vector;
   const handles = core ? [handle, core] : [handle];
   const stores = handles.map((h) => h.store);
   // Vector mode needs only the page; hybrid fuses two deeper pools.
   const take = input.mode === "hybrid" ? Math.max(POOL, input.offset + input.limit + 1) : input.offset + input.limit + 1;
-  const [query] = await getEmbedder().provider.embed([input.q], "query");
 
   // Vector signal, per store (core only when its vectors are from the same model).
   const vectorRanked: (Ranked & { distance: number })[] = [];

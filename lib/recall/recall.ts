@@ -4,8 +4,7 @@ import type { StoreHandle } from "../db/connection";
 import { embeddings, embedQueue } from "../db/schema/embed";
 import { learnings, reasoningTraces } from "../db/schema/recall";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
-import { getEmbedder } from "../embed/model";
-import type { Fingerprint } from "../embed/providers";
+import { embedQueryText, type QueryVector } from "../embed/query";
 import { checkVectorReadiness } from "../embed/status";
 import { knnSearch } from "../embed/vector-index";
 import { AppError } from "../errors";
@@ -94,29 +93,6 @@ export type RecallResult = {
   latencyMs: number;
 };
 
-// Query vectors, per model and exact text: agents ask the same thing often.
-const QUERY_CACHE_MAX = 2000;
-const g = globalThis as unknown as { __dualmindRecallQueryCache?: Map<string, Float32Array> };
-
-async function embedQuery(fp: Fingerprint, text: string): Promise<{ vector: Float32Array; cacheHit: boolean }> {
-  const cache = (g.__dualmindRecallQueryCache ??= new Map());
-  const key = `${fp.id}\0${text}`;
-  const cached = cache.get(key);
-  if (cached) {
-    // Refresh its place: the Map's insertion order is the LRU order.
-    cache.delete(key);
-    cache.set(key, cached);
-    return { vector: cached, cacheHit: true };
-  }
-  const [vector] = await getEmbedder().provider.embed([text], "query");
-  cache.set(key, vector);
-  if (cache.size > QUERY_CACHE_MAX) cache.delete(cache.keys().next().value!);
-  return { vector, cacheHit: false };
-}
-
-export function clearRecallQueryCache(): void {
-  g.__dualmindRecallQueryCache?.clear();
-}
 
 /** The text a recall embeds: an intent renders as its descriptor values (no outcome); free text is sanitized. */
 export function recallQueryText(input: z.output<typeof recallInputSchema>): string {
@@ -330,9 +306,12 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
   let learningCandidates: Candidate[] = [];
 
   const ready = body.signals === "lexical" ? null : await checkVectorReadiness({ handle });
+  let q: QueryVector | null = null;
   if (ready?.usable) {
+    q = await embedQueryText({ fingerprint: ready.fingerprint, text: queryText });
+  }
+  if (ready?.usable && q?.ok) {
     mode = body.signals;
-    const q = await embedQuery(ready.fingerprint, queryText);
     cacheHit = q.cacheHit;
     const fpId = ready.fingerprint.id;
     // Rows still waiting for a vector are always searched lexically, so a fresh write is recalled at once.
@@ -350,7 +329,8 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
     if (body.signals === "hybrid") method = `${method}+fts5`;
     if (!handle.vectors.available) method = `${method} (vectors_index_unavailable)`;
   } else {
-    if (ready) fallback = { reason: ready.reason, message: `${ready.message}; answered by lexical recall over descriptors and handles` };
+    const why = ready && !ready.usable ? ready : q && !q.ok ? q : null;
+    if (why) fallback = { reason: why.reason, message: `${why.message}; answered by lexical recall over descriptors and handles` };
     if (wantTraces) traceCandidates = lexicalCandidates({ handle, table: "reasoning_traces", terms, limit: pool, budget });
     if (wantLearnings) learningCandidates = lexicalCandidates({ handle, table: "learnings", terms, limit: pool, budget });
   }
