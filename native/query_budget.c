@@ -48,6 +48,11 @@ static void *watchdog(void *arg) {
     }
     int rc = pthread_cond_timedwait(&b->cv, &b->mu, &b->deadline);
     if (rc == ETIMEDOUT && b->armed && !b->stop) {
+      /* The budget may have been disarmed and re-armed with a later deadline while this wait
+         was timing out: only a deadline that has really passed interrupts. */
+      struct timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      if (now.tv_sec < b->deadline.tv_sec || (now.tv_sec == b->deadline.tv_sec && now.tv_nsec < b->deadline.tv_nsec)) continue;
       /* Under the mutex: xDestroy cannot finish (and the connection cannot go) meanwhile. */
       sqlite3_interrupt(b->db);
       b->armed = 0;

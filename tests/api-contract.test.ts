@@ -152,6 +152,7 @@ describe("the wire is snake_case, renamed by the schema", () => {
   });
 
   it("renames declared keys only; free-form records keep their keys; undeclared keys are left for the check to catch", () => {
+    // With responses checked (tests), undeclared keys stay on the wire so the check names them.
     const wire = toWire(schema, {
       taskId: "t1",
       p50Ms: null,
@@ -160,7 +161,7 @@ describe("the wire is snake_case, renamed by the schema", () => {
       runs: [{ runId: "r1" }],
       check: { ok: false, brokenAtSeq: 3 },
       extraField: 1,
-    });
+    }, { undeclared: "keep" });
     expect(wire).toEqual({ task_id: "t1", p50_ms: null, chunk_sha256: "ab", attributes: { ownerId: 1, nested: { someKey: 2 } }, runs: [{ run_id: "r1" }], check: { ok: false, broken_at_seq: 3 }, extraField: 1 });
     expect(() => assertMatchesContract(schema, wire, "test")).toThrow(/does not match/);
     expect(camelOf("recency_half_life_days")).toBe("recencyHalfLifeDays");
@@ -194,6 +195,13 @@ describe("the wrapper keeps its promises", () => {
     expect(json).toEqual({ task_id: "t1", created: true });
   });
 
+  it("without response checks (production), an undeclared field is stripped from the wire, nested ones too; loose objects keep theirs", () => {
+    const schema = z.strictObject({ ok: z.boolean(), items: z.array(z.object({ id_value: z.string() })), attrs: z.looseObject({ kind: z.string() }) });
+    const domain = { ok: true, secretHash: "x", items: [{ idValue: "a", tokenHash: "y" }], attrs: { kind: "k", free: 1 } };
+    expect(toWire(schema, domain, { undeclared: "strip" })).toEqual({ ok: true, items: [{ id_value: "a" }], attrs: { kind: "k", free: 1 } });
+    expect(toWire(schema, domain, { undeclared: "keep" })).toMatchObject({ secretHash: "x", items: [{ id_value: "a", tokenHash: "y" }] });
+  });
+
   it("an answer with an undeclared field is a 500 naming it, not a silent leak", async () => {
     const { res, json } = await call(route(z.strictObject({ ok: z.boolean() }), () => ({ ok: true, secretHash: "x" })));
     expect(res.status).toBe(500);
@@ -212,7 +220,7 @@ describe("the wrapper keeps its promises", () => {
   });
 
   it("the harness checks answers even with the wrapper's check switched off (callRoute)", async () => {
-    const leaky = defineRoute({ name: "GET /contract-test", auth: "public", response: z.strictObject({ ok: z.literal(true) }), handler: () => ({ ok: true, extra: 1 }) });
+    const leaky = defineRoute({ name: "GET /contract-test", auth: "public", response: z.strictObject({ ok: z.literal(true) }), handler: () => ({ ok: "yes" }) });
     process.env.DUALMIND_CHECK_RESPONSES = "false";
     resetConfigForTests();
     try {

@@ -77,11 +77,17 @@ function branchScore(schema: ZodType, value: unknown): number {
  * Undeclared keys are passed through unchanged, so the contract check, not
  * the mapping, decides whether they are allowed.
  */
-export function toWire(schema: ZodType, value: unknown): unknown {
+/**
+ * Undeclared keys: `strip` in production (a field nobody declared never leaks), `keep` when responses are
+ * checked, so the check sees the field and refuses the answer naming it.
+ */
+export type WireOptions = { undeclared: "keep" | "strip" };
+
+export function toWire(schema: ZodType, value: unknown, opts: WireOptions = { undeclared: "strip" }): unknown {
   if (value === null || value === undefined) return value;
   const def = defOf(schema);
   const inner = wrappedSchema(def);
-  if (inner) return toWire(inner, value);
+  if (inner) return toWire(inner, value, opts);
   switch (def.type) {
     case "object": {
       if (!isPlainObject(value)) return value;
@@ -91,23 +97,28 @@ export function toWire(schema: ZodType, value: unknown): unknown {
         const from = sourceKey(value, key);
         if (from === null) continue;
         used.add(from);
-        out[key] = toWire(child, value[from]);
+        out[key] = toWire(child, value[from], opts);
       }
-      for (const [key, v] of Object.entries(value)) if (!used.has(key) && !(key in out)) out[key] = v;
+      // Undeclared keys go out only where the schema allows extra keys (a catchall or a loose object); a strict or
+      // plain object strips them, so a domain field nobody declared (a hash, an internal id) never leaks in production.
+      // Under test the response check refuses them instead, naming the field.
+      if (opts.undeclared === "keep" || (def.catchall && defOf(def.catchall).type !== "never")) {
+        for (const [key, v] of Object.entries(value)) if (!used.has(key) && !(key in out)) out[key] = v;
+      }
       return out;
     }
     case "array":
-      return Array.isArray(value) && def.element ? value.map((v) => toWire(def.element!, v)) : value;
+      return Array.isArray(value) && def.element ? value.map((v) => toWire(def.element!, v, opts)) : value;
     case "tuple":
-      return Array.isArray(value) ? value.map((v, i) => { const s = def.items?.[i] ?? def.rest; return s ? toWire(s, v) : v; }) : value;
+      return Array.isArray(value) ? value.map((v, i) => { const s = def.items?.[i] ?? def.rest; return s ? toWire(s, v, opts) : v; }) : value;
     case "record": {
       if (!isPlainObject(value) || !def.valueType) return value;
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toWire(def.valueType!, v)]));
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toWire(def.valueType!, v, opts)]));
     }
     case "lazy":
-      return def.getter ? toWire(def.getter(), value) : value;
+      return def.getter ? toWire(def.getter(), value, opts) : value;
     case "pipe":
-      return def.in ? toWire(def.in, value) : value;
+      return def.in ? toWire(def.in, value, opts) : value;
     case "union": {
       const options = def.options ?? [];
       let best: ZodType | null = null;
@@ -116,7 +127,7 @@ export function toWire(schema: ZodType, value: unknown): unknown {
         const score = branchScore(option, value);
         if (score > bestScore) [best, bestScore] = [option, score];
       }
-      return best ? toWire(best, value) : value;
+      return best ? toWire(best, value, opts) : value;
     }
     default:
       // Scalars, enums, literals, unknown: nothing to rename.

@@ -149,7 +149,7 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
       // A handler returns data (or respondCreated(data, ...)); its own Response would skip the contract and lose the request id.
       if (result instanceof Response) throw new Error(`${spec.name}: handlers return data, not a Response`);
       const answer = isAnswer(result) ? result : { body: result, status: spec.status ?? 200, contentType: undefined };
-      const wire = answer.contentType ? answer.body : toWire(spec.response, answer.body ?? null);
+      const wire = answer.contentType ? answer.body : toWire(spec.response, answer.body ?? null, { undeclared: contractChecksEnabled() ? "keep" : "strip" });
       if (contractChecksEnabled()) {
         assertMatchesContract(spec.response, wire, spec.name);
         if (!successStatuses(spec).includes(answer.status)) throw new AppError("internal", `${spec.name} answered ${answer.status}, which it does not document`);

@@ -4,6 +4,7 @@ import type { ZodType } from "zod";
 export type ZodDef = {
   type: string;
   shape?: Record<string, ZodType>;
+  catchall?: ZodType;
   element?: ZodType;
   innerType?: ZodType;
   options?: readonly ZodType[];

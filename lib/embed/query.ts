@@ -1,4 +1,5 @@
 import { getConfig } from "../config";
+import { log } from "../log";
 import { getEmbedder } from "./model";
 import type { Fingerprint } from "./providers";
 
@@ -41,6 +42,8 @@ export async function embedQueryText({ fingerprint, text }: { fingerprint: Finge
     const timeoutMs = Math.min(getConfig().embed.timeoutMs, QUERY_EMBED_TIMEOUT_MS);
     [vector] = await withTimeout(getEmbedder().provider.embed([text], "query"), timeoutMs);
   } catch (e) {
+    // Logged with its stack: a fault that is ours, not the provider's, must not hide behind the lexical answer.
+    log("warn", "query embedding failed; answering lexically", { error: e instanceof Error ? e.stack : String(e) });
     return { ok: false, reason: "provider_error", message: `could not embed the query: ${e instanceof Error ? e.message : String(e)}` };
   }
   if (!vector || vector.length !== fingerprint.dimension) {

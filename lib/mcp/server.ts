@@ -80,7 +80,7 @@ export async function runTool({ name, args, options }: { name: string; args: Rec
   const parsed = t.input.safeParse(raw);
   if (!parsed.success) throw new AppError("invalid_request", "invalid arguments", zodDetails(parsed.error, "arguments"));
   assertStoresAllowed(principal, storesReferenced(t.input, parsed.data));
-  const wire = toWire(t.output, await t.run(parsed.data as never, { principal }));
+  const wire = toWire(t.output, await t.run(parsed.data as never, { principal }), { undeclared: contractChecksEnabled() ? "keep" : "strip" });
   if (contractChecksEnabled()) assertMatchesContract(t.output, wire, `MCP tool ${name}`);
   return wire;
 }
