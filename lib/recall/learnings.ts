@@ -6,6 +6,7 @@ import type { Embeddable } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
+import { currentVectorInfo } from "./vector-info";
 import type { VectorInfo } from "./traces";
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
 import { sha256Hex } from "../common";
@@ -31,14 +32,11 @@ export type Learning = {
 
 /**
  * A learning row with the vector made from its current handle, if any (which model, dimension and task made it).
- * The subquery names the outer table itself: Drizzle leaves a single table's columns unqualified, and a bare
- * `id` inside the subquery would mean embeddings.id.
  */
 type LearningSelect = LearningRow & { vectorInfo: string | null };
 const LEARNING_SELECT = {
   ...getTableColumns(learnings),
-  vectorInfo: sql<string | null>`(select json_object('fingerprintId', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e
-    where e.kind = 'learning' and e.ref_id = learnings.id and e.input_hash = learnings.handle_hash order by e.id desc limit 1)`,
+  vectorInfo: currentVectorInfo({ kind: "learning", table: "learnings", inputHashColumn: "handle_hash" }),
 };
 
 function toLearning(r: LearningSelect): Learning {

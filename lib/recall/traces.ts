@@ -10,6 +10,7 @@ import { AppError } from "../errors";
 import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceFields, type TraceInput } from "./descriptors";
 import { getReflectionSettings, type ReflectionSettings } from "./settings";
 import { sha256Hex } from "../common";
+import { currentVectorInfo } from "./vector-info";
 
 export const TRACE_KIND = "trace";
 
@@ -37,14 +38,11 @@ export type Trace = {
 
 /**
  * A trace row with the vector made from its current descriptor, if any (which model, dimension and task made it).
- * The subquery names the outer table itself: Drizzle leaves a single table's columns unqualified, and a bare
- * `id` inside the subquery would mean embeddings.id.
  */
 type TraceSelect = ReasoningTraceRow & { vectorInfo: string | null };
 const TRACE_SELECT = {
   ...getTableColumns(reasoningTraces),
-  vectorInfo: sql<string | null>`(select json_object('fingerprintId', e.fingerprint_id, 'dim', e.dim, 'task', e.task) from embeddings e
-    where e.kind = 'trace' and e.ref_id = reasoning_traces.id and e.input_hash = reasoning_traces.descriptor_hash order by e.id desc limit 1)`,
+  vectorInfo: currentVectorInfo({ kind: "trace", table: "reasoning_traces", inputHashColumn: "descriptor_hash" }),
 };
 
 function toTrace(r: TraceSelect): Trace {
