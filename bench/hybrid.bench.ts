@@ -21,8 +21,10 @@ import { getEmbedder, resetEmbedderForTests } from "../lib/embed/model";
 import { blobToVector } from "../lib/embed/vector-index";
 import { drainEmbedQueues } from "../lib/embed/worker";
 import { ingestDocument } from "../lib/index/ingest";
-import { toFtsMatch } from "../lib/index/fulltext";
-import { FUSION_WEIGHTS, MIN_VECTOR_SIMILARITY, RRF_K, searchInputSchema, searchStore } from "../lib/index/search";
+import { searchInputSchema, searchStore } from "../lib/index/search";
+import { buildFtsMatch, FUSION_WEIGHTS, RRF_K, SIMILARITY_FLOOR } from "../lib/retrieval";
+
+const MIN_VECTOR_SIMILARITY = SIMILARITY_FLOOR.builtin;
 import { createStore, openStore } from "../lib/stores/stores";
 import { loadTextWindows } from "./corpus";
 import { growthRows, recordSamples, sizeLabel, type SizedSamples } from "./growth";
@@ -103,9 +105,9 @@ function rawHybrid(db: Database.Database, pathOf: Map<number, string>): Method["
   return async (q) => {
     const [vector] = await getEmbedder().provider.embed([q], "query");
     // The same quoting as dualmind (any word), so both run the same MATCH expression.
-    const match = toFtsMatch(q, "any");
+    const match = buildFtsMatch(q, { match: "any" });
     const lexical = match ? (bm25.all(match, POOL) as { id: number }[]) : [];
-    const nearest = (knn.all(vector, POOL) as { id: number; distance: number }[]).filter((r) => 1 - r.distance > MIN_VECTOR_SIMILARITY);
+    const nearest = (knn.all(vector, POOL) as { id: number; distance: number }[]).filter((r) => 1 - r.distance >= MIN_VECTOR_SIMILARITY);
     const fused = new Map<number, number>();
     lexical.forEach((r, i) => fused.set(r.id, WEIGHTS.fts / (RRF_K + i + 1)));
     nearest.forEach((r, i) => fused.set(Number(r.id), (fused.get(Number(r.id)) ?? 0) + WEIGHTS.vec / (RRF_K + i + 1)));

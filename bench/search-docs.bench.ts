@@ -19,7 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import MiniSearch from "minisearch";
-import { searchInputSchema, searchStore } from "../lib/index/search";
+import { searchInputSchema, searchStore, type SearchTuning } from "../lib/index/search";
 import { openStore } from "../lib/stores/stores";
 import { buildDocQuerySet, loadMarkdownCorpus, STOPWORDS, wordsOf, type CorpusDoc, type DocQuery } from "./doc-queries";
 import { prepareCorpus } from "./search-eval";
@@ -39,8 +39,10 @@ const ROOT_NAME = "corpus";
  * reshaped: after that merge, only this function changes). Returns the
  * document path of each chunk hit, best first, and the mode that answered.
  */
-async function searchDualmindChunks({ store, q, params }: { store: string; q: string; params: Record<string, unknown> }): Promise<{ paths: string[]; mode: string; effectiveMode: string }> {
-  const res = await searchStore({ handle: openStore({ store }), core: null, input: searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params }) });
+async function searchDualmindChunks({ store, q, params, tuning }: { store: string; q: string; params: Record<string, unknown>; tuning?: SearchTuning }): Promise<{ paths: string[]; mode: string; effectiveMode: string }> {
+  // Document-grouped answers list each document once: the first K are the ranking.
+  const limit = params.group === "document" ? K : CHUNK_DEPTH;
+  const res = await searchStore({ handle: openStore({ store }), core: null, input: searchInputSchema.parse({ q, limit, ...params }), tuning });
   return { paths: res.results.map((h) => h.path), mode: res.mode, effectiveMode: res.effectiveMode };
 }
 
@@ -150,10 +152,10 @@ export default async function run() {
     const indexedDocs = new Set(corpus.chunks.map((c) => c.path));
     if (indexedDocs.size !== docs.length) throw new Error(`indexed ${indexedDocs.size} of ${docs.length} documents`);
 
-    const dualmind = (label: string, params: Record<string, unknown>, rewrite: (q: string) => string = (q) => q): Engine => ({
+    const dualmind = (label: string, params: Record<string, unknown>, rewrite: (q: string) => string = (q) => q, tuning?: SearchTuning): Engine => ({
       label,
       search: async (q) => {
-        const r = await searchDualmindChunks({ store: STORE, q: rewrite(q), params });
+        const r = await searchDualmindChunks({ store: STORE, q: rewrite(q), params, tuning });
         // A fallback would measure another mode under this row's name.
         if (r.effectiveMode !== r.mode) throw new Error(`${label}: answered by ${r.effectiveMode}, not ${r.mode}`);
         return r.paths;
@@ -165,6 +167,20 @@ export default async function run() {
       return { label, search: fts.search };
     };
     const defaultMode = (await searchDualmindChunks({ store: STORE, q: "probe", params: {} })).mode;
+    const defaultGroup = searchInputSchema.parse({ q: "probe" }).group;
+    // Document grouping and query building, one change at a time (issue 16 part 2: defaults by measurement).
+    const grouping = (tokenizer: string): Engine[] => [
+      dualmind(`[${tokenizer}] fts any, stopwords kept`, { mode: "fts", match: "any" }, undefined, { stopwords: "keep" }),
+      dualmind(`[${tokenizer}] fts any, stopwords dropped`, { mode: "fts", match: "any" }),
+      dualmind(`[${tokenizer}] fts any, group=document, max`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "max", fieldBoost: 0 } }),
+      dualmind(`[${tokenizer}] fts any, group=document, max + damped sum 0.5`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "damped_sum", damping: 0.5, fieldBoost: 0 } }),
+      dualmind(`[${tokenizer}] fts any, group=document, max + damped sum 0.3`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "damped_sum", damping: 0.3, fieldBoost: 0 } }),
+      dualmind(`[${tokenizer}] fts any, group=document, damped 0.5 + path/title ×0.2`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "damped_sum", damping: 0.5, fieldBoost: 0.2 } }),
+      dualmind(`[${tokenizer}] fts any, group=document, damped 0.5 + path/title ×0.5`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "damped_sum", damping: 0.5, fieldBoost: 0.5 } }),
+      dualmind(`[${tokenizer}] hybrid, group=document (default scoring)`, { mode: "hybrid", group: "document" }),
+      dualmind(`[${tokenizer}] vector, group=document (default scoring)`, { mode: "vector", group: "document" }),
+      dualmind(`[${tokenizer}] default (${defaultMode}, group=${defaultGroup})`, {}),
+    ];
 
     const main: Engine[] = [
       dualmind("dualmind fts (all words)", { mode: "fts" }),
@@ -187,7 +203,13 @@ export default async function run() {
     ];
 
     const rows: Row[] = [];
-    for (const engine of [...main, ...diagnostic]) rows.push(await evaluate(engine, queries));
+    for (const engine of [...main, ...diagnostic, ...grouping("unicode61")]) rows.push(await evaluate(engine, queries));
+    // Prototype only (the real change is index migration 0009): the same store's chunk FTS rebuilt with porter stemming.
+    const store = openStore({ store: STORE });
+    store.sqlite.exec(`drop table chunks_fts;
+      create virtual table chunks_fts using fts5(text, content='chunks', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2');
+      insert into chunks_fts(chunks_fts) values ('rebuild');`);
+    for (const engine of grouping("porter")) rows.push(await evaluate(engine, queries));
     const bestRawFts5 = Math.max(...rows.filter((r) => r.label.startsWith("raw FTS5")).map((r) => r.mrr));
     printTable(
       `Document-level known-item retrieval: ${queries.length} queries over ${docs.length} node_modules markdown documents (${corpus.chunks.length} chunks), builtin embedder`,

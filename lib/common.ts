@@ -87,15 +87,6 @@ export function likeContains(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
-/**
- * Turn user text into a safe FTS5 query: each word quoted, OR-ed. User text
- * never reaches MATCH raw (no operators, columns or syntax errors).
- */
-export function ftsQueryFromText(text: string, maxTerms = 16): string | null {
-  const words = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [])].slice(0, maxTerms);
-  if (words.length === 0) return null;
-  return words.map((w) => `"${w.replaceAll('"', '""')}"`).join(" OR ");
-}
 
 // --- errors ---
 

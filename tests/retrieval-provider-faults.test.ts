@@ -1,10 +1,14 @@
 /**
- * Every retrieval path × every embedding-provider fault: search (vector and
- * hybrid), recall and remember, over REST and MCP, while the OpenAI-compatible
- * provider (a local stand-in server, the real client code) fails, hangs past
- * the timeout or answers the wrong dimension — and when it is unreachable
- * from the start. Each answer is a 200 that answered lexically and says
- * `fallback.reason: "provider_error"`, never a 5xx.
+ * Every retrieval path × every provider and store state (issue 16 part 6):
+ * search (fts, vector, hybrid), recall and remember, over REST and MCP,
+ * while the OpenAI-compatible provider (a local stand-in server, the real
+ * client code) is up, fails, hangs past the timeout or answers the wrong
+ * dimension; when it is unreachable from the start; when the store's embed
+ * backlog is over the watermark; and when the configured model differs from
+ * the store's vectors. Each answer is a 200 with the effective mode that
+ * really answered and the reason (`fallback.reason`, and `reason` for a weak
+ * answer), never a 5xx. The query timeout is the provider's
+ * DUALMIND_EMBED_TIMEOUT_MS (here 1 s), so a hang costs a second, not five.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -47,46 +51,66 @@ async function connectMcp(): Promise<Client> {
   return client;
 }
 
-type Answer = { status: number; body: { fallback: { reason: string; message: string } | null } & Record<string, unknown> };
+type Answer = {
+  status: number;
+  body: { fallback: { reason: string; message: string; count?: number } | null; reason: { code: string; message: string; count?: number } | null } & Record<string, unknown>;
+};
 
-/** The six ways an agent retrieves: REST and MCP × search (vector, hybrid), recall, remember. */
-const PATHS: { name: string; ask: () => Promise<Answer>; found: (body: Answer["body"]) => number }[] = [
-  {
-    name: "REST search vector",
-    ask: async () => rest(searchPOST, { q: "lighthouse keeper logbook", mode: "vector" }),
-    found: (b) => (b.results as unknown[]).length,
-  },
-  {
-    name: "REST search hybrid",
-    ask: async () => rest(searchPOST, { q: "lighthouse keeper logbook", mode: "hybrid" }),
-    found: (b) => (b.results as unknown[]).length,
-  },
-  {
-    name: "REST recall",
-    ask: async () => rest(recallPOST, { query: "rotate the lighthouse lamp" }),
-    found: (b) => (b.traces as unknown[]).length,
-  },
-  {
-    name: "REST remember",
-    ask: async () => rest(rememberPOST, { query: "lighthouse keeper" }),
-    found: (b) => (b.results as unknown[]).length,
-  },
-  {
-    name: "MCP search hybrid",
-    ask: async () => tool("search", { store: STORE, q: "lighthouse keeper logbook", mode: "hybrid" }),
-    found: (b) => (b.results as unknown[]).length,
-  },
-  {
-    name: "MCP recall",
-    ask: async () => tool("recall", { store: STORE, query: "rotate the lighthouse lamp" }),
-    found: (b) => (b.traces as unknown[]).length,
-  },
-  {
-    name: "MCP remember",
-    ask: async () => tool("remember", { store: STORE, query: "lighthouse keeper" }),
-    found: (b) => (b.results as unknown[]).length,
-  },
-];
+type RetrievalPath = {
+  name: string;
+  ask: () => Promise<Answer>;
+  found: (body: Answer["body"]) => number;
+  /** The mode the answer reports as what answered. */
+  effective: (body: Answer["body"]) => unknown;
+  /** What that is with vectors working, and after a fallback to lexical; null when the path never uses vectors. */
+  withVectors: string;
+  lexical: string | null;
+};
+
+const search = (via: "REST" | "MCP", mode: "fts" | "vector" | "hybrid"): RetrievalPath => ({
+  name: `${via} search ${mode}`,
+  ask: () => (via === "REST" ? rest(searchPOST, { q: "lighthouse keeper logbook", mode }) : tool("search", { store: STORE, q: "lighthouse keeper logbook", mode })),
+  found: (b) => (b.results as unknown[]).length,
+  effective: (b) => b.effective_mode,
+  withVectors: mode,
+  lexical: mode === "fts" ? null : "fts",
+});
+const recall = (via: "REST" | "MCP"): RetrievalPath => ({
+  name: `${via} recall`,
+  ask: () => (via === "REST" ? rest(recallPOST, { query: "rotate the lighthouse lamp" }) : tool("recall", { store: STORE, query: "rotate the lighthouse lamp" })),
+  found: (b) => (b.traces as unknown[]).length,
+  effective: (b) => b.mode,
+  withVectors: "hybrid",
+  lexical: "lexical",
+});
+const remember = (via: "REST" | "MCP"): RetrievalPath => ({
+  name: `${via} remember`,
+  ask: () => (via === "REST" ? rest(rememberPOST, { query: "lighthouse keeper" }) : tool("remember", { store: STORE, query: "lighthouse keeper" })),
+  found: (b) => (b.results as unknown[]).length,
+  effective: (b) => b.mode,
+  withVectors: "vector+fts",
+  lexical: "fts",
+});
+
+/** The ten ways an agent retrieves: REST and MCP × search (fts, vector, hybrid), recall, remember. */
+const PATHS: RetrievalPath[] = (["REST", "MCP"] as const).flatMap((via) => [search(via, "fts"), search(via, "vector"), search(via, "hybrid"), recall(via), remember(via)]);
+
+/** A path that fell back: a 200, answered lexically, saying why (and, since it found something, a weak answer with that reason). */
+function expectFallback(path: RetrievalPath, r: Answer, reason: string): void {
+  expect(r.status, JSON.stringify(r.body)).toBe(200);
+  // Lexical search still finds what the words match.
+  expect(path.found(r.body)).toBeGreaterThan(0);
+  if (path.lexical === null) {
+    // Full-text search never asks for vectors: nothing to fall back from.
+    expect(path.effective(r.body)).toBe("fts");
+    expect(r.body.fallback).toBeNull();
+    expect(r.body.reason).toBeNull();
+    return;
+  }
+  expect(path.effective(r.body)).toBe(path.lexical);
+  expect(r.body.fallback).toMatchObject({ reason });
+  expect(r.body.reason).toMatchObject({ code: reason });
+}
 
 async function rest(handler: Parameters<typeof callRoute>[0], body: Record<string, unknown>): Promise<Answer> {
   const r = await callRoute(handler, { token, params: { store: STORE }, body });
@@ -102,7 +126,7 @@ async function tool(name: string, args: Record<string, unknown>): Promise<Answer
 
 beforeAll(async () => {
   fake = await startFakeOpenAI({ dimension: 32 });
-  env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32", DUALMIND_EMBED_TIMEOUT_MS: "300" });
+  env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32", DUALMIND_EMBED_TIMEOUT_MS: "1000" });
   resetEmbedderForTests();
   bootstrapApp();
   await getEmbedder().fingerprint;
@@ -124,12 +148,14 @@ afterAll(async () => {
 });
 
 describe("with the provider up", () => {
-  it.each(PATHS.map((p) => [p.name, p] as const))("%s answers from vectors, no fallback", async (_name, path) => {
+  it.each(PATHS.map((p) => [p.name, p] as const))("%s answers from vectors, no fallback, no reason", async (_name, path) => {
     fake.state.defaultMode = "ok";
     clearQueryVectorCache();
     const r = await path.ask();
     expect(r.status).toBe(200);
+    expect(path.effective(r.body)).toBe(path.withVectors);
     expect(r.body.fallback).toBeNull();
+    expect(r.body.reason).toBeNull();
     expect(path.found(r.body)).toBeGreaterThan(0);
   });
 });
@@ -145,11 +171,43 @@ describe.each(FAULTS)("with the provider %s", (_label, mode) => {
     fake.state.defaultMode = mode;
     clearQueryVectorCache();
     const r = await path.ask();
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.fallback).toMatchObject({ reason: "provider_error" });
-    expect(r.body.fallback!.message).toMatch(/could not embed the query/);
-    // Lexical search still finds what the words match.
-    expect(path.found(r.body)).toBeGreaterThan(0);
+    expectFallback(path, r, "provider_error");
+    if (path.lexical !== null) expect(r.body.fallback!.message).toMatch(/could not embed the query/);
+  });
+});
+
+describe("with the store's embed backlog over the watermark", () => {
+  beforeAll(async () => {
+    fake.state.defaultMode = "ok";
+    // Two more writes wait for vectors (nothing drains them here): above a watermark of 1.
+    restartWith({ DUALMIND_EMBED_BACKLOG_WATERMARK: "1" });
+    await tool("write_memory", { store: STORE, path: "notes/tides", body: "Tide tables for the harbour." });
+    await tool("write_memory", { store: STORE, path: "notes/gulls", body: "Gulls nest on the cliff." });
+  });
+  afterAll(async () => {
+    await drainEmbedQueues({ stores: [STORE] });
+    restartWith({ DUALMIND_EMBED_BACKLOG_WATERMARK: undefined });
+  });
+
+  it.each(PATHS.map((p) => [p.name, p] as const))("%s answers lexically with fallback backlog and its count", async (_name, path) => {
+    clearQueryVectorCache();
+    const r = await path.ask();
+    expectFallback(path, r, "backlog");
+    if (path.lexical !== null) expect(r.body.fallback!.count).toBeGreaterThan(1);
+  });
+});
+
+describe("with another model configured than the store's vectors", () => {
+  beforeAll(() => {
+    fake.state.defaultMode = "ok";
+    restartWith({ DUALMIND_EMBED_MODEL: "fake-successor" });
+  });
+  afterAll(() => restartWith({ DUALMIND_EMBED_MODEL: "fake" }));
+
+  it.each(PATHS.map((p) => [p.name, p] as const))("%s answers lexically with fallback model_mismatch", async (_name, path) => {
+    clearQueryVectorCache();
+    const r = await path.ask();
+    expectFallback(path, r, "model_mismatch");
   });
 });
 
@@ -165,8 +223,6 @@ describe("with the provider unreachable from the start", () => {
 
   it.each(PATHS.map((p) => [p.name, p] as const))("%s answers lexically with fallback provider_error", async (_name, path) => {
     const r = await path.ask();
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.fallback).toMatchObject({ reason: "provider_error" });
-    expect(path.found(r.body)).toBeGreaterThan(0);
+    expectFallback(path, r, "provider_error");
   });
 });

@@ -1,3 +1,4 @@
+import type Database from "better-sqlite3";
 import { eq } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { embeddings } from "../db/schema/embed";
@@ -188,8 +189,17 @@ function rankExactly(rows: Iterable<Scored>, query: Float32Array, k: number): Ve
   return hits.slice(0, k);
 }
 
-export type KnnOptions = {
-  handle: StoreHandle;
+/**
+ * Where a KNN reads: a store's own connection (schema `main`), or core
+ * attached read-only to a reader connection (schema `core`).
+ */
+export type KnnSource = { db: Database.Database; schema: "main" | "core"; vectorsLoaded: boolean };
+
+export function knnSourceOf(handle: StoreHandle): KnnSource {
+  return { db: handle.sqlite, schema: "main", vectorsLoaded: handle.vectors.available };
+}
+
+export type KnnOptions = ({ handle: StoreHandle; source?: never } | { source: KnnSource; handle?: never }) & {
   kind: string;
   fingerprintId: string;
   /** L2-normalized query vector from the same fingerprint. */
@@ -201,35 +211,41 @@ export type KnnOptions = {
   allowedRefIds?: number[];
 };
 
-/** k nearest artifacts of one kind by cosine distance (1 − cos), closest first. */
-export function knnSearch({ handle, ...opts }: KnnOptions): { hits: VectorHit[]; method: "simhash+rescore" | "exact-scan" | "exact-scan-js" } {
-  const { sqlite } = handle;
+export type KnnMethod = "simhash+rescore" | "exact-scan" | "exact-scan-js";
+
+/**
+ * k nearest artifacts of one kind by cosine distance (1 − cos), closest
+ * first: the one KNN of dualmind, over a store or attached core.
+ */
+export function knnSearch({ handle, source, ...opts }: KnnOptions): { hits: VectorHit[]; method: KnnMethod } {
+  const { db: sqlite, schema, vectorsLoaded } = source ?? knnSourceOf(handle!);
+  // `schema` is one of two literals, never request text.
+  const embeddingsTable = `${schema}.embeddings`;
   const k = Math.max(1, opts.k);
   if (opts.allowedRefIds) {
     // A filtered set is usually small: rank it exactly.
     const rows = sqlite
-      .prepare("select id, ref_id, vector from embeddings where fingerprint_id = ? and kind = ? and ref_id in (select value from json_each(?))")
+      .prepare(`select id, ref_id, vector from ${embeddingsTable} where fingerprint_id = ? and kind = ? and ref_id in (select value from json_each(?))`)
       .iterate(opts.fingerprintId, opts.kind, JSON.stringify(opts.allowedRefIds)) as IterableIterator<Scored>;
     return { hits: rankExactly(rows, opts.query, k), method: "exact-scan" };
   }
-  const indexed = handle.vectors.available && vecIndexExists({ handle, fingerprintId: opts.fingerprintId });
+  const table = vecIndexTable(opts.fingerprintId);
+  const indexed = vectorsLoaded && !!sqlite.prepare(`select 1 from ${schema}.sqlite_master where name = ?`).get(table);
   if (!opts.exact && indexed) {
     // Oversample: ≥100 candidates keeps recall@10 ≥ 0.95 on our corpus (see bench/embed.bench.ts);
     // deeper lists (fusion pools) get 2k + 50, since vec0's cost grows with k.
     const candidates = Math.min(VEC0_MAX_K, Math.max(100, 2 * k + 50));
     const code = simhashCodec(opts.query.length).encode(opts.query);
-    const ids = (sqlite.prepare(`select rowid from ${vecIndexTable(opts.fingerprintId)} where code match vec_bit(?) and k = ? and kind = ?`).all(code, candidates, opts.kind) as VecRowidRow[]).map((r) => Number(r.rowid));
-    const rows = sqlite.prepare("select id, ref_id, vector from embeddings where id in (select value from json_each(?))").iterate(JSON.stringify(ids)) as IterableIterator<Scored>;
+    const ids = (sqlite.prepare(`select rowid from ${schema}.${table} where code match vec_bit(?) and k = ? and kind = ?`).all(code, candidates, opts.kind) as VecRowidRow[]).map((r) => Number(r.rowid));
+    const rows = sqlite.prepare(`select id, ref_id, vector from ${embeddingsTable} where id in (select value from json_each(?))`).iterate(JSON.stringify(ids)) as IterableIterator<Scored>;
     return { hits: rankExactly(rows, opts.query, k), method: "simhash+rescore" };
   }
-  if (handle.vectors.available) {
+  if (vectorsLoaded) {
     const rows = sqlite
-      .prepare(
-        "select id, ref_id, vec_distance_cosine(vector, ?) as distance from embeddings where fingerprint_id = ? and kind = ? order by distance, ref_id limit ?",
-      )
+      .prepare(`select id, ref_id, vec_distance_cosine(vector, ?) as distance from ${embeddingsTable} where fingerprint_id = ? and kind = ? order by distance, ref_id limit ?`)
       .all(vectorToBlob(opts.query), opts.fingerprintId, opts.kind, k) as DistanceRow[];
     return { hits: rows.map((r) => ({ refId: r.ref_id, embeddingId: r.id, distance: r.distance })), method: "exact-scan" };
   }
-  const rows = sqlite.prepare("select id, ref_id, vector from embeddings where fingerprint_id = ? and kind = ?").iterate(opts.fingerprintId, opts.kind) as IterableIterator<Scored>;
+  const rows = sqlite.prepare(`select id, ref_id, vector from ${embeddingsTable} where fingerprint_id = ? and kind = ?`).iterate(opts.fingerprintId, opts.kind) as IterableIterator<Scored>;
   return { hits: rankExactly(rows, opts.query, k), method: "exact-scan-js" };
 }

@@ -9,7 +9,8 @@ import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import { ftsQueryFromText, jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema } from "../common";
+import { jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema } from "../common";
+import { buildFtsMatch } from "../retrieval";
 
 export const NODE_KIND = "node";
 
@@ -207,7 +208,7 @@ export function listNodesByFilter({ handle, filter }: { handle: StoreHandle; fil
   let order = "n.updated_at desc, n.seq desc";
   let from = "kg_node n";
   if (f.q) {
-    const match = ftsQueryFromText(f.q);
+    const match = listingMatch(f.q);
     if (!match) return { nodes: [], total: 0 };
     from = "kg_node_fts f join kg_node n on n.seq = f.rowid";
     where.unshift("kg_node_fts match ?");
@@ -222,4 +223,9 @@ export function listNodesByFilter({ handle, filter }: { handle: StoreHandle; fil
   const rows = runWithinBudget(handle.sqlite, budget, () => page.all(...args, f.limit, f.offset) as KgNodeRow[]);
   const { n } = runWithinBudget(handle.sqlite, budget, () => total.get(...args) as CountRow);
   return { nodes: rows.map(toGraphNode), total: n };
+}
+
+/** A listing's `q` filter: any of its words (quoted by the one match builder), stopwords kept, as typed. */
+function listingMatch(q: string): string | null {
+  return buildFtsMatch(q, { match: "any", stopwords: "keep", maxTerms: 16 });
 }

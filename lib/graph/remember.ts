@@ -3,13 +3,12 @@ import { z } from "zod";
 import { openStoreReaderWithCore, type StoreHandle } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import type { FRAME_COLUMNS } from "../db/schema/graph";
-import { embedQueryText } from "../embed/query";
-import { checkVectorReadiness } from "../embed/status";
-import { blobToVector, knnSearch, simhashCodec, vecIndexTable } from "../embed/vector-index";
+import type { KnnSource } from "../embed/vector-index";
 import { CORE_STORE } from "../db/store-names";
+import { answerReason, buildFtsMatch, planQueryVector, similaritiesOf, similarityFloorFor, vectorNeighbours, type RetrievalReason } from "../retrieval";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
-import { ftsQueryFromText, parseJsonColumnOr, unitInterval } from "../common";
+import { parseJsonColumnOr, unitInterval } from "../common";
 
 /**
  * Fused remember over thoughts and graph nodes of a store (and, read-only,
@@ -117,8 +116,10 @@ export type RememberResponse = {
   store: string;
   include_core: boolean;
   mode: "vector+fts" | "fts";
-  fallback: { reason: string; message: string } | null;
-  core_fallback: { reason: string; message: string } | null;
+  fallback: { reason: string; message: string; count?: number } | null;
+  core_fallback: { reason: string; message: string; count?: number } | null;
+  /** Why the answer is empty or weak (null when it has hits and every signal answered). */
+  reason: RetrievalReason | null;
   formula: string;
   signals: typeof REMEMBER_SIGNALS;
   weights: RememberWeights;
@@ -129,7 +130,9 @@ export type RememberResponse = {
 };
 
 /** One place to read candidates from: the store (main schema) or core (attached, read-only). */
-type Source = { store: string; schema: "main" | "core"; db: Database.Database; handle: StoreHandle | null; fingerprintId: string | null; vectorsLoaded: boolean };
+type Source = { store: string; schema: "main" | "core"; db: Database.Database; fingerprintId: string | null; vectorsLoaded: boolean; floor: number };
+
+const knnSource = (src: Source): KnnSource => ({ db: src.db, schema: src.schema, vectorsLoaded: src.vectorsLoaded });
 
 type Candidate = {
   key: string;
@@ -183,9 +186,6 @@ function propertyText(json: string): string {
  */
 type ThoughtCandidateRow = { seq: number; id: string; content: string; timestamp: number; hash: string; framework: string; consistency: number | null };
 type NodeCandidateRow = { seq: number; id: string; name: string; displayName: string; entityType: string; updatedAt: number; hash: string };
-type RowIdRow = { rowid: number | bigint };
-type RefVectorRow = { refId: number; vector: Buffer };
-type RefHashVectorRow = RefVectorRow & { hash: string };
 type FtsRankRow = { seq: number; rank: number };
 type FrameFactRow = { id: string; nodeId: string; col: (typeof FRAME_COLUMNS)[number]; properties: string };
 type FrameEvidenceRow = { nodeId: string; thoughtId: string; stance: string };
@@ -210,34 +210,12 @@ function loadNodes({ src, by }: { src: Source; by: { column: "seq" | "id"; value
     .all(JSON.stringify(by.values)) as NodeCandidateRow[];
 }
 
-/**
- * Nearest refIds of a kind. The store goes through knnSearch. knnSearch only
- * reads the main schema, so for attached core the same SimHash prefilter +
- * exact rescoring runs here against `core.`; without core's index (or
- * sqlite-vec) it scans core's BLOBs.
- */
-function nearestRefIds({ src, kind, query, k }: { src: Source; kind: Kind; query: Float32Array; k: number }): number[] {
+/** Nearest refIds of a kind, at or above the similarity floor, through the one KNN (store or attached core). */
+function nearestRefIds({ src, kind, query, k, belowFloor }: { src: Source; kind: Kind; query: Float32Array; k: number; belowFloor: { n: number } }): number[] {
   if (!src.fingerprintId) return [];
-  if (src.handle) return knnSearch({ handle: src.handle, kind, fingerprintId: src.fingerprintId, query, k }).hits.map((h) => h.refId);
-  const table = vecIndexTable(src.fingerprintId);
-  let rows: RefVectorRow[];
-  if (src.vectorsLoaded && src.db.prepare(`select 1 from ${src.schema}.sqlite_master where name = ?`).get(table)) {
-    // Same oversampling as knnSearch: 10 candidates per wanted hit, at least 100.
-    const code = simhashCodec(query.length).encode(query);
-    const ids = (src.db.prepare(`select rowid from ${src.schema}.${table} where code match vec_bit(?) and k = ? and kind = ?`).all(code, Math.max(100, k * 10), kind) as RowIdRow[]).map((r) => Number(r.rowid));
-    rows = src.db.prepare(`select ref_id as refId, vector from ${src.schema}.embeddings where id in (select value from json_each(?))`).all(JSON.stringify(ids)) as RefVectorRow[];
-  } else {
-    rows = src.db.prepare(`select ref_id as refId, vector from ${src.schema}.embeddings where fingerprint_id = ? and kind = ?`).all(src.fingerprintId, kind) as RefVectorRow[];
-  }
-  const scored = rows.map((r) => ({ refId: r.refId, cos: dot(blobToVector(r.vector), query) }));
-  scored.sort((a, b) => b.cos - a.cos || a.refId - b.refId);
-  return scored.slice(0, k).map((s) => s.refId);
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i] * b[i];
-  return s;
+  const r = vectorNeighbours({ sources: [{ store: src.store, source: knnSource(src), fingerprintId: src.fingerprintId }], kind, query, k, floor: src.floor });
+  belowFloor.n += r.belowFloor;
+  return r.hits.map((h) => h.refId);
 }
 
 /** bm25 hits of an FTS table, best first, with a lexical score relative to the best hit (1 for the best). */
@@ -252,12 +230,14 @@ function ftsHits({ src, table, match, k, budget }: { src: Source; table: "though
 function cosineByCandidate({ src, kind, cands, query }: { src: Source; kind: Kind; cands: Candidate[]; query: Float32Array }): Map<number, number> {
   const out = new Map<number, number>();
   if (!src.fingerprintId || cands.length === 0) return out;
-  const rows = src.db
-    .prepare(`select ref_id as refId, input_hash as hash, vector from ${src.schema}.embeddings where fingerprint_id = ? and kind = ? and ref_id in (select value from json_each(?))`)
-    .all(src.fingerprintId, kind, JSON.stringify(cands.map((c) => c.seq))) as RefHashVectorRow[];
+  const sims = similaritiesOf({ source: knnSource(src), kind, fingerprintId: src.fingerprintId, refIds: cands.map((c) => c.seq), query });
   const hashes = new Map(cands.map((c) => [c.seq, c.hash]));
-  for (const r of rows) if (hashes.get(r.refId) === r.hash) out.set(r.refId, clamp01(dot(blobToVector(r.vector), query)));
+  for (const [refId, s] of sims) if (hashes.get(refId) === s.inputHash) out.set(refId, clamp01(s.similarity));
   return out;
+}
+
+function hasGraphContent(src: Source): boolean {
+  return !!src.db.prepare(`select 1 from ${src.schema}.thoughts union all select 1 from ${src.schema}.kg_node limit 1`).get();
 }
 
 function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
@@ -325,7 +305,7 @@ function relationEvidence({ src, relationIds }: { src: Source; relationIds: stri
 }
 
 /** Candidates of one source: kNN + FTS seeds for each kind, merged by entity, then one hop over strong edges. */
-function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryVector: Float32Array | null; match: string | null; k: number; minEdgeWeight: number; budget: QueryBudget }): Map<string, Candidate> {
+function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryVector: Float32Array | null; match: string | null; k: number; minEdgeWeight: number; budget: QueryBudget; belowFloor: { n: number } }): Map<string, Candidate> {
   const cands = new Map<string, Candidate>();
   type Fields = Omit<Candidate, "key" | "source" | "matchedBy" | "lexical" | "edge" | "expanded">;
   // One entity found several ways is one candidate: its sources accumulate, its lexical score is the best seen.
@@ -349,14 +329,14 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
   };
   const none = new Map<number, number>();
   if (args.kinds.includes(THOUGHT_KIND)) {
-    if (args.queryVector) addThoughts(loadThoughts({ src, by: { column: "seq", values: nearestRefIds({ src, kind: THOUGHT_KIND, query: args.queryVector, k: args.k }) } }), "thought_knn", none);
+    if (args.queryVector) addThoughts(loadThoughts({ src, by: { column: "seq", values: nearestRefIds({ src, kind: THOUGHT_KIND, query: args.queryVector, k: args.k, belowFloor: args.belowFloor }) } }), "thought_knn", none);
     if (args.match) {
       const hits = ftsHits({ src, table: "thoughts_fts", match: args.match, k: args.k, budget: args.budget });
       addThoughts(loadThoughts({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "thought_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
     }
   }
   if (args.kinds.includes(NODE_KIND)) {
-    if (args.queryVector) addNodes(loadNodes({ src, by: { column: "seq", values: nearestRefIds({ src, kind: NODE_KIND, query: args.queryVector, k: args.k }) } }), "node_knn", none);
+    if (args.queryVector) addNodes(loadNodes({ src, by: { column: "seq", values: nearestRefIds({ src, kind: NODE_KIND, query: args.queryVector, k: args.k, belowFloor: args.belowFloor }) } }), "node_knn", none);
     if (args.match) {
       const hits = ftsHits({ src, table: "kg_node_fts", match: args.match, k: args.k, budget: args.budget });
       addNodes(loadNodes({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "node_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
@@ -414,30 +394,26 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
   const coreHandle = req.include_core && store !== CORE_STORE ? core : null;
   const includeCore = coreHandle !== null;
 
-  const readiness = await checkVectorReadiness({ handle });
-  const coreReadiness = coreHandle ? await checkVectorReadiness({ handle: coreHandle }) : null;
-  let queryVector: Float32Array | null = null;
-  let fallback: RememberResponse["fallback"] = readiness.usable ? null : { reason: readiness.reason, message: readiness.message };
-  if (readiness.usable || coreReadiness?.usable) {
-    const fingerprint = readiness.usable ? readiness.fingerprint : coreReadiness!.usable ? coreReadiness!.fingerprint : null;
-    const embedded = fingerprint ? await embedQueryText({ fingerprint, text: req.query }) : null;
-    if (embedded?.ok) queryVector = embedded.vector;
-    else if (embedded) fallback = { reason: embedded.reason, message: embedded.message };
-  }
-  const storeFp = readiness.usable && queryVector ? readiness.fingerprint.id : null;
-  const coreFp = coreReadiness?.usable && queryVector ? coreReadiness.fingerprint.id : null;
-  const coreFallback = includeCore && !coreFp ? (coreReadiness && !coreReadiness.usable ? { reason: coreReadiness.reason, message: coreReadiness.message } : (fallback ?? null)) : null;
+  // The store's readiness and the query's vector (lib/retrieval); core answers with vectors only when its model is the same.
+  const plan = await planQueryVector({ handle, text: req.query });
+  const corePlan = coreHandle ? await planQueryVector({ handle: coreHandle, text: req.query }) : null;
+  const queryVector = plan.ok ? plan.vector : corePlan?.ok ? corePlan.vector : null;
+  const fallback: RememberResponse["fallback"] = plan.ok ? null : plan.fallback;
+  const storeFp = plan.ok ? plan.fingerprint : null;
+  const coreFp = corePlan?.ok && (!storeFp || corePlan.fingerprint.id === storeFp.id) ? corePlan.fingerprint : null;
+  const coreFallback: RememberResponse["core_fallback"] = includeCore && !coreFp ? (corePlan && !corePlan.ok ? corePlan.fallback : { reason: "model_mismatch", message: "core's vectors are from another model than the store's" }) : null;
 
-  const match = ftsQueryFromText(req.query);
+  const match = buildFtsMatch(req.query, { match: "any", maxTerms: 16 });
   const terms = queryTerms(req.query);
   const budget = startQueryBudget({ hint: "use fewer or rarer words in the query" });
   const reader = coreHandle ? openStoreReaderWithCore({ handle, core: coreHandle }) : null;
   try {
-    const sources: Source[] = [{ store, schema: "main", db: handle.sqlite, handle, fingerprintId: storeFp, vectorsLoaded: handle.vectors.available }];
+    const sources: Source[] = [{ store, schema: "main", db: handle.sqlite, fingerprintId: storeFp?.id ?? null, vectorsLoaded: handle.vectors.available, floor: storeFp ? similarityFloorFor(storeFp.provider) : 1 }];
     // The reader loads sqlite-vec the same way as the store's handle, so the store's status tells whether core's index can be used.
-    if (reader) sources.push({ store: CORE_STORE, schema: "core", db: reader, handle: null, fingerprintId: coreFp, vectorsLoaded: handle.vectors.available });
+    if (reader) sources.push({ store: CORE_STORE, schema: "core", db: reader, fingerprintId: coreFp?.id ?? null, vectorsLoaded: handle.vectors.available, floor: coreFp ? similarityFloorFor(coreFp.provider) : 1 });
 
-    const perSource = sources.map((src) => ({ src, cands: gatherCandidates({ src, kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, match, k: req.candidates, minEdgeWeight: req.min_edge_weight, budget }) }));
+    const belowFloor = { n: 0 };
+    const perSource = sources.map((src) => ({ src, cands: gatherCandidates({ src, kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, match, k: req.candidates, minEdgeWeight: req.min_edge_weight, budget, belowFloor }) }));
 
     // Dedupe by entity across stores: a core node with the same name and type as a store node is the same entity; the store's copy wins.
     const alsoInCore = new Set<string>();
@@ -508,6 +484,7 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
       mode: storeFp ? "vector+fts" : "fts",
       fallback,
       core_fallback: coreFallback,
+      reason: answerReason({ found: scored.length, searchable: sources.some(hasGraphContent) ? 1 : 0, fallback: plan.ok ? null : plan.fallback, belowFloor: belowFloor.n }),
       formula: REMEMBER_FORMULA,
       signals: REMEMBER_SIGNALS,
       weights: w,

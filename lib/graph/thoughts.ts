@@ -11,7 +11,8 @@ import { enqueueEmbeddings } from "../embed/queue";
 import { blobToVector, forgetEmbeddings, knnSearch } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import { ftsQueryFromText, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
+import { limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
+import { buildFtsMatch } from "../retrieval";
 
 export const THOUGHT_KIND = "thought";
 /** Novelty compares a thought with this many thoughts written before it. */
@@ -241,12 +242,12 @@ export async function getThoughtById({ handle, id }: { handle: StoreHandle; id: 
 export async function listThoughtsByFilter({ handle, filter }: { handle: StoreHandle; filter: z.input<typeof listThoughtsQuerySchema> }): Promise<{ thoughts: Thought[]; total: number }> {
   const f = listThoughtsQuerySchema.parse(filter);
   await refreshNovelty({ handle });
-  const match = f.q ? ftsQueryFromText(f.q) : null;
+  const match = f.q ? listingMatch(f.q) : null;
   if (f.q && !match) return { thoughts: [], total: 0 };
   const where = and(
     f.chain_id ? eq(thoughts.chainId, f.chain_id) : undefined,
     f.framework ? eq(thoughts.framework, f.framework) : undefined,
-    // FTS5 finds the rows; user text reaches MATCH only as quoted words (ftsQueryFromText).
+    // FTS5 finds the rows; user text reaches MATCH only as quoted words (lib/retrieval buildFtsMatch).
     match ? inArray(thoughts.seq, sql`(select rowid from thoughts_fts where thoughts_fts match ${match})`) : undefined,
   );
   const order = f.chain_id ? [asc(thoughts.thoughtNumber), asc(thoughts.seq)] : [desc(thoughts.timestamp), desc(thoughts.seq)];
@@ -304,4 +305,9 @@ export async function getChainById({ handle, id }: { handle: StoreHandle; id: st
   if (!row) throw notFound("chain", id);
   const { thoughts: inChain } = await listThoughtsByFilter({ handle, filter: { chain_id: id, limit: 200 } });
   return { ...toChain(row), thoughts: inChain };
+}
+
+/** A listing's `q` filter: any of its words (quoted by the one match builder), stopwords kept, as typed. */
+function listingMatch(q: string): string | null {
+  return buildFtsMatch(q, { match: "any", stopwords: "keep", maxTerms: 16 });
 }

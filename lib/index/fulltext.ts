@@ -2,11 +2,8 @@ import type Database from "better-sqlite3";
 import { openStoreReaderWithCore, type StoreHandle } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { AppError } from "../errors";
+import { buildFtsMatch, MARK_CLOSE, MARK_OPEN, snippetFor } from "../retrieval";
 import type { SearchInput } from "./search";
-
-const MARK_OPEN = "\uE000";
-const MARK_CLOSE = "\uE001";
-const MAX_TOKENS = 32;
 
 /** A chunk found by full-text search, with its bm25 score and highlighted snippet. */
 export type FullTextHit = {
@@ -24,18 +21,6 @@ export type FullTextHit = {
 };
 
 export type FullTextResult = { mode: "fts"; query: string; match: string | null; results: FullTextHit[]; hasMore: boolean; stores: string[] };
-
-/**
- * Turn user text into a MATCH expression that means "these words": every
- * token is a double-quoted string, so operators, `*`, `NEAR(`, column
- * filters and stray quotes are only ever words. Null when nothing is left.
- */
-export function toFtsMatch(text: string, match: "all" | "any" = "all"): string | null {
-  const tokens = text.normalize("NFKC").match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
-  const unique = [...new Set(tokens.map((t) => t.toLowerCase()))].slice(0, MAX_TOKENS);
-  if (unique.length === 0) return null;
-  return unique.map((t) => `"${t}"`).join(match === "any" ? " OR " : " ");
-}
 
 /**
  * Bounds on an advanced (`syntax=fts5`) expression, checked before it
@@ -162,20 +147,6 @@ export function checkFts5Expression(q: string): void {
   if (longestPhrase > FTS5_LIMITS.phraseTerms) over("phraseTerms", longestPhrase, `a phrase of ${longestPhrase} words`);
 }
 
-export function splitSnippet(raw: string): { snippet: string; highlights: [number, number][] } {
-  let snippet = "";
-  const highlights: [number, number][] = [];
-  let open = -1;
-  for (const ch of raw) {
-    if (ch === MARK_OPEN) open = snippet.length;
-    else if (ch === MARK_CLOSE) {
-      if (open >= 0) highlights.push([open, snippet.length]);
-      open = -1;
-    } else snippet += ch;
-  }
-  return { snippet, highlights };
-}
-
 /** One bm25 match as runFts reads it (FTS5: raw SQL). */
 export type HitRow = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; rank: number; snip: string; updatedAt: number };
 
@@ -228,8 +199,8 @@ export const SEARCH_BUDGET_HINT = "narrow it: fewer or rarer words, longer prefi
  * The MATCH expression of a search: the caller's own for syntax=fts5 (within
  * FTS5_LIMITS), else its words quoted. Null when there is nothing to match.
  */
-export function ftsMatchFor(input: SearchInput, match: "all" | "any"): string | null {
-  if (input.syntax !== "fts5") return toFtsMatch(input.q, match);
+export function ftsMatchFor(input: SearchInput, match: "all" | "any", stopwords: "drop" | "keep" = "drop"): string | null {
+  if (input.syntax !== "fts5") return buildFtsMatch(input.q, { match, stopwords });
   if (input.q.trim() === "") return null;
   checkFts5Expression(input.q);
   return input.q;
@@ -294,7 +265,7 @@ export function searchFullText({
     const hits: FullTextHit[] = [];
     for (const [schema, name] of reader.schemas) {
       for (const r of runFts({ reader, schema, match, input, take, now, budget })) {
-        hits.push({ store: name, id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...splitSnippet(r.snip) });
+        hits.push({ store: name, id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...snippetFor(r.snip, r) });
       }
     }
     hits.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));

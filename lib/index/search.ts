@@ -1,30 +1,51 @@
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
-import { embedQueryText } from "../embed/query";
-import type { Fingerprint } from "../embed/providers";
-import { getEmbedBacklog } from "../embed/queue";
-import { checkVectorReadiness } from "../embed/status";
 import { logVectorQuery } from "../embed/compare";
-import { knnSearch, type VectorHit } from "../embed/vector-index";
+import { getEmbedBacklog } from "../embed/queue";
+import { knnSourceOf } from "../embed/vector-index";
 import { AppError, isAppError } from "../errors";
+import {
+  answerReason,
+  ExplainRecorder,
+  FUSION_WEIGHTS,
+  matchTerms,
+  planQueryVector,
+  recencyDecay,
+  RRF_K,
+  rrfTerm,
+  similarityFloorFor,
+  snippetFor,
+  vectorNeighbours,
+  type Explain,
+  type Fallback,
+  type RetrievalReason,
+  type VectorSource,
+} from "../retrieval";
 import { CHUNK_KIND } from "./chunk-embeddings";
-import { chunkFilterSql, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, searchFullText, splitSnippet, type FullTextHit } from "./fulltext";
+import { chunkFilterSql, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
 import { boolParam, csvParam, dateParam } from "./query-params";
 
 /**
  * Search a store in any mode: `fts` (bm25, see fulltext.ts), `vector`
- * (cosine over chunk vectors) or `hybrid` (both, fused). The one search
- * entry point for the API, MCP, the dashboard and the CLI.
+ * (cosine over chunk vectors) or `hybrid` (both, fused), over chunks or
+ * grouped by document. The one search entry point for the API, MCP, the
+ * dashboard and the CLI, on the one retrieval pipeline (lib/retrieval).
  */
 
 /** Set by measurement: see bench/search-quality.bench.ts and the issue note. */
 export const DEFAULT_SEARCH_MODE = "hybrid" as "fts" | "vector" | "hybrid";
+/** Set by measurement: bench/search-docs.bench.ts (see DOCUMENT_SCORING). */
+export const DEFAULT_GROUP = "chunk" as "chunk" | "document";
 
 /** One schema for GET query strings and POST JSON bodies (strings are coerced). */
 export const searchInputSchema = z
   .object({
-    q: z.string().max(2000).default(""),
+    /** What to search for; browsing without a query has its own routes (documents, memories, categories). */
+    q: z
+      .string()
+      .max(2000)
+      .refine((q) => q.trim().length > 0, { message: "q must not be empty: give the words to search for (list documents or memories to browse)" }),
     /** Default chosen by measurement (bench/search-quality): see DEFAULT_SEARCH_MODE. */
     mode: z.enum(["fts", "vector", "hybrid"]).default(DEFAULT_SEARCH_MODE),
     /** Vector modes: scan every vector instead of the SimHash prefilter. */
@@ -48,6 +69,11 @@ export const searchInputSchema = z
     /** Merge core's results (read-only); the entry point resolves core's handle once (openCoreFor). */
     include_core: boolParam.default(false),
     include_expired: boolParam.default(false),
+    /**
+     * `chunk`: every matching passage is a hit. `document`: each document once, ranked by
+     * the evidence of all its matching chunks, with its best passages (default: see DEFAULT_GROUP).
+     */
+    group: z.enum(["chunk", "document"]).default(DEFAULT_GROUP),
     limit: z.coerce.number().int().min(1).max(100).default(20),
     offset: z.coerce.number().int().min(0).max(10_000).default(0),
   })
@@ -55,40 +81,39 @@ export const searchInputSchema = z
 
 export type SearchInput = z.output<typeof searchInputSchema>;
 
+/** Vector neighbours less similar than this are not hits (per provider, measured: lib/retrieval/floor.ts). */
+export { FUSION_WEIGHTS, RRF_K } from "../retrieval";
+
 /**
- * Reciprocal rank fusion weights per provider, set by measurement on a
- * labelled known-item set (bench/search-quality.bench.ts), not by habit.
- *
- * The builtin hashed embedder is weaker than bm25 there (MRR@10 0.29 vs
- * 0.55) and equal weights rank below bm25 alone (0.46). Small weights win by
- * a hair on one corpus (0.02: 0.554) and lose by a hair on another (0.634 vs
- * 0.641), so builtin gets 0.004: its largest contribution, 0.004/61, is below
- * the smallest gap between two bm25 ranks in the pool (1/(110·111)), so it
- * can never reorder bm25's hits. It only breaks exact ties and appends what
- * bm25 cannot find (misspellings): hybrid ≥ bm25 by construction (0.553).
- * Neural providers (not measurable offline here) start at equal weights;
- * override per request with w_fts / w_vec.
+ * How a document's matching chunks combine into its score (group=document),
+ * chosen by measurement on the document known-item set
+ * (bench/search-docs.bench.ts, numbers in the issue note):
+ * - combine `max` ranks a document by its best chunk; `damped_sum` adds each
+ *   further chunk's score times damping^(i−1), so a document that matches in
+ *   several places beats one lucky passage, without long documents winning
+ *   by length alone;
+ * - fieldBoost multiplies by (1 + fieldBoost × share of the query's content
+ *   words found in the path or the document's title heading).
  */
-export const FUSION_WEIGHTS: Record<Fingerprint["provider"], { fts: number; vec: number }> = {
-  builtin: { fts: 1, vec: 0.004 },
-  openai: { fts: 1, vec: 1 },
-  transformers: { fts: 1, vec: 1 },
-};
-export const RRF_K = 60;
-/**
- * Vector neighbours at or below this cosine are unrelated text (hashed
- * vectors of unrelated texts scatter around 0): they are not hits.
- */
-export const MIN_VECTOR_SIMILARITY = 0.05;
+export type DocumentScoring = { combine: "max" | "damped_sum"; damping: number; fieldBoost: number };
+export const DOCUMENT_SCORING: DocumentScoring = { combine: "damped_sum", damping: 0.5, fieldBoost: 0.2 };
+
+/** Knobs the benches turn to decide the defaults; the API uses the defaults. */
+export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "drop" | "keep" };
+
 /** Ranked candidates taken from each signal before fusion. */
 const POOL = 50;
+/** Chunks gathered per page of documents (group=document): several chunks per document, then grouped. */
+const DOCUMENT_POOL = 200;
+/** Best passages returned with each document hit. */
+const PASSAGES = 3;
 /** Above this many filtered chunks, filter after an approximate KNN instead of scanning them exactly. */
 const EXACT_FILTER_LIMIT = 20_000;
 /**
- * Deepest result (offset + limit) vector and hybrid search serve. A KNN asks
- * sqlite-vec for about twice that many neighbours and vec0 allows k ≤ 4096,
- * so offset ≥ ~2000 failed with a 500; past a thousand, nearest-neighbour
- * order means little anyway. Full-text search pages to 10,000.
+ * Deepest result (offset + limit) vector, hybrid and document-grouped search
+ * serve. A KNN asks sqlite-vec for about twice that many neighbours and vec0
+ * allows k ≤ 4096, so offset ≥ ~2000 failed with a 500; past a thousand,
+ * nearest-neighbour order means little anyway. Chunk full-text search pages to 10,000.
  */
 export const MAX_VECTOR_DEPTH = 1000;
 
@@ -97,39 +122,52 @@ export type HitSignals = {
   vector: { rank: number; distance: number; similarity: number } | null;
   fused: number;
   decay: number | null;
+  /** group=document: how the document's chunks made its score. */
+  document?: { chunks: number; bestChunk: number; combined: number; fieldBoost: number } | null;
+  /** Why this hit ranked where it did, in a sentence. */
+  why?: string;
 };
 
-export type SearchHit = FullTextHit & { signals?: HitSignals };
+/** One of a document hit's best passages (group=document). */
+export type SearchPassage = { id: number; chunkId: string; chunkIndex: number; score: number; snippet: string; highlights: [number, number][] };
+
+export type SearchHit = FullTextHit & { signals?: HitSignals; passages?: SearchPassage[]; matchedChunks?: number };
 
 export type SearchResult = {
   mode: SearchInput["mode"];
   /** What actually answered: differs from `mode` only on a fallback, which is then explained. */
   effectiveMode: SearchInput["mode"];
+  group: SearchInput["group"];
   query: string;
   match: string | null;
   results: SearchHit[];
   hasMore: boolean;
   stores: string[];
   degraded: boolean;
-  fallback: { reason: string; message: string } | null;
+  fallback: { reason: string; message: string; count?: number } | null;
+  /** Why the answer is empty or weak (null when it has hits and every signal answered). */
+  reason: RetrievalReason | null;
   vectors: {
     model: { id: string; provider: string; model: string; dimension: number };
     method: string;
     indexAvailable: boolean;
     indexReason: string | null;
     pendingEmbeddings: number;
+    similarityFloor: number;
+    belowFloor: number;
   } | null;
   fusion: { wFts: number; wVec: number; k: number; recencyTauDays: number | null } | null;
   /** Things the caller should know about this answer (e.g. vectors_index_unavailable, embeddings_pending). */
   warnings: { code: string; message: string }[];
+  /** With explain=true: each stage's candidates and time. */
+  explain?: Explain;
 };
-
-type Ranked = { key: string; store: string; id: number; score: number };
 
 type ChunkDetail = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: number; text: string };
 type ChunkIdRow = { id: number };
 
 function detailsFor({ handle, ids }: { handle: StoreHandle; ids: number[] }): Map<number, ChunkDetail> {
+  if (ids.length === 0) return new Map();
   const rows = handle.sqlite
     .prepare(
       `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, substr(c.text, 1, 240) as text
@@ -139,170 +177,318 @@ function detailsFor({ handle, ids }: { handle: StoreHandle; ids: number[] }): Ma
   return new Map(rows.map((r) => [r.id, r]));
 }
 
-/** KNN over one store's chunk vectors, with the same filters as full-text search. */
-function vectorCandidates({ handle, ...args }: { handle: StoreHandle; fingerprintId: string; query: Float32Array; input: SearchInput; take: number; now: number; budget: QueryBudget }): { hits: VectorHit[]; method: string } {
-  const { sqlite } = handle;
-  const within = <T>(fn: () => T) => runWithinBudget(sqlite, args.budget, fn);
-  const filters = chunkFilterSql({ schema: "main", input: args.input, now: args.now });
-  const filterSql = filters.where.length ? `where ${filters.where.join(" and ")}` : "";
-  if (hasExplicitFilters(args.input)) {
-    const filtered = sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id ${filterSql} limit ?`);
-    const ids = within(() => filtered.all(...filters.args, EXACT_FILTER_LIMIT + 1) as ChunkIdRow[]).map((r) => r.id);
-    if (ids.length <= EXACT_FILTER_LIMIT) {
-      return within(() => knnSearch({ handle, kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take, allowedRefIds: ids }));
-    }
-  }
-  // Oversample, then drop what the filters exclude (by default: expired memories).
-  const r = within(() => knnSearch({ handle, kind: CHUNK_KIND, fingerprintId: args.fingerprintId, query: args.query, k: args.take + 20, exact: args.input.exact }));
-  const kept = sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))${filters.where.length ? " and " + filters.where.join(" and ") : ""}`);
-  const allowed = new Set((within(() => kept.all(JSON.stringify(r.hits.map((h) => h.refId)), ...filters.args)) as ChunkIdRow[]).map((x) => x.id));
-  return { hits: r.hits.filter((h) => allowed.has(h.refId)).slice(0, args.take), method: r.method };
+/** The chunk ids of a store the filters allow, when the caller narrowed the search and few enough match to rank exactly. */
+function filteredChunkIds({ handle, input, now, budget }: { handle: StoreHandle; input: SearchInput; now: number; budget: QueryBudget }): number[] | undefined {
+  if (!hasExplicitFilters(input)) return undefined;
+  const filters = chunkFilterSql({ schema: "main", input, now });
+  const statement = handle.sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where ${filters.where.join(" and ")} limit ?`);
+  const ids = runWithinBudget(handle.sqlite, budget, () => statement.all(...filters.args, EXACT_FILTER_LIMIT + 1) as ChunkIdRow[]).map((r) => r.id);
+  return ids.length <= EXACT_FILTER_LIMIT ? ids : undefined;
 }
 
-function decayFactor(updatedAt: number, now: number, tauDays: number | undefined): number | null {
-  if (!tauDays) return null;
-  return Math.exp(-Math.max(0, now - updatedAt) / (tauDays * 86_400_000));
+/** Of these chunk ids, those the filters keep (by default: not expired memories). */
+function keptByFilters({ handle, ids, input, now, budget }: { handle: StoreHandle; ids: number[]; input: SearchInput; now: number; budget: QueryBudget }): Set<number> {
+  const filters = chunkFilterSql({ schema: "main", input, now });
+  const kept = handle.sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))${filters.where.length ? " and " + filters.where.join(" and ") : ""}`);
+  return new Set((runWithinBudget(handle.sqlite, budget, () => kept.all(JSON.stringify(ids), ...filters.args)) as ChunkIdRow[]).map((x) => x.id));
+}
+
+function hasChunks(handle: StoreHandle): boolean {
+  return !!handle.sqlite.prepare("select 1 from chunks limit 1").get();
+}
+
+/** The title heading of each listed document (its first `#` line, or its first line), for field evidence. */
+function titlesOf({ handle, paths }: { handle: StoreHandle; paths: string[] }): Map<string, string> {
+  if (paths.length === 0) return new Map();
+  const rows = handle.sqlite
+    .prepare(
+      `select d.path, substr(c.text, 1, 300) as text from documents d join chunks c on c.doc_id = d.doc_id and c.chunk_index = 0
+       where d.path in (select value from json_each(?))`,
+    )
+    .all(JSON.stringify(paths)) as { path: string; text: string }[];
+  return new Map(rows.map((r) => [r.path, (r.text.match(/^\s*#{1,6}\s+(.+)$/m)?.[1] ?? r.text.split("\n", 1)[0]).slice(0, 200)]));
+}
+
+type Candidate = {
+  key: string;
+  store: string;
+  detail: ChunkDetail;
+  fts: { rank: number; score: number; snippet: string; highlights: [number, number][] } | null;
+  vector: { rank: number; distance: number; similarity: number } | null;
+  decay: number | null;
+  score: number;
+};
+
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
+
+function whyChunk(c: Candidate, mode: SearchInput["mode"], weights: { fts: number; vec: number }): string {
+  const parts: string[] = [];
+  if (c.fts) parts.push(`bm25 rank ${c.fts.rank} (score ${round6(c.fts.score)})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.fts, c.fts.rank))}` : ""}`);
+  if (c.vector) parts.push(`vector rank ${c.vector.rank} (similarity ${round6(c.vector.similarity)})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.vec, c.vector.rank))}` : ""}`);
+  if (c.decay !== null) parts.push(`recency ×${round6(c.decay)}`);
+  return `${parts.join("; ")} = ${round6(c.score)}`;
 }
 
 /**
  * Search in any mode. `fts` is plain bm25. `vector` ranks by cosine to the
- * query embedding. `hybrid` fuses both by weighted reciprocal rank. When
- * vectors cannot answer (degraded, drifted, provider down), the answer comes
- * from full-text search and says why: never a silent empty result.
+ * query embedding, dropping neighbours below the provider's similarity
+ * floor. `hybrid` fuses both by weighted reciprocal rank. When vectors cannot
+ * answer (backlog, model mismatch, provider down), the answer comes from
+ * full-text search and says why; an empty answer always says why it is
+ * empty (`reason`). `group=document` returns each document once.
  *
  * `core` is core's handle when the caller asked to include it (openCoreFor),
  * resolved once by the entry point; null otherwise.
  */
-export async function searchStore({ handle, core, input, now = Date.now() }: { handle: StoreHandle; core: StoreHandle | null; input: SearchInput; now?: number }): Promise<SearchResult> {
-  const base = { mode: input.mode, query: input.q, vectors: null, fusion: null, degraded: false, fallback: null, warnings: [] };
+export async function searchStore({ handle, core, input, now = Date.now(), tuning = {} }: { handle: StoreHandle; core: StoreHandle | null; input: SearchInput; now?: number; tuning?: SearchTuning }): Promise<SearchResult> {
+  const rec = input.explain ? new ExplainRecorder() : null;
+  const grouped = input.group === "document";
   // Bad input is refused before any work, whichever signal would have used it.
-  if (input.mode !== "fts" && input.offset + input.limit > MAX_VECTOR_DEPTH) {
-    const message = `offset + limit is ${input.offset + input.limit}; mode=${input.mode} serves results up to ${MAX_VECTOR_DEPTH} deep`;
-    throw new AppError("invalid_request", `${message}. Narrow the query with filters, or page further with mode=fts`, [{ path: "offset", message, max: MAX_VECTOR_DEPTH }]);
+  if ((input.mode !== "fts" || grouped) && input.offset + input.limit > MAX_VECTOR_DEPTH) {
+    const what = grouped ? "group=document" : `mode=${input.mode}`;
+    const message = `offset + limit is ${input.offset + input.limit}; ${what} serves results up to ${MAX_VECTOR_DEPTH} deep`;
+    throw new AppError("invalid_request", `${message}. Narrow the query with filters, or page further with mode=fts and group=chunk`, [{ path: "offset", message, max: MAX_VECTOR_DEPTH }]);
   }
-  const hybridMatch = ftsMatchFor(input, input.match ?? "any");
   const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT });
-  if (input.mode === "fts") return { ...base, ...searchFullText({ handle, core, input, now, budget }), mode: "fts", effectiveMode: "fts" };
-
-  const ready = await checkVectorReadiness({ handle });
-  const embedded = ready.usable ? await embedQueryText({ fingerprint: ready.fingerprint, text: input.q }) : null;
-  if (!ready.usable || !embedded?.ok) {
-    // No vectors can answer (degraded, drifted, the provider down or wrong): full-text answers, and says why.
-    const why = !ready.usable ? ready : embedded && !embedded.ok ? embedded : { reason: "provider_error", message: "no query vector" };
-    const fts = searchFullText({ handle, core, input: { ...input, match: input.match ?? "any" }, now, budget });
-    return { ...base, ...fts, mode: input.mode, effectiveMode: "fts", degraded: !ready.usable && ready.reason === "degraded", fallback: { reason: why.reason, message: `${why.message}; answered with full-text search` } };
-  }
-  const fp = ready.fingerprint;
-  const query = embedded.vector;
   const handles = core ? [handle, core] : [handle];
   const stores = handles.map((h) => h.store);
-  // Vector mode needs only the page; hybrid fuses two deeper pools.
-  const take = input.mode === "hybrid" ? Math.max(POOL, input.offset + input.limit + 1) : input.offset + input.limit + 1;
+  const page = input.offset + input.limit + 1;
+  // Vector and full-text need only the page; hybrid fuses two deeper pools; documents gather several chunks each.
+  const take = grouped ? Math.max(DOCUMENT_POOL, page * 4) : input.mode === "hybrid" ? Math.max(POOL, page) : page;
 
-  // Vector signal, per store (core only when its vectors are from the same model).
-  const vectorRanked: (Ranked & { distance: number })[] = [];
-  let method = "";
-  for (const h of handles) {
-    if (h === core && !(await checkVectorReadiness({ handle: core })).usable) continue;
-    const r = vectorCandidates({ handle: h, fingerprintId: fp.id, query, input, take, now, budget });
-    method ||= r.method;
-    for (const hit of r.hits.filter((x) => 1 - x.distance > MIN_VECTOR_SIMILARITY)) vectorRanked.push({ key: `${h.store}:${hit.refId}`, store: h.store, id: hit.refId, score: 1 - hit.distance, distance: hit.distance });
+  // Vector leg: readiness and the query's vector first; any "no" is a fallback to full-text that says why.
+  let fallback: SearchResult["fallback"] = null;
+  let vectorFallback: Fallback | null = null;
+  let vectors: SearchResult["vectors"] = null;
+  let weights = { fts: 1, vec: 1 };
+  const vectorRanked: { key: string; store: string; id: number; distance: number; similarity: number }[] = [];
+  if (input.mode !== "fts") {
+    const plan = await planQueryVector({ handle, text: input.q });
+    rec?.record("readiness", plan.ms, { candidates: 0, detail: plan.ok ? `query embedded with ${plan.fingerprint.provider}/${plan.fingerprint.model}${plan.cacheHit ? " (cached)" : ""}` : `vectors unusable: ${plan.fallback.reason}: ${plan.fallback.message}` });
+    if (!plan.ok) {
+      vectorFallback = plan.fallback;
+      fallback = { ...plan.fallback, message: `${plan.fallback.message}; answered with full-text search` };
+    } else {
+      const fp = plan.fingerprint;
+      const floor = similarityFloorFor(fp.provider);
+      weights = { ...FUSION_WEIGHTS[fp.provider], ...(input.w_fts !== undefined ? { fts: input.w_fts } : {}), ...(input.w_vec !== undefined ? { vec: input.w_vec } : {}) };
+      const t0 = performance.now();
+      const sources: VectorSource[] = [];
+      for (const h of handles) {
+        // Core only when its vectors are from the same model.
+        if (h === core) {
+          const coreReady = await planQueryVector({ handle: core, text: input.q });
+          if (!coreReady.ok || coreReady.fingerprint.id !== fp.id) continue;
+        }
+        sources.push({ store: h.store, source: knnSourceOf(h), fingerprintId: fp.id, allowed: filteredChunkIds({ handle: h, input, now, budget }) });
+      }
+      // Oversample when filtering afterwards (by default: expired memories are dropped).
+      const knn = runWithinBudget(handle.sqlite, budget, () => vectorNeighbours({ sources, kind: CHUNK_KIND, query: plan.vector, k: take + 20, floor, exact: input.exact }));
+      const byStore = new Map(handles.map((h) => [h.store, h]));
+      const kept = new Map<string, Set<number>>();
+      for (const s of sources) {
+        if (s.allowed) continue;
+        kept.set(s.store, keptByFilters({ handle: byStore.get(s.store)!, ids: knn.hits.filter((x) => x.store === s.store).map((x) => x.refId), input, now, budget }));
+      }
+      for (const hit of knn.hits) {
+        if (kept.has(hit.store) && !kept.get(hit.store)!.has(hit.refId)) continue;
+        vectorRanked.push({ key: hit.key, store: hit.store, id: hit.refId, distance: hit.distance, similarity: hit.similarity });
+      }
+      vectorRanked.splice(take);
+      rec?.record("vector", performance.now() - t0, {
+        candidates: vectorRanked.length,
+        detail: `KNN (${knn.method}) over ${sources.map((s) => s.store).join(" + ")}; ${knn.belowFloor} neighbour(s) below the similarity floor ${floor} left out`,
+        top: vectorRanked.map((r) => ({ key: r.key, score: r.similarity })),
+      });
+      logVectorQuery({ handle, q: input.q, mode: input.mode, fingerprintId: fp.id, resultIds: vectorRanked.filter((r) => r.store === handle.store).slice(0, 10).map((r) => r.id) });
+      const pending = getEmbedBacklog({ handle }).pending;
+      vectors = {
+        model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension },
+        method: knn.method,
+        indexAvailable: handle.vectors.available,
+        indexReason: handle.vectors.available ? null : handle.vectors.reason,
+        pendingEmbeddings: pending,
+        similarityFloor: floor,
+        belowFloor: knn.belowFloor,
+      };
+    }
   }
-  vectorRanked.sort((a, b) => a.distance - b.distance || a.key.localeCompare(b.key));
-  if (input.q.trim()) {
-    logVectorQuery({ handle, q: input.q, mode: input.mode, fingerprintId: fp.id, resultIds: vectorRanked.filter((r) => r.store === handle.store).slice(0, 10).map((r) => r.id) });
-  }
+  const effectiveLegs = { lexical: input.mode !== "vector" || vectorFallback !== null, vector: vectors !== null };
 
-  // Lexical signal (hybrid only), through the read-only reader when core is included.
-  const ftsRanked: (Ranked & { snippet: string; highlights: [number, number][] })[] = [];
-  const match = hybridMatch;
+  // Lexical leg: `all` words for mode=fts, `any` word when it is one signal of several or stands in for vectors.
+  const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
+  const match = effectiveLegs.lexical || input.mode === "vector" ? ftsMatchFor(input, matchMode, tuning.stopwords) : null;
+  const ftsRanked: { key: string; store: string; id: number; score: number; snippet: string; highlights: [number, number][]; row: ChunkDetail }[] = [];
   let lexicalOverBudget: string | null = null;
-  if (input.mode === "hybrid" && match) {
-    const reader = openSearchReader({ handle, core });
+  if (effectiveLegs.lexical && match) {
+    const t0 = performance.now();
+    const reader: SearchReader = openSearchReader({ handle, core });
     try {
       for (const [schema, name] of reader.schemas) {
         for (const r of runFts({ reader, schema, match, input, take, now, budget })) {
-          ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, ...splitSnippet(r.snip) });
+          ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, ...snippetFor(r.snip, r), row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: "" } });
         }
       }
     } catch (e) {
       // The lexical leg is the one that grows with common words (~1–1.7 s for a few OR-ed stopwords over 100k chunks):
       // past the budget, hybrid answers from its vectors and says so, rather than failing the whole search.
-      if (!(isAppError(e) && e.code === "query_too_expensive")) throw e;
+      if (!(input.mode === "hybrid" && vectors && isAppError(e) && e.code === "query_too_expensive")) throw e;
       ftsRanked.length = 0;
       lexicalOverBudget = e.message;
     } finally {
       reader.release();
     }
-    ftsRanked.sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
+    ftsRanked.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
+    rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
+  } else if (effectiveLegs.lexical) {
+    rec?.record("lexical", 0, { candidates: 0, detail: "no word to match" });
   }
 
-  const weights = { ...FUSION_WEIGHTS[fp.provider], ...(input.w_fts !== undefined ? { fts: input.w_fts } : {}), ...(input.w_vec !== undefined ? { vec: input.w_vec } : {}) };
+  // Fusion: one score per chunk.
+  const t0 = performance.now();
+  const answeredBy: SearchInput["mode"] = lexicalOverBudget ? "vector" : vectors ? input.mode : "fts";
   const ftsPos = new Map(ftsRanked.map((r, i) => [r.key, { rank: i + 1, r }]));
   const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, r }]));
-  const keys = [...new Set([...vectorRanked.map((r) => r.key), ...ftsRanked.map((r) => r.key)])];
-
-  // Chunk details per store.
-  const details = new Map<string, ChunkDetail>();
+  const details = new Map<string, ChunkDetail>(ftsRanked.map((r) => [r.key, r.row]));
   for (const h of handles) {
-    const ids = keys.filter((k) => k.startsWith(h.store + ":")).map((k) => Number(k.slice(h.store.length + 1)));
+    const ids = vectorRanked.filter((r) => r.store === h.store && !details.has(r.key)).map((r) => r.id);
     for (const [id, d] of detailsFor({ handle: h, ids })) details.set(`${h.store}:${id}`, d);
   }
-
-  const scored = keys.flatMap((key) => {
-    const d = details.get(key);
-    if (!d) return []; // deleted since it was indexed
+  const keys = [...new Set([...ftsRanked.map((r) => r.key), ...vectorRanked.map((r) => r.key)])];
+  const candidates: Candidate[] = keys.flatMap((key) => {
+    const detail = details.get(key);
+    if (!detail) return []; // deleted since it was indexed
     const f = ftsPos.get(key);
     const v = vecPos.get(key);
-    const decay = decayFactor(d.updatedAt, now, input.recency_tau_days);
-    const raw = input.mode === "hybrid" ? (f ? weights.fts / (RRF_K + f.rank) : 0) + (v ? weights.vec / (RRF_K + v.rank) : 0) : (v?.r.score ?? 0);
-    const fused = raw * (decay ?? 1);
-    const hit: SearchHit = {
-      store: key.slice(0, key.indexOf(":")),
-      id: d.id,
-      chunkId: d.chunkId,
-      path: d.path,
-      kind: d.kind,
-      chunkIndex: d.chunkIndex,
-      score: fused,
-      updatedAt: d.updatedAt,
-      ...(f ? { snippet: f.r.snippet, highlights: f.r.highlights } : { snippet: d.text.replace(/\s+/g, " ").trim(), highlights: [] }),
-    };
-    if (input.explain) {
-      hit.signals = {
-        fts: f ? { rank: f.rank, score: f.r.score } : null,
-        vector: v ? { rank: v.rank, distance: v.r.distance, similarity: v.r.score } : null,
-        fused,
+    const decay = answeredBy === "fts" ? null : recencyDecay(detail.updatedAt, now, input.recency_tau_days);
+    const raw = answeredBy === "hybrid" ? rrfTerm(weights.fts, f?.rank) + rrfTerm(weights.vec, v?.rank) : answeredBy === "vector" ? (v?.r.similarity ?? 0) : (f?.r.score ?? 0);
+    return [
+      {
+        key,
+        store: key.slice(0, key.indexOf(":")),
+        detail,
+        fts: f ? { rank: f.rank, score: f.r.score, snippet: f.r.snippet, highlights: f.r.highlights } : null,
+        vector: v ? { rank: v.rank, distance: v.r.distance, similarity: v.r.similarity } : null,
         decay,
-      };
-    }
-    return [hit];
+        score: raw * (decay ?? 1),
+      },
+    ];
   });
-  scored.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
-  const page = scored.slice(input.offset, input.offset + input.limit);
-  const pending = getEmbedBacklog({ handle }).pending;
-  const warnings: SearchResult["warnings"] = [];
-  if (!handle.vectors.available) {
-    warnings.push({ code: "vectors_index_unavailable", message: `sqlite-vec is not loaded (${handle.vectors.reason}); vectors were scanned exactly, which is slower` });
-  }
-  if (pending > 0) warnings.push({ code: "embeddings_pending", message: `${pending} item(s) are waiting for vectors; until then only full-text search can find them` });
-  return {
-    ...base,
-    mode: input.mode,
-    effectiveMode: lexicalOverBudget ? "vector" : input.mode,
-    fallback: lexicalOverBudget ? { reason: "query_budget", message: `full-text part skipped: ${lexicalOverBudget}; answered from vectors alone` } : null,
-    match,
-    results: page,
-    hasMore: scored.length > input.offset + input.limit,
-    stores,
-    vectors: {
-      model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension },
-      method: method || "none",
-      indexAvailable: handle.vectors.available,
-      indexReason: handle.vectors.available ? null : handle.vectors.reason,
-      pendingEmbeddings: pending,
-    },
-    warnings,
-    fusion: input.mode === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null } : null,
+  const order = (a: { score: number; store: string; id: number }, b: { score: number; store: string; id: number }) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1);
+  candidates.sort((a, b) => order({ ...a, id: a.detail.id }, { ...b, id: b.detail.id }));
+  rec?.record("fusion", performance.now() - t0, {
+    candidates: candidates.length,
+    detail: answeredBy === "hybrid" ? `weighted reciprocal rank fusion: w_fts ${weights.fts} / (${RRF_K} + rank) + w_vec ${weights.vec} / (${RRF_K} + rank)` : answeredBy === "vector" ? "cosine similarity" : "bm25",
+    top: candidates.map((c) => ({ key: c.key, score: c.score })),
+  });
+  rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories)" : "none" });
+
+  const toHit = (c: Candidate): SearchHit => {
+    const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor(c.detail.text, c.detail);
+    const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, ...snippet };
+    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk(c, answeredBy, weights) };
+    return hit;
   };
+
+  let hits: SearchHit[];
+  if (!grouped) {
+    hits = candidates.map(toHit);
+  } else {
+    const t1 = performance.now();
+    hits = groupByDocument({ candidates, handles, terms: matchTerms(input.q, { stopwords: tuning.stopwords }), scoring: { ...DOCUMENT_SCORING, ...tuning.document }, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
+    rec?.record("grouping", performance.now() - t1, { candidates: hits.length, detail: `chunks grouped by document (${tuning.document?.combine ?? DOCUMENT_SCORING.combine})`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
+  }
+  const results = hits.slice(input.offset, input.offset + input.limit);
+
+  const warnings: SearchResult["warnings"] = [];
+  if (vectors) {
+    if (!handle.vectors.available) warnings.push({ code: "vectors_index_unavailable", message: `sqlite-vec is not loaded (${handle.vectors.reason}); vectors were scanned exactly, which is slower` });
+    if (vectors.pendingEmbeddings > 0) warnings.push({ code: "embeddings_pending", message: `${vectors.pendingEmbeddings} item(s) are waiting for vectors; until then only full-text search can find them` });
+  }
+  if (lexicalOverBudget) fallback = { reason: "query_budget", message: `full-text part skipped: ${lexicalOverBudget}; answered from vectors alone` };
+  const searchable = handles.some(hasChunks) ? 1 : 0;
+  const reason = answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.belowFloor ?? 0 });
+  return {
+    mode: input.mode,
+    effectiveMode: answeredBy,
+    group: input.group,
+    query: input.q,
+    match,
+    results,
+    hasMore: hits.length > input.offset + input.limit,
+    stores,
+    degraded: vectorFallback?.reason === "backlog",
+    fallback,
+    reason,
+    vectors,
+    fusion: answeredBy === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null } : null,
+    warnings,
+    ...(rec ? { explain: rec.result() } : {}),
+  };
+}
+
+/**
+ * group=document: each document once, scored by its chunks (DocumentScoring),
+ * its best chunk as the hit and its best passages listed.
+ */
+function groupByDocument({
+  candidates,
+  handles,
+  terms,
+  scoring,
+  toHit,
+  explain,
+  why,
+}: {
+  candidates: Candidate[];
+  handles: StoreHandle[];
+  terms: string[];
+  scoring: DocumentScoring;
+  toHit: (c: Candidate) => SearchHit;
+  explain: boolean;
+  why: (c: Candidate) => string;
+}): SearchHit[] {
+  const docs = new Map<string, Candidate[]>();
+  for (const c of candidates) {
+    const key = `${c.store}:${c.detail.path}`;
+    const list = docs.get(key);
+    if (list) list.push(c);
+    else docs.set(key, [c]);
+  }
+  const titles = new Map<string, string>();
+  if (scoring.fieldBoost > 0 && terms.length > 0) {
+    for (const h of handles) {
+      const paths = [...docs.values()].filter((l) => l[0].store === h.store).map((l) => l[0].detail.path);
+      for (const [path, title] of titlesOf({ handle: h, paths })) titles.set(`${h.store}:${path}`, title);
+    }
+  }
+  const termSet = new Set(terms);
+  const out: SearchHit[] = [];
+  for (const [key, chunks] of docs) {
+    // candidates are sorted best first, so each list is too.
+    const best = chunks[0];
+    let combined = best.score;
+    if (scoring.combine === "damped_sum") for (let i = 1; i < chunks.length; i++) combined += chunks[i].score * scoring.damping ** i;
+    let fieldBoost = 1;
+    if (scoring.fieldBoost > 0 && termSet.size > 0) {
+      const fieldWords = new Set(`${best.detail.path} ${titles.get(key) ?? ""}`.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}\p{M}]+/gu) ?? []);
+      let shared = 0;
+      for (const t of termSet) if (fieldWords.has(t)) shared++;
+      fieldBoost = 1 + (scoring.fieldBoost * shared) / termSet.size;
+    }
+    const hit = toHit(best);
+    hit.score = combined * fieldBoost;
+    hit.matchedChunks = chunks.length;
+    hit.passages = chunks.slice(0, PASSAGES).map((c) => {
+      const p = toHit(c);
+      return { id: p.id, chunkId: p.chunkId, chunkIndex: p.chunkIndex, score: p.score, snippet: p.snippet, highlights: p.highlights };
+    });
+    if (explain && hit.signals) {
+      hit.signals.document = { chunks: chunks.length, bestChunk: best.score, combined, fieldBoost };
+      hit.signals.why = `best of ${chunks.length} matching chunk(s): ${why(best)}; ${scoring.combine === "damped_sum" && chunks.length > 1 ? `+ further chunks × ${scoring.damping}^i = ${round6(combined)}` : "document = best chunk"}${fieldBoost !== 1 ? `; path/title share the query's words ×${round6(fieldBoost)}` : ""}`;
+    }
+    out.push(hit);
+  }
+  out.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
+  return out;
 }

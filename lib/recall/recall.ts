@@ -4,10 +4,9 @@ import type { StoreHandle } from "../db/connection";
 import { embeddings, embedQueue } from "../db/schema/embed";
 import { learnings, reasoningTraces } from "../db/schema/recall";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
-import { embedQueryText, type QueryVector } from "../embed/query";
-import { checkVectorReadiness } from "../embed/status";
-import { knnSearch } from "../embed/vector-index";
+import { knnSourceOf } from "../embed/vector-index";
 import { AppError } from "../errors";
+import { answerReason, matchExpression, matchTerms, planQueryVector, similarityFloorFor, vectorNeighbours, type RetrievalReason } from "../retrieval";
 import { intentSchema, normalizeTrace, renderIntentQuery } from "./descriptors";
 import { logRecallEvent } from "./events";
 import { LEARNING_KIND } from "./learnings";
@@ -79,7 +78,9 @@ export type LearningHit = {
 export type RecallResult = {
   eventId: number;
   mode: RecallMode;
-  fallback: { reason: string; message: string } | null;
+  fallback: { reason: string; message: string; count?: number } | null;
+  /** Why the answer is empty or weak (null when it has hits and every signal asked for answered). */
+  reason: RetrievalReason | null;
   method: string;
   cacheHit: boolean;
   query: string;
@@ -108,20 +109,12 @@ export function recallQueryText(input: z.output<typeof recallInputSchema>): stri
   return renderIntentQuery(f);
 }
 
-// Descriptor labels and function words carry no topic.
-const LEXICAL_IGNORED = new Set(
-  "intent shard files outcome key issue tags learning args description success failure a an and are as at be by for from has have if in into is it its of on or that the their then to was were with not no do does did".split(
-    " ",
-  ),
-);
+// Descriptor labels carry no topic (stopwords are dropped by the match builder).
+const DESCRIPTOR_LABELS: ReadonlySet<string> = new Set("intent shard files outcome key issue tags learning args description success failure".split(" "));
 
+/** The words recall matches: the query's content words (lib/retrieval's builder), without descriptor labels or one-letter words. */
 export function lexicalTerms(text: string): string[] {
-  const words = text
-    .normalize("NFKC")
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w.length > 1 && w.length <= 64 && !LEXICAL_IGNORED.has(w));
-  return [...new Set(words)].slice(0, 32);
+  return matchTerms(text, { ignore: DESCRIPTOR_LABELS }).filter((w) => w.length > 1 && w.length <= 64);
 }
 
 /**
@@ -133,11 +126,6 @@ const LEXICAL_SCALE = 0.5;
 
 // A crude stem (the first five letters) to tell which query terms a row shares, since FTS5's porter stems are not visible.
 const stem = (w: string) => w.slice(0, 5);
-
-/** FTS5 expression of quoted terms: user text never reaches MATCH unescaped. */
-function ftsExpression(terms: string[]): string {
-  return terms.map((t) => `"${t.replace(/"/g, '""')}"`).join(" OR ");
-}
 
 type Candidate = { refId: number; similarity: number; match: "vector" | "lexical" };
 type FtsTextRow = { id: number; text: string };
@@ -155,7 +143,7 @@ function lexicalCandidates({ handle, table, terms, limit, onlyIds, budget }: { h
      where ${table}_fts match @expr ${only} order by bm25(${table}_fts) limit @limit`,
   );
   // Up to 32 OR-ed words: common ones over a large store are the slow case, so the query budget bounds it.
-  const rows = runWithinBudget(handle.sqlite, budget, () => statement.all({ expr: ftsExpression(terms), limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[]);
+  const rows = runWithinBudget(handle.sqlite, budget, () => statement.all({ expr: matchExpression(terms, "any"), limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[]);
   const queryStems = new Set(terms.map(stem));
   return rows.map((r) => {
     const rowStems = new Set(lexicalTerms(r.text).map(stem));
@@ -192,12 +180,18 @@ function currentEmbeddingIds({ handle, kind, embeddingIds }: { handle: StoreHand
   return new Set(rows.map((r) => r.id));
 }
 
-/** Vector candidates whose row still exists with the text the vector was made from. */
-function vectorCandidates({ handle, kind, fingerprintId, query, k }: { handle: StoreHandle; kind: typeof TRACE_KIND | typeof LEARNING_KIND; fingerprintId: string; query: Float32Array; k: number }): { candidates: Candidate[]; method: string } {
-  const { hits, method } = knnSearch({ handle, kind, fingerprintId, query, k });
-  if (hits.length === 0) return { candidates: [], method };
+/** Vector candidates at or above the similarity floor whose row still exists with the text the vector was made from. */
+function vectorCandidates({ handle, kind, fingerprintId, query, k, floor }: { handle: StoreHandle; kind: typeof TRACE_KIND | typeof LEARNING_KIND; fingerprintId: string; query: Float32Array; k: number; floor: number }): { candidates: Candidate[]; method: string; belowFloor: number } {
+  const { hits, method, belowFloor } = vectorNeighbours({ sources: [{ store: handle.store, source: knnSourceOf(handle), fingerprintId }], kind, query, k, floor });
+  if (hits.length === 0) return { candidates: [], method, belowFloor };
   const current = currentEmbeddingIds({ handle, kind, embeddingIds: hits.map((h) => h.embeddingId) });
-  return { candidates: hits.filter((h) => current.has(h.embeddingId)).map((h) => ({ refId: h.refId, similarity: 1 - h.distance, match: "vector" as const })), method };
+  return { candidates: hits.filter((h) => current.has(h.embeddingId)).map((h) => ({ refId: h.refId, similarity: h.similarity, match: "vector" as const })), method, belowFloor };
+}
+
+/** Whether the store holds anything of the wanted kinds to recall. */
+function hasReflections({ handle, traces, learnings: wantLearnings }: { handle: StoreHandle; traces: boolean; learnings: boolean }): boolean {
+  const any = (table: string) => !!handle.sqlite.prepare(`select 1 from ${table} limit 1`).get();
+  return (traces && any("reasoning_traces")) || (wantLearnings && any("learnings"));
 }
 
 function recencyWeight(lastSeenAt: number, now: number, halfLifeDays: number): number {
@@ -305,32 +299,31 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
   let traceCandidates: Candidate[] = [];
   let learningCandidates: Candidate[] = [];
 
-  const ready = body.signals === "lexical" ? null : await checkVectorReadiness({ handle });
-  let q: QueryVector | null = null;
-  if (ready?.usable) {
-    q = await embedQueryText({ fingerprint: ready.fingerprint, text: queryText });
-  }
-  if (ready?.usable && q?.ok) {
+  let belowFloor = 0;
+  const plan = body.signals === "lexical" ? null : await planQueryVector({ handle, text: queryText });
+  if (plan?.ok) {
     mode = body.signals;
-    cacheHit = q.cacheHit;
-    const fpId = ready.fingerprint.id;
+    cacheHit = plan.cacheHit;
+    const fpId = plan.fingerprint.id;
+    const floor = similarityFloorFor(plan.fingerprint.provider);
     // Rows still waiting for a vector are always searched lexically, so a fresh write is recalled at once.
     const lexicalOver = (kind: typeof TRACE_KIND | typeof LEARNING_KIND) => (body.signals === "hybrid" ? undefined : idsAwaitingVectors({ handle, kind }));
     if (wantTraces) {
-      const v = vectorCandidates({ handle, kind: TRACE_KIND, fingerprintId: fpId, query: q.vector, k: pool });
+      const v = vectorCandidates({ handle, kind: TRACE_KIND, fingerprintId: fpId, query: plan.vector, k: pool, floor });
       method = v.method;
+      belowFloor += v.belowFloor;
       traceCandidates = [...v.candidates, ...lexicalCandidates({ handle, table: "reasoning_traces", terms, limit: pool, onlyIds: lexicalOver(TRACE_KIND), budget })];
     }
     if (wantLearnings) {
-      const v = vectorCandidates({ handle, kind: LEARNING_KIND, fingerprintId: fpId, query: q.vector, k: pool });
+      const v = vectorCandidates({ handle, kind: LEARNING_KIND, fingerprintId: fpId, query: plan.vector, k: pool, floor });
       method = v.method;
+      belowFloor += v.belowFloor;
       learningCandidates = [...v.candidates, ...lexicalCandidates({ handle, table: "learnings", terms, limit: pool, onlyIds: lexicalOver(LEARNING_KIND), budget })];
     }
     if (body.signals === "hybrid") method = `${method}+fts5`;
     if (!handle.vectors.available) method = `${method} (vectors_index_unavailable)`;
   } else {
-    const why = ready && !ready.usable ? ready : q && !q.ok ? q : null;
-    if (why) fallback = { reason: why.reason, message: `${why.message}; answered by lexical recall over descriptors and handles` };
+    if (plan && !plan.ok) fallback = { ...plan.fallback, message: `${plan.fallback.message}; answered by lexical recall over descriptors and handles` };
     if (wantTraces) traceCandidates = lexicalCandidates({ handle, table: "reasoning_traces", terms, limit: pool, budget });
     if (wantLearnings) learningCandidates = lexicalCandidates({ handle, table: "learnings", terms, limit: pool, budget });
   }
@@ -370,5 +363,8 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
       ],
     },
   });
-  return { eventId, mode, fallback, method, cacheHit, query: queryText, traces, learnings: learningHits, guidance, latencyMs };
+  const found = traces.length + learningHits.length;
+  // Candidates the min_score gate turned away are weak matches, not none: the reason says nothing matched well enough.
+  const reason = answerReason({ found, searchable: hasReflections({ handle, traces: wantTraces, learnings: wantLearnings }) ? 1 : 0, fallback: plan && !plan.ok ? plan.fallback : null, belowFloor });
+  return { eventId, mode, fallback, reason, method, cacheHit, query: queryText, traces, learnings: learningHits, guidance, latencyMs };
 }

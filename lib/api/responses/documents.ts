@@ -1,6 +1,25 @@
 /** System 1 index: documents, chunks, memories, categories, search, verify, reindex jobs. */
 import { z } from "zod";
-import { count, deletedResponse, epochMs, exact, reasonMessage } from "./common";
+import { RETRIEVAL_REASONS } from "../../retrieval";
+import { count, deletedResponse, epochMs, exact } from "./common";
+
+/** Why a search, recall or remember answer is empty or weak (lib/retrieval/reasons.ts); null when it is neither. */
+export const retrievalReason = exact({ code: z.enum(RETRIEVAL_REASONS), message: z.string(), /** backlog: items waiting for vectors. */ count: count.optional() });
+/** Vectors could not answer, so another signal did: why (backlog carries its count). */
+export const retrievalFallback = exact({ reason: z.string(), message: z.string(), count: count.optional() });
+/** explain=true: each stage of the pipeline with its candidates and time. */
+export const retrievalExplain = exact({
+  stages: z.array(
+    exact({
+      stage: z.enum(["readiness", "lexical", "vector", "fusion", "filters", "grouping"]),
+      ms: z.number(),
+      candidates: count,
+      detail: z.string(),
+      top: z.array(exact({ key: z.string(), rank: z.number().int(), score: z.number() })),
+    }),
+  ),
+  total_ms: z.number(),
+});
 
 export const ingestResult = exact({
   path: z.string(),
@@ -77,34 +96,49 @@ export const searchHit = exact({
   /** [start, end) offsets of matched terms within `snippet`. */
   highlights: z.array(z.tuple([z.number().int(), z.number().int()])),
   updated_at: epochMs,
-  /** With `explain`, or in vector and hybrid answers: each signal's part of the score. */
+  /** With `explain`: each signal's part of the score, and why the hit ranked where it did. */
   signals: exact({
     fts: exact({ rank: z.number().int(), score: z.number() }).nullable(),
     vector: exact({ rank: z.number().int(), distance: z.number(), similarity: z.number() }).nullable(),
     fused: z.number(),
     decay: z.number().nullable(),
+    /** group=document: how the document's chunks made its score. */
+    document: exact({ chunks: count, best_chunk: z.number(), combined: z.number(), field_boost: z.number() }).nullable().optional(),
+    why: z.string().optional(),
   }).optional(),
+  /** group=document: the document's best passages (the hit itself is the best one). */
+  passages: z
+    .array(exact({ id: z.number().int(), chunk_id: z.string(), chunk_index: count, score: z.number(), snippet: z.string(), highlights: z.array(z.tuple([z.number().int(), z.number().int()])) }))
+    .optional(),
+  /** group=document: how many of the document's chunks matched. */
+  matched_chunks: count.optional(),
 });
 export const searchResponse = exact({
   mode: searchMode,
   /** What actually answered: differs from `mode` only on a fallback, which is then explained. */
   effective_mode: searchMode,
+  group: z.enum(["chunk", "document"]),
   query: z.string(),
   match: z.string().nullable(),
   results: z.array(searchHit),
   has_more: z.boolean(),
   stores: z.array(z.string()),
   degraded: z.boolean(),
-  fallback: reasonMessage.nullable(),
+  fallback: retrievalFallback.nullable(),
+  reason: retrievalReason.nullable(),
   vectors: exact({
     model: exact({ id: z.string(), provider: z.string(), model: z.string(), dimension: z.number().int() }),
     method: z.string(),
     index_available: z.boolean(),
     index_reason: z.string().nullable(),
     pending_embeddings: count,
+    /** Neighbours less similar than this were not returned (per provider, measured). */
+    similarity_floor: z.number(),
+    below_floor: count,
   }).nullable(),
   fusion: exact({ w_fts: z.number(), w_vec: z.number(), k: z.number(), recency_tau_days: z.number().nullable() }).nullable(),
   warnings: z.array(exact({ code: z.string(), message: z.string() })),
+  explain: retrievalExplain.optional(),
 });
 
 export const verifyResponse = exact({

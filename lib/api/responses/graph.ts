@@ -1,9 +1,10 @@
 /** Thoughts, chains, the knowledge graph, evidence, remember and working memory. */
+import { retrievalFallback, retrievalReason } from "./documents";
 import { z } from "zod";
 import { createdOrExisting } from "../contract";
 import { ENTITY_TYPES, EVIDENCE_STANCES, FRAME_COLUMNS, FRAMEWORKS } from "../../db/schema/graph";
 import { EVIDENCE_TARGETS } from "../../graph/evidence";
-import { count, deletedResponse, epochMs, exact, freeForm, reasonMessage } from "./common";
+import { count, deletedResponse, epochMs, exact, freeForm } from "./common";
 
 const unit = z.number().min(0).max(1);
 
@@ -131,8 +132,9 @@ export const rememberResponse = exact({
   store: z.string(),
   include_core: z.boolean(),
   mode: z.enum(["vector+fts", "fts"]),
-  fallback: reasonMessage.nullable(),
-  core_fallback: reasonMessage.nullable(),
+  fallback: retrievalFallback.nullable(),
+  core_fallback: retrievalFallback.nullable(),
+  reason: retrievalReason.nullable(),
   formula: z.string(),
   /** What each signal means, in words. */
   signals: exact({ semantic: z.string(), recency: z.string(), episodic: z.string(), procedure_match: z.string(), edge_weight: z.string(), inconsistency: z.string() }),

@@ -1,7 +1,8 @@
 /** Reflection: traces, learnings, recall, and the per-store reflection settings. */
+import { retrievalFallback, retrievalReason } from "./documents";
 import { z } from "zod";
 import { createdOrExisting } from "../contract";
-import { count, epochMs, exact, freeForm, reasonMessage } from "./common";
+import { count, epochMs, exact, freeForm } from "./common";
 
 const intent = exact({ verb: z.string(), target: z.string() });
 const outcome = z.enum(["success", "failure"]);
@@ -56,7 +57,8 @@ const hitBase = { id: z.number().int(), score: z.number(), similarity: z.number(
 export const recallResponse = exact({
   event_id: z.number().int(),
   mode: z.enum(["hybrid", "vector", "lexical"]),
-  fallback: reasonMessage.nullable(),
+  fallback: retrievalFallback.nullable(),
+  reason: retrievalReason.nullable(),
   method: z.string(),
   cache_hit: z.boolean(),
   query: z.string(),

@@ -1,0 +1,9 @@
+/** The one retrieval pipeline (ARCHITECTURE.md): search, recall and remember score on top of it. */
+export { buildFtsMatch, contentWords, matchExpression, matchTerms, MAX_MATCH_TERMS, queryWords, STOPWORDS, type MatchOptions } from "./match";
+export { planQueryVector, vectorReadiness, type QueryVectorPlan, type VectorReadinessPlan } from "./readiness";
+export { similaritiesOf, vectorNeighbours, type VectorCandidate, type VectorSource } from "./knn";
+export { FUSION_WEIGHTS, fuseByRank, recencyDecay, RRF_K, rrfTerm, type FusionWeights } from "./fusion";
+export { SIMILARITY_FLOOR, similarityFloorFor } from "./floor";
+export { answerReason, RETRIEVAL_REASONS, type Fallback, type FallbackReasonCode, type RetrievalReason, type RetrievalReasonCode } from "./reasons";
+export { ExplainRecorder, type Explain, type ExplainStage } from "./explain";
+export { MARK_CLOSE, MARK_OPEN, snippetFor, snippetText, stripMarkup } from "./snippet";

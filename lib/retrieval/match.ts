@@ -1,0 +1,72 @@
+/**
+ * The one full-text match builder for search, recall, remember and the graph
+ * listings. User text never reaches MATCH as written: every word becomes a
+ * double-quoted FTS5 string, so operators, `*`, `NEAR(`, column filters and
+ * stray quotes are only ever words. It works with either chunk tokenizer
+ * (`unicode61`, or `porter unicode61` after the stemming migration): a
+ * quoted string goes through the table's own tokenizer, stems included.
+ */
+
+/** Words kept from one query: more only costs time (each is a doclist merge). */
+export const MAX_MATCH_TERMS = 32;
+
+/**
+ * Common English words that carry no topic. Measured on the document
+ * known-item set (bench/search-docs.bench.ts): with any-word matching they
+ * only add noise and cost (a stopword's doclist is nearly every chunk).
+ */
+export const STOPWORDS: ReadonlySet<string> = new Set(
+  (
+    "a about above after again against all also am an and any are as at be because been before being below between both but by can could did do does doing done down during each few for from further had has have having he her here hers him his how however i if in into is it its itself just like may me might more most must my no nor not now of off on once only or other our out over own same shall she should so some such than that the their them then there these they this those through to too under until up upon us was we were what when where which while who whom why will with within without would yet you your"
+  ).split(" "),
+);
+
+/**
+ * The query's words as FTS5's unicode61 tokenizer splits them (letters,
+ * digits and marks), NFKC-normalized, lowercased, first occurrence kept.
+ */
+export function queryWords(text: string, max = MAX_MATCH_TERMS): string[] {
+  const tokens = text.normalize("NFKC").match(/[\p{L}\p{N}\p{M}]+/gu) ?? [];
+  return [...new Set(tokens.map((t) => t.toLowerCase()))].slice(0, max);
+}
+
+/**
+ * A natural-language query (three words or more) drops its stopwords, as
+ * long as a content word is left: "how do I configure the proxy" searches
+ * `configure proxy`, while "to be or not to be" and "the who" stay as written.
+ */
+export function contentWords(words: string[], extraIgnored?: ReadonlySet<string>): string[] {
+  const kept = words.filter((w) => !STOPWORDS.has(w) && !extraIgnored?.has(w));
+  return words.length >= 3 && kept.length > 0 ? kept : extraIgnored ? words.filter((w) => !extraIgnored.has(w)) : words;
+}
+
+export type MatchOptions = {
+  /** `all` words (implicit AND) or `any` word (OR). */
+  match: "all" | "any";
+  /** Drop stopwords from natural-language queries (see contentWords). Default true. */
+  stopwords?: "drop" | "keep";
+  /** Words to ignore besides stopwords (e.g. recall's descriptor labels). */
+  ignore?: ReadonlySet<string>;
+  maxTerms?: number;
+};
+
+/** Quote one word for MATCH (FTS5 doubles a quote inside a string). */
+const quote = (w: string) => `"${w.replaceAll('"', '""')}"`;
+
+/** The words a MATCH built from `text` would search for (after stopwords). */
+export function matchTerms(text: string, opts: Omit<MatchOptions, "match"> = {}): string[] {
+  const words = queryWords(text, Number.MAX_SAFE_INTEGER);
+  const kept = opts.stopwords === "keep" ? words.filter((w) => !opts.ignore?.has(w)) : contentWords(words, opts.ignore);
+  return kept.slice(0, opts.maxTerms ?? MAX_MATCH_TERMS);
+}
+
+/** A MATCH expression meaning "these words", or null when no word is left. */
+export function buildFtsMatch(text: string, opts: MatchOptions): string | null {
+  return matchExpression(matchTerms(text, opts), opts.match);
+}
+
+/** The MATCH expression of words already taken from a query by matchTerms/queryWords (each quoted). */
+export function matchExpression(terms: string[], match: "all" | "any"): string | null {
+  if (terms.length === 0) return null;
+  return terms.map(quote).join(match === "any" ? " OR " : " ");
+}

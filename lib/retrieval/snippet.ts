@@ -1,0 +1,65 @@
+/**
+ * Snippets are text, never markup: an HTML document's tags, comments and
+ * entities, and markdown's link/image syntax, emphasis markers and heading
+ * hashes are dropped, keeping the words. Highlight marks (two private-use
+ * characters, see MARK_OPEN/MARK_CLOSE) survive, so offsets are computed on
+ * the cleaned text.
+ */
+export const MARK_OPEN = "\uE000";
+export const MARK_CLOSE = "\uE001";
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " ", "#39": "'" };
+
+export function stripMarkup(text: string): string {
+  return (
+    text
+      // Whole elements whose content is not prose.
+      .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, " ")
+      .replace(/<!--[\s\S]*?(-->|$)/g, " ")
+      // Tags, including a tag cut at either end of the snippet window.
+      .replace(/<\/?[A-Za-z][^<>]*>/g, " ")
+      .replace(/^[^<>]*>/, (m) => (/[="']/.test(m) ? " " : m))
+      .replace(/<\/?[A-Za-z][^<>]*$/, " ")
+      .replace(/&(#\d+|#x[0-9a-f]+|[a-z]+\d*);/gi, (m, name: string) => {
+        const lower = name.toLowerCase();
+        if (ENTITIES[lower] !== undefined) return ENTITIES[lower];
+        const code = lower.startsWith("#x") ? Number.parseInt(lower.slice(2), 16) : lower.startsWith("#") ? Number(lower.slice(1)) : NaN;
+        return Number.isFinite(code) && code > 0 && code < 0x110000 ? String.fromCodePoint(code) : m;
+      })
+      // Markdown: ![alt](url) → alt, [text](url) → text, emphasis and heading markers.
+      .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+      .replace(/(^|\s)#{1,6}\s+/g, "$1")
+      .replace(/(\*\*|__|`)/g, "")
+      .replace(/\s+/g, " ")
+      .trim()
+  );
+}
+
+/** Clean a marked snippet, then split it into text and [start, end) highlight offsets. */
+export function snippetText(raw: string): { snippet: string; highlights: [number, number][] } {
+  return splitMarks(stripMarkup(raw));
+}
+
+/** Source code keeps its angle brackets and asterisks (`Array<string>`, `a ** b`); markup files and prose do not. */
+export function isMarkupFree({ path, kind }: { path: string; kind: string }): boolean {
+  return kind === "code" && !/\.(html?|xhtml|xml|svg|vue)$/i.test(path);
+}
+
+/** The snippet of a hit in `path`: marks split into highlights, markup removed unless it is code. */
+export function snippetFor(raw: string, where: { path: string; kind: string }): { snippet: string; highlights: [number, number][] } {
+  return isMarkupFree(where) ? splitMarks(raw.replace(/\s+/g, " ").trim()) : snippetText(raw);
+}
+
+function splitMarks(raw: string): { snippet: string; highlights: [number, number][] } {
+  let snippet = "";
+  const highlights: [number, number][] = [];
+  let open = -1;
+  for (const ch of raw) {
+    if (ch === MARK_OPEN) open = snippet.length;
+    else if (ch === MARK_CLOSE) {
+      if (open >= 0 && snippet.length > open) highlights.push([open, snippet.length]);
+      open = -1;
+    } else snippet += ch;
+  }
+  return { snippet, highlights };
+}
