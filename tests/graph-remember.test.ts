@@ -155,7 +155,7 @@ describe("remember without usable vectors", () => {
     const s = seedOps(handle);
     const r = await rememberByQuery({ handle, core: null, input: { query: "certificate renewal" } });
     expect(r.mode).toBe("fts");
-    expect(r.fallback).toMatchObject({ reason: "degraded" });
+    expect(r.fallback).toMatchObject({ reason: "backlog" });
     expect(r.results[0].id).toBe(s.sawBadGateway.id);
     expect(r.results[0].breakdown).toMatchObject({ semantic: 1, semantic_source: "lexical" });
   });

@@ -148,12 +148,12 @@ describe("reflection recall", () => {
     h.sqlite.prepare("update meta set value = '0123456789abcdef' where key = 'active_fingerprint'").run();
     const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "auth token refresh failing with 401" } });
     expect(r.mode).toBe("lexical");
-    expect(r.fallback).toMatchObject({ reason: "drifted" });
+    expect(r.fallback).toMatchObject({ reason: "model_mismatch" });
     expect(r.traces.length).toBeGreaterThan(0);
     expect(r.traces.every((t) => t.match === "lexical")).toBe(true);
     expect(r.traces[0].id).toBe(failed.id);
     expect(r.guidance.past_failure_warning?.traceId).toBe(failed.id);
-    expect(listRecentRecallEvents({ handle: h, limit: 1 })[0]).toMatchObject({ mode: "lexical", fallbackReason: "drifted" });
+    expect(listRecentRecallEvents({ handle: h, limit: 1 })[0]).toMatchObject({ mode: "lexical", fallbackReason: "model_mismatch" });
   });
 
   it("without the sqlite-vec extension vector recall still answers (exact scan) and says the index is unavailable", async () => {
@@ -175,7 +175,7 @@ describe("reflection recall", () => {
     recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
     recordTrace({ handle: h, agentId: "a1", input: PHOTO_SUCCESS });
     const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "white balance raw photos" } });
-    expect(r.fallback).toMatchObject({ reason: "degraded" });
+    expect(r.fallback).toMatchObject({ reason: "backlog" });
     expect(r.traces[0].intent.target).toBe("RAW photos white balance");
   });
 

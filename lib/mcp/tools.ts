@@ -78,7 +78,8 @@ const callerIn = (ctx: ToolContext) => callerOf(ctx.principal);
 const indexTools: ToolDef[] = [
   tool({
     name: "search",
-    description: "Search a store's documents and memories (mode fts | vector | hybrid), with filters; same as POST /stores/{store}/search.",
+    description:
+      "Search a store's documents and memories (mode fts | vector | hybrid; group=document for each document once with its best passages), with filters; same as POST /stores/{store}/search. effective_mode says what answered, fallback why vectors did not, reason why an answer is empty or weak (store_empty, no_match, below_similarity_floor, backlog, model_mismatch, provider_error, vectors_unavailable); explain=true adds each stage and why each hit ranked where it did. q must not be empty.",
     output: searchResponse,
     scope: "read",
     input: searchInputSchema.safeExtend(storeShape),
@@ -171,7 +172,8 @@ const graphTools: ToolDef[] = [
   }),
   tool({
     name: "remember",
-    description: "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence.",
+    description:
+      "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence. mode says what answered, fallback why vectors did not, reason why an answer is empty or weak.",
     output: rememberResponse,
     scope: "read",
     input: rememberInputSchema.safeExtend(storeShape),
@@ -289,7 +291,8 @@ const graphTools: ToolDef[] = [
 const recallTools: ToolDef[] = [
   tool({
     name: "recall",
-    description: "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning).",
+    description:
+      "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning). mode says what answered, fallback why vectors did not, reason why an answer is empty or weak.",
     output: recallResponse,
     scope: "read",
     input: recallInputSchema.safeExtend(storeShape),

@@ -4,6 +4,6 @@ export { planQueryVector, vectorReadiness, type QueryVectorPlan, type VectorRead
 export { similaritiesOf, vectorNeighbours, type VectorCandidate, type VectorSource } from "./knn";
 export { FUSION_WEIGHTS, fuseByRank, recencyDecay, RRF_K, rrfTerm, type FusionWeights } from "./fusion";
 export { SIMILARITY_FLOOR, similarityFloorFor } from "./floor";
-export { answerReason, RETRIEVAL_REASONS, type Fallback, type FallbackReasonCode, type RetrievalReason, type RetrievalReasonCode } from "./reasons";
+export { answerReason, reasonLine, RETRIEVAL_REASONS, type Fallback, type FallbackReasonCode, type RetrievalReason, type RetrievalReasonCode } from "./reasons";
 export { ExplainRecorder, type Explain, type ExplainStage } from "./explain";
 export { MARK_CLOSE, MARK_OPEN, snippetFor, snippetText, stripMarkup } from "./snippet";

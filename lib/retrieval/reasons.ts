@@ -32,3 +32,9 @@ export function answerReason({ found, searchable, fallback, belowFloor }: { foun
   if (belowFloor > 0) return { code: "below_similarity_floor", message: `${belowFloor} vector neighbour(s) were less similar than unrelated text usually is, and were left out; nothing matched the words` };
   return { code: "no_match", message: "nothing matched the query" };
 }
+
+/** One line for people (CLI): the reason an answer is empty or weak, or "" when there is none. */
+export function reasonLine(reason: RetrievalReason | null): string {
+  if (!reason) return "";
+  return `${reason.code}${reason.count !== undefined ? ` (${reason.count})` : ""}: ${reason.message}`;
+}

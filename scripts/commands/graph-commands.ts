@@ -5,6 +5,7 @@ import { rememberByQuery } from "../../lib/graph/remember";
 import { thinkThought } from "../../lib/graph/thoughts";
 import { sweepExpiredWorkingMemory } from "../../lib/graph/working-memory";
 import { actorOf } from "../../lib/auth/actor";
+import { reasonLine } from "../../lib/retrieval";
 import { openCoreFor, openStore } from "../../lib/stores/stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
@@ -27,6 +28,7 @@ export const graphCommands: Command[] = [
       const r = await rememberByQuery({ handle, core: openCoreFor({ handle, includeCore }), input: { query, include_core: includeCore, limit: Number(flagString(flags, "limit") ?? 10) } });
       const lines = [
         `mode ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}; score = ${r.formula}`,
+        ...(r.reason ? [`reason: ${reasonLine(r.reason)}`] : []),
         ...r.results.map((x) => {
           const b = x.breakdown;
           return `${x.score.toFixed(3)}\t${x.store}\t${x.kind === "node" ? x.entity_type : "thought"}\t${x.title}\tsem=${b.semantic.toFixed(3)} rec=${b.recency.toFixed(3)} epi=${b.episodic.toFixed(2)} proc=${b.procedure_match.toFixed(2)} edge=${b.edge_weight.toFixed(2)} inc=${b.inconsistency.toFixed(2)}`;

@@ -2,9 +2,11 @@ import { actorOf } from "../../lib/auth/actor";
 import type { StoreHandle } from "../../lib/db/connection";
 import { listStoreNames } from "../../lib/db/store-names";
 import { runReindexJob } from "../../lib/index/jobs";
+import { searchInputSchema, searchStore } from "../../lib/index/search";
+import { reasonLine } from "../../lib/retrieval";
 import { verifyStore } from "../../lib/index/verify";
-import { openStore } from "../../lib/stores/stores";
-import { progressBar, UsageError, type Command } from "../cli-kit";
+import { openCoreFor, openStore } from "../../lib/stores/stores";
+import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
 
 /** The named store, or every store with --all; each opened once (an unknown store is a 404, exit 2). */
 function storesFrom({ args, all, buildIndex }: { args: string[]; all: boolean; buildIndex: boolean }): StoreHandle[] {
@@ -14,6 +16,34 @@ function storesFrom({ args, all, buildIndex }: { args: string[]; all: boolean; b
 }
 
 export const indexCommands: Command[] = [
+  {
+    name: "search",
+    usage: "search <store> <query...> [--mode fts|vector|hybrid] [--group chunk|document] [--core] [--limit N] [--explain]",
+    summary: "search a store (the same call as GET /stores/{store}/search): hits, what answered, and why an answer is empty or weak",
+    run: async ({ args, flags, out }) => {
+      if (!args[0]) throw new UsageError("store name is required");
+      const handle = openStore({ store: args[0] });
+      const parsed = searchInputSchema.safeParse({
+        q: args.slice(1).join(" "),
+        mode: flagString(flags, "mode"),
+        group: flagString(flags, "group"),
+        include_core: flags.core === true,
+        explain: flags.explain === true,
+        limit: flagString(flags, "limit"),
+      });
+      if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `${i.path.join(".") || "query"}: ${i.message}`).join("; "));
+      const input = parsed.data;
+      const r = await searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
+      const lines = [
+        `mode ${r.effectiveMode}${r.effectiveMode !== r.mode ? ` (asked ${r.mode})` : ""}, group ${r.group}, ${r.results.length}${r.hasMore ? "+" : ""} result(s)${r.fallback ? `; fallback ${r.fallback.reason}: ${r.fallback.message}` : ""}`,
+        ...(r.reason ? [`reason: ${reasonLine(r.reason)}`] : []),
+        ...r.results.map((h) => `${h.score.toFixed(4)}\t${h.store}\t${h.path}#${h.chunkIndex}${h.matchedChunks ? ` (${h.matchedChunks} chunks)` : ""}\t${h.snippet}`),
+        ...(r.explain ? r.explain.stages.map((s) => `stage ${s.stage}: ${s.candidates} candidate(s), ${s.ms} ms: ${s.detail}`) : []),
+      ];
+      out(lines.join("\n"), r);
+      return 0;
+    },
+  },
   {
     name: "reindex",
     usage: "reindex <store> | --all",

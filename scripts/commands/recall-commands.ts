@@ -5,6 +5,7 @@ import { getReflectionOverview } from "../../lib/recall/overview";
 import { recallInputSchema, recallReflections } from "../../lib/recall/recall";
 import { reflectionSettingsPatchSchema, updateReflectionSettings } from "../../lib/recall/settings";
 import { runTraceRetention } from "../../lib/recall/traces";
+import { reasonLine } from "../../lib/retrieval";
 import { openStore } from "../../lib/stores/stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
@@ -49,6 +50,7 @@ export const recallCommands: Command[] = [
       const r = await recallReflections({ handle, agentId: actorOf("cli"), input: { query, top_k: topK ? Number(topK) : undefined, signals } });
       const lines = [
         `mode: ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}, ${r.latencyMs} ms, event ${r.eventId}`,
+        ...(r.reason ? [`reason: ${reasonLine(r.reason)}`] : []),
         ...(r.guidance.past_failure_warning ? [`WARNING: ${r.guidance.past_failure_warning.message}`] : []),
         ...r.guidance.aligned_preferences.map((p) => `preference: ${p.predicate} (${p.score}): ${p.description}`),
         ...r.traces.map((t) => `trace ${t.id}\t${t.score}\t${t.outcome}\t${t.summary}`),
