@@ -49,7 +49,7 @@ it("a provider that is down, then slow, then wrong: the store degrades to lexica
   let status = await getEmbeddingStatus({ handle: getStoreDb("prov") });
   expect(status).toMatchObject({ degraded: true });
   const degraded = await search("outage drill");
-  expect(degraded).toMatchObject({ effectiveMode: "fts", degraded: true, fallback: { reason: "degraded" } });
+  expect(degraded).toMatchObject({ effectiveMode: "fts", degraded: true, fallback: { reason: "backlog" } });
   expect(degraded.results.length).toBeGreaterThan(0);
 
   // Slow: the request outlives the timeout and counts as a failure, not a hang.
