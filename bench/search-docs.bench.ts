@@ -170,23 +170,23 @@ export default async function run() {
     const defaultGroup = searchInputSchema.parse({ q: "probe" }).group;
     // Document grouping and query building, one change at a time (issue 16 part 2: defaults by measurement).
     const grouping = (tokenizer: string): Engine[] => [
-      dualmind(`[${tokenizer}] fts any, stopwords kept`, { mode: "fts", match: "any" }, undefined, { stopwords: "keep" }),
-      dualmind(`[${tokenizer}] fts any, stopwords dropped`, { mode: "fts", match: "any" }),
-      dualmind(`[${tokenizer}] fts any, group=document, max`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "max", fieldBoost: 0 } }),
-      dualmind(`[${tokenizer}] fts any, group=document, max + damped sum 0.5`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "damped_sum", damping: 0.5, fieldBoost: 0 } }),
-      dualmind(`[${tokenizer}] fts any, group=document, max + damped sum 0.3`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "damped_sum", damping: 0.3, fieldBoost: 0 } }),
-      dualmind(`[${tokenizer}] fts any, group=document, damped 0.5 + path/title ×0.2`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "damped_sum", damping: 0.5, fieldBoost: 0.2 } }),
-      dualmind(`[${tokenizer}] fts any, group=document, damped 0.5 + path/title ×0.5`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "damped_sum", damping: 0.5, fieldBoost: 0.5 } }),
-      dualmind(`[${tokenizer}] hybrid, group=document (default scoring)`, { mode: "hybrid", group: "document" }),
-      dualmind(`[${tokenizer}] vector, group=document (default scoring)`, { mode: "vector", group: "document" }),
+      dualmind(`[${tokenizer}] fts any, chunks, stopwords kept`, { mode: "fts", match: "any", group: "chunk" }, undefined, { stopwords: "keep" }),
+      dualmind(`[${tokenizer}] fts any, chunks, stopwords dropped`, { mode: "fts", match: "any", group: "chunk" }),
+      ...[0.2, 0.3, 0.4].map((damping) =>
+        dualmind(`[${tokenizer}] fts any, group=document, best + damped sum ${damping}`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "damped_sum", damping, fieldBoost: 0 } }),
+      ),
+      dualmind(`[${tokenizer}] fts any, group=document, damped 0.3 + path/title ×0.2`, { mode: "fts", match: "any", group: "document" }, undefined, { document: { combine: "damped_sum", damping: 0.3, fieldBoost: 0.2 } }),
+      dualmind(`[${tokenizer}] vector, group=document`, { mode: "vector", group: "document" }),
+      dualmind(`[${tokenizer}] hybrid, group=chunk`, { mode: "hybrid", group: "chunk" }),
+      dualmind(`[${tokenizer}] hybrid, group=document`, { mode: "hybrid", group: "document" }),
       dualmind(`[${tokenizer}] default (${defaultMode}, group=${defaultGroup})`, {}),
     ];
 
     const main: Engine[] = [
-      dualmind("dualmind fts (all words)", { mode: "fts" }),
-      dualmind("dualmind fts (any word)", { mode: "fts", match: "any" }),
-      dualmind("dualmind vector", { mode: "vector" }),
-      dualmind("dualmind hybrid, equal weights (w_vec=1)", { mode: "hybrid", w_vec: 1 }),
+      dualmind("dualmind fts (all words), chunks", { mode: "fts", group: "chunk" }),
+      dualmind("dualmind fts (any word), chunks", { mode: "fts", match: "any", group: "chunk" }),
+      dualmind("dualmind vector, chunks", { mode: "vector", group: "chunk" }),
+      dualmind("dualmind hybrid, equal weights (w_vec=1), chunks", { mode: "hybrid", w_vec: 1, group: "chunk" }),
       dualmind(`dualmind default (${defaultMode})`, {}),
       raw("raw FTS5 bm25, whole docs, porter", docs, "porter unicode61 remove_diacritics 2", K),
       raw("raw FTS5 bm25, whole docs, unicode61", docs, "unicode61 remove_diacritics 2", K),
@@ -199,7 +199,7 @@ export default async function run() {
       raw("diag: raw FTS5 porter over dualmind's chunks (best chunk → doc)", corpus.chunks, "porter unicode61 remove_diacritics 2", CHUNK_DEPTH),
       raw("diag: raw FTS5 porter over dualmind's chunks, stopwords dropped", corpus.chunks, "porter unicode61 remove_diacritics 2", CHUNK_DEPTH, true),
       raw("diag: raw FTS5 porter, whole docs, stopwords dropped", docs, "porter unicode61 remove_diacritics 2", K, true),
-      dualmind("diag: dualmind default, stopwords dropped from the query", {}, withoutStopwords),
+      dualmind("diag: dualmind hybrid chunks, bench's stopword list dropped from the query", { group: "chunk" }, withoutStopwords),
     ];
 
     const rows: Row[] = [];

@@ -206,12 +206,14 @@ describe("group=document and explain", () => {
   it("explain=true shows each stage with its candidates, and why each hit ranked where it did", async () => {
     const r = await search({ q: "spare lantern", mode: "hybrid", explain: true });
     const stages = r.explain.stages.map((s: { stage: string }) => s.stage);
-    expect(stages).toEqual(["readiness", "vector", "lexical", "fusion", "filters"]);
+    // The default groups by document, so grouping is a stage too.
+    expect(stages).toEqual(["readiness", "vector", "lexical", "fusion", "filters", "grouping"]);
     const lexical = r.explain.stages.find((s: { stage: string }) => s.stage === "lexical");
     expect(lexical.detail).toContain('"spare" OR "lantern"');
     expect(lexical.candidates).toBeGreaterThan(0);
     expect(r.results[0].path).toBe("notes/shed.md");
     expect(r.results[0].signals.why).toMatch(/bm25 rank 1/);
+    expect(r.results[0].signals.why).toMatch(/lexical document rank 1/);
     // Without explain, none of it is computed or sent.
     const plain = await search({ q: "spare lantern", mode: "hybrid" });
     expect(plain.explain).toBeUndefined();

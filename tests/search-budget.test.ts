@@ -168,10 +168,14 @@ describe("vector and hybrid search cap offset + limit", () => {
     const m = await mcpCall("search", { store: "notes", q: "nginx certificate", mode, offset: 2500 });
     expect(m.isError).toBe(true);
     expect(m.body.error.code).toBe("invalid_request");
-    // The deepest allowed page answers from vectors, and full-text search still pages past the cap.
+    // The deepest allowed page answers from vectors, and full-text search by chunk still pages past the cap
+    // (documents are grouped from a pool of chunks, so group=document is capped like the vector modes).
     const deepest = await search("notes", { q: "nginx certificate", mode, offset: 990, limit: 10 });
     expect(deepest.status).toBe(200);
     expect(deepest.json.effective_mode).toBe(mode);
-    expect((await search("notes", { q: "nginx certificate", mode: "fts", offset: 2500 })).status).toBe(200);
+    expect((await search("notes", { q: "nginx certificate", mode: "fts", group: "chunk", offset: 2500 })).status).toBe(200);
+    const grouped = await search("notes", { q: "nginx certificate", mode: "fts", group: "document", offset: 2500 });
+    expect(grouped.status).toBe(400);
+    expect(grouped.json.error.message).toMatch(/group=document serves results up to 1000 deep.*group=chunk/);
   });
 });

@@ -36,7 +36,7 @@ import { boolParam, csvParam, dateParam } from "./query-params";
 /** Set by measurement: see bench/search-quality.bench.ts and the issue note. */
 export const DEFAULT_SEARCH_MODE = "hybrid" as "fts" | "vector" | "hybrid";
 /** Set by measurement: bench/search-docs.bench.ts (see DOCUMENT_SCORING). */
-export const DEFAULT_GROUP = "chunk" as "chunk" | "document";
+export const DEFAULT_GROUP = "document" as "chunk" | "document";
 
 /** One schema for GET query strings and POST JSON bodies (strings are coerced). */
 export const searchInputSchema = z
@@ -96,7 +96,7 @@ export { FUSION_WEIGHTS, RRF_K } from "../retrieval";
  *   words found in the path or the document's title heading).
  */
 export type DocumentScoring = { combine: "max" | "damped_sum"; damping: number; fieldBoost: number };
-export const DOCUMENT_SCORING: DocumentScoring = { combine: "damped_sum", damping: 0.5, fieldBoost: 0.2 };
+export const DOCUMENT_SCORING: DocumentScoring = { combine: "damped_sum", damping: 0.3, fieldBoost: 0 };
 
 /** Knobs the benches turn to decide the defaults; the API uses the defaults. */
 export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "drop" | "keep" };
@@ -104,7 +104,7 @@ export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "d
 /** Ranked candidates taken from each signal before fusion. */
 const POOL = 50;
 /** Chunks gathered per page of documents (group=document): several chunks per document, then grouped. */
-const DOCUMENT_POOL = 200;
+const DOCUMENT_POOL = 100;
 /** Best passages returned with each document hit. */
 const PASSAGES = 3;
 /** Above this many filtered chunks, filter after an approximate KNN instead of scanning them exactly. */
@@ -395,7 +395,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     hits = candidates.map(toHit);
   } else {
     const t1 = performance.now();
-    hits = groupByDocument({ candidates, handles, terms: matchTerms(input.q, { stopwords: tuning.stopwords }), scoring: { ...DOCUMENT_SCORING, ...tuning.document }, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
+    hits = groupByDocument({ candidates, handles, terms: matchTerms(input.q, { stopwords: tuning.stopwords }), scoring: { ...DOCUMENT_SCORING, ...tuning.document }, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
     rec?.record("grouping", performance.now() - t1, { candidates: hits.length, detail: `chunks grouped by document (${tuning.document?.combine ?? DOCUMENT_SCORING.combine})`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
   }
   const results = hits.slice(input.offset, input.offset + input.limit);
@@ -428,14 +428,21 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
 }
 
 /**
- * group=document: each document once, scored by its chunks (DocumentScoring),
- * its best chunk as the hit and its best passages listed.
+ * group=document: each document once, its best chunk as the hit and its best
+ * passages listed. Documents are scored per signal, then fused: the lexical
+ * score combines its chunks' bm25 (DocumentScoring), the vector score is its
+ * closest chunk's similarity, and hybrid fuses the two document rankings by
+ * weighted reciprocal rank — fusing ranks of documents, not summing the flat
+ * rank scores of chunks (which rewarded long documents: measured 0.479 vs
+ * 0.579 MRR@10).
  */
 function groupByDocument({
   candidates,
   handles,
   terms,
   scoring,
+  mode,
+  weights,
   toHit,
   explain,
   why,
@@ -444,6 +451,8 @@ function groupByDocument({
   handles: StoreHandle[];
   terms: string[];
   scoring: DocumentScoring;
+  mode: SearchInput["mode"];
+  weights: { fts: number; vec: number };
   toHit: (c: Candidate) => SearchHit;
   explain: boolean;
   why: (c: Candidate) => string;
@@ -463,32 +472,47 @@ function groupByDocument({
     }
   }
   const termSet = new Set(terms);
-  const out: SearchHit[] = [];
-  for (const [key, chunks] of docs) {
-    // candidates are sorted best first, so each list is too.
-    const best = chunks[0];
-    let combined = best.score;
-    if (scoring.combine === "damped_sum") for (let i = 1; i < chunks.length; i++) combined += chunks[i].score * scoring.damping ** i;
+  type Doc = { key: string; chunks: Candidate[]; lexical: number; vector: number; fieldBoost: number; score: number };
+  const scored: Doc[] = [...docs].map(([key, chunks]) => {
+    // Lexical evidence: the best chunk's bm25, plus each further matching chunk's times damping^i.
+    const lexicalScores = chunks.flatMap((c) => (c.fts ? [c.fts.score * (c.decay ?? 1)] : [])).sort((a, b) => b - a);
+    const lexical = lexicalScores.reduce((sum, x, i) => sum + (i === 0 || scoring.combine === "damped_sum" ? x * scoring.damping ** i : 0), 0);
+    const vector = Math.max(0, ...chunks.flatMap((c) => (c.vector ? [c.vector.similarity * (c.decay ?? 1)] : [])));
     let fieldBoost = 1;
     if (scoring.fieldBoost > 0 && termSet.size > 0) {
-      const fieldWords = new Set(`${best.detail.path} ${titles.get(key) ?? ""}`.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}\p{M}]+/gu) ?? []);
+      const fieldWords = new Set(`${chunks[0].detail.path} ${titles.get(key) ?? ""}`.normalize("NFKC").toLowerCase().match(/[\p{L}\p{N}\p{M}]+/gu) ?? []);
       let shared = 0;
       for (const t of termSet) if (fieldWords.has(t)) shared++;
       fieldBoost = 1 + (scoring.fieldBoost * shared) / termSet.size;
     }
+    return { key, chunks, lexical: lexical * fieldBoost, vector, fieldBoost, score: 0 };
+  });
+  const rankBy = (value: (d: Doc) => number) => new Map([...scored].filter((d) => value(d) > 0).sort((a, b) => value(b) - value(a) || a.key.localeCompare(b.key)).map((d, i) => [d.key, i + 1]));
+  const lexicalRank = rankBy((d) => d.lexical);
+  const vectorRank = rankBy((d) => d.vector);
+  for (const d of scored) d.score = mode === "hybrid" ? rrfTerm(weights.fts, lexicalRank.get(d.key)) + rrfTerm(weights.vec, vectorRank.get(d.key)) : mode === "vector" ? d.vector : d.lexical;
+
+  const out: SearchHit[] = scored.map((d) => {
+    // Candidates are sorted best first, so each document's list is too.
+    const best = d.chunks[0];
     const hit = toHit(best);
-    hit.score = combined * fieldBoost;
-    hit.matchedChunks = chunks.length;
-    hit.passages = chunks.slice(0, PASSAGES).map((c) => {
+    hit.score = d.score;
+    hit.matchedChunks = d.chunks.length;
+    hit.passages = d.chunks.slice(0, PASSAGES).map((c) => {
       const p = toHit(c);
       return { id: p.id, chunkId: p.chunkId, chunkIndex: p.chunkIndex, score: p.score, snippet: p.snippet, highlights: p.highlights };
     });
     if (explain && hit.signals) {
-      hit.signals.document = { chunks: chunks.length, bestChunk: best.score, combined, fieldBoost };
-      hit.signals.why = `best of ${chunks.length} matching chunk(s): ${why(best)}; ${scoring.combine === "damped_sum" && chunks.length > 1 ? `+ further chunks × ${scoring.damping}^i = ${round6(combined)}` : "document = best chunk"}${fieldBoost !== 1 ? `; path/title share the query's words ×${round6(fieldBoost)}` : ""}`;
+      hit.signals.fused = d.score;
+      hit.signals.document = { chunks: d.chunks.length, bestChunk: best.score, combined: d.score, fieldBoost: d.fieldBoost };
+      const legs = [
+        lexicalRank.has(d.key) ? `lexical document rank ${lexicalRank.get(d.key)} (bm25 ${scoring.combine === "damped_sum" ? `best + further chunks × ${scoring.damping}^i` : "of the best chunk"} = ${round6(d.lexical)})` : null,
+        vectorRank.has(d.key) ? `vector document rank ${vectorRank.get(d.key)} (closest chunk ${round6(d.vector)})` : null,
+      ].filter(Boolean);
+      hit.signals.why = `best of ${d.chunks.length} matching chunk(s): ${why(best)}; ${legs.join("; ")}${d.fieldBoost !== 1 ? `; path/title share the query's words ×${round6(d.fieldBoost)}` : ""} → ${round6(d.score)}`;
     }
-    out.push(hit);
-  }
+    return hit;
+  });
   out.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
   return out;
 }
