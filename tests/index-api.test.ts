@@ -134,7 +134,8 @@ describe("full-text search", () => {
       for (const syntax of ["plain", "fts5"]) {
         const r = await search({ q, syntax });
         expect([200, 400], `${syntax}: ${JSON.stringify(q)}`).toContain(r.status);
-        if (syntax === "plain") expect(r.status, JSON.stringify(q)).toBe(200);
+        // A query with nothing in it is a 400 (browse has its own routes); any other plain text is words.
+        if (syntax === "plain") expect(r.status, JSON.stringify(q)).toBe(q.trim() === "" ? 400 : 200);
         if (r.status === 400) expect(r.json.error.code).toBe("invalid_request");
       }
     }
