@@ -1,0 +1,1 @@
+export { StorePageSkeleton as default } from "@/components/store-page-skeleton";
