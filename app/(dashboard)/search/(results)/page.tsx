@@ -6,9 +6,12 @@ import { SearchInspect } from "@/components/search-inspect";
 import { SearchPager, SearchResults } from "@/components/search-results";
 import { activeFilters, parseSearchUrl, SEARCH_PAGE_SIZE, searchHref } from "@/components/search-url";
 import { DEFAULT_SEARCH_MODE } from "@/lib/index/search";
-import { inspectFromUrl, searchFromUrl } from "./run";
+import { inspectFromUrl, searchFromUrl } from "../run";
 
 type Params = Record<string, string | string[] | undefined>;
+
+// This page sits in the (results) group so its loading skeleton does not wrap the reader below /search/read:
+// a streamed page has already answered 200, and the reader's unknown chunk must answer a real 404.
 
 export default async function SearchPage({ searchParams }: { searchParams: Promise<Params> }) {
   await requireUser();

@@ -1,1 +1,0 @@
-export { StorePageSkeleton as default } from "@/components/store-page-skeleton";
