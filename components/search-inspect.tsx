@@ -22,6 +22,13 @@ const LINK_COLOURS = [
 const keyOf = (hit: SearchHit) => `${hit.store}:${hit.id}`;
 
 /**
+ * A leg's own hits. When the vector leg could not run, search answered with
+ * full-text instead (and said why): those hits are not the vector leg's, so
+ * the column shows the reason, not a second copy of the full-text column.
+ */
+const hits = (leg: InspectLeg): SearchHit[] => (!leg.result || (leg.id !== "hybrid" && leg.result.effectiveMode !== leg.id) ? [] : leg.result.results);
+
+/**
  * Per-stage details of an explained answer, when the engine reports them
  * (candidates and timings per stage). Read defensively: older answers have none.
  */
@@ -66,11 +73,11 @@ function legScore(leg: InspectLeg["id"], hit: SearchHit): string {
 export function SearchInspect({ legs, firstRank }: { legs: InspectLeg[]; firstRank: number }) {
   const [active, setActive] = useState<string | null>(null);
   const seen = new Map<string, number>();
-  for (const leg of legs) for (const hit of leg.result?.results ?? []) seen.set(keyOf(hit), (seen.get(keyOf(hit)) ?? 0) + 1);
+  for (const leg of legs) for (const hit of hits(leg)) seen.set(keyOf(hit), (seen.get(keyOf(hit)) ?? 0) + 1);
   const shared = new Map<string, number>();
   // Letters in the fused column's order first: that is the answer people read.
   for (const leg of [...legs].reverse()) {
-    for (const hit of leg.result?.results ?? []) {
+    for (const hit of hits(leg)) {
       const key = keyOf(hit);
       if ((seen.get(key) ?? 0) > 1 && !shared.has(key)) shared.set(key, shared.size);
     }
@@ -85,8 +92,8 @@ export function SearchInspect({ legs, firstRank }: { legs: InspectLeg[]; firstRa
             <p className="text-xs text-slate-500">{leg.note}</p>
             {leg.result && (
               <p className="text-xs text-slate-600" data-testid="inspect-leg-summary">
-                {leg.result.results.length}
-                {leg.result.hasMore ? "+" : ""} hits · answered by {leg.result.effectiveMode}
+                {hits(leg).length}
+                {leg.result.hasMore && hits(leg).length > 0 ? "+" : ""} hits · answered by {leg.result.effectiveMode}
                 {leg.result.fusion && ` · w_fts ${leg.result.fusion.wFts}, w_vec ${leg.result.fusion.wVec}, k ${leg.result.fusion.k}`}
               </p>
             )}
@@ -102,9 +109,9 @@ export function SearchInspect({ legs, firstRank }: { legs: InspectLeg[]; firstRa
               {leg.result.fallback.message}
             </p>
           )}
-          {leg.result && leg.result.results.length === 0 && <p className="text-sm text-slate-600">No hits in this leg.</p>}
+          {leg.result && hits(leg).length === 0 && <p className="text-sm text-slate-600">{leg.id !== "hybrid" && leg.result.effectiveMode !== leg.id ? "This leg could not run (see above)." : "No hits in this leg."}</p>}
           <ol className="space-y-2">
-            {leg.result?.results.map((hit, i) => {
+            {hits(leg).map((hit, i) => {
               const key = keyOf(hit);
               const link = shared.get(key);
               const colour = link === undefined ? "border-l-slate-200" : LINK_COLOURS[link % LINK_COLOURS.length];

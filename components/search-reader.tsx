@@ -150,7 +150,10 @@ export function ReaderMetadata({ reader }: { reader: ChunkReader }) {
   );
 }
 
-export function ReaderVector({ reader }: { reader: ChunkReader }) {
+/** Whether vector search can answer on this store at all right now (checkVectorReadiness), whatever this chunk's vector. */
+export type StoreVectorSearch = { usable: true } | { usable: false; message: string };
+
+export function ReaderVector({ reader, storeSearch }: { reader: ChunkReader; storeSearch: StoreVectorSearch }) {
   const v = reader.vector;
   return (
     <section className="card space-y-2 text-sm" aria-labelledby="reader-vector-heading" data-testid="reader-vector">
@@ -163,6 +166,11 @@ export function ReaderVector({ reader }: { reader: ChunkReader }) {
         </span>{" "}
         <span className="text-slate-700">{v.explanation}</span>
       </p>
+      {!storeSearch.usable && (
+        <p className="rounded bg-amber-50 p-2 text-xs text-amber-800" data-testid="reader-vector-search-off">
+          Vector search on this store is off right now ({storeSearch.message}): searches answer with full-text only.
+        </p>
+      )}
       <p className="text-xs text-slate-600">
         Serving model: {v.servingModel ? `${v.servingModel.provider}:${v.servingModel.model} (${v.servingModel.id}, ${v.servingModel.dimension} dimensions)` : "none yet (the store has no vectors)"}
       </p>

@@ -4,6 +4,7 @@ import { findOrNull } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { isMarkdownKind, ReaderDocument, ReaderMetadata, ReaderNeighbours, ReaderVector } from "@/components/search-reader";
 import { storeNameSchema } from "@/lib/db/store-names";
+import { checkVectorReadiness } from "@/lib/embed/status";
 import { chunkIdSchema } from "@/lib/index/ingest";
 import { readChunkInDocument } from "@/lib/index/reader";
 import { openStore } from "@/lib/stores/stores";
@@ -18,9 +19,12 @@ export default async function SearchReaderPage({ params, searchParams }: Props) 
   const chunkId = chunkIdSchema.safeParse(rawChunkId);
   if (!store.success || !chunkId.success) notFound();
   const handle = findOrNull(() => openStore({ store: store.data }));
-  const reader = handle && findOrNull(() => readChunkInDocument({ handle, chunkId: chunkId.data }));
+  if (!handle) notFound();
+  const reader = findOrNull(() => readChunkInDocument({ handle, chunkId: chunkId.data }));
   if (!reader) notFound();
 
+  const readiness = await checkVectorReadiness({ handle });
+  const storeSearch = readiness.usable ? { usable: true as const } : { usable: false as const, message: readiness.message };
   const view = (await searchParams).view;
   const markdown = isMarkdownKind(reader.document.kind);
   const formatted = markdown && view !== "text";
@@ -55,7 +59,7 @@ export default async function SearchReaderPage({ params, searchParams }: Props) 
         <ReaderDocument reader={reader} formatted={formatted} />
         <div className="space-y-4">
           <ReaderMetadata reader={reader} />
-          <ReaderVector reader={reader} />
+          <ReaderVector reader={reader} storeSearch={storeSearch} />
         </div>
       </div>
     </div>
