@@ -27,7 +27,7 @@ export function SearchHitExplain({ hit }: { hit: SearchHit }) {
     <dl className="grid grid-cols-2 gap-x-4 text-xs text-slate-500 sm:grid-cols-4" data-testid="search-explain">
       <div>
         <dt className="inline">lexical: </dt>
-        <dd className="inline">{s.fts ? `#${s.fts.rank} (bm25 ${s.fts.score.toFixed(2)})` : "—"}</dd>
+        <dd className="inline">{s.fts ? `#${s.fts.rank} (bm25 ${s.fts.score.toPrecision(3)})` : "—"}</dd>
       </div>
       <div>
         <dt className="inline">vector: </dt>

@@ -60,7 +60,7 @@ function StageTimings({ result }: { result: SearchResult | null }) {
 
 /** The score a leg ranked by, in that leg's own terms. */
 function legScore(leg: InspectLeg["id"], hit: SearchHit): string {
-  if (leg === "fts") return `bm25 ${(hit.signals?.fts?.score ?? hit.score).toFixed(2)}`;
+  if (leg === "fts") return `bm25 ${(hit.signals?.fts?.score ?? hit.score).toPrecision(3)}`;
   if (leg === "vector") return hit.signals?.vector ? `cos ${hit.signals.vector.similarity.toFixed(3)}` : `score ${hit.score.toFixed(3)}`;
   return `fused ${hit.score.toFixed(4)}`;
 }

@@ -44,7 +44,7 @@ function Omitted({ bytes, where }: { bytes: number; where: "before" | "after" })
 export function ReaderDocument({ reader, formatted }: { reader: ChunkReader; formatted: boolean }) {
   const { text } = reader;
   return (
-    <section className="card space-y-2" aria-labelledby="reader-document-heading" data-testid="reader-document">
+    <section className="card min-w-0 space-y-2" aria-labelledby="reader-document-heading" data-testid="reader-document">
       <h2 id="reader-document-heading" className="text-lg font-medium">
         Document
       </h2>
@@ -94,7 +94,7 @@ function Field({ name, children, mono = false }: { name: string; children: React
   return (
     <div className="min-w-0">
       <dt className="text-xs text-slate-500">{name}</dt>
-      <dd className={`break-all ${mono ? "font-mono text-xs" : ""}`}>{children}</dd>
+      <dd className={mono ? "break-all font-mono text-xs" : "break-words"}>{children}</dd>
     </div>
   );
 }
@@ -102,7 +102,7 @@ function Field({ name, children, mono = false }: { name: string; children: React
 export function ReaderMetadata({ reader }: { reader: ChunkReader }) {
   const { document: d, chunk: c } = reader;
   return (
-    <section className="card space-y-2 text-sm" aria-labelledby="reader-meta-heading" data-testid="reader-metadata">
+    <section className="card min-w-0 space-y-2 text-sm" aria-labelledby="reader-meta-heading" data-testid="reader-metadata">
       <h2 id="reader-meta-heading" className="text-lg font-medium">
         Document and chunk
       </h2>
@@ -133,7 +133,7 @@ export function ReaderMetadata({ reader }: { reader: ChunkReader }) {
           {d.sha256}
         </Field>
         <Field name="chunk">
-          index {c.chunkIndex} of {d.chunks} (bytes {c.startByte}–{c.endByte})
+          index {c.chunkIndex} of 0–{d.chunks - 1} (bytes {c.startByte}–{c.endByte})
         </Field>
         <Field name="chunk id" mono>
           {c.chunkId}

@@ -42,7 +42,7 @@ export default async function SearchReaderPage({ params, searchParams }: Props) 
       </nav>
       <h1 className="break-all text-2xl font-semibold">{reader.document.path}</h1>
       <p className="text-sm text-slate-600">
-        Chunk {reader.chunk.chunkIndex} of {reader.document.chunks}, marked in its document.{" "}
+        Chunk {reader.chunk.chunkIndex} (chunks are numbered from 0; this document has {reader.document.chunks}), marked in its document.{" "}
         {markdown &&
           (formatted ? (
             <Link className="text-blue-700 underline" href={`${here}?view=text#chunk`}>
@@ -55,13 +55,12 @@ export default async function SearchReaderPage({ params, searchParams }: Props) 
           ))}
       </p>
       <ReaderNeighbours reader={reader} />
-      <div className="grid gap-4 lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)]">
+      {/* minmax(0, …): a long line or a wide table scrolls inside its card instead of widening the page. */}
+      <div className="grid grid-cols-[minmax(0,1fr)] gap-4 lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)]">
         <ReaderDocument reader={reader} formatted={formatted} />
-        <div className="space-y-4">
-          <ReaderMetadata reader={reader} />
-          <ReaderVector reader={reader} storeSearch={storeSearch} />
-        </div>
+        <ReaderMetadata reader={reader} />
       </div>
+      <ReaderVector reader={reader} storeSearch={storeSearch} />
     </div>
   );
 }
