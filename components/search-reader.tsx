@@ -102,7 +102,7 @@ function Field({ name, children, mono = false }: { name: string; children: React
 export function ReaderMetadata({ reader }: { reader: ChunkReader }) {
   const { document: d, chunk: c } = reader;
   return (
-    <section className="card min-w-0 space-y-2 text-sm" aria-labelledby="reader-meta-heading" data-testid="reader-metadata">
+    <section className="card min-w-0 space-y-2 self-start text-sm" aria-labelledby="reader-meta-heading" data-testid="reader-metadata">
       <h2 id="reader-meta-heading" className="text-lg font-medium">
         Document and chunk
       </h2>
