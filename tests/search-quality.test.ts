@@ -1,5 +1,9 @@
+import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { wordsOf, type CorpusDoc } from "@/bench/doc-queries";
+import { buildKnownItemSet, loadKnownItemCorpus } from "@/bench/known-items";
 import { buildLabelledSet, evaluateMode, prepareCorpus, type LabelledQuery } from "@/bench/search-eval";
 
 // The promise behind the default mode: on a labelled known-item set over real
@@ -30,4 +34,77 @@ describe("search quality on a labelled set (markdown inside node_modules/next)",
     expect(ftsAll.byType.typo).toBe(0);
     expect(hybrid.byType.typo).toBeGreaterThan(0);
   }, 120_000);
+});
+
+// The document-level known-item set (bench/known-items.ts) is a fair test only
+// if the sentence behind each query is gone from what gets indexed, and a
+// baseline only if the same seed gives the same set on every run.
+describe("document-level known-item set", () => {
+  const sentence = (topic: string, i: number) => `The ${topic} module number ${i} quietly rewrites configuration files whenever deployment pipelines request fresh credentials.`;
+  const docs: CorpusDoc[] = ["alpha", "beta", "gamma", "delta"].map((topic) => ({
+    path: `${topic}/README.md`,
+    text: [`# ${topic}`, "", ...Array.from({ length: 6 }, (_, i) => sentence(topic, i)), "", "```js", `require("${topic}")`, "```", ""].join("\n"),
+  }));
+
+  it("cuts each query's sentence out of the indexed document and queries with two thirds of its words", () => {
+    const set = buildKnownItemSet({ docs, count: 3 });
+    expect(set.queries).toHaveLength(3);
+    expect(new Set(set.queries.map((q) => q.target)).size).toBe(3);
+    for (const q of set.queries) {
+      const original = docs.find((d) => d.path === q.target)!.text;
+      const indexed = set.docs.find((d) => d.path === q.target)!.text;
+      expect(original).toContain(q.sentence);
+      expect(indexed).not.toContain(q.sentence);
+      expect(set.docs.every((d) => !d.text.includes(q.sentence))).toBe(true);
+      expect(indexed.length).toBe(original.length - q.sentence.length);
+      const words = wordsOf(q.sentence);
+      const kept = wordsOf(q.q);
+      expect(kept).toHaveLength(words.length - Math.floor(words.length / 3));
+      // The kept words are the sentence's, in its order.
+      let at = 0;
+      for (const w of kept) at = words.indexOf(w, at) + 1;
+      expect(at).toBeGreaterThan(0);
+      expect(kept.every((w) => words.includes(w))).toBe(true);
+    }
+    // Documents that are not targets are indexed as they are.
+    const untouched = set.docs.filter((d) => !set.queries.some((q) => q.target === d.path));
+    expect(untouched.map((d) => d.text)).toEqual(untouched.map((d) => docs.find((o) => o.path === d.path)!.text));
+  });
+
+  it("is the same for the same seed and differs for another", () => {
+    expect(buildKnownItemSet({ docs, count: 3, seed: 5 })).toEqual(buildKnownItemSet({ docs, count: 3, seed: 5 }));
+    expect(buildKnownItemSet({ docs, count: 3, seed: 5 }).queries).not.toEqual(buildKnownItemSet({ docs, count: 3, seed: 6 }).queries);
+  });
+
+  it("never uses a sentence that another document also contains", () => {
+    const shared = "Every package in this workspace publishes typed declarations alongside its compiled output files.";
+    const withShared = docs.map((d) => ({ ...d, text: `${shared}\n\n${d.text}` }));
+    const set = buildKnownItemSet({ docs: withShared, count: 4 });
+    expect(set.queries).toHaveLength(4);
+    expect(set.queries.some((q) => q.sentence === shared)).toBe(false);
+  });
+
+  it("loads the corpus in sorted path order without duplicates or boilerplate, the same on every call", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-known-items-test-"));
+    try {
+      const write = (rel: string, text: string) => {
+        fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+        fs.writeFileSync(path.join(root, rel), text);
+      };
+      const body = (name: string) => `# ${name}\n\n${sentence(name, 1).repeat(40)}\n`;
+      write("b-pkg/README.md", body("b"));
+      write("a-pkg/README.md", body("a"));
+      write("a-pkg/node_modules/b-pkg/README.md", body("b")); // vendored copy: sorts first, so it is the one kept
+      write("a-pkg/docs/guide.md", `${body("guide")}one more line that differs`);
+      write("a-pkg/docs/guide-copy.md", `${body("guide")}another ending entirely`); // same opening
+      write("a-pkg/CHANGELOG.md", body("changes"));
+      write("a-pkg/tiny.md", "# tiny\n");
+      const loaded = loadKnownItemCorpus({ root, limit: 10 });
+      expect(loaded.map((d) => d.path)).toEqual(["a-pkg/README.md", "a-pkg/docs/guide-copy.md", "a-pkg/node_modules/b-pkg/README.md"]);
+      expect(loadKnownItemCorpus({ root, limit: 10 })).toEqual(loaded);
+      expect(loadKnownItemCorpus({ root, limit: 2 }).map((d) => d.path)).toEqual(["a-pkg/README.md", "a-pkg/docs/guide-copy.md"]);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
 });

@@ -9,6 +9,7 @@ import { CHUNKING_VERSION } from "./chunking";
 import { readFileNoFollow } from "./contained-fs";
 import { listIndexableFiles } from "./files";
 import { decodeText, deleteDocumentByPath, ingestDocument } from "./ingest";
+import { resumeFtsRebuild } from "./fts-rebuild";
 import { ensureCategoryPath, indexMemoryText, pruneCategories, removeMemoryIndex } from "./memories";
 import { sha256Hex } from "../common";
 
@@ -237,9 +238,12 @@ export async function reindexStoreAsync({ handle, onProgress }: { handle: StoreH
 
 /**
  * A store whose index.db was never built (deleted, or new beside existing
- * memory files) is rebuilt from its files on first access (openStore).
+ * memory files) is rebuilt from its files on first access (openStore). A
+ * full-text index left half-built by a tokenizer change is carried on in the
+ * background (fts-rebuild.ts).
  */
 export function ensureIndexBuilt({ handle }: { handle: StoreHandle }): void {
+  resumeFtsRebuild({ handle });
   if (indexBuiltAt({ handle }) === undefined && !running().has(handle.store)) {
     const r = reindexStore({ handle });
     // A brand-new empty store is not news; an index rebuilt from existing files is.

@@ -1,0 +1,153 @@
+import type Database from "better-sqlite3";
+import type { StoreHandle } from "../db/connection";
+import { log } from "../log";
+
+/**
+ * The chunk full-text index is rebuilt in place, in batches by chunk id, when
+ * its tokenizer changes (drizzle/index/0009_fts_stemming.sql recreates it
+ * empty and records the range to fill). Each batch is one transaction that
+ * indexes the next rows AND moves `fts_rebuilt_through` forward, so a crash
+ * loses at most the batch in flight and the next open carries on from there;
+ * two processes sharing a store take turns batch by batch (the range is read
+ * inside the write lock). While it runs, full-text search answers from the
+ * rows indexed so far (ftsRebuildState says how far).
+ */
+
+/** The tokenizer of `chunks_fts`, as recorded in store meta (`fts_tokenizer`) by the migration that set it. */
+export const CHUNK_FTS_TOKENIZER = "porter unicode61 remove_diacritics 2";
+
+const THROUGH = "fts_rebuilt_through";
+const TARGET = "fts_rebuild_target";
+/** ~1,000 chunks index in tens of ms: short enough that searches and writes wait little between batches. */
+export const FTS_REBUILD_BATCH = 1000;
+
+export type FtsRebuildState = {
+  /** The index is still being filled: full-text hits cover only `done` of `total` chunks. */
+  pending: boolean;
+  /** Chunks indexed by the rebuild so far (of those it has to index). */
+  done: number;
+  /** Chunks the rebuild has to index (those present when the tokenizer changed); 0 when none is pending. */
+  total: number;
+};
+
+type Range = { through: number; target: number };
+
+function rebuildRange(handle: StoreHandle): Range | null {
+  const rows = handle.sqlite.prepare("select key, cast(value as integer) as v from meta where key in (?, ?)").all(THROUGH, TARGET) as { key: string; v: number }[];
+  const through = rows.find((r) => r.key === THROUGH)?.v;
+  const target = rows.find((r) => r.key === TARGET)?.v;
+  return through === undefined || target === undefined ? null : { through, target };
+}
+
+/**
+ * How far the chunk FTS rebuild is: `pending: false` (and 0 / 0) when the
+ * index is whole. One meta read when nothing is pending; two range counts
+ * over the chunk ids while it is.
+ */
+export function ftsRebuildState(handle: StoreHandle): FtsRebuildState {
+  const range = rebuildRange(handle);
+  if (!range) return { pending: false, done: 0, total: 0 };
+  const countUpTo = handle.sqlite.prepare("select count(*) as n from chunks where id <= ?");
+  const total = (countUpTo.get(range.target) as { n: number }).n;
+  const done = (countUpTo.get(Math.min(range.through, range.target)) as { n: number }).n;
+  return { pending: true, done, total };
+}
+
+/**
+ * Index the next batch of the pending rebuild, in one write transaction.
+ * Returns false when nothing is left (the markers are then gone).
+ */
+export function rebuildFtsBatch({ handle, batchSize = FTS_REBUILD_BATCH }: { handle: StoreHandle; batchSize?: number }): boolean {
+  const { sqlite } = handle;
+  return sqlite
+    .transaction((): boolean => {
+      const range = rebuildRange(handle);
+      if (!range) return false;
+      const last = sqlite
+        .prepare("select max(id) as id from (select id from chunks where id > ? and id <= ? order by id limit ?)")
+        .get(range.through, range.target, batchSize) as { id: number | null };
+      if (last.id === null) {
+        sqlite.prepare("delete from meta where key in (?, ?)").run(THROUGH, TARGET);
+        return false;
+      }
+      sqlite.prepare("insert into chunks_fts(rowid, text) select id, text from chunks where id > ? and id <= ? order by id").run(range.through, last.id);
+      sqlite.prepare("update meta set value = ? where key = ?").run(String(last.id), THROUGH);
+      return true;
+    })
+    .immediate();
+}
+
+/**
+ * Throw the chunk FTS index away and rebuild it from the chunks, resumably
+ * (`reindex --fts-only` on a whole index: e.g. after a suspected corruption).
+ * Search sees an index filling up from empty until it is done.
+ */
+export function restartFtsRebuild({ handle }: { handle: StoreHandle }): void {
+  const { sqlite } = handle;
+  sqlite
+    .transaction(() => {
+      sqlite.prepare("insert into chunks_fts(chunks_fts) values ('delete-all')").run();
+      const max = (sqlite.prepare("select coalesce(max(id), 0) as id from chunks").get() as { id: number }).id;
+      const upsert = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
+      upsert.run(TARGET, String(max));
+      upsert.run(THROUGH, "0");
+    })
+    .immediate();
+}
+
+/** Run the pending rebuild to the end, yielding to the event loop between batches. */
+export async function runFtsRebuild({
+  handle,
+  batchSize = FTS_REBUILD_BATCH,
+  onProgress,
+}: {
+  handle: StoreHandle;
+  batchSize?: number;
+  onProgress?: (s: FtsRebuildState) => void;
+}): Promise<FtsRebuildState> {
+  let state = ftsRebuildState(handle);
+  const total = state.total;
+  while (rebuildFtsBatch({ handle, batchSize })) {
+    state = ftsRebuildState(handle);
+    onProgress?.(state);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return { pending: false, done: total, total };
+}
+
+const g = globalThis as unknown as { __dualmindFtsRebuilds?: WeakSet<Database.Database> };
+/** Connections with a rebuild loop running (a reopened store gets a new connection, and a new loop). */
+function running(): WeakSet<Database.Database> {
+  g.__dualmindFtsRebuilds ??= new WeakSet();
+  return g.__dualmindFtsRebuilds;
+}
+
+/**
+ * If the store has a pending FTS rebuild, carry it on in the background (one
+ * loop per connection; a no-op otherwise or if one runs).
+ * Batches are spaced by a timer, so requests are served in between; the timer
+ * does not keep a CLI process alive (progress is saved batch by batch, and the
+ * next open resumes). A closed connection ends the loop: the next open starts it again.
+ */
+export function resumeFtsRebuild({ handle }: { handle: StoreHandle }): void {
+  if (running().has(handle.sqlite) || !rebuildRange(handle)) return;
+  running().add(handle.sqlite);
+  const started = performance.now();
+  log("info", "rebuilding the full-text index of a store (tokenizer changed)", { store: handle.store, ...ftsRebuildState(handle) });
+  const step = () => {
+    let more = false;
+    try {
+      more = handle.sqlite.open && rebuildFtsBatch({ handle });
+    } catch (e) {
+      // A busy store (another writer past busy_timeout) is not fatal: the next open tries again.
+      log("warn", "full-text index rebuild paused", { store: handle.store, error: e instanceof Error ? e.message : String(e) });
+    }
+    if (more) {
+      setTimeout(step, 0).unref();
+      return;
+    }
+    running().delete(handle.sqlite);
+    if (handle.sqlite.open && !rebuildRange(handle)) log("info", "full-text index rebuilt", { store: handle.store, ms: Math.round(performance.now() - started) });
+  };
+  setTimeout(step, 0).unref();
+}

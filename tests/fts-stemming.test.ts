@@ -1,0 +1,222 @@
+import Database from "better-sqlite3";
+import { spawn, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { drizzle } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { applyPragmas, closeAllDatabases, getGovernance, getStoreDb, loadVectorExtension, type StoreHandle } from "@/lib/db/connection";
+import { seededRandom } from "@/bench/corpus";
+import { CHUNKING_VERSION } from "@/lib/index/chunking";
+import { CHUNK_FTS_TOKENIZER, ftsRebuildState, rebuildFtsBatch, runFtsRebuild } from "@/lib/index/fts-rebuild";
+import { deleteDocumentByPath, ingestDocument } from "@/lib/index/ingest";
+import { reindexStore } from "@/lib/index/reindex";
+import { searchInputSchema, searchStore } from "@/lib/index/search";
+import { verifyStore } from "@/lib/index/verify";
+import { createStore, openStore } from "@/lib/stores/stores";
+import { useTempDataDir } from "./helpers";
+
+// The chunk full-text index gains stemming (porter) by a migration that
+// rebuilds only that index, resumably. These tests build a store the way the
+// previous release left it (migrations up to 0008: unicode61, no stemming),
+// open it with this code, and check what a user sees: stemmed queries find
+// their words once rebuilt, search answers during the rebuild, a kill -9
+// loses nothing, and writes during the rebuild keep the index exact.
+
+const LAST_OLD_MIGRATION = "0008_recall_fts";
+const EARLY = { path: "ops/backups.md", text: "The backup job runs every night and copies the archive offsite." };
+const LATE = { path: "zoo/birds.md", text: "Migratory birds flies south before the first frost." };
+
+let env: ReturnType<typeof useTempDataDir>;
+let scratch: string;
+beforeEach(() => {
+  env = useTempDataDir();
+  scratch = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-fts-old-"));
+});
+afterEach(() => {
+  env.cleanup();
+  fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+/** The index migrations as the previous release shipped them: the journal and files up to LAST_OLD_MIGRATION. */
+function oldMigrationsFolder(): string {
+  const folder = path.join(scratch, "index-migrations");
+  fs.cpSync(path.join(process.cwd(), "drizzle", "index"), folder, { recursive: true });
+  const journalFile = path.join(folder, "meta", "_journal.json");
+  const journal = JSON.parse(fs.readFileSync(journalFile, "utf8")) as { entries: { idx: number; tag: string }[] };
+  const cut = journal.entries.findIndex((e) => e.tag === LAST_OLD_MIGRATION);
+  expect(cut).toBeGreaterThan(0);
+  for (const e of journal.entries.slice(cut + 1)) fs.rmSync(path.join(folder, `${e.tag}.sql`));
+  journal.entries = journal.entries.slice(0, cut + 1);
+  fs.writeFileSync(journalFile, JSON.stringify(journal));
+  return folder;
+}
+
+const FILLER = "ledger harbor quartz meadow lantern copper violet summit orchard canyon ember willow granite parcel beacon thistle".split(" ");
+
+/**
+ * A store at the old schema with `docs` documents of 10 chunks each (EARLY
+ * first, LATE last), written with the old schema's own SQL, as the previous
+ * release's ingest left them (its chunk FTS index filled by its triggers).
+ */
+function createOldStore({ store, docs }: { store: string; docs: number }): void {
+  const dir = path.join(env.dataDir, "stores", store);
+  fs.mkdirSync(path.join(dir, "memory"), { recursive: true });
+  const sqlite = new Database(path.join(dir, "index.db"));
+  applyPragmas(sqlite);
+  loadVectorExtension(sqlite);
+  migrate(drizzle(sqlite), { migrationsFolder: oldMigrationsFolder() });
+  const random = seededRandom(16);
+  const filler = (n: number) => Array.from({ length: n }, () => FILLER[Math.floor(random() * FILLER.length)]).join(" ");
+  const all = [EARLY, ...Array.from({ length: docs - 2 }, (_, i) => ({ path: `notes/n${String(i).padStart(5, "0")}.md`, text: "" })), LATE];
+  const addDoc = sqlite.prepare("insert into documents(path, origin, kind, sha256, bytes, mtime, content, indexed_at) values (?, 'api', 'markdown', ?, ?, 0, null, 0)");
+  const addChunk = sqlite.prepare("insert into chunks(chunk_id, doc_id, chunk_index, chunk_sha256, chunking_version, start_byte, end_byte, text) values (?, ?, ?, ?, ?, 0, 0, ?)");
+  sqlite.transaction(() => {
+    for (const [d, doc] of all.entries()) {
+      const docId = Number(addDoc.run(doc.path, `sha-${d}`, 100).lastInsertRowid);
+      for (let c = 0; c < 10; c++) {
+        const text = c === 0 && doc.text ? doc.text : filler(40);
+        addChunk.run(`${d}:${c}`, docId, c, `sha-${d}-${c}`, CHUNKING_VERSION, text);
+      }
+    }
+    sqlite.prepare("insert into meta(key, value) values ('index_built_at', '1'), ('chunking_version', ?)").run(String(CHUNKING_VERSION));
+  })();
+  // What the old index could not do: an inflected form never matched.
+  const hits = (q: string) => (sqlite.prepare("select count(*) as n from chunks_fts where chunks_fts match ?").get(q) as { n: number }).n;
+  expect(hits('"runs" "backup"')).toBe(1);
+  expect(hits('"running" "backup"')).toBe(0);
+  sqlite.close();
+}
+
+async function searchPaths(handle: StoreHandle, q: string): Promise<string[]> {
+  const res = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, mode: "fts" }) });
+  return res.results.map((h) => h.path);
+}
+
+/** FTS5's own check that an external-content index matches its content table row for row (throws if not). */
+function ftsIntegrityCheck(handle: StoreHandle): void {
+  handle.sqlite.prepare("insert into chunks_fts(chunks_fts, rank) values ('integrity-check', 1)").run();
+}
+
+describe("stemmed chunk full-text index (migration 0009)", () => {
+  it("rebuilds an old store's index in batches: search answers from the rows done so far, and finds inflected words when done", async () => {
+    createOldStore({ store: "old", docs: 200 });
+    const handle = getStoreDb("old");
+    const meta = (key: string) => (handle.sqlite.prepare("select value from meta where key = ?").get(key) as { value: string } | undefined)?.value;
+    expect(meta("fts_tokenizer")).toBe(CHUNK_FTS_TOKENIZER);
+    expect(ftsRebuildState(handle)).toEqual({ pending: true, done: 0, total: 2000 });
+    // The migration itself indexed nothing: opening stays quick however big the store.
+    expect(await searchPaths(handle, "runs backup")).toEqual([]);
+
+    expect(rebuildFtsBatch({ handle, batchSize: 500 })).toBe(true);
+    expect(ftsRebuildState(handle)).toEqual({ pending: true, done: 500, total: 2000 });
+    expect(await searchPaths(handle, "running backup")).toEqual([EARLY.path]);
+    expect(await searchPaths(handle, "bird frosts")).toEqual([]);
+
+    const end = await runFtsRebuild({ handle, batchSize: 500 });
+    expect(end).toEqual({ pending: false, done: 2000, total: 2000 });
+    expect(ftsRebuildState(handle)).toEqual({ pending: false, done: 0, total: 0 });
+    expect(meta("fts_rebuild_target")).toBeUndefined();
+    expect(await searchPaths(handle, "running backups")).toEqual([EARLY.path]);
+    expect(await searchPaths(handle, "bird frosts")).toEqual([LATE.path]);
+    ftsIntegrityCheck(handle);
+    expect(verifyStore({ handle }).consistent).toBe(true);
+  });
+
+  it("a rebuild killed with SIGKILL resumes where it stopped on the next open and completes; a later unchanged reindex does not redo it", async () => {
+    createOldStore({ store: "big", docs: 600 });
+    closeAllDatabases();
+    const child = spawn(process.execPath, ["--import", "tsx", path.join("tests", "fixtures", "fts-rebuild-child.ts"), "big", "40"], {
+      cwd: process.cwd(),
+      env: { ...process.env, DATA_DIR: env.dataDir },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let reported = 0;
+    const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        reported = Math.max(reported, ...[...out.matchAll(/DONE (\d+)/g)].map((m) => Number(m[1])));
+        if (reported >= 1200) resolve();
+      });
+      child.on("exit", () => reject(new Error(`child exited before it was killed: ${out.slice(-500)}`)));
+    });
+    child.kill("SIGKILL");
+    expect(await exited).toBe("SIGKILL");
+    expect(out).not.toContain("FINISHED");
+
+    const handle = getStoreDb("big");
+    expect(handle.sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+    const after = ftsRebuildState(handle);
+    // Every batch it reported is kept; it did not get to the end.
+    expect(after.pending).toBe(true);
+    expect(after.done).toBeGreaterThanOrEqual(reported);
+    expect(after.done).toBeLessThan(after.total);
+    // The rows indexed so far are exact (nothing missing outside the pending range, nothing extra), and searchable.
+    const mid = verifyStore({ handle });
+    expect(mid).toMatchObject({ consistent: true, ftsMissing: 0, ftsExtra: 0 });
+    expect(await searchPaths(handle, "running backup")).toEqual([EARLY.path]);
+    expect(await searchPaths(handle, "bird frosts")).toEqual([]);
+
+    // Opening the store the way every request does carries the rebuild on in the background.
+    const opened = openStore({ store: "big" });
+    await vi.waitFor(() => expect(ftsRebuildState(opened).pending).toBe(false), { timeout: 30_000, interval: 20 });
+    expect(await searchPaths(opened, "bird frosts")).toEqual([LATE.path]);
+    // Resumed, not restarted over the rows already done: a row indexed twice would fail this.
+    ftsIntegrityCheck(opened);
+    expect((opened.sqlite.prepare("select count(*) as n from chunks_fts_docsize").get() as { n: number }).n).toBe(6000);
+
+    const changesBefore = (opened.sqlite.prepare("select total_changes() as n").get() as { n: number }).n;
+    reindexStore({ handle: opened });
+    expect((opened.sqlite.prepare("select total_changes() as n").get() as { n: number }).n).toBe(changesBefore);
+    expect(ftsRebuildState(opened).pending).toBe(false);
+  }, 60_000);
+
+  it("writes during the rebuild (new, changed and deleted documents on both sides of its progress) leave the index exact", async () => {
+    createOldStore({ store: "busy", docs: 100 });
+    const handle = getStoreDb("busy");
+    rebuildFtsBatch({ handle, batchSize: 300 });
+    // Documents 0..29 are indexed, 30..99 are not yet.
+    ingestDocument({ handle, path: "new/rivers.md", origin: "api", text: "# Rivers\n\nThe river floods every spring after heavy rains.", mtime: 1 });
+    expect(await searchPaths(handle, "flooding rivers")).toEqual(["new/rivers.md"]);
+    ingestDocument({ handle, path: EARLY.path, origin: "api", text: "# Backups\n\nSnapshots are taken hourly and pruned weekly.", mtime: 2 });
+    ingestDocument({ handle, path: LATE.path, origin: "api", text: "# Birds\n\nSwallows nesting under the eaves returned.", mtime: 2 });
+    deleteDocumentByPath({ handle, path: "notes/n00050.md" });
+    deleteDocumentByPath({ handle, path: "notes/n00005.md" });
+
+    await runFtsRebuild({ handle, batchSize: 300 });
+    ftsIntegrityCheck(handle);
+    expect(verifyStore({ handle }).consistent).toBe(true);
+    expect(await searchPaths(handle, "running backup")).toEqual([]);
+    expect(await searchPaths(handle, "snapshot pruning")).toEqual([EARLY.path]);
+    expect(await searchPaths(handle, "swallow nest")).toEqual([LATE.path]);
+  });
+
+  it("a new store starts with the stemmed index and nothing to rebuild", async () => {
+    createStore({ input: { name: "fresh" }, actor: "test" });
+    const handle = openStore({ store: "fresh" });
+    expect(ftsRebuildState(handle)).toEqual({ pending: false, done: 0, total: 0 });
+    expect((handle.sqlite.prepare("select value from meta where key = 'fts_tokenizer'").get() as { value: string }).value).toBe(CHUNK_FTS_TOKENIZER);
+    ingestDocument({ handle, path: "ops/backups.md", origin: "api", text: EARLY.text, mtime: 1 });
+    expect(await searchPaths(handle, "running backups")).toEqual(["ops/backups.md"]);
+  });
+
+  it("`reindex --fts-only` rebuilds the whole full-text index from the chunks, audited", () => {
+    createStore({ input: { name: "cli" }, actor: "test" });
+    ingestDocument({ handle: openStore({ store: "cli" }), path: "ops/backups.md", origin: "api", text: EARLY.text, mtime: 1 });
+    closeAllDatabases();
+    const run = spawnSync(process.execPath, [path.join(process.cwd(), "scripts", "dualmind.mjs"), "reindex", "cli", "--fts-only", "--json"], {
+      env: { ...process.env, DATA_DIR: env.dataDir, DUALMIND_LOG_LEVEL: "warn" },
+      encoding: "utf8",
+    });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ store: "cli", resumed: false, chunks: 1 });
+    const audit = getGovernance().sqlite.prepare("select actor, target from audit_log where action = 'store.reindex.fts'").all();
+    expect(audit).toEqual([{ actor: expect.stringMatching(/^cli/), target: "store:cli" }]);
+    const handle = getStoreDb("cli");
+    ftsIntegrityCheck(handle);
+    expect(ftsRebuildState(handle).pending).toBe(false);
+  });
+});
