@@ -5,7 +5,7 @@ export async function register() {
     const { getConfig } = await import("./lib/config");
     if (getConfig().embed.workerInServer) {
       const { startEmbedWorker } = await import("./lib/embed/worker");
-      void startEmbedWorker();
+      void startEmbedWorker({ mode: "in_server" });
     }
     // Reindex jobs a crash left running (here before a restart, or in a peer process) are taken over.
     const { startJobSweeper } = await import("./lib/index/jobs");
