@@ -12,5 +12,8 @@ export async function register() {
     startJobSweeper();
     const { startMetricsLoop } = await import("./lib/metrics/loop");
     startMetricsLoop();
+    // Store status changes and failed reviews become health events (and webhook alerts).
+    const { startStatusWatch } = await import("./lib/metrics/health");
+    startStatusWatch();
   }
 }

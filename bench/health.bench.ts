@@ -120,7 +120,7 @@ export default async function run(): Promise<void> {
           const samples: number[] = [];
           for (let i = 0; i < 12; i++) {
             const t0 = performance.now();
-            const d = loadHealthDashboard({ store, range, now });
+            const d = await loadHealthDashboard({ store, range, now });
             samples.push(performance.now() - t0);
             if (d.series.length === 0) throw new Error("no series");
           }

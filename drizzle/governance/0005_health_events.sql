@@ -12,6 +12,7 @@ CREATE TABLE `health_events` (
   `ts` integer NOT NULL,
   `kind` text NOT NULL,
   `store` text,
+  `subject` text,
   `status` text NOT NULL,
   `previous_status` text,
   `reason` text NOT NULL,
@@ -24,6 +25,9 @@ CREATE TABLE `health_events` (
 CREATE INDEX `health_events_ts_idx` ON `health_events` (`ts`);
 --> statement-breakpoint
 CREATE INDEX `health_events_store_ts_idx` ON `health_events` (`store`,`ts`);
+--> statement-breakpoint
+-- A failed dialectic session is one event, however often the watcher sees it (subject = session id).
+CREATE UNIQUE INDEX `health_events_subject_uq` ON `health_events` (`kind`,`subject`);
 --> statement-breakpoint
 -- One row per embed worker process (in the server or `npm run worker`), updated per batch and by a heartbeat.
 CREATE TABLE `embed_workers` (

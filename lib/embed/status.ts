@@ -76,6 +76,11 @@ export function deriveStoreStatus(s: StatusInput): StatusVerdict {
   return { state: "healthy", reason: `vectors are current for every embedded row${queued}`, action: null };
 }
 
+/** The worst of several stores' statuses (Overview, Health for all stores); null when there are none. */
+export function worstStatus<T extends { state: StoreStatusState }>(statuses: T[]): T | null {
+  return statuses.reduce<T | null>((worst, s) => (worst === null || STORE_STATUS_PRECEDENCE.indexOf(s.state) < STORE_STATUS_PRECEDENCE.indexOf(worst.state) ? s : worst), null);
+}
+
 export type LiveDrift = {
   activeFingerprintId: string | null;
   configuredFingerprintId: string | null;

@@ -361,6 +361,8 @@ export const healthEvents = sqliteTable(
     ts: integer("ts").notNull(),
     kind: text("kind", { enum: ["store_status", "dialectic_failed"] }).notNull(),
     store: text("store"),
+    /** What the event is about beyond the store (a dialectic session id); unique per kind. */
+    subject: text("subject"),
     status: text("status").notNull(),
     previousStatus: text("previous_status"),
     reason: text("reason").notNull(),
@@ -370,7 +372,7 @@ export const healthEvents = sqliteTable(
     webhookAttempts: integer("webhook_attempts").notNull().default(0),
     webhookError: text("webhook_error"),
   },
-  (t) => [index("health_events_ts_idx").on(t.ts), index("health_events_store_ts_idx").on(t.store, t.ts)],
+  (t) => [index("health_events_ts_idx").on(t.ts), index("health_events_store_ts_idx").on(t.store, t.ts), uniqueIndex("health_events_subject_uq").on(t.kind, t.subject)],
 );
 export type HealthEventRow = InferSelectModel<typeof healthEvents>;
 
