@@ -65,10 +65,7 @@ const envSchema = z.object({
   DUALMIND_METRICS_PUBLIC_LOOPBACK: boolFromEnv.default(false),
   DUALMIND_CHECK_RESPONSES: boolFromEnv.optional(),
   DUALMIND_QUERY_BUDGET_MS: z.coerce.number().int().min(10).max(600_000).default(1000),
-  DUALMIND_ALERT_WEBHOOK_URL: z
-    .url({ protocol: /^https?$/, message: "must be an http(s) URL" })
-    .optional()
-    .or(z.literal("").transform(() => undefined)),
+  DUALMIND_ALERT_WEBHOOK_URL: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).optional(),
   // Embeddings
   DUALMIND_EMBED_PROVIDER: z.enum(["builtin", "transformers", "openai"]).default("builtin"),
   DUALMIND_EMBED_MODEL: z.string().min(1).max(200).optional(),

@@ -20,8 +20,9 @@ import { listWorkerStates, type WorkerState } from "./worker-state";
  * Precedence, worst first (the first that applies is the verdict):
  *   1. provider_down        the embedding provider cannot answer: nothing is embedded, queries answer lexically
  *   2. degraded             the backlog is above the watermark: vector and hybrid search answer lexically
- *   3. drifted              the store's vectors are from another model, or rows have vectors of older text with
- *                           nothing queued to fix them (stale rows with work queued are backlog the worker is fixing)
+ *   3. drifted              the store's vectors are from another model, or rows lack a current vector (stale or
+ *                           missing) with nothing queued for them: stale + missing > pending + parked. Rows with
+ *                           work queued are backlog the worker is fixing, not drift.
  *   4. parked               items failed repeatedly and wait for an admin's retry (their rows have no vector)
  *   5. vectors_unavailable  sqlite-vec is not loaded: vector search still answers, by an exact (slower) scan
  *   6. healthy
@@ -38,6 +39,7 @@ export type StatusInput = {
   watermark: number;
   modelChanged: boolean;
   stale: number;
+  missing: number;
   artifacts: number;
   provider: { ok: boolean; error: string | null };
   vectors: { available: boolean; reason: string | null };
@@ -63,8 +65,10 @@ export function deriveStoreStatus(s: StatusInput): StatusVerdict {
   if (s.modelChanged && s.artifacts > 0) {
     return { state: "drifted", reason: `the configured model differs from the one whose vectors serve this store: ${plural(s.artifacts, "row is", "rows are")} left out of vector search until a re-embed`, action: reembed };
   }
-  if (s.stale > 0 && s.pending === 0) {
-    return { state: "drifted", reason: `${plural(s.stale, "row has a vector", "rows have vectors")} of older text and nothing is queued to refresh ${s.stale === 1 ? "it" : "them"}`, action: reembed };
+  // A lower bound: queued items may also belong to rows that are current, never the other way round.
+  const unqueued = s.stale + s.missing - s.pending - s.parked;
+  if (unqueued > 0) {
+    return { state: "drifted", reason: `at least ${plural(unqueued, "row has", "rows have")} no vector of its current text and nothing queued to make one (${s.stale.toLocaleString("en-US")} stale, ${s.missing.toLocaleString("en-US")} missing)`, action: reembed };
   }
   if (s.parked > 0) {
     return { state: "parked", reason: `${plural(s.parked, "item is", "items are")} parked after repeated embedding failures and ${s.parked === 1 ? "has" : "have"} no vector`, action: { label: `Retry ${plural(s.parked, "parked item", "parked items")}`, href: `/stores/${store}#embeddings-heading` } };
@@ -72,8 +76,10 @@ export function deriveStoreStatus(s: StatusInput): StatusVerdict {
   if (!s.vectors.available) {
     return { state: "vectors_unavailable", reason: `the sqlite-vec index is not available (${s.vectors.reason ?? "unknown"}): vector search scans every vector exactly (slower)`, action: { label: "See the store's vector status", href: `/stores/${store}#embeddings-heading` } };
   }
-  const queued = s.pending > 0 ? `; ${plural(s.pending, "item", "items")} queued, under the watermark ${s.watermark.toLocaleString("en-US")}` : "";
-  return { state: "healthy", reason: `vectors are current for every embedded row${queued}`, action: null };
+  if (s.pending > 0) {
+    return { state: "healthy", reason: `${plural(s.pending, "item is", "items are")} queued for the worker, under the watermark ${s.watermark.toLocaleString("en-US")}; rows without a vector yet answer lexically`, action: null };
+  }
+  return { state: "healthy", reason: s.artifacts > 0 ? `every row has a vector of its current text` : "nothing to embed yet", action: null };
 }
 
 /** The worst of several stores' statuses (Overview, Health for all stores); null when there are none. */
@@ -161,6 +167,7 @@ export async function getStoreStatus({ handle, now = Date.now() }: { handle: Sto
     watermark,
     modelChanged: drift.modelChanged,
     stale: counts.stale,
+    missing: counts.missing,
     artifacts: counts.artifacts,
     provider,
     vectors: vectorIndex,
