@@ -42,6 +42,8 @@ export async function getLiveStoreStatuses({ stores }: { stores: string[] }): Pr
 }
 
 export type HealthDashboard = {
+  /** When the page data was read. */
+  now: number;
   store: string;
   stores: string[];
   range: RangeKey;
@@ -69,6 +71,7 @@ export async function loadHealthDashboard({ store, range, now = Date.now() }: { 
   const latest = getLatestSnapshotsByStore({ stores: scope });
   const snapshotsAsOf = [...latest.values()].reduce<number | null>((acc, s) => (acc === null || s.ts > acc ? s.ts : acc), null);
   return {
+    now,
     store: selected,
     stores,
     range,

@@ -21,8 +21,7 @@ const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) 
 export default async function HealthPage({ searchParams }: { searchParams: Promise<Params> }) {
   const user = await requireUser();
   const sp = await searchParams;
-  const now = Date.now();
-  const d = await loadHealthDashboard({ store: one(sp.store) ?? ALL_STORES, range: parseRange(one(sp.range)), now });
+  const d = await loadHealthDashboard({ store: one(sp.store) ?? ALL_STORES, range: parseRange(one(sp.range)) });
   const longRange = d.range === "7d" || d.range === "30d";
   const markers = d.modelChanges.map((m) => ({ t: m.t, label: d.store === ALL_STORES ? `${m.store}: new model` : "new model" }));
   const one_ = d.store === ALL_STORES ? null : (d.perStore[0] ?? null);
@@ -62,7 +61,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           </tbody>
         </table>
       )}
-      <WorkerStateCard workers={d.workers} provider={d.overall?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={now} />
+      <WorkerStateCard workers={d.workers} provider={d.overall?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={d.now} />
       <HealthEventsTable events={d.events} />
       <h2 className="text-lg font-medium">History</h2>
       <p className="text-xs text-slate-600" data-testid="snapshots-as-of">
