@@ -140,15 +140,39 @@ async function surfaces(model: string): Promise<{ list: Surface[]; pages: Page[]
   return { list, pages };
 }
 
+/** Read a surface until it shows `expected` or the deadline passes; the last answer is kept for the failure message. */
+async function readUntil(read: () => Promise<string>, expected: string, deadline: number): Promise<{ last: string; afterMs: number }> {
+  const start = Date.now();
+  let last = "not read";
+  for (;;) {
+    try {
+      last = await read();
+    } catch (e) {
+      last = `error: ${(e as Error).message.split("\n")[0]}`;
+    }
+    if (last === expected || Date.now() >= deadline) return { last, afterMs: Date.now() - start };
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Per state, how long each surface took to show it (printed at the end, for the report). */
+const lag: Record<string, string | number>[] = [];
+
 /**
  * The change has happened once the status function says so (REST asks it
- * directly); from then on every surface must show the same status within 5 s.
+ * directly); from then on every surface must show the same status within 5 s:
+ * a read started inside the window must answer it. (What is measured is how
+ * stale a surface is, not how fast it answers: on a loaded machine a CLI run
+ * alone can take longer than 5 s to start. The per-surface times are printed.)
  */
 async function expectEverySurface(expected: string, model: string, shot: string | null): Promise<void> {
   await expect.poll(restStatus, { timeout: 90_000, intervals: [100, 250, 500] }).toBe(expected);
   const { list, pages } = await surfaces(model);
+  const deadline = Date.now() + WITHIN_MS;
   try {
-    await Promise.all(list.map(([name, read]) => expect.poll(read, { timeout: WITHIN_MS, intervals: [100, 250, 500], message: `${name} reports "${expected}" within 5 s` }).toBe(expected)));
+    const seen = await Promise.all(list.map(async ([name, read]) => ({ name, ...(await readUntil(read, expected, deadline)) })));
+    lag.push({ state: expected, ...Object.fromEntries(seen.map((s) => [s.name, s.last === expected ? s.afterMs : `${s.last}!`])) });
+    expect(seen.filter((s) => s.last !== expected).map((s) => `${s.name}: ${s.last}`), `every surface reports "${expected}" within 5 s`).toEqual([]);
   } finally {
     await Promise.all(pages.map((p) => p.close()));
   }
@@ -185,6 +209,7 @@ test.beforeAll(async ({ browser }) => {
 });
 
 test.afterAll(async () => {
+  console.table(lag);
   await context?.close();
   await stopWorker();
   await server?.stop();

@@ -3,10 +3,11 @@ import type { StoreHandle } from "../db/connection";
 import { readLiveCounts, readOldestPendingAt, type KindCounts, type LiveCounts } from "./counters";
 import type { DriftReport } from "./drift";
 import { getEmbedder, getFingerprintInfo, readActiveFingerprintId } from "./model";
-import { probeProviderIfDown, readProviderHealth, type ProviderHealth } from "./provider-state";
+import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome, type ProviderHealth } from "./provider-state";
 import type { Fingerprint } from "./providers";
 import { listParkedEmbeddings, type Backlog, type ParkedEmbedding } from "./queue";
 import { getReembedProgress, type ReembedProgress } from "./reembed";
+import { EmbeddingError } from "./types";
 import { listWorkerStates, type WorkerState } from "./worker-state";
 
 /**
@@ -113,18 +114,18 @@ export type StoreStatus = StatusVerdict & {
 };
 
 /** The configured model's fingerprint, bounded: a provider slow to answer its first probe is reported, not waited on. */
-async function configuredFingerprint(): Promise<{ fp: Fingerprint | null; error: string | null }> {
+async function configuredFingerprint(): Promise<{ fp: Fingerprint | null; error: { message: string; down: boolean } | null }> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const fp = await Promise.race([
       getEmbedder().fingerprint,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("the provider has not answered its first probe yet")), 2_000);
+        timer = setTimeout(() => reject(new EmbeddingError("timeout", "the provider has not answered its first probe yet")), 2_000);
       }),
     ]);
     return { fp, error: null };
   } catch (e) {
-    return { fp: null, error: (e as Error).message };
+    return { fp: null, error: { message: (e as Error).message, down: isProviderDownError(e) } };
   } finally {
     clearTimeout(timer);
   }
@@ -152,11 +153,12 @@ export async function getStoreStatus({ handle, now = Date.now() }: { handle: Sto
   const counts = readLiveCounts({ handle });
   const oldest = counts.pending > 0 ? readOldestPendingAt({ handle }) : null;
   const { fp: configured, error: fingerprintError } = await configuredFingerprint();
+  // A process that finds the provider down says so for every process (the shared row); one that got a
+  // refusal of another kind (a wrong dimension) reports what the items show: every surface agrees.
+  if (fingerprintError && fingerprintError.down) recordProviderOutcome({ ok: false, error: fingerprintError.message, now });
   const health: ProviderHealth = readProviderHealth();
   probeProviderIfDown({ health, now });
-  const provider = fingerprintError
-    ? { ok: false, error: fingerprintError, checkedAt: now }
-    : { ok: health?.ok ?? true, error: health?.ok === false ? health.error : null, checkedAt: health?.checkedAt ?? null };
+  const provider = { ok: health?.ok ?? true, error: health?.ok === false ? health.error : null, checkedAt: health?.checkedAt ?? null };
   const active = readActiveFingerprintId({ handle }) ?? null;
   const drift = liveDrift({ counts, active, configured });
   const vectorIndex = handle.vectors.available ? { available: true, reason: null } : { available: false, reason: handle.vectors.reason };
