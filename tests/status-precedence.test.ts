@@ -71,7 +71,7 @@ describe("getStoreStatus against a real store and a stand-in provider", () => {
   let env: ReturnType<typeof useTempDataDir>;
   beforeEach(async () => {
     fake = await startFakeOpenAI({ dimension: 32 });
-    env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32", DUALMIND_EMBED_BACKLOG_WATERMARK: "5", DUALMIND_EMBED_TIMEOUT_MS: "300" });
+    env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32", DUALMIND_EMBED_BACKLOG_WATERMARK: "5", DUALMIND_EMBED_TIMEOUT_MS: "5000" });
     resetEmbedderForTests();
     await getEmbedder().fingerprint;
   });
