@@ -28,7 +28,7 @@ export function WorkerStateCard({ workers, provider, workerInServer, now }: { wo
             <span className="text-emerald-700">answering{provider.checkedAt ? ` (last call ${ago(provider.checkedAt, now)})` : ""}</span>
           ) : (
             <span className="text-red-700">
-              down{provider.checkedAt ? ` since the call ${ago(provider.checkedAt, now)}` : ""}: {provider.error}
+              down{provider.checkedAt ? ` (last call ${ago(provider.checkedAt, now)} failed)` : ""}: {provider.error}
             </span>
           )}
         </p>

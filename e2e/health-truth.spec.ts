@@ -231,12 +231,15 @@ test("every surface reports the same live status through backlog, provider down,
   expect(report.workers).toContainEqual(expect.objectContaining({ mode: "separate", running: true, model: "fake" }));
   expect(report.workers.find((w) => w.running)?.last_batch_at).not.toBeNull();
 
-  // 3. The provider goes down; the next write makes the worker find out.
+  // 3. The provider goes down; the next call to it (an agent's vector search) finds out, and the search still answers.
+  // (No write here: an item queued through a long outage is parked after its retries, which is step 5's state.)
   await fake.close();
-  await ingest([{ path: "notes/outage.md", content: "# Outage\n\nwritten while the provider is down" }]);
+  const search = await api(server.url, "POST", `/stores/${STORE}/search`, { body: { q: "backlog drill topic", mode: "vector" } });
+  expect(search.status).toBe(200);
+  expect(search.json).toMatchObject({ fallback: { reason: "provider_error" } });
   await expectEverySurface("provider_down", "fake", "provider_down");
 
-  // 4. It comes back where it was: the recovery probe sees it, the queued item is embedded.
+  // 4. It comes back where it was: the recovery probe sees it.
   fake = await startFakeOpenAI({ dimension: 32, port: fakePort });
   await expectEverySurface("healthy", "fake", null);
 
