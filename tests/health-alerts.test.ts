@@ -47,7 +47,8 @@ describe("health events and the alert webhook", () => {
   beforeEach(async () => {
     receiver = await startReceiver();
     env = useTempDataDir({ DUALMIND_ALERT_WEBHOOK_URL: receiver.url });
-    setAlertTimingForTests({ timeoutMs: 300, backoffBaseMs: 20 });
+    // A generous timeout (a loaded machine must not turn a slow answer into a retry); the slow-receiver test shortens it.
+    setAlertTimingForTests({ timeoutMs: 5_000, backoffBaseMs: 20 });
   });
   afterEach(async () => {
     await alertQueueIdle();
@@ -82,6 +83,7 @@ describe("health events and the alert webhook", () => {
   });
 
   it("a slow receiver times out, is retried, and never blocks the caller", async () => {
+    setAlertTimingForTests({ timeoutMs: 1_000, backoffBaseMs: 20 });
     receiver.state.plan = ["hang"];
     const e = observeStoreStatus({ store: "docs", status: "drifted", reason: "model changed" })!;
     await expect.poll(() => receiver.state.hung.length).toBe(1);
