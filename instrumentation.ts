@@ -5,12 +5,15 @@ export async function register() {
     const { getConfig } = await import("./lib/config");
     if (getConfig().embed.workerInServer) {
       const { startEmbedWorker } = await import("./lib/embed/worker");
-      void startEmbedWorker();
+      void startEmbedWorker({ mode: "in_server" });
     }
     // Reindex jobs a crash left running (here before a restart, or in a peer process) are taken over.
     const { startJobSweeper } = await import("./lib/index/jobs");
     startJobSweeper();
     const { startMetricsLoop } = await import("./lib/metrics/loop");
     startMetricsLoop();
+    // Store status changes and failed reviews become health events (and webhook alerts).
+    const { startStatusWatch } = await import("./lib/metrics/health");
+    startStatusWatch();
   }
 }

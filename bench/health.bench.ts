@@ -19,9 +19,10 @@ const PORT = 3707;
 const BASE = `http://127.0.0.1:${PORT}`;
 const PASSWORD = "bench-admin-password";
 
-async function startServer(dataDir: string): Promise<ChildProcess> {
+/** `next start` on dataDir at PORT (shared with bench/status.bench.ts). */
+export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildProcess> {
   const server = spawn(process.execPath, [path.join("node_modules", "next", "dist", "bin", "next"), "start", "-H", "127.0.0.1", "-p", String(PORT)], {
-    env: { ...process.env, DATA_DIR: dataDir, DUALMIND_ADMIN_PASSWORD: PASSWORD, DUALMIND_LOG_LEVEL: "warn", NEXTAUTH_URL: BASE, NEXT_TELEMETRY_DISABLED: "1" },
+    env: { ...process.env, DATA_DIR: dataDir, DUALMIND_ADMIN_PASSWORD: PASSWORD, DUALMIND_LOG_LEVEL: "warn", NEXTAUTH_URL: BASE, NEXT_TELEMETRY_DISABLED: "1", ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const until = Date.now() + 60_000;
@@ -39,7 +40,7 @@ async function startServer(dataDir: string): Promise<ChildProcess> {
 }
 
 /** Sign in through next-auth's credentials callback; returns the Cookie header of the session. */
-async function signIn(): Promise<string> {
+export async function signIn(): Promise<string> {
   const csrf = await fetch(`${BASE}/api/auth/csrf`);
   const { csrfToken } = (await csrf.json()) as { csrfToken: string };
   const jar = csrf.headers.getSetCookie().map((c) => c.split(";")[0]);
@@ -55,7 +56,7 @@ async function signIn(): Promise<string> {
 }
 
 /** Full server-rendered HTML of a dashboard page (time to the last byte on loopback). */
-async function timePage(url: string, cookie: string, runs: number): Promise<number[]> {
+export async function timePage(url: string, cookie: string, runs: number): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i <= runs; i++) {
     const t0 = performance.now();
@@ -120,7 +121,7 @@ export default async function run(): Promise<void> {
           const samples: number[] = [];
           for (let i = 0; i < 12; i++) {
             const t0 = performance.now();
-            const d = loadHealthDashboard({ store, range, now });
+            const d = await loadHealthDashboard({ store, range, now });
             samples.push(performance.now() - t0);
             if (d.series.length === 0) throw new Error("no series");
           }

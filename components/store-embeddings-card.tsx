@@ -1,24 +1,19 @@
-import type { EmbeddingStatus } from "@/lib/embed/status";
+import type { EmbeddingStatus, StatusVerdict } from "@/lib/embed/status";
+import { STATUS_STYLE } from "./store-status-card";
 import { formatTime } from "@/lib/format";
 import { EmbeddingAdminButtons, type EmbeddingAction } from "./store-embeddings-buttons";
-
-function statusOf(s: EmbeddingStatus): { label: string; tone: string; reason: string } {
-  if (s.providerError) return { label: "provider unavailable", tone: "bg-red-100 text-red-800", reason: s.providerError };
-  if (s.degraded) return { label: "degraded", tone: "bg-amber-100 text-amber-800", reason: s.degradedReason ?? "" };
-  if (s.drift?.modelChanged) return { label: "drifted", tone: "bg-amber-100 text-amber-800", reason: "the configured model differs from the store's vectors: vector search answers lexically until a re-embed" };
-  if (!s.vectorIndex.available) return { label: "vectors index unavailable", tone: "bg-amber-100 text-amber-800", reason: `${s.vectorIndex.reason}; vector search scans exactly (slower)` };
-  if (s.drift && s.drift.stale > 0) return { label: "stale rows", tone: "bg-amber-100 text-amber-800", reason: `${s.drift.stale} vector(s) were made from older text` };
-  return { label: "healthy", tone: "bg-emerald-100 text-emerald-800", reason: "vectors are current" };
-}
 
 function eta(seconds: number | null): string {
   if (seconds === null) return "—";
   return seconds < 90 ? `${Math.round(seconds)} s` : `${Math.round(seconds / 60)} min`;
 }
 
-/** Embeddings of one store: model, backlog, drift, coverage, re-embed progress, and (for admins) the buttons. */
-export function StoreEmbeddingsCard({ store, status, isAdmin, action }: { store: string; status: EmbeddingStatus; isAdmin: boolean; action: EmbeddingAction }) {
-  const st = statusOf(status);
+/**
+ * Embeddings of one store: model, backlog, drift, coverage, re-embed progress, and (for admins) the buttons.
+ * The verdict is the store's one live status (getStoreStatus), never recomputed here.
+ */
+export function StoreEmbeddingsCard({ store, status, verdict, isAdmin, action }: { store: string; status: EmbeddingStatus; verdict: StatusVerdict; isAdmin: boolean; action: EmbeddingAction }) {
+  const st = { ...STATUS_STYLE[verdict.state], reason: verdict.reason };
   const d = status.drift;
   const job = status.reembed;
   return (
@@ -27,7 +22,7 @@ export function StoreEmbeddingsCard({ store, status, isAdmin, action }: { store:
         <h2 id="embeddings-heading" className="text-lg font-medium">
           Embeddings
         </h2>
-        <span className={`rounded px-2 py-0.5 text-xs font-medium ${st.tone}`} data-testid="embeddings-status">
+        <span className={`rounded px-2 py-0.5 text-xs font-medium ${st.badge}`} data-testid="embeddings-status" data-state={verdict.state}>
           {st.label}
         </span>
         <span className="text-slate-600">{st.reason}</span>

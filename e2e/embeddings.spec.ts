@@ -44,7 +44,7 @@ test("documents get vectors in the background; vector search explains its hits; 
 
   await page.goto(`/stores/${store}`);
   const card = page.getByTestId("store-embeddings");
-  await expect(card.getByTestId("embeddings-status")).toHaveText("healthy");
+  await expect(card.getByTestId("embeddings-status")).toHaveText("Healthy");
   await expect(card.getByTestId("embeddings-coverage")).toContainText("100.0% embedded");
   await card.getByRole("button", { name: "Estimate re-embed" }).click();
   await expect(card.getByRole("status")).toContainText("A full re-embed would embed 0 item(s)");

@@ -31,7 +31,7 @@ test("Health shows seeded metrics as charts with gaps, and the range and store p
   await expect(page.getByRole("heading", { level: 1, name: "Health" })).toBeVisible();
   await page.getByRole("navigation", { name: "Store" }).getByRole("link", { name: stores[0] }).click();
   await expect(page).toHaveURL(new RegExp(`store=${stores[0]}`));
-  await expect(page.getByTestId("health-status")).toBeVisible();
+  await expect(page.getByTestId("store-status")).toBeVisible();
 
   const backlog = page.getByTestId("chart-backlog");
   const day = await drawnLine(backlog);

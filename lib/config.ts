@@ -65,6 +65,7 @@ const envSchema = z.object({
   DUALMIND_METRICS_PUBLIC_LOOPBACK: boolFromEnv.default(false),
   DUALMIND_CHECK_RESPONSES: boolFromEnv.optional(),
   DUALMIND_QUERY_BUDGET_MS: z.coerce.number().int().min(10).max(600_000).default(1000),
+  DUALMIND_ALERT_WEBHOOK_URL: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).optional(),
   // Embeddings
   DUALMIND_EMBED_PROVIDER: z.enum(["builtin", "transformers", "openai"]).default("builtin"),
   DUALMIND_EMBED_MODEL: z.string().min(1).max(200).optional(),
@@ -114,6 +115,8 @@ export type Config = {
   metricsPublicLoopback: boolean;
   /** Parse every API and MCP answer with its declared response schema; a mismatch is a 500 (tests, not production). */
   checkResponses: boolean;
+  /** Store status changes and failed dialectic sessions are POSTed here as JSON (retried, never blocking a request). */
+  alertWebhookUrl: string | undefined;
   /** Longest a user-driven query (search, recall, remember, list `q`) may run on a connection before it is interrupted. */
   queryBudgetMs: number;
   sourceRoots: SourceRoot[];
@@ -181,6 +184,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     disableVectors: e.DUALMIND_DISABLE_VECTORS,
     logLevel: e.DUALMIND_LOG_LEVEL,
     metricsPublicLoopback: e.DUALMIND_METRICS_PUBLIC_LOOPBACK,
+    alertWebhookUrl: e.DUALMIND_ALERT_WEBHOOK_URL,
     checkResponses: e.DUALMIND_CHECK_RESPONSES ?? env.NODE_ENV === "test",
     queryBudgetMs: e.DUALMIND_QUERY_BUDGET_MS,
     sourceRoots: e.DUALMIND_SOURCE_ROOTS,
@@ -233,6 +237,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_METRICS_PUBLIC_LOOPBACK", default: "false", meaning: "let /api/metrics answer without a token when HOST is loopback and the request names a loopback Host (off: Prometheus sends a read-scope token)" },
   { variable: "DUALMIND_CHECK_RESPONSES", default: "true under NODE_ENV=test, else false", meaning: "check every API and MCP answer against its declared response schema (a mismatch answers 500); for tests and development, not production" },
   { variable: "DUALMIND_QUERY_BUDGET_MS", default: "1000", meaning: "longest a search, recall, remember or list query may hold the database before it is interrupted (422 query_too_expensive); raise it for stores of 100k+ chunks" },
+  { variable: "DUALMIND_ALERT_WEBHOOK_URL", default: "unset", meaning: "http(s) URL that receives a JSON POST for each store status change (degraded, drifted, provider down, parked, back to healthy) and each failed dialectic session; retried with backoff, never blocks a request" },
   { variable: "DUALMIND_EMBED_PROVIDER", default: "builtin", meaning: "builtin (offline hashed n-grams) | transformers (local ONNX model) | openai (any OpenAI-compatible /v1/embeddings)" },
   { variable: "DUALMIND_EMBED_MODEL", default: "dualmind-hash-v1", meaning: "model id (required for transformers and openai; a local directory or hub id for transformers)" },
   { variable: "DUALMIND_EMBED_DIM", default: "384 for builtin", meaning: "vector dimension; for remote providers the expected one (a mismatch is an error)" },

@@ -40,7 +40,7 @@ export async function runMcpStdio({ token, store, agentId }: { token?: string; s
   const server = createMcpServer({ principal, defaultStore: store });
   const stopWorker = new AbortController();
   // Writes are embedded in the background, as they are under `next start`.
-  const worker = getConfig().embed.workerInServer ? startEmbedWorker({ signal: stopWorker.signal }) : Promise.resolve();
+  const worker = getConfig().embed.workerInServer ? startEmbedWorker({ signal: stopWorker.signal, mode: "in_server" }) : Promise.resolve();
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
     process.stdin.on("end", () => resolve());

@@ -2,7 +2,6 @@ import { describe, expect, it } from "vitest";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "@/lib/http/request-timer";
 import {
   bucketStarts,
-  deriveHealthVerdict,
   fillGaps,
   findModelChanges,
   parseRange,
@@ -10,7 +9,6 @@ import {
   prepareLatencySeries,
   prepareRouteTable,
   windowForRange,
-  worstVerdict,
   type SnapshotBucketRow,
 } from "@/lib/metrics/preparers";
 
@@ -135,7 +133,7 @@ describe("percentiles from the histogram sketch", () => {
   });
 });
 
-describe("model change markers and the status header", () => {
+describe("model change markers", () => {
   it("marks the snapshot where a store's model changed", () => {
     const changes = findModelChanges([
       { ts: 1, store: "a", modelId: "m1" },
@@ -144,28 +142,6 @@ describe("model change markers and the status header", () => {
       { ts: 4, store: "a", modelId: "m2" },
     ]);
     expect(changes).toEqual([{ t: 4, store: "a", from: "m1", to: "m2" }]);
-  });
-
-  const base = { store: "alpha", backlog: 3, watermark: 1000, parked: 0, degraded: false, driftCount: 0, driftPct: 0, vectorsAvailable: true };
-  it("healthy, degraded, drifted and vectors unavailable each say why and what fixes it", () => {
-    expect(deriveHealthVerdict(base).state).toBe("healthy");
-    const degraded = deriveHealthVerdict({ ...base, backlog: 1500, degraded: true, parked: 4 });
-    expect(degraded).toMatchObject({ state: "degraded", action: { label: "Retry 4 parked items", href: "/health?store=alpha#embeddings-heading" } });
-    expect(degraded.reason).toContain("1500");
-    const drifted = deriveHealthVerdict({ ...base, driftCount: 40, driftPct: 12.5 });
-    expect(drifted).toMatchObject({ state: "drifted", action: { href: "/health?store=alpha#embeddings-heading" } });
-    expect(drifted.reason).toContain("12.5%");
-    expect(deriveHealthVerdict({ ...base, vectorsAvailable: false }).state).toBe("vectors_unavailable");
-    expect(deriveHealthVerdict(null).state).toBe("no_data");
-  });
-
-  it("overall status is the worst store's", () => {
-    const w = worstVerdict([
-      { store: "a", verdict: deriveHealthVerdict({ ...base, store: "a" }) },
-      { store: "b", verdict: deriveHealthVerdict({ ...base, store: "b", driftCount: 1, driftPct: 1 }) },
-    ]);
-    expect(w.store).toBe("b");
-    expect(w.verdict.state).toBe("drifted");
   });
 });
 

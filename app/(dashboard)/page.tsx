@@ -5,6 +5,7 @@ import { formatBytes, formatTime } from "@/lib/format";
 import { countActiveSessions } from "@/lib/governance/dialectic";
 import { getOverviewNumbers } from "@/lib/metrics/health";
 import { requireUser } from "@/app/_server/session";
+import { StoreStatusCard } from "@/components/store-status-card";
 
 function Stat({ label, value, href, testId }: { label: string; value: string; href: string; testId: string }) {
   return (
@@ -19,14 +20,15 @@ export default async function OverviewPage() {
   await requireUser();
   const stores = listStores();
   const gov = getGovernanceStatus();
-  const n = getOverviewNumbers();
-  const num = (v: number | null) => (v === null ? "no data" : String(v));
+  const n = await getOverviewNumbers();
+  const num = (v: number) => v.toLocaleString("en-US");
   const p95 = n.apiP95Ms24h === null ? "no data" : Number.isFinite(n.apiP95Ms24h) ? `≤ ${n.apiP95Ms24h} ms` : "> 10 s";
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Overview</h1>
+      <StoreStatusCard status={n.overall} scope={n.overall ? `worst of ${stores.length} stores: ${n.overall.store}` : undefined} testId="overview-status" />
       <section aria-label="Key numbers" className="grid grid-cols-2 gap-3 sm:grid-cols-4">
-        <Stat label="Memory health" value={n.overall.verdict.state.replace("_", " ")} href="/health" testId="stat-health" />
+        <Stat label="Memory health" value={n.overall ? n.overall.state.replace("_", " ") : "no stores"} href="/health" testId="stat-health" />
         <Stat label="Embed backlog" value={num(n.backlog)} href="/health" testId="stat-backlog" />
         <Stat label="Drifted rows" value={num(n.driftRows)} href="/health" testId="stat-drift" />
         <Stat label="Parked items" value={num(n.parked)} href="/health" testId="stat-parked" />

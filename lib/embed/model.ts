@@ -8,20 +8,31 @@ import type { EmbeddingProvider } from "./types";
 
 type Embedder = { provider: EmbeddingProvider; fingerprint: Promise<Fingerprint> };
 
-const g = globalThis as unknown as { __dualmindEmbedder?: Embedder & { configKey: string } };
+const g = globalThis as unknown as { __dualmindEmbedder?: Embedder & { configKey: string; failedAt?: number } };
 
-/** The configured provider and its fingerprint, one per process (rebuilt if the config changes, as in tests). */
+/** A provider that was down when its fingerprint was taken is asked again after this long (not on every call). */
+const FINGERPRINT_RETRY_MS = 2_000;
+
+/**
+ * The configured provider and its fingerprint, one per process (rebuilt if
+ * the config changes, as in tests, or if the fingerprint failed: a provider
+ * down at start-up must not stay "down" for the life of the process).
+ */
 export function getEmbedder(): Embedder {
   const config = getConfig().embed;
   const configKey = JSON.stringify(config);
-  if (g.__dualmindEmbedder?.configKey !== configKey) {
+  const cur = g.__dualmindEmbedder;
+  if (cur?.configKey !== configKey || (cur.failedAt !== undefined && Date.now() - cur.failedAt >= FINGERPRINT_RETRY_MS)) {
     const provider = createProvider(config);
     const fingerprint = computeFingerprint(provider);
+    const entry: Embedder & { configKey: string; failedAt?: number } = { provider, fingerprint, configKey };
     // An unreachable provider must not become an unhandled rejection; callers await and report it.
-    fingerprint.catch(() => undefined);
-    g.__dualmindEmbedder = { provider, fingerprint, configKey };
+    fingerprint.catch(() => {
+      entry.failedAt = Date.now();
+    });
+    g.__dualmindEmbedder = entry;
   }
-  return g.__dualmindEmbedder;
+  return g.__dualmindEmbedder!;
 }
 
 export function resetEmbedderForTests(): void {

@@ -2,6 +2,7 @@ import { desc, isNotNull } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { embedQueue } from "../db/schema/embed";
 import { appendAudit } from "../governance/audit";
+import { readLiveCounts, readOldestPendingAt } from "./counters";
 
 export type EmbedItem = { kind: string; refId: number; inputHash: string };
 export type ClaimedItem = EmbedItem & { id: number; attempts: number };
@@ -101,13 +102,10 @@ export function retryParkedEmbeddings({ handle, actor }: { handle: StoreHandle; 
 
 export type Backlog = { pending: number; oldestEnqueuedAt: number | null; parked: number };
 
-type BacklogRow = { pending: number; oldest: number | null; parked: number };
-
+/** Queue length from the live counters (no scan; see lib/embed/counters.ts). */
 export function getEmbedBacklog({ handle }: { handle: StoreHandle }): Backlog {
-  const row = handle.sqlite
-    .prepare("select count(*) filter (where parked_at is null) as pending, min(enqueued_at) filter (where parked_at is null) as oldest, count(*) filter (where parked_at is not null) as parked from embed_queue")
-    .get() as BacklogRow;
-  return { pending: row.pending, oldestEnqueuedAt: row.oldest, parked: row.parked };
+  const c = readLiveCounts({ handle });
+  return { pending: c.pending, oldestEnqueuedAt: c.pending > 0 ? readOldestPendingAt({ handle }) : null, parked: c.parked };
 }
 
 export type ParkedEmbedding = { kind: string; refId: number; attempts: number; lastError: string | null; parkedAt: number };

@@ -1,10 +1,195 @@
 import { getConfig } from "../config";
 import type { StoreHandle } from "../db/connection";
-import { computeDrift, type DriftReport } from "./drift";
+import { readLiveCounts, readOldestPendingAt, type KindCounts, type LiveCounts } from "./counters";
+import type { DriftReport } from "./drift";
 import { getEmbedder, getFingerprintInfo, readActiveFingerprintId } from "./model";
+import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome, type ProviderHealth } from "./provider-state";
 import type { Fingerprint } from "./providers";
-import { getEmbedBacklog, listParkedEmbeddings, type Backlog, type ParkedEmbedding } from "./queue";
+import { listParkedEmbeddings, type Backlog, type ParkedEmbedding } from "./queue";
 import { getReembedProgress, type ReembedProgress } from "./reembed";
+import { EmbeddingError } from "./types";
+import { listWorkerStates, type WorkerState } from "./worker-state";
+
+/**
+ * The one store status (issue 17). Every surface — Overview, Health (all
+ * stores and one), the store page, CLI `health` / `metrics status`, REST
+ * `GET /stores/{store}/health`, MCP `store_health` and the Prometheus gauges —
+ * calls getStoreStatus, so they cannot disagree. It reads live counters kept
+ * by triggers (lib/embed/counters.ts) and the provider state every process
+ * records (lib/embed/provider-state.ts): no scan per request.
+ *
+ * Precedence, worst first (the first that applies is the verdict):
+ *   1. provider_down        the embedding provider cannot answer: nothing is embedded, queries answer lexically
+ *   2. degraded             the backlog is above the watermark: vector and hybrid search answer lexically
+ *   3. drifted              the store's vectors are from another model, or rows lack a current vector (stale or
+ *                           missing) with nothing queued for them: stale + missing > pending + parked. Rows with
+ *                           work queued are backlog the worker is fixing, not drift.
+ *   4. parked               items failed repeatedly and wait for an admin's retry (their rows have no vector)
+ *   5. vectors_unavailable  sqlite-vec is not loaded: vector search still answers, by an exact (slower) scan
+ *   6. healthy
+ */
+export const STORE_STATUS_PRECEDENCE = ["provider_down", "degraded", "drifted", "parked", "vectors_unavailable", "healthy"] as const;
+export type StoreStatusState = (typeof STORE_STATUS_PRECEDENCE)[number];
+export type StatusAction = { label: string; href: string };
+export type StatusVerdict = { state: StoreStatusState; reason: string; action: StatusAction | null };
+
+export type StatusInput = {
+  store: string;
+  pending: number;
+  parked: number;
+  watermark: number;
+  modelChanged: boolean;
+  stale: number;
+  missing: number;
+  artifacts: number;
+  provider: { ok: boolean; error: string | null };
+  vectors: { available: boolean; reason: string | null };
+};
+
+const plural = (n: number, one: string, many: string) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+
+/** The verdict from live numbers, by STORE_STATUS_PRECEDENCE. Pure: tests/status-precedence.test.ts checks the order. */
+export function deriveStoreStatus(s: StatusInput): StatusVerdict {
+  const store = encodeURIComponent(s.store);
+  const workerCard = { label: "Check the embed worker and provider", href: `/health?store=${store}#worker-heading` };
+  if (!s.provider.ok) {
+    return { state: "provider_down", reason: `the embedding provider is not answering (${s.provider.error ?? "unknown error"}): nothing is embedded and queries answer lexically`, action: workerCard };
+  }
+  if (s.pending > s.watermark) {
+    return {
+      state: "degraded",
+      reason: `embed backlog ${s.pending.toLocaleString("en-US")} is above the watermark ${s.watermark.toLocaleString("en-US")}: vector and hybrid search answer lexically until it drains`,
+      action: workerCard,
+    };
+  }
+  const reembed = { label: "Re-embed the store", href: `/stores/${store}#embeddings-heading` };
+  if (s.modelChanged && s.artifacts > 0) {
+    return { state: "drifted", reason: `the configured model differs from the one whose vectors serve this store: ${plural(s.artifacts, "row is", "rows are")} left out of vector search until a re-embed`, action: reembed };
+  }
+  // A lower bound: queued items may also belong to rows that are current, never the other way round.
+  const unqueued = s.stale + s.missing - s.pending - s.parked;
+  if (unqueued > 0) {
+    return { state: "drifted", reason: `at least ${plural(unqueued, "row has", "rows have")} no vector of its current text and nothing queued to make one (${s.stale.toLocaleString("en-US")} stale, ${s.missing.toLocaleString("en-US")} missing)`, action: reembed };
+  }
+  if (s.parked > 0) {
+    return { state: "parked", reason: `${plural(s.parked, "item is", "items are")} parked after repeated embedding failures and ${s.parked === 1 ? "has" : "have"} no vector`, action: { label: `Retry ${plural(s.parked, "parked item", "parked items")}`, href: `/stores/${store}#embeddings-heading` } };
+  }
+  if (!s.vectors.available) {
+    return { state: "vectors_unavailable", reason: `the sqlite-vec index is not available (${s.vectors.reason ?? "unknown"}): vector search scans every vector exactly (slower)`, action: { label: "See the store's vector status", href: `/stores/${store}#embeddings-heading` } };
+  }
+  if (s.pending > 0) {
+    return { state: "healthy", reason: `${plural(s.pending, "item is", "items are")} queued for the worker, under the watermark ${s.watermark.toLocaleString("en-US")}; rows without a vector yet answer lexically`, action: null };
+  }
+  return { state: "healthy", reason: s.artifacts > 0 ? `every row has a vector of its current text` : "nothing to embed yet", action: null };
+}
+
+/** The worst of several stores' statuses (Overview, Health for all stores); null when there are none. */
+export function worstStatus<T extends { state: StoreStatusState }>(statuses: T[]): T | null {
+  return statuses.reduce<T | null>((worst, s) => (worst === null || STORE_STATUS_PRECEDENCE.indexOf(s.state) < STORE_STATUS_PRECEDENCE.indexOf(worst.state) ? s : worst), null);
+}
+
+export type LiveDrift = {
+  activeFingerprintId: string | null;
+  configuredFingerprintId: string | null;
+  modelChanged: boolean;
+  artifacts: number;
+  fresh: number;
+  stale: number;
+  missing: number;
+  drifted: number;
+  driftPct: number;
+  coveragePct: number;
+  byKind: Record<string, { artifacts: number; fresh: number; stale: number; missing: number }>;
+};
+
+export type StoreStatus = StatusVerdict & {
+  store: string;
+  /** When this was computed (it is live: never read from a snapshot). */
+  asOf: number;
+  backlog: Backlog & { oldestAgeSeconds: number | null; watermark: number };
+  drift: LiveDrift;
+  provider: { ok: boolean; error: string | null; checkedAt: number | null; configured: Fingerprint | null };
+  activeModel: Fingerprint | null;
+  vectorIndex: { available: boolean; reason: string | null };
+};
+
+/** The configured model's fingerprint, bounded: a provider slow to answer its first probe is reported, not waited on. */
+async function configuredFingerprint(): Promise<{ fp: Fingerprint | null; error: { message: string; down: boolean } | null }> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const fp = await Promise.race([
+      getEmbedder().fingerprint,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new EmbeddingError("timeout", "the provider has not answered its first probe yet")), 2_000);
+      }),
+    ]);
+    return { fp, error: null };
+  } catch (e) {
+    return { fp: null, error: { message: (e as Error).message, down: isProviderDownError(e) } };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function liveDrift({ counts, active, configured }: { counts: LiveCounts; active: string | null; configured: Fingerprint | null }): LiveDrift {
+  const modelChanged = active !== null && configured !== null && active !== configured.id;
+  const drifted = modelChanged ? counts.artifacts : counts.stale;
+  const pick = (k: KindCounts) => ({ artifacts: k.artifacts, fresh: k.fresh, stale: k.stale, missing: k.missing });
+  return {
+    activeFingerprintId: active,
+    configuredFingerprintId: configured?.id ?? null,
+    modelChanged,
+    ...pick(counts),
+    drifted,
+    driftPct: counts.artifacts ? (100 * drifted) / counts.artifacts : 0,
+    coveragePct: counts.artifacts ? (100 * counts.fresh) / counts.artifacts : 100,
+    byKind: Object.fromEntries(Object.entries(counts.byKind).filter(([, k]) => k.artifacts > 0).map(([kind, k]) => [kind, pick(k)])),
+  };
+}
+
+/** The one live status of a store: verdict, reason, fixing action and the numbers behind them. */
+export async function getStoreStatus({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): Promise<StoreStatus> {
+  const watermark = getConfig().embed.backlogWatermark;
+  const counts = readLiveCounts({ handle });
+  const oldest = counts.pending > 0 ? readOldestPendingAt({ handle }) : null;
+  const { fp: configured, error: fingerprintError } = await configuredFingerprint();
+  // A process that finds the provider down says so for every process (the shared row); one that got a
+  // refusal of another kind (a wrong dimension) reports what the items show: every surface agrees.
+  if (fingerprintError && fingerprintError.down) recordProviderOutcome({ ok: false, error: fingerprintError.message, now });
+  const health: ProviderHealth = readProviderHealth();
+  probeProviderIfDown({ health, now });
+  const provider = { ok: health?.ok ?? true, error: health?.ok === false ? health.error : null, checkedAt: health?.checkedAt ?? null };
+  const active = readActiveFingerprintId({ handle }) ?? null;
+  const drift = liveDrift({ counts, active, configured });
+  const vectorIndex = handle.vectors.available ? { available: true, reason: null } : { available: false, reason: handle.vectors.reason };
+  const verdict = deriveStoreStatus({
+    store: handle.store,
+    pending: counts.pending,
+    parked: counts.parked,
+    watermark,
+    modelChanged: drift.modelChanged,
+    stale: counts.stale,
+    missing: counts.missing,
+    artifacts: counts.artifacts,
+    provider,
+    vectors: vectorIndex,
+  });
+  return {
+    ...verdict,
+    store: handle.store,
+    asOf: now,
+    backlog: { pending: counts.pending, parked: counts.parked, oldestEnqueuedAt: oldest, oldestAgeSeconds: oldest === null ? null : Math.round((now - oldest) / 1000), watermark },
+    drift,
+    provider: { ...provider, configured },
+    activeModel: active ? getFingerprintInfo({ handle, fingerprintId: active }) : null,
+    vectorIndex,
+  };
+}
+
+/** The worker and provider state shown beside a status (the same for every store: workers walk all stores). */
+export function getWorkerStates(): WorkerState[] {
+  return listWorkerStates();
+}
 
 export type VectorReadiness =
   | { usable: true; fingerprint: Fingerprint }
@@ -15,7 +200,7 @@ export type EmbeddingStatus = {
   configured: Fingerprint | null;
   providerError: string | null;
   active: Fingerprint | null;
-  backlog: Backlog & { oldestAgeSeconds: number | null; watermark: number };
+  backlog: StoreStatus["backlog"];
   degraded: boolean;
   degradedReason: string | null;
   drift: DriftReport | null;
@@ -24,31 +209,38 @@ export type EmbeddingStatus = {
   parked: ParkedEmbedding[];
 };
 
-/** Everything the health card and `GET /stores/{store}/health` say about a store's vectors. */
-export async function getEmbeddingStatus({ handle }: { handle: StoreHandle }): Promise<EmbeddingStatus> {
-  const watermark = getConfig().embed.backlogWatermark;
-  const backlog = getEmbedBacklog({ handle });
-  let configured: Fingerprint | null = null;
-  let providerError: string | null = null;
-  try {
-    configured = await getEmbedder().fingerprint;
-  } catch (e) {
-    providerError = (e as Error).message;
-  }
-  const drift = configured ? computeDrift({ handle, configured }) : null;
-  const degraded = backlog.pending > watermark;
+/** Vectors of models other than the active one, by two index range probes (normally empty: O(those rows)). */
+function countOtherModelVectors({ handle, active }: { handle: StoreHandle; active: string }): number {
+  const row = handle.sqlite.prepare("select (select count(*) from embeddings where fingerprint_id < ?) + (select count(*) from embeddings where fingerprint_id > ?) as n").get(active, active) as { n: number };
+  return row.n;
+}
+
+/** The embeddings card's detail (re-embed progress, parked items) on top of the live status. */
+export async function getEmbeddingStatus({ handle, status }: { handle: StoreHandle; status?: StoreStatus }): Promise<EmbeddingStatus> {
+  const s = status ?? (await getStoreStatus({ handle }));
+  const d = s.drift;
+  const drift: DriftReport | null =
+    d.configuredFingerprintId === null
+      ? null
+      : {
+          ...d,
+          activeFingerprintId: d.activeFingerprintId ?? d.configuredFingerprintId,
+          configuredFingerprintId: d.configuredFingerprintId,
+          otherModelVectors: d.activeFingerprintId ? countOtherModelVectors({ handle, active: d.activeFingerprintId }) : 0,
+        };
+  const degraded = s.backlog.pending > s.backlog.watermark;
   return {
-    store: handle.store,
-    configured,
-    providerError,
-    active: drift ? getFingerprintInfo({ handle, fingerprintId: drift.activeFingerprintId }) : null,
-    backlog: { ...backlog, oldestAgeSeconds: backlog.oldestEnqueuedAt ? Math.round((Date.now() - backlog.oldestEnqueuedAt) / 1000) : null, watermark },
+    store: s.store,
+    configured: s.provider.configured,
+    providerError: s.provider.ok ? null : s.provider.error,
+    active: s.activeModel,
+    backlog: s.backlog,
     degraded,
-    degradedReason: degraded ? `embed backlog ${backlog.pending} is above the watermark ${watermark}: vector and hybrid search answer lexically until it drains` : null,
+    degradedReason: degraded ? `embed backlog ${s.backlog.pending} is above the watermark ${s.backlog.watermark}: vector and hybrid search answer lexically until it drains` : null,
     drift,
-    vectorIndex: handle.vectors.available ? { available: true, reason: null } : { available: false, reason: handle.vectors.reason },
+    vectorIndex: s.vectorIndex,
     reembed: getReembedProgress({ handle }),
-    parked: listParkedEmbeddings({ handle, limit: 20 }),
+    parked: s.backlog.parked > 0 ? listParkedEmbeddings({ handle, limit: 20 }) : [],
   };
 }
 
@@ -63,10 +255,10 @@ export async function checkVectorReadiness({ handle }: { handle: StoreHandle }):
   } catch (e) {
     return { usable: false, reason: "provider_error", message: `embedding provider unavailable: ${(e as Error).message}` };
   }
-  const backlog = getEmbedBacklog({ handle });
+  const pending = readLiveCounts({ handle }).pending;
   const watermark = getConfig().embed.backlogWatermark;
-  if (backlog.pending > watermark) {
-    return { usable: false, reason: "degraded", message: `embed backlog ${backlog.pending} is above the watermark ${watermark}` };
+  if (pending > watermark) {
+    return { usable: false, reason: "degraded", message: `embed backlog ${pending} is above the watermark ${watermark}` };
   }
   const activeId = readActiveFingerprintId({ handle });
   if (activeId && activeId !== configured.id) {

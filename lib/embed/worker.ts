@@ -6,6 +6,8 @@ import { log } from "../log";
 import { listStoreNames } from "../db/store-names";
 import type { EmbeddingCacheRow, EmbeddingRow } from "../db/schema/embed";
 import { getEmbeddable, type EmbeddableText } from "./embeddables";
+import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome } from "./provider-state";
+import { HEARTBEAT_MS, heartbeatWorker, recordWorkerBatch, registerWorker, type WorkerMode } from "./worker-state";
 import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./model";
 import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
@@ -30,7 +32,13 @@ export type BatchResult = { claimed: number; embedded: number; cached: number; d
 export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHandle; workerId?: string; batchSize?: number }): Promise<BatchResult> {
   const { store } = handle;
   const { provider, fingerprint } = getEmbedder();
-  const fp = await fingerprint;
+  let fp: Fingerprint;
+  try {
+    fp = await fingerprint;
+  } catch (e) {
+    if (isProviderDownError(e)) recordProviderOutcome({ ok: false, error: (e as Error).message });
+    throw e;
+  }
   const workerId = opts.workerId ?? `worker-${process.pid}`;
   const config = getConfig().embed;
   let batchSize = opts.batchSize ?? config.batchSize;
@@ -74,10 +82,12 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
       // Identical texts within a batch are embedded once too.
       const unique = [...new Set(misses.map((m) => m.text))];
       const embedded = await provider.embed(unique, "document");
+      recordProviderOutcome({ ok: true });
       const byText = new Map(unique.map((t, i) => [t, embedded[i]]));
       for (const m of misses) vectors.set(m.item.id, byText.get(m.text)!);
     } catch (e) {
       const err = e instanceof EmbeddingError ? e : new EmbeddingError("server", (e as Error).message);
+      if (isProviderDownError(err)) recordProviderOutcome({ ok: false, error: err.message });
       const { parked } = failEmbedItems({
         handle,
         items: misses.map((m) => m.item),
@@ -184,29 +194,56 @@ export async function drainEmbedQueues(opts: { stores?: string[]; batchSize?: nu
   return { embedded, failed, batches };
 }
 
-/** The long-running loop: in the server (instrumentation) or standalone (`npm run worker`). */
-export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal } = {}): Promise<void> {
+/**
+ * The long-running loop: in the server (instrumentation, mode "in_server") or
+ * standalone (`npm run worker`, mode "separate"). Its state (last batch,
+ * last error, items/s, model) is written to governance.db per batch and by a
+ * heartbeat, so the app shows it whichever process runs it.
+ */
+export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; mode?: WorkerMode } = {}): Promise<void> {
   const workerId = `worker-${process.pid}-${randomUUID().slice(0, 8)}`;
   const idleMs = opts.idleMs ?? 500;
   return (async () => {
+    registerWorker({ workerId, mode: opts.mode ?? "separate" });
     try {
       await getEmbedder().fingerprint;
     } catch (e) {
       log("error", "embedding provider unavailable; the worker will keep retrying", { error: (e as Error).message });
     }
+    let lastHeartbeat = Date.now();
+    const lastErrorWrite = new Map<string, { error: string; at: number }>();
     while (!opts.signal?.aborted) {
       let didWork = false;
+      const fp = await getEmbedder().fingerprint.catch(() => null);
       for (const store of listStoreNames()) {
+        const started = Date.now();
+        let r: BatchResult;
         try {
-          const r = await processEmbedBatch({ handle: openForWorker(store), workerId });
-          if (r.embedded > 0 || r.dropped > 0) didWork = true;
+          r = await processEmbedBatch({ handle: openForWorker(store), workerId });
         } catch (e) {
-          log("error", "embed worker step failed", { store, error: (e as Error).message });
+          r = { claimed: 0, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0, error: (e as Error).message };
+          log("error", "embed worker step failed", { store, error: r.error });
         }
+        if (r.embedded > 0 || r.dropped > 0) didWork = true;
+        // A failing provider fails every round: write the same error at most once per heartbeat.
+        const prev = lastErrorWrite.get(store);
+        const repeat = r.error !== undefined && prev?.error === r.error && started - prev.at < HEARTBEAT_MS;
+        if (r.embedded > 0 || (r.error !== undefined && !repeat)) {
+          recordWorkerBatch({ workerId, store, embedded: r.embedded, durationMs: Date.now() - started, error: r.error, fingerprint: fp });
+          lastHeartbeat = Date.now();
+          if (r.error !== undefined) lastErrorWrite.set(store, { error: r.error, at: started });
+        }
+      }
+      if (Date.now() - lastHeartbeat >= HEARTBEAT_MS) {
+        heartbeatWorker({ workerId });
+        lastHeartbeat = Date.now();
       }
       // A local provider resolves without I/O: yield between rounds, or a long backlog starves the server's requests.
       if (didWork) await new Promise((r) => setImmediate(r));
-      else await new Promise((r) => setTimeout(r, idleMs));
+      else {
+        probeProviderIfDown({ health: readProviderHealth() });
+        await new Promise((r) => setTimeout(r, idleMs));
+      }
     }
   })();
 }

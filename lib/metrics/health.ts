@@ -1,18 +1,19 @@
 import type { StoreHandle } from "../db/connection";
-import { getEmbeddingStatus, type EmbeddingStatus } from "../embed/status";
+import { getEmbeddingStatus, getStoreStatus, getWorkerStates, worstStatus, type StoreStatus } from "../embed/status";
+import type { WorkerState } from "../embed/worker-state";
+import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus, type HealthEvent } from "../governance/health-events";
 import { listStoreNames } from "../db/store-names";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
+import { log } from "../log";
+import { openStore } from "../stores/stores";
 import { HOUR_MS } from "./rollups";
 import {
-  deriveHealthVerdict,
   findModelChanges,
   prepareHealthSeries,
   prepareLatencySeries,
   prepareRouteTable,
   windowForRange,
-  worstVerdict,
   type HealthPoint,
-  type HealthVerdict,
   type LatencyPoint,
   type ModelChange,
   type RangeKey,
@@ -20,82 +21,87 @@ import {
   type Window,
 } from "./preparers";
 import { listLatencyBucketsByWindow, listModelChangesByWindow, listRouteTotalsByWindow, listSnapshotBucketsByWindow } from "./series";
-import { getLatestSnapshotsByStore, type StoreSnapshot } from "./snapshots";
+import { getLatestSnapshotsByStore } from "./snapshots";
 
 /** Search routes whose latency the Health page charts (route rollups are per route, across stores; recall latency is per store, in snapshots). */
 export const SEARCH_ROUTES = ["GET /stores/{store}/search", "POST /stores/{store}/search"];
 
 export const ALL_STORES = "all";
 
-export type StoreHealth = { store: string; latest: StoreSnapshot | null; verdict: HealthVerdict };
+/** The live status of each store (getStoreStatus: counters, no scans). A store that cannot be opened is left out and logged. */
+export async function getLiveStoreStatuses({ stores }: { stores: string[] }): Promise<StoreStatus[]> {
+  const out: StoreStatus[] = [];
+  for (const store of stores) {
+    try {
+      out.push(await getStoreStatus({ handle: openStore({ store }) }));
+    } catch (e) {
+      log("warn", "store status unavailable", { store, error: (e as Error).message });
+    }
+  }
+  return out;
+}
+
 export type HealthDashboard = {
+  /** When the page data was read. */
+  now: number;
   store: string;
   stores: string[];
   range: RangeKey;
   window: Window;
-  perStore: StoreHealth[];
-  overall: { store: string | null; verdict: HealthVerdict };
+  /** Live, per store in scope. */
+  perStore: StoreStatus[];
+  /** The worst store's live status (null without stores). */
+  overall: StoreStatus | null;
+  workers: WorkerState[];
+  events: HealthEvent[];
+  /** History from minute snapshots; `snapshotsAsOf` is the newest one's time. */
   series: HealthPoint[];
+  snapshotsAsOf: number | null;
   modelChanges: ModelChange[];
   searchLatency: LatencyPoint[];
 };
 
-/** Verdict per store from its newest snapshot (no live scan: the page stays fast on big stores). */
-export function getStoreHealthVerdicts({ stores }: { stores: string[] }): StoreHealth[] {
-  const latest = getLatestSnapshotsByStore({ stores });
-  return stores.map((store) => {
-    const s = latest.get(store) ?? null;
-    return { store, latest: s, verdict: deriveHealthVerdict(s) };
-  });
-}
-
 /** Everything the Health page draws, for one store or all of them ("all"). Unknown stores fall back to "all". */
-export function loadHealthDashboard({ store, range, now = Date.now() }: { store: string; range: RangeKey; now?: number }): HealthDashboard {
+export async function loadHealthDashboard({ store, range, now = Date.now() }: { store: string; range: RangeKey; now?: number }): Promise<HealthDashboard> {
   const stores = listStoreNames();
   const selected = stores.includes(store) ? store : ALL_STORES;
   const scope = selected === ALL_STORES ? stores : [selected];
   const window = windowForRange(range, now);
-  const perStore = getStoreHealthVerdicts({ stores: scope });
+  const perStore = await getLiveStoreStatuses({ stores: scope });
+  const latest = getLatestSnapshotsByStore({ stores: scope });
+  const snapshotsAsOf = [...latest.values()].reduce<number | null>((acc, s) => (acc === null || s.ts > acc ? s.ts : acc), null);
   return {
+    now,
     store: selected,
     stores,
     range,
     window,
     perStore,
-    overall: worstVerdict(perStore),
+    overall: worstStatus(perStore),
+    workers: getWorkerStates(),
+    events: listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
     series: prepareHealthSeries(listSnapshotBucketsByWindow({ window, stores: scope }), window),
+    snapshotsAsOf,
     modelChanges: findModelChanges(listModelChangesByWindow({ window, stores: scope })),
     searchLatency: prepareLatencySeries(listLatencyBucketsByWindow({ window, routes: SEARCH_ROUTES }), window),
   };
 }
 
-/** The verdict from a live embedding status (one store, right now) rather than its newest snapshot. */
-export function deriveLiveVerdict(s: EmbeddingStatus): HealthVerdict {
-  return deriveHealthVerdict({
-    store: s.store,
-    backlog: s.backlog.pending,
-    watermark: s.backlog.watermark,
-    parked: s.backlog.parked,
-    degraded: s.degraded,
-    driftCount: s.drift?.drifted ?? null,
-    driftPct: s.drift?.driftPct ?? null,
-    vectorsAvailable: s.vectorIndex.available,
-  });
-}
-
 /**
- * `GET /stores/{store}/health` and the MCP `store_health` tool: the live embedding status (lib/embed/status.ts),
- * its verdict with the fixing action, and recall quality from the newest snapshot.
+ * `GET /stores/{store}/health`, MCP `store_health` and CLI `metrics status`:
+ * the live status (getStoreStatus) with its detail, the worker and provider
+ * state, and recall quality from the newest snapshot (with its time).
  */
 export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) {
-  const s = await getEmbeddingStatus({ handle });
-  const verdict = deriveLiveVerdict(s);
+  const status = await getStoreStatus({ handle });
+  const s = await getEmbeddingStatus({ handle, status });
   const latest = getLatestSnapshotsByStore({ stores: [handle.store] }).get(handle.store) ?? null;
   return {
     store: s.store,
-    status: verdict.state,
-    status_reason: verdict.reason,
-    action: verdict.action,
+    status: status.state,
+    status_reason: status.reason,
+    action: status.action,
+    as_of: status.asOf,
     degraded: s.degraded,
     degraded_reason: s.degradedReason,
     backlog: s.backlog,
@@ -105,12 +111,66 @@ export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) 
     configured_model: s.configured,
     active_model: s.active,
     provider_error: s.providerError,
+    provider: { ok: status.provider.ok, error: status.provider.error, checked_at: status.provider.checkedAt },
+    workers: getWorkerStates().map((w) => ({
+      worker_id: w.workerId,
+      pid: w.pid,
+      mode: w.mode,
+      in_this_process: w.inThisProcess,
+      running: w.running,
+      started_at: w.startedAt,
+      heartbeat_at: w.heartbeatAt,
+      last_batch_at: w.lastBatchAt,
+      last_batch_store: w.lastBatchStore,
+      last_batch_items: w.lastBatchItems,
+      items_per_second: w.itemsPerSecond,
+      last_error: w.lastError,
+      last_error_at: w.lastErrorAt,
+      last_error_store: w.lastErrorStore,
+      model: w.model,
+      dimension: w.dimension,
+    })),
     reembed: s.reembed,
     parked: s.parked,
     recall: latest
       ? { as_of: latest.ts, recalls: latest.recallCount, hit_rate: latest.hitRate, avg_hit_age_s: latest.avgHitAgeS, precision: latest.precision, p50_ms: latest.recallP50Ms, p95_ms: latest.recallP95Ms }
       : null,
   };
+}
+
+/** One pass of the status watch: observe every store's live status (a change is an event) and failed dialectic sessions. */
+export async function runStatusWatchPass(): Promise<void> {
+  for (const s of await getLiveStoreStatuses({ stores: listStoreNames() })) {
+    try {
+      observeStoreStatus({ store: s.store, status: s.state, reason: s.reason });
+    } catch (e) {
+      log("warn", "could not record a store status change", { store: s.store, error: (e as Error).message });
+    }
+  }
+  try {
+    observeFailedDialecticSessions();
+  } catch (e) {
+    log("warn", "could not record failed dialectic sessions", { error: (e as Error).message });
+  }
+}
+
+/** How often the server compares each store's status with the last one seen (alerts lag a change by at most this). */
+export const STATUS_WATCH_MS = 5_000;
+const g = globalThis as unknown as { __dualmindStatusWatch?: NodeJS.Timeout };
+
+/** Start the status watch in this process (idempotent across Next dev reloads). */
+export function startStatusWatch(): void {
+  if (g.__dualmindStatusWatch) return;
+  let running = false;
+  const tick = () => {
+    if (running) return;
+    running = true;
+    runStatusWatchPass()
+      .catch((e) => log("error", "status watch failed", { error: (e as Error).message }))
+      .finally(() => (running = false));
+  };
+  g.__dualmindStatusWatch = setInterval(tick, STATUS_WATCH_MS);
+  g.__dualmindStatusWatch.unref();
 }
 
 export type ObservabilityDashboard = {
@@ -135,31 +195,29 @@ export function loadObservabilityDashboard({ range, now = Date.now() }: { range:
 }
 
 export type OverviewNumbers = {
-  overall: { store: string | null; verdict: HealthVerdict };
-  backlog: number | null;
-  driftRows: number | null;
-  parked: number | null;
+  /** The worst store's live status. */
+  overall: StoreStatus | null;
+  backlog: number;
+  driftRows: number;
+  parked: number;
   apiRequests24h: number;
   apiP95Ms24h: number | null;
   apiErrorRate24h: number | null;
 };
 
-/** The few numbers the Overview shows, each read from the newest snapshots or a day of hour rollups. */
-export function getOverviewNumbers({ now = Date.now() }: { now?: number } = {}): OverviewNumbers {
-  const perStore = getStoreHealthVerdicts({ stores: listStoreNames() });
-  const sum = (f: (s: StoreSnapshot) => number | null) => {
-    const v = perStore.map((p) => (p.latest ? f(p.latest) : null)).filter((x): x is number => x !== null);
-    return v.length ? v.reduce((a, b) => a + b, 0) : null;
-  };
+/** The Overview's numbers: store health live (getStoreStatus per store), API traffic from a day of hour rollups. */
+export async function getOverviewNumbers({ now = Date.now() }: { now?: number } = {}): Promise<OverviewNumbers> {
+  const perStore = await getLiveStoreStatuses({ stores: listStoreNames() });
+  const sum = (f: (s: StoreStatus) => number) => perStore.reduce((a, s) => a + f(s), 0);
   const day = windowForRange("24h", now);
   const totals = listRouteTotalsByWindow({ window: { ...day, stepMs: HOUR_MS } });
   const count = totals.reduce((a, r) => a + r.count, 0);
   const hist = totals.reduce<number[]>((acc, r) => acc.map((n, i) => n + r.hist[i]), LATENCY_BUCKET_BOUNDS_MS.map(() => 0));
   return {
-    overall: worstVerdict(perStore),
-    backlog: sum((s) => s.backlog),
-    driftRows: sum((s) => s.driftCount),
-    parked: sum((s) => s.parked),
+    overall: worstStatus(perStore),
+    backlog: sum((s) => s.backlog.pending),
+    driftRows: sum((s) => s.drift.drifted),
+    parked: sum((s) => s.backlog.parked),
     apiRequests24h: count,
     apiP95Ms24h: quantileFromBuckets(hist, 0.95),
     apiErrorRate24h: count ? totals.reduce((a, r) => a + r.errorCount, 0) / count : null,

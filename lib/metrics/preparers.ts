@@ -163,45 +163,6 @@ export function findModelChanges(rows: { ts: number; store: string; modelId: str
   return out;
 }
 
-export type HealthState = "healthy" | "degraded" | "drifted" | "vectors_unavailable" | "no_data";
-export type HealthVerdict = { state: HealthState; reason: string; action: { label: string; href: string } | null };
-type VerdictInput = { store: string; backlog: number | null; watermark: number | null; parked: number | null; degraded: boolean | null; driftCount: number | null; driftPct: number | null; vectorsAvailable: boolean | null };
-
-/**
- * What is wrong with a store and what fixes it, worst first: no vectors at all,
- * then degraded (backlog above the watermark), then drift, then parked items.
- */
-export function deriveHealthVerdict(s: VerdictInput | null): HealthVerdict {
-  if (!s) return { state: "no_data", reason: "no health snapshot yet: the metrics loop records one a minute", action: null };
-  const storeHref = `/health?store=${encodeURIComponent(s.store)}`;
-  if (s.vectorsAvailable === false) {
-    return { state: "vectors_unavailable", reason: "the sqlite-vec index is not available: vector search scans every vector exactly (slower)", action: { label: "See the store's vector status", href: `${storeHref}#embeddings-heading` } };
-  }
-  if (s.degraded) {
-    return {
-      state: "degraded",
-      reason: `embed backlog ${s.backlog ?? "?"} is above the watermark ${s.watermark ?? "?"}: vector and hybrid search answer lexically until it drains`,
-      action: (s.parked ?? 0) > 0 ? { label: `Retry ${s.parked} parked items`, href: `${storeHref}#embeddings-heading` } : { label: "Check the embed worker", href: `${storeHref}#embeddings-heading` },
-    };
-  }
-  if ((s.driftCount ?? 0) > 0) {
-    const pct = s.driftPct === null ? "?" : s.driftPct > 0 && s.driftPct < 0.1 ? "<0.1" : s.driftPct.toFixed(1);
-    const rows = s.driftCount === 1 ? "1 row has a vector" : `${s.driftCount} rows have vectors`;
-    return { state: "drifted", reason: `${rows} (${pct}%) from another model or older text, left out of vector search`, action: { label: "Re-embed the store", href: `${storeHref}#embeddings-heading` } };
-  }
-  if ((s.parked ?? 0) > 0) {
-    return { state: "healthy", reason: `${s.parked} items are parked after repeated embedding failures`, action: { label: "Review parked items", href: `${storeHref}#embeddings-heading` } };
-  }
-  return { state: "healthy", reason: "backlog under the watermark, no drift, vectors available", action: null };
-}
-
-const ORDER: HealthState[] = ["vectors_unavailable", "degraded", "drifted", "no_data", "healthy"];
-/** The overall verdict is the worst store's. */
-export function worstVerdict(verdicts: { store: string; verdict: HealthVerdict }[]): { store: string | null; verdict: HealthVerdict } {
-  if (verdicts.length === 0) return { store: null, verdict: deriveHealthVerdict(null) };
-  return [...verdicts].sort((a, b) => ORDER.indexOf(a.verdict.state) - ORDER.indexOf(b.verdict.state))[0];
-}
-
 export type RouteTotalsInput = { route: string; count: number; errorCount: number; sumMs: number; hist: number[]; errorsByStatus: Record<string, number> };
 export type RouteTableRow = { route: string; count: number; meanMs: number; p50Ms: number | null; p95Ms: number | null; p99Ms: number | null; errorRate: number; errorsByStatus: [string, number][] };
 

@@ -7,6 +7,8 @@ import { getGovernanceStatus } from "../governance/status";
 import { describeStore, openStore } from "../stores/stores";
 import { listStoreNames } from "../db/store-names";
 import { routeLatencySnapshot } from "../http/request-timer";
+import { STORE_STATUS_PRECEDENCE } from "../embed/status";
+import { getLiveStoreStatuses } from "./health";
 import { getLatestSnapshotsByStore } from "./snapshots";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost", "::ffff:127.0.0.1"]);
@@ -63,37 +65,41 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
   }
 
   const stores = listStoreNames().filter((s) => !principal || canUseStore(principal, s));
-  const gauge = (name: string, help: string) => new Gauge({ name, help, labelNames: ["store"], registers: [registry] });
+  const gauge = (name: string, help: string, labelNames: string[] = ["store"]) => new Gauge({ name, help, labelNames, registers: [registry] });
   const g = {
-    backlog: gauge("dualmind_store_embed_backlog", "rows waiting to be embedded"),
-    oldest: gauge("dualmind_store_embed_oldest_age_seconds", "age of the oldest queued row"),
-    parked: gauge("dualmind_store_embed_parked", "rows parked after repeated failures"),
-    drift: gauge("dualmind_store_drift_rows", "rows whose vectors are from another model or older text"),
-    coverage: gauge("dualmind_store_coverage_ratio", "embedded / embeddable"),
-    degraded: gauge("dualmind_store_degraded", "1 when the backlog is above the watermark"),
+    status: gauge("dualmind_store_status", "1 for the store's live status (getStoreStatus), 0 for the others", ["store", "status"]),
+    backlog: gauge("dualmind_store_embed_backlog", "rows waiting to be embedded (live)"),
+    oldest: gauge("dualmind_store_embed_oldest_age_seconds", "age of the oldest queued row (live)"),
+    parked: gauge("dualmind_store_embed_parked", "rows parked after repeated failures (live)"),
+    drift: gauge("dualmind_store_drift_rows", "rows whose vectors are from another model or older text (live)"),
+    coverage: gauge("dualmind_store_coverage_ratio", "embedded / embeddable (live)"),
+    degraded: gauge("dualmind_store_degraded", "1 when the backlog is above the watermark (live)"),
     vectors: gauge("dualmind_store_vectors_available", "1 when sqlite-vec is loaded"),
-    hitRate: gauge("dualmind_store_recall_hit_rate", "share of last minute's recalls with at least one hit above min_score"),
-    precision: gauge("dualmind_store_recall_precision", "share of rated recall hits (last hour) people marked relevant"),
-    hitAge: gauge("dualmind_store_recall_avg_hit_age_seconds", "mean age of the traces and learnings recall returned"),
-    recallP95: gauge("dualmind_store_recall_p95_ms", "recall latency p95 over the last minute"),
-    snapshotAge: gauge("dualmind_store_snapshot_age_seconds", "age of the newest health snapshot"),
+    hitRate: gauge("dualmind_store_recall_hit_rate", "share of last minute's recalls with at least one hit above min_score (newest snapshot)"),
+    precision: gauge("dualmind_store_recall_precision", "share of rated recall hits (last hour) people marked relevant (newest snapshot)"),
+    hitAge: gauge("dualmind_store_recall_avg_hit_age_seconds", "mean age of the traces and learnings recall returned (newest snapshot)"),
+    recallP95: gauge("dualmind_store_recall_p95_ms", "recall latency p95 over the last minute (newest snapshot)"),
+    snapshotAge: gauge("dualmind_store_snapshot_age_seconds", "age of the newest health snapshot (the recall gauges are read from it)"),
     bytes: new Gauge({ name: "dualmind_db_bytes", help: "database file sizes", labelNames: ["db", "file"], registers: [registry] }),
   };
   const now = Date.now();
+  const set = (m: Gauge, store: string, v: number | boolean | null) => v !== null && m.set({ store }, typeof v === "boolean" ? Number(v) : v);
+  for (const s of await getLiveStoreStatuses({ stores })) {
+    for (const state of STORE_STATUS_PRECEDENCE) g.status.set({ store: s.store, status: state }, s.state === state ? 1 : 0);
+    set(g.backlog, s.store, s.backlog.pending);
+    set(g.oldest, s.store, s.backlog.oldestAgeSeconds);
+    set(g.parked, s.store, s.backlog.parked);
+    set(g.drift, s.store, s.drift.drifted);
+    set(g.coverage, s.store, s.drift.coveragePct / 100);
+    set(g.degraded, s.store, s.backlog.pending > s.backlog.watermark);
+    set(g.vectors, s.store, s.vectorIndex.available);
+  }
   for (const [store, s] of getLatestSnapshotsByStore({ stores })) {
-    const set = (m: Gauge, v: number | boolean | null) => v !== null && m.set({ store }, typeof v === "boolean" ? Number(v) : v);
-    set(g.backlog, s.backlog);
-    set(g.oldest, s.oldestAgeS);
-    set(g.parked, s.parked);
-    set(g.drift, s.driftCount);
-    set(g.coverage, s.coveragePct === null ? null : s.coveragePct / 100);
-    set(g.degraded, s.degraded);
-    set(g.vectors, s.vectorsAvailable);
-    set(g.hitRate, s.hitRate);
-    set(g.precision, s.precision);
-    set(g.hitAge, s.avgHitAgeS);
-    set(g.recallP95, s.recallP95Ms);
-    set(g.snapshotAge, Math.round((now - s.ts) / 1000));
+    set(g.hitRate, store, s.hitRate);
+    set(g.precision, store, s.precision);
+    set(g.hitAge, store, s.avgHitAgeS);
+    set(g.recallP95, store, s.recallP95Ms);
+    set(g.snapshotAge, store, Math.round((now - s.ts) / 1000));
   }
   for (const store of stores) {
     const d = describeStore({ handle: openStore({ store }) });

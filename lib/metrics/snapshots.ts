@@ -1,7 +1,7 @@
 import { and, between, eq, sql } from "drizzle-orm";
 import { getGovernance, type StoreHandle } from "../db/connection";
 import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/recall";
-import { getEmbeddingStatus } from "../embed/status";
+import { getStoreStatus } from "../embed/status";
 import { getRecallMetrics } from "../recall/events";
 import { listStoreNames } from "../db/store-names";
 import { openStore } from "../stores/stores";
@@ -63,9 +63,13 @@ export function measureRecallStats({ handle, now }: { handle: StoreHandle; now: 
   };
 }
 
-/** Measure one store now: embedding status (lib/embed/status.ts) plus recall quality. */
+/**
+ * Measure one store now, for the history charts only: the live status
+ * (lib/embed/status.ts getStoreStatus) plus recall quality. No surface reads
+ * a snapshot as the current status; numbers shown from one carry its time.
+ */
 export async function measureStoreSnapshot({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): Promise<StoreSnapshot> {
-  const s = await getEmbeddingStatus({ handle });
+  const s = await getStoreStatus({ handle, now });
   return {
     ts: now - (now % MINUTE_MS),
     store: handle.store,
@@ -73,13 +77,13 @@ export async function measureStoreSnapshot({ handle, now = Date.now() }: { handl
     oldestAgeS: s.backlog.oldestAgeSeconds,
     parked: s.backlog.parked,
     watermark: s.backlog.watermark,
-    driftCount: s.drift?.drifted ?? null,
-    driftPct: s.drift?.driftPct ?? null,
-    coveragePct: s.drift?.coveragePct ?? null,
-    degraded: s.degraded,
+    driftCount: s.drift.drifted,
+    driftPct: s.drift.driftPct,
+    coveragePct: s.drift.coveragePct,
+    degraded: s.backlog.pending > s.backlog.watermark,
     vectorsAvailable: s.vectorIndex.available,
-    modelId: s.drift?.activeFingerprintId ?? null,
-    embedded: s.drift?.fresh ?? null,
+    modelId: s.drift.activeFingerprintId,
+    embedded: s.drift.fresh,
     ...measureRecallStats({ handle, now }),
   };
 }

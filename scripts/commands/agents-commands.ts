@@ -4,7 +4,7 @@ import { backupDataDir, exportStoreBundle, importStoreBundle, restoreDataDir } f
 import { exportLedgerSnapshot } from "../../lib/backup/ledger-export";
 import { getEmbedder } from "../../lib/embed/model";
 import { getReembedProgress, startReembed } from "../../lib/embed/reembed";
-import { getEmbeddingStatus } from "../../lib/embed/status";
+import { getStoreStatus } from "../../lib/embed/status";
 import { startEmbedWorker } from "../../lib/embed/worker";
 import { verifyAuditChain } from "../../lib/governance/audit";
 import { openStore } from "../../lib/stores/stores";
@@ -122,20 +122,18 @@ export const agentsCommands: Command[] = [
   {
     name: "health",
     usage: "health [<store> | --all]",
-    summary: "one line per store (backlog, drift, vectors) plus the audit chain; exit 1 if anything is degraded, down or broken",
+    summary: "one line per store: its live status (healthy, degraded, drifted, provider_down, parked, vectors_unavailable) and why, plus the audit chain; exit 1 unless every store is healthy and the chain is intact",
     run: async ({ args, flags, out }) => {
       const stores = args[0] && flags.all !== true ? [args[0]] : listStoreNames();
       const statuses = [];
-      for (const store of stores) statuses.push(await getEmbeddingStatus({ handle: openStore({ store }) }));
+      for (const store of stores) statuses.push(await getStoreStatus({ handle: openStore({ store }) }));
       const audit = verifyAuditChain();
-      const lines = statuses.map((s) => {
-        const drift = s.drift ? `drift ${s.drift.drifted} (coverage ${s.drift.coveragePct.toFixed(1)}%)` : "drift unknown";
-        const state = s.providerError ? `PROVIDER DOWN: ${s.providerError}` : s.degraded ? "DEGRADED" : "ok";
-        return `${s.store}\t${state}\tbacklog ${s.backlog.pending}\t${drift}\tvectors ${s.vectorIndex.available ? "available" : "unavailable"}`;
-      });
+      const lines = statuses.map(
+        (s) => `${s.store}\t${s.state}\t${s.reason}\tbacklog ${s.backlog.pending}/${s.backlog.watermark}\tparked ${s.backlog.parked}\tdrift ${s.drift.drifted} (coverage ${s.drift.coveragePct.toFixed(1)}%)${s.action ? `\tfix: ${s.action.label}` : ""}`,
+      );
       lines.push(audit.ok ? `audit chain ok (${audit.entries} entries)` : `audit chain BROKEN at entry ${audit.brokenAtId}: ${audit.reason}`);
       out(lines.join("\n"), { stores: statuses, audit });
-      return statuses.some((s) => s.degraded || s.providerError) || !audit.ok ? 1 : 0;
+      return statuses.some((s) => s.state !== "healthy") || !audit.ok ? 1 : 0;
     },
   },
 ];

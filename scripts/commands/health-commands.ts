@@ -12,11 +12,17 @@ export const healthCommands: Command[] = [
   {
     name: "metrics status",
     usage: "metrics status <store>",
-    summary: "a store's health: status, reason and fixing action, backlog, drift, coverage, recall quality",
+    summary: "a store's live status (the same as GET /stores/{store}/health), reason and fixing action, backlog, drift, coverage, worker and recall quality; exit 1 unless healthy",
     run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
       const r = await getStoreHealthReport({ handle: openStore({ store: args[0] }) });
-      out(`${r.store}: ${r.status} — ${r.status_reason}${r.action ? `\n  fix: ${r.action.label} (${r.action.href})` : ""}\n  backlog ${r.backlog.pending}/${r.backlog.watermark}, parked ${r.backlog.parked}, coverage ${r.coverage_pct?.toFixed(1) ?? "—"}%`, r);
+      const worker = r.workers.find((w) => w.running);
+      out(
+        `${r.store}: ${r.status} — ${r.status_reason}${r.action ? `\n  fix: ${r.action.label} (${r.action.href})` : ""}\n  backlog ${r.backlog.pending}/${r.backlog.watermark}, parked ${r.backlog.parked}, coverage ${r.coverage_pct?.toFixed(1) ?? "—"}%` +
+          `\n  provider ${r.provider.ok ? "answering" : `down: ${r.provider.error}`}; worker ${worker ? `${worker.mode === "in_server" ? "in a server" : "separate"} (pid ${worker.pid}), last batch ${worker.last_batch_at ? new Date(worker.last_batch_at).toISOString() : "none"}` : "not running"}`,
+        r,
+      );
+      return r.status === "healthy" ? 0 : 1;
     },
   },
   {

@@ -3,10 +3,14 @@ import { LATENCY_LINES } from "@/components/chart-series";
 import { ChartTimeSeries } from "@/components/chart-time-series";
 import { HealthAutoRefresh } from "@/components/health-auto-refresh";
 import { HealthPickers } from "@/components/health-pickers";
-import { HealthStatusHeader } from "@/components/health-status-header";
+import { HealthEventsTable } from "@/components/health-events-table";
 import { StoreEmbeddingsCard } from "@/components/store-embeddings-card";
+import { StatusBadge, StoreStatusCard } from "@/components/store-status-card";
+import { WorkerStateCard } from "@/components/worker-state-card";
+import { getConfig } from "@/lib/config";
 import { getEmbeddingStatus } from "@/lib/embed/status";
-import { ALL_STORES, deriveLiveVerdict, loadHealthDashboard } from "@/lib/metrics/health";
+import { formatTime } from "@/lib/format";
+import { ALL_STORES, loadHealthDashboard } from "@/lib/metrics/health";
 import { parseRange } from "@/lib/metrics/preparers";
 import { openStore } from "@/lib/stores/stores";
 import { embeddingAdminAction } from "../stores/[store]/embed-actions";
@@ -17,20 +21,16 @@ const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) 
 export default async function HealthPage({ searchParams }: { searchParams: Promise<Params> }) {
   const user = await requireUser();
   const sp = await searchParams;
-  const d = loadHealthDashboard({ store: one(sp.store) ?? ALL_STORES, range: parseRange(one(sp.range)) });
+  const d = await loadHealthDashboard({ store: one(sp.store) ?? ALL_STORES, range: parseRange(one(sp.range)) });
   const longRange = d.range === "7d" || d.range === "30d";
   const markers = d.modelChanges.map((m) => ({ t: m.t, label: d.store === ALL_STORES ? `${m.store}: new model` : "new model" }));
-  const latestTs = d.perStore.reduce<number | null>((acc, s) => (s.latest && (acc === null || s.latest.ts > acc) ? s.latest.ts : acc), null);
-  const embeddings = d.store === ALL_STORES ? null : await getEmbeddingStatus({ handle: openStore({ store: d.store }) });
+  const one_ = d.store === ALL_STORES ? null : (d.perStore[0] ?? null);
+  const embeddings = one_ ? await getEmbeddingStatus({ handle: openStore({ store: d.store }), status: one_ }) : null;
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Health</h1>
       <HealthPickers path="/health" range={d.range} store={d.store} stores={d.stores} />
-      {embeddings ? (
-        <HealthStatusHeader verdict={deriveLiveVerdict(embeddings)} store={d.store} asOf="live" />
-      ) : (
-        <HealthStatusHeader verdict={d.overall.verdict} store={d.overall.store} asOf={latestTs} />
-      )}
+      <StoreStatusCard status={d.overall} scope={d.store === ALL_STORES && d.overall ? `worst of ${d.perStore.length} stores: ${d.overall.store}` : undefined} />
       {d.store === ALL_STORES && d.perStore.length > 1 && (
         <table className="data card" data-testid="health-stores">
           <thead>
@@ -38,6 +38,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
               <th>Store</th>
               <th>Status</th>
               <th>Why</th>
+              <th>Backlog / watermark</th>
             </tr>
           </thead>
           <tbody>
@@ -48,13 +49,24 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
                     {s.store}
                   </a>
                 </td>
-                <td>{s.verdict.state.replace("_", " ")}</td>
-                <td>{s.verdict.reason}</td>
+                <td>
+                  <StatusBadge verdict={s} testId={`health-store-status-${s.store}`} />
+                </td>
+                <td>{s.reason}</td>
+                <td>
+                  {s.backlog.pending.toLocaleString("en-US")} / {s.backlog.watermark.toLocaleString("en-US")}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
+      <WorkerStateCard workers={d.workers} provider={d.overall?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={d.now} />
+      <HealthEventsTable events={d.events} />
+      <h2 className="text-lg font-medium">History</h2>
+      <p className="text-xs text-slate-600" data-testid="snapshots-as-of">
+        Charts are drawn from minute snapshots{d.snapshotsAsOf ? `, newest as of ${formatTime(d.snapshotsAsOf)}` : " (none recorded yet)"}; the status above is live.
+      </p>
       <div className="grid gap-4 lg:grid-cols-2">
         <ChartTimeSeries
           title="Embed backlog vs watermark"
@@ -118,7 +130,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
         <>
           {/* Re-embed progress is read from the store, so it survives reloads; refresh while it runs. */}
           <HealthAutoRefresh active={embeddings.reembed !== null && embeddings.reembed.remaining > 0} />
-          <StoreEmbeddingsCard store={d.store} status={embeddings} isAdmin={user.role === "admin"} action={embeddingAdminAction} />
+          <StoreEmbeddingsCard store={d.store} status={embeddings} verdict={one_!} isAdmin={user.role === "admin"} action={embeddingAdminAction} />
         </>
       )}
     </div>

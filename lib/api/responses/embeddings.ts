@@ -1,5 +1,6 @@
 /** Embedding health, re-embed and model comparison of a store. */
 import { z } from "zod";
+import { STORE_STATUS_PRECEDENCE } from "../../embed/status";
 import { count, epochMs, exact } from "./common";
 
 /** A model's identity: the provider's settings and a hash of its vector for a fixed probe text. */
@@ -50,12 +51,38 @@ export const reembedEstimate = exact({ to_embed: count, target_fingerprint_id: z
 export const parkedEmbedding = exact({ kind: z.string(), ref_id: z.number().int(), attempts: count, last_error: z.string().nullable(), parked_at: epochMs });
 const vectorIndex = exact({ available: z.boolean(), reason: z.string().nullable() });
 
-/** `GET /stores/{store}/health`: the live status, its verdict with the fixing action, recall quality from the newest snapshot. */
+/** An embed worker process as it last reported itself (governance.db), wherever it runs. */
+export const workerState = exact({
+  worker_id: z.string(),
+  pid: z.number().int(),
+  mode: z.enum(["in_server", "separate"]),
+  in_this_process: z.boolean(),
+  running: z.boolean(),
+  started_at: epochMs,
+  heartbeat_at: epochMs,
+  last_batch_at: epochMs.nullable(),
+  last_batch_store: z.string().nullable(),
+  last_batch_items: count.nullable(),
+  items_per_second: z.number().nullable(),
+  last_error: z.string().nullable(),
+  last_error_at: epochMs.nullable(),
+  last_error_store: z.string().nullable(),
+  model: z.string().nullable(),
+  dimension: z.number().int().nullable(),
+});
+
+/**
+ * `GET /stores/{store}/health` and MCP `store_health`: the store's one live status (lib/embed/status.ts getStoreStatus,
+ * precedence documented there) with reason and fixing action, the numbers behind it, worker and provider state,
+ * and recall quality from the newest snapshot (`recall.as_of`).
+ */
 export const storeHealthResponse = exact({
   store: z.string(),
-  status: z.enum(["healthy", "degraded", "drifted", "vectors_unavailable", "no_data"]),
+  status: z.enum(STORE_STATUS_PRECEDENCE),
   status_reason: z.string(),
   action: exact({ label: z.string(), href: z.string() }).nullable(),
+  /** When the status was computed (live). */
+  as_of: epochMs,
   degraded: z.boolean(),
   degraded_reason: z.string().nullable(),
   backlog,
@@ -65,6 +92,8 @@ export const storeHealthResponse = exact({
   configured_model: fingerprint.nullable(),
   active_model: fingerprint.nullable(),
   provider_error: z.string().nullable(),
+  provider: exact({ ok: z.boolean(), error: z.string().nullable(), checked_at: epochMs.nullable() }),
+  workers: z.array(workerState),
   reembed: reembedProgress.nullable(),
   parked: z.array(parkedEmbedding),
   recall: exact({

@@ -1,4 +1,4 @@
-import { sqliteTable, text, integer, blob, index, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { sqliteTable, text, integer, blob, index, primaryKey, uniqueIndex } from "drizzle-orm/sqlite-core";
 import type { InferSelectModel } from "drizzle-orm";
 
 /**
@@ -27,9 +27,27 @@ export const embedQueue = sqliteTable(
   (t) => [
     uniqueIndex("embed_queue_item_uq").on(t.kind, t.refId),
     index("embed_queue_ready_idx").on(t.parkedAt, t.nextAttemptAt),
+    index("embed_queue_pending_age_idx").on(t.parkedAt, t.enqueuedAt),
   ],
 );
 export type EmbedQueueRow = InferSelectModel<typeof embedQueue>;
+
+/**
+ * Live status counters per (name, kind), kept exact by triggers in the same
+ * transaction as every queue, artifact, vector and active-model write
+ * (drizzle/index/0010_live_status_counters.sql): queue_pending, queue_parked,
+ * artifacts, fresh, stale. getStoreStatus reads these instead of scanning.
+ */
+export const statusCounters = sqliteTable(
+  "status_counters",
+  {
+    name: text("name").notNull(),
+    kind: text("kind").notNull(),
+    value: integer("value").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.name, t.kind] })],
+);
+export type StatusCounterRow = InferSelectModel<typeof statusCounters>;
 
 /** The durable copy of every vector (float32 BLOB), with what made it. */
 export const embeddings = sqliteTable(

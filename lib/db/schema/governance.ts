@@ -343,3 +343,71 @@ export const adminJobs = sqliteTable(
   ],
 );
 export type AdminJobRow = InferSelectModel<typeof adminJobs>;
+
+/** The status each store was last seen in (lib/governance/health-events.ts): a change writes a health event. */
+export const storeStatusCurrent = sqliteTable("store_status_current", {
+  store: text("store").primaryKey(),
+  status: text("status").notNull(),
+  reason: text("reason").notNull(),
+  since: integer("since").notNull(),
+});
+export type StoreStatusCurrentRow = InferSelectModel<typeof storeStatusCurrent>;
+
+/** Store status changes and failed dialectic sessions, shown on Health and optionally POSTed to DUALMIND_ALERT_WEBHOOK_URL. */
+export const healthEvents = sqliteTable(
+  "health_events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    ts: integer("ts").notNull(),
+    kind: text("kind", { enum: ["store_status", "dialectic_failed"] }).notNull(),
+    store: text("store"),
+    /** What the event is about beyond the store (a dialectic session id); unique per kind. */
+    subject: text("subject"),
+    status: text("status").notNull(),
+    previousStatus: text("previous_status"),
+    reason: text("reason").notNull(),
+    /** JSON object. */
+    details: text("details"),
+    webhookState: text("webhook_state", { enum: ["none", "pending", "delivered", "failed"] }).notNull().default("none"),
+    webhookAttempts: integer("webhook_attempts").notNull().default(0),
+    webhookError: text("webhook_error"),
+  },
+  (t) => [index("health_events_ts_idx").on(t.ts), index("health_events_store_ts_idx").on(t.store, t.ts), uniqueIndex("health_events_subject_uq").on(t.kind, t.subject)],
+);
+export type HealthEventRow = InferSelectModel<typeof healthEvents>;
+
+/** One row per embed worker process, updated per batch and by a heartbeat, so a separate worker's state is visible to the app. */
+export const embedWorkers = sqliteTable(
+  "embed_workers",
+  {
+    workerId: text("worker_id").primaryKey(),
+    pid: integer("pid").notNull(),
+    mode: text("mode", { enum: ["in_server", "separate"] }).notNull(),
+    startedAt: integer("started_at").notNull(),
+    heartbeatAt: integer("heartbeat_at").notNull(),
+    lastBatchAt: integer("last_batch_at"),
+    lastBatchStore: text("last_batch_store"),
+    lastBatchItems: integer("last_batch_items"),
+    itemsPerS: real("items_per_s"),
+    lastError: text("last_error"),
+    lastErrorAt: integer("last_error_at"),
+    lastErrorStore: text("last_error_store"),
+    provider: text("provider"),
+    model: text("model"),
+    dimension: integer("dimension"),
+  },
+  (t) => [index("embed_workers_heartbeat_idx").on(t.heartbeatAt)],
+);
+export type EmbedWorkerRow = InferSelectModel<typeof embedWorkers>;
+
+/** The embedding provider as last seen by any process, per configuration (provider + model + endpoint). */
+export const providerState = sqliteTable("provider_state", {
+  configKey: text("config_key").primaryKey(),
+  provider: text("provider").notNull(),
+  model: text("model").notNull(),
+  ok: integer("ok", { mode: "boolean" }).notNull(),
+  error: text("error"),
+  checkedAt: integer("checked_at").notNull(),
+  changedAt: integer("changed_at").notNull(),
+});
+export type ProviderStateRow = InferSelectModel<typeof providerState>;

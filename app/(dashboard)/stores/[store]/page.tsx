@@ -2,8 +2,11 @@ import Link from "next/link";
 import { notFound } from "next/navigation";
 import { requireUser } from "@/app/_server/session";
 import { StoreEmbeddingsCard } from "@/components/store-embeddings-card";
+import { StoreStatusCard } from "@/components/store-status-card";
+import { WorkerStateCard } from "@/components/worker-state-card";
+import { getConfig } from "@/lib/config";
 import { StoreVerifyCard } from "@/components/store-verify-card";
-import { getEmbeddingStatus } from "@/lib/embed/status";
+import { getEmbeddingStatus, getStoreStatus, getWorkerStates } from "@/lib/embed/status";
 import { formatBytes, formatTime } from "@/lib/format";
 import { listDocumentsByPrefix } from "@/lib/index/ingest";
 import { listRecentMemories } from "@/lib/index/memories";
@@ -20,11 +23,13 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
   const summary = describeStore({ handle });
   const recent = listRecentMemories({ handle, limit: 10 });
   const docs = listDocumentsByPrefix({ handle, limit: 1 });
-  const embeddings = await getEmbeddingStatus({ handle });
+  const status = await getStoreStatus({ handle });
+  const embeddings = await getEmbeddingStatus({ handle, status });
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Store {store}</h1>
       {summary.description && <p className="text-sm text-slate-600">{summary.description}</p>}
+      <StoreStatusCard status={status} />
       <section className="card space-y-2 text-sm" aria-labelledby="store-summary-heading" data-testid="store-summary">
         <h2 id="store-summary-heading" className="text-lg font-medium">
           Index
@@ -45,7 +50,8 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
         </p>
       </section>
       <StoreVerifyCard store={store} action={verifyStoreAction} />
-      <StoreEmbeddingsCard store={store} status={embeddings} isAdmin={user.role === "admin"} action={embeddingAdminAction} />
+      <StoreEmbeddingsCard store={store} status={embeddings} verdict={status} isAdmin={user.role === "admin"} action={embeddingAdminAction} />
+      <WorkerStateCard workers={getWorkerStates()} provider={status.provider} workerInServer={getConfig().embed.workerInServer} now={status.asOf} />
       <section className="card space-y-2" aria-labelledby="recent-heading">
         <h2 id="recent-heading" className="text-lg font-medium">
           Recent memories

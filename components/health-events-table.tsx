@@ -1,0 +1,44 @@
+import type { HealthEvent } from "@/lib/governance/health-events";
+import { formatTime } from "@/lib/format";
+
+const WEBHOOK: Record<HealthEvent["webhookState"], string> = { none: "not sent (no webhook)", pending: "sending", delivered: "delivered", failed: "failed" };
+
+/** Recent status changes and failed dialectic sessions, newest first. */
+export function HealthEventsTable({ events }: { events: HealthEvent[] }) {
+  return (
+    <section className="card space-y-2 text-sm" aria-labelledby="events-heading" data-testid="health-events">
+      <h2 id="events-heading" className="text-lg font-medium">
+        Recent events
+      </h2>
+      {events.length === 0 ? (
+        <p className="text-slate-600">No status changes or failed reviews recorded yet.</p>
+      ) : (
+        <table className="data">
+          <thead>
+            <tr>
+              <th>When (UTC)</th>
+              <th>What</th>
+              <th>Change</th>
+              <th>Why</th>
+              <th>Webhook</th>
+            </tr>
+          </thead>
+          <tbody>
+            {events.map((e) => (
+              <tr key={e.id} data-testid="health-event" data-status={e.status}>
+                <td className="whitespace-nowrap">{formatTime(e.ts)}</td>
+                <td>{e.kind === "store_status" ? `store ${e.store}` : `review ${e.subject}`}</td>
+                <td>{e.previousStatus ? `${e.previousStatus.replace("_", " ")} → ${e.status.replace("_", " ")}` : e.status.replace("_", " ")}</td>
+                <td>{e.reason}</td>
+                <td>
+                  {WEBHOOK[e.webhookState]}
+                  {e.webhookError && <span className="block text-xs text-red-700">{e.webhookError}</span>}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,104 @@
+import { log } from "../log";
+
+/**
+ * The alert webhook's delivery queue: in-process, fire-and-forget. A caller
+ * hands over an event and returns at once; deliveries run one at a time in
+ * the background with a timeout per attempt and exponential backoff between
+ * attempts, and report how they ended (recorded on the event by the caller).
+ * The queue is bounded: past MAX_QUEUED the oldest waiting alert is given up
+ * (and reported as such) rather than letting memory grow while a receiver is down.
+ */
+export type AlertPayload = {
+  id: number;
+  ts: string;
+  kind: string;
+  store: string | null;
+  subject: string | null;
+  status: string;
+  previous_status: string | null;
+  reason: string;
+};
+export type DeliveryResult = { delivered: boolean; attempts: number; error: string | null };
+type Job = { url: string; payload: AlertPayload; onSettled: (r: DeliveryResult) => void };
+
+export const ALERT_ATTEMPTS = 5;
+export const ALERT_TIMEOUT_MS = 5_000;
+const BACKOFF_BASE_MS = 500;
+const MAX_QUEUED = 500;
+
+const g = globalThis as unknown as { __dualmindAlertQueue?: { jobs: Job[]; running: boolean; idle: (() => void)[] }; __dualmindAlertTiming?: { timeoutMs: number; backoffBaseMs: number } };
+function queue() {
+  return (g.__dualmindAlertQueue ??= { jobs: [], running: false, idle: [] });
+}
+function timing() {
+  return g.__dualmindAlertTiming ?? { timeoutMs: ALERT_TIMEOUT_MS, backoffBaseMs: BACKOFF_BASE_MS };
+}
+
+/** Tests only: shorter timeouts and backoff, so a slow or down receiver is exercised in seconds. */
+export function setAlertTimingForTests(t: { timeoutMs: number; backoffBaseMs: number } | null): void {
+  g.__dualmindAlertTiming = t ?? undefined;
+}
+
+/** Queue one alert; returns at once. */
+export function sendAlert(job: Job): void {
+  const q = queue();
+  q.jobs.push(job);
+  if (q.jobs.length > MAX_QUEUED) {
+    const dropped = q.jobs.shift()!;
+    dropped.onSettled({ delivered: false, attempts: 0, error: `alert queue full (${MAX_QUEUED} waiting): given up` });
+  }
+  if (!q.running) void drain();
+}
+
+/** Resolves when every queued alert has been delivered or given up (tests, shutdown). */
+export function alertQueueIdle(): Promise<void> {
+  const q = queue();
+  if (!q.running && q.jobs.length === 0) return Promise.resolve();
+  return new Promise((resolve) => q.idle.push(resolve));
+}
+
+async function postOnce(url: string, payload: AlertPayload): Promise<string | null> {
+  try {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "user-agent": "dualmind-alerts" },
+      body: JSON.stringify(payload),
+      signal: AbortSignal.timeout(timing().timeoutMs),
+      redirect: "error",
+    });
+    await res.body?.cancel();
+    return res.ok ? null : `receiver answered ${res.status}`;
+  } catch (e) {
+    const err = e as Error;
+    return err.name === "TimeoutError" ? `receiver did not answer within ${timing().timeoutMs} ms` : `cannot reach the receiver: ${err.message}`;
+  }
+}
+
+async function deliver(job: Job): Promise<DeliveryResult> {
+  let error: string | null = null;
+  for (let attempt = 1; attempt <= ALERT_ATTEMPTS; attempt++) {
+    error = await postOnce(job.url, job.payload);
+    if (error === null) return { delivered: true, attempts: attempt, error: null };
+    if (attempt < ALERT_ATTEMPTS) await new Promise((r) => setTimeout(r, timing().backoffBaseMs * 2 ** (attempt - 1)).unref());
+  }
+  log("warn", "alert webhook delivery failed", { id: job.payload.id, error });
+  return { delivered: false, attempts: ALERT_ATTEMPTS, error };
+}
+
+async function drain(): Promise<void> {
+  const q = queue();
+  q.running = true;
+  try {
+    for (let job = q.jobs.shift(); job; job = q.jobs.shift()) {
+      const result = await deliver(job);
+      try {
+        job.onSettled(result);
+      } catch (e) {
+        log("warn", "alert delivery bookkeeping failed", { error: (e as Error).message });
+      }
+    }
+  } finally {
+    q.running = false;
+    for (const resolve of q.idle.splice(0)) resolve();
+  }
+}

@@ -1,0 +1,121 @@
+import { and, desc, eq, gt, sql } from "drizzle-orm";
+import { getConfig } from "../config";
+import { getGovernance } from "../db/connection";
+import { dialecticSessions, healthEvents, storeStatusCurrent, type HealthEventRow } from "../db/schema/governance";
+import { log } from "../log";
+import { sendAlert, type AlertPayload } from "./alert-webhook";
+
+/**
+ * Alerts (issue 17): a store whose status changes (to degraded, drifted,
+ * provider down, parked, vectors unavailable — and back to healthy) and a
+ * dialectic session that fails each become one health_events row, shown on
+ * Health and, when DUALMIND_ALERT_WEBHOOK_URL is set, POSTed there by a
+ * background queue (lib/governance/alert-webhook.ts) that never blocks a request.
+ */
+export type HealthEvent = {
+  id: number;
+  ts: number;
+  kind: HealthEventRow["kind"];
+  store: string | null;
+  subject: string | null;
+  status: string;
+  previousStatus: string | null;
+  reason: string;
+  webhookState: HealthEventRow["webhookState"];
+  webhookAttempts: number;
+  webhookError: string | null;
+};
+
+function toPayload(e: HealthEvent): AlertPayload {
+  return { id: e.id, ts: new Date(e.ts).toISOString(), kind: e.kind, store: e.store, subject: e.subject, status: e.status, previous_status: e.previousStatus, reason: e.reason };
+}
+
+function dispatch(events: HealthEvent[]): void {
+  const url = getConfig().alertWebhookUrl;
+  if (!url) return;
+  for (const e of events) sendAlert({ url, payload: toPayload(e), onSettled: (r) => settleDelivery({ id: e.id, ...r }) });
+}
+
+function settleDelivery({ id, delivered, attempts, error }: { id: number; delivered: boolean; attempts: number; error: string | null }): void {
+  try {
+    getGovernance()
+      .db.update(healthEvents)
+      .set({ webhookState: delivered ? "delivered" : "failed", webhookAttempts: attempts, webhookError: error })
+      .where(eq(healthEvents.id, id))
+      .run();
+  } catch (e) {
+    log("warn", "could not record an alert delivery", { id, error: (e as Error).message });
+  }
+}
+
+function insertEvent(values: Omit<HealthEvent, "id" | "webhookState" | "webhookAttempts" | "webhookError">): HealthEvent | null {
+  const webhookState = getConfig().alertWebhookUrl ? "pending" : "none";
+  const row = getGovernance()
+    .db.insert(healthEvents)
+    .values({ ...values, webhookState })
+    .onConflictDoNothing()
+    .returning({ id: healthEvents.id })
+    .get();
+  return row ? { ...values, id: row.id, webhookState, webhookAttempts: 0, webhookError: null } : null;
+}
+
+/**
+ * Compare a store's status with the one it was last seen in; on a change,
+ * record the event (one transaction: two observers never record one change
+ * twice) and queue its webhook. The first sighting of a healthy store is not an event.
+ */
+export function observeStoreStatus({ store, status, reason, now = Date.now() }: { store: string; status: string; reason: string; now?: number }): HealthEvent | null {
+  const { sqlite, db } = getGovernance();
+  const event = sqlite
+    .transaction((): HealthEvent | null => {
+      const prev = db.select({ status: storeStatusCurrent.status }).from(storeStatusCurrent).where(eq(storeStatusCurrent.store, store)).get();
+      if (prev?.status === status) return null;
+      db.insert(storeStatusCurrent)
+        .values({ store, status, reason, since: now })
+        .onConflictDoUpdate({ target: storeStatusCurrent.store, set: { status, reason, since: now } })
+        .run();
+      if (!prev && status === "healthy") return null;
+      return insertEvent({ ts: now, kind: "store_status", store, subject: null, status, previousStatus: prev?.status ?? null, reason });
+    })
+    .immediate();
+  if (event) dispatch([event]);
+  return event;
+}
+
+/** Dialectic sessions that failed since the newest one already recorded: one event each (indexed by status, updated_at). */
+export function observeFailedDialecticSessions({ now = Date.now(), lookbackMs = 24 * 3_600_000 }: { now?: number; lookbackMs?: number } = {}): HealthEvent[] {
+  const { db } = getGovernance();
+  const newest = db.select({ ts: sql<number | null>`max(${healthEvents.ts})` }).from(healthEvents).where(eq(healthEvents.kind, "dialectic_failed")).get()?.ts ?? null;
+  const since = Math.max(now - lookbackMs, newest ?? 0);
+  const failed = db
+    .select({ id: dialecticSessions.sessionId, reason: dialecticSessions.failureReason, at: dialecticSessions.updatedAt })
+    .from(dialecticSessions)
+    .where(and(eq(dialecticSessions.status, "failed"), gt(dialecticSessions.updatedAt, since - 1)))
+    .limit(100)
+    .all();
+  const events = failed
+    .map((f) => insertEvent({ ts: f.at, kind: "dialectic_failed", store: null, subject: f.id, status: "failed", previousStatus: null, reason: f.reason ?? "failed" }))
+    .filter((e): e is HealthEvent => e !== null);
+  dispatch(events);
+  return events;
+}
+
+/** The newest events, for Health (all stores, or one store plus the events that name no store). */
+export function listRecentHealthEvents({ store, limit = 20 }: { store?: string; limit?: number } = {}): HealthEvent[] {
+  const { db } = getGovernance();
+  const q = db.select().from(healthEvents);
+  const rows = (store ? q.where(sql`${healthEvents.store} = ${store} or ${healthEvents.store} is null`) : q).orderBy(desc(healthEvents.ts), desc(healthEvents.id)).limit(limit).all();
+  return rows.map((r) => ({
+    id: r.id,
+    ts: r.ts,
+    kind: r.kind,
+    store: r.store,
+    subject: r.subject,
+    status: r.status,
+    previousStatus: r.previousStatus,
+    reason: r.reason,
+    webhookState: r.webhookState,
+    webhookAttempts: r.webhookAttempts,
+    webhookError: r.webhookError,
+  }));
+}

@@ -1,0 +1,125 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConfigError, parseConfig } from "@/lib/config";
+import { getGovernance } from "@/lib/db/connection";
+import { alertQueueIdle, setAlertTimingForTests } from "@/lib/governance/alert-webhook";
+import { abandonDialecticSession, createDialecticSession } from "@/lib/governance/dialectic";
+import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus } from "@/lib/governance/health-events";
+import { freePort } from "./fixtures/next-server";
+import { useTempDataDir } from "./helpers";
+
+type Received = { body: Record<string, unknown> };
+
+/** A stand-in alert receiver: answers each POST by `plan` (status code, or "hang"), then 200. */
+async function startReceiver() {
+  const state = { plan: [] as (number | "hang")[], received: [] as Received[], hung: [] as http.ServerResponse[] };
+  const server = http.createServer((req, res) => {
+    let body = "";
+    req.on("data", (c) => (body += c));
+    req.on("end", () => {
+      const step = state.plan.shift() ?? 200;
+      state.received.push({ body: JSON.parse(body) as Record<string, unknown> });
+      if (step === "hang") {
+        state.hung.push(res);
+        return;
+      }
+      res.writeHead(step).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    state,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+const eventRow = (id: number) => getGovernance().sqlite.prepare("select webhook_state as state, webhook_attempts as attempts, webhook_error as error from health_events where id = ?").get(id);
+
+describe("health events and the alert webhook", () => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let env: ReturnType<typeof useTempDataDir>;
+  beforeEach(async () => {
+    receiver = await startReceiver();
+    env = useTempDataDir({ DUALMIND_ALERT_WEBHOOK_URL: receiver.url });
+    // A generous timeout (a loaded machine must not turn a slow answer into a retry); the slow-receiver test shortens it.
+    setAlertTimingForTests({ timeoutMs: 5_000, backoffBaseMs: 20 });
+  });
+  afterEach(async () => {
+    await alertQueueIdle();
+    setAlertTimingForTests(null);
+    env.cleanup();
+    await receiver.close();
+  });
+
+  it("records each status change once (not a repeat, not a first healthy sighting) and POSTs it", async () => {
+    expect(observeStoreStatus({ store: "docs", status: "healthy", reason: "ok" })).toBeNull();
+    const degraded = observeStoreStatus({ store: "docs", status: "degraded", reason: "backlog 1,500 above 1,000" })!;
+    expect(degraded).toMatchObject({ store: "docs", status: "degraded", previousStatus: "healthy", webhookState: "pending" });
+    expect(observeStoreStatus({ store: "docs", status: "degraded", reason: "backlog 1,600 above 1,000" })).toBeNull();
+    const back = observeStoreStatus({ store: "docs", status: "healthy", reason: "ok" })!;
+    await alertQueueIdle();
+    expect(receiver.state.received.map((r) => r.body)).toEqual([
+      expect.objectContaining({ id: degraded.id, kind: "store_status", store: "docs", status: "degraded", previous_status: "healthy", reason: "backlog 1,500 above 1,000" }),
+      expect.objectContaining({ id: back.id, status: "healthy", previous_status: "degraded" }),
+    ]);
+    expect(listRecentHealthEvents({ store: "docs" }).map((e) => [e.status, e.webhookState])).toEqual([
+      ["healthy", "delivered"],
+      ["degraded", "delivered"],
+    ]);
+  });
+
+  it("retries a failing receiver with backoff until it answers 2xx", async () => {
+    receiver.state.plan = [500, 503];
+    const e = observeStoreStatus({ store: "docs", status: "provider_down", reason: "provider not answering" })!;
+    await alertQueueIdle();
+    expect(receiver.state.received).toHaveLength(3);
+    expect(eventRow(e.id)).toEqual({ state: "delivered", attempts: 3, error: null });
+  });
+
+  it("a slow receiver times out, is retried, and never blocks the caller", async () => {
+    setAlertTimingForTests({ timeoutMs: 1_000, backoffBaseMs: 20 });
+    receiver.state.plan = ["hang"];
+    const e = observeStoreStatus({ store: "docs", status: "drifted", reason: "model changed" })!;
+    await expect.poll(() => receiver.state.hung.length).toBe(1);
+    // While the receiver holds the first delivery open, the next status change is still recorded at once.
+    const other = observeStoreStatus({ store: "notes", status: "degraded", reason: "backlog" })!;
+    expect(other).toMatchObject({ webhookState: "pending" });
+    expect(eventRow(e.id)).toMatchObject({ state: "pending" });
+    await alertQueueIdle();
+    // The hung attempt timed out, its retry got through, then the second event went out.
+    expect(receiver.state.received.map((r) => r.body.id)).toEqual([e.id, e.id, other.id]);
+    expect(eventRow(e.id)).toEqual({ state: "delivered", attempts: 2, error: null });
+    for (const res of receiver.state.hung) res.destroy();
+  });
+
+  it("a receiver that is down: the event stays on record with the delivery error after the last attempt", async () => {
+    const downUrl = `http://127.0.0.1:${await freePort()}/hook`;
+    env.cleanup();
+    env = useTempDataDir({ DUALMIND_ALERT_WEBHOOK_URL: downUrl });
+    const e = observeStoreStatus({ store: "docs", status: "parked", reason: "4 items parked" })!;
+    await alertQueueIdle();
+    expect(eventRow(e.id)).toMatchObject({ state: "failed", attempts: 5, error: expect.stringContaining("cannot reach the receiver") });
+    expect(listRecentHealthEvents()[0]).toMatchObject({ status: "parked", webhookState: "failed" });
+  });
+
+  it("a failed dialectic session is one event, however often it is seen", async () => {
+    const { session } = createDialecticSession({ input: { topic: "review the plan", reviewer_agent_id: "agent-b" }, agentId: "agent-a" });
+    abandonDialecticSession({ sessionId: session.sessionId, agentId: "agent-a", reason: "gave up" });
+    expect(observeFailedDialecticSessions()).toHaveLength(1);
+    expect(observeFailedDialecticSessions()).toHaveLength(0);
+    await alertQueueIdle();
+    expect(receiver.state.received.map((r) => r.body)).toEqual([expect.objectContaining({ kind: "dialectic_failed", subject: session.sessionId, reason: "abandoned by agent-a: gave up" })]);
+  });
+
+  it("the webhook URL is validated at start-up", () => {
+    expect(() => parseConfig({ DUALMIND_ALERT_WEBHOOK_URL: "ftp://example.com/hook" })).toThrow(ConfigError);
+    expect(() => parseConfig({ DUALMIND_ALERT_WEBHOOK_URL: "not a url" })).toThrow(/DUALMIND_ALERT_WEBHOOK_URL/);
+    expect(parseConfig({ DUALMIND_ALERT_WEBHOOK_URL: "https://hooks.example.com/x" }).alertWebhookUrl).toBe("https://hooks.example.com/x");
+  });
+});
