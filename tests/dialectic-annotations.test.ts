@@ -81,7 +81,8 @@ describe("idle clock", () => {
   it("an active session says since when it waits and when it times out; a finished one has no clock", () => {
     openSession("s4", 5_000_000);
     const s = getDialecticSessionById({ sessionId: "s4" });
-    expect(sessionIdleClock(s)).toEqual({ idleSince: 5_000_010, timesOutAt: 5_060_010 });
+    expect(sessionIdleClock(s, 5_000_020)).toEqual({ idleSince: 5_000_010, timesOutAt: 5_060_010, overdue: false });
+    expect(sessionIdleClock(s, 5_060_011)?.overdue).toBe(true);
     expect(s.expected.agentIds).toEqual(["critic"]);
     expect(sessionIdleClock(abandonDialecticSessionAsAdmin({ sessionId: "s4", actor: "user:admin" }))).toBeNull();
   });

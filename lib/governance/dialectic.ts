@@ -115,9 +115,15 @@ export function expectedNext(session: Pick<DialecticSessionRow, "phase" | "pause
   }
 }
 
-/** When an active session last moved and when it fails for idleness unless someone posts; null once it is finished. */
-export function sessionIdleClock(s: Pick<DialecticSessionRow, "status" | "updatedAt" | "idleTimeoutMs">): { idleSince: number; timesOutAt: number } | null {
-  return s.status === "active" ? { idleSince: s.updatedAt, timesOutAt: s.updatedAt + s.idleTimeoutMs } : null;
+/**
+ * When an active session last moved and when it fails for idleness unless
+ * someone posts (overdue: past that, waiting for the next sweep or post to
+ * fail it); null once it is finished.
+ */
+export function sessionIdleClock(s: Pick<DialecticSessionRow, "status" | "updatedAt" | "idleTimeoutMs">, now = Date.now()): { idleSince: number; timesOutAt: number; overdue: boolean } | null {
+  if (s.status !== "active") return null;
+  const timesOutAt = s.updatedAt + s.idleTimeoutMs;
+  return { idleSince: s.updatedAt, timesOutAt, overdue: timesOutAt < now };
 }
 
 function toSession(row: DialecticSessionRow, tail: Tail): DialecticSession {

@@ -45,8 +45,7 @@ export default async function SessionsPage({ searchParams }: Props) {
     ? timeCall("dialectic list", () => listDialecticSessionsByAgent({ agentId: f.agent, role: f.role, status: f.status, phase: f.phase, topic: f.topic, limit: PAGE_SIZE, offset: (f.page - 1) * PAGE_SIZE }))
     : null;
   // Latency of these queries is on Observability (and GET /api/v1/dialectic/metrics), not here: this page is for people following reviews.
-  const now = Date.now();
-  const metrics = getDialecticActivity({ now });
+  const metrics = getDialecticActivity();
   const failedLastDay = metrics.failedPerHour.reduce((n, h) => n + h.failed, 0);
   const pageLink = (p: number) => `/sessions?${new URLSearchParams({ ...raw, page: String(p) }).toString()}`;
   return (
@@ -134,7 +133,7 @@ export default async function SessionsPage({ searchParams }: Props) {
                           {clock ? (
                             <>
                               {formatTime(clock.timesOutAt)}
-                              {clock.timesOutAt < now && <span className="ml-1 text-xs text-amber-700">overdue</span>}
+                              {clock.overdue && <span className="ml-1 text-xs text-amber-700">overdue</span>}
                             </>
                           ) : (
                             <span className="text-slate-400">ended {formatTime(s.updatedAt)}</span>
