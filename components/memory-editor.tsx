@@ -1,7 +1,7 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useActionState, useEffect, useState } from "react";
+import { useActionState, useEffect, useState, type InputHTMLAttributes } from "react";
 import type { ActionResult } from "@/lib/http/action-result";
 import { FieldError, MemoryFormStatus } from "./memory-form-status";
 import { MemoryMarkdown } from "./memory-markdown";
@@ -26,59 +26,28 @@ export function MemoryEditor({ store, mode, initial, action, cancelHref }: { sto
   }, [state, router]);
   const fields = state && !state.ok ? (state.fields ?? {}) : {};
   const set = (k: keyof MemoryDraft) => (e: { target: { value: string } }) => setDraft((d) => ({ ...d, [k]: e.target.value }));
-  const described = (k: string) => (fields[k] ? `me-${k}-error` : undefined);
+  const field = (name: keyof MemoryDraft, label: string, error: string | undefined, extra: InputHTMLAttributes<HTMLInputElement>) => (
+    <div>
+      <label className="label" htmlFor={`me-${name}`}>
+        {label}
+      </label>
+      <input id={`me-${name}`} className="input" name={name} value={draft[name]} onChange={set(name)} aria-invalid={error ? true : undefined} aria-describedby={error ? `me-${name}-error` : undefined} {...extra} />
+      <FieldError id={`me-${name}-error`} message={error} />
+    </div>
+  );
   return (
     <form action={formAction} className="card space-y-3" aria-label={mode === "create" ? "New memory" : `Edit memory ${initial.path}`}>
       <input type="hidden" name="store" value={store} />
       <div className="grid gap-3 sm:grid-cols-2">
         <div>
-          <label className="label" htmlFor="me-path">
-            Path (category/…/slug)
-          </label>
-          <input
-            id="me-path"
-            className="input font-mono"
-            name="path"
-            value={draft.path}
-            onChange={set("path")}
-            readOnly={mode === "edit"}
-            required
-            placeholder="decisions/database-choice"
-            aria-invalid={fields.path ? true : undefined}
-            aria-describedby={described("path")}
-          />
-          <FieldError id="me-path-error" message={fields.path} />
+          {field("path", "Path (category/…/slug)", fields.path, { className: "input font-mono", readOnly: mode === "edit", required: true, placeholder: "decisions/database-choice" })}
           {mode === "edit" && <p className="mt-1 text-xs text-slate-500">Use Move on the memory page to change the path.</p>}
         </div>
-        <div>
-          <label className="label" htmlFor="me-tags">
-            Tags (comma-separated)
-          </label>
-          <input id="me-tags" className="input" name="tags" value={draft.tags} onChange={set("tags")} placeholder="ops, sqlite" aria-invalid={fields.tags ? true : undefined} aria-describedby={described("tags")} />
-          <FieldError id="me-tags-error" message={fields.tags ?? fields["tags.0"]} />
-        </div>
-        <div>
-          <label className="label" htmlFor="me-summary">
-            Summary
-          </label>
-          <input id="me-summary" className="input" name="summary" value={draft.summary} onChange={set("summary")} maxLength={1000} aria-invalid={fields.summary ? true : undefined} aria-describedby={described("summary")} />
-          <FieldError id="me-summary-error" message={fields.summary} />
-        </div>
+        {field("tags", "Tags (comma-separated)", fields.tags ?? Object.entries(fields).find(([k]) => k.startsWith("tags."))?.[1], { placeholder: "ops, sqlite" })}
+        {field("summary", "Summary", fields.summary, { maxLength: 1000 })}
         <div className="grid grid-cols-2 gap-2">
-          <div>
-            <label className="label" htmlFor="me-source">
-              Source
-            </label>
-            <input id="me-source" className="input" name="source" value={draft.source} onChange={set("source")} maxLength={200} aria-invalid={fields.source ? true : undefined} aria-describedby={described("source")} />
-            <FieldError id="me-source-error" message={fields.source} />
-          </div>
-          <div>
-            <label className="label" htmlFor="me-expires">
-              Expires (UTC)
-            </label>
-            <input id="me-expires" className="input" type="date" name="expires" value={draft.expires} onChange={set("expires")} aria-invalid={fields.expires_at ? true : undefined} aria-describedby={described("expires_at")} />
-            <FieldError id="me-expires_at-error" message={fields.expires_at} />
-          </div>
+          {field("source", "Source", fields.source, { maxLength: 200 })}
+          {field("expires", "Expires (UTC)", fields.expires_at, { type: "date" })}
         </div>
       </div>
       <div className="grid gap-3 lg:grid-cols-2">
@@ -94,7 +63,7 @@ export function MemoryEditor({ store, mode, initial, action, cancelHref }: { sto
             value={draft.body}
             onChange={set("body")}
             aria-invalid={fields.body ? true : undefined}
-            aria-describedby={described("body")}
+            aria-describedby={fields.body ? "me-body-error" : undefined}
           />
           <FieldError id="me-body-error" message={fields.body} />
         </div>

@@ -9,6 +9,8 @@ export function MemoryFormStatus<T>({ state }: { state: ActionResult<T> | null }
   return (
     <div role="alert" className="text-sm text-red-600">
       <p>{state.fields ? "Some fields need a change: see the messages beside them." : state.error}</p>
+      {/* A message about no one field (the form itself, or the store it names). */}
+      {state.fields?.form && <p>{state.fields.form}</p>}
     </div>
   );
 }

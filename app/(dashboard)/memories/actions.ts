@@ -1,6 +1,5 @@
 "use server";
 
-import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { requireRoleForAction } from "@/app/_server/session";
 import { actorOf } from "@/lib/auth/actor";
@@ -11,6 +10,8 @@ import { openStore } from "@/lib/stores/stores";
 
 // Server actions are public endpoints: each checks the session and role itself, then calls the same
 // domain functions as the API (lib/index/memories.ts), which write the file, the index and the audit row.
+// No revalidatePath: the form navigates to the memory's (new) page, which renders fresh, and a refresh of
+// the page it was on would unmount the form (a moved or deleted memory is "not found" there) before it can.
 
 type Done = ActionResult<{ href: string }>;
 
@@ -24,7 +25,7 @@ function frontmatterFields(form: FormData) {
     .map((t) => t.trim())
     .filter(Boolean);
   const date = text(form, "expires").trim();
-  const expires = date === "" ? null : z.iso.date("expires must be a date (YYYY-MM-DD)").parse(date);
+  const expires = date === "" ? null : z.object({ expires_at: z.iso.date("expires must be a date (YYYY-MM-DD)") }).parse({ expires_at: date }).expires_at;
   const optional = (name: string) => (text(form, name).trim() === "" ? null : text(form, name).trim());
   return { tags, summary: optional("summary"), source: optional("source"), expires_at: expires === null ? null : `${expires}T00:00:00Z` };
 }
@@ -41,7 +42,6 @@ export async function createMemoryAction(_prev: Done | null, form: FormData): Pr
     const { summary, source, expires_at, tags } = frontmatterFields(form);
     const input = createMemorySchema.parse({ path: text(form, "path").trim(), body: text(form, "body"), tags, summary: summary ?? undefined, source: source ?? undefined, expires_at: expires_at ?? undefined });
     const memory = createMemory({ handle, input, actor: actorOf(user) });
-    revalidatePath("/memories");
     return { ok: true, message: `Created ${memory.path}.`, data: { href: memoryHref(handle.store, memory.path) } };
   } catch (e) {
     return actionError(e);
@@ -55,7 +55,6 @@ export async function updateMemoryAction(_prev: Done | null, form: FormData): Pr
     const handle = storeFrom(form);
     const input = updateMemorySchema.parse({ path: text(form, "path"), body: text(form, "body"), ...frontmatterFields(form) });
     const memory = updateMemory({ handle, input, actor: actorOf(user) });
-    revalidatePath("/memories");
     return { ok: true, message: `Saved ${memory.path}.`, data: { href: memoryHref(handle.store, memory.path) } };
   } catch (e) {
     return actionError(e);
@@ -68,7 +67,6 @@ export async function moveMemoryAction(_prev: Done | null, form: FormData): Prom
     assertForm(form);
     const handle = storeFrom(form);
     const memory = moveMemory({ handle, from: text(form, "path"), to: text(form, "to").trim(), actor: actorOf(user) });
-    revalidatePath("/memories");
     return { ok: true, message: `Moved to ${memory.path}.`, data: { href: memoryHref(handle.store, memory.path) } };
   } catch (e) {
     return actionError(e);
@@ -82,7 +80,6 @@ export async function deleteMemoryAction(_prev: Done | null, form: FormData): Pr
     const handle = storeFrom(form);
     const memoryPath = memoryPathSchema.parse(form.get("path"));
     deleteMemory({ handle, memoryPath, actor: actorOf(user) });
-    revalidatePath("/memories");
     return { ok: true, message: `Deleted ${memoryPath}.`, data: { href: `/memories?store=${encodeURIComponent(handle.store)}` } };
   } catch (e) {
     return actionError(e);
