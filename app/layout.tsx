@@ -7,6 +7,14 @@ export const dynamic = "force-dynamic";
 export const metadata: Metadata = {
   title: "dualmind",
   description: "Local-first memory and governance console for AI agents",
+  manifest: "/manifest.webmanifest",
+  icons: {
+    icon: [
+      { url: "/icon.svg", type: "image/svg+xml" },
+      { url: "/icons/icon-32.png", type: "image/png", sizes: "32x32" },
+    ],
+    apple: { url: "/apple-touch-icon.png", sizes: "180x180" },
+  },
 };
 
 export default function RootLayout({ children }: { children: React.ReactNode }) {

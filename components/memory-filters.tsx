@@ -3,7 +3,8 @@ import type { CategoryChild } from "@/lib/index/memories";
 
 /** Category tree as nested links; counts include sub-categories. */
 export function MemoryCategoryTree({ store, categories, active }: { store: string; categories: CategoryChild[]; active: string | undefined }) {
-  const href = (category?: string) => `/memories?store=${encodeURIComponent(store)}${category ? `&category=${encodeURIComponent(category)}` : ""}`;
+  // `cstore` ties the category to this store: after a store switch the page drops it instead of filtering the new store by it.
+  const href = (category?: string) => `/memories?store=${encodeURIComponent(store)}${category ? `&category=${encodeURIComponent(category)}&cstore=${encodeURIComponent(store)}` : ""}`;
   return (
     <nav aria-label="Categories" className="card space-y-1 text-sm" data-testid="category-tree">
       <Link href={href()} className={`block ${active ? "text-slate-700" : "font-semibold"}`}>
@@ -72,10 +73,32 @@ export function MemoryFilterForm({ stores, values }: { stores: string[]; values:
       <label className="flex items-end gap-2 text-sm">
         <input type="checkbox" name="expired" value="1" defaultChecked={values.expired} /> include expired
       </label>
-      {values.category && <input type="hidden" name="category" value={values.category} />}
+      {values.category && (
+        <>
+          <input type="hidden" name="category" value={values.category} />
+          <input type="hidden" name="cstore" value={values.store} />
+        </>
+      )}
       <div className="flex items-end">
         <button className="btn w-full justify-center">Apply filters</button>
       </div>
+    </form>
+  );
+}
+
+/** Full-text search inside the store's memories (within the chosen category, when there is one). */
+export function MemorySearchForm({ store, category, q }: { store: string; category: string | undefined; q: string | undefined }) {
+  return (
+    <form method="get" action="/memories" role="search" aria-label="Search memories" className="flex gap-2">
+      <input type="hidden" name="store" value={store} />
+      {category && (
+        <>
+          <input type="hidden" name="category" value={category} />
+          <input type="hidden" name="cstore" value={store} />
+        </>
+      )}
+      <input className="input" type="search" name="q" defaultValue={q} maxLength={2000} placeholder={category ? `search memories in ${category}` : "search memories"} aria-label="Search text" />
+      <button className="btn-secondary">Search</button>
     </form>
   );
 }

@@ -230,6 +230,31 @@ test.describe.serial("dashboard access", () => {
     expect(wrong).toEqual([]);
   });
 
+  test("no session: the app icon, its PNG sizes and the web manifest are served, and the pages link them", async ({ playwright, page }) => {
+    const anonymous = await playwright.request.newContext({ baseURL: E2E.baseURL });
+    const expected: [string, RegExp][] = [
+      ["/icon.svg", /^image\/svg\+xml/],
+      ["/icons/icon-192.png", /^image\/png/],
+      ["/icons/icon-512.png", /^image\/png/],
+      ["/apple-touch-icon.png", /^image\/png/],
+      ["/favicon.ico", /^image\/(x-icon|vnd\.microsoft\.icon)/],
+      ["/manifest.webmanifest", /^application\/manifest\+json/],
+    ];
+    for (const [url, type] of expected) {
+      const r = await anonymous.get(url, { maxRedirects: 0 });
+      expect(r.status(), url).toBe(200);
+      expect(r.headers()["content-type"], url).toMatch(type);
+    }
+    const manifest = (await (await anonymous.get("/manifest.webmanifest")).json()) as { name: string; icons: { src: string }[] };
+    expect(manifest.name).toBe("dualmind");
+    for (const icon of manifest.icons) expect((await anonymous.get(icon.src)).status(), icon.src).toBe(200);
+    await anonymous.dispose();
+    // The sign-in page (public) links the manifest and the icons.
+    await page.goto("/login");
+    await expect(page.locator('link[rel="manifest"]')).toHaveAttribute("href", "/manifest.webmanifest");
+    await expect(page.locator('link[rel="icon"][type="image/svg+xml"]')).toHaveAttribute("href", "/icon.svg");
+  });
+
   test("no session: path tricks around the public prefixes reach no dashboard content", async ({ playwright }) => {
     const anonymous = await playwright.request.newContext({ baseURL: E2E.baseURL });
     const task = `ledger/tasks/${seeded.taskId}`;

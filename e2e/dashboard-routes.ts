@@ -28,6 +28,7 @@ export const PUBLIC_ROUTES: Record<string, string> = {
   "/login": "the sign-in page",
   "/_not-found": "Next's built-in 404 page: no data",
   "/_global-error": "Next's built-in error page: no data",
+  "/manifest.webmanifest": "the web app manifest (app/manifest.ts): names and icons, no data",
 };
 
 export const isPublicRoute = (route: string) => route in PUBLIC_ROUTES || route.startsWith("/api/");

@@ -1,4 +1,4 @@
-import type { Page } from "@playwright/test";
+import { expect, type Browser, type Page } from "@playwright/test";
 
 /** Fixed credentials for the e2e server (a throwaway temp DATA_DIR per run). */
 const port = Number(process.env.E2E_PORT ?? 3107);
@@ -20,4 +20,26 @@ export async function signIn(page: Page, username: string, password: string): Pr
 
 export function bootstrapHeaders(): Record<string, string> {
   return { authorization: `Bearer ${E2E.bootstrapToken}` };
+}
+
+/** One signed-in person per role besides the admin, made on the Admin page by ensureRoleUsers (once per run). */
+export const ROLE_USERS = {
+  editor: { username: "e2e-editor", password: "e2e-editor-password" },
+  viewer: { username: "e2e-viewer", password: "e2e-viewer-password" },
+} as const;
+
+/** Create the ROLE_USERS through the Admin page as the admin would; a user that already exists is kept as it is. */
+export async function ensureRoleUsers(browser: Browser): Promise<void> {
+  const page = await browser.newPage({ baseURL: E2E.baseURL });
+  await signIn(page, "admin", E2E.adminPassword);
+  await page.goto("/admin");
+  const form = page.getByRole("form", { name: "Create user" });
+  for (const [role, { username, password }] of Object.entries(ROLE_USERS)) {
+    await form.getByLabel("New username").fill(username);
+    await form.getByLabel("New user password").fill(password);
+    await form.getByLabel("Role").selectOption(role);
+    await form.getByRole("button", { name: "Create user" }).click();
+    await expect(form.getByRole("status").or(form.getByRole("alert"))).toContainText(new RegExp(`Created ${role} ${username}|user ${username} already exists`));
+  }
+  await page.close();
 }

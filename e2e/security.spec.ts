@@ -160,6 +160,7 @@ test.describe("security", () => {
 
   test("every server action: no session, a viewer on admin actions, CSRF and malformed arguments are refused and change nothing", async ({ page, browser, playwright }) => {
     await api(page, "post", "/stores", { name: ACTION_STORE });
+    await api(page, "post", "/dialectic/sessions", { session_id: ACTION_SESSION, topic: "security table", reviewer_agent_id: "sec-actions-critic" });
     const spare = (await api(page, "post", "/tokens", { label: "sec-actions-spare", agent_id: "sec-actions-agent", scopes: ["read"] })) as { id: number };
     await signIn(page, "admin", E2E.adminPassword);
     await page.goto("/admin");
@@ -183,6 +184,7 @@ test.describe("security", () => {
         ...row.malformed.map((args, i): (typeof refusals)[number] => [`malformed arguments #${i + 1} ${JSON.stringify(args).slice(0, 60)}`, () => send(page.request, args), (r) => r.text.includes('"ok":false') && !r.text.includes("Something went wrong")]),
       ];
       if (row.role === "admin") refusals.push(["a viewer's session", () => send(viewerContext.request, row.valid), (r) => r.text.includes("admins only")]);
+      if (row.role === "editor") refusals.push(["a viewer's session", () => send(viewerContext.request, row.valid), (r) => r.text.includes("editors and admins only")]);
       const before = governanceSnapshot();
       for (const [name, run, refused] of refusals) {
         const r = await run();
@@ -201,12 +203,15 @@ test.describe("security", () => {
 
 const ACTION_STORE = "sec-actions";
 
-type ActionRow = { name: string; role: "viewer" | "admin"; page: string; valid: ActionArgs; malformed: ActionArgs[]; reached?: RegExp };
+type ActionRow = { name: string; role: "viewer" | "editor" | "admin"; page: string; valid: ActionArgs; malformed: ActionArgs[]; reached?: RegExp };
+
+const ACTION_SESSION = "sec-actions-session";
 
 /** The table: each server action, the page that serves it, arguments that work for an admin, and arguments that must be refused with a clear error. */
 function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow[] {
   const store = ACTION_STORE;
   const notAForm = { values: [null, "not a form"] };
+  const memoryFields = { store, path: "sec/x", body: "body", tags: "", summary: "", source: "", expires: "" };
   const settings = { store, enabled: "on", top_k: "5", min_score: "0.3", recency_half_life_days: "30", backlog_watermark: "1000", failure_warning_score: "0.8", preference_score: "0.7", ttl_days: "", max_traces: "", strategy: "newest" };
   return [
     { name: "verifyStoreAction", role: "viewer", page: `/stores/${store}`, valid: { form: { store } }, malformed: [{ form: { store: "../etc" } }, notAForm] },
@@ -221,6 +226,13 @@ function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow
     { name: "rememberAction", role: "viewer", page: `/graph/${store}`, valid: { form: { store, query: "anything" } }, malformed: [{ form: { store: "Bad Store", query: "x" } }, notAForm] },
     { name: "rateRecallHitAction", role: "viewer", page: "/reflection", valid: { form: { store, hit_id: "999999", relevant: "true" } }, malformed: [{ form: { store: "nosuchstore", hit_id: "x", relevant: "true" } }, notAForm], reached: /no recall hit/ },
     { name: "updateReflectionSettingsAction", role: "admin", page: "/reflection", valid: { form: settings }, malformed: [{ form: { ...settings, top_k: "-5", min_score: "NaN" } }, { form: { ...settings, strategy: "delete_everything" } }, notAForm] },
+    // In this order: each memory action's valid call works on what the one before it made.
+    { name: "createMemoryAction", role: "editor", page: `/memories?store=${store}`, valid: { form: { ...memoryFields, path: "sec/made" } }, malformed: [{ form: { ...memoryFields, path: "../../etc/passwd" } }, { form: { ...memoryFields, store: "nosuchstore" } }, { form: { ...memoryFields, expires: "tomorrow" } }, notAForm] },
+    { name: "updateMemoryAction", role: "editor", page: `/memories?store=${store}`, valid: { form: { ...memoryFields, path: "sec/made", body: "edited" } }, malformed: [{ form: { ...memoryFields, path: "sec/nothing-here" } }, { form: { ...memoryFields, path: "sec/made", summary: "s".repeat(1001) } }, notAForm] },
+    { name: "moveMemoryAction", role: "editor", page: `/memories?store=${store}`, valid: { form: { store, path: "sec/made", to: "sec/moved" } }, malformed: [{ form: { store, path: "sec/made", to: "../outside" } }, { form: { store, path: "sec/made", to: "sec/made" } }, notAForm] },
+    { name: "deleteMemoryAction", role: "editor", page: `/memories?store=${store}`, valid: { form: { store, path: "sec/moved" } }, malformed: [{ form: { store, path: "sec/nothing-here" } }, { form: { store, path: "/etc/passwd" } }, notAForm] },
+    { name: "annotateSessionAction", role: "editor", page: `/sessions/${ACTION_SESSION}`, valid: { form: { session_id: ACTION_SESSION, body: "a note" } }, malformed: [{ form: { session_id: ACTION_SESSION, body: "   " } }, { form: { session_id: "no-such-session", body: "hi" } }, { form: { session_id: ACTION_SESSION, body: "x".repeat(2001) } }, notAForm] },
+    { name: "abandonSessionAction", role: "admin", page: `/sessions/${ACTION_SESSION}`, valid: { form: { session_id: ACTION_SESSION, reason: "security table" } }, malformed: [{ form: { session_id: "no-such-session", reason: "" } }, { form: { session_id: "../x", reason: "" } }, notAForm] },
   ];
 }
 

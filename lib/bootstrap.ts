@@ -2,15 +2,16 @@ import { getConfig } from "./config";
 import { getGovernance } from "./db/connection";
 import { ensureFirstAdmin } from "./auth/users";
 import { getAuthSecret } from "./auth/secret";
-import { ensureCoreStore } from "./stores/stores";
+import { ensureCoreStore, ensureDefaultStore } from "./stores/stores";
 import { registerEmbeddableKinds } from "./embeddable-kinds";
 import { log } from "./log";
 import { tightenDataDir } from "./private-fs";
 
 /**
  * Idempotent start-up: register the embeddable kinds, validate config, close
- * DATA_DIR to other users, migrate governance.db, make sure the core store
- * and a first admin exist. A generated admin password is printed once, on the
+ * DATA_DIR to other users, migrate governance.db, make sure the core store,
+ * the `default` store (first run only, see ensureDefaultStore) and a first
+ * admin exist. A generated admin password is printed once, on the
  * server console, and never stored in clear.
  */
 export function bootstrapApp(): void {
@@ -19,6 +20,7 @@ export function bootstrapApp(): void {
   tightenDataDir(config.dataDir);
   getGovernance();
   ensureCoreStore();
+  if (ensureDefaultStore()) log("info", "created the default store", { store: "default" });
   getAuthSecret();
   const admin = ensureFirstAdmin({ configuredPassword: config.adminPassword });
   if (admin.created) {

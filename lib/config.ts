@@ -230,7 +230,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "NEXTAUTH_SECRET", default: "generated into DATA_DIR/.auth-secret", meaning: "secret signing session JWTs (≥32 chars)" },
   { variable: "DUALMIND_ADMIN_PASSWORD", default: "generated, printed once", meaning: "password of the first `admin` user when no users exist" },
   { variable: "DUALMIND_BOOTSTRAP_TOKEN", default: "unset", meaning: "optional admin-scope API token for automation (≥32 chars, agent id `bootstrap`)" },
-  { variable: "DUALMIND_TRUST_PROXY", default: "false", meaning: "number of reverse proxies in front of the app (true = 1) whose X-Forwarded-For is believed for the per-address sign-in limit" },
+  { variable: "DUALMIND_TRUST_PROXY", default: "false", meaning: "number of reverse proxies in front of the app (true = 1) whose X-Forwarded-For is believed for the per-address sign-in limit (and whose X-Forwarded-Host/-Proto the API page's examples use)" },
   { variable: "DUALMIND_MAX_BODY_BYTES", default: "1048576", meaning: "largest accepted API request body; larger → 413" },
   { variable: "DUALMIND_DISABLE_VECTORS", default: "false", meaning: "do not load sqlite-vec (lexical only)" },
   { variable: "DUALMIND_LOG_LEVEL", default: "info", meaning: "debug | info | warn | error" },

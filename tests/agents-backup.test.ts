@@ -42,7 +42,6 @@ function memoryCount(store: string): number {
 
 describe("online backup", () => {
   it("taken while another process writes, restores to a store that passes integrity_check and verify", async () => {
-    createStore({ input: { name: "default" }, actor: "test" });
     const handle = openStore({ store: "default" });
     for (let i = 0; i < 10; i++) createMemory({ handle, input: { path: `seed/note-${i}`, body: `seed note ${i}` }, actor: "test" });
     createTask({ input: { task_id: "t-backup", intent: "back up the data dir", spec: { why: "test" } }, requestedBy: "tester" });

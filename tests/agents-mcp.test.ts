@@ -65,7 +65,6 @@ let reader: string;
 beforeAll(async () => {
   env = useTempDataDir();
   bootstrapApp();
-  createStore({ input: { name: "default" }, actor: "test" });
   createStore({ input: { name: "private" }, actor: "test" });
   alice = createApiToken({ input: { label: "alice", agent_id: "alice", scopes: ["write"], stores: ["default"] }, actor: "test" }).token;
   bob = createApiToken({ input: { label: "bob", agent_id: "bob", scopes: ["write"], stores: ["default"] }, actor: "test" }).token;

@@ -6,7 +6,6 @@ import { listOperations } from "@/lib/api/openapi";
 import { createApiToken } from "@/lib/auth/tokens";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { DualmindApiError, DualmindClient } from "@/lib/client";
-import { createStore } from "@/lib/stores/stores";
 import { callRoute, useTempDataDir } from "./helpers";
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string | string[] | undefined>> }) => Promise<Response>;
@@ -40,7 +39,6 @@ let token: string;
 beforeAll(() => {
   env = useTempDataDir();
   bootstrapApp();
-  createStore({ input: { name: "default" }, actor: "test" });
   token = createApiToken({ input: { label: "client", agent_id: "client-a", scopes: ["write"] }, actor: "test" }).token;
 });
 afterAll(() => env.cleanup());

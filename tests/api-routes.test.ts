@@ -43,11 +43,11 @@ describe("agent API", () => {
   it("read token lists stores but cannot create one (403)", async () => {
     const list = await callRoute(storesRoute.GET, { token: readToken });
     expect(list.status).toBe(200);
-    expect(list.json.stores.map((s: { name: string }) => s.name)).toEqual(["core"]);
+    expect(list.json.stores.map((s: { name: string }) => s.name)).toEqual(["core", "default"]);
     const create = await callRoute(storesRoute.POST, { token: readToken, body: { name: "notes" } });
     expect(create.status).toBe(403);
     expect(create.json.error.code).toBe("forbidden");
-    expect(listStoreNames()).toEqual(["core"]);
+    expect(listStoreNames()).toEqual(["core", "default"]);
   });
 
   it("write token creates a store in its allow-list, not outside it", async () => {
@@ -58,7 +58,7 @@ describe("agent API", () => {
     expect(outside.status).toBe(403);
     const again = await callRoute(storesRoute.POST, { token: writeToken, body: { name: "notes" } });
     expect(again.status).toBe(409);
-    expect(listStoreNames()).toEqual(["core", "notes"]);
+    expect(listStoreNames()).toEqual(["core", "default", "notes"]);
   });
 
   it("malformed body → 400 with field details; bad JSON → 400; nothing written", async () => {
@@ -72,14 +72,14 @@ describe("agent API", () => {
     expect(json.json.error.code).toBe("invalid_json");
     const type = await callRoute(storesRoute.POST, { token: writeToken, rawBody: "name=x", headers: { "content-type": "text/plain" } });
     expect(type.status).toBe(415);
-    expect(listStoreNames()).toEqual(["core"]);
+    expect(listStoreNames()).toEqual(["core", "default"]);
   });
 
   it("oversized body → 413, even without a content-length", async () => {
     const big = await callRoute(storesRoute.POST, { token: writeToken, body: { name: "notes", description: "x".repeat(5000) } });
     expect(big.status).toBe(413);
     expect(big.json.error.code).toBe("payload_too_large");
-    expect(listStoreNames()).toEqual(["core"]);
+    expect(listStoreNames()).toEqual(["core", "default"]);
   });
 
   it("describes a store; unknown → 404; store outside allow-list → 403; bad name → 400", async () => {

@@ -71,11 +71,11 @@ describe("databases and stores", () => {
     expect(fs.existsSync(path.join(env.dataDir, "etc"))).toBe(false);
   });
 
-  it("bootstrap makes core and the first admin; creating an existing store conflicts", () => {
+  it("bootstrap makes core, default and the first admin; creating an existing store conflicts", () => {
     bootstrapApp();
-    expect(listStoreNames()).toEqual(["core"]);
+    expect(listStoreNames()).toEqual(["core", "default"]);
     createStore({ input: { name: "sysadmin", description: "ops notes" }, actor: "test" });
-    expect(listStoreNames()).toEqual(["core", "sysadmin"]);
+    expect(listStoreNames()).toEqual(["core", "default", "sysadmin"]);
     expect(describeStore({ handle: getStoreDb("sysadmin") }).description).toBe("ops notes");
     expect(() => createStore({ input: { name: "sysadmin" }, actor: "test" })).toThrow(/already exists/);
     expect(() => openStore({ store: "nope" })).toThrow(/does not exist/);

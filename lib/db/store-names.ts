@@ -7,6 +7,9 @@ import { STORE_NAME_RE, storeDir, storeIndexPath } from "./connection";
 /** The shared store: identity and preferences, readable alongside any other store. */
 export const CORE_STORE = "core";
 
+/** The store a fresh data dir starts with beside core, and the one the README and the MCP snippet use. */
+export const DEFAULT_STORE = "default";
+
 export const storeNameSchema = z
   .string()
   .regex(STORE_NAME_RE, "store names are 1-63 chars of a-z, 0-9, _ and -, starting with a letter or digit");

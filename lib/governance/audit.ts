@@ -1,7 +1,7 @@
 import { sha256Hex } from "../common";
 import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
-import { desc } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import { getGovernance } from "../db/connection";
 import { auditLog, type AuditRow } from "../db/schema/governance";
 
@@ -93,4 +93,17 @@ export function verifyAuditChain(): AuditVerification {
 export function listAuditTail({ limit = 50 }: { limit?: number } = {}): AuditRow[] {
   const { db } = getGovernance();
   return db.select().from(auditLog).orderBy(desc(auditLog.id)).limit(limit).all();
+}
+
+/** Whether any audit row ever recorded `action` on `target` (uses the target index). */
+export function hasAuditEntry({ action, target }: { action: string; target: string }): boolean {
+  const { db } = getGovernance();
+  return db.select({ id: auditLog.id }).from(auditLog).where(and(eq(auditLog.target, target), eq(auditLog.action, action))).limit(1).get() !== undefined;
+}
+
+/** The newest audit rows about any of `targets`, newest first (uses the target index). */
+export function listAuditByTargets({ targets, limit = 50 }: { targets: string[]; limit?: number }): AuditRow[] {
+  if (targets.length === 0) return [];
+  const { db } = getGovernance();
+  return db.select().from(auditLog).where(inArray(auditLog.target, targets)).orderBy(desc(auditLog.id)).limit(limit).all();
 }

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { getGovernance } from "../db/connection";
-import { dialecticMessages, dialecticSessions, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/governance";
+import { dialecticAnnotations, dialecticMessages, dialecticSessions, type DialecticAnnotationRow, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { appendAudit } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
@@ -113,6 +113,17 @@ export function expectedNext(session: Pick<DialecticSessionRow, "phase" | "pause
     default:
       return { phase: session.phase, messageType: null, agentIds: [], note: `the session is ${session.phase}; nothing more may be posted` };
   }
+}
+
+/**
+ * When an active session last moved and when it fails for idleness unless
+ * someone posts (overdue: past that, waiting for the next sweep or post to
+ * fail it); null once it is finished.
+ */
+export function sessionIdleClock(s: Pick<DialecticSessionRow, "status" | "updatedAt" | "idleTimeoutMs">, now = Date.now()): { idleSince: number; timesOutAt: number; overdue: boolean } | null {
+  if (s.status !== "active") return null;
+  const timesOutAt = s.updatedAt + s.idleTimeoutMs;
+  return { idleSince: s.updatedAt, timesOutAt, overdue: timesOutAt < now };
 }
 
 function toSession(row: DialecticSessionRow, tail: Tail): DialecticSession {
@@ -348,27 +359,89 @@ export function claimDialecticSession({ sessionId, agentId, isAdmin = false, now
   return session;
 }
 
-/** Either participant may end a session without agreement. */
-export function abandonDialecticSession({ sessionId, agentId, isAdmin = false, reason, now = Date.now() }: { sessionId: string; agentId: string; isAdmin?: boolean; reason?: string; now?: number }): DialecticSession {
+type Abandoner = { agentId: string; isAdmin: boolean } | { person: string };
+
+function abandonSession({ sessionId, by, reason, now }: { sessionId: string; by: Abandoner; reason?: string; now: number }): DialecticSession {
   const { sqlite, db, file } = getGovernance();
   const session = sqlite
     .transaction(() => {
-      const row = requireSessionVisibleTo(sessionId, agentId, isAdmin);
+      const row = "person" in by ? requireSessionRow(sessionId) : requireSessionVisibleTo(sessionId, by.agentId, by.isAdmin);
       const tail = readTail(sessionId);
-      if (row.pausedAgentId !== agentId && row.reviewerAgentId !== agentId) throw conflict(`agent ${agentId} is not a participant of this session`, row, tail.last);
+      if ("agentId" in by && row.pausedAgentId !== by.agentId && row.reviewerAgentId !== by.agentId) throw conflict(`agent ${by.agentId} is not a participant of this session`, row, tail.last);
       if (row.status === "failed") return toSession(row, tail);
       if (row.status === "resolved") throw conflict("session is already resolved", row, tail.last);
+      const who = "person" in by ? `${by.person} (admin)` : by.agentId;
       const updated = db
         .update(dialecticSessions)
-        .set({ phase: "failed", status: "failed", failureReason: `abandoned by ${agentId}${reason ? `: ${reason}` : ""}`, updatedAt: now })
+        .set({ phase: "failed", status: "failed", failureReason: `abandoned by ${who}${reason ? `: ${reason}` : ""}`, updatedAt: now })
         .where(eq(dialecticSessions.sessionId, sessionId))
         .returning()
         .get();
+      if ("person" in by) appendAudit({ actor: by.person, action: "dialectic.abandon", target: annotationTarget(sessionId), reason: reason ?? null, details: { phase: row.phase } });
       return toSession(updated, tail);
     })
     .immediate();
   invalidateSession(file, sessionId);
   return session;
+}
+
+/** Either participant may end a session without agreement. */
+export function abandonDialecticSession({ sessionId, agentId, isAdmin = false, reason, now = Date.now() }: { sessionId: string; agentId: string; isAdmin?: boolean; reason?: string; now?: number }): DialecticSession {
+  return abandonSession({ sessionId, by: { agentId, isAdmin }, reason, now });
+}
+
+/**
+ * A person with the admin role ends a session from the dashboard (the
+ * caller checked the role): same transition as an agent's abandon, and an
+ * audit row says who and why.
+ */
+export function abandonDialecticSessionAsAdmin({ sessionId, actor, reason, now = Date.now() }: { sessionId: string; actor: string; reason?: string; now?: number }): DialecticSession {
+  return abandonSession({ sessionId, by: { person: actor }, reason: abandonSessionSchema.parse({ reason }).reason, now });
+}
+
+// ---- annotations: notes people leave beside a transcript -------------------
+
+export const ANNOTATION_MAX_CHARS = 2000;
+/** Notes per session: beyond this a session is a chat room, and the page would grow without bound. */
+export const ANNOTATIONS_PER_SESSION_MAX = 200;
+
+export const annotateSessionSchema = z.object({ body: z.string().trim().min(1, "write a note first").max(ANNOTATION_MAX_CHARS) }).strict();
+
+export type DialecticAnnotation = DialecticAnnotationRow;
+
+function annotationTarget(sessionId: string): string {
+  return `dialectic_session:${sessionId}`;
+}
+
+/**
+ * A person's note beside a review's transcript. It is not a phase message:
+ * it never changes the phase, the turn or the signed chain, so it may be
+ * left on a finished session too. Audited with the note's size.
+ */
+export function annotateDialecticSession({ sessionId, input, actor, now = Date.now() }: { sessionId: string; input: z.input<typeof annotateSessionSchema>; actor: string; now?: number }): DialecticAnnotation {
+  const { body } = annotateSessionSchema.parse(input);
+  const { sqlite, db } = getGovernance();
+  return sqlite
+    .transaction(() => {
+      requireSessionRow(sessionId);
+      const n = db.select({ n: sql<number>`count(*)` }).from(dialecticAnnotations).where(eq(dialecticAnnotations.sessionId, sessionId)).get()?.n ?? 0;
+      if (n >= ANNOTATIONS_PER_SESSION_MAX) throw new AppError("unprocessable", `session ${sessionId} already has ${ANNOTATIONS_PER_SESSION_MAX} notes, the most it keeps`);
+      const row = db.insert(dialecticAnnotations).values({ sessionId, author: actor, body, createdAt: now }).returning().get();
+      appendAudit({ actor, action: "dialectic.annotate", target: annotationTarget(sessionId), details: { annotationId: row.id, chars: body.length } });
+      return row;
+    })
+    .immediate();
+}
+
+/** A session's notes, oldest first (at most ANNOTATIONS_PER_SESSION_MAX exist). */
+export function listDialecticAnnotations({ sessionId }: { sessionId: string }): DialecticAnnotation[] {
+  return getGovernance()
+    .db.select()
+    .from(dialecticAnnotations)
+    .where(eq(dialecticAnnotations.sessionId, sessionId))
+    .orderBy(asc(dialecticAnnotations.createdAt), asc(dialecticAnnotations.id))
+    .limit(ANNOTATIONS_PER_SESSION_MAX)
+    .all();
 }
 
 /** Count, synthesis rounds and last message per session, in one grouped query (the listing without transcripts). */

@@ -6,14 +6,15 @@
 
 export type Access = "public" | "signed-in" | "admin";
 
-/** Exact public paths: the sign-in page and the files browsers ask for on their own. */
-const PUBLIC_PATHS = new Set(["/login", "/favicon.ico", "/robots.txt"]);
+/** Exact public paths: the sign-in page and the files browsers ask for on their own (icons and the web manifest, from public/ and app/manifest.ts). */
+const PUBLIC_PATHS = new Set(["/login", "/favicon.ico", "/robots.txt", "/icon.svg", "/apple-touch-icon.png", "/manifest.webmanifest"]);
 
 /**
  * Public prefixes: the agent API (each route checks its bearer token;
- * /api/auth is next-auth itself) and Next's own build files.
+ * /api/auth is next-auth itself), Next's own build files and the app's PNG
+ * icons (public/icons/).
  */
-const PUBLIC_PREFIXES = ["/api/", "/_next/"];
+const PUBLIC_PREFIXES = ["/api/", "/_next/", "/icons/"];
 
 /** Admin-only areas: the path and everything below it. */
 const ADMIN_AREAS = ["/admin"];

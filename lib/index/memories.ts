@@ -2,11 +2,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { and, asc, count, desc, eq, gt, gte, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
 import { storeDir, type StoreHandle } from "../db/connection";
 import { categories, memories, type MemoryRow } from "../db/schema/index";
 import { AppError } from "../errors";
-import { appendAudit, type AuditEntry } from "../governance/audit";
+import { appendAudit, listAuditByTargets, type AuditEntry } from "../governance/audit";
 import { log } from "../log";
 import { mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
 import { existsNoFollow, readFileNoFollow, resolveInside } from "./contained-fs";
@@ -244,14 +245,19 @@ function memoryTarget({ handle, memoryPath }: { handle: StoreHandle; memoryPath:
  * caller's error means nothing was written. Only a failed rename after the
  * commit leaves the index ahead of the file; the error says so and the next
  * reindex repairs it.
+ *
+ * A move (`replaces`: the old path) drops the old path's index rows in the
+ * same transaction, and removes the old file once the new one is in place.
  */
-function writeMemory({ handle, memoryPath, content, audit }: { handle: StoreHandle; memoryPath: string; content: string; audit: AuditEntry }): Memory {
+function writeMemory({ handle, memoryPath, content, audit, replaces }: { handle: StoreHandle; memoryPath: string; content: string; audit: AuditEntry; replaces?: string }): Memory {
   const file = memoryFile({ handle, memoryPath });
+  const oldFile = replaces === undefined ? null : memoryFile({ handle, memoryPath: replaces });
   const tmp = writeTempBeside(file, content);
   try {
     handle.sqlite
       .transaction(() => {
         indexMemoryText({ handle, memoryPath, text: content, mtime: fs.statSync(tmp).mtimeMs });
+        if (replaces !== undefined) removeMemoryIndex({ handle, memoryPath: replaces });
         appendAudit(audit);
       })
       .immediate();
@@ -266,8 +272,35 @@ function writeMemory({ handle, memoryPath, content, audit }: { handle: StoreHand
     log("error", "memory indexed but its file could not be renamed into place", { store: handle.store, memoryPath, error: String(e) });
     throw new AppError("internal", `memory ${memoryPath} was indexed but its file could not be written; run a reindex of store ${handle.store}`);
   }
+  if (oldFile) {
+    try {
+      fs.rmSync(oldFile);
+    } catch (e) {
+      log("error", "memory moved but its old file could not be removed", { store: handle.store, from: replaces, to: memoryPath, error: String(e) });
+      throw new AppError("internal", `memory moved to ${memoryPath} but ${replaces} could not be removed; delete it or run a reindex of store ${handle.store}`);
+    }
+  }
   return getMemoryByPath({ handle, memoryPath });
 }
+
+/** The audit rows keep a body diff up to this size, so the history can show the last edit without the log growing by whole files. */
+export const MEMORY_DIFF_MAX_CHARS = 16_000;
+/** Past this many changed lines (or this much time) a diff is not computed: the row says the edit was too large to show. */
+const DIFF_MAX_EDIT_LENGTH = 1_000;
+const DIFF_TIMEOUT_MS = 250;
+
+export type MemoryBodyDiff = { diff: string | null; diffTruncated: boolean };
+
+/** A unified diff of two bodies, bounded in work and size; null when the edit is too large to diff cheaply. */
+export function diffMemoryBodies({ before, after, from, to }: { before: string; after: string; from: string; to: string }): MemoryBodyDiff {
+  const patch = createTwoFilesPatch(`a/${from}.md`, `b/${to}.md`, before, after, undefined, undefined, { context: 3, maxEditLength: DIFF_MAX_EDIT_LENGTH, timeout: DIFF_TIMEOUT_MS });
+  if (patch === undefined) return { diff: null, diffTruncated: true };
+  // The two header lines (Index and ===) add nothing here.
+  const body = patch.split("\n").slice(2).join("\n");
+  return body.length > MEMORY_DIFF_MAX_CHARS ? { diff: body.slice(0, body.lastIndexOf("\n", MEMORY_DIFF_MAX_CHARS)), diffTruncated: true } : { diff: body, diffTruncated: false };
+}
+
+const FRONTMATTER_FIELDS = ["tags", "summary", "source", "expiresAt"] as const;
 
 export function createMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Memory {
   if (existsNoFollow(memoryFile({ handle, memoryPath: input.path }))) throw new AppError("conflict", `memory ${input.path} already exists`);
@@ -285,22 +318,39 @@ export function updateMemory({ handle, input, actor, now = Date.now() }: { handl
   if (moved && existsNoFollow(memoryFile({ handle, memoryPath: target }))) {
     throw new AppError("conflict", `memory ${target} already exists`);
   }
-  const content = renderMemoryFile(
-    {
-      path: target,
-      tags: input.tags ?? current.tags,
-      createdAt: current.createdAt,
-      updatedAt: now,
-      expiresAt: input.expires_at === undefined ? current.expiresAt : input.expires_at,
-      source: input.source === undefined ? current.source : input.source,
-      summary: input.summary === undefined ? current.summary : input.summary,
-    },
-    input.body ?? current.body,
-  );
-  const audit: AuditEntry = { actor, action: "memory.update", target: memoryTarget({ handle, memoryPath: target }), details: moved ? { movedFrom: input.path } : null };
-  const saved = writeMemory({ handle, memoryPath: target, content, audit });
-  if (moved) removeMemoryFile({ handle, memoryPath: input.path, audit: null });
-  return saved;
+  const next = {
+    path: target,
+    tags: input.tags ?? current.tags,
+    createdAt: current.createdAt,
+    updatedAt: now,
+    expiresAt: input.expires_at === undefined ? current.expiresAt : input.expires_at,
+    source: input.source === undefined ? current.source : input.source,
+    summary: input.summary === undefined ? current.summary : input.summary,
+  };
+  const body = input.body ?? current.body;
+  const content = renderMemoryFile(next, body);
+  // What changed, for the history: frontmatter fields before → after, and a bounded diff of the body.
+  const changed: Record<string, { before: unknown; after: unknown }> = {};
+  for (const field of FRONTMATTER_FIELDS) {
+    if (JSON.stringify(current[field]) !== JSON.stringify(next[field])) changed[field] = { before: current[field], after: next[field] };
+  }
+  const bodyChanged = body !== current.body;
+  const details: Record<string, unknown> = {
+    ...(moved ? { movedFrom: input.path } : {}),
+    fields: [...(bodyChanged ? ["body"] : []), ...Object.keys(changed)],
+    ...(Object.keys(changed).length > 0 ? { changed } : {}),
+    ...(bodyChanged ? diffMemoryBodies({ before: current.body, after: body, from: input.path, to: target }) : {}),
+  };
+  const action = moved && !bodyChanged && Object.keys(changed).length === 0 ? "memory.move" : "memory.update";
+  const audit: AuditEntry = { actor, action, target: memoryTarget({ handle, memoryPath: target }), details };
+  return writeMemory({ handle, memoryPath: target, content, audit, replaces: moved ? input.path : undefined });
+}
+
+/** Move a memory to another category path (or slug): one index transaction, audited as memory.move. */
+export function moveMemory({ handle, from, to, actor, now = Date.now() }: { handle: StoreHandle; from: string; to: string; actor: string; now?: number }): Memory {
+  const input = updateMemorySchema.parse({ path: from, move_to: to });
+  if (input.move_to === input.path) throw new AppError("unprocessable", `memory ${from} is already at that path`);
+  return updateMemory({ handle, input, actor, now });
 }
 
 /**
@@ -308,7 +358,7 @@ export function updateMemory({ handle, input, actor, now = Date.now() }: { handl
  * row in one transaction. A failed index update is reported; the next
  * reindex drops the rows.
  */
-function removeMemoryFile({ handle, memoryPath, audit }: { handle: StoreHandle; memoryPath: string; audit: AuditEntry | null }): void {
+export function deleteMemory({ handle, memoryPath, actor }: { handle: StoreHandle; memoryPath: string; actor: string }): void {
   const file = memoryFile({ handle, memoryPath });
   if (!existsNoFollow(file)) throw new AppError("not_found", `no memory ${memoryPath}`);
   fs.rmSync(file);
@@ -316,7 +366,7 @@ function removeMemoryFile({ handle, memoryPath, audit }: { handle: StoreHandle; 
     handle.sqlite
       .transaction(() => {
         removeMemoryIndex({ handle, memoryPath });
-        if (audit) appendAudit(audit);
+        appendAudit({ actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }) });
       })
       .immediate();
   } catch (e) {
@@ -325,8 +375,81 @@ function removeMemoryFile({ handle, memoryPath, audit }: { handle: StoreHandle; 
   }
 }
 
-export function deleteMemory({ handle, memoryPath, actor }: { handle: StoreHandle; memoryPath: string; actor: string }): void {
-  removeMemoryFile({ handle, memoryPath, audit: { actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }) } });
+export type MemoryHistoryEntry = {
+  id: number;
+  ts: number;
+  actor: string;
+  action: "memory.create" | "memory.update" | "memory.move" | "memory.delete";
+  /** The path the memory had after this change. */
+  path: string;
+  movedFrom: string | null;
+  fields: string[];
+  changed: Record<string, { before: unknown; after: unknown }>;
+  diff: string | null;
+  diffTruncated: boolean;
+};
+
+const MEMORY_ACTIONS = new Set(["memory.create", "memory.update", "memory.move", "memory.delete"]);
+/** Moves followed back through earlier paths: a memory moved more often than this shows its newest paths' history only. */
+const HISTORY_MAX_PATHS = 10;
+
+function historyEntry(row: { id: number; ts: number; actor: string; action: string; target: string | null; details: string | null }, prefix: string): MemoryHistoryEntry | null {
+  if (!MEMORY_ACTIONS.has(row.action) || !row.target?.startsWith(prefix)) return null;
+  let d: Record<string, unknown> = {};
+  try {
+    d = row.details ? (JSON.parse(row.details) as Record<string, unknown>) : {};
+  } catch {
+    // An unreadable details column still shows who did what and when.
+  }
+  return {
+    id: row.id,
+    ts: row.ts,
+    actor: row.actor,
+    action: row.action as MemoryHistoryEntry["action"],
+    path: row.target.slice(prefix.length),
+    movedFrom: typeof d.movedFrom === "string" ? d.movedFrom : null,
+    fields: Array.isArray(d.fields) ? d.fields.filter((f): f is string => typeof f === "string") : [],
+    changed: d.changed && typeof d.changed === "object" ? (d.changed as MemoryHistoryEntry["changed"]) : {},
+    diff: typeof d.diff === "string" ? d.diff : null,
+    diffTruncated: d.diffTruncated === true,
+  };
+}
+
+/**
+ * A memory's change history from the audit log, newest first: who, when,
+ * what changed, and the body diff each edit kept. Moves are followed back,
+ * so a memory's history includes what happened under its earlier paths
+ * (rows there from before it moved in are left out: another memory may have
+ * had that path since).
+ */
+export function listMemoryHistory({ handle, memoryPath, limit = 50 }: { handle: StoreHandle; memoryPath: string; limit?: number }): MemoryHistoryEntry[] {
+  const prefix = memoryTarget({ handle, memoryPath: "" });
+  const out: MemoryHistoryEntry[] = [];
+  let cursor: string | null = memoryPath;
+  let before = Number.POSITIVE_INFINITY;
+  const seen = new Set<string>();
+  while (cursor !== null && !seen.has(cursor) && seen.size < HISTORY_MAX_PATHS && out.length < limit) {
+    seen.add(cursor);
+    const cutoff = before;
+    const target = memoryTarget({ handle, memoryPath: cursor });
+    const rows: MemoryHistoryEntry[] = listAuditByTargets({ targets: [target], limit: limit * 2 })
+      .filter((r) => r.id < cutoff)
+      .map((r) => historyEntry(r, prefix))
+      .filter((e): e is MemoryHistoryEntry => e !== null);
+    cursor = null;
+    for (const e of rows) {
+      // Under this path, history stops at the delete that ended an earlier memory of the same name.
+      if (e.action === "memory.delete" && out.length > 0) break;
+      out.push(e);
+      if (e.movedFrom) {
+        cursor = e.movedFrom;
+        before = e.id;
+        break;
+      }
+      if (e.action === "memory.create") break;
+    }
+  }
+  return out.slice(0, limit);
 }
 
 /** The memory as its file says now (the file is the source of truth). */

@@ -2,10 +2,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { closeStoreDb, getStoreDb, storeDir, type StoreHandle } from "../db/connection";
-import { CORE_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
+import { CORE_STORE, DEFAULT_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
 import { meta } from "../db/schema/index";
-import { AppError } from "../errors";
-import { appendAudit } from "../governance/audit";
+import { AppError, isAppError } from "../errors";
+import { appendAudit, hasAuditEntry } from "../governance/audit";
 import { ensureIndexBuilt } from "../index/reindex";
 import { mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 
@@ -142,4 +142,24 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
 /** The core store exists from the first run. */
 export function ensureCoreStore(): void {
   getStoreDb(CORE_STORE);
+}
+
+/**
+ * A fresh data dir gets a ready `default` store, the one the README and the
+ * MCP snippet use. It is made once per data dir: when the audit log shows it
+ * was ever created (here, by the API or by the CLI), a missing `default`
+ * means an operator removed it, and it stays removed. A data dir from before
+ * this rule (no such audit row) gets it on its next start. Returns whether it
+ * was created now.
+ */
+export function ensureDefaultStore(): boolean {
+  if (storeExists(DEFAULT_STORE) || hasAuditEntry({ action: "store.create", target: `store:${DEFAULT_STORE}` })) return false;
+  try {
+    createStore({ input: { name: DEFAULT_STORE, description: "The store agents write to unless told otherwise." }, actor: "system:bootstrap" });
+    return true;
+  } catch (e) {
+    // Another process starting on the same data dir made it first.
+    if (isAppError(e) && e.code === "conflict") return false;
+    throw e;
+  }
 }

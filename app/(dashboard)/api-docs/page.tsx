@@ -1,21 +1,30 @@
+import { headers } from "next/headers";
 import { ROUTE_MODULES } from "@/app/api/v1/openapi.json/catalog";
 import { requireUser } from "@/app/_server/session";
 import { buildApiReference } from "@/lib/api/openapi";
+import { getConfig } from "@/lib/config";
+import { DEFAULT_STORE } from "@/lib/db/store-names";
+import { requestBaseUrl } from "@/lib/http/public-url";
 import { listToolDescriptors } from "@/lib/mcp/server";
 
-const MCP_CONFIG = JSON.stringify(
-  {
-    mcpServers: {
-      dualmind: { command: "npx", args: ["dualmind", "mcp", "--store", "default"] },
-      "dualmind-http": { type: "http", url: "http://127.0.0.1:3000/api/mcp", headers: { Authorization: "Bearer dm_..." } },
+/** The client configuration, pointed at the address this page was served from. */
+function mcpConfig(baseUrl: string): string {
+  return JSON.stringify(
+    {
+      mcpServers: {
+        dualmind: { command: "npx", args: ["dualmind", "mcp", "--store", DEFAULT_STORE] },
+        "dualmind-http": { type: "http", url: `${baseUrl}/api/mcp`, headers: { Authorization: "Bearer dm_..." } },
+      },
     },
-  },
-  null,
-  2,
-);
+    null,
+    2,
+  );
+}
 
 export default async function ApiDocsPage() {
   await requireUser();
+  const config = getConfig();
+  const baseUrl = requestBaseUrl({ headers: await headers(), trustProxyHops: config.trustProxyHops, configuredUrl: config.publicUrl });
   const entries = buildApiReference(Object.values(ROUTE_MODULES));
   const groups = new Map<string, typeof entries>();
   for (const e of entries) {
@@ -36,10 +45,15 @@ export default async function ApiDocsPage() {
           MCP
         </h2>
         <p className="text-sm text-slate-700">
-          Streamable HTTP at <code>/api/mcp</code> with the same bearer token, or stdio with <code>npx dualmind mcp --store default</code>. Client configuration:
+          Streamable HTTP at <code>/api/mcp</code> with the same bearer token, or stdio with <code>npx dualmind mcp --store {DEFAULT_STORE}</code>. Client configuration for this server:
         </p>
         <pre className="overflow-x-auto rounded bg-slate-900 p-3 text-xs text-slate-100" data-testid="mcp-config">
-          {MCP_CONFIG}
+          {mcpConfig(baseUrl)}
+        </pre>
+        <p className="text-sm text-slate-700">Try it:</p>
+        <pre className="overflow-x-auto rounded bg-slate-900 p-3 text-xs text-slate-100" data-testid="curl-example">
+          {`curl -s -H "Authorization: Bearer $DUALMIND_TOKEN" ${baseUrl}/api/v1/stores/${DEFAULT_STORE}/memories\n` +
+            `curl -s -H "Authorization: Bearer $DUALMIND_TOKEN" -H "content-type: application/json" \\\n  -d '{"q":"backups","mode":"hybrid"}' ${baseUrl}/api/v1/stores/${DEFAULT_STORE}/search`}
         </pre>
         <table className="data" data-testid="mcp-tools">
           <thead>

@@ -1,27 +1,77 @@
 import Link from "next/link";
 import { pickStore } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
+import { MemoryEditor, type MemoryDraft } from "@/components/memory-editor";
+import { MemoryHistory } from "@/components/memory-history";
+import { MemoryDeleteForm, MemoryMoveForm } from "@/components/memory-manage";
 import { MemoryMarkdown } from "@/components/memory-markdown";
-import { MemoryCategoryTree, MemoryFilterForm } from "@/components/memory-filters";
+import { MemoryCategoryTree, MemoryFilterForm, MemorySearchForm } from "@/components/memory-filters";
+import { roleAtLeast } from "@/lib/auth/users";
 import { formatTime } from "@/lib/format";
-import { getMemoryByPath, listAllCategories, listMemoriesByFilter, memoryFilterSchema, memoryPathSchema } from "@/lib/index/memories";
+import { getMemoryByPath, listAllCategories, listMemoriesByFilter, listMemoryHistory, memoryFilterSchema, memoryPathSchema, type MemoryWithBody } from "@/lib/index/memories";
+import { searchInputSchema, searchStore, type SearchHit } from "@/lib/index/search";
 import { openStore } from "@/lib/stores/stores";
 import { isAppError } from "@/lib/errors";
+import { createMemoryAction, deleteMemoryAction, moveMemoryAction, updateMemoryAction } from "./actions";
 
 const PAGE_SIZE = 25;
 
 type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
 
+type Viewed = { kind: "memory"; memory: MemoryWithBody } | { kind: "missing"; path: string; reason: string } | null;
+
+function loadMemory(handle: ReturnType<typeof openStore>, raw: string | undefined): Viewed {
+  if (!raw) return null;
+  const parsed = memoryPathSchema.safeParse(raw);
+  if (!parsed.success) return { kind: "missing", path: raw, reason: "That is not a memory path (it looks like category/…/slug)." };
+  try {
+    return { kind: "memory", memory: getMemoryByPath({ handle, memoryPath: parsed.data }) };
+  } catch (e) {
+    if (isAppError(e) && e.code === "not_found") return { kind: "missing", path: raw, reason: "It may have been moved or deleted." };
+    throw e;
+  }
+}
+
+const dateOnly = (ms: number | null) => (ms === null ? "" : new Date(ms).toISOString().slice(0, 10));
+
+function draftOf(m: MemoryWithBody): MemoryDraft {
+  return { path: m.path, body: m.body, tags: m.tags.join(", "), summary: m.summary ?? "", source: m.source ?? "", expires: dateOnly(m.expiresAt) };
+}
+
+/** Full-text hits of memories only (the one search entry point, kind=memory), one row per memory. */
+async function searchMemories({ handle, q, category, page }: { handle: ReturnType<typeof openStore>; q: string; category: string | undefined; page: number }): Promise<{ hits: SearchHit[]; hasMore: boolean } | { error: string }> {
+  const input = searchInputSchema.safeParse({ q, mode: "fts", kind: "memory", prefix: category ? `memory/${category}/` : undefined, limit: String(PAGE_SIZE), offset: String((page - 1) * PAGE_SIZE) });
+  if (!input.success) return { error: input.error.issues.map((i) => i.message).join("; ") };
+  try {
+    const result = await searchStore({ handle, core: null, input: input.data });
+    const seen = new Set<string>();
+    return { hits: result.results.filter((h) => !seen.has(h.path) && seen.add(h.path)), hasMore: result.hasMore };
+  } catch (e) {
+    if (isAppError(e)) return { error: e.message };
+    throw e;
+  }
+}
+
+const memoryPathOfDoc = (docPath: string) => docPath.replace(/^memory\//, "").replace(/\.md$/, "");
+
 export default async function MemoriesPage({ searchParams }: { searchParams: Promise<Params> }) {
-  await requireUser();
+  const user = await requireUser();
+  const canEdit = roleAtLeast(user.role, "editor");
   const sp = await searchParams;
   const { store, stores } = pickStore(one(sp.store));
   const handle = openStore({ store });
-  const page = Math.max(1, Number(one(sp.page)) || 1);
+  const page = Math.max(1, Math.min(10_000, Number(one(sp.page)) || 1));
+  // A category belongs to the store it was picked in: after switching store it is dropped, never kept as a hidden filter.
+  const categoryStore = one(sp.cstore);
+  const categories = listAllCategories({ handle });
+  const askedCategory = categoryStore && categoryStore !== store ? undefined : one(sp.category);
+  const category = askedCategory && categories.some((c) => c.path === askedCategory) ? askedCategory : undefined;
+  const unknownCategory = askedCategory && !category ? askedCategory : undefined;
+  const q = one(sp.q)?.trim();
   const values = {
     store,
-    category: one(sp.category),
+    category,
     tags: one(sp.tags),
     source: one(sp.source),
     after: one(sp.after),
@@ -42,89 +92,176 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
     limit: String(PAGE_SIZE),
     offset: String((page - 1) * PAGE_SIZE),
   });
-  const list = parsed.success ? listMemoriesByFilter({ handle, filter: parsed.data }) : null;
-  const categories = listAllCategories({ handle });
-  const viewPath = one(sp.path);
-  let viewed: ReturnType<typeof getMemoryByPath> | null = null;
-  let viewError: string | null = null;
-  if (viewPath) {
-    try {
-      viewed = getMemoryByPath({ handle, memoryPath: memoryPathSchema.parse(viewPath) });
-    } catch (e) {
-      viewError = isAppError(e) ? e.message : "that memory path is not valid";
-    }
-  }
+  const search = q ? await searchMemories({ handle, q, category, page }) : null;
+  const list = !search && parsed.success ? listMemoriesByFilter({ handle, filter: parsed.data }) : null;
+  const viewed = loadMemory(handle, one(sp.path));
+  const editing = canEdit && viewed?.kind === "memory" && one(sp.edit) === "1";
+  const creating = canEdit && one(sp.new) === "1";
+  const base = `/memories?store=${encodeURIComponent(store)}`;
+  const withCategory = category ? `${base}&category=${encodeURIComponent(category)}&cstore=${encodeURIComponent(store)}` : base;
+  const viewHref = (p: string) => `${base}&path=${encodeURIComponent(p)}`;
   const pageHref = (p: number) => {
-    const q = new URLSearchParams(Object.entries({ ...values, expired: values.expired ? "1" : "", page: String(p) }).filter(([, v]) => typeof v === "string" && v !== "") as [string, string][]);
-    return `/memories?${q}`;
+    const query = new URLSearchParams(
+      Object.entries({ ...values, q: q ?? "", cstore: category ? store : "", expired: values.expired ? "1" : "", page: String(p) }).filter(([, v]) => typeof v === "string" && v !== "") as [string, string][],
+    );
+    return `/memories?${query}`;
   };
   const pages = list ? Math.max(1, Math.ceil(list.total / PAGE_SIZE)) : 1;
 
   return (
     <div className="space-y-4">
-      <div className="flex items-baseline gap-3">
+      <div className="flex flex-wrap items-baseline gap-3">
         <h1 className="text-2xl font-semibold">Memories</h1>
         <Link href={`/stores/${store}`} className="text-sm text-blue-700 underline">
           store {store}
         </Link>
+        {canEdit && !creating && (
+          <Link href={`${withCategory}&new=1`} className="btn ml-auto">
+            New memory
+          </Link>
+        )}
       </div>
       <MemoryFilterForm stores={stores} values={values} />
       <div className="grid gap-4 md:grid-cols-[14rem_1fr]">
         <MemoryCategoryTree store={store} categories={categories} active={values.category} />
-        <div className="space-y-4">
-          {viewed && (
-            <article className="card space-y-3" aria-label={`Memory ${viewed.path}`} data-testid="memory-view">
+        <div className="min-w-0 space-y-4">
+          {creating && (
+            <MemoryEditor
+              store={store}
+              mode="create"
+              initial={{ path: category ? `${category}/` : "", body: "", tags: "", summary: "", source: "", expires: "" }}
+              action={createMemoryAction}
+              cancelHref={withCategory}
+            />
+          )}
+          {viewed?.kind === "missing" && (
+            <section className="card space-y-2" role="status" aria-label="Memory not found" data-testid="memory-not-found">
+              <h2 className="font-semibold">No memory at {viewed.path}</h2>
+              <p className="text-sm text-slate-600">
+                Store {store} has no memory at <span className="font-mono">{viewed.path}</span>. {viewed.reason}
+              </p>
+              <Link href={base} className="text-sm text-blue-700 underline">
+                Back to all memories in {store}
+              </Link>
+            </section>
+          )}
+          {editing && viewed?.kind === "memory" && <MemoryEditor store={store} mode="edit" initial={draftOf(viewed.memory)} action={updateMemoryAction} cancelHref={viewHref(viewed.memory.path)} />}
+          {!editing && viewed?.kind === "memory" && (
+            <article className="card space-y-3" aria-label={`Memory ${viewed.memory.path}`} data-testid="memory-view">
               <header className="space-y-1">
-                <h2 className="font-mono text-sm font-semibold">{viewed.path}</h2>
+                <div className="flex flex-wrap items-start gap-2">
+                  <h2 className="break-all font-mono text-sm font-semibold">{viewed.memory.path}</h2>
+                  {canEdit && (
+                    <Link href={`${viewHref(viewed.memory.path)}&edit=1`} className="btn-secondary ml-auto">
+                      Edit
+                    </Link>
+                  )}
+                </div>
                 <p className="text-xs text-slate-500">
-                  updated {formatTime(viewed.updatedAt)} · created {formatTime(viewed.createdAt)}
-                  {viewed.expiresAt ? ` · expires ${formatTime(viewed.expiresAt)}` : ""}
-                  {viewed.source ? ` · source ${viewed.source}` : ""} · ~{viewed.tokenEstimate} tokens
+                  updated {formatTime(viewed.memory.updatedAt)} · created {formatTime(viewed.memory.createdAt)}
+                  {viewed.memory.expiresAt ? ` · expires ${formatTime(viewed.memory.expiresAt)}` : ""}
+                  {viewed.memory.source ? ` · source ${viewed.memory.source}` : ""} · ~{viewed.memory.tokenEstimate} tokens
                 </p>
-                {viewed.tags.length > 0 && <p className="text-xs">tags: {viewed.tags.join(", ")}</p>}
-                {viewed.summary && <p className="text-sm italic text-slate-600">{viewed.summary}</p>}
+                {viewed.memory.tags.length > 0 && <p className="text-xs">tags: {viewed.memory.tags.join(", ")}</p>}
+                {viewed.memory.summary && <p className="text-sm italic text-slate-600">{viewed.memory.summary}</p>}
               </header>
-              <MemoryMarkdown text={viewed.body} file={`memory/${viewed.path}.md`} />
+              <MemoryMarkdown text={viewed.memory.body} file={`memory/${viewed.memory.path}.md`} />
+              {canEdit && (
+                <footer className="space-y-3 border-t border-slate-100 pt-3" aria-label="Manage memory">
+                  <MemoryMoveForm store={store} path={viewed.memory.path} action={moveMemoryAction} />
+                  <MemoryDeleteForm store={store} path={viewed.memory.path} action={deleteMemoryAction} />
+                </footer>
+              )}
             </article>
           )}
-          {viewError && <p role="alert" className="text-sm text-red-600">{viewError}</p>}
+          {viewed?.kind === "memory" && <MemoryHistory entries={listMemoryHistory({ handle, memoryPath: viewed.memory.path, limit: 30 })} />}
+
+          <MemorySearchForm store={store} category={category} q={q} />
+          {unknownCategory && (
+            <p role="status" className="text-sm text-slate-600" data-testid="memory-category-missing">
+              Store {store} has no category <span className="font-mono">{unknownCategory}</span>; showing all memories.
+            </p>
+          )}
           {!parsed.success && (
             <p role="alert" className="text-sm text-red-600">
               Invalid filter: {parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}
             </p>
           )}
+          {search && "error" in search && (
+            <p role="alert" className="text-sm text-red-600">
+              Search failed: {search.error}
+            </p>
+          )}
+          {search && "hits" in search && (
+            <section className="card space-y-2" aria-label="Memory search results" data-testid="memory-search-results">
+              <p className="text-sm text-slate-600">
+                {search.hits.length === 0 ? "No memory matches" : `Memories matching`} <q>{q}</q>
+                {category ? ` in ${category}` : ""}
+                {" · "}
+                <Link className="text-blue-700 underline" href={withCategory}>
+                  clear search
+                </Link>
+              </p>
+              <ul className="space-y-2">
+                {search.hits.map((h) => (
+                  <li key={h.path}>
+                    <Link className="font-mono text-sm text-blue-700 underline" href={viewHref(memoryPathOfDoc(h.path))}>
+                      {memoryPathOfDoc(h.path)}
+                    </Link>
+                    <p className="text-xs text-slate-600">{h.snippet}</p>
+                  </li>
+                ))}
+              </ul>
+              <nav aria-label="Pages" className="flex items-center gap-3 text-sm">
+                {page > 1 && <Link href={pageHref(page - 1)} className="underline">Previous</Link>}
+                <span>page {page}</span>
+                {search.hasMore && <Link href={pageHref(page + 1)} className="underline">Next</Link>}
+              </nav>
+            </section>
+          )}
           {list && (
             <section className="card space-y-2" aria-label="Memory list">
               <p className="text-sm text-slate-600" data-testid="memory-count">
-                {list.total} memories{values.category ? ` in ${values.category}` : ""}
+                {list.total} {list.total === 1 ? "memory" : "memories"}
+                {values.category ? ` in ${values.category}` : ""}
+                {values.category && (
+                  <>
+                    {" · "}
+                    <Link className="text-blue-700 underline" href={base}>
+                      show all
+                    </Link>
+                  </>
+                )}
               </p>
-              <table className="data" data-testid="memories-table">
-                <thead>
-                  <tr>
-                    <th>Path</th>
-                    <th>Tags</th>
-                    <th>Source</th>
-                    <th>Updated</th>
-                    <th>Tokens</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.memories.map((m) => (
-                    <tr key={m.path}>
-                      <td>
-                        <Link className="font-mono text-blue-700 underline" href={`${pageHref(page)}&path=${encodeURIComponent(m.path)}`}>
-                          {m.path}
-                        </Link>
-                        {m.summary && <div className="text-xs text-slate-500">{m.summary}</div>}
-                      </td>
-                      <td>{m.tags.join(", ")}</td>
-                      <td>{m.source ?? "—"}</td>
-                      <td>{formatTime(m.updatedAt)}</td>
-                      <td>{m.tokenEstimate}</td>
+              <div className="overflow-x-auto">
+                <table className="data" data-testid="memories-table">
+                  <thead>
+                    <tr>
+                      <th>Path</th>
+                      <th>Tags</th>
+                      <th>Source</th>
+                      <th>Updated</th>
+                      <th>Tokens</th>
                     </tr>
-                  ))}
-                </tbody>
-              </table>
+                  </thead>
+                  <tbody>
+                    {list.memories.map((m) => (
+                      <tr key={m.path}>
+                        <td>
+                          <Link className="font-mono text-blue-700 underline" href={`${pageHref(page)}&path=${encodeURIComponent(m.path)}`}>
+                            {m.path}
+                          </Link>
+                          {m.summary && <div className="text-xs text-slate-500">{m.summary}</div>}
+                        </td>
+                        <td>{m.tags.join(", ")}</td>
+                        <td>{m.source ?? "—"}</td>
+                        <td>{formatTime(m.updatedAt)}</td>
+                        <td>{m.tokenEstimate}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
               <nav aria-label="Pages" className="flex items-center gap-3 text-sm">
                 {page > 1 && <Link href={pageHref(page - 1)} className="underline">Previous</Link>}
                 <span>

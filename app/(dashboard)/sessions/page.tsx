@@ -5,8 +5,7 @@ import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
 import { z } from "zod";
 import { agentIdSchema } from "@/lib/common";
-import { listDialecticSessionsByAgent, PHASES, ROLES, STATUSES } from "@/lib/governance/dialectic";
-import { getDialecticMetrics } from "@/lib/metrics/dialectic";
+import { getDialecticActivity, listDialecticSessionsByAgent, PHASES, ROLES, sessionIdleClock, STATUSES, type SessionView } from "@/lib/governance/dialectic";
 import { timeCall } from "@/lib/http/request-timer";
 import { requireUser } from "@/app/_server/session";
 import { filledParams } from "@/app/_server/pages";
@@ -26,6 +25,17 @@ const sessionFilterSchema = z
   })
   .strict();
 
+/** Who must act next, in a person's words: the agent ids, or why nobody can. */
+function waitingOn(s: SessionView): React.ReactNode {
+  if (s.status !== "active") return <span className="text-slate-400">nobody ({s.status})</span>;
+  if (s.expected.agentIds.length === 0) return <span className="text-amber-700">a reviewer to claim it</span>;
+  return (
+    <span title={s.expected.note}>
+      {s.expected.agentIds.join(" or ")} <span className="text-xs text-slate-500">({s.expected.messageType})</span>
+    </span>
+  );
+}
+
 export default async function SessionsPage({ searchParams }: Props) {
   await requireUser();
   const raw = filledParams(await searchParams);
@@ -34,7 +44,8 @@ export default async function SessionsPage({ searchParams }: Props) {
   const result = f
     ? timeCall("dialectic list", () => listDialecticSessionsByAgent({ agentId: f.agent, role: f.role, status: f.status, phase: f.phase, topic: f.topic, limit: PAGE_SIZE, offset: (f.page - 1) * PAGE_SIZE }))
     : null;
-  const metrics = getDialecticMetrics();
+  // Latency of these queries is on Observability (and GET /api/v1/dialectic/metrics), not here: this page is for people following reviews.
+  const metrics = getDialecticActivity();
   const failedLastDay = metrics.failedPerHour.reduce((n, h) => n + h.failed, 0);
   const pageLink = (p: number) => `/sessions?${new URLSearchParams({ ...raw, page: String(p) }).toString()}`;
   return (
@@ -54,34 +65,6 @@ export default async function SessionsPage({ searchParams }: Props) {
           <dd className="text-xl font-semibold">{metrics.messagesLastHour}</dd>
         </div>
       </dl>
-
-      {metrics.latency.length > 0 && (
-        <details className="card text-sm" data-testid="session-latency">
-          <summary className="cursor-pointer font-medium">Latency in this server process (ms, bucketed)</summary>
-          <table className="data mt-2">
-            <thead>
-              <tr>
-                <th>Operation</th>
-                <th>Count</th>
-                <th>p50 ≤</th>
-                <th>p95 ≤</th>
-                <th>Mean</th>
-              </tr>
-            </thead>
-            <tbody>
-              {metrics.latency.map((r) => (
-                <tr key={r.route}>
-                  <td>{r.route}</td>
-                  <td>{r.count}</td>
-                  <td>{r.p50Ms}</td>
-                  <td>{r.p95Ms}</td>
-                  <td>{r.meanMs.toFixed(1)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </details>
-      )}
 
       <LedgerSection id="sessions-heading" title="Dialectic reviews">
         <form className="grid gap-2 sm:grid-cols-6" aria-label="Session filters">
@@ -114,40 +97,58 @@ export default async function SessionsPage({ searchParams }: Props) {
           <p className="text-sm text-slate-600">No sessions match.</p>
         ) : (
           <>
-            <table className="data" data-testid="sessions-table">
-              <thead>
-                <tr>
-                  <th>Topic</th>
-                  <th>Type</th>
-                  <th>Paused agent</th>
-                  <th>Reviewer</th>
-                  <th>Phase</th>
-                  <th>Status</th>
-                  <th>Messages</th>
-                  <th>Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {result.sessions.map((s) => (
-                  <tr key={s.sessionId} data-testid={`session-row-${s.sessionId}`}>
-                    <td>
-                      <Link className="underline" href={`/sessions/${encodeURIComponent(s.sessionId)}`}>
-                        {s.topic}
-                      </Link>
-                    </td>
-                    <td>{s.sessionType}</td>
-                    <td>{s.pausedAgentId}</td>
-                    <td>{s.reviewerAgentId ?? <span className="text-slate-400">open</span>}</td>
-                    <td>{s.phase}</td>
-                    <td>
-                      <LedgerVerdictBadge value={s.status} />
-                    </td>
-                    <td>{s.messageCount}</td>
-                    <td>{formatTime(s.updatedAt)}</td>
+            <div className="overflow-x-auto">
+              <table className="data" data-testid="sessions-table">
+                <thead>
+                  <tr>
+                    <th>Topic</th>
+                    <th>Type</th>
+                    <th>Paused agent</th>
+                    <th>Reviewer</th>
+                    <th>Phase</th>
+                    <th>Waiting on</th>
+                    <th>Idle since</th>
+                    <th>Times out at</th>
+                    <th>Status</th>
+                    <th>Messages</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
+                </thead>
+                <tbody>
+                  {result.sessions.map((s) => {
+                    const clock = sessionIdleClock(s);
+                    return (
+                      <tr key={s.sessionId} data-testid={`session-row-${s.sessionId}`}>
+                        <td>
+                          <Link className="underline" href={`/sessions/${encodeURIComponent(s.sessionId)}`}>
+                            {s.topic}
+                          </Link>
+                        </td>
+                        <td>{s.sessionType}</td>
+                        <td>{s.pausedAgentId}</td>
+                        <td>{s.reviewerAgentId ?? <span className="text-slate-400">open</span>}</td>
+                        <td>{s.phase}</td>
+                        <td data-testid="session-waiting-on">{waitingOn(s)}</td>
+                        <td>{clock ? formatTime(clock.idleSince) : <span className="text-slate-400">—</span>}</td>
+                        <td>
+                          {clock ? (
+                            <>
+                              {formatTime(clock.timesOutAt)}
+                              {clock.overdue && <span className="ml-1 text-xs text-amber-700">overdue</span>}
+                            </>
+                          ) : (
+                            <span className="text-slate-400">ended {formatTime(s.updatedAt)}</span>
+                          )}
+                        </td>
+                        <td>
+                          <LedgerVerdictBadge value={s.status} />
+                        </td>
+                        <td>{s.messageCount}</td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            </div>
             <LedgerPager label="Session pages" noun="session" total={result.total} page={f.page} pageSize={PAGE_SIZE} hrefFor={pageLink} />
           </>
         )}

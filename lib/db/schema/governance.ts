@@ -73,7 +73,7 @@ export const auditLog = sqliteTable(
     prevHash: text("prev_hash").notNull(),
     hash: text("hash").notNull(),
   },
-  (t) => [index("audit_log_ts_idx").on(t.ts), index("audit_log_actor_idx").on(t.actor)],
+  (t) => [index("audit_log_ts_idx").on(t.ts), index("audit_log_actor_idx").on(t.actor), index("audit_log_target_idx").on(t.target, t.id)],
 );
 export type AuditRow = InferSelectModel<typeof auditLog>;
 
@@ -236,6 +236,23 @@ export const dialecticMessages = sqliteTable(
   (t) => [uniqueIndex("dialectic_messages_session_seq_uq").on(t.sessionId, t.seq), index("dialectic_messages_ts_idx").on(t.timestamp)],
 );
 export type DialecticMessageRow = InferSelectModel<typeof dialecticMessages>;
+
+/** A note a person leaves beside a review's transcript: not a phase message, never part of the signed chain. */
+export const dialecticAnnotations = sqliteTable(
+  "dialectic_annotations",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => dialecticSessions.sessionId),
+    /** The actor string of who wrote it (`user:<name>`). */
+    author: text("author").notNull(),
+    body: text("body").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("dialectic_annotations_session_idx").on(t.sessionId, t.createdAt)],
+);
+export type DialecticAnnotationRow = InferSelectModel<typeof dialecticAnnotations>;
 
 /**
  * Request latency per route, kept at two resolutions written together: minute

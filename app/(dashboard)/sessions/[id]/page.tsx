@@ -4,11 +4,15 @@ import { notFound } from "next/navigation";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { SessionPhaseTimeline } from "@/components/session-phase-timeline";
 import { SessionTranscript } from "@/components/session-transcript";
+import { SessionAnnotations } from "@/components/session-annotations";
+import { SessionAbandonForm, SessionNoteForm } from "@/components/session-notes";
+import { roleAtLeast } from "@/lib/auth/users";
 import { formatTime } from "@/lib/format";
-import { getDialecticSessionById, verifyDialecticSession, type SessionView } from "@/lib/governance/dialectic";
+import { ANNOTATION_MAX_CHARS, getDialecticSessionById, listDialecticAnnotations, sessionIdleClock, verifyDialecticSession, type SessionView } from "@/lib/governance/dialectic";
 import { timeCall } from "@/lib/http/request-timer";
 import { requireUser } from "@/app/_server/session";
 import { findByClientId } from "@/app/_server/pages";
+import { abandonSessionAction, annotateSessionAction } from "../actions";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -19,10 +23,12 @@ function load(id: string): SessionView {
 }
 
 export default async function SessionPage({ params }: Props) {
-  await requireUser();
+  const user = await requireUser();
   const { id } = await params;
   const session = load(decodeURIComponent(id));
   const messages = session.messages ?? [];
+  const notes = listDialecticAnnotations({ sessionId: session.sessionId });
+  const clock = sessionIdleClock(session);
   // Checked against SQLite on every view: the page says whether the transcript is intact.
   const signatures = verifyDialecticSession({ sessionId: session.sessionId });
   return (
@@ -70,11 +76,13 @@ export default async function SessionPage({ params }: Props) {
       <LedgerSection id="timeline-heading" title="Phase">
         <SessionPhaseTimeline phase={session.phase} messages={messages} createdAt={session.createdAt} updatedAt={session.updatedAt} />
         {session.status === "active" && (
-          <p className="text-sm text-slate-600">
+          <p className="text-sm text-slate-600" data-testid="session-waiting">
             Next: {session.expected.note}
             {session.expected.agentIds.length > 0 && ` (${session.expected.agentIds.join(" or ")})`} · synthesis round {session.synthesisRounds} of {session.maxRounds}
+            {clock && ` · idle since ${formatTime(clock.idleSince)} · times out at ${formatTime(clock.timesOutAt)}`}
           </p>
         )}
+        {session.status === "active" && user.role === "admin" && <SessionAbandonForm sessionId={session.sessionId} action={abandonSessionAction} />}
       </LedgerSection>
 
       {session.status !== "active" && (
@@ -103,9 +111,16 @@ export default async function SessionPage({ params }: Props) {
         </LedgerSection>
       )}
 
-      <LedgerSection id="transcript-heading" title="Transcript">
-        <SessionTranscript messages={messages} pausedAgentId={session.pausedAgentId} />
-      </LedgerSection>
+      <div className="grid gap-4 lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)]">
+        <LedgerSection id="transcript-heading" title="Transcript">
+          <SessionTranscript messages={messages} pausedAgentId={session.pausedAgentId} />
+        </LedgerSection>
+        <LedgerSection id="notes-heading" title={`Notes (${notes.length})`} testId="session-notes-panel">
+          <p className="text-xs text-slate-500">Notes from people, beside the review: not messages of it, so they never change its phase or turn.</p>
+          <SessionAnnotations notes={notes} />
+          {roleAtLeast(user.role, "editor") && <SessionNoteForm sessionId={session.sessionId} maxChars={ANNOTATION_MAX_CHARS} action={annotateSessionAction} />}
+        </LedgerSection>
+      </div>
     </div>
   );
 }

@@ -1,0 +1,87 @@
+"use server";
+
+import { z } from "zod";
+import { requireRoleForAction } from "@/app/_server/session";
+import { actorOf } from "@/lib/auth/actor";
+import { storeNameSchema } from "@/lib/db/store-names";
+import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
+import { createMemory, createMemorySchema, deleteMemory, memoryPathSchema, moveMemory, updateMemory, updateMemorySchema } from "@/lib/index/memories";
+import { openStore } from "@/lib/stores/stores";
+
+// Server actions are public endpoints: each checks the session and role itself, then calls the same
+// domain functions as the API (lib/index/memories.ts), which write the file, the index and the audit row.
+// No revalidatePath: the form navigates to the memory's (new) page, which renders fresh, and a refresh of
+// the page it was on would unmount the form (a moved or deleted memory is "not found" there) before it can.
+
+type Done = ActionResult<{ href: string }>;
+
+const text = (form: FormData, name: string) => String(form.get(name) ?? "");
+const memoryHref = (store: string, memoryPath: string) => `/memories?store=${encodeURIComponent(store)}&path=${encodeURIComponent(memoryPath)}`;
+
+/** The editor's frontmatter fields as the API takes them; blank means "none". */
+function frontmatterFields(form: FormData) {
+  const tags = text(form, "tags")
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const date = text(form, "expires").trim();
+  const expires = date === "" ? null : z.object({ expires_at: z.iso.date("expires must be a date (YYYY-MM-DD)") }).parse({ expires_at: date }).expires_at;
+  const optional = (name: string) => (text(form, name).trim() === "" ? null : text(form, name).trim());
+  return { tags, summary: optional("summary"), source: optional("source"), expires_at: expires === null ? null : `${expires}T00:00:00Z` };
+}
+
+function storeFrom(form: FormData) {
+  return openStore({ store: storeNameSchema.parse(form.get("store")) });
+}
+
+export async function createMemoryAction(_prev: Done | null, form: FormData): Promise<Done> {
+  try {
+    const user = await requireRoleForAction("editor");
+    assertForm(form);
+    const handle = storeFrom(form);
+    const { summary, source, expires_at, tags } = frontmatterFields(form);
+    const input = createMemorySchema.parse({ path: text(form, "path").trim(), body: text(form, "body"), tags, summary: summary ?? undefined, source: source ?? undefined, expires_at: expires_at ?? undefined });
+    const memory = createMemory({ handle, input, actor: actorOf(user) });
+    return { ok: true, message: `Created ${memory.path}.`, data: { href: memoryHref(handle.store, memory.path) } };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+export async function updateMemoryAction(_prev: Done | null, form: FormData): Promise<Done> {
+  try {
+    const user = await requireRoleForAction("editor");
+    assertForm(form);
+    const handle = storeFrom(form);
+    const input = updateMemorySchema.parse({ path: text(form, "path"), body: text(form, "body"), ...frontmatterFields(form) });
+    const memory = updateMemory({ handle, input, actor: actorOf(user) });
+    return { ok: true, message: `Saved ${memory.path}.`, data: { href: memoryHref(handle.store, memory.path) } };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+export async function moveMemoryAction(_prev: Done | null, form: FormData): Promise<Done> {
+  try {
+    const user = await requireRoleForAction("editor");
+    assertForm(form);
+    const handle = storeFrom(form);
+    const memory = moveMemory({ handle, from: text(form, "path"), to: text(form, "to").trim(), actor: actorOf(user) });
+    return { ok: true, message: `Moved to ${memory.path}.`, data: { href: memoryHref(handle.store, memory.path) } };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+export async function deleteMemoryAction(_prev: Done | null, form: FormData): Promise<Done> {
+  try {
+    const user = await requireRoleForAction("editor");
+    assertForm(form);
+    const handle = storeFrom(form);
+    const memoryPath = memoryPathSchema.parse(form.get("path"));
+    deleteMemory({ handle, memoryPath, actor: actorOf(user) });
+    return { ok: true, message: `Deleted ${memoryPath}.`, data: { href: `/memories?store=${encodeURIComponent(handle.store)}` } };
+  } catch (e) {
+    return actionError(e);
+  }
+}

@@ -1,0 +1,25 @@
+"use client";
+
+import type { ActionResult } from "@/lib/http/action-result";
+
+/** What an action answered: a status line, or an alert with the fields it names. */
+export function MemoryFormStatus<T>({ state }: { state: ActionResult<T> | null }) {
+  if (!state) return null;
+  if (state.ok) return <p role="status" className="text-sm text-emerald-700">{state.message}</p>;
+  return (
+    <div role="alert" className="text-sm text-red-600">
+      <p>{state.fields ? "Some fields need a change: see the messages beside them." : state.error}</p>
+      {/* A message about no one field (the form itself, or the store it names). */}
+      {state.fields?.form && <p>{state.fields.form}</p>}
+    </div>
+  );
+}
+
+/** The message for one field, shown under it. */
+export function FieldError({ id, message }: { id: string; message: string | undefined }) {
+  return message ? (
+    <p id={id} className="mt-1 text-xs text-red-600">
+      {message}
+    </p>
+  ) : null;
+}

@@ -1,0 +1,135 @@
+import { expect, test, type Page } from "@playwright/test";
+import { bootstrapHeaders, E2E, ensureRoleUsers, ROLE_USERS, signIn } from "./fixtures";
+import { encodeActionArgs, listServerActions, postServerAction } from "./server-actions";
+
+const RUN = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e4)}`;
+const STORE = `mem-${RUN}`;
+
+async function signInAs(page: Page, role: keyof typeof ROLE_USERS): Promise<void> {
+  await signIn(page, ROLE_USERS[role].username, ROLE_USERS[role].password);
+}
+
+test.describe.serial("memories you can manage", () => {
+  test.beforeAll(async ({ browser, request }) => {
+    const res = await request.post("/api/v1/stores", { headers: bootstrapHeaders(), data: { name: STORE } });
+    expect(res.status(), await res.text()).toBe(201);
+    await ensureRoleUsers(browser);
+  });
+
+  test("an editor creates, edits, moves, searches and deletes a memory and sees its history and last diff", async ({ page }) => {
+    await signInAs(page, "editor");
+    await page.goto(`/memories?store=${STORE}`);
+    await page.getByRole("link", { name: "New memory" }).click();
+    const editor = page.getByRole("form", { name: "New memory" });
+
+    // A bad path is refused beside the field, and nothing typed is lost.
+    await editor.getByLabel("Path (category/…/slug)").fill("not a path!");
+    await editor.getByLabel("Markdown").fill("# Release plan\n\nShip the quokka build on Friday.");
+    await editor.getByLabel("Tags (comma-separated)").fill("release, ops");
+    await expect(editor.getByRole("region", { name: "Preview" }).getByRole("heading", { name: "Release plan" })).toBeVisible();
+    await editor.getByRole("button", { name: "Create memory" }).click();
+    await expect(editor.getByLabel("Path (category/…/slug)")).toHaveAttribute("aria-invalid", "true");
+    await expect(editor.locator("#me-path-error")).toContainText("memory path");
+    await expect(editor.getByLabel("Markdown")).toHaveValue("# Release plan\n\nShip the quokka build on Friday.");
+    await expect(editor.getByLabel("Tags (comma-separated)")).toHaveValue("release, ops");
+
+    await editor.getByLabel("Path (category/…/slug)").fill("plans/release");
+    await editor.getByLabel("Summary").fill("when we ship");
+    await editor.getByRole("button", { name: "Create memory" }).click();
+    await expect(page).toHaveURL(/path=plans%2Frelease/);
+    const view = page.getByTestId("memory-view");
+    await expect(view).toContainText("Ship the quokka build on Friday.");
+    await expect(view).toContainText("tags: release, ops");
+    const history = page.getByTestId("memory-history");
+    await expect(history.getByTestId("memory-history-entry")).toHaveCount(1);
+    await expect(history).toContainText(`created by user:${ROLE_USERS.editor.username}`);
+
+    // Edit: the form opens with the memory's text and fields.
+    await view.getByRole("link", { name: "Edit" }).click();
+    const edit = page.getByRole("form", { name: "Edit memory plans/release" });
+    await expect(edit.getByLabel("Summary")).toHaveValue("when we ship");
+    await edit.getByLabel("Markdown").fill("# Release plan\n\nShip the quokka build on Monday.");
+    await edit.getByRole("button", { name: "Save changes" }).click();
+    await expect(view).toContainText("Ship the quokka build on Monday.");
+    await expect(history.getByTestId("memory-history-entry")).toHaveCount(2);
+    await expect(history.getByTestId("memory-history-entry").first()).toContainText("edited by user:e2e-editor");
+    await expect(history.getByTestId("memory-history-entry").first()).toContainText("changed body");
+    const diff = page.getByTestId("memory-last-diff");
+    await expect(diff).toContainText("-Ship the quokka build on Friday.");
+    await expect(diff).toContainText("+Ship the quokka build on Monday.");
+
+    // Move to another category: the history follows it.
+    await view.getByLabel("New path (category/…/slug)").fill("archive/2026/release");
+    await view.getByRole("button", { name: "Move" }).click();
+    await expect(page).toHaveURL(/path=archive%2F2026%2Frelease/);
+    await expect(page.getByRole("navigation", { name: "Categories" })).toContainText("2026");
+    await expect(page.getByRole("navigation", { name: "Categories" })).not.toContainText("plans");
+    await expect(history.getByTestId("memory-history-entry")).toHaveCount(3);
+    await expect(history.getByTestId("memory-history-entry").first()).toContainText("moved by user:e2e-editor");
+    await expect(history.getByTestId("memory-history-entry").first()).toContainText("from plans/release to archive/2026/release");
+    await expect(diff).toContainText("+Ship the quokka build on Monday.");
+
+    // Full-text search inside Memories finds it at its new path.
+    await page.getByRole("search", { name: "Search memories" }).getByLabel("Search text").fill("quokka monday");
+    await page.getByRole("search", { name: "Search memories" }).getByRole("button", { name: "Search" }).click();
+    await expect(page.getByTestId("memory-search-results").getByRole("link", { name: "archive/2026/release" })).toBeVisible();
+    await page.getByTestId("memory-search-results").getByRole("link", { name: "archive/2026/release" }).click();
+
+    // Delete asks first; "Keep it" keeps it.
+    await view.getByRole("button", { name: "Delete…" }).click();
+    const confirm = page.getByRole("alertdialog", { name: "Delete memory archive/2026/release?" });
+    await expect(confirm).toContainText("Its file is removed and it leaves search");
+    await confirm.getByRole("button", { name: "Keep it" }).click();
+    await expect(confirm).toHaveCount(0);
+    await view.getByRole("button", { name: "Delete…" }).click();
+    await page.getByRole("alertdialog").getByRole("button", { name: "Delete memory" }).click();
+    await expect(page.getByTestId("memory-count")).toHaveText("0 memories");
+    await page.goto(`/memories?store=${STORE}&path=archive/2026/release`);
+    await expect(page.getByTestId("memory-not-found")).toContainText("No memory at archive/2026/release");
+    await expect(page.getByTestId("current-user")).toBeVisible();
+  });
+
+  test("switching store drops the category filter instead of hiding it", async ({ page, request }) => {
+    await request.post(`/api/v1/stores/${STORE}/memories`, { headers: bootstrapHeaders(), data: { path: "decisions/db", body: "sqlite" } });
+    await signInAs(page, "viewer");
+    await page.goto(`/memories?store=${STORE}`);
+    await page.getByRole("navigation", { name: "Categories" }).getByRole("link", { name: /^decisions/ }).click();
+    await expect(page.getByTestId("memory-count")).toHaveText("1 memory in decisions · show all");
+    await page.getByRole("form", { name: "Memory filters" }).getByLabel("Store").selectOption("default");
+    await page.getByRole("form", { name: "Memory filters" }).getByRole("button", { name: "Apply filters" }).click();
+    await expect(page).toHaveURL(/store=default/);
+    await expect(page.getByTestId("memory-count")).not.toContainText("decisions");
+  });
+
+  test("a viewer sees no write controls, and a forged write as a viewer is refused and changes nothing", async ({ page, request }) => {
+    await request.post(`/api/v1/stores/${STORE}/memories`, { headers: bootstrapHeaders(), data: { path: "keep/me", body: "viewer cannot touch this" } });
+    await signInAs(page, "viewer");
+    for (const url of [`/memories?store=${STORE}&path=keep/me`, `/memories?store=${STORE}&path=keep/me&edit=1`, `/memories?store=${STORE}&new=1`]) {
+      await page.goto(url);
+      await expect(page.getByTestId("current-user")).toContainText("viewer");
+      await expect(page.getByRole("link", { name: "New memory" })).toHaveCount(0);
+      await expect(page.getByRole("link", { name: "Edit" })).toHaveCount(0);
+      await expect(page.getByRole("button", { name: /^(Move|Delete…|Create memory|Save changes)$/ })).toHaveCount(0);
+    }
+    await expect(page.getByTestId("memory-view")).toHaveCount(0);
+    await page.goto(`/memories?store=${STORE}&path=keep/me`);
+    await expect(page.getByTestId("memory-view")).toContainText("viewer cannot touch this");
+
+    const actions = listServerActions();
+    for (const [name, form] of [
+      ["deleteMemoryAction", { store: STORE, path: "keep/me" }],
+      ["updateMemoryAction", { store: STORE, path: "keep/me", body: "defaced", tags: "", summary: "", source: "", expires: "" }],
+      ["moveMemoryAction", { store: STORE, path: "keep/me", to: "keep/elsewhere" }],
+      ["createMemoryAction", { store: STORE, path: "keep/forged", body: "forged", tags: "", summary: "", source: "", expires: "" }],
+    ] as const) {
+      const id = actions.find((a) => a.name === name)?.id;
+      expect(id, name).toBeTruthy();
+      const r = await postServerAction(page.request, { url: `${E2E.baseURL}/memories?store=${STORE}`, id: id!, ...encodeActionArgs({ form }), origin: E2E.baseURL });
+      expect(r.text, name).toContain("editors and admins only");
+    }
+    const kept = await request.get(`/api/v1/stores/${STORE}/memories?path=keep/me`, { headers: bootstrapHeaders() });
+    expect(await kept.text()).toContain("viewer cannot touch this");
+    const forged = await request.get(`/api/v1/stores/${STORE}/memories?path=keep/forged`, { headers: bootstrapHeaders() });
+    expect(forged.status()).toBe(404);
+  });
+});
