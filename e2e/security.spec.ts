@@ -207,7 +207,7 @@ type ActionRow = { name: string; role: "viewer" | "admin"; page: string; valid: 
 function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow[] {
   const store = ACTION_STORE;
   const notAForm = { values: [null, "not a form"] };
-  const settings = { store, enabled: "on", top_k: "5", min_score: "0.3", recency_half_life_days: "30", backlog_watermark: "1000", failure_warning_score: "0.8", preference_score: "0.7", ttl_days: "", max_traces: "", strategy: "newest" };
+  const settings = { store, enabled: "on", top_k: "5", min_score: "0.3", recency_half_life_days: "30", failure_warning_score: "0.8", preference_score: "0.7", ttl_days: "", max_traces: "", strategy: "newest" };
   return [
     { name: "verifyStoreAction", role: "viewer", page: `/stores/${store}`, valid: { form: { store } }, malformed: [{ form: { store: "../etc" } }, notAForm] },
     { name: "embeddingAdminAction", role: "admin", page: `/stores/${store}`, valid: { form: { store, intent: "estimate" } }, malformed: [{ form: { store, intent: "format_disk" } }, { form: { store: "nosuchstore", intent: "start" } }, notAForm] },

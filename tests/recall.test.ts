@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import * as tracesRoute from "@/app/api/v1/stores/[store]/traces/route";
 import * as traceRoute from "@/app/api/v1/stores/[store]/traces/[id]/route";
 import * as learningsRoute from "@/app/api/v1/stores/[store]/learnings/route";
@@ -17,10 +17,10 @@ import { backfillLearningHandles, listLearnings, recordLearning } from "@/lib/re
 import { recallReflections } from "@/lib/recall/recall";
 import { clearQueryVectorCache } from "@/lib/embed/query";
 import { getReflectionOverview } from "@/lib/recall/overview";
-import { updateReflectionSettings } from "@/lib/recall/settings";
+import { getReflectionSettings, updateReflectionSettings } from "@/lib/recall/settings";
 import { listTraces, recordTrace, runTraceRetention } from "@/lib/recall/traces";
 import { createStore, openStore } from "@/lib/stores/stores";
-import { callRoute, useTempDataDir } from "./helpers";
+import { callRoute, restartWith, useTempDataDir } from "./helpers";
 import { sha256Hex } from "@/lib/common";
 
 const AUTH_FAILURE: TraceInput = {
@@ -180,8 +180,11 @@ describe("reflection recall", () => {
   });
 
   it("backpressure: above the store's watermark success traces skip embedding, failures do not; both stay recallable", async () => {
+    // One watermark for the whole app: the embed backlog watermark of the config.
+    restartWith({ DUALMIND_EMBED_BACKLOG_WATERMARK: "1" });
+    onTestFinished(() => restartWith({ DUALMIND_EMBED_BACKLOG_WATERMARK: undefined }));
     const h = getStoreDb("ops");
-    updateReflectionSettings({ handle: h, input: { settings: { backlog_watermark: 1 } }, actor: "test" });
+    expect(getReflectionSettings({ handle: h }).backlog_watermark).toBe(1);
     enqueueEmbeddings({ handle: h, items: [
       { kind: "trace", refId: 9001, inputHash: "x" },
       { kind: "trace", refId: 9002, inputHash: "y" },

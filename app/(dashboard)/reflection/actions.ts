@@ -50,7 +50,6 @@ export async function updateReflectionSettingsAction(_prev: ActionResult | null,
       top_k: numberField.parse(form.get("top_k")),
       min_score: numberField.parse(form.get("min_score")),
       recency_half_life_days: numberField.parse(form.get("recency_half_life_days")),
-      backlog_watermark: numberField.parse(form.get("backlog_watermark")),
       failure_warning_score: numberField.parse(form.get("failure_warning_score")),
       preference_score: numberField.parse(form.get("preference_score")),
       retention: {
