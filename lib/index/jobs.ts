@@ -65,6 +65,11 @@ export function jobOwner(): string {
   return state().owner;
 }
 
+/** Jobs recorded before the documents/memories split have no byKind: null, not missing. */
+function withKindCounts(r: Omit<ReindexResult, "byKind"> & Partial<Pick<ReindexResult, "byKind">>): ReindexResult {
+  return { ...r, byKind: r.byKind ?? null };
+}
+
 function toJob(row: AdminJobRow): Job {
   return {
     id: row.id,
@@ -73,7 +78,7 @@ function toJob(row: AdminJobRow): Job {
     actor: row.actor,
     status: row.status,
     progress: row.progressJson ? (JSON.parse(row.progressJson) as ReindexProgress) : null,
-    result: row.resultJson ? (JSON.parse(row.resultJson) as ReindexResult) : null,
+    result: row.resultJson ? withKindCounts(JSON.parse(row.resultJson) as Omit<ReindexResult, "byKind"> & Partial<Pick<ReindexResult, "byKind">>) : null,
     error: row.error,
     attempts: row.attempts,
     startedAt: row.startedAt,
