@@ -123,6 +123,21 @@ export function getJobById({ id, stores = null }: { id: string; stores?: readonl
   return toJob(row);
 }
 
+/** What a reindex of the store would go over, as indexed now: memory files and source-root documents (API documents are kept as they are). */
+export type ReindexScope = { store: string; memories: number; documents: number; apiDocuments: number; running: boolean };
+
+/** One grouped count, for the confirmation before a reindex. */
+export function describeReindexScope({ handle }: { handle: StoreHandle }): ReindexScope {
+  const rows = handle.sqlite
+    .prepare(
+      `select case when origin != 'file' then 'api' when path like 'memory/%' then 'memory' else 'document' end as kind, count(*) as n
+       from documents group by kind`,
+    )
+    .all() as { kind: "api" | "memory" | "document"; n: number }[];
+  const n = (kind: string) => rows.find((r) => r.kind === kind)?.n ?? 0;
+  return { store: handle.store, memories: n("memory"), documents: n("document"), apiDocuments: n("api"), running: runningJob(handle.store) !== undefined };
+}
+
 /** Latest job per store (for the admin panel after a reload). */
 export function listLatestJobs(): Job[] {
   return getGovernance()
