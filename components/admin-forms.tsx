@@ -32,6 +32,7 @@ export function CreateUserForm({ action }: { action: Action<undefined> }) {
       <input className="input" name="password" type="password" placeholder="password (8+ chars)" aria-label="New user password" required />
       <select className="input" name="role" aria-label="Role" defaultValue="viewer">
         <option value="viewer">viewer</option>
+        <option value="editor">editor</option>
         <option value="admin">admin</option>
       </select>
       <button className="btn justify-center" disabled={pending}>

@@ -5,7 +5,7 @@ import type { JWT } from "next-auth/jwt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getAuthOptions } from "@/lib/auth/options";
 import { resolveSessionUser } from "@/lib/auth/session-user";
-import { createUser, getUserByUsername, setUserDisabled, setUserPassword, setUserRole, signInWithPassword } from "@/lib/auth/users";
+import { createUser, getUserByUsername, roleAtLeast, setUserDisabled, setUserPassword, setUserRole, signInWithPassword } from "@/lib/auth/users";
 import { getGovernance } from "@/lib/db/connection";
 import { verifyAuditChain } from "@/lib/governance/audit";
 import { useTempDataDir } from "./helpers";
@@ -120,4 +120,16 @@ describe("CLI users disable / enable", () => {
     expect(help).toContain("users enable <username>");
     // Each call starts tsx; on a loaded machine that alone can take seconds.
   }, 120_000);
+
+  it("an editor sits between viewer and admin: created, signed in, promoted, never an admin's equal", async () => {
+    const ed = await createUser({ input: { username: "eddie", password: "eddie-password", role: "editor" }, actor: "test" });
+    expect(ed.role).toBe("editor");
+    expect(resolveSessionUser(claimsNow("eddie"))?.role).toBe("editor");
+    expect([roleAtLeast("editor", "viewer"), roleAtLeast("editor", "editor"), roleAtLeast("editor", "admin")]).toEqual([true, true, false]);
+    expect([roleAtLeast("viewer", "editor"), roleAtLeast("admin", "editor")]).toEqual([false, true]);
+    const before = claimsNow("eddie");
+    setUserRole({ username: "eddie", role: "admin", actor: "user:root" });
+    expect(resolveSessionUser(before)).toBeNull();
+    expect(resolveSessionUser(claimsNow("eddie"))?.role).toBe("admin");
+  });
 });

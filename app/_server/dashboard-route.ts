@@ -1,7 +1,7 @@
 import "server-only";
 import { randomUUID } from "node:crypto";
 import { errorResponse } from "@/lib/api/route";
-import type { PublicUser } from "@/lib/auth/users";
+import type { PublicUser, Role } from "@/lib/auth/users";
 import { requireRoleForAction } from "./session";
 
 type DashboardRouteContext<P> = { params: Promise<P> };
@@ -17,7 +17,7 @@ export function defineDashboardRoute<P>({
   role = "viewer",
   handler,
 }: {
-  role?: "viewer" | "admin";
+  role?: Role;
   handler: (args: { request: Request; params: P; user: PublicUser }) => Response | Promise<Response>;
 }): (request: Request, context: DashboardRouteContext<P>) => Promise<Response> {
   return async (request, context) => {

@@ -3,7 +3,7 @@ import { getServerSession } from "next-auth";
 import { notFound, redirect } from "next/navigation";
 import { getAuthOptions } from "@/lib/auth/options";
 import { resolveSessionUser } from "@/lib/auth/session-user";
-import type { PublicUser } from "@/lib/auth/users";
+import { roleAtLeast, type PublicUser, type Role } from "@/lib/auth/users";
 import { AppError } from "@/lib/errors";
 
 /**
@@ -31,9 +31,9 @@ export async function requireAdmin(): Promise<PublicUser> {
 }
 
 /** For server actions: they are public endpoints, so each one checks for itself. */
-export async function requireRoleForAction(role: "viewer" | "admin"): Promise<PublicUser> {
+export async function requireRoleForAction(role: Role): Promise<PublicUser> {
   const user = await getSessionUser();
   if (!user) throw new AppError("unauthorized", "sign in first");
-  if (role === "admin" && user.role !== "admin") throw new AppError("forbidden", "admins only");
+  if (!roleAtLeast(user.role, role)) throw new AppError("forbidden", role === "admin" ? "admins only" : "editors and admins only");
   return user;
 }

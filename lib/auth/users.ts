@@ -7,8 +7,18 @@ import { appendAudit } from "../governance/audit";
 import { beginSignInAttempt, clearUserThrottle, settleSignInAttempt } from "./login-throttle";
 import { generatePassword, hashPassword, hashPasswordBeforeServing, verifyPassword } from "./passwords";
 
-export const ROLES = ["viewer", "admin"] as const;
+/**
+ * Dashboard roles, lowest first. viewer: reads everything it may see.
+ * editor: also writes memories, annotates reviews and rates recalls.
+ * admin: also manages users, tokens and jobs.
+ */
+export const ROLES = ["viewer", "editor", "admin"] as const;
 export type Role = (typeof ROLES)[number];
+
+/** Whether a role includes everything `min` may do (roles are ordered). */
+export function roleAtLeast(role: Role, min: Role): boolean {
+  return ROLES.indexOf(role) >= ROLES.indexOf(min);
+}
 
 export const usernameSchema = z
   .string()

@@ -39,7 +39,7 @@ export const authCommands: Command[] = [
   },
   {
     name: "users add",
-    usage: "users add <username> [--role viewer|admin] [--password P]",
+    usage: "users add <username> [--role viewer|editor|admin] [--password P]",
     summary: "add a user (password prompted, or generated and printed once)",
     run: async ({ args, flags, out }) => {
       const [username] = args;
@@ -64,7 +64,7 @@ export const authCommands: Command[] = [
   },
   {
     name: "users set-role",
-    usage: "users set-role <username> viewer|admin",
+    usage: "users set-role <username> viewer|editor|admin",
     summary: "change a user's role; ends the user's sessions",
     run: ({ args, out }) => {
       const [username, role] = args;

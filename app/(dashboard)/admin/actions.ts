@@ -5,7 +5,7 @@ import { z } from "zod";
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { createApiToken, revokeApiToken } from "@/lib/auth/tokens";
-import { createUser, setUserDisabled, setUserPassword } from "@/lib/auth/users";
+import { createUser, setUserDisabled, setUserPassword, type Role } from "@/lib/auth/users";
 import { AppError } from "@/lib/errors";
 
 // Every action re-checks the session and the admin role itself: server
@@ -16,7 +16,7 @@ export async function createUserAction(_prev: ActionResult | null, form: FormDat
     const admin = await requireRoleForAction("admin");
     assertForm(form);
     const user = await createUser({
-      input: { username: String(form.get("username") ?? ""), password: String(form.get("password") ?? ""), role: form.get("role") as "viewer" | "admin" },
+      input: { username: String(form.get("username") ?? ""), password: String(form.get("password") ?? ""), role: form.get("role") as Role },
       actor: `user:${admin.username}`,
     });
     revalidatePath("/admin");

@@ -14,7 +14,7 @@ export const users = sqliteTable(
     username: text("username").notNull(),
     /** scrypt$N$r$p$saltB64$hashB64 */
     passwordHash: text("password_hash").notNull(),
-    role: text("role", { enum: ["viewer", "admin"] }).notNull(),
+    role: text("role", { enum: ["viewer", "editor", "admin"] }).notNull(),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     disabledAt: integer("disabled_at"),
