@@ -15,6 +15,7 @@ import { renderTraceDescriptor, normalizeTrace, traceInputSchema, type TraceInpu
 import { getRecallMetrics, listRatingQueue, listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
 import { backfillLearningHandles, listLearnings, recordLearning } from "@/lib/recall/learnings";
 import { recallReflections } from "@/lib/recall/recall";
+import { getRecallScoreDistribution } from "@/lib/recall/quality";
 import { clearQueryVectorCache } from "@/lib/embed/query";
 import { getReflectionOverview } from "@/lib/recall/overview";
 import { getReflectionSettings, updateReflectionSettings } from "@/lib/recall/settings";
@@ -118,6 +119,25 @@ describe("reflection recall", () => {
     const unrelatedIntent = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { intent: { verb: "bake", target: "sourdough bread", shard_type: "kitchen" } } });
     expect(unrelatedIntent.traces).toEqual([]);
     expect(unrelatedIntent.guidance.past_failure_warning).toBeNull();
+  });
+
+  it("the score distribution puts every logged hit in the bin of its score, and counts lexical matches at the 0.500 ceiling", async () => {
+    const h = getStoreDb("ops");
+    recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
+    recordTrace({ handle: h, agentId: "a1", input: PHOTO_SUCCESS });
+    // No worker run: no vectors, so recall matches lexically; a query of the trace's own words scores the ceiling.
+    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "auth token refresh", signals: "lexical" } });
+    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "white balance raw photos", signals: "lexical" } });
+    const scores = listRecentRecallEvents({ handle: h, limit: 10 }).flatMap((e) => e.hits.map((x) => x.score));
+    expect(scores.length).toBeGreaterThan(0);
+    const d = getRecallScoreDistribution({ handle: h });
+    expect(d.hits).toBe(scores.length);
+    expect(d.bins).toHaveLength(20);
+    expect(d.bins.reduce((a, b) => a + b.count, 0)).toBe(scores.length);
+    for (const b of d.bins) expect(b.count).toBe(scores.filter((x) => x >= b.lo && (x < b.hi || (b.hi === 1 && x === 1))).length);
+    expect(d.atLexicalCeiling).toBe(scores.filter((x) => x === 0.5).length);
+    expect(d.atLexicalCeiling).toBeGreaterThan(0);
+    expect(d.rated).toBe(0);
   });
 
   it("gates by min_score and by recency half-life; identical queries hit the query cache", async () => {

@@ -18,9 +18,10 @@ function storeFrom(form: FormData): StoreHandle {
   return openStore({ store: storeNameSchema.parse(form.get("store")) });
 }
 
+/** A rating changes the precision metric: editors and admins only, never viewers. */
 export async function rateRecallHitAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
-    const user = await requireRoleForAction("viewer");
+    const user = await requireRoleForAction("editor");
     assertForm(form);
     const hit = rateRecallHit({
       handle: storeFrom(form),
