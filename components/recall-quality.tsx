@@ -32,14 +32,14 @@ export function RecallQuality({
           <div>
             <dt className="font-medium">Score = similarity × recency</dt>
             <dd className="text-slate-600">
-              Every hit's score is its similarity to the query times a recency weight, between 0 and 1. Hits below the store's min score ({formatNumber(settings.min_score)}) are
+              Every hit&apos;s score is its similarity to the query times a recency weight, between 0 and 1. Hits below the store&apos;s min score ({formatNumber(settings.min_score)}) are
               dropped; the best {settings.top_k} are kept.
             </dd>
           </div>
           <div>
             <dt className="font-medium">Similarity</dt>
             <dd className="text-slate-600">
-              A vector match: the cosine similarity of the query's and the trace's (or learning's) embeddings. A lexical match (no vector yet, or lexical recall): the share of
+              A vector match: the cosine similarity of the query&apos;s and the trace&apos;s (or learning&apos;s) embeddings. A lexical match (no vector yet, or lexical recall): the share of
               query terms the row contains × {formatNumber(LEXICAL_CEILING)}, so a lexical match can score at most {LEXICAL_CEILING.toFixed(3)}.
             </dd>
           </div>
