@@ -55,8 +55,8 @@ function JobStatus({ job }: { job: Job }) {
       </span>
       {r.byKind ? (
         <ul className="text-xs">
-          <li data-testid="reindex-result-memories">{kindLine("Memories", r.byKind.memories)}</li>
-          <li data-testid="reindex-result-documents">{kindLine("Documents", r.byKind.documents)}</li>
+          <li data-testid={`reindex-result-memories-${job.store}`}>{kindLine("Memories", r.byKind.memories)}</li>
+          <li data-testid={`reindex-result-documents-${job.store}`}>{kindLine("Documents", r.byKind.documents)}</li>
         </ul>
       ) : (
         <span className="block text-xs">

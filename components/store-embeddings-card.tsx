@@ -1,6 +1,6 @@
 import type { EmbeddingStatus } from "@/lib/embed/status";
-import { formatTime } from "@/lib/format";
-import { EmbeddingAdminButtons, type EmbeddingAction } from "./store-embeddings-buttons";
+import { ReembedJobProgress } from "./job-progress";
+import { EmbeddingAdminButtons, type DescribeEmbeddingAction, type EmbeddingAction } from "./store-embeddings-buttons";
 
 function statusOf(s: EmbeddingStatus): { label: string; tone: string; reason: string } {
   if (s.providerError) return { label: "provider unavailable", tone: "bg-red-100 text-red-800", reason: s.providerError };
@@ -11,13 +11,8 @@ function statusOf(s: EmbeddingStatus): { label: string; tone: string; reason: st
   return { label: "healthy", tone: "bg-emerald-100 text-emerald-800", reason: "vectors are current" };
 }
 
-function eta(seconds: number | null): string {
-  if (seconds === null) return "—";
-  return seconds < 90 ? `${Math.round(seconds)} s` : `${Math.round(seconds / 60)} min`;
-}
-
 /** Embeddings of one store: model, backlog, drift, coverage, re-embed progress, and (for admins) the buttons. */
-export function StoreEmbeddingsCard({ store, status, isAdmin, action }: { store: string; status: EmbeddingStatus; isAdmin: boolean; action: EmbeddingAction }) {
+export function StoreEmbeddingsCard({ store, status, isAdmin, action, describe }: { store: string; status: EmbeddingStatus; isAdmin: boolean; action: EmbeddingAction; describe?: DescribeEmbeddingAction }) {
   const st = statusOf(status);
   const d = status.drift;
   const job = status.reembed;
@@ -54,13 +49,7 @@ export function StoreEmbeddingsCard({ store, status, isAdmin, action }: { store:
           </dd>
         </div>
       </dl>
-      {job && (
-        <p className="rounded bg-slate-100 p-2" data-testid="reembed-progress">
-          Re-embed to {job.targetFingerprintId}: {job.done}/{job.total} done
-          {job.ratePerSec ? ` · ${job.ratePerSec.toFixed(1)}/s · ETA ${eta(job.etaSeconds)}` : ""} · started {formatTime(job.startedAt)} by {job.startedBy}
-          {job.holdSwitch && " · waits for an admin to switch"}
-        </p>
-      )}
+      {job && <ReembedJobProgress job={job} />}
       {status.parked.length > 0 && (
         <details>
           <summary className="cursor-pointer">Parked items ({status.parked.length})</summary>
@@ -73,7 +62,7 @@ export function StoreEmbeddingsCard({ store, status, isAdmin, action }: { store:
           </ul>
         </details>
       )}
-      {isAdmin && <EmbeddingAdminButtons store={store} action={action} held={!!job?.holdSwitch} parked={status.parked.length > 0} />}
+      {isAdmin && <EmbeddingAdminButtons store={store} action={action} describe={describe} held={job?.status === "waiting_switch" || (!!job?.holdSwitch && job.status !== "done")} parked={status.parked.length > 0} />}
     </section>
   );
 }

@@ -89,6 +89,35 @@ export function estimateReembed({ handle, configured, onlyStale, ratePerSec }: {
   return { toEmbed, targetFingerprintId: configured.id, modelChanged, estimatedSeconds: ratePerSec ? toEmbed / ratePerSec : null };
 }
 
+/**
+ * What a re-embed intent would do, said in counts, before an admin confirms
+ * it. A running job is said to continue; nothing to do is said so (and the
+ * start then starts no job).
+ */
+export function describeReembedIntent({ handle, configured, intent }: { handle: StoreHandle; configured: Fingerprint; intent: "start" | "start_stale" | "start_hold" | "switch" }): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const model = `${configured.provider}:${configured.model}`;
+  const job = readJob({ handle });
+  if (intent === "switch") {
+    if (!job || job.status === "done") return "There is no re-embed waiting for a switch.";
+    const old = handle.db.select({ n: count() }).from(embeddings).where(ne(embeddings.fingerprintId, job.targetFingerprintId)).get()?.n ?? 0;
+    return `Switches the store to ${job.targetFingerprintId} now and deletes ${n(old)} vector(s) of the previous model. Vector search uses the new model from then on.`;
+  }
+  if (job && job.status !== "done" && job.targetFingerprintId === configured.id) {
+    const p = getReembedProgress({ handle })!;
+    return `A re-embed to ${model} is already running (${n(p.done)} of ${n(p.total)} done): confirming resumes it; no second job starts.`;
+  }
+  const e = estimateReembed({ handle, configured, onlyStale: intent === "start_stale" });
+  if (e.toEmbed === 0 && !e.modelChanged) return `Nothing to re-embed: every item already has a current vector from ${model}. No job will start.`;
+  const scope = intent === "start_stale" ? "stale item(s) (text changed since their vector was made)" : "item(s) without a current vector";
+  const switchText = e.modelChanged
+    ? intent === "start_hold"
+      ? " The current model keeps serving; when the new vectors are built, an admin compares and switches."
+      : " This is a model change: the current model keeps serving until every item has its new vector, then the store switches."
+    : "";
+  return `Embeds ${n(e.toEmbed)} ${scope} with ${model}.${switchText} Items ingested meanwhile are embedded too but do not count in this job.`;
+}
+
 export type StartReembedResult = { started: true; job: ReembedProgress } | { started: false; reason: string };
 
 /**

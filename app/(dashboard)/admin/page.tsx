@@ -78,7 +78,7 @@ export default async function AdminPage() {
                 <td className="font-mono">{t.displayPrefix}…</td>
                 <td>{formatTime(t.createdAt)}</td>
                 <td>{formatTime(t.lastUsedAt)}</td>
-                <td>{t.revokedAt ? `revoked ${formatTime(t.revokedAt)}` : <RevokeTokenButton action={revokeTokenAction} id={t.id} />}</td>
+                <td>{t.revokedAt ? `revoked ${formatTime(t.revokedAt)}` : <RevokeTokenButton action={revokeTokenAction} id={t.id} label={t.label} agentId={t.agentId} lastUsedAt={formatTime(t.lastUsedAt)} />}</td>
               </tr>
             ))}
           </tbody>

@@ -6,7 +6,7 @@ import { actionError, assertForm, type ActionResult } from "@/lib/http/action-re
 import { requireRoleForAction } from "@/app/_server/session";
 import { getEmbedder } from "@/lib/embed/model";
 import { retryParkedEmbeddings } from "@/lib/embed/queue";
-import { estimateReembed, startReembed, switchHeldReembed } from "@/lib/embed/reembed";
+import { describeReembedIntent, estimateReembed, startReembed, switchHeldReembed } from "@/lib/embed/reembed";
 import { actorOf } from "@/lib/auth/actor";
 import { openStore } from "@/lib/stores/stores";
 import { formatCount } from "@/lib/format";
@@ -55,6 +55,24 @@ export async function embeddingAdminAction(_prev: ActionResult | null, form: For
     }
     revalidatePath(`/stores/${store}`);
     return { ok: true, message };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+const confirmIntentSchema = z.enum(["start", "start_stale", "start_hold", "switch"]);
+
+/**
+ * What a re-embed button would do, in counts, for its confirmation dialog.
+ * Reads only; admin only like the buttons themselves.
+ */
+export async function describeEmbeddingActionAction(store: string, intent: string): Promise<ActionResult<{ text: string }>> {
+  try {
+    await requireRoleForAction("admin");
+    const name = storeNameSchema.parse(store);
+    const parsed = confirmIntentSchema.parse(intent);
+    const text = describeReembedIntent({ handle: openStore({ store: name }), configured: await getEmbedder().fingerprint, intent: parsed });
+    return { ok: true, message: "counted", data: { text } };
   } catch (e) {
     return actionError(e);
   }

@@ -10,7 +10,7 @@ import { listRecentMemories } from "@/lib/index/memories";
 import { describeStore, openStore } from "@/lib/stores/stores";
 import { storeExists } from "@/lib/db/store-names";
 import { verifyStoreAction } from "./actions";
-import { embeddingAdminAction } from "./embed-actions";
+import { describeEmbeddingActionAction, embeddingAdminAction } from "./embed-actions";
 
 export default async function StorePage({ params }: { params: Promise<{ store: string }> }) {
   const user = await requireUser();
@@ -45,7 +45,7 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
         </p>
       </section>
       <StoreVerifyCard store={store} action={verifyStoreAction} />
-      <StoreEmbeddingsCard store={store} status={embeddings} isAdmin={user.role === "admin"} action={embeddingAdminAction} />
+      <StoreEmbeddingsCard store={store} status={embeddings} isAdmin={user.role === "admin"} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
       <section className="card space-y-2" aria-labelledby="recent-heading">
         <h2 id="recent-heading" className="text-lg font-medium">
           Recent memories
