@@ -2,7 +2,7 @@ import { LedgerFilterError, LedgerPager } from "@/components/ledger-pager";
 import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
-import { formatTime } from "@/lib/format";
+import { formatCount, formatNumber, formatTime } from "@/lib/format";
 import { z } from "zod";
 import { agentIdSchema } from "@/lib/common";
 import { listDialecticSessionsByAgent, PHASES, ROLES, STATUSES } from "@/lib/governance/dialectic";
@@ -10,6 +10,9 @@ import { getDialecticMetrics } from "@/lib/metrics/dialectic";
 import { timeCall } from "@/lib/http/request-timer";
 import { requireUser } from "@/app/_server/session";
 import { filledParams } from "@/app/_server/pages";
+
+/** A histogram estimate (see quantileFromBuckets): "≈ 12.3", or "> 10,000" in the open top bucket. */
+const estimateMs = (v: number | null) => (v === null ? "—" : Number.isFinite(v) ? `≈ ${formatNumber(v, 1)}` : "> 10,000");
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 const PAGE_SIZE = 50;
@@ -57,14 +60,14 @@ export default async function SessionsPage({ searchParams }: Props) {
 
       {metrics.latency.length > 0 && (
         <details className="card text-sm" data-testid="session-latency">
-          <summary className="cursor-pointer font-medium">Latency in this server process (ms, bucketed)</summary>
+          <summary className="cursor-pointer font-medium">Latency in this server process (ms; percentiles are estimates from a histogram)</summary>
           <table className="data mt-2">
             <thead>
               <tr>
                 <th>Operation</th>
                 <th>Count</th>
-                <th>p50 ≤</th>
-                <th>p95 ≤</th>
+                <th>p50 (est.)</th>
+                <th>p95 (est.)</th>
                 <th>Mean</th>
               </tr>
             </thead>
@@ -72,10 +75,10 @@ export default async function SessionsPage({ searchParams }: Props) {
               {metrics.latency.map((r) => (
                 <tr key={r.route}>
                   <td>{r.route}</td>
-                  <td>{r.count}</td>
-                  <td>{r.p50Ms}</td>
-                  <td>{r.p95Ms}</td>
-                  <td>{r.meanMs.toFixed(1)}</td>
+                  <td>{formatCount(r.count)}</td>
+                  <td>{estimateMs(r.p50Ms)}</td>
+                  <td>{estimateMs(r.p95Ms)}</td>
+                  <td>{formatNumber(r.meanMs, 1)}</td>
                 </tr>
               ))}
             </tbody>
