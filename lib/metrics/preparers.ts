@@ -3,7 +3,7 @@
  * evenly spaced points. A bucket with no data stays null (recharts draws a
  * gap); only a measured zero is a zero.
  */
-import { isServerFault, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
+import { isServerFault, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets, type RouteLatency } from "../http/request-timer";
 
 export const RANGES = {
   "1h": { ms: 3_600_000, stepMs: 60_000 },
@@ -226,13 +226,7 @@ export function worstVerdict(verdicts: { store: string; verdict: HealthVerdict }
 
 export type RouteTotalsInput = { route: string; count: number; errorCount: number; clientErrorCount: number; sumMs: number; hist: number[]; errorsByStatus: Record<string, number> };
 /** errorPct counts server faults (5xx); clientErrorPct the expected 4xx answers; each with its codes, most frequent first. */
-export type RouteTableRow = {
-  route: string;
-  count: number;
-  meanMs: number;
-  p50Ms: number | null;
-  p95Ms: number | null;
-  p99Ms: number | null;
+export type RouteTableRow = Omit<RouteLatency, "byStatus"> & {
   errorPct: number;
   clientErrorPct: number;
   serverErrorsByStatus: [string, number][];
