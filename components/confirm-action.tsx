@@ -83,13 +83,13 @@ export function ConfirmAction({
       <dialog
         ref={dialog}
         aria-labelledby={titleId}
-        className="w-full max-w-md rounded-lg border border-slate-300 p-4 text-sm shadow-xl backdrop:bg-slate-900/40"
+        className="w-full max-w-md rounded-lg border border-slate-300 p-0 text-sm shadow-xl backdrop:bg-slate-900/40"
         onClick={(e) => {
           // A click on the backdrop (the dialog element itself, outside its content) cancels.
           if (e.target === e.currentTarget) close();
         }}
       >
-        <div className="space-y-3">
+        <div className="space-y-3 p-4">
           <h2 id={titleId} className="text-base font-semibold">
             {title}
           </h2>
