@@ -55,10 +55,10 @@ export function ChartTimeSeries({
         </span>
       </figcaption>
       <div className="overflow-x-auto">
-        <LineChart width={540} height={200} data={points} margin={{ top: 8, right: 12, bottom: 4, left: 0 }}>
+        <LineChart width={540} height={200} data={points} margin={{ top: 8, right: 24, bottom: 4, left: 4 }}>
           <CartesianGrid stroke="#e2e8f0" strokeDasharray="3 3" />
           <XAxis dataKey="t" type="number" scale="time" domain={["dataMin", "dataMax"]} tickFormatter={(t: number) => formatTick(t, longRange)} fontSize={11} />
-          <YAxis fontSize={11} width={56} tickFormatter={(v: number) => withUnit(v, unit)} domain={[0, yMax ?? "auto"]} />
+          <YAxis fontSize={11} width={64} tickFormatter={(v: number) => withUnit(v, unit)} domain={[0, yMax ?? "auto"]} />
           <Tooltip
             labelFormatter={(t) => new Date(Number(t)).toISOString().replace("T", " ").slice(0, 16) + " UTC"}
             formatter={(v) => (typeof v === "number" ? withUnit(v, unit) : String(v ?? "—"))}
