@@ -147,11 +147,13 @@ export function startReembed({ handle, configured, onlyStale, holdSwitch = false
   }
   handle.sqlite
     .transaction(() => {
+      // A resume takes on what needs a vector now: what the job had already done, plus these items.
+      const doneBefore = resume ? existing.total - Math.min(existing.total, ownItemsRemaining({ handle, job: existing })) : 0;
       rememberFingerprint({ handle, fingerprint: configured });
       enqueueEmbeddings({ handle, items });
       const now = Date.now();
       const job: ReembedJob = resume
-        ? { ...existing, queuedUntil: now }
+        ? { ...existing, total: doneBefore + items.length, queuedUntil: now }
         : { targetFingerprintId: configured.id, onlyStale, holdSwitch, total: items.length, startedAt: now, startedBy: actor, status: "running", queuedUntil: now, finishedAt: null };
       writeJob({ handle, job });
       appendAudit({ actor, action: resume ? "store.reembed.resume" : "store.reembed.start", target, details: { target: configured.id, onlyStale, toEmbed: items.length } });
