@@ -1,6 +1,7 @@
 "use client";
 
 import { useActionState } from "react";
+import { ConfirmAction } from "@/components/confirm-action";
 import type { ActionResult } from "@/lib/http/action-result";
 
 type Action<T> = (prev: ActionResult<T> | null, form: FormData) => Promise<ActionResult<T>>;
@@ -95,14 +96,23 @@ export function CreateTokenForm({ action }: { action: Action<{ token: string }> 
   );
 }
 
-export function RevokeTokenButton({ action, id }: { action: Action<undefined>; id: number }) {
+/** Revoke asks first: an agent using the token is locked out from its next request. */
+export function RevokeTokenButton({ action, id, label, agentId, lastUsedAt }: { action: Action<undefined>; id: number; label: string; agentId: string; lastUsedAt: string }) {
   const [state, formAction, pending] = useActionState(action, null);
   return (
     <form action={formAction}>
       <input type="hidden" name="id" value={id} />
-      <button className="btn-secondary" disabled={pending} aria-label={`Revoke token ${id}`}>
-        Revoke
-      </button>
+      <ConfirmAction
+        label="Revoke"
+        triggerAriaLabel={`Revoke token ${id}`}
+        title={`Revoke token "${label}"?`}
+        confirmLabel="Revoke token"
+        tone="danger"
+        disabled={pending}
+        submit={{ name: "confirm", value: "revoke" }}
+      >
+        Agent {agentId} (last used {lastUsedAt}) gets 401 from its next request with this token. A revoked token cannot be restored: the agent needs a new one.
+      </ConfirmAction>
       {state && !state.ok && <p className="text-xs text-red-600">{state.error}</p>}
     </form>
   );

@@ -1,6 +1,8 @@
 "use client";
 
 import { CartesianGrid, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
+import { formatNumber } from "@/lib/format";
+import { isolatedPoints } from "@/lib/metrics/preparers";
 
 export type ChartSeries = { key: string; label: string; color: string; dashed?: boolean };
 export type ChartMarker = { t: number; label: string };
@@ -9,6 +11,12 @@ export type ChartMarker = { t: number; label: string };
 function formatTick(t: number, long: boolean): string {
   const iso = new Date(t).toISOString();
   return long ? iso.slice(5, 10) : iso.slice(11, 16);
+}
+
+/** A value with thousands separators and its unit: "1,250 ms", "2.5%". */
+function withUnit(v: number, unit: string): string {
+  const n = formatNumber(v, Math.abs(v) >= 100 ? 0 : 2);
+  return unit === "%" ? `${n}%` : unit ? `${n} ${unit}` : n;
 }
 
 /**
@@ -35,23 +43,47 @@ export function ChartTimeSeries({
   yMax?: number;
 }) {
   const measured = points.filter((p) => series.some((s) => p[s.key] !== null && p[s.key] !== undefined)).length;
+  // A point with a gap on both sides has no line to sit on: draw it as a dot.
+  const lonely = new Map(series.map((s) => [s.key, isolatedPoints(points, s.key)]));
   return (
     <figure className="card space-y-2" data-testid={testId} data-points={measured}>
       <figcaption className="flex items-baseline justify-between text-sm font-medium">
         <span>{title}</span>
-        <span className="text-xs font-normal text-slate-500">{measured === 0 ? "no data in this range" : `${measured} of ${points.length} buckets measured`}</span>
+        <span className="text-xs font-normal text-slate-500">
+          {measured === 0 ? "no data in this range" : `${formatNumber(measured)} of ${formatNumber(points.length)} buckets measured`} · times in UTC
+          {unit ? ` · ${unit}` : ""}
+        </span>
       </figcaption>
       <div className="overflow-x-auto">
-        <LineChart width={540} height={200} data={points} margin={{ top: 8, right: 12, bottom: 4, left: 0 }}>
+        <LineChart width={540} height={200} data={points} margin={{ top: 8, right: 24, bottom: 4, left: 4 }}>
           <CartesianGrid stroke="#e2e8f0" strokeDasharray="3 3" />
           <XAxis dataKey="t" type="number" scale="time" domain={["dataMin", "dataMax"]} tickFormatter={(t: number) => formatTick(t, longRange)} fontSize={11} />
-          <YAxis fontSize={11} width={48} unit={unit} domain={[0, yMax ?? "auto"]} />
-          <Tooltip labelFormatter={(t) => new Date(Number(t)).toISOString().replace("T", " ").slice(0, 16) + " UTC"} />
+          <YAxis fontSize={11} width={64} tickFormatter={(v: number) => withUnit(v, unit)} domain={[0, yMax ?? "auto"]} />
+          <Tooltip
+            labelFormatter={(t) => new Date(Number(t)).toISOString().replace("T", " ").slice(0, 16) + " UTC"}
+            formatter={(v) => (typeof v === "number" ? withUnit(v, unit) : String(v ?? "—"))}
+          />
           {markers.map((m) => (
             <ReferenceLine key={`${m.t}-${m.label}`} x={m.t} stroke="#7c3aed" strokeDasharray="4 2" label={{ value: m.label, fontSize: 10, fill: "#7c3aed", position: "insideTopLeft" }} />
           ))}
           {series.map((s) => (
-            <Line key={s.key} dataKey={s.key} name={s.label} stroke={s.color} strokeDasharray={s.dashed ? "5 3" : undefined} dot={false} connectNulls={false} isAnimationActive={false} type="linear" />
+            <Line
+              key={s.key}
+              dataKey={s.key}
+              name={s.label}
+              stroke={s.color}
+              strokeDasharray={s.dashed ? "5 3" : undefined}
+              dot={(d: { cx?: number; cy?: number; index?: number }) =>
+                d.index !== undefined && lonely.get(s.key)?.has(d.index) && d.cx !== undefined && d.cy !== undefined ? (
+                  <circle key={`${s.key}-${d.index}`} cx={d.cx} cy={d.cy} r={3} fill={s.color} data-testid="chart-lonely-point" />
+                ) : (
+                  <g key={`${s.key}-${d.index}`} />
+                )
+              }
+              connectNulls={false}
+              isAnimationActive={false}
+              type="linear"
+            />
           ))}
         </LineChart>
       </div>

@@ -39,7 +39,6 @@ const NUMBER_FIELDS: { name: keyof ReflectionSettings; label: string; step: stri
   { name: "top_k", label: "Top k", step: "1" },
   { name: "min_score", label: "Min score", step: "0.01" },
   { name: "recency_half_life_days", label: "Recency half-life (days, 0 = off)", step: "1" },
-  { name: "backlog_watermark", label: "Backlog watermark", step: "1" },
   { name: "failure_warning_score", label: "Failure warning score", step: "0.01" },
   { name: "preference_score", label: "Preference score", step: "0.01" },
 ];

@@ -1,13 +1,34 @@
 "use client";
 
 import { useEffect, useState, useTransition } from "react";
+import { ConfirmAction } from "@/components/confirm-action";
+import { formatCount } from "@/lib/format";
 import type { ActionResult } from "@/lib/http/action-result";
-import type { Job } from "@/lib/index/jobs";
+import type { Job, ReindexScope } from "@/lib/index/jobs";
+import type { ReindexKindCounts } from "@/lib/index/reindex";
 
 type Start = (store: string) => Promise<ActionResult<Job>>;
 type Poll = (id: string) => Promise<ActionResult<Job>>;
+type Describe = (store: string) => Promise<ActionResult<ReindexScope>>;
 /** The Admin page's server actions, passed down (components never import app/). */
-export type ReindexActions = { start: Start; poll: Poll };
+export type ReindexActions = { start: Start; poll: Poll; describe: Describe };
+
+function kindLine(label: string, c: ReindexKindCounts): string {
+  return `${label}: ${formatCount(c.scanned)} scanned, ${formatCount(c.added)} added, ${formatCount(c.changed)} changed, ${formatCount(c.unchanged)} unchanged, ${formatCount(c.removed)} removed`;
+}
+
+/** The confirmation's text: what the reindex goes over, in counts. */
+async function describeReindex(describe: Describe, store: string): Promise<string> {
+  const r = await describe(store);
+  if (!r.ok) throw new Error(r.error);
+  const s = r.data!;
+  if (s.running) return `A reindex of ${store} is already running: confirming shows its progress instead of starting another.`;
+  return (
+    `Rescans ${store}'s memory/ folder and source roots. Indexed now: ${formatCount(s.memories)} memories and ${formatCount(s.documents)} source documents` +
+    (s.apiDocuments ? ` (plus ${formatCount(s.apiDocuments)} documents sent by the API, which are kept)` : "") +
+    ". Unchanged files are skipped; changed text is queued for embedding; the write is one transaction."
+  );
+}
 
 const POLL_MS = 400;
 
@@ -27,14 +48,26 @@ function JobStatus({ job }: { job: Job }) {
   const r = job.result!;
   const c = r.counts;
   return (
-    <span className="text-emerald-700">
-      done: scanned {c.scanned}, added {c.added}, changed {c.changed}, unchanged {c.unchanged}, removed {c.removed}, skipped {c.skipped} in {r.durationMs} ms
-      {job.attempts > 1 ? ` (resumed after a restart, attempt ${job.attempts})` : ""}
-    </span>
+    <div className="text-emerald-700">
+      <span>
+        done in {formatCount(r.durationMs)} ms{c.skipped ? `, ${formatCount(c.skipped)} skipped` : ""}
+        {job.attempts > 1 ? ` (resumed after a restart, attempt ${job.attempts})` : ""}
+      </span>
+      {r.byKind ? (
+        <ul className="text-xs">
+          <li data-testid={`reindex-result-memories-${job.store}`}>{kindLine("Memories", r.byKind.memories)}</li>
+          <li data-testid={`reindex-result-documents-${job.store}`}>{kindLine("Documents", r.byKind.documents)}</li>
+        </ul>
+      ) : (
+        <span className="block text-xs">
+          scanned {formatCount(c.scanned)}, added {formatCount(c.added)}, changed {formatCount(c.changed)}, unchanged {formatCount(c.unchanged)}, removed {formatCount(c.removed)}
+        </span>
+      )}
+    </div>
   );
 }
 
-function StoreRow({ store, initial, start, poll }: { store: string; initial: Job | undefined; start: Start; poll: Poll }) {
+function StoreRow({ store, initial, start, poll, describe }: { store: string; initial: Job | undefined; start: Start; poll: Poll; describe: Describe }) {
   const [job, setJob] = useState<Job | undefined>(initial);
   const [error, setError] = useState<string | null>(null);
   const [pending, startTransition] = useTransition();
@@ -53,10 +86,13 @@ function StoreRow({ store, initial, start, poll }: { store: string; initial: Job
     <tr data-testid={`reindex-row-${store}`}>
       <td className="font-medium">{store}</td>
       <td>
-        <button
-          className="btn-secondary"
+        <ConfirmAction
+          label={`Reindex ${store}`}
+          title={`Reindex store ${store}?`}
+          confirmLabel="Reindex"
+          loadDetails={() => describeReindex(describe, store)}
           disabled={pending || job?.status === "running"}
-          onClick={() =>
+          onConfirm={() =>
             startTransition(async () => {
               setError(null);
               const r = await start(store);
@@ -64,9 +100,7 @@ function StoreRow({ store, initial, start, poll }: { store: string; initial: Job
               else setError(r.error);
             })
           }
-        >
-          Reindex {store}
-        </button>
+        />
       </td>
       <td role="status" data-testid={`reindex-status-${store}`}>
         {error ? <span className="text-red-600">{error}</span> : job ? <JobStatus job={job} /> : <span className="text-slate-500">—</span>}
@@ -75,7 +109,7 @@ function StoreRow({ store, initial, start, poll }: { store: string; initial: Job
   );
 }
 
-export function ReindexPanel({ stores, latest, start, poll }: { stores: string[]; latest: Job[]; start: Start; poll: Poll }) {
+export function ReindexPanel({ stores, latest, start, poll, describe }: { stores: string[]; latest: Job[]; start: Start; poll: Poll; describe: Describe }) {
   return (
     <table className="data" data-testid="reindex-table">
       <thead>
@@ -87,7 +121,7 @@ export function ReindexPanel({ stores, latest, start, poll }: { stores: string[]
       </thead>
       <tbody>
         {stores.map((s) => (
-          <StoreRow key={s} store={s} initial={latest.find((j) => j.store === s)} start={start} poll={poll} />
+          <StoreRow key={s} store={s} initial={latest.find((j) => j.store === s)} start={start} poll={poll} describe={describe} />
         ))}
       </tbody>
     </table>

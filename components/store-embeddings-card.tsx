@@ -1,18 +1,27 @@
 import type { EmbeddingStatus, StatusVerdict } from "@/lib/embed/status";
 import { STATUS_STYLE } from "./store-status-card";
-import { formatTime } from "@/lib/format";
-import { EmbeddingAdminButtons, type EmbeddingAction } from "./store-embeddings-buttons";
-
-function eta(seconds: number | null): string {
-  if (seconds === null) return "—";
-  return seconds < 90 ? `${Math.round(seconds)} s` : `${Math.round(seconds / 60)} min`;
-}
+import { ReembedJobProgress } from "./job-progress";
+import { EmbeddingAdminButtons, type DescribeEmbeddingAction, type EmbeddingAction } from "./store-embeddings-buttons";
 
 /**
  * Embeddings of one store: model, backlog, drift, coverage, re-embed progress, and (for admins) the buttons.
  * The verdict is the store's one live status (getStoreStatus), never recomputed here.
  */
-export function StoreEmbeddingsCard({ store, status, verdict, isAdmin, action }: { store: string; status: EmbeddingStatus; verdict: StatusVerdict; isAdmin: boolean; action: EmbeddingAction }) {
+export function StoreEmbeddingsCard({
+  store,
+  status,
+  verdict,
+  isAdmin,
+  action,
+  describe,
+}: {
+  store: string;
+  status: EmbeddingStatus;
+  verdict: StatusVerdict;
+  isAdmin: boolean;
+  action: EmbeddingAction;
+  describe?: DescribeEmbeddingAction;
+}) {
   const st = { ...STATUS_STYLE[verdict.state], reason: verdict.reason };
   const d = status.drift;
   const job = status.reembed;
@@ -49,13 +58,7 @@ export function StoreEmbeddingsCard({ store, status, verdict, isAdmin, action }:
           </dd>
         </div>
       </dl>
-      {job && (
-        <p className="rounded bg-slate-100 p-2" data-testid="reembed-progress">
-          Re-embed to {job.targetFingerprintId}: {job.done}/{job.total} done
-          {job.ratePerSec ? ` · ${job.ratePerSec.toFixed(1)}/s · ETA ${eta(job.etaSeconds)}` : ""} · started {formatTime(job.startedAt)} by {job.startedBy}
-          {job.holdSwitch && " · waits for an admin to switch"}
-        </p>
-      )}
+      {job && <ReembedJobProgress job={job} />}
       {status.parked.length > 0 && (
         <details>
           <summary className="cursor-pointer">Parked items ({status.parked.length})</summary>
@@ -68,7 +71,7 @@ export function StoreEmbeddingsCard({ store, status, verdict, isAdmin, action }:
           </ul>
         </details>
       )}
-      {isAdmin && <EmbeddingAdminButtons store={store} action={action} held={!!job?.holdSwitch} parked={status.parked.length > 0} />}
+      {isAdmin && <EmbeddingAdminButtons store={store} action={action} describe={describe} held={job?.status === "waiting_switch" || (!!job?.holdSwitch && job.status !== "done")} parked={status.parked.length > 0} />}
     </section>
   );
 }

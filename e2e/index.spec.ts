@@ -43,7 +43,8 @@ test("a memory created by API shows on the Memories page, in Search, and Reindex
   await page.goto("/admin");
   const row = page.getByTestId(`reindex-row-${store}`);
   await row.getByRole("button", { name: `Reindex ${store}` }).click();
-  await expect(page.getByTestId(`reindex-status-${store}`)).toContainText("done: scanned 1, added 0, changed 0, unchanged 1, removed 0, skipped 0");
+  await page.getByRole("dialog", { name: `Reindex store ${store}?` }).getByRole("button", { name: "Reindex", exact: true }).click();
+  await expect(page.getByTestId(`reindex-result-memories-${store}`)).toHaveText("Memories: 1 scanned, 0 added, 0 changed, 1 unchanged, 0 removed");
   await page.reload();
   await expect(page.getByTestId("audit-table")).toContainText("store.reindex");
 

@@ -183,8 +183,7 @@ test.describe("security", () => {
         ["cross-origin POST from a sandboxed frame (Origin: null)", () => send(page.request, row.valid, "null"), (r) => r.status >= 400 && !r.text.includes('"ok":true')],
         ...row.malformed.map((args, i): (typeof refusals)[number] => [`malformed arguments #${i + 1} ${JSON.stringify(args).slice(0, 60)}`, () => send(page.request, args), (r) => r.text.includes('"ok":false') && !r.text.includes("Something went wrong")]),
       ];
-      if (row.role === "admin") refusals.push(["a viewer's session", () => send(viewerContext.request, row.valid), (r) => r.text.includes("admins only")]);
-      if (row.role === "editor") refusals.push(["a viewer's session", () => send(viewerContext.request, row.valid), (r) => r.text.includes("editors and admins only")]);
+      if (row.role !== "viewer") refusals.push(["a viewer's session", () => send(viewerContext.request, row.valid), (r) => r.text.includes(row.role === "admin" ? "admins only" : "editors and admins only")]);
       const before = governanceSnapshot();
       for (const [name, run, refused] of refusals) {
         const r = await run();
@@ -212,19 +211,21 @@ function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow
   const store = ACTION_STORE;
   const notAForm = { values: [null, "not a form"] };
   const memoryFields = { store, path: "sec/x", body: "body", tags: "", summary: "", source: "", expires: "" };
-  const settings = { store, enabled: "on", top_k: "5", min_score: "0.3", recency_half_life_days: "30", backlog_watermark: "1000", failure_warning_score: "0.8", preference_score: "0.7", ttl_days: "", max_traces: "", strategy: "newest" };
+  const settings = { store, enabled: "on", top_k: "5", min_score: "0.3", recency_half_life_days: "30", failure_warning_score: "0.8", preference_score: "0.7", ttl_days: "", max_traces: "", strategy: "newest" };
   return [
     { name: "verifyStoreAction", role: "viewer", page: `/stores/${store}`, valid: { form: { store } }, malformed: [{ form: { store: "../etc" } }, notAForm] },
     { name: "embeddingAdminAction", role: "admin", page: `/stores/${store}`, valid: { form: { store, intent: "estimate" } }, malformed: [{ form: { store, intent: "format_disk" } }, { form: { store: "nosuchstore", intent: "start" } }, notAForm] },
+    { name: "describeEmbeddingActionAction", role: "admin", page: `/stores/${store}`, valid: { values: [store, "start"] }, malformed: [{ values: ["../etc", "start"] }, { values: [store, "format_disk"] }, { values: ["nosuchstore", "start"] }] },
     { name: "createUserAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", password: "sec-actions-made-pw", role: "viewer" } }, malformed: [{ form: { username: "../x\u0000", password: "short", role: "root" } }, { form: { username: "sec-actions-viewer", password: "sec-actions-viewer-pw", role: "admin" } }, notAForm] },
     { name: "resetPasswordAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", password: "sec-actions-new-pw" } }, malformed: [{ form: { username: "nobody-here", password: "long-enough-pw" } }, { form: { username: "admin", password: "x" } }, { form: { username: "admin", password: `${E2E.adminPassword}\u0000` } }, notAForm] },
     { name: "setUserDisabledAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", disabled: "true" } }, malformed: [{ form: { username: "admin", disabled: "true" } }, { form: { username: "nobody-here", disabled: "true" } }, { form: { username: "sec-actions-made", disabled: "maybe" } }, notAForm] },
     { name: "createTokenAction", role: "admin", page: "/admin", valid: { form: { label: "sec-actions-token", agent_id: "sec-actions-agent", scopes: ["read"], stores: "" } }, malformed: [{ form: { label: "", agent_id: "", scopes: ["root"], stores: "../etc" } }, notAForm] },
     { name: "revokeTokenAction", role: "admin", page: "/admin", valid: { form: { id: String(spareTokenId) } }, malformed: [{ form: { id: "1 OR 1=1" } }, { form: { id: "-1" } }, { form: { id: "999999999" } }, notAForm] },
     { name: "startReindexAction", role: "admin", page: "/admin", valid: { values: [store] }, malformed: [{ values: ["../etc"] }, { values: [{ $ne: null }] }, { values: ["nosuchstore"] }] },
+    { name: "describeReindexAction", role: "admin", page: "/admin", valid: { values: [store] }, malformed: [{ values: ["../etc"] }, { values: [{ $ne: null }] }, { values: ["nosuchstore"] }] },
     { name: "getReindexJobAction", role: "admin", page: "/admin", valid: { values: ["00000000-0000-4000-8000-000000000000"] }, malformed: [{ values: ["' OR 1=1 --"] }, { values: [42] }], reached: /No such job/ },
     { name: "rememberAction", role: "viewer", page: `/graph/${store}`, valid: { form: { store, query: "anything" } }, malformed: [{ form: { store: "Bad Store", query: "x" } }, notAForm] },
-    { name: "rateRecallHitAction", role: "viewer", page: "/reflection", valid: { form: { store, hit_id: "999999", relevant: "true" } }, malformed: [{ form: { store: "nosuchstore", hit_id: "x", relevant: "true" } }, notAForm], reached: /no recall hit/ },
+    { name: "rateRecallHitAction", role: "editor", page: "/reflection", valid: { form: { store, hit_id: "999999", relevant: "true" } }, malformed: [{ form: { store: "nosuchstore", hit_id: "x", relevant: "true" } }, notAForm], reached: /no recall hit/ },
     { name: "updateReflectionSettingsAction", role: "admin", page: "/reflection", valid: { form: settings }, malformed: [{ form: { ...settings, top_k: "-5", min_score: "NaN" } }, { form: { ...settings, strategy: "delete_everything" } }, notAForm] },
     // In this order: each memory action's valid call works on what the one before it made.
     { name: "createMemoryAction", role: "editor", page: `/memories?store=${store}`, valid: { form: { ...memoryFields, path: "sec/made" } }, malformed: [{ form: { ...memoryFields, path: "../../etc/passwd" } }, { form: { ...memoryFields, store: "nosuchstore" } }, { form: { ...memoryFields, expires: "tomorrow" } }, notAForm] },

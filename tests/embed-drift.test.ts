@@ -58,7 +58,7 @@ describe("drift and re-embed", () => {
     startReembed({ handle: h, configured: fp, onlyStale: true, actor: "user:test" });
     await drainEmbedQueues({ stores: ["s"] });
     expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ fresh: 40, stale: 0, drifted: 0 });
-    expect(getReembedProgress({ handle: h })).toBeNull();
+    expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", done: 3, total: 3, remaining: 0 });
   });
 
   it("a model change is reported at once; a re-embed interrupted by a crash resumes and switches atomically", async () => {
@@ -90,12 +90,64 @@ describe("drift and re-embed", () => {
 
     const after = computeDrift({ handle: h, configured: newFp });
     expect(after).toMatchObject({ modelChanged: false, activeFingerprintId: newFp.id, fresh: 40, drifted: 0, otherModelVectors: 0 });
-    expect(getReembedProgress({ handle: h })).toBeNull();
+    expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", done: 40, total: 40, remaining: 0 });
     const dims = h.sqlite.prepare("select distinct dim from embeddings").all();
     expect(dims).toEqual([{ dim: 256 }]);
     expect(h.sqlite.prepare("select name from sqlite_master where name = ?").get(`vec_${oldFp.id}`)).toBeUndefined();
     const actions = (await import("@/lib/db/connection")).getGovernance().sqlite.prepare("select action from audit_log where action like 'store.reembed%' order by id").all();
     expect(actions).toEqual([{ action: "store.reembed.start" }, { action: "store.reembed.switch" }]);
     expect(verifyAuditChain().ok).toBe(true);
+  });
+
+  it("re-embed on an up-to-date store starts no job and says so", async () => {
+    addMemos("s", BODIES);
+    await drainEmbedQueues({ stores: ["s"] });
+    const fp = await getEmbedder().fingerprint;
+    const h = getStoreDb("s");
+    const r = startReembed({ handle: h, configured: fp, onlyStale: false, actor: "user:test" });
+    expect(r).toEqual({ started: false, reason: expect.stringMatching(/every item already has a current vector/) });
+    expect(getReembedProgress({ handle: h })).toBeNull();
+    expect(h.sqlite.prepare("select count(*) as n from embed_queue").get()).toEqual({ n: 0 });
+    const started = (await import("@/lib/db/connection")).getGovernance().sqlite.prepare("select count(*) as n from audit_log where action like 'store.reembed.%'").get();
+    expect(started).toEqual({ n: 0 });
+  });
+
+  it("a re-embed counts only its own items: what is ingested after it started is not in its total, and it ends done (and stays done after a restart)", async () => {
+    addMemos("s", BODIES);
+    await drainEmbedQueues({ stores: ["s"] });
+    const fp = await getEmbedder().fingerprint;
+    let h = getStoreDb("s");
+    h.sqlite.prepare("update test_memos set body = body || ' (edited)' where id <= 5").run();
+    const r = startReembed({ handle: h, configured: fp, onlyStale: true, actor: "user:test" });
+    expect(r.started && r.job).toMatchObject({ status: "running", total: 5, done: 0, remaining: 5 });
+
+    // Ingest keeps going while the job runs: 30 new memos join the queue.
+    addMemos("s", BODIES.slice(0, 30).map((b) => `${b} (new)`));
+    expect(getReembedProgress({ handle: h })).toMatchObject({ total: 5, done: 0, remaining: 5 });
+
+    await drainEmbedQueues({ stores: ["s"], batchSize: 4, maxBatches: 1 });
+    const mid = getReembedProgress({ handle: h })!;
+    expect(mid.total).toBe(5);
+    expect(mid.done + mid.remaining).toBe(5);
+
+    await drainEmbedQueues({ stores: ["s"] });
+    expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", total: 5, done: 5, remaining: 0, finishedAt: expect.any(Number) });
+    restartWith({});
+    h = getStoreDb("s");
+    expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", total: 5, done: 5 });
+  });
+
+  it("a model switch started during ingest switches once the new items have vectors too, and its total stays its own", async () => {
+    addMemos("s", BODIES);
+    await drainEmbedQueues({ stores: ["s"] });
+    restartWith({ DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_MODEL: "dualmind-hash-v1-256" });
+    const newFp = await getEmbedder().fingerprint;
+    const h = getStoreDb("s");
+    const r = startReembed({ handle: h, configured: newFp, onlyStale: false, actor: "user:test" });
+    expect(r.started && r.job.total).toBe(40);
+    addMemos("s", ["a memo written during the re-embed", "another one"]);
+    await drainEmbedQueues({ stores: ["s"] });
+    expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", total: 40, done: 40 });
+    expect(computeDrift({ handle: h, configured: newFp })).toMatchObject({ modelChanged: false, activeFingerprintId: newFp.id, fresh: 42, drifted: 0 });
   });
 });

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "@/lib/http/request-timer";
+import { LATENCY_BUCKET_BOUNDS_MS, latencyBucketEdges, latencyBucketIndex, quantileFromBuckets } from "@/lib/http/request-timer";
+import { LATENCY_LINES, PERCENTILE_NOTE } from "@/components/chart-series";
 import {
   bucketStarts,
   fillGaps,
+  isolatedPoints,
   findModelChanges,
   parseRange,
   prepareHealthSeries,
@@ -90,45 +92,75 @@ describe("gaps vs zeros", () => {
   });
 });
 
-describe("percentiles from the histogram sketch", () => {
-  it("quantiles are the upper bound of the bucket holding them", () => {
-    // 90 requests ≤ 5 ms, 9 ≤ 100 ms, 1 ≤ 2000 ms
+describe("percentile estimates from the histogram", () => {
+  it("each estimate lies inside the bucket that holds the quantile (never at an edge chosen for it)", () => {
+    // 90 requests in (2, 5] ms, 9 in (50, 100] ms, 1 in (1000, 2000] ms
     const h = hist({ 2: 90, 6: 9, 10: 1 });
-    expect(quantileFromBuckets(h, 0.5)).toBe(5);
-    expect(quantileFromBuckets(h, 0.95)).toBe(100);
-    expect(quantileFromBuckets(h, 0.99)).toBe(100);
+    const p50 = quantileFromBuckets(h, 0.5)!;
+    const p95 = quantileFromBuckets(h, 0.95)!;
+    expect(p50).toBeGreaterThan(2);
+    expect(p50).toBeLessThan(5);
+    expect(p95).toBeGreaterThan(50);
+    expect(p95).toBeLessThan(100);
     expect(quantileFromBuckets(h, 1)).toBe(2000);
     expect(quantileFromBuckets(hist({}), 0.5)).toBeNull();
+  });
+
+  it("on real latency samples the estimate falls in the bucket of the exact quantile, and is closer than the bucket edge", () => {
+    // A deterministic lognormal-ish spread: median ~20 ms, long tail.
+    const samples = Array.from({ length: 2000 }, (_, i) => 20 * Math.exp(2.2 * (((i * 7919) % 2000) / 2000 - 0.5)));
+    const sorted = [...samples].sort((a, b) => a - b);
+    const h = LATENCY_BUCKET_BOUNDS_MS.map(() => 0);
+    for (const ms of samples) h[latencyBucketIndex(ms)]++;
+    for (const q of [0.5, 0.95, 0.99]) {
+      const exact = sorted[Math.ceil(q * sorted.length) - 1];
+      const estimate = quantileFromBuckets(h, q)!;
+      const { lo, hi } = latencyBucketEdges(exact);
+      expect(estimate).toBeGreaterThan(lo);
+      expect(estimate).toBeLessThanOrEqual(hi);
+      expect(Math.abs(estimate - exact)).toBeLessThan(Math.abs(hi - exact));
+    }
+  });
+
+  it("charts and tables label percentiles as estimates", () => {
+    for (const line of LATENCY_LINES) expect(line.label).toMatch(/estimate/);
+    expect(PERCENTILE_NOTE).toMatch(/estimate/);
   });
 
   it("routes of one bucket merge exactly before the percentile is taken", () => {
     const w = { from: T0, to: T0 + 2 * MIN, stepMs: MIN };
     const pts = prepareLatencySeries(
       [
-        { bucket: T0, route: "GET /a", count: 50, errorCount: 0, sumMs: 100, hist: hist({ 1: 50 }) },
-        { bucket: T0, route: "GET /b", count: 50, errorCount: 5, sumMs: 5000, hist: hist({ 6: 50 }) },
+        { bucket: T0, route: "GET /a", count: 50, errorCount: 0, clientErrorCount: 0, sumMs: 100, hist: hist({ 1: 50 }) },
+        { bucket: T0, route: "GET /b", count: 50, errorCount: 5, clientErrorCount: 10, sumMs: 5000, hist: hist({ 6: 50 }) },
       ],
       w,
     );
-    expect(pts[0]).toMatchObject({ count: 100, p50: 2, p95: 100, errorRate: 0.05 });
-    expect(pts[1]).toMatchObject({ count: null, p50: null, p95: null, errorRate: null });
+    // The merged p50 is the 50th of 100 samples: the top of bucket (1, 2]; p95 lies inside (50, 100].
+    expect(pts[0]).toMatchObject({ count: 100, p50: 2, errorPct: 5, clientErrorPct: 10 });
+    expect(pts[0].p95).toBeGreaterThan(50);
+    expect(pts[0].p95).toBeLessThan(100);
+    expect(pts[1]).toMatchObject({ count: null, p50: null, p95: null, errorPct: null, clientErrorPct: null });
   });
 
   it("minute rows fold into wider chart buckets", () => {
     const w = { from: T0, to: T0 + 15 * MIN, stepMs: 15 * MIN };
     const pts = prepareLatencySeries(
       [
-        { bucket: T0, route: "GET /a", count: 1, errorCount: 0, sumMs: 1, hist: hist({ 0: 1 }) },
-        { bucket: T0 + 7 * MIN, route: "GET /a", count: 3, errorCount: 0, sumMs: 3, hist: hist({ 3: 3 }) },
+        { bucket: T0, route: "GET /a", count: 1, errorCount: 0, clientErrorCount: 0, sumMs: 1, hist: hist({ 0: 1 }) },
+        { bucket: T0 + 7 * MIN, route: "GET /a", count: 3, errorCount: 0, clientErrorCount: 0, sumMs: 3, hist: hist({ 3: 3 }) },
       ],
       w,
     );
     expect(pts).toHaveLength(1);
-    expect(pts[0]).toMatchObject({ count: 4, p50: 10 });
+    // Both minutes count: the 2nd of 4 samples is the first of the three in (5, 10] ms.
+    expect(pts[0].count).toBe(4);
+    expect(pts[0].p50).toBeGreaterThan(5);
+    expect(pts[0].p50).toBeLessThan(10);
   });
 
   it("the open-ended top bucket is charted at the last finite bound", () => {
-    const pts = prepareLatencySeries([{ bucket: T0, route: "GET /slow", count: 1, errorCount: 0, sumMs: 20_000, hist: hist({ 13: 1 }) }], { from: T0, to: T0 + MIN, stepMs: MIN });
+    const pts = prepareLatencySeries([{ bucket: T0, route: "GET /slow", count: 1, errorCount: 0, clientErrorCount: 0, sumMs: 20_000, hist: hist({ 13: 1 }) }], { from: T0, to: T0 + MIN, stepMs: MIN });
     expect(pts[0].p99).toBe(10_000);
   });
 });
@@ -148,11 +180,19 @@ describe("model change markers", () => {
 describe("route table", () => {
   it("slowest routes first, with mean, percentiles and error codes by frequency; idle routes left out", () => {
     const rows = prepareRouteTable([
-      { route: "GET /fast", count: 10, errorCount: 0, sumMs: 20, hist: hist({ 1: 10 }), errorsByStatus: {} },
-      { route: "POST /slow", count: 4, errorCount: 3, sumMs: 800, hist: hist({ 7: 4 }), errorsByStatus: { "409": 1, "500": 2 } },
-      { route: "GET /idle", count: 0, errorCount: 0, sumMs: 0, hist: hist({}), errorsByStatus: {} },
+      { route: "GET /fast", count: 10, errorCount: 0, clientErrorCount: 0, sumMs: 20, hist: hist({ 1: 10 }), errorsByStatus: {} },
+      { route: "POST /slow", count: 4, errorCount: 2, clientErrorCount: 1, sumMs: 800, hist: hist({ 7: 4 }), errorsByStatus: { "409": 1, "500": 2 } },
+      { route: "GET /idle", count: 0, errorCount: 0, clientErrorCount: 0, sumMs: 0, hist: hist({}), errorsByStatus: {} },
     ]);
     expect(rows.map((r) => r.route)).toEqual(["POST /slow", "GET /fast"]);
-    expect(rows[0]).toMatchObject({ meanMs: 200, p95Ms: 200, errorRate: 0.75, errorsByStatus: [["500", 2], ["409", 1]] });
+    expect(rows[0]).toMatchObject({ meanMs: 200, p95Ms: 200, errorPct: 50, clientErrorPct: 25, serverErrorsByStatus: [["500", 2]], clientAnswersByStatus: [["409", 1]] });
+  });
+});
+
+describe("single points", () => {
+  it("a measured point between two gaps is marked to be drawn as a dot; points on a line are not", () => {
+    const pts = [{ v: null }, { v: 3 }, { v: null }, { v: 4 }, { v: 5 }, { v: null }, { v: 0 }];
+    expect([...isolatedPoints(pts, "v")]).toEqual([1, 6]);
+    expect([...isolatedPoints([{ v: 7 }], "v")]).toEqual([0]);
   });
 });

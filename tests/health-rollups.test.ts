@@ -10,8 +10,8 @@ import { getConfig } from "@/lib/config";
 import { enqueueEmbeddings } from "@/lib/embed/queue";
 import { generateDemoSnapshots } from "@/lib/metrics/demo";
 import { loadHealthDashboard } from "@/lib/metrics/health";
-import { listRouteTotalsByWindow } from "@/lib/metrics/series";
-import { windowForRange } from "@/lib/metrics/preparers";
+import { listLatencyBucketsByWindow, listRouteTotalsByWindow } from "@/lib/metrics/series";
+import { prepareLatencySeries, prepareRouteTable, windowForRange } from "@/lib/metrics/preparers";
 import { recordTrace } from "@/lib/recall/traces";
 import { recallReflections } from "@/lib/recall/recall";
 import { listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
@@ -29,7 +29,7 @@ beforeEach(() => {
 });
 afterEach(() => env.cleanup());
 
-const rollups = () => getGovernance().sqlite.prepare("select resolution_s as res, route, count, error_count as errors, p95_ms as p95, by_status as byStatus from metric_rollups order by res, route").all() as { res: number; route: string; count: number; errors: number; p95: number; byStatus: string }[];
+const rollups = () => getGovernance().sqlite.prepare("select resolution_s as res, route, count, error_count as errors, client_error_count as clientErrors, p95_ms as p95, by_status as byStatus from metric_rollups order by res, route").all() as { res: number; route: string; count: number; errors: number; clientErrors: number; p95: number; byStatus: string }[];
 
 describe("latency rollups", () => {
   it("requests recorded in memory land as minute and hour rows with counts, errors and percentiles", () => {
@@ -37,8 +37,8 @@ describe("latency rollups", () => {
     recordRequest("GET /stores/{store}/search", 500, 300, NOW);
     expect(flushLatencyRollups()).toBe(1);
     expect(rollups()).toEqual([
-      { res: 60, route: "GET /stores/{store}/search", count: 20, errors: 1, p95: 5, byStatus: JSON.stringify({ 200: 19, 500: 1 }) },
-      { res: 3600, route: "GET /stores/{store}/search", count: 20, errors: 1, p95: 5, byStatus: JSON.stringify({ 200: 19, 500: 1 }) },
+      { res: 60, route: "GET /stores/{store}/search", count: 20, errors: 1, clientErrors: 0, p95: 5, byStatus: JSON.stringify({ 200: 19, 500: 1 }) },
+      { res: 3600, route: "GET /stores/{store}/search", count: 20, errors: 1, clientErrors: 0, p95: 5, byStatus: JSON.stringify({ 200: 19, 500: 1 }) },
     ]);
   });
 
@@ -50,9 +50,9 @@ describe("latency rollups", () => {
     flushLatencyRollups();
     expect(flushLatencyRollups()).toBe(0);
     const rows = rollups();
-    expect(rows.map((r) => [r.res, r.count, r.errors])).toEqual([
-      [60, 3, 1],
-      [3600, 3, 1],
+    expect(rows.map((r) => [r.res, r.count, r.errors, r.clientErrors])).toEqual([
+      [60, 3, 0, 1],
+      [3600, 3, 0, 1],
     ]);
   });
 
@@ -67,13 +67,28 @@ describe("latency rollups", () => {
     expect(pruneMetrics({ now: NOW + 400 * DAY }).yearOld).toBe(2);
   });
 
-  it("the route table reports errors by status code", () => {
+  it("the error rate counts server faults only: expected 404s and 409s are shown apart, in the table and the chart", () => {
     recordRequest("POST /tasks", 201, 2, NOW);
+    recordRequest("POST /tasks", 404, 2, NOW);
     recordRequest("POST /tasks", 409, 2, NOW);
     recordRequest("POST /tasks", 409, 2, NOW);
+    recordRequest("POST /tasks", 503, 2, NOW);
     flushLatencyRollups();
-    const [row] = listRouteTotalsByWindow({ window: windowForRange("1h", NOW) });
-    expect(row).toMatchObject({ count: 3, errorCount: 2, errorsByStatus: { "409": 2 } });
+    const window = windowForRange("1h", NOW);
+    const [totals] = listRouteTotalsByWindow({ window });
+    expect(totals).toMatchObject({ count: 5, errorCount: 1, clientErrorCount: 3, errorsByStatus: { "404": 1, "409": 2, "503": 1 } });
+    const [row] = prepareRouteTable([totals]);
+    expect(row).toMatchObject({ errorPct: 20, clientErrorPct: 60, serverErrorsByStatus: [["503", 1]], clientAnswersByStatus: [["409", 2], ["404", 1]] });
+    const point = prepareLatencySeries(listLatencyBucketsByWindow({ window }), window).find((p) => p.count !== null);
+    expect(point).toMatchObject({ count: 5, errorPct: 20, clientErrorPct: 60 });
+  });
+
+  it("a route answering only 409s has a 0% error rate", () => {
+    recordRequest("POST /dialectic/sessions/{id}/messages", 409, 2, NOW);
+    recordRequest("POST /dialectic/sessions/{id}/messages", 409, 2, NOW);
+    flushLatencyRollups();
+    const [row] = prepareRouteTable(listRouteTotalsByWindow({ window: windowForRange("1h", NOW) }));
+    expect(row).toMatchObject({ errorPct: 0, clientErrorPct: 100, serverErrorsByStatus: [], clientAnswersByStatus: [["409", 2]] });
   });
 });
 

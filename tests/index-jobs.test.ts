@@ -8,7 +8,7 @@ import { adminJobs } from "@/lib/db/schema/governance";
 import { verifyAuditChain } from "@/lib/governance/audit";
 import { getJobById, JOB_STALE_LOCAL_MS, JOB_STALE_MS, jobOwner, listLatestJobs, MAX_ATTEMPTS, ownerIsGone, resumeOrphanedJobs, runReindexJob, startReindexJob, type Job } from "@/lib/index/jobs";
 import { createStore } from "@/lib/stores/stores";
-import { useTempDataDir } from "./helpers";
+import { restartWith, useTempDataDir } from "./helpers";
 
 let env: ReturnType<typeof useTempDataDir>;
 
@@ -84,6 +84,33 @@ describe("reindex jobs are durable", () => {
     const third = startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" });
     expect(third.id).not.toBe(first.id);
     expect((await finished(third.id)).result?.counts).toMatchObject({ unchanged: 40, added: 0 });
+  });
+});
+
+describe("reindex reports documents and memories apart", () => {
+  it("counts memories and source-root documents separately, and the totals are their sum", async () => {
+    const src = fs.mkdtempSync(path.join(os.tmpdir(), "dm-src-"));
+    try {
+      for (let i = 0; i < 3; i++) fs.writeFileSync(path.join(src, `doc-${i}.md`), `# Doc ${i}\n\nsource text ${i}\n`);
+      restartWith({ DUALMIND_SOURCE_ROOTS: `notes=${src}` });
+      const first = await finished(startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" }).id);
+      expect(first.result?.byKind).toEqual({
+        documents: { scanned: 3, added: 3, changed: 0, unchanged: 0, removed: 0 },
+        memories: { scanned: 40, added: 40, changed: 0, unchanged: 0, removed: 0 },
+      });
+      expect(first.result?.counts).toMatchObject({ scanned: 43, added: 43 });
+
+      fs.rmSync(path.join(src, "doc-0.md"));
+      fs.appendFileSync(path.join(env.dataDir, "stores", "notes", "memory", "bulk", "note-1.md"), "edited\n");
+      const second = await finished(startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" }).id);
+      expect(second.result?.byKind).toEqual({
+        documents: { scanned: 2, added: 0, changed: 0, unchanged: 2, removed: 1 },
+        memories: { scanned: 40, added: 0, changed: 1, unchanged: 39, removed: 0 },
+      });
+    } finally {
+      restartWith({ DUALMIND_SOURCE_ROOTS: undefined });
+      fs.rmSync(src, { recursive: true, force: true });
+    }
   });
 });
 

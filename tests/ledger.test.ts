@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createApiToken } from "@/lib/auth/tokens";
 import { listAuditTail, verifyAuditChain } from "@/lib/governance/audit";
-import { explainVerdict } from "@/lib/governance/ledger";
+import { explainVerdict, listTasksByFilter } from "@/lib/governance/ledger";
 import * as tasksRoute from "@/app/api/v1/tasks/route";
 import * as taskRoute from "@/app/api/v1/tasks/[id]/route";
 import * as runsRoute from "@/app/api/v1/tasks/[id]/runs/route";
@@ -138,6 +138,23 @@ describe("runs, validations and the verdict", () => {
     const future = await callRoute(tasksRoute.GET, { token: reader, url: `http://x/api/v1/tasks?from=${Date.now() + 60_000}` });
     expect(future.json.total).toBe(0);
     expect((await callRoute(tasksRoute.GET, { token: reader, url: "http://x/api/v1/tasks?outcome=maybe" })).status).toBe(400);
+  });
+});
+
+describe("per-task run counts", () => {
+  it("each task shows its own run count (a task without runs shows 0), in the API and the list the Ledger page renders", async () => {
+    for (const id of ["t-none", "t-two", "t-one"]) await createTask({ task_id: id, intent: id, spec: {} });
+    await startRun("t-two", { skill: "lint", input_hash: H("a"), runner_version: "1" });
+    await startRun("t-two", { skill: "test", input_hash: H("b"), runner_version: "1" });
+    await startRun("t-one", { skill: "lint", input_hash: H("c"), runner_version: "1" });
+    const admin = createApiToken({ input: { label: "ops", agent_id: "ops", scopes: ["admin"] }, actor: "test" }).token;
+    const list = await callRoute(tasksRoute.GET, { token: admin, url: "http://x/api/v1/tasks" });
+    const counts = Object.fromEntries(list.json.tasks.map((t: { task_id: string; run_count: number }) => [t.task_id, t.run_count]));
+    expect(counts).toEqual({ "t-none": 0, "t-two": 2, "t-one": 1 });
+    // A later page counts its own tasks' runs, not the page's or the ledger's.
+    const page = listTasksByFilter({ limit: 2, offset: 1 }, { agentId: "ops", isAdmin: true, stores: null });
+    expect(page.tasks).toHaveLength(2);
+    for (const t of page.tasks) expect(t.runCount).toBe(counts[t.taskId]);
   });
 });
 

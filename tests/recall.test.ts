@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import * as tracesRoute from "@/app/api/v1/stores/[store]/traces/route";
 import * as traceRoute from "@/app/api/v1/stores/[store]/traces/[id]/route";
 import * as learningsRoute from "@/app/api/v1/stores/[store]/learnings/route";
@@ -15,12 +15,13 @@ import { renderTraceDescriptor, normalizeTrace, traceInputSchema, type TraceInpu
 import { getRecallMetrics, listRatingQueue, listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
 import { backfillLearningHandles, listLearnings, recordLearning } from "@/lib/recall/learnings";
 import { recallReflections } from "@/lib/recall/recall";
+import { getRecallScoreDistribution } from "@/lib/recall/quality";
 import { clearQueryVectorCache } from "@/lib/embed/query";
 import { getReflectionOverview } from "@/lib/recall/overview";
-import { updateReflectionSettings } from "@/lib/recall/settings";
+import { getReflectionSettings, updateReflectionSettings } from "@/lib/recall/settings";
 import { listTraces, recordTrace, runTraceRetention } from "@/lib/recall/traces";
 import { createStore, openStore } from "@/lib/stores/stores";
-import { callRoute, useTempDataDir } from "./helpers";
+import { callRoute, restartWith, useTempDataDir } from "./helpers";
 import { sha256Hex } from "@/lib/common";
 
 const AUTH_FAILURE: TraceInput = {
@@ -120,6 +121,25 @@ describe("reflection recall", () => {
     expect(unrelatedIntent.guidance.past_failure_warning).toBeNull();
   });
 
+  it("the score distribution puts every logged hit in the bin of its score, and counts lexical matches at the 0.500 ceiling", async () => {
+    const h = getStoreDb("ops");
+    recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
+    recordTrace({ handle: h, agentId: "a1", input: PHOTO_SUCCESS });
+    // No worker run: no vectors, so recall matches lexically; a query of the trace's own words scores the ceiling.
+    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "auth token refresh", signals: "lexical" } });
+    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "white balance raw photos", signals: "lexical" } });
+    const scores = listRecentRecallEvents({ handle: h, limit: 10 }).flatMap((e) => e.hits.map((x) => x.score));
+    expect(scores.length).toBeGreaterThan(0);
+    const d = getRecallScoreDistribution({ handle: h });
+    expect(d.hits).toBe(scores.length);
+    expect(d.bins).toHaveLength(20);
+    expect(d.bins.reduce((a, b) => a + b.count, 0)).toBe(scores.length);
+    for (const b of d.bins) expect(b.count).toBe(scores.filter((x) => x >= b.lo && (x < b.hi || (b.hi === 1 && x === 1))).length);
+    expect(d.atLexicalCeiling).toBe(scores.filter((x) => x === 0.5).length);
+    expect(d.atLexicalCeiling).toBeGreaterThan(0);
+    expect(d.rated).toBe(0);
+  });
+
   it("gates by min_score and by recency half-life; identical queries hit the query cache", async () => {
     const h = getStoreDb("ops");
     const fresh = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE }).trace;
@@ -180,8 +200,11 @@ describe("reflection recall", () => {
   });
 
   it("backpressure: above the store's watermark success traces skip embedding, failures do not; both stay recallable", async () => {
+    // One watermark for the whole app: the embed backlog watermark of the config.
+    restartWith({ DUALMIND_EMBED_BACKLOG_WATERMARK: "1" });
+    onTestFinished(() => restartWith({ DUALMIND_EMBED_BACKLOG_WATERMARK: undefined }));
     const h = getStoreDb("ops");
-    updateReflectionSettings({ handle: h, input: { settings: { backlog_watermark: 1 } }, actor: "test" });
+    expect(getReflectionSettings({ handle: h }).backlog_watermark).toBe(1);
     enqueueEmbeddings({ handle: h, items: [
       { kind: "trace", refId: 9001, inputHash: "x" },
       { kind: "trace", refId: 9002, inputHash: "y" },

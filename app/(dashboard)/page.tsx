@@ -1,7 +1,7 @@
 import Link from "next/link";
 import { listStores } from "@/lib/stores/stores";
 import { getGovernanceStatus } from "@/lib/governance/status";
-import { formatBytes, formatTime } from "@/lib/format";
+import { formatBytes, formatCount, formatNumber, formatTime } from "@/lib/format";
 import { countActiveSessions } from "@/lib/governance/dialectic";
 import { getOverviewNumbers } from "@/lib/metrics/health";
 import { requireUser } from "@/app/_server/session";
@@ -21,8 +21,9 @@ export default async function OverviewPage() {
   const stores = listStores();
   const gov = getGovernanceStatus();
   const n = await getOverviewNumbers();
-  const num = (v: number) => v.toLocaleString("en-US");
-  const p95 = n.apiP95Ms24h === null ? "no data" : Number.isFinite(n.apiP95Ms24h) ? `≤ ${n.apiP95Ms24h} ms` : "> 10 s";
+  const num = (v: number | null) => (v === null ? "no data" : formatCount(v));
+  // An estimate from the latency histogram (see quantileFromBuckets), said so.
+  const p95 = n.apiP95Ms24h === null ? "no data" : Number.isFinite(n.apiP95Ms24h) ? `≈ ${formatNumber(n.apiP95Ms24h, 0)} ms` : "> 10 s";
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Overview</h1>
@@ -32,9 +33,9 @@ export default async function OverviewPage() {
         <Stat label="Embed backlog" value={num(n.backlog)} href="/health" testId="stat-backlog" />
         <Stat label="Drifted rows" value={num(n.driftRows)} href="/health" testId="stat-drift" />
         <Stat label="Parked items" value={num(n.parked)} href="/health" testId="stat-parked" />
-        <Stat label="API requests (24 h)" value={String(n.apiRequests24h)} href="/observability" testId="stat-requests" />
-        <Stat label="API p95 (24 h)" value={p95} href="/observability" testId="stat-p95" />
-        <Stat label="API error rate (24 h)" value={n.apiErrorRate24h === null ? "no data" : `${(100 * n.apiErrorRate24h).toFixed(1)}%`} href="/observability" testId="stat-errors" />
+        <Stat label="API requests (24 h)" value={formatCount(n.apiRequests24h)} href="/observability" testId="stat-requests" />
+        <Stat label="API p95 (24 h, estimate)" value={p95} href="/observability" testId="stat-p95" />
+        <Stat label="API server faults (24 h)" value={n.apiErrorRate24h === null ? "no data" : `${formatNumber(100 * n.apiErrorRate24h, 1)}%`} href="/observability" testId="stat-errors" />
         <Stat label="Active reviews" value={String(countActiveSessions())} href="/sessions" testId="stat-sessions" />
       </section>
       <section aria-labelledby="stores-heading" className="card">

@@ -1,4 +1,7 @@
--- Placeholder reserved for: admin job and metric fixes (issue 17). Replace with the real SQL (hand-written; keep the tag).
-CREATE TABLE IF NOT EXISTS `_placeholder_0006_jobs_and_numbers` (`x` integer);
+-- Issue 17: the API error rate counts server faults (5xx) only; expected client answers (4xx) get their own column.
+ALTER TABLE `metric_rollups` ADD `client_error_count` integer DEFAULT 0 NOT NULL;
 --> statement-breakpoint
-DROP TABLE `_placeholder_0006_jobs_and_numbers`;
+-- Rows written before this counted every status >= 400 in error_count: split them again from by_status.
+UPDATE `metric_rollups` SET
+  `client_error_count` = (SELECT coalesce(sum(`value`), 0) FROM json_each(`by_status`) WHERE cast(`key` AS integer) BETWEEN 400 AND 499),
+  `error_count` = (SELECT coalesce(sum(`value`), 0) FROM json_each(`by_status`) WHERE cast(`key` AS integer) >= 500);

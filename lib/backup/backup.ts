@@ -237,8 +237,8 @@ export async function importStoreBundle({ bundleDir, as, reembed, actor }: { bun
   let queued: BundleImport["reembed"] = null;
   if (reembed) {
     if (!configured) throw new AppError("unavailable", "the embedding provider is unavailable; import without --reembed or fix the provider");
-    const job = startReembed({ handle, configured, onlyStale: false, actor });
-    queued = { toEmbed: job.total };
+    const r = startReembed({ handle, configured, onlyStale: false, actor });
+    queued = { toEmbed: r.started ? r.job.total : 0 };
   }
   appendAudit({ actor, action: "store.import", target: `store:${store}`, details: { from: manifest.store, memoryFiles, reembed, fingerprintMatches } });
   return { store, memoryFiles, reembed: queued, fingerprintMatches };

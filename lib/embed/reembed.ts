@@ -1,4 +1,4 @@
-import { count, eq, isNull, ne } from "drizzle-orm";
+import { count, eq, isNull, lte, ne } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { embeddings, embedQueue } from "../db/schema/embed";
 import { meta } from "../db/schema/index";
@@ -6,7 +6,7 @@ import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import type { InputHashRow } from "./drift";
 import { listEmbeddables, type EmbeddableRef } from "./embeddables";
-import { getActiveFingerprintId, rememberFingerprint, setActiveFingerprintId } from "./model";
+import { getActiveFingerprintId, readActiveFingerprintId, rememberFingerprint, setActiveFingerprintId } from "./model";
 import type { Fingerprint } from "./providers";
 import { enqueueEmbeddings, type EmbedItem } from "./queue";
 import { vecIndexTable } from "./vector-index";
@@ -16,16 +16,44 @@ export type ReembedJob = {
   onlyStale: boolean;
   /** Build the new vectors but wait for an admin to switch (after comparing). */
   holdSwitch: boolean;
+  /** The job's own items: what needed a vector when it started (items ingested later are not counted). */
   total: number;
   startedAt: number;
   startedBy: string;
+  /**
+   * running: its items are being embedded; waiting_switch: they are, and a
+   * held switch waits for an admin; done: finished (kept, so a reload still says so).
+   */
+  status: "running" | "waiting_switch" | "done";
+  /**
+   * The job's items were queued at or before this time. Queue rows enqueued
+   * later belong to ingest, not to this job; an item already queued keeps its
+   * enqueued_at when queued again, so an edit during the job stays counted.
+   */
+  queuedUntil: number;
+  finishedAt: number | null;
 };
 
 export type ReembedProgress = ReembedJob & { done: number; remaining: number; ratePerSec: number | null; etaSeconds: number | null };
 
+const JOB_KEY = "reembed_job";
+
 function readJob({ handle }: { handle: StoreHandle }): ReembedJob | null {
-  const row = handle.db.select({ value: meta.value }).from(meta).where(eq(meta.key, "reembed_job")).get();
-  return row ? (JSON.parse(row.value) as ReembedJob) : null;
+  const row = handle.db.select({ value: meta.value }).from(meta).where(eq(meta.key, JOB_KEY)).get();
+  if (!row) return null;
+  // Jobs written before status existed: running, and every queued row counts.
+  const job = JSON.parse(row.value) as Partial<ReembedJob> & Omit<ReembedJob, "status" | "queuedUntil" | "finishedAt">;
+  return { ...job, status: job.status ?? "running", queuedUntil: job.queuedUntil ?? Number.MAX_SAFE_INTEGER, finishedAt: job.finishedAt ?? null };
+}
+
+function writeJob({ handle, job }: { handle: StoreHandle; job: ReembedJob }): void {
+  const value = JSON.stringify(job);
+  handle.db.insert(meta).values({ key: JOB_KEY, value }).onConflictDoUpdate({ target: meta.key, set: { value } }).run();
+}
+
+/** The job's items still queued (parked ones included: they still need their vector). One count over the queue, no scan of the artifacts. */
+function ownItemsRemaining({ handle, job }: { handle: StoreHandle; job: ReembedJob }): number {
+  return handle.db.select({ n: count() }).from(embedQueue).where(lte(embedQueue.enqueuedAt, job.queuedUntil)).get()?.n ?? 0;
 }
 
 /** Artifacts that still need a vector from `target` for their current text. */
@@ -62,16 +90,48 @@ export function estimateReembed({ handle, configured, onlyStale, ratePerSec }: {
 }
 
 /**
+ * What a re-embed intent would do, said in counts, before an admin confirms
+ * it. A running job is said to continue; nothing to do is said so (and the
+ * start then starts no job).
+ */
+export function describeReembedIntent({ handle, configured, intent }: { handle: StoreHandle; configured: Fingerprint; intent: "start" | "start_stale" | "start_hold" | "switch" }): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const model = `${configured.provider}:${configured.model}`;
+  const job = readJob({ handle });
+  if (intent === "switch") {
+    if (!job || job.status === "done") return "There is no re-embed waiting for a switch.";
+    const old = handle.db.select({ n: count() }).from(embeddings).where(ne(embeddings.fingerprintId, job.targetFingerprintId)).get()?.n ?? 0;
+    return `Switches the store to ${job.targetFingerprintId} now and deletes ${n(old)} vector(s) of the previous model. Vector search uses the new model from then on.`;
+  }
+  if (job && job.status !== "done" && job.targetFingerprintId === configured.id) {
+    const p = getReembedProgress({ handle })!;
+    return `A re-embed to ${model} is already running (${n(p.done)} of ${n(p.total)} done): confirming resumes it; no second job starts.`;
+  }
+  const e = estimateReembed({ handle, configured, onlyStale: intent === "start_stale" });
+  if (e.toEmbed === 0 && !e.modelChanged) return `Nothing to re-embed: every item already has a current vector from ${model}. No job will start.`;
+  const scope = intent === "start_stale" ? "stale item(s) (text changed since their vector was made)" : "item(s) without a current vector";
+  const switchText = e.modelChanged
+    ? intent === "start_hold"
+      ? " The current model keeps serving; when the new vectors are built, an admin compares and switches."
+      : " This is a model change: the current model keeps serving until every item has its new vector, then the store switches."
+    : "";
+  return `Embeds ${n(e.toEmbed)} ${scope} with ${model}.${switchText} Items ingested meanwhile are embedded too but do not count in this job.`;
+}
+
+export type StartReembedResult = { started: true; job: ReembedProgress } | { started: false; reason: string };
+
+/**
  * Start (or resume) a re-embed towards the configured model. New vectors go
  * beside the active ones (own rows, own vec index); the active model keeps
  * serving until every artifact has a new vector, then `finishReembedIfDone`
  * switches in one transaction. The queue is durable, so a crash resumes.
- * Audited with who asked, inside the store's write transaction.
+ * With nothing to embed and no model to switch to, no job starts and the
+ * answer says why. Audited with who asked, inside the store's write transaction.
  */
-export function startReembed({ handle, configured, onlyStale, holdSwitch = false, actor }: { handle: StoreHandle; configured: Fingerprint; onlyStale: boolean; holdSwitch?: boolean; actor: string }): ReembedProgress {
+export function startReembed({ handle, configured, onlyStale, holdSwitch = false, actor }: { handle: StoreHandle; configured: Fingerprint; onlyStale: boolean; holdSwitch?: boolean; actor: string }): StartReembedResult {
   // Refuse first (e.g. stale-only across a model change), then backfill: texts
   // rendered by an older descriptor version are re-rendered so they get vectors of the current text.
-  estimateReembed({ handle, configured, onlyStale });
+  const { modelChanged } = estimateReembed({ handle, configured, onlyStale });
   const target = `store:${handle.store}`;
   handle.sqlite
     .transaction(() => {
@@ -79,46 +139,74 @@ export function startReembed({ handle, configured, onlyStale, holdSwitch = false
       if (backfilled > 0) appendAudit({ actor, action: "store.reembed.backfill", target, details: { backfilled } });
     })
     .immediate();
-  const items = itemsNeedingVectors({ handle, target: configured.id });
   const existing = readJob({ handle });
-  const job: ReembedJob =
-    existing && existing.targetFingerprintId === configured.id
-      ? existing
-      : { targetFingerprintId: configured.id, onlyStale, holdSwitch, total: items.length, startedAt: Date.now(), startedBy: actor };
+  const resume = existing !== null && existing.status !== "done" && existing.targetFingerprintId === configured.id;
+  const items = itemsNeedingVectors({ handle, target: configured.id });
+  if (!resume && items.length === 0 && !modelChanged) {
+    return { started: false, reason: `every item already has a current vector from ${configured.provider}:${configured.model}` };
+  }
   handle.sqlite
     .transaction(() => {
+      // A resume takes on what needs a vector now: what the job had already done, plus these items.
+      const doneBefore = resume ? existing.total - Math.min(existing.total, ownItemsRemaining({ handle, job: existing })) : 0;
       rememberFingerprint({ handle, fingerprint: configured });
       enqueueEmbeddings({ handle, items });
-      handle.db.insert(meta).values({ key: "reembed_job", value: JSON.stringify(job) }).onConflictDoUpdate({ target: meta.key, set: { value: JSON.stringify(job) } }).run();
-      appendAudit({ actor, action: existing ? "store.reembed.resume" : "store.reembed.start", target, details: { target: configured.id, onlyStale, toEmbed: items.length } });
+      const now = Date.now();
+      const job: ReembedJob = resume
+        ? { ...existing, total: doneBefore + items.length, queuedUntil: now }
+        : { targetFingerprintId: configured.id, onlyStale, holdSwitch, total: items.length, startedAt: now, startedBy: actor, status: "running", queuedUntil: now, finishedAt: null };
+      writeJob({ handle, job });
+      appendAudit({ actor, action: resume ? "store.reembed.resume" : "store.reembed.start", target, details: { target: configured.id, onlyStale, toEmbed: items.length } });
     })
     .immediate();
-  return getReembedProgress({ handle })!;
+  // A model switch with every new vector already there (or an empty store) finishes at once.
+  finishReembedIfDone({ handle, actor });
+  return { started: true, job: getReembedProgress({ handle })! };
 }
 
+/** The store's re-embed, running or the last one finished; null if there never was one. */
 export function getReembedProgress({ handle }: { handle: StoreHandle }): ReembedProgress | null {
   const job = readJob({ handle });
   if (!job) return null;
-  const remaining = itemsNeedingVectors({ handle, target: job.targetFingerprintId }).length;
-  const total = Math.max(job.total, remaining);
-  const done = total - remaining;
-  const elapsed = (Date.now() - job.startedAt) / 1000;
+  const remaining = job.status === "done" ? 0 : Math.min(job.total, ownItemsRemaining({ handle, job }));
+  const done = job.total - remaining;
+  const elapsed = ((job.finishedAt ?? Date.now()) - job.startedAt) / 1000;
   const ratePerSec = done > 0 && elapsed > 0 ? done / elapsed : null;
-  return { ...job, total, done, remaining, ratePerSec, etaSeconds: ratePerSec ? remaining / ratePerSec : null };
+  return { ...job, done, remaining, ratePerSec, etaSeconds: ratePerSec && remaining > 0 ? remaining / ratePerSec : null };
 }
 
 /**
- * Switch to the target model once every artifact has a fresh vector from it:
- * activate, drop the other models' vectors and indexes, clear the job. One
- * transaction: readers see the old model or the new one, never a mix.
+ * Finish a re-embed whose own items all have their new vector. Same model
+ * (stale rows): done. A model switch waits until every artifact has a vector
+ * from the target (items ingested meanwhile too: the new model must cover
+ * them all), then activates it, drops the other models' vectors and indexes
+ * and marks the job done, in one transaction: readers see the old model or
+ * the new one, never a mix. A held switch waits for an admin (`force`).
  * Without an actor it is the embed worker finishing the job on its own.
  */
 export function finishReembedIfDone({ handle, actor = "system:embed-worker", force = false }: { handle: StoreHandle; actor?: string; force?: boolean }): boolean {
   const job = readJob({ handle });
-  if (!job || (job.holdSwitch && !force)) return false;
-  const pending = handle.db.select({ n: count() }).from(embedQueue).where(isNull(embedQueue.parkedAt)).get()?.n ?? 0;
-  if (pending > 0 || itemsNeedingVectors({ handle, target: job.targetFingerprintId }).length > 0) return false;
+  if (!job || job.status === "done") return false;
+  if (ownItemsRemaining({ handle, job }) > 0) return false;
   const { sqlite, db } = handle;
+  const target = `store:${handle.store}`;
+  const active = readActiveFingerprintId({ handle });
+  const finished: ReembedJob = { ...job, status: "done", finishedAt: Date.now() };
+  if (active === job.targetFingerprintId) {
+    sqlite
+      .transaction(() => {
+        writeJob({ handle, job: finished });
+        appendAudit({ actor, action: "store.reembed.done", target, details: { target: job.targetFingerprintId, embedded: job.total } });
+      })
+      .immediate();
+    return true;
+  }
+  if (job.holdSwitch && !force) {
+    if (job.status !== "waiting_switch") writeJob({ handle, job: { ...job, status: "waiting_switch" } });
+    return false;
+  }
+  const pending = db.select({ n: count() }).from(embedQueue).where(isNull(embedQueue.parkedAt)).get()?.n ?? 0;
+  if (pending > 0 || itemsNeedingVectors({ handle, target: job.targetFingerprintId }).length > 0) return false;
   const others = db
     .selectDistinct({ id: embeddings.fingerprintId })
     .from(embeddings)
@@ -130,8 +218,8 @@ export function finishReembedIfDone({ handle, actor = "system:embed-worker", for
       setActiveFingerprintId({ handle, fingerprintId: job.targetFingerprintId });
       db.delete(embeddings).where(ne(embeddings.fingerprintId, job.targetFingerprintId)).run();
       for (const id of others) sqlite.exec(`drop table if exists ${vecIndexTable(id)}`);
-      db.delete(meta).where(eq(meta.key, "reembed_job")).run();
-      appendAudit({ actor, action: "store.reembed.switch", target: `store:${handle.store}`, details: { active: job.targetFingerprintId, dropped: others } });
+      writeJob({ handle, job: finished });
+      appendAudit({ actor, action: "store.reembed.switch", target, details: { active: job.targetFingerprintId, dropped: others } });
     })
     .immediate();
   return true;
@@ -140,7 +228,7 @@ export function finishReembedIfDone({ handle, actor = "system:embed-worker", for
 /** An admin's switch of a held re-embed; 409 until every artifact has its new vector. */
 export function switchHeldReembed({ handle, actor }: { handle: StoreHandle; actor: string }): void {
   const job = readJob({ handle });
-  if (!job) throw new AppError("conflict", "no re-embed in progress");
+  if (!job || job.status === "done") throw new AppError("conflict", "no re-embed in progress");
   if (!finishReembedIfDone({ handle, actor, force: true })) {
     throw new AppError("conflict", "the re-embed is not finished yet: every artifact needs its new vector before the switch");
   }

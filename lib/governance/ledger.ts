@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, gte, inArray, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, inArray, lte, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { getGovernance } from "../db/connection";
 import {
@@ -504,10 +504,26 @@ export function listTasksByFilter(input: ListTasksQuery, caller?: LedgerCaller):
   if (q.to !== undefined) where.push(lte(tasks.createdAt, q.to));
   if (q.skill) where.push(sql`exists (select 1 from ${skillRuns} where ${skillRuns.taskId} = ${tasks.taskId} and ${skillRuns.skill} = ${q.skill})`);
   const cond = where.length ? and(...where) : undefined;
-  const runCount = sql<number>`(select count(*) from ${skillRuns} where ${skillRuns.taskId} = ${tasks.taskId})`;
-  const rows = db.select({ task: tasks, runCount }).from(tasks).where(cond).orderBy(desc(tasks.createdAt), desc(tasks.taskId)).limit(q.limit).offset(q.offset).all();
+  const rows = db.select().from(tasks).where(cond).orderBy(desc(tasks.createdAt), desc(tasks.taskId)).limit(q.limit).offset(q.offset).all();
   const total = db.select({ n: sql<number>`count(*)` }).from(tasks).where(cond).get()?.n ?? 0;
-  return { tasks: rows.map((r) => ({ ...toTask(r.task), runCount: r.runCount })), total };
+  const runCounts = countRunsByTaskIds(rows.map((r) => r.taskId));
+  return { tasks: rows.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 })), total };
+}
+
+/**
+ * Runs per task for one page of tasks, in one grouped query. (A correlated
+ * subquery here once rendered both task_id columns unqualified and counted
+ * every run in the ledger on every task.)
+ */
+export function countRunsByTaskIds(taskIds: readonly string[]): Map<string, number> {
+  if (taskIds.length === 0) return new Map();
+  const rows = getGovernance()
+    .db.select({ taskId: skillRuns.taskId, n: count() })
+    .from(skillRuns)
+    .where(inArray(skillRuns.taskId, [...taskIds]))
+    .groupBy(skillRuns.taskId)
+    .all();
+  return new Map(rows.map((r) => [r.taskId, r.n]));
 }
 
 export const artifactLookupSchema = z

@@ -9,8 +9,18 @@ import { infrastructureError, isAppError } from "../errors";
 export const LATENCY_BUCKET_BOUNDS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
 const MINUTE_MS = 60_000;
 
-type RouteStats = { count: number; errorCount: number; sumMs: number; byStatus: Map<number, number>; buckets: number[] };
-export type MinuteRollup = { ts: number; route: string; count: number; errorCount: number; sumMs: number; buckets: number[]; byStatus: Record<string, number> };
+/**
+ * errorCount counts server faults (5xx) only; clientErrorCount counts the
+ * expected client answers (4xx: a 404 for an unknown id, a 409 for a turn out
+ * of phase), which are the API working as documented, shown apart.
+ */
+type RouteStats = { count: number; errorCount: number; clientErrorCount: number; sumMs: number; byStatus: Map<number, number>; buckets: number[] };
+export type MinuteRollup = { ts: number; route: string; count: number; errorCount: number; clientErrorCount: number; sumMs: number; buckets: number[]; byStatus: Record<string, number> };
+
+/** A server fault: what the error rate counts. */
+export function isServerFault(status: number): boolean {
+  return status >= 500;
+}
 
 const g = globalThis as unknown as { __dualmindLatency?: Map<string, RouteStats>; __dualmindLatencyMinutes?: Map<string, RouteStats & { ts: number; route: string }> };
 function table(): Map<string, RouteStats> {
@@ -23,7 +33,7 @@ function minutes(): Map<string, RouteStats & { ts: number; route: string }> {
 }
 
 function emptyStats(): RouteStats {
-  return { count: 0, errorCount: 0, sumMs: 0, byStatus: new Map(), buckets: LATENCY_BUCKET_BOUNDS_MS.map(() => 0) };
+  return { count: 0, errorCount: 0, clientErrorCount: 0, sumMs: 0, byStatus: new Map(), buckets: LATENCY_BUCKET_BOUNDS_MS.map(() => 0) };
 }
 
 export function latencyBucketIndex(ms: number): number {
@@ -32,7 +42,8 @@ export function latencyBucketIndex(ms: number): number {
 
 function add(s: RouteStats, status: number, ms: number, bucket: number): void {
   s.count++;
-  if (status >= 400) s.errorCount++;
+  if (isServerFault(status)) s.errorCount++;
+  else if (status >= 400) s.clientErrorCount++;
   s.sumMs += ms;
   s.byStatus.set(status, (s.byStatus.get(status) ?? 0) + 1);
   s.buckets[bucket]++;
@@ -84,6 +95,7 @@ export function drainMinuteRollups(): MinuteRollup[] {
     route: s.route,
     count: s.count,
     errorCount: s.errorCount,
+    clientErrorCount: s.clientErrorCount,
     sumMs: s.sumMs,
     buckets: s.buckets,
     byStatus: Object.fromEntries([...s.byStatus.entries()].map(([k, v]) => [String(k), v])),
@@ -92,17 +104,41 @@ export function drainMinuteRollups(): MinuteRollup[] {
   return out;
 }
 
-/** Upper bound of the bucket holding quantile q (a histogram sketch, not exact); null without samples. */
+/**
+ * An ESTIMATE of quantile q from the histogram, never a measured value: the
+ * bucket holding the q-th sample is found exactly, and the value is placed
+ * inside it by log-linear interpolation (the buckets are roughly log-spaced;
+ * the first, from 0, linearly). So the estimate always lies within the right
+ * bucket's edges. Measured against exact quantiles (bench/latency-quantiles.ts):
+ * within 1–27% on lognormal and bimodal latencies, where the bucket's upper
+ * edge alone was off by 24–148%. A sketch library (DDSketch, t-digest) is
+ * closer (~1%) but costs 2–4 KB per route-minute, merged in JS, where these
+ * 14 counters sum exactly in SQL. Infinity when q falls in the open last
+ * bucket (above 10 s); null without samples.
+ */
 export function quantileFromBuckets(buckets: readonly number[], q: number): number | null {
   const count = buckets.reduce((a, b) => a + b, 0);
   if (count === 0) return null;
-  const target = Math.ceil(q * count);
+  const target = Math.max(1, Math.ceil(q * count));
   let seen = 0;
   for (let i = 0; i < buckets.length; i++) {
-    seen += buckets[i];
-    if (seen >= target) return LATENCY_BUCKET_BOUNDS_MS[i];
+    if (buckets[i] === 0 || seen + buckets[i] < target) {
+      seen += buckets[i];
+      continue;
+    }
+    const lo = i === 0 ? 0 : LATENCY_BUCKET_BOUNDS_MS[i - 1];
+    const hi = LATENCY_BUCKET_BOUNDS_MS[i];
+    if (!Number.isFinite(hi)) return Infinity;
+    const f = (target - seen) / buckets[i];
+    return lo > 0 ? lo * Math.pow(hi / lo, f) : lo + f * (hi - lo);
   }
   return null;
+}
+
+/** The bucket edges (lo, hi] a latency falls in: what an estimate from quantileFromBuckets is bounded by. */
+export function latencyBucketEdges(ms: number): { lo: number; hi: number } {
+  const i = latencyBucketIndex(ms);
+  return { lo: i === 0 ? 0 : LATENCY_BUCKET_BOUNDS_MS[i - 1], hi: LATENCY_BUCKET_BOUNDS_MS[i] };
 }
 
 export type RouteLatency = {

@@ -65,6 +65,11 @@ export function jobOwner(): string {
   return state().owner;
 }
 
+/** Jobs recorded before the documents/memories split have no byKind: null, not missing. */
+function withKindCounts(r: Omit<ReindexResult, "byKind"> & Partial<Pick<ReindexResult, "byKind">>): ReindexResult {
+  return { ...r, byKind: r.byKind ?? null };
+}
+
 function toJob(row: AdminJobRow): Job {
   return {
     id: row.id,
@@ -73,7 +78,7 @@ function toJob(row: AdminJobRow): Job {
     actor: row.actor,
     status: row.status,
     progress: row.progressJson ? (JSON.parse(row.progressJson) as ReindexProgress) : null,
-    result: row.resultJson ? (JSON.parse(row.resultJson) as ReindexResult) : null,
+    result: row.resultJson ? withKindCounts(JSON.parse(row.resultJson) as Omit<ReindexResult, "byKind"> & Partial<Pick<ReindexResult, "byKind">>) : null,
     error: row.error,
     attempts: row.attempts,
     startedAt: row.startedAt,
@@ -116,6 +121,21 @@ export function getJobById({ id, stores = null }: { id: string; stores?: readonl
   const row = getGovernance().db.select().from(adminJobs).where(eq(adminJobs.id, id)).get();
   if (!row || (stores !== null && !stores.includes(row.store))) return null;
   return toJob(row);
+}
+
+/** What a reindex of the store would go over, as indexed now: memory files and source-root documents (API documents are kept as they are). */
+export type ReindexScope = { store: string; memories: number; documents: number; apiDocuments: number; running: boolean };
+
+/** One grouped count, for the confirmation before a reindex. */
+export function describeReindexScope({ handle }: { handle: StoreHandle }): ReindexScope {
+  const rows = handle.sqlite
+    .prepare(
+      `select case when origin != 'file' then 'api' when path like 'memory/%' then 'memory' else 'document' end as kind, count(*) as n
+       from documents group by kind`,
+    )
+    .all() as { kind: "api" | "memory" | "document"; n: number }[];
+  const n = (kind: string) => rows.find((r) => r.kind === kind)?.n ?? 0;
+  return { store: handle.store, memories: n("memory"), documents: n("document"), apiDocuments: n("api"), running: runningJob(handle.store) !== undefined };
 }
 
 /** Latest job per store (for the admin panel after a reload). */

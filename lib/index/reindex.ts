@@ -14,7 +14,11 @@ import { ensureCategoryPath, indexMemoryText, pruneCategories, removeMemoryIndex
 import { sha256Hex } from "../common";
 
 export type ReindexCounts = { scanned: number; added: number; changed: number; unchanged: number; removed: number; skipped: number };
+/** What a reindex did to one kind of file: documents (source roots, API-less files) or memories (memory/*.md). */
+export type ReindexKindCounts = { scanned: number; added: number; changed: number; unchanged: number; removed: number };
 export type ReindexResult = {
+  /** The same counts split by kind (null on jobs recorded before the split); `skipped` is only in the totals. */
+  byKind: { documents: ReindexKindCounts; memories: ReindexKindCounts } | null;
   store: string;
   counts: ReindexCounts;
   /** `symlink`: links under a scanned folder, never followed. */
@@ -80,6 +84,10 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
   const seen = new Set<string>();
   let unchanged = 0;
   const total = listing.files.length;
+  const zero = (): ReindexKindCounts => ({ scanned: 0, added: 0, changed: 0, unchanged: 0, removed: 0 });
+  const byKind = { documents: zero(), memories: zero() };
+  const kindOf = (memoryPath: string | null) => (memoryPath !== null ? byKind.memories : byKind.documents);
+  for (const f of listing.files) kindOf(f.memoryPath).scanned++;
   for (let i = 0; i < total; i++) {
     const f = listing.files[i];
     if (i % YIELD_EVERY === 0) {
@@ -101,13 +109,18 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
     seen.add(f.docPath);
     const prev = known.get(f.docPath);
     const memoryRowMissing = f.memoryPath !== null && !memoryRows.has(f.memoryPath);
-    if (prev && prev.sha256 === sha256Hex(bytes) && !prev.stale && !memoryRowMissing) unchanged++;
+    if (prev && prev.sha256 === sha256Hex(bytes) && !prev.stale && !memoryRowMissing) {
+      unchanged++;
+      kindOf(f.memoryPath).unchanged++;
+    }
     else pending.push({ docPath: f.docPath, abs: f.abs, memoryPath: f.memoryPath, text, mtime: f.mtime, isNew: !prev });
   }
   onProgress?.({ phase: "scanning", done: total, total });
   yield;
 
   const gone = [...known.keys()].filter((p) => !seen.has(p));
+  const isMemoryDoc = (docPath: string) => docPath.startsWith("memory/");
+  for (const p of gone) (isMemoryDoc(p) ? byKind.memories : byKind.documents).removed++;
   const descriptions = new Map<string, string>();
   for (const [category, file] of listing.categoryFiles) {
     const text = readFileNoFollow(file, "a category description").bytes.toString("utf8").trim();
@@ -150,14 +163,18 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
           const r = p.memoryPath
             ? indexMemoryText({ handle, memoryPath: p.memoryPath, text: now.text, mtime: now.mtime })
             : ingestDocument({ handle, path: p.docPath, origin: "file", text: now.text, mtime: now.mtime });
-          if (r.status === "added" || p.isNew) counts.added++;
-          else counts.changed++;
+          const added = r.status === "added" || p.isNew;
+          counts[added ? "added" : "changed"]++;
+          kindOf(p.memoryPath)[added ? "added" : "changed"]++;
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
         }
         for (const docPath of gone) {
-          if (docPath.startsWith("memory/")) {
+          if (isMemoryDoc(docPath)) {
             // A memory written since the scan (its index row commits just before its file is renamed into place) stays.
-            if (isRegularFile(path.join(storeDir(store), ...docPath.split("/")))) counts.removed--;
+            if (isRegularFile(path.join(storeDir(store), ...docPath.split("/")))) {
+              counts.removed--;
+              byKind.memories.removed--;
+            }
             else removeMemoryIndex({ handle, memoryPath: docPath.slice("memory/".length, -".md".length) });
           } else deleteDocumentByPath({ handle, path: docPath });
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
@@ -171,7 +188,7 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
       })
       .immediate();
   }
-  return { store, counts, skippedBy, linksOutsideRoot: listing.linksOutsideRoot, durationMs: Math.round(performance.now() - started) };
+  return { store, counts, byKind, skippedBy, linksOutsideRoot: listing.linksOutsideRoot, durationMs: Math.round(performance.now() - started) };
 }
 
 function applyCategoryDescriptions({ handle, descriptions }: { handle: StoreHandle; descriptions: Map<string, string> }): void {

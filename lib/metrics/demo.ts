@@ -29,7 +29,10 @@ export function generateDemoRollups({ routes = DEMO_ROUTES, from, to, stepMs }: 
       buckets[latencyBucketIndex(typicalMs)] += count - Math.ceil(count / 10);
       buckets[latencyBucketIndex(typicalMs * 8)] += Math.ceil(count / 10);
       const errors = i === routes.length - 1 ? Math.round(count * 0.05) : 0;
-      out.push({ ts, route, count, errorCount: errors, sumMs: count * typicalMs * 1.5, buckets, byStatus: errors ? { "200": count - errors, "409": errors } : { "200": count } });
+      // The demo's failing route answers expected 409s (a turn out of phase) and the odd 503.
+      const faults = Math.floor(errors / 4);
+      const byStatus = errors ? { "200": count - errors, "409": errors - faults, ...(faults ? { "503": faults } : {}) } : { "200": count };
+      out.push({ ts, route, count, errorCount: faults, clientErrorCount: errors - faults, sumMs: count * typicalMs * 1.5, buckets, byStatus });
     });
   }
   return out;

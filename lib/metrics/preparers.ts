@@ -3,7 +3,7 @@
  * evenly spaced points. A bucket with no data stays null (recharts draws a
  * gap); only a measured zero is a zero.
  */
-import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
+import { isServerFault, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets, type RouteLatency } from "../http/request-timer";
 
 export const RANGES = {
   "1h": { ms: 3_600_000, stepMs: 60_000 },
@@ -48,27 +48,49 @@ export function fillGaps<T extends object>(rows: (T & { bucket: number })[], win
   });
 }
 
-export type LatencyBucketRow = { bucket: number; route: string; count: number; errorCount: number; sumMs: number; hist: number[] };
-export type LatencyPoint = { t: number; count: number | null; p50: number | null; p95: number | null; p99: number | null; errorRate: number | null };
+/** Indexes of points with a value whose neighbours have none: a line cannot show them, so the chart draws a dot. */
+export function isolatedPoints(points: readonly Record<string, number | null | undefined>[], key: string): Set<number> {
+  const has = (i: number) => i >= 0 && i < points.length && points[i][key] !== null && points[i][key] !== undefined;
+  const out = new Set<number>();
+  for (let i = 0; i < points.length; i++) if (has(i) && !has(i - 1) && !has(i + 1)) out.add(i);
+  return out;
+}
 
-/** Merge the routes of each bucket (histograms add exactly) and compute percentiles from the merged sketch. */
+export type LatencyBucketRow = { bucket: number; route: string; count: number; errorCount: number; clientErrorCount: number; sumMs: number; hist: number[] };
+/**
+ * p50/p95/p99 are estimates from the histogram (see quantileFromBuckets), to
+ * be labelled as such. errorPct: server faults (5xx) per 100 requests;
+ * clientErrorPct: expected client answers (4xx: 404, 409, ...), shown apart.
+ */
+export type LatencyPoint = { t: number; count: number | null; p50: number | null; p95: number | null; p99: number | null; errorPct: number | null; clientErrorPct: number | null };
+
+/** Merge the routes of each bucket (histograms add exactly) and estimate percentiles from the merged histogram. */
 export function prepareLatencySeries(rows: LatencyBucketRow[], window: Window): LatencyPoint[] {
-  const merged = new Map<number, { count: number; errorCount: number; hist: number[] }>();
+  const merged = new Map<number, { count: number; errorCount: number; clientErrorCount: number; hist: number[] }>();
   for (const r of rows) {
     const b = bucketOf(r.bucket, window.stepMs);
     let m = merged.get(b);
     if (!m) {
-      m = { count: 0, errorCount: 0, hist: LATENCY_BUCKET_BOUNDS_MS.map(() => 0) };
+      m = { count: 0, errorCount: 0, clientErrorCount: 0, hist: LATENCY_BUCKET_BOUNDS_MS.map(() => 0) };
       merged.set(b, m);
     }
     m.count += r.count;
     m.errorCount += r.errorCount;
+    m.clientErrorCount += r.clientErrorCount;
     r.hist.forEach((n, i) => (m.hist[i] += n));
   }
   return bucketStarts(window).map((t) => {
     const m = merged.get(t);
-    if (!m || m.count === 0) return { t, count: null, p50: null, p95: null, p99: null, errorRate: null };
-    return { t, count: m.count, p50: finite(quantileFromBuckets(m.hist, 0.5)), p95: finite(quantileFromBuckets(m.hist, 0.95)), p99: finite(quantileFromBuckets(m.hist, 0.99)), errorRate: m.errorCount / m.count };
+    if (!m || m.count === 0) return { t, count: null, p50: null, p95: null, p99: null, errorPct: null, clientErrorPct: null };
+    return {
+      t,
+      count: m.count,
+      p50: finite(quantileFromBuckets(m.hist, 0.5)),
+      p95: finite(quantileFromBuckets(m.hist, 0.95)),
+      p99: finite(quantileFromBuckets(m.hist, 0.99)),
+      errorPct: (100 * m.errorCount) / m.count,
+      clientErrorPct: (100 * m.clientErrorCount) / m.count,
+    };
   });
 }
 
@@ -163,22 +185,34 @@ export function findModelChanges(rows: { ts: number; store: string; modelId: str
   return out;
 }
 
-export type RouteTotalsInput = { route: string; count: number; errorCount: number; sumMs: number; hist: number[]; errorsByStatus: Record<string, number> };
-export type RouteTableRow = { route: string; count: number; meanMs: number; p50Ms: number | null; p95Ms: number | null; p99Ms: number | null; errorRate: number; errorsByStatus: [string, number][] };
+export type RouteTotalsInput = { route: string; count: number; errorCount: number; clientErrorCount: number; sumMs: number; hist: number[]; errorsByStatus: Record<string, number> };
+/** errorPct counts server faults (5xx); clientErrorPct the expected 4xx answers; each with its codes, most frequent first. */
+export type RouteTableRow = Omit<RouteLatency, "byStatus"> & {
+  errorPct: number;
+  clientErrorPct: number;
+  serverErrorsByStatus: [string, number][];
+  clientAnswersByStatus: [string, number][];
+};
 
-/** Route table rows, slowest p95 first; error codes sorted by how often they happened. */
+/** Route table rows, slowest p95 first; status codes sorted by how often they happened. */
 export function prepareRouteTable(rows: RouteTotalsInput[]): RouteTableRow[] {
+  const byFrequency = (entries: [string, number][]) => entries.sort((a, b) => b[1] - a[1]);
   return rows
     .filter((r) => r.count > 0)
-    .map((r) => ({
-      route: r.route,
-      count: r.count,
-      meanMs: r.sumMs / r.count,
-      p50Ms: finite(quantileFromBuckets(r.hist, 0.5)),
-      p95Ms: finite(quantileFromBuckets(r.hist, 0.95)),
-      p99Ms: finite(quantileFromBuckets(r.hist, 0.99)),
-      errorRate: r.errorCount / r.count,
-      errorsByStatus: Object.entries(r.errorsByStatus).sort((a, b) => b[1] - a[1]),
-    }))
+    .map((r) => {
+      const codes = Object.entries(r.errorsByStatus);
+      return {
+        route: r.route,
+        count: r.count,
+        meanMs: r.sumMs / r.count,
+        p50Ms: finite(quantileFromBuckets(r.hist, 0.5)),
+        p95Ms: finite(quantileFromBuckets(r.hist, 0.95)),
+        p99Ms: finite(quantileFromBuckets(r.hist, 0.99)),
+        errorPct: (100 * r.errorCount) / r.count,
+        clientErrorPct: (100 * r.clientErrorCount) / r.count,
+        serverErrorsByStatus: byFrequency(codes.filter(([code]) => isServerFault(Number(code)))),
+        clientAnswersByStatus: byFrequency(codes.filter(([code]) => !isServerFault(Number(code)))),
+      };
+    })
     .sort((a, b) => (b.p95Ms ?? 0) - (a.p95Ms ?? 0) || b.count - a.count || a.route.localeCompare(b.route));
 }

@@ -18,6 +18,7 @@ const H_COLS = LATENCY_BUCKET_BOUNDS_MS.map((_, i) => `h${i}`);
 function mergeInto(target: MinuteRollup, r: MinuteRollup): void {
   target.count += r.count;
   target.errorCount += r.errorCount;
+  target.clientErrorCount += r.clientErrorCount;
   target.sumMs += r.sumMs;
   r.buckets.forEach((n, i) => (target.buckets[i] += n));
   for (const [k, v] of Object.entries(r.byStatus)) target.byStatus[k] = (target.byStatus[k] ?? 0) + v;
@@ -31,7 +32,7 @@ export function foldToHours(rows: MinuteRollup[]): MinuteRollup[] {
     const key = `${ts}|${r.route}`;
     let h = hours.get(key);
     if (!h) {
-      h = { ts, route: r.route, count: 0, errorCount: 0, sumMs: 0, buckets: H_COLS.map(() => 0), byStatus: {} };
+      h = { ts, route: r.route, count: 0, errorCount: 0, clientErrorCount: 0, sumMs: 0, buckets: H_COLS.map(() => 0), byStatus: {} };
       hours.set(key, h);
     }
     mergeInto(h, r);
@@ -41,11 +42,11 @@ export function foldToHours(rows: MinuteRollup[]): MinuteRollup[] {
 
 function upsertRollupsInTx(rows: MinuteRollup[], resolutionS: number): void {
   const { sqlite } = getGovernance();
-  const find = sqlite.prepare(`select count, error_count as errorCount, sum_ms as sumMs, by_status as byStatus, ${H_COLS.join(", ")} from metric_rollups where resolution_s = ? and route = ? and ts = ?`);
+  const find = sqlite.prepare(`select count, error_count as errorCount, client_error_count as clientErrorCount, sum_ms as sumMs, by_status as byStatus, ${H_COLS.join(", ")} from metric_rollups where resolution_s = ? and route = ? and ts = ?`);
   const write = sqlite.prepare(
-    `insert into metric_rollups (ts, resolution_s, route, count, error_count, sum_ms, p50_ms, p95_ms, p99_ms, by_status, ${H_COLS.join(", ")})
-     values (@ts, @resolutionS, @route, @count, @errorCount, @sumMs, @p50, @p95, @p99, @byStatus, ${H_COLS.map((c) => "@" + c).join(", ")})
-     on conflict (resolution_s, route, ts) do update set count = excluded.count, error_count = excluded.error_count, sum_ms = excluded.sum_ms,
+    `insert into metric_rollups (ts, resolution_s, route, count, error_count, client_error_count, sum_ms, p50_ms, p95_ms, p99_ms, by_status, ${H_COLS.join(", ")})
+     values (@ts, @resolutionS, @route, @count, @errorCount, @clientErrorCount, @sumMs, @p50, @p95, @p99, @byStatus, ${H_COLS.map((c) => "@" + c).join(", ")})
+     on conflict (resolution_s, route, ts) do update set count = excluded.count, error_count = excluded.error_count, client_error_count = excluded.client_error_count, sum_ms = excluded.sum_ms,
        p50_ms = excluded.p50_ms, p95_ms = excluded.p95_ms, p99_ms = excluded.p99_ms, by_status = excluded.by_status,
        ${H_COLS.map((c) => `${c} = excluded.${c}`).join(", ")}`,
   );
@@ -53,13 +54,14 @@ function upsertRollupsInTx(rows: MinuteRollup[], resolutionS: number): void {
     // A bucket flushed more than once (a minute in two flushes, an hour in sixty) merges instead of overwriting.
     const prev = find.get(resolutionS, r.route, r.ts) as (Record<string, number> & { byStatus: string }) | undefined;
     const merged: MinuteRollup = { ...r, buckets: [...r.buckets], byStatus: { ...r.byStatus } };
-    if (prev) mergeInto(merged, { ts: r.ts, route: r.route, count: prev.count, errorCount: prev.errorCount, sumMs: prev.sumMs, buckets: H_COLS.map((c) => prev[c]), byStatus: JSON.parse(prev.byStatus) as Record<string, number> });
+    if (prev) mergeInto(merged, { ts: r.ts, route: r.route, count: prev.count, errorCount: prev.errorCount, clientErrorCount: prev.clientErrorCount, sumMs: prev.sumMs, buckets: H_COLS.map((c) => prev[c]), byStatus: JSON.parse(prev.byStatus) as Record<string, number> });
     write.run({
       ts: merged.ts,
       resolutionS,
       route: merged.route,
       count: merged.count,
       errorCount: merged.errorCount,
+      clientErrorCount: merged.clientErrorCount,
       sumMs: merged.sumMs,
       p50: quantileFromBuckets(merged.buckets, 0.5),
       p95: quantileFromBuckets(merged.buckets, 0.95),

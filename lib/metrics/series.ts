@@ -11,7 +11,7 @@ type ErrorStatusRow = { route: string; byStatus: string };
 export type ModelChangeRow = { ts: number; store: string; modelId: string | null };
 
 function toLatencyRow(r: LatencySumRow): LatencyBucketRow {
-  return { bucket: r.bucket, route: r.route, count: r.count, errorCount: r.errorCount, sumMs: r.sumMs, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]) };
+  return { bucket: r.bucket, route: r.route, count: r.count, errorCount: r.errorCount, clientErrorCount: r.clientErrorCount, sumMs: r.sumMs, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]) };
 }
 
 /**
@@ -23,14 +23,14 @@ export function listLatencyBucketsByWindow({ window, routes }: { window: Window;
   const routeFilter = routes ? `and route in (${routes.map(() => "?").join(", ")})` : "";
   const rows = sqlite
     .prepare(
-      `select ts - (ts % ?) as bucket, route, sum(count) as count, sum(error_count) as errorCount, sum(sum_ms) as sumMs, ${H_SUMS}
+      `select ts - (ts % ?) as bucket, route, sum(count) as count, sum(error_count) as errorCount, sum(client_error_count) as clientErrorCount, sum(sum_ms) as sumMs, ${H_SUMS}
        from metric_rollups where resolution_s = ? ${routeFilter} and ts >= ? and ts < ? group by bucket, route order by bucket`,
     )
     .all(window.stepMs, resolutionForStep(window.stepMs), ...(routes ?? []), window.from, window.to) as LatencySumRow[];
   return rows.map(toLatencyRow);
 }
 
-export type RouteTotals = { route: string; count: number; errorCount: number; sumMs: number; hist: number[]; errorsByStatus: Record<string, number> };
+export type RouteTotals = { route: string; count: number; errorCount: number; clientErrorCount: number; sumMs: number; hist: number[]; errorsByStatus: Record<string, number> };
 
 /** One row per route over the window; status codes are merged only from rows that had errors (few), so the table stays cheap. */
 export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTotals[] {
@@ -38,12 +38,12 @@ export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTo
   const resolution = resolutionForStep(window.stepMs);
   const rows = sqlite
     .prepare(
-      `select route, sum(count) as count, sum(error_count) as errorCount, sum(sum_ms) as sumMs, ${H_SUMS}
+      `select route, sum(count) as count, sum(error_count) as errorCount, sum(client_error_count) as clientErrorCount, sum(sum_ms) as sumMs, ${H_SUMS}
        from metric_rollups where resolution_s = ? and ts >= ? and ts < ? group by route order by route`,
     )
     .all(resolution, window.from, window.to) as LatencySumRow[];
   const errorRows = sqlite
-    .prepare("select route, by_status as byStatus from metric_rollups where resolution_s = ? and ts >= ? and ts < ? and error_count > 0")
+    .prepare("select route, by_status as byStatus from metric_rollups where resolution_s = ? and ts >= ? and ts < ? and (error_count > 0 or client_error_count > 0)")
     .all(resolution, window.from, window.to) as ErrorStatusRow[];
   const errors = new Map<string, Record<string, number>>();
   for (const r of errorRows) {
@@ -51,7 +51,7 @@ export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTo
     for (const [code, n] of Object.entries(JSON.parse(r.byStatus) as Record<string, number>)) if (Number(code) >= 400) acc[code] = (acc[code] ?? 0) + n;
     errors.set(r.route, acc);
   }
-  return rows.map((r) => ({ route: r.route, count: r.count, errorCount: r.errorCount, sumMs: r.sumMs, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]), errorsByStatus: errors.get(r.route) ?? {} }));
+  return rows.map((r) => ({ route: r.route, count: r.count, errorCount: r.errorCount, clientErrorCount: r.clientErrorCount, sumMs: r.sumMs, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]), errorsByStatus: errors.get(r.route) ?? {} }));
 }
 
 // Buckets are `ts - ts % step`: `%` is integer arithmetic in SQLite, while `/` on a

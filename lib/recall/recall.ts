@@ -122,7 +122,7 @@ export function lexicalTerms(text: string): string[] {
  * min_score gates both signals: on the quality set (bench/recall.bench.ts) a
  * coverage of 0.4 gives the precision a cosine of 0.2 gives the builtin vectors.
  */
-const LEXICAL_SCALE = 0.5;
+export const LEXICAL_SCALE = 0.5;
 
 // A crude stem (the first five letters) to tell which query terms a row shares, since FTS5's porter stems are not visible.
 const stem = (w: string) => w.slice(0, 5);

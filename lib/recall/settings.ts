@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { reflectionSettings } from "../db/schema/recall";
 import { appendAudit } from "../governance/audit";
+import { getConfig } from "../config";
 
 /** Per-store reflection settings; every field has a default so a new store just works. */
 export const reflectionSettingsSchema = z
@@ -13,8 +14,6 @@ export const reflectionSettingsSchema = z
     min_score: z.number().min(0).max(1).default(0.25),
     /** Age at which a hit's score is halved; 0 turns recency weighting off. */
     recency_half_life_days: z.number().min(0).max(36500).default(90),
-    /** Above this embed backlog, success traces are stored without a vector. */
-    backlog_watermark: z.number().int().min(1).default(500),
     /** A failure trace scoring at least this raises `past_failure_warning`. */
     failure_warning_score: z.number().min(0).max(1).default(0.35),
     /** Learnings scoring at least this are returned as `aligned_preferences`. */
@@ -33,7 +32,13 @@ export const reflectionSettingsSchema = z
   })
   .strict();
 
-export type ReflectionSettings = z.output<typeof reflectionSettingsSchema>;
+/**
+ * The settings in force. backlog_watermark is not a per-store setting: it is
+ * the one embed backlog watermark (DUALMIND_EMBED_BACKLOG_WATERMARK) that
+ * also degrades search and colours Health, shown here read-only.
+ */
+export type ReflectionSettings = z.output<typeof reflectionSettingsSchema> & { backlog_watermark: number };
+type StoredReflectionSettings = z.output<typeof reflectionSettingsSchema>;
 
 /** A partial update: fields left out keep their current value. */
 export const reflectionSettingsPatchSchema = z
@@ -42,7 +47,6 @@ export const reflectionSettingsPatchSchema = z
     top_k: z.number().int().min(1).max(50),
     min_score: z.number().min(0).max(1),
     recency_half_life_days: z.number().min(0).max(36500),
-    backlog_watermark: z.number().int().min(1),
     failure_warning_score: z.number().min(0).max(1),
     preference_score: z.number().min(0).max(1),
     retention: z
@@ -57,9 +61,15 @@ export type ReflectionSettingsPatch = z.input<typeof reflectionSettingsPatchSche
 /** Body of an admin update: the patch and, optionally, why (kept in the audit row). */
 export const reflectionSettingsUpdateSchema = z.object({ settings: reflectionSettingsPatchSchema, reason: z.string().trim().min(1).max(500).optional() }).strict();
 
-export function getReflectionSettings({ handle }: { handle: StoreHandle }): ReflectionSettings {
+function readStoredSettings({ handle }: { handle: StoreHandle }): StoredReflectionSettings {
   const row = handle.db.select({ settings: reflectionSettings.settings }).from(reflectionSettings).where(eq(reflectionSettings.id, 1)).get();
-  return reflectionSettingsSchema.parse(row ? JSON.parse(row.settings) : {});
+  // Settings saved before the watermark became one config value may still carry their own: it no longer applies.
+  const { backlog_watermark: _ignored, ...stored } = (row ? JSON.parse(row.settings) : {}) as Record<string, unknown>;
+  return reflectionSettingsSchema.parse(stored);
+}
+
+export function getReflectionSettings({ handle }: { handle: StoreHandle }): ReflectionSettings {
+  return { ...readStoredSettings({ handle }), backlog_watermark: getConfig().embed.backlogWatermark };
 }
 
 /** Apply a patch, write it and its audit row in one transaction; returns the settings now in force. */
@@ -67,12 +77,12 @@ export function updateReflectionSettings({ handle, input, actor }: { handle: Sto
   const { settings: patch, reason } = reflectionSettingsUpdateSchema.parse(input);
   return handle.sqlite
     .transaction(() => {
-      const before = getReflectionSettings({ handle });
+      const before = readStoredSettings({ handle });
       const next = reflectionSettingsSchema.parse({ ...before, ...patch, retention: { ...before.retention, ...patch.retention } });
       const row = { id: 1, settings: JSON.stringify(next), updatedAt: Date.now(), updatedBy: actor };
       handle.db.insert(reflectionSettings).values(row).onConflictDoUpdate({ target: reflectionSettings.id, set: row }).run();
       appendAudit({ actor, action: "reflection.settings.update", target: `store:${handle.store}`, reason, details: { before, after: next } });
-      return next;
+      return { ...next, backlog_watermark: getConfig().embed.backlogWatermark };
     })
     .immediate();
 }

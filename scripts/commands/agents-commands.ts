@@ -101,22 +101,24 @@ export const agentsCommands: Command[] = [
       if (!args[0]) throw new UsageError("name a store");
       const handle = openStore({ store: args[0] });
       const configured = await getEmbedder().fingerprint;
-      let progress = startReembed({ handle, configured, onlyStale: flags["only-stale"] === true, actor: ACTOR });
-      if (flags.wait === true && progress.remaining > 0) {
+      const started = startReembed({ handle, configured, onlyStale: flags["only-stale"] === true, actor: ACTOR });
+      if (!started.started) return out(`${args[0]}: nothing to re-embed (${started.reason}); no job started`, { started: false, reason: started.reason });
+      let progress = started.job;
+      if (flags.wait === true && progress.status === "running") {
         const bar = progressBar(`reembed ${args[0]}`, !json);
         const stop = new AbortController();
         // Claims are atomic, so this worker can run beside the server's.
         const worker = startEmbedWorker({ signal: stop.signal, idleMs: 100 });
-        while (progress.remaining > 0) {
+        while (progress.status === "running") {
           await new Promise((r) => setTimeout(r, 250));
-          progress = getReembedProgress({ handle }) ?? { ...progress, remaining: 0, done: progress.total };
+          progress = getReembedProgress({ handle }) ?? progress;
           bar.update(progress.done, progress.total);
         }
         stop.abort();
         await worker;
         bar.done();
       }
-      out(`${args[0]}: re-embed ${progress.remaining === 0 ? "complete" : "started"} (${progress.done}/${progress.total} done, target ${progress.targetFingerprintId})`, progress);
+      out(`${args[0]}: re-embed ${progress.status === "done" ? "complete" : progress.status === "waiting_switch" ? "waiting for the switch" : "started"} (${progress.done}/${progress.total} done, target ${progress.targetFingerprintId})`, { started: true, ...progress });
     },
   },
   {

@@ -91,7 +91,9 @@ export const indexCommands: Command[] = [
         const c = job.result?.counts;
         if (job.status !== "succeeded" || !job.result || !c) {
           ok = false;
-          out(`${handle.store}: reindex job ${job.id} ${job.status}${job.error ? `: ${job.error}` : ""}`, job);
+          const k = job.result?.byKind;
+          const kinds = k ? `; memories ${k.memories.scanned} scanned (${k.memories.added} added, ${k.memories.changed} changed, ${k.memories.removed} removed), documents ${k.documents.scanned} scanned (${k.documents.added} added, ${k.documents.changed} changed, ${k.documents.removed} removed)` : "";
+          out(`${handle.store}: reindex job ${job.id} ${job.status}${job.error ? `: ${job.error}` : ""}${kinds}`, job);
           continue;
         }
         out(`${handle.store}: scanned ${c.scanned}, added ${c.added}, changed ${c.changed}, unchanged ${c.unchanged}, removed ${c.removed}, skipped ${c.skipped} in ${job.result.durationMs} ms (job ${job.id})`, job);

@@ -157,7 +157,7 @@ describe("kill -9 of a real server", () => {
 
     assertIntact("reembed");
     await serve(newModel);
-    await waitFor("the resumed re-embed to switch models", async () => ((await call("GET", "/stores/reembed/reembed")).json as { job: unknown }).job === null, 120_000);
+    await waitFor("the resumed re-embed to switch models", async () => ((await call("GET", "/stores/reembed/reembed")).json as { job: { status: string } | null }).job?.status === "done", 120_000);
     const health = (await call("GET", "/stores/reembed/health")).json as { active_model: { dimension: number }; coverage_pct: number | null };
     expect(health.active_model.dimension).toBe(256);
     expect(health.coverage_pct).toBe(100);

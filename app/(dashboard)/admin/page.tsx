@@ -5,7 +5,7 @@ import { listUsers } from "@/lib/auth/users";
 import { listAuditTail } from "@/lib/governance/audit";
 import { formatTime } from "@/lib/format";
 import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction, setUserDisabledAction } from "./actions";
-import { getReindexJobAction, startReindexAction } from "./reindex-actions";
+import { describeReindexAction, getReindexJobAction, startReindexAction } from "./reindex-actions";
 import { ReindexSection } from "@/components/reindex-section";
 import { AuditTailTable } from "@/components/audit-tail-table";
 
@@ -78,14 +78,14 @@ export default async function AdminPage() {
                 <td className="font-mono">{t.displayPrefix}…</td>
                 <td>{formatTime(t.createdAt)}</td>
                 <td>{formatTime(t.lastUsedAt)}</td>
-                <td>{t.revokedAt ? `revoked ${formatTime(t.revokedAt)}` : <RevokeTokenButton action={revokeTokenAction} id={t.id} />}</td>
+                <td>{t.revokedAt ? `revoked ${formatTime(t.revokedAt)}` : <RevokeTokenButton action={revokeTokenAction} id={t.id} label={t.label} agentId={t.agentId} lastUsedAt={formatTime(t.lastUsedAt)} />}</td>
               </tr>
             ))}
           </tbody>
         </table>
       </section>
 
-      <ReindexSection start={startReindexAction} poll={getReindexJobAction} />
+      <ReindexSection start={startReindexAction} poll={getReindexJobAction} describe={describeReindexAction} />
 
       <section className="card space-y-3" aria-labelledby="audit-heading">
         <h2 id="audit-heading" className="text-lg font-medium">

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { actionError, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
-import { getJobById, startReindexJob, type Job } from "@/lib/index/jobs";
+import { describeReindexScope, getJobById, startReindexJob, type Job, type ReindexScope } from "@/lib/index/jobs";
 import { actorOf } from "@/lib/auth/actor";
 import { storeNameSchema } from "@/lib/db/store-names";
 import { openStore } from "@/lib/stores/stores";
@@ -15,6 +15,18 @@ export async function startReindexAction(store: string): Promise<ActionResult<Jo
     const name = storeNameSchema.parse(store);
     const job = startReindexJob({ handle: openStore({ store: name, buildIndex: false }), actor: actorOf(admin), reason: "Reindex button on the Admin page" });
     return { ok: true, message: `Reindex of ${name} started.`, data: job };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+/** What a reindex would go over (counts for the confirmation); reads only. */
+export async function describeReindexAction(store: string): Promise<ActionResult<ReindexScope>> {
+  try {
+    await requireRoleForAction("admin");
+    const name = storeNameSchema.parse(store);
+    const scope = describeReindexScope({ handle: openStore({ store: name, buildIndex: false }) });
+    return { ok: true, message: "counted", data: scope };
   } catch (e) {
     return actionError(e);
   }

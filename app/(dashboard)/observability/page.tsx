@@ -1,9 +1,9 @@
 import { requireUser } from "@/app/_server/session";
 import { AuditTailTable } from "@/components/audit-tail-table";
-import { LATENCY_LINES } from "@/components/chart-series";
+import { ERROR_LINES, LATENCY_LINES, PERCENTILE_NOTE } from "@/components/chart-series";
 import { ChartTimeSeries } from "@/components/chart-time-series";
 import { HealthPickers } from "@/components/health-pickers";
-import { formatBytes, formatTime } from "@/lib/format";
+import { formatBytes, formatCount, formatNumber, formatTime } from "@/lib/format";
 import { listAuditTail } from "@/lib/governance/audit";
 import { getDialecticActivity } from "@/lib/governance/dialectic";
 import { getGovernanceStatus } from "@/lib/governance/status";
@@ -13,7 +13,10 @@ import { listStores } from "@/lib/stores/stores";
 
 type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
-const ms = (v: number | null) => (v === null ? "—" : `${v} ms`);
+/** Percentiles are estimates: "≈". */
+const estMs = (v: number | null) => (v === null ? "—" : `≈ ${formatNumber(v, v >= 100 ? 0 : 1)} ms`);
+const pct = (v: number) => `${formatNumber(v, 1)}%`;
+const codes = (entries: [string, number][]) => entries.map(([code, n]) => `${code}×${formatCount(n)}`).join(", ") || "—";
 
 export default async function ObservabilityPage({ searchParams }: { searchParams: Promise<Params> }) {
   await requireUser();
@@ -37,8 +40,11 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
           unit="ms"
           series={LATENCY_LINES}
         />
-        <ChartTimeSeries title="Error rate (4xx + 5xx share)" testId="chart-error-rate" points={d.allRoutes} longRange={longRange} yMax={1} series={[{ key: "errorRate", label: "errors / requests", color: "#dc2626" }]} />
+        <ChartTimeSeries title="Error rate (server faults, % of requests)" testId="chart-error-rate" points={d.allRoutes} longRange={longRange} unit="%" series={ERROR_LINES} />
       </div>
+      <p className="text-xs text-slate-600" data-testid="percentile-note">
+        {PERCENTILE_NOTE} The error rate counts server faults (5xx); expected client answers (404 unknown id, 409 conflict, other 4xx) are shown apart.
+      </p>
       <section className="card" aria-labelledby="routes-heading">
         <h2 id="routes-heading" className="mb-2 text-lg font-medium">
           Routes ({d.range})
@@ -52,24 +58,28 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
                 <th>Route</th>
                 <th>Requests</th>
                 <th>Mean</th>
-                <th>p50</th>
-                <th>p95</th>
-                <th>p99</th>
-                <th>Error rate</th>
-                <th>Errors by code</th>
+                <th>p50 (est.)</th>
+                <th>p95 (est.)</th>
+                <th>p99 (est.)</th>
+                <th>Error rate (5xx)</th>
+                <th>Server faults by code</th>
+                <th>Client answers (4xx)</th>
               </tr>
             </thead>
             <tbody>
               {d.routes.map((r) => (
                 <tr key={r.route}>
                   <td className="font-mono text-xs">{r.route}</td>
-                  <td>{r.count}</td>
-                  <td>{r.meanMs.toFixed(1)} ms</td>
-                  <td>{ms(r.p50Ms)}</td>
-                  <td>{ms(r.p95Ms)}</td>
-                  <td>{ms(r.p99Ms)}</td>
-                  <td>{(100 * r.errorRate).toFixed(1)}%</td>
-                  <td>{r.errorsByStatus.map(([code, n]) => `${code}×${n}`).join(", ") || "—"}</td>
+                  <td>{formatCount(r.count)}</td>
+                  <td>{formatNumber(r.meanMs, 1)} ms</td>
+                  <td>{estMs(r.p50Ms)}</td>
+                  <td>{estMs(r.p95Ms)}</td>
+                  <td>{estMs(r.p99Ms)}</td>
+                  <td>{pct(r.errorPct)}</td>
+                  <td>{codes(r.serverErrorsByStatus)}</td>
+                  <td>
+                    {pct(r.clientErrorPct)} {r.clientAnswersByStatus.length > 0 && <span className="text-xs text-slate-500">({codes(r.clientAnswersByStatus)})</span>}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -92,7 +102,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
           <div>
             <dt className="label">Messages last hour</dt>
             <dd>
-              {dialectic.messagesLastHour} ({dialectic.messagesPerMinuteLastHour.toFixed(2)}/min)
+              {formatCount(dialectic.messagesLastHour)} ({formatNumber(dialectic.messagesPerMinuteLastHour)}/min)
             </dd>
           </div>
           <div>

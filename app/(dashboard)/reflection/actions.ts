@@ -18,9 +18,10 @@ function storeFrom(form: FormData): StoreHandle {
   return openStore({ store: storeNameSchema.parse(form.get("store")) });
 }
 
+/** A rating changes the precision metric: editors and admins only, never viewers. */
 export async function rateRecallHitAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
-    const user = await requireRoleForAction("viewer");
+    const user = await requireRoleForAction("editor");
     assertForm(form);
     const hit = rateRecallHit({
       handle: storeFrom(form),
@@ -50,7 +51,6 @@ export async function updateReflectionSettingsAction(_prev: ActionResult | null,
       top_k: numberField.parse(form.get("top_k")),
       min_score: numberField.parse(form.get("min_score")),
       recency_half_life_days: numberField.parse(form.get("recency_half_life_days")),
-      backlog_watermark: numberField.parse(form.get("backlog_watermark")),
       failure_warning_score: numberField.parse(form.get("failure_warning_score")),
       preference_score: numberField.parse(form.get("preference_score")),
       retention: {

@@ -2,6 +2,9 @@ import Link from "next/link";
 import { requireUser } from "@/app/_server/session";
 import { LedgerSection } from "@/components/ledger-section";
 import { RecallRatingButtons, RecallSettingsForm } from "@/components/recall-forms";
+import { RecallQuality } from "@/components/recall-quality";
+import { roleAtLeast } from "@/lib/auth/users";
+import { getRecallScoreDistribution } from "@/lib/recall/quality";
 import { formatTime } from "@/lib/format";
 import { listRatingQueue, listRecentRecallEvents } from "@/lib/recall/events";
 import { listLearnings } from "@/lib/recall/learnings";
@@ -24,6 +27,8 @@ export default async function ReflectionPage({ searchParams }: Props) {
   const overview = getReflectionOverview({ handle });
   const recalls = listRecentRecallEvents({ handle, limit: 15 });
   const queue = listRatingQueue({ handle, limit: 8 });
+  // Rating changes the precision metric: editors and admins only (the action re-checks).
+  const canRate = roleAtLeast(user.role, "editor");
   const page = Math.max(1, Number(raw.page ?? 1) || 1);
   const filter = listTracesQuerySchema.safeParse({ outcome: raw.outcome, shard_type: raw.shard_type, limit: PAGE, offset: (page - 1) * PAGE });
   const traces = listTraces({ handle, filter: filter.success ? filter.data : { limit: PAGE } });
@@ -69,6 +74,8 @@ export default async function ReflectionPage({ searchParams }: Props) {
           lexically meanwhile.
         </p>
       )}
+
+      <RecallQuality distribution={getRecallScoreDistribution({ handle })} settings={overview.settings} hitRate={overview.totals.hitRate} canRate={canRate} />
 
       <LedgerSection id="recalls-heading" title="Recent recalls" testId="recent-recalls">
         {recalls.length === 0 ? (
@@ -116,7 +123,7 @@ export default async function ReflectionPage({ searchParams }: Props) {
                   Asked <span className="font-medium">“{q.query}”</span>, got {q.artifact} {q.refId} (score {q.score.toFixed(3)}):
                 </div>
                 <div className="font-mono text-xs text-slate-700">{q.summary}</div>
-                <RecallRatingButtons action={rateRecallHitAction} store={store} hitId={q.id} />
+                {canRate && <RecallRatingButtons action={rateRecallHitAction} store={store} hitId={q.id} />}
               </li>
             ))}
           </ul>

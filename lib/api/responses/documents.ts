@@ -160,6 +160,7 @@ export const verifyResponse = exact({
 });
 
 const reindexCounts = exact({ scanned: count, added: count, changed: count, unchanged: count, removed: count, skipped: count });
+const reindexKindCounts = exact({ scanned: count, added: count, changed: count, unchanged: count, removed: count });
 export const reindexJob = exact({
   id: z.string(),
   kind: z.literal("reindex"),
@@ -170,6 +171,8 @@ export const reindexJob = exact({
   result: exact({
     store: z.string(),
     counts: reindexCounts,
+    /** The counts split into documents and memories; null on jobs recorded before the split. */
+    by_kind: exact({ documents: reindexKindCounts, memories: reindexKindCounts }).nullable(),
     /** `symlink`: links under a scanned folder, never followed. */
     skipped_by: exact({ binary: count, oversized: count, bad_name: count, symlink: count }),
     /** Skipped links that lead outside their folder (or nowhere); at most 100. */

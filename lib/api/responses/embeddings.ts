@@ -41,6 +41,10 @@ export const reembedProgress = exact({
   total: count,
   started_at: epochMs,
   started_by: z.string(),
+  /** running, waiting_switch (a held switch waits for an admin) or done (kept until the next re-embed). */
+  status: z.enum(["running", "waiting_switch", "done"]),
+  queued_until: epochMs,
+  finished_at: epochMs.nullable(),
   done: count,
   remaining: count,
   rate_per_sec: z.number().nullable(),
@@ -123,8 +127,12 @@ export const embeddingStatusResponse = exact({
 });
 
 export const reembedStatusResponse = exact({ job: reembedProgress.nullable() });
-/** `dry_run` answers with the estimate; otherwise the started job. */
-export const reembedStartResponse = z.union([exact({ estimate: reembedEstimate }), exact({ job: reembedProgress })]);
+/** `dry_run` answers with the estimate; otherwise the started job, or `nothing_to_reembed` (no job starts) when every item has a current vector. */
+export const reembedStartResponse = z.union([
+  exact({ estimate: reembedEstimate }),
+  exact({ job: reembedProgress }),
+  exact({ job: z.null(), nothing_to_reembed: z.literal(true), message: z.string() }),
+]);
 export const reembedSwitchResponse = exact({ switched: z.literal(true) });
 export const retryParkedResponse = exact({ requeued: count });
 

@@ -76,6 +76,7 @@ export const reflectionSettings = exact({
   top_k: z.number().int(),
   min_score: z.number(),
   recency_half_life_days: z.number(),
+  /** Read-only: the one embed backlog watermark (DUALMIND_EMBED_BACKLOG_WATERMARK); above it success traces are stored without a vector. */
   backlog_watermark: z.number().int(),
   failure_warning_score: z.number(),
   preference_score: z.number(),

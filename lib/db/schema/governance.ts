@@ -272,7 +272,10 @@ export const metricRollups = sqliteTable(
     resolutionS: integer("resolution_s").notNull(),
     route: text("route").notNull(),
     count: integer("count").notNull(),
+    /** Server faults (5xx): what the error rate counts. */
     errorCount: integer("error_count").notNull(),
+    /** Expected client answers (4xx: 404, 409, ...), shown apart from faults. */
+    clientErrorCount: integer("client_error_count").notNull().default(0),
     sumMs: real("sum_ms").notNull(),
     p50Ms: real("p50_ms"),
     p95Ms: real("p95_ms"),

@@ -6,9 +6,10 @@ import { actionError, assertForm, type ActionResult } from "@/lib/http/action-re
 import { requireRoleForAction } from "@/app/_server/session";
 import { getEmbedder } from "@/lib/embed/model";
 import { retryParkedEmbeddings } from "@/lib/embed/queue";
-import { estimateReembed, startReembed, switchHeldReembed } from "@/lib/embed/reembed";
+import { describeReembedIntent, estimateReembed, startReembed, switchHeldReembed } from "@/lib/embed/reembed";
 import { actorOf } from "@/lib/auth/actor";
 import { openStore } from "@/lib/stores/stores";
+import { formatCount } from "@/lib/format";
 import { storeNameSchema } from "@/lib/db/store-names";
 
 const intentSchema = z.enum(["estimate", "start", "start_stale", "start_hold", "switch", "retry_parked"]);
@@ -30,14 +31,16 @@ export async function embeddingAdminAction(_prev: ActionResult | null, form: For
     switch (intent) {
       case "estimate": {
         const e = estimateReembed({ handle, configured, onlyStale: false });
-        message = `A full re-embed would embed ${e.toEmbed} item(s) with ${configured.provider}:${configured.model}${e.modelChanged ? " (a model change)" : ""}.`;
+        message = `A full re-embed would embed ${formatCount(e.toEmbed)} item(s) with ${configured.provider}:${configured.model}${e.modelChanged ? " (a model change)" : ""}.`;
         break;
       }
       case "start":
       case "start_stale":
       case "start_hold": {
-        const p = startReembed({ handle, configured, onlyStale: intent === "start_stale", holdSwitch: intent === "start_hold", actor });
-        message = `Re-embed started: ${p.remaining} of ${p.total} item(s) to embed${p.holdSwitch ? "; the switch waits for you" : ""}.`;
+        const r = startReembed({ handle, configured, onlyStale: intent === "start_stale", holdSwitch: intent === "start_hold", actor });
+        message = r.started
+          ? `Re-embed started: ${formatCount(r.job.remaining)} of ${formatCount(r.job.total)} item(s) to embed${r.job.holdSwitch ? "; the switch waits for you" : ""}.`
+          : `Nothing to re-embed: ${r.reason}. No job was started.`;
         break;
       }
       case "switch":
@@ -52,6 +55,24 @@ export async function embeddingAdminAction(_prev: ActionResult | null, form: For
     }
     revalidatePath(`/stores/${store}`);
     return { ok: true, message };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+const confirmIntentSchema = z.enum(["start", "start_stale", "start_hold", "switch"]);
+
+/**
+ * What a re-embed button would do, in counts, for its confirmation dialog.
+ * Reads only; admin only like the buttons themselves.
+ */
+export async function describeEmbeddingActionAction(store: string, intent: string): Promise<ActionResult<{ text: string }>> {
+  try {
+    await requireRoleForAction("admin");
+    const name = storeNameSchema.parse(store);
+    const parsed = confirmIntentSchema.parse(intent);
+    const text = describeReembedIntent({ handle: openStore({ store: name }), configured: await getEmbedder().fingerprint, intent: parsed });
+    return { ok: true, message: "counted", data: { text } };
   } catch (e) {
     return actionError(e);
   }

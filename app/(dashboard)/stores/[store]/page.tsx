@@ -13,7 +13,7 @@ import { listRecentMemories } from "@/lib/index/memories";
 import { describeStore, openStore } from "@/lib/stores/stores";
 import { storeExists } from "@/lib/db/store-names";
 import { verifyStoreAction } from "./actions";
-import { embeddingAdminAction } from "./embed-actions";
+import { describeEmbeddingActionAction, embeddingAdminAction } from "./embed-actions";
 
 export default async function StorePage({ params }: { params: Promise<{ store: string }> }) {
   const user = await requireUser();
@@ -50,7 +50,7 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
         </p>
       </section>
       <StoreVerifyCard store={store} action={verifyStoreAction} />
-      <StoreEmbeddingsCard store={store} status={embeddings} verdict={status} isAdmin={user.role === "admin"} action={embeddingAdminAction} />
+      <StoreEmbeddingsCard store={store} status={embeddings} verdict={status} isAdmin={user.role === "admin"} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
       <WorkerStateCard workers={getWorkerStates()} provider={status.provider} workerInServer={getConfig().embed.workerInServer} now={status.asOf} />
       <section className="card space-y-2" aria-labelledby="recent-heading">
         <h2 id="recent-heading" className="text-lg font-medium">

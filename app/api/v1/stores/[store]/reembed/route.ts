@@ -26,6 +26,7 @@ export const POST = defineRoute({
     const handle = openStore({ store: params.store });
     const configured = await getEmbedder().fingerprint;
     if (body.dry_run) return { estimate: estimateReembed({ handle, configured, onlyStale: body.only_stale }) };
-    return { job: startReembed({ handle, configured, onlyStale: body.only_stale, holdSwitch: body.hold_switch, actor: actorOf(principal) }) };
+    const r = startReembed({ handle, configured, onlyStale: body.only_stale, holdSwitch: body.hold_switch, actor: actorOf(principal) });
+    return r.started ? { job: r.job } : { job: null, nothing_to_reembed: true, message: `nothing to re-embed: ${r.reason}` };
   },
 });
