@@ -55,3 +55,11 @@ export async function pickRememberedStore(requested?: string): Promise<{ store: 
   const remembered = (await cookies()).get(LAST_STORE_COOKIE)?.value;
   return pickStore(requested, remembered);
 }
+
+/**
+ * "Now" for a server-rendered page: read once per request and passed down, so
+ * every relative time on the page ("5 minutes ago") counts from the same moment.
+ */
+export function requestTime(): number {
+  return Date.now();
+}

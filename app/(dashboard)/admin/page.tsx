@@ -1,3 +1,4 @@
+import { requestTime } from "@/app/_server/pages";
 import Link from "next/link";
 import { requireAdmin } from "@/app/_server/session";
 import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton, UserStatusButton } from "@/components/admin-forms";
@@ -16,7 +17,7 @@ export default async function AdminPage() {
   const users = listUsers();
   const tokens = listApiTokens();
   const audit = listAuditTail({ limit: 20 });
-  const now = Date.now();
+  const now = requestTime();
   const stores = listStoreNames();
   return (
     <div className="space-y-6">
