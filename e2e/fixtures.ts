@@ -1,4 +1,4 @@
-import type { Page } from "@playwright/test";
+import { expect, type Page } from "@playwright/test";
 
 /** Fixed credentials for the e2e server (a throwaway temp DATA_DIR per run). */
 const port = Number(process.env.E2E_PORT ?? 3107);
@@ -20,4 +20,22 @@ export async function signIn(page: Page, username: string, password: string): Pr
 
 export function bootstrapHeaders(): Record<string, string> {
   return { authorization: `Bearer ${E2E.bootstrapToken}` };
+}
+
+/** The e2e seed's editor (issue 18's role between viewer and admin). */
+export const EDITOR = { username: "eddie", password: "eddie-editor-password" };
+
+/**
+ * Make sure the seed's editor exists: an admin creates it on the Admin page
+ * (any spec may ask first; a second call finds it already there). `admin` is
+ * a page signed in as admin.
+ */
+export async function ensureEditor(admin: Page): Promise<void> {
+  await admin.goto("/admin");
+  const form = admin.getByRole("form", { name: "Create user" });
+  await form.getByLabel("New username").fill(EDITOR.username);
+  await form.getByLabel("New user password").fill(EDITOR.password);
+  await form.getByLabel("Role").selectOption("editor");
+  await form.getByRole("button", { name: "Create user" }).click();
+  await expect(form.getByRole("status").or(form.getByRole("alert"))).toContainText(new RegExp(`Created editor ${EDITOR.username}|user ${EDITOR.username} already exists`));
 }

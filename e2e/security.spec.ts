@@ -182,7 +182,7 @@ test.describe("security", () => {
         ["cross-origin POST from a sandboxed frame (Origin: null)", () => send(page.request, row.valid, "null"), (r) => r.status >= 400 && !r.text.includes('"ok":true')],
         ...row.malformed.map((args, i): (typeof refusals)[number] => [`malformed arguments #${i + 1} ${JSON.stringify(args).slice(0, 60)}`, () => send(page.request, args), (r) => r.text.includes('"ok":false') && !r.text.includes("Something went wrong")]),
       ];
-      if (row.role === "admin") refusals.push(["a viewer's session", () => send(viewerContext.request, row.valid), (r) => r.text.includes("admins only")]);
+      if (row.role !== "viewer") refusals.push(["a viewer's session", () => send(viewerContext.request, row.valid), (r) => r.text.includes(row.role === "admin" ? "admins only" : "editors and admins only")]);
       const before = governanceSnapshot();
       for (const [name, run, refused] of refusals) {
         const r = await run();
@@ -201,7 +201,7 @@ test.describe("security", () => {
 
 const ACTION_STORE = "sec-actions";
 
-type ActionRow = { name: string; role: "viewer" | "admin"; page: string; valid: ActionArgs; malformed: ActionArgs[]; reached?: RegExp };
+type ActionRow = { name: string; role: "viewer" | "editor" | "admin"; page: string; valid: ActionArgs; malformed: ActionArgs[]; reached?: RegExp };
 
 /** The table: each server action, the page that serves it, arguments that work for an admin, and arguments that must be refused with a clear error. */
 function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow[] {
@@ -220,7 +220,7 @@ function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow
     { name: "getReindexJobAction", role: "admin", page: "/admin", valid: { values: ["00000000-0000-4000-8000-000000000000"] }, malformed: [{ values: ["' OR 1=1 --"] }, { values: [42] }], reached: /No such job/ },
     { name: "rememberAction", role: "viewer", page: `/graph/${store}`, valid: { form: { store, query: "anything" } }, malformed: [{ form: { store: "Bad Store", query: "x" } }, notAForm] },
     { name: "searchAction", role: "viewer", page: "/search", valid: { form: { store, q: "anything" } }, malformed: [{ form: { store, q: "x", mode: "telepathy" } }, { form: { store: "../etc", q: "x" } }, notAForm] },
-    { name: "rateRecallHitAction", role: "viewer", page: "/reflection", valid: { form: { store, hit_id: "999999", relevant: "true" } }, malformed: [{ form: { store: "nosuchstore", hit_id: "x", relevant: "true" } }, notAForm], reached: /no recall hit/ },
+    { name: "rateRecallHitAction", role: "editor", page: "/reflection", valid: { form: { store, hit_id: "999999", relevant: "true" } }, malformed: [{ form: { store: "nosuchstore", hit_id: "x", relevant: "true" } }, notAForm], reached: /no recall hit/ },
     { name: "updateReflectionSettingsAction", role: "admin", page: "/reflection", valid: { form: settings }, malformed: [{ form: { ...settings, top_k: "-5", min_score: "NaN" } }, { form: { ...settings, strategy: "delete_everything" } }, notAForm] },
   ];
 }
