@@ -34,16 +34,12 @@ export function Nav({ isAdmin }: { isAdmin: boolean }) {
   }
   return (
     <>
-      <button
-        type="button"
-        className="btn-secondary md:hidden"
-        aria-expanded={open}
-        aria-controls="main-nav"
-        onClick={() => setOpen((o) => !o)}
-        data-testid="nav-menu-button"
-      >
-        {open ? "Close" : "Menu"}
-      </button>
+      {/* The wrapper hides the button on wide screens: .btn-secondary's own display would win over md:hidden on the button. */}
+      <div className="md:hidden">
+        <button type="button" className="btn-secondary" aria-expanded={open} aria-controls="main-nav" onClick={() => setOpen((o) => !o)} data-testid="nav-menu-button">
+          {open ? "Close" : "Menu"}
+        </button>
+      </div>
       <nav id="main-nav" aria-label="Main" className={`${open ? "flex" : "hidden"} order-last basis-full flex-col gap-1 md:order-none md:flex md:basis-auto md:flex-row md:flex-wrap`}>
         {LINKS.filter((l) => !l.adminOnly || isAdmin).map((l) => {
           const active = l.href === "/" ? pathname === "/" : pathname.startsWith(l.href);

@@ -7,7 +7,8 @@ import { openStore } from "@/lib/stores/stores";
 
 /** The store a reflection detail URL names, opened; a malformed or unknown name is the dashboard's 404. */
 export function reflectionStoreOr404(raw: string): StoreHandle {
-  const name = storeNameSchema.safeParse(decodeURIComponent(raw));
+  // No decoding: a valid store name has nothing to decode, and a stray "%" must be a 404, not a URIError.
+  const name = storeNameSchema.safeParse(raw);
   const handle = name.success ? findOrNull(() => openStore({ store: name.data })) : null;
   if (!handle) notFound();
   return handle;

@@ -11,17 +11,19 @@ import { listLearnings } from "@/lib/recall/learnings";
 import { getReflectionOverview } from "@/lib/recall/overview";
 import { listTraces, listTracesQuerySchema } from "@/lib/recall/traces";
 import { openStore } from "@/lib/stores/stores";
-import { LearningTable } from "./_parts/learning-table";
-import { reflectionHref } from "./_parts/links";
-import { RecallList } from "./_parts/recall-list";
-import { TraceTable } from "./_parts/trace-table";
-import { rateRecallHitAction, updateReflectionSettingsAction } from "./actions";
+import { LearningTable } from "../_parts/learning-table";
+import { reflectionHref } from "../_parts/links";
+import { RecallList } from "../_parts/recall-list";
+import { TraceTable } from "../_parts/trace-table";
+import { rateRecallHitAction, updateReflectionSettingsAction } from "../actions";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
 const PAGE = 25;
 
 // The page is a list of sections, each reading its own data: add a section as one more block below.
+// It sits in the (list) group so its loading skeleton does not wrap the detail pages: a Suspense boundary
+// above them would start streaming before they can answer 404 for an unknown id.
 export default async function ReflectionPage({ searchParams }: Props) {
   const user = await requireUser();
   const raw = filledParams(await searchParams);
@@ -121,12 +123,12 @@ export default async function ReflectionPage({ searchParams }: Props) {
       <LedgerSection id="traces-heading" title={`Traces (${formatCount(traces.total)})`} testId="trace-browser">
         <form className="flex flex-wrap gap-2" aria-label="Trace filters">
           <input type="hidden" name="store" value={store} />
-          <select className="input w-auto" name="outcome" defaultValue={raw.outcome ?? ""} aria-label="Outcome">
+          <select className="input" name="outcome" defaultValue={raw.outcome ?? ""} aria-label="Outcome">
             <option value="">any outcome</option>
             <option value="failure">failure</option>
             <option value="success">success</option>
           </select>
-          <input className="input w-auto" name="shard_type" defaultValue={raw.shard_type} placeholder="shard type" aria-label="Shard type" />
+          <input className="input" name="shard_type" defaultValue={raw.shard_type} placeholder="shard type" aria-label="Shard type" />
           <button className="btn">Filter</button>
         </form>
         {traces.traces.length === 0 ? <p className="text-sm text-slate-600">No traces match.</p> : <TraceTable store={store} traces={traces.traces} now={now} />}
