@@ -64,6 +64,7 @@ export type Seeded = {
   traceId: number;
   learningId: number;
   recallId: number;
+  memoryChunkId: string;
 };
 
 /** A concrete request for one route: its URL, who may see it, and strings only someone allowed sees there. */
@@ -92,6 +93,7 @@ export const DASHBOARD_ROUTES: Record<string, (s: Seeded) => RouteRow> = {
   "/reflection/[store]/traces/[id]": (s) => ({ url: `/reflection/${s.store}/traces/${s.traceId}`, role: "viewer", shows: [MARK.trace] }),
   "/reflection/[store]/working-memory": (s) => ({ url: `/reflection/${s.store}/working-memory`, role: "viewer", shows: [MARK.workingMemory] }),
   "/search": (s) => ({ url: "/search", role: "viewer", shows: [s.store] }),
+  "/search/read/[store]/[chunkId]": (s) => ({ url: `/search/read/${s.store}/${s.memoryChunkId}`, role: "viewer", shows: [MARK.memory] }),
   "/sessions": () => ({ url: "/sessions", role: "viewer", shows: [MARK.session] }),
   "/sessions/[id]": (s) => ({ url: `/sessions/${s.sessionId}`, role: "viewer", shows: [MARK.session, MARK.transcript] }),
   "/sessions/[id]/export": (s) => ({ url: `/sessions/${s.sessionId}/export`, role: "viewer", shows: [MARK.transcript] }),
@@ -121,6 +123,11 @@ async function seed(request: APIRequestContext): Promise<Seeded> {
   const store = MARK.store;
   await post(request, "/stores", { name: store, description: MARK.storeDescription });
   await post(request, `/stores/${store}/memories`, { path: MARK.memoryPath, body: `# Gate\n\n${MARK.memory}`, tags: ["gate"] });
+  // The memory's chunk, as search finds it: the reader route shows it.
+  const found = await request.get(`/api/v1/stores/${store}/search?mode=fts&q=${encodeURIComponent(MARK.memory)}`, { headers: bootstrapHeaders() });
+  expect(found.status(), `search for the seeded memory: ${await found.text()}`).toBe(200);
+  const memoryChunkId = ((await found.json()) as { results: { chunk_id: string }[] }).results[0]?.chunk_id;
+  expect(memoryChunkId, "the seeded memory's chunk").toBeTruthy();
   const { thought } = (await post(request, `/stores/${store}/thoughts`, { content: MARK.thought })) as { thought: { id: string } };
   const { node } = (await post(request, `/stores/${store}/nodes`, { name: MARK.node, entity_type: "concept" })) as { node: { id: string } };
   const { trace } = (await post(request, `/stores/${store}/traces`, { intent: { verb: "fix", target: MARK.trace }, shard_type: "gate", outcome: "failure", key_issue: MARK.trace })) as {
@@ -147,7 +154,7 @@ async function seed(request: APIRequestContext): Promise<Seeded> {
   const sessionId = `gate-session-${RUN}`;
   await post(request, "/dialectic/sessions", { session_id: sessionId, topic: MARK.session, reviewer_agent_id: `gate-critic-${RUN}` }, paused);
   await post(request, `/dialectic/sessions/${sessionId}/messages`, { message_type: "thesis", reasoning: MARK.transcript }, paused);
-  return { store, taskId, sessionId, thoughtId: thought.id, nodeId: node.id, artifactId, traceId: trace.id, learningId: learning.id, recallId };
+  return { store, taskId, sessionId, thoughtId: thought.id, nodeId: node.id, artifactId, traceId: trace.id, learningId: learning.id, recallId, memoryChunkId };
 }
 
 /** Every seeded content string: none may appear in a refused response. */

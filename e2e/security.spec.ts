@@ -219,7 +219,6 @@ function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow
     { name: "startReindexAction", role: "admin", page: "/admin", valid: { values: [store] }, malformed: [{ values: ["../etc"] }, { values: [{ $ne: null }] }, { values: ["nosuchstore"] }] },
     { name: "getReindexJobAction", role: "admin", page: "/admin", valid: { values: ["00000000-0000-4000-8000-000000000000"] }, malformed: [{ values: ["' OR 1=1 --"] }, { values: [42] }], reached: /No such job/ },
     { name: "rememberAction", role: "viewer", page: `/graph/${store}`, valid: { form: { store, query: "anything" } }, malformed: [{ form: { store: "Bad Store", query: "x" } }, notAForm] },
-    { name: "searchAction", role: "viewer", page: "/search", valid: { form: { store, q: "anything" } }, malformed: [{ form: { store, q: "x", mode: "telepathy" } }, { form: { store: "../etc", q: "x" } }, notAForm] },
     { name: "rateRecallHitAction", role: "editor", page: "/reflection", valid: { form: { store, hit_id: "999999", relevant: "true" } }, malformed: [{ form: { store: "nosuchstore", hit_id: "x", relevant: "true" } }, notAForm], reached: /no recall hit/ },
     { name: "updateReflectionSettingsAction", role: "admin", page: "/reflection", valid: { form: settings }, malformed: [{ form: { ...settings, top_k: "-5", min_score: "NaN" } }, { form: { ...settings, strategy: "delete_everything" } }, notAForm] },
   ];

@@ -7,6 +7,7 @@ describe("accessForPath: deny by default", () => {
     ["/", "signed-in"],
     ["/ledger/tasks/t-1", "signed-in"],
     ["/sessions/s-1/export", "signed-in"],
+    ["/search/read/notes/0123456789abcdef0123456789abcdef", "signed-in"],
     ["/a-page-nobody-listed", "signed-in"],
     ["/login", "public"],
     ["/login/anything", "signed-in"],

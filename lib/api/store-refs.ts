@@ -16,7 +16,6 @@ import type { ZodType } from "zod";
 import { defOf, wrappedSchema } from "./zod-def";
 import { CORE_STORE } from "../db/store-names";
 
-
 /** Field name → the stores its parsed value refers to. */
 const STORE_FIELDS: Record<string, (value: unknown) => string[]> = {
   store: (v) => (typeof v === "string" ? [v] : []),
@@ -24,8 +23,19 @@ const STORE_FIELDS: Record<string, (value: unknown) => string[]> = {
 };
 
 
+type Child = { key: string | number | "[]" | null; schema: ZodType };
+
+/** Schemas are built once at module load, so their shape is read once too (the walk runs on every request). */
+const childrenCache = new WeakMap<ZodType, Child[]>();
+
+function children(schema: ZodType): Child[] {
+  let found = childrenCache.get(schema);
+  if (!found) childrenCache.set(schema, (found = readChildren(schema)));
+  return found;
+}
+
 /** The schemas a value of `schema` is checked against, one level down, with how to reach the value. */
-function children(schema: ZodType): { key: string | number | "[]" | null; schema: ZodType }[] {
+function readChildren(schema: ZodType): Child[] {
   const def = defOf(schema);
   const inner = wrappedSchema(def);
   if (inner) return [{ key: null, schema: inner }];

@@ -1,4 +1,6 @@
 import { sha256Hex } from "../common";
+import type Database from "better-sqlite3";
+import type { Statement } from "better-sqlite3";
 import { desc } from "drizzle-orm";
 import { getGovernance } from "../db/connection";
 import { auditLog, type AuditRow } from "../db/schema/governance";
@@ -21,26 +23,51 @@ function hashEntry(row: Hashable): string {
   return sha256Hex(canonical);
 }
 
+type AuditStatements = { lastHash: Statement<[], string | undefined>; insert: Statement<unknown[], AuditRow> };
+const statements = new WeakMap<Database.Database, AuditStatements>();
+
+/**
+ * Prepared once per connection: every audited write runs these two inside
+ * its own transaction, so they are kept off the query builder (building the
+ * SQL cost several times the statements themselves).
+ */
+function auditStatements(sqlite: Database.Database): AuditStatements {
+  let found = statements.get(sqlite);
+  if (!found) {
+    found = {
+      lastHash: sqlite.prepare("select hash from audit_log order by id desc limit 1").pluck() as Statement<[], string | undefined>,
+      insert: sqlite.prepare(
+        `insert into audit_log (ts, actor, action, target, reason, details, prev_hash, hash) values (?, ?, ?, ?, ?, ?, ?, ?)
+         returning id, ts, actor, action, target, reason, details, prev_hash as prevHash, hash`,
+      ) as Statement<unknown[], AuditRow>,
+    };
+    statements.set(sqlite, found);
+  }
+  return found;
+}
+
 /**
  * Append one entry to the hash-chained audit log. Runs inside the caller's
  * transaction when there is one (better-sqlite3 nests as a savepoint), so an
  * audited change and its audit row commit together.
  */
 export function appendAudit(entry: AuditEntry): AuditRow {
-  const { sqlite, db } = getGovernance();
-  return sqlite.transaction(() => {
-    const last = db.select({ hash: auditLog.hash }).from(auditLog).orderBy(desc(auditLog.id)).limit(1).get();
-    const row: Hashable = {
-      ts: Date.now(),
-      actor: entry.actor,
-      action: entry.action,
-      target: entry.target ?? null,
-      reason: entry.reason ?? null,
-      details: entry.details ? JSON.stringify(entry.details) : null,
-      prevHash: last?.hash ?? AUDIT_GENESIS,
-    };
-    return db.insert(auditLog).values({ ...row, hash: hashEntry(row) }).returning().get();
-  }).immediate();
+  const { sqlite } = getGovernance();
+  const { lastHash, insert } = auditStatements(sqlite);
+  return sqlite
+    .transaction(() => {
+      const row: Hashable = {
+        ts: Date.now(),
+        actor: entry.actor,
+        action: entry.action,
+        target: entry.target ?? null,
+        reason: entry.reason ?? null,
+        details: entry.details ? JSON.stringify(entry.details) : null,
+        prevHash: lastHash.get() ?? AUDIT_GENESIS,
+      };
+      return insert.get(row.ts, row.actor, row.action, row.target, row.reason, row.details, row.prevHash, hashEntry(row))!;
+    })
+    .immediate();
 }
 
 export type AuditVerification = { ok: true; entries: number } | { ok: false; entries: number; brokenAtId: number; reason: string };

@@ -1,0 +1,66 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { findOrNull } from "@/app/_server/pages";
+import { requireUser } from "@/app/_server/session";
+import { isMarkdownKind, ReaderDocument, ReaderMetadata, ReaderNeighbours, ReaderVector } from "@/components/search-reader";
+import { storeNameSchema } from "@/lib/db/store-names";
+import { checkVectorReadiness } from "@/lib/embed/status";
+import { chunkIdSchema } from "@/lib/index/ingest";
+import { readChunkInDocument } from "@/lib/index/reader";
+import { openStore } from "@/lib/stores/stores";
+
+type Props = { params: Promise<{ store: string; chunkId: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
+
+/** A search hit in its document: every signed-in person may read every store; an unknown store or chunk is the friendly not-found page. */
+export default async function SearchReaderPage({ params, searchParams }: Props) {
+  await requireUser();
+  const { store: rawStore, chunkId: rawChunkId } = await params;
+  const store = storeNameSchema.safeParse(rawStore);
+  const chunkId = chunkIdSchema.safeParse(rawChunkId);
+  if (!store.success || !chunkId.success) notFound();
+  const handle = findOrNull(() => openStore({ store: store.data }));
+  if (!handle) notFound();
+  const reader = findOrNull(() => readChunkInDocument({ handle, chunkId: chunkId.data }));
+  if (!reader) notFound();
+
+  const readiness = await checkVectorReadiness({ handle });
+  const storeSearch = readiness.usable ? { usable: true as const } : { usable: false as const, message: readiness.message };
+  const view = (await searchParams).view;
+  const markdown = isMarkdownKind(reader.document.kind);
+  const formatted = markdown && view !== "text";
+  const here = `/search/read/${encodeURIComponent(reader.store)}/${reader.chunk.chunkId}`;
+  return (
+    <div className="space-y-4">
+      <nav aria-label="Breadcrumb" className="text-sm text-slate-600">
+        <Link className="text-blue-700 underline" href={`/search?store=${encodeURIComponent(reader.store)}`}>
+          Search
+        </Link>{" "}
+        ›{" "}
+        <Link className="text-blue-700 underline" href={`/stores/${encodeURIComponent(reader.store)}`}>
+          store {reader.store}
+        </Link>
+      </nav>
+      <h1 className="break-all text-2xl font-semibold">{reader.document.path}</h1>
+      <p className="text-sm text-slate-600">
+        Chunk {reader.chunk.chunkIndex} (chunks are numbered from 0; this document has {reader.document.chunks}), marked in its document.{" "}
+        {markdown &&
+          (formatted ? (
+            <Link className="text-blue-700 underline" href={`${here}?view=text#chunk`}>
+              Show as plain text
+            </Link>
+          ) : (
+            <Link className="text-blue-700 underline" href={`${here}#chunk`}>
+              Show formatted
+            </Link>
+          ))}
+      </p>
+      <ReaderNeighbours reader={reader} />
+      {/* minmax(0, …): a long line or a wide table scrolls inside its card instead of widening the page. */}
+      <div className="grid grid-cols-[minmax(0,1fr)] gap-4 lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)]">
+        <ReaderDocument reader={reader} formatted={formatted} />
+        <ReaderMetadata reader={reader} />
+      </div>
+      <ReaderVector reader={reader} storeSearch={storeSearch} />
+    </div>
+  );
+}
