@@ -7,6 +7,8 @@ const nextConfig = {
     "/**": ["./node_modules/sqlite-vec-linux-x64/**", "./drizzle/**"],
   },
   poweredByHeader: false,
+  // forbidden(): a signed-in viewer on an admin page gets a 403 "admins only" page inside the dashboard layout (SECURITY.md).
+  experimental: { authInterrupts: true },
 };
 
 export default nextConfig;

@@ -4,6 +4,7 @@ import { getAuthSecret } from "@/lib/auth/secret";
 import { resolveSessionUser } from "@/lib/auth/session-user";
 import type { PublicUser } from "@/lib/auth/users";
 import { AppError } from "@/lib/errors";
+import { LAST_STORE_COOKIE, storeNamedBy } from "@/lib/http/last-store";
 import { accessForPath, isDocumentRequest, type Access } from "@/lib/http/dashboard-access";
 import { applySecurityHeaders, contentSecurityPolicy, createNonce } from "@/lib/http/security-headers";
 
@@ -28,7 +29,9 @@ export async function proxy(request: NextRequest): Promise<Response> {
   const policy = contentSecurityPolicy({ nonce: createNonce(), dev: process.env.NODE_ENV === "development" });
   const forwarded = new Headers(request.headers);
   forwarded.set("content-security-policy", policy);
-  return withSecurityHeaders(NextResponse.next({ request: { headers: forwarded } }), policy);
+  const response = NextResponse.next({ request: { headers: forwarded } });
+  rememberStore(request, response);
+  return withSecurityHeaders(response, policy);
 }
 
 // No matcher: the proxy runs on every request, build files included, so every answer gets the headers; which paths are public is decided in one place, deny by default (lib/http/dashboard-access.ts).
@@ -56,8 +59,6 @@ function sessionCookieIsSecure(request: NextRequest): boolean {
   return false;
 }
 
-const NOT_FOUND_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found · dualmind</title></head><body><h1>404</h1><p>This page could not be found.</p><p><a href="/">Back to the dashboard</a></p></body></html>`;
-
 /** The refusal for this request, or null when the person may go on. */
 function refuse(request: NextRequest, access: Exclude<Access, "public">, user: PublicUser | null): Response | null {
   const document = isDocumentRequest({ method: request.method, accept: request.headers.get("accept") });
@@ -71,11 +72,19 @@ function refuse(request: NextRequest, access: Exclude<Access, "public">, user: P
     return Response.json(new AppError("unauthorized", "sign in first").toBody(), { status: 401 });
   }
   if (access === "admin" && user.role !== "admin") {
-    // A viewer's browser gets the same answer as for a page that does not exist; a machine request is told why.
-    if (document) return new Response(NOT_FOUND_PAGE, { status: 404, headers: { "content-type": "text/html; charset=utf-8" } });
+    // A person's page load goes on to the page, whose requireAdmin() answers a 403 "admins only" page inside the
+    // layout before it reads anything; every other request shape (RSC, prefetch, action) is refused here, as before.
+    if (document) return null;
     return Response.json(new AppError("forbidden", "admins only").toBody(), { status: 403 });
   }
   return null;
+}
+
+/** A signed-in page that names a store: keep it as this browser's last store (lib/http/last-store.ts). */
+function rememberStore(request: NextRequest, response: NextResponse): void {
+  const store = storeNamedBy(request.nextUrl);
+  if (!store || request.cookies.get(LAST_STORE_COOKIE)?.value === store) return;
+  response.cookies.set(LAST_STORE_COOKIE, store, { httpOnly: true, sameSite: "lax", path: "/", maxAge: 365 * 24 * 3600, secure: sessionCookieIsSecure(request) });
 }
 
 function withSecurityHeaders(response: Response, policy: string): Response {

@@ -3,44 +3,41 @@
 import { useActionState } from "react";
 import { ConfirmAction } from "@/components/confirm-action";
 import type { ActionResult } from "@/lib/http/action-result";
+import { CopyButton } from "./copy-button";
+import { Field, fieldError, FormStatus, invalidProps, ticked, typed } from "./form-field";
 
 type Action<T> = (prev: ActionResult<T> | null, form: FormData) => Promise<ActionResult<T>>;
 
-function Status<T>({ state }: { state: ActionResult<T> | null }) {
-  if (!state) return null;
-  if (state.ok) return <p role="status" className="text-sm text-emerald-700">{state.message}</p>;
-  return (
-    <div role="alert" className="text-sm text-red-600">
-      <p>{state.error}</p>
-      {state.fields && (
-        <ul className="list-disc pl-5">
-          {Object.entries(state.fields).map(([k, v]) => (
-            <li key={k}>
-              {k}: {v}
-            </li>
-          ))}
-        </ul>
-      )}
-    </div>
-  );
-}
+// Each form keeps what was typed when the server says no (React resets a form
+// after its action; the inputs' defaults are then what the action echoed
+// back), and shows each field's message beside the field. Passwords are
+// never echoed back: they are typed again.
 
 export function CreateUserForm({ action }: { action: Action<undefined> }) {
   const [state, formAction, pending] = useActionState(action, null);
+  const err = (name: string) => fieldError(state, name);
   return (
     <form action={formAction} className="grid gap-2 sm:grid-cols-4" aria-label="Create user">
-      <input className="input" name="username" placeholder="username" aria-label="New username" required />
-      <input className="input" name="password" type="password" placeholder="password (8+ chars)" aria-label="New user password" required />
-      <select className="input" name="role" aria-label="Role" defaultValue="viewer">
-        <option value="viewer">viewer</option>
-        <option value="editor">editor</option>
-        <option value="admin">admin</option>
-      </select>
-      <button className="btn justify-center" disabled={pending}>
-        Create user
-      </button>
+      <Field id="new-username" label="Username" error={err("username")}>
+        <input id="new-username" className="input" name="username" aria-label="New username" defaultValue={typed(state, "username")} required {...invalidProps("new-username", err("username"))} />
+      </Field>
+      <Field id="new-user-password" label="Password (8+ characters)" error={err("password")}>
+        <input id="new-user-password" className="input" name="password" type="password" aria-label="New user password" required {...invalidProps("new-user-password", err("password"))} />
+      </Field>
+      <Field id="new-user-role" label="Role" error={err("role")}>
+        <select id="new-user-role" className="input" name="role" aria-label="Role" defaultValue={typed(state, "role") ?? "viewer"} key={typed(state, "role")}>
+          <option value="viewer">viewer (reads everything)</option>
+          <option value="editor">editor (also writes memories, annotates, rates)</option>
+          <option value="admin">admin (also users, tokens, jobs)</option>
+        </select>
+      </Field>
+      <div className="flex items-end">
+        <button className="btn w-full justify-center" disabled={pending}>
+          Create user
+        </button>
+      </div>
       <div className="sm:col-span-4">
-        <Status state={state} />
+        <FormStatus state={state} />
       </div>
     </form>
   );
@@ -48,49 +45,81 @@ export function CreateUserForm({ action }: { action: Action<undefined> }) {
 
 export function ResetPasswordForm({ action, usernames }: { action: Action<undefined>; usernames: string[] }) {
   const [state, formAction, pending] = useActionState(action, null);
+  const err = (name: string) => fieldError(state, name);
   return (
     <form action={formAction} className="grid gap-2 sm:grid-cols-4" aria-label="Reset password">
-      <select className="input" name="username" aria-label="User to reset">
-        {usernames.map((u) => (
-          <option key={u}>{u}</option>
-        ))}
-      </select>
-      <input className="input sm:col-span-2" name="password" type="password" placeholder="new password" aria-label="New password" required />
-      <button className="btn-secondary justify-center" disabled={pending}>
-        Reset password
-      </button>
+      <Field id="reset-username" label="User" error={err("username")}>
+        <select id="reset-username" className="input" name="username" aria-label="User to reset" defaultValue={typed(state, "username")} key={typed(state, "username")}>
+          {usernames.map((u) => (
+            <option key={u}>{u}</option>
+          ))}
+        </select>
+      </Field>
+      <Field id="reset-password" label="New password (8+ characters)" error={err("password")} className="sm:col-span-2">
+        <input id="reset-password" className="input" name="password" type="password" aria-label="New password" required {...invalidProps("reset-password", err("password"))} />
+      </Field>
+      <div className="flex items-end">
+        <button className="btn-secondary w-full justify-center" disabled={pending}>
+          Reset password
+        </button>
+      </div>
       <div className="sm:col-span-4">
-        <Status state={state} />
+        <FormStatus state={state} />
       </div>
     </form>
   );
 }
 
-export function CreateTokenForm({ action }: { action: Action<{ token: string }> }) {
+export function CreateTokenForm({ action, stores }: { action: Action<{ token: string }>; stores: string[] }) {
   const [state, formAction, pending] = useActionState(action, null);
+  const err = (name: string) => fieldError(state, name);
+  const scopeError = err("scopes");
   return (
     <form action={formAction} className="space-y-2" aria-label="Create token">
       <div className="grid gap-2 sm:grid-cols-3">
-        <input className="input" name="label" placeholder="label, e.g. claude-laptop" aria-label="Token label" required />
-        <input className="input" name="agent_id" placeholder="agent id" aria-label="Agent id" required />
-        <input className="input" name="stores" placeholder="stores (blank = all)" aria-label="Allowed stores" />
+        <Field id="token-label" label="Label" error={err("label")}>
+          <input id="token-label" className="input" name="label" placeholder="e.g. claude-laptop" aria-label="Token label" defaultValue={typed(state, "label")} required {...invalidProps("token-label", err("label"))} />
+        </Field>
+        <Field id="token-agent" label="Agent id" error={err("agent_id")}>
+          <input id="token-agent" className="input" name="agent_id" placeholder="e.g. claude" aria-label="Agent id" defaultValue={typed(state, "agent_id")} required {...invalidProps("token-agent", err("agent_id"))} />
+        </Field>
+        <Field id="token-stores" label={`Stores (blank = all; existing: ${stores.join(", ")})`} error={err("stores")}>
+          <input id="token-stores" className="input" name="stores" placeholder="e.g. default, core" aria-label="Allowed stores" defaultValue={typed(state, "stores")} list="token-store-names" {...invalidProps("token-stores", err("stores"))} />
+          <datalist id="token-store-names">
+            {stores.map((s) => (
+              <option key={s} value={s} />
+            ))}
+          </datalist>
+        </Field>
       </div>
-      <fieldset className="flex items-center gap-4 text-sm">
+      {/* key: after a failed submit the checkboxes re-mount with what was ticked. */}
+      <fieldset className="flex flex-wrap items-center gap-x-4 gap-y-2 text-sm" key={state && !state.ok ? JSON.stringify(state.values ?? {}) : "fresh"} {...invalidProps("token-scopes", scopeError)}>
         <legend className="sr-only">Scopes</legend>
         {(["read", "write", "admin"] as const).map((s) => (
-          <label key={s} className="flex items-center gap-1">
-            <input type="checkbox" name="scopes" value={s} defaultChecked={s === "read"} /> {s}
+          <label key={s} className="flex min-h-10 items-center gap-1 md:min-h-0">
+            <input type="checkbox" name="scopes" value={s} defaultChecked={ticked(state, "scopes", s) ?? s === "read"} /> {s}
           </label>
         ))}
+        <label className="flex min-h-10 items-center gap-1 md:min-h-0">
+          <input type="checkbox" name="allow_new_stores" defaultChecked={ticked(state, "allow_new_stores", "on") ?? false} /> the agent creates new stores
+        </label>
         <button className="btn ml-auto" disabled={pending}>
           Create token
         </button>
       </fieldset>
-      <Status state={state} />
-      {state?.ok && state.data?.token && (
-        <p className="break-all rounded bg-amber-50 p-2 font-mono text-sm" data-testid="new-token">
-          {state.data.token}
+      {scopeError && (
+        <p id="token-scopes-error" className="text-xs text-red-700" data-testid="token-scopes-error">
+          Scopes: {scopeError}
         </p>
+      )}
+      <FormStatus state={state} />
+      {state?.ok && state.data?.token && (
+        <div className="flex flex-wrap items-center gap-2 rounded bg-amber-50 p-2">
+          <code className="min-w-0 flex-1 break-all font-mono text-sm" data-testid="new-token">
+            {state.data.token}
+          </code>
+          <CopyButton value={state.data.token} label="Copy token" />
+        </div>
       )}
     </form>
   );

@@ -3,6 +3,7 @@
 import { useActionState } from "react";
 import type { ActionResult } from "@/lib/http/action-result";
 import type { ReflectionSettings } from "@/lib/recall/settings";
+import { Field, fieldError, FormStatus, invalidProps, ticked, typed } from "./form-field";
 
 type Action = (prev: ActionResult | null, form: FormData) => Promise<ActionResult>;
 
@@ -43,41 +44,41 @@ const NUMBER_FIELDS: { name: keyof ReflectionSettings; label: string; step: stri
   { name: "preference_score", label: "Preference score", step: "0.01" },
 ];
 
-/** Admin form for a store's reflection settings. */
+/** Admin form for a store's reflection settings. After a refused save it keeps what was typed and marks each field the server named. */
 export function RecallSettingsForm({ action, store, settings }: { action: Action; store: string; settings: ReflectionSettings }) {
   const [state, formAction, pending] = useActionState(action, null);
+  const err = (name: string) => fieldError(state, name) ?? fieldError(state, `retention.${name}`);
+  const value = (name: string, saved: string) => typed(state, name) ?? saved;
+  // After a failed save the fields re-mount with what was typed (React resets a form after its action).
+  const generation = state && !state.ok ? JSON.stringify(state.values ?? {}) : "saved";
   return (
-    <form action={formAction} className="grid gap-3 sm:grid-cols-3" aria-label="Reflection settings">
+    <form action={formAction} className="grid gap-3 sm:grid-cols-3" aria-label="Reflection settings" key={generation}>
       <input type="hidden" name="store" value={store} />
-      <label className="flex items-center gap-2 text-sm sm:col-span-3">
-        <input type="checkbox" name="enabled" defaultChecked={settings.enabled} /> Reflection recall enabled
+      <label className="flex min-h-10 items-center gap-2 text-sm sm:col-span-3">
+        <input type="checkbox" name="enabled" defaultChecked={ticked(state, "enabled", "on") ?? settings.enabled} /> Reflection recall enabled
       </label>
       {NUMBER_FIELDS.map((f) => (
-        <label key={f.name} className="grid gap-1 text-sm">
-          {f.label}
-          <input className="input" type="number" min="0" step={f.step} name={f.name} defaultValue={String(settings[f.name])} required />
-        </label>
+        <Field key={f.name} id={`rs-${f.name}`} label={f.label} error={err(f.name)}>
+          <input id={`rs-${f.name}`} className="input" type="number" min="0" step={f.step} name={f.name} defaultValue={value(f.name, String(settings[f.name]))} required {...invalidProps(`rs-${f.name}`, err(f.name))} />
+        </Field>
       ))}
-      <label className="grid gap-1 text-sm">
-        Retention TTL (days, empty = keep)
-        <input className="input" type="number" min="1" step="1" name="ttl_days" defaultValue={settings.retention.ttl_days ?? ""} />
-      </label>
-      <label className="grid gap-1 text-sm">
-        Retention cap (traces, empty = none)
-        <input className="input" type="number" min="10" step="1" name="max_traces" defaultValue={settings.retention.max_traces ?? ""} />
-      </label>
-      <label className="grid gap-1 text-sm">
-        Cap keeps
-        <select className="input" name="strategy" defaultValue={settings.retention.strategy}>
+      <Field id="rs-ttl_days" label="Retention TTL (days, empty = keep)" error={err("ttl_days")}>
+        <input id="rs-ttl_days" className="input" type="number" min="1" step="1" name="ttl_days" defaultValue={value("ttl_days", String(settings.retention.ttl_days ?? ""))} {...invalidProps("rs-ttl_days", err("ttl_days"))} />
+      </Field>
+      <Field id="rs-max_traces" label="Retention cap (traces, empty = none)" error={err("max_traces")}>
+        <input id="rs-max_traces" className="input" type="number" min="10" step="1" name="max_traces" defaultValue={value("max_traces", String(settings.retention.max_traces ?? ""))} {...invalidProps("rs-max_traces", err("max_traces"))} />
+      </Field>
+      <Field id="rs-strategy" label="Cap keeps" error={err("strategy")}>
+        <select id="rs-strategy" className="input" name="strategy" defaultValue={value("strategy", settings.retention.strategy)}>
           <option value="stratified">newest of every shard/outcome</option>
           <option value="newest">newest overall</option>
         </select>
-      </label>
-      <div className="flex items-center gap-3 sm:col-span-3">
+      </Field>
+      <div className="flex flex-wrap items-center gap-3 sm:col-span-3">
         <button className="btn" disabled={pending}>
           Save settings
         </button>
-        <ActionStatus state={state} />
+        <FormStatus state={state} />
       </div>
     </form>
   );

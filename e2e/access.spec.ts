@@ -185,9 +185,9 @@ test.describe.serial("dashboard access", () => {
           const r = await probe(viewerContext.request, row.url, shape);
           const seen = leaked(r.body, row.shows);
           if (seen.length) wrong.push(`${route} [${shape.name}] showed a viewer ${JSON.stringify(seen)}: ${show(r)}`);
-          // A page says "not found", as for a page that does not exist; a machine request gets 403.
-          const expected = shape.document ? 404 : 403;
-          if (r.status !== expected) wrong.push(`${route} [${shape.name}] expected ${expected}, got ${show(r)}`);
+          // Every shape gets 403; a person's page load gets the "Admins only" page inside the layout (SECURITY.md).
+          if (r.status !== 403) wrong.push(`${route} [${shape.name}] expected 403, got ${show(r)}`);
+          if (shape.document && !r.body.includes("Admins only")) wrong.push(`${route} [${shape.name}] expected the "Admins only" page, got ${show(r)}`);
         }
       } else {
         const r = await probe(viewerContext.request, row.url, { headers: DOCUMENT });

@@ -45,6 +45,8 @@ export const MARK = {
   node: `gate-node-name-${RUN}`,
   // Words, not one long token: trace text is sanitized and a long letter-and-digit run reads as a secret.
   trace: `gate trace target ${RUN}`,
+  learning: `gate learning about ${RUN}`,
+  workingMemory: `gate-working-memory-${RUN}`,
   task: `gate-task-intent-${RUN}`,
   session: `gate-session-topic-${RUN}`,
   transcript: `gate-transcript-reasoning-${RUN}`,
@@ -53,7 +55,18 @@ export const MARK = {
 
 export const VIEWER_PASSWORD = "gate-viewer-password";
 
-export type Seeded = { store: string; taskId: string; sessionId: string; thoughtId: string; nodeId: string; artifactId: string; memoryChunkId: string };
+export type Seeded = {
+  store: string;
+  taskId: string;
+  sessionId: string;
+  thoughtId: string;
+  nodeId: string;
+  artifactId: string;
+  traceId: number;
+  learningId: number;
+  recallId: number;
+  memoryChunkId: string;
+};
 
 /** A concrete request for one route: its URL, who may see it, and strings only someone allowed sees there. */
 export type RouteRow = { url: string; role: "viewer" | "admin"; shows: string[] };
@@ -61,7 +74,8 @@ export type RouteRow = { url: string; role: "viewer" | "admin"; shows: string[] 
 /** Keyed by the build's route pattern; each entry fills the dynamic segments from the seeded data. */
 export const DASHBOARD_ROUTES: Record<string, (s: Seeded) => RouteRow> = {
   "/": (s) => ({ url: "/", role: "viewer", shows: [s.store] }),
-  "/admin": () => ({ url: "/admin", role: "admin", shows: ["API tokens", MARK.viewer] }),
+  // Markers of the admin page itself: a viewer's own name is in every page's header, and the 403 page says what Admin is for.
+  "/admin": () => ({ url: "/admin", role: "admin", shows: ["users-table", "tokens-table"] }),
   "/api-docs": () => ({ url: "/api-docs", role: "viewer", shows: ["mcpServers"] }),
   "/graph": () => ({ url: "/graph", role: "viewer", shows: [MARK.storeDescription] }),
   "/graph/[store]": (s) => ({ url: `/graph/${s.store}`, role: "viewer", shows: [MARK.node] }),
@@ -75,6 +89,10 @@ export const DASHBOARD_ROUTES: Record<string, (s: Seeded) => RouteRow> = {
   "/memories": (s) => ({ url: `/memories?store=${s.store}&path=${encodeURIComponent(MARK.memoryPath)}`, role: "viewer", shows: [MARK.memory] }),
   "/observability": (s) => ({ url: "/observability", role: "viewer", shows: [s.store] }),
   "/reflection": (s) => ({ url: `/reflection?store=${s.store}`, role: "viewer", shows: [MARK.trace] }),
+  "/reflection/[store]/learnings/[id]": (s) => ({ url: `/reflection/${s.store}/learnings/${s.learningId}`, role: "viewer", shows: [MARK.learning] }),
+  "/reflection/[store]/recalls/[id]": (s) => ({ url: `/reflection/${s.store}/recalls/${s.recallId}`, role: "viewer", shows: [MARK.trace] }),
+  "/reflection/[store]/traces/[id]": (s) => ({ url: `/reflection/${s.store}/traces/${s.traceId}`, role: "viewer", shows: [MARK.trace] }),
+  "/reflection/[store]/working-memory": (s) => ({ url: `/reflection/${s.store}/working-memory`, role: "viewer", shows: [MARK.workingMemory] }),
   "/search": (s) => ({ url: "/search", role: "viewer", shows: [s.store] }),
   "/search/read/[store]/[chunkId]": (s) => ({ url: `/search/read/${s.store}/${s.memoryChunkId}`, role: "viewer", shows: [MARK.memory] }),
   "/sessions": () => ({ url: "/sessions", role: "viewer", shows: [MARK.session] }),
@@ -113,7 +131,13 @@ async function seed(request: APIRequestContext): Promise<Seeded> {
   expect(memoryChunkId, "the seeded memory's chunk").toBeTruthy();
   const { thought } = (await post(request, `/stores/${store}/thoughts`, { content: MARK.thought })) as { thought: { id: string } };
   const { node } = (await post(request, `/stores/${store}/nodes`, { name: MARK.node, entity_type: "concept" })) as { node: { id: string } };
-  await post(request, `/stores/${store}/traces`, { intent: { verb: "fix", target: MARK.trace }, shard_type: "gate", outcome: "failure", key_issue: MARK.trace });
+  const { trace } = (await post(request, `/stores/${store}/traces`, { intent: { verb: "fix", target: MARK.trace }, shard_type: "gate", outcome: "failure", key_issue: MARK.trace })) as {
+    trace: { id: number };
+  };
+  const { learning } = (await post(request, `/stores/${store}/learnings`, { predicate: "prefers", args: { tool: "vitest" }, description: MARK.learning })) as { learning: { id: number } };
+  const { event_id: recallId } = (await post(request, `/stores/${store}/recall`, { query: MARK.trace })) as { event_id: number };
+  const wm = await request.put(`/api/v1/stores/${store}/working-memory`, { headers: bootstrapHeaders(), data: { key: "gate/scratch", value: { note: MARK.workingMemory } } });
+  expect(wm.status(), `PUT working-memory: ${await wm.text()}`).toBeLessThan(300);
 
   const runner = await agentToken(request, `gate-runner-${RUN}`);
   const taskId = `gate-task-${RUN}`;
@@ -131,7 +155,7 @@ async function seed(request: APIRequestContext): Promise<Seeded> {
   const sessionId = `gate-session-${RUN}`;
   await post(request, "/dialectic/sessions", { session_id: sessionId, topic: MARK.session, reviewer_agent_id: `gate-critic-${RUN}` }, paused);
   await post(request, `/dialectic/sessions/${sessionId}/messages`, { message_type: "thesis", reasoning: MARK.transcript }, paused);
-  return { store, taskId, sessionId, thoughtId: thought.id, nodeId: node.id, artifactId, memoryChunkId };
+  return { store, taskId, sessionId, thoughtId: thought.id, nodeId: node.id, artifactId, traceId: trace.id, learningId: learning.id, recallId, memoryChunkId };
 }
 
 /** Every seeded content string: none may appear in a refused response. */

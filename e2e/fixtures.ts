@@ -43,3 +43,21 @@ export async function ensureRoleUsers(browser: Browser): Promise<void> {
   }
   await page.close();
 }
+
+/** The e2e seed's editor (issue 18's role between viewer and admin). */
+export const EDITOR = { username: "eddie", password: "eddie-editor-password" };
+
+/**
+ * Make sure the seed's editor exists: an admin creates it on the Admin page
+ * (any spec may ask first; a second call finds it already there). `admin` is
+ * a page signed in as admin.
+ */
+export async function ensureEditor(admin: Page): Promise<void> {
+  await admin.goto("/admin");
+  const form = admin.getByRole("form", { name: "Create user" });
+  await form.getByLabel("New username").fill(EDITOR.username);
+  await form.getByLabel("New user password").fill(EDITOR.password);
+  await form.getByLabel("Role").selectOption("editor");
+  await form.getByRole("button", { name: "Create user" }).click();
+  await expect(form.getByRole("status").or(form.getByRole("alert"))).toContainText(new RegExp(`Created editor ${EDITOR.username}|user ${EDITOR.username} already exists`));
+}

@@ -48,8 +48,11 @@ test.describe("foundation", () => {
     await signIn(viewer, "e2e-viewer", "viewer-password");
     await expect(viewer.getByTestId("current-user")).toContainText("viewer");
     await expect(viewer.getByRole("link", { name: "Admin" })).toHaveCount(0);
+    // A friendly 403 inside the dashboard, saying why (SECURITY.md "Admin pages: 403, not 404").
     const res = await viewer.goto("/admin");
-    expect(res?.status()).toBe(404);
+    expect(res?.status()).toBe(403);
+    await expect(viewer.getByRole("heading", { level: 1, name: "Admins only" })).toBeVisible();
+    await expect(viewer.getByRole("navigation", { name: "Main" })).toBeAttached();
     await expect(viewer.getByRole("heading", { name: "API tokens" })).toHaveCount(0);
     await viewerContext.close();
   });

@@ -35,7 +35,14 @@ test.describe("reflection recall", () => {
     await page.getByRole("form", { name: "Choose store" }).getByRole("button", { name: "Show" }).click();
     await expect(page.getByTestId("recent-recalls")).toContainText("repair the auth token refresh");
     await expect(page.getByTestId("recent-recalls")).toContainText("past failure warning");
-    await expect(page.getByTestId(`trace-row-${traceId}`)).toContainText("Outcome: failure");
+    await expect(page.getByTestId(`trace-row-${traceId}`)).toContainText("failure");
+    // The recall links to the trace it returned; the trace reads as fields.
+    await page.getByTestId("recent-recalls").getByRole("link", { name: `trace #${traceId}` }).first().click();
+    await expect(page.getByRole("heading", { level: 1, name: `Trace #${traceId}` })).toBeVisible();
+    await expect(page.getByTestId("trace-fields")).toContainText("refresh token rotated twice, causing 401 loops");
+    await expect(page.getByTestId("trace-fields")).toContainText("lib/auth/session.ts");
+    await expect(page.getByTestId("trace-recalls")).toContainText("repair the auth token refresh");
+    await page.getByRole("link", { name: `← Reflection · ${store}` }).click();
 
     // A rated hit leaves the queue, and the summary counts it.
     const item = page.getByTestId("rating-queue").getByRole("listitem").first();

@@ -6,6 +6,11 @@ import { createHash, randomUUID } from "node:crypto";
 import { z } from "zod";
 import { AppError } from "./errors";
 
+// --- names ---
+
+/** What a store name may be: 1-63 chars of a-z, 0-9, _ and -, starting with a letter or digit. */
+export const STORE_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
 // --- ids and hashes ---
 
 export function newId(): string {

@@ -9,18 +9,19 @@ export default async function DashboardLayout({ children }: { children: React.Re
   return (
     <div className="min-h-screen">
       <header className="border-b border-slate-200 bg-white">
-        <div className="mx-auto flex max-w-6xl flex-wrap items-center gap-4 px-4 py-3">
+        <div className="mx-auto flex max-w-6xl flex-wrap items-center gap-x-4 gap-y-2 px-4 py-3">
           <span className="text-lg font-semibold">dualmind</span>
           <Nav isAdmin={user.role === "admin"} />
-          <div className="ml-auto flex items-center gap-3 text-sm text-slate-600">
-            <span data-testid="current-user">
+          <div className="ml-auto flex min-w-0 items-center gap-3 text-sm text-slate-600">
+            <span data-testid="current-user" className="max-w-[10rem] truncate sm:max-w-none" title={`${user.username} · ${user.role}`}>
               {user.username} · {user.role}
             </span>
             <SignOutButton />
           </div>
         </div>
       </header>
-      <main className="mx-auto max-w-6xl px-4 py-6">{children}</main>
+      {/* min-w-0 + break-words: a long id or hash wraps instead of widening the page on a phone. */}
+      <main className="mx-auto min-w-0 max-w-6xl break-words px-4 py-6">{children}</main>
     </div>
   );
 }

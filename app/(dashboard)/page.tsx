@@ -1,7 +1,9 @@
 import Link from "next/link";
 import { listStores } from "@/lib/stores/stores";
 import { getGovernanceStatus } from "@/lib/governance/status";
-import { formatBytes, formatCount, formatNumber, formatTime } from "@/lib/format";
+import { formatBytes, formatCount, formatNumber, formatQuantity } from "@/lib/format";
+import { TimeAgo } from "@/components/time-ago";
+import { requestTime } from "@/app/_server/pages";
 import { countActiveSessions } from "@/lib/governance/dialectic";
 import { getOverviewNumbers } from "@/lib/metrics/health";
 import { requireUser } from "@/app/_server/session";
@@ -16,11 +18,44 @@ function Stat({ label, value, href, testId }: { label: string; value: string; hr
   );
 }
 
+/** What a person counts in a store, by the tables that hold it; every other table count sits behind "details". */
+const SUMMARY: [table: string, noun: string, plural: string][] = [
+  ["documents", "document", "documents"],
+  ["chunks", "chunk", "chunks"],
+  ["memories", "memory", "memories"],
+  ["embeddings", "vector", "vectors"],
+  ["reasoning_traces", "trace", "traces"],
+  ["thoughts", "thought", "thoughts"],
+];
+
+function StoreContents({ counts, memoryFiles }: { counts: Record<string, number>; memoryFiles: number }) {
+  const shown = SUMMARY.filter(([t]) => (counts[t] ?? 0) > 0 || t === "documents" || t === "memories");
+  const all = Object.entries(counts).sort(([a], [b]) => a.localeCompare(b));
+  return (
+    <div className="space-y-1">
+      <div>{shown.map(([t, noun, plural]) => formatQuantity(counts[t] ?? 0, noun, plural)).join(" · ")}</div>
+      <div className="text-xs text-slate-500">{formatQuantity(memoryFiles, "memory file")} on disk</div>
+      <details className="text-xs text-slate-500">
+        <summary className="cursor-pointer">all {formatQuantity(all.length, "table")}</summary>
+        <dl className="mt-1 grid grid-cols-[auto_auto] justify-start gap-x-3">
+          {all.map(([t, n]) => (
+            <div key={t} className="contents">
+              <dt className="font-mono">{t}</dt>
+              <dd className="text-right">{formatCount(n)}</dd>
+            </div>
+          ))}
+        </dl>
+      </details>
+    </div>
+  );
+}
+
 export default async function OverviewPage() {
   await requireUser();
   const stores = listStores();
   const gov = getGovernanceStatus();
   const n = await getOverviewNumbers();
+  const now = requestTime();
   const num = (v: number | null) => (v === null ? "no data" : formatCount(v));
   // An estimate from the latency histogram (see quantileFromBuckets), said so.
   const p95 = n.apiP95Ms24h === null ? "no data" : Number.isFinite(n.apiP95Ms24h) ? `≈ ${formatNumber(n.apiP95Ms24h, 0)} ms` : "> 10 s";
@@ -36,44 +71,49 @@ export default async function OverviewPage() {
         <Stat label="API requests (24 h)" value={formatCount(n.apiRequests24h)} href="/observability" testId="stat-requests" />
         <Stat label="API p95 (24 h, estimate)" value={p95} href="/observability" testId="stat-p95" />
         <Stat label="API server faults (24 h)" value={n.apiErrorRate24h === null ? "no data" : `${formatNumber(100 * n.apiErrorRate24h, 1)}%`} href="/observability" testId="stat-errors" />
-        <Stat label="Active reviews" value={String(countActiveSessions())} href="/sessions" testId="stat-sessions" />
+        <Stat label="Active reviews" value={formatCount(countActiveSessions())} href="/sessions" testId="stat-sessions" />
       </section>
       <section aria-labelledby="stores-heading" className="card">
         <h2 id="stores-heading" className="mb-3 text-lg font-medium">
           Stores
         </h2>
-        <table className="data" data-testid="stores-table">
-          <thead>
-            <tr>
-              <th>Store</th>
-              <th>Rows</th>
-              <th>Memory files</th>
-              <th>index.db</th>
-              <th>WAL</th>
-              <th>Vectors</th>
-              <th>Schema</th>
-              <th>Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {stores.map((s) => (
-              <tr key={s.name} data-testid={`store-row-${s.name}`}>
-                <td className="font-medium">{s.name}</td>
-                <td>
-                  {Object.entries(s.counts)
-                    .map(([t, n]) => `${t}: ${n}`)
-                    .join(", ") || "empty"}
-                </td>
-                <td>{s.files.memoryFiles}</td>
-                <td>{formatBytes(s.files.indexBytes)}</td>
-                <td>{formatBytes(s.files.walBytes)}</td>
-                <td>{s.vectors.available ? `sqlite-vec ${s.vectors.version}` : <span className="text-amber-700">unavailable: {s.vectors.reason}</span>}</td>
-                <td>{s.schemaVersion}</td>
-                <td>{formatTime(s.createdAt)}</td>
+        <div className="scroll-x">
+          <table className="data" data-testid="stores-table">
+            <thead>
+              <tr>
+                <th>Store</th>
+                <th>Contents</th>
+                <th>On disk</th>
+                <th>Vectors</th>
+                <th>Created</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {stores.map((s) => (
+                <tr key={s.name} data-testid={`store-row-${s.name}`}>
+                  <td className="font-medium">
+                    <Link href={`/stores/${encodeURIComponent(s.name)}`} className="underline">
+                      {s.name}
+                    </Link>
+                    {s.description && <div className="text-xs font-normal text-slate-500">{s.description}</div>}
+                  </td>
+                  <td className="min-w-48">
+                    <StoreContents counts={s.counts} memoryFiles={s.files.memoryFiles} />
+                  </td>
+                  <td className="whitespace-nowrap">
+                    {formatBytes(s.files.indexBytes)}
+                    {s.files.walBytes > 0 && <span className="text-slate-500"> + WAL {formatBytes(s.files.walBytes)}</span>}
+                  </td>
+                  <td>{s.vectors.available ? `sqlite-vec ${s.vectors.version}` : <span className="text-amber-700">unavailable: {s.vectors.reason}</span>}</td>
+                  <td>
+                    <TimeAgo ms={s.createdAt} now={now} />
+                    <div className="text-xs text-slate-500">schema {s.schemaVersion ?? "—"}</div>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       </section>
       <section aria-labelledby="gov-heading" className="card">
         <h2 id="gov-heading" className="mb-3 text-lg font-medium">
@@ -82,7 +122,9 @@ export default async function OverviewPage() {
         <dl className="grid grid-cols-2 gap-3 text-sm sm:grid-cols-4" data-testid="governance-status">
           <div>
             <dt className="label">governance.db</dt>
-            <dd>{formatBytes(gov.bytes)} (WAL {formatBytes(gov.walBytes)})</dd>
+            <dd>
+              {formatBytes(gov.bytes)} (WAL {formatBytes(gov.walBytes)})
+            </dd>
           </div>
           <div>
             <dt className="label">Schema</dt>
@@ -91,12 +133,12 @@ export default async function OverviewPage() {
           <div>
             <dt className="label">Users / active tokens</dt>
             <dd>
-              {gov.users} / {gov.tokens}
+              {formatQuantity(gov.users, "user")} / {formatQuantity(gov.tokens, "token")}
             </dd>
           </div>
           <div>
             <dt className="label">Audit entries</dt>
-            <dd>{gov.auditEntries}</dd>
+            <dd>{formatCount(gov.auditEntries)}</dd>
           </div>
         </dl>
       </section>

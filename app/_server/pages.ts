@@ -2,6 +2,9 @@ import "server-only";
 import { clientIdSchema } from "@/lib/common";
 import { CORE_STORE, listStoreNames } from "@/lib/db/store-names";
 import { isAppError } from "@/lib/errors";
+import { LAST_STORE_COOKIE } from "@/lib/http/last-store";
+import { openStore, storeHasContent } from "@/lib/stores/stores";
+import { cookies } from "next/headers";
 
 /** Form GETs send empty fields as ""; a filter left blank means "no filter". */
 export function filledParams(params: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -30,12 +33,33 @@ export function findByClientId<T>(id: string, load: (id: string) => T): T | null
 }
 
 /**
- * The store a page shows: the one asked for when it exists, else the first
- * store that is not core (core holds shared identity, rarely what a page is
- * about), else core, which always exists.
+ * The store a page shows: the one asked for when it exists, else the one this
+ * person used last (the `dualmind-store` cookie, set by proxy.ts when a page
+ * names a store), else the first store that holds something — never an empty
+ * store when a non-empty one exists — preferring stores other than core (core
+ * holds shared identity, rarely what a page is about); core always exists.
  */
-export function pickStore(requested?: string): { store: string; stores: string[] } {
+export function pickStore(requested?: string, remembered?: string): { store: string; stores: string[] } {
   const stores = listStoreNames();
-  const store = requested && stores.includes(requested) ? requested : (stores.find((s) => s !== CORE_STORE) ?? CORE_STORE);
-  return { store, stores };
+  for (const wanted of [requested, remembered]) {
+    if (wanted && stores.includes(wanted)) return { store: wanted, stores };
+  }
+  const others = stores.filter((s) => s !== CORE_STORE);
+  const ordered = [...others, ...stores.filter((s) => s === CORE_STORE)];
+  const withContent = ordered.find((s) => storeHasContent({ handle: openStore({ store: s }) }));
+  return { store: withContent ?? others[0] ?? CORE_STORE, stores };
+}
+
+/** pickStore with the store this person used last, read from their cookie. */
+export async function pickRememberedStore(requested?: string): Promise<{ store: string; stores: string[] }> {
+  const remembered = (await cookies()).get(LAST_STORE_COOKIE)?.value;
+  return pickStore(requested, remembered);
+}
+
+/**
+ * "Now" for a server-rendered page: read once per request and passed down, so
+ * every relative time on the page ("5 minutes ago") counts from the same moment.
+ */
+export function requestTime(): number {
+  return Date.now();
 }

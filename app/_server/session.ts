@@ -1,6 +1,6 @@
 import "server-only";
 import { getServerSession } from "next-auth";
-import { notFound, redirect } from "next/navigation";
+import { forbidden, redirect } from "next/navigation";
 import { getAuthOptions } from "@/lib/auth/options";
 import { resolveSessionUser } from "@/lib/auth/session-user";
 import { roleAtLeast, type PublicUser, type Role } from "@/lib/auth/users";
@@ -23,10 +23,14 @@ export async function requireUser(): Promise<PublicUser> {
   return user;
 }
 
-/** For admin-only pages: a viewer gets the same answer as for a page that does not exist. */
+/**
+ * For admin-only pages: anyone else gets a 403 "admins only" page inside the
+ * dashboard layout (app/(dashboard)/forbidden.tsx). Call it first, before any
+ * data is read. Why 403 and not 404: SECURITY.md, "Admin pages".
+ */
 export async function requireAdmin(): Promise<PublicUser> {
   const user = await requireUser();
-  if (user.role !== "admin") notFound();
+  if (!roleAtLeast(user.role, "admin")) forbidden();
   return user;
 }
 

@@ -1,10 +1,11 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { sha256Hex } from "../common";
-import { desc, eq } from "drizzle-orm";
+import { desc, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import { getConfig } from "../config";
 import { getGovernance, STORE_NAME_RE } from "../db/connection";
 import { apiTokens, type ApiTokenRow } from "../db/schema/governance";
+import { storeExists } from "../db/store-names";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 
@@ -59,18 +60,64 @@ function toInfo(row: ApiTokenRow): TokenInfo {
   };
 }
 
-/** Create a token. The plaintext is returned once and never stored. */
+/** The stores in an allow-list that do not exist (yet). */
+export function missingStores(stores: string[] | null | undefined): string[] {
+  return [...new Set(stores ?? [])].filter((s) => !storeExists(s));
+}
+
+/**
+ * A store in the allow-list must exist unless the token may create it: a
+ * write or admin token can (POST /stores, within its list), so naming a store
+ * it will make is fine; a read-only token never could, so a store that does
+ * not exist is a typo and is refused (422, naming it).
+ */
+function assertStoresUsable(parsed: CreateTokenInput): void {
+  if (parsed.scopes.some((s) => s !== "read")) return;
+  const missing = missingStores(parsed.stores);
+  if (missing.length === 0) return;
+  const message = `no such store${missing.length === 1 ? "" : "s"}: ${missing.join(", ")} (a read-only token cannot create it)`;
+  throw new AppError("unprocessable", message, [{ path: "stores", message }]);
+}
+
+/**
+ * The label itself when no active token carries it, else the first free
+ * "label (2)", "label (3)", …: two tokens that read the same in the Admin
+ * table could not be told apart when one has to be revoked.
+ */
+function distinctLabel(label: string): string {
+  const taken = new Set(
+    getGovernance()
+      .db.select({ label: apiTokens.label })
+      .from(apiTokens)
+      .where(isNull(apiTokens.revokedAt))
+      .all()
+      .map((r) => r.label.toLowerCase()),
+  );
+  if (!taken.has(label.toLowerCase())) return label;
+  for (let n = 2; ; n++) {
+    const candidate = `${label.slice(0, 100 - ` (${n})`.length)} (${n})`;
+    if (!taken.has(candidate.toLowerCase())) return candidate;
+  }
+}
+
+/**
+ * Create a token. The plaintext is returned once and never stored. A
+ * read-only token's stores must exist (422), and a label an active token
+ * already has gets a number (`info.label` says which).
+ */
 export function createApiToken({ input, actor }: { input: z.input<typeof createTokenSchema>; actor: string }): { token: string; info: TokenInfo } {
   const parsed = createTokenSchema.parse(input);
+  assertStoresUsable(parsed);
   const token = "dm_" + randomBytes(32).toString("base64url");
   const { sqlite, db } = getGovernance();
   const row = sqlite.transaction(() => {
+    const label = distinctLabel(parsed.label);
     const inserted = db
       .insert(apiTokens)
       .values({
         tokenHash: sha256Hex(token),
         displayPrefix: token.slice(0, 10),
-        label: parsed.label,
+        label,
         agentId: parsed.agent_id,
         scopes: JSON.stringify([...new Set(parsed.scopes)]),
         stores: parsed.stores ? JSON.stringify([...new Set(parsed.stores)]) : null,
@@ -83,7 +130,7 @@ export function createApiToken({ input, actor }: { input: z.input<typeof createT
       actor,
       action: "token.create",
       target: `token:${inserted.id}`,
-      details: { label: parsed.label, agent_id: parsed.agent_id, scopes: parsed.scopes, stores: parsed.stores ?? null },
+      details: { label, agent_id: parsed.agent_id, scopes: parsed.scopes, stores: parsed.stores ?? null },
     });
     return inserted;
   }).immediate();

@@ -4,6 +4,7 @@ import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import fs from "node:fs";
 import path from "node:path";
 import * as sqliteVec from "sqlite-vec";
+import { STORE_NAME_RE } from "../common";
 import { getConfig } from "../config";
 import { log } from "../log";
 import { loadQueryBudget } from "./query-budget";
@@ -107,8 +108,8 @@ export function getGovernance(): GovernanceHandle {
   return reg.governance;
 }
 
-/** Store names are validated before they ever reach a path. */
-export const STORE_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+/** Store names are validated before they ever reach a path (defined in the base layer, so the proxy can use it too). */
+export { STORE_NAME_RE };
 
 export function storeDir(store: string): string {
   if (!STORE_NAME_RE.test(store)) throw new Error(`invalid store name: ${JSON.stringify(store)}`);

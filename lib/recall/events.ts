@@ -1,7 +1,7 @@
 import { and, asc, between, count, desc, eq, gt, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { recallEventHits, recallEvents, type RecallEventHitRow } from "../db/schema/recall";
+import { recallEventHits, recallEvents, type RecallEventHitRow, type RecallEventRow } from "../db/schema/recall";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import type { RecallMode } from "./recall";
@@ -54,9 +54,8 @@ export type RecallEvent = Omit<RecallEventInput, "hits"> & { id: number; hitCoun
 
 const toHit = (h: RecallEventHitRow): RecallEventHit => ({ id: h.id, rank: h.rank, artifact: h.artifact, refId: h.refId, score: h.score, summary: h.summary, relevant: h.relevant, ratedBy: h.ratedBy });
 
-/** The newest recalls with their hits (dashboard). */
-export function listRecentRecallEvents({ handle, limit = 20 }: { handle: StoreHandle; limit?: number }): RecallEvent[] {
-  const events = handle.db.select().from(recallEvents).orderBy(desc(recallEvents.id)).limit(limit).all();
+/** Recall rows with their hits in rank order: one query for all the hits. */
+function withHits({ handle, events }: { handle: StoreHandle; events: RecallEventRow[] }): RecallEvent[] {
   const hits = handle.db
     .select()
     .from(recallEventHits)
@@ -82,6 +81,39 @@ export function listRecentRecallEvents({ handle, limit = 20 }: { handle: StoreHa
     createdAt: e.createdAt,
     hits: hits.filter((h) => h.eventId === e.id).map(toHit),
   }));
+}
+
+/** The newest recalls with their hits (dashboard). */
+export function listRecentRecallEvents({ handle, limit = 20 }: { handle: StoreHandle; limit?: number }): RecallEvent[] {
+  const events = handle.db.select().from(recallEvents).orderBy(desc(recallEvents.id)).limit(limit).all();
+  return withHits({ handle, events });
+}
+
+/** One recall with its hits; 404 when unknown. */
+export function getRecallEventById({ handle, id }: { handle: StoreHandle; id: number }): RecallEvent {
+  const event = handle.db.select().from(recallEvents).where(eq(recallEvents.id, id)).get();
+  if (!event) throw new AppError("not_found", `no recall ${id}`);
+  return withHits({ handle, events: [event] })[0];
+}
+
+/**
+ * The recent recalls that returned one trace or learning, newest first. Only
+ * the last `window` recalls are looked at (hits have no index by artifact), so
+ * the cost is bounded however long the log grows.
+ */
+export function listRecallsReturning({ handle, artifact, refId, limit = 10, window = 2000 }: { handle: StoreHandle; artifact: "trace" | "learning"; refId: number; limit?: number; window?: number }): RecallEvent[] {
+  const recent = sql`(select coalesce(max(${recallEvents.id}), 0) - ${window} from ${recallEvents})`;
+  const ids = handle.db
+    .selectDistinct({ id: recallEventHits.eventId })
+    .from(recallEventHits)
+    .where(and(gt(recallEventHits.eventId, recent), eq(recallEventHits.artifact, artifact), eq(recallEventHits.refId, refId)))
+    .orderBy(desc(recallEventHits.eventId))
+    .limit(limit)
+    .all()
+    .map((r) => r.id);
+  if (ids.length === 0) return [];
+  const events = handle.db.select().from(recallEvents).where(inArray(recallEvents.id, ids)).orderBy(desc(recallEvents.id)).all();
+  return withHits({ handle, events });
 }
 
 export type RatingQueueItem = RecallEventHit & { eventId: number; query: string; createdAt: number };

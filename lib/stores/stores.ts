@@ -88,6 +88,17 @@ export function listStores(): StoreSummary[] {
 }
 
 /**
+ * Whether a store holds anything a person would come to read: documents,
+ * memories, traces, learnings or thoughts (an index with only its schema is
+ * empty). One indexed probe per table, so it is cheap for every store.
+ */
+export function storeHasContent({ handle }: { handle: StoreHandle }): boolean {
+  const probe = ["documents", "memories", "reasoning_traces", "learnings", "thoughts"].map((t) => `exists(select 1 from ${t})`).join(" or ");
+  // Fixed table names from the schema, never from the request.
+  return (handle.sqlite.prepare(`select (${probe}) as has`).get() as { has: number }).has === 1;
+}
+
+/**
  * The one way to get a store handle: an unknown store is a 404 (never created
  * on the fly), a missing or never-built index is rebuilt from its files, and
  * the handle returned is what every domain function takes.

@@ -2,9 +2,9 @@
 
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
+import { actionError, assertForm, formValues, type ActionResult, type FormValues } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
-import { createApiToken, revokeApiToken } from "@/lib/auth/tokens";
+import { createApiToken, missingStores, revokeApiToken } from "@/lib/auth/tokens";
 import { createUser, setUserDisabled, setUserPassword, type Role } from "@/lib/auth/users";
 import { AppError } from "@/lib/errors";
 
@@ -12,9 +12,11 @@ import { AppError } from "@/lib/errors";
 // actions are public endpoints. The domain functions write the audit rows.
 
 export async function createUserAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  let values: FormValues | undefined;
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
+    values = formValues(form, { secret: ["password"] });
     const user = await createUser({
       input: { username: String(form.get("username") ?? ""), password: String(form.get("password") ?? ""), role: form.get("role") as Role },
       actor: `user:${admin.username}`,
@@ -22,19 +24,21 @@ export async function createUserAction(_prev: ActionResult | null, form: FormDat
     revalidatePath("/admin");
     return { ok: true, message: `Created ${user.role} ${user.username}.` };
   } catch (e) {
-    return actionError(e);
+    return actionError(e, values);
   }
 }
 
 export async function resetPasswordAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  let values: FormValues | undefined;
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
+    values = formValues(form, { secret: ["password"] });
     const username = String(form.get("username") ?? "");
     await setUserPassword({ username, password: String(form.get("password") ?? ""), actor: `user:${admin.username}` });
     return { ok: true, message: `Password of ${username} changed; their sessions have ended.` };
   } catch (e) {
-    return actionError(e);
+    return actionError(e, values);
   }
 }
 
@@ -60,23 +64,41 @@ const storesField = z
   .trim()
   .transform((s) => (s === "" ? null : s.split(/[\s,]+/).filter(Boolean)));
 
+/**
+ * A store in the list that does not exist is a typo unless the admin says the
+ * agent will create it (only write and admin tokens can; the domain refuses
+ * it for read-only tokens, API included).
+ */
+function assertStoresExistUnlessNew(stores: string[] | null, allowNew: boolean): void {
+  const missing = missingStores(stores);
+  if (missing.length === 0 || allowNew) return;
+  const message = `no such store${missing.length === 1 ? "" : "s"}: ${missing.join(", ")}. Create ${missing.length === 1 ? "it" : "them"} first, or tick "the agent creates new stores".`;
+  throw new AppError("unprocessable", message, [{ path: "stores", message }]);
+}
+
 export async function createTokenAction(_prev: ActionResult<{ token: string }> | null, form: FormData): Promise<ActionResult<{ token: string }>> {
+  let values: FormValues | undefined;
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
+    values = formValues(form);
+    const stores = storesField.parse(String(form.get("stores") ?? ""));
+    assertStoresExistUnlessNew(stores, form.get("allow_new_stores") === "on");
+    const label = String(form.get("label") ?? "");
     const { token, info } = createApiToken({
       input: {
-        label: String(form.get("label") ?? ""),
+        label,
         agent_id: String(form.get("agent_id") ?? ""),
         scopes: form.getAll("scopes").map(String) as ("read" | "write" | "admin")[],
-        stores: storesField.parse(String(form.get("stores") ?? "")),
+        stores,
       },
       actor: `user:${admin.username}`,
     });
     revalidatePath("/admin");
-    return { ok: true, message: `Token "${info.label}" created for agent ${info.agentId}. Copy it now: it is not shown again.`, data: { token } };
+    const renamed = info.label !== label.trim() ? ` (another active token is labelled "${label.trim()}", so this one is "${info.label}")` : "";
+    return { ok: true, message: `Token "${info.label}" created for agent ${info.agentId}${renamed}. Copy it now: it is not shown again.`, data: { token } };
   } catch (e) {
-    return actionError(e);
+    return actionError(e, values);
   }
 }
 

@@ -1,9 +1,13 @@
+import { requestTime } from "@/app/_server/pages";
+import { formatTime } from "@/lib/format";
+import Link from "next/link";
 import { requireAdmin } from "@/app/_server/session";
 import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton, UserStatusButton } from "@/components/admin-forms";
 import { listApiTokens } from "@/lib/auth/tokens";
 import { listUsers } from "@/lib/auth/users";
 import { listAuditTail } from "@/lib/governance/audit";
-import { formatTime } from "@/lib/format";
+import { listStoreNames } from "@/lib/db/store-names";
+import { TimeAgo } from "@/components/time-ago";
 import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction, setUserDisabledAction } from "./actions";
 import { describeReindexAction, getReindexJobAction, startReindexAction } from "./reindex-actions";
 import { ReindexSection } from "@/components/reindex-section";
@@ -14,6 +18,8 @@ export default async function AdminPage() {
   const users = listUsers();
   const tokens = listApiTokens();
   const audit = listAuditTail({ limit: 20 });
+  const now = requestTime();
+  const stores = listStoreNames();
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Admin</h1>
@@ -22,6 +28,7 @@ export default async function AdminPage() {
         <h2 id="users-heading" className="text-lg font-medium">
           Users
         </h2>
+        <div className="scroll-x">
         <table className="data" data-testid="users-table">
           <thead>
             <tr>
@@ -36,9 +43,17 @@ export default async function AdminPage() {
               <tr key={u.id}>
                 <td>{u.username}</td>
                 <td>{u.role}</td>
-                <td>{formatTime(u.createdAt)}</td>
                 <td>
-                  {u.disabledAt ? `disabled ${formatTime(u.disabledAt)}` : "active"}
+                  <TimeAgo ms={u.createdAt} now={now} />
+                </td>
+                <td>
+                  {u.disabledAt ? (
+                    <>
+                      disabled <TimeAgo ms={u.disabledAt} now={now} />
+                    </>
+                  ) : (
+                    "active"
+                  )}
                   {/* Nobody disables themselves from here: that would end this very session. */}
                   {u.id !== user.id && <UserStatusButton action={setUserDisabledAction} username={u.username} disabled={!!u.disabledAt} />}
                 </td>
@@ -46,6 +61,7 @@ export default async function AdminPage() {
             ))}
           </tbody>
         </table>
+        </div>
         <CreateUserForm action={createUserAction} />
         <ResetPasswordForm action={resetPasswordAction} usernames={users.map((u) => u.username)} />
       </section>
@@ -54,7 +70,8 @@ export default async function AdminPage() {
         <h2 id="tokens-heading" className="text-lg font-medium">
           API tokens
         </h2>
-        <CreateTokenForm action={createTokenAction} />
+        <CreateTokenForm action={createTokenAction} stores={stores} />
+        <div className="scroll-x">
         <table className="data" data-testid="tokens-table">
           <thead>
             <tr>
@@ -74,15 +91,35 @@ export default async function AdminPage() {
                 <td>{t.label}</td>
                 <td>{t.agentId}</td>
                 <td>{t.scopes.join(", ")}</td>
-                <td>{t.stores?.join(", ") ?? "all"}</td>
+                <td>
+                  {t.stores === null
+                    ? "all"
+                    : t.stores.map((name, i) => (
+                        <span key={name}>
+                          {i > 0 && ", "}
+                          {stores.includes(name) ? <Link href={`/stores/${name}`}>{name}</Link> : `${name} (not created yet)`}
+                        </span>
+                      ))}
+                </td>
                 <td className="font-mono">{t.displayPrefix}…</td>
-                <td>{formatTime(t.createdAt)}</td>
-                <td>{formatTime(t.lastUsedAt)}</td>
-                <td>{t.revokedAt ? `revoked ${formatTime(t.revokedAt)}` : <RevokeTokenButton action={revokeTokenAction} id={t.id} label={t.label} agentId={t.agentId} lastUsedAt={formatTime(t.lastUsedAt)} />}</td>
+                <td>
+                  <TimeAgo ms={t.createdAt} now={now} />
+                </td>
+                <td>{t.lastUsedAt ? <TimeAgo ms={t.lastUsedAt} now={now} /> : "never"}</td>
+                <td>
+                  {t.revokedAt ? (
+                    <>
+                      revoked <TimeAgo ms={t.revokedAt} now={now} />
+                    </>
+                  ) : (
+                    <RevokeTokenButton action={revokeTokenAction} id={t.id} label={t.label} agentId={t.agentId} lastUsedAt={formatTime(t.lastUsedAt)} />
+                  )}
+                </td>
               </tr>
             ))}
           </tbody>
         </table>
+        </div>
       </section>
 
       <ReindexSection start={startReindexAction} poll={getReindexJobAction} describe={describeReindexAction} />

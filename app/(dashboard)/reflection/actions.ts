@@ -2,7 +2,7 @@
 
 import { revalidatePath } from "next/cache";
 import { z } from "zod";
-import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
+import { actionError, assertForm, formValues, type ActionResult, type FormValues } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { actorOf } from "@/lib/auth/actor";
 import type { StoreHandle } from "@/lib/db/connection";
@@ -21,6 +21,7 @@ function storeFrom(form: FormData): StoreHandle {
 /** A rating changes the precision metric: editors and admins only, never viewers. */
 export async function rateRecallHitAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
+    // Rating is an edit of the store's record: editors and admins (issue 18's editor role).
     const user = await requireRoleForAction("editor");
     assertForm(form);
     const hit = rateRecallHit({
@@ -35,24 +36,30 @@ export async function rateRecallHitAction(_prev: ActionResult | null, form: Form
   }
 }
 
-const numberField = z.coerce.number();
+/** A number field as typed; a blank or non-number is NaN, which the settings schema names by field ("must be a number"). */
+const numberField = (form: FormData, name: string) => {
+  const v = String(form.get(name) ?? "").trim();
+  return v === "" ? Number.NaN : Number(v);
+};
 const optionalCount = z
   .string()
   .trim()
   .transform((s) => (s === "" ? null : Number(s)));
 
 export async function updateReflectionSettingsAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  let values: FormValues | undefined;
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
+    values = formValues(form);
     const handle = storeFrom(form);
     const patch = reflectionSettingsPatchSchema.parse({
       enabled: form.get("enabled") === "on",
-      top_k: numberField.parse(form.get("top_k")),
-      min_score: numberField.parse(form.get("min_score")),
-      recency_half_life_days: numberField.parse(form.get("recency_half_life_days")),
-      failure_warning_score: numberField.parse(form.get("failure_warning_score")),
-      preference_score: numberField.parse(form.get("preference_score")),
+      top_k: numberField(form, "top_k"),
+      min_score: numberField(form, "min_score"),
+      recency_half_life_days: numberField(form, "recency_half_life_days"),
+      failure_warning_score: numberField(form, "failure_warning_score"),
+      preference_score: numberField(form, "preference_score"),
       retention: {
         ttl_days: optionalCount.parse(String(form.get("ttl_days") ?? "")),
         max_traces: optionalCount.parse(String(form.get("max_traces") ?? "")),
@@ -63,6 +70,6 @@ export async function updateReflectionSettingsAction(_prev: ActionResult | null,
     revalidatePath("/reflection");
     return { ok: true, message: `Reflection settings of ${handle.store} saved.` };
   } catch (e) {
-    return actionError(e);
+    return actionError(e, values);
   }
 }

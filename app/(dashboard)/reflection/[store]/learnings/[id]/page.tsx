@@ -1,0 +1,86 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { findOrNull, requestTime } from "@/app/_server/pages";
+import { requireUser } from "@/app/_server/session";
+import { CopyButton } from "@/components/copy-button";
+import { LedgerSection } from "@/components/ledger-section";
+import { TimeAgo } from "@/components/time-ago";
+import { formatDecimal, formatQuantity } from "@/lib/format";
+import { listRecallsReturning } from "@/lib/recall/events";
+import { getLearningById } from "@/lib/recall/learnings";
+import { Fields } from "../../../_parts/fields";
+import { reflectionHref } from "../../../_parts/links";
+import { intIdOr404, reflectionStoreOr404 } from "../../../_parts/load";
+import { RecallList } from "../../../_parts/recall-list";
+
+type Props = { params: Promise<{ store: string; id: string }> };
+
+/** One learning as fields (predicate, arguments, description, confidence), and the recalls that brought it back. */
+export default async function LearningPage({ params }: Props) {
+  await requireUser();
+  const p = await params;
+  const handle = reflectionStoreOr404(p.store);
+  const learning = findOrNull(() => getLearningById({ handle, id: intIdOr404(p.id) }));
+  if (!learning) notFound();
+  const store = handle.store;
+  const now = requestTime();
+  const recalls = listRecallsReturning({ handle, artifact: "learning", refId: learning.id });
+  const args = Object.entries(learning.args);
+  return (
+    <div className="space-y-6">
+      <div className="space-y-1">
+        <Link href={reflectionHref.page(store)} className="text-sm underline">
+          ← Reflection · {store}
+        </Link>
+        <h1 className="text-2xl font-semibold">
+          Learning #{learning.id}: {learning.predicate}
+        </h1>
+      </div>
+      <LedgerSection id="learning-fields" title="What was learned" testId="learning-fields">
+        <Fields
+          rows={[
+            ["Predicate", learning.predicate],
+            [
+              "Arguments",
+              args.length ? (
+                <dl key="args" className="grid grid-cols-[auto_1fr] gap-x-3 text-xs">
+                  {args.map(([k, v]) => (
+                    <div key={k} className="contents">
+                      <dt className="font-mono text-slate-500">{k}</dt>
+                      <dd className="break-words font-mono">{JSON.stringify(v)}</dd>
+                    </div>
+                  ))}
+                </dl>
+              ) : (
+                "—"
+              ),
+            ],
+            ["Description", learning.description || "—"],
+            ["Confidence", formatDecimal(learning.confidence, 2)],
+          ]}
+        />
+      </LedgerSection>
+      <LedgerSection id="learning-record" title="Record" testId="learning-record">
+        <Fields
+          rows={[
+            ["Agent", learning.agentId],
+            ["Seen", formatQuantity(learning.seenCount, "time")],
+            ["First seen", <TimeAgo key="first" ms={learning.createdAt} now={now} showAbsolute />],
+            ["Last seen", <TimeAgo key="last" ms={learning.lastSeenAt} now={now} showAbsolute />],
+            ["Vector", learning.vector ? `${learning.vector.fingerprintId} · ${learning.vector.dim} dims` : "pending"],
+            [
+              "Semantic handle",
+              <span key="handle" className="flex flex-wrap items-start gap-2">
+                <code className="min-w-0 flex-1 break-words text-xs">{learning.semanticHandle}</code>
+                <CopyButton value={learning.semanticHandle} label="Copy handle" />
+              </span>,
+            ],
+          ]}
+        />
+      </LedgerSection>
+      <LedgerSection id="learning-recalls" title={`Recalls that returned it (${recalls.length})`} testId="learning-recalls">
+        <RecallList store={store} recalls={recalls} now={now} />
+      </LedgerSection>
+    </div>
+  );
+}

@@ -1,0 +1,90 @@
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { findOrNull, requestTime } from "@/app/_server/pages";
+import { requireUser } from "@/app/_server/session";
+import { CopyButton } from "@/components/copy-button";
+import { LedgerSection } from "@/components/ledger-section";
+import { TimeAgo } from "@/components/time-ago";
+import { formatQuantity } from "@/lib/format";
+import { listRecallsReturning } from "@/lib/recall/events";
+import { getTraceById } from "@/lib/recall/traces";
+import { Chips, Fields, OutcomeBadge } from "../../../_parts/fields";
+import { reflectionHref } from "../../../_parts/links";
+import { intIdOr404, reflectionStoreOr404 } from "../../../_parts/load";
+import { RecallList } from "../../../_parts/recall-list";
+
+type Props = { params: Promise<{ store: string; id: string }> };
+
+/** One trace as fields (intent, files, outcome, key issue, tags), and the recalls that brought it back. */
+export default async function TracePage({ params }: Props) {
+  await requireUser();
+  const p = await params;
+  const handle = reflectionStoreOr404(p.store);
+  const trace = findOrNull(() => getTraceById({ handle, id: intIdOr404(p.id) }));
+  if (!trace) notFound();
+  const store = handle.store;
+  const now = requestTime();
+  const recalls = listRecallsReturning({ handle, artifact: "trace", refId: trace.id });
+  return (
+    <div className="space-y-6">
+      <div className="space-y-1">
+        <Link href={reflectionHref.page(store)} className="text-sm underline">
+          ← Reflection · {store}
+        </Link>
+        <h1 className="flex flex-wrap items-center gap-2 text-2xl font-semibold">
+          Trace #{trace.id} <OutcomeBadge outcome={trace.outcome} />
+        </h1>
+      </div>
+      <LedgerSection id="trace-fields" title="What happened" testId="trace-fields">
+        <Fields
+          rows={[
+            [
+              "Intent",
+              <span key="intent">
+                <span className="font-medium">{trace.intent.verb}</span> {trace.intent.target}
+              </span>,
+            ],
+            ["Shard", trace.shardType || "—"],
+            [
+              "Files",
+              trace.keyFiles.length ? (
+                <ul key="files" className="space-y-0.5 font-mono text-xs">
+                  {trace.keyFiles.map((f) => (
+                    <li key={f}>{f}</li>
+                  ))}
+                </ul>
+              ) : (
+                "—"
+              ),
+            ],
+            ["Outcome", <OutcomeBadge key="outcome" outcome={trace.outcome} />],
+            ["Key issue", trace.keyIssue || "—"],
+            ["Tags", <Chips key="tags" items={trace.errorTags} />],
+          ]}
+        />
+      </LedgerSection>
+      <LedgerSection id="trace-record" title="Record" testId="trace-record">
+        <Fields
+          rows={[
+            ["Agent", trace.agentId],
+            ["Seen", formatQuantity(trace.seenCount, "time")],
+            ["First seen", <TimeAgo key="first" ms={trace.createdAt} now={now} showAbsolute />],
+            ["Last seen", <TimeAgo key="last" ms={trace.lastSeenAt} now={now} showAbsolute />],
+            ["Vector", trace.vector ? `${trace.vector.fingerprintId} · ${trace.vector.dim} dims` : trace.embedding === "skipped_backpressure" ? "none (stored under backpressure; found lexically)" : "pending"],
+            [
+              "Descriptor",
+              <span key="descriptor" className="flex flex-wrap items-start gap-2">
+                <code className="min-w-0 flex-1 break-words text-xs">{trace.summaryDescriptor}</code>
+                <CopyButton value={trace.summaryDescriptor} label="Copy descriptor" />
+              </span>,
+            ],
+            ["Descriptor hash", <code key="hash" className="break-all text-xs">{trace.descriptorHash}</code>],
+          ]}
+        />
+      </LedgerSection>
+      <LedgerSection id="trace-recalls" title={`Recalls that returned it (${recalls.length})`} testId="trace-recalls">
+        <RecallList store={store} recalls={recalls} now={now} />
+      </LedgerSection>
+    </div>
+  );
+}

@@ -1,0 +1,41 @@
+import Link from "next/link";
+import { TimeAgo } from "@/components/time-ago";
+import { formatCount, formatDecimal } from "@/lib/format";
+import type { Learning } from "@/lib/recall/learnings";
+import { reflectionHref } from "./links";
+
+/** Learnings as rows: the predicate links to the learning's page. */
+export function LearningTable({ store, learnings, now }: { store: string; learnings: Learning[]; now: number }) {
+  return (
+    <div className="scroll-x">
+      <table className="data">
+        <thead>
+          <tr>
+            <th>Predicate</th>
+            <th>Description</th>
+            <th>Confidence</th>
+            <th>Seen</th>
+            <th>Last seen</th>
+          </tr>
+        </thead>
+        <tbody>
+          {learnings.map((l) => (
+            <tr key={l.id} data-testid={`learning-row-${l.id}`}>
+              <td>
+                <Link href={reflectionHref.learning(store, l.id)} className="underline">
+                  {l.predicate}
+                </Link>
+              </td>
+              <td className="min-w-48 text-xs">{l.description || "—"}</td>
+              <td>{formatDecimal(l.confidence, 2)}</td>
+              <td>{formatCount(l.seenCount)}×</td>
+              <td className="text-xs">
+                <TimeAgo ms={l.lastSeenAt} now={now} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,51 @@
+import Link from "next/link";
+import { TimeAgo } from "@/components/time-ago";
+import { formatCount } from "@/lib/format";
+import type { Trace } from "@/lib/recall/traces";
+import { Chips, OutcomeBadge } from "./fields";
+import { reflectionHref } from "./links";
+
+/** Traces as rows of fields: the intent links to the trace's page. */
+export function TraceTable({ store, traces, now }: { store: string; traces: Trace[]; now: number }) {
+  return (
+    <div className="scroll-x">
+      <table className="data">
+        <thead>
+          <tr>
+            <th>Intent</th>
+            <th>Outcome</th>
+            <th>Key issue</th>
+            <th>Tags</th>
+            <th>Agent</th>
+            <th>Seen</th>
+            <th>Last seen</th>
+          </tr>
+        </thead>
+        <tbody>
+          {traces.map((t) => (
+            <tr key={t.id} data-testid={`trace-row-${t.id}`}>
+              <td className="min-w-48">
+                <Link href={reflectionHref.trace(store, t.id)} className="underline">
+                  <span className="font-medium">{t.intent.verb}</span> {t.intent.target}
+                </Link>
+                {t.shardType && <div className="text-xs text-slate-500">shard {t.shardType}</div>}
+              </td>
+              <td>
+                <OutcomeBadge outcome={t.outcome} />
+              </td>
+              <td className="min-w-40 text-xs">{t.keyIssue || "—"}</td>
+              <td>
+                <Chips items={t.errorTags} empty="—" />
+              </td>
+              <td className="text-xs">{t.agentId}</td>
+              <td>{formatCount(t.seenCount)}×</td>
+              <td className="text-xs">
+                <TimeAgo ms={t.lastSeenAt} now={now} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
