@@ -24,8 +24,8 @@ export function bootstrapHeaders(): Record<string, string> {
 
 /** One signed-in person per role besides the admin, made on the Admin page by ensureRoleUsers (once per run). */
 export const ROLE_USERS = {
-  editor: { username: "e2e-editor", password: "e2e-editor-password" },
-  viewer: { username: "e2e-viewer", password: "e2e-viewer-password" },
+  editor: { username: "role-editor", password: "role-editor-password" },
+  viewer: { username: "role-viewer", password: "role-viewer-password" },
 } as const;
 
 /** Create the ROLE_USERS through the Admin page as the admin would; a user that already exists is kept as it is. */

@@ -25,7 +25,7 @@ test("an agent builds a node with a frame and evidence; a person opens it and ru
   expect((await request.post(`${api}/relations`, { headers, data: { from_id: nodeId, to_id: neighbourId, relationship_type: "depends_on", weight: 0.75 } })).status()).toBe(201);
 
   await signIn(page, "admin", E2E.adminPassword);
-  await page.getByRole("link", { name: "Graph" }).click();
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Graph", exact: true }).click();
   await page.getByRole("link", { name: store }).click();
   await expect(page.getByRole("heading", { level: 1, name: `Graph · ${store}` })).toBeVisible();
   await page.getByLabel("Search nodes").fill(`reindex ${RUN}`);

@@ -52,7 +52,7 @@ test.describe.serial("memories you can manage", () => {
     await edit.getByRole("button", { name: "Save changes" }).click();
     await expect(view).toContainText("Ship the quokka build on Monday.");
     await expect(history.getByTestId("memory-history-entry")).toHaveCount(2);
-    await expect(history.getByTestId("memory-history-entry").first()).toContainText("edited by user:e2e-editor");
+    await expect(history.getByTestId("memory-history-entry").first()).toContainText(`edited by user:${ROLE_USERS.editor.username}`);
     await expect(history.getByTestId("memory-history-entry").first()).toContainText("changed body");
     const diff = page.getByTestId("memory-last-diff");
     await expect(diff).toContainText("-Ship the quokka build on Friday.");
@@ -65,7 +65,7 @@ test.describe.serial("memories you can manage", () => {
     await expect(page.getByRole("navigation", { name: "Categories" })).toContainText("2026");
     await expect(page.getByRole("navigation", { name: "Categories" })).not.toContainText("plans");
     await expect(history.getByTestId("memory-history-entry")).toHaveCount(3);
-    await expect(history.getByTestId("memory-history-entry").first()).toContainText("moved by user:e2e-editor");
+    await expect(history.getByTestId("memory-history-entry").first()).toContainText(`moved by user:${ROLE_USERS.editor.username}`);
     await expect(history.getByTestId("memory-history-entry").first()).toContainText("from plans/release to archive/2026/release");
     await expect(diff).toContainText("+Ship the quokka build on Monday.");
 
