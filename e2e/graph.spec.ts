@@ -26,7 +26,9 @@ test("an agent builds a node with a frame and evidence; a person opens it and ru
 
   await signIn(page, "admin", E2E.adminPassword);
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Graph", exact: true }).click();
-  await page.getByRole("link", { name: store }).click();
+  // The Overview also links each store by name (to its store page): wait for the Graph index first.
+  await expect(page).toHaveURL(/\/graph$/);
+  await page.getByRole("main").getByRole("link", { name: store, exact: true }).click();
   await expect(page.getByRole("heading", { level: 1, name: `Graph · ${store}` })).toBeVisible();
   await page.getByLabel("Search nodes").fill(`reindex ${RUN}`);
   await page.getByRole("button", { name: "Search" }).click();
