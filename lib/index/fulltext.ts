@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { openStoreReaderWithCore, type StoreHandle } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { AppError } from "../errors";
-import { buildFtsMatch, MARK_CLOSE, MARK_OPEN, snippetFor } from "../retrieval";
+import { broadTopByBm25, buildFtsMatch, ftsTokenizerOf, MARK_CLOSE, MARK_OPEN, snippetFor, snippetsOf, type Bm25Plan, type Bm25Row } from "../retrieval";
 import type { SearchInput } from "./search";
 
 /** A chunk found by full-text search, with its bm25 score and highlighted snippet. */
@@ -219,16 +219,42 @@ export function openSearchReader({ handle, core }: { handle: StoreHandle; core: 
   return { sqlite: reader, schemas: [["main", handle.store], ["core", core.store]], release: () => reader.close() };
 }
 
-export function runFts({ reader, schema, match, input, take, now, budget }: { reader: SearchReader; schema: "main" | "core"; match: string; input: SearchInput; take: number; now: number; budget: QueryBudget }): HitRow[] {
+export function runFts({
+  reader,
+  schema,
+  match,
+  input,
+  take,
+  now,
+  budget,
+  onPlan,
+}: {
+  reader: SearchReader;
+  schema: "main" | "core";
+  match: string;
+  input: SearchInput;
+  take: number;
+  now: number;
+  budget: QueryBudget;
+  /** Told how a broad query was answered (explain output); not called for the exhaustive path. */
+  onPlan?: (plan: Bm25Plan) => void;
+}): HitRow[] {
   const filters = chunkFilterSql({ schema, input, now });
-  const where = ["chunks_fts match ?", ...filters.where];
-  const args: unknown[] = [match, ...filters.args];
-  // `schema` is one of two literals, never request text.
-  const sql = `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt,
-      bm25(chunks_fts) as rank, snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) as snip
-    from ${schema}.chunks_fts join ${schema}.chunks c on c.id = chunks_fts.rowid join ${schema}.documents d on d.doc_id = c.doc_id
-    where ${where.join(" and ")} order by rank, c.id limit ?`;
   try {
+    // Broad expressions (thousands of matches) are ranked from per-phrase scores, exactly as below, without scoring every match again.
+    const build = <T>(fn: () => T): T => runWithinBudget(reader.sqlite, startQueryBudget({ hint: SEARCH_BUDGET_HINT, budgetMs: PHRASE_BUILD_BUDGET_MS }), fn);
+    const broad = runWithinBudget(reader.sqlite, budget, () => broadTopByBm25({ db: reader.sqlite, schema, table: "chunks_fts", match, build }));
+    if (broad) {
+      onPlan?.(broad.plan);
+      return runWithinBudget(reader.sqlite, budget, () => pageOfBroadHits({ reader, schema, match, filters, take, top: broad.top }));
+    }
+    const where = ["chunks_fts match ?", ...filters.where];
+    const args: unknown[] = [match, ...filters.args];
+    // `schema` is one of two literals, never request text.
+    const sql = `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt,
+        bm25(chunks_fts) as rank, snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) as snip
+      from ${schema}.chunks_fts join ${schema}.chunks c on c.id = chunks_fts.rowid join ${schema}.documents d on d.doc_id = c.doc_id
+      where ${where.join(" and ")} order by rank, c.id limit ?`;
     const statement = reader.sqlite.prepare(sql);
     return runWithinBudget(reader.sqlite, budget, () => statement.all(...args, take) as HitRow[]);
   } catch (e) {
@@ -241,6 +267,38 @@ export function runFts({ reader, schema, match, input, take, now, budget }: { re
   }
 }
 
+/**
+ * Time for scoring one broad phrase once (broadTopByBm25): work done for
+ * every later query over that phrase, so it is not held to one request's
+ * budget; past it, the query is answered exhaustively under its own budget.
+ */
+const PHRASE_BUILD_BUDGET_MS = 10_000;
+
+type ChunkRowDetail = Omit<HitRow, "rank" | "snip"> & { text: string };
+
+/**
+ * The first `take` ranked rows the filters keep, with their details and
+ * snippets: ranked rows are read in growing batches (the filters may drop
+ * some), and only the rows returned get a snippet.
+ */
+function pageOfBroadHits({ reader, schema, match, filters, take, top }: { reader: SearchReader; schema: "main" | "core"; match: string; filters: { where: string[]; args: unknown[] }; take: number; top: (m: number) => Bm25Row[] }): HitRow[] {
+  const details = reader.sqlite.prepare(
+    `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, c.text
+     from ${schema}.chunks c join ${schema}.documents d on d.doc_id = c.doc_id
+     where c.id in (select value from json_each(?))${filters.where.map((w) => ` and ${w}`).join("")}`,
+  );
+  let kept: { row: Bm25Row; detail: ChunkRowDetail }[] = [];
+  for (let m = Math.max(2 * take, 32); ; m *= 4) {
+    const rows = top(m);
+    const found = new Map((details.all(JSON.stringify(rows.map((r) => r.rowid)), ...filters.args) as ChunkRowDetail[]).map((d) => [d.id, d]));
+    kept = rows.flatMap((row) => (found.has(row.rowid) ? [{ row, detail: found.get(row.rowid)! }] : []));
+    if (kept.length >= take || rows.length < m) break;
+  }
+  const page = kept.slice(0, take);
+  const tokenize = ftsTokenizerOf({ db: reader.sqlite, schema, table: "chunks_fts" });
+  const snippets = snippetsOf({ tokenize, match, rows: page.map((k) => ({ id: k.row.rowid, text: k.detail.text })), open: MARK_OPEN, close: MARK_CLOSE, ellipsis: "…", tokens: 24 });
+  return page.map(({ row, detail: { text: _text, ...detail } }) => ({ ...detail, rank: row.rank, snip: snippets.get(row.rowid) ?? "" }));
+}
 
 /** Full-text search over a store's chunks (and core's, read-only, when `core` is given), best first. */
 export function searchFullText({

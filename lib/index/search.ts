@@ -320,12 +320,13 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const match = effectiveLegs.lexical || input.mode === "vector" ? ftsMatchFor(input, matchMode, tuning.stopwords) : null;
   const ftsRanked: { key: string; store: string; id: number; score: number; snippet: string; highlights: [number, number][]; row: ChunkDetail }[] = [];
   let lexicalOverBudget: string | null = null;
+  const lexicalPlans: string[] = [];
   if (effectiveLegs.lexical && match) {
     const t0 = performance.now();
     const reader: SearchReader = openSearchReader({ handle, core });
     try {
       for (const [schema, name] of reader.schemas) {
-        for (const r of runFts({ reader, schema, match, input, take, now, budget })) {
+        for (const r of runFts({ reader, schema, match, input, take, now, budget, onPlan: (p) => lexicalPlans.push(`${name}: ${p.detail}`) })) {
           ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, ...snippetFor(r.snip, r), row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: "" } });
         }
       }
@@ -339,7 +340,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
       reader.release();
     }
     ftsRanked.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
-    rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
+    rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}${lexicalPlans.length ? `; ${lexicalPlans.join("; ")}` : ""}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
   } else if (effectiveLegs.lexical) {
     rec?.record("lexical", 0, { candidates: 0, detail: "no word to match" });
   }

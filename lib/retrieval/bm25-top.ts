@@ -1,0 +1,345 @@
+import DatabaseCtor from "better-sqlite3";
+import type Database from "better-sqlite3";
+
+/**
+ * Top-k by FTS5 bm25 for broad queries, exactly, without FTS5 scoring every
+ * match each time.
+ *
+ * FTS5 answers `order by bm25(t) limit k` by scoring every matching row
+ * (~5–10 µs a row: positions plus a docsize lookup), so a query whose words
+ * occur in most rows costs the same whether it asks for 10 rows or all of
+ * them (1–6 s over 100k chunks). bm25 is a sum over the expression's phrases
+ * of idf(phrase) × f(tf, row length), with idf, row count and average length
+ * the same in every row, so a plain expression's score is the sum of its
+ * phrases' single-phrase scores, in expression order, to the last bit. Here
+ * each broad phrase's scores are computed once per index state (one FTS5
+ * pass over that phrase, kept in memory, sorted by rowid) and a query over
+ * them is a merge (intersection for `all`, union for `any`) plus a heap: a
+ * few milliseconds at 100k, and the same ranking as the exhaustive query.
+ *
+ * The cache follows the index: its key is the database file and table, and
+ * an entry is valid only while the table's FTS5 structure record (rewritten
+ * by every committed change, from any connection or process) is the one it
+ * was built under. A phrase's scores are built the second time the phrase
+ * takes part in a broad query under the same index state, so a one-off query,
+ * or a store being written between queries, pays no more than the exhaustive
+ * query it would have run anyway.
+ */
+
+/** A query matching more rows than this is broad: fewer are scored exhaustively by FTS5 itself (cheap). */
+export const BROAD_MATCH_ROWS = 2000;
+/** Memory for cached phrase scores, all databases together (16 bytes a matching row); least recently used go first. */
+export const PHRASE_CACHE_BYTES = 64 * 2 ** 20;
+
+/** One row as `select rowid, bm25(t) as rank … order by rank, rowid` returns it. */
+export type Bm25Row = { rowid: number; rank: number };
+
+/** What a broad query did, for explain output. */
+export type Bm25Plan = {
+  /** `phrase_scores`: merged from per-phrase scores (exact); `exhaustive`: the caller's own FTS5 query. */
+  path: "phrase_scores" | "exhaustive";
+  /** Rows the expression matches (exact on the phrase-score path; `> BROAD_MATCH_ROWS` is all that is known otherwise). */
+  matches: number | null;
+  /** Phrases whose scores were built by this query (the rest came from the cache). */
+  built: number;
+  detail: string;
+};
+
+/** A plain expression: quoted phrases joined all by spaces (AND) or all by OR, as matchExpression builds them. */
+export function plainPhrases(match: string): { phrases: string[]; mode: "all" | "any" } | null {
+  const phrases: string[] = [];
+  const seps: string[] = [];
+  let i = 0;
+  while (i < match.length) {
+    if (phrases.length > 0) {
+      if (match.startsWith(" OR ", i)) {
+        seps.push("OR");
+        i += 4;
+      } else if (match[i] === " ") {
+        seps.push("AND");
+        i += 1;
+      } else return null;
+    }
+    if (match[i] !== '"') return null;
+    let j = i + 1;
+    for (; j < match.length; j++) {
+      if (match[j] === '"') {
+        if (match[j + 1] === '"') j++;
+        else break;
+      }
+    }
+    if (j >= match.length) return null;
+    phrases.push(match.slice(i, j + 1));
+    i = j + 1;
+  }
+  if (phrases.length === 0 || new Set(seps).size > 1) return null;
+  return { phrases, mode: seps[0] === "OR" ? "any" : "all" };
+}
+
+type PhraseScores = { ids: Float64Array; scores: Float64Array };
+type CacheEntry = { state: string; scores: PhraseScores; bytes: number };
+
+const globalCache = globalThis as unknown as { __dualmindPhraseScores?: { entries: Map<string, CacheEntry>; seen: Map<string, string>; bytes: number } };
+const cache = (globalCache.__dualmindPhraseScores ??= { entries: new Map(), seen: new Map(), bytes: 0 });
+
+/** Forget every cached phrase score (tests; a cache entry is otherwise only ever replaced or evicted). */
+export function clearPhraseScoreCache(): void {
+  cache.entries.clear();
+  cache.seen.clear();
+  memos.clear();
+  cache.bytes = 0;
+}
+
+function remember(key: string, entry: CacheEntry): void {
+  const old = cache.entries.get(key);
+  if (old) {
+    cache.bytes -= old.bytes;
+    cache.entries.delete(key);
+  }
+  if (entry.bytes > PHRASE_CACHE_BYTES) return;
+  for (const [k, e] of cache.entries) {
+    if (cache.bytes + entry.bytes <= PHRASE_CACHE_BYTES) break;
+    cache.entries.delete(k);
+    cache.bytes -= e.bytes;
+  }
+  cache.entries.set(key, entry);
+  cache.bytes += entry.bytes;
+}
+
+function cached(key: string, state: string): PhraseScores | null {
+  const e = cache.entries.get(key);
+  if (!e || e.state !== state) return null;
+  // Map order is recency order: touch on use.
+  cache.entries.delete(key);
+  cache.entries.set(key, e);
+  return e.scores;
+}
+
+/** Every row matching one phrase with its single-phrase bm25 score (positive, higher is better), by rowid. */
+function scorePhrase({ db, schema, table, phrase }: { db: Database.Database; schema: string; table: string; phrase: string }): PhraseScores {
+  const rows = db.prepare(`select rowid, bm25(${table}) from ${schema}.${table} where ${table} match ? order by rowid`).raw().all(phrase) as [number, number][];
+  const ids = new Float64Array(rows.length);
+  const scores = new Float64Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    ids[i] = rows[i][0];
+    scores[i] = -rows[i][1];
+  }
+  return { ids, scores };
+}
+
+/** Rowids and summed scores of the rows matching all (intersection) or any (union) of the phrases, by rowid. */
+function combine(lists: PhraseScores[], mode: "all" | "any"): PhraseScores {
+  const n = lists.length;
+  const pos = new Int32Array(n);
+  if (mode === "all") {
+    // Walk the shortest list; the others only move forward (all are sorted by rowid).
+    let shortest = 0;
+    for (let li = 1; li < n; li++) if (lists[li].ids.length < lists[shortest].ids.length) shortest = li;
+    const base = lists[shortest].ids;
+    const ids = new Float64Array(base.length);
+    const scores = new Float64Array(base.length);
+    let out = 0;
+    outer: for (let r = 0; r < base.length; r++) {
+      const id = base[r];
+      for (let li = 0; li < n; li++) {
+        const l = lists[li].ids;
+        let p = pos[li];
+        while (p < l.length && l[p] < id) p++;
+        pos[li] = p;
+        if (p === l.length) break outer;
+        if (l[p] !== id) continue outer;
+      }
+      // FTS5 adds phrase scores in expression order, starting from 0: do the same for the same double.
+      let sum = 0;
+      for (let li = 0; li < n; li++) sum += lists[li].scores[pos[li]];
+      ids[out] = id;
+      scores[out++] = sum;
+    }
+    return { ids: ids.subarray(0, out), scores: scores.subarray(0, out) };
+  }
+  let total = 0;
+  for (const l of lists) total += l.ids.length;
+  const ids = new Float64Array(total);
+  const scores = new Float64Array(total);
+  let out = 0;
+  for (;;) {
+    let next = Infinity;
+    for (let li = 0; li < n; li++) if (pos[li] < lists[li].ids.length && lists[li].ids[pos[li]] < next) next = lists[li].ids[pos[li]];
+    if (next === Infinity) break;
+    let sum = 0;
+    for (let li = 0; li < n; li++) if (pos[li] < lists[li].ids.length && lists[li].ids[pos[li]] === next) sum += lists[li].scores[pos[li]++];
+    ids[out] = next;
+    scores[out++] = sum;
+  }
+  return { ids: ids.subarray(0, out), scores: scores.subarray(0, out) };
+}
+
+/** The best `m` of the combined rows: score descending, rowid ascending (as `order by bm25, rowid`). */
+function bestOf(all: PhraseScores, m: number): Bm25Row[] {
+  const { ids, scores } = all;
+  const worse = (a: number, b: number) => scores[a] < scores[b] || (scores[a] === scores[b] && ids[a] > ids[b]);
+  // A heap of indices whose root is the worst kept row.
+  const heap: number[] = [];
+  const up = (i: number) => {
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!worse(heap[i], heap[p])) break;
+      [heap[i], heap[p]] = [heap[p], heap[i]];
+      i = p;
+    }
+  };
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let w = i;
+      if (l < heap.length && worse(heap[l], heap[w])) w = l;
+      if (r < heap.length && worse(heap[r], heap[w])) w = r;
+      if (w === i) break;
+      [heap[i], heap[w]] = [heap[w], heap[i]];
+      i = w;
+    }
+  };
+  for (let i = 0; i < ids.length; i++) {
+    if (heap.length < m) {
+      heap.push(i);
+      up(heap.length - 1);
+    } else if (m > 0 && worse(heap[0], i)) {
+      heap[0] = i;
+      down(0);
+    }
+  }
+  heap.sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
+  return heap.map((i) => ({ rowid: ids[i], rank: -scores[i] }));
+}
+
+/** The file behind an attached schema ('' for an in-memory or temporary database, which is never cached). */
+function fileOf(db: Database.Database, schema: string): string {
+  return (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
+}
+
+/** Phrases scored per query at most: an OR of many common words is left to the exhaustive query. */
+export const MAX_PHRASES_BUILT = 4;
+
+/**
+ * For a broad plain expression (more than BROAD_MATCH_ROWS matches), the
+ * matching rows ranked by bm25 exactly as FTS5 ranks them, served from
+ * per-phrase scores: `top(m)` gives the best m (callers that filter ask for
+ * more until enough pass). Null when the caller should run its own
+ * exhaustive FTS5 query: the expression is not plain (syntax=fts5 operators),
+ * matches few rows, the database is in memory, or a phrase's scores are not
+ * worth building yet (first sighting under this index state, or too many).
+ * `build` runs the one-off scoring of a phrase (callers give it its own time
+ * budget: it is work for later queries too); if it throws, this query is
+ * answered exhaustively and the phrase is not tried again in this index state.
+ */
+export function broadTopByBm25({
+  db,
+  schema,
+  table,
+  match,
+  build = (fn) => fn(),
+}: {
+  db: Database.Database;
+  schema: string;
+  table: string;
+  match: string;
+  build?: <T>(fn: () => T) => T;
+}): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
+  const plain = plainPhrases(match);
+  if (!plain) return null;
+  const file = fileOf(db, schema);
+  if (!file) return null;
+  // Rewritten by every committed change to the index (FTS5's structure record, rowid 10 of the %_data table).
+  const block = db.prepare(`select block from ${schema}.${table}_data where id = 10`).pluck().get() as Buffer | undefined;
+  if (!block) return null;
+  const state = block.toString("base64");
+  const keyOf = (phrase: string) => `${file}\u0000${table}\u0000${phrase}`;
+  const memoKey = `${keyOf(match)}\u0000${plain.mode}`;
+  const memo = memos.get(memoKey);
+  if (memo && memo.state === state) return { top: memo.top, plan: { path: "phrase_scores", matches: memo.matches, built: 0, detail: planDetail(memo.matches, 0) } };
+
+  const matching = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck().get(match, BROAD_MATCH_ROWS + 1) as number;
+  if (matching <= BROAD_MATCH_ROWS) return null;
+  const lists: (PhraseScores | null)[] = plain.phrases.map((p) => cached(keyOf(p), state));
+  const missing = plain.phrases.filter((_, i) => !lists[i]);
+  const readyToBuild = missing.length <= MAX_PHRASES_BUILT && missing.every((p) => cache.seen.get(keyOf(p)) === state);
+  if (!readyToBuild) {
+    for (const p of missing) if (cache.seen.get(keyOf(p)) !== `${state}!`) cache.seen.set(keyOf(p), state);
+    while (cache.seen.size > 10_000) cache.seen.delete(cache.seen.keys().next().value!);
+    return null;
+  }
+  for (let i = 0; i < lists.length; i++) {
+    if (lists[i]) continue;
+    const key = keyOf(plain.phrases[i]);
+    let scores: PhraseScores;
+    try {
+      scores = build(() => scorePhrase({ db, schema, table, phrase: plain.phrases[i] }));
+    } catch {
+      // Too costly to build now: not again until the index changes ('!' never equals a state).
+      cache.seen.set(key, `${state}!`);
+      return null;
+    }
+    remember(key, { state, scores, bytes: scores.ids.byteLength + scores.scores.byteLength });
+    cache.seen.delete(key);
+    lists[i] = scores;
+  }
+  const all = combine(lists as PhraseScores[], plain.mode);
+  const plan: Bm25Plan = { path: "phrase_scores", matches: all.ids.length, built: missing.length, detail: planDetail(all.ids.length, missing.length) };
+  // The ranked prefix grows as callers ask for more; a repeated query reads it from here.
+  let ranked: Bm25Row[] = [];
+  const top = (m: number) => {
+    if (ranked.length < Math.min(m, all.ids.length)) ranked = bestOf(all, Math.max(m, 2 * ranked.length));
+    return ranked.slice(0, m);
+  };
+  memos.set(memoKey, { state, top, matches: all.ids.length });
+  while (memos.size > MAX_MEMOS) memos.delete(memos.keys().next().value!);
+  return { top, plan };
+}
+
+function planDetail(matches: number, built: number): string {
+  return `broad query (${matches} matches): exact bm25 merged from per-phrase scores (${built ? `${built} phrase(s) scored now, kept for later queries` : "all cached"})`;
+}
+
+/** Ranked answers of recent broad expressions, valid while their index state is. */
+const MAX_MEMOS = 256;
+type Memo = { state: string; top: (m: number) => Bm25Row[]; matches: number };
+const memos: Map<string, Memo> = ((globalThis as unknown as { __dualmindBroadMemos?: Map<string, Memo> }).__dualmindBroadMemos ??= new Map<string, Memo>());
+
+/**
+ * snippet() of FTS5 for rows given by text: the same function over the same
+ * tokens gives the same snippet, and FTS5 cannot look up a few rows of a
+ * broad MATCH by rowid without walking the whole match. A private in-memory
+ * FTS5 table per tokenizer holds the rows for the one statement.
+ */
+export function snippetsOf({ tokenize, match, rows, open, close, ellipsis, tokens }: { tokenize: string; match: string; rows: { id: number; text: string }[]; open: string; close: string; ellipsis: string; tokens: number }): Map<number, string> {
+  if (rows.length === 0) return new Map();
+  const db = (snippetDb ??= new DatabaseCtor(":memory:"));
+  let table = snippetTables.get(tokenize);
+  if (!table) {
+    table = `snip_${snippetTables.size}`;
+    db.exec(`create virtual table ${table} using fts5(text, tokenize=${sqlString(tokenize)})`);
+    snippetTables.set(tokenize, table);
+  }
+  const insert = db.prepare(`insert into ${table}(rowid, text) values (?, ?)`);
+  const read = db.prepare(`select rowid, snippet(${table}, 0, ?, ?, ?, ?) as s from ${table} where ${table} match ?`).raw();
+  try {
+    db.transaction(() => {
+      for (const r of rows) insert.run(r.id, r.text);
+    })();
+    return new Map((read.all(open, close, ellipsis, tokens, match) as [number, string][]).map(([id, s]) => [id, s]));
+  } finally {
+    db.exec(`delete from ${table}`);
+  }
+}
+
+let snippetDb: Database.Database | null = null;
+const snippetTables = new Map<string, string>();
+const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
+
+/** The tokenize= argument of an FTS5 table, as declared. */
+export function ftsTokenizerOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string {
+  const sql = (db.prepare(`select sql from ${schema}.sqlite_master where name = ?`).pluck().get(table) as string | undefined) ?? "";
+  const m = sql.match(/tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")/i);
+  return m ? (m[1] ?? m[2]).replaceAll("''", "'") : "unicode61";
+}
