@@ -5,7 +5,7 @@ import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query
 import type { FRAME_COLUMNS } from "../db/schema/graph";
 import type { KnnSource } from "../embed/vector-index";
 import { CORE_STORE } from "../db/store-names";
-import { answerReason, buildFtsMatch, planQueryVector, similaritiesOf, similarityFloorFor, vectorNeighbours, type RetrievalReason } from "../retrieval";
+import { answerReason, broadTopWithinBudget, buildFtsMatch, planQueryVector, similaritiesOf, similarityFloorFor, vectorNeighbours, type RetrievalReason } from "../retrieval";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
@@ -220,8 +220,10 @@ function nearestRefIds({ src, kind, query, k, belowFloor }: { src: Source; kind:
 
 /** bm25 hits of an FTS table, best first, with a lexical score relative to the best hit (1 for the best). */
 function ftsHits({ src, table, match, k, budget }: { src: Source; table: "thoughts_fts" | "kg_node_fts"; match: string; k: number; budget: QueryBudget }): { seq: number; lexical: number }[] {
+  // Broad matches (thousands of rows) are ranked from cached per-phrase scores, exactly as the statement below ranks them.
+  const broad = broadTopWithinBudget({ db: src.db, schema: src.schema, table, match, budget });
   const statement = src.db.prepare(`select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
-  const rows = runWithinBudget(src.db, budget, () => statement.all(match, k) as FtsRankRow[]);
+  const rows = broad ? broad.top(k).map((r) => ({ seq: r.rowid, rank: r.rank })) : runWithinBudget(src.db, budget, () => statement.all(match, k) as FtsRankRow[]);
   const best = rows.length ? -rows[0].rank : 0;
   return rows.map((r) => ({ seq: r.seq, lexical: best > 0 ? clamp01(-r.rank / best) : 1 }));
 }

@@ -2,7 +2,7 @@ import type Database from "better-sqlite3";
 import { openStoreReaderWithCore, type StoreHandle } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { AppError } from "../errors";
-import { broadTopByBm25, buildFtsMatch, ftsTokenizerOf, MARK_CLOSE, MARK_OPEN, snippetFor, snippetsOf, type Bm25Plan, type Bm25Row } from "../retrieval";
+import { broadTopWithinBudget, buildFtsMatch, ftsTokenizerOf, MARK_CLOSE, MARK_OPEN, snippetFor, snippetsOf, type Bm25Plan, type Bm25Row } from "../retrieval";
 import type { SearchInput } from "./search";
 
 /** A chunk found by full-text search, with its bm25 score and highlighted snippet. */
@@ -242,8 +242,7 @@ export function runFts({
   const filters = chunkFilterSql({ schema, input, now });
   try {
     // Broad expressions (thousands of matches) are ranked from per-phrase scores, exactly as below, without scoring every match again.
-    const build = <T>(fn: () => T): T => runWithinBudget(reader.sqlite, startQueryBudget({ hint: SEARCH_BUDGET_HINT, budgetMs: PHRASE_BUILD_BUDGET_MS }), fn);
-    const broad = runWithinBudget(reader.sqlite, budget, () => broadTopByBm25({ db: reader.sqlite, schema, table: "chunks_fts", match, build }));
+    const broad = broadTopWithinBudget({ db: reader.sqlite, schema, table: "chunks_fts", match, budget });
     if (broad) {
       onPlan?.(broad.plan);
       return runWithinBudget(reader.sqlite, budget, () => pageOfBroadHits({ reader, schema, match, filters, take, top: broad.top }));
@@ -266,13 +265,6 @@ export function runFts({
     throw e;
   }
 }
-
-/**
- * Time for scoring one broad phrase once (broadTopByBm25): work done for
- * every later query over that phrase, so it is not held to one request's
- * budget; past it, the query is answered exhaustively under its own budget.
- */
-const PHRASE_BUILD_BUDGET_MS = 10_000;
 
 type ChunkRowDetail = Omit<HitRow, "rank" | "snip"> & { text: string };
 

@@ -6,7 +6,7 @@ import { learnings, reasoningTraces } from "../db/schema/recall";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { knnSourceOf } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { answerReason, matchExpression, matchTerms, planQueryVector, similarityFloorFor, vectorNeighbours, type RetrievalReason } from "../retrieval";
+import { answerReason, broadTopWithinBudget, matchExpression, matchTerms, planQueryVector, similarityFloorFor, vectorNeighbours, type Bm25Row, type RetrievalReason } from "../retrieval";
 import { intentSchema, normalizeTrace, renderIntentQuery } from "./descriptors";
 import { logRecallEvent } from "./events";
 import { LEARNING_KIND } from "./learnings";
@@ -142,8 +142,11 @@ function lexicalCandidates({ handle, table, terms, limit, onlyIds, budget }: { h
     `select t.id, t.${textColumn} as text from ${table}_fts f join ${table} t on t.id = f.rowid
      where ${table}_fts match @expr ${only} order by bm25(${table}_fts) limit @limit`,
   );
+  const expr = matchExpression(terms, "any")!;
+  // Broad matches (common words over a large store) are ranked from cached per-phrase scores, exactly as the statement ranks them.
+  const broad = onlyIds ? null : broadTopWithinBudget({ db: handle.sqlite, schema: "main", table: `${table}_fts`, match: expr, budget });
   // Up to 32 OR-ed words: common ones over a large store are the slow case, so the query budget bounds it.
-  const rows = runWithinBudget(handle.sqlite, budget, () => statement.all({ expr: matchExpression(terms, "any"), limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[]);
+  const rows = broad ? rowsInRankOrder({ handle, table, textColumn, top: broad.top, limit }) : runWithinBudget(handle.sqlite, budget, () => statement.all({ expr, limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[]);
   const queryStems = new Set(terms.map(stem));
   return rows.map((r) => {
     const rowStems = new Set(lexicalTerms(r.text).map(stem));
@@ -151,6 +154,17 @@ function lexicalCandidates({ handle, table, terms, limit, onlyIds, budget }: { h
     for (const s of queryStems) if (rowStems.has(s)) shared++;
     return { refId: r.id, similarity: (LEXICAL_SCALE * shared) / queryStems.size, match: "lexical" as const };
   });
+}
+
+/** The first `limit` ranked rows that still exist, with their text (ranked rows read in growing batches). */
+function rowsInRankOrder({ handle, table, textColumn, top, limit }: { handle: StoreHandle; table: "reasoning_traces" | "learnings"; textColumn: string; top: (m: number) => Bm25Row[]; limit: number }): FtsTextRow[] {
+  const read = handle.sqlite.prepare(`select id, ${textColumn} as text from ${table} where id in (select value from json_each(?))`);
+  for (let m = Math.max(limit, 16); ; m *= 4) {
+    const ranked = top(m);
+    const texts = new Map((read.all(JSON.stringify(ranked.map((r) => r.rowid))) as FtsTextRow[]).map((r) => [r.id, r.text]));
+    const rows = ranked.flatMap((r) => (texts.has(r.rowid) ? [{ id: r.rowid, text: texts.get(r.rowid)! }] : []));
+    if (rows.length >= limit || ranked.length < m) return rows.slice(0, limit);
+  }
 }
 
 /** Rows written but not (yet) embedded: queued by write-behind, or stored without a vector under backpressure. */

@@ -1,5 +1,6 @@
 import DatabaseCtor from "better-sqlite3";
 import type Database from "better-sqlite3";
+import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 
 /**
  * Top-k by FTS5 bm25 for broad queries, exactly, without FTS5 scoring every
@@ -299,6 +300,19 @@ export function broadTopByBm25({
 
 function planDetail(matches: number, built: number): string {
   return `broad query (${matches} matches): exact bm25 merged from per-phrase scores (${built ? `${built} phrase(s) scored now, kept for later queries` : "all cached"})`;
+}
+
+/**
+ * Time for scoring one broad phrase once: work done for every later query
+ * over that phrase, so it is not held to one request's budget; past it, the
+ * query is answered exhaustively under its own budget.
+ */
+export const PHRASE_BUILD_BUDGET_MS = 10_000;
+
+/** broadTopByBm25 under a request's query budget, phrase scoring under PHRASE_BUILD_BUDGET_MS. */
+export function broadTopWithinBudget(args: { db: Database.Database; schema: string; table: string; match: string; budget: QueryBudget }): ReturnType<typeof broadTopByBm25> {
+  const build = <T>(fn: () => T): T => runWithinBudget(args.db, startQueryBudget({ hint: args.budget.hint, budgetMs: PHRASE_BUILD_BUDGET_MS }), fn);
+  return runWithinBudget(args.db, args.budget, () => broadTopByBm25({ ...args, build }));
 }
 
 /** Ranked answers of recent broad expressions, valid while their index state is. */

@@ -7,4 +7,4 @@ export { SIMILARITY_FLOOR, similarityFloorFor } from "./floor";
 export { answerReason, reasonLine, RETRIEVAL_REASONS, type Fallback, type FallbackReasonCode, type RetrievalReason, type RetrievalReasonCode } from "./reasons";
 export { ExplainRecorder, type Explain, type ExplainStage } from "./explain";
 export { MARK_CLOSE, MARK_OPEN, snippetFor, snippetText, stripMarkup } from "./snippet";
-export { BROAD_MATCH_ROWS, broadTopByBm25, clearPhraseScoreCache, ftsTokenizerOf, plainPhrases, snippetsOf, type Bm25Plan, type Bm25Row } from "./bm25-top";
+export { BROAD_MATCH_ROWS, broadTopByBm25, broadTopWithinBudget, clearPhraseScoreCache, ftsTokenizerOf, plainPhrases, snippetsOf, type Bm25Plan, type Bm25Row } from "./bm25-top";

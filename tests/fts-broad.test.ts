@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { getStoreDb } from "@/lib/db/connection";
+import { searchFullText } from "@/lib/index/fulltext";
+import { putDocuments } from "@/lib/index/ingest";
+import { searchInputSchema, searchStore, type SearchInput } from "@/lib/index/search";
+import { BROAD_MATCH_ROWS, broadTopByBm25, clearPhraseScoreCache, plainPhrases } from "@/lib/retrieval";
+import { createStore, openStore } from "@/lib/stores/stores";
+import { useTempDataDir } from "./helpers";
+
+/**
+ * Broad full-text queries (thousands of matches) are ranked from cached
+ * per-phrase bm25 scores instead of FTS5 scoring every match. These tests
+ * hold that path to the exhaustive FTS5 query on the same store: same rows,
+ * same order, same scores and snippets, and never a stale answer after a write.
+ */
+
+const DOCS = BROAD_MATCH_ROWS + 600;
+const COMMON = ["rotation", "ledger", "backup", "kernel", "socket", "thread"];
+const FILLER = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"];
+
+/** Deterministic notes: common words in (nearly) every note at varying counts, lengths varying, a rare word in a few. */
+function note(i: number): string {
+  let x = i * 2654435761;
+  const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const words: string[] = [];
+  const length = 20 + Math.floor(rnd() * 80);
+  for (let w = 0; w < length; w++) words.push(rnd() < 0.25 ? COMMON[Math.floor(rnd() * COMMON.length)] : FILLER[Math.floor(rnd() * FILLER.length)]);
+  if (i % 400 === 7) words.push("zephyrine");
+  return `# Note ${i}\n\n${words.join(" ")}`;
+}
+
+let env: ReturnType<typeof useTempDataDir>;
+
+beforeAll(() => {
+  env = useTempDataDir({ DUALMIND_EMBED_WORKER: "false", DUALMIND_QUERY_BUDGET_MS: "60000" });
+  createStore({ input: { name: "broad" }, actor: "test" });
+  const handle = getStoreDb("broad");
+  for (let start = 0; start < DOCS; start += 500) {
+    const documents = Array.from({ length: Math.min(500, DOCS - start) }, (_, k) => ({ path: `${(start + k) % 2 ? "odd" : "even"}/n${start + k}.md`, content: note(start + k) }));
+    putDocuments({ handle, input: { documents }, actor: "test" });
+  }
+}, 120_000);
+afterAll(() => env.cleanup());
+beforeEach(() => clearPhraseScoreCache());
+
+const input = (q: string, extra: Partial<SearchInput> = {}) => searchInputSchema.parse({ q, limit: 10, mode: "fts", group: "chunk", ...extra });
+const view = (r: ReturnType<typeof searchFullText>) => r.results.map((h) => ({ id: h.id, path: h.path, score: h.score, snippet: h.snippet, highlights: h.highlights }));
+
+/** The exhaustive answer (first sighting: FTS5 scores every match), then the answer once the phrases are scored and cached. */
+function exhaustiveThenBroad(inp: SearchInput) {
+  const handle = openStore({ store: "broad" });
+  const exhaustive = searchFullText({ handle, core: null, input: inp });
+  const built = searchFullText({ handle, core: null, input: inp });
+  const cached = searchFullText({ handle, core: null, input: inp });
+  return { exhaustive, built, cached };
+}
+
+describe("broad full-text queries", () => {
+  it.each([
+    ["two common words, all", "rotation ledger", "all"],
+    ["two common words, any", "rotation ledger", "any"],
+    ["one common word", "kernel", "all"],
+    ["common and rare, any", "zephyrine backup", "any"],
+    ["four common words, any", "rotation ledger socket thread", "any"],
+  ] as const)("%s: same hits, order, scores and snippets as the exhaustive query", (_, q, match) => {
+    const { exhaustive, built, cached } = exhaustiveThenBroad(input(q, { match }));
+    expect(exhaustive.results.length).toBe(10);
+    expect(view(built)).toEqual(view(exhaustive));
+    expect(view(cached)).toEqual(view(exhaustive));
+    expect(cached.hasMore).toBe(exhaustive.hasMore);
+  });
+
+  it("pages deep the same way (offset 40) and every hit contains the words (match=all)", () => {
+    const { exhaustive, cached } = exhaustiveThenBroad(input("socket thread", { offset: 40, limit: 25 }));
+    expect(view(cached)).toEqual(view(exhaustive));
+    const handle = getStoreDb("broad");
+    for (const h of cached.results) {
+      const text = (handle.sqlite.prepare("select text from chunks where id = ?").get(h.id) as { text: string }).text.toLowerCase();
+      expect(text).toContain("socket");
+      expect(text).toContain("thread");
+    }
+  });
+
+  it("applies filters exactly: a prefix keeps only its documents, in the exhaustive order", () => {
+    const { exhaustive, cached } = exhaustiveThenBroad(input("rotation backup", { prefix: "odd/" }));
+    expect(cached.results.length).toBe(10);
+    expect(cached.results.every((h) => h.path.startsWith("odd/"))).toBe(true);
+    expect(view(cached)).toEqual(view(exhaustive));
+  });
+
+  it("a selective query keeps the exhaustive path: nothing is built and explain says plain bm25", async () => {
+    const handle = openStore({ store: "broad" });
+    for (let i = 0; i < 3; i++) {
+      const r = await searchStore({ handle, core: null, input: input("zephyrine", { explain: true }) });
+      expect(r.results.length).toBe(Math.ceil(DOCS / 400));
+      expect(r.explain!.stages.find((s) => s.stage === "lexical")!.detail).not.toContain("per-phrase");
+    }
+    expect(broadTopByBm25({ db: handle.sqlite, schema: "main", table: "chunks_fts", match: '"zephyrine"' })).toBeNull();
+  });
+
+  it("explain says when a broad query was answered from per-phrase scores, and how many rows matched", async () => {
+    const handle = openStore({ store: "broad" });
+    const inp = input("rotation ledger", { explain: true, match: "any" });
+    const first = await searchStore({ handle, core: null, input: inp });
+    expect(first.explain!.stages.find((s) => s.stage === "lexical")!.detail).not.toContain("per-phrase");
+    await searchStore({ handle, core: null, input: inp });
+    const third = await searchStore({ handle, core: null, input: inp });
+    const detail = third.explain!.stages.find((s) => s.stage === "lexical")!.detail;
+    expect(detail).toMatch(/broad query \((\d+) matches\): exact bm25 merged from per-phrase scores \(all cached\)/);
+    expect(Number(detail.match(/\((\d+) matches\)/)![1])).toBeGreaterThan(BROAD_MATCH_ROWS);
+    expect(third.results.map((h) => h.id)).toEqual(first.results.map((h) => h.id));
+  });
+
+  it("a write is seen at once: a new note that outranks every other is the first hit of the cached query", () => {
+    const inp = input("rotation ledger");
+    const handle = openStore({ store: "broad" });
+    exhaustiveThenBroad(inp);
+    const before = searchFullText({ handle, core: null, input: inp });
+    expect(before.results[0].path).not.toBe("new/top.md");
+    putDocuments({ handle: getStoreDb("broad"), input: { documents: [{ path: "new/top.md", content: "rotation ledger rotation ledger rotation ledger" }] }, actor: "test" });
+    const after = searchFullText({ handle, core: null, input: inp });
+    expect(after.results[0].path).toBe("new/top.md");
+    // And once scored again under the new index state, it still matches the exhaustive answer.
+    clearPhraseScoreCache();
+    const { exhaustive, cached } = exhaustiveThenBroad(inp);
+    expect(view(cached)).toEqual(view(exhaustive));
+  });
+
+  it("advanced (syntax=fts5) expressions with operators are never planned, only plain quoted words", () => {
+    expect(plainPhrases('"a" "b"')).toEqual({ phrases: ['"a"', '"b"'], mode: "all" });
+    expect(plainPhrases('"a" OR "b" OR "c"')).toEqual({ phrases: ['"a"', '"b"', '"c"'], mode: "any" });
+    expect(plainPhrases('"say ""hi"""')).toEqual({ phrases: ['"say ""hi"""'], mode: "all" });
+    for (const advanced of ['"a" OR "b" "c"', "a b", '"a" NOT "b"', 'NEAR("a" "b")', '"a"*', 'text:"a"', '"a" AND "b"', '"unterminated']) expect(plainPhrases(advanced)).toBeNull();
+  });
+});
