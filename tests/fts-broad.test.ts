@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
-import { searchFullText } from "@/lib/index/fulltext";
+import { ftsMatchFor, searchFullText, type HitRow } from "@/lib/index/fulltext";
 import { putDocuments } from "@/lib/index/ingest";
 import { searchInputSchema, searchStore, type SearchInput } from "@/lib/index/search";
-import { BROAD_MATCH_ROWS, broadTopByBm25, clearPhraseScoreCache, plainPhrases } from "@/lib/retrieval";
+import { BROAD_MATCH_ROWS, broadTopByBm25, clearPhraseScoreCache, MARK_CLOSE, MARK_OPEN, plainPhrases, snippetFor } from "@/lib/retrieval";
 import { createStore, openStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "./helpers";
 
@@ -46,10 +46,33 @@ beforeEach(() => clearPhraseScoreCache());
 const input = (q: string, extra: Partial<SearchInput> = {}) => searchInputSchema.parse({ q, limit: 10, mode: "fts", group: "chunk", ...extra });
 const view = (r: ReturnType<typeof searchFullText>) => r.results.map((h) => ({ id: h.id, path: h.path, score: h.score, snippet: h.snippet, highlights: h.highlights }));
 
-/** The exhaustive answer (first sighting: FTS5 scores every match), then the answer once the phrases are scored and cached. */
+/**
+ * The reference: FTS5 scoring every match in one joined statement (the
+ * search as it was before broad queries were planned), with its own
+ * snippet(), in the shape of a search result.
+ */
+function reference(inp: SearchInput): ReturnType<typeof searchFullText> {
+  const handle = openStore({ store: "broad" });
+  const match = ftsMatchFor(inp, inp.match ?? "all")!;
+  const prefix = inp.prefix ? "and substr(d.path, 1, length(@prefix)) = @prefix" : "";
+  const rows = handle.sqlite
+    .prepare(
+      `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, bm25(chunks_fts) as rank,
+         snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) as snip
+       from chunks_fts join chunks c on c.id = chunks_fts.rowid join documents d on d.doc_id = c.doc_id
+       where chunks_fts match @match ${prefix} order by rank, c.id limit @take`,
+    )
+    .all({ match, take: inp.offset + inp.limit + 1, ...(inp.prefix ? { prefix: inp.prefix } : {}) }) as HitRow[];
+  const hits = rows.map((r) => ({ store: "broad", id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...snippetFor(r.snip, r) }));
+  return { mode: "fts", query: inp.q, match, results: hits.slice(inp.offset, inp.offset + inp.limit), hasMore: hits.length > inp.offset + inp.limit, stores: ["broad"] };
+}
+
+/** The first answer (FTS5 ranks every match), then the answer once the phrases are scored and cached; both checked against the reference. */
 function exhaustiveThenBroad(inp: SearchInput) {
   const handle = openStore({ store: "broad" });
-  const exhaustive = searchFullText({ handle, core: null, input: inp });
+  const first = searchFullText({ handle, core: null, input: inp });
+  const exhaustive = reference(inp);
+  expect(view(first)).toEqual(view(exhaustive));
   const built = searchFullText({ handle, core: null, input: inp });
   const cached = searchFullText({ handle, core: null, input: inp });
   return { exhaustive, built, cached };

@@ -245,7 +245,13 @@ export function runFts({
     const broad = broadTopWithinBudget({ db: reader.sqlite, schema, table: "chunks_fts", match, budget });
     if (broad) {
       onPlan?.(broad.plan);
-      return runWithinBudget(reader.sqlite, budget, () => pageOfBroadHits({ reader, schema, match, filters, take, top: broad.top }));
+      return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, match, filters, take, top: broad.top }));
+    }
+    if (!hasExplicitFilters(input)) {
+      // Only the default filter (expired memories): rank over the FTS table alone, then join and filter just the best rows.
+      // Joining chunks and documents and testing the filter for every match cost ~4× the ranking itself (46k matches: 550 vs 120 ms).
+      const ranked = reader.sqlite.prepare(`select rowid, bm25(chunks_fts) as rank from ${schema}.chunks_fts where chunks_fts match ? order by rank, rowid limit ?`);
+      return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, match, filters, take, top: (m) => ranked.all(match, m) as Bm25Row[] }));
     }
     const where = ["chunks_fts match ?", ...filters.where];
     const args: unknown[] = [match, ...filters.args];
@@ -271,16 +277,16 @@ type ChunkRowDetail = Omit<HitRow, "rank" | "snip"> & { text: string };
 /**
  * The first `take` ranked rows the filters keep, with their details and
  * snippets: ranked rows are read in growing batches (the filters may drop
- * some), and only the rows returned get a snippet.
+ * some), and only the rows returned are joined, filtered and get a snippet.
  */
-function pageOfBroadHits({ reader, schema, match, filters, take, top }: { reader: SearchReader; schema: "main" | "core"; match: string; filters: { where: string[]; args: unknown[] }; take: number; top: (m: number) => Bm25Row[] }): HitRow[] {
+function pageOfRankedHits({ reader, schema, match, filters, take, top }: { reader: SearchReader; schema: "main" | "core"; match: string; filters: { where: string[]; args: unknown[] }; take: number; top: (m: number) => Bm25Row[] }): HitRow[] {
   const details = reader.sqlite.prepare(
     `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, c.text
      from ${schema}.chunks c join ${schema}.documents d on d.doc_id = c.doc_id
      where c.id in (select value from json_each(?))${filters.where.map((w) => ` and ${w}`).join("")}`,
   );
   let kept: { row: Bm25Row; detail: ChunkRowDetail }[] = [];
-  for (let m = Math.max(2 * take, 32); ; m *= 4) {
+  for (let m = take + 16; ; m *= 4) {
     const rows = top(m);
     const found = new Map((details.all(JSON.stringify(rows.map((r) => r.rowid)), ...filters.args) as ChunkRowDetail[]).map((d) => [d.id, d]));
     kept = rows.flatMap((row) => (found.has(row.rowid) ? [{ row, detail: found.get(row.rowid)! }] : []));
