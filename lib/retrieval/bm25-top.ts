@@ -221,6 +221,8 @@ function fileOf(db: Database.Database, schema: string): string {
 
 /** Phrases scored per query at most: an OR of many common words is left to the exhaustive query. */
 export const MAX_PHRASES_BUILT = 4;
+/** A phrase is scored only if it matches at most this many times the rows its query matches. */
+const BUILD_RATIO = 3;
 
 /**
  * For a broad plain expression (more than BROAD_MATCH_ROWS matches), the
@@ -260,15 +262,26 @@ export function broadTopByBm25({
   const memo = memos.get(memoKey);
   if (memo && memo.state === state) return { top: memo.top, plan: { path: "phrase_scores", matches: memo.matches, built: 0, detail: planDetail(memo.matches, 0) } };
 
-  const matching = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck().get(match, BROAD_MATCH_ROWS + 1) as number;
+  const count = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck();
+  const matching = count.get(match, BROAD_MATCH_ROWS + 1) as number;
   if (matching <= BROAD_MATCH_ROWS) return null;
   const lists: (PhraseScores | null)[] = plain.phrases.map((p) => cached(keyOf(p), state));
   const missing = plain.phrases.filter((_, i) => !lists[i]);
-  const readyToBuild = missing.length <= MAX_PHRASES_BUILT && missing.every((p) => cache.seen.get(keyOf(p)) === state);
+  const refused = cache.seen.get(memoKey) === `${state}!`;
+  const readyToBuild = !refused && missing.length <= MAX_PHRASES_BUILT && missing.every((p) => cache.seen.get(keyOf(p)) === state);
   if (!readyToBuild) {
-    for (const p of missing) if (cache.seen.get(keyOf(p)) !== `${state}!`) cache.seen.set(keyOf(p), state);
+    for (const p of missing) cache.seen.set(keyOf(p), state);
     while (cache.seen.size > 10_000) cache.seen.delete(cache.seen.keys().next().value!);
     return null;
+  }
+  // Scoring a phrase costs what ranking its own rows costs: worth it when they are not many more than the query's matches
+  // (always for `any`; for `all` of common words whose rows mostly overlap). Otherwise not again in this index state.
+  const matches = count.get(match, Number.MAX_SAFE_INTEGER) as number;
+  for (const p of missing) {
+    if ((count.get(p, BUILD_RATIO * matches + 1) as number) > BUILD_RATIO * matches) {
+      cache.seen.set(memoKey, `${state}!`);
+      return null;
+    }
   }
   for (let i = 0; i < lists.length; i++) {
     if (lists[i]) continue;
@@ -277,8 +290,8 @@ export function broadTopByBm25({
     try {
       scores = build(() => scorePhrase({ db, schema, table, phrase: plain.phrases[i] }));
     } catch {
-      // Too costly to build now: not again until the index changes ('!' never equals a state).
-      cache.seen.set(key, `${state}!`);
+      // Too costly to build now: not again for this expression until the index changes ('!' never equals a state).
+      cache.seen.set(memoKey, `${state}!`);
       return null;
     }
     remember(key, { state, scores, bytes: scores.ids.byteLength + scores.scores.byteLength });
