@@ -11,7 +11,9 @@ import path from "node:path";
 import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { putDocuments } from "../lib/index/ingest";
+import { searchFullText } from "../lib/index/fulltext";
 import { searchInputSchema, searchStore } from "../lib/index/search";
+import { buildFtsMatch } from "../lib/retrieval";
 import { createStore, openCoreFor, openStore } from "../lib/stores/stores";
 import { ensureProductionBuild, freePort, RELIABILITY_TOKEN, startServer } from "../tests/fixtures/next-server";
 import { percentile, printTable } from "./table";
@@ -35,6 +37,64 @@ function seed(dataDir: string, docs: number): void {
     putDocuments({ handle, input: { documents }, actor: "bench" });
   }
   closeAllDatabases();
+}
+
+/** Words that are in every document, two or three at a time: the broad query set. */
+const BROAD_SET = ["rotation ledger", "backup restore", "cipher kernel socket", "thread cache", "queue shard replica", "vacuum index", "token audit", "rotation socket"];
+const ROUNDS = 5;
+
+/** Top 10 chunk ids as FTS5 ranks every match (one joined statement, bm25 for every row): the reference for agreement. */
+function exhaustiveTop10({ q, match }: { q: string; match: "all" | "any" }): number[] {
+  const handle = openStore({ store: "bench" });
+  return handle.sqlite
+    .prepare(`select c.id from chunks_fts join chunks c on c.id = chunks_fts.rowid where chunks_fts match ? order by bm25(chunks_fts), c.id limit 10`)
+    .pluck()
+    .all(buildFtsMatch(q, { match })) as number[];
+}
+
+/**
+ * In process, the route's own call (searchStore, fts, limit 10, default
+ * grouping): the first call of each query (FTS5 ranks every match), the
+ * second (a broad query's phrases are scored and kept), then ROUNDS more
+ * (p50/p95: what a repeated query costs); agreement is the
+ * mean overlap@10 of searchFullText's top 10 chunk ids with exhaustiveTop10
+ * (|A ∩ B| / 10), and how many queries have the identical ordered list.
+ */
+async function inProcess(size: number): Promise<Record<string, string | number>[]> {
+  const handle = openStore({ store: "bench" });
+  const sets: [string, string[], "all" | "any"][] = [
+    ["broad: 8 queries of 2–3 words in every document, match=all", BROAD_SET, "all"],
+    ["broad: same 8 queries, match=any", BROAD_SET, "any"],
+    ["selective: 8 queries item<n>", Array.from({ length: 8 }, (_, i) => `item${(i * 1237 + 42) % size}`), "all"],
+  ];
+  const rows: Record<string, string | number>[] = [];
+  for (const [name, qs, match] of sets) {
+    const samples: number[] = [];
+    const firstCalls: number[] = [];
+    const secondCalls: number[] = [];
+    let overlap = 0;
+    let identical = 0;
+    for (const q of qs) {
+      const input = searchInputSchema.parse({ q, mode: "fts", limit: 10, match });
+      for (const first of [firstCalls, secondCalls]) {
+        const t = performance.now();
+        await searchStore({ handle, core: null, input });
+        first.push(performance.now() - t);
+      }
+      for (let r = 0; r < ROUNDS; r++) {
+        const t = performance.now();
+        await searchStore({ handle, core: null, input });
+        samples.push(performance.now() - t);
+      }
+      const got = searchFullText({ handle, core: null, input: { ...input, group: "chunk" } }).results.map((h) => h.id);
+      const want = exhaustiveTop10({ q, match });
+      overlap += got.filter((id) => want.includes(id)).length / Math.max(1, want.length);
+      if (got.join() === want.join()) identical++;
+    }
+    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    rows.push({ documents: size, queries: name, "1st call ms (mean)": mean(firstCalls), "2nd call ms (mean)": mean(secondCalls), "later runs": samples.length, "p50 ms": percentile(samples, 50), "p95 ms": percentile(samples, 95), "overlap@10 vs exhaustive bm25": overlap / qs.length, "identical top 10": `${identical}/${qs.length}` });
+  }
+  return rows;
 }
 
 /** CONCURRENCY clients in a closed loop for SECONDS; latency per request. */
@@ -91,6 +151,7 @@ async function startBareServer(): Promise<{ url: string; close: () => Promise<vo
 export default async function apiBench(): Promise<void> {
   ensureProductionBuild();
   const rows: Record<string, string | number>[] = [];
+  const local: Record<string, string | number>[] = [];
   // Broad: two words in every document (bm25 ranks them all); selective: one document's unique word.
   const queries = [
     ["broad", `/stores/bench/search?q=${encodeURIComponent("rotation ledger")}&mode=fts&limit=10`],
@@ -125,10 +186,12 @@ export default async function apiBench(): Promise<void> {
         rows.push({ documents: size, server: `bare node:http, same searchStore call, ${kind} query`, "req/s": r.rps, "p50 ms": r.p50, "p95 ms": r.p95, errors: r.errors });
       }
       await bare.close();
+      local.push(...(await inProcess(size)));
       closeAllDatabases();
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   }
   printTable(`API throughput: ${CONCURRENCY} keep-alive clients for ${SECONDS} s each on 127.0.0.1, fts, limit 10; broad = "rotation ledger" (in every document), selective = "item4242"`, rows);
+  printTable(`In process: searchStore as the route calls it (fts, limit 10), first and second call, then ${ROUNDS} more per query; agreement = mean overlap@10 of the top 10 chunk ids with FTS5 scoring every match`, local);
 }
