@@ -22,6 +22,11 @@ import { createNode } from "../lib/graph/nodes";
 import { createOrMergeRelation } from "../lib/graph/relations";
 import { rememberByQuery } from "../lib/graph/remember";
 import { thinkThought } from "../lib/graph/thoughts";
+import { THOUGHT_KIND } from "../lib/graph/thoughts";
+import { NODE_KIND } from "../lib/graph/nodes";
+import { knnSourceOf } from "../lib/embed/vector-index";
+import { startQueryBudget } from "../lib/db/query-budget";
+import { broadTopWithinBudget, buildFtsMatch, planQueryVector, vectorNeighbours } from "../lib/retrieval";
 import { loadTextWindows } from "./corpus";
 import { percentile, printTable } from "./table";
 
@@ -90,6 +95,40 @@ function seedGraph({ handle, texts, offset, thoughts }: { handle: StoreHandle; t
   return { writeMs: performance.now() - started, writes: thoughts + 3 * nodes + relations, nodeNames, nodeIds, thoughtIds };
 }
 
+/**
+ * Where remember's time goes, per query on the store alone: its full-text
+ * leg (the same OR match, 25 candidates from thoughts_fts and kg_node_fts,
+ * as remember runs it), its vector leg (query embedding plus thought and
+ * node KNN, 25 each) and the whole call; the rest is per-row work (loading
+ * candidates, cosines, one-hop expansion, scoring).
+ */
+async function rememberSplit({ queries, thoughts }: { queries: { query: string }[]; thoughts: number }): Promise<Row> {
+  const handle = openStore({ store: "bench" });
+  const fts: number[] = [];
+  const vec: number[] = [];
+  const whole: number[] = [];
+  for (const { query } of queries) {
+    let t = performance.now();
+    const match = buildFtsMatch(query, { match: "any", maxTerms: 16 });
+    if (match) {
+      for (const table of ["thoughts_fts", "kg_node_fts"]) {
+        const broad = broadTopWithinBudget({ db: handle.sqlite, schema: "main", table, match, budget: startQueryBudget({ hint: "" }) });
+        if (broad) broad.top(25);
+        else handle.sqlite.prepare(`select rowid as seq, bm25(${table}) as rank from main.${table} where ${table} match ? order by rank, rowid limit ?`).all(match, 25);
+      }
+    }
+    fts.push(performance.now() - t);
+    t = performance.now();
+    const plan = await planQueryVector({ handle, text: query });
+    if (plan.ok) for (const kind of [THOUGHT_KIND, NODE_KIND]) vectorNeighbours({ sources: [{ store: handle.store, source: knnSourceOf(handle), fingerprintId: plan.fingerprint.id }], kind, query: plan.vector, k: 25, floor: 0 });
+    vec.push(performance.now() - t);
+    t = performance.now();
+    await rememberByQuery({ handle, core: null, input: { query } });
+    whole.push(performance.now() - t);
+  }
+  return { thoughts, "remember p50 ms": percentile(whole, 50), "full-text leg p50 ms": percentile(fts, 50), "vector leg p50 ms": percentile(vec, 50), "rest (per-row work) p50 ms": Math.max(0, percentile(whole, 50) - percentile(fts, 50) - percentile(vec, 50)), "full-text leg p95 ms": percentile(fts, 95), "vector leg p95 ms": percentile(vec, 95) };
+}
+
 const CONFIGS = [
   { label: "store only", includeCore: false, weights: undefined },
   { label: "store only, semantic weight only", includeCore: false, weights: { episodic: 0, procedural: 0, relation: 0, conflict: 0 } },
@@ -150,7 +189,7 @@ async function measureRemember({ cfg, queries, thoughts }: { cfg: (typeof CONFIG
 }
 
 /** Seed one size in a fresh DATA_DIR, drain the embed queue with the real worker, then run every configuration that size has stores for. */
-async function runSize({ size, texts }: { size: Size; texts: string[] }): Promise<{ seedRows: Row[]; rememberRows: Row[]; vectors: string }> {
+async function runSize({ size, texts }: { size: Size; texts: string[] }): Promise<{ seedRows: Row[]; rememberRows: Row[]; splitRow: Row; vectors: string }> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-graph-"));
   process.env.DATA_DIR = dataDir;
   // The whole seed is queued before the worker runs; keep the store out of degraded mode meanwhile.
@@ -185,7 +224,8 @@ async function runSize({ size, texts }: { size: Size; texts: string[] }): Promis
     const queries = knownItemQueries({ seeded: known!, texts, thoughts: size.thoughts });
     const rememberRows: Row[] = [];
     for (const cfg of CONFIGS.filter((c) => !c.includeCore || size.stores.some((s) => s === "core"))) rememberRows.push(await measureRemember({ cfg, queries, thoughts: size.thoughts }));
-    return { seedRows, rememberRows, vectors: getStoreDb("bench").vectors.available ? "sqlite-vec SimHash index" : "JS scan" };
+    const splitRow = await rememberSplit({ queries, thoughts: size.thoughts });
+    return { seedRows, rememberRows, splitRow, vectors: getStoreDb("bench").vectors.available ? "sqlite-vec SimHash index" : "JS scan" };
   } finally {
     closeAllDatabases();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -216,14 +256,17 @@ export default async function run() {
   const texts = loadTextWindows(Math.max(...SIZES.map((s) => s.stores.length * s.thoughts * 1.5)));
   const seedRows: Row[] = [];
   const rememberRows: Row[] = [];
+  const splitRows: Row[] = [];
   let vectors = "";
   for (const size of SIZES) {
     const r = await runSize({ size, texts });
     seedRows.push(...r.seedRows);
     rememberRows.push(...r.rememberRows);
+    splitRows.push(r.splitRow);
     vectors = r.vectors;
   }
   printTable(`Seed through the domain functions (${SEED_BATCH} calls per transaction), then the real embed worker (batches of 256); core only at ${SIZES[0].thoughts}`, seedRows);
   printTable(`remember latency (limit 10, 25 candidates per source, min edge weight 0.5; vectors: ${vectors}); store + core only at ${SIZES[0].thoughts}`, rememberRows);
+  printTable("remember, store only: where the time goes (each leg timed alone on the same queries, after the table above)", splitRows);
   printTable(`remember: how cost grows from ${SIZES[0].thoughts} to ${largest.thoughts} thoughts (same queries, same configurations)`, growthRows({ seedRows, rememberRows, sizes: [SIZES[0].thoughts, largest.thoughts] }));
 }
