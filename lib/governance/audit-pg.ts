@@ -11,7 +11,8 @@ import type { AuditEntry } from "./audit";
  * id = tail + 1. The lock is held until the caller's transaction commits, so
  * an audited change and its audit row commit together and a rolled-back one
  * leaves no gap. The price: audited writes are serialized database-wide, as
- * they are on SQLite.
+ * they are on SQLite. Append it as the last write of a transaction, so the
+ * lock is held briefly and never taken before a row lock (no lock-order deadlock).
  */
 export async function appendAuditPg({ db, entry }: { db: PgGovernanceExecutor; entry: AuditEntry }): Promise<AuditChainRow> {
   return db.transaction(async (tx) => {
