@@ -10,6 +10,7 @@ import { sql, type InferSelectModel } from "drizzle-orm";
  * - autoincrement ids are identity columns, except audit_log.id, which
  *   appendAudit assigns as max + 1 under the chain's lock, so the chain has no
  *   gaps even when a transaction rolls back (a sequence would leave one);
+ * - validations.recorded_seq stands in for SQLite's rowid (recording order);
  * - JSON stays text: the audit hash covers the exact string, and SQLite rows copy over byte for byte.
  */
 const epochMs = (name: string) => bigint(name, { mode: "number" });
@@ -147,6 +148,8 @@ export const validations = pgTable(
       .notNull()
       .references(() => tasks.taskId),
     runId: text("run_id").references(() => skillRuns.runId),
+    /** Recording order (SQLite's rowid): breaks ties between validations of one millisecond; the latest one decides the verdict. */
+    recordedSeq: bigint("recorded_seq", { mode: "number" }).notNull().generatedByDefaultAsIdentity(),
     criticPassed: boolean("critic_passed"),
     runnerPassed: boolean("runner_passed"),
     detailsJson: text("details_json").notNull(),
