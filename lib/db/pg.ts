@@ -34,18 +34,21 @@ export const PG_LOCK = {
 const MIGRATIONS_FOLDER = path.join(process.cwd(), "drizzle", "pg", "governance");
 
 /** Pool limits: `max` connections per process; waiting longer than 10 s for one is an error, not a hang. */
-export function openPgPool({ url, max }: { url: string; max: number }): Pool {
+export function openPgPool({ url, max, connectionTimeoutMs = 10_000 }: { url: string; max: number; connectionTimeoutMs?: number }): Pool {
   const pool = new Pool({
     connectionString: url,
     max,
     idleTimeoutMillis: 30_000,
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: connectionTimeoutMs,
     // Recycled hourly, so a fail-over or a pgbouncer restart does not pin dead sessions.
     maxLifetimeSeconds: 3600,
     application_name: "dualmind",
   });
-  // An idle client's socket error (server restart) must not crash the process; the pool drops that client.
+  // A connection lost while idle in the pool (server restart, fail-over) must not crash the process; the pool drops it.
   pool.on("error", (e) => log("warn", "postgres: idle connection lost", { reason: e.message }));
+  // Nor one lost while checked out between two queries of a transaction: node-postgres emits that on the
+  // client, where no listener means an uncaught exception; the next query on it fails and is answered 503.
+  pool.on("connect", (client) => client.on("error", (e) => log("warn", "postgres: connection lost", { reason: e.message })));
   return pool;
 }
 
