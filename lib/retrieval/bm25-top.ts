@@ -22,9 +22,13 @@ import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query
  * an entry is valid only while the table's FTS5 structure record (rewritten
  * by every committed change, from any connection or process) is the one it
  * was built under. A phrase's scores are built the second time the phrase
- * takes part in a broad query under the same index state, so a one-off query,
- * or a store being written between queries, pays no more than the exhaustive
- * query it would have run anyway.
+ * takes part in a broad query under the same index state, and only when its
+ * rows are at most BUILD_RATIO times the query's matches (at most
+ * MAX_PHRASES_BUILT per query), so a one-off query, a store being written
+ * between queries, or an AND of common words that rarely meet runs the
+ * exhaustive query instead. The building query costs about twice that
+ * query (measured: 1.3–2.1 s vs 0.6–1.1 s for two words in all 100k rows on
+ * a loaded machine); every later one a few milliseconds.
  */
 
 /** A query matching more rows than this is broad: fewer are scored exhaustively by FTS5 itself (cheap). */
