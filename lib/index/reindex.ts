@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { eq, isNotNull, sql } from "drizzle-orm";
 import { storeDir, type StoreHandle } from "../db/connection";
+import { preparedOnce } from "../db/statements";
 import { categories, memories, meta } from "../db/schema/index";
 import { AppError } from "../errors";
 import { log } from "../log";
@@ -234,9 +235,9 @@ function applyCategoryDescriptions({ handle, descriptions }: { handle: StoreHand
   }
 }
 
-/** When the index was last built from the files (undefined: never, e.g. a deleted index.db). */
+/** When the index was last built from the files (undefined: never, e.g. a deleted index.db). Read on every store open, so prepared once per connection. */
 function indexBuiltAt({ handle }: { handle: StoreHandle }): string | undefined {
-  return handle.db.select({ value: meta.value }).from(meta).where(eq(meta.key, "index_built_at")).get()?.value;
+  return (preparedOnce(handle.sqlite, "select value from meta where key = 'index_built_at'").get() as { value: string } | undefined)?.value;
 }
 
 const g = globalThis as unknown as { __dualmindReindexing?: Set<string> };
