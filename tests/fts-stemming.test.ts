@@ -15,7 +15,7 @@ import { reindexStore } from "@/lib/index/reindex";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { verifyStore } from "@/lib/index/verify";
 import { createStore, openStore } from "@/lib/stores/stores";
-import { useTempDataDir } from "./helpers";
+import { migrationsUpTo, useTempDataDir } from "./helpers";
 
 // The chunk full-text index gains stemming (porter) by a migration that
 // rebuilds only that index, resumably. These tests build a store the way the
@@ -39,20 +39,6 @@ afterEach(() => {
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 
-/** The index migrations as the previous release shipped them: the journal and files up to LAST_OLD_MIGRATION. */
-function oldMigrationsFolder(): string {
-  const folder = path.join(scratch, "index-migrations");
-  fs.cpSync(path.join(process.cwd(), "drizzle", "index"), folder, { recursive: true });
-  const journalFile = path.join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(fs.readFileSync(journalFile, "utf8")) as { entries: { idx: number; tag: string }[] };
-  const cut = journal.entries.findIndex((e) => e.tag === LAST_OLD_MIGRATION);
-  expect(cut).toBeGreaterThan(0);
-  for (const e of journal.entries.slice(cut + 1)) fs.rmSync(path.join(folder, `${e.tag}.sql`));
-  journal.entries = journal.entries.slice(0, cut + 1);
-  fs.writeFileSync(journalFile, JSON.stringify(journal));
-  return folder;
-}
-
 const FILLER = "ledger harbor quartz meadow lantern copper violet summit orchard canyon ember willow granite parcel beacon thistle".split(" ");
 
 /**
@@ -66,7 +52,7 @@ function createOldStore({ store, docs }: { store: string; docs: number }): void 
   const sqlite = new Database(path.join(dir, "index.db"));
   applyPragmas(sqlite);
   loadVectorExtension(sqlite);
-  migrate(drizzle(sqlite), { migrationsFolder: oldMigrationsFolder() });
+  migrate(drizzle(sqlite), { migrationsFolder: migrationsUpTo({ which: "index", last: LAST_OLD_MIGRATION, scratch }) });
   const random = seededRandom(16);
   const filler = (n: number) => Array.from({ length: n }, () => FILLER[Math.floor(random() * FILLER.length)]).join(" ");
   const all = [EARLY, ...Array.from({ length: docs - 2 }, (_, i) => ({ path: `notes/n${String(i).padStart(5, "0")}.md`, text: "" })), LATE];

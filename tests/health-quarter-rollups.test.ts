@@ -12,7 +12,7 @@ import { generateDemoRollups } from "@/lib/metrics/demo";
 import { getOverviewNumbers, loadObservabilityDashboard } from "@/lib/metrics/health";
 import { prepareLatencySeries, prepareRouteTable, windowForRange, type LatencyBucketRow } from "@/lib/metrics/preparers";
 import { flushLatencyRollups, foldRollups, QUARTER_HOUR_MS } from "@/lib/metrics/rollups";
-import { useTempDataDir } from "./helpers";
+import { migrationsUpTo, useTempDataDir } from "./helpers";
 
 // The 24h Observability view reads quarter-hour rollups (96 rows per route
 // instead of 1440 minutes). These tests check that it shows exactly what the
@@ -119,25 +119,11 @@ describe("governance migration 0008 (quarter-hour rollups)", () => {
   });
   afterEach(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
-  /** The governance migrations as the previous release shipped them. */
-  function oldMigrationsFolder(): string {
-    const folder = path.join(scratch, "governance-migrations");
-    fs.cpSync(path.join(process.cwd(), "drizzle", "governance"), folder, { recursive: true });
-    const journalFile = path.join(folder, "meta", "_journal.json");
-    const journal = JSON.parse(fs.readFileSync(journalFile, "utf8")) as { entries: { idx: number; tag: string }[] };
-    const cut = journal.entries.findIndex((e) => e.tag === LAST_OLD_MIGRATION);
-    expect(cut).toBeGreaterThan(0);
-    for (const e of journal.entries.slice(cut + 1)) fs.rmSync(path.join(folder, `${e.tag}.sql`));
-    journal.entries = journal.entries.slice(0, cut + 1);
-    fs.writeFileSync(journalFile, JSON.stringify(journal));
-    return folder;
-  }
-
   /** A governance.db at the old schema holding minute (and hour) rows, written with the old release's SQL. */
   function createOldGovernance(minutes: MinuteRollup[]): void {
     const sqlite = new Database(path.join(env.dataDir, "governance.db"));
     applyPragmas(sqlite);
-    migrate(drizzle(sqlite), { migrationsFolder: oldMigrationsFolder() });
+    migrate(drizzle(sqlite), { migrationsFolder: migrationsUpTo({ which: "governance", last: LAST_OLD_MIGRATION, scratch }) });
     const h = LATENCY_BUCKET_BOUNDS_MS.map((_, i) => `h${i}`);
     const insert = sqlite.prepare(
       `insert into metric_rollups (ts, resolution_s, route, count, error_count, client_error_count, sum_ms, by_status, ${h.join(", ")}) values (?, ?, ?, ?, ?, ?, ?, ?, ${h.map(() => "?").join(", ")})`,
