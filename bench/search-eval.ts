@@ -94,7 +94,7 @@ export async function prepareCorpus({ root, include, store }: { root: string; in
 
 export type EvalRow = { label: string; mrr: number; hit10: number; byType: Record<string, number>; latencies: number[] };
 
-export async function evaluateMode(store: string, queries: LabelledQuery[], label: string, params: Record<string, unknown>): Promise<EvalRow> {
+export async function evaluateMode(store: string, queries: LabelledQuery[], label: string, params: Record<string, unknown>, tuning?: SearchTuning): Promise<EvalRow> {
   let mrr = 0;
   let hits = 0;
   const byType: Record<string, { mrr: number; n: number }> = {};
@@ -102,7 +102,7 @@ export async function evaluateMode(store: string, queries: LabelledQuery[], labe
   for (const lq of queries) {
     const input = searchInputSchema.parse({ q: lq.q, limit: 10, ...params });
     const started = performance.now();
-    const res = await searchStore({ handle: openStore({ store }), core: null, input });
+    const res = await searchStore({ handle: openStore({ store }), core: null, input, tuning });
     latencies.push(performance.now() - started);
     const rank = res.results.findIndex((h) => h.path === lq.target);
     const rr = rank >= 0 ? 1 / (rank + 1) : 0;
