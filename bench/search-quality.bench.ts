@@ -177,8 +177,10 @@ async function latencyBySize(): Promise<void> {
       await drainEmbedQueues({ stores: [store], batchSize: 256 });
       const chunks = (handle.sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
       const queries = buildLabelledSet(windows.slice(0, size).map((text, i) => ({ path: String(i), text })), LATENCY_QUERIES);
-      for (const [label, params] of modeConfigs()) {
-        const r = await evaluateMode(store, queries, label, params);
+      // The last row is the baseline in the same run: the default as it ranked before the exact-form factor and best-chunk grouping.
+      const baseline: [string, Record<string, unknown>, SearchTuning?] = ["default, as before (no exact-form factor, damped sum)", {}, { exactFormBoost: 0, document: { combine: "damped_sum", damping: 0.3 } }];
+      for (const [label, params, tuning] of [...modeConfigs(), baseline] as [string, Record<string, unknown>, SearchTuning?][]) {
+        const r = await evaluateMode(store, queries, label, params, tuning);
         recordSamples(samples, { method: label, size: chunks, samples: r.latencies });
         rows.push({ chunks, mode: label, "p50 ms": percentile(r.latencies, 50), "p95 ms": percentile(r.latencies, 95) });
       }
