@@ -90,11 +90,10 @@ export { FUSION_WEIGHTS, RRF_K } from "../retrieval";
 /**
  * How a document's matching chunks combine into its score (group=document),
  * chosen by measurement (bench/search-quality.bench.ts, both known-item sets;
- * numbers in the issue note). Over the stemmed index the best chunk alone
- * ranks documents better than adding the others' damped scores (hybrid,
- * best chunk vs + 0.3^i: chunk-level set 0.519 vs 0.503 MRR@10, document set
- * 0.581 vs 0.575; with the exact-form factor 0.551 vs 0.544 on the chunk set,
- * even on the document set), so `max` is the default:
+ * bench/results/latest.md). Over the stemmed index the best chunk alone ranks
+ * documents better than adding the others' damped scores (default hybrid,
+ * best chunk vs + 0.3^i: chunk-level set 0.551 vs 0.532 MRR@10; document set
+ * 0.582 vs 0.584, within noise), so `max` is the default:
  * - combine `max` ranks a document by its best chunk; `damped_sum` adds each
  *   further chunk's score times damping^(i−1), so a document that matches in
  *   several places beats one lucky passage, without long documents winning
@@ -112,13 +111,15 @@ export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "d
  * Exact-form evidence over the stemmed index: a chunk's bm25 is multiplied by
  * (1 + EXACT_FORM_BOOST × the share of the query's content words it contains
  * as written), so an exact match outranks a stem-only one. Chosen by
- * measurement (bench/search-quality.bench.ts, numbers in the issue note): the
+ * measurement (bench/search-quality.bench.ts, bench/results/latest.md): the
  * porter index (migration 0009) cost the chunk-level known-item set's exact
- * third 0.65 → 0.59 MRR@10, because "configuration" then ranks every
- * "configured"/"configures" chunk alike; this brings it back above the
- * unstemmed index (0.67) while keeping what stemming finds. A second,
- * unstemmed FTS index with the two bm25 summed scored a little higher on
- * the document set but doubles the index and the lexical query's cost.
+ * third 0.65 → 0.58 MRR@10, because "configuration" then ranks every
+ * "configured"/"configures" chunk alike; with this factor it is 0.667, what
+ * an unstemmed index scores, while stemming still finds inflected forms
+ * (default: 0.519 → 0.551). Factors 1 and 2 scored within 0.006 of 0.5.
+ * A second, unstemmed FTS index with the two bm25 summed scored a little
+ * higher (document set 0.589, chunk set 0.564) but doubles the index, its
+ * write cost and the lexical query's cost.
  */
 export const EXACT_FORM_BOOST = 0.5;
 
