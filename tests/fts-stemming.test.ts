@@ -99,6 +99,10 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(ftsRebuildState(handle)).toEqual({ pending: true, done: 500, total: 2000 });
     expect(await searchPaths(handle, "running backup")).toEqual([EARLY.path]);
     expect(await searchPaths(handle, "bird frosts")).toEqual([]);
+    // The answer says it was given from part of the index, so an empty or thin answer is not mistaken for "not there".
+    const during = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "bird frosts", mode: "fts" }) });
+    expect(during.ftsRebuild).toEqual([{ store: "old", pending: true, done: 500, total: 2000 }]);
+    expect(during.warnings.map((w) => w.code)).toContain("fts_rebuilding");
 
     const end = await runFtsRebuild({ handle, batchSize: 500 });
     expect(end).toEqual({ pending: false, done: 2000, total: 2000 });
@@ -106,6 +110,9 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(meta("fts_rebuild_target")).toBeUndefined();
     expect(await searchPaths(handle, "running backups")).toEqual([EARLY.path]);
     expect(await searchPaths(handle, "bird frosts")).toEqual([LATE.path]);
+    const after = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "bird frosts", mode: "fts" }) });
+    expect(after.ftsRebuild).toBeUndefined();
+    expect(after.warnings.map((w) => w.code)).not.toContain("fts_rebuilding");
     ftsIntegrityCheck(handle);
     expect(verifyStore({ handle }).consistent).toBe(true);
   });
@@ -187,6 +194,21 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect((handle.sqlite.prepare("select value from meta where key = 'fts_tokenizer'").get() as { value: string }).value).toBe(CHUNK_FTS_TOKENIZER);
     ingestDocument({ handle, path: "ops/backups.md", origin: "api", text: EARLY.text, mtime: 1 });
     expect(await searchPaths(handle, "running backups")).toEqual(["ops/backups.md"]);
+  });
+
+  it("an exact written form outranks a stem-only match, in every mode that reads full text", async () => {
+    createStore({ input: { name: "forms" }, actor: "test" });
+    const handle = openStore({ store: "forms" });
+    // The stem-only document says "configured" more often, so bm25 alone ranks it first.
+    ingestDocument({ handle, path: "a/stem-only.md", origin: "api", text: "The proxy is configured, and configured again, for the edge hosts.", mtime: 1 });
+    ingestDocument({ handle, path: "b/exact.md", origin: "api", text: "The proxy configuration lives in one file for the edge hosts.", mtime: 1 });
+    const bm25Only = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode: "fts" }), tuning: { exactFormBoost: 0 } });
+    expect(bm25Only.results.map((h) => h.path)).toEqual(["a/stem-only.md", "b/exact.md"]);
+    for (const mode of ["fts", "hybrid"] as const) {
+      const r = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode, explain: true }) });
+      expect(r.results.map((h) => h.path)).toEqual(["b/exact.md", "a/stem-only.md"]);
+      expect(r.results[0].signals?.why).toMatch(/100% of the words as written/);
+    }
   });
 
   it("`reindex --fts-only` rebuilds the whole full-text index from the chunks, audited", () => {

@@ -70,3 +70,23 @@ export function matchExpression(terms: string[], match: "all" | "any"): string |
   if (terms.length === 0) return null;
   return terms.map(quote).join(match === "any" ? " OR " : " ");
 }
+
+/** A word as the unicode61 tokenizer (remove_diacritics 2) folds it: NFKC, lowercased, accents removed. */
+export function foldWord(word: string): string {
+  return word.normalize("NFKC").toLowerCase().normalize("NFD").replace(/\p{M}/gu, "").normalize("NFC");
+}
+
+/**
+ * The share of `terms` (folded, see foldWord) that `text` contains in their
+ * exact written form, not only through a shared stem: with the stemmed chunk
+ * index, "configuration" also matches "configured" and "configures", and this
+ * is what tells the chunk that says "configuration" apart (lib/index/search.ts
+ * EXACT_FORM_BOOST).
+ */
+export function exactFormShare(terms: readonly string[], text: string): number {
+  if (terms.length === 0) return 0;
+  const words = new Set((text.normalize("NFKC").match(/[\p{L}\p{N}\p{M}]+/gu) ?? []).map(foldWord));
+  let found = 0;
+  for (const t of terms) if (words.has(t)) found++;
+  return found / terms.length;
+}
