@@ -58,5 +58,11 @@ describe("exact written forms", () => {
     expect(exactFormShare(terms, "The proxy is configured; cafés nearby")).toBeCloseTo(1 / 3);
     expect(exactFormShare(terms, "nothing here")).toBe(0);
     expect(exactFormShare([], "anything")).toBe(0);
+    // Whole words only, in ASCII text and in text with accents or letters outside the BMP beside the word.
+    expect(exactFormShare(["proxy"], "proxyless reverse-proxy")).toBe(1);
+    expect(exactFormShare(["proxy"], "proxyless proxying")).toBe(0);
+    expect(exactFormShare(["cafe"], "décafe et cafés — un CAFÉ")).toBe(1);
+    expect(exactFormShare(["cafe"], "décafe et cafés")).toBe(0);
+    expect(exactFormShare(["cafe"], "𝐀cafe cafe𝐀")).toBe(0);
   });
 });
