@@ -122,8 +122,9 @@ function metaValue({ db, schema }: AnnSource, key: string): string | undefined {
   return (db.prepare(`select value from ${schema}.meta where key = ?`).get(key) as { value: string } | undefined)?.value;
 }
 
+/** The last seq the log ever issued (sqlite_sequence keeps it after pruning empties the table). */
 function logHead({ db, schema }: AnnSource): number {
-  return (db.prepare(`select coalesce(max(seq), 0) as s from ${schema}.embedding_log`).get() as { s: number }).s;
+  return (db.prepare(`select coalesce((select seq from ${schema}.sqlite_sequence where name = 'embedding_log'), 0) as s`).get() as { s: number }).s;
 }
 
 function countVectors({ db, schema }: AnnSource, fingerprintId: string, kind: string): number {
@@ -393,13 +394,14 @@ export function buildAnnIndex({ source, fingerprintId, kind, dim, fresh = false,
   const r = stateFor({ src: source, fingerprintId, kind, dim });
   if (!r || "small" in r.state) return 0;
   const st = r.state;
-  const total = st.cursor === null ? 0 : countVectors(source, fingerprintId, kind);
+  const building = st.cursor !== null;
+  const total = building ? countVectors(source, fingerprintId, kind) : 0;
   while (st.cursor !== null) {
     buildStep(source, st, 0);
     onProgress?.({ phase: "scanning", added: st.index.size(), total });
   }
   catchUp(source, st);
-  if (st.changesSincePersist > 0 || !readHeader(st.dir, st.base)) {
+  if (building || st.changesSincePersist > 0 || !readHeader(st.dir, st.base)) {
     persist(st, (stage) => onProgress?.({ phase: "saving", stage }));
     pruneLog(source, st.dir);
   }
