@@ -107,12 +107,15 @@ function timed(queries: Float32Array[], truth: number[][], fn: (q: Float32Array)
   return { p50: percentile(t, 50), p95: percentile(t, 95), recall: hit / queries.length };
 }
 
+/** A KNN already built elsewhere (dualmind's own paths), measured beside the libraries. */
+export type MeasuredKnn = { label: string; buildMs: number; rssMb: number | string; diskMb: number; setup?: () => void; search: (q: Float32Array) => number[]; filtered: (q: Float32Array, allowed: Set<number>) => number[] };
+
 /**
- * One row per library at this size. `truth` is the exact top-10 over ids
- * 1..n; `simhash` is the current path measured in the same run (its build
- * time is the rebuild from BLOBs, passed in).
+ * One row per KNN at this size: dualmind's paths (`ours`, ids = ref ids
+ * 1..n) and each library built here on the same vectors. `truth` is the
+ * exact top-10 over ids 1..n.
  */
-export function compareAnnLibraries({ vectors, queries, truth, simhash, withHnswlib = true }: { vectors: Float32Array[]; queries: Float32Array[]; truth: number[][]; simhash?: { label: string; buildMs: number; diskMb: number; search: (q: Float32Array) => number[]; filtered: (q: Float32Array, allowed: Set<number>) => number[] }; withHnswlib?: boolean }): Record<string, string | number>[] {
+export function compareAnnLibraries({ vectors, queries, truth, ours, withHnswlib = true }: { vectors: Float32Array[]; queries: Float32Array[]; truth: number[][]; ours: MeasuredKnn[]; withHnswlib?: boolean }): Record<string, string | number>[] {
   const n = vectors.length;
   const allowed = new Set(Array.from({ length: Math.floor(n / 10) }, (_, i) => i * 10 + 1));
   const filteredTruth = queries.map((q) => exactTopK(vectors, q, K, allowed));
@@ -130,8 +133,9 @@ export function compareAnnLibraries({ vectors, queries, truth, simhash, withHnsw
       "filtered 10% p50 ms": filt.p50,
       "filtered recall@10": filt.recall.toFixed(3),
     });
-  if (simhash) {
-    row(simhash.label, { buildMs: simhash.buildMs, rssMb: "in SQLite", diskMb: simhash.diskMb }, timed(queries, truth, simhash.search), timed(queries, filteredTruth, (q) => simhash.filtered(q, allowed)));
+  for (const m of ours) {
+    m.setup?.();
+    row(m.label, m, timed(queries, truth, m.search), timed(queries, filteredTruth, (q) => m.filtered(q, allowed)));
   }
   const libs: (() => Built)[] = [() => buildUsearch(vectors, ScalarKind.F32), () => buildUsearch(vectors, ScalarKind.F16), () => buildUsearch(vectors, ScalarKind.I8)];
   if (withHnswlib) libs.push(() => buildHnswlib(vectors));
