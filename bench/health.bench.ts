@@ -15,7 +15,7 @@ import path from "node:path";
 import { percentile, printTable } from "./table";
 
 const DAY = 86_400_000;
-const PORT = 3707;
+const PORT = Number(process.env.BENCH_HEALTH_PORT ?? 3707);
 const BASE = `http://127.0.0.1:${PORT}`;
 const PASSWORD = "bench-admin-password";
 

@@ -1,4 +1,4 @@
-import { HealthAutoRefresh } from "@/components/health-auto-refresh";
+import { AutoRefresh } from "@/components/auto-refresh";
 import type { ReembedProgress } from "@/lib/embed/reembed";
 import { formatCount, formatNumber, formatTime } from "@/lib/format";
 
@@ -19,7 +19,7 @@ export function ReembedJobProgress({ job }: { job: ReembedProgress }) {
   const pct = job.total > 0 ? Math.round((100 * job.done) / job.total) : 100;
   return (
     <div className="space-y-1 rounded bg-slate-100 p-2" data-testid="reembed-progress" data-status={job.status}>
-      <HealthAutoRefresh active={job.status === "running"} everyMs={JOB_REFRESH_MS} />
+      <AutoRefresh active={job.status === "running"} everyMs={JOB_REFRESH_MS} />
       {job.status === "done" ? (
         <p>
           Re-embed to {job.targetFingerprintId} done: {formatCount(job.total)} item(s) embedded · started {formatTime(job.startedAt)} by {job.startedBy} · finished{" "}

@@ -101,6 +101,24 @@ test.describe.serial("memories you can manage", () => {
     await expect(page.getByTestId("memory-count")).not.toContainText("decisions");
   });
 
+  test("the store used last opens first on Memories, Search and Reflection", async ({ page }) => {
+    await signInAs(page, "viewer");
+    // A page that names a store remembers it (proxy.ts keeps it in a cookie) …
+    await page.goto(`/stores/${STORE}`);
+    await expect(page.getByRole("heading", { level: 1 })).toContainText(STORE);
+    // … and pages that pick a store start there instead of the first one with content.
+    await page.goto("/memories");
+    await expect(page.getByRole("form", { name: "Memory filters" }).getByLabel("Store")).toHaveValue(STORE);
+    await page.goto("/search");
+    await expect(page.locator("#search-store")).toHaveValue(STORE);
+    await page.goto("/reflection");
+    await expect(page.getByLabel("Store", { exact: true }).first()).toHaveValue(STORE);
+    // Naming another store in the URL wins, and becomes the remembered one.
+    await page.goto("/memories?store=default");
+    await page.goto("/search");
+    await expect(page.locator("#search-store")).toHaveValue("default");
+  });
+
   test("a viewer sees no write controls, and a forged write as a viewer is refused and changes nothing", async ({ page, request }) => {
     await request.post(`/api/v1/stores/${STORE}/memories`, { headers: bootstrapHeaders(), data: { path: "keep/me", body: "viewer cannot touch this" } });
     await signInAs(page, "viewer");

@@ -1,7 +1,6 @@
 import { requireUser } from "@/app/_server/session";
 import { LATENCY_LINES } from "@/components/chart-series";
 import { ChartTimeSeries } from "@/components/chart-time-series";
-import { HealthAutoRefresh } from "@/components/health-auto-refresh";
 import { HealthPickers } from "@/components/health-pickers";
 import { HealthEventsTable } from "@/components/health-events-table";
 import { StoreEmbeddingsCard } from "@/components/store-embeddings-card";
@@ -13,7 +12,7 @@ import { formatTime } from "@/lib/format";
 import { ALL_STORES, loadHealthDashboard } from "@/lib/metrics/health";
 import { parseRange } from "@/lib/metrics/preparers";
 import { openStore } from "@/lib/stores/stores";
-import { embeddingAdminAction } from "../stores/[store]/embed-actions";
+import { describeEmbeddingActionAction, embeddingAdminAction } from "../stores/[store]/embed-actions";
 
 type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
@@ -127,11 +126,8 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
         />
       </div>
       {embeddings && (
-        <>
-          {/* Re-embed progress is read from the store, so it survives reloads; refresh while it runs. */}
-          <HealthAutoRefresh active={embeddings.reembed !== null && embeddings.reembed.remaining > 0} />
-          <StoreEmbeddingsCard store={d.store} status={embeddings} verdict={one_!} isAdmin={user.role === "admin"} action={embeddingAdminAction} />
-        </>
+        // Re-embed progress is read from the store (it survives reloads); the card's progress refreshes the page while a job runs.
+        <StoreEmbeddingsCard store={d.store} status={embeddings} verdict={one_!} isAdmin={user.role === "admin"} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
       )}
     </div>
   );

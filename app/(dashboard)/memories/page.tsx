@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { pickStore } from "@/app/_server/pages";
+import { pickRememberedStore } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { MemoryEditor, type MemoryDraft } from "@/components/memory-editor";
 import { MemoryHistory } from "@/components/memory-history";
@@ -59,7 +59,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
   const user = await requireUser();
   const canEdit = roleAtLeast(user.role, "editor");
   const sp = await searchParams;
-  const { store, stores } = pickStore(one(sp.store));
+  const { store, stores } = await pickRememberedStore(one(sp.store));
   const handle = openStore({ store });
   const page = Math.max(1, Math.min(10_000, Number(one(sp.page)) || 1));
   // A category belongs to the store it was picked in: after switching store it is dropped, never kept as a hidden filter.

@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { pickStore } from "@/app/_server/pages";
+import { pickRememberedStore } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { SearchForm } from "@/components/search-form";
 import { SearchInspect } from "@/components/search-inspect";
@@ -17,7 +17,7 @@ export default async function SearchPage({ searchParams }: { searchParams: Promi
   await requireUser();
   const sp = await searchParams;
   const requested = typeof sp.store === "string" ? sp.store.trim() : undefined;
-  const { store, stores } = pickStore(requested);
+  const { store, stores } = await pickRememberedStore(requested);
   const unknownStore = requested && requested !== store ? requested : null;
   const state = { ...parseSearchUrl(sp, { store, mode: DEFAULT_SEARCH_MODE }), store };
   const searching = state.q !== "" && !unknownStore;
