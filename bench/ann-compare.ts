@@ -47,13 +47,13 @@ function flat(vectors: Float32Array[]): Float32Array {
 function buildUsearch(vectors: Float32Array[], quantization: ScalarKind): Built {
   const before = rssMb();
   const s = performance.now();
-  const index = new Index({ dimensions: vectors[0].length, metric: MetricKind.Cos, quantization, connectivity: 16, expansion_add: 128, expansion_search: 64, multi: false });
+  const index = new Index({ dimensions: vectors[0].length, metric: MetricKind.Cos, quantization, connectivity: 16, expansion_add: 128, expansion_search: 256, multi: false });
   const keys = BigUint64Array.from(vectors, (_, i) => BigInt(i + 1));
   index.add(keys, flat(vectors), 0);
   const buildMs = performance.now() - s;
   const search = (q: Float32Array, k: number) => Array.from(index.search(q, k, 1).keys, Number);
   return {
-    label: `usearch 2.26 HNSW (${quantization}, M=16)`,
+    label: `usearch 2.26 HNSW (${quantization}, M=16, ef=256)`,
     buildMs,
     rssMb: rssMb() - before,
     diskMb: diskOf((f) => index.save(f)),
@@ -72,10 +72,10 @@ function buildHnswlib(vectors: Float32Array[]): Built {
   const index = new HierarchicalNSW("cosine", vectors[0].length);
   index.initIndex({ maxElements: vectors.length, m: 16, efConstruction: 128 });
   vectors.forEach((v, i) => index.addPoint(Array.from(v), i + 1));
-  index.setEf(64);
+  index.setEf(256);
   const buildMs = performance.now() - s;
   return {
-    label: "hnswlib-node 3.0 HNSW (f32, M=16)",
+    label: "hnswlib-node 3.0 HNSW (f32, M=16, ef=256)",
     buildMs,
     rssMb: rssMb() - before,
     diskMb: diskOf((f) => index.writeIndexSync(f)),
