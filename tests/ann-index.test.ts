@@ -212,4 +212,24 @@ describe("approximate nearest-neighbour index", () => {
     expect((sqlite.prepare("select count(*) as n from embedding_log").get() as { n: number }).n).toBe(0);
     expect(Number((sqlite.prepare("select value from meta where key = 'embedding_log_pruned_through'").get() as { value: string }).value)).toBeGreaterThan(saved.seq);
   });
+
+  it("a copy whose missing log rows another process pruned is rebuilt, never served with stale vectors", () => {
+    const vectors = Array.from({ length: 600 }, () => unitVector(rand));
+    writeVectors({ vectors });
+    buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM });
+    expect(refs(knn(vectors[9], { k: 1 }))).toEqual([10]);
+    // Another process deletes ref 10, saves its caught-up copy and prunes the log past this process's copy.
+    forgetEmbeddings({ handle: getStoreDb("big"), items: [{ kind: "note", refId: 10 }] });
+    const { sqlite } = getStoreDb("big");
+    const head = (sqlite.prepare("select seq from sqlite_sequence where name = 'embedding_log'").get() as { seq: number }).seq;
+    sqlite.prepare("delete from embedding_log").run();
+    sqlite.prepare("insert into meta(key, value) values ('embedding_log_pruned_through', ?) on conflict(key) do update set value = excluded.value").run(String(head));
+
+    const r = knn(vectors[9], { k: 3 });
+    expect(refs(r)).not.toContain(10);
+    expect(buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM })).toBe(599);
+    const after = knn(vectors[9], { k: 3 });
+    expect(after.method).toBe("ann+rescore");
+    expect(refs(after)).not.toContain(10);
+  });
 });

@@ -251,10 +251,23 @@ function buildStep(src: AnnSource, st: AnnState, budgetMs: number): boolean {
   return st.cursor === null;
 }
 
-/** Replay the log after st.seq: each touched id takes its current stored vector, or leaves the index if it has none. */
+/**
+ * Replay the log after st.seq: each touched id takes its current stored
+ * vector, or leaves the index if it has none. If another process pruned
+ * rows this copy never applied, it cannot be caught up: it starts building
+ * again (cursor 0), and callers answer another way meanwhile.
+ */
 function catchUp(src: AnnSource, st: AnnState): void {
   const head = logHead(src);
   if (head <= st.seq) return;
+  if (st.seq < Number(metaValue(src, "embedding_log_pruned_through") ?? 0)) {
+    const u = usearch();
+    if (!u) return;
+    st.index = newIndex(u, st.dim);
+    st.cursor = 0;
+    st.seq = head;
+    return;
+  }
   const rows = cached(
     src.db,
     `select l.embedding_id as id, e.vector as vector from (select distinct embedding_id from ${src.schema}.embedding_log where seq > ? and seq <= ? and fingerprint_id = ? and kind = ?) l
@@ -270,7 +283,9 @@ function catchUp(src: AnnSource, st: AnnState): void {
 /** Drop log rows every index file of this store has covered, and say how far (so a process behind that point reloads). */
 function pruneLog(src: AnnSource, dir: string): void {
   if (src.schema !== "main" || src.db.readonly) return;
+  // Never past what this process's own copies (built or building, saved or not) have applied.
   let covered = Infinity;
+  for (const st of registry().values()) if (!("small" in st) && st.dir === dir) covered = Math.min(covered, st.seq);
   for (const n of fs.readdirSync(dir)) {
     if (!n.endsWith(".json")) continue;
     const h = readHeader(dir, n.slice(0, -5));
@@ -300,10 +315,9 @@ function scheduleBackgroundBuild(src: AnnSource, st: AnnState, key: string): voi
     st.background = undefined;
     if (!src.db.open || registry().get(key) !== st) return;
     try {
-      if (buildStep(src, st, BUILD_SLICE_MS)) {
-        catchUp(src, st);
-        persistAndPrune(src, st);
-      } else scheduleBackgroundBuild(src, st, key);
+      if (buildStep(src, st, BUILD_SLICE_MS)) catchUp(src, st);
+      if (st.cursor === null) persistAndPrune(src, st);
+      else scheduleBackgroundBuild(src, st, key);
     } catch (e) {
       log("warn", "vector index build step failed; will retry on the next query", { reason: e instanceof Error ? e.message : String(e) });
     }
@@ -380,10 +394,14 @@ export function annNeighbours({ source, fingerprintId, kind, query, want }: { so
       return null;
     }
     catchUp(source, st);
-    persistAndPrune(source, st);
+    if (st.cursor === null) persistAndPrune(source, st);
   } else {
     catchUp(source, st);
-    if (st.changesSincePersist >= Math.max(PERSIST_AFTER_CHANGES, st.index.size() / 10)) persistAndPrune(source, st);
+    if (st.cursor === null && st.changesSincePersist >= Math.max(PERSIST_AFTER_CHANGES, st.index.size() / 10)) persistAndPrune(source, st);
+  }
+  if (st.cursor !== null) {
+    scheduleBackgroundBuild(source, st, r.key);
+    return null;
   }
   if (st.index.size() === 0) return null;
   const m = st.index.search(query, Math.min(want, st.index.size()), 1);
@@ -406,11 +424,13 @@ export function buildAnnIndex({ source, fingerprintId, kind, dim, fresh = false,
   const st = r.state;
   const building = st.cursor !== null;
   const total = building ? countVectors(source, fingerprintId, kind) : 0;
-  while (st.cursor !== null) {
-    buildStep(source, st, 0);
-    onProgress?.({ phase: "scanning", added: st.index.size(), total });
-  }
-  catchUp(source, st);
+  do {
+    while (st.cursor !== null) {
+      buildStep(source, st, 0);
+      onProgress?.({ phase: "scanning", added: st.index.size(), total });
+    }
+    catchUp(source, st);
+  } while (st.cursor !== null);
   if (building || st.changesSincePersist > 0 || !readHeader(st.dir, st.base)) {
     persist(st, (stage) => onProgress?.({ phase: "saving", stage }));
     pruneLog(source, st.dir);
