@@ -5,8 +5,8 @@ export default defineConfig({
   resolve: { alias: { "@": path.resolve(__dirname) } },
   test: {
     include: ["tests/**/*.test.ts"],
-    // The reliability suite starts real servers; it has its own config and command.
-    exclude: [...configDefaults.exclude, "tests/reliability/**"],
+    // The reliability and PostgreSQL suites start real servers; each has its own config and command.
+    exclude: [...configDefaults.exclude, "tests/reliability/**", "tests/pg/**"],
     environment: "node",
     setupFiles: ["tests/setup.ts"],
     // Each file gets a fresh module graph and its own temp DATA_DIR.

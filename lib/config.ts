@@ -39,6 +39,12 @@ function parseSourceRoots(raw: string, ctx: z.RefinementCtx): SourceRoot[] {
 
 const envSchema = z.object({
   DATA_DIR: z.string().min(1).default("./data"),
+  // Set: the PostgreSQL backend (in progress, issue 20). Unset: embedded SQLite in DATA_DIR, as always.
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/[^\s]+$/, "must be a postgres:// or postgresql:// connection URL")
+    .optional(),
+  DUALMIND_PG_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
   HOST: z
     .string()
     .regex(/^[A-Za-z0-9.:[\]-]+$/, "must be a host name or IP address")
@@ -101,6 +107,10 @@ const envSchema = z.object({
 
 export type Config = {
   dataDir: string;
+  /** PostgreSQL connection URL; undefined = embedded SQLite (the default). */
+  databaseUrl: string | undefined;
+  /** Most connections one process keeps open to PostgreSQL. */
+  pgPoolMax: number;
   host: string;
   port: number;
   publicUrl: string;
@@ -176,6 +186,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
   const hostForUrl = e.HOST.includes(":") ? `[${e.HOST}]` : e.HOST;
   return {
     dataDir: path.resolve(e.DATA_DIR),
+    databaseUrl: e.DATABASE_URL,
+    pgPoolMax: e.DUALMIND_PG_POOL_MAX,
     host: e.HOST,
     port: e.PORT,
     publicUrl: e.NEXTAUTH_URL ?? `http://${hostForUrl}:${e.PORT}`,
@@ -228,6 +240,8 @@ export function resetConfigForTests(): void {
 /** Rows for the README/--help configuration table; kept beside the schema so they stay true. */
 export const CONFIG_DOCS: { variable: string; default: string; meaning: string }[] = [
   { variable: "DATA_DIR", default: "./data", meaning: "where governance.db and stores/<name>/ live" },
+  { variable: "DATABASE_URL", default: "unset (SQLite)", meaning: "postgres:// URL selecting the PostgreSQL backend — in progress: today it applies the PostgreSQL migrations and then refuses to serve (the app runs on SQLite only); see README, PostgreSQL (in progress)" },
+  { variable: "DUALMIND_PG_POOL_MAX", default: "10", meaning: "most PostgreSQL connections one process keeps open (with DATABASE_URL)" },
   { variable: "HOST", default: "127.0.0.1", meaning: "address to bind; loopback unless you mean it" },
   { variable: "PORT", default: "3000", meaning: "port to serve on" },
   { variable: "NEXTAUTH_URL", default: "http://HOST:PORT", meaning: "public URL of the dashboard (sign-in callbacks)" },

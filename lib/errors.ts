@@ -1,3 +1,5 @@
+import { DrizzleQueryError } from "drizzle-orm/errors";
+
 /**
  * The one typed error of the domain. The API wrapper, server actions, MCP and
  * the CLI all turn it into their own surface; the code is stable, the status
@@ -51,15 +53,35 @@ function errorCode(e: unknown): string | null {
   return typeof e === "object" && e !== null && "code" in e && typeof (e as { code: unknown }).code === "string" ? (e as { code: string }).code : null;
 }
 
+/** PostgreSQL SQLSTATEs (and pool states) that mean "the database, not the request": retry shortly (503). */
+function isPgUnavailable(code: string | null, message: string): boolean {
+  if (code === "40001" || code === "40P01") return true; // serialization failure, deadlock: the other transaction won
+  if (code === "53300" || code === "57P01" || code === "57P02" || code === "57P03") return true; // too many connections, shutting down, starting up
+  if (code !== null && /^08[0-9A-Z]{3}$/.test(code)) return true; // connection exception
+  // node-postgres says these without a code: the pool gave up waiting for a free connection, or the connection died.
+  return PG_DRIVER_UNAVAILABLE.has(message);
+}
+
+const PG_DRIVER_UNAVAILABLE = new Set([
+  "timeout exceeded when trying to connect",
+  "Connection terminated unexpectedly",
+  "Client has encountered a connection error and is not queryable",
+]);
+
 /**
  * Errors of the machine rather than the request: a busy or interrupted
  * database (503) and a full disk, whether SQLite says so (SQLITE_FULL) or the file system does
- * (ENOSPC, EDQUOT) (507). Writes are transactions, so the write that failed
+ * (ENOSPC, EDQUOT) (507); on PostgreSQL, a deadlock or serialization loser, a
+ * lost or refused connection, a full pool (503) and disk_full (507). Writes are transactions, so the write that failed
  * is not there; a few paths audit after their commit, so the message does not
  * promise that nothing at all was written. Null for anything else.
  */
 export function infrastructureError(e: unknown): AppError | null {
-  const code = errorCode(e);
+  // drizzle-orm wraps a driver's error in its own with the original as cause.
+  const cause = e instanceof DrizzleQueryError ? e.cause : e;
+  const code = errorCode(cause);
+  if (isPgUnavailable(code, cause instanceof Error ? cause.message : "")) return new AppError("unavailable", "database is busy or unreachable, retry shortly");
+  if (code === "53100") return new AppError("insufficient_storage", "storage is full; the write did not complete");
   if (!code) return null;
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return new AppError("unavailable", "database is busy, retry shortly");
   if (code.startsWith("SQLITE_FULL") || code === "ENOSPC" || code === "EDQUOT") return new AppError("insufficient_storage", "storage is full; the write did not complete");

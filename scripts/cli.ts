@@ -12,8 +12,9 @@ import { graphCommands } from "./commands/graph-commands";
 import { healthCommands } from "./commands/health-commands";
 import { recallCommands } from "./commands/recall-commands";
 import { agentsCommands } from "./commands/agents-commands";
+import { dbCommands } from "./commands/db-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands, ...agentsCommands, ...healthCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands, ...agentsCommands, ...healthCommands, ...dbCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

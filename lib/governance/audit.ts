@@ -1,11 +1,11 @@
-import { sha256Hex } from "../common";
 import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import { getGovernance } from "../db/connection";
 import { auditLog, type AuditRow } from "../db/schema/governance";
+import { AUDIT_GENESIS, AuditChainVerifier, hashAuditEntry, type AuditVerification } from "./audit-chain";
 
-export const AUDIT_GENESIS = "0".repeat(64);
+export { AUDIT_GENESIS, type AuditVerification };
 
 export type AuditEntry = {
   actor: string;
@@ -16,12 +16,6 @@ export type AuditEntry = {
 };
 
 type Hashable = Pick<AuditRow, "ts" | "actor" | "action" | "target" | "reason" | "details" | "prevHash">;
-
-function hashEntry(row: Hashable): string {
-  // Fixed field order so the chain verifies on any machine.
-  const canonical = JSON.stringify([row.prevHash, row.ts, row.actor, row.action, row.target, row.reason, row.details]);
-  return sha256Hex(canonical);
-}
 
 type AuditStatements = { lastHash: Statement<[], string | undefined>; insert: Statement<unknown[], AuditRow> };
 const statements = new WeakMap<Database.Database, AuditStatements>();
@@ -65,29 +59,21 @@ export function appendAudit(entry: AuditEntry): AuditRow {
         details: entry.details ? JSON.stringify(entry.details) : null,
         prevHash: lastHash.get() ?? AUDIT_GENESIS,
       };
-      return insert.get(row.ts, row.actor, row.action, row.target, row.reason, row.details, row.prevHash, hashEntry(row))!;
+      return insert.get(row.ts, row.actor, row.action, row.target, row.reason, row.details, row.prevHash, hashAuditEntry(row))!;
     })
     .immediate();
 }
 
-export type AuditVerification = { ok: true; entries: number } | { ok: false; entries: number; brokenAtId: number; reason: string };
-
 /** Walk the chain from the start; the first row whose link or hash is wrong is reported. */
 export function verifyAuditChain(): AuditVerification {
   const { sqlite } = getGovernance();
-  let prev = AUDIT_GENESIS;
-  let count = 0;
+  const verifier = new AuditChainVerifier();
   // Streamed, so a long log is verified without loading it whole.
   const rows = sqlite
     .prepare("select id, ts, actor, action, target, reason, details, prev_hash as prevHash, hash from audit_log order by id")
     .iterate() as IterableIterator<AuditRow>;
-  for (const row of rows) {
-    if (row.prevHash !== prev) return { ok: false, entries: count, brokenAtId: row.id, reason: "prev_hash does not match the previous entry" };
-    if (hashEntry(row) !== row.hash) return { ok: false, entries: count, brokenAtId: row.id, reason: "hash does not match the entry's contents" };
-    prev = row.hash;
-    count++;
-  }
-  return { ok: true, entries: count };
+  for (const row of rows) if (!verifier.feed(row)) break;
+  return verifier.result();
 }
 
 export function listAuditTail({ limit = 50 }: { limit?: number } = {}): AuditRow[] {

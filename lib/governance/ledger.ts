@@ -142,12 +142,12 @@ export type TaskStatus = {
   verdict: VerdictExplanation;
 };
 
-function toTask(row: TaskRow): Task {
+export function toTask(row: TaskRow): Task {
   const { specJson, requiredChecksJson, assigneesJson, ...rest } = row;
   return { ...rest, spec: parseJsonColumnStrict(specJson), requiredChecks: parseJsonColumnStrict<Check[]>(requiredChecksJson) ?? [...CHECKS], assignees: parseJsonColumnStrict<string[]>(assigneesJson) ?? [] };
 }
 
-function toRun(row: SkillRunRow): SkillRun {
+export function toRun(row: SkillRunRow): SkillRun {
   const { artifactsJson, ...rest } = row;
   const status = row.finishedAt === null ? "running" : row.exitCode === 0 ? "succeeded" : "failed";
   return { ...rest, artifacts: parseJsonColumnStrict<ArtifactRef[]>(artifactsJson) ?? [], status };
@@ -184,7 +184,7 @@ function requireTaskWritableBy(taskId: string, caller: LedgerCaller, what: strin
 }
 
 /** Facts of another agent's row never match a retry: a stored null agent (rows from before agents were recorded) matches anyone. */
-function sameAgentFact(stored: string | null, incoming: string): string {
+export function sameAgentFact(stored: string | null, incoming: string): string {
   return stored ?? incoming;
 }
 
@@ -277,7 +277,7 @@ function insertRunArtifacts(run: SkillRunRow, artifacts: ArtifactRef[], recorded
   }
 }
 
-function runFacts(r: SkillRun) {
+export function runFacts(r: SkillRun) {
   return {
     agentId: r.agentId,
     skill: r.skill,

@@ -182,9 +182,7 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
         for (const category of uncategorized) ensureCategoryPath({ handle, category });
         if (descriptionsChanged) applyCategoryDescriptions({ handle, descriptions });
         pruneCategories({ handle });
-        for (const [key, value] of [["index_built_at", String(Date.now())], ["chunking_version", String(CHUNKING_VERSION)]]) {
-          db.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } }).run();
-        }
+        markIndexBuilt({ handle });
       })
       .immediate();
   }
@@ -197,6 +195,17 @@ function applyCategoryDescriptions({ handle, descriptions }: { handle: StoreHand
   for (const [category, description] of descriptions) {
     ensureCategoryPath({ handle, category });
     db.update(categories).set({ description }).where(eq(categories.path, category)).run();
+  }
+}
+
+/**
+ * Record that the index matches the files as of now, with the chunking it used:
+ * at the end of a reindex, and when a store is created (its index and its
+ * memory folder are both empty, so there is nothing to build from).
+ */
+export function markIndexBuilt({ handle }: { handle: StoreHandle }): void {
+  for (const [key, value] of [["index_built_at", String(Date.now())], ["chunking_version", String(CHUNKING_VERSION)]]) {
+    handle.db.insert(meta).values({ key, value }).onConflictDoUpdate({ target: meta.key, set: { value } }).run();
   }
 }
 

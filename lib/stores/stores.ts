@@ -6,7 +6,7 @@ import { CORE_STORE, DEFAULT_STORE, listStoreNames, storeExists, storeNameSchema
 import { meta } from "../db/schema/index";
 import { AppError, isAppError } from "../errors";
 import { appendAudit, hasAuditEntry } from "../governance/audit";
-import { ensureIndexBuilt } from "../index/reindex";
+import { ensureIndexBuilt, markIndexBuilt } from "../index/reindex";
 import { mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 
 export const createStoreSchema = z
@@ -138,6 +138,9 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
   let handle: StoreHandle;
   try {
     handle = getStoreDb(name);
+    // A new store's index is built: it and the memory folder are both empty. Without this mark, the first
+    // open after files arrive would rebuild the whole index synchronously, inside whatever request opened it.
+    markIndexBuilt({ handle });
     if (description) handle.db.insert(meta).values({ key: "description", value: description }).onConflictDoUpdate({ target: meta.key, set: { value: description } }).run();
     appendAudit({ actor, action: "store.create", target: `store:${name}`, details: description ? { description } : null });
   } catch (e) {

@@ -5,6 +5,8 @@ import { getEmbeddingStatus } from "../../lib/embed/status";
 import { rebuildAnnIndexes, rebuildVecIndex } from "../../lib/embed/vector-index";
 import { createStore, listStores, openStore } from "../../lib/stores/stores";
 import { verifyAuditChain } from "../../lib/governance/audit";
+import { verifyAuditChainPg } from "../../lib/governance/audit-pg";
+import { getPg } from "../../lib/db/pg";
 import { formatBytes } from "../../lib/format";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
@@ -83,9 +85,10 @@ export const storeCommands: Command[] = [
   {
     name: "audit verify",
     usage: "audit verify",
-    summary: "verify the audit log's hash chain (exit 1 if broken)",
-    run: ({ out }) => {
-      const v = verifyAuditChain();
+    summary: "verify the audit log's hash chain (exit 1 if broken); with DATABASE_URL, the PostgreSQL one",
+    run: async ({ out }) => {
+      const pg = getPg();
+      const v = pg ? await verifyAuditChainPg({ db: (await pg).db }) : verifyAuditChain();
       out(v.ok ? `audit chain ok (${v.entries} entries)` : `audit chain BROKEN at entry ${v.brokenAtId}: ${v.reason}`, v);
       return v.ok ? 0 : 1;
     },

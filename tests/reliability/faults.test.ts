@@ -104,7 +104,7 @@ describe("kill -9 of a real server", () => {
     fs.mkdirSync(dir, { recursive: true });
     for (let i = 0; i < 6000; i++) fs.writeFileSync(path.join(dir, `note-${i}.md`), `# Note ${i}\n\n${"word ".repeat(150 + (i % 40))}\n`);
     const started = await call("POST", "/stores/crash/reindex");
-    expect(started.status).toBe(202);
+    expect(started.status, JSON.stringify(started.json)).toBe(202);
     const jobId = (started.json as { job: { id: string } }).job.id;
     await waitFor("the reindex to report progress", async () => {
       const j = (await call("GET", `/jobs/${jobId}`)).json as { job: { status: string; progress: unknown } };
@@ -147,7 +147,7 @@ describe("kill -9 of a real server", () => {
     const newModel = { DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_BATCH_SIZE: "2" };
     await serve(newModel);
     const started = await call("POST", "/stores/reembed/reembed", {});
-    expect(started.status).toBe(202);
+    expect(started.status, JSON.stringify(started.json)).toBe(202);
     expect((started.json as { job: { total: number } }).job.total).toBe(2000);
     await waitFor("the re-embed to be under way", async () => {
       const j = ((await call("GET", "/stores/reembed/reembed")).json as { job: { done: number; remaining: number } | null }).job;

@@ -42,6 +42,8 @@ async function send(urlPath: string, init: RequestInit & { address: string }): P
   tally.requests++;
   const headers = new Headers(init.headers);
   headers.set("x-forwarded-for", init.address);
+  // A fresh connection each time (see api() in tests/fixtures/next-server.ts): the CLI runs with spawnSync.
+  headers.set("connection", "close");
   const res = await fetch(`${server.url}${urlPath}`, { ...init, headers, redirect: "manual" });
   if (res.status >= 500) tally.serverErrorsSeen++;
   const session = res.headers

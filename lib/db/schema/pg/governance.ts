@@ -1,0 +1,449 @@
+import { pgTable, text, integer, bigint, doublePrecision, boolean, index, uniqueIndex } from "drizzle-orm/pg-core";
+import { sql, type InferSelectModel } from "drizzle-orm";
+
+/**
+ * The governance ledger on PostgreSQL: the same tables, columns and indexes as
+ * ../governance.ts (SQLite), so domain code and `migrate-data` see one shape.
+ * Dialect differences, on purpose:
+ * - epoch-ms columns are bigint (mode number): int4 ends in 1970 + 24 days;
+ * - SQLite's 0/1 flags are boolean; real is double precision;
+ * - autoincrement ids are identity columns, except audit_log.id, which
+ *   appendAudit assigns as max + 1 under the chain's lock, so the chain has no
+ *   gaps even when a transaction rolls back (a sequence would leave one);
+ * - validations.recorded_seq stands in for SQLite's rowid (recording order);
+ * - JSON stays text: the audit hash covers the exact string, and SQLite rows copy over byte for byte.
+ */
+const epochMs = (name: string) => bigint(name, { mode: "number" });
+
+/** Key/value facts about this database (schema version, created_at). */
+export const meta = pgTable("meta", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});
+
+export const users = pgTable(
+  "users",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    username: text("username").notNull(),
+    /** scrypt$N$r$p$saltB64$hashB64 */
+    passwordHash: text("password_hash").notNull(),
+    role: text("role", { enum: ["viewer", "editor", "admin"] }).notNull(),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+    disabledAt: epochMs("disabled_at"),
+    /** Bumped by a password reset, role change or disable: older sessions stop working. */
+    sessionVersion: integer("session_version").notNull().default(0),
+  },
+  (t) => [uniqueIndex("users_username_uq").on(t.username)],
+);
+export type User = InferSelectModel<typeof users>;
+
+/** Failed sign-ins per key ("user:<name>" or "ip:<address>"): backoff and temporary lockout. */
+export const loginThrottle = pgTable("login_throttle", {
+  key: text("key").primaryKey(),
+  failures: integer("failures").notNull(),
+  firstFailureAt: epochMs("first_failure_at").notNull(),
+  lastFailureAt: epochMs("last_failure_at").notNull(),
+  /** Epoch ms until which sign-in for this key is refused; null when not locked. */
+  lockedUntil: epochMs("locked_until"),
+});
+export type LoginThrottleRow = InferSelectModel<typeof loginThrottle>;
+
+export const apiTokens = pgTable(
+  "api_tokens",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    /** sha256 hex of the full token; the token itself is never stored. */
+    tokenHash: text("token_hash").notNull(),
+    /** First characters of the token, so people can tell tokens apart. */
+    displayPrefix: text("display_prefix").notNull(),
+    label: text("label").notNull(),
+    agentId: text("agent_id").notNull(),
+    /** JSON array of "read" | "write" | "admin" */
+    scopes: text("scopes").notNull(),
+    /** JSON array of store names, or NULL for every store. */
+    stores: text("stores"),
+    createdBy: text("created_by").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+    lastUsedAt: epochMs("last_used_at"),
+    revokedAt: epochMs("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_tokens_hash_uq").on(t.tokenHash), index("api_tokens_agent_idx").on(t.agentId)],
+);
+export type ApiTokenRow = InferSelectModel<typeof apiTokens>;
+
+/** Append-only, hash-chained: hash = sha256(prev_hash + canonical row). */
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey(),
+    ts: epochMs("ts").notNull(),
+    actor: text("actor").notNull(),
+    action: text("action").notNull(),
+    target: text("target"),
+    reason: text("reason"),
+    details: text("details"),
+    prevHash: text("prev_hash").notNull(),
+    hash: text("hash").notNull(),
+  },
+  (t) => [index("audit_log_ts_idx").on(t.ts), index("audit_log_actor_idx").on(t.actor), index("audit_log_target_idx").on(t.target, t.id)],
+);
+export type AuditRow = InferSelectModel<typeof auditLog>;
+
+/** A unit of work an agent was asked to do; verdict is recomputed on every run/validation write. */
+export const tasks = pgTable(
+  "tasks",
+  {
+    taskId: text("task_id").primaryKey(),
+    createdAt: epochMs("created_at").notNull(),
+    requestedBy: text("requested_by").notNull(),
+    intent: text("intent").notNull(),
+    specJson: text("spec_json").notNull(),
+    /** JSON array of the checks a validation must pass: "critic" | "runner". */
+    requiredChecksJson: text("required_checks_json").notNull(),
+    verdict: text("verdict", { enum: ["pending", "passed", "failed"] }).notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+    /** JSON array of agent ids assigned to run or validate this task besides the requester; NULL for none. */
+    assigneesJson: text("assignees_json"),
+  },
+  (t) => [
+    index("tasks_requested_by_idx").on(t.requestedBy, t.createdAt),
+    index("tasks_created_at_idx").on(t.createdAt),
+    index("tasks_verdict_idx").on(t.verdict, t.createdAt),
+  ],
+);
+export type TaskRow = InferSelectModel<typeof tasks>;
+
+export const skillRuns = pgTable(
+  "skill_runs",
+  {
+    runId: text("run_id").primaryKey(),
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.taskId),
+    skill: text("skill").notNull(),
+    inputHash: text("input_hash").notNull(),
+    outputHash: text("output_hash"),
+    exitCode: integer("exit_code"),
+    runnerVersion: text("runner_version").notNull(),
+    startedAt: epochMs("started_at").notNull(),
+    finishedAt: epochMs("finished_at"),
+    /** Where the output lives (path, URL, store id); never the output itself. */
+    outputRef: text("output_ref"),
+    /** JSON array of {artifact_type, artifact_id, store} this run produced. */
+    artifactsJson: text("artifacts_json").notNull(),
+    /** The agent that recorded the run (NULL on rows written before it was recorded). */
+    agentId: text("agent_id"),
+  },
+  (t) => [index("skill_runs_task_idx").on(t.taskId, t.startedAt), index("skill_runs_skill_idx").on(t.skill)],
+);
+export type SkillRunRow = InferSelectModel<typeof skillRuns>;
+
+export const validations = pgTable(
+  "validations",
+  {
+    validationId: text("validation_id").primaryKey(),
+    taskId: text("task_id")
+      .notNull()
+      .references(() => tasks.taskId),
+    runId: text("run_id").references(() => skillRuns.runId),
+    /** Recording order (SQLite's rowid): breaks ties between validations of one millisecond; the latest one decides the verdict. */
+    recordedSeq: bigint("recorded_seq", { mode: "number" }).notNull().generatedByDefaultAsIdentity(),
+    criticPassed: boolean("critic_passed"),
+    runnerPassed: boolean("runner_passed"),
+    detailsJson: text("details_json").notNull(),
+    ts: epochMs("ts").notNull(),
+    /** The agent that recorded the validation (NULL on rows written before it was recorded). */
+    agentId: text("agent_id"),
+  },
+  (t) => [index("validations_task_idx").on(t.taskId, t.ts)],
+);
+export type ValidationRow = InferSelectModel<typeof validations>;
+
+export const provenance = pgTable(
+  "provenance",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    artifactType: text("artifact_type").notNull(),
+    artifactId: text("artifact_id").notNull(),
+    store: text("store").notNull(),
+    // '' rather than NULL when there is no model, so the unique key below also dedupes model-less facts.
+    modelName: text("model_name").notNull().default(""),
+    modelVersion: text("model_version").notNull().default(""),
+    fingerprint: text("fingerprint"),
+    chunkingVersion: text("chunking_version"),
+    inputHash: text("input_hash").notNull(),
+    taskId: text("task_id").references(() => tasks.taskId),
+    runId: text("run_id").references(() => skillRuns.runId),
+    recordedBy: text("recorded_by").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (t) => [
+    // A retried batch re-sends the same facts; this key makes the retry a no-op.
+    uniqueIndex("provenance_fact_uq").on(t.store, t.artifactType, t.artifactId, t.inputHash, t.modelName, t.modelVersion),
+    index("provenance_artifact_idx").on(t.artifactType, t.artifactId),
+    index("provenance_run_idx").on(t.runId),
+  ],
+);
+export type ProvenanceRow = InferSelectModel<typeof provenance>;
+
+export const overrides = pgTable(
+  "overrides",
+  {
+    overrideId: text("override_id").primaryKey(),
+    ts: epochMs("ts").notNull(),
+    actor: text("actor").notNull(),
+    tokenLabel: text("token_label").notNull(),
+    taskId: text("task_id").references(() => tasks.taskId),
+    note: text("note").notNull(),
+  },
+  (t) => [index("overrides_task_idx").on(t.taskId), index("overrides_ts_idx").on(t.ts)],
+);
+export type OverrideRow = InferSelectModel<typeof overrides>;
+
+export const dialecticSessions = pgTable(
+  "dialectic_sessions",
+  {
+    sessionId: text("session_id").primaryKey(),
+    pausedAgentId: text("paused_agent_id").notNull(),
+    reviewerAgentId: text("reviewer_agent_id"),
+    phase: text("phase", { enum: ["thesis", "antithesis", "synthesis", "resolved", "failed"] }).notNull(),
+    status: text("status", { enum: ["active", "resolved", "failed"] }).notNull(),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+    topic: text("topic").notNull(),
+    sessionType: text("session_type").notNull(),
+    resolutionJson: text("resolution_json"),
+    failureReason: text("failure_reason"),
+    maxRounds: integer("max_rounds").notNull(),
+    idleTimeoutMs: bigint("idle_timeout_ms", { mode: "number" }).notNull(),
+  },
+  (t) => [
+    index("dialectic_sessions_agent_idx").on(t.pausedAgentId, t.createdAt),
+    index("dialectic_sessions_reviewer_idx").on(t.reviewerAgentId, t.createdAt),
+    index("dialectic_sessions_phase_idx").on(t.phase),
+    index("dialectic_sessions_status_idx").on(t.status, t.updatedAt),
+    index("dialectic_sessions_created_idx").on(t.createdAt),
+  ],
+);
+export type DialecticSessionRow = InferSelectModel<typeof dialecticSessions>;
+
+export const dialecticMessages = pgTable(
+  "dialectic_messages",
+  {
+    id: text("id").primaryKey(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => dialecticSessions.sessionId),
+    /** 1-based position in the transcript; unique per session, so two writers can never both append message n. */
+    seq: integer("seq").notNull(),
+    agentId: text("agent_id").notNull(),
+    messageType: text("message_type", { enum: ["thesis", "antithesis", "synthesis"] }).notNull(),
+    timestamp: epochMs("timestamp").notNull(),
+    reasoning: text("reasoning").notNull(),
+    rootCause: text("root_cause"),
+    proposedConditionsJson: text("proposed_conditions_json"),
+    observedMetricsJson: text("observed_metrics_json"),
+    concernsJson: text("concerns_json"),
+    agrees: boolean("agrees"),
+    signature: text("signature").notNull(),
+  },
+  (t) => [uniqueIndex("dialectic_messages_session_seq_uq").on(t.sessionId, t.seq), index("dialectic_messages_ts_idx").on(t.timestamp)],
+);
+export type DialecticMessageRow = InferSelectModel<typeof dialecticMessages>;
+
+/** A note a person leaves beside a review's transcript: not a phase message, never part of the signed chain. */
+export const dialecticAnnotations = pgTable(
+  "dialectic_annotations",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    sessionId: text("session_id")
+      .notNull()
+      .references(() => dialecticSessions.sessionId),
+    /** The actor string of who wrote it (`user:<name>`). */
+    author: text("author").notNull(),
+    body: text("body").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (t) => [index("dialectic_annotations_session_idx").on(t.sessionId, t.createdAt)],
+);
+export type DialecticAnnotationRow = InferSelectModel<typeof dialecticAnnotations>;
+
+/**
+ * Request latency per route, kept at two resolutions written together: minute
+ * rows (a week) for short ranges and hour rows (a year) for long ones, so no
+ * chart reads more than a few thousand rows per route. h0..h13
+ * are the log-bucket counts of lib/http/request-timer.ts (LATENCY_BUCKET_BOUNDS_MS),
+ * one column each so SQL can sum them exactly when a chart or the
+ * downsampler merges rows.
+ */
+export const metricRollups = pgTable(
+  "metric_rollups",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    /** Bucket start, epoch ms. */
+    ts: epochMs("ts").notNull(),
+    /** 60 for minute rows, 3600 for hour rows. */
+    resolutionS: integer("resolution_s").notNull(),
+    route: text("route").notNull(),
+    count: integer("count").notNull(),
+    /** Server faults (5xx): what the error rate counts. */
+    errorCount: integer("error_count").notNull(),
+    /** Expected client answers (4xx: 404, 409, ...), shown apart from faults. */
+    clientErrorCount: integer("client_error_count").notNull().default(0),
+    sumMs: doublePrecision("sum_ms").notNull(),
+    p50Ms: doublePrecision("p50_ms"),
+    p95Ms: doublePrecision("p95_ms"),
+    p99Ms: doublePrecision("p99_ms"),
+    h0: integer("h0").notNull().default(0),
+    h1: integer("h1").notNull().default(0),
+    h2: integer("h2").notNull().default(0),
+    h3: integer("h3").notNull().default(0),
+    h4: integer("h4").notNull().default(0),
+    h5: integer("h5").notNull().default(0),
+    h6: integer("h6").notNull().default(0),
+    h7: integer("h7").notNull().default(0),
+    h8: integer("h8").notNull().default(0),
+    h9: integer("h9").notNull().default(0),
+    h10: integer("h10").notNull().default(0),
+    h11: integer("h11").notNull().default(0),
+    h12: integer("h12").notNull().default(0),
+    h13: integer("h13").notNull().default(0),
+    /** JSON object status → count. */
+    byStatus: text("by_status").notNull(),
+  },
+  (t) => [uniqueIndex("metric_rollups_bucket_uq").on(t.resolutionS, t.route, t.ts), index("metric_rollups_resolution_ts_idx").on(t.resolutionS, t.ts)],
+);
+export type MetricRollupRow = InferSelectModel<typeof metricRollups>;
+
+/** A periodic picture of one store's memory health; NULL means "not measured", never zero. */
+export const metricSnapshots = pgTable(
+  "metric_snapshots",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    ts: epochMs("ts").notNull(),
+    resolutionS: integer("resolution_s").notNull(),
+    store: text("store").notNull(),
+    backlog: integer("backlog"),
+    oldestAgeS: integer("oldest_age_s"),
+    parked: integer("parked"),
+    watermark: integer("watermark"),
+    driftCount: integer("drift_count"),
+    driftPct: doublePrecision("drift_pct"),
+    coveragePct: doublePrecision("coverage_pct"),
+    degraded: boolean("degraded"),
+    vectorsAvailable: boolean("vectors_available"),
+    modelId: text("model_id"),
+    /** Artifacts with a fresh vector; its change between snapshots is worker throughput. */
+    embedded: integer("embedded"),
+    recallCount: integer("recall_count"),
+    hitRate: doublePrecision("hit_rate"),
+    avgHitAgeS: doublePrecision("avg_hit_age_s"),
+    precision: doublePrecision("precision"),
+    recallP50Ms: doublePrecision("recall_p50_ms"),
+    recallP95Ms: doublePrecision("recall_p95_ms"),
+  },
+  (t) => [uniqueIndex("metric_snapshots_bucket_uq").on(t.store, t.resolutionS, t.ts), index("metric_snapshots_ts_idx").on(t.ts)],
+);
+export type MetricSnapshotRow = InferSelectModel<typeof metricSnapshots>;
+
+/**
+ * Admin jobs (today: reindex), durable so a crash does not forget them. The
+ * owner is the process running the job (host:pid:instance); heartbeat_at is
+ * refreshed while it makes progress. A running job whose owner is gone is
+ * taken over and run again by the next server that notices (attempts + 1).
+ */
+export const adminJobs = pgTable(
+  "admin_jobs",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind", { enum: ["reindex"] }).notNull(),
+    store: text("store").notNull(),
+    actor: text("actor").notNull(),
+    reason: text("reason"),
+    status: text("status", { enum: ["running", "succeeded", "failed"] }).notNull(),
+    owner: text("owner").notNull(),
+    attempts: integer("attempts").notNull(),
+    progressJson: text("progress_json"),
+    resultJson: text("result_json"),
+    error: text("error"),
+    startedAt: epochMs("started_at").notNull(),
+    heartbeatAt: epochMs("heartbeat_at").notNull(),
+    finishedAt: epochMs("finished_at"),
+  },
+  (t) => [
+    index("admin_jobs_store_idx").on(t.store, t.startedAt),
+    // At most one running job of a kind per store, across every process sharing the data dir.
+    uniqueIndex("admin_jobs_one_running_uq").on(t.kind, t.store).where(sql`status = 'running'`),
+  ],
+);
+export type AdminJobRow = InferSelectModel<typeof adminJobs>;
+
+/** The status each store was last seen in (lib/governance/health-events.ts): a change writes a health event. */
+export const storeStatusCurrent = pgTable("store_status_current", {
+  store: text("store").primaryKey(),
+  status: text("status").notNull(),
+  reason: text("reason").notNull(),
+  since: epochMs("since").notNull(),
+});
+export type StoreStatusCurrentRow = InferSelectModel<typeof storeStatusCurrent>;
+
+/** Store status changes and failed dialectic sessions, shown on Health and optionally POSTed to DUALMIND_ALERT_WEBHOOK_URL. */
+export const healthEvents = pgTable(
+  "health_events",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    ts: epochMs("ts").notNull(),
+    kind: text("kind", { enum: ["store_status", "dialectic_failed"] }).notNull(),
+    store: text("store"),
+    /** What the event is about beyond the store (a dialectic session id); unique per kind. */
+    subject: text("subject"),
+    status: text("status").notNull(),
+    previousStatus: text("previous_status"),
+    reason: text("reason").notNull(),
+    /** JSON object. */
+    details: text("details"),
+    webhookState: text("webhook_state", { enum: ["none", "pending", "delivered", "failed"] }).notNull().default("none"),
+    webhookAttempts: integer("webhook_attempts").notNull().default(0),
+    webhookError: text("webhook_error"),
+  },
+  (t) => [index("health_events_ts_idx").on(t.ts), index("health_events_store_ts_idx").on(t.store, t.ts), uniqueIndex("health_events_subject_uq").on(t.kind, t.subject)],
+);
+export type HealthEventRow = InferSelectModel<typeof healthEvents>;
+
+/** One row per embed worker process, updated per batch and by a heartbeat, so a separate worker's state is visible to the app. */
+export const embedWorkers = pgTable(
+  "embed_workers",
+  {
+    workerId: text("worker_id").primaryKey(),
+    pid: integer("pid").notNull(),
+    mode: text("mode", { enum: ["in_server", "separate"] }).notNull(),
+    startedAt: epochMs("started_at").notNull(),
+    heartbeatAt: epochMs("heartbeat_at").notNull(),
+    lastBatchAt: epochMs("last_batch_at"),
+    lastBatchStore: text("last_batch_store"),
+    lastBatchItems: integer("last_batch_items"),
+    itemsPerS: doublePrecision("items_per_s"),
+    lastError: text("last_error"),
+    lastErrorAt: epochMs("last_error_at"),
+    lastErrorStore: text("last_error_store"),
+    provider: text("provider"),
+    model: text("model"),
+    dimension: integer("dimension"),
+  },
+  (t) => [index("embed_workers_heartbeat_idx").on(t.heartbeatAt)],
+);
+export type EmbedWorkerRow = InferSelectModel<typeof embedWorkers>;
+
+/** The embedding provider as last seen by any process, per configuration (provider + model + endpoint). */
+export const providerState = pgTable("provider_state", {
+  configKey: text("config_key").primaryKey(),
+  provider: text("provider").notNull(),
+  model: text("model").notNull(),
+  ok: boolean("ok").notNull(),
+  error: text("error"),
+  checkedAt: epochMs("checked_at").notNull(),
+  changedAt: epochMs("changed_at").notNull(),
+});
+export type ProviderStateRow = InferSelectModel<typeof providerState>;

@@ -1,0 +1,48 @@
+import { sha256Hex } from "../common";
+
+/** The hash chain of the audit log, shared by both backends (no database code here). */
+export const AUDIT_GENESIS = "0".repeat(64);
+
+export type AuditChainFields = {
+  ts: number;
+  actor: string;
+  action: string;
+  target: string | null;
+  reason: string | null;
+  details: string | null;
+  prevHash: string;
+};
+
+export type AuditChainRow = AuditChainFields & { id: number; hash: string };
+
+export type AuditVerification = { ok: true; entries: number } | { ok: false; entries: number; brokenAtId: number; reason: string };
+
+export function hashAuditEntry(row: AuditChainFields): string {
+  // Fixed field order so the chain verifies on any machine.
+  const canonical = JSON.stringify([row.prevHash, row.ts, row.actor, row.action, row.target, row.reason, row.details]);
+  return sha256Hex(canonical);
+}
+
+/**
+ * Walk rows in id order (fed in pages by the caller); the first row whose
+ * link or hash is wrong is reported. `feed` returns false to stop early.
+ */
+export class AuditChainVerifier {
+  private prev = AUDIT_GENESIS;
+  private count = 0;
+  private broken: AuditVerification | undefined;
+
+  feed(row: AuditChainRow): boolean {
+    if (this.broken) return false;
+    if (row.prevHash !== this.prev) this.broken = { ok: false, entries: this.count, brokenAtId: row.id, reason: "prev_hash does not match the previous entry" };
+    else if (hashAuditEntry(row) !== row.hash) this.broken = { ok: false, entries: this.count, brokenAtId: row.id, reason: "hash does not match the entry's contents" };
+    if (this.broken) return false;
+    this.prev = row.hash;
+    this.count++;
+    return true;
+  }
+
+  result(): AuditVerification {
+    return this.broken ?? { ok: true, entries: this.count };
+  }
+}

@@ -1,0 +1,45 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { resetConfigForTests } from "@/lib/config";
+import { closePg, getPg } from "@/lib/db/pg";
+import { appendAuditPg } from "@/lib/governance/audit-pg";
+import type { Command, CommandContext } from "@/scripts/cli-kit";
+import { dbCommands } from "@/scripts/commands/db-commands";
+import { storeCommands } from "@/scripts/commands/store-commands";
+import { createTestDatabase } from "./helpers";
+
+beforeAll(async () => {
+  process.env.DATABASE_URL = await createTestDatabase();
+  resetConfigForTests();
+});
+afterAll(async () => {
+  await closePg();
+  delete process.env.DATABASE_URL;
+  resetConfigForTests();
+});
+
+async function run(commands: Command[], name: string) {
+  const outs: { human: string; data: unknown }[] = [];
+  const ctx: CommandContext = { args: [], flags: {}, json: false, out: (human, data) => outs.push({ human, data }) };
+  const code = (await commands.find((c) => c.name === name)!.run(ctx)) ?? 0;
+  return { code, human: outs.map((o) => o.human).join("\n"), data: outs[0]?.data };
+}
+
+describe("the CLI with DATABASE_URL", () => {
+  it("migrate applies the PostgreSQL governance schema and says stores are not there yet", async () => {
+    const r = await run(dbCommands, "migrate");
+    expect(r.code).toBe(0);
+    expect(r.data).toEqual({ backend: "postgres", governance: expect.stringMatching(/^\d{4}_/) });
+    expect(r.human).toContain("stores are not on PostgreSQL yet");
+  });
+
+  it("audit verify walks the PostgreSQL chain and exits 1 at a tampered entry", async () => {
+    const { db, pool } = await getPg()!;
+    for (const action of ["token.create", "store.create", "task.create"]) await appendAuditPg({ db, entry: { actor: "user:ann", action } });
+    const ok = await run(storeCommands, "audit verify");
+    expect(ok).toMatchObject({ code: 0, human: "audit chain ok (3 entries)" });
+    await pool.query("update audit_log set reason = 'rewritten' where id = 2");
+    const broken = await run(storeCommands, "audit verify");
+    expect(broken.code).toBe(1);
+    expect(broken.human).toContain("BROKEN at entry 2");
+  });
+});

@@ -1,0 +1,54 @@
+import { Client } from "pg";
+import { describe, expect, it } from "vitest";
+import { createTestDatabase } from "./helpers";
+
+async function withClient<T>(url: string, fn: (c: Client) => Promise<T>): Promise<T> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+describe("the PostgreSQL test server", () => {
+  it("is a real PostgreSQL 15+ server whose cluster the dualmind role owns", async () => {
+    const url = await createTestDatabase();
+    const { version, owner } = await withClient(url, async (c) => ({
+      version: Number((await c.query<{ v: string }>("select current_setting('server_version_num') as v")).rows[0].v),
+      owner: (await c.query<{ u: string }>("select pg_get_userbyid(datdba) as u from pg_database where datname = 'template1'")).rows[0].u,
+    }));
+    expect(version).toBeGreaterThanOrEqual(150000);
+    expect(owner).toBe("dualmind");
+  });
+
+  it("gives every test file its own database", async () => {
+    const a = await createTestDatabase();
+    const b = await createTestDatabase();
+    await withClient(a, (c) => c.query("create table only_in_a (x int)"));
+    const inB = await withClient(b, async (c) => (await c.query("select to_regclass('only_in_a') as t")).rows[0].t);
+    const inA = await withClient(a, async (c) => (await c.query("select to_regclass('only_in_a') as t")).rows[0].t);
+    expect(inA).toBe("only_in_a");
+    expect(inB).toBeNull();
+  });
+
+  it("blocks a second session on an advisory lock the first one holds (real locking, not a fake)", async () => {
+    const url = await createTestDatabase();
+    const holder = new Client({ connectionString: url });
+    const waiter = new Client({ connectionString: url });
+    await holder.connect();
+    await waiter.connect();
+    try {
+      await holder.query("select pg_advisory_lock(42)");
+      const tryWhileHeld = (await waiter.query<{ ok: boolean }>("select pg_try_advisory_lock(42) as ok")).rows[0].ok;
+      await holder.query("select pg_advisory_unlock(42)");
+      const tryAfter = (await waiter.query<{ ok: boolean }>("select pg_try_advisory_lock(42) as ok")).rows[0].ok;
+      expect(tryWhileHeld).toBe(false);
+      expect(tryAfter).toBe(true);
+    } finally {
+      await holder.end();
+      await waiter.end();
+    }
+  });
+});

@@ -1,0 +1,94 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+
+/**
+ * A real PostgreSQL server for tests: Debian's `postgresql` binaries, a fresh
+ * cluster in a temp dir, a free loopback port and a unix socket in that dir.
+ * PostgreSQL refuses to run as root, so as root (CI) every server command runs
+ * as the `postgres` user via runuser and the temp dir is handed to that user.
+ */
+export type TestPostgres = { url: string; port: number; dir: string; binDir: string; stop: () => void };
+
+/** The newest /usr/lib/postgresql/<major>/bin that has initdb and pg_ctl (Debian's layout). */
+export function findPostgresBinDir(root = "/usr/lib/postgresql"): string {
+  const majors = fs.existsSync(root)
+    ? fs
+        .readdirSync(root)
+        .filter((v) => /^\d+$/.test(v))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  for (const major of majors) {
+    const bin = path.join(root, major, "bin");
+    if (fs.existsSync(path.join(bin, "initdb")) && fs.existsSync(path.join(bin, "pg_ctl"))) return bin;
+  }
+  throw new Error(
+    `PostgreSQL server binaries not found under ${root}/<version>/bin. Install Debian's server: apt-get install postgresql (.ci/run does this on CI).`,
+  );
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const isRoot = () => typeof process.getuid === "function" && process.getuid() === 0;
+
+/** Run a server binary as a non-root user: ourselves, or `postgres` when we are root. */
+function runAsServerUser(bin: string, args: string[]): void {
+  const [cmd, argv] = isRoot() ? ["runuser", ["-u", "postgres", "--", bin, ...args]] : [bin, args];
+  const r = spawnSync(cmd, argv, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+  if (r.status !== 0) {
+    throw new Error(`${path.basename(bin)} failed (exit ${r.status ?? r.signal}): ${r.error?.message ?? ""}${r.stderr}${r.stdout}`);
+  }
+}
+
+/**
+ * initdb + start. Durability settings are off (fsync, full page writes): the
+ * cluster is thrown away after the run, and locking, MVCC and transactions —
+ * what the tests check — behave the same.
+ */
+export async function startTestPostgres(): Promise<TestPostgres> {
+  const binDir = findPostgresBinDir();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-pg-"));
+  const data = path.join(dir, "data");
+  const log = path.join(dir, "server.log");
+  if (isRoot()) {
+    const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
+    const gid = Number(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }).trim());
+    fs.chownSync(dir, uid, gid);
+  }
+  const user = "dualmind";
+  runAsServerUser(path.join(binDir, "initdb"), ["-D", data, "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]);
+  const port = await freePort();
+  const opts = [
+    `-p ${port}`,
+    `-k ${dir}`,
+    "-c listen_addresses=127.0.0.1",
+    "-c fsync=off",
+    "-c synchronous_commit=off",
+    "-c full_page_writes=off",
+    "-c max_connections=100",
+  ].join(" ");
+  runAsServerUser(path.join(binDir, "pg_ctl"), ["-D", data, "-l", log, "-o", opts, "-w", "-t", "60", "start"]);
+  let stopped = false;
+  const stop = () => {
+    if (stopped) return;
+    stopped = true;
+    try {
+      runAsServerUser(path.join(binDir, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  return { url: `postgres://${user}@127.0.0.1:${port}/postgres`, port, dir, binDir, stop };
+}
