@@ -51,7 +51,7 @@ export type StatusCounterRow = InferSelectModel<typeof statusCounters>;
 
 /**
  * Change log of `embeddings`, appended by triggers in the same transaction as
- * every insert, vector update and delete (drizzle/index/0012_embedding_log.sql).
+ * every insert, vector update and delete (drizzle/index/0011_embedding_log.sql).
  * lib/embed/ann-index.ts replays it to keep its derived index current.
  */
 export const embeddingLog = sqliteTable("embedding_log", {
