@@ -1,10 +1,13 @@
 /**
  * Vector search at 10k and 100k chunks (384-d, builtin embedder), one run,
- * side by side: our SimHash-prefilter + exact rescoring, our exact mode, raw
- * exact sqlite-vec KNN (vec0 float, cosine) on the same vectors, and Orama's
- * vector search on the same vectors; how each grows with size; with
- * BENCH_EMBED_1M=1 also SimHash vs raw vec0 at 1M vectors (a few minutes
- * more, so opt-in). Plus worker throughput through the queue.
+ * side by side: our HNSW index (usearch, int8, rescored exactly), our
+ * SimHash-prefilter + exact rescoring, our exact mode, raw exact sqlite-vec
+ * KNN (vec0 float, cosine) on the same vectors, and Orama's vector search on
+ * the same vectors; how each grows with size; the library comparison behind
+ * the HNSW choice (usearch f32/f16/i8 vs hnswlib-node vs SimHash: build,
+ * memory, disk, query, recall, filtered search); with BENCH_EMBED_1M=1 also
+ * HNSW and SimHash vs raw vec0 at 1M vectors (several minutes more, so
+ * opt-in). Plus worker throughput through the queue.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -13,12 +16,14 @@ import path from "node:path";
 import { create, insertMultiple, search } from "@orama/orama";
 import type Database from "better-sqlite3";
 import { resetConfigForTests } from "../lib/config";
+import { annDirOf, buildAnnIndex, closeAnnIndexes } from "../lib/embed/ann-index";
 import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { registerEmbeddable } from "../lib/embed/embeddables";
 import { getEmbedder, resetEmbedderForTests } from "../lib/embed/model";
 import { BuiltinProvider } from "../lib/embed/providers/builtin";
 import { enqueueEmbeddings } from "../lib/embed/queue";
-import { ensureVecIndex, indexVector, knnSearch, rebuildVecIndex, vectorToBlob } from "../lib/embed/vector-index";
+import { ensureVecIndex, indexVector, knnSearch, rebuildVecIndex, simhashCodec, vectorToBlob } from "../lib/embed/vector-index";
+import { compareAnnLibraries } from "./ann-compare";
 import { drainEmbedQueues } from "../lib/embed/worker";
 import { loadTextWindows } from "./corpus";
 import { growthRows, recordSamples, type SizedSamples } from "./growth";
@@ -32,6 +37,40 @@ const MILLION = 1_000_000;
 const QUERIES_1M = 50;
 const RAW_LABEL = "raw sqlite-vec exact KNN (vec0 float, cosine)";
 const SIMHASH_LABEL = "dualmind (simhash + rescore)";
+const HNSW_LABEL = "dualmind (HNSW usearch i8 + rescore)";
+
+/** Which KNN path knnSearch takes: the SimHash one (threshold out of reach) or the HNSW one (every set). */
+function knnThroughHnsw(on: boolean): void {
+  process.env.DUALMIND_ANN_MIN_VECTORS = on ? "1" : String(Number.MAX_SAFE_INTEGER);
+  resetConfigForTests();
+  closeAnnIndexes();
+}
+
+function rssMb(): number {
+  global.gc?.();
+  return process.memoryUsage().rss / 2 ** 20;
+}
+
+function dirMb(dir: string): number {
+  return fs.readdirSync(dir).reduce((n, f) => n + fs.statSync(path.join(dir, f)).size, 0) / 2 ** 20;
+}
+
+/** Build the HNSW index the way `embeddings rebuild-index` does (from the BLOBs, saved beside index.db): time, memory, disk. */
+function buildHnsw({ sqlite, file, fingerprintId }: { sqlite: Database.Database; file: string; fingerprintId: string }): { ms: number; rss: number; disk: number } {
+  knnThroughHnsw(true);
+  const before = rssMb();
+  const [, ms] = time(() => buildAnnIndex({ source: { db: sqlite, schema: "main" }, fingerprintId, kind: "chunk", dim: 384, fresh: true }));
+  return { ms, rss: rssMb() - before, disk: dirMb(annDirOf(file)) };
+}
+
+/** Pages of the fingerprint's SimHash vec0 tables (the codes and their chunk metadata). */
+function simhashDiskMb(sqlite: Database.Database, fingerprintId: string, n: number): number {
+  try {
+    return (sqlite.prepare("select sum(pgsize) as b from dbstat where name like ?").get(`vec_${fingerprintId}%`) as { b: number }).b / 2 ** 20;
+  } catch {
+    return (n * simhashCodec(384).bits) / 8 / 2 ** 20;
+  }
+}
 
 function time<T>(fn: () => T): [T, number] {
   const s = performance.now();
@@ -138,17 +177,21 @@ async function knnAtOneMillion({ provider, fingerprintId, growth }: { provider: 
   }
   flush();
   const [indexed, indexMs] = time(() => rebuildVecIndex({ handle: h, fingerprintId: fingerprintId, actor: "test" }));
+  const hnsw = buildHnsw({ sqlite, file: h.file, fingerprintId });
 
   const queries = knnQueries(windows, QUERIES_1M, provider);
   const { raw, truth } = rawExactKnn({ sqlite, queries });
+  const ann = measureKnn({ label: HNSW_LABEL, queries, truth, fn: (q) => knnSearch({ handle: h, kind: "chunk", fingerprintId, query: q, k: K }).hits.map((x) => x.refId) });
+  knnThroughHnsw(false);
   const ours = measureKnn({ label: SIMHASH_LABEL, queries, truth, fn: (q) => knnSearch({ handle: h, kind: "chunk", fingerprintId, query: q, k: K }).hits.map((x) => x.refId) });
   const rawP50 = percentile(raw.t, 50);
-  for (const m of [raw, ours]) recordSamples(growth, { method: m.label, size: n, samples: m.t });
-  printTable(`Vector KNN at 1M vectors, k=${K}, ${QUERIES_1M} queries (${windows.length} real windows + recombined halves of them)`, [knnRow({ n, m: raw, rawP50 }), knnRow({ n, m: ours, rawP50 })]);
+  for (const m of [raw, ann, ours]) recordSamples(growth, { method: m.label, size: n, samples: m.t });
+  printTable(`Vector KNN at 1M vectors, k=${K}, ${QUERIES_1M} queries (${windows.length} real windows + recombined halves of them)`, [knnRow({ n, m: raw, rawP50 }), knnRow({ n, m: ann, rawP50 }), knnRow({ n, m: ours, rawP50 })]);
   printTable("Building 1M vectors", [
-    { stage: "embed in process (builtin)", items: n, s: embedMs / 1000 },
-    { stage: "write BLOBs + raw vec0 float rows", items: written, s: writeMs / 1000 },
-    { stage: "rebuildVecIndex (SimHash codes from the BLOBs)", items: indexed, s: indexMs / 1000 },
+    { stage: "embed in process (builtin)", items: n, s: embedMs / 1000, "memory MB": "—", "disk MB": "—" },
+    { stage: "write BLOBs + raw vec0 float rows", items: written, s: writeMs / 1000, "memory MB": "—", "disk MB": "—" },
+    { stage: "rebuildVecIndex (SimHash codes from the BLOBs)", items: indexed, s: indexMs / 1000, "memory MB": "in SQLite", "disk MB": Math.round(simhashDiskMb(sqlite, fingerprintId, n)) },
+    { stage: "buildAnnIndex (HNSW usearch i8 from the BLOBs, saved beside index.db)", items: n, s: hnsw.ms / 1000, "memory MB": Math.round(hnsw.rss), "disk MB": Math.round(hnsw.disk) },
   ]);
 }
 
@@ -166,6 +209,7 @@ export default async function run() {
     const queries = knnQueries(texts, QUERIES, provider);
 
     const rows: Record<string, string | number>[] = [];
+    const annComparison: Record<string, string | number>[] = [];
     const growth: SizedSamples = new Map();
     for (const n of [10_000, texts.length]) {
       const store = `bench${n}`;
@@ -183,7 +227,30 @@ export default async function run() {
         }
       })();
       const { raw, truth } = rawExactKnn({ sqlite, queries });
-      const ours = measureKnn({ label: SIMHASH_LABEL, queries, truth, fn: (q) => knnSearch({ handle: h, kind: "chunk", fingerprintId: fp.id, query: q, k: K }).hits.map((x) => x.refId) });
+      const chunkKnn = (q: Float32Array, allowedRefIds?: number[]) => knnSearch({ handle: h, kind: "chunk", fingerprintId: fp.id, query: q, k: K, allowedRefIds }).hits.map((x) => x.refId);
+      const hnsw = buildHnsw({ sqlite, file: h.file, fingerprintId: fp.id });
+      const ann = measureKnn({ label: HNSW_LABEL, queries, truth, fn: (q) => chunkKnn(q) });
+      knnThroughHnsw(false);
+      const ours = measureKnn({ label: SIMHASH_LABEL, queries, truth, fn: (q) => chunkKnn(q) });
+      if (n === texts.length) {
+        const [, simhashMs] = time(() => rebuildVecIndex({ handle: h, fingerprintId: fp.id, actor: "bench" }));
+        annComparison.push(
+          ...compareAnnLibraries({
+            vectors: vectors.slice(0, n),
+            queries,
+            truth,
+            ours: [
+              { label: "dualmind SimHash + rescore (filters: exact scan of the allowed set)", buildMs: simhashMs, rssMb: "in SQLite", diskMb: simhashDiskMb(sqlite, fp.id, n), setup: () => knnThroughHnsw(false), search: (q) => chunkKnn(q), filtered: (q, allowed) => chunkKnn(q, [...allowed]) },
+              { label: "dualmind HNSW usearch i8 + rescore (filters: over-fetch + post-filter)", buildMs: hnsw.ms, rssMb: hnsw.rss, diskMb: hnsw.disk, setup: () => {
+                  knnThroughHnsw(true);
+                  chunkKnn(queries[0]); // load the saved file before timing, as a running server has it
+                },
+                search: (q) => chunkKnn(q), filtered: (q, allowed) => chunkKnn(q, [...allowed]) },
+            ],
+          }),
+        );
+        knnThroughHnsw(false);
+      }
       const exact = measureKnn({ label: "dualmind exact=true", queries, truth, fn: (q) => knnSearch({ handle: h, kind: "chunk", fingerprintId: fp.id, query: q, k: K, exact: true }).hits.map((x) => x.refId) });
 
       const orama = create({ schema: { id: "string", embedding: "vector[384]" } as const });
@@ -197,13 +264,14 @@ export default async function run() {
         oramaHit += res.hits.map((x) => Number((x.document as { id: string }).id)).filter((id) => truth[qi].includes(id)).length / K;
       }
       const rawP50 = percentile(raw.t, 50);
-      const measured = [raw, ours, exact, { label: "Orama vector search", t: oramaT, recall: oramaHit / queries.length }];
+      const measured = [raw, ann, ours, exact, { label: "Orama vector search", t: oramaT, recall: oramaHit / queries.length }];
       for (const m of measured) {
         rows.push(knnRow({ n, m, rawP50 }));
         recordSamples(growth, { method: m.label, size: n, samples: m.t });
       }
     }
     printTable(`Vector KNN, k=${K}, ${QUERIES} queries, 384-d builtin vectors of real text`, rows);
+    printTable(`Choosing the approximate index: libraries on the same ${texts.length} vectors and queries (filtered: 10% of the vectors allowed; memory = process RSS growth while building)`, annComparison);
     if (process.env.BENCH_EMBED_1M === "1") await knnAtOneMillion({ provider, fingerprintId: fp.id, growth });
     printTable(`Vector KNN: how p50 grows with size${process.env.BENCH_EMBED_1M === "1" ? ` (1M: ${QUERIES_1M} queries)` : " (1M: run with BENCH_EMBED_1M=1)"}`, growthRows(growth));
 

@@ -40,7 +40,15 @@ const QUERIES = 300;
  * a second or more, and 300 of each would add minutes; 100 still give a p95.
  */
 const NOTE_QUERIES = 100;
-const SIZES = process.env.BENCH_INDEX_1M === "1" ? [10_000, 100_000, 1_000_000] : [10_000, 100_000];
+/**
+ * BENCH_INDEX_SIZES=1000000 (comma-separated) runs only the sizes named, e.g.
+ * the 1M run alone when a machine cannot spare the smaller ones as well.
+ */
+const SIZES = process.env.BENCH_INDEX_SIZES
+  ? process.env.BENCH_INDEX_SIZES.split(",").map(Number)
+  : process.env.BENCH_INDEX_1M === "1"
+    ? [10_000, 100_000, 1_000_000]
+    : [10_000, 100_000];
 /** Notes per PUT: 2 KB notes × 200 stay well under the 1 MB default body limit (the API allows 500 per batch). */
 const API_BATCH = 200;
 /** Notes generated and handed to an in-memory engine at a time, so the corpus never sits in memory whole. */
@@ -220,6 +228,10 @@ type SizeResult = {
   inMemory: Record<InMemoryEngine, InMemory>;
   queries: { fts: Timed; ftsAny: Timed; n: number };
   generateSeconds: number;
+  /** The process's resident set at its highest while dualmind built, reindexed and queried this size (sampled per batch and per progress step). */
+  peakRssBytes: number;
+  /** The notes as files under the source root (what the reindex reads). */
+  sourceBytes: number;
 };
 
 /**
@@ -230,6 +242,8 @@ type SizeResult = {
  * NODE_OPTIONS=--max-old-space-size=<MB> to run it anyway.
  */
 function skipReason({ engine, count, previous }: { engine: InMemoryEngine; count: number; previous?: SizeResult }): string | undefined {
+  if (process.env.BENCH_INDEX_ENGINES === "dualmind") return "skipped: BENCH_INDEX_ENGINES=dualmind";
+  if (!previous && count > 100_000) return `skipped: no smaller size in this run to estimate its heap from (at 100k MiniSearch grew the heap by ~0.7 GB, Orama by ~2 GB)`;
   const before = previous?.inMemory[engine];
   if (!previous || !before || !("build" in before) || before.build.heapBytes === undefined) return undefined;
   const estimate = (before.build.heapBytes * count) / previous.count;
@@ -261,13 +275,23 @@ function progress({ count, step, since }: { count: number; step: string; since: 
   process.stderr.write(`index bench ${label(count)}: ${step} (${((performance.now() - since) / 1000).toFixed(1)} s into this size)\n`);
 }
 
-function writeNotesAsFiles({ windows, count, root }: { windows: string[]; count: number; root: string }): void {
+/** Writes the notes under `root`; returns their bytes. */
+function writeNotesAsFiles({ windows, count, root }: { windows: string[]; count: number; root: string }): number {
+  let bytes = 0;
   for (let i = 0; i < count; i++) {
     const note = noteAt({ windows, index: i });
     const file = path.join(root, note.path);
     if (i % 1000 === 0) fs.mkdirSync(path.dirname(file), { recursive: true });
     fs.writeFileSync(file, note.text);
+    bytes += Buffer.byteLength(note.text);
   }
+  return bytes;
+}
+
+/** Peak resident set, sampled where the work is (the bench is synchronous, so a timer would never fire). */
+function rssTracker(): { sample: () => void; peak: () => number } {
+  let peak = process.memoryUsage.rss();
+  return { sample: () => void (peak = Math.max(peak, process.memoryUsage.rss())), peak: () => peak };
 }
 
 async function benchNotes({ windows, count, previous }: { windows: string[]; count: number; previous?: SizeResult }): Promise<SizeResult> {
@@ -279,30 +303,33 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
     for (let i = 0; i < count; i++) noteAt({ windows, index: i });
     const generateSeconds = (performance.now() - t) / 1000;
 
+    const rss = rssTracker();
     createStore({ input: { name: "api" }, actor: "bench" });
     const handle = openStore({ store: "api" });
     t = performance.now();
     for (let from = 0; from < count; from += API_BATCH) {
       const documents = notesBetween({ windows, from, to: Math.min(count, from + API_BATCH) }).map((n) => ({ path: n.path, content: n.text }));
       putDocuments({ handle, input: putDocumentsSchema.parse({ documents }), actor: "bench" });
+      rss.sample();
     }
     const api = { seconds: (performance.now() - t) / 1000, chunks: chunkCount("api"), dbBytes: storeDbBytes({ dataDir, store: "api" }) };
     progress({ count, step: "batch PUT done", since: started });
 
-    writeNotesAsFiles({ windows, count, root: sourceDir });
+    const sourceBytes = writeNotesAsFiles({ windows, count, root: sourceDir });
     progress({ count, step: "notes written as files", since: started });
     createStore({ input: { name: "files" }, actor: "bench" });
-    const full = reindexStore({ handle: getStoreDb("files") });
+    const full = reindexStore({ handle: getStoreDb("files"), onProgress: rss.sample });
     if (full.counts.added !== count) throw new Error(`reindex added ${full.counts.added} of ${count} notes`);
     const reindex = { seconds: full.durationMs / 1000, chunks: chunkCount("files"), dbBytes: storeDbBytes({ dataDir, store: "files" }) };
     progress({ count, step: "full reindex done", since: started });
-    const again = reindexStore({ handle: getStoreDb("files") });
+    const again = reindexStore({ handle: getStoreDb("files"), onProgress: rss.sample });
     if (again.counts.unchanged !== count) throw new Error(`unchanged reindex saw ${again.counts.unchanged} of ${count} notes unchanged`);
 
     // Every engine answers the same queries, drawn from evenly spaced notes; the API store's paths are the notes' own paths.
     const queries = makeQueries(Array.from({ length: NOTE_QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / NOTE_QUERIES) }).text), NOTE_QUERIES);
     const fts = timeQueries(queries, searchDualmind({ store: "api", match: "all" }));
     const ftsAny = timeQueries(queries, searchDualmind({ store: "api", match: "any" }));
+    rss.sample();
     progress({ count, step: "dualmind queries done", since: started });
 
     const skipMini = skipReason({ engine: "mini", count, previous });
@@ -321,6 +348,8 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
       inMemory: { mini, orama },
       queries: { fts, ftsAny, n: queries.length },
       generateSeconds,
+      peakRssBytes: rss.peak(),
+      sourceBytes,
     };
   });
 }
@@ -338,7 +367,7 @@ function printNotesTables(r: SizeResult): void {
   printTable(`Indexing ${label(r.count)} synthesized notes (real text windows, 1–3 KB each; assembling them alone takes ${r.generateSeconds.toFixed(2)} s, inside every build time)`, [
     { engine: `dualmind, batch PUT (${API_BATCH} per batch, API domain path)`, "docs/s": perSecond(r.count, r.api.seconds), seconds: r.api.seconds, size: db(r.api) },
     { engine: "dualmind, full reindex from files", "docs/s": perSecond(r.count, r.reindex.seconds), seconds: r.reindex.seconds, size: db(r.reindex) },
-    { engine: "dualmind, unchanged reindex (re-scan, nothing to do)", "docs/s": perSecond(r.count, r.unchanged.seconds), seconds: r.unchanged.seconds, size: "" },
+    { engine: "dualmind, unchanged reindex (re-scan, nothing to do)", "docs/s": perSecond(r.count, r.unchanged.seconds), seconds: r.unchanged.seconds, size: `${(r.sourceBytes / 1e6).toFixed(0)} MB of note files; peak RSS ${(r.peakRssBytes / 1e6).toFixed(0)} MB over PUT, both reindexes and the queries` },
     { engine: "MiniSearch 7.2 (in memory; a restart rebuilds)", ...built(r.inMemory.mini) },
     { engine: "Orama 3.1 (in memory, keeps every document; a restart rebuilds)", ...built(r.inMemory.orama) },
   ]);
@@ -381,6 +410,9 @@ function printGrowthTable(results: SizeResult[]): void {
     { engine: "dualmind full reindex", metric: "seconds", value: (r) => r.reindex.seconds },
     { engine: "dualmind full reindex", metric: "db MB", value: (r) => mb(r.reindex.dbBytes) },
     { engine: "dualmind unchanged reindex", metric: "seconds", value: (r) => r.unchanged.seconds },
+    { engine: "dualmind full ÷ unchanged reindex", metric: "times faster", value: (r) => r.reindex.seconds / Math.max(r.unchanged.seconds, 0.001) },
+    { engine: "dualmind (PUT, reindexes, queries)", metric: "peak RSS MB", value: (r) => mb(r.peakRssBytes) },
+    { engine: "note files (source root)", metric: "MB of text", value: (r) => mb(r.sourceBytes) },
     { engine: "MiniSearch", metric: "build seconds", value: (r) => build(r, "mini")?.seconds },
     { engine: "MiniSearch", metric: "heap MB", value: (r) => mb(build(r, "mini")?.heapBytes) },
     { engine: "Orama", metric: "build seconds", value: (r) => build(r, "orama")?.seconds },
@@ -395,7 +427,7 @@ function printGrowthTable(results: SizeResult[]): void {
     { engine: "Orama", metric: "query p95 ms", value: (r) => inMemoryPercentile(r, "orama", 95) },
   ];
   const ratio = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined || b <= 0 ? "n/a" : `${(a / b).toFixed(1)}×`);
-  printTable(`How cost grows with size: ${results.map((r) => label(r.count)).join(", ")} notes${SIZES.length < 3 ? " (1M: set BENCH_INDEX_1M=1)" : ""}`, metrics.map((m) => {
+  printTable(`How cost grows with size: ${results.map((r) => label(r.count)).join(", ")} notes${SIZES.includes(1_000_000) ? "" : " (1M: set BENCH_INDEX_1M=1)"}`, metrics.map((m) => {
     const row: Record<string, string | number> = { engine: m.engine, metric: m.metric };
     results.forEach((r, i) => {
       const v = m.value(r);
@@ -407,7 +439,8 @@ function printGrowthTable(results: SizeResult[]): void {
 }
 
 export default async function indexBench(): Promise<void> {
-  await benchNodeModulesMarkdown();
+  // Sizes picked by hand (a 1M run alone) leave out the small real-corpus section too.
+  if (!process.env.BENCH_INDEX_SIZES) await benchNodeModulesMarkdown();
   const windows = loadTextWindows(Number.MAX_SAFE_INTEGER);
   const results: SizeResult[] = [];
   for (const count of SIZES) {

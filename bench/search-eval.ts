@@ -14,7 +14,7 @@ import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { resetEmbedderForTests } from "../lib/embed/model";
 import { drainEmbedQueues } from "../lib/embed/worker";
 import { reindexStore } from "../lib/index/reindex";
-import { searchInputSchema, searchStore } from "../lib/index/search";
+import { searchInputSchema, searchStore, type SearchTuning } from "../lib/index/search";
 import { createStore, openStore } from "../lib/stores/stores";
 
 export type LabelledQuery = { q: string; target: string; type: "exact" | "typo" | "loose" };
@@ -94,7 +94,7 @@ export async function prepareCorpus({ root, include, store }: { root: string; in
 
 export type EvalRow = { label: string; mrr: number; hit10: number; byType: Record<string, number>; latencies: number[] };
 
-export async function evaluateMode(store: string, queries: LabelledQuery[], label: string, params: Record<string, unknown>): Promise<EvalRow> {
+export async function evaluateMode(store: string, queries: LabelledQuery[], label: string, params: Record<string, unknown>, tuning?: SearchTuning): Promise<EvalRow> {
   let mrr = 0;
   let hits = 0;
   const byType: Record<string, { mrr: number; n: number }> = {};
@@ -102,7 +102,7 @@ export async function evaluateMode(store: string, queries: LabelledQuery[], labe
   for (const lq of queries) {
     const input = searchInputSchema.parse({ q: lq.q, limit: 10, ...params });
     const started = performance.now();
-    const res = await searchStore({ handle: openStore({ store }), core: null, input });
+    const res = await searchStore({ handle: openStore({ store }), core: null, input, tuning });
     latencies.push(performance.now() - started);
     const rank = res.results.findIndex((h) => h.path === lq.target);
     const rr = rank >= 0 ? 1 / (rank + 1) : 0;
@@ -177,12 +177,26 @@ export function searchAccepts(params: Record<string, unknown>): boolean {
  * here): the document path of each hit, best first. A fallback would
  * measure another mode under this row's name, so it is an error.
  */
-export function dualmindEngine({ store, label, params }: { store: string; label: string; params: Record<string, unknown> }): DocEngine {
+export function dualmindEngine({
+  store,
+  label,
+  params,
+  tuning,
+  rewrite = (q) => q,
+}: {
+  store: string;
+  label: string;
+  params: Record<string, unknown>;
+  /** Ranking knobs a bench turns to decide the defaults (the API uses the defaults). */
+  tuning?: SearchTuning;
+  /** The query as this row sends it (a diagnostic row may drop words first). */
+  rewrite?: (q: string) => string;
+}): DocEngine {
   return {
     label,
     search: async (q) => {
-      const input = searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params });
-      const res = await searchStore({ handle: openStore({ store }), core: null, input });
+      const input = searchInputSchema.parse({ q: rewrite(q), limit: CHUNK_DEPTH, ...params });
+      const res = await searchStore({ handle: openStore({ store }), core: null, input, tuning });
       if (res.effectiveMode !== res.mode) throw new Error(`${label}: answered by ${res.effectiveMode}, not ${res.mode}`);
       return (res.results as { path: string }[]).map((h) => h.path);
     },
@@ -193,10 +207,24 @@ export function dualmindEngine({ store, label, params }: { store: string; label:
 export const TOKENIZERS = { porter: "porter unicode61 remove_diacritics 2", unicode61: "unicode61 remove_diacritics 2" } as const;
 
 /**
- * Raw SQLite FTS5 bm25 over whole documents (in memory): the query's words,
- * lowercased and deduplicated, each a quoted string, OR-ed.
+ * Raw SQLite FTS5 bm25 (in memory) over `docs` — whole documents, or one row
+ * per chunk named by its document: the query's words, lowercased and
+ * deduplicated (minus `drop`, when given), each a quoted string, OR-ed.
+ * Returns the path of each of the best `take` rows.
  */
-export function rawFts5DocEngine({ label, docs, tokenize }: { label: string; docs: { path: string; text: string }[]; tokenize: keyof typeof TOKENIZERS }): DocEngine & { close: () => void } {
+export function rawFts5DocEngine({
+  label,
+  docs,
+  tokenize,
+  take = DOC_K,
+  drop,
+}: {
+  label: string;
+  docs: { path: string; text: string }[];
+  tokenize: keyof typeof TOKENIZERS;
+  take?: number;
+  drop?: ReadonlySet<string>;
+}): DocEngine & { close: () => void } {
   const db = new Database(":memory:");
   db.exec(`create virtual table t using fts5(text, tokenize='${TOKENIZERS[tokenize]}')`);
   const insert = db.prepare("insert into t(rowid, text) values (?, ?)");
@@ -205,19 +233,19 @@ export function rawFts5DocEngine({ label, docs, tokenize }: { label: string; doc
   return {
     label,
     search: (q) => {
-      const words = [...new Set((q.normalize("NFKC").match(/[\p{L}\p{N}\p{M}]+/gu) ?? []).map((w) => w.toLowerCase()))];
+      const words = [...new Set((q.normalize("NFKC").match(/[\p{L}\p{N}\p{M}]+/gu) ?? []).map((w) => w.toLowerCase()))].filter((w) => !drop?.has(w));
       if (words.length === 0) return [];
-      return (query.all(words.map((w) => `"${w}"`).join(" OR "), DOC_K) as { id: number }[]).map((r) => docs[r.id - 1].path);
+      return (query.all(words.map((w) => `"${w.replaceAll('"', '""')}"`).join(" OR "), take) as { id: number }[]).map((r) => docs[r.id - 1].path);
     },
     close: () => db.close(),
   };
 }
 
-/** MiniSearch (BM25+) over whole documents, its defaults. */
-export function miniSearchDocEngine({ label, docs }: { label: string; docs: { path: string; text: string }[] }): DocEngine {
+/** MiniSearch (BM25+) over whole documents: its defaults, or with search options (fuzzy, prefix). */
+export function miniSearchDocEngine({ label, docs, options = {} }: { label: string; docs: { path: string; text: string }[]; options?: { fuzzy?: number; prefix?: boolean } }): DocEngine {
   const index = new MiniSearch<{ id: number; text: string }>({ fields: ["text"] });
   index.addAll(docs.map((d, id) => ({ id, text: d.text })));
-  return { label, search: (q) => index.search(q).slice(0, DOC_K).map((r) => docs[r.id as number].path) };
+  return { label, search: (q) => index.search(q, options).slice(0, DOC_K).map((r) => docs[r.id as number].path) };
 }
 
 /** Write documents as files under a fresh `<tmp>/<rootName>/`, so they go through the real reindex/ingest path. */

@@ -15,7 +15,7 @@ import path from "node:path";
 import { getStoreDb } from "../lib/db/connection";
 import { drainEmbedQueues } from "../lib/embed/worker";
 import { ingestDocument } from "../lib/index/ingest";
-import { DEFAULT_SEARCH_MODE, FUSION_WEIGHTS, searchInputSchema } from "../lib/index/search";
+import { DEFAULT_SEARCH_MODE, FUSION_WEIGHTS, searchInputSchema, type SearchTuning } from "../lib/index/search";
 import { loadTextWindows } from "./corpus";
 import { growthRows, recordSamples, type SizedSamples } from "./growth";
 import { buildKnownItemSet, loadKnownItemCorpus, type KnownItemSet } from "./known-items";
@@ -36,6 +36,14 @@ import {
 } from "./search-eval";
 import { percentile, printTable } from "./table";
 
+/** The default with one ranking choice undone (lib/index/search.ts EXACT_FORM_BOOST, DOCUMENT_SCORING), to show what each adds. */
+function ablations(): [string, SearchTuning][] {
+  return [
+    ["without the exact-form factor", { exactFormBoost: 0 }],
+    ["documents by best chunk + others × 0.3^i", { document: { combine: "damped_sum", damping: 0.3 } }],
+  ];
+}
+
 /** Search modes as a caller picks them; `group=document` rows appear once the search input accepts the option. */
 function modeConfigs(): [string, Record<string, unknown>][] {
   const defaultMode = searchInputSchema.parse({ q: "probe" }).mode;
@@ -55,17 +63,18 @@ async function chunkLevelSet(): Promise<void> {
   const corpus = await prepareCorpus({ root: path.resolve("node_modules"), include: "**/*.md", store });
   try {
     const queries = buildLabelledSet(corpus.chunks, 300);
-    const configs: [string, Record<string, unknown>][] = [
+    const configs: [string, Record<string, unknown>, SearchTuning?][] = [
       ["fts (all words)", { mode: "fts" }],
       ["fts (any word)", { mode: "fts", match: "any" }],
       ["vector", { mode: "vector" }],
       ["hybrid all-words w_vec=0.5", { mode: "hybrid", match: "all", w_vec: 0.5 }],
       ...[0.02, 0.05, 0.1, 0.2, 0.5, 1].map((w) => [`hybrid any-word w_vec=${w}`, { mode: "hybrid", match: "any", w_vec: w }] as [string, Record<string, unknown>]),
       [`default (${DEFAULT_SEARCH_MODE}, builtin w_vec=${FUSION_WEIGHTS.builtin.vec})`, {}],
+      ...ablations().map(([label, tuning]): [string, Record<string, unknown>, SearchTuning] => [`default, ${label}`, {}, tuning]),
     ];
     const rows = [];
-    for (const [label, params] of configs) {
-      const r = await evaluateMode(store, queries, label, params);
+    for (const [label, params, tuning] of configs) {
+      const r = await evaluateMode(store, queries, label, params, tuning);
       rows.push({ config: r.label, "MRR@10": r.mrr.toFixed(3), "hit@10": r.hit10.toFixed(3), "MRR exact": r.byType.exact.toFixed(3), "MRR typo": r.byType.typo.toFixed(3), "MRR loose": r.byType.loose.toFixed(3), "p50 ms": percentile(r.latencies, 50), "p95 ms": percentile(r.latencies, 95) });
     }
     printTable(`Known-item search quality: ${queries.length} queries (exact / typo / loose thirds) over ${corpus.chunks.length} chunks of node_modules markdown, builtin embedder`, rows);
@@ -108,6 +117,7 @@ async function documentLevelSet(): Promise<void> {
     closers.push(porter.close, unicode.close);
     const engines: DocEngine[] = [
       ...modeConfigs().map(([label, params]) => dualmindEngine({ store, label: `dualmind ${label}`, params })),
+      ...ablations().map(([label, tuning]) => dualmindEngine({ store, label: `dualmind default, ${label}`, params: {}, tuning })),
       porter,
       unicode,
       miniSearchDocEngine({ label: "MiniSearch, whole docs (defaults)", docs }),
@@ -167,8 +177,10 @@ async function latencyBySize(): Promise<void> {
       await drainEmbedQueues({ stores: [store], batchSize: 256 });
       const chunks = (handle.sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
       const queries = buildLabelledSet(windows.slice(0, size).map((text, i) => ({ path: String(i), text })), LATENCY_QUERIES);
-      for (const [label, params] of modeConfigs()) {
-        const r = await evaluateMode(store, queries, label, params);
+      // The last row is the baseline in the same run: the default as it ranked before the exact-form factor and best-chunk grouping.
+      const baseline: [string, Record<string, unknown>, SearchTuning?] = ["default, as before (no exact-form factor, damped sum)", {}, { exactFormBoost: 0, document: { combine: "damped_sum", damping: 0.3 } }];
+      for (const [label, params, tuning] of [...modeConfigs(), baseline] as [string, Record<string, unknown>, SearchTuning?][]) {
+        const r = await evaluateMode(store, queries, label, params, tuning);
         recordSamples(samples, { method: label, size: chunks, samples: r.latencies });
         rows.push({ chunks, mode: label, "p50 ms": percentile(r.latencies, 50), "p95 ms": percentile(r.latencies, 95) });
       }

@@ -67,6 +67,7 @@ const envSchema = z.object({
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
   DUALMIND_DISABLE_VECTORS: boolFromEnv.default(false),
+  DUALMIND_ANN_MIN_VECTORS: z.coerce.number().int().min(1).default(20_000),
   DUALMIND_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   DUALMIND_METRICS_PUBLIC_LOOPBACK: boolFromEnv.default(false),
   DUALMIND_CHECK_RESPONSES: boolFromEnv.optional(),
@@ -120,6 +121,8 @@ export type Config = {
   trustProxyHops: number;
   maxBodyBytes: number;
   disableVectors: boolean;
+  /** Vectors of one kind and model from which KNN uses the approximate index (lib/embed/ann-index.ts); below, it stays exact-ish (SimHash + rescore). */
+  annMinVectors: number;
   logLevel: "debug" | "info" | "warn" | "error";
   /** Serve /api/metrics without a token to loopback callers of a loopback-bound server (off: a read token is always needed). */
   metricsPublicLoopback: boolean;
@@ -194,6 +197,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     trustProxyHops: e.DUALMIND_TRUST_PROXY,
     maxBodyBytes: e.DUALMIND_MAX_BODY_BYTES,
     disableVectors: e.DUALMIND_DISABLE_VECTORS,
+    annMinVectors: e.DUALMIND_ANN_MIN_VECTORS,
     logLevel: e.DUALMIND_LOG_LEVEL,
     metricsPublicLoopback: e.DUALMIND_METRICS_PUBLIC_LOOPBACK,
     alertWebhookUrl: e.DUALMIND_ALERT_WEBHOOK_URL,
@@ -247,6 +251,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_TRUST_PROXY", default: "false", meaning: "number of reverse proxies in front of the app (true = 1) whose X-Forwarded-For is believed for the per-address sign-in limit (and whose X-Forwarded-Host/-Proto the API page's examples use)" },
   { variable: "DUALMIND_MAX_BODY_BYTES", default: "1048576", meaning: "largest accepted API request body; larger → 413" },
   { variable: "DUALMIND_DISABLE_VECTORS", default: "false", meaning: "do not load sqlite-vec (lexical only)" },
+  { variable: "DUALMIND_ANN_MIN_VECTORS", default: "20000", meaning: "vectors of one kind and model from which vector search uses the approximate (HNSW, usearch) index kept in stores/<store>/index.ann/; smaller sets use SimHash + exact rescoring" },
   { variable: "DUALMIND_LOG_LEVEL", default: "info", meaning: "debug | info | warn | error" },
   { variable: "DUALMIND_METRICS_PUBLIC_LOOPBACK", default: "false", meaning: "let /api/metrics answer without a token when HOST is loopback and the request names a loopback Host (off: Prometheus sends a read-scope token)" },
   { variable: "DUALMIND_CHECK_RESPONSES", default: "true under NODE_ENV=test, else false", meaning: "check every API and MCP answer against its declared response schema (a mismatch answers 500); for tests and development, not production" },

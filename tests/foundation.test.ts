@@ -139,6 +139,15 @@ describe("people and agents", () => {
     expect(verifyApiToken("dm_not-a-real-token")).toBeNull();
   });
 
+  it("a token revoked by another process (the CLI, a second server) is refused on the very next request", () => {
+    const { token, info } = createApiToken({ input: { label: "ci", agent_id: "ci-bot", scopes: ["read"] }, actor: "test" });
+    for (let i = 0; i < 3; i++) expect(verifyApiToken(token)).toMatchObject({ agentId: "ci-bot" }); // the lookup's statement is warm
+    const other = new Database(path.join(env.dataDir, "governance.db"));
+    other.prepare("update api_tokens set revoked_at = ? where id = ?").run(Date.now(), info.id);
+    other.close();
+    expect(verifyApiToken(token)).toBeNull();
+  });
+
   it("audit log is a hash chain that detects tampering", () => {
     for (let i = 0; i < 5; i++) appendAudit({ actor: "test", action: "thing.do", target: `t:${i}` });
     expect(verifyAuditChain()).toEqual({ ok: true, entries: 5 });

@@ -15,7 +15,7 @@ import { reindexStore } from "@/lib/index/reindex";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { verifyStore } from "@/lib/index/verify";
 import { createStore, openStore } from "@/lib/stores/stores";
-import { useTempDataDir } from "./helpers";
+import { migrationsUpTo, useTempDataDir } from "./helpers";
 
 // The chunk full-text index gains stemming (porter) by a migration that
 // rebuilds only that index, resumably. These tests build a store the way the
@@ -39,20 +39,6 @@ afterEach(() => {
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 
-/** The index migrations as the previous release shipped them: the journal and files up to LAST_OLD_MIGRATION. */
-function oldMigrationsFolder(): string {
-  const folder = path.join(scratch, "index-migrations");
-  fs.cpSync(path.join(process.cwd(), "drizzle", "index"), folder, { recursive: true });
-  const journalFile = path.join(folder, "meta", "_journal.json");
-  const journal = JSON.parse(fs.readFileSync(journalFile, "utf8")) as { entries: { idx: number; tag: string }[] };
-  const cut = journal.entries.findIndex((e) => e.tag === LAST_OLD_MIGRATION);
-  expect(cut).toBeGreaterThan(0);
-  for (const e of journal.entries.slice(cut + 1)) fs.rmSync(path.join(folder, `${e.tag}.sql`));
-  journal.entries = journal.entries.slice(0, cut + 1);
-  fs.writeFileSync(journalFile, JSON.stringify(journal));
-  return folder;
-}
-
 const FILLER = "ledger harbor quartz meadow lantern copper violet summit orchard canyon ember willow granite parcel beacon thistle".split(" ");
 
 /**
@@ -66,7 +52,7 @@ function createOldStore({ store, docs }: { store: string; docs: number }): void 
   const sqlite = new Database(path.join(dir, "index.db"));
   applyPragmas(sqlite);
   loadVectorExtension(sqlite);
-  migrate(drizzle(sqlite), { migrationsFolder: oldMigrationsFolder() });
+  migrate(drizzle(sqlite), { migrationsFolder: migrationsUpTo({ which: "index", last: LAST_OLD_MIGRATION, scratch }) });
   const random = seededRandom(16);
   const filler = (n: number) => Array.from({ length: n }, () => FILLER[Math.floor(random() * FILLER.length)]).join(" ");
   const all = [EARLY, ...Array.from({ length: docs - 2 }, (_, i) => ({ path: `notes/n${String(i).padStart(5, "0")}.md`, text: "" })), LATE];
@@ -113,6 +99,10 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(ftsRebuildState(handle)).toEqual({ pending: true, done: 500, total: 2000 });
     expect(await searchPaths(handle, "running backup")).toEqual([EARLY.path]);
     expect(await searchPaths(handle, "bird frosts")).toEqual([]);
+    // The answer says it was given from part of the index, so an empty or thin answer is not mistaken for "not there".
+    const during = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "bird frosts", mode: "fts" }) });
+    expect(during.ftsRebuild).toEqual([{ store: "old", pending: true, done: 500, total: 2000 }]);
+    expect(during.warnings.map((w) => w.code)).toContain("fts_rebuilding");
 
     const end = await runFtsRebuild({ handle, batchSize: 500 });
     expect(end).toEqual({ pending: false, done: 2000, total: 2000 });
@@ -120,6 +110,9 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(meta("fts_rebuild_target")).toBeUndefined();
     expect(await searchPaths(handle, "running backups")).toEqual([EARLY.path]);
     expect(await searchPaths(handle, "bird frosts")).toEqual([LATE.path]);
+    const after = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "bird frosts", mode: "fts" }) });
+    expect(after.ftsRebuild).toBeUndefined();
+    expect(after.warnings.map((w) => w.code)).not.toContain("fts_rebuilding");
     ftsIntegrityCheck(handle);
     expect(verifyStore({ handle }).consistent).toBe(true);
   });
@@ -201,6 +194,21 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect((handle.sqlite.prepare("select value from meta where key = 'fts_tokenizer'").get() as { value: string }).value).toBe(CHUNK_FTS_TOKENIZER);
     ingestDocument({ handle, path: "ops/backups.md", origin: "api", text: EARLY.text, mtime: 1 });
     expect(await searchPaths(handle, "running backups")).toEqual(["ops/backups.md"]);
+  });
+
+  it("an exact written form outranks a stem-only match, in every mode that reads full text", async () => {
+    createStore({ input: { name: "forms" }, actor: "test" });
+    const handle = openStore({ store: "forms" });
+    // The stem-only document says "configured" more often, so bm25 alone ranks it first.
+    ingestDocument({ handle, path: "a/stem-only.md", origin: "api", text: "The proxy is configured, and configured again, for the edge hosts.", mtime: 1 });
+    ingestDocument({ handle, path: "b/exact.md", origin: "api", text: "The proxy configuration lives in one file for the edge hosts.", mtime: 1 });
+    const bm25Only = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode: "fts" }), tuning: { exactFormBoost: 0 } });
+    expect(bm25Only.results.map((h) => h.path)).toEqual(["a/stem-only.md", "b/exact.md"]);
+    for (const mode of ["fts", "hybrid"] as const) {
+      const r = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode, explain: true }) });
+      expect(r.results.map((h) => h.path)).toEqual(["b/exact.md", "a/stem-only.md"]);
+      expect(r.results[0].signals?.why).toMatch(/100% of the words as written/);
+    }
   });
 
   it("`reindex --fts-only` rebuilds the whole full-text index from the chunks, audited", () => {

@@ -32,13 +32,15 @@ afterEach(() => env.cleanup());
 const rollups = () => getGovernance().sqlite.prepare("select resolution_s as res, route, count, error_count as errors, client_error_count as clientErrors, p95_ms as p95, by_status as byStatus from metric_rollups order by res, route").all() as { res: number; route: string; count: number; errors: number; clientErrors: number; p95: number; byStatus: string }[];
 
 describe("latency rollups", () => {
-  it("requests recorded in memory land as minute and hour rows with counts, errors and percentiles", () => {
+  it("requests recorded in memory land as minute, quarter-hour and hour rows with counts, errors and percentiles", () => {
     for (let i = 0; i < 19; i++) recordRequest("GET /stores/{store}/search", 200, 4, NOW);
     recordRequest("GET /stores/{store}/search", 500, 300, NOW);
     expect(flushLatencyRollups()).toBe(1);
+    const row = { route: "GET /stores/{store}/search", count: 20, errors: 1, clientErrors: 0, p95: 5, byStatus: JSON.stringify({ 200: 19, 500: 1 }) };
     expect(rollups()).toEqual([
-      { res: 60, route: "GET /stores/{store}/search", count: 20, errors: 1, clientErrors: 0, p95: 5, byStatus: JSON.stringify({ 200: 19, 500: 1 }) },
-      { res: 3600, route: "GET /stores/{store}/search", count: 20, errors: 1, clientErrors: 0, p95: 5, byStatus: JSON.stringify({ 200: 19, 500: 1 }) },
+      { res: 60, ...row },
+      { res: 900, ...row },
+      { res: 3600, ...row },
     ]);
   });
 
@@ -52,16 +54,17 @@ describe("latency rollups", () => {
     const rows = rollups();
     expect(rows.map((r) => [r.res, r.count, r.errors, r.clientErrors])).toEqual([
       [60, 3, 0, 1],
+      [900, 3, 0, 1],
       [3600, 3, 0, 1],
     ]);
   });
 
-  it("retention drops minute rows after a week but the hour rows keep the totals", () => {
+  it("retention drops minute and quarter-hour rows after a week but the hour rows keep the totals", () => {
     recordRequest("GET /health", 200, 1, NOW - 8 * DAY);
     recordRequest("GET /health", 200, 1, NOW - 8 * DAY + MIN);
     recordRequest("GET /health", 200, 1, NOW);
     flushLatencyRollups();
-    expect(pruneMetrics({ now: NOW })).toEqual({ minuteRows: 2, yearOld: 0 });
+    expect(pruneMetrics({ now: NOW })).toEqual({ minuteRows: 2, quarterHourRows: 1, yearOld: 0 });
     const total = listRouteTotalsByWindow({ window: windowForRange("30d", NOW) });
     expect(total).toMatchObject([{ route: "GET /health", count: 3 }]);
     expect(pruneMetrics({ now: NOW + 400 * DAY }).yearOld).toBe(2);

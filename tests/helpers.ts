@@ -85,3 +85,21 @@ export function restartWith(env: Record<string, string | undefined>): void {
   resetConfigForTests();
   resetEmbedderForTests();
 }
+
+/**
+ * A copy (under `scratch`) of one database's migrations as a previous
+ * release shipped them: the journal and files up to and including `last`.
+ * For tests that build a database at the old schema and open it with this code.
+ */
+export function migrationsUpTo({ which, last, scratch }: { which: "index" | "governance"; last: string; scratch: string }): string {
+  const folder = path.join(scratch, `${which}-migrations`);
+  fs.cpSync(path.join(process.cwd(), "drizzle", which), folder, { recursive: true });
+  const journalFile = path.join(folder, "meta", "_journal.json");
+  const journal = JSON.parse(fs.readFileSync(journalFile, "utf8")) as { entries: { idx: number; tag: string }[] };
+  const cut = journal.entries.findIndex((e) => e.tag === last);
+  if (cut < 1) throw new Error(`no migration ${last} in drizzle/${which}`);
+  for (const e of journal.entries.slice(cut + 1)) fs.rmSync(path.join(folder, `${e.tag}.sql`));
+  journal.entries = journal.entries.slice(0, cut + 1);
+  fs.writeFileSync(journalFile, JSON.stringify(journal));
+  return folder;
+}

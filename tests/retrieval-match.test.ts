@@ -8,7 +8,7 @@
  */
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildFtsMatch, matchTerms } from "@/lib/retrieval";
+import { buildFtsMatch, exactFormShare, foldWord, matchTerms } from "@/lib/retrieval";
 
 const DOCS = ["Restart the nginx proxy after rotating certificates", "Feed the sourdough starter twice a day", 'A "quoted" column: title NEAR(x y) and OR NOT *'];
 
@@ -47,5 +47,22 @@ describe.each(tables)("with tokenizer $tokenize", (table) => {
   it("finds stems only where the tokenizer stems", () => {
     const found = table.find(buildFtsMatch("certificate rotation", { match: "any" })!);
     expect(found).toEqual(table.tokenize.startsWith("porter") ? [1] : []);
+  });
+});
+
+describe("exact written forms", () => {
+  it("counts the query words a text holds as written, folding case and accents as unicode61 does, not stems", () => {
+    const terms = ["configuration", "proxy", "café"].map(foldWord);
+    expect(terms).toEqual(["configuration", "proxy", "cafe"]);
+    expect(exactFormShare(terms, "The PROXY configuration, by the Café door")).toBe(1);
+    expect(exactFormShare(terms, "The proxy is configured; cafés nearby")).toBeCloseTo(1 / 3);
+    expect(exactFormShare(terms, "nothing here")).toBe(0);
+    expect(exactFormShare([], "anything")).toBe(0);
+    // Whole words only, in ASCII text and in text with accents or letters outside the BMP beside the word.
+    expect(exactFormShare(["proxy"], "proxyless reverse-proxy")).toBe(1);
+    expect(exactFormShare(["proxy"], "proxyless proxying")).toBe(0);
+    expect(exactFormShare(["cafe"], "décafe et cafés — un CAFÉ")).toBe(1);
+    expect(exactFormShare(["cafe"], "décafe et cafés")).toBe(0);
+    expect(exactFormShare(["cafe"], "𝐀cafe cafe𝐀")).toBe(0);
   });
 });

@@ -23,7 +23,9 @@ import { clearQueryVectorCache } from "@/lib/embed/query";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { createMcpServer } from "@/lib/mcp/server";
 import { answerReason } from "@/lib/retrieval";
-import { createStore } from "@/lib/stores/stores";
+import { thinkThought } from "@/lib/graph/thoughts";
+import { recordTrace } from "@/lib/recall/traces";
+import { createStore, openStore } from "@/lib/stores/stores";
 import { callRoute, restartWith, useTempDataDir } from "./helpers";
 
 const TOKEN = "bootstrap-token-for-reason-tests-0123456789";
@@ -218,6 +220,47 @@ describe("group=document and explain", () => {
     const plain = await search({ q: "spare lantern", mode: "hybrid" });
     expect(plain.explain).toBeUndefined();
     expect(plain.results[0].signals).toBeUndefined();
+  });
+});
+
+describe("explain=true on recall and remember (REST and MCP)", () => {
+  beforeEach(async () => {
+    const handle = openStore({ store: STORE });
+    recordTrace({ handle, agentId: "a", input: { intent: { verb: "rotate", target: "tls certificate" }, shard_type: "ops", outcome: "failure", key_issue: "nginx kept the old certificate until restarted" } });
+    thinkThought({ handle, input: { content: "Rotating the TLS certificate needs an nginx reload afterwards." }, actor: "a" });
+    await drainEmbedQueues({ stores: [STORE] });
+  });
+
+  it("recall shows its readiness, vector, lexical and ranking stages, and only when asked", async () => {
+    const r = await recall({ query: "rotate the tls certificate", explain: true });
+    expect(r.traces.length).toBe(1);
+    const stages = r.explain.stages.map((s: { stage: string }) => s.stage);
+    expect(stages).toEqual(["readiness", "vector", "lexical", "vector", "lexical", "fusion"]);
+    const lexical = r.explain.stages.find((s: { stage: string; detail: string }) => s.stage === "lexical" && s.detail.startsWith("trace"));
+    expect(lexical.candidates).toBe(1);
+    expect(lexical.top[0].key).toBe(`trace:${r.traces[0].id}`);
+    const fusion = r.explain.stages.at(-1);
+    expect(fusion.top[0]).toMatchObject({ key: `trace:${r.traces[0].id}`, score: r.traces[0].score });
+    expect((await recall({ query: "rotate the tls certificate" })).explain).toBeUndefined();
+    const tool = await mcpCall("recall", { store: STORE, query: "rotate the tls certificate", explain: true });
+    expect(tool.isError).toBeFalsy();
+    expect((tool.structuredContent as { explain: { stages: unknown[] } }).explain.stages.length).toBe(stages.length);
+  });
+
+  it("remember shows each source's candidates and the fused ranking, and only when asked", async () => {
+    const r = await remember({ query: "tls certificate reload", explain: true });
+    expect(r.results.length).toBeGreaterThan(0);
+    const stages = r.explain.stages.map((s: { stage: string }) => s.stage);
+    expect(stages).toEqual(["readiness", "vector", "lexical", "filters", "fusion"]);
+    const lexical = r.explain.stages.find((s: { stage: string }) => s.stage === "lexical");
+    expect(lexical.detail).toContain('"certificate"');
+    expect(lexical.candidates).toBeGreaterThan(0);
+    const fusion = r.explain.stages.at(-1);
+    expect(fusion.top[0]).toMatchObject({ key: `${STORE}:${r.results[0].kind}:${r.results[0].id}`, score: r.results[0].score });
+    expect((await remember({ query: "tls certificate reload" })).explain).toBeUndefined();
+    const tool = await mcpCall("remember", { store: STORE, query: "tls certificate reload", explain: true });
+    expect(tool.isError).toBeFalsy();
+    expect((tool.structuredContent as { explain: { stages: unknown[] } }).explain.stages.map((s) => (s as { stage: string }).stage)).toEqual(stages);
   });
 });
 

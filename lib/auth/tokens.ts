@@ -4,6 +4,7 @@ import { desc, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import { getConfig } from "../config";
 import { getGovernance, STORE_NAME_RE } from "../db/connection";
+import { preparedOnce } from "../db/statements";
 import { apiTokens, type ApiTokenRow } from "../db/schema/governance";
 import { storeExists } from "../db/store-names";
 import { AppError } from "../errors";
@@ -156,26 +157,35 @@ export function revokeApiToken({ id, actor, reason }: { id: number; actor: strin
 // last_used_at is written at most once a minute per token so reads stay read-only in practice.
 const LAST_USED_GRANULARITY_MS = 60_000;
 
+let bootstrapMemo: { token: string; hash: Buffer } | null = null;
+/** The configured bootstrap token's hash, computed once per value (the config can change under tests). */
+function bootstrapHash(token: string): Buffer {
+  if (bootstrapMemo?.token !== token) bootstrapMemo = { token, hash: Buffer.from(sha256Hex(token)) };
+  return bootstrapMemo.hash;
+}
+
 /** Resolve a bearer token to its principal, or null when unknown or revoked. */
 export function verifyApiToken(token: string): AgentPrincipal | null {
   const bootstrap = getConfig().bootstrapToken;
   if (bootstrap) {
     const a = Buffer.from(sha256Hex(token));
-    const b = Buffer.from(sha256Hex(bootstrap));
+    const b = bootstrapHash(bootstrap);
     if (timingSafeEqual(a, b)) {
       return { tokenId: null, agentId: "bootstrap", label: "DUALMIND_BOOTSTRAP_TOKEN", scopes: ["read", "write", "admin"], stores: null };
     }
   }
   if (!token.startsWith("dm_")) return null;
-  const { db } = getGovernance();
-  const row = db.select().from(apiTokens).where(eq(apiTokens.tokenHash, sha256Hex(token))).get();
+  const { sqlite, db } = getGovernance();
+  // Looked up on every request (a revocation, from any process, counts at once); the statement is prepared once per connection.
+  const row = preparedOnce(sqlite, "select id, agent_id as agentId, label, scopes, stores, last_used_at as lastUsedAt, revoked_at as revokedAt from api_tokens where token_hash = ?").get(sha256Hex(token)) as
+    | Pick<ApiTokenRow, "id" | "agentId" | "label" | "scopes" | "stores" | "lastUsedAt" | "revokedAt">
+    | undefined;
   if (!row || row.revokedAt) return null;
   const now = Date.now();
   if (!row.lastUsedAt || now - row.lastUsedAt > LAST_USED_GRANULARITY_MS) {
     db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.id)).run();
   }
-  const info = toInfo(row);
-  return { tokenId: row.id, agentId: row.agentId, label: row.label, scopes: info.scopes, stores: info.stores };
+  return { tokenId: row.id, agentId: row.agentId, label: row.label, scopes: JSON.parse(row.scopes) as Scope[], stores: row.stores ? (JSON.parse(row.stores) as string[]) : null };
 }
 
 /** admin implies write implies read. */

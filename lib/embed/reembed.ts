@@ -9,6 +9,7 @@ import { listEmbeddables, type EmbeddableRef } from "./embeddables";
 import { getActiveFingerprintId, readActiveFingerprintId, rememberFingerprint, setActiveFingerprintId } from "./model";
 import type { Fingerprint } from "./providers";
 import { enqueueEmbeddings, type EmbedItem } from "./queue";
+import { dropAnnIndexesExcept } from "./ann-index";
 import { vecIndexTable } from "./vector-index";
 
 export type ReembedJob = {
@@ -222,6 +223,7 @@ export function finishReembedIfDone({ handle, actor = "system:embed-worker", for
       appendAudit({ actor, action: "store.reembed.switch", target, details: { active: job.targetFingerprintId, dropped: others } });
     })
     .immediate();
+  dropAnnIndexesExcept({ source: { db: sqlite, schema: "main" }, keepFingerprintId: job.targetFingerprintId });
   return true;
 }
 

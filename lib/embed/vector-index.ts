@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { embeddings } from "../db/schema/embed";
 import { appendAudit } from "../governance/audit";
+import { annNeighbours, buildAnnIndex } from "./ann-index";
 
 /**
  * Vector search over the `embeddings` BLOBs of one store.
@@ -13,6 +14,11 @@ import { appendAudit } from "../governance/audit";
  * KNN over the codes picks candidates; exact cosine on their float BLOBs
  * ranks them. Exact mode scans the BLOBs. Without sqlite-vec, both run in JS
  * over the BLOBs, so vector search degrades in speed, never in answers.
+ *
+ * Large sets (≥ DUALMIND_ANN_MIN_VECTORS of one kind and model) are served
+ * first by the derived HNSW index of ann-index.ts, its candidates rescored
+ * the same way; while that index is missing or building, the paths above
+ * answer.
  */
 
 const MIN_BITS = 1024;
@@ -171,6 +177,18 @@ export function rebuildVecIndex({ handle, fingerprintId, actor }: { handle: Stor
   return n;
 }
 
+/**
+ * Rebuild a fingerprint's approximate (HNSW) indexes from the BLOBs, one per
+ * kind large enough to have one, and save them beside index.db. Returns the
+ * vectors indexed per kind.
+ */
+export function rebuildAnnIndexes({ handle, fingerprintId }: { handle: StoreHandle; fingerprintId: string }): Record<string, number> {
+  const kinds = handle.sqlite.prepare("select kind, min(dim) as dim from embeddings where fingerprint_id = ? group by kind").all(fingerprintId) as { kind: string; dim: number }[];
+  const out: Record<string, number> = {};
+  for (const { kind, dim } of kinds) out[kind] = buildAnnIndex({ source: { db: handle.sqlite, schema: "main" }, fingerprintId, kind, dim, fresh: true });
+  return out;
+}
+
 function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
   for (let i = 0; i < a.length; i++) s += a[i] * b[i];
@@ -211,7 +229,39 @@ export type KnnOptions = ({ handle: StoreHandle; source?: never } | { source: Kn
   allowedRefIds?: number[];
 };
 
-export type KnnMethod = "simhash+rescore" | "exact-scan" | "exact-scan-js";
+export type KnnMethod = "ann+rescore" | "simhash+rescore" | "exact-scan" | "exact-scan-js";
+
+/** Filtered sets up to this size are ranked exactly (cheaper than over-fetching from the graph). */
+const ANN_FILTER_EXACT_MAX = 2_000;
+/** Deepest graph search a filtered query may over-fetch before it ranks its allowed set exactly instead. */
+const ANN_MAX_FETCH = 4_096;
+
+/**
+ * The HNSW path: candidates from the graph (int8 codes), rescored exactly on
+ * their BLOBs. A filter over-fetches in proportion to how much it keeps and
+ * post-filters; null (answer another way) when no index serves, or when too
+ * few allowed candidates survive to be sure of the top k.
+ */
+function annKnn({ sqlite, schema, opts, k }: { sqlite: Database.Database; schema: "main" | "core"; opts: Omit<KnnOptions, "handle" | "source">; k: number }): VectorHit[] | null {
+  const allowed = opts.allowedRefIds;
+  if (allowed && allowed.length <= ANN_FILTER_EXACT_MAX) return null;
+  const source = { db: sqlite, schema };
+  // Probe with the unfiltered depth first; the size it reports sets a filter's over-fetch.
+  const base = annNeighbours({ source, fingerprintId: opts.fingerprintId, kind: opts.kind, query: opts.query, want: Math.max(2 * k, k + 20) });
+  if (!base) return null;
+  let ids = base.ids;
+  if (allowed) {
+    const want = Math.ceil((2 * k * base.size) / allowed.length) + k;
+    if (want > ANN_MAX_FETCH) return null;
+    if (want > ids.length) ids = annNeighbours({ source, fingerprintId: opts.fingerprintId, kind: opts.kind, query: opts.query, want })?.ids ?? [];
+  }
+  const rows = sqlite.prepare(`select id, ref_id, vector from ${schema}.embeddings where id in (select value from json_each(?))`).all(JSON.stringify(ids)) as Scored[];
+  if (!allowed) return rankExactly(rows, opts.query, k);
+  const keep = new Set(allowed);
+  const hits = rankExactly(rows.filter((r) => keep.has(r.ref_id)), opts.query, k);
+  // Fewer than k survivors while the graph holds more: the filter cut too deep to trust the pool.
+  return hits.length < k && ids.length < base.size ? null : hits;
+}
 
 /**
  * k nearest artifacts of one kind by cosine distance (1 − cos), closest
@@ -222,6 +272,10 @@ export function knnSearch({ handle, source, ...opts }: KnnOptions): { hits: Vect
   // `schema` is one of two literals, never request text.
   const embeddingsTable = `${schema}.embeddings`;
   const k = Math.max(1, opts.k);
+  if (!opts.exact) {
+    const hits = annKnn({ sqlite, schema, opts, k });
+    if (hits) return { hits, method: "ann+rescore" };
+  }
   if (opts.allowedRefIds) {
     // A filtered set is usually small: rank it exactly.
     const rows = sqlite

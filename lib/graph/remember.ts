@@ -5,7 +5,7 @@ import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query
 import type { FRAME_COLUMNS } from "../db/schema/graph";
 import type { KnnSource } from "../embed/vector-index";
 import { CORE_STORE } from "../db/store-names";
-import { answerReason, broadTopWithinBudget, buildFtsMatch, planQueryVector, similaritiesOf, similarityFloorFor, vectorNeighbours, type RetrievalReason } from "../retrieval";
+import { answerReason, broadTopWithinBudget, buildFtsMatch, ExplainRecorder, planQueryVector, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type RetrievalReason } from "../retrieval";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
@@ -75,6 +75,8 @@ export const rememberInputSchema = z
     as_of: z.number().int().positive().optional(),
     /** Candidates taken from each source (kNN and FTS, per kind, per store). */
     candidates: z.number().int().min(1).max(200).default(25),
+    /** Add each stage's candidates and time (readiness, vector, lexical, fusion); each result's breakdown says why it ranked where it did. */
+    explain: z.boolean().default(false),
   })
   .strict();
 export type RememberInput = z.input<typeof rememberInputSchema>;
@@ -127,6 +129,8 @@ export type RememberResponse = {
   min_edge_weight: number;
   as_of: number | null;
   results: RememberResult[];
+  /** With explain=true: each stage's candidates and time. */
+  explain?: Explain;
 };
 
 /** One place to read candidates from: the store (main schema) or core (attached, read-only). */
@@ -397,8 +401,12 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
   const includeCore = coreHandle !== null;
 
   // The store's readiness and the query's vector (lib/retrieval); core answers with vectors only when its model is the same.
+  const rec = req.explain ? new ExplainRecorder() : null;
   const plan = await planQueryVector({ handle, text: req.query });
   const corePlan = coreHandle ? await planQueryVector({ handle: coreHandle, text: req.query }) : null;
+  for (const [name, p] of [[store, plan], [CORE_STORE, corePlan]] as const) {
+    if (p) rec?.record("readiness", p.ms, { candidates: 0, detail: `${name}: ${p.ok ? `query embedded with ${p.fingerprint.provider}/${p.fingerprint.model}${p.cacheHit ? " (cached)" : ""}` : `vectors unusable: ${p.fallback.reason}: ${p.fallback.message}`}` });
+  }
   const queryVector = plan.ok ? plan.vector : corePlan?.ok ? corePlan.vector : null;
   const fallback: RememberResponse["fallback"] = plan.ok ? null : plan.fallback;
   const storeFp = plan.ok ? plan.fingerprint : null;
@@ -415,7 +423,20 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
     if (reader) sources.push({ store: CORE_STORE, schema: "core", db: reader, fingerprintId: coreFp?.id ?? null, vectorsLoaded: handle.vectors.available, floor: coreFp ? similarityFloorFor(coreFp.provider) : 1 });
 
     const belowFloor = { n: 0 };
+    const gatherStarted = performance.now();
     const perSource = sources.map((src) => ({ src, cands: gatherCandidates({ src, kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, match, k: req.candidates, minEdgeWeight: req.min_edge_weight, budget, belowFloor }) }));
+    if (rec) {
+      // One pass gathers every source; each leg is shown by what it found (the time is the whole gathering's).
+      const gatherMs = performance.now() - gatherStarted;
+      const all = perSource.flatMap(({ src, cands }) => [...cands.values()].map((c) => ({ key: `${src.store}:${c.key}`, c })));
+      const found = (how: MatchSource[]) => all.filter(({ c }) => how.some((h) => c.matchedBy.has(h)));
+      const vec = found(["thought_knn", "node_knn"]);
+      const lex = found(["thought_fts", "node_fts"]);
+      rec.record("vector", gatherMs, { candidates: vec.length, detail: queryVector ? `thought and node KNN, ${req.candidates} per kind and store; ${belowFloor.n} neighbour(s) below the similarity floor left out` : "no query vector: lexical only", top: [] });
+      rec.record("lexical", 0, { candidates: lex.length, detail: match ? `FTS5 over thoughts and nodes, MATCH ${match}` : "no word to match", top: lex.map(({ key, c }) => ({ key, score: c.lexical })).sort((a, b) => b.score - a.score) });
+      rec.record("filters", 0, { candidates: found(["expansion"]).length, detail: `one-hop expansion over edges with weight ≥ ${req.min_edge_weight} (at most ${MAX_EXPANDED_NODES} nodes)` });
+    }
+    const fusionStarted = performance.now();
 
     // Dedupe by entity across stores: a core node with the same name and type as a store node is the same entity; the store's copy wins.
     const alsoInCore = new Set<string>();
@@ -479,6 +500,7 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
     }
     // Total order: score, then the store before core, then kind and id, so ties never reorder between calls.
     scored.sort((a, b) => b.score - a.score || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id));
+    rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
     return {
       query: req.query,
       store,
@@ -494,6 +516,7 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
       min_edge_weight: req.min_edge_weight,
       as_of: asOf,
       results: scored.slice(0, req.limit),
+      ...(rec ? { explain: rec.result() } : {}),
     };
   } finally {
     reader?.close();

@@ -1,5 +1,6 @@
 import type Database from "better-sqlite3";
 import type { StoreHandle } from "../db/connection";
+import { preparedOnce } from "../db/statements";
 import { log } from "../log";
 
 /**
@@ -33,7 +34,8 @@ export type FtsRebuildState = {
 type Range = { through: number; target: number };
 
 function rebuildRange(handle: StoreHandle): Range | null {
-  const rows = handle.sqlite.prepare("select key, cast(value as integer) as v from meta where key in (?, ?)").all(THROUGH, TARGET) as { key: string; v: number }[];
+  // Checked on every store open: prepared once per connection.
+  const rows = preparedOnce(handle.sqlite, "select key, cast(value as integer) as v from meta where key in (?, ?)").all(THROUGH, TARGET) as { key: string; v: number }[];
   const through = rows.find((r) => r.key === THROUGH)?.v;
   const target = rows.find((r) => r.key === TARGET)?.v;
   return through === undefined || target === undefined ? null : { through, target };

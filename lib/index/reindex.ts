@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { eq, isNotNull, sql } from "drizzle-orm";
 import { storeDir, type StoreHandle } from "../db/connection";
+import { preparedOnce } from "../db/statements";
 import { categories, memories, meta } from "../db/schema/index";
 import { AppError } from "../errors";
 import { log } from "../log";
@@ -29,18 +30,37 @@ export type ReindexResult = {
 };
 export type ReindexProgress = { phase: "scanning" | "writing"; done: number; total: number };
 
-type KnownDocument = { path: string; sha256: string; stale: number };
+type KnownDocument = { path: string; docId: number; sha256: string; bytes: number; mtime: number; indexedAt: number };
 
-type Pending = { docPath: string; abs: string; memoryPath: string | null; text: string; mtime: number; isNew: boolean };
+type Pending = { docPath: string; abs: string; memoryPath: string | null; text: string; mtime: number; readAt: number; isNew: boolean };
+
+/**
+ * How far a file's content must have been read after its mtime for size +
+ * mtime to vouch for it later. An edit that keeps both (same size, within
+ * the same timestamp tick) can only follow a read made within one tick of
+ * the mtime; coarse filesystems tick every 1-2 s, so a read 3 s later is
+ * safe, and a "racy" read (sooner) is re-read and re-hashed next time.
+ */
+export const RACY_MS = 3_000;
+
+/**
+ * Whether a file's stat vouches for its indexed row without reading it: same
+ * size and mtime (ms) as when its content was read and hashed, and that read
+ * was not racy (indexed_at is set just after the read).
+ */
+function statVouches(prev: KnownDocument, f: { size: number; mtime: number }): boolean {
+  return prev.bytes === f.size && prev.mtime === f.mtime && prev.indexedAt - prev.mtime >= RACY_MS;
+}
 
 /**
  * The text to write for a pending file: re-read when the file changed after
- * the scan (a memory saved meanwhile), so the index never goes back in time.
+ * the scan (a memory saved meanwhile), so the index never goes back in time,
+ * or when the scan's read was racy, so indexed_at is the time of a read.
  */
 function currentText(p: Pending): { text: string; mtime: number } | null {
   try {
     const mtime = Math.floor(fs.statSync(p.abs).mtimeMs);
-    if (mtime === p.mtime) return p;
+    if (mtime === p.mtime && p.readAt - p.mtime >= RACY_MS) return p;
     const text = decodeText(readFileNoFollow(p.abs, p.docPath).bytes);
     return text === null ? null : { text, mtime };
   } catch {
@@ -71,16 +91,19 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
   const known = new Map(
     (
       sqlite
-        .prepare(
-          `select d.path, d.sha256, exists(select 1 from chunks c where c.doc_id = d.doc_id and c.chunking_version != ?) as stale
-           from documents d where d.origin = 'file'`,
-        )
-        .all(CHUNKING_VERSION) as KnownDocument[]
+        .prepare("select path, doc_id as docId, sha256, bytes, mtime, indexed_at as indexedAt from documents where origin = 'file'")
+        .all() as KnownDocument[]
     ).map((r) => [r.path, r]),
+  );
+  // Documents with chunks from older chunking rules (normally none: one range read of the version index, not a probe per document).
+  const staleDocIds = new Set(
+    (sqlite.prepare("select distinct doc_id as docId from chunks where chunking_version != ?").all(CHUNKING_VERSION) as { docId: number }[]).map((r) => r.docId),
   );
   const memoryRows = new Set(db.select({ path: memories.path }).from(memories).all().map((r) => r.path));
   const skippedBy = { binary: 0, ...listing.skipped };
   const pending: Pending[] = [];
+  /** Same content under a new mtime (touched, checked out again): the row's stat is refreshed so the next scan trusts it. */
+  const touched: { docId: number; mtime: number; readAt: number }[] = [];
   const seen = new Set<string>();
   let unchanged = 0;
   const total = listing.files.length;
@@ -94,6 +117,16 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
       onProgress?.({ phase: "scanning", done: i, total });
       yield;
     }
+    const prev = known.get(f.docPath);
+    const memoryRowMissing = f.memoryPath !== null && !memoryRows.has(f.memoryPath);
+    if (prev && !staleDocIds.has(prev.docId) && !memoryRowMissing && statVouches(prev, f)) {
+      // Unchanged by size and mtime since a non-racy read: not read again.
+      seen.add(f.docPath);
+      unchanged++;
+      kindOf(f.memoryPath).unchanged++;
+      continue;
+    }
+    const readAt = Date.now();
     let bytes: Buffer;
     try {
       // A file swapped for a link since the listing is not followed (it fails like a vanished file).
@@ -107,13 +140,12 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
       continue;
     }
     seen.add(f.docPath);
-    const prev = known.get(f.docPath);
-    const memoryRowMissing = f.memoryPath !== null && !memoryRows.has(f.memoryPath);
-    if (prev && prev.sha256 === sha256Hex(bytes) && !prev.stale && !memoryRowMissing) {
+    if (prev && prev.sha256 === sha256Hex(bytes) && !staleDocIds.has(prev.docId) && !memoryRowMissing) {
       unchanged++;
       kindOf(f.memoryPath).unchanged++;
+      if (prev.mtime !== f.mtime && readAt - f.mtime >= RACY_MS) touched.push({ docId: prev.docId, mtime: f.mtime, readAt });
     }
-    else pending.push({ docPath: f.docPath, abs: f.abs, memoryPath: f.memoryPath, text, mtime: f.mtime, isNew: !prev });
+    else pending.push({ docPath: f.docPath, abs: f.abs, memoryPath: f.memoryPath, text, mtime: f.mtime, readAt, isNew: !prev });
   }
   onProgress?.({ phase: "scanning", done: total, total });
   yield;
@@ -147,7 +179,7 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
   const counts: ReindexCounts = { scanned: total, added: 0, changed: 0, unchanged, removed: gone.length, skipped: skippedBy.binary + skippedBy.oversized + skippedBy.badName + skippedBy.symlink };
 
   // An unchanged tree writes nothing at all.
-  if (pending.length > 0 || gone.length > 0 || descriptionsChanged || uncategorized.length > 0 || !builtBefore) {
+  if (pending.length > 0 || gone.length > 0 || touched.length > 0 || descriptionsChanged || uncategorized.length > 0 || !builtBefore) {
     const writeTotal = pending.length + gone.length;
     sqlite
       .transaction(() => {
@@ -179,6 +211,9 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
           } else deleteDocumentByPath({ handle, path: docPath });
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
         }
+        // indexed_at: when this content was last read from the file and found the same.
+        const restat = sqlite.prepare("update documents set mtime = ?, indexed_at = ? where doc_id = ? and mtime != ?");
+        for (const t of touched) restat.run(t.mtime, t.readAt, t.docId, t.mtime);
         for (const category of uncategorized) ensureCategoryPath({ handle, category });
         if (descriptionsChanged) applyCategoryDescriptions({ handle, descriptions });
         pruneCategories({ handle });
@@ -209,9 +244,9 @@ export function markIndexBuilt({ handle }: { handle: StoreHandle }): void {
   }
 }
 
-/** When the index was last built from the files (undefined: never, e.g. a deleted index.db). */
+/** When the index was last built from the files (undefined: never, e.g. a deleted index.db). Read on every store open, so prepared once per connection. */
 function indexBuiltAt({ handle }: { handle: StoreHandle }): string | undefined {
-  return handle.db.select({ value: meta.value }).from(meta).where(eq(meta.key, "index_built_at")).get()?.value;
+  return (preparedOnce(handle.sqlite, "select value from meta where key = 'index_built_at'").get() as { value: string } | undefined)?.value;
 }
 
 const g = globalThis as unknown as { __dualmindReindexing?: Set<string> };

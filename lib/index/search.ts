@@ -7,7 +7,9 @@ import { knnSourceOf } from "../embed/vector-index";
 import { AppError, isAppError } from "../errors";
 import {
   answerReason,
+  exactFormShare,
   ExplainRecorder,
+  foldWord,
   FUSION_WEIGHTS,
   matchTerms,
   planQueryVector,
@@ -23,6 +25,7 @@ import {
   type VectorSource,
 } from "../retrieval";
 import { CHUNK_KIND } from "./chunk-embeddings";
+import { ftsRebuildState, type FtsRebuildState } from "./fts-rebuild";
 import { chunkFilterSql, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
 import { boolParam, csvParam, dateParam } from "./query-params";
 
@@ -86,8 +89,11 @@ export { FUSION_WEIGHTS, RRF_K } from "../retrieval";
 
 /**
  * How a document's matching chunks combine into its score (group=document),
- * chosen by measurement on the document known-item set
- * (bench/search-docs.bench.ts, numbers in the issue note):
+ * chosen by measurement (bench/search-quality.bench.ts, both known-item sets;
+ * bench/results/latest.md). Over the stemmed index the best chunk alone ranks
+ * documents better than adding the others' damped scores (default hybrid,
+ * best chunk vs + 0.3^i: chunk-level set 0.551 vs 0.532 MRR@10; document set
+ * 0.582 vs 0.584, within noise), so `max` is the default:
  * - combine `max` ranks a document by its best chunk; `damped_sum` adds each
  *   further chunk's score times damping^(i−1), so a document that matches in
  *   several places beats one lucky passage, without long documents winning
@@ -96,10 +102,26 @@ export { FUSION_WEIGHTS, RRF_K } from "../retrieval";
  *   words found in the path or the document's title heading).
  */
 export type DocumentScoring = { combine: "max" | "damped_sum"; damping: number; fieldBoost: number };
-export const DOCUMENT_SCORING: DocumentScoring = { combine: "damped_sum", damping: 0.3, fieldBoost: 0 };
+export const DOCUMENT_SCORING: DocumentScoring = { combine: "max", damping: 0.3, fieldBoost: 0 };
 
 /** Knobs the benches turn to decide the defaults; the API uses the defaults. */
-export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "drop" | "keep" };
+export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "drop" | "keep"; exactFormBoost?: number; /** builtin's vector weight in hybrid, to sweep it (requests use w_vec). */ vec?: number };
+
+/**
+ * Exact-form evidence over the stemmed index: a chunk's bm25 is multiplied by
+ * (1 + EXACT_FORM_BOOST × the share of the query's content words it contains
+ * as written), so an exact match outranks a stem-only one. Chosen by
+ * measurement (bench/search-quality.bench.ts, bench/results/latest.md): the
+ * porter index (migration 0009) cost the chunk-level known-item set's exact
+ * third 0.65 → 0.58 MRR@10, because "configuration" then ranks every
+ * "configured"/"configures" chunk alike; with this factor it is 0.667, what
+ * an unstemmed index scores, while stemming still finds inflected forms
+ * (default: 0.519 → 0.551). Factors 1 and 2 scored within 0.006 of 0.5.
+ * A second, unstemmed FTS index with the two bm25 summed scored a little
+ * higher (exact bm25 × 2 added: chunk set 0.564, document set 0.586) but doubles the index, its
+ * write cost and the lexical query's cost.
+ */
+export const EXACT_FORM_BOOST = 0.5;
 
 /** Ranked candidates taken from each signal before fusion. */
 const POOL = 50;
@@ -159,6 +181,11 @@ export type SearchResult = {
   fusion: { wFts: number; wVec: number; k: number; recencyTauDays: number | null } | null;
   /** Things the caller should know about this answer (e.g. vectors_index_unavailable, embeddings_pending). */
   warnings: { code: string; message: string }[];
+  /**
+   * Only while a searched store's full-text index is being rebuilt (lib/index/fts-rebuild.ts): full-text hits
+   * then come from the `done` of `total` chunks indexed so far, so an answer is honest about what it could not see.
+   */
+  ftsRebuild?: ({ store: string } & FtsRebuildState)[];
   /** With explain=true: each stage's candidates and time. */
   explain?: Explain;
 };
@@ -209,11 +236,27 @@ function titlesOf({ handle, paths }: { handle: StoreHandle; paths: string[] }): 
   return new Map(rows.map((r) => [r.path, (r.text.match(/^\s*#{1,6}\s+(.+)$/m)?.[1] ?? r.text.split("\n", 1)[0]).slice(0, 200)]));
 }
 
+/** One chunk found by the lexical leg: its bm25 (times its exact-form factor) and snippet. */
+type LexicalHit = { key: string; store: string; id: number; score: number; /** Share of the query's words found as written (null: not weighed). */ exactForms: number | null; snippet: string; highlights: [number, number][]; row: ChunkDetail };
+
+/** Multiply each hit's bm25 by 1 + boost × the share of `terms` its chunk contains as written (EXACT_FORM_BOOST). */
+function weighExactForms({ reader, schema, ranked, terms, boost }: { reader: SearchReader; schema: "main" | "core"; ranked: LexicalHit[]; terms: string[]; boost: number }): void {
+  const folded = [...new Set(terms.map(foldWord))];
+  if (ranked.length === 0 || folded.length === 0) return;
+  // `schema` is one of two literals, never request text.
+  const rows = reader.sqlite.prepare(`select id, text from ${schema}.chunks where id in (select value from json_each(?))`).all(JSON.stringify(ranked.map((r) => r.id))) as { id: number; text: string }[];
+  const texts = new Map(rows.map((r) => [r.id, r.text]));
+  for (const r of ranked) {
+    r.exactForms = exactFormShare(folded, texts.get(r.id) ?? "");
+    r.score *= 1 + boost * r.exactForms;
+  }
+}
+
 type Candidate = {
   key: string;
   store: string;
   detail: ChunkDetail;
-  fts: { rank: number; score: number; snippet: string; highlights: [number, number][] } | null;
+  fts: { rank: number; score: number; exactForms: number | null; snippet: string; highlights: [number, number][] } | null;
   vector: { rank: number; distance: number; similarity: number } | null;
   decay: number | null;
   score: number;
@@ -223,7 +266,10 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
 function whyChunk(c: Candidate, mode: SearchInput["mode"], weights: { fts: number; vec: number }): string {
   const parts: string[] = [];
-  if (c.fts) parts.push(`bm25 rank ${c.fts.rank} (score ${round6(c.fts.score)})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.fts, c.fts.rank))}` : ""}`);
+  if (c.fts) {
+    const exact = c.fts.exactForms === null ? "" : `, ${Math.round(c.fts.exactForms * 100)}% of the words as written`;
+    parts.push(`bm25 rank ${c.fts.rank} (score ${round6(c.fts.score)}${exact})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.fts, c.fts.rank))}` : ""}`);
+  }
   if (c.vector) parts.push(`vector rank ${c.vector.rank} (similarity ${round6(c.vector.similarity)})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.vec, c.vector.rank))}` : ""}`);
   if (c.decay !== null) parts.push(`recency ×${round6(c.decay)}`);
   return `${parts.join("; ")} = ${round6(c.score)}`;
@@ -271,7 +317,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     } else {
       const fp = plan.fingerprint;
       const floor = similarityFloorFor(fp.provider);
-      weights = { ...FUSION_WEIGHTS[fp.provider], ...(input.w_fts !== undefined ? { fts: input.w_fts } : {}), ...(input.w_vec !== undefined ? { vec: input.w_vec } : {}) };
+      weights = { ...FUSION_WEIGHTS[fp.provider], ...(tuning.vec !== undefined ? { vec: tuning.vec } : {}), ...(input.w_fts !== undefined ? { fts: input.w_fts } : {}), ...(input.w_vec !== undefined ? { vec: input.w_vec } : {}) };
       const t0 = performance.now();
       const sources: VectorSource[] = [];
       for (const h of handles) {
@@ -318,7 +364,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   // Lexical leg: `all` words for mode=fts, `any` word when it is one signal of several or stands in for vectors.
   const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
   const match = effectiveLegs.lexical || input.mode === "vector" ? ftsMatchFor(input, matchMode, tuning.stopwords) : null;
-  const ftsRanked: { key: string; store: string; id: number; score: number; snippet: string; highlights: [number, number][]; row: ChunkDetail }[] = [];
+  const ftsRanked: LexicalHit[] = [];
   let lexicalOverBudget: string | null = null;
   const lexicalPlans: string[] = [];
   if (effectiveLegs.lexical && match) {
@@ -327,8 +373,10 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     try {
       for (const [schema, name] of reader.schemas) {
         for (const r of runFts({ reader, schema, match, input, take, now, budget, onPlan: (p) => lexicalPlans.push(`${name}: ${p.detail}`) })) {
-          ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, ...snippetFor(r.snip, r), row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: "" } });
+          ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, exactForms: null, ...snippetFor(r.snip, r), row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: "" } });
         }
+        const boost = tuning.exactFormBoost ?? EXACT_FORM_BOOST;
+        if (boost > 0 && input.syntax === "plain") weighExactForms({ reader, schema, ranked: ftsRanked.filter((r) => r.store === name), terms: matchTerms(input.q, { stopwords: tuning.stopwords }), boost });
       }
     } catch (e) {
       // The lexical leg is the one that grows with common words (~1–1.7 s for a few OR-ed stopwords over 100k chunks):
@@ -340,7 +388,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
       reader.release();
     }
     ftsRanked.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
-    rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}${lexicalPlans.length ? `; ${lexicalPlans.join("; ")}` : ""}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
+    rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}${lexicalPlans.length ? `; ${lexicalPlans.join("; ")}` : ""}${input.syntax === "plain" && (tuning.exactFormBoost ?? EXACT_FORM_BOOST) > 0 ? `; each × (1 + ${tuning.exactFormBoost ?? EXACT_FORM_BOOST} × share of the words found as written)` : ""}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
   } else if (effectiveLegs.lexical) {
     rec?.record("lexical", 0, { candidates: 0, detail: "no word to match" });
   }
@@ -368,7 +416,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
         key,
         store: key.slice(0, key.indexOf(":")),
         detail,
-        fts: f ? { rank: f.rank, score: f.r.score, snippet: f.r.snippet, highlights: f.r.highlights } : null,
+        fts: f ? { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, snippet: f.r.snippet, highlights: f.r.highlights } : null,
         vector: v ? { rank: v.rank, distance: v.r.distance, similarity: v.r.similarity } : null,
         decay,
         score: raw * (decay ?? 1),
@@ -406,6 +454,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     if (!handle.vectors.available) warnings.push({ code: "vectors_index_unavailable", message: `sqlite-vec is not loaded (${handle.vectors.reason}); vectors were scanned exactly, which is slower` });
     if (vectors.pendingEmbeddings > 0) warnings.push({ code: "embeddings_pending", message: `${vectors.pendingEmbeddings} item(s) are waiting for vectors; until then only full-text search can find them` });
   }
+  const rebuilding = effectiveLegs.lexical ? handles.map((h) => ({ store: h.store, ...ftsRebuildState(h) })).filter((r) => r.pending) : [];
+  for (const r of rebuilding) warnings.push({ code: "fts_rebuilding", message: `the full-text index of ${r.store} is being rebuilt (${r.done} of ${r.total} chunks indexed): full-text hits cover only those so far` });
   if (lexicalOverBudget) fallback = { reason: "query_budget", message: `full-text part skipped: ${lexicalOverBudget}; answered from vectors alone` };
   const searchable = handles.some(hasChunks) ? 1 : 0;
   const reason = answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.belowFloor ?? 0 });
@@ -424,6 +474,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     vectors,
     fusion: answeredBy === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null } : null,
     warnings,
+    ...(rebuilding.length ? { ftsRebuild: rebuilding } : {}),
     ...(rec ? { explain: rec.result() } : {}),
   };
 }

@@ -173,7 +173,7 @@ const graphTools: ToolDef[] = [
   tool({
     name: "remember",
     description:
-      "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence. mode says what answered, fallback why vectors did not, reason why an answer is empty or weak.",
+      "Recall thoughts and graph nodes for a query: semantic + episodic + procedural + one-hop relation scoring, with evidence. mode says what answered, fallback why vectors did not, reason why an answer is empty or weak; explain=true adds each stage (readiness, vector, lexical, expansion, fusion) with its candidates and time.",
     output: rememberResponse,
     scope: "read",
     input: rememberInputSchema.safeExtend(storeShape),
@@ -292,7 +292,7 @@ const recallTools: ToolDef[] = [
   tool({
     name: "recall",
     description:
-      "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning). mode says what answered, fallback why vectors did not, reason why an answer is empty or weak.",
+      "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning). mode says what answered, fallback why vectors did not, reason why an answer is empty or weak; explain=true adds each stage (readiness, vector, lexical, ranking) with its candidates and time.",
     output: recallResponse,
     scope: "read",
     input: recallInputSchema.safeExtend(storeShape),

@@ -6,7 +6,6 @@ import { listStoreNames } from "../db/store-names";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
 import { log } from "../log";
 import { openStore } from "../stores/stores";
-import { HOUR_MS } from "./rollups";
 import {
   findModelChanges,
   prepareHealthSeries,
@@ -187,8 +186,8 @@ export function loadObservabilityDashboard({ range, now = Date.now() }: { range:
   return {
     range,
     window,
-    // The table needs totals, not minutes: past an hour, hour rows answer it (a few thousand rows instead of 100k+).
-    routes: prepareRouteTable(listRouteTotalsByWindow({ window: range === "1h" ? window : { ...window, stepMs: HOUR_MS } })),
+    // Totals over exactly the charted window, from the coarsest rows that tile it (24h: quarter hours, 9.6k rows for 100 routes instead of 144k minutes).
+    routes: prepareRouteTable(listRouteTotalsByWindow({ window })),
     allRoutes: prepareLatencySeries(listLatencyBucketsByWindow({ window }), window),
     dialecticCreate: prepareLatencySeries(listLatencyBucketsByWindow({ window, routes: ["dialectic create"] }), window),
   };
@@ -205,12 +204,12 @@ export type OverviewNumbers = {
   apiErrorRate24h: number | null;
 };
 
-/** The Overview's numbers: store health live (getStoreStatus per store), API traffic from a day of hour rollups. */
+/** The Overview's numbers: store health live (getStoreStatus per store), API traffic over the same 24h window as Observability (quarter-hour rollups). */
 export async function getOverviewNumbers({ now = Date.now() }: { now?: number } = {}): Promise<OverviewNumbers> {
   const perStore = await getLiveStoreStatuses({ stores: listStoreNames() });
   const sum = (f: (s: StoreStatus) => number) => perStore.reduce((a, s) => a + f(s), 0);
   const day = windowForRange("24h", now);
-  const totals = listRouteTotalsByWindow({ window: { ...day, stepMs: HOUR_MS } });
+  const totals = listRouteTotalsByWindow({ window: day });
   const count = totals.reduce((a, r) => a + r.count, 0);
   const hist = totals.reduce<number[]>((acc, r) => acc.map((n, i) => n + r.hist[i]), LATENCY_BUCKET_BOUNDS_MS.map(() => 0));
   return {

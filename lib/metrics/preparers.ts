@@ -56,7 +56,8 @@ export function isolatedPoints(points: readonly Record<string, number | null | u
   return out;
 }
 
-export type LatencyBucketRow = { bucket: number; route: string; count: number; errorCount: number; clientErrorCount: number; sumMs: number; hist: number[] };
+/** One bucket's latency, for one route or several merged (`route` then absent). */
+export type LatencyBucketRow = { bucket: number; route?: string; count: number; errorCount: number; clientErrorCount: number; sumMs: number; hist: number[] };
 /**
  * p50/p95/p99 are estimates from the histogram (see quantileFromBuckets), to
  * be labelled as such. errorPct: server faults (5xx) per 100 requests;

@@ -2,15 +2,29 @@ import { getGovernance } from "../db/connection";
 import { drainMinuteRollups, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets, type MinuteRollup } from "../http/request-timer";
 
 export const MINUTE_MS = 60_000;
+export const QUARTER_HOUR_MS = 15 * MINUTE_MS;
 export const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
-/** Minute rows serve ranges up to a week; hour rows (written alongside) serve a year. */
+/** Minute and quarter-hour rows serve ranges up to a week; hour rows (written alongside) serve a year. */
 export const MINUTE_RETENTION_MS = 7 * DAY_MS;
 export const HOUR_RETENTION_MS = 365 * DAY_MS;
 
-/** The resolution a chart with this bucket width reads: hour rows once buckets are an hour or wider. */
+export type RollupResolution = 60 | 900 | 3600;
+
+/** The resolution a snapshot chart with this bucket width reads: hour rows once buckets are an hour or wider (snapshots keep minutes and hours only). */
 export function resolutionForStep(stepMs: number): 60 | 3600 {
   return stepMs >= HOUR_MS ? 3600 : 60;
+}
+
+/**
+ * The coarsest latency rollup whose buckets tile a chart bucket of this width
+ * exactly (so the sums are the minutes' sums): hour rows for hour-wide
+ * buckets, quarter-hour rows for the 24h chart's 15-minute buckets, else minutes.
+ */
+export function rollupResolutionForStep(stepMs: number): RollupResolution {
+  if (stepMs % HOUR_MS === 0) return 3600;
+  if (stepMs % QUARTER_HOUR_MS === 0) return 900;
+  return 60;
 }
 
 const H_COLS = LATENCY_BUCKET_BOUNDS_MS.map((_, i) => `h${i}`);
@@ -24,11 +38,11 @@ function mergeInto(target: MinuteRollup, r: MinuteRollup): void {
   for (const [k, v] of Object.entries(r.byStatus)) target.byStatus[k] = (target.byStatus[k] ?? 0) + v;
 }
 
-/** Sum rows into one per route and hour (histograms add exactly). */
-export function foldToHours(rows: MinuteRollup[]): MinuteRollup[] {
+/** Sum rows into one per route and `bucketMs` bucket (histograms add exactly). */
+export function foldRollups(rows: MinuteRollup[], bucketMs: number): MinuteRollup[] {
   const hours = new Map<string, MinuteRollup>();
   for (const r of rows) {
-    const ts = r.ts - (r.ts % HOUR_MS);
+    const ts = r.ts - (r.ts % bucketMs);
     const key = `${ts}|${r.route}`;
     let h = hours.get(key);
     if (!h) {
@@ -74,13 +88,17 @@ function upsertRollupsInTx(rows: MinuteRollup[], resolutionS: number): void {
 
 /**
  * Persist rollups in one transaction, merging into rows already there.
- * Minute rows (resolutionS 60) are also folded into their hour rows.
+ * Minute rows (resolutionS 60) are also folded into their quarter-hour and
+ * hour rows, so a 24h chart reads 96 rows per route instead of 1440.
  */
 export function saveRollups({ rows, resolutionS = 60 }: { rows: MinuteRollup[]; resolutionS?: 60 | 3600 }): number {
   if (rows.length === 0) return 0;
   getGovernance().sqlite.transaction(() => {
     upsertRollupsInTx(rows, resolutionS);
-    if (resolutionS === 60) upsertRollupsInTx(foldToHours(rows), 3600);
+    if (resolutionS === 60) {
+      upsertRollupsInTx(foldRollups(rows, QUARTER_HOUR_MS), 900);
+      upsertRollupsInTx(foldRollups(rows, HOUR_MS), 3600);
+    }
   })();
   return rows.length;
 }
@@ -91,20 +109,22 @@ export function flushLatencyRollups(): number {
 }
 
 /**
- * Retention: minute rows older than a week and anything older than a year go.
- * Hour rows already hold the minutes' sums, so nothing is lost but detail.
+ * Retention: minute and quarter-hour rows older than a week and anything
+ * older than a year go. Hour rows already hold the minutes' sums, so nothing
+ * is lost but detail.
  */
-export function pruneMetrics({ now = Date.now() }: { now?: number } = {}): { minuteRows: number; yearOld: number } {
+export function pruneMetrics({ now = Date.now() }: { now?: number } = {}): { minuteRows: number; quarterHourRows: number; yearOld: number } {
   const { sqlite } = getGovernance();
   return sqlite.transaction(() => {
     const minuteCutoff = now - MINUTE_RETENTION_MS;
     const minuteRows =
       sqlite.prepare("delete from metric_rollups where resolution_s = 60 and ts < ?").run(minuteCutoff).changes +
       sqlite.prepare("delete from metric_snapshots where resolution_s = 60 and ts < ?").run(minuteCutoff).changes;
+    const quarterHourRows = sqlite.prepare("delete from metric_rollups where resolution_s = 900 and ts < ?").run(minuteCutoff).changes;
     const yearCutoff = now - HOUR_RETENTION_MS;
-    const yearOld = 
-      sqlite.prepare("delete from metric_rollups where resolution_s in (60, 3600) and ts < ?").run(yearCutoff).changes +
+    const yearOld =
+      sqlite.prepare("delete from metric_rollups where ts < ?").run(yearCutoff).changes +
       sqlite.prepare("delete from metric_snapshots where ts < ?").run(yearCutoff).changes;
-    return { minuteRows, yearOld };
+    return { minuteRows, quarterHourRows, yearOld };
   })();
 }

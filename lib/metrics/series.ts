@@ -1,47 +1,55 @@
 import { getGovernance } from "../db/connection";
 import { LATENCY_BUCKET_BOUNDS_MS } from "../http/request-timer";
-import { resolutionForStep } from "./rollups";
+import { resolutionForStep, rollupResolutionForStep } from "./rollups";
 import type { LatencyBucketRow, SnapshotBucketRow, Window } from "./preparers";
 
 const H_SUMS = LATENCY_BUCKET_BOUNDS_MS.map((_, i) => `sum(h${i}) as h${i}`).join(", ");
 
-/** A rollup sum per route (and bucket): counts plus one `h<i>` column per latency bucket. */
-type LatencySumRow = Record<string, number> & { route: string };
+/** A rollup sum per route or bucket: counts plus one `h<i>` column per latency bucket. */
+type LatencySumRow = Record<string, number>;
+type RouteSumRow = LatencySumRow & { route: string };
 type ErrorStatusRow = { route: string; byStatus: string };
 export type ModelChangeRow = { ts: number; store: string; modelId: string | null };
 
 function toLatencyRow(r: LatencySumRow): LatencyBucketRow {
-  return { bucket: r.bucket, route: r.route, count: r.count, errorCount: r.errorCount, clientErrorCount: r.clientErrorCount, sumMs: r.sumMs, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]) };
+  return { bucket: r.bucket, count: r.count, errorCount: r.errorCount, clientErrorCount: r.clientErrorCount, sumMs: r.sumMs, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]) };
 }
 
 /**
- * Latency buckets per route in the window, summed in SQL from the resolution
- * that fits the bucket width (indexed range reads). `routes` narrows to given route names.
+ * Latency per bucket of the window, the routes merged (histograms add
+ * exactly), summed in SQL from the coarsest rollup that tiles the bucket
+ * width (indexed range reads; the 24h chart reads quarter-hour rows).
+ * `routes` narrows to given route names.
  */
 export function listLatencyBucketsByWindow({ window, routes }: { window: Window; routes?: string[] }): LatencyBucketRow[] {
   const { sqlite } = getGovernance();
   const routeFilter = routes ? `and route in (${routes.map(() => "?").join(", ")})` : "";
   const rows = sqlite
     .prepare(
-      `select ts - (ts % ?) as bucket, route, sum(count) as count, sum(error_count) as errorCount, sum(client_error_count) as clientErrorCount, sum(sum_ms) as sumMs, ${H_SUMS}
-       from metric_rollups where resolution_s = ? ${routeFilter} and ts >= ? and ts < ? group by bucket, route order by bucket`,
+      `select ts - (ts % ?) as bucket, sum(count) as count, sum(error_count) as errorCount, sum(client_error_count) as clientErrorCount, sum(sum_ms) as sumMs, ${H_SUMS}
+       from metric_rollups where resolution_s = ? ${routeFilter} and ts >= ? and ts < ? group by bucket order by bucket`,
     )
-    .all(window.stepMs, resolutionForStep(window.stepMs), ...(routes ?? []), window.from, window.to) as LatencySumRow[];
+    .all(window.stepMs, rollupResolutionForStep(window.stepMs), ...(routes ?? []), window.from, window.to) as LatencySumRow[];
   return rows.map(toLatencyRow);
 }
 
 export type RouteTotals = { route: string; count: number; errorCount: number; clientErrorCount: number; sumMs: number; hist: number[]; errorsByStatus: Record<string, number> };
 
-/** One row per route over the window; status codes are merged only from rows that had errors (few), so the table stays cheap. */
+/**
+ * One row per route over the window, from the coarsest rollup that tiles the
+ * window's buckets (so the totals are the minutes' totals over exactly the
+ * charted window); status codes are merged only from rows that had errors
+ * (few), so the table stays cheap.
+ */
 export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTotals[] {
   const { sqlite } = getGovernance();
-  const resolution = resolutionForStep(window.stepMs);
+  const resolution = rollupResolutionForStep(window.stepMs);
   const rows = sqlite
     .prepare(
       `select route, sum(count) as count, sum(error_count) as errorCount, sum(client_error_count) as clientErrorCount, sum(sum_ms) as sumMs, ${H_SUMS}
        from metric_rollups where resolution_s = ? and ts >= ? and ts < ? group by route order by route`,
     )
-    .all(resolution, window.from, window.to) as LatencySumRow[];
+    .all(resolution, window.from, window.to) as RouteSumRow[];
   const errorRows = sqlite
     .prepare("select route, by_status as byStatus from metric_rollups where resolution_s = ? and ts >= ? and ts < ? and (error_count > 0 or client_error_count > 0)")
     .all(resolution, window.from, window.to) as ErrorStatusRow[];

@@ -6,7 +6,7 @@ import { learnings, reasoningTraces } from "../db/schema/recall";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { knnSourceOf } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { answerReason, broadTopWithinBudget, matchExpression, matchTerms, planQueryVector, similarityFloorFor, vectorNeighbours, type Bm25Row, type RetrievalReason } from "../retrieval";
+import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, matchTerms, planQueryVector, similarityFloorFor, vectorNeighbours, type Bm25Row, type Explain, type RetrievalReason } from "../retrieval";
 import { intentSchema, normalizeTrace, renderIntentQuery } from "./descriptors";
 import { logRecallEvent } from "./events";
 import { LEARNING_KIND } from "./learnings";
@@ -40,6 +40,8 @@ export const recallInputSchema = z
      * (plus FTS5 for rows still waiting for a vector); lexical: FTS5 only. The response says what answered.
      */
     signals: z.enum(["hybrid", "vector", "lexical"]).default("hybrid"),
+    /** Add each stage's candidates and time (readiness, vector, lexical, fusion: the min_score gate and recency). */
+    explain: z.boolean().default(false),
   })
   .strict()
   .refine((b) => (b.query === undefined) !== (b.intent === undefined), { message: "give exactly one of query or intent", path: ["query"] });
@@ -92,6 +94,8 @@ export type RecallResult = {
     aligned_preferences: { learningId: number; score: number; predicate: string; description: string; confidence: number }[];
   };
   latencyMs: number;
+  /** With explain=true: each stage's candidates and time. */
+  explain?: Explain;
 };
 
 
@@ -314,7 +318,14 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
   let learningCandidates: Candidate[] = [];
 
   let belowFloor = 0;
+  const rec = body.explain ? new ExplainRecorder() : null;
   const plan = body.signals === "lexical" ? null : await planQueryVector({ handle, text: queryText });
+  if (plan) rec?.record("readiness", plan.ms, { candidates: 0, detail: plan.ok ? `query embedded with ${plan.fingerprint.provider}/${plan.fingerprint.model}${plan.cacheHit ? " (cached)" : ""}` : `vectors unusable: ${plan.fallback.reason}: ${plan.fallback.message}` });
+  // Each leg's candidates, timed, when explaining.
+  const vectorLeg = (kind: typeof TRACE_KIND | typeof LEARNING_KIND, run: () => ReturnType<typeof vectorCandidates>) =>
+    rec ? rec.time("vector", run, (v) => ({ candidates: v.candidates.length, detail: `${kind}: KNN (${v.method}); ${v.belowFloor} neighbour(s) below the similarity floor left out`, top: v.candidates.map((c) => ({ key: `${kind}:${c.refId}`, score: c.similarity })) })) : run();
+  const lexicalLeg = (kind: typeof TRACE_KIND | typeof LEARNING_KIND, run: () => Candidate[]) =>
+    rec ? rec.time("lexical", run, (c) => ({ candidates: c.length, detail: `${kind}: FTS5 over ${terms.length ? terms.join(" OR ") : "no word"}; similarity = ${LEXICAL_SCALE} × share of query terms found`, top: c.map((x) => ({ key: `${kind}:${x.refId}`, score: x.similarity })) })) : run();
   if (plan?.ok) {
     mode = body.signals;
     cacheHit = plan.cacheHit;
@@ -323,28 +334,37 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
     // Rows still waiting for a vector are always searched lexically, so a fresh write is recalled at once.
     const lexicalOver = (kind: typeof TRACE_KIND | typeof LEARNING_KIND) => (body.signals === "hybrid" ? undefined : idsAwaitingVectors({ handle, kind }));
     if (wantTraces) {
-      const v = vectorCandidates({ handle, kind: TRACE_KIND, fingerprintId: fpId, query: plan.vector, k: pool, floor });
+      const v = vectorLeg(TRACE_KIND, () => vectorCandidates({ handle, kind: TRACE_KIND, fingerprintId: fpId, query: plan.vector, k: pool, floor }));
       method = v.method;
       belowFloor += v.belowFloor;
-      traceCandidates = [...v.candidates, ...lexicalCandidates({ handle, table: "reasoning_traces", terms, limit: pool, onlyIds: lexicalOver(TRACE_KIND), budget })];
+      traceCandidates = [...v.candidates, ...lexicalLeg(TRACE_KIND, () => lexicalCandidates({ handle, table: "reasoning_traces", terms, limit: pool, onlyIds: lexicalOver(TRACE_KIND), budget }))];
     }
     if (wantLearnings) {
-      const v = vectorCandidates({ handle, kind: LEARNING_KIND, fingerprintId: fpId, query: plan.vector, k: pool, floor });
+      const v = vectorLeg(LEARNING_KIND, () => vectorCandidates({ handle, kind: LEARNING_KIND, fingerprintId: fpId, query: plan.vector, k: pool, floor }));
       method = v.method;
       belowFloor += v.belowFloor;
-      learningCandidates = [...v.candidates, ...lexicalCandidates({ handle, table: "learnings", terms, limit: pool, onlyIds: lexicalOver(LEARNING_KIND), budget })];
+      learningCandidates = [...v.candidates, ...lexicalLeg(LEARNING_KIND, () => lexicalCandidates({ handle, table: "learnings", terms, limit: pool, onlyIds: lexicalOver(LEARNING_KIND), budget }))];
     }
     if (body.signals === "hybrid") method = `${method}+fts5`;
     if (!handle.vectors.available) method = `${method} (vectors_index_unavailable)`;
   } else {
     if (plan && !plan.ok) fallback = { ...plan.fallback, message: `${plan.fallback.message}; answered by lexical recall over descriptors and handles` };
-    if (wantTraces) traceCandidates = lexicalCandidates({ handle, table: "reasoning_traces", terms, limit: pool, budget });
-    if (wantLearnings) learningCandidates = lexicalCandidates({ handle, table: "learnings", terms, limit: pool, budget });
+    if (wantTraces) traceCandidates = lexicalLeg(TRACE_KIND, () => lexicalCandidates({ handle, table: "reasoning_traces", terms, limit: pool, budget }));
+    if (wantLearnings) learningCandidates = lexicalLeg(LEARNING_KIND, () => lexicalCandidates({ handle, table: "learnings", terms, limit: pool, budget }));
   }
 
   const now = Date.now();
-  const traces = rankTraces({ handle, candidates: traceCandidates, opts: { now, settings, minScore, topK } });
-  const learningHits = rankLearnings({ handle, candidates: learningCandidates, opts: { now, settings, minScore, topK } });
+  const rank = () => ({
+    traces: rankTraces({ handle, candidates: traceCandidates, opts: { now, settings, minScore, topK } }),
+    learningHits: rankLearnings({ handle, candidates: learningCandidates, opts: { now, settings, minScore, topK } }),
+  });
+  const { traces, learningHits } = rec
+    ? rec.time("fusion", rank, (r) => ({
+        candidates: r.traces.length + r.learningHits.length,
+        detail: `each row scored by its better signal × recency (half-life ${settings.recency_half_life_days} days), kept when ≥ min_score ${minScore}, top ${topK} per kind; ${traceCandidates.length + learningCandidates.length} candidate(s) in`,
+        top: [...r.traces.map((t) => ({ key: `${TRACE_KIND}:${t.id}`, score: t.score })), ...r.learningHits.map((l) => ({ key: `${LEARNING_KIND}:${l.id}`, score: l.score }))].sort((a, b) => b.score - a.score),
+      }))
+    : rank();
   const failure = traces.find((t) => t.outcome === "failure" && t.score >= settings.failure_warning_score);
   const guidance: RecallResult["guidance"] = {
     past_failure_warning: failure
@@ -380,5 +400,5 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
   const found = traces.length + learningHits.length;
   // Candidates the min_score gate turned away are weak matches, not none: the reason says nothing matched well enough.
   const reason = answerReason({ found, searchable: hasReflections({ handle, traces: wantTraces, learnings: wantLearnings }) ? 1 : 0, fallback: plan && !plan.ok ? plan.fallback : null, belowFloor });
-  return { eventId, mode, fallback, reason, method, cacheHit, query: queryText, traces, learnings: learningHits, guidance, latencyMs };
+  return { eventId, mode, fallback, reason, method, cacheHit, query: queryText, traces, learnings: learningHits, guidance, latencyMs, ...(rec ? { explain: rec.result() } : {}) };
 }

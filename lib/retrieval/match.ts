@@ -70,3 +70,40 @@ export function matchExpression(terms: string[], match: "all" | "any"): string |
   if (terms.length === 0) return null;
   return terms.map(quote).join(match === "any" ? " OR " : " ");
 }
+
+/** A word as the unicode61 tokenizer (remove_diacritics 2) folds it: NFKC, lowercased, accents removed. */
+export function foldWord(word: string): string {
+  return word.normalize("NFKC").toLowerCase().normalize("NFD").replace(/\p{M}/gu, "").normalize("NFC");
+}
+
+/**
+ * The share of `terms` (folded, see foldWord) that `text` contains in their
+ * exact written form, not only through a shared stem: with the stemmed chunk
+ * index, "configuration" also matches "configured" and "configures", and this
+ * is what tells the chunk that says "configuration" apart (lib/index/search.ts
+ * EXACT_FORM_BOOST).
+ */
+export function exactFormShare(terms: readonly string[], text: string): number {
+  if (terms.length === 0) return 0;
+  // Fold the whole text once (not per word). ASCII text — most chunks — only needs lower-casing, which skips
+  // the four Unicode normalization passes; then each term is found with indexOf and a word-boundary check
+  // rather than by splitting the whole text into words.
+  const folded = /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : foldWord(text);
+  let found = 0;
+  for (const t of terms) if (containsWord(folded, t)) found++;
+  return found / terms.length;
+}
+
+const WORD_CHAR_BEFORE = /[\p{L}\p{N}\p{M}]$/u;
+const WORD_CHAR_AFTER = /^[\p{L}\p{N}\p{M}]/u;
+
+/** Whether `word` occurs in `hay` as a whole word (no letter, digit or mark on either side). */
+function containsWord(hay: string, word: string): boolean {
+  if (word === "") return false;
+  for (let i = hay.indexOf(word); i !== -1; i = hay.indexOf(word, i + 1)) {
+    const end = i + word.length;
+    // Two code units on each side cover a letter outside the BMP (a surrogate pair).
+    if (!WORD_CHAR_BEFORE.test(hay.slice(Math.max(0, i - 2), i)) && !WORD_CHAR_AFTER.test(hay.slice(end, end + 2))) return true;
+  }
+  return false;
+}

@@ -37,10 +37,10 @@ export const healthCommands: Command[] = [
   {
     name: "metrics prune",
     usage: "metrics prune",
-    summary: "apply metrics retention: minute rows older than a week, anything older than a year",
+    summary: "apply metrics retention: minute and quarter-hour rows older than a week, anything older than a year",
     run: ({ out }) => {
       const r = pruneMetrics();
-      out(`removed ${r.minuteRows} minute rows and ${r.yearOld} rows older than a year`, r);
+      out(`removed ${r.minuteRows} minute rows, ${r.quarterHourRows} quarter-hour rows and ${r.yearOld} rows older than a year`, r);
     },
   },
   {

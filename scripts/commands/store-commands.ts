@@ -2,7 +2,7 @@ import { actorOf } from "../../lib/auth/actor";
 import { getEmbedder } from "../../lib/embed/model";
 import { retryParkedEmbeddings } from "../../lib/embed/queue";
 import { getEmbeddingStatus } from "../../lib/embed/status";
-import { rebuildVecIndex } from "../../lib/embed/vector-index";
+import { rebuildAnnIndexes, rebuildVecIndex } from "../../lib/embed/vector-index";
 import { createStore, listStores, openStore } from "../../lib/stores/stores";
 import { verifyAuditChain } from "../../lib/governance/audit";
 import { verifyAuditChainPg } from "../../lib/governance/audit-pg";
@@ -62,13 +62,14 @@ export const storeCommands: Command[] = [
   {
     name: "embeddings rebuild-index",
     usage: "embeddings rebuild-index <store>",
-    summary: "rebuild the vec0 index from the stored vectors (no provider call), e.g. after an extension upgrade",
+    summary: "rebuild the vec0 and HNSW indexes from the stored vectors (no provider call), e.g. after an extension upgrade",
     run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
       const handle = openStore({ store: args[0] });
       const fp = await getEmbedder().fingerprint;
       const n = rebuildVecIndex({ handle, fingerprintId: fp.id, actor: ACTOR });
-      out(`rebuilt the index over ${n} vector(s)`, { store: args[0], vectors: n });
+      const ann = rebuildAnnIndexes({ handle, fingerprintId: fp.id });
+      out(`rebuilt the index over ${n} vector(s)`, { store: args[0], vectors: n, hnsw: ann });
     },
   },
   {

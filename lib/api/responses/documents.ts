@@ -138,6 +138,8 @@ export const searchResponse = exact({
   }).nullable(),
   fusion: exact({ w_fts: z.number(), w_vec: z.number(), k: z.number(), recency_tau_days: z.number().nullable() }).nullable(),
   warnings: z.array(exact({ code: z.string(), message: z.string() })),
+  /** Only while a store's full-text index is being rebuilt (tokenizer migration or reindex --fts-only): lexical hits cover `done` of `total` chunks. */
+  fts_rebuild: z.array(exact({ store: z.string(), pending: z.literal(true), done: count, total: count })).optional(),
   explain: retrievalExplain.optional(),
 });
 

@@ -1,5 +1,5 @@
 /** Thoughts, chains, the knowledge graph, evidence, remember and working memory. */
-import { retrievalFallback, retrievalReason } from "./documents";
+import { retrievalExplain, retrievalFallback, retrievalReason } from "./documents";
 import { z } from "zod";
 import { createdOrExisting } from "../contract";
 import { ENTITY_TYPES, EVIDENCE_STANCES, FRAME_COLUMNS, FRAMEWORKS } from "../../db/schema/graph";
@@ -143,6 +143,8 @@ export const rememberResponse = exact({
   min_edge_weight: z.number(),
   as_of: epochMs.nullable(),
   results: z.array(rememberResult),
+  /** explain=true: each stage's candidates and time. */
+  explain: retrievalExplain.optional(),
 });
 
 export const workingMemoryEntry = exact({

@@ -1,5 +1,5 @@
 /** Reflection: traces, learnings, recall, and the per-store reflection settings. */
-import { retrievalFallback, retrievalReason } from "./documents";
+import { retrievalExplain, retrievalFallback, retrievalReason } from "./documents";
 import { z } from "zod";
 import { createdOrExisting } from "../contract";
 import { count, epochMs, exact, freeForm } from "./common";
@@ -69,6 +69,8 @@ export const recallResponse = exact({
     aligned_preferences: z.array(exact({ learning_id: z.number().int(), score: z.number(), predicate: z.string(), description: z.string(), confidence: z.number() })),
   }),
   latency_ms: z.number(),
+  /** explain=true: each stage's candidates and time. */
+  explain: retrievalExplain.optional(),
 });
 
 export const reflectionSettings = exact({

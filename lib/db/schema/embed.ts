@@ -49,6 +49,19 @@ export const statusCounters = sqliteTable(
 );
 export type StatusCounterRow = InferSelectModel<typeof statusCounters>;
 
+/**
+ * Change log of `embeddings`, appended by triggers in the same transaction as
+ * every insert, vector update and delete (drizzle/index/0011_embedding_log.sql).
+ * lib/embed/ann-index.ts replays it to keep its derived index current.
+ */
+export const embeddingLog = sqliteTable("embedding_log", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  embeddingId: integer("embedding_id").notNull(),
+  fingerprintId: text("fingerprint_id").notNull(),
+  kind: text("kind").notNull(),
+});
+export type EmbeddingLogRow = InferSelectModel<typeof embeddingLog>;
+
 /** The durable copy of every vector (float32 BLOB), with what made it. */
 export const embeddings = sqliteTable(
   "embeddings",
