@@ -57,10 +57,14 @@ function errorCode(e: unknown): string | null {
 function isPgUnavailable(code: string | null, message: string): boolean {
   if (code === "40001" || code === "40P01") return true; // serialization failure, deadlock: the other transaction won
   if (code === "53300" || code === "57P01" || code === "57P02" || code === "57P03") return true; // too many connections, shutting down, starting up
-  if (code !== null && /^08[0-9A-Z]{3}$/.test(code)) return true; // connection exception
+  // Connection exceptions — but not 08P01 (protocol violation), which a client bug raises (wrong parameter count):
+  // that is a 500 to fix, not a 503 to retry forever.
+  if (code !== null && PG_CONNECTION_LOST.has(code)) return true;
   // node-postgres says these without a code: the pool gave up waiting for a free connection, or the connection died.
   return PG_DRIVER_UNAVAILABLE.has(message);
 }
+
+const PG_CONNECTION_LOST = new Set(["08000", "08001", "08003", "08004", "08006"]);
 
 const PG_DRIVER_UNAVAILABLE = new Set([
   "timeout exceeded when trying to connect",

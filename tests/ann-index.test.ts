@@ -65,6 +65,35 @@ afterEach(() => {
 });
 
 describe("approximate nearest-neighbour index", () => {
+  it("a store whose every set is small keeps no change log: it is pruned when a query first meets such a set", () => {
+    writeVectors({ vectors: Array.from({ length: 50 }, () => unitVector(rand)) });
+    writeVectors({ kind: "memory", vectors: Array.from({ length: 30 }, () => unitVector(rand)) });
+    const { sqlite } = getStoreDb("big");
+    const logRows = () => (sqlite.prepare("select count(*) as n from embedding_log").get() as { n: number }).n;
+    expect(logRows()).toBe(80);
+    const q = unitVector(rand);
+    const exact = refs(knn(q, { exact: true }));
+    expect(refs(knn(q))).toEqual(exact);
+    expect(logRows()).toBe(0);
+    // Still small after more writes: answers stay exact and right, and the log is pruned again once it could matter.
+    writeVectors({ vectors: Array.from({ length: 100 }, () => unitVector(rand)), firstRef: 51 });
+    expect(refs(knn(q))).toEqual(refs(knn(q, { exact: true })));
+    expect(annIndexInfo({ source: source(), fingerprintId: FP, kind: "note" }).state).toBe("small");
+  });
+
+  it("a backlog written behind a built index is replayed a slice at a time, and answers stay right meanwhile", () => {
+    writeVectors({ vectors: Array.from({ length: 400 }, () => unitVector(rand)) });
+    expect(buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM })).toBe(400);
+    // Another process (the worker) embeds many more; the first query after must not replay them all at once to answer right.
+    writeVectors({ vectors: Array.from({ length: 2000 }, () => unitVector(rand)), firstRef: 401 });
+    for (let i = 0; i < 5; i++) {
+      const q = unitVector(rand);
+      const exact = refs(knn(q, { exact: true }));
+      expect(recall(refs(knn(q)), exact)).toBeGreaterThanOrEqual(0.8);
+    }
+    expect(buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM })).toBe(2400);
+  });
+
   it("serves large sets from the HNSW index, saved beside index.db, with answers that match exact search", () => {
     const vectors = Array.from({ length: 3000 }, () => unitVector(rand));
     writeVectors({ vectors });

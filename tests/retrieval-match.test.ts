@@ -64,5 +64,9 @@ describe("exact written forms", () => {
     expect(exactFormShare(["cafe"], "décafe et cafés — un CAFÉ")).toBe(1);
     expect(exactFormShare(["cafe"], "décafe et cafés")).toBe(0);
     expect(exactFormShare(["cafe"], "𝐀cafe cafe𝐀")).toBe(0);
+    // Repetitive text costs one pass, not one per character: an occurrence inside a long word skips that word.
+    const run = `x${"a".repeat(200_000)} `;
+    expect(exactFormShare(["a".repeat(60), "aa", "a"], run)).toBe(0);
+    expect(exactFormShare(["aa"], `${run}aa`)).toBe(1);
   });
 });

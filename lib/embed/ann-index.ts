@@ -34,8 +34,12 @@ const EXPANSION_ADD = 128;
 const EXPANSION_SEARCH = 256;
 /** int8 codes: a quarter of f32's memory and disk; candidates are rescored exactly on the BLOBs (knnSearch). */
 const QUANTIZATION = "i8"; // u.ScalarKind.I8 in newIndex
-/** Vectors read and added per build step. */
+/** Most vectors read and added in one native call; each page is sized to fit the slice (see pageFor). */
 const BUILD_PAGE = 10_000;
+/** Fewest per page, so a slow first page still makes progress. */
+const MIN_PAGE = 64;
+/** Cost per vector assumed before one is measured (an int8 add on a loaded 2-core machine is ~0.8 ms). */
+const FIRST_MS_PER_VECTOR = 1;
 /** Time one query (or one background tick) may spend building before answering another way. */
 const BUILD_SLICE_MS = 250;
 /** Log rows applied since the last persist that make the file worth rewriting (at least; scaled with size). */
@@ -86,6 +90,8 @@ type AnnState = {
   cursor: number | null;
   changesSincePersist: number;
   background?: NodeJS.Timeout;
+  /** Measured cost of adding one vector (moving average), so a page fits what is left of a slice. */
+  msPerVector?: number;
 };
 /** Below the size threshold: remembered so small sets do not count rows on every query. */
 type SmallSet = { small: true; dbId: string; count: number; seq: number };
@@ -234,17 +240,36 @@ function upsert(st: AnnState, rows: { id: number; vector: Buffer }[]): void {
   st.index.add(keys, flat, 0);
 }
 
+/**
+ * How many vectors fit in what is left of a slice: an add is one synchronous
+ * native call, so a fixed page of 10 000 held the event loop for seconds on a
+ * loaded machine. Pages follow the measured cost per vector.
+ */
+function pageFor(st: AnnState, leftMs: number): number {
+  if (!Number.isFinite(leftMs)) return BUILD_PAGE;
+  return Math.max(MIN_PAGE, Math.min(BUILD_PAGE, Math.floor(leftMs / (st.msPerVector ?? FIRST_MS_PER_VECTOR))));
+}
+
+/** upsert, timed: feeds pageFor. */
+function timedUpsert(st: AnnState, rows: { id: number; vector: Buffer }[]): void {
+  const t0 = performance.now();
+  upsert(st, rows);
+  if (rows.length === 0) return;
+  const per = (performance.now() - t0) / rows.length;
+  st.msPerVector = st.msPerVector === undefined ? per : 0.7 * st.msPerVector + 0.3 * per;
+}
+
 /** One slice of the initial scan over the stored vectors; true when the scan is done. */
 function buildStep(src: AnnSource, st: AnnState, budgetMs: number): boolean {
   const page = src.db.prepare(`select id, vector from ${src.schema}.embeddings where fingerprint_id = ? and kind = ? and id > ? order by id limit ?`);
   const start = performance.now();
   while (st.cursor !== null) {
-    const rows = page.all(st.fingerprintId, st.kind, st.cursor, BUILD_PAGE) as { id: number; vector: Buffer }[];
+    const rows = page.all(st.fingerprintId, st.kind, st.cursor, pageFor(st, budgetMs - (performance.now() - start))) as { id: number; vector: Buffer }[];
     if (rows.length === 0) {
       st.cursor = null;
       break;
     }
-    upsert(st, rows);
+    timedUpsert(st, rows);
     st.cursor = rows[rows.length - 1].id;
     if (performance.now() - start > budgetMs) break;
   }
@@ -257,27 +282,30 @@ function buildStep(src: AnnSource, st: AnnState, budgetMs: number): boolean {
  * rows this copy never applied, it cannot be caught up: it starts building
  * again (cursor 0), and callers answer another way meanwhile.
  */
-function catchUp(src: AnnSource, st: AnnState): void {
+function catchUp(src: AnnSource, st: AnnState, budgetMs = Infinity): boolean {
   const head = logHead(src);
-  if (head <= st.seq) return;
+  if (head <= st.seq) return true;
   if (st.seq < Number(metaValue(src, "embedding_log_pruned_through") ?? 0)) {
     const u = usearch();
-    if (!u) return;
+    if (!u) return true;
     st.index = newIndex(u, st.dim);
     st.cursor = 0;
     st.seq = head;
-    return;
+    return true;
   }
+  // A slice replays at most what fits its budget (log rows bound the vectors touched); the rest waits for the next.
+  const upto = Math.min(head, st.seq + pageFor(st, budgetMs));
   const rows = cached(
     src.db,
     `select l.embedding_id as id, e.vector as vector from (select distinct embedding_id from ${src.schema}.embedding_log where seq > ? and seq <= ? and fingerprint_id = ? and kind = ?) l
        left join ${src.schema}.embeddings e on e.id = l.embedding_id and e.fingerprint_id = ? and e.kind = ?`,
-  ).all(st.seq, head, st.fingerprintId, st.kind, st.fingerprintId, st.kind) as { id: number; vector: Buffer | null }[];
+  ).all(st.seq, upto, st.fingerprintId, st.kind, st.fingerprintId, st.kind) as { id: number; vector: Buffer | null }[];
   const gone = BigUint64Array.from(rows.filter((r) => !r.vector), (r) => BigInt(r.id));
   if (gone.length) st.index.remove(gone);
-  upsert(st, rows.filter((r): r is { id: number; vector: Buffer } => !!r.vector));
-  st.seq = head;
+  timedUpsert(st, rows.filter((r): r is { id: number; vector: Buffer } => !!r.vector));
+  st.seq = upto;
   st.changesSincePersist += rows.length;
+  return upto === head;
 }
 
 /** Drop log rows every index file of this store has covered, and say how far (so a process behind that point reloads). */
@@ -298,6 +326,32 @@ function pruneLog(src: AnnSource, dir: string): void {
   })();
 }
 
+/**
+ * A store whose every vector set is below the threshold keeps no index, so no
+ * save ever prunes its log: prune it here (when such a set is first seen, and
+ * again each time the log has grown past what it could hold). Files left by a
+ * set that has since shrunk below the threshold are stale and would pin the
+ * log: they go too. Any process still building from an older point sees the
+ * pruned marker and starts again, as after any prune.
+ */
+function pruneWhenAllSmall(src: AnnSource, dir: string, min: number): void {
+  if (src.schema !== "main" || src.db.readonly) return;
+  for (const st of registry().values()) if (!("small" in st) && st.dir === dir) return;
+  const largest = (src.db.prepare(`select coalesce(max(n), 0) as n from (select count(*) as n from main.embeddings group by fingerprint_id, kind)`).get() as { n: number }).n;
+  if (largest >= min) return;
+  if (fs.existsSync(dir)) for (const n of fs.readdirSync(dir)) fs.rmSync(path.join(dir, n), { force: true });
+  const head = logHead(src);
+  src.db.transaction(() => {
+    src.db.prepare("delete from embedding_log where seq <= ?").run(head);
+    src.db.prepare("insert into meta(key, value) values ('embedding_log_pruned_through', ?) on conflict(key) do update set value = excluded.value where cast(value as integer) < cast(excluded.value as integer)").run(String(head));
+  })();
+}
+
+/** Enough applied since the last save to rewrite the file (it is caught up from the log on load anyway). */
+function worthSaving(st: AnnState): boolean {
+  return st.changesSincePersist >= Math.max(PERSIST_AFTER_CHANGES, st.index.size() / 10);
+}
+
 function persistAndPrune(src: AnnSource, st: AnnState): void {
   try {
     persist(st);
@@ -315,9 +369,9 @@ function scheduleBackgroundBuild(src: AnnSource, st: AnnState, key: string): voi
     st.background = undefined;
     if (!src.db.open || registry().get(key) !== st) return;
     try {
-      if (buildStep(src, st, BUILD_SLICE_MS)) catchUp(src, st);
-      if (st.cursor === null) persistAndPrune(src, st);
-      else scheduleBackgroundBuild(src, st, key);
+      const current = buildStep(src, st, BUILD_SLICE_MS) && catchUp(src, st, BUILD_SLICE_MS);
+      if (!current || st.cursor !== null) scheduleBackgroundBuild(src, st, key);
+      else if (!readHeader(st.dir, st.base) || worthSaving(st)) persistAndPrune(src, st);
     } catch (e) {
       log("warn", "vector index build step failed; will retry on the next query", { reason: e instanceof Error ? e.message : String(e) });
     }
@@ -353,6 +407,7 @@ function stateFor({ src, fingerprintId, kind, dim }: { src: AnnSource; fingerpri
   if (count < min) {
     const small: SmallSet = { small: true, dbId, count, seq };
     reg.set(key, small);
+    pruneWhenAllSmall(src, annDirOf(dbFile), min);
     return { key, state: small };
   }
   const dir = annDirOf(dbFile);
@@ -389,15 +444,19 @@ export function annNeighbours({ source, fingerprintId, kind, query, want }: { so
   if (!r || "small" in r.state) return null;
   const st = r.state;
   if (st.cursor !== null) {
-    if (!buildStep(source, st, BUILD_SLICE_MS)) {
+    if (!buildStep(source, st, BUILD_SLICE_MS) || !catchUp(source, st, BUILD_SLICE_MS)) {
       scheduleBackgroundBuild(source, st, r.key);
       return null;
     }
-    catchUp(source, st);
     if (st.cursor === null) persistAndPrune(source, st);
   } else {
-    catchUp(source, st);
-    if (st.cursor === null && st.changesSincePersist >= Math.max(PERSIST_AFTER_CHANGES, st.index.size() / 10)) persistAndPrune(source, st);
+    // A long backlog (a separate worker embedded thousands) is replayed a slice per query and between
+    // requests; until it is current, the caller answers another way.
+    if (!catchUp(source, st, BUILD_SLICE_MS)) {
+      scheduleBackgroundBuild(source, st, r.key);
+      return null;
+    }
+    if (st.cursor === null && worthSaving(st)) persistAndPrune(source, st);
   }
   if (st.cursor !== null) {
     scheduleBackgroundBuild(source, st, r.key);

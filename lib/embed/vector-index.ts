@@ -3,6 +3,7 @@ import { eq } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { embeddings } from "../db/schema/embed";
 import { appendAudit } from "../governance/audit";
+import { log } from "../log";
 import { annNeighbours, buildAnnIndex } from "./ann-index";
 
 /**
@@ -255,7 +256,10 @@ function annKnn({ sqlite, schema, opts, k }: { sqlite: Database.Database; schema
     if (want > ANN_MAX_FETCH) return null;
     if (want > ids.length) ids = annNeighbours({ source, fingerprintId: opts.fingerprintId, kind: opts.kind, query: opts.query, want })?.ids ?? [];
   }
-  const rows = sqlite.prepare(`select id, ref_id, vector from ${schema}.embeddings where id in (select value from json_each(?))`).all(JSON.stringify(ids)) as Scored[];
+  // The model and kind are checked again: the graph's ids are embedding ids, and only these rows may answer.
+  const rows = sqlite
+    .prepare(`select id, ref_id, vector from ${schema}.embeddings where fingerprint_id = ? and kind = ? and id in (select value from json_each(?))`)
+    .all(opts.fingerprintId, opts.kind, JSON.stringify(ids)) as Scored[];
   if (!allowed) return rankExactly(rows, opts.query, k);
   const keep = new Set(allowed);
   const hits = rankExactly(rows.filter((r) => keep.has(r.ref_id)), opts.query, k);
@@ -273,8 +277,13 @@ export function knnSearch({ handle, source, ...opts }: KnnOptions): { hits: Vect
   const embeddingsTable = `${schema}.embeddings`;
   const k = Math.max(1, opts.k);
   if (!opts.exact) {
-    const hits = annKnn({ sqlite, schema, opts, k });
-    if (hits) return { hits, method: "ann+rescore" };
+    try {
+      const hits = annKnn({ sqlite, schema, opts, k });
+      if (hits) return { hits, method: "ann+rescore" };
+    } catch (e) {
+      // The graph is derived: whatever fails in it (the native addon, its files), the stored vectors still answer.
+      log("warn", "vector index failed; answering from the stored vectors", { reason: e instanceof Error ? e.message : String(e) });
+    }
   }
   if (opts.allowedRefIds) {
     // A filtered set is usually small: rank it exactly.

@@ -122,6 +122,13 @@ export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "d
  * write cost and the lexical query's cost.
  */
 export const EXACT_FORM_BOOST = 0.5;
+/**
+ * The exact-form factor reads the text of each candidate it weighs: only the
+ * best this many by bm25 (a deep page, offset 10 000, would otherwise read
+ * ten thousand chunks). Past it, scores stay plain bm25 — at most a factor
+ * 1.5 apart, and only in pages no one reads in order.
+ */
+const EXACT_FORM_MAX_CANDIDATES = 1_000;
 
 /** Ranked candidates taken from each signal before fusion. */
 const POOL = 50;
@@ -376,7 +383,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
           ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, exactForms: null, ...snippetFor(r.snip, r), row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: "" } });
         }
         const boost = tuning.exactFormBoost ?? EXACT_FORM_BOOST;
-        if (boost > 0 && input.syntax === "plain") weighExactForms({ reader, schema, ranked: ftsRanked.filter((r) => r.store === name), terms: matchTerms(input.q, { stopwords: tuning.stopwords }), boost });
+        if (boost > 0 && input.syntax === "plain") weighExactForms({ reader, schema, ranked: ftsRanked.filter((r) => r.store === name).slice(0, EXACT_FORM_MAX_CANDIDATES), terms: matchTerms(input.q, { stopwords: tuning.stopwords }), boost });
       }
     } catch (e) {
       // The lexical leg is the one that grows with common words (~1–1.7 s for a few OR-ed stopwords over 100k chunks):

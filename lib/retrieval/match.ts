@@ -96,14 +96,25 @@ export function exactFormShare(terms: readonly string[], text: string): number {
 
 const WORD_CHAR_BEFORE = /[\p{L}\p{N}\p{M}]$/u;
 const WORD_CHAR_AFTER = /^[\p{L}\p{N}\p{M}]/u;
+const WORD_RUN = /[\p{L}\p{N}\p{M}]*/uy;
+/** Longer "words" are never a written form worth weighing (and would make each probe cost more). */
+const MAX_TERM_LENGTH = 64;
 
-/** Whether `word` occurs in `hay` as a whole word (no letter, digit or mark on either side). */
+/**
+ * Whether `word` occurs in `hay` as a whole word (no letter, digit or mark on
+ * either side). Linear in `hay`: after an occurrence inside a longer word, the
+ * search resumes where that word ends, not one character later.
+ */
 function containsWord(hay: string, word: string): boolean {
-  if (word === "") return false;
-  for (let i = hay.indexOf(word); i !== -1; i = hay.indexOf(word, i + 1)) {
+  if (word === "" || word.length > MAX_TERM_LENGTH) return false;
+  let from = 0;
+  for (;;) {
+    const i = hay.indexOf(word, from);
+    if (i === -1) return false;
     const end = i + word.length;
     // Two code units on each side cover a letter outside the BMP (a surrogate pair).
     if (!WORD_CHAR_BEFORE.test(hay.slice(Math.max(0, i - 2), i)) && !WORD_CHAR_AFTER.test(hay.slice(end, end + 2))) return true;
+    WORD_RUN.lastIndex = i;
+    from = Math.max(i + 1, i + (WORD_RUN.exec(hay)?.[0].length ?? 0));
   }
-  return false;
 }
