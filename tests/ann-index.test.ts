@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
 import { annDirOf, annIndexInfo, buildAnnIndex, closeAnnIndexes, dropAnnIndexesExcept } from "@/lib/embed/ann-index";
 import { forgetEmbeddings, knnSearch, vectorToBlob } from "@/lib/embed/vector-index";
@@ -79,6 +79,23 @@ describe("approximate nearest-neighbour index", () => {
     writeVectors({ vectors: Array.from({ length: 100 }, () => unitVector(rand)), firstRef: 51 });
     expect(refs(knn(q))).toEqual(refs(knn(q, { exact: true })));
     expect(annIndexInfo({ source: source(), fingerprintId: FP, kind: "note" }).state).toBe("small");
+  });
+
+  it("a saved index reloaded behind a long backlog (more log rows than one page) is caught up, not rebuilt", () => {
+    writeVectors({ vectors: Array.from({ length: 400 }, () => unitVector(rand)) });
+    expect(buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM })).toBe(400);
+    closeAnnIndexes(); // a restart: only the file is left
+    writeVectors({ vectors: Array.from({ length: 10_500 }, () => unitVector(rand)), firstRef: 401 });
+    const logged: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => (logged.push(String(chunk)), true));
+    try {
+      expect(buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM })).toBe(10_900);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(logged.join("")).not.toContain("disagrees with the stored vectors");
+    const q = unitVector(rand);
+    expect(recall(refs(knn(q)), refs(knn(q, { exact: true })))).toBeGreaterThanOrEqual(0.8);
   });
 
   it("a backlog written behind a built index is replayed a slice at a time, and answers stay right meanwhile", () => {

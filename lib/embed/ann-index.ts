@@ -294,7 +294,7 @@ function catchUp(src: AnnSource, st: AnnState, budgetMs = Infinity): boolean {
     return true;
   }
   // A slice replays at most what fits its budget (log rows bound the vectors touched); the rest waits for the next.
-  const upto = Math.min(head, st.seq + pageFor(st, budgetMs));
+  const upto = Number.isFinite(budgetMs) ? Math.min(head, st.seq + pageFor(st, budgetMs)) : head;
   const rows = cached(
     src.db,
     `select l.embedding_id as id, e.vector as vector from (select distinct embedding_id from ${src.schema}.embedding_log where seq > ? and seq <= ? and fingerprint_id = ? and kind = ?) l
