@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
 import { annDirOf, annIndexInfo, buildAnnIndex, closeAnnIndexes, dropAnnIndexesExcept } from "@/lib/embed/ann-index";
 import { forgetEmbeddings, knnSearch, vectorToBlob } from "@/lib/embed/vector-index";
+import { seeded, unitVector as unitVectorOf } from "./fixtures/vectors";
 import { useTempDataDir } from "./helpers";
 
 /**
@@ -17,21 +18,7 @@ const OTHER_FP = "fedcba9876543210";
 const DIM = 32;
 const MIN = 200;
 
-function seeded(seed: number) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return ((s >>> 0) / 2 ** 32) * 2 - 1;
-  };
-}
-
-function unitVector(rand: () => number, dim = DIM): Float32Array {
-  const v = Float32Array.from({ length: dim }, rand);
-  const n = Math.hypot(...v);
-  return v.map((x) => x / n);
-}
+const unitVector = (r: () => number, dim = DIM) => unitVectorOf(r, dim);
 
 function writeVectors({ store = "big", fp = FP, kind = "note", vectors, firstRef = 1 }: { store?: string; fp?: string; kind?: string; vectors: Float32Array[]; firstRef?: number }): void {
   const { sqlite } = getStoreDb(store);

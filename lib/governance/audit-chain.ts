@@ -17,6 +17,22 @@ export type AuditChainRow = AuditChainFields & { id: number; hash: string };
 
 export type AuditVerification = { ok: true; entries: number } | { ok: false; entries: number; brokenAtId: number; reason: string };
 
+/** What a caller asks to record; the chain adds the time, the previous hash and its own hash. */
+export type AuditChainEntry = { actor: string; action: string; target?: string | null; reason?: string | null; details?: Record<string, unknown> | null };
+
+/** The fields of the next row in the chain, hashed by hashAuditEntry: the same on both backends. */
+export function auditChainFields(entry: AuditChainEntry, prevHash: string | null | undefined): AuditChainFields {
+  return {
+    ts: Date.now(),
+    actor: entry.actor,
+    action: entry.action,
+    target: entry.target ?? null,
+    reason: entry.reason ?? null,
+    details: entry.details ? JSON.stringify(entry.details) : null,
+    prevHash: prevHash ?? AUDIT_GENESIS,
+  };
+}
+
 export function hashAuditEntry(row: AuditChainFields): string {
   // Fixed field order so the chain verifies on any machine.
   const canonical = JSON.stringify([row.prevHash, row.ts, row.actor, row.action, row.target, row.reason, row.details]);

@@ -1,7 +1,7 @@
 import { and, asc, desc, eq, gt, inArray, sql } from "drizzle-orm";
 import { PG_LOCK, type PgGovernanceExecutor } from "../db/pg";
 import { auditLog } from "../db/schema/pg/governance";
-import { AUDIT_GENESIS, AuditChainVerifier, hashAuditEntry, type AuditChainFields, type AuditChainRow, type AuditVerification } from "./audit-chain";
+import { auditChainFields, AuditChainVerifier, hashAuditEntry, type AuditChainFields, type AuditChainRow, type AuditVerification } from "./audit-chain";
 import type { AuditEntry } from "./audit";
 
 /**
@@ -18,15 +18,7 @@ export async function appendAuditPg({ db, entry }: { db: PgGovernanceExecutor; e
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${PG_LOCK.auditChain})`);
     const [tail] = await tx.select({ id: auditLog.id, hash: auditLog.hash }).from(auditLog).orderBy(desc(auditLog.id)).limit(1);
-    const fields: AuditChainFields = {
-      ts: Date.now(),
-      actor: entry.actor,
-      action: entry.action,
-      target: entry.target ?? null,
-      reason: entry.reason ?? null,
-      details: entry.details ? JSON.stringify(entry.details) : null,
-      prevHash: tail?.hash ?? AUDIT_GENESIS,
-    };
+    const fields: AuditChainFields = auditChainFields(entry, tail?.hash);
     const [row] = await tx
       .insert(auditLog)
       .values({ id: (tail?.id ?? 0) + 1, ...fields, hash: hashAuditEntry(fields) })

@@ -3,17 +3,11 @@ import type { Statement } from "better-sqlite3";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import { getGovernance } from "../db/connection";
 import { auditLog, type AuditRow } from "../db/schema/governance";
-import { AUDIT_GENESIS, AuditChainVerifier, hashAuditEntry, type AuditVerification } from "./audit-chain";
+import { AUDIT_GENESIS, auditChainFields, AuditChainVerifier, hashAuditEntry, type AuditChainEntry, type AuditVerification } from "./audit-chain";
 
 export { AUDIT_GENESIS, type AuditVerification };
 
-export type AuditEntry = {
-  actor: string;
-  action: string;
-  target?: string | null;
-  reason?: string | null;
-  details?: Record<string, unknown> | null;
-};
+export type AuditEntry = AuditChainEntry;
 
 type Hashable = Pick<AuditRow, "ts" | "actor" | "action" | "target" | "reason" | "details" | "prevHash">;
 
@@ -50,15 +44,7 @@ export function appendAudit(entry: AuditEntry): AuditRow {
   const { lastHash, insert } = auditStatements(sqlite);
   return sqlite
     .transaction(() => {
-      const row: Hashable = {
-        ts: Date.now(),
-        actor: entry.actor,
-        action: entry.action,
-        target: entry.target ?? null,
-        reason: entry.reason ?? null,
-        details: entry.details ? JSON.stringify(entry.details) : null,
-        prevHash: lastHash.get() ?? AUDIT_GENESIS,
-      };
+      const row: Hashable = auditChainFields(entry, lastHash.get());
       return insert.get(row.ts, row.actor, row.action, row.target, row.reason, row.details, row.prevHash, hashAuditEntry(row))!;
     })
     .immediate();

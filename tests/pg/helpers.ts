@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Client } from "pg";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
+import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 
 /** A new, empty database on the suite's server, so test files never see each other's rows. */
 export async function createTestDatabase(): Promise<string> {
@@ -16,4 +17,23 @@ export async function createTestDatabase(): Promise<string> {
   }
   admin.pathname = `/${name}`;
   return admin.toString();
+}
+
+/**
+ * Two app replicas (separate pools) on one fresh database for the whole file,
+ * as two servers behind a load balancer would be. Read them inside tests.
+ */
+export function useTwoReplicas({ max = 5 }: { max?: number } = {}): { a: () => PgHandle; b: () => PgHandle } {
+  let a: PgHandle;
+  let b: PgHandle;
+  beforeAll(async () => {
+    const url = await createTestDatabase();
+    a = await openPgHandle({ url, max });
+    b = await openPgHandle({ url, max });
+  });
+  afterAll(async () => {
+    await closePgHandle(a);
+    await closePgHandle(b);
+  });
+  return { a: () => a, b: () => b };
 }

@@ -1,67 +1,56 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
+import { describe, expect, it } from "vitest";
 import { tasks, validations } from "@/lib/db/schema/pg/governance";
 import { createTask, getTaskStatusById, recordRunStart, type LedgerCaller } from "@/lib/governance/ledger";
 import { createTaskPg, getTaskWithRunsPg, recordRunFinishPg, recordRunStartPg } from "@/lib/governance/ledger-pg";
 import { eq } from "drizzle-orm";
 import { useTempDataDir } from "../helpers";
-import { createTestDatabase } from "./helpers";
+import { useTwoReplicas } from "./helpers";
 
-let replicaA: PgHandle;
-let replicaB: PgHandle;
+const replicas = useTwoReplicas();
 const HASH = "a".repeat(64);
 const agent = (agentId: string): LedgerCaller => ({ agentId, isAdmin: false, stores: null });
 
-beforeAll(async () => {
-  const url = await createTestDatabase();
-  replicaA = await openPgHandle({ url, max: 5 });
-  replicaB = await openPgHandle({ url, max: 5 });
-});
-afterAll(async () => {
-  await closePgHandle(replicaA);
-  await closePgHandle(replicaB);
-});
 
 describe("ledger tasks and runs on PostgreSQL", () => {
   it("answers a retried create racing its first attempt as the same task, on any replica", async () => {
     const input = { task_id: "race-1", intent: "summarize", spec: { doc: "x" }, required_checks: ["critic" as const] };
     const answers = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => createTaskPg({ db: (i % 2 ? replicaA : replicaB).db, input, requestedBy: "agent:a" })),
+      Array.from({ length: 8 }, (_, i) => createTaskPg({ db: (i % 2 ? replicas.a() : replicas.b()).db, input, requestedBy: "agent:a" })),
     );
     expect(answers.filter((a) => a.created)).toHaveLength(1);
     expect(new Set(answers.map((a) => JSON.stringify(a.task)))).toHaveProperty("size", 1);
-    await expect(createTaskPg({ db: replicaA.db, input: { ...input, intent: "something else" }, requestedBy: "agent:a" })).rejects.toMatchObject({ code: "conflict" });
+    await expect(createTaskPg({ db: replicas.a().db, input: { ...input, intent: "something else" }, requestedBy: "agent:a" })).rejects.toMatchObject({ code: "conflict" });
   });
 
   it("keeps the verdict true when runs of one task finish at once on two replicas", async () => {
-    await createTaskPg({ db: replicaA.db, input: { task_id: "busy", intent: "fan out", spec: {}, required_checks: ["critic"] }, requestedBy: "agent:a" });
+    await createTaskPg({ db: replicas.a().db, input: { task_id: "busy", intent: "fan out", spec: {}, required_checks: ["critic"] }, requestedBy: "agent:a" });
     const runIds = Array.from({ length: 10 }, (_, i) => `run-${i}`);
     for (const runId of runIds) {
-      await recordRunStartPg({ db: replicaA.db, taskId: "busy", input: { run_id: runId, skill: "s", input_hash: HASH, runner_version: "1" }, caller: agent("agent:a") });
+      await recordRunStartPg({ db: replicas.a().db, taskId: "busy", input: { run_id: runId, skill: "s", input_hash: HASH, runner_version: "1" }, caller: agent("agent:a") });
     }
     // A passing critic is on record, but runs are open: pending until the last one finishes.
-    await replicaA.db.insert(validations).values({ validationId: "v1", taskId: "busy", criticPassed: true, runnerPassed: null, detailsJson: "null", ts: Date.now(), agentId: "agent:a" });
+    await replicas.a().db.insert(validations).values({ validationId: "v1", taskId: "busy", criticPassed: true, runnerPassed: null, detailsJson: "null", ts: Date.now(), agentId: "agent:a" });
     await Promise.all(
       runIds.map((runId, i) =>
-        recordRunFinishPg({ db: (i % 2 ? replicaA : replicaB).db, taskId: "busy", runId, input: { output_hash: HASH, exit_code: 0 }, caller: agent("agent:a") }),
+        recordRunFinishPg({ db: (i % 2 ? replicas.a() : replicas.b()).db, taskId: "busy", runId, input: { output_hash: HASH, exit_code: 0 }, caller: agent("agent:a") }),
       ),
     );
-    const [row] = await replicaA.db.select().from(tasks).where(eq(tasks.taskId, "busy"));
+    const [row] = await replicas.a().db.select().from(tasks).where(eq(tasks.taskId, "busy"));
     expect(row.verdict).toBe("passed");
-    const status = await getTaskWithRunsPg({ db: replicaB.db, taskId: "busy" });
+    const status = await getTaskWithRunsPg({ db: replicas.b().db, taskId: "busy" });
     expect(status.runs.map((r) => r.status)).toEqual(Array(10).fill("succeeded"));
     expect(status.verdict.verdict).toBe("passed");
   });
 
   it("refuses runs from agents that do not work on the task, and hides the task from them", async () => {
-    await createTaskPg({ db: replicaA.db, input: { task_id: "private", intent: "mine", spec: {}, assignees: ["agent:b"] }, requestedBy: "agent:a" });
+    await createTaskPg({ db: replicas.a().db, input: { task_id: "private", intent: "mine", spec: {}, assignees: ["agent:b"] }, requestedBy: "agent:a" });
     const start = { run_id: "r-private", skill: "s", input_hash: HASH, runner_version: "1" };
-    await expect(recordRunStartPg({ db: replicaA.db, taskId: "private", input: start, caller: agent("agent:c") })).rejects.toMatchObject({ code: "forbidden" });
-    await expect(getTaskWithRunsPg({ db: replicaA.db, taskId: "private", caller: agent("agent:c") })).rejects.toMatchObject({ code: "not_found" });
-    const byAssignee = await recordRunStartPg({ db: replicaB.db, taskId: "private", input: start, caller: agent("agent:b") });
+    await expect(recordRunStartPg({ db: replicas.a().db, taskId: "private", input: start, caller: agent("agent:c") })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(getTaskWithRunsPg({ db: replicas.a().db, taskId: "private", caller: agent("agent:c") })).rejects.toMatchObject({ code: "not_found" });
+    const byAssignee = await recordRunStartPg({ db: replicas.b().db, taskId: "private", input: start, caller: agent("agent:b") });
     expect(byAssignee.created).toBe(true);
-    expect((await recordRunStartPg({ db: replicaA.db, taskId: "private", input: start, caller: agent("agent:b") })).created).toBe(false);
-    await expect(recordRunStartPg({ db: replicaA.db, taskId: "nope", input: start, caller: agent("agent:a") })).rejects.toMatchObject({ code: "not_found" });
+    expect((await recordRunStartPg({ db: replicas.a().db, taskId: "private", input: start, caller: agent("agent:b") })).created).toBe(false);
+    await expect(recordRunStartPg({ db: replicas.a().db, taskId: "nope", input: start, caller: agent("agent:a") })).rejects.toMatchObject({ code: "not_found" });
   });
 
   it("answers like the SQLite ledger for the same requests", async () => {
@@ -72,9 +61,9 @@ describe("ledger tasks and runs on PostgreSQL", () => {
       createTask({ input, requestedBy: "agent:a" });
       recordRunStart({ taskId: "same", input: run, caller: agent("agent:a") });
       const onSqlite = getTaskStatusById({ taskId: "same" });
-      await createTaskPg({ db: replicaA.db, input, requestedBy: "agent:a" });
-      await recordRunStartPg({ db: replicaA.db, taskId: "same", input: run, caller: agent("agent:a") });
-      const onPg = await getTaskWithRunsPg({ db: replicaA.db, taskId: "same" });
+      await createTaskPg({ db: replicas.a().db, input, requestedBy: "agent:a" });
+      await recordRunStartPg({ db: replicas.a().db, taskId: "same", input: run, caller: agent("agent:a") });
+      const onPg = await getTaskWithRunsPg({ db: replicas.a().db, taskId: "same" });
       const times = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([k]) => !/At$/.test(k)));
       expect(times(onPg.task)).toEqual(times(onSqlite.task));
       expect(onPg.runs.map(times)).toEqual(onSqlite.runs.map(times));

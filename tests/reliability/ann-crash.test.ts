@@ -6,6 +6,7 @@ import { closeAllDatabases, getStoreDb } from "@/lib/db/connection";
 import { annDirOf, annIndexInfo, buildAnnIndex, closeAnnIndexes } from "@/lib/embed/ann-index";
 import { knnSearch, vectorToBlob } from "@/lib/embed/vector-index";
 import { useTempDataDir } from "../helpers";
+import { seeded, unitVector as unitVectorOf } from "../fixtures/vectors";
 
 /**
  * kill -9 of a process building or saving a store's HNSW index: the store
@@ -17,21 +18,8 @@ const FP = "00aa11bb22cc33dd";
 const DIM = 64;
 const N = 15_000;
 
-function seeded(seed: number) {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return ((s >>> 0) / 2 ** 32) * 2 - 1;
-  };
-}
 const rand = seeded(7);
-function unitVector(): Float32Array {
-  const v = Float32Array.from({ length: DIM }, rand);
-  const n = Math.hypot(...v);
-  return v.map((x) => x / n);
-}
+const unitVector = () => unitVectorOf(rand, DIM);
 
 /** Vectors as the worker stores them: rows of `embeddings` (whose triggers feed the change log). */
 function writeVectors(vectors: Float32Array[], firstRef: number): void {
