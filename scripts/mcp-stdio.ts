@@ -4,7 +4,8 @@
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { actorOf } from "../lib/auth/actor";
-import { verifyApiToken, type AgentPrincipal } from "../lib/auth/tokens";
+import type { AgentPrincipal } from "../lib/auth/tokens";
+import { governance } from "../lib/backend/governance";
 import { bootstrapApp } from "../lib/bootstrap";
 import { getConfig } from "../lib/config";
 import { startEmbedWorker } from "../lib/embed/worker";
@@ -19,9 +20,9 @@ import { storeExists } from "../lib/db/store-names";
  * the local operator with read + write, limited to `store` when one is named.
  * Admin tools are never offered without a token: stdio has no login.
  */
-export function stdioPrincipal({ token, store, agentId }: { token?: string; store?: string; agentId?: string }): AgentPrincipal {
+export async function stdioPrincipal({ token, store, agentId }: { token?: string; store?: string; agentId?: string }): Promise<AgentPrincipal> {
   if (token) {
-    const principal = verifyApiToken(token);
+    const principal = await governance().verifyApiToken({ token });
     if (!principal) throw new AppError("unauthorized", "invalid or revoked token");
     return principal;
   }
@@ -36,7 +37,7 @@ export async function runMcpStdio({ token, store, agentId }: { token?: string; s
     createStore({ input: { name: store }, actor: actorOf("cli") });
     log("info", "created store for mcp", { store });
   }
-  const principal = stdioPrincipal({ token, store, agentId });
+  const principal = await stdioPrincipal({ token, store, agentId });
   const server = createMcpServer({ principal, defaultStore: store });
   const stopWorker = new AbortController();
   // Writes are embedded in the background, as they are under `next start`.

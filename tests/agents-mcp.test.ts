@@ -238,10 +238,10 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
 });
 
 describe("MCP over stdio (npx dualmind mcp)", () => {
-  it("acts as the token's agent when given one, else as the local operator limited to --store", () => {
-    expect(stdioPrincipal({ token: alice })).toMatchObject({ agentId: "alice", stores: ["default"] });
-    expect(() => stdioPrincipal({ token: "dm_wrong" })).toThrow(/invalid or revoked/);
-    const local = stdioPrincipal({ store: "default", agentId: "carol" });
+  it("acts as the token's agent when given one, else as the local operator limited to --store", async () => {
+    await expect(stdioPrincipal({ token: alice })).resolves.toMatchObject({ agentId: "alice", stores: ["default"] });
+    await expect(stdioPrincipal({ token: "dm_wrong" })).rejects.toThrow(/invalid or revoked/);
+    const local = await stdioPrincipal({ store: "default", agentId: "carol" });
     expect(local).toMatchObject({ agentId: "carol", scopes: ["read", "write"], stores: ["default"] });
   });
 

@@ -20,6 +20,9 @@ const ROOT = path.resolve(__dirname, "..");
  *   plain web plumbing, below everything that handles a request.
  * - governance sits below auth: the login throttle and token changes write
  *   audit rows, and the ledger never needs to know how a caller signed in.
+ * - backend (governance(): the ledger, dialectic, tokens and audit on SQLite
+ *   or PostgreSQL) sits on governance and auth, whose per-dialect functions it
+ *   puts behind one interface for routes, MCP and bearer authentication.
  * - retrieval (the one pipeline: match builder, query vector, KNN over store
  *   and core, fusion, reasons, explain) sits on embed and under index, whose
  *   search, and recall's and graph's remember, score on top of it.
@@ -36,6 +39,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["db"],
   ["governance"],
   ["auth"],
+  ["backend"],
   ["embed"],
   ["retrieval"],
   ["index"],
@@ -188,7 +192,7 @@ describe("architecture: imports go down", () => {
       { from: "components/nav.tsx", to: "lib/format.ts", spec: "@/lib/format", typeOnly: false },
     ];
     expect(violations([...bad, ...fine])).toEqual([
-      "lib/db/connection.ts → lib/api/route.ts: upward: db (rank 2) imports api (rank 11)",
+      "lib/db/connection.ts → lib/api/route.ts: upward: db (rank 2) imports api (rank 12)",
       "lib/recall/recall.ts → lib/graph/remember.ts (type): peers: recall and graph never import each other",
       "lib/index/search.ts → lib/client/index.ts (type): nothing server-side imports lib/client",
       "lib/client/index.ts → lib/errors.ts: lib/client imports only types from the rest of lib/",

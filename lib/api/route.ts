@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { z, ZodError, type ZodType } from "zod";
 import { getConfig } from "../config";
 import { AppError, infrastructureError, isAppError, type ErrorDetail } from "../errors";
-import { assertStoresAllowed, hasScope, verifyApiToken, type AgentPrincipal, type Scope } from "../auth/tokens";
+import { assertStoresAllowed, hasScope, type AgentPrincipal, type Scope } from "../auth/tokens";
+import { governance } from "../backend/governance";
 import { isAnswer } from "../http/answer";
 import { log } from "../log";
 import { parseJsonBody, readBodyLimited } from "../http/body";
@@ -75,12 +76,12 @@ export function errorResponse(e: unknown, requestId: string): Response {
 }
 
 /** The principal of an `Authorization: Bearer` header; shared by the REST wrapper and the MCP endpoint. */
-export function authenticateBearer(request: Request): AgentPrincipal {
+export async function authenticateBearer(request: Request): Promise<AgentPrincipal> {
   const header = request.headers.get("authorization");
   if (!header) throw new AppError("unauthorized", "missing bearer token (Authorization: Bearer dm_...)");
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw new AppError("unauthorized", "Authorization header must be 'Bearer <token>'");
-  const principal = verifyApiToken(match[1]);
+  const principal = await governance().verifyApiToken({ token: match[1] });
   if (!principal) throw new AppError("unauthorized", "invalid or revoked token");
   return principal;
 }
@@ -122,7 +123,7 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
     const requestId = randomUUID();
     let response: Response;
     try {
-      const principal = spec.auth === "public" ? null : authenticateBearer(request);
+      const principal = spec.auth === "public" ? null : await authenticateBearer(request);
       if (principal && spec.auth !== "public" && !hasScope(principal, spec.auth)) {
         throw new AppError("forbidden", `this token lacks the '${spec.auth}' scope`);
       }

@@ -8,7 +8,7 @@ import { preparedOnce } from "../db/statements";
 import { apiTokens, type ApiTokenRow } from "../db/schema/governance";
 import { storeExists } from "../db/store-names";
 import { AppError } from "../errors";
-import { appendAudit } from "../governance/audit";
+import { appendAudit, type AuditEntry } from "../governance/audit";
 
 export const SCOPES = ["read", "write", "admin"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -46,7 +46,7 @@ export type TokenInfo = {
   revokedAt: number | null;
 };
 
-function toInfo(row: ApiTokenRow): TokenInfo {
+export function toInfo(row: ApiTokenRow): TokenInfo {
   return {
     id: row.id,
     label: row.label,
@@ -72,7 +72,7 @@ export function missingStores(stores: string[] | null | undefined): string[] {
  * it will make is fine; a read-only token never could, so a store that does
  * not exist is a typo and is refused (422, naming it).
  */
-function assertStoresUsable(parsed: CreateTokenInput): void {
+export function assertStoresUsable(parsed: CreateTokenInput): void {
   if (parsed.scopes.some((s) => s !== "read")) return;
   const missing = missingStores(parsed.stores);
   if (missing.length === 0) return;
@@ -86,14 +86,20 @@ function assertStoresUsable(parsed: CreateTokenInput): void {
  * table could not be told apart when one has to be revoked.
  */
 function distinctLabel(label: string): string {
-  const taken = new Set(
+  return firstFreeLabel(
+    label,
     getGovernance()
       .db.select({ label: apiTokens.label })
       .from(apiTokens)
       .where(isNull(apiTokens.revokedAt))
       .all()
-      .map((r) => r.label.toLowerCase()),
+      .map((r) => r.label),
   );
+}
+
+/** `label`, or the first "label (n)" no active token carries (case-insensitive). Both backends. */
+export function firstFreeLabel(label: string, activeLabels: string[]): string {
+  const taken = new Set(activeLabels.map((l) => l.toLowerCase()));
   if (!taken.has(label.toLowerCase())) return label;
   for (let n = 2; ; n++) {
     const candidate = `${label.slice(0, 100 - ` (${n})`.length)} (${n})`;
@@ -109,33 +115,40 @@ function distinctLabel(label: string): string {
 export function createApiToken({ input, actor }: { input: z.input<typeof createTokenSchema>; actor: string }): { token: string; info: TokenInfo } {
   const parsed = createTokenSchema.parse(input);
   assertStoresUsable(parsed);
-  const token = "dm_" + randomBytes(32).toString("base64url");
+  const token = newTokenSecret();
   const { sqlite, db } = getGovernance();
   const row = sqlite.transaction(() => {
-    const label = distinctLabel(parsed.label);
-    const inserted = db
-      .insert(apiTokens)
-      .values({
-        tokenHash: sha256Hex(token),
-        displayPrefix: token.slice(0, 10),
-        label,
-        agentId: parsed.agent_id,
-        scopes: JSON.stringify([...new Set(parsed.scopes)]),
-        stores: parsed.stores ? JSON.stringify([...new Set(parsed.stores)]) : null,
-        createdBy: actor,
-        createdAt: Date.now(),
-      })
-      .returning()
-      .get();
-    appendAudit({
-      actor,
-      action: "token.create",
-      target: `token:${inserted.id}`,
-      details: { label, agent_id: parsed.agent_id, scopes: parsed.scopes, stores: parsed.stores ?? null },
-    });
+    const inserted = db.insert(apiTokens).values(newTokenRow({ token, parsed, label: distinctLabel(parsed.label), actor })).returning().get();
+    appendAudit(tokenCreatedAudit(inserted, parsed, actor));
     return inserted;
   }).immediate();
   return { token, info: toInfo(row) };
+}
+
+export function newTokenSecret(): string {
+  return "dm_" + randomBytes(32).toString("base64url");
+}
+
+/** The stored row of a new token: its hash, never the token (both backends). */
+export function newTokenRow({ token, parsed, label, actor }: { token: string; parsed: CreateTokenInput; label: string; actor: string }) {
+  return {
+    tokenHash: sha256Hex(token),
+    displayPrefix: token.slice(0, 10),
+    label,
+    agentId: parsed.agent_id,
+    scopes: JSON.stringify([...new Set(parsed.scopes)]),
+    stores: parsed.stores ? JSON.stringify([...new Set(parsed.stores)]) : null,
+    createdBy: actor,
+    createdAt: Date.now(),
+  };
+}
+
+export function tokenCreatedAudit(row: Pick<ApiTokenRow, "id" | "label">, parsed: CreateTokenInput, actor: string): AuditEntry {
+  return { actor, action: "token.create", target: `token:${row.id}`, details: { label: row.label, agent_id: parsed.agent_id, scopes: parsed.scopes, stores: parsed.stores ?? null } };
+}
+
+export function tokenRevokedAudit(id: number, actor: string, reason: string | undefined): AuditEntry {
+  return { actor, action: "token.revoke", target: `token:${id}`, reason: reason ?? null };
 }
 
 export function listApiTokens(): TokenInfo[] {
@@ -149,13 +162,13 @@ export function revokeApiToken({ id, actor, reason }: { id: number; actor: strin
     if (!row) throw new AppError("not_found", `no token ${id}`);
     if (row.revokedAt) return toInfo(row);
     const updated = db.update(apiTokens).set({ revokedAt: Date.now() }).where(eq(apiTokens.id, id)).returning().get();
-    appendAudit({ actor, action: "token.revoke", target: `token:${id}`, reason: reason ?? null });
+    appendAudit(tokenRevokedAudit(id, actor, reason));
     return toInfo(updated);
   }).immediate();
 }
 
 // last_used_at is written at most once a minute per token so reads stay read-only in practice.
-const LAST_USED_GRANULARITY_MS = 60_000;
+export const LAST_USED_GRANULARITY_MS = 60_000;
 
 let bootstrapMemo: { token: string; hash: Buffer } | null = null;
 /** The configured bootstrap token's hash, computed once per value (the config can change under tests). */
@@ -166,15 +179,8 @@ function bootstrapHash(token: string): Buffer {
 
 /** Resolve a bearer token to its principal, or null when unknown or revoked. */
 export function verifyApiToken(token: string): AgentPrincipal | null {
-  const bootstrap = getConfig().bootstrapToken;
-  if (bootstrap) {
-    const a = Buffer.from(sha256Hex(token));
-    const b = bootstrapHash(bootstrap);
-    if (timingSafeEqual(a, b)) {
-      return { tokenId: null, agentId: "bootstrap", label: "DUALMIND_BOOTSTRAP_TOKEN", scopes: ["read", "write", "admin"], stores: null };
-    }
-  }
-  if (!token.startsWith("dm_")) return null;
+  const early = bootstrapOrMalformed(token);
+  if (early !== undefined) return early;
   const { sqlite, db } = getGovernance();
   // Looked up on every request (a revocation, from any process, counts at once); the statement is prepared once per connection.
   const row = preparedOnce(sqlite, "select id, agent_id as agentId, label, scopes, stores, last_used_at as lastUsedAt, revoked_at as revokedAt from api_tokens where token_hash = ?").get(sha256Hex(token)) as
@@ -185,6 +191,26 @@ export function verifyApiToken(token: string): AgentPrincipal | null {
   if (!row.lastUsedAt || now - row.lastUsedAt > LAST_USED_GRANULARITY_MS) {
     db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.id)).run();
   }
+  return principalOf(row);
+}
+
+/**
+ * Answered before any lookup (both backends): the bootstrap token's
+ * principal, null for a string that is no dualmind token, undefined to look it up by hash.
+ */
+export function bootstrapOrMalformed(token: string): AgentPrincipal | null | undefined {
+  const bootstrap = getConfig().bootstrapToken;
+  if (bootstrap) {
+    const a = Buffer.from(sha256Hex(token));
+    const b = bootstrapHash(bootstrap);
+    if (timingSafeEqual(a, b)) {
+      return { tokenId: null, agentId: "bootstrap", label: "DUALMIND_BOOTSTRAP_TOKEN", scopes: ["read", "write", "admin"], stores: null };
+    }
+  }
+  return token.startsWith("dm_") ? undefined : null;
+}
+
+export function principalOf(row: Pick<ApiTokenRow, "id" | "agentId" | "label" | "scopes" | "stores">): AgentPrincipal {
   return { tokenId: row.id, agentId: row.agentId, label: row.label, scopes: JSON.parse(row.scopes) as Scope[], stores: row.stores ? (JSON.parse(row.stores) as string[]) : null };
 }
 

@@ -29,6 +29,8 @@ export type PgHandle = { kind: "pg"; url: string; pool: Pool; db: PgGovernanceDb
 export const PG_LOCK = {
   migrate: 0x646d_0000_0001n,
   auditChain: 0x646d_0000_0002n,
+  /** Token creation: the label numbering ("x (2)") reads the active labels, then inserts. */
+  tokenLabels: 0x646d_0000_0003n,
 } as const;
 
 const MIGRATIONS_FOLDER = path.join(process.cwd(), "drizzle", "pg", "governance");

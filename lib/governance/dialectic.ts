@@ -3,7 +3,7 @@ import { z } from "zod";
 import { getGovernance } from "../db/connection";
 import { dialecticAnnotations, dialecticMessages, dialecticSessions, type DialecticAnnotationRow, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
-import { appendAudit } from "./audit";
+import { appendAudit, type AuditEntry } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
 import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
 
@@ -74,7 +74,7 @@ export type DialecticSession = Omit<DialecticSessionRow, "resolutionJson"> & {
 };
 export type SessionView = DialecticSession & { messages?: DialecticMessage[] };
 
-function toMessage(row: DialecticMessageRow): DialecticMessage {
+export function toMessage(row: DialecticMessageRow): DialecticMessage {
   const { proposedConditionsJson, observedMetricsJson, concernsJson, ...rest } = row;
   return {
     ...rest,
@@ -84,7 +84,7 @@ function toMessage(row: DialecticMessageRow): DialecticMessage {
   };
 }
 
-type Tail = { last: Pick<DialecticMessageRow, "agentId" | "messageType" | "seq" | "signature"> | null; count: number; synthesisRounds: number };
+export type Tail = { last: Pick<DialecticMessageRow, "agentId" | "messageType" | "seq" | "signature"> | null; count: number; synthesisRounds: number };
 
 function readTail(sessionId: string): Tail {
   const { sqlite } = getGovernance();
@@ -126,12 +126,12 @@ export function sessionIdleClock(s: Pick<DialecticSessionRow, "status" | "update
   return { idleSince: s.updatedAt, timesOutAt, overdue: timesOutAt < now };
 }
 
-function toSession(row: DialecticSessionRow, tail: Tail): DialecticSession {
+export function toSession(row: DialecticSessionRow, tail: Tail): DialecticSession {
   const { resolutionJson, ...rest } = row;
   return { ...rest, resolution: parseJsonColumnStrict<Resolution>(resolutionJson), messageCount: tail.count, synthesisRounds: tail.synthesisRounds, expected: expectedNext(row, tail.last) };
 }
 
-function conflict(message: string, session: DialecticSessionRow, last: Tail["last"]): AppError {
+export function conflict(message: string, session: DialecticSessionRow, last: Tail["last"]): AppError {
   const e = expectedNext(session, last);
   return new AppError("conflict", message, [
     { path: "phase", message: e.note, expected_phase: e.phase, expected_message_type: e.messageType, expected_agent_ids: e.agentIds },
@@ -144,7 +144,7 @@ export function signMessage(prevSignature: string, m: Omit<DialecticMessageRow, 
   return sha256Hex(`${prevSignature}\n${content}`);
 }
 
-function isIdle(row: DialecticSessionRow, now: number): boolean {
+export function isIdle(row: DialecticSessionRow, now: number): boolean {
   return row.status === "active" && row.updatedAt + row.idleTimeoutMs < now;
 }
 
@@ -199,22 +199,32 @@ export function sweepIdleSessionsAudited({ actor, now = Date.now() }: { actor: s
   return { failed };
 }
 
+/** The columns a new session is created with (both backends). */
+export function sessionFacts(parsed: z.output<typeof createSessionSchema>, agentId: string) {
+  if (parsed.reviewer_agent_id === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
+  return { pausedAgentId: agentId, reviewerAgentId: parsed.reviewer_agent_id ?? null, topic: parsed.topic, sessionType: parsed.session_type, maxRounds: parsed.max_rounds, idleTimeoutMs: parsed.idle_timeout_ms };
+}
+
+/** A create retried with the same session id must say the same; a claim may have filled the reviewer since. */
+export function assertSameSessionRetry(existing: DialecticSessionRow, parsed: z.output<typeof createSessionSchema>, facts: ReturnType<typeof sessionFacts>): void {
+  const { pausedAgentId, topic, sessionType, maxRounds, idleTimeoutMs } = existing;
+  const reviewerAgentId = parsed.reviewer_agent_id ? existing.reviewerAgentId : null;
+  assertSameRetry("session", existing.sessionId, { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, facts);
+}
+
 export function createDialecticSession({ input, agentId, now = Date.now() }: { input: z.input<typeof createSessionSchema>; agentId: string; now?: number }): { session: DialecticSession; created: boolean } {
   const parsed = createSessionSchema.parse(input);
-  if (parsed.reviewer_agent_id === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
+  sessionFacts(parsed, agentId);
   const { sqlite, db } = getGovernance();
   const sessionId = parsed.session_id ?? newId();
   return sqlite
     .transaction(() => {
       // Inside the same transaction (a savepoint), so the request stays one atomic write.
       sweepIdleSessionsNowAndThen(now);
-      const facts = { pausedAgentId: agentId, reviewerAgentId: parsed.reviewer_agent_id ?? null, topic: parsed.topic, sessionType: parsed.session_type, maxRounds: parsed.max_rounds, idleTimeoutMs: parsed.idle_timeout_ms };
+      const facts = sessionFacts(parsed, agentId);
       const existing = db.select().from(dialecticSessions).where(eq(dialecticSessions.sessionId, sessionId)).get();
       if (existing) {
-        const { pausedAgentId, topic, sessionType, maxRounds, idleTimeoutMs } = existing;
-        // A claim may have filled the reviewer since; the retry is still the same request.
-        const reviewerAgentId = parsed.reviewer_agent_id ? existing.reviewerAgentId : null;
-        assertSameRetry("session", sessionId, { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, facts);
+        assertSameSessionRetry(existing, parsed, facts);
         return { session: toSession(existing, readTail(sessionId)), created: false };
       }
       const row = db
@@ -227,8 +237,64 @@ export function createDialecticSession({ input, agentId, now = Date.now() }: { i
     .immediate();
 }
 
-function messageFacts(m: Pick<DialecticMessage, "agentId" | "messageType" | "reasoning" | "rootCause" | "proposedConditions" | "observedMetrics" | "concerns" | "agrees">) {
+export function messageFacts(m: Pick<DialecticMessage, "agentId" | "messageType" | "reasoning" | "rootCause" | "proposedConditions" | "observedMetrics" | "concerns" | "agrees">) {
   return { agentId: m.agentId, messageType: m.messageType, reasoning: m.reasoning, rootCause: m.rootCause, proposedConditions: m.proposedConditions, observedMetrics: m.observedMetrics, concerns: m.concerns, agrees: m.agrees };
+}
+
+export type ParsedMessage = z.output<typeof postMessageSchema>;
+
+/** What a post says, in the shape a stored message is compared with on a retry. */
+export function incomingMessageFacts(agentId: string, parsed: ParsedMessage) {
+  return {
+    agentId,
+    messageType: parsed.message_type,
+    reasoning: parsed.reasoning,
+    rootCause: parsed.root_cause ?? null,
+    proposedConditions: parsed.proposed_conditions ?? null,
+    observedMetrics: parsed.observed_metrics ?? null,
+    concerns: parsed.concerns ?? null,
+    agrees: parsed.agrees ?? null,
+  };
+}
+
+/**
+ * The phase rules for a new message (both backends): whose turn, which type,
+ * then the row with its seq and signature chained to the tail. The caller
+ * holds the session serialized (an IMMEDIATE transaction, a row lock).
+ */
+export function nextMessageRow({ session, tail, agentId, parsed, messageId, now }: { session: DialecticSessionRow; tail: Tail; agentId: string; parsed: ParsedMessage; messageId: string; now: number }): DialecticMessageRow {
+  const expected = expectedNext(session, tail.last);
+  const participants = [session.pausedAgentId, session.reviewerAgentId];
+  if (expected.messageType === null) throw conflict(`session is ${session.phase}`, session, tail.last);
+  if (!participants.includes(agentId)) throw conflict(`agent ${agentId} is not a participant of this session`, session, tail.last);
+  if (!expected.agentIds.includes(agentId)) throw conflict(`not ${agentId}'s turn: ${expected.note}`, session, tail.last);
+  if (parsed.message_type !== expected.messageType) throw conflict(`expected a ${expected.messageType}, got a ${parsed.message_type}`, session, tail.last);
+  if (parsed.agrees !== undefined && parsed.message_type !== "synthesis") throw new AppError("unprocessable", "agrees belongs to synthesis messages only");
+  const base = {
+    id: messageId,
+    sessionId: session.sessionId,
+    seq: (tail.last?.seq ?? 0) + 1,
+    agentId,
+    messageType: parsed.message_type,
+    timestamp: now,
+    reasoning: parsed.reasoning,
+    rootCause: parsed.root_cause ?? null,
+    proposedConditionsJson: parsed.proposed_conditions ? JSON.stringify(parsed.proposed_conditions) : null,
+    observedMetricsJson: parsed.observed_metrics ? JSON.stringify(parsed.observed_metrics) : null,
+    concernsJson: parsed.concerns ? JSON.stringify(parsed.concerns) : null,
+    agrees: parsed.agrees ?? null,
+  };
+  return { ...base, signature: signMessage(tail.last?.signature ?? SIGNATURE_GENESIS, base) };
+}
+
+/** The session after a message was appended: its new tail, counted from the one before. */
+export function tailAfter(tail: Tail, row: DialecticMessageRow): Tail {
+  return { last: row, count: tail.count + 1, synthesisRounds: tail.synthesisRounds + (row.messageType === "synthesis" ? 1 : 0) };
+}
+
+function previousSynthesis(sessionId: string, tail: Tail): DialecticMessageRow | undefined {
+  if (!tail.last || tail.last.messageType !== "synthesis") return undefined;
+  return getGovernance().db.select().from(dialecticMessages).where(and(eq(dialecticMessages.sessionId, sessionId), eq(dialecticMessages.seq, tail.last.seq))).get();
 }
 
 type PostOutcome = { ok: { message: DialecticMessage; session: DialecticSession; created: boolean } } | { failedIdle: AppError };
@@ -257,16 +323,7 @@ export function postDialecticMessage({
   const outcome = sqlite
     .transaction((): PostOutcome => {
       const session = requireSessionVisibleTo(sessionId, agentId, isAdmin);
-      const incoming = {
-        agentId,
-        messageType: parsed.message_type,
-        reasoning: parsed.reasoning,
-        rootCause: parsed.root_cause ?? null,
-        proposedConditions: parsed.proposed_conditions ?? null,
-        observedMetrics: parsed.observed_metrics ?? null,
-        concerns: parsed.concerns ?? null,
-        agrees: parsed.agrees ?? null,
-      };
+      const incoming = incomingMessageFacts(agentId, parsed);
       const already = db.select().from(dialecticMessages).where(eq(dialecticMessages.id, messageId)).get();
       if (already) {
         if (already.sessionId !== sessionId) throw new AppError("conflict", `message ${messageId} belongs to another session`);
@@ -279,42 +336,15 @@ export function postDialecticMessage({
         db.update(dialecticSessions).set({ phase: "failed", status: "failed", failureReason: "idle timeout", updatedAt: now }).where(eq(dialecticSessions.sessionId, sessionId)).run();
         return { failedIdle: conflict("the session was idle past its timeout and has failed", { ...session, phase: "failed" }, tail.last) };
       }
-      const expected = expectedNext(session, tail.last);
-      const participants = [session.pausedAgentId, session.reviewerAgentId];
-      if (expected.messageType === null) throw conflict(`session is ${session.phase}`, session, tail.last);
-      if (!participants.includes(agentId)) throw conflict(`agent ${agentId} is not a participant of this session`, session, tail.last);
-      if (!expected.agentIds.includes(agentId)) throw conflict(`not ${agentId}'s turn: ${expected.note}`, session, tail.last);
-      if (parsed.message_type !== expected.messageType) throw conflict(`expected a ${expected.messageType}, got a ${parsed.message_type}`, session, tail.last);
-      if (parsed.agrees !== undefined && parsed.message_type !== "synthesis") throw new AppError("unprocessable", "agrees belongs to synthesis messages only");
-
-      const base = {
-        id: messageId,
-        sessionId,
-        seq: (tail.last?.seq ?? 0) + 1,
-        agentId,
-        messageType: parsed.message_type,
-        timestamp: now,
-        reasoning: incoming.reasoning,
-        rootCause: incoming.rootCause,
-        proposedConditionsJson: incoming.proposedConditions ? JSON.stringify(incoming.proposedConditions) : null,
-        observedMetricsJson: incoming.observedMetrics ? JSON.stringify(incoming.observedMetrics) : null,
-        concernsJson: incoming.concerns ? JSON.stringify(incoming.concerns) : null,
-        agrees: incoming.agrees,
-      };
-      const row = db
-        .insert(dialecticMessages)
-        .values({ ...base, signature: signMessage(tail.last?.signature ?? SIGNATURE_GENESIS, base) })
-        .returning()
-        .get();
-
-      const next = nextSessionState(session, row, tail);
+      const row = db.insert(dialecticMessages).values(nextMessageRow({ session, tail, agentId, parsed, messageId, now })).returning().get();
+      const next = nextSessionState(session, row, tail, previousSynthesis(sessionId, tail));
       const updated = db
         .update(dialecticSessions)
         .set({ ...next, updatedAt: now })
         .where(eq(dialecticSessions.sessionId, sessionId))
         .returning()
         .get();
-      return { ok: { message: toMessage(row), session: toSession(updated, { last: row, count: tail.count + 1, synthesisRounds: tail.synthesisRounds + (row.messageType === "synthesis" ? 1 : 0) }), created: true } };
+      return { ok: { message: toMessage(row), session: toSession(updated, tailAfter(tail, row)), created: true } };
     })
     .immediate();
   invalidateSession(file, sessionId);
@@ -327,10 +357,9 @@ export function postDialecticMessage({
  * agreeing synthesis just before it (same conditions, or none restated);
  * failed when the rounds run out first.
  */
-function nextSessionState(session: DialecticSessionRow, row: DialecticMessageRow, tail: Tail): Partial<DialecticSessionRow> {
+export function nextSessionState(session: DialecticSessionRow, row: DialecticMessageRow, tail: Tail, prev: DialecticMessageRow | undefined): Partial<DialecticSessionRow> {
   if (row.messageType === "thesis") return { phase: "antithesis" };
   if (row.messageType === "antithesis") return { phase: "synthesis" };
-  const prev = tail.last && tail.last.messageType === "synthesis" ? getGovernance().db.select().from(dialecticMessages).where(and(eq(dialecticMessages.sessionId, session.sessionId), eq(dialecticMessages.seq, tail.last.seq))).get() : undefined;
   const sameConditions = row.proposedConditionsJson === null || (prev !== undefined && canonicalJson(parseJsonColumnStrict(row.proposedConditionsJson)) === canonicalJson(parseJsonColumnStrict(prev.proposedConditionsJson)));
   if (prev && prev.agentId !== row.agentId && prev.agrees === true && row.agrees === true && sameConditions) {
     const resolution: Resolution = { conditions: parseJsonColumnStrict<string[]>(prev.proposedConditionsJson) ?? [], agreedBy: [prev.agentId, row.agentId], messageId: row.id, seq: row.seq };
@@ -340,6 +369,15 @@ function nextSessionState(session: DialecticSessionRow, row: DialecticMessageRow
   return {};
 }
 
+/** Whether a claim changes anything (false: the agent is already the reviewer, a retry); throws when it may not claim. Both backends. */
+export function mayClaimSession(row: DialecticSessionRow, tail: Tail, agentId: string, now: number): boolean {
+  if (row.reviewerAgentId === agentId) return false;
+  if (row.pausedAgentId === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
+  if (row.reviewerAgentId) throw conflict(`session already has reviewer ${row.reviewerAgentId}`, row, tail.last);
+  if (row.status !== "active" || isIdle(row, now)) throw conflict(`session is ${isIdle(row, now) ? "idle past its timeout" : row.status}`, row, tail.last);
+  return true;
+}
+
 /** A reviewer takes an open session (one without an assigned reviewer). */
 export function claimDialecticSession({ sessionId, agentId, isAdmin = false, now = Date.now() }: { sessionId: string; agentId: string; isAdmin?: boolean; now?: number }): DialecticSession {
   const { sqlite, db, file } = getGovernance();
@@ -347,10 +385,7 @@ export function claimDialecticSession({ sessionId, agentId, isAdmin = false, now
     .transaction(() => {
       const row = requireSessionVisibleTo(sessionId, agentId, isAdmin);
       const tail = readTail(sessionId);
-      if (row.reviewerAgentId === agentId) return toSession(row, tail);
-      if (row.pausedAgentId === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
-      if (row.reviewerAgentId) throw conflict(`session already has reviewer ${row.reviewerAgentId}`, row, tail.last);
-      if (row.status !== "active" || isIdle(row, now)) throw conflict(`session is ${isIdle(row, now) ? "idle past its timeout" : row.status}`, row, tail.last);
+      if (!mayClaimSession(row, tail, agentId, now)) return toSession(row, tail);
       const updated = db.update(dialecticSessions).set({ reviewerAgentId: agentId, updatedAt: now }).where(eq(dialecticSessions.sessionId, sessionId)).returning().get();
       return toSession(updated, tail);
     })
@@ -359,7 +394,19 @@ export function claimDialecticSession({ sessionId, agentId, isAdmin = false, now
   return session;
 }
 
-type Abandoner = { agentId: string; isAdmin: boolean } | { person: string };
+export type Abandoner = { agentId: string; isAdmin: boolean } | { person: string };
+
+/**
+ * The failed state an abandon writes, or null when the session already
+ * failed (a retry); throws when the agent is no participant or it resolved. Both backends.
+ */
+export function abandonedState(row: DialecticSessionRow, tail: Tail, by: Abandoner, reason: string | undefined, now: number): Partial<DialecticSessionRow> | null {
+  if ("agentId" in by && row.pausedAgentId !== by.agentId && row.reviewerAgentId !== by.agentId) throw conflict(`agent ${by.agentId} is not a participant of this session`, row, tail.last);
+  if (row.status === "failed") return null;
+  if (row.status === "resolved") throw conflict("session is already resolved", row, tail.last);
+  const who = "person" in by ? `${by.person} (admin)` : by.agentId;
+  return { phase: "failed", status: "failed", failureReason: `abandoned by ${who}${reason ? `: ${reason}` : ""}`, updatedAt: now };
+}
 
 function abandonSession({ sessionId, by, reason, now }: { sessionId: string; by: Abandoner; reason?: string; now: number }): DialecticSession {
   const { sqlite, db, file } = getGovernance();
@@ -367,17 +414,10 @@ function abandonSession({ sessionId, by, reason, now }: { sessionId: string; by:
     .transaction(() => {
       const row = "person" in by ? requireSessionRow(sessionId) : requireSessionVisibleTo(sessionId, by.agentId, by.isAdmin);
       const tail = readTail(sessionId);
-      if ("agentId" in by && row.pausedAgentId !== by.agentId && row.reviewerAgentId !== by.agentId) throw conflict(`agent ${by.agentId} is not a participant of this session`, row, tail.last);
-      if (row.status === "failed") return toSession(row, tail);
-      if (row.status === "resolved") throw conflict("session is already resolved", row, tail.last);
-      const who = "person" in by ? `${by.person} (admin)` : by.agentId;
-      const updated = db
-        .update(dialecticSessions)
-        .set({ phase: "failed", status: "failed", failureReason: `abandoned by ${who}${reason ? `: ${reason}` : ""}`, updatedAt: now })
-        .where(eq(dialecticSessions.sessionId, sessionId))
-        .returning()
-        .get();
-      if ("person" in by) appendAudit({ actor: by.person, action: "dialectic.abandon", target: annotationTarget(sessionId), reason: reason ?? null, details: { phase: row.phase } });
+      const state = abandonedState(row, tail, by, reason, now);
+      if (!state) return toSession(row, tail);
+      const updated = db.update(dialecticSessions).set(state).where(eq(dialecticSessions.sessionId, sessionId)).returning().get();
+      if ("person" in by) appendAudit(abandonAuditEntry(by.person, row, reason));
       return toSession(updated, tail);
     })
     .immediate();
@@ -408,6 +448,11 @@ export const ANNOTATIONS_PER_SESSION_MAX = 200;
 export const annotateSessionSchema = z.object({ body: z.string().trim().min(1, "write a note first").max(ANNOTATION_MAX_CHARS) }).strict();
 
 export type DialecticAnnotation = DialecticAnnotationRow;
+
+/** The audit row of a person's abandon (both backends). */
+export function abandonAuditEntry(person: string, row: DialecticSessionRow, reason: string | undefined): AuditEntry {
+  return { actor: person, action: "dialectic.abandon", target: annotationTarget(row.sessionId), reason: reason ?? null, details: { phase: row.phase } };
+}
 
 function annotationTarget(sessionId: string): string {
   return `dialectic_session:${sessionId}`;

@@ -1,17 +1,32 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, inArray, lte, or, sql, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import { assertSameRetry, newId } from "../common";
+import { appendAuditPg } from "./audit-pg";
 import type { PgGovernanceExecutor } from "../db/pg";
-import { provenance, skillRuns, tasks, validations } from "../db/schema/pg/governance";
+import { overrides, provenance, skillRuns, tasks, validations, type OverrideRow, type ValidationRow } from "../db/schema/pg/governance";
 import { AppError } from "../errors";
 import {
   CHECKS,
+  artifactLookupSchema,
   canWorkOnTask,
   createTaskSchema,
+  distinct,
+  inCallerStores,
+  listTasksQuerySchema,
+  provenanceBatchLinks,
+  provenanceBatchRows,
+  recordOverrideSchema,
+  recordProvenanceSchema,
+  recordValidationSchema,
+  sameAgentFact,
+  toValidation,
+  type ArtifactProofs,
+  type ListTasksQuery,
+  type TaskStatus,
+  type Validation,
   explainVerdict,
   finishRunSchema,
   runFacts,
-  sameAgentFact,
   startRunSchema,
   toRun,
   toTask,
@@ -19,7 +34,6 @@ import {
   type LedgerCaller,
   type SkillRun,
   type Task,
-  type VerdictExplanation,
 } from "./ledger";
 
 /**
@@ -196,12 +210,193 @@ export async function recordRunFinishPg({
   });
 }
 
-/** A task with its runs and verdict (validations, overrides and artifacts are not ported yet). */
-export async function getTaskWithRunsPg({ db, taskId, caller }: { db: PgGovernanceExecutor; taskId: string; caller?: LedgerCaller }): Promise<{ task: Task; runs: SkillRun[]; verdict: VerdictExplanation }> {
+/** Validations in recording order (recorded_seq stands in for SQLite's rowid), in SQLite's shape. */
+async function validationsInRecordingOrder(db: PgGovernanceExecutor, taskId: string): Promise<ValidationRow[]> {
+  return db.select().from(validations).where(eq(validations.taskId, taskId)).orderBy(asc(validations.ts), asc(validations.recordedSeq));
+}
+
+function toValidationPg({ recordedSeq: _seq, ...row }: ValidationRow): Validation {
+  return toValidation(row);
+}
+
+async function requireTaskPg(db: PgGovernanceExecutor, taskId: string) {
   const [row] = await db.select().from(tasks).where(eq(tasks.taskId, taskId));
-  if (!row || (caller && !canWorkOnTask(row, caller))) throw new AppError("not_found", `no task ${taskId}`);
+  if (!row) throw new AppError("not_found", `no task ${taskId}`);
+  return row;
+}
+
+/** A task with its runs, validations, overrides, artifacts and verdict. With a caller: only its own tasks (404 otherwise). */
+export async function getTaskStatusByIdPg({ db, taskId, caller }: { db: PgGovernanceExecutor; taskId: string; caller?: LedgerCaller }): Promise<TaskStatus> {
+  const row = await requireTaskPg(db, taskId);
+  if (caller && !canWorkOnTask(row, caller)) throw new AppError("not_found", `no task ${taskId}`);
   const task = toTask(row);
-  const runs = (await db.select().from(skillRuns).where(eq(skillRuns.taskId, taskId)).orderBy(asc(skillRuns.startedAt), asc(skillRuns.runId))).map(toRun);
-  const vals = await db.select().from(validations).where(eq(validations.taskId, taskId)).orderBy(asc(validations.ts), asc(validations.recordedSeq));
-  return { task, runs, verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs, validations: vals }) };
+  const visible = inCallerStores(caller);
+  const allRuns = (await db.select().from(skillRuns).where(eq(skillRuns.taskId, taskId)).orderBy(asc(skillRuns.startedAt), asc(skillRuns.runId))).map(toRun);
+  const vals = (await validationsInRecordingOrder(db, taskId)).map(toValidationPg);
+  const ovs: OverrideRow[] = await db.select().from(overrides).where(eq(overrides.taskId, taskId)).orderBy(asc(overrides.ts));
+  const artifacts = await db.select().from(provenance).where(eq(provenance.taskId, taskId)).orderBy(asc(provenance.id));
+  return {
+    task,
+    runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
+    validations: vals,
+    overrides: ovs,
+    artifacts: artifacts.filter(visible),
+    verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }),
+  };
+}
+
+/** Record a validation; only the requester, an assignee or an admin may, and the caller is recorded as its agent. */
+export async function recordValidationPg({
+  db,
+  taskId,
+  input,
+  caller,
+}: {
+  db: PgGovernanceExecutor;
+  taskId: string;
+  input: z.input<typeof recordValidationSchema>;
+  caller: LedgerCaller;
+}): Promise<{ validation: Validation; created: boolean }> {
+  const parsed = recordValidationSchema.parse(input);
+  const validationId = parsed.validation_id ?? newId();
+  return db.transaction(async (tx) => {
+    const task = toTask(await lockTaskWritableBy(tx, taskId, caller, "validate"));
+    if (parsed.run_id) {
+      const [run] = await tx.select({ taskId: skillRuns.taskId }).from(skillRuns).where(eq(skillRuns.runId, parsed.run_id));
+      if (!run || run.taskId !== taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
+    }
+    const facts = { taskId, agentId: caller.agentId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
+    // Validations of this task are serialized by the task lock; an id reused on another task meets the primary key.
+    const [existing] = await tx.select().from(validations).where(eq(validations.validationId, validationId));
+    if (existing) {
+      const v = toValidationPg(existing);
+      assertSameRetry("validation", validationId, { taskId: v.taskId, agentId: sameAgentFact(v.agentId, caller.agentId), runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, facts);
+      return { validation: v, created: false };
+    }
+    const [row] = await tx
+      .insert(validations)
+      .values({ validationId, taskId, agentId: caller.agentId, runId: facts.runId, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() })
+      .returning();
+    await refreshVerdict(tx, task);
+    return { validation: toValidationPg(row), created: true };
+  });
+}
+
+/** A batch is all-or-nothing; facts already recorded (a retry) are counted, not duplicated (the unique fact key). */
+export async function recordProvenanceBatchPg({
+  db,
+  input,
+  recordedBy,
+  caller,
+}: {
+  db: PgGovernanceExecutor;
+  input: z.input<typeof recordProvenanceSchema>;
+  recordedBy: string;
+  caller?: LedgerCaller;
+}): Promise<{ inserted: number; existing: number }> {
+  const { records } = recordProvenanceSchema.parse(input);
+  return db.transaction(async (tx) => {
+    const { taskIds, runIds } = provenanceBatchLinks(records);
+    const runRows = runIds.length ? await tx.select({ id: skillRuns.runId, taskId: skillRuns.taskId }).from(skillRuns).where(inArray(skillRuns.runId, runIds)) : [];
+    const knownRuns = new Map(runRows.map((r) => [r.id, r.taskId]));
+    const linkedTaskIds = [...new Set([...taskIds, ...knownRuns.values()])];
+    const taskRows = linkedTaskIds.length ? await tx.select().from(tasks).where(inArray(tasks.taskId, linkedTaskIds)) : [];
+    const rows = provenanceBatchRows({ records, knownRuns, knownTasks: new Map(taskRows.map((t) => [t.taskId, t])), recordedBy, caller });
+    // One statement: a fact repeated within the batch or already stored is skipped by the unique key.
+    const inserted = await tx.insert(provenance).values(rows).onConflictDoNothing().returning({ id: provenance.id });
+    return { inserted: inserted.length, existing: records.length - inserted.length };
+  });
+}
+
+/** Overrides are never silent: the row and its audit entry commit together. With a caller, only a task it works on. */
+export async function recordOverridePg({
+  db,
+  input,
+  actor,
+  tokenLabel,
+  caller,
+}: {
+  db: PgGovernanceExecutor;
+  input: z.input<typeof recordOverrideSchema>;
+  actor: string;
+  tokenLabel: string;
+  caller?: LedgerCaller;
+}): Promise<{ override: OverrideRow; created: boolean }> {
+  const parsed = recordOverrideSchema.parse(input);
+  const overrideId = parsed.override_id ?? newId();
+  const facts = { actor, tokenLabel, taskId: parsed.task_id ?? null, note: parsed.note };
+  const answerRetry = async (on: PgGovernanceExecutor) => {
+    const [existing] = await on.select().from(overrides).where(eq(overrides.overrideId, overrideId));
+    if (!existing) return null;
+    assertSameRetry("override", overrideId, { actor: existing.actor, tokenLabel: existing.tokenLabel, taskId: existing.taskId, note: existing.note }, facts);
+    return { override: existing, created: false };
+  };
+  try {
+    return await db.transaction(async (tx) => {
+      if (parsed.task_id) {
+        if (caller) await lockTaskWritableBy(tx, parsed.task_id, caller, "override");
+        else await requireTaskPg(tx, parsed.task_id);
+      }
+      const retried = await answerRetry(tx);
+      if (retried) return retried;
+      const [row] = await tx.insert(overrides).values({ overrideId, ts: Date.now(), ...facts }).returning();
+      await appendAuditPg({ db: tx, entry: { actor, action: "ledger.override", target: parsed.task_id ? `task:${parsed.task_id}` : `override:${overrideId}`, reason: parsed.note, details: { override_id: overrideId, token_label: tokenLabel } } });
+      return { override: row, created: true };
+    });
+  } catch (e) {
+    // The same id committed by a concurrent retry in between: answered as a retry, never a 500.
+    if (!isUniqueViolation(e)) throw e;
+    const raced = await answerRetry(db);
+    if (!raced) throw e;
+    return raced;
+  }
+}
+
+/** Tasks newest first, filtered; with a caller that is not an admin, only the tasks it requested or is assigned to. */
+export async function listTasksByFilterPg({ db, input, caller }: { db: PgGovernanceExecutor; input: ListTasksQuery; caller?: LedgerCaller }): Promise<{ tasks: (Task & { runCount: number })[]; total: number }> {
+  const q = listTasksQuerySchema.parse(input);
+  const where: SQL[] = [];
+  if (caller && !caller.isAdmin) {
+    where.push(or(eq(tasks.requestedBy, caller.agentId), sql`exists (select 1 from jsonb_array_elements_text(${tasks.assigneesJson}::jsonb) a where a = ${caller.agentId})`) as SQL);
+  }
+  if (q.requested_by) where.push(eq(tasks.requestedBy, q.requested_by));
+  if (q.outcome) where.push(eq(tasks.verdict, q.outcome));
+  if (q.from !== undefined) where.push(gte(tasks.createdAt, q.from));
+  if (q.to !== undefined) where.push(lte(tasks.createdAt, q.to));
+  if (q.skill) where.push(sql`exists (select 1 from ${skillRuns} where ${skillRuns.taskId} = ${tasks.taskId} and ${skillRuns.skill} = ${q.skill})`);
+  const cond = where.length ? and(...where) : undefined;
+  const rows = await db.select().from(tasks).where(cond).orderBy(desc(tasks.createdAt), desc(tasks.taskId)).limit(q.limit).offset(q.offset);
+  const [{ n: total }] = await db.select({ n: count() }).from(tasks).where(cond);
+  const ids = rows.map((r) => r.taskId);
+  const counts = ids.length ? await db.select({ taskId: skillRuns.taskId, n: count() }).from(skillRuns).where(inArray(skillRuns.taskId, ids)).groupBy(skillRuns.taskId) : [];
+  const runCounts = new Map(counts.map((r) => [r.taskId, r.n]));
+  return { tasks: rows.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 })), total };
+}
+
+/** "Where did this vector / summary come from?" — see getProofsByArtifact (SQLite); the same answer. */
+export async function getProofsByArtifactPg({ db, input, caller }: { db: PgGovernanceExecutor; input: z.input<typeof artifactLookupSchema>; caller?: LedgerCaller }): Promise<ArtifactProofs> {
+  const q = artifactLookupSchema.parse(input);
+  const cond = [eq(provenance.artifactType, q.artifact_type), eq(provenance.artifactId, q.artifact_id)];
+  if (q.store) cond.push(eq(provenance.store, q.store));
+  const facts = (await db.select().from(provenance).where(and(...cond)).orderBy(desc(provenance.createdAt), desc(provenance.id))).filter(inCallerStores(caller));
+  const linkedRunIds = distinct(facts.map((f) => f.runId));
+  const runsFound = linkedRunIds.length ? await db.select().from(skillRuns).where(inArray(skillRuns.runId, linkedRunIds)) : [];
+  const linkedTasks = distinct([...facts.map((f) => f.taskId), ...runsFound.map((r) => r.taskId)]);
+  const taskRowsFound = linkedTasks.length ? await db.select().from(tasks).where(inArray(tasks.taskId, linkedTasks)) : [];
+  const visibleTasks = new Map(taskRowsFound.filter((t) => !caller || canWorkOnTask(t, caller)).map((t) => [t.taskId, t]));
+  const runs = runsFound.filter((r) => visibleTasks.has(r.taskId)).map(toRun);
+  const runIds = runs.map((r) => r.runId);
+  const taskRows = distinct(facts.map((f) => f.taskId)).flatMap((id) => visibleTasks.get(id) ?? []);
+  const taskIds = taskRows.map((t) => t.taskId);
+  const vals =
+    taskIds.length || runIds.length
+      ? (
+          await db
+            .select()
+            .from(validations)
+            .where(or(taskIds.length ? inArray(validations.taskId, taskIds) : undefined, runIds.length ? inArray(validations.runId, runIds) : undefined))
+            .orderBy(asc(validations.ts), asc(validations.recordedSeq))
+        ).map(toValidationPg)
+      : [];
+  return { provenance: facts, runs, tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals };
 }

@@ -153,7 +153,7 @@ export function toRun(row: SkillRunRow): SkillRun {
   return { ...rest, artifacts: parseJsonColumnStrict<ArtifactRef[]>(artifactsJson) ?? [], status };
 }
 
-function toValidation(row: ValidationRow): Validation {
+export function toValidation(row: ValidationRow): Validation {
   const { detailsJson, ...rest } = row;
   return { ...rest, details: parseJsonColumnStrict(detailsJson) };
 }
@@ -389,6 +389,57 @@ export function recordValidation({ taskId, input, caller }: { taskId: string; in
     .immediate();
 }
 
+type ProvenanceBatchRecord = z.output<typeof provenanceRecordSchema>;
+
+/**
+ * The rows a provenance batch inserts, checked against the tasks and runs it
+ * names (both backends): an unknown task or run is 422, another agent's task 403.
+ */
+export function provenanceBatchRows({
+  records,
+  knownRuns,
+  knownTasks,
+  recordedBy,
+  caller,
+  now = Date.now(),
+}: {
+  records: ProvenanceBatchRecord[];
+  knownRuns: Map<string, string>;
+  knownTasks: Map<string, Pick<TaskRow, "taskId" | "requestedBy" | "assigneesJson">>;
+  recordedBy: string;
+  caller?: LedgerCaller;
+  now?: number;
+}) {
+  return records.map((r, i) => {
+    if (r.task_id && !knownTasks.has(r.task_id)) throw new AppError("unprocessable", `records[${i}]: no task ${r.task_id}`);
+    if (r.run_id && !knownRuns.has(r.run_id)) throw new AppError("unprocessable", `records[${i}]: no run ${r.run_id}`);
+    const taskId = r.task_id ?? (r.run_id ? knownRuns.get(r.run_id) : undefined) ?? null;
+    for (const linked of new Set([taskId, r.run_id ? knownRuns.get(r.run_id) : undefined])) {
+      const task = linked ? knownTasks.get(linked) : undefined;
+      if (caller && task && !canWorkOnTask(task, caller)) throw new AppError("forbidden", `records[${i}]: only the task's requester, its assignees or an admin may link provenance to task ${task.taskId}`);
+    }
+    return {
+      artifactType: r.artifact_type,
+      artifactId: r.artifact_id,
+      store: r.store,
+      modelName: r.model_name ?? "",
+      modelVersion: r.model_version ?? "",
+      fingerprint: r.fingerprint ?? null,
+      chunkingVersion: r.chunking_version ?? null,
+      inputHash: r.input_hash,
+      taskId,
+      runId: r.run_id ?? null,
+      recordedBy,
+      createdAt: now,
+    };
+  });
+}
+
+/** The task and run ids a provenance batch names (looked up before provenanceBatchRows). */
+export function provenanceBatchLinks(records: ProvenanceBatchRecord[]): { taskIds: string[]; runIds: string[] } {
+  return { taskIds: distinct(records.map((r) => r.task_id ?? null)), runIds: distinct(records.map((r) => r.run_id ?? null)) };
+}
+
 /**
  * A batch is all-or-nothing; facts already recorded (a retry) are counted,
  * not duplicated. With a caller (the agent API), a record may link only to
@@ -399,41 +450,14 @@ export function recordProvenanceBatch({ input, recordedBy, caller }: { input: z.
   const { sqlite, db } = getGovernance();
   return sqlite
     .transaction(() => {
-      const taskIds = [...new Set(records.flatMap((r) => (r.task_id ? [r.task_id] : [])))];
-      const runIds = [...new Set(records.flatMap((r) => (r.run_id ? [r.run_id] : [])))];
+      const { taskIds, runIds } = provenanceBatchLinks(records);
       const knownRuns = new Map(runIds.length ? db.select({ id: skillRuns.runId, taskId: skillRuns.taskId }).from(skillRuns).where(inArray(skillRuns.runId, runIds)).all().map((r) => [r.id, r.taskId]) : []);
       const linkedTaskIds = [...new Set([...taskIds, ...knownRuns.values()])];
       const knownTasks = new Map(linkedTaskIds.length ? db.select().from(tasks).where(inArray(tasks.taskId, linkedTaskIds)).all().map((t) => [t.taskId, t]) : []);
       let inserted = 0;
-      const now = Date.now();
-      records.forEach((r, i) => {
-        if (r.task_id && !knownTasks.has(r.task_id)) throw new AppError("unprocessable", `records[${i}]: no task ${r.task_id}`);
-        if (r.run_id && !knownRuns.has(r.run_id)) throw new AppError("unprocessable", `records[${i}]: no run ${r.run_id}`);
-        const taskId = r.task_id ?? (r.run_id ? knownRuns.get(r.run_id) : undefined) ?? null;
-        for (const linked of new Set([taskId, r.run_id ? knownRuns.get(r.run_id) : undefined])) {
-          const task = linked ? knownTasks.get(linked) : undefined;
-          if (caller && task && !canWorkOnTask(task, caller)) throw new AppError("forbidden", `records[${i}]: only the task's requester, its assignees or an admin may link provenance to task ${task.taskId}`);
-        }
-        const res = db
-          .insert(provenance)
-          .values({
-            artifactType: r.artifact_type,
-            artifactId: r.artifact_id,
-            store: r.store,
-            modelName: r.model_name ?? "",
-            modelVersion: r.model_version ?? "",
-            fingerprint: r.fingerprint ?? null,
-            chunkingVersion: r.chunking_version ?? null,
-            inputHash: r.input_hash,
-            taskId,
-            runId: r.run_id ?? null,
-            recordedBy,
-            createdAt: now,
-          })
-          .onConflictDoNothing()
-          .run();
-        inserted += res.changes;
-      });
+      for (const values of provenanceBatchRows({ records, knownRuns, knownTasks, recordedBy, caller })) {
+        inserted += db.insert(provenance).values(values).onConflictDoNothing().run().changes;
+      }
       return { inserted, existing: records.length - inserted };
     })
     .immediate();
@@ -464,12 +488,12 @@ export function recordOverride({ input, actor, tokenLabel, caller }: { input: z.
     .immediate();
 }
 
-function distinct(ids: (string | null)[]): string[] {
+export function distinct(ids: (string | null)[]): string[] {
   return [...new Set(ids.filter((id): id is string => id !== null))];
 }
 
 /** Artifacts in stores a store-limited caller may not use are left out of what it reads. */
-function inCallerStores(caller: LedgerCaller | undefined): (a: { store: string }) => boolean {
+export function inCallerStores(caller: LedgerCaller | undefined): (a: { store: string }) => boolean {
   return (a) => !caller || caller.stores === null || caller.stores.includes(a.store);
 }
 

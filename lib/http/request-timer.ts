@@ -76,15 +76,30 @@ export function recordRequest(route: string, status: number, ms: number, now: nu
  */
 export function timeCall<T>(route: string, fn: () => T): T {
   const started = performance.now();
-  let status = 200;
+  const statusOf = (e: unknown) => (isAppError(e) ? e.status : (infrastructureError(e)?.status ?? 500));
+  const record = (status: number) => recordRequest(route, status, performance.now() - started);
+  let result: T;
   try {
-    return fn();
+    result = fn();
   } catch (e) {
-    status = isAppError(e) ? e.status : (infrastructureError(e)?.status ?? 500);
+    record(statusOf(e));
     throw e;
-  } finally {
-    recordRequest(route, status, performance.now() - started);
   }
+  // An async call (the PostgreSQL backend) is timed until it settles, with the status it settles with.
+  if (result instanceof Promise) {
+    return result.then(
+      (value: unknown) => {
+        record(200);
+        return value;
+      },
+      (e: unknown) => {
+        record(statusOf(e));
+        throw e;
+      },
+    ) as T;
+  }
+  record(200);
+  return result;
 }
 
 /** Hand over (and forget) every minute accumulated so far; the caller persists them. */

@@ -15,7 +15,7 @@ import { createMcpServer } from "./server";
 export async function handleMcpPost(request: Request): Promise<Response> {
   let principal;
   try {
-    principal = authenticateBearer(request);
+    principal = await authenticateBearer(request);
   } catch (e) {
     const res = errorResponse(e, randomUUID());
     res.headers.set("www-authenticate", 'Bearer realm="dualmind"');

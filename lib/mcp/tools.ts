@@ -16,8 +16,9 @@ import { actorOf } from "../auth/actor";
 import type { AgentPrincipal, Scope } from "../auth/tokens";
 import { storeItemParams, storeParams } from "../api/params";
 import { callerOf } from "../api/respond";
-import { createDialecticSession, getDialecticSessionForAgent, postDialecticMessage, createSessionSchema, postMessageSchema } from "../governance/dialectic";
-import { createTask, createTaskSchema, finishRunSchema, getTaskStatusById, recordRunFinish, recordRunStart, recordValidation, recordValidationSchema, startRunSchema } from "../governance/ledger";
+import { createSessionSchema, postMessageSchema } from "../governance/dialectic";
+import { governance } from "../backend/governance";
+import { createTaskSchema, finishRunSchema, recordValidationSchema, startRunSchema } from "../governance/ledger";
 import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, unlinkEvidence } from "../graph/evidence";
 import { createFrame, createFrameInputSchema, deleteFrame, updateFrame, updateFrameInputSchema } from "../graph/frames";
 import { getNodeDetailById } from "../graph/node-detail";
@@ -323,7 +324,7 @@ const ledgerTools: ToolDef[] = [
     output: taskCreatedResponse,
     scope: "write",
     input: createTaskSchema,
-    run: (input, ctx) => createTask({ input, requestedBy: agentOf(ctx) }),
+    run: (input, ctx) => governance().createTask({ input, requestedBy: agentOf(ctx) }),
   }),
   tool({
     name: "task_status",
@@ -331,7 +332,7 @@ const ledgerTools: ToolDef[] = [
     output: taskStatusResponse,
     scope: "read",
     input: z.object(taskIdShape).strict(),
-    run: ({ task_id }, ctx) => getTaskStatusById({ taskId: task_id, caller: callerIn(ctx) }),
+    run: ({ task_id }, ctx) => governance().getTaskStatus({ taskId: task_id, caller: callerIn(ctx) }),
   }),
   tool({
     name: "record_run",
@@ -339,7 +340,7 @@ const ledgerTools: ToolDef[] = [
     output: runRecordedResponse,
     scope: "write",
     input: startRunSchema.safeExtend(taskIdShape),
-    run: ({ task_id, ...input }, ctx) => recordRunStart({ taskId: task_id, input, caller: callerIn(ctx) }),
+    run: ({ task_id, ...input }, ctx) => governance().recordRunStart({ taskId: task_id, input, caller: callerIn(ctx) }),
   }),
   tool({
     name: "finish_run",
@@ -347,7 +348,7 @@ const ledgerTools: ToolDef[] = [
     output: runFinishedResponse,
     scope: "write",
     input: finishRunSchema.safeExtend({ ...taskIdShape, run_id: clientIdSchema }),
-    run: ({ task_id, run_id, ...input }, ctx) => recordRunFinish({ taskId: task_id, runId: run_id, input, caller: callerIn(ctx) }),
+    run: ({ task_id, run_id, ...input }, ctx) => governance().recordRunFinish({ taskId: task_id, runId: run_id, input, caller: callerIn(ctx) }),
   }),
   tool({
     name: "record_validation",
@@ -355,7 +356,7 @@ const ledgerTools: ToolDef[] = [
     output: validationRecordedResponse,
     scope: "write",
     input: recordValidationSchema.safeExtend(taskIdShape),
-    run: ({ task_id, ...input }, ctx) => recordValidation({ taskId: task_id, input, caller: callerIn(ctx) }),
+    run: ({ task_id, ...input }, ctx) => governance().recordValidation({ taskId: task_id, input, caller: callerIn(ctx) }),
   }),
 ];
 
@@ -366,7 +367,7 @@ const dialecticTools: ToolDef[] = [
     output: sessionCreatedResponse,
     scope: "write",
     input: createSessionSchema,
-    run: (input, ctx) => createDialecticSession({ input, agentId: agentOf(ctx) }),
+    run: (input, ctx) => governance().createDialecticSession({ input, agentId: agentOf(ctx) }),
   }),
   tool({
     name: "dialectic_post",
@@ -374,7 +375,7 @@ const dialecticTools: ToolDef[] = [
     output: messagePostedResponse,
     scope: "write",
     input: postMessageSchema.safeExtend(sessionIdShape),
-    run: ({ session_id, ...input }, ctx) => postDialecticMessage({ sessionId: session_id, ...callerIn(ctx), input }),
+    run: ({ session_id, ...input }, ctx) => governance().postDialecticMessage({ sessionId: session_id, ...callerIn(ctx), input }),
   }),
   tool({
     name: "dialectic_get",
@@ -382,7 +383,7 @@ const dialecticTools: ToolDef[] = [
     output: sessionView,
     scope: "read",
     input: z.object(sessionIdShape).strict(),
-    run: ({ session_id }, ctx) => getDialecticSessionForAgent({ sessionId: session_id, ...callerIn(ctx) }),
+    run: ({ session_id }, ctx) => governance().getDialecticSessionForAgent({ sessionId: session_id, ...callerIn(ctx) }),
   }),
 ];
 

@@ -1,5 +1,6 @@
 import { Counter, Gauge, Registry } from "prom-client";
-import { canUseStore, hasScope, verifyApiToken, type AgentPrincipal } from "../auth/tokens";
+import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
+import { governance } from "../backend/governance";
 import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { countActiveSessions } from "../governance/dialectic";
@@ -31,11 +32,11 @@ function requestHostName(request: Request): string {
  * that reports the real client (a client can forge that header, so it can
  * only ever refuse, never grant).
  */
-export function authorizeMetricsScrape(request: Request): { principal: AgentPrincipal | null } {
+export async function authorizeMetricsScrape(request: Request): Promise<{ principal: AgentPrincipal | null }> {
   const header = request.headers.get("authorization");
   if (header) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    const principal = match ? verifyApiToken(match[1]) : null;
+    const principal = match ? await governance().verifyApiToken({ token: match[1] }) : null;
     if (!principal) throw new AppError("unauthorized", "invalid or revoked token");
     if (!hasScope(principal, "read")) throw new AppError("forbidden", "this token lacks the 'read' scope");
     return { principal };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { tasks, validations } from "@/lib/db/schema/pg/governance";
 import { createTask, getTaskStatusById, recordRunStart, type LedgerCaller } from "@/lib/governance/ledger";
-import { createTaskPg, getTaskWithRunsPg, recordRunFinishPg, recordRunStartPg } from "@/lib/governance/ledger-pg";
+import { createTaskPg, getTaskStatusByIdPg, recordRunFinishPg, recordRunStartPg } from "@/lib/governance/ledger-pg";
 import { eq } from "drizzle-orm";
 import { useTempDataDir } from "../helpers";
 import { useTwoReplicas } from "./helpers";
@@ -37,7 +37,7 @@ describe("ledger tasks and runs on PostgreSQL", () => {
     );
     const [row] = await replicas.a().db.select().from(tasks).where(eq(tasks.taskId, "busy"));
     expect(row.verdict).toBe("passed");
-    const status = await getTaskWithRunsPg({ db: replicas.b().db, taskId: "busy" });
+    const status = await getTaskStatusByIdPg({ db: replicas.b().db, taskId: "busy" });
     expect(status.runs.map((r) => r.status)).toEqual(Array(10).fill("succeeded"));
     expect(status.verdict.verdict).toBe("passed");
   });
@@ -46,7 +46,7 @@ describe("ledger tasks and runs on PostgreSQL", () => {
     await createTaskPg({ db: replicas.a().db, input: { task_id: "private", intent: "mine", spec: {}, assignees: ["agent:b"] }, requestedBy: "agent:a" });
     const start = { run_id: "r-private", skill: "s", input_hash: HASH, runner_version: "1" };
     await expect(recordRunStartPg({ db: replicas.a().db, taskId: "private", input: start, caller: agent("agent:c") })).rejects.toMatchObject({ code: "forbidden" });
-    await expect(getTaskWithRunsPg({ db: replicas.a().db, taskId: "private", caller: agent("agent:c") })).rejects.toMatchObject({ code: "not_found" });
+    await expect(getTaskStatusByIdPg({ db: replicas.a().db, taskId: "private", caller: agent("agent:c") })).rejects.toMatchObject({ code: "not_found" });
     const byAssignee = await recordRunStartPg({ db: replicas.b().db, taskId: "private", input: start, caller: agent("agent:b") });
     expect(byAssignee.created).toBe(true);
     expect((await recordRunStartPg({ db: replicas.a().db, taskId: "private", input: start, caller: agent("agent:b") })).created).toBe(false);
@@ -63,7 +63,7 @@ describe("ledger tasks and runs on PostgreSQL", () => {
       const onSqlite = getTaskStatusById({ taskId: "same" });
       await createTaskPg({ db: replicas.a().db, input, requestedBy: "agent:a" });
       await recordRunStartPg({ db: replicas.a().db, taskId: "same", input: run, caller: agent("agent:a") });
-      const onPg = await getTaskWithRunsPg({ db: replicas.a().db, taskId: "same" });
+      const onPg = await getTaskStatusByIdPg({ db: replicas.a().db, taskId: "same" });
       const times = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([k]) => !/At$/.test(k)));
       expect(times(onPg.task)).toEqual(times(onSqlite.task));
       expect(onPg.runs.map(times)).toEqual(onSqlite.runs.map(times));

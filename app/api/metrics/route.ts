@@ -11,7 +11,7 @@ export const GET = defineRoute({
   auth: "public",
   response: z.string(),
   handler: async ({ request }) => {
-    const { principal } = authorizeMetricsScrape(request);
+    const { principal } = await authorizeMetricsScrape(request);
     const { contentType, body } = await renderPrometheusMetrics({ principal });
     return answerText(body, contentType);
   },

@@ -1,6 +1,7 @@
 import { overrideRecordedResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { recordOverride, recordOverrideSchema } from "@/lib/governance/ledger";
+import { recordOverrideSchema } from "@/lib/governance/ledger";
+import { governance } from "@/lib/backend/governance";
 import { callerOf, respondCreated } from "@/lib/api/respond";
 
 export const POST = defineRoute({
@@ -8,9 +9,9 @@ export const POST = defineRoute({
   auth: "write",
   response: overrideRecordedResponse,
   body: recordOverrideSchema,
-  handler: ({ body, principal }) => {
+  handler: async ({ body, principal }) => {
     const caller = callerOf(principal);
-    const { override, created } = recordOverride({ input: body, actor: `agent:${caller.agentId}`, tokenLabel: caller.label, caller });
+    const { override, created } = await governance().recordOverride({ input: body, actor: `agent:${caller.agentId}`, tokenLabel: caller.label, caller });
     return respondCreated({ override, created }, created);
   },
 });

@@ -1,6 +1,7 @@
 import { artifactProofsResponse, provenanceRecordedResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { artifactLookupSchema, getProofsByArtifact, recordProvenanceBatch, recordProvenanceSchema } from "@/lib/governance/ledger";
+import { artifactLookupSchema, recordProvenanceSchema } from "@/lib/governance/ledger";
+import { governance } from "@/lib/backend/governance";
 import { callerOf } from "@/lib/api/respond";
 
 export const POST = defineRoute({
@@ -10,7 +11,7 @@ export const POST = defineRoute({
   body: recordProvenanceSchema,
   handler: ({ body, principal }) => {
     const caller = callerOf(principal);
-    return recordProvenanceBatch({ input: body, recordedBy: caller.agentId, caller });
+    return governance().recordProvenanceBatch({ input: body, recordedBy: caller.agentId, caller });
   },
 });
 
@@ -19,5 +20,5 @@ export const GET = defineRoute({
   auth: "read",
   response: artifactProofsResponse,
   query: artifactLookupSchema,
-  handler: ({ query, principal }) => getProofsByArtifact(query, callerOf(principal)),
+  handler: ({ query, principal }) => governance().getProofsByArtifact({ input: query, caller: callerOf(principal) }),
 });

@@ -1,6 +1,7 @@
 import { taskCreatedResponse, taskListResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { createTask, createTaskSchema, listTasksByFilter, listTasksQuerySchema } from "@/lib/governance/ledger";
+import { createTaskSchema, listTasksQuerySchema } from "@/lib/governance/ledger";
+import { governance } from "@/lib/backend/governance";
 import { callerOf, respondCreated } from "@/lib/api/respond";
 
 export const POST = defineRoute({
@@ -8,8 +9,8 @@ export const POST = defineRoute({
   auth: "write",
   response: taskCreatedResponse,
   body: createTaskSchema,
-  handler: ({ body, principal }) => {
-    const { task, created } = createTask({ input: body, requestedBy: callerOf(principal).agentId });
+  handler: async ({ body, principal }) => {
+    const { task, created } = await governance().createTask({ input: body, requestedBy: callerOf(principal).agentId });
     return respondCreated({ task, created }, created);
   },
 });
@@ -20,5 +21,5 @@ export const GET = defineRoute({
   response: taskListResponse,
   query: listTasksQuerySchema,
   // An agent lists the tasks it requested or is assigned to; an unrestricted admin lists every task.
-  handler: ({ query, principal }) => listTasksByFilter(query, callerOf(principal)),
+  handler: ({ query, principal }) => governance().listTasks({ input: query, caller: callerOf(principal) }),
 });

@@ -1,13 +1,14 @@
 import { tokenCreatedResponse, tokenListResponse } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
-import { createApiToken, createTokenSchema, listApiTokens } from "@/lib/auth/tokens";
+import { createTokenSchema } from "@/lib/auth/tokens";
+import { governance } from "@/lib/backend/governance";
 
 export const GET = defineRoute({
   name: "GET /tokens",
   auth: "admin",
   response: tokenListResponse,
   allStores: true,
-  handler: () => ({ tokens: listApiTokens() }),
+  handler: async () => ({ tokens: await governance().listApiTokens({}) }),
 });
 
 export const POST = defineRoute({
@@ -17,8 +18,8 @@ export const POST = defineRoute({
   allStores: true,
   body: createTokenSchema,
   status: 201,
-  handler: ({ body, principal }) => {
-    const { token, info } = createApiToken({ input: body, actor: `agent:${principal?.agentId}` });
+  handler: async ({ body, principal }) => {
+    const { token, info } = await governance().createApiToken({ input: body, actor: `agent:${principal?.agentId}` });
     return { token, ...info };
   },
 });

@@ -1,6 +1,7 @@
 import { sessionCreatedResponse, sessionListResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { createDialecticSession, createSessionSchema, listDialecticSessionsByAgent, listSessionsQuerySchema } from "@/lib/governance/dialectic";
+import { createSessionSchema, listSessionsQuerySchema } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { callerOf, respondCreated } from "@/lib/api/respond";
 import { timeCall } from "@/lib/http/request-timer";
 
@@ -9,8 +10,8 @@ export const POST = defineRoute({
   auth: "write",
   response: sessionCreatedResponse,
   body: createSessionSchema,
-  handler: ({ body, principal }) => {
-    const { session, created } = timeCall("dialectic create", () => createDialecticSession({ input: body, agentId: callerOf(principal).agentId }));
+  handler: async ({ body, principal }) => {
+    const { session, created } = await timeCall("dialectic create", () => governance().createDialecticSession({ input: body, agentId: callerOf(principal).agentId }));
     return respondCreated({ session, created }, created);
   },
 });
@@ -22,6 +23,6 @@ export const GET = defineRoute({
   query: listSessionsQuerySchema,
   handler: ({ query, principal }) =>
     timeCall(query.transcript ? "dialectic list+transcript" : "dialectic list", () =>
-      listDialecticSessionsByAgent({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }),
+      governance().listDialecticSessions({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }),
     ),
 });

@@ -1,6 +1,6 @@
 import { sweepResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { sweepIdleSessionsAudited } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { callerOf } from "@/lib/api/respond";
 
 export const POST = defineRoute({
@@ -8,5 +8,5 @@ export const POST = defineRoute({
   auth: "admin",
   response: sweepResponse,
   allStores: true,
-  handler: ({ principal }) => sweepIdleSessionsAudited({ actor: `agent:${callerOf(principal).agentId}` }),
+  handler: ({ principal }) => governance().sweepIdleSessions({ actor: `agent:${callerOf(principal).agentId}` }),
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { taskStatusResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { getTaskStatusById } from "@/lib/governance/ledger";
+import { governance } from "@/lib/backend/governance";
 import { callerOf } from "@/lib/api/respond";
 import { clientIdSchema } from "@/lib/common";
 
@@ -10,5 +10,5 @@ export const GET = defineRoute({
   auth: "read",
   response: taskStatusResponse,
   params: z.object({ id: clientIdSchema }).strict(),
-  handler: ({ params, principal }) => getTaskStatusById({ taskId: params.id, caller: callerOf(principal) }),
+  handler: ({ params, principal }) => governance().getTaskStatus({ taskId: params.id, caller: callerOf(principal) }),
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { tokenInfo } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
-import { revokeApiToken } from "@/lib/auth/tokens";
+import { governance } from "@/lib/backend/governance";
 
 export const DELETE = defineRoute({
   name: "DELETE /tokens/{id}",
@@ -9,5 +9,5 @@ export const DELETE = defineRoute({
   response: tokenInfo,
   allStores: true,
   params: z.object({ id: z.coerce.number().int().positive() }),
-  handler: ({ params, principal }) => revokeApiToken({ id: params.id, actor: `agent:${principal?.agentId}` }),
+  handler: ({ params, principal }) => governance().revokeApiToken({ id: params.id, actor: `agent:${principal?.agentId}` }),
 });

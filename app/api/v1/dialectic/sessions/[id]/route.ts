@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { sessionView } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { getDialecticSessionForAgent } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { callerOf } from "@/lib/api/respond";
 import { timeCall } from "@/lib/http/request-timer";
 import { clientIdSchema } from "@/lib/common";
@@ -11,5 +11,5 @@ export const GET = defineRoute({
   auth: "read",
   response: sessionView,
   params: z.object({ id: clientIdSchema }).strict(),
-  handler: ({ params, principal }) => timeCall("dialectic detail", () => getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) })),
+  handler: ({ params, principal }) => timeCall("dialectic detail", () => governance().getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) })),
 });

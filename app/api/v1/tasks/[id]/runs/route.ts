@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { runRecordedResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { recordRunStart, startRunSchema } from "@/lib/governance/ledger";
+import { startRunSchema } from "@/lib/governance/ledger";
+import { governance } from "@/lib/backend/governance";
 import { callerOf, respondCreated } from "@/lib/api/respond";
 import { clientIdSchema } from "@/lib/common";
 
@@ -11,8 +12,8 @@ export const POST = defineRoute({
   response: runRecordedResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   body: startRunSchema,
-  handler: ({ params, body, principal }) => {
-    const { run, created } = recordRunStart({ taskId: params.id, input: body, caller: callerOf(principal) });
+  handler: async ({ params, body, principal }) => {
+    const { run, created } = await governance().recordRunStart({ taskId: params.id, input: body, caller: callerOf(principal) });
     return respondCreated({ run, created }, created);
   },
 });

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { validationRecordedResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { recordValidation, recordValidationSchema } from "@/lib/governance/ledger";
+import { recordValidationSchema } from "@/lib/governance/ledger";
+import { governance } from "@/lib/backend/governance";
 import { callerOf, respondCreated } from "@/lib/api/respond";
 import { clientIdSchema } from "@/lib/common";
 
@@ -11,8 +12,8 @@ export const POST = defineRoute({
   response: validationRecordedResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   body: recordValidationSchema,
-  handler: ({ params, body, principal }) => {
-    const { validation, created } = recordValidation({ taskId: params.id, input: body, caller: callerOf(principal) });
+  handler: async ({ params, body, principal }) => {
+    const { validation, created } = await governance().recordValidation({ taskId: params.id, input: body, caller: callerOf(principal) });
     return respondCreated({ validation, created }, created);
   },
 });

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { sessionResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { abandonDialecticSession, abandonSessionSchema } from "@/lib/governance/dialectic";
+import { abandonSessionSchema } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { callerOf } from "@/lib/api/respond";
 import { clientIdSchema } from "@/lib/common";
 
@@ -11,5 +12,5 @@ export const POST = defineRoute({
   response: sessionResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   body: abandonSessionSchema,
-  handler: ({ params, body, principal }) => ({ session: abandonDialecticSession({ sessionId: params.id, ...callerOf(principal), reason: body.reason }) }),
+  handler: async ({ params, body, principal }) => ({ session: await governance().abandonDialecticSession({ sessionId: params.id, ...callerOf(principal), reason: body.reason }) }),
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { sessionResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { claimDialecticSession } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { callerOf } from "@/lib/api/respond";
 import { clientIdSchema } from "@/lib/common";
 
@@ -10,5 +10,5 @@ export const POST = defineRoute({
   auth: "write",
   response: sessionResponse,
   params: z.object({ id: clientIdSchema }).strict(),
-  handler: ({ params, principal }) => ({ session: claimDialecticSession({ sessionId: params.id, ...callerOf(principal) }) }),
+  handler: async ({ params, principal }) => ({ session: await governance().claimDialecticSession({ sessionId: params.id, ...callerOf(principal) }) }),
 });

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { messagePostedResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { postDialecticMessage, postMessageSchema } from "@/lib/governance/dialectic";
+import { postMessageSchema } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { callerOf, respondCreated } from "@/lib/api/respond";
 import { clientIdSchema } from "@/lib/common";
 
@@ -11,8 +12,8 @@ export const POST = defineRoute({
   response: messagePostedResponse,
   params: z.object({ id: clientIdSchema }).strict(),
   body: postMessageSchema,
-  handler: ({ params, body, principal }) => {
-    const result = postDialecticMessage({ sessionId: params.id, ...callerOf(principal), input: body });
+  handler: async ({ params, body, principal }) => {
+    const result = await governance().postDialecticMessage({ sessionId: params.id, ...callerOf(principal), input: body });
     return respondCreated(result, result.created);
   },
 });

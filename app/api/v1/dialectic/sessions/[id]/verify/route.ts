@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { signatureCheckResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { getDialecticSessionForAgent, verifyDialecticSession } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { callerOf } from "@/lib/api/respond";
 import { clientIdSchema } from "@/lib/common";
 
@@ -10,8 +10,8 @@ export const GET = defineRoute({
   auth: "read",
   response: signatureCheckResponse,
   params: z.object({ id: clientIdSchema }).strict(),
-  handler: ({ params, principal }) => {
-    getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) });
-    return verifyDialecticSession({ sessionId: params.id });
+  handler: async ({ params, principal }) => {
+    await governance().getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) });
+    return governance().verifyDialecticSession({ sessionId: params.id });
   },
 });

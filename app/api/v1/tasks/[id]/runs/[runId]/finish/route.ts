@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { runFinishedResponse } from "@/lib/api/responses/ledger";
 import { defineRoute } from "@/lib/api/route";
-import { finishRunSchema, recordRunFinish } from "@/lib/governance/ledger";
+import { finishRunSchema } from "@/lib/governance/ledger";
+import { governance } from "@/lib/backend/governance";
 import { callerOf } from "@/lib/api/respond";
 import { clientIdSchema } from "@/lib/common";
 
@@ -11,5 +12,5 @@ export const POST = defineRoute({
   response: runFinishedResponse,
   params: z.object({ id: clientIdSchema, runId: clientIdSchema }).strict(),
   body: finishRunSchema,
-  handler: ({ params, body, principal }) => recordRunFinish({ taskId: params.id, runId: params.runId, input: body, caller: callerOf(principal) }),
+  handler: ({ params, body, principal }) => governance().recordRunFinish({ taskId: params.id, runId: params.runId, input: body, caller: callerOf(principal) }),
 });

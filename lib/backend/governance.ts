@@ -1,0 +1,165 @@
+import { createApiTokenPg, listApiTokensPg, revokeApiTokenPg, verifyApiTokenPg } from "../auth/tokens-pg";
+import { createApiToken, listApiTokens, revokeApiToken, verifyApiToken } from "../auth/tokens";
+import { getPg, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
+import { verifyAuditChain } from "../governance/audit";
+import { verifyAuditChainPg } from "../governance/audit-pg";
+import {
+  abandonDialecticSession,
+  claimDialecticSession,
+  createDialecticSession,
+  getDialecticSessionForAgent,
+  listDialecticSessionsByAgent,
+  postDialecticMessage,
+  sweepIdleSessionsAudited,
+  verifyDialecticSession,
+} from "../governance/dialectic";
+import {
+  abandonDialecticSessionPg,
+  claimDialecticSessionPg,
+  createDialecticSessionPg,
+  getDialecticSessionForAgentPg,
+  listDialecticSessionsByAgentPg,
+  postDialecticMessagePg,
+  sweepIdleSessionsAuditedPg,
+  verifyDialecticSessionPg,
+} from "../governance/dialectic-pg";
+import {
+  createTask,
+  getProofsByArtifact,
+  getTaskStatusById,
+  listTasksByFilter,
+  recordOverride,
+  recordProvenanceBatch,
+  recordRunFinish,
+  recordRunStart,
+  recordValidation,
+} from "../governance/ledger";
+import {
+  createTaskPg,
+  getProofsByArtifactPg,
+  getTaskStatusByIdPg,
+  listTasksByFilterPg,
+  recordOverridePg,
+  recordProvenanceBatchPg,
+  recordRunFinishPg,
+  recordRunStartPg,
+  recordValidationPg,
+} from "../governance/ledger-pg";
+
+/**
+ * The governance ledger behind one interface: tasks, runs, validations,
+ * provenance, overrides, dialectic sessions, API tokens and the audit chain.
+ * Embedded SQLite (governance.db) by default; PostgreSQL when DATABASE_URL
+ * is set. Routes, MCP tools and bearer authentication call governance() and
+ * never pick a backend themselves. Both implementations share the zod
+ * schemas, verdict, phase rules, signatures and retry rules (in the SQLite
+ * modules); only the queries and the locking differ.
+ *
+ * Each method takes the PostgreSQL function's argument without `db`, so the
+ * interface is written once, from the async side.
+ */
+type Args<F> = F extends (a: infer A) => unknown ? Omit<A, "db"> : never;
+type Method<F> = F extends (a: never) => Promise<infer R> ? (a: Args<F>) => Promise<R> : never;
+
+export type GovernanceBackend = {
+  kind: "sqlite" | "postgres";
+  createTask: Method<typeof createTaskPg>;
+  listTasks: Method<typeof listTasksByFilterPg>;
+  getTaskStatus: Method<typeof getTaskStatusByIdPg>;
+  recordRunStart: Method<typeof recordRunStartPg>;
+  recordRunFinish: Method<typeof recordRunFinishPg>;
+  recordValidation: Method<typeof recordValidationPg>;
+  recordProvenanceBatch: Method<typeof recordProvenanceBatchPg>;
+  getProofsByArtifact: Method<typeof getProofsByArtifactPg>;
+  recordOverride: Method<typeof recordOverridePg>;
+  createDialecticSession: Method<typeof createDialecticSessionPg>;
+  postDialecticMessage: Method<typeof postDialecticMessagePg>;
+  getDialecticSessionForAgent: Method<typeof getDialecticSessionForAgentPg>;
+  listDialecticSessions: Method<typeof listDialecticSessionsByAgentPg>;
+  claimDialecticSession: Method<typeof claimDialecticSessionPg>;
+  abandonDialecticSession: Method<typeof abandonDialecticSessionPg>;
+  verifyDialecticSession: Method<typeof verifyDialecticSessionPg>;
+  sweepIdleSessions: Method<typeof sweepIdleSessionsAuditedPg>;
+  createApiToken: Method<typeof createApiTokenPg>;
+  listApiTokens: Method<typeof listApiTokensPg>;
+  revokeApiToken: Method<typeof revokeApiTokenPg>;
+  verifyApiToken: Method<typeof verifyApiTokenPg>;
+  verifyAuditChain: Method<typeof verifyAuditChainPg>;
+};
+
+/** The SQLite functions are synchronous; wrapped, a throw becomes a rejection like on PostgreSQL. */
+const sqliteGovernance: GovernanceBackend = {
+  kind: "sqlite",
+  createTask: async (a) => createTask(a),
+  listTasks: async ({ input, caller }) => listTasksByFilter(input, caller),
+  getTaskStatus: async (a) => getTaskStatusById(a),
+  recordRunStart: async (a) => recordRunStart(a),
+  recordRunFinish: async (a) => recordRunFinish(a),
+  recordValidation: async (a) => recordValidation(a),
+  recordProvenanceBatch: async (a) => recordProvenanceBatch(a),
+  getProofsByArtifact: async ({ input, caller }) => getProofsByArtifact(input, caller),
+  recordOverride: async (a) => recordOverride(a),
+  createDialecticSession: async (a) => createDialecticSession(a),
+  postDialecticMessage: async (a) => postDialecticMessage(a),
+  getDialecticSessionForAgent: async (a) => getDialecticSessionForAgent(a),
+  listDialecticSessions: async (a) => listDialecticSessionsByAgent(a),
+  claimDialecticSession: async (a) => claimDialecticSession(a),
+  abandonDialecticSession: async (a) => abandonDialecticSession(a),
+  verifyDialecticSession: async (a) => verifyDialecticSession(a),
+  sweepIdleSessions: async (a) => sweepIdleSessionsAudited(a),
+  createApiToken: async (a) => createApiToken(a),
+  listApiTokens: async () => listApiTokens(),
+  revokeApiToken: async (a) => revokeApiToken(a),
+  verifyApiToken: async ({ token }) => verifyApiToken(token),
+  verifyAuditChain: async () => verifyAuditChain(),
+};
+
+/** Every method awaits the process's pool (migrated on first use) and runs the PostgreSQL function on it. */
+export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBackend {
+  // The cast only drops `db` from the argument type: the argument is passed through with db added.
+  const on = <F extends (a: never) => Promise<unknown>>(fn: F): Method<F> =>
+    (async (a: object) => (fn as unknown as (a: object & { db: PgGovernanceExecutor }) => Promise<unknown>)({ ...a, db: (await handle).db })) as Method<F>;
+  return {
+    kind: "postgres",
+    createTask: on(createTaskPg),
+    listTasks: on(listTasksByFilterPg),
+    getTaskStatus: on(getTaskStatusByIdPg),
+    recordRunStart: on(recordRunStartPg),
+    recordRunFinish: on(recordRunFinishPg),
+    recordValidation: on(recordValidationPg),
+    recordProvenanceBatch: on(recordProvenanceBatchPg),
+    getProofsByArtifact: on(getProofsByArtifactPg),
+    recordOverride: on(recordOverridePg),
+    createDialecticSession: on(createDialecticSessionPg),
+    postDialecticMessage: on(postDialecticMessagePg),
+    getDialecticSessionForAgent: on(getDialecticSessionForAgentPg),
+    listDialecticSessions: on(listDialecticSessionsByAgentPg),
+    claimDialecticSession: on(claimDialecticSessionPg),
+    abandonDialecticSession: on(abandonDialecticSessionPg),
+    verifyDialecticSession: on(verifyDialecticSessionPg),
+    sweepIdleSessions: on(sweepIdleSessionsAuditedPg),
+    createApiToken: on(createApiTokenPg),
+    listApiTokens: on(listApiTokensPg),
+    revokeApiToken: on(revokeApiTokenPg),
+    verifyApiToken: on(verifyApiTokenPg),
+    verifyAuditChain: on(verifyAuditChainPg),
+  };
+}
+
+const memo = new WeakMap<Promise<PgHandle>, GovernanceBackend>();
+
+/** The governance backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */
+export function governance(): GovernanceBackend {
+  const pg = getPg();
+  if (!pg) return sqliteGovernance;
+  let found = memo.get(pg);
+  if (!found) {
+    found = pgGovernance(pg);
+    memo.set(pg, found);
+  }
+  return found;
+}
+
+export function sqliteGovernanceBackend(): GovernanceBackend {
+  return sqliteGovernance;
+}
