@@ -33,6 +33,26 @@ export const PG_LOCK = {
   tokenLabels: 0x646d_0000_0003n,
 } as const;
 
+const PG_UNIQUE_VIOLATION = "23505";
+
+export function isPgUniqueViolation(e: unknown): boolean {
+  // drizzle wraps the driver's error; the SQLSTATE is on it or on its cause.
+  const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+  return code === PG_UNIQUE_VIOLATION;
+}
+
+/**
+ * A create that met the primary key of a concurrent create with the same id
+ * (a client retry racing its first attempt, on any replica) is answered as
+ * the retry it is, never as a 500; `answerRetry` returning null rethrows.
+ */
+export async function answerUniqueRaceAsRetry<T>(e: unknown, answerRetry: () => Promise<T | null>): Promise<T> {
+  if (!isPgUniqueViolation(e)) throw e;
+  const raced = await answerRetry();
+  if (!raced) throw e;
+  return raced;
+}
+
 const MIGRATIONS_FOLDER = path.join(process.cwd(), "drizzle", "pg", "governance");
 
 /** Pool limits: `max` connections per process; waiting longer than 10 s for one is an error, not a hang. */

@@ -1,7 +1,7 @@
-import { and, asc, count, desc, eq, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { z } from "zod";
-import { newId, assertSameRetry, likeContains } from "../common";
-import type { PgGovernanceExecutor } from "../db/pg";
+import { newId, assertSameRetry } from "../common";
+import { answerUniqueRaceAsRetry, isPgUniqueViolation, type PgGovernanceExecutor } from "../db/pg";
 import { dialecticMessages, dialecticSessions, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/pg/governance";
 import { AppError } from "../errors";
 import { appendAuditPg } from "./audit-pg";
@@ -21,6 +21,7 @@ import {
   nextSessionState,
   postMessageSchema,
   sessionFacts,
+  sessionListWhere,
   tailAfter,
   toMessage,
   toSession,
@@ -45,13 +46,6 @@ import {
  * different sessions proceed in parallel. There is no read-through cache
  * here: with several replicas it would serve another replica's stale turn.
  */
-
-const PG_UNIQUE_VIOLATION = "23505";
-
-function isUniqueViolation(e: unknown): boolean {
-  const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
-  return code === PG_UNIQUE_VIOLATION;
-}
 
 async function readTailPg(db: PgGovernanceExecutor, sessionId: string): Promise<Tail> {
   const [last] = await db
@@ -138,11 +132,7 @@ export async function createDialecticSessionPg({
       .returning();
     return { session: toSession(row, { last: null, count: 0, synthesisRounds: 0 }), created: true };
   } catch (e) {
-    // A retry that raced its first attempt: the same answer a later retry gets.
-    if (!isUniqueViolation(e)) throw e;
-    const raced = await answerRetry();
-    if (!raced) throw e;
-    return raced;
+    return answerUniqueRaceAsRetry(e, () => answerRetry());
   }
 }
 
@@ -200,7 +190,7 @@ export async function postDialecticMessagePg({
   } catch (e) {
     // Only a message id reused on another session at the same moment gets here (same-session posts queue on the lock):
     // asked again, it is answered like any later retry.
-    if (!isUniqueViolation(e)) throw e;
+    if (!isPgUniqueViolation(e)) throw e;
     outcome = await attempt();
   }
   if ("failedIdle" in outcome) throw outcome.failedIdle;
@@ -315,21 +305,8 @@ export async function getDialecticSessionForAgentPg({ db, sessionId, agentId, is
 
 /** Listing by agent and role, newest first (the same filters as listDialecticSessionsByAgent). */
 export async function listDialecticSessionsByAgentPg({ db, ...input }: { db: PgGovernanceExecutor } & ListSessionsInput): Promise<{ sessions: SessionView[]; total: number }> {
-  const role = input.role ?? "any";
-  const where: SQL[] = [];
   const s = dialecticSessions;
-  if (role === "open") {
-    where.push(isNull(s.reviewerAgentId), eq(s.status, "active"));
-    if (input.agentId) where.push(ne(s.pausedAgentId, input.agentId));
-  } else if (input.agentId) {
-    if (role === "requestor") where.push(eq(s.pausedAgentId, input.agentId));
-    else if (role === "reviewer") where.push(eq(s.reviewerAgentId, input.agentId));
-    else where.push(or(eq(s.pausedAgentId, input.agentId), eq(s.reviewerAgentId, input.agentId)) as SQL);
-  }
-  if (input.status) where.push(eq(s.status, input.status));
-  if (input.phase) where.push(eq(s.phase, input.phase));
-  if (input.topic) where.push(sql`${s.topic} like ${likeContains(input.topic)} escape '\\'`);
-  const cond = where.length ? and(...where) : undefined;
+  const cond = sessionListWhere(s, input);
   const rows = await db.select().from(s).where(cond).orderBy(desc(s.createdAt), desc(s.sessionId)).limit(input.limit ?? 50).offset(input.offset ?? 0);
   const [{ n: total }] = await db.select({ n: count() }).from(s).where(cond);
   const ids = rows.map((r) => r.sessionId);

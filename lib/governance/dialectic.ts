@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, isNull, ne, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { getGovernance } from "../db/connection";
 import { dialecticAnnotations, dialecticMessages, dialecticSessions, type DialecticAnnotationRow, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/governance";
@@ -543,12 +543,12 @@ export type ListSessionsInput = {
   offset?: number;
 };
 
-/** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */
-export function listDialecticSessionsByAgent(input: ListSessionsInput): { sessions: SessionView[]; total: number } {
-  const { db } = getGovernance();
+type SessionColumns = Record<"reviewerAgentId" | "pausedAgentId" | "status" | "phase" | "topic", AnyColumn>;
+
+/** The listing's filter over either dialect's sessions table (the columns are passed in). */
+export function sessionListWhere(s: SessionColumns, input: ListSessionsInput): SQL | undefined {
   const role = input.role ?? "any";
   const where: SQL[] = [];
-  const s = dialecticSessions;
   if (role === "open") {
     where.push(isNull(s.reviewerAgentId), eq(s.status, "active"));
     if (input.agentId) where.push(ne(s.pausedAgentId, input.agentId));
@@ -560,7 +560,14 @@ export function listDialecticSessionsByAgent(input: ListSessionsInput): { sessio
   if (input.status) where.push(eq(s.status, input.status));
   if (input.phase) where.push(eq(s.phase, input.phase));
   if (input.topic) where.push(sql`${s.topic} like ${likeContains(input.topic)} escape '\\'`);
-  const cond = where.length ? and(...where) : undefined;
+  return where.length ? and(...where) : undefined;
+}
+
+/** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */
+export function listDialecticSessionsByAgent(input: ListSessionsInput): { sessions: SessionView[]; total: number } {
+  const { db } = getGovernance();
+  const s = dialecticSessions;
+  const cond = sessionListWhere(s, input);
   const rows = db.select().from(s).where(cond).orderBy(desc(s.createdAt), desc(s.sessionId)).limit(input.limit ?? 50).offset(input.offset ?? 0).all();
   const total = db.select({ n: sql<number>`count(*)` }).from(s).where(cond).get()?.n ?? 0;
   const ids = rows.map((r) => r.sessionId);

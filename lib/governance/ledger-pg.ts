@@ -1,8 +1,8 @@
-import { and, asc, count, desc, eq, gte, inArray, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, or, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { assertSameRetry, newId } from "../common";
 import { appendAuditPg } from "./audit-pg";
-import type { PgGovernanceExecutor } from "../db/pg";
+import { answerUniqueRaceAsRetry, type PgGovernanceExecutor } from "../db/pg";
 import { overrides, provenance, skillRuns, tasks, validations, type OverrideRow, type ValidationRow } from "../db/schema/pg/governance";
 import { AppError } from "../errors";
 import {
@@ -28,6 +28,7 @@ import {
   finishRunSchema,
   runFacts,
   startRunSchema,
+  taskListWhere,
   toRun,
   toTask,
   type ArtifactRef,
@@ -47,14 +48,6 @@ import {
  * create racing its first attempt meets the primary key and is answered as a
  * retry, never as a 500.
  */
-
-const PG_UNIQUE_VIOLATION = "23505";
-
-function isUniqueViolation(e: unknown): boolean {
-  // drizzle wraps the driver's error; the SQLSTATE is on it or on its cause.
-  const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
-  return code === PG_UNIQUE_VIOLATION;
-}
 
 async function lockTask(tx: PgGovernanceExecutor, taskId: string) {
   const [row] = await tx.select().from(tasks).where(eq(tasks.taskId, taskId)).for("update");
@@ -109,11 +102,7 @@ export async function createTaskPg({ db, input, requestedBy }: { db: PgGovernanc
       .returning();
     return { task: toTask(row), created: true };
   } catch (e) {
-    // The same id committed by a concurrent request in between: a retry after all.
-    if (!isUniqueViolation(e)) throw e;
-    const raced = await answerRetry();
-    if (!raced) throw e;
-    return raced;
+    return answerUniqueRaceAsRetry(e, () => answerRetry());
   }
 }
 
@@ -344,27 +333,15 @@ export async function recordOverridePg({
       return { override: row, created: true };
     });
   } catch (e) {
-    // The same id committed by a concurrent retry in between: answered as a retry, never a 500.
-    if (!isUniqueViolation(e)) throw e;
-    const raced = await answerRetry(db);
-    if (!raced) throw e;
-    return raced;
+    return answerUniqueRaceAsRetry(e, () => answerRetry(db));
   }
 }
 
 /** Tasks newest first, filtered; with a caller that is not an admin, only the tasks it requested or is assigned to. */
 export async function listTasksByFilterPg({ db, input, caller }: { db: PgGovernanceExecutor; input: ListTasksQuery; caller?: LedgerCaller }): Promise<{ tasks: (Task & { runCount: number })[]; total: number }> {
   const q = listTasksQuerySchema.parse(input);
-  const where: SQL[] = [];
-  if (caller && !caller.isAdmin) {
-    where.push(or(eq(tasks.requestedBy, caller.agentId), sql`exists (select 1 from jsonb_array_elements_text(${tasks.assigneesJson}::jsonb) a where a = ${caller.agentId})`) as SQL);
-  }
-  if (q.requested_by) where.push(eq(tasks.requestedBy, q.requested_by));
-  if (q.outcome) where.push(eq(tasks.verdict, q.outcome));
-  if (q.from !== undefined) where.push(gte(tasks.createdAt, q.from));
-  if (q.to !== undefined) where.push(lte(tasks.createdAt, q.to));
-  if (q.skill) where.push(sql`exists (select 1 from ${skillRuns} where ${skillRuns.taskId} = ${tasks.taskId} and ${skillRuns.skill} = ${q.skill})`);
-  const cond = where.length ? and(...where) : undefined;
+  const assignedTo = (agentId: string) => sql`exists (select 1 from jsonb_array_elements_text(${tasks.assigneesJson}::jsonb) a where a = ${agentId})`;
+  const cond = taskListWhere({ tasks, skillRuns, assignedTo }, q, caller);
   const rows = await db.select().from(tasks).where(cond).orderBy(desc(tasks.createdAt), desc(tasks.taskId)).limit(q.limit).offset(q.offset);
   const [{ n: total }] = await db.select({ n: count() }).from(tasks).where(cond);
   const ids = rows.map((r) => r.taskId);

@@ -1,4 +1,4 @@
-import { and, asc, count, desc, eq, gte, inArray, lte, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gte, inArray, lte, or, sql, type AnyColumn, type SQL, type Table } from "drizzle-orm";
 import { z } from "zod";
 import { getGovernance } from "../db/connection";
 import {
@@ -515,19 +515,30 @@ export function getTaskStatusById({ taskId, caller }: { taskId: string; caller?:
 }
 
 /** Tasks newest first, filtered; with a caller that is not an admin, only the tasks it requested or is assigned to. */
+type TaskListTables = {
+  tasks: Record<"requestedBy" | "verdict" | "createdAt" | "taskId", AnyColumn>;
+  skillRuns: Table & Record<"taskId" | "skill", AnyColumn>;
+  /** The dialect's "agent is in the assignees JSON array" test. */
+  assignedTo: (agentId: string) => SQL;
+};
+
+/** The task list's filter over either dialect's tables. */
+export function taskListWhere({ tasks: t, skillRuns: r, assignedTo }: TaskListTables, q: z.output<typeof listTasksQuerySchema>, caller: LedgerCaller | undefined): SQL | undefined {
+  const where: SQL[] = [];
+  if (caller && !caller.isAdmin) where.push(or(eq(t.requestedBy, caller.agentId), assignedTo(caller.agentId)) as SQL);
+  if (q.requested_by) where.push(eq(t.requestedBy, q.requested_by));
+  if (q.outcome) where.push(eq(t.verdict, q.outcome));
+  if (q.from !== undefined) where.push(gte(t.createdAt, q.from));
+  if (q.to !== undefined) where.push(lte(t.createdAt, q.to));
+  if (q.skill) where.push(sql`exists (select 1 from ${r} where ${r.taskId} = ${t.taskId} and ${r.skill} = ${q.skill})`);
+  return where.length ? and(...where) : undefined;
+}
+
 export function listTasksByFilter(input: ListTasksQuery, caller?: LedgerCaller): { tasks: (Task & { runCount: number })[]; total: number } {
   const q = listTasksQuerySchema.parse(input);
   const { db } = getGovernance();
-  const where: SQL[] = [];
-  if (caller && !caller.isAdmin) {
-    where.push(or(eq(tasks.requestedBy, caller.agentId), sql`exists (select 1 from json_each(${tasks.assigneesJson}) where value = ${caller.agentId})`) as SQL);
-  }
-  if (q.requested_by) where.push(eq(tasks.requestedBy, q.requested_by));
-  if (q.outcome) where.push(eq(tasks.verdict, q.outcome));
-  if (q.from !== undefined) where.push(gte(tasks.createdAt, q.from));
-  if (q.to !== undefined) where.push(lte(tasks.createdAt, q.to));
-  if (q.skill) where.push(sql`exists (select 1 from ${skillRuns} where ${skillRuns.taskId} = ${tasks.taskId} and ${skillRuns.skill} = ${q.skill})`);
-  const cond = where.length ? and(...where) : undefined;
+  const assignedTo = (agentId: string) => sql`exists (select 1 from json_each(${tasks.assigneesJson}) where value = ${agentId})`;
+  const cond = taskListWhere({ tasks, skillRuns, assignedTo }, q, caller);
   const rows = db.select().from(tasks).where(cond).orderBy(desc(tasks.createdAt), desc(tasks.taskId)).limit(q.limit).offset(q.offset).all();
   const total = db.select({ n: sql<number>`count(*)` }).from(tasks).where(cond).get()?.n ?? 0;
   const runCounts = countRunsByTaskIds(rows.map((r) => r.taskId));
