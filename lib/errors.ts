@@ -20,6 +20,8 @@ export const ERROR_STATUS = {
   query_too_expensive: 422,
   rate_limited: 429,
   internal: 500,
+  /** A feature this backend does not serve yet (e.g. dialectic export on PostgreSQL): not a fault, not worth a retry. */
+  not_implemented: 501,
   unavailable: 503,
   insufficient_storage: 507,
 } as const;

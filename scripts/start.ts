@@ -23,9 +23,33 @@ function main() {
     throw e;
   }
   if (config.databaseUrl) {
-    void refusePostgresAfterMigrating(config.databaseUrl, config.pgPoolMax);
+    void migratePostgresThenServe(config.databaseUrl, config.pgPoolMax);
     return;
   }
+  serve();
+}
+
+/**
+ * With DATABASE_URL: the governance ledger is served from PostgreSQL; stores
+ * (and people's accounts) are still on local SQLite in DATA_DIR until the
+ * store backend lands, so this is one replica, and it says so.
+ */
+async function migratePostgresThenServe(url: string, max: number) {
+  const pool = openPgPool({ url, max });
+  try {
+    const { schemaVersion } = await migratePg(pool);
+    process.stderr.write(`dualmind: PostgreSQL governance schema is at ${schemaVersion}.\n${POSTGRES_SCOPE_NOTE}`);
+  } catch (e) {
+    process.stderr.write(`dualmind: could not migrate the PostgreSQL database in DATABASE_URL: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  } finally {
+    await pool.end();
+  }
+  serve();
+}
+
+function serve() {
+  const config = getConfig();
   // The query-budget extension is built at install; a checkout that predates it gets it here (a no-op when fresh, never fatal).
   spawnSync(process.execPath, [path.join(ROOT, "scripts", "build-native.mjs")], { cwd: ROOT, stdio: "inherit" });
   bootstrapApp();
@@ -44,25 +68,10 @@ function main() {
   server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
-/**
- * The PostgreSQL backend is in progress (issue 20): its migrations are real and
- * applied here, but the app cannot serve from it yet, so it says so and stops
- * rather than quietly running on SQLite.
- */
-async function refusePostgresAfterMigrating(url: string, max: number) {
-  const pool = openPgPool({ url, max });
-  try {
-    const { schemaVersion } = await migratePg(pool);
-    process.stderr.write(
-      `dualmind: PostgreSQL governance schema is at ${schemaVersion}.\n` +
-        "dualmind: serving from PostgreSQL is not available yet (work in progress); unset DATABASE_URL to run on SQLite.\n",
-    );
-  } catch (e) {
-    process.stderr.write(`dualmind: could not migrate the PostgreSQL database in DATABASE_URL: ${e instanceof Error ? e.message : String(e)}\n`);
-  } finally {
-    await pool.end();
-  }
-  process.exit(1);
-}
+/** The same words as README's PostgreSQL section and `dualmind --help`. */
+const POSTGRES_SCOPE_NOTE =
+  "dualmind: from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens and their audit rows).\n" +
+  "dualmind: from local SQLite in DATA_DIR: stores (documents, search, vectors, memories, traces, graph), users and sign-in, and their audit rows.\n" +
+  "dualmind: run a single replica until the store backend lands.\n";
 
 main();

@@ -224,7 +224,7 @@ describe("idempotency, signatures, cache, listings", () => {
     const paged = await list("bob", "limit=1&offset=1");
     expect(paged.sessions).toHaveLength(1);
     expect(paged.total).toBe(3);
-    const metrics = getDialecticMetrics();
+    const metrics = await getDialecticMetrics();
     expect(metrics.activeSessions).toBe(3);
     expect(metrics.messagesLastHour).toBe(2);
     expect(metrics.latency.map((r) => r.route)).toEqual(expect.arrayContaining(["dialectic create", "dialectic list", "dialectic list+transcript", "POST /dialectic/sessions"]));
@@ -234,7 +234,8 @@ describe("idempotency, signatures, cache, listings", () => {
   it("times a failed create or detail with the status the caller got, not 200", async () => {
     expect((await create("alice", { session_id: "s-self", topic: "t", reviewer_agent_id: "alice" })).status).toBe(422);
     expect((await detail("alice", "s-missing")).status).toBe(404);
-    const byStatus = (route: string) => getDialecticMetrics().latency.find((r) => r.route === route)?.byStatus ?? {};
+    const latency = (await getDialecticMetrics()).latency;
+    const byStatus = (route: string) => latency.find((r) => r.route === route)?.byStatus ?? {};
     expect(byStatus("dialectic create")["422"]).toBeGreaterThanOrEqual(1);
     expect(byStatus("dialectic detail")["404"]).toBeGreaterThanOrEqual(1);
     expect(byStatus("POST /dialectic/sessions")["422"]).toBeGreaterThanOrEqual(1);

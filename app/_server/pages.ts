@@ -26,10 +26,20 @@ export function findOrNull<T>(load: () => T): T | null {
   }
 }
 
+/** findOrNull for an async load (the governance backend answers with promises). */
+export async function findOrNullAsync<T>(load: () => Promise<T>): Promise<T | null> {
+  try {
+    return await load();
+  } catch (e) {
+    if (isAppError(e) && e.code === "not_found") return null;
+    throw e;
+  }
+}
+
 /** A client id from the URL, checked, then loaded; a malformed or unknown id is null (the page answers 404). */
-export function findByClientId<T>(id: string, load: (id: string) => T): T | null {
+export async function findByClientId<T>(id: string, load: (id: string) => Promise<T>): Promise<T | null> {
   const parsed = clientIdSchema.safeParse(id);
-  return parsed.success ? findOrNull(() => load(parsed.data)) : null;
+  return parsed.success ? findOrNullAsync(() => load(parsed.data)) : null;
 }
 
 /**

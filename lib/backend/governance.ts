@@ -1,11 +1,16 @@
 import { createApiTokenPg, listApiTokensPg, revokeApiTokenPg, verifyApiTokenPg } from "../auth/tokens-pg";
 import { createApiToken, listApiTokens, revokeApiToken, verifyApiToken } from "../auth/tokens";
 import { getPg, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
-import { verifyAuditChain } from "../governance/audit";
-import { verifyAuditChainPg } from "../governance/audit-pg";
+import { listAuditTail, verifyAuditChain } from "../governance/audit";
+import { listAuditTailPg, verifyAuditChainPg } from "../governance/audit-pg";
 import {
   abandonDialecticSession,
+  abandonDialecticSessionAsAdmin,
+  annotateDialecticSession,
   claimDialecticSession,
+  getDialecticActivity,
+  getDialecticSessionById,
+  listDialecticAnnotations,
   createDialecticSession,
   getDialecticSessionForAgent,
   listDialecticSessionsByAgent,
@@ -14,8 +19,13 @@ import {
   verifyDialecticSession,
 } from "../governance/dialectic";
 import {
+  abandonDialecticSessionAsAdminPg,
   abandonDialecticSessionPg,
+  annotateDialecticSessionPg,
   claimDialecticSessionPg,
+  getDialecticActivityPg,
+  getDialecticSessionByIdPg,
+  listDialecticAnnotationsPg,
   createDialecticSessionPg,
   getDialecticSessionForAgentPg,
   listDialecticSessionsByAgentPg,
@@ -75,6 +85,13 @@ export type GovernanceBackend = {
   createDialecticSession: Method<typeof createDialecticSessionPg>;
   postDialecticMessage: Method<typeof postDialecticMessagePg>;
   getDialecticSessionForAgent: Method<typeof getDialecticSessionForAgentPg>;
+  /** The operator's view (dashboard, CLI): any session. */
+  getDialecticSession: Method<typeof getDialecticSessionByIdPg>;
+  abandonDialecticSessionAsAdmin: Method<typeof abandonDialecticSessionAsAdminPg>;
+  annotateDialecticSession: Method<typeof annotateDialecticSessionPg>;
+  listDialecticAnnotations: Method<typeof listDialecticAnnotationsPg>;
+  getDialecticActivity: Method<typeof getDialecticActivityPg>;
+  listAuditTail: Method<typeof listAuditTailPg>;
   listDialecticSessions: Method<typeof listDialecticSessionsByAgentPg>;
   claimDialecticSession: Method<typeof claimDialecticSessionPg>;
   abandonDialecticSession: Method<typeof abandonDialecticSessionPg>;
@@ -102,6 +119,12 @@ const sqliteGovernance: GovernanceBackend = {
   createDialecticSession: async (a) => createDialecticSession(a),
   postDialecticMessage: async (a) => postDialecticMessage(a),
   getDialecticSessionForAgent: async (a) => getDialecticSessionForAgent(a),
+  getDialecticSession: async (a) => getDialecticSessionById(a),
+  abandonDialecticSessionAsAdmin: async (a) => abandonDialecticSessionAsAdmin(a),
+  annotateDialecticSession: async (a) => annotateDialecticSession(a),
+  listDialecticAnnotations: async (a) => listDialecticAnnotations(a),
+  getDialecticActivity: async (a) => getDialecticActivity(a),
+  listAuditTail: async (a) => listAuditTail(a),
   listDialecticSessions: async (a) => listDialecticSessionsByAgent(a),
   claimDialecticSession: async (a) => claimDialecticSession(a),
   abandonDialecticSession: async (a) => abandonDialecticSession(a),
@@ -133,6 +156,12 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
     createDialecticSession: on(createDialecticSessionPg),
     postDialecticMessage: on(postDialecticMessagePg),
     getDialecticSessionForAgent: on(getDialecticSessionForAgentPg),
+    getDialecticSession: on(getDialecticSessionByIdPg),
+    abandonDialecticSessionAsAdmin: on(abandonDialecticSessionAsAdminPg),
+    annotateDialecticSession: on(annotateDialecticSessionPg),
+    listDialecticAnnotations: on(listDialecticAnnotationsPg),
+    getDialecticActivity: on(getDialecticActivityPg),
+    listAuditTail: on(listAuditTailPg),
     listDialecticSessions: on(listDialecticSessionsByAgentPg),
     claimDialecticSession: on(claimDialecticSessionPg),
     abandonDialecticSession: on(abandonDialecticSessionPg),

@@ -1,4 +1,5 @@
 import { asc, eq, inArray } from "drizzle-orm";
+import { assertGovernanceNotOnPostgres } from "../db/pg";
 import { z } from "zod";
 import { getGovernance } from "../db/connection";
 import { dialecticMessages, dialecticSessions, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/governance";
@@ -18,6 +19,7 @@ export type SessionSnapshot = DialecticSessionRow & { messages: DialecticMessage
 export type DialecticSnapshot = { format: typeof SNAPSHOT_FORMAT; exportedAt: number; sessions: SessionSnapshot[] };
 
 export function exportDialecticSessions({ sessionId, now = Date.now() }: { sessionId?: string; now?: number } = {}): DialecticSnapshot {
+  assertGovernanceNotOnPostgres("dialectic export");
   const { sqlite, db } = getGovernance();
   // One read transaction: the snapshot is a consistent point in time.
   return sqlite.transaction(() => {
@@ -82,6 +84,7 @@ export const dialecticSnapshotSchema = z
  * restore never overwrites). All or nothing, audited.
  */
 export function restoreDialecticSessions({ snapshot, actor }: { snapshot: unknown; actor: string }): { restored: number; unchanged: number; messages: number } {
+  assertGovernanceNotOnPostgres("dialectic restore");
   const parsed = dialecticSnapshotSchema.parse(snapshot);
   for (const s of parsed.sessions) {
     if (s.messages.some((m) => m.sessionId !== s.sessionId)) throw new AppError("unprocessable", `session ${s.sessionId} holds messages of another session`);

@@ -2,11 +2,17 @@ import { and, asc, count, desc, eq, inArray, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { newId, assertSameRetry } from "../common";
 import { answerUniqueRaceAsRetry, isPgUniqueViolation, type PgGovernanceExecutor } from "../db/pg";
-import { dialecticMessages, dialecticSessions, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/pg/governance";
+import { dialecticAnnotations, dialecticMessages, dialecticSessions, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/pg/governance";
 import { AppError } from "../errors";
 import { appendAuditPg } from "./audit-pg";
 import {
   abandonAuditEntry,
+  annotateSessionSchema,
+  annotationAuditEntry,
+  ANNOTATIONS_PER_SESSION_MAX,
+  tooManyAnnotations,
+  type DialecticActivity,
+  type DialecticAnnotation,
   abandonedState,
   abandonSessionSchema,
   assertSameSessionRetry,
@@ -323,4 +329,54 @@ export async function verifyDialecticSessionPg({ db, sessionId }: { db: PgGovern
   await requireSessionRowPg(db, sessionId, { lock: false });
   const rows = await db.select().from(dialecticMessages).where(eq(dialecticMessages.sessionId, sessionId)).orderBy(asc(dialecticMessages.seq));
   return verifyMessageChain(rows);
+}
+
+/** A person's note beside a transcript (never a phase message); the session row is locked so the cap holds across replicas. */
+export async function annotateDialecticSessionPg({
+  db,
+  sessionId,
+  input,
+  actor,
+  now = Date.now(),
+}: {
+  db: PgGovernanceExecutor;
+  sessionId: string;
+  input: z.input<typeof annotateSessionSchema>;
+  actor: string;
+  now?: number;
+}): Promise<DialecticAnnotation> {
+  const { body } = annotateSessionSchema.parse(input);
+  return db.transaction(async (tx) => {
+    await requireSessionRowPg(tx, sessionId, { lock: true });
+    const [{ n }] = await tx.select({ n: count() }).from(dialecticAnnotations).where(eq(dialecticAnnotations.sessionId, sessionId));
+    if (n >= ANNOTATIONS_PER_SESSION_MAX) throw tooManyAnnotations(sessionId);
+    const [row] = await tx.insert(dialecticAnnotations).values({ sessionId, author: actor, body, createdAt: now }).returning();
+    await appendAuditPg({ db: tx, entry: annotationAuditEntry(actor, row) });
+    return row;
+  });
+}
+
+export async function listDialecticAnnotationsPg({ db, sessionId }: { db: PgGovernanceExecutor; sessionId: string }): Promise<DialecticAnnotation[]> {
+  return db
+    .select()
+    .from(dialecticAnnotations)
+    .where(eq(dialecticAnnotations.sessionId, sessionId))
+    .orderBy(asc(dialecticAnnotations.createdAt), asc(dialecticAnnotations.id))
+    .limit(ANNOTATIONS_PER_SESSION_MAX);
+}
+
+/** Active sessions, failures per hour over a day and messages in the last hour, from the shared database. */
+export async function getDialecticActivityPg({ db, now = Date.now() }: { db: PgGovernanceExecutor; now?: number }): Promise<DialecticActivity> {
+  const hour = 3_600_000;
+  const s = dialecticSessions;
+  const hourStart = sql<number>`(${s.updatedAt} / ${hour}) * ${hour}`.mapWith(Number);
+  const failedPerHour = await db
+    .select({ hourStart, failed: count() })
+    .from(s)
+    .where(and(eq(s.status, "failed"), sql`${s.updatedAt} >= ${now - 24 * hour}`))
+    .groupBy(sql`1`)
+    .orderBy(sql`1`);
+  const [{ n: activeSessions }] = await db.select({ n: count() }).from(s).where(eq(s.status, "active"));
+  const [{ n: messagesLastHour }] = await db.select({ n: count() }).from(dialecticMessages).where(sql`${dialecticMessages.timestamp} >= ${now - hour}`);
+  return { activeSessions, failedPerHour, messagesLastHour, messagesPerMinuteLastHour: messagesLastHour / 60 };
 }

@@ -454,6 +454,15 @@ export function abandonAuditEntry(person: string, row: DialecticSessionRow, reas
   return { actor: person, action: "dialectic.abandon", target: annotationTarget(row.sessionId), reason: reason ?? null, details: { phase: row.phase } };
 }
 
+/** The audit row of a person's note (both backends). */
+export function annotationAuditEntry(actor: string, row: DialecticAnnotationRow): AuditEntry {
+  return { actor, action: "dialectic.annotate", target: annotationTarget(row.sessionId), details: { annotationId: row.id, chars: row.body.length } };
+}
+
+export function tooManyAnnotations(sessionId: string): AppError {
+  return new AppError("unprocessable", `session ${sessionId} already has ${ANNOTATIONS_PER_SESSION_MAX} notes, the most it keeps`);
+}
+
 function annotationTarget(sessionId: string): string {
   return `dialectic_session:${sessionId}`;
 }
@@ -470,9 +479,9 @@ export function annotateDialecticSession({ sessionId, input, actor, now = Date.n
     .transaction(() => {
       requireSessionRow(sessionId);
       const n = db.select({ n: sql<number>`count(*)` }).from(dialecticAnnotations).where(eq(dialecticAnnotations.sessionId, sessionId)).get()?.n ?? 0;
-      if (n >= ANNOTATIONS_PER_SESSION_MAX) throw new AppError("unprocessable", `session ${sessionId} already has ${ANNOTATIONS_PER_SESSION_MAX} notes, the most it keeps`);
+      if (n >= ANNOTATIONS_PER_SESSION_MAX) throw tooManyAnnotations(sessionId);
       const row = db.insert(dialecticAnnotations).values({ sessionId, author: actor, body, createdAt: now }).returning().get();
-      appendAudit({ actor, action: "dialectic.annotate", target: annotationTarget(sessionId), details: { annotationId: row.id, chars: body.length } });
+      appendAudit(annotationAuditEntry(actor, row));
       return row;
     })
     .immediate();

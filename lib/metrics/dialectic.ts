@@ -1,4 +1,5 @@
-import { getDialecticActivity, type DialecticActivity } from "../governance/dialectic";
+import { governance } from "../backend/governance";
+import type { DialecticActivity } from "../governance/dialectic";
 import { routeLatencySnapshot, type RouteLatency } from "../http/request-timer";
 
 export type DialecticMetrics = DialecticActivity & {
@@ -6,7 +7,7 @@ export type DialecticMetrics = DialecticActivity & {
   latency: RouteLatency[];
 };
 
-/** Counts straight from SQLite; latency from this process's timing table ("dialectic *" entries, routes and tools). */
-export function getDialecticMetrics({ now = Date.now() }: { now?: number } = {}): DialecticMetrics {
-  return { ...getDialecticActivity({ now }), latency: routeLatencySnapshot().filter((r) => r.route.includes("dialectic")) };
+/** Counts from the governance database (SQLite or PostgreSQL); latency from this process's timing table ("dialectic *" entries, routes and tools). */
+export async function getDialecticMetrics({ now = Date.now() }: { now?: number } = {}): Promise<DialecticMetrics> {
+  return { ...(await governance().getDialecticActivity({ now })), latency: routeLatencySnapshot().filter((r) => r.route.includes("dialectic")) };
 }

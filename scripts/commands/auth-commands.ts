@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline/promises";
 import { z } from "zod";
-import { createApiToken, listApiTokens, revokeApiToken, SCOPES } from "../../lib/auth/tokens";
+import { SCOPES } from "../../lib/auth/tokens";
+import { governance } from "../../lib/backend/governance";
 import { createUser, listUsers, setUserDisabled, setUserPassword, setUserRole, ROLES } from "../../lib/auth/users";
 import { generatePassword } from "../../lib/auth/passwords";
 import { formatTime } from "../../lib/format";
@@ -89,10 +90,10 @@ export const authCommands: Command[] = [
     name: "tokens create",
     usage: "tokens create --label L --agent ID [--scopes read,write,admin] [--stores a,b]",
     summary: "create an agent API token (printed once)",
-    run: ({ flags, out }) => {
+    run: async ({ flags, out }) => {
       const scopes = (flagString(flags, "scopes") ?? "read").split(",").map((s) => z.enum(SCOPES).parse(s.trim()));
       const stores = flagString(flags, "stores")?.split(",").map((s) => s.trim());
-      const { token, info } = createApiToken({
+      const { token, info } = await governance().createApiToken({
         input: { label: flagString(flags, "label") ?? "", agent_id: flagString(flags, "agent") ?? "", scopes, stores: stores ?? null },
         actor: ACTOR,
       });
@@ -103,8 +104,8 @@ export const authCommands: Command[] = [
     name: "tokens list",
     usage: "tokens list",
     summary: "list API tokens (never their secrets)",
-    run: ({ out }) => {
-      const tokens = listApiTokens();
+    run: async ({ out }) => {
+      const tokens = await governance().listApiTokens({});
       out(
         tokens
           .map((t) => `${t.id}\t${t.displayPrefix}…\t${t.label}\t${t.agentId}\t${t.scopes.join(",")}\t${t.stores?.join(",") ?? "all"}\t${t.revokedAt ? "revoked" : "active"}`)
@@ -117,9 +118,9 @@ export const authCommands: Command[] = [
     name: "tokens revoke",
     usage: "tokens revoke <id> [--reason R]",
     summary: "revoke a token",
-    run: ({ args, flags, out }) => {
+    run: async ({ args, flags, out }) => {
       const id = z.coerce.number().int().positive().parse(args[0]);
-      const info = revokeApiToken({ id, actor: ACTOR, reason: flagString(flags, "reason") });
+      const info = await governance().revokeApiToken({ id, actor: ACTOR, reason: flagString(flags, "reason") });
       out(`token ${id} revoked`, info);
     },
   },

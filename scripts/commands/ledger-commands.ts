@@ -1,8 +1,7 @@
 import fs from "node:fs";
 import { formatTime } from "../../lib/format";
 import { PRIVATE_FILE_MODE } from "../../lib/private-fs";
-import { getTaskStatusById, getProofsByArtifact, listTasksByFilter } from "../../lib/governance/ledger";
-import { sweepIdleSessionsAudited, verifyDialecticSession } from "../../lib/governance/dialectic";
+import { governance } from "../../lib/backend/governance";
 import { exportDialecticSessions, restoreDialecticSessions } from "../../lib/governance/dialectic-export";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
@@ -13,12 +12,14 @@ export const ledgerCommands: Command[] = [
     name: "ledger tasks",
     usage: "ledger tasks [--requested-by A] [--skill S] [--outcome pending|passed|failed] [--limit N]",
     summary: "list governance tasks, newest first",
-    run: ({ flags, out }) => {
-      const result = listTasksByFilter({
-        requested_by: flagString(flags, "requested-by"),
-        skill: flagString(flags, "skill"),
-        outcome: flagString(flags, "outcome") as "pending" | "passed" | "failed" | undefined,
-        limit: flagString(flags, "limit") ?? 50,
+    run: async ({ flags, out }) => {
+      const result = await governance().listTasks({
+        input: {
+          requested_by: flagString(flags, "requested-by"),
+          skill: flagString(flags, "skill"),
+          outcome: flagString(flags, "outcome") as "pending" | "passed" | "failed" | undefined,
+          limit: flagString(flags, "limit") ?? 50,
+        },
       });
       out(result.tasks.map((t) => `${t.taskId}\t${t.verdict}\t${t.requestedBy}\t${formatTime(t.createdAt)}\t${t.intent}`).join("\n") || "no tasks", result);
     },
@@ -27,9 +28,9 @@ export const ledgerCommands: Command[] = [
     name: "ledger task",
     usage: "ledger task <task-id>",
     summary: "show a task with its runs, validations and verdict",
-    run: ({ args, out }) => {
+    run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("task id is required");
-      const s = getTaskStatusById({ taskId: args[0] });
+      const s = await governance().getTaskStatus({ taskId: args[0] });
       const lines = [
         `${s.task.taskId}: ${s.task.intent} (requested by ${s.task.requestedBy})`,
         `verdict: ${s.verdict.verdict} — ${s.verdict.reasons.join("; ")}`,
@@ -44,9 +45,9 @@ export const ledgerCommands: Command[] = [
     name: "ledger artifact",
     usage: "ledger artifact <artifact-type> <artifact-id> [--store S]",
     summary: "where did this artifact come from (provenance, runs, verdicts)",
-    run: ({ args, flags, out }) => {
+    run: async ({ args, flags, out }) => {
       if (!args[0] || !args[1]) throw new UsageError("artifact type and id are required");
-      const p = getProofsByArtifact({ artifact_type: args[0], artifact_id: args[1], store: flagString(flags, "store") });
+      const p = await governance().getProofsByArtifact({ input: { artifact_type: args[0], artifact_id: args[1], store: flagString(flags, "store") } });
       const lines = [
         ...p.provenance.map((f) => `${formatTime(f.createdAt)} ${f.store} model=${f.modelName || "-"} ${f.modelVersion} input=${f.inputHash.slice(0, 12)} run=${f.runId ?? "-"}`),
         ...p.tasks.map((t) => `task ${t.task.taskId} (${t.verdict}): ${t.task.intent}`),
@@ -84,9 +85,9 @@ export const ledgerCommands: Command[] = [
     name: "dialectic verify",
     usage: "dialectic verify <session-id>",
     summary: "check a session's message signature chain (exit 1 if broken)",
-    run: ({ args, out }) => {
+    run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("session id is required");
-      const v = verifyDialecticSession({ sessionId: args[0] });
+      const v = await governance().verifyDialecticSession({ sessionId: args[0] });
       out(v.ok ? `signatures ok (${v.messages} messages)` : `signatures BROKEN at message ${v.brokenAtSeq}: ${v.reason}`, v);
       return v.ok ? 0 : 1;
     },
@@ -95,8 +96,8 @@ export const ledgerCommands: Command[] = [
     name: "dialectic sweep",
     usage: "dialectic sweep",
     summary: "fail active sessions idle past their timeout (audited)",
-    run: ({ out }) => {
-      const { failed } = sweepIdleSessionsAudited({ actor: ACTOR });
+    run: async ({ out }) => {
+      const { failed } = await governance().sweepIdleSessions({ actor: ACTOR });
       out(failed.length ? `failed ${failed.length} idle session(s): ${failed.join(", ")}` : "no idle sessions", { failed });
     },
   },

@@ -4,7 +4,8 @@ import { revalidatePath } from "next/cache";
 import { z } from "zod";
 import { actionError, assertForm, formValues, type ActionResult, type FormValues } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
-import { createApiToken, missingStores, revokeApiToken } from "@/lib/auth/tokens";
+import { missingStores } from "@/lib/auth/tokens";
+import { governance } from "@/lib/backend/governance";
 import { createUser, setUserDisabled, setUserPassword, type Role } from "@/lib/auth/users";
 import { AppError } from "@/lib/errors";
 
@@ -85,7 +86,7 @@ export async function createTokenAction(_prev: ActionResult<{ token: string }> |
     const stores = storesField.parse(String(form.get("stores") ?? ""));
     assertStoresExistUnlessNew(stores, form.get("allow_new_stores") === "on");
     const label = String(form.get("label") ?? "");
-    const { token, info } = createApiToken({
+    const { token, info } = await governance().createApiToken({
       input: {
         label,
         agent_id: String(form.get("agent_id") ?? ""),
@@ -107,7 +108,7 @@ export async function revokeTokenAction(_prev: ActionResult | null, form: FormDa
     const admin = await requireRoleForAction("admin");
     assertForm(form);
     const id = z.coerce.number().int().positive().parse(form.get("id"));
-    const info = revokeApiToken({ id, actor: `user:${admin.username}`, reason: "revoked from the Admin page" });
+    const info = await governance().revokeApiToken({ id, actor: `user:${admin.username}`, reason: "revoked from the Admin page" });
     revalidatePath("/admin");
     return { ok: true, message: `Token "${info.label}" revoked.` };
   } catch (e) {

@@ -3,9 +3,8 @@ import { formatTime } from "@/lib/format";
 import Link from "next/link";
 import { requireAdmin } from "@/app/_server/session";
 import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton, UserStatusButton } from "@/components/admin-forms";
-import { listApiTokens } from "@/lib/auth/tokens";
+import { governance } from "@/lib/backend/governance";
 import { listUsers } from "@/lib/auth/users";
-import { listAuditTail } from "@/lib/governance/audit";
 import { listStoreNames } from "@/lib/db/store-names";
 import { TimeAgo } from "@/components/time-ago";
 import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction, setUserDisabledAction } from "./actions";
@@ -16,8 +15,8 @@ import { AuditTailTable } from "@/components/audit-tail-table";
 export default async function AdminPage() {
   const user = await requireAdmin();
   const users = listUsers();
-  const tokens = listApiTokens();
-  const audit = listAuditTail({ limit: 20 });
+  const tokens = await governance().listApiTokens({});
+  const audit = await governance().listAuditTail({ limit: 20 });
   const now = requestTime();
   const stores = listStoreNames();
   return (

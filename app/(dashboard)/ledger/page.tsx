@@ -3,7 +3,8 @@ import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
-import { listTasksByFilter, listTasksQuerySchema, VERDICTS } from "@/lib/governance/ledger";
+import { listTasksQuerySchema, VERDICTS } from "@/lib/governance/ledger";
+import { governance } from "@/lib/backend/governance";
 import { requireUser } from "@/app/_server/session";
 import { filledParams } from "@/app/_server/pages";
 
@@ -28,7 +29,7 @@ export default async function LedgerPage({ searchParams }: Props) {
     limit: 50,
     offset: (page - 1) * 50,
   });
-  const result = parsed.success ? listTasksByFilter(parsed.data) : null;
+  const result = parsed.success ? await governance().listTasks({ input: parsed.data }) : null;
   const pageLink = (p: number) => `/ledger?${new URLSearchParams({ ...raw, page: String(p) }).toString()}`;
   return (
     <div className="space-y-6">

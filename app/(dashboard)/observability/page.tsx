@@ -4,8 +4,7 @@ import { ERROR_LINES, LATENCY_LINES, PERCENTILE_NOTE } from "@/components/chart-
 import { ChartTimeSeries } from "@/components/chart-time-series";
 import { HealthPickers } from "@/components/health-pickers";
 import { formatBytes, formatCount, formatNumber, formatTime } from "@/lib/format";
-import { listAuditTail } from "@/lib/governance/audit";
-import { getDialecticActivity } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { getGovernanceStatus } from "@/lib/governance/status";
 import { loadObservabilityDashboard } from "@/lib/metrics/health";
 import { parseRange } from "@/lib/metrics/preparers";
@@ -23,10 +22,10 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
   const sp = await searchParams;
   const d = loadObservabilityDashboard({ range: parseRange(one(sp.range)) });
   const longRange = d.range === "7d" || d.range === "30d";
-  const dialectic = getDialecticActivity();
+  const dialectic = await governance().getDialecticActivity({});
   const gov = getGovernanceStatus();
   const stores = listStores();
-  const audit = listAuditTail({ limit: 15 });
+  const audit = await governance().listAuditTail({ limit: 15 });
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Observability</h1>

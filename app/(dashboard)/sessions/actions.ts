@@ -4,7 +4,7 @@ import { revalidatePath } from "next/cache";
 import { requireRoleForAction } from "@/app/_server/session";
 import { actorOf } from "@/lib/auth/actor";
 import { clientIdSchema } from "@/lib/common";
-import { abandonDialecticSessionAsAdmin, annotateDialecticSession } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 
 // Server actions are public endpoints: each checks the session and role itself.
@@ -18,7 +18,7 @@ export async function annotateSessionAction(_prev: ActionResult | null, form: Fo
     const user = await requireRoleForAction("editor");
     assertForm(form);
     const sessionId = clientIdSchema.parse(form.get("session_id"));
-    annotateDialecticSession({ sessionId, input: { body: String(form.get("body") ?? "") }, actor: actorOf(user) });
+    await governance().annotateDialecticSession({ sessionId, input: { body: String(form.get("body") ?? "") }, actor: actorOf(user) });
     revalidatePath(sessionHref(sessionId));
     return { ok: true, message: "Note added." };
   } catch (e) {
@@ -33,7 +33,7 @@ export async function abandonSessionAction(_prev: ActionResult | null, form: For
     assertForm(form);
     const sessionId = clientIdSchema.parse(form.get("session_id"));
     const reason = String(form.get("reason") ?? "").trim();
-    const session = abandonDialecticSessionAsAdmin({ sessionId, actor: actorOf(admin), reason: reason || undefined });
+    const session = await governance().abandonDialecticSessionAsAdmin({ sessionId, actor: actorOf(admin), reason: reason || undefined });
     revalidatePath(sessionHref(sessionId));
     revalidatePath("/sessions");
     return { ok: true, message: `Session ${session.sessionId} is ${session.status}: ${session.failureReason ?? ""}` };

@@ -5,7 +5,8 @@ import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
 import { z } from "zod";
 import { agentIdSchema } from "@/lib/common";
-import { getDialecticActivity, listDialecticSessionsByAgent, PHASES, ROLES, sessionIdleClock, STATUSES, type SessionView } from "@/lib/governance/dialectic";
+import { PHASES, ROLES, sessionIdleClock, STATUSES, type SessionView } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { timeCall } from "@/lib/http/request-timer";
 import { requireUser } from "@/app/_server/session";
 import { filledParams } from "@/app/_server/pages";
@@ -42,10 +43,10 @@ export default async function SessionsPage({ searchParams }: Props) {
   const parsed = sessionFilterSchema.safeParse(raw);
   const f = parsed.success ? parsed.data : null;
   const result = f
-    ? timeCall("dialectic list", () => listDialecticSessionsByAgent({ agentId: f.agent, role: f.role, status: f.status, phase: f.phase, topic: f.topic, limit: PAGE_SIZE, offset: (f.page - 1) * PAGE_SIZE }))
+    ? await timeCall("dialectic list", () => governance().listDialecticSessions({ agentId: f.agent, role: f.role, status: f.status, phase: f.phase, topic: f.topic, limit: PAGE_SIZE, offset: (f.page - 1) * PAGE_SIZE }))
     : null;
   // Latency of these queries is on Observability (and GET /api/v1/dialectic/metrics), not here: this page is for people following reviews.
-  const metrics = getDialecticActivity();
+  const metrics = await governance().getDialecticActivity({});
   const failedLastDay = metrics.failedPerHour.reduce((n, h) => n + h.failed, 0);
   const pageLink = (p: number) => `/sessions?${new URLSearchParams({ ...raw, page: String(p) }).toString()}`;
   return (

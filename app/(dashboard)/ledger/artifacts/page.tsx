@@ -4,7 +4,8 @@ import { LedgerHash } from "@/components/ledger-hash";
 import { LedgerRunTimeline } from "@/components/ledger-run-timeline";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
-import { artifactLookupSchema, getProofsByArtifact } from "@/lib/governance/ledger";
+import { artifactLookupSchema } from "@/lib/governance/ledger";
+import { governance } from "@/lib/backend/governance";
 import { requireUser } from "@/app/_server/session";
 import { filledParams } from "@/app/_server/pages";
 
@@ -26,7 +27,7 @@ export default async function ArtifactPage({ searchParams }: Props) {
     );
   }
   const q = parsed.data;
-  const proofs = getProofsByArtifact(q);
+  const proofs = await governance().getProofsByArtifact({ input: q });
   return (
     <div className="space-y-6">
       <div className="space-y-1">

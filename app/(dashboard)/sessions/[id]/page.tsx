@@ -8,7 +8,8 @@ import { SessionAnnotations } from "@/components/session-annotations";
 import { SessionAbandonForm, SessionNoteForm } from "@/components/session-notes";
 import { roleAtLeast } from "@/lib/auth/users";
 import { formatTime } from "@/lib/format";
-import { ANNOTATION_MAX_CHARS, getDialecticSessionById, listDialecticAnnotations, sessionIdleClock, verifyDialecticSession, type SessionView } from "@/lib/governance/dialectic";
+import { ANNOTATION_MAX_CHARS, sessionIdleClock, type SessionView } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { timeCall } from "@/lib/http/request-timer";
 import { requireUser } from "@/app/_server/session";
 import { findByClientId } from "@/app/_server/pages";
@@ -16,8 +17,8 @@ import { abandonSessionAction, annotateSessionAction } from "../actions";
 
 type Props = { params: Promise<{ id: string }> };
 
-function load(id: string): SessionView {
-  const session = findByClientId(id, (sessionId) => timeCall("dialectic detail", () => getDialecticSessionById({ sessionId })));
+async function load(id: string): Promise<SessionView> {
+  const session = await findByClientId(id, (sessionId) => timeCall("dialectic detail", () => governance().getDialecticSession({ sessionId })));
   if (!session) notFound();
   return session;
 }
@@ -25,12 +26,12 @@ function load(id: string): SessionView {
 export default async function SessionPage({ params }: Props) {
   const user = await requireUser();
   const { id } = await params;
-  const session = load(decodeURIComponent(id));
+  const session = await load(decodeURIComponent(id));
   const messages = session.messages ?? [];
-  const notes = listDialecticAnnotations({ sessionId: session.sessionId });
+  const notes = await governance().listDialecticAnnotations({ sessionId: session.sessionId });
   const clock = sessionIdleClock(session);
-  // Checked against SQLite on every view: the page says whether the transcript is intact.
-  const signatures = verifyDialecticSession({ sessionId: session.sessionId });
+  // Checked against the database on every view: the page says whether the transcript is intact.
+  const signatures = await governance().verifyDialecticSession({ sessionId: session.sessionId });
   return (
     <div className="space-y-6">
       <div className="space-y-1">

@@ -5,14 +5,15 @@ import { LedgerHash } from "@/components/ledger-hash";
 import { LedgerRunTimeline } from "@/components/ledger-run-timeline";
 import { LedgerVerdictBadge } from "@/components/ledger-verdict-badge";
 import { formatTime } from "@/lib/format";
-import { getTaskStatusById, type TaskStatus } from "@/lib/governance/ledger";
+import type { TaskStatus } from "@/lib/governance/ledger";
+import { governance } from "@/lib/backend/governance";
 import { requireUser } from "@/app/_server/session";
 import { findByClientId } from "@/app/_server/pages";
 
 type Props = { params: Promise<{ id: string }> };
 
-function load(id: string): TaskStatus {
-  const status = findByClientId(id, (taskId) => getTaskStatusById({ taskId }));
+async function load(id: string): Promise<TaskStatus> {
+  const status = await findByClientId(id, (taskId) => governance().getTaskStatus({ taskId }));
   if (!status) notFound();
   return status;
 }
@@ -20,7 +21,7 @@ function load(id: string): TaskStatus {
 export default async function TaskPage({ params }: Props) {
   await requireUser();
   const { id } = await params;
-  const { task, runs, validations, overrides, artifacts, verdict } = load(decodeURIComponent(id));
+  const { task, runs, validations, overrides, artifacts, verdict } = await load(decodeURIComponent(id));
   return (
     <div className="space-y-6">
       <div className="space-y-1">

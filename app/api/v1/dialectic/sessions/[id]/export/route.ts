@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { dialecticSnapshotResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { getDialecticSessionForAgent } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
 import { callerOf } from "@/lib/api/respond";
 import { clientIdSchema } from "@/lib/common";
@@ -11,8 +11,8 @@ export const GET = defineRoute({
   auth: "read",
   response: dialecticSnapshotResponse,
   params: z.object({ id: clientIdSchema }).strict(),
-  handler: ({ params, principal }) => {
-    getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) });
+  handler: async ({ params, principal }) => {
+    await governance().getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) });
     return exportDialecticSessions({ sessionId: params.id });
   },
 });
