@@ -2,7 +2,7 @@
  * Tiny CLI toolkit: commands, flags, --json output, progress bars on stderr,
  * and exit codes scripts can trust (0 ok, 1 failure found, 2 usage error).
  */
-import { ConfigError } from "../lib/config";
+import { ConfigError, CONFIG_DOCS } from "../lib/config";
 import { registerEmbeddableKinds } from "../lib/embeddable-kinds";
 import { isAppError } from "../lib/errors";
 
@@ -75,7 +75,13 @@ export async function runCli(commands: Command[], argv: string[]): Promise<numbe
     .sort((a, b) => b.name.split(" ").length - a.name.split(" ").length)
     .find((c) => c.name.split(" ").every((w, i) => positional[i] === w));
   if (!cmd || flags.help === true) {
-    const lines = ["usage: dualmind <command> [--json]", "", ...commands.map((c) => `  ${c.usage.padEnd(64)} ${c.summary}`)];
+    const lines = [
+      "usage: dualmind <command> [--json]",
+      "",
+      ...commands.map((c) => `  ${c.usage.padEnd(64)} ${c.summary}`),
+      "",
+      `With DATABASE_URL: ${CONFIG_DOCS.find((d) => d.variable === "DATABASE_URL")?.meaning}.`,
+    ];
     (cmd || flags.help === true ? process.stdout : process.stderr).write(lines.join("\n") + "\n");
     return cmd || flags.help === true ? 0 : 2;
   }

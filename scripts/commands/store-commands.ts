@@ -4,7 +4,7 @@ import { retryParkedEmbeddings } from "../../lib/embed/queue";
 import { getEmbeddingStatus } from "../../lib/embed/status";
 import { rebuildAnnIndexes, rebuildVecIndex } from "../../lib/embed/vector-index";
 import { createStore, listStores, openStore } from "../../lib/stores/stores";
-import { verifyAuditChain } from "../../lib/governance/audit";
+import { verifyAuditChain, type AuditVerification } from "../../lib/governance/audit";
 import { verifyAuditChainPg } from "../../lib/governance/audit-pg";
 import { getPg } from "../../lib/db/pg";
 import { formatBytes } from "../../lib/format";
@@ -85,12 +85,19 @@ export const storeCommands: Command[] = [
   {
     name: "audit verify",
     usage: "audit verify",
-    summary: "verify the audit log's hash chain (exit 1 if broken); with DATABASE_URL, the PostgreSQL one",
+    summary: "verify the audit log's hash chain (exit 1 if broken); with DATABASE_URL, the ledger's chain on PostgreSQL and the local one (stores, users) in governance.db",
     run: async ({ out }) => {
       const pg = getPg();
-      const v = pg ? await verifyAuditChainPg({ db: (await pg).db }) : verifyAuditChain();
-      out(v.ok ? `audit chain ok (${v.entries} entries)` : `audit chain BROKEN at entry ${v.brokenAtId}: ${v.reason}`, v);
-      return v.ok ? 0 : 1;
+      const say = (v: AuditVerification) => (v.ok ? `audit chain ok (${v.entries} entries)` : `audit chain BROKEN at entry ${v.brokenAtId}: ${v.reason}`);
+      const local = verifyAuditChain();
+      if (!pg) {
+        out(say(local), local);
+        return local.ok ? 0 : 1;
+      }
+      // Two chains while stores and users are still on SQLite: each verified on its own.
+      const ledger = await verifyAuditChainPg({ db: (await pg).db });
+      out(`PostgreSQL (ledger): ${say(ledger)}\nlocal governance.db (stores, users): ${say(local)}`, { postgres: ledger, sqlite: local });
+      return ledger.ok && local.ok ? 0 : 1;
     },
   },
 ];

@@ -1,20 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resetConfigForTests } from "@/lib/config";
 import { closePg, getPg } from "@/lib/db/pg";
 import { appendAuditPg } from "@/lib/governance/audit-pg";
 import type { Command, CommandContext } from "@/scripts/cli-kit";
 import { dbCommands } from "@/scripts/commands/db-commands";
 import { storeCommands } from "@/scripts/commands/store-commands";
+import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 
+let env: ReturnType<typeof useTempDataDir>;
 beforeAll(async () => {
-  process.env.DATABASE_URL = await createTestDatabase();
-  resetConfigForTests();
+  env = useTempDataDir({ DATABASE_URL: await createTestDatabase() });
 });
 afterAll(async () => {
   await closePg();
-  delete process.env.DATABASE_URL;
-  resetConfigForTests();
+  env.cleanup();
 });
 
 async function run(commands: Command[], name: string) {
@@ -25,18 +24,18 @@ async function run(commands: Command[], name: string) {
 }
 
 describe("the CLI with DATABASE_URL", () => {
-  it("migrate applies the PostgreSQL governance schema and says stores are not there yet", async () => {
+  it("migrate applies the PostgreSQL governance schema, and the local SQLite files stores still live in", async () => {
     const r = await run(dbCommands, "migrate");
     expect(r.code).toBe(0);
-    expect(r.data).toEqual({ backend: "postgres", governance: expect.stringMatching(/^\d{4}_/) });
+    expect(r.data).toEqual({ backend: "postgres", governance: expect.stringMatching(/^\d{4}_/), stores: [] });
     expect(r.human).toContain("stores are not on PostgreSQL yet");
   });
 
-  it("audit verify walks the PostgreSQL chain and exits 1 at a tampered entry", async () => {
+  it("audit verify walks the PostgreSQL chain and the local one, and exits 1 at a tampered entry", async () => {
     const { db, pool } = await getPg()!;
     for (const action of ["token.create", "store.create", "task.create"]) await appendAuditPg({ db, entry: { actor: "user:ann", action } });
     const ok = await run(storeCommands, "audit verify");
-    expect(ok).toMatchObject({ code: 0, human: "audit chain ok (3 entries)" });
+    expect(ok).toMatchObject({ code: 0, human: "PostgreSQL (ledger): audit chain ok (3 entries)\nlocal governance.db (stores, users): audit chain ok (0 entries)" });
     await pool.query("update audit_log set reason = 'rewritten' where id = 2");
     const broken = await run(storeCommands, "audit verify");
     expect(broken.code).toBe(1);
