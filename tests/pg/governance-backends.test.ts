@@ -158,6 +158,26 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     expect(abandoned.json.session).toMatchObject({ status: "failed", failure_reason: "abandoned by bob: out of scope" });
   });
 
+  it("serves the dashboard's reads and people's actions: notes, an admin's abandon (audited), activity counts, the audit tail", async () => {
+    await callRoute(sessionsRoute.POST, { token: tok.alice, body: { session_id: "dash", topic: "dashboard", reviewer_agent_id: "bob" } });
+    await callRoute(sessionsRoute.POST, { token: tok.alice, body: { session_id: "dash2", topic: "still open" } });
+    await callRoute(messagesRoute.POST, { token: tok.alice, params: { id: "dash" }, body: { message_type: "thesis", reasoning: "r" } });
+    const note = await governance().annotateDialecticSession({ sessionId: "dash", input: { body: "looks right" }, actor: "user:ann" });
+    expect(note).toMatchObject({ sessionId: "dash", author: "user:ann", body: "looks right" });
+    expect((await governance().listDialecticAnnotations({ sessionId: "dash" })).map((n) => n.body)).toEqual(["looks right"]);
+    const ended = await governance().abandonDialecticSessionAsAdmin({ sessionId: "dash", actor: "user:ann", reason: "stale" });
+    expect(ended).toMatchObject({ status: "failed", failureReason: "abandoned by user:ann (admin): stale" });
+    const view = await governance().getDialecticSession({ sessionId: "dash" });
+    expect(view.messages!.map((m) => m.seq)).toEqual([1]);
+    const activity = await governance().getDialecticActivity({});
+    expect(activity).toMatchObject({ activeSessions: 1, messagesLastHour: 1 });
+    expect(activity.failedPerHour.reduce((n, h) => n + h.failed, 0)).toBe(1);
+    const tail = await governance().listAuditTail({ limit: 2 });
+    expect(tail.map((r) => r.action)).toEqual(["dialectic.abandon", "dialectic.annotate"]);
+    const listed = await governance().listTasks({ input: {} });
+    expect(listed).toEqual({ tasks: [], total: 0 });
+  });
+
   it("answers the same through MCP tools with the token's agent", async () => {
     const principal = { tokenId: null, agentId: "alice", label: "alice", scopes: ["write" as const], stores: null };
     const server = createMcpServer({ principal });
