@@ -20,6 +20,8 @@ import {
   recordValidationSchema,
   sameAgentFact,
   toValidation,
+  validationFacts,
+  assertSameValidationRetry,
   type ArtifactProofs,
   type ListTasksQuery,
   type TaskStatus,
@@ -254,12 +256,12 @@ export async function recordValidationPg({
       const [run] = await tx.select({ taskId: skillRuns.taskId }).from(skillRuns).where(eq(skillRuns.runId, parsed.run_id));
       if (!run || run.taskId !== taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
     }
-    const facts = { taskId, agentId: caller.agentId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
+    const facts = validationFacts(parsed, taskId, caller.agentId);
     // Validations of this task are serialized by the task lock; an id reused on another task meets the primary key.
     const [existing] = await tx.select().from(validations).where(eq(validations.validationId, validationId));
     if (existing) {
       const v = toValidationPg(existing);
-      assertSameRetry("validation", validationId, { taskId: v.taskId, agentId: sameAgentFact(v.agentId, caller.agentId), runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, facts);
+      assertSameValidationRetry(v, facts);
       return { validation: v, created: false };
     }
     const [row] = await tx

@@ -359,6 +359,15 @@ export function recordRunFinish({ taskId, runId, input, caller }: { taskId: stri
     .immediate();
 }
 
+/** What a validation request says, and the check that a retry with the same id says the same (both backends). */
+export function validationFacts(parsed: z.output<typeof recordValidationSchema>, taskId: string, agentId: string) {
+  return { taskId, agentId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
+}
+
+export function assertSameValidationRetry(v: Validation, facts: ReturnType<typeof validationFacts>): void {
+  assertSameRetry("validation", v.validationId, { taskId: v.taskId, agentId: sameAgentFact(v.agentId, facts.agentId), runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, facts);
+}
+
 /** Record a validation; only the requester, an assignee or an admin may, and the caller is recorded as its agent. */
 export function recordValidation({ taskId, input, caller }: { taskId: string; input: z.input<typeof recordValidationSchema>; caller: LedgerCaller }): { validation: Validation; created: boolean } {
   const parsed = recordValidationSchema.parse(input);
@@ -371,11 +380,11 @@ export function recordValidation({ taskId, input, caller }: { taskId: string; in
         const run = db.select({ taskId: skillRuns.taskId }).from(skillRuns).where(eq(skillRuns.runId, parsed.run_id)).get();
         if (!run || run.taskId !== taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
       }
-      const facts = { taskId, agentId: caller.agentId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
+      const facts = validationFacts(parsed, taskId, caller.agentId);
       const existing = db.select().from(validations).where(eq(validations.validationId, validationId)).get();
       if (existing) {
         const v = toValidation(existing);
-        assertSameRetry("validation", validationId, { taskId: v.taskId, agentId: sameAgentFact(v.agentId, caller.agentId), runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, facts);
+        assertSameValidationRetry(v, facts);
         return { validation: v, created: false };
       }
       const row = db
