@@ -62,11 +62,14 @@ function isPgUnavailable(code: string | null, message: string): boolean {
   // Connection exceptions — but not 08P01 (protocol violation), which a client bug raises (wrong parameter count):
   // that is a 500 to fix, not a 503 to retry forever.
   if (code !== null && PG_CONNECTION_LOST.has(code)) return true;
+  // The socket never opened (server down, wrong host): node's own codes, before PostgreSQL can say anything.
+  if (code !== null && SOCKET_UNREACHABLE.has(code)) return true;
   // node-postgres says these without a code: the pool gave up waiting for a free connection, or the connection died.
   return PG_DRIVER_UNAVAILABLE.has(message);
 }
 
 const PG_CONNECTION_LOST = new Set(["08000", "08001", "08003", "08004", "08006"]);
+const SOCKET_UNREACHABLE = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH"]);
 
 const PG_DRIVER_UNAVAILABLE = new Set([
   "timeout exceeded when trying to connect",

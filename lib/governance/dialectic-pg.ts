@@ -48,7 +48,7 @@ import {
  * row (SELECT … FOR UPDATE) before reading the transcript's tail, so posts to
  * one session from any connection of any replica queue one behind the other:
  * each sees the previous message, takes seq + 1 and chains its signature to
- * it. The unique (session_id, seq) index is the backstop. Sessions of
+ * it. The unique (session_id, seq) index is the backstop. Posts to
  * different sessions proceed in parallel. There is no read-through cache
  * here: with several replicas it would serve another replica's stale turn.
  */

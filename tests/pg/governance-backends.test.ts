@@ -31,6 +31,20 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 const HASH = "b".repeat(64);
 const BACKENDS = ["sqlite", "postgres"] as const;
 
+describe("governance ledger with PostgreSQL down", () => {
+  it("answers 503 (retry), not 500, when DATABASE_URL names a server that refuses connections", async () => {
+    const env = useTempDataDir({ DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" });
+    try {
+      const r = await callRoute(tasksRoute.GET, { token: "dm_anything" });
+      expect(r.status).toBe(503);
+      expect(r.json.error.code).toBe("unavailable");
+    } finally {
+      await closePg();
+      env.cleanup();
+    }
+  });
+});
+
 describe.each(BACKENDS)("governance ledger on %s", (backend) => {
   let env: ReturnType<typeof useTempDataDir>;
   const tok: Record<string, string> = {};
