@@ -4,7 +4,7 @@ import { sha256Hex } from "../common";
 import { chunks as chunksTable, documents } from "../db/schema/pg/store";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit-pg";
-import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../stores/stores-pg";
+import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import type { IngestResult, putDocumentsSchema } from "./ingest";
 import { kindForPath } from "./paths";
@@ -47,37 +47,33 @@ export async function ingestDocumentPg({
         .where(eq(documents.path, path))
         .for("update")
     )[0];
-  let existing = await lockDocument();
-  if (existing && existing.origin !== origin) throw new AppError("conflict", `${path} is already indexed as a ${existing.origin} document`);
-  if (existing && existing.sha256 === sha256) {
-    const stale = await tx.select({ id: chunksTable.id }).from(chunksTable).where(and(eq(chunksTable.docId, existing.docId), sql`${chunksTable.chunkingVersion} <> ${CHUNKING_VERSION}`)).limit(1);
-    if (stale.length === 0) {
-      const [{ n }] = await tx.select({ n: count() }).from(chunksTable).where(eq(chunksTable.docId, existing.docId));
-      return { path, docId: existing.docId, status: "unchanged", chunks: n, insertedChunkRowids: [], removedChunkRowids: [] };
-    }
-  }
   const bytes = Buffer.byteLength(text, "utf8");
   const content = origin === "api" ? text : null;
-  let status: IngestResult["status"] = existing ? "changed" : "added";
+  let existing = await lockDocument();
+  let docId: number;
   if (!existing) {
     const [inserted] = await tx
       .insert(documents)
       .values({ path, origin, kind, sha256, bytes, mtime, content, indexedAt: now })
       .onConflictDoNothing({ target: documents.path })
       .returning({ docId: documents.docId });
-    if (inserted) existing = { docId: inserted.docId, sha256, origin };
-    else {
-      // Another transaction inserted this path first and has committed (the unique index waited for it).
-      existing = await lockDocument();
-      if (!existing) throw new Error(`ingest of ${path}: no document after a conflicting insert`);
-      if (existing.origin !== origin) throw new AppError("conflict", `${path} is already indexed as a ${existing.origin} document`);
-      status = "changed";
+    // No row: another transaction inserted this path first and has committed (the unique index waited for it).
+    if (!inserted) existing = await lockDocument();
+    if (!inserted && !existing) throw new Error(`ingest of ${path}: no document after a conflicting insert`);
+    docId = inserted?.docId ?? existing!.docId;
+  } else docId = existing.docId;
+  if (existing) {
+    if (existing.origin !== origin) throw new AppError("conflict", `${path} is already indexed as a ${existing.origin} document`);
+    if (existing.sha256 === sha256) {
+      const stale = await tx.select({ id: chunksTable.id }).from(chunksTable).where(and(eq(chunksTable.docId, docId), sql`${chunksTable.chunkingVersion} <> ${CHUNKING_VERSION}`)).limit(1);
+      if (stale.length === 0) {
+        const [{ n }] = await tx.select({ n: count() }).from(chunksTable).where(eq(chunksTable.docId, docId));
+        return { path, docId, status: "unchanged", chunks: n, insertedChunkRowids: [], removedChunkRowids: [] };
+      }
     }
-  }
-  const docId = existing.docId;
-  if (status === "changed") {
     await tx.update(documents).set({ kind, sha256, bytes, mtime, content, indexedAt: now }).where(eq(documents.docId, docId));
   }
+  const status: IngestResult["status"] = existing ? "changed" : "added";
   const chunks = chunkDocument({ path, kind, text });
   const wanted = new Set(chunks.map((c) => c.chunkId));
   const old = await tx.select({ id: chunksTable.id, chunkId: chunksTable.chunkId, chunkingVersion: chunksTable.chunkingVersion }).from(chunksTable).where(eq(chunksTable.docId, docId));

@@ -5,7 +5,7 @@ import type { z } from "zod";
 import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit-pg";
-import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../stores/stores-pg";
+import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { deleteDocumentByPathPg, ingestDocumentPg } from "./ingest-pg";
 import type { IngestResult } from "./ingest";

@@ -2,7 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Fingerprint } from "../embed/providers";
 import { AppError } from "../errors";
 import { answerReason, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
-import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../stores/stores-pg";
+import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { DOCUMENT_POOL, DOCUMENT_SCORING, groupByDocument, MAX_VECTOR_DEPTH, POOL, whyChunk, type Candidate, type ChunkDetail, type SearchHit, type SearchInput, type SearchResult } from "./search";
 import { vectorNeighboursPg } from "./vectors-pg";
 

@@ -1,6 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import { chunkEmbeddings } from "../db/schema/pg/store";
-import type { PgStoreTx } from "../stores/stores-pg";
+import type { PgStoreTx } from "../db/pg-store";
 
 /**
  * Chunk vectors on PostgreSQL. They are stored L2-normalized as real[]

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { listAuditTailPg, verifyAuditChainPg } from "@/lib/governance/audit-pg";
 import { putDocumentsPg } from "@/lib/index/ingest-pg";
-import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, openCoreForPg, openStorePg, storeSchemaName, storeSchemaVersion, withStoreTx } from "@/lib/stores/stores-pg";
+import { storeSchemaName, storeSchemaVersion, withStoreTx } from "@/lib/db/pg-store";
+import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, openCoreForPg, openStorePg } from "@/lib/stores/stores-pg";
 import { createTestDatabase } from "./helpers";
 
 let pg: PgHandle;

@@ -9,7 +9,8 @@ import { createMemoryPg, deleteMemoryPg, exportMemoriesPg, getMemoryByPathPg, im
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
 import { createStore, openStore } from "@/lib/stores/stores";
-import { createStorePg, describeStorePg, openStorePg, type PgStoreHandle } from "@/lib/stores/stores-pg";
+import type { PgStoreHandle } from "@/lib/db/pg-store";
+import { createStorePg, describeStorePg, openStorePg } from "@/lib/stores/stores-pg";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 

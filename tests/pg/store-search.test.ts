@@ -11,7 +11,8 @@ import { searchStorePg, type PgQueryVector } from "@/lib/index/search-pg";
 import { listChunksWithoutEmbeddingPg, putChunkEmbeddingsPg } from "@/lib/index/vectors-pg";
 import { createMemoryPg } from "@/lib/index/memories-pg";
 import { createMemorySchema } from "@/lib/index/memories";
-import { createStorePg, openCoreForPg, openStorePg, withStoreTx, type PgStoreHandle } from "@/lib/stores/stores-pg";
+import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
+import { createStorePg, openCoreForPg, openStorePg } from "@/lib/stores/stores-pg";
 import { createTestDatabase } from "./helpers";
 
 let pg: PgHandle;
@@ -56,6 +57,22 @@ describe("PostgreSQL ingest", () => {
     const paths = await withStoreTx({ handle: store, readOnly: true }, async (tx) => (await tx.execute(sql`select path from documents where path like 'mixed/%'`)).rows);
     expect(paths).toEqual([{ path: "mixed/ok.md" }]);
     await withStoreTx({ handle: store }, (tx) => tx.execute(sql`delete from documents where path like 'mixed/%'`));
+  });
+
+  it("two replicas putting the same new documents at once: each stored once, no error, the loser sees it unchanged", async () => {
+    const other = await openPgHandle({ url: pg.url, max: 3 });
+    try {
+      const replica = await openStorePg({ pg: other, store: "kb" });
+      const docs = Array.from({ length: 5 }, (_, i) => ({ path: `race/doc-${i}.md`, content: `# Race ${i}\n${"Same words for both replicas. ".repeat(120)}` }));
+      const [a, b] = await Promise.all([put(store, docs), put(replica, [...docs].reverse())]);
+      const statuses = [...a, ...b].map((r) => r.status).sort();
+      expect(statuses).toEqual([...Array(5).fill("added"), ...Array(5).fill("unchanged")]);
+      const counts = await withStoreTx({ handle: store, readOnly: true }, async (tx) => (await tx.execute(sql`select count(distinct d.doc_id)::int as docs, count(*)::int as chunks from documents d join chunks c on c.doc_id = d.doc_id where d.path like 'race/%'`)).rows[0]);
+      const expectedChunks = docs.reduce((n, d) => n + chunkDocument({ path: d.path, kind: "markdown", text: d.content }).length, 0);
+      expect(counts).toEqual({ docs: 5, chunks: expectedChunks });
+    } finally {
+      await closePgHandle(other);
+    }
   });
 
   it("deleting a document removes its chunks and their full-text entries", async () => {
