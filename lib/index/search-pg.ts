@@ -62,7 +62,7 @@ export function chunkFiltersPg({ input, now }: { input: SearchInput; now: number
   return where;
 }
 
-type LexicalRow = { id: number; score: number };
+type LexicalRow = { id: number; score: number; detail: ChunkDetail; /** ts_headline, when it was asked for this row. */ snip: string | null };
 
 /** The tsquery's text form (what `match` reports), or null when no word is left (all stopwords, say). */
 async function tsqueryText(tx: PgStoreTx, query: SQL): Promise<string | null> {
@@ -70,16 +70,27 @@ async function tsqueryText(tx: PgStoreTx, query: SQL): Promise<string | null> {
   return row.q === "" ? null : row.q;
 }
 
-async function lexicalLeg({ tx, tsq, where, take }: { tx: PgStoreTx; tsq: string; where: SQL[]; take: number }): Promise<LexicalRow[]> {
+/**
+ * The best `take` chunks by ts_rank_cd that pass the filters, with their
+ * details, and headlines for ranks [headlines.from, headlines.to] (the rows
+ * that can be on the page), in one statement.
+ */
+async function lexicalLeg({ tx, tsq, where, take, headlines }: { tx: PgStoreTx; tsq: string; where: SQL[]; take: number; headlines: { from: number; to: number } }): Promise<LexicalRow[]> {
   // `tsq` is PostgreSQL's own text form of the query built above, passed back as a parameter.
-  const rows = await rowsOf<{ id: string; score: number }>(
+  const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null }>(
     tx,
-    sql`select c.id, ts_rank_cd(c.tsv, q.query, 1) as score
-      from (select ${tsq}::tsquery as query) q, chunks c join documents d on d.doc_id = c.doc_id
-      where c.tsv @@ q.query${sql.join(where.map((w) => sql` and ${w}`))}
-      order by score desc, c.id limit ${take}`,
+    sql`with q as (select ${tsq}::tsquery as query),
+      ranked as (
+        select c.id, ts_rank_cd(c.tsv, q.query, 1) as score from q, chunks c join documents d on d.doc_id = c.doc_id
+        where c.tsv @@ q.query${sql.join(where.map((w) => sql` and ${w}`))}
+        order by score desc, c.id limit ${take}),
+      numbered as (select ranked.*, row_number() over (order by score desc, id) as rn from ranked)
+      select r.id, r.score, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
+        case when r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.query, ${HEADLINE_OPTIONS}) end as snip
+      from numbered r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id, q
+      order by r.rn`,
   );
-  return rows.map((r) => ({ id: Number(r.id), score: Number(r.score) }));
+  return rows.map(({ score, snip, ...d }) => ({ id: Number(d.id), score: Number(score), snip, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }));
 }
 
 async function chunkDetails(tx: PgStoreTx, ids: number[]): Promise<Map<number, ChunkDetail>> {
@@ -146,11 +157,15 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
   const query = tsqueryFor(terms, matchMode);
   const where = chunkFiltersPg({ input, now });
 
+  // Full-text answers (chunk hits, one store) have their page in each store's ranks offset+1…offset+limit, so their
+  // headlines come with the ranking; with core, the top offset+limit of each; hybrid and grouped answers fetch them after fusion.
+  const pageHeadlines =
+    input.mode === "fts" && !grouped ? (core ? (input.offset + input.limit <= 100 ? { from: 1, to: input.offset + input.limit } : { from: 0, to: -1 }) : { from: input.offset + 1, to: input.offset + input.limit }) : { from: 0, to: -1 };
   const legs: StoreLegs[] = [];
   for (const h of handles) {
     legs.push(
       await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
-        const leg: StoreLegs = { store: h.store, lexical: [], vector: [], belowFloor: 0, scanned: 0, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: await hasChunks(tx) };
+        const leg: StoreLegs = { store: h.store, lexical: [], vector: [], belowFloor: 0, scanned: 0, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
         if (queryVector && fp) {
           const knn = await vectorNeighboursPg({ tx, fingerprintId: fp.id, query: queryVector, k: take + 20, where });
           if (!knn.ok) leg.vectorFallback = { reason: knn.reason, message: `${h.store}: ${knn.message}` };
@@ -167,9 +182,13 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
         const lexicalWanted = input.mode !== "vector" || vectorFallback !== null || leg.vectorFallback !== null;
         if (query && lexicalWanted) {
           leg.tsq = await tsqueryText(tx, query);
-          if (leg.tsq) leg.lexical = await lexicalLeg({ tx, tsq: leg.tsq, where, take });
+          if (leg.tsq) leg.lexical = await lexicalLeg({ tx, tsq: leg.tsq, where, take, headlines: pageHeadlines });
         }
-        leg.details = await chunkDetails(tx, [...new Set([...leg.lexical.map((r) => r.id), ...leg.vector.map((r) => r.id)])]);
+        for (const r of leg.lexical) leg.details.set(r.id, r.detail);
+        const missing = leg.vector.map((r) => r.id).filter((id) => !leg.details.has(id));
+        for (const [id, d] of await chunkDetails(tx, missing)) leg.details.set(id, d);
+        // Whether there was anything to search only matters for an empty leg (store_empty vs no_match).
+        if (leg.lexical.length === 0 && leg.vector.length === 0) leg.searchable = await hasChunks(tx);
         return leg;
       }),
     );
@@ -181,9 +200,9 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
 
   // One ranking per signal over every searched store, as on SQLite.
   const byScore = <T extends { key: string; score: number }>(list: T[]) => list.sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
-  const lexical = byScore(legs.flatMap((l) => l.lexical.map((r) => ({ key: `${l.store}:${r.id}`, score: r.score }))));
+  const lexical = byScore(legs.flatMap((l) => l.lexical.map((r) => ({ key: `${l.store}:${r.id}`, score: r.score, snip: r.snip }))));
   const vectorRanked = vectorsAnswered ? byScore(legs.flatMap((l) => l.vector.map((r) => ({ key: `${l.store}:${r.id}`, score: r.similarity })))).slice(0, take) : [];
-  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score }]));
+  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip }]));
   const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, similarity: r.score }]));
   const detailOf = (key: string) => legs.find((l) => l.store === key.slice(0, key.indexOf(":")))?.details.get(Number(key.slice(key.indexOf(":") + 1)));
 
@@ -200,7 +219,7 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
         key,
         store: key.slice(0, key.indexOf(":")),
         detail,
-        fts: f ? { rank: f.rank, score: f.score, exactForms: null, snippet: "", highlights: [] } : null,
+        fts: f ? { rank: f.rank, score: f.score, exactForms: null, ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor(f.snip, detail)) } : null,
         vector: v ? { rank: v.rank, distance: 1 - v.similarity, similarity: v.similarity } : null,
         decay,
         score: raw * (decay ?? 1),
@@ -221,7 +240,8 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
   for (const h of handles) {
     const leg = legs.find((l) => l.store === h.store)!;
     if (!leg.tsq) continue;
-    const ids = shown.filter((c) => c.store === h.store && c.fts).map((c) => c.detail.id);
+    const ids = shown.filter((c) => c.store === h.store && c.fts && ftsPos.get(c.key)?.snip === null).map((c) => c.detail.id);
+    if (ids.length === 0) continue;
     const snips = await withStoreTx({ handle: h, readOnly: true }, (tx) => headlines(tx, leg.tsq!, ids));
     for (const c of shown) {
       const raw = c.store === h.store ? snips.get(c.detail.id) : undefined;

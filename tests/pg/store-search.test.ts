@@ -92,6 +92,7 @@ describe("PostgreSQL full-text search", () => {
       { path: "notes/cache.md", content: "# Caching\nThe cache layer stores rendered pages for an hour." },
       { path: "notes/deploy.md", content: "# Deploying\nDeployments run from the main branch after review." },
       { path: "code/router.ts", content: "export function route(path: string) { return handlers[path]; }" },
+      { path: "notes/tokens.md", content: "Call cfg.reload() from node_modules/pkg/index.js, see https://example.org/docs or mail ops@example.net." },
       { path: "notes/quotes.md", content: "Literal tricky text: a & b | c, it's O'Brien's \\backslash\\ and (parens) <-> :* here." },
     ]);
   });
@@ -103,6 +104,12 @@ describe("PostgreSQL full-text search", () => {
     expect(r.effectiveMode).toBe("fts");
     expect(r.results[0].snippet).toMatch(/proxy/i);
     expect(r.results[0].highlights.length).toBeGreaterThan(0);
+  });
+
+  it("splits words as FTS5 does: parts of dotted names, paths, URLs and e-mail addresses are found", async () => {
+    for (const q of ["reload", "cfg", "modules", "pkg", "docs", "ops"]) {
+      expect((await search(store, { q })).results.map((h) => h.path), q).toContain("notes/tokens.md");
+    }
   });
 
   it("match=all needs every word, match=any one of them", async () => {
