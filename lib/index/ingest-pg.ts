@@ -1,4 +1,4 @@
-import { and, count, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { sha256Hex } from "../common";
 import { chunks as chunksTable, documents } from "../db/schema/pg/store";
@@ -74,39 +74,132 @@ export async function ingestDocumentPg({
     await tx.update(documents).set({ kind, sha256, bytes, mtime, content, indexedAt: now }).where(eq(documents.docId, docId));
   }
   const status: IngestResult["status"] = existing ? "changed" : "added";
-  const chunks = chunkDocument({ path, kind, text });
-  const wanted = new Set(chunks.map((c) => c.chunkId));
-  const old = await tx.select({ id: chunksTable.id, chunkId: chunksTable.chunkId, chunkingVersion: chunksTable.chunkingVersion }).from(chunksTable).where(eq(chunksTable.docId, docId));
-  const kept = new Set<string>();
-  const removedChunkRowids: number[] = [];
-  for (const o of old) {
-    if (wanted.has(o.chunkId) && o.chunkingVersion === CHUNKING_VERSION) kept.add(o.chunkId);
-    else removedChunkRowids.push(o.id);
+  const [result] = await replaceChunks({ tx, docs: [{ path, docId, kind, text, status, fresh: status === "added" }] });
+  return result;
+}
+
+type ChunkPlan = { path: string; docId: number; kind: ChunkKind; text: string; status: "added" | "changed"; /** Just inserted: it has no chunks yet. */ fresh: boolean };
+
+/**
+ * Replace the chunks of documents whose rows are written: chunks whose
+ * chunk_id (path, index, content, chunking version) is unchanged keep their
+ * id; the others are deleted and the new ones inserted, in a few statements
+ * for the whole set (one read of the old chunks, one delete, multi-row inserts).
+ */
+async function replaceChunks({ tx, docs }: { tx: PgStoreTx; docs: ChunkPlan[] }): Promise<IngestResult[]> {
+  const withOld = docs.filter((d) => !d.fresh).map((d) => d.docId);
+  const old = withOld.length
+    ? await tx.select({ id: chunksTable.id, docId: chunksTable.docId, chunkId: chunksTable.chunkId, chunkingVersion: chunksTable.chunkingVersion }).from(chunksTable).where(inArray(chunksTable.docId, withOld))
+    : [];
+  const oldByDoc = new Map<number, typeof old>();
+  for (const o of old) oldByDoc.set(o.docId, [...(oldByDoc.get(o.docId) ?? []), o]);
+  const results: IngestResult[] = [];
+  const rows: (typeof chunksTable.$inferInsert)[] = [];
+  const owner = new Map<string, IngestResult>();
+  for (const d of docs) {
+    const chunks = chunkDocument({ path: d.path, kind: d.kind, text: d.text });
+    const wanted = new Set(chunks.map((c) => c.chunkId));
+    const kept = new Set<string>();
+    const result: IngestResult = { path: d.path, docId: d.docId, status: d.status, chunks: chunks.length, insertedChunkRowids: [], removedChunkRowids: [] };
+    for (const o of oldByDoc.get(d.docId) ?? []) {
+      if (wanted.has(o.chunkId) && o.chunkingVersion === CHUNKING_VERSION) kept.add(o.chunkId);
+      else result.removedChunkRowids.push(o.id);
+    }
+    // A kept chunk's index never collides with a new one: a chunk id covers its index.
+    for (const c of chunks) {
+      if (kept.has(c.chunkId)) continue;
+      rows.push({ chunkId: c.chunkId, docId: d.docId, chunkIndex: c.chunkIndex, chunkSha256: c.chunkSha256, chunkingVersion: CHUNKING_VERSION, startByte: c.startByte, endByte: c.endByte, text: c.text });
+      owner.set(c.chunkId, result);
+    }
+    results.push(result);
   }
   // Vectors of removed chunks go with them (foreign key, on delete cascade).
-  if (removedChunkRowids.length > 0) await tx.delete(chunksTable).where(inArray(chunksTable.id, removedChunkRowids));
-  const fresh = chunks.filter((c) => !kept.has(c.chunkId));
-  const insertedChunkRowids: number[] = [];
-  // Chunk indexes of kept chunks never collide with new ones: a chunk id covers its index.
-  for (let i = 0; i < fresh.length; i += INSERT_BATCH) {
-    const rows = await tx
-      .insert(chunksTable)
-      .values(
-        fresh.slice(i, i + INSERT_BATCH).map((c) => ({
-          chunkId: c.chunkId,
-          docId,
-          chunkIndex: c.chunkIndex,
-          chunkSha256: c.chunkSha256,
-          chunkingVersion: CHUNKING_VERSION,
-          startByte: c.startByte,
-          endByte: c.endByte,
-          text: c.text,
-        })),
-      )
-      .returning({ id: chunksTable.id });
-    insertedChunkRowids.push(...rows.map((r) => r.id));
+  const removed = results.flatMap((r) => r.removedChunkRowids);
+  if (removed.length > 0) await tx.delete(chunksTable).where(inArray(chunksTable.id, removed));
+  for (let i = 0; i < rows.length; i += INSERT_BATCH) {
+    const inserted = await tx.insert(chunksTable).values(rows.slice(i, i + INSERT_BATCH)).returning({ id: chunksTable.id, chunkId: chunksTable.chunkId });
+    for (const r of inserted) owner.get(r.chunkId)!.insertedChunkRowids.push(r.id);
   }
-  return { path, docId, status, chunks: chunks.length, insertedChunkRowids, removedChunkRowids };
+  return results;
+}
+
+export type IngestInput = { path: string; origin: "file" | "api"; text: string; mtime: number; kind?: ChunkKind };
+
+/**
+ * Ingest many documents at once with the rules of ingestDocumentPg, in a
+ * handful of statements instead of several per document: the existing rows
+ * are locked in one read (in path order, so two batches never deadlock on
+ * each other), new rows inserted in one statement, chunks replaced together.
+ * A path another transaction inserted meanwhile goes through ingestDocumentPg.
+ * Results come back in the order of `docs`.
+ */
+export async function ingestDocumentsPg({ tx, docs, now = Date.now() }: { tx: PgStoreTx; docs: IngestInput[]; now?: number }): Promise<IngestResult[]> {
+  const ordered = [...docs].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const results = new Map<string, IngestResult>();
+  const locked = new Map<string, { docId: number; sha256: string; origin: string }>();
+  for (let i = 0; i < ordered.length; i += INSERT_BATCH) {
+    const rows = await tx
+      .select({ docId: documents.docId, path: documents.path, sha256: documents.sha256, origin: documents.origin })
+      .from(documents)
+      .where(inArray(documents.path, ordered.slice(i, i + INSERT_BATCH).map((d) => d.path)))
+      .orderBy(asc(documents.path))
+      .for("update");
+    for (const r of rows) locked.set(r.path, r);
+  }
+  const plans: ChunkPlan[] = [];
+  const sameText = ordered.filter((d) => locked.get(d.path)?.sha256 === sha256Hex(d.text));
+  const stale = new Set<number>();
+  const counts = new Map<number, number>();
+  if (sameText.length > 0) {
+    const ids = sameText.map((d) => locked.get(d.path)!.docId);
+    const rows = await tx
+      .select({ docId: chunksTable.docId, n: count(), stale: sql<boolean>`bool_or(${chunksTable.chunkingVersion} <> ${CHUNKING_VERSION})` })
+      .from(chunksTable)
+      .where(inArray(chunksTable.docId, ids))
+      .groupBy(chunksTable.docId);
+    for (const r of rows) {
+      counts.set(r.docId, r.n);
+      if (r.stale) stale.add(r.docId);
+    }
+  }
+  const fresh: IngestInput[] = [];
+  for (const d of ordered) {
+    const kind = d.kind ?? kindForPath(d.path);
+    const sha256 = sha256Hex(d.text);
+    const row = locked.get(d.path);
+    if (!row) {
+      fresh.push(d);
+      continue;
+    }
+    if (row.origin !== d.origin) throw new AppError("conflict", `${d.path} is already indexed as a ${row.origin} document`);
+    if (row.sha256 === sha256 && !stale.has(row.docId)) {
+      results.set(d.path, { path: d.path, docId: row.docId, status: "unchanged", chunks: counts.get(row.docId) ?? 0, insertedChunkRowids: [], removedChunkRowids: [] });
+      continue;
+    }
+    await tx
+      .update(documents)
+      .set({ kind, sha256, bytes: Buffer.byteLength(d.text, "utf8"), mtime: d.mtime, content: d.origin === "api" ? d.text : null, indexedAt: now })
+      .where(eq(documents.docId, row.docId));
+    plans.push({ path: d.path, docId: row.docId, kind, text: d.text, status: "changed", fresh: false });
+  }
+  const raced: IngestInput[] = [];
+  for (let i = 0; i < fresh.length; i += INSERT_BATCH) {
+    const slice = fresh.slice(i, i + INSERT_BATCH);
+    const inserted = await tx
+      .insert(documents)
+      .values(slice.map((d) => ({ path: d.path, origin: d.origin, kind: d.kind ?? kindForPath(d.path), sha256: sha256Hex(d.text), bytes: Buffer.byteLength(d.text, "utf8"), mtime: d.mtime, content: d.origin === "api" ? d.text : null, indexedAt: now })))
+      .onConflictDoNothing({ target: documents.path })
+      .returning({ docId: documents.docId, path: documents.path });
+    const ids = new Map(inserted.map((r) => [r.path, r.docId]));
+    for (const d of slice) {
+      const docId = ids.get(d.path);
+      if (docId === undefined) raced.push(d);
+      else plans.push({ path: d.path, docId, kind: d.kind ?? kindForPath(d.path), text: d.text, status: "added", fresh: true });
+    }
+  }
+  for (const r of await replaceChunks({ tx, docs: plans })) results.set(r.path, r);
+  for (const d of raced) results.set(d.path, await ingestDocumentPg({ tx, ...d, now }));
+  return docs.map((d) => results.get(d.path)!);
 }
 
 /** Rows per multi-row insert: well under PostgreSQL's 65,535 bind parameters (8 per chunk). */
@@ -128,12 +221,7 @@ export async function putDocumentsPg({ handle, input, actor }: { handle: PgStore
   }
   const now = Date.now();
   return withStoreTx({ handle }, async (tx) => {
-    const results: IngestResult[] = [];
-    // In path order, so two batches touching the same documents lock them in the same order (no deadlock).
-    const ordered = [...docs].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    const byPath = new Map<string, IngestResult>();
-    for (const d of ordered) byPath.set(d.path, await ingestDocumentPg({ tx, path: d.path, origin: "api", text: d.content, mtime: now, now }));
-    for (const d of docs) results.push(byPath.get(d.path)!);
+    const results = await ingestDocumentsPg({ tx, docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now });
     const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
     if (changed.length > 0) {
       await appendAuditPg({ db: tx, entry: { actor, action: "documents.put", target: `store:${handle.store}`, details: { paths: changed.slice(0, 20), changed: changed.length, unchanged: results.length - changed.length } } });
