@@ -6,6 +6,9 @@
  *   batches of 200 notes as an agent sends them;
  * - full-text: the one search entry point of each backend (searchStore /
  *   searchStorePg, mode=fts, group=chunk), two-word queries, p50/p95;
+ * - ranking: idf × ts_rank (search-pg.ts) against FTS5 bm25 on the known-item
+ *   set of bench/search-docs.bench.ts (300 queries, 500 node_modules markdown
+ *   documents, each query's sentence cut from its document), MRR@10 / hit@10;
  * - vectors: PostgreSQL's exact cosine scan over real[] (no pgvector on the
  *   Debian server here) at growing sizes, which decided EXACT_SCAN_LIMIT
  *   (sizes above the limit are measured with the limit lifted).
@@ -17,6 +20,7 @@
  * same machine, over TCP on loopback. No PGlite figures here: PGlite 0.5
  * ships pgvector as a separate package, not installed.
  */
+import path from "node:path";
 import { sql } from "drizzle-orm";
 import { Client } from "pg";
 import { closePgHandle, openPgHandle } from "../lib/db/pg";
@@ -32,6 +36,8 @@ import { createStore, openStore } from "../lib/stores/stores";
 import { createStorePg, openStorePg } from "../lib/stores/stores-pg";
 import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
 import { loadTextWindows, notesBetween } from "./corpus";
+import { buildDocQuerySet, loadMarkdownCorpus } from "./doc-queries";
+import { CHUNK_DEPTH, evaluateDocEngine, type DocEngine, type DocEvalRow } from "./search-eval";
 import { withBenchDataDir } from "./index.bench";
 import { percentile, printTable } from "./table";
 
@@ -112,6 +118,7 @@ export default async function pgStoreBench(): Promise<void> {
 
     const pg = await openPgHandle({ url, max: 4 });
     try {
+      await rankingQuality(pg);
       await createStorePg({ pg, input: { name: "bench" }, actor: "bench" });
       const handle = await openStorePg({ pg, store: "bench" });
       const t0 = performance.now();
@@ -119,7 +126,7 @@ export default async function pgStoreBench(): Promise<void> {
       const ingestMs = performance.now() - t0;
       const chunks = await withStoreTx({ handle }, async (tx) => ((await tx.execute(sql`select count(*)::int as n from chunks`)).rows[0] as { n: number }).n);
       const t = await timeAll(queries, async (q) => (await searchStorePg({ handle, core: null, input: input(q) })).results.length);
-      rows.push(row("PostgreSQL 15 (tsvector GIN, ts_rank_cd)", ingestMs, chunks, t, queries.length));
+      rows.push(row("PostgreSQL 15 (tsvector GIN, idf × ts_rank)", ingestMs, chunks, t, queries.length));
       printTable(`Store index: ingest and full-text, SQLite vs PostgreSQL, same notes, same run`, rows);
 
       // Vectors: embed every chunk with the builtin provider, then time exact scans of growing sets (via the limit filter on ids).
@@ -153,4 +160,39 @@ export default async function pgStoreBench(): Promise<void> {
   } finally {
     server?.stop();
   }
+}
+
+/** PostgreSQL ranking vs bm25 on the same known-item set, through each backend's search entry point. */
+async function rankingQuality(pg: Awaited<ReturnType<typeof openPgHandle>>): Promise<void> {
+  const original = loadMarkdownCorpus({ root: path.resolve("node_modules"), limit: 500 });
+  const set = buildDocQuerySet({ docs: original, count: 300 });
+  const docs = set.docs.map((d) => ({ path: `corpus/${d.path}`, content: d.text }));
+  const queries = set.queries.map((q) => ({ q: q.q, target: `corpus/${q.target}` }));
+  const batches = Array.from({ length: Math.ceil(docs.length / 100) }, (_, i) => putDocumentsSchema.parse({ documents: docs.slice(i * 100, (i + 1) * 100) }));
+  const modes: [string, Record<string, unknown>][] = [
+    ["fts, all words, chunks", { mode: "fts", group: "chunk" }],
+    ["fts, any word, chunks", { mode: "fts", match: "any", group: "chunk" }],
+    ["fts, any word, group=document", { mode: "fts", match: "any", group: "document" }],
+  ];
+  const rows: DocEvalRow[] = [];
+  await withBenchDataDir({ env: () => ({}) }, async () => {
+    createStore({ input: { name: "quality" }, actor: "bench" });
+    const handle = openStore({ store: "quality" });
+    for (const b of batches) putDocuments({ handle, input: b, actor: "bench" });
+    for (const [label, params] of modes) {
+      const engine: DocEngine = { label: `SQLite bm25: ${label}`, search: async (q) => (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params }) })).results.map((h) => h.path) };
+      rows.push(await evaluateDocEngine(engine, queries));
+    }
+  });
+  await createStorePg({ pg, input: { name: "quality" }, actor: "bench" });
+  const handle = await openStorePg({ pg, store: "quality" });
+  for (const b of batches) await putDocumentsPg({ handle, input: b, actor: "bench" });
+  for (const [label, params] of modes) {
+    const engine: DocEngine = { label: `PostgreSQL idf × ts_rank: ${label}`, search: async (q) => (await searchStorePg({ handle, core: null, input: searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params }) })).results.map((h) => h.path) };
+    rows.push(await evaluateDocEngine(engine, queries));
+  }
+  printTable(
+    `Ranking: PostgreSQL (idf × ts_rank, lib/index/search-pg.ts) vs SQLite FTS5 bm25, document-level known-item set (${queries.length} queries, ${docs.length} node_modules markdown documents)`,
+    rows.map((r) => ({ engine: r.label, "MRR@10": r.mrr.toFixed(3), "hit@1": r.hit1.toFixed(3), "hit@10": r.hit10.toFixed(3), "p50 ms": percentile(r.latencies, 50) })),
+  );
 }

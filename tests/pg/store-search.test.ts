@@ -134,7 +134,7 @@ describe("PostgreSQL full-text search", () => {
     expect((await search(store, { q: "caching" })).results).toHaveLength(1);
   });
 
-  it("ranks by ts_rank_cd: the chunk with more of the query's words comes first", async () => {
+  it("ranks bm25-like: the chunk with more of the query's words comes first, and a rare word outweighs a common one", async () => {
     await put(store, [
       { path: "rank/one.md", content: "The kettle whistles." },
       { path: "rank/both.md", content: "The kettle whistles while the teapot steeps." },
@@ -142,6 +142,13 @@ describe("PostgreSQL full-text search", () => {
     const r = await search(store, { q: "kettle teapot", match: "any" });
     expect(r.results.map((h) => h.path).slice(0, 2)).toEqual(["rank/both.md", "rank/one.md"]);
     expect(r.results[0].score).toBeGreaterThan(r.results[1].score);
+    // A chunk with only the rare word beats chunks with only the common one (idf), even a shorter one.
+    await put(store, [
+      ...Array.from({ length: 10 }, (_, i) => ({ path: `rank/common-${i}.md`, content: `Widget note ${i}.` })),
+      { path: "rank/rare.md", content: "A single mention of the zeppelin today." },
+    ]);
+    const idf = await search(store, { q: "widget zeppelin", match: "any" });
+    expect(idf.results[0].path).toBe("rank/rare.md");
   });
 
   it("filters by path prefix, kind and time; pages with offset and hasMore", async () => {
@@ -238,7 +245,7 @@ describe("PostgreSQL vector and hybrid search (exact scan over real[], no pgvect
     expect(r.fusion).toMatchObject({ wFts: 1, wVec: 0.004, k: 60 });
     expect(r.results[0].path).toBe("notes/cache.md");
     expect(r.results[0].signals?.fts?.rank).toBe(1);
-    expect(r.results[0].signals?.why).toMatch(/ts_rank_cd rank 1/);
+    expect(r.results[0].signals?.why).toMatch(/idf-weighted ts_rank rank 1/);
   });
 
   it("without a usable query vector, vector modes answer lexically and say why — never a silent empty answer", async () => {
