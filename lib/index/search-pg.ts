@@ -268,8 +268,12 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
     return hit;
   };
 
-  // Snippets for what can be shown: the page's chunks (and, grouped, the passages of the documents on the page).
-  const shown = grouped ? candidates : candidates.slice(input.offset, input.offset + input.limit);
+  const group = () => groupByDocument({ candidates, handles: [], terms, scoring: DOCUMENT_SCORING, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
+  // Snippets only for what is shown: the page's chunks, or (grouped) the hit and passages of each document on the page.
+  const shownKeys = grouped
+    ? new Set(group().slice(input.offset, input.offset + input.limit).flatMap((h) => [h, ...(h.passages ?? [])].map((p) => `${h.store}:${p.id}`)))
+    : new Set(candidates.slice(input.offset, input.offset + input.limit).map((c) => c.key));
+  const shown = candidates.filter((c) => shownKeys.has(c.key));
   for (const h of handles) {
     const leg = legs.find((l) => l.store === h.store)!;
     if (!leg.tsq) continue;
@@ -282,7 +286,7 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
     }
   }
 
-  const hits = grouped ? groupByDocument({ candidates, handles: [], terms, scoring: DOCUMENT_SCORING, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) }) : candidates.map(toHit);
+  const hits = grouped ? group() : candidates.map(toHit);
   const results = hits.slice(input.offset, input.offset + input.limit);
   const searchable = legs.some((l) => l.searchable) ? 1 : 0;
   const belowFloor = legs.reduce((n, l) => n + l.belowFloor, 0);
@@ -305,6 +309,10 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
         ? { model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension }, method: "exact", indexAvailable: false, indexReason: "no pgvector index: exact cosine scan over real[]", pendingEmbeddings: pending, similarityFloor: floor, belowFloor }
         : null,
     fusion: answeredBy === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null } : null,
-    warnings: pending > 0 ? [{ code: "embeddings_pending", message: `${pending} chunk(s) have no vector of this model yet; until then only full-text search can find them` }] : [],
+    warnings: [
+      ...(pending > 0 ? [{ code: "embeddings_pending", message: `${pending} chunk(s) have no vector of this model yet; until then only full-text search can find them` }] : []),
+      // The store's vectors answered but core's could not (over the exact-scan limit): core took part lexically only.
+      ...(vectorsAnswered ? legs.slice(1).flatMap((l) => (l.vectorFallback ? [{ code: "core_vectors_unavailable", message: l.vectorFallback.message }] : [])) : []),
+    ],
   };
 }

@@ -188,6 +188,9 @@ describe("PostgreSQL full-text search", () => {
     expect(new Set(paths).size).toBe(paths.length);
     expect(paths[0]).toBe("docs/proxy.md");
     expect(r.results[0].passages?.length).toBeGreaterThan(0);
+    // Each document on the page shows highlighted passages.
+    for (const p of r.results[0].passages!) expect(p.highlights.length, p.snippet).toBeGreaterThan(0);
+    expect(r.results[0].highlights.length).toBeGreaterThan(0);
   });
 
   it("include_core merges core's hits, read-only", async () => {
