@@ -11,11 +11,12 @@ import type { PgStoreTx } from "../db/pg-store";
  * EXACT_SCAN_LIMIT vectors of the model pass the filters, the vector leg
  * does not answer and says `vectors_unavailable` (the search then answers
  * lexically and says so) — never a silent empty answer. The limit is set by
- * measurement (bench/pg-store.bench.ts, PostgreSQL 15, 384 dimensions, on
- * 2 shared cores at load ~8.5): p50/p95 0.27/0.30 s at 1,000 vectors,
- * 0.65/1.25 s at 5,000, 1.0/1.3 s at 10,169 — SQL evaluates the dot product
- * element by element (unnest), about 0.1 ms per vector. 5,000 keeps a
- * filtered vector search around a second at worst here; past it, pgvector.
+ * measurement (bench/pg-store.bench.ts, bench/results/pg-store.md:
+ * PostgreSQL 15, 384 dimensions, 2 shared cores at load ~9): p50/p95
+ * 0.15/0.23 s at 1,000 vectors, 0.68/0.84 s at 5,000, 1.76/2.63 s at 10,169
+ * — SQL evaluates the dot product element by element (unnest), ~0.1–0.2 ms
+ * per vector. 5,000 keeps a filtered vector search under a second here;
+ * past it, pgvector.
  *
  * pgvector (HNSW) is not used yet: the Debian PostgreSQL here has no pgvector
  * package and PGlite 0.5 ships it as a separate package, so its SQL could not
