@@ -102,7 +102,7 @@ function chunkCount(store: string): number {
  * A fresh DATA_DIR (and the given env) for one measurement; databases closed,
  * env restored and temp dirs removed afterwards, whatever happens.
  */
-async function withBenchDataDir<T>({ env, tempDirs = [] }: { env: (dataDir: string) => Record<string, string>; tempDirs?: string[] }, run: (dataDir: string) => Promise<T> | T): Promise<T> {
+export async function withBenchDataDir<T>({ env, tempDirs = [] }: { env: (dataDir: string) => Record<string, string>; tempDirs?: string[] }, run: (dataDir: string) => Promise<T> | T): Promise<T> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-"));
   const saved = { ...process.env };
   Object.assign(process.env, { DATA_DIR: dataDir, DUALMIND_DISABLE_VECTORS: "true", ...env(dataDir) });

@@ -13,8 +13,9 @@ import { healthCommands } from "./commands/health-commands";
 import { recallCommands } from "./commands/recall-commands";
 import { agentsCommands } from "./commands/agents-commands";
 import { dbCommands } from "./commands/db-commands";
+import { memoryCommands } from "./commands/memory-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands, ...agentsCommands, ...healthCommands, ...dbCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands, ...agentsCommands, ...healthCommands, ...dbCommands, ...memoryCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

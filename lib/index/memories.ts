@@ -219,7 +219,7 @@ export function pruneCategories({ handle }: { handle: StoreHandle }): number {
     .run().changes;
 }
 
-function renderMemoryFile(m: Omit<Memory, "category" | "slug" | "tokenEstimate">, body: string): string {
+export function renderMemoryFile(m: Omit<Memory, "category" | "slug" | "tokenEstimate">, body: string): string {
   return stringifyFrontmatter(
     {
       tags: m.tags,

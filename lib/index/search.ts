@@ -131,9 +131,9 @@ export const EXACT_FORM_BOOST = 0.5;
 const EXACT_FORM_MAX_CANDIDATES = 1_000;
 
 /** Ranked candidates taken from each signal before fusion. */
-const POOL = 50;
+export const POOL = 50;
 /** Chunks gathered per page of documents (group=document): several chunks per document, then grouped. */
-const DOCUMENT_POOL = 100;
+export const DOCUMENT_POOL = 100;
 /** Best passages returned with each document hit. */
 const PASSAGES = 3;
 /** Above this many filtered chunks, filter after an approximate KNN instead of scanning them exactly. */
@@ -197,7 +197,7 @@ export type SearchResult = {
   explain?: Explain;
 };
 
-type ChunkDetail = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: number; text: string };
+export type ChunkDetail = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: number; text: string };
 type ChunkIdRow = { id: number };
 
 function detailsFor({ handle, ids }: { handle: StoreHandle; ids: number[] }): Map<number, ChunkDetail> {
@@ -259,7 +259,7 @@ function weighExactForms({ reader, schema, ranked, terms, boost }: { reader: Sea
   }
 }
 
-type Candidate = {
+export type Candidate = {
   key: string;
   store: string;
   detail: ChunkDetail;
@@ -271,7 +271,7 @@ type Candidate = {
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
-function whyChunk(c: Candidate, mode: SearchInput["mode"], weights: { fts: number; vec: number }): string {
+export function whyChunk(c: Candidate, mode: SearchInput["mode"], weights: { fts: number; vec: number }): string {
   const parts: string[] = [];
   if (c.fts) {
     const exact = c.fts.exactForms === null ? "" : `, ${Math.round(c.fts.exactForms * 100)}% of the words as written`;
@@ -495,7 +495,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
  * rank scores of chunks (which rewarded long documents: measured 0.479 vs
  * 0.579 MRR@10).
  */
-function groupByDocument({
+export function groupByDocument({
   candidates,
   handles,
   terms,

@@ -1,0 +1,198 @@
+/**
+ * The store index on PostgreSQL beside SQLite, in the same run, on the same
+ * synthesized notes (bench/corpus.ts): 6,000 notes, 10,169 chunks (BENCH_PG_STORE_NOTES
+ * changes the note count):
+ * - ingest: the documents API's domain path (putDocuments / putDocumentsPg),
+ *   batches of 200 notes as an agent sends them;
+ * - full-text: the one search entry point of each backend (searchStore /
+ *   searchStorePg, mode=fts, group=chunk), two-word queries, p50/p95;
+ * - ranking: idf × ts_rank (search-pg.ts) against FTS5 bm25 on the known-item
+ *   set of bench/search-docs.bench.ts (300 queries, 500 node_modules markdown
+ *   documents, each query's sentence cut from its document), MRR@10 / hit@10;
+ * - vectors: PostgreSQL's exact cosine scan over real[] (no pgvector on the
+ *   Debian server here) at growing sizes, which decided EXACT_SCAN_LIMIT
+ *   (sizes above the limit are measured with the limit lifted).
+ *
+ * PostgreSQL is a real server: BENCH_PG_URL when set, else a throwaway
+ * cluster started like the test suite's (tests/pg/harness.ts, Debian's
+ * postgresql package, durability off — fsync=off, synchronous_commit=off —
+ * so ingest figures are a lower bound for a durable server). It runs on the
+ * same machine, over TCP on loopback. No PGlite figures here: PGlite 0.5
+ * ships pgvector as a separate package, not installed.
+ */
+import path from "node:path";
+import { sql } from "drizzle-orm";
+import { Client } from "pg";
+import { closePgHandle, openPgHandle } from "../lib/db/pg";
+import { withStoreTx } from "../lib/db/pg-store";
+import { BuiltinProvider } from "../lib/embed/providers/builtin";
+import { computeFingerprint } from "../lib/embed/providers";
+import { putDocuments, putDocumentsSchema } from "../lib/index/ingest";
+import { putDocumentsPg } from "../lib/index/ingest-pg";
+import { searchInputSchema, searchStore } from "../lib/index/search";
+import { searchStorePg } from "../lib/index/search-pg";
+import { EXACT_SCAN_LIMIT, listChunksWithoutEmbeddingPg, putChunkEmbeddingsPg, vectorNeighboursPg } from "../lib/index/vectors-pg";
+import { createStore, openStore } from "../lib/stores/stores";
+import { createStorePg, openStorePg } from "../lib/stores/stores-pg";
+import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
+import { loadTextWindows, notesBetween } from "./corpus";
+import { buildDocQuerySet, loadMarkdownCorpus } from "./doc-queries";
+import { CHUNK_DEPTH, evaluateDocEngine, type DocEngine, type DocEvalRow } from "./search-eval";
+import { withBenchDataDir } from "./index.bench";
+import { percentile, printTable } from "./table";
+
+const NOTES = Number(process.env.BENCH_PG_STORE_NOTES ?? 6_000);
+const BATCH = 200;
+const QUERIES = 200;
+const VECTOR_QUERIES = 30;
+
+function makeQueries(texts: string[]): string[] {
+  const out: string[] = [];
+  const step = Math.max(1, Math.floor(texts.length / QUERIES));
+  for (let i = 0; i < texts.length && out.length < QUERIES; i += step) {
+    const words = [...new Set(texts[i].toLowerCase().match(/[a-z]{6,}/g) ?? [])];
+    if (words.length >= 2) out.push(`${words[Math.floor(words.length / 3)]} ${words[Math.floor((2 * words.length) / 3)]}`);
+  }
+  return out;
+}
+
+async function timeAll(queries: string[], run: (q: string) => Promise<number>): Promise<{ samples: number[]; hits: number }> {
+  await run(queries[0]);
+  const samples: number[] = [];
+  let hits = 0;
+  for (const q of queries) {
+    const t = performance.now();
+    hits += (await run(q)) > 0 ? 1 : 0;
+    samples.push(performance.now() - t);
+  }
+  return { samples, hits };
+}
+
+const row = (backend: string, ingestMs: number, chunks: number, t: { samples: number[]; hits: number }, n: number) => ({
+  backend,
+  notes: NOTES,
+  chunks,
+  "ingest s": ingestMs / 1000,
+  "chunks/s": Math.round(chunks / (ingestMs / 1000)),
+  "fts p50 ms": percentile(t.samples, 50),
+  "fts p95 ms": percentile(t.samples, 95),
+  "queries with hits": `${t.hits}/${n}`,
+});
+
+export default async function pgStoreBench(): Promise<void> {
+  let server: TestPostgres | null = null;
+  let url = process.env.BENCH_PG_URL;
+  if (!url) {
+    try {
+      server = await startTestPostgres();
+    } catch (e) {
+      process.stdout.write(`skipped: no PostgreSQL server (${e instanceof Error ? e.message.split("\n")[0] : String(e)}); set BENCH_PG_URL\n`);
+      return;
+    }
+    const admin = new Client({ connectionString: server.url });
+    await admin.connect();
+    await admin.query("create database bench_store");
+    await admin.end();
+    url = server.url.replace(/\/postgres$/, "/bench_store");
+  }
+  try {
+    const windows = loadTextWindows(20_000);
+    const notes = notesBetween({ windows, from: 0, to: NOTES });
+    const queries = makeQueries(notes.map((n) => n.text));
+    const batches = Array.from({ length: Math.ceil(notes.length / BATCH) }, (_, i) => putDocumentsSchema.parse({ documents: notes.slice(i * BATCH, (i + 1) * BATCH).map((n) => ({ path: n.path, content: n.text })) }));
+    const input = (q: string) => searchInputSchema.parse({ q, mode: "fts", group: "chunk", limit: 10 });
+    const rows = [];
+
+    rows.push(
+      await withBenchDataDir({ env: () => ({}) }, async () => {
+        createStore({ input: { name: "bench" }, actor: "bench" });
+        const handle = openStore({ store: "bench" });
+        const t0 = performance.now();
+        for (const b of batches) putDocuments({ handle, input: b, actor: "bench" });
+        const ingestMs = performance.now() - t0;
+        const chunks = (handle.sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
+        const t = await timeAll(queries, async (q) => (await searchStore({ handle, core: null, input: input(q) })).results.length);
+        return row("SQLite (FTS5 bm25)", ingestMs, chunks, t, queries.length);
+      }),
+    );
+
+    const pg = await openPgHandle({ url, max: 4 });
+    try {
+      await rankingQuality(pg);
+      await createStorePg({ pg, input: { name: "bench" }, actor: "bench" });
+      const handle = await openStorePg({ pg, store: "bench" });
+      const t0 = performance.now();
+      for (const b of batches) await putDocumentsPg({ handle, input: b, actor: "bench" });
+      const ingestMs = performance.now() - t0;
+      const chunks = await withStoreTx({ handle }, async (tx) => ((await tx.execute(sql`select count(*)::int as n from chunks`)).rows[0] as { n: number }).n);
+      const t = await timeAll(queries, async (q) => (await searchStorePg({ handle, core: null, input: input(q) })).results.length);
+      rows.push(row("PostgreSQL 15 (tsvector GIN, idf × ts_rank)", ingestMs, chunks, t, queries.length));
+      printTable(`Store index: ingest and full-text, SQLite vs PostgreSQL, same notes, same run`, rows);
+
+      // Vectors: embed every chunk with the builtin provider, then time exact scans of growing sets (via the limit filter on ids).
+      const provider = new BuiltinProvider();
+      const fp = await computeFingerprint(provider);
+      const tEmbed = performance.now();
+      for (;;) {
+        const todo = await withStoreTx({ handle }, (tx) => listChunksWithoutEmbeddingPg({ tx, fingerprintId: fp.id, limit: 500 }));
+        if (todo.length === 0) break;
+        const vectors = await provider.embed(todo.map((c) => c.text), "document");
+        await withStoreTx({ handle }, (tx) => putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: todo.map((c, i) => ({ chunkRowId: c.id, inputHash: c.chunkSha256, vector: vectors[i] })) }));
+      }
+      const embedMs = performance.now() - tEmbed;
+      const qvecs = await provider.embed(queries.slice(0, VECTOR_QUERIES), "query");
+      const vrows = [];
+      for (const size of [1_000, 5_000, chunks]) {
+        if (size > chunks) continue;
+        const samples: number[] = [];
+        for (const q of qvecs) {
+          const t = performance.now();
+          const r = await withStoreTx({ handle, readOnly: true }, (tx) => vectorNeighboursPg({ tx, fingerprintId: fp.id, query: q, k: 60, where: [sql`c.id <= ${size}`], limit: Math.max(size, EXACT_SCAN_LIMIT) }));
+          samples.push(performance.now() - t);
+          if (!r.ok) throw new Error(r.message);
+        }
+        vrows.push({ vectors: size, dimension: fp.dimension, "exact scan p50 ms": percentile(samples, 50), "exact scan p95 ms": percentile(samples, 95) });
+      }
+      printTable(`PostgreSQL exact cosine scan over real[] (k=60; EXACT_SCAN_LIMIT=${EXACT_SCAN_LIMIT}; embedding + storing ${chunks} vectors took ${(embedMs / 1000).toFixed(1)} s)`, vrows);
+    } finally {
+      await closePgHandle(pg);
+    }
+  } finally {
+    server?.stop();
+  }
+}
+
+/** PostgreSQL ranking vs bm25 on the same known-item set, through each backend's search entry point. */
+async function rankingQuality(pg: Awaited<ReturnType<typeof openPgHandle>>): Promise<void> {
+  const original = loadMarkdownCorpus({ root: path.resolve("node_modules"), limit: 500 });
+  const set = buildDocQuerySet({ docs: original, count: 300 });
+  const docs = set.docs.map((d) => ({ path: `corpus/${d.path}`, content: d.text }));
+  const queries = set.queries.map((q) => ({ q: q.q, target: `corpus/${q.target}` }));
+  const batches = Array.from({ length: Math.ceil(docs.length / 100) }, (_, i) => putDocumentsSchema.parse({ documents: docs.slice(i * 100, (i + 1) * 100) }));
+  const modes: [string, Record<string, unknown>][] = [
+    ["fts, all words, chunks", { mode: "fts", group: "chunk" }],
+    ["fts, any word, chunks", { mode: "fts", match: "any", group: "chunk" }],
+    ["fts, any word, group=document", { mode: "fts", match: "any", group: "document" }],
+  ];
+  const rows: DocEvalRow[] = [];
+  await withBenchDataDir({ env: () => ({}) }, async () => {
+    createStore({ input: { name: "quality" }, actor: "bench" });
+    const handle = openStore({ store: "quality" });
+    for (const b of batches) putDocuments({ handle, input: b, actor: "bench" });
+    for (const [label, params] of modes) {
+      const engine: DocEngine = { label: `SQLite bm25: ${label}`, search: async (q) => (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params }) })).results.map((h) => h.path) };
+      rows.push(await evaluateDocEngine(engine, queries));
+    }
+  });
+  await createStorePg({ pg, input: { name: "quality" }, actor: "bench" });
+  const handle = await openStorePg({ pg, store: "quality" });
+  for (const b of batches) await putDocumentsPg({ handle, input: b, actor: "bench" });
+  for (const [label, params] of modes) {
+    const engine: DocEngine = { label: `PostgreSQL idf × ts_rank: ${label}`, search: async (q) => (await searchStorePg({ handle, core: null, input: searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params }) })).results.map((h) => h.path) };
+    rows.push(await evaluateDocEngine(engine, queries));
+  }
+  printTable(
+    `Ranking: PostgreSQL (idf × ts_rank, lib/index/search-pg.ts) vs SQLite FTS5 bm25, document-level known-item set (${queries.length} queries, ${docs.length} node_modules markdown documents)`,
+    rows.map((r) => ({ engine: r.label, "MRR@10": r.mrr.toFixed(3), "hit@1": r.hit1.toFixed(3), "hit@10": r.hit10.toFixed(3), "p50 ms": percentile(r.latencies, 50) })),
+  );
+}

@@ -1,0 +1,116 @@
+import fs from "node:fs";
+import path from "node:path";
+import { sql, type SQL } from "drizzle-orm";
+import { sha256Hex, STORE_NAME_RE } from "../common";
+import { AppError } from "../errors";
+import type { PgGovernanceExecutor, PgHandle } from "./pg";
+
+/**
+ * Stores on PostgreSQL (DATABASE_URL): one schema per store, `store_<name>`,
+ * the way each SQLite store has its own index.db (lib/db/connection.ts).
+ * - A store's work runs in a transaction whose search_path is its schema, then
+ *   public (the governance ledger, so an audit row commits with the change);
+ *   store tables never share a name with a governance table.
+ * - Names reach SQL only validated (STORE_NAME_RE) and quoted as identifiers.
+ * - core, read beside another store (include_core), gets a handle marked
+ *   read-only: every transaction on it is `READ ONLY`, which PostgreSQL
+ *   enforces — an insert, update, delete or DDL through it fails (25006).
+ */
+export type PgStoreHandle = {
+  kind: "pg";
+  store: string;
+  /** The store's schema name (unquoted). */
+  schema: string;
+  db: PgHandle["db"];
+  /** Every transaction on this handle is READ ONLY (core read beside another store). */
+  readOnly: boolean;
+};
+
+/** A transaction on one store's schema (see withStoreTx). */
+export type PgStoreTx = PgGovernanceExecutor;
+
+/** PostgreSQL truncates identifiers to 63 bytes: longer schema names get a hash suffix so two stores never share one. */
+const MAX_IDENTIFIER = 63;
+
+/** The schema of a store: `store_<name>`, or for names that would not fit, `store_<first 40>_<16 hex of sha256(name)>`. */
+export function storeSchemaName(store: string): string {
+  if (!STORE_NAME_RE.test(store)) throw new AppError("invalid_request", `invalid store name: ${JSON.stringify(store.slice(0, 80))}`);
+  const plain = `store_${store}`;
+  return plain.length <= MAX_IDENTIFIER ? plain : `store_${store.slice(0, 40)}_${sha256Hex(store).slice(0, 16)}`;
+}
+
+/** An identifier quoted for SQL (inner quotes doubled). Only ever applied to validated names. */
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+const MIGRATIONS_FOLDER = path.join(process.cwd(), "drizzle", "pg", "store");
+
+type StoreMigration = { tag: string; hash: string; statements: string[] };
+
+let migrationsCache: StoreMigration[] | null = null;
+
+/** drizzle/pg/store in journal order, split at drizzle-kit's statement breakpoints. */
+function storeMigrations(): StoreMigration[] {
+  if (migrationsCache) return migrationsCache;
+  const journal = JSON.parse(fs.readFileSync(path.join(MIGRATIONS_FOLDER, "meta", "_journal.json"), "utf8")) as { entries: { tag: string }[] };
+  migrationsCache = journal.entries.map(({ tag }) => {
+    const text = fs.readFileSync(path.join(MIGRATIONS_FOLDER, `${tag}.sql`), "utf8");
+    const statements = text
+      .split("--> statement-breakpoint")
+      .map((s) => s.trim())
+      .filter((s) => s.replace(/^--.*$/gm, "").trim() !== "");
+    return { tag, hash: sha256Hex(text), statements };
+  });
+  return migrationsCache;
+}
+
+/** The newest store migration's tag: a store at this version needs nothing applied. */
+export function storeSchemaVersion(): string {
+  return storeMigrations().at(-1)?.tag ?? "none";
+}
+
+/** Point this transaction's unqualified names at the store's schema (then public: governance, extensions). */
+export async function useStoreSchema(tx: PgStoreTx, schema: string): Promise<void> {
+  // set_config takes the value as a parameter; the schema name was validated and is quoted.
+  await tx.execute(sql`select set_config('search_path', ${`${quoteIdent(schema)}, public`}, true)`);
+}
+
+/**
+ * Run `work` in one transaction on the store's schema. Read-only when asked,
+ * and always for a read-only handle (core beside another store).
+ */
+export async function withStoreTx<T>({ handle, readOnly = false }: { handle: PgStoreHandle; readOnly?: boolean }, work: (tx: PgStoreTx) => Promise<T>): Promise<T> {
+  const ro = readOnly || handle.readOnly;
+  return handle.db.transaction(
+    async (tx) => {
+      await useStoreSchema(tx, handle.schema);
+      return work(tx);
+    },
+    ro ? { accessMode: "read only" } : undefined,
+  );
+}
+
+/**
+ * Apply the store migrations not yet applied to `schema`, inside the caller's
+ * transaction (search_path already on the schema). Replicas opening one store
+ * at once queue on a per-store advisory lock; exactly one applies each.
+ */
+export async function migrateStoreSchema(tx: PgStoreTx, schema: string): Promise<string> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-migrate:${schema}`}, 0))`);
+  await tx.execute(sql`create table if not exists store_migrations (tag text primary key, hash text not null, applied_at bigint not null)`);
+  const applied = new Set(((await tx.execute(sql`select tag from store_migrations`)).rows as { tag: string }[]).map((r) => r.tag));
+  for (const m of storeMigrations()) {
+    if (applied.has(m.tag)) continue;
+    for (const statement of m.statements) await tx.execute(sql.raw(statement));
+    await tx.execute(sql`insert into store_migrations (tag, hash, applied_at) values (${m.tag}, ${m.hash}, ${Date.now()})`);
+  }
+  const version = storeSchemaVersion();
+  await tx.execute(sql`insert into store_meta (key, value) values ('schema_version', ${version}) on conflict (key) do update set value = excluded.value`);
+  return version;
+}
+
+/** `select … from <table>` rows as plain objects (the driver's int8 arrive as strings: callers convert). */
+export async function rowsOf<T>(tx: PgStoreTx, query: SQL): Promise<T[]> {
+  return (await tx.execute(query)).rows as T[];
+}

@@ -1,0 +1,119 @@
+import { bigint, index, integer, pgTable, real, text, uniqueIndex } from "drizzle-orm/pg-core";
+import type { InferSelectModel } from "drizzle-orm";
+
+/**
+ * One store's index on PostgreSQL: these tables live in the store's own
+ * schema (`store_<name>`, lib/stores/stores-pg.ts), the way each SQLite store
+ * has its own index.db. drizzle-kit generates them unqualified (drizzle/pg/store);
+ * the store migrator applies them with search_path set to the store's schema.
+ * Hand-written SQL (drizzle/pg/store) adds what drizzle-kit cannot express
+ * or would schema-qualify: foreign keys, the generated tsvector column and
+ * its GIN index.
+ *
+ * Dialect differences from ../index.ts (SQLite), on purpose:
+ * - epoch-ms columns are bigint (mode number);
+ * - `meta` is `store_meta`: a store's transaction resolves names through
+ *   search_path = store schema, then public (the governance ledger), so no
+ *   store table may share a name with a governance table (tested);
+ * - memory tags are text[]; a memory's whole file text is kept (`content`):
+ *   in PostgreSQL mode the table, not a folder, is the memories' truth, and
+ *   `memories export` writes it back out byte for byte.
+ */
+const epochMs = (name: string) => bigint(name, { mode: "number" });
+
+/** Key/value facts about this store (name, description, created_at, schema_version). */
+export const storeMeta = pgTable("store_meta", {
+  key: text("key").primaryKey(),
+  value: text("value").notNull(),
+});
+export type StoreMetaRow = InferSelectModel<typeof storeMeta>;
+
+/** One indexed text: a memory, or a document sent by API. */
+export const documents = pgTable(
+  "documents",
+  {
+    docId: bigint("doc_id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    path: text("path").notNull(),
+    origin: text("origin", { enum: ["file", "api"] }).notNull(),
+    kind: text("kind", { enum: ["memory", "markdown", "code", "text"] }).notNull(),
+    sha256: text("sha256").notNull(),
+    bytes: integer("bytes").notNull(),
+    mtime: epochMs("mtime").notNull(),
+    /** Kept for `api` documents; a memory's text is its memories row. */
+    content: text("content"),
+    indexedAt: epochMs("indexed_at").notNull(),
+  },
+  (t) => [uniqueIndex("documents_path_uq").on(t.path), index("documents_kind_idx").on(t.kind), index("documents_mtime_idx").on(t.mtime)],
+);
+export type PgDocumentRow = InferSelectModel<typeof documents>;
+
+/** Chunks keep their id across re-ingests while their chunk_id is unchanged (vectors stay joined). */
+export const chunks = pgTable(
+  "chunks",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    chunkId: text("chunk_id").notNull(),
+    /** References documents (on delete cascade): hand-written in 0001, drizzle-kit would qualify it with "public". */
+    docId: bigint("doc_id", { mode: "number" }).notNull(),
+    chunkIndex: integer("chunk_index").notNull(),
+    chunkSha256: text("chunk_sha256").notNull(),
+    chunkingVersion: integer("chunking_version").notNull(),
+    startByte: integer("start_byte").notNull(),
+    endByte: integer("end_byte").notNull(),
+    text: text("text").notNull(),
+  },
+  (t) => [uniqueIndex("chunks_chunk_id_uq").on(t.chunkId), uniqueIndex("chunks_doc_index_uq").on(t.docId, t.chunkIndex), index("chunks_version_idx").on(t.chunkingVersion)],
+);
+export type PgChunkRow = InferSelectModel<typeof chunks>;
+
+/**
+ * A chunk's vector per embedding model, L2-normalized, as real[]: portable
+ * to any PostgreSQL (an exact scan works without extensions) and castable
+ * to pgvector's vector(dim) where that is installed.
+ */
+export const chunkEmbeddings = pgTable(
+  "chunk_embeddings",
+  {
+    /** chunks.id (on delete cascade, hand-written in 0001). */
+    chunkRowId: bigint("chunk_row_id", { mode: "number" }).notNull(),
+    fingerprintId: text("fingerprint_id").notNull(),
+    inputHash: text("input_hash").notNull(),
+    dimension: integer("dimension").notNull(),
+    embedding: real("embedding").array().notNull(),
+    embeddedAt: epochMs("embedded_at").notNull(),
+  },
+  (t) => [uniqueIndex("chunk_embeddings_uq").on(t.chunkRowId, t.fingerprintId), index("chunk_embeddings_fingerprint_idx").on(t.fingerprintId)],
+);
+export type PgChunkEmbeddingRow = InferSelectModel<typeof chunkEmbeddings>;
+
+/** Memories: in PostgreSQL mode this table is their truth (export/import move them to and from a folder). */
+export const memories = pgTable(
+  "memories",
+  {
+    /** `<category path>/<slug>` without `.md`. */
+    path: text("path").primaryKey(),
+    category: text("category").notNull(),
+    tags: text("tags").array().notNull().default([]),
+    tokenEstimate: integer("token_estimate").notNull(),
+    source: text("source"),
+    createdAt: epochMs("created_at").notNull(),
+    updatedAt: epochMs("updated_at").notNull(),
+    expiresAt: epochMs("expires_at"),
+    summary: text("summary"),
+    /** The memory file's whole text (frontmatter + body), exactly as `memories export` writes it. */
+    content: text("content").notNull(),
+  },
+  (t) => [index("memories_category_idx").on(t.category), index("memories_updated_idx").on(t.updatedAt), index("memories_expires_idx").on(t.expiresAt)],
+);
+export type PgMemoryRow = InferSelectModel<typeof memories>;
+
+export const categories = pgTable(
+  "categories",
+  {
+    path: text("path").primaryKey(),
+    parentPath: text("parent_path"),
+    description: text("description"),
+  },
+  (t) => [index("categories_parent_idx").on(t.parentPath)],
+);
+export type PgCategoryRow = InferSelectModel<typeof categories>;

@@ -1,0 +1,245 @@
+import fs from "node:fs";
+import path from "node:path";
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { z } from "zod";
+import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
+import { AppError } from "../errors";
+import { appendAuditPg } from "../governance/audit-pg";
+import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
+import { readFileNoFollow, resolveInside } from "./contained-fs";
+import { deleteDocumentByPathPg, ingestDocumentPg } from "./ingest-pg";
+import type { IngestResult } from "./ingest";
+import {
+  CATEGORY_FILE,
+  categoryPathSchema,
+  memoryDocPath,
+  memoryFromText,
+  memoryPathSchema,
+  renderMemoryFile,
+  writeFileAtomic,
+  type createMemorySchema,
+  type Memory,
+  type MemoryWithBody,
+  type updateMemorySchema,
+} from "./memories";
+
+/**
+ * Memories on PostgreSQL. N app replicas share no disk, so here the
+ * `memories` table is the truth (on SQLite it is the memory/ folder): each
+ * row keeps the memory file's whole text (`content`, frontmatter + body, the
+ * format lib/index/memories.ts writes) with its frontmatter fields as
+ * columns for queries, and the memory is indexed (document + chunks +
+ * tsvector) in the same transaction as the row is written.
+ *
+ * The git workflow keeps working through a folder: `exportMemoriesPg` writes
+ * every memory to `<dir>/<category…>/<slug>.md` (and category descriptions to
+ * `_category.md`) byte for byte; `importMemoriesPg` reads such a folder back
+ * (a file is stored exactly as read). Export → import into a fresh store →
+ * export again is byte-identical (tested).
+ */
+
+const toMemory = (r: PgMemoryRow): Memory => ({
+  path: r.path,
+  category: r.category,
+  slug: r.path.slice(r.path.lastIndexOf("/") + 1),
+  tags: r.tags,
+  tokenEstimate: r.tokenEstimate,
+  source: r.source,
+  createdAt: r.createdAt,
+  updatedAt: r.updatedAt,
+  expiresAt: r.expiresAt,
+  summary: r.summary,
+});
+
+async function ensureCategoryPathPg(tx: PgStoreTx, category: string): Promise<void> {
+  const segs = category.split("/");
+  for (let i = 1; i <= segs.length; i++) {
+    await tx
+      .insert(categories)
+      .values({ path: segs.slice(0, i).join("/"), parentPath: i > 1 ? segs.slice(0, i - 1).join("/") : null })
+      .onConflictDoNothing();
+  }
+}
+
+/** Drop categories left with no memories and no description. */
+async function pruneCategoriesPg(tx: PgStoreTx): Promise<void> {
+  await tx.execute(sql`delete from categories where description is null and not exists (
+    select 1 from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`);
+}
+
+/**
+ * Store one memory file's text as the truth and index it: the memories row
+ * (fields parsed from the frontmatter; dates missing there fall back to
+ * `mtime`), its categories and its document + chunks. Unchanged text writes nothing.
+ */
+export async function putMemoryTextPg({ tx, memoryPath, text, mtime }: { tx: PgStoreTx; memoryPath: string; text: string; mtime: number }): Promise<IngestResult> {
+  const m = memoryFromText({ memoryPath, text, mtime });
+  const row = { path: m.path, category: m.category, tags: m.tags, tokenEstimate: m.tokenEstimate, source: m.source, createdAt: m.createdAt, updatedAt: m.updatedAt, expiresAt: m.expiresAt, summary: m.summary, content: text };
+  const { path: _key, ...set } = row;
+  await tx
+    .insert(memories)
+    .values(row)
+    .onConflictDoUpdate({ target: memories.path, set, setWhere: sql`${memories.content} is distinct from excluded.content` });
+  await ensureCategoryPathPg(tx, m.category);
+  return ingestDocumentPg({ tx, path: memoryDocPath(memoryPath), origin: "file", text, mtime: m.updatedAt });
+}
+
+async function removeMemoryPg(tx: PgStoreTx, memoryPath: string): Promise<boolean> {
+  const gone = await tx.delete(memories).where(eq(memories.path, memoryPath)).returning({ path: memories.path });
+  await deleteDocumentByPathPg({ tx, path: memoryDocPath(memoryPath) });
+  await pruneCategoriesPg(tx);
+  return gone.length > 0;
+}
+
+const target = (handle: PgStoreHandle, memoryPath: string) => `store:${handle.store}/memory:${memoryPath}`;
+
+async function lockMemory(tx: PgStoreTx, memoryPath: string): Promise<PgMemoryRow | undefined> {
+  return (await tx.select().from(memories).where(eq(memories.path, memoryPath)).for("update"))[0];
+}
+
+export async function getMemoryByPathPg({ handle, memoryPath }: { handle: PgStoreHandle; memoryPath: string }): Promise<MemoryWithBody> {
+  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const [row] = await tx.select().from(memories).where(eq(memories.path, memoryPath));
+    if (!row) throw new AppError("not_found", `no memory ${memoryPath}`);
+    return memoryFromText({ memoryPath, text: row.content, mtime: row.updatedAt });
+  });
+}
+
+export async function createMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Promise<Memory> {
+  const content = renderMemoryFile(
+    { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
+    input.body,
+  );
+  return withStoreTx({ handle }, async (tx) => {
+    if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
+    await putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now });
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: target(handle, input.path) } });
+    return toMemory((await lockMemory(tx, input.path))!);
+  });
+}
+
+/** Update fields and/or body (and move with move_to): the twin of updateMemory, re-rendering the file text. */
+export async function updateMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof updateMemorySchema>; actor: string; now?: number }): Promise<Memory> {
+  return withStoreTx({ handle }, async (tx) => {
+    const row = await lockMemory(tx, input.path);
+    if (!row) throw new AppError("not_found", `no memory ${input.path}`);
+    const current = memoryFromText({ memoryPath: row.path, text: row.content, mtime: row.updatedAt });
+    const to = input.move_to ?? input.path;
+    const moved = to !== input.path;
+    if (moved && (await lockMemory(tx, to))) throw new AppError("conflict", `memory ${to} already exists`);
+    const next = {
+      path: to,
+      tags: input.tags ?? current.tags,
+      createdAt: current.createdAt,
+      updatedAt: now,
+      expiresAt: input.expires_at === undefined ? current.expiresAt : input.expires_at,
+      source: input.source === undefined ? current.source : input.source,
+      summary: input.summary === undefined ? current.summary : input.summary,
+    };
+    const body = input.body ?? current.body;
+    if (moved) await removeMemoryPg(tx, input.path);
+    await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile(next, body), mtime: now });
+    await appendAuditPg({ db: tx, entry: { actor, action: moved ? "memory.move" : "memory.update", target: target(handle, to), details: moved ? { movedFrom: input.path } : null } });
+    return toMemory((await lockMemory(tx, to))!);
+  });
+}
+
+export async function deleteMemoryPg({ handle, memoryPath, actor }: { handle: PgStoreHandle; memoryPath: string; actor: string }): Promise<void> {
+  await withStoreTx({ handle }, async (tx) => {
+    if (!(await removeMemoryPg(tx, memoryPath))) throw new AppError("not_found", `no memory ${memoryPath}`);
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.delete", target: target(handle, memoryPath) } });
+  });
+}
+
+export type MemoryExport = { dir: string; memories: number; categories: number; written: number; unchanged: number };
+
+/**
+ * Write every memory to `dir` as `<category…>/<slug>.md` (its stored text,
+ * byte for byte) and every category description to `<category…>/_category.md`.
+ * A file already holding the same bytes is left alone (its mtime too), so
+ * exporting into a git checkout changes only what changed. Files in `dir`
+ * that are not memories of the store are left in place.
+ */
+export async function exportMemoriesPg({ handle, dir }: { handle: PgStoreHandle; dir: string }): Promise<MemoryExport> {
+  const { rows, described } = await withStoreTx({ handle, readOnly: true }, async (tx) => ({
+    rows: await tx.select({ path: memories.path, content: memories.content }).from(memories).orderBy(asc(memories.path)),
+    described: await tx.select({ path: categories.path, description: categories.description }).from(categories).where(sql`${categories.description} is not null`).orderBy(asc(categories.path)),
+  }));
+  fs.mkdirSync(dir, { recursive: true });
+  const out: MemoryExport = { dir, memories: rows.length, categories: described.length, written: 0, unchanged: 0 };
+  const write = (segments: string[], content: string, what: string) => {
+    // Paths were validated when written; resolveInside refuses a symbolic link in the way all the same.
+    const file = resolveInside({ root: dir, segments, what });
+    if (fs.existsSync(file) && fs.readFileSync(file, "utf8") === content) out.unchanged++;
+    else {
+      writeFileAtomic(file, content);
+      out.written++;
+    }
+  };
+  for (const r of rows) {
+    const segments = r.path.split("/");
+    segments[segments.length - 1] += ".md";
+    write(segments, r.content, `memory ${r.path}`);
+  }
+  for (const c of described) write([...c.path.split("/"), CATEGORY_FILE], `${c.description}\n`, `category ${c.path}`);
+  return out;
+}
+
+export type MemoryImport = { dir: string; added: number; changed: number; unchanged: number; categories: number; skipped: { path: string; reason: string }[] };
+
+/** Every regular `.md` file below `dir` (no hidden entries, no symbolic links), as `/`-separated relative paths, sorted. */
+function listMarkdownFiles(dir: string): string[] {
+  const out: string[] = [];
+  const visit = (abs: string, rel: string) => {
+    for (const e of fs.readdirSync(abs, { withFileTypes: true })) {
+      if (e.name.startsWith(".")) continue;
+      const childRel = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) visit(path.join(abs, e.name), childRel);
+      else if (e.isFile() && e.name.endsWith(".md")) out.push(childRel);
+    }
+  };
+  visit(dir, "");
+  return out.sort();
+}
+
+/**
+ * Read a folder written by exportMemoriesPg (or a SQLite store's memory/
+ * folder) into the store, in one transaction with one audit row: each
+ * `<category…>/<slug>.md` becomes that memory with the file's exact text;
+ * `_category.md` sets its category's description. Memories not in the folder
+ * are kept. Files whose path is not a valid memory path are skipped and listed.
+ */
+export async function importMemoriesPg({ handle, dir, actor }: { handle: PgStoreHandle; dir: string; actor: string }): Promise<MemoryImport> {
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new AppError("invalid_request", `${dir} is not a folder`);
+  const files = listMarkdownFiles(dir);
+  const out: MemoryImport = { dir, added: 0, changed: 0, unchanged: 0, categories: 0, skipped: [] };
+  return withStoreTx({ handle }, async (tx) => {
+    for (const rel of files) {
+      const { bytes, mtimeMs } = readFileNoFollow(resolveInside({ root: dir, segments: rel.split("/"), what: rel }), rel);
+      const text = bytes.toString("utf8");
+      if (rel.endsWith(`/${CATEGORY_FILE}`) || rel === CATEGORY_FILE) {
+        const category = rel.slice(0, -(CATEGORY_FILE.length + 1));
+        if (!categoryPathSchema.safeParse(category).success) {
+          out.skipped.push({ path: rel, reason: "not a valid category path" });
+          continue;
+        }
+        await ensureCategoryPathPg(tx, category);
+        const description = text.replace(/\n$/, "");
+        await tx.update(categories).set({ description: description === "" ? null : description }).where(and(eq(categories.path, category)));
+        out.categories++;
+        continue;
+      }
+      const memoryPath = rel.slice(0, -3);
+      if (!memoryPathSchema.safeParse(memoryPath).success) {
+        out.skipped.push({ path: rel, reason: "not a valid memory path (<category>/<slug>.md, letters, digits, '_' and '-')" });
+        continue;
+      }
+      const r = await putMemoryTextPg({ tx, memoryPath, text, mtime: Math.round(mtimeMs) });
+      out[r.status]++;
+    }
+    if (out.added + out.changed + out.categories > 0) {
+      await appendAuditPg({ db: tx, entry: { actor, action: "memories.import", target: `store:${handle.store}`, details: { added: out.added, changed: out.changed, unchanged: out.unchanged, categories: out.categories, skipped: out.skipped.length } } });
+    }
+    return out;
+  });
+}

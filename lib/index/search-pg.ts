@@ -1,0 +1,318 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { Fingerprint } from "../embed/providers";
+import { AppError } from "../errors";
+import { answerReason, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
+import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
+import { DOCUMENT_POOL, DOCUMENT_SCORING, groupByDocument, MAX_VECTOR_DEPTH, POOL, whyChunk, type Candidate, type ChunkDetail, type SearchHit, type SearchInput, type SearchResult } from "./search";
+import { vectorNeighboursPg } from "./vectors-pg";
+
+/**
+ * Search on PostgreSQL (the SQLite twin is ./search.ts), same input, same
+ * answer shape, same reasons, same fusion (lib/retrieval).
+ *
+ * Full-text: chunks.tsv is generated as to_tsvector('english', text) with a
+ * GIN index. The query's words are taken exactly as for FTS5 (matchTerms:
+ * letters, digits and marks only, stopwords dropped from natural-language
+ * queries) and each is bound as a parameter to plainto_tsquery('english', $n);
+ * the pieces are joined with && (match=all) or || (match=any). User text
+ * never becomes SQL or tsquery syntax: `a & !b`, quotes, `:*` and backslashes
+ * are just non-word characters that split words.
+ *
+ * Ranking, bm25-like: Σ over the query's lexemes of idf(lexeme) ×
+ * ts_rank(tsv, lexeme, 1), with bm25's idf from each lexeme's chunk count
+ * (counted on the GIN index per query) — see rankExpression. PostgreSQL's own
+ * ts_rank_cd has no idf: a common word weighs as much as a rare one, and on
+ * the document-level known-item set (bench/pg-store.bench.ts) it ranked far
+ * below bm25 with match=any (MRR@10 0.282 vs 0.627); with the idf weighting
+ * it scores 0.597 (hit@10 0.803 vs 0.820), measured in the same run. Scores are on a different scale from bm25's,
+ * which only matters within one answer: hybrid fuses ranks, not scores.
+ * Other differences: english stopwords are not indexed, so a query made only
+ * of stopwords ("to be or not to be") matches nothing here (no_match); the
+ * exact-form factor of the SQLite path (EXACT_FORM_BOOST) is not applied.
+ */
+
+/** What the caller's vector step decided (the query embedded, or why vectors cannot answer). */
+export type PgQueryVector = { ok: true; fingerprint: Fingerprint; vector: ArrayLike<number> } | { ok: false; fallback: Fallback };
+
+/** ts_headline options: the same marks as FTS5's snippet(), about 24 words around the best match. */
+const HEADLINE_OPTIONS = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=1, FragmentDelimiter=" … "`;
+
+/** The tsquery of a plain query: one plainto_tsquery per word (a bound parameter), joined by && or ||. */
+export function tsqueryFor(terms: string[], match: "all" | "any"): SQL | null {
+  if (terms.length === 0) return null;
+  return sql.join(
+    terms.map((t) => sql`plainto_tsquery('english', ${t})`),
+    match === "all" ? sql` && ` : sql` || `,
+  );
+}
+
+/** Filters of a search (prefix, kind, tags, updated range, expired memories) over c = chunks, d = documents. */
+export function chunkFiltersPg({ input, now }: { input: SearchInput; now: number }): SQL[] {
+  const where: SQL[] = [];
+  // substr comparison, not LIKE, so `%` and `_` in the prefix are literal.
+  if (input.prefix) where.push(sql`substr(d.path, 1, length(${input.prefix})) = ${input.prefix}`);
+  if (input.kind?.length) where.push(sql`d.kind in ${input.kind}`);
+  if (input.updated_after !== undefined) where.push(sql`d.mtime >= ${input.updated_after}`);
+  if (input.updated_before !== undefined) where.push(sql`d.mtime < ${input.updated_before}`);
+  // A memory document's row in `memories` is at path minus 'memory/' and '.md'.
+  const memoryOf = sql`memories m where d.kind = 'memory' and m.path = substr(d.path, 8, length(d.path) - 10)`;
+  if (input.tags?.length) {
+    where.push(sql`exists (select 1 from ${memoryOf} and m.tags && array[${sql.join(input.tags.map((t) => sql`${t}`), sql`, `)}]::text[])`);
+  }
+  if (!input.include_expired) where.push(sql`not exists (select 1 from ${memoryOf} and m.expires_at is not null and m.expires_at <= ${now})`);
+  return where;
+}
+
+type LexicalRow = { id: number; score: number; detail: ChunkDetail; /** ts_headline, when it was asked for this row. */ snip: string | null };
+
+/** One query word's lexeme(s) in a store: its tsquery text and how many chunks contain it. */
+type TermStat = { q: string; df: number };
+type QueryStats = { /** The whole query's tsquery text (what `match` reports); null when no word is left (all stopwords, say). */ tsq: string | null; terms: TermStat[]; chunks: number };
+
+/**
+ * In one statement: the query's tsquery as text, and for each distinct
+ * lexeme its document frequency among the store's chunks (GIN counts), for
+ * the idf weights of the ranking. Every word is a bound parameter.
+ */
+async function queryStats(tx: PgStoreTx, terms: string[], query: SQL): Promise<QueryStats> {
+  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
+  const rows = await rowsOf<{ tsq: string; q: string | null; df: number | null; n: number }>(
+    tx,
+    sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
+      kept as (select q::text as q, min(i) as i from t where numnode(q) > 0 group by q::text)
+      select (${query})::text as tsq, kept.q, (select count(*) from chunks c where c.tsv @@ kept.q::tsquery)::int as df, (select count(*) from chunks)::int as n
+      from (select 1) one left join kept on true order by kept.i`,
+  );
+  const tsq = rows[0]?.tsq ?? "";
+  return { tsq: tsq === "" ? null : tsq, terms: rows.flatMap((r) => (r.q === null ? [] : [{ q: r.q, df: r.df ?? 0 }])), chunks: rows[0]?.n ?? 0 };
+}
+
+/** bm25's inverse document frequency: rare words weigh more than common ones. */
+const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
+
+/**
+ * The score of a chunk: Σ over the query's lexemes of idf × ts_rank(tsv, lexeme, 1)
+ * — ts_rank grows with the lexeme's occurrences and saturates (like bm25's tf
+ * term), normalization 1 divides by 1 + log(length) (like bm25's length norm).
+ */
+function rankExpression(stats: QueryStats): SQL {
+  return sql.join(
+    stats.terms.map((t) => sql`${idf(t.df, stats.chunks)}::float8 * ts_rank(c.tsv, ${t.q}::tsquery, 1)`),
+    sql` + `,
+  );
+}
+
+/**
+ * The best `take` chunks by score (rankExpression) that pass the filters,
+ * with their details, and headlines for ranks [headlines.from, headlines.to]
+ * (the rows that can be on the page), in one statement.
+ */
+async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx; stats: QueryStats & { tsq: string }; where: SQL[]; take: number; headlines: { from: number; to: number } }): Promise<LexicalRow[]> {
+  // `tsq` and each term's `q` are PostgreSQL's own text forms of the query built from bound words, passed back as parameters.
+  const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null }>(
+    tx,
+    sql`with q as (select ${stats.tsq}::tsquery as query),
+      ranked as (
+        select c.id, ${rankExpression(stats)} as score from q, chunks c join documents d on d.doc_id = c.doc_id
+        where c.tsv @@ q.query${sql.join(where.map((w) => sql` and ${w}`))}
+        order by score desc, c.id limit ${take}),
+      numbered as (select ranked.*, row_number() over (order by score desc, id) as rn from ranked)
+      select r.id, r.score, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
+        case when r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.query, ${HEADLINE_OPTIONS}) end as snip
+      from numbered r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id, q
+      order by r.rn`,
+  );
+  return rows.map(({ score, snip, ...d }) => ({ id: Number(d.id), score: Number(score), snip, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }));
+}
+
+async function chunkDetails(tx: PgStoreTx, ids: number[]): Promise<Map<number, ChunkDetail>> {
+  if (ids.length === 0) return new Map();
+  const rows = await rowsOf<{ id: string; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string }>(
+    tx,
+    sql`select c.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text
+      from chunks c join documents d on d.doc_id = c.doc_id where c.id in ${ids}`,
+  );
+  return new Map(rows.map((r) => [Number(r.id), { ...r, id: Number(r.id), updatedAt: Number(r.updatedAt) }]));
+}
+
+/** Highlighted snippets (ts_headline) of the chunks on the page only: headlines re-parse the text, so never for a whole pool. */
+async function headlines(tx: PgStoreTx, tsq: string, ids: number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await rowsOf<{ id: string; snip: string }>(tx, sql`select c.id, ts_headline('english', c.text, ${tsq}::tsquery, ${HEADLINE_OPTIONS}) as snip from chunks c where c.id in ${ids}`);
+  return new Map(rows.map((r) => [Number(r.id), r.snip]));
+}
+
+async function pendingEmbeddings(tx: PgStoreTx, fingerprintId: string): Promise<number> {
+  const [row] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from chunks c where not exists (select 1 from chunk_embeddings e where e.chunk_row_id = c.id and e.fingerprint_id = ${fingerprintId})`);
+  return row.n;
+}
+
+async function hasChunks(tx: PgStoreTx): Promise<boolean> {
+  return (await rowsOf(tx, sql`select 1 from chunks limit 1`)).length > 0;
+}
+
+type StoreLegs = { store: string; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; scanned: number; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
+
+/**
+ * Search a store (and core, read-only, when given) in any mode. `vector` is
+ * the caller's vector step for mode vector/hybrid (the query embedded with the
+ * store's model, or the fallback that says why not); without it those modes
+ * answer lexically with reason vectors_unavailable. group=document groups
+ * with the SQLite path's own grouping (search.ts groupByDocument).
+ */
+export async function searchStorePg({ handle, core, input, vector, now = Date.now() }: { handle: PgStoreHandle; core: PgStoreHandle | null; input: SearchInput; vector?: PgQueryVector; now?: number }): Promise<SearchResult> {
+  if (input.syntax === "fts5") throw new AppError("invalid_request", "syntax=fts5 is the SQLite backend's advanced syntax; on PostgreSQL use syntax=plain", [{ path: "syntax", message: "fts5 syntax is not available on PostgreSQL" }]);
+  const grouped = input.group === "document";
+  if ((input.mode !== "fts" || grouped) && input.offset + input.limit > MAX_VECTOR_DEPTH) {
+    const message = `offset + limit is ${input.offset + input.limit}; ${grouped ? "group=document" : `mode=${input.mode}`} serves results up to ${MAX_VECTOR_DEPTH} deep`;
+    throw new AppError("invalid_request", message, [{ path: "offset", message, max: MAX_VECTOR_DEPTH }]);
+  }
+  const handles = core ? [handle, core] : [handle];
+  const page = input.offset + input.limit + 1;
+  const take = grouped ? Math.max(DOCUMENT_POOL, page * 4) : input.mode === "hybrid" ? Math.max(POOL, page) : page;
+
+  let vectorFallback: Fallback | null = null;
+  let fp: Fingerprint | null = null;
+  let queryVector: ArrayLike<number> | null = null;
+  if (input.mode !== "fts") {
+    if (!vector) vectorFallback = { reason: "vectors_unavailable", message: "no query vector was given for this search" };
+    else if (!vector.ok) vectorFallback = vector.fallback;
+    else {
+      fp = vector.fingerprint;
+      queryVector = vector.vector;
+    }
+  }
+  const floor = fp ? similarityFloorFor(fp.provider) : 0;
+  const weights = fp ? { ...FUSION_WEIGHTS[fp.provider], ...(input.w_fts !== undefined ? { fts: input.w_fts } : {}), ...(input.w_vec !== undefined ? { vec: input.w_vec } : {}) } : { fts: 1, vec: 1 };
+  const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
+  const terms = matchTerms(input.q);
+  const query = tsqueryFor(terms, matchMode);
+  const where = chunkFiltersPg({ input, now });
+
+  // Full-text answers (chunk hits, one store) have their page in each store's ranks offset+1…offset+limit, so their
+  // headlines come with the ranking; with core, the top offset+limit of each; hybrid and grouped answers fetch them after fusion.
+  const pageHeadlines =
+    input.mode === "fts" && !grouped ? (core ? (input.offset + input.limit <= 100 ? { from: 1, to: input.offset + input.limit } : { from: 0, to: -1 }) : { from: input.offset + 1, to: input.offset + input.limit }) : { from: 0, to: -1 };
+  const legs: StoreLegs[] = [];
+  for (const h of handles) {
+    legs.push(
+      await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
+        const leg: StoreLegs = { store: h.store, lexical: [], vector: [], belowFloor: 0, scanned: 0, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
+        if (queryVector && fp) {
+          const knn = await vectorNeighboursPg({ tx, fingerprintId: fp.id, query: queryVector, k: take + 20, where });
+          if (!knn.ok) leg.vectorFallback = { reason: knn.reason, message: `${h.store}: ${knn.message}` };
+          else {
+            leg.scanned = knn.scanned;
+            for (const hit of knn.hits) {
+              if (hit.similarity < floor) leg.belowFloor++;
+              else leg.vector.push(hit);
+            }
+            leg.vector.splice(take);
+          }
+          leg.pending = await pendingEmbeddings(tx, fp.id);
+        }
+        const lexicalWanted = input.mode !== "vector" || vectorFallback !== null || leg.vectorFallback !== null;
+        if (query && lexicalWanted) {
+          const stats = await queryStats(tx, terms, query);
+          leg.tsq = stats.tsq;
+          if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
+        }
+        for (const r of leg.lexical) leg.details.set(r.id, r.detail);
+        const missing = leg.vector.map((r) => r.id).filter((id) => !leg.details.has(id));
+        for (const [id, d] of await chunkDetails(tx, missing)) leg.details.set(id, d);
+        // Whether there was anything to search only matters for an empty leg (store_empty vs no_match).
+        if (leg.lexical.length === 0 && leg.vector.length === 0) leg.searchable = await hasChunks(tx);
+        return leg;
+      }),
+    );
+  }
+  // The store's own vector leg decides: when it could not answer, the whole answer is lexical.
+  vectorFallback ??= legs[0].vectorFallback;
+  const vectorsAnswered = fp !== null && vectorFallback === null;
+  const answeredBy: SearchInput["mode"] = vectorsAnswered ? input.mode : "fts";
+
+  // One ranking per signal over every searched store, as on SQLite.
+  const byScore = <T extends { key: string; score: number }>(list: T[]) => list.sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
+  const lexical = byScore(legs.flatMap((l) => l.lexical.map((r) => ({ key: `${l.store}:${r.id}`, score: r.score, snip: r.snip }))));
+  const vectorRanked = vectorsAnswered ? byScore(legs.flatMap((l) => l.vector.map((r) => ({ key: `${l.store}:${r.id}`, score: r.similarity })))).slice(0, take) : [];
+  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip }]));
+  const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, similarity: r.score }]));
+  const detailOf = (key: string) => legs.find((l) => l.store === key.slice(0, key.indexOf(":")))?.details.get(Number(key.slice(key.indexOf(":") + 1)));
+
+  const candidates: Candidate[] = [...new Set([...lexical.map((r) => r.key), ...vectorRanked.map((r) => r.key)])].flatMap((key) => {
+    const detail = detailOf(key);
+    if (!detail) return [];
+    const f = ftsPos.get(key);
+    const v = vecPos.get(key);
+    const decay = answeredBy === "fts" ? null : recencyDecay(detail.updatedAt, now, input.recency_tau_days);
+    const raw = answeredBy === "hybrid" ? rrfTerm(weights.fts, f?.rank) + rrfTerm(weights.vec, v?.rank) : answeredBy === "vector" ? (v?.similarity ?? 0) : (f?.score ?? 0);
+    if (answeredBy === "vector" && !v) return [];
+    return [
+      {
+        key,
+        store: key.slice(0, key.indexOf(":")),
+        detail,
+        fts: f ? { rank: f.rank, score: f.score, exactForms: null, ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor(f.snip, detail)) } : null,
+        vector: v ? { rank: v.rank, distance: 1 - v.similarity, similarity: v.similarity } : null,
+        decay,
+        score: raw * (decay ?? 1),
+      },
+    ];
+  });
+  candidates.sort((a, b) => b.score - a.score || (a.store === b.store ? a.detail.id - b.detail.id : a.store < b.store ? -1 : 1));
+
+  const toHit = (c: Candidate): SearchHit => {
+    const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor(c.detail.text, c.detail);
+    const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, ...snippet };
+    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk(c, answeredBy, weights).replace("bm25", "idf-weighted ts_rank") };
+    return hit;
+  };
+
+  const group = () => groupByDocument({ candidates, handles: [], terms, scoring: DOCUMENT_SCORING, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
+  // Snippets only for what is shown: the page's chunks, or (grouped) the hit and passages of each document on the page.
+  const shownKeys = grouped
+    ? new Set(group().slice(input.offset, input.offset + input.limit).flatMap((h) => [h, ...(h.passages ?? [])].map((p) => `${h.store}:${p.id}`)))
+    : new Set(candidates.slice(input.offset, input.offset + input.limit).map((c) => c.key));
+  const shown = candidates.filter((c) => shownKeys.has(c.key));
+  for (const h of handles) {
+    const leg = legs.find((l) => l.store === h.store)!;
+    if (!leg.tsq) continue;
+    const ids = shown.filter((c) => c.store === h.store && c.fts && ftsPos.get(c.key)?.snip === null).map((c) => c.detail.id);
+    if (ids.length === 0) continue;
+    const snips = await withStoreTx({ handle: h, readOnly: true }, (tx) => headlines(tx, leg.tsq!, ids));
+    for (const c of shown) {
+      const raw = c.store === h.store ? snips.get(c.detail.id) : undefined;
+      if (raw !== undefined && c.fts) Object.assign(c.fts, snippetFor(raw, c.detail));
+    }
+  }
+
+  const hits = grouped ? group() : candidates.map(toHit);
+  const results = hits.slice(input.offset, input.offset + input.limit);
+  const searchable = legs.some((l) => l.searchable) ? 1 : 0;
+  const belowFloor = legs.reduce((n, l) => n + l.belowFloor, 0);
+  const pending = vectorsAnswered ? legs[0].pending : 0;
+  const fallback = vectorFallback ? { ...vectorFallback, message: `${vectorFallback.message}; answered with full-text search` } : null;
+  return {
+    mode: input.mode,
+    effectiveMode: answeredBy,
+    group: input.group,
+    query: input.q,
+    match: legs[0].tsq,
+    results,
+    hasMore: hits.length > input.offset + input.limit,
+    stores: handles.map((h) => h.store),
+    degraded: vectorFallback?.reason === "backlog",
+    fallback,
+    reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectorsAnswered ? belowFloor : 0 }),
+    vectors:
+      fp && vectorsAnswered
+        ? { model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension }, method: "exact", indexAvailable: false, indexReason: "no pgvector index: exact cosine scan over real[]", pendingEmbeddings: pending, similarityFloor: floor, belowFloor }
+        : null,
+    fusion: answeredBy === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null } : null,
+    warnings: [
+      ...(pending > 0 ? [{ code: "embeddings_pending", message: `${pending} chunk(s) have no vector of this model yet; until then only full-text search can find them` }] : []),
+      // The store's vectors answered but core's could not (over the exact-scan limit): core took part lexically only.
+      ...(vectorsAnswered ? legs.slice(1).flatMap((l) => (l.vectorFallback ? [{ code: "core_vectors_unavailable", message: l.vectorFallback.message }] : [])) : []),
+    ],
+  };
+}

@@ -1,0 +1,175 @@
+import { sql } from "drizzle-orm";
+import { z } from "zod";
+import { STORE_NAME_RE } from "../common";
+import { migrateStoreSchema, storeSchemaName, storeSchemaVersion, useStoreSchema, withStoreTx, type PgStoreHandle } from "../db/pg-store";
+import type { PgGovernanceExecutor, PgHandle } from "../db/pg";
+import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../db/store-names";
+import { AppError, isAppError } from "../errors";
+import { appendAuditPg, hasAuditEntryPg } from "../governance/audit-pg";
+import { EXACT_SCAN_LIMIT } from "../index/vectors-pg";
+import { createStoreSchema } from "./stores";
+
+/**
+ * Stores on PostgreSQL (the SQLite twin is ./stores.ts): create, open, list,
+ * describe. The layout (a schema per store, the store transaction, the
+ * read-only core path, the store migrator) is lib/db/pg-store.ts.
+ */
+
+function pgCode(e: unknown): string | undefined {
+  // drizzle wraps the driver's error; the SQLSTATE is on it or on its cause.
+  return (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+}
+
+async function schemaExists(db: PgGovernanceExecutor, schema: string): Promise<boolean> {
+  const r = await db.execute(sql`select 1 from pg_namespace where nspname = ${schema}`);
+  return r.rows.length > 0;
+}
+
+const handleFor = (pg: PgHandle, store: string, readOnly = false): PgStoreHandle => ({ kind: "pg", store, schema: storeSchemaName(store), db: pg.db, readOnly });
+
+/** Per pool, the schemas seen at the current version, so an open checks once per pool, not per request. */
+const upToDate = new WeakMap<PgHandle["pool"], Set<string>>();
+
+function markUpToDate(pg: PgHandle, schema: string): void {
+  const seen = upToDate.get(pg.pool) ?? new Set<string>();
+  seen.add(schema);
+  upToDate.set(pg.pool, seen);
+}
+
+/**
+ * The one way to get a PostgreSQL store handle: an unknown store is a 404
+ * (never created on the fly); a store behind the current schema version is
+ * migrated first.
+ */
+export async function openStorePg({ pg, store }: { pg: PgHandle; store: string }): Promise<PgStoreHandle> {
+  const parsed = storeNameSchema.safeParse(store);
+  if (!parsed.success) throw new AppError("not_found", `store ${store} does not exist`);
+  const handle = handleFor(pg, store);
+  if (upToDate.get(pg.pool)?.has(handle.schema)) return handle;
+  if (!(await schemaExists(pg.db, handle.schema))) throw new AppError("not_found", `store ${store} does not exist`);
+  await withStoreTx({ handle }, async (tx) => {
+    const [row] = (await tx.execute(sql`select value from store_meta where key = 'schema_version'`)).rows as { value: string }[];
+    if (row?.value !== storeSchemaVersion()) await migrateStoreSchema(tx, handle.schema);
+  });
+  markUpToDate(pg, handle.schema);
+  return handle;
+}
+
+/** Core's handle for a read that includes core, read-only (see PgStoreHandle), or null when not asked or the store is core. */
+export async function openCoreForPg({ pg, handle, includeCore }: { pg: PgHandle; handle: PgStoreHandle; includeCore: boolean }): Promise<PgStoreHandle | null> {
+  if (!includeCore || handle.store === CORE_STORE) return null;
+  const core = await openStorePg({ pg, store: CORE_STORE });
+  return { ...core, readOnly: true };
+}
+
+export type PgStoreSummary = {
+  name: string;
+  schema: string;
+  description: string | null;
+  createdAt: number | null;
+  schemaVersion: string | null;
+  vectors: { method: "exact_scan"; exactScanLimit: number; pgvector: string | null; reason: string };
+  counts: Record<string, number>;
+};
+
+/** The tables a store's summary counts (fixed names from the store schema). */
+const COUNTED_TABLES = ["categories", "chunk_embeddings", "chunks", "documents", "memories"] as const;
+
+export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Promise<PgStoreSummary> {
+  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const meta = Object.fromEntries(((await tx.execute(sql`select key, value from store_meta`)).rows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+    const counts: Record<string, number> = {};
+    for (const t of COUNTED_TABLES) counts[t] = Number(((await tx.execute(sql`select count(*) as n from ${sql.identifier(t)}`)).rows[0] as { n: string }).n);
+    const pgvector = await pgvectorVersion(tx);
+    return {
+      name: handle.store,
+      schema: handle.schema,
+      description: meta.description ?? null,
+      createdAt: meta.created_at ? Number(meta.created_at) : null,
+      schemaVersion: meta.schema_version ?? null,
+      vectors: {
+        method: "exact_scan",
+        exactScanLimit: EXACT_SCAN_LIMIT,
+        pgvector,
+        reason: `vector search is an exact cosine scan over real[] of up to ${EXACT_SCAN_LIMIT} vectors (after filters); larger sets answer lexically with reason vectors_unavailable${pgvector ? " (pgvector is installed, but its HNSW path is not built yet)" : "; pgvector is not installed"}`,
+      },
+      counts,
+    };
+  });
+}
+
+/** pgvector's version when the `vector` extension is installed in this database, else null. */
+export async function pgvectorVersion(db: PgGovernanceExecutor): Promise<string | null> {
+  const [row] = (await db.execute(sql`select extversion from pg_extension where extname = 'vector'`)).rows as { extversion: string }[];
+  return row?.extversion ?? null;
+}
+
+/** Every store in the database (schemas with a store_meta table naming their store), core first, then by name. */
+export async function listStoreNamesPg({ pg }: { pg: PgHandle }): Promise<string[]> {
+  const schemas = ((await pg.db.execute(sql`select n.nspname as schema from pg_namespace n join pg_class c on c.relnamespace = n.oid and c.relname = 'store_meta' and c.relkind = 'r' where n.nspname like 'store\_%' order by 1`)).rows as { schema: string }[]).map((r) => r.schema);
+  const names: string[] = [];
+  for (const schema of schemas) {
+    // The schema name comes from the catalog and is quoted; the table name is fixed.
+    const [row] = (await pg.db.execute(sql`select value from ${sql.identifier(schema)}.store_meta where key = 'name'`)).rows as { value: string }[];
+    if (row && STORE_NAME_RE.test(row.value) && storeSchemaName(row.value) === schema) names.push(row.value);
+  }
+  names.sort();
+  return [...names.filter((n) => n === CORE_STORE), ...names.filter((n) => n !== CORE_STORE)];
+}
+
+export async function listStoresPg({ pg }: { pg: PgHandle }): Promise<PgStoreSummary[]> {
+  const out: PgStoreSummary[] = [];
+  for (const store of await listStoreNamesPg({ pg })) out.push(await describeStorePg({ handle: await openStorePg({ pg, store }) }));
+  return out;
+}
+
+/**
+ * Create a store: its schema, its tables (the store migrations), its meta
+ * and the audit row, in one transaction — all or nothing. Creating one that
+ * exists (or that another replica is creating right now) is a conflict.
+ */
+export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg: PgHandle; input: z.input<typeof createStoreSchema>; actor: string; now?: number }): Promise<PgStoreSummary> {
+  const { name, description } = createStoreSchema.parse(input);
+  const handle = handleFor(pg, name);
+  try {
+    await pg.db.transaction(async (tx) => {
+      await tx.execute(sql`create schema ${sql.identifier(handle.schema)}`);
+      await useStoreSchema(tx, handle.schema);
+      await migrateStoreSchema(tx, handle.schema);
+      const facts: [string, string][] = [["name", name], ["created_at", String(now)], ...(description ? [["description", description] as [string, string]] : [])];
+      for (const [key, value] of facts) await tx.execute(sql`insert into store_meta (key, value) values (${key}, ${value})`);
+      await appendAuditPg({ db: tx, entry: { actor, action: "store.create", target: `store:${name}`, details: description ? { description } : null } });
+    });
+  } catch (e) {
+    // 42P06: the schema exists; 23505: another replica's create of it committed while this one waited.
+    if (pgCode(e) === "42P06" || pgCode(e) === "23505") throw new AppError("conflict", `store ${name} already exists`);
+    throw e;
+  }
+  markUpToDate(pg, handle.schema);
+  return describeStorePg({ handle });
+}
+
+/** The core store exists from the first start (created quietly when missing). */
+export async function ensureCoreStorePg({ pg }: { pg: PgHandle }): Promise<void> {
+  if (await schemaExists(pg.db, storeSchemaName(CORE_STORE))) return;
+  await createQuietly({ pg, name: CORE_STORE, description: "Shared identity and preferences, readable beside any store.", actor: "system:bootstrap" });
+}
+
+/** A fresh database gets a ready `default` store once (as ensureDefaultStore on SQLite: a removed one stays removed). */
+export async function ensureDefaultStorePg({ pg }: { pg: PgHandle }): Promise<boolean> {
+  if (await schemaExists(pg.db, storeSchemaName(DEFAULT_STORE))) return false;
+  if (await hasAuditEntryPg({ db: pg.db, action: "store.create", target: `store:${DEFAULT_STORE}` })) return false;
+  return createQuietly({ pg, name: DEFAULT_STORE, description: "The store agents write to unless told otherwise.", actor: "system:bootstrap" });
+}
+
+async function createQuietly({ pg, name, description, actor }: { pg: PgHandle; name: string; description: string; actor: string }): Promise<boolean> {
+  try {
+    await createStorePg({ pg, input: { name, description }, actor });
+    return true;
+  } catch (e) {
+    // Another replica starting on the same database made it first.
+    if (isAppError(e) && e.code === "conflict") return false;
+    throw e;
+  }
+}
+
