@@ -71,6 +71,21 @@ describe("whole-document full-text index (migration 0013)", () => {
     expect(explained.results[0].signals?.why).toMatch(/whole-document bm25/);
   });
 
+  it("weighs a short keyword query mostly by its passages, and a sentence-long one by the document as a whole", async () => {
+    createStore({ input: { name: "docs" }, actor: "test" });
+    const handle = getStoreDb("docs");
+    for (const d of [SPREAD, LUCKY, ...NOTES]) ingestDocument({ handle, path: d.path, origin: "api", text: d.text, mtime: 0 });
+    const why = async (q: string) => (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, mode: "fts", match: "any", explain: true }) })).results.map((h) => h.signals?.why ?? "");
+    // Three words: the document index counts half, path and title not at all.
+    const short = await why("snapshot checksum archive");
+    expect(short[0]).toMatch(/weight 0\.5/);
+    expect(short.join(" ")).not.toMatch(/path\/title/);
+    // The document named by the words of its path, with a long query: path and title count.
+    const long = await why("backup plan snapshot retention offsite encryption rotation checksum");
+    expect(long.find((w) => /path\/title/.test(w))).toBeDefined();
+    expect(long[0]).toMatch(/weight 1\b/);
+  });
+
   it("follows edits and deletes at once: the new words find the document, the old ones and a deleted document do not", () => {
     createStore({ input: { name: "docs" }, actor: "test" });
     const handle = getStoreDb("docs");

@@ -97,17 +97,21 @@ export { FUSION_WEIGHTS, RRF_K } from "../retrieval";
  * bench/results/latest.md; mean MRR@10 of the three samples, raw FTS5 over
  * whole documents 0.576):
  * - chunk evidence: combine `max` ranks by the best chunk's bm25,
- *   `damped_sum` adds each further chunk's score × damping^(i−1) (alone:
- *   0.566 vs 0.556 for max, but with the whole-document index below it
- *   adds nothing); fieldBoost multiplies by (1 + fieldBoost × share of the
- *   query's content words found in the path or the title heading): 0.5;
+ *   `damped_sum` adds each further chunk's score × damping^(i−1) (chunks
+ *   alone: 0.566 vs 0.556 for max; with the whole-document index below and
+ *   fieldBoost 0.5, 0.607 vs 0.603, as much as fieldBoost 1 gives with max);
+ *   fieldBoost multiplies by (1 + fieldBoost × share of the query's content
+ *   words found in the path or the title heading): 0 / 0.5 / 1 → (with the
+ *   whole-document index) 0.599 / 0.603 / 0.608;
  * - whole-document evidence (documents_fts, unstemmed, over path, title and
  *   whole text, migration 0013) fused with the chunk evidence: `score`
  *   fusion adds the two scores, each divided by the best candidate's, the
  *   whole-document one × wholeDocument; `rank` fuses their ranks (RRF).
- *   Measured: chunks alone 0.566 (with fieldBoost), rank fusion weight 1 / 2 /
- *   3: 0.595 / 0.596 / 0.592, score fusion weight 0.5 / 1: 0.600 / 0.603.
+ *   With fieldBoost 0.5: rank fusion weight 1 / 2 / 3: 0.595 / 0.596 /
+ *   0.592; score fusion weight 0.5 / 1 / 1.5: 0.600 / 0.603 / 0.607.
  *   wholeDocument 0 is the chunks alone.
+ * The default (fieldBoost 1, score fusion weight 1) was chosen on those three
+ * samples; two further seeds held out from the choice are in latest.md.
  */
 export type DocumentScoring = {
   combine: "max" | "damped_sum";
@@ -117,8 +121,11 @@ export type DocumentScoring = {
   wholeDocument: number;
   /** How the two fuse: their scores each divided by the best candidate's, or their ranks (RRF). */
   wholeDocumentFusion: "rank" | "score";
+  /** Queries of fewer content words than this (keywords rather than a sentence) use `shortQuery`'s weights instead. */
+  minTerms: number;
+  shortQuery: { fieldBoost: number; wholeDocument: number };
 };
-export const DOCUMENT_SCORING: DocumentScoring = { combine: "max", damping: 0.3, fieldBoost: 0.5, wholeDocument: 1, wholeDocumentFusion: "score" };
+export const DOCUMENT_SCORING: DocumentScoring = { combine: "max", damping: 0.3, fieldBoost: 1, wholeDocument: 1, wholeDocumentFusion: "score", minTerms: 6, shortQuery: { fieldBoost: 0, wholeDocument: 0.5 } };
 
 /** Knobs the benches turn to decide the defaults; the API uses the defaults. */
 export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "drop" | "keep"; exactFormBoost?: number; /** builtin's vector weight in hybrid, to sweep it (requests use w_vec). */ vec?: number };
@@ -471,8 +478,10 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     const t1 = performance.now();
     const scoring = { ...DOCUMENT_SCORING, ...tuning.document };
     // Plain queries only: an advanced expression may name chunk columns the document index does not have.
+    const terms = matchTerms(input.q, { stopwords: tuning.stopwords });
+    if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
     const wholeDocument = scoring.wholeDocument > 0 && match && input.syntax === "plain" && answeredBy !== "vector" ? wholeDocumentBm25({ handles, candidates, match, budget }) : null;
-    hits = groupByDocument({ candidates, handles, terms: matchTerms(input.q, { stopwords: tuning.stopwords }), scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
+    hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
     rec?.record("grouping", performance.now() - t1, { candidates: hits.length, detail: `chunks grouped by document (${tuning.document?.combine ?? DOCUMENT_SCORING.combine})`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
   }
   const results = hits.slice(input.offset, input.offset + input.limit);
