@@ -84,7 +84,7 @@ export const indexCommands: Command[] = [
     usage: "reindex <store> | --all [--fts-only]",
     summary:
       "rebuild a store's index from its memory/ folder and source roots (one transaction), as an audited admin job; " +
-      "--fts-only rebuilds just the full-text index from the indexed chunks (resumable: finishes a pending tokenizer rebuild, else starts one)",
+      "--fts-only rebuilds just the full-text indexes (chunks, then whole documents) from the indexed chunks (resumable: finishes a pending rebuild, else starts one)",
     run: async ({ args, flags, json, out }) => {
       if (flags["fts-only"] === true) return rebuildFullText({ handles: storesFrom({ args, all: flags.all === true, buildIndex: false }), json, out });
       let ok = true;
