@@ -3,9 +3,12 @@
  * bench/doc-queries.ts so the two can disagree. Both cut a sentence out of
  * the document that gets indexed and query with two thirds of its words;
  * this one differs where a set can quietly favour one engine:
- * - the corpus is a stride sample over the SORTED PATH list (every package
- *   range of node_modules, not the first N by content hash), 2–256 KB, so it
- *   holds long documents of many chunks, where document ranking matters;
+ * - the corpus is drawn from the SORTED PATH list of node_modules markdown,
+ *   2–256 KB, so it holds long documents of many chunks, where document
+ *   ranking matters: by a seeded shuffle, one sample per seed
+ *   (KNOWN_ITEM_SEEDS), pinned by a checked-in manifest of paths, packages
+ *   and hashes so a dependency change cannot silently move the set (the
+ *   bench says how many pinned files are gone or changed);
  * - near-duplicates are dropped too (the same opening under another path:
  *   one README vendored twice), not only byte-identical files;
  * - targets are drawn by one seeded shuffle over the whole corpus, and the
@@ -39,6 +42,13 @@ const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
  * duplicates (the first path wins), then `limit` of them evenly spaced along that order.
  */
 export function loadKnownItemCorpus({ root, limit }: { root: string; limit: number }): CorpusDoc[] {
+  const docs = knownItemPool({ root });
+  if (docs.length <= limit) return docs;
+  return Array.from({ length: limit }, (_, k) => docs[Math.floor((k * docs.length) / limit)]);
+}
+
+/** Every markdown file under `root` the sets may draw from, in sorted path order (see loadKnownItemCorpus). */
+export function knownItemPool({ root }: { root: string }): CorpusDoc[] {
   const files: string[] = [];
   const walk = (dir: string, rel: string) => {
     for (const e of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => byCodePoint(a.name, b.name))) {
@@ -56,13 +66,101 @@ export function loadKnownItemCorpus({ root, limit }: { root: string; limit: numb
     const size = fs.statSync(abs).size;
     if (size < MIN_BYTES || size > MAX_BYTES) continue;
     const text = fs.readFileSync(abs, "utf8");
-    const keys = [crypto.createHash("sha256").update(text).digest("hex"), `opening:${text.replace(/\s+/g, " ").trim().slice(0, OPENING_CHARS)}`];
+    const keys = [sha256(text), `opening:${text.replace(/\s+/g, " ").trim().slice(0, OPENING_CHARS)}`];
     if (keys.some((k) => seen.has(k))) continue;
     keys.forEach((k) => seen.add(k));
     docs.push({ path: rel, text });
   }
-  if (docs.length <= limit) return docs;
-  return Array.from({ length: limit }, (_, k) => docs[Math.floor((k * docs.length) / limit)]);
+  return docs;
+}
+
+const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex");
+
+/* ---------- Pinned samples: several seeded draws, their paths and hashes checked in ---------- */
+
+/** The seeds of the document-level samples (one corpus and one query set per seed); figures are reported per seed and as their mean. */
+export const KNOWN_ITEM_SEEDS = [2026, 2027, 2028] as const;
+
+/** `limit` documents of `pool` drawn by a shuffle seeded with `seed`, returned in sorted path order. */
+export function sampleKnownItemCorpus({ pool, limit, seed }: { pool: CorpusDoc[]; limit: number; seed: number }): CorpusDoc[] {
+  const random = seededRandom(seed);
+  const order = pool.map((_, i) => i);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order
+    .slice(0, limit)
+    .sort((a, b) => a - b)
+    .map((i) => pool[i]);
+}
+
+/** One pinned document: its path under the corpus root, the package it ships in (name@version) and the sha256 of its text. */
+export type PinnedDoc = { seed: number; path: string; pkg: string; sha256: string };
+
+/** The name@version of the package a file under node_modules ships in (nearest package.json with a name), or "-". */
+function packageOf({ root, rel }: { root: string; rel: string }): string {
+  const parts = rel.split("/");
+  for (let n = parts.length - 1; n > 0; n--) {
+    const file = path.join(root, ...parts.slice(0, n), "package.json");
+    if (!fs.existsSync(file)) continue;
+    try {
+      const pkg = JSON.parse(fs.readFileSync(file, "utf8")) as { name?: string; version?: string };
+      if (pkg.name) return `${pkg.name}@${pkg.version ?? "?"}`;
+    } catch {
+      // not a package manifest worth reading: keep looking up
+    }
+  }
+  return "-";
+}
+
+const MANIFEST_HEADER = [
+  "# The documents of the pinned document-level known-item samples (bench/known-items.ts, bench/search-quality.bench.ts).",
+  "# One line per document: seed, path under node_modules, package name@version, sha256 of the file's text.",
+  "# Paths and hashes only: the text stays in node_modules. Regenerate with BENCH_KNOWN_ITEMS_RESAMPLE=1.",
+];
+
+/** Draw the samples of `seeds` from the pool under `root` and describe them as manifest lines. */
+export function drawPinnedSamples({ root, limit, seeds = KNOWN_ITEM_SEEDS }: { root: string; limit: number; seeds?: readonly number[] }): PinnedDoc[] {
+  const pool = knownItemPool({ root });
+  return seeds.flatMap((seed) => sampleKnownItemCorpus({ pool, limit, seed }).map((d) => ({ seed, path: d.path, pkg: packageOf({ root, rel: d.path }), sha256: sha256(d.text) })));
+}
+
+export function formatManifest(docs: PinnedDoc[]): string {
+  return [...MANIFEST_HEADER, ...docs.map((d) => [d.seed, d.path, d.pkg, d.sha256].join("\t"))].join("\n") + "\n";
+}
+
+export function parseManifest(text: string): PinnedDoc[] {
+  return text
+    .split("\n")
+    .filter((line) => line.trim() !== "" && !line.startsWith("#"))
+    .map((line) => {
+      const [seed, rel, pkg, hash] = line.split("\t");
+      if (!hash) throw new Error(`malformed manifest line: ${line}`);
+      return { seed: Number(seed), path: rel, pkg, sha256: hash };
+    });
+}
+
+/**
+ * The documents of one pinned sample as they are under `root` now: those
+ * whose text still has the recorded hash, and the paths that are gone or
+ * changed (a dependency moved), which the caller must report.
+ */
+export function loadPinnedSample({ root, manifest, seed }: { root: string; manifest: PinnedDoc[]; seed: number }): { docs: CorpusDoc[]; missing: string[]; changed: string[] } {
+  const docs: CorpusDoc[] = [];
+  const missing: string[] = [];
+  const changed: string[] = [];
+  for (const pinned of manifest.filter((d) => d.seed === seed)) {
+    const abs = path.join(root, ...pinned.path.split("/"));
+    if (!fs.existsSync(abs)) {
+      missing.push(pinned.path);
+      continue;
+    }
+    const text = fs.readFileSync(abs, "utf8");
+    if (sha256(text) !== pinned.sha256) changed.push(pinned.path);
+    else docs.push({ path: pinned.path, text });
+  }
+  return { docs, missing, changed };
 }
 
 /**

@@ -7,10 +7,13 @@
  * 2. document-level known items (bench/known-items.ts: a sentence cut from
  *    its document before indexing, two thirds of its words as the query), each
  *    search mode against raw SQLite FTS5 bm25 over whole documents (porter and
- *    unicode61) and MiniSearch, on the same documents and queries;
+ *    unicode61) and MiniSearch, on the same documents and queries — on three
+ *    pinned samples (seeds; their paths and hashes in
+ *    bench/known-items-manifest.tsv), reported per seed and as the mean;
  * 3. p50/p95 latency per mode at 10k and 100k chunks (BENCH_QUALITY_SIZES to
  *    change: a comma list of chunk counts).
  */
+import fs from "node:fs";
 import path from "node:path";
 import { getStoreDb } from "../lib/db/connection";
 import { drainEmbedQueues } from "../lib/embed/worker";
@@ -18,7 +21,7 @@ import { ingestDocument } from "../lib/index/ingest";
 import { DEFAULT_SEARCH_MODE, FUSION_WEIGHTS, searchInputSchema, type SearchTuning } from "../lib/index/search";
 import { loadTextWindows } from "./corpus";
 import { growthRows, recordSamples, type SizedSamples } from "./growth";
-import { buildKnownItemSet, loadKnownItemCorpus, type KnownItemSet } from "./known-items";
+import { buildKnownItemSet, drawPinnedSamples, formatManifest, KNOWN_ITEM_SEEDS, loadPinnedSample, parseManifest, type KnownItemSet, type PinnedDoc } from "./known-items";
 import type { CorpusDoc } from "./doc-queries";
 import {
   buildLabelledSet,
@@ -36,11 +39,15 @@ import {
 } from "./search-eval";
 import { percentile, printTable } from "./table";
 
+/** Document ranking as it was before the whole-document index: best chunk, no field evidence. */
+const CHUNKS_ALONE: SearchTuning = { document: { wholeDocument: 0, fieldBoost: 0, shortQuery: { wholeDocument: 0, fieldBoost: 0 } } };
+
 /** The default with one ranking choice undone (lib/index/search.ts EXACT_FORM_BOOST, DOCUMENT_SCORING), to show what each adds. */
 function ablations(): [string, SearchTuning][] {
   return [
+    ["as before (documents by their chunks alone, no field evidence)", CHUNKS_ALONE],
+    ["one weighting for every query length (whole-document 1, field 1)", { document: { minTerms: 0 } }],
     ["without the exact-form factor", { exactFormBoost: 0 }],
-    ["documents by best chunk + others × 0.3^i", { document: { combine: "damped_sum", damping: 0.3 } }],
   ];
 }
 
@@ -87,20 +94,55 @@ const DOC_CORPUS = 500;
 const DOC_QUERIES = 300;
 /** Source root folder name: its files are indexed as `source/<ROOT_NAME>/<path>`. */
 const ROOT_NAME = "corpus";
+/** The checked-in list of the documents each seed's sample uses (paths and hashes, no text). */
+const MANIFEST = path.join(__dirname, "known-items-manifest.tsv");
 
 /** The set must never leak its answer into the index, and must be the same on every run. */
-function checkKnownItemSet(original: CorpusDoc[], set: KnownItemSet): void {
-  if (JSON.stringify(buildKnownItemSet({ docs: original, count: DOC_QUERIES })) !== JSON.stringify(set)) throw new Error("the known-item set is not deterministic");
+function checkKnownItemSet(original: CorpusDoc[], set: KnownItemSet, seed: number): void {
+  if (JSON.stringify(buildKnownItemSet({ docs: original, count: DOC_QUERIES, seed })) !== JSON.stringify(set)) throw new Error("the known-item set is not deterministic");
   for (const q of set.queries) {
     if (!original.find((d) => d.path === q.target)?.text.includes(q.sentence)) throw new Error(`query sentence not found in ${q.target}`);
     if (set.docs.some((d) => d.text.includes(q.sentence))) throw new Error(`removed sentence still indexed (${q.target})`);
   }
 }
 
-async function documentLevelSet(): Promise<void> {
-  const original = loadKnownItemCorpus({ root: path.resolve("node_modules"), limit: DOC_CORPUS });
-  const set = buildKnownItemSet({ docs: original, count: DOC_QUERIES });
-  checkKnownItemSet(original, set);
+/**
+ * The pinned samples: read from the checked-in manifest, or drawn afresh from
+ * today's node_modules and written there with BENCH_KNOWN_ITEMS_RESAMPLE=1 (or
+ * when there is no manifest yet).
+ */
+function pinnedManifest(root: string): { manifest: PinnedDoc[]; drawn: boolean } {
+  if (process.env.BENCH_KNOWN_ITEMS_RESAMPLE !== "1" && fs.existsSync(MANIFEST)) return { manifest: parseManifest(fs.readFileSync(MANIFEST, "utf8")), drawn: false };
+  const manifest = drawPinnedSamples({ root, limit: DOC_CORPUS });
+  fs.writeFileSync(MANIFEST, formatManifest(manifest));
+  return { manifest, drawn: true };
+}
+
+/** The engines each sample is measured with, in table order. */
+function documentEngines({ store, docs }: { store: string; docs: CorpusDoc[] }): { engines: DocEngine[]; close: () => void } {
+  const porter = rawFts5DocEngine({ label: "raw FTS5 bm25, whole docs, porter", docs, tokenize: "porter" });
+  const unicode = rawFts5DocEngine({ label: "raw FTS5 bm25, whole docs, unicode61", docs, tokenize: "unicode61" });
+  const engines: DocEngine[] = [
+    // group=document is the default group, so its rows would repeat the ungrouped ones here.
+    ...modeConfigs()
+      .filter(([label]) => !label.endsWith("group=document"))
+      .map(([label, params]) => dualmindEngine({ store, label: `dualmind ${label}`, params })),
+    ...ablations().map(([label, tuning]) => dualmindEngine({ store, label: `dualmind default, ${label}`, params: {}, tuning })),
+    porter,
+    unicode,
+    miniSearchDocEngine({ label: "MiniSearch, whole docs (defaults)", docs }),
+  ];
+  return { engines, close: () => (porter.close(), unicode.close()) };
+}
+
+type SeedRun = { seed: number; docs: number; chunks: number; multiChunk: number; queries: number; avgWords: number; dropped: number; rows: DocEvalRow[] };
+
+/** Index one pinned sample through the real reindex path and measure every engine on its queries. */
+async function measureSample({ root, manifest, seed }: { root: string; manifest: PinnedDoc[]; seed: number }): Promise<SeedRun> {
+  const pinned = loadPinnedSample({ root, manifest, seed });
+  const original = pinned.docs;
+  const set = buildKnownItemSet({ docs: original, count: DOC_QUERIES, seed });
+  checkKnownItemSet(original, set, seed);
   // Every engine sees the same documents under the names dualmind's index gives them.
   const docs = set.docs.map((d) => ({ path: `source/${ROOT_NAME}/${d.path}`, text: d.text }));
   const queries = set.queries.map((q) => ({ ...q, target: `source/${ROOT_NAME}/${q.target}` }));
@@ -112,46 +154,65 @@ async function documentLevelSet(): Promise<void> {
     closers.push(corpus.cleanup);
     const indexedDocs = new Set(corpus.chunks.map((c) => c.path));
     if (indexedDocs.size !== docs.length) throw new Error(`indexed ${indexedDocs.size} of ${docs.length} documents`);
-    const porter = rawFts5DocEngine({ label: "raw FTS5 bm25, whole docs, porter", docs, tokenize: "porter" });
-    const unicode = rawFts5DocEngine({ label: "raw FTS5 bm25, whole docs, unicode61", docs, tokenize: "unicode61" });
-    closers.push(porter.close, unicode.close);
-    const engines: DocEngine[] = [
-      ...modeConfigs().map(([label, params]) => dualmindEngine({ store, label: `dualmind ${label}`, params })),
-      ...ablations().map(([label, tuning]) => dualmindEngine({ store, label: `dualmind default, ${label}`, params: {}, tuning })),
-      porter,
-      unicode,
-      miniSearchDocEngine({ label: "MiniSearch, whole docs (defaults)", docs }),
-    ];
+    const { engines, close } = documentEngines({ store, docs });
+    closers.push(close);
     const rows: DocEvalRow[] = [];
     for (const engine of engines) rows.push(await evaluateDocEngine(engine, queries));
-    const raw = Math.max(...rows.filter((r) => r.label.startsWith("raw FTS5")).map((r) => r.mrr));
     const multiChunk = queries.filter((q) => corpus.chunks.filter((c) => c.path === q.target).length > 1).length;
-    printTable(
-      `Document-level known items (bench/known-items.ts): ${queries.length} queries over ${docs.length} node_modules markdown documents (${corpus.chunks.length} chunks; ${multiChunk} targets span several chunks), builtin embedder`,
-      rows.map((r) => ({
-        engine: r.label,
-        "MRR@10": r.mrr.toFixed(3),
-        "× raw FTS5": (r.mrr / raw).toFixed(2),
-        "hit@1": r.hit1.toFixed(3),
-        "hit@10": r.hit10.toFixed(3),
-        "p50 ms": percentile(r.latencies, 50),
-        "p95 ms": percentile(r.latencies, 95),
-      })),
-    );
     const avgWords = queries.reduce((n, q) => n + q.q.split(" ").length, 0) / queries.length;
-    const defaultRow = rows.find((r) => r.label.startsWith("dualmind default ("))!;
-    process.stdout.write(
-      [
-        `"× raw FTS5" is MRR@10 over the better raw FTS5 row's (${raw.toFixed(3)}). Goal (issue 16): default ≥ 1.05×; now ${(defaultRow.mrr / raw).toFixed(2)}×.`,
-        `How the set is built: a stride sample of ${docs.length} markdown files in sorted-path order under node_modules (2–256 KB, changelogs/licences and similar skipped, exact and same-opening duplicates dropped);`,
-        `${queries.length} targets in a seeded shuffle; from each, one prose sentence of 8–40 words found in no other document is cut before indexing, and the query is the rest of it after dropping a seeded third of its words (${avgWords.toFixed(1)} words on average).`,
-        `dualmind rows ask for 50 hits, mapped to documents in first-appearance order; whole-document engines return 10 documents. Raw FTS5 and MiniSearch are in memory; dualmind reads its on-disk index.`,
-        "",
-      ].join("\n") + "\n",
-    );
+    return { seed, docs: docs.length, chunks: corpus.chunks.length, multiChunk, queries: queries.length, avgWords, dropped: pinned.missing.length + pinned.changed.length, rows };
   } finally {
     for (const close of closers.reverse()) close();
   }
+}
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+/** The raw FTS5 baseline of one run: the better of its two tokenizers. */
+const rawBaseline = (rows: DocEvalRow[]) => Math.max(...rows.filter((r) => r.label.startsWith("raw FTS5")).map((r) => r.mrr));
+
+async function documentLevelSet(): Promise<void> {
+  const root = path.resolve("node_modules");
+  const { manifest, drawn } = pinnedManifest(root);
+  const runs: SeedRun[] = [];
+  for (const seed of KNOWN_ITEM_SEEDS) runs.push(await measureSample({ root, manifest, seed }));
+  // The baseline is the better raw FTS5 row of each seed, averaged: never lower than either raw row's mean.
+  const raw = mean(runs.map((r) => rawBaseline(r.rows)));
+  const labels = runs[0].rows.map((r) => r.label);
+  const byLabel = (label: string) => runs.map((run) => run.rows.find((r) => r.label === label)!);
+  printTable(
+    `Document-level known items (bench/known-items.ts), mean of ${runs.length} pinned samples (seeds ${runs.map((r) => r.seed).join(", ")}): ${runs.map((r) => r.queries).join(" / ")} queries over ${runs.map((r) => r.docs).join(" / ")} node_modules markdown documents (${runs.map((r) => r.chunks).join(" / ")} chunks), builtin embedder`,
+    labels.map((label) => {
+      const rows = byLabel(label);
+      const latencies = rows.flatMap((r) => r.latencies);
+      return {
+        engine: label,
+        "MRR@10": mean(rows.map((r) => r.mrr)).toFixed(3),
+        "× raw FTS5": (mean(rows.map((r) => r.mrr)) / raw).toFixed(3),
+        "hit@1": mean(rows.map((r) => r.hit1)).toFixed(3),
+        "hit@10": mean(rows.map((r) => r.hit10)).toFixed(3),
+        "p50 ms": percentile(latencies, 50),
+        "p95 ms": percentile(latencies, 95),
+      };
+    }),
+  );
+  printTable(
+    "Document-level known items, per seed: MRR@10 (× that seed's better raw FTS5 row)",
+    labels.map((label) => ({ engine: label, ...Object.fromEntries(byLabel(label).map((r, i) => [`seed ${runs[i].seed}`, `${r.mrr.toFixed(3)} (${(r.mrr / rawBaseline(runs[i].rows)).toFixed(2)}×)`])) })),
+  );
+  const defaults = byLabel(labels.find((l) => l.startsWith("dualmind default ("))!);
+  const pinnedNote = drawn
+    ? `The samples were drawn afresh from today's node_modules and written to bench/known-items-manifest.tsv.`
+    : `The samples are the ones pinned in bench/known-items-manifest.tsv (path, package@version, sha256 per document); ${runs.map((r) => `seed ${r.seed}: ${r.dropped} pinned document(s) missing or changed`).join("; ")}${runs.some((r) => r.dropped) ? " — those are left out, so the figures are not those of the checked-in table" : ""}.`;
+  process.stdout.write(
+    [
+      `"× raw FTS5" is MRR@10 over the mean of each seed's better raw FTS5 row (${raw.toFixed(3)}). Goal (issue 16): default ≥ 1.05×; now ${(mean(defaults.map((r) => r.mrr)) / raw).toFixed(3)}× (per seed ${defaults.map((r, i) => (r.mrr / rawBaseline(runs[i].rows)).toFixed(2)).join(", ")}).`,
+      `How each set is built: ${DOC_CORPUS} markdown files drawn by a seeded shuffle from every file under node_modules (2–256 KB, changelogs/licences and similar skipped, exact and same-opening duplicates dropped; ${runs.map((r) => r.multiChunk).join(" / ")} targets span several chunks);`,
+      `${DOC_QUERIES} targets in a shuffle with the same seed; from each, one prose sentence of 8–40 words found in no other document of the sample is cut before indexing, and the query is the rest of it after dropping a seeded third of its words (${runs.map((r) => r.avgWords.toFixed(1)).join(" / ")} words on average).`,
+      pinnedNote,
+      `dualmind rows ask for 50 hits, mapped to documents in first-appearance order; whole-document engines return 10 documents. Raw FTS5 and MiniSearch are in memory; dualmind reads its on-disk index. Latency columns pool the three samples' queries.`,
+      "",
+    ].join("\n") + "\n",
+  );
 }
 
 const LATENCY_QUERIES = 100;
@@ -178,8 +239,9 @@ async function latencyBySize(): Promise<void> {
       const chunks = (handle.sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
       const queries = buildLabelledSet(windows.slice(0, size).map((text, i) => ({ path: String(i), text })), LATENCY_QUERIES);
       // The last row is the baseline in the same run: the default as it ranked before the exact-form factor and best-chunk grouping.
-      const baseline: [string, Record<string, unknown>, SearchTuning?] = ["default, as before (no exact-form factor, damped sum)", {}, { exactFormBoost: 0, document: { combine: "damped_sum", damping: 0.3 } }];
-      for (const [label, params, tuning] of [...modeConfigs(), baseline] as [string, Record<string, unknown>, SearchTuning?][]) {
+      const baseline: [string, Record<string, unknown>, SearchTuning?] = ["default, as before (no exact-form factor, damped sum)", {}, { exactFormBoost: 0, document: { ...CHUNKS_ALONE.document, combine: "damped_sum", damping: 0.3 } }];
+      const chunksAlone: [string, Record<string, unknown>, SearchTuning?] = ["default, as before (documents by their chunks alone, no field evidence)", {}, CHUNKS_ALONE];
+      for (const [label, params, tuning] of [...modeConfigs(), chunksAlone, baseline] as [string, Record<string, unknown>, SearchTuning?][]) {
         const r = await evaluateMode(store, queries, label, params, tuning);
         recordSamples(samples, { method: label, size: chunks, samples: r.latencies });
         rows.push({ chunks, mode: label, "p50 ms": percentile(r.latencies, 50), "p95 ms": percentile(r.latencies, 95) });

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { wordsOf, type CorpusDoc } from "@/bench/doc-queries";
-import { buildKnownItemSet, loadKnownItemCorpus } from "@/bench/known-items";
+import { buildKnownItemSet, drawPinnedSamples, formatManifest, loadKnownItemCorpus, loadPinnedSample, parseManifest, sampleKnownItemCorpus } from "@/bench/known-items";
 import { buildLabelledSet, evaluateMode, prepareCorpus, type LabelledQuery } from "@/bench/search-eval";
 
 // The promise behind the default mode: on a labelled known-item set over real
@@ -103,6 +103,42 @@ describe("document-level known-item set", () => {
       expect(loaded.map((d) => d.path)).toEqual(["a-pkg/README.md", "a-pkg/docs/guide-copy.md", "a-pkg/node_modules/b-pkg/README.md"]);
       expect(loadKnownItemCorpus({ root, limit: 10 })).toEqual(loaded);
       expect(loadKnownItemCorpus({ root, limit: 2 }).map((d) => d.path)).toEqual(["a-pkg/README.md", "a-pkg/docs/guide-copy.md"]);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("draws a seeded sample per seed, pins it by path, package and hash, and reports pinned files that moved", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-known-items-pin-"));
+    try {
+      const write = (rel: string, text: string) => {
+        fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+        fs.writeFileSync(path.join(root, rel), text);
+      };
+      write("pkg/package.json", JSON.stringify({ name: "pkg", version: "1.2.3" }));
+      for (let i = 0; i < 12; i++) write(`pkg/docs/d${String(i).padStart(2, "0")}.md`, `# d${i}\n\n${sentence(`topic${i}`, i).repeat(30)}\n`);
+      const pool = loadKnownItemCorpus({ root, limit: 100 });
+      expect(pool).toHaveLength(12);
+      const a = sampleKnownItemCorpus({ pool, limit: 5, seed: 1 });
+      expect(a).toEqual(sampleKnownItemCorpus({ pool, limit: 5, seed: 1 }));
+      expect(a.map((d) => d.path)).toEqual([...a.map((d) => d.path)].sort());
+      expect(sampleKnownItemCorpus({ pool, limit: 5, seed: 2 }).map((d) => d.path)).not.toEqual(a.map((d) => d.path));
+
+      const manifest = drawPinnedSamples({ root, limit: 5, seeds: [1, 2] });
+      expect(parseManifest(formatManifest(manifest))).toEqual(manifest);
+      expect(formatManifest(manifest)).not.toContain("topic"); // paths and hashes, never the text
+      expect(manifest.filter((d) => d.seed === 1).map((d) => d.path)).toEqual(a.map((d) => d.path));
+      expect(new Set(manifest.map((d) => d.pkg))).toEqual(new Set(["pkg@1.2.3"]));
+      expect(loadPinnedSample({ root, manifest, seed: 1 })).toEqual({ docs: a, missing: [], changed: [] });
+
+      // A dependency moved: one pinned file changed, one is gone. They are named and left out, never silently replaced.
+      const [changed, gone] = a.map((d) => d.path);
+      write(changed, "# rewritten\n");
+      fs.rmSync(path.join(root, gone));
+      const after = loadPinnedSample({ root, manifest, seed: 1 });
+      expect(after.changed).toEqual([changed]);
+      expect(after.missing).toEqual([gone]);
+      expect(after.docs.map((d) => d.path)).toEqual(a.slice(2).map((d) => d.path));
     } finally {
       fs.rmSync(root, { recursive: true, force: true });
     }

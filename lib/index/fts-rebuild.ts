@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import type { StoreHandle } from "../db/connection";
 import { preparedOnce } from "../db/statements";
 import { log } from "../log";
+import { documentFtsRebuildPending, rebuildDocumentFtsBatchInTransaction, restartDocumentFtsRebuildInTransaction } from "./document-fts";
 
 /**
  * The chunk full-text index is rebuilt in place, in batches by chunk id, when
@@ -12,6 +13,10 @@ import { log } from "../log";
  * two processes sharing a store take turns batch by batch (the range is read
  * inside the write lock). While it runs, full-text search answers from the
  * rows indexed so far (ftsRebuildState says how far).
+ *
+ * The whole-document index (documents_fts, migration 0013) is rebuilt the
+ * same way after it, in batches by doc_id (document-fts.ts); until it is
+ * whole, search ranks documents by their chunks alone.
  */
 
 /** The tokenizer of `chunks_fts`, as recorded in store meta (`fts_tokenizer`) by the migration that set it. */
@@ -21,6 +26,8 @@ const THROUGH = "fts_rebuilt_through";
 const TARGET = "fts_rebuild_target";
 /** ~1,000 chunks index in tens of ms: short enough that searches and writes wait little between batches. */
 export const FTS_REBUILD_BATCH = 1000;
+/** Documents per batch of the whole-document rebuild: a document is several chunks' worth of text. */
+const documentBatchFor = (batchSize: number) => Math.max(1, Math.floor(batchSize / 10));
 
 export type FtsRebuildState = {
   /** The index is still being filled: full-text hits cover only `done` of `total` chunks. */
@@ -56,21 +63,22 @@ export function ftsRebuildState(handle: StoreHandle): FtsRebuildState {
 }
 
 /**
- * Index the next batch of the pending rebuild, in one write transaction.
- * Returns false when nothing is left (the markers are then gone).
+ * Index the next batch of the pending rebuild (chunks first, then whole
+ * documents), in one write transaction. Returns false when nothing is left
+ * (the markers are then gone).
  */
 export function rebuildFtsBatch({ handle, batchSize = FTS_REBUILD_BATCH }: { handle: StoreHandle; batchSize?: number }): boolean {
   const { sqlite } = handle;
   return sqlite
     .transaction((): boolean => {
       const range = rebuildRange(handle);
-      if (!range) return false;
+      if (!range) return rebuildDocumentFtsBatchInTransaction({ sqlite, batchSize: documentBatchFor(batchSize) });
       const last = sqlite
         .prepare("select max(id) as id from (select id from chunks where id > ? and id <= ? order by id limit ?)")
         .get(range.through, range.target, batchSize) as { id: number | null };
       if (last.id === null) {
         sqlite.prepare("delete from meta where key in (?, ?)").run(THROUGH, TARGET);
-        return false;
+        return rebuildDocumentFtsBatchInTransaction({ sqlite, batchSize: documentBatchFor(batchSize) });
       }
       sqlite.prepare("insert into chunks_fts(rowid, text) select id, text from chunks where id > ? and id <= ? order by id").run(range.through, last.id);
       sqlite.prepare("update meta set value = ? where key = ?").run(String(last.id), THROUGH);
@@ -80,7 +88,7 @@ export function rebuildFtsBatch({ handle, batchSize = FTS_REBUILD_BATCH }: { han
 }
 
 /**
- * Throw the chunk FTS index away and rebuild it from the chunks, resumably
+ * Throw the chunk and document FTS indexes away and rebuild them from the chunks, resumably
  * (`reindex --fts-only` on a whole index: e.g. after a suspected corruption).
  * Search sees an index filling up from empty until it is done.
  */
@@ -93,6 +101,7 @@ export function restartFtsRebuild({ handle }: { handle: StoreHandle }): void {
       const upsert = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
       upsert.run(TARGET, String(max));
       upsert.run(THROUGH, "0");
+      restartDocumentFtsRebuildInTransaction({ sqlite });
     })
     .immediate();
 }
@@ -132,7 +141,7 @@ function running(): WeakSet<Database.Database> {
  * next open resumes). A closed connection ends the loop: the next open starts it again.
  */
 export function resumeFtsRebuild({ handle }: { handle: StoreHandle }): void {
-  if (running().has(handle.sqlite) || !rebuildRange(handle)) return;
+  if (running().has(handle.sqlite) || (!rebuildRange(handle) && !documentFtsRebuildPending(handle.sqlite))) return;
   running().add(handle.sqlite);
   const started = performance.now();
   log("info", "rebuilding the full-text index of a store (tokenizer changed)", { store: handle.store, ...ftsRebuildState(handle) });
@@ -149,7 +158,7 @@ export function resumeFtsRebuild({ handle }: { handle: StoreHandle }): void {
       return;
     }
     running().delete(handle.sqlite);
-    if (handle.sqlite.open && !rebuildRange(handle)) log("info", "full-text index rebuilt", { store: handle.store, ms: Math.round(performance.now() - started) });
+    if (handle.sqlite.open && !rebuildRange(handle) && !documentFtsRebuildPending(handle.sqlite)) log("info", "full-text index rebuilt", { store: handle.store, ms: Math.round(performance.now() - started) });
   };
   setTimeout(step, 0).unref();
 }

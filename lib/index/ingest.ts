@@ -5,6 +5,7 @@ import { chunks as chunksTable, documents, type ChunkRow, type DocumentRow } fro
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { syncChunkEmbeddings } from "./chunk-embeddings";
+import { writeDocumentFts } from "./document-fts";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { FILE_PREFIXES, kindForPath, normalizeRelativePath } from "./paths";
 import { sha256Hex } from "../common";
@@ -111,6 +112,7 @@ export function ingestDocument({
       if (kept.has(c.chunkId)) continue;
       insertedChunkRowids.push(Number(ins.run(c.chunkId, docId, c.chunkIndex, c.chunkSha256, CHUNKING_VERSION, c.startByte, c.endByte, c.text).lastInsertRowid));
     }
+    writeDocumentFts({ sqlite, docId, path, text });
     syncChunkEmbeddings({ handle, inserted: insertedChunkRowids, removed: removedChunkRowids });
     return { path, docId, status: existing ? "changed" : "added", chunks: chunks.length, insertedChunkRowids, removedChunkRowids };
     // Immediate: a deferred read-then-write fails with SQLITE_BUSY at once (no busy wait) when another process wrote in between.

@@ -7,6 +7,7 @@ import { AppError } from "../errors";
 import { getProofsByArtifact } from "../governance/ledger";
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { CHUNKING_VERSION } from "./chunking";
+import { documentBytes } from "./document-fts";
 
 /**
  * The search reader: one chunk shown inside its document, with the chunks
@@ -88,20 +89,6 @@ const PREVIEW_CHARS = 160;
 function preview(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 1)}…` : flat;
-}
-
-/**
- * The bytes [lo, hi) of the document. API documents keep their content; a
- * file document is rebuilt from its chunks (they cover it, overlapping),
- * which shows what the index holds rather than whatever the file says now.
- * Runs of whitespace between chunks are not stored (the chunker drops blank
- * windows) and come back as newlines.
- */
-function documentBytes({ content, spans, lo, hi }: { content: string | null; spans: Span[]; lo: number; hi: number }): Buffer {
-  if (content !== null) return Buffer.from(content, "utf8").subarray(lo, hi);
-  const out = Buffer.alloc(hi - lo, "\n");
-  for (const s of spans) Buffer.from(s.text, "utf8").copy(out, s.startByte - lo);
-  return out;
 }
 
 function memoryPathOf(docPath: string): string | null {

@@ -268,7 +268,7 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
     return hit;
   };
 
-  const group = () => groupByDocument({ candidates, handles: [], terms, scoring: DOCUMENT_SCORING, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
+  const group = () => groupByDocument({ candidates, handles: [], terms, scoring: DOCUMENT_SCORING, wholeDocument: null, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
   // Snippets only for what is shown: the page's chunks, or (grouped) the hit and passages of each document on the page.
   const shownKeys = grouped
     ? new Set(group().slice(input.offset, input.offset + input.limit).flatMap((h) => [h, ...(h.passages ?? [])].map((p) => `${h.store}:${p.id}`)))

@@ -2,6 +2,7 @@ import { actorOf } from "../../lib/auth/actor";
 import type { StoreHandle } from "../../lib/db/connection";
 import { listStoreNames } from "../../lib/db/store-names";
 import { appendAudit } from "../../lib/governance/audit";
+import { documentFtsRebuildState } from "../../lib/index/document-fts";
 import { ftsRebuildState, restartFtsRebuild, runFtsRebuild } from "../../lib/index/fts-rebuild";
 import { runReindexJob } from "../../lib/index/jobs";
 import { searchInputSchema, searchStore } from "../../lib/index/search";
@@ -19,13 +20,14 @@ function storesFrom({ args, all, buildIndex }: { args: string[]; all: boolean; b
 
 /**
  * `reindex --fts-only`: carry a pending full-text rebuild to the end (a
- * tokenizer migration left one), or start one over the whole index. Audited
+ * tokenizer migration or the whole-document index left one), or start one
+ * over both full-text indexes. Audited
  * like the reindex it stands in for; batches commit as they go, so an
  * interrupted run continues where it stopped (here or on the next open).
  */
 async function rebuildFullText({ handles, json, out }: { handles: StoreHandle[]; json: boolean; out: (human: string, data?: unknown) => void }): Promise<number> {
   for (const handle of handles) {
-    const resumed = ftsRebuildState(handle).pending;
+    const resumed = ftsRebuildState(handle).pending || documentFtsRebuildState(handle).pending;
     appendAudit({ actor: actorOf("cli"), action: "store.reindex.fts", target: `store:${handle.store}`, reason: "dualmind reindex --fts-only", details: { resumed } });
     if (!resumed) restartFtsRebuild({ handle });
     const bar = progressBar(`full-text ${handle.store}`, !json);
@@ -41,7 +43,11 @@ async function rebuildFullText({ handles, json, out }: { handles: StoreHandle[];
 /** A pending tokenizer rebuild is not a fault, but full-text search covers only part of the store until it ends. */
 function rebuildNote(handle: StoreHandle): string[] {
   const fts = ftsRebuildState(handle);
-  return fts.pending ? [`  full-text index rebuilding (tokenizer changed): ${fts.done}/${fts.total} chunks so far; full-text search covers those`] : [];
+  const docs = documentFtsRebuildState(handle);
+  return [
+    ...(fts.pending ? [`  full-text index rebuilding (tokenizer changed): ${fts.done}/${fts.total} chunks so far; full-text search covers those`] : []),
+    ...(docs.pending ? [`  whole-document index filling: ${docs.done}/${docs.total} documents so far; until it is done, documents rank by their chunks alone`] : []),
+  ];
 }
 
 export const indexCommands: Command[] = [
@@ -78,7 +84,7 @@ export const indexCommands: Command[] = [
     usage: "reindex <store> | --all [--fts-only]",
     summary:
       "rebuild a store's index from its memory/ folder and source roots (one transaction), as an audited admin job; " +
-      "--fts-only rebuilds just the full-text index from the indexed chunks (resumable: finishes a pending tokenizer rebuild, else starts one)",
+      "--fts-only rebuilds just the full-text indexes (chunks, then whole documents) from the indexed chunks (resumable: finishes a pending rebuild, else starts one)",
     run: async ({ args, flags, json, out }) => {
       if (flags["fts-only"] === true) return rebuildFullText({ handles: storesFrom({ args, all: flags.all === true, buildIndex: false }), json, out });
       let ok = true;

@@ -1,0 +1,103 @@
+import type Database from "better-sqlite3";
+import type { StoreHandle } from "../db/connection";
+import { preparedOnce } from "../db/statements";
+
+/**
+ * The whole-document full-text index (`documents_fts`, migration 0013): one
+ * row per document — its path's words, its title heading and its whole text,
+ * tokenized without stemming — so search with group=document can weigh a
+ * document's evidence as a whole (whole-document bm25) beside the stemmed
+ * chunk evidence of `chunks_fts`. Ingest writes a document's row; deleting
+ * the document deletes it (trigger); rows of documents that existed before
+ * the migration are filled by the resumable rebuild in fts-rebuild.ts.
+ */
+
+/** A chunk of a document as the index holds it: its byte range in the document and its text. */
+export type ChunkSpan = { startByte: number; endByte: number; text: string };
+
+/**
+ * A document's bytes from `lo` to `hi`: its stored content (API documents),
+ * or rebuilt from the chunks that cover it (they overlap; runs of whitespace
+ * between chunks are not stored and come back as newlines).
+ */
+export function documentBytes({ content, spans, lo, hi }: { content: string | null; spans: ChunkSpan[]; lo: number; hi: number }): Buffer {
+  if (content !== null) return Buffer.from(content, "utf8").subarray(lo, hi);
+  const out = Buffer.alloc(hi - lo, "\n");
+  for (const s of spans) Buffer.from(s.text, "utf8").copy(out, s.startByte - lo);
+  return out;
+}
+
+/** The title heading of a document's text: its first `#` heading, else its first line (≤ 200 characters). */
+export function documentTitle(text: string): string {
+  return (text.match(/^\s{0,3}#{1,6}\s+(.+)$/m)?.[1] ?? text.split("\n", 1)[0]).slice(0, 200);
+}
+
+/** Write (or replace) a document's row in the whole-document index. */
+export function writeDocumentFts({ sqlite, docId, path, text }: { sqlite: Database.Database; docId: number; path: string; text: string }): void {
+  preparedOnce(sqlite, "insert or replace into documents_fts(rowid, path, title, body) values (?, ?, ?, ?)").run(docId, path, documentTitle(text), text);
+}
+
+const THROUGH = "docs_fts_rebuilt_through";
+const TARGET = "docs_fts_rebuild_target";
+
+type Range = { through: number; target: number };
+
+function rebuildRange(sqlite: Database.Database): Range | null {
+  const rows = preparedOnce(sqlite, "select key, cast(value as integer) as v from meta where key in (?, ?)").all(THROUGH, TARGET) as { key: string; v: number }[];
+  const through = rows.find((r) => r.key === THROUGH)?.v;
+  const target = rows.find((r) => r.key === TARGET)?.v;
+  return through === undefined || target === undefined ? null : { through, target };
+}
+
+/** Whether the whole-document index holds every document (no rebuild pending): search uses it only then. */
+export function documentFtsReady(handle: StoreHandle): boolean {
+  return rebuildRange(handle.sqlite) === null;
+}
+
+/** Documents the pending rebuild has indexed and has to index (0 / 0 when none is pending). */
+export function documentFtsRebuildState(handle: StoreHandle): { pending: boolean; done: number; total: number } {
+  const range = rebuildRange(handle.sqlite);
+  if (!range) return { pending: false, done: 0, total: 0 };
+  const countUpTo = handle.sqlite.prepare("select count(*) as n from documents where doc_id <= ?");
+  return { pending: true, done: (countUpTo.get(Math.min(range.through, range.target)) as { n: number }).n, total: (countUpTo.get(range.target) as { n: number }).n };
+}
+
+/**
+ * Index the next `batchSize` documents of a pending rebuild in the calling
+ * transaction (the caller holds the write lock) and move the marker past
+ * them. Writing a row is idempotent, so a document ingest wrote meanwhile is
+ * only written again. Returns false when nothing is left (markers removed).
+ */
+export function rebuildDocumentFtsBatchInTransaction({ sqlite, batchSize }: { sqlite: Database.Database; batchSize: number }): boolean {
+  const range = rebuildRange(sqlite);
+  if (!range) return false;
+  const docs = sqlite
+    .prepare("select doc_id as docId, path, bytes, content from documents where doc_id > ? and doc_id <= ? order by doc_id limit ?")
+    .all(range.through, range.target, batchSize) as { docId: number; path: string; bytes: number; content: string | null }[];
+  if (docs.length === 0) {
+    sqlite.prepare("delete from meta where key in (?, ?)").run(THROUGH, TARGET);
+    return false;
+  }
+  const spansOf = sqlite.prepare("select start_byte as startByte, end_byte as endByte, text from chunks where doc_id = ? order by start_byte");
+  for (const d of docs) {
+    const spans = d.content === null ? (spansOf.all(d.docId) as ChunkSpan[]) : [];
+    const hi = d.content === null ? Math.max(0, ...spans.map((s) => s.endByte)) : d.bytes;
+    writeDocumentFts({ sqlite, docId: d.docId, path: d.path, text: documentBytes({ content: d.content, spans, lo: 0, hi }).toString("utf8") });
+  }
+  sqlite.prepare("update meta set value = ? where key = ?").run(String(docs.at(-1)!.docId), THROUGH);
+  return true;
+}
+
+/** Empty the whole-document index and mark every document for the rebuild (with `reindex --fts-only`). */
+export function restartDocumentFtsRebuildInTransaction({ sqlite }: { sqlite: Database.Database }): void {
+  sqlite.prepare("insert into documents_fts(documents_fts) values ('delete-all')").run();
+  const max = (sqlite.prepare("select coalesce(max(doc_id), 0) as id from documents").get() as { id: number }).id;
+  const upsert = sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value");
+  upsert.run(TARGET, String(max));
+  upsert.run(THROUGH, "0");
+}
+
+/** Whether a document-index rebuild is pending (fts-rebuild.ts resumes it with the chunk index's). */
+export function documentFtsRebuildPending(sqlite: Database.Database): boolean {
+  return rebuildRange(sqlite) !== null;
+}
