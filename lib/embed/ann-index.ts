@@ -435,7 +435,7 @@ function forgetKey(key: string): void {
 
 /**
  * Up to `want` embedding ids closest to the query (cosine on int8 codes,
- * closest first), or null when no index serves this set (too small, still
+ * closest first) and the index's size, or null when no index serves this set (too small, still
  * building, usearch missing): the caller then answers another way. A build
  * in progress advances a slice per call and in the background.
  */
@@ -463,6 +463,8 @@ export function annNeighbours({ source, fingerprintId, kind, query, want }: { so
     return null;
   }
   if (st.index.size() === 0) return null;
+  // want 0: only whether the index serves, and its size (a filter sizes its search by it).
+  if (want <= 0) return { ids: [], size: st.index.size() };
   const m = st.index.search(query, Math.min(want, st.index.size()), 1);
   return { ids: Array.from(m.keys, Number), size: st.index.size() };
 }
