@@ -256,9 +256,11 @@ function annKnn({ sqlite, schema, opts, k }: { sqlite: Database.Database; schema
   if (allowed && allowed.length <= ANN_FILTER_EXACT_MAX) return null;
   const source = { db: sqlite, schema };
   const search = (want: number) => annNeighbours({ source, fingerprintId: opts.fingerprintId, kind: opts.kind, query: opts.query, want });
-  // The model and kind are checked again: the graph's ids are embedding ids, and only these rows may answer.
+  // The model and kind are checked again: the graph's ids are embedding ids, and only these rows may answer. The `+`
+  // keeps SQLite on rowid lookups: without it the planner scanned the (kind, ref_id, fingerprint) index for every
+  // query (44–104 ms at 100k vectors, measured, instead of 5 ms for 500 lookups).
   const read = (sql: string, ids: number[]) => sqlite.prepare(sql).all(opts.fingerprintId, opts.kind, JSON.stringify(ids));
-  const vectorsOf = (ids: number[]) => read(`select id, ref_id, vector from ${schema}.embeddings where fingerprint_id = ? and kind = ? and id in (select value from json_each(?))`, ids) as Scored[];
+  const vectorsOf = (ids: number[]) => read(`select id, ref_id, vector from ${schema}.embeddings where +fingerprint_id = ? and +kind = ? and id in (select value from json_each(?))`, ids) as Scored[];
   if (!allowed) {
     const found = search(Math.max(2 * k, k + 20));
     return found ? rankExactly(vectorsOf(found.ids), opts.query, k) : null;
@@ -272,7 +274,7 @@ function annKnn({ sqlite, schema, opts, k }: { sqlite: Database.Database; schema
   if (!found) return null;
   // Which candidates the filter keeps, from their ref ids alone: only those BLOBs are read.
   const keep = new Set(allowed);
-  const kept = (read(`select id, ref_id from ${schema}.embeddings where fingerprint_id = ? and kind = ? and id in (select value from json_each(?))`, found.ids) as RefRow[]).filter((r) => keep.has(r.ref_id));
+  const kept = (read(`select id, ref_id from ${schema}.embeddings where +fingerprint_id = ? and +kind = ? and id in (select value from json_each(?))`, found.ids) as RefRow[]).filter((r) => keep.has(r.ref_id));
   // Fewer than k survivors while the graph holds more: the filter cut too deep to trust the pool.
   if (kept.length < k && found.ids.length < found.size) return null;
   return rankExactly(vectorsOf(kept.map((r) => r.id)), opts.query, k);
