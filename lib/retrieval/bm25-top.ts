@@ -270,14 +270,6 @@ export function broadTopByBm25({
   const matching = count.get(match, BROAD_MATCH_ROWS + 1) as number;
   if (matching <= BROAD_MATCH_ROWS) return null;
   const lists: (PhraseScores | null)[] = plain.phrases.map((p) => cached(keyOf(p), state));
-  // A rare phrase (few rows) is scored on the spot: that costs no more than FTS5 scoring its rows in the query, so
-  // a query whose common phrases are cached (a remember of eight words, two of them new) needs no exhaustive pass.
-  for (let i = 0; i < lists.length; i++) {
-    if (lists[i] || (count.get(plain.phrases[i], BROAD_MATCH_ROWS + 1) as number) > BROAD_MATCH_ROWS) continue;
-    const scores = scorePhrase({ db, schema, table, phrase: plain.phrases[i] });
-    remember(keyOf(plain.phrases[i]), { state, scores, bytes: scores.ids.byteLength + scores.scores.byteLength });
-    lists[i] = scores;
-  }
   const missing = plain.phrases.filter((_, i) => !lists[i]);
   const refused = cache.seen.get(memoKey) === `${state}!`;
   const readyToBuild = !refused && missing.length <= MAX_PHRASES_BUILT && missing.every((p) => cache.seen.get(keyOf(p)) === state);
