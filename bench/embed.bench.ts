@@ -7,7 +7,9 @@
  * the HNSW choice (usearch f32/f16/i8 vs hnswlib-node vs SimHash: build,
  * memory, disk, query, recall, filtered search); with BENCH_EMBED_1M=1 also
  * HNSW and SimHash vs raw vec0 at 1M vectors (several minutes more, so
- * opt-in). Plus worker throughput through the queue.
+ * opt-in); BENCH_EMBED_LIBRARIES=0 leaves out the library comparison (its
+ * six 100k builds are most of the run). Plus worker throughput through the
+ * queue.
  */
 import { createHash } from "node:crypto";
 import fs from "node:fs";
@@ -230,9 +232,15 @@ export default async function run() {
       const chunkKnn = (q: Float32Array, allowedRefIds?: number[]) => knnSearch({ handle: h, kind: "chunk", fingerprintId: fp.id, query: q, k: K, allowedRefIds }).hits.map((x) => x.refId);
       const hnsw = buildHnsw({ sqlite, file: h.file, fingerprintId: fp.id });
       const ann = measureKnn({ label: HNSW_LABEL, queries, truth, fn: (q) => chunkKnn(q) });
+      // A filter keeping every 10th chunk: through the graph (widened by its selectivity) vs ranking the allowed set exactly.
+      const allowed = Array.from({ length: Math.floor(n / 10) }, (_, i) => i * 10 + 1);
+      const exactAllowed = (q: Float32Array) => knnSearch({ handle: h, kind: "chunk", fingerprintId: fp.id, query: q, k: K, exact: true, allowedRefIds: allowed }).hits.map((x) => x.refId);
+      const filteredTruth = queries.map(exactAllowed);
+      const annFiltered = measureKnn({ label: `${HNSW_LABEL}, filter keeps 10% (recall vs exact among them)`, queries, truth: filteredTruth, fn: (q) => chunkKnn(q, allowed) });
+      const exactFiltered = measureKnn({ label: "dualmind exact=true, filter keeps 10%", queries, truth: filteredTruth, fn: exactAllowed });
       knnThroughHnsw(false);
       const ours = measureKnn({ label: SIMHASH_LABEL, queries, truth, fn: (q) => chunkKnn(q) });
-      if (n === texts.length) {
+      if (n === texts.length && process.env.BENCH_EMBED_LIBRARIES !== "0") {
         const [, simhashMs] = time(() => rebuildVecIndex({ handle: h, fingerprintId: fp.id, actor: "bench" }));
         annComparison.push(
           ...compareAnnLibraries({
@@ -264,7 +272,7 @@ export default async function run() {
         oramaHit += res.hits.map((x) => Number((x.document as { id: string }).id)).filter((id) => truth[qi].includes(id)).length / K;
       }
       const rawP50 = percentile(raw.t, 50);
-      const measured = [raw, ann, ours, exact, { label: "Orama vector search", t: oramaT, recall: oramaHit / queries.length }];
+      const measured = [raw, ann, annFiltered, ours, exact, exactFiltered, { label: "Orama vector search", t: oramaT, recall: oramaHit / queries.length }];
       for (const m of measured) {
         rows.push(knnRow({ n, m, rawP50 }));
         recordSamples(growth, { method: m.label, size: n, samples: m.t });

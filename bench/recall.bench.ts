@@ -20,7 +20,9 @@ import { drainEmbedQueues } from "../lib/embed/worker";
 import { recallReflections, type RecallInput } from "../lib/recall/recall";
 import { clearQueryVectorCache } from "../lib/embed/query";
 import { getReflectionSettings } from "../lib/recall/settings";
-import { recordTrace } from "../lib/recall/traces";
+import { recordTrace, TRACE_KIND } from "../lib/recall/traces";
+import { LEARNING_KIND } from "../lib/recall/learnings";
+import { buildAnnIndexes } from "./ann-warm";
 import type { TraceInput } from "../lib/recall/descriptors";
 import { QUALITY_CASES } from "../tests/fixtures/recall-quality";
 import { percentile, printTable } from "./table";
@@ -141,6 +143,9 @@ async function latencyRows(): Promise<Record<string, string | number>[]> {
       embedded += (await drainEmbedQueues({ stores: [store], batchSize: 1024 })).embedded;
       embedMs += performance.now() - startedEmbed;
     }
+    const annStarted = performance.now();
+    const annVectors = await buildAnnIndexes({ handle: h, kinds: [TRACE_KIND, LEARNING_KIND] });
+    process.stderr.write(`recall bench: HNSW index over ${annVectors} vectors ready in ${((performance.now() - annStarted) / 1000).toFixed(1)} s\n`);
     const queries: RecallInput[] = Array.from({ length: LATENCY_QUERIES }, (_, q) => ({
       intent: { verb: VERBS[q % VERBS.length], target: `${OBJECTS[(q * 7) % OBJECTS.length]} ${QUALIFIERS[q % QUALIFIERS.length]}` },
     }));

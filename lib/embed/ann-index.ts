@@ -40,8 +40,16 @@ const BUILD_PAGE = 10_000;
 const MIN_PAGE = 64;
 /** Cost per vector assumed before one is measured (an int8 add on a loaded 2-core machine is ~0.8 ms). */
 const FIRST_MS_PER_VECTOR = 1;
-/** Time one query (or one background tick) may spend building before answering another way. */
-const BUILD_SLICE_MS = 250;
+/**
+ * Time one query may spend building or catching up before answering another
+ * way: the rest goes to background ticks between requests, so a request is
+ * not held for a build (at 100k vectors a first build is minutes of CPU; with
+ * 250 ms slices on the request path every remember/recall took ≥ 250 ms until
+ * it was done).
+ */
+const REQUEST_SLICE_MS = 10;
+/** Time one background tick builds; requests wait at most this long behind it. */
+const BACKGROUND_SLICE_MS = 50;
 /** Log rows applied since the last persist that make the file worth rewriting (at least; scaled with size). */
 const PERSIST_AFTER_CHANGES = 1_000;
 
@@ -89,6 +97,8 @@ type AnnState = {
   /** Build scan position (embedding id), or null once every stored vector has been added. */
   cursor: number | null;
   changesSincePersist: number;
+  /** Loaded from a file whose catch-up is still under way: its size is checked against the stored vectors once current. */
+  checkCountWhenCurrent?: boolean;
   background?: NodeJS.Timeout;
   /** Measured cost of adding one vector (moving average), so a page fits what is left of a slice. */
   msPerVector?: number;
@@ -362,6 +372,23 @@ function persistAndPrune(src: AnnSource, st: AnnState): void {
   }
 }
 
+/**
+ * For a copy loaded from a file, once it is current: whether it holds as many
+ * vectors as are stored (false: it disagrees, and starts building afresh).
+ * True for every other copy.
+ */
+function countChecked(src: AnnSource, st: AnnState): boolean {
+  if (!st.checkCountWhenCurrent) return true;
+  st.checkCountWhenCurrent = false;
+  if (st.index.size() === countVectors(src, st.fingerprintId, st.kind)) return true;
+  log("warn", "vector index file disagrees with the stored vectors; rebuilding", { dir: st.dir, base: st.base });
+  const u = usearch();
+  if (u) st.index = newIndex(u, st.dim);
+  st.cursor = 0;
+  st.seq = logHead(src);
+  return false;
+}
+
 /** Keep building between requests (the event loop is free between slices), and save when done. */
 function scheduleBackgroundBuild(src: AnnSource, st: AnnState, key: string): void {
   if (st.background) return;
@@ -369,7 +396,7 @@ function scheduleBackgroundBuild(src: AnnSource, st: AnnState, key: string): voi
     st.background = undefined;
     if (!src.db.open || registry().get(key) !== st) return;
     try {
-      const current = buildStep(src, st, BUILD_SLICE_MS) && catchUp(src, st, BUILD_SLICE_MS);
+      const current = buildStep(src, st, BACKGROUND_SLICE_MS) && catchUp(src, st, BACKGROUND_SLICE_MS) && countChecked(src, st);
       if (!current || st.cursor !== null) scheduleBackgroundBuild(src, st, key);
       else if (!readHeader(st.dir, st.base) || worthSaving(st)) persistAndPrune(src, st);
     } catch (e) {
@@ -413,11 +440,9 @@ function stateFor({ src, fingerprintId, kind, dim }: { src: AnnSource; fingerpri
   const dir = annDirOf(dbFile);
   let state = loadFromFile(src, u, { dbId, dir, base, fingerprintId, kind, dim });
   if (state) {
-    catchUp(src, state);
-    if (state.index.size() !== countVectors(src, fingerprintId, kind)) {
-      log("warn", "vector index file disagrees with the stored vectors; rebuilding", { dir, base });
-      state = null;
-    }
+    // A long backlog behind the file is replayed a slice at a time (here, per query and in the background), not all at once on this request.
+    state.checkCountWhenCurrent = true;
+    if (catchUp(src, state, REQUEST_SLICE_MS) && !countChecked(src, state)) state = null;
   }
   if (!state) {
     removeUnnamedFiles(dir, base, readHeader(dir, base)?.file ?? null);
@@ -435,7 +460,7 @@ function forgetKey(key: string): void {
 
 /**
  * Up to `want` embedding ids closest to the query (cosine on int8 codes,
- * closest first), or null when no index serves this set (too small, still
+ * closest first) and the index's size, or null when no index serves this set (too small, still
  * building, usearch missing): the caller then answers another way. A build
  * in progress advances a slice per call and in the background.
  */
@@ -444,15 +469,15 @@ export function annNeighbours({ source, fingerprintId, kind, query, want }: { so
   if (!r || "small" in r.state) return null;
   const st = r.state;
   if (st.cursor !== null) {
-    if (!buildStep(source, st, BUILD_SLICE_MS) || !catchUp(source, st, BUILD_SLICE_MS)) {
+    if (!buildStep(source, st, REQUEST_SLICE_MS) || !catchUp(source, st, REQUEST_SLICE_MS)) {
       scheduleBackgroundBuild(source, st, r.key);
       return null;
     }
     if (st.cursor === null) persistAndPrune(source, st);
   } else {
-    // A long backlog (a separate worker embedded thousands) is replayed a slice per query and between
-    // requests; until it is current, the caller answers another way.
-    if (!catchUp(source, st, BUILD_SLICE_MS)) {
+    // A long backlog (a separate worker embedded thousands, or a file loaded behind the log) is replayed a slice
+    // per query and between requests; until it is current, the caller answers another way.
+    if (!catchUp(source, st, REQUEST_SLICE_MS) || !countChecked(source, st)) {
       scheduleBackgroundBuild(source, st, r.key);
       return null;
     }
@@ -463,6 +488,8 @@ export function annNeighbours({ source, fingerprintId, kind, query, want }: { so
     return null;
   }
   if (st.index.size() === 0) return null;
+  // want 0: only whether the index serves, and its size (a filter sizes its search by it).
+  if (want <= 0) return { ids: [], size: st.index.size() };
   const m = st.index.search(query, Math.min(want, st.index.size()), 1);
   return { ids: Array.from(m.keys, Number), size: st.index.size() };
 }
@@ -481,15 +508,18 @@ export function buildAnnIndex({ source, fingerprintId, kind, dim, fresh = false,
   const r = stateFor({ src: source, fingerprintId, kind, dim });
   if (!r || "small" in r.state) return 0;
   const st = r.state;
-  const building = st.cursor !== null;
-  const total = building ? countVectors(source, fingerprintId, kind) : 0;
-  do {
+  let building = st.cursor !== null;
+  const total = countVectors(source, fingerprintId, kind);
+  for (;;) {
     while (st.cursor !== null) {
       buildStep(source, st, 0);
       onProgress?.({ phase: "scanning", added: st.index.size(), total });
     }
     catchUp(source, st);
-  } while (st.cursor !== null);
+    if (st.cursor !== null) continue;
+    if (countChecked(source, st)) break;
+    building = true; // the loaded file disagreed with the stored vectors: built afresh
+  }
   if (building || st.changesSincePersist > 0 || !readHeader(st.dir, st.base)) {
     persist(st, (stage) => onProgress?.({ phase: "saving", stage }));
     pruneLog(source, st.dir);

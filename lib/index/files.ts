@@ -7,7 +7,8 @@ import { CATEGORY_FILE, memoryDir, memoryPathSchema } from "./memories";
 import { makePathFilter, normalizeRelativePath } from "./paths";
 
 /** A file that reindex and verify consider: a memory or a file under a source root. */
-export type IndexableFile = { docPath: string; abs: string; size: number; mtime: number; memoryPath: string | null };
+/** mtime and ctime in whole ms; ino identifies the file itself (a replacement has another). */
+export type IndexableFile = { docPath: string; abs: string; size: number; mtime: number; ctime: number; ino: number; memoryPath: string | null };
 
 export type FileListing = {
   files: IndexableFile[];
@@ -84,7 +85,7 @@ export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileLis
   };
   const add = (docPath: string, abs: string, stat: fs.Stats, memoryPath: string | null) => {
     if (stat.size > config.maxFileBytes) listing.skipped.oversized++;
-    else listing.files.push({ docPath, abs, size: stat.size, mtime: Math.floor(stat.mtimeMs), memoryPath });
+    else listing.files.push({ docPath, abs, size: stat.size, mtime: Math.floor(stat.mtimeMs), ctime: Math.floor(stat.ctimeMs), ino: stat.ino, memoryPath });
   };
   walkRoot(memoryDir({ handle }), "memory", (abs, rel, stat) => {
     if (rel.endsWith("/" + CATEGORY_FILE)) {

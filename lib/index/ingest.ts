@@ -82,7 +82,8 @@ export function ingestDocument({
     if (existing) {
       docId = existing.docId;
       sqlite
-        .prepare("update documents set kind = ?, sha256 = ?, bytes = ?, mtime = ?, content = ?, indexed_at = ? where doc_id = ?")
+        // The file identity (ctime, inode) is the caller's to record: a reindex sets it after the read; other writers leave it unknown.
+        .prepare("update documents set kind = ?, sha256 = ?, bytes = ?, mtime = ?, ctime = null, inode = null, content = ?, indexed_at = ? where doc_id = ?")
         .run(kind, sha256, bytes, mtime, content, now, docId);
     } else {
       docId = Number(

@@ -30,26 +30,44 @@ export type ReindexResult = {
 };
 export type ReindexProgress = { phase: "scanning" | "writing"; done: number; total: number };
 
-type KnownDocument = { path: string; docId: number; sha256: string; bytes: number; mtime: number; indexedAt: number };
+type KnownDocument = { path: string; docId: number; sha256: string; bytes: number; mtime: number; ctime: number | null; inode: number | null; indexedAt: number };
 
-type Pending = { docPath: string; abs: string; memoryPath: string | null; text: string; mtime: number; readAt: number; isNew: boolean };
+/** What a stat says about a file: size, mtime and ctime (ms), inode. */
+type FileStat = { size: number; mtime: number; ctime: number; ino: number };
+
+type Pending = { docPath: string; abs: string; memoryPath: string | null; text: string; stat: FileStat; readAt: number; isNew: boolean };
 
 /**
- * How far a file's content must have been read after its mtime for size +
- * mtime to vouch for it later. An edit that keeps both (same size, within
- * the same timestamp tick) can only follow a read made within one tick of
- * the mtime; coarse filesystems tick every 1-2 s, so a read 3 s later is
- * safe, and a "racy" read (sooner) is re-read and re-hashed next time.
+ * How far a file's content must have been read after its last change (the
+ * later of mtime and ctime) for its stat to vouch for it later. An edit that
+ * keeps size, mtime and ctime (within the same timestamp tick) can only
+ * follow a read made within one tick of that change; coarse filesystems tick
+ * every 1-2 s, so a read 3 s later is safe, and a "racy" read (sooner) is
+ * re-read and re-hashed next time.
  */
 export const RACY_MS = 3_000;
 
+/** The later of a file's mtime and ctime: any write, rename over it, chmod or utimes moves ctime. */
+const changedAt = (s: { mtime: number; ctime: number }) => Math.max(s.mtime, s.ctime);
+
 /**
  * Whether a file's stat vouches for its indexed row without reading it: same
- * size and mtime (ms) as when its content was read and hashed, and that read
- * was not racy (indexed_at is set just after the read).
+ * size, mtime, ctime (ms) and inode as when its content was read and hashed,
+ * and that read was not racy (indexed_at is set just after the read). mtime
+ * alone can be put back (a time-preserving copy, `touch -d`); ctime cannot,
+ * and a file replaced by another (an atomic save, a rename over it) has a new
+ * inode.
  */
-function statVouches(prev: KnownDocument, f: { size: number; mtime: number }): boolean {
-  return prev.bytes === f.size && prev.mtime === f.mtime && prev.indexedAt - prev.mtime >= RACY_MS;
+function statVouches(prev: KnownDocument, f: FileStat): boolean {
+  if (prev.ctime === null || prev.inode === null) return false;
+  return prev.bytes === f.size && prev.mtime === f.mtime && prev.ctime === f.ctime && prev.inode === f.ino && prev.indexedAt - changedAt({ mtime: prev.mtime, ctime: prev.ctime }) >= RACY_MS;
+}
+
+const sameStat = (a: FileStat, b: FileStat) => a.size === b.size && a.mtime === b.mtime && a.ctime === b.ctime && a.ino === b.ino;
+
+function statOf(file: string): FileStat {
+  const s = fs.statSync(file);
+  return { size: s.size, mtime: Math.floor(s.mtimeMs), ctime: Math.floor(s.ctimeMs), ino: s.ino };
 }
 
 /**
@@ -57,12 +75,12 @@ function statVouches(prev: KnownDocument, f: { size: number; mtime: number }): b
  * the scan (a memory saved meanwhile), so the index never goes back in time,
  * or when the scan's read was racy, so indexed_at is the time of a read.
  */
-function currentText(p: Pending): { text: string; mtime: number } | null {
+function currentText(p: Pending): { text: string; stat: FileStat } | null {
   try {
-    const mtime = Math.floor(fs.statSync(p.abs).mtimeMs);
-    if (mtime === p.mtime && p.readAt - p.mtime >= RACY_MS) return p;
+    const stat = statOf(p.abs);
+    if (sameStat(stat, p.stat) && p.readAt - changedAt(stat) >= RACY_MS) return p;
     const text = decodeText(readFileNoFollow(p.abs, p.docPath).bytes);
-    return text === null ? null : { text, mtime };
+    return text === null ? null : { text, stat };
   } catch {
     return null;
   }
@@ -91,7 +109,7 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
   const known = new Map(
     (
       sqlite
-        .prepare("select path, doc_id as docId, sha256, bytes, mtime, indexed_at as indexedAt from documents where origin = 'file'")
+        .prepare("select path, doc_id as docId, sha256, bytes, mtime, ctime, inode, indexed_at as indexedAt from documents where origin = 'file'")
         .all() as KnownDocument[]
     ).map((r) => [r.path, r]),
   );
@@ -102,8 +120,8 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
   const memoryRows = new Set(db.select({ path: memories.path }).from(memories).all().map((r) => r.path));
   const skippedBy = { binary: 0, ...listing.skipped };
   const pending: Pending[] = [];
-  /** Same content under a new mtime (touched, checked out again): the row's stat is refreshed so the next scan trusts it. */
-  const touched: { docId: number; mtime: number; readAt: number }[] = [];
+  /** Same content under a new stat (touched, checked out again, replaced by a copy): the row's stat is refreshed so the next scan trusts it. */
+  const touched: { docId: number; stat: FileStat; readAt: number }[] = [];
   const seen = new Set<string>();
   let unchanged = 0;
   const total = listing.files.length;
@@ -120,7 +138,7 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
     const prev = known.get(f.docPath);
     const memoryRowMissing = f.memoryPath !== null && !memoryRows.has(f.memoryPath);
     if (prev && !staleDocIds.has(prev.docId) && !memoryRowMissing && statVouches(prev, f)) {
-      // Unchanged by size and mtime since a non-racy read: not read again.
+      // Unchanged by size, mtime, ctime and inode since a non-racy read: not read again.
       seen.add(f.docPath);
       unchanged++;
       kindOf(f.memoryPath).unchanged++;
@@ -143,9 +161,10 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
     if (prev && prev.sha256 === sha256Hex(bytes) && !staleDocIds.has(prev.docId) && !memoryRowMissing) {
       unchanged++;
       kindOf(f.memoryPath).unchanged++;
-      if (prev.mtime !== f.mtime && readAt - f.mtime >= RACY_MS) touched.push({ docId: prev.docId, mtime: f.mtime, readAt });
+      // The stat did not vouch (new, changed or first recorded now, or last read too soon): record it with this read's time.
+      if (readAt - changedAt(f) >= RACY_MS) touched.push({ docId: prev.docId, stat: f, readAt });
     }
-    else pending.push({ docPath: f.docPath, abs: f.abs, memoryPath: f.memoryPath, text, mtime: f.mtime, readAt, isNew: !prev });
+    else pending.push({ docPath: f.docPath, abs: f.abs, memoryPath: f.memoryPath, text, stat: f, readAt, isNew: !prev });
   }
   onProgress?.({ phase: "scanning", done: total, total });
   yield;
@@ -184,6 +203,7 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
     sqlite
       .transaction(() => {
         let done = 0;
+        const recordIdentity = sqlite.prepare("update documents set ctime = ?, inode = ? where path = ?");
         for (const p of pending) {
           const now = currentText(p);
           if (!now) {
@@ -193,8 +213,9 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
             continue;
           }
           const r = p.memoryPath
-            ? indexMemoryText({ handle, memoryPath: p.memoryPath, text: now.text, mtime: now.mtime })
-            : ingestDocument({ handle, path: p.docPath, origin: "file", text: now.text, mtime: now.mtime });
+            ? indexMemoryText({ handle, memoryPath: p.memoryPath, text: now.text, mtime: now.stat.mtime })
+            : ingestDocument({ handle, path: p.docPath, origin: "file", text: now.text, mtime: now.stat.mtime });
+          recordIdentity.run(now.stat.ctime, now.stat.ino, p.docPath);
           const added = r.status === "added" || p.isNew;
           counts[added ? "added" : "changed"]++;
           kindOf(p.memoryPath)[added ? "added" : "changed"]++;
@@ -212,8 +233,8 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
         }
         // indexed_at: when this content was last read from the file and found the same.
-        const restat = sqlite.prepare("update documents set mtime = ?, indexed_at = ? where doc_id = ? and mtime != ?");
-        for (const t of touched) restat.run(t.mtime, t.readAt, t.docId, t.mtime);
+        const restat = sqlite.prepare("update documents set mtime = ?, ctime = ?, inode = ?, indexed_at = ? where doc_id = ?");
+        for (const t of touched) restat.run(t.stat.mtime, t.stat.ctime, t.stat.ino, t.readAt, t.docId);
         for (const category of uncategorized) ensureCategoryPath({ handle, category });
         if (descriptionsChanged) applyCategoryDescriptions({ handle, descriptions });
         pruneCategories({ handle });

@@ -171,6 +171,8 @@ const WHOLE_DOCUMENT_DEPTH = 500;
 const PASSAGES = 3;
 /** Above this many filtered chunks, filter after an approximate KNN instead of scanning them exactly. */
 const EXACT_FILTER_LIMIT = 20_000;
+/** Widest KNN a filter too broad to list (filtered afterwards) widens to while too few neighbours pass it. */
+const MAX_POST_FILTER_K = 2_000;
 /**
  * Deepest result (offset + limit) vector, hybrid and document-grouped search
  * serve. A KNN asks sqlite-vec for about twice that many neighbours and vec0
@@ -368,13 +370,22 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
         }
         sources.push({ store: h.store, source: knnSourceOf(h), fingerprintId: fp.id, allowed: filteredChunkIds({ handle: h, input, now, budget }) });
       }
-      // Oversample when filtering afterwards (by default: expired memories are dropped).
-      const knn = runWithinBudget(handle.sqlite, budget, () => vectorNeighbours({ sources, kind: CHUNK_KIND, query: plan.vector, k: take + 20, floor, exact: input.exact }));
+      // Oversample when filtering afterwards (by default: expired memories are dropped). A filter that keeps
+      // too many rows to list (> EXACT_FILTER_LIMIT) filters afterwards too: the KNN widens until enough survive.
       const byStore = new Map(handles.map((h) => [h.store, h]));
+      const postFiltered = hasExplicitFilters(input) && sources.some((s) => !s.allowed);
+      let knn: ReturnType<typeof vectorNeighbours>;
       const kept = new Map<string, Set<number>>();
-      for (const s of sources) {
-        if (s.allowed) continue;
-        kept.set(s.store, keptByFilters({ handle: byStore.get(s.store)!, ids: knn.hits.filter((x) => x.store === s.store).map((x) => x.refId), input, now, budget }));
+      for (let k = take + 20; ; k = Math.min(MAX_POST_FILTER_K, k * 4)) {
+        knn = runWithinBudget(handle.sqlite, budget, () => vectorNeighbours({ sources, kind: CHUNK_KIND, query: plan.vector, k, floor, exact: input.exact }));
+        kept.clear();
+        for (const s of sources) {
+          if (s.allowed) continue;
+          kept.set(s.store, keptByFilters({ handle: byStore.get(s.store)!, ids: knn.hits.filter((x) => x.store === s.store).map((x) => x.refId), input, now, budget }));
+        }
+        const survivors = knn.hits.filter((x) => !kept.has(x.store) || kept.get(x.store)!.has(x.refId)).length;
+        // Done: enough survive, the store ran out of neighbours (or they fell below the floor), or the widest search was made.
+        if (!postFiltered || survivors >= take || knn.hits.length + knn.belowFloor < k * sources.length || k >= MAX_POST_FILTER_K) break;
       }
       for (const hit of knn.hits) {
         if (kept.has(hit.store) && !kept.get(hit.store)!.has(hit.refId)) continue;

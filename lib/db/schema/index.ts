@@ -22,6 +22,9 @@ export const documents = sqliteTable(
     sha256: text("sha256").notNull(),
     bytes: integer("bytes").notNull(),
     mtime: integer("mtime").notNull(),
+    /** ctime (ms) and inode of a `file` row's file when its content was last read (null: not recorded yet); with size and mtime they let a reindex skip reading it. */
+    ctime: integer("ctime"),
+    inode: integer("inode"),
     /** Kept only for `api` documents: files are their own source of truth. */
     content: text("content"),
     indexedAt: integer("indexed_at").notNull(),
