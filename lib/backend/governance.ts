@@ -1,3 +1,16 @@
+import { beginSignInAttempt, settleSignInAttempt } from "../auth/login-throttle";
+import { beginSignInAttemptPg, settleSignInAttemptPg } from "../auth/login-throttle-pg";
+import { countUsers, getUserById, getUserByUsername, insertUser, listUsers, setUserDisabled, setUserPasswordHash, setUserRole } from "../auth/users";
+import {
+  countUsersPg,
+  getUserByIdPg,
+  getUserByUsernamePg,
+  insertUserPg,
+  listUsersPg,
+  setUserDisabledPg,
+  setUserPasswordHashPg,
+  setUserRolePg,
+} from "../auth/users-pg";
 import { createApiTokenPg, listApiTokensPg, revokeApiTokenPg, verifyApiTokenPg } from "../auth/tokens-pg";
 import { createApiToken, listApiTokens, revokeApiToken, verifyApiToken } from "../auth/tokens";
 import { getPg, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
@@ -58,7 +71,8 @@ import {
 
 /**
  * The governance ledger behind one interface: tasks, runs, validations,
- * provenance, overrides, dialectic sessions, API tokens and the audit chain.
+ * provenance, overrides, dialectic sessions, API tokens, the audit chain,
+ * dashboard users and the login throttle.
  * Embedded SQLite (governance.db) by default; PostgreSQL when DATABASE_URL
  * is set. Routes, MCP tools and bearer authentication call governance() and
  * never pick a backend themselves. Both implementations share the zod
@@ -102,6 +116,18 @@ export type GovernanceBackend = {
   revokeApiToken: Method<typeof revokeApiTokenPg>;
   verifyApiToken: Method<typeof verifyApiTokenPg>;
   verifyAuditChain: Method<typeof verifyAuditChainPg>;
+  countUsers: Method<typeof countUsersPg>;
+  /** With the password hash: for the credentials check only (lib/backend/users.ts). */
+  getUserByUsername: Method<typeof getUserByUsernamePg>;
+  getUserById: Method<typeof getUserByIdPg>;
+  listUsers: Method<typeof listUsersPg>;
+  /** Takes a hashed password: hashing is lib/backend/users.ts's, outside any transaction. */
+  insertUser: Method<typeof insertUserPg>;
+  setUserPasswordHash: Method<typeof setUserPasswordHashPg>;
+  setUserRole: Method<typeof setUserRolePg>;
+  setUserDisabled: Method<typeof setUserDisabledPg>;
+  beginSignInAttempt: Method<typeof beginSignInAttemptPg>;
+  settleSignInAttempt: Method<typeof settleSignInAttemptPg>;
 };
 
 /** The SQLite functions are synchronous; wrapped, a throw becomes a rejection like on PostgreSQL. */
@@ -135,6 +161,16 @@ const sqliteGovernance: GovernanceBackend = {
   revokeApiToken: async (a) => revokeApiToken(a),
   verifyApiToken: async ({ token }) => verifyApiToken(token),
   verifyAuditChain: async () => verifyAuditChain(),
+  countUsers: async () => countUsers(),
+  getUserByUsername: async (a) => getUserByUsername(a),
+  getUserById: async (a) => getUserById(a),
+  listUsers: async () => listUsers(),
+  insertUser: async (a) => insertUser(a),
+  setUserPasswordHash: async (a) => setUserPasswordHash(a),
+  setUserRole: async (a) => setUserRole(a),
+  setUserDisabled: async (a) => setUserDisabled(a),
+  beginSignInAttempt: async (a) => beginSignInAttempt(a),
+  settleSignInAttempt: async (a) => settleSignInAttempt(a),
 };
 
 /** Every method awaits the process's pool (migrated on first use) and runs the PostgreSQL function on it. */
@@ -172,6 +208,16 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
     revokeApiToken: on(revokeApiTokenPg),
     verifyApiToken: on(verifyApiTokenPg),
     verifyAuditChain: on(verifyAuditChainPg),
+    countUsers: on(countUsersPg),
+    getUserByUsername: on(getUserByUsernamePg),
+    getUserById: on(getUserByIdPg),
+    listUsers: on(listUsersPg),
+    insertUser: on(insertUserPg),
+    setUserPasswordHash: on(setUserPasswordHashPg),
+    setUserRole: on(setUserRolePg),
+    setUserDisabled: on(setUserDisabledPg),
+    beginSignInAttempt: on(beginSignInAttemptPg),
+    settleSignInAttempt: on(settleSignInAttemptPg),
   };
 }
 

@@ -32,6 +32,10 @@ export const PG_LOCK = {
   auditChain: 0x646d_0000_0002n,
   /** Token creation: the label numbering ("x (2)") reads the active labels, then inserts. */
   tokenLabels: 0x646d_0000_0003n,
+  /** Sign-in gate and settle: attempts on every replica take turns, as under SQLite's write lock. */
+  loginThrottle: 0x646d_0000_0004n,
+  /** User changes that check the admins left (last admin) or a free name. */
+  users: 0x646d_0000_0005n,
 } as const;
 
 const PG_UNIQUE_VIOLATION = "23505";

@@ -66,8 +66,8 @@ describe("two app servers on one PostgreSQL database", () => {
   const tok: Record<string, string> = {};
 
   it("npm start says what is served from PostgreSQL and what stays on local SQLite", () => {
-    expect(a.stderr()).toContain("from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens and their audit rows)");
-    expect(a.stderr()).toContain("from local SQLite in DATA_DIR: stores (documents, search, vectors, memories, traces, graph), users and sign-in");
+    expect(a.stderr()).toContain("from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens), users, sign-in and the login throttle");
+    expect(a.stderr()).toContain("from local SQLite in DATA_DIR: stores (documents, search, vectors, memories, traces, graph) and their audit rows");
     expect(a.stderr()).toContain("run a single replica until the store backend lands");
   });
 
