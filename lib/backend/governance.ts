@@ -46,6 +46,8 @@ import {
   sweepIdleSessionsAuditedPg,
   verifyDialecticSessionPg,
 } from "../governance/dialectic-pg";
+import { exportDialecticSessions, restoreDialecticSessions } from "../governance/dialectic-export";
+import { exportDialecticSessionsPg, restoreDialecticSessionsPg } from "../governance/dialectic-export-pg";
 import {
   createTask,
   getProofsByArtifact,
@@ -111,6 +113,9 @@ export type GovernanceBackend = {
   abandonDialecticSession: Method<typeof abandonDialecticSessionPg>;
   verifyDialecticSession: Method<typeof verifyDialecticSessionPg>;
   sweepIdleSessions: Method<typeof sweepIdleSessionsAuditedPg>;
+  /** One session or all, as a signed JSON snapshot; restore verifies every chain and never overwrites. */
+  exportDialecticSessions: Method<typeof exportDialecticSessionsPg>;
+  restoreDialecticSessions: Method<typeof restoreDialecticSessionsPg>;
   createApiToken: Method<typeof createApiTokenPg>;
   listApiTokens: Method<typeof listApiTokensPg>;
   revokeApiToken: Method<typeof revokeApiTokenPg>;
@@ -156,6 +161,8 @@ const sqliteGovernance: GovernanceBackend = {
   abandonDialecticSession: async (a) => abandonDialecticSession(a),
   verifyDialecticSession: async (a) => verifyDialecticSession(a),
   sweepIdleSessions: async (a) => sweepIdleSessionsAudited(a),
+  exportDialecticSessions: async (a) => exportDialecticSessions(a),
+  restoreDialecticSessions: async (a) => restoreDialecticSessions(a),
   createApiToken: async (a) => createApiToken(a),
   listApiTokens: async () => listApiTokens(),
   revokeApiToken: async (a) => revokeApiToken(a),
@@ -203,6 +210,8 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
     abandonDialecticSession: on(abandonDialecticSessionPg),
     verifyDialecticSession: on(verifyDialecticSessionPg),
     sweepIdleSessions: on(sweepIdleSessionsAuditedPg),
+    exportDialecticSessions: on(exportDialecticSessionsPg),
+    restoreDialecticSessions: on(restoreDialecticSessionsPg),
     createApiToken: on(createApiTokenPg),
     listApiTokens: on(listApiTokensPg),
     revokeApiToken: on(revokeApiTokenPg),

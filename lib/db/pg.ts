@@ -36,6 +36,8 @@ export const PG_LOCK = {
   loginThrottle: 0x646d_0000_0004n,
   /** User changes that check the admins left (last admin) or a free name. */
   users: 0x646d_0000_0005n,
+  /** Dialectic restores: each checks which sessions exist, then inserts the rest. */
+  dialecticRestore: 0x646d_0000_0006n,
 } as const;
 
 const PG_UNIQUE_VIOLATION = "23505";
@@ -59,8 +61,8 @@ export async function answerUniqueRaceAsRetry<T>(e: unknown, answerRetry: () => 
 }
 
 /**
- * The governance paths not yet ported to PostgreSQL (dialectic export and
- * restore, the ledger backup export) refuse with DATABASE_URL set, rather
+ * The governance paths not yet ported to PostgreSQL (the ledger backup
+ * export) refuse with DATABASE_URL set, rather
  * than answer from a local governance.db the rest of the ledger no longer uses.
  */
 export function assertGovernanceNotOnPostgres(what: string): void {

@@ -14,10 +14,14 @@ import * as messagesRoute from "@/app/api/v1/dialectic/sessions/[id]/messages/ro
 import * as claimRoute from "@/app/api/v1/dialectic/sessions/[id]/claim/route";
 import * as abandonRoute from "@/app/api/v1/dialectic/sessions/[id]/abandon/route";
 import * as verifyRoute from "@/app/api/v1/dialectic/sessions/[id]/verify/route";
+import * as exportRoute from "@/app/api/v1/dialectic/export/route";
+import * as sessionExportRoute from "@/app/api/v1/dialectic/sessions/[id]/export/route";
+import * as restoreRoute from "@/app/api/v1/dialectic/restore/route";
 import { USER_THROTTLE } from "@/lib/auth/login-throttle";
 import { governance } from "@/lib/backend/governance";
 import { createUser, ensureFirstAdmin, resolveSessionUser, setUserPassword, signInWithPassword } from "@/lib/backend/users";
-import { closePg } from "@/lib/db/pg";
+import { getGovernance } from "@/lib/db/connection";
+import { closePg, getPg } from "@/lib/db/pg";
 import { createMcpServer } from "@/lib/mcp/server";
 import { callRoute, useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
@@ -288,5 +292,34 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     expect(first).toEqual({ created: true, username: "admin", generatedPassword: undefined });
     expect(await ensureFirstAdmin({})).toEqual({ created: false });
     expect((await signInWithPassword({ username: "admin", password: "first-admin-password", address: null })).ok).toBe(true);
+  });
+
+  it("dialectic export and restore: a signed snapshot out, the same back in changes nothing, a tampered one is refused, a missing session comes back", async () => {
+    await callRoute(sessionsRoute.POST, { token: tok.alice, body: { session_id: "x1", topic: "cache ttl", reviewer_agent_id: "bob" } });
+    await callRoute(messagesRoute.POST, { token: tok.alice, params: { id: "x1" }, body: { message_type: "thesis", reasoning: "60 s" } });
+    await callRoute(messagesRoute.POST, { token: tok.bob, params: { id: "x1" }, body: { message_type: "antithesis", reasoning: "too long", concerns: ["staleness"] } });
+    const one = await callRoute(sessionExportRoute.GET, { token: tok.bob, params: { id: "x1" } });
+    expect(one.status).toBe(200);
+    expect(one.json.sessions.map((s: { sessionId: string; messages: unknown[] }) => [s.sessionId, s.messages.length])).toEqual([["x1", 2]]);
+    expect((await callRoute(sessionExportRoute.GET, { token: tok.carol, params: { id: "x1" } })).status).toBe(404);
+    expect((await callRoute(exportRoute.GET, { token: tok.alice })).status).toBe(403);
+    const all = await callRoute(exportRoute.GET, { token: tok.ops });
+    expect(all.json.sessions).toHaveLength(1);
+
+    expect((await callRoute(restoreRoute.POST, { token: tok.ops, body: all.json })).json).toEqual({ restored: 0, unchanged: 1, messages: 0 });
+    const tampered = structuredClone(all.json);
+    tampered.sessions[0].messages[1].reasoning = "fine as is";
+    expect((await callRoute(restoreRoute.POST, { token: tok.ops, body: tampered })).status).toBe(422);
+    // A restore never overwrites: the same session with other contents is a conflict.
+    const changed = structuredClone(one.json);
+    changed.sessions[0].updatedAt += 1;
+    expect((await callRoute(restoreRoute.POST, { token: tok.ops, body: changed })).status).toBe(409);
+    // Lost from the database (an operator's mistake), the session comes back whole from the snapshot.
+    if (backend === "postgres") await (await getPg()!).pool.query("delete from dialectic_messages where session_id = 'x1'; delete from dialectic_sessions where session_id = 'x1'");
+    else getGovernance().sqlite.exec("delete from dialectic_messages where session_id = 'x1'; delete from dialectic_sessions where session_id = 'x1'");
+    expect((await callRoute(sessionRoute.GET, { token: tok.alice, params: { id: "x1" } })).status).toBe(404);
+    expect((await callRoute(restoreRoute.POST, { token: tok.ops, body: all.json })).json).toEqual({ restored: 1, unchanged: 0, messages: 2 });
+    expect((await callRoute(verifyRoute.GET, { token: tok.alice, params: { id: "x1" } })).json).toEqual({ ok: true, messages: 2 });
+    expect((await governance().verifyAuditChain({})).ok).toBe(true);
   });
 });
