@@ -15,6 +15,8 @@ import { createApiTokenPg, listApiTokensPg, revokeApiTokenPg, verifyApiTokenPg }
 import { createApiToken, listApiTokens, revokeApiToken, verifyApiToken } from "../auth/tokens";
 import { getPg, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
 import { listAuditTail, verifyAuditChain } from "../governance/audit";
+import { countGovernanceRows } from "../governance/status";
+import { countGovernanceRowsPg } from "../governance/status-pg";
 import { listAuditTailPg, verifyAuditChainPg } from "../governance/audit-pg";
 import {
   abandonDialecticSession,
@@ -122,6 +124,8 @@ export type GovernanceBackend = {
   verifyApiToken: Method<typeof verifyApiTokenPg>;
   verifyAuditChain: Method<typeof verifyAuditChainPg>;
   countUsers: Method<typeof countUsersPg>;
+  /** Users, active tokens and audit entries (the dashboard's overview). */
+  countGovernanceRows: Method<typeof countGovernanceRowsPg>;
   /** With the password hash: for the credentials check only (lib/backend/users.ts). */
   getUserByUsername: Method<typeof getUserByUsernamePg>;
   getUserById: Method<typeof getUserByIdPg>;
@@ -169,6 +173,7 @@ const sqliteGovernance: GovernanceBackend = {
   verifyApiToken: async ({ token }) => verifyApiToken(token),
   verifyAuditChain: async () => verifyAuditChain(),
   countUsers: async () => countUsers(),
+  countGovernanceRows: async () => countGovernanceRows(),
   getUserByUsername: async (a) => getUserByUsername(a),
   getUserById: async (a) => getUserById(a),
   listUsers: async () => listUsers(),
@@ -218,6 +223,7 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
     verifyApiToken: on(verifyApiTokenPg),
     verifyAuditChain: on(verifyAuditChainPg),
     countUsers: on(countUsersPg),
+    countGovernanceRows: on(countGovernanceRowsPg),
     getUserByUsername: on(getUserByUsernamePg),
     getUserById: on(getUserByIdPg),
     listUsers: on(listUsersPg),

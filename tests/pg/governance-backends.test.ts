@@ -245,6 +245,8 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     await expect(createUser({ input: { username: "vera", password: "other-password", role: "viewer" }, actor })).rejects.toMatchObject({ code: "conflict" });
     expect((await g.listUsers({})).map((u) => u.username)).toEqual(["root", "vera"]);
     expect(await g.countUsers({})).toBe(2);
+    // What the dashboard's overview shows: these users, the four tokens made above, and the audit rows so far.
+    expect(await g.countGovernanceRows({})).toEqual({ users: 2, tokens: 4, auditEntries: 6 });
 
     const T0 = Date.UTC(2030, 0, 1);
     const signedIn = await signInWithPassword({ username: "vera", password: "vera-password", address: null, now: T0 });
