@@ -38,7 +38,10 @@ async function fillLedger(g: GovernanceBackend) {
   const caller = { agentId: "alice", isAdmin: false, stores: null };
   await g.recordRunStart({ taskId: "t1", input: { run_id: "r1", skill: "sum", input_hash: HASH, runner_version: "1" }, caller });
   await g.recordRunFinish({ taskId: "t1", runId: "r1", input: { output_hash: HASH, exit_code: 0 }, caller });
+  // Several validations: the latest decides the verdict, so their recording order (SQLite's rowid) must survive the trip.
   await g.recordValidation({ taskId: "t1", input: { critic_passed: true, runner_passed: false, details: { note: "flaky" } }, caller });
+  await g.recordValidation({ taskId: "t1", input: { critic_passed: false, runner_passed: true }, caller });
+  await g.recordValidation({ taskId: "t1", input: { critic_passed: true, runner_passed: true, details: { note: "fixed" } }, caller });
   await g.createDialecticSession({ input: { session_id: "d1", topic: "retry policy", reviewer_agent_id: "bob" }, agentId: "alice" });
   await g.postDialecticMessage({ sessionId: "d1", agentId: "alice", input: { message_type: "thesis", reasoning: "retry thrice" } });
   await g.postDialecticMessage({ sessionId: "d1", agentId: "bob", input: { message_type: "antithesis", reasoning: "twice", concerns: ["load"] } });
@@ -59,7 +62,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     await fillLedger(sqliteGovernanceBackend());
     const original = await checkTables(sqliteSide());
     const counts = Object.fromEntries(original.map((t) => [t.table, t.rows]));
-    expect(counts).toMatchObject({ users: 2, login_throttle: 2, api_tokens: 2, tasks: 1, skill_runs: 1, validations: 1, dialectic_sessions: 1, dialectic_messages: 2, dialectic_annotations: 1 });
+    expect(counts).toMatchObject({ users: 2, login_throttle: 2, api_tokens: 2, tasks: 1, skill_runs: 1, validations: 3, dialectic_sessions: 1, dialectic_messages: 2, dialectic_annotations: 1 });
     expect(counts.audit_log).toBeGreaterThan(5);
 
     const toPg = await migrateData({ to: "pg" });
@@ -89,7 +92,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     const local = sqliteGovernanceBackend();
     expect((await local.verifyAuditChain({})).ok).toBe(true);
     expect((await signInWithPassword({ username: "vera", password: "vera-password", address: null, backend: local })).ok).toBe(true);
-    expect((await local.getTaskStatus({ taskId: "t1", caller: { agentId: "alice", isAdmin: false, stores: null } })).verdict).toMatchObject({ verdict: "failed" });
+    expect((await local.getTaskStatus({ taskId: "t1", caller: { agentId: "alice", isAdmin: false, stores: null } })).verdict).toMatchObject({ verdict: "passed" });
     await expect(migrateData({ to: "sqlite" })).rejects.toMatchObject({ code: "conflict" });
   });
 });
