@@ -1,7 +1,7 @@
 export async function register() {
   if (process.env.NEXT_RUNTIME === "nodejs") {
     const { bootstrapApp } = await import("./lib/bootstrap");
-    bootstrapApp();
+    await bootstrapApp();
     const { getConfig } = await import("./lib/config");
     if (getConfig().embed.workerInServer) {
       const { startEmbedWorker } = await import("./lib/embed/worker");

@@ -1,7 +1,7 @@
 import { getToken } from "next-auth/jwt";
 import { NextRequest, NextResponse } from "next/server";
 import { getAuthSecret } from "@/lib/auth/secret";
-import { resolveSessionUser } from "@/lib/auth/session-user";
+import { resolveSessionUser } from "@/lib/backend/users";
 import type { PublicUser } from "@/lib/auth/users";
 import { AppError } from "@/lib/errors";
 import { LAST_STORE_COOKIE, storeNamedBy } from "@/lib/http/last-store";
@@ -45,7 +45,7 @@ export async function proxy(request: NextRequest): Promise<Response> {
 async function signedInUser(request: NextRequest): Promise<PublicUser | null> {
   const cookiesOnly = new NextRequest(request.url, { headers: { cookie: request.headers.get("cookie") ?? "" } });
   const claims = await getToken({ req: cookiesOnly, secret: getAuthSecret(), secureCookie: sessionCookieIsSecure(request) });
-  return resolveSessionUser(claims);
+  return await resolveSessionUser(claims);
 }
 
 /**

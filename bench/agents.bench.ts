@@ -71,7 +71,7 @@ export default async function agentsBench(): Promise<void> {
   resetConfigForTests();
   closeAllDatabases();
   try {
-    bootstrapApp();
+    await bootstrapApp();
     createStore({ input: { name: "bench" }, actor: "bench" });
     const handle = openStore({ store: "bench" });
     const texts = loadTextWindows(MEMORIES);

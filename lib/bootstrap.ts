@@ -1,6 +1,6 @@
 import { getConfig } from "./config";
 import { getGovernance } from "./db/connection";
-import { ensureFirstAdmin } from "./auth/users";
+import { ensureFirstAdmin, type FirstAdmin } from "./backend/users";
 import { getAuthSecret } from "./auth/secret";
 import { ensureCoreStore, ensureDefaultStore } from "./stores/stores";
 import { registerEmbeddableKinds } from "./embeddable-kinds";
@@ -13,8 +13,12 @@ import { tightenDataDir } from "./private-fs";
  * the `default` store (first run only, see ensureDefaultStore) and a first
  * admin exist. A generated admin password is printed once, on the
  * server console, and never stored in clear.
+ *
+ * The returned promise settles when the first admin exists: at once on
+ * SQLite (everything above ran synchronously), after a round trip with
+ * DATABASE_URL (users live in PostgreSQL). Entry points await it.
  */
-export function bootstrapApp(): void {
+export async function bootstrapApp(): Promise<void> {
   registerEmbeddableKinds();
   const config = getConfig();
   tightenDataDir(config.dataDir);
@@ -22,7 +26,10 @@ export function bootstrapApp(): void {
   ensureCoreStore();
   if (ensureDefaultStore()) log("info", "created the default store", { store: "default" });
   getAuthSecret();
-  const admin = ensureFirstAdmin({ configuredPassword: config.adminPassword });
+  reportFirstAdmin(await ensureFirstAdmin({ configuredPassword: config.adminPassword }));
+}
+
+function reportFirstAdmin(admin: FirstAdmin): void {
   if (admin.created) {
     if (admin.generatedPassword) {
       process.stderr.write(

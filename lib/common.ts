@@ -22,6 +22,12 @@ export function sha256Hex(data: string | Uint8Array): string {
   return createHash("sha256").update(data).digest("hex");
 }
 
+/** The same sha256 fed in pieces (a table hashed a page at a time): update, then hex once. */
+export function sha256Hasher(): { update: (data: string) => void; hex: () => string } {
+  const hash = createHash("sha256");
+  return { update: (data) => void hash.update(data), hex: () => hash.digest("hex") };
+}
+
 /** JSON with object keys sorted, so equal values serialize identically (idempotency, signatures). */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>

@@ -240,7 +240,7 @@ export function resetConfigForTests(): void {
 /** Rows for the README/--help configuration table; kept beside the schema so they stay true. */
 export const CONFIG_DOCS: { variable: string; default: string; meaning: string }[] = [
   { variable: "DATA_DIR", default: "./data", meaning: "where governance.db and stores/<name>/ live" },
-  { variable: "DATABASE_URL", default: "unset (SQLite)", meaning: "postgres:// URL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens and their audit rows) is served from PostgreSQL; stores, users and sign-in stay on local SQLite in DATA_DIR, so run a single replica until the store backend lands; see README, PostgreSQL (in progress)" },
+  { variable: "DATABASE_URL", default: "unset (SQLite)", meaning: "postgres:// URL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens and their audit rows) is served from PostgreSQL, and so are users, sign-in and the login throttle; stores stay on local SQLite in DATA_DIR, so run a single replica until the store backend lands; see README, PostgreSQL (in progress)" },
   { variable: "DUALMIND_PG_POOL_MAX", default: "10", meaning: "most PostgreSQL connections one process keeps open (with DATABASE_URL)" },
   { variable: "HOST", default: "127.0.0.1", meaning: "address to bind; loopback unless you mean it" },
   { variable: "PORT", default: "3000", meaning: "port to serve on" },

@@ -31,7 +31,7 @@ export async function stdioPrincipal({ token, store, agentId }: { token?: string
 
 /** Serve until the client closes stdin. */
 export async function runMcpStdio({ token, store, agentId }: { token?: string; store?: string; agentId?: string }): Promise<void> {
-  bootstrapApp();
+  await bootstrapApp();
   if (store && !storeExists(store)) {
     // The first `mcp --store NAME` of a new install should just work; creation is audited.
     createStore({ input: { name: store }, actor: actorOf("cli") });

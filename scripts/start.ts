@@ -8,7 +8,7 @@ import path from "node:path";
 import { ConfigError, getConfig } from "../lib/config";
 import { bootstrapApp } from "../lib/bootstrap";
 import { closeAllDatabases } from "../lib/db/connection";
-import { migratePg, openPgPool } from "../lib/db/pg";
+import { closePg, migratePg, openPgPool } from "../lib/db/pg";
 import { buildIsStale, NEXT_BIN, ROOT } from "./build-freshness";
 
 function main() {
@@ -26,13 +26,13 @@ function main() {
     void migratePostgresThenServe(config.databaseUrl, config.pgPoolMax);
     return;
   }
-  serve();
+  void serve();
 }
 
 /**
- * With DATABASE_URL: the governance ledger is served from PostgreSQL; stores
- * (and people's accounts) are still on local SQLite in DATA_DIR until the
- * store backend lands, so this is one replica, and it says so.
+ * With DATABASE_URL: the governance ledger, users and sign-in are served from
+ * PostgreSQL; stores are still on local SQLite in DATA_DIR until the store
+ * backend lands, so this is one replica, and it says so.
  */
 async function migratePostgresThenServe(url: string, max: number) {
   const pool = openPgPool({ url, max });
@@ -45,15 +45,16 @@ async function migratePostgresThenServe(url: string, max: number) {
   } finally {
     await pool.end();
   }
-  serve();
+  await serve();
 }
 
-function serve() {
+async function serve() {
   const config = getConfig();
   // The query-budget extension is built at install; a checkout that predates it gets it here (a no-op when fresh, never fatal).
   spawnSync(process.execPath, [path.join(ROOT, "scripts", "build-native.mjs")], { cwd: ROOT, stdio: "inherit" });
-  bootstrapApp();
+  await bootstrapApp();
   closeAllDatabases();
+  await closePg();
 
   const nextBin = NEXT_BIN;
   if (buildIsStale()) {
@@ -70,8 +71,8 @@ function serve() {
 
 /** The same words as README's PostgreSQL section and `dualmind --help`. */
 const POSTGRES_SCOPE_NOTE =
-  "dualmind: from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens and their audit rows).\n" +
-  "dualmind: from local SQLite in DATA_DIR: stores (documents, search, vectors, memories, traces, graph), users and sign-in, and their audit rows.\n" +
+  "dualmind: from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens), users, sign-in and the login throttle, and their audit rows.\n" +
+  "dualmind: from local SQLite in DATA_DIR: stores (documents, search, vectors, memories, traces, graph) and their audit rows.\n" +
   "dualmind: run a single replica until the store backend lands.\n";
 
 main();

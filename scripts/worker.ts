@@ -8,11 +8,14 @@ import { closeAllDatabases } from "../lib/db/connection";
 import { log } from "../lib/log";
 import { startEmbedWorker } from "../lib/embed/worker";
 
-bootstrapApp();
 const stop = new AbortController();
 for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => stop.abort());
-log("info", "embed worker started", { pid: process.pid });
-startEmbedWorker({ signal: stop.signal })
+// No top-level await: tsx runs scripts as CommonJS.
+bootstrapApp()
+  .then(() => {
+    log("info", "embed worker started", { pid: process.pid });
+    return startEmbedWorker({ signal: stop.signal });
+  })
   .then(() => {
     closeAllDatabases();
     log("info", "embed worker stopped");

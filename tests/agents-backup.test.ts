@@ -22,10 +22,10 @@ const WRITER = path.join(process.cwd(), "tests", "fixtures", "agents-write-load.
 
 let env: ReturnType<typeof useTempDataDir>;
 let scratch: string;
-beforeEach(() => {
+beforeEach(async () => {
   env = useTempDataDir();
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-agents-"));
-  bootstrapApp();
+  await bootstrapApp();
 });
 afterEach(() => {
   env.cleanup();
@@ -129,7 +129,7 @@ describe("store bundles", () => {
 
     const fresh = useTempDataDir();
     try {
-      bootstrapApp();
+      await bootstrapApp();
       const kept = await importStoreBundle({ bundleDir, reembed: false, actor: "test" });
       expect(kept).toMatchObject({ store: "docs", memoryFiles: 4, reembed: null, fingerprintMatches: true });
       expect(verifyStore({ handle: getStoreDb("docs") }).ok).toBe(true);
@@ -144,7 +144,7 @@ describe("store bundles", () => {
     const otherModel = useTempDataDir({ DUALMIND_EMBED_DIM: "256" });
     resetEmbedderForTests();
     try {
-      bootstrapApp();
+      await bootstrapApp();
       const r = await importStoreBundle({ bundleDir, as: "docs-256", reembed: true, actor: "test" });
       expect(r.fingerprintMatches).toBe(false);
       expect(r.reembed!.toEmbed).toBeGreaterThanOrEqual(4);

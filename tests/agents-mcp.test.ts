@@ -64,7 +64,7 @@ let reader: string;
 
 beforeAll(async () => {
   env = useTempDataDir();
-  bootstrapApp();
+  await bootstrapApp();
   createStore({ input: { name: "private" }, actor: "test" });
   alice = createApiToken({ input: { label: "alice", agent_id: "alice", scopes: ["write"], stores: ["default"] }, actor: "test" }).token;
   bob = createApiToken({ input: { label: "bob", agent_id: "bob", scopes: ["write"], stores: ["default"] }, actor: "test" }).token;

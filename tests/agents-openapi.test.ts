@@ -36,9 +36,9 @@ function routeFetch(): typeof fetch {
 
 let env: ReturnType<typeof useTempDataDir>;
 let token: string;
-beforeAll(() => {
+beforeAll(async () => {
   env = useTempDataDir();
-  bootstrapApp();
+  await bootstrapApp();
   token = createApiToken({ input: { label: "client", agent_id: "client-a", scopes: ["write"] }, actor: "test" }).token;
 });
 afterAll(() => env.cleanup());

@@ -54,9 +54,9 @@ function mint(agent: string, scopes: ("read" | "write" | "admin")[], stores: str
   return createApiToken({ input: { label: agent, agent_id: agent, scopes, stores }, actor: "test" });
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   env = useTempDataDir();
-  bootstrapApp();
+  await bootstrapApp();
   createStore({ input: { name: "mine" }, actor: "test" });
   createStore({ input: { name: "secret" }, actor: "test" });
   putDocuments({ handle: getStoreDb("core"), input: { path: "identity.md", content: "# Identity\n\nzebracore: the owner's private preferences live in core" }, actor: "test" });
@@ -425,7 +425,7 @@ describe("finding 12 (ii): /api/metrics needs a token unless DUALMIND_METRICS_PU
     const saved = env;
     const scoped = useTempDataDir({ DUALMIND_METRICS_PUBLIC_LOOPBACK: "true" });
     try {
-      bootstrapApp();
+      await bootstrapApp();
       expect((await scrape({ host: "127.0.0.1:3000" })).status).toBe(200);
       expect((await scrape({ host: "localhost" }, "http://localhost/api/metrics")).status).toBe(200);
       expect((await scrape({ host: "[::1]:3000" }, "http://[::1]:3000/api/metrics")).status).toBe(200);

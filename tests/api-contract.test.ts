@@ -175,9 +175,9 @@ describe("the wire is snake_case, renamed by the schema", () => {
 describe("the wrapper keeps its promises", () => {
   let env: ReturnType<typeof useTempDataDir>;
   let token: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     env = useTempDataDir();
-    bootstrapApp();
+    await bootstrapApp();
     token = createApiToken({ input: { label: "c", agent_id: "contract", scopes: ["write"] }, actor: "test" }).token;
   });
   afterAll(() => env.cleanup());
@@ -241,9 +241,9 @@ describe("the routes and tools other tests do not call answer within their contr
   let env: ReturnType<typeof useTempDataDir>;
   let admin: string;
   const P = { store: "kb" };
-  beforeAll(() => {
+  beforeAll(async () => {
     env = useTempDataDir();
-    bootstrapApp();
+    await bootstrapApp();
     createStore({ input: { name: "kb" }, actor: "test" });
     admin = createApiToken({ input: { label: "a", agent_id: "keeper", scopes: ["admin"] }, actor: "test" }).token;
   });

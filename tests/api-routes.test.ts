@@ -15,9 +15,9 @@ describe("agent API", () => {
   let env: ReturnType<typeof useTempDataDir>;
   let readToken: string;
   let writeToken: string;
-  beforeEach(() => {
+  beforeEach(async () => {
     env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: BOOTSTRAP, DUALMIND_MAX_BODY_BYTES: "2048" });
-    bootstrapApp();
+    await bootstrapApp();
     readToken = createApiToken({ input: { label: "r", agent_id: "reader", scopes: ["read"] }, actor: "test" }).token;
     writeToken = createApiToken({ input: { label: "w", agent_id: "writer", scopes: ["write"], stores: ["core", "notes"] }, actor: "test" }).token;
   });

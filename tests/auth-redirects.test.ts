@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { getAuthOptions } from "@/lib/auth/options";
+import { getAuthOptions } from "@/lib/backend/auth-options";
 import { sameOriginPath, sameOriginUrl } from "@/lib/auth/redirects";
 import { hostileCallbackUrls } from "./fixtures/hostile-callback-urls";
 import { useTempDataDir } from "./helpers";

@@ -3,9 +3,10 @@ import path from "node:path";
 import type { Session } from "next-auth";
 import type { JWT } from "next-auth/jwt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { getAuthOptions } from "@/lib/auth/options";
-import { resolveSessionUser } from "@/lib/auth/session-user";
-import { createUser, getUserByUsername, roleAtLeast, setUserDisabled, setUserPassword, setUserRole, signInWithPassword } from "@/lib/auth/users";
+import { getAuthOptions } from "@/lib/backend/auth-options";
+import { resolveSessionUser } from "@/lib/backend/users";
+import { getUserByUsername, roleAtLeast, setUserDisabled, setUserRole } from "@/lib/auth/users";
+import { createUser, setUserPassword, signInWithPassword } from "@/lib/backend/users";
 import { getGovernance } from "@/lib/db/connection";
 import { verifyAuditChain } from "@/lib/governance/audit";
 import { useTempDataDir } from "./helpers";
@@ -37,36 +38,36 @@ describe("session versions", () => {
     ];
     for (const [name, change, action] of changes) {
       const before = claimsNow("vera");
-      expect(resolveSessionUser(before)?.username, name).toBe("vera");
+      expect((await resolveSessionUser(before))?.username, name).toBe("vera");
       const auditBefore = auditActions().length;
       await change();
-      expect(resolveSessionUser(before), `${name}: the old session must end`).toBeNull();
+      expect(await resolveSessionUser(before), `${name}: the old session must end`).toBeNull();
       expect(claimsNow("vera").sv, name).toBe(before.sv + 1);
       expect(auditActions().slice(auditBefore), name).toEqual([action]);
     }
     // Root's own session is untouched by changes to vera.
-    expect(resolveSessionUser(claimsNow("root"))?.username).toBe("root");
+    expect((await resolveSessionUser(claimsNow("root")))?.username).toBe("root");
     expect(verifyAuditChain().ok).toBe(true);
   });
 
-  it("a refused change bumps nothing and audits nothing; repeating the current role or state changes nothing", () => {
+  it("a refused change bumps nothing and audits nothing; repeating the current role or state changes nothing", async () => {
     const root = claimsNow("root");
     const audits = auditActions().length;
     expect(() => setUserRole({ username: "root", role: "viewer", actor: "test" })).toThrow(/last admin/);
     expect(() => setUserDisabled({ username: "root", disabled: true, actor: "test" })).toThrow(/last active admin/);
     setUserRole({ username: "root", role: "admin", actor: "test" });
     setUserDisabled({ username: "root", disabled: false, actor: "test" });
-    expect(resolveSessionUser(root)?.username).toBe("root");
+    expect((await resolveSessionUser(root))?.username).toBe("root");
     expect(auditActions()).toHaveLength(audits);
     expect(() => setUserDisabled({ username: "ghost", disabled: true, actor: "test" })).toThrow(/no user ghost/);
   });
 
-  it("a token without a session version, or with another one, is refused", () => {
+  it("a token without a session version, or with another one, is refused", async () => {
     const { uid, role, sv } = claimsNow("vera");
-    expect(resolveSessionUser({ uid, role })).toBeNull();
-    expect(resolveSessionUser({ uid, role, sv: sv + 1 })).toBeNull();
-    expect(resolveSessionUser({ uid, role, sv: String(sv) })).toBeNull();
-    expect(resolveSessionUser({ uid, role, sv })?.username).toBe("vera");
+    expect(await resolveSessionUser({ uid, role })).toBeNull();
+    expect(await resolveSessionUser({ uid, role, sv: sv + 1 })).toBeNull();
+    expect(await resolveSessionUser({ uid, role, sv: String(sv) })).toBeNull();
+    expect((await resolveSessionUser({ uid, role, sv }))?.username).toBe("vera");
   });
 
   it("disable refuses sign-in; enable lets the person sign in again but does not revive sessions from before", async () => {
@@ -75,9 +76,9 @@ describe("session versions", () => {
     expect(await signInWithPassword({ username: "vera", password: "vera-password", address: null })).toEqual({ ok: false, reason: "invalid" });
     const user = setUserDisabled({ username: "vera", disabled: false, actor: "user:root" });
     expect(user.disabledAt).toBeNull();
-    expect(resolveSessionUser(old)).toBeNull();
+    expect(await resolveSessionUser(old)).toBeNull();
     const again = await signInWithPassword({ username: "vera", password: "vera-password", address: null });
-    expect(again.ok && resolveSessionUser({ uid: again.user.id, sv: again.user.sessionVersion })?.username).toBe("vera");
+    expect(again.ok && (await resolveSessionUser({ uid: again.user.id, sv: again.user.sessionVersion }))?.username).toBe("vera");
     expect(auditActions().slice(-2)).toEqual(["user.disable", "user.enable"]);
   });
 
@@ -102,15 +103,15 @@ describe("CLI users disable / enable", () => {
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   };
 
-  it("disables and enables a user (ending sessions, audited), refuses the last admin, and lists both in --help", () => {
+  it("disables and enables a user (ending sessions, audited), refuses the last admin, and lists both in --help", async () => {
     const old = claimsNow("vera");
     const disabled = cli("users", "disable", "vera", "--json");
     expect(disabled.code, disabled.stderr).toBe(0);
     expect(JSON.parse(disabled.stdout)).toEqual({ username: "vera", disabled: true });
     expect(cli("users", "list").stdout).toMatch(/^vera\tviewer\t.*\tdisabled$/m);
     expect(cli("users", "enable", "vera").stdout.trim()).toBe("vera is enabled");
-    expect(resolveSessionUser(old)).toBeNull();
-    expect(resolveSessionUser(claimsNow("vera"))?.username).toBe("vera");
+    expect(await resolveSessionUser(old)).toBeNull();
+    expect((await resolveSessionUser(claimsNow("vera")))?.username).toBe("vera");
     expect(auditActions().slice(-2)).toEqual(["user.disable", "user.enable"]);
     const lastAdmin = cli("users", "disable", "root");
     expect(lastAdmin.code).toBe(2);
@@ -124,12 +125,12 @@ describe("CLI users disable / enable", () => {
   it("an editor sits between viewer and admin: created, signed in, promoted, never an admin's equal", async () => {
     const ed = await createUser({ input: { username: "eddie", password: "eddie-password", role: "editor" }, actor: "test" });
     expect(ed.role).toBe("editor");
-    expect(resolveSessionUser(claimsNow("eddie"))?.role).toBe("editor");
+    expect((await resolveSessionUser(claimsNow("eddie")))?.role).toBe("editor");
     expect([roleAtLeast("editor", "viewer"), roleAtLeast("editor", "editor"), roleAtLeast("editor", "admin")]).toEqual([true, true, false]);
     expect([roleAtLeast("viewer", "editor"), roleAtLeast("admin", "editor")]).toEqual([false, true]);
     const before = claimsNow("eddie");
     setUserRole({ username: "eddie", role: "admin", actor: "user:root" });
-    expect(resolveSessionUser(before)).toBeNull();
-    expect(resolveSessionUser(claimsNow("eddie"))?.role).toBe("admin");
+    expect(await resolveSessionUser(before)).toBeNull();
+    expect((await resolveSessionUser(claimsNow("eddie")))?.role).toBe("admin");
   });
 });

@@ -35,16 +35,16 @@ afterEach(() => {
 });
 
 describe.skipIf(process.platform === "win32")("DATA_DIR modes", () => {
-  it("a fresh start creates every folder 0700 and every file 0600 (databases with their -wal and -shm)", () => {
+  it("a fresh start creates every folder 0700 and every file 0600 (databases with their -wal and -shm)", async () => {
     fs.rmSync(env.dataDir, { recursive: true });
-    bootstrapApp();
+    await bootstrapApp();
     const all = modes(env.dataDir);
     expect(Object.keys(all)).toEqual(expect.arrayContaining([".", ".auth-secret", "governance.db", "governance.db-wal", "governance.db-shm", "stores/core/index.db", "stores/core/memory"]));
     for (const [rel, m] of Object.entries(all)) expect(`${rel} ${m}`).toBe(`${rel} ${fs.statSync(path.join(env.dataDir, rel)).isDirectory() ? "700" : "600"}`);
   });
 
   it("after writes: stores, memories, category files, bundles and backups are 0700 folders of 0600 files", async () => {
-    bootstrapApp();
+    await bootstrapApp();
     createStore({ input: { name: "notes" }, actor: "test" });
     const handle = openStore({ store: "notes" });
     createMemory({ handle, input: { path: "projects/deep/plan", body: "# Plan\n" }, actor: "test" });
@@ -74,8 +74,8 @@ describe.skipIf(process.platform === "win32")("DATA_DIR modes", () => {
     expect(modes(backup)).toMatchObject({ ".": "700", "manifest.json": "600", "governance.db": "600", "stores/notes/index.db": "600" });
   });
 
-  it("an existing 0755 data dir is tightened on start (logged), and its 0644 databases are made 0600 when opened", () => {
-    bootstrapApp();
+  it("an existing 0755 data dir is tightened on start (logged), and its 0644 databases are made 0600 when opened", async () => {
+    await bootstrapApp();
     closeAllDatabases();
     fs.chmodSync(env.dataDir, 0o755);
     for (const f of ["governance.db", "governance.db-wal", "governance.db-shm", "stores/core/index.db"]) {
@@ -84,7 +84,7 @@ describe.skipIf(process.platform === "win32")("DATA_DIR modes", () => {
     const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
     let lines: string[];
     try {
-      bootstrapApp();
+      await bootstrapApp();
     } finally {
       lines = stderr.mock.calls.map((c) => String(c[0]));
       stderr.mockRestore();

@@ -48,12 +48,12 @@ describe("embeddable kinds are registered by the entry points", () => {
     expect(() => listEmbeddables()).toThrow(/registerEmbeddableKinds/);
   });
 
-  it("bootstrapApp() registers every kind: the server (instrumentation.ts), npm start, the worker and MCP over stdio call it", () => {
+  it("bootstrapApp() registers every kind: the server (instrumentation.ts), npm start, the worker and MCP over stdio call it", async () => {
     for (const entry of ["instrumentation.ts", "scripts/start.ts", "scripts/worker.ts", "scripts/mcp-stdio.ts"]) {
       expect(fs.readFileSync(path.join(ROOT, entry), "utf8"), entry).toMatch(/bootstrapApp\(\)/);
     }
     clearEmbeddablesForTests();
-    bootstrapApp();
+    await bootstrapApp();
     expect(registeredKinds()).toEqual(allKinds);
   });
 
@@ -71,7 +71,7 @@ describe("embeddable kinds are registered by the entry points", () => {
 
   it("after bootstrap, the worker embeds and re-embed lists one artifact of every kind", async () => {
     clearEmbeddablesForTests();
-    bootstrapApp();
+    await bootstrapApp();
     const admin = createApiToken({ input: { label: "a", agent_id: "ops", scopes: ["admin"] }, actor: "test" }).token;
     expect((await callRoute(storesRoute.POST, { token: admin, body: { name: "kinds" } })).status).toBe(201);
     const params = { store: "kinds" };

@@ -21,9 +21,9 @@ let env: ReturnType<typeof useTempDataDir>;
 let outside: string;
 let token: string;
 
-beforeEach(() => {
+beforeEach(async () => {
   env = useTempDataDir();
-  bootstrapApp();
+  await bootstrapApp();
   createStore({ input: { name: store }, actor: "test" });
   token = createApiToken({ input: { label: "agent", agent_id: "claude", scopes: ["read", "write"] }, actor: "test" }).token;
   // A folder outside DATA_DIR with a file an attacker would like to read, overwrite or delete.

@@ -16,20 +16,20 @@ describe("the default store", () => {
   });
   afterEach(() => env.cleanup());
 
-  it("a fresh data dir is ready: core and default exist after the first start, and a second start changes nothing", () => {
-    bootstrapApp();
+  it("a fresh data dir is ready: core and default exist after the first start, and a second start changes nothing", async () => {
+    await bootstrapApp();
     expect(listStoreNames()).toEqual(["core", "default"]);
     expect(openStore({ store: "default" }).store).toBe("default");
     expect(listAuditTail({ limit: 10 }).filter((r) => r.action === "store.create")).toMatchObject([{ actor: "system:bootstrap", target: "store:default" }]);
-    bootstrapApp();
+    await bootstrapApp();
     expect(listAuditTail({ limit: 10 }).filter((r) => r.action === "store.create")).toHaveLength(1);
   });
 
-  it("an operator who removed default keeps it removed on the next start", () => {
-    bootstrapApp();
+  it("an operator who removed default keeps it removed on the next start", async () => {
+    await bootstrapApp();
     closeAllDatabases();
     fs.rmSync(storeDir("default"), { recursive: true, force: true });
-    bootstrapApp();
+    await bootstrapApp();
     expect(listStoreNames()).toEqual(["core"]);
   });
 

@@ -6,7 +6,7 @@ import { ConfigError, parseConfig } from "@/lib/config";
 import { getGovernance, getStoreDb, openStoreReaderWithCore, storeDir } from "@/lib/db/connection";
 import { createStore, describeStore, ensureCoreStore, openStore } from "@/lib/stores/stores";
 import { listStoreNames } from "@/lib/db/store-names";
-import { authenticateUser, createUser, ensureFirstAdmin, setUserPassword } from "@/lib/auth/users";
+import { authenticateUser, createUser, ensureFirstAdmin, setUserPassword } from "@/lib/backend/users";
 import { createApiToken, revokeApiToken, verifyApiToken } from "@/lib/auth/tokens";
 import { appendAudit, verifyAuditChain } from "@/lib/governance/audit";
 import { bootstrapApp } from "@/lib/bootstrap";
@@ -71,8 +71,8 @@ describe("databases and stores", () => {
     expect(fs.existsSync(path.join(env.dataDir, "etc"))).toBe(false);
   });
 
-  it("bootstrap makes core, default and the first admin; creating an existing store conflicts", () => {
-    bootstrapApp();
+  it("bootstrap makes core, default and the first admin; creating an existing store conflicts", async () => {
+    await bootstrapApp();
     expect(listStoreNames()).toEqual(["core", "default"]);
     createStore({ input: { name: "sysadmin", description: "ops notes" }, actor: "test" });
     expect(listStoreNames()).toEqual(["core", "default", "sysadmin"]);
@@ -103,12 +103,12 @@ describe("people and agents", () => {
   afterEach(() => env.cleanup());
 
   it("first run creates admin once, with the configured or a generated password", async () => {
-    const first = ensureFirstAdmin({});
+    const first = await ensureFirstAdmin({});
     expect(first.created).toBe(true);
     if (!first.created) return;
     expect(first.generatedPassword).toBeTruthy();
     expect((await authenticateUser({ username: "admin", password: first.generatedPassword! }))?.role).toBe("admin");
-    expect(ensureFirstAdmin({ configuredPassword: "another-password" }).created).toBe(false);
+    expect((await ensureFirstAdmin({ configuredPassword: "another-password" })).created).toBe(false);
   });
 
   it("stores passwords hashed and rejects wrong ones", async () => {

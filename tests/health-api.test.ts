@@ -24,7 +24,7 @@ describe("GET /api/metrics and GET /stores/{store}/health", () => {
   let notesOnly: string;
   beforeEach(async () => {
     env = useTempDataDir();
-    bootstrapApp();
+    await bootstrapApp();
     createStore({ input: { name: "notes" }, actor: "test" });
     createStore({ input: { name: "secret" }, actor: "test" });
     readToken = createApiToken({ input: { label: "r", agent_id: "prom", scopes: ["read"] }, actor: "test" }).token;
@@ -38,7 +38,7 @@ describe("GET /api/metrics and GET /stores/{store}/health", () => {
   it("a loopback-bound server answers a tokenless local scrape in Prometheus text format when DUALMIND_METRICS_PUBLIC_LOOPBACK allows it", async () => {
     env.cleanup();
     env = useTempDataDir({ DUALMIND_METRICS_PUBLIC_LOOPBACK: "true" });
-    bootstrapApp();
+    await bootstrapApp();
     createStore({ input: { name: "notes" }, actor: "test" });
     putDocuments({ handle: getStoreDb("notes"), input: { path: "a.md", content: "# A\n\nhello vectors" }, actor: "test" });
     await snapshotAllStores();

@@ -299,10 +299,10 @@ describe("reflection API", () => {
   let writer: string;
   let reader: string;
   let admin: string;
-  beforeEach(() => {
+  beforeEach(async () => {
     env = useTempDataDir();
     resetEmbedderForTests();
-    bootstrapApp();
+    await bootstrapApp();
     createStore({ input: { name: "ops" }, actor: "test" });
     writer = createApiToken({ input: { label: "w", agent_id: "coder", scopes: ["write"] }, actor: "test" }).token;
     reader = createApiToken({ input: { label: "r", agent_id: "viewer", scopes: ["read"] }, actor: "test" }).token;

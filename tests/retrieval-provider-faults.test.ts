@@ -128,7 +128,7 @@ beforeAll(async () => {
   fake = await startFakeOpenAI({ dimension: 32 });
   env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32", DUALMIND_EMBED_TIMEOUT_MS: "1000" });
   resetEmbedderForTests();
-  bootstrapApp();
+  await bootstrapApp();
   await getEmbedder().fingerprint;
   createStore({ input: { name: STORE }, actor: "test" });
   token = createApiToken({ input: { label: "faults", agent_id: "fault-agent", scopes: ["write"], stores: [STORE] }, actor: "test" }).token;
@@ -216,7 +216,7 @@ describe("with the provider unreachable from the start", () => {
     fake.state.defaultMode = "ok";
     // Nothing listens on port 9 (discard) here: the connection is refused, and the model's fingerprint cannot be made.
     restartWith({ DUALMIND_EMBED_BASE_URL: "http://127.0.0.1:9/v1" });
-    bootstrapApp();
+    await bootstrapApp();
     await mcp.close();
     mcp = await connectMcp();
   });

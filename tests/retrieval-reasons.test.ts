@@ -66,11 +66,11 @@ async function mcpCall(name: string, args: Record<string, unknown>): Promise<Cal
   }
 }
 
-beforeEach(() => {
+beforeEach(async () => {
   env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
   resetEmbedderForTests();
   clearQueryVectorCache();
-  bootstrapApp();
+  await bootstrapApp();
   createStore({ input: { name: STORE }, actor: "test" });
 });
 afterEach(() => {

@@ -23,7 +23,7 @@ beforeAll(async () => {
   // The extension is built at install; a worktree made before it existed builds it here (a no-op when fresh).
   spawnSync(process.execPath, ["scripts/build-native.mjs"], { stdio: "inherit" });
   env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_QUERY_BUDGET_MS: String(BUDGET_MS) });
-  bootstrapApp();
+  await bootstrapApp();
   createStore({ input: { name: "attack" }, actor: "test" });
   seedPrefixAttackCorpus({ store: "attack", documents: 1600 });
   await drainEmbedQueues({ stores: ["attack"] });

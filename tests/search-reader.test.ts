@@ -27,9 +27,9 @@ const GUIDE = Array.from({ length: 6 }, (_, i) => `## Section ${i}\n\n${`Step ${
 
 describe("readChunkInDocument", () => {
   let env: ReturnType<typeof useTempDataDir>;
-  beforeEach(() => {
+  beforeEach(async () => {
     env = useTempDataDir();
-    bootstrapApp();
+    await bootstrapApp();
     createStore({ input: { name: "notes" }, actor: "test" });
   });
   afterEach(() => env.cleanup());

@@ -39,7 +39,7 @@ async function search(body: Record<string, unknown>) {
 async function freshNotesStore() {
   const env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
   resetEmbedderForTests();
-  bootstrapApp();
+  await bootstrapApp();
   createStore({ input: { name: "notes" }, actor: "test" });
   await put(DOCS);
   return env;
@@ -209,7 +209,7 @@ describe("writers never wait for the embedding provider", () => {
     const env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_TIMEOUT_MS: "200" });
     resetEmbedderForTests();
     try {
-      bootstrapApp();
+      await bootstrapApp();
       createStore({ input: { name: "notes" }, actor: "test" });
       fake.state.requests.length = 0;
       await put(DOCS);

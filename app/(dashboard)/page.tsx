@@ -54,6 +54,7 @@ export default async function OverviewPage() {
   await requireUser();
   const stores = listStores();
   const gov = getGovernanceStatus();
+  const counts = await governance().countGovernanceRows({});
   const n = await getOverviewNumbers();
   const now = requestTime();
   const num = (v: number | null) => (v === null ? "no data" : formatCount(v));
@@ -133,12 +134,12 @@ export default async function OverviewPage() {
           <div>
             <dt className="label">Users / active tokens</dt>
             <dd>
-              {formatQuantity(gov.users, "user")} / {formatQuantity(gov.tokens, "token")}
+              {formatQuantity(counts.users, "user")} / {formatQuantity(counts.tokens, "token")}
             </dd>
           </div>
           <div>
             <dt className="label">Audit entries</dt>
-            <dd>{formatCount(gov.auditEntries)}</dd>
+            <dd>{formatCount(counts.auditEntries)}</dd>
           </div>
         </dl>
       </section>

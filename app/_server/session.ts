@@ -1,8 +1,8 @@
 import "server-only";
 import { getServerSession } from "next-auth";
 import { forbidden, redirect } from "next/navigation";
-import { getAuthOptions } from "@/lib/auth/options";
-import { resolveSessionUser } from "@/lib/auth/session-user";
+import { getAuthOptions } from "@/lib/backend/auth-options";
+import { resolveSessionUser } from "@/lib/backend/users";
 import { roleAtLeast, type PublicUser, type Role } from "@/lib/auth/users";
 import { AppError } from "@/lib/errors";
 
@@ -13,7 +13,7 @@ import { AppError } from "@/lib/errors";
  */
 export async function getSessionUser(): Promise<PublicUser | null> {
   const session = await getServerSession(getAuthOptions());
-  return resolveSessionUser(session?.user ? { uid: session.user.id, role: session.user.role, sv: session.user.sv } : null);
+  return await resolveSessionUser(session?.user ? { uid: session.user.id, role: session.user.role, sv: session.user.sv } : null);
 }
 
 /** For pages: signed in or sent to the login page. */

@@ -1,12 +1,13 @@
 import net from "node:net";
-import { eq, and, isNull, lt, or } from "drizzle-orm";
+import { eq, and, inArray, isNull, lt, or, type AnyColumn, type SQL } from "drizzle-orm";
 import { getGovernance } from "../db/connection";
 import { loginThrottle, type LoginThrottleRow } from "../db/schema/governance";
-import { appendAudit } from "../governance/audit";
+import { appendAudit, type AuditEntry } from "../governance/audit";
 
 /**
  * Failed sign-ins, counted per user name and per client address in
- * governance.db (login_throttle), so every server on one DATA_DIR sees the
+ * the governance database (login_throttle: governance.db, or PostgreSQL with
+ * DATABASE_URL), so every server on one DATA_DIR or one database sees the
  * same counts.
  *
  * Policy per key: the first `freeFailures` failures cost nothing; after that
@@ -62,41 +63,103 @@ function notBefore(row: LoginThrottleRow, policy: ThrottlePolicy): number {
   return until;
 }
 
-function readRow(key: string): LoginThrottleRow | undefined {
-  return getGovernance().db.select().from(loginThrottle).where(eq(loginThrottle.key, key)).get();
+/** A throttle row as both dialects read it. */
+type ThrottleRow = LoginThrottleRow;
+export type ThrottleKeyed = Keyed & { row: ThrottleRow | undefined };
+
+/**
+ * The keys of an attempt (its name, and its address when known) with their
+ * rows out of `rows`; with `forgetAt`, a row forgotten by then reads as absent.
+ */
+export function attemptKeys({ username, address, rows, forgetAt }: { username: string; address: string | null; rows: ThrottleRow[]; forgetAt?: number }): ThrottleKeyed[] {
+  return keysFor({ username, address }).map((k) => {
+    const row = rows.find((r) => r.key === k.key);
+    return { ...k, row: row && (forgetAt === undefined || !isForgotten(row, forgetAt)) ? row : undefined };
+  });
+}
+
+/** The gate's answer for keys read at `now`, and the rows to upsert when it lets the attempt through (one charge each). */
+export function planSignInGate({ keyed, now }: { keyed: ThrottleKeyed[]; now: number }): { gate: SignInGate; charges: ThrottleRow[] } {
+  const until = Math.max(0, ...keyed.map((k) => (k.row ? notBefore(k.row, k.policy) : 0)));
+  if (until > now) return { gate: { allowed: false, retryAfterMs: until - now }, charges: [] };
+  const charges = keyed.map(({ key, row }) => ({ key, failures: (row?.failures ?? 0) + 1, firstFailureAt: row?.firstFailureAt ?? now, lastFailureAt: now, lockedUntil: null }));
+  return { gate: { allowed: true }, charges };
+}
+
+export type SettleStep = { key: string; delete: true } | { key: string; failures: number } | { key: string; lockedUntil: number; audit: AuditEntry };
+
+/** What settling an attempt does to each key's row (see settleSignInAttempt). */
+export function planSettle({ username, succeeded, now, keyed }: { username: string; succeeded: boolean; now: number; keyed: { key: string; policy: ThrottlePolicy; row: ThrottleRow | undefined }[] }): SettleStep[] {
+  const steps: SettleStep[] = [];
+  for (const { key, policy, row } of keyed) {
+    if (!row) continue;
+    if (succeeded) {
+      if (key === userKey(username) || row.failures <= 1) steps.push({ key, delete: true });
+      else steps.push({ key, failures: row.failures - 1 });
+      continue;
+    }
+    const locked = row.lockedUntil !== null && row.lockedUntil > now;
+    if (row.failures < policy.lockAfterFailures || locked) continue;
+    const lockedUntil = now + policy.lockMs;
+    steps.push({
+      key,
+      lockedUntil,
+      audit: {
+        actor: "system",
+        action: "auth.lockout",
+        target: key,
+        reason: `${row.failures} failed sign-ins`,
+        details: { failures: row.failures, first_failure_at: row.firstFailureAt, locked_until: lockedUntil },
+      },
+    });
+  }
+  return steps;
 }
 
 let lastPrunedAt = 0;
 
-/** Drop forgotten keys, at most once a minute per process, so names sprayed at the form do not pile up. */
-function pruneForgotten(now: number): void {
-  if (now - lastPrunedAt < MINUTE) return;
+/** The condition of a forgotten row, for the prune (both dialects). */
+export function forgottenBy(table: { lastFailureAt: AnyColumn; lockedUntil: AnyColumn }, now: number): SQL | undefined {
+  return and(lt(table.lastFailureAt, now - FAILURE_MEMORY_MS), or(isNull(table.lockedUntil), lt(table.lockedUntil, now)));
+}
+
+/** Whether this process should drop forgotten keys now: at most once a minute, so names sprayed at the form do not pile up. */
+export function pruneDue(now: number): boolean {
+  if (now - lastPrunedAt < MINUTE) return false;
   lastPrunedAt = now;
+  return true;
+}
+
+/** The names of an attempt's keys, to read their rows with. */
+export function attemptKeyNames({ username, address }: { username: string; address: string | null }): string[] {
+  return keysFor({ username, address }).map((k) => k.key);
+}
+
+function readRows(keys: { username: string; address: string | null }): LoginThrottleRow[] {
+  return getGovernance().db.select().from(loginThrottle).where(inArray(loginThrottle.key, attemptKeyNames(keys))).all();
+}
+
+function pruneForgotten(now: number): void {
+  if (!pruneDue(now)) return;
   getGovernance()
     .db.delete(loginThrottle)
-    .where(and(lt(loginThrottle.lastFailureAt, now - FAILURE_MEMORY_MS), or(isNull(loginThrottle.lockedUntil), lt(loginThrottle.lockedUntil, now))))
+    .where(forgottenBy(loginThrottle, now))
     .run();
 }
 
 /**
  * Before checking a password: refuse (with how long to wait) while the name
  * or the address is delayed or locked, else charge one failure to each.
+ * (SQLite; the PostgreSQL twin is ./login-throttle-pg.ts, both behind governance().)
  */
 export function beginSignInAttempt({ username, address, now = Date.now() }: { username: string; address: string | null; now?: number }): SignInGate {
   const { sqlite, db } = getGovernance();
   return sqlite.transaction((): SignInGate => {
     pruneForgotten(now);
-    const keyed = keysFor({ username, address }).map((k) => {
-      const row = readRow(k.key);
-      return { ...k, row: row && !isForgotten(row, now) ? row : undefined };
-    });
-    const until = Math.max(0, ...keyed.map((k) => (k.row ? notBefore(k.row, k.policy) : 0)));
-    if (until > now) return { allowed: false, retryAfterMs: until - now };
-    for (const { key, row } of keyed) {
-      const values = { key, failures: (row?.failures ?? 0) + 1, firstFailureAt: row?.firstFailureAt ?? now, lastFailureAt: now, lockedUntil: null };
-      db.insert(loginThrottle).values(values).onConflictDoUpdate({ target: loginThrottle.key, set: values }).run();
-    }
-    return { allowed: true };
+    const keyed = attemptKeys({ username, address, rows: readRows({ username, address }), forgetAt: now });
+    const { gate, charges } = planSignInGate({ keyed, now });
+    for (const values of charges) db.insert(loginThrottle).values(values).onConflictDoUpdate({ target: loginThrottle.key, set: values }).run();
+    return gate;
   }).immediate();
 }
 
@@ -108,27 +171,19 @@ export function beginSignInAttempt({ username, address, now = Date.now() }: { us
 export function settleSignInAttempt({ username, address, succeeded, now = Date.now() }: { username: string; address: string | null; succeeded: boolean; now?: number }): void {
   const { sqlite, db } = getGovernance();
   sqlite.transaction(() => {
-    for (const { key, policy } of keysFor({ username, address })) {
-      const row = readRow(key);
-      if (!row) continue;
-      if (succeeded) {
-        if (key === userKey(username) || row.failures <= 1) db.delete(loginThrottle).where(eq(loginThrottle.key, key)).run();
-        else db.update(loginThrottle).set({ failures: row.failures - 1 }).where(eq(loginThrottle.key, key)).run();
-        continue;
-      }
-      const locked = row.lockedUntil !== null && row.lockedUntil > now;
-      if (row.failures < policy.lockAfterFailures || locked) continue;
-      const lockedUntil = now + policy.lockMs;
-      db.update(loginThrottle).set({ lockedUntil }).where(eq(loginThrottle.key, key)).run();
-      appendAudit({
-        actor: "system",
-        action: "auth.lockout",
-        target: key,
-        reason: `${row.failures} failed sign-ins`,
-        details: { failures: row.failures, first_failure_at: row.firstFailureAt, locked_until: lockedUntil },
-      });
+    const keyed = attemptKeys({ username, address, rows: readRows({ username, address }) });
+    for (const step of planSettle({ username, succeeded, now, keyed })) {
+      if ("delete" in step) db.delete(loginThrottle).where(eq(loginThrottle.key, step.key)).run();
+      else if ("audit" in step) {
+        db.update(loginThrottle).set({ lockedUntil: step.lockedUntil }).where(eq(loginThrottle.key, step.key)).run();
+        appendAudit(step.audit);
+      } else db.update(loginThrottle).set({ failures: step.failures }).where(eq(loginThrottle.key, step.key)).run();
     }
   }).immediate();
+}
+
+export function userThrottleKey(username: string): string {
+  return userKey(username);
 }
 
 /** Forget a name's failures (a new password or re-enabled account starts clean). Runs in the caller's transaction. */

@@ -1,11 +1,10 @@
-import { asc, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, count, eq, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
 import { getGovernance } from "../db/connection";
 import { users, type User } from "../db/schema/governance";
 import { AppError } from "../errors";
-import { appendAudit } from "../governance/audit";
-import { beginSignInAttempt, clearUserThrottle, settleSignInAttempt } from "./login-throttle";
-import { generatePassword, hashPassword, hashPasswordBeforeServing, verifyPassword } from "./passwords";
+import { appendAudit, type AuditEntry } from "../governance/audit";
+import { clearUserThrottle } from "./login-throttle";
 
 /**
  * Dashboard roles, lowest first. viewer: reads everything it may see.
@@ -38,10 +37,58 @@ export const createUserSchema = z
 
 export type PublicUser = Omit<User, "passwordHash">;
 
-function toPublic(u: User): PublicUser {
+export function toPublic(u: User): PublicUser {
   const { passwordHash: _omit, ...rest } = u;
   void _omit;
   return rest;
+}
+
+/*
+ * The rules of a user change, shared by both dialects (the PostgreSQL twin of
+ * the queries below is ./users-pg.ts; both sit behind governance(), and the
+ * flows that hash passwords and sign people in are lib/backend/users.ts).
+ * Each change that should end a person's sessions bumps session_version in
+ * the same transaction as the change and its audit row: a session JWT
+ * carries the version it was issued with (`sv`) and resolveSessionUser
+ * refuses any other.
+ */
+
+export function userCreatedAudit({ username, role, actor }: { username: string; role: Role; actor: string }): AuditEntry {
+  return { actor, action: "user.create", target: `user:${username}`, details: { role } };
+}
+
+export function passwordResetAudit({ username, actor }: { username: string; actor: string }): AuditEntry {
+  return { actor, action: "user.password_reset", target: `user:${username}`, details: { sessions_revoked: true } };
+}
+
+export function assertUserFound(user: User | undefined, username: string): asserts user is User {
+  if (!user) throw new AppError("not_found", `no user ${username}`);
+}
+
+/** Whether a role change changes anything (false: the same role); throws for the last admin. */
+export function checkRoleChange({ user, role, activeAdmins }: { user: User; role: Role; activeAdmins: number }): boolean {
+  if (user.role === role) return false;
+  if (user.role === "admin" && !user.disabledAt && activeAdmins <= 1) throw new AppError("conflict", "cannot demote the last admin");
+  return true;
+}
+
+export function roleChangedAudit({ username, from, to, actor }: { username: string; from: Role; to: Role; actor: string }): AuditEntry {
+  return { actor, action: "user.role", target: `user:${username}`, details: { from, to, sessions_revoked: true } };
+}
+
+/** Whether disabling/enabling changes anything (false: already so); throws for the last active admin. */
+export function checkDisabledChange({ user, disabled, activeAdmins }: { user: User; disabled: boolean; activeAdmins: number }): boolean {
+  if (!!user.disabledAt === disabled) return false;
+  if (disabled && user.role === "admin" && activeAdmins <= 1) throw new AppError("conflict", "cannot disable the last active admin");
+  return true;
+}
+
+/** The row change and audit entry of a disable (every session ends) or an enable. */
+export function disabledChange({ username, disabled, actor, now }: { username: string; disabled: boolean; actor: string; now: number }): { set: { disabledAt: number | null; updatedAt: number; bumpSession: boolean }; audit: AuditEntry } {
+  return {
+    set: { disabledAt: disabled ? now : null, updatedAt: now, bumpSession: disabled },
+    audit: { actor, action: disabled ? "user.disable" : "user.enable", target: `user:${username}`, details: disabled ? { sessions_revoked: true } : null },
+  };
 }
 
 export function countUsers(): number {
@@ -62,41 +109,28 @@ export function listUsers(): PublicUser[] {
   return getGovernance().db.select().from(users).orderBy(asc(users.username)).all().map(toPublic);
 }
 
-function insertUser({ username, passwordHash, role, actor }: { username: string; passwordHash: string; role: Role; actor: string }): PublicUser {
+/** A new user from an already hashed password (scrypt must not hold the write lock); audited. */
+export function insertUser({ username, passwordHash, role, actor }: { username: string; passwordHash: string; role: Role; actor: string }): PublicUser {
   const { sqlite, db } = getGovernance();
   return sqlite.transaction(() => {
     if (getUserByUsername({ username })) throw new AppError("conflict", `user ${username} already exists`);
     const now = Date.now();
     const row = db.insert(users).values({ username, passwordHash, role, createdAt: now, updatedAt: now }).returning().get();
-    appendAudit({ actor, action: "user.create", target: `user:${username}`, details: { role } });
+    appendAudit(userCreatedAudit({ username, role, actor }));
     return toPublic(row);
   }).immediate();
 }
 
-export async function createUser({ input, actor }: { input: z.input<typeof createUserSchema>; actor: string }): Promise<PublicUser> {
-  const { username, password, role } = createUserSchema.parse(input);
-  // Hashed before the transaction: scrypt must not hold the write lock.
-  return insertUser({ username, passwordHash: await hashPassword(password), role, actor });
-}
-
-/**
- * Each change below that should end a person's sessions bumps
- * session_version in the same transaction as the change and its audit row:
- * a session JWT carries the version it was issued with (`sv`) and
- * resolveSessionUser refuses any other.
- */
 const bumpSessionVersion = sql`${users.sessionVersion} + 1`;
 
-/** New password: audited, every session of the user ends, their failed sign-ins are forgotten. */
-export async function setUserPassword({ username, password, actor }: { username: string; password: string; actor: string }): Promise<void> {
-  passwordSchema.parse(password);
-  const passwordHash = await hashPassword(password);
+/** New password (already hashed): audited, every session of the user ends, their failed sign-ins are forgotten. */
+export function setUserPasswordHash({ username, passwordHash, actor }: { username: string; passwordHash: string; actor: string }): void {
   const { sqlite, db } = getGovernance();
   sqlite.transaction(() => {
     const res = db.update(users).set({ passwordHash, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }).where(eq(users.username, username)).run();
     if (res.changes === 0) throw new AppError("not_found", `no user ${username}`);
     clearUserThrottle({ username });
-    appendAudit({ actor, action: "user.password_reset", target: `user:${username}`, details: { sessions_revoked: true } });
+    appendAudit(passwordResetAudit({ username, actor }));
   }).immediate();
 }
 
@@ -105,13 +139,10 @@ export function setUserRole({ username, role, actor }: { username: string; role:
   const { sqlite, db } = getGovernance();
   sqlite.transaction(() => {
     const user = getUserByUsername({ username });
-    if (!user) throw new AppError("not_found", `no user ${username}`);
-    if (user.role === role) return;
-    if (user.role === "admin" && !user.disabledAt && countActiveAdmins() <= 1) {
-      throw new AppError("conflict", "cannot demote the last admin");
-    }
+    assertUserFound(user, username);
+    if (!checkRoleChange({ user, role, activeAdmins: countActiveAdmins() })) return;
     db.update(users).set({ role, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }).where(eq(users.id, user.id)).run();
-    appendAudit({ actor, action: "user.role", target: `user:${username}`, details: { from: user.role, to: role, sessions_revoked: true } });
+    appendAudit(roleChangedAudit({ username, from: user.role, to: role, actor }));
   }).immediate();
 }
 
@@ -124,73 +155,25 @@ export function setUserDisabled({ username, disabled, actor }: { username: strin
   const { sqlite, db } = getGovernance();
   return sqlite.transaction(() => {
     const user = getUserByUsername({ username });
-    if (!user) throw new AppError("not_found", `no user ${username}`);
-    if (!!user.disabledAt === disabled) return toPublic(user);
-    if (disabled && user.role === "admin" && countActiveAdmins() <= 1) {
-      throw new AppError("conflict", "cannot disable the last active admin");
-    }
-    const now = Date.now();
+    assertUserFound(user, username);
+    if (!checkDisabledChange({ user, disabled, activeAdmins: countActiveAdmins() })) return toPublic(user);
+    const { set, audit } = disabledChange({ username, disabled, actor, now: Date.now() });
     const updated = db
       .update(users)
-      .set(disabled ? { disabledAt: now, updatedAt: now, sessionVersion: bumpSessionVersion } : { disabledAt: null, updatedAt: now })
+      .set({ disabledAt: set.disabledAt, updatedAt: set.updatedAt, ...(set.bumpSession ? { sessionVersion: bumpSessionVersion } : {}) })
       .where(eq(users.id, user.id))
       .returning()
       .get();
     if (!disabled) clearUserThrottle({ username });
-    appendAudit({ actor, action: disabled ? "user.disable" : "user.enable", target: `user:${username}`, details: disabled ? { sessions_revoked: true } : null });
+    appendAudit(audit);
     return toPublic(updated);
   }).immediate();
 }
 
 function countActiveAdmins(): number {
   return getGovernance()
-    .db.select()
+    .db.select({ n: count() })
     .from(users)
-    .where(isNull(users.disabledAt))
-    .all()
-    .filter((u) => u.role === "admin").length;
-}
-
-// Verified when a name is unknown, so an unknown name costs the same scrypt as a known one.
-// Started at load (off the event loop), so not even the first unknown name costs an extra hash.
-const dummyHash: Promise<string> = hashPassword(generatePassword());
-
-/**
- * The credentials check alone: null for a wrong password, an unknown name or
- * a disabled account, alike. Runs scrypt even for unknown names so timing
- * does not reveal them. Sign-in goes through signInWithPassword, which adds
- * the throttle.
- */
-export async function authenticateUser({ username, password }: { username: string; password: string }): Promise<PublicUser | null> {
-  const user = getUserByUsername({ username });
-  const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
-  if (!user || !ok || user.disabledAt) return null;
-  return toPublic(user);
-}
-
-export type SignInResult = { ok: true; user: PublicUser } | { ok: false; reason: "invalid" } | { ok: false; reason: "throttled"; retryAfterMs: number };
-
-/**
- * A sign-in attempt: throttled per name and per client address (see
- * login-throttle.ts). A throttled attempt is refused before any scrypt runs,
- * with the same answer whether or not the name exists.
- */
-export async function signInWithPassword({ username, password, address, now }: { username: string; password: string; address: string | null; now?: number }): Promise<SignInResult> {
-  const gate = beginSignInAttempt({ username, address, now });
-  if (!gate.allowed) return { ok: false, reason: "throttled", retryAfterMs: gate.retryAfterMs };
-  const user = await authenticateUser({ username, password });
-  settleSignInAttempt({ username, address, succeeded: !!user, now });
-  return user ? { ok: true, user } : { ok: false, reason: "invalid" };
-}
-
-/**
- * First run: with no users, create `admin` with DUALMIND_ADMIN_PASSWORD or a
- * generated password that is returned (and printed once by the caller).
- */
-export function ensureFirstAdmin({ configuredPassword }: { configuredPassword?: string }): { created: false } | { created: true; username: string; generatedPassword?: string } {
-  if (countUsers() > 0) return { created: false };
-  const password = configuredPassword ?? generatePassword();
-  const { username, role } = createUserSchema.parse({ username: "admin", password, role: "admin" });
-  insertUser({ username, passwordHash: hashPasswordBeforeServing(password), role, actor: "system" });
-  return { created: true, username: "admin", generatedPassword: configuredPassword ? undefined : password };
+    .where(and(isNull(users.disabledAt), eq(users.role, "admin")))
+    .get()!.n;
 }

@@ -1,7 +1,22 @@
+import { beginSignInAttempt, settleSignInAttempt } from "../auth/login-throttle";
+import { beginSignInAttemptPg, settleSignInAttemptPg } from "../auth/login-throttle-pg";
+import { countUsers, getUserById, getUserByUsername, insertUser, listUsers, setUserDisabled, setUserPasswordHash, setUserRole } from "../auth/users";
+import {
+  countUsersPg,
+  getUserByIdPg,
+  getUserByUsernamePg,
+  insertUserPg,
+  listUsersPg,
+  setUserDisabledPg,
+  setUserPasswordHashPg,
+  setUserRolePg,
+} from "../auth/users-pg";
 import { createApiTokenPg, listApiTokensPg, revokeApiTokenPg, verifyApiTokenPg } from "../auth/tokens-pg";
 import { createApiToken, listApiTokens, revokeApiToken, verifyApiToken } from "../auth/tokens";
 import { getPg, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
 import { listAuditTail, verifyAuditChain } from "../governance/audit";
+import { countGovernanceRows } from "../governance/status";
+import { countGovernanceRowsPg } from "../governance/status-pg";
 import { listAuditTailPg, verifyAuditChainPg } from "../governance/audit-pg";
 import {
   abandonDialecticSession,
@@ -33,6 +48,8 @@ import {
   sweepIdleSessionsAuditedPg,
   verifyDialecticSessionPg,
 } from "../governance/dialectic-pg";
+import { exportDialecticSessions, restoreDialecticSessions } from "../governance/dialectic-export";
+import { exportDialecticSessionsPg, restoreDialecticSessionsPg } from "../governance/dialectic-export-pg";
 import {
   createTask,
   getProofsByArtifact,
@@ -58,7 +75,8 @@ import {
 
 /**
  * The governance ledger behind one interface: tasks, runs, validations,
- * provenance, overrides, dialectic sessions, API tokens and the audit chain.
+ * provenance, overrides, dialectic sessions, API tokens, the audit chain,
+ * dashboard users and the login throttle.
  * Embedded SQLite (governance.db) by default; PostgreSQL when DATABASE_URL
  * is set. Routes, MCP tools and bearer authentication call governance() and
  * never pick a backend themselves. Both implementations share the zod
@@ -97,11 +115,28 @@ export type GovernanceBackend = {
   abandonDialecticSession: Method<typeof abandonDialecticSessionPg>;
   verifyDialecticSession: Method<typeof verifyDialecticSessionPg>;
   sweepIdleSessions: Method<typeof sweepIdleSessionsAuditedPg>;
+  /** One session or all, as a signed JSON snapshot; restore verifies every chain and never overwrites. */
+  exportDialecticSessions: Method<typeof exportDialecticSessionsPg>;
+  restoreDialecticSessions: Method<typeof restoreDialecticSessionsPg>;
   createApiToken: Method<typeof createApiTokenPg>;
   listApiTokens: Method<typeof listApiTokensPg>;
   revokeApiToken: Method<typeof revokeApiTokenPg>;
   verifyApiToken: Method<typeof verifyApiTokenPg>;
   verifyAuditChain: Method<typeof verifyAuditChainPg>;
+  countUsers: Method<typeof countUsersPg>;
+  /** Users, active tokens and audit entries (the dashboard's overview). */
+  countGovernanceRows: Method<typeof countGovernanceRowsPg>;
+  /** With the password hash: for the credentials check only (lib/backend/users.ts). */
+  getUserByUsername: Method<typeof getUserByUsernamePg>;
+  getUserById: Method<typeof getUserByIdPg>;
+  listUsers: Method<typeof listUsersPg>;
+  /** Takes a hashed password: hashing is lib/backend/users.ts's, outside any transaction. */
+  insertUser: Method<typeof insertUserPg>;
+  setUserPasswordHash: Method<typeof setUserPasswordHashPg>;
+  setUserRole: Method<typeof setUserRolePg>;
+  setUserDisabled: Method<typeof setUserDisabledPg>;
+  beginSignInAttempt: Method<typeof beginSignInAttemptPg>;
+  settleSignInAttempt: Method<typeof settleSignInAttemptPg>;
 };
 
 /** The SQLite functions are synchronous; wrapped, a throw becomes a rejection like on PostgreSQL. */
@@ -130,11 +165,24 @@ const sqliteGovernance: GovernanceBackend = {
   abandonDialecticSession: async (a) => abandonDialecticSession(a),
   verifyDialecticSession: async (a) => verifyDialecticSession(a),
   sweepIdleSessions: async (a) => sweepIdleSessionsAudited(a),
+  exportDialecticSessions: async (a) => exportDialecticSessions(a),
+  restoreDialecticSessions: async (a) => restoreDialecticSessions(a),
   createApiToken: async (a) => createApiToken(a),
   listApiTokens: async () => listApiTokens(),
   revokeApiToken: async (a) => revokeApiToken(a),
   verifyApiToken: async ({ token }) => verifyApiToken(token),
   verifyAuditChain: async () => verifyAuditChain(),
+  countUsers: async () => countUsers(),
+  countGovernanceRows: async () => countGovernanceRows(),
+  getUserByUsername: async (a) => getUserByUsername(a),
+  getUserById: async (a) => getUserById(a),
+  listUsers: async () => listUsers(),
+  insertUser: async (a) => insertUser(a),
+  setUserPasswordHash: async (a) => setUserPasswordHash(a),
+  setUserRole: async (a) => setUserRole(a),
+  setUserDisabled: async (a) => setUserDisabled(a),
+  beginSignInAttempt: async (a) => beginSignInAttempt(a),
+  settleSignInAttempt: async (a) => settleSignInAttempt(a),
 };
 
 /** Every method awaits the process's pool (migrated on first use) and runs the PostgreSQL function on it. */
@@ -167,11 +215,24 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
     abandonDialecticSession: on(abandonDialecticSessionPg),
     verifyDialecticSession: on(verifyDialecticSessionPg),
     sweepIdleSessions: on(sweepIdleSessionsAuditedPg),
+    exportDialecticSessions: on(exportDialecticSessionsPg),
+    restoreDialecticSessions: on(restoreDialecticSessionsPg),
     createApiToken: on(createApiTokenPg),
     listApiTokens: on(listApiTokensPg),
     revokeApiToken: on(revokeApiTokenPg),
     verifyApiToken: on(verifyApiTokenPg),
     verifyAuditChain: on(verifyAuditChainPg),
+    countUsers: on(countUsersPg),
+    countGovernanceRows: on(countGovernanceRowsPg),
+    getUserByUsername: on(getUserByUsernamePg),
+    getUserById: on(getUserByIdPg),
+    listUsers: on(listUsersPg),
+    insertUser: on(insertUserPg),
+    setUserPasswordHash: on(setUserPasswordHashPg),
+    setUserRole: on(setUserRolePg),
+    setUserDisabled: on(setUserDisabledPg),
+    beginSignInAttempt: on(beginSignInAttemptPg),
+    settleSignInAttempt: on(settleSignInAttemptPg),
   };
 }
 

@@ -32,6 +32,12 @@ export const PG_LOCK = {
   auditChain: 0x646d_0000_0002n,
   /** Token creation: the label numbering ("x (2)") reads the active labels, then inserts. */
   tokenLabels: 0x646d_0000_0003n,
+  /** Sign-in gate and settle: attempts on every replica take turns, as under SQLite's write lock. */
+  loginThrottle: 0x646d_0000_0004n,
+  /** User changes that check the admins left (last admin) or a free name. */
+  users: 0x646d_0000_0005n,
+  /** Dialectic restores: each checks which sessions exist, then inserts the rest. */
+  dialecticRestore: 0x646d_0000_0006n,
 } as const;
 
 const PG_UNIQUE_VIOLATION = "23505";
@@ -55,8 +61,8 @@ export async function answerUniqueRaceAsRetry<T>(e: unknown, answerRetry: () => 
 }
 
 /**
- * The governance paths not yet ported to PostgreSQL (dialectic export and
- * restore, the ledger backup export) refuse with DATABASE_URL set, rather
+ * The governance paths not yet ported to PostgreSQL (the ledger backup
+ * export) refuse with DATABASE_URL set, rather
  * than answer from a local governance.db the rest of the ledger no longer uses.
  */
 export function assertGovernanceNotOnPostgres(what: string): void {

@@ -1,10 +1,9 @@
 import { asc, eq, inArray } from "drizzle-orm";
-import { assertGovernanceNotOnPostgres } from "../db/pg";
 import { z } from "zod";
 import { getGovernance } from "../db/connection";
 import { dialecticMessages, dialecticSessions, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
-import { appendAudit } from "./audit";
+import { appendAudit, type AuditEntry } from "./audit";
 import { invalidateAllSessions } from "./dialectic-cache";
 import { MESSAGE_TYPES, PHASES, STATUSES, verifyMessageChain } from "./dialectic";
 import { canonicalJson } from "../common";
@@ -18,21 +17,25 @@ export const SNAPSHOT_FORMAT = "dualmind.dialectic-sessions.v1" as const;
 export type SessionSnapshot = DialecticSessionRow & { messages: DialecticMessageRow[] };
 export type DialecticSnapshot = { format: typeof SNAPSHOT_FORMAT; exportedAt: number; sessions: SessionSnapshot[] };
 
+/** The snapshot of the sessions read (one asked for, or all), with their messages in seq order. Shared by both dialects. */
+export function toDialecticSnapshot({ sessionId, sessions, messages, now }: { sessionId?: string; sessions: DialecticSessionRow[]; messages: DialecticMessageRow[]; now: number }): DialecticSnapshot {
+  if (sessionId && sessions.length === 0) throw new AppError("not_found", `no dialectic session ${sessionId}`);
+  const bySession = new Map<string, DialecticMessageRow[]>(sessions.map((s) => [s.sessionId, []]));
+  for (const m of messages) bySession.get(m.sessionId)?.push(m);
+  return { format: SNAPSHOT_FORMAT, exportedAt: now, sessions: sessions.map((s) => ({ ...s, messages: bySession.get(s.sessionId) ?? [] })) };
+}
+
 export function exportDialecticSessions({ sessionId, now = Date.now() }: { sessionId?: string; now?: number } = {}): DialecticSnapshot {
-  assertGovernanceNotOnPostgres("dialectic export");
   const { sqlite, db } = getGovernance();
   // One read transaction: the snapshot is a consistent point in time.
   return sqlite.transaction(() => {
     const sessions = sessionId
       ? db.select().from(dialecticSessions).where(eq(dialecticSessions.sessionId, sessionId)).all()
       : db.select().from(dialecticSessions).orderBy(asc(dialecticSessions.createdAt), asc(dialecticSessions.sessionId)).all();
-    if (sessionId && sessions.length === 0) throw new AppError("not_found", `no dialectic session ${sessionId}`);
-    const bySession = new Map<string, DialecticMessageRow[]>(sessions.map((s) => [s.sessionId, []]));
     const messages = sessionId
       ? db.select().from(dialecticMessages).where(eq(dialecticMessages.sessionId, sessionId)).orderBy(asc(dialecticMessages.seq)).all()
       : db.select().from(dialecticMessages).orderBy(asc(dialecticMessages.sessionId), asc(dialecticMessages.seq)).all();
-    for (const m of messages) bySession.get(m.sessionId)?.push(m);
-    return { format: SNAPSHOT_FORMAT, exportedAt: now, sessions: sessions.map((s) => ({ ...s, messages: bySession.get(s.sessionId) ?? [] })) };
+    return toDialecticSnapshot({ sessionId, sessions, messages, now });
   })();
 }
 
@@ -83,14 +86,41 @@ export const dialecticSnapshotSchema = z
  * already exist identically are skipped, a differing one is a conflict (a
  * restore never overwrites). All or nothing, audited.
  */
-export function restoreDialecticSessions({ snapshot, actor }: { snapshot: unknown; actor: string }): { restored: number; unchanged: number; messages: number } {
-  assertGovernanceNotOnPostgres("dialectic restore");
+export type RestoreResult = { restored: number; unchanged: number; messages: number };
+
+/** Parse a snapshot and verify every session's signature chain, before any transaction (both dialects). */
+export function parseVerifiedSnapshot(snapshot: unknown): z.output<typeof dialecticSnapshotSchema> {
   const parsed = dialecticSnapshotSchema.parse(snapshot);
   for (const s of parsed.sessions) {
     if (s.messages.some((m) => m.sessionId !== s.sessionId)) throw new AppError("unprocessable", `session ${s.sessionId} holds messages of another session`);
     const check = verifyMessageChain(s.messages);
     if (!check.ok) throw new AppError("unprocessable", `session ${s.sessionId} fails its signature check at message ${check.brokenAtSeq}: ${check.reason}`);
   }
+  return parsed;
+}
+
+/** What to insert: sessions not there yet; one already there must be identical (a restore never overwrites). Shared by both dialects. */
+export function planRestore({ sessions, existing }: { sessions: SessionSnapshot[]; existing: Map<string, SessionSnapshot> }): { insert: SessionSnapshot[]; unchanged: number } {
+  const insert: SessionSnapshot[] = [];
+  let unchanged = 0;
+  for (const s of sessions) {
+    const current = existing.get(s.sessionId);
+    if (!current) {
+      insert.push(s);
+      continue;
+    }
+    if (canonicalJson(current) !== canonicalJson(s)) throw new AppError("conflict", `session ${s.sessionId} already exists with different contents; a restore never overwrites`);
+    unchanged++;
+  }
+  return { insert, unchanged };
+}
+
+export function restoredAudit({ actor, result, exportedAt }: { actor: string; result: RestoreResult; exportedAt: number }): AuditEntry {
+  return { actor, action: "dialectic.restore", target: "dialectic_sessions", details: { ...result, snapshot_exported_at: exportedAt } };
+}
+
+export function restoreDialecticSessions({ snapshot, actor }: { snapshot: unknown; actor: string }): RestoreResult {
+  const parsed = parseVerifiedSnapshot(snapshot);
   const { sqlite, db } = getGovernance();
   const result = sqlite
     .transaction(() => {
@@ -101,24 +131,16 @@ export function restoreDialecticSessions({ snapshot, actor }: { snapshot: unknow
         const rows = db.select().from(dialecticSessions).where(inArray(dialecticSessions.sessionId, chunk)).all();
         for (const r of rows) existing.set(r.sessionId, { ...r, messages: db.select().from(dialecticMessages).where(eq(dialecticMessages.sessionId, r.sessionId)).orderBy(asc(dialecticMessages.seq)).all() });
       }
-      let restored = 0;
-      let unchanged = 0;
+      const { insert, unchanged } = planRestore({ sessions: parsed.sessions, existing });
       let messages = 0;
-      for (const s of parsed.sessions) {
-        const current = existing.get(s.sessionId);
-        if (current) {
-          if (canonicalJson(current) !== canonicalJson(s)) throw new AppError("conflict", `session ${s.sessionId} already exists with different contents; a restore never overwrites`);
-          unchanged++;
-          continue;
-        }
-        const { messages: msgs, ...row } = s;
+      for (const { messages: msgs, ...row } of insert) {
         db.insert(dialecticSessions).values(row).run();
         for (const m of msgs) db.insert(dialecticMessages).values(m).run();
-        restored++;
         messages += msgs.length;
       }
-      appendAudit({ actor, action: "dialectic.restore", target: "dialectic_sessions", details: { restored, unchanged, messages, snapshot_exported_at: parsed.exportedAt } });
-      return { restored, unchanged, messages };
+      const result = { restored: insert.length, unchanged, messages };
+      appendAudit(restoredAudit({ actor, result, exportedAt: parsed.exportedAt }));
+      return result;
     })
     .immediate();
   invalidateAllSessions();

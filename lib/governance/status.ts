@@ -3,6 +3,15 @@ import { getGovernance } from "../db/connection";
 
 export type GovernanceStatus = { file: string; bytes: number; walBytes: number; schemaVersion: string | null; users: number; tokens: number; auditEntries: number };
 
+/** People, active tokens and audit entries where they live: the dashboard reads them through governance() (the PostgreSQL twin is ./status-pg.ts). */
+export type GovernanceCounts = Pick<GovernanceStatus, "users" | "tokens" | "auditEntries">;
+
+export function countGovernanceRows(): GovernanceCounts {
+  const { users, tokens, auditEntries } = getGovernanceStatus();
+  return { users, tokens, auditEntries };
+}
+
+/** The local governance.db: its file sizes, schema and counts. */
 export function getGovernanceStatus(): GovernanceStatus {
   const { sqlite, file } = getGovernance();
   const n = (sql: string) => (sqlite.prepare(sql).get() as { n: number }).n;

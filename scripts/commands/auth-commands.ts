@@ -1,8 +1,9 @@
 import { createInterface } from "node:readline/promises";
 import { z } from "zod";
 import { SCOPES } from "../../lib/auth/tokens";
+import { ROLES } from "../../lib/auth/users";
 import { governance } from "../../lib/backend/governance";
-import { createUser, listUsers, setUserDisabled, setUserPassword, setUserRole, ROLES } from "../../lib/auth/users";
+import { createUser, setUserPassword } from "../../lib/backend/users";
 import { generatePassword } from "../../lib/auth/passwords";
 import { formatTime } from "../../lib/format";
 import { flagString, UsageError, type Command, type CommandContext } from "../cli-kit";
@@ -22,9 +23,9 @@ async function passwordFrom(flags: Record<string, string | boolean>): Promise<{ 
   return { password: generatePassword(), generated: true };
 }
 
-function setDisabledFromCli({ username, disabled, out }: { username: string | undefined; disabled: boolean; out: CommandContext["out"] }): void {
+async function setDisabledFromCli({ username, disabled, out }: { username: string | undefined; disabled: boolean; out: CommandContext["out"] }): Promise<void> {
   if (!username) throw new UsageError("username is required");
-  const user = setUserDisabled({ username, disabled, actor: ACTOR });
+  const user = await governance().setUserDisabled({ username, disabled, actor: ACTOR });
   out(`${username} is ${user.disabledAt ? "disabled" : "enabled"}`, { username, disabled: !!user.disabledAt });
 }
 
@@ -33,8 +34,8 @@ export const authCommands: Command[] = [
     name: "users list",
     usage: "users list",
     summary: "list dashboard users",
-    run: ({ out }) => {
-      const users = listUsers();
+    run: async ({ out }) => {
+      const users = await governance().listUsers({});
       out(users.map((u) => `${u.username}\t${u.role}\t${formatTime(u.createdAt)}\t${u.disabledAt ? "disabled" : "active"}`).join("\n") || "(no users)", { users });
     },
   },
@@ -67,10 +68,10 @@ export const authCommands: Command[] = [
     name: "users set-role",
     usage: "users set-role <username> viewer|editor|admin",
     summary: "change a user's role; ends the user's sessions",
-    run: ({ args, out }) => {
+    run: async ({ args, out }) => {
       const [username, role] = args;
       if (!username || !role) throw new UsageError("username and role are required");
-      setUserRole({ username, role: z.enum(ROLES).parse(role), actor: ACTOR });
+      await governance().setUserRole({ username, role: z.enum(ROLES).parse(role), actor: ACTOR });
       out(`${username} is now ${role}`, { username, role });
     },
   },

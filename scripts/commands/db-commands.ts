@@ -3,27 +3,52 @@ import { getGovernance } from "../../lib/db/connection";
 import { getPg } from "../../lib/db/pg";
 import { listStoreNames } from "../../lib/db/store-names";
 import { openStore } from "../../lib/stores/stores";
-import type { Command } from "../cli-kit";
+import { migratePgToSqlite, migrateSqliteToPg, type MigrateDataResult } from "../../lib/backend/migrate-data";
+import { flagString, UsageError, type Command } from "../cli-kit";
+
+function migrateDataReport(r: MigrateDataResult): string {
+  const width = Math.max(...r.tables.map((t) => t.table.length));
+  const lines = r.tables.map((t) => `${t.table.padEnd(width)}  ${String(t.rows).padStart(8)}  ${t.sha256}`);
+  const audit = r.audit.ok ? `audit chain verifies on the target (${r.audit.entries} entries)` : `audit chain BROKEN on the target: ${JSON.stringify(r.audit)}`;
+  return [`copied ${r.from} → ${r.to}: every table's row count and sha256 match the source`, ...lines, audit].join("\n");
+}
 
 export const dbCommands: Command[] = [
   {
     name: "migrate",
     usage: "migrate",
     summary:
-      "apply database migrations now (start-up does too): governance.db and every store's index.db; with DATABASE_URL, also the PostgreSQL governance schema (the ledger is served from it; stores, users and sign-in stay in governance.db and index.db)",
+      "apply database migrations now (start-up does too): governance.db and every store's index.db; with DATABASE_URL, also the PostgreSQL governance schema (the ledger, users and sign-in are served from it; stores stay in index.db)",
     run: async ({ out }) => {
       const pg = getPg();
       getGovernance();
       const stores = listStoreNames();
       for (const store of stores) openStore({ store, buildIndex: false });
-      const local = `governance.db (users, sign-in, store audit rows) and ${stores.length} store(s) in ${getConfig().dataDir}`;
+      const local = `governance.db (store audit rows) and ${stores.length} store(s) in ${getConfig().dataDir}`;
       if (pg) {
         const { pool } = await pg;
         const version = (await pool.query<{ value: string }>("select value from meta where key = 'schema_version'")).rows[0]?.value ?? "none";
-        out(`PostgreSQL governance schema at ${version} (the ledger); migrated ${local} (stores are not on PostgreSQL yet)`, { backend: "postgres", governance: version, stores });
+        out(`PostgreSQL governance schema at ${version} (the ledger, users, sign-in); migrated ${local} (stores are not on PostgreSQL yet)`, { backend: "postgres", governance: version, stores });
         return;
       }
       out(`migrated governance.db and ${stores.length} store(s) in ${getConfig().dataDir}`, { backend: "sqlite", stores });
+    },
+  },
+  {
+    name: "migrate-data",
+    usage: "migrate-data --to pg|sqlite [--replace]",
+    summary:
+      "copy the governance data (ledger, dialectic sessions, tokens, users, sign-in throttle, audit chain, metrics, health events) between governance.db in DATA_DIR and the PostgreSQL database in DATABASE_URL, in one transaction; per table the row count and a sha256 of the rows must match the source or nothing is written, then the audit chain is verified on the target; a target with rows is refused unless --replace (which empties it first). Stores are not copied",
+    run: async ({ flags, out }) => {
+      const to = flagString(flags, "to");
+      if (to !== "pg" && to !== "sqlite") throw new UsageError("--to pg or --to sqlite is required");
+      const pg = getPg();
+      if (!pg) throw new UsageError("DATABASE_URL must name the PostgreSQL database to copy to or from");
+      const { db } = await pg;
+      const replace = flags.replace === true;
+      const result = to === "pg" ? await migrateSqliteToPg({ db, replace }) : await migratePgToSqlite({ db, replace });
+      out(migrateDataReport(result), result);
+      if (!result.audit.ok) process.exitCode = 1;
     },
   },
 ];

@@ -2,7 +2,6 @@ import fs from "node:fs";
 import { formatTime } from "../../lib/format";
 import { PRIVATE_FILE_MODE } from "../../lib/private-fs";
 import { governance } from "../../lib/backend/governance";
-import { exportDialecticSessions, restoreDialecticSessions } from "../../lib/governance/dialectic-export";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
 const ACTOR = `cli:${process.env.USER ?? "local"}`;
@@ -59,8 +58,8 @@ export const ledgerCommands: Command[] = [
     name: "dialectic export",
     usage: "dialectic export [--session ID] [--out FILE]",
     summary: "write one or all dialectic sessions as a JSON snapshot",
-    run: ({ flags, out }) => {
-      const snapshot = exportDialecticSessions({ sessionId: flagString(flags, "session") });
+    run: async ({ flags, out }) => {
+      const snapshot = await governance().exportDialecticSessions({ sessionId: flagString(flags, "session") });
       const file = flagString(flags, "out");
       const text = JSON.stringify(snapshot, null, 2) + "\n";
       if (!file) {
@@ -75,9 +74,9 @@ export const ledgerCommands: Command[] = [
     name: "dialectic restore",
     usage: "dialectic restore <snapshot.json>",
     summary: "admin restore of sessions from an export (verified, never overwrites, audited)",
-    run: ({ args, out }) => {
+    run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("snapshot file is required");
-      const result = restoreDialecticSessions({ snapshot: JSON.parse(fs.readFileSync(args[0], "utf8")), actor: ACTOR });
+      const result = await governance().restoreDialecticSessions({ snapshot: JSON.parse(fs.readFileSync(args[0], "utf8")), actor: ACTOR });
       out(`restored ${result.restored} session(s) with ${result.messages} message(s); ${result.unchanged} already present`, result);
     },
   },

@@ -85,7 +85,7 @@ export const storeCommands: Command[] = [
   {
     name: "audit verify",
     usage: "audit verify",
-    summary: "verify the audit log's hash chain (exit 1 if broken); with DATABASE_URL, the ledger's chain on PostgreSQL and the local one (stores, users) in governance.db",
+    summary: "verify the audit log's hash chain (exit 1 if broken); with DATABASE_URL, the chain on PostgreSQL (ledger, users) and the local one (stores) in governance.db",
     run: async ({ out }) => {
       const pg = getPg();
       const say = (v: AuditVerification) => (v.ok ? `audit chain ok (${v.entries} entries)` : `audit chain BROKEN at entry ${v.brokenAtId}: ${v.reason}`);
@@ -96,7 +96,7 @@ export const storeCommands: Command[] = [
       }
       // Two chains while stores and users are still on SQLite: each verified on its own.
       const ledger = await verifyAuditChainPg({ db: (await pg).db });
-      out(`PostgreSQL (ledger): ${say(ledger)}\nlocal governance.db (stores, users): ${say(local)}`, { postgres: ledger, sqlite: local });
+      out(`PostgreSQL (ledger, users): ${say(ledger)}\nlocal governance.db (stores): ${say(local)}`, { postgres: ledger, sqlite: local });
       return ledger.ok && local.ok ? 0 : 1;
     },
   },

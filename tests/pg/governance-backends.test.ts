@@ -14,8 +14,14 @@ import * as messagesRoute from "@/app/api/v1/dialectic/sessions/[id]/messages/ro
 import * as claimRoute from "@/app/api/v1/dialectic/sessions/[id]/claim/route";
 import * as abandonRoute from "@/app/api/v1/dialectic/sessions/[id]/abandon/route";
 import * as verifyRoute from "@/app/api/v1/dialectic/sessions/[id]/verify/route";
+import * as exportRoute from "@/app/api/v1/dialectic/export/route";
+import * as sessionExportRoute from "@/app/api/v1/dialectic/sessions/[id]/export/route";
+import * as restoreRoute from "@/app/api/v1/dialectic/restore/route";
+import { USER_THROTTLE } from "@/lib/auth/login-throttle";
 import { governance } from "@/lib/backend/governance";
-import { closePg } from "@/lib/db/pg";
+import { createUser, ensureFirstAdmin, resolveSessionUser, setUserPassword, signInWithPassword } from "@/lib/backend/users";
+import { getGovernance } from "@/lib/db/connection";
+import { closePg, getPg } from "@/lib/db/pg";
 import { createMcpServer } from "@/lib/mcp/server";
 import { callRoute, useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
@@ -228,6 +234,94 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     const listed = await callRoute(tokensRoute.GET, { token: tok.ops });
     expect(listed.json.tokens.map((t: { label: string }) => t.label)).toContain("alice (2)");
     expect((await callRoute(tokensRoute.GET, { token: tok.alice })).status).toBe(403);
+    expect((await governance().verifyAuditChain({})).ok).toBe(true);
+  });
+
+  it("users and sign-in: created, signed in, throttled after 5 failures, locked at 10 (audited); role, disable and password changes end sessions; the last admin stays", async () => {
+    const g = governance();
+    const actor = "test";
+    await createUser({ input: { username: "root", password: "root-password", role: "admin" }, actor });
+    const vera = await createUser({ input: { username: "vera", password: "vera-password", role: "viewer" }, actor });
+    await expect(createUser({ input: { username: "vera", password: "other-password", role: "viewer" }, actor })).rejects.toMatchObject({ code: "conflict" });
+    expect((await g.listUsers({})).map((u) => u.username)).toEqual(["root", "vera"]);
+    expect(await g.countUsers({})).toBe(2);
+    // What the dashboard's overview shows: these users, the four tokens made above, and the audit rows so far.
+    expect(await g.countGovernanceRows({})).toEqual({ users: 2, tokens: 4, auditEntries: 6 });
+
+    const T0 = Date.UTC(2030, 0, 1);
+    const signedIn = await signInWithPassword({ username: "vera", password: "vera-password", address: null, now: T0 });
+    expect(signedIn.ok && signedIn.user.username).toBe("vera");
+    const claims = { uid: vera.id, sv: vera.sessionVersion };
+    expect((await resolveSessionUser(claims))?.username).toBe("vera");
+
+    // Five wrong passwords cost nothing more; the sixth attempt must wait, even with the right password.
+    for (let i = 0; i < USER_THROTTLE.freeFailures; i++) expect(await signInWithPassword({ username: "vera", password: "wrong-password", address: null, now: T0 + i })).toEqual({ ok: false, reason: "invalid" });
+    expect(await signInWithPassword({ username: "vera", password: "vera-password", address: null, now: T0 + 10 })).toMatchObject({ ok: false, reason: "throttled" });
+    // Waiting out each delay, failures go on to the lock, audited once.
+    let at = T0 + 10;
+    for (let i = USER_THROTTLE.freeFailures; i < USER_THROTTLE.lockAfterFailures; i++) {
+      at += USER_THROTTLE.lockMs;
+      expect(await signInWithPassword({ username: "vera", password: "wrong-password", address: null, now: at })).toEqual({ ok: false, reason: "invalid" });
+    }
+    const locked = await signInWithPassword({ username: "vera", password: "vera-password", address: null, now: at + 1 });
+    expect(locked).toMatchObject({ ok: false, reason: "throttled" });
+    expect((await g.listAuditTail({ limit: 10 })).filter((r) => r.action === "auth.lockout").map((r) => r.target)).toEqual(["user:vera"]);
+    // A new password clears the name's failures and ends the old session.
+    await setUserPassword({ username: "vera", password: "vera-password-2", actor });
+    expect(await resolveSessionUser(claims)).toBeNull();
+    const again = await signInWithPassword({ username: "vera", password: "vera-password-2", address: null, now: at + 2 });
+    expect(again.ok).toBe(true);
+
+    await g.setUserRole({ username: "vera", role: "editor", actor });
+    const promoted = await g.getUserById({ id: vera.id });
+    expect(promoted?.role).toBe("editor");
+    expect(await resolveSessionUser({ uid: vera.id, sv: again.ok ? again.user.sessionVersion : -1 })).toBeNull();
+    expect((await g.setUserDisabled({ username: "vera", disabled: true, actor })).disabledAt).toEqual(expect.any(Number));
+    expect(await signInWithPassword({ username: "vera", password: "vera-password-2", address: null, now: at + 3 })).toEqual({ ok: false, reason: "invalid" });
+    await expect(g.setUserRole({ username: "root", role: "viewer", actor })).rejects.toMatchObject({ code: "conflict" });
+    await expect(g.setUserDisabled({ username: "root", disabled: true, actor })).rejects.toMatchObject({ code: "conflict" });
+    await expect(g.setUserRole({ username: "ghost", role: "viewer", actor })).rejects.toMatchObject({ code: "not_found" });
+    expect((await g.setUserDisabled({ username: "vera", disabled: false, actor })).disabledAt).toBeNull();
+    expect((await signInWithPassword({ username: "vera", password: "vera-password-2", address: null, now: at + 4 })).ok).toBe(true);
+
+    const actions = (await g.listAuditTail({ limit: 50 })).map((r) => r.action).reverse();
+    expect(actions.filter((a) => a.startsWith("user."))).toEqual(["user.create", "user.create", "user.password_reset", "user.role", "user.disable", "user.enable"]);
+    expect((await g.verifyAuditChain({})).ok).toBe(true);
+  });
+
+  it("first run: one admin, made once", async () => {
+    const first = await ensureFirstAdmin({ configuredPassword: "first-admin-password" });
+    expect(first).toEqual({ created: true, username: "admin", generatedPassword: undefined });
+    expect(await ensureFirstAdmin({})).toEqual({ created: false });
+    expect((await signInWithPassword({ username: "admin", password: "first-admin-password", address: null })).ok).toBe(true);
+  });
+
+  it("dialectic export and restore: a signed snapshot out, the same back in changes nothing, a tampered one is refused, a missing session comes back", async () => {
+    await callRoute(sessionsRoute.POST, { token: tok.alice, body: { session_id: "x1", topic: "cache ttl", reviewer_agent_id: "bob" } });
+    await callRoute(messagesRoute.POST, { token: tok.alice, params: { id: "x1" }, body: { message_type: "thesis", reasoning: "60 s" } });
+    await callRoute(messagesRoute.POST, { token: tok.bob, params: { id: "x1" }, body: { message_type: "antithesis", reasoning: "too long", concerns: ["staleness"] } });
+    const one = await callRoute(sessionExportRoute.GET, { token: tok.bob, params: { id: "x1" } });
+    expect(one.status).toBe(200);
+    expect(one.json.sessions.map((s: { sessionId: string; messages: unknown[] }) => [s.sessionId, s.messages.length])).toEqual([["x1", 2]]);
+    expect((await callRoute(sessionExportRoute.GET, { token: tok.carol, params: { id: "x1" } })).status).toBe(404);
+    expect((await callRoute(exportRoute.GET, { token: tok.alice })).status).toBe(403);
+    const all = await callRoute(exportRoute.GET, { token: tok.ops });
+    expect(all.json.sessions).toHaveLength(1);
+
+    expect((await callRoute(restoreRoute.POST, { token: tok.ops, body: all.json })).json).toEqual({ restored: 0, unchanged: 1, messages: 0 });
+    const tampered = structuredClone(all.json);
+    tampered.sessions[0].messages[1].reasoning = "fine as is";
+    expect((await callRoute(restoreRoute.POST, { token: tok.ops, body: tampered })).status).toBe(422);
+    // A restore never overwrites: the same session with other contents is a conflict.
+    const changed = structuredClone(one.json);
+    changed.sessions[0].updatedAt += 1;
+    expect((await callRoute(restoreRoute.POST, { token: tok.ops, body: changed })).status).toBe(409);
+    // Lost from the database (an operator's mistake), the session comes back whole from the snapshot.
+    if (backend === "postgres") await (await getPg()!).pool.query("delete from dialectic_messages where session_id = 'x1'; delete from dialectic_sessions where session_id = 'x1'");
+    else getGovernance().sqlite.exec("delete from dialectic_messages where session_id = 'x1'; delete from dialectic_sessions where session_id = 'x1'");
+    expect((await callRoute(sessionRoute.GET, { token: tok.alice, params: { id: "x1" } })).status).toBe(404);
+    expect((await callRoute(restoreRoute.POST, { token: tok.ops, body: all.json })).json).toEqual({ restored: 1, unchanged: 0, messages: 2 });
+    expect((await callRoute(verifyRoute.GET, { token: tok.alice, params: { id: "x1" } })).json).toEqual({ ok: true, messages: 2 });
     expect((await governance().verifyAuditChain({})).ok).toBe(true);
   });
 });

@@ -66,8 +66,8 @@ describe("two app servers on one PostgreSQL database", () => {
   const tok: Record<string, string> = {};
 
   it("npm start says what is served from PostgreSQL and what stays on local SQLite", () => {
-    expect(a.stderr()).toContain("from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens and their audit rows)");
-    expect(a.stderr()).toContain("from local SQLite in DATA_DIR: stores (documents, search, vectors, memories, traces, graph), users and sign-in");
+    expect(a.stderr()).toContain("from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens), users, sign-in and the login throttle");
+    expect(a.stderr()).toContain("from local SQLite in DATA_DIR: stores (documents, search, vectors, memories, traces, graph) and their audit rows");
     expect(a.stderr()).toContain("run a single replica until the store backend lands");
   });
 
@@ -109,10 +109,11 @@ describe("two app servers on one PostgreSQL database", () => {
     const detail = await call(b, "GET", "/dialectic/sessions/http-d", { token: tok.alice });
     expect(detail.json.messages.map((m: { seq: number }) => m.seq)).toEqual(Array.from({ length: acknowledged }, (_, i) => i + 1));
     expect((await call(a, "GET", "/dialectic/sessions/http-d/verify", { token: tok.bob })).json).toEqual({ ok: true, messages: acknowledged });
-    // Not ported yet: said so, never answered from the local SQLite file.
+    // The export, from either server, is the same signed transcript.
     const exported = await api(a.url, "GET", "/dialectic/export");
-    expect(exported.status).toBe(501);
-    expect(exported.json).toMatchObject({ error: { code: "not_implemented" } });
+    expect(exported.status).toBe(200);
+    const { sessions } = exported.json as { sessions: { sessionId: string; messages: unknown[] }[] };
+    expect(sessions.find((s) => s.sessionId === "http-d")?.messages).toHaveLength(acknowledged);
   });
 
   it("refuses a token revoked on one server at once on the other, and the audit chain verifies", async () => {

@@ -23,7 +23,7 @@ const tally = { requests: 0, badInputsTried: 0, serverErrorsSeen: 0 };
 
 beforeAll(async () => {
   env = useTempDataDir({ DUALMIND_ADMIN_PASSWORD: RELIABILITY_PASSWORD });
-  bootstrapApp();
+  await bootstrapApp();
   createStore({ input: { name: "rel" }, actor: "test" });
   createStore({ input: { name: "other" }, actor: "test" });
   tokens.admin = createApiToken({ input: { label: "a", agent_id: "http-admin", scopes: ["admin"] }, actor: "test" }).token;

@@ -18,9 +18,9 @@ const principals = {} as Record<"admin" | "read" | "otherStore", AgentPrincipal>
 let tried = 0;
 let serverErrors = 0;
 
-beforeAll(() => {
+beforeAll(async () => {
   env = useTempDataDir();
-  bootstrapApp();
+  await bootstrapApp();
   createStore({ input: { name: STORE }, actor: "test" });
   createStore({ input: { name: "other" }, actor: "test" });
   tokens.admin = createApiToken({ input: { label: "a", agent_id: "mcp-admin", scopes: ["admin"] }, actor: "test" }).token;

@@ -74,7 +74,7 @@ let serverErrors = 0;
 
 beforeAll(async () => {
   env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: "bad-input-bootstrap-token-0123456789abcdef" });
-  bootstrapApp();
+  await bootstrapApp();
   createStore({ input: { name: STORE }, actor: "test" });
   createStore({ input: { name: "other" }, actor: "test" });
   tokens.admin = createApiToken({ input: { label: "a", agent_id: "admin-agent", scopes: ["admin"] }, actor: "test" }).token;

@@ -20,7 +20,7 @@ const tally = { requests: 0, badInputsTried: 0, serverErrorsSeen: 0 };
 beforeAll(async () => {
   spawnSync(process.execPath, ["scripts/build-native.mjs"], { stdio: "inherit" });
   env = useTempDataDir();
-  bootstrapApp();
+  await bootstrapApp();
   createStore({ input: { name: "attack" }, actor: "test" });
   seedPrefixAttackCorpus({ store: "attack", documents: 1600 });
   closeAllDatabases();

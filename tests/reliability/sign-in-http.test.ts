@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUser, signInWithPassword } from "@/lib/auth/users";
+import { createUser, signInWithPassword } from "@/lib/backend/users";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { getGovernance } from "@/lib/db/connection";
 import { verifyAuditChain } from "@/lib/governance/audit";
@@ -26,7 +26,7 @@ const tally = { requests: 0, badInputsTried: 0, serverErrorsSeen: 0 };
 
 beforeAll(async () => {
   env = useTempDataDir();
-  bootstrapApp();
+  await bootstrapApp();
   for (const [username, password] of Object.entries(PASSWORDS)) await createUser({ input: { username, password, role: "viewer" }, actor: "test" });
   server = await startServer({ dataDir: env.dataDir, env: { DUALMIND_TRUST_PROXY: "1" } });
 });

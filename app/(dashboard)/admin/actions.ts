@@ -6,7 +6,8 @@ import { actionError, assertForm, formValues, type ActionResult, type FormValues
 import { requireRoleForAction } from "@/app/_server/session";
 import { missingStores } from "@/lib/auth/tokens";
 import { governance } from "@/lib/backend/governance";
-import { createUser, setUserDisabled, setUserPassword, type Role } from "@/lib/auth/users";
+import type { Role } from "@/lib/auth/users";
+import { createUser, setUserPassword } from "@/lib/backend/users";
 import { AppError } from "@/lib/errors";
 
 // Every action re-checks the session and the admin role itself: server
@@ -52,7 +53,7 @@ export async function setUserDisabledAction(_prev: ActionResult | null, form: Fo
     assertForm(form);
     const { username, disabled } = userStatusForm.parse({ username: form.get("username"), disabled: form.get("disabled") });
     if (disabled && username === admin.username) throw new AppError("conflict", "you cannot disable your own account");
-    const user = setUserDisabled({ username, disabled, actor: `user:${admin.username}` });
+    const user = await governance().setUserDisabled({ username, disabled, actor: `user:${admin.username}` });
     revalidatePath("/admin");
     return { ok: true, message: user.disabledAt ? `${username} is disabled; their sessions have ended.` : `${username} is enabled.` };
   } catch (e) {

@@ -4,7 +4,6 @@ import Link from "next/link";
 import { requireAdmin } from "@/app/_server/session";
 import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton, UserStatusButton } from "@/components/admin-forms";
 import { governance } from "@/lib/backend/governance";
-import { listUsers } from "@/lib/auth/users";
 import { listStoreNames } from "@/lib/db/store-names";
 import { TimeAgo } from "@/components/time-ago";
 import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction, setUserDisabledAction } from "./actions";
@@ -14,7 +13,7 @@ import { AuditTailTable } from "@/components/audit-tail-table";
 
 export default async function AdminPage() {
   const user = await requireAdmin();
-  const users = listUsers();
+  const users = await governance().listUsers({});
   const tokens = await governance().listApiTokens({});
   const audit = await governance().listAuditTail({ limit: 20 });
   const now = requestTime();

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import NextAuth from "next-auth";
 import { errorResponse } from "@/lib/api/route";
 import { assertWellFormedAuthRequest, markThrottledSignIn } from "@/lib/auth/auth-request";
-import { getAuthOptions } from "@/lib/auth/options";
+import { getAuthOptions } from "@/lib/backend/auth-options";
 
 type Ctx = { params: Promise<{ nextauth: string[] }> };
 

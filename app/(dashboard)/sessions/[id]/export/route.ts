@@ -1,14 +1,14 @@
 import { defineDashboardRoute } from "@/app/_server/dashboard-route";
 import { clientIdSchema } from "@/lib/common";
 import { AppError } from "@/lib/errors";
-import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
+import { governance } from "@/lib/backend/governance";
 
 // The dashboard's download button: signed-in people only, same snapshot as the API export.
 export const GET = defineDashboardRoute<{ id: string }>({
-  handler: ({ params }) => {
+  handler: async ({ params }) => {
     const id = clientIdSchema.safeParse(params.id);
     if (!id.success) throw new AppError("not_found", "no such session");
-    const snapshot = exportDialecticSessions({ sessionId: id.data });
+    const snapshot = await governance().exportDialecticSessions({ sessionId: id.data });
     return new Response(JSON.stringify(snapshot, null, 2), {
       headers: { "content-type": "application/json", "content-disposition": `attachment; filename="session-${id.data}.json"` },
     });

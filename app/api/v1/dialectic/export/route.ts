@@ -1,11 +1,11 @@
 import { dialecticSnapshotResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
+import { governance } from "@/lib/backend/governance";
 
 export const GET = defineRoute({
   name: "GET /dialectic/export",
   auth: "admin",
   response: dialecticSnapshotResponse,
   allStores: true,
-  handler: () => exportDialecticSessions(),
+  handler: () => governance().exportDialecticSessions({}),
 });

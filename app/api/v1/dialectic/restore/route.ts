@@ -1,6 +1,7 @@
 import { restoreResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
-import { dialecticSnapshotSchema, restoreDialecticSessions } from "@/lib/governance/dialectic-export";
+import { governance } from "@/lib/backend/governance";
+import { dialecticSnapshotSchema } from "@/lib/governance/dialectic-export";
 import { callerOf } from "@/lib/api/respond";
 
 export const POST = defineRoute({
@@ -11,5 +12,5 @@ export const POST = defineRoute({
   body: dialecticSnapshotSchema,
   // A full snapshot is larger than an ordinary request.
   maxBodyBytes: 64 * 1024 * 1024,
-  handler: ({ body, principal }) => restoreDialecticSessions({ snapshot: body, actor: `agent:${callerOf(principal).agentId}` }),
+  handler: ({ body, principal }) => governance().restoreDialecticSessions({ snapshot: body, actor: `agent:${callerOf(principal).agentId}` }),
 });

@@ -2,7 +2,6 @@ import { z } from "zod";
 import { dialecticSnapshotResponse } from "@/lib/api/responses/dialectic";
 import { defineRoute } from "@/lib/api/route";
 import { governance } from "@/lib/backend/governance";
-import { exportDialecticSessions } from "@/lib/governance/dialectic-export";
 import { callerOf } from "@/lib/api/respond";
 import { clientIdSchema } from "@/lib/common";
 
@@ -13,6 +12,6 @@ export const GET = defineRoute({
   params: z.object({ id: clientIdSchema }).strict(),
   handler: async ({ params, principal }) => {
     await governance().getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) });
-    return exportDialecticSessions({ sessionId: params.id });
+    return governance().exportDialecticSessions({ sessionId: params.id });
   },
 });

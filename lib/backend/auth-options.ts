@@ -1,20 +1,20 @@
 import type { AuthOptions, Session } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { z } from "zod";
+import { clientAddress } from "../auth/login-throttle";
+import { sameOriginUrl } from "../auth/redirects";
+import { getAuthSecret } from "../auth/secret";
+import { tooManyAttemptsError } from "../auth/sign-in-errors";
+import type { Role } from "../auth/users";
 import { getConfig } from "../config";
-import { clientAddress } from "./login-throttle";
-import { sameOriginUrl } from "./redirects";
-import { getAuthSecret } from "./secret";
-import { resolveSessionUser } from "./session-user";
-import { tooManyAttemptsError } from "./sign-in-errors";
-import { signInWithPassword, type Role } from "./users";
+import { resolveSessionUser, signInWithPassword } from "./users";
 
 const credentialsSchema = z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(256) });
 
 /** What authorize() hands to the jwt callback at sign-in. */
 type SignedInUser = { id: string; name: string; role: Role; sv: number };
 
-/** next-auth options: credentials over the users table, JWT sessions carrying id, role and session version. */
+/** next-auth options: credentials over the users table (through governance(): SQLite or PostgreSQL), JWT sessions carrying id, role and session version. */
 export function getAuthOptions(): AuthOptions {
   return {
     secret: getAuthSecret(),
@@ -49,9 +49,9 @@ export function getAuthOptions(): AuthOptions {
         }
         return token;
       },
-      session({ session, token }) {
+      async session({ session, token }) {
         // A revoked or disabled session reads as signed out here too (GET /api/auth/session, getServerSession).
-        if (!resolveSessionUser(token)) return { expires: session.expires } as Session;
+        if (!(await resolveSessionUser(token))) return { expires: session.expires } as Session;
         return { ...session, user: { ...session.user, id: token.uid, role: token.role, sv: token.sv } };
       },
       // Every callbackUrl next-auth follows (sign-in, sign-out, its callback cookie) stays on this origin.
