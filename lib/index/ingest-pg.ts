@@ -6,7 +6,7 @@ import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit-pg";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
-import type { IngestResult, putDocumentsSchema } from "./ingest";
+import { documentsOfBatch, type IngestResult, type putDocumentsSchema } from "./ingest";
 import { kindForPath } from "./paths";
 
 /**
@@ -213,12 +213,7 @@ export async function deleteDocumentByPathPg({ tx, path }: { tx: PgStoreTx; path
 
 /** Upsert documents sent by an agent: one transaction and one audit entry for the batch (the twin of putDocuments). */
 export async function putDocumentsPg({ handle, input, actor }: { handle: PgStoreHandle; input: z.output<typeof putDocumentsSchema>; actor: string }): Promise<IngestResult[]> {
-  const docs = "documents" in input ? input.documents : [input];
-  const paths = new Set<string>();
-  for (const d of docs) {
-    if (paths.has(d.path)) throw new AppError("invalid_request", `path ${d.path} appears twice in the batch`);
-    paths.add(d.path);
-  }
+  const docs = documentsOfBatch(input);
   const now = Date.now();
   return withStoreTx({ handle }, async (tx) => {
     const results = await ingestDocumentsPg({ tx, docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now });

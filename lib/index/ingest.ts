@@ -164,14 +164,20 @@ export const putDocumentsSchema = z.union([
   z.object({ documents: z.array(apiDocumentSchema).min(1).max(500) }).strict(),
 ]);
 
-/** Upsert documents sent by an agent; a batch is one transaction, audited as one entry. */
-export function putDocuments({ handle, input, actor }: { handle: StoreHandle; input: z.output<typeof putDocumentsSchema>; actor: string }): IngestResult[] {
+/** The documents of a PUT (one or a batch); a path twice in one batch is refused (which copy would win?). */
+export function documentsOfBatch(input: z.output<typeof putDocumentsSchema>) {
   const docs = "documents" in input ? input.documents : [input];
   const paths = new Set<string>();
   for (const d of docs) {
     if (paths.has(d.path)) throw new AppError("invalid_request", `path ${d.path} appears twice in the batch`);
     paths.add(d.path);
   }
+  return docs;
+}
+
+/** Upsert documents sent by an agent; a batch is one transaction, audited as one entry. */
+export function putDocuments({ handle, input, actor }: { handle: StoreHandle; input: z.output<typeof putDocumentsSchema>; actor: string }): IngestResult[] {
+  const docs = documentsOfBatch(input);
   const now = Date.now();
   return handle.sqlite
     .transaction(() => {

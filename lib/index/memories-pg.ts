@@ -16,6 +16,7 @@ import {
   memoryFromText,
   memoryPathSchema,
   renderMemoryFile,
+  updatedMemoryFields,
   writeFileAtomic,
   type createMemorySchema,
   type Memory,
@@ -127,16 +128,7 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
     const to = input.move_to ?? input.path;
     const moved = to !== input.path;
     if (moved && (await lockMemory(tx, to))) throw new AppError("conflict", `memory ${to} already exists`);
-    const next = {
-      path: to,
-      tags: input.tags ?? current.tags,
-      createdAt: current.createdAt,
-      updatedAt: now,
-      expiresAt: input.expires_at === undefined ? current.expiresAt : input.expires_at,
-      source: input.source === undefined ? current.source : input.source,
-      summary: input.summary === undefined ? current.summary : input.summary,
-    };
-    const body = input.body ?? current.body;
+    const { next, body } = updatedMemoryFields({ current, input, to, now });
     if (moved) await removeMemoryPg(tx, input.path);
     await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile(next, body), mtime: now });
     await appendAuditPg({ db: tx, entry: { actor, action: moved ? "memory.move" : "memory.update", target: target(handle, to), details: moved ? { movedFrom: input.path } : null } });

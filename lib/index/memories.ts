@@ -311,15 +311,10 @@ export function createMemory({ handle, input, actor, now = Date.now() }: { handl
   return writeMemory({ handle, memoryPath: input.path, content, audit: { actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) } });
 }
 
-export function updateMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.output<typeof updateMemorySchema>; actor: string; now?: number }): Memory {
-  const current = getMemoryByPath({ handle, memoryPath: input.path });
-  const target = input.move_to ?? input.path;
-  const moved = target !== input.path;
-  if (moved && existsNoFollow(memoryFile({ handle, memoryPath: target }))) {
-    throw new AppError("conflict", `memory ${target} already exists`);
-  }
+/** A memory after an update: fields the request leaves out keep their value (null clears one); created stays, updated is now. */
+export function updatedMemoryFields({ current, input, to, now }: { current: MemoryWithBody; input: z.output<typeof updateMemorySchema>; to: string; now: number }) {
   const next = {
-    path: target,
+    path: to,
     tags: input.tags ?? current.tags,
     createdAt: current.createdAt,
     updatedAt: now,
@@ -327,7 +322,17 @@ export function updateMemory({ handle, input, actor, now = Date.now() }: { handl
     source: input.source === undefined ? current.source : input.source,
     summary: input.summary === undefined ? current.summary : input.summary,
   };
-  const body = input.body ?? current.body;
+  return { next, body: input.body ?? current.body };
+}
+
+export function updateMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.output<typeof updateMemorySchema>; actor: string; now?: number }): Memory {
+  const current = getMemoryByPath({ handle, memoryPath: input.path });
+  const target = input.move_to ?? input.path;
+  const moved = target !== input.path;
+  if (moved && existsNoFollow(memoryFile({ handle, memoryPath: target }))) {
+    throw new AppError("conflict", `memory ${target} already exists`);
+  }
+  const { next, body } = updatedMemoryFields({ current, input, to: target, now });
   const content = renderMemoryFile(next, body);
   // What changed, for the history: frontmatter fields before → after, and a bounded diff of the body.
   const changed: Record<string, { before: unknown; after: unknown }> = {};
