@@ -158,14 +158,14 @@ function efSearch(k: number, iterative: boolean): number {
  * (vectors_unavailable) above `limit` candidates. A query whose dimension
  * is not the model's stored one is refused with a message saying so.
  */
-export async function vectorNeighboursPg({ tx, fingerprintId, query, k, where, limit = EXACT_SCAN_LIMIT }: { tx: SqlRunner; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; limit?: number }): Promise<PgVectorNeighbours> {
+export async function vectorNeighboursPg({ tx, fingerprintId, query, k, where, limit = EXACT_SCAN_LIMIT, efSearch: ef }: { tx: SqlRunner; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; limit?: number; /** hnsw.ef_search instead of efSearch(k) (the bench's sweep). */ efSearch?: number }): Promise<PgVectorNeighbours> {
   const [stored] = await rows<{ dimension: number }>(tx, sql`select dimension from chunk_embeddings where fingerprint_id = ${fingerprintId} limit 1`);
   if (stored && stored.dimension !== query.length) {
     return { ok: false, reason: "vectors_unavailable", message: `the query vector has ${query.length} dimensions but this model's stored vectors have ${stored.dimension}: re-embed the store or query with the same model` };
   }
   if (!stored) return { ok: true, method: "exact", scanned: 0, hits: [] };
   const support = await pgvectorSupportPg(tx);
-  if (support.hnswDimensions.includes(query.length)) return hnswNeighbours({ tx, fingerprintId, query, k, where, iterative: support.iterativeScan });
+  if (support.hnswDimensions.includes(query.length)) return hnswNeighbours({ tx, fingerprintId, query, k, where, iterative: support.iterativeScan, ef: ef ?? efSearch(k, support.iterativeScan) });
   return exactNeighbours({ tx, fingerprintId, query, k, where, limit });
 }
 
@@ -185,9 +185,9 @@ export function hnswKnnSql({ fingerprintId, query, k, where, exact = false }: { 
     where ${filters} order by ${exact ? sql`(${distance}) + 0, c.id` : distance} limit ${k}`;
 }
 
-async function hnswNeighbours({ tx, fingerprintId, query, k, where, iterative }: { tx: SqlRunner; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; iterative: boolean }): Promise<PgVectorNeighbours> {
+async function hnswNeighbours({ tx, fingerprintId, query, k, where, iterative, ef }: { tx: SqlRunner; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; iterative: boolean; ef: number }): Promise<PgVectorNeighbours> {
   // set_config(…, true): for this transaction only.
-  await tx.execute(sql`select set_config('hnsw.ef_search', ${String(efSearch(k, iterative))}, true)`);
+  await tx.execute(sql`select set_config('hnsw.ef_search', ${String(Math.min(1_000, Math.max(1, Math.round(ef))))}, true)`);
   if (iterative) await tx.execute(sql`select set_config('hnsw.iterative_scan', 'strict_order', true)`);
   const asHits = (found: { id: string | number; distance: number | string }[]) => found.map((r) => ({ id: Number(r.id), similarity: 1 - Number(r.distance) }));
   let hits = asHits(await rows(tx, hnswKnnSql({ fingerprintId, query, k, where })));
