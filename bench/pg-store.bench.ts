@@ -265,9 +265,9 @@ async function pgliteVectorBench(): Promise<void> {
       }
       loaded = size;
       const engines: [string, string, number | undefined][] = [
-        ["store_hnsw", `pgvector ${support.pgvector} HNSW (m=16, ef_construction=64), ef_search=100 (default for k=10), iterative scan`, undefined],
+        ["store_hnsw", `pgvector ${support.pgvector} HNSW (m=16, ef_construction=64), ef_search=100, iterative scan`, 100],
         ["store_hnsw", `pgvector ${support.pgvector} HNSW, ef_search=200`, 200],
-        ["store_hnsw", `pgvector ${support.pgvector} HNSW, ef_search=400`, 400],
+        ["store_hnsw", `pgvector ${support.pgvector} HNSW, ef_search=400 (the default for k ≤ 100)`, undefined],
         ["store_exact", "exact scan over real[] (no pgvector index)", undefined],
       ];
       for (const [schema, label, efSearch] of engines) {
