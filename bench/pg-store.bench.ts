@@ -13,25 +13,31 @@
  *   Debian server here) at growing sizes, which decided EXACT_SCAN_LIMIT
  *   (sizes above the limit are measured with the limit lifted).
  *
+ * - pgvector (PGlite, labelled so): the HNSW path of lib/index/vectors-pg.ts
+ *   against the exact real[] scan, in one PGlite database (two store schemas,
+ *   the exact one with its HNSW index dropped), the same notes embedded by the
+ *   builtin provider, at 1k/5k/10k vectors: recall@10 against exact cosine in
+ *   JS, p50/p95, and the time to store the vectors (HNSW maintains its index).
+ *   BENCH_PG_STORE_ONLY=pglite runs only this part.
+ *
  * PostgreSQL is a real server: BENCH_PG_URL when set, else a throwaway
  * cluster started like the test suite's (tests/pg/harness.ts, Debian's
  * postgresql package, durability off — fsync=off, synchronous_commit=off —
  * so ingest figures are a lower bound for a durable server). It runs on the
- * same machine, over TCP on loopback. No PGlite figures here: PGlite 0.5
- * ships pgvector as a separate package, not installed.
+ * same machine, over TCP on loopback.
  */
 import path from "node:path";
 import { sql } from "drizzle-orm";
 import { Client } from "pg";
 import { closePgHandle, openPgHandle } from "../lib/db/pg";
-import { withStoreTx } from "../lib/db/pg-store";
+import { migrateStoreSchema, useStoreSchema, withStoreTx, type SqlRunner } from "../lib/db/pg-store";
 import { BuiltinProvider } from "../lib/embed/providers/builtin";
 import { computeFingerprint } from "../lib/embed/providers";
 import { putDocuments, putDocumentsSchema } from "../lib/index/ingest";
 import { putDocumentsPg } from "../lib/index/ingest-pg";
 import { searchInputSchema, searchStore } from "../lib/index/search";
 import { searchStorePg } from "../lib/index/search-pg";
-import { EXACT_SCAN_LIMIT, listChunksWithoutEmbeddingPg, putChunkEmbeddingsPg, vectorNeighboursPg } from "../lib/index/vectors-pg";
+import { EXACT_SCAN_LIMIT, hnswIndexName, listChunksWithoutEmbeddingPg, normalizeVector, pgvectorSupportPg, putChunkEmbeddingsPg, vectorNeighboursPg } from "../lib/index/vectors-pg";
 import { createStore, openStore } from "../lib/stores/stores";
 import { createStorePg, openStorePg } from "../lib/stores/stores-pg";
 import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
@@ -80,6 +86,11 @@ const row = (backend: string, ingestMs: number, chunks: number, t: { samples: nu
 });
 
 export default async function pgStoreBench(): Promise<void> {
+  if (process.env.BENCH_PG_STORE_ONLY !== "pglite") await serverBench();
+  await pgliteVectorBench();
+}
+
+async function serverBench(): Promise<void> {
   let server: TestPostgres | null = null;
   let url = process.env.BENCH_PG_URL;
   if (!url) {
@@ -195,4 +206,89 @@ async function rankingQuality(pg: Awaited<ReturnType<typeof openPgHandle>>): Pro
     `Ranking: PostgreSQL (idf × ts_rank, lib/index/search-pg.ts) vs SQLite FTS5 bm25, document-level known-item set (${queries.length} queries, ${docs.length} node_modules markdown documents)`,
     rows.map((r) => ({ engine: r.label, "MRR@10": r.mrr.toFixed(3), "hit@1": r.hit1.toFixed(3), "hit@10": r.hit10.toFixed(3), "p50 ms": percentile(r.latencies, 50) })),
   );
+}
+
+const PGLITE_SIZES = [1_000, 5_000, 10_000];
+const PGLITE_QUERIES = 20;
+
+/** pgvector HNSW vs the exact real[] scan, both on PGlite (WebAssembly, in this process), same vectors, same queries. */
+async function pgliteVectorBench(): Promise<void> {
+  const { PGlite } = await import("@electric-sql/pglite");
+  const { vector } = await import("@electric-sql/pglite-pgvector");
+  const { drizzle } = await import("drizzle-orm/pglite");
+  const client = await PGlite.create({ extensions: { vector } });
+  try {
+    const db = drizzle(client);
+    await db.execute(sql`create extension vector`);
+    const inStore = <T>(schema: string, work: (tx: SqlRunner) => PromiseLike<T>) =>
+      db.transaction(async (tx) => {
+        await useStoreSchema(tx, schema);
+        return await work(tx);
+      });
+    for (const schema of ["store_hnsw", "store_exact"]) {
+      await db.execute(sql`create schema ${sql.identifier(schema)}`);
+      await inStore(schema, (tx) => migrateStoreSchema(tx, schema));
+    }
+    const max = PGLITE_SIZES.at(-1)!;
+    const windows = loadTextWindows(20_000);
+    const notes = notesBetween({ windows, from: 0, to: max });
+    const provider = new BuiltinProvider();
+    const fp = await computeFingerprint(provider);
+    const vectors: number[][] = [];
+    for (let at = 0; at < notes.length; at += 500) vectors.push(...(await provider.embed(notes.slice(at, at + 500).map((n) => n.text), "document")).map((v) => normalizeVector(v)));
+    const qvecs = (await provider.embed(makeQueries(notes.map((n) => n.text)).slice(0, PGLITE_QUERIES), "query")).map((v) => normalizeVector(v));
+    const support = await inStore("store_hnsw", (tx) => pgvectorSupportPg(tx));
+    const exactTop = (q: number[], size: number) =>
+      vectors
+        .slice(0, size)
+        .map((v, i) => ({ id: i + 1, s: v.reduce((acc, x, j) => acc + x * q[j], 0) }))
+        .sort((a, b) => b.s - a.s || a.id - b.id)
+        .slice(0, 10)
+        .map((h) => h.id);
+    const out = [];
+    let loaded = 0;
+    for (const size of PGLITE_SIZES) {
+      const storeMs: Record<string, number> = {};
+      for (const schema of ["store_hnsw", "store_exact"]) {
+        const t0 = performance.now();
+        await inStore(schema, async (tx) => {
+          for (let at = loaded; at < size; at += 500) {
+            const ids = Array.from({ length: Math.min(500, size - at) }, (_, i) => at + i + 1);
+            await tx.execute(sql`insert into documents (doc_id, path, origin, kind, sha256, bytes, mtime, indexed_at) values ${sql.join(ids.map((id) => sql`(${id}, ${`notes/${id}.md`}, 'api', 'markdown', ${`s${id}`}, 1, 0, 0)`), sql`, `)}`);
+            await tx.execute(sql`insert into chunks (id, chunk_id, doc_id, chunk_index, chunk_sha256, chunking_version, start_byte, end_byte, text) values ${sql.join(ids.map((id) => sql`(${id}, ${`c${id}`}, ${id}, 0, ${`h${id}`}, 1, 0, 1, '')`), sql`, `)}`);
+            await putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: ids.map((id) => ({ chunkRowId: id, inputHash: `h${id}`, vector: vectors[id - 1] })) });
+            if (schema === "store_exact") await tx.execute(sql`drop index if exists ${sql.identifier(hnswIndexName(fp.dimension))}`);
+          }
+          await tx.execute(sql`analyze`);
+        });
+        storeMs[schema] = performance.now() - t0;
+      }
+      loaded = size;
+      const engines: [string, string, number | undefined][] = [
+        ["store_hnsw", `pgvector ${support.pgvector} HNSW (m=16, ef_construction=64), ef_search=100, iterative scan`, 100],
+        ["store_hnsw", `pgvector ${support.pgvector} HNSW, ef_search=200`, 200],
+        ["store_hnsw", `pgvector ${support.pgvector} HNSW, ef_search=400 (the default for k ≤ 100)`, undefined],
+        ["store_exact", "exact scan over real[] (no pgvector index)", undefined],
+      ];
+      for (const [schema, label, efSearch] of engines) {
+        const samples: number[] = [];
+        let recall = 0;
+        let method = "";
+        for (const q of [qvecs[0], ...qvecs]) {
+          const t = performance.now();
+          const r = await inStore(schema, (tx) => vectorNeighboursPg({ tx, fingerprintId: fp.id, query: q, k: 10, where: [], limit: size, efSearch }));
+          samples.push(performance.now() - t);
+          if (!r.ok) throw new Error(r.message);
+          method = r.method;
+          const want = exactTop(q, size);
+          recall += want.filter((id) => r.hits.some((h) => h.id === id)).length / want.length;
+        }
+        samples.shift(); // the first query warms up
+        out.push({ engine: `PGlite: ${label}`, method, vectors: size, dimension: fp.dimension, "recall@10": (recall / (qvecs.length + 1)).toFixed(3), "p50 ms": percentile(samples, 50), "p95 ms": percentile(samples, 95), "store s (this step)": storeMs[schema] / 1000 });
+      }
+    }
+    printTable(`PGlite (WebAssembly PostgreSQL ${(await client.query<{ v: string }>("select current_setting('server_version') as v")).rows[0].v}, in-process; not a server): pgvector HNSW vs the exact real[] scan, k=10, ${qvecs.length} queries, builtin embeddings`, out);
+  } finally {
+    await client.close();
+  }
 }

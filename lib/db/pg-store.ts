@@ -29,6 +29,13 @@ export type PgStoreHandle = {
 /** A transaction on one store's schema (see withStoreTx). */
 export type PgStoreTx = PgGovernanceExecutor;
 
+/**
+ * The least a store's SQL needs: run a statement, get its rows. A Drizzle
+ * database or transaction on node-postgres (PgStoreTx) is one, and so is one
+ * on PGlite (tests of the pgvector SQL, which the Debian server here lacks).
+ */
+export type SqlRunner = { execute(query: SQL): PromiseLike<{ rows: unknown[] }> };
+
 /** PostgreSQL truncates identifiers to 63 bytes: longer schema names get a hash suffix so two stores never share one. */
 const MAX_IDENTIFIER = 63;
 
@@ -71,7 +78,7 @@ export function storeSchemaVersion(): string {
 }
 
 /** Point this transaction's unqualified names at the store's schema (then public: governance, extensions). */
-export async function useStoreSchema(tx: PgStoreTx, schema: string): Promise<void> {
+export async function useStoreSchema(tx: SqlRunner, schema: string): Promise<void> {
   // set_config takes the value as a parameter; the schema name was validated and is quoted.
   await tx.execute(sql`select set_config('search_path', ${`${quoteIdent(schema)}, public`}, true)`);
 }
@@ -96,7 +103,7 @@ export async function withStoreTx<T>({ handle, readOnly = false }: { handle: PgS
  * transaction (search_path already on the schema). Replicas opening one store
  * at once queue on a per-store advisory lock; exactly one applies each.
  */
-export async function migrateStoreSchema(tx: PgStoreTx, schema: string): Promise<string> {
+export async function migrateStoreSchema(tx: SqlRunner, schema: string): Promise<string> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-migrate:${schema}`}, 0))`);
   await tx.execute(sql`create table if not exists store_migrations (tag text primary key, hash text not null, applied_at bigint not null)`);
   const applied = new Set(((await tx.execute(sql`select tag from store_migrations`)).rows as { tag: string }[]).map((r) => r.tag));

@@ -4,7 +4,7 @@ import { AppError } from "../errors";
 import { answerReason, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { DOCUMENT_POOL, DOCUMENT_SCORING, groupByDocument, MAX_VECTOR_DEPTH, POOL, whyChunk, type Candidate, type ChunkDetail, type SearchHit, type SearchInput, type SearchResult } from "./search";
-import { vectorNeighboursPg } from "./vectors-pg";
+import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
 
 /**
  * Search on PostgreSQL (the SQLite twin is ./search.ts), same input, same
@@ -151,7 +151,7 @@ async function hasChunks(tx: PgStoreTx): Promise<boolean> {
   return (await rowsOf(tx, sql`select 1 from chunks limit 1`)).length > 0;
 }
 
-type StoreLegs = { store: string; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; scanned: number; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
+type StoreLegs = { store: string; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
 
 /**
  * Search a store (and core, read-only, when given) in any mode. `vector` is
@@ -197,12 +197,12 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
   for (const h of handles) {
     legs.push(
       await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
-        const leg: StoreLegs = { store: h.store, lexical: [], vector: [], belowFloor: 0, scanned: 0, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
+        const leg: StoreLegs = { store: h.store, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
         if (queryVector && fp) {
           const knn = await vectorNeighboursPg({ tx, fingerprintId: fp.id, query: queryVector, k: take + 20, where });
           if (!knn.ok) leg.vectorFallback = { reason: knn.reason, message: `${h.store}: ${knn.message}` };
           else {
-            leg.scanned = knn.scanned;
+            leg.method = knn.method;
             for (const hit of knn.hits) {
               if (hit.similarity < floor) leg.belowFloor++;
               else leg.vector.push(hit);
@@ -306,7 +306,7 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
     reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectorsAnswered ? belowFloor : 0 }),
     vectors:
       fp && vectorsAnswered
-        ? { model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension }, method: "exact", indexAvailable: false, indexReason: "no pgvector index: exact cosine scan over real[]", pendingEmbeddings: pending, similarityFloor: floor, belowFloor }
+        ? { model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension }, ...(legs[0].method === "hnsw" ? { method: "hnsw", indexAvailable: true, indexReason: null } : { method: "exact", indexAvailable: false, indexReason: `no pgvector HNSW index for ${fp.dimension} dimensions: exact cosine scan over real[] (up to ${EXACT_SCAN_LIMIT} vectors)` }), pendingEmbeddings: pending, similarityFloor: floor, belowFloor }
         : null,
     fusion: answeredBy === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null } : null,
     warnings: [

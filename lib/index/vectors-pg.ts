@@ -1,30 +1,95 @@
 import { sql, type SQL } from "drizzle-orm";
-import { chunkEmbeddings } from "../db/schema/pg/store";
-import type { PgStoreTx } from "../db/pg-store";
+import type { SqlRunner } from "../db/pg-store";
 
 /**
  * Chunk vectors on PostgreSQL. They are stored L2-normalized as real[]
  * (chunk_embeddings), so cosine similarity is a dot product and any
- * PostgreSQL can answer a KNN with an exact scan, no extension needed.
+ * PostgreSQL can answer a KNN, with or without pgvector.
  *
- * The scan is exact and linear, so it is bounded: when more than
- * EXACT_SCAN_LIMIT vectors of the model pass the filters, the vector leg
- * does not answer and says `vectors_unavailable` (the search then answers
- * lexically and says so) — never a silent empty answer. The limit is set by
- * measurement (bench/pg-store.bench.ts, bench/results/pg-store.md:
+ * With pgvector (the `vector` extension created in the database — by an
+ * admin: `CREATE EXTENSION vector` needs rights an app role should not
+ * have, so the app never creates it; it only looks for it), each dimension
+ * gets a partial HNSW index on the expression `(embedding::vector(dim))`
+ * with `vector_cosine_ops` (built by the first vector write of that
+ * dimension, see ensureHnswIndexPg), and a KNN is `ORDER BY … <=> query
+ * LIMIT k` through it, with no size limit. Filters (prefix, kind, tags,
+ * time, model) stay correct: pgvector ≥ 0.8 scans the index iteratively
+ * (`hnsw.iterative_scan = strict_order`) until k rows pass them; older
+ * versions over-fetch with a larger `hnsw.ef_search` (10 × k). Whenever the index
+ * walk returns fewer than k rows while more rows pass the filters, the
+ * answer is recomputed by an exact `<=>` scan of the filtered rows — never
+ * a short answer. HNSW is approximate: recall@10 is measured in
+ * bench/results/pg-store.md.
+ *
+ * Without pgvector, the scan is exact and linear in SQL, so it is bounded:
+ * when more than EXACT_SCAN_LIMIT vectors of the model pass the filters, the
+ * vector leg does not answer and says `vectors_unavailable` (the search then
+ * answers lexically and says so) — never a silent empty answer. The limit is
+ * set by measurement (bench/pg-store.bench.ts, bench/results/pg-store.md:
  * PostgreSQL 15, 384 dimensions, 2 shared cores at load ~9): p50/p95
  * 0.15/0.23 s at 1,000 vectors, 0.68/0.84 s at 5,000, 1.76/2.63 s at 10,169
  * — SQL evaluates the dot product element by element (unnest), ~0.1–0.2 ms
- * per vector. 5,000 keeps a filtered vector search under a second here;
- * past it, pgvector.
+ * per vector. 5,000 keeps a filtered vector search under a second here.
  *
- * pgvector (HNSW) is not used yet: the Debian PostgreSQL here has no pgvector
- * package and PGlite 0.5 ships it as a separate package, so its SQL could not
- * be tested. The storage is ready for it: real[] casts to vector(dim), and an
- * HNSW index on `(embedding::vector(dim)) vector_cosine_ops` per dimension is
- * the planned fast path (stores-pg.ts reports pgvector's presence).
+ * Every function here takes only `execute` (SqlRunner), so the same SQL runs
+ * on a node-postgres Drizzle transaction and on a PGlite Drizzle database
+ * (tests/pglite-vectors.test.ts: PGlite ships pgvector, the Debian server
+ * here does not).
  */
 export const EXACT_SCAN_LIMIT = 5_000;
+
+/** pgvector's HNSW index takes `vector` up to 2,000 dimensions; larger models keep the exact scan. */
+export const HNSW_MAX_DIMENSION = 2_000;
+
+
+async function rows<T>(db: SqlRunner, query: SQL): Promise<T[]> {
+  return (await db.execute(query)).rows as T[];
+}
+
+/** The partial HNSW index of one dimension (the name resolves in the store's schema through search_path). */
+export function hnswIndexName(dimension: number): string {
+  return `chunk_embeddings_hnsw_${dimension}`;
+}
+
+function hnswDimension(dimension: number): boolean {
+  return Number.isInteger(dimension) && dimension >= 1 && dimension <= HNSW_MAX_DIMENSION;
+}
+
+export type PgVectorSupport = { pgvector: string | null; iterativeScan: boolean; hnswDimensions: number[] };
+
+/** pgvector's version when the `vector` extension is created in this database (else null), and this store's HNSW indexes. */
+export async function pgvectorSupportPg(db: SqlRunner): Promise<PgVectorSupport> {
+  const [ext] = await rows<{ extversion: string }>(db, sql`select extversion from pg_extension where extname = 'vector'`);
+  const pgvector = ext?.extversion ?? null;
+  const idx = pgvector
+    ? await rows<{ relname: string }>(db, sql`select c.relname from pg_class c where c.relnamespace = (select oid from pg_namespace where nspname = current_schema()) and c.relkind = 'i' and starts_with(c.relname, ${"chunk_embeddings_hnsw_"})`)
+    : [];
+  const hnswDimensions = idx.map((r) => Number(r.relname.slice("chunk_embeddings_hnsw_".length))).filter(hnswDimension).sort((a, b) => a - b);
+  return { pgvector, iterativeScan: pgvector !== null && versionAtLeast(pgvector, [0, 8]), hnswDimensions };
+}
+
+function versionAtLeast(version: string, [major, minor]: [number, number]): boolean {
+  const [a = 0, b = 0] = version.split(".").map(Number);
+  return a > major || (a === major && b >= minor);
+}
+
+/**
+ * With pgvector, make sure this store has the HNSW index of `dimension`
+ * (cosine, on `(embedding::vector(dim))`, partial on `dimension = dim`).
+ * Replicas queue on an advisory lock so one builds it. Returns whether the
+ * index exists now. Without pgvector (or past HNSW_MAX_DIMENSION), false.
+ */
+export async function ensureHnswIndexPg(db: SqlRunner, dimension: number): Promise<boolean> {
+  if (!hnswDimension(dimension)) return false;
+  const [row] = await rows<{ ext: boolean; idx: boolean }>(db, sql`select exists (select 1 from pg_extension where extname = 'vector') as ext, to_regclass(${hnswIndexName(dimension)}) is not null as idx`);
+  if (!row?.ext) return false;
+  if (row.idx) return true;
+  await db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:hnsw:${dimension}`} || current_schema(), 0))`);
+  // The dimension is a checked integer: it is part of a type and an index predicate, which cannot be parameters.
+  const d = sql.raw(String(dimension));
+  await db.execute(sql`create index if not exists ${sql.identifier(hnswIndexName(dimension))} on chunk_embeddings using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dimension = ${d}`);
+  return true;
+}
 
 /** A vector as a PostgreSQL array literal (numbers only, so nothing from a request reaches SQL text). */
 function arrayLiteral(v: ArrayLike<number>): string {
@@ -47,51 +112,113 @@ export function normalizeVector(v: ArrayLike<number>): number[] {
 
 export type ChunkVector = { chunkRowId: number; inputHash: string; vector: ArrayLike<number> };
 
-/** Store (or replace) chunk vectors of one model; vectors are normalized here. */
-export async function putChunkEmbeddingsPg({ tx, fingerprintId, items, now = Date.now() }: { tx: PgStoreTx; fingerprintId: string; items: ChunkVector[]; now?: number }): Promise<number> {
+/** Rows per insert statement (6 parameters each, well under PostgreSQL's 65,535). */
+const PUT_BATCH = 1_000;
+
+/**
+ * Store (or replace) chunk vectors of one model; vectors are normalized
+ * here. With pgvector, the first write of a dimension builds its HNSW index.
+ */
+export async function putChunkEmbeddingsPg({ tx, fingerprintId, items, now = Date.now() }: { tx: SqlRunner; fingerprintId: string; items: ChunkVector[]; now?: number }): Promise<number> {
   if (items.length === 0) return 0;
-  const rows = items.map((i) => ({ chunkRowId: i.chunkRowId, fingerprintId, inputHash: i.inputHash, dimension: i.vector.length, embedding: normalizeVector(i.vector), embeddedAt: now }));
-  await tx
-    .insert(chunkEmbeddings)
-    .values(rows)
-    .onConflictDoUpdate({
-      target: [chunkEmbeddings.chunkRowId, chunkEmbeddings.fingerprintId],
-      set: { inputHash: sql`excluded.input_hash`, dimension: sql`excluded.dimension`, embedding: sql`excluded.embedding`, embeddedAt: sql`excluded.embedded_at` },
-    });
-  return rows.length;
+  for (const dimension of new Set(items.map((i) => i.vector.length))) await ensureHnswIndexPg(tx, dimension);
+  for (let at = 0; at < items.length; at += PUT_BATCH) {
+    const values = items.slice(at, at + PUT_BATCH).map((i) => sql`(${i.chunkRowId}, ${fingerprintId}, ${i.inputHash}, ${i.vector.length}, ${arrayLiteral(normalizeVector(i.vector))}::real[], ${now})`);
+    await tx.execute(sql`insert into chunk_embeddings (chunk_row_id, fingerprint_id, input_hash, dimension, embedding, embedded_at) values ${sql.join(values, sql`, `)}
+      on conflict (chunk_row_id, fingerprint_id) do update set input_hash = excluded.input_hash, dimension = excluded.dimension, embedding = excluded.embedding, embedded_at = excluded.embedded_at`);
+  }
+  return items.length;
 }
 
 /** Chunks with no vector of this model yet (oldest first): what an embedder works through. */
-export async function listChunksWithoutEmbeddingPg({ tx, fingerprintId, limit }: { tx: PgStoreTx; fingerprintId: string; limit: number }): Promise<{ id: number; chunkSha256: string; text: string }[]> {
-  const rows = (
-    await tx.execute(sql`select c.id, c.chunk_sha256 as "chunkSha256", c.text from chunks c
+export async function listChunksWithoutEmbeddingPg({ tx, fingerprintId, limit }: { tx: SqlRunner; fingerprintId: string; limit: number }): Promise<{ id: number; chunkSha256: string; text: string }[]> {
+  const found = await rows<{ id: string | number; chunkSha256: string; text: string }>(
+    tx,
+    sql`select c.id, c.chunk_sha256 as "chunkSha256", c.text from chunks c
       where not exists (select 1 from chunk_embeddings e where e.chunk_row_id = c.id and e.fingerprint_id = ${fingerprintId})
-      order by c.id limit ${limit}`)
-  ).rows as { id: string | number; chunkSha256: string; text: string }[];
-  return rows.map((r) => ({ ...r, id: Number(r.id) }));
+      order by c.id limit ${limit}`,
+  );
+  return found.map((r) => ({ ...r, id: Number(r.id) }));
 }
 
 export type PgVectorNeighbours =
-  | { ok: true; method: "exact"; scanned: number; hits: { id: number; similarity: number }[] }
+  | { ok: true; method: "hnsw" | "exact"; scanned: number | null; hits: { id: number; similarity: number }[] }
   | { ok: false; reason: "vectors_unavailable"; message: string };
 
 /**
- * The k chunks closest to `query` (cosine, exact) among this model's vectors
- * that pass `where` (SQL over c = chunks, d = documents), closest first, ties
- * by id. Refuses (vectors_unavailable) above EXACT_SCAN_LIMIT candidates.
+ * hnsw.ef_search for k (pgvector's default is 40, its maximum 1,000). 400 by
+ * measurement (bench/results/pg-store.md, PGlite, 384-dimension builtin
+ * embeddings, k=10): recall@10 at 10k vectors 0.78 with 100, 0.88 with 200,
+ * 0.96 with 400, for p50 12 → 21 ms. Without iterative scans, over-fetch 10×.
  */
-export async function vectorNeighboursPg({ tx, fingerprintId, query, k, where, limit = EXACT_SCAN_LIMIT }: { tx: PgStoreTx; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; limit?: number }): Promise<PgVectorNeighbours> {
+function efSearch(k: number, iterative: boolean): number {
+  return Math.min(1_000, Math.max(400, iterative ? 4 * k : 10 * k));
+}
+
+/**
+ * The k chunks closest to `query` (cosine) among this model's vectors that
+ * pass `where` (SQL over c = chunks, d = documents), closest first, ties by
+ * id. With pgvector and this dimension's HNSW index: an index walk, no size
+ * limit (method "hnsw", approximate). Otherwise an exact scan that refuses
+ * (vectors_unavailable) above `limit` candidates. A query whose dimension
+ * is not the model's stored one is refused with a message saying so.
+ */
+export async function vectorNeighboursPg({ tx, fingerprintId, query, k, where, limit = EXACT_SCAN_LIMIT, efSearch: ef }: { tx: SqlRunner; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; limit?: number; /** hnsw.ef_search instead of efSearch(k) (the bench's sweep). */ efSearch?: number }): Promise<PgVectorNeighbours> {
+  const [stored] = await rows<{ dimension: number }>(tx, sql`select dimension from chunk_embeddings where fingerprint_id = ${fingerprintId} limit 1`);
+  if (stored && stored.dimension !== query.length) {
+    return { ok: false, reason: "vectors_unavailable", message: `the query vector has ${query.length} dimensions but this model's stored vectors have ${stored.dimension}: re-embed the store or query with the same model` };
+  }
+  if (!stored) return { ok: true, method: "exact", scanned: 0, hits: [] };
+  const support = await pgvectorSupportPg(tx);
+  if (support.hnswDimensions.includes(query.length)) return hnswNeighbours({ tx, fingerprintId, query, k, where, iterative: support.iterativeScan, ef: ef ?? efSearch(k, support.iterativeScan) });
+  return exactNeighbours({ tx, fingerprintId, query, k, where, limit });
+}
+
+/**
+ * The HNSW KNN statement: rows passing the filters ordered by cosine distance
+ * to the query. `exact` orders by an expression the index does not have, so
+ * it is a scan of the filtered rows (in pgvector's C) instead of an index walk.
+ */
+export function hnswKnnSql({ fingerprintId, query, k, where, exact = false }: { fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; exact?: boolean }): SQL {
+  if (!hnswDimension(query.length)) throw new Error(`no HNSW index for ${query.length} dimensions`);
+  // The dimension is a literal (checked integer): the cast's type modifier and the partial index's predicate need one.
+  const d = sql.raw(String(query.length));
+  const distance = sql`(e.embedding::vector(${d})) <=> ${arrayLiteral(normalizeVector(query))}::real[]::vector(${d})`;
+  const filters = sql.join([sql`e.dimension = ${d}`, sql`e.fingerprint_id = ${fingerprintId}`, ...where], sql` and `);
+  // ORDER BY the index's own expression, so the planner can walk the index; `+ 0` is not that expression.
+  return sql`select c.id, ${distance} as distance from chunk_embeddings e join chunks c on c.id = e.chunk_row_id join documents d on d.doc_id = c.doc_id
+    where ${filters} order by ${exact ? sql`(${distance}) + 0, c.id` : distance} limit ${k}`;
+}
+
+async function hnswNeighbours({ tx, fingerprintId, query, k, where, iterative, ef }: { tx: SqlRunner; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; iterative: boolean; ef: number }): Promise<PgVectorNeighbours> {
+  // set_config(…, true): for this transaction only.
+  await tx.execute(sql`select set_config('hnsw.ef_search', ${String(Math.min(1_000, Math.max(1, Math.round(ef))))}, true)`);
+  if (iterative) await tx.execute(sql`select set_config('hnsw.iterative_scan', 'strict_order', true)`);
+  const asHits = (found: { id: string | number; distance: number | string }[]) => found.map((r) => ({ id: Number(r.id), similarity: 1 - Number(r.distance) }));
+  let hits = asHits(await rows(tx, hnswKnnSql({ fingerprintId, query, k, where })));
+  if (hits.length < k) {
+    // The walk can stop short under selective filters (or past hnsw.max_scan_tuples): if more rows pass them, rank those exactly.
+    const all = asHits(await rows(tx, hnswKnnSql({ fingerprintId, query, k, where, exact: true })));
+    if (all.length > hits.length) hits = all;
+  }
+  // Ties by id, as the exact scan orders them.
+  hits.sort((a, b) => b.similarity - a.similarity || a.id - b.id);
+  return { ok: true, method: "hnsw", scanned: null, hits };
+}
+
+async function exactNeighbours({ tx, fingerprintId, query, k, where, limit }: { tx: SqlRunner; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; limit: number }): Promise<PgVectorNeighbours> {
   const filters = sql.join([sql`e.fingerprint_id = ${fingerprintId}`, sql`e.dimension = ${query.length}`, ...where], sql` and `);
   const from = sql`chunk_embeddings e join chunks c on c.id = e.chunk_row_id join documents d on d.doc_id = c.doc_id where ${filters}`;
-  const [{ n }] = (await tx.execute(sql`select count(*)::int as n from (select 1 from ${from} limit ${limit + 1}) s`)).rows as { n: number }[];
+  const [{ n }] = await rows<{ n: number }>(tx, sql`select count(*)::int as n from (select 1 from ${from} limit ${limit + 1}) s`);
   if (n > limit) {
-    return { ok: false, reason: "vectors_unavailable", message: `more than ${limit} vectors match; the exact scan (no pgvector index here) is limited to ${limit} — narrow the search with filters` };
+    return { ok: false, reason: "vectors_unavailable", message: `more than ${limit} vectors match; the exact scan (no pgvector HNSW index here) is limited to ${limit} — narrow the search with filters` };
   }
   if (n === 0) return { ok: true, method: "exact", scanned: 0, hits: [] };
   const q = arrayLiteral(normalizeVector(query));
-  const rows = (
-    await tx.execute(sql`select c.id, (select sum(a::float8 * b) from unnest(e.embedding, ${q}::real[]) as t(a, b)) as similarity
-      from ${from} order by similarity desc, c.id limit ${k}`)
-  ).rows as { id: string | number; similarity: number | string }[];
-  return { ok: true, method: "exact", scanned: n, hits: rows.map((r) => ({ id: Number(r.id), similarity: Number(r.similarity) })) };
+  const found = await rows<{ id: string | number; similarity: number | string }>(
+    tx,
+    sql`select c.id, (select sum(a::float8 * b) from unnest(e.embedding, ${q}::real[]) as t(a, b)) as similarity
+      from ${from} order by similarity desc, c.id limit ${k}`,
+  );
+  return { ok: true, method: "exact", scanned: n, hits: found.map((r) => ({ id: Number(r.id), similarity: Number(r.similarity) })) };
 }

@@ -6,7 +6,7 @@ import type { PgGovernanceExecutor, PgHandle } from "../db/pg";
 import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../db/store-names";
 import { AppError, isAppError } from "../errors";
 import { appendAuditPg, hasAuditEntryPg } from "../governance/audit-pg";
-import { EXACT_SCAN_LIMIT } from "../index/vectors-pg";
+import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
 import { createStoreSchema } from "./stores";
 
 /**
@@ -68,7 +68,7 @@ export type PgStoreSummary = {
   description: string | null;
   createdAt: number | null;
   schemaVersion: string | null;
-  vectors: { method: "exact_scan"; exactScanLimit: number; pgvector: string | null; reason: string };
+  vectors: { method: "hnsw" | "exact_scan"; exactScanLimit: number; pgvector: string | null; hnswDimensions: number[]; reason: string };
   counts: Record<string, number>;
 };
 
@@ -80,7 +80,7 @@ export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Pr
     const meta = Object.fromEntries(((await tx.execute(sql`select key, value from store_meta`)).rows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
     const counts: Record<string, number> = {};
     for (const t of COUNTED_TABLES) counts[t] = Number(((await tx.execute(sql`select count(*) as n from ${sql.identifier(t)}`)).rows[0] as { n: string }).n);
-    const pgvector = await pgvectorVersion(tx);
+    const { pgvector, hnswDimensions } = await pgvectorSupportPg(tx);
     return {
       name: handle.store,
       schema: handle.schema,
@@ -88,20 +88,17 @@ export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Pr
       createdAt: meta.created_at ? Number(meta.created_at) : null,
       schemaVersion: meta.schema_version ?? null,
       vectors: {
-        method: "exact_scan",
+        method: hnswDimensions.length > 0 ? "hnsw" : "exact_scan",
         exactScanLimit: EXACT_SCAN_LIMIT,
         pgvector,
-        reason: `vector search is an exact cosine scan over real[] of up to ${EXACT_SCAN_LIMIT} vectors (after filters); larger sets answer lexically with reason vectors_unavailable${pgvector ? " (pgvector is installed, but its HNSW path is not built yet)" : "; pgvector is not installed"}`,
+        hnswDimensions,
+        reason: pgvector
+          ? `pgvector ${pgvector}: vector search walks an HNSW index (cosine) per dimension${hnswDimensions.length ? ` (here: ${hnswDimensions.join(", ")})` : " — built by the first vector write of a dimension"}, with no size limit; vectors without one use the exact scan of up to ${EXACT_SCAN_LIMIT}`
+          : `vector search is an exact cosine scan over real[] of up to ${EXACT_SCAN_LIMIT} vectors (after filters); larger sets answer lexically with reason vectors_unavailable; pgvector is not created in this database (an admin runs CREATE EXTENSION vector)`,
       },
       counts,
     };
   });
-}
-
-/** pgvector's version when the `vector` extension is installed in this database, else null. */
-export async function pgvectorVersion(db: PgGovernanceExecutor): Promise<string | null> {
-  const [row] = (await db.execute(sql`select extversion from pg_extension where extname = 'vector'`)).rows as { extversion: string }[];
-  return row?.extversion ?? null;
 }
 
 /** Every store in the database (schemas with a store_meta table naming their store), core first, then by name. */
