@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
-import { verifyAuditChainPg } from "@/lib/governance/audit-pg";
+import { listAuditTailPg, verifyAuditChainPg } from "@/lib/governance/audit-pg";
 import { api, ensureProductionBuild, RELIABILITY_TOKEN, startServer, type RunningServer } from "../fixtures/next-server";
 import { createTestDatabase } from "./helpers";
 
@@ -122,8 +122,10 @@ describe("two app servers on one PostgreSQL database", () => {
     expect((await call(b, "DELETE", `/tokens/${bob.id}`, { token: RELIABILITY_TOKEN })).status).toBe(200);
     expect((await call(a, "GET", "/tasks", { token: tok.bob })).status).toBe(401);
     expect((await call(a, "GET", "/tasks", { token: tok.alice })).status).toBe(200);
-    // Two token creations, one override, one revocation.
-    expect(await verifyAuditChainPg({ db: pg.db })).toEqual({ ok: true, entries: 4 });
+    // One chain across both servers: the first admin (made once, by whichever server started first), two token creations, one override, one revocation.
+    const actions = (await listAuditTailPg({ db: pg.db, limit: 50 })).map((r) => r.action).sort();
+    expect(actions).toEqual(["ledger.override", "token.create", "token.create", "token.revoke", "user.create"]);
+    expect(await verifyAuditChainPg({ db: pg.db })).toEqual({ ok: true, entries: 5 });
     expect(serverErrors).toBe(0);
   });
 });
