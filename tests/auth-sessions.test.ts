@@ -20,9 +20,9 @@ beforeEach(async () => {
 afterEach(() => env.cleanup());
 
 /** The claims a session JWT for `username` carries when issued now (what the jwt callback writes at sign-in). */
-function claimsNow(username: string): { uid: number; role: string; sv: number } {
+function claimsNow(username: string): { uid: number; role: string; sv: number; name: string } {
   const u = getUserByUsername({ username })!;
-  return { uid: u.id, role: u.role, sv: u.sessionVersion };
+  return { uid: u.id, role: u.role, sv: u.sessionVersion, name: u.username };
 }
 
 function auditActions(): string[] {
@@ -63,11 +63,14 @@ describe("session versions", () => {
   });
 
   it("a token without a session version, or with another one, is refused", async () => {
-    const { uid, role, sv } = claimsNow("vera");
-    expect(await resolveSessionUser({ uid, role })).toBeNull();
-    expect(await resolveSessionUser({ uid, role, sv: sv + 1 })).toBeNull();
-    expect(await resolveSessionUser({ uid, role, sv: String(sv) })).toBeNull();
-    expect((await resolveSessionUser({ uid, role, sv }))?.username).toBe("vera");
+    const { uid, role, sv, name } = claimsNow("vera");
+    expect(await resolveSessionUser({ uid, role, name })).toBeNull();
+    expect(await resolveSessionUser({ uid, role, sv: sv + 1, name })).toBeNull();
+    expect(await resolveSessionUser({ uid, role, sv: String(sv), name })).toBeNull();
+    // A cookie for another person at the same id (a users table replaced under the same secret) is no session.
+    expect(await resolveSessionUser({ uid, role, sv, name: "someone-else" })).toBeNull();
+    expect(await resolveSessionUser({ uid, role, sv })).toBeNull();
+    expect((await resolveSessionUser({ uid, role, sv, name }))?.username).toBe("vera");
   });
 
   it("disable refuses sign-in; enable lets the person sign in again but does not revive sessions from before", async () => {
@@ -78,7 +81,7 @@ describe("session versions", () => {
     expect(user.disabledAt).toBeNull();
     expect(await resolveSessionUser(old)).toBeNull();
     const again = await signInWithPassword({ username: "vera", password: "vera-password", address: null });
-    expect(again.ok && (await resolveSessionUser({ uid: again.user.id, sv: again.user.sessionVersion }))?.username).toBe("vera");
+    expect(again.ok && (await resolveSessionUser({ uid: again.user.id, sv: again.user.sessionVersion, name: again.user.username }))?.username).toBe("vera");
     expect(auditActions().slice(-2)).toEqual(["user.disable", "user.enable"]);
   });
 
@@ -88,7 +91,7 @@ describe("session versions", () => {
     if (!signedIn.ok) throw new Error("sign-in failed");
     const user = { id: String(signedIn.user.id), name: "vera", role: "viewer", sv: signedIn.user.sessionVersion };
     const token = (await callbacks!.jwt!({ token: {}, user, account: null } as never)) as JWT;
-    expect(token).toMatchObject({ uid: signedIn.user.id, role: "viewer", sv: 0 });
+    expect(token).toMatchObject({ uid: signedIn.user.id, role: "viewer", sv: 0, name: "vera" });
     const session = (extra: JWT) => callbacks!.session!({ session: { user: { name: "vera" }, expires: "2030-01-01T00:00:00.000Z" }, token: extra } as never) as Promise<Session>;
     expect((await session(token)).user).toMatchObject({ id: signedIn.user.id, role: "viewer", sv: 0 });
     await setUserPassword({ username: "vera", password: "vera-password-2", actor: "user:root" });

@@ -46,6 +46,8 @@ export function getAuthOptions(): AuthOptions {
           token.uid = Number(signedIn.id);
           token.role = signedIn.role;
           token.sv = signedIn.sv;
+          // Set here, not left to next-auth's defaults: resolveSessionUser requires it to match the row.
+          token.name = signedIn.name;
         }
         return token;
       },

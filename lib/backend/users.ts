@@ -58,7 +58,7 @@ export async function signInWithPassword({ username, password, address, now, bac
 }
 
 /** What a session JWT carries about its person (see callbacks in auth-options.ts). */
-export type SessionClaims = { uid?: unknown; role?: unknown; sv?: unknown };
+export type SessionClaims = { uid?: unknown; role?: unknown; sv?: unknown; name?: unknown };
 
 /**
  * The person a session JWT stands for, re-read from the governance database:
@@ -66,14 +66,17 @@ export type SessionClaims = { uid?: unknown; role?: unknown; sv?: unknown };
  * before the user's session_version last moved (password reset, role change,
  * disable — see lib/auth/users.ts), which is how those changes end existing
  * sessions. A token without `sv` predates session versions and is refused
- * too. The one check behind the request-level gate (proxy.ts), every page
- * loader and every server action.
+ * too. The token's username must match the row's: ids are reused when the
+ * users table under a signing secret changes (an install moved to
+ * PostgreSQL, `migrate-data --replace`), and a cookie issued for one person
+ * must never become another person's session. The one check behind the
+ * request-level gate (proxy.ts), every page loader and every server action.
  */
 export async function resolveSessionUser(claims: SessionClaims | null | undefined, backend: GovernanceBackend = governance()): Promise<PublicUser | null> {
   const id = claims?.uid;
   if (typeof id !== "number") return null;
   const user = await backend.getUserById({ id });
-  if (!user || user.disabledAt) return null;
+  if (!user || user.disabledAt || claims?.name !== user.username) return null;
   return claims?.sv === user.sessionVersion ? user : null;
 }
 

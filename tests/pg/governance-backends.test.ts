@@ -251,7 +251,7 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     const T0 = Date.UTC(2030, 0, 1);
     const signedIn = await signInWithPassword({ username: "vera", password: "vera-password", address: null, now: T0 });
     expect(signedIn.ok && signedIn.user.username).toBe("vera");
-    const claims = { uid: vera.id, sv: vera.sessionVersion };
+    const claims = { uid: vera.id, sv: vera.sessionVersion, name: vera.username };
     expect((await resolveSessionUser(claims))?.username).toBe("vera");
 
     // Five wrong passwords cost nothing more; the sixth attempt must wait, even with the right password.
@@ -275,7 +275,7 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     await g.setUserRole({ username: "vera", role: "editor", actor });
     const promoted = await g.getUserById({ id: vera.id });
     expect(promoted?.role).toBe("editor");
-    expect(await resolveSessionUser({ uid: vera.id, sv: again.ok ? again.user.sessionVersion : -1 })).toBeNull();
+    expect(await resolveSessionUser({ uid: vera.id, sv: again.ok ? again.user.sessionVersion : -1, name: vera.username })).toBeNull();
     expect((await g.setUserDisabled({ username: "vera", disabled: true, actor })).disabledAt).toEqual(expect.any(Number));
     expect(await signInWithPassword({ username: "vera", password: "vera-password-2", address: null, now: at + 3 })).toEqual({ ok: false, reason: "invalid" });
     await expect(g.setUserRole({ username: "root", role: "viewer", actor })).rejects.toMatchObject({ code: "conflict" });

@@ -18,7 +18,7 @@ describe("users and the login throttle across two replicas", () => {
     const made = await createUser({ input: { username: "ana", password: "ana-password", role: "editor" }, actor: "test", backend: a });
     const onB = await signInWithPassword({ username: "ana", password: "ana-password", address: null, now: T0, backend: b });
     expect(onB.ok && onB.user.id).toBe(made.id);
-    const claims = { uid: made.id, sv: made.sessionVersion };
+    const claims = { uid: made.id, sv: made.sessionVersion, name: made.username };
     expect((await resolveSessionUser(claims, a))?.role).toBe("editor");
     await b.setUserPasswordHash({ username: "ana", passwordHash: (await a.getUserByUsername({ username: "ana" }))!.passwordHash, actor: "test" });
     expect(await resolveSessionUser(claims, a)).toBeNull();
