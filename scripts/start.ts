@@ -71,7 +71,7 @@ async function serve() {
 
 /** The same words as README's PostgreSQL section and `dualmind --help`. */
 const POSTGRES_SCOPE_NOTE =
-  "dualmind: from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens), users, sign-in and the login throttle, and their audit rows.\n" +
+  "dualmind: from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens), users, sign-in and the login throttle, health events, and their audit rows.\n" +
   "dualmind: from local SQLite in DATA_DIR: stores (documents, search, vectors, memories, traces, graph) and their audit rows.\n" +
   "dualmind: run a single replica until the store backend lands.\n";
 

@@ -58,17 +58,17 @@ describe("health events and the alert webhook", () => {
   });
 
   it("records each status change once (not a repeat, not a first healthy sighting) and POSTs it", async () => {
-    expect(observeStoreStatus({ store: "docs", status: "healthy", reason: "ok" })).toBeNull();
-    const degraded = observeStoreStatus({ store: "docs", status: "degraded", reason: "backlog 1,500 above 1,000" })!;
+    expect(await observeStoreStatus({ store: "docs", status: "healthy", reason: "ok" })).toBeNull();
+    const degraded = (await observeStoreStatus({ store: "docs", status: "degraded", reason: "backlog 1,500 above 1,000" }))!;
     expect(degraded).toMatchObject({ store: "docs", status: "degraded", previousStatus: "healthy", webhookState: "pending" });
-    expect(observeStoreStatus({ store: "docs", status: "degraded", reason: "backlog 1,600 above 1,000" })).toBeNull();
-    const back = observeStoreStatus({ store: "docs", status: "healthy", reason: "ok" })!;
+    expect(await observeStoreStatus({ store: "docs", status: "degraded", reason: "backlog 1,600 above 1,000" })).toBeNull();
+    const back = (await observeStoreStatus({ store: "docs", status: "healthy", reason: "ok" }))!;
     await alertQueueIdle();
     expect(receiver.state.received.map((r) => r.body)).toEqual([
       expect.objectContaining({ id: degraded.id, kind: "store_status", store: "docs", status: "degraded", previous_status: "healthy", reason: "backlog 1,500 above 1,000" }),
       expect.objectContaining({ id: back.id, status: "healthy", previous_status: "degraded" }),
     ]);
-    expect(listRecentHealthEvents({ store: "docs" }).map((e) => [e.status, e.webhookState])).toEqual([
+    expect((await listRecentHealthEvents({ store: "docs" })).map((e) => [e.status, e.webhookState])).toEqual([
       ["healthy", "delivered"],
       ["degraded", "delivered"],
     ]);
@@ -76,7 +76,7 @@ describe("health events and the alert webhook", () => {
 
   it("retries a failing receiver with backoff until it answers 2xx", async () => {
     receiver.state.plan = [500, 503];
-    const e = observeStoreStatus({ store: "docs", status: "provider_down", reason: "provider not answering" })!;
+    const e = (await observeStoreStatus({ store: "docs", status: "provider_down", reason: "provider not answering" }))!;
     await alertQueueIdle();
     expect(receiver.state.received).toHaveLength(3);
     expect(eventRow(e.id)).toEqual({ state: "delivered", attempts: 3, error: null });
@@ -85,10 +85,10 @@ describe("health events and the alert webhook", () => {
   it("a slow receiver times out, is retried, and never blocks the caller", async () => {
     setAlertTimingForTests({ timeoutMs: 1_000, backoffBaseMs: 20 });
     receiver.state.plan = ["hang"];
-    const e = observeStoreStatus({ store: "docs", status: "drifted", reason: "model changed" })!;
+    const e = (await observeStoreStatus({ store: "docs", status: "drifted", reason: "model changed" }))!;
     await expect.poll(() => receiver.state.hung.length).toBe(1);
     // While the receiver holds the first delivery open, the next status change is still recorded at once.
-    const other = observeStoreStatus({ store: "notes", status: "degraded", reason: "backlog" })!;
+    const other = (await observeStoreStatus({ store: "notes", status: "degraded", reason: "backlog" }))!;
     expect(other).toMatchObject({ webhookState: "pending" });
     expect(eventRow(e.id)).toMatchObject({ state: "pending" });
     await alertQueueIdle();
@@ -102,17 +102,17 @@ describe("health events and the alert webhook", () => {
     const downUrl = `http://127.0.0.1:${await freePort()}/hook`;
     env.cleanup();
     env = useTempDataDir({ DUALMIND_ALERT_WEBHOOK_URL: downUrl });
-    const e = observeStoreStatus({ store: "docs", status: "parked", reason: "4 items parked" })!;
+    const e = (await observeStoreStatus({ store: "docs", status: "parked", reason: "4 items parked" }))!;
     await alertQueueIdle();
     expect(eventRow(e.id)).toMatchObject({ state: "failed", attempts: 5, error: expect.stringContaining("cannot reach the receiver") });
-    expect(listRecentHealthEvents()[0]).toMatchObject({ status: "parked", webhookState: "failed" });
+    expect((await listRecentHealthEvents())[0]).toMatchObject({ status: "parked", webhookState: "failed" });
   });
 
   it("a failed dialectic session is one event, however often it is seen", async () => {
     const { session } = createDialecticSession({ input: { topic: "review the plan", reviewer_agent_id: "agent-b" }, agentId: "agent-a" });
     abandonDialecticSession({ sessionId: session.sessionId, agentId: "agent-a", reason: "gave up" });
-    expect(observeFailedDialecticSessions()).toHaveLength(1);
-    expect(observeFailedDialecticSessions()).toHaveLength(0);
+    expect(await observeFailedDialecticSessions()).toHaveLength(1);
+    expect(await observeFailedDialecticSessions()).toHaveLength(0);
     await alertQueueIdle();
     expect(receiver.state.received.map((r) => r.body)).toEqual([expect.objectContaining({ kind: "dialectic_failed", subject: session.sessionId, reason: "abandoned by agent-a: gave up" })]);
   });

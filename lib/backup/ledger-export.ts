@@ -1,18 +1,42 @@
+import { getPg } from "../db/pg";
 import { getTaskStatusById, listTasksByFilter, type TaskStatus } from "../governance/ledger";
-import { assertGovernanceNotOnPostgres } from "../db/pg";
+import { getTaskStatusByIdPg, listTasksByFilterPg } from "../governance/ledger-pg";
 
 export const LEDGER_FORMAT = "dualmind.ledger.v1" as const;
 export type LedgerSnapshot = { format: typeof LEDGER_FORMAT; exportedAt: number; tasks: TaskStatus[] };
 
-/** Every task with its runs, validations, overrides, artifacts and verdict, oldest first. */
-export function exportLedgerSnapshot({ now = Date.now() }: { now?: number } = {}): LedgerSnapshot {
-  assertGovernanceNotOnPostgres("the ledger snapshot export");
+/** Task ids created up to `now`, newest first, read a page at a time through the ledger's own listing. */
+async function collectTaskIds(list: (page: { limit: number; offset: number; to: number }) => Promise<{ tasks: { taskId: string }[] }>, now: number): Promise<string[]> {
   const ids: string[] = [];
-  const page = 200;
-  for (let offset = 0; ; offset += page) {
-    const { tasks } = listTasksByFilter({ limit: page, offset, to: now });
+  const limit = 200;
+  for (let offset = 0; ; offset += limit) {
+    const { tasks } = await list({ limit, offset, to: now });
     ids.push(...tasks.map((t) => t.taskId));
-    if (tasks.length < page) break;
+    if (tasks.length < limit) break;
   }
+  return ids;
+}
+
+/**
+ * Every task with its runs, validations, overrides, artifacts and verdict,
+ * oldest first — from the ledger this process uses: governance.db, or with
+ * DATABASE_URL the PostgreSQL ledger, read in one repeatable-read read-only
+ * transaction (one point in time while other replicas keep writing).
+ */
+export async function exportLedgerSnapshot({ now = Date.now() }: { now?: number } = {}): Promise<LedgerSnapshot> {
+  const pg = getPg();
+  if (pg) {
+    const { db } = await pg;
+    return db.transaction(
+      async (tx) => {
+        const ids = await collectTaskIds((input) => listTasksByFilterPg({ db: tx, input }), now);
+        const tasks: TaskStatus[] = [];
+        for (const taskId of ids.reverse()) tasks.push(await getTaskStatusByIdPg({ db: tx, taskId }));
+        return { format: LEDGER_FORMAT, exportedAt: now, tasks };
+      },
+      { isolationLevel: "repeatable read", accessMode: "read only" },
+    );
+  }
+  const ids = await collectTaskIds(async (input) => listTasksByFilter(input), now);
   return { format: LEDGER_FORMAT, exportedAt: now, tasks: ids.reverse().map((taskId) => getTaskStatusById({ taskId })) };
 }

@@ -6,7 +6,6 @@ import { migrate } from "drizzle-orm/node-postgres/migrator";
 import type { PgDatabase } from "drizzle-orm/pg-core";
 import { Pool } from "pg";
 import { getConfig } from "../config";
-import { AppError } from "../errors";
 import { log } from "../log";
 import * as pgGovernanceSchema from "./schema/pg/governance";
 
@@ -58,15 +57,6 @@ export async function answerUniqueRaceAsRetry<T>(e: unknown, answerRetry: () => 
   const raced = await answerRetry();
   if (!raced) throw e;
   return raced;
-}
-
-/**
- * The governance paths not yet ported to PostgreSQL (the ledger backup
- * export) refuse with DATABASE_URL set, rather
- * than answer from a local governance.db the rest of the ledger no longer uses.
- */
-export function assertGovernanceNotOnPostgres(what: string): void {
-  if (getConfig().databaseUrl) throw new AppError("not_implemented", `${what} is not available yet with DATABASE_URL (the governance ledger is on PostgreSQL); use pg_dump for a backup`);
 }
 
 const MIGRATIONS_FOLDER = path.join(process.cwd(), "drizzle", "pg", "governance");

@@ -1,9 +1,11 @@
 import { and, desc, eq, gt, sql } from "drizzle-orm";
 import { getConfig } from "../config";
 import { getGovernance } from "../db/connection";
+import { getPg } from "../db/pg";
 import { dialecticSessions, healthEvents, storeStatusCurrent, type HealthEventRow } from "../db/schema/governance";
 import { log } from "../log";
 import { sendAlert, type AlertPayload } from "./alert-webhook";
+import { listRecentHealthEventsPg, observeFailedDialecticSessionsPg, observeStoreStatusPg, settleHealthEventDeliveryPg } from "./health-events-pg";
 
 /**
  * Alerts (issue 17): a store whose status changes (to degraded, drifted,
@@ -11,6 +13,8 @@ import { sendAlert, type AlertPayload } from "./alert-webhook";
  * dialectic session that fails each become one health_events row, shown on
  * Health and, when DUALMIND_ALERT_WEBHOOK_URL is set, POSTed there by a
  * background queue (lib/governance/alert-webhook.ts) that never blocks a request.
+ * With DATABASE_URL the events live in PostgreSQL beside the ledger
+ * (./health-events-pg.ts), one history for every replica.
  */
 export type HealthEvent = {
   id: number;
@@ -26,6 +30,12 @@ export type HealthEvent = {
   webhookError: string | null;
 };
 
+export type NewHealthEvent = Omit<HealthEvent, "id" | "webhookState" | "webhookAttempts" | "webhookError">;
+
+function newWebhookState(): HealthEvent["webhookState"] {
+  return getConfig().alertWebhookUrl ? "pending" : "none";
+}
+
 function toPayload(e: HealthEvent): AlertPayload {
   return { id: e.id, ts: new Date(e.ts).toISOString(), kind: e.kind, store: e.store, subject: e.subject, status: e.status, previous_status: e.previousStatus, reason: e.reason };
 }
@@ -33,11 +43,13 @@ function toPayload(e: HealthEvent): AlertPayload {
 function dispatch(events: HealthEvent[]): void {
   const url = getConfig().alertWebhookUrl;
   if (!url) return;
-  for (const e of events) sendAlert({ url, payload: toPayload(e), onSettled: (r) => settleDelivery({ id: e.id, ...r }) });
+  for (const e of events) sendAlert({ url, payload: toPayload(e), onSettled: (r) => void settleDelivery({ id: e.id, ...r }) });
 }
 
-function settleDelivery({ id, delivered, attempts, error }: { id: number; delivered: boolean; attempts: number; error: string | null }): void {
+async function settleDelivery({ id, delivered, attempts, error }: { id: number; delivered: boolean; attempts: number; error: string | null }): Promise<void> {
   try {
+    const pg = getPg();
+    if (pg) return await settleHealthEventDeliveryPg({ db: (await pg).db, id, delivered, attempts, error });
     getGovernance()
       .db.update(healthEvents)
       .set({ webhookState: delivered ? "delivered" : "failed", webhookAttempts: attempts, webhookError: error })
@@ -48,8 +60,8 @@ function settleDelivery({ id, delivered, attempts, error }: { id: number; delive
   }
 }
 
-function insertEvent(values: Omit<HealthEvent, "id" | "webhookState" | "webhookAttempts" | "webhookError">): HealthEvent | null {
-  const webhookState = getConfig().alertWebhookUrl ? "pending" : "none";
+function insertEvent(values: NewHealthEvent): HealthEvent | null {
+  const webhookState = newWebhookState();
   const row = getGovernance()
     .db.insert(healthEvents)
     .values({ ...values, webhookState })
@@ -64,7 +76,13 @@ function insertEvent(values: Omit<HealthEvent, "id" | "webhookState" | "webhookA
  * record the event (one transaction: two observers never record one change
  * twice) and queue its webhook. The first sighting of a healthy store is not an event.
  */
-export function observeStoreStatus({ store, status, reason, now = Date.now() }: { store: string; status: string; reason: string; now?: number }): HealthEvent | null {
+export async function observeStoreStatus({ store, status, reason, now = Date.now() }: { store: string; status: string; reason: string; now?: number }): Promise<HealthEvent | null> {
+  const pg = getPg();
+  if (pg) {
+    const event = await observeStoreStatusPg({ db: (await pg).db, store, status, reason, now, webhookState: newWebhookState() });
+    if (event) dispatch([event]);
+    return event;
+  }
   const { sqlite, db } = getGovernance();
   const event = sqlite
     .transaction((): HealthEvent | null => {
@@ -83,7 +101,13 @@ export function observeStoreStatus({ store, status, reason, now = Date.now() }: 
 }
 
 /** Dialectic sessions that failed since the newest one already recorded: one event each (indexed by status, updated_at). */
-export function observeFailedDialecticSessions({ now = Date.now(), lookbackMs = 24 * 3_600_000 }: { now?: number; lookbackMs?: number } = {}): HealthEvent[] {
+export async function observeFailedDialecticSessions({ now = Date.now(), lookbackMs = 24 * 3_600_000 }: { now?: number; lookbackMs?: number } = {}): Promise<HealthEvent[]> {
+  const pg = getPg();
+  if (pg) {
+    const events = await observeFailedDialecticSessionsPg({ db: (await pg).db, now, lookbackMs, webhookState: newWebhookState() });
+    dispatch(events);
+    return events;
+  }
   const { db } = getGovernance();
   const newest = db.select({ ts: sql<number | null>`max(${healthEvents.ts})` }).from(healthEvents).where(eq(healthEvents.kind, "dialectic_failed")).get()?.ts ?? null;
   const since = Math.max(now - lookbackMs, newest ?? 0);
@@ -101,10 +125,14 @@ export function observeFailedDialecticSessions({ now = Date.now(), lookbackMs = 
 }
 
 /** The newest events, for Health (all stores, or one store plus the events that name no store). */
-export function listRecentHealthEvents({ store, limit = 20 }: { store?: string; limit?: number } = {}): HealthEvent[] {
-  const { db } = getGovernance();
-  const q = db.select().from(healthEvents);
-  const rows = (store ? q.where(sql`${healthEvents.store} = ${store} or ${healthEvents.store} is null`) : q).orderBy(desc(healthEvents.ts), desc(healthEvents.id)).limit(limit).all();
+export async function listRecentHealthEvents({ store, limit = 20 }: { store?: string; limit?: number } = {}): Promise<HealthEvent[]> {
+  const pg = getPg();
+  let rows;
+  if (pg) rows = await listRecentHealthEventsPg({ db: (await pg).db, store, limit });
+  else {
+    const q = getGovernance().db.select().from(healthEvents);
+    rows = (store ? q.where(sql`${healthEvents.store} = ${store} or ${healthEvents.store} is null`) : q).orderBy(desc(healthEvents.ts), desc(healthEvents.id)).limit(limit).all();
+  }
   return rows.map((r) => ({
     id: r.id,
     ts: r.ts,

@@ -78,7 +78,7 @@ export async function loadHealthDashboard({ store, range, now = Date.now() }: { 
     perStore,
     overall: worstStatus(perStore),
     workers: getWorkerStates(),
-    events: listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
+    events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
     series: prepareHealthSeries(listSnapshotBucketsByWindow({ window, stores: scope }), window),
     snapshotsAsOf,
     modelChanges: findModelChanges(listModelChangesByWindow({ window, stores: scope })),
@@ -141,13 +141,13 @@ export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) 
 export async function runStatusWatchPass(): Promise<void> {
   for (const s of await getLiveStoreStatuses({ stores: listStoreNames() })) {
     try {
-      observeStoreStatus({ store: s.store, status: s.state, reason: s.reason });
+      await observeStoreStatus({ store: s.store, status: s.state, reason: s.reason });
     } catch (e) {
       log("warn", "could not record a store status change", { store: s.store, error: (e as Error).message });
     }
   }
   try {
-    observeFailedDialecticSessions();
+    await observeFailedDialecticSessions();
   } catch (e) {
     log("warn", "could not record failed dialectic sessions", { error: (e as Error).message });
   }

@@ -66,8 +66,8 @@ export const agentsCommands: Command[] = [
     name: "export ledger",
     usage: "export ledger [--out FILE]",
     summary: "every task with its runs, validations, overrides and verdict as JSON",
-    run: ({ flags, out }) => {
-      const snapshot = exportLedgerSnapshot();
+    run: async ({ flags, out }) => {
+      const snapshot = await exportLedgerSnapshot();
       const file = flagString(flags, "out");
       writeJsonOutput(snapshot, file, out, `wrote ${snapshot.tasks.length} task(s) to ${file}`, { file, tasks: snapshot.tasks.length });
     },

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePg, getPg } from "@/lib/db/pg";
+import fs from "node:fs";
+import path from "node:path";
 import { appendAuditPg } from "@/lib/governance/audit-pg";
+import { createTaskPg, recordRunStartPg } from "@/lib/governance/ledger-pg";
+import { agentsCommands } from "@/scripts/commands/agents-commands";
 import type { Command, CommandContext } from "@/scripts/cli-kit";
 import { dbCommands } from "@/scripts/commands/db-commands";
 import { storeCommands } from "@/scripts/commands/store-commands";
@@ -16,9 +20,9 @@ afterAll(async () => {
   env.cleanup();
 });
 
-async function run(commands: Command[], name: string) {
+async function run(commands: Command[], name: string, flags: CommandContext["flags"] = {}) {
   const outs: { human: string; data: unknown }[] = [];
-  const ctx: CommandContext = { args: [], flags: {}, json: false, out: (human, data) => outs.push({ human, data }) };
+  const ctx: CommandContext = { args: [], flags, json: false, out: (human, data) => outs.push({ human, data }) };
   const code = (await commands.find((c) => c.name === name)!.run(ctx)) ?? 0;
   return { code, human: outs.map((o) => o.human).join("\n"), data: outs[0]?.data };
 }
@@ -40,5 +44,20 @@ describe("the CLI with DATABASE_URL", () => {
     const broken = await run(storeCommands, "audit verify");
     expect(broken.code).toBe(1);
     expect(broken.human).toContain("BROKEN at entry 2");
+  });
+
+  it("export ledger writes the PostgreSQL ledger's tasks, oldest first, with their runs — not the empty local governance.db", async () => {
+    const { db } = await getPg()!;
+    const hash = "a".repeat(64);
+    await createTaskPg({ db, input: { task_id: "t-first", intent: "first", spec: {} }, requestedBy: "agent:a" });
+    await createTaskPg({ db, input: { task_id: "t-second", intent: "second", spec: {} }, requestedBy: "agent:a" });
+    await recordRunStartPg({ db, taskId: "t-second", input: { run_id: "r-1", skill: "s", input_hash: hash, runner_version: "1" }, caller: { agentId: "agent:a", isAdmin: false, stores: null } });
+    const file = path.join(env.dataDir, "ledger.json");
+    const r = await run(agentsCommands, "export ledger", { out: file });
+    expect(r).toMatchObject({ code: 0, human: `wrote 2 task(s) to ${file}` });
+    const snapshot = JSON.parse(fs.readFileSync(file, "utf8"));
+    expect(snapshot.format).toBe("dualmind.ledger.v1");
+    expect(snapshot.tasks.map((t: { task: { taskId: string } }) => t.task.taskId)).toEqual(["t-first", "t-second"]);
+    expect(snapshot.tasks[1].runs.map((run: { runId: string }) => run.runId)).toEqual(["r-1"]);
   });
 });
