@@ -7,7 +7,7 @@
  * the HNSW choice (usearch f32/f16/i8 vs hnswlib-node vs SimHash: build,
  * memory, disk, query, recall, filtered search); with BENCH_EMBED_1M=1 also
  * HNSW and SimHash vs raw vec0 at 1M vectors (several minutes more, so
- * opt-in); BENCH_EMBED_LIBRARIES=0 leaves out the library comparison (its
+ * opt-in; BENCH_EMBED_ONLY_1M=1 runs only that); BENCH_EMBED_LIBRARIES=0 leaves out the library comparison (its
  * six 100k builds are most of the run). Plus worker throughput through the
  * queue.
  */
@@ -213,7 +213,9 @@ export default async function run() {
     const rows: Record<string, string | number>[] = [];
     const annComparison: Record<string, string | number>[] = [];
     const growth: SizedSamples = new Map();
-    for (const n of [10_000, texts.length]) {
+    // BENCH_EMBED_ONLY_1M=1 (with BENCH_EMBED_1M=1): only the 1M table and growth, when a machine cannot spare the smaller sizes too.
+    const onlyMillion = process.env.BENCH_EMBED_1M === "1" && process.env.BENCH_EMBED_ONLY_1M === "1";
+    for (const n of onlyMillion ? [] : [10_000, texts.length]) {
       const store = `bench${n}`;
       const h = getStoreDb(store);
       const { sqlite } = h;
@@ -278,10 +280,11 @@ export default async function run() {
         recordSamples(growth, { method: m.label, size: n, samples: m.t });
       }
     }
-    printTable(`Vector KNN, k=${K}, ${QUERIES} queries, 384-d builtin vectors of real text`, rows);
-    printTable(`Choosing the approximate index: libraries on the same ${texts.length} vectors and queries (filtered: 10% of the vectors allowed; memory = process RSS growth while building)`, annComparison);
+    if (rows.length) printTable(`Vector KNN, k=${K}, ${QUERIES} queries, 384-d builtin vectors of real text`, rows);
+    if (annComparison.length) printTable(`Choosing the approximate index: libraries on the same ${texts.length} vectors and queries (filtered: 10% of the vectors allowed; memory = process RSS growth while building)`, annComparison);
     if (process.env.BENCH_EMBED_1M === "1") await knnAtOneMillion({ provider, fingerprintId: fp.id, growth });
     printTable(`Vector KNN: how p50 grows with size${process.env.BENCH_EMBED_1M === "1" ? ` (1M: ${QUERIES_1M} queries)` : " (1M: run with BENCH_EMBED_1M=1)"}`, growthRows(growth));
+    if (onlyMillion) return;
 
     // Worker throughput through the real queue (claim → embed → write → index), builtin provider.
     const wStore = "benchworker";
