@@ -118,6 +118,6 @@ export async function migrateStoreSchema(tx: SqlRunner, schema: string): Promise
 }
 
 /** `select … from <table>` rows as plain objects (the driver's int8 arrive as strings: callers convert). */
-export async function rowsOf<T>(tx: PgStoreTx, query: SQL): Promise<T[]> {
+export async function rowsOf<T>(tx: SqlRunner, query: SQL): Promise<T[]> {
   return (await tx.execute(query)).rows as T[];
 }
