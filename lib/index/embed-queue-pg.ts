@@ -11,6 +11,7 @@ import { EmbeddingError, type EmbeddingProvider } from "../embed/types";
 import { MAX_EMBED_ATTEMPTS, type BatchResult } from "../embed/worker";
 import { recordProvenanceBatchPg } from "../governance/ledger-pg";
 import { log } from "../log";
+import type { Fallback } from "../retrieval";
 import { CHUNKING_VERSION } from "./chunking";
 import { putChunkEmbeddingsPg } from "./vectors-pg";
 
@@ -109,10 +110,16 @@ export async function getEmbedBacklogPg({ tx }: { tx: SqlRunner }): Promise<Back
   return { pending: row.pending, parked: row.parked, oldestEnqueuedAt: row.oldest === null ? null : Number(row.oldest) };
 }
 
-/** The backlog reason of a store above EMBED_BACKLOG_WATERMARK (vector answers degrade to lexical), else null. */
-export async function backlogFallbackPg({ tx, watermark = getConfig().embed.backlogWatermark }: { tx: SqlRunner; watermark?: number }): Promise<{ reason: "backlog"; message: string } | null> {
+/**
+ * The backlog reason of a store above DUALMIND_EMBED_BACKLOG_WATERMARK (its
+ * vector answers degrade to lexical, as on SQLite), else null. Counts at most
+ * watermark + 1 rows, so a long queue costs no more than a short one.
+ */
+export async function backlogFallbackPg({ tx, watermark = getConfig().embed.backlogWatermark }: { tx: SqlRunner; watermark?: number }): Promise<Fallback | null> {
+  const [{ n }] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from (select 1 from embed_queue where parked_at is null limit ${watermark + 1}) q`);
+  if (n <= watermark) return null;
   const { pending } = await getEmbedBacklogPg({ tx });
-  return pending > watermark ? { reason: "backlog", message: `${pending} item(s) are waiting for a vector (above the watermark of ${watermark})` } : null;
+  return { reason: "backlog", message: `${pending} item(s) are waiting for a vector, above the watermark of ${watermark} (DUALMIND_EMBED_BACKLOG_WATERMARK)`, count: pending };
 }
 
 export async function listParkedEmbeddingsPg({ tx, limit = 50 }: { tx: SqlRunner; limit?: number }): Promise<ParkedEmbedding[]> {

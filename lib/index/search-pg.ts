@@ -7,6 +7,7 @@ import { DOCUMENT_POOL, DOCUMENT_SCORING, groupByDocument, MAX_VECTOR_DEPTH, POO
 import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
 import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
 import { SEARCH_BUDGET_HINT } from "./fulltext";
+import { backlogFallbackPg } from "./embed-queue-pg";
 
 /**
  * Search on PostgreSQL (the SQLite twin is ./search.ts), same input, same
@@ -60,8 +61,9 @@ export function chunkFiltersPg({ input, now }: { input: SearchInput; now: number
   if (input.kind?.length) where.push(sql`d.kind in ${input.kind}`);
   if (input.updated_after !== undefined) where.push(sql`d.mtime >= ${input.updated_after}`);
   if (input.updated_before !== undefined) where.push(sql`d.mtime < ${input.updated_before}`);
-  // A memory document's row in `memories` is at path minus 'memory/' and '.md'.
-  const memoryOf = sql`memories m where d.kind = 'memory' and m.path = substr(d.path, 8, length(d.path) - 10)`;
+  // A memory document's row in `memories` is at path minus 'memory/' and '.md'. greatest(…, 0): SQL does not promise to
+  // test d.kind first, and substr refuses a negative length (any document path under 10 characters failed every search).
+  const memoryOf = sql`memories m where d.kind = 'memory' and m.path = substr(d.path, 8, greatest(length(d.path) - 10, 0))`;
   if (input.tags?.length) {
     where.push(sql`exists (select 1 from ${memoryOf} and m.tags && array[${sql.join(input.tags.map((t) => sql`${t}`), sql`, `)}]::text[])`);
   }
@@ -220,7 +222,10 @@ export async function searchStorePg({
     legs.push(
       await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
         const leg: StoreLegs = { store: h.store, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
-        if (queryVector && fp) {
+        // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
+        const backlog = queryVector && fp && h === handle ? await backlogFallbackPg({ tx }) : null;
+        if (backlog) leg.vectorFallback = { ...backlog, message: `${h.store}: ${backlog.message}` };
+        else if (queryVector && fp) {
           const knn = await vectorNeighboursPg({ tx, fingerprintId: fp.id, query: queryVector, k: take + 20, where });
           if (!knn.ok) leg.vectorFallback = { reason: knn.reason, message: `${h.store}: ${knn.message}` };
           else {

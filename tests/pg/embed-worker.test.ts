@@ -10,6 +10,9 @@ import { drainEmbedQueuesPg, getEmbedBacklogPg, listParkedEmbeddingsPg, processE
 import { putDocumentsPg } from "@/lib/index/ingest-pg";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { resetConfigForTests } from "@/lib/config";
+import { searchInputSchema } from "@/lib/index/search";
+import { searchStorePg } from "@/lib/index/search-pg";
 import { startFakeOpenAI } from "../fixtures/fake-openai-server";
 import { useTwoReplicas } from "./helpers";
 
@@ -187,6 +190,33 @@ describe("the embed queue on PostgreSQL", () => {
       expect(parked[0].lastError).toBe("dimension_mismatch: provider returned a 31-d vector; expected 32");
       expect(await counts()).toMatchObject({ vectors: 0, provenance: 0 });
     });
+  });
+
+  it("above the backlog watermark, vector search answers lexically with reason backlog, and with vectors once the queue drains", async () => {
+    process.env.DUALMIND_EMBED_BACKLOG_WATERMARK = "5";
+    resetConfigForTests();
+    try {
+      const inserted = await ingest(8);
+      const provider = new BuiltinProvider({ dimension: 64 });
+      const fingerprint = await computeFingerprint(provider);
+      const search = async () =>
+        searchStorePg({
+          handle: storeB,
+          core: null,
+          input: searchInputSchema.parse({ q: "doc number 3 topic", mode: "hybrid", group: "chunk" }),
+          vector: { ok: true, fingerprint, vector: (await provider.embed(["doc number 3 topic"], "query"))[0] },
+        });
+      const degraded = await search();
+      expect(degraded).toMatchObject({ effectiveMode: "fts", degraded: true, fallback: { reason: "backlog", count: inserted } });
+      expect(degraded.fallback?.message).toMatch(/above the watermark of 5/);
+      expect(degraded.results.length).toBeGreaterThan(0);
+
+      await drainEmbedQueuesPg({ handles: [storeA], embedder: { provider, fingerprint: Promise.resolve(fingerprint) } });
+      expect(await search()).toMatchObject({ effectiveMode: "hybrid", degraded: false, fallback: null });
+    } finally {
+      delete process.env.DUALMIND_EMBED_BACKLOG_WATERMARK;
+      resetConfigForTests();
+    }
   });
 
   it("identical text is embedded once per model (the embedding cache)", async () => {

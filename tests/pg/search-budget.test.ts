@@ -31,6 +31,14 @@ afterAll(async () => {
 
 const input = searchInputSchema.parse({ q: WORDS.join(" "), mode: "fts", match: "any", group: "chunk", limit: 20 });
 
+describe("full-text search on PostgreSQL", () => {
+  it("finds documents whose path is shorter than 'memory/x.md' (the memory filter once failed every search of such a store)", async () => {
+    await putDocumentsPg({ handle: store, input: putDocumentsSchema.parse({ documents: [{ path: "a.md", content: "the axolotl regrows its limbs" }] }), actor: "agent:a" });
+    const r = await searchStorePg({ handle: store, core: null, input: searchInputSchema.parse({ q: "axolotl", mode: "fts", group: "chunk" }) });
+    expect(r.results.map((h) => h.path)).toEqual(["a.md"]);
+  });
+});
+
 describe("full-text search on PostgreSQL has a query budget", () => {
   it("a query over its budget is answered 422 query_too_expensive with a hint, not a 500 or a hang", async () => {
     const e = await caught(searchStorePg({ handle: store, core: null, input, budgetMs: 1 }));
