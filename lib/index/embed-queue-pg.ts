@@ -9,6 +9,7 @@ import type { Fingerprint } from "../embed/providers";
 import { backoffDelayMs, type Backlog, type ParkedEmbedding } from "../embed/queue";
 import { EmbeddingError, type EmbeddingProvider } from "../embed/types";
 import { MAX_EMBED_ATTEMPTS, type BatchResult } from "../embed/worker";
+import { appendAuditPg } from "../governance/audit-pg";
 import { recordProvenanceBatchPg } from "../governance/ledger-pg";
 import { log } from "../log";
 import type { Fallback } from "../retrieval";
@@ -120,6 +121,20 @@ export async function backlogFallbackPg({ tx, watermark = getConfig().embed.back
   if (n <= watermark) return null;
   const { pending } = await getEmbedBacklogPg({ tx });
   return { reason: "backlog", message: `${pending} item(s) are waiting for a vector, above the watermark of ${watermark} (DUALMIND_EMBED_BACKLOG_WATERMARK)`, count: pending };
+}
+
+/** Put a store's parked items back in line (after the cause is fixed), audited with who asked, in one transaction. */
+export async function retryParkedEmbeddingsPg({ handle, actor, now = Date.now() }: { handle: PgStoreHandle; actor: string; now?: number }): Promise<number> {
+  return withStoreTx({ handle }, async (tx) => {
+    const requeued = (
+      await rowsOf<{ id: string }>(
+        tx,
+        sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, last_error = null, claimed_by = null, claimed_until = null where parked_at is not null returning id`,
+      )
+    ).length;
+    await appendAuditPg({ db: tx, entry: { actor, action: "store.embeddings.retry_parked", target: `store:${handle.store}`, details: { requeued } } });
+    return requeued;
+  });
 }
 
 export async function listParkedEmbeddingsPg({ tx, limit = 50 }: { tx: SqlRunner; limit?: number }): Promise<ParkedEmbedding[]> {

@@ -6,7 +6,7 @@ import { BuiltinProvider } from "@/lib/embed/providers/builtin";
 import { OpenAICompatibleProvider } from "@/lib/embed/providers/openai";
 import type { EmbeddingProvider, EmbedTask } from "@/lib/embed/types";
 import { MAX_EMBED_ATTEMPTS } from "@/lib/embed/worker";
-import { drainEmbedQueuesPg, getEmbedBacklogPg, listParkedEmbeddingsPg, processEmbedBatchPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
+import { drainEmbedQueuesPg, getEmbedBacklogPg, listParkedEmbeddingsPg, processEmbedBatchPg, retryParkedEmbeddingsPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
 import { putDocumentsPg } from "@/lib/index/ingest-pg";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
@@ -175,6 +175,15 @@ describe("the embed queue on PostgreSQL", () => {
       expect(parked[0]).toMatchObject({ kind: "chunk", attempts: MAX_EMBED_ATTEMPTS });
       expect(parked[0].lastError).toMatch(/^server: .*500/);
       expect(await counts()).toMatchObject({ vectors: 0, provenance: 0 });
+
+      // The provider is back and an admin puts the parked items back in line (audited): they are embedded.
+      fake.state.defaultMode = "ok";
+      expect(await retryParkedEmbeddingsPg({ handle: storeB, actor: "user:admin" })).toBe(inserted);
+      const audit = (await replicas.a().pool.query("select actor, details from audit_log where action = 'store.embeddings.retry_parked'")).rows;
+      expect(audit).toHaveLength(1);
+      expect(audit[0].actor).toBe("user:admin");
+      expect(await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w" })).toMatchObject({ claimed: inserted, embedded: inserted });
+      expect(await counts()).toMatchObject({ vectors: inserted, provenance: inserted, queued: 0 });
     });
   });
 
