@@ -6,6 +6,11 @@ export async function register() {
     if (getConfig().embed.workerInServer) {
       const { startEmbedWorker } = await import("./lib/embed/worker");
       void startEmbedWorker({ mode: "in_server" });
+      // With DATABASE_URL, stores in PostgreSQL have their own queue; every replica's worker claims from it.
+      if (getConfig().databaseUrl) {
+        const { startStoresEmbedWorkerPg } = await import("./lib/stores/embed-worker-pg");
+        void startStoresEmbedWorkerPg();
+      }
     }
     // Reindex jobs a crash left running (here before a restart, or in a peer process) are taken over.
     const { startJobSweeper } = await import("./lib/index/jobs");

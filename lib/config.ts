@@ -45,6 +45,10 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\/[^\s]+$/, "must be a postgres:// or postgresql:// connection URL")
     .optional(),
   DUALMIND_PG_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
+  // 0 turns a limit off (PostgreSQL's own meaning); the defaults keep one stuck statement, lock wait or open transaction from holding a connection for ever.
+  DUALMIND_PG_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).default(30_000),
+  DUALMIND_PG_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).default(10_000),
+  DUALMIND_PG_IDLE_TX_TIMEOUT_MS: z.coerce.number().int().min(0).max(86_400_000).default(60_000),
   HOST: z
     .string()
     .regex(/^[A-Za-z0-9.:[\]-]+$/, "must be a host name or IP address")
@@ -111,6 +115,8 @@ export type Config = {
   databaseUrl: string | undefined;
   /** Most connections one process keeps open to PostgreSQL. */
   pgPoolMax: number;
+  /** Session limits set on every PostgreSQL connection (lib/db/pg.ts). */
+  pgTimeouts: PgTimeouts;
   host: string;
   port: number;
   publicUrl: string;
@@ -138,6 +144,9 @@ export type Config = {
   maxFileBytes: number;
   embed: EmbedConfig;
 };
+
+/** Milliseconds; 0 = no limit. */
+export type PgTimeouts = { statementMs: number; lockMs: number; idleInTransactionMs: number };
 
 export type EmbedConfig = {
   provider: "builtin" | "transformers" | "openai";
@@ -188,6 +197,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     dataDir: path.resolve(e.DATA_DIR),
     databaseUrl: e.DATABASE_URL,
     pgPoolMax: e.DUALMIND_PG_POOL_MAX,
+    pgTimeouts: { statementMs: e.DUALMIND_PG_STATEMENT_TIMEOUT_MS, lockMs: e.DUALMIND_PG_LOCK_TIMEOUT_MS, idleInTransactionMs: e.DUALMIND_PG_IDLE_TX_TIMEOUT_MS },
     host: e.HOST,
     port: e.PORT,
     publicUrl: e.NEXTAUTH_URL ?? `http://${hostForUrl}:${e.PORT}`,
@@ -242,6 +252,9 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DATA_DIR", default: "./data", meaning: "where governance.db and stores/<name>/ live" },
   { variable: "DATABASE_URL", default: "unset (SQLite)", meaning: "postgres:// URL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens and their audit rows) is served from PostgreSQL, and so are users, sign-in and the login throttle; stores stay on local SQLite in DATA_DIR, so run a single replica until the store backend lands; see README, PostgreSQL (in progress)" },
   { variable: "DUALMIND_PG_POOL_MAX", default: "10", meaning: "most PostgreSQL connections one process keeps open (with DATABASE_URL)" },
+  { variable: "DUALMIND_PG_STATEMENT_TIMEOUT_MS", default: "30000", meaning: "PostgreSQL statement_timeout of every pooled connection: a longer statement is cancelled (503); 0 = the server's own setting" },
+  { variable: "DUALMIND_PG_LOCK_TIMEOUT_MS", default: "10000", meaning: "PostgreSQL lock_timeout: a longer wait for a row, table or advisory lock fails (503) instead of queueing for ever; 0 = the server's own" },
+  { variable: "DUALMIND_PG_IDLE_TX_TIMEOUT_MS", default: "60000", meaning: "PostgreSQL idle_in_transaction_session_timeout: a transaction left idle longer is ended, freeing its locks; 0 = the server's own" },
   { variable: "HOST", default: "127.0.0.1", meaning: "address to bind; loopback unless you mean it" },
   { variable: "PORT", default: "3000", meaning: "port to serve on" },
   { variable: "NEXTAUTH_URL", default: "http://HOST:PORT", meaning: "public URL of the dashboard (sign-in callbacks)" },

@@ -90,6 +90,10 @@ export function infrastructureError(e: unknown): AppError | null {
   const cause = e instanceof DrizzleQueryError ? e.cause : e;
   const code = errorCode(cause);
   if (isPgUnavailable(code, cause instanceof Error ? cause.message : "")) return new AppError("unavailable", "database is busy or unreachable, retry shortly");
+  // The session limits of lib/db/pg.ts: a statement, a lock wait or an idle transaction that went on too long.
+  if (code === "57014") return new AppError("unavailable", "a database statement ran past its time limit (DUALMIND_PG_STATEMENT_TIMEOUT_MS) and was cancelled; retry shortly");
+  if (code === "55P03") return new AppError("unavailable", "a database lock was held by another request for too long (DUALMIND_PG_LOCK_TIMEOUT_MS); retry shortly");
+  if (code === "25P03") return new AppError("unavailable", "a database transaction stayed idle too long (DUALMIND_PG_IDLE_TX_TIMEOUT_MS) and was ended; retry");
   if (code === "53100") return new AppError("insufficient_storage", "storage is full; the write did not complete");
   if (!code) return null;
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return new AppError("unavailable", "database is busy, retry shortly");

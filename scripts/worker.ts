@@ -7,6 +7,9 @@ import { bootstrapApp } from "../lib/bootstrap";
 import { closeAllDatabases } from "../lib/db/connection";
 import { log } from "../lib/log";
 import { startEmbedWorker } from "../lib/embed/worker";
+import { getConfig } from "../lib/config";
+import { closePg } from "../lib/db/pg";
+import { startStoresEmbedWorkerPg } from "../lib/stores/embed-worker-pg";
 
 const stop = new AbortController();
 for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => stop.abort());
@@ -14,10 +17,12 @@ for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => stop.abo
 bootstrapApp()
   .then(() => {
     log("info", "embed worker started", { pid: process.pid });
-    return startEmbedWorker({ signal: stop.signal });
+    // With DATABASE_URL, also the PostgreSQL stores' queue (claims keep any number of workers apart).
+    return Promise.all([startEmbedWorker({ signal: stop.signal }), getConfig().databaseUrl ? startStoresEmbedWorkerPg({ signal: stop.signal }) : undefined]);
   })
-  .then(() => {
+  .then(async () => {
     closeAllDatabases();
+    await closePg();
     log("info", "embed worker stopped");
   })
   .catch((e) => {

@@ -2,6 +2,7 @@ import { PGlite } from "@electric-sql/pglite";
 import { vector } from "@electric-sql/pglite-pgvector";
 import { sql, type SQL } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/pglite";
+import { PgDialect } from "drizzle-orm/pg-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seededRandom } from "@/bench/corpus";
 import { migrateStoreSchema, useStoreSchema, type SqlRunner } from "@/lib/db/pg-store";
@@ -144,6 +145,37 @@ describe("pgvector on PGlite", () => {
     const want = exactTop(q, 10, (row) => row.path.startsWith("projects/") && row.mtime >= since);
     expect(want.length).toBe(8);
     expect(r.hits.map((h) => h.id)).toEqual(want.map((h) => h.id));
+  });
+
+  it("a walk that comes back short is completed by an exact scan only while the rows passing the filters are within the exact-scan limit", async () => {
+    const q = near(centers[3], 0.8);
+    const k = 20;
+    const dialect = new PgDialect();
+    // The statements run for real; only the index walk's rows are cut to 3, as a walk stopped early (hnsw.max_scan_tuples) returns.
+    const shortWalk = (limit?: number) =>
+      inStore(async (tx) => {
+        const exactScans: string[] = [];
+        const runner: SqlRunner = {
+          execute: async (query: SQL) => {
+            const text = dialect.sqlToQuery(query).sql;
+            const r = await tx.execute(query);
+            if (text.includes("<=>") && text.includes(") + 0")) exactScans.push(text);
+            else if (text.includes("<=>")) return { rows: r.rows.slice(0, 3) };
+            return r;
+          },
+        };
+        return { answer: await vectorNeighboursPg({ tx: runner, fingerprintId: FP, query: q, k, where: [], limit }), exactScans };
+      });
+    const within = await shortWalk();
+    if (!within.answer.ok) throw new Error(within.answer.message);
+    expect(within.exactScans).toHaveLength(1);
+    expect(within.answer.hits.map((h) => h.id)).toEqual(exactTop(q, k, () => true).map((h) => h.id));
+    // All 3,000 rows pass, over a limit of 2,000: no unbounded exact scan, the walk's answer stands.
+    const over = await shortWalk(2_000);
+    if (!over.answer.ok) throw new Error(over.answer.message);
+    expect(over.exactScans).toEqual([]);
+    expect(over.answer).toMatchObject({ method: "hnsw" });
+    expect(over.answer.ok && over.answer.hits).toHaveLength(3);
   });
 
   it("a query vector of another dimension is refused with a reason that says so, not an empty answer", async () => {

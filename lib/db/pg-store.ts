@@ -104,6 +104,8 @@ export async function withStoreTx<T>({ handle, readOnly = false }: { handle: PgS
  * at once queue on a per-store advisory lock; exactly one applies each.
  */
 export async function migrateStoreSchema(tx: SqlRunner, schema: string): Promise<string> {
+  // For this transaction only: wait behind another replica's migration, and let a long one (an index build) finish.
+  await tx.execute(sql`select set_config('statement_timeout', '0', true), set_config('lock_timeout', '0', true)`);
   await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-migrate:${schema}`}, 0))`);
   await tx.execute(sql`create table if not exists store_migrations (tag text primary key, hash text not null, applied_at bigint not null)`);
   const applied = new Set(((await tx.execute(sql`select tag from store_migrations`)).rows as { tag: string }[]).map((r) => r.tag));
@@ -118,6 +120,6 @@ export async function migrateStoreSchema(tx: SqlRunner, schema: string): Promise
 }
 
 /** `select … from <table>` rows as plain objects (the driver's int8 arrive as strings: callers convert). */
-export async function rowsOf<T>(tx: PgStoreTx, query: SQL): Promise<T[]> {
+export async function rowsOf<T>(tx: SqlRunner, query: SQL): Promise<T[]> {
   return (await tx.execute(query)).rows as T[];
 }

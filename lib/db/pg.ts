@@ -5,7 +5,7 @@ import { drizzle, type NodePgDatabase, type NodePgQueryResultHKT } from "drizzle
 import { migrate } from "drizzle-orm/node-postgres/migrator";
 import type { PgDatabase } from "drizzle-orm/pg-core";
 import { Pool } from "pg";
-import { getConfig } from "../config";
+import { getConfig, type PgTimeouts } from "../config";
 import { log } from "../log";
 import * as pgGovernanceSchema from "./schema/pg/governance";
 
@@ -61,13 +61,40 @@ export async function answerUniqueRaceAsRetry<T>(e: unknown, answerRetry: () => 
 
 const MIGRATIONS_FOLDER = path.join(process.cwd(), "drizzle", "pg", "governance");
 
-/** Pool limits: `max` connections per process; waiting longer than 10 s for one is an error, not a hang. */
-export function openPgPool({ url, max, connectionTimeoutMs = 10_000 }: { url: string; max: number; connectionTimeoutMs?: number }): Pool {
+/**
+ * Pool limits: `max` connections per process; waiting longer than 10 s for one is an error, not a hang.
+ * Every connection starts with session limits (DUALMIND_PG_*_TIMEOUT_MS; 0 leaves the server's own):
+ * - statement_timeout: a statement running longer is cancelled (57014), so a pathological query
+ *   cannot hold a connection and its locks for ever;
+ * - lock_timeout: waiting longer for any lock — a row, a table, an advisory lock another replica
+ *   holds — fails (55P03) instead of queueing behind a stuck holder;
+ * - idle_in_transaction_session_timeout: a transaction left open and idle (a crashed request
+ *   between two statements) is ended by the server, which frees its locks.
+ * All three answer 503 (lib/errors.ts infrastructureError). Migrations lift the first two for
+ * their own session or transaction (a long migration, replicas queueing behind it).
+ * Startup parameters need a direct connection or a pooler that passes them on; behind one
+ * that refuses them (pgbouncer without ignore_startup_parameters), set these to 0 and use
+ * `ALTER ROLE … SET statement_timeout = …` instead.
+ */
+export function openPgPool({
+  url,
+  max,
+  connectionTimeoutMs = 10_000,
+  timeouts = getConfig().pgTimeouts,
+}: {
+  url: string;
+  max: number;
+  connectionTimeoutMs?: number;
+  timeouts?: PgTimeouts;
+}): Pool {
   const pool = new Pool({
     connectionString: url,
     max,
     idleTimeoutMillis: 30_000,
     connectionTimeoutMillis: connectionTimeoutMs,
+    statement_timeout: timeouts.statementMs || undefined,
+    lock_timeout: timeouts.lockMs || undefined,
+    idle_in_transaction_session_timeout: timeouts.idleInTransactionMs || undefined,
     // Recycled hourly, so a fail-over or a pgbouncer restart does not pin dead sessions.
     maxLifetimeSeconds: 3600,
     application_name: "dualmind",
@@ -92,6 +119,8 @@ function lastMigrationTag(): string {
 export async function migratePg(pool: Pool): Promise<{ schemaVersion: string }> {
   const client = await pool.connect();
   try {
+    // Queue behind another replica's migration, and let a long one finish (reset to the pool's limits below).
+    await client.query("set statement_timeout = 0; set lock_timeout = 0");
     await client.query("select pg_advisory_lock($1)", [PG_LOCK.migrate]);
     try {
       const db = drizzle(client, { schema: pgGovernanceSchema });
@@ -103,6 +132,7 @@ export async function migratePg(pool: Pool): Promise<{ schemaVersion: string }> 
       return { schemaVersion };
     } finally {
       await client.query("select pg_advisory_unlock($1)", [PG_LOCK.migrate]);
+      await client.query("reset statement_timeout; reset lock_timeout");
     }
   } finally {
     client.release();
@@ -110,8 +140,8 @@ export async function migratePg(pool: Pool): Promise<{ schemaVersion: string }> 
 }
 
 /** Open a pool on `url` and migrate it. The caller owns the handle (closePgHandle). */
-export async function openPgHandle({ url, max }: { url: string; max: number }): Promise<PgHandle> {
-  const pool = openPgPool({ url, max });
+export async function openPgHandle({ url, max, timeouts }: { url: string; max: number; timeouts?: PgTimeouts }): Promise<PgHandle> {
+  const pool = openPgPool({ url, max, timeouts });
   try {
     await migratePg(pool);
   } catch (e) {

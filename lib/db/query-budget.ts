@@ -4,6 +4,8 @@ import path from "node:path";
 import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { log } from "../log";
+import { sql } from "drizzle-orm";
+import type { SqlRunner } from "./pg-store";
 
 /**
  * A time budget for user-driven queries (search, recall, remember, list `q`).
@@ -108,4 +110,27 @@ export function runWithinBudget<T>(sqlite: Database.Database, budget: QueryBudge
     }
     if (fired) log("warn", "query interrupted at its time budget", { budgetMs: budget.budgetMs });
   }
+}
+
+/**
+ * On PostgreSQL, the budget of the statements `fn` runs: this transaction's
+ * statement_timeout is the budget while they run (each statement gets the
+ * whole budget; the server cancels one that overruns, 57014), then back to
+ * what it was (the pool's DUALMIND_PG_STATEMENT_TIMEOUT_MS). A cancelled
+ * statement is answered like SQLite's interrupt: 422 query_too_expensive.
+ */
+export async function runWithinBudgetPg<T>(tx: SqlRunner, budget: QueryBudget, fn: () => Promise<T>): Promise<T> {
+  const [{ previous }] = (await tx.execute(sql`select current_setting('statement_timeout') as previous, set_config('statement_timeout', ${String(Math.max(1, Math.ceil(budget.budgetMs)))}, true)`)).rows as { previous: string }[];
+  let result: T;
+  try {
+    result = await fn();
+  } catch (e) {
+    // drizzle wraps the driver's error; the SQLSTATE is on it or on its cause.
+    const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+    if (code !== "57014") throw e;
+    log("warn", "query cancelled at its time budget", { budgetMs: budget.budgetMs });
+    throw tooExpensive(budget);
+  }
+  await tx.execute(sql`select set_config('statement_timeout', ${previous}, true)`);
+  return result;
 }

@@ -26,6 +26,9 @@ export async function exportDialecticSessionsPg({ db, sessionId, now = Date.now(
   );
 }
 
+/** Messages per insert: 13 parameters each, so a long transcript stays far below PostgreSQL's 65,535 bind parameters. */
+const MESSAGE_INSERT_BATCH = 1_000;
+
 export async function restoreDialecticSessionsPg({ db, snapshot, actor }: { db: PgGovernanceExecutor; snapshot: unknown; actor: string }): Promise<RestoreResult> {
   const parsed = parseVerifiedSnapshot(snapshot);
   return db.transaction(async (tx) => {
@@ -41,7 +44,7 @@ export async function restoreDialecticSessionsPg({ db, snapshot, actor }: { db: 
     let messages = 0;
     for (const { messages: msgs, ...row } of insert) {
       await tx.insert(dialecticSessions).values(row);
-      if (msgs.length > 0) await tx.insert(dialecticMessages).values(msgs);
+      for (let at = 0; at < msgs.length; at += MESSAGE_INSERT_BATCH) await tx.insert(dialecticMessages).values(msgs.slice(at, at + MESSAGE_INSERT_BATCH));
       messages += msgs.length;
     }
     const result = { restored: insert.length, unchanged, messages };

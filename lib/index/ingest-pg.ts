@@ -6,6 +6,7 @@ import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit-pg";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
+import { enqueueChunkEmbeddingsPg } from "./embed-queue-pg";
 import { documentsOfBatch, type IngestResult, type putDocumentsSchema } from "./ingest";
 import { kindForPath } from "./paths";
 
@@ -117,8 +118,10 @@ async function replaceChunks({ tx, docs }: { tx: PgStoreTx; docs: ChunkPlan[] })
   const removed = results.flatMap((r) => r.removedChunkRowids);
   if (removed.length > 0) await tx.delete(chunksTable).where(inArray(chunksTable.id, removed));
   for (let i = 0; i < rows.length; i += INSERT_BATCH) {
-    const inserted = await tx.insert(chunksTable).values(rows.slice(i, i + INSERT_BATCH)).returning({ id: chunksTable.id, chunkId: chunksTable.chunkId });
+    const inserted = await tx.insert(chunksTable).values(rows.slice(i, i + INSERT_BATCH)).returning({ id: chunksTable.id, chunkId: chunksTable.chunkId, chunkSha256: chunksTable.chunkSha256 });
     for (const r of inserted) owner.get(r.chunkId)!.insertedChunkRowids.push(r.id);
+    // New chunks wait for their vector in the same commit (write-behind: ingest never waits for the provider).
+    await enqueueChunkEmbeddingsPg({ tx, chunks: inserted });
   }
   return results;
 }

@@ -143,37 +143,58 @@ export async function deleteMemoryPg({ handle, memoryPath, actor }: { handle: Pg
   });
 }
 
-export type MemoryExport = { dir: string; memories: number; categories: number; written: number; unchanged: number };
+export type MemoryExport = { dir: string; memories: number; categories: number; written: number; unchanged: number; overwritten: number };
+
+/** Same-named files an export refuses to replace without `force`, named in the error (at most this many). */
+const LISTED_CONFLICTS = 20;
 
 /**
  * Write every memory to `dir` as `<category…>/<slug>.md` (its stored text,
  * byte for byte) and every category description to `<category…>/_category.md`.
  * A file already holding the same bytes is left alone (its mtime too), so
  * exporting into a git checkout changes only what changed. Files in `dir`
- * that are not memories of the store are left in place.
+ * that are not memories of the store are left in place. A same-named file
+ * holding something else (an edit not imported yet, another store's export)
+ * is never replaced silently: the export refuses (409, nothing written, the
+ * files named) unless `force`, which replaces them and counts them.
  */
-export async function exportMemoriesPg({ handle, dir }: { handle: PgStoreHandle; dir: string }): Promise<MemoryExport> {
+export async function exportMemoriesPg({ handle, dir, force = false }: { handle: PgStoreHandle; dir: string; force?: boolean }): Promise<MemoryExport> {
   const { rows, described } = await withStoreTx({ handle, readOnly: true }, async (tx) => ({
     rows: await tx.select({ path: memories.path, content: memories.content }).from(memories).orderBy(asc(memories.path)),
     described: await tx.select({ path: categories.path, description: categories.description }).from(categories).where(sql`${categories.description} is not null`).orderBy(asc(categories.path)),
   }));
+  const files = [
+    ...rows.map((r) => {
+      const segments = r.path.split("/");
+      segments[segments.length - 1] += ".md";
+      return { segments, content: r.content, what: `memory ${r.path}` };
+    }),
+    ...described.map((c) => ({ segments: [...c.path.split("/"), CATEGORY_FILE], content: `${c.description}\n`, what: `category ${c.path}` })),
+  ];
   fs.mkdirSync(dir, { recursive: true });
-  const out: MemoryExport = { dir, memories: rows.length, categories: described.length, written: 0, unchanged: 0 };
-  const write = (segments: string[], content: string, what: string) => {
-    // Paths were validated when written; resolveInside refuses a symbolic link in the way all the same.
-    const file = resolveInside({ root: dir, segments, what });
-    if (fs.existsSync(file) && fs.readFileSync(file, "utf8") === content) out.unchanged++;
+  // Paths were validated when written; resolveInside refuses a symbolic link in the way all the same.
+  const planned = files.map((f) => {
+    const file = resolveInside({ root: dir, segments: f.segments, what: f.what });
+    const current = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : null;
+    return { ...f, file, state: current === null ? "new" : current === f.content ? "same" : "different" };
+  });
+  const different = planned.filter((p) => p.state === "different");
+  if (different.length > 0 && !force) {
+    const names = different.slice(0, LISTED_CONFLICTS).map((p) => p.segments.join("/"));
+    throw new AppError(
+      "conflict",
+      `${different.length} file(s) in ${dir} differ from the store's memories and would be overwritten: ${names.join(", ")}${different.length > names.length ? ", …" : ""}; import them first (memories import), export to another folder, or pass --force to replace them`,
+      names.map((name) => ({ path: name, message: "differs from the store's version" })),
+    );
+  }
+  const out: MemoryExport = { dir, memories: rows.length, categories: described.length, written: 0, unchanged: 0, overwritten: different.length };
+  for (const p of planned) {
+    if (p.state === "same") out.unchanged++;
     else {
-      writeFileAtomic(file, content);
+      writeFileAtomic(p.file, p.content);
       out.written++;
     }
-  };
-  for (const r of rows) {
-    const segments = r.path.split("/");
-    segments[segments.length - 1] += ".md";
-    write(segments, r.content, `memory ${r.path}`);
   }
-  for (const c of described) write([...c.path.split("/"), CATEGORY_FILE], `${c.description}\n`, `category ${c.path}`);
   return out;
 }
 

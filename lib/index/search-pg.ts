@@ -5,6 +5,9 @@ import { answerReason, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recenc
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { DOCUMENT_POOL, DOCUMENT_SCORING, groupByDocument, MAX_VECTOR_DEPTH, POOL, whyChunk, type Candidate, type ChunkDetail, type SearchHit, type SearchInput, type SearchResult } from "./search";
 import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
+import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
+import { SEARCH_BUDGET_HINT } from "./fulltext";
+import { backlogFallbackPg } from "./embed-queue-pg";
 
 /**
  * Search on PostgreSQL (the SQLite twin is ./search.ts), same input, same
@@ -29,6 +32,10 @@ import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
  * Other differences: english stopwords are not indexed, so a query made only
  * of stopwords ("to be or not to be") matches nothing here (no_match); the
  * exact-form factor of the SQLite path (EXACT_FORM_BOOST) is not applied.
+ *
+ * The full-text statements run within the query budget (DUALMIND_QUERY_BUDGET_MS,
+ * as on SQLite) as their statement_timeout: one that overruns is cancelled by
+ * the server and the search answers 422 query_too_expensive with a hint.
  */
 
 /** What the caller's vector step decided (the query embedded, or why vectors cannot answer). */
@@ -54,8 +61,9 @@ export function chunkFiltersPg({ input, now }: { input: SearchInput; now: number
   if (input.kind?.length) where.push(sql`d.kind in ${input.kind}`);
   if (input.updated_after !== undefined) where.push(sql`d.mtime >= ${input.updated_after}`);
   if (input.updated_before !== undefined) where.push(sql`d.mtime < ${input.updated_before}`);
-  // A memory document's row in `memories` is at path minus 'memory/' and '.md'.
-  const memoryOf = sql`memories m where d.kind = 'memory' and m.path = substr(d.path, 8, length(d.path) - 10)`;
+  // A memory document's row in `memories` is at path minus 'memory/' and '.md'. greatest(…, 0): SQL does not promise to
+  // test d.kind first, and substr refuses a negative length (any document path under 10 characters failed every search).
+  const memoryOf = sql`memories m where d.kind = 'memory' and m.path = substr(d.path, 8, greatest(length(d.path) - 10, 0))`;
   if (input.tags?.length) {
     where.push(sql`exists (select 1 from ${memoryOf} and m.tags && array[${sql.join(input.tags.map((t) => sql`${t}`), sql`, `)}]::text[])`);
   }
@@ -160,7 +168,23 @@ type StoreLegs = { store: string; lexical: LexicalRow[]; vector: { id: number; s
  * answer lexically with reason vectors_unavailable. group=document groups
  * with the SQLite path's own grouping (search.ts groupByDocument).
  */
-export async function searchStorePg({ handle, core, input, vector, now = Date.now() }: { handle: PgStoreHandle; core: PgStoreHandle | null; input: SearchInput; vector?: PgQueryVector; now?: number }): Promise<SearchResult> {
+export async function searchStorePg({
+  handle,
+  core,
+  input,
+  vector,
+  now = Date.now(),
+  budgetMs,
+}: {
+  handle: PgStoreHandle;
+  core: PgStoreHandle | null;
+  input: SearchInput;
+  vector?: PgQueryVector;
+  now?: number;
+  /** The full-text statements' time budget (default DUALMIND_QUERY_BUDGET_MS, as on SQLite). */
+  budgetMs?: number;
+}): Promise<SearchResult> {
+  const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT, budgetMs });
   if (input.syntax === "fts5") throw new AppError("invalid_request", "syntax=fts5 is the SQLite backend's advanced syntax; on PostgreSQL use syntax=plain", [{ path: "syntax", message: "fts5 syntax is not available on PostgreSQL" }]);
   const grouped = input.group === "document";
   if ((input.mode !== "fts" || grouped) && input.offset + input.limit > MAX_VECTOR_DEPTH) {
@@ -198,7 +222,10 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
     legs.push(
       await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
         const leg: StoreLegs = { store: h.store, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
-        if (queryVector && fp) {
+        // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
+        const backlog = queryVector && fp && h === handle ? await backlogFallbackPg({ tx }) : null;
+        if (backlog) leg.vectorFallback = { ...backlog, message: `${h.store}: ${backlog.message}` };
+        else if (queryVector && fp) {
           const knn = await vectorNeighboursPg({ tx, fingerprintId: fp.id, query: queryVector, k: take + 20, where });
           if (!knn.ok) leg.vectorFallback = { reason: knn.reason, message: `${h.store}: ${knn.message}` };
           else {
@@ -213,9 +240,11 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
         }
         const lexicalWanted = input.mode !== "vector" || vectorFallback !== null || leg.vectorFallback !== null;
         if (query && lexicalWanted) {
-          const stats = await queryStats(tx, terms, query);
-          leg.tsq = stats.tsq;
-          if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
+          await runWithinBudgetPg(tx, budget, async () => {
+            const stats = await queryStats(tx, terms, query);
+            leg.tsq = stats.tsq;
+            if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
+          });
         }
         for (const r of leg.lexical) leg.details.set(r.id, r.detail);
         const missing = leg.vector.map((r) => r.id).filter((id) => !leg.details.has(id));
@@ -279,7 +308,7 @@ export async function searchStorePg({ handle, core, input, vector, now = Date.no
     if (!leg.tsq) continue;
     const ids = shown.filter((c) => c.store === h.store && c.fts && ftsPos.get(c.key)?.snip === null).map((c) => c.detail.id);
     if (ids.length === 0) continue;
-    const snips = await withStoreTx({ handle: h, readOnly: true }, (tx) => headlines(tx, leg.tsq!, ids));
+    const snips = await withStoreTx({ handle: h, readOnly: true }, (tx) => runWithinBudgetPg(tx, budget, () => headlines(tx, leg.tsq!, ids)));
     for (const c of shown) {
       const raw = c.store === h.store ? snips.get(c.detail.id) : undefined;
       if (raw !== undefined && c.fts) Object.assign(c.fts, snippetFor(raw, c.detail));

@@ -17,9 +17,10 @@ import type { SqlRunner } from "../db/pg-store";
  * (`hnsw.iterative_scan = strict_order`) until k rows pass them; older
  * versions over-fetch with a larger `hnsw.ef_search` (10 × k). Whenever the index
  * walk returns fewer than k rows while more rows pass the filters, the
- * answer is recomputed by an exact `<=>` scan of the filtered rows — never
- * a short answer. HNSW is approximate: recall@10 is measured in
- * bench/results/pg-store.md.
+ * answer is recomputed by an exact `<=>` scan of the filtered rows, when at
+ * most EXACT_SCAN_LIMIT pass them (the same bound as without pgvector: an
+ * exact scan is linear); past that the walk's answer stands, short. HNSW is
+ * approximate: recall@10 is measured in bench/results/pg-store.md.
  *
  * Without pgvector, the scan is exact and linear in SQL, so it is bounded:
  * when more than EXACT_SCAN_LIMIT vectors of the model pass the filters, the
@@ -87,7 +88,11 @@ export async function ensureHnswIndexPg(db: SqlRunner, dimension: number): Promi
   await db.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:hnsw:${dimension}`} || current_schema(), 0))`);
   // The dimension is a checked integer: it is part of a type and an index predicate, which cannot be parameters.
   const d = sql.raw(String(dimension));
+  // Building over vectors written before pgvector was created can outlast the statement limit: lift it for the build only.
+  const [{ limit }] = await rows<{ limit: string }>(db, sql`select current_setting('statement_timeout') as limit`);
+  await db.execute(sql`select set_config('statement_timeout', '0', true)`);
   await db.execute(sql`create index if not exists ${sql.identifier(hnswIndexName(dimension))} on chunk_embeddings using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dimension = ${d}`);
+  await db.execute(sql`select set_config('statement_timeout', ${limit}, true)`);
   return true;
 }
 
@@ -170,7 +175,7 @@ export async function vectorNeighboursPg({ tx, fingerprintId, query, k, where, l
   }
   if (!stored) return { ok: true, method: "exact", scanned: 0, hits: [] };
   const support = await pgvectorSupportPg(tx);
-  if (support.hnswDimensions.includes(query.length)) return hnswNeighbours({ tx, fingerprintId, query, k, where, iterative: support.iterativeScan, ef: ef ?? efSearch(k, support.iterativeScan) });
+  if (support.hnswDimensions.includes(query.length)) return hnswNeighbours({ tx, fingerprintId, query, k, where, limit, iterative: support.iterativeScan, ef: ef ?? efSearch(k, support.iterativeScan) });
   return exactNeighbours({ tx, fingerprintId, query, k, where, limit });
 }
 
@@ -190,26 +195,41 @@ export function hnswKnnSql({ fingerprintId, query, k, where, exact = false }: { 
     where ${filters} order by ${exact ? sql`(${distance}) + 0, c.id` : distance} limit ${k}`;
 }
 
-async function hnswNeighbours({ tx, fingerprintId, query, k, where, iterative, ef }: { tx: SqlRunner; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; iterative: boolean; ef: number }): Promise<PgVectorNeighbours> {
+async function hnswNeighbours({ tx, fingerprintId, query, k, where, limit, iterative, ef }: { tx: SqlRunner; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; limit: number; iterative: boolean; ef: number }): Promise<PgVectorNeighbours> {
   // set_config(…, true): for this transaction only.
   await tx.execute(sql`select set_config('hnsw.ef_search', ${String(Math.min(1_000, Math.max(1, Math.round(ef))))}, true)`);
   if (iterative) await tx.execute(sql`select set_config('hnsw.iterative_scan', 'strict_order', true)`);
   const asHits = (found: { id: string | number; distance: number | string }[]) => found.map((r) => ({ id: Number(r.id), similarity: 1 - Number(r.distance) }));
   let hits = asHits(await rows(tx, hnswKnnSql({ fingerprintId, query, k, where })));
   if (hits.length < k) {
-    // The walk can stop short under selective filters (or past hnsw.max_scan_tuples): if more rows pass them, rank those exactly.
-    const all = asHits(await rows(tx, hnswKnnSql({ fingerprintId, query, k, where, exact: true })));
-    if (all.length > hits.length) hits = all;
+    // The walk can stop short under selective filters (or past hnsw.max_scan_tuples): if more rows pass them, rank those
+    // exactly — but only up to `limit` of them, as without pgvector: past that the walk's own answer stands.
+    const passing = await countPassing({ tx, fingerprintId, dimension: query.length, where, limit });
+    if (passing > hits.length && passing <= limit) {
+      const all = asHits(await rows(tx, hnswKnnSql({ fingerprintId, query, k, where, exact: true })));
+      if (all.length > hits.length) hits = all;
+    }
   }
   // Ties by id, as the exact scan orders them.
   hits.sort((a, b) => b.similarity - a.similarity || a.id - b.id);
   return { ok: true, method: "hnsw", scanned: null, hits };
 }
 
+/** The model's vectors of this dimension that pass `where`, from chunk_embeddings e, chunks c, documents d. */
+function passingRows({ fingerprintId, dimension, where }: { fingerprintId: string; dimension: number; where: SQL[] }): SQL {
+  const filters = sql.join([sql`e.fingerprint_id = ${fingerprintId}`, sql`e.dimension = ${dimension}`, ...where], sql` and `);
+  return sql`chunk_embeddings e join chunks c on c.id = e.chunk_row_id join documents d on d.doc_id = c.doc_id where ${filters}`;
+}
+
+/** How many rows pass, counted up to limit + 1 (enough to tell "over the limit"). */
+async function countPassing({ tx, limit, ...of }: { tx: SqlRunner; fingerprintId: string; dimension: number; where: SQL[]; limit: number }): Promise<number> {
+  const [{ n }] = await rows<{ n: number }>(tx, sql`select count(*)::int as n from (select 1 from ${passingRows(of)} limit ${limit + 1}) s`);
+  return n;
+}
+
 async function exactNeighbours({ tx, fingerprintId, query, k, where, limit }: { tx: SqlRunner; fingerprintId: string; query: ArrayLike<number>; k: number; where: SQL[]; limit: number }): Promise<PgVectorNeighbours> {
-  const filters = sql.join([sql`e.fingerprint_id = ${fingerprintId}`, sql`e.dimension = ${query.length}`, ...where], sql` and `);
-  const from = sql`chunk_embeddings e join chunks c on c.id = e.chunk_row_id join documents d on d.doc_id = c.doc_id where ${filters}`;
-  const [{ n }] = await rows<{ n: number }>(tx, sql`select count(*)::int as n from (select 1 from ${from} limit ${limit + 1}) s`);
+  const from = passingRows({ fingerprintId, dimension: query.length, where });
+  const n = await countPassing({ tx, fingerprintId, dimension: query.length, where, limit });
   if (n > limit) {
     return { ok: false, reason: "vectors_unavailable", message: `more than ${limit} vectors match; the exact scan (no pgvector HNSW index here) is limited to ${limit} — narrow the search with filters` };
   }

@@ -24,12 +24,13 @@ async function storeAndFolder(flags: Flags, dirFlag: "out" | "from"): Promise<{ 
 export const memoryCommands: Command[] = [
   {
     name: "memories export",
-    usage: "memories export --store S --out DIR",
-    summary: "PostgreSQL: write a store's memories to DIR as <category>/<slug>.md files (the format of the memory folder), byte for byte; unchanged files are left alone",
+    usage: "memories export --store S --out DIR [--force]",
+    summary:
+      "PostgreSQL: write a store's memories to DIR as <category>/<slug>.md files (the format of the memory folder), byte for byte; unchanged files are left alone, and a same-named file with other content stops the export (nothing written) unless --force replaces it",
     run: async ({ flags, out }) => {
       const { store, handle, dir } = await storeAndFolder(flags, "out");
-      const r = await exportMemoriesPg({ handle, dir });
-      out(`exported ${r.memories} memories and ${r.categories} category descriptions of ${store} to ${r.dir}: ${r.written} written, ${r.unchanged} unchanged`, r);
+      const r = await exportMemoriesPg({ handle, dir, force: flags.force === true });
+      out(`exported ${r.memories} memories and ${r.categories} category descriptions of ${store} to ${r.dir}: ${r.written} written (${r.overwritten} replaced), ${r.unchanged} unchanged`, r);
     },
   },
   {

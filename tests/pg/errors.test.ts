@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, openPgPool, type PgHandle } from "@/lib/db/pg";
 import { createTaskPg } from "@/lib/governance/ledger-pg";
 import { infrastructureError } from "@/lib/errors";
-import { createTestDatabase } from "./helpers";
+import { caught, createTestDatabase } from "./helpers";
 
 let url: string;
 let handle: PgHandle;
@@ -14,15 +14,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await closePgHandle(handle);
 });
-
-async function caught(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error("expected a failure");
-}
 
 describe("PostgreSQL failures become 503 answers, not unexplained 500s", () => {
   it("a full pool: waiting past the connection timeout is 503", async () => {

@@ -1,16 +1,6 @@
 import { Client } from "pg";
 import { describe, expect, it } from "vitest";
-import { createTestDatabase } from "./helpers";
-
-async function withClient<T>(url: string, fn: (c: Client) => Promise<T>): Promise<T> {
-  const c = new Client({ connectionString: url });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-}
+import { createTestDatabase, withClient } from "./helpers";
 
 describe("the PostgreSQL test server", () => {
   it("is a real PostgreSQL 15+ server whose cluster the dualmind role owns", async () => {

@@ -37,3 +37,24 @@ export function useTwoReplicas({ max = 5 }: { max?: number } = {}): { a: () => P
   });
   return { a: () => a, b: () => b };
 }
+
+/** A session of its own on `url`, outside any app pool and its limits (another replica, an admin's psql). */
+export async function withClient<T>(url: string, fn: (c: Client) => Promise<T>): Promise<T> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+/** The error `p` rejects with (a test failure when it resolves). */
+export async function caught(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (e) {
+    return e;
+  }
+  throw new Error("expected a failure");
+}

@@ -1,5 +1,5 @@
 import { bigint, index, integer, pgTable, real, text, uniqueIndex } from "drizzle-orm/pg-core";
-import type { InferSelectModel } from "drizzle-orm";
+import { sql, type InferSelectModel } from "drizzle-orm";
 
 /**
  * One store's index on PostgreSQL: these tables live in the store's own
@@ -117,3 +117,43 @@ export const categories = pgTable(
   (t) => [index("categories_parent_idx").on(t.parentPath)],
 );
 export type PgCategoryRow = InferSelectModel<typeof categories>;
+
+/**
+ * Write-behind embedding queue (the SQLite twin is ../embed.ts embed_queue):
+ * one row per artifact waiting for a vector of the configured model. Replicas
+ * claim ready rows with FOR UPDATE SKIP LOCKED and a lease (claimed_by,
+ * claimed_until): a replica that dies mid-batch loses its claim when the
+ * lease runs out and another takes the rows over (lib/embed/worker-pg.ts).
+ */
+export const embedQueue = pgTable(
+  "embed_queue",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    /** "chunk" (chunks.id in ref_id); kept apart like SQLite's queue so other kinds can join. */
+    kind: text("kind").notNull(),
+    refId: bigint("ref_id", { mode: "number" }).notNull(),
+    inputHash: text("input_hash").notNull(),
+    enqueuedAt: epochMs("enqueued_at").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: epochMs("next_attempt_at").notNull(),
+    lastError: text("last_error"),
+    /** Set when retries are exhausted or the failure is permanent: the row waits for an admin, never blocks the queue. */
+    parkedAt: epochMs("parked_at"),
+    claimedBy: text("claimed_by"),
+    claimedUntil: epochMs("claimed_until"),
+  },
+  (t) => [
+    uniqueIndex("embed_queue_item_uq").on(t.kind, t.refId),
+    index("embed_queue_ready_idx").on(t.nextAttemptAt, t.id).where(sql`parked_at is null`),
+    index("embed_queue_parked_idx").on(t.parkedAt).where(sql`parked_at is not null`),
+  ],
+);
+export type PgEmbedQueueRow = InferSelectModel<typeof embedQueue>;
+
+/** Vectors by sha256(fingerprint id + text): identical text is embedded once per model (chunks repeated across documents, re-ingests). */
+export const embeddingCache = pgTable("embedding_cache", {
+  key: text("key").primaryKey(),
+  embedding: real("embedding").array().notNull(),
+  createdAt: epochMs("created_at").notNull(),
+});
+export type PgEmbeddingCacheRow = InferSelectModel<typeof embeddingCache>;

@@ -1,0 +1,341 @@
+import { randomUUID } from "node:crypto";
+import { sql } from "drizzle-orm";
+import { sha256Hex } from "../common";
+import { getConfig } from "../config";
+import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx, type SqlRunner } from "../db/pg-store";
+import { getEmbedder } from "../embed/model";
+import { embeddingProvenanceRecords, PROVENANCE_BATCH } from "../embed/provenance";
+import type { Fingerprint } from "../embed/providers";
+import { backoffDelayMs, type Backlog, type ParkedEmbedding } from "../embed/queue";
+import { EmbeddingError, type EmbeddingProvider } from "../embed/types";
+import { MAX_EMBED_ATTEMPTS, type BatchResult } from "../embed/worker";
+import { appendAuditPg } from "../governance/audit-pg";
+import { recordProvenanceBatchPg } from "../governance/ledger-pg";
+import { log } from "../log";
+import type { Fallback } from "../retrieval";
+import { CHUNKING_VERSION } from "./chunking";
+import { putChunkEmbeddingsPg } from "./vectors-pg";
+
+/**
+ * The embed queue on PostgreSQL (the SQLite twin is lib/embed/{queue,worker}.ts),
+ * shared by N app replicas on one database:
+ * - ingest queues each new chunk in its own transaction (enqueueChunkEmbeddingsPg);
+ * - a worker claims ready rows with FOR UPDATE SKIP LOCKED and a lease
+ *   (claimed_by, claimed_until), so concurrent workers on any replica claim
+ *   disjoint rows, and rows of a replica that died mid-batch are claimed again
+ *   once the lease has run out;
+ * - the provider is called outside any transaction; then one transaction
+ *   deletes the queue rows this worker still owns (a row taken over after the
+ *   lease is no longer its own), and for exactly those writes the provenance
+ *   rows (public.provenance, the same database), the vectors and the cache.
+ *   A vector is therefore written once per claim that completes, with its
+ *   provenance in the same commit, and never by a worker that lost its claim;
+ * - failures back off exponentially and park after MAX_EMBED_ATTEMPTS (or at
+ *   once when a retry cannot help: a wrong dimension, a refused input), with
+ *   the error kept on the row.
+ */
+export const CHUNK_KIND = "chunk";
+/** How long a claim holds before another worker may take the rows over. */
+export const EMBED_LEASE_MS = 5 * 60_000;
+
+export type PgEmbedder = { provider: EmbeddingProvider; fingerprint: Promise<Fingerprint> };
+export type ClaimedItemPg = { id: number; kind: string; refId: number; inputHash: string; attempts: number };
+
+const cacheKey = (fingerprintId: string, text: string) => sha256Hex(`${fingerprintId}\0${text}`);
+
+/** Queue new chunks for a vector, inside the writer's transaction. A re-queued item starts over (its text changed). */
+export async function enqueueChunkEmbeddingsPg({ tx, chunks, now = Date.now() }: { tx: SqlRunner; chunks: { id: number; chunkSha256: string }[]; now?: number }): Promise<void> {
+  // 4 parameters per row: 1,000 rows stay far below PostgreSQL's bind-parameter limit.
+  for (let at = 0; at < chunks.length; at += 1_000) {
+    const values = chunks.slice(at, at + 1_000).map((c) => sql`(${CHUNK_KIND}, ${c.id}, ${c.chunkSha256}, ${now}, ${now})`);
+    await tx.execute(sql`insert into embed_queue (kind, ref_id, input_hash, enqueued_at, next_attempt_at) values ${sql.join(values, sql`, `)}
+      on conflict (kind, ref_id) do update set input_hash = excluded.input_hash, attempts = 0, next_attempt_at = excluded.next_attempt_at,
+        last_error = null, parked_at = null, claimed_by = null, claimed_until = null`);
+  }
+}
+
+/** Claim up to `limit` ready rows for `leaseMs` (FOR UPDATE SKIP LOCKED: concurrent claims never share a row). */
+export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number }): Promise<ClaimedItemPg[]> {
+  const found = (
+    await tx.execute(sql`with ready as (
+        select id from embed_queue
+        where parked_at is null and next_attempt_at <= ${now} and (claimed_until is null or claimed_until < ${now})
+        order by next_attempt_at, id limit ${limit}
+        for update skip locked)
+      update embed_queue q set claimed_by = ${workerId}, claimed_until = ${now + leaseMs} from ready where q.id = ready.id
+      returning q.id, q.kind, q.ref_id as "refId", q.input_hash as "inputHash", q.attempts`)
+  ).rows as { id: string | number; kind: string; refId: string | number; inputHash: string; attempts: number }[];
+  return found.map((r) => ({ ...r, id: Number(r.id), refId: Number(r.refId) })).sort((a, b) => a.id - b.id);
+}
+
+/** Record a failure on rows this worker still owns: retry after a backoff, or park. */
+export async function failEmbedItemsPg({
+  tx,
+  items,
+  workerId,
+  error,
+  retryable,
+  maxAttempts = MAX_EMBED_ATTEMPTS,
+  minDelayMs = 0,
+  now = Date.now(),
+}: {
+  tx: SqlRunner;
+  items: ClaimedItemPg[];
+  workerId: string;
+  error: string;
+  retryable: boolean;
+  maxAttempts?: number;
+  minDelayMs?: number;
+  now?: number;
+}): Promise<{ parked: number }> {
+  let parked = 0;
+  for (const it of items) {
+    const attempts = it.attempts + 1;
+    const park = !retryable || attempts >= maxAttempts;
+    const next = now + Math.max(minDelayMs, backoffDelayMs(attempts));
+    const r = await tx.execute(sql`update embed_queue set attempts = ${attempts}, last_error = ${error.slice(0, 1000)}, next_attempt_at = ${next},
+        parked_at = ${park ? now : null}, claimed_by = null, claimed_until = null
+      where id = ${it.id} and claimed_by = ${workerId} returning id`);
+    if (park && r.rows.length > 0) parked++;
+  }
+  return { parked };
+}
+
+/** The store's queue: rows waiting (ready or backing off), the oldest's age, and parked rows. */
+export async function getEmbedBacklogPg({ tx }: { tx: SqlRunner }): Promise<Backlog> {
+  const [row] = await rowsOf<{ pending: number; parked: number; oldest: string | null }>(
+    tx,
+    sql`select count(*) filter (where parked_at is null)::int as pending, count(*) filter (where parked_at is not null)::int as parked,
+      min(enqueued_at) filter (where parked_at is null) as oldest from embed_queue`,
+  );
+  return { pending: row.pending, parked: row.parked, oldestEnqueuedAt: row.oldest === null ? null : Number(row.oldest) };
+}
+
+/**
+ * The backlog reason of a store above DUALMIND_EMBED_BACKLOG_WATERMARK (its
+ * vector answers degrade to lexical, as on SQLite), else null. Counts at most
+ * watermark + 1 rows, so a long queue costs no more than a short one.
+ */
+export async function backlogFallbackPg({ tx, watermark = getConfig().embed.backlogWatermark }: { tx: SqlRunner; watermark?: number }): Promise<Fallback | null> {
+  const [{ n }] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from (select 1 from embed_queue where parked_at is null limit ${watermark + 1}) q`);
+  if (n <= watermark) return null;
+  const { pending } = await getEmbedBacklogPg({ tx });
+  return { reason: "backlog", message: `${pending} item(s) are waiting for a vector, above the watermark of ${watermark} (DUALMIND_EMBED_BACKLOG_WATERMARK)`, count: pending };
+}
+
+/** Put a store's parked items back in line (after the cause is fixed), audited with who asked, in one transaction. */
+export async function retryParkedEmbeddingsPg({ handle, actor, now = Date.now() }: { handle: PgStoreHandle; actor: string; now?: number }): Promise<number> {
+  return withStoreTx({ handle }, async (tx) => {
+    const requeued = (
+      await rowsOf<{ id: string }>(
+        tx,
+        sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, last_error = null, claimed_by = null, claimed_until = null where parked_at is not null returning id`,
+      )
+    ).length;
+    await appendAuditPg({ db: tx, entry: { actor, action: "store.embeddings.retry_parked", target: `store:${handle.store}`, details: { requeued } } });
+    return requeued;
+  });
+}
+
+export async function listParkedEmbeddingsPg({ tx, limit = 50 }: { tx: SqlRunner; limit?: number }): Promise<ParkedEmbedding[]> {
+  const found = await rowsOf<{ kind: string; refId: string; attempts: number; lastError: string | null; parkedAt: string }>(
+    tx,
+    sql`select kind, ref_id as "refId", attempts, last_error as "lastError", parked_at as "parkedAt" from embed_queue where parked_at is not null order by parked_at desc, id limit ${limit}`,
+  );
+  return found.map((r) => ({ ...r, refId: Number(r.refId), parkedAt: Number(r.parkedAt) }));
+}
+
+type Work = { item: ClaimedItemPg; text: string; inputHash: string };
+
+/**
+ * One worker step for one store: claim a batch, embed what the cache lacks
+ * (outside any transaction), then finish in one transaction.
+ */
+export async function processEmbedBatchPg({
+  handle,
+  embedder = getEmbedder(),
+  workerId = `worker-${process.pid}`,
+  batchSize = getConfig().embed.batchSize,
+  leaseMs = EMBED_LEASE_MS,
+  now = () => Date.now(),
+}: {
+  handle: PgStoreHandle;
+  embedder?: PgEmbedder;
+  workerId?: string;
+  batchSize?: number;
+  leaseMs?: number;
+  /** The clock (tests move it past a lease). */
+  now?: () => number;
+}): Promise<BatchResult> {
+  const fp = await embedder.fingerprint;
+  const claimed = await withStoreTx({ handle }, (tx) => claimEmbedBatchPg({ tx, workerId, limit: batchSize, leaseMs, now: now() }));
+  const result: BatchResult = { claimed: claimed.length, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0 };
+  if (claimed.length === 0) return result;
+
+  // Current texts; a chunk deleted meanwhile is dropped from the queue. Other kinds are not produced on PostgreSQL yet.
+  const { texts, cached } = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const ids = claimed.filter((c) => c.kind === CHUNK_KIND).map((c) => c.refId);
+    const rows = ids.length ? await rowsOf<{ id: string; text: string; chunkSha256: string }>(tx, sql`select id, text, chunk_sha256 as "chunkSha256" from chunks where id in ${ids}`) : [];
+    const byId = new Map(rows.map((r) => [Number(r.id), r]));
+    const keys = [...new Set(rows.map((r) => cacheKey(fp.id, r.text)))];
+    const hits = keys.length ? await rowsOf<{ key: string; embedding: number[] }>(tx, sql`select key, embedding from embedding_cache where key in ${keys}`) : [];
+    return { texts: byId, cached: new Map(hits.map((h) => [h.key, h.embedding])) };
+  });
+  const work: Work[] = [];
+  const gone: ClaimedItemPg[] = [];
+  for (const item of claimed) {
+    const t = item.kind === CHUNK_KIND ? texts.get(item.refId) : undefined;
+    if (t) work.push({ item, text: t.text, inputHash: t.chunkSha256 });
+    else gone.push(item);
+  }
+  result.dropped = gone.length;
+
+  const vectors = new Map<number, ArrayLike<number>>();
+  const misses: Work[] = [];
+  for (const w of work) {
+    const hit = cached.get(cacheKey(fp.id, w.text));
+    if (hit) vectors.set(w.item.id, hit);
+    else misses.push(w);
+  }
+  result.cached = work.length - misses.length;
+
+  if (misses.length > 0) {
+    try {
+      // Identical texts within a batch are embedded once too.
+      const unique = [...new Set(misses.map((m) => m.text))];
+      const embedded = await embedder.provider.embed(unique, "document");
+      const wrong = embedded.find((v) => v.length !== fp.dimension);
+      if (embedded.length !== unique.length) throw new EmbeddingError("bad_response", `provider returned ${embedded.length} vectors for ${unique.length} texts`);
+      if (wrong) throw new EmbeddingError("dimension_mismatch", `provider returned a ${wrong.length}-dimension vector; the model ${fp.provider}:${fp.model} has ${fp.dimension}`);
+      const byText = new Map(unique.map((t, i) => [t, embedded[i]]));
+      for (const m of misses) vectors.set(m.item.id, byText.get(m.text)!);
+    } catch (e) {
+      const err = e instanceof EmbeddingError ? e : new EmbeddingError("server", (e as Error).message);
+      const { parked } = await withStoreTx({ handle }, (tx) =>
+        failEmbedItemsPg({ tx, items: misses.map((m) => m.item), workerId, error: `${err.kind}: ${err.message}`, retryable: err.retryable, minDelayMs: (err.retryAfterSeconds ?? 0) * 1000, now: now() }),
+      );
+      Object.assign(result, { failed: misses.length, parked, error: err.message });
+      log("warn", "embedding batch failed", { store: handle.store, kind: err.kind, error: err.message, items: misses.length, parked });
+      // Cached items still go through below.
+      work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
+    }
+  }
+
+  result.embedded = await withStoreTx({ handle }, (tx) => finishEmbedItemsPg({ tx, handle, fp, workerId, work, gone, vectors }));
+  return result;
+}
+
+/**
+ * Delete the queue rows this worker still owns and, for exactly those, write
+ * provenance, vectors and cache in the caller's transaction. Returns the
+ * vectors written.
+ */
+async function finishEmbedItemsPg({
+  tx,
+  handle,
+  fp,
+  workerId,
+  work,
+  gone,
+  vectors,
+}: {
+  tx: PgStoreTx;
+  handle: PgStoreHandle;
+  fp: Fingerprint;
+  workerId: string;
+  work: Work[];
+  gone: ClaimedItemPg[];
+  vectors: Map<number, ArrayLike<number>>;
+}): Promise<number> {
+  const ids = [...work, ...gone.map((item) => ({ item }))].map((w) => w.item.id);
+  if (ids.length === 0) return 0;
+  const owned = new Set((await rowsOf<{ id: string }>(tx, sql`delete from embed_queue where id in ${ids} and claimed_by = ${workerId} returning id`)).map((r) => Number(r.id)));
+  const mine = work.filter((w) => owned.has(w.item.id));
+  if (mine.length < work.length) log("warn", "embed claims lost to another worker (lease ran out); their vectors are left to it", { store: handle.store, lost: work.length - mine.length });
+  if (mine.length === 0) return 0;
+  const records = embeddingProvenanceRecords({
+    fingerprint: fp,
+    artifacts: mine.map((w) => ({ store: handle.store, artifactType: CHUNK_KIND, refId: w.item.refId, inputHash: w.inputHash, chunkingVersion: CHUNKING_VERSION })),
+  });
+  for (let i = 0; i < records.length; i += PROVENANCE_BATCH) {
+    await recordProvenanceBatchPg({ db: tx, input: { records: records.slice(i, i + PROVENANCE_BATCH) }, recordedBy: "system:embed-worker" });
+  }
+  const at = Date.now();
+  await putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: mine.map((w) => ({ chunkRowId: w.item.refId, inputHash: w.inputHash, vector: vectors.get(w.item.id)! })), now: at });
+  const cacheRows = [...new Map(mine.map((w) => [cacheKey(fp.id, w.text), vectors.get(w.item.id)!])).entries()];
+  for (let i = 0; i < cacheRows.length; i += 1_000) {
+    const values = cacheRows.slice(i, i + 1_000).map(([key, v]) => sql`(${key}, ${`{${Array.from(v).join(",")}}`}::real[], ${at})`);
+    await tx.execute(sql`insert into embedding_cache (key, embedding, created_at) values ${sql.join(values, sql`, `)} on conflict (key) do nothing`);
+  }
+  return mine.length;
+}
+
+/** Drain the given stores until no ready work is left (tests, CLI, benchmarks). */
+export async function drainEmbedQueuesPg({
+  handles,
+  ...opts
+}: {
+  handles: PgStoreHandle[];
+  embedder?: PgEmbedder;
+  workerId?: string;
+  batchSize?: number;
+  leaseMs?: number;
+  now?: () => number;
+  maxBatches?: number;
+}): Promise<{ embedded: number; failed: number; batches: number }> {
+  const total = { embedded: 0, failed: 0, batches: 0 };
+  for (const handle of handles) {
+    for (;;) {
+      if (opts.maxBatches !== undefined && total.batches >= opts.maxBatches) return total;
+      const r = await processEmbedBatchPg({ handle, ...opts });
+      if (r.claimed === 0) break;
+      total.batches++;
+      total.embedded += r.embedded;
+      total.failed += r.failed;
+      if (r.failed > 0 && r.embedded === 0) break; // provider failing: let backoff work
+    }
+  }
+  return total;
+}
+
+/**
+ * The long-running loop for PostgreSQL stores (the twin of startEmbedWorker):
+ * every replica may run one; claims keep them apart. `listStores` and
+ * `openStore` come from the entry point (lib/stores sits above this module).
+ */
+export function startEmbedWorkerPg({
+  listStores,
+  openStore,
+  signal,
+  idleMs = 500,
+  embedder,
+}: {
+  listStores: () => Promise<string[]>;
+  openStore: (store: string) => Promise<PgStoreHandle>;
+  signal?: AbortSignal;
+  idleMs?: number;
+  embedder?: PgEmbedder;
+}): Promise<void> {
+  const workerId = `pg-worker-${process.pid}-${randomUUID().slice(0, 8)}`;
+  return (async () => {
+    let lastError: string | undefined;
+    while (!signal?.aborted) {
+      let didWork = false;
+      try {
+        for (const store of await listStores()) {
+          const r = await processEmbedBatchPg({ handle: await openStore(store), workerId, embedder: embedder ?? getEmbedder() });
+          if (r.embedded > 0 || r.dropped > 0) didWork = true;
+          if (r.error !== undefined && r.error !== lastError) log("warn", "embed worker (PostgreSQL): batch failed", { store, error: r.error });
+          lastError = r.error;
+        }
+      } catch (e) {
+        // A database or provider outage must not end the loop: it tries again after the idle pause.
+        const message = (e as Error).message;
+        if (message !== lastError) log("error", "embed worker (PostgreSQL) step failed", { error: message });
+        lastError = message;
+      }
+      if (didWork) await new Promise((r) => setImmediate(r));
+      else await new Promise((r) => setTimeout(r, idleMs));
+    }
+  })();
+}

@@ -1,0 +1,23 @@
+import { getPg } from "../db/pg";
+import { startEmbedWorkerPg } from "../index/embed-queue-pg";
+import { listStoreNamesPg, openStorePg } from "./stores-pg";
+
+/**
+ * The embed worker over every PostgreSQL store (DATABASE_URL set), started
+ * beside the SQLite one by the server and `npm run worker`. Each round asks
+ * for the process's pool again, so a database that was down at start-up is
+ * picked up when it comes back.
+ */
+export function startStoresEmbedWorkerPg({ signal, idleMs }: { signal?: AbortSignal; idleMs?: number } = {}): Promise<void> {
+  const pg = async () => {
+    const handle = getPg();
+    if (!handle) throw new Error("DATABASE_URL is not set");
+    return handle;
+  };
+  return startEmbedWorkerPg({
+    signal,
+    idleMs,
+    listStores: async () => listStoreNamesPg({ pg: await pg() }),
+    openStore: async (store) => openStorePg({ pg: await pg(), store }),
+  });
+}
