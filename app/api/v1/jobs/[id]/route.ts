@@ -8,6 +8,8 @@ export const GET = defineRoute({
   name: "GET /jobs/{id}",
   auth: "admin",
   response: jobResponse,
+  // Admin jobs (reindex) run on SQLite stores only, for now.
+  postgres: "not_yet",
   params: z.object({ id: z.uuid() }),
   handler: ({ params, principal }) => {
     // A store-limited token sees only its stores' jobs; another store's job answers like an unknown one.
