@@ -21,7 +21,11 @@ import {
   type updateMemorySchema,
 } from "../index/memories";
 import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listCategoryChildrenPg, listMemoriesByFilterPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
+import { getJobById, startReindexJob, type Job } from "../index/jobs";
+import { takeOverStaleJobPg } from "../index/admin-jobs-pg";
+import { getJobByIdPg, JOB_OWNER, runReindexJobPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
 import { searchStore, type SearchInput, type SearchResult } from "../index/search";
+import { verifyStore, type VerifyReport } from "../index/verify";
 import { searchStorePg } from "../index/search-pg";
 import { planQueryVectorPg } from "../retrieval/readiness-pg";
 import { createStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, type createStoreSchema, type StoreSummary } from "../stores/stores";
@@ -35,7 +39,7 @@ import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg
  * backend or open a handle themselves; an unknown store is a 404 on both.
  *
  * What is not here (traces, learnings, thoughts, graph, recall, remember,
- * re-embed, health, verify, reindex, ...) is served on SQLite only: with
+ * working memory, re-embed, store health, ...) is served on SQLite only: with
  * DATABASE_URL its routes answer 501 not_implemented (lib/api/route.ts
  * `postgres`), never from a local index.db the rest of the stores no longer use.
  */
@@ -65,6 +69,12 @@ export type StoresBackend = {
   deleteMemory: (a: StoreArg & { memoryPath: string; actor: string }) => Promise<void>;
   listCategoryChildren: (a: StoreArg & { parent: string | null }) => Promise<CategoryChild[]>;
   setCategoryDescription: (a: StoreArg & { input: z.output<typeof setCategorySchema>; actor: string }) => Promise<CategoryChild>;
+  /** Compare the truth (memory files; on PostgreSQL the memories table) with the index, without writing. */
+  verifyStore: (a: StoreArg) => Promise<VerifyReport>;
+  /** Start (or join) the store's reindex job: the derived index rebuilt from the truth. */
+  startReindex: (a: StoreArg & { actor: string }) => Promise<Job>;
+  /** An admin job; a store-limited caller sees only its stores' jobs. */
+  getJob: (a: { id: string; stores: readonly string[] | null }) => Promise<Job | null>;
 };
 
 /** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
@@ -93,6 +103,10 @@ const sqliteStores: StoresBackend = {
   deleteMemory: async ({ store, ...a }) => deleteMemory({ handle: openStore({ store }), ...a }),
   listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: openStore({ store }), ...a }),
   setCategoryDescription: async ({ store, ...a }) => setCategoryDescription({ handle: openStore({ store }), ...a }),
+  verifyStore: async ({ store }) => verifyStore({ handle: openStore({ store }) }),
+  // The job is the build: no silent rebuild on open first (see openStore).
+  startReindex: async ({ store, actor }) => startReindexJob({ handle: openStore({ store, buildIndex: false }), actor }),
+  getJob: async (a) => getJobById(a),
 };
 
 /** A PostgreSQL store's summary in the API's shape (see StoreInfo). */
@@ -143,6 +157,16 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
     deleteMemory: async ({ store, ...a }) => deleteMemoryPg({ handle: (await open(store)).handle, ...a }),
     listCategoryChildren: async ({ store, ...a }) => listCategoryChildrenPg({ handle: (await open(store)).handle, ...a }),
     setCategoryDescription: async ({ store, ...a }) => setCategoryDescriptionPg({ handle: (await open(store)).handle, ...a }),
+    verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),
+    startReindex: async ({ store, actor }) => {
+      const { pg, handle } = await open(store);
+      // A reindex whose replica died (heartbeat older than JOB_STALE_MS) is taken over first, by whichever replica is asked next.
+      for (let row = await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER }); row; row = await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER })) {
+        runReindexJobPg({ pg, handle: await openStorePg({ pg, store: row.store }), jobId: row.id });
+      }
+      return startReindexJobOnPg({ pg, handle, actor });
+    },
+    getJob: async (a) => getJobByIdPg({ pg: await pgHandle, ...a }),
   };
 }
 
