@@ -3,7 +3,7 @@ import { getGovernance } from "./db/connection";
 import { ensureFirstAdmin, type FirstAdmin } from "./backend/users";
 import { getAuthSecret } from "./auth/secret";
 import { ensureCoreStore, ensureDefaultStore } from "./stores/stores";
-import { stores, storesOnPostgres } from "./backend/stores";
+import { stores, storesOnPostgres } from "./stores/backend";
 import { registerEmbeddableKinds } from "./embeddable-kinds";
 import { log } from "./log";
 import { tightenDataDir } from "./private-fs";

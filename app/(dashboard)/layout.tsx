@@ -1,7 +1,7 @@
 import { requireUser } from "@/app/_server/session";
 import { Nav } from "@/components/nav";
 import { SignOutButton } from "@/components/sign-out-button";
-import { storesOnPostgres } from "@/lib/backend/stores";
+import { storesOnPostgres } from "@/lib/stores/backend";
 
 export const dynamic = "force-dynamic";
 

@@ -4,7 +4,7 @@ import { getConfig } from "../config";
 import { AppError, infrastructureError, isAppError, type ErrorDetail } from "../errors";
 import { assertStoresAllowed, hasScope, type AgentPrincipal, type Scope } from "../auth/tokens";
 import { governance } from "../backend/governance";
-import { notServedOnPostgres, storesOnPostgres } from "../backend/stores";
+import { notServedOnPostgres, storesOnPostgres } from "../stores/backend";
 import { isAnswer } from "../http/answer";
 import { log } from "../log";
 import { parseJsonBody, readBodyLimited } from "../http/body";
@@ -41,7 +41,7 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
   /**
    * Whether the route is served with DATABASE_URL. A store route (a `store`
    * path param) answers 501 not_implemented there unless it says "served"
-   * (it calls stores(), lib/backend/stores.ts); another route is served
+   * (it calls stores(), lib/stores/backend.ts); another route is served
    * unless it says "not_yet". So a new store route is refused on PostgreSQL
    * until it is ported, never answered from a local SQLite store.
    */

@@ -24,7 +24,7 @@ import { assertMatchesContract, contractChecksEnabled, toWire } from "../api/con
 import { assertStoresAllowed, canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
 import { recordRequest } from "../http/request-timer";
-import { notServedOnPostgres, stores, storesOnPostgres } from "../backend/stores";
+import { notServedOnPostgres, stores, storesOnPostgres } from "../stores/backend";
 import { versions } from "../version";
 import { MCP_TOOLS, type ToolDef } from "./tools";
 

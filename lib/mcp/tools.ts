@@ -18,7 +18,7 @@ import { storeItemParams, storeParams } from "../api/params";
 import { callerOf } from "../api/respond";
 import { createSessionSchema, postMessageSchema } from "../governance/dialectic";
 import { governance } from "../backend/governance";
-import { stores } from "../backend/stores";
+import { stores } from "../stores/backend";
 import { createTaskSchema, finishRunSchema, recordValidationSchema, startRunSchema } from "../governance/ledger";
 import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, unlinkEvidence } from "../graph/evidence";
 import { createFrame, createFrameInputSchema, deleteFrame, updateFrame, updateFrameInputSchema } from "../graph/frames";

@@ -2,7 +2,7 @@ import { storeListResponse, storeSummary } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
 import { assertStoresAllowed, canUseStore } from "@/lib/auth/tokens";
-import { stores } from "@/lib/backend/stores";
+import { stores } from "@/lib/stores/backend";
 import { createStoreSchema } from "@/lib/stores/stores";
 
 export const GET = defineRoute({

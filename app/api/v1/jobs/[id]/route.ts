@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { jobResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
-import { stores } from "@/lib/backend/stores";
+import { stores } from "@/lib/stores/backend";
 import { AppError } from "@/lib/errors";
 
 export const GET = defineRoute({

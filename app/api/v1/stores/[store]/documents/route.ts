@@ -2,7 +2,7 @@ import { z } from "zod";
 import { documentDeletedResponse, documentListResponse, putDocumentsResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
-import { stores } from "@/lib/backend/stores";
+import { stores } from "@/lib/stores/backend";
 import { apiDocumentPathSchema, putDocumentsSchema } from "@/lib/index/ingest";
 import { storeNameSchema } from "@/lib/db/store-names";
 

@@ -3,7 +3,7 @@ import { deletedResponse } from "@/lib/api/responses/common";
 import { memoryReadOrListResponse, memoryWithBody } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
-import { stores } from "@/lib/backend/stores";
+import { stores } from "@/lib/stores/backend";
 import { createMemorySchema, memoryFilterSchema, memoryPathSchema, updateMemorySchema } from "@/lib/index/memories";
 import { storeNameSchema } from "@/lib/db/store-names";
 

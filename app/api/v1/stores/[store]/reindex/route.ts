@@ -2,7 +2,7 @@ import { z } from "zod";
 import { jobResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
-import { stores } from "@/lib/backend/stores";
+import { stores } from "@/lib/stores/backend";
 import { storeNameSchema } from "@/lib/db/store-names";
 
 export const POST = defineRoute({

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { searchResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
-import { stores } from "@/lib/backend/stores";
+import { stores } from "@/lib/stores/backend";
 import { searchInputSchema } from "@/lib/index/search";
 import { storeNameSchema } from "@/lib/db/store-names";
 

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { chunkDetail } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
-import { stores } from "@/lib/backend/stores";
+import { stores } from "@/lib/stores/backend";
 import { chunkIdSchema } from "@/lib/index/ingest";
 import { storeNameSchema } from "@/lib/db/store-names";
 

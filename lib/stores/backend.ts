@@ -28,8 +28,8 @@ import { searchStore, type SearchInput, type SearchResult } from "../index/searc
 import { verifyStore, type VerifyReport } from "../index/verify";
 import { searchStorePg } from "../index/search-pg";
 import { planQueryVectorPg } from "../retrieval/readiness-pg";
-import { createStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, type createStoreSchema, type StoreSummary } from "../stores/stores";
-import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoresPg, openCoreForPg, openStorePg, type PgStoreSummary } from "../stores/stores-pg";
+import { createStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, type createStoreSchema, type StoreSummary } from "./stores";
+import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoresPg, openCoreForPg, openStorePg, type PgStoreSummary } from "./stores-pg";
 
 /**
  * The stores behind one interface, as governance() is for the ledger:
