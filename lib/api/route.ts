@@ -104,11 +104,15 @@ function queryObject(url: URL): Record<string, string | string[]> {
   return out;
 }
 
-/** Whether this backend serves the route (see RouteSpec.postgres). */
-function servedHere(spec: { postgres?: "served" | "not_yet" }, rawParams: Record<string, unknown>): boolean {
-  if (!storesOnPostgres()) return true;
-  if (spec.postgres) return spec.postgres === "served";
-  return rawParams.store === undefined;
+/** Whether the route is served with DATABASE_URL (see RouteSpec.postgres): the wrapper's rule, and the OpenAPI document's. */
+export function servedOnPostgres(route: { postgres?: "served" | "not_yet"; params?: ZodType }, rawParams: Record<string, unknown> = {}): boolean {
+  if (route.postgres) return route.postgres === "served";
+  const storeRoute = route.params instanceof z.ZodObject ? "store" in route.params.shape : rawParams.store !== undefined;
+  return !storeRoute;
+}
+
+function servedHere(spec: { postgres?: "served" | "not_yet"; params?: ZodType }, rawParams: Record<string, unknown>): boolean {
+  return !storesOnPostgres() || servedOnPostgres(spec, rawParams);
 }
 
 function parseWith<S extends ZodType>(schema: S, value: unknown, where: string): z.output<S> {

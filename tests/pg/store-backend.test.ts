@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { withStoreTx } from "@/lib/db/pg-store";
+import { buildOpenApiDocument } from "@/lib/api/openapi";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { createMemorySchema, memoryFilterSchema, updateMemorySchema } from "@/lib/index/memories";
 import { searchInputSchema } from "@/lib/index/search";
@@ -90,5 +91,19 @@ describe("the PostgreSQL stores backend", () => {
     expect((await backend.search({ store: "kb", input: searchInputSchema.parse({ q: "reviewers", mode: "fts" }) })).results.map((r) => r.path)).toEqual(["memory/ops/deploy/friday.md"]);
     // The API document is kept as it is.
     expect((await backend.listDocuments({ store: "kb", prefix: "notes/", limit: 10, offset: 0 })).total).toBe(1);
+  });
+});
+
+describe("which routes PostgreSQL serves", () => {
+  it("the OpenAPI document says, per operation, what the wrapper does with DATABASE_URL: the ported store routes are served, the others answer 501", async () => {
+    const { ROUTE_MODULES } = await import("@/app/api/v1/openapi.json/catalog");
+    const doc = buildOpenApiDocument(Object.values(ROUTE_MODULES)) as { paths: Record<string, Record<string, { "x-served-with-database-url": boolean }>> };
+    const served = (p: string, m: string) => doc.paths[`/api/v1${p}`][m]["x-served-with-database-url"];
+    for (const [p, m] of [["/stores", "get"], ["/stores", "post"], ["/stores/{store}", "get"], ["/stores/{store}/documents", "put"], ["/stores/{store}/search", "post"], ["/stores/{store}/memories", "delete"], ["/stores/{store}/categories", "get"], ["/stores/{store}/verify", "get"], ["/stores/{store}/reindex", "post"], ["/jobs/{id}", "get"], ["/tasks", "post"]]) {
+      expect([p, m, served(p, m)]).toEqual([p, m, true]);
+    }
+    for (const [p, m] of [["/stores/{store}/traces", "post"], ["/stores/{store}/recall", "post"], ["/stores/{store}/health", "get"], ["/stores/{store}/thoughts", "post"], ["/stores/{store}/reembed", "post"]]) {
+      expect([p, m, served(p, m)]).toEqual([p, m, false]);
+    }
   });
 });
