@@ -1,13 +1,17 @@
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
+import * as documentsRoute from "@/app/api/v1/stores/[store]/documents/route";
+import * as tracesRoute from "@/app/api/v1/stores/[store]/traces/route";
+import { governance } from "@/lib/backend/governance";
+import { closePg, closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { withStoreTx } from "@/lib/db/pg-store";
 import { buildOpenApiDocument } from "@/lib/api/openapi";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { createMemorySchema, memoryFilterSchema, updateMemorySchema } from "@/lib/index/memories";
 import { searchInputSchema } from "@/lib/index/search";
-import { pgStores, type StoresBackend } from "@/lib/stores/backend";
+import { pgStores, stores, type StoresBackend } from "@/lib/stores/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
+import { callRoute, useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 
 /**
@@ -104,6 +108,28 @@ describe("which routes PostgreSQL serves", () => {
     }
     for (const [p, m] of [["/stores/{store}/traces", "post"], ["/stores/{store}/recall", "post"], ["/stores/{store}/health", "get"], ["/stores/{store}/thoughts", "post"], ["/stores/{store}/reembed", "post"]]) {
       expect([p, m, served(p, m)]).toEqual([p, m, false]);
+    }
+  });
+});
+
+describe("the route wrapper with DATABASE_URL, in-process", () => {
+  it("serves a ported store route from PostgreSQL and answers 501 for an unported one, after the store allow-list", async () => {
+    const env = useTempDataDir({ DATABASE_URL: await createTestDatabase() });
+    try {
+      expect(stores().kind).toBe("postgres");
+      await stores().ensureStartupStores();
+      const token = (await governance().createApiToken({ input: { label: "w", agent_id: "w", scopes: ["write"], stores: ["default"] }, actor: "test" })).token;
+      const put = await callRoute(documentsRoute.PUT, { method: "PUT", token, params: { store: "default" }, body: { path: "notes/route.md", content: "routed through the wrapper" } });
+      expect(put.status).toBe(200);
+      const listed = await callRoute(documentsRoute.GET, { token, params: { store: "default" }, url: "http://127.0.0.1/api/v1/stores/default/documents" });
+      expect(listed.json.documents.map((d: { path: string }) => d.path)).toEqual(["notes/route.md"]);
+      const unported = await callRoute(tracesRoute.POST, { token, params: { store: "default" }, body: {} });
+      expect(unported).toMatchObject({ status: 501, json: { error: { code: "not_implemented" } } });
+      expect(unported.json.error.message).toContain("POST /stores/{store}/traces");
+      expect((await callRoute(tracesRoute.POST, { token, params: { store: "core" }, body: {} })).status).toBe(403);
+    } finally {
+      await closePg();
+      env.cleanup();
     }
   });
 });
