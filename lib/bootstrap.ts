@@ -3,6 +3,7 @@ import { getGovernance } from "./db/connection";
 import { ensureFirstAdmin, type FirstAdmin } from "./backend/users";
 import { getAuthSecret } from "./auth/secret";
 import { ensureCoreStore, ensureDefaultStore } from "./stores/stores";
+import { stores, storesOnPostgres } from "./stores/backend";
 import { registerEmbeddableKinds } from "./embeddable-kinds";
 import { log } from "./log";
 import { tightenDataDir } from "./private-fs";
@@ -25,6 +26,8 @@ export async function bootstrapApp(): Promise<void> {
   getGovernance();
   ensureCoreStore();
   if (ensureDefaultStore()) log("info", "created the default store", { store: "default" });
+  // With DATABASE_URL the API's stores are in PostgreSQL: core and (first start only) default there too.
+  if (storesOnPostgres() && (await stores().ensureStartupStores()).createdDefault) log("info", "created the default store in PostgreSQL", { store: "default" });
   getAuthSecret();
   reportFirstAdmin(await ensureFirstAdmin({ configuredPassword: config.adminPassword }));
 }

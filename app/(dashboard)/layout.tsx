@@ -1,6 +1,7 @@
 import { requireUser } from "@/app/_server/session";
 import { Nav } from "@/components/nav";
 import { SignOutButton } from "@/components/sign-out-button";
+import { storesOnPostgres } from "@/lib/stores/backend";
 
 export const dynamic = "force-dynamic";
 
@@ -21,6 +22,14 @@ export default async function DashboardLayout({ children }: { children: React.Re
         </div>
       </header>
       {/* min-w-0 + break-words: a long id or hash wraps instead of widening the page on a phone. */}
+      {storesOnPostgres() && (
+        <div role="status" data-testid="stores-on-postgres" className="border-b border-amber-200 bg-amber-50">
+          <p className="mx-auto max-w-6xl px-4 py-2 text-sm text-amber-900">
+            Stores are in PostgreSQL (DATABASE_URL): the API and MCP serve documents, search, memories, categories, verify and reindex from there; the other store routes answer 501. The store pages here (overview, search, memories,
+            reflection, graph, health, stores) still read the local SQLite stores in DATA_DIR, so they do not show what agents wrote; the ledger, reviews and admin pages are live.
+          </p>
+        </div>
+      )}
       <main className="mx-auto min-w-0 max-w-6xl break-words px-4 py-6">{children}</main>
     </div>
   );

@@ -70,7 +70,8 @@ function withKindCounts(r: Omit<ReindexResult, "byKind"> & Partial<Pick<ReindexR
   return { ...r, byKind: r.byKind ?? null };
 }
 
-function toJob(row: AdminJobRow): Job {
+/** A job row (either dialect's admin_jobs) as the API answers it. */
+export function jobFromRow(row: AdminJobRow): Job {
   return {
     id: row.id,
     kind: row.kind,
@@ -120,7 +121,7 @@ export function ownerIsGone({ id, owner, heartbeatAt, now = Date.now() }: { id: 
 export function getJobById({ id, stores = null }: { id: string; stores?: readonly string[] | null }): Job | null {
   const row = getGovernance().db.select().from(adminJobs).where(eq(adminJobs.id, id)).get();
   if (!row || (stores !== null && !stores.includes(row.store))) return null;
-  return toJob(row);
+  return jobFromRow(row);
 }
 
 /** What a reindex of the store would go over, as indexed now: memory files and source-root documents (API documents are kept as they are). */
@@ -146,7 +147,7 @@ export function listLatestJobs(): Job[] {
     .where(sql`${adminJobs.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${adminJobs.store})`)
     .orderBy(adminJobs.store)
     .all()
-    .map(toJob);
+    .map(jobFromRow);
 }
 
 function runningJob(store: string): AdminJobRow | undefined {
@@ -326,7 +327,7 @@ function claimReindexJob({ store, actor, reason }: { store: string; actor: strin
 export function startReindexJob({ handle, actor, reason }: { handle: StoreHandle; actor: string; reason?: string }): Job {
   const decided = claimReindexJob({ store: handle.store, actor, reason });
   if (decided.run) void runJob({ row: decided.row, handle });
-  return toJob(decided.row);
+  return jobFromRow(decided.row);
 }
 
 const WAIT_POLL_MS = 250;
@@ -343,7 +344,7 @@ export async function runReindexJob({ handle, actor, reason, onProgress }: { han
   for (;;) {
     const row = getGovernance().db.select().from(adminJobs).where(eq(adminJobs.id, decided.row.id)).get();
     if (!row) throw new Error(`reindex job ${decided.row.id} disappeared`);
-    if (row.status !== "running") return toJob(row);
+    if (row.status !== "running") return jobFromRow(row);
     const taken = ownerIsGone(row) ? takeOver(row) : null;
     if (taken) await runJob({ row: taken, handle, onProgress });
     else {

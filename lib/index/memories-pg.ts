@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, isNull, lt, or, sql, type SQL } from "drizzle-orm";
 import type { z } from "zod";
 import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
 import { AppError } from "../errors";
@@ -18,6 +18,9 @@ import {
   renderMemoryFile,
   updatedMemoryFields,
   writeFileAtomic,
+  type CategoryChild,
+  type MemoryFilter,
+  type setCategorySchema,
   type createMemorySchema,
   type Memory,
   type MemoryWithBody,
@@ -51,6 +54,9 @@ const toMemory = (r: PgMemoryRow): Memory => ({
   expiresAt: r.expiresAt,
   summary: r.summary,
 });
+
+/** What a write answers, as on SQLite: the memory with its body, from the text just stored. */
+const withBody = (r: PgMemoryRow): MemoryWithBody => ({ ...memoryFromText({ memoryPath: r.path, text: r.content, mtime: r.updatedAt }), ...toMemory(r) });
 
 async function ensureCategoryPathPg(tx: PgStoreTx, category: string): Promise<void> {
   const segs = category.split("/");
@@ -106,7 +112,7 @@ export async function getMemoryByPathPg({ handle, memoryPath }: { handle: PgStor
   });
 }
 
-export async function createMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Promise<Memory> {
+export async function createMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
   const content = renderMemoryFile(
     { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
     input.body,
@@ -115,12 +121,12 @@ export async function createMemoryPg({ handle, input, actor, now = Date.now() }:
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
     await putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now });
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: target(handle, input.path) } });
-    return toMemory((await lockMemory(tx, input.path))!);
+    return withBody((await lockMemory(tx, input.path))!);
   });
 }
 
 /** Update fields and/or body (and move with move_to): the twin of updateMemory, re-rendering the file text. */
-export async function updateMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof updateMemorySchema>; actor: string; now?: number }): Promise<Memory> {
+export async function updateMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof updateMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
   return withStoreTx({ handle }, async (tx) => {
     const row = await lockMemory(tx, input.path);
     if (!row) throw new AppError("not_found", `no memory ${input.path}`);
@@ -132,7 +138,7 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
     if (moved) await removeMemoryPg(tx, input.path);
     await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile(next, body), mtime: now });
     await appendAuditPg({ db: tx, entry: { actor, action: moved ? "memory.move" : "memory.update", target: target(handle, to), details: moved ? { movedFrom: input.path } : null } });
-    return toMemory((await lockMemory(tx, to))!);
+    return withBody((await lockMemory(tx, to))!);
   });
 }
 
@@ -255,4 +261,62 @@ export async function importMemoriesPg({ handle, dir, actor }: { handle: PgStore
     }
     return out;
   });
+}
+
+const SORT_COLUMNS = { updatedAt: memories.updatedAt, createdAt: memories.createdAt, tokenEstimate: memories.tokenEstimate } as const;
+
+/** Memories by category (recursive), tags (any), updated range, source; expired left out unless asked (the twin of listMemoriesByFilter). */
+export async function listMemoriesByFilterPg({ handle, filter, now = Date.now() }: { handle: PgStoreHandle; filter: MemoryFilter; now?: number }): Promise<{ total: number; memories: Memory[] }> {
+  const where: SQL[] = [];
+  if (filter.category) {
+    // The category itself or anything below it (substr, not LIKE: `_` in a path is literal).
+    where.push(or(eq(memories.category, filter.category), sql`substr(${memories.category}, 1, length(${filter.category}::text) + 1) = ${filter.category + "/"}::text`)!);
+  }
+  if (filter.tags && filter.tags.length > 0) where.push(sql`${memories.tags} && array[${sql.join(filter.tags.map((t) => sql`${t}`), sql`, `)}]::text[]`);
+  if (filter.updated_after !== undefined) where.push(gte(memories.updatedAt, filter.updated_after));
+  if (filter.updated_before !== undefined) where.push(lt(memories.updatedAt, filter.updated_before));
+  if (filter.source !== undefined) where.push(eq(memories.source, filter.source));
+  if (!filter.include_expired) where.push(or(isNull(memories.expiresAt), gt(memories.expiresAt, now))!);
+  const clause = and(...where);
+  const sortColumn = SORT_COLUMNS[filter.sort];
+  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const [{ n }] = await tx.select({ n: count() }).from(memories).where(clause);
+    const rows = await tx
+      .select()
+      .from(memories)
+      .where(clause)
+      .orderBy(filter.order === "asc" ? asc(sortColumn) : desc(sortColumn), asc(memories.path))
+      .limit(filter.limit)
+      .offset(filter.offset);
+    return { total: n, memories: rows.map(toMemory) };
+  });
+}
+
+/** The child categories of `parent` (root when null) with recursive memory counts (the twin of listCategoryChildren). */
+export async function listCategoryChildrenPg({ handle, parent }: { handle: PgStoreHandle; parent: string | null }): Promise<CategoryChild[]> {
+  const rows = await withStoreTx({ handle, readOnly: true }, (tx) =>
+    tx
+      .select({
+        path: categories.path,
+        description: categories.description,
+        memories: sql<number>`(select count(*)::int from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`,
+        children: sql<number>`(select count(*)::int from categories k where k.parent_path = categories.path)`,
+      })
+      .from(categories)
+      .where(parent === null ? isNull(categories.parentPath) : eq(categories.parentPath, parent))
+      .orderBy(asc(categories.path)),
+  );
+  return rows.map((r) => ({ ...r, name: r.path.slice(r.path.lastIndexOf("/") + 1) }));
+}
+
+/** Describe a category (the row is the truth here; `memories export` writes it to _category.md). An empty description clears it. */
+export async function setCategoryDescriptionPg({ handle, input, actor }: { handle: PgStoreHandle; input: z.output<typeof setCategorySchema>; actor: string }): Promise<CategoryChild> {
+  await withStoreTx({ handle }, async (tx) => {
+    await ensureCategoryPathPg(tx, input.path);
+    await tx.update(categories).set({ description: input.description || null }).where(eq(categories.path, input.path));
+    await pruneCategoriesPg(tx);
+    await appendAuditPg({ db: tx, entry: { actor, action: "category.describe", target: `store:${handle.store}/category:${input.path}`, details: { cleared: input.description === "" } } });
+  });
+  const parent = input.path.includes("/") ? input.path.slice(0, input.path.lastIndexOf("/")) : null;
+  return (await listCategoryChildrenPg({ handle, parent })).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
 }

@@ -18,6 +18,7 @@ import { storeItemParams, storeParams } from "../api/params";
 import { callerOf } from "../api/respond";
 import { createSessionSchema, postMessageSchema } from "../governance/dialectic";
 import { governance } from "../backend/governance";
+import { stores } from "../stores/backend";
 import { createTaskSchema, finishRunSchema, recordValidationSchema, startRunSchema } from "../governance/ledger";
 import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, unlinkEvidence } from "../graph/evidence";
 import { createFrame, createFrameInputSchema, deleteFrame, updateFrame, updateFrameInputSchema } from "../graph/frames";
@@ -26,28 +27,15 @@ import { createNode, createNodeInputSchema, deleteNode, listNodesByFilter, listN
 import { createOrMergeRelation, createRelationInputSchema, deleteRelation, updateRelation, updateRelationInputSchema } from "../graph/relations";
 import { rememberByQuery, rememberInputSchema } from "../graph/remember";
 import { thinkInputSchema, thinkThought } from "../graph/thoughts";
-import { chunkIdSchema, getChunkByChunkId } from "../index/ingest";
-import {
-  categoryPathSchema,
-  createMemory,
-  createMemorySchema,
-  deleteMemory,
-  getMemoryByPath,
-  listCategoryChildren,
-  listMemoriesByFilter,
-  listRecentMemories,
-  memoryFilterSchema,
-  memoryPathSchema,
-  updateMemory,
-  updateMemorySchema,
-} from "../index/memories";
-import { searchInputSchema, searchStore } from "../index/search";
+import { chunkIdSchema } from "../index/ingest";
+import { categoryPathSchema, createMemorySchema, memoryFilterSchema, memoryPathSchema, updateMemorySchema } from "../index/memories";
+import { searchInputSchema } from "../index/search";
 import { getStoreHealthReport } from "../metrics/health";
 import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
 import { recordLearning } from "../recall/learnings";
 import { recallInputSchema, recallReflections } from "../recall/recall";
 import { recordTrace } from "../recall/traces";
-import { listStores, openCoreFor, openStore } from "../stores/stores";
+import { openCoreFor, openStore } from "../stores/stores";
 import { clientIdSchema } from "../common";
 
 export type ToolContext = { principal: AgentPrincipal };
@@ -60,10 +48,12 @@ export type ToolDef = {
   /** The result, in the wire's snake_case: the same schema as the matching REST route's response (see lib/api/contract.ts). */
   output: ZodType;
   input: ZodType;
+  /** Served with DATABASE_URL (it calls stores()); a tool with a `store` argument and without it answers 501 there, like its REST route. */
+  postgres?: "served";
   run: (args: never, ctx: ToolContext) => unknown;
 };
 
-function tool<S extends ZodType>(def: { name: string; description: string; scope: Scope; output: ZodType; input: S; run: (args: z.output<S>, ctx: ToolContext) => unknown }): ToolDef {
+function tool<S extends ZodType>(def: { name: string; description: string; scope: Scope; output: ZodType; input: S; postgres?: "served"; run: (args: z.output<S>, ctx: ToolContext) => unknown }): ToolDef {
   return def as ToolDef;
 }
 
@@ -84,10 +74,8 @@ const indexTools: ToolDef[] = [
     output: searchResponse,
     scope: "read",
     input: searchInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }) => {
-      const handle = openStore({ store });
-      return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
-    },
+    postgres: "served",
+    run: ({ store, ...input }) => stores().search({ store, input }),
   }),
   tool({
     name: "read_chunk",
@@ -95,7 +83,8 @@ const indexTools: ToolDef[] = [
     output: chunkDetail,
     scope: "read",
     input: z.object({ ...storeShape, id: chunkIdSchema }).strict(),
-    run: ({ store, id }) => getChunkByChunkId({ handle: openStore({ store }), chunkId: id }),
+    postgres: "served",
+    run: ({ store, id }) => stores().getChunk({ store, chunkId: id }),
   }),
   tool({
     name: "query_memories",
@@ -103,7 +92,8 @@ const indexTools: ToolDef[] = [
     output: memoryListResponse,
     scope: "read",
     input: memoryFilterSchema.safeExtend(storeShape),
-    run: ({ store, ...filter }) => listMemoriesByFilter({ handle: openStore({ store }), filter }),
+    postgres: "served",
+    run: ({ store, ...filter }) => stores().listMemories({ store, filter }),
   }),
   tool({
     name: "recent_memories",
@@ -111,7 +101,8 @@ const indexTools: ToolDef[] = [
     output: recentMemoriesResponse,
     scope: "read",
     input: z.object({ ...storeShape, limit: memoryFilterSchema.shape.limit.default(10) }).strict(),
-    run: ({ store, limit }) => ({ memories: listRecentMemories({ handle: openStore({ store }), limit }) }),
+    postgres: "served",
+    run: async ({ store, limit }) => ({ memories: (await stores().listMemories({ store, filter: memoryFilterSchema.parse({ limit: String(limit) }) })).memories }),
   }),
   tool({
     name: "list_memories",
@@ -119,10 +110,10 @@ const indexTools: ToolDef[] = [
     output: categoryBrowseResponse,
     scope: "read",
     input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset }).strict(),
-    run: ({ store, parent, limit, offset }) => {
-      const handle = openStore({ store });
-      const { total, memories } = listMemoriesByFilter({ handle, filter: memoryFilterSchema.parse({ category: parent, limit, offset }) });
-      return { parent: parent ?? null, categories: listCategoryChildren({ handle, parent: parent ?? null }), total, memories };
+    postgres: "served",
+    run: async ({ store, parent, limit, offset }) => {
+      const { total, memories } = await stores().listMemories({ store, filter: memoryFilterSchema.parse({ category: parent, limit, offset }) });
+      return { parent: parent ?? null, categories: await stores().listCategoryChildren({ store, parent: parent ?? null }), total, memories };
     },
   }),
   tool({
@@ -131,7 +122,8 @@ const indexTools: ToolDef[] = [
     output: memoryWithBody,
     scope: "read",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
-    run: ({ store, path }) => getMemoryByPath({ handle: openStore({ store }), memoryPath: path }),
+    postgres: "served",
+    run: ({ store, path }) => stores().getMemory({ store, memoryPath: path }),
   }),
   tool({
     name: "write_memory",
@@ -139,7 +131,8 @@ const indexTools: ToolDef[] = [
     output: memoryWithBody,
     scope: "write",
     input: createMemorySchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => createMemory({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
+    postgres: "served",
+    run: ({ store, ...input }, ctx) => stores().createMemory({ store, input, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "update_memory",
@@ -147,7 +140,8 @@ const indexTools: ToolDef[] = [
     output: memoryWithBody,
     scope: "write",
     input: updateMemorySchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => updateMemory({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
+    postgres: "served",
+    run: ({ store, ...input }, ctx) => stores().updateMemory({ store, input, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "delete_memory",
@@ -155,8 +149,9 @@ const indexTools: ToolDef[] = [
     output: deletedResponse,
     scope: "write",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
-    run: ({ store, path }, ctx) => {
-      deleteMemory({ handle: openStore({ store }), memoryPath: path, actor: actorOf(ctx.principal) });
+    postgres: "served",
+    run: async ({ store, path }, ctx) => {
+      await stores().deleteMemory({ store, memoryPath: path, actor: actorOf(ctx.principal) });
       return { deleted: path };
     },
   }),
@@ -394,7 +389,7 @@ const storeTools: ToolDef[] = [
     output: storeListResponse,
     scope: "read",
     input: z.object({}).strict(),
-    run: (_args, ctx) => ({ stores: listStores().filter((s) => ctx.principal.stores === null || ctx.principal.stores.includes(s.name)) }),
+    run: async (_args, ctx) => ({ stores: (await stores().listStores()).filter((s) => ctx.principal.stores === null || ctx.principal.stores.includes(s.name)) }),
   }),
   tool({
     name: "store_health",

@@ -3,6 +3,7 @@ import { getGovernance } from "../../lib/db/connection";
 import { getPg } from "../../lib/db/pg";
 import { listStoreNames } from "../../lib/db/store-names";
 import { openStore } from "../../lib/stores/stores";
+import { listStoreNamesPg, openStorePg } from "../../lib/stores/stores-pg";
 import { migratePgToSqlite, migrateSqliteToPg, type MigrateDataResult } from "../../lib/backend/migrate-data";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
@@ -18,7 +19,7 @@ export const dbCommands: Command[] = [
     name: "migrate",
     usage: "migrate",
     summary:
-      "apply database migrations now (start-up does too): governance.db and every store's index.db; with DATABASE_URL, also the PostgreSQL governance schema (the ledger, users and sign-in are served from it; stores stay in index.db)",
+      "apply database migrations now (start-up does too): governance.db and every store's index.db; with DATABASE_URL, also the PostgreSQL governance schema (the ledger, users, sign-in) and every PostgreSQL store's schema (the stores the API and MCP serve)",
     run: async ({ out }) => {
       const pg = getPg();
       getGovernance();
@@ -28,7 +29,13 @@ export const dbCommands: Command[] = [
       if (pg) {
         const { pool } = await pg;
         const version = (await pool.query<{ value: string }>("select value from meta where key = 'schema_version'")).rows[0]?.value ?? "none";
-        out(`PostgreSQL governance schema at ${version} (the ledger, users, sign-in); migrated ${local} (stores are not on PostgreSQL yet)`, { backend: "postgres", governance: version, stores });
+        // Opening a PostgreSQL store applies its pending store migrations (under its advisory lock).
+        const pgStores = await listStoreNamesPg({ pg: await pg });
+        for (const store of pgStores) await openStorePg({ pg: await pg, store });
+        out(
+          `PostgreSQL governance schema at ${version} (the ledger, users, sign-in) and ${pgStores.length} PostgreSQL store(s) (what the API and MCP serve); migrated ${local} (the CLI's store commands and the dashboard's store pages)`,
+          { backend: "postgres", governance: version, stores, pgStores },
+        );
         return;
       }
       out(`migrated governance.db and ${stores.length} store(s) in ${getConfig().dataDir}`, { backend: "sqlite", stores });

@@ -28,11 +28,11 @@ async function run(commands: Command[], name: string, flags: CommandContext["fla
 }
 
 describe("the CLI with DATABASE_URL", () => {
-  it("migrate applies the PostgreSQL governance schema, and the local SQLite files stores still live in", async () => {
+  it("migrate applies the PostgreSQL governance schema and every PostgreSQL store's, and the local SQLite files", async () => {
     const r = await run(dbCommands, "migrate");
     expect(r.code).toBe(0);
-    expect(r.data).toEqual({ backend: "postgres", governance: expect.stringMatching(/^\d{4}_/), stores: [] });
-    expect(r.human).toContain("stores are not on PostgreSQL yet");
+    expect(r.data).toEqual({ backend: "postgres", governance: expect.stringMatching(/^\d{4}_/), stores: [], pgStores: [] });
+    expect(r.human).toContain("and 0 PostgreSQL store(s) (what the API and MCP serve)");
   });
 
   it("audit verify walks the PostgreSQL chain and the local one, and exits 1 at a tampered entry", async () => {

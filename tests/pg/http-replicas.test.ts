@@ -65,10 +65,9 @@ afterAll(async () => {
 describe("two app servers on one PostgreSQL database", () => {
   const tok: Record<string, string> = {};
 
-  it("npm start says what is served from PostgreSQL and what stays on local SQLite", () => {
+  it("npm start says what is served from PostgreSQL and what is not yet", () => {
     expect(a.stderr()).toContain("from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens), users, sign-in and the login throttle");
-    expect(a.stderr()).toContain("from local SQLite in DATA_DIR: stores (documents, search, vectors, memories, traces, graph) and their audit rows");
-    expect(a.stderr()).toContain("run a single replica until the store backend lands");
+    expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented)");
   });
 
   it("serves the ledger written through one server from the other, over REST and MCP, with tokens made on either", async () => {
@@ -122,10 +121,11 @@ describe("two app servers on one PostgreSQL database", () => {
     expect((await call(b, "DELETE", `/tokens/${bob.id}`, { token: RELIABILITY_TOKEN })).status).toBe(200);
     expect((await call(a, "GET", "/tasks", { token: tok.bob })).status).toBe(401);
     expect((await call(a, "GET", "/tasks", { token: tok.alice })).status).toBe(200);
-    // One chain across both servers: the first admin (made once, by whichever server started first), two token creations, one override, one revocation.
+    // One chain across both servers: the first admin and the core and default stores (made once, by whichever server
+    // started first), two token creations, one override, one revocation.
     const actions = (await listAuditTailPg({ db: pg.db, limit: 50 })).map((r) => r.action).sort();
-    expect(actions).toEqual(["ledger.override", "token.create", "token.create", "token.revoke", "user.create"]);
-    expect(await verifyAuditChainPg({ db: pg.db })).toEqual({ ok: true, entries: 5 });
+    expect(actions).toEqual(["ledger.override", "store.create", "store.create", "token.create", "token.create", "token.revoke", "user.create"]);
+    expect(await verifyAuditChainPg({ db: pg.db })).toEqual({ ok: true, entries: 7 });
     expect(serverErrors).toBe(0);
   });
 });

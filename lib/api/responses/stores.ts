@@ -12,7 +12,8 @@ export const storeSummary = exact({
   vectors: exact({ available: z.boolean(), version: z.string().nullable(), reason: z.string().nullable() }),
   /** Rows per table: the keys are table names (data), not fields. */
   counts: z.record(z.string(), count),
-  files: exact({ index_bytes: count, wal_bytes: count, memory_files: count }),
+  /** The store's files on disk; null on PostgreSQL (DATABASE_URL), where a store is a schema. */
+  files: exact({ index_bytes: count, wal_bytes: count, memory_files: count }).nullable(),
 });
 export const storeListResponse = exact({ stores: z.array(storeSummary) });
 

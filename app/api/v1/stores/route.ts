@@ -2,14 +2,16 @@ import { storeListResponse, storeSummary } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
 import { assertStoresAllowed, canUseStore } from "@/lib/auth/tokens";
-import { createStore, createStoreSchema, listStores } from "@/lib/stores/stores";
+import { stores } from "@/lib/stores/backend";
+import { createStoreSchema } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores",
   auth: "read",
   response: storeListResponse,
-  handler: ({ principal }) => ({
-    stores: listStores().filter((s) => principal && canUseStore(principal, s.name)),
+  postgres: "served",
+  handler: async ({ principal }) => ({
+    stores: (await stores().listStores()).filter((s) => principal && canUseStore(principal, s.name)),
   }),
 });
 
@@ -17,11 +19,12 @@ export const POST = defineRoute({
   name: "POST /stores",
   auth: "write",
   response: storeSummary,
+  postgres: "served",
   body: createStoreSchema,
   status: 201,
   handler: ({ body, principal }) => {
     // The new store's `name` is a store reference too, though not a field called `store` (see lib/api/store-refs.ts).
     if (principal) assertStoresAllowed(principal, [body.name]);
-    return createStore({ input: body, actor: actorOf(principal) });
+    return stores().createStore({ input: body, actor: actorOf(principal) });
   },
 });

@@ -1,13 +1,14 @@
 import { z } from "zod";
 import { storeSummary } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
-import { describeStore, openStore } from "@/lib/stores/stores";
+import { stores } from "@/lib/stores/backend";
 import { storeNameSchema } from "@/lib/db/store-names";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}",
   auth: "read",
   response: storeSummary,
+  postgres: "served",
   params: z.object({ store: storeNameSchema }),
-  handler: ({ params }) => describeStore({ handle: openStore({ store: params.store }) }),
+  handler: ({ params }) => stores().describeStore({ store: params.store }),
 });

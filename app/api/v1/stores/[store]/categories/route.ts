@@ -2,19 +2,20 @@ import { z } from "zod";
 import { categoryChild, categoryListResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
-import { categoryPathSchema, listCategoryChildren, setCategoryDescription, setCategorySchema } from "@/lib/index/memories";
+import { stores } from "@/lib/stores/backend";
+import { categoryPathSchema, setCategorySchema } from "@/lib/index/memories";
 import { storeNameSchema } from "@/lib/db/store-names";
-import { openStore } from "@/lib/stores/stores";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/categories",
   auth: "read",
   response: categoryListResponse,
+  postgres: "served",
   params: z.object({ store: storeNameSchema }),
   query: z.object({ parent: categoryPathSchema.optional() }).strict(),
-  handler: ({ params, query }) => ({
+  handler: async ({ params, query }) => ({
     parent: query.parent ?? null,
-    categories: listCategoryChildren({ handle: openStore({ store: params.store }), parent: query.parent ?? null }),
+    categories: await stores().listCategoryChildren({ store: params.store, parent: query.parent ?? null }),
   }),
 });
 
@@ -22,7 +23,8 @@ export const PUT = defineRoute({
   name: "PUT /stores/{store}/categories",
   auth: "write",
   response: categoryChild,
+  postgres: "served",
   params: z.object({ store: storeNameSchema }),
   body: setCategorySchema,
-  handler: ({ params, body, principal }) => setCategoryDescription({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }),
+  handler: ({ params, body, principal }) => stores().setCategoryDescription({ store: params.store, input: body, actor: actorOf(principal) }),
 });

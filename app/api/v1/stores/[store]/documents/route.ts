@@ -2,9 +2,9 @@ import { z } from "zod";
 import { documentDeletedResponse, documentListResponse, putDocumentsResponse } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
-import { apiDocumentPathSchema, deleteApiDocument, listDocumentsByPrefix, putDocuments, putDocumentsSchema } from "@/lib/index/ingest";
+import { stores } from "@/lib/stores/backend";
+import { apiDocumentPathSchema, putDocumentsSchema } from "@/lib/index/ingest";
 import { storeNameSchema } from "@/lib/db/store-names";
-import { openStore } from "@/lib/stores/stores";
 
 const params = z.object({ store: storeNameSchema });
 
@@ -12,15 +12,17 @@ export const PUT = defineRoute({
   name: "PUT /stores/{store}/documents",
   auth: "write",
   response: putDocumentsResponse,
+  postgres: "served",
   params,
   body: putDocumentsSchema,
-  handler: ({ params, body, principal }) => ({ documents: putDocuments({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
+  handler: async ({ params, body, principal }) => ({ documents: await stores().putDocuments({ store: params.store, input: body, actor: actorOf(principal) }) }),
 });
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/documents",
   auth: "read",
   response: documentListResponse,
+  postgres: "served",
   params,
   query: z
     .object({
@@ -29,17 +31,18 @@ export const GET = defineRoute({
       offset: z.coerce.number().int().min(0).default(0),
     })
     .strict(),
-  handler: ({ params, query }) => listDocumentsByPrefix({ handle: openStore({ store: params.store }), ...query }),
+  handler: ({ params, query }) => stores().listDocuments({ store: params.store, ...query }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/documents",
   auth: "write",
   response: documentDeletedResponse,
+  postgres: "served",
   params,
   query: z.object({ path: apiDocumentPathSchema }).strict(),
-  handler: ({ params, query, principal }) => {
-    deleteApiDocument({ handle: openStore({ store: params.store }), path: query.path, actor: actorOf(principal) });
+  handler: async ({ params, query, principal }) => {
+    await stores().deleteDocument({ store: params.store, path: query.path, actor: actorOf(principal) });
     return { deleted: query.path };
   },
 });

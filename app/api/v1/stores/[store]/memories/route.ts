@@ -3,19 +3,9 @@ import { deletedResponse } from "@/lib/api/responses/common";
 import { memoryReadOrListResponse, memoryWithBody } from "@/lib/api/responses/documents";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
-import {
-  createMemory,
-  createMemorySchema,
-  deleteMemory,
-  getMemoryByPath,
-  listMemoriesByFilter,
-  memoryFilterSchema,
-  memoryPathSchema,
-  updateMemory,
-  updateMemorySchema,
-} from "@/lib/index/memories";
+import { stores } from "@/lib/stores/backend";
+import { createMemorySchema, memoryFilterSchema, memoryPathSchema, updateMemorySchema } from "@/lib/index/memories";
 import { storeNameSchema } from "@/lib/db/store-names";
-import { openStore } from "@/lib/stores/stores";
 
 const params = z.object({ store: storeNameSchema });
 
@@ -23,13 +13,13 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/memories",
   auth: "read",
   response: memoryReadOrListResponse,
+  postgres: "served",
   params,
   // `path` reads one memory (with its body); anything else filters the list.
   query: z.union([z.object({ path: memoryPathSchema }).strict(), memoryFilterSchema]),
   handler: ({ params, query }) => {
-    const handle = openStore({ store: params.store });
-    if ("path" in query) return getMemoryByPath({ handle, memoryPath: query.path });
-    return listMemoriesByFilter({ handle, filter: query });
+    if ("path" in query) return stores().getMemory({ store: params.store, memoryPath: query.path });
+    return stores().listMemories({ store: params.store, filter: query });
   },
 });
 
@@ -37,29 +27,32 @@ export const POST = defineRoute({
   name: "POST /stores/{store}/memories",
   auth: "write",
   response: memoryWithBody,
+  postgres: "served",
   params,
   body: createMemorySchema,
   status: 201,
-  handler: ({ params, body, principal }) => createMemory({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }),
+  handler: ({ params, body, principal }) => stores().createMemory({ store: params.store, input: body, actor: actorOf(principal) }),
 });
 
 export const PUT = defineRoute({
   name: "PUT /stores/{store}/memories",
   auth: "write",
   response: memoryWithBody,
+  postgres: "served",
   params,
   body: updateMemorySchema,
-  handler: ({ params, body, principal }) => updateMemory({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }),
+  handler: ({ params, body, principal }) => stores().updateMemory({ store: params.store, input: body, actor: actorOf(principal) }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/memories",
   auth: "write",
   response: deletedResponse,
+  postgres: "served",
   params,
   query: z.object({ path: memoryPathSchema }).strict(),
-  handler: ({ params, query, principal }) => {
-    deleteMemory({ handle: openStore({ store: params.store }), memoryPath: query.path, actor: actorOf(principal) });
+  handler: async ({ params, query, principal }) => {
+    await stores().deleteMemory({ store: params.store, memoryPath: query.path, actor: actorOf(principal) });
     return { deleted: query.path };
   },
 });

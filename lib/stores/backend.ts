@@ -1,0 +1,211 @@
+import type { z } from "zod";
+import { getConfig } from "../config";
+import { getPg, type PgHandle } from "../db/pg";
+import { AppError } from "../errors";
+import { deleteApiDocument, getChunkByChunkId, listDocumentsByPrefix, putDocuments, type ChunkDetail, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
+import { deleteApiDocumentPg, getChunkByChunkIdPg, listDocumentsByPrefixPg, putDocumentsPg } from "../index/ingest-pg";
+import {
+  createMemory,
+  deleteMemory,
+  getMemoryByPath,
+  listCategoryChildren,
+  listMemoriesByFilter,
+  setCategoryDescription,
+  updateMemory,
+  type CategoryChild,
+  type createMemorySchema,
+  type Memory,
+  type MemoryFilter,
+  type MemoryWithBody,
+  type setCategorySchema,
+  type updateMemorySchema,
+} from "../index/memories";
+import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listCategoryChildrenPg, listMemoriesByFilterPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
+import { getJobById, startReindexJob, type Job } from "../index/jobs";
+import { takeOverStaleJobPg } from "../index/admin-jobs-pg";
+import { getJobByIdPg, JOB_OWNER, runReindexJobPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
+import { searchStore, type SearchInput, type SearchResult } from "../index/search";
+import { verifyStore, type VerifyReport } from "../index/verify";
+import { searchStorePg } from "../index/search-pg";
+import { planQueryVectorPg } from "../retrieval/readiness-pg";
+import { createStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, type createStoreSchema, type StoreSummary } from "./stores";
+import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoresPg, openCoreForPg, openStorePg, type PgStoreSummary } from "./stores-pg";
+
+/**
+ * The stores behind one interface, as governance() is for the ledger:
+ * embedded SQLite (one index.db and memory/ folder per store in DATA_DIR) by
+ * default, PostgreSQL (a schema per store, memories table as the truth) when
+ * DATABASE_URL is set. Routes and MCP tools call stores() and never pick a
+ * backend or open a handle themselves; an unknown store is a 404 on both.
+ *
+ * What is not here (traces, learnings, thoughts, graph, recall, remember,
+ * working memory, re-embed, store health, ...) is served on SQLite only: with
+ * DATABASE_URL its routes answer 501 not_implemented (lib/api/route.ts
+ * `postgres`), never from a local index.db the rest of the stores no longer use.
+ */
+
+/** A store as the API describes it: on PostgreSQL there are no files (`files` is null). */
+export type StoreInfo = Omit<StoreSummary, "files"> & { files: StoreSummary["files"] | null };
+
+type StoreArg = { store: string };
+
+export type StoresBackend = {
+  kind: "sqlite" | "postgres";
+  /** Start-up: the core store, and on a fresh install the `default` store. */
+  ensureStartupStores: () => Promise<{ createdDefault: boolean }>;
+  listStores: () => Promise<StoreInfo[]>;
+  createStore: (a: { input: z.input<typeof createStoreSchema>; actor: string }) => Promise<StoreInfo>;
+  describeStore: (a: StoreArg) => Promise<StoreInfo>;
+  putDocuments: (a: StoreArg & { input: z.output<typeof putDocumentsSchema>; actor: string }) => Promise<IngestResult[]>;
+  listDocuments: (a: StoreArg & { prefix: string; limit: number; offset: number }) => Promise<{ total: number; documents: DocumentSummary[] }>;
+  deleteDocument: (a: StoreArg & { path: string; actor: string }) => Promise<void>;
+  getChunk: (a: StoreArg & { chunkId: string }) => Promise<ChunkDetail>;
+  /** fts, vector or hybrid, core included when asked (the caller's right to read core was checked with the request). */
+  search: (a: StoreArg & { input: SearchInput }) => Promise<SearchResult>;
+  getMemory: (a: StoreArg & { memoryPath: string }) => Promise<MemoryWithBody>;
+  listMemories: (a: StoreArg & { filter: MemoryFilter }) => Promise<{ total: number; memories: Memory[] }>;
+  createMemory: (a: StoreArg & { input: z.output<typeof createMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
+  updateMemory: (a: StoreArg & { input: z.output<typeof updateMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
+  deleteMemory: (a: StoreArg & { memoryPath: string; actor: string }) => Promise<void>;
+  listCategoryChildren: (a: StoreArg & { parent: string | null }) => Promise<CategoryChild[]>;
+  setCategoryDescription: (a: StoreArg & { input: z.output<typeof setCategorySchema>; actor: string }) => Promise<CategoryChild>;
+  /** Compare the truth (memory files; on PostgreSQL the memories table) with the index, without writing. */
+  verifyStore: (a: StoreArg) => Promise<VerifyReport>;
+  /** Start (or join) the store's reindex job: the derived index rebuilt from the truth. */
+  startReindex: (a: StoreArg & { actor: string }) => Promise<Job>;
+  /** An admin job; a store-limited caller sees only its stores' jobs. */
+  getJob: (a: { id: string; stores: readonly string[] | null }) => Promise<Job | null>;
+};
+
+/** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
+const sqliteStores: StoresBackend = {
+  kind: "sqlite",
+  ensureStartupStores: async () => {
+    ensureCoreStore();
+    return { createdDefault: ensureDefaultStore() };
+  },
+  listStores: async () => listStores(),
+  createStore: async (a) => createStore(a),
+  describeStore: async ({ store }) => describeStore({ handle: openStore({ store }) }),
+  putDocuments: async ({ store, ...a }) => putDocuments({ handle: openStore({ store }), ...a }),
+  listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: openStore({ store }), ...a }),
+  deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: openStore({ store }), ...a }),
+  getChunk: async ({ store, ...a }) => getChunkByChunkId({ handle: openStore({ store }), ...a }),
+  search: async ({ store, input }) => {
+    const handle = openStore({ store });
+    return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
+  },
+  // The SQLite writes answer the memory read back from its file (with its body).
+  getMemory: async ({ store, ...a }) => getMemoryByPath({ handle: openStore({ store }), ...a }),
+  listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: openStore({ store }), ...a }),
+  createMemory: async ({ store, ...a }) => createMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
+  updateMemory: async ({ store, ...a }) => updateMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
+  deleteMemory: async ({ store, ...a }) => deleteMemory({ handle: openStore({ store }), ...a }),
+  listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: openStore({ store }), ...a }),
+  setCategoryDescription: async ({ store, ...a }) => setCategoryDescription({ handle: openStore({ store }), ...a }),
+  verifyStore: async ({ store }) => verifyStore({ handle: openStore({ store }) }),
+  // The job is the build: no silent rebuild on open first (see openStore).
+  startReindex: async ({ store, actor }) => startReindexJob({ handle: openStore({ store, buildIndex: false }), actor }),
+  getJob: async (a) => getJobById(a),
+};
+
+/** A PostgreSQL store's summary in the API's shape (see StoreInfo). */
+function storeInfoOf(s: PgStoreSummary): StoreInfo {
+  return {
+    name: s.name,
+    description: s.description,
+    createdAt: s.createdAt,
+    schemaVersion: s.schemaVersion,
+    // The exact scan works on any PostgreSQL; `reason` says which method answers and its limit.
+    vectors: { available: true, version: s.vectors.pgvector, reason: s.vectors.reason },
+    counts: s.counts,
+    files: null,
+  };
+}
+
+/** Every method awaits the process's pool (migrated on first use) and opens the store there (404 when unknown). */
+export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend {
+  const open = async (store: string) => {
+    const pg = await pgHandle;
+    return { pg, handle: await openStorePg({ pg, store }) };
+  };
+  return {
+    kind: "postgres",
+    ensureStartupStores: async () => {
+      const pg = await pgHandle;
+      await ensureCoreStorePg({ pg });
+      return { createdDefault: await ensureDefaultStorePg({ pg }) };
+    },
+    listStores: async () => (await listStoresPg({ pg: await pgHandle })).map(storeInfoOf),
+    createStore: async (a) => storeInfoOf(await createStorePg({ pg: await pgHandle, ...a })),
+    describeStore: async ({ store }) => storeInfoOf(await describeStorePg({ handle: (await open(store)).handle })),
+    putDocuments: async ({ store, ...a }) => putDocumentsPg({ handle: (await open(store)).handle, ...a }),
+    listDocuments: async ({ store, ...a }) => listDocumentsByPrefixPg({ handle: (await open(store)).handle, ...a }),
+    deleteDocument: async ({ store, ...a }) => deleteApiDocumentPg({ handle: (await open(store)).handle, ...a }),
+    getChunk: async ({ store, ...a }) => getChunkByChunkIdPg({ handle: (await open(store)).handle, ...a }),
+    search: async ({ store, input }) => {
+      const { pg, handle } = await open(store);
+      const core = await openCoreForPg({ pg, handle, includeCore: input.include_core });
+      // The query is embedded only when vectors can take part; fts never waits for the provider.
+      const vector = input.mode === "fts" ? undefined : await planQueryVectorPg({ handle, text: input.q });
+      return searchStorePg({ handle, core, input, vector });
+    },
+    getMemory: async ({ store, ...a }) => getMemoryByPathPg({ handle: (await open(store)).handle, ...a }),
+    listMemories: async ({ store, ...a }) => listMemoriesByFilterPg({ handle: (await open(store)).handle, ...a }),
+    createMemory: async ({ store, ...a }) => createMemoryPg({ handle: (await open(store)).handle, ...a }),
+    updateMemory: async ({ store, ...a }) => updateMemoryPg({ handle: (await open(store)).handle, ...a }),
+    deleteMemory: async ({ store, ...a }) => deleteMemoryPg({ handle: (await open(store)).handle, ...a }),
+    listCategoryChildren: async ({ store, ...a }) => listCategoryChildrenPg({ handle: (await open(store)).handle, ...a }),
+    setCategoryDescription: async ({ store, ...a }) => setCategoryDescriptionPg({ handle: (await open(store)).handle, ...a }),
+    verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),
+    startReindex: async ({ store, actor }) => {
+      const { pg, handle } = await open(store);
+      // A reindex whose replica died (heartbeat older than JOB_STALE_MS) is taken over first, by whichever replica is asked next.
+      for (let row = await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER }); row; row = await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER })) {
+        runReindexJobPg({ pg, handle: await openStorePg({ pg, store: row.store }), jobId: row.id });
+      }
+      return startReindexJobOnPg({ pg, handle, actor });
+    },
+    getJob: async (a) => getJobByIdPg({ pg: await pgHandle, ...a }),
+  };
+}
+
+const memo = new WeakMap<Promise<PgHandle>, StoresBackend>();
+
+/** The stores backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */
+export function stores(): StoresBackend {
+  const pg = getPg();
+  if (!pg) return sqliteStores;
+  let found = memo.get(pg);
+  if (!found) {
+    found = pgStores(pg);
+    memo.set(pg, found);
+  }
+  return found;
+}
+
+export function sqliteStoresBackend(): StoresBackend {
+  return sqliteStores;
+}
+
+/** Whether stores live in PostgreSQL (DATABASE_URL): what is not ported answers 501 then. */
+export function storesOnPostgres(): boolean {
+  return Boolean(getConfig().databaseUrl);
+}
+
+/**
+ * The refusal of a store operation not yet served from PostgreSQL: 501, naming
+ * it, never an answer read from a local store the PostgreSQL stores do not see.
+ */
+export function notServedOnPostgres(what: string): AppError {
+  return new AppError(
+    "not_implemented",
+    `${what} is not served yet with DATABASE_URL: stores are on PostgreSQL, and this operation still works only on the embedded SQLite backend`,
+    [{ path: "DATABASE_URL", message: `${what}: not yet ported to the PostgreSQL store backend`, operation: what }],
+  );
+}
+
+/** Throw notServedOnPostgres(what) when stores are on PostgreSQL (for entry points outside the route wrapper: dashboard pages, actions, CLI). */
+export function assertStoresNotOnPostgres(what: string): void {
+  if (storesOnPostgres()) throw notServedOnPostgres(what);
+}

@@ -1,0 +1,135 @@
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as documentsRoute from "@/app/api/v1/stores/[store]/documents/route";
+import * as tracesRoute from "@/app/api/v1/stores/[store]/traces/route";
+import { governance } from "@/lib/backend/governance";
+import { closePg, closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
+import { withStoreTx } from "@/lib/db/pg-store";
+import { buildOpenApiDocument } from "@/lib/api/openapi";
+import { putDocumentsSchema } from "@/lib/index/ingest";
+import { createMemorySchema, memoryFilterSchema, updateMemorySchema } from "@/lib/index/memories";
+import { searchInputSchema } from "@/lib/index/search";
+import { pgStores, stores, type StoresBackend } from "@/lib/stores/backend";
+import { openStorePg } from "@/lib/stores/stores-pg";
+import { callRoute, useTempDataDir } from "../helpers";
+import { createTestDatabase } from "./helpers";
+
+/**
+ * stores() on PostgreSQL in-process: what the ported routes call, down to
+ * the database (the HTTP suite, http-stores.test.ts, covers the wire).
+ */
+let pg: PgHandle;
+let backend: StoresBackend;
+beforeAll(async () => {
+  pg = await openPgHandle({ url: await createTestDatabase(), max: 4 });
+  backend = pgStores(pg);
+  expect(await backend.ensureStartupStores()).toEqual({ createdDefault: true });
+  // Once: a second start (or replica) finds them.
+  expect(await backend.ensureStartupStores()).toEqual({ createdDefault: false });
+  await backend.createStore({ input: { name: "kb" }, actor: "test" });
+});
+afterAll(async () => {
+  await closePgHandle(pg);
+});
+
+describe("the PostgreSQL stores backend", () => {
+  it("lists core first, describes a store without files, and 404s an unknown one", async () => {
+    expect((await backend.listStores()).map((s) => s.name)).toEqual(["core", "default", "kb"]);
+    expect(await backend.describeStore({ store: "kb" })).toMatchObject({ name: "kb", files: null, vectors: { available: true } });
+    await expect(backend.describeStore({ store: "nope" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(backend.search({ store: "nope", input: searchInputSchema.parse({ q: "x" }) })).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("puts, lists, reads and deletes documents; search finds them with every mode, vectors saying why they could not answer", async () => {
+    // Paths of 10+ characters: search-pg.ts's memory filter takes substr(path, 8, length - 10), which PostgreSQL refuses below 0 (reported to its owner).
+    await backend.putDocuments({ store: "kb", input: putDocumentsSchema.parse({ documents: [{ path: "notes/one.md", content: "The marmot burrow is deep." }, { path: "notes/two.md", content: "Two" }] }), actor: "t" });
+    const listed = await backend.listDocuments({ store: "kb", prefix: "notes/", limit: 10, offset: 0 });
+    expect(listed).toMatchObject({ total: 2, documents: [{ path: "notes/one.md", chunks: 1 }, { path: "notes/two.md", chunks: 1 }] });
+    const fts = await backend.search({ store: "kb", input: searchInputSchema.parse({ q: "marmot", mode: "fts" }) });
+    expect(fts.results.map((r) => r.path)).toEqual(["notes/one.md"]);
+    expect((await backend.getChunk({ store: "kb", chunkId: fts.results[0].chunkId })).text).toContain("marmot burrow");
+    const vector = await backend.search({ store: "kb", input: searchInputSchema.parse({ q: "marmot", mode: "vector" }) });
+    expect(vector).toMatchObject({ effectiveMode: "fts", fallback: { reason: "backlog" } });
+    expect(vector.results.map((r) => r.path)).toEqual(["notes/one.md"]);
+    await backend.deleteDocument({ store: "kb", path: "notes/two.md", actor: "t" });
+    await expect(backend.deleteDocument({ store: "kb", path: "notes/two.md", actor: "t" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(backend.getChunk({ store: "kb", chunkId: "0".repeat(32) })).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("creates, filters, browses, updates and deletes memories; writes answer with the body", async () => {
+    const made = await backend.createMemory({ store: "kb", input: createMemorySchema.parse({ path: "ops/deploy/friday", body: "No deploys on friday.", tags: ["rule"] }), actor: "t" });
+    expect(made).toMatchObject({ path: "ops/deploy/friday", tags: ["rule"], body: expect.stringContaining("No deploys") });
+    await backend.createMemory({ store: "kb", input: createMemorySchema.parse({ path: "ops/other", body: "Other." }), actor: "t" });
+    expect((await backend.listMemories({ store: "kb", filter: memoryFilterSchema.parse({ category: "ops/deploy" }) })).memories.map((m) => m.path)).toEqual(["ops/deploy/friday"]);
+    expect((await backend.listMemories({ store: "kb", filter: memoryFilterSchema.parse({ tags: "rule,none" }) })).total).toBe(1);
+    expect((await backend.listMemories({ store: "kb", filter: memoryFilterSchema.parse({ category: "ops", sort: "created_at", order: "asc" }) })).total).toBe(2);
+    expect(await backend.listCategoryChildren({ store: "kb", parent: null })).toMatchObject([{ path: "ops", memories: 2, children: 1 }]);
+    expect(await backend.setCategoryDescription({ store: "kb", input: { path: "ops", description: "Operations" }, actor: "t" })).toMatchObject({ path: "ops", description: "Operations" });
+    const updated = await backend.updateMemory({ store: "kb", input: updateMemorySchema.parse({ path: "ops/deploy/friday", body: "Deploys on friday need two reviewers." }), actor: "t" });
+    expect(updated.body).toContain("two reviewers");
+    expect((await backend.getMemory({ store: "kb", memoryPath: "ops/deploy/friday" })).body).toContain("two reviewers");
+    await backend.deleteMemory({ store: "kb", memoryPath: "ops/other", actor: "t" });
+    await expect(backend.getMemory({ store: "kb", memoryPath: "ops/other" })).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("verifies the index against the memories table, and a reindex job rebuilds what was lost", async () => {
+    expect(await backend.verifyStore({ store: "kb" })).toMatchObject({ ok: true, counts: { memories: 1, apiDocuments: 1 }, notIndexed: [], hashMismatches: [], missingFiles: [] });
+    const handle = await openStorePg({ pg, store: "kb" });
+    // Lose a memory's document and leave a stray memory document behind.
+    await withStoreTx({ handle }, async (tx) => {
+      await tx.execute(sql`delete from documents where path = 'memory/ops/deploy/friday.md'`);
+      await tx.execute(sql`insert into documents (path, origin, kind, sha256, bytes, mtime, indexed_at) values ('memory/gone/stray.md', 'file', 'memory', 'x', 1, 1, 1)`);
+    });
+    const broken = await backend.verifyStore({ store: "kb" });
+    expect(broken).toMatchObject({ ok: false, notIndexed: ["memory/ops/deploy/friday.md"], memoriesWithoutDocument: ["ops/deploy/friday"], missingFiles: ["memory/gone/stray.md"] });
+    expect((await backend.search({ store: "kb", input: searchInputSchema.parse({ q: "reviewers", mode: "fts" }) })).results).toEqual([]);
+
+    let job = await backend.startReindex({ store: "kb", actor: "admin" });
+    for (let i = 0; i < 100 && job.status === "running"; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      job = (await backend.getJob({ id: job.id, stores: null }))!;
+    }
+    expect(job).toMatchObject({ status: "succeeded", result: { counts: { scanned: 1, added: 1, removed: 1 } } });
+    expect(await backend.getJob({ id: job.id, stores: ["other"] })).toBeNull();
+    expect((await backend.verifyStore({ store: "kb" })).ok).toBe(true);
+    expect((await backend.search({ store: "kb", input: searchInputSchema.parse({ q: "reviewers", mode: "fts" }) })).results.map((r) => r.path)).toEqual(["memory/ops/deploy/friday.md"]);
+    // The API document is kept as it is.
+    expect((await backend.listDocuments({ store: "kb", prefix: "notes/", limit: 10, offset: 0 })).total).toBe(1);
+  });
+});
+
+describe("which routes PostgreSQL serves", () => {
+  it("the OpenAPI document says, per operation, what the wrapper does with DATABASE_URL: the ported store routes are served, the others answer 501", async () => {
+    const { ROUTE_MODULES } = await import("@/app/api/v1/openapi.json/catalog");
+    const doc = buildOpenApiDocument(Object.values(ROUTE_MODULES)) as { paths: Record<string, Record<string, { "x-served-with-database-url": boolean }>> };
+    const served = (p: string, m: string) => doc.paths[`/api/v1${p}`][m]["x-served-with-database-url"];
+    for (const [p, m] of [["/stores", "get"], ["/stores", "post"], ["/stores/{store}", "get"], ["/stores/{store}/documents", "put"], ["/stores/{store}/search", "post"], ["/stores/{store}/memories", "delete"], ["/stores/{store}/categories", "get"], ["/stores/{store}/verify", "get"], ["/stores/{store}/reindex", "post"], ["/jobs/{id}", "get"], ["/tasks", "post"]]) {
+      expect([p, m, served(p, m)]).toEqual([p, m, true]);
+    }
+    for (const [p, m] of [["/stores/{store}/traces", "post"], ["/stores/{store}/recall", "post"], ["/stores/{store}/health", "get"], ["/stores/{store}/thoughts", "post"], ["/stores/{store}/reembed", "post"]]) {
+      expect([p, m, served(p, m)]).toEqual([p, m, false]);
+    }
+  });
+});
+
+describe("the route wrapper with DATABASE_URL, in-process", () => {
+  it("serves a ported store route from PostgreSQL and answers 501 for an unported one, after the store allow-list", async () => {
+    const env = useTempDataDir({ DATABASE_URL: await createTestDatabase() });
+    try {
+      expect(stores().kind).toBe("postgres");
+      await stores().ensureStartupStores();
+      const token = (await governance().createApiToken({ input: { label: "w", agent_id: "w", scopes: ["write"], stores: ["default"] }, actor: "test" })).token;
+      const put = await callRoute(documentsRoute.PUT, { method: "PUT", token, params: { store: "default" }, body: { path: "notes/route.md", content: "routed through the wrapper" } });
+      expect(put.status).toBe(200);
+      const listed = await callRoute(documentsRoute.GET, { token, params: { store: "default" }, url: "http://127.0.0.1/api/v1/stores/default/documents" });
+      expect(listed.json.documents.map((d: { path: string }) => d.path)).toEqual(["notes/route.md"]);
+      const unported = await callRoute(tracesRoute.POST, { token, params: { store: "default" }, body: {} });
+      expect(unported).toMatchObject({ status: 501, json: { error: { code: "not_implemented" } } });
+      expect(unported.json.error.message).toContain("POST /stores/{store}/traces");
+      expect((await callRoute(tracesRoute.POST, { token, params: { store: "core" }, body: {} })).status).toBe(403);
+    } finally {
+      await closePg();
+      env.cleanup();
+    }
+  });
+});

@@ -1,0 +1,185 @@
+import { expect, it } from "vitest";
+import { api, RELIABILITY_TOKEN, type RunningServer } from "../fixtures/next-server";
+
+/**
+ * The store API's assertions, one body for both backends: each backend's
+ * suite starts two app servers (replicas) on one data store — two
+ * `next start` on one PostgreSQL database, or on one DATA_DIR for SQLite —
+ * and registers these cases with storeApiCases(). What one replica writes,
+ * the other serves. A route joins both backends by adding its case here.
+ */
+export type StoreApiTarget = {
+  /** Two servers on the same data. */
+  a: () => RunningServer;
+  b: () => RunningServer;
+  /** Counts answers ≥ 500 other than 501 (and network failures): none is expected. */
+  serverErrors: { n: number };
+};
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary JSON bodies
+export type Answer = { status: number; json: any };
+
+export async function callApi(target: StoreApiTarget, server: RunningServer, method: string, path: string, opts: { token?: string; body?: unknown } = {}): Promise<Answer> {
+  const r = await api(server.url, method, path, opts);
+  // 501 not_implemented is an answer (asserted where it is expected), not a fault.
+  if ((r.status >= 500 && r.status !== 501) || r.status === 0) target.serverErrors.n++;
+  return r as Answer;
+}
+
+/** One MCP tools/call; the result (or the REST error envelope when isError). */
+export async function callTool(server: RunningServer, token: string, name: string, args: Record<string, unknown>): Promise<{ isError: boolean; json: Record<string, unknown> }> {
+  const res = await fetch(`${server.url}/api/mcp`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, accept: "application/json, text/event-stream", "content-type": "application/json", connection: "close" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+  });
+  const text = await res.text();
+  const rpc = JSON.parse(text.startsWith("{") ? text : text.split("\n").find((l) => l.startsWith("data: "))!.slice(6)) as { result: { isError?: boolean; content: { text: string }[] } };
+  return { isError: rpc.result.isError === true, json: JSON.parse(rpc.result.content[0].text) as Record<string, unknown> };
+}
+
+/** The tokens the cases use, made through the API (admin bootstrap token) by the first case. */
+export type StoreApiTokens = { writer: string; alphaOnly: string };
+
+export function storeApiCases(target: StoreApiTarget): { tokens: StoreApiTokens } {
+  const tokens = {} as StoreApiTokens;
+  const call = (server: RunningServer, method: string, path: string, opts: { token?: string; body?: unknown } = {}) => callApi(target, server, method, path, opts);
+  const { a, b } = target;
+
+  it("creates stores on one replica and lists and describes them on the other; a fresh install has core and default", async () => {
+    const made = await call(a(), "POST", "/tokens", { token: RELIABILITY_TOKEN, body: { label: "writer", agent_id: "writer", scopes: ["read", "write"] } });
+    expect(made.status).toBe(201);
+    tokens.writer = made.json.token;
+    for (const name of ["alpha", "beta"]) expect((await call(a(), "POST", "/stores", { token: tokens.writer, body: { name, description: `${name} notes` } })).status).toBe(201);
+    const scoped = await call(b(), "POST", "/tokens", { token: RELIABILITY_TOKEN, body: { label: "alpha only", agent_id: "alpha-agent", scopes: ["read", "write"], stores: ["alpha"] } });
+    expect(scoped.status).toBe(201);
+    tokens.alphaOnly = scoped.json.token;
+
+    const listed = await call(b(), "GET", "/stores", { token: tokens.writer });
+    expect(listed.status).toBe(200);
+    expect(listed.json.stores.map((s: { name: string }) => s.name)).toEqual(expect.arrayContaining(["core", "default", "alpha", "beta"]));
+    const described = await call(b(), "GET", "/stores/alpha", { token: tokens.writer });
+    expect(described.json).toMatchObject({ name: "alpha", description: "alpha notes" });
+    // Two replicas creating the same store: one wins, the other is told it exists.
+    expect((await call(b(), "POST", "/stores", { token: tokens.writer, body: { name: "alpha" } })).json.error.code).toBe("conflict");
+  });
+
+  it("answers bad input with 400, an unknown store with 404, in the one error envelope", async () => {
+    const unknown = await call(a(), "GET", "/stores/nowhere/documents", { token: tokens.writer });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.error).toMatchObject({ code: "not_found" });
+    expect((await call(b(), "GET", "/stores/nowhere/search?q=x", { token: tokens.writer })).status).toBe(404);
+    const badName = await call(a(), "GET", "/stores/Not%20A%20Store", { token: tokens.writer });
+    expect(badName.status).toBe(400);
+    const emptyQuery = await call(a(), "POST", "/stores/alpha/search", { token: tokens.writer, body: { q: "" } });
+    expect(emptyQuery.status).toBe(400);
+    expect(emptyQuery.json.error.code).toBe("invalid_request");
+    const badBody = await call(b(), "PUT", "/stores/alpha/documents", { token: tokens.writer, body: { documents: "not a list" } });
+    expect(badBody.status).toBe(400);
+    const badMemory = await call(a(), "POST", "/stores/alpha/memories", { token: tokens.writer, body: { path: "../escape", body: "x" } });
+    expect(badMemory.status).toBe(400);
+  });
+
+  it("finds a document put through one replica with a search through the other, reads its chunk, and forgets it when deleted", async () => {
+    const put = await call(a(), "PUT", "/stores/alpha/documents", {
+      token: tokens.writer,
+      body: { documents: [{ path: "runbooks/pager.md", content: "# Pager\n\nWhen the zanzibar queue backs up, restart the ingest relay.\n" }, { path: "runbooks/other.md", content: "Nothing to see here." }] },
+    });
+    expect(put.status).toBe(200);
+    expect(put.json.documents.map((d: { status: string }) => d.status)).toEqual(["added", "added"]);
+
+    const listed = await call(b(), "GET", "/stores/alpha/documents?prefix=runbooks/", { token: tokens.writer });
+    expect(listed.json.total).toBe(2);
+    expect(listed.json.documents.map((d: { path: string }) => d.path)).toEqual(["runbooks/other.md", "runbooks/pager.md"]);
+
+    const found = await call(b(), "GET", "/stores/alpha/search?mode=fts&q=zanzibar", { token: tokens.writer });
+    expect(found.status).toBe(200);
+    expect(found.json.results.map((r: { path: string }) => r.path)).toEqual(["runbooks/pager.md"]);
+    const chunk = await call(a(), "GET", `/stores/alpha/chunks/${found.json.results[0].chunk_id}`, { token: tokens.writer });
+    expect(chunk.json.text).toContain("zanzibar queue");
+
+    const viaTool = await callTool(a(), tokens.writer, "search", { store: "alpha", q: "zanzibar", mode: "fts" });
+    expect(viaTool.isError).toBe(false);
+    expect((viaTool.json.results as { path: string }[]).map((r) => r.path)).toEqual(["runbooks/pager.md"]);
+
+    // Another store does not see it.
+    expect((await call(a(), "GET", "/stores/beta/search?mode=fts&q=zanzibar", { token: tokens.writer })).json.results).toEqual([]);
+
+    expect((await call(a(), "DELETE", "/stores/alpha/documents?path=runbooks/other.md", { token: tokens.writer })).status).toBe(200);
+    const gone = await call(b(), "GET", "/stores/alpha/documents?prefix=runbooks/", { token: tokens.writer });
+    expect(gone.json.total).toBe(1);
+    expect((await call(b(), "DELETE", "/stores/alpha/documents?path=runbooks/other.md", { token: tokens.writer })).status).toBe(404);
+  });
+
+  it("keeps memories written on one replica readable, searchable, editable and deletable on the other", async () => {
+    const created = await call(a(), "POST", "/stores/alpha/memories", { token: tokens.writer, body: { path: "ops/oncall/handover", body: "Hand over the quetzal pager at nine.", tags: ["oncall"] } });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ path: "ops/oncall/handover", category: "ops/oncall", tags: ["oncall"] });
+    expect(created.json.body).toContain("quetzal pager");
+
+    const read = await call(b(), "GET", "/stores/alpha/memories?path=ops/oncall/handover", { token: tokens.writer });
+    expect(read.json.body).toContain("Hand over the quetzal pager at nine.");
+    const listed = await call(b(), "GET", "/stores/alpha/memories?category=ops&tags=oncall", { token: tokens.writer });
+    expect(listed.json.memories.map((m: { path: string }) => m.path)).toEqual(["ops/oncall/handover"]);
+    const categories = await call(a(), "GET", "/stores/alpha/categories?parent=ops", { token: tokens.writer });
+    expect(categories.json.categories).toMatchObject([{ path: "ops/oncall", memories: 1 }]);
+    const found = await call(a(), "GET", "/stores/alpha/search?mode=fts&q=quetzal", { token: tokens.writer });
+    expect(found.json.results.map((r: { path: string }) => r.path)).toEqual(["memory/ops/oncall/handover.md"]);
+
+    const updated = await call(b(), "PUT", "/stores/alpha/memories", { token: tokens.writer, body: { path: "ops/oncall/handover", body: "Hand over the axolotl pager at ten." } });
+    expect(updated.status).toBe(200);
+    expect((await call(a(), "GET", "/stores/alpha/search?mode=fts&q=quetzal", { token: tokens.writer })).json.results).toEqual([]);
+    expect((await callTool(a(), tokens.writer, "read_memory", { store: "alpha", path: "ops/oncall/handover" })).json.body).toContain("axolotl");
+
+    expect((await call(a(), "POST", "/stores/alpha/memories", { token: tokens.writer, body: { path: "ops/oncall/handover", body: "again" } })).status).toBe(409);
+    expect((await call(b(), "DELETE", "/stores/alpha/memories?path=ops/oncall/handover", { token: tokens.writer })).status).toBe(200);
+    expect((await call(a(), "GET", "/stores/alpha/memories?path=ops/oncall/handover", { token: tokens.writer })).status).toBe(404);
+  });
+
+  it("verifies a store and reindexes it as an admin job, visible from either replica", async () => {
+    expect((await call(a(), "POST", "/stores/alpha/memories", { token: tokens.writer, body: { path: "notes/kept", body: "A memory that survives a reindex." } })).status).toBe(201);
+    const verified = await call(b(), "GET", "/stores/alpha/verify", { token: tokens.writer });
+    expect(verified.status).toBe(200);
+    expect(verified.json).toMatchObject({ store: "alpha", ok: true, not_indexed: [], hash_mismatches: [] });
+
+    expect((await call(a(), "POST", "/stores/alpha/reindex", { token: tokens.writer })).status).toBe(403);
+    const started = await call(a(), "POST", "/stores/alpha/reindex", { token: RELIABILITY_TOKEN });
+    expect(started.status).toBe(202);
+    let job = started.json.job;
+    for (let i = 0; i < 100 && job.status === "running"; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      job = (await call(b(), "GET", `/jobs/${job.id}`, { token: RELIABILITY_TOKEN })).json.job;
+    }
+    expect(job).toMatchObject({ status: "succeeded", store: "alpha" });
+    expect(job.result.by_kind.memories.scanned).toBeGreaterThanOrEqual(1);
+    expect((await call(b(), "GET", "/stores/alpha/search?mode=fts&q=survives", { token: tokens.writer })).json.results.map((r: { path: string }) => r.path)).toEqual(["memory/notes/kept.md"]);
+  });
+
+  it("keeps a store-scoped token to its store through every ported route and tool: not another store, not core", async () => {
+    const t = tokens.alphaOnly;
+    expect((await call(a(), "GET", "/stores/alpha/search?mode=fts&q=zanzibar", { token: t })).json.results).toHaveLength(1);
+    expect((await call(b(), "GET", "/stores", { token: t })).json.stores.map((s: { name: string }) => s.name)).toEqual(["alpha"]);
+    for (const [method, path, body] of [
+      ["GET", "/stores/beta", undefined],
+      ["GET", "/stores/core/documents", undefined],
+      ["PUT", "/stores/beta/documents", { path: "x.md", content: "x" }],
+      ["GET", "/stores/beta/search?q=zanzibar", undefined],
+      ["GET", "/stores/alpha/search?q=zanzibar&include_core=true", undefined],
+      ["POST", "/stores/alpha/search", { q: "zanzibar", include_core: true }],
+      ["GET", "/stores/beta/memories", undefined],
+      ["GET", "/stores/core/categories", undefined],
+      ["GET", "/stores/beta/verify", undefined],
+      ["POST", "/stores", { name: "gamma" }],
+    ] as const) {
+      const r = await call(a(), method, path, { token: t, body });
+      expect([path, r.status]).toEqual([path, 403]);
+    }
+    const tool = await callTool(b(), t, "search", { store: "beta", q: "zanzibar" });
+    expect(tool.isError).toBe(true);
+    expect(tool.json).toMatchObject({ error: { code: "forbidden" } });
+    expect((await callTool(b(), t, "read_memory", { store: "core", path: "notes/kept" })).json).toMatchObject({ error: { code: "forbidden" } });
+    expect(target.serverErrors.n).toBe(0);
+  });
+
+  return { tokens };
+}
