@@ -27,7 +27,7 @@ import { getJobByIdPg, JOB_OWNER, runReindexJobPg, startReindexJobOnPg, verifySt
 import { searchStore, type SearchInput, type SearchResult } from "../index/search";
 import { verifyStore, type VerifyReport } from "../index/verify";
 import { searchStorePg } from "../index/search-pg";
-import { planQueryVectorPg } from "../retrieval/readiness-pg";
+import { planQueryVectorPg } from "../index/query-vector-pg";
 import { createStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, type createStoreSchema, type StoreSummary } from "./stores";
 import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoresPg, openCoreForPg, openStorePg, type PgStoreSummary } from "./stores-pg";
 

@@ -1,10 +1,10 @@
 import { sql } from "drizzle-orm";
-import { getConfig } from "../config";
 import { rowsOf, withStoreTx, type PgStoreHandle } from "../db/pg-store";
 import { getEmbedder } from "../embed/model";
+import { backlogFallbackPg, getEmbedBacklogPg } from "./embed-queue-pg";
 import { embedQueryText } from "../embed/query";
 import type { Fingerprint } from "../embed/providers";
-import type { QueryVectorPlan } from "./readiness";
+import type { QueryVectorPlan } from "../retrieval/readiness";
 
 /**
  * The query-embedding step of the one retrieval pipeline on a PostgreSQL
@@ -26,25 +26,24 @@ export async function planQueryVectorPg({ handle, text }: { handle: PgStoreHandl
   } catch (e) {
     return { ok: false, fallback: { reason: "provider_error", message: `embedding provider unavailable: ${(e as Error).message}` }, ms: ms() };
   }
-  const [counts] = await withStoreTx({ handle, readOnly: true }, (tx) =>
-    rowsOf<{ pending: number; embedded: number; other: number }>(
+  // Index probes and a count bounded by the watermark: the cost of asking does not grow with the store.
+  const ready = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const [row] = await rowsOf<{ embedded: boolean; other: boolean }>(
       tx,
       sql`select
-        (select count(*)::int from chunks c where not exists (select 1 from chunk_embeddings e where e.chunk_row_id = c.id and e.fingerprint_id = ${fp.id})) as pending,
-        (select count(*)::int from chunk_embeddings e where e.fingerprint_id = ${fp.id}) as embedded,
-        (select count(*)::int from chunk_embeddings e where e.fingerprint_id <> ${fp.id}) as other`,
-    ),
-  );
-  const watermark = getConfig().embed.backlogWatermark;
-  if (counts.embedded === 0 && counts.other > 0) {
-    return { ok: false, fallback: { reason: "model_mismatch", message: `the configured model (${fp.model}, ${fp.id}) differs from the store's vectors; re-embed the store` }, ms: ms() };
-  }
-  if (counts.pending > watermark) {
-    return { ok: false, fallback: { reason: "backlog", message: `embed backlog ${counts.pending} is above the watermark ${watermark}`, count: counts.pending }, ms: ms() };
-  }
-  if (counts.embedded === 0 && counts.pending > 0) {
-    return { ok: false, fallback: { reason: "backlog", message: `none of this store's ${counts.pending} chunk(s) has a vector of ${fp.model} yet`, count: counts.pending }, ms: ms() };
-  }
+        exists (select 1 from chunk_embeddings where fingerprint_id = ${fp.id}) as embedded,
+        (exists (select 1 from chunk_embeddings where fingerprint_id < ${fp.id}) or exists (select 1 from chunk_embeddings where fingerprint_id > ${fp.id})) as other`,
+    );
+    if (!row.embedded && row.other) return { fallback: { reason: "model_mismatch", message: `the configured model (${fp.model}, ${fp.id}) differs from the store's vectors; re-embed the store` } as const };
+    const over = await backlogFallbackPg({ tx });
+    if (over) return { fallback: over };
+    if (!row.embedded) {
+      const { pending } = await getEmbedBacklogPg({ tx });
+      if (pending > 0) return { fallback: { reason: "backlog", message: `none of this store's ${pending} queued chunk(s) has a vector of ${fp.model} yet`, count: pending } as const };
+    }
+    return null;
+  });
+  if (ready) return { ok: false, fallback: ready.fallback, ms: ms() };
   const q = await embedQueryText({ fingerprint: fp, text });
   if (!q.ok) return { ok: false, fallback: { reason: "provider_error", message: q.message }, ms: ms() };
   return { ok: true, fingerprint: fp, vector: q.vector, cacheHit: q.cacheHit, ms: ms() };
