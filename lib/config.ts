@@ -90,6 +90,7 @@ const envSchema = z.object({
   DUALMIND_TRANSFORMERS_ALLOW_REMOTE: boolFromEnv.default(false),
   DUALMIND_EMBED_BACKLOG_WATERMARK: z.coerce.number().int().min(1).default(1000),
   DUALMIND_EMBED_WORKER: boolFromEnv.default(true),
+  DUALMIND_EMBED_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
   DUALMIND_SOURCE_ROOTS: z
     .string()
     .transform((s, ctx) => parseSourceRoots(s, ctx))
@@ -164,6 +165,8 @@ export type EmbedConfig = {
   backlogWatermark: number;
   /** Run the embed worker inside the server process. */
   workerInServer: boolean;
+  /** How long a worker's claim on a batch lasts; a dead worker's items are claimed again after it. */
+  leaseMs: number;
 };
 
 export class ConfigError extends Error {
@@ -230,6 +233,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       allowRemoteModels: e.DUALMIND_TRANSFORMERS_ALLOW_REMOTE,
       backlogWatermark: e.DUALMIND_EMBED_BACKLOG_WATERMARK,
       workerInServer: e.DUALMIND_EMBED_WORKER,
+      leaseMs: e.DUALMIND_EMBED_LEASE_MS,
     },
   };
 }
@@ -282,6 +286,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_TRANSFORMERS_ALLOW_REMOTE", default: "false", meaning: "let the transformers provider download a model by id (off: local files only)" },
   { variable: "DUALMIND_EMBED_BACKLOG_WATERMARK", default: "1000", meaning: "embed queue length above which a store degrades to lexical recall" },
   { variable: "DUALMIND_EMBED_WORKER", default: "true", meaning: "run the embed worker inside the server (false: run `npm run worker` separately)" },
+  { variable: "DUALMIND_EMBED_LEASE_MS", default: "300000", meaning: "how long a worker's claim on a batch of the embed queue lasts; the items of a worker that died (a replica killed mid-batch) are claimed again by another when it runs out" },
   { variable: "DUALMIND_SOURCE_ROOTS", default: "unset", meaning: "extra folders to index: `store=/abs/dir,...`; each becomes `source/<basename>/...` in that store" },
   { variable: "DUALMIND_SOURCE_INCLUDE", default: "**/*", meaning: "comma-separated globs (relative to a source root) of files to index" },
   { variable: "DUALMIND_SOURCE_EXCLUDE", default: "**/node_modules/**,**/.git/**,**/dist/**,**/build/**", meaning: "comma-separated globs of files to skip; hidden files are always skipped" },

@@ -17,7 +17,6 @@ import { finishReembedIfDone } from "./reembed";
 import { ensureVecIndex, indexVector, vectorToBlob, blobToVector } from "./vector-index";
 
 export const MAX_EMBED_ATTEMPTS = 6;
-const LEASE_MS = 5 * 60_000;
 
 function cacheKey(fingerprintId: string, text: string): string {
   return sha256Hex(`${fingerprintId}\0${text}`);
@@ -47,7 +46,7 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
 
   // A store's first vectors make the configured model its active one.
   getActiveFingerprintId({ handle, configured: fp });
-  const claimed = claimEmbedBatch({ handle, workerId, limit: batchSize, leaseMs: LEASE_MS });
+  const claimed = claimEmbedBatch({ handle, workerId, limit: batchSize, leaseMs: getConfig().embed.leaseMs });
   const result: BatchResult = { claimed: claimed.length, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0 };
   if (claimed.length === 0) return result;
 

@@ -35,8 +35,6 @@ import { putChunkEmbeddingsPg } from "./vectors-pg";
  *   the error kept on the row.
  */
 export const CHUNK_KIND = "chunk";
-/** How long a claim holds before another worker may take the rows over. */
-export const EMBED_LEASE_MS = 5 * 60_000;
 
 export type PgEmbedder = { provider: EmbeddingProvider; fingerprint: Promise<Fingerprint> };
 export type ClaimedItemPg = { id: number; kind: string; refId: number; inputHash: string; attempts: number };
@@ -156,7 +154,7 @@ export async function processEmbedBatchPg({
   embedder = getEmbedder(),
   workerId = `worker-${process.pid}`,
   batchSize = getConfig().embed.batchSize,
-  leaseMs = EMBED_LEASE_MS,
+  leaseMs = getConfig().embed.leaseMs,
   now = () => Date.now(),
 }: {
   handle: PgStoreHandle;

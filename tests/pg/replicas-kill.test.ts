@@ -4,18 +4,24 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { verifyAuditChainPg } from "@/lib/governance/audit-pg";
+import { startFakeOpenAI } from "../fixtures/fake-openai-server";
 import { api, ensureProductionBuild, RELIABILITY_TOKEN, startServer, type RunningServer } from "../fixtures/next-server";
 import { createTestDatabase } from "./helpers";
 
 /**
  * Two `next start` replicas on one PostgreSQL database; 20 agents write
- * ledger rows (tasks, runs) and dialectic messages through both, and one
- * replica is killed with SIGKILL mid-run. An agent whose request dies with
- * the server (no answer) retries it, with the same ids, on the survivor —
+ * documents, ledger rows (tasks, runs) and dialectic messages through both,
+ * and one replica is killed with SIGKILL mid-run. An agent whose request dies
+ * with the server (no answer) retries it, with the same ids, on the survivor —
  * as a client behind a load balancer would. Afterwards every write a server
  * acknowledged is in the database exactly once, the survivor never answered
- * 5xx, every dialectic transcript is gap-free and verifies, and the audit
- * chain verifies. Ports 3440/3441.
+ * 5xx, every dialectic transcript is gap-free and verifies, the audit chain
+ * verifies, and the embed queue items the dead replica had claimed are
+ * embedded by the survivor once its claims' lease ran out — every chunk with
+ * exactly one vector and one provenance row. Both replicas embed through an
+ * OpenAI-compatible stand-in (same model, so the same fingerprint); the dead
+ * one's answers slowly, so it is mid-batch, holding claims, when it dies.
+ * Ports 3440/3441.
  */
 const AGENTS = 20;
 const STEPS = 10;
@@ -26,17 +32,38 @@ let a: RunningServer;
 let b: RunningServer;
 let pg: PgHandle;
 const dirs: string[] = [];
+const embedders: Awaited<ReturnType<typeof startFakeOpenAI>>[] = [];
+const LEASE_MS = 5_000;
 
 beforeAll(async () => {
   ensureProductionBuild();
   url = await createTestDatabase();
-  const serve = (port: number) => {
+  const slow = await startFakeOpenAI({ dimension: 64 });
+  const quick = await startFakeOpenAI({ dimension: 64 });
+  embedders.push(slow, quick);
+  const serve = async (port: number, embedBaseUrl: string) => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-pgkill-"));
     dirs.push(dataDir);
-    return startServer({ dataDir, port, via: "next", env: { DATABASE_URL: url, DUALMIND_PG_POOL_MAX: "6", DUALMIND_LOG_LEVEL: "warn" } });
+    return startServer({
+      dataDir,
+      port,
+      via: "next",
+      env: {
+        DATABASE_URL: url,
+        DUALMIND_PG_POOL_MAX: "6",
+        DUALMIND_LOG_LEVEL: "warn",
+        DUALMIND_EMBED_PROVIDER: "openai",
+        DUALMIND_EMBED_MODEL: "stand-in-64",
+        DUALMIND_EMBED_DIM: "64",
+        DUALMIND_EMBED_BASE_URL: embedBaseUrl,
+        DUALMIND_EMBED_LEASE_MS: String(LEASE_MS),
+      },
+    });
   };
-  a = await serve(3440);
-  b = await serve(3441);
+  a = await serve(3440, slow.baseUrl);
+  b = await serve(3441, quick.baseUrl);
+  // From now on a's embedder takes its time: each of its batches holds its claims for a while.
+  slow.state.delayMs = 1_500;
   pg = await openPgHandle({ url, max: 2 });
 }, 900_000);
 
@@ -44,8 +71,17 @@ afterAll(async () => {
   await a?.stop();
   await b?.stop();
   if (pg) await closePgHandle(pg);
+  for (const e of embedders) await e.close();
   for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
 });
+
+type Claim = { ref_id: string; claimed_by: string };
+/** Chunks whose queue rows the slow replica's worker (its process id is in the worker id) holds right now. */
+async function heldBySlowReplica(): Promise<Claim[]> {
+  const rows = (await pg.pool.query<Claim>("select ref_id::text, claimed_by from store_default.embed_queue where claimed_by like $1 and claimed_until > $2", [`pg-worker-${a.child.pid}-%`, Date.now()])).rows;
+  if (rows.length === 0) await new Promise((r) => setTimeout(r, 100));
+  return rows;
+}
 
 type Answer = { status: number; json: unknown; server: "a" | "b" };
 
@@ -72,10 +108,20 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
     }
     const reviewerOf = (i: number) => (i + 1) % AGENTS;
 
-    const acked = { tasks: new Set<string>(), runs: new Set<string>(), messages: new Map<string, string[]>() };
+    const acked = { tasks: new Set<string>(), runs: new Set<string>(), documents: new Set<string>(), messages: new Map<string, string[]>() };
     let done = 0;
     const killAfter = Math.floor((AGENTS * STEPS) / 3);
     let killed: Promise<void> | null = null;
+    let orphaned: Claim[] = [];
+    /** Once a third of the steps are done: wait until the slow replica holds claims, then kill it. */
+    async function killer() {
+      while (done < killAfter) await new Promise((r) => setTimeout(r, 50));
+      const deadline = Date.now() + 120_000;
+      while (orphaned.length === 0 && Date.now() < deadline) orphaned = await heldBySlowReplica();
+      aDead = true;
+      killed = a.kill9();
+      await killed;
+    }
 
     async function agent(i: number) {
       const session = `kill-d-${i}`;
@@ -92,6 +138,10 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
         const run = await write(prefer, "POST", `/tasks/${taskId}/runs`, tokens[i], { run_id: runId, skill: "build", input_hash: HASH, runner_version: "1" });
         expect([200, 201], JSON.stringify(run)).toContain(run.status);
         acked.runs.add(runId);
+        const docPath = `agents/${i}/step-${step}.md`;
+        const doc = await write(prefer, "PUT", "/stores/default/documents", tokens[i], { path: docPath, content: `# Step ${step} of agent ${i}\n\nAgent ${i} recorded kiwi${i}x${step} while the replicas were racing.\n` });
+        expect([200, 201], JSON.stringify(doc)).toContain(doc.status);
+        acked.documents.add(docPath);
         // thesis (author), antithesis (reviewer), then syntheses alternating author / reviewer.
         const byReviewer = step % 2 === 1;
         const messageType = step === 0 ? "thesis" : step === 1 ? "antithesis" : "synthesis";
@@ -104,15 +154,13 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
         });
         expect([200, 201], JSON.stringify(posted)).toContain(posted.status);
         acked.messages.get(session)!.push(messageId);
-        if (++done === killAfter) {
-          aDead = true;
-          killed = a.kill9();
-        }
+        done++;
       }
     }
-    await Promise.all(Array.from({ length: AGENTS }, (_, i) => agent(i)));
-    await killed;
+    await Promise.all([killer(), ...Array.from({ length: AGENTS }, (_, i) => agent(i))]);
     expect(killed).not.toBeNull();
+    // The slow replica died holding claims on queued chunks.
+    expect(orphaned.length).toBeGreaterThan(0);
 
     // Some writes went to a before it died; the ones in flight when it died had no answer and were retried on b.
     expect(statuses.filter((s) => s.server === "a" && s.status >= 200 && s.status < 300).length).toBeGreaterThan(0);
@@ -142,6 +190,31 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
     const chain = await verifyAuditChainPg({ db: pg.db });
     expect(chain.ok).toBe(true);
     expect(chain.entries).toBeGreaterThanOrEqual(AGENTS);
+
+    // Documents: every acknowledged one, once.
+    const docs = await pg.pool.query<{ path: string }>("select path from store_default.documents where path like 'agents/%'");
+    expect(docs.rows.map((r) => r.path).sort()).toEqual([...acked.documents].sort());
+
+    // The survivor's worker takes over what the dead replica had claimed once the lease runs out, and drains the queue.
+    await expect.poll(async () => (await pg.pool.query<{ n: number }>("select count(*)::int as n from store_default.embed_queue")).rows[0].n, { timeout: 180_000, interval: 500 }).toBe(0);
+    const perChunk = await pg.pool.query<{ id: string; vectors: number }>(
+      "select c.id::text, (select count(*)::int from store_default.chunk_embeddings e where e.chunk_row_id = c.id) as vectors from store_default.chunks c join store_default.documents d on d.doc_id = c.doc_id where d.path like 'agents/%'",
+    );
+    expect(perChunk.rows.length).toBeGreaterThanOrEqual(AGENTS * STEPS);
+    expect(perChunk.rows.filter((r) => r.vectors !== 1)).toEqual([]);
+    // Among them the ones the dead replica held: taken over, one vector each.
+    const vectorsOf = new Map(perChunk.rows.map((r) => [r.id, r.vectors]));
+    expect(orphaned.map((c) => vectorsOf.get(c.ref_id) ?? "not an agent's chunk")).toEqual(orphaned.map(() => 1));
+    const provenance = await pg.pool.query<{ artifact_id: string; n: number }>(
+      "select artifact_id, count(*)::int as n from provenance where store = 'default' and artifact_type = 'chunk_vector' group by artifact_id",
+    );
+    const byChunk = new Map(provenance.rows.map((r) => [r.artifact_id, r.n]));
+    expect(perChunk.rows.filter((r) => byChunk.get(r.id) !== 1)).toEqual([]);
+    // A vector search on the survivor now answers by vector, no fallback.
+    const found = await api(b.url, "GET", "/stores/default/search?mode=vector&q=kiwi3x7%20recorded", { token: tokens[3] });
+    expect(found.status).toBe(200);
+    expect(found.json).toMatchObject({ effective_mode: "vector" });
+    expect((found.json as { fallback?: unknown }).fallback ?? null).toBeNull();
 
     // The survivor still serves reads and writes.
     expect((await api(b.url, "GET", "/tasks?limit=1", { token: tokens[0] })).status).toBe(200);
