@@ -39,6 +39,11 @@ const ALL_SIZES = [
 const SIZES = process.env.BENCH_GRAPH_SIZES ? ALL_SIZES.filter((s) => process.env.BENCH_GRAPH_SIZES!.split(",").map(Number).includes(s.thoughts)) : ALL_SIZES;
 const RELATIONS_PER_NODE = 2;
 const QUERIES = 100;
+/**
+ * BENCH_GRAPH_KEEP=<dir> keeps each size's seeded, embedded store in <dir>/<size> and reuses it on the next
+ * run (seeding 100k through the domain functions takes minutes), so before/after runs query the same store.
+ */
+const KEEP_DIR = process.env.BENCH_GRAPH_KEEP;
 /** Writes per enclosing transaction while seeding: the domain functions nest theirs as savepoints. */
 const SEED_BATCH = 1_000;
 
@@ -191,9 +196,20 @@ async function measureRemember({ cfg, queries, thoughts }: { cfg: (typeof CONFIG
   };
 }
 
+const vectorsUsed = () => (getStoreDb("bench").vectors.available ? `HNSW (usearch) for sets of ${getConfig().annMinVectors}+ vectors, else sqlite-vec SimHash index` : "JS scan");
+
+/** The ids and names a kept store was seeded with, in seeding order (thoughts and nodes are numbered by seq as written). */
+function reloadSeeded(): Seeded {
+  const db = getStoreDb("bench").sqlite;
+  const nodes = db.prepare("select id, name from kg_node order by seq").all() as { id: string; name: string }[];
+  const thoughtIds = db.prepare("select id from thoughts order by seq").pluck().all() as string[];
+  return { writeMs: 0, writes: 0, nodeNames: nodes.map((n) => n.name), nodeIds: nodes.map((n) => n.id), thoughtIds };
+}
+
 /** Seed one size in a fresh DATA_DIR, drain the embed queue with the real worker, then run every configuration that size has stores for. */
 async function runSize({ size, texts }: { size: Size; texts: string[] }): Promise<{ seedRows: Row[]; rememberRows: Row[]; splitRow: Row; vectors: string }> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-graph-"));
+  const dataDir = KEEP_DIR ? path.join(KEEP_DIR, String(size.thoughts)) : fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-graph-"));
+  const keptSeed = path.join(dataDir, "seed-rows.json");
   process.env.DATA_DIR = dataDir;
   // The whole seed is queued before the worker runs; keep the store out of degraded mode meanwhile.
   process.env.DUALMIND_EMBED_BACKLOG_WATERMARK = String(10 * size.thoughts);
@@ -201,6 +217,16 @@ async function runSize({ size, texts }: { size: Size; texts: string[] }): Promis
   resetEmbedderForTests();
   try {
     const nodes = size.thoughts / 2;
+    if (KEEP_DIR && fs.existsSync(keptSeed)) {
+      const kept = reloadSeeded();
+      const queries = knownItemQueries({ seeded: kept, texts, thoughts: size.thoughts });
+      const rememberRows: Row[] = [];
+      for (const cfg of CONFIGS.filter((c) => !c.includeCore || size.stores.some((s) => s === "core"))) rememberRows.push(await measureRemember({ cfg, queries, thoughts: size.thoughts }));
+      const splitRow = await rememberSplit({ queries, thoughts: size.thoughts });
+      const seedRows = (JSON.parse(fs.readFileSync(keptSeed, "utf8")) as Row[]).map((r) => ({ ...r, store: `${r.store} (kept from an earlier run)` }));
+      return { seedRows, rememberRows, splitRow, vectors: vectorsUsed() };
+    }
+    fs.mkdirSync(dataDir, { recursive: true });
     const seedRows: Row[] = [];
     let known: Seeded | null = null;
     for (const [k, store] of size.stores.entries()) {
@@ -230,14 +256,15 @@ async function runSize({ size, texts }: { size: Size; texts: string[] }): Promis
         "index.db MB": fs.statSync(path.join(dataDir, "stores", store, "index.db")).size / 2 ** 20,
       });
     }
+    if (KEEP_DIR) fs.writeFileSync(keptSeed, JSON.stringify(seedRows));
     const queries = knownItemQueries({ seeded: known!, texts, thoughts: size.thoughts });
     const rememberRows: Row[] = [];
     for (const cfg of CONFIGS.filter((c) => !c.includeCore || size.stores.some((s) => s === "core"))) rememberRows.push(await measureRemember({ cfg, queries, thoughts: size.thoughts }));
     const splitRow = await rememberSplit({ queries, thoughts: size.thoughts });
-    return { seedRows, rememberRows, splitRow, vectors: getStoreDb("bench").vectors.available ? `HNSW (usearch) for sets of ${getConfig().annMinVectors}+ vectors, else sqlite-vec SimHash index` : "JS scan" };
+    return { seedRows, rememberRows, splitRow, vectors: vectorsUsed() };
   } finally {
     closeAllDatabases();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!KEEP_DIR) fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
