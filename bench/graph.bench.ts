@@ -27,7 +27,7 @@ import { THOUGHT_KIND } from "../lib/graph/thoughts";
 import { NODE_KIND } from "../lib/graph/nodes";
 import { knnSourceOf } from "../lib/embed/vector-index";
 import { startQueryBudget } from "../lib/db/query-budget";
-import { broadTopWithinBudget, buildFtsMatch, planQueryVector, vectorNeighbours } from "../lib/retrieval";
+import { broadTopWithinBudget, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, vectorNeighbours } from "../lib/retrieval";
 import { loadTextWindows } from "./corpus";
 import { percentile, printTable } from "./table";
 
@@ -106,7 +106,8 @@ function seedGraph({ handle, texts, offset, thoughts }: { handle: StoreHandle; t
 /**
  * Where remember's time goes, per query on the store alone: its full-text
  * leg (the same OR match, 25 candidates from thoughts_fts and kg_node_fts,
- * as remember runs it), its vector leg (query embedding plus thought and
+ * as remember runs it: max-score pruning first, then the broad cache or FTS5
+ * scoring every match; its agreement with the latter is reported), its vector leg (query embedding plus thought and
  * node KNN, 25 each) and the whole call; the rest is per-row work (loading
  * candidates, cosines, one-hop expansion, scoring).
  */
@@ -115,17 +116,38 @@ async function rememberSplit({ queries, thoughts }: { queries: { query: string }
   const fts: number[] = [];
   const vec: number[] = [];
   const whole: number[] = [];
+  let pruned = 0;
+  let exact = 0;
+  let overlap = 0;
+  let compared = 0;
   for (const { query } of queries) {
     let t = performance.now();
-    const match = buildFtsMatch(query, { match: "any", maxTerms: 16 });
+    const terms = matchTerms(query, { maxTerms: 16 });
+    const match = matchExpression(terms, "any");
+    const answers: number[][] = [];
     if (match) {
       for (const table of ["thoughts_fts", "kg_node_fts"]) {
+        const top = selectiveTopByBm25({ db: handle.sqlite, schema: "main", table, terms, k: 25 });
+        if (top) {
+          pruned++;
+          if (top.exact) exact++;
+          answers.push(top.rows.map((r) => r.rowid));
+          continue;
+        }
         const broad = broadTopWithinBudget({ db: handle.sqlite, schema: "main", table, match, budget: startQueryBudget({ hint: "" }) });
-        if (broad) broad.top(25);
-        else handle.sqlite.prepare(`select rowid as seq, bm25(${table}) as rank from main.${table} where ${table} match ? order by rank, rowid limit ?`).all(match, 25);
+        answers.push(broad ? broad.top(25).map((r) => r.rowid) : (handle.sqlite.prepare(`select rowid from main.${table} where ${table} match ? order by bm25(${table}), rowid limit ?`).pluck().all(match, 25) as number[]));
       }
     }
     fts.push(performance.now() - t);
+    // Agreement with FTS5 scoring every match (untimed): the share of its top 25 the leg returned.
+    if (match) {
+      for (const [i, table] of ["thoughts_fts", "kg_node_fts"].entries()) {
+        const exhaustive = handle.sqlite.prepare(`select rowid from main.${table} where ${table} match ? order by bm25(${table}), rowid limit ?`).pluck().all(match, 25) as number[];
+        const got = new Set(answers[i]);
+        overlap += exhaustive.length ? exhaustive.filter((r) => got.has(r)).length / exhaustive.length : 1;
+        compared++;
+      }
+    }
     t = performance.now();
     const plan = await planQueryVector({ handle, text: query });
     if (plan.ok) for (const kind of [THOUGHT_KIND, NODE_KIND]) vectorNeighbours({ sources: [{ store: handle.store, source: knnSourceOf(handle), fingerprintId: plan.fingerprint.id }], kind, query: plan.vector, k: 25, floor: 0 });
@@ -134,7 +156,17 @@ async function rememberSplit({ queries, thoughts }: { queries: { query: string }
     await rememberByQuery({ handle, core: null, input: { query } });
     whole.push(performance.now() - t);
   }
-  return { thoughts, "remember p50 ms": percentile(whole, 50), "full-text leg p50 ms": percentile(fts, 50), "vector leg p50 ms": percentile(vec, 50), "rest (per-row work) p50 ms": Math.max(0, percentile(whole, 50) - percentile(fts, 50) - percentile(vec, 50)), "full-text leg p95 ms": percentile(fts, 95), "vector leg p95 ms": percentile(vec, 95) };
+  return {
+    thoughts,
+    "remember p50 ms": percentile(whole, 50),
+    "full-text leg p50 ms": percentile(fts, 50),
+    "vector leg p50 ms": percentile(vec, 50),
+    "rest (per-row work) p50 ms": Math.max(0, percentile(whole, 50) - percentile(fts, 50) - percentile(vec, 50)),
+    "full-text leg p95 ms": percentile(fts, 95),
+    "vector leg p95 ms": percentile(vec, 95),
+    "full-text lists pruned (exact)": `${pruned} (${exact}) of ${compared}`,
+    "full-text top-25 agreement": compared ? overlap / compared : 1,
+  };
 }
 
 const CONFIGS = [

@@ -1,0 +1,228 @@
+import DatabaseCtor from "better-sqlite3";
+import type Database from "better-sqlite3";
+import type { Bm25Row } from "./bm25-top";
+import { ftsTokenizerOf } from "./bm25-top";
+import { matchExpression } from "./match";
+
+/**
+ * The top k of an any-word MATCH by bm25 without FTS5 scoring the rows that
+ * only its common words match (remember's long OR queries).
+ *
+ * FTS5 ranks `a OR b OR …` by scoring every row any word matches, so one
+ * common word makes a query cost what that word's rows cost: an eight-word
+ * query over 100k thoughts matches 30–45k of them. bm25 is a sum over the
+ * query's words of idf(word) × tf·(k1+1)/(tf + k1·(1−b+b·len/avglen)); a
+ * common word (in COMMON_SHARE of the rows or more) has idf ≤ ln(0.95/0.05)
+ * ≈ 2.9, a selective one (under 1%) more than 4.6. So:
+ *
+ * 1. The selective words are matched alone; FTS5 ranks their (few) rows by
+ *    their part of the score (same idf, row count and average length).
+ * 2. The best CANDIDATES_PER_K × k of those are scored by the whole query,
+ *    in JavaScript, from FTS5's own numbers: row count, average length and
+ *    each word's row count from the index, each row's length and term counts
+ *    from a private in-memory FTS5 table with the same tokenizer (the index's
+ *    own stems), summed in FTS5's order: the same scores as FTS5's, so the
+ *    candidates are in bm25's order.
+ * 3. `exact` says whether max-score pruning proves the answer is the whole
+ *    query's top k: its k-th score beats every row left out (rows matched
+ *    only by common words score at most 2.2 × their idf sum; selective rows
+ *    past the candidates at most their selective part plus that). When it
+ *    does not, a row matched mostly by common words can be missing: the
+ *    bench measures how often that changes the answer (graph bench,
+ *    "full-text agreement").
+ *
+ * Null (the caller runs the whole query) when there is nothing to prune (no
+ * common word, or no selective one), when the selective words match fewer
+ * than k rows (the common words then fill the list: a row only a common
+ * word matches is still found), and for small tables (cheap to score whole).
+ */
+
+/** A word in at least this share of the rows is common (its idf is at most ln(0.95/0.05) ≈ 2.9). */
+export const COMMON_SHARE = 0.05;
+/** Selective rows rescored by the whole query, per row asked for. */
+const CANDIDATES_PER_K = 4;
+/** Below this many rows a table is scored whole: FTS5 does that in a few milliseconds. */
+const MIN_ROWS = 10_000;
+/** bm25's constants in FTS5 (fts5_aux.c). */
+const K1 = 1.2;
+const B = 0.75;
+
+export type SelectiveTop = {
+  /** The best k rows, as `select rowid, bm25(t) as rank … order by rank, rowid limit k` returns them. */
+  rows: Bm25Row[];
+  /** Words of the query in COMMON_SHARE of the rows or more: scored on the candidates only. */
+  common: string[];
+  /** Proven to be the whole query's top k (max-score bound); otherwise the best of the candidates. */
+  exact: boolean;
+};
+
+/** SQLite varints (big-endian groups of 7 bits; FTS5's records use them) from the start of a blob. */
+function readVarints(block: Buffer, count: number): number[] {
+  const out: number[] = [];
+  let i = 0;
+  while (out.length < count && i < block.length) {
+    let n = 0;
+    for (let j = 0; j < 9 && i < block.length; j++) {
+      const byte = block[i++];
+      if (j === 8) {
+        n = n * 256 + byte;
+        break;
+      }
+      n = n * 128 + (byte & 0x7f);
+      if ((byte & 0x80) === 0) break;
+    }
+    out.push(n);
+  }
+  return out;
+}
+
+type Totals = { rows: number; tokens: number };
+
+/** FTS5's row count and total tokens (all columns): its averages record, rowid 1 of %_data, kept by every write. */
+function ftsTotals({ db, schema, table, columns }: { db: Database.Database; schema: string; table: string; columns: number }): Totals | null {
+  const block = db.prepare(`select block from ${schema}.${table}_data where id = 1`).pluck().get() as Buffer | undefined;
+  if (!block) return null;
+  const [rows, ...perColumn] = readVarints(block, 1 + columns);
+  if (!rows || perColumn.length !== columns) return null;
+  return { rows, tokens: perColumn.reduce((a, b) => a + b, 0) };
+}
+
+function columnsOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string[] {
+  return (db.prepare(`select name from pragma_table_xinfo(?, ?) where hidden = 0`).pluck().all(table, schema) as string[]).filter((c) => c !== table && c !== "rank");
+}
+
+/** Word → row count, per index state (the structure record FTS5 rewrites on every committed change). */
+const rowCounts = new Map<string, { state: string; counts: Map<string, number> }>();
+const MAX_COUNTED_TABLES = 64;
+
+function rowCountsFor({ db, schema, table }: { db: Database.Database; schema: string; table: string }): Map<string, number> {
+  const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
+  const block = db.prepare(`select block from ${schema}.${table}_data where id = 10`).pluck().get() as Buffer | undefined;
+  const state = block ? block.toString("base64") : "";
+  // In-memory databases share no file name: nothing is kept for them.
+  if (!file) return new Map();
+  const key = `${file}\u0000${schema}\u0000${table}`;
+  const cur = rowCounts.get(key);
+  if (cur && cur.state === state) return cur.counts;
+  const entry = { state, counts: new Map<string, number>() };
+  rowCounts.delete(key);
+  rowCounts.set(key, entry);
+  while (rowCounts.size > MAX_COUNTED_TABLES) rowCounts.delete(rowCounts.keys().next().value!);
+  return entry.counts;
+}
+
+/**
+ * A private in-memory FTS5 table per tokenizer and column count: the same
+ * text through the same tokenizer gives the index's own tokens, so term
+ * counts and lengths read from it are what FTS5 stored for the row.
+ */
+let scratchDb: Database.Database | null = null;
+const scratchTables = new Map<string, { table: string; vocab: string }>();
+
+function scratchTable(tokenize: string, columns: number): { db: Database.Database; table: string; vocab: string } {
+  const db = (scratchDb ??= new DatabaseCtor(":memory:"));
+  const key = `${columns}\u0000${tokenize}`;
+  let t = scratchTables.get(key);
+  if (!t) {
+    t = { table: `rescore_${scratchTables.size}`, vocab: `rescore_${scratchTables.size}_v` };
+    const cols = Array.from({ length: columns }, (_, i) => `c${i}`).join(", ");
+    db.exec(`create virtual table ${t.table} using fts5(${cols}, tokenize='${tokenize.replaceAll("'", "''")}')`);
+    db.exec(`create virtual table ${t.vocab} using fts5vocab(${t.table}, 'instance')`);
+    scratchTables.set(key, t);
+  }
+  return { db, ...t };
+}
+
+/** Each row's length (tokens, all columns) and per-term counts, with the query words' own tokens, from the scratch table. */
+function termCounts({ tokenize, columns, rows, words }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; words: string[] }): { tokenOf: (string | undefined)[]; length: Map<number, number>; tf: Map<number, Map<string, number>> } {
+  const { db, table, vocab } = scratchTable(tokenize, columns);
+  const placeholders = Array.from({ length: columns + 1 }, () => "?").join(", ");
+  const insert = db.prepare(`insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${placeholders})`);
+  try {
+    db.transaction(() => {
+      // Rowid 0 holds the query's words, one per column-0 token run, to learn each word's token (its stem).
+      insert.run(0, words.join(" "), ...Array.from({ length: columns - 1 }, () => null));
+      for (const r of rows) insert.run(r.rowid, ...r.values);
+    })();
+    const instances = db.prepare(`select term, doc, "offset" from ${vocab} order by doc, col, "offset"`).raw().all() as [string, number, number][];
+    const tokenOf: (string | undefined)[] = [];
+    const length = new Map<number, number>();
+    const tf = new Map<number, Map<string, number>>();
+    for (const [term, doc, offset] of instances) {
+      if (doc === 0) {
+        tokenOf[offset] = term;
+        continue;
+      }
+      length.set(doc, (length.get(doc) ?? 0) + 1);
+      let m = tf.get(doc);
+      if (!m) tf.set(doc, (m = new Map()));
+      m.set(term, (m.get(term) ?? 0) + 1);
+    }
+    return { tokenOf, length, tf };
+  } finally {
+    db.exec(`delete from ${table}`);
+  }
+}
+
+/**
+ * The top k rows of "any of `terms`" by bm25 among the selective words' best
+ * rows, scored as FTS5 scores them, or null when the caller should run the
+ * whole query itself (see above).
+ * `terms` are words as matchTerms gives them (one token each, unquoted).
+ */
+export function selectiveTopByBm25({ db, schema, table, terms, k }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
+  if (terms.length < 2 || k < 1) return null;
+  const columns = columnsOf({ db, schema, table });
+  const totals = ftsTotals({ db, schema, table, columns: columns.length });
+  if (!totals || totals.rows < MIN_ROWS) return null;
+  const cap = Math.ceil(COMMON_SHARE * totals.rows);
+  const counts = rowCountsFor({ db, schema, table });
+  const countUpTo = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck();
+  const rowCount = (t: string, limit = Number.MAX_SAFE_INTEGER): number => {
+    const known = counts.get(t);
+    if (known !== undefined) return known;
+    const n = countUpTo.get(matchExpression([t], "any"), limit) as number;
+    if (n < limit) counts.set(t, n);
+    return n;
+  };
+  const common = terms.filter((t) => rowCount(t, cap) >= cap);
+  const selective = terms.filter((t) => !common.includes(t));
+  if (common.length === 0 || selective.length === 0) return null;
+
+  // FTS5 scores the selective words' rows by their part of the score (same idf, row count and average length).
+  const selectiveMatch = matchExpression(selective, "any")!;
+  const m = CANDIDATES_PER_K * k;
+  const seeds = db.prepare(`select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`).all(selectiveMatch, m) as Bm25Row[];
+  if (seeds.length < k) return null;
+
+  // Whole-query scores of the candidates, from FTS5's own numbers.
+  const texts = db
+    .prepare(`select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid in (select value from json_each(?))`)
+    .raw()
+    .all(JSON.stringify(seeds.map((s) => s.rowid))) as [number, ...(string | null)[]][];
+  const { tokenOf, length, tf } = termCounts({ tokenize: ftsTokenizerOf({ db, schema, table }), columns: columns.length, rows: texts.map(([rowid, ...values]) => ({ rowid, values })), words: terms });
+  if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
+  const avgdl = totals.tokens / totals.rows;
+  const idf = terms.map((t) => {
+    const n = rowCount(t);
+    const x = Math.log((totals.rows - n + 0.5) / (n + 0.5));
+    return x <= 0 ? 1e-6 : x;
+  });
+  const rescored: Bm25Row[] = [];
+  for (const [rowid] of texts) {
+    const d = length.get(rowid) ?? 0;
+    const freq = tf.get(rowid);
+    let score = 0;
+    for (let i = 0; i < terms.length; i++) {
+      const f = freq?.get(tokenOf[i]!) ?? 0;
+      score += idf[i] * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
+    }
+    rescored.push({ rowid, rank: -1.0 * score });
+  }
+  rescored.sort((a, b) => a.rank - b.rank || a.rowid - b.rowid);
+  if (rescored.length < k) return null;
+  // Max-score bound: whether any row left out could reach the k-th score.
+  const commonBound = common.reduce((sum, t) => sum + idf[terms.indexOf(t)] * (K1 + 1), 0);
+  const leftOutBest = commonBound + (seeds.length === m ? -seeds[m - 1].rank : 0);
+  return { rows: rescored.slice(0, k), common, exact: -rescored[k - 1].rank > leftOutBest };
+}
