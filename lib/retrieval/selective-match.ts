@@ -6,39 +6,39 @@ import { matchExpression } from "./match";
 
 /**
  * The top k of an any-word MATCH by bm25 without FTS5 scoring the rows that
- * only its common words match (remember's long OR queries).
+ * only its common words match (remember's and recall's long OR queries).
  *
  * FTS5 ranks `a OR b OR …` by scoring every row any word matches, so one
  * common word makes a query cost what that word's rows cost: an eight-word
  * query over 100k thoughts matches 30–45k of them. bm25 is a sum over the
- * query's words of idf(word) × tf·(k1+1)/(tf + k1·(1−b+b·len/avglen)); a
- * common word (in COMMON_SHARE of the rows or more) has idf ≤ ln(0.95/0.05)
- * ≈ 2.9, a selective one (under 1%) more than 4.6. So:
+ * query's words of idf(word) × tf·(k1+1)/(tf + k1·(1−b+b·len/avglen)): the
+ * rarer a word, the more it weighs. So:
  *
- * 1. The selective words are matched alone; FTS5 ranks their (few) rows by
- *    their part of the score (same idf, row count and average length).
- * 2. The best CANDIDATES_PER_K × k of those are scored by the whole query,
- *    in JavaScript, from FTS5's own numbers: row count, average length and
- *    each word's row count from the index, each row's length and term counts
- *    from a private in-memory FTS5 table with the same tokenizer (the index's
- *    own stems), summed in FTS5's order: the same scores as FTS5's, so the
- *    candidates are in bm25's order.
+ * 1. The rarest words whose rows add up to at most SELECTIVE_ROWS are the
+ *    selective ones; FTS5 ranks those rows by their part of the score (the
+ *    same idf, row count and average length as in the whole query).
+ * 2. The best CANDIDATES_PER_K × k of them are scored by the whole query, in
+ *    JavaScript, with FTS5's numbers: row count and average length from the
+ *    index, each row's length and term counts from a private in-memory FTS5
+ *    table with the same tokenizer (the index's own stems), each word's row
+ *    count (counted once, reused while the table's row count stays within
+ *    1%), summed in FTS5's order: the candidates come out in bm25's order.
  * 3. `exact` says whether max-score pruning proves the answer is the whole
- *    query's top k: its k-th score beats every row left out (rows matched
- *    only by common words score at most 2.2 × their idf sum; selective rows
- *    past the candidates at most their selective part plus that). When it
- *    does not, a row matched mostly by common words can be missing: the
- *    bench measures how often that changes the answer (graph bench,
- *    "full-text agreement").
+ *    query's top k: its k-th score beats every row left out (the other words
+ *    add at most (k1+1) × their idf; selective rows past the candidates have
+ *    at most their selective part on top). When it does not, a row matched
+ *    mostly by common words can be missing: the graph bench measures the
+ *    agreement with FTS5 scoring every match.
  *
- * Null (the caller runs the whole query) when there is nothing to prune (no
- * common word, or no selective one), when the selective words match fewer
- * than k rows (the common words then fill the list: a row only a common
- * word matches is still found), and for small tables (cheap to score whole).
+ * Null (the caller runs the whole query) when there is nothing to prune (the
+ * whole query matches at most SELECTIVE_ROWS rows, or no word does), when
+ * the selective words match fewer than k rows (the other words then fill the
+ * list: a row only a common word matches is still found), and for small
+ * tables (cheap to score whole).
  */
 
-/** A word in at least this share of the rows is common (its idf is at most ln(0.95/0.05) ≈ 2.9). */
-export const COMMON_SHARE = 0.05;
+/** Rows FTS5 scores at most for the selective words (a few milliseconds). */
+export const SELECTIVE_ROWS = 2_000;
 /** Selective rows rescored by the whole query, per row asked for. */
 const CANDIDATES_PER_K = 4;
 /** Below this many rows a table is scored whole: FTS5 does that in a few milliseconds. */
@@ -50,7 +50,7 @@ const B = 0.75;
 export type SelectiveTop = {
   /** The best k rows, as `select rowid, bm25(t) as rank … order by rank, rowid limit k` returns them. */
   rows: Bm25Row[];
-  /** Words of the query in COMMON_SHARE of the rows or more: scored on the candidates only. */
+  /** Words of the query past the selective ones: scored on the candidates only. */
   common: string[];
   /** Proven to be the whole query's top k (max-score bound); otherwise the best of the candidates. */
   exact: boolean;
@@ -91,20 +91,23 @@ function columnsOf({ db, schema, table }: { db: Database.Database; schema: strin
   return (db.prepare(`select name from pragma_table_xinfo(?, ?) where hidden = 0`).pluck().all(table, schema) as string[]).filter((c) => c !== table && c !== "rank");
 }
 
-/** Word → row count, per index state (the structure record FTS5 rewrites on every committed change). */
-const rowCounts = new Map<string, { state: string; counts: Map<string, number> }>();
+/**
+ * Word → row count per table, reused while the table's row count is within
+ * 1% of the one they were counted at: counting a common word walks its whole
+ * doclist, and a 1% drift moves its idf by less than 1%.
+ */
+const rowCounts = new Map<string, { rows: number; counts: Map<string, number> }>();
 const MAX_COUNTED_TABLES = 64;
+const MAX_COUNTED_WORDS = 50_000;
 
-function rowCountsFor({ db, schema, table }: { db: Database.Database; schema: string; table: string }): Map<string, number> {
+function rowCountsFor({ db, schema, table, rows }: { db: Database.Database; schema: string; table: string; rows: number }): Map<string, number> {
   const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
-  const block = db.prepare(`select block from ${schema}.${table}_data where id = 10`).pluck().get() as Buffer | undefined;
-  const state = block ? block.toString("base64") : "";
   // In-memory databases share no file name: nothing is kept for them.
   if (!file) return new Map();
   const key = `${file}\u0000${schema}\u0000${table}`;
   const cur = rowCounts.get(key);
-  if (cur && cur.state === state) return cur.counts;
-  const entry = { state, counts: new Map<string, number>() };
+  if (cur && Math.abs(rows - cur.rows) <= 0.01 * cur.rows && cur.counts.size < MAX_COUNTED_WORDS) return cur.counts;
+  const entry = { rows, counts: new Map<string, number>() };
   rowCounts.delete(key);
   rowCounts.set(key, entry);
   while (rowCounts.size > MAX_COUNTED_TABLES) rowCounts.delete(rowCounts.keys().next().value!);
@@ -133,27 +136,26 @@ function scratchTable(tokenize: string, columns: number): { db: Database.Databas
   return { db, ...t };
 }
 
-/** Each row's length (tokens, all columns) and per-term counts, with the query words' own tokens, from the scratch table. */
+/** Each row's length (tokens, all columns) and its counts of the query words' tokens, with those tokens, from the scratch table. */
 function termCounts({ tokenize, columns, rows, words }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; words: string[] }): { tokenOf: (string | undefined)[]; length: Map<number, number>; tf: Map<number, Map<string, number>> } {
   const { db, table, vocab } = scratchTable(tokenize, columns);
-  const placeholders = Array.from({ length: columns + 1 }, () => "?").join(", ");
-  const insert = db.prepare(`insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${placeholders})`);
+  const insert = db.prepare(`insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})`);
   try {
+    // The query's words alone first: their tokens (stems), one per word, in order.
+    insert.run(0, words.join(" "), ...Array.from({ length: columns - 1 }, () => null));
+    const tokenOf: (string | undefined)[] = [];
+    for (const [term, offset] of db.prepare(`select term, "offset" from ${vocab}`).raw().all() as [string, number][]) tokenOf[offset] = term;
+    db.prepare(`delete from ${table} where rowid = 0`).run();
     db.transaction(() => {
-      // Rowid 0 holds the query's words, one per column-0 token run, to learn each word's token (its stem).
-      insert.run(0, words.join(" "), ...Array.from({ length: columns - 1 }, () => null));
       for (const r of rows) insert.run(r.rowid, ...r.values);
     })();
-    const instances = db.prepare(`select term, doc, "offset" from ${vocab} order by doc, col, "offset"`).raw().all() as [string, number, number][];
-    const tokenOf: (string | undefined)[] = [];
+    // Lengths from the table's own record of them (one varint per column), counts for the query's tokens only.
     const length = new Map<number, number>();
+    for (const [id, sz] of db.prepare(`select id, sz from ${table}_docsize`).raw().all() as [number, Buffer][]) length.set(id, readVarints(sz, columns).reduce((a, b) => a + b, 0));
     const tf = new Map<number, Map<string, number>>();
-    for (const [term, doc, offset] of instances) {
-      if (doc === 0) {
-        tokenOf[offset] = term;
-        continue;
-      }
-      length.set(doc, (length.get(doc) ?? 0) + 1);
+    const wanted = [...new Set(tokenOf.filter((t): t is string => t !== undefined))];
+    const instances = db.prepare(`select term, doc from ${vocab} where term in (select value from json_each(?))`).raw().all(JSON.stringify(wanted)) as [string, number][];
+    for (const [term, doc] of instances) {
       let m = tf.get(doc);
       if (!m) tf.set(doc, (m = new Map()));
       m.set(term, (m.get(term) ?? 0) + 1);
@@ -175,8 +177,7 @@ export function selectiveTopByBm25({ db, schema, table, terms, k }: { db: Databa
   const columns = columnsOf({ db, schema, table });
   const totals = ftsTotals({ db, schema, table, columns: columns.length });
   if (!totals || totals.rows < MIN_ROWS) return null;
-  const cap = Math.ceil(COMMON_SHARE * totals.rows);
-  const counts = rowCountsFor({ db, schema, table });
+  const counts = rowCountsFor({ db, schema, table, rows: totals.rows });
   const countUpTo = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck();
   const rowCount = (t: string, limit = Number.MAX_SAFE_INTEGER): number => {
     const known = counts.get(t);
@@ -185,9 +186,19 @@ export function selectiveTopByBm25({ db, schema, table, terms, k }: { db: Databa
     if (n < limit) counts.set(t, n);
     return n;
   };
-  const common = terms.filter((t) => rowCount(t, cap) >= cap);
-  const selective = terms.filter((t) => !common.includes(t));
-  if (common.length === 0 || selective.length === 0) return null;
+  // The rarest words, while their rows add up to at most SELECTIVE_ROWS (counted only that far).
+  const byRows = terms.map((t) => ({ t, n: rowCount(t, SELECTIVE_ROWS + 1) })).sort((a, b) => a.n - b.n);
+  const selective: string[] = [];
+  let total = 0;
+  for (const { t, n } of byRows) {
+    if (total + n > SELECTIVE_ROWS) break;
+    selective.push(t);
+    total += n;
+  }
+  const common = terms.filter((t) => !selective.includes(t));
+  if (common.length === 0 || selective.length === 0 || total === 0) return null;
+  // Expression order, as the whole query has them (FTS5 sums phrases in that order).
+  selective.sort((a, b) => terms.indexOf(a) - terms.indexOf(b));
 
   // FTS5 scores the selective words' rows by their part of the score (same idf, row count and average length).
   const selectiveMatch = matchExpression(selective, "any")!;
@@ -196,10 +207,13 @@ export function selectiveTopByBm25({ db, schema, table, terms, k }: { db: Databa
   if (seeds.length < k) return null;
 
   // Whole-query scores of the candidates, from FTS5's own numbers.
-  const texts = db
-    .prepare(`select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid in (select value from json_each(?))`)
-    .raw()
-    .all(JSON.stringify(seeds.map((s) => s.rowid))) as [number, ...(string | null)[]][];
+  // One rowid lookup each (FTS5 reads the row from its content table); `rowid in (…)` was no faster.
+  const readRow = db.prepare(`select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid = ?`).raw();
+  const texts: [number, ...(string | null)[]][] = [];
+  for (const seed of seeds) {
+    const row = readRow.get(seed.rowid) as [number, ...(string | null)[]] | undefined;
+    if (row) texts.push(row);
+  }
   const { tokenOf, length, tf } = termCounts({ tokenize: ftsTokenizerOf({ db, schema, table }), columns: columns.length, rows: texts.map(([rowid, ...values]) => ({ rowid, values })), words: terms });
   if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
   const avgdl = totals.tokens / totals.rows;
