@@ -226,8 +226,8 @@ function nearestRefIds({ src, kind, query, k, belowFloor }: { src: Source; kind:
 
 /**
  * bm25 hits of an FTS table, best first, with a lexical score relative to the best hit (1 for the best). A query
- * with common words is first tried by max-score pruning (selectiveTopByBm25: exact, or null); `common` collects the
- * words it scored on its candidates only.
+ * with common words is first ranked from its rarer words' rows (selectiveTopByBm25, or null: the whole query runs);
+ * `common` collects the words scored on those candidates only.
  */
 function ftsHits({ src, table, terms, k, budget, common }: { src: Source; table: "thoughts_fts" | "kg_node_fts"; terms: string[]; k: number; budget: QueryBudget; common: Set<string> }): { seq: number; lexical: number }[] {
   const match = matchExpression(terms, "any");
@@ -449,7 +449,7 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
       const vec = found(["thought_knn", "node_knn"]);
       const lex = found(["thought_fts", "node_fts"]);
       rec.record("vector", gatherMs, { candidates: vec.length, detail: queryVector ? `thought and node KNN, ${req.candidates} per kind and store; ${belowFloor.n} neighbour(s) below the similarity floor left out` : "no query vector: lexical only", top: [] });
-      rec.record("lexical", 0, { candidates: lex.length, detail: match ? `FTS5 over thoughts and nodes, MATCH ${match}${common.size ? `; max-score pruning: common word(s) ${[...common].join(", ")} scored on the selective words' best rows only (exact top ${req.candidates})` : ""}` : "no word to match", top: lex.map(({ key, c }) => ({ key, score: c.lexical })).sort((a, b) => b.score - a.score) });
+      rec.record("lexical", 0, { candidates: lex.length, detail: match ? `FTS5 over thoughts and nodes, MATCH ${match}${common.size ? `; word(s) ${[...common].join(", ")} scored only on the rarer words' best ${4 * req.candidates} rows` : ""}` : "no word to match", top: lex.map(({ key, c }) => ({ key, score: c.lexical })).sort((a, b) => b.score - a.score) });
       rec.record("filters", 0, { candidates: found(["expansion"]).length, detail: `one-hop expansion over edges with weight ≥ ${req.min_edge_weight} (at most ${MAX_EXPANDED_NODES} nodes)` });
     }
     const fusionStarted = performance.now();
