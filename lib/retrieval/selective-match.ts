@@ -172,8 +172,28 @@ function termCounts({ tokenize, columns, rows, words }: { tokenize: string; colu
  * whole query itself (see above).
  * `terms` are words as matchTerms gives them (one token each, unquoted).
  */
-export function selectiveTopByBm25({ db, schema, table, terms, k }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
+export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
+  const { db, schema, table, terms, k } = args;
   if (terms.length < 2 || k < 1) return null;
+  // A repeated query under the same index state (FTS5's structure record, rewritten by every committed change) is answered from its memo.
+  const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
+  const block = file ? (db.prepare(`select block from ${schema}.${table}_data where id = 10`).pluck().get() as Buffer | undefined) : undefined;
+  const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${terms.join("\u0000")}` : null;
+  const state = block?.toString("base64");
+  const memo = memoKey ? memos.get(memoKey) : undefined;
+  if (memo && memo.state === state) return memo.answer;
+  const answer = rankFromSelectiveWords(args);
+  if (memoKey && state) {
+    memos.set(memoKey, { state, answer });
+    while (memos.size > MAX_MEMOS) memos.delete(memos.keys().next().value!);
+  }
+  return answer;
+}
+
+const MAX_MEMOS = 256;
+const memos = new Map<string, { state: string; answer: SelectiveTop | null }>();
+
+function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
   const columns = columnsOf({ db, schema, table });
   const totals = ftsTotals({ db, schema, table, columns: columns.length });
   if (!totals || totals.rows < MIN_ROWS) return null;
