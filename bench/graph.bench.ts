@@ -27,7 +27,7 @@ import { THOUGHT_KIND } from "../lib/graph/thoughts";
 import { NODE_KIND } from "../lib/graph/nodes";
 import { knnSourceOf } from "../lib/embed/vector-index";
 import { startQueryBudget } from "../lib/db/query-budget";
-import { broadTopWithinBudget, buildFtsMatch, planQueryVector, vectorNeighbours } from "../lib/retrieval";
+import { broadTopWithinBudget, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, vectorNeighbours } from "../lib/retrieval";
 import { loadTextWindows } from "./corpus";
 import { percentile, printTable } from "./table";
 
@@ -39,6 +39,11 @@ const ALL_SIZES = [
 const SIZES = process.env.BENCH_GRAPH_SIZES ? ALL_SIZES.filter((s) => process.env.BENCH_GRAPH_SIZES!.split(",").map(Number).includes(s.thoughts)) : ALL_SIZES;
 const RELATIONS_PER_NODE = 2;
 const QUERIES = 100;
+/**
+ * BENCH_GRAPH_KEEP=<dir> keeps each size's seeded, embedded store in <dir>/<size> and reuses it on the next
+ * run (seeding 100k through the domain functions takes minutes), so before/after runs query the same store.
+ */
+const KEEP_DIR = process.env.BENCH_GRAPH_KEEP;
 /** Writes per enclosing transaction while seeding: the domain functions nest theirs as savepoints. */
 const SEED_BATCH = 1_000;
 
@@ -101,7 +106,8 @@ function seedGraph({ handle, texts, offset, thoughts }: { handle: StoreHandle; t
 /**
  * Where remember's time goes, per query on the store alone: its full-text
  * leg (the same OR match, 25 candidates from thoughts_fts and kg_node_fts,
- * as remember runs it), its vector leg (query embedding plus thought and
+ * as remember runs it: max-score pruning first, then the broad cache or FTS5
+ * scoring every match; its agreement with the latter is reported), its vector leg (query embedding plus thought and
  * node KNN, 25 each) and the whole call; the rest is per-row work (loading
  * candidates, cosines, one-hop expansion, scoring).
  */
@@ -110,17 +116,38 @@ async function rememberSplit({ queries, thoughts }: { queries: { query: string }
   const fts: number[] = [];
   const vec: number[] = [];
   const whole: number[] = [];
+  let pruned = 0;
+  let exact = 0;
+  let overlap = 0;
+  let compared = 0;
   for (const { query } of queries) {
     let t = performance.now();
-    const match = buildFtsMatch(query, { match: "any", maxTerms: 16 });
+    const terms = matchTerms(query, { maxTerms: 16 });
+    const match = matchExpression(terms, "any");
+    const answers: number[][] = [];
     if (match) {
       for (const table of ["thoughts_fts", "kg_node_fts"]) {
+        const top = selectiveTopByBm25({ db: handle.sqlite, schema: "main", table, terms, k: 25 });
+        if (top) {
+          pruned++;
+          if (top.exact) exact++;
+          answers.push(top.rows.map((r) => r.rowid));
+          continue;
+        }
         const broad = broadTopWithinBudget({ db: handle.sqlite, schema: "main", table, match, budget: startQueryBudget({ hint: "" }) });
-        if (broad) broad.top(25);
-        else handle.sqlite.prepare(`select rowid as seq, bm25(${table}) as rank from main.${table} where ${table} match ? order by rank, rowid limit ?`).all(match, 25);
+        answers.push(broad ? broad.top(25).map((r) => r.rowid) : (handle.sqlite.prepare(`select rowid from main.${table} where ${table} match ? order by bm25(${table}), rowid limit ?`).pluck().all(match, 25) as number[]));
       }
     }
     fts.push(performance.now() - t);
+    // Agreement with FTS5 scoring every match (untimed): the share of its top 25 the leg returned.
+    if (match) {
+      for (const [i, table] of ["thoughts_fts", "kg_node_fts"].entries()) {
+        const exhaustive = handle.sqlite.prepare(`select rowid from main.${table} where ${table} match ? order by bm25(${table}), rowid limit ?`).pluck().all(match, 25) as number[];
+        const got = new Set(answers[i]);
+        overlap += exhaustive.length ? exhaustive.filter((r) => got.has(r)).length / exhaustive.length : 1;
+        compared++;
+      }
+    }
     t = performance.now();
     const plan = await planQueryVector({ handle, text: query });
     if (plan.ok) for (const kind of [THOUGHT_KIND, NODE_KIND]) vectorNeighbours({ sources: [{ store: handle.store, source: knnSourceOf(handle), fingerprintId: plan.fingerprint.id }], kind, query: plan.vector, k: 25, floor: 0 });
@@ -129,7 +156,17 @@ async function rememberSplit({ queries, thoughts }: { queries: { query: string }
     await rememberByQuery({ handle, core: null, input: { query } });
     whole.push(performance.now() - t);
   }
-  return { thoughts, "remember p50 ms": percentile(whole, 50), "full-text leg p50 ms": percentile(fts, 50), "vector leg p50 ms": percentile(vec, 50), "rest (per-row work) p50 ms": Math.max(0, percentile(whole, 50) - percentile(fts, 50) - percentile(vec, 50)), "full-text leg p95 ms": percentile(fts, 95), "vector leg p95 ms": percentile(vec, 95) };
+  return {
+    thoughts,
+    "remember p50 ms": percentile(whole, 50),
+    "full-text leg p50 ms": percentile(fts, 50),
+    "vector leg p50 ms": percentile(vec, 50),
+    "rest (per-row work) p50 ms": Math.max(0, percentile(whole, 50) - percentile(fts, 50) - percentile(vec, 50)),
+    "full-text leg p95 ms": percentile(fts, 95),
+    "vector leg p95 ms": percentile(vec, 95),
+    "full-text lists pruned (exact)": `${pruned} (${exact}) of ${compared}`,
+    "full-text top-25 agreement": compared ? overlap / compared : 1,
+  };
 }
 
 const CONFIGS = [
@@ -191,9 +228,20 @@ async function measureRemember({ cfg, queries, thoughts }: { cfg: (typeof CONFIG
   };
 }
 
+const vectorsUsed = () => (getStoreDb("bench").vectors.available ? `HNSW (usearch) for sets of ${getConfig().annMinVectors}+ vectors, else sqlite-vec SimHash index` : "JS scan");
+
+/** The ids and names a kept store was seeded with, in seeding order (thoughts and nodes are numbered by seq as written). */
+function reloadSeeded(): Seeded {
+  const db = getStoreDb("bench").sqlite;
+  const nodes = db.prepare("select id, name from kg_node order by seq").all() as { id: string; name: string }[];
+  const thoughtIds = db.prepare("select id from thoughts order by seq").pluck().all() as string[];
+  return { writeMs: 0, writes: 0, nodeNames: nodes.map((n) => n.name), nodeIds: nodes.map((n) => n.id), thoughtIds };
+}
+
 /** Seed one size in a fresh DATA_DIR, drain the embed queue with the real worker, then run every configuration that size has stores for. */
 async function runSize({ size, texts }: { size: Size; texts: string[] }): Promise<{ seedRows: Row[]; rememberRows: Row[]; splitRow: Row; vectors: string }> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-graph-"));
+  const dataDir = KEEP_DIR ? path.join(KEEP_DIR, String(size.thoughts)) : fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-graph-"));
+  const keptSeed = path.join(dataDir, "seed-rows.json");
   process.env.DATA_DIR = dataDir;
   // The whole seed is queued before the worker runs; keep the store out of degraded mode meanwhile.
   process.env.DUALMIND_EMBED_BACKLOG_WATERMARK = String(10 * size.thoughts);
@@ -201,6 +249,16 @@ async function runSize({ size, texts }: { size: Size; texts: string[] }): Promis
   resetEmbedderForTests();
   try {
     const nodes = size.thoughts / 2;
+    if (KEEP_DIR && fs.existsSync(keptSeed)) {
+      const kept = reloadSeeded();
+      const queries = knownItemQueries({ seeded: kept, texts, thoughts: size.thoughts });
+      const rememberRows: Row[] = [];
+      for (const cfg of CONFIGS.filter((c) => !c.includeCore || size.stores.some((s) => s === "core"))) rememberRows.push(await measureRemember({ cfg, queries, thoughts: size.thoughts }));
+      const splitRow = await rememberSplit({ queries, thoughts: size.thoughts });
+      const seedRows = (JSON.parse(fs.readFileSync(keptSeed, "utf8")) as Row[]).map((r) => ({ ...r, store: `${r.store} (kept from an earlier run)` }));
+      return { seedRows, rememberRows, splitRow, vectors: vectorsUsed() };
+    }
+    fs.mkdirSync(dataDir, { recursive: true });
     const seedRows: Row[] = [];
     let known: Seeded | null = null;
     for (const [k, store] of size.stores.entries()) {
@@ -230,14 +288,15 @@ async function runSize({ size, texts }: { size: Size; texts: string[] }): Promis
         "index.db MB": fs.statSync(path.join(dataDir, "stores", store, "index.db")).size / 2 ** 20,
       });
     }
+    if (KEEP_DIR) fs.writeFileSync(keptSeed, JSON.stringify(seedRows));
     const queries = knownItemQueries({ seeded: known!, texts, thoughts: size.thoughts });
     const rememberRows: Row[] = [];
     for (const cfg of CONFIGS.filter((c) => !c.includeCore || size.stores.some((s) => s === "core"))) rememberRows.push(await measureRemember({ cfg, queries, thoughts: size.thoughts }));
     const splitRow = await rememberSplit({ queries, thoughts: size.thoughts });
-    return { seedRows, rememberRows, splitRow, vectors: getStoreDb("bench").vectors.available ? `HNSW (usearch) for sets of ${getConfig().annMinVectors}+ vectors, else sqlite-vec SimHash index` : "JS scan" };
+    return { seedRows, rememberRows, splitRow, vectors: vectorsUsed() };
   } finally {
     closeAllDatabases();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    if (!KEEP_DIR) fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

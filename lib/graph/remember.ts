@@ -5,7 +5,7 @@ import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query
 import type { FRAME_COLUMNS } from "../db/schema/graph";
 import type { KnnSource } from "../embed/vector-index";
 import { CORE_STORE } from "../db/store-names";
-import { answerReason, broadTopWithinBudget, buildFtsMatch, ExplainRecorder, planQueryVector, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type RetrievalReason } from "../retrieval";
+import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type RetrievalReason } from "../retrieval";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
@@ -55,6 +55,8 @@ export const REMEMBER_SIGNALS = {
 export const REMEMBER_FORMULA = "w_sem·semantic + w_epi·recency·episodic + w_proc·procedure_match + w_rel·edge_weight − w_conflict·inconsistency";
 
 const weight = z.number().min(0).max(10);
+/** Words of the query matched by full-text (each one more doclist to merge). */
+const MAX_FTS_TERMS = 16;
 /** At most this many neighbours join by expansion (strongest edges first), so a hub node cannot flood the answer. */
 export const MAX_EXPANDED_NODES = 100;
 
@@ -222,12 +224,24 @@ function nearestRefIds({ src, kind, query, k, belowFloor }: { src: Source; kind:
   return r.hits.map((h) => h.refId);
 }
 
-/** bm25 hits of an FTS table, best first, with a lexical score relative to the best hit (1 for the best). */
-function ftsHits({ src, table, match, k, budget }: { src: Source; table: "thoughts_fts" | "kg_node_fts"; match: string; k: number; budget: QueryBudget }): { seq: number; lexical: number }[] {
+/**
+ * bm25 hits of an FTS table, best first, with a lexical score relative to the best hit (1 for the best). A query
+ * with common words is first ranked from its rarer words' rows (selectiveTopByBm25, or null: the whole query runs);
+ * `common` collects the words scored on those candidates only.
+ */
+function ftsHits({ src, table, terms, k, budget, common }: { src: Source; table: "thoughts_fts" | "kg_node_fts"; terms: string[]; k: number; budget: QueryBudget; common: Set<string> }): { seq: number; lexical: number }[] {
+  const match = matchExpression(terms, "any");
+  if (!match) return [];
+  const pruned = runWithinBudget(src.db, budget, () => selectiveTopByBm25({ db: src.db, schema: src.schema, table, terms, k }));
+  for (const w of pruned?.common ?? []) common.add(w);
   // Broad matches (thousands of rows) are ranked from cached per-phrase scores, exactly as the statement below ranks them.
-  const broad = broadTopWithinBudget({ db: src.db, schema: src.schema, table, match, budget });
+  const broad = pruned ? null : broadTopWithinBudget({ db: src.db, schema: src.schema, table, match, budget });
   const statement = src.db.prepare(`select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
-  const rows = broad ? broad.top(k).map((r) => ({ seq: r.rowid, rank: r.rank })) : runWithinBudget(src.db, budget, () => statement.all(match, k) as FtsRankRow[]);
+  const rows = pruned
+    ? pruned.rows.map((r) => ({ seq: r.rowid, rank: r.rank }))
+    : broad
+      ? broad.top(k).map((r) => ({ seq: r.rowid, rank: r.rank }))
+      : runWithinBudget(src.db, budget, () => statement.all(match, k) as FtsRankRow[]);
   const best = rows.length ? -rows[0].rank : 0;
   return rows.map((r) => ({ seq: r.seq, lexical: best > 0 ? clamp01(-r.rank / best) : 1 }));
 }
@@ -311,7 +325,7 @@ function relationEvidence({ src, relationIds }: { src: Source; relationIds: stri
 }
 
 /** Candidates of one source: kNN + FTS seeds for each kind, merged by entity, then one hop over strong edges. */
-function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryVector: Float32Array | null; match: string | null; k: number; minEdgeWeight: number; budget: QueryBudget; belowFloor: { n: number } }): Map<string, Candidate> {
+function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryVector: Float32Array | null; ftsTerms: string[]; k: number; minEdgeWeight: number; budget: QueryBudget; belowFloor: { n: number }; common: Set<string> }): Map<string, Candidate> {
   const cands = new Map<string, Candidate>();
   type Fields = Omit<Candidate, "key" | "source" | "matchedBy" | "lexical" | "edge" | "expanded">;
   // One entity found several ways is one candidate: its sources accumulate, its lexical score is the best seen.
@@ -336,15 +350,15 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
   const none = new Map<number, number>();
   if (args.kinds.includes(THOUGHT_KIND)) {
     if (args.queryVector) addThoughts(loadThoughts({ src, by: { column: "seq", values: nearestRefIds({ src, kind: THOUGHT_KIND, query: args.queryVector, k: args.k, belowFloor: args.belowFloor }) } }), "thought_knn", none);
-    if (args.match) {
-      const hits = ftsHits({ src, table: "thoughts_fts", match: args.match, k: args.k, budget: args.budget });
+    if (args.ftsTerms.length > 0) {
+      const hits = ftsHits({ src, table: "thoughts_fts", terms: args.ftsTerms, k: args.k, budget: args.budget, common: args.common });
       addThoughts(loadThoughts({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "thought_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
     }
   }
   if (args.kinds.includes(NODE_KIND)) {
     if (args.queryVector) addNodes(loadNodes({ src, by: { column: "seq", values: nearestRefIds({ src, kind: NODE_KIND, query: args.queryVector, k: args.k, belowFloor: args.belowFloor }) } }), "node_knn", none);
-    if (args.match) {
-      const hits = ftsHits({ src, table: "kg_node_fts", match: args.match, k: args.k, budget: args.budget });
+    if (args.ftsTerms.length > 0) {
+      const hits = ftsHits({ src, table: "kg_node_fts", terms: args.ftsTerms, k: args.k, budget: args.budget, common: args.common });
       addNodes(loadNodes({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "node_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
     }
     expandOneHop({ src, cands, minWeight: args.minEdgeWeight, addNodes });
@@ -413,7 +427,9 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
   const coreFp = corePlan?.ok && (!storeFp || corePlan.fingerprint.id === storeFp.id) ? corePlan.fingerprint : null;
   const coreFallback: RememberResponse["core_fallback"] = includeCore && !coreFp ? (corePlan && !corePlan.ok ? corePlan.fallback : { reason: "model_mismatch", message: "core's vectors are from another model than the store's" }) : null;
 
-  const match = buildFtsMatch(req.query, { match: "any", maxTerms: 16 });
+  const ftsTerms = matchTerms(req.query, { maxTerms: MAX_FTS_TERMS });
+  const match = matchExpression(ftsTerms, "any");
+  const common = new Set<string>();
   const terms = queryTerms(req.query);
   const budget = startQueryBudget({ hint: "use fewer or rarer words in the query" });
   const reader = coreHandle ? openStoreReaderWithCore({ handle, core: coreHandle }) : null;
@@ -424,7 +440,7 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
 
     const belowFloor = { n: 0 };
     const gatherStarted = performance.now();
-    const perSource = sources.map((src) => ({ src, cands: gatherCandidates({ src, kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, match, k: req.candidates, minEdgeWeight: req.min_edge_weight, budget, belowFloor }) }));
+    const perSource = sources.map((src) => ({ src, cands: gatherCandidates({ src, kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, ftsTerms, k: req.candidates, minEdgeWeight: req.min_edge_weight, budget, belowFloor, common }) }));
     if (rec) {
       // One pass gathers every source; each leg is shown by what it found (the time is the whole gathering's).
       const gatherMs = performance.now() - gatherStarted;
@@ -433,7 +449,7 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
       const vec = found(["thought_knn", "node_knn"]);
       const lex = found(["thought_fts", "node_fts"]);
       rec.record("vector", gatherMs, { candidates: vec.length, detail: queryVector ? `thought and node KNN, ${req.candidates} per kind and store; ${belowFloor.n} neighbour(s) below the similarity floor left out` : "no query vector: lexical only", top: [] });
-      rec.record("lexical", 0, { candidates: lex.length, detail: match ? `FTS5 over thoughts and nodes, MATCH ${match}` : "no word to match", top: lex.map(({ key, c }) => ({ key, score: c.lexical })).sort((a, b) => b.score - a.score) });
+      rec.record("lexical", 0, { candidates: lex.length, detail: match ? `FTS5 over thoughts and nodes, MATCH ${match}${common.size ? `; word(s) ${[...common].join(", ")} scored only on the rarer words' best ${4 * req.candidates} rows` : ""}` : "no word to match", top: lex.map(({ key, c }) => ({ key, score: c.lexical })).sort((a, b) => b.score - a.score) });
       rec.record("filters", 0, { candidates: found(["expansion"]).length, detail: `one-hop expansion over edges with weight ≥ ${req.min_edge_weight} (at most ${MAX_EXPANDED_NODES} nodes)` });
     }
     const fusionStarted = performance.now();

@@ -6,7 +6,7 @@ import { learnings, reasoningTraces } from "../db/schema/recall";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { knnSourceOf } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, matchTerms, planQueryVector, similarityFloorFor, vectorNeighbours, type Bm25Row, type Explain, type RetrievalReason } from "../retrieval";
+import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, similarityFloorFor, vectorNeighbours, type Bm25Row, type Explain, type RetrievalReason } from "../retrieval";
 import { intentSchema, normalizeTrace, renderIntentQuery } from "./descriptors";
 import { logRecallEvent } from "./events";
 import { LEARNING_KIND } from "./learnings";
@@ -147,10 +147,13 @@ function lexicalCandidates({ handle, table, terms, limit, onlyIds, budget }: { h
      where ${table}_fts match @expr ${only} order by bm25(${table}_fts) limit @limit`,
   );
   const expr = matchExpression(terms, "any")!;
+  // Common words over a large store: scored on the selective words' best rows only (max-score pruning, same bm25 scores).
+  const pruned = onlyIds ? null : runWithinBudget(handle.sqlite, budget, () => selectiveTopByBm25({ db: handle.sqlite, schema: "main", table: `${table}_fts`, terms, k: limit }));
   // Broad matches (common words over a large store) are ranked from cached per-phrase scores, exactly as the statement ranks them.
-  const broad = onlyIds ? null : broadTopWithinBudget({ db: handle.sqlite, schema: "main", table: `${table}_fts`, match: expr, budget });
+  const broad = onlyIds || pruned ? null : broadTopWithinBudget({ db: handle.sqlite, schema: "main", table: `${table}_fts`, match: expr, budget });
+  const top = pruned ? (m: number) => pruned.rows.slice(0, m) : broad?.top;
   // Up to 32 OR-ed words: common ones over a large store are the slow case, so the query budget bounds it.
-  const rows = broad ? rowsInRankOrder({ handle, table, textColumn, top: broad.top, limit }) : runWithinBudget(handle.sqlite, budget, () => statement.all({ expr, limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[]);
+  const rows = top ? rowsInRankOrder({ handle, table, textColumn, top, limit }) : runWithinBudget(handle.sqlite, budget, () => statement.all({ expr, limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[]);
   const queryStems = new Set(terms.map(stem));
   return rows.map((r) => {
     const rowStems = new Set(lexicalTerms(r.text).map(stem));

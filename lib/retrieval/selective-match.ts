@@ -1,0 +1,262 @@
+import DatabaseCtor from "better-sqlite3";
+import type Database from "better-sqlite3";
+import type { Bm25Row } from "./bm25-top";
+import { ftsTokenizerOf } from "./bm25-top";
+import { matchExpression } from "./match";
+
+/**
+ * The top k of an any-word MATCH by bm25 without FTS5 scoring the rows that
+ * only its common words match (remember's and recall's long OR queries).
+ *
+ * FTS5 ranks `a OR b OR …` by scoring every row any word matches, so one
+ * common word makes a query cost what that word's rows cost: an eight-word
+ * query over 100k thoughts matches 30–45k of them. bm25 is a sum over the
+ * query's words of idf(word) × tf·(k1+1)/(tf + k1·(1−b+b·len/avglen)): the
+ * rarer a word, the more it weighs. So:
+ *
+ * 1. The rarest words whose rows add up to at most SELECTIVE_ROWS are the
+ *    selective ones; FTS5 ranks those rows by their part of the score (the
+ *    same idf, row count and average length as in the whole query).
+ * 2. The best CANDIDATES_PER_K × k of them are scored by the whole query, in
+ *    JavaScript, with FTS5's numbers: row count and average length from the
+ *    index, each row's length and term counts from a private in-memory FTS5
+ *    table with the same tokenizer (the index's own stems), each word's row
+ *    count (counted once, reused while the table's row count stays within
+ *    1%), summed in FTS5's order: the candidates come out in bm25's order.
+ * 3. `exact` says whether max-score pruning proves the answer is the whole
+ *    query's top k: its k-th score beats every row left out (the other words
+ *    add at most (k1+1) × their idf; selective rows past the candidates have
+ *    at most their selective part on top). When it does not, a row matched
+ *    mostly by common words can be missing: the graph bench measures the
+ *    agreement with FTS5 scoring every match.
+ *
+ * Null (the caller runs the whole query) when there is nothing to prune (the
+ * whole query matches at most SELECTIVE_ROWS rows, or no word does), when
+ * the selective words match fewer than k rows (the other words then fill the
+ * list: a row only a common word matches is still found), and for small
+ * tables (cheap to score whole).
+ */
+
+/** Rows FTS5 scores at most for the selective words (a few milliseconds). */
+export const SELECTIVE_ROWS = 2_000;
+/** Selective rows rescored by the whole query, per row asked for. */
+const CANDIDATES_PER_K = 4;
+/** Below this many rows a table is scored whole: FTS5 does that in a few milliseconds. */
+const MIN_ROWS = 10_000;
+/** bm25's constants in FTS5 (fts5_aux.c). */
+const K1 = 1.2;
+const B = 0.75;
+
+export type SelectiveTop = {
+  /** The best k rows, as `select rowid, bm25(t) as rank … order by rank, rowid limit k` returns them. */
+  rows: Bm25Row[];
+  /** Words of the query past the selective ones: scored on the candidates only. */
+  common: string[];
+  /** Proven to be the whole query's top k (max-score bound); otherwise the best of the candidates. */
+  exact: boolean;
+};
+
+/** SQLite varints (big-endian groups of 7 bits; FTS5's records use them) from the start of a blob. */
+function readVarints(block: Buffer, count: number): number[] {
+  const out: number[] = [];
+  let i = 0;
+  while (out.length < count && i < block.length) {
+    let n = 0;
+    for (let j = 0; j < 9 && i < block.length; j++) {
+      const byte = block[i++];
+      if (j === 8) {
+        n = n * 256 + byte;
+        break;
+      }
+      n = n * 128 + (byte & 0x7f);
+      if ((byte & 0x80) === 0) break;
+    }
+    out.push(n);
+  }
+  return out;
+}
+
+type Totals = { rows: number; tokens: number };
+
+/** FTS5's row count and total tokens (all columns): its averages record, rowid 1 of %_data, kept by every write. */
+function ftsTotals({ db, schema, table, columns }: { db: Database.Database; schema: string; table: string; columns: number }): Totals | null {
+  const block = db.prepare(`select block from ${schema}.${table}_data where id = 1`).pluck().get() as Buffer | undefined;
+  if (!block) return null;
+  const [rows, ...perColumn] = readVarints(block, 1 + columns);
+  if (!rows || perColumn.length !== columns) return null;
+  return { rows, tokens: perColumn.reduce((a, b) => a + b, 0) };
+}
+
+function columnsOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string[] {
+  return (db.prepare(`select name from pragma_table_xinfo(?, ?) where hidden = 0`).pluck().all(table, schema) as string[]).filter((c) => c !== table && c !== "rank");
+}
+
+/**
+ * Word → row count per table, reused while the table's row count is within
+ * 1% of the one they were counted at: counting a common word walks its whole
+ * doclist, and a 1% drift moves its idf by less than 1%.
+ */
+const rowCounts = new Map<string, { rows: number; counts: Map<string, number> }>();
+const MAX_COUNTED_TABLES = 64;
+const MAX_COUNTED_WORDS = 50_000;
+
+function rowCountsFor({ db, schema, table, rows }: { db: Database.Database; schema: string; table: string; rows: number }): Map<string, number> {
+  const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
+  // In-memory databases share no file name: nothing is kept for them.
+  if (!file) return new Map();
+  const key = `${file}\u0000${schema}\u0000${table}`;
+  const cur = rowCounts.get(key);
+  if (cur && Math.abs(rows - cur.rows) <= 0.01 * cur.rows && cur.counts.size < MAX_COUNTED_WORDS) return cur.counts;
+  const entry = { rows, counts: new Map<string, number>() };
+  rowCounts.delete(key);
+  rowCounts.set(key, entry);
+  while (rowCounts.size > MAX_COUNTED_TABLES) rowCounts.delete(rowCounts.keys().next().value!);
+  return entry.counts;
+}
+
+/**
+ * A private in-memory FTS5 table per tokenizer and column count: the same
+ * text through the same tokenizer gives the index's own tokens, so term
+ * counts and lengths read from it are what FTS5 stored for the row.
+ */
+let scratchDb: Database.Database | null = null;
+const scratchTables = new Map<string, { table: string; vocab: string }>();
+
+function scratchTable(tokenize: string, columns: number): { db: Database.Database; table: string; vocab: string } {
+  const db = (scratchDb ??= new DatabaseCtor(":memory:"));
+  const key = `${columns}\u0000${tokenize}`;
+  let t = scratchTables.get(key);
+  if (!t) {
+    t = { table: `rescore_${scratchTables.size}`, vocab: `rescore_${scratchTables.size}_v` };
+    const cols = Array.from({ length: columns }, (_, i) => `c${i}`).join(", ");
+    db.exec(`create virtual table ${t.table} using fts5(${cols}, tokenize='${tokenize.replaceAll("'", "''")}')`);
+    db.exec(`create virtual table ${t.vocab} using fts5vocab(${t.table}, 'instance')`);
+    scratchTables.set(key, t);
+  }
+  return { db, ...t };
+}
+
+/** Each row's length (tokens, all columns) and its counts of the query words' tokens, with those tokens, from the scratch table. */
+function termCounts({ tokenize, columns, rows, words }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; words: string[] }): { tokenOf: (string | undefined)[]; length: Map<number, number>; tf: Map<number, Map<string, number>> } {
+  const { db, table, vocab } = scratchTable(tokenize, columns);
+  const insert = db.prepare(`insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})`);
+  try {
+    // The query's words alone first: their tokens (stems), one per word, in order.
+    insert.run(0, words.join(" "), ...Array.from({ length: columns - 1 }, () => null));
+    const tokenOf: (string | undefined)[] = [];
+    for (const [term, offset] of db.prepare(`select term, "offset" from ${vocab}`).raw().all() as [string, number][]) tokenOf[offset] = term;
+    db.prepare(`delete from ${table} where rowid = 0`).run();
+    db.transaction(() => {
+      for (const r of rows) insert.run(r.rowid, ...r.values);
+    })();
+    // Lengths from the table's own record of them (one varint per column), counts for the query's tokens only.
+    const length = new Map<number, number>();
+    for (const [id, sz] of db.prepare(`select id, sz from ${table}_docsize`).raw().all() as [number, Buffer][]) length.set(id, readVarints(sz, columns).reduce((a, b) => a + b, 0));
+    const tf = new Map<number, Map<string, number>>();
+    const wanted = [...new Set(tokenOf.filter((t): t is string => t !== undefined))];
+    const instances = db.prepare(`select term, doc from ${vocab} where term in (select value from json_each(?))`).raw().all(JSON.stringify(wanted)) as [string, number][];
+    for (const [term, doc] of instances) {
+      let m = tf.get(doc);
+      if (!m) tf.set(doc, (m = new Map()));
+      m.set(term, (m.get(term) ?? 0) + 1);
+    }
+    return { tokenOf, length, tf };
+  } finally {
+    db.exec(`delete from ${table}`);
+  }
+}
+
+/**
+ * The top k rows of "any of `terms`" by bm25 among the selective words' best
+ * rows, scored as FTS5 scores them, or null when the caller should run the
+ * whole query itself (see above).
+ * `terms` are words as matchTerms gives them (one token each, unquoted).
+ */
+export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
+  const { db, schema, table, terms, k } = args;
+  if (terms.length < 2 || k < 1) return null;
+  // A repeated query under the same index state (FTS5's structure record, rewritten by every committed change) is answered from its memo.
+  const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
+  const block = file ? (db.prepare(`select block from ${schema}.${table}_data where id = 10`).pluck().get() as Buffer | undefined) : undefined;
+  const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${terms.join("\u0000")}` : null;
+  const state = block?.toString("base64");
+  const memo = memoKey ? memos.get(memoKey) : undefined;
+  if (memo && memo.state === state) return memo.answer;
+  const answer = rankFromSelectiveWords(args);
+  if (memoKey && state) {
+    memos.set(memoKey, { state, answer });
+    while (memos.size > MAX_MEMOS) memos.delete(memos.keys().next().value!);
+  }
+  return answer;
+}
+
+const MAX_MEMOS = 256;
+const memos = new Map<string, { state: string; answer: SelectiveTop | null }>();
+
+function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
+  const columns = columnsOf({ db, schema, table });
+  const totals = ftsTotals({ db, schema, table, columns: columns.length });
+  if (!totals || totals.rows < MIN_ROWS) return null;
+  const counts = rowCountsFor({ db, schema, table, rows: totals.rows });
+  const countUpTo = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck();
+  const rowCount = (t: string, limit = Number.MAX_SAFE_INTEGER): number => {
+    const known = counts.get(t);
+    if (known !== undefined) return known;
+    const n = countUpTo.get(matchExpression([t], "any"), limit) as number;
+    if (n < limit) counts.set(t, n);
+    return n;
+  };
+  // The rarest words, while their rows add up to at most SELECTIVE_ROWS (counted only that far).
+  const byRows = terms.map((t) => ({ t, n: rowCount(t, SELECTIVE_ROWS + 1) })).sort((a, b) => a.n - b.n);
+  const selective: string[] = [];
+  let total = 0;
+  for (const { t, n } of byRows) {
+    if (total + n > SELECTIVE_ROWS) break;
+    selective.push(t);
+    total += n;
+  }
+  const common = terms.filter((t) => !selective.includes(t));
+  if (common.length === 0 || selective.length === 0 || total === 0) return null;
+  // Expression order, as the whole query has them (FTS5 sums phrases in that order).
+  selective.sort((a, b) => terms.indexOf(a) - terms.indexOf(b));
+
+  // FTS5 scores the selective words' rows by their part of the score (same idf, row count and average length).
+  const selectiveMatch = matchExpression(selective, "any")!;
+  const m = CANDIDATES_PER_K * k;
+  const seeds = db.prepare(`select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`).all(selectiveMatch, m) as Bm25Row[];
+  if (seeds.length < k) return null;
+
+  // Whole-query scores of the candidates, from FTS5's own numbers.
+  // One rowid lookup each (FTS5 reads the row from its content table); `rowid in (…)` was no faster.
+  const readRow = db.prepare(`select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid = ?`).raw();
+  const texts: [number, ...(string | null)[]][] = [];
+  for (const seed of seeds) {
+    const row = readRow.get(seed.rowid) as [number, ...(string | null)[]] | undefined;
+    if (row) texts.push(row);
+  }
+  const { tokenOf, length, tf } = termCounts({ tokenize: ftsTokenizerOf({ db, schema, table }), columns: columns.length, rows: texts.map(([rowid, ...values]) => ({ rowid, values })), words: terms });
+  if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
+  const avgdl = totals.tokens / totals.rows;
+  const idf = terms.map((t) => {
+    const n = rowCount(t);
+    const x = Math.log((totals.rows - n + 0.5) / (n + 0.5));
+    return x <= 0 ? 1e-6 : x;
+  });
+  const rescored: Bm25Row[] = [];
+  for (const [rowid] of texts) {
+    const d = length.get(rowid) ?? 0;
+    const freq = tf.get(rowid);
+    let score = 0;
+    for (let i = 0; i < terms.length; i++) {
+      const f = freq?.get(tokenOf[i]!) ?? 0;
+      score += idf[i] * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
+    }
+    rescored.push({ rowid, rank: -1.0 * score });
+  }
+  rescored.sort((a, b) => a.rank - b.rank || a.rowid - b.rowid);
+  if (rescored.length < k) return null;
+  // Max-score bound: whether any row left out could reach the k-th score.
+  const commonBound = common.reduce((sum, t) => sum + idf[terms.indexOf(t)] * (K1 + 1), 0);
+  const leftOutBest = commonBound + (seeds.length === m ? -seeds[m - 1].rank : 0);
+  return { rows: rescored.slice(0, k), common, exact: -rescored[k - 1].rank > leftOutBest };
+}

@@ -1,0 +1,119 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { matchExpression, SELECTIVE_ROWS, selectiveTopByBm25 } from "@/lib/retrieval";
+
+/**
+ * Max-score pruning of long OR queries (lib/retrieval/selective-match.ts):
+ * held to FTS5 scoring every match on the same tables — same rows, same
+ * order, same scores — and it steps aside (null: the caller runs the whole
+ * query) whenever the common words could matter.
+ */
+
+const ROWS = 12_000;
+const COMMON = ["server", "request", "config"];
+const FILLER = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"];
+
+/** Deterministic texts: common words in most rows at varying counts, lengths varying, selective words in a few. */
+function text(i: number): string {
+  let x = (i + 1) * 2654435761;
+  const rnd = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const words: string[] = [];
+  const length = 8 + Math.floor(rnd() * 40);
+  for (let w = 0; w < length; w++) words.push(rnd() < 0.2 ? COMMON[Math.floor(rnd() * COMMON.length)] : FILLER[Math.floor(rnd() * FILLER.length)]);
+  if (i % 97 === 3) words.push("certificates", "renewed");
+  if (i % 151 === 5) words.push("running", "kubernetes");
+  if (i % 1500 === 11) words.push("zephyrine");
+  return words.join(" ");
+}
+
+let dir: string;
+let db: Database.Database;
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-selective-"));
+  db = new Database(path.join(dir, "index.db"));
+  // The shapes of thoughts_fts (external content, one column) and kg_node_fts (three columns, some null).
+  db.exec(`
+    create table notes (seq integer primary key, content text not null);
+    create virtual table notes_fts using fts5(content, content='notes', content_rowid='seq', tokenize='porter unicode61');
+    create trigger notes_ai after insert on notes begin insert into notes_fts(rowid, content) values (new.seq, new.content); end;
+    create virtual table named_fts using fts5(name, display_name, tags, tokenize='porter unicode61');
+  `);
+  const note = db.prepare("insert into notes(seq, content) values (?, ?)");
+  const named = db.prepare("insert into named_fts(rowid, name, display_name, tags) values (?, ?, ?, ?)");
+  db.transaction(() => {
+    for (let i = 1; i <= ROWS; i++) {
+      note.run(i, text(i));
+      const t = text(i + ROWS).split(" ");
+      named.run(i, t.slice(-4).join(" "), i % 3 ? t.slice(0, 7).join(" ") : null, i % 5 ? null : t.slice(-2).join(" "));
+    }
+  })();
+});
+
+afterAll(() => {
+  db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function exhaustive(table: string, terms: string[], k: number) {
+  return db.prepare(`select rowid, bm25(${table}) as rank from ${table} where ${table} match ? order by rank, rowid limit ?`).all(matchExpression(terms, "any"), k) as { rowid: number; rank: number }[];
+}
+
+describe("selectiveTopByBm25", () => {
+  it("the words are common and selective as the test means them", () => {
+    const rows = (w: string) => db.prepare("select count(*) from notes_fts where notes_fts match ?").pluck().get(`"${w}"`) as number;
+    for (const w of COMMON) expect(rows(w)).toBeGreaterThan(SELECTIVE_ROWS);
+    expect(rows("certificates") + rows("renewed") + rows("kubernetes") + rows("running") + rows("zephyrine")).toBeLessThan(SELECTIVE_ROWS);
+  });
+
+  it.each([
+    ["notes_fts", ["server", "certificates", "request", "renewed"], 10],
+    ["notes_fts", ["running", "config", "kubernetes"], 25],
+    ["named_fts", ["server", "certificates", "renewed"], 10],
+  ] as const)("ranks %s %j like FTS5 scoring every match (same rows, order and scores)", (table, terms, k) => {
+    const pruned = selectiveTopByBm25({ db, schema: "main", table, terms: [...terms], k });
+    expect(pruned).not.toBeNull();
+    expect(pruned!.common.sort()).toEqual(terms.filter((t) => COMMON.includes(t)).sort());
+    const whole = exhaustive(table, [...terms], k);
+    expect(pruned!.rows.map((r) => r.rowid)).toEqual(whole.map((r) => r.rowid));
+    for (const [i, r] of pruned!.rows.entries()) expect(r.rank).toBeCloseTo(whole[i].rank, 9);
+  });
+
+  it("says when the answer is proven to be the whole query's top k, and it is", () => {
+    const pruned = selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms: ["certificates", "server"], k: 5 });
+    expect(pruned?.exact).toBe(true);
+    expect(pruned!.rows.map((r) => r.rowid)).toEqual(exhaustive("notes_fts", ["certificates", "server"], 5).map((r) => r.rowid));
+  });
+
+  it("steps aside when the selective words match fewer rows than asked for, so a row only a common word matches is still found", () => {
+    // "zephyrine" is in 8 rows: 25 results need rows that only "server" matches.
+    expect(selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms: ["zephyrine", "server"], k: 25 })).toBeNull();
+    const whole = exhaustive("notes_fts", ["zephyrine", "server"], 25);
+    expect(whole).toHaveLength(25);
+    expect(whole.some((r) => !text(r.rowid).includes("zephyrine"))).toBe(true);
+  });
+
+  it("steps aside when there is nothing to prune: only common words, only selective words, one word, a small table", () => {
+    expect(selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms: ["server", "request"], k: 10 })).toBeNull();
+    expect(selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms: ["certificates", "kubernetes"], k: 10 })).toBeNull();
+    expect(selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms: ["certificates"], k: 10 })).toBeNull();
+    db.exec("create virtual table small_fts using fts5(content, tokenize='porter unicode61')");
+    const insert = db.prepare("insert into small_fts(rowid, content) values (?, ?)");
+    db.transaction(() => {
+      for (let i = 1; i <= 500; i++) insert.run(i, text(i));
+    })();
+    expect(selectiveTopByBm25({ db, schema: "main", table: "small_fts", terms: ["server", "certificates"], k: 5 })).toBeNull();
+  });
+
+  it("follows writes: a row added after a query is ranked by the next one", () => {
+    const terms = ["certificates", "renewed", "server"];
+    selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms, k: 5 });
+    db.prepare("insert into notes(seq, content) values (?, ?)").run(ROWS + 1, "certificates renewed certificates renewed server");
+    const after = selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms, k: 5 });
+    expect(after!.rows[0].rowid).toBe(ROWS + 1);
+    expect(after!.rows.map((r) => r.rowid)).toEqual(exhaustive("notes_fts", terms, 5).map((r) => r.rowid));
+  });
+});
