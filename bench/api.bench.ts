@@ -20,7 +20,10 @@ import { percentile, printTable } from "./table";
 
 const CONCURRENCY = 16;
 const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 5);
-const SIZES = [10_000, 100_000];
+/** BENCH_API_SIZES=100000 (comma-separated): only these document counts. */
+const SIZES = process.env.BENCH_API_SIZES ? process.env.BENCH_API_SIZES.split(",").map(Number) : [10_000, 100_000];
+/** BENCH_API_PORT: `next start` on this port and the bare server on the next one (default: any free ports). */
+const PORT = process.env.BENCH_API_PORT ? Number(process.env.BENCH_API_PORT) : undefined;
 const WORDS = ["backup", "restore", "rotation", "ledger", "cipher", "kernel", "socket", "thread", "cache", "queue", "shard", "replica", "vacuum", "index", "token", "audit"];
 
 function seed(dataDir: string, docs: number): void {
@@ -147,7 +150,7 @@ async function hammer(url: string, headers: Record<string, string>): Promise<{ r
 
 /** The same DB call as the search route, served by node:http with nothing else in the way. */
 async function startBareServer(): Promise<{ url: string; close: () => Promise<void> }> {
-  const port = await freePort();
+  const port = PORT !== undefined ? PORT + 1 : await freePort();
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     try {
@@ -177,7 +180,7 @@ export default async function apiBench(): Promise<void> {
     try {
       seed(dataDir, size);
       // The worker would compete for the CPU with the measured requests.
-      const next = await startServer({ dataDir, env: { DUALMIND_EMBED_WORKER: "false" } });
+      const next = await startServer({ dataDir, env: { DUALMIND_EMBED_WORKER: "false" }, port: PORT });
       const auth = { authorization: `Bearer ${RELIABILITY_TOKEN}` };
       let bare: Awaited<ReturnType<typeof startBareServer>> | null = null;
       try {

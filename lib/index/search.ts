@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
+import { preparedOnce } from "../db/statements";
 import { logVectorQuery } from "../embed/compare";
 import { getEmbedBacklog } from "../embed/queue";
 import { knnSourceOf } from "../embed/vector-index";
@@ -263,7 +264,7 @@ function keptByFilters({ handle, ids, input, now, budget }: { handle: StoreHandl
 }
 
 function hasChunks(handle: StoreHandle): boolean {
-  return !!handle.sqlite.prepare("select 1 from chunks limit 1").get();
+  return !!preparedOnce(handle.sqlite, "select 1 from chunks limit 1").get();
 }
 
 /** The title heading of each listed document (its first `#` line, or its first line), for field evidence. */
@@ -577,13 +578,15 @@ function wholeDocumentBm25({ handles, candidates, match, budget }: { handles: St
     if (wanted.size === 0 || !documentFtsReady(h)) continue;
     const depth = Math.max(WHOLE_DOCUMENT_DEPTH, 4 * wanted.size);
     const broad = broadTopWithinBudget({ db: h.sqlite, schema: "main", table: "documents_fts", match, budget });
-    const exhaustive = h.sqlite.prepare("select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ? order by rank, rowid limit ?");
-    const top = runWithinBudget(h.sqlite, budget, () => (broad ? broad.top(depth) : (exhaustive.all(match, depth) as Bm25Row[])));
-    const paths = h.sqlite.prepare("select doc_id as id, path from documents where doc_id in (select value from json_each(?))").all(JSON.stringify(top.map((r) => r.rowid))) as { id: number; path: string }[];
-    const pathOf = new Map(paths.map((r) => [r.id, r.path]));
+    const top = broad
+      ? broad.top(depth)
+      : runWithinBudget(h.sqlite, budget, () => preparedOnce(h.sqlite, "select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ? order by rank, rowid limit ?").all(match, depth) as Bm25Row[]);
+    // The candidates' documents (documents_fts rowid = doc_id), looked up by path: fewer than the index's top rows.
+    const ids = preparedOnce(h.sqlite, "select doc_id as id, path from documents where path in (select value from json_each(?))").all(JSON.stringify([...wanted])) as { id: number; path: string }[];
+    const pathOf = new Map(ids.map((r) => [r.id, r.path]));
     for (const r of top) {
       const path = pathOf.get(r.rowid);
-      if (path !== undefined && wanted.has(path)) out.set(`${h.store}:${path}`, -r.rank);
+      if (path !== undefined) out.set(`${h.store}:${path}`, -r.rank);
     }
   }
   return out;
