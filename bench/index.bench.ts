@@ -242,7 +242,8 @@ type SizeResult = {
  * NODE_OPTIONS=--max-old-space-size=<MB> to run it anyway.
  */
 function skipReason({ engine, count, previous }: { engine: InMemoryEngine; count: number; previous?: SizeResult }): string | undefined {
-  if (process.env.BENCH_INDEX_ENGINES === "dualmind") return "skipped: BENCH_INDEX_ENGINES=dualmind";
+  const engines = process.env.BENCH_INDEX_ENGINES?.split(",");
+  if (engines && !engines.includes(engine === "mini" ? "minisearch" : "orama")) return `skipped: BENCH_INDEX_ENGINES=${engines.join(",")}`;
   if (!previous && count > 100_000) return `skipped: no smaller size in this run to estimate its heap from (at 100k MiniSearch grew the heap by ~0.7 GB, Orama by ~2 GB)`;
   const before = previous?.inMemory[engine];
   if (!previous || !before || !("build" in before) || before.build.heapBytes === undefined) return undefined;

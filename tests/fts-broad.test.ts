@@ -62,7 +62,7 @@ function reference(inp: SearchInput): ReturnType<typeof searchFullText> {
        from chunks_fts join chunks c on c.id = chunks_fts.rowid join documents d on d.doc_id = c.doc_id
        where chunks_fts match @match ${prefix} order by rank, c.id limit @take`,
     )
-    .all({ match, take: inp.offset + inp.limit + 1, ...(inp.prefix ? { prefix: inp.prefix } : {}) }) as HitRow[];
+    .all({ match, take: inp.offset + inp.limit + 1, ...(inp.prefix ? { prefix: inp.prefix } : {}) }) as (Omit<HitRow, "text"> & { snip: string })[];
   const hits = rows.map((r) => ({ store: "broad", id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...snippetFor(r.snip, r) }));
   return { mode: "fts", query: inp.q, match, results: hits.slice(inp.offset, inp.offset + inp.limit), hasMore: hits.length > inp.offset + inp.limit, stores: ["broad"] };
 }
@@ -109,6 +109,33 @@ describe("broad full-text queries", () => {
     expect(cached.results.length).toBe(10);
     expect(cached.results.every((h) => h.path.startsWith("odd/"))).toBe(true);
     expect(view(cached)).toEqual(view(exhaustive));
+  });
+
+  it.each([
+    ["broad, all", "rotation ledger", {}],
+    ["broad, any, second page", "kernel socket", { match: "any", offset: 10 }],
+    ["filtered (exhaustive path)", "rotation backup", { prefix: "odd/" }],
+  ] as const)("the route's default (group=document), %s: each shown hit and passage has FTS5's own snippet of its chunk, in the same order on every call", async (_, q, extra) => {
+    const handle = openStore({ store: "broad" });
+    const inp = searchInputSchema.parse({ q, limit: 10, mode: "fts", ...extra });
+    expect(inp.group).toBe("document");
+    const match = ftsMatchFor(inp, inp.match ?? "all")!;
+    // The reference: FTS5's own snippet() of every match, by chunk id.
+    const snippets = new Map(handle.sqlite.prepare(`select rowid, snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) from chunks_fts where chunks_fts match ?`).raw().all(match) as [number, string][]);
+    const answers = [];
+    // First call: FTS5 ranks every match; third: answered from the cached per-phrase scores (broad queries).
+    for (let i = 0; i < 3; i++) answers.push(await searchStore({ handle, core: null, input: inp }));
+    for (const answer of answers) {
+      expect(answer.results.length).toBe(10);
+      expect(answer.results.map((h) => [h.id, h.score])).toEqual(answers[0].results.map((h) => [h.id, h.score]));
+      for (const hit of answer.results) {
+        const want = (id: number) => snippetFor(snippets.get(id)!, hit);
+        expect(hit.snippet).not.toBe("");
+        expect({ snippet: hit.snippet, highlights: hit.highlights }).toEqual(want(hit.id));
+        expect(hit.passages!.length).toBeGreaterThan(0);
+        for (const p of hit.passages!) expect({ snippet: p.snippet, highlights: p.highlights }).toEqual(want(p.id));
+      }
+    }
   });
 
   it("a selective query keeps the exhaustive path: nothing is built and explain says plain bm25", async () => {

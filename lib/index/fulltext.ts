@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import { openStoreReaderWithCore, type StoreHandle } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { AppError } from "../errors";
+import { preparedOnce } from "../db/statements";
 import { broadTopWithinBudget, buildFtsMatch, ftsTokenizerOf, MARK_CLOSE, MARK_OPEN, snippetFor, snippetsOf, type Bm25Plan, type Bm25Row } from "../retrieval";
 import type { SearchInput } from "./search";
 
@@ -147,8 +148,26 @@ export function checkFts5Expression(q: string): void {
   if (longestPhrase > FTS5_LIMITS.phraseTerms) over("phraseTerms", longestPhrase, `a phrase of ${longestPhrase} words`);
 }
 
-/** One bm25 match as runFts reads it (FTS5: raw SQL). */
-export type HitRow = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; rank: number; snip: string; updatedAt: number };
+/**
+ * One bm25 match as runFts reads it (FTS5: raw SQL), with the chunk's whole
+ * text: its snippet is made only if it is shown (chunkSnippets).
+ */
+export type HitRow = { id: number; chunkId: string; path: string; kind: string; chunkIndex: number; rank: number; updatedAt: number; text: string };
+
+/**
+ * The marked snippets of the chunks shown, by id: what
+ * `snippet(chunks_fts, 0, MARK_OPEN, MARK_CLOSE, '…', 24)` gives for them.
+ * Made for the page only: a snippet re-tokenizes its chunk (~50 µs), and a
+ * page shows 10 of the 100 or more candidates a search ranks.
+ */
+export function chunkSnippets({ tokenize, match, rows }: { tokenize: string; match: string; rows: { id: number; text: string }[] }): Map<number, string> {
+  return snippetsOf({ tokenize, match, rows, open: MARK_OPEN, close: MARK_CLOSE, ellipsis: "…", tokens: 24 });
+}
+
+/** The tokenizer of a schema's chunks_fts, for chunkSnippets. */
+export function chunkTokenizerOf(reader: SearchReader, schema: "main" | "core"): string {
+  return ftsTokenizerOf({ db: reader.sqlite, schema, table: "chunks_fts" });
+}
 
 /**
  * The filter part of a search (prefix, kind, tags, updated range, expired
@@ -245,19 +264,19 @@ export function runFts({
     const broad = broadTopWithinBudget({ db: reader.sqlite, schema, table: "chunks_fts", match, budget });
     if (broad) {
       onPlan?.(broad.plan);
-      return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, match, filters, take, top: broad.top }));
+      return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, filters, take, top: broad.top }));
     }
     if (!hasExplicitFilters(input)) {
       // Only the default filter (expired memories): rank over the FTS table alone, then join and filter just the best rows.
       // Joining chunks and documents and testing the filter for every match cost ~4× the ranking itself (46k matches: 550 vs 120 ms).
-      const ranked = reader.sqlite.prepare(`select rowid, bm25(chunks_fts) as rank from ${schema}.chunks_fts where chunks_fts match ? order by rank, rowid limit ?`);
-      return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, match, filters, take, top: (m) => ranked.all(match, m) as Bm25Row[] }));
+      const ranked = preparedOnce(reader.sqlite, `select rowid, bm25(chunks_fts) as rank from ${schema}.chunks_fts where chunks_fts match ? order by rank, rowid limit ?`);
+      return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, filters, take, top: (m) => ranked.all(match, m) as Bm25Row[] }));
     }
     const where = ["chunks_fts match ?", ...filters.where];
     const args: unknown[] = [match, ...filters.args];
     // `schema` is one of two literals, never request text.
     const sql = `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt,
-        bm25(chunks_fts) as rank, snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) as snip
+        bm25(chunks_fts) as rank, c.text
       from ${schema}.chunks_fts join ${schema}.chunks c on c.id = chunks_fts.rowid join ${schema}.documents d on d.doc_id = c.doc_id
       where ${where.join(" and ")} order by rank, c.id limit ?`;
     const statement = reader.sqlite.prepare(sql);
@@ -272,15 +291,17 @@ export function runFts({
   }
 }
 
-type ChunkRowDetail = Omit<HitRow, "rank" | "snip"> & { text: string };
+type ChunkRowDetail = Omit<HitRow, "rank">;
 
 /**
- * The first `take` ranked rows the filters keep, with their details and
- * snippets: ranked rows are read in growing batches (the filters may drop
- * some), and only the rows returned are joined, filtered and get a snippet.
+ * The first `take` ranked rows the filters keep, with their details: ranked
+ * rows are read in growing batches (the filters may drop some), and only the
+ * rows returned are joined and filtered.
  */
-function pageOfRankedHits({ reader, schema, match, filters, take, top }: { reader: SearchReader; schema: "main" | "core"; match: string; filters: { where: string[]; args: unknown[] }; take: number; top: (m: number) => Bm25Row[] }): HitRow[] {
-  const details = reader.sqlite.prepare(
+function pageOfRankedHits({ reader, schema, filters, take, top }: { reader: SearchReader; schema: "main" | "core"; filters: { where: string[]; args: unknown[] }; take: number; top: (m: number) => Bm25Row[] }): HitRow[] {
+  // Fixed text per schema and filter shape: prepared once per connection.
+  const details = preparedOnce(
+    reader.sqlite,
     `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, c.text
      from ${schema}.chunks c join ${schema}.documents d on d.doc_id = c.doc_id
      where c.id in (select value from json_each(?))${filters.where.map((w) => ` and ${w}`).join("")}`,
@@ -292,10 +313,7 @@ function pageOfRankedHits({ reader, schema, match, filters, take, top }: { reade
     kept = rows.flatMap((row) => (found.has(row.rowid) ? [{ row, detail: found.get(row.rowid)! }] : []));
     if (kept.length >= take || rows.length < m) break;
   }
-  const page = kept.slice(0, take);
-  const tokenize = ftsTokenizerOf({ db: reader.sqlite, schema, table: "chunks_fts" });
-  const snippets = snippetsOf({ tokenize, match, rows: page.map((k) => ({ id: k.row.rowid, text: k.detail.text })), open: MARK_OPEN, close: MARK_CLOSE, ellipsis: "…", tokens: 24 });
-  return page.map(({ row, detail: { text: _text, ...detail } }) => ({ ...detail, rank: row.rank, snip: snippets.get(row.rowid) ?? "" }));
+  return kept.slice(0, take).map(({ row, detail }) => ({ ...detail, rank: row.rank }));
 }
 
 /** Full-text search over a store's chunks (and core's, read-only, when `core` is given), best first. */
@@ -318,15 +336,15 @@ export function searchFullText({
   const take = input.offset + input.limit + 1;
   const reader = openSearchReader({ handle, core });
   try {
-    const hits: FullTextHit[] = [];
+    const hits: { schema: "main" | "core"; store: string; row: HitRow; score: number }[] = [];
     for (const [schema, name] of reader.schemas) {
-      for (const r of runFts({ reader, schema, match, input, take, now, budget })) {
-        hits.push({ store: name, id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...snippetFor(r.snip, r) });
-      }
+      for (const row of runFts({ reader, schema, match, input, take, now, budget })) hits.push({ schema, store: name, row, score: -row.rank });
     }
-    hits.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
+    hits.sort((a, b) => b.score - a.score || (a.store === b.store ? a.row.id - b.row.id : a.store < b.store ? -1 : 1));
     const page = hits.slice(input.offset, input.offset + input.limit);
-    return { mode: "fts", query: input.q, match, results: page, hasMore: hits.length > input.offset + input.limit, stores };
+    const snippets = new Map(reader.schemas.map(([schema]) => [schema, chunkSnippets({ tokenize: chunkTokenizerOf(reader, schema), match, rows: page.filter((h) => h.schema === schema).map((h) => h.row) })]));
+    const results = page.map(({ schema, store, row: r, score }): FullTextHit => ({ store, id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score, updatedAt: r.updatedAt, ...snippetFor(snippets.get(schema)!.get(r.id) ?? "", r) }));
+    return { mode: "fts", query: input.q, match, results, hasMore: hits.length > input.offset + input.limit, stores };
   } finally {
     reader.release();
   }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
+import { preparedOnce } from "../db/statements";
 import { logVectorQuery } from "../embed/compare";
 import { getEmbedBacklog } from "../embed/queue";
 import { knnSourceOf } from "../embed/vector-index";
@@ -29,7 +30,7 @@ import {
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { documentFtsReady } from "./document-fts";
 import { ftsRebuildState, type FtsRebuildState } from "./fts-rebuild";
-import { chunkFilterSql, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
+import { chunkFilterSql, chunkSnippets, chunkTokenizerOf, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
 import { boolParam, csvParam, dateParam } from "./query-params";
 
 /**
@@ -263,7 +264,7 @@ function keptByFilters({ handle, ids, input, now, budget }: { handle: StoreHandl
 }
 
 function hasChunks(handle: StoreHandle): boolean {
-  return !!handle.sqlite.prepare("select 1 from chunks limit 1").get();
+  return !!preparedOnce(handle.sqlite, "select 1 from chunks limit 1").get();
 }
 
 /** The title heading of each listed document (its first `#` line, or its first line), for field evidence. */
@@ -279,17 +280,14 @@ function titlesOf({ handle, paths }: { handle: StoreHandle; paths: string[] }): 
 }
 
 /** One chunk found by the lexical leg: its bm25 (times its exact-form factor) and snippet. */
-type LexicalHit = { key: string; store: string; id: number; score: number; /** Share of the query's words found as written (null: not weighed). */ exactForms: number | null; snippet: string; highlights: [number, number][]; row: ChunkDetail };
+type LexicalHit = { key: string; store: string; id: number; score: number; /** Share of the query's words found as written (null: not weighed). */ exactForms: number | null; /** `text` is the whole chunk. */ row: ChunkDetail };
 
 /** Multiply each hit's bm25 by 1 + boost × the share of `terms` its chunk contains as written (EXACT_FORM_BOOST). */
-function weighExactForms({ reader, schema, ranked, terms, boost }: { reader: SearchReader; schema: "main" | "core"; ranked: LexicalHit[]; terms: string[]; boost: number }): void {
+function weighExactForms({ ranked, terms, boost }: { ranked: LexicalHit[]; terms: string[]; boost: number }): void {
   const folded = [...new Set(terms.map(foldWord))];
   if (ranked.length === 0 || folded.length === 0) return;
-  // `schema` is one of two literals, never request text.
-  const rows = reader.sqlite.prepare(`select id, text from ${schema}.chunks where id in (select value from json_each(?))`).all(JSON.stringify(ranked.map((r) => r.id))) as { id: number; text: string }[];
-  const texts = new Map(rows.map((r) => [r.id, r.text]));
   for (const r of ranked) {
-    r.exactForms = exactFormShare(folded, texts.get(r.id) ?? "");
+    r.exactForms = exactFormShare(folded, r.row.text);
     r.score *= 1 + boost * r.exactForms;
   }
 }
@@ -416,6 +414,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
   const match = effectiveLegs.lexical || input.mode === "vector" ? ftsMatchFor(input, matchMode, tuning.stopwords) : null;
   const ftsRanked: LexicalHit[] = [];
+  /** Each store's chunks_fts tokenizer: the shown lexical hits get their snippets at the end (withShownSnippets). */
+  const snippetTokenizers = new Map<string, string>();
   let lexicalOverBudget: string | null = null;
   const lexicalPlans: string[] = [];
   if (effectiveLegs.lexical && match) {
@@ -423,11 +423,12 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     const reader: SearchReader = openSearchReader({ handle, core });
     try {
       for (const [schema, name] of reader.schemas) {
+        snippetTokenizers.set(name, chunkTokenizerOf(reader, schema));
         for (const r of runFts({ reader, schema, match, input, take, now, budget, onPlan: (p) => lexicalPlans.push(`${name}: ${p.detail}`) })) {
-          ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, exactForms: null, ...snippetFor(r.snip, r), row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: "" } });
+          ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, exactForms: null, row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: r.text } });
         }
         const boost = tuning.exactFormBoost ?? EXACT_FORM_BOOST;
-        if (boost > 0 && input.syntax === "plain") weighExactForms({ reader, schema, ranked: ftsRanked.filter((r) => r.store === name).slice(0, EXACT_FORM_MAX_CANDIDATES), terms: matchTerms(input.q, { stopwords: tuning.stopwords }), boost });
+        if (boost > 0 && input.syntax === "plain") weighExactForms({ ranked: ftsRanked.filter((r) => r.store === name).slice(0, EXACT_FORM_MAX_CANDIDATES), terms: matchTerms(input.q, { stopwords: tuning.stopwords }), boost });
       }
     } catch (e) {
       // The lexical leg is the one that grows with common words (~1–1.7 s for a few OR-ed stopwords over 100k chunks):
@@ -467,7 +468,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
         key,
         store: key.slice(0, key.indexOf(":")),
         detail,
-        fts: f ? { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, snippet: f.r.snippet, highlights: f.r.highlights } : null,
+        // The snippet is made for the shown hits only (withShownSnippets).
+        fts: f ? { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, snippet: "", highlights: [] } : null,
         vector: v ? { rank: v.rank, distance: v.r.distance, similarity: v.r.similarity } : null,
         decay,
         score: raw * (decay ?? 1),
@@ -484,8 +486,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories)" : "none" });
 
   const toHit = (c: Candidate): SearchHit => {
-    const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor(c.detail.text, c.detail);
-    const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, ...snippet };
+    const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, snippet: "", highlights: [] };
     if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk(c, answeredBy, weights) };
     return hit;
   };
@@ -503,7 +504,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
     rec?.record("grouping", performance.now() - t1, { candidates: hits.length, detail: `chunks grouped by document (${tuning.document?.combine ?? DOCUMENT_SCORING.combine})`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
   }
-  const results = hits.slice(input.offset, input.offset + input.limit);
+  const results = withShownSnippets({ results: hits.slice(input.offset, input.offset + input.limit), candidates, match, tokenizers: snippetTokenizers });
 
   const warnings: SearchResult["warnings"] = [];
   if (vectors) {
@@ -536,6 +537,30 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
 }
 
 /**
+ * The snippets of the hits shown and of their passages, made now and only
+ * for them: a lexical hit's is FTS5's snippet() of its chunk for the query,
+ * a vector-only hit's the start of its chunk. Making them for every ranked
+ * candidate (100 for a page of 10 documents) was a quarter of a broad
+ * query's time.
+ */
+function withShownSnippets({ results, candidates, match, tokenizers }: { results: SearchHit[]; candidates: Candidate[]; match: string | null; tokenizers: Map<string, string> }): SearchHit[] {
+  const byKey = new Map(candidates.map((c) => [c.key, c]));
+  const shown = results.flatMap((h) => [{ store: h.store, id: h.id, into: h as { snippet: string; highlights: [number, number][] } }, ...(h.passages ?? []).map((p) => ({ store: h.store, id: p.id, into: p }))]);
+  const lexical = new Map<string, Map<number, string>>();
+  for (const [store, tokenize] of tokenizers) {
+    // A document's best chunk is also its first passage: one snippet each.
+    const rows = new Map(shown.flatMap((s) => (s.store === store && byKey.get(`${s.store}:${s.id}`)?.fts ? [[s.id, byKey.get(`${s.store}:${s.id}`)!.detail] as const] : [])));
+    if (match && rows.size) lexical.set(store, chunkSnippets({ tokenize, match, rows: [...rows.values()] }));
+  }
+  for (const s of shown) {
+    const c = byKey.get(`${s.store}:${s.id}`);
+    if (!c) continue;
+    Object.assign(s.into, c.fts ? snippetFor(lexical.get(s.store)?.get(s.id) ?? "", c.detail) : snippetFor(c.detail.text, c.detail));
+  }
+  return results;
+}
+
+/**
  * Whole-document bm25 (documents_fts: path, title and whole text, unstemmed)
  * of the documents the chunk legs found, keyed `store:path` (higher is
  * better), so a document whose words are spread over many chunks, or written
@@ -553,13 +578,15 @@ function wholeDocumentBm25({ handles, candidates, match, budget }: { handles: St
     if (wanted.size === 0 || !documentFtsReady(h)) continue;
     const depth = Math.max(WHOLE_DOCUMENT_DEPTH, 4 * wanted.size);
     const broad = broadTopWithinBudget({ db: h.sqlite, schema: "main", table: "documents_fts", match, budget });
-    const exhaustive = h.sqlite.prepare("select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ? order by rank, rowid limit ?");
-    const top = runWithinBudget(h.sqlite, budget, () => (broad ? broad.top(depth) : (exhaustive.all(match, depth) as Bm25Row[])));
-    const paths = h.sqlite.prepare("select doc_id as id, path from documents where doc_id in (select value from json_each(?))").all(JSON.stringify(top.map((r) => r.rowid))) as { id: number; path: string }[];
-    const pathOf = new Map(paths.map((r) => [r.id, r.path]));
+    const top = broad
+      ? broad.top(depth)
+      : runWithinBudget(h.sqlite, budget, () => preparedOnce(h.sqlite, "select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ? order by rank, rowid limit ?").all(match, depth) as Bm25Row[]);
+    // The candidates' documents (documents_fts rowid = doc_id), looked up by path: fewer than the index's top rows.
+    const ids = preparedOnce(h.sqlite, "select doc_id as id, path from documents where path in (select value from json_each(?))").all(JSON.stringify([...wanted])) as { id: number; path: string }[];
+    const pathOf = new Map(ids.map((r) => [r.id, r.path]));
     for (const r of top) {
       const path = pathOf.get(r.rowid);
-      if (path !== undefined && wanted.has(path)) out.set(`${h.store}:${path}`, -r.rank);
+      if (path !== undefined) out.set(`${h.store}:${path}`, -r.rank);
     }
   }
   return out;

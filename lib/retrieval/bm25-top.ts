@@ -1,6 +1,7 @@
 import DatabaseCtor from "better-sqlite3";
 import type Database from "better-sqlite3";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
+import { preparedOnce } from "../db/statements";
 
 /**
  * Top-k by FTS5 bm25 for broad queries, exactly, without FTS5 scoring every
@@ -220,7 +221,7 @@ function bestOf(all: PhraseScores, m: number): Bm25Row[] {
 
 /** The file behind an attached schema ('' for an in-memory or temporary database, which is never cached). */
 function fileOf(db: Database.Database, schema: string): string {
-  return (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
+  return (preparedOnce(db, "select file from pragma_database_list where name = ?").get(schema) as { file: string } | undefined)?.file ?? "";
 }
 
 /** Phrases scored per query at most: an OR of many common words is left to the exhaustive query. */
@@ -258,7 +259,7 @@ export function broadTopByBm25({
   const file = fileOf(db, schema);
   if (!file) return null;
   // Rewritten by every committed change to the index (FTS5's structure record, rowid 10 of the %_data table).
-  const block = db.prepare(`select block from ${schema}.${table}_data where id = 10`).pluck().get() as Buffer | undefined;
+  const block = (preparedOnce(db, `select block from ${schema}.${table}_data where id = 10`).get() as { block: Buffer } | undefined)?.block;
   if (!block) return null;
   const state = block.toString("base64");
   const keyOf = (phrase: string) => `${file}\u0000${table}\u0000${phrase}`;
@@ -266,8 +267,9 @@ export function broadTopByBm25({
   const memo = memos.get(memoKey);
   if (memo && memo.state === state) return { top: memo.top, plan: { path: "phrase_scores", matches: memo.matches, built: 0, detail: planDetail(memo.matches, 0) } };
 
-  const count = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck();
-  const matching = count.get(match, BROAD_MATCH_ROWS + 1) as number;
+  const counter = preparedOnce(db, `select count(*) as n from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`);
+  const count = { get: (m: string, limit: number) => (counter.get(m, limit) as { n: number }).n };
+  const matching = count.get(match, BROAD_MATCH_ROWS + 1);
   if (matching <= BROAD_MATCH_ROWS) return null;
   const lists: (PhraseScores | null)[] = plain.phrases.map((p) => cached(keyOf(p), state));
   const missing = plain.phrases.filter((_, i) => !lists[i]);
@@ -280,9 +282,9 @@ export function broadTopByBm25({
   }
   // Scoring a phrase costs what ranking its own rows costs: worth it when they are not many more than the query's matches
   // (always for `any`; for `all` of common words whose rows mostly overlap). Otherwise not again in this index state.
-  const matches = count.get(match, Number.MAX_SAFE_INTEGER) as number;
+  const matches = count.get(match, Number.MAX_SAFE_INTEGER);
   for (const p of missing) {
-    if ((count.get(p, BUILD_RATIO * matches + 1) as number) > BUILD_RATIO * matches) {
+    if (count.get(p, BUILD_RATIO * matches + 1) > BUILD_RATIO * matches) {
       cache.seen.set(memoKey, `${state}!`);
       return null;
     }
@@ -352,13 +354,13 @@ export function snippetsOf({ tokenize, match, rows, open, close, ellipsis, token
     db.exec(`create virtual table ${table} using fts5(text, tokenize=${sqlString(tokenize)})`);
     snippetTables.set(tokenize, table);
   }
-  const insert = db.prepare(`insert into ${table}(rowid, text) values (?, ?)`);
-  const read = db.prepare(`select rowid, snippet(${table}, 0, ?, ?, ?, ?) as s from ${table} where ${table} match ?`).raw();
+  const insert = preparedOnce(db, `insert into ${table}(rowid, text) values (?, ?)`);
+  const read = preparedOnce(db, `select rowid as id, snippet(${table}, 0, ?, ?, ?, ?) as s from ${table} where ${table} match ?`);
   try {
     db.transaction(() => {
       for (const r of rows) insert.run(r.id, r.text);
     })();
-    return new Map((read.all(open, close, ellipsis, tokens, match) as [number, string][]).map(([id, s]) => [id, s]));
+    return new Map((read.all(open, close, ellipsis, tokens, match) as { id: number; s: string }[]).map((r) => [r.id, r.s]));
   } finally {
     db.exec(`delete from ${table}`);
   }
@@ -370,7 +372,7 @@ const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /** The tokenize= argument of an FTS5 table, as declared. */
 export function ftsTokenizerOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string {
-  const sql = (db.prepare(`select sql from ${schema}.sqlite_master where name = ?`).pluck().get(table) as string | undefined) ?? "";
+  const sql = (preparedOnce(db, `select sql from ${schema}.sqlite_master where name = ?`).get(table) as { sql: string } | undefined)?.sql ?? "";
   const m = sql.match(/tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")/i);
   return m ? (m[1] ?? m[2]).replaceAll("''", "'") : "unicode61";
 }
