@@ -27,12 +27,12 @@ async function schemaExists(db: PgGovernanceExecutor, schema: string): Promise<b
 
 const handleFor = (pg: PgHandle, store: string, readOnly = false): PgStoreHandle => ({ kind: "pg", store, schema: storeSchemaName(store), db: pg.db, readOnly });
 
-/** Per pool, the schemas seen at the current version, so an open checks once per pool, not per request. */
+/** Per pool, the stores seen (by name) at the current version in their own schema, so an open checks once per pool, not per request. */
 const upToDate = new WeakMap<PgHandle["pool"], Set<string>>();
 
-function markUpToDate(pg: PgHandle, schema: string): void {
+function markUpToDate(pg: PgHandle, store: string): void {
   const seen = upToDate.get(pg.pool) ?? new Set<string>();
-  seen.add(schema);
+  seen.add(store);
   upToDate.set(pg.pool, seen);
 }
 
@@ -45,13 +45,16 @@ export async function openStorePg({ pg, store }: { pg: PgHandle; store: string }
   const parsed = storeNameSchema.safeParse(store);
   if (!parsed.success) throw new AppError("not_found", `store ${store} does not exist`);
   const handle = handleFor(pg, store);
-  if (upToDate.get(pg.pool)?.has(handle.schema)) return handle;
+  if (upToDate.get(pg.pool)?.has(store)) return handle;
   if (!(await schemaExists(pg.db, handle.schema))) throw new AppError("not_found", `store ${store} does not exist`);
   await withStoreTx({ handle }, async (tx) => {
-    const [row] = (await tx.execute(sql`select value from store_meta where key = 'schema_version'`)).rows as { value: string }[];
-    if (row?.value !== storeSchemaVersion()) await migrateStoreSchema(tx, handle.schema);
+    const meta = new Map(((await tx.execute(sql`select key, value from store_meta where key in ('name', 'schema_version')`)).rows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
+    // A long name's schema is shortened with a hash, so another (valid) name can spell the same schema: the schema
+    // answers only to the store that made it, or a token allowed one name would reach the other store's rows.
+    if (meta.get("name") !== store) throw new AppError("not_found", `store ${store} does not exist`);
+    if (meta.get("schema_version") !== storeSchemaVersion()) await migrateStoreSchema(tx, handle.schema);
   });
-  markUpToDate(pg, handle.schema);
+  markUpToDate(pg, store);
   return handle;
 }
 
@@ -142,7 +145,7 @@ export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg
     if (pgCode(e) === "42P06" || pgCode(e) === "23505") throw new AppError("conflict", `store ${name} already exists`);
     throw e;
   }
-  markUpToDate(pg, handle.schema);
+  markUpToDate(pg, name);
   return describeStorePg({ handle });
 }
 

@@ -60,6 +60,26 @@ describe("PostgreSQL stores: one schema per store", () => {
     expect(await listStoreNamesPg({ pg })).toEqual(expect.arrayContaining([a, b, "photo-2024", "raced"]));
   });
 
+  it("a short name that spells a long name's hashed schema does not open that store (a token for one never reaches the other)", async () => {
+    const long = "acme-production-knowledge-base-eu-west-1-tenant-0001-archive";
+    const schema = storeSchemaName(long);
+    const impostor = schema.slice("store_".length);
+    expect(storeSchemaName(impostor)).toBe(schema);
+    const made = await createStorePg({ pg, input: { name: long }, actor: "a" });
+    await putDocumentsPg({ handle: await openStorePg({ pg, store: long }), input: { path: "secret.md", content: "# Secret\n\nonly for the long-named store" }, actor: "a" });
+    expect(made.name).toBe(long);
+    // Opened after the real one (its schema is then known to this pool) and before: not found either way.
+    await expect(openStorePg({ pg, store: impostor })).rejects.toMatchObject({ code: "not_found" });
+    const fresh = await openPgHandle({ url: pg.url, max: 1 });
+    try {
+      await expect(openStorePg({ pg: fresh, store: impostor })).rejects.toMatchObject({ code: "not_found" });
+      await expect(createStorePg({ pg: fresh, input: { name: impostor }, actor: "a" })).rejects.toMatchObject({ code: "conflict" });
+    } finally {
+      await closePgHandle(fresh);
+    }
+    expect(await listStoreNamesPg({ pg })).not.toContain(impostor);
+  });
+
   it("an unknown store is not found, never created on open", async () => {
     await expect(openStorePg({ pg, store: "ghost" })).rejects.toMatchObject({ code: "not_found" });
     expect(await listStoreNamesPg({ pg })).not.toContain("ghost");
