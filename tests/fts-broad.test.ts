@@ -111,6 +111,17 @@ describe("broad full-text queries", () => {
     expect(view(cached)).toEqual(view(exhaustive));
   });
 
+  it("a filter's repeated values are one value: the same answer, and no new statement shape per repeat", async () => {
+    const handle = openStore({ store: "broad" });
+    const once = searchInputSchema.parse({ q: "rotation ledger", kind: "markdown", tags: "a" });
+    const repeated = searchInputSchema.parse({ q: "rotation ledger", kind: Array(500).fill("markdown").join(","), tags: Array(500).fill("a").join(",") });
+    expect(repeated.kind).toEqual(["markdown"]);
+    expect(repeated.tags).toEqual(["a"]);
+    expect(() => searchInputSchema.parse({ q: "x", tags: Array.from({ length: 33 }, (_, i) => `t${i}`).join(",") })).toThrow();
+    const [a, b] = [await searchStore({ handle, core: null, input: once }), await searchStore({ handle, core: null, input: repeated })];
+    expect(b.results.map((h) => h.id)).toEqual(a.results.map((h) => h.id));
+  });
+
   it.each([
     ["broad, all", "rotation ledger", {}],
     ["broad, any, second page", "kernel socket", { match: "any", offset: 10 }],

@@ -120,7 +120,14 @@ export function runWithinBudget<T>(sqlite: Database.Database, budget: QueryBudge
  * statement is answered like SQLite's interrupt: 422 query_too_expensive.
  */
 export async function runWithinBudgetPg<T>(tx: SqlRunner, budget: QueryBudget, fn: () => Promise<T>): Promise<T> {
-  const [{ previous }] = (await tx.execute(sql`select current_setting('statement_timeout') as previous, set_config('statement_timeout', ${String(Math.max(1, Math.ceil(budget.budgetMs)))}, true)`)).rows as { previous: string }[];
+  // The budget may only tighten the pool's own limit (pg_settings.setting is in ms; 0 is none), never loosen it.
+  const budgetMs = Math.max(1, Math.ceil(budget.budgetMs));
+  const [{ previous }] = (
+    await tx.execute(
+      sql`select s.previous, set_config('statement_timeout', (case when s.ms = 0 then ${budgetMs} else least(${budgetMs}, s.ms) end)::text, true)
+        from (select current_setting('statement_timeout') as previous, (select setting::int from pg_settings where name = 'statement_timeout') as ms) s`,
+    )
+  ).rows as { previous: string }[];
   let result: T;
   try {
     result = await fn();

@@ -62,11 +62,14 @@ export async function startReindexJobPg({
 export async function takeOverStaleJobPg({
   db,
   owner,
+  store,
   now = Date.now(),
   staleMs = JOB_STALE_MS,
 }: {
   db: PgGovernanceExecutor;
   owner: string;
+  /** Only this store's stale jobs (a request for one store takes over nothing of another's). */
+  store?: string;
   now?: number;
   staleMs?: number;
 }): Promise<AdminJobRow | null> {
@@ -75,7 +78,7 @@ export async function takeOverStaleJobPg({
       const [stale] = await tx
         .select()
         .from(adminJobs)
-        .where(and(eq(adminJobs.status, "running"), lt(adminJobs.heartbeatAt, now - staleMs)))
+        .where(and(eq(adminJobs.status, "running"), lt(adminJobs.heartbeatAt, now - staleMs), store === undefined ? undefined : eq(adminJobs.store, store)))
         .orderBy(asc(adminJobs.startedAt))
         .limit(1)
         .for("update", { skipLocked: true });

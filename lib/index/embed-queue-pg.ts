@@ -319,18 +319,27 @@ export function startEmbedWorkerPg({
     let lastError: string | undefined;
     while (!signal?.aborted) {
       let didWork = false;
+      // A database or provider outage must not end the loop (it tries again after the idle pause), and one
+      // store that fails must not starve the stores listed after it.
+      const failed = (message: string, store?: string) => {
+        if (message !== lastError) log("error", "embed worker (PostgreSQL) step failed", { store, error: message });
+        lastError = message;
+      };
+      let names: string[] = [];
       try {
-        for (const store of await listStores()) {
+        names = await listStores();
+      } catch (e) {
+        failed((e as Error).message);
+      }
+      for (const store of names) {
+        try {
           const r = await processEmbedBatchPg({ handle: await openStore(store), workerId, embedder: embedder ?? getEmbedder() });
           if (r.embedded > 0 || r.dropped > 0) didWork = true;
           if (r.error !== undefined && r.error !== lastError) log("warn", "embed worker (PostgreSQL): batch failed", { store, error: r.error });
           lastError = r.error;
+        } catch (e) {
+          failed((e as Error).message, store);
         }
-      } catch (e) {
-        // A database or provider outage must not end the loop: it tries again after the idle pause.
-        const message = (e as Error).message;
-        if (message !== lastError) log("error", "embed worker (PostgreSQL) step failed", { error: message });
-        lastError = message;
       }
       if (didWork) await new Promise((r) => setImmediate(r));
       else await new Promise((r) => setTimeout(r, idleMs));

@@ -69,8 +69,9 @@ export const searchInputSchema = z
     /** `all` terms or `any` term. Default: `all` for mode=fts, `any` for the lexical leg of hybrid (measured better there). */
     match: z.enum(["all", "any"]).optional(),
     prefix: z.string().max(512).optional(),
-    kind: csvParam.pipe(z.array(z.enum(["memory", "markdown", "code", "text"]))).optional(),
-    tags: csvParam.pipe(z.array(z.string().max(64)).max(32)).optional(),
+    // Each distinct, and bounded: the filter's shape picks a cached statement, so repeats must not make new shapes.
+    kind: csvParam.transform((v) => [...new Set(v)]).pipe(z.array(z.enum(["memory", "markdown", "code", "text"])).max(4)).optional(),
+    tags: csvParam.transform((v) => [...new Set(v)]).pipe(z.array(z.string().max(64)).max(32)).optional(),
     updated_after: dateParam.optional(),
     updated_before: dateParam.optional(),
     /** Merge core's results (read-only); the entry point resolves core's handle once (openCoreFor). */

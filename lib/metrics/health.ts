@@ -1,3 +1,4 @@
+import { getConfig } from "../config";
 import type { StoreHandle } from "../db/connection";
 import { getEmbeddingStatus, getStoreStatus, getWorkerStates, worstStatus, type StoreStatus } from "../embed/status";
 import type { WorkerState } from "../embed/worker-state";
@@ -139,7 +140,10 @@ export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) 
 
 /** One pass of the status watch: observe every store's live status (a change is an event) and failed dialectic sessions. */
 export async function runStatusWatchPass(): Promise<void> {
-  for (const s of await getLiveStoreStatuses({ stores: listStoreNames() })) {
+  // With DATABASE_URL the status history is shared by every replica, and the stores this process would read here are
+  // its local SQLite ones, not the PostgreSQL stores the API serves: recording theirs would flap between replicas.
+  const localStores = getConfig().databaseUrl ? [] : listStoreNames();
+  for (const s of await getLiveStoreStatuses({ stores: localStores })) {
     try {
       await observeStoreStatus({ store: s.store, status: s.state, reason: s.reason });
     } catch (e) {

@@ -99,6 +99,7 @@ function columnsOf({ db, schema, table }: { db: Database.Database; schema: strin
 const rowCounts = new Map<string, { rows: number; counts: Map<string, number> }>();
 const MAX_COUNTED_TABLES = 64;
 const MAX_COUNTED_WORDS = 50_000;
+const MAX_CACHED_WORD = 64;
 
 function rowCountsFor({ db, schema, table, rows }: { db: Database.Database; schema: string; table: string; rows: number }): Map<string, number> {
   const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
@@ -203,7 +204,8 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
     const known = counts.get(t);
     if (known !== undefined) return known;
     const n = countUpTo.get(matchExpression([t], "any"), limit) as number;
-    if (n < limit) counts.set(t, n);
+    // Long words are not kept: the cache is bounded in words, and a query may be thousands of characters.
+    if (n < limit && t.length <= MAX_CACHED_WORD) counts.set(t, n);
     return n;
   };
   // The rarest words, while their rows add up to at most SELECTIVE_ROWS (counted only that far).
@@ -225,6 +227,10 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
   const m = CANDIDATES_PER_K * k;
   const seeds = db.prepare(`select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`).all(selectiveMatch, m) as Bm25Row[];
   if (seeds.length < k) return null;
+  // Every statement on the store's connection runs before the work on the private scratch database below, so the
+  // caller's time budget (one interrupt of this connection) still covers all of them: the full row counts of the
+  // common words (their idf) included.
+  const rowsOfTerm = terms.map((t) => rowCount(t));
 
   // Whole-query scores of the candidates, from FTS5's own numbers.
   // One rowid lookup each (FTS5 reads the row from its content table); `rowid in (…)` was no faster.
@@ -237,8 +243,8 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
   const { tokenOf, length, tf } = termCounts({ tokenize: ftsTokenizerOf({ db, schema, table }), columns: columns.length, rows: texts.map(([rowid, ...values]) => ({ rowid, values })), words: terms });
   if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
   const avgdl = totals.tokens / totals.rows;
-  const idf = terms.map((t) => {
-    const n = rowCount(t);
+  const idf = terms.map((_, i) => {
+    const n = rowsOfTerm[i];
     const x = Math.log((totals.rows - n + 0.5) / (n + 0.5));
     return x <= 0 ? 1e-6 : x;
   });

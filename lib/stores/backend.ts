@@ -160,10 +160,9 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
     verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),
     startReindex: async ({ store, actor }) => {
       const { pg, handle } = await open(store);
-      // A reindex whose replica died (heartbeat older than JOB_STALE_MS) is taken over first, by whichever replica is asked next.
-      for (let row = await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER }); row; row = await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER })) {
-        runReindexJobPg({ pg, handle: await openStorePg({ pg, store: row.store }), jobId: row.id });
-      }
+      // A reindex of this store whose replica died (heartbeat older than JOB_STALE_MS) is taken over first, by whichever replica is asked next.
+      const takeOver = () => takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store });
+      for (let row = await takeOver(); row; row = await takeOver()) runReindexJobPg({ pg, handle, jobId: row.id });
       return startReindexJobOnPg({ pg, handle, actor });
     },
     getJob: async (a) => getJobByIdPg({ pg: await pgHandle, ...a }),

@@ -1,6 +1,8 @@
+import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import type { PgStoreHandle } from "@/lib/db/pg-store";
+import { runWithinBudgetPg, startQueryBudget } from "@/lib/db/query-budget";
 import { putDocumentsPg } from "@/lib/index/ingest-pg";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { searchInputSchema } from "@/lib/index/search";
@@ -55,6 +57,20 @@ describe("full-text search on PostgreSQL has a query budget", () => {
       expect((await client.query("show statement_timeout")).rows[0].statement_timeout).toBe("30s");
     } finally {
       client.release();
+    }
+  });
+});
+
+describe("the search budget never loosens the pool's own statement limit", () => {
+  it("a budget larger than DUALMIND_PG_STATEMENT_TIMEOUT_MS still stops a statement at the pool's limit", async () => {
+    const tight = await openPgHandle({ url: pg.url, max: 1, timeouts: { statementMs: 200, lockMs: 10_000, idleInTransactionMs: 60_000 } });
+    try {
+      const e = await caught(
+        tight.db.transaction((tx) => runWithinBudgetPg(tx, startQueryBudget({ hint: "narrow it", budgetMs: 60_000 }), () => tx.execute(sql`select pg_sleep(2)`))),
+      );
+      expect(e).toMatchObject({ code: "query_too_expensive" });
+    } finally {
+      await closePgHandle(tight);
     }
   });
 });
