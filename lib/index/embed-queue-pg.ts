@@ -14,6 +14,7 @@ import { recordProvenanceBatchPg } from "../governance/ledger-pg";
 import { log } from "../log";
 import type { Fallback } from "../retrieval";
 import { CHUNKING_VERSION } from "./chunking";
+import { CHUNK_KIND } from "./chunk-embeddings";
 import { putChunkEmbeddingsPg } from "./vectors-pg";
 
 /**
@@ -34,7 +35,6 @@ import { putChunkEmbeddingsPg } from "./vectors-pg";
  *   once when a retry cannot help: a wrong dimension, a refused input), with
  *   the error kept on the row.
  */
-export const CHUNK_KIND = "chunk";
 
 export type PgEmbedder = { provider: EmbeddingProvider; fingerprint: Promise<Fingerprint> };
 export type ClaimedItemPg = { id: number; kind: string; refId: number; inputHash: string; attempts: number };
