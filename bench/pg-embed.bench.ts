@@ -13,7 +13,6 @@
  */
 import os from "node:os";
 import { sql } from "drizzle-orm";
-import { Client } from "pg";
 import { closePgHandle, openPgHandle, type PgHandle } from "../lib/db/pg";
 import { withStoreTx, type PgStoreHandle } from "../lib/db/pg-store";
 import { computeFingerprint } from "../lib/embed/providers";
@@ -22,7 +21,7 @@ import { drainEmbedQueuesPg } from "../lib/index/embed-queue-pg";
 import { putDocumentsPg } from "../lib/index/ingest-pg";
 import { putDocumentsSchema } from "../lib/index/ingest";
 import { createStorePg, openStorePg } from "../lib/stores/stores-pg";
-import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
+import { benchPostgres } from "./pg-server";
 import { loadTextWindows, notesBetween } from "./corpus";
 import { printTable } from "./table";
 
@@ -30,21 +29,9 @@ const NOTES = Number(process.env.BENCH_PG_EMBED_NOTES ?? 2_000);
 const WORKERS = [1, 2, 4];
 
 export default async function pgEmbedBench(): Promise<void> {
-  let server: TestPostgres | null = null;
-  let url = process.env.BENCH_PG_URL;
-  if (!url) {
-    try {
-      server = await startTestPostgres();
-    } catch (e) {
-      process.stdout.write(`skipped: no PostgreSQL server (${e instanceof Error ? e.message.split("\n")[0] : String(e)}); set BENCH_PG_URL\n`);
-      return;
-    }
-    const admin = new Client({ connectionString: server.url });
-    await admin.connect();
-    await admin.query("create database bench_embed");
-    await admin.end();
-    url = server.url.replace(/\/postgres$/, "/bench_embed");
-  }
+  const pgServer = await benchPostgres("bench_embed");
+  if (!pgServer) return;
+  const { url, server } = pgServer;
   const replicas: PgHandle[] = [];
   try {
     for (let i = 0; i < Math.max(...WORKERS); i++) replicas.push(await openPgHandle({ url, max: 2 }));

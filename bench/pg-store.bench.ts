@@ -28,7 +28,6 @@
  */
 import path from "node:path";
 import { sql } from "drizzle-orm";
-import { Client } from "pg";
 import { closePgHandle, openPgHandle } from "../lib/db/pg";
 import { migrateStoreSchema, useStoreSchema, withStoreTx, type SqlRunner } from "../lib/db/pg-store";
 import { BuiltinProvider } from "../lib/embed/providers/builtin";
@@ -40,7 +39,7 @@ import { searchStorePg } from "../lib/index/search-pg";
 import { EXACT_SCAN_LIMIT, hnswIndexName, listChunksWithoutEmbeddingPg, normalizeVector, pgvectorSupportPg, putChunkEmbeddingsPg, vectorNeighboursPg } from "../lib/index/vectors-pg";
 import { createStore, openStore } from "../lib/stores/stores";
 import { createStorePg, openStorePg } from "../lib/stores/stores-pg";
-import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
+import { benchPostgres } from "./pg-server";
 import { loadTextWindows, notesBetween } from "./corpus";
 import { buildDocQuerySet, loadMarkdownCorpus } from "./doc-queries";
 import { CHUNK_DEPTH, evaluateDocEngine, type DocEngine, type DocEvalRow } from "./search-eval";
@@ -91,21 +90,9 @@ export default async function pgStoreBench(): Promise<void> {
 }
 
 async function serverBench(): Promise<void> {
-  let server: TestPostgres | null = null;
-  let url = process.env.BENCH_PG_URL;
-  if (!url) {
-    try {
-      server = await startTestPostgres();
-    } catch (e) {
-      process.stdout.write(`skipped: no PostgreSQL server (${e instanceof Error ? e.message.split("\n")[0] : String(e)}); set BENCH_PG_URL\n`);
-      return;
-    }
-    const admin = new Client({ connectionString: server.url });
-    await admin.connect();
-    await admin.query("create database bench_store");
-    await admin.end();
-    url = server.url.replace(/\/postgres$/, "/bench_store");
-  }
+  const pgServer = await benchPostgres("bench_store");
+  if (!pgServer) return;
+  const { url, server } = pgServer;
   try {
     const windows = loadTextWindows(20_000);
     const notes = notesBetween({ windows, from: 0, to: NOTES });

@@ -1,0 +1,24 @@
+import { Client } from "pg";
+import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
+
+/**
+ * The PostgreSQL a bench runs against: BENCH_PG_URL when set, else a
+ * throwaway cluster started as the test suite starts one, with a fresh
+ * database `name` in it. Null (and a "skipped" line) when neither is there.
+ */
+export async function benchPostgres(name: string): Promise<{ url: string; server: TestPostgres | null } | null> {
+  if (process.env.BENCH_PG_URL) return { url: process.env.BENCH_PG_URL, server: null };
+  let server: TestPostgres;
+  try {
+    server = await startTestPostgres();
+  } catch (e) {
+    process.stdout.write(`skipped: no PostgreSQL server (${e instanceof Error ? e.message.split("\n")[0] : String(e)}); set BENCH_PG_URL\n`);
+    return null;
+  }
+  const admin = new Client({ connectionString: server.url });
+  await admin.connect();
+  // `name` is a constant of the calling bench, never input.
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  return { url: server.url.replace(/\/postgres$/, `/${name}`), server };
+}
