@@ -14,6 +14,7 @@ import {
   categoryPathSchema,
   memoryDocPath,
   memoryFromText,
+  memoryOfRow,
   memoryPathSchema,
   renderMemoryFile,
   updatedMemoryFields,
@@ -42,21 +43,8 @@ import {
  * export again is byte-identical (tested).
  */
 
-const toMemory = (r: PgMemoryRow): Memory => ({
-  path: r.path,
-  category: r.category,
-  slug: r.path.slice(r.path.lastIndexOf("/") + 1),
-  tags: r.tags,
-  tokenEstimate: r.tokenEstimate,
-  source: r.source,
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
-  expiresAt: r.expiresAt,
-  summary: r.summary,
-});
-
 /** What a write answers, as on SQLite: the memory with its body, from the text just stored. */
-const withBody = (r: PgMemoryRow): MemoryWithBody => ({ ...memoryFromText({ memoryPath: r.path, text: r.content, mtime: r.updatedAt }), ...toMemory(r) });
+const withBody = (r: PgMemoryRow): MemoryWithBody => ({ ...memoryFromText({ memoryPath: r.path, text: r.content, mtime: r.updatedAt }), ...memoryOfRow(r) });
 
 async function ensureCategoryPathPg(tx: PgStoreTx, category: string): Promise<void> {
   const segs = category.split("/");
@@ -288,7 +276,7 @@ export async function listMemoriesByFilterPg({ handle, filter, now = Date.now() 
       .orderBy(filter.order === "asc" ? asc(sortColumn) : desc(sortColumn), asc(memories.path))
       .limit(filter.limit)
       .offset(filter.offset);
-    return { total: n, memories: rows.map(toMemory) };
+    return { total: n, memories: rows.map(memoryOfRow) };
   });
 }
 

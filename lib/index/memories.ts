@@ -491,12 +491,13 @@ export type MemoryFilter = z.output<typeof memoryFilterSchema>;
 
 const SORT_COLUMNS = { updatedAt: memories.updatedAt, createdAt: memories.createdAt, tokenEstimate: memories.tokenEstimate } as const;
 
-function toMemory(r: MemoryRow): Memory {
+/** A memories row as the API shows it, on either backend (SQLite keeps tags as JSON text, PostgreSQL as text[]). */
+export function memoryOfRow(r: Omit<MemoryRow, "tags"> & { tags: string | string[] }): Memory {
   return {
     path: r.path,
     category: r.category,
     slug: r.path.slice(r.path.lastIndexOf("/") + 1),
-    tags: JSON.parse(r.tags) as string[],
+    tags: typeof r.tags === "string" ? (JSON.parse(r.tags) as string[]) : r.tags,
     tokenEstimate: r.tokenEstimate,
     source: r.source,
     createdAt: r.createdAt,
@@ -530,7 +531,7 @@ export function listMemoriesByFilter({ handle, filter, now = Date.now() }: { han
     .limit(filter.limit)
     .offset(filter.offset)
     .all();
-  return { total, memories: rows.map(toMemory) };
+  return { total, memories: rows.map(memoryOfRow) };
 }
 
 export function listRecentMemories({ handle, limit = 10, now = Date.now() }: { handle: StoreHandle; limit?: number; now?: number }): Memory[] {
