@@ -1,5 +1,5 @@
 import Link from "next/link";
-import { listStores } from "@/lib/stores/stores";
+import { stores as storesBackend, storesOnPostgres } from "@/lib/stores/backend";
 import { getGovernanceStatus } from "@/lib/governance/status";
 import { formatBytes, formatCount, formatNumber, formatQuantity } from "@/lib/format";
 import { TimeAgo } from "@/components/time-ago";
@@ -28,13 +28,13 @@ const SUMMARY: [table: string, noun: string, plural: string][] = [
   ["thoughts", "thought", "thoughts"],
 ];
 
-function StoreContents({ counts, memoryFiles }: { counts: Record<string, number>; memoryFiles: number }) {
+function StoreContents({ counts, memoryFiles }: { counts: Record<string, number>; memoryFiles: number | null }) {
   const shown = SUMMARY.filter(([t]) => (counts[t] ?? 0) > 0 || t === "documents" || t === "memories");
   const all = Object.entries(counts).sort(([a], [b]) => a.localeCompare(b));
   return (
     <div className="space-y-1">
       <div>{shown.map(([t, noun, plural]) => formatQuantity(counts[t] ?? 0, noun, plural)).join(" · ")}</div>
-      <div className="text-xs text-slate-500">{formatQuantity(memoryFiles, "memory file")} on disk</div>
+      {memoryFiles !== null && <div className="text-xs text-slate-500">{formatQuantity(memoryFiles, "memory file")} on disk</div>}
       <details className="text-xs text-slate-500">
         <summary className="cursor-pointer">all {formatQuantity(all.length, "table")}</summary>
         <dl className="mt-1 grid grid-cols-[auto_auto] justify-start gap-x-3">
@@ -52,12 +52,15 @@ function StoreContents({ counts, memoryFiles }: { counts: Record<string, number>
 
 export default async function OverviewPage() {
   await requireUser();
-  const stores = listStores();
-  const gov = getGovernanceStatus();
+  // stores(): the SQLite stores in DATA_DIR, or with DATABASE_URL the PostgreSQL ones agents write to.
+  const onPostgres = storesOnPostgres();
+  const stores = await storesBackend().listStores();
+  const gov = onPostgres ? null : getGovernanceStatus();
   const counts = await governance().countGovernanceRows({});
   const n = await getOverviewNumbers();
   const now = requestTime();
-  const num = (v: number | null) => (v === null ? "no data" : formatCount(v));
+  // On PostgreSQL store health is not computed yet: say so, never a number from local stores.
+  const num = (v: number | null) => (v !== null ? formatCount(v) : onPostgres ? "not on PostgreSQL yet" : "no data");
   // An estimate from the latency histogram (see quantileFromBuckets), said so.
   const p95 = n.apiP95Ms24h === null ? "no data" : Number.isFinite(n.apiP95Ms24h) ? `≈ ${formatNumber(n.apiP95Ms24h, 0)} ms` : "> 10 s";
   return (
@@ -65,7 +68,7 @@ export default async function OverviewPage() {
       <h1 className="text-2xl font-semibold">Overview</h1>
       <StoreStatusCard status={n.overall} scope={n.overall ? `worst of ${stores.length} stores: ${n.overall.store}` : undefined} testId="overview-status" />
       <section aria-label="Key numbers" className="grid grid-cols-2 gap-3 sm:grid-cols-4">
-        <Stat label="Memory health" value={n.overall ? n.overall.state.replace("_", " ") : "no stores"} href="/health" testId="stat-health" />
+        <Stat label="Memory health" value={n.overall ? n.overall.state.replace("_", " ") : onPostgres ? "not on PostgreSQL yet" : "no stores"} href="/health" testId="stat-health" />
         <Stat label="Embed backlog" value={num(n.backlog)} href="/health" testId="stat-backlog" />
         <Stat label="Drifted rows" value={num(n.driftRows)} href="/health" testId="stat-drift" />
         <Stat label="Parked items" value={num(n.parked)} href="/health" testId="stat-parked" />
@@ -99,13 +102,19 @@ export default async function OverviewPage() {
                     {s.description && <div className="text-xs font-normal text-slate-500">{s.description}</div>}
                   </td>
                   <td className="min-w-48">
-                    <StoreContents counts={s.counts} memoryFiles={s.files.memoryFiles} />
+                    <StoreContents counts={s.counts} memoryFiles={s.files?.memoryFiles ?? null} />
                   </td>
                   <td className="whitespace-nowrap">
-                    {formatBytes(s.files.indexBytes)}
-                    {s.files.walBytes > 0 && <span className="text-slate-500"> + WAL {formatBytes(s.files.walBytes)}</span>}
+                    {s.files ? (
+                      <>
+                        {formatBytes(s.files.indexBytes)}
+                        {s.files.walBytes > 0 && <span className="text-slate-500"> + WAL {formatBytes(s.files.walBytes)}</span>}
+                      </>
+                    ) : (
+                      <span className="text-slate-500">PostgreSQL schema</span>
+                    )}
                   </td>
-                  <td>{s.vectors.available ? `sqlite-vec ${s.vectors.version}` : <span className="text-amber-700">unavailable: {s.vectors.reason}</span>}</td>
+                  <td>{onPostgres ? <span title={s.vectors.reason ?? undefined}>{s.vectors.version ? `pgvector ${s.vectors.version}` : "exact scan (no pgvector)"}</span> : s.vectors.available ? `sqlite-vec ${s.vectors.version}` : <span className="text-amber-700">unavailable: {s.vectors.reason}</span>}</td>
                   <td>
                     <TimeAgo ms={s.createdAt} now={now} />
                     <div className="text-xs text-slate-500">schema {s.schemaVersion ?? "—"}</div>
@@ -121,16 +130,25 @@ export default async function OverviewPage() {
           Governance ledger
         </h2>
         <dl className="grid grid-cols-2 gap-3 text-sm sm:grid-cols-4" data-testid="governance-status">
-          <div>
-            <dt className="label">governance.db</dt>
-            <dd>
-              {formatBytes(gov.bytes)} (WAL {formatBytes(gov.walBytes)})
-            </dd>
-          </div>
-          <div>
-            <dt className="label">Schema</dt>
-            <dd>{gov.schemaVersion}</dd>
-          </div>
+          {gov ? (
+            <>
+              <div>
+                <dt className="label">governance.db</dt>
+                <dd>
+                  {formatBytes(gov.bytes)} (WAL {formatBytes(gov.walBytes)})
+                </dd>
+              </div>
+              <div>
+                <dt className="label">Schema</dt>
+                <dd>{gov.schemaVersion}</dd>
+              </div>
+            </>
+          ) : (
+            <div className="col-span-2">
+              <dt className="label">Where</dt>
+              <dd>PostgreSQL (DATABASE_URL)</dd>
+            </div>
+          )}
           <div>
             <dt className="label">Users / active tokens</dt>
             <dd>

@@ -4,6 +4,7 @@ import { CORE_STORE, listStoreNames } from "@/lib/db/store-names";
 import { isAppError } from "@/lib/errors";
 import { LAST_STORE_COOKIE } from "@/lib/http/last-store";
 import { openStore, storeHasContent } from "@/lib/stores/stores";
+import { stores, storesOnPostgres } from "@/lib/stores/backend";
 import { cookies } from "next/headers";
 
 /** Form GETs send empty fields as ""; a filter left blank means "no filter". */
@@ -49,15 +50,29 @@ export async function findByClientId<T>(id: string, load: (id: string) => Promis
  * store when a non-empty one exists — preferring stores other than core (core
  * holds shared identity, rarely what a page is about); core always exists.
  */
-export function pickStore(requested?: string, remembered?: string): { store: string; stores: string[] } {
-  const stores = listStoreNames();
-  for (const wanted of [requested, remembered]) {
-    if (wanted && stores.includes(wanted)) return { store: wanted, stores };
+export async function pickStore(requested?: string, remembered?: string): Promise<{ store: string; stores: string[] }> {
+  if (storesOnPostgres()) {
+    // PostgreSQL: the stores agents write; whether one holds something is its described counts.
+    const all = await stores().listStores();
+    const hasContent = (s: (typeof all)[number]) => ["documents", "memories", "reasoning_traces", "learnings", "thoughts"].some((t) => (s.counts[t] ?? 0) > 0);
+    return choose(
+      all.map((s) => s.name),
+      (name) => hasContent(all.find((s) => s.name === name)!),
+      requested,
+      remembered,
+    );
   }
-  const others = stores.filter((s) => s !== CORE_STORE);
-  const ordered = [...others, ...stores.filter((s) => s === CORE_STORE)];
-  const withContent = ordered.find((s) => storeHasContent({ handle: openStore({ store: s }) }));
-  return { store: withContent ?? others[0] ?? CORE_STORE, stores };
+  return choose(listStoreNames(), (s) => storeHasContent({ handle: openStore({ store: s }) }), requested, remembered);
+}
+
+function choose(names: string[], hasContent: (store: string) => boolean, requested?: string, remembered?: string): { store: string; stores: string[] } {
+  for (const wanted of [requested, remembered]) {
+    if (wanted && names.includes(wanted)) return { store: wanted, stores: names };
+  }
+  const others = names.filter((s) => s !== CORE_STORE);
+  const ordered = [...others, ...names.filter((s) => s === CORE_STORE)];
+  const withContent = ordered.find(hasContent);
+  return { store: withContent ?? others[0] ?? CORE_STORE, stores: names };
 }
 
 /** pickStore with the store this person used last, read from their cookie. */

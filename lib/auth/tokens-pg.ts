@@ -2,6 +2,7 @@ import { desc, eq, isNull, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { sha256Hex } from "../common";
 import { PG_LOCK, type PgGovernanceExecutor } from "../db/pg";
+import { storeNamesInPg } from "../db/pg-store";
 import { apiTokens } from "../db/schema/pg/governance";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit-pg";
@@ -29,7 +30,8 @@ import {
  */
 export async function createApiTokenPg({ db, input, actor }: { db: PgGovernanceExecutor; input: z.input<typeof createTokenSchema>; actor: string }): Promise<{ token: string; info: TokenInfo }> {
   const parsed = createTokenSchema.parse(input);
-  assertStoresUsable(parsed);
+  // The stores in PostgreSQL, not DATA_DIR's: a read-only token for a store agents use there is not a typo.
+  assertStoresUsable(parsed, await storeNamesInPg(db));
   const token = newTokenSecret();
   const row = await db.transaction(async (tx) => {
     // Two creates with one label on two replicas would both find it free: they take turns here.

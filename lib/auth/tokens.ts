@@ -6,7 +6,7 @@ import { getConfig } from "../config";
 import { getGovernance, STORE_NAME_RE } from "../db/connection";
 import { preparedOnce } from "../db/statements";
 import { apiTokens, type ApiTokenRow } from "../db/schema/governance";
-import { storeExists } from "../db/store-names";
+import { listStoreNames } from "../db/store-names";
 import { AppError } from "../errors";
 import { appendAudit, type AuditEntry } from "../governance/audit";
 
@@ -61,9 +61,9 @@ export function toInfo(row: ApiTokenRow): TokenInfo {
   };
 }
 
-/** The stores in an allow-list that do not exist (yet). */
-export function missingStores(stores: string[] | null | undefined): string[] {
-  return [...new Set(stores ?? [])].filter((s) => !storeExists(s));
+/** The stores in an allow-list that do not exist (yet) among `existing` (the backend's stores: local SQLite, or PostgreSQL with DATABASE_URL). */
+export function missingStores(stores: string[] | null | undefined, existing: readonly string[]): string[] {
+  return [...new Set(stores ?? [])].filter((s) => !existing.includes(s));
 }
 
 /**
@@ -72,9 +72,9 @@ export function missingStores(stores: string[] | null | undefined): string[] {
  * it will make is fine; a read-only token never could, so a store that does
  * not exist is a typo and is refused (422, naming it).
  */
-export function assertStoresUsable(parsed: CreateTokenInput): void {
+export function assertStoresUsable(parsed: CreateTokenInput, existing: readonly string[]): void {
   if (parsed.scopes.some((s) => s !== "read")) return;
-  const missing = missingStores(parsed.stores);
+  const missing = missingStores(parsed.stores, existing);
   if (missing.length === 0) return;
   const message = `no such store${missing.length === 1 ? "" : "s"}: ${missing.join(", ")} (a read-only token cannot create it)`;
   throw new AppError("unprocessable", message, [{ path: "stores", message }]);
@@ -114,7 +114,7 @@ export function firstFreeLabel(label: string, activeLabels: string[]): string {
  */
 export function createApiToken({ input, actor }: { input: z.input<typeof createTokenSchema>; actor: string }): { token: string; info: TokenInfo } {
   const parsed = createTokenSchema.parse(input);
-  assertStoresUsable(parsed);
+  assertStoresUsable(parsed, listStoreNames());
   const token = newTokenSecret();
   const { sqlite, db } = getGovernance();
   const row = sqlite.transaction(() => {

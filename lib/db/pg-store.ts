@@ -4,6 +4,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { sha256Hex, STORE_NAME_RE } from "../common";
 import { AppError } from "../errors";
 import type { PgGovernanceExecutor, PgHandle } from "./pg";
+import { CORE_STORE } from "./store-names";
 
 /**
  * Stores on PostgreSQL (DATABASE_URL): one schema per store, `store_<name>`,
@@ -122,4 +123,21 @@ export async function migrateStoreSchema(tx: SqlRunner, schema: string): Promise
 /** `select … from <table>` rows as plain objects (the driver's int8 arrive as strings: callers convert). */
 export async function rowsOf<T>(tx: SqlRunner, query: SQL): Promise<T[]> {
   return (await tx.execute(query)).rows as T[];
+}
+
+/**
+ * Every store in the database (schemas with a store_meta table naming their
+ * store), core first, then by name. On any executor, so the governance side
+ * (token allow-lists) checks names against the stores agents actually use.
+ */
+export async function storeNamesInPg(db: SqlRunner): Promise<string[]> {
+  const schemas = ((await db.execute(sql`select n.nspname as schema from pg_namespace n join pg_class c on c.relnamespace = n.oid and c.relname = 'store_meta' and c.relkind = 'r' where n.nspname like 'store\_%' order by 1`)).rows as { schema: string }[]).map((r) => r.schema);
+  const names: string[] = [];
+  for (const schema of schemas) {
+    // The schema name comes from the catalog and is quoted; the table name is fixed.
+    const [row] = (await db.execute(sql`select value from ${sql.identifier(schema)}.store_meta where key = 'name'`)).rows as { value: string }[];
+    if (row && STORE_NAME_RE.test(row.value) && storeSchemaName(row.value) === schema) names.push(row.value);
+  }
+  names.sort();
+  return [...names.filter((n) => n === CORE_STORE), ...names.filter((n) => n !== CORE_STORE)];
 }

@@ -1,4 +1,3 @@
-import { getConfig } from "../config";
 import type { StoreHandle } from "../db/connection";
 import { getEmbeddingStatus, getStoreStatus, getWorkerStates, worstStatus, type StoreStatus } from "../embed/status";
 import type { WorkerState } from "../embed/worker-state";
@@ -7,6 +6,7 @@ import { listStoreNames } from "../db/store-names";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
 import { log } from "../log";
 import { openStore } from "../stores/stores";
+import { storesOnPostgres } from "../stores/on-postgres";
 import {
   findModelChanges,
   prepareHealthSeries,
@@ -142,7 +142,7 @@ export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) 
 export async function runStatusWatchPass(): Promise<void> {
   // With DATABASE_URL the status history is shared by every replica, and the stores this process would read here are
   // its local SQLite ones, not the PostgreSQL stores the API serves: recording theirs would flap between replicas.
-  const localStores = getConfig().databaseUrl ? [] : listStoreNames();
+  const localStores = storesOnPostgres() ? [] : listStoreNames();
   for (const s of await getLiveStoreStatuses({ stores: localStores })) {
     try {
       await observeStoreStatus({ store: s.store, status: s.state, reason: s.reason });
@@ -200,9 +200,10 @@ export function loadObservabilityDashboard({ range, now = Date.now() }: { range:
 export type OverviewNumbers = {
   /** The worst store's live status. */
   overall: StoreStatus | null;
-  backlog: number;
-  driftRows: number;
-  parked: number;
+  /** Null with DATABASE_URL: store health is not computed from the PostgreSQL stores yet (never from local ones). */
+  backlog: number | null;
+  driftRows: number | null;
+  parked: number | null;
   apiRequests24h: number;
   apiP95Ms24h: number | null;
   apiErrorRate24h: number | null;
@@ -210,14 +211,14 @@ export type OverviewNumbers = {
 
 /** The Overview's numbers: store health live (getStoreStatus per store), API traffic over the same 24h window as Observability (quarter-hour rollups). */
 export async function getOverviewNumbers({ now = Date.now() }: { now?: number } = {}): Promise<OverviewNumbers> {
-  const perStore = await getLiveStoreStatuses({ stores: listStoreNames() });
-  const sum = (f: (s: StoreStatus) => number) => perStore.reduce((a, s) => a + f(s), 0);
+  const perStore = storesOnPostgres() ? null : await getLiveStoreStatuses({ stores: listStoreNames() });
+  const sum = (f: (s: StoreStatus) => number) => (perStore ? perStore.reduce((a, s) => a + f(s), 0) : null);
   const day = windowForRange("24h", now);
   const totals = listRouteTotalsByWindow({ window: day });
   const count = totals.reduce((a, r) => a + r.count, 0);
   const hist = totals.reduce<number[]>((acc, r) => acc.map((n, i) => n + r.hist[i]), LATENCY_BUCKET_BOUNDS_MS.map(() => 0));
   return {
-    overall: worstStatus(perStore),
+    overall: perStore ? worstStatus(perStore) : null,
     backlog: sum((s) => s.backlog.pending),
     driftRows: sum((s) => s.drift.drifted),
     parked: sum((s) => s.backlog.parked),

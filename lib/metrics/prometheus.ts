@@ -7,6 +7,7 @@ import { countActiveSessions } from "../governance/dialectic";
 import { getGovernanceStatus } from "../governance/status";
 import { describeStore, openStore } from "../stores/stores";
 import { listStoreNames } from "../db/store-names";
+import { storesOnPostgres } from "../stores/on-postgres";
 import { routeLatencySnapshot } from "../http/request-timer";
 import { STORE_STATUS_PRECEDENCE } from "../embed/status";
 import { getLiveStoreStatuses } from "./health";
@@ -65,7 +66,8 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     for (const [q, v] of [["0.5", r.p50Ms], ["0.95", r.p95Ms], ["0.99", r.p99Ms]] as const) if (v !== null && Number.isFinite(v)) latency.set({ route: r.route, quantile: q }, v);
   }
 
-  const stores = listStoreNames().filter((s) => !principal || canUseStore(principal, s));
+  // With DATABASE_URL store health is not computed from the PostgreSQL stores yet, and never from DATA_DIR's: no store gauges.
+  const stores = (storesOnPostgres() ? [] : listStoreNames()).filter((s) => !principal || canUseStore(principal, s));
   const gauge = (name: string, help: string, labelNames: string[] = ["store"]) => new Gauge({ name, help, labelNames, registers: [registry] });
   const g = {
     status: gauge("dualmind_store_status", "1 for the store's live status (getStoreStatus), 0 for the others", ["store", "status"]),

@@ -4,6 +4,7 @@ import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db
 import { getStoreStatus } from "../embed/status";
 import { getRecallMetrics } from "../recall/events";
 import { listStoreNames } from "../db/store-names";
+import { storesOnPostgres } from "../stores/on-postgres";
 import { openStore } from "../stores/stores";
 import { HOUR_MS, MINUTE_MS } from "./rollups";
 
@@ -117,7 +118,8 @@ export function saveStoreSnapshots({ snapshots, resolutionS = 60 }: { snapshots:
 export async function snapshotAllStores({ now = Date.now() }: { now?: number } = {}): Promise<{ saved: number; failed: { store: string; error: string }[] }> {
   const snapshots: StoreSnapshot[] = [];
   const failed: { store: string; error: string }[] = [];
-  for (const store of listStoreNames()) {
+  // With DATABASE_URL the stores are in PostgreSQL, not measured here yet (never DATA_DIR's, which agents do not write).
+  for (const store of storesOnPostgres() ? [] : listStoreNames()) {
     try {
       snapshots.push(await measureStoreSnapshot({ handle: openStore({ store }), now }));
     } catch (e) {

@@ -1,7 +1,5 @@
 import type { z } from "zod";
-import { getConfig } from "../config";
 import { getPg, type PgHandle } from "../db/pg";
-import { AppError } from "../errors";
 import { deleteApiDocument, getChunkByChunkId, listDocumentsByPrefix, putDocuments, type ChunkDetail, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
 import { deleteApiDocumentPg, getChunkByChunkIdPg, listDocumentsByPrefixPg, putDocumentsPg } from "../index/ingest-pg";
 import {
@@ -187,24 +185,4 @@ export function sqliteStoresBackend(): StoresBackend {
   return sqliteStores;
 }
 
-/** Whether stores live in PostgreSQL (DATABASE_URL): what is not ported answers 501 then. */
-export function storesOnPostgres(): boolean {
-  return Boolean(getConfig().databaseUrl);
-}
-
-/**
- * The refusal of a store operation not yet served from PostgreSQL: 501, naming
- * it, never an answer read from a local store the PostgreSQL stores do not see.
- */
-export function notServedOnPostgres(what: string): AppError {
-  return new AppError(
-    "not_implemented",
-    `${what} is not served yet with DATABASE_URL: stores are on PostgreSQL, and this operation still works only on the embedded SQLite backend`,
-    [{ path: "DATABASE_URL", message: `${what}: not yet ported to the PostgreSQL store backend`, operation: what }],
-  );
-}
-
-/** Throw notServedOnPostgres(what) when stores are on PostgreSQL (for entry points outside the route wrapper: dashboard pages, actions, CLI). */
-export function assertStoresNotOnPostgres(what: string): void {
-  if (storesOnPostgres()) throw notServedOnPostgres(what);
-}
+export { assertStoresNotOnPostgres, notServedOnPostgres, storesOnPostgres } from "./on-postgres";

@@ -1,7 +1,6 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { STORE_NAME_RE } from "../common";
-import { migrateStoreSchema, storeSchemaName, storeSchemaVersion, useStoreSchema, withStoreTx, type PgStoreHandle } from "../db/pg-store";
+import { migrateStoreSchema, storeNamesInPg, storeSchemaName, storeSchemaVersion, useStoreSchema, withStoreTx, type PgStoreHandle } from "../db/pg-store";
 import type { PgGovernanceExecutor, PgHandle } from "../db/pg";
 import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../db/store-names";
 import { AppError, isAppError } from "../errors";
@@ -104,17 +103,9 @@ export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Pr
   });
 }
 
-/** Every store in the database (schemas with a store_meta table naming their store), core first, then by name. */
+/** Every store in the database, core first, then by name (see storeNamesInPg). */
 export async function listStoreNamesPg({ pg }: { pg: PgHandle }): Promise<string[]> {
-  const schemas = ((await pg.db.execute(sql`select n.nspname as schema from pg_namespace n join pg_class c on c.relnamespace = n.oid and c.relname = 'store_meta' and c.relkind = 'r' where n.nspname like 'store\_%' order by 1`)).rows as { schema: string }[]).map((r) => r.schema);
-  const names: string[] = [];
-  for (const schema of schemas) {
-    // The schema name comes from the catalog and is quoted; the table name is fixed.
-    const [row] = (await pg.db.execute(sql`select value from ${sql.identifier(schema)}.store_meta where key = 'name'`)).rows as { value: string }[];
-    if (row && STORE_NAME_RE.test(row.value) && storeSchemaName(row.value) === schema) names.push(row.value);
-  }
-  names.sort();
-  return [...names.filter((n) => n === CORE_STORE), ...names.filter((n) => n !== CORE_STORE)];
+  return storeNamesInPg(pg.db);
 }
 
 export async function listStoresPg({ pg }: { pg: PgHandle }): Promise<PgStoreSummary[]> {

@@ -8,6 +8,7 @@ import { AppError, isAppError } from "../errors";
 import { appendAudit, hasAuditEntry } from "../governance/audit";
 import { ensureIndexBuilt, markIndexBuilt } from "../index/reindex";
 import { mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
+import { notServedOnPostgres, storesOnPostgres } from "./on-postgres";
 
 export const createStoreSchema = z
   .object({ name: storeNameSchema, description: z.string().max(500).optional() })
@@ -108,6 +109,8 @@ export function storeHasContent({ handle }: { handle: StoreHandle }): boolean {
  * to count.
  */
 export function openStore({ store, buildIndex = true }: { store: string; buildIndex?: boolean }): StoreHandle {
+  // With DATABASE_URL the stores agents write are in PostgreSQL: a local index.db would answer from data they never see.
+  if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${store}`);
   if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
   const handle = getStoreDb(store);
   if (buildIndex) ensureIndexBuilt({ handle });

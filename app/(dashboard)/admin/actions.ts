@@ -5,6 +5,7 @@ import { z } from "zod";
 import { actionError, assertForm, formValues, type ActionResult, type FormValues } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { missingStores } from "@/lib/auth/tokens";
+import { stores as storesBackend } from "@/lib/stores/backend";
 import { governance } from "@/lib/backend/governance";
 import type { Role } from "@/lib/auth/users";
 import { createUser, setUserPassword } from "@/lib/backend/users";
@@ -71,8 +72,8 @@ const storesField = z
  * agent will create it (only write and admin tokens can; the domain refuses
  * it for read-only tokens, API included).
  */
-function assertStoresExistUnlessNew(stores: string[] | null, allowNew: boolean): void {
-  const missing = missingStores(stores);
+async function assertStoresExistUnlessNew(stores: string[] | null, allowNew: boolean): Promise<void> {
+  const missing = missingStores(stores, (await storesBackend().listStores()).map((s) => s.name));
   if (missing.length === 0 || allowNew) return;
   const message = `no such store${missing.length === 1 ? "" : "s"}: ${missing.join(", ")}. Create ${missing.length === 1 ? "it" : "them"} first, or tick "the agent creates new stores".`;
   throw new AppError("unprocessable", message, [{ path: "stores", message }]);
@@ -85,7 +86,7 @@ export async function createTokenAction(_prev: ActionResult<{ token: string }> |
     assertForm(form);
     values = formValues(form);
     const stores = storesField.parse(String(form.get("stores") ?? ""));
-    assertStoresExistUnlessNew(stores, form.get("allow_new_stores") === "on");
+    await assertStoresExistUnlessNew(stores, form.get("allow_new_stores") === "on");
     const label = String(form.get("label") ?? "");
     const { token, info } = await governance().createApiToken({
       input: {

@@ -4,7 +4,7 @@ import Link from "next/link";
 import { requireAdmin } from "@/app/_server/session";
 import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton, UserStatusButton } from "@/components/admin-forms";
 import { governance } from "@/lib/backend/governance";
-import { listStoreNames } from "@/lib/db/store-names";
+import { stores as storesBackend } from "@/lib/stores/backend";
 import { TimeAgo } from "@/components/time-ago";
 import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction, setUserDisabledAction } from "./actions";
 import { describeReindexAction, getReindexJobAction, startReindexAction } from "./reindex-actions";
@@ -17,7 +17,8 @@ export default async function AdminPage() {
   const tokens = await governance().listApiTokens({});
   const audit = await governance().listAuditTail({ limit: 20 });
   const now = requestTime();
-  const stores = listStoreNames();
+  // The stores agents use: DATA_DIR's, or PostgreSQL's with DATABASE_URL.
+  const stores = (await storesBackend().listStores()).map((s) => s.name);
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Admin</h1>

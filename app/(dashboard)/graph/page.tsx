@@ -1,10 +1,14 @@
 import Link from "next/link";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import { LedgerSection } from "@/components/ledger-section";
 import { listStores } from "@/lib/stores/stores";
 import { requireUser } from "@/app/_server/session";
 
 export default async function GraphIndexPage() {
   await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="The graph" />;
   const stores = listStores();
   return (
     <div className="space-y-6">

@@ -1,4 +1,6 @@
 import { requireUser } from "@/app/_server/session";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import { LATENCY_LINES } from "@/components/chart-series";
 import { ChartTimeSeries } from "@/components/chart-time-series";
 import { HealthPickers } from "@/components/health-pickers";
@@ -19,6 +21,8 @@ const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) 
 
 export default async function HealthPage({ searchParams }: { searchParams: Promise<Params> }) {
   const user = await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="Store health (embedder backlog, drift, recall hit rate)" />;
   const sp = await searchParams;
   const d = await loadHealthDashboard({ store: one(sp.store) ?? ALL_STORES, range: parseRange(one(sp.range)) });
   const longRange = d.range === "7d" || d.range === "30d";

@@ -1,4 +1,6 @@
 import Link from "next/link";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import { pickRememberedStore } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { MemoryEditor, type MemoryDraft } from "@/components/memory-editor";
@@ -57,6 +59,8 @@ const memoryPathOfDoc = (docPath: string) => docPath.replace(/^memory\//, "").re
 
 export default async function MemoriesPage({ searchParams }: { searchParams: Promise<Params> }) {
   const user = await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="The memories browser" instead="Memories are served from PostgreSQL by the API and MCP (GET/POST/PUT/DELETE /api/v1/stores/{store}/memories), and `dualmind memories export` writes them to a folder." />;
   const canEdit = roleAtLeast(user.role, "editor");
   const sp = await searchParams;
   const { store, stores } = await pickRememberedStore(one(sp.store));

@@ -9,6 +9,7 @@ import { getGovernanceStatus } from "@/lib/governance/status";
 import { loadObservabilityDashboard } from "@/lib/metrics/health";
 import { parseRange } from "@/lib/metrics/preparers";
 import { listStores } from "@/lib/stores/stores";
+import { storesOnPostgres } from "@/lib/stores/backend";
 
 type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
@@ -24,7 +25,10 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
   const longRange = d.range === "7d" || d.range === "30d";
   const dialectic = await governance().getDialecticActivity({});
   const gov = getGovernanceStatus();
-  const stores = listStores();
+  // With DATABASE_URL the stores are PostgreSQL schemas, not files here (and the audit chain is there too).
+  const onPostgres = storesOnPostgres();
+  const stores = onPostgres ? [] : listStores();
+  const auditEntries = (await governance().countGovernanceRows({})).auditEntries;
   const audit = await governance().listAuditTail({ limit: 15 });
   return (
     <div className="space-y-4">
@@ -136,6 +140,11 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
               <td>{formatBytes(gov.bytes)}</td>
               <td>{formatBytes(gov.walBytes)}</td>
             </tr>
+            {onPostgres && (
+              <tr>
+                <td colSpan={3}>stores and the ledger: PostgreSQL (DATABASE_URL)</td>
+              </tr>
+            )}
             {stores.map((s) => (
               <tr key={s.name}>
                 <td>stores/{s.name}/index.db</td>
@@ -148,7 +157,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
       </section>
       <section className="card" aria-labelledby="audit-heading">
         <h2 id="audit-heading" className="mb-2 text-lg font-medium">
-          Audit log (latest {audit.length} of {gov.auditEntries})
+          Audit log (latest {audit.length} of {auditEntries})
         </h2>
         <AuditTailTable rows={audit} testId="audit-tail" />
       </section>

@@ -2,12 +2,12 @@ import "server-only";
 import type { InspectLeg } from "@/components/search-inspect";
 import { SEARCH_PAGE_SIZE, type SearchUrlState } from "@/components/search-url";
 import { actionError } from "@/lib/http/action-result";
-import { searchInputSchema, searchStore, type SearchInput, type SearchResult } from "@/lib/index/search";
-import { openCoreFor, openStore } from "@/lib/stores/stores";
+import { searchInputSchema, type SearchInput, type SearchResult } from "@/lib/index/search";
+import { stores } from "@/lib/stores/backend";
 
 export type SearchOutcome = { result: SearchResult; error: null } | { result: null; error: string };
 
-/** One search from the URL's state, through the one entry point (searchStore); a refused or failed search is a message, never a 500. */
+/** One search from the URL's state, through the one entry point (stores().search); a refused or failed search is a message, never a 500. */
 export async function searchFromUrl(state: SearchUrlState, overrides: Partial<Pick<SearchInput, "mode" | "match" | "explain">> = {}): Promise<SearchOutcome> {
   try {
     const input = searchInputSchema.parse({
@@ -21,8 +21,8 @@ export async function searchFromUrl(state: SearchUrlState, overrides: Partial<Pi
       limit: SEARCH_PAGE_SIZE,
       offset: (state.page - 1) * SEARCH_PAGE_SIZE,
     });
-    const handle = openStore({ store: state.store });
-    const result = await searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input: { ...input, ...overrides } });
+    // stores(): the SQLite index, or PostgreSQL with DATABASE_URL (the stores agents write).
+    const result = await stores().search({ store: state.store, input: { ...input, ...overrides } });
     return { result, error: null };
   } catch (e) {
     return { result: null, error: actionError(e).error };

@@ -1,4 +1,6 @@
 import Link from "next/link";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import { GraphRememberBox } from "@/components/graph-remember-box";
 import { LedgerSection } from "@/components/ledger-section";
 import { ENTITY_TYPES } from "@/lib/db/schema/graph";
@@ -13,6 +15,8 @@ type Props = { params: Promise<{ store: string }>; searchParams: Promise<Record<
 
 export default async function GraphStorePage({ params, searchParams }: Props) {
   await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="The graph" />;
   const { store, handle } = graphStoreOr404((await params).store);
   const raw = filledParams(await searchParams);
   const parsed = listNodesQuerySchema.safeParse({ q: raw.q, entity_type: raw.entity_type, limit: 50 });

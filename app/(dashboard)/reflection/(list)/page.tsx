@@ -1,4 +1,6 @@
 import Link from "next/link";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import { pickRememberedStore, filledParams, requestTime } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { LedgerSection } from "@/components/ledger-section";
@@ -28,6 +30,8 @@ const PAGE = 25;
 // above them would start streaming before they can answer 404 for an unknown id.
 export default async function ReflectionPage({ searchParams }: Props) {
   const user = await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="Reflection (traces, learnings, recall)" />;
   const raw = filledParams(await searchParams);
   const { store, stores } = await pickRememberedStore(raw.store);
   const handle = openStore({ store });

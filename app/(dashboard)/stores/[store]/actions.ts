@@ -2,16 +2,16 @@
 
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
-import { verifyStore, type VerifyReport } from "@/lib/index/verify";
+import type { VerifyReport } from "@/lib/index/verify";
 import { storeNameSchema } from "@/lib/db/store-names";
-import { openStore } from "@/lib/stores/stores";
+import { stores } from "@/lib/stores/backend";
 
-/** Read-only: compares files with the index; writes nothing, so it needs no audit row. */
+/** Read-only: compares the truth (files; on PostgreSQL the memories table) with the index; writes nothing, so it needs no audit row. */
 export async function verifyStoreAction(_prev: ActionResult<VerifyReport> | null, form: FormData): Promise<ActionResult<VerifyReport>> {
   try {
     await requireRoleForAction("viewer");
     assertForm(form);
-    const report = verifyStore({ handle: openStore({ store: storeNameSchema.parse(String(form.get("store") ?? "")) }) });
+    const report = await stores().verifyStore({ store: storeNameSchema.parse(String(form.get("store") ?? "")) });
     return { ok: true, message: report.ok ? "Index matches the files." : "Differences found.", data: report };
   } catch (e) {
     return actionError(e);

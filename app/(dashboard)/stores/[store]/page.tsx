@@ -11,13 +11,18 @@ import { formatBytes, formatTime } from "@/lib/format";
 import { listDocumentsByPrefix } from "@/lib/index/ingest";
 import { listRecentMemories } from "@/lib/index/memories";
 import { describeStore, openStore } from "@/lib/stores/stores";
-import { storeExists } from "@/lib/db/store-names";
+import { storeExists, storeNameSchema } from "@/lib/db/store-names";
 import { verifyStoreAction } from "./actions";
+import { findOrNullAsync } from "@/app/_server/pages";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { memoryFilterSchema } from "@/lib/index/memories";
+import { stores, storesOnPostgres } from "@/lib/stores/backend";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "./embed-actions";
 
 export default async function StorePage({ params }: { params: Promise<{ store: string }> }) {
   const user = await requireUser();
   const { store } = await params;
+  if (storesOnPostgres()) return <PostgresStorePage store={store} />;
   if (!storeExists(store)) notFound();
   const handle = openStore({ store });
   const summary = describeStore({ handle });
@@ -52,25 +57,66 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
       <StoreVerifyCard store={store} action={verifyStoreAction} />
       <StoreEmbeddingsCard store={store} status={embeddings} verdict={status} isAdmin={user.role === "admin"} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
       <WorkerStateCard workers={getWorkerStates()} provider={status.provider} workerInServer={getConfig().embed.workerInServer} now={status.asOf} />
-      <section className="card space-y-2" aria-labelledby="recent-heading">
-        <h2 id="recent-heading" className="text-lg font-medium">
-          Recent memories
+      <RecentMemories store={store} recent={recent} />
+    </div>
+  );
+}
+
+function RecentMemories({ store, recent }: { store: string; recent: { path: string; updatedAt: number }[] }) {
+  return (
+    <section className="card space-y-2" aria-labelledby="recent-heading">
+      <h2 id="recent-heading" className="text-lg font-medium">
+        Recent memories
+      </h2>
+      {recent.length === 0 ? (
+        <p className="text-sm text-slate-600">No memories yet.</p>
+      ) : (
+        <ul className="space-y-1 text-sm">
+          {recent.map((m) => (
+            <li key={m.path}>
+              <Link className="font-mono text-blue-700 underline" href={`/memories?store=${encodeURIComponent(store)}&path=${encodeURIComponent(m.path)}`}>
+                {m.path}
+              </Link>{" "}
+              <span className="text-xs text-slate-500">{formatTime(m.updatedAt)}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+/** With DATABASE_URL: the store as PostgreSQL holds it (stores()); what is not served there yet says so. */
+async function PostgresStorePage({ store }: { store: string }) {
+  const name = storeNameSchema.safeParse(store);
+  if (!name.success) notFound();
+  const summary = await findOrNullAsync(() => stores().describeStore({ store: name.data }));
+  if (!summary) notFound();
+  const docs = await stores().listDocuments({ store: name.data, prefix: "", limit: 1, offset: 0 });
+  const recent = await stores().listMemories({ store: name.data, filter: memoryFilterSchema.parse({ limit: 10 }) });
+  return (
+    <div className="space-y-4">
+      <h1 className="text-2xl font-semibold">Store {store}</h1>
+      {summary.description && <p className="text-sm text-slate-600">{summary.description}</p>}
+      <section className="card space-y-2 text-sm" aria-labelledby="store-summary-heading" data-testid="store-summary">
+        <h2 id="store-summary-heading" className="text-lg font-medium">
+          Index
         </h2>
-        {recent.length === 0 ? (
-          <p className="text-sm text-slate-600">No memories yet.</p>
-        ) : (
-          <ul className="space-y-1 text-sm">
-            {recent.map((m) => (
-              <li key={m.path}>
-                <Link className="font-mono text-blue-700 underline" href={`/memories?store=${encodeURIComponent(store)}&path=${encodeURIComponent(m.path)}`}>
-                  {m.path}
-                </Link>{" "}
-                <span className="text-xs text-slate-500">{formatTime(m.updatedAt)}</span>
-              </li>
-            ))}
-          </ul>
-        )}
+        <p>
+          {docs.total} documents · {summary.counts.chunks ?? 0} chunks · {summary.counts.memories ?? 0} memories · {summary.counts.categories ?? 0} categories
+        </p>
+        <p className="text-slate-600">
+          PostgreSQL schema · vectors: {summary.vectors.version ? `pgvector ${summary.vectors.version}` : "exact scan (no pgvector)"} · schema {summary.schemaVersion ?? "—"} · created {summary.createdAt === null ? "—" : formatTime(summary.createdAt)}
+        </p>
+        <p className="flex gap-3">
+          <Link className="text-blue-700 underline" href="/search">
+            Search
+          </Link>
+        </p>
       </section>
+      <StoreVerifyCard store={store} action={verifyStoreAction} />
+      <NotServedOnPostgres what="Store health and embedding status" instead="The embed queue runs on PostgreSQL (see the Scaling out section of the README); its status card is not ported yet." />
+      <RecentMemories store={store} recent={recent.memories} />
     </div>
   );
 }

@@ -1,4 +1,6 @@
 import Link from "next/link";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import { LedgerSection } from "@/components/ledger-section";
 import { FRAMEWORKS } from "@/lib/db/schema/graph";
 import { formatTime } from "@/lib/format";
@@ -13,6 +15,8 @@ const score = (x: number | null) => (x === null ? "—" : x.toFixed(2));
 
 export default async function ThoughtsPage({ params, searchParams }: Props) {
   await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="Thoughts" />;
   const { store, handle } = graphStoreOr404((await params).store);
   const raw = filledParams(await searchParams);
   const page = Math.max(1, Number(raw.page ?? 1) || 1);

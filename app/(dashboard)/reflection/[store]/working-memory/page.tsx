@@ -1,4 +1,6 @@
 import { requestTime } from "@/app/_server/pages";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import Link from "next/link";
 import { requireUser } from "@/app/_server/session";
 import { LedgerSection } from "@/components/ledger-section";
@@ -16,6 +18,8 @@ const PREVIEW_CHARS = 160;
 /** A store's working memory: the agents' scratchpad keys, what they hold, who wrote them and when they expire. */
 export default async function WorkingMemoryPage({ params }: Props) {
   await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="Working memory" />;
   const handle = reflectionStoreOr404((await params).store);
   const store = handle.store;
   const now = requestTime();

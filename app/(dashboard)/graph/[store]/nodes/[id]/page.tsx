@@ -1,4 +1,6 @@
 import Link from "next/link";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
 import { GraphEvidenceList } from "@/components/graph-evidence-list";
 import { GraphNeighbourhood } from "@/components/graph-neighbourhood";
@@ -57,6 +59,8 @@ function RelationTable({ title, id, rows, base }: { title: string; id: string; r
 
 export default async function NodePage({ params }: Props) {
   await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="The graph" />;
   const p = await params;
   const { store, handle } = graphStoreOr404(p.store);
   const id = uuidSchema.safeParse(p.id);

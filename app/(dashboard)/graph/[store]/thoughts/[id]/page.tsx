@@ -1,4 +1,6 @@
 import Link from "next/link";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
 import { LedgerSection } from "@/components/ledger-section";
 import { formatTime } from "@/lib/format";
@@ -27,6 +29,8 @@ async function loadThought(handle: StoreHandle, raw: string): Promise<Thought | 
 
 export default async function ThoughtPage({ params }: Props) {
   await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="Thoughts" />;
   const p = await params;
   const { store, handle } = graphStoreOr404(p.store);
   const thought = await loadThought(handle, p.id);

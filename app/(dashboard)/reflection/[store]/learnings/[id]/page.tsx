@@ -1,4 +1,6 @@
 import Link from "next/link";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
 import { findOrNull, requestTime } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
@@ -18,6 +20,8 @@ type Props = { params: Promise<{ store: string; id: string }> };
 /** One learning as fields (predicate, arguments, description, confidence), and the recalls that brought it back. */
 export default async function LearningPage({ params }: Props) {
   await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="Reflection (traces, learnings, recall)" />;
   const p = await params;
   const handle = reflectionStoreOr404(p.store);
   const learning = findOrNull(() => getLearningById({ handle, id: intIdOr404(p.id) }));

@@ -1,4 +1,6 @@
 import Link from "next/link";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
 import { findOrNull, requestTime } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
@@ -16,6 +18,8 @@ type Props = { params: Promise<{ store: string; id: string }> };
 /** One recall: what was asked, how it was answered, and the hits, each linked to the trace or learning it found. */
 export default async function RecallPage({ params }: Props) {
   await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="Reflection (traces, learnings, recall)" />;
   const p = await params;
   const handle = reflectionStoreOr404(p.store);
   const recall = findOrNull(() => getRecallEventById({ handle, id: intIdOr404(p.id) }));

@@ -1,4 +1,6 @@
 import Link from "next/link";
+import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
+import { storesOnPostgres } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
 import { findOrNull } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
@@ -14,6 +16,8 @@ type Props = { params: Promise<{ store: string; chunkId: string }>; searchParams
 /** A search hit in its document: every signed-in person may read every store; an unknown store or chunk is the friendly not-found page. */
 export default async function SearchReaderPage({ params, searchParams }: Props) {
   await requireUser();
+  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
+  if (storesOnPostgres()) return <NotServedOnPostgres what="The reader" instead="The chunk itself is served from PostgreSQL by GET /api/v1/stores/{store}/chunks/{id}." />;
   const { store: rawStore, chunkId: rawChunkId } = await params;
   const store = storeNameSchema.safeParse(rawStore);
   const chunkId = chunkIdSchema.safeParse(rawChunkId);
