@@ -1,16 +1,23 @@
 import { ReindexPanel, type ReindexActions } from "@/components/reindex-panel";
 import { listLatestJobs } from "@/lib/index/jobs";
-import { listStoreNames } from "@/lib/db/store-names";
+import { stores as storesBackend, storesOnPostgres } from "@/lib/stores/backend";
 
 /** The Admin page's reindex card; the page checks the admin role before rendering it and passes its server actions. */
-export function ReindexSection({ start, poll, describe }: ReindexActions) {
+export async function ReindexSection({ start, poll, describe }: ReindexActions) {
+  const onPostgres = storesOnPostgres();
+  const names = (await storesBackend().listStores()).map((s) => s.name);
   return (
     <section className="card space-y-3" aria-labelledby="reindex-heading">
       <h2 id="reindex-heading" className="text-lg font-medium">
         Reindex
       </h2>
-      <p className="text-sm text-slate-600">Rebuild a store&apos;s index from its memory/ folder and source roots. Each reindex asks first and says what it goes over; the result counts memories and documents apart. Unchanged files are skipped; the write is one transaction.</p>
-      <ReindexPanel stores={listStoreNames()} latest={listLatestJobs()} start={start} poll={poll} describe={describe} />
+      {onPostgres ? (
+        <p className="text-sm text-slate-600">Rebuild a PostgreSQL store&apos;s documents and chunks from its memories table (the truth there); documents sent by API are kept. Each reindex asks first and says what it goes over; one runs per store across replicas.</p>
+      ) : (
+        <p className="text-sm text-slate-600">Rebuild a store&apos;s index from its memory/ folder and source roots. Each reindex asks first and says what it goes over; the result counts memories and documents apart. Unchanged files are skipped; the write is one transaction.</p>
+      )}
+      {/* The last run per store is read from governance.db's jobs; on PostgreSQL it is not listed yet (a started job is still followed). */}
+      <ReindexPanel stores={names} latest={onPostgres ? [] : listLatestJobs()} start={start} poll={poll} describe={describe} />
     </section>
   );
 }
