@@ -217,38 +217,44 @@ function listMarkdownFiles(dir: string): string[] {
  * are kept. Files whose path is not a valid memory path are skipped and listed.
  */
 export async function importMemoriesPg({ handle, dir, actor }: { handle: PgStoreHandle; dir: string; actor: string }): Promise<MemoryImport> {
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new AppError("invalid_request", `${dir} is not a folder`);
-  const files = listMarkdownFiles(dir);
-  const out: MemoryImport = { dir, added: 0, changed: 0, unchanged: 0, categories: 0, skipped: [] };
   return withStoreTx({ handle }, async (tx) => {
-    for (const rel of files) {
-      const { bytes, mtimeMs } = readFileNoFollow(resolveInside({ root: dir, segments: rel.split("/"), what: rel }), rel);
-      const text = bytes.toString("utf8");
-      if (rel.endsWith(`/${CATEGORY_FILE}`) || rel === CATEGORY_FILE) {
-        const category = rel.slice(0, -(CATEGORY_FILE.length + 1));
-        if (!categoryPathSchema.safeParse(category).success) {
-          out.skipped.push({ path: rel, reason: "not a valid category path" });
-          continue;
-        }
-        await ensureCategoryPathPg(tx, category);
-        const description = text.replace(/\n$/, "");
-        await tx.update(categories).set({ description: description === "" ? null : description }).where(and(eq(categories.path, category)));
-        out.categories++;
-        continue;
-      }
-      const memoryPath = rel.slice(0, -3);
-      if (!memoryPathSchema.safeParse(memoryPath).success) {
-        out.skipped.push({ path: rel, reason: "not a valid memory path (<category>/<slug>.md, letters, digits, '_' and '-')" });
-        continue;
-      }
-      const r = await putMemoryTextPg({ tx, memoryPath, text, mtime: Math.round(mtimeMs) });
-      out[r.status]++;
-    }
+    const out = await importMemoryFolderPg({ tx, dir });
     if (out.added + out.changed + out.categories > 0) {
       await appendAuditPg({ db: tx, entry: { actor, action: "memories.import", target: `store:${handle.store}`, details: { added: out.added, changed: out.changed, unchanged: out.unchanged, categories: out.categories, skipped: out.skipped.length } } });
     }
     return out;
   });
+}
+
+/** importMemoriesPg's work inside the caller's transaction, without its audit row (migrate-data writes its own). */
+export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: string }): Promise<MemoryImport> {
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new AppError("invalid_request", `${dir} is not a folder`);
+  const files = listMarkdownFiles(dir);
+  const out: MemoryImport = { dir, added: 0, changed: 0, unchanged: 0, categories: 0, skipped: [] };
+  for (const rel of files) {
+    const { bytes, mtimeMs } = readFileNoFollow(resolveInside({ root: dir, segments: rel.split("/"), what: rel }), rel);
+    const text = bytes.toString("utf8");
+    if (rel.endsWith(`/${CATEGORY_FILE}`) || rel === CATEGORY_FILE) {
+      const category = rel.slice(0, -(CATEGORY_FILE.length + 1));
+      if (!categoryPathSchema.safeParse(category).success) {
+        out.skipped.push({ path: rel, reason: "not a valid category path" });
+        continue;
+      }
+      await ensureCategoryPathPg(tx, category);
+      const description = text.replace(/\n$/, "");
+      await tx.update(categories).set({ description: description === "" ? null : description }).where(and(eq(categories.path, category)));
+      out.categories++;
+      continue;
+    }
+    const memoryPath = rel.slice(0, -3);
+    if (!memoryPathSchema.safeParse(memoryPath).success) {
+      out.skipped.push({ path: rel, reason: "not a valid memory path (<category>/<slug>.md, letters, digits, '_' and '-')" });
+      continue;
+    }
+    const r = await putMemoryTextPg({ tx, memoryPath, text, mtime: Math.round(mtimeMs) });
+    out[r.status]++;
+  }
+  return out;
 }
 
 const SORT_COLUMNS = { updatedAt: memories.updatedAt, createdAt: memories.createdAt, tokenEstimate: memories.tokenEstimate } as const;

@@ -5,6 +5,16 @@ import { createUser, signInWithPassword } from "@/lib/backend/users";
 import { closePg, getPg } from "@/lib/db/pg";
 import type { CommandContext } from "@/scripts/cli-kit";
 import { dbCommands } from "@/scripts/commands/db-commands";
+import fs from "node:fs";
+import path from "node:path";
+import type { StoreCopyCheck } from "@/lib/backend/migrate-stores";
+import { getStoreDb, storeDir } from "@/lib/db/connection";
+import { thinkThought } from "@/lib/graph/thoughts";
+import { putDocuments } from "@/lib/index/ingest";
+import { createMemory, createMemorySchema, setCategoryDescription } from "@/lib/index/memories";
+import { searchInputSchema } from "@/lib/index/search";
+import { stores } from "@/lib/stores/backend";
+import { createStore } from "@/lib/stores/stores";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 
@@ -94,5 +104,47 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     expect((await signInWithPassword({ username: "vera", password: "vera-password", address: null, backend: local })).ok).toBe(true);
     expect((await local.getTaskStatus({ taskId: "t1", caller: { agentId: "alice", isAdmin: false, stores: null } })).verdict).toMatchObject({ verdict: "passed" });
     await expect(migrateData({ to: "sqlite" })).rejects.toMatchObject({ code: "conflict" });
+  });
+
+  it("copies every store's memories (byte for byte) and API documents both ways, checks them on the target, and counts what it leaves", async () => {
+    const url = await createTestDatabase();
+    const first = useTempDataDir({ DATABASE_URL: url });
+    envs.push(first);
+    // A single-machine install with a store: two memories (one with a category description), two API documents, and a thought (not served from PostgreSQL yet).
+    createStore({ input: { name: "notes" }, actor: "test" });
+    const notes = getStoreDb("notes");
+    createMemory({ handle: notes, input: createMemorySchema.parse({ path: "ops/pager", body: "The pager rotation changes on Mondays at 09:00.\n\nÜmlauts stay: café.", tags: ["ops", "oncall"] }), actor: "test" });
+    createMemory({ handle: notes, input: createMemorySchema.parse({ path: "ops/deep/backups", body: "Backups run nightly with pg_dump." }), actor: "test" });
+    setCategoryDescription({ handle: notes, input: { path: "ops", description: "How we run things" }, actor: "test" });
+    putDocuments({ handle: notes, input: { documents: [{ path: "runbooks/restore.md", content: "# Restore\n\nRestore the zanzibar volume first." }, { path: "src/retry.ts", content: "export const retries = 3; // zanzibar" }] }, actor: "test" });
+    thinkThought({ handle: notes, input: { content: "the pager should page twice" }, actor: "test" });
+    const pagerFile = fs.readFileSync(path.join(storeDir("notes"), "memory", "ops", "pager.md"));
+
+    const toPg = (await migrateData({ to: "pg" })) as MigrateDataResult & { stores: StoreCopyCheck[] };
+    const copied = toPg.stores.find((c) => c.store === "notes")!;
+    expect(copied).toMatchObject({ created: true, memories: 2, apiDocuments: 2, notCopied: { thoughts: 1 } });
+    expect(copied.chunks).toBeGreaterThanOrEqual(4);
+    // What agents see on PostgreSQL now: the memory with its body, the API document by search, the category description.
+    expect((await stores().getMemory({ store: "notes", memoryPath: "ops/pager" })).body).toContain("Ümlauts stay: café.");
+    const hits = await stores().search({ store: "notes", input: searchInputSchema.parse({ q: "zanzibar", mode: "fts" }) });
+    expect(hits.results.map((h) => h.path).sort()).toEqual(["runbooks/restore.md", "src/retry.ts"]);
+    expect((await stores().listCategoryChildren({ store: "notes", parent: null })).find((c) => c.path === "ops")?.description).toBe("How we run things");
+    // --replace empties the PostgreSQL store and copies it again: the same documents, the same check.
+    const again = (await migrateData({ to: "pg", replace: true })) as MigrateDataResult & { stores: StoreCopyCheck[] };
+    expect(again.stores.find((c) => c.store === "notes")).toMatchObject({ created: false, sha256: copied.sha256, chunks: copied.chunks });
+    await closePg();
+
+    // Back into a fresh data dir: the memory file is byte-identical, the API documents searchable, the same digest.
+    const second = useTempDataDir({ DATABASE_URL: url });
+    envs.push(second);
+    const back = (await migrateData({ to: "sqlite" })) as MigrateDataResult & { stores: StoreCopyCheck[] };
+    expect(back.stores.find((c) => c.store === "notes")).toMatchObject({ created: true, memories: 2, apiDocuments: 2, sha256: copied.sha256, chunks: copied.chunks });
+    expect(fs.readFileSync(path.join(second.dataDir, "stores", "notes", "memory", "ops", "pager.md")).equals(pagerFile)).toBe(true);
+    expect(fs.readFileSync(path.join(second.dataDir, "stores", "notes", "memory", "ops", "_category.md"), "utf8")).toBe("How we run things\n");
+    const local = getStoreDb("notes");
+    expect((local.sqlite.prepare("select count(*) as n from documents where origin = 'api'").get() as { n: number }).n).toBe(2);
+    expect((local.sqlite.prepare("select count(*) as n from chunks_fts where chunks_fts match 'zanzibar'").get() as { n: number }).n).toBe(2);
+    // A local store that already holds something is never overwritten.
+    await expect(migrateData({ to: "sqlite", replace: true })).rejects.toMatchObject({ code: "conflict" });
   });
 });
