@@ -13,6 +13,10 @@ import { PRIVATE_FILE_MODE } from "../../lib/private-fs";
 import { runMcpStdio } from "../mcp-stdio";
 import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
 import { ledgerCommands } from "./ledger-commands";
+import { storesOnPostgres } from "../../lib/stores/on-postgres";
+
+const PG_BACKUP_HINT =
+  "with DATABASE_URL the ledger and the stores are in PostgreSQL, which this command does not copy: back up the database with pg_dump (pg_dump --format=custom --file=dualmind.dump \"$DATABASE_URL\") and restore with pg_restore; see README, Scaling out";
 
 const ACTOR = actorOf("cli");
 
@@ -41,8 +45,9 @@ export const agentsCommands: Command[] = [
   {
     name: "backup",
     usage: "backup <dir>",
-    summary: "online, consistent backup of every database and memory file (safe while serving)",
+    summary: "online, consistent backup of every database and memory file in DATA_DIR (safe while serving); with DATABASE_URL refused: back up PostgreSQL with pg_dump",
     run: async ({ args, json, out }) => {
+      if (storesOnPostgres()) throw new UsageError(PG_BACKUP_HINT);
       if (!args[0]) throw new UsageError("name an empty directory for the backup");
       const bar = progressBar("backup", !json);
       const manifest = await backupDataDir({ outDir: args[0], actor: ACTOR, onProgress: (p) => bar.update(p.done, p.total) });
@@ -53,8 +58,9 @@ export const agentsCommands: Command[] = [
   {
     name: "restore",
     usage: "restore <dir>",
-    summary: "restore a backup into an empty DATA_DIR (stores are reindexed from their files)",
+    summary: "restore a backup into an empty DATA_DIR (stores are reindexed from their files); with DATABASE_URL refused: restore PostgreSQL with pg_restore",
     run: ({ args, out }) => {
+      if (storesOnPostgres()) throw new UsageError(PG_BACKUP_HINT);
       if (!args[0]) throw new UsageError("name the backup directory");
       const r = restoreDataDir({ backupDir: args[0] });
       out(`restored ${r.stores.length} store(s): ${r.stores.join(", ")}`, r);
