@@ -59,8 +59,7 @@ export default async function OverviewPage() {
   const counts = await governance().countGovernanceRows({});
   const n = await getOverviewNumbers();
   const now = requestTime();
-  // On PostgreSQL store health is not computed yet: say so, never a number from local stores.
-  const num = (v: number | null) => (v !== null ? formatCount(v) : onPostgres ? "not on PostgreSQL yet" : "no data");
+  const num = (v: number | null) => (v === null ? "no data" : formatCount(v));
   // An estimate from the latency histogram (see quantileFromBuckets), said so.
   const p95 = n.apiP95Ms24h === null ? "no data" : Number.isFinite(n.apiP95Ms24h) ? `≈ ${formatNumber(n.apiP95Ms24h, 0)} ms` : "> 10 s";
   return (
@@ -68,7 +67,7 @@ export default async function OverviewPage() {
       <h1 className="text-2xl font-semibold">Overview</h1>
       <StoreStatusCard status={n.overall} scope={n.overall ? `worst of ${stores.length} stores: ${n.overall.store}` : undefined} testId="overview-status" />
       <section aria-label="Key numbers" className="grid grid-cols-2 gap-3 sm:grid-cols-4">
-        <Stat label="Memory health" value={n.overall ? n.overall.state.replace("_", " ") : onPostgres ? "not on PostgreSQL yet" : "no stores"} href="/health" testId="stat-health" />
+        <Stat label="Memory health" value={n.overall ? n.overall.state.replace("_", " ") : "no stores"} href="/health" testId="stat-health" />
         <Stat label="Embed backlog" value={num(n.backlog)} href="/health" testId="stat-backlog" />
         <Stat label="Drifted rows" value={num(n.driftRows)} href="/health" testId="stat-drift" />
         <Stat label="Parked items" value={num(n.parked)} href="/health" testId="stat-parked" />

@@ -114,7 +114,7 @@ export type StoreStatus = StatusVerdict & {
 };
 
 /** The configured model's fingerprint, bounded: a provider slow to answer its first probe is reported, not waited on. */
-async function configuredFingerprint(): Promise<{ fp: Fingerprint | null; error: { message: string; down: boolean } | null }> {
+export async function configuredFingerprint(): Promise<{ fp: Fingerprint | null; error: { message: string; down: boolean } | null }> {
   let timer: NodeJS.Timeout | undefined;
   try {
     const fp = await Promise.race([
@@ -131,7 +131,7 @@ async function configuredFingerprint(): Promise<{ fp: Fingerprint | null; error:
   }
 }
 
-function liveDrift({ counts, active, configured }: { counts: LiveCounts; active: string | null; configured: Fingerprint | null }): LiveDrift {
+export function liveDrift({ counts, active, configured }: { counts: LiveCounts; active: string | null; configured: Fingerprint | null }): LiveDrift {
   const modelChanged = active !== null && configured !== null && active !== configured.id;
   const drifted = modelChanged ? counts.artifacts : counts.stale;
   const pick = (k: KindCounts) => ({ artifacts: k.artifacts, fresh: k.fresh, stale: k.stale, missing: k.missing });
@@ -155,10 +155,7 @@ export async function getStoreStatus({ handle, now = Date.now() }: { handle: Sto
   const { fp: configured, error: fingerprintError } = await configuredFingerprint();
   // A process that finds the provider down says so for every process (the shared row); one that got a
   // refusal of another kind (a wrong dimension) reports what the items show: every surface agrees.
-  if (fingerprintError && fingerprintError.down) recordProviderOutcome({ ok: false, error: fingerprintError.message, now });
-  const health: ProviderHealth = readProviderHealth();
-  probeProviderIfDown({ health, now });
-  const provider = { ok: health?.ok ?? true, error: health?.ok === false ? health.error : null, checkedAt: health?.checkedAt ?? null };
+  const provider = providerForStatus({ fingerprintError, now });
   const active = readActiveFingerprintId({ handle }) ?? null;
   const drift = liveDrift({ counts, active, configured });
   const vectorIndex = handle.vectors.available ? { available: true, reason: null } : { available: false, reason: handle.vectors.reason };
@@ -184,6 +181,14 @@ export async function getStoreStatus({ handle, now = Date.now() }: { handle: Sto
     activeModel: active ? getFingerprintInfo({ handle, fingerprintId: active }) : null,
     vectorIndex,
   };
+}
+
+/** The provider as this process sees it (shared by its processes through governance.db), recording a "down" probe: getStoreStatus's and getStoreStatusPg's one rule. */
+export function providerForStatus({ fingerprintError, now }: { fingerprintError: { message: string; down: boolean } | null; now: number }): { ok: boolean; error: string | null; checkedAt: number | null } {
+  if (fingerprintError && fingerprintError.down) recordProviderOutcome({ ok: false, error: fingerprintError.message, now });
+  const health: ProviderHealth = readProviderHealth();
+  probeProviderIfDown({ health, now });
+  return { ok: health?.ok ?? true, error: health?.ok === false ? health.error : null, checkedAt: health?.checkedAt ?? null };
 }
 
 /** The worker and provider state shown beside a status (the same for every store: workers walk all stores). */

@@ -30,7 +30,7 @@ import { thinkInputSchema, thinkThought } from "../graph/thoughts";
 import { chunkIdSchema } from "../index/ingest";
 import { categoryPathSchema, createMemorySchema, memoryFilterSchema, memoryPathSchema, updateMemorySchema } from "../index/memories";
 import { searchInputSchema } from "../index/search";
-import { getStoreHealthReport } from "../metrics/health";
+import { storeHealthReportFor } from "../metrics/health";
 import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
 import { recordLearning } from "../recall/learnings";
 import { recallInputSchema, recallReflections } from "../recall/recall";
@@ -398,7 +398,8 @@ const storeTools: ToolDef[] = [
     output: storeHealthResponse,
     scope: "read",
     input: storeParams,
-    run: ({ store }) => getStoreHealthReport({ handle: openStore({ store }) }),
+    postgres: "served",
+    run: ({ store }) => storeHealthReportFor({ store }),
   }),
 ];
 

@@ -7,6 +7,7 @@ import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-t
 import { log } from "../log";
 import { openStore } from "../stores/stores";
 import { storesOnPostgres } from "../stores/on-postgres";
+import { getLiveStoreStatusesPg, getStoreHealthReportPg } from "./store-status-pg";
 import {
   findModelChanges,
   prepareHealthSeries,
@@ -138,6 +139,11 @@ export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) 
   };
 }
 
+/** The health report of a store on this process's backend: getStoreHealthReport on SQLite, getStoreHealthReportPg with DATABASE_URL. */
+export async function storeHealthReportFor({ store }: { store: string }) {
+  return storesOnPostgres() ? getStoreHealthReportPg({ store }) : getStoreHealthReport({ handle: openStore({ store }) });
+}
+
 /** One pass of the status watch: observe every store's live status (a change is an event) and failed dialectic sessions. */
 export async function runStatusWatchPass(): Promise<void> {
   // With DATABASE_URL the status history is shared by every replica, and the stores this process would read here are
@@ -200,10 +206,9 @@ export function loadObservabilityDashboard({ range, now = Date.now() }: { range:
 export type OverviewNumbers = {
   /** The worst store's live status. */
   overall: StoreStatus | null;
-  /** Null with DATABASE_URL: store health is not computed from the PostgreSQL stores yet (never from local ones). */
-  backlog: number | null;
-  driftRows: number | null;
-  parked: number | null;
+  backlog: number;
+  driftRows: number;
+  parked: number;
   apiRequests24h: number;
   apiP95Ms24h: number | null;
   apiErrorRate24h: number | null;
@@ -211,14 +216,14 @@ export type OverviewNumbers = {
 
 /** The Overview's numbers: store health live (getStoreStatus per store), API traffic over the same 24h window as Observability (quarter-hour rollups). */
 export async function getOverviewNumbers({ now = Date.now() }: { now?: number } = {}): Promise<OverviewNumbers> {
-  const perStore = storesOnPostgres() ? null : await getLiveStoreStatuses({ stores: listStoreNames() });
-  const sum = (f: (s: StoreStatus) => number) => (perStore ? perStore.reduce((a, s) => a + f(s), 0) : null);
+  const perStore = storesOnPostgres() ? await getLiveStoreStatusesPg() : await getLiveStoreStatuses({ stores: listStoreNames() });
+  const sum = (f: (s: StoreStatus) => number) => perStore.reduce((a, s) => a + f(s), 0);
   const day = windowForRange("24h", now);
   const totals = listRouteTotalsByWindow({ window: day });
   const count = totals.reduce((a, r) => a + r.count, 0);
   const hist = totals.reduce<number[]>((acc, r) => acc.map((n, i) => n + r.hist[i]), LATENCY_BUCKET_BOUNDS_MS.map(() => 0));
   return {
-    overall: perStore ? worstStatus(perStore) : null,
+    overall: worstStatus(perStore),
     backlog: sum((s) => s.backlog.pending),
     driftRows: sum((s) => s.drift.drifted),
     parked: sum((s) => s.backlog.parked),

@@ -8,6 +8,7 @@ import { getGovernanceStatus } from "../governance/status";
 import { describeStore, openStore } from "../stores/stores";
 import { listStoreNames } from "../db/store-names";
 import { storesOnPostgres } from "../stores/on-postgres";
+import { getLiveStoreStatusesPg } from "./store-status-pg";
 import { routeLatencySnapshot } from "../http/request-timer";
 import { STORE_STATUS_PRECEDENCE } from "../embed/status";
 import { getLiveStoreStatuses } from "./health";
@@ -66,8 +67,10 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     for (const [q, v] of [["0.5", r.p50Ms], ["0.95", r.p95Ms], ["0.99", r.p99Ms]] as const) if (v !== null && Number.isFinite(v)) latency.set({ route: r.route, quantile: q }, v);
   }
 
-  // With DATABASE_URL store health is not computed from the PostgreSQL stores yet, and never from DATA_DIR's: no store gauges.
-  const stores = (storesOnPostgres() ? [] : listStoreNames()).filter((s) => !principal || canUseStore(principal, s));
+  // With DATABASE_URL the stores are PostgreSQL's (their live status; no files, no recall snapshots yet), never DATA_DIR's.
+  const onPostgres = storesOnPostgres();
+  const canUse = (s: string) => !principal || canUseStore(principal, s);
+  const stores = onPostgres ? [] : listStoreNames().filter(canUse);
   const gauge = (name: string, help: string, labelNames: string[] = ["store"]) => new Gauge({ name, help, labelNames, registers: [registry] });
   const g = {
     status: gauge("dualmind_store_status", "1 for the store's live status (getStoreStatus), 0 for the others", ["store", "status"]),
@@ -87,7 +90,8 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
   };
   const now = Date.now();
   const set = (m: Gauge, store: string, v: number | boolean | null) => v !== null && m.set({ store }, typeof v === "boolean" ? Number(v) : v);
-  for (const s of await getLiveStoreStatuses({ stores })) {
+  const statuses = onPostgres ? (await getLiveStoreStatusesPg()).filter((s) => canUse(s.store)) : await getLiveStoreStatuses({ stores });
+  for (const s of statuses) {
     for (const state of STORE_STATUS_PRECEDENCE) g.status.set({ store: s.store, status: state }, s.state === state ? 1 : 0);
     set(g.backlog, s.store, s.backlog.pending);
     set(g.oldest, s.store, s.backlog.oldestAgeSeconds);

@@ -17,6 +17,7 @@ import { findOrNullAsync } from "@/app/_server/pages";
 import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
 import { memoryFilterSchema } from "@/lib/index/memories";
 import { stores, storesOnPostgres } from "@/lib/stores/backend";
+import { getStoreStatusPgByName } from "@/lib/metrics/store-status-pg";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "./embed-actions";
 
 export default async function StorePage({ params }: { params: Promise<{ store: string }> }) {
@@ -94,10 +95,12 @@ async function PostgresStorePage({ store }: { store: string }) {
   if (!summary) notFound();
   const docs = await stores().listDocuments({ store: name.data, prefix: "", limit: 1, offset: 0 });
   const recent = await stores().listMemories({ store: name.data, filter: memoryFilterSchema.parse({ limit: 10 }) });
+  const status = await getStoreStatusPgByName({ store: name.data });
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Store {store}</h1>
       {summary.description && <p className="text-sm text-slate-600">{summary.description}</p>}
+      <StoreStatusCard status={status} />
       <section className="card space-y-2 text-sm" aria-labelledby="store-summary-heading" data-testid="store-summary">
         <h2 id="store-summary-heading" className="text-lg font-medium">
           Index
@@ -115,7 +118,7 @@ async function PostgresStorePage({ store }: { store: string }) {
         </p>
       </section>
       <StoreVerifyCard store={store} action={verifyStoreAction} />
-      <NotServedOnPostgres what="Store health and embedding status" instead="The embed queue runs on PostgreSQL (see the Scaling out section of the README); its status card is not ported yet." />
+      <NotServedOnPostgres what="The embeddings card (re-embed, parked items, workers)" instead="The store's status above is live from PostgreSQL; GET /api/v1/stores/{store}/health has the backlog, drift and parked items." />
       <RecentMemories store={store} recent={recent.memories} />
     </div>
   );

@@ -1,13 +1,13 @@
 import { storeHealthResponse } from "@/lib/api/responses/embeddings";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { getStoreHealthReport } from "@/lib/metrics/health";
-import { openStore } from "@/lib/stores/stores";
+import { storeHealthReportFor } from "@/lib/metrics/health";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/health",
   auth: "read",
   response: storeHealthResponse,
   params: storeParams,
-  handler: ({ params }) => getStoreHealthReport({ handle: openStore({ store: params.store }) }),
+  postgres: "served",
+  handler: ({ params }) => storeHealthReportFor({ store: params.store }),
 });

@@ -1,0 +1,132 @@
+import { sql } from "drizzle-orm";
+import { getConfig } from "../config";
+import { getPg } from "../db/pg";
+import { rowsOf, withStoreTx, type PgStoreHandle } from "../db/pg-store";
+import type { KindCounts, LiveCounts } from "../embed/counters";
+import { configuredFingerprint, deriveStoreStatus, liveDrift, providerForStatus, type StoreStatus } from "../embed/status";
+import { getEmbedBacklogPg, listParkedEmbeddingsPg } from "../index/embed-queue-pg";
+import { describeStorePg, listStoreNamesPg, openStorePg } from "../stores/stores-pg";
+
+/**
+ * The one store status (lib/embed/status.ts) for a PostgreSQL store: the
+ * same verdict (deriveStoreStatus, same precedence and wording) from the
+ * same numbers, read from the store's schema instead of SQLite's counters:
+ * - backlog: the embed queue (pending, parked, oldest);
+ * - drift: chunks against chunk_embeddings of the active model — fresh (a
+ *   vector of the chunk's current text), stale (of older text), missing;
+ * - the active model: the configured one when any chunk has its vector,
+ *   else the model most chunks have vectors of (a model change = drifted);
+ * - the provider: as this replica sees it (each replica calls the provider
+ *   from its own network; the state is kept in its own governance.db).
+ * Chunks are the embeddable kind stores on PostgreSQL have today.
+ * Counting is one pass over chunks and their vectors (no live counters on
+ * PostgreSQL yet): O(chunks) per status, a few ms at 10k.
+ */
+export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: PgStoreHandle; now?: number }): Promise<StoreStatus & { otherModelVectors: number }> {
+  const watermark = getConfig().embed.backlogWatermark;
+  const { fp: configured, error: fingerprintError } = await configuredFingerprint();
+  const { backlog, active, kind, otherModelVectors } = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const backlog = await getEmbedBacklogPg({ tx });
+    const byModel = await rowsOf<{ fingerprint_id: string; n: number }>(tx, sql`select fingerprint_id, count(*)::int as n from chunk_embeddings group by fingerprint_id order by n desc, fingerprint_id`);
+    const active = configured && byModel.some((m) => m.fingerprint_id === configured.id) ? configured.id : (byModel[0]?.fingerprint_id ?? null);
+    const [c] = await rowsOf<{ artifacts: number; fresh: number; stale: number }>(
+      tx,
+      sql`select count(*)::int as artifacts,
+        count(e.chunk_row_id) filter (where e.input_hash = c.chunk_sha256)::int as fresh,
+        count(e.chunk_row_id) filter (where e.input_hash <> c.chunk_sha256)::int as stale
+        from chunks c left join chunk_embeddings e on e.chunk_row_id = c.id and e.fingerprint_id = ${active ?? ""}`,
+    );
+    const kind: KindCounts = { artifacts: c.artifacts, fresh: c.fresh, stale: c.stale, missing: c.artifacts - c.fresh - c.stale, pending: backlog.pending, parked: backlog.parked };
+    const otherModelVectors = byModel.filter((m) => m.fingerprint_id !== active).reduce((a, m) => a + m.n, 0);
+    return { backlog, active, kind, otherModelVectors };
+  });
+  const counts: LiveCounts = { ...kind, byKind: { chunk: kind } };
+  const provider = providerForStatus({ fingerprintError, now });
+  const drift = liveDrift({ counts, active, configured });
+  // Vector search always has a way to answer on PostgreSQL (pgvector, else the bounded exact scan, else lexically with a reason).
+  const vectorIndex = { available: true, reason: null };
+  const verdict = deriveStoreStatus({
+    store: handle.store,
+    pending: backlog.pending,
+    parked: backlog.parked,
+    watermark,
+    modelChanged: drift.modelChanged,
+    stale: kind.stale,
+    missing: kind.missing,
+    artifacts: kind.artifacts,
+    provider,
+    vectors: vectorIndex,
+  });
+  return {
+    ...verdict,
+    store: handle.store,
+    asOf: now,
+    backlog: { ...backlog, oldestAgeSeconds: backlog.oldestEnqueuedAt === null ? null : Math.round((now - backlog.oldestEnqueuedAt) / 1000), watermark },
+    drift,
+    provider: { ...provider, configured },
+    // Only the configured model's details are known here; another active model is named by its id in `drift`.
+    activeModel: active !== null && configured !== null && active === configured.id ? configured : null,
+    vectorIndex,
+    otherModelVectors,
+  };
+}
+
+async function pgHandleOrThrow() {
+  const pg = getPg();
+  if (!pg) throw new Error("getStoreStatusPg needs DATABASE_URL");
+  return pg;
+}
+
+/** One PostgreSQL store's live status by name (the store page). */
+export async function getStoreStatusPgByName({ store }: { store: string }): Promise<StoreStatus> {
+  const pg = await pgHandleOrThrow();
+  return getStoreStatusPg({ handle: await openStorePg({ pg, store }) });
+}
+
+/** Every PostgreSQL store's live status (Overview, /metrics), in store order. */
+export async function getLiveStoreStatusesPg(): Promise<StoreStatus[]> {
+  const pg = await pgHandleOrThrow();
+  const out: StoreStatus[] = [];
+  for (const store of await listStoreNamesPg({ pg })) out.push(await getStoreStatusPg({ handle: await openStorePg({ pg, store }) }));
+  return out;
+}
+
+/**
+ * `GET /stores/{store}/health` and MCP `store_health` on PostgreSQL: the
+ * same report as getStoreHealthReport, with what PostgreSQL does not keep
+ * yet said plainly: no worker registry (`workers` is empty: PostgreSQL
+ * workers are seen through the queue's claims), no re-embed, no recall snapshots.
+ */
+export async function getStoreHealthReportPg({ store }: { store: string }) {
+  const pg = await pgHandleOrThrow();
+  const handle = await openStorePg({ pg, store });
+  const status = await getStoreStatusPg({ handle });
+  const d = status.drift;
+  const parked = status.backlog.parked > 0 ? await withStoreTx({ handle, readOnly: true }, (tx) => listParkedEmbeddingsPg({ tx, limit: 20 })) : [];
+  const described = await describeStorePg({ handle });
+  const degraded = status.backlog.pending > status.backlog.watermark;
+  return {
+    store,
+    status: status.state,
+    status_reason: status.reason,
+    action: status.action,
+    as_of: status.asOf,
+    degraded,
+    degraded_reason: degraded ? `embed backlog ${status.backlog.pending} is above the watermark ${status.backlog.watermark}: vector and hybrid search answer lexically until it drains` : null,
+    backlog: { pending: status.backlog.pending, parked: status.backlog.parked, oldestEnqueuedAt: status.backlog.oldestEnqueuedAt, oldestAgeSeconds: status.backlog.oldestAgeSeconds, watermark: status.backlog.watermark },
+    drift:
+      d.configuredFingerprintId === null
+        ? null
+        : { ...d, activeFingerprintId: d.activeFingerprintId ?? d.configuredFingerprintId, configuredFingerprintId: d.configuredFingerprintId, otherModelVectors: status.otherModelVectors },
+    coverage_pct: d.configuredFingerprintId === null ? null : d.coveragePct,
+    vector_index: { available: true, reason: described.vectors.reason },
+    configured_model: status.provider.configured,
+    active_model: status.activeModel,
+    provider_error: status.provider.ok ? null : status.provider.error,
+    provider: { ok: status.provider.ok, error: status.provider.error, checked_at: status.provider.checkedAt },
+    workers: [],
+    reembed: null,
+    parked,
+    recall: null,
+  };
+}
