@@ -4,7 +4,7 @@ import { resetConfigForTests } from "@/lib/config";
 import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { listAuditTailPg } from "@/lib/governance/audit-pg";
-import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
+import { drainEmbedQueuesPg, enqueueEmbeddingsPg } from "@/lib/index/embed-queue-pg";
 import { pgStores, type StoresBackend } from "@/lib/stores/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
 import { startFakeOpenAI } from "../fixtures/fake-openai-server";
@@ -194,5 +194,43 @@ describe("reflection settings and overview on PostgreSQL", () => {
     expect((await a.getTrace({ store: "reflect", id: latest.trace.id })).intent.target).toBe("artifact last");
     // The rare failure stratum keeps its trace under the stratified strategy.
     expect((await a.listTraces({ store: "reflect", filter: { outcome: "failure" } })).total).toBe(1);
+  });
+});
+
+describe("the embed queue's kinds on PostgreSQL", () => {
+  it("embeds only kinds a loader is registered for: another kind's queued rows wait, untouched, for a process that knows it", async () => {
+    await a.createStore({ input: { name: "kinds" }, actor: "test" });
+    const handle = await openStorePg({ pg: replicas.a(), store: "kinds" });
+    await withStoreTx({ handle }, (tx) => enqueueEmbeddingsPg({ tx, items: [{ kind: "not-a-kind-yet", refId: 7, inputHash: "h" }] }));
+    await a.recordLearning({ store: "kinds", agentId: "x", input: { predicate: "likes", description: "tea" } });
+    expect(await drainEmbedQueuesPg({ handles: [handle] })).toMatchObject({ embedded: 1 });
+    const left = await withStoreTx({ handle, readOnly: true }, async (tx) => (await tx.execute(sql`select kind, attempts, claimed_by from embed_queue`)).rows);
+    expect(left).toEqual([{ kind: "not-a-kind-yet", attempts: 0, claimed_by: null }]);
+  });
+
+  it("under backpressure stores a success trace without a vector (still recalled by its words), always queues failures, and catches up once the backlog drains", async () => {
+    process.env.DUALMIND_EMBED_BACKLOG_WATERMARK = "2";
+    resetConfigForTests();
+    try {
+      await a.createStore({ input: { name: "pressure" }, actor: "test" });
+      const handle = await openStorePg({ pg: replicas.a(), store: "pressure" });
+      const trace = (i: number, outcome: "success" | "failure") => a.recordTrace({ store: "pressure", agentId: "x", input: { intent: { verb: "deploy", target: `service ${i}` }, shard_type: "ops", outcome } });
+      for (let i = 0; i < 3; i++) expect((await trace(i, "success")).embedding).toBe("queued");
+      const skipped = await trace(3, "success");
+      expect(skipped).toMatchObject({ embedding: "skipped_backpressure", trace: { embedding: "skipped_backpressure" } });
+      expect((await trace(4, "failure")).embedding).toBe("queued");
+      const r = await b.recall({ store: "pressure", agentId: "x", input: { query: "deploy service", signals: "lexical", top_k: 10, min_score: 0 } });
+      expect(r.traces.map((t) => t.id)).toContain(skipped.trace.id);
+      expect((await a.getReflectionOverview({ store: "pressure" })).counts).toMatchObject({ traces: 5, skippedBackpressure: 1, awaitingVector: 4 });
+
+      await drainEmbedQueuesPg({ handles: [handle] });
+      await trace(5, "failure");
+      expect((await a.getTrace({ store: "pressure", id: skipped.trace.id })).embedding).toBe("pending");
+      await drainEmbedQueuesPg({ handles: [handle] });
+      expect((await a.getTrace({ store: "pressure", id: skipped.trace.id })).embedding).toBe("vector");
+    } finally {
+      delete process.env.DUALMIND_EMBED_BACKLOG_WATERMARK;
+      resetConfigForTests();
+    }
   });
 });
