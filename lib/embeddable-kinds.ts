@@ -1,4 +1,7 @@
 import { registerEmbeddable, type Embeddable } from "./embed/embeddables";
+import { registerPgEmbeddable, type PgEmbeddable } from "./index/embed-kinds-pg";
+import { learningEmbeddablePg } from "./recall/learnings-pg";
+import { traceEmbeddablePg } from "./recall/traces-pg";
 import { nodeEmbeddable } from "./graph/nodes";
 import { thoughtEmbeddable } from "./graph/thoughts";
 import { chunkEmbeddable } from "./index/chunk-embeddings";
@@ -14,7 +17,16 @@ import { traceEmbeddable } from "./recall/traces";
  */
 export const EMBEDDABLE_KINDS: readonly Embeddable[] = [chunkEmbeddable, traceEmbeddable, learningEmbeddable, thoughtEmbeddable, nodeEmbeddable];
 
+/**
+ * The kinds the PostgreSQL embed worker embeds besides chunks (built in,
+ * lib/index/embed-queue-pg.ts): each one's text loader; their vectors go to
+ * the kind-generic `embeddings` table. A kind ported to PostgreSQL (thoughts,
+ * graph nodes) joins by adding its PgEmbeddable here.
+ */
+export const EMBEDDABLE_KINDS_PG: readonly PgEmbeddable[] = [traceEmbeddablePg, learningEmbeddablePg];
+
 /** Idempotent: registering again replaces each kind with itself. */
 export function registerEmbeddableKinds(): void {
   for (const e of EMBEDDABLE_KINDS) registerEmbeddable(e);
+  for (const e of EMBEDDABLE_KINDS_PG) registerPgEmbeddable(e);
 }

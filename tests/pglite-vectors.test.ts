@@ -8,7 +8,7 @@ import { seededRandom } from "@/bench/corpus";
 import { migrateStoreSchema, useStoreSchema, type SqlRunner } from "@/lib/db/pg-store";
 import { chunkFiltersPg } from "@/lib/index/search-pg";
 import type { SearchInput } from "@/lib/index/search";
-import { hnswKnnSql, normalizeVector, pgvectorSupportPg, putChunkEmbeddingsPg, vectorNeighboursPg } from "@/lib/index/vectors-pg";
+import { hnswKnnSql, kindVectorSpace, normalizeVector, pgvectorSupportPg, putChunkEmbeddingsPg, putKindEmbeddingsPg, spaceNeighboursPg, vectorNeighboursPg } from "@/lib/index/vectors-pg";
 
 /**
  * The pgvector path of lib/index/vectors-pg.ts on PGlite, which ships the
@@ -198,5 +198,42 @@ describe("pgvector on PGlite", () => {
       });
       expect(plan).toContain(`Index Scan using chunk_embeddings_hnsw_${DIM}`);
     }
+  });
+});
+
+describe("pgvector on PGlite: the kind-generic embeddings (traces, learnings)", () => {
+  const TRACES = 300;
+  const traceRows: Row[] = [];
+  beforeAll(async () => {
+    for (let i = 1; i <= TRACES; i++) traceRows.push({ id: i, path: "", kind: "trace", mtime: NOW, v: near(centers[i % centers.length], 0.6) });
+    await inStore(async (tx) => {
+      await tx.execute(sql`insert into reasoning_traces (id, agent_id, intent_verb, intent_target, shard_type, key_files, outcome, key_issue, error_tags, summary_descriptor, descriptor_version, descriptor_hash, created_at, last_seen_at) values ${sql.join(
+        traceRows.map((r) => sql`(${r.id}, 'a', 'fix', ${`thing ${r.id}`}, 'ops', '{}', 'failure', '', '{}', ${`Intent: fix thing ${r.id}`}, 1, ${`d${r.id}`}, ${NOW}, ${NOW})`),
+        sql`, `,
+      )}`);
+      await putKindEmbeddingsPg({ tx, fingerprintId: FP, items: traceRows.map((r) => ({ kind: "trace", refId: r.id, inputHash: `d${r.id}`, vector: r.v })), now: NOW });
+      // A learning with the same ids must never answer a trace query.
+      await putKindEmbeddingsPg({ tx, fingerprintId: FP, items: [{ kind: "learning", refId: 1, inputHash: "l1", vector: traceRows[0].v }], now: NOW });
+      await tx.execute(sql`analyze`);
+    });
+  });
+
+  it("builds the embeddings table's own HNSW index and walks it for a kind, only over vectors of the row's current text", async () => {
+    expect((await inStore((tx) => pgvectorSupportPg(tx, "embeddings"))).hnswDimensions).toEqual([DIM]);
+    const space = kindVectorSpace({ kind: "trace", table: "reasoning_traces", hashColumn: "descriptor_hash" });
+    const q = near(centers[3], 0.3);
+    const want = traceRows
+      .map((r) => ({ id: r.id, similarity: normalizeVector(r.v).reduce((s, x, i) => s + x * normalizeVector(q)[i], 0) }))
+      .sort((a, b) => b.similarity - a.similarity || a.id - b.id)
+      .slice(0, 10);
+    const r = await inStore((tx) => spaceNeighboursPg({ tx, space, fingerprintId: FP, query: q, k: 10 }));
+    expect(r).toMatchObject({ ok: true, method: "hnsw" });
+    if (!r.ok) return;
+    expect(recall(r.hits, want)).toBeGreaterThanOrEqual(0.9);
+    // The top trace's descriptor changes: its old vector is stale and is no neighbour any more.
+    const top = want[0].id;
+    await inStore((tx) => tx.execute(sql`update reasoning_traces set descriptor_hash = 'changed' where id = ${top}`));
+    const after = await inStore((tx) => spaceNeighboursPg({ tx, space, fingerprintId: FP, query: q, k: 10 }));
+    expect(after.ok && after.hits.map((h) => h.id)).not.toContain(top);
   });
 });

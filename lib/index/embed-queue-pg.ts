@@ -15,12 +15,16 @@ import { log } from "../log";
 import type { Fallback } from "../retrieval";
 import { CHUNKING_VERSION } from "./chunking";
 import { CHUNK_KIND } from "./chunk-embeddings";
-import { putChunkEmbeddingsPg } from "./vectors-pg";
+import { getPgEmbeddable, pgEmbeddableKinds, registerPgEmbeddable, type PgEmbeddable, type PgEmbeddableText } from "./embed-kinds-pg";
+import { putChunkEmbeddingsPg, putKindEmbeddingsPg } from "./vectors-pg";
 
 /**
  * The embed queue on PostgreSQL (the SQLite twin is lib/embed/{queue,worker}.ts),
  * shared by N app replicas on one database:
- * - ingest queues each new chunk in its own transaction (enqueueChunkEmbeddingsPg);
+ * - ingest queues each new chunk in its own transaction (enqueueChunkEmbeddingsPg),
+ *   and a trace or learning is queued in its insert's (enqueueEmbeddingsPg);
+ *   the worker reads each kind's text through the kind registry
+ *   (./embed-kinds-pg.ts: chunks built in, the others registered by the entry points);
  * - a worker claims ready rows with FOR UPDATE SKIP LOCKED and a lease
  *   (claimed_by, claimed_until), so concurrent workers on any replica claim
  *   disjoint rows, and rows of a replica that died mid-batch are claimed again
@@ -41,23 +45,42 @@ export type ClaimedItemPg = { id: number; kind: string; refId: number; inputHash
 
 const cacheKey = (fingerprintId: string, text: string) => sha256Hex(`${fingerprintId}\0${text}`);
 
+/** Chunks: their own text, the chunk's sha256 as input hash, vectors in chunk_embeddings. Always registered. */
+const chunkEmbeddablePg: PgEmbeddable = {
+  kind: CHUNK_KIND,
+  artifactType: CHUNK_KIND,
+  async load({ tx, refIds }) {
+    const rows = refIds.length ? await rowsOf<{ id: string; text: string; chunkSha256: string }>(tx, sql`select id, text, chunk_sha256 as "chunkSha256" from chunks where id in ${refIds}`) : [];
+    return new Map(rows.map((r) => [Number(r.id), { text: r.text, inputHash: r.chunkSha256, chunkingVersion: CHUNKING_VERSION }]));
+  },
+};
+registerPgEmbeddable(chunkEmbeddablePg);
+
 /** Queue new chunks for a vector, inside the writer's transaction. A re-queued item starts over (its text changed). */
 export async function enqueueChunkEmbeddingsPg({ tx, chunks, now = Date.now() }: { tx: SqlRunner; chunks: { id: number; chunkSha256: string }[]; now?: number }): Promise<void> {
-  // 4 parameters per row: 1,000 rows stay far below PostgreSQL's bind-parameter limit.
-  for (let at = 0; at < chunks.length; at += 1_000) {
-    const values = chunks.slice(at, at + 1_000).map((c) => sql`(${CHUNK_KIND}, ${c.id}, ${c.chunkSha256}, ${now}, ${now})`);
+  await enqueueEmbeddingsPg({ tx, items: chunks.map((c) => ({ kind: CHUNK_KIND, refId: c.id, inputHash: c.chunkSha256 })), now });
+}
+
+/** Queue artifacts of any kind for a vector, inside the writer's transaction. A re-queued item starts over (its text changed). */
+export async function enqueueEmbeddingsPg({ tx, items, now = Date.now() }: { tx: SqlRunner; items: { kind: string; refId: number; inputHash: string }[]; now?: number }): Promise<void> {
+  // 5 parameters per row: 1,000 rows stay far below PostgreSQL's bind-parameter limit.
+  for (let at = 0; at < items.length; at += 1_000) {
+    const values = items.slice(at, at + 1_000).map((c) => sql`(${c.kind}, ${c.refId}, ${c.inputHash}, ${now}, ${now})`);
     await tx.execute(sql`insert into embed_queue (kind, ref_id, input_hash, enqueued_at, next_attempt_at) values ${sql.join(values, sql`, `)}
       on conflict (kind, ref_id) do update set input_hash = excluded.input_hash, attempts = 0, next_attempt_at = excluded.next_attempt_at,
         last_error = null, parked_at = null, claimed_by = null, claimed_until = null`);
   }
 }
 
-/** Claim up to `limit` ready rows for `leaseMs` (FOR UPDATE SKIP LOCKED: concurrent claims never share a row). */
-export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number }): Promise<ClaimedItemPg[]> {
+/**
+ * Claim up to `limit` ready rows of the registered kinds for `leaseMs` (FOR
+ * UPDATE SKIP LOCKED: concurrent claims never share a row).
+ */
+export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now(), kinds = pgEmbeddableKinds() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number; kinds?: string[] }): Promise<ClaimedItemPg[]> {
   const found = (
     await tx.execute(sql`with ready as (
         select id from embed_queue
-        where parked_at is null and next_attempt_at <= ${now} and (claimed_until is null or claimed_until < ${now})
+        where parked_at is null and next_attempt_at <= ${now} and (claimed_until is null or claimed_until < ${now}) and kind in ${kinds}
         order by next_attempt_at, id limit ${limit}
         for update skip locked)
       update embed_queue q set claimed_by = ${workerId}, claimed_until = ${now + leaseMs} from ready where q.id = ready.id
@@ -143,7 +166,7 @@ export async function listParkedEmbeddingsPg({ tx, limit = 50 }: { tx: SqlRunner
   return found.map((r) => ({ ...r, refId: Number(r.refId), parkedAt: Number(r.parkedAt) }));
 }
 
-type Work = { item: ClaimedItemPg; text: string; inputHash: string };
+type Work = { item: ClaimedItemPg; text: string; inputHash: string; chunkingVersion: number };
 
 /**
  * One worker step for one store: claim a batch, embed what the cache lacks
@@ -170,20 +193,22 @@ export async function processEmbedBatchPg({
   const result: BatchResult = { claimed: claimed.length, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0 };
   if (claimed.length === 0) return result;
 
-  // Current texts; a chunk deleted meanwhile is dropped from the queue. Other kinds are not produced on PostgreSQL yet.
+  // Current texts, per kind through its registered loader; an artifact deleted meanwhile is dropped from the queue.
   const { texts, cached } = await withStoreTx({ handle, readOnly: true }, async (tx) => {
-    const ids = claimed.filter((c) => c.kind === CHUNK_KIND).map((c) => c.refId);
-    const rows = ids.length ? await rowsOf<{ id: string; text: string; chunkSha256: string }>(tx, sql`select id, text, chunk_sha256 as "chunkSha256" from chunks where id in ${ids}`) : [];
-    const byId = new Map(rows.map((r) => [Number(r.id), r]));
-    const keys = [...new Set(rows.map((r) => cacheKey(fp.id, r.text)))];
+    const byKind = new Map<string, Map<number, PgEmbeddableText>>();
+    for (const kind of new Set(claimed.map((c) => c.kind))) {
+      const loader = getPgEmbeddable(kind);
+      if (loader) byKind.set(kind, await loader.load({ tx, refIds: claimed.filter((c) => c.kind === kind).map((c) => c.refId) }));
+    }
+    const keys = [...new Set([...byKind.values()].flatMap((m) => [...m.values()].map((t) => cacheKey(fp.id, t.text))))];
     const hits = keys.length ? await rowsOf<{ key: string; embedding: number[] }>(tx, sql`select key, embedding from embedding_cache where key in ${keys}`) : [];
-    return { texts: byId, cached: new Map(hits.map((h) => [h.key, h.embedding])) };
+    return { texts: byKind, cached: new Map(hits.map((h) => [h.key, h.embedding])) };
   });
   const work: Work[] = [];
   const gone: ClaimedItemPg[] = [];
   for (const item of claimed) {
-    const t = item.kind === CHUNK_KIND ? texts.get(item.refId) : undefined;
-    if (t) work.push({ item, text: t.text, inputHash: t.chunkSha256 });
+    const t = texts.get(item.kind)?.get(item.refId);
+    if (t) work.push({ item, ...t });
     else gone.push(item);
   }
   result.dropped = gone.length;
@@ -253,13 +278,15 @@ async function finishEmbedItemsPg({
   if (mine.length === 0) return 0;
   const records = embeddingProvenanceRecords({
     fingerprint: fp,
-    artifacts: mine.map((w) => ({ store: handle.store, artifactType: CHUNK_KIND, refId: w.item.refId, inputHash: w.inputHash, chunkingVersion: CHUNKING_VERSION })),
+    artifacts: mine.map((w) => ({ store: handle.store, artifactType: getPgEmbeddable(w.item.kind)?.artifactType ?? w.item.kind, refId: w.item.refId, inputHash: w.inputHash, chunkingVersion: w.chunkingVersion })),
   });
   for (let i = 0; i < records.length; i += PROVENANCE_BATCH) {
     await recordProvenanceBatchPg({ db: tx, input: { records: records.slice(i, i + PROVENANCE_BATCH) }, recordedBy: "system:embed-worker" });
   }
   const at = Date.now();
-  await putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: mine.map((w) => ({ chunkRowId: w.item.refId, inputHash: w.inputHash, vector: vectors.get(w.item.id)! })), now: at });
+  const [chunkWork, kindWork] = [mine.filter((w) => w.item.kind === CHUNK_KIND), mine.filter((w) => w.item.kind !== CHUNK_KIND)];
+  await putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: chunkWork.map((w) => ({ chunkRowId: w.item.refId, inputHash: w.inputHash, vector: vectors.get(w.item.id)! })), now: at });
+  await putKindEmbeddingsPg({ tx, fingerprintId: fp.id, items: kindWork.map((w) => ({ kind: w.item.kind, refId: w.item.refId, inputHash: w.inputHash, vector: vectors.get(w.item.id)! })), now: at });
   const cacheRows = [...new Map(mine.map((w) => [cacheKey(fp.id, w.text), vectors.get(w.item.id)!])).entries()];
   for (let i = 0; i < cacheRows.length; i += 1_000) {
     const values = cacheRows.slice(i, i + 1_000).map(([key, v]) => sql`(${key}, ${`{${Array.from(v).join(",")}}`}::real[], ${at})`);

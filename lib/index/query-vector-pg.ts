@@ -16,8 +16,10 @@ import type { QueryVectorPlan } from "../retrieval/readiness";
  * - backlog: more chunks wait for a vector of this model than the watermark,
  *   or none has one yet (a vector-only answer would be empty, not "no match");
  * - model_mismatch: the store's vectors are all of another model (re-embed).
+ * The vectors asked about are the chunks' (search), or with `kinds` those
+ * kinds' in the kind-generic embeddings table (recall: trace, learning).
  */
-export async function planQueryVectorPg({ handle, text }: { handle: PgStoreHandle; text: string }): Promise<QueryVectorPlan> {
+export async function planQueryVectorPg({ handle, text, kinds }: { handle: PgStoreHandle; text: string; kinds?: string[] }): Promise<QueryVectorPlan> {
   const started = performance.now();
   const ms = () => Math.round((performance.now() - started) * 100) / 100;
   let fp: Fingerprint;
@@ -28,18 +30,19 @@ export async function planQueryVectorPg({ handle, text }: { handle: PgStoreHandl
   }
   // Index probes and a count bounded by the watermark: the cost of asking does not grow with the store.
   const ready = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const [table, ofKinds, what] = kinds ? [sql`embeddings`, sql` and kind in ${kinds}`, "item"] : [sql`chunk_embeddings`, sql``, "chunk"];
     const [row] = await rowsOf<{ embedded: boolean; other: boolean }>(
       tx,
       sql`select
-        exists (select 1 from chunk_embeddings where fingerprint_id = ${fp.id}) as embedded,
-        (exists (select 1 from chunk_embeddings where fingerprint_id < ${fp.id}) or exists (select 1 from chunk_embeddings where fingerprint_id > ${fp.id})) as other`,
+        exists (select 1 from ${table} where fingerprint_id = ${fp.id}${ofKinds}) as embedded,
+        (exists (select 1 from ${table} where fingerprint_id < ${fp.id}${ofKinds}) or exists (select 1 from ${table} where fingerprint_id > ${fp.id}${ofKinds})) as other`,
     );
     if (!row.embedded && row.other) return { fallback: { reason: "model_mismatch", message: `the configured model (${fp.model}, ${fp.id}) differs from the store's vectors; re-embed the store` } as const };
     const over = await backlogFallbackPg({ tx });
     if (over) return { fallback: over };
     if (!row.embedded) {
       const { pending } = await getEmbedBacklogPg({ tx });
-      if (pending > 0) return { fallback: { reason: "backlog", message: `none of this store's ${pending} queued chunk(s) has a vector of ${fp.model} yet`, count: pending } as const };
+      if (pending > 0) return { fallback: { reason: "backlog", message: `none of this store's ${pending} queued ${what}(s) has a vector of ${fp.model} yet`, count: pending } as const };
     }
     return null;
   });

@@ -32,9 +32,7 @@ import { categoryPathSchema, createMemorySchema, memoryFilterSchema, memoryPathS
 import { searchInputSchema } from "../index/search";
 import { storeHealthReportFor } from "../metrics/health";
 import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
-import { recordLearning } from "../recall/learnings";
-import { recallInputSchema, recallReflections } from "../recall/recall";
-import { recordTrace } from "../recall/traces";
+import { recallInputSchema } from "../recall/recall";
 import { openCoreFor, openStore } from "../stores/stores";
 import { clientIdSchema } from "../common";
 
@@ -291,24 +289,27 @@ const recallTools: ToolDef[] = [
       "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning). mode says what answered, fallback why vectors did not, reason why an answer is empty or weak; explain=true adds each stage (readiness, vector, lexical, ranking) with its candidates and time.",
     output: recallResponse,
     scope: "read",
+    postgres: "served",
     input: recallInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => recallReflections({ handle: openStore({ store }), agentId: agentOf(ctx), input }),
+    run: ({ store, ...input }, ctx) => stores().recall({ store, agentId: agentOf(ctx), input }),
   }),
   tool({
     name: "record_trace",
     description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor.",
     output: traceRecordedResponse,
     scope: "write",
+    postgres: "served",
     input: traceInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => recordTrace({ handle: openStore({ store }), agentId: agentOf(ctx), input }),
+    run: ({ store, ...input }, ctx) => stores().recordTrace({ store, agentId: agentOf(ctx), input }),
   }),
   tool({
     name: "record_learning",
     description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated.",
     output: learningRecordedResponse,
     scope: "write",
+    postgres: "served",
     input: learningInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => recordLearning({ handle: openStore({ store }), agentId: agentOf(ctx), input }),
+    run: ({ store, ...input }, ctx) => stores().recordLearning({ store, agentId: agentOf(ctx), input }),
   }),
 ];
 

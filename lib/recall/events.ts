@@ -17,33 +17,23 @@ export type RecallEventInput = {
   hits: { artifact: "trace" | "learning"; refId: number; score: number; summary: string }[];
 };
 
+/** A recall's row, and its hits' rows once the event has its id (both backends). */
+export function recallEventRows(event: RecallEventInput, now = Date.now()) {
+  const topScore = event.hits.reduce<number | null>((m, h) => (m === null || h.score > m ? h.score : m), null);
+  return {
+    event: { agentId: event.agentId, query: event.query, mode: event.mode, fallbackReason: event.fallbackReason, latencyMs: event.latencyMs, cacheHit: event.cacheHit, hitCount: event.hits.length, topScore, warning: event.warning, createdAt: now },
+    hits: (eventId: number) => event.hits.map((h, i) => ({ eventId, rank: i + 1, artifact: h.artifact, refId: h.refId, score: h.score, summary: h.summary })),
+  };
+}
+
 /** One recall and its hits, in one transaction. Returns the event id the response carries. */
 export function logRecallEvent({ handle, event }: { handle: StoreHandle; event: RecallEventInput }): number {
   const { db } = handle;
   return handle.sqlite
     .transaction(() => {
-      const topScore = event.hits.reduce<number | null>((m, h) => (m === null || h.score > m ? h.score : m), null);
-      const { id } = db
-        .insert(recallEvents)
-        .values({
-          agentId: event.agentId,
-          query: event.query,
-          mode: event.mode,
-          fallbackReason: event.fallbackReason,
-          latencyMs: event.latencyMs,
-          cacheHit: event.cacheHit,
-          hitCount: event.hits.length,
-          topScore,
-          warning: event.warning,
-          createdAt: Date.now(),
-        })
-        .returning({ id: recallEvents.id })
-        .get();
-      if (event.hits.length > 0) {
-        db.insert(recallEventHits)
-          .values(event.hits.map((h, i) => ({ eventId: id, rank: i + 1, artifact: h.artifact, refId: h.refId, score: h.score, summary: h.summary })))
-          .run();
-      }
+      const rows = recallEventRows(event);
+      const { id } = db.insert(recallEvents).values(rows.event).returning({ id: recallEvents.id }).get();
+      if (event.hits.length > 0) db.insert(recallEventHits).values(rows.hits(id)).run();
       return id;
     })
     .immediate();
@@ -52,7 +42,7 @@ export function logRecallEvent({ handle, event }: { handle: StoreHandle; event: 
 export type RecallEventHit = { id: number; rank: number; artifact: "trace" | "learning"; refId: number; score: number; summary: string; relevant: boolean | null; ratedBy: string | null };
 export type RecallEvent = Omit<RecallEventInput, "hits"> & { id: number; hitCount: number; topScore: number | null; createdAt: number; hits: RecallEventHit[] };
 
-const toHit = (h: RecallEventHitRow): RecallEventHit => ({ id: h.id, rank: h.rank, artifact: h.artifact, refId: h.refId, score: h.score, summary: h.summary, relevant: h.relevant, ratedBy: h.ratedBy });
+export const toHit = (h: Omit<RecallEventHitRow, "eventId" | "ratedAt">): RecallEventHit => ({ id: h.id, rank: h.rank, artifact: h.artifact, refId: h.refId, score: h.score, summary: h.summary, relevant: h.relevant, ratedBy: h.ratedBy });
 
 /** Recall rows with their hits in rank order: one query for all the hits. */
 function withHits({ handle, events }: { handle: StoreHandle; events: RecallEventRow[] }): RecallEvent[] {
@@ -188,6 +178,19 @@ export function getRecallMetrics({ handle, bucketMs = 3_600_000, since = 0, unti
     .where(and(isNotNull(recallEventHits.ratedAt), inWindow))
     .groupBy(bucketStart)
     .all();
+  return bucketRecallMetrics({ events, ratings, bucketMs });
+}
+
+/** Recalls and hit ratings of a window, bucketed (both backends read the rows, this does the arithmetic). */
+export function bucketRecallMetrics({
+  events,
+  ratings,
+  bucketMs,
+}: {
+  events: { createdAt: number; latencyMs: number; hitCount: number; fallbackReason: string | null }[];
+  ratings: { start: number; rated: number; relevant: number }[];
+  bucketMs: number;
+}): RecallMetricsBucket[] {
   const byStart = new Map<number, typeof events>();
   for (const e of events) {
     const start = Math.floor(e.createdAt / bucketMs) * bucketMs;

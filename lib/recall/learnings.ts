@@ -8,7 +8,7 @@ import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { currentVectorInfo } from "./vector-info";
 import type { VectorInfo } from "./traces";
-import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningInput } from "./descriptors";
+import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningFields, type LearningInput } from "./descriptors";
 import { sha256Hex } from "../common";
 
 export const LEARNING_KIND = "learning";
@@ -39,19 +39,50 @@ const LEARNING_SELECT = {
   vectorInfo: currentVectorInfo({ kind: "learning", table: "learnings", inputHashColumn: "handle_hash" }),
 };
 
-function toLearning(r: LearningSelect): Learning {
+/** A learning row of either backend, args decoded, with the vector of its current handle (or null). */
+export type LearningRecord = Omit<LearningRow, "args"> & { args: Record<string, unknown>; vector: VectorInfo | null };
+
+function toLearning({ vectorInfo, ...r }: LearningSelect): Learning {
+  return learningOf({ ...r, args: JSON.parse(r.args) as Record<string, unknown>, vector: vectorInfo ? (JSON.parse(vectorInfo) as VectorInfo) : null });
+}
+
+/** A learning as it is stored, on both backends: validated, sanitized fields and the handle's hash (the dedup key). */
+export function prepareLearning(input: LearningInput): { fields: LearningFields; hash: string } {
+  const fields = normalizeLearning(learningInputSchema.parse(input));
+  return { fields, hash: sha256Hex(fields.semanticHandle) };
+}
+
+/** A new learning's row (args as an object: SQLite stores it as JSON text). */
+export function newLearningRow({ agentId, fields, hash, now }: { agentId: string; fields: LearningFields; hash: string; now: number }) {
+  return {
+    agentId,
+    predicate: fields.predicate,
+    args: fields.args,
+    description: fields.description,
+    confidence: fields.confidence,
+    semanticHandle: fields.semanticHandle,
+    handleVersion: HANDLE_VERSION,
+    handleHash: hash,
+    seenCount: 1,
+    createdAt: now,
+    lastSeenAt: now,
+  };
+}
+
+/** The API's learning, on both backends. */
+export function learningOf(r: LearningRecord): Learning {
   return {
     id: r.id,
     agentId: r.agentId,
     predicate: r.predicate,
-    args: JSON.parse(r.args) as Record<string, unknown>,
+    args: r.args,
     description: r.description,
     confidence: r.confidence,
     semanticHandle: r.semanticHandle,
     handleVersion: r.handleVersion,
     handleHash: r.handleHash,
-    embedding: r.vectorInfo ? "vector" : "pending",
-    vector: r.vectorInfo ? (JSON.parse(r.vectorInfo) as VectorInfo) : null,
+    embedding: r.vector ? "vector" : "pending",
+    vector: r.vector,
     seenCount: r.seenCount,
     createdAt: r.createdAt,
     lastSeenAt: r.lastSeenAt,
@@ -81,8 +112,7 @@ export type RecordLearningResult = { learning: Learning; deduped: boolean; embed
  * last_seen, and keeps the higher confidence, instead of adding a vector.
  */
 export function recordLearning({ handle, agentId, input }: { handle: StoreHandle; agentId: string; input: LearningInput }): RecordLearningResult {
-  const fields = normalizeLearning(learningInputSchema.parse(input));
-  const hash = sha256Hex(fields.semanticHandle);
+  const { fields, hash } = prepareLearning(input);
   const { db } = handle;
   return handle.sqlite
     .transaction((): RecordLearningResult => {
@@ -97,19 +127,7 @@ export function recordLearning({ handle, agentId, input }: { handle: StoreHandle
       }
       const { id } = db
         .insert(learnings)
-        .values({
-          agentId,
-          predicate: fields.predicate,
-          args: JSON.stringify(fields.args),
-          description: fields.description,
-          confidence: fields.confidence,
-          semanticHandle: fields.semanticHandle,
-          handleVersion: HANDLE_VERSION,
-          handleHash: hash,
-          seenCount: 1,
-          createdAt: now,
-          lastSeenAt: now,
-        })
+        .values({ ...newLearningRow({ agentId, fields, hash, now }), args: JSON.stringify(fields.args) })
         .returning({ id: learnings.id })
         .get();
       enqueueEmbeddings({ handle, items: [{ kind: LEARNING_KIND, refId: id, inputHash: hash }] });

@@ -8,7 +8,7 @@ import { knnSourceOf } from "../embed/vector-index";
 import { AppError } from "../errors";
 import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, similarityFloorFor, vectorNeighbours, type Bm25Row, type Explain, type RetrievalReason } from "../retrieval";
 import { intentSchema, normalizeTrace, renderIntentQuery } from "./descriptors";
-import { logRecallEvent } from "./events";
+import { logRecallEvent, type RecallEventInput } from "./events";
 import { LEARNING_KIND } from "./learnings";
 import { sanitizeText } from "./sanitize";
 import { getReflectionSettings, type ReflectionSettings } from "./settings";
@@ -131,7 +131,7 @@ export const LEXICAL_SCALE = 0.5;
 // A crude stem (the first five letters) to tell which query terms a row shares, since FTS5's porter stems are not visible.
 const stem = (w: string) => w.slice(0, 5);
 
-type Candidate = { refId: number; similarity: number; match: "vector" | "lexical" };
+export type Candidate = { refId: number; similarity: number; match: "vector" | "lexical" };
 type FtsTextRow = { id: number; text: string };
 
 /**
@@ -154,6 +154,11 @@ function lexicalCandidates({ handle, table, terms, limit, onlyIds, budget }: { h
   const top = pruned ? (m: number) => pruned.rows.slice(0, m) : broad?.top;
   // Up to 32 OR-ed words: common ones over a large store are the slow case, so the query budget bounds it.
   const rows = top ? rowsInRankOrder({ handle, table, textColumn, top, limit }) : runWithinBudget(handle.sqlite, budget, () => statement.all({ expr, limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[]);
+  return lexicalSimilarities(terms, rows);
+}
+
+/** Lexical candidates of found rows (both backends): each row's scaled share of the query terms it contains. */
+export function lexicalSimilarities(terms: string[], rows: { id: number; text: string }[]): Candidate[] {
   const queryStems = new Set(terms.map(stem));
   return rows.map((r) => {
     const rowStems = new Set(lexicalTerms(r.text).map(stem));
@@ -220,9 +225,8 @@ function recencyWeight(lastSeenAt: number, now: number, halfLifeDays: number): n
   return Math.pow(0.5, Math.max(0, now - lastSeenAt) / DAY_MS / halfLifeDays);
 }
 
-const round = (x: number) => Math.round(x * 10000) / 10000;
 
-type RankOptions = { now: number; settings: ReflectionSettings; minScore: number; topK: number };
+export type RankOptions = { now: number; settings: ReflectionSettings; minScore: number; topK: number };
 type HitBase = { id: number; score: number; similarity: number; recency: number; match: Candidate["match"]; ageDays: number };
 
 /**
@@ -246,10 +250,27 @@ function gateAndRank<R extends { id: number; lastSeenAt: number }, H extends { i
     const r = byId.get(c.refId);
     if (!r) continue;
     const recency = recencyWeight(r.lastSeenAt, opts.now, opts.settings.recency_half_life_days);
-    const hit = toHit(r, { id: r.id, score: round(c.similarity * recency), similarity: round(c.similarity), recency: round(recency), match: c.match, ageDays: round((opts.now - r.lastSeenAt) / DAY_MS) });
+    const hit = toHit(r, { id: r.id, score: roundScore(c.similarity * recency), similarity: roundScore(c.similarity), recency: roundScore(recency), match: c.match, ageDays: roundScore((opts.now - r.lastSeenAt) / DAY_MS) });
     if (hit.score >= opts.minScore && hit.score > (best.get(r.id)?.score ?? -1)) best.set(r.id, hit);
   }
   return [...best.values()].sort((a, b) => b.score - a.score || a.id - b.id).slice(0, opts.topK);
+}
+
+/** The columns a trace hit shows (both backends read them for the candidates). */
+export type TraceHitRow = Pick<TraceHit, "id" | "outcome" | "summary" | "keyIssue" | "seenCount" | "lastSeenAt"> & { intentVerb: string; intentTarget: string };
+export type LearningHitRow = Pick<LearningHit, "id" | "predicate" | "description" | "confidence" | "summary"> & { lastSeenAt: number };
+
+export function traceHitsOf({ candidates, rows, opts }: { candidates: Candidate[]; rows: TraceHitRow[]; opts: RankOptions }): TraceHit[] {
+  return gateAndRank({
+    candidates,
+    rows,
+    opts,
+    toHit: (r, base) => ({ ...base, outcome: r.outcome, summary: r.summary, intent: { verb: r.intentVerb, target: r.intentTarget }, keyIssue: r.keyIssue, seenCount: r.seenCount, lastSeenAt: r.lastSeenAt }),
+  });
+}
+
+export function learningHitsOf({ candidates, rows, opts }: { candidates: Candidate[]; rows: LearningHitRow[]; opts: RankOptions }): LearningHit[] {
+  return gateAndRank({ candidates, rows, opts, toHit: (r, base) => ({ ...base, predicate: r.predicate, description: r.description, confidence: r.confidence, summary: r.summary }) });
 }
 
 function rankTraces({ handle, candidates, opts }: { handle: StoreHandle; candidates: Candidate[]; opts: RankOptions }): TraceHit[] {
@@ -265,12 +286,7 @@ function rankTraces({ handle, candidates, opts }: { handle: StoreHandle; candida
       ),
     )
     .all();
-  return gateAndRank({
-    candidates,
-    rows,
-    opts,
-    toHit: (r, base) => ({ ...base, outcome: r.outcome, summary: r.summary, intent: { verb: r.intentVerb, target: r.intentTarget }, keyIssue: r.keyIssue, seenCount: r.seenCount, lastSeenAt: r.lastSeenAt }),
-  });
+  return traceHitsOf({ candidates, rows, opts });
 }
 
 function rankLearnings({ handle, candidates, opts }: { handle: StoreHandle; candidates: Candidate[]; opts: RankOptions }): LearningHit[] {
@@ -286,8 +302,66 @@ function rankLearnings({ handle, candidates, opts }: { handle: StoreHandle; cand
       ),
     )
     .all();
-  return gateAndRank({ candidates, rows, opts, toHit: (r, base) => ({ ...base, predicate: r.predicate, description: r.description, confidence: r.confidence, summary: r.summary }) });
+  return learningHitsOf({ candidates, rows, opts });
 }
+
+/** Oversample twice top_k so recency weighting and the gate can reorder; the KNN's cost grows with k, so no more than that. */
+export const recallPool = (topK: number) => Math.max(10, topK * 2);
+
+/** The per-recall numbers both backends start from: the settings in force and the body's overrides. */
+export function recallPlan(body: z.output<typeof recallInputSchema>, settings: ReflectionSettings, store: string): { topK: number; minScore: number; queryText: string; terms: string[]; wantTraces: boolean; wantLearnings: boolean; pool: number } {
+  if (!settings.enabled) throw new AppError("conflict", `reflection recall is disabled for store ${store}; an admin can enable it in the store's reflection settings`);
+  const topK = body.top_k ?? settings.top_k;
+  const queryText = recallQueryText(body);
+  return { topK, minScore: body.min_score ?? settings.min_score, queryText, terms: lexicalTerms(queryText), wantTraces: body.kinds.includes("trace"), wantLearnings: body.kinds.includes("learning"), pool: recallPool(topK) };
+}
+
+/** The fusion stage's explain line (both backends). */
+export function fusionExplain({ traces, learningHits, settings, minScore, topK, candidates }: { traces: TraceHit[]; learningHits: LearningHit[]; settings: ReflectionSettings; minScore: number; topK: number; candidates: number }) {
+  return {
+    candidates: traces.length + learningHits.length,
+    detail: `each row scored by its better signal × recency (half-life ${settings.recency_half_life_days} days), kept when ≥ min_score ${minScore}, top ${topK} per kind; ${candidates} candidate(s) in`,
+    top: [...traces.map((t) => ({ key: `${TRACE_KIND}:${t.id}`, score: t.score })), ...learningHits.map((l) => ({ key: `${LEARNING_KIND}:${l.id}`, score: l.score }))].sort((a, b) => b.score - a.score),
+  };
+}
+
+/** Guidance from the ranked hits (both backends): a past failure that scores high, learnings aligned with the query. */
+export function recallGuidance({ traces, learningHits, settings }: { traces: TraceHit[]; learningHits: LearningHit[]; settings: ReflectionSettings }): RecallResult["guidance"] {
+  const failure = traces.find((t) => t.outcome === "failure" && t.score >= settings.failure_warning_score);
+  return {
+    past_failure_warning: failure
+      ? {
+          traceId: failure.id,
+          score: failure.score,
+          intent: failure.intent,
+          keyIssue: failure.keyIssue,
+          message: `A similar attempt failed before (trace ${failure.id}: ${failure.intent.verb} ${failure.intent.target})${failure.keyIssue ? `; key issue: ${failure.keyIssue}` : ""}.`,
+        }
+      : null,
+    aligned_preferences: learningHits
+      .filter((l) => l.score >= settings.preference_score)
+      .map((l) => ({ learningId: l.id, score: l.score, predicate: l.predicate, description: l.description, confidence: l.confidence })),
+  };
+}
+
+/** The recall event a recall logs (both backends). */
+export function recallEventOf({ agentId, queryText, mode, fallback, latencyMs, cacheHit, guidance, traces, learningHits }: { agentId: string; queryText: string; mode: RecallMode; fallback: RecallResult["fallback"]; latencyMs: number; cacheHit: boolean; guidance: RecallResult["guidance"]; traces: TraceHit[]; learningHits: LearningHit[] }): RecallEventInput {
+  return {
+    agentId,
+    query: queryText,
+    mode,
+    fallbackReason: fallback?.reason ?? null,
+    latencyMs,
+    cacheHit,
+    warning: guidance.past_failure_warning !== null,
+    hits: [
+      ...traces.map((t) => ({ artifact: "trace" as const, refId: t.id, score: t.score, summary: t.summary })),
+      ...learningHits.map((l) => ({ artifact: "learning" as const, refId: l.id, score: l.score, summary: l.summary })),
+    ],
+  };
+}
+
+export const roundScore = (x: number) => Math.round(x * 10000) / 10000;
 
 /**
  * "Have I faced this before?" Embeds the query as a query, searches traces and
@@ -301,16 +375,7 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
   const started = performance.now();
   const body = recallInputSchema.parse(input);
   const settings = getReflectionSettings({ handle });
-  if (!settings.enabled) throw new AppError("conflict", `reflection recall is disabled for store ${handle.store}; an admin can enable it in the store's reflection settings`);
-  const topK = body.top_k ?? settings.top_k;
-  const minScore = body.min_score ?? settings.min_score;
-  const queryText = recallQueryText(body);
-  const terms = lexicalTerms(queryText);
-  const wantTraces = body.kinds.includes("trace");
-  const wantLearnings = body.kinds.includes("learning");
-  // Oversample twice top_k so recency weighting and the gate can reorder; the
-  // KNN's cost grows with k (SimHash candidates = 10·k), so no more than that.
-  const pool = Math.max(10, topK * 2);
+  const { topK, minScore, queryText, terms, wantTraces, wantLearnings, pool } = recallPlan(body, settings, handle.store);
   const budget = startQueryBudget({ hint: "use fewer or rarer words in the query, or fewer kinds" });
 
   let mode: RecallMode = "lexical";
@@ -362,44 +427,11 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
     learningHits: rankLearnings({ handle, candidates: learningCandidates, opts: { now, settings, minScore, topK } }),
   });
   const { traces, learningHits } = rec
-    ? rec.time("fusion", rank, (r) => ({
-        candidates: r.traces.length + r.learningHits.length,
-        detail: `each row scored by its better signal × recency (half-life ${settings.recency_half_life_days} days), kept when ≥ min_score ${minScore}, top ${topK} per kind; ${traceCandidates.length + learningCandidates.length} candidate(s) in`,
-        top: [...r.traces.map((t) => ({ key: `${TRACE_KIND}:${t.id}`, score: t.score })), ...r.learningHits.map((l) => ({ key: `${LEARNING_KIND}:${l.id}`, score: l.score }))].sort((a, b) => b.score - a.score),
-      }))
+    ? rec.time("fusion", rank, (r) => fusionExplain({ ...r, settings, minScore, topK, candidates: traceCandidates.length + learningCandidates.length }))
     : rank();
-  const failure = traces.find((t) => t.outcome === "failure" && t.score >= settings.failure_warning_score);
-  const guidance: RecallResult["guidance"] = {
-    past_failure_warning: failure
-      ? {
-          traceId: failure.id,
-          score: failure.score,
-          intent: failure.intent,
-          keyIssue: failure.keyIssue,
-          message: `A similar attempt failed before (trace ${failure.id}: ${failure.intent.verb} ${failure.intent.target})${failure.keyIssue ? `; key issue: ${failure.keyIssue}` : ""}.`,
-        }
-      : null,
-    aligned_preferences: learningHits
-      .filter((l) => l.score >= settings.preference_score)
-      .map((l) => ({ learningId: l.id, score: l.score, predicate: l.predicate, description: l.description, confidence: l.confidence })),
-  };
-  const latencyMs = round(performance.now() - started);
-  const eventId = logRecallEvent({
-    handle,
-    event: {
-      agentId,
-      query: queryText,
-      mode,
-      fallbackReason: fallback?.reason ?? null,
-      latencyMs,
-      cacheHit,
-      warning: guidance.past_failure_warning !== null,
-      hits: [
-        ...traces.map((t) => ({ artifact: "trace" as const, refId: t.id, score: t.score, summary: t.summary })),
-        ...learningHits.map((l) => ({ artifact: "learning" as const, refId: l.id, score: l.score, summary: l.summary })),
-      ],
-    },
-  });
+  const guidance = recallGuidance({ traces, learningHits, settings });
+  const latencyMs = roundScore(performance.now() - started);
+  const eventId = logRecallEvent({ handle, event: recallEventOf({ agentId, queryText, mode, fallback, latencyMs, cacheHit, guidance, traces, learningHits }) });
   const found = traces.length + learningHits.length;
   // Candidates the min_score gate turned away are weak matches, not none: the reason says nothing matched well enough.
   const reason = answerReason({ found, searchable: hasReflections({ handle, traces: wantTraces, learnings: wantLearnings }) ? 1 : 0, fallback: plan && !plan.ok ? plan.fallback : null, belowFloor });

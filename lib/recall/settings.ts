@@ -38,7 +38,7 @@ export const reflectionSettingsSchema = z
  * also degrades search and colours Health, shown here read-only.
  */
 export type ReflectionSettings = z.output<typeof reflectionSettingsSchema> & { backlog_watermark: number };
-type StoredReflectionSettings = z.output<typeof reflectionSettingsSchema>;
+export type StoredReflectionSettings = z.output<typeof reflectionSettingsSchema>;
 
 /** A partial update: fields left out keep their current value. */
 export const reflectionSettingsPatchSchema = z
@@ -61,15 +61,30 @@ export type ReflectionSettingsPatch = z.input<typeof reflectionSettingsPatchSche
 /** Body of an admin update: the patch and, optionally, why (kept in the audit row). */
 export const reflectionSettingsUpdateSchema = z.object({ settings: reflectionSettingsPatchSchema, reason: z.string().trim().min(1).max(500).optional() }).strict();
 
-function readStoredSettings({ handle }: { handle: StoreHandle }): StoredReflectionSettings {
-  const row = handle.db.select({ settings: reflectionSettings.settings }).from(reflectionSettings).where(eq(reflectionSettings.id, 1)).get();
+/** Stored settings JSON (or none yet) as settings with every default, on both backends. */
+export function parseStoredSettings(json: string | undefined): StoredReflectionSettings {
   // Settings saved before the watermark became one config value may still carry their own: it no longer applies.
-  const { backlog_watermark: _ignored, ...stored } = (row ? JSON.parse(row.settings) : {}) as Record<string, unknown>;
+  const { backlog_watermark: _ignored, ...stored } = (json ? JSON.parse(json) : {}) as Record<string, unknown>;
   return reflectionSettingsSchema.parse(stored);
 }
 
+/** Stored settings with the one backlog watermark in force (see ReflectionSettings). */
+export function inForce(stored: StoredReflectionSettings): ReflectionSettings {
+  return { ...stored, backlog_watermark: getConfig().embed.backlogWatermark };
+}
+
+/** A patch applied to the stored settings (retention merged field by field), validated. */
+export function applySettingsPatch(before: StoredReflectionSettings, patch: z.output<typeof reflectionSettingsPatchSchema>): StoredReflectionSettings {
+  return reflectionSettingsSchema.parse({ ...before, ...patch, retention: { ...before.retention, ...patch.retention } });
+}
+
+function readStoredSettings({ handle }: { handle: StoreHandle }): StoredReflectionSettings {
+  const row = handle.db.select({ settings: reflectionSettings.settings }).from(reflectionSettings).where(eq(reflectionSettings.id, 1)).get();
+  return parseStoredSettings(row?.settings);
+}
+
 export function getReflectionSettings({ handle }: { handle: StoreHandle }): ReflectionSettings {
-  return { ...readStoredSettings({ handle }), backlog_watermark: getConfig().embed.backlogWatermark };
+  return inForce(readStoredSettings({ handle }));
 }
 
 /** Apply a patch, write it and its audit row in one transaction; returns the settings now in force. */
@@ -78,11 +93,11 @@ export function updateReflectionSettings({ handle, input, actor }: { handle: Sto
   return handle.sqlite
     .transaction(() => {
       const before = readStoredSettings({ handle });
-      const next = reflectionSettingsSchema.parse({ ...before, ...patch, retention: { ...before.retention, ...patch.retention } });
+      const next = applySettingsPatch(before, patch);
       const row = { id: 1, settings: JSON.stringify(next), updatedAt: Date.now(), updatedBy: actor };
       handle.db.insert(reflectionSettings).values(row).onConflictDoUpdate({ target: reflectionSettings.id, set: row }).run();
       appendAudit({ actor, action: "reflection.settings.update", target: `store:${handle.store}`, reason, details: { before, after: next } });
-      return { ...next, backlog_watermark: getConfig().embed.backlogWatermark };
+      return inForce(next);
     })
     .immediate();
 }

@@ -45,26 +45,74 @@ const TRACE_SELECT = {
   vectorInfo: currentVectorInfo({ kind: "trace", table: "reasoning_traces", inputHashColumn: "descriptor_hash" }),
 };
 
-function toTrace(r: TraceSelect): Trace {
+/** A trace row of either backend, lists decoded, with the vector of its current descriptor (or null). */
+export type TraceRecord = Omit<ReasoningTraceRow, "keyFiles" | "errorTags"> & { keyFiles: string[]; errorTags: string[]; vector: VectorInfo | null };
+
+/** The API's trace, on both backends. */
+export function traceOf(r: TraceRecord): Trace {
   return {
     id: r.id,
     agentId: r.agentId,
     intent: { verb: r.intentVerb, target: r.intentTarget },
     shardType: r.shardType,
-    keyFiles: JSON.parse(r.keyFiles) as string[],
+    keyFiles: r.keyFiles,
     outcome: r.outcome,
     keyIssue: r.keyIssue,
-    errorTags: JSON.parse(r.errorTags) as string[],
+    errorTags: r.errorTags,
     summaryDescriptor: r.summaryDescriptor,
     descriptorVersion: r.descriptorVersion,
     descriptorHash: r.descriptorHash,
-    embedding: r.vectorInfo ? "vector" : r.embedSkippedAt ? "skipped_backpressure" : "pending",
-    vector: r.vectorInfo ? (JSON.parse(r.vectorInfo) as VectorInfo) : null,
+    embedding: r.vector ? "vector" : r.embedSkippedAt ? "skipped_backpressure" : "pending",
+    vector: r.vector,
     seenCount: r.seenCount,
     createdAt: r.createdAt,
     lastSeenAt: r.lastSeenAt,
   };
 }
+
+function toTrace({ vectorInfo, ...r }: TraceSelect): Trace {
+  return traceOf({ ...r, keyFiles: JSON.parse(r.keyFiles) as string[], errorTags: JSON.parse(r.errorTags) as string[], vector: vectorInfo ? (JSON.parse(vectorInfo) as VectorInfo) : null });
+}
+
+/** A new trace's row (lists as arrays: SQLite stores them as JSON text). */
+export function newTraceRow({ agentId, fields, descriptor, hash, skip, now }: { agentId: string; fields: TraceFields; descriptor: string; hash: string; skip: boolean; now: number }) {
+  return {
+    agentId,
+    intentVerb: fields.intentVerb,
+    intentTarget: fields.intentTarget,
+    shardType: fields.shardType,
+    keyFiles: fields.keyFiles,
+    outcome: fields.outcome,
+    keyIssue: fields.keyIssue,
+    errorTags: fields.errorTags,
+    summaryDescriptor: descriptor,
+    descriptorVersion: DESCRIPTOR_VERSION,
+    descriptorHash: hash,
+    embedSkippedAt: skip ? now : null,
+    seenCount: 1,
+    createdAt: now,
+    lastSeenAt: now,
+  };
+}
+
+/** A trace as it is stored, on both backends: validated, sanitized fields, the descriptor and its hash (the dedup key). */
+export function prepareTrace(input: TraceInput): { fields: TraceFields; descriptor: string; hash: string } {
+  const fields = normalizeTrace(traceInputSchema.parse(input));
+  const descriptor = renderTraceDescriptor(fields);
+  return { fields, descriptor, hash: sha256Hex(descriptor) };
+}
+
+/**
+ * Backpressure, on both backends: a success trace is stored without a vector
+ * above the watermark; traces skipped before are queued again, CATCH_UP_BATCH
+ * per write, once the backlog is under half the watermark.
+ */
+export function traceBackpressure({ outcome, backlog, watermark }: { outcome: "success" | "failure"; backlog: number; watermark: number }): { skip: boolean; catchUp: boolean } {
+  return { skip: outcome === "success" && backlog > watermark, catchUp: backlog < watermark / 2 };
+}
+
+/** Whether the backlog must be counted for this write: for a success trace, or to catch up skipped ones. */
+export const backlogMatters = ({ outcome, hasSkipped }: { outcome: "success" | "failure"; hasSkipped: boolean }) => outcome === "success" || hasSkipped;
 
 function fieldsOf(r: ReasoningTraceRow): TraceFields {
   return {
@@ -108,9 +156,7 @@ export type RecordTraceResult = { trace: Trace; deduped: boolean; embedding: "qu
  * (lexical recall still finds it); failures are always queued.
  */
 export function recordTrace({ handle, agentId, input }: { handle: StoreHandle; agentId: string; input: TraceInput }): RecordTraceResult {
-  const fields = normalizeTrace(traceInputSchema.parse(input));
-  const descriptor = renderTraceDescriptor(fields);
-  const hash = sha256Hex(descriptor);
+  const { fields, descriptor, hash } = prepareTrace(input);
   const settings = getReflectionSettings({ handle });
   const { db } = handle;
   return handle.sqlite
@@ -126,27 +172,11 @@ export function recordTrace({ handle, agentId, input }: { handle: StoreHandle; a
       }
       // The backlog is only counted when it matters: for a success trace, or to catch up skipped ones.
       const hasSkipped = db.select({ id: reasoningTraces.id }).from(reasoningTraces).where(isNotNull(reasoningTraces.embedSkippedAt)).limit(1).get() !== undefined;
-      const backlog = fields.outcome === "success" || hasSkipped ? pendingEmbeddingsUpTo({ handle, limit: settings.backlog_watermark + 1 }) : 0;
-      const skip = fields.outcome === "success" && backlog > settings.backlog_watermark;
+      const backlog = backlogMatters({ outcome: fields.outcome, hasSkipped }) ? pendingEmbeddingsUpTo({ handle, limit: settings.backlog_watermark + 1 }) : 0;
+      const { skip } = traceBackpressure({ outcome: fields.outcome, backlog, watermark: settings.backlog_watermark });
       const { id } = db
         .insert(reasoningTraces)
-        .values({
-          agentId,
-          intentVerb: fields.intentVerb,
-          intentTarget: fields.intentTarget,
-          shardType: fields.shardType,
-          keyFiles: JSON.stringify(fields.keyFiles),
-          outcome: fields.outcome,
-          keyIssue: fields.keyIssue,
-          errorTags: JSON.stringify(fields.errorTags),
-          summaryDescriptor: descriptor,
-          descriptorVersion: DESCRIPTOR_VERSION,
-          descriptorHash: hash,
-          embedSkippedAt: skip ? now : null,
-          seenCount: 1,
-          createdAt: now,
-          lastSeenAt: now,
-        })
+        .values((({ keyFiles, errorTags, ...row }) => ({ ...row, keyFiles: JSON.stringify(keyFiles), errorTags: JSON.stringify(errorTags) }))(newTraceRow({ agentId, fields, descriptor, hash, skip, now })))
         .returning({ id: reasoningTraces.id })
         .get();
       if (!skip) enqueueEmbeddings({ handle, items: [{ kind: TRACE_KIND, refId: id, inputHash: hash }, ...(hasSkipped ? catchUpSkipped({ handle, backlog, watermark: settings.backlog_watermark }) : [])] });
@@ -162,14 +192,14 @@ function pendingEmbeddingsUpTo({ handle, limit }: { handle: StoreHandle; limit: 
   return handle.db.select({ n: count() }).from(pending).get()!.n;
 }
 
-const CATCH_UP_BATCH = 50;
+export const CATCH_UP_BATCH = 50;
 
 /**
  * Once the backlog is back under half the watermark, traces that backpressure
  * stored without a vector are queued again, a few per write, oldest first.
  */
 function catchUpSkipped({ handle, backlog, watermark }: { handle: StoreHandle; backlog: number; watermark: number }): { kind: string; refId: number; inputHash: string }[] {
-  if (backlog >= watermark / 2) return [];
+  if (!traceBackpressure({ outcome: "failure", backlog, watermark }).catchUp) return [];
   const rows = handle.db
     .select({ id: reasoningTraces.id, hash: reasoningTraces.descriptorHash })
     .from(reasoningTraces)
@@ -233,6 +263,19 @@ function deleteTraces({ handle, ids }: { handle: StoreHandle; ids: number[] }): 
 type TraceIdRow = { id: number };
 
 /**
+ * The ids of the traces a cap of `cap` deletes (both backends run this SQL;
+ * the placeholders are the dialect's). Ranking with window functions stays
+ * in SQL: every row's keep rank in one pass; the trace just written first.
+ */
+export function retentionSurplusSql(strategy: ReflectionSettings["retention"]["strategy"], p: { keepId: string; cap: string }): string {
+  const order = strategy === "stratified" ? "stratum_rank, last_seen_at desc, id desc" : "last_seen_at desc, id desc";
+  return `select id from (
+     select id, row_number() over (order by id = ${p.keepId} desc, ${order}) as keep_rank from (
+       select id, last_seen_at, row_number() over (partition by shard_type, outcome order by last_seen_at desc, id desc) as stratum_rank from reasoning_traces) ranked) kept
+   where keep_rank > ${p.cap}`;
+}
+
+/**
  * Retention: traces unseen for `ttl_days` go; above `max_traces` the surplus
  * goes, oldest first or stratified (every shard/outcome stratum keeps its
  * newest rows in turn, so a rare failure kind is not crowded out by a
@@ -255,18 +298,7 @@ export function applyTraceRetention({ handle, settings, now = Date.now(), keepId
   if (cap !== null) {
     const n = db.select({ n: count() }).from(reasoningTraces).get()!.n;
     if (n > cap) {
-      // Ranking with window functions stays in SQL: every row's keep rank in one pass.
-      const order = strategy === "stratified" ? "stratum_rank, last_seen_at desc, id desc" : "last_seen_at desc, id desc";
-      const ids = (
-        handle.sqlite
-          .prepare(
-            `select id from (
-               select id, row_number() over (order by id = ? desc, ${order}) as keep_rank from (
-                 select id, last_seen_at, row_number() over (partition by shard_type, outcome order by last_seen_at desc, id desc) as stratum_rank from reasoning_traces))
-             where keep_rank > ?`,
-          )
-          .all(keepId, cap) as TraceIdRow[]
-      ).map((r) => r.id);
+      const ids = (handle.sqlite.prepare(retentionSurplusSql(strategy, { keepId: "?", cap: "?" })).all(keepId, cap) as TraceIdRow[]).map((r) => r.id);
       deleted += deleteTraces({ handle, ids });
     }
   }

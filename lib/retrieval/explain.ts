@@ -30,6 +30,14 @@ export class ExplainRecorder {
     return r;
   }
 
+  /** time() for work that awaits (the PostgreSQL stores). */
+  async timeAsync<T>(stage: ExplainStage["stage"], work: () => Promise<T>, describe: (r: T) => { candidates: number; detail: string; top?: { key: string; score: number }[] }): Promise<T> {
+    const t0 = performance.now();
+    const r = await work();
+    this.record(stage, performance.now() - t0, describe(r));
+    return r;
+  }
+
   record(stage: ExplainStage["stage"], ms: number, d: { candidates: number; detail: string; top?: { key: string; score: number }[] }): void {
     this.stages.push({ stage, ms: round(ms), candidates: d.candidates, detail: d.detail, top: (d.top ?? []).slice(0, TOP_SHOWN).map((t, i) => ({ key: t.key, rank: i + 1, score: round(t.score, 6) })) });
   }

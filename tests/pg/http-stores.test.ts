@@ -45,8 +45,8 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
   });
 
   it("npm start says which store routes PostgreSQL serves and which answer 501", () => {
-    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs");
-    expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented): traces, learnings, recall");
+    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs, traces, learnings, recall and reflection settings");
+    expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented): thoughts, graph");
   });
 
   const { tokens } = storeApiCases(target);
@@ -64,17 +64,11 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
 
   it("answers 501 not_implemented, naming the route, for every store route not served from PostgreSQL yet — after the token's checks", async () => {
     for (const [method, p, body] of [
-      ["POST", "/stores/alpha/traces", { intent: "x", outcome: "success" }],
-      ["GET", "/stores/alpha/traces", undefined],
-      ["POST", "/stores/alpha/learnings", { handle: "h", lesson: "l" }],
-      ["POST", "/stores/alpha/recall", { query: "x" }],
       ["POST", "/stores/alpha/thoughts", { content: "x" }],
       ["POST", "/stores/alpha/remember", { query: "x" }],
       ["GET", "/stores/alpha/nodes", undefined],
-      ["GET", "/stores/alpha/health", undefined],
       ["POST", "/stores/alpha/reembed", {}],
       ["GET", "/stores/alpha/working-memory", undefined],
-      ["GET", "/stores/alpha/reflection", undefined],
       ["POST", "/stores/alpha/embeddings/retry-parked", {}],
     ] as const) {
       const r = await call(a, method, p, { token: RELIABILITY_TOKEN, body });
@@ -83,11 +77,11 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
       expect(r.json.error.message).toContain("DATABASE_URL");
     }
     // A token that may not use the store is refused as before (403), not told what is unported.
-    expect((await call(b, "POST", "/stores/beta/traces", { token: tokens.alphaOnly, body: {} })).status).toBe(403);
+    expect((await call(b, "POST", "/stores/beta/thoughts", { token: tokens.alphaOnly, body: {} })).status).toBe(403);
     // MCP: the same refusal as the REST route, in the REST envelope.
-    const tool = await callTool(b, tokens.writer, "recall", { store: "alpha", query: "x" });
+    const tool = await callTool(b, tokens.writer, "remember", { store: "alpha", query: "x" });
     expect(tool).toMatchObject({ isError: true, json: { error: { code: "not_implemented" } } });
-    expect(String((tool.json.error as { message: string }).message)).toContain("MCP tool recall");
+    expect(String((tool.json.error as { message: string }).message)).toContain("MCP tool remember");
     expect(target.serverErrors.n).toBe(0);
   });
 
@@ -95,7 +89,7 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
     const pg: PgHandle = await openPgHandle({ url, max: 1 });
     try {
       const actions = new Set((await listAuditTailPg({ db: pg.db, limit: 200 })).map((r) => r.action));
-      for (const action of ["store.create", "documents.put", "document.delete", "memory.create", "memory.update", "memory.delete", "store.reindex"]) expect(actions).toContain(action);
+      for (const action of ["store.create", "documents.put", "document.delete", "memory.create", "memory.update", "memory.delete", "store.reindex", "reflection.settings.update"]) expect(actions).toContain(action);
       expect((await verifyAuditChainPg({ db: pg.db })).ok).toBe(true);
     } finally {
       await closePgHandle(pg);

@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as documentsRoute from "@/app/api/v1/stores/[store]/documents/route";
 import * as tracesRoute from "@/app/api/v1/stores/[store]/traces/route";
+import * as workingMemoryRoute from "@/app/api/v1/stores/[store]/working-memory/route";
 import { governance } from "@/lib/backend/governance";
 import { closePg, closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { withStoreTx } from "@/lib/db/pg-store";
@@ -103,10 +104,10 @@ describe("which routes PostgreSQL serves", () => {
     const { ROUTE_MODULES } = await import("@/app/api/v1/openapi.json/catalog");
     const doc = buildOpenApiDocument(Object.values(ROUTE_MODULES)) as { paths: Record<string, Record<string, { "x-served-with-database-url": boolean }>> };
     const served = (p: string, m: string) => doc.paths[`/api/v1${p}`][m]["x-served-with-database-url"];
-    for (const [p, m] of [["/stores", "get"], ["/stores", "post"], ["/stores/{store}", "get"], ["/stores/{store}/documents", "put"], ["/stores/{store}/search", "post"], ["/stores/{store}/memories", "delete"], ["/stores/{store}/categories", "get"], ["/stores/{store}/verify", "get"], ["/stores/{store}/reindex", "post"], ["/jobs/{id}", "get"], ["/tasks", "post"]]) {
+    for (const [p, m] of [["/stores", "get"], ["/stores", "post"], ["/stores/{store}", "get"], ["/stores/{store}/documents", "put"], ["/stores/{store}/search", "post"], ["/stores/{store}/memories", "delete"], ["/stores/{store}/categories", "get"], ["/stores/{store}/verify", "get"], ["/stores/{store}/reindex", "post"], ["/jobs/{id}", "get"], ["/tasks", "post"], ["/stores/{store}/traces", "post"], ["/stores/{store}/traces/{id}", "get"], ["/stores/{store}/learnings", "get"], ["/stores/{store}/learnings/{id}", "get"], ["/stores/{store}/recall", "post"], ["/stores/{store}/reflection", "get"], ["/stores/{store}/reflection", "put"], ["/stores/{store}/health", "get"]]) {
       expect([p, m, served(p, m)]).toEqual([p, m, true]);
     }
-    for (const [p, m] of [["/stores/{store}/traces", "post"], ["/stores/{store}/recall", "post"], ["/stores/{store}/health", "get"], ["/stores/{store}/thoughts", "post"], ["/stores/{store}/reembed", "post"]]) {
+    for (const [p, m] of [["/stores/{store}/remember", "post"], ["/stores/{store}/thoughts", "post"], ["/stores/{store}/reembed", "post"]]) {
       expect([p, m, served(p, m)]).toEqual([p, m, false]);
     }
   });
@@ -123,10 +124,13 @@ describe("the route wrapper with DATABASE_URL, in-process", () => {
       expect(put.status).toBe(200);
       const listed = await callRoute(documentsRoute.GET, { token, params: { store: "default" }, url: "http://127.0.0.1/api/v1/stores/default/documents" });
       expect(listed.json.documents.map((d: { path: string }) => d.path)).toEqual(["notes/route.md"]);
-      const unported = await callRoute(tracesRoute.POST, { token, params: { store: "default" }, body: {} });
+      const traced = await callRoute(tracesRoute.POST, { token, params: { store: "default" }, body: { intent: { verb: "route", target: "a trace" }, shard_type: "api", outcome: "success" } });
+      expect(traced).toMatchObject({ status: 201, json: { deduped: false, embedding: "queued" } });
+      const unported = await callRoute(workingMemoryRoute.PUT, { method: "PUT", token, params: { store: "default" }, body: {} });
       expect(unported).toMatchObject({ status: 501, json: { error: { code: "not_implemented" } } });
-      expect(unported.json.error.message).toContain("POST /stores/{store}/traces");
+      expect(unported.json.error.message).toContain("PUT /stores/{store}/working-memory");
       expect((await callRoute(tracesRoute.POST, { token, params: { store: "core" }, body: {} })).status).toBe(403);
+      expect((await callRoute(workingMemoryRoute.PUT, { method: "PUT", token, params: { store: "core" }, body: {} })).status).toBe(403);
     } finally {
       await closePg();
       env.cleanup();

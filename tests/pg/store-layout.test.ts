@@ -27,7 +27,7 @@ describe("PostgreSQL stores: one schema per store", () => {
     const summary = await createStorePg({ pg, input: { name: "photo-2024", description: "pictures" }, actor: "user:alice" });
     expect(summary).toMatchObject({ name: "photo-2024", schema: "store_photo-2024", description: "pictures", schemaVersion: storeSchemaVersion() });
     expect(summary.counts).toEqual({ categories: 0, chunk_embeddings: 0, chunks: 0, documents: 0, memories: 0 });
-    expect(await tablesIn("store_photo-2024")).toEqual(["categories", "chunk_embeddings", "chunks", "documents", "embed_queue", "embedding_cache", "memories", "store_meta", "store_migrations"]);
+    expect(await tablesIn("store_photo-2024")).toEqual(["categories", "chunk_embeddings", "chunks", "documents", "embed_queue", "embedding_cache", "embeddings", "learnings", "memories", "reasoning_traces", "recall_event_hits", "recall_events", "reflection_settings", "store_meta", "store_migrations"]);
     const tsv = (await pg.db.execute(sql`select generation_expression as g from information_schema.columns where table_schema = 'store_photo-2024' and table_name = 'chunks' and column_name = 'tsv'`)).rows as { g: string }[];
     expect(tsv[0].g).toContain("to_tsvector('english'");
     const [audit] = await listAuditTailPg({ db: pg.db, limit: 1 });

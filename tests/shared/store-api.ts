@@ -155,6 +155,51 @@ export function storeApiCases(target: StoreApiTarget): { tokens: StoreApiTokens 
     expect((await call(b(), "GET", "/stores/alpha/search?mode=fts&q=survives", { token: tokens.writer })).json.results.map((r: { path: string }) => r.path)).toEqual(["memory/notes/kept.md"]);
   });
 
+  it("records traces and learnings through one replica and recalls them through the other, with the reflection settings both serve", async () => {
+    const failure = { intent: { verb: "restart", target: "ingest relay" }, shard_type: "ops", key_files: ["relay/lease.ts"], outcome: "failure", key_issue: "the relay lost its lease to a zombie worker", error_tags: ["lease"] };
+    const recorded = await call(a(), "POST", "/stores/alpha/traces", { token: tokens.writer, body: failure });
+    expect(recorded.status).toBe(201);
+    expect(recorded.json).toMatchObject({ deduped: false, embedding: "queued", trace: { agent_id: "writer", outcome: "failure", intent: failure.intent, key_files: ["relay/lease.ts"], seen_count: 1, embedding: "pending", vector: null } });
+    const id = recorded.json.trace.id;
+    const again = await call(b(), "POST", "/stores/alpha/traces", { token: tokens.writer, body: failure });
+    expect(again.status).toBe(200);
+    expect(again.json).toMatchObject({ deduped: true, embedding: "unchanged", trace: { id, seen_count: 2 } });
+    expect((await call(b(), "GET", `/stores/alpha/traces/${id}`, { token: tokens.writer })).json.trace).toMatchObject({ id, summary_descriptor: recorded.json.trace.summary_descriptor });
+    expect((await call(a(), "GET", "/stores/alpha/traces/999999", { token: tokens.writer })).status).toBe(404);
+    const listed = await call(b(), "GET", "/stores/alpha/traces?outcome=failure&shard_type=ops", { token: tokens.writer });
+    expect(listed.json).toMatchObject({ total: 1, traces: [{ id }] });
+    expect((await call(b(), "POST", "/stores/alpha/traces", { token: tokens.writer, body: { intent: failure.intent, outcome: "failure" } })).status).toBe(400);
+
+    const learned = await call(a(), "POST", "/stores/alpha/learnings", { token: tokens.writer, body: { predicate: "prefers", args: { restart: "drain first" }, description: "Drain the relay before a restart", confidence: 0.8 } });
+    expect(learned.status).toBe(201);
+    expect(learned.json).toMatchObject({ deduped: false, learning: { predicate: "prefers", args: { restart: "drain first" }, confidence: 0.8 } });
+    expect((await call(b(), "GET", `/stores/alpha/learnings/${learned.json.learning.id}`, { token: tokens.writer })).json.learning.description).toBe("Drain the relay before a restart");
+    expect((await call(b(), "GET", "/stores/alpha/learnings?predicate=prefers", { token: tokens.writer })).json.total).toBe(1);
+
+    // No embed worker runs here: what was just written is recalled by its words at once, on either backend.
+    const recalled = await call(b(), "POST", "/stores/alpha/recall", { token: tokens.writer, body: { query: "restarting the ingest relay lease", min_score: 0.1 } });
+    expect(recalled.status).toBe(200);
+    expect(recalled.json.traces.map((t: { id: number }) => t.id)).toEqual([id]);
+    expect(recalled.json.traces[0]).toMatchObject({ match: "lexical", outcome: "failure" });
+    expect(recalled.json.guidance.past_failure_warning).toMatchObject({ trace_id: id, intent: failure.intent });
+    expect(recalled.json.learnings.map((l: { predicate: string }) => l.predicate)).toEqual(["prefers"]);
+    expect(recalled.json.event_id).toEqual(expect.any(Number));
+    const viaTool = await callTool(a(), tokens.writer, "recall", { store: "alpha", intent: { verb: "restart", target: "ingest relay" }, kinds: ["trace"] });
+    expect(viaTool.isError).toBe(false);
+    expect((viaTool.json.traces as { id: number }[]).map((t) => t.id)).toEqual([id]);
+    expect((await callTool(b(), tokens.writer, "record_learning", { store: "alpha", predicate: "avoids", description: "Friday relay restarts" })).json).toMatchObject({ deduped: false });
+    expect((await call(a(), "POST", "/stores/beta/recall", { token: tokens.writer, body: { query: "ingest relay lease" } })).json).toMatchObject({ traces: [], reason: { code: "store_empty" } });
+
+    expect((await call(a(), "PUT", "/stores/alpha/reflection", { token: tokens.writer, body: { settings: { top_k: 2 } } })).status).toBe(403);
+    const put = await call(a(), "PUT", "/stores/alpha/reflection", { token: RELIABILITY_TOKEN, body: { settings: { top_k: 2, retention: { strategy: "newest" } }, reason: "shared settings" } });
+    expect(put.status).toBe(200);
+    expect(put.json.settings).toMatchObject({ top_k: 2, retention: { strategy: "newest", ttl_days: null } });
+    const overview = await call(b(), "GET", "/stores/alpha/reflection", { token: tokens.writer });
+    expect(overview.json).toMatchObject({ store: "alpha", settings: { top_k: 2 }, counts: { traces: 1, failures: 1, learnings: 2 } });
+    expect(overview.json.totals.recalls).toBeGreaterThanOrEqual(2);
+    expect((await call(b(), "PUT", "/stores/alpha/reflection", { token: RELIABILITY_TOKEN, body: { settings: { top_k: 0 } } })).status).toBe(400);
+  });
+
   it("keeps a store-scoped token to its store through every ported route and tool: not another store, not core", async () => {
     const t = tokens.alphaOnly;
     expect((await call(a(), "GET", "/stores/alpha/search?mode=fts&q=zanzibar", { token: t })).json.results).toHaveLength(1);
@@ -169,6 +214,10 @@ export function storeApiCases(target: StoreApiTarget): { tokens: StoreApiTokens 
       ["GET", "/stores/beta/memories", undefined],
       ["GET", "/stores/core/categories", undefined],
       ["GET", "/stores/beta/verify", undefined],
+      ["POST", "/stores/beta/traces", { intent: { verb: "x", target: "y" }, shard_type: "z", outcome: "success" }],
+      ["GET", "/stores/core/traces", undefined],
+      ["POST", "/stores/beta/recall", { query: "relay" }],
+      ["GET", "/stores/beta/reflection", undefined],
       ["POST", "/stores", { name: "gamma" }],
     ] as const) {
       const r = await call(a(), method, path, { token: t, body });
@@ -178,6 +227,7 @@ export function storeApiCases(target: StoreApiTarget): { tokens: StoreApiTokens 
     expect(tool.isError).toBe(true);
     expect(tool.json).toMatchObject({ error: { code: "forbidden" } });
     expect((await callTool(b(), t, "read_memory", { store: "core", path: "notes/kept" })).json).toMatchObject({ error: { code: "forbidden" } });
+    expect((await callTool(a(), t, "record_trace", { store: "beta", intent: { verb: "x", target: "y" }, shard_type: "z", outcome: "success" })).json).toMatchObject({ error: { code: "forbidden" } });
     expect(target.serverErrors.n).toBe(0);
   });
 

@@ -1,4 +1,4 @@
-import { bigint, index, integer, pgTable, real, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { bigint, boolean, doublePrecision, index, integer, json, pgTable, real, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { sql, type InferSelectModel } from "drizzle-orm";
 
 /**
@@ -157,3 +157,132 @@ export const embeddingCache = pgTable("embedding_cache", {
   createdAt: epochMs("created_at").notNull(),
 });
 export type PgEmbeddingCacheRow = InferSelectModel<typeof embeddingCache>;
+
+/**
+ * Vectors of every embeddable kind but chunks (trace, learning; thoughts and
+ * graph nodes join by kind), one per (kind, ref_id, model), L2-normalized
+ * real[] like chunk_embeddings and searched the same way (lib/index/vectors-pg.ts:
+ * pgvector HNSW where installed, else a bounded exact scan). input_hash is the
+ * hash of the text the vector was made from: a row whose text changed since
+ * is not current and is never returned.
+ */
+export const embeddings = pgTable(
+  "embeddings",
+  {
+    kind: text("kind").notNull(),
+    refId: bigint("ref_id", { mode: "number" }).notNull(),
+    fingerprintId: text("fingerprint_id").notNull(),
+    inputHash: text("input_hash").notNull(),
+    dimension: integer("dimension").notNull(),
+    /** Always "document": queries are embedded on the fly and never stored here. */
+    task: text("task", { enum: ["document", "query"] }).notNull(),
+    embedding: real("embedding").array().notNull(),
+    embeddedAt: epochMs("embedded_at").notNull(),
+  },
+  (t) => [uniqueIndex("embeddings_item_uq").on(t.kind, t.refId, t.fingerprintId), index("embeddings_fingerprint_kind_idx").on(t.fingerprintId, t.kind)],
+);
+export type PgEmbeddingRow = InferSelectModel<typeof embeddings>;
+
+/**
+ * Reflection recall (the SQLite twin is ../recall.ts). Lists are text[] and a
+ * learning's args json (kept as written, key order included); the descriptor
+ * and the handle get a generated english tsvector with a GIN index (hand-written
+ * in 0004), as SQLite has FTS5 with porter over them.
+ */
+export const reasoningTraces = pgTable(
+  "reasoning_traces",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    agentId: text("agent_id").notNull(),
+    intentVerb: text("intent_verb").notNull(),
+    intentTarget: text("intent_target").notNull(),
+    shardType: text("shard_type").notNull(),
+    keyFiles: text("key_files").array().notNull(),
+    outcome: text("outcome", { enum: ["success", "failure"] }).notNull(),
+    keyIssue: text("key_issue").notNull(),
+    errorTags: text("error_tags").array().notNull(),
+    summaryDescriptor: text("summary_descriptor").notNull(),
+    descriptorVersion: integer("descriptor_version").notNull(),
+    descriptorHash: text("descriptor_hash").notNull(),
+    /** Set when backpressure skipped the vector for this trace (success traces first). */
+    embedSkippedAt: epochMs("embed_skipped_at"),
+    seenCount: integer("seen_count").notNull().default(1),
+    createdAt: epochMs("created_at").notNull(),
+    lastSeenAt: epochMs("last_seen_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("reasoning_traces_hash_uq").on(t.descriptorHash),
+    index("reasoning_traces_last_seen_idx").on(t.lastSeenAt),
+    index("reasoning_traces_stratum_idx").on(t.shardType, t.outcome, t.lastSeenAt),
+    index("reasoning_traces_skipped_idx").on(t.embedSkippedAt),
+  ],
+);
+export type PgReasoningTraceRow = InferSelectModel<typeof reasoningTraces>;
+
+export const learnings = pgTable(
+  "learnings",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    agentId: text("agent_id").notNull(),
+    predicate: text("predicate").notNull(),
+    args: json("args").$type<Record<string, unknown>>().notNull(),
+    description: text("description").notNull(),
+    confidence: doublePrecision("confidence").notNull(),
+    semanticHandle: text("semantic_handle").notNull(),
+    handleVersion: integer("handle_version").notNull(),
+    handleHash: text("handle_hash").notNull(),
+    seenCount: integer("seen_count").notNull().default(1),
+    createdAt: epochMs("created_at").notNull(),
+    lastSeenAt: epochMs("last_seen_at").notNull(),
+  },
+  (t) => [uniqueIndex("learnings_hash_uq").on(t.handleHash), index("learnings_last_seen_idx").on(t.lastSeenAt)],
+);
+export type PgLearningRow = InferSelectModel<typeof learnings>;
+
+/** Per-store reflection settings: one row (id = 1), edited by admins; the JSON as SQLite keeps it. */
+export const reflectionSettings = pgTable("reflection_settings", {
+  id: integer("id").primaryKey(),
+  settings: text("settings").notNull(),
+  updatedAt: epochMs("updated_at").notNull(),
+  updatedBy: text("updated_by").notNull(),
+});
+
+/** One row per recall: what was asked, how it was answered, how fast. */
+export const recallEvents = pgTable(
+  "recall_events",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    agentId: text("agent_id").notNull(),
+    query: text("query").notNull(),
+    mode: text("mode", { enum: ["hybrid", "vector", "lexical"] }).notNull(),
+    fallbackReason: text("fallback_reason"),
+    latencyMs: doublePrecision("latency_ms").notNull(),
+    cacheHit: boolean("cache_hit").notNull(),
+    hitCount: integer("hit_count").notNull(),
+    topScore: doublePrecision("top_score"),
+    warning: boolean("warning").notNull(),
+    createdAt: epochMs("created_at").notNull(),
+  },
+  (t) => [index("recall_events_created_idx").on(t.createdAt)],
+);
+export type PgRecallEventRow = InferSelectModel<typeof recallEvents>;
+
+/** The hits a recall returned; `relevant` is null until rated. */
+export const recallEventHits = pgTable(
+  "recall_event_hits",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    /** recall_events.id (on delete cascade, hand-written in 0004). */
+    eventId: bigint("event_id", { mode: "number" }).notNull(),
+    rank: integer("rank").notNull(),
+    artifact: text("artifact", { enum: ["trace", "learning"] }).notNull(),
+    refId: bigint("ref_id", { mode: "number" }).notNull(),
+    score: doublePrecision("score").notNull(),
+    summary: text("summary").notNull(),
+    relevant: boolean("relevant"),
+    ratedBy: text("rated_by"),
+    ratedAt: epochMs("rated_at"),
+  },
+  (t) => [index("recall_event_hits_event_idx").on(t.eventId, t.rank), index("recall_event_hits_unrated_idx").on(t.ratedAt)],
+);
+export type PgRecallEventHitRow = InferSelectModel<typeof recallEventHits>;

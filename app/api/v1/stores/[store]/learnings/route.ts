@@ -3,17 +3,18 @@ import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { callerOf, respondCreated } from "@/lib/api/respond";
 import { learningInputSchema } from "@/lib/recall/descriptors";
-import { listLearnings, listLearningsQuerySchema, recordLearning } from "@/lib/recall/learnings";
-import { openStore } from "@/lib/stores/stores";
+import { listLearningsQuerySchema } from "@/lib/recall/learnings";
+import { stores } from "@/lib/stores/backend";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/learnings",
   auth: "write",
   response: learningRecordedResponse,
   params: storeParams,
+  postgres: "served",
   body: learningInputSchema,
-  handler: ({ params, body, principal }) => {
-    const result = recordLearning({ handle: openStore({ store: params.store }), agentId: callerOf(principal).agentId, input: body });
+  handler: async ({ params, body, principal }) => {
+    const result = await stores().recordLearning({ store: params.store, agentId: callerOf(principal).agentId, input: body });
     return respondCreated(result, !result.deduped);
   },
 });
@@ -23,6 +24,7 @@ export const GET = defineRoute({
   auth: "read",
   response: learningListResponse,
   params: storeParams,
+  postgres: "served",
   query: listLearningsQuerySchema,
-  handler: ({ params, query }) => listLearnings({ handle: openStore({ store: params.store }), filter: query }),
+  handler: ({ params, query }) => stores().listLearnings({ store: params.store, filter: query }),
 });

@@ -2,14 +2,15 @@ import { recallResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { callerOf } from "@/lib/api/respond";
-import { recallInputSchema, recallReflections } from "@/lib/recall/recall";
-import { openStore } from "@/lib/stores/stores";
+import { recallInputSchema } from "@/lib/recall/recall";
+import { stores } from "@/lib/stores/backend";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/recall",
   auth: "read",
   response: recallResponse,
   params: storeParams,
+  postgres: "served",
   body: recallInputSchema,
-  handler: ({ params, body, principal }) => recallReflections({ handle: openStore({ store: params.store }), agentId: callerOf(principal).agentId, input: body }),
+  handler: ({ params, body, principal }) => stores().recall({ store: params.store, agentId: callerOf(principal).agentId, input: body }),
 });

@@ -2,16 +2,16 @@ import { reflectionOverviewResponse, reflectionSettingsResponse } from "@/lib/ap
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { actorOf } from "@/lib/auth/actor";
-import { getReflectionOverview } from "@/lib/recall/overview";
-import { reflectionSettingsUpdateSchema, updateReflectionSettings } from "@/lib/recall/settings";
-import { openStore } from "@/lib/stores/stores";
+import { reflectionSettingsUpdateSchema } from "@/lib/recall/settings";
+import { stores } from "@/lib/stores/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/reflection",
   auth: "read",
   response: reflectionOverviewResponse,
+  postgres: "served",
   params: storeParams,
-  handler: ({ params }) => getReflectionOverview({ handle: openStore({ store: params.store }) }),
+  handler: ({ params }) => stores().getReflectionOverview({ store: params.store }),
 });
 
 export const PUT = defineRoute({
@@ -19,6 +19,7 @@ export const PUT = defineRoute({
   auth: "admin",
   response: reflectionSettingsResponse,
   params: storeParams,
+  postgres: "served",
   body: reflectionSettingsUpdateSchema,
-  handler: ({ params, body, principal }) => ({ settings: updateReflectionSettings({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
+  handler: async ({ params, body, principal }) => ({ settings: await stores().updateReflectionSettings({ store: params.store, input: body, actor: actorOf(principal) }) }),
 });

@@ -3,17 +3,18 @@ import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { callerOf, respondCreated } from "@/lib/api/respond";
 import { traceInputSchema } from "@/lib/recall/descriptors";
-import { listTraces, listTracesQuerySchema, recordTrace } from "@/lib/recall/traces";
-import { openStore } from "@/lib/stores/stores";
+import { listTracesQuerySchema } from "@/lib/recall/traces";
+import { stores } from "@/lib/stores/backend";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/traces",
   auth: "write",
   response: traceRecordedResponse,
   params: storeParams,
+  postgres: "served",
   body: traceInputSchema,
-  handler: ({ params, body, principal }) => {
-    const result = recordTrace({ handle: openStore({ store: params.store }), agentId: callerOf(principal).agentId, input: body });
+  handler: async ({ params, body, principal }) => {
+    const result = await stores().recordTrace({ store: params.store, agentId: callerOf(principal).agentId, input: body });
     return respondCreated(result, !result.deduped);
   },
 });
@@ -23,6 +24,7 @@ export const GET = defineRoute({
   auth: "read",
   response: traceListResponse,
   params: storeParams,
+  postgres: "served",
   query: listTracesQuerySchema,
-  handler: ({ params, query }) => listTraces({ handle: openStore({ store: params.store }), filter: query }),
+  handler: ({ params, query }) => stores().listTraces({ store: params.store, filter: query }),
 });

@@ -2,13 +2,13 @@ import { z } from "zod";
 import { learningResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { getLearningById } from "@/lib/recall/learnings";
-import { openStore } from "@/lib/stores/stores";
+import { stores } from "@/lib/stores/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/learnings/{id}",
   auth: "read",
   response: learningResponse,
+  postgres: "served",
   params: storeParams.extend({ id: z.coerce.number().int().positive() }).strict(),
-  handler: ({ params }) => ({ learning: getLearningById({ handle: openStore({ store: params.store }), id: params.id }) }),
+  handler: async ({ params }) => ({ learning: await stores().getLearning({ store: params.store, id: params.id }) }),
 });

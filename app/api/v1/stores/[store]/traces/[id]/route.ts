@@ -2,13 +2,13 @@ import { z } from "zod";
 import { traceResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { getTraceById } from "@/lib/recall/traces";
-import { openStore } from "@/lib/stores/stores";
+import { stores } from "@/lib/stores/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/traces/{id}",
   auth: "read",
   response: traceResponse,
+  postgres: "served",
   params: storeParams.extend({ id: z.coerce.number().int().positive() }).strict(),
-  handler: ({ params }) => ({ trace: getTraceById({ handle: openStore({ store: params.store }), id: params.id }) }),
+  handler: async ({ params }) => ({ trace: await stores().getTrace({ store: params.store, id: params.id }) }),
 });

@@ -1,0 +1,59 @@
+import { sql } from "drizzle-orm";
+import { rowsOf, type SqlRunner } from "../db/pg-store";
+
+/** An artifact's current text, the hash its vector must match, and the version of the rules that rendered the text. */
+export type PgEmbeddableText = { text: string; inputHash: string; chunkingVersion: number };
+
+/**
+ * One embeddable kind on PostgreSQL (the twin of lib/embed/embeddables.ts):
+ * how the embed worker reads the current text of queued items of this kind.
+ * Chunks are built in (lib/index/embed-queue-pg.ts); every other kind's
+ * vector goes to the kind-generic `embeddings` table. A kind joins by
+ * registering here from lib/embeddable-kinds.ts (EMBEDDABLE_KINDS_PG), as
+ * traces and learnings do; the worker claims only registered kinds, so a
+ * process that did not register one leaves its queue rows to one that did.
+ */
+export type PgEmbeddable = {
+  kind: string;
+  /** Artifact type recorded in provenance, e.g. "reasoning_trace". */
+  artifactType: string;
+  /** Current texts by ref id, read in the worker's transaction; ids missing from the map were deleted (their queue rows are dropped). */
+  load(args: { tx: SqlRunner; refIds: number[] }): Promise<Map<number, PgEmbeddableText>>;
+};
+
+/**
+ * The usual kind: one row per artifact in a store table (bigint `id`), its
+ * text, the hash of that text, and the version of the rules that rendered it.
+ * Names are code constants, quoted as identifiers.
+ */
+export function tableEmbeddablePg({ kind, artifactType, table, textColumn, hashColumn, versionColumn }: { kind: string; artifactType: string; table: string; textColumn: string; hashColumn: string; versionColumn: string }): PgEmbeddable {
+  const [t, text, hash, version] = [table, textColumn, hashColumn, versionColumn].map((n) => sql.identifier(n));
+  return {
+    kind,
+    artifactType,
+    async load({ tx, refIds }) {
+      const rows = await rowsOf<{ id: string; text: string; hash: string; version: number }>(tx, sql`select id, ${text} as text, ${hash} as hash, ${version} as version from ${t} where id in ${refIds}`);
+      return new Map(rows.map((r) => [Number(r.id), { text: r.text, inputHash: r.hash, chunkingVersion: r.version }]));
+    },
+  };
+}
+
+// On globalThis, like the SQLite registry: Next bundles instrumentation (the worker) apart from the route handlers.
+const g = globalThis as unknown as { __dualmindPgEmbeddables?: Map<string, PgEmbeddable> };
+function registry(): Map<string, PgEmbeddable> {
+  g.__dualmindPgEmbeddables ??= new Map();
+  return g.__dualmindPgEmbeddables;
+}
+
+/** Idempotent: registering a kind again replaces it. */
+export function registerPgEmbeddable(e: PgEmbeddable): void {
+  registry().set(e.kind, e);
+}
+
+export function getPgEmbeddable(kind: string): PgEmbeddable | undefined {
+  return registry().get(kind);
+}
+
+export function pgEmbeddableKinds(): string[] {
+  return [...registry().keys()];
+}
