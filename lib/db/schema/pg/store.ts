@@ -157,3 +157,6 @@ export const embeddingCache = pgTable("embedding_cache", {
   createdAt: epochMs("created_at").notNull(),
 });
 export type PgEmbeddingCacheRow = InferSelectModel<typeof embeddingCache>;
+
+// Thoughts, chains, the knowledge graph and working memory: part of every store's schema.
+export * from "./graph";
