@@ -73,6 +73,7 @@ async function serve() {
 const POSTGRES_SCOPE_NOTE =
   "dualmind: from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens), users, sign-in and the login throttle, health events, and their audit rows.\n" +
   "dualmind: from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs; the embed worker embeds their chunks there.\n" +
-  "dualmind: not yet with DATABASE_URL (they answer 501 not_implemented): traces, learnings, recall, reflection, thoughts, graph, remember, working memory, re-embed, store health, retry-parked; the dashboard's store pages still read local SQLite.\n";
+  "dualmind: from PostgreSQL too, for the API and MCP: thoughts, chains, nodes, relations, frames, evidence and working memory (without vectors yet: no novelty).\n" +
+  "dualmind: not yet with DATABASE_URL (they answer 501 not_implemented): traces, learnings, recall, reflection, remember, re-embed, store health, retry-parked; the dashboard's store pages still read local SQLite.\n";
 
 main();

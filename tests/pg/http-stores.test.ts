@@ -46,6 +46,7 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
 
   it("npm start says which store routes PostgreSQL serves and which answer 501", () => {
     expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs");
+    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: thoughts, chains, nodes, relations, frames, evidence and working memory");
     expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented): traces, learnings, recall");
   });
 
@@ -68,12 +69,9 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
       ["GET", "/stores/alpha/traces", undefined],
       ["POST", "/stores/alpha/learnings", { handle: "h", lesson: "l" }],
       ["POST", "/stores/alpha/recall", { query: "x" }],
-      ["POST", "/stores/alpha/thoughts", { content: "x" }],
       ["POST", "/stores/alpha/remember", { query: "x" }],
-      ["GET", "/stores/alpha/nodes", undefined],
       ["GET", "/stores/alpha/health", undefined],
       ["POST", "/stores/alpha/reembed", {}],
-      ["GET", "/stores/alpha/working-memory", undefined],
       ["GET", "/stores/alpha/reflection", undefined],
       ["POST", "/stores/alpha/embeddings/retry-parked", {}],
     ] as const) {
@@ -95,7 +93,7 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
     const pg: PgHandle = await openPgHandle({ url, max: 1 });
     try {
       const actions = new Set((await listAuditTailPg({ db: pg.db, limit: 200 })).map((r) => r.action));
-      for (const action of ["store.create", "documents.put", "document.delete", "memory.create", "memory.update", "memory.delete", "store.reindex"]) expect(actions).toContain(action);
+      for (const action of ["store.create", "documents.put", "document.delete", "memory.create", "memory.update", "memory.delete", "store.reindex", "thought.delete", "graph.node.delete"]) expect(actions).toContain(action);
       expect((await verifyAuditChainPg({ db: pg.db })).ok).toBe(true);
     } finally {
       await closePgHandle(pg);
