@@ -159,7 +159,7 @@ export function storeApiCases(target: StoreApiTarget): { tokens: StoreApiTokens 
     const opts = (body?: unknown) => ({ token: tokens.writer, body });
     const first = await call(a(), "POST", "/stores/alpha/thoughts", opts({ content: "The kestrel cache warms up at dawn.", chain_id: "warmup", tags: ["cache"] }));
     expect(first.status).toBe(201);
-    expect(first.json.thought).toMatchObject({ chain_id: "warmup", thought_number: 1, tags: ["cache"], created_by: "writer" });
+    expect(first.json.thought).toMatchObject({ chain_id: "warmup", thought_number: 1, tags: ["cache"], created_by: "agent:writer" });
     const second = await callTool(b(), tokens.writer, "think", { store: "alpha", content: "Warming took nine minutes.", chain_id: "warmup", framework: "debug" });
     expect(second.isError).toBe(false);
     expect(second.json.thought).toMatchObject({ thought_number: 2, framework: "debug" });
@@ -203,7 +203,7 @@ export function storeApiCases(target: StoreApiTarget): { tokens: StoreApiTokens 
 
     const wm = await call(a(), "PUT", "/stores/alpha/working-memory", opts({ key: "warmup.state", value: { phase: 2 }, ttl_seconds: 600 }));
     expect(wm.status).toBe(200);
-    expect((await call(b(), "GET", "/stores/alpha/working-memory/warmup.state", opts())).json.entry).toMatchObject({ key: "warmup.state", value: { phase: 2 }, updated_by: "writer" });
+    expect((await call(b(), "GET", "/stores/alpha/working-memory/warmup.state", opts())).json.entry).toMatchObject({ key: "warmup.state", value: { phase: 2 }, updated_by: "agent:writer" });
     expect((await call(b(), "GET", "/stores/alpha/working-memory", opts())).json.entries.map((e: { key: string }) => e.key)).toEqual(["warmup.state"]);
     expect((await call(b(), "DELETE", "/stores/alpha/working-memory/warmup.state", opts())).status).toBe(200);
     expect((await call(a(), "GET", "/stores/alpha/working-memory/warmup.state", opts())).status).toBe(404);
