@@ -4,6 +4,7 @@ import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { withStoreTx } from "@/lib/db/pg-store";
 import { listAuditTailPg, verifyAuditChainPg } from "@/lib/governance/audit-pg";
 import { pgGraph, type GraphBackend } from "@/lib/graph/backend";
+import { WORKING_MEMORY_MAX_KEYS } from "@/lib/graph/working-memory";
 import { pgStores } from "@/lib/stores/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
 import { createTestDatabase } from "./helpers";
@@ -214,5 +215,21 @@ describe("working memory on PostgreSQL", () => {
 
     expect(await A.deleteWorkingMemory({ store, key: "task/current" })).toEqual({ deleted: "task/current" });
     await expect(B.getWorkingMemory({ store, key: "task/current" })).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("holds the key limit with two replicas adding the last key at once: one is stored, the other is told it is full", async () => {
+    const handle = await openStorePg({ pg: a, store });
+    await withStoreTx({ handle }, (tx) =>
+      tx.execute(sql`insert into working_memory (key, value, updated_at, updated_by) select 'fill.' || i, '1', ${Date.now()}, 'test' from generate_series(1, ${WORKING_MEMORY_MAX_KEYS - 1}) as i`),
+    );
+    const raced = await Promise.allSettled([
+      A.setWorkingMemory({ store, input: { key: "last.a", value: 1 }, actor: "a" }),
+      B.setWorkingMemory({ store, input: { key: "last.b", value: 2 }, actor: "b" }),
+    ]);
+    expect(raced.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect(raced.find((r) => r.status === "rejected")).toMatchObject({ reason: { code: "unprocessable" } });
+    expect(await A.listWorkingMemory({ store })).toHaveLength(WORKING_MEMORY_MAX_KEYS);
+    // An existing key may still be overwritten when full.
+    expect(await B.setWorkingMemory({ store, input: { key: "fill.1", value: "again" }, actor: "b" })).toMatchObject({ key: "fill.1", value: "again" });
   });
 });
