@@ -60,7 +60,7 @@ export async function thinkThoughtPg({ handle, input, actor }: { handle: PgStore
       return (await selectThoughtPg(tx, id))!;
     });
   } catch (e) {
-    // The chain lock orders writers; an explicit number another writer took meets the unique index.
+    // A backstop: the chain lock already orders writers, and the unique (chain_id, thought_number) index says the same.
     if (t.chain_id && t.thought_number !== undefined && isPgUniqueViolation(e)) throw thoughtNumberTaken(t.chain_id, t.thought_number);
     throw e;
   }
