@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { sql, type SQL } from "drizzle-orm";
+import { sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { sha256Hex, STORE_NAME_RE } from "../common";
 import { AppError } from "../errors";
 import type { PgGovernanceExecutor, PgHandle } from "./pg";
@@ -86,16 +86,22 @@ export async function useStoreSchema(tx: SqlRunner, schema: string): Promise<voi
 
 /**
  * Run `work` in one transaction on the store's schema. Read-only when asked,
- * and always for a read-only handle (core beside another store).
+ * and always for a read-only handle (core beside another store). A read of
+ * several statements that must see one state (one snapshot, as one SQLite
+ * read does) asks for repeatable read.
  */
-export async function withStoreTx<T>({ handle, readOnly = false }: { handle: PgStoreHandle; readOnly?: boolean }, work: (tx: PgStoreTx) => Promise<T>): Promise<T> {
+export async function withStoreTx<T>(
+  { handle, readOnly = false, snapshot = false }: { handle: PgStoreHandle; readOnly?: boolean; snapshot?: boolean },
+  work: (tx: PgStoreTx) => Promise<T>,
+): Promise<T> {
   const ro = readOnly || handle.readOnly;
+  const config = { ...(ro ? { accessMode: "read only" as const } : {}), ...(snapshot ? { isolationLevel: "repeatable read" as const } : {}) };
   return handle.db.transaction(
     async (tx) => {
       await useStoreSchema(tx, handle.schema);
       return work(tx);
     },
-    ro ? { accessMode: "read only" } : undefined,
+    ro || snapshot ? config : undefined,
   );
 }
 
@@ -140,4 +146,13 @@ export async function storeNamesInPg(db: SqlRunner): Promise<string[]> {
   }
   names.sort();
   return [...names.filter((n) => n === CORE_STORE), ...names.filter((n) => n !== CORE_STORE)];
+}
+
+/**
+ * A text column ordered byte by byte, as SQLite orders text: the database's
+ * collation (en_US, say) would sort `a-b`, `a.c`, `a_b` and uuids otherwise,
+ * and a listing would page differently on the two backends.
+ */
+export function bytewise(column: SQL | AnyColumn): SQL {
+  return sql`${column} collate "C"`;
 }

@@ -80,14 +80,21 @@ export function listEvidenceByTarget({ handle, query }: { handle: StoreHandle; q
 /** Evidence links of many frames or relations at once: target id → links (oldest first). */
 export function listEvidenceByTargetIds({ handle, target, ids }: { handle: StoreHandle; target: EvidenceTarget; ids: string[] }): Map<string, { thought_id: string; stance: EvidenceLink["stance"] }[]> {
   const { links } = TABLES[target];
-  const out = new Map<string, { thought_id: string; stance: EvidenceLink["stance"] }[]>();
-  if (ids.length === 0) return out;
+  if (ids.length === 0) return new Map();
   const rows = handle.db
     .select({ targetId: links.targetId, thoughtId: links.thoughtId, stance: links.stance })
     .from(links)
     .where(inArray(links.targetId, ids))
     .orderBy(asc(links.createdAt), asc(links.thoughtId))
     .all();
+  return groupEvidenceByTarget(rows);
+}
+
+type EvidenceRef = { thought_id: string; stance: EvidenceLink["stance"] };
+
+/** Link rows (in order) grouped by the frame or relation they support (both dialects). */
+export function groupEvidenceByTarget(rows: { targetId: string; thoughtId: string; stance: EvidenceLink["stance"] }[]): Map<string, EvidenceRef[]> {
+  const out = new Map<string, EvidenceRef[]>();
   for (const r of rows) {
     const list = out.get(r.targetId) ?? [];
     list.push({ thought_id: r.thoughtId, stance: r.stance });

@@ -22,7 +22,7 @@ export function getNodeDetailById({ handle, id }: { handle: StoreHandle; id: str
   const { outgoing, incoming } = listRelationsByNodeId({ handle, nodeId: id });
   const frameEvidence = listEvidenceByTargetIds({ handle, target: "frame", ids: frames.map((f) => f.id) });
   const relationEvidence = listEvidenceByTargetIds({ handle, target: "relation", ids: [...outgoing, ...incoming].map((r) => r.id) });
-  const thoughtIds = [...frameEvidence.values(), ...relationEvidence.values()].flat().map((e) => e.thought_id);
+  const thoughtIds = evidenceThoughtIds(frameEvidence, relationEvidence);
   const excerpts = new Map(
     handle.db
       .select({ id: thoughts.id, excerpt: sql<string>`substr(${thoughts.content}, 1, 200)` })
@@ -31,20 +31,45 @@ export function getNodeDetailById({ handle, id }: { handle: StoreHandle; id: str
       .all()
       .map((r) => [r.id, r.excerpt]),
   );
-  const withExcerpts = (links: { thought_id: string; stance: EvidenceLink["stance"] }[] | undefined): Evidence => (links ?? []).map((l) => ({ ...l, excerpt: excerpts.get(l.thought_id) ?? null }));
-  const otherIds = [...outgoing.map((r) => r.to_id), ...incoming.map((r) => r.from_id)];
   const others = new Map(
     handle.db
       .select({ id: kgNodes.id, display_name: kgNodes.displayName, entity_type: kgNodes.entityType })
       .from(kgNodes)
-      .where(inArray(kgNodes.id, otherIds))
+      .where(inArray(kgNodes.id, neighbourIds({ outgoing, incoming })))
       .all()
       .map((n) => [n.id, n]),
   );
+  return assembleNodeDetail({ node, frames, outgoing, incoming, frameEvidence, relationEvidence, excerpts, others });
+}
+
+type EvidenceByTarget = Map<string, { thought_id: string; stance: EvidenceLink["stance"] }[]>;
+
+/** The evidence thoughts of a node's frames and relations (both dialects). */
+export function evidenceThoughtIds(...byTarget: EvidenceByTarget[]): string[] {
+  return byTarget.flatMap((m) => [...m.values()].flat().map((e) => e.thought_id));
+}
+
+/** The nodes at the other end of a node's relations (both dialects). */
+export function neighbourIds({ outgoing, incoming }: { outgoing: GraphRelation[]; incoming: GraphRelation[] }): string[] {
+  return [...outgoing.map((r) => r.to_id), ...incoming.map((r) => r.from_id)];
+}
+
+/** A node's detail from its parts, read by either dialect: evidence with excerpts, relations with the node at the other end. */
+export function assembleNodeDetail(p: {
+  node: GraphNode;
+  frames: GraphFrame[];
+  outgoing: GraphRelation[];
+  incoming: GraphRelation[];
+  frameEvidence: EvidenceByTarget;
+  relationEvidence: EvidenceByTarget;
+  excerpts: Map<string, string>;
+  others: Map<string, NeighbourNode>;
+}): NodeDetail {
+  const withExcerpts = (links: { thought_id: string; stance: EvidenceLink["stance"] }[] | undefined): Evidence => (links ?? []).map((l) => ({ ...l, excerpt: p.excerpts.get(l.thought_id) ?? null }));
   return {
-    node,
-    frames: frames.map((f) => ({ ...f, evidence: withExcerpts(frameEvidence.get(f.id)) })),
-    outgoing: outgoing.map((r) => ({ ...r, other: others.get(r.to_id)!, evidence: withExcerpts(relationEvidence.get(r.id)) })),
-    incoming: incoming.map((r) => ({ ...r, other: others.get(r.from_id)!, evidence: withExcerpts(relationEvidence.get(r.id)) })),
+    node: p.node,
+    frames: p.frames.map((f) => ({ ...f, evidence: withExcerpts(p.frameEvidence.get(f.id)) })),
+    outgoing: p.outgoing.map((r) => ({ ...r, other: p.others.get(r.to_id)!, evidence: withExcerpts(p.relationEvidence.get(r.id)) })),
+    incoming: p.incoming.map((r) => ({ ...r, other: p.others.get(r.from_id)!, evidence: withExcerpts(p.relationEvidence.get(r.id)) })),
   };
 }

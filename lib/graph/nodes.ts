@@ -107,38 +107,56 @@ export function requireNodeRow({ handle, id }: { handle: StoreHandle; id: string
   return row;
 }
 
+/** A new node's row without its seq (both dialects): the canonical name, the display name as written, the hash of its embedding text. */
+export function newNodeRow({ input: n, actor, now }: { input: z.output<typeof createNodeInputSchema>; actor: string; now: number }): Omit<KgNodeRow, "seq"> {
+  const displayName = n.display_name ?? n.name.trim();
+  const tags = normalizeTags(n.tags);
+  return {
+    id: randomUUID(),
+    name: canonicalNodeName(n.name),
+    displayName,
+    entityType: n.entity_type,
+    scope: n.scope ?? null,
+    createdAt: now,
+    updatedAt: now,
+    createdBy: actor,
+    attributes: JSON.stringify(n.attributes ?? {}),
+    tags: JSON.stringify(tags),
+    embedHash: sha256Hex(nodeEmbeddingText({ displayName, entityType: n.entity_type, tags })),
+    autoExtracted: n.auto_extracted,
+  };
+}
+
+/** The 409 of a node that exists by canonical name and type (both dialects). */
+export function nodeExists({ entityType, name, id }: { entityType: string; name: string; id: string | undefined }): AppError {
+  return new AppError("conflict", `a ${entityType} node named '${name}' already exists`, [{ message: "existing node", id }]);
+}
+
+/** An update's columns to set (both dialects): the embed hash follows the display name and tags. */
+export function updatedNodeFields({ row, input: u, now }: { row: KgNodeRow; input: z.output<typeof updateNodeInputSchema>; now: number }) {
+  const displayName = u.display_name ?? row.displayName;
+  const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>(row.tags, []);
+  return {
+    displayName,
+    scope: u.scope === undefined ? row.scope : u.scope,
+    attributes: u.attributes ? JSON.stringify(u.attributes) : row.attributes,
+    tags: JSON.stringify(tags),
+    embedHash: sha256Hex(nodeEmbeddingText({ displayName, entityType: row.entityType, tags })),
+    updatedAt: now,
+  };
+}
+
 /** Create a node; an existing node with the same canonical name and type is a 409 naming it. */
 export function createNode({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof createNodeInputSchema>; actor: string }): GraphNode {
   const n = createNodeInputSchema.parse(input);
   const { db } = handle;
-  const name = canonicalNodeName(n.name);
-  const displayName = n.display_name ?? n.name.trim();
-  const tags = normalizeTags(n.tags);
-  const embedHash = sha256Hex(nodeEmbeddingText({ displayName, entityType: n.entity_type, tags }));
-  const now = Date.now();
+  const values = newNodeRow({ input: n, actor, now: Date.now() });
   const row = handle.sqlite
     .transaction(() => {
-      const existing = db.select({ id: kgNodes.id }).from(kgNodes).where(and(eq(kgNodes.name, name), eq(kgNodes.entityType, n.entity_type))).get();
-      if (existing) throw new AppError("conflict", `a ${n.entity_type} node named '${name}' already exists`, [{ message: "existing node", id: existing.id }]);
-      const created = db
-        .insert(kgNodes)
-        .values({
-          id: randomUUID(),
-          name,
-          displayName,
-          entityType: n.entity_type,
-          scope: n.scope ?? null,
-          createdAt: now,
-          updatedAt: now,
-          createdBy: actor,
-          attributes: JSON.stringify(n.attributes ?? {}),
-          tags: JSON.stringify(tags),
-          embedHash,
-          autoExtracted: n.auto_extracted,
-        })
-        .returning()
-        .get();
-      enqueueEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: created.seq, inputHash: embedHash }] });
+      const existing = db.select({ id: kgNodes.id }).from(kgNodes).where(and(eq(kgNodes.name, values.name), eq(kgNodes.entityType, n.entity_type))).get();
+      if (existing) throw nodeExists({ entityType: n.entity_type, name: values.name, id: existing.id });
+      const created = db.insert(kgNodes).values(values).returning().get();
+      enqueueEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: created.seq, inputHash: values.embedHash }] });
       return created;
     })
     .immediate();
@@ -151,23 +169,9 @@ export function updateNode({ handle, id, input }: { handle: StoreHandle; id: str
   const updated = handle.sqlite
     .transaction(() => {
       const row = requireNodeRow({ handle, id });
-      const displayName = u.display_name ?? row.displayName;
-      const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>(row.tags, []);
-      const embedHash = sha256Hex(nodeEmbeddingText({ displayName, entityType: row.entityType, tags }));
-      const next = handle.db
-        .update(kgNodes)
-        .set({
-          displayName,
-          scope: u.scope === undefined ? row.scope : u.scope,
-          attributes: u.attributes ? JSON.stringify(u.attributes) : row.attributes,
-          tags: JSON.stringify(tags),
-          embedHash,
-          updatedAt: Date.now(),
-        })
-        .where(eq(kgNodes.seq, row.seq))
-        .returning()
-        .get();
-      if (embedHash !== row.embedHash) enqueueEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: row.seq, inputHash: embedHash }] });
+      const fields = updatedNodeFields({ row, input: u, now: Date.now() });
+      const next = handle.db.update(kgNodes).set(fields).where(eq(kgNodes.seq, row.seq)).returning().get();
+      if (fields.embedHash !== row.embedHash) enqueueEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: row.seq, inputHash: fields.embedHash }] });
       return next;
     })
     .immediate();

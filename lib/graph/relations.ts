@@ -92,6 +92,61 @@ export function getRelationById({ handle, id }: { handle: StoreHandle; id: strin
 const minDefined = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
 const maxDefined = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
 
+type CreateRelation = z.output<typeof createRelationInputSchema>;
+
+/** A new relation's row (both dialects). */
+export function newRelationRow({ input: r, actor, now }: { input: CreateRelation; actor: string; now: number }): KgRelationRow {
+  return {
+    id: randomUUID(),
+    fromId: r.from_id,
+    toId: r.to_id,
+    relationshipType: r.relationship_type,
+    bidirectional: r.bidirectional,
+    weight: r.weight,
+    confidence: r.confidence,
+    temporalStart: r.temporal_start ?? null,
+    temporalEnd: r.temporal_end ?? null,
+    attributes: JSON.stringify(r.attributes ?? {}),
+    createdAt: now,
+    updatedAt: now,
+    createdBy: actor,
+  };
+}
+
+/** The merge rule of createOrMergeRelation, as the columns to set on the existing relation (both dialects). */
+export function mergedRelationFields({ existing, input: r, now }: { existing: KgRelationRow; input: CreateRelation; now: number }) {
+  return {
+    weight: Math.max(existing.weight, r.weight),
+    confidence: Math.max(existing.confidence, r.confidence),
+    bidirectional: Boolean(existing.bidirectional) || r.bidirectional,
+    temporalStart: minDefined(existing.temporalStart, r.temporal_start ?? null),
+    temporalEnd: maxDefined(existing.temporalEnd, r.temporal_end ?? null),
+    attributes: JSON.stringify({ ...parseJsonColumnOr<Record<string, unknown>>(existing.attributes, {}), ...(r.attributes ?? {}) }),
+    updatedAt: now,
+  };
+}
+
+/** An update's columns to set (both dialects); a time range that would end before it starts is a 400. */
+export function updatedRelationFields({ row, input: u, now }: { row: KgRelationRow; input: z.output<typeof updateRelationInputSchema>; now: number }) {
+  const start = u.temporal_start === undefined ? row.temporalStart : u.temporal_start;
+  const end = u.temporal_end === undefined ? row.temporalEnd : u.temporal_end;
+  if (start !== null && end !== null && start > end) throw new AppError("invalid_request", "temporal_start must not be after temporal_end", [{ path: "temporal_end", message: "before temporal_start" }]);
+  return {
+    weight: u.weight ?? row.weight,
+    confidence: u.confidence ?? row.confidence,
+    bidirectional: u.bidirectional ?? Boolean(row.bidirectional),
+    temporalStart: start,
+    temporalEnd: end,
+    attributes: u.attributes ? JSON.stringify(u.attributes) : row.attributes,
+    updatedAt: now,
+  };
+}
+
+/** A self-loop is refused (422) before anything is read. */
+export function refuseSelfLoop(r: CreateRelation): void {
+  if (r.from_id === r.to_id) throw new AppError("unprocessable", "a relation cannot link a node to itself", [{ path: "to_id", message: "self-loop" }]);
+}
+
 /**
  * Create a relation, or merge it into the one that already links the same
  * nodes with the same type (either direction when either is bidirectional).
@@ -101,7 +156,7 @@ const maxDefined = (a: number | null, b: number | null) => (a === null ? b : b =
  */
 export function createOrMergeRelation({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof createRelationInputSchema>; actor: string }): { relation: GraphRelation; merged: boolean } {
   const r = createRelationInputSchema.parse(input);
-  if (r.from_id === r.to_id) throw new AppError("unprocessable", "a relation cannot link a node to itself", [{ path: "to_id", message: "self-loop" }]);
+  refuseSelfLoop(r);
   const { db } = handle;
   const now = Date.now();
   return handle.sqlite
@@ -120,15 +175,7 @@ export function createOrMergeRelation({ handle, input, actor }: { handle: StoreH
       if (existing) {
         const merged = db
           .update(kgRelations)
-          .set({
-            weight: Math.max(existing.weight, r.weight),
-            confidence: Math.max(existing.confidence, r.confidence),
-            bidirectional: existing.bidirectional || r.bidirectional,
-            temporalStart: minDefined(existing.temporalStart, r.temporal_start ?? null),
-            temporalEnd: maxDefined(existing.temporalEnd, r.temporal_end ?? null),
-            attributes: JSON.stringify({ ...parseJsonColumnOr<Record<string, unknown>>(existing.attributes, {}), ...(r.attributes ?? {}) }),
-            updatedAt: now,
-          })
+          .set(mergedRelationFields({ existing, input: r, now }))
           .where(eq(kgRelations.id, existing.id))
           .returning()
           .get();
@@ -136,21 +183,7 @@ export function createOrMergeRelation({ handle, input, actor }: { handle: StoreH
       }
       const created = db
         .insert(kgRelations)
-        .values({
-          id: randomUUID(),
-          fromId: r.from_id,
-          toId: r.to_id,
-          relationshipType: r.relationship_type,
-          bidirectional: r.bidirectional,
-          weight: r.weight,
-          confidence: r.confidence,
-          temporalStart: r.temporal_start ?? null,
-          temporalEnd: r.temporal_end ?? null,
-          attributes: JSON.stringify(r.attributes ?? {}),
-          createdAt: now,
-          updatedAt: now,
-          createdBy: actor,
-        })
+        .values(newRelationRow({ input: r, actor, now }))
         .returning()
         .get();
       return { relation: toGraphRelation(created), merged: false };
@@ -164,20 +197,9 @@ export function updateRelation({ handle, id, input }: { handle: StoreHandle; id:
     .transaction(() => {
       const row = selectRelationRow({ handle, id });
       if (!row) throw notFound("relation", id);
-      const start = u.temporal_start === undefined ? row.temporalStart : u.temporal_start;
-      const end = u.temporal_end === undefined ? row.temporalEnd : u.temporal_end;
-      if (start !== null && end !== null && start > end) throw new AppError("invalid_request", "temporal_start must not be after temporal_end", [{ path: "temporal_end", message: "before temporal_start" }]);
       const updated = handle.db
         .update(kgRelations)
-        .set({
-          weight: u.weight ?? row.weight,
-          confidence: u.confidence ?? row.confidence,
-          bidirectional: u.bidirectional ?? Boolean(row.bidirectional),
-          temporalStart: start,
-          temporalEnd: end,
-          attributes: u.attributes ? JSON.stringify(u.attributes) : row.attributes,
-          updatedAt: Date.now(),
-        })
+        .set(updatedRelationFields({ row, input: u, now: Date.now() }))
         .where(eq(kgRelations.id, id))
         .returning()
         .get();

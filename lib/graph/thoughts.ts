@@ -120,6 +120,31 @@ function selectThoughtById({ handle, id }: { handle: StoreHandle; id: string }):
   return handle.db.select(THOUGHT_SELECT).from(thoughts).where(eq(thoughts.id, id)).get();
 }
 
+/** A new thought's columns (both dialects); the thought number is the caller's, read under its write lock. */
+export function newThoughtRow({ id, input: t, thoughtNumber, actor, now }: { id: string; input: z.output<typeof thinkInputSchema>; thoughtNumber: number | null; actor: string; now: number }) {
+  return {
+    id,
+    content: t.content,
+    framework: t.framework,
+    chainId: t.chain_id ?? null,
+    thoughtNumber,
+    totalThoughts: t.total_thoughts ?? null,
+    timestamp: t.timestamp ?? now,
+    importance: t.importance,
+    relevance: t.relevance,
+    tags: JSON.stringify(normalizeTags(t.tags)),
+    category: t.category ?? null,
+    consistency: t.consistency ?? null,
+    contentHash: sha256Hex(t.content),
+    createdBy: actor,
+  };
+}
+
+/** The 409 of a thought number already taken in its chain (both dialects). */
+export function thoughtNumberTaken(chainId: string, n: number): AppError {
+  return new AppError("conflict", `chain ${chainId} already has thought number ${n}`);
+}
+
 /**
  * Write a thought (and its chain's count) in one transaction and queue its
  * vector. BEGIN IMMEDIATE: the chain count and the default thought number
@@ -140,7 +165,7 @@ export function thinkThought({ handle, input, actor }: { handle: StoreHandle; in
         const inChain = eq(thoughts.chainId, t.chain_id);
         if (t.thought_number !== undefined) {
           if (db.select({ seq: thoughts.seq }).from(thoughts).where(and(inChain, eq(thoughts.thoughtNumber, t.thought_number))).get()) {
-            throw new AppError("conflict", `chain ${t.chain_id} already has thought number ${t.thought_number}`);
+            throw thoughtNumberTaken(t.chain_id, t.thought_number);
           }
           thoughtNumber = t.thought_number;
         } else {
@@ -149,22 +174,7 @@ export function thinkThought({ handle, input, actor }: { handle: StoreHandle; in
       }
       const { seq } = db
         .insert(thoughts)
-        .values({
-          id,
-          content: t.content,
-          framework: t.framework,
-          chainId: t.chain_id ?? null,
-          thoughtNumber,
-          totalThoughts: t.total_thoughts ?? null,
-          timestamp: t.timestamp ?? now,
-          importance: t.importance,
-          relevance: t.relevance,
-          tags: JSON.stringify(normalizeTags(t.tags)),
-          category: t.category ?? null,
-          consistency: t.consistency ?? null,
-          contentHash,
-          createdBy: actor,
-        })
+        .values(newThoughtRow({ id, input: t, thoughtNumber, actor, now }))
         .returning({ seq: thoughts.seq })
         .get();
       if (t.chain_id) db.update(chains).set({ thoughtCount: sql`${chains.thoughtCount} + 1`, updatedAt: now }).where(eq(chains.id, t.chain_id)).run();
@@ -292,7 +302,7 @@ export function deleteThought({ handle, id, actor }: { handle: StoreHandle; id: 
 
 export type Chain = { id: string; created_at: number; updated_at: number; thought_count: number };
 
-const toChain = (r: ChainRow): Chain => ({ id: r.id, created_at: r.createdAt, updated_at: r.updatedAt, thought_count: r.thoughtCount });
+export const toChain = (r: ChainRow): Chain => ({ id: r.id, created_at: r.createdAt, updated_at: r.updatedAt, thought_count: r.thoughtCount });
 
 export function listChainsByRecency({ handle, limit = 50, offset = 0 }: { handle: StoreHandle; limit?: number; offset?: number }): { chains: Chain[]; total: number } {
   const rows = handle.db.select().from(chains).orderBy(desc(chains.updatedAt), asc(chains.id)).limit(limit).offset(offset).all();

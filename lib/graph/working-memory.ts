@@ -20,7 +20,8 @@ export const setWorkingMemoryInputSchema = z
   .strict();
 
 export type WorkingMemoryEntry = { key: string; value: unknown; expires_at: number | null; updated_at: number; updated_by: string };
-const toEntry = (r: WorkingMemoryRow): WorkingMemoryEntry => ({ key: r.key, value: parseJsonColumnOr<unknown>(r.value, null), expires_at: r.expiresAt, updated_at: r.updatedAt, updated_by: r.updatedBy });
+/** A row as the API shows it (both dialects). */
+export const toWorkingMemoryEntry = (r: WorkingMemoryRow): WorkingMemoryEntry => ({ key: r.key, value: parseJsonColumnOr<unknown>(r.value, null), expires_at: r.expiresAt, updated_at: r.updatedAt, updated_by: r.updatedBy });
 /** Keys past their expiry are never returned, even before a sweep deletes them. */
 const liveAt = (now: number) => or(isNull(workingMemory.expiresAt), gt(workingMemory.expiresAt, now));
 
@@ -41,7 +42,7 @@ export function setWorkingMemory({ handle, input, actor, now = Date.now() }: { h
         throw new AppError("unprocessable", `working memory is full (${WORKING_MEMORY_MAX_KEYS} keys); delete some or let them expire`);
       }
       const row = { key: e.key, value: JSON.stringify(e.value), expiresAt: e.ttl_seconds ? now + e.ttl_seconds * 1000 : null, updatedAt: now, updatedBy: actor };
-      return toEntry(db.insert(workingMemory).values(row).onConflictDoUpdate({ target: workingMemory.key, set: row }).returning().get());
+      return toWorkingMemoryEntry(db.insert(workingMemory).values(row).onConflictDoUpdate({ target: workingMemory.key, set: row }).returning().get());
     })
     .immediate();
 }
@@ -49,11 +50,11 @@ export function setWorkingMemory({ handle, input, actor, now = Date.now() }: { h
 export function getWorkingMemoryByKey({ handle, key, now = Date.now() }: { handle: StoreHandle; key: string; now?: number }): WorkingMemoryEntry {
   const row = handle.db.select().from(workingMemory).where(and(eq(workingMemory.key, key), liveAt(now))).get();
   if (!row) throw new AppError("not_found", `working memory has no key ${key}`);
-  return toEntry(row);
+  return toWorkingMemoryEntry(row);
 }
 
 export function listWorkingMemory({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): WorkingMemoryEntry[] {
-  return handle.db.select().from(workingMemory).where(liveAt(now)).orderBy(asc(workingMemory.key)).all().map(toEntry);
+  return handle.db.select().from(workingMemory).where(liveAt(now)).orderBy(asc(workingMemory.key)).all().map(toWorkingMemoryEntry);
 }
 
 export function deleteWorkingMemoryByKey({ handle, key, now = Date.now() }: { handle: StoreHandle; key: string; now?: number }): { deleted: string } {

@@ -20,13 +20,13 @@ import { createSessionSchema, postMessageSchema } from "../governance/dialectic"
 import { governance } from "../backend/governance";
 import { stores } from "../stores/backend";
 import { createTaskSchema, finishRunSchema, recordValidationSchema, startRunSchema } from "../governance/ledger";
-import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, unlinkEvidence } from "../graph/evidence";
-import { createFrame, createFrameInputSchema, deleteFrame, updateFrame, updateFrameInputSchema } from "../graph/frames";
-import { getNodeDetailById } from "../graph/node-detail";
-import { createNode, createNodeInputSchema, deleteNode, listNodesByFilter, listNodesQuerySchema, updateNode, updateNodeInputSchema } from "../graph/nodes";
-import { createOrMergeRelation, createRelationInputSchema, deleteRelation, updateRelation, updateRelationInputSchema } from "../graph/relations";
+import { evidenceKeySchema, linkEvidenceInputSchema } from "../graph/evidence";
+import { createFrameInputSchema, updateFrameInputSchema } from "../graph/frames";
+import { createNodeInputSchema, listNodesQuerySchema, updateNodeInputSchema } from "../graph/nodes";
+import { createRelationInputSchema, updateRelationInputSchema } from "../graph/relations";
 import { rememberByQuery, rememberInputSchema } from "../graph/remember";
-import { thinkInputSchema, thinkThought } from "../graph/thoughts";
+import { thinkInputSchema } from "../graph/thoughts";
+import { graphBackend } from "../graph/backend";
 import { chunkIdSchema } from "../index/ingest";
 import { categoryPathSchema, createMemorySchema, memoryFilterSchema, memoryPathSchema, updateMemorySchema } from "../index/memories";
 import { searchInputSchema } from "../index/search";
@@ -46,7 +46,7 @@ export type ToolDef = {
   /** The result, in the wire's snake_case: the same schema as the matching REST route's response (see lib/api/contract.ts). */
   output: ZodType;
   input: ZodType;
-  /** Served with DATABASE_URL (it calls stores()); a tool with a `store` argument and without it answers 501 there, like its REST route. */
+  /** Served with DATABASE_URL (it calls stores() or graphBackend()); a tool with a `store` argument and without it answers 501 there, like its REST route. */
   postgres?: "served";
   run: (args: never, ctx: ToolContext) => unknown;
 };
@@ -158,11 +158,12 @@ const indexTools: ToolDef[] = [
 const graphTools: ToolDef[] = [
   tool({
     name: "think",
-    description: "Record a thought (optionally in a chain); it is embedded and scored for novelty.",
+    description: "Record a thought (optionally in a chain); it is embedded and scored for novelty (with DATABASE_URL not yet: its embedding says missing, novelty stays null).",
     output: thoughtResponse,
     scope: "write",
     input: thinkInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => ({ thought: thinkThought({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }) }),
+    postgres: "served",
+    run: async ({ store, ...input }, ctx) => ({ thought: await graphBackend().think({ store, input, actor: actorOf(ctx.principal) }) }),
   }),
   tool({
     name: "remember",
@@ -182,7 +183,8 @@ const graphTools: ToolDef[] = [
     output: nodeResponse,
     scope: "write",
     input: createNodeInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => ({ node: createNode({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }) }),
+    postgres: "served",
+    run: async ({ store, ...input }, ctx) => ({ node: await graphBackend().createNode({ store, input, actor: actorOf(ctx.principal) }) }),
   }),
   tool({
     name: "node_get",
@@ -190,7 +192,8 @@ const graphTools: ToolDef[] = [
     output: nodeDetailResponse,
     scope: "read",
     input: storeItemParams,
-    run: ({ store, id }) => getNodeDetailById({ handle: openStore({ store }), id }),
+    postgres: "served",
+    run: ({ store, id }) => graphBackend().getNodeDetail({ store, id }),
   }),
   tool({
     name: "node_list",
@@ -198,7 +201,8 @@ const graphTools: ToolDef[] = [
     output: nodeListResponse,
     scope: "read",
     input: listNodesQuerySchema.safeExtend(storeShape),
-    run: ({ store, ...filter }) => listNodesByFilter({ handle: openStore({ store }), filter }),
+    postgres: "served",
+    run: ({ store, ...filter }) => graphBackend().listNodes({ store, filter }),
   }),
   tool({
     name: "node_update",
@@ -206,7 +210,8 @@ const graphTools: ToolDef[] = [
     output: nodeResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateNodeInputSchema }).strict(),
-    run: ({ store, id, changes }) => ({ node: updateNode({ handle: openStore({ store }), id, input: changes }) }),
+    postgres: "served",
+    run: async ({ store, id, changes }) => ({ node: await graphBackend().updateNode({ store, id, input: changes }) }),
   }),
   tool({
     name: "node_delete",
@@ -214,7 +219,8 @@ const graphTools: ToolDef[] = [
     output: nodeDeletedResponse,
     scope: "write",
     input: storeItemParams,
-    run: ({ store, id }, ctx) => deleteNode({ handle: openStore({ store }), id, actor: actorOf(ctx.principal) }),
+    postgres: "served",
+    run: ({ store, id }, ctx) => graphBackend().deleteNode({ store, id, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "relation_create",
@@ -222,7 +228,8 @@ const graphTools: ToolDef[] = [
     output: relationCreatedResponse,
     scope: "write",
     input: createRelationInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => createOrMergeRelation({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
+    postgres: "served",
+    run: ({ store, ...input }, ctx) => graphBackend().createOrMergeRelation({ store, input, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "relation_update",
@@ -230,7 +237,8 @@ const graphTools: ToolDef[] = [
     output: relationResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateRelationInputSchema }).strict(),
-    run: ({ store, id, changes }) => ({ relation: updateRelation({ handle: openStore({ store }), id, input: changes }) }),
+    postgres: "served",
+    run: async ({ store, id, changes }) => ({ relation: await graphBackend().updateRelation({ store, id, input: changes }) }),
   }),
   tool({
     name: "relation_delete",
@@ -238,7 +246,8 @@ const graphTools: ToolDef[] = [
     output: graphDeletedResponse,
     scope: "write",
     input: storeItemParams,
-    run: ({ store, id }, ctx) => deleteRelation({ handle: openStore({ store }), id, actor: actorOf(ctx.principal) }),
+    postgres: "served",
+    run: ({ store, id }, ctx) => graphBackend().deleteRelation({ store, id, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "frame_create",
@@ -246,7 +255,8 @@ const graphTools: ToolDef[] = [
     output: frameResponse,
     scope: "write",
     input: createFrameInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => ({ frame: createFrame({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }) }),
+    postgres: "served",
+    run: async ({ store, ...input }, ctx) => ({ frame: await graphBackend().createFrame({ store, input, actor: actorOf(ctx.principal) }) }),
   }),
   tool({
     name: "frame_update",
@@ -254,7 +264,8 @@ const graphTools: ToolDef[] = [
     output: frameResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateFrameInputSchema }).strict(),
-    run: ({ store, id, changes }) => ({ frame: updateFrame({ handle: openStore({ store }), id, input: changes }) }),
+    postgres: "served",
+    run: async ({ store, id, changes }) => ({ frame: await graphBackend().updateFrame({ store, id, input: changes }) }),
   }),
   tool({
     name: "frame_delete",
@@ -262,7 +273,8 @@ const graphTools: ToolDef[] = [
     output: graphDeletedResponse,
     scope: "write",
     input: storeItemParams,
-    run: ({ store, id }, ctx) => deleteFrame({ handle: openStore({ store }), id, actor: actorOf(ctx.principal) }),
+    postgres: "served",
+    run: ({ store, id }, ctx) => graphBackend().deleteFrame({ store, id, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "evidence_link",
@@ -270,7 +282,8 @@ const graphTools: ToolDef[] = [
     output: evidenceLinkResponse,
     scope: "write",
     input: linkEvidenceInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => linkEvidence({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
+    postgres: "served",
+    run: ({ store, ...input }, ctx) => graphBackend().linkEvidence({ store, input, actor: actorOf(ctx.principal) }),
   }),
   tool({
     name: "evidence_unlink",
@@ -278,7 +291,8 @@ const graphTools: ToolDef[] = [
     output: evidenceUnlinkedResponse,
     scope: "write",
     input: evidenceKeySchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => unlinkEvidence({ handle: openStore({ store }), input, actor: actorOf(ctx.principal) }),
+    postgres: "served",
+    run: ({ store, ...input }, ctx) => graphBackend().unlinkEvidence({ store, input, actor: actorOf(ctx.principal) }),
   }),
 ];
 

@@ -75,7 +75,7 @@ export type PgStoreSummary = {
 };
 
 /** The tables a store's summary counts (fixed names from the store schema). */
-const COUNTED_TABLES = ["categories", "chunk_embeddings", "chunks", "documents", "memories"] as const;
+const COUNTED_TABLES = ["categories", "chains", "chunk_embeddings", "chunks", "documents", "embeddings", "kg_frame", "kg_node", "kg_relation", "learnings", "memories", "reasoning_traces", "thoughts", "working_memory"] as const;
 
 export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Promise<PgStoreSummary> {
   return withStoreTx({ handle, readOnly: true }, async (tx) => {

@@ -45,8 +45,9 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
   });
 
   it("npm start says which store routes PostgreSQL serves and which answer 501", () => {
-    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs, traces, learnings, recall and reflection settings");
-    expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented): thoughts, graph");
+    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs, traces, learnings, recall, reflection settings and store health");
+    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: thoughts, chains, nodes, relations, frames, evidence and working memory");
+    expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented): remember, re-embed, retry-parked");
   });
 
   const { tokens } = storeApiCases(target);
@@ -64,11 +65,8 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
 
   it("answers 501 not_implemented, naming the route, for every store route not served from PostgreSQL yet — after the token's checks", async () => {
     for (const [method, p, body] of [
-      ["POST", "/stores/alpha/thoughts", { content: "x" }],
       ["POST", "/stores/alpha/remember", { query: "x" }],
-      ["GET", "/stores/alpha/nodes", undefined],
       ["POST", "/stores/alpha/reembed", {}],
-      ["GET", "/stores/alpha/working-memory", undefined],
       ["POST", "/stores/alpha/embeddings/retry-parked", {}],
     ] as const) {
       const r = await call(a, method, p, { token: RELIABILITY_TOKEN, body });
@@ -89,7 +87,7 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
     const pg: PgHandle = await openPgHandle({ url, max: 1 });
     try {
       const actions = new Set((await listAuditTailPg({ db: pg.db, limit: 200 })).map((r) => r.action));
-      for (const action of ["store.create", "documents.put", "document.delete", "memory.create", "memory.update", "memory.delete", "store.reindex", "reflection.settings.update"]) expect(actions).toContain(action);
+      for (const action of ["store.create", "documents.put", "document.delete", "memory.create", "memory.update", "memory.delete", "store.reindex", "reflection.settings.update", "thought.delete", "graph.node.delete"]) expect(actions).toContain(action);
       expect((await verifyAuditChainPg({ db: pg.db })).ok).toBe(true);
     } finally {
       await closePgHandle(pg);

@@ -10,7 +10,7 @@ import { createTestDatabase } from "./helpers";
 
 /**
  * Two `next start` replicas on one PostgreSQL database; 20 agents write
- * documents, ledger rows (tasks, runs) and dialectic messages through both,
+ * documents, thoughts, ledger rows (tasks, runs) and dialectic messages through both,
  * and one replica is killed with SIGKILL mid-run. An agent whose request dies
  * with the server (no answer) retries it, with the same ids, on the survivor —
  * as a client behind a load balancer would. Afterwards every write a server
@@ -142,6 +142,9 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
         const doc = await write(prefer, "PUT", "/stores/default/documents", tokens[i], { path: docPath, content: `# Step ${step} of agent ${i}\n\nAgent ${i} recorded kiwi${i}x${step} while the replicas were racing.\n` });
         expect([200, 201], JSON.stringify(doc)).toContain(doc.status);
         acked.documents.add(docPath);
+        // A thought in the agent's chain with its number given: a retry of one that committed before the server died is a 409 (it is there).
+        const thought = await write(prefer, "POST", "/stores/default/thoughts", tokens[i], { content: `agent ${i} thought ${step}`, chain_id: `kill-c-${i}`, thought_number: step + 1 });
+        expect([201, 409], JSON.stringify(thought)).toContain(thought.status);
         // thesis (author), antithesis (reviewer), then syntheses alternating author / reviewer.
         const byReviewer = step % 2 === 1;
         const messageType = step === 0 ? "thesis" : step === 1 ? "antithesis" : "synthesis";
@@ -195,7 +198,14 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
     const docs = await pg.pool.query<{ path: string }>("select path from store_default.documents where path like 'agents/%'");
     expect(docs.rows.map((r) => r.path).sort()).toEqual([...acked.documents].sort());
 
-    // The survivor's worker takes over what the dead replica had claimed once the lease runs out, and drains the queue.
+    // Thoughts: each agent's chain numbered 1..STEPS, every number once, and the chain's count exact.
+    const chains = await pg.pool.query<{ chain_id: string; numbers: number[]; thought_count: number }>(
+      "select t.chain_id, array_agg(t.thought_number order by t.thought_number) as numbers, c.thought_count from store_default.thoughts t join store_default.chains c on c.id = t.chain_id where t.chain_id like 'kill-c-%' group by t.chain_id, c.thought_count",
+    );
+    expect(chains.rows).toHaveLength(AGENTS);
+    for (const c of chains.rows) expect(c).toEqual({ chain_id: c.chain_id, numbers: Array.from({ length: STEPS }, (_, k) => k + 1), thought_count: STEPS });
+
+        // The survivor's worker takes over what the dead replica had claimed once the lease runs out, and drains the queue.
     await expect.poll(async () => (await pg.pool.query<{ n: number }>("select count(*)::int as n from store_default.embed_queue")).rows[0].n, { timeout: 180_000, interval: 500 }).toBe(0);
     const perChunk = await pg.pool.query<{ id: string; vectors: number }>(
       "select c.id::text, (select count(*)::int from store_default.chunk_embeddings e where e.chunk_row_id = c.id) as vectors from store_default.chunks c join store_default.documents d on d.doc_id = c.doc_id where d.path like 'agents/%'",

@@ -26,8 +26,32 @@ describe("PostgreSQL stores: one schema per store", () => {
   it("creating a store makes its schema with the index tables, a full-text column, and an audit row", async () => {
     const summary = await createStorePg({ pg, input: { name: "photo-2024", description: "pictures" }, actor: "user:alice" });
     expect(summary).toMatchObject({ name: "photo-2024", schema: "store_photo-2024", description: "pictures", schemaVersion: storeSchemaVersion() });
-    expect(summary.counts).toEqual({ categories: 0, chunk_embeddings: 0, chunks: 0, documents: 0, memories: 0 });
-    expect(await tablesIn("store_photo-2024")).toEqual(["categories", "chunk_embeddings", "chunks", "documents", "embed_queue", "embedding_cache", "embeddings", "learnings", "memories", "reasoning_traces", "recall_event_hits", "recall_events", "reflection_settings", "store_meta", "store_migrations"]);
+    expect(summary.counts).toEqual({ categories: 0, chains: 0, chunk_embeddings: 0, chunks: 0, documents: 0, embeddings: 0, kg_frame: 0, kg_node: 0, kg_relation: 0, learnings: 0, memories: 0, reasoning_traces: 0, thoughts: 0, working_memory: 0 });
+    expect(await tablesIn("store_photo-2024")).toEqual([
+      "categories",
+      "chains",
+      "chunk_embeddings",
+      "chunks",
+      "documents",
+      "embed_queue",
+      "embedding_cache",
+      "embeddings",
+      "kg_frame",
+      "kg_frame_evidence",
+      "kg_node",
+      "kg_relation",
+      "kg_relation_evidence",
+      "learnings",
+      "memories",
+      "reasoning_traces",
+      "recall_event_hits",
+      "recall_events",
+      "reflection_settings",
+      "store_meta",
+      "store_migrations",
+      "thoughts",
+      "working_memory",
+    ]);
     const tsv = (await pg.db.execute(sql`select generation_expression as g from information_schema.columns where table_schema = 'store_photo-2024' and table_name = 'chunks' and column_name = 'tsv'`)).rows as { g: string }[];
     expect(tsv[0].g).toContain("to_tsvector('english'");
     const [audit] = await listAuditTailPg({ db: pg.db, limit: 1 });

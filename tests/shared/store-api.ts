@@ -198,6 +198,72 @@ export function storeApiCases(target: StoreApiTarget): { tokens: StoreApiTokens 
     expect(overview.json).toMatchObject({ store: "alpha", settings: { top_k: 2 }, counts: { traces: 1, failures: 1, learnings: 2 } });
     expect(overview.json.totals.recalls).toBeGreaterThanOrEqual(2);
     expect((await call(b(), "PUT", "/stores/alpha/reflection", { token: RELIABILITY_TOKEN, body: { settings: { top_k: 0 } } })).status).toBe(400);
+    expect(target.serverErrors.n).toBe(0);
+  });
+
+  it("keeps thoughts, chains, the knowledge graph and working memory written on one replica readable, findable and deletable on the other", async () => {
+    const opts = (body?: unknown) => ({ token: tokens.writer, body });
+    const first = await call(a(), "POST", "/stores/alpha/thoughts", opts({ content: "The kestrel cache warms up at dawn.", chain_id: "warmup", tags: ["cache"] }));
+    expect(first.status).toBe(201);
+    expect(first.json.thought).toMatchObject({ chain_id: "warmup", thought_number: 1, tags: ["cache"], created_by: "agent:writer" });
+    const second = await callTool(b(), tokens.writer, "think", { store: "alpha", content: "Warming took nine minutes.", chain_id: "warmup", framework: "debug" });
+    expect(second.isError).toBe(false);
+    expect(second.json.thought).toMatchObject({ thought_number: 2, framework: "debug" });
+    expect((await call(a(), "POST", "/stores/alpha/thoughts", opts({ content: "again", chain_id: "warmup", thought_number: 2 }))).json.error.code).toBe("conflict");
+    const found = await call(b(), "GET", "/stores/alpha/thoughts?q=kestrels", opts());
+    expect(found.json).toMatchObject({ total: 1, thoughts: [{ id: first.json.thought.id }] });
+    const chain = await call(a(), "GET", "/stores/alpha/chains/warmup", opts());
+    expect(chain.json.chain).toMatchObject({ id: "warmup", thought_count: 2 });
+    expect(chain.json.chain.thoughts.map((t: { thought_number: number }) => t.thought_number)).toEqual([1, 2]);
+    expect((await call(b(), "GET", "/stores/alpha/chains", opts())).json.chains.map((c: { id: string }) => c.id)).toEqual(["warmup"]);
+    expect((await call(b(), "POST", `/stores/alpha/thoughts/${first.json.thought.id}/feedback`, opts({ utility: 1 }))).json.thought).toMatchObject({ utility: 1, feedback_count: 1 });
+
+    const cache = await call(a(), "POST", "/stores/alpha/nodes", opts({ name: "Kestrel Cache", entity_type: "system", tags: ["edge"] }));
+    expect(cache.status).toBe(201);
+    expect((await call(b(), "POST", "/stores/alpha/nodes", opts({ name: "kestrel  cache", entity_type: "system" }))).status).toBe(409);
+    const job = await callTool(b(), tokens.writer, "node_create", { store: "alpha", name: "Warmup Job", entity_type: "tool" });
+    const jobId = (job.json.node as { id: string }).id;
+    expect((await call(b(), "GET", "/stores/alpha/nodes?q=kestrel", opts())).json.nodes.map((n: { id: string }) => n.id)).toEqual([cache.json.node.id]);
+    expect((await call(a(), "PATCH", `/stores/alpha/nodes/${cache.json.node.id}`, opts({ scope: "prod" }))).json.node).toMatchObject({ scope: "prod", tags: ["edge"] });
+
+    const relation = await call(b(), "POST", "/stores/alpha/relations", opts({ from_id: jobId, to_id: cache.json.node.id, relationship_type: "warms", weight: 0.4 }));
+    expect(relation.status).toBe(201);
+    const merged = await call(a(), "POST", "/stores/alpha/relations", opts({ from_id: jobId, to_id: cache.json.node.id, relationship_type: "warms", weight: 0.8 }));
+    expect(merged.status).toBe(200);
+    expect(merged.json).toMatchObject({ merged: true, relation: { id: relation.json.relation.id, weight: 0.8 } });
+    expect((await call(b(), "PATCH", `/stores/alpha/relations/${relation.json.relation.id}`, opts({ confidence: 0.9 }))).json.relation).toMatchObject({ confidence: 0.9 });
+    const frame = await call(a(), "POST", "/stores/alpha/frames", opts({ node_id: cache.json.node.id, column: "procedural", properties: { warm: "curl /warm" } }));
+    expect(frame.status).toBe(201);
+    expect((await call(b(), "PATCH", `/stores/alpha/frames/${frame.json.frame.id}`, opts({ properties: { warm: "make warm" } }))).json.frame.properties).toEqual({ warm: "make warm" });
+    const link = { target: "frame", target_id: frame.json.frame.id, thought_id: first.json.thought.id };
+    expect((await call(b(), "POST", "/stores/alpha/evidence", opts(link))).status).toBe(201);
+    const relinked = await call(a(), "POST", "/stores/alpha/evidence", opts({ ...link, stance: "contradicts" }));
+    expect(relinked.status).toBe(200);
+    expect(relinked.json).toMatchObject({ created: false, evidence: { stance: "contradicts" } });
+    expect((await call(b(), "GET", `/stores/alpha/evidence?target=frame&target_id=${frame.json.frame.id}`, opts())).json.evidence).toEqual([{ thought_id: first.json.thought.id, stance: "contradicts" }]);
+
+    const detail = await call(b(), "GET", `/stores/alpha/nodes/${cache.json.node.id}`, opts());
+    expect(detail.json.frames).toMatchObject([{ id: frame.json.frame.id, evidence: [{ thought_id: first.json.thought.id, excerpt: "The kestrel cache warms up at dawn." }] }]);
+    expect(detail.json.incoming).toMatchObject([{ id: relation.json.relation.id, other: { id: jobId, display_name: "Warmup Job", entity_type: "tool" } }]);
+    expect((await callTool(a(), tokens.writer, "node_get", { store: "alpha", id: jobId })).json).toMatchObject({ outgoing: [{ id: relation.json.relation.id }] });
+
+    const wm = await call(a(), "PUT", "/stores/alpha/working-memory", opts({ key: "warmup.state", value: { phase: 2 }, ttl_seconds: 600 }));
+    expect(wm.status).toBe(200);
+    expect((await call(b(), "GET", "/stores/alpha/working-memory/warmup.state", opts())).json.entry).toMatchObject({ key: "warmup.state", value: { phase: 2 }, updated_by: "agent:writer" });
+    expect((await call(b(), "GET", "/stores/alpha/working-memory", opts())).json.entries.map((e: { key: string }) => e.key)).toEqual(["warmup.state"]);
+    expect((await call(b(), "DELETE", "/stores/alpha/working-memory/warmup.state", opts())).status).toBe(200);
+    expect((await call(a(), "GET", "/stores/alpha/working-memory/warmup.state", opts())).status).toBe(404);
+
+    // Deletes cascade: the node takes its frame, relation and the evidence link; the thought leaves its chain.
+    expect((await call(a(), "DELETE", `/stores/alpha/nodes/${cache.json.node.id}`, opts())).json).toEqual({ deleted: cache.json.node.id, frames: 1, relations: 1 });
+    expect((await call(b(), "GET", `/stores/alpha/relations/${relation.json.relation.id}`, opts())).status).toBe(404);
+    expect((await call(b(), "GET", `/stores/alpha/evidence?target=frame&target_id=${frame.json.frame.id}`, opts())).status).toBe(404);
+    expect((await call(b(), "DELETE", `/stores/alpha/thoughts/${first.json.thought.id}`, opts())).status).toBe(200);
+    expect((await call(a(), "GET", `/stores/alpha/thoughts/${first.json.thought.id}`, opts())).status).toBe(404);
+    expect((await call(a(), "GET", "/stores/alpha/chains/warmup", opts())).json.chain.thought_count).toBe(1);
+    // Another store does not see them.
+    expect((await call(a(), "GET", "/stores/beta/thoughts?q=warming", opts())).json.total).toBe(0);
+    expect(target.serverErrors.n).toBe(0);
   });
 
   it("keeps a store-scoped token to its store through every ported route and tool: not another store, not core", async () => {
@@ -219,6 +285,10 @@ export function storeApiCases(target: StoreApiTarget): { tokens: StoreApiTokens 
       ["POST", "/stores/beta/recall", { query: "relay" }],
       ["GET", "/stores/beta/reflection", undefined],
       ["POST", "/stores", { name: "gamma" }],
+      ["POST", "/stores/beta/thoughts", { content: "x" }],
+      ["GET", "/stores/core/nodes", undefined],
+      ["PUT", "/stores/beta/working-memory", { key: "k", value: 1 }],
+      ["GET", "/stores/core/chains", undefined],
     ] as const) {
       const r = await call(a(), method, path, { token: t, body });
       expect([path, r.status]).toEqual([path, 403]);
@@ -228,6 +298,7 @@ export function storeApiCases(target: StoreApiTarget): { tokens: StoreApiTokens 
     expect(tool.json).toMatchObject({ error: { code: "forbidden" } });
     expect((await callTool(b(), t, "read_memory", { store: "core", path: "notes/kept" })).json).toMatchObject({ error: { code: "forbidden" } });
     expect((await callTool(a(), t, "record_trace", { store: "beta", intent: { verb: "x", target: "y" }, shard_type: "z", outcome: "success" })).json).toMatchObject({ error: { code: "forbidden" } });
+    expect((await callTool(a(), t, "node_create", { store: "beta", name: "x", entity_type: "concept" })).json).toMatchObject({ error: { code: "forbidden" } });
     expect(target.serverErrors.n).toBe(0);
   });
 

@@ -286,3 +286,6 @@ export const recallEventHits = pgTable(
   (t) => [index("recall_event_hits_event_idx").on(t.eventId, t.rank), index("recall_event_hits_unrated_idx").on(t.ratedAt)],
 );
 export type PgRecallEventHitRow = InferSelectModel<typeof recallEventHits>;
+
+// Thoughts, chains, the knowledge graph and working memory: part of every store's schema.
+export * from "./graph";

@@ -2,15 +2,15 @@ import { z } from "zod";
 import { chainListResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { listChainsByRecency } from "@/lib/graph/thoughts";
 import { limitSchema, offsetSchema } from "@/lib/common";
-import { openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/chains",
   auth: "read",
   response: chainListResponse,
+  postgres: "served",
   params: storeParams,
   query: z.object({ limit: limitSchema, offset: offsetSchema }).strict(),
-  handler: ({ params, query }) => listChainsByRecency({ handle: openStore({ store: params.store }), limit: query.limit, offset: query.offset }),
+  handler: ({ params, query }) => graphBackend().listChains({ store: params.store, limit: query.limit, offset: query.offset }),
 });

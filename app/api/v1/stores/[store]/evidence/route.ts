@@ -2,19 +2,20 @@ import { respondCreated } from "@/lib/api/respond";
 import { evidenceLinkResponse, evidenceListResponse, evidenceUnlinkedResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { evidenceKeySchema, linkEvidence, linkEvidenceInputSchema, listEvidenceByTarget, listEvidenceQuerySchema, unlinkEvidence } from "@/lib/graph/evidence";
+import { evidenceKeySchema, linkEvidenceInputSchema, listEvidenceQuerySchema } from "@/lib/graph/evidence";
 import { actorOf } from "@/lib/auth/actor";
-import { openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
 
 /** 201 for a new link; 200 with created: false when the link existed (its stance is updated). */
 export const POST = defineRoute({
   name: "POST /stores/{store}/evidence",
   auth: "write",
   response: evidenceLinkResponse,
+  postgres: "served",
   params: storeParams,
   body: linkEvidenceInputSchema,
-  handler: ({ params, body, principal }) => {
-    const result = linkEvidence({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) });
+  handler: async ({ params, body, principal }) => {
+    const result = await graphBackend().linkEvidence({ store: params.store, input: body, actor: actorOf(principal) });
     return respondCreated(result, result.created);
   },
 });
@@ -23,16 +24,18 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/evidence",
   auth: "read",
   response: evidenceListResponse,
+  postgres: "served",
   params: storeParams,
   query: listEvidenceQuerySchema,
-  handler: ({ params, query }) => listEvidenceByTarget({ handle: openStore({ store: params.store }), query }),
+  handler: ({ params, query }) => graphBackend().listEvidence({ store: params.store, query }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/evidence",
   auth: "write",
   response: evidenceUnlinkedResponse,
+  postgres: "served",
   params: storeParams,
   body: evidenceKeySchema,
-  handler: ({ params, body, principal }) => unlinkEvidence({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }),
+  handler: ({ params, body, principal }) => graphBackend().unlinkEvidence({ store: params.store, input: body, actor: actorOf(principal) }),
 });

@@ -1,25 +1,27 @@
 import { nodeListResponse, nodeResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { createNode, createNodeInputSchema, listNodesByFilter, listNodesQuerySchema } from "@/lib/graph/nodes";
+import { createNodeInputSchema, listNodesQuerySchema } from "@/lib/graph/nodes";
 import { actorOf } from "@/lib/auth/actor";
-import { openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/nodes",
   auth: "write",
   response: nodeResponse,
+  postgres: "served",
   params: storeParams,
   body: createNodeInputSchema,
   status: 201,
-  handler: ({ params, body, principal }) => ({ node: createNode({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
+  handler: async ({ params, body, principal }) => ({ node: await graphBackend().createNode({ store: params.store, input: body, actor: actorOf(principal) }) }),
 });
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/nodes",
   auth: "read",
   response: nodeListResponse,
+  postgres: "served",
   params: storeParams,
   query: listNodesQuerySchema,
-  handler: ({ params, query }) => listNodesByFilter({ handle: openStore({ store: params.store }), filter: query }),
+  handler: ({ params, query }) => graphBackend().listNodes({ store: params.store, filter: query }),
 });

@@ -2,19 +2,20 @@ import { respondCreated } from "@/lib/api/respond";
 import { relationCreatedResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { createOrMergeRelation, createRelationInputSchema } from "@/lib/graph/relations";
+import { createRelationInputSchema } from "@/lib/graph/relations";
 import { actorOf } from "@/lib/auth/actor";
-import { openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
 
 /** 201 for a new relation; 200 with merged: true when it merged into an existing one. */
 export const POST = defineRoute({
   name: "POST /stores/{store}/relations",
   auth: "write",
   response: relationCreatedResponse,
+  postgres: "served",
   params: storeParams,
   body: createRelationInputSchema,
-  handler: ({ params, body, principal }) => {
-    const result = createOrMergeRelation({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) });
+  handler: async ({ params, body, principal }) => {
+    const result = await graphBackend().createOrMergeRelation({ store: params.store, input: body, actor: actorOf(principal) });
     return respondCreated(result, !result.merged);
   },
 });

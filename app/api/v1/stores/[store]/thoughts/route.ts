@@ -1,25 +1,27 @@
 import { thoughtListResponse, thoughtResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { listThoughtsByFilter, listThoughtsQuerySchema, thinkInputSchema, thinkThought } from "@/lib/graph/thoughts";
+import { listThoughtsQuerySchema, thinkInputSchema } from "@/lib/graph/thoughts";
 import { actorOf } from "@/lib/auth/actor";
-import { openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/thoughts",
   auth: "write",
   response: thoughtResponse,
+  postgres: "served",
   params: storeParams,
   body: thinkInputSchema,
   status: 201,
-  handler: ({ params, body, principal }) => ({ thought: thinkThought({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
+  handler: async ({ params, body, principal }) => ({ thought: await graphBackend().think({ store: params.store, input: body, actor: actorOf(principal) }) }),
 });
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/thoughts",
   auth: "read",
   response: thoughtListResponse,
+  postgres: "served",
   params: storeParams,
   query: listThoughtsQuerySchema,
-  handler: ({ params, query }) => listThoughtsByFilter({ handle: openStore({ store: params.store }), filter: query }),
+  handler: ({ params, query }) => graphBackend().listThoughts({ store: params.store, filter: query }),
 });

@@ -1,23 +1,25 @@
 import { workingMemoryEntryResponse, workingMemoryListResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { listWorkingMemory, setWorkingMemory, setWorkingMemoryInputSchema } from "@/lib/graph/working-memory";
+import { setWorkingMemoryInputSchema } from "@/lib/graph/working-memory";
 import { actorOf } from "@/lib/auth/actor";
-import { openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/working-memory",
   auth: "read",
   response: workingMemoryListResponse,
+  postgres: "served",
   params: storeParams,
-  handler: ({ params }) => ({ entries: listWorkingMemory({ handle: openStore({ store: params.store }) }) }),
+  handler: async ({ params }) => ({ entries: await graphBackend().listWorkingMemory({ store: params.store }) }),
 });
 
 export const PUT = defineRoute({
   name: "PUT /stores/{store}/working-memory",
   auth: "write",
   response: workingMemoryEntryResponse,
+  postgres: "served",
   params: storeParams,
   body: setWorkingMemoryInputSchema,
-  handler: ({ params, body, principal }) => ({ entry: setWorkingMemory({ handle: openStore({ store: params.store }), input: body, actor: actorOf(principal) }) }),
+  handler: async ({ params, body, principal }) => ({ entry: await graphBackend().setWorkingMemory({ store: params.store, input: body, actor: actorOf(principal) }) }),
 });

@@ -2,13 +2,14 @@ import { z } from "zod";
 import { chainResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeNameSchema } from "@/lib/db/store-names";
-import { chainIdSchema, getChainById } from "@/lib/graph/thoughts";
-import { openStore } from "@/lib/stores/stores";
+import { chainIdSchema } from "@/lib/graph/thoughts";
+import { graphBackend } from "@/lib/graph/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/chains/{id}",
   auth: "read",
   response: chainResponse,
+  postgres: "served",
   params: z.object({ store: storeNameSchema, id: chainIdSchema }).strict(),
-  handler: async ({ params }) => ({ chain: await getChainById({ handle: openStore({ store: params.store }), id: params.id }) }),
+  handler: async ({ params }) => ({ chain: await graphBackend().getChain({ store: params.store, id: params.id }) }),
 });

@@ -1,31 +1,34 @@
 import { frameResponse, graphDeletedResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
-import { deleteFrame, getFrameById, updateFrame, updateFrameInputSchema } from "@/lib/graph/frames";
+import { updateFrameInputSchema } from "@/lib/graph/frames";
 import { storeItemParams } from "@/lib/api/params";
 import { actorOf } from "@/lib/auth/actor";
-import { openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/frames/{id}",
   auth: "read",
   response: frameResponse,
+  postgres: "served",
   params: storeItemParams,
-  handler: ({ params }) => ({ frame: getFrameById({ handle: openStore({ store: params.store }), id: params.id }) }),
+  handler: async ({ params }) => ({ frame: await graphBackend().getFrame({ store: params.store, id: params.id }) }),
 });
 
 export const PATCH = defineRoute({
   name: "PATCH /stores/{store}/frames/{id}",
   auth: "write",
   response: frameResponse,
+  postgres: "served",
   params: storeItemParams,
   body: updateFrameInputSchema,
-  handler: ({ params, body }) => ({ frame: updateFrame({ handle: openStore({ store: params.store }), id: params.id, input: body }) }),
+  handler: async ({ params, body }) => ({ frame: await graphBackend().updateFrame({ store: params.store, id: params.id, input: body }) }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/frames/{id}",
   auth: "write",
   response: graphDeletedResponse,
+  postgres: "served",
   params: storeItemParams,
-  handler: ({ params, principal }) => deleteFrame({ handle: openStore({ store: params.store }), id: params.id, actor: actorOf(principal) }),
+  handler: ({ params, principal }) => graphBackend().deleteFrame({ store: params.store, id: params.id, actor: actorOf(principal) }),
 });

@@ -1,32 +1,34 @@
 import { nodeDeletedResponse, nodeDetailResponse, nodeResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
-import { getNodeDetailById } from "@/lib/graph/node-detail";
-import { deleteNode, updateNode, updateNodeInputSchema } from "@/lib/graph/nodes";
+import { updateNodeInputSchema } from "@/lib/graph/nodes";
 import { storeItemParams } from "@/lib/api/params";
 import { actorOf } from "@/lib/auth/actor";
-import { openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/nodes/{id}",
   auth: "read",
   response: nodeDetailResponse,
+  postgres: "served",
   params: storeItemParams,
-  handler: ({ params }) => getNodeDetailById({ handle: openStore({ store: params.store }), id: params.id }),
+  handler: ({ params }) => graphBackend().getNodeDetail({ store: params.store, id: params.id }),
 });
 
 export const PATCH = defineRoute({
   name: "PATCH /stores/{store}/nodes/{id}",
   auth: "write",
   response: nodeResponse,
+  postgres: "served",
   params: storeItemParams,
   body: updateNodeInputSchema,
-  handler: ({ params, body }) => ({ node: updateNode({ handle: openStore({ store: params.store }), id: params.id, input: body }) }),
+  handler: async ({ params, body }) => ({ node: await graphBackend().updateNode({ store: params.store, id: params.id, input: body }) }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/nodes/{id}",
   auth: "write",
   response: nodeDeletedResponse,
+  postgres: "served",
   params: storeItemParams,
-  handler: ({ params, principal }) => deleteNode({ handle: openStore({ store: params.store }), id: params.id, actor: actorOf(principal) }),
+  handler: ({ params, principal }) => graphBackend().deleteNode({ store: params.store, id: params.id, actor: actorOf(principal) }),
 });

@@ -1,31 +1,34 @@
 import { graphDeletedResponse, relationResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
-import { deleteRelation, getRelationById, updateRelation, updateRelationInputSchema } from "@/lib/graph/relations";
+import { updateRelationInputSchema } from "@/lib/graph/relations";
 import { storeItemParams } from "@/lib/api/params";
 import { actorOf } from "@/lib/auth/actor";
-import { openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/relations/{id}",
   auth: "read",
   response: relationResponse,
+  postgres: "served",
   params: storeItemParams,
-  handler: ({ params }) => ({ relation: getRelationById({ handle: openStore({ store: params.store }), id: params.id }) }),
+  handler: async ({ params }) => ({ relation: await graphBackend().getRelation({ store: params.store, id: params.id }) }),
 });
 
 export const PATCH = defineRoute({
   name: "PATCH /stores/{store}/relations/{id}",
   auth: "write",
   response: relationResponse,
+  postgres: "served",
   params: storeItemParams,
   body: updateRelationInputSchema,
-  handler: ({ params, body }) => ({ relation: updateRelation({ handle: openStore({ store: params.store }), id: params.id, input: body }) }),
+  handler: async ({ params, body }) => ({ relation: await graphBackend().updateRelation({ store: params.store, id: params.id, input: body }) }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/relations/{id}",
   auth: "write",
   response: graphDeletedResponse,
+  postgres: "served",
   params: storeItemParams,
-  handler: ({ params, principal }) => deleteRelation({ handle: openStore({ store: params.store }), id: params.id, actor: actorOf(principal) }),
+  handler: ({ params, principal }) => graphBackend().deleteRelation({ store: params.store, id: params.id, actor: actorOf(principal) }),
 });

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { graphDeletedResponse, workingMemoryEntryResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeNameSchema } from "@/lib/db/store-names";
-import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, workingMemoryKeySchema } from "@/lib/graph/working-memory";
-import { openStore } from "@/lib/stores/stores";
+import { workingMemoryKeySchema } from "@/lib/graph/working-memory";
+import { graphBackend } from "@/lib/graph/backend";
 
 const params = z.object({ store: storeNameSchema, key: workingMemoryKeySchema }).strict();
 
@@ -11,14 +11,16 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/working-memory/{key}",
   auth: "read",
   response: workingMemoryEntryResponse,
+  postgres: "served",
   params,
-  handler: ({ params }) => ({ entry: getWorkingMemoryByKey({ handle: openStore({ store: params.store }), key: params.key }) }),
+  handler: async ({ params }) => ({ entry: await graphBackend().getWorkingMemory({ store: params.store, key: params.key }) }),
 });
 
 export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/working-memory/{key}",
   auth: "write",
   response: graphDeletedResponse,
+  postgres: "served",
   params,
-  handler: ({ params }) => deleteWorkingMemoryByKey({ handle: openStore({ store: params.store }), key: params.key }),
+  handler: ({ params }) => graphBackend().deleteWorkingMemory({ store: params.store, key: params.key }),
 });
