@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as documentsRoute from "@/app/api/v1/stores/[store]/documents/route";
 import * as tracesRoute from "@/app/api/v1/stores/[store]/traces/route";
-import * as workingMemoryRoute from "@/app/api/v1/stores/[store]/working-memory/route";
+import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
 import { governance } from "@/lib/backend/governance";
 import { closePg, closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { withStoreTx } from "@/lib/db/pg-store";
@@ -129,11 +129,11 @@ describe("the route wrapper with DATABASE_URL, in-process", () => {
       expect(listed.json.documents.map((d: { path: string }) => d.path)).toEqual(["notes/route.md"]);
       const traced = await callRoute(tracesRoute.POST, { token, params: { store: "default" }, body: { intent: { verb: "route", target: "a trace" }, shard_type: "api", outcome: "success" } });
       expect(traced).toMatchObject({ status: 201, json: { deduped: false, embedding: "queued" } });
-      const unported = await callRoute(workingMemoryRoute.PUT, { method: "PUT", token, params: { store: "default" }, body: {} });
+      const unported = await callRoute(rememberRoute.POST, { method: "POST", token, params: { store: "default" }, body: { query: "x" } });
       expect(unported).toMatchObject({ status: 501, json: { error: { code: "not_implemented" } } });
-      expect(unported.json.error.message).toContain("PUT /stores/{store}/working-memory");
+      expect(unported.json.error.message).toContain("POST /stores/{store}/remember");
       expect((await callRoute(tracesRoute.POST, { token, params: { store: "core" }, body: {} })).status).toBe(403);
-      expect((await callRoute(workingMemoryRoute.PUT, { method: "PUT", token, params: { store: "core" }, body: {} })).status).toBe(403);
+      expect((await callRoute(rememberRoute.POST, { method: "POST", token, params: { store: "core" }, body: { query: "x" } })).status).toBe(403);
     } finally {
       await closePg();
       env.cleanup();
