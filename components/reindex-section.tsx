@@ -5,7 +5,7 @@ import { stores as storesBackend, storesOnPostgres } from "@/lib/stores/backend"
 /** The Admin page's reindex card; the page checks the admin role before rendering it and passes its server actions. */
 export async function ReindexSection({ start, poll, describe }: ReindexActions) {
   const onPostgres = storesOnPostgres();
-  const names = (await storesBackend().listStores()).map((s) => s.name);
+  const names = await storesBackend().listStoreNames();
   return (
     <section className="card space-y-3" aria-labelledby="reindex-heading">
       <h2 id="reindex-heading" className="text-lg font-medium">

@@ -52,15 +52,16 @@ export async function findByClientId<T>(id: string, load: (id: string) => Promis
  */
 export async function pickStore(requested?: string, remembered?: string): Promise<{ store: string; stores: string[] }> {
   if (storesOnPostgres()) {
-    // PostgreSQL: the stores agents write; whether one holds something is its described counts.
-    const all = await stores().listStores();
-    const hasContent = (s: (typeof all)[number]) => ["documents", "memories", "reasoning_traces", "learnings", "thoughts"].some((t) => (s.counts[t] ?? 0) > 0);
-    return choose(
-      all.map((s) => s.name),
-      (name) => hasContent(all.find((s) => s.name === name)!),
-      requested,
-      remembered,
-    );
+    // PostgreSQL: the stores agents write; content by exists() probes, asked only until one answers yes.
+    const names = await stores().listStoreNames();
+    const has = new Map<string, boolean>();
+    if (![requested, remembered].some((w) => w && names.includes(w))) {
+      for (const name of [...names.filter((n) => n !== CORE_STORE), ...names.filter((n) => n === CORE_STORE)]) {
+        has.set(name, await stores().storeHasContent({ store: name }));
+        if (has.get(name)) break;
+      }
+    }
+    return choose(names, (name) => has.get(name) === true, requested, remembered);
   }
   return choose(listStoreNames(), (s) => storeHasContent({ handle: openStore({ store: s }) }), requested, remembered);
 }

@@ -90,7 +90,7 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
   };
   const now = Date.now();
   const set = (m: Gauge, store: string, v: number | boolean | null) => v !== null && m.set({ store }, typeof v === "boolean" ? Number(v) : v);
-  const statuses = onPostgres ? (await getLiveStoreStatusesPg()).filter((s) => canUse(s.store)) : await getLiveStoreStatuses({ stores });
+  const statuses = onPostgres ? await getLiveStoreStatusesPg({ include: canUse }) : await getLiveStoreStatuses({ stores });
   for (const s of statuses) {
     for (const state of STORE_STATUS_PRECEDENCE) g.status.set({ store: s.store, status: state }, s.state === state ? 1 : 0);
     set(g.backlog, s.store, s.backlog.pending);

@@ -5,7 +5,9 @@ import { rowsOf, withStoreTx, type PgStoreHandle } from "../db/pg-store";
 import type { KindCounts, LiveCounts } from "../embed/counters";
 import { configuredFingerprint, deriveStoreStatus, liveDrift, providerForStatus, type StoreStatus } from "../embed/status";
 import { getEmbedBacklogPg, listParkedEmbeddingsPg } from "../index/embed-queue-pg";
-import { describeStorePg, listStoreNamesPg, openStorePg } from "../stores/stores-pg";
+import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
+import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
+import { log } from "../log";
 
 /**
  * The one store status (lib/embed/status.ts) for a PostgreSQL store: the
@@ -83,11 +85,21 @@ export async function getStoreStatusPgByName({ store }: { store: string }): Prom
   return getStoreStatusPg({ handle: await openStorePg({ pg, store }) });
 }
 
-/** Every PostgreSQL store's live status (Overview, /metrics), in store order. */
-export async function getLiveStoreStatusesPg(): Promise<StoreStatus[]> {
+/**
+ * The live status of the PostgreSQL stores `include` admits (Overview, /metrics: a token's stores only, so a
+ * store-limited scrape pays for its own stores), in store order. A store whose status cannot be read (a
+ * statement or lock timeout) is logged and left out, as on SQLite: one broken store never fails the page.
+ */
+export async function getLiveStoreStatusesPg({ include = () => true }: { include?: (store: string) => boolean } = {}): Promise<StoreStatus[]> {
   const pg = await pgHandleOrThrow();
   const out: StoreStatus[] = [];
-  for (const store of await listStoreNamesPg({ pg })) out.push(await getStoreStatusPg({ handle: await openStorePg({ pg, store }) }));
+  for (const store of (await listStoreNamesPg({ pg })).filter(include)) {
+    try {
+      out.push(await getStoreStatusPg({ handle: await openStorePg({ pg, store }) }));
+    } catch (e) {
+      log("warn", "store status failed", { store, error: (e as Error).message });
+    }
+  }
   return out;
 }
 
@@ -103,7 +115,7 @@ export async function getStoreHealthReportPg({ store }: { store: string }) {
   const status = await getStoreStatusPg({ handle });
   const d = status.drift;
   const parked = status.backlog.parked > 0 ? await withStoreTx({ handle, readOnly: true }, (tx) => listParkedEmbeddingsPg({ tx, limit: 20 })) : [];
-  const described = await describeStorePg({ handle });
+  const support = await withStoreTx({ handle, readOnly: true }, (tx) => pgvectorSupportPg(tx));
   const degraded = status.backlog.pending > status.backlog.watermark;
   return {
     store,
@@ -119,7 +131,7 @@ export async function getStoreHealthReportPg({ store }: { store: string }) {
         ? null
         : { ...d, activeFingerprintId: d.activeFingerprintId ?? d.configuredFingerprintId, configuredFingerprintId: d.configuredFingerprintId, otherModelVectors: status.otherModelVectors },
     coverage_pct: d.configuredFingerprintId === null ? null : d.coveragePct,
-    vector_index: { available: true, reason: described.vectors.reason },
+    vector_index: { available: true, reason: support.pgvector ? `pgvector ${support.pgvector}` : `exact cosine scan of up to ${EXACT_SCAN_LIMIT} vectors (pgvector is not installed in this database)` },
     configured_model: status.provider.configured,
     active_model: status.activeModel,
     provider_error: status.provider.ok ? null : status.provider.error,

@@ -37,8 +37,9 @@ import { updateReflectionSettings, type ReflectionSettings, type reflectionSetti
 import { updateReflectionSettingsPg } from "../recall/settings-pg";
 import { getTraceById, listTraces, recordTrace, type listTracesQuerySchema, type RecordTraceResult, type Trace } from "../recall/traces";
 import { getTraceByIdPg, listTracesPg, recordTracePg } from "../recall/traces-pg";
-import { createStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, type createStoreSchema, type StoreSummary } from "./stores";
-import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoresPg, openCoreForPg, openStorePg, type PgStoreSummary } from "./stores-pg";
+import { createStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, storeHasContent, type createStoreSchema, type StoreSummary } from "./stores";
+import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, listStoresPg, openCoreForPg, openStorePg, storeHasContentPg, type PgStoreSummary } from "./stores-pg";
+import { listStoreNames } from "../db/store-names";
 
 /**
  * The stores behind one interface, as governance() is for the ledger:
@@ -63,6 +64,10 @@ export type StoresBackend = {
   /** Start-up: the core store, and on a fresh install the `default` store. */
   ensureStartupStores: () => Promise<{ createdDefault: boolean }>;
   listStores: () => Promise<StoreInfo[]>;
+  /** The names only (core first), without describing each store: for pickers and allow-list checks. */
+  listStoreNames: () => Promise<string[]>;
+  /** Whether a store holds anything a page would show (documents, memories, traces, learnings, thoughts): index probes, no counts. */
+  storeHasContent: (a: StoreArg) => Promise<boolean>;
   createStore: (a: { input: z.input<typeof createStoreSchema>; actor: string }) => Promise<StoreInfo>;
   describeStore: (a: StoreArg) => Promise<StoreInfo>;
   putDocuments: (a: StoreArg & { input: z.output<typeof putDocumentsSchema>; actor: string }) => Promise<IngestResult[]>;
@@ -104,6 +109,8 @@ const sqliteStores: StoresBackend = {
     return { createdDefault: ensureDefaultStore() };
   },
   listStores: async () => listStores(),
+  listStoreNames: async () => listStoreNames(),
+  storeHasContent: async ({ store }) => storeHasContent({ handle: openStore({ store }) }),
   createStore: async (a) => createStore(a),
   describeStore: async ({ store }) => describeStore({ handle: openStore({ store }) }),
   putDocuments: async ({ store, ...a }) => putDocuments({ handle: openStore({ store }), ...a }),
@@ -165,6 +172,8 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
       return { createdDefault: await ensureDefaultStorePg({ pg }) };
     },
     listStores: async () => (await listStoresPg({ pg: await pgHandle })).map(storeInfoOf),
+    listStoreNames: async () => listStoreNamesPg({ pg: await pgHandle }),
+    storeHasContent: async ({ store }) => storeHasContentPg({ handle: (await open(store)).handle }),
     createStore: async (a) => storeInfoOf(await createStorePg({ pg: await pgHandle, ...a })),
     describeStore: async ({ store }) => storeInfoOf(await describeStorePg({ handle: (await open(store)).handle })),
     putDocuments: async ({ store, ...a }) => putDocumentsPg({ handle: (await open(store)).handle, ...a }),

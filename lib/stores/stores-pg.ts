@@ -108,6 +108,18 @@ export async function listStoreNamesPg({ pg }: { pg: PgHandle }): Promise<string
   return storeNamesInPg(pg.db);
 }
 
+/** Whether a store holds anything a page would show: one exists() probe per table, no counts (the twin of storeHasContent). */
+export async function storeHasContentPg({ handle }: { handle: PgStoreHandle }): Promise<boolean> {
+  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const probe = sql.join(
+      ["documents", "memories", "reasoning_traces", "learnings", "thoughts"].map((t) => sql`exists (select 1 from ${sql.identifier(t)})`),
+      sql` or `,
+    );
+    const [row] = (await tx.execute(sql`select (${probe}) as has`)).rows as { has: boolean }[];
+    return row.has === true;
+  });
+}
+
 export async function listStoresPg({ pg }: { pg: PgHandle }): Promise<PgStoreSummary[]> {
   const out: PgStoreSummary[] = [];
   for (const store of await listStoreNamesPg({ pg })) out.push(await describeStorePg({ handle: await openStorePg({ pg, store }) }));

@@ -73,7 +73,7 @@ const storesField = z
  * it for read-only tokens, API included).
  */
 async function assertStoresExistUnlessNew(stores: string[] | null, allowNew: boolean): Promise<void> {
-  const missing = missingStores(stores, (await storesBackend().listStores()).map((s) => s.name));
+  const missing = missingStores(stores, await storesBackend().listStoreNames());
   if (missing.length === 0 || allowNew) return;
   const message = `no such store${missing.length === 1 ? "" : "s"}: ${missing.join(", ")}. Create ${missing.length === 1 ? "it" : "them"} first, or tick "the agent creates new stores".`;
   throw new AppError("unprocessable", message, [{ path: "stores", message }]);

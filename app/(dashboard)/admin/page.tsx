@@ -18,7 +18,7 @@ export default async function AdminPage() {
   const audit = await governance().listAuditTail({ limit: 20 });
   const now = requestTime();
   // The stores agents use: DATA_DIR's, or PostgreSQL's with DATABASE_URL.
-  const stores = (await storesBackend().listStores()).map((s) => s.name);
+  const stores = await storesBackend().listStoreNames();
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Admin</h1>
