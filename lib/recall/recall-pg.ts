@@ -1,5 +1,6 @@
 import { inArray, sql } from "drizzle-orm";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
+import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
 import { learnings, reasoningTraces } from "../db/schema/pg/store";
 import { planQueryVectorPg } from "../index/query-vector-pg";
 import { tsqueryFor } from "../index/search-pg";
@@ -50,12 +51,17 @@ const KINDS: Record<Kind, { table: "reasoning_traces" | "learnings"; textColumn:
   learning: { table: "learnings", textColumn: "semantic_handle", hashColumn: "handle_hash" },
 };
 
-/** Lexical candidates: rows whose tsvector matches any query term, best ts_rank first; similarity = scaled term coverage. */
-async function lexicalCandidatesPg({ tx, kind, terms, limit, onlyIds }: { tx: PgStoreTx; kind: Kind; terms: string[]; limit: number; onlyIds?: number[] }): Promise<Candidate[]> {
+/**
+ * Lexical candidates: rows whose tsvector matches any query term, best ts_rank first; similarity = scaled
+ * term coverage. `awaitingOnly`: only rows written but not (yet) embedded — queued by write-behind, or stored
+ * without a vector under backpressure — as a subquery, never a list of ids the size of the backlog.
+ */
+async function lexicalCandidatesPg({ tx, kind, terms, limit, awaitingOnly = false }: { tx: PgStoreTx; kind: Kind; terms: string[]; limit: number; awaitingOnly?: boolean }): Promise<Candidate[]> {
   const query = tsqueryFor(terms, "any");
-  if (!query || onlyIds?.length === 0) return [];
+  if (!query) return [];
   const { table, textColumn } = KINDS[kind];
-  const only = onlyIds ? sql` and t.id = any(${`{${onlyIds.join(",")}}`}::bigint[])` : sql``;
+  const skipped = kind === TRACE_KIND ? sql` or t.embed_skipped_at is not null` : sql``;
+  const only = awaitingOnly ? sql` and (t.id in (select ref_id from embed_queue where kind = ${kind})${skipped})` : sql``;
   const rows = await rowsOf<{ id: string; text: string }>(
     tx,
     sql`with q as (select (${query}) as q)
@@ -66,12 +72,6 @@ async function lexicalCandidatesPg({ tx, kind, terms, limit, onlyIds }: { tx: Pg
     terms,
     rows.map((r) => ({ id: Number(r.id), text: r.text })),
   );
-}
-
-/** Rows written but not (yet) embedded: queued by write-behind, or stored without a vector under backpressure. */
-async function idsAwaitingVectorsPg(tx: PgStoreTx, kind: Kind): Promise<number[]> {
-  const skipped = kind === TRACE_KIND ? sql` union select id from reasoning_traces where embed_skipped_at is not null` : sql``;
-  return (await rowsOf<{ id: string }>(tx, sql`select ref_id as id from embed_queue where kind = ${kind}${skipped}`)).map((r) => Number(r.id));
 }
 
 type VectorLeg = { ok: true; candidates: Candidate[]; method: string; belowFloor: number } | { ok: false; message: string };
@@ -124,8 +124,10 @@ export async function recallReflectionsPg({ handle, agentId, input }: { handle: 
     let cacheHit = false;
     let belowFloor = 0;
     const candidates: Record<Kind, Candidate[]> = { trace: [], learning: [] };
-    const lexicalLeg = (kind: Kind, onlyIds?: number[]) => {
-      const run = () => lexicalCandidatesPg({ tx, kind, terms, limit: pool, onlyIds });
+    // Each full-text statement runs within the query budget (422 query_too_expensive), as on SQLite and in search.
+    const budget = startQueryBudget({ hint: "try fewer or rarer words" });
+    const lexicalLeg = (kind: Kind, awaitingOnly = false) => {
+      const run = () => runWithinBudgetPg(tx, budget, () => lexicalCandidatesPg({ tx, kind, terms, limit: pool, awaitingOnly }));
       return rec
         ? rec.timeAsync("lexical", run, (c) => ({ candidates: c.length, detail: `${kind}: tsvector @@ ${terms.length ? terms.join(" OR ") : "no word"}; similarity = ${LEXICAL_SCALE} × share of query terms found`, top: c.map((x) => ({ key: `${kind}:${x.refId}`, score: x.similarity })) }))
         : run();
@@ -154,7 +156,7 @@ export async function recallReflectionsPg({ handle, agentId, input }: { handle: 
           method = v.method;
           belowFloor += v.belowFloor;
           // Rows still waiting for a vector are always searched lexically, so a fresh write is recalled at once.
-          const lexical = await lexicalLeg(kind, body.signals === "hybrid" ? undefined : await idsAwaitingVectorsPg(tx, kind));
+          const lexical = await lexicalLeg(kind, body.signals !== "hybrid");
           candidates[kind] = [...v.candidates, ...lexical];
         }
         if (body.signals === "hybrid") method = `${method}+tsvector`;
