@@ -4,7 +4,7 @@ import { getPg } from "../../lib/db/pg";
 import { listStoreNames } from "../../lib/db/store-names";
 import { listStoreNamesPg, openStorePg } from "../../lib/stores/stores-pg";
 import { migratePgToSqlite, migrateSqliteToPg, type MigrateDataResult } from "../../lib/backend/migrate-data";
-import { migrateStoresToPg, migrateStoresToSqlite, storeCopyReport } from "../../lib/backend/migrate-stores";
+import { checkStoresCopyable, migrateStoresToPg, migrateStoresToSqlite, storeCopyReport } from "../../lib/backend/migrate-stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
 function migrateDataReport(r: MigrateDataResult): string {
@@ -44,9 +44,9 @@ export const dbCommands: Command[] = [
   },
   {
     name: "migrate-data",
-    usage: "migrate-data --to pg|sqlite [--replace] [--governance-only]",
+    usage: "migrate-data --to pg|sqlite [--replace] [--governance-only] [--allow-loss]",
     summary:
-      "copy the governance data (ledger, dialectic sessions, tokens, users, sign-in throttle, audit chain, metrics, health events) between governance.db in DATA_DIR and the PostgreSQL database in DATABASE_URL, in one transaction; per table the row count and a sha256 of the rows must match the source or nothing is written, then the audit chain is verified on the target; a target with rows is refused unless --replace (which empties it first). Then every store (unless --governance-only): its memories (files on SQLite, the memories table on PostgreSQL, byte for byte, with category descriptions) and the documents sent by API, one transaction per PostgreSQL store; chunks are rebuilt on the target and vectors re-embedded there; per store the sorted (path, sha256) of the documents and the chunk count must match the source or that store's copy is refused. Not copied, and counted in the report: traces, learnings, thoughts, graph, working memory and recall history (not served from PostgreSQL yet) and documents of source roots on this machine. A PostgreSQL store that already holds memories or documents is refused unless --replace; a SQLite one always (remove its folder first)",
+      "copy the governance data (ledger, dialectic sessions, tokens, users, sign-in throttle, audit chain, metrics, health events) between governance.db in DATA_DIR and the PostgreSQL database in DATABASE_URL, in one transaction; per table the row count and a sha256 of the rows must match the source or nothing is written, then the audit chain is verified on the target; a target with rows is refused unless --replace (which empties it first). Then every store (unless --governance-only): its memories (files on SQLite, the memories table on PostgreSQL, byte for byte, with category descriptions) and the documents sent by API, one transaction per PostgreSQL store; chunks are rebuilt on the target and vectors re-embedded there; per store the sorted (path, sha256) of the documents and the chunk count must match the source or that store's copy is refused. Not copied yet: traces, learnings, recall history, thoughts, chains, the graph, working memory, and documents of source roots on this machine — a store holding any is refused before anything is written unless --allow-loss (then they are left behind and counted in the report). A PostgreSQL store that already holds memories or documents is refused unless --replace; a SQLite one always (remove its folder first)",
     run: async ({ flags, out }) => {
       const to = flagString(flags, "to");
       if (to !== "pg" && to !== "sqlite") throw new UsageError("--to pg or --to sqlite is required");
@@ -54,13 +54,16 @@ export const dbCommands: Command[] = [
       if (!pg) throw new UsageError("DATABASE_URL must name the PostgreSQL database to copy to or from");
       const { db } = await pg;
       const replace = flags.replace === true;
+      const withStores = flags["governance-only"] !== true;
+      // Refused before anything is written (the governance copy included) when a store holds rows this copy would leave behind.
+      if (withStores) await checkStoresCopyable({ pg: await pg, to, allowLoss: flags["allow-loss"] === true });
       const result = to === "pg" ? await migrateSqliteToPg({ db, replace }) : await migratePgToSqlite({ db, replace });
       if (!result.audit.ok) {
         out(migrateDataReport(result), result);
         process.exitCode = 1;
         return;
       }
-      const stores = flags["governance-only"] === true ? [] : to === "pg" ? await migrateStoresToPg({ pg: await pg, replace }) : await migrateStoresToSqlite({ pg: await pg, replace });
+      const stores = !withStores ? [] : to === "pg" ? await migrateStoresToPg({ pg: await pg, replace }) : await migrateStoresToSqlite({ pg: await pg, replace });
       out([migrateDataReport(result), storeCopyReport(stores)].join("\n"), { ...result, stores });
     },
   },

@@ -120,7 +120,10 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     thinkThought({ handle: notes, input: { content: "the pager should page twice" }, actor: "test" });
     const pagerFile = fs.readFileSync(path.join(storeDir("notes"), "memory", "ops", "pager.md"));
 
-    const toPg = (await migrateData({ to: "pg" })) as MigrateDataResult & { stores: StoreCopyCheck[] };
+    // The thought is not copied yet: refused before anything is written, naming it, unless the operator accepts leaving it.
+    await expect(migrateData({ to: "pg" })).rejects.toMatchObject({ code: "conflict", message: expect.stringContaining("store notes holds rows migrate-data does not copy yet (1 thoughts)") });
+    expect(await pgGovernance(getPg()!).listUsers({})).toEqual([]);
+    const toPg = (await migrateData({ to: "pg", "allow-loss": true })) as MigrateDataResult & { stores: StoreCopyCheck[] };
     const copied = toPg.stores.find((c) => c.store === "notes")!;
     expect(copied).toMatchObject({ created: true, memories: 2, apiDocuments: 2, notCopied: { thoughts: 1 } });
     expect(copied.chunks).toBeGreaterThanOrEqual(4);
@@ -130,14 +133,14 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     expect(hits.results.map((h) => h.path).sort()).toEqual(["runbooks/restore.md", "src/retry.ts"]);
     expect((await stores().listCategoryChildren({ store: "notes", parent: null })).find((c) => c.path === "ops")?.description).toBe("How we run things");
     // --replace empties the PostgreSQL store and copies it again: the same documents, the same check.
-    const again = (await migrateData({ to: "pg", replace: true })) as MigrateDataResult & { stores: StoreCopyCheck[] };
+    const again = (await migrateData({ to: "pg", replace: true, "allow-loss": true })) as MigrateDataResult & { stores: StoreCopyCheck[] };
     expect(again.stores.find((c) => c.store === "notes")).toMatchObject({ created: false, sha256: copied.sha256, chunks: copied.chunks });
     await closePg();
 
     // Back into a fresh data dir: the memory file is byte-identical, the API documents searchable, the same digest.
     const second = useTempDataDir({ DATABASE_URL: url });
     envs.push(second);
-    const back = (await migrateData({ to: "sqlite" })) as MigrateDataResult & { stores: StoreCopyCheck[] };
+    const back = (await migrateData({ to: "sqlite", "allow-loss": true })) as MigrateDataResult & { stores: StoreCopyCheck[] };
     expect(back.stores.find((c) => c.store === "notes")).toMatchObject({ created: true, memories: 2, apiDocuments: 2, sha256: copied.sha256, chunks: copied.chunks });
     expect(fs.readFileSync(path.join(second.dataDir, "stores", "notes", "memory", "ops", "pager.md")).equals(pagerFile)).toBe(true);
     expect(fs.readFileSync(path.join(second.dataDir, "stores", "notes", "memory", "ops", "_category.md"), "utf8")).toBe("How we run things\n");
@@ -145,6 +148,6 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     expect((local.sqlite.prepare("select count(*) as n from documents where origin = 'api'").get() as { n: number }).n).toBe(2);
     expect((local.sqlite.prepare("select count(*) as n from chunks_fts where chunks_fts match 'zanzibar'").get() as { n: number }).n).toBe(2);
     // A local store that already holds something is never overwritten.
-    await expect(migrateData({ to: "sqlite", replace: true })).rejects.toMatchObject({ code: "conflict" });
+    await expect(migrateData({ to: "sqlite", replace: true, "allow-loss": true })).rejects.toMatchObject({ code: "conflict" });
   });
 });
