@@ -14,35 +14,59 @@ import { log } from "../log";
  * same verdict (deriveStoreStatus, same precedence and wording) from the
  * same numbers, read from the store's schema instead of SQLite's counters:
  * - backlog: the embed queue (pending, parked, oldest);
- * - drift: chunks against chunk_embeddings of the active model — fresh (a
- *   vector of the chunk's current text), stale (of older text), missing;
+ * - drift: every embeddable row (chunks; traces and learnings) against the
+ *   vectors of the active model — fresh (a vector of its current text),
+ *   stale (of older text), missing;
  * - the active model: the configured one when any chunk has its vector,
  *   else the model most chunks have vectors of (a model change = drifted);
  * - the provider: as this replica sees it (each replica calls the provider
  *   from its own network; the state is kept in its own governance.db).
- * Chunks are the embeddable kind stores on PostgreSQL have today.
- * Counting is one pass over chunks and their vectors (no live counters on
- * PostgreSQL yet): O(chunks) per status, a few ms at 10k.
+ * Thoughts and graph nodes have no vectors on PostgreSQL yet, so they are not
+ * counted. Counting is one pass over those rows and their vectors (no live
+ * counters on PostgreSQL yet): O(rows) per status, a few ms at 10k.
  */
 export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: PgStoreHandle; now?: number }): Promise<StoreStatus & { otherModelVectors: number }> {
   const watermark = getConfig().embed.backlogWatermark;
   const { fp: configured, error: fingerprintError } = await configuredFingerprint();
-  const { backlog, active, kind, otherModelVectors } = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+  const { backlog, active, counts, otherModelVectors } = await withStoreTx({ handle, readOnly: true }, async (tx) => {
     const backlog = await getEmbedBacklogPg({ tx });
-    const byModel = await rowsOf<{ fingerprint_id: string; n: number }>(tx, sql`select fingerprint_id, count(*)::int as n from chunk_embeddings group by fingerprint_id order by n desc, fingerprint_id`);
-    const active = configured && byModel.some((m) => m.fingerprint_id === configured.id) ? configured.id : (byModel[0]?.fingerprint_id ?? null);
-    const [c] = await rowsOf<{ artifacts: number; fresh: number; stale: number }>(
+    const byModel = await rowsOf<{ fingerprint_id: string; n: number }>(
       tx,
-      sql`select count(*)::int as artifacts,
-        count(e.chunk_row_id) filter (where e.input_hash = c.chunk_sha256)::int as fresh,
-        count(e.chunk_row_id) filter (where e.input_hash <> c.chunk_sha256)::int as stale
-        from chunks c left join chunk_embeddings e on e.chunk_row_id = c.id and e.fingerprint_id = ${active ?? ""}`,
+      sql`select fingerprint_id, sum(n)::int as n from (
+        select fingerprint_id, count(*) as n from chunk_embeddings group by fingerprint_id
+        union all select fingerprint_id, count(*) as n from embeddings group by fingerprint_id) m
+        group by fingerprint_id order by n desc, fingerprint_id`,
     );
-    const kind: KindCounts = { artifacts: c.artifacts, fresh: c.fresh, stale: c.stale, missing: c.artifacts - c.fresh - c.stale, pending: backlog.pending, parked: backlog.parked };
+    const active = configured && byModel.some((m) => m.fingerprint_id === configured.id) ? configured.id : (byModel[0]?.fingerprint_id ?? null);
+    const fp = active ?? "";
+    // Per kind: rows, those with a vector of the active model made from their current text (fresh), of older text (stale).
+    const perKind = await rowsOf<{ kind: string; artifacts: number; fresh: number; stale: number }>(
+      tx,
+      sql`select 'chunk' as kind, count(*)::int as artifacts,
+          count(e.chunk_row_id) filter (where e.input_hash = c.chunk_sha256)::int as fresh,
+          count(e.chunk_row_id) filter (where e.input_hash <> c.chunk_sha256)::int as stale
+        from chunks c left join chunk_embeddings e on e.chunk_row_id = c.id and e.fingerprint_id = ${fp}
+        union all
+        select 'trace', count(*)::int, count(e.ref_id) filter (where e.input_hash = t.descriptor_hash)::int, count(e.ref_id) filter (where e.input_hash <> t.descriptor_hash)::int
+        from reasoning_traces t left join embeddings e on e.kind = 'trace' and e.ref_id = t.id and e.fingerprint_id = ${fp}
+        union all
+        select 'learning', count(*)::int, count(e.ref_id) filter (where e.input_hash = l.handle_hash)::int, count(e.ref_id) filter (where e.input_hash <> l.handle_hash)::int
+        from learnings l left join embeddings e on e.kind = 'learning' and e.ref_id = l.id and e.fingerprint_id = ${fp}`,
+    );
+    const queued = await rowsOf<{ kind: string; pending: number; parked: number }>(
+      tx,
+      sql`select kind, count(*) filter (where parked_at is null)::int as pending, count(*) filter (where parked_at is not null)::int as parked from embed_queue group by kind`,
+    );
+    const byKind: Record<string, KindCounts> = {};
+    for (const k of perKind) {
+      const q = queued.find((r) => r.kind === k.kind);
+      byKind[k.kind] = { artifacts: k.artifacts, fresh: k.fresh, stale: k.stale, missing: k.artifacts - k.fresh - k.stale, pending: q?.pending ?? 0, parked: q?.parked ?? 0 };
+    }
+    const sum = (f: keyof KindCounts) => Object.values(byKind).reduce((a, k) => a + k[f], 0);
+    const counts: LiveCounts = { artifacts: sum("artifacts"), fresh: sum("fresh"), stale: sum("stale"), missing: sum("missing"), pending: backlog.pending, parked: backlog.parked, byKind };
     const otherModelVectors = byModel.filter((m) => m.fingerprint_id !== active).reduce((a, m) => a + m.n, 0);
-    return { backlog, active, kind, otherModelVectors };
+    return { backlog, active, counts, otherModelVectors };
   });
-  const counts: LiveCounts = { ...kind, byKind: { chunk: kind } };
   const provider = providerForStatus({ fingerprintError, now });
   const drift = liveDrift({ counts, active, configured });
   // Vector search always has a way to answer on PostgreSQL (pgvector, else the bounded exact scan, else lexically with a reason).
@@ -53,9 +77,9 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
     parked: backlog.parked,
     watermark,
     modelChanged: drift.modelChanged,
-    stale: kind.stale,
-    missing: kind.missing,
-    artifacts: kind.artifacts,
+    stale: counts.stale,
+    missing: counts.missing,
+    artifacts: counts.artifacts,
     provider,
     vectors: vectorIndex,
   });

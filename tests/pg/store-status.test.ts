@@ -10,6 +10,7 @@ import { storeHealthResponse } from "@/lib/api/responses/embeddings";
 import { assertMatchesContract, toWire } from "@/lib/api/contract";
 import { closePg, getPg } from "@/lib/db/pg";
 import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { recordTracePg } from "@/lib/recall/traces-pg";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 
@@ -52,6 +53,14 @@ describe("store status on PostgreSQL", () => {
     s = await getStoreStatusPg({ handle: store });
     expect(s).toMatchObject({ state: "healthy", reason: "every row has a vector of its current text", backlog: { pending: 0 }, drift: { artifacts: 8, fresh: 8, stale: 0, missing: 0, modelChanged: false } });
     expect(s.activeModel?.id).toBe(s.provider.configured?.id);
+    // A trace is an embeddable row too: queued with its write, then fresh once the worker has run, counted by kind.
+    await recordTracePg({ handle: store, agentId: "ops-bot", input: { intent: { verb: "restart", target: "pager relay" }, shard_type: "ops", outcome: "success" } });
+    s = await getStoreStatusPg({ handle: store });
+    expect(s).toMatchObject({ state: "healthy", backlog: { pending: 1 }, drift: { artifacts: 9, fresh: 8, missing: 1, byKind: { trace: { artifacts: 1, fresh: 0, missing: 1 } } } });
+    await drainEmbedQueuesPg({ handles: [store] });
+    s = await getStoreStatusPg({ handle: store });
+    expect(s).toMatchObject({ state: "healthy", drift: { artifacts: 9, fresh: 9, byKind: { chunk: { fresh: 8 }, trace: { fresh: 1 } } } });
+    await withStoreTx({ handle: store }, (tx) => tx.execute(sql`delete from reasoning_traces; delete from embeddings where kind = 'trace'`));
   });
 
   it("says drifted when chunks lack a current vector with nothing queued, and when the vectors are of another model", async () => {
