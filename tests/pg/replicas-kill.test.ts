@@ -10,7 +10,7 @@ import { createTestDatabase } from "./helpers";
 
 /**
  * Two `next start` replicas on one PostgreSQL database; 20 agents write
- * documents, thoughts, ledger rows (tasks, runs) and dialectic messages through both,
+ * documents, traces, thoughts, ledger rows (tasks, runs) and dialectic messages through both,
  * and one replica is killed with SIGKILL mid-run. An agent whose request dies
  * with the server (no answer) retries it, with the same ids, on the survivor —
  * as a client behind a load balancer would. Afterwards every write a server
@@ -108,7 +108,7 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
     }
     const reviewerOf = (i: number) => (i + 1) % AGENTS;
 
-    const acked = { tasks: new Set<string>(), runs: new Set<string>(), documents: new Set<string>(), messages: new Map<string, string[]>() };
+    const acked = { tasks: new Set<string>(), runs: new Set<string>(), documents: new Set<string>(), traces: new Set<string>(), messages: new Map<string, string[]>() };
     let done = 0;
     const killAfter = Math.floor((AGENTS * STEPS) / 3);
     let killed: Promise<void> | null = null;
@@ -142,6 +142,11 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
         const doc = await write(prefer, "PUT", "/stores/default/documents", tokens[i], { path: docPath, content: `# Step ${step} of agent ${i}\n\nAgent ${i} recorded kiwi${i}x${step} while the replicas were racing.\n` });
         expect([200, 201], JSON.stringify(doc)).toContain(doc.status);
         acked.documents.add(docPath);
+        // A reasoning trace: a retry of one that committed before the server died is deduplicated (the same row, seen again).
+        const traceTarget = `agent ${i} step ${step}`;
+        const trace = await write(prefer, "POST", "/stores/default/traces", tokens[i], { intent: { verb: "record", target: traceTarget }, shard_type: "kill", outcome: "success", key_issue: `kiwi${i}x${step} settled` });
+        expect(trace.status, JSON.stringify(trace)).toBe(201);
+        acked.traces.add(traceTarget);
         // A thought in the agent's chain with its number given: a retry of one that committed before the server died is a 409 (it is there).
         const thought = await write(prefer, "POST", "/stores/default/thoughts", tokens[i], { content: `agent ${i} thought ${step}`, chain_id: `kill-c-${i}`, thought_number: step + 1 });
         expect([201, 409], JSON.stringify(thought)).toContain(thought.status);
@@ -198,6 +203,11 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
     const docs = await pg.pool.query<{ path: string }>("select path from store_default.documents where path like 'agents/%'");
     expect(docs.rows.map((r) => r.path).sort()).toEqual([...acked.documents].sort());
 
+    // Traces: every acknowledged one, exactly one row each (a retried write is the same row seen twice, never a second row).
+    const traces = await pg.pool.query<{ intent_target: string; n: number }>("select intent_target, count(*)::int as n from store_default.reasoning_traces where shard_type = 'kill' group by intent_target");
+    expect(traces.rows.map((r) => r.intent_target).sort()).toEqual([...acked.traces].sort());
+    expect(traces.rows.filter((r) => r.n !== 1)).toEqual([]);
+
     // Thoughts: each agent's chain numbered 1..STEPS, every number once, and the chain's count exact.
     const chains = await pg.pool.query<{ chain_id: string; numbers: number[]; thought_count: number }>(
       "select t.chain_id, array_agg(t.thought_number order by t.thought_number) as numbers, c.thought_count from store_default.thoughts t join store_default.chains c on c.id = t.chain_id where t.chain_id like 'kill-c-%' group by t.chain_id, c.thought_count",
@@ -220,6 +230,15 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
     );
     const byChunk = new Map(provenance.rows.map((r) => [r.artifact_id, r.n]));
     expect(perChunk.rows.filter((r) => byChunk.get(r.id) !== 1)).toEqual([]);
+    // Every trace has exactly one vector too (the kind-generic embeddings table), and recall on the survivor finds one.
+    const perTrace = await pg.pool.query<{ id: string; vectors: number }>(
+      "select t.id::text, (select count(*)::int from store_default.embeddings e where e.kind = 'trace' and e.ref_id = t.id) as vectors from store_default.reasoning_traces t where t.shard_type = 'kill'",
+    );
+    expect(perTrace.rows).toHaveLength(AGENTS * STEPS);
+    expect(perTrace.rows.filter((r) => r.vectors !== 1)).toEqual([]);
+    const recalled = await api(b.url, "POST", "/stores/default/recall", { token: tokens[5], body: { query: "kiwi5x3 settled" } });
+    expect(recalled.status).toBe(200);
+    expect(JSON.stringify(recalled.json)).toContain("kiwi5x3 settled");
     // A vector search on the survivor now answers by vector, no fallback.
     const found = await api(b.url, "GET", "/stores/default/search?mode=vector&q=kiwi3x7%20recorded", { token: tokens[3] });
     expect(found.status).toBe(200);
