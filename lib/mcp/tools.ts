@@ -4,6 +4,7 @@
  * `store`, `id`, ...). Nothing here re-implements domain logic.
  */
 import { deletedResponse } from "../api/responses/common";
+import { recallBackend } from "../recall/backend";
 import { messagePostedResponse, sessionCreatedResponse, sessionView } from "../api/responses/dialectic";
 import { categoryBrowseResponse, chunkDetail, memoryListResponse, memoryWithBody, recentMemoriesResponse, searchResponse } from "../api/responses/documents";
 import { storeHealthResponse } from "../api/responses/embeddings";
@@ -305,7 +306,7 @@ const recallTools: ToolDef[] = [
     scope: "read",
     postgres: "served",
     input: recallInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => stores().recall({ store, agentId: agentOf(ctx), input }),
+    run: ({ store, ...input }, ctx) => recallBackend().recall({ store, agentId: agentOf(ctx), input }),
   }),
   tool({
     name: "record_trace",
@@ -314,7 +315,7 @@ const recallTools: ToolDef[] = [
     scope: "write",
     postgres: "served",
     input: traceInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => stores().recordTrace({ store, agentId: agentOf(ctx), input }),
+    run: ({ store, ...input }, ctx) => recallBackend().recordTrace({ store, agentId: agentOf(ctx), input }),
   }),
   tool({
     name: "record_learning",
@@ -323,7 +324,7 @@ const recallTools: ToolDef[] = [
     scope: "write",
     postgres: "served",
     input: learningInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }, ctx) => stores().recordLearning({ store, agentId: agentOf(ctx), input }),
+    run: ({ store, ...input }, ctx) => recallBackend().recordLearning({ store, agentId: agentOf(ctx), input }),
   }),
 ];
 

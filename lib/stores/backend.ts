@@ -26,17 +26,6 @@ import { searchStore, type SearchInput, type SearchResult } from "../index/searc
 import { verifyStore, type VerifyReport } from "../index/verify";
 import { searchStorePg } from "../index/search-pg";
 import { planQueryVectorPg } from "../index/query-vector-pg";
-import type { TraceInput, LearningInput } from "../recall/descriptors";
-import { getLearningById, listLearnings, recordLearning, type Learning, type listLearningsQuerySchema, type RecordLearningResult } from "../recall/learnings";
-import { getLearningByIdPg, listLearningsPg, recordLearningPg } from "../recall/learnings-pg";
-import { getReflectionOverview, type ReflectionOverview } from "../recall/overview";
-import { getReflectionOverviewPg } from "../recall/overview-pg";
-import { recallReflections, type RecallInput, type RecallResult } from "../recall/recall";
-import { recallReflectionsPg } from "../recall/recall-pg";
-import { updateReflectionSettings, type ReflectionSettings, type reflectionSettingsUpdateSchema } from "../recall/settings";
-import { updateReflectionSettingsPg } from "../recall/settings-pg";
-import { getTraceById, listTraces, recordTrace, type listTracesQuerySchema, type RecordTraceResult, type Trace } from "../recall/traces";
-import { getTraceByIdPg, listTracesPg, recordTracePg } from "../recall/traces-pg";
 import { createStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, storeHasContent, type createStoreSchema, type StoreSummary } from "./stores";
 import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, listStoresPg, openCoreForPg, openStorePg, storeHasContentPg, type PgStoreSummary } from "./stores-pg";
 import { listStoreNames } from "../db/store-names";
@@ -89,16 +78,6 @@ export type StoresBackend = {
   startReindex: (a: StoreArg & { actor: string }) => Promise<Job>;
   /** An admin job; a store-limited caller sees only its stores' jobs. */
   getJob: (a: { id: string; stores: readonly string[] | null }) => Promise<Job | null>;
-  /** Reflection recall: traces and learnings (sanitized, deduplicated, queued for a vector), recall, settings. */
-  recordTrace: (a: StoreArg & { agentId: string; input: TraceInput }) => Promise<RecordTraceResult>;
-  listTraces: (a: StoreArg & { filter: z.input<typeof listTracesQuerySchema> }) => Promise<{ traces: Trace[]; total: number }>;
-  getTrace: (a: StoreArg & { id: number }) => Promise<Trace>;
-  recordLearning: (a: StoreArg & { agentId: string; input: LearningInput }) => Promise<RecordLearningResult>;
-  listLearnings: (a: StoreArg & { filter: z.input<typeof listLearningsQuerySchema> }) => Promise<{ learnings: Learning[]; total: number }>;
-  getLearning: (a: StoreArg & { id: number }) => Promise<Learning>;
-  recall: (a: StoreArg & { agentId: string; input: RecallInput }) => Promise<RecallResult>;
-  getReflectionOverview: (a: StoreArg) => Promise<ReflectionOverview>;
-  updateReflectionSettings: (a: StoreArg & { input: z.input<typeof reflectionSettingsUpdateSchema>; actor: string }) => Promise<ReflectionSettings>;
 };
 
 /** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
@@ -133,15 +112,6 @@ const sqliteStores: StoresBackend = {
   // The job is the build: no silent rebuild on open first (see openStore).
   startReindex: async ({ store, actor }) => startReindexJob({ handle: openStore({ store, buildIndex: false }), actor }),
   getJob: async (a) => getJobById(a),
-  recordTrace: async ({ store, ...a }) => recordTrace({ handle: openStore({ store }), ...a }),
-  listTraces: async ({ store, ...a }) => listTraces({ handle: openStore({ store }), ...a }),
-  getTrace: async ({ store, ...a }) => getTraceById({ handle: openStore({ store }), ...a }),
-  recordLearning: async ({ store, ...a }) => recordLearning({ handle: openStore({ store }), ...a }),
-  listLearnings: async ({ store, ...a }) => listLearnings({ handle: openStore({ store }), ...a }),
-  getLearning: async ({ store, ...a }) => getLearningById({ handle: openStore({ store }), ...a }),
-  recall: async ({ store, ...a }) => recallReflections({ handle: openStore({ store }), ...a }),
-  getReflectionOverview: async ({ store }) => getReflectionOverview({ handle: openStore({ store }) }),
-  updateReflectionSettings: async ({ store, ...a }) => updateReflectionSettings({ handle: openStore({ store }), ...a }),
 };
 
 /** A PostgreSQL store's summary in the API's shape (see StoreInfo). */
@@ -203,15 +173,6 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
       return startReindexJobOnPg({ pg, handle, actor });
     },
     getJob: async (a) => getJobByIdPg({ pg: await pgHandle, ...a }),
-    recordTrace: async ({ store, ...a }) => recordTracePg({ handle: (await open(store)).handle, ...a }),
-    listTraces: async ({ store, ...a }) => listTracesPg({ handle: (await open(store)).handle, ...a }),
-    getTrace: async ({ store, ...a }) => getTraceByIdPg({ handle: (await open(store)).handle, ...a }),
-    recordLearning: async ({ store, ...a }) => recordLearningPg({ handle: (await open(store)).handle, ...a }),
-    listLearnings: async ({ store, ...a }) => listLearningsPg({ handle: (await open(store)).handle, ...a }),
-    getLearning: async ({ store, ...a }) => getLearningByIdPg({ handle: (await open(store)).handle, ...a }),
-    recall: async ({ store, ...a }) => recallReflectionsPg({ handle: (await open(store)).handle, ...a }),
-    getReflectionOverview: async ({ store }) => getReflectionOverviewPg({ handle: (await open(store)).handle }),
-    updateReflectionSettings: async ({ store, ...a }) => updateReflectionSettingsPg({ handle: (await open(store)).handle, ...a }),
   };
 }
 

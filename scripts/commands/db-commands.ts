@@ -4,7 +4,7 @@ import { getPg } from "../../lib/db/pg";
 import { listStoreNames } from "../../lib/db/store-names";
 import { listStoreNamesPg, openStorePg } from "../../lib/stores/stores-pg";
 import { migratePgToSqlite, migrateSqliteToPg, type MigrateDataResult } from "../../lib/backend/migrate-data";
-import { checkStoresCopyable, migrateStoresToPg, migrateStoresToSqlite, storeCopyReport } from "../../lib/backend/migrate-stores";
+import { checkStoresCopyable, migrateStoresToPg, migrateStoresToSqlite, storeCopyReport } from "../../lib/stores/migrate-stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
 function migrateDataReport(r: MigrateDataResult): string {

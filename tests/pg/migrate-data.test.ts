@@ -7,7 +7,7 @@ import type { CommandContext } from "@/scripts/cli-kit";
 import { dbCommands } from "@/scripts/commands/db-commands";
 import fs from "node:fs";
 import path from "node:path";
-import type { StoreCopyCheck } from "@/lib/backend/migrate-stores";
+import type { StoreCopyCheck } from "@/lib/stores/migrate-stores";
 import { getStoreDb, storeDir } from "@/lib/db/connection";
 import { thinkThought } from "@/lib/graph/thoughts";
 import { putDocuments } from "@/lib/index/ingest";

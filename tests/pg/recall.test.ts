@@ -6,6 +6,7 @@ import { resetEmbedderForTests } from "@/lib/embed/model";
 import { listAuditTailPg } from "@/lib/governance/audit-pg";
 import { drainEmbedQueuesPg, enqueueEmbeddingsPg } from "@/lib/index/embed-queue-pg";
 import { pgStores, type StoresBackend } from "@/lib/stores/backend";
+import { pgRecall, type RecallBackend } from "@/lib/recall/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
 import { startFakeOpenAI } from "../fixtures/fake-openai-server";
 import { useTwoReplicas } from "./helpers";
@@ -17,8 +18,8 @@ import { useTwoReplicas } from "./helpers";
  * (any replica's) has embedded the queued traces and learnings.
  */
 const replicas = useTwoReplicas({ max: 4 });
-let a: StoresBackend;
-let b: StoresBackend;
+let a: StoresBackend & RecallBackend;
+let b: StoresBackend & RecallBackend;
 let handleA: PgStoreHandle;
 
 const loginFailure = {
@@ -31,8 +32,8 @@ const loginFailure = {
 };
 
 beforeAll(async () => {
-  a = pgStores(replicas.a());
-  b = pgStores(replicas.b());
+  a = { ...pgStores(replicas.a()), ...pgRecall(replicas.a()) };
+  b = { ...pgStores(replicas.b()), ...pgRecall(replicas.b()) };
   await a.createStore({ input: { name: "reflect" }, actor: "test" });
   handleA = await openStorePg({ pg: replicas.a(), store: "reflect" });
 });

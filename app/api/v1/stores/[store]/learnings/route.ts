@@ -1,10 +1,10 @@
 import { learningListResponse, learningRecordedResponse } from "@/lib/api/responses/recall";
+import { recallBackend } from "@/lib/recall/backend";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { callerOf, respondCreated } from "@/lib/api/respond";
 import { learningInputSchema } from "@/lib/recall/descriptors";
 import { listLearningsQuerySchema } from "@/lib/recall/learnings";
-import { stores } from "@/lib/stores/backend";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/learnings",
@@ -14,7 +14,7 @@ export const POST = defineRoute({
   postgres: "served",
   body: learningInputSchema,
   handler: async ({ params, body, principal }) => {
-    const result = await stores().recordLearning({ store: params.store, agentId: callerOf(principal).agentId, input: body });
+    const result = await recallBackend().recordLearning({ store: params.store, agentId: callerOf(principal).agentId, input: body });
     return respondCreated(result, !result.deduped);
   },
 });
@@ -26,5 +26,5 @@ export const GET = defineRoute({
   params: storeParams,
   postgres: "served",
   query: listLearningsQuerySchema,
-  handler: ({ params, query }) => stores().listLearnings({ store: params.store, filter: query }),
+  handler: ({ params, query }) => recallBackend().listLearnings({ store: params.store, filter: query }),
 });

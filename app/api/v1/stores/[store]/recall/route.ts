@@ -1,9 +1,9 @@
 import { recallResponse } from "@/lib/api/responses/recall";
+import { recallBackend } from "@/lib/recall/backend";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { callerOf } from "@/lib/api/respond";
 import { recallInputSchema } from "@/lib/recall/recall";
-import { stores } from "@/lib/stores/backend";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/recall",
@@ -12,5 +12,5 @@ export const POST = defineRoute({
   params: storeParams,
   postgres: "served",
   body: recallInputSchema,
-  handler: ({ params, body, principal }) => stores().recall({ store: params.store, agentId: callerOf(principal).agentId, input: body }),
+  handler: ({ params, body, principal }) => recallBackend().recall({ store: params.store, agentId: callerOf(principal).agentId, input: body }),
 });

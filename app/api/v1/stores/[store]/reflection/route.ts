@@ -1,9 +1,9 @@
 import { reflectionOverviewResponse, reflectionSettingsResponse } from "@/lib/api/responses/recall";
+import { recallBackend } from "@/lib/recall/backend";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { actorOf } from "@/lib/auth/actor";
 import { reflectionSettingsUpdateSchema } from "@/lib/recall/settings";
-import { stores } from "@/lib/stores/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/reflection",
@@ -11,7 +11,7 @@ export const GET = defineRoute({
   response: reflectionOverviewResponse,
   postgres: "served",
   params: storeParams,
-  handler: ({ params }) => stores().getReflectionOverview({ store: params.store }),
+  handler: ({ params }) => recallBackend().getReflectionOverview({ store: params.store }),
 });
 
 export const PUT = defineRoute({
@@ -21,5 +21,5 @@ export const PUT = defineRoute({
   params: storeParams,
   postgres: "served",
   body: reflectionSettingsUpdateSchema,
-  handler: async ({ params, body, principal }) => ({ settings: await stores().updateReflectionSettings({ store: params.store, input: body, actor: actorOf(principal) }) }),
+  handler: async ({ params, body, principal }) => ({ settings: await recallBackend().updateReflectionSettings({ store: params.store, input: body, actor: actorOf(principal) }) }),
 });

@@ -1,10 +1,10 @@
 import { traceListResponse, traceRecordedResponse } from "@/lib/api/responses/recall";
+import { recallBackend } from "@/lib/recall/backend";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
 import { callerOf, respondCreated } from "@/lib/api/respond";
 import { traceInputSchema } from "@/lib/recall/descriptors";
 import { listTracesQuerySchema } from "@/lib/recall/traces";
-import { stores } from "@/lib/stores/backend";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/traces",
@@ -14,7 +14,7 @@ export const POST = defineRoute({
   postgres: "served",
   body: traceInputSchema,
   handler: async ({ params, body, principal }) => {
-    const result = await stores().recordTrace({ store: params.store, agentId: callerOf(principal).agentId, input: body });
+    const result = await recallBackend().recordTrace({ store: params.store, agentId: callerOf(principal).agentId, input: body });
     return respondCreated(result, !result.deduped);
   },
 });
@@ -26,5 +26,5 @@ export const GET = defineRoute({
   params: storeParams,
   postgres: "served",
   query: listTracesQuerySchema,
-  handler: ({ params, query }) => stores().listTraces({ store: params.store, filter: query }),
+  handler: ({ params, query }) => recallBackend().listTraces({ store: params.store, filter: query }),
 });

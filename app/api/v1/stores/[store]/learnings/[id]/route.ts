@@ -1,8 +1,8 @@
 import { z } from "zod";
+import { recallBackend } from "@/lib/recall/backend";
 import { learningResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { stores } from "@/lib/stores/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/learnings/{id}",
@@ -10,5 +10,5 @@ export const GET = defineRoute({
   response: learningResponse,
   postgres: "served",
   params: storeParams.extend({ id: z.coerce.number().int().positive() }).strict(),
-  handler: async ({ params }) => ({ learning: await stores().getLearning({ store: params.store, id: params.id }) }),
+  handler: async ({ params }) => ({ learning: await recallBackend().getLearning({ store: params.store, id: params.id }) }),
 });

@@ -1,8 +1,8 @@
 import { z } from "zod";
+import { recallBackend } from "@/lib/recall/backend";
 import { traceResponse } from "@/lib/api/responses/recall";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { stores } from "@/lib/stores/backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/traces/{id}",
@@ -10,5 +10,5 @@ export const GET = defineRoute({
   response: traceResponse,
   postgres: "served",
   params: storeParams.extend({ id: z.coerce.number().int().positive() }).strict(),
-  handler: async ({ params }) => ({ trace: await stores().getTrace({ store: params.store, id: params.id }) }),
+  handler: async ({ params }) => ({ trace: await recallBackend().getTrace({ store: params.store, id: params.id }) }),
 });

@@ -12,8 +12,8 @@ import { ingestDocument } from "../index/ingest";
 import { ingestDocumentsPg } from "../index/ingest-pg";
 import { importMemoryFolderPg, exportMemoriesPg } from "../index/memories-pg";
 import { ensureIndexBuilt, reindexStore } from "../index/reindex";
-import { createStore } from "../stores/stores";
-import { createStorePg, listStoreNamesPg, openStorePg } from "../stores/stores-pg";
+import { createStore } from "./stores";
+import { createStorePg, listStoreNamesPg, openStorePg } from "./stores-pg";
 
 /**
  * The stores' part of `dualmind migrate-data`: every store's truth copied
