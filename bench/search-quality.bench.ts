@@ -48,6 +48,7 @@ function ablations(): [string, SearchTuning][] {
     ["as before (documents by their chunks alone, no field evidence)", CHUNKS_ALONE],
     ["one weighting for every query length (whole-document 1, field 1)", { document: { minTerms: 0 } }],
     ["without the exact-form factor", { exactFormBoost: 0 }],
+    ["without the proximity factor", { proximity: { weight: 0, window: 5 } }],
   ];
 }
 
