@@ -122,7 +122,12 @@ export { FUSION_WEIGHTS, RRF_K } from "../retrieval";
  *   (no field evidence, weight 0.5): chunk-level set 0.546, document set
  *   0.604 (one weighting for all: 0.608 and 0.518).
  * The defaults were chosen on those samples; two further seeds held out
- * from the choice are reported beside them in latest.md.
+ * from the choice are reported beside them in latest.md. With the proximity
+ * factor on the chunk evidence (PROXIMITY, q16c): document set 0.609 (1.057×),
+ * chunk-level set 0.548. Other ways to combine a document's chunks were
+ * tried with it on top (saturating or capped chunk sums, length
+ * normalisation, idf-weighted coverage: bench/results/latest.md, q16c); none
+ * is better on every set, so the weights above stay as they were.
  */
 export type DocumentScoring = {
   combine: "max" | "damped_sum";
