@@ -12,6 +12,7 @@
  *    bench/known-items-manifest.tsv), reported per seed and as the mean;
  * 3. p50/p95 latency per mode at 10k and 100k chunks (BENCH_QUALITY_SIZES to
  *    change: a comma list of chunk counts).
+ * BENCH_QUALITY_PARTS=chunk,document,latency runs only the parts named.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -48,6 +49,7 @@ function ablations(): [string, SearchTuning][] {
     ["as before (documents by their chunks alone, no field evidence)", CHUNKS_ALONE],
     ["one weighting for every query length (whole-document 1, field 1)", { document: { minTerms: 0 } }],
     ["without the exact-form factor", { exactFormBoost: 0 }],
+    ["without the proximity factor", { proximity: { weight: 0, window: 5 } }],
   ];
 }
 
@@ -241,7 +243,12 @@ async function latencyBySize(): Promise<void> {
       // The last row is the baseline in the same run: the default as it ranked before the exact-form factor and best-chunk grouping.
       const baseline: [string, Record<string, unknown>, SearchTuning?] = ["default, as before (no exact-form factor, damped sum)", {}, { exactFormBoost: 0, document: { ...CHUNKS_ALONE.document, combine: "damped_sum", damping: 0.3 } }];
       const chunksAlone: [string, Record<string, unknown>, SearchTuning?] = ["default, as before (documents by their chunks alone, no field evidence)", {}, CHUNKS_ALONE];
-      for (const [label, params, tuning] of [...modeConfigs(), chunksAlone, baseline] as [string, Record<string, unknown>, SearchTuning?][]) {
+      // The proximity factor's cost, on equally warm caches: the default without it, then the default again right after.
+      const noProximity: [string, Record<string, unknown>, SearchTuning?][] = [
+        ["default, without the proximity factor", {}, { proximity: { weight: 0, window: 5 } }],
+        ["default, again (right after the row above)", {}],
+      ];
+      for (const [label, params, tuning] of [...modeConfigs(), chunksAlone, baseline, ...noProximity] as [string, Record<string, unknown>, SearchTuning?][]) {
         const r = await evaluateMode(store, queries, label, params, tuning);
         recordSamples(samples, { method: label, size: chunks, samples: r.latencies });
         rows.push({ chunks, mode: label, "p50 ms": percentile(r.latencies, 50), "p95 ms": percentile(r.latencies, 95) });
@@ -254,8 +261,10 @@ async function latencyBySize(): Promise<void> {
   printTable("Search latency by mode: how p50 grows with size", growthRows(samples));
 }
 
+/** BENCH_QUALITY_PARTS: a comma list of `chunk`, `document`, `latency` to run only those parts (default: all three). */
 export default async function run() {
-  await chunkLevelSet();
-  await documentLevelSet();
-  await latencyBySize();
+  const parts = new Set((process.env.BENCH_QUALITY_PARTS ?? "chunk,document,latency").split(",").map((p) => p.trim()));
+  if (parts.has("chunk")) await chunkLevelSet();
+  if (parts.has("document")) await documentLevelSet();
+  if (parts.has("latency")) await latencyBySize();
 }

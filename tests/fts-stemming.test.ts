@@ -199,10 +199,10 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
   it("an exact written form outranks a stem-only match, in every mode that reads full text", async () => {
     createStore({ input: { name: "forms" }, actor: "test" });
     const handle = openStore({ store: "forms" });
-    // The stem-only document says "configured" more often, so bm25 alone (of the stemmed chunks) ranks it first.
+    // The stem-only document says "configured" more often, so bm25 alone (of the stemmed chunks, without the exact-form and proximity factors) ranks it first.
     ingestDocument({ handle, path: "a/stem-only.md", origin: "api", text: "The proxy is configured, and configured again, for the edge hosts.", mtime: 1 });
     ingestDocument({ handle, path: "b/exact.md", origin: "api", text: "The proxy configuration lives in one file for the edge hosts.", mtime: 1 });
-    const bm25Only = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode: "fts" }), tuning: { exactFormBoost: 0, document: { wholeDocument: 0, fieldBoost: 0, shortQuery: { wholeDocument: 0, fieldBoost: 0 } } } });
+    const bm25Only = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode: "fts" }), tuning: { exactFormBoost: 0, proximity: { weight: 0, window: 5 }, document: { wholeDocument: 0, fieldBoost: 0, shortQuery: { wholeDocument: 0, fieldBoost: 0 } } } });
     expect(bm25Only.results.map((h) => h.path)).toEqual(["a/stem-only.md", "b/exact.md"]);
     for (const mode of ["fts", "hybrid"] as const) {
       const r = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode, explain: true }) });

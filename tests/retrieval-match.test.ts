@@ -8,7 +8,7 @@
  */
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildFtsMatch, exactFormShare, foldWord, matchTerms } from "@/lib/retrieval";
+import { adjacentPairShare, buildFtsMatch, exactFormShare, foldWord, matchTerms } from "@/lib/retrieval";
 
 const DOCS = ["Restart the nginx proxy after rotating certificates", "Feed the sourdough starter twice a day", 'A "quoted" column: title NEAR(x y) and OR NOT *'];
 
@@ -68,5 +68,23 @@ describe("exact written forms", () => {
     const run = `x${"a".repeat(200_000)} `;
     expect(exactFormShare(["a".repeat(60), "aa", "a"], run)).toBe(0);
     expect(exactFormShare(["aa"], `${run}aa`)).toBe(1);
+  });
+});
+
+describe("adjacent query words near each other (proximity)", () => {
+  it("counts the query's adjacent word pairs a text has in order within the window, as written", () => {
+    const terms = matchTerms("connection pool size").map(foldWord);
+    expect(terms).toEqual(["connection", "pool", "size"]);
+    expect(adjacentPairShare(terms, "Set the Connection Pool Size before deploying.", 1)).toBe(1);
+    // Stopwords between the words count as words: "pool of the size" is pool·size at distance 3.
+    expect(adjacentPairShare(terms, "a connection pool of the size you need", 2)).toBe(0.5);
+    expect(adjacentPairShare(terms, "a connection pool of the size you need", 3)).toBe(1);
+    // Order matters, and words in different places are not near.
+    expect(adjacentPairShare(terms, "size pool connection", 5)).toBe(0);
+    expect(adjacentPairShare(terms, `connection ${"x ".repeat(10)}pool ${"y ".repeat(10)}size`, 5)).toBe(0);
+    // Stems are not written forms; accents fold as unicode61 folds them; one word has no pairs.
+    expect(adjacentPairShare(terms, "connections pooled sizes", 5)).toBe(0);
+    expect(adjacentPairShare(["cafe", "creme"], "un Café Crème", 1)).toBe(1);
+    expect(adjacentPairShare(["proxy"], "proxy proxy", 5)).toBe(0);
   });
 });

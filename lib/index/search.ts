@@ -7,6 +7,7 @@ import { getEmbedBacklog } from "../embed/queue";
 import { knnSourceOf } from "../embed/vector-index";
 import { AppError, isAppError } from "../errors";
 import {
+  adjacentPairShare,
   answerReason,
   broadTopWithinBudget,
   exactFormShare,
@@ -121,7 +122,12 @@ export { FUSION_WEIGHTS, RRF_K } from "../retrieval";
  *   (no field evidence, weight 0.5): chunk-level set 0.546, document set
  *   0.604 (one weighting for all: 0.608 and 0.518).
  * The defaults were chosen on those samples; two further seeds held out
- * from the choice are reported beside them in latest.md.
+ * from the choice are reported beside them in latest.md. With the proximity
+ * factor on the chunk evidence (PROXIMITY, q16c): document set 0.609 (1.057×),
+ * chunk-level set 0.548. Other ways to combine a document's chunks were
+ * tried with it on top (saturating or capped chunk sums, length
+ * normalisation, idf-weighted coverage: bench/results/latest.md, q16c); none
+ * is better on every set, so the weights above stay as they were.
  */
 export type DocumentScoring = {
   combine: "max" | "damped_sum";
@@ -138,7 +144,7 @@ export type DocumentScoring = {
 export const DOCUMENT_SCORING: DocumentScoring = { combine: "max", damping: 0.3, fieldBoost: 1, wholeDocument: 1, wholeDocumentFusion: "score", minTerms: 6, shortQuery: { fieldBoost: 0, wholeDocument: 0.5 } };
 
 /** Knobs the benches turn to decide the defaults; the API uses the defaults. */
-export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "drop" | "keep"; exactFormBoost?: number; /** builtin's vector weight in hybrid, to sweep it (requests use w_vec). */ vec?: number };
+export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "drop" | "keep"; exactFormBoost?: number; proximity?: Proximity; /** builtin's vector weight in hybrid, to sweep it (requests use w_vec). */ vec?: number };
 
 /**
  * Exact-form evidence over the stemmed index: a chunk's bm25 is multiplied by
@@ -155,11 +161,30 @@ export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "d
  * write cost and the lexical query's cost.
  */
 export const EXACT_FORM_BOOST = 0.5;
+
+/** Proximity evidence: a chunk's score × (1 + weight × the share of the query's adjacent word pairs it has in order within `window` words). */
+export type Proximity = { weight: number; window: number };
 /**
- * The exact-form factor reads the text of each candidate it weighs: only the
- * best this many by bm25 (a deep page, offset 10 000, would otherwise read
- * ten thousand chunks). Past it, scores stay plain bm25 — at most a factor
- * 1.5 apart, and only in pages no one reads in order.
+ * Proximity evidence over the chunk leg (plain queries): each candidate
+ * chunk's score is multiplied by (1 + weight × adjacentPairShare(the query's
+ * content words, the chunk's text, window)) — the share of the query's
+ * adjacent word pairs the chunk has in order within `window` words, as
+ * written. Read from the candidate's text like the exact-form factor: no
+ * second MATCH, no second query builder. Chosen by measurement (branch q16c,
+ * bench/results/latest.md, MRR@10): on the document-level set (pinned
+ * samples) 0.604 → 0.609 = 1.057× raw FTS5, on the chunk-level set 0.531 →
+ * 0.548, and above today on all four held-out seeds. Every weight 0.3–1 and
+ * window 1–5 tried scored 1.051–1.058× on the pinned samples and 0.537–0.549
+ * on the chunk-level set; 0.75 / 5 is the best of those that are not worse
+ * on any held-out seed. Unordered pairs and pairs of stems (FTS5 NEAR over
+ * the porter index) did no better.
+ */
+export const PROXIMITY: Proximity = { weight: 0.75, window: 5 };
+/**
+ * The exact-form and proximity factors read the text of each candidate they
+ * weigh: only the best this many by bm25 (a deep page, offset 10 000, would
+ * otherwise read ten thousand chunks). Past it, scores stay plain bm25 — at
+ * most a factor 1.5 × 1.75 apart, and only in pages no one reads in order.
  */
 const EXACT_FORM_MAX_CANDIDATES = 1_000;
 
@@ -280,16 +305,36 @@ function titlesOf({ handle, paths }: { handle: StoreHandle; paths: string[] }): 
   return new Map(rows.map((r) => [r.path, (r.text.match(/^\s*#{1,6}\s+(.+)$/m)?.[1] ?? r.text.split("\n", 1)[0]).slice(0, 200)]));
 }
 
-/** One chunk found by the lexical leg: its bm25 (times its exact-form factor) and snippet. */
-type LexicalHit = { key: string; store: string; id: number; score: number; /** Share of the query's words found as written (null: not weighed). */ exactForms: number | null; /** `text` is the whole chunk. */ row: ChunkDetail };
+/** One chunk found by the lexical leg: its bm25 (times its exact-form and proximity factors) and snippet. */
+type LexicalHit = {
+  key: string;
+  store: string;
+  id: number;
+  score: number;
+  /** Share of the query's words found as written (null: not weighed). */
+  exactForms: number | null;
+  /** Share of the query's adjacent word pairs found near each other in order (null: not weighed). */
+  nearPairs: number | null;
+  /** `text` is the whole chunk. */
+  row: ChunkDetail;
+};
 
-/** Multiply each hit's bm25 by 1 + boost × the share of `terms` its chunk contains as written (EXACT_FORM_BOOST). */
-function weighExactForms({ ranked, terms, boost }: { ranked: LexicalHit[]; terms: string[]; boost: number }): void {
+/**
+ * Multiply each hit's bm25 by 1 + boost × the share of `terms` its chunk contains as written (EXACT_FORM_BOOST)
+ * and by 1 + proximity.weight × the share of the query's adjacent word pairs it has near each other (PROXIMITY).
+ */
+function weighWrittenForms({ ranked, terms, boost, proximity }: { ranked: LexicalHit[]; terms: string[]; boost: number; proximity: Proximity }): void {
   const folded = [...new Set(terms.map(foldWord))];
   if (ranked.length === 0 || folded.length === 0) return;
   for (const r of ranked) {
-    r.exactForms = exactFormShare(folded, r.row.text);
-    r.score *= 1 + boost * r.exactForms;
+    if (boost > 0) {
+      r.exactForms = exactFormShare(folded, r.row.text);
+      r.score *= 1 + boost * r.exactForms;
+    }
+    if (proximity.weight > 0 && folded.length > 1) {
+      r.nearPairs = adjacentPairShare(folded, r.row.text, proximity.window);
+      r.score *= 1 + proximity.weight * r.nearPairs;
+    }
   }
 }
 
@@ -297,7 +342,7 @@ export type Candidate = {
   key: string;
   store: string;
   detail: ChunkDetail;
-  fts: { rank: number; score: number; exactForms: number | null; snippet: string; highlights: [number, number][] } | null;
+  fts: { rank: number; score: number; exactForms: number | null; nearPairs?: number | null; snippet: string; highlights: [number, number][] } | null;
   vector: { rank: number; distance: number; similarity: number } | null;
   decay: number | null;
   score: number;
@@ -308,7 +353,7 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 export function whyChunk(c: Candidate, mode: SearchInput["mode"], weights: { fts: number; vec: number }): string {
   const parts: string[] = [];
   if (c.fts) {
-    const exact = c.fts.exactForms === null ? "" : `, ${Math.round(c.fts.exactForms * 100)}% of the words as written`;
+    const exact = `${c.fts.exactForms === null ? "" : `, ${Math.round(c.fts.exactForms * 100)}% of the words as written`}${c.fts.nearPairs == null ? "" : `, ${Math.round(c.fts.nearPairs * 100)}% of adjacent word pairs near each other`}`;
     parts.push(`bm25 rank ${c.fts.rank} (score ${round6(c.fts.score)}${exact})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.fts, c.fts.rank))}` : ""}`);
   }
   if (c.vector) parts.push(`vector rank ${c.vector.rank} (similarity ${round6(c.vector.similarity)})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.vec, c.vector.rank))}` : ""}`);
@@ -419,6 +464,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const snippetTokenizers = new Map<string, string>();
   let lexicalOverBudget: string | null = null;
   const lexicalPlans: string[] = [];
+  const boost = tuning.exactFormBoost ?? EXACT_FORM_BOOST;
+  const proximity = tuning.proximity ?? PROXIMITY;
   if (effectiveLegs.lexical && match) {
     const t0 = performance.now();
     const reader: SearchReader = openSearchReader({ handle, core });
@@ -426,10 +473,11 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
       for (const [schema, name] of reader.schemas) {
         snippetTokenizers.set(name, chunkTokenizerOf(reader, schema));
         for (const r of runFts({ reader, schema, match, input, take, now, budget, onPlan: (p) => lexicalPlans.push(`${name}: ${p.detail}`) })) {
-          ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, exactForms: null, row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: r.text } });
+          ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, exactForms: null, nearPairs: null, row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: r.text } });
         }
-        const boost = tuning.exactFormBoost ?? EXACT_FORM_BOOST;
-        if (boost > 0 && input.syntax === "plain") weighExactForms({ ranked: ftsRanked.filter((r) => r.store === name).slice(0, EXACT_FORM_MAX_CANDIDATES), terms: matchTerms(input.q, { stopwords: tuning.stopwords }), boost });
+        if ((boost > 0 || proximity.weight > 0) && input.syntax === "plain") {
+          weighWrittenForms({ ranked: ftsRanked.filter((r) => r.store === name).slice(0, EXACT_FORM_MAX_CANDIDATES), terms: matchTerms(input.q, { stopwords: tuning.stopwords }), boost, proximity });
+        }
       }
     } catch (e) {
       // The lexical leg is the one that grows with common words (~1–1.7 s for a few OR-ed stopwords over 100k chunks):
@@ -441,7 +489,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
       reader.release();
     }
     ftsRanked.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
-    rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}${lexicalPlans.length ? `; ${lexicalPlans.join("; ")}` : ""}${input.syntax === "plain" && (tuning.exactFormBoost ?? EXACT_FORM_BOOST) > 0 ? `; each × (1 + ${tuning.exactFormBoost ?? EXACT_FORM_BOOST} × share of the words found as written)` : ""}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
+    rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}${lexicalPlans.length ? `; ${lexicalPlans.join("; ")}` : ""}${input.syntax === "plain" && boost > 0 ? `; each × (1 + ${boost} × share of the words found as written)` : ""}${input.syntax === "plain" && proximity.weight > 0 ? `; each × (1 + ${proximity.weight} × share of adjacent word pairs within ${proximity.window} words in order)` : ""}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
   } else if (effectiveLegs.lexical) {
     rec?.record("lexical", 0, { candidates: 0, detail: "no word to match" });
   }
@@ -470,7 +518,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
         store: key.slice(0, key.indexOf(":")),
         detail,
         // The snippet is made for the shown hits only (withShownSnippets).
-        fts: f ? { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, snippet: "", highlights: [] } : null,
+        fts: f ? { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, nearPairs: f.r.nearPairs, snippet: "", highlights: [] } : null,
         vector: v ? { rank: v.rank, distance: v.r.distance, similarity: v.r.similarity } : null,
         decay,
         score: raw * (decay ?? 1),

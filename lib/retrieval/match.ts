@@ -94,6 +94,56 @@ export function exactFormShare(terms: readonly string[], text: string): number {
   return found / terms.length;
 }
 
+/**
+ * Proximity evidence: the share of the query's adjacent word pairs (`terms`
+ * folded, in query order: "a b c" → a·b, b·c) that `text` contains in that
+ * order within `window` words of each other (1: side by side), the words as
+ * written. A passage that says "connection pool size" beats one that has
+ * "pool", "size" and "connection" in three different sentences — which bm25
+ * and the exact-form share cannot tell apart. Counted over the text's words
+ * as the unicode61 tokenizer splits them (stopwords included, so "configure
+ * the proxy" is configure·proxy at distance 2). One pass over the text.
+ */
+export function adjacentPairShare(terms: readonly string[], text: string, window: number): number {
+  if (terms.length < 2) return 0;
+  const folded = /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : foldWord(text);
+  let near = 0;
+  // Per pair, only the first word's occurrences are visited (indexOf), each followed by at most `window` words:
+  // the cost follows how often the query's words occur, not the text's length in words.
+  for (let i = 0; i + 1 < terms.length; i++) {
+    const [a, b] = [terms[i], terms[i + 1]];
+    if (a === "" || a.length > MAX_TERM_LENGTH || !folded.includes(b)) continue;
+    for (let from = folded.indexOf(a); from !== -1; from = folded.indexOf(a, from + 1)) {
+      if (!isWordAt(folded, from, a.length)) continue;
+      if (wordWithin(folded, from + a.length, b, window)) {
+        near++;
+        break;
+      }
+    }
+  }
+  return near / (terms.length - 1);
+}
+
+/** From a position at a word's end: the separators and the next word (sticky). */
+const NEXT_WORD = /[^\p{L}\p{N}\p{M}]+([\p{L}\p{N}\p{M}]+)/uy;
+
+/** Whether `word` is one of the `window` words of `hay` after position `from`. */
+function wordWithin(hay: string, from: number, word: string, window: number): boolean {
+  NEXT_WORD.lastIndex = from;
+  for (let k = 0; k < window; k++) {
+    const m = NEXT_WORD.exec(hay);
+    if (!m) return false;
+    if (m[1] === word) return true;
+  }
+  return false;
+}
+
+/** Whether `hay` has a whole word of `length` code units at `i` (no letter, digit or mark on either side). */
+function isWordAt(hay: string, i: number, length: number): boolean {
+  const end = i + length;
+  return !WORD_CHAR_BEFORE.test(hay.slice(Math.max(0, i - 2), i)) && !WORD_CHAR_AFTER.test(hay.slice(end, end + 2));
+}
+
 const WORD_CHAR_BEFORE = /[\p{L}\p{N}\p{M}]$/u;
 const WORD_CHAR_AFTER = /^[\p{L}\p{N}\p{M}]/u;
 const WORD_RUN = /[\p{L}\p{N}\p{M}]*/uy;
