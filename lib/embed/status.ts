@@ -157,10 +157,27 @@ export async function getStoreStatus({ handle, now = Date.now() }: { handle: Sto
   // refusal of another kind (a wrong dimension) reports what the items show: every surface agrees.
   const provider = providerForStatus({ fingerprintError, now });
   const active = readActiveFingerprintId({ handle }) ?? null;
-  const drift = liveDrift({ counts, active, configured });
   const vectorIndex = handle.vectors.available ? { available: true, reason: null } : { available: false, reason: handle.vectors.reason };
+  return assembleStoreStatus({ store: handle.store, counts, oldestEnqueuedAt: oldest, watermark, active, configured, provider, vectorIndex, activeModel: active ? getFingerprintInfo({ handle, fingerprintId: active }) : null, now });
+}
+
+/** The status from its numbers, on either backend (getStoreStatus, getStoreStatusPg): one verdict, one shape. */
+export function assembleStoreStatus(a: {
+  store: string;
+  counts: LiveCounts;
+  oldestEnqueuedAt: number | null;
+  watermark: number;
+  active: string | null;
+  configured: Fingerprint | null;
+  provider: { ok: boolean; error: string | null; checkedAt: number | null };
+  vectorIndex: { available: boolean; reason: string | null };
+  activeModel: Fingerprint | null;
+  now: number;
+}): StoreStatus {
+  const { counts, watermark, provider, vectorIndex, now } = a;
+  const drift = liveDrift({ counts, active: a.active, configured: a.configured });
   const verdict = deriveStoreStatus({
-    store: handle.store,
+    store: a.store,
     pending: counts.pending,
     parked: counts.parked,
     watermark,
@@ -171,14 +188,15 @@ export async function getStoreStatus({ handle, now = Date.now() }: { handle: Sto
     provider,
     vectors: vectorIndex,
   });
+  const oldest = a.oldestEnqueuedAt;
   return {
     ...verdict,
-    store: handle.store,
+    store: a.store,
     asOf: now,
     backlog: { pending: counts.pending, parked: counts.parked, oldestEnqueuedAt: oldest, oldestAgeSeconds: oldest === null ? null : Math.round((now - oldest) / 1000), watermark },
     drift,
-    provider: { ...provider, configured },
-    activeModel: active ? getFingerprintInfo({ handle, fingerprintId: active }) : null,
+    provider: { ...provider, configured: a.configured },
+    activeModel: a.activeModel,
     vectorIndex,
   };
 }

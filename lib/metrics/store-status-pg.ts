@@ -3,7 +3,7 @@ import { getConfig } from "../config";
 import { getPg } from "../db/pg";
 import { rowsOf, withStoreTx, type PgStoreHandle } from "../db/pg-store";
 import type { KindCounts, LiveCounts } from "../embed/counters";
-import { configuredFingerprint, deriveStoreStatus, liveDrift, providerForStatus, type StoreStatus } from "../embed/status";
+import { assembleStoreStatus, configuredFingerprint, providerForStatus, type StoreStatus } from "../embed/status";
 import { getEmbedBacklogPg, listParkedEmbeddingsPg } from "../index/embed-queue-pg";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
@@ -68,33 +68,21 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
     return { backlog, active, counts, otherModelVectors };
   });
   const provider = providerForStatus({ fingerprintError, now });
-  const drift = liveDrift({ counts, active, configured });
   // Vector search always has a way to answer on PostgreSQL (pgvector, else the bounded exact scan, else lexically with a reason).
-  const vectorIndex = { available: true, reason: null };
-  const verdict = deriveStoreStatus({
+  const status = assembleStoreStatus({
     store: handle.store,
-    pending: backlog.pending,
-    parked: backlog.parked,
+    counts,
+    oldestEnqueuedAt: backlog.oldestEnqueuedAt,
     watermark,
-    modelChanged: drift.modelChanged,
-    stale: counts.stale,
-    missing: counts.missing,
-    artifacts: counts.artifacts,
+    active,
+    configured,
     provider,
-    vectors: vectorIndex,
-  });
-  return {
-    ...verdict,
-    store: handle.store,
-    asOf: now,
-    backlog: { ...backlog, oldestAgeSeconds: backlog.oldestEnqueuedAt === null ? null : Math.round((now - backlog.oldestEnqueuedAt) / 1000), watermark },
-    drift,
-    provider: { ...provider, configured },
+    vectorIndex: { available: true, reason: null },
     // Only the configured model's details are known here; another active model is named by its id in `drift`.
     activeModel: active !== null && configured !== null && active === configured.id ? configured : null,
-    vectorIndex,
-    otherModelVectors,
-  };
+    now,
+  });
+  return { ...status, otherModelVectors };
 }
 
 async function pgHandleOrThrow() {

@@ -6,7 +6,7 @@ import { StoreStatusCard } from "@/components/store-status-card";
 import { WorkerStateCard } from "@/components/worker-state-card";
 import { getConfig } from "@/lib/config";
 import { StoreVerifyCard } from "@/components/store-verify-card";
-import { getEmbeddingStatus, getStoreStatus, getWorkerStates } from "@/lib/embed/status";
+import { getEmbeddingStatus, getStoreStatus, getWorkerStates, type StoreStatus } from "@/lib/embed/status";
 import { formatBytes, formatTime } from "@/lib/format";
 import { listDocumentsByPrefix } from "@/lib/index/ingest";
 import { listRecentMemories } from "@/lib/index/memories";
@@ -33,9 +33,7 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
   const embeddings = await getEmbeddingStatus({ handle, status });
   return (
     <div className="space-y-4">
-      <h1 className="text-2xl font-semibold">Store {store}</h1>
-      {summary.description && <p className="text-sm text-slate-600">{summary.description}</p>}
-      <StoreStatusCard status={status} />
+      <StoreHeader store={store} description={summary.description} status={status} />
       <section className="card space-y-2 text-sm" aria-labelledby="store-summary-heading" data-testid="store-summary">
         <h2 id="store-summary-heading" className="text-lg font-medium">
           Index
@@ -98,9 +96,7 @@ async function PostgresStorePage({ store }: { store: string }) {
   const status = await getStoreStatusPgByName({ store: name.data });
   return (
     <div className="space-y-4">
-      <h1 className="text-2xl font-semibold">Store {store}</h1>
-      {summary.description && <p className="text-sm text-slate-600">{summary.description}</p>}
-      <StoreStatusCard status={status} />
+      <StoreHeader store={store} description={summary.description} status={status} />
       <section className="card space-y-2 text-sm" aria-labelledby="store-summary-heading" data-testid="store-summary">
         <h2 id="store-summary-heading" className="text-lg font-medium">
           Index
@@ -121,5 +117,16 @@ async function PostgresStorePage({ store }: { store: string }) {
       <NotServedOnPostgres what="The embeddings card (re-embed, parked items, workers)" instead="The store's status above is live from PostgreSQL; GET /api/v1/stores/{store}/health has the backlog, drift and parked items." />
       <RecentMemories store={store} recent={recent.memories} />
     </div>
+  );
+}
+
+/** The store's name, description and its one live status: the same head on both backends. */
+function StoreHeader({ store, description, status }: { store: string; description: string | null; status: StoreStatus }) {
+  return (
+    <>
+      <h1 className="text-2xl font-semibold">Store {store}</h1>
+      {description && <p className="text-sm text-slate-600">{description}</p>}
+      <StoreStatusCard status={status} />
+    </>
   );
 }
