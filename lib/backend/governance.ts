@@ -13,7 +13,7 @@ import {
 } from "../auth/users-pg";
 import { createApiTokenPg, listApiTokensPg, revokeApiTokenPg, verifyApiTokenPg } from "../auth/tokens-pg";
 import { createApiToken, listApiTokens, revokeApiToken, verifyApiToken } from "../auth/tokens";
-import { getPg, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
+import { backendChooser, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
 import { listAuditTail, verifyAuditChain } from "../governance/audit";
 import { countGovernanceRows } from "../governance/status";
 import { countGovernanceRowsPg } from "../governance/status-pg";
@@ -236,19 +236,8 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
   };
 }
 
-const memo = new WeakMap<Promise<PgHandle>, GovernanceBackend>();
-
 /** The governance backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */
-export function governance(): GovernanceBackend {
-  const pg = getPg();
-  if (!pg) return sqliteGovernance;
-  let found = memo.get(pg);
-  if (!found) {
-    found = pgGovernance(pg);
-    memo.set(pg, found);
-  }
-  return found;
-}
+export const governance: () => GovernanceBackend = backendChooser(sqliteGovernance, pgGovernance);
 
 export function sqliteGovernanceBackend(): GovernanceBackend {
   return sqliteGovernance;

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { getPg, type PgHandle } from "../db/pg";
+import { backendChooser, type PgHandle } from "../db/pg";
 import { linkEvidence, listEvidenceByTarget, unlinkEvidence, type EvidenceLink, type evidenceKeySchema, type linkEvidenceInputSchema, type listEvidenceQuerySchema } from "./evidence";
 import { linkEvidencePg, listEvidenceByTargetPg, unlinkEvidencePg } from "./evidence-pg";
 import { createFrame, deleteFrame, getFrameById, updateFrame, type createFrameInputSchema, type GraphFrame, type updateFrameInputSchema } from "./frames";
@@ -142,16 +142,5 @@ export function pgGraph(pgHandle: Promise<PgHandle> | PgHandle): GraphBackend {
   };
 }
 
-const memo = new WeakMap<Promise<PgHandle>, GraphBackend>();
-
 /** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
-export function graphBackend(): GraphBackend {
-  const pg = getPg();
-  if (!pg) return sqliteGraph;
-  let found = memo.get(pg);
-  if (!found) {
-    found = pgGraph(pg);
-    memo.set(pg, found);
-  }
-  return found;
-}
+export const graphBackend: () => GraphBackend = backendChooser(sqliteGraph, pgGraph);

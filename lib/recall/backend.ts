@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { getPg, type PgHandle } from "../db/pg";
+import { backendChooser, type PgHandle } from "../db/pg";
 import { openStore } from "../stores/stores";
 import { openStorePg } from "../stores/stores-pg";
 import type { LearningInput, TraceInput } from "./descriptors";
@@ -67,16 +67,5 @@ export function pgRecall(pgHandle: Promise<PgHandle> | PgHandle): RecallBackend 
   };
 }
 
-const memo = new WeakMap<Promise<PgHandle>, RecallBackend>();
-
 /** The recall backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
-export function recallBackend(): RecallBackend {
-  const pg = getPg();
-  if (!pg) return sqliteRecall;
-  let found = memo.get(pg);
-  if (!found) {
-    found = pgRecall(pg);
-    memo.set(pg, found);
-  }
-  return found;
-}
+export const recallBackend: () => RecallBackend = backendChooser(sqliteRecall, pgRecall);

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { getPg, type PgHandle } from "../db/pg";
+import { backendChooser, type PgHandle } from "../db/pg";
 import { deleteApiDocument, getChunkByChunkId, listDocumentsByPrefix, putDocuments, type ChunkDetail, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
 import { deleteApiDocumentPg, getChunkByChunkIdPg, listDocumentsByPrefixPg, putDocumentsPg } from "../index/ingest-pg";
 import {
@@ -176,19 +176,8 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
   };
 }
 
-const memo = new WeakMap<Promise<PgHandle>, StoresBackend>();
-
 /** The stores backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */
-export function stores(): StoresBackend {
-  const pg = getPg();
-  if (!pg) return sqliteStores;
-  let found = memo.get(pg);
-  if (!found) {
-    found = pgStores(pg);
-    memo.set(pg, found);
-  }
-  return found;
-}
+export const stores: () => StoresBackend = backendChooser(sqliteStores, pgStores);
 
 export function sqliteStoresBackend(): StoresBackend {
   return sqliteStores;
