@@ -18,15 +18,15 @@ import { createStore, openCoreFor, openStore } from "../lib/stores/stores";
 import { ensureProductionBuild, freePort, RELIABILITY_TOKEN, startServer } from "../tests/fixtures/next-server";
 import { percentile, printTable } from "./table";
 
-const CONCURRENCY = 16;
-const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 5);
+export const CONCURRENCY = 16;
+export const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 5);
 /**
  * Untimed requests, one after another, before each throughput run: a broad
  * query's first call ranks every match and its second scores its phrases
  * (the in-process table times both), which would otherwise fill most of a
  * 5-second run on a loaded machine and hide the steady rate.
  */
-const WARMUP_REQUESTS = 3;
+export const WARMUP_REQUESTS = 3;
 /** BENCH_API_SIZES=100000 (comma-separated): only these document counts. */
 const SIZES = process.env.BENCH_API_SIZES ? process.env.BENCH_API_SIZES.split(",").map(Number) : [10_000, 100_000];
 /** BENCH_API_PORT: `next start` on this port and the bare server on the next one (default: any free ports). */
@@ -123,7 +123,7 @@ async function measureInProcess(size: number): Promise<Record<string, string | n
 }
 
 /** CONCURRENCY clients in a closed loop for SECONDS, after WARMUP_REQUESTS; latency per request. */
-async function hammer(url: string, headers: Record<string, string>): Promise<{ rps: number; p50: number; p95: number; errors: number }> {
+export async function hammer(url: string, headers: Record<string, string>): Promise<{ rps: number; p50: number; p95: number; errors: number }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   let samples: number[] = [];
   let errors = 0;
