@@ -135,6 +135,9 @@ async function benchSize(windows: string[], size: number): Promise<void> {
       const cell: Record<string, Record<string, number | string>> = {};
       const put = (measure: string, side: Side, v: number | string) => ((cell[measure] ??= {})[side.name] = v);
 
+      const started = performance.now();
+      // Progress on stderr (a 100k run is long); the tables go to stdout.
+      const step = (what: string) => process.stderr.write(`pg.bench ${size}: ${what} (${((performance.now() - started) / 1000).toFixed(0)} s, load ${os.loadavg()[0].toFixed(1)})\n`);
       // Ingest: the same batches through each backend's putDocuments.
       const batches = Array.from({ length: Math.ceil(size / BATCH) }, (_, b) => b * BATCH);
       const chunks: Record<string, number> = {};
@@ -151,6 +154,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
         put("ingest: chunks written", side, chunks[side.name]);
       }
 
+      step("embed");
       // Embed: each backend's worker drains the queue ingest filled.
       const fp = await getEmbedder().fingerprint;
       const handlePg = await openStorePg({ pg, store: STORE });
@@ -168,6 +172,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
         put("embed: HNSW index build s (SQLite: usearch, rebuild-index)", postgres, "no pgvector here");
       }
 
+      step("full-text");
       // Full-text, the same queries on both.
       const queries = twoWordQueries(windows, size);
       const broad = broadQuery(windows, size);
@@ -182,6 +187,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
         put("fts: broad, p95 ms", side, b.errors ? `${percentile(b.samples, 95).toFixed(2)}${errs(b)}` : percentile(b.samples, 95));
       }
 
+      step("vectors");
       // Vectors through the route's search, recall@10 against each backend's own exact answer.
       const vq = queries.slice(0, VECTOR_QUERIES);
       const vec = (q: string, exact = false) => searchInputSchema.parse({ q, mode: "vector", group: "chunk", limit: K, exact });
@@ -201,6 +207,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
       const te = await timeQueries(vq, (q) => sqlite.backend.search({ store: STORE, input: vec(q, true) }));
       vrows.push({ engine: "SQLite: search mode=vector exact=true", answers: "exact", vectors: drained.embedded, queries: vq.length, "recall@10": "1.000", "p50 ms": percentile(te.samples, 50), "p95 ms": percentile(te.samples, 95) });
 
+      step("PostgreSQL exact scan");
       // The PostgreSQL exact scan over real[] with its limit lifted (what the route would do without EXACT_SCAN_LIMIT).
       const qvecs = (await getEmbedder().provider.embed(vq, "query")).map((v) => normalizeVector(v));
       const exactSamples: number[] = [];
@@ -212,8 +219,10 @@ async function benchSize(windows: string[], size: number): Promise<void> {
       }
       vrows.push({ engine: `PostgreSQL: vectorNeighboursPg exact scan over real[], limit ${EXACT_SCAN_LIMIT} lifted`, answers: "exact", vectors: drainedPg.embedded, queries: exactSamples.length, "recall@10": "1.000", "p50 ms": percentile(exactSamples, 50), "p95 ms": percentile(exactSamples, 95) });
       put(`vector: PostgreSQL exact scan, limit lifted, p50 ms (${exactSamples.length} queries)`, postgres, percentile(exactSamples, 50));
+      step("PGlite HNSW");
       vrows.push(...(await pgliteHnsw({ handlePg, fingerprintId: fp.id, qvecs })));
 
+      step("API");
       // The API route: next start over each backend, the same requests.
       closeAllDatabases();
       const apiRuns: [string, string][] = [
