@@ -267,7 +267,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
             for (const [label, route] of apiRuns) {
               const r = await hammer(`${next.url}${route}`, { authorization: `Bearer ${RELIABILITY_TOKEN}` });
               put(`API (next start, ${CONCURRENCY} keep-alive clients, ${SECONDS} s after ${WARMUP_REQUESTS} untimed): GET search fts, ${label}: req/s`, side, r.rps);
-              put(`API: ${label}: p95 ms`, side, r.errors ? `${r.p95.toFixed(2)} (${r.errors} errors)` : r.p95);
+              put(`API: ${label}: p95 ms`, side, r.errors ? `${r.p95.toFixed(2)} (not 200: ${Object.entries(r.errorsByStatus).map(([status, n]) => `${n} × ${status}`).join(", ")})` : r.p95);
             }
           } finally {
             await next.stop();
