@@ -18,15 +18,15 @@ import { createStore, openCoreFor, openStore } from "../lib/stores/stores";
 import { ensureProductionBuild, freePort, RELIABILITY_TOKEN, startServer } from "../tests/fixtures/next-server";
 import { percentile, printTable } from "./table";
 
-const CONCURRENCY = 16;
-const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 5);
+export const CONCURRENCY = 16;
+export const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 5);
 /**
  * Untimed requests, one after another, before each throughput run: a broad
  * query's first call ranks every match and its second scores its phrases
  * (the in-process table times both), which would otherwise fill most of a
  * 5-second run on a loaded machine and hide the steady rate.
  */
-const WARMUP_REQUESTS = 3;
+export const WARMUP_REQUESTS = 3;
 /** BENCH_API_SIZES=100000 (comma-separated): only these document counts. */
 const SIZES = process.env.BENCH_API_SIZES ? process.env.BENCH_API_SIZES.split(",").map(Number) : [10_000, 100_000];
 /** BENCH_API_PORT: `next start` on this port and the bare server on the next one (default: any free ports). */
@@ -122,11 +122,16 @@ async function measureInProcess(size: number): Promise<Record<string, string | n
   return rows;
 }
 
-/** CONCURRENCY clients in a closed loop for SECONDS, after WARMUP_REQUESTS; latency per request. */
-async function hammer(url: string, headers: Record<string, string>): Promise<{ rps: number; p50: number; p95: number; errors: number }> {
+/** CONCURRENCY clients in a closed loop for SECONDS, after WARMUP_REQUESTS; latency per request; errors by status ("network" when no answer). */
+export async function hammer(url: string, headers: Record<string, string>): Promise<{ rps: number; p50: number; p95: number; errors: number; errorsByStatus: Record<string, number> }> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   let samples: number[] = [];
   let errors = 0;
+  let errorsByStatus: Record<string, number> = {};
+  const failed = (status: string) => {
+    errors++;
+    errorsByStatus[status] = (errorsByStatus[status] ?? 0) + 1;
+  };
   const one = () =>
     new Promise<void>((resolve) => {
       const t = performance.now();
@@ -134,19 +139,20 @@ async function hammer(url: string, headers: Record<string, string>): Promise<{ r
         .get(url, { agent, headers }, (res) => {
           res.resume();
           res.on("end", () => {
-            if (res.statusCode !== 200) errors++;
+            if (res.statusCode !== 200) failed(String(res.statusCode));
             samples.push(performance.now() - t);
             resolve();
           });
         })
         .on("error", () => {
-          errors++;
+          failed("network");
           resolve();
         });
     });
   for (let i = 0; i < WARMUP_REQUESTS; i++) await one();
   samples = [];
   errors = 0;
+  errorsByStatus = {};
   const until = performance.now() + SECONDS * 1000;
   const started = performance.now();
   await Promise.all(
@@ -155,7 +161,7 @@ async function hammer(url: string, headers: Record<string, string>): Promise<{ r
     }),
   );
   agent.destroy();
-  return { rps: samples.length / ((performance.now() - started) / 1000), p50: percentile(samples, 50), p95: percentile(samples, 95), errors };
+  return { rps: samples.length / ((performance.now() - started) / 1000), p50: percentile(samples, 50), p95: percentile(samples, 95), errors, errorsByStatus };
 }
 
 /** The same DB call as the search route, served by node:http with nothing else in the way. */

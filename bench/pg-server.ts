@@ -3,14 +3,15 @@ import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
 
 /**
  * The PostgreSQL a bench runs against: BENCH_PG_URL when set, else a
- * throwaway cluster started as the test suite starts one, with a fresh
- * database `name` in it. Null (and a "skipped" line) when neither is there.
+ * throwaway cluster started as the test suite starts one (on BENCH_PG_PORT
+ * when set, else a free port), with a fresh database `name` in it. Null (and
+ * a "skipped" line) when neither is there.
  */
 export async function benchPostgres(name: string): Promise<{ url: string; server: TestPostgres | null } | null> {
   if (process.env.BENCH_PG_URL) return { url: process.env.BENCH_PG_URL, server: null };
   let server: TestPostgres;
   try {
-    server = await startTestPostgres();
+    server = await startTestPostgres({ port: process.env.BENCH_PG_PORT ? Number(process.env.BENCH_PG_PORT) : undefined });
   } catch (e) {
     process.stdout.write(`skipped: no PostgreSQL server (${e instanceof Error ? e.message.split("\n")[0] : String(e)}); set BENCH_PG_URL\n`);
     return null;

@@ -198,24 +198,41 @@ async function rankingQuality(pg: Awaited<ReturnType<typeof openPgHandle>>): Pro
 const PGLITE_SIZES = [1_000, 5_000, 10_000];
 const PGLITE_QUERIES = 20;
 
-/** pgvector HNSW vs the exact real[] scan, both on PGlite (WebAssembly, in this process), same vectors, same queries. */
-async function pgliteVectorBench(): Promise<void> {
+/** A PGlite database with pgvector created and these store schemas migrated; inStore runs work in one transaction on a schema. */
+export async function openPgliteStores(schemas: string[]) {
   const { PGlite } = await import("@electric-sql/pglite");
   const { vector } = await import("@electric-sql/pglite-pgvector");
   const { drizzle } = await import("drizzle-orm/pglite");
   const client = await PGlite.create({ extensions: { vector } });
+  const db = drizzle(client);
+  const inStore = <T>(schema: string, work: (tx: SqlRunner) => PromiseLike<T>) =>
+    db.transaction(async (tx) => {
+      await useStoreSchema(tx, schema);
+      return await work(tx);
+    });
   try {
-    const db = drizzle(client);
     await db.execute(sql`create extension vector`);
-    const inStore = <T>(schema: string, work: (tx: SqlRunner) => PromiseLike<T>) =>
-      db.transaction(async (tx) => {
-        await useStoreSchema(tx, schema);
-        return await work(tx);
-      });
-    for (const schema of ["store_hnsw", "store_exact"]) {
+    for (const schema of schemas) {
       await db.execute(sql`create schema ${sql.identifier(schema)}`);
       await inStore(schema, (tx) => migrateStoreSchema(tx, schema));
     }
+  } catch (e) {
+    await client.close();
+    throw e;
+  }
+  return { client, inStore };
+}
+
+/** One empty document and chunk per id (row id = doc id = chunk id), for vectors to hang on. */
+export async function insertPlaceholderChunks(tx: SqlRunner, ids: number[]): Promise<void> {
+  await tx.execute(sql`insert into documents (doc_id, path, origin, kind, sha256, bytes, mtime, indexed_at) values ${sql.join(ids.map((id) => sql`(${id}, ${`notes/${id}.md`}, 'api', 'markdown', ${`s${id}`}, 1, 0, 0)`), sql`, `)}`);
+  await tx.execute(sql`insert into chunks (id, chunk_id, doc_id, chunk_index, chunk_sha256, chunking_version, start_byte, end_byte, text) values ${sql.join(ids.map((id) => sql`(${id}, ${`c${id}`}, ${id}, 0, ${`h${id}`}, 1, 0, 1, '')`), sql`, `)}`);
+}
+
+/** pgvector HNSW vs the exact real[] scan, both on PGlite (WebAssembly, in this process), same vectors, same queries. */
+async function pgliteVectorBench(): Promise<void> {
+  const { client, inStore } = await openPgliteStores(["store_hnsw", "store_exact"]);
+  try {
     const max = PGLITE_SIZES.at(-1)!;
     const windows = loadTextWindows(20_000);
     const notes = notesBetween({ windows, from: 0, to: max });
@@ -241,8 +258,7 @@ async function pgliteVectorBench(): Promise<void> {
         await inStore(schema, async (tx) => {
           for (let at = loaded; at < size; at += 500) {
             const ids = Array.from({ length: Math.min(500, size - at) }, (_, i) => at + i + 1);
-            await tx.execute(sql`insert into documents (doc_id, path, origin, kind, sha256, bytes, mtime, indexed_at) values ${sql.join(ids.map((id) => sql`(${id}, ${`notes/${id}.md`}, 'api', 'markdown', ${`s${id}`}, 1, 0, 0)`), sql`, `)}`);
-            await tx.execute(sql`insert into chunks (id, chunk_id, doc_id, chunk_index, chunk_sha256, chunking_version, start_byte, end_byte, text) values ${sql.join(ids.map((id) => sql`(${id}, ${`c${id}`}, ${id}, 0, ${`h${id}`}, 1, 0, 1, '')`), sql`, `)}`);
+            await insertPlaceholderChunks(tx, ids);
             await putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: ids.map((id) => ({ chunkRowId: id, inputHash: `h${id}`, vector: vectors[id - 1] })) });
             if (schema === "store_exact") await tx.execute(sql`drop index if exists ${sql.identifier(hnswIndexName(fp.dimension))}`);
           }

@@ -55,9 +55,10 @@ function runAsServerUser(bin: string, args: string[]): void {
 /**
  * initdb + start. Durability settings are off (fsync, full page writes): the
  * cluster is thrown away after the run, and locking, MVCC and transactions —
- * what the tests check — behave the same.
+ * what the tests check — behave the same. `port`: a fixed one (a bench given
+ * its own range) instead of a free one.
  */
-export async function startTestPostgres(): Promise<TestPostgres> {
+export async function startTestPostgres({ port: fixedPort }: { port?: number } = {}): Promise<TestPostgres> {
   const binDir = findPostgresBinDir();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-pg-"));
   const data = path.join(dir, "data");
@@ -69,7 +70,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   }
   const user = "dualmind";
   runAsServerUser(path.join(binDir, "initdb"), ["-D", data, "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]);
-  const port = await freePort();
+  const port = fixedPort ?? (await freePort());
   const opts = [
     `-p ${port}`,
     `-k ${dir}`,
