@@ -114,8 +114,8 @@ describe("HNSW index crash safety (kill -9)", () => {
         expect(r.hits[0].refId).toBe(N + 43);
       }
       expect(r.method).toBe("ann+rescore");
-      // The file's own vectors are served too. Approximate: one in a few hundred graphs built under load misses a
-      // stored vector as its own first neighbour (seen once in CI), so the check is that it is among the top 10.
+      // The file's own vectors are served too. The index is approximate: once in CI, under load, the graph missed a
+      // stored vector as its own first neighbour (it passed 7 of 7 runs alone), so the check is: among the top 10.
       expect(knn(vectors[7], 10).hits.map((h) => h.refId)).toContain(8);
       expect(annIndexInfo({ source: source(), fingerprintId: FP, kind: "chunk" })).toMatchObject({ state: "ready", size: N + late.length });
       // The next save leaves one index file and its header; whatever the crash left is gone.
