@@ -9,7 +9,20 @@ import fs from "node:fs";
 import path from "node:path";
 import type { StoreCopyCheck } from "@/lib/stores/migrate-stores";
 import { getStoreDb, storeDir } from "@/lib/db/connection";
+import { graphBackend } from "@/lib/graph/backend";
+import { createFrame } from "@/lib/graph/frames";
+import { linkEvidence } from "@/lib/graph/evidence";
+import { createNode } from "@/lib/graph/nodes";
+import { createOrMergeRelation } from "@/lib/graph/relations";
 import { thinkThought } from "@/lib/graph/thoughts";
+import { setWorkingMemory } from "@/lib/graph/working-memory";
+import { ingestDocument } from "@/lib/index/ingest";
+import { recallBackend } from "@/lib/recall/backend";
+import { getRecallEventById, listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
+import { recordLearning } from "@/lib/recall/learnings";
+import { recallReflections } from "@/lib/recall/recall";
+import { updateReflectionSettings } from "@/lib/recall/settings";
+import { recordTrace } from "@/lib/recall/traces";
 import { putDocuments } from "@/lib/index/ingest";
 import { createMemory, createMemorySchema, setCategoryDescription } from "@/lib/index/memories";
 import { searchInputSchema } from "@/lib/index/search";
@@ -117,15 +130,15 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     createMemory({ handle: notes, input: createMemorySchema.parse({ path: "ops/deep/backups", body: "Backups run nightly with pg_dump." }), actor: "test" });
     setCategoryDescription({ handle: notes, input: { path: "ops", description: "How we run things" }, actor: "test" });
     putDocuments({ handle: notes, input: { documents: [{ path: "runbooks/restore.md", content: "# Restore\n\nRestore the zanzibar volume first." }, { path: "src/retry.ts", content: "export const retries = 3; // zanzibar" }] }, actor: "test" });
-    thinkThought({ handle: notes, input: { content: "the pager should page twice" }, actor: "test" });
     const pagerFile = fs.readFileSync(path.join(storeDir("notes"), "memory", "ops", "pager.md"));
 
-    // The thought is not copied yet: refused before anything is written, naming it, unless the operator accepts leaving it.
-    await expect(migrateData({ to: "pg" })).rejects.toMatchObject({ code: "conflict", message: expect.stringContaining("store notes holds rows migrate-data does not copy yet (1 thoughts)") });
+    // A document read from a source root on this machine is not copied: refused before anything is written, naming it, unless the operator accepts leaving it.
+    ingestDocument({ handle: notes, path: "/srv/notes/readme.md", origin: "file", kind: "markdown", text: "a file on this disk", mtime: 1 });
+    await expect(migrateData({ to: "pg" })).rejects.toMatchObject({ code: "conflict", message: expect.stringContaining("store notes holds rows migrate-data does not copy (1 source-root documents)") });
     expect(await pgGovernance(getPg()!).listUsers({})).toEqual([]);
     const toPg = (await migrateData({ to: "pg", "allow-loss": true })) as MigrateDataResult & { stores: StoreCopyCheck[] };
     const copied = toPg.stores.find((c) => c.store === "notes")!;
-    expect(copied).toMatchObject({ created: true, memories: 2, apiDocuments: 2, notCopied: { thoughts: 1 } });
+    expect(copied).toMatchObject({ created: true, memories: 2, apiDocuments: 2, notCopied: { "source-root documents": 1 } });
     expect(copied.chunks).toBeGreaterThanOrEqual(4);
     // What agents see on PostgreSQL now: the memory with its body, the API document by search, the category description.
     expect((await stores().getMemory({ store: "notes", memoryPath: "ops/pager" })).body).toContain("Ümlauts stay: café.");
@@ -149,5 +162,73 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     expect((local.sqlite.prepare("select count(*) as n from chunks_fts where chunks_fts match 'zanzibar'").get() as { n: number }).n).toBe(2);
     // A local store that already holds something is never overwritten.
     await expect(migrateData({ to: "sqlite", replace: true, "allow-loss": true })).rejects.toMatchObject({ code: "conflict" });
+  });
+
+  it("copies traces, learnings, recall history, thoughts, the graph and working memory both ways with their ids, checks every table, and queues their vectors", async () => {
+    const url = await createTestDatabase();
+    envs.push(useTempDataDir({ DATABASE_URL: url }));
+    // An agent's store on one machine: what it tried, learned, recalled and thought, and the graph it built.
+    createStore({ input: { name: "ops" }, actor: "test" });
+    const h = getStoreDb("ops");
+    const failed = recordTrace({ handle: h, agentId: "a1", input: { intent: { verb: "repair", target: "auth token refreshing" }, key_files: ["lib/auth/refresh.ts"], shard_type: "web", outcome: "failure", key_issue: "clock skew", error_tags: ["401"] } }).trace;
+    recordTrace({ handle: h, agentId: "a1", input: { intent: { verb: "deploy", target: "billing worker" }, shard_type: "ops", outcome: "success" } });
+    const learned = recordLearning({ handle: h, agentId: "a1", input: { predicate: "prefers", args: { tool: "pg_dump", compress: 9, custom: true }, description: "custom format restores selectively", confidence: 0.75 } }).learning;
+    updateReflectionSettings({ handle: h, input: { settings: { min_score: 0.05 }, reason: "fewer misses" }, actor: "user:root" });
+    const recalled = await recallReflections({ handle: h, agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing" } } });
+    expect(recalled.traces.map((t) => t.id)).toContain(failed.id);
+    const [event] = listRecentRecallEvents({ handle: h });
+    const rated = rateRecallHit({ handle: h, input: { hit_id: event.hits[0].id, relevant: true }, actor: "user:root" });
+    const first = thinkThought({ handle: h, input: { content: "the refresh fails when clocks drift", chain_id: "auth-1", framework: "debug" }, actor: "a1" });
+    const second = thinkThought({ handle: h, input: { content: "allow sixty seconds of skew", chain_id: "auth-1", framework: "debug" }, actor: "a1" });
+    const api = createNode({ handle: h, input: { name: "auth api", entity_type: "system", tags: ["auth"] }, actor: "a1" });
+    const ntp = createNode({ handle: h, input: { name: "ntp", entity_type: "tool" }, actor: "a1" });
+    const frame = createFrame({ handle: h, input: { node_id: api.id, column: "semantic", properties: { status: "flaky" } }, actor: "a1" });
+    const relation = createOrMergeRelation({ handle: h, input: { from_id: ntp.id, to_id: api.id, relationship_type: "keeps time for", weight: 0.7, bidirectional: true }, actor: "a1" }).relation;
+    linkEvidence({ handle: h, input: { target: "frame", target_id: frame.id, thought_id: first.id }, actor: "a1" });
+    linkEvidence({ handle: h, input: { target: "relation", target_id: relation.id, thought_id: second.id, stance: "supports" }, actor: "a1" });
+    setWorkingMemory({ handle: h, input: { key: "current-task", value: { step: 2, of: ["a", "b"] } }, actor: "a1" });
+
+    const toPg = (await migrateData({ to: "pg" })) as MigrateDataResult & { stores: StoreCopyCheck[] };
+    const copied = toPg.stores.find((c) => c.store === "ops")!;
+    const rows = Object.fromEntries(copied.tables.map((t) => [t.table, t.rows]));
+    expect(rows).toEqual({
+      reasoning_traces: 2, learnings: 1, reflection_settings: 1, recall_events: 1, recall_event_hits: rows.recall_event_hits, chains: 1, thoughts: 2,
+      kg_node: 2, kg_frame: 1, kg_relation: 1, kg_frame_evidence: 1, kg_relation_evidence: 1, working_memory: 1,
+    });
+    expect(rows.recall_event_hits).toBeGreaterThanOrEqual(1);
+    // Every copied artifact the PostgreSQL worker embeds waits for its vector there.
+    expect(copied.queued).toMatchObject({ trace: 2, learning: 1 });
+
+    // What agents and people read from PostgreSQL now: the same ids, the same content.
+    const recall = recallBackend();
+    expect(await recall.getTrace({ store: "ops", id: failed.id })).toMatchObject({ keyIssue: "clock skew", keyFiles: ["lib/auth/refresh.ts"], errorTags: ["401"], outcome: "failure" });
+    expect((await recall.getLearning({ store: "ops", id: learned.id })).args).toEqual({ tool: "pg_dump", compress: 9, custom: true });
+    const again = await recall.recall({ store: "ops", agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing" } } });
+    expect(again.traces.map((t) => t.id)).toContain(failed.id);
+    const graph = graphBackend();
+    expect((await graph.getChain({ store: "ops", id: "auth-1" })).thoughts.map((t) => t.content)).toEqual([first.content, second.content]);
+    const detail = await graph.getNodeDetail({ store: "ops", id: api.id });
+    expect(JSON.stringify(detail)).toContain(relation.id);
+    expect(await graph.getRelation({ store: "ops", id: relation.id })).toEqual(relation);
+    expect((await graph.listEvidence({ store: "ops", query: { target: "relation", target_id: relation.id } })).evidence).toEqual([{ thought_id: second.id, stance: "supports" }]);
+    expect((await graph.getWorkingMemory({ store: "ops", key: "current-task" })).value).toEqual({ step: 2, of: ["a", "b"] });
+    // New rows get fresh ids past the copied ones.
+    const next = await recall.recordTrace({ store: "ops", agentId: "a3", input: { intent: { verb: "rotate", target: "signing keys" }, shard_type: "ops", outcome: "success" } });
+    expect(next.trace.id).toBeGreaterThan(Math.max(failed.id, 2));
+    // --replace copies the local store over again: the new trace is gone, the tables hash as before.
+    const replaced = (await migrateData({ to: "pg", replace: true })) as MigrateDataResult & { stores: StoreCopyCheck[] };
+    expect(replaced.stores.find((c) => c.store === "ops")!.tables).toEqual(copied.tables);
+    await closePg();
+
+    // Into a fresh data dir: every table hashes as it did on PostgreSQL, and the SQLite full-text follows.
+    envs.push(useTempDataDir({ DATABASE_URL: url }));
+    const back = (await migrateData({ to: "sqlite" })) as MigrateDataResult & { stores: StoreCopyCheck[] };
+    const home = back.stores.find((c) => c.store === "ops")!;
+    expect(home.tables).toEqual(copied.tables);
+    expect(home.queued).toMatchObject({ trace: 2, learning: 1, thought: 2, node: 2 });
+    const local = getStoreDb("ops");
+    const lexical = await recallReflections({ handle: local, agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing" } } });
+    expect(lexical.traces.map((t) => t.id)).toContain(failed.id);
+    expect(getRecallEventById({ handle: local, id: event.id }).hits.find((x) => x.id === rated.id)?.relevant).toBe(true);
   });
 });
