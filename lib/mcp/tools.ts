@@ -159,7 +159,7 @@ const indexTools: ToolDef[] = [
 const graphTools: ToolDef[] = [
   tool({
     name: "think",
-    description: "Record a thought (optionally in a chain); it is embedded and scored for novelty (with DATABASE_URL not yet: its embedding says missing, novelty stays null).",
+    description: "Record a thought (optionally in a chain); it is embedded and scored for novelty.",
     output: thoughtResponse,
     scope: "write",
     input: thinkInputSchema.safeExtend(storeShape),
