@@ -5,11 +5,12 @@ import { governance } from "@/lib/backend/governance";
 import { resetConfigForTests } from "@/lib/config";
 import { closePg, getPg } from "@/lib/db/pg";
 import { withStoreTx } from "@/lib/db/pg-store";
-import { resetEmbedderForTests } from "@/lib/embed/model";
+import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { graphBackend } from "@/lib/graph/backend";
 import type { RememberResponse } from "@/lib/graph/remember";
 import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
+import { EXACT_SCAN_LIMIT } from "@/lib/index/vectors-pg";
 import { runTool } from "@/lib/mcp/server";
 import { stores } from "@/lib/stores/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
@@ -189,6 +190,28 @@ describe("remember on PostgreSQL says why vectors did not answer", () => {
     } finally {
       await fake.close();
     }
+  });
+
+  it("answers lexically with vectors_unavailable when more thought vectors than the exact scan's limit would be scanned (no pgvector here)", async () => {
+    await startOn("postgres");
+    await seedOps();
+    await drain("postgres", ["ops"]);
+    const fp = await getEmbedder().fingerprint;
+    const handle = await openStorePg({ pg: (await getPg())!, store: "ops" });
+    // EXACT_SCAN_LIMIT + 1 current thought vectors of this model (their values never matter: the scan refuses before reading them).
+    await withStoreTx({ handle }, async (tx) => {
+      await tx.execute(sql`insert into thoughts (id, content, framework, timestamp, tags, content_hash, created_by)
+        select 'bulk-' || g, 'bulk thought ' || g, 'conversation', 1700000000000 + g, '[]', md5(g::text), 'bulk' from generate_series(1, ${EXACT_SCAN_LIMIT + 1}) g`);
+      await tx.execute(sql`insert into embeddings (kind, ref_id, fingerprint_id, input_hash, dimension, task, embedding, embedded_at)
+        select 'thought', t.seq, ${fp.id}, t.content_hash, ${fp.dimension}, 'document', '{0}', 0 from thoughts t where t.created_by = 'bulk'`);
+    });
+    const r = await graphBackend().remember({ store: "ops", input: { query: "nginx certificate renewal" } });
+    expect(r).toMatchObject({ mode: "fts", fallback: { reason: "vectors_unavailable" }, reason: { code: "vectors_unavailable" } });
+    expect(r.fallback!.message).toMatch(/exact scan/);
+    expect(r.results.map((x) => x.title)).toContain("nginx");
+    expect(r.results.every((x) => x.breakdown.semantic_source === "lexical")).toBe(true);
+    // Nodes alone are few: their vectors answer.
+    expect(await graphBackend().remember({ store: "ops", input: { query: "nginx", kinds: ["node"] } })).toMatchObject({ mode: "vector+fts", fallback: null });
   });
 
   it("keeps the full-text leg within the query budget: 422 query_too_expensive, not a 500", async () => {
