@@ -67,7 +67,7 @@ const KIND_TABLES: Record<Kind, { table: "thoughts" | "kg_node"; hashColumn: "co
 };
 
 /** One kind's vectors in `embeddings`, joined to its table by seq so only vectors of a row's current text are neighbours. */
-function graphVectorSpace(kind: Kind): VectorSpace {
+export function graphVectorSpace(kind: Kind): VectorSpace {
   const { table, hashColumn } = KIND_TABLES[kind];
   return {
     table: "embeddings",
