@@ -12,8 +12,8 @@ import {
   asOfFor,
   candidateSet,
   dropCoreTwins,
-  expandOneHop,
   nodeFactsOf,
+  oneHop,
   recordGatherExplain,
   recordReadiness,
   relationEvidenceOf,
@@ -200,7 +200,8 @@ async function gatherPg({ src, plan, queryVector, budget }: { src: SourcePg; pla
           .from(r)
           .where(and(gte(r.weight, req.min_edge_weight), or(inArray(r.fromId, seeds), inArray(r.toId, seeds))))
           .orderBy(sql`${r.weight} desc`, bytewise(r.id));
-        await expandOneHop({ set, seeds, edges, loadNodesById: (ids) => loadNodesPg(tx, { ids }) });
+        const hop = oneHop({ set, seeds, edges });
+        hop.join(await loadNodesPg(tx, { ids: hop.newcomers }));
       }
     }
 

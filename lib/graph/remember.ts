@@ -399,7 +399,8 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
            order by weight desc, id`,
         )
         .all({ minWeight: args.minEdgeWeight, seeds: JSON.stringify(seeds) }) as EdgeRow[];
-      expandOneHop({ set, seeds, edges, loadNodesById: (ids) => loadNodes({ src, by: { column: "id", values: ids } }) });
+      const hop = oneHop({ set, seeds, edges });
+      hop.join(loadNodes({ src, by: { column: "id", values: hop.newcomers } }));
     }
   }
   return set.cands;
@@ -409,9 +410,10 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
  * One hop from the directly found nodes (`seeds`) over `edges` (relations
  * with weight ≥ the threshold touching a seed, strongest first). Every node
  * linked to a seed (seeds included) records the strongest such edge;
- * neighbours not found directly join as "expansion".
+ * neighbours not found directly (`newcomers`, at most MAX_EXPANDED_NODES)
+ * join as "expansion" once the caller has loaded their rows (`join`).
  */
-export function expandOneHop<T extends NodeCandidateRow[] | Promise<NodeCandidateRow[]>>({ set, seeds, edges, loadNodesById }: { set: CandidateSet; seeds: string[]; edges: EdgeRow[]; loadNodesById: (ids: string[]) => T }): T extends Promise<NodeCandidateRow[]> ? Promise<void> : void {
+export function oneHop({ set, seeds, edges }: { set: CandidateSet; seeds: string[]; edges: EdgeRow[] }): { newcomers: string[]; join: (rows: NodeCandidateRow[]) => void } {
   const seedSet = new Set(seeds);
   const best = new Map<string, { weight: number; relationId: string; type: string; fromNodeId: string }>();
   for (const e of edges) {
@@ -424,17 +426,17 @@ export function expandOneHop<T extends NodeCandidateRow[] | Promise<NodeCandidat
       if (!cur || e.weight > cur.weight) best.set(me, { weight: e.weight, relationId: e.id, type: e.type, fromNodeId: other });
     }
   }
-  const newcomers = [...best.keys()].filter((id) => !seedSet.has(id)).slice(0, MAX_EXPANDED_NODES);
-  const finish = (rows: NodeCandidateRow[]) => {
-    set.addNodes(rows, "expansion");
-    for (const c of set.cands.values()) {
-      if (c.kind !== NODE_KIND) continue;
-      const edge = best.get(c.id);
-      if (edge) c.edge = edge;
-    }
+  return {
+    newcomers: [...best.keys()].filter((id) => !seedSet.has(id)).slice(0, MAX_EXPANDED_NODES),
+    join: (rows) => {
+      set.addNodes(rows, "expansion");
+      for (const c of set.cands.values()) {
+        if (c.kind !== NODE_KIND) continue;
+        const edge = best.get(c.id);
+        if (edge) c.edge = edge;
+      }
+    },
   };
-  const rows = loadNodesById(newcomers);
-  return (rows instanceof Promise ? rows.then(finish) : finish(rows)) as T extends Promise<NodeCandidateRow[]> ? Promise<void> : void;
 }
 
 /** What a remember request asks, parsed, with the weights and the words each signal uses. */
