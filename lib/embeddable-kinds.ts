@@ -3,6 +3,8 @@ import { registerPgEmbeddable, type PgEmbeddable } from "./index/embed-kinds-pg"
 import { learningEmbeddablePg } from "./recall/learnings-pg";
 import { traceEmbeddablePg } from "./recall/traces-pg";
 import { nodeEmbeddable } from "./graph/nodes";
+import { nodeEmbeddablePg } from "./graph/nodes-pg";
+import { thoughtEmbeddablePg } from "./graph/thoughts-pg";
 import { thoughtEmbeddable } from "./graph/thoughts";
 import { chunkEmbeddable } from "./index/chunk-embeddings";
 import { learningEmbeddable } from "./recall/learnings";
@@ -20,10 +22,10 @@ export const EMBEDDABLE_KINDS: readonly Embeddable[] = [chunkEmbeddable, traceEm
 /**
  * The kinds the PostgreSQL embed worker embeds besides chunks (built in,
  * lib/index/embed-queue-pg.ts): each one's text loader; their vectors go to
- * the kind-generic `embeddings` table. A kind ported to PostgreSQL (thoughts,
- * graph nodes) joins by adding its PgEmbeddable here.
+ * the kind-generic `embeddings` table. A kind ported to PostgreSQL joins by
+ * adding its PgEmbeddable here.
  */
-export const EMBEDDABLE_KINDS_PG: readonly PgEmbeddable[] = [traceEmbeddablePg, learningEmbeddablePg];
+export const EMBEDDABLE_KINDS_PG: readonly PgEmbeddable[] = [traceEmbeddablePg, learningEmbeddablePg, thoughtEmbeddablePg, nodeEmbeddablePg];
 
 /** Idempotent: registering again replaces each kind with itself. */
 export function registerEmbeddableKinds(): void {

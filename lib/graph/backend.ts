@@ -27,8 +27,10 @@ import {
 import { deleteThoughtPg, getChainByIdPg, getThoughtByIdPg, listChainsByRecencyPg, listThoughtsByFilterPg, recordThoughtFeedbackPg, thinkThoughtPg } from "./thoughts-pg";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, type setWorkingMemoryInputSchema, type WorkingMemoryEntry } from "./working-memory";
 import { deleteWorkingMemoryByKeyPg, getWorkingMemoryByKeyPg, listWorkingMemoryPg, setWorkingMemoryPg } from "./working-memory-pg";
-import { openStore } from "../stores/stores";
-import { openStorePg } from "../stores/stores-pg";
+import { rememberByQuery, type RememberInput, type RememberResponse } from "./remember";
+import { rememberByQueryPg } from "./remember-pg";
+import { openCoreFor, openStore } from "../stores/stores";
+import { openCoreForPg, openStorePg } from "../stores/stores-pg";
 
 /**
  * Thoughts, chains, the knowledge graph and working memory behind one
@@ -37,9 +39,9 @@ import { openStorePg } from "../stores/stores-pg";
  * (./*-pg.ts) when DATABASE_URL is set. It lives here, not in stores(),
  * because graph sits above stores (tests/architecture.test.ts); routes and
  * MCP tools call graphBackend() the way they call stores(), and an unknown
- * store is a 404 on both. Remember (fused recall over thoughts and nodes)
- * is not here: it needs vectors, which PostgreSQL stores do not have for
- * these kinds yet, so it stays SQLite-only (501).
+ * store is a 404 on both. `remember` opens core beside the store only when
+ * the request includes it; the token's right to read core was checked with
+ * the request (the route wrapper and runTool check every store it refers to).
  */
 
 type StoreArg = { store: string };
@@ -75,6 +77,7 @@ export type GraphBackend = {
   setWorkingMemory: (a: StoreArg & Actor & { input: z.input<typeof setWorkingMemoryInputSchema> }) => Promise<WorkingMemoryEntry>;
   getWorkingMemory: (a: StoreArg & { key: string }) => Promise<WorkingMemoryEntry>;
   deleteWorkingMemory: (a: StoreArg & { key: string }) => Promise<Deleted>;
+  remember: (a: StoreArg & { input: RememberInput }) => Promise<RememberResponse>;
 };
 
 /** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
@@ -106,6 +109,10 @@ export const sqliteGraph: GraphBackend = {
   setWorkingMemory: async ({ store, ...a }) => setWorkingMemory({ handle: openStore({ store }), ...a }),
   getWorkingMemory: async ({ store, ...a }) => getWorkingMemoryByKey({ handle: openStore({ store }), ...a }),
   deleteWorkingMemory: async ({ store, ...a }) => deleteWorkingMemoryByKey({ handle: openStore({ store }), ...a }),
+  remember: async ({ store, input }) => {
+    const handle = openStore({ store });
+    return rememberByQuery({ handle, core: openCoreFor({ handle, includeCore: input.include_core === true }), input });
+  },
 };
 
 /** The PostgreSQL twins: every method awaits the process's pool and opens the store there (404 when unknown), as pgStores() does. */
@@ -139,6 +146,11 @@ export function pgGraph(pgHandle: Promise<PgHandle> | PgHandle): GraphBackend {
     setWorkingMemory: async ({ store, ...a }) => setWorkingMemoryPg({ handle: await open(store), ...a }),
     getWorkingMemory: async ({ store, ...a }) => getWorkingMemoryByKeyPg({ handle: await open(store), ...a }),
     deleteWorkingMemory: async ({ store, ...a }) => deleteWorkingMemoryByKeyPg({ handle: await open(store), ...a }),
+    remember: async ({ store, input }) => {
+      const pg = await pgHandle;
+      const handle = await openStorePg({ pg, store });
+      return rememberByQueryPg({ handle, core: await openCoreForPg({ pg, handle, includeCore: input.include_core === true }), input });
+    },
   };
 }
 

@@ -1,23 +1,40 @@
 import { and, count, desc, eq, or, sql, type SQL } from "drizzle-orm";
 import type { z } from "zod";
-import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
+import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
 import { kgFrames, kgNodes, kgRelations, type PgKgNodeRow } from "../db/schema/pg/store";
 import { appendAuditPg } from "../governance/audit-pg";
+import type { PgEmbeddable } from "../index/embed-kinds-pg";
+import { enqueueEmbeddingsPg } from "../index/embed-queue-pg";
 import { tsqueryFor } from "../index/search-pg";
-import { notFound } from "../common";
+import { forgetKindEmbeddingsPg } from "../index/vectors-pg";
+import { notFound, parseJsonColumnOr } from "../common";
 import { matchTerms } from "../retrieval";
-import { createNodeInputSchema, listNodesQuerySchema, newNodeRow, nodeExists, toGraphNode, updatedNodeFields, updateNodeInputSchema, type GraphNode } from "./nodes";
+import { createNodeInputSchema, listNodesQuerySchema, newNodeRow, NODE_KIND, nodeEmbeddingText, nodeExists, toGraphNode, updatedNodeFields, updateNodeInputSchema, type GraphNode } from "./nodes";
 
 /**
  * Knowledge-graph nodes on PostgreSQL (the SQLite twin is ./nodes.ts, whose
  * schemas, canonical names and shaper this reuses). Two replicas creating
  * the same node meet the unique (name, entity_type) index: one creates it,
  * the other gets the same 409 as on SQLite. Updates and deletes lock the
- * node's row first. `embed_hash` is kept as on SQLite (the text a vector
- * would be made of), but nothing is queued: PostgreSQL stores have no node
- * vectors yet.
+ * node's row first. A node is queued for its vector (kind "node": its name,
+ * type and tags, nodeEmbeddingText) in the transaction that creates it, and
+ * again by an update that changes that text (its embed_hash), as on SQLite;
+ * the PostgreSQL embed worker writes the vector to `embeddings`.
  */
+
+/** The worker reads a node's embedding text by its seq, built as on SQLite; embed_hash is the input hash. */
+export const nodeEmbeddablePg: PgEmbeddable = {
+  kind: NODE_KIND,
+  artifactType: NODE_KIND,
+  async load({ tx, refIds }) {
+    const rows = await rowsOf<{ seq: string; displayName: string; entityType: string; tags: string; embedHash: string }>(
+      tx,
+      sql`select seq, display_name as "displayName", entity_type as "entityType", tags, embed_hash as "embedHash" from kg_node where seq in ${refIds}`,
+    );
+    return new Map(rows.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>(r.tags, []) }), inputHash: r.embedHash, chunkingVersion: null }]));
+  },
+};
 
 /**
  * A node's row, or a 404 naming it. Locked when asked: "update" to change or
@@ -42,7 +59,10 @@ export async function createNodePg({ handle, input, actor }: { handle: PgStoreHa
       .values(values)
       .onConflictDoNothing({ target: [kgNodes.name, kgNodes.entityType] })
       .returning();
-    if (created) return toGraphNode(created);
+    if (created) {
+      await enqueueEmbeddingsPg({ tx, items: [{ kind: NODE_KIND, refId: created.seq, inputHash: created.embedHash }] });
+      return toGraphNode(created);
+    }
     const [existing] = await tx
       .select({ id: kgNodes.id })
       .from(kgNodes)
@@ -55,11 +75,10 @@ export async function updateNodePg({ handle, id, input }: { handle: PgStoreHandl
   const u = updateNodeInputSchema.parse(input);
   return withStoreTx({ handle }, async (tx) => {
     const row = await requireNodeRowPg(tx, id, { lock: "update" });
-    const [next] = await tx
-      .update(kgNodes)
-      .set(updatedNodeFields({ row, input: u, now: Date.now() }))
-      .where(eq(kgNodes.seq, row.seq))
-      .returning();
+    const fields = updatedNodeFields({ row, input: u, now: Date.now() });
+    const [next] = await tx.update(kgNodes).set(fields).where(eq(kgNodes.seq, row.seq)).returning();
+    // Re-queued only when the embedded text changed (its hash), as on SQLite.
+    if (fields.embedHash !== row.embedHash) await enqueueEmbeddingsPg({ tx, items: [{ kind: NODE_KIND, refId: row.seq, inputHash: fields.embedHash }] });
     return toGraphNode(next);
   });
 }
@@ -74,6 +93,7 @@ export async function deleteNodePg({ handle, id, actor }: { handle: PgStoreHandl
       .from(kgRelations)
       .where(or(eq(kgRelations.fromId, id), eq(kgRelations.toId, id)));
     await tx.delete(kgNodes).where(eq(kgNodes.seq, row.seq));
+    await forgetKindEmbeddingsPg({ tx, kind: NODE_KIND, refIds: [row.seq] });
     await appendAuditPg({ db: tx, entry: { actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: row.name, frames, relations } } });
     return { deleted: id, frames, relations };
   });

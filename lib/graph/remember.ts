@@ -5,7 +5,8 @@ import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query
 import type { FRAME_COLUMNS } from "../db/schema/graph";
 import type { KnnSource } from "../embed/vector-index";
 import { CORE_STORE } from "../db/store-names";
-import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type RetrievalReason } from "../retrieval";
+import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type Fallback, type RetrievalReason } from "../retrieval";
+import type { QueryVectorPlan } from "../retrieval/readiness";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
@@ -83,8 +84,8 @@ export const rememberInputSchema = z
   .strict();
 export type RememberInput = z.input<typeof rememberInputSchema>;
 
-type Kind = typeof THOUGHT_KIND | typeof NODE_KIND;
-type MatchSource = "thought_knn" | "thought_fts" | "node_knn" | "node_fts" | "expansion";
+export type Kind = typeof THOUGHT_KIND | typeof NODE_KIND;
+export type MatchSource = "thought_knn" | "thought_fts" | "node_knn" | "node_fts" | "expansion";
 
 export type ScoreBreakdown = {
   semantic: number;
@@ -140,9 +141,9 @@ type Source = { store: string; schema: "main" | "core"; db: Database.Database; f
 
 const knnSource = (src: Source): KnnSource => ({ db: src.db, schema: src.schema, vectorsLoaded: src.vectorsLoaded });
 
-type Candidate = {
+/** One entity found by remember in one source (both dialects). */
+export type Candidate = {
   key: string;
-  source: Source;
   kind: Kind;
   seq: number;
   id: string;
@@ -187,16 +188,16 @@ function propertyText(json: string): string {
 }
 
 /**
- * Rows read from a Source. The SQL stays hand-written here: the same text reads the store (schema
- * `main`) and the attached read-only core (schema `core`), which Drizzle's tables cannot address.
+ * Rows read from a source, the same on both dialects. On SQLite the SQL stays hand-written here: the same text
+ * reads the store (schema `main`) and the attached read-only core (schema `core`), which Drizzle's tables cannot address.
  */
-type ThoughtCandidateRow = { seq: number; id: string; content: string; timestamp: number; hash: string; framework: string; consistency: number | null };
-type NodeCandidateRow = { seq: number; id: string; name: string; displayName: string; entityType: string; updatedAt: number; hash: string };
+export type ThoughtCandidateRow = { seq: number; id: string; content: string; timestamp: number; hash: string; framework: string; consistency: number | null };
+export type NodeCandidateRow = { seq: number; id: string; name: string; displayName: string; entityType: string; updatedAt: number; hash: string };
 type FtsRankRow = { seq: number; rank: number };
-type FrameFactRow = { id: string; nodeId: string; col: (typeof FRAME_COLUMNS)[number]; properties: string };
-type FrameEvidenceRow = { nodeId: string; thoughtId: string; stance: string };
-type RelationEvidenceRow = { relationId: string; thoughtId: string };
-type EdgeRow = { id: string; fromId: string; toId: string; type: string; weight: number };
+export type FrameFactRow = { id: string; nodeId: string; col: (typeof FRAME_COLUMNS)[number]; properties: string };
+export type FrameEvidenceRow = { nodeId: string; thoughtId: string; stance: string };
+export type RelationEvidenceRow = { relationId: string; thoughtId: string };
+export type EdgeRow = { id: string; fromId: string; toId: string; type: string; weight: number };
 
 function loadThoughts({ src, by }: { src: Source; by: { column: "seq" | "id"; values: (number | string)[] } }): ThoughtCandidateRow[] {
   if (by.values.length === 0) return [];
@@ -224,6 +225,12 @@ function nearestRefIds({ src, kind, query, k, belowFloor }: { src: Source; kind:
   return r.hits.map((h) => h.refId);
 }
 
+/** Lexical scores relative to the best hit (1 for the best); `rank` is better when larger. */
+export function relativeLexical(rows: { seq: number; rank: number }[]): { seq: number; lexical: number }[] {
+  const best = rows.length ? rows[0].rank : 0;
+  return rows.map((r) => ({ seq: r.seq, lexical: best > 0 ? clamp01(r.rank / best) : 1 }));
+}
+
 /**
  * bm25 hits of an FTS table, best first, with a lexical score relative to the best hit (1 for the best). A query
  * with common words is first ranked from its rarer words' rows (selectiveTopByBm25, or null: the whole query runs);
@@ -242,8 +249,8 @@ function ftsHits({ src, table, terms, k, budget, common }: { src: Source; table:
     : broad
       ? broad.top(k).map((r) => ({ seq: r.rowid, rank: r.rank }))
       : runWithinBudget(src.db, budget, () => statement.all(match, k) as FtsRankRow[]);
-  const best = rows.length ? -rows[0].rank : 0;
-  return rows.map((r) => ({ seq: r.seq, lexical: best > 0 ? clamp01(-r.rank / best) : 1 }));
+  // bm25 is better when more negative.
+  return relativeLexical(rows.map((r) => ({ seq: r.seq, rank: -r.rank })));
 }
 
 /** Cosine of each candidate's current vector (hash must match the row's text) with the query. */
@@ -271,20 +278,11 @@ function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
   return out;
 }
 
-type NodeFacts = { episodicShare: number; procedural: string; inconsistency: number; evidence: string[] };
+export type NodeFacts = { episodicShare: number; procedural: string; inconsistency: number; evidence: string[] };
 
-function nodeFacts({ src, nodeIds }: { src: Source; nodeIds: string[] }): Map<string, NodeFacts> {
+/** Each node's frame facts (episodic share, procedural text, inconsistency, evidence) from its frames (ordered by node, created_at, id) and frame evidence. */
+export function nodeFactsOf({ nodeIds, frames, evidence }: { nodeIds: string[]; frames: FrameFactRow[]; evidence: FrameEvidenceRow[] }): Map<string, NodeFacts> {
   const facts = new Map<string, NodeFacts>();
-  if (nodeIds.length === 0) return facts;
-  const frames = src.db
-    .prepare(`select id, node_id as nodeId, "column" as col, properties from ${src.schema}.kg_frame where node_id in (select value from json_each(?)) order by node_id, created_at, id`)
-    .all(JSON.stringify(nodeIds)) as FrameFactRow[];
-  const evidence = src.db
-    .prepare(
-      `select f.node_id as nodeId, e.thought_id as thoughtId, e.stance from ${src.schema}.kg_frame_evidence e join ${src.schema}.kg_frame f on f.id = e.frame_id
-       where f.node_id in (select value from json_each(?))`,
-    )
-    .all(JSON.stringify(nodeIds)) as FrameEvidenceRow[];
   const framesByNode = groupBy(frames, (f) => f.nodeId);
   const evidenceByNode = groupBy(evidence, (e) => e.nodeId);
   for (const id of nodeIds) {
@@ -314,73 +312,108 @@ function nodeFacts({ src, nodeIds }: { src: Source; nodeIds: string[] }): Map<st
   return facts;
 }
 
-function relationEvidence({ src, relationIds }: { src: Source; relationIds: string[] }): Map<string, string[]> {
+function nodeFacts({ src, nodeIds }: { src: Source; nodeIds: string[] }): Map<string, NodeFacts> {
+  if (nodeIds.length === 0) return new Map();
+  const frames = src.db
+    .prepare(`select id, node_id as nodeId, "column" as col, properties from ${src.schema}.kg_frame where node_id in (select value from json_each(?)) order by node_id, created_at, id`)
+    .all(JSON.stringify(nodeIds)) as FrameFactRow[];
+  const evidence = src.db
+    .prepare(
+      `select f.node_id as nodeId, e.thought_id as thoughtId, e.stance from ${src.schema}.kg_frame_evidence e join ${src.schema}.kg_frame f on f.id = e.frame_id
+       where f.node_id in (select value from json_each(?))`,
+    )
+    .all(JSON.stringify(nodeIds)) as FrameEvidenceRow[];
+  return nodeFactsOf({ nodeIds, frames, evidence });
+}
+
+export function relationEvidenceOf(rows: RelationEvidenceRow[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  if (relationIds.length === 0) return out;
-  const rows = src.db
-    .prepare(`select relation_id as relationId, thought_id as thoughtId from ${src.schema}.kg_relation_evidence where relation_id in (select value from json_each(?))`)
-    .all(JSON.stringify(relationIds)) as RelationEvidenceRow[];
   for (const r of rows) out.set(r.relationId, [...(out.get(r.relationId) ?? []), r.thoughtId]);
   return out;
 }
 
-/** Candidates of one source: kNN + FTS seeds for each kind, merged by entity, then one hop over strong edges. */
-function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryVector: Float32Array | null; ftsTerms: string[]; k: number; minEdgeWeight: number; budget: QueryBudget; belowFloor: { n: number }; common: Set<string> }): Map<string, Candidate> {
+function relationEvidence({ src, relationIds }: { src: Source; relationIds: string[] }): Map<string, string[]> {
+  if (relationIds.length === 0) return new Map();
+  const rows = src.db
+    .prepare(`select relation_id as relationId, thought_id as thoughtId from ${src.schema}.kg_relation_evidence where relation_id in (select value from json_each(?))`)
+    .all(JSON.stringify(relationIds)) as RelationEvidenceRow[];
+  return relationEvidenceOf(rows);
+}
+
+/**
+ * Candidates of one source, merged by entity: one entity found several ways
+ * is one candidate, its sources accumulate, its lexical score is the best seen.
+ */
+export function candidateSet(store: string) {
   const cands = new Map<string, Candidate>();
-  type Fields = Omit<Candidate, "key" | "source" | "matchedBy" | "lexical" | "edge" | "expanded">;
-  // One entity found several ways is one candidate: its sources accumulate, its lexical score is the best seen.
+  type Fields = Omit<Candidate, "key" | "matchedBy" | "lexical" | "edge" | "expanded">;
   const merge = (f: Fields, how: MatchSource, lexical: Map<number, number>) => {
-    const key = `${src.store}:${f.kind}:${f.id}`;
-    const c = cands.get(key) ?? { ...f, key, source: src, matchedBy: new Set<MatchSource>(), lexical: 0, edge: null, expanded: how === "expansion" };
+    const key = `${store}:${f.kind}:${f.id}`;
+    const c = cands.get(key) ?? { ...f, key, matchedBy: new Set<MatchSource>(), lexical: 0, edge: null, expanded: how === "expansion" };
     c.matchedBy.add(how);
     c.lexical = Math.max(c.lexical, lexical.get(f.seq) ?? 0);
     cands.set(key, c);
   };
-  const addThoughts = (rows: ThoughtCandidateRow[], how: MatchSource, lexical: Map<number, number>) => {
-    for (const r of rows) {
-      const title = r.content.length > 200 ? `${r.content.slice(0, 199)}…` : r.content;
-      merge({ kind: THOUGHT_KIND, seq: r.seq, id: r.id, title, text: r.content, entityType: null, time: r.timestamp, hash: r.hash, name: null, framework: r.framework, consistency: r.consistency }, how, lexical);
-    }
+  return {
+    cands,
+    addThoughts(rows: ThoughtCandidateRow[], how: MatchSource, lexical: Map<number, number> = new Map()) {
+      for (const r of rows) {
+        const title = r.content.length > 200 ? `${r.content.slice(0, 199)}…` : r.content;
+        merge({ kind: THOUGHT_KIND, seq: r.seq, id: r.id, title, text: r.content, entityType: null, time: r.timestamp, hash: r.hash, name: null, framework: r.framework, consistency: r.consistency }, how, lexical);
+      }
+    },
+    addNodes(rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number> = new Map()) {
+      for (const r of rows) {
+        merge({ kind: NODE_KIND, seq: r.seq, id: r.id, title: r.displayName, text: r.displayName, entityType: r.entityType, time: r.updatedAt, hash: r.hash, name: r.name, framework: null, consistency: null }, how, lexical);
+      }
+    },
+    /** The ids of the nodes found directly: the seeds of one-hop expansion. */
+    nodeIds: () => [...cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => c.id),
   };
-  const addNodes = (rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number>) => {
-    for (const r of rows) {
-      merge({ kind: NODE_KIND, seq: r.seq, id: r.id, title: r.displayName, text: r.displayName, entityType: r.entityType, time: r.updatedAt, hash: r.hash, name: r.name, framework: null, consistency: null }, how, lexical);
-    }
-  };
-  const none = new Map<number, number>();
+}
+export type CandidateSet = ReturnType<typeof candidateSet>;
+
+/** Candidates of one source: kNN + FTS seeds for each kind, merged by entity, then one hop over strong edges. */
+function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryVector: Float32Array | null; ftsTerms: string[]; k: number; minEdgeWeight: number; budget: QueryBudget; belowFloor: { n: number }; common: Set<string> }): Map<string, Candidate> {
+  const set = candidateSet(src.store);
+  const lexicalOf = (hits: { seq: number; lexical: number }[]) => new Map(hits.map((h) => [h.seq, h.lexical]));
   if (args.kinds.includes(THOUGHT_KIND)) {
-    if (args.queryVector) addThoughts(loadThoughts({ src, by: { column: "seq", values: nearestRefIds({ src, kind: THOUGHT_KIND, query: args.queryVector, k: args.k, belowFloor: args.belowFloor }) } }), "thought_knn", none);
+    if (args.queryVector) set.addThoughts(loadThoughts({ src, by: { column: "seq", values: nearestRefIds({ src, kind: THOUGHT_KIND, query: args.queryVector, k: args.k, belowFloor: args.belowFloor }) } }), "thought_knn");
     if (args.ftsTerms.length > 0) {
       const hits = ftsHits({ src, table: "thoughts_fts", terms: args.ftsTerms, k: args.k, budget: args.budget, common: args.common });
-      addThoughts(loadThoughts({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "thought_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
+      set.addThoughts(loadThoughts({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "thought_fts", lexicalOf(hits));
     }
   }
   if (args.kinds.includes(NODE_KIND)) {
-    if (args.queryVector) addNodes(loadNodes({ src, by: { column: "seq", values: nearestRefIds({ src, kind: NODE_KIND, query: args.queryVector, k: args.k, belowFloor: args.belowFloor }) } }), "node_knn", none);
+    if (args.queryVector) set.addNodes(loadNodes({ src, by: { column: "seq", values: nearestRefIds({ src, kind: NODE_KIND, query: args.queryVector, k: args.k, belowFloor: args.belowFloor }) } }), "node_knn");
     if (args.ftsTerms.length > 0) {
       const hits = ftsHits({ src, table: "kg_node_fts", terms: args.ftsTerms, k: args.k, budget: args.budget, common: args.common });
-      addNodes(loadNodes({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "node_fts", new Map(hits.map((h) => [h.seq, h.lexical])));
+      set.addNodes(loadNodes({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "node_fts", lexicalOf(hits));
     }
-    expandOneHop({ src, cands, minWeight: args.minEdgeWeight, addNodes });
+    const seeds = set.nodeIds();
+    if (seeds.length > 0) {
+      const edges = src.db
+        .prepare(
+          `select id, from_id as fromId, to_id as toId, relationship_type as type, weight from ${src.schema}.kg_relation
+           where weight >= @minWeight and (from_id in (select value from json_each(@seeds)) or to_id in (select value from json_each(@seeds)))
+           order by weight desc, id`,
+        )
+        .all({ minWeight: args.minEdgeWeight, seeds: JSON.stringify(seeds) }) as EdgeRow[];
+      const hop = oneHop({ set, seeds, edges });
+      hop.join(loadNodes({ src, by: { column: "id", values: hop.newcomers } }));
+    }
   }
-  return cands;
+  return set.cands;
 }
 
 /**
- * One hop from the directly found nodes over relations with weight ≥ the
- * threshold. Every node linked to a seed (seeds included) records the
- * strongest such edge; neighbours not found directly join as "expansion".
+ * One hop from the directly found nodes (`seeds`) over `edges` (relations
+ * with weight ≥ the threshold touching a seed, strongest first). Every node
+ * linked to a seed (seeds included) records the strongest such edge;
+ * neighbours not found directly (`newcomers`, at most MAX_EXPANDED_NODES)
+ * join as "expansion" once the caller has loaded their rows (`join`).
  */
-function expandOneHop({ src, cands, minWeight, addNodes }: { src: Source; cands: Map<string, Candidate>; minWeight: number; addNodes: (rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number>) => void }): void {
-  const seeds = [...cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => c.id);
-  if (seeds.length === 0) return;
-  const edges = src.db
-    .prepare(
-      `select id, from_id as fromId, to_id as toId, relationship_type as type, weight from ${src.schema}.kg_relation
-       where weight >= @minWeight and (from_id in (select value from json_each(@seeds)) or to_id in (select value from json_each(@seeds)))
-       order by weight desc, id`,
-    )
-    .all({ minWeight, seeds: JSON.stringify(seeds) }) as EdgeRow[];
+export function oneHop({ set, seeds, edges }: { set: CandidateSet; seeds: string[]; edges: EdgeRow[] }): { newcomers: string[]; join: (rows: NodeCandidateRow[]) => void } {
   const seedSet = new Set(seeds);
   const best = new Map<string, { weight: number; relationId: string; type: string; fromNodeId: string }>();
   for (const e of edges) {
@@ -393,13 +426,176 @@ function expandOneHop({ src, cands, minWeight, addNodes }: { src: Source; cands:
       if (!cur || e.weight > cur.weight) best.set(me, { weight: e.weight, relationId: e.id, type: e.type, fromNodeId: other });
     }
   }
-  const newcomers = [...best.keys()].filter((id) => !seedSet.has(id)).slice(0, MAX_EXPANDED_NODES);
-  addNodes(loadNodes({ src, by: { column: "id", values: newcomers } }), "expansion", new Map());
-  for (const c of cands.values()) {
-    if (c.kind !== NODE_KIND) continue;
-    const edge = best.get(c.id);
-    if (edge) c.edge = edge;
+  return {
+    newcomers: [...best.keys()].filter((id) => !seedSet.has(id)).slice(0, MAX_EXPANDED_NODES),
+    join: (rows) => {
+      set.addNodes(rows, "expansion");
+      for (const c of set.cands.values()) {
+        if (c.kind !== NODE_KIND) continue;
+        const edge = best.get(c.id);
+        if (edge) c.edge = edge;
+      }
+    },
+  };
+}
+
+/** What a remember request asks, parsed, with the weights and the words each signal uses. */
+export function rememberPlan(input: RememberInput) {
+  const req = rememberInputSchema.parse(input);
+  return {
+    req,
+    w: { ...DEFAULT_REMEMBER_WEIGHTS, ...(req.weights ?? {}) },
+    ftsTerms: matchTerms(req.query, { maxTerms: MAX_FTS_TERMS }),
+    terms: queryTerms(req.query),
+  };
+}
+export type RememberPlan = ReturnType<typeof rememberPlan>;
+
+/** One source's candidates with what scoring reads of them: cosines by seq (current vectors only), node facts, relation evidence. */
+export type ScoredSource = { store: string; cands: Map<string, Candidate>; cosThought: Map<number, number>; cosNode: Map<number, number>; facts: Map<string, NodeFacts>; relEvidence: Map<string, string[]> };
+
+/** Dedupe by entity across stores: a core node with the same name and type as a store node is the same entity; the store's copy wins. */
+export function dropCoreTwins(perSource: { cands: Map<string, Candidate> }[]): Set<string> {
+  const alsoInCore = new Set<string>();
+  if (perSource.length !== 2) return alsoInCore;
+  const storeNodes = new Map([...perSource[0].cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => [`${c.name}\u0000${c.entityType}`, c.key]));
+  for (const [key, c] of perSource[1].cands) {
+    const twin = c.kind === NODE_KIND ? storeNodes.get(`${c.name}\u0000${c.entityType}`) : undefined;
+    if (twin) {
+      alsoInCore.add(twin);
+      perSource[1].cands.delete(key);
+    }
   }
+  return alsoInCore;
+}
+
+/** The gathering's explain stages (vector, lexical, expansion), shown by what each leg found; the time is the whole gathering's. */
+export function recordGatherExplain({ rec, perSource, gatherMs, hasQueryVector, belowFloor, plan, lexicalDetail }: { rec: ExplainRecorder; perSource: { store: string; cands: Map<string, Candidate> }[]; gatherMs: number; hasQueryVector: boolean; belowFloor: number; plan: RememberPlan; lexicalDetail: string }): void {
+  const { req } = plan;
+  const all = perSource.flatMap(({ store, cands }) => [...cands.values()].map((c) => ({ key: `${store}:${c.key}`, c })));
+  const found = (how: MatchSource[]) => all.filter(({ c }) => how.some((h) => c.matchedBy.has(h)));
+  const vec = found(["thought_knn", "node_knn"]);
+  const lex = found(["thought_fts", "node_fts"]);
+  rec.record("vector", gatherMs, { candidates: vec.length, detail: hasQueryVector ? `thought and node KNN, ${req.candidates} per kind and store; ${belowFloor} neighbour(s) below the similarity floor left out` : "no query vector: lexical only", top: [] });
+  rec.record("lexical", 0, { candidates: lex.length, detail: lexicalDetail, top: lex.map(({ key, c }) => ({ key, score: c.lexical })).sort((a, b) => b.score - a.score) });
+  rec.record("filters", 0, { candidates: found(["expansion"]).length, detail: `one-hop expansion over edges with weight ≥ ${req.min_edge_weight} (at most ${MAX_EXPANDED_NODES} nodes)` });
+}
+
+/** as_of: the request's, else the newest candidate's time (null when there is none), so the same data and query always score the same. */
+export function asOfFor(req: RememberPlan["req"], perSource: { cands: Map<string, Candidate> }[]): number | null {
+  let newest = 0;
+  for (const { cands } of perSource) for (const c of cands.values()) newest = Math.max(newest, c.time);
+  return req.as_of ?? (newest || null);
+}
+
+/** Score every candidate by the formula and order them totally (both dialects). */
+export function scoreCandidates({ plan, sources, alsoInCore, asOf }: { plan: RememberPlan; sources: ScoredSource[]; alsoInCore: Set<string>; asOf: number | null }): RememberResult[] {
+  const { req, w, terms } = plan;
+  const tauMs = req.tau_hours * 3600_000;
+  const scored: RememberResult[] = [];
+  for (const { store, cands, cosThought, cosNode, facts, relEvidence } of sources) {
+    for (const c of cands.values()) {
+      const isThought = c.kind === THOUGHT_KIND;
+      const f = isThought ? null : facts.get(c.id);
+      const cosine = (isThought ? cosThought : cosNode).get(c.seq);
+      const semantic = cosine ?? c.lexical;
+      const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);
+      const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
+      const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
+      const edgeWeight = c.edge?.weight ?? 0;
+      const inconsistency = isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0);
+      const weighted = {
+        semantic: round(w.semantic * semantic),
+        episodic: round(w.episodic * recency * episodic),
+        procedural: round(w.procedural * procedure),
+        relation: round(w.relation * edgeWeight),
+        conflict: round(-w.conflict * inconsistency),
+      };
+      const evidence = isThought ? [c.id] : [...new Set([...(f?.evidence ?? []), ...(c.edge ? (relEvidence.get(c.edge.relationId) ?? []) : [])])].sort();
+      scored.push({
+        kind: c.kind,
+        id: c.id,
+        store,
+        title: c.title,
+        entity_type: c.entityType,
+        score: round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict),
+        breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
+        matched_by: [...c.matchedBy].sort(),
+        evidence_thought_ids: evidence,
+        via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
+        ...(alsoInCore.has(c.key) ? { also_in_core: true } : {}),
+      });
+    }
+  }
+  // Total order: score, then the store before core, then kind and id, so ties never reorder between calls.
+  scored.sort((a, b) => b.score - a.score || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id));
+  return scored;
+}
+
+/** The answer (both dialects): the ranked results cut to the limit, with everything a caller needs to read the scores. */
+export function rememberAnswer({
+  plan,
+  store,
+  includeCore,
+  vectorsAnswered,
+  fallback,
+  coreFallback,
+  scored,
+  searchable,
+  belowFloor,
+  asOf,
+  rec,
+}: {
+  plan: RememberPlan;
+  store: string;
+  includeCore: boolean;
+  vectorsAnswered: boolean;
+  fallback: Fallback | null;
+  coreFallback: RememberResponse["core_fallback"];
+  scored: RememberResult[];
+  searchable: boolean;
+  belowFloor: number;
+  asOf: number | null;
+  rec: ExplainRecorder | null;
+}): RememberResponse {
+  const { req, w } = plan;
+  return {
+    query: req.query,
+    store,
+    include_core: includeCore,
+    mode: vectorsAnswered ? "vector+fts" : "fts",
+    fallback,
+    core_fallback: coreFallback,
+    reason: answerReason({ found: scored.length, searchable: searchable ? 1 : 0, fallback, belowFloor }),
+    formula: REMEMBER_FORMULA,
+    signals: REMEMBER_SIGNALS,
+    weights: w,
+    tau_hours: req.tau_hours,
+    min_edge_weight: req.min_edge_weight,
+    as_of: asOf,
+    results: scored.slice(0, req.limit),
+    ...(rec ? { explain: rec.result() } : {}),
+  };
+}
+
+/** The readiness stage of explain: per store, whether the query was embedded and with what, or why not. */
+export function recordReadiness(rec: ExplainRecorder | null, plans: [string, QueryVectorPlan | null][]): void {
+  for (const [name, p] of plans) {
+    if (p) rec?.record("readiness", p.ms, { candidates: 0, detail: `${name}: ${p.ok ? `query embedded with ${p.fingerprint.provider}/${p.fingerprint.model}${p.cacheHit ? " (cached)" : ""}` : `vectors unusable: ${p.fallback.reason}: ${p.fallback.message}`}` });
+  }
+}
+
+/** Whose vectors answer: the store's model; core's only when it is the same model (else core answers lexically and says why). */
+export function vectorPlanOf({ plan, corePlan, includeCore }: { plan: QueryVectorPlan; corePlan: QueryVectorPlan | null; includeCore: boolean }) {
+  const storeFp = plan.ok ? plan.fingerprint : null;
+  const coreFp = corePlan?.ok && (!storeFp || corePlan.fingerprint.id === storeFp.id) ? corePlan.fingerprint : null;
+  return {
+    queryVector: plan.ok ? plan.vector : corePlan?.ok ? corePlan.vector : null,
+    fallback: plan.ok ? null : plan.fallback,
+    storeFp,
+    coreFp,
+    coreFallback: (includeCore && !coreFp ? (corePlan && !corePlan.ok ? corePlan.fallback : { reason: "model_mismatch", message: "core's vectors are from another model than the store's" }) : null) as RememberResponse["core_fallback"],
+  };
 }
 
 /**
@@ -408,29 +604,24 @@ function expandOneHop({ src, cands, minWeight, addNodes }: { src: Source; cands:
  * it once with openCoreFor); it is only read, through a read-only connection.
  */
 export async function rememberByQuery({ handle, core, input }: { handle: StoreHandle; core: StoreHandle | null; input: RememberInput }): Promise<RememberResponse> {
-  const req = rememberInputSchema.parse(input);
-  const w = { ...DEFAULT_REMEMBER_WEIGHTS, ...(req.weights ?? {}) };
+  const plan = rememberPlan(input);
+  const { req, ftsTerms } = plan;
   const store = handle.store;
   const coreHandle = req.include_core && store !== CORE_STORE ? core : null;
   const includeCore = coreHandle !== null;
 
   // The store's readiness and the query's vector (lib/retrieval); core answers with vectors only when its model is the same.
   const rec = req.explain ? new ExplainRecorder() : null;
-  const plan = await planQueryVector({ handle, text: req.query });
+  const storePlan = await planQueryVector({ handle, text: req.query });
   const corePlan = coreHandle ? await planQueryVector({ handle: coreHandle, text: req.query }) : null;
-  for (const [name, p] of [[store, plan], [CORE_STORE, corePlan]] as const) {
-    if (p) rec?.record("readiness", p.ms, { candidates: 0, detail: `${name}: ${p.ok ? `query embedded with ${p.fingerprint.provider}/${p.fingerprint.model}${p.cacheHit ? " (cached)" : ""}` : `vectors unusable: ${p.fallback.reason}: ${p.fallback.message}`}` });
-  }
-  const queryVector = plan.ok ? plan.vector : corePlan?.ok ? corePlan.vector : null;
-  const fallback: RememberResponse["fallback"] = plan.ok ? null : plan.fallback;
-  const storeFp = plan.ok ? plan.fingerprint : null;
-  const coreFp = corePlan?.ok && (!storeFp || corePlan.fingerprint.id === storeFp.id) ? corePlan.fingerprint : null;
-  const coreFallback: RememberResponse["core_fallback"] = includeCore && !coreFp ? (corePlan && !corePlan.ok ? corePlan.fallback : { reason: "model_mismatch", message: "core's vectors are from another model than the store's" }) : null;
+  recordReadiness(rec, [
+    [store, storePlan],
+    [CORE_STORE, corePlan],
+  ]);
+  const { queryVector, fallback, storeFp, coreFp, coreFallback } = vectorPlanOf({ plan: storePlan, corePlan, includeCore });
 
-  const ftsTerms = matchTerms(req.query, { maxTerms: MAX_FTS_TERMS });
   const match = matchExpression(ftsTerms, "any");
   const common = new Set<string>();
-  const terms = queryTerms(req.query);
   const budget = startQueryBudget({ hint: "use fewer or rarer words in the query" });
   const reader = coreHandle ? openStoreReaderWithCore({ handle, core: coreHandle }) : null;
   try {
@@ -440,100 +631,30 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
 
     const belowFloor = { n: 0 };
     const gatherStarted = performance.now();
-    const perSource = sources.map((src) => ({ src, cands: gatherCandidates({ src, kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, ftsTerms, k: req.candidates, minEdgeWeight: req.min_edge_weight, budget, belowFloor, common }) }));
+    const perSource = sources.map((src) => ({ src, store: src.store, cands: gatherCandidates({ src, kinds: req.kinds, queryVector: src.fingerprintId ? queryVector : null, ftsTerms, k: req.candidates, minEdgeWeight: req.min_edge_weight, budget, belowFloor, common }) }));
     if (rec) {
-      // One pass gathers every source; each leg is shown by what it found (the time is the whole gathering's).
-      const gatherMs = performance.now() - gatherStarted;
-      const all = perSource.flatMap(({ src, cands }) => [...cands.values()].map((c) => ({ key: `${src.store}:${c.key}`, c })));
-      const found = (how: MatchSource[]) => all.filter(({ c }) => how.some((h) => c.matchedBy.has(h)));
-      const vec = found(["thought_knn", "node_knn"]);
-      const lex = found(["thought_fts", "node_fts"]);
-      rec.record("vector", gatherMs, { candidates: vec.length, detail: queryVector ? `thought and node KNN, ${req.candidates} per kind and store; ${belowFloor.n} neighbour(s) below the similarity floor left out` : "no query vector: lexical only", top: [] });
-      rec.record("lexical", 0, { candidates: lex.length, detail: match ? `FTS5 over thoughts and nodes, MATCH ${match}${common.size ? `; word(s) ${[...common].join(", ")} scored only on the rarer words' best ${4 * req.candidates} rows` : ""}` : "no word to match", top: lex.map(({ key, c }) => ({ key, score: c.lexical })).sort((a, b) => b.score - a.score) });
-      rec.record("filters", 0, { candidates: found(["expansion"]).length, detail: `one-hop expansion over edges with weight ≥ ${req.min_edge_weight} (at most ${MAX_EXPANDED_NODES} nodes)` });
+      const lexicalDetail = match ? `FTS5 over thoughts and nodes, MATCH ${match}${common.size ? `; word(s) ${[...common].join(", ")} scored only on the rarer words' best ${4 * req.candidates} rows` : ""}` : "no word to match";
+      recordGatherExplain({ rec, perSource, gatherMs: performance.now() - gatherStarted, hasQueryVector: queryVector !== null, belowFloor: belowFloor.n, plan, lexicalDetail });
     }
     const fusionStarted = performance.now();
-
-    // Dedupe by entity across stores: a core node with the same name and type as a store node is the same entity; the store's copy wins.
-    const alsoInCore = new Set<string>();
-    if (perSource.length === 2) {
-      const storeNodes = new Map([...perSource[0].cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => [`${c.name}\u0000${c.entityType}`, c.key]));
-      for (const [key, c] of perSource[1].cands) {
-        const twin = c.kind === NODE_KIND ? storeNodes.get(`${c.name}\u0000${c.entityType}`) : undefined;
-        if (twin) {
-          alsoInCore.add(twin);
-          perSource[1].cands.delete(key);
-        }
-      }
-    }
-
-    const scored: RememberResult[] = [];
-    let newest = 0;
-    for (const { cands } of perSource) for (const c of cands.values()) newest = Math.max(newest, c.time);
-    const asOf = req.as_of ?? (newest || null);
-    const tauMs = req.tau_hours * 3600_000;
-
-    for (const { src, cands } of perSource) {
+    const alsoInCore = dropCoreTwins(perSource);
+    const asOf = asOfFor(req, perSource);
+    const scoredSources = perSource.map(({ src, cands }): ScoredSource => {
       const list = [...cands.values()];
       const thoughtsList = list.filter((c) => c.kind === THOUGHT_KIND);
       const nodesList = list.filter((c) => c.kind === NODE_KIND);
-      const cosThought = queryVector ? cosineByCandidate({ src, kind: THOUGHT_KIND, cands: thoughtsList, query: queryVector }) : new Map<number, number>();
-      const cosNode = queryVector ? cosineByCandidate({ src, kind: NODE_KIND, cands: nodesList, query: queryVector }) : new Map<number, number>();
-      const facts = nodeFacts({ src, nodeIds: nodesList.map((c) => c.id) });
-      const relEvidence = relationEvidence({ src, relationIds: nodesList.flatMap((c) => (c.edge ? [c.edge.relationId] : [])) });
-      for (const c of list) {
-        const isThought = c.kind === THOUGHT_KIND;
-        const f = isThought ? null : facts.get(c.id);
-        const cosine = (isThought ? cosThought : cosNode).get(c.seq);
-        const semantic = cosine ?? c.lexical;
-        const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);
-        const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
-        const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
-        const edgeWeight = c.edge?.weight ?? 0;
-        const inconsistency = isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0);
-        const weighted = {
-          semantic: round(w.semantic * semantic),
-          episodic: round(w.episodic * recency * episodic),
-          procedural: round(w.procedural * procedure),
-          relation: round(w.relation * edgeWeight),
-          conflict: round(-w.conflict * inconsistency),
-        };
-        const evidence = isThought ? [c.id] : [...new Set([...(f?.evidence ?? []), ...(c.edge ? (relEvidence.get(c.edge.relationId) ?? []) : [])])].sort();
-        scored.push({
-          kind: c.kind,
-          id: c.id,
-          store: src.store,
-          title: c.title,
-          entity_type: c.entityType,
-          score: round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict),
-          breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
-          matched_by: [...c.matchedBy].sort(),
-          evidence_thought_ids: evidence,
-          via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
-          ...(alsoInCore.has(c.key) ? { also_in_core: true } : {}),
-        });
-      }
-    }
-    // Total order: score, then the store before core, then kind and id, so ties never reorder between calls.
-    scored.sort((a, b) => b.score - a.score || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id));
+      return {
+        store: src.store,
+        cands,
+        cosThought: queryVector ? cosineByCandidate({ src, kind: THOUGHT_KIND, cands: thoughtsList, query: queryVector }) : new Map(),
+        cosNode: queryVector ? cosineByCandidate({ src, kind: NODE_KIND, cands: nodesList, query: queryVector }) : new Map(),
+        facts: nodeFacts({ src, nodeIds: nodesList.map((c) => c.id) }),
+        relEvidence: relationEvidence({ src, relationIds: nodesList.flatMap((c) => (c.edge ? [c.edge.relationId] : [])) }),
+      };
+    });
+    const scored = scoreCandidates({ plan, sources: scoredSources, alsoInCore, asOf });
     rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
-    return {
-      query: req.query,
-      store,
-      include_core: includeCore,
-      mode: storeFp ? "vector+fts" : "fts",
-      fallback,
-      core_fallback: coreFallback,
-      reason: answerReason({ found: scored.length, searchable: sources.some(hasGraphContent) ? 1 : 0, fallback: plan.ok ? null : plan.fallback, belowFloor: belowFloor.n }),
-      formula: REMEMBER_FORMULA,
-      signals: REMEMBER_SIGNALS,
-      weights: w,
-      tau_hours: req.tau_hours,
-      min_edge_weight: req.min_edge_weight,
-      as_of: asOf,
-      results: scored.slice(0, req.limit),
-      ...(rec ? { explain: rec.result() } : {}),
-    };
+    return rememberAnswer({ plan, store, includeCore, vectorsAnswered: storeFp !== null, fallback, coreFallback, scored, searchable: sources.some(hasGraphContent), belowFloor: belowFloor.n, asOf, rec });
   } finally {
     reader?.close();
   }

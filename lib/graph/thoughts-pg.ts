@@ -1,15 +1,19 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, count, desc, eq, getTableColumns, sql, type SQL } from "drizzle-orm";
 import type { z } from "zod";
-import { bytewise, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
+import { bytewise, rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
 import { chains, thoughts } from "../db/schema/pg/store";
 import { appendAuditPg } from "../governance/audit-pg";
 import { isPgUniqueViolation } from "../db/pg";
+import { getEmbedder } from "../embed/model";
+import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
+import { enqueueEmbeddingsPg } from "../index/embed-queue-pg";
 import { tsqueryFor } from "../index/search-pg";
+import { forgetKindEmbeddingsPg } from "../index/vectors-pg";
 import { notFound } from "../common";
 import { matchTerms } from "../retrieval";
-import { feedbackInputSchema, listThoughtsQuerySchema, newThoughtRow, thinkInputSchema, thoughtNumberTaken, toChain, toThought, UTILITY_ALPHA, type Chain, type ThinkInput, type Thought } from "./thoughts";
+import { feedbackInputSchema, listThoughtsQuerySchema, newThoughtRow, NOVELTY_WINDOW, thinkInputSchema, THOUGHT_KIND, thoughtNumberTaken, toChain, toThought, UTILITY_ALPHA, type Chain, type ThinkInput, type Thought } from "./thoughts";
 
 /**
  * Thoughts and chains on PostgreSQL (the SQLite twin is ./thoughts.ts, whose
@@ -20,14 +24,85 @@ import { feedbackInputSchema, listThoughtsQuerySchema, newThoughtRow, thinkInput
  * count moves in the same transaction. The unique (chain_id, thought_number)
  * index is the backstop.
  *
- * Vectors: PostgreSQL stores have no thought vectors yet (no embeddings
- * table for kinds other than chunks), so nothing is queued, a thought's
- * `embedding` is "missing" and its novelty stays null (on SQLite novelty
- * appears with the vector) — never an invented score.
+ * Vectors: a thought is queued for its vector (kind "thought", the content
+ * as text, content_hash as input hash) in its insert's transaction and
+ * embedded by the PostgreSQL embed worker into `embeddings`; its `embedding`
+ * says pending / ready / missing as on SQLite, and novelty (1 − max cosine to
+ * the NOVELTY_WINDOW embedded thoughts before it) is filled in on reads once
+ * its vector has landed (refreshNoveltyPg), as on SQLite.
  */
 
-/** A thought row as the shaper reads it; `embedding` is honest: no vector is made on PostgreSQL yet. */
-const THOUGHT_SELECT_PG = { ...getTableColumns(thoughts), embedding: sql<Thought["embedding"]>`'missing'` };
+/** A thought row with the state of its vector (the subqueries name the outer table itself, as on SQLite). */
+const THOUGHT_SELECT_PG = {
+  ...getTableColumns(thoughts),
+  embedding: sql<Thought["embedding"]>`case
+    when exists (select 1 from embed_queue q where q.kind = ${THOUGHT_KIND} and q.ref_id = thoughts.seq and q.parked_at is null) then 'pending'
+    when exists (select 1 from embeddings e where e.kind = ${THOUGHT_KIND} and e.ref_id = thoughts.seq and e.input_hash = thoughts.content_hash) then 'ready'
+    else 'missing' end`,
+};
+
+/** The worker reads a thought's content by its seq; the content hash is the input hash (no chunking rules: no version). */
+export const thoughtEmbeddablePg: PgEmbeddable = tableEmbeddablePg({ kind: THOUGHT_KIND, artifactType: THOUGHT_KIND, table: "thoughts", idColumn: "seq", textColumn: "content", hashColumn: "content_hash" });
+
+/** Thoughts whose novelty one read fills in at most (the rest on the next read), as SQLite's catch-up batch. */
+const NOVELTY_BATCH = 200;
+
+const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+  let s = 0;
+  for (let i = 0; i < Math.min(a.length, b.length); i++) s += a[i] * b[i];
+  return s;
+};
+
+/**
+ * Fill in novelty for thoughts whose vector (of this model, of their current
+ * text) has landed: 1 − max cosine to the NOVELTY_WINDOW embedded thoughts
+ * written before each (1 for the first), as computePendingNovelty does on
+ * SQLite. Vectors are stored normalized, so cosine is their dot product.
+ * Rows another replica is filling in are skipped (SKIP LOCKED); the value
+ * is the same whoever computes it, and is written only while still null.
+ */
+export async function computePendingNoveltyPg({ tx, fingerprintId }: { tx: PgStoreTx; fingerprintId: string }): Promise<number> {
+  const ready = await rowsOf<{ seq: string; embedding: number[] }>(
+    tx,
+    sql`select t.seq, e.embedding from thoughts t join embeddings e on e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId} and e.input_hash = t.content_hash
+      where t.novelty is null order by t.seq limit ${NOVELTY_BATCH} for update of t skip locked`,
+  );
+  if (ready.length === 0) return 0;
+  const seqs = `{${ready.map((r) => r.seq).join(",")}}`;
+  const window = await rowsOf<{ seq: string; prev: string }>(
+    tx,
+    sql`select r.seq, p.seq as prev from unnest(${seqs}::bigint[]) as r(seq) cross join lateral (
+        select t.seq from thoughts t where t.seq < r.seq
+          and exists (select 1 from embeddings e where e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId})
+        order by t.seq desc limit ${NOVELTY_WINDOW}) p`,
+  );
+  const prevIds = [...new Set(window.map((w) => w.prev))];
+  const vectors = new Map<string, number[]>();
+  if (prevIds.length) {
+    const found = await rowsOf<{ refId: string; embedding: number[] }>(tx, sql`select ref_id as "refId", embedding from embeddings where kind = ${THOUGHT_KIND} and fingerprint_id = ${fingerprintId} and ref_id = any(${`{${prevIds.join(",")}}`}::bigint[])`);
+    for (const v of found) vectors.set(String(v.refId), v.embedding);
+  }
+  const before = new Map<string, string[]>();
+  for (const w of window) before.set(String(w.seq), [...(before.get(String(w.seq)) ?? []), String(w.prev)]);
+  const novelty = ready.map((r) => {
+    const sims = (before.get(String(r.seq)) ?? []).flatMap((p) => (vectors.has(p) ? [dot(r.embedding, vectors.get(p)!)] : []));
+    return sims.length ? Math.min(1, Math.max(0, 1 - Math.max(...sims))) : 1;
+  });
+  await tx.execute(sql`update thoughts t set novelty = u.novelty from unnest(${seqs}::bigint[], ${`{${novelty.join(",")}}`}::float8[]) as u(seq, novelty) where t.seq = u.seq and t.novelty is null`);
+  return ready.length;
+}
+
+/** Novelty catch-up for reads; a provider that cannot start leaves novelty pending, never fails the read. */
+export async function refreshNoveltyPg({ handle }: { handle: PgStoreHandle }): Promise<void> {
+  if (handle.readOnly) return;
+  let fingerprintId: string;
+  try {
+    fingerprintId = (await getEmbedder().fingerprint).id;
+  } catch {
+    return;
+  }
+  await withStoreTx({ handle }, (tx) => computePendingNoveltyPg({ tx, fingerprintId }));
+}
 
 async function selectThoughtPg(tx: PgStoreTx, id: string): Promise<Thought | null> {
   const [row] = await tx.select(THOUGHT_SELECT_PG).from(thoughts).where(eq(thoughts.id, id));
@@ -55,7 +130,9 @@ export async function thinkThoughtPg({ handle, input, actor }: { handle: PgStore
           thoughtNumber = n + 1;
         }
       }
-      await tx.insert(thoughts).values(newThoughtRow({ id, input: t, thoughtNumber, actor, now }));
+      const row = newThoughtRow({ id, input: t, thoughtNumber, actor, now });
+      const [{ seq }] = await tx.insert(thoughts).values(row).returning({ seq: thoughts.seq });
+      await enqueueEmbeddingsPg({ tx, items: [{ kind: THOUGHT_KIND, refId: seq, inputHash: row.contentHash }], now });
       if (t.chain_id) await tx.update(chains).set({ thoughtCount: sql`${chains.thoughtCount} + 1`, updatedAt: now }).where(eq(chains.id, t.chain_id));
       return (await selectThoughtPg(tx, id))!;
     });
@@ -67,6 +144,7 @@ export async function thinkThoughtPg({ handle, input, actor }: { handle: PgStore
 }
 
 export async function getThoughtByIdPg({ handle, id }: { handle: PgStoreHandle; id: string }): Promise<Thought> {
+  await refreshNoveltyPg({ handle });
   const found = await withStoreTx({ handle, readOnly: true }, (tx) => selectThoughtPg(tx, id));
   if (!found) throw notFound("thought", id);
   return found;
@@ -79,6 +157,7 @@ function listingTsquery(q: string): SQL | null {
 
 export async function listThoughtsByFilterPg({ handle, filter }: { handle: PgStoreHandle; filter: z.input<typeof listThoughtsQuerySchema> }): Promise<{ thoughts: Thought[]; total: number }> {
   const f = listThoughtsQuerySchema.parse(filter);
+  await refreshNoveltyPg({ handle });
   const query = f.q ? listingTsquery(f.q) : null;
   if (f.q && !query) return { thoughts: [], total: 0 };
   const where = and(
@@ -126,8 +205,9 @@ export async function recordThoughtFeedbackPg({ handle, id, input }: { handle: P
 /** Delete a thought: its chain count and evidence links (cascade) go with it. Audited, in the same transaction. */
 export async function deleteThoughtPg({ handle, id, actor }: { handle: PgStoreHandle; id: string; actor: string }): Promise<{ deleted: string }> {
   await withStoreTx({ handle }, async (tx) => {
-    const [row] = await tx.delete(thoughts).where(eq(thoughts.id, id)).returning({ chainId: thoughts.chainId });
+    const [row] = await tx.delete(thoughts).where(eq(thoughts.id, id)).returning({ seq: thoughts.seq, chainId: thoughts.chainId });
     if (!row) throw notFound("thought", id);
+    await forgetKindEmbeddingsPg({ tx, kind: THOUGHT_KIND, refIds: [row.seq] });
     if (row.chainId) await tx.update(chains).set({ thoughtCount: sql`${chains.thoughtCount} - 1`, updatedAt: Date.now() }).where(eq(chains.id, row.chainId));
     await appendAuditPg({ db: tx, entry: { actor, action: "thought.delete", target: `store:${handle.store}/thought:${id}` } });
   });

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import { rowsOf, type SqlRunner } from "../db/pg-store";
 
-/** An artifact's current text, the hash its vector must match, and the version of the rules that rendered the text. */
-export type PgEmbeddableText = { text: string; inputHash: string; chunkingVersion: number };
+/** An artifact's current text, the hash its vector must match, and the version of the rules that rendered the text (null: no such rules, as thoughts). */
+export type PgEmbeddableText = { text: string; inputHash: string; chunkingVersion: number | null };
 
 /**
  * One embeddable kind on PostgreSQL (the twin of lib/embed/embeddables.ts):
@@ -22,17 +22,20 @@ export type PgEmbeddable = {
 };
 
 /**
- * The usual kind: one row per artifact in a store table (bigint `id`), its
- * text, the hash of that text, and the version of the rules that rendered it.
- * Names are code constants, quoted as identifiers.
+ * The usual kind: one row per artifact in a store table (its bigint key in
+ * `idColumn`, `id` unless named), its text, the hash of that text, and the
+ * version of the rules that rendered it (none for kinds without such rules:
+ * provenance then records no version, as on SQLite). Names are code
+ * constants, quoted as identifiers.
  */
-export function tableEmbeddablePg({ kind, artifactType, table, textColumn, hashColumn, versionColumn }: { kind: string; artifactType: string; table: string; textColumn: string; hashColumn: string; versionColumn: string }): PgEmbeddable {
-  const [t, text, hash, version] = [table, textColumn, hashColumn, versionColumn].map((n) => sql.identifier(n));
+export function tableEmbeddablePg({ kind, artifactType, table, idColumn = "id", textColumn, hashColumn, versionColumn }: { kind: string; artifactType: string; table: string; idColumn?: string; textColumn: string; hashColumn: string; versionColumn?: string }): PgEmbeddable {
+  const [t, id, text, hash] = [table, idColumn, textColumn, hashColumn].map((n) => sql.identifier(n));
+  const version = versionColumn ? sql.identifier(versionColumn) : sql`null::int`;
   return {
     kind,
     artifactType,
     async load({ tx, refIds }) {
-      const rows = await rowsOf<{ id: string; text: string; hash: string; version: number }>(tx, sql`select id, ${text} as text, ${hash} as hash, ${version} as version from ${t} where id in ${refIds}`);
+      const rows = await rowsOf<{ id: string; text: string; hash: string; version: number | null }>(tx, sql`select ${id} as id, ${text} as text, ${hash} as hash, ${version} as version from ${t} where ${id} in ${refIds}`);
       return new Map(rows.map((r) => [Number(r.id), { text: r.text, inputHash: r.hash, chunkingVersion: r.version }]));
     },
   };

@@ -166,7 +166,7 @@ export async function listParkedEmbeddingsPg({ tx, limit = 50 }: { tx: SqlRunner
   return found.map((r) => ({ ...r, refId: Number(r.refId), parkedAt: Number(r.parkedAt) }));
 }
 
-type Work = { item: ClaimedItemPg; text: string; inputHash: string; chunkingVersion: number };
+type Work = { item: ClaimedItemPg } & PgEmbeddableText;
 
 /**
  * One worker step for one store: claim a batch, embed what the cache lacks

@@ -25,7 +25,7 @@ import { evidenceKeySchema, linkEvidenceInputSchema } from "../graph/evidence";
 import { createFrameInputSchema, updateFrameInputSchema } from "../graph/frames";
 import { createNodeInputSchema, listNodesQuerySchema, updateNodeInputSchema } from "../graph/nodes";
 import { createRelationInputSchema, updateRelationInputSchema } from "../graph/relations";
-import { rememberByQuery, rememberInputSchema } from "../graph/remember";
+import { rememberInputSchema } from "../graph/remember";
 import { thinkInputSchema } from "../graph/thoughts";
 import { graphBackend } from "../graph/backend";
 import { chunkIdSchema } from "../index/ingest";
@@ -34,7 +34,6 @@ import { searchInputSchema } from "../index/search";
 import { storeHealthReportFor } from "../metrics/health";
 import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
 import { recallInputSchema } from "../recall/recall";
-import { openCoreFor, openStore } from "../stores/stores";
 import { clientIdSchema } from "../common";
 
 export type ToolContext = { principal: AgentPrincipal };
@@ -159,7 +158,7 @@ const indexTools: ToolDef[] = [
 const graphTools: ToolDef[] = [
   tool({
     name: "think",
-    description: "Record a thought (optionally in a chain); it is embedded and scored for novelty (with DATABASE_URL not yet: its embedding says missing, novelty stays null).",
+    description: "Record a thought (optionally in a chain); it is embedded and scored for novelty.",
     output: thoughtResponse,
     scope: "write",
     input: thinkInputSchema.safeExtend(storeShape),
@@ -173,10 +172,8 @@ const graphTools: ToolDef[] = [
     output: rememberResponse,
     scope: "read",
     input: rememberInputSchema.safeExtend(storeShape),
-    run: ({ store, ...input }) => {
-      const handle = openStore({ store });
-      return rememberByQuery({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
-    },
+    postgres: "served",
+    run: ({ store, ...input }) => graphBackend().remember({ store, input }),
   }),
   tool({
     name: "node_create",

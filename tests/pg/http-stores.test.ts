@@ -46,8 +46,8 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
 
   it("npm start says which store routes PostgreSQL serves and which answer 501", () => {
     expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs, traces, learnings, recall, reflection settings and store health");
-    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: thoughts, chains, nodes, relations, frames, evidence and working memory");
-    expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented): remember, re-embed, retry-parked");
+    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: thoughts, chains, nodes, relations, frames, evidence, working memory and remember");
+    expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented): re-embed, retry-parked");
   });
 
   const { tokens } = storeApiCases(target);
@@ -65,7 +65,6 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
 
   it("answers 501 not_implemented, naming the route, for every store route not served from PostgreSQL yet — after the token's checks", async () => {
     for (const [method, p, body] of [
-      ["POST", "/stores/alpha/remember", { query: "x" }],
       ["POST", "/stores/alpha/reembed", {}],
       ["POST", "/stores/alpha/embeddings/retry-parked", {}],
     ] as const) {
@@ -76,10 +75,10 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
     }
     // A token that may not use the store is refused as before (403), not told what is unported.
     expect((await call(b, "POST", "/stores/beta/thoughts", { token: tokens.alphaOnly, body: {} })).status).toBe(403);
-    // MCP: the same refusal as the REST route, in the REST envelope.
+    // remember is served (REST and MCP), from PostgreSQL.
+    expect(await call(a, "POST", "/stores/alpha/remember", { token: tokens.writer, body: { query: "x" } })).toMatchObject({ status: 200, json: { store: "alpha" } });
     const tool = await callTool(b, tokens.writer, "remember", { store: "alpha", query: "x" });
-    expect(tool).toMatchObject({ isError: true, json: { error: { code: "not_implemented" } } });
-    expect(String((tool.json.error as { message: string }).message)).toContain("MCP tool remember");
+    expect(tool).toMatchObject({ isError: false, json: { store: "alpha" } });
     expect(target.serverErrors.n).toBe(0);
   });
 

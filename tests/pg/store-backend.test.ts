@@ -2,6 +2,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as documentsRoute from "@/app/api/v1/stores/[store]/documents/route";
 import * as tracesRoute from "@/app/api/v1/stores/[store]/traces/route";
+import * as reembedRoute from "@/app/api/v1/stores/[store]/reembed/route";
 import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
 import { governance } from "@/lib/backend/governance";
 import { closePg, closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
@@ -107,10 +108,10 @@ describe("which routes PostgreSQL serves", () => {
     for (const [p, m] of [["/stores", "get"], ["/stores", "post"], ["/stores/{store}", "get"], ["/stores/{store}/documents", "put"], ["/stores/{store}/search", "post"], ["/stores/{store}/memories", "delete"], ["/stores/{store}/categories", "get"], ["/stores/{store}/verify", "get"], ["/stores/{store}/reindex", "post"], ["/jobs/{id}", "get"], ["/tasks", "post"],
       ["/stores/{store}/traces", "post"], ["/stores/{store}/traces/{id}", "get"], ["/stores/{store}/learnings", "get"], ["/stores/{store}/learnings/{id}", "get"], ["/stores/{store}/recall", "post"], ["/stores/{store}/reflection", "get"], ["/stores/{store}/reflection", "put"], ["/stores/{store}/health", "get"],
       ["/stores/{store}/thoughts", "post"], ["/stores/{store}/thoughts/{id}/feedback", "post"], ["/stores/{store}/chains/{id}", "get"], ["/stores/{store}/nodes", "get"], ["/stores/{store}/nodes/{id}", "delete"],
-      ["/stores/{store}/relations", "post"], ["/stores/{store}/frames/{id}", "patch"], ["/stores/{store}/evidence", "delete"], ["/stores/{store}/working-memory", "put"], ["/stores/{store}/working-memory/{key}", "get"]]) {
+      ["/stores/{store}/relations", "post"], ["/stores/{store}/frames/{id}", "patch"], ["/stores/{store}/evidence", "delete"], ["/stores/{store}/working-memory", "put"], ["/stores/{store}/working-memory/{key}", "get"], ["/stores/{store}/remember", "post"]]) {
       expect([p, m, served(p, m)]).toEqual([p, m, true]);
     }
-    for (const [p, m] of [["/stores/{store}/remember", "post"], ["/stores/{store}/reembed", "post"], ["/stores/{store}/embeddings/retry-parked", "post"]]) {
+    for (const [p, m] of [["/stores/{store}/reembed", "post"], ["/stores/{store}/embeddings/retry-parked", "post"]]) {
       expect([p, m, served(p, m)]).toEqual([p, m, false]);
     }
   });
@@ -129,9 +130,12 @@ describe("the route wrapper with DATABASE_URL, in-process", () => {
       expect(listed.json.documents.map((d: { path: string }) => d.path)).toEqual(["notes/route.md"]);
       const traced = await callRoute(tracesRoute.POST, { token, params: { store: "default" }, body: { intent: { verb: "route", target: "a trace" }, shard_type: "api", outcome: "success" } });
       expect(traced).toMatchObject({ status: 201, json: { deduped: false, embedding: "queued" } });
-      const unported = await callRoute(rememberRoute.POST, { method: "POST", token, params: { store: "default" }, body: { query: "x" } });
+      const remembered = await callRoute(rememberRoute.POST, { method: "POST", token, params: { store: "default" }, body: { query: "a trace routed" } });
+      expect(remembered).toMatchObject({ status: 200, json: { store: "default", results: [] } });
+      const admin = (await governance().createApiToken({ input: { label: "a", agent_id: "a", scopes: ["admin"], stores: ["default"] }, actor: "test" })).token;
+      const unported = await callRoute(reembedRoute.POST, { method: "POST", token: admin, params: { store: "default" }, body: {} });
       expect(unported).toMatchObject({ status: 501, json: { error: { code: "not_implemented" } } });
-      expect(unported.json.error.message).toContain("POST /stores/{store}/remember");
+      expect(unported.json.error.message).toContain("POST /stores/{store}/reembed");
       expect((await callRoute(tracesRoute.POST, { token, params: { store: "core" }, body: {} })).status).toBe(403);
       expect((await callRoute(rememberRoute.POST, { method: "POST", token, params: { store: "core" }, body: { query: "x" } })).status).toBe(403);
     } finally {

@@ -39,9 +39,9 @@ afterAll(async () => {
 const node = (backend: GraphBackend, name: string, entity_type: "system" | "tool" | "concept" = "system", tags?: string[]) => backend.createNode({ store, input: { name, entity_type, tags }, actor: "agent-a" });
 
 describe("thoughts and chains on PostgreSQL", () => {
-  it("writes a thought on one replica and reads it on the other, with its vector honestly missing", async () => {
+  it("writes a thought on one replica and reads it on the other, queued for its vector", async () => {
     const t = await A.think({ store, input: { content: "The ingest relay stalls when the zanzibar queue backs up.", tags: ["ops", " ops "], importance: 0.8 }, actor: "agent-a" });
-    expect(t).toMatchObject({ framework: "conversation", chain_id: null, thought_number: null, importance: 0.8, tags: ["ops"], created_by: "agent-a", novelty: null, embedding: "missing" });
+    expect(t).toMatchObject({ framework: "conversation", chain_id: null, thought_number: null, importance: 0.8, tags: ["ops"], created_by: "agent-a", novelty: null, embedding: "pending" });
     expect(await B.getThought({ store, id: t.id })).toEqual(t);
     await expect(B.getThought({ store, id: "00000000-0000-4000-8000-000000000000" })).rejects.toMatchObject({ code: "not_found" });
     await expect(B.think({ store: "nowhere", input: { content: "x" }, actor: "a" })).rejects.toMatchObject({ code: "not_found" });

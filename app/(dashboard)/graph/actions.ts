@@ -2,8 +2,8 @@
 
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
-import { rememberByQuery, type RememberResponse } from "@/lib/graph/remember";
-import { openCoreFor, openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
+import type { RememberResponse } from "@/lib/graph/remember";
 import { storeNameSchema } from "@/lib/db/store-names";
 
 // Server actions are public endpoints: this one re-checks the session itself. It only reads, so there is nothing to audit.
@@ -11,9 +11,9 @@ export async function rememberAction(_prev: ActionResult<RememberResponse> | nul
   try {
     await requireRoleForAction("viewer");
     assertForm(form);
-    const handle = openStore({ store: storeNameSchema.parse(form.get("store")) });
+    const store = storeNameSchema.parse(form.get("store"));
     const includeCore = form.get("include_core") === "on";
-    const data = await rememberByQuery({ handle, core: openCoreFor({ handle, includeCore }), input: { query: String(form.get("query") ?? ""), include_core: includeCore } });
+    const data = await graphBackend().remember({ store, input: { query: String(form.get("query") ?? ""), include_core: includeCore } });
     return { ok: true, message: `${data.results.length} result${data.results.length === 1 ? "" : "s"}`, data };
   } catch (e) {
     return actionError(e);

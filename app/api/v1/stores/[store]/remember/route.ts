@@ -1,17 +1,16 @@
 import { rememberResponse } from "@/lib/api/responses/graph";
 import { defineRoute } from "@/lib/api/route";
 import { storeParams } from "@/lib/api/params";
-import { rememberByQuery, rememberInputSchema } from "@/lib/graph/remember";
-import { openCoreFor, openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
+import { rememberInputSchema } from "@/lib/graph/remember";
 
+// Core is read too when the body asks for it (the wrapper checked the token may read core).
 export const POST = defineRoute({
   name: "POST /stores/{store}/remember",
   auth: "read",
   response: rememberResponse,
+  postgres: "served",
   params: storeParams,
   body: rememberInputSchema,
-  handler: ({ params, body }) => {
-    const handle = openStore({ store: params.store });
-    return rememberByQuery({ handle, core: openCoreFor({ handle, includeCore: body.include_core }), input: body });
-  },
+  handler: ({ params, body }) => graphBackend().remember({ store: params.store, input: body }),
 });
