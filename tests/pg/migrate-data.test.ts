@@ -197,7 +197,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     });
     expect(rows.recall_event_hits).toBeGreaterThanOrEqual(1);
     // Every copied artifact the PostgreSQL worker embeds waits for its vector there.
-    expect(copied.queued).toMatchObject({ trace: 2, learning: 1 });
+    expect(copied.queued).toEqual({ trace: 2, learning: 1, thought: 2, node: 2 });
 
     // What agents and people read from PostgreSQL now: the same ids, the same content.
     const recall = recallBackend();
@@ -225,7 +225,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     const back = (await migrateData({ to: "sqlite" })) as MigrateDataResult & { stores: StoreCopyCheck[] };
     const home = back.stores.find((c) => c.store === "ops")!;
     expect(home.tables).toEqual(copied.tables);
-    expect(home.queued).toMatchObject({ trace: 2, learning: 1, thought: 2, node: 2 });
+    expect(home.queued).toEqual({ trace: 2, learning: 1, thought: 2, node: 2 });
     const local = getStoreDb("ops");
     const lexical = await recallReflections({ handle: local, agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing" } } });
     expect(lexical.traces.map((t) => t.id)).toContain(failed.id);
