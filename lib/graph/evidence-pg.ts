@@ -1,11 +1,11 @@
-import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { bytewise, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { kgFrameEvidence, kgFrames, kgRelationEvidence, kgRelations, thoughts } from "../db/schema/pg/store";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit-pg";
 import { notFound } from "../common";
-import { evidenceKeySchema, groupEvidenceByTarget, linkEvidenceInputSchema, listEvidenceQuerySchema, type EvidenceLink, type EvidenceTarget } from "./evidence";
+import { evidenceKeySchema, groupEvidenceByTarget, groupEvidenceHead, linkEvidenceInputSchema, listEvidenceQuerySchema, type EvidenceHead, type EvidenceLink, type EvidenceTarget } from "./evidence";
 
 /**
  * Evidence links on PostgreSQL (the SQLite twin is ./evidence.ts, whose
@@ -64,6 +64,24 @@ export async function listEvidenceByTargetPg({ handle, query }: { handle: PgStor
     if (!(await targetExistsPg(tx, q.target, q.target_id))) throw notFound(q.target, q.target_id);
     return { evidence: (await listEvidenceByTargetIdsPg(tx, q.target, [q.target_id])).get(q.target_id) ?? [] };
   });
+}
+
+/** The first `perTarget` links (oldest first) of each of many frames or relations, and how many each has (the SQLite twin: listEvidenceHeadByTargetIds). */
+export async function listEvidenceHeadByTargetIdsPg(tx: PgStoreTx, target: EvidenceTarget, ids: string[], perTarget: number): Promise<EvidenceHead> {
+  const { links } = TABLES[target];
+  if (ids.length === 0) return { links: new Map(), totals: new Map() };
+  const ranked = tx
+    .select({
+      targetId: links.targetId,
+      thoughtId: links.thoughtId,
+      stance: links.stance,
+      rn: sql<number>`row_number() over (partition by ${links.targetId} order by ${links.createdAt}, ${bytewise(links.thoughtId)})`.as("rn"),
+      total: sql<number>`count(*) over (partition by ${links.targetId})`.as("total"),
+    })
+    .from(links)
+    .where(inArray(links.targetId, ids))
+    .as("ranked");
+  return groupEvidenceHead(await tx.select().from(ranked).where(lte(ranked.rn, perTarget)).orderBy(bytewise(ranked.targetId), asc(ranked.rn)));
 }
 
 /** Evidence links of many frames or relations at once: target id → links (oldest first). */

@@ -1,4 +1,4 @@
-import { and, asc, eq, inArray } from "drizzle-orm";
+import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
@@ -88,6 +88,36 @@ export function listEvidenceByTargetIds({ handle, target, ids }: { handle: Store
     .orderBy(asc(links.createdAt), asc(links.thoughtId))
     .all();
   return groupEvidenceByTarget(rows);
+}
+
+/**
+ * The first `perTarget` links (oldest first) of each of many frames or
+ * relations, and how many each has: a node's detail shows a bounded sample,
+ * GET /evidence the rest.
+ */
+export function listEvidenceHeadByTargetIds({ handle, target, ids, perTarget }: { handle: StoreHandle; target: EvidenceTarget; ids: string[]; perTarget: number }): EvidenceHead {
+  const { links } = TABLES[target];
+  if (ids.length === 0) return { links: new Map(), totals: new Map() };
+  const ranked = handle.db
+    .select({
+      targetId: links.targetId,
+      thoughtId: links.thoughtId,
+      stance: links.stance,
+      rn: sql<number>`row_number() over (partition by ${links.targetId} order by ${links.createdAt}, ${links.thoughtId})`.as("rn"),
+      total: sql<number>`count(*) over (partition by ${links.targetId})`.as("total"),
+    })
+    .from(links)
+    .where(inArray(links.targetId, ids))
+    .as("ranked");
+  return groupEvidenceHead(handle.db.select().from(ranked).where(lte(ranked.rn, perTarget)).orderBy(asc(ranked.targetId), asc(ranked.rn)).all());
+}
+
+/** A sample of each target's evidence links and each target's count of them (both dialects). */
+export type EvidenceHead = { links: Map<string, EvidenceRef[]>; totals: Map<string, number> };
+
+/** Ranked link rows (each with its target's total) as an EvidenceHead. */
+export function groupEvidenceHead(rows: { targetId: string; thoughtId: string; stance: EvidenceLink["stance"]; total: number | string }[]): EvidenceHead {
+  return { links: groupEvidenceByTarget(rows), totals: new Map(rows.map((r) => [r.targetId, Number(r.total)])) };
 }
 
 type EvidenceRef = { thought_id: string; stance: EvidenceLink["stance"] };

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { asc, eq } from "drizzle-orm";
+import { asc, count, eq } from "drizzle-orm";
 import type { z } from "zod";
 import { bytewise, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { kgFrames, kgNodes } from "../db/schema/pg/store";
@@ -54,11 +54,14 @@ export async function deleteFramePg({ handle, id, actor }: { handle: PgStoreHand
 }
 
 /** A node's frames by column, oldest first (inside the caller's transaction). */
-export async function listFramesByNodeIdPg(tx: PgStoreTx, nodeId: string): Promise<GraphFrame[]> {
+/** A node's first `limit` frames (by column, then age) and how many it has (the SQLite twin: listFramesByNodeId). */
+export async function listFramesByNodeIdPg(tx: PgStoreTx, nodeId: string, limit: number): Promise<{ frames: GraphFrame[]; total: number }> {
   const rows = await tx
     .select()
     .from(kgFrames)
     .where(eq(kgFrames.nodeId, nodeId))
-    .orderBy(bytewise(kgFrames.column), asc(kgFrames.createdAt), bytewise(kgFrames.id));
-  return rows.map(toGraphFrame);
+    .orderBy(bytewise(kgFrames.column), asc(kgFrames.createdAt), bytewise(kgFrames.id))
+    .limit(limit);
+  const [{ n }] = await tx.select({ n: count() }).from(kgFrames).where(eq(kgFrames.nodeId, nodeId));
+  return { frames: rows.map(toGraphFrame), total: n };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { asc, eq } from "drizzle-orm";
+import { asc, count, eq } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { FRAME_COLUMNS, kgFrames, kgNodes, type KgFrameRow } from "../db/schema/graph";
@@ -77,6 +77,8 @@ export function deleteFrame({ handle, id, actor }: { handle: StoreHandle; id: st
   return { deleted: id };
 }
 
-export function listFramesByNodeId({ handle, nodeId }: { handle: StoreHandle; nodeId: string }): GraphFrame[] {
-  return handle.db.select().from(kgFrames).where(eq(kgFrames.nodeId, nodeId)).orderBy(asc(kgFrames.column), asc(kgFrames.createdAt), asc(kgFrames.id)).all().map(toGraphFrame);
+/** A node's first `limit` frames (by column, then age) and how many it has. */
+export function listFramesByNodeId({ handle, nodeId, limit }: { handle: StoreHandle; nodeId: string; limit: number }): { frames: GraphFrame[]; total: number } {
+  const frames = handle.db.select().from(kgFrames).where(eq(kgFrames.nodeId, nodeId)).orderBy(asc(kgFrames.column), asc(kgFrames.createdAt), asc(kgFrames.id)).limit(limit).all().map(toGraphFrame);
+  return { frames, total: handle.db.select({ n: count() }).from(kgFrames).where(eq(kgFrames.nodeId, nodeId)).get()!.n };
 }

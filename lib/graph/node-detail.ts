@@ -1,28 +1,39 @@
 import { inArray, sql } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { kgNodes, thoughts } from "../db/schema/graph";
-import { listEvidenceByTargetIds, type EvidenceLink } from "./evidence";
+import { listEvidenceHeadByTargetIds, type EvidenceHead, type EvidenceLink } from "./evidence";
 import { listFramesByNodeId, type GraphFrame } from "./frames";
 import { requireNodeRow, toGraphNode, type GraphNode } from "./nodes";
-import { listRelationsByNodeId, type GraphRelation } from "./relations";
+import { listRelationsByNodeId, type GraphRelation, type NodeRelations } from "./relations";
 
 type Evidence = { thought_id: string; stance: EvidenceLink["stance"]; excerpt: string | null }[];
+/**
+ * A node with a bounded view of what hangs off it: its first frames, its
+ * heaviest relations each way and the oldest evidence of each (limits in
+ * NODE_DETAIL_LIMITS); `totals` and each item's `evidence_total` say how
+ * much there is, so a hub node with 50,000 relations is one bounded answer,
+ * not 50,000 rows (GET /relations, /frames and /evidence page through the rest).
+ */
 export type NodeDetail = {
   node: GraphNode;
-  frames: (GraphFrame & { evidence: Evidence })[];
-  outgoing: (GraphRelation & { other: NeighbourNode; evidence: Evidence })[];
-  incoming: (GraphRelation & { other: NeighbourNode; evidence: Evidence })[];
+  frames: (GraphFrame & { evidence: Evidence; evidence_total: number })[];
+  outgoing: (GraphRelation & { other: NeighbourNode; evidence: Evidence; evidence_total: number })[];
+  incoming: (GraphRelation & { other: NeighbourNode; evidence: Evidence; evidence_total: number })[];
+  totals: { frames: number; outgoing: number; incoming: number };
 };
 export type NeighbourNode = { id: string; display_name: string; entity_type: GraphNode["entity_type"] };
 
-/** A node with its frames, relations both ways (with the node at the other end) and the evidence thoughts of each. */
+export const NODE_DETAIL_LIMITS = { frames: 100, relations: 200, evidencePerItem: 20 } as const;
+
+/** A node with its frames, relations both ways (with the node at the other end) and the evidence thoughts of each, bounded. */
 export function getNodeDetailById({ handle, id }: { handle: StoreHandle; id: string }): NodeDetail {
   const node = toGraphNode(requireNodeRow({ handle, id }));
-  const frames = listFramesByNodeId({ handle, nodeId: id });
-  const { outgoing, incoming } = listRelationsByNodeId({ handle, nodeId: id });
-  const frameEvidence = listEvidenceByTargetIds({ handle, target: "frame", ids: frames.map((f) => f.id) });
-  const relationEvidence = listEvidenceByTargetIds({ handle, target: "relation", ids: [...outgoing, ...incoming].map((r) => r.id) });
-  const thoughtIds = evidenceThoughtIds(frameEvidence, relationEvidence);
+  const { frames, total: framesTotal } = listFramesByNodeId({ handle, nodeId: id, limit: NODE_DETAIL_LIMITS.frames });
+  const relations = listRelationsByNodeId({ handle, nodeId: id, limit: NODE_DETAIL_LIMITS.relations });
+  const { outgoing, incoming } = relations;
+  const frameEvidence = listEvidenceHeadByTargetIds({ handle, target: "frame", ids: frames.map((f) => f.id), perTarget: NODE_DETAIL_LIMITS.evidencePerItem });
+  const relationEvidence = listEvidenceHeadByTargetIds({ handle, target: "relation", ids: [...outgoing, ...incoming].map((r) => r.id), perTarget: NODE_DETAIL_LIMITS.evidencePerItem });
+  const thoughtIds = evidenceThoughtIds(frameEvidence.links, relationEvidence.links);
   const excerpts = new Map(
     handle.db
       .select({ id: thoughts.id, excerpt: sql<string>`substr(${thoughts.content}, 1, 200)` })
@@ -39,7 +50,7 @@ export function getNodeDetailById({ handle, id }: { handle: StoreHandle; id: str
       .all()
       .map((n) => [n.id, n]),
   );
-  return assembleNodeDetail({ node, frames, outgoing, incoming, frameEvidence, relationEvidence, excerpts, others });
+  return assembleNodeDetail({ node, frames, relations, framesTotal, frameEvidence, relationEvidence, excerpts, others });
 }
 
 type EvidenceByTarget = Map<string, { thought_id: string; stance: EvidenceLink["stance"] }[]>;
@@ -58,18 +69,23 @@ export function neighbourIds({ outgoing, incoming }: { outgoing: GraphRelation[]
 export function assembleNodeDetail(p: {
   node: GraphNode;
   frames: GraphFrame[];
-  outgoing: GraphRelation[];
-  incoming: GraphRelation[];
-  frameEvidence: EvidenceByTarget;
-  relationEvidence: EvidenceByTarget;
+  framesTotal: number;
+  relations: NodeRelations;
+  frameEvidence: EvidenceHead;
+  relationEvidence: EvidenceHead;
   excerpts: Map<string, string>;
   others: Map<string, NeighbourNode>;
 }): NodeDetail {
-  const withExcerpts = (links: { thought_id: string; stance: EvidenceLink["stance"] }[] | undefined): Evidence => (links ?? []).map((l) => ({ ...l, excerpt: p.excerpts.get(l.thought_id) ?? null }));
+  const evidenceOf = (head: EvidenceHead, id: string) => ({
+    evidence: (head.links.get(id) ?? []).map((l): Evidence[number] => ({ ...l, excerpt: p.excerpts.get(l.thought_id) ?? null })),
+    evidence_total: head.totals.get(id) ?? 0,
+  });
+  const { outgoing, incoming, outgoingTotal, incomingTotal } = p.relations;
   return {
     node: p.node,
-    frames: p.frames.map((f) => ({ ...f, evidence: withExcerpts(p.frameEvidence.get(f.id)) })),
-    outgoing: p.outgoing.map((r) => ({ ...r, other: p.others.get(r.to_id)!, evidence: withExcerpts(p.relationEvidence.get(r.id)) })),
-    incoming: p.incoming.map((r) => ({ ...r, other: p.others.get(r.from_id)!, evidence: withExcerpts(p.relationEvidence.get(r.id)) })),
+    frames: p.frames.map((f) => ({ ...f, ...evidenceOf(p.frameEvidence, f.id) })),
+    outgoing: outgoing.map((r) => ({ ...r, other: p.others.get(r.to_id)!, ...evidenceOf(p.relationEvidence, r.id) })),
+    incoming: incoming.map((r) => ({ ...r, other: p.others.get(r.from_id)!, ...evidenceOf(p.relationEvidence, r.id) })),
+    totals: { frames: p.framesTotal, outgoing: outgoingTotal, incoming: incomingTotal },
   };
 }

@@ -1,4 +1,4 @@
-import { and, asc, desc, eq, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, or, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { bytewise, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { kgRelations, type PgKgRelationRow } from "../db/schema/pg/store";
@@ -14,6 +14,7 @@ import {
   updatedRelationFields,
   updateRelationInputSchema,
   type GraphRelation,
+  type NodeRelations,
 } from "./relations";
 
 /**
@@ -85,17 +86,13 @@ export async function deleteRelationPg({ handle, id, actor }: { handle: PgStoreH
 }
 
 /** A node's relations both ways, heaviest first (inside the caller's transaction). */
-export async function listRelationsByNodeIdPg(tx: PgStoreTx, nodeId: string): Promise<{ outgoing: GraphRelation[]; incoming: GraphRelation[] }> {
+export async function listRelationsByNodeIdPg(tx: PgStoreTx, nodeId: string, limit: number): Promise<NodeRelations> {
   const byWeight = [desc(kgRelations.weight), bytewise(kgRelations.id)] as const;
-  const outgoing = await tx
-    .select()
-    .from(kgRelations)
-    .where(eq(kgRelations.fromId, nodeId))
-    .orderBy(...byWeight);
-  const incoming = await tx
-    .select()
-    .from(kgRelations)
-    .where(eq(kgRelations.toId, nodeId))
-    .orderBy(...byWeight);
-  return { outgoing: outgoing.map(toGraphRelation), incoming: incoming.map(toGraphRelation) };
+  const side = async (at: typeof kgRelations.fromId | typeof kgRelations.toId) => ({
+    rows: (await tx.select().from(kgRelations).where(eq(at, nodeId)).orderBy(...byWeight).limit(limit)).map(toGraphRelation),
+    total: (await tx.select({ n: count() }).from(kgRelations).where(eq(at, nodeId)))[0].n,
+  });
+  const out = await side(kgRelations.fromId);
+  const inc = await side(kgRelations.toId);
+  return { outgoing: out.rows, incoming: inc.rows, outgoingTotal: out.total, incomingTotal: inc.total };
 }

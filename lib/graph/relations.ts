@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { and, asc, desc, eq, or } from "drizzle-orm";
+import { and, asc, count, desc, eq, or } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { kgRelations, type KgRelationRow } from "../db/schema/graph";
@@ -220,9 +220,16 @@ export function deleteRelation({ handle, id, actor }: { handle: StoreHandle; id:
   return { deleted: id };
 }
 
-export function listRelationsByNodeId({ handle, nodeId }: { handle: StoreHandle; nodeId: string }): { outgoing: GraphRelation[]; incoming: GraphRelation[] } {
+/** A node's relations each way: the `limit` heaviest (ties by id) and how many there are. */
+export type NodeRelations = { outgoing: GraphRelation[]; incoming: GraphRelation[]; outgoingTotal: number; incomingTotal: number };
+
+export function listRelationsByNodeId({ handle, nodeId, limit }: { handle: StoreHandle; nodeId: string; limit: number }): NodeRelations {
   const byWeight = [desc(kgRelations.weight), asc(kgRelations.id)] as const;
-  const outgoing = handle.db.select().from(kgRelations).where(eq(kgRelations.fromId, nodeId)).orderBy(...byWeight).all();
-  const incoming = handle.db.select().from(kgRelations).where(eq(kgRelations.toId, nodeId)).orderBy(...byWeight).all();
-  return { outgoing: outgoing.map(toGraphRelation), incoming: incoming.map(toGraphRelation) };
+  const side = (at: typeof kgRelations.fromId | typeof kgRelations.toId) => ({
+    rows: handle.db.select().from(kgRelations).where(eq(at, nodeId)).orderBy(...byWeight).limit(limit).all().map(toGraphRelation),
+    total: handle.db.select({ n: count() }).from(kgRelations).where(eq(at, nodeId)).get()!.n,
+  });
+  const out = side(kgRelations.fromId);
+  const inc = side(kgRelations.toId);
+  return { outgoing: out.rows, incoming: inc.rows, outgoingTotal: out.total, incomingTotal: inc.total };
 }

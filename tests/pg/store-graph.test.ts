@@ -7,6 +7,7 @@ import { pgGraph, type GraphBackend } from "@/lib/graph/backend";
 import { WORKING_MEMORY_MAX_KEYS } from "@/lib/graph/working-memory";
 import { pgStores } from "@/lib/stores/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
+import { expectHubNodeDetailBounded } from "../shared/node-detail-bounds";
 import { createTestDatabase } from "./helpers";
 
 /**
@@ -161,6 +162,11 @@ describe("the knowledge graph on PostgreSQL", () => {
     expect(await B.getFrame({ store, id: frame.id })).toMatchObject({ properties: { restart: "kill -HUP" } });
     expect(await A.unlinkEvidence({ store, input: { target: "relation", target_id: rel.id, thought_id: why.id }, actor: "a" })).toEqual({ deleted: true });
     await expect(A.unlinkEvidence({ store, input: { target: "relation", target_id: rel.id, thought_id: why.id }, actor: "a" })).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("bounds a hub node's detail as on SQLite: heaviest relations, first frames, oldest evidence, with totals", async () => {
+    await pgStores(a).createStore({ input: { name: "hub" }, actor: "test" });
+    await expectHubNodeDetailBounded(A, "hub");
   });
 
   it("cascades: a deleted thought leaves no evidence, a deleted node takes its frames, relations and their links", async () => {

@@ -85,12 +85,14 @@ export const relationCreatedResponse = createdOrExisting(exact({ relation: graph
 const stance = z.enum(EVIDENCE_STANCES);
 const evidenceWithExcerpt = z.array(exact({ thought_id: z.string(), stance, excerpt: z.string().nullable() }));
 const neighbour = exact({ id: z.string(), display_name: z.string(), entity_type: z.enum(ENTITY_TYPES) });
-const linkedRelation = graphRelation.extend({ other: neighbour, evidence: evidenceWithExcerpt });
+const linkedRelation = graphRelation.extend({ other: neighbour, evidence: evidenceWithExcerpt, evidence_total: z.number().int() });
 export const nodeDetailResponse = exact({
   node: graphNode,
-  frames: z.array(graphFrame.extend({ evidence: evidenceWithExcerpt })),
+  frames: z.array(graphFrame.extend({ evidence: evidenceWithExcerpt, evidence_total: z.number().int() })),
   outgoing: z.array(linkedRelation),
   incoming: z.array(linkedRelation),
+  /** How many frames and relations each way the node has: the lists above hold at most 100 frames and 200 relations each way (heaviest first), each with its 20 oldest evidence links (`evidence_total` counts them all). */
+  totals: exact({ frames: z.number().int(), outgoing: z.number().int(), incoming: z.number().int() }),
 });
 
 export const evidenceLink = exact({ target: z.enum(EVIDENCE_TARGETS), target_id: z.string(), thought_id: z.string(), stance, created_at: epochMs, created_by: z.string() });
