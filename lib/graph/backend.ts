@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { backendChooser, type PgHandle } from "../db/pg";
-import { linkEvidence, listEvidenceByTarget, unlinkEvidence, type EvidenceLink, type evidenceKeySchema, type linkEvidenceInputSchema, type listEvidenceQuerySchema } from "./evidence";
+import { linkEvidence, listEvidenceByTarget, unlinkEvidence, type EvidenceLink, type EvidencePage, type evidenceKeySchema, type linkEvidenceInputSchema, type listEvidenceQuerySchema } from "./evidence";
 import { linkEvidencePg, listEvidenceByTargetPg, unlinkEvidencePg } from "./evidence-pg";
 import { createFrame, deleteFrame, getFrameById, updateFrame, type createFrameInputSchema, type GraphFrame, type updateFrameInputSchema } from "./frames";
 import { createFramePg, deleteFramePg, getFrameByIdPg, updateFramePg } from "./frames-pg";
@@ -72,7 +72,7 @@ export type GraphBackend = {
   deleteFrame: (a: StoreArg & Id & Actor) => Promise<Deleted>;
   linkEvidence: (a: StoreArg & Actor & { input: z.input<typeof linkEvidenceInputSchema> }) => Promise<{ evidence: EvidenceLink; created: boolean }>;
   unlinkEvidence: (a: StoreArg & Actor & { input: z.input<typeof evidenceKeySchema> }) => Promise<{ deleted: true }>;
-  listEvidence: (a: StoreArg & { query: z.input<typeof listEvidenceQuerySchema> }) => Promise<{ evidence: { thought_id: string; stance: EvidenceLink["stance"] }[] }>;
+  listEvidence: (a: StoreArg & { query: z.input<typeof listEvidenceQuerySchema> }) => Promise<EvidencePage>;
   listWorkingMemory: (a: StoreArg) => Promise<WorkingMemoryEntry[]>;
   setWorkingMemory: (a: StoreArg & Actor & { input: z.input<typeof setWorkingMemoryInputSchema> }) => Promise<WorkingMemoryEntry>;
   getWorkingMemory: (a: StoreArg & { key: string }) => Promise<WorkingMemoryEntry>;

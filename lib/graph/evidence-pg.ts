@@ -1,11 +1,11 @@
-import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, lte, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { bytewise, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { kgFrameEvidence, kgFrames, kgRelationEvidence, kgRelations, thoughts } from "../db/schema/pg/store";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit-pg";
 import { notFound } from "../common";
-import { evidenceKeySchema, groupEvidenceByTarget, groupEvidenceHead, linkEvidenceInputSchema, listEvidenceQuerySchema, type EvidenceHead, type EvidenceLink, type EvidenceTarget } from "./evidence";
+import { evidenceKeySchema, evidencePageOf, groupEvidenceHead, linkEvidenceInputSchema, listEvidenceQuerySchema, type EvidenceHead, type EvidenceLink, type EvidencePage, type EvidenceTarget } from "./evidence";
 
 /**
  * Evidence links on PostgreSQL (the SQLite twin is ./evidence.ts, whose
@@ -57,12 +57,21 @@ export async function unlinkEvidencePg({ handle, input, actor }: { handle: PgSto
   return { deleted: true };
 }
 
-/** The evidence of one frame or relation (404 when it does not exist). */
-export async function listEvidenceByTargetPg({ handle, query }: { handle: PgStoreHandle; query: z.input<typeof listEvidenceQuerySchema> }): Promise<{ evidence: { thought_id: string; stance: EvidenceLink["stance"] }[] }> {
+/** The evidence of one frame or relation, a page at a time (404 when it does not exist). */
+export async function listEvidenceByTargetPg({ handle, query }: { handle: PgStoreHandle; query: z.input<typeof listEvidenceQuerySchema> }): Promise<EvidencePage> {
   const q = listEvidenceQuerySchema.parse(query);
-  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+  return withStoreTx({ handle, readOnly: true, snapshot: true }, async (tx) => {
     if (!(await targetExistsPg(tx, q.target, q.target_id))) throw notFound(q.target, q.target_id);
-    return { evidence: (await listEvidenceByTargetIdsPg(tx, q.target, [q.target_id])).get(q.target_id) ?? [] };
+    const { links } = TABLES[q.target];
+    const rows = await tx
+      .select({ thoughtId: links.thoughtId, stance: links.stance, total: sql<number>`count(*) over ()` })
+      .from(links)
+      .where(eq(links.targetId, q.target_id))
+      .orderBy(asc(links.createdAt), bytewise(links.thoughtId))
+      .limit(q.limit)
+      .offset(q.offset);
+    const total = rows[0]?.total ?? (await tx.select({ n: count() }).from(links).where(eq(links.targetId, q.target_id)))[0].n;
+    return evidencePageOf(rows, q, Number(total));
   });
 }
 
@@ -84,14 +93,3 @@ export async function listEvidenceHeadByTargetIdsPg(tx: PgStoreTx, target: Evide
   return groupEvidenceHead(await tx.select().from(ranked).where(lte(ranked.rn, perTarget)).orderBy(bytewise(ranked.targetId), asc(ranked.rn)));
 }
 
-/** Evidence links of many frames or relations at once: target id → links (oldest first). */
-export async function listEvidenceByTargetIdsPg(tx: PgStoreTx, target: EvidenceTarget, ids: string[]): Promise<Map<string, { thought_id: string; stance: EvidenceLink["stance"] }[]>> {
-  const { links } = TABLES[target];
-  if (ids.length === 0) return new Map();
-  const rows = await tx
-    .select({ targetId: links.targetId, thoughtId: links.thoughtId, stance: links.stance })
-    .from(links)
-    .where(inArray(links.targetId, ids))
-    .orderBy(asc(links.createdAt), bytewise(links.thoughtId));
-  return groupEvidenceByTarget(rows);
-}

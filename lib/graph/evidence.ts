@@ -1,11 +1,11 @@
-import { and, asc, eq, inArray, lte, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
 import { EVIDENCE_STANCES, kgFrameEvidence, kgFrames, kgNodes, kgRelationEvidence, kgRelations, thoughts } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
-import { notFound, uuidSchema } from "../common";
+import { limitSchema, notFound, offsetSchema, uuidSchema } from "../common";
 
 export const EVIDENCE_TARGETS = ["frame", "relation"] as const;
 export type EvidenceTarget = (typeof EVIDENCE_TARGETS)[number];
@@ -68,26 +68,31 @@ export function unlinkEvidence({ handle, input, actor }: { handle: StoreHandle; 
   return { deleted: true };
 }
 
-export const listEvidenceQuerySchema = z.object({ target: z.enum(EVIDENCE_TARGETS), target_id: uuidSchema }).strict();
+export const listEvidenceQuerySchema = z.object({ target: z.enum(EVIDENCE_TARGETS), target_id: uuidSchema, limit: limitSchema, offset: offsetSchema }).strict();
 
-/** The evidence of one frame or relation (404 when it does not exist). */
-export function listEvidenceByTarget({ handle, query }: { handle: StoreHandle; query: z.input<typeof listEvidenceQuerySchema> }): { evidence: { thought_id: string; stance: EvidenceLink["stance"] }[] } {
-  const q = listEvidenceQuerySchema.parse(query);
-  if (!targetExists({ handle, target: q.target, id: q.target_id })) throw notFound(q.target, q.target_id);
-  return { evidence: listEvidenceByTargetIds({ handle, target: q.target, ids: [q.target_id] }).get(q.target_id) ?? [] };
+/** A page of one frame's or relation's evidence links (oldest first) and how many it has. */
+export type EvidencePage = { evidence: EvidenceRef[]; total: number; has_more: boolean };
+
+/** The page of links asked for, from the rows of offset … offset + limit (each with the target's total). */
+export function evidencePageOf(rows: { thoughtId: string; stance: EvidenceLink["stance"]; total: number | string }[], q: { offset: number; limit: number }, total: number): EvidencePage {
+  return { evidence: rows.map((r) => ({ thought_id: r.thoughtId, stance: r.stance })), total, has_more: q.offset + rows.length < total };
 }
 
-/** Evidence links of many frames or relations at once: target id → links (oldest first). */
-export function listEvidenceByTargetIds({ handle, target, ids }: { handle: StoreHandle; target: EvidenceTarget; ids: string[] }): Map<string, { thought_id: string; stance: EvidenceLink["stance"] }[]> {
-  const { links } = TABLES[target];
-  if (ids.length === 0) return new Map();
+/** The evidence of one frame or relation, a page at a time (404 when it does not exist). */
+export function listEvidenceByTarget({ handle, query }: { handle: StoreHandle; query: z.input<typeof listEvidenceQuerySchema> }): EvidencePage {
+  const q = listEvidenceQuerySchema.parse(query);
+  if (!targetExists({ handle, target: q.target, id: q.target_id })) throw notFound(q.target, q.target_id);
+  const { links } = TABLES[q.target];
   const rows = handle.db
-    .select({ targetId: links.targetId, thoughtId: links.thoughtId, stance: links.stance })
+    .select({ thoughtId: links.thoughtId, stance: links.stance, total: sql<number>`count(*) over ()` })
     .from(links)
-    .where(inArray(links.targetId, ids))
+    .where(eq(links.targetId, q.target_id))
     .orderBy(asc(links.createdAt), asc(links.thoughtId))
+    .limit(q.limit)
+    .offset(q.offset)
     .all();
-  return groupEvidenceByTarget(rows);
+  const total = rows[0]?.total ?? handle.db.select({ n: count() }).from(links).where(eq(links.targetId, q.target_id)).get()!.n;
+  return evidencePageOf(rows, q, Number(total));
 }
 
 /**

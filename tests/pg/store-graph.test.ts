@@ -147,7 +147,7 @@ describe("the knowledge graph on PostgreSQL", () => {
     expect(relinked).toMatchObject({ created: false, evidence: { stance: "contradicts", created_by: "a" } });
     await A.linkEvidence({ store, input: { target: "relation", target_id: rel.id, thought_id: why.id }, actor: "a" });
     await expect(A.linkEvidence({ store, input: { target: "relation", target_id: frame.id, thought_id: why.id }, actor: "a" })).rejects.toMatchObject({ code: "not_found" });
-    expect(await B.listEvidence({ store, query: { target: "frame", target_id: frame.id } })).toEqual({ evidence: [{ thought_id: why.id, stance: "contradicts" }] });
+    expect(await B.listEvidence({ store, query: { target: "frame", target_id: frame.id } })).toEqual({ evidence: [{ thought_id: why.id, stance: "contradicts" }], total: 1, has_more: false });
 
     const detail = await B.getNodeDetail({ store, id: svc.id });
     expect(detail.node.id).toBe(svc.id);
@@ -162,11 +162,6 @@ describe("the knowledge graph on PostgreSQL", () => {
     expect(await B.getFrame({ store, id: frame.id })).toMatchObject({ properties: { restart: "kill -HUP" } });
     expect(await A.unlinkEvidence({ store, input: { target: "relation", target_id: rel.id, thought_id: why.id }, actor: "a" })).toEqual({ deleted: true });
     await expect(A.unlinkEvidence({ store, input: { target: "relation", target_id: rel.id, thought_id: why.id }, actor: "a" })).rejects.toMatchObject({ code: "not_found" });
-  });
-
-  it("bounds a hub node's detail as on SQLite: heaviest relations, first frames, oldest evidence, with totals", async () => {
-    await pgStores(a).createStore({ input: { name: "hub" }, actor: "test" });
-    await expectHubNodeDetailBounded(A, "hub");
   });
 
   it("cascades: a deleted thought leaves no evidence, a deleted node takes its frames, relations and their links", async () => {
@@ -198,6 +193,13 @@ describe("the knowledge graph on PostgreSQL", () => {
     const actions = (await listAuditTailPg({ db: a.db, limit: 50 })).map((r) => r.action);
     for (const action of ["thought.delete", "graph.node.delete", "graph.evidence.unlink"]) expect(actions).toContain(action);
     expect((await verifyAuditChainPg({ db: a.db })).ok).toBe(true);
+  });
+});
+
+describe("a hub node on PostgreSQL", () => {
+  it("bounds its detail as on SQLite: heaviest relations, first frames, oldest evidence, with totals; its evidence pages", async () => {
+    await pgStores(a).createStore({ input: { name: "hub" }, actor: "test" });
+    await expectHubNodeDetailBounded(A, "hub");
   });
 });
 

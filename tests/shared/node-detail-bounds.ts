@@ -42,6 +42,11 @@ export async function expectHubNodeDetailBounded(g: GraphBackend, store: string)
   // The oldest links, in the order they were made.
   expect(top.evidence.map((e) => e.thought_id)).toEqual(thoughts.slice(0, evidencePerItem));
   expect(top.evidence[0].excerpt).toBe("observation 0 about the hub");
-  // Every link is still listed by GET /evidence.
-  expect((await g.listEvidence({ store, query: { target: "relation", target_id: heaviest.id } })).evidence).toHaveLength(evidencePerItem + 5);
+  // Every link is listed by GET /evidence, a page at a time, oldest first.
+  const query = { target: "relation" as const, target_id: heaviest.id };
+  expect(await g.listEvidence({ store, query: { ...query, limit: 10 } })).toMatchObject({ total: evidencePerItem + 5, has_more: true });
+  const last = await g.listEvidence({ store, query: { ...query, limit: 10, offset: 20 } });
+  expect(last).toMatchObject({ total: evidencePerItem + 5, has_more: false });
+  expect(last.evidence.map((e) => e.thought_id)).toEqual(thoughts.slice(20));
+  expect(await g.listEvidence({ store, query: { ...query, offset: 100 } })).toEqual({ evidence: [], total: evidencePerItem + 5, has_more: false });
 }

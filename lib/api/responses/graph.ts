@@ -98,7 +98,8 @@ export const nodeDetailResponse = exact({
 export const evidenceLink = exact({ target: z.enum(EVIDENCE_TARGETS), target_id: z.string(), thought_id: z.string(), stance, created_at: epochMs, created_by: z.string() });
 /** 201 for a new link; 200 with created: false when the link existed (its stance is updated). */
 export const evidenceLinkResponse = createdOrExisting(exact({ evidence: evidenceLink, created: z.boolean() }));
-export const evidenceListResponse = exact({ evidence: z.array(exact({ thought_id: z.string(), stance })) });
+/** A page of one target's links, oldest first (`limit` 1–200, default 50; `offset`), with how many it has. */
+export const evidenceListResponse = exact({ evidence: z.array(exact({ thought_id: z.string(), stance })), total: z.number().int(), has_more: z.boolean() });
 export const evidenceUnlinkedResponse = exact({ deleted: z.literal(true) });
 
 export const graphDeletedResponse = deletedResponse;
