@@ -110,11 +110,11 @@ function serverActionId(name: string, fileHint: string): string {
 }
 
 /** Post a form to a server action the way the browser does (React's encodeReply of [previous state, form]). */
-async function postAction({ id, form, withCookie = true }: { id: string; form: Record<string, string>; withCookie?: boolean }): Promise<{ status: number; text: string }> {
+async function postAction({ id, form, withCookie = true, at = "/memories" }: { id: string; form: Record<string, string>; withCookie?: boolean; at?: string }): Promise<{ status: number; text: string }> {
   const boundary = "----dualmind-pg-boundary";
   const part = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`;
   const body = Object.entries(form).map(([k, v]) => part(`_1_${k}`, v)).join("") + part("0", '[null,"$K1"]') + `--${boundary}--\r\n`;
-  const res = await fetch(`${server.url}/memories`, {
+  const res = await fetch(`${server.url}${at}`, {
     method: "POST",
     headers: { ...(withCookie ? { cookie } : {}), "next-action": id, "content-type": `multipart/form-data; boundary=${boundary}`, accept: "text/x-component", origin: server.url, connection: "close" },
     body,
@@ -252,6 +252,16 @@ describe("the dashboard with DATABASE_URL shows the PostgreSQL stores, never the
     expect(after).toMatchObject({ path: "ops/pager-rota", body: "The pager rota moved to the runbook.", tags: ["pager", "rota"] });
     // Audited as the API would be: the page's history names the dashboard user's edit.
     expect((await page("/memories?store=alpha&path=ops%2Fpager-rota")).text).toMatch(/data-testid="memory-history"[\s\S]*edited/);
+  });
+
+  it("a recall hit rated on the Reflection page is written to PostgreSQL: the API's precision counts it", async () => {
+    const before = await ok("GET", "/stores/alpha/reflection");
+    expect(before.totals.rated).toBe(0);
+    const hitId = /data-testid="rate-hit-(\d+)"/.exec((await page("/reflection?store=alpha")).text)?.[1];
+    expect(hitId).toBeDefined();
+    const rated = await postAction({ id: serverActionId("rateRecallHitAction", "reflection/actions"), form: { store: "alpha", hit_id: hitId!, relevant: "true" }, at: "/reflection?store=alpha" });
+    expect(rated.text).toContain(`Rated hit ${hitId} relevant.`);
+    expect((await ok("GET", "/stores/alpha/reflection")).totals).toMatchObject({ rated: 1, precision: 1 });
   });
 
   it("the reader shows a PostgreSQL chunk in its document, with its metadata and vector state; the local store's is not found", async () => {
