@@ -23,6 +23,7 @@ import {
   type ModelChange,
   type RangeKey,
   type RouteTableRow,
+  type SnapshotBucketRow,
   type Window,
 } from "./preparers";
 import { listLatencyBucketsByWindow, listModelChangesByWindow, listRouteTotalsByWindow, listSnapshotBucketsByWindow } from "./series";
@@ -65,9 +66,10 @@ export type HealthDashboard = {
   modelChanges: ModelChange[];
   searchLatency: LatencyPoint[];
   /**
-   * With DATABASE_URL: the history charts, worker list and re-embed progress have no PostgreSQL source
-   * yet (they are recorded in the local governance DB), so they are left empty and the page says so;
-   * recall quality over the range comes from each store's PostgreSQL recall log instead.
+   * With DATABASE_URL: the backlog, drift and throughput history, the worker list and re-embed progress have
+   * no PostgreSQL source yet (they are recorded in the local governance DB), so they are left out and the page
+   * says so; recall quality and latency over the range (`series` holds only those) come from each store's
+   * PostgreSQL recall log.
    */
   postgres: { recall: StoreRecallQuality[] } | null;
 };
@@ -75,21 +77,28 @@ export type HealthDashboard = {
 /** One store's recalls over a window, from its recall log. */
 export type StoreRecallQuality = { store: string; recalls: number; hitRate: number | null; rated: number; precision: number | null };
 
-/** Recalls, hit rate and rated precision per store over a window, from the PostgreSQL recall logs. */
-async function recallQualityPg({ stores, window }: { stores: string[]; window: Window }): Promise<StoreRecallQuality[]> {
+/**
+ * Recalls, hit rate and rated precision per store over a window, from the PostgreSQL recall logs: the totals,
+ * and the window's buckets as snapshot rows holding only the recall columns (the rest are gaps).
+ */
+async function recallQualityPg({ stores, window }: { stores: string[]; window: Window }): Promise<{ perStore: StoreRecallQuality[]; rows: SnapshotBucketRow[] }> {
   const pg = getPg();
-  if (!pg) return [];
-  const out: StoreRecallQuality[] = [];
+  const perStore: StoreRecallQuality[] = [];
+  const rows: SnapshotBucketRow[] = [];
+  if (!pg) return { perStore, rows };
   for (const store of stores) {
     const handle = await openStorePg({ pg: await pg, store });
-    const buckets = await withStoreTx({ handle, readOnly: true }, (tx) => getRecallMetricsPg({ tx, bucketMs: Math.max(1, window.to - window.from), since: window.from, until: window.to }));
+    const buckets = await withStoreTx({ handle, readOnly: true }, (tx) => getRecallMetricsPg({ tx, bucketMs: window.stepMs, since: window.from, until: window.to }));
     const recalls = buckets.reduce((a, b) => a + b.recalls, 0);
     const rated = buckets.reduce((a, b) => a + b.rated, 0);
     const hits = buckets.reduce((a, b) => a + b.hitRate * b.recalls, 0);
     const relevant = buckets.reduce((a, b) => a + (b.precision ?? 0) * b.rated, 0);
-    out.push({ store, recalls, hitRate: recalls ? hits / recalls : null, rated, precision: rated ? relevant / rated : null });
+    perStore.push({ store, recalls, hitRate: recalls ? hits / recalls : null, rated, precision: rated ? relevant / rated : null });
+    for (const b of buckets) {
+      rows.push({ bucket: b.start, store, backlog: null, watermark: null, parked: null, driftCount: null, driftPct: null, coveragePct: null, hitRate: b.hitRate, precision: b.precision, recallP50Ms: b.p50Ms, recallP95Ms: b.p95Ms, embedded: null });
+    }
   }
-  return out;
+  return { perStore, rows };
 }
 
 /** The Health page on PostgreSQL: live status per store, health events, recall quality from the recall logs. */
@@ -100,6 +109,7 @@ async function loadHealthDashboardPg({ store, range, now }: { store: string; ran
   const scope = selected === ALL_STORES ? stores : [selected];
   const window = windowForRange(range, now);
   const perStore = await getLiveStoreStatusesPg({ include: (s) => scope.includes(s) });
+  const recall = await recallQualityPg({ stores: scope, window });
   return {
     now,
     store: selected,
@@ -110,11 +120,11 @@ async function loadHealthDashboardPg({ store, range, now }: { store: string; ran
     overall: worstStatus(perStore),
     workers: [],
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
-    series: [],
+    series: prepareHealthSeries(recall.rows, window),
     snapshotsAsOf: null,
     modelChanges: [],
     searchLatency: [],
-    postgres: { recall: await recallQualityPg({ stores: scope, window }) },
+    postgres: { recall: recall.perStore },
   };
 }
 

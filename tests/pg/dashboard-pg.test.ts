@@ -290,8 +290,15 @@ describe("the dashboard with DATABASE_URL shows the PostgreSQL stores, never the
     expect(r.text).toMatch(new RegExp(`href="/health\\?range=24h&amp;store=alpha"[\\s\\S]*?${backlog}<!-- --> / <!-- -->`));
     // One recall in alpha, and it found something.
     expect(r.text).toMatch(/data-testid="health-recall-alpha"><td>alpha<\/td><td>1<\/td><td>100%<\/td>/);
+    // The recall charts are drawn from the recall logs; the snapshot charts (backlog, drift, throughput) are not recorded yet, and it says so.
+    expect(r.text).toContain('data-testid="chart-recall-quality"');
+    expect(r.text).not.toContain('data-testid="chart-backlog"');
     expect(r.text).toContain('data-testid="health-pg-gaps"');
     expect(r.text).not.toContain('data-testid="not-served-on-postgres"');
+    const one = await page("/health?store=alpha");
+    expect(one.text).toContain('data-testid="store-status"');
+    expect(one.text).toMatch(/data-testid="health-recall-alpha"/);
+    expect(one.text).not.toContain('data-testid="health-recall-default"');
   });
 
   it("every page refuses a request without a session, an RSC request included", async () => {

@@ -90,7 +90,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           </section>
           <HealthEventsTable events={d.events} />
           <p role="status" className="text-sm text-slate-600" data-testid="health-pg-gaps">
-            With PostgreSQL, the embed worker list, re-embed progress and the history charts are not recorded yet; the live status, backlog, drift and recall quality above are read from PostgreSQL.
+            With PostgreSQL, the embed worker list, re-embed progress and the backlog, drift, search latency and throughput history are not recorded yet; the live status, backlog and drift above and the recall charts below are read from PostgreSQL.
           </p>
         </>
       ) : (
@@ -99,7 +99,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           <HealthEventsTable events={d.events} />
         </>
       )}
-      {!d.postgres && <HealthHistory d={d} markers={markers} longRange={longRange} />}
+      <HealthHistory d={d} markers={markers} longRange={longRange} />
       {embeddings && (
         // Re-embed progress is read from the store (it survives reloads); the card's progress refreshes the page while a job runs.
         <StoreEmbeddingsCard store={d.store} status={embeddings} verdict={one_!} isAdmin={user.role === "admin"} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
@@ -110,38 +110,45 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
 
 type Dashboard = Awaited<ReturnType<typeof loadHealthDashboard>>;
 
-/** The charts drawn from minute snapshots (SQLite). */
+/** The charts: from minute snapshots on SQLite; with PostgreSQL (d.postgres) only the recall charts, drawn from the recall logs. */
 function HealthHistory({ d, markers, longRange }: { d: Dashboard; markers: { t: number; label: string }[]; longRange: boolean }) {
+  const all = !d.postgres;
   return (
     <>
       <h2 className="text-lg font-medium">History</h2>
       <p className="text-xs text-slate-600" data-testid="snapshots-as-of">
-        Charts are drawn from minute snapshots{d.snapshotsAsOf ? `, newest as of ${formatTime(d.snapshotsAsOf)}` : " (none recorded yet)"}; the status above is live.
+        {all
+          ? `Charts are drawn from minute snapshots${d.snapshotsAsOf ? `, newest as of ${formatTime(d.snapshotsAsOf)}` : " (none recorded yet)"}; the status above is live.`
+          : "Recall charts are drawn from the stores' recall logs in PostgreSQL; the status above is live."}
       </p>
       <div className="grid gap-4 lg:grid-cols-2">
-        <ChartTimeSeries
-          title="Embed backlog vs watermark"
-          testId="chart-backlog"
-          points={d.series}
-          longRange={longRange}
-          series={[
-            { key: "backlog", label: "backlog", color: "#0f172a" },
-            { key: "watermark", label: "watermark", color: "#dc2626", dashed: true },
-            { key: "parked", label: "parked", color: "#d97706" },
-          ]}
-        />
-        <ChartTimeSeries
-          title="Drift (% of rows) with model changes"
-          testId="chart-drift"
-          points={d.series}
-          longRange={longRange}
-          unit="%"
-          markers={markers}
-          series={[
-            { key: "driftPct", label: "drifted %", color: "#7c3aed" },
-            { key: "coveragePct", label: "coverage %", color: "#059669" },
-          ]}
-        />
+        {all && (
+          <>
+            <ChartTimeSeries
+              title="Embed backlog vs watermark"
+              testId="chart-backlog"
+              points={d.series}
+              longRange={longRange}
+              series={[
+                { key: "backlog", label: "backlog", color: "#0f172a" },
+                { key: "watermark", label: "watermark", color: "#dc2626", dashed: true },
+                { key: "parked", label: "parked", color: "#d97706" },
+              ]}
+            />
+            <ChartTimeSeries
+              title="Drift (% of rows) with model changes"
+              testId="chart-drift"
+              points={d.series}
+              longRange={longRange}
+              unit="%"
+              markers={markers}
+              series={[
+                { key: "driftPct", label: "drifted %", color: "#7c3aed" },
+                { key: "coveragePct", label: "coverage %", color: "#059669" },
+              ]}
+            />
+          </>
+        )}
         <ChartTimeSeries
           title="Recall hit rate and rated precision"
           testId="chart-recall-quality"
@@ -161,21 +168,25 @@ function HealthHistory({ d, markers, longRange }: { d: Dashboard; markers: { t: 
           unit="ms"
           series={LATENCY_LINES.slice(0, 2).map((l) => ({ ...l, key: l.key === "p50" ? "recallP50Ms" : "recallP95Ms" }))}
         />
-        <ChartTimeSeries
-          title="Search latency (API, all stores)"
-          testId="chart-search-latency"
-          points={d.searchLatency}
-          longRange={longRange}
-          unit="ms"
-          series={LATENCY_LINES}
-        />
-        <ChartTimeSeries
-          title="Embed worker throughput (rows/hour)"
-          testId="chart-throughput"
-          points={d.series}
-          longRange={longRange}
-          series={[{ key: "throughputPerHour", label: "embedded per hour", color: "#16a34a" }]}
-        />
+        {all && (
+          <>
+            <ChartTimeSeries
+              title="Search latency (API, all stores)"
+              testId="chart-search-latency"
+              points={d.searchLatency}
+              longRange={longRange}
+              unit="ms"
+              series={LATENCY_LINES}
+            />
+            <ChartTimeSeries
+              title="Embed worker throughput (rows/hour)"
+              testId="chart-throughput"
+              points={d.series}
+              longRange={longRange}
+              series={[{ key: "throughputPerHour", label: "embedded per hour", color: "#16a34a" }]}
+            />
+          </>
+        )}
       </div>
     </>
   );
