@@ -1,7 +1,8 @@
 import type { z } from "zod";
 import { backendChooser, type PgHandle } from "../db/pg";
-import { linkEvidence, listEvidenceByTarget, unlinkEvidence, type EvidenceLink, type EvidencePage, type evidenceKeySchema, type linkEvidenceInputSchema, type listEvidenceQuerySchema } from "./evidence";
+import { linkEvidence, listEvidenceByTarget, listEvidenceUsesByThoughtId, unlinkEvidence, type EvidenceLink, type EvidencePage, type EvidenceUse, type evidenceKeySchema, type linkEvidenceInputSchema, type listEvidenceQuerySchema } from "./evidence";
 import { linkEvidencePg, listEvidenceByTargetPg, unlinkEvidencePg } from "./evidence-pg";
+import { listEvidenceUsesByThoughtIdPg } from "./evidence-uses-pg";
 import { createFrame, deleteFrame, getFrameById, updateFrame, type createFrameInputSchema, type GraphFrame, type updateFrameInputSchema } from "./frames";
 import { createFramePg, deleteFramePg, getFrameByIdPg, updateFramePg } from "./frames-pg";
 import { getNodeDetailById, type NodeDetail } from "./node-detail";
@@ -73,6 +74,8 @@ export type GraphBackend = {
   linkEvidence: (a: StoreArg & Actor & { input: z.input<typeof linkEvidenceInputSchema> }) => Promise<{ evidence: EvidenceLink; created: boolean }>;
   unlinkEvidence: (a: StoreArg & Actor & { input: z.input<typeof evidenceKeySchema> }) => Promise<{ deleted: true }>;
   listEvidence: (a: StoreArg & { query: z.input<typeof listEvidenceQuerySchema> }) => Promise<EvidencePage>;
+  /** What a thought is evidence for (the dashboard's thought page). */
+  listEvidenceUses: (a: StoreArg & { thoughtId: string }) => Promise<EvidenceUse[]>;
   listWorkingMemory: (a: StoreArg) => Promise<WorkingMemoryEntry[]>;
   setWorkingMemory: (a: StoreArg & Actor & { input: z.input<typeof setWorkingMemoryInputSchema> }) => Promise<WorkingMemoryEntry>;
   getWorkingMemory: (a: StoreArg & { key: string }) => Promise<WorkingMemoryEntry>;
@@ -105,6 +108,7 @@ export const sqliteGraph: GraphBackend = {
   linkEvidence: async ({ store, ...a }) => linkEvidence({ handle: openStore({ store }), ...a }),
   unlinkEvidence: async ({ store, ...a }) => unlinkEvidence({ handle: openStore({ store }), ...a }),
   listEvidence: async ({ store, ...a }) => listEvidenceByTarget({ handle: openStore({ store }), ...a }),
+  listEvidenceUses: async ({ store, ...a }) => listEvidenceUsesByThoughtId({ handle: openStore({ store }), ...a }),
   listWorkingMemory: async ({ store }) => listWorkingMemory({ handle: openStore({ store }) }),
   setWorkingMemory: async ({ store, ...a }) => setWorkingMemory({ handle: openStore({ store }), ...a }),
   getWorkingMemory: async ({ store, ...a }) => getWorkingMemoryByKey({ handle: openStore({ store }), ...a }),
@@ -142,6 +146,7 @@ export function pgGraph(pgHandle: Promise<PgHandle> | PgHandle): GraphBackend {
     linkEvidence: async ({ store, ...a }) => linkEvidencePg({ handle: await open(store), ...a }),
     unlinkEvidence: async ({ store, ...a }) => unlinkEvidencePg({ handle: await open(store), ...a }),
     listEvidence: async ({ store, ...a }) => listEvidenceByTargetPg({ handle: await open(store), ...a }),
+    listEvidenceUses: async ({ store, ...a }) => listEvidenceUsesByThoughtIdPg({ handle: await open(store), ...a }),
     listWorkingMemory: async ({ store }) => listWorkingMemoryPg({ handle: await open(store) }),
     setWorkingMemory: async ({ store, ...a }) => setWorkingMemoryPg({ handle: await open(store), ...a }),
     getWorkingMemory: async ({ store, ...a }) => getWorkingMemoryByKeyPg({ handle: await open(store), ...a }),

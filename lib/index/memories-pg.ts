@@ -4,7 +4,7 @@ import { and, asc, count, desc, eq, gt, gte, isNull, lt, or, sql, type SQL } fro
 import type { z } from "zod";
 import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
 import { AppError } from "../errors";
-import { appendAuditPg } from "../governance/audit-pg";
+import { appendAuditPg, listAuditByTargetsPg } from "../governance/audit-pg";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { deleteDocumentByPathPg, ingestDocumentPg } from "./ingest-pg";
@@ -14,6 +14,7 @@ import {
   categoryPathSchema,
   memoryDocPath,
   memoryFromText,
+  memoryHistoryWalk,
   memoryOfRow,
   memoryPathSchema,
   renderMemoryFile,
@@ -24,6 +25,7 @@ import {
   type setCategorySchema,
   type createMemorySchema,
   type Memory,
+  type MemoryHistoryEntry,
   type MemoryWithBody,
   type updateMemorySchema,
 } from "./memories";
@@ -286,8 +288,8 @@ export async function listMemoriesByFilterPg({ handle, filter, now = Date.now() 
   });
 }
 
-/** The child categories of `parent` (root when null) with recursive memory counts (the twin of listCategoryChildren). */
-export async function listCategoryChildrenPg({ handle, parent }: { handle: PgStoreHandle; parent: string | null }): Promise<CategoryChild[]> {
+/** The child categories of `parent` (root when null; every category when undefined) with recursive memory counts (the twin of listCategoryChildren and listAllCategories). */
+export async function listCategoryChildrenPg({ handle, parent }: { handle: PgStoreHandle; parent: string | null | undefined }): Promise<CategoryChild[]> {
   const rows = await withStoreTx({ handle, readOnly: true }, (tx) =>
     tx
       .select({
@@ -297,7 +299,7 @@ export async function listCategoryChildrenPg({ handle, parent }: { handle: PgSto
         children: sql<number>`(select count(*)::int from categories k where k.parent_path = categories.path)`,
       })
       .from(categories)
-      .where(parent === null ? isNull(categories.parentPath) : eq(categories.parentPath, parent))
+      .where(parent === undefined ? undefined : parent === null ? isNull(categories.parentPath) : eq(categories.parentPath, parent))
       .orderBy(asc(categories.path)),
   );
   return rows.map((r) => ({ ...r, name: r.path.slice(r.path.lastIndexOf("/") + 1) }));
@@ -313,4 +315,11 @@ export async function setCategoryDescriptionPg({ handle, input, actor }: { handl
   });
   const parent = input.path.includes("/") ? input.path.slice(0, input.path.lastIndexOf("/")) : null;
   return (await listCategoryChildrenPg({ handle, parent })).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
+}
+
+/** A memory's change history from the audit log, newest first, moves followed back (the twin of listMemoryHistory). */
+export async function listMemoryHistoryPg({ handle, memoryPath, limit = 50 }: { handle: PgStoreHandle; memoryPath: string; limit?: number }): Promise<MemoryHistoryEntry[]> {
+  const walk = memoryHistoryWalk({ prefix: target(handle, ""), memoryPath, limit });
+  for (let t = walk.next(); t !== null; t = walk.next()) walk.take(await listAuditByTargetsPg({ db: handle.db, targets: [t], limit: limit * 2 }));
+  return walk.entries();
 }

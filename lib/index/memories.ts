@@ -398,7 +398,7 @@ const MEMORY_ACTIONS = new Set(["memory.create", "memory.update", "memory.move",
 /** Moves followed back through earlier paths: a memory moved more often than this shows its newest paths' history only. */
 const HISTORY_MAX_PATHS = 10;
 
-function historyEntry(row: { id: number; ts: number; actor: string; action: string; target: string | null; details: string | null }, prefix: string): MemoryHistoryEntry | null {
+function historyEntry(row: AuditHistoryRow, prefix: string): MemoryHistoryEntry | null {
   if (!MEMORY_ACTIONS.has(row.action) || !row.target?.startsWith(prefix)) return null;
   let d: Record<string, unknown> = {};
   try {
@@ -428,33 +428,49 @@ function historyEntry(row: { id: number; ts: number; actor: string; action: stri
  * had that path since).
  */
 export function listMemoryHistory({ handle, memoryPath, limit = 50 }: { handle: StoreHandle; memoryPath: string; limit?: number }): MemoryHistoryEntry[] {
-  const prefix = memoryTarget({ handle, memoryPath: "" });
+  const walk = memoryHistoryWalk({ prefix: memoryTarget({ handle, memoryPath: "" }), memoryPath, limit });
+  for (let target = walk.next(); target !== null; target = walk.next()) walk.take(listAuditByTargets({ targets: [target], limit: limit * 2 }));
+  return walk.entries();
+}
+
+type AuditHistoryRow = { id: number; ts: number; actor: string; action: string; target: string | null; details: string | null };
+
+/**
+ * The walk behind listMemoryHistory, for both backends (each reads the audit rows its own way):
+ * next() names the audit target to read (null when done), take() is given its rows, newest first.
+ */
+export function memoryHistoryWalk({ prefix, memoryPath, limit }: { prefix: string; memoryPath: string; limit: number }) {
   const out: MemoryHistoryEntry[] = [];
   let cursor: string | null = memoryPath;
   let before = Number.POSITIVE_INFINITY;
   const seen = new Set<string>();
-  while (cursor !== null && !seen.has(cursor) && seen.size < HISTORY_MAX_PATHS && out.length < limit) {
-    seen.add(cursor);
-    const cutoff = before;
-    const target = memoryTarget({ handle, memoryPath: cursor });
-    const rows: MemoryHistoryEntry[] = listAuditByTargets({ targets: [target], limit: limit * 2 })
-      .filter((r) => r.id < cutoff)
-      .map((r) => historyEntry(r, prefix))
-      .filter((e): e is MemoryHistoryEntry => e !== null);
-    cursor = null;
-    for (const e of rows) {
-      // Under this path, history stops at the delete that ended an earlier memory of the same name.
-      if (e.action === "memory.delete" && out.length > 0) break;
-      out.push(e);
-      if (e.movedFrom) {
-        cursor = e.movedFrom;
-        before = e.id;
-        break;
+  return {
+    next(): string | null {
+      if (cursor === null || seen.has(cursor) || seen.size >= HISTORY_MAX_PATHS || out.length >= limit) return null;
+      seen.add(cursor);
+      return `${prefix}${cursor}`;
+    },
+    take(auditRows: AuditHistoryRow[]): void {
+      const cutoff = before;
+      const rows = auditRows
+        .filter((r) => r.id < cutoff)
+        .map((r) => historyEntry(r, prefix))
+        .filter((e): e is MemoryHistoryEntry => e !== null);
+      cursor = null;
+      for (const e of rows) {
+        // Under this path, history stops at the delete that ended an earlier memory of the same name.
+        if (e.action === "memory.delete" && out.length > 0) break;
+        out.push(e);
+        if (e.movedFrom) {
+          cursor = e.movedFrom;
+          before = e.id;
+          break;
+        }
+        if (e.action === "memory.create") break;
       }
-      if (e.action === "memory.create") break;
-    }
-  }
-  return out.slice(0, limit);
+    },
+    entries: (): MemoryHistoryEntry[] => out.slice(0, limit),
+  };
 }
 
 /** The memory as its file says now (the file is the source of truth). */

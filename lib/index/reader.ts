@@ -79,10 +79,10 @@ export type ChunkReader = {
   vector: ChunkVector;
 };
 
-type ChunkWithDoc = Pick<ChunkRow, "id" | "chunkId" | "docId" | "chunkIndex" | "chunkSha256" | "chunkingVersion" | "startByte" | "endByte" | "text"> &
+export type ChunkWithDoc = Pick<ChunkRow, "id" | "chunkId" | "docId" | "chunkIndex" | "chunkSha256" | "chunkingVersion" | "startByte" | "endByte" | "text"> &
   Pick<DocumentRow, "path" | "kind" | "origin" | "sha256" | "bytes" | "content" | "indexedAt"> & { mtime: number; chunks: number };
 
-type Span = Pick<ChunkRow, "startByte" | "endByte" | "text">;
+export type Span = Pick<ChunkRow, "startByte" | "endByte" | "text">;
 
 const PREVIEW_CHARS = 160;
 
@@ -91,7 +91,7 @@ function preview(text: string): string {
   return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 1)}…` : flat;
 }
 
-function memoryPathOf(docPath: string): string | null {
+export function memoryPathOf(docPath: string): string | null {
   const m = /^memory\/(.+)\.md$/.exec(docPath);
   return m ? m[1] : null;
 }
@@ -101,27 +101,61 @@ type MemoryMetaRow = { tags: string; summary: string | null };
 function readChunkVector({ handle, chunk }: { handle: StoreHandle; chunk: Pick<ChunkRow, "id" | "chunkSha256"> }): ChunkVector {
   const { sqlite } = handle;
   const active = readActiveFingerprintId({ handle }) ?? null;
-  const activeInfo = active ? getFingerprintInfo({ handle, fingerprintId: active }) : null;
-  const servingModel = activeInfo ? { id: activeInfo.id, provider: activeInfo.provider, model: activeInfo.model, dimension: activeInfo.dimension } : null;
   const rows = sqlite
     .prepare("select fingerprint_id as fingerprintId, dim, input_hash as inputHash, created_at as createdAt from embeddings where kind = ? and ref_id = ? order by created_at desc")
     .all(CHUNK_KIND, chunk.id) as Pick<EmbeddingRow, "fingerprintId" | "dim" | "inputHash" | "createdAt">[];
-  const vectors = rows.map((r) => {
-    const info = getFingerprintInfo({ handle, fingerprintId: r.fingerprintId });
-    return {
-      fingerprintId: r.fingerprintId,
-      model: info ? `${info.provider}:${info.model}` : null,
-      dimension: r.dim,
-      inputHash: r.inputHash,
-      createdAt: r.createdAt,
-      serving: r.fingerprintId === active,
-      matchesText: r.inputHash === chunk.chunkSha256,
-    };
-  });
   const q = sqlite
     .prepare("select enqueued_at as enqueuedAt, attempts, last_error as lastError, parked_at as parkedAt from embed_queue where kind = ? and ref_id = ?")
     .get(CHUNK_KIND, chunk.id) as Pick<EmbedQueueRow, "enqueuedAt" | "attempts" | "lastError" | "parkedAt"> | undefined;
-  const provenance = getProofsByArtifact({ artifact_type: `${CHUNK_KIND}_vector`, artifact_id: String(chunk.id), store: handle.store }).provenance.map((p: ProvenanceRow) => ({
+  const provenance = getProofsByArtifact(chunkVectorArtifact({ store: handle.store, chunkRowId: chunk.id })).provenance;
+  return chunkVectorOf({
+    chunk,
+    active: active ? (getFingerprintInfo({ handle, fingerprintId: active }) ?? { id: active }) : null,
+    modelOf: (fingerprintId) => getFingerprintInfo({ handle, fingerprintId }),
+    vectors: rows.map((r) => ({ fingerprintId: r.fingerprintId, dimension: r.dim, inputHash: r.inputHash, createdAt: r.createdAt })),
+    queue: q ?? null,
+    provenance,
+  });
+}
+
+/** The ledger's key for a chunk's vector proofs (both backends). */
+export function chunkVectorArtifact({ store, chunkRowId }: { store: string; chunkRowId: number }) {
+  return { artifact_type: `${CHUNK_KIND}_vector`, artifact_id: String(chunkRowId), store };
+}
+
+type ModelInfo = { id: string; provider?: string; model?: string; dimension?: number };
+
+/** Where a chunk's vector stands, from the rows each backend read (the state rules live here, once). */
+export function chunkVectorOf({
+  chunk,
+  active,
+  modelOf,
+  vectors: rows,
+  queue: q,
+  provenance: proofs,
+}: {
+  chunk: { chunkSha256: string };
+  /** The model serving the store's vector search (its id at least), when it has one. */
+  active: ModelInfo | null;
+  modelOf: (fingerprintId: string) => { provider: string; model: string } | null;
+  vectors: { fingerprintId: string; dimension: number; inputHash: string; createdAt: number }[];
+  queue: ChunkVector["queue"];
+  provenance: Pick<ProvenanceRow, "modelName" | "modelVersion" | "fingerprint" | "inputHash" | "chunkingVersion" | "recordedBy" | "createdAt">[];
+}): ChunkVector {
+  const servingModel = active && active.provider !== undefined && active.model !== undefined && active.dimension !== undefined ? { id: active.id, provider: active.provider, model: active.model, dimension: active.dimension } : null;
+  const vectors = rows.map((r) => {
+    const info = modelOf(r.fingerprintId);
+    return {
+      fingerprintId: r.fingerprintId,
+      model: info ? `${info.provider}:${info.model}` : null,
+      dimension: r.dimension,
+      inputHash: r.inputHash,
+      createdAt: r.createdAt,
+      serving: r.fingerprintId === active?.id,
+      matchesText: r.inputHash === chunk.chunkSha256,
+    };
+  });
+  const provenance = proofs.map((p) => ({
     modelName: p.modelName,
     modelVersion: p.modelVersion,
     fingerprint: p.fingerprint,
@@ -175,26 +209,58 @@ export function readChunkInDocument({ handle, chunkId }: { handle: StoreHandle; 
     .get(chunkId) as ChunkWithDoc | undefined;
   if (!row) throw new AppError("not_found", `no chunk ${chunkId} in store ${handle.store}`);
 
-  // The chunks that overlap the window, in order: they rebuild a file document's text and name the neighbours.
-  const wantLo = Math.max(0, row.startByte - READER_CONTEXT_BYTES);
-  const wantHi = row.endByte + READER_CONTEXT_BYTES;
+  const { lo: wantLo, hi: wantHi } = readerWindow(row);
   const spans = sqlite
     .prepare("select start_byte as startByte, end_byte as endByte, text from chunks where doc_id = ? and end_byte > ? and start_byte < ? order by start_byte")
     .all(row.docId, wantLo, wantHi) as Span[];
+  const neighbour = sqlite.prepare("select chunk_id as chunkId, chunk_index as chunkIndex, substr(text, 1, 400) as text from chunks where doc_id = ? and chunk_index = ?");
+  const memoryPath = row.kind === "memory" ? memoryPathOf(row.path) : null;
+  const memoryRow = memoryPath ? (sqlite.prepare("select tags, summary from memories where path = ?").get(memoryPath) as MemoryMetaRow | undefined) : undefined;
+  return assembleChunkReader({
+    store: handle.store,
+    row,
+    spans,
+    prev: neighbour.get(row.docId, row.chunkIndex - 1) as NeighbourRow | undefined,
+    next: neighbour.get(row.docId, row.chunkIndex + 1) as NeighbourRow | undefined,
+    memory: memoryPath && memoryRow ? { path: memoryPath, tags: JSON.parse(memoryRow.tags) as string[], summary: memoryRow.summary } : null,
+    vector: readChunkVector({ handle, chunk: row }),
+  });
+}
+
+/** The byte window around a chunk whose chunks a reader reads (both backends). */
+export function readerWindow(row: { startByte: number; endByte: number }): { lo: number; hi: number } {
+  return { lo: Math.max(0, row.startByte - READER_CONTEXT_BYTES), hi: row.endByte + READER_CONTEXT_BYTES };
+}
+
+export type NeighbourRow = Pick<ChunkRow, "chunkId" | "chunkIndex"> & { text: string };
+
+/** The reader from the rows each backend read: the chunk with its document, the chunks overlapping its window (in order), its neighbours, memory metadata and vector. */
+export function assembleChunkReader({
+  store,
+  row,
+  spans,
+  prev,
+  next,
+  memory,
+  vector,
+}: {
+  store: string;
+  row: ChunkWithDoc;
+  spans: Span[];
+  prev: NeighbourRow | undefined;
+  next: NeighbourRow | undefined;
+  memory: ChunkReader["document"]["memory"];
+  vector: ChunkVector;
+}): ChunkReader {
+  const { lo: wantLo, hi: wantHi } = readerWindow(row);
   // Cut at chunk edges (line starts), never inside a character.
   const lo = Math.min(row.startByte, ...spans.filter((s) => s.startByte >= wantLo).map((s) => s.startByte));
   const hi = Math.max(row.endByte, ...spans.filter((s) => s.endByte <= wantHi).map((s) => s.endByte));
   const bytes = documentBytes({ content: row.content, spans: spans.filter((s) => s.startByte >= lo && s.endByte <= hi), lo, hi });
-
-  const neighbour = sqlite.prepare("select chunk_id as chunkId, chunk_index as chunkIndex, substr(text, 1, 400) as text from chunks where doc_id = ? and chunk_index = ?");
-  const toNeighbour = (r: (Pick<ChunkRow, "chunkId" | "chunkIndex"> & { text: string }) | undefined): ReaderNeighbour | null =>
-    r ? { chunkId: r.chunkId, chunkIndex: r.chunkIndex, preview: preview(r.text) } : null;
-
-  const memoryPath = row.kind === "memory" ? memoryPathOf(row.path) : null;
-  const memoryRow = memoryPath ? (sqlite.prepare("select tags, summary from memories where path = ?").get(memoryPath) as MemoryMetaRow | undefined) : undefined;
+  const toNeighbour = (r: NeighbourRow | undefined): ReaderNeighbour | null => (r ? { chunkId: r.chunkId, chunkIndex: r.chunkIndex, preview: preview(r.text.slice(0, 400)) } : null);
 
   return {
-    store: handle.store,
+    store,
     document: {
       docId: row.docId,
       path: row.path,
@@ -205,7 +271,7 @@ export function readChunkInDocument({ handle, chunkId }: { handle: StoreHandle; 
       updatedAt: row.mtime,
       indexedAt: row.indexedAt,
       chunks: row.chunks,
-      memory: memoryPath && memoryRow ? { path: memoryPath, tags: JSON.parse(memoryRow.tags) as string[], summary: memoryRow.summary } : null,
+      memory,
     },
     chunk: {
       id: row.id,
@@ -224,10 +290,7 @@ export function readChunkInDocument({ handle, chunkId }: { handle: StoreHandle; 
       omittedBefore: lo,
       omittedAfter: Math.max(0, row.bytes - hi),
     },
-    neighbours: {
-      prev: toNeighbour(neighbour.get(row.docId, row.chunkIndex - 1) as Parameters<typeof toNeighbour>[0]),
-      next: toNeighbour(neighbour.get(row.docId, row.chunkIndex + 1) as Parameters<typeof toNeighbour>[0]),
-    },
-    vector: readChunkVector({ handle, chunk: row }),
+    neighbours: { prev: toNeighbour(prev), next: toNeighbour(next) },
+    vector,
   };
 }

@@ -1,5 +1,9 @@
 import type { StoreHandle } from "../db/connection";
-import { getEmbeddingStatus, getStoreStatus, getWorkerStates, worstStatus, type StoreStatus } from "../embed/status";
+import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, getWorkerStates, worstStatus, type StoreStatus } from "../embed/status";
+import { getPg } from "../db/pg";
+import { withStoreTx } from "../db/pg-store";
+import { getRecallMetricsPg } from "../recall/events-pg";
+import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import type { WorkerState } from "../embed/worker-state";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus, type HealthEvent } from "../governance/health-events";
 import { listStoreNames } from "../db/store-names";
@@ -7,7 +11,7 @@ import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-t
 import { log } from "../log";
 import { openStore } from "../stores/stores";
 import { storesOnPostgres } from "../stores/on-postgres";
-import { getLiveStoreStatusesPg, getStoreHealthReportPg } from "./store-status-pg";
+import { getLiveStoreStatusesPg, getStoreHealthReportPg, getStoreStatusPgByName } from "./store-status-pg";
 import {
   findModelChanges,
   prepareHealthSeries,
@@ -19,6 +23,7 @@ import {
   type ModelChange,
   type RangeKey,
   type RouteTableRow,
+  type SnapshotBucketRow,
   type Window,
 } from "./preparers";
 import { listLatencyBucketsByWindow, listModelChangesByWindow, listRouteTotalsByWindow, listSnapshotBucketsByWindow } from "./series";
@@ -60,10 +65,73 @@ export type HealthDashboard = {
   snapshotsAsOf: number | null;
   modelChanges: ModelChange[];
   searchLatency: LatencyPoint[];
+  /**
+   * With DATABASE_URL: the backlog, drift and throughput history, the worker list and re-embed progress have
+   * no PostgreSQL source yet (they are recorded in the local governance DB), so they are left out and the page
+   * says so; recall quality and latency over the range (`series` holds only those) come from each store's
+   * PostgreSQL recall log.
+   */
+  postgres: { recall: StoreRecallQuality[] } | null;
 };
+
+/** One store's recalls over a window, from its recall log. */
+export type StoreRecallQuality = { store: string; recalls: number; hitRate: number | null; rated: number; precision: number | null };
+
+/**
+ * Recalls, hit rate and rated precision per store over a window, from the PostgreSQL recall logs: the totals,
+ * and the window's buckets as snapshot rows holding only the recall columns (the rest are gaps).
+ */
+async function recallQualityPg({ stores, window }: { stores: string[]; window: Window }): Promise<{ perStore: StoreRecallQuality[]; rows: SnapshotBucketRow[] }> {
+  const pg = getPg();
+  const perStore: StoreRecallQuality[] = [];
+  const rows: SnapshotBucketRow[] = [];
+  if (!pg) return { perStore, rows };
+  for (const store of stores) {
+    const handle = await openStorePg({ pg: await pg, store });
+    const buckets = await withStoreTx({ handle, readOnly: true }, (tx) => getRecallMetricsPg({ tx, bucketMs: window.stepMs, since: window.from, until: window.to }));
+    const recalls = buckets.reduce((a, b) => a + b.recalls, 0);
+    const rated = buckets.reduce((a, b) => a + b.rated, 0);
+    const hits = buckets.reduce((a, b) => a + b.hitRate * b.recalls, 0);
+    const relevant = buckets.reduce((a, b) => a + (b.precision ?? 0) * b.rated, 0);
+    perStore.push({ store, recalls, hitRate: recalls ? hits / recalls : null, rated, precision: rated ? relevant / rated : null });
+    for (const b of buckets) {
+      rows.push({ bucket: b.start, store, backlog: null, watermark: null, parked: null, driftCount: null, driftPct: null, coveragePct: null, hitRate: b.hitRate, precision: b.precision, recallP50Ms: b.p50Ms, recallP95Ms: b.p95Ms, embedded: null });
+    }
+  }
+  return { perStore, rows };
+}
+
+/** The Health page on PostgreSQL: live status per store, health events, recall quality from the recall logs. */
+async function loadHealthDashboardPg({ store, range, now }: { store: string; range: RangeKey; now: number }): Promise<HealthDashboard> {
+  const pg = getPg();
+  const stores = pg ? await listStoreNamesPg({ pg: await pg }) : [];
+  const selected = stores.includes(store) ? store : ALL_STORES;
+  const scope = selected === ALL_STORES ? stores : [selected];
+  const window = windowForRange(range, now);
+  const perStore = await getLiveStoreStatusesPg({ include: (s) => scope.includes(s) });
+  const recall = await recallQualityPg({ stores: scope, window });
+  return {
+    now,
+    store: selected,
+    stores,
+    range,
+    window,
+    perStore,
+    overall: worstStatus(perStore),
+    workers: [],
+    events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
+    series: prepareHealthSeries(recall.rows, window),
+    snapshotsAsOf: null,
+    modelChanges: [],
+    searchLatency: [],
+    postgres: { recall: recall.perStore },
+  };
+}
 
 /** Everything the Health page draws, for one store or all of them ("all"). Unknown stores fall back to "all". */
 export async function loadHealthDashboard({ store, range, now = Date.now() }: { store: string; range: RangeKey; now?: number }): Promise<HealthDashboard> {
+  // With DATABASE_URL the stores are PostgreSQL's, never DATA_DIR's local ones.
+  if (storesOnPostgres()) return loadHealthDashboardPg({ store, range, now });
   const stores = listStoreNames();
   const selected = stores.includes(store) ? store : ALL_STORES;
   const scope = selected === ALL_STORES ? stores : [selected];
@@ -85,7 +153,18 @@ export async function loadHealthDashboard({ store, range, now = Date.now() }: { 
     snapshotsAsOf,
     modelChanges: findModelChanges(listModelChangesByWindow({ window, stores: scope })),
     searchLatency: prepareLatencySeries(listLatencyBucketsByWindow({ window, routes: SEARCH_ROUTES }), window),
+    postgres: null,
   };
+}
+
+/** Whether vector search can serve a store now (the reader's vector card): checkVectorReadiness on SQLite, the live status with DATABASE_URL. */
+export async function vectorReadinessFor({ store }: { store: string }): Promise<{ usable: true } | { usable: false; message: string }> {
+  if (!storesOnPostgres()) return checkVectorReadiness({ handle: openStore({ store }) });
+  const s = await getStoreStatusPgByName({ store });
+  if (!s.provider.ok) return { usable: false, message: `embedding provider unavailable: ${s.provider.error ?? "no answer"}` };
+  if (s.backlog.pending > s.backlog.watermark) return { usable: false, message: `embed backlog ${s.backlog.pending} is above the watermark ${s.backlog.watermark}` };
+  if (s.drift.modelChanged) return { usable: false, message: `the configured model (${s.drift.configuredFingerprintId}) differs from the store's vectors (${s.drift.activeFingerprintId}); re-embed the store` };
+  return { usable: true };
 }
 
 /**

@@ -3,6 +3,10 @@ import { backendChooser, type PgHandle } from "../db/pg";
 import { openStore } from "../stores/stores";
 import { openStorePg } from "../stores/stores-pg";
 import type { LearningInput, TraceInput } from "./descriptors";
+import { getRecallEventById, listRatingQueue, listRecallsReturning, listRecentRecallEvents, rateRecallHit, type RatingQueueItem, type rateRecallHitSchema, type RecallEvent, type RecallEventHit } from "./events";
+import { getRecallEventByIdPg, listRatingQueuePg, listRecallsReturningPg, listRecentRecallEventsPg, rateRecallHitPg } from "./events-pg";
+import { getRecallScoreDistribution, type RecallScoreDistribution } from "./quality";
+import { getRecallScoreDistributionPg } from "./quality-pg";
 import { getLearningById, listLearnings, recordLearning, type Learning, type listLearningsQuerySchema, type RecordLearningResult } from "./learnings";
 import { getLearningByIdPg, listLearningsPg, recordLearningPg } from "./learnings-pg";
 import { getReflectionOverview, type ReflectionOverview } from "./overview";
@@ -36,6 +40,13 @@ export type RecallBackend = {
   recall: (a: StoreArg & { agentId: string; input: RecallInput }) => Promise<RecallResult>;
   getReflectionOverview: (a: StoreArg) => Promise<ReflectionOverview>;
   updateReflectionSettings: (a: StoreArg & { input: z.input<typeof reflectionSettingsUpdateSchema>; actor: string }) => Promise<ReflectionSettings>;
+  /** The recall log, as the dashboard reads and rates it. */
+  listRecentRecalls: (a: StoreArg & { limit: number }) => Promise<RecallEvent[]>;
+  getRecall: (a: StoreArg & { id: number }) => Promise<RecallEvent>;
+  listRecallsReturning: (a: StoreArg & { artifact: "trace" | "learning"; refId: number }) => Promise<RecallEvent[]>;
+  listRatingQueue: (a: StoreArg & { limit: number }) => Promise<RatingQueueItem[]>;
+  rateRecallHit: (a: StoreArg & { input: z.input<typeof rateRecallHitSchema>; actor: string }) => Promise<RecallEventHit>;
+  getScoreDistribution: (a: StoreArg) => Promise<RecallScoreDistribution>;
 };
 
 /** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
@@ -49,6 +60,12 @@ export const sqliteRecall: RecallBackend = {
   recall: async ({ store, ...a }) => recallReflections({ handle: openStore({ store }), ...a }),
   getReflectionOverview: async ({ store }) => getReflectionOverview({ handle: openStore({ store }) }),
   updateReflectionSettings: async ({ store, ...a }) => updateReflectionSettings({ handle: openStore({ store }), ...a }),
+  listRecentRecalls: async ({ store, ...a }) => listRecentRecallEvents({ handle: openStore({ store }), ...a }),
+  getRecall: async ({ store, ...a }) => getRecallEventById({ handle: openStore({ store }), ...a }),
+  listRecallsReturning: async ({ store, ...a }) => listRecallsReturning({ handle: openStore({ store }), ...a }),
+  listRatingQueue: async ({ store, ...a }) => listRatingQueue({ handle: openStore({ store }), ...a }),
+  rateRecallHit: async ({ store, ...a }) => rateRecallHit({ handle: openStore({ store }), ...a }),
+  getScoreDistribution: async ({ store }) => getRecallScoreDistribution({ handle: openStore({ store }) }),
 };
 
 /** The PostgreSQL twins: every method awaits the process's pool and opens the store there (404 when unknown). */
@@ -64,6 +81,12 @@ export function pgRecall(pgHandle: Promise<PgHandle> | PgHandle): RecallBackend 
     recall: async ({ store, ...a }) => recallReflectionsPg({ handle: await open(store), ...a }),
     getReflectionOverview: async ({ store }) => getReflectionOverviewPg({ handle: await open(store) }),
     updateReflectionSettings: async ({ store, ...a }) => updateReflectionSettingsPg({ handle: await open(store), ...a }),
+    listRecentRecalls: async ({ store, ...a }) => listRecentRecallEventsPg({ handle: await open(store), ...a }),
+    getRecall: async ({ store, ...a }) => getRecallEventByIdPg({ handle: await open(store), ...a }),
+    listRecallsReturning: async ({ store, ...a }) => listRecallsReturningPg({ handle: await open(store), ...a }),
+    listRatingQueue: async ({ store, ...a }) => listRatingQueuePg({ handle: await open(store), ...a }),
+    rateRecallHit: async ({ store, ...a }) => rateRecallHitPg({ handle: await open(store), ...a }),
+    getScoreDistribution: async ({ store }) => getRecallScoreDistributionPg({ handle: await open(store) }),
   };
 }
 

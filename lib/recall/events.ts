@@ -44,6 +44,27 @@ export type RecallEvent = Omit<RecallEventInput, "hits"> & { id: number; hitCoun
 
 export const toHit = (h: Omit<RecallEventHitRow, "eventId" | "ratedAt">): RecallEventHit => ({ id: h.id, rank: h.rank, artifact: h.artifact, refId: h.refId, score: h.score, summary: h.summary, relevant: h.relevant, ratedBy: h.ratedBy });
 
+/** Recall rows with their hits, each event's in rank order (both backends read the rows, this assembles them). */
+export function assembleRecallEvents({ events, hits }: { events: RecallEventRow[]; hits: Omit<RecallEventHitRow, "ratedAt">[] }): RecallEvent[] {
+  return events.map((e) => ({
+    id: e.id,
+    agentId: e.agentId,
+    query: e.query,
+    mode: e.mode,
+    fallbackReason: e.fallbackReason,
+    latencyMs: e.latencyMs,
+    cacheHit: e.cacheHit,
+    hitCount: e.hitCount,
+    topScore: e.topScore,
+    warning: e.warning,
+    createdAt: e.createdAt,
+    hits: hits
+      .filter((h) => h.eventId === e.id)
+      .sort((a, b) => a.rank - b.rank)
+      .map(toHit),
+  }));
+}
+
 /** Recall rows with their hits in rank order: one query for all the hits. */
 function withHits({ handle, events }: { handle: StoreHandle; events: RecallEventRow[] }): RecallEvent[] {
   const hits = handle.db
@@ -57,20 +78,7 @@ function withHits({ handle, events }: { handle: StoreHandle; events: RecallEvent
     )
     .orderBy(asc(recallEventHits.eventId), asc(recallEventHits.rank))
     .all();
-  return events.map((e) => ({
-    id: e.id,
-    agentId: e.agentId,
-    query: e.query,
-    mode: e.mode,
-    fallbackReason: e.fallbackReason,
-    latencyMs: e.latencyMs,
-    cacheHit: e.cacheHit,
-    hitCount: e.hitCount,
-    topScore: e.topScore,
-    warning: e.warning,
-    createdAt: e.createdAt,
-    hits: hits.filter((h) => h.eventId === e.id).map(toHit),
-  }));
+  return assembleRecallEvents({ events, hits });
 }
 
 /** The newest recalls with their hits (dashboard). */

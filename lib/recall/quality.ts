@@ -3,7 +3,7 @@ import { LEXICAL_SCALE } from "./recall";
 
 /** Width of one bin of the score histogram. */
 export const SCORE_BIN_WIDTH = 0.05;
-const BINS = Math.round(1 / SCORE_BIN_WIDTH);
+export const BINS = Math.round(1 / SCORE_BIN_WIDTH);
 /** The distribution reads at most this many of the newest hits (a bounded cost on a busy store). */
 export const SCORE_SAMPLE_LIMIT = 5_000;
 
@@ -22,7 +22,7 @@ export type RecallScoreDistribution = {
 /** The lexical ceiling: a lexical match with every query term, at full recency, scores LEXICAL_SCALE. */
 export const LEXICAL_CEILING = LEXICAL_SCALE;
 
-type BinRow = { bin: number; n: number };
+export type BinRow = { bin: number; n: number };
 
 /**
  * The score distribution of the store's recall hits, newest first, in bins of
@@ -42,6 +42,11 @@ export function getRecallScoreDistribution({ handle, limit = SCORE_SAMPLE_LIMIT 
        from ${sample}`,
     )
     .get({ limit, ceiling: LEXICAL_CEILING }) as { hits: number; atCeiling: number; traces: number; learnings: number; rated: number; relevant: number };
+  return distributionOf({ rows, totals });
+}
+
+/** The histogram and totals from the grouped rows (both backends). */
+export function distributionOf({ rows, totals }: { rows: BinRow[]; totals: { hits: number; atCeiling: number; traces: number; learnings: number; rated: number; relevant: number } }): RecallScoreDistribution {
   const counts = new Map(rows.map((r) => [Math.max(0, r.bin), r.n]));
   const round = (x: number) => Math.round(x * 100) / 100;
   return {

@@ -6,20 +6,25 @@ import {
   createMemory,
   deleteMemory,
   getMemoryByPath,
+  listAllCategories,
   listCategoryChildren,
   listMemoriesByFilter,
+  listMemoryHistory,
   setCategoryDescription,
   updateMemory,
   type CategoryChild,
   type createMemorySchema,
   type Memory,
   type MemoryFilter,
+  type MemoryHistoryEntry,
   type MemoryWithBody,
   type setCategorySchema,
   type updateMemorySchema,
 } from "../index/memories";
-import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listCategoryChildrenPg, listMemoriesByFilterPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
+import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listCategoryChildrenPg, listMemoriesByFilterPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
 import { getJobById, startReindexJob, type Job } from "../index/jobs";
+import { readChunkInDocument, type ChunkReader } from "../index/reader";
+import { readChunkInDocumentPg } from "../index/reader-pg";
 import { takeOverStaleJobPg } from "../index/admin-jobs-pg";
 import { getJobByIdPg, JOB_OWNER, runReindexJobPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
 import { searchStore, type SearchInput, type SearchResult } from "../index/search";
@@ -38,7 +43,7 @@ import { listStoreNames } from "../db/store-names";
  * backend or open a handle themselves; an unknown store is a 404 on both.
  *
  * What is not here (thoughts, graph, remember,
- * working memory, re-embed, store health, ...) is served on SQLite only: with
+ * working memory: lib/graph/backend.ts; re-embed, store health, ...) is served on SQLite only: with
  * DATABASE_URL its routes answer 501 not_implemented (lib/api/route.ts
  * `postgres`), never from a local index.db the rest of the stores no longer use.
  */
@@ -63,6 +68,8 @@ export type StoresBackend = {
   listDocuments: (a: StoreArg & { prefix: string; limit: number; offset: number }) => Promise<{ total: number; documents: DocumentSummary[] }>;
   deleteDocument: (a: StoreArg & { path: string; actor: string }) => Promise<void>;
   getChunk: (a: StoreArg & { chunkId: string }) => Promise<ChunkDetail>;
+  /** The search reader: a chunk in its document, its neighbours, metadata and vector provenance. */
+  readChunk: (a: StoreArg & { chunkId: string }) => Promise<ChunkReader>;
   /** fts, vector or hybrid, core included when asked (the caller's right to read core was checked with the request). */
   search: (a: StoreArg & { input: SearchInput }) => Promise<SearchResult>;
   getMemory: (a: StoreArg & { memoryPath: string }) => Promise<MemoryWithBody>;
@@ -71,6 +78,10 @@ export type StoresBackend = {
   updateMemory: (a: StoreArg & { input: z.output<typeof updateMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
   deleteMemory: (a: StoreArg & { memoryPath: string; actor: string }) => Promise<void>;
   listCategoryChildren: (a: StoreArg & { parent: string | null }) => Promise<CategoryChild[]>;
+  /** Every category of the store with its recursive memory count (the memories browser's tree). */
+  listAllCategories: (a: StoreArg) => Promise<CategoryChild[]>;
+  /** A memory's change history from the audit log, newest first (moves followed back). */
+  listMemoryHistory: (a: StoreArg & { memoryPath: string; limit: number }) => Promise<MemoryHistoryEntry[]>;
   setCategoryDescription: (a: StoreArg & { input: z.output<typeof setCategorySchema>; actor: string }) => Promise<CategoryChild>;
   /** Compare the truth (memory files; on PostgreSQL the memories table) with the index, without writing. */
   verifyStore: (a: StoreArg) => Promise<VerifyReport>;
@@ -96,6 +107,7 @@ const sqliteStores: StoresBackend = {
   listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: openStore({ store }), ...a }),
   deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: openStore({ store }), ...a }),
   getChunk: async ({ store, ...a }) => getChunkByChunkId({ handle: openStore({ store }), ...a }),
+  readChunk: async ({ store, ...a }) => readChunkInDocument({ handle: openStore({ store }), ...a }),
   search: async ({ store, input }) => {
     const handle = openStore({ store });
     return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
@@ -107,6 +119,8 @@ const sqliteStores: StoresBackend = {
   updateMemory: async ({ store, ...a }) => updateMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
   deleteMemory: async ({ store, ...a }) => deleteMemory({ handle: openStore({ store }), ...a }),
   listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: openStore({ store }), ...a }),
+  listAllCategories: async ({ store }) => listAllCategories({ handle: openStore({ store }) }),
+  listMemoryHistory: async ({ store, ...a }) => listMemoryHistory({ handle: openStore({ store }), ...a }),
   setCategoryDescription: async ({ store, ...a }) => setCategoryDescription({ handle: openStore({ store }), ...a }),
   verifyStore: async ({ store }) => verifyStore({ handle: openStore({ store }) }),
   // The job is the build: no silent rebuild on open first (see openStore).
@@ -150,6 +164,7 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
     listDocuments: async ({ store, ...a }) => listDocumentsByPrefixPg({ handle: (await open(store)).handle, ...a }),
     deleteDocument: async ({ store, ...a }) => deleteApiDocumentPg({ handle: (await open(store)).handle, ...a }),
     getChunk: async ({ store, ...a }) => getChunkByChunkIdPg({ handle: (await open(store)).handle, ...a }),
+    readChunk: async ({ store, ...a }) => readChunkInDocumentPg({ handle: (await open(store)).handle, ...a }),
     search: async ({ store, input }) => {
       const { pg, handle } = await open(store);
       const core = await openCoreForPg({ pg, handle, includeCore: input.include_core });
@@ -163,6 +178,8 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
     updateMemory: async ({ store, ...a }) => updateMemoryPg({ handle: (await open(store)).handle, ...a }),
     deleteMemory: async ({ store, ...a }) => deleteMemoryPg({ handle: (await open(store)).handle, ...a }),
     listCategoryChildren: async ({ store, ...a }) => listCategoryChildrenPg({ handle: (await open(store)).handle, ...a }),
+    listAllCategories: async ({ store }) => listCategoryChildrenPg({ handle: (await open(store)).handle, parent: undefined }),
+    listMemoryHistory: async ({ store, ...a }) => listMemoryHistoryPg({ handle: (await open(store)).handle, ...a }),
     setCategoryDescription: async ({ store, ...a }) => setCategoryDescriptionPg({ handle: (await open(store)).handle, ...a }),
     verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),
     startReindex: async ({ store, actor }) => {

@@ -1,15 +1,12 @@
 import Link from "next/link";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
 import { LedgerSection } from "@/components/ledger-section";
-import { listStores } from "@/lib/stores/stores";
+import { stores as storesBackend } from "@/lib/stores/backend";
 import { requireUser } from "@/app/_server/session";
 
 export default async function GraphIndexPage() {
   await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="The graph" />;
-  const stores = listStores();
+  // The stores of this process's backend (PostgreSQL with DATABASE_URL, never DATA_DIR's then).
+  const stores = await storesBackend().listStores();
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Graph</h1>

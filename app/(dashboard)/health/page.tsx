@@ -1,6 +1,4 @@
 import { requireUser } from "@/app/_server/session";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
 import { LATENCY_LINES } from "@/components/chart-series";
 import { ChartTimeSeries } from "@/components/chart-time-series";
 import { HealthPickers } from "@/components/health-pickers";
@@ -10,7 +8,7 @@ import { StatusBadge, StoreStatusCard } from "@/components/store-status-card";
 import { WorkerStateCard } from "@/components/worker-state-card";
 import { getConfig } from "@/lib/config";
 import { getEmbeddingStatus } from "@/lib/embed/status";
-import { formatTime } from "@/lib/format";
+import { formatCount, formatPercent, formatTime } from "@/lib/format";
 import { ALL_STORES, loadHealthDashboard } from "@/lib/metrics/health";
 import { parseRange } from "@/lib/metrics/preparers";
 import { openStore } from "@/lib/stores/stores";
@@ -21,14 +19,13 @@ const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) 
 
 export default async function HealthPage({ searchParams }: { searchParams: Promise<Params> }) {
   const user = await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="Store health (embedder backlog, drift, recall hit rate)" />;
   const sp = await searchParams;
   const d = await loadHealthDashboard({ store: one(sp.store) ?? ALL_STORES, range: parseRange(one(sp.range)) });
   const longRange = d.range === "7d" || d.range === "30d";
   const markers = d.modelChanges.map((m) => ({ t: m.t, label: d.store === ALL_STORES ? `${m.store}: new model` : "new model" }));
   const one_ = d.store === ALL_STORES ? null : (d.perStore[0] ?? null);
-  const embeddings = one_ ? await getEmbeddingStatus({ handle: openStore({ store: d.store }), status: one_ }) : null;
+  // With DATABASE_URL (d.postgres) re-embed progress has no PostgreSQL source yet: the page says so instead of reading a local store.
+  const embeddings = one_ && !d.postgres ? await getEmbeddingStatus({ handle: openStore({ store: d.store }), status: one_ }) : null;
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Health</h1>
@@ -64,36 +61,94 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           </tbody>
         </table>
       )}
-      <WorkerStateCard workers={d.workers} provider={d.overall?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={d.now} />
-      <HealthEventsTable events={d.events} />
+      {d.postgres ? (
+        <>
+          <section className="card space-y-2" aria-labelledby="recall-quality-heading" data-testid="health-recall-quality">
+            <h2 id="recall-quality-heading" className="font-semibold">
+              Recall quality ({d.range})
+            </h2>
+            <table className="data">
+              <thead>
+                <tr>
+                  <th>Store</th>
+                  <th>Recalls</th>
+                  <th>Hit rate</th>
+                  <th>Rated precision</th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.postgres.recall.map((r) => (
+                  <tr key={r.store} data-testid={`health-recall-${r.store}`}>
+                    <td>{r.store}</td>
+                    <td>{formatCount(r.recalls)}</td>
+                    <td>{r.hitRate === null ? "—" : formatPercent(r.hitRate, 0)}</td>
+                    <td>{r.precision === null ? "not rated" : `${formatPercent(r.precision, 0)} of ${formatCount(r.rated)}`}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </section>
+          <HealthEventsTable events={d.events} />
+          <p role="status" className="text-sm text-slate-600" data-testid="health-pg-gaps">
+            With PostgreSQL, the embed worker list, re-embed progress and the backlog, drift, search latency and throughput history are not recorded yet; the live status, backlog and drift above and the recall charts below are read from PostgreSQL.
+          </p>
+        </>
+      ) : (
+        <>
+          <WorkerStateCard workers={d.workers} provider={d.overall?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={d.now} />
+          <HealthEventsTable events={d.events} />
+        </>
+      )}
+      <HealthHistory d={d} markers={markers} longRange={longRange} />
+      {embeddings && (
+        // Re-embed progress is read from the store (it survives reloads); the card's progress refreshes the page while a job runs.
+        <StoreEmbeddingsCard store={d.store} status={embeddings} verdict={one_!} isAdmin={user.role === "admin"} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
+      )}
+    </div>
+  );
+}
+
+type Dashboard = Awaited<ReturnType<typeof loadHealthDashboard>>;
+
+/** The charts: from minute snapshots on SQLite; with PostgreSQL (d.postgres) only the recall charts, drawn from the recall logs. */
+function HealthHistory({ d, markers, longRange }: { d: Dashboard; markers: { t: number; label: string }[]; longRange: boolean }) {
+  const all = !d.postgres;
+  return (
+    <>
       <h2 className="text-lg font-medium">History</h2>
       <p className="text-xs text-slate-600" data-testid="snapshots-as-of">
-        Charts are drawn from minute snapshots{d.snapshotsAsOf ? `, newest as of ${formatTime(d.snapshotsAsOf)}` : " (none recorded yet)"}; the status above is live.
+        {all
+          ? `Charts are drawn from minute snapshots${d.snapshotsAsOf ? `, newest as of ${formatTime(d.snapshotsAsOf)}` : " (none recorded yet)"}; the status above is live.`
+          : "Recall charts are drawn from the stores' recall logs in PostgreSQL; the status above is live."}
       </p>
       <div className="grid gap-4 lg:grid-cols-2">
-        <ChartTimeSeries
-          title="Embed backlog vs watermark"
-          testId="chart-backlog"
-          points={d.series}
-          longRange={longRange}
-          series={[
-            { key: "backlog", label: "backlog", color: "#0f172a" },
-            { key: "watermark", label: "watermark", color: "#dc2626", dashed: true },
-            { key: "parked", label: "parked", color: "#d97706" },
-          ]}
-        />
-        <ChartTimeSeries
-          title="Drift (% of rows) with model changes"
-          testId="chart-drift"
-          points={d.series}
-          longRange={longRange}
-          unit="%"
-          markers={markers}
-          series={[
-            { key: "driftPct", label: "drifted %", color: "#7c3aed" },
-            { key: "coveragePct", label: "coverage %", color: "#059669" },
-          ]}
-        />
+        {all && (
+          <>
+            <ChartTimeSeries
+              title="Embed backlog vs watermark"
+              testId="chart-backlog"
+              points={d.series}
+              longRange={longRange}
+              series={[
+                { key: "backlog", label: "backlog", color: "#0f172a" },
+                { key: "watermark", label: "watermark", color: "#dc2626", dashed: true },
+                { key: "parked", label: "parked", color: "#d97706" },
+              ]}
+            />
+            <ChartTimeSeries
+              title="Drift (% of rows) with model changes"
+              testId="chart-drift"
+              points={d.series}
+              longRange={longRange}
+              unit="%"
+              markers={markers}
+              series={[
+                { key: "driftPct", label: "drifted %", color: "#7c3aed" },
+                { key: "coveragePct", label: "coverage %", color: "#059669" },
+              ]}
+            />
+          </>
+        )}
         <ChartTimeSeries
           title="Recall hit rate and rated precision"
           testId="chart-recall-quality"
@@ -113,26 +168,26 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           unit="ms"
           series={LATENCY_LINES.slice(0, 2).map((l) => ({ ...l, key: l.key === "p50" ? "recallP50Ms" : "recallP95Ms" }))}
         />
-        <ChartTimeSeries
-          title="Search latency (API, all stores)"
-          testId="chart-search-latency"
-          points={d.searchLatency}
-          longRange={longRange}
-          unit="ms"
-          series={LATENCY_LINES}
-        />
-        <ChartTimeSeries
-          title="Embed worker throughput (rows/hour)"
-          testId="chart-throughput"
-          points={d.series}
-          longRange={longRange}
-          series={[{ key: "throughputPerHour", label: "embedded per hour", color: "#16a34a" }]}
-        />
+        {all && (
+          <>
+            <ChartTimeSeries
+              title="Search latency (API, all stores)"
+              testId="chart-search-latency"
+              points={d.searchLatency}
+              longRange={longRange}
+              unit="ms"
+              series={LATENCY_LINES}
+            />
+            <ChartTimeSeries
+              title="Embed worker throughput (rows/hour)"
+              testId="chart-throughput"
+              points={d.series}
+              longRange={longRange}
+              series={[{ key: "throughputPerHour", label: "embedded per hour", color: "#16a34a" }]}
+            />
+          </>
+        )}
       </div>
-      {embeddings && (
-        // Re-embed progress is read from the store (it survives reloads); the card's progress refreshes the page while a job runs.
-        <StoreEmbeddingsCard store={d.store} status={embeddings} verdict={one_!} isAdmin={user.role === "admin"} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
-      )}
-    </div>
+    </>
   );
 }

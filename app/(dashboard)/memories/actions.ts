@@ -5,11 +5,12 @@ import { requireRoleForAction } from "@/app/_server/session";
 import { actorOf } from "@/lib/auth/actor";
 import { storeNameSchema } from "@/lib/db/store-names";
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
-import { createMemory, createMemorySchema, deleteMemory, memoryPathSchema, moveMemory, updateMemory, updateMemorySchema } from "@/lib/index/memories";
-import { openStore } from "@/lib/stores/stores";
+import { AppError } from "@/lib/errors";
+import { createMemorySchema, memoryPathSchema, updateMemorySchema } from "@/lib/index/memories";
+import { stores } from "@/lib/stores/backend";
 
-// Server actions are public endpoints: each checks the session and role itself, then calls the same
-// domain functions as the API (lib/index/memories.ts), which write the file, the index and the audit row.
+// Server actions are public endpoints: each checks the session and role itself, then writes through
+// stores() as the API does (SQLite: the file, the index and the audit row; PostgreSQL: the rows and the audit row).
 // No revalidatePath: the form navigates to the memory's (new) page, which renders fresh, and a refresh of
 // the page it was on would unmount the form (a moved or deleted memory is "not found" there) before it can.
 
@@ -30,19 +31,19 @@ function frontmatterFields(form: FormData) {
   return { tags, summary: optional("summary"), source: optional("source"), expires_at: expires === null ? null : `${expires}T00:00:00Z` };
 }
 
-function storeFrom(form: FormData) {
-  return openStore({ store: storeNameSchema.parse(form.get("store")) });
+function storeFrom(form: FormData): string {
+  return storeNameSchema.parse(form.get("store"));
 }
 
 export async function createMemoryAction(_prev: Done | null, form: FormData): Promise<Done> {
   try {
     const user = await requireRoleForAction("editor");
     assertForm(form);
-    const handle = storeFrom(form);
+    const store = storeFrom(form);
     const { summary, source, expires_at, tags } = frontmatterFields(form);
     const input = createMemorySchema.parse({ path: text(form, "path").trim(), body: text(form, "body"), tags, summary: summary ?? undefined, source: source ?? undefined, expires_at: expires_at ?? undefined });
-    const memory = createMemory({ handle, input, actor: actorOf(user) });
-    return { ok: true, message: `Created ${memory.path}.`, data: { href: memoryHref(handle.store, memory.path) } };
+    const memory = await stores().createMemory({ store, input, actor: actorOf(user) });
+    return { ok: true, message: `Created ${memory.path}.`, data: { href: memoryHref(store, memory.path) } };
   } catch (e) {
     return actionError(e);
   }
@@ -52,10 +53,10 @@ export async function updateMemoryAction(_prev: Done | null, form: FormData): Pr
   try {
     const user = await requireRoleForAction("editor");
     assertForm(form);
-    const handle = storeFrom(form);
+    const store = storeFrom(form);
     const input = updateMemorySchema.parse({ path: text(form, "path"), body: text(form, "body"), ...frontmatterFields(form) });
-    const memory = updateMemory({ handle, input, actor: actorOf(user) });
-    return { ok: true, message: `Saved ${memory.path}.`, data: { href: memoryHref(handle.store, memory.path) } };
+    const memory = await stores().updateMemory({ store, input, actor: actorOf(user) });
+    return { ok: true, message: `Saved ${memory.path}.`, data: { href: memoryHref(store, memory.path) } };
   } catch (e) {
     return actionError(e);
   }
@@ -65,9 +66,12 @@ export async function moveMemoryAction(_prev: Done | null, form: FormData): Prom
   try {
     const user = await requireRoleForAction("editor");
     assertForm(form);
-    const handle = storeFrom(form);
-    const memory = moveMemory({ handle, from: text(form, "path"), to: text(form, "to").trim(), actor: actorOf(user) });
-    return { ok: true, message: `Moved to ${memory.path}.`, data: { href: memoryHref(handle.store, memory.path) } };
+    const store = storeFrom(form);
+    // A move is the API's update with move_to (PUT /memories), so it is validated and audited the same way.
+    const input = updateMemorySchema.parse({ path: text(form, "path"), move_to: text(form, "to").trim() });
+    if (input.move_to === input.path) throw new AppError("unprocessable", `memory ${input.path} is already at that path`);
+    const memory = await stores().updateMemory({ store, input, actor: actorOf(user) });
+    return { ok: true, message: `Moved to ${memory.path}.`, data: { href: memoryHref(store, memory.path) } };
   } catch (e) {
     return actionError(e);
   }
@@ -77,10 +81,10 @@ export async function deleteMemoryAction(_prev: Done | null, form: FormData): Pr
   try {
     const user = await requireRoleForAction("editor");
     assertForm(form);
-    const handle = storeFrom(form);
+    const store = storeFrom(form);
     const memoryPath = memoryPathSchema.parse(form.get("path"));
-    deleteMemory({ handle, memoryPath, actor: actorOf(user) });
-    return { ok: true, message: `Deleted ${memoryPath}.`, data: { href: `/memories?store=${encodeURIComponent(handle.store)}` } };
+    await stores().deleteMemory({ store, memoryPath, actor: actorOf(user) });
+    return { ok: true, message: `Deleted ${memoryPath}.`, data: { href: `/memories?store=${encodeURIComponent(store)}` } };
   } catch (e) {
     return actionError(e);
   }

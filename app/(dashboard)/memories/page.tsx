@@ -1,6 +1,5 @@
 import Link from "next/link";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
+import { stores as storesBackend } from "@/lib/stores/backend";
 import { pickRememberedStore } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { MemoryEditor, type MemoryDraft } from "@/components/memory-editor";
@@ -10,9 +9,8 @@ import { MemoryMarkdown } from "@/components/memory-markdown";
 import { MemoryCategoryTree, MemoryFilterForm, MemorySearchForm } from "@/components/memory-filters";
 import { roleAtLeast } from "@/lib/auth/users";
 import { formatTime } from "@/lib/format";
-import { getMemoryByPath, listAllCategories, listMemoriesByFilter, listMemoryHistory, memoryFilterSchema, memoryPathSchema, type MemoryWithBody } from "@/lib/index/memories";
-import { searchInputSchema, searchStore, type SearchHit } from "@/lib/index/search";
-import { openStore } from "@/lib/stores/stores";
+import { memoryFilterSchema, memoryPathSchema, type MemoryWithBody } from "@/lib/index/memories";
+import { searchInputSchema, type SearchHit } from "@/lib/index/search";
 import { isAppError } from "@/lib/errors";
 import { createMemoryAction, deleteMemoryAction, moveMemoryAction, updateMemoryAction } from "./actions";
 
@@ -23,12 +21,12 @@ const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) 
 
 type Viewed = { kind: "memory"; memory: MemoryWithBody } | { kind: "missing"; path: string; reason: string } | null;
 
-function loadMemory(handle: ReturnType<typeof openStore>, raw: string | undefined): Viewed {
+async function loadMemory(store: string, raw: string | undefined): Promise<Viewed> {
   if (!raw) return null;
   const parsed = memoryPathSchema.safeParse(raw);
   if (!parsed.success) return { kind: "missing", path: raw, reason: "That is not a memory path (it looks like category/…/slug)." };
   try {
-    return { kind: "memory", memory: getMemoryByPath({ handle, memoryPath: parsed.data }) };
+    return { kind: "memory", memory: await storesBackend().getMemory({ store, memoryPath: parsed.data }) };
   } catch (e) {
     if (isAppError(e) && e.code === "not_found") return { kind: "missing", path: raw, reason: "It may have been moved or deleted." };
     throw e;
@@ -42,11 +40,11 @@ function draftOf(m: MemoryWithBody): MemoryDraft {
 }
 
 /** Full-text hits of memories only (the one search entry point, kind=memory), one row per memory. */
-async function searchMemories({ handle, q, category, page }: { handle: ReturnType<typeof openStore>; q: string; category: string | undefined; page: number }): Promise<{ hits: SearchHit[]; hasMore: boolean } | { error: string }> {
+async function searchMemories({ store, q, category, page }: { store: string; q: string; category: string | undefined; page: number }): Promise<{ hits: SearchHit[]; hasMore: boolean } | { error: string }> {
   const input = searchInputSchema.safeParse({ q, mode: "fts", kind: "memory", prefix: category ? `memory/${category}/` : undefined, limit: String(PAGE_SIZE), offset: String((page - 1) * PAGE_SIZE) });
   if (!input.success) return { error: input.error.issues.map((i) => i.message).join("; ") };
   try {
-    const result = await searchStore({ handle, core: null, input: input.data });
+    const result = await storesBackend().search({ store, input: { ...input.data, include_core: false } });
     const seen = new Set<string>();
     return { hits: result.results.filter((h) => !seen.has(h.path) && seen.add(h.path)), hasMore: result.hasMore };
   } catch (e) {
@@ -59,16 +57,14 @@ const memoryPathOfDoc = (docPath: string) => docPath.replace(/^memory\//, "").re
 
 export default async function MemoriesPage({ searchParams }: { searchParams: Promise<Params> }) {
   const user = await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="The memories browser" instead="Memories are served from PostgreSQL by the API and MCP (GET/POST/PUT/DELETE /api/v1/stores/{store}/memories), and `dualmind memories export` writes them to a folder." />;
   const canEdit = roleAtLeast(user.role, "editor");
   const sp = await searchParams;
+  // The stores of this process's backend (PostgreSQL with DATABASE_URL, never DATA_DIR's then), read through stores().
   const { store, stores } = await pickRememberedStore(one(sp.store));
-  const handle = openStore({ store });
   const page = Math.max(1, Math.min(10_000, Number(one(sp.page)) || 1));
   // A category belongs to the store it was picked in: after switching store it is dropped, never kept as a hidden filter.
   const categoryStore = one(sp.cstore);
-  const categories = listAllCategories({ handle });
+  const categories = await storesBackend().listAllCategories({ store });
   const askedCategory = categoryStore && categoryStore !== store ? undefined : one(sp.category);
   const category = askedCategory && categories.some((c) => c.path === askedCategory) ? askedCategory : undefined;
   const unknownCategory = askedCategory && !category ? askedCategory : undefined;
@@ -96,9 +92,10 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
     limit: String(PAGE_SIZE),
     offset: String((page - 1) * PAGE_SIZE),
   });
-  const search = q ? await searchMemories({ handle, q, category, page }) : null;
-  const list = !search && parsed.success ? listMemoriesByFilter({ handle, filter: parsed.data }) : null;
-  const viewed = loadMemory(handle, one(sp.path));
+  const search = q ? await searchMemories({ store, q, category, page }) : null;
+  const list = !search && parsed.success ? await storesBackend().listMemories({ store, filter: parsed.data }) : null;
+  const viewed = await loadMemory(store, one(sp.path));
+  const history = viewed?.kind === "memory" ? await storesBackend().listMemoryHistory({ store, memoryPath: viewed.memory.path, limit: 30 }) : null;
   const editing = canEdit && viewed?.kind === "memory" && one(sp.edit) === "1";
   const creating = canEdit && one(sp.new) === "1";
   const base = `/memories?store=${encodeURIComponent(store)}`;
@@ -178,7 +175,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
               )}
             </article>
           )}
-          {viewed?.kind === "memory" && <MemoryHistory entries={listMemoryHistory({ handle, memoryPath: viewed.memory.path, limit: 30 })} />}
+          {history && <MemoryHistory entries={history} />}
 
           <MemorySearchForm store={store} category={category} q={q} />
           {unknownCategory && (

@@ -5,17 +5,15 @@ import { z } from "zod";
 import { actionError, assertForm, formValues, type ActionResult, type FormValues } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { actorOf } from "@/lib/auth/actor";
-import type { StoreHandle } from "@/lib/db/connection";
-import { rateRecallHit } from "@/lib/recall/events";
-import { reflectionSettingsPatchSchema, updateReflectionSettings } from "@/lib/recall/settings";
+import { recallBackend } from "@/lib/recall/backend";
+import { reflectionSettingsPatchSchema } from "@/lib/recall/settings";
 import { storeNameSchema } from "@/lib/db/store-names";
-import { openStore } from "@/lib/stores/stores";
 
 // Server actions are public endpoints: each checks the session and role itself.
-// The domain functions write the audit rows.
+// They write through recallBackend(), as the API does (SQLite or PostgreSQL); the domain functions write the audit rows.
 
-function storeFrom(form: FormData): StoreHandle {
-  return openStore({ store: storeNameSchema.parse(form.get("store")) });
+function storeFrom(form: FormData): string {
+  return storeNameSchema.parse(form.get("store"));
 }
 
 /** A rating changes the precision metric: editors and admins only, never viewers. */
@@ -24,8 +22,8 @@ export async function rateRecallHitAction(_prev: ActionResult | null, form: Form
     // Rating is an edit of the store's record: editors and admins (issue 18's editor role).
     const user = await requireRoleForAction("editor");
     assertForm(form);
-    const hit = rateRecallHit({
-      handle: storeFrom(form),
+    const hit = await recallBackend().rateRecallHit({
+      store: storeFrom(form),
       input: { hit_id: String(form.get("hit_id") ?? ""), relevant: form.get("relevant") === "true" },
       actor: actorOf(user),
     });
@@ -52,7 +50,7 @@ export async function updateReflectionSettingsAction(_prev: ActionResult | null,
     const admin = await requireRoleForAction("admin");
     assertForm(form);
     values = formValues(form);
-    const handle = storeFrom(form);
+    const store = storeFrom(form);
     const patch = reflectionSettingsPatchSchema.parse({
       enabled: form.get("enabled") === "on",
       top_k: numberField(form, "top_k"),
@@ -66,9 +64,9 @@ export async function updateReflectionSettingsAction(_prev: ActionResult | null,
         strategy: form.get("strategy"),
       },
     });
-    updateReflectionSettings({ handle, input: { settings: patch, reason: "edited on the Reflection page" }, actor: actorOf(admin) });
+    await recallBackend().updateReflectionSettings({ store, input: { settings: patch, reason: "edited on the Reflection page" }, actor: actorOf(admin) });
     revalidatePath("/reflection");
-    return { ok: true, message: `Reflection settings of ${handle.store} saved.` };
+    return { ok: true, message: `Reflection settings of ${store} saved.` };
   } catch (e) {
     return actionError(e, values);
   }

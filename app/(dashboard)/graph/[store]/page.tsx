@@ -1,10 +1,9 @@
 import Link from "next/link";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
 import { GraphRememberBox } from "@/components/graph-remember-box";
 import { LedgerSection } from "@/components/ledger-section";
 import { ENTITY_TYPES } from "@/lib/db/schema/graph";
-import { listNodesByFilter, listNodesQuerySchema } from "@/lib/graph/nodes";
+import { graphBackend } from "@/lib/graph/backend";
+import { listNodesQuerySchema } from "@/lib/graph/nodes";
 import { formatTime } from "@/lib/format";
 import { rememberAction } from "../actions";
 import { graphStoreOr404 } from "../load";
@@ -15,12 +14,10 @@ type Props = { params: Promise<{ store: string }>; searchParams: Promise<Record<
 
 export default async function GraphStorePage({ params, searchParams }: Props) {
   await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="The graph" />;
-  const { store, handle } = graphStoreOr404((await params).store);
+  const store = await graphStoreOr404((await params).store);
   const raw = filledParams(await searchParams);
   const parsed = listNodesQuerySchema.safeParse({ q: raw.q, entity_type: raw.entity_type, limit: 50 });
-  const result = parsed.success ? listNodesByFilter({ handle, filter: parsed.data }) : null;
+  const result = parsed.success ? await graphBackend().listNodes({ store, filter: parsed.data }) : null;
   const base = `/graph/${encodeURIComponent(store)}`;
   return (
     <div className="space-y-6">

@@ -1,20 +1,14 @@
 import Link from "next/link";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
 import { pickRememberedStore, filledParams, requestTime } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { LedgerSection } from "@/components/ledger-section";
 import { RecallRatingButtons, RecallSettingsForm } from "@/components/recall-forms";
 import { RecallQuality } from "@/components/recall-quality";
 import { roleAtLeast } from "@/lib/auth/users";
-import { getRecallScoreDistribution } from "@/lib/recall/quality";
 import { formatCount, formatDecimal, formatPercent, formatQuantity } from "@/lib/format";
-import { listWorkingMemory } from "@/lib/graph/working-memory";
-import { listRatingQueue, listRecentRecallEvents } from "@/lib/recall/events";
-import { listLearnings } from "@/lib/recall/learnings";
-import { getReflectionOverview } from "@/lib/recall/overview";
-import { listTraces, listTracesQuerySchema } from "@/lib/recall/traces";
-import { openStore } from "@/lib/stores/stores";
+import { graphBackend } from "@/lib/graph/backend";
+import { recallBackend } from "@/lib/recall/backend";
+import { listTracesQuerySchema } from "@/lib/recall/traces";
 import { LearningTable } from "../_parts/learning-table";
 import { reflectionHref } from "../_parts/links";
 import { RecallList } from "../_parts/recall-list";
@@ -30,20 +24,23 @@ const PAGE = 25;
 // above them would start streaming before they can answer 404 for an unknown id.
 export default async function ReflectionPage({ searchParams }: Props) {
   const user = await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="Reflection (traces, learnings, recall)" />;
   const raw = filledParams(await searchParams);
+  // The stores of this process's backend (PostgreSQL with DATABASE_URL, never DATA_DIR's then), read through recallBackend().
   const { store, stores } = await pickRememberedStore(raw.store);
-  const handle = openStore({ store });
+  const recall = recallBackend();
   const now = requestTime();
-  const overview = getReflectionOverview({ handle });
-  const recalls = listRecentRecallEvents({ handle, limit: 15 });
-  const queue = listRatingQueue({ handle, limit: 8 });
   const page = Math.max(1, Number(raw.page ?? 1) || 1);
   const filter = listTracesQuerySchema.safeParse({ outcome: raw.outcome, shard_type: raw.shard_type, limit: PAGE, offset: (page - 1) * PAGE });
-  const traces = listTraces({ handle, filter: filter.success ? filter.data : { limit: PAGE } });
-  const learnings = listLearnings({ handle, filter: { limit: 25 } });
-  const workingMemoryKeys = listWorkingMemory({ handle, now }).length;
+  const [overview, recalls, queue, traces, learnings, workingMemory, distribution] = await Promise.all([
+    recall.getReflectionOverview({ store }),
+    recall.listRecentRecalls({ store, limit: 15 }),
+    recall.listRatingQueue({ store, limit: 8 }),
+    recall.listTraces({ store, filter: filter.success ? filter.data : { limit: PAGE } }),
+    recall.listLearnings({ store, filter: { limit: 25 } }),
+    graphBackend().listWorkingMemory({ store }),
+    recall.getScoreDistribution({ store }),
+  ]);
+  const workingMemoryKeys = workingMemory.length;
   const canRate = roleAtLeast(user.role, "editor");
   const link = (p: Record<string, string>) => `/reflection?${new URLSearchParams({ ...raw, store, ...p }).toString()}`;
 
@@ -93,7 +90,7 @@ export default async function ReflectionPage({ searchParams }: Props) {
         </p>
       )}
 
-      <RecallQuality distribution={getRecallScoreDistribution({ handle })} settings={overview.settings} hitRate={overview.totals.hitRate} canRate={canRate} />
+      <RecallQuality distribution={distribution} settings={overview.settings} hitRate={overview.totals.hitRate} canRate={canRate} />
 
       <LedgerSection id="recalls-heading" title="Recent recalls" testId="recent-recalls">
         <RecallList store={store} recalls={recalls} now={now} />

@@ -1,10 +1,9 @@
 import Link from "next/link";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
 import { LedgerSection } from "@/components/ledger-section";
 import { FRAMEWORKS } from "@/lib/db/schema/graph";
 import { formatTime } from "@/lib/format";
-import { listChainsByRecency, listThoughtsByFilter, listThoughtsQuerySchema } from "@/lib/graph/thoughts";
+import { graphBackend } from "@/lib/graph/backend";
+import { listThoughtsQuerySchema } from "@/lib/graph/thoughts";
 import { graphStoreOr404 } from "../../load";
 import { requireUser } from "@/app/_server/session";
 import { filledParams } from "@/app/_server/pages";
@@ -15,14 +14,12 @@ const score = (x: number | null) => (x === null ? "—" : x.toFixed(2));
 
 export default async function ThoughtsPage({ params, searchParams }: Props) {
   await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="Thoughts" />;
-  const { store, handle } = graphStoreOr404((await params).store);
+  const store = await graphStoreOr404((await params).store);
   const raw = filledParams(await searchParams);
   const page = Math.max(1, Number(raw.page ?? 1) || 1);
   const parsed = listThoughtsQuerySchema.safeParse({ q: raw.q, framework: raw.framework, chain_id: raw.chain_id, limit: 50, offset: (page - 1) * 50 });
-  const result = parsed.success ? await listThoughtsByFilter({ handle, filter: parsed.data }) : null;
-  const { chains } = listChainsByRecency({ handle, limit: 30 });
+  const result = parsed.success ? await graphBackend().listThoughts({ store, filter: parsed.data }) : null;
+  const { chains } = await graphBackend().listChains({ store, limit: 30, offset: 0 });
   const base = `/graph/${encodeURIComponent(store)}`;
   const pageLink = (p: number) => `${base}/thoughts?${new URLSearchParams({ ...raw, page: String(p) }).toString()}`;
   return (

@@ -1,12 +1,11 @@
 import { requestTime } from "@/app/_server/pages";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
 import Link from "next/link";
 import { requireUser } from "@/app/_server/session";
 import { LedgerSection } from "@/components/ledger-section";
 import { TimeAgo } from "@/components/time-ago";
 import { formatBytes, formatQuantity } from "@/lib/format";
-import { listWorkingMemory, WORKING_MEMORY_MAX_KEYS } from "@/lib/graph/working-memory";
+import { graphBackend } from "@/lib/graph/backend";
+import { WORKING_MEMORY_MAX_KEYS } from "@/lib/graph/working-memory";
 import { reflectionHref } from "../../_parts/links";
 import { reflectionStoreOr404 } from "../../_parts/load";
 
@@ -18,12 +17,9 @@ const PREVIEW_CHARS = 160;
 /** A store's working memory: the agents' scratchpad keys, what they hold, who wrote them and when they expire. */
 export default async function WorkingMemoryPage({ params }: Props) {
   await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="Working memory" />;
-  const handle = reflectionStoreOr404((await params).store);
-  const store = handle.store;
+  const store = await reflectionStoreOr404((await params).store);
   const now = requestTime();
-  const entries = listWorkingMemory({ handle, now });
+  const entries = await graphBackend().listWorkingMemory({ store });
   return (
     <div className="space-y-6">
       <div className="space-y-1">

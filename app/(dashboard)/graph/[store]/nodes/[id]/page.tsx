@@ -1,16 +1,15 @@
 import Link from "next/link";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
 import { GraphEvidenceList } from "@/components/graph-evidence-list";
 import { GraphNeighbourhood } from "@/components/graph-neighbourhood";
 import { LedgerSection } from "@/components/ledger-section";
 import { FRAME_COLUMNS } from "@/lib/db/schema/graph";
 import { formatTime } from "@/lib/format";
-import { getNodeDetailById, type NodeDetail } from "@/lib/graph/node-detail";
+import { graphBackend } from "@/lib/graph/backend";
+import type { NodeDetail } from "@/lib/graph/node-detail";
 import { graphStoreOr404 } from "../../../load";
 import { requireUser } from "@/app/_server/session";
-import { findOrNull } from "@/app/_server/pages";
+import { findOrNullAsync } from "@/app/_server/pages";
 import { uuidSchema } from "@/lib/common";
 
 type Props = { params: Promise<{ store: string; id: string }> };
@@ -59,12 +58,10 @@ function RelationTable({ title, id, rows, base }: { title: string; id: string; r
 
 export default async function NodePage({ params }: Props) {
   await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="The graph" />;
   const p = await params;
-  const { store, handle } = graphStoreOr404(p.store);
+  const store = await graphStoreOr404(p.store);
   const id = uuidSchema.safeParse(p.id);
-  const detail = id.success ? findOrNull(() => getNodeDetailById({ handle, id: id.data })) : null;
+  const detail = id.success ? await findOrNullAsync(() => graphBackend().getNodeDetail({ store, id: id.data })) : null;
   if (!detail) notFound();
   const { node } = detail;
   const base = `/graph/${encodeURIComponent(store)}`;

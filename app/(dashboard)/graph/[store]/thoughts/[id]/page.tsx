@@ -1,13 +1,10 @@
 import Link from "next/link";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
 import { LedgerSection } from "@/components/ledger-section";
 import { formatTime } from "@/lib/format";
-import type { StoreHandle } from "@/lib/db/connection";
-import { isAppError } from "@/lib/errors";
-import { listEvidenceUsesByThoughtId } from "@/lib/graph/evidence";
-import { getThoughtById, type Thought } from "@/lib/graph/thoughts";
+import { findOrNullAsync } from "@/app/_server/pages";
+import { graphBackend } from "@/lib/graph/backend";
+import type { Thought } from "@/lib/graph/thoughts";
 import { graphStoreOr404 } from "../../../load";
 import { requireUser } from "@/app/_server/session";
 import { uuidSchema } from "@/lib/common";
@@ -16,26 +13,18 @@ type Props = { params: Promise<{ store: string; id: string }> };
 
 const score = (x: number | null) => (x === null ? "—" : x.toFixed(3));
 
-async function loadThought(handle: StoreHandle, raw: string): Promise<Thought | null> {
+async function loadThought(store: string, raw: string): Promise<Thought | null> {
   const id = uuidSchema.safeParse(raw);
-  if (!id.success) return null;
-  try {
-    return await getThoughtById({ handle, id: id.data });
-  } catch (e) {
-    if (isAppError(e) && e.code === "not_found") return null;
-    throw e;
-  }
+  return id.success ? findOrNullAsync(() => graphBackend().getThought({ store, id: id.data })) : null;
 }
 
 export default async function ThoughtPage({ params }: Props) {
   await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="Thoughts" />;
   const p = await params;
-  const { store, handle } = graphStoreOr404(p.store);
-  const thought = await loadThought(handle, p.id);
+  const store = await graphStoreOr404(p.store);
+  const thought = await loadThought(store, p.id);
   if (!thought) notFound();
-  const uses = listEvidenceUsesByThoughtId({ handle, thoughtId: thought.id });
+  const uses = await graphBackend().listEvidenceUses({ store, thoughtId: thought.id });
   const base = `/graph/${encodeURIComponent(store)}`;
   const facts: [string, React.ReactNode][] = [
     ["framework", thought.framework],

@@ -1,15 +1,12 @@
 import Link from "next/link";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
-import { findOrNull, requestTime } from "@/app/_server/pages";
+import { findOrNullAsync, requestTime } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { CopyButton } from "@/components/copy-button";
 import { LedgerSection } from "@/components/ledger-section";
 import { TimeAgo } from "@/components/time-ago";
 import { formatDecimal, formatQuantity } from "@/lib/format";
-import { listRecallsReturning } from "@/lib/recall/events";
-import { getLearningById } from "@/lib/recall/learnings";
+import { recallBackend } from "@/lib/recall/backend";
 import { Fields } from "../../../_parts/fields";
 import { reflectionHref } from "../../../_parts/links";
 import { intIdOr404, reflectionStoreOr404 } from "../../../_parts/load";
@@ -20,15 +17,13 @@ type Props = { params: Promise<{ store: string; id: string }> };
 /** One learning as fields (predicate, arguments, description, confidence), and the recalls that brought it back. */
 export default async function LearningPage({ params }: Props) {
   await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="Reflection (traces, learnings, recall)" />;
   const p = await params;
-  const handle = reflectionStoreOr404(p.store);
-  const learning = findOrNull(() => getLearningById({ handle, id: intIdOr404(p.id) }));
+  const store = await reflectionStoreOr404(p.store);
+  const id = intIdOr404(p.id);
+  const learning = await findOrNullAsync(() => recallBackend().getLearning({ store, id }));
   if (!learning) notFound();
-  const store = handle.store;
   const now = requestTime();
-  const recalls = listRecallsReturning({ handle, artifact: "learning", refId: learning.id });
+  const recalls = await recallBackend().listRecallsReturning({ store, artifact: "learning", refId: learning.id });
   const args = Object.entries(learning.args);
   return (
     <div className="space-y-6">

@@ -1,13 +1,11 @@
 import Link from "next/link";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
-import { findOrNull, requestTime } from "@/app/_server/pages";
+import { findOrNullAsync, requestTime } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { LedgerSection } from "@/components/ledger-section";
 import { TimeAgo } from "@/components/time-ago";
 import { formatDecimal, formatDuration, formatQuantity } from "@/lib/format";
-import { getRecallEventById } from "@/lib/recall/events";
+import { recallBackend } from "@/lib/recall/backend";
 import { Fields } from "../../../_parts/fields";
 import { reflectionHref } from "../../../_parts/links";
 import { intIdOr404, reflectionStoreOr404 } from "../../../_parts/load";
@@ -18,13 +16,11 @@ type Props = { params: Promise<{ store: string; id: string }> };
 /** One recall: what was asked, how it was answered, and the hits, each linked to the trace or learning it found. */
 export default async function RecallPage({ params }: Props) {
   await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="Reflection (traces, learnings, recall)" />;
   const p = await params;
-  const handle = reflectionStoreOr404(p.store);
-  const recall = findOrNull(() => getRecallEventById({ handle, id: intIdOr404(p.id) }));
+  const store = await reflectionStoreOr404(p.store);
+  const id = intIdOr404(p.id);
+  const recall = await findOrNullAsync(() => recallBackend().getRecall({ store, id }));
   if (!recall) notFound();
-  const store = handle.store;
   return (
     <div className="space-y-6">
       <div className="space-y-1">

@@ -1,15 +1,12 @@
 import Link from "next/link";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
-import { findOrNull, requestTime } from "@/app/_server/pages";
+import { findOrNullAsync, requestTime } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { CopyButton } from "@/components/copy-button";
 import { LedgerSection } from "@/components/ledger-section";
 import { TimeAgo } from "@/components/time-ago";
 import { formatQuantity } from "@/lib/format";
-import { listRecallsReturning } from "@/lib/recall/events";
-import { getTraceById } from "@/lib/recall/traces";
+import { recallBackend } from "@/lib/recall/backend";
 import { Chips, Fields, OutcomeBadge } from "../../../_parts/fields";
 import { reflectionHref } from "../../../_parts/links";
 import { intIdOr404, reflectionStoreOr404 } from "../../../_parts/load";
@@ -20,15 +17,13 @@ type Props = { params: Promise<{ store: string; id: string }> };
 /** One trace as fields (intent, files, outcome, key issue, tags), and the recalls that brought it back. */
 export default async function TracePage({ params }: Props) {
   await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="Reflection (traces, learnings, recall)" />;
   const p = await params;
-  const handle = reflectionStoreOr404(p.store);
-  const trace = findOrNull(() => getTraceById({ handle, id: intIdOr404(p.id) }));
+  const store = await reflectionStoreOr404(p.store);
+  const id = intIdOr404(p.id);
+  const trace = await findOrNullAsync(() => recallBackend().getTrace({ store, id }));
   if (!trace) notFound();
-  const store = handle.store;
   const now = requestTime();
-  const recalls = listRecallsReturning({ handle, artifact: "trace", refId: trace.id });
+  const recalls = await recallBackend().listRecallsReturning({ store, artifact: "trace", refId: trace.id });
   return (
     <div className="space-y-6">
       <div className="space-y-1">

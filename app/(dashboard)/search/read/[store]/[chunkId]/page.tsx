@@ -1,33 +1,27 @@
 import Link from "next/link";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
-import { storesOnPostgres } from "@/lib/stores/backend";
+import { stores } from "@/lib/stores/backend";
 import { notFound } from "next/navigation";
-import { findOrNull } from "@/app/_server/pages";
+import { findOrNullAsync } from "@/app/_server/pages";
 import { requireUser } from "@/app/_server/session";
 import { isMarkdownKind, ReaderDocument, ReaderMetadata, ReaderNeighbours, ReaderVector } from "@/components/search-reader";
 import { storeNameSchema } from "@/lib/db/store-names";
-import { checkVectorReadiness } from "@/lib/embed/status";
 import { chunkIdSchema } from "@/lib/index/ingest";
-import { readChunkInDocument } from "@/lib/index/reader";
-import { openStore } from "@/lib/stores/stores";
+import { vectorReadinessFor } from "@/lib/metrics/health";
 
 type Props = { params: Promise<{ store: string; chunkId: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
 
 /** A search hit in its document: every signed-in person may read every store; an unknown store or chunk is the friendly not-found page. */
 export default async function SearchReaderPage({ params, searchParams }: Props) {
   await requireUser();
-  // With DATABASE_URL this view would read the local SQLite stores, which agents no longer write to.
-  if (storesOnPostgres()) return <NotServedOnPostgres what="The reader" instead="The chunk itself is served from PostgreSQL by GET /api/v1/stores/{store}/chunks/{id}." />;
   const { store: rawStore, chunkId: rawChunkId } = await params;
   const store = storeNameSchema.safeParse(rawStore);
   const chunkId = chunkIdSchema.safeParse(rawChunkId);
   if (!store.success || !chunkId.success) notFound();
-  const handle = findOrNull(() => openStore({ store: store.data }));
-  if (!handle) notFound();
-  const reader = findOrNull(() => readChunkInDocument({ handle, chunkId: chunkId.data }));
+  // stores(): the PostgreSQL stores with DATABASE_URL (never DATA_DIR's then); an unknown store or chunk is not_found.
+  const reader = await findOrNullAsync(() => stores().readChunk({ store: store.data, chunkId: chunkId.data }));
   if (!reader) notFound();
 
-  const readiness = await checkVectorReadiness({ handle });
+  const readiness = await vectorReadinessFor({ store: reader.store });
   const storeSearch = readiness.usable ? { usable: true as const } : { usable: false as const, message: readiness.message };
   const view = (await searchParams).view;
   const markdown = isMarkdownKind(reader.document.kind);
