@@ -14,9 +14,20 @@ import { uuidSchema } from "@/lib/common";
 
 type Props = { params: Promise<{ store: string; id: string }> };
 
-function RelationTable({ title, id, rows, base }: { title: string; id: string; rows: NodeDetail["outgoing"]; base: string }) {
+/** One line when a list holds fewer than there are (the detail is bounded: NODE_DETAIL_LIMITS). */
+function Shown({ shown, total, what }: { shown: number; total: number; what: string }) {
+  if (shown >= total) return null;
+  return (
+    <p className="text-sm text-slate-600" data-testid="shown-of-total">
+      Showing {shown} of {total} {what}.
+    </p>
+  );
+}
+
+function RelationTable({ title, id, rows, total, base }: { title: string; id: string; rows: NodeDetail["outgoing"]; total: number; base: string }) {
   return (
     <LedgerSection id={id} title={title} testId={id}>
+      <Shown shown={rows.length} total={total} what="relations, the heaviest first" />
       {rows.length === 0 ? (
         <p className="text-sm text-slate-600">None.</p>
       ) : (
@@ -46,6 +57,7 @@ function RelationTable({ title, id, rows, base }: { title: string; id: string; r
                 <td>{r.confidence.toFixed(2)}</td>
                 <td>
                   <GraphEvidenceList evidence={r.evidence} base={base} />
+                  <Shown shown={r.evidence.length} total={r.evidence_total} what="evidence links, the oldest first" />
                 </td>
               </tr>
             ))}
@@ -85,6 +97,7 @@ export default async function NodePage({ params }: Props) {
         {Object.keys(node.attributes).length > 0 && <pre className="overflow-x-auto rounded bg-slate-100 p-2 text-xs">{JSON.stringify(node.attributes, null, 2)}</pre>}
       </div>
 
+      <Shown shown={detail.frames.length} total={detail.totals.frames} what="frames" />
       <div className="grid gap-4 md:grid-cols-2">
         {FRAME_COLUMNS.map((column) => {
           const frames = detail.frames.filter((f) => f.column === column);
@@ -104,6 +117,7 @@ export default async function NodePage({ params }: Props) {
                       ))}
                     </dl>
                     <GraphEvidenceList evidence={f.evidence} base={base} />
+                    <Shown shown={f.evidence.length} total={f.evidence_total} what="evidence links, the oldest first" />
                   </article>
                 ))
               )}
@@ -112,8 +126,8 @@ export default async function NodePage({ params }: Props) {
         })}
       </div>
 
-      <RelationTable title="Relations out" id="relations-out" rows={detail.outgoing} base={base} />
-      <RelationTable title="Relations in" id="relations-in" rows={detail.incoming} base={base} />
+      <RelationTable title="Relations out" id="relations-out" rows={detail.outgoing} total={detail.totals.outgoing} base={base} />
+      <RelationTable title="Relations in" id="relations-in" rows={detail.incoming} total={detail.totals.incoming} base={base} />
 
       <LedgerSection id="neighbourhood-heading" title="Neighbourhood">
         <GraphNeighbourhood center={{ id: node.id, label: node.display_name }} neighbours={neighbours} base={base} />
