@@ -45,9 +45,9 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
   });
 
   it("npm start says which store routes PostgreSQL serves and which answer 501", () => {
-    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs, traces, learnings, recall, reflection settings and store health");
+    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs, traces, learnings, recall, reflection settings, store health, re-embed (with a held switch and the candidate model's comparison) and retry-parked");
     expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: thoughts, chains, nodes, relations, frames, evidence and working memory");
-    expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented): remember, re-embed, retry-parked");
+    expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented): remember;");
   });
 
   const { tokens } = storeApiCases(target);
@@ -66,8 +66,6 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
   it("answers 501 not_implemented, naming the route, for every store route not served from PostgreSQL yet — after the token's checks", async () => {
     for (const [method, p, body] of [
       ["POST", "/stores/alpha/remember", { query: "x" }],
-      ["POST", "/stores/alpha/reembed", {}],
-      ["POST", "/stores/alpha/embeddings/retry-parked", {}],
     ] as const) {
       const r = await call(a, method, p, { token: RELIABILITY_TOKEN, body });
       expect([p, r.status, r.json?.error?.code]).toEqual([p, 501, "not_implemented"]);

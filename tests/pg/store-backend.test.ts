@@ -107,10 +107,11 @@ describe("which routes PostgreSQL serves", () => {
     for (const [p, m] of [["/stores", "get"], ["/stores", "post"], ["/stores/{store}", "get"], ["/stores/{store}/documents", "put"], ["/stores/{store}/search", "post"], ["/stores/{store}/memories", "delete"], ["/stores/{store}/categories", "get"], ["/stores/{store}/verify", "get"], ["/stores/{store}/reindex", "post"], ["/jobs/{id}", "get"], ["/tasks", "post"],
       ["/stores/{store}/traces", "post"], ["/stores/{store}/traces/{id}", "get"], ["/stores/{store}/learnings", "get"], ["/stores/{store}/learnings/{id}", "get"], ["/stores/{store}/recall", "post"], ["/stores/{store}/reflection", "get"], ["/stores/{store}/reflection", "put"], ["/stores/{store}/health", "get"],
       ["/stores/{store}/thoughts", "post"], ["/stores/{store}/thoughts/{id}/feedback", "post"], ["/stores/{store}/chains/{id}", "get"], ["/stores/{store}/nodes", "get"], ["/stores/{store}/nodes/{id}", "delete"],
-      ["/stores/{store}/relations", "post"], ["/stores/{store}/frames/{id}", "patch"], ["/stores/{store}/evidence", "delete"], ["/stores/{store}/working-memory", "put"], ["/stores/{store}/working-memory/{key}", "get"]]) {
+      ["/stores/{store}/relations", "post"], ["/stores/{store}/frames/{id}", "patch"], ["/stores/{store}/evidence", "delete"], ["/stores/{store}/working-memory", "put"], ["/stores/{store}/working-memory/{key}", "get"],
+      ["/stores/{store}/reembed", "post"], ["/stores/{store}/reembed", "get"], ["/stores/{store}/reembed/switch", "post"], ["/stores/{store}/reembed/compare", "get"], ["/stores/{store}/embeddings/retry-parked", "post"]]) {
       expect([p, m, served(p, m)]).toEqual([p, m, true]);
     }
-    for (const [p, m] of [["/stores/{store}/remember", "post"], ["/stores/{store}/reembed", "post"], ["/stores/{store}/embeddings/retry-parked", "post"]]) {
+    for (const [p, m] of [["/stores/{store}/remember", "post"]]) {
       expect([p, m, served(p, m)]).toEqual([p, m, false]);
     }
   });
