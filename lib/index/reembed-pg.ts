@@ -79,6 +79,12 @@ async function ownItemsRemainingPg(tx: SqlRunner, job: PgReembedJob): Promise<nu
   return n;
 }
 
+/** Whether any of the job's items is still queued: one probe of the queue's primary key (a worker asks after every batch). */
+async function ownItemsLeftPg(tx: SqlRunner, job: PgReembedJob): Promise<boolean> {
+  const [{ left }] = await rowsOf<{ left: boolean }>(tx, sql`select exists (select 1 from embed_queue where id <= ${job.queueIdUntil}) as left`);
+  return left;
+}
+
 /** `(kind, ref_id, input_hash)` of every artifact without a vector of `target` from its current text, over the registered kinds. */
 function needingVectorsSql(target: string): SQL | null {
   const parts = pgEmbeddableKinds().flatMap((kind) => {
@@ -223,7 +229,7 @@ export async function finishReembedIfDonePg({ handle, actor = "system:embed-work
     await lockReembed(tx);
     const job = await readJobPg(tx);
     if (!job || job.status === "done") return false;
-    if ((await ownItemsRemainingPg(tx, job)) > 0) return false;
+    if (await ownItemsLeftPg(tx, job)) return false;
     const finished: PgReembedJob = { ...job, status: "done", finishedAt: Date.now() };
     const active = await readActiveFingerprintPg(tx);
     if (active === job.targetFingerprintId) {
@@ -252,6 +258,8 @@ export async function finishReembedIfDonePg({ handle, actor = "system:embed-work
           union all select fingerprint_id from embeddings where fingerprint_id <> ${job.targetFingerprintId}) o order by 1`,
       )
     ).map((r) => r.id);
+    // Deleting a large store's old vectors can outlast the statement limit; cancelled, the whole switch would roll back and be retried for ever.
+    await tx.execute(sql`select set_config('statement_timeout', '0', true)`);
     await writeMetaPg(tx, ACTIVE_KEY, job.targetFingerprintId);
     await tx.execute(sql`delete from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}`);
     await tx.execute(sql`delete from embeddings where fingerprint_id <> ${job.targetFingerprintId}`);

@@ -274,7 +274,15 @@ describe("the re-embed and retry-parked routes with DATABASE_URL, in-process", (
       expect((await callRoute(healthRoute.GET, { token: writer, params, url: "http://127.0.0.1/api/v1/stores/ops/health" })).json).toMatchObject({ status: "parked", backlog: { parked: 4 } });
       const retried = await callRoute(retryParkedRoute.POST, { token: admin, params, body: {} });
       expect(retried).toMatchObject({ status: 200, json: { requeued: 4 } });
-      await drainEmbedQueuesPg({ handles: [handle], embedder: getEmbedder() });
+      // A worker of this replica finishes the job; the store's health lists it, alive.
+      const stop = new AbortController();
+      const worker = startEmbedWorkerPg({ listStores: async () => ["ops"], openStore: async () => handle, registry: async () => pg.db, signal: stop.signal, idleMs: 20, workerId: "ops-worker", mode: "in_server" });
+      await until("the job to finish", async () => (await getReembedProgressPg({ handle }))?.status === "done");
+      const healthy = await callRoute(healthRoute.GET, { token: writer, params, url: "http://127.0.0.1/api/v1/stores/ops/health" });
+      expect(healthy.json).toMatchObject({ status: "healthy", reembed: { status: "done", done: 4 } });
+      expect(healthy.json.workers).toEqual([expect.objectContaining({ worker_id: "ops-worker", running: true, in_this_process: true, mode: "in_server", last_batch_store: "ops", last_batch_items: 4 })]);
+      stop.abort();
+      await worker;
       const done = await callRoute(reembedRoute.GET, { token: writer, params, url: "http://127.0.0.1/api/v1/stores/ops/reembed" });
       expect(done).toMatchObject({ status: 200, json: { job: { status: "done", done: 4, remaining: 0 } } });
       // Nothing to compare: the configured model is the active one.
