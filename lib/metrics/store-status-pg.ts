@@ -128,6 +128,11 @@ export async function getEmbeddingStatusPg({ handle, status }: { handle: PgStore
   return embeddingStatusOf({ status: s, otherModelVectors: s.otherModelVectors, reembed: await getReembedProgressPg({ handle }), parked });
 }
 
+/** One PostgreSQL store's embeddings detail by name (CLI `embeddings status`). */
+export async function getEmbeddingStatusPgByName({ store }: { store: string }): Promise<EmbeddingStatus> {
+  return getEmbeddingStatusPg({ handle: await openStorePg({ pg: await pgHandleOrThrow(), store }) });
+}
+
 /** The embed workers of every replica (public.embed_workers), for the store page and store health. */
 export async function getWorkerStatesPg(): Promise<WorkerState[]> {
   return listWorkerStatesPg({ db: (await pgHandleOrThrow()).db });

@@ -24,6 +24,7 @@ import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
 import { getStoreHealthReportPg } from "@/lib/metrics/store-status-pg";
 import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
+import { storeCommands } from "@/scripts/commands/store-commands";
 import { callRoute, useTempDataDir } from "../helpers";
 import { createTestDatabase, useTwoReplicas } from "./helpers";
 
@@ -287,6 +288,14 @@ describe("the re-embed and retry-parked routes with DATABASE_URL, in-process", (
       expect(done).toMatchObject({ status: 200, json: { job: { status: "done", done: 4, remaining: 0 } } });
       // Nothing to compare: the configured model is the active one.
       expect((await callRoute(compareRoute.GET, { token: admin, params, url: "http://127.0.0.1/api/v1/stores/ops/reembed/compare" })).status).toBe(409);
+      // The CLI's embeddings commands answer from PostgreSQL too.
+      const cli = async (name: string) => {
+        const outs: string[] = [];
+        const code = await storeCommands.find((c) => c.name === name)!.run({ args: ["ops"], flags: {}, json: false, out: (human) => outs.push(human) });
+        return { code: code ?? 0, human: outs.join("\n") };
+      };
+      expect(await cli("embeddings status")).toMatchObject({ code: 0, human: expect.stringContaining("re-embed:   4/4") });
+      expect(await cli("embeddings retry-parked")).toMatchObject({ code: 0, human: "0 parked item(s) queued again" });
       const audit = (await listAuditTailPg({ db: pg.db, limit: 20 })).map((r) => r.action);
       expect(audit).toEqual(expect.arrayContaining(["store.reembed.start", "store.reembed.done", "store.embeddings.retry_parked"]));
     } finally {
