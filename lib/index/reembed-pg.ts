@@ -195,6 +195,9 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
     const doneBefore = resume ? existing.total - Math.min(existing.total, await ownItemsRemainingPg(tx, existing)) : 0;
     const now = Date.now();
     const queued = await enqueueNeedingVectorsPg(tx, configured.id, now);
+    // The queue just grew by a whole store: fresh statistics let the workers' claims walk the ready index (LIMIT batch)
+    // instead of sorting every queued row per batch, which the planner picks on a small queue's stale statistics.
+    if (queued > 1_000) await tx.execute(sql`analyze embed_queue`);
     const [{ maxId }] = await rowsOf<{ maxId: string | null }>(tx, sql`select max(id) as "maxId" from embed_queue`);
     const queueIdUntil = Number(maxId ?? 0);
     const job: PgReembedJob = resume
