@@ -184,10 +184,9 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
   const started = await withStoreTx({ handle }, async (tx): Promise<StartReembedResult | null> => {
     await lockReembed(tx);
     await adoptActiveFingerprintPg(tx, configured.id);
-    const { modelChanged } = await estimateIn(tx, { configured, onlyStale });
+    const { modelChanged, toEmbed } = await estimateIn(tx, { configured, onlyStale });
     const existing = await readJobPg(tx);
     const resume = existing !== null && existing.status !== "done" && existing.targetFingerprintId === configured.id;
-    const toEmbed = await countNeedingVectorsPg(tx, configured.id);
     if (!resume && toEmbed === 0 && !modelChanged) {
       return { started: false, reason: `every item already has a current vector from ${configured.provider}:${configured.model}` };
     }
