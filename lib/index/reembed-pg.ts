@@ -85,29 +85,33 @@ async function ownItemsLeftPg(tx: SqlRunner, job: PgReembedJob): Promise<boolean
   return left;
 }
 
-/** `(kind, ref_id, input_hash)` of every artifact without a vector of `target` from its current text, over the registered kinds. */
-function needingVectorsSql(target: string): SQL | null {
-  const parts = pgEmbeddableKinds().flatMap((kind) => {
-    const missing = getPgEmbeddable(kind)?.missingVectors?.(target);
-    return missing ? [sql`select ${kind}::text as kind, m.ref_id, m.input_hash from (${missing}) m`] : [];
-  });
-  return parts.length ? sql.join(parts, sql` union all `) : null;
+/**
+ * `(kind, ref_id, input_hash)` of every artifact without a vector of `target`
+ * from its current text, over the registered kinds. A kind that cannot list
+ * its artifacts (no missingVectors) is covered by its vectors instead: each
+ * item with a vector of another model and none of `target` is included, so a
+ * switch never deletes the only vector an item has.
+ */
+function needingVectorsSql(target: string): SQL {
+  const listed = pgEmbeddableKinds().filter((kind) => getPgEmbeddable(kind)?.missingVectors);
+  const parts = listed.map((kind) => sql`select ${kind}::text as kind, m.ref_id, m.input_hash from (${getPgEmbeddable(kind)!.missingVectors!(target)}) m`);
+  const unlisted = listed.length ? sql` and e.kind not in ${listed}` : sql``;
+  parts.push(sql`select u.kind, u.ref_id, u.input_hash from (select distinct on (e.kind, e.ref_id) e.kind, e.ref_id, e.input_hash from embeddings e
+    where e.fingerprint_id <> ${target}${unlisted} and not exists (select 1 from embeddings t where t.kind = e.kind and t.ref_id = e.ref_id and t.fingerprint_id = ${target})
+    order by e.kind, e.ref_id, e.embedded_at desc) u`);
+  return sql.join(parts, sql` union all `);
 }
 
 async function countNeedingVectorsPg(tx: SqlRunner, target: string): Promise<number> {
-  const needing = needingVectorsSql(target);
-  if (!needing) return 0;
-  const [{ n }] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from (${needing}) x`);
+  const [{ n }] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from (${needingVectorsSql(target)}) x`);
   return n;
 }
 
 /** Queue every artifact that needs a vector of `target` (one statement); an item already queued is started over. Returns how many. */
 async function enqueueNeedingVectorsPg(tx: SqlRunner, target: string, now: number): Promise<number> {
-  const needing = needingVectorsSql(target);
-  if (!needing) return 0;
   const rows = await rowsOf<{ id: string }>(
     tx,
-    sql`insert into embed_queue (kind, ref_id, input_hash, enqueued_at, next_attempt_at) select x.kind, x.ref_id, x.input_hash, ${now}, ${now} from (${needing}) x
+    sql`insert into embed_queue (kind, ref_id, input_hash, enqueued_at, next_attempt_at) select x.kind, x.ref_id, x.input_hash, ${now}, ${now} from (${needingVectorsSql(target)}) x
       on conflict (kind, ref_id) do update set input_hash = excluded.input_hash, attempts = 0, next_attempt_at = excluded.next_attempt_at,
         last_error = null, parked_at = null, claimed_by = null, claimed_until = null
       returning id`,

@@ -19,7 +19,7 @@ import { drainEmbedQueuesPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/i
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { putDocumentsPg } from "@/lib/index/ingest-pg";
 import { planQueryVectorPg } from "@/lib/index/query-vector-pg";
-import { compareCandidateModelPg, getReembedProgressPg, readActiveFingerprintPg, startReembedPg, switchHeldReembedPg } from "@/lib/index/reembed-pg";
+import { compareCandidateModelPg, estimateReembedPg, getReembedProgressPg, readActiveFingerprintPg, startReembedPg, switchHeldReembedPg } from "@/lib/index/reembed-pg";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
 import { getStoreHealthReportPg } from "@/lib/metrics/store-status-pg";
@@ -197,6 +197,15 @@ describe("re-embed across two replicas on PostgreSQL", () => {
       ["store.reembed.resume", "user:admin"],
       ["store.reembed.switch", "user:admin"],
     ]);
+  });
+
+  it("an item of a kind that cannot list its artifacts is covered by its vectors: one of another model only is queued, never left without a vector", async () => {
+    await withStoreTx({ handle: storeA }, (tx) =>
+      tx.execute(sql`insert into embeddings (kind, ref_id, fingerprint_id, input_hash, dimension, task, embedding, embedded_at) values ('unlisted-kind', 7, 'some-old-model', 'h', 1, 'document', '{1}', 0)`),
+    );
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 1, modelChanged: false });
+    await withStoreTx({ handle: storeA }, (tx) => tx.execute(sql`delete from embeddings where kind = 'unlisted-kind'`));
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
   });
 
   it("a re-embed of stale rows with the same model finishes on its own (no switch)", async () => {
