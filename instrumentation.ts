@@ -9,7 +9,7 @@ export async function register() {
       // With DATABASE_URL, stores in PostgreSQL have their own queue; every replica's worker claims from it.
       if (getConfig().databaseUrl) {
         const { startStoresEmbedWorkerPg } = await import("./lib/stores/embed-worker-pg");
-        void startStoresEmbedWorkerPg();
+        void startStoresEmbedWorkerPg({ mode: "in_server" });
       }
     }
     // Reindex jobs a crash left running (here before a restart, or in a peer process) are taken over.

@@ -72,8 +72,8 @@ async function serve() {
 /** The same words as README's PostgreSQL section and `dualmind --help`. */
 const POSTGRES_SCOPE_NOTE =
   "dualmind: from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens), users, sign-in and the login throttle, health events, and their audit rows.\n" +
-  "dualmind: from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs, traces, learnings, recall, reflection settings and store health; the embed worker embeds their chunks, traces and learnings there.\n" +
+  "dualmind: from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs, traces, learnings, recall, reflection settings, store health, re-embed (with a held switch and the candidate model's comparison) and retry-parked; the embed worker embeds their chunks, traces and learnings there.\n" +
   "dualmind: from PostgreSQL too, for the API and MCP: thoughts, chains, nodes, relations, frames, evidence, working memory and remember; the embed worker embeds their thoughts and nodes there.\n" +
-  "dualmind: not yet with DATABASE_URL (they answer 501 not_implemented): re-embed, retry-parked; the dashboard's views not ported yet say so (none reads local SQLite).\n";
+  "dualmind: the dashboard reads the PostgreSQL stores too; where a piece is not kept there yet it says so (none reads local SQLite).\n";
 
 main();

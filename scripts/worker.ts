@@ -18,7 +18,7 @@ bootstrapApp()
   .then(() => {
     log("info", "embed worker started", { pid: process.pid });
     // With DATABASE_URL, also the PostgreSQL stores' queue (claims keep any number of workers apart).
-    return Promise.all([startEmbedWorker({ signal: stop.signal }), getConfig().databaseUrl ? startStoresEmbedWorkerPg({ signal: stop.signal }) : undefined]);
+    return Promise.all([startEmbedWorker({ signal: stop.signal }), getConfig().databaseUrl ? startStoresEmbedWorkerPg({ signal: stop.signal, mode: "separate" }) : undefined]);
   })
   .then(async () => {
     closeAllDatabases();

@@ -3,7 +3,7 @@ import type { StoreHandle } from "../db/connection";
 import { embeddings, searchLog } from "../db/schema/embed";
 import { AppError } from "../errors";
 import { getActiveFingerprintId, getEmbedder } from "./model";
-import { getReembedProgress } from "./reembed";
+import { getReembedProgress, type ReembedProgress } from "./reembed";
 import { knnSearch } from "./vector-index";
 
 const LOG_KEEP = 1000;
@@ -55,11 +55,13 @@ export async function compareCandidateModel({ handle, n = 50, k = 10 }: { handle
     const overlap = candidateIds.filter((id) => activeIds.includes(id)).length / Math.min(k, activeIds.length);
     perQuery.push({ q: log.q, overlap, active: activeIds, candidate: candidateIds });
   }
-  const progress = getReembedProgress({ handle });
+  return comparisonOf({ activeFingerprintId: active, candidateFingerprintId: candidate.id, k, perQuery, progress: getReembedProgress({ handle }) });
+}
+
+/** The comparison from the replayed queries (both backends): mean overlap@k, and how much of the re-embed the candidate's vectors cover. */
+export function comparisonOf({ perQuery, progress, ...ids }: { activeFingerprintId: string; candidateFingerprintId: string; k: number; perQuery: ModelComparison["perQuery"]; progress: ReembedProgress | null }): ModelComparison {
   return {
-    activeFingerprintId: active,
-    candidateFingerprintId: candidate.id,
-    k,
+    ...ids,
     queries: perQuery.length,
     meanOverlap: perQuery.length ? perQuery.reduce((s, x) => s + x.overlap, 0) / perQuery.length : null,
     candidateCoveragePct: progress && progress.total ? (100 * progress.done) / progress.total : null,

@@ -108,7 +108,12 @@ export function describeReembedIntent({ handle, configured, intent }: { handle: 
     const p = getReembedProgress({ handle })!;
     return `A re-embed to ${model} is already running (${n(p.done)} of ${n(p.total)} done): confirming resumes it; no second job starts.`;
   }
-  const e = estimateReembed({ handle, configured, onlyStale: intent === "start_stale" });
+  return describeStartIntent({ configured, intent, estimate: estimateReembed({ handle, configured, onlyStale: intent === "start_stale" }) });
+}
+
+/** What starting a re-embed would do, from its estimate (the confirmation text on both backends). */
+export function describeStartIntent({ configured, intent, estimate: e }: { configured: Fingerprint; intent: "start" | "start_stale" | "start_hold"; estimate: ReembedEstimate }): string {
+  const model = `${configured.provider}:${configured.model}`;
   if (e.toEmbed === 0 && !e.modelChanged) return `Nothing to re-embed: every item already has a current vector from ${model}. No job will start.`;
   const scope = intent === "start_stale" ? "stale item(s) (text changed since their vector was made)" : "item(s) without a current vector";
   const switchText = e.modelChanged
@@ -116,7 +121,7 @@ export function describeReembedIntent({ handle, configured, intent }: { handle: 
       ? " The current model keeps serving; when the new vectors are built, an admin compares and switches."
       : " This is a model change: the current model keeps serving until every item has its new vector, then the store switches."
     : "";
-  return `Embeds ${n(e.toEmbed)} ${scope} with ${model}.${switchText} Items ingested meanwhile are embedded too but do not count in this job.`;
+  return `Embeds ${e.toEmbed.toLocaleString("en-US")} ${scope} with ${model}.${switchText} Items ingested meanwhile are embedded too but do not count in this job.`;
 }
 
 export type StartReembedResult = { started: true; job: ReembedProgress } | { started: false; reason: string };

@@ -241,16 +241,20 @@ function countOtherModelVectors({ handle, active }: { handle: StoreHandle; activ
 /** The embeddings card's detail (re-embed progress, parked items) on top of the live status. */
 export async function getEmbeddingStatus({ handle, status }: { handle: StoreHandle; status?: StoreStatus }): Promise<EmbeddingStatus> {
   const s = status ?? (await getStoreStatus({ handle }));
+  const active = s.drift.activeFingerprintId;
+  return embeddingStatusOf({
+    status: s,
+    otherModelVectors: active ? countOtherModelVectors({ handle, active }) : 0,
+    reembed: getReembedProgress({ handle }),
+    parked: s.backlog.parked > 0 ? listParkedEmbeddings({ handle, limit: 20 }) : [],
+  });
+}
+
+/** The embeddings card's detail from a status and what each backend reads beside it (getEmbeddingStatus, getEmbeddingStatusPg): one shape. */
+export function embeddingStatusOf({ status: s, otherModelVectors, reembed, parked }: { status: StoreStatus; otherModelVectors: number; reembed: ReembedProgress | null; parked: ParkedEmbedding[] }): EmbeddingStatus {
   const d = s.drift;
   const drift: DriftReport | null =
-    d.configuredFingerprintId === null
-      ? null
-      : {
-          ...d,
-          activeFingerprintId: d.activeFingerprintId ?? d.configuredFingerprintId,
-          configuredFingerprintId: d.configuredFingerprintId,
-          otherModelVectors: d.activeFingerprintId ? countOtherModelVectors({ handle, active: d.activeFingerprintId }) : 0,
-        };
+    d.configuredFingerprintId === null ? null : { ...d, activeFingerprintId: d.activeFingerprintId ?? d.configuredFingerprintId, configuredFingerprintId: d.configuredFingerprintId, otherModelVectors };
   const degraded = s.backlog.pending > s.backlog.watermark;
   return {
     store: s.store,
@@ -262,8 +266,8 @@ export async function getEmbeddingStatus({ handle, status }: { handle: StoreHand
     degradedReason: degraded ? `embed backlog ${s.backlog.pending} is above the watermark ${s.backlog.watermark}: vector and hybrid search answer lexically until it drains` : null,
     drift,
     vectorIndex: s.vectorIndex,
-    reembed: getReembedProgress({ handle }),
-    parked: s.backlog.parked > 0 ? listParkedEmbeddings({ handle, limit: 20 }) : [],
+    reembed,
+    parked,
   };
 }
 

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import { rowsOf, type SqlRunner } from "../db/pg-store";
 
 /** An artifact's current text, the hash its vector must match, and the version of the rules that rendered the text (null: no such rules, as thoughts). */
@@ -19,6 +19,13 @@ export type PgEmbeddable = {
   artifactType: string;
   /** Current texts by ref id, read in the worker's transaction; ids missing from the map were deleted (their queue rows are dropped). */
   load(args: { tx: SqlRunner; refIds: number[] }): Promise<Map<number, PgEmbeddableText>>;
+  /**
+   * A select of `(ref_id, input_hash)`: this kind's artifacts without a vector
+   * of `fingerprintId` made from their current text (missing or stale) — what
+   * a re-embed towards that model queues (lib/index/reembed-pg.ts). A kind
+   * without it is not re-embedded.
+   */
+  missingVectors?(fingerprintId: string): SQL;
 };
 
 /**
@@ -38,6 +45,9 @@ export function tableEmbeddablePg({ kind, artifactType, table, idColumn = "id", 
       const rows = await rowsOf<{ id: string; text: string; hash: string; version: number | null }>(tx, sql`select ${id} as id, ${text} as text, ${hash} as hash, ${version} as version from ${t} where ${id} in ${refIds}`);
       return new Map(rows.map((r) => [Number(r.id), { text: r.text, inputHash: r.hash, chunkingVersion: r.version }]));
     },
+    missingVectors: (fingerprintId) =>
+      sql`select r.id as ref_id, r.${hash} as input_hash from ${t} r left join embeddings e on e.kind = ${kind} and e.ref_id = r.id and e.fingerprint_id = ${fingerprintId}
+        where e.ref_id is null or e.input_hash <> r.${hash}`,
   };
 }
 

@@ -17,6 +17,9 @@ import { CHUNKING_VERSION } from "./chunking";
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { getPgEmbeddable, pgEmbeddableKinds, registerPgEmbeddable, type PgEmbeddable, type PgEmbeddableText } from "./embed-kinds-pg";
 import { putChunkEmbeddingsPg, putKindEmbeddingsPg } from "./vectors-pg";
+import { adoptActiveFingerprintPg, finishReembedIfDonePg } from "./reembed-pg";
+import { HEARTBEAT_MS, type WorkerMode } from "../embed/worker-state";
+import { heartbeatWorkerPg, recordWorkerBatchPg, registerWorkerPg, stopWorkerPg } from "../embed/worker-state-pg";
 
 /**
  * The embed queue on PostgreSQL (the SQLite twin is lib/embed/{queue,worker}.ts),
@@ -53,6 +56,9 @@ const chunkEmbeddablePg: PgEmbeddable = {
     const rows = refIds.length ? await rowsOf<{ id: string; text: string; chunkSha256: string }>(tx, sql`select id, text, chunk_sha256 as "chunkSha256" from chunks where id in ${refIds}`) : [];
     return new Map(rows.map((r) => [Number(r.id), { text: r.text, inputHash: r.chunkSha256, chunkingVersion: CHUNKING_VERSION }]));
   },
+  missingVectors: (fingerprintId) =>
+    sql`select c.id as ref_id, c.chunk_sha256 as input_hash from chunks c left join chunk_embeddings e on e.chunk_row_id = c.id and e.fingerprint_id = ${fingerprintId}
+      where e.chunk_row_id is null or e.input_hash <> c.chunk_sha256`,
 };
 registerPgEmbeddable(chunkEmbeddablePg);
 
@@ -245,6 +251,8 @@ export async function processEmbedBatchPg({
   }
 
   result.embedded = await withStoreTx({ handle }, (tx) => finishEmbedItemsPg({ tx, handle, fp, workerId, work, gone, vectors }));
+  // A re-embed finishes (or switches models) as soon as its last vector is written, on whichever replica wrote it.
+  if (result.embedded > 0 || result.dropped > 0) await finishReembedIfDonePg({ handle });
   return result;
 }
 
@@ -276,6 +284,8 @@ async function finishEmbedItemsPg({
   const mine = work.filter((w) => owned.has(w.item.id));
   if (mine.length < work.length) log("warn", "embed claims lost to another worker (lease ran out); their vectors are left to it", { store: handle.store, lost: work.length - mine.length });
   if (mine.length === 0) return 0;
+  // A store's first vectors make their model its active one (a re-embed switches it later).
+  await adoptActiveFingerprintPg(tx, fp.id);
   const records = embeddingProvenanceRecords({
     fingerprint: fp,
     artifacts: mine.map((w) => ({ store: handle.store, artifactType: getPgEmbeddable(w.item.kind)?.artifactType ?? w.item.kind, refId: w.item.refId, inputHash: w.inputHash, chunkingVersion: w.chunkingVersion })),
@@ -325,25 +335,42 @@ export async function drainEmbedQueuesPg({
 
 /**
  * The long-running loop for PostgreSQL stores (the twin of startEmbedWorker):
- * every replica may run one; claims keep them apart. `listStores` and
- * `openStore` come from the entry point (lib/stores sits above this module).
+ * every replica may run one; claims keep them apart. `listStores`,
+ * `openStore` and `registry` (the governance database, where the worker's
+ * row in embed_workers is beaten) come from the entry point (lib/stores sits
+ * above this module). While idle, it checks once per heartbeat whether a
+ * re-embed is left to finish (its last vectors written by a replica that
+ * died before finishing it).
  */
 export function startEmbedWorkerPg({
   listStores,
   openStore,
+  registry,
+  mode = "separate",
   signal,
   idleMs = 500,
   embedder,
+  leaseMs,
+  batchSize,
+  workerId = `pg-worker-${process.pid}-${randomUUID().slice(0, 8)}`,
 }: {
   listStores: () => Promise<string[]>;
   openStore: (store: string) => Promise<PgStoreHandle>;
+  registry?: () => Promise<SqlRunner>;
+  mode?: WorkerMode;
   signal?: AbortSignal;
   idleMs?: number;
   embedder?: PgEmbedder;
+  leaseMs?: number;
+  batchSize?: number;
+  workerId?: string;
 }): Promise<void> {
-  const workerId = `pg-worker-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const db = async () => (registry ? registry().catch(() => null) : null);
   return (async () => {
     let lastError: string | undefined;
+    let lastHeartbeat = Date.now();
+    const registered = await db();
+    if (registered) await registerWorkerPg({ db: registered, workerId, mode });
     while (!signal?.aborted) {
       let didWork = false;
       // A database or provider outage must not end the loop (it tries again after the idle pause), and one
@@ -358,18 +385,35 @@ export function startEmbedWorkerPg({
       } catch (e) {
         failed((e as Error).message);
       }
+      const beat = Date.now() - lastHeartbeat >= HEARTBEAT_MS;
       for (const store of names) {
         try {
-          const r = await processEmbedBatchPg({ handle: await openStore(store), workerId, embedder: embedder ?? getEmbedder() });
+          const started = Date.now();
+          const handle = await openStore(store);
+          const use = embedder ?? getEmbedder();
+          const r = await processEmbedBatchPg({ handle, workerId, embedder: use, leaseMs, batchSize });
           if (r.embedded > 0 || r.dropped > 0) didWork = true;
           if (r.error !== undefined && r.error !== lastError) log("warn", "embed worker (PostgreSQL): batch failed", { store, error: r.error });
+          const reg = r.embedded > 0 || (r.error !== undefined && r.error !== lastError) ? await db() : null;
+          if (reg) {
+            await recordWorkerBatchPg({ db: reg, workerId, store, embedded: r.embedded, durationMs: Date.now() - started, error: r.error, fingerprint: await use.fingerprint.catch(() => null) });
+            lastHeartbeat = Date.now();
+          }
           lastError = r.error;
+          if (beat && r.claimed === 0) await finishReembedIfDonePg({ handle });
         } catch (e) {
           failed((e as Error).message, store);
         }
       }
+      if (Date.now() - lastHeartbeat >= HEARTBEAT_MS) {
+        const reg = await db();
+        if (reg) await heartbeatWorkerPg({ db: reg, workerId });
+        lastHeartbeat = Date.now();
+      }
       if (didWork) await new Promise((r) => setImmediate(r));
       else await new Promise((r) => setTimeout(r, idleMs));
     }
+    const reg = await db();
+    if (reg) await stopWorkerPg({ db: reg, workerId });
   })();
 }

@@ -5,6 +5,7 @@ import { backlogFallbackPg, getEmbedBacklogPg } from "./embed-queue-pg";
 import { embedQueryText } from "../embed/query";
 import type { Fingerprint } from "../embed/providers";
 import type { QueryVectorPlan } from "../retrieval/readiness";
+import { readActiveFingerprintPg } from "./reembed-pg";
 
 /**
  * The query-embedding step of the one retrieval pipeline on a PostgreSQL
@@ -15,7 +16,10 @@ import type { QueryVectorPlan } from "../retrieval/readiness";
  * - provider_error: the provider is down, slow or answers the wrong dimension;
  * - backlog: more chunks wait for a vector of this model than the watermark,
  *   or none has one yet (a vector-only answer would be empty, not "no match");
- * - model_mismatch: the store's vectors are all of another model (re-embed).
+ * - model_mismatch: the store's active model (store_meta, switched only by a
+ *   re-embed: lib/index/reembed-pg.ts) is another one, or its vectors are all
+ *   of another model — a re-embed building the configured model's vectors
+ *   beside the active ones never makes a search answer from a partial set.
  * The vectors asked about are the chunks' (search), or with `kinds` those
  * kinds' in the kind-generic embeddings table (recall: trace, learning).
  */
@@ -30,6 +34,10 @@ export async function planQueryVectorPg({ handle, text, kinds }: { handle: PgSto
   }
   // Index probes and a count bounded by the watermark: the cost of asking does not grow with the store.
   const ready = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const active = await readActiveFingerprintPg(tx);
+    if (active !== null && active !== fp.id) {
+      return { fallback: { reason: "model_mismatch", message: `the configured model (${fp.model}, ${fp.id}) differs from the store's active model (${active}); re-embed the store` } as const };
+    }
     const [table, ofKinds, what] = kinds ? [sql`embeddings`, sql` and kind in ${kinds}`, "item"] : [sql`chunk_embeddings`, sql``, "chunk"];
     const [row] = await rowsOf<{ embedded: boolean; other: boolean }>(
       tx,

@@ -8,6 +8,8 @@ import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
 import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
 import { SEARCH_BUDGET_HINT } from "./fulltext";
 import { backlogFallbackPg } from "./embed-queue-pg";
+import { logVectorQueryPg } from "./reembed-pg";
+import { log } from "../log";
 
 /**
  * Search on PostgreSQL (the SQLite twin is ./search.ts), same input, same
@@ -266,6 +268,13 @@ export async function searchStorePg({
   const vectorRanked = vectorsAnswered ? byScore(legs.flatMap((l) => l.vector.map((r) => ({ key: `${l.store}:${r.id}`, score: r.similarity })))).slice(0, take) : [];
   const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip }]));
   const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, similarity: r.score }]));
+  if (vectorsAnswered && fp && !handle.readOnly) {
+    // What the active model answered, for comparing a re-embed's candidate model (as on SQLite); a failed log never fails the search.
+    const own = legs[0].vector.slice(0, 10).map((r) => r.id);
+    await withStoreTx({ handle }, (tx) => logVectorQueryPg({ tx, q: input.q, mode: input.mode, fingerprintId: fp.id, resultIds: own })).catch((e: Error) =>
+      log("warn", "search log write failed", { store: handle.store, error: e.message }),
+    );
+  }
   const detailOf = (key: string) => legs.find((l) => l.store === key.slice(0, key.indexOf(":")))?.details.get(Number(key.slice(key.indexOf(":") + 1)));
 
   const candidates: Candidate[] = [...new Set([...lexical.map((r) => r.key), ...vectorRanked.map((r) => r.key)])].flatMap((key) => {

@@ -3,11 +3,14 @@ import { getConfig } from "../config";
 import { getPg } from "../db/pg";
 import { rowsOf, withStoreTx, type PgStoreHandle } from "../db/pg-store";
 import type { KindCounts, LiveCounts } from "../embed/counters";
-import { assembleStoreStatus, configuredFingerprint, providerForStatus, type StoreStatus } from "../embed/status";
+import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, type EmbeddingStatus, type StoreStatus } from "../embed/status";
 import { getEmbedBacklogPg, listParkedEmbeddingsPg } from "../index/embed-queue-pg";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
 import { log } from "../log";
+import { getReembedProgressPg, readActiveFingerprintPg } from "../index/reembed-pg";
+import { listWorkerStatesPg } from "../embed/worker-state-pg";
+import type { WorkerState } from "../embed/worker-state";
 
 /**
  * The one store status (lib/embed/status.ts) for a PostgreSQL store: the
@@ -17,8 +20,10 @@ import { log } from "../log";
  * - drift: every embeddable row (chunks; traces and learnings) against the
  *   vectors of the active model — fresh (a vector of its current text),
  *   stale (of older text), missing;
- * - the active model: the configured one when any chunk has its vector,
- *   else the model most chunks have vectors of (a model change = drifted);
+ * - the active model: the one store_meta names (migration 0006; a re-embed
+ *   switches it: lib/index/reembed-pg.ts); for a store that names none yet,
+ *   the configured one when any vector is of it, else the model most vectors
+ *   are of (a model change = drifted);
  * - the provider: as this replica sees it (each replica calls the provider
  *   from its own network; the state is kept in its own governance.db).
  * Thoughts and graph nodes have no vectors on PostgreSQL yet, so they are not
@@ -37,7 +42,8 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
         union all select fingerprint_id, count(*) as n from embeddings group by fingerprint_id) m
         group by fingerprint_id order by n desc, fingerprint_id`,
     );
-    const active = configured && byModel.some((m) => m.fingerprint_id === configured.id) ? configured.id : (byModel[0]?.fingerprint_id ?? null);
+    const active =
+      (await readActiveFingerprintPg(tx)) ?? (configured && byModel.some((m) => m.fingerprint_id === configured.id) ? configured.id : (byModel[0]?.fingerprint_id ?? null));
     const fp = active ?? "";
     // Per kind: rows, those with a vector of the active model made from their current text (fresh), of older text (stale).
     const perKind = await rowsOf<{ kind: string; artifacts: number; fresh: number; stale: number }>(
@@ -115,42 +121,63 @@ export async function getLiveStoreStatusesPg({ include = () => true }: { include
   return out;
 }
 
+/** The embeddings card's detail on PostgreSQL (the twin of getEmbeddingStatus): the live status with re-embed progress and parked items. */
+export async function getEmbeddingStatusPg({ handle, status }: { handle: PgStoreHandle; status?: StoreStatus & { otherModelVectors: number } }): Promise<EmbeddingStatus> {
+  const s = status ?? (await getStoreStatusPg({ handle }));
+  const parked = s.backlog.parked > 0 ? await withStoreTx({ handle, readOnly: true }, (tx) => listParkedEmbeddingsPg({ tx, limit: 20 })) : [];
+  return embeddingStatusOf({ status: s, otherModelVectors: s.otherModelVectors, reembed: await getReembedProgressPg({ handle }), parked });
+}
+
+/** One PostgreSQL store's embeddings detail by name (CLI `embeddings status`). */
+export async function getEmbeddingStatusPgByName({ store }: { store: string }): Promise<EmbeddingStatus> {
+  return getEmbeddingStatusPg({ handle: await openStorePg({ pg: await pgHandleOrThrow(), store }) });
+}
+
+/** The embed workers of every replica (public.embed_workers), for the store page and store health. */
+export async function getWorkerStatesPg(): Promise<WorkerState[]> {
+  return listWorkerStatesPg({ db: (await pgHandleOrThrow()).db });
+}
+
+/** The store page on PostgreSQL: its status, the embeddings card's detail and the workers, by name. */
+export async function getStorePageEmbeddingsPg({ store }: { store: string }): Promise<{ status: StoreStatus; embeddings: EmbeddingStatus; workers: WorkerState[] }> {
+  const pg = await pgHandleOrThrow();
+  const handle = await openStorePg({ pg, store });
+  const status = await getStoreStatusPg({ handle });
+  return { status, embeddings: await getEmbeddingStatusPg({ handle, status }), workers: await listWorkerStatesPg({ db: pg.db }) };
+}
+
 /**
  * `GET /stores/{store}/health` and MCP `store_health` on PostgreSQL: the
- * same report as getStoreHealthReport, with what PostgreSQL does not keep
- * yet said plainly: no worker registry (`workers` is empty: PostgreSQL
- * workers are seen through the queue's claims), no re-embed, no recall snapshots.
+ * same report as getStoreHealthReport — the workers of every replica
+ * (heartbeat rows in public.embed_workers) and the re-embed's progress —
+ * with what PostgreSQL does not keep yet said plainly: no recall snapshots.
  */
 export async function getStoreHealthReportPg({ store }: { store: string }) {
   const pg = await pgHandleOrThrow();
   const handle = await openStorePg({ pg, store });
   const status = await getStoreStatusPg({ handle });
-  const d = status.drift;
-  const parked = status.backlog.parked > 0 ? await withStoreTx({ handle, readOnly: true }, (tx) => listParkedEmbeddingsPg({ tx, limit: 20 })) : [];
+  const s = await getEmbeddingStatusPg({ handle, status });
   const support = await withStoreTx({ handle, readOnly: true }, (tx) => pgvectorSupportPg(tx));
-  const degraded = status.backlog.pending > status.backlog.watermark;
+  const workers = await listWorkerStatesPg({ db: pg.db });
   return {
     store,
     status: status.state,
     status_reason: status.reason,
     action: status.action,
     as_of: status.asOf,
-    degraded,
-    degraded_reason: degraded ? `embed backlog ${status.backlog.pending} is above the watermark ${status.backlog.watermark}: vector and hybrid search answer lexically until it drains` : null,
+    degraded: s.degraded,
+    degraded_reason: s.degradedReason,
     backlog: { pending: status.backlog.pending, parked: status.backlog.parked, oldestEnqueuedAt: status.backlog.oldestEnqueuedAt, oldestAgeSeconds: status.backlog.oldestAgeSeconds, watermark: status.backlog.watermark },
-    drift:
-      d.configuredFingerprintId === null
-        ? null
-        : { ...d, activeFingerprintId: d.activeFingerprintId ?? d.configuredFingerprintId, configuredFingerprintId: d.configuredFingerprintId, otherModelVectors: status.otherModelVectors },
-    coverage_pct: d.configuredFingerprintId === null ? null : d.coveragePct,
+    drift: s.drift,
+    coverage_pct: s.drift?.coveragePct ?? null,
     vector_index: { available: true, reason: support.pgvector ? `pgvector ${support.pgvector}` : `exact cosine scan of up to ${EXACT_SCAN_LIMIT} vectors (pgvector is not installed in this database)` },
     configured_model: status.provider.configured,
     active_model: status.activeModel,
     provider_error: status.provider.ok ? null : status.provider.error,
     provider: { ok: status.provider.ok, error: status.provider.error, checked_at: status.provider.checkedAt },
-    workers: [],
-    reembed: null,
-    parked,
+    workers,
+    reembed: s.reembed,
+    parked: s.parked,
     recall: null,
   };
 }

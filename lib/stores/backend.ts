@@ -42,10 +42,11 @@ import { listStoreNames } from "../db/store-names";
  * DATABASE_URL is set. Routes and MCP tools call stores() and never pick a
  * backend or open a handle themselves; an unknown store is a 404 on both.
  *
- * What is not here (thoughts, graph, remember,
- * working memory: lib/graph/backend.ts; re-embed, store health, ...) is served on SQLite only: with
- * DATABASE_URL its routes answer 501 not_implemented (lib/api/route.ts
- * `postgres`), never from a local index.db the rest of the stores no longer use.
+ * What is not here has its own backend chooser (graphBackend() for
+ * thoughts, the graph, working memory and remember; recallBackend();
+ * embeddingsBackend() for re-embed and retry-parked). A route not ported to
+ * PostgreSQL would answer 501 not_implemented (lib/api/route.ts `postgres`),
+ * never from a local index.db the rest of the stores no longer use.
  */
 
 /** A store as the API describes it: on PostgreSQL there are no files (`files` is null). */

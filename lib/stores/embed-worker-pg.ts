@@ -1,5 +1,6 @@
 import { getPg } from "../db/pg";
 import { startEmbedWorkerPg } from "../index/embed-queue-pg";
+import type { WorkerMode } from "../embed/worker-state";
 import { listStoreNamesPg, openStorePg } from "./stores-pg";
 
 /**
@@ -8,7 +9,7 @@ import { listStoreNamesPg, openStorePg } from "./stores-pg";
  * for the process's pool again, so a database that was down at start-up is
  * picked up when it comes back.
  */
-export function startStoresEmbedWorkerPg({ signal, idleMs }: { signal?: AbortSignal; idleMs?: number } = {}): Promise<void> {
+export function startStoresEmbedWorkerPg({ signal, idleMs, mode }: { signal?: AbortSignal; idleMs?: number; mode?: WorkerMode } = {}): Promise<void> {
   const pg = async () => {
     const handle = getPg();
     if (!handle) throw new Error("DATABASE_URL is not set");
@@ -19,5 +20,7 @@ export function startStoresEmbedWorkerPg({ signal, idleMs }: { signal?: AbortSig
     idleMs,
     listStores: async () => listStoreNamesPg({ pg: await pg() }),
     openStore: async (store) => openStorePg({ pg: await pg(), store }),
+    registry: async () => (await pg()).db,
+    mode,
   });
 }

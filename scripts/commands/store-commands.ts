@@ -1,6 +1,5 @@
 import { actorOf } from "../../lib/auth/actor";
 import { getEmbedder } from "../../lib/embed/model";
-import { retryParkedEmbeddings } from "../../lib/embed/queue";
 import { getEmbeddingStatus } from "../../lib/embed/status";
 import { rebuildAnnIndexes, rebuildVecIndex } from "../../lib/embed/vector-index";
 import { createStore, listStores, openStore } from "../../lib/stores/stores";
@@ -8,6 +7,9 @@ import { verifyAuditChain, type AuditVerification } from "../../lib/governance/a
 import { verifyAuditChainPg } from "../../lib/governance/audit-pg";
 import { getPg } from "../../lib/db/pg";
 import { formatBytes } from "../../lib/format";
+import { getEmbeddingStatusPgByName } from "../../lib/metrics/store-status-pg";
+import { embeddingsBackend } from "../../lib/stores/embeddings-backend";
+import { storesOnPostgres } from "../../lib/stores/on-postgres";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
 const ACTOR = actorOf("cli");
@@ -43,7 +45,8 @@ export const storeCommands: Command[] = [
     summary: "models, backlog, drift, coverage and re-embed progress of a store",
     run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
-      const s = await getEmbeddingStatus({ handle: openStore({ store: args[0] }) });
+      const onPg = storesOnPostgres();
+      const s = onPg ? await getEmbeddingStatusPgByName({ store: args[0] }) : await getEmbeddingStatus({ handle: openStore({ store: args[0] }) });
       const d = s.drift;
       out(
         [
@@ -51,7 +54,7 @@ export const storeCommands: Command[] = [
           `active:     ${s.active ? `${s.active.provider}:${s.active.model} (${s.active.id})` : "none yet"}`,
           `backlog:    ${s.backlog.pending} pending, ${s.backlog.parked} parked, watermark ${s.backlog.watermark}${s.degraded ? " — DEGRADED" : ""}`,
           `drift:      ${d ? `${d.drifted} drifted (${d.driftPct.toFixed(1)}%), ${d.stale} stale, ${d.missing} missing, coverage ${d.coveragePct.toFixed(1)}%` : "—"}`,
-          `vec index:  ${s.vectorIndex.available ? "sqlite-vec" : `unavailable (${s.vectorIndex.reason})`}`,
+          `vec index:  ${onPg ? "PostgreSQL (pgvector HNSW, else a bounded exact scan)" : s.vectorIndex.available ? "sqlite-vec" : `unavailable (${s.vectorIndex.reason})`}`,
           `re-embed:   ${s.reembed ? `${s.reembed.done}/${s.reembed.total}${s.reembed.holdSwitch ? " (held)" : ""}` : "none"}`,
         ].join("\n"),
         s,
@@ -76,9 +79,9 @@ export const storeCommands: Command[] = [
     name: "embeddings retry-parked",
     usage: "embeddings retry-parked <store>",
     summary: "queue parked items again (after fixing the provider)",
-    run: ({ args, out }) => {
+    run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
-      const n = retryParkedEmbeddings({ handle: openStore({ store: args[0] }), actor: ACTOR });
+      const n = await embeddingsBackend().retryParkedEmbeddings({ store: args[0], actor: ACTOR });
       out(`${n} parked item(s) queued again`, { requeued: n });
     },
   },

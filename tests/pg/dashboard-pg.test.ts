@@ -163,7 +163,11 @@ describe("the dashboard with DATABASE_URL shows the PostgreSQL stores, never the
     expect(alpha.text).toContain('data-testid="store-summary"');
     // The runbook and the memory (a memory is indexed as a document too).
     expect(alpha.text).toMatch(/2<!-- --> documents/);
-    expect(alpha.text).toContain('data-testid="not-served-on-postgres"');
+    // The embeddings card and the workers are served from PostgreSQL too: an admin sees the re-embed buttons.
+    expect(alpha.text).toContain('data-testid="store-embeddings"');
+    expect(alpha.text).toContain('data-testid="worker-state"');
+    expect(alpha.text).toContain("Re-embed");
+    expect(alpha.text).not.toContain('data-testid="not-served-on-postgres"');
     // The page streams behind its loading skeleton, so an unknown store is the not-found view inside a 200.
     const old = await page("/stores/oldlocal");
     expect(old.text).toMatch(/NEXT_HTTP_ERROR_FALLBACK;404|data-testid="not-found"/);

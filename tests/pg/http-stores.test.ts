@@ -44,10 +44,10 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
     await b?.stop();
   });
 
-  it("npm start says which store routes PostgreSQL serves and which answer 501", () => {
-    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs, traces, learnings, recall, reflection settings and store health");
+  it("npm start says which store routes PostgreSQL serves (all of them)", () => {
+    expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs, traces, learnings, recall, reflection settings, store health, re-embed (with a held switch and the candidate model's comparison) and retry-parked");
     expect(a.stderr()).toContain("from PostgreSQL too, for the API and MCP: thoughts, chains, nodes, relations, frames, evidence, working memory and remember");
-    expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented): re-embed, retry-parked");
+    expect(a.stderr()).not.toContain("501");
   });
 
   const { tokens } = storeApiCases(target);
@@ -63,22 +63,16 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
     }
   });
 
-  it("answers 501 not_implemented, naming the route, for every store route not served from PostgreSQL yet — after the token's checks", async () => {
-    for (const [method, p, body] of [
-      ["POST", "/stores/alpha/reembed", {}],
-      ["POST", "/stores/alpha/embeddings/retry-parked", {}],
-    ] as const) {
-      const r = await call(a, method, p, { token: RELIABILITY_TOKEN, body });
-      expect([p, r.status, r.json?.error?.code]).toEqual([p, 501, "not_implemented"]);
-      expect(r.json.error.message).toContain(`${method} /stores/{store}/`);
-      expect(r.json.error.message).toContain("DATABASE_URL");
-    }
-    // A token that may not use the store is refused as before (403), not told what is unported.
+  it("serves every store route from PostgreSQL — remember, re-embed and retry-parked too — after the token's checks", async () => {
+    // A token that may not use the store is refused (403).
     expect((await call(b, "POST", "/stores/beta/thoughts", { token: tokens.alphaOnly, body: {} })).status).toBe(403);
-    // remember is served (REST and MCP), from PostgreSQL.
+    // remember (REST and MCP), the re-embed dry run and retry-parked answer from PostgreSQL; none answers 501.
     expect(await call(a, "POST", "/stores/alpha/remember", { token: tokens.writer, body: { query: "x" } })).toMatchObject({ status: 200, json: { store: "alpha" } });
     const tool = await callTool(b, tokens.writer, "remember", { store: "alpha", query: "x" });
     expect(tool).toMatchObject({ isError: false, json: { store: "alpha" } });
+    const dry = await call(b, "GET", "/stores/alpha/reembed", { token: RELIABILITY_TOKEN });
+    expect(dry.status).toBe(200);
+    expect(await call(a, "POST", "/stores/alpha/embeddings/retry-parked", { token: RELIABILITY_TOKEN, body: {} })).toMatchObject({ status: 200 });
     expect(target.serverErrors.n).toBe(0);
   });
 

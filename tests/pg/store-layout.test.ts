@@ -47,6 +47,7 @@ describe("PostgreSQL stores: one schema per store", () => {
       "recall_event_hits",
       "recall_events",
       "reflection_settings",
+      "search_log",
       "store_meta",
       "store_migrations",
       "thoughts",

@@ -69,7 +69,11 @@ describe("store status on PostgreSQL", () => {
     let s = await getStoreStatusPg({ handle: store });
     expect(s).toMatchObject({ state: "drifted", drift: { stale: 1, fresh: 7 } });
     expect(s.reason).toContain("at least 1 row has no vector of its current text");
-    await withStoreTx({ handle: store }, (tx) => tx.execute(sql`update chunk_embeddings set input_hash = c.chunk_sha256, fingerprint_id = 'another-model' from chunks c where c.id = chunk_row_id`));
+    // The store's vectors, and the model it names as active (store_meta, switched by a re-embed), are another model's.
+    await withStoreTx({ handle: store }, (tx) =>
+      tx.execute(sql`update chunk_embeddings set input_hash = c.chunk_sha256, fingerprint_id = 'another-model' from chunks c where c.id = chunk_row_id;
+        update store_meta set value = 'another-model' where key = 'active_fingerprint'`),
+    );
     s = await getStoreStatusPg({ handle: store });
     expect(s).toMatchObject({ state: "drifted", drift: { modelChanged: true, activeFingerprintId: "another-model", drifted: 8 } });
     expect(s.reason).toContain("the configured model differs from the one whose vectors serve this store");
@@ -77,7 +81,7 @@ describe("store status on PostgreSQL", () => {
     const report = await getStoreHealthReportPg({ store: "ops" });
     expect(report.drift).toMatchObject({ modelChanged: true, otherModelVectors: 0 });
     assertMatchesContract(storeHealthResponse, toWire(storeHealthResponse, report), "GET /stores/{store}/health");
-    await withStoreTx({ handle: store }, (tx) => tx.execute(sql`delete from chunk_embeddings`));
+    await withStoreTx({ handle: store }, (tx) => tx.execute(sql`delete from chunk_embeddings; delete from store_meta where key = 'active_fingerprint'`));
   });
 
   it("says parked, naming the items, when embedding failed for good; the health report passes the API's schema", async () => {

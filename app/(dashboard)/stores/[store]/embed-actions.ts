@@ -5,10 +5,8 @@ import { z } from "zod";
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import { getEmbedder } from "@/lib/embed/model";
-import { retryParkedEmbeddings } from "@/lib/embed/queue";
-import { describeReembedIntent, estimateReembed, startReembed, switchHeldReembed } from "@/lib/embed/reembed";
 import { actorOf } from "@/lib/auth/actor";
-import { openStore } from "@/lib/stores/stores";
+import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { formatCount } from "@/lib/format";
 import { storeNameSchema } from "@/lib/db/store-names";
 
@@ -17,6 +15,7 @@ const intentSchema = z.enum(["estimate", "start", "start_stale", "start_hold", "
 /**
  * The embeddings card's admin buttons. Admin only (re-checked here: server
  * actions are public endpoints); every change is audited by the domain call.
+ * The store's backend (SQLite, or PostgreSQL with DATABASE_URL) answers.
  */
 export async function embeddingAdminAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
   try {
@@ -25,30 +24,30 @@ export async function embeddingAdminAction(_prev: ActionResult | null, form: For
     const actor = actorOf(admin);
     const store = storeNameSchema.parse(String(form.get("store") ?? ""));
     const intent = intentSchema.parse(form.get("intent"));
-    const handle = openStore({ store });
+    const backend = embeddingsBackend();
     const configured = await getEmbedder().fingerprint;
     let message: string;
     switch (intent) {
       case "estimate": {
-        const e = estimateReembed({ handle, configured, onlyStale: false });
+        const e = await backend.estimateReembed({ store, configured, onlyStale: false });
         message = `A full re-embed would embed ${formatCount(e.toEmbed)} item(s) with ${configured.provider}:${configured.model}${e.modelChanged ? " (a model change)" : ""}.`;
         break;
       }
       case "start":
       case "start_stale":
       case "start_hold": {
-        const r = startReembed({ handle, configured, onlyStale: intent === "start_stale", holdSwitch: intent === "start_hold", actor });
+        const r = await backend.startReembed({ store, configured, onlyStale: intent === "start_stale", holdSwitch: intent === "start_hold", actor });
         message = r.started
           ? `Re-embed started: ${formatCount(r.job.remaining)} of ${formatCount(r.job.total)} item(s) to embed${r.job.holdSwitch ? "; the switch waits for you" : ""}.`
           : `Nothing to re-embed: ${r.reason}. No job was started.`;
         break;
       }
       case "switch":
-        switchHeldReembed({ handle, actor });
+        await backend.switchHeldReembed({ store, actor });
         message = "Switched to the new model.";
         break;
       case "retry_parked": {
-        const n = retryParkedEmbeddings({ handle, actor });
+        const n = await backend.retryParkedEmbeddings({ store, actor });
         message = `${n} parked item(s) queued again.`;
         break;
       }
@@ -71,7 +70,7 @@ export async function describeEmbeddingActionAction(store: string, intent: strin
     await requireRoleForAction("admin");
     const name = storeNameSchema.parse(store);
     const parsed = confirmIntentSchema.parse(intent);
-    const text = describeReembedIntent({ handle: openStore({ store: name }), configured: await getEmbedder().fingerprint, intent: parsed });
+    const text = await embeddingsBackend().describeReembedIntent({ store: name, configured: await getEmbedder().fingerprint, intent: parsed });
     return { ok: true, message: "counted", data: { text } };
   } catch (e) {
     return actionError(e);

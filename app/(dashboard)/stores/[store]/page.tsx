@@ -14,16 +14,15 @@ import { describeStore, openStore } from "@/lib/stores/stores";
 import { storeExists, storeNameSchema } from "@/lib/db/store-names";
 import { verifyStoreAction } from "./actions";
 import { findOrNullAsync } from "@/app/_server/pages";
-import { NotServedOnPostgres } from "@/components/not-served-on-postgres";
 import { memoryFilterSchema } from "@/lib/index/memories";
 import { stores, storesOnPostgres } from "@/lib/stores/backend";
-import { getStoreStatusPgByName } from "@/lib/metrics/store-status-pg";
+import { getStorePageEmbeddingsPg } from "@/lib/metrics/store-status-pg";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "./embed-actions";
 
 export default async function StorePage({ params }: { params: Promise<{ store: string }> }) {
   const user = await requireUser();
   const { store } = await params;
-  if (storesOnPostgres()) return <PostgresStorePage store={store} />;
+  if (storesOnPostgres()) return <PostgresStorePage store={store} isAdmin={user.role === "admin"} />;
   if (!storeExists(store)) notFound();
   const handle = openStore({ store });
   const summary = describeStore({ handle });
@@ -86,14 +85,14 @@ function RecentMemories({ store, recent }: { store: string; recent: { path: stri
 }
 
 /** With DATABASE_URL: the store as PostgreSQL holds it (stores()); what is not served there yet says so. */
-async function PostgresStorePage({ store }: { store: string }) {
+async function PostgresStorePage({ store, isAdmin }: { store: string; isAdmin: boolean }) {
   const name = storeNameSchema.safeParse(store);
   if (!name.success) notFound();
   const summary = await findOrNullAsync(() => stores().describeStore({ store: name.data }));
   if (!summary) notFound();
   const docs = await stores().listDocuments({ store: name.data, prefix: "", limit: 1, offset: 0 });
   const recent = await stores().listMemories({ store: name.data, filter: memoryFilterSchema.parse({ limit: 10 }) });
-  const status = await getStoreStatusPgByName({ store: name.data });
+  const { status, embeddings, workers } = await getStorePageEmbeddingsPg({ store: name.data });
   return (
     <div className="space-y-4">
       <StoreHeader store={store} description={summary.description} status={status} />
@@ -114,7 +113,8 @@ async function PostgresStorePage({ store }: { store: string }) {
         </p>
       </section>
       <StoreVerifyCard store={store} action={verifyStoreAction} />
-      <NotServedOnPostgres what="The embeddings card (re-embed, parked items, workers)" instead="The store's status above is live from PostgreSQL; GET /api/v1/stores/{store}/health has the backlog, drift and parked items." />
+      <StoreEmbeddingsCard store={store} status={embeddings} verdict={status} isAdmin={isAdmin} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
+      <WorkerStateCard workers={workers} provider={status.provider} workerInServer={getConfig().embed.workerInServer} now={status.asOf} />
       <RecentMemories store={store} recent={recent.memories} />
     </div>
   );

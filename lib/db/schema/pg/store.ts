@@ -184,6 +184,26 @@ export const embeddings = pgTable(
 export type PgEmbeddingRow = InferSelectModel<typeof embeddings>;
 
 /**
+ * Vector queries and the chunks the active model answered (the SQLite twin is
+ * ../embed.ts search_log): a re-embed's candidate model is compared against
+ * them before an admin switches (lib/index/reembed-pg.ts). The last 1,000 are kept.
+ */
+export const searchLog = pgTable(
+  "search_log",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
+    ts: epochMs("ts").notNull(),
+    q: text("q").notNull(),
+    mode: text("mode").notNull(),
+    fingerprintId: text("fingerprint_id").notNull(),
+    /** chunks.id of the vector leg's answer, best first. */
+    resultIds: bigint("result_ids", { mode: "number" }).array().notNull(),
+  },
+  (t) => [index("search_log_fingerprint_idx").on(t.fingerprintId, t.id)],
+);
+export type PgSearchLogRow = InferSelectModel<typeof searchLog>;
+
+/**
  * Reflection recall (the SQLite twin is ../recall.ts). Lists are text[] and a
  * learning's args json (kept as written, key order included); the descriptor
  * and the handle get a generated english tsvector with a GIN index (hand-written

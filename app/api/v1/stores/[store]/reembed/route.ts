@@ -4,29 +4,30 @@ import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
 import { storeParams } from "@/lib/api/params";
 import { getEmbedder } from "@/lib/embed/model";
-import { estimateReembed, getReembedProgress, startReembed } from "@/lib/embed/reembed";
-import { openStore } from "@/lib/stores/stores";
+import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 
 export const GET = defineRoute({
   name: "GET /stores/{store}/reembed",
   auth: "read",
+  postgres: "served",
   response: reembedStatusResponse,
   params: storeParams,
-  handler: ({ params }) => ({ job: getReembedProgress({ handle: openStore({ store: params.store }) }) }),
+  handler: async ({ params }) => ({ job: await embeddingsBackend().getReembedProgress({ store: params.store }) }),
 });
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/reembed",
   auth: "admin",
+  postgres: "served",
   response: reembedStartResponse,
   params: storeParams,
   body: z.object({ only_stale: z.boolean().default(false), dry_run: z.boolean().default(false), hold_switch: z.boolean().default(false) }).strict(),
   status: 202,
   handler: async ({ params, body, principal }) => {
-    const handle = openStore({ store: params.store });
+    const backend = embeddingsBackend();
     const configured = await getEmbedder().fingerprint;
-    if (body.dry_run) return { estimate: estimateReembed({ handle, configured, onlyStale: body.only_stale }) };
-    const r = startReembed({ handle, configured, onlyStale: body.only_stale, holdSwitch: body.hold_switch, actor: actorOf(principal) });
+    if (body.dry_run) return { estimate: await backend.estimateReembed({ store: params.store, configured, onlyStale: body.only_stale }) };
+    const r = await backend.startReembed({ store: params.store, configured, onlyStale: body.only_stale, holdSwitch: body.hold_switch, actor: actorOf(principal) });
     return r.started ? { job: r.job } : { job: null, nothing_to_reembed: true, message: `nothing to re-embed: ${r.reason}` };
   },
 });

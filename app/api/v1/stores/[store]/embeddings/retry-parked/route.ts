@@ -2,13 +2,13 @@ import { retryParkedResponse } from "@/lib/api/responses/embeddings";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
 import { storeParams } from "@/lib/api/params";
-import { retryParkedEmbeddings } from "@/lib/embed/queue";
-import { openStore } from "@/lib/stores/stores";
+import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/embeddings/retry-parked",
   auth: "admin",
+  postgres: "served",
   response: retryParkedResponse,
   params: storeParams,
-  handler: ({ params, principal }) => ({ requeued: retryParkedEmbeddings({ handle: openStore({ store: params.store }), actor: actorOf(principal) }) }),
+  handler: async ({ params, principal }) => ({ requeued: await embeddingsBackend().retryParkedEmbeddings({ store: params.store, actor: actorOf(principal) }) }),
 });

@@ -2,16 +2,16 @@ import { reembedSwitchResponse } from "@/lib/api/responses/embeddings";
 import { defineRoute } from "@/lib/api/route";
 import { actorOf } from "@/lib/auth/actor";
 import { storeParams } from "@/lib/api/params";
-import { switchHeldReembed } from "@/lib/embed/reembed";
-import { openStore } from "@/lib/stores/stores";
+import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 
 export const POST = defineRoute({
   name: "POST /stores/{store}/reembed/switch",
   auth: "admin",
+  postgres: "served",
   response: reembedSwitchResponse,
   params: storeParams,
-  handler: ({ params, principal }) => {
-    switchHeldReembed({ handle: openStore({ store: params.store }), actor: actorOf(principal) });
+  handler: async ({ params, principal }) => {
+    await embeddingsBackend().switchHeldReembed({ store: params.store, actor: actorOf(principal) });
     return { switched: true };
   },
 });

@@ -1,0 +1,326 @@
+import { sql, type SQL } from "drizzle-orm";
+import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx, type SqlRunner } from "../db/pg-store";
+import { comparisonOf, type ModelComparison } from "../embed/compare";
+import { getEmbedder } from "../embed/model";
+import type { Fingerprint } from "../embed/providers";
+import { describeStartIntent, type ReembedEstimate, type ReembedJob, type ReembedProgress, type StartReembedResult } from "../embed/reembed";
+import { AppError } from "../errors";
+import { appendAuditPg } from "../governance/audit-pg";
+import { log } from "../log";
+import { getPgEmbeddable, pgEmbeddableKinds } from "./embed-kinds-pg";
+import { vectorNeighboursPg } from "./vectors-pg";
+
+/**
+ * Re-embed on PostgreSQL (the SQLite twin is lib/embed/reembed.ts; same
+ * functions, same answers), safe with N app replicas on one database:
+ * - the model whose vectors serve the store is kept in store_meta
+ *   (`active_fingerprint`, migration 0006). Every model's vectors are rows
+ *   keyed by fingerprint (chunk_embeddings, embeddings), so a re-embed builds
+ *   the new model's rows beside the active ones; search asks only for the
+ *   active model's (a configured model that is not the active one answers
+ *   lexically with model_mismatch, as on SQLite) until the switch;
+ * - the job is a JSON row in store_meta (`reembed_job`); its items are rows of
+ *   the embed queue, so the workers of every replica embed them (FOR UPDATE
+ *   SKIP LOCKED with a lease: a replica that dies mid-batch loses its claim
+ *   when the lease runs out, another takes the rows over, and a vector is
+ *   written once per completed claim). The job's own items are the queue rows
+ *   with an id up to `queueIdUntil` (ids, not clocks: replicas' clocks differ);
+ *   an item queued again keeps its row and id, so an edit during the job
+ *   stays counted;
+ * - start, finish and switch take a per-store advisory transaction lock, so
+ *   two replicas (or an admin and a worker) never start two jobs or switch
+ *   twice; the switch — active model, the other models' vectors deleted, the
+ *   job marked done, the audit row — is one transaction: readers see the old
+ *   model or the new one, never a mix. Every start, resume, switch and finish
+ *   writes a governance audit row in the same transaction.
+ */
+
+const JOB_KEY = "reembed_job";
+const ACTIVE_KEY = "active_fingerprint";
+
+type PgReembedJob = ReembedJob & { /** Queue rows with an id up to this are the job's own. */ queueIdUntil: number };
+
+/** One lock per store for the job's state changes (start, finish, switch), across replicas. */
+async function lockReembed(tx: SqlRunner): Promise<void> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended('dualmind:reembed:' || current_schema(), 0))`);
+}
+
+async function readMetaPg(tx: SqlRunner, key: string): Promise<string | null> {
+  const [row] = await rowsOf<{ value: string }>(tx, sql`select value from store_meta where key = ${key}`);
+  return row?.value ?? null;
+}
+
+async function writeMetaPg(tx: SqlRunner, key: string, value: string): Promise<void> {
+  await tx.execute(sql`insert into store_meta (key, value) values (${key}, ${value}) on conflict (key) do update set value = excluded.value`);
+}
+
+/** The fingerprint whose vectors serve this store, or null before its first vectors (a 0005 store: migration 0006 names it). */
+export async function readActiveFingerprintPg(tx: SqlRunner): Promise<string | null> {
+  return readMetaPg(tx, ACTIVE_KEY);
+}
+
+/** A store's first vectors (or re-embed) make the configured model its active one; an active model is never replaced here. */
+export async function adoptActiveFingerprintPg(tx: SqlRunner, fingerprintId: string): Promise<void> {
+  await tx.execute(sql`insert into store_meta (key, value) values (${ACTIVE_KEY}, ${fingerprintId}) on conflict (key) do nothing`);
+}
+
+async function readJobPg(tx: SqlRunner): Promise<PgReembedJob | null> {
+  const value = await readMetaPg(tx, JOB_KEY);
+  return value === null ? null : (JSON.parse(value) as PgReembedJob);
+}
+
+async function writeJobPg(tx: SqlRunner, job: PgReembedJob): Promise<void> {
+  await writeMetaPg(tx, JOB_KEY, JSON.stringify(job));
+}
+
+/** The job's items still queued (parked ones too: they still need their vector). */
+async function ownItemsRemainingPg(tx: SqlRunner, job: PgReembedJob): Promise<number> {
+  const [{ n }] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from embed_queue where id <= ${job.queueIdUntil}`);
+  return n;
+}
+
+/** Whether any of the job's items is still queued: one probe of the queue's primary key (a worker asks after every batch). */
+async function ownItemsLeftPg(tx: SqlRunner, job: PgReembedJob): Promise<boolean> {
+  const [{ left }] = await rowsOf<{ left: boolean }>(tx, sql`select exists (select 1 from embed_queue where id <= ${job.queueIdUntil}) as left`);
+  return left;
+}
+
+/**
+ * `(kind, ref_id, input_hash)` of every artifact without a vector of `target`
+ * from its current text, over the registered kinds. A kind that cannot list
+ * its artifacts (no missingVectors) is covered by its vectors instead: each
+ * item with a vector of another model and none of `target` is included, so a
+ * switch never deletes the only vector an item has.
+ */
+function needingVectorsSql(target: string): SQL {
+  const listed = pgEmbeddableKinds().filter((kind) => getPgEmbeddable(kind)?.missingVectors);
+  const parts = listed.map((kind) => sql`select ${kind}::text as kind, m.ref_id, m.input_hash from (${getPgEmbeddable(kind)!.missingVectors!(target)}) m`);
+  const unlisted = listed.length ? sql` and e.kind not in ${listed}` : sql``;
+  parts.push(sql`select u.kind, u.ref_id, u.input_hash from (select distinct on (e.kind, e.ref_id) e.kind, e.ref_id, e.input_hash from embeddings e
+    where e.fingerprint_id <> ${target}${unlisted} and not exists (select 1 from embeddings t where t.kind = e.kind and t.ref_id = e.ref_id and t.fingerprint_id = ${target})
+    order by e.kind, e.ref_id, e.embedded_at desc) u`);
+  return sql.join(parts, sql` union all `);
+}
+
+async function countNeedingVectorsPg(tx: SqlRunner, target: string): Promise<number> {
+  const [{ n }] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from (${needingVectorsSql(target)}) x`);
+  return n;
+}
+
+/** Queue every artifact that needs a vector of `target` (one statement); an item already queued is started over. Returns how many. */
+async function enqueueNeedingVectorsPg(tx: SqlRunner, target: string, now: number): Promise<number> {
+  const rows = await rowsOf<{ id: string }>(
+    tx,
+    sql`insert into embed_queue (kind, ref_id, input_hash, enqueued_at, next_attempt_at) select x.kind, x.ref_id, x.input_hash, ${now}, ${now} from (${needingVectorsSql(target)}) x
+      on conflict (kind, ref_id) do update set input_hash = excluded.input_hash, attempts = 0, next_attempt_at = excluded.next_attempt_at,
+        last_error = null, parked_at = null, claimed_by = null, claimed_until = null
+      returning id`,
+  );
+  return rows.length;
+}
+
+async function progressOf(tx: SqlRunner, job: PgReembedJob): Promise<ReembedProgress> {
+  const remaining = job.status === "done" ? 0 : Math.min(job.total, await ownItemsRemainingPg(tx, job));
+  const done = job.total - remaining;
+  const elapsed = ((job.finishedAt ?? Date.now()) - job.startedAt) / 1000;
+  const ratePerSec = done > 0 && elapsed > 0 ? done / elapsed : null;
+  const { queueIdUntil: _internal, ...shown } = job;
+  return { ...shown, done, remaining, ratePerSec, etaSeconds: ratePerSec && remaining > 0 ? remaining / ratePerSec : null };
+}
+
+/** The store's re-embed, running or the last one finished; null if there never was one. */
+export async function getReembedProgressPg({ handle }: { handle: PgStoreHandle }): Promise<ReembedProgress | null> {
+  return withStoreTx({ handle, readOnly: true, snapshot: true }, async (tx) => {
+    const job = await readJobPg(tx);
+    return job ? progressOf(tx, job) : null;
+  });
+}
+
+/** The active model, or the configured one for a store that has none yet (read-only: adopting it is the writer's). */
+async function activeOrConfigured(tx: SqlRunner, configured: Fingerprint): Promise<string> {
+  return (await readActiveFingerprintPg(tx)) ?? configured.id;
+}
+
+/** What a re-embed would do, before starting it (the twin of estimateReembed). */
+export async function estimateReembedPg({ handle, configured, onlyStale, ratePerSec }: { handle: PgStoreHandle; configured: Fingerprint; onlyStale: boolean; ratePerSec?: number }): Promise<ReembedEstimate> {
+  return withStoreTx({ handle, readOnly: true, snapshot: true }, (tx) => estimateIn(tx, { configured, onlyStale, ratePerSec }));
+}
+
+async function estimateIn(tx: SqlRunner, { configured, onlyStale, ratePerSec }: { configured: Fingerprint; onlyStale: boolean; ratePerSec?: number }): Promise<ReembedEstimate> {
+  const modelChanged = (await activeOrConfigured(tx, configured)) !== configured.id;
+  if (onlyStale && modelChanged) {
+    throw new AppError("conflict", "the configured model differs from the store's active model: only a full re-embed can switch models");
+  }
+  const toEmbed = await countNeedingVectorsPg(tx, configured.id);
+  return { toEmbed, targetFingerprintId: configured.id, modelChanged, estimatedSeconds: ratePerSec ? toEmbed / ratePerSec : null };
+}
+
+/** What a re-embed button would do, in counts, for its confirmation (the twin of describeReembedIntent, same wording). */
+export async function describeReembedIntentPg({ handle, configured, intent }: { handle: PgStoreHandle; configured: Fingerprint; intent: "start" | "start_stale" | "start_hold" | "switch" }): Promise<string> {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const model = `${configured.provider}:${configured.model}`;
+  return withStoreTx({ handle, readOnly: true, snapshot: true }, async (tx) => {
+    const job = await readJobPg(tx);
+    if (intent === "switch") {
+      if (!job || job.status === "done") return "There is no re-embed waiting for a switch.";
+      const [{ old }] = await rowsOf<{ old: number }>(
+        tx,
+        sql`select ((select count(*) from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}) + (select count(*) from embeddings where fingerprint_id <> ${job.targetFingerprintId}))::int as old`,
+      );
+      return `Switches the store to ${job.targetFingerprintId} now and deletes ${n(old)} vector(s) of the previous model. Vector search uses the new model from then on.`;
+    }
+    if (job && job.status !== "done" && job.targetFingerprintId === configured.id) {
+      const p = await progressOf(tx, job);
+      return `A re-embed to ${model} is already running (${n(p.done)} of ${n(p.total)} done): confirming resumes it; no second job starts.`;
+    }
+    return describeStartIntent({ configured, intent, estimate: await estimateIn(tx, { configured, onlyStale: intent === "start_stale" }) });
+  });
+}
+
+/**
+ * Start (or resume) a re-embed towards the configured model (the twin of
+ * startReembed): one transaction under the store's re-embed lock queues the
+ * items, writes the job and its audit row. A job of the same target that is
+ * not done is resumed, never started twice.
+ */
+export async function startReembedPg({ handle, configured, onlyStale, holdSwitch = false, actor }: { handle: PgStoreHandle; configured: Fingerprint; onlyStale: boolean; holdSwitch?: boolean; actor: string }): Promise<StartReembedResult> {
+  const target = `store:${handle.store}`;
+  const started = await withStoreTx({ handle }, async (tx): Promise<StartReembedResult | null> => {
+    await lockReembed(tx);
+    await adoptActiveFingerprintPg(tx, configured.id);
+    const { modelChanged, toEmbed } = await estimateIn(tx, { configured, onlyStale });
+    const existing = await readJobPg(tx);
+    const resume = existing !== null && existing.status !== "done" && existing.targetFingerprintId === configured.id;
+    if (!resume && toEmbed === 0 && !modelChanged) {
+      return { started: false, reason: `every item already has a current vector from ${configured.provider}:${configured.model}` };
+    }
+    // A resume takes on what needs a vector now: what the job had already done, plus these items.
+    const doneBefore = resume ? existing.total - Math.min(existing.total, await ownItemsRemainingPg(tx, existing)) : 0;
+    const now = Date.now();
+    const queued = await enqueueNeedingVectorsPg(tx, configured.id, now);
+    // The queue just grew by a whole store: fresh statistics let the workers' claims walk the ready index (LIMIT batch)
+    // instead of sorting every queued row per batch, which the planner picks on a small queue's stale statistics.
+    if (queued > 1_000) await tx.execute(sql`analyze embed_queue`);
+    const [{ maxId }] = await rowsOf<{ maxId: string | null }>(tx, sql`select max(id) as "maxId" from embed_queue`);
+    const queueIdUntil = Number(maxId ?? 0);
+    const job: PgReembedJob = resume
+      ? { ...existing, total: doneBefore + queued, queuedUntil: now, queueIdUntil }
+      : { targetFingerprintId: configured.id, onlyStale, holdSwitch, total: queued, startedAt: now, startedBy: actor, status: "running", queuedUntil: now, finishedAt: null, queueIdUntil };
+    await writeJobPg(tx, job);
+    await appendAuditPg({ db: tx, entry: { actor, action: resume ? "store.reembed.resume" : "store.reembed.start", target, details: { target: configured.id, onlyStale, toEmbed: queued } } });
+    return null;
+  });
+  if (started) return started;
+  // A model switch with every new vector already there (or an empty store) finishes at once.
+  await finishReembedIfDonePg({ handle, actor });
+  return { started: true, job: (await getReembedProgressPg({ handle }))! };
+}
+
+/**
+ * Finish a re-embed whose own items all have their new vector (the twin of
+ * finishReembedIfDone): same model, done; a model change switches once every
+ * artifact has a vector of the target — items ingested meanwhile too — in one
+ * transaction; a held switch waits for an admin (`force`). Called by every
+ * replica's worker after a batch: cheap when there is no job, and under the
+ * store's re-embed lock, so exactly one replica finishes or switches.
+ */
+export async function finishReembedIfDonePg({ handle, actor = "system:embed-worker", force = false }: { handle: PgStoreHandle; actor?: string; force?: boolean }): Promise<boolean> {
+  const open = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const job = await readJobPg(tx);
+    return job !== null && job.status !== "done";
+  });
+  if (!open) return false;
+  const target = `store:${handle.store}`;
+  return withStoreTx({ handle }, async (tx) => {
+    await lockReembed(tx);
+    const job = await readJobPg(tx);
+    if (!job || job.status === "done") return false;
+    if (await ownItemsLeftPg(tx, job)) return false;
+    const finished: PgReembedJob = { ...job, status: "done", finishedAt: Date.now() };
+    const active = await readActiveFingerprintPg(tx);
+    if (active === job.targetFingerprintId) {
+      await writeJobPg(tx, finished);
+      await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.done", target, details: { target: job.targetFingerprintId, embedded: job.total } } });
+      return true;
+    }
+    if (job.holdSwitch && !force) {
+      if (job.status !== "waiting_switch") await writeJobPg(tx, { ...job, status: "waiting_switch" });
+      return false;
+    }
+    const [{ pending }] = await rowsOf<{ pending: number }>(tx, sql`select count(*)::int as pending from embed_queue where parked_at is null`);
+    if (pending > 0) return false;
+    // Artifacts still without a vector of the target with nothing queued for them (a replica still configured with the
+    // old model embedded them, say) are queued now; the switch waits for them.
+    const missing = await countNeedingVectorsPg(tx, job.targetFingerprintId);
+    if (missing > 0) {
+      const requeued = await enqueueNeedingVectorsPg(tx, job.targetFingerprintId, Date.now());
+      log("warn", "re-embed: artifacts without a vector of the new model queued again before the switch", { store: handle.store, requeued });
+      return false;
+    }
+    const dropped = (
+      await rowsOf<{ id: string }>(
+        tx,
+        sql`select distinct fingerprint_id as id from (select fingerprint_id from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}
+          union all select fingerprint_id from embeddings where fingerprint_id <> ${job.targetFingerprintId}) o order by 1`,
+      )
+    ).map((r) => r.id);
+    // Deleting a large store's old vectors can outlast the statement limit; cancelled, the whole switch would roll back and be retried for ever.
+    await tx.execute(sql`select set_config('statement_timeout', '0', true)`);
+    await writeMetaPg(tx, ACTIVE_KEY, job.targetFingerprintId);
+    await tx.execute(sql`delete from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}`);
+    await tx.execute(sql`delete from embeddings where fingerprint_id <> ${job.targetFingerprintId}`);
+    await writeJobPg(tx, finished);
+    await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.switch", target, details: { active: job.targetFingerprintId, dropped } } });
+    return true;
+  });
+}
+
+/** An admin's switch of a held re-embed; 409 until every artifact has its new vector (the twin of switchHeldReembed). */
+export async function switchHeldReembedPg({ handle, actor }: { handle: PgStoreHandle; actor: string }): Promise<void> {
+  const job = await withStoreTx({ handle, readOnly: true }, readJobPg);
+  if (!job || job.status === "done") throw new AppError("conflict", "no re-embed in progress");
+  if (!(await finishReembedIfDonePg({ handle, actor, force: true }))) {
+    throw new AppError("conflict", "the re-embed is not finished yet: every artifact needs its new vector before the switch");
+  }
+}
+
+const LOG_KEEP = 1000;
+
+/** Remember a vector query and what the active model answered (the last 1,000 are kept), for compareCandidateModelPg. */
+export async function logVectorQueryPg({ tx, q, mode, fingerprintId, resultIds }: { tx: PgStoreTx; q: string; mode: string; fingerprintId: string; resultIds: number[] }): Promise<void> {
+  const ids = `{${resultIds.map((id) => String(Math.trunc(id))).join(",")}}`;
+  const [{ id }] = await rowsOf<{ id: string }>(tx, sql`insert into search_log (ts, q, mode, fingerprint_id, result_ids) values (${Date.now()}, ${q.slice(0, 2000)}, ${mode}, ${fingerprintId}, ${ids}::bigint[]) returning id`);
+  if (Number(id) % 100 === 0) await tx.execute(sql`delete from search_log where id <= ${Number(id) - LOG_KEEP}`);
+}
+
+/**
+ * Before switching models (the twin of compareCandidateModel): replay the
+ * last `n` logged vector queries against the candidate (the configured
+ * model, whose vectors the re-embed is building) and measure overlap@k with
+ * what the active model answered. Read-only.
+ */
+export async function compareCandidateModelPg({ handle, n = 50, k = 10 }: { handle: PgStoreHandle; n?: number; k?: number }): Promise<ModelComparison> {
+  const { provider, fingerprint } = getEmbedder();
+  const candidate = await fingerprint;
+  const { active, have, logs } = await withStoreTx({ handle, readOnly: true, snapshot: true }, async (tx) => {
+    const active = await activeOrConfigured(tx, candidate);
+    const [{ have }] = await rowsOf<{ have: boolean }>(tx, sql`select exists (select 1 from chunk_embeddings where fingerprint_id = ${candidate.id}) as have`);
+    const logs = await rowsOf<{ q: string; ids: (string | number)[] }>(tx, sql`select q, result_ids as ids from search_log where fingerprint_id = ${active} order by id desc limit ${n}`);
+    return { active, have, logs };
+  });
+  if (active === candidate.id) {
+    throw new AppError("conflict", "the configured model is already the active one: configure the candidate model and start a re-embed (hold_switch) first");
+  }
+  if (!have) throw new AppError("conflict", "the candidate model has no vectors yet: start a re-embed and let it run");
+  const perQuery: ModelComparison["perQuery"] = [];
+  for (const entry of logs) {
+    const activeIds = entry.ids.map(Number).slice(0, k);
+    if (activeIds.length === 0) continue;
+    const [query] = await provider.embed([entry.q], "query");
+    const knn = await withStoreTx({ handle, readOnly: true }, (tx) => vectorNeighboursPg({ tx, fingerprintId: candidate.id, query, k, where: [] }));
+    const candidateIds = knn.ok ? knn.hits.map((h) => h.id) : [];
+    const overlap = candidateIds.filter((id) => activeIds.includes(id)).length / Math.min(k, activeIds.length);
+    perQuery.push({ q: entry.q, overlap, active: activeIds, candidate: candidateIds });
+  }
+  return comparisonOf({ activeFingerprintId: active, candidateFingerprintId: candidate.id, k, perQuery, progress: await getReembedProgressPg({ handle }) });
+}

@@ -1,0 +1,60 @@
+import { backendChooser, type PgHandle } from "../db/pg";
+import { compareCandidateModel, type ModelComparison } from "../embed/compare";
+import type { Fingerprint } from "../embed/providers";
+import { retryParkedEmbeddings } from "../embed/queue";
+import { describeReembedIntent, estimateReembed, getReembedProgress, startReembed, switchHeldReembed, type ReembedEstimate, type ReembedProgress, type StartReembedResult } from "../embed/reembed";
+import { retryParkedEmbeddingsPg } from "../index/embed-queue-pg";
+import { compareCandidateModelPg, describeReembedIntentPg, estimateReembedPg, getReembedProgressPg, startReembedPg, switchHeldReembedPg } from "../index/reembed-pg";
+import { openStore } from "./stores";
+import { openStorePg } from "./stores-pg";
+
+/**
+ * A store's embedding administration — re-embed (estimate, start, progress,
+ * held switch, comparison of the candidate model) and the retry of parked
+ * items — behind one interface for the REST routes and the store page's
+ * actions, as recallBackend() is for recall: the SQLite functions
+ * (lib/embed/reembed.ts, compare.ts, queue.ts) unchanged, or their PostgreSQL
+ * twins (lib/index/reembed-pg.ts, embed-queue-pg.ts) with DATABASE_URL. An
+ * unknown store is a 404 on both.
+ */
+
+type StoreArg = { store: string };
+export type ReembedIntent = "start" | "start_stale" | "start_hold" | "switch";
+
+export type EmbeddingsBackend = {
+  getReembedProgress: (a: StoreArg) => Promise<ReembedProgress | null>;
+  estimateReembed: (a: StoreArg & { configured: Fingerprint; onlyStale: boolean }) => Promise<ReembedEstimate>;
+  describeReembedIntent: (a: StoreArg & { configured: Fingerprint; intent: ReembedIntent }) => Promise<string>;
+  startReembed: (a: StoreArg & { configured: Fingerprint; onlyStale: boolean; holdSwitch: boolean; actor: string }) => Promise<StartReembedResult>;
+  switchHeldReembed: (a: StoreArg & { actor: string }) => Promise<void>;
+  compareCandidateModel: (a: StoreArg & { n: number; k: number }) => Promise<ModelComparison>;
+  retryParkedEmbeddings: (a: StoreArg & { actor: string }) => Promise<number>;
+};
+
+/** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
+export const sqliteEmbeddings: EmbeddingsBackend = {
+  getReembedProgress: async ({ store }) => getReembedProgress({ handle: openStore({ store }) }),
+  estimateReembed: async ({ store, ...a }) => estimateReembed({ handle: openStore({ store }), ...a }),
+  describeReembedIntent: async ({ store, ...a }) => describeReembedIntent({ handle: openStore({ store }), ...a }),
+  startReembed: async ({ store, ...a }) => startReembed({ handle: openStore({ store }), ...a }),
+  switchHeldReembed: async ({ store, ...a }) => switchHeldReembed({ handle: openStore({ store }), ...a }),
+  compareCandidateModel: async ({ store, ...a }) => compareCandidateModel({ handle: openStore({ store }), ...a }),
+  retryParkedEmbeddings: async ({ store, ...a }) => retryParkedEmbeddings({ handle: openStore({ store }), ...a }),
+};
+
+/** The PostgreSQL twins: every method awaits the process's pool and opens the store there (404 when unknown). */
+export function pgEmbeddings(pgHandle: Promise<PgHandle> | PgHandle): EmbeddingsBackend {
+  const open = async (store: string) => openStorePg({ pg: await pgHandle, store });
+  return {
+    getReembedProgress: async ({ store }) => getReembedProgressPg({ handle: await open(store) }),
+    estimateReembed: async ({ store, ...a }) => estimateReembedPg({ handle: await open(store), ...a }),
+    describeReembedIntent: async ({ store, ...a }) => describeReembedIntentPg({ handle: await open(store), ...a }),
+    startReembed: async ({ store, ...a }) => startReembedPg({ handle: await open(store), ...a }),
+    switchHeldReembed: async ({ store, ...a }) => switchHeldReembedPg({ handle: await open(store), ...a }),
+    compareCandidateModel: async ({ store, ...a }) => compareCandidateModelPg({ handle: await open(store), ...a }),
+    retryParkedEmbeddings: async ({ store, ...a }) => retryParkedEmbeddingsPg({ handle: await open(store), ...a }),
+  };
+}
+
+/** The embeddings backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
+export const embeddingsBackend: () => EmbeddingsBackend = backendChooser(sqliteEmbeddings, pgEmbeddings);
