@@ -4,7 +4,7 @@ import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/p
 import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
 import { kgFrames, kgNodes, kgRelations, type PgKgNodeRow } from "../db/schema/pg/store";
 import { appendAuditPg } from "../governance/audit-pg";
-import type { PgEmbeddable } from "../index/embed-kinds-pg";
+import { missingVectorsSql, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueEmbeddingsPg } from "../index/embed-queue-pg";
 import { tsqueryFor } from "../index/search-pg";
 import { forgetKindEmbeddingsPg } from "../index/vectors-pg";
@@ -34,6 +34,7 @@ export const nodeEmbeddablePg: PgEmbeddable = {
     );
     return new Map(rows.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>(r.tags, []) }), inputHash: r.embedHash, chunkingVersion: null }]));
   },
+  missingVectors: (fingerprintId) => missingVectorsSql({ kind: NODE_KIND, table: "kg_node", idColumn: "seq", hashColumn: "embed_hash", fingerprintId }),
 };
 
 /**

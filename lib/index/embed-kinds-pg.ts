@@ -45,10 +45,15 @@ export function tableEmbeddablePg({ kind, artifactType, table, idColumn = "id", 
       const rows = await rowsOf<{ id: string; text: string; hash: string; version: number | null }>(tx, sql`select ${id} as id, ${text} as text, ${hash} as hash, ${version} as version from ${t} where ${id} in ${refIds}`);
       return new Map(rows.map((r) => [Number(r.id), { text: r.text, inputHash: r.hash, chunkingVersion: r.version }]));
     },
-    missingVectors: (fingerprintId) =>
-      sql`select r.id as ref_id, r.${hash} as input_hash from ${t} r left join embeddings e on e.kind = ${kind} and e.ref_id = r.id and e.fingerprint_id = ${fingerprintId}
-        where e.ref_id is null or e.input_hash <> r.${hash}`,
+    missingVectors: (fingerprintId) => missingVectorsSql({ kind, table, idColumn, hashColumn, fingerprintId }),
   };
+}
+
+/** A kind's rows (key `idColumn`, current text hash `hashColumn`) without a vector of `fingerprintId` made from that text: PgEmbeddable.missingVectors. */
+export function missingVectorsSql({ kind, table, idColumn, hashColumn, fingerprintId }: { kind: string; table: string; idColumn: string; hashColumn: string; fingerprintId: string }): SQL {
+  const [t, id, hash] = [table, idColumn, hashColumn].map((n) => sql.identifier(n));
+  return sql`select r.${id} as ref_id, r.${hash} as input_hash from ${t} r left join embeddings e on e.kind = ${kind} and e.ref_id = r.${id} and e.fingerprint_id = ${fingerprintId}
+    where e.ref_id is null or e.input_hash <> r.${hash}`;
 }
 
 // On globalThis, like the SQLite registry: Next bundles instrumentation (the worker) apart from the route handlers.

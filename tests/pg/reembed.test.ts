@@ -17,6 +17,7 @@ import { listWorkerStatesPg } from "@/lib/embed/worker-state-pg";
 import { listAuditTailPg } from "@/lib/governance/audit-pg";
 import { drainEmbedQueuesPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
 import { putDocumentsSchema } from "@/lib/index/ingest";
+import { pgGraph } from "@/lib/graph/backend";
 import { putDocumentsPg } from "@/lib/index/ingest-pg";
 import { planQueryVectorPg } from "@/lib/index/query-vector-pg";
 import { compareCandidateModelPg, estimateReembedPg, getReembedProgressPg, readActiveFingerprintPg, startReembedPg, switchHeldReembedPg } from "@/lib/index/reembed-pg";
@@ -205,6 +206,17 @@ describe("re-embed across two replicas on PostgreSQL", () => {
     );
     expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 1, modelChanged: false });
     await withStoreTx({ handle: storeA }, (tx) => tx.execute(sql`delete from embeddings where kind = 'unlisted-kind'`));
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
+  });
+
+  it("queues thoughts and graph nodes for the new model too (each kind lists its rows without a vector of it)", async () => {
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
+    const graph = pgGraph(replicas.a());
+    const thought = await graph.think({ store: "kb", input: { content: "the certificate renews on Mondays" }, actor: "agent" });
+    const node = await graph.createNode({ store: "kb", input: { name: "certbot", entity_type: "tool" }, actor: "agent" });
+    expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 2 });
+    await graph.deleteThought({ store: "kb", id: thought.id, actor: "agent" });
+    await graph.deleteNode({ store: "kb", id: node.id, actor: "agent" });
     expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
   });
 
