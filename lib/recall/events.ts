@@ -202,7 +202,10 @@ export function bucketRecallMetrics({
   const byStart = new Map<number, typeof events>();
   for (const e of events) {
     const start = Math.floor(e.createdAt / bucketMs) * bucketMs;
-    byStart.set(start, [...(byStart.get(start) ?? []), e]);
+    // Appended in place: copying the bucket on every event was quadratic (100k recalls in one hour held the event loop for minutes).
+    const bucket = byStart.get(start);
+    if (bucket) bucket.push(e);
+    else byStart.set(start, [e]);
   }
   return [...byStart.entries()].map(([start, es]) => {
     const latencies = es.map((e) => e.latencyMs).sort((a, b) => a - b);
