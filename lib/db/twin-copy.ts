@@ -3,7 +3,7 @@ import { asc, count, getTableColumns, getTableName, sql, type Column } from "dri
 import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { getTableConfig as pgTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import { getTableConfig as sqliteTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
-import { canonicalJson, sha256Hasher } from "../common";
+import { canonicalJson, pushTo, sha256Hasher } from "../common";
 import { AppError } from "../errors";
 import type { PgGovernanceExecutor } from "./pg";
 
@@ -109,7 +109,7 @@ export function sqliteSide<S extends Record<string, unknown>>({ db, sqlite }: { 
       if (rowid) {
         const [key] = keyColumns(t.sqlite, "sqlite");
         const prop = Object.entries(getTableColumns(t.sqlite)).find(([, c]) => c === key)![0];
-        rowids.set(t, [...(rowids.get(t) ?? []), ...rows.map((r): [unknown, number] => [r[prop], r[rowid] as number])]);
+        pushTo(rowids, t, ...rows.map((r): [unknown, number] => [r[prop], r[rowid] as number]));
       }
     },
     finish: async (t) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { sha256Hex } from "../common";
+import { pushTo, sha256Hex } from "../common";
 import { getConfig } from "../config";
 import { getStoreDb, type StoreHandle } from "../db/connection";
 import { log } from "../log";
@@ -54,7 +54,7 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
   const work: { item: ClaimedItem; text: string; inputHash: string }[] = [];
   const gone: number[] = [];
   const byKind = new Map<string, ClaimedItem[]>();
-  for (const c of claimed) byKind.set(c.kind, [...(byKind.get(c.kind) ?? []), c]);
+  for (const c of claimed) pushTo(byKind, c.kind, c);
   for (const [kind, items] of byKind) {
     const embeddable = getEmbeddable(kind);
     const texts = embeddable?.load({ handle, refIds: items.map((i) => i.refId) }) ?? new Map<number, EmbeddableText>();

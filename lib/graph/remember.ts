@@ -9,7 +9,7 @@ import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, m
 import type { QueryVectorPlan } from "../retrieval/readiness";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
-import { parseJsonColumnOr, unitInterval } from "../common";
+import { parseJsonColumnOr, pushTo, unitInterval } from "../common";
 
 /**
  * Fused remember over thoughts and graph nodes of a store (and, read-only,
@@ -328,7 +328,7 @@ function nodeFacts({ src, nodeIds }: { src: Source; nodeIds: string[] }): Map<st
 
 export function relationEvidenceOf(rows: RelationEvidenceRow[]): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  for (const r of rows) out.set(r.relationId, [...(out.get(r.relationId) ?? []), r.thoughtId]);
+  for (const r of rows) pushTo(out, r.relationId, r.thoughtId);
   return out;
 }
 

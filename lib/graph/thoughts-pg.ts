@@ -11,7 +11,7 @@ import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueEmbeddingsPg } from "../index/embed-queue-pg";
 import { tsqueryFor } from "../index/search-pg";
 import { forgetKindEmbeddingsPg } from "../index/vectors-pg";
-import { notFound } from "../common";
+import { notFound, pushTo } from "../common";
 import { matchTerms } from "../retrieval";
 import { feedbackInputSchema, listThoughtsQuerySchema, newThoughtRow, NOVELTY_WINDOW, thinkInputSchema, THOUGHT_KIND, thoughtNumberTaken, toChain, toThought, UTILITY_ALPHA, type Chain, type ThinkInput, type Thought } from "./thoughts";
 
@@ -83,7 +83,7 @@ export async function computePendingNoveltyPg({ tx, fingerprintId }: { tx: PgSto
     for (const v of found) vectors.set(String(v.refId), v.embedding);
   }
   const before = new Map<string, string[]>();
-  for (const w of window) before.set(String(w.seq), [...(before.get(String(w.seq)) ?? []), String(w.prev)]);
+  for (const w of window) pushTo(before, String(w.seq), String(w.prev));
   const novelty = ready.map((r) => {
     const sims = (before.get(String(r.seq)) ?? []).flatMap((p) => (vectors.has(p) ? [dot(r.embedding, vectors.get(p)!)] : []));
     return sims.length ? Math.min(1, Math.max(0, 1 - Math.max(...sims))) : 1;

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { z } from "zod";
-import { sha256Hex } from "../common";
+import { pushTo, sha256Hex } from "../common";
 import { chunks as chunksTable, documents } from "../db/schema/pg/store";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit-pg";
@@ -93,7 +93,7 @@ async function replaceChunks({ tx, docs }: { tx: PgStoreTx; docs: ChunkPlan[] })
     ? await tx.select({ id: chunksTable.id, docId: chunksTable.docId, chunkId: chunksTable.chunkId, chunkingVersion: chunksTable.chunkingVersion }).from(chunksTable).where(inArray(chunksTable.docId, withOld))
     : [];
   const oldByDoc = new Map<number, typeof old>();
-  for (const o of old) oldByDoc.set(o.docId, [...(oldByDoc.get(o.docId) ?? []), o]);
+  for (const o of old) pushTo(oldByDoc, o.docId, o);
   const results: IngestResult[] = [];
   const rows: (typeof chunksTable.$inferInsert)[] = [];
   const owner = new Map<string, IngestResult>();

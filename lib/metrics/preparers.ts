@@ -4,6 +4,7 @@
  * gap); only a measured zero is a zero.
  */
 import { isServerFault, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets, type RouteLatency } from "../http/request-timer";
+import { pushTo } from "../common";
 
 export const RANGES = {
   "1h": { ms: 3_600_000, stepMs: 60_000 },
@@ -143,7 +144,7 @@ export function prepareHealthSeries(rows: SnapshotBucketRow[], window: Window): 
   const byBucket = new Map<number, SnapshotBucketRow[]>();
   for (const r of rows) {
     const b = bucketOf(r.bucket, window.stepMs);
-    byBucket.set(b, [...(byBucket.get(b) ?? []), r]);
+    pushTo(byBucket, b, r);
   }
   let prevEmbedded: number | null = null;
   return bucketStarts(window).map((t) => {

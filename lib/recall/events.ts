@@ -5,6 +5,7 @@ import { recallEventHits, recallEvents, type RecallEventHitRow, type RecallEvent
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import type { RecallMode } from "./recall";
+import { pushTo } from "../common";
 
 export type RecallEventInput = {
   agentId: string;
@@ -203,9 +204,7 @@ export function bucketRecallMetrics({
   for (const e of events) {
     const start = Math.floor(e.createdAt / bucketMs) * bucketMs;
     // Appended in place: copying the bucket on every event was quadratic (100k recalls in one hour held the event loop for minutes).
-    const bucket = byStart.get(start);
-    if (bucket) bucket.push(e);
-    else byStart.set(start, [e]);
+    pushTo(byStart, start, e);
   }
   return [...byStart.entries()].map(([start, es]) => {
     const latencies = es.map((e) => e.latencyMs).sort((a, b) => a - b);

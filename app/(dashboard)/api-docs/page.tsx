@@ -6,6 +6,7 @@ import { getConfig } from "@/lib/config";
 import { DEFAULT_STORE } from "@/lib/db/store-names";
 import { requestBaseUrl } from "@/lib/http/public-url";
 import { listToolDescriptors } from "@/lib/mcp/server";
+import { pushTo } from "@/lib/common";
 
 /** The client configuration, pointed at the address this page was served from. */
 function mcpConfig(baseUrl: string): string {
@@ -29,7 +30,7 @@ export default async function ApiDocsPage() {
   const groups = new Map<string, typeof entries>();
   for (const e of entries) {
     const group = e.path.split("/")[3] ?? "api";
-    groups.set(group, [...(groups.get(group) ?? []), e]);
+    pushTo(groups, group, e);
   }
   const tools = listToolDescriptors();
   return (
