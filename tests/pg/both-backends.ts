@@ -1,0 +1,9 @@
+/**
+ * The suites that run on both backends: on SQLite in `npm run test:unit`
+ * (vitest.config.ts) and again on PostgreSQL in `npm run test:pg`
+ * (vitest.pg.config.ts sets DM_TEST_BACKEND=pg for them; see tests/backend.ts).
+ * A suite joins by seeding through tests/backend.ts and being listed here.
+ */
+export const BOTH_BACKEND_SUITES = [
+  "tests/api-routes.test.ts",
+] as const;
