@@ -3,7 +3,8 @@ import type { z } from "zod";
 import type { createTokenSchema } from "@/lib/auth/tokens";
 import { governance } from "@/lib/backend/governance";
 import { bootstrapApp } from "@/lib/bootstrap";
-import { closePg } from "@/lib/db/pg";
+import { getGovernance } from "@/lib/db/connection";
+import { closePg, getPg } from "@/lib/db/pg";
 import { graphBackend } from "@/lib/graph/backend";
 import type { ThinkInput } from "@/lib/graph/thoughts";
 import { stores } from "@/lib/stores/backend";
@@ -131,4 +132,21 @@ export async function seedDocument(store: string, path: string, content: string)
 /** A thought, as POST /thoughts does. */
 export async function seedThought(store: string, input: ThinkInput, actor = "seed") {
   return graphBackend().think({ store, input, actor });
+}
+
+/**
+ * Raw SQL on this backend's governance ledger, for what no API offers (row
+ * counts across tables, a row in a given state). Write it in the SQL both
+ * dialects share; `?` placeholders on both.
+ */
+export async function governanceSql<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
+  const pg = getPg();
+  if (pg) {
+    let n = 0;
+    return (await (await pg).pool.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
+  }
+  const stmt = getGovernance().sqlite.prepare(text);
+  if (stmt.reader) return stmt.all(...params) as T[];
+  stmt.run(...params);
+  return [];
 }

@@ -5,5 +5,7 @@
  * A suite joins by seeding through tests/backend.ts and being listed here.
  */
 export const BOTH_BACKEND_SUITES = [
+  "tests/api-authz.test.ts",
+  "tests/api-contract.test.ts",
   "tests/api-routes.test.ts",
 ] as const;
