@@ -88,10 +88,8 @@ export type TestEnv = { dataDir: string; backend: TestBackend; databaseUrl: stri
  * so files do not leak connections.
  */
 export async function useTestBackend(extraEnv: Record<string, string> = {}, { bootstrap = true }: { bootstrap?: boolean } = {}): Promise<TestEnv> {
-  const databaseUrl = onPg ? await createTestDatabase() : undefined;
-  // A small pool per file: files run in parallel on one test server.
-  const pgEnv: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl, DUALMIND_PG_POOL_MAX: "4" } : {};
-  const env = useTempDataDir({ DUALMIND_CHECK_RESPONSES: "true", ...pgEnv, ...extraEnv });
+  const databaseUrl = onPg ? await freshDatabase(extraEnv, bootstrap) : undefined;
+  const env = useTempDataDir({ ...baseEnv(databaseUrl), ...extraEnv });
   const cleanup = async () => {
     await closePg();
     env.cleanup();
@@ -105,6 +103,42 @@ export async function useTestBackend(extraEnv: Record<string, string> = {}, { bo
     }
   }
   return { dataDir: env.dataDir, backend: testBackend, databaseUrl, cleanup };
+}
+
+function baseEnv(databaseUrl: string | undefined): Record<string, string> {
+  // A small pool per file: files run in parallel on one test server.
+  return { DUALMIND_CHECK_RESPONSES: "true", ...(databaseUrl ? { DATABASE_URL: databaseUrl, DUALMIND_PG_POOL_MAX: "4" } : {}) };
+}
+
+/** Per test process and start-up env: a database that start-up already ran on (migrations, core, default, first admin). */
+const startedTemplates = new Map<string, Promise<string>>();
+
+/**
+ * A fresh PostgreSQL database. With start-up to run, a copy of a template
+ * that start-up ran on once for this env (CREATE DATABASE … TEMPLATE): a
+ * suite that wants a clean database per test then pays for the migrations
+ * once, not per test. Start-up still runs on the copy and finds it done.
+ */
+async function freshDatabase(extraEnv: Record<string, string>, bootstrap: boolean): Promise<string> {
+  if (!bootstrap) return createTestDatabase();
+  const key = JSON.stringify(extraEnv);
+  let template = startedTemplates.get(key);
+  if (!template) {
+    template = (async () => {
+      const url = await createTestDatabase();
+      const env = useTempDataDir({ ...baseEnv(url), ...extraEnv });
+      try {
+        await bootstrapApp();
+      } finally {
+        // No session may stay on a template while it is copied.
+        await closePg();
+        env.cleanup();
+      }
+      return url;
+    })();
+    startedTemplates.set(key, template);
+  }
+  return createTestDatabase({ template: await template });
 }
 
 /** A store, created the way POST /stores does, on this backend. */

@@ -8,4 +8,5 @@ export const BOTH_BACKEND_SUITES = [
   "tests/api-authz.test.ts",
   "tests/api-contract.test.ts",
   "tests/api-routes.test.ts",
+  "tests/index-api.test.ts",
 ] as const;
