@@ -7,6 +7,7 @@
 export const BOTH_BACKEND_SUITES = [
   "tests/api-authz.test.ts",
   "tests/api-contract.test.ts",
+  "tests/agents-mcp.test.ts",
   "tests/api-routes.test.ts",
   "tests/index-api.test.ts",
 ] as const;
