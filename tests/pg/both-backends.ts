@@ -9,5 +9,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/api-contract.test.ts",
   "tests/agents-mcp.test.ts",
   "tests/api-routes.test.ts",
+  "tests/graph-api.test.ts",
   "tests/index-api.test.ts",
+  "tests/ledger.test.ts",
 ] as const;
