@@ -5,6 +5,11 @@ import { governance } from "@/lib/backend/governance";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { getGovernance } from "@/lib/db/connection";
 import { closePg, getPg } from "@/lib/db/pg";
+import { drainEmbedQueues } from "@/lib/embed/worker";
+import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
+import type { TraceInput } from "@/lib/recall/descriptors";
+import { recallBackend } from "@/lib/recall/backend";
+import { openStorePg } from "@/lib/stores/stores-pg";
 import { graphBackend } from "@/lib/graph/backend";
 import type { ThinkInput } from "@/lib/graph/thoughts";
 import { stores } from "@/lib/stores/backend";
@@ -193,4 +198,20 @@ export async function governanceSql<T = Record<string, unknown>>(text: string, p
   if (stmt.reader) return stmt.all(...params) as T[];
   stmt.run(...params);
   return [];
+}
+
+/** A reasoning trace, as POST /traces does. */
+export async function seedTrace(store: string, input: TraceInput, agentId = "seed") {
+  return recallBackend().recordTrace({ store, agentId, input });
+}
+
+/** Run the embed worker until the stores' queues hold no ready work (the server's worker is off in tests). */
+export async function drainEmbeddings(storeNames: string[]): Promise<void> {
+  const pg = getPg();
+  if (!pg) {
+    await drainEmbedQueues({ stores: storeNames });
+    return;
+  }
+  const handle = await pg;
+  await drainEmbedQueuesPg({ handles: await Promise.all(storeNames.map((store) => openStorePg({ pg: handle, store }))) });
 }

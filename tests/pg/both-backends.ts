@@ -12,4 +12,5 @@ export const BOTH_BACKEND_SUITES = [
   "tests/graph-api.test.ts",
   "tests/index-api.test.ts",
   "tests/ledger.test.ts",
+  "tests/retrieval-reasons.test.ts",
 ] as const;
