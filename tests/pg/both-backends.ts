@@ -10,6 +10,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/agents-mcp.test.ts",
   "tests/api-routes.test.ts",
   "tests/graph-api.test.ts",
+  "tests/health-api.test.ts",
   "tests/index-api.test.ts",
   "tests/ledger.test.ts",
   "tests/retrieval-reasons.test.ts",
