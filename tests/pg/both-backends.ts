@@ -12,6 +12,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/graph-api.test.ts",
   "tests/health-api.test.ts",
   "tests/index-api.test.ts",
+  "tests/ledger-dialectic.test.ts",
   "tests/ledger.test.ts",
   "tests/retrieval-reasons.test.ts",
 ] as const;
