@@ -5,10 +5,11 @@
  * A suite joins by seeding through tests/backend.ts and being listed here.
  */
 export const BOTH_BACKEND_SUITES = [
+  "tests/agents-mcp.test.ts",
   "tests/api-authz.test.ts",
   "tests/api-contract.test.ts",
-  "tests/agents-mcp.test.ts",
   "tests/api-routes.test.ts",
+  "tests/dialectic-annotations.test.ts",
   "tests/graph-api.test.ts",
   "tests/health-api.test.ts",
   "tests/index-api.test.ts",
