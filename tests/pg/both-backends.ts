@@ -15,7 +15,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/index-api.test.ts",
   "tests/ledger-dialectic.test.ts",
   "tests/ledger.test.ts",
-  "tests/search-semantic.test.ts",
   "tests/retrieval-provider-faults.test.ts",
   "tests/retrieval-reasons.test.ts",
+  "tests/search-semantic.test.ts",
 ] as const;
