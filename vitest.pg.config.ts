@@ -1,18 +1,23 @@
 import { defineConfig } from "vitest/config";
 import path from "node:path";
+import { BOTH_BACKEND_SUITES } from "./tests/pg/both-backends";
 
 /**
  * `npm run test:pg`: the PostgreSQL backend against a real server that the
- * global setup starts in a temp dir (Debian's postgresql package; see tests/pg/harness.ts).
+ * global setup starts in a temp dir (Debian's postgresql package; see tests/pg/harness.ts):
+ * the PostgreSQL-only files under tests/pg, and the shared suites of
+ * tests/pg/both-backends.ts, which run here with DM_TEST_BACKEND=pg (tests/backend.ts).
  */
 export default defineConfig({
   resolve: { alias: { "@": path.resolve(__dirname) } },
   test: {
-    include: ["tests/pg/**/*.test.ts"],
+    include: ["tests/pg/**/*.test.ts", ...BOTH_BACKEND_SUITES],
     environment: "node",
     setupFiles: ["tests/setup.ts"],
     pool: "forks",
     globalSetup: ["tests/pg/global-setup.ts"],
+    // Read by tests/backend.ts only: the shared suites seed and assert for PostgreSQL.
+    env: { DM_TEST_BACKEND: "pg" },
     testTimeout: 60_000,
     hookTimeout: 60_000,
   },

@@ -10,12 +10,10 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { POST, GET } from "@/app/api/mcp/route";
 import { GET as healthGET } from "@/app/api/v1/stores/[store]/health/route";
-import { createApiToken } from "@/lib/auth/tokens";
-import { bootstrapApp } from "@/lib/bootstrap";
-import { listAuditTail } from "@/lib/governance/audit";
-import { createStore } from "@/lib/stores/stores";
+import { governance } from "@/lib/backend/governance";
+import { stores } from "@/lib/stores/backend";
 import { stdioPrincipal } from "@/scripts/mcp-stdio";
-import { useTempDataDir } from "./helpers";
+import { onPg, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 
 /** The real route handler behind a real HTTP server, so the SDK client speaks actual HTTP. */
 function serveRoute(): Promise<{ url: URL; close: () => Promise<void> }> {
@@ -56,25 +54,26 @@ function payload(result: unknown): any {
   return first && first.type === "text" ? JSON.parse(first.text) : null;
 }
 
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
+/** A memory file in the default store's folder (SQLite's truth; PostgreSQL keeps none, so never one there). */
+const memoryFileExists = (memoryPath: string) => fs.existsSync(path.join(env.dataDir, "stores", "default", "memory", `${memoryPath}.md`));
 let server: Awaited<ReturnType<typeof serveRoute>>;
 let alice: string;
 let bob: string;
 let reader: string;
 
 beforeAll(async () => {
-  env = useTempDataDir();
-  await bootstrapApp();
-  createStore({ input: { name: "private" }, actor: "test" });
-  alice = createApiToken({ input: { label: "alice", agent_id: "alice", scopes: ["write"], stores: ["default"] }, actor: "test" }).token;
-  bob = createApiToken({ input: { label: "bob", agent_id: "bob", scopes: ["write"], stores: ["default"] }, actor: "test" }).token;
-  reader = createApiToken({ input: { label: "reader", agent_id: "reader", scopes: ["read"] }, actor: "test" }).token;
+  env = await useTestBackend();
+  await seedStore("private");
+  alice = await seedToken({ label: "alice", agent_id: "alice", scopes: ["write"], stores: ["default"] });
+  bob = await seedToken({ label: "bob", agent_id: "bob", scopes: ["write"], stores: ["default"] });
+  reader = await seedToken({ label: "reader", agent_id: "reader", scopes: ["read"] });
   server = await serveRoute();
 });
 
 afterAll(async () => {
   await server.close();
-  env.cleanup();
+  await env.cleanup();
 });
 
 describe("MCP over Streamable HTTP with the SDK client", () => {
@@ -160,7 +159,7 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     expect(payload(missing).error.code).toBe("invalid_request");
     const gone = await client.callTool({ name: "read_memory", arguments: { store: "default", path: "ops/no-body" } });
     expect(payload(gone).error.code).toBe("not_found");
-    expect(fs.existsSync(path.join(env.dataDir, "stores", "default", "memory", "ops", "no-body.md"))).toBe(false);
+    expect(memoryFileExists("ops/no-body")).toBe(false);
     await client.close();
   });
 
@@ -168,7 +167,8 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "write_memory", arguments: { store: "default", path: "ops/huge", body: "x".repeat(1024 * 1024 + 10) } } });
     const res = await fetch(server.url, { method: "POST", headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body });
     expect(res.status).toBe(413);
-    expect(fs.existsSync(path.join(env.dataDir, "stores", "default", "memory", "ops", "huge.md"))).toBe(false);
+    await expect(stores().getMemory({ store: "default", memoryPath: "ops/huge" })).rejects.toMatchObject({ code: "not_found" });
+    expect(memoryFileExists("ops/huge")).toBe(false);
   });
 
   it("applies the token's scopes and store allow-list like the REST API", async () => {
@@ -211,7 +211,7 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     const client = await connectHttp(server.url, alice);
     const node = payload(await client.callTool({ name: "node_create", arguments: { store: "default", name: "restic", entity_type: "tool" } })).node;
     await client.callTool({ name: "node_delete", arguments: { store: "default", id: node.id } });
-    const entry = listAuditTail({ limit: 5 }).find((e) => e.action === "graph.node.delete");
+    const entry = (await governance().listAuditTail({ limit: 5 })).find((e) => e.action === "graph.node.delete");
     expect(entry?.actor).toBe("agent:alice");
     expect(entry?.target).toContain(node.id);
     await client.close();
@@ -268,7 +268,9 @@ describe("MCP over stdio (npx dualmind mcp)", () => {
     const bad = await client.callTool({ name: "think", arguments: { content: "" } });
     expect(payload(bad).error.code).toBe("invalid_request");
     await client.close();
-    expect(fs.readFileSync(path.join(dataDir, "stores", "default", "memory", "people", "carol.md"), "utf8")).toContain("terse commit");
+    // The child inherited DATABASE_URL on PostgreSQL: the memory is in the database, not in its data dir.
+    if (onPg) expect((await stores().getMemory({ store: "default", memoryPath: "people/carol" })).body).toContain("terse commit");
+    else expect(fs.readFileSync(path.join(dataDir, "stores", "default", "memory", "people", "carol.md"), "utf8")).toContain("terse commit");
     expect(protocolErrors).toEqual([]);
   }, 60_000);
 });

@@ -8,9 +8,8 @@ import { ROUTE_MODULES } from "@/app/api/v1/openapi.json/catalog";
 import { assertMatchesContract, camelOf, createdOrExisting, errorEnvelopeSchema, toWire } from "@/lib/api/contract";
 import { buildApiReference, buildOpenApiDocument } from "@/lib/api/openapi";
 import { defineRoute, type DescribedHandler } from "@/lib/api/route";
-import { createApiToken, verifyApiToken } from "@/lib/auth/tokens";
+import type { AgentPrincipal } from "@/lib/auth/tokens";
 import { resetConfigForTests } from "@/lib/config";
-import { bootstrapApp } from "@/lib/bootstrap";
 import { respondCreated } from "@/lib/api/respond";
 import { listToolDescriptors } from "@/lib/mcp/server";
 import { MCP_TOOLS } from "@/lib/mcp/tools";
@@ -33,8 +32,8 @@ import * as thoughtRoute from "@/app/api/v1/stores/[store]/thoughts/[id]/route";
 import * as thoughtsRoute from "@/app/api/v1/stores/[store]/thoughts/route";
 import * as tasksRoute from "@/app/api/v1/tasks/route";
 import { runTool } from "@/lib/mcp/server";
-import { createStore } from "@/lib/stores/stores";
-import { callRoute, useTempDataDir } from "./helpers";
+import { principalOf, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 /** Route files that are not agent API routes: next-auth's own handler and the MCP transport (its tools are checked below). */
@@ -173,12 +172,11 @@ describe("the wire is snake_case, renamed by the schema", () => {
 });
 
 describe("the wrapper keeps its promises", () => {
-  let env: ReturnType<typeof useTempDataDir>;
+  let env: TestEnv;
   let token: string;
   beforeAll(async () => {
-    env = useTempDataDir();
-    await bootstrapApp();
-    token = createApiToken({ input: { label: "c", agent_id: "contract", scopes: ["write"] }, actor: "test" }).token;
+    env = await useTestBackend();
+    token = await seedToken({ label: "c", agent_id: "contract", scopes: ["write"] });
   });
   afterAll(() => env.cleanup());
 
@@ -238,14 +236,15 @@ describe("the wrapper keeps its promises", () => {
  * runTool both check under DUALMIND_CHECK_RESPONSES).
  */
 describe("the routes and tools other tests do not call answer within their contract", () => {
-  let env: ReturnType<typeof useTempDataDir>;
+  let env: TestEnv;
   let admin: string;
+  let adminPrincipal: AgentPrincipal;
   const P = { store: "kb" };
   beforeAll(async () => {
-    env = useTempDataDir();
-    await bootstrapApp();
-    createStore({ input: { name: "kb" }, actor: "test" });
-    admin = createApiToken({ input: { label: "a", agent_id: "keeper", scopes: ["admin"] }, actor: "test" }).token;
+    env = await useTestBackend();
+    await seedStore("kb");
+    admin = await seedToken({ label: "a", agent_id: "keeper", scopes: ["admin"] });
+    adminPrincipal = await principalOf(admin);
   });
   afterAll(() => env.cleanup());
   const ok = async (handler: DescribedHandler, opts: Parameters<typeof callRoute>[1]) => {
@@ -253,7 +252,7 @@ describe("the routes and tools other tests do not call answer within their contr
     expect(r.status, `${handler.route.name}: ${JSON.stringify(r.json)}`).toBeLessThan(300);
     return r.json;
   };
-  const tool = (name: string, args: Record<string, unknown>) => runTool({ name, args, options: { principal: verifyApiToken(admin)! } });
+  const tool = (name: string, args: Record<string, unknown>) => runTool({ name, args, options: { principal: adminPrincipal } });
 
   it("graph items by id: read, change, delete", async () => {
     const a = (await ok(nodesRoute.POST, { params: P, body: { name: "wal", entity_type: "concept" } })).node.id;

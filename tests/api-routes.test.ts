@@ -4,22 +4,21 @@ import * as storeRoute from "@/app/api/v1/stores/[store]/route";
 import * as tokensRoute from "@/app/api/v1/tokens/route";
 import * as tokenRoute from "@/app/api/v1/tokens/[id]/route";
 import * as healthRoute from "@/app/api/v1/health/route";
-import { createApiToken } from "@/lib/auth/tokens";
-import { bootstrapApp } from "@/lib/bootstrap";
-import { listStoreNames } from "@/lib/db/store-names";
-import { callRoute, useTempDataDir } from "./helpers";
+import { stores } from "@/lib/stores/backend";
+import { onPg, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 
 const BOOTSTRAP = "bootstrap-token-for-tests-0123456789abcdef";
 
 describe("agent API", () => {
-  let env: ReturnType<typeof useTempDataDir>;
+  let env: TestEnv;
   let readToken: string;
   let writeToken: string;
+  const storeNames = () => stores().listStoreNames();
   beforeEach(async () => {
-    env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: BOOTSTRAP, DUALMIND_MAX_BODY_BYTES: "2048" });
-    await bootstrapApp();
-    readToken = createApiToken({ input: { label: "r", agent_id: "reader", scopes: ["read"] }, actor: "test" }).token;
-    writeToken = createApiToken({ input: { label: "w", agent_id: "writer", scopes: ["write"], stores: ["core", "notes"] }, actor: "test" }).token;
+    env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: BOOTSTRAP, DUALMIND_MAX_BODY_BYTES: "2048" });
+    readToken = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
+    writeToken = await seedToken({ label: "w", agent_id: "writer", scopes: ["write"], stores: ["core", "notes"] });
   });
   afterEach(() => env.cleanup());
 
@@ -47,7 +46,7 @@ describe("agent API", () => {
     const create = await callRoute(storesRoute.POST, { token: readToken, body: { name: "notes" } });
     expect(create.status).toBe(403);
     expect(create.json.error.code).toBe("forbidden");
-    expect(listStoreNames()).toEqual(["core", "default"]);
+    expect(await storeNames()).toEqual(["core", "default"]);
   });
 
   it("write token creates a store in its allow-list, not outside it", async () => {
@@ -58,7 +57,7 @@ describe("agent API", () => {
     expect(outside.status).toBe(403);
     const again = await callRoute(storesRoute.POST, { token: writeToken, body: { name: "notes" } });
     expect(again.status).toBe(409);
-    expect(listStoreNames()).toEqual(["core", "default", "notes"]);
+    expect(await storeNames()).toEqual(["core", "default", "notes"]);
   });
 
   it("malformed body → 400 with field details; bad JSON → 400; nothing written", async () => {
@@ -72,21 +71,23 @@ describe("agent API", () => {
     expect(json.json.error.code).toBe("invalid_json");
     const type = await callRoute(storesRoute.POST, { token: writeToken, rawBody: "name=x", headers: { "content-type": "text/plain" } });
     expect(type.status).toBe(415);
-    expect(listStoreNames()).toEqual(["core", "default"]);
+    expect(await storeNames()).toEqual(["core", "default"]);
   });
 
   it("oversized body → 413, even without a content-length", async () => {
     const big = await callRoute(storesRoute.POST, { token: writeToken, body: { name: "notes", description: "x".repeat(5000) } });
     expect(big.status).toBe(413);
     expect(big.json.error.code).toBe("payload_too_large");
-    expect(listStoreNames()).toEqual(["core", "default"]);
+    expect(await storeNames()).toEqual(["core", "default"]);
   });
 
   it("describes a store; unknown → 404; store outside allow-list → 403; bad name → 400", async () => {
     const core = await callRoute(storeRoute.GET, { token: readToken, params: { store: "core" } });
     expect(core.status).toBe(200);
     expect(core.json.name).toBe("core");
-    expect(core.json.files.index_bytes).toBeGreaterThan(0);
+    // SQLite describes the store's files; a PostgreSQL store has none.
+    if (onPg) expect(core.json.files).toBeNull();
+    else expect(core.json.files.index_bytes).toBeGreaterThan(0);
     expect((await callRoute(storeRoute.GET, { token: readToken, params: { store: "ghost" } })).status).toBe(404);
     expect((await callRoute(storeRoute.GET, { token: writeToken, params: { store: "default" } })).status).toBe(403);
     expect((await callRoute(storeRoute.GET, { token: readToken, params: { store: "Bad..Name" } })).status).toBe(400);

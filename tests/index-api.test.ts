@@ -9,29 +9,29 @@ import * as categoriesRoute from "@/app/api/v1/stores/[store]/categories/route";
 import * as reindexRoute from "@/app/api/v1/stores/[store]/reindex/route";
 import * as verifyRoute from "@/app/api/v1/stores/[store]/verify/route";
 import * as jobsRoute from "@/app/api/v1/jobs/[id]/route";
-import { createApiToken } from "@/lib/auth/tokens";
-
+import { governance } from "@/lib/backend/governance";
 import { getStoreDb } from "@/lib/db/connection";
-import { listAuditTail } from "@/lib/governance/audit";
-import { createStore, ensureCoreStore } from "@/lib/stores/stores";
-import { callRoute, useTempDataDir } from "./helpers";
+import { stores } from "@/lib/stores/backend";
+import { itSqliteOnly, onPg, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 
 const store = "notes";
 const params = { store };
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 let token: string;
 let adminToken: string;
 
-beforeEach(() => {
-  env = useTempDataDir();
-  ensureCoreStore();
-  createStore({ input: { name: store }, actor: "test" });
-  token = createApiToken({ input: { label: "agent", agent_id: "claude", scopes: ["read", "write"] }, actor: "test" }).token;
-  adminToken = createApiToken({ input: { label: "ops", agent_id: "ops", scopes: ["admin"] }, actor: "test" }).token;
+beforeEach(async () => {
+  env = await useTestBackend();
+  await seedStore(store);
+  token = await seedToken({ label: "agent", agent_id: "claude", scopes: ["read", "write"] });
+  adminToken = await seedToken({ label: "ops", agent_id: "ops", scopes: ["admin"] });
 });
 afterEach(() => env.cleanup());
 
+/** The store's memory folder: the truth on SQLite (on PostgreSQL the memories table is, and there is no folder). */
 const memoryDir = () => path.join(env.dataDir, "stores", store, "memory");
+const listAuditTail = (a: { limit: number }) => governance().listAuditTail(a);
 
 async function putDoc(p: string, content: string, s = store) {
   return callRoute(documentsRoute.PUT, { method: "PUT", token, params: { store: s }, body: { path: p, content } });
@@ -93,14 +93,18 @@ describe("documents API", () => {
       const r = await createMemory({ path: bad, body: "x" });
       expect(r.status, bad).toBe(400);
     }
-    const { sqlite } = getStoreDb(store);
-    expect(sqlite.prepare("select count(*) as n from documents").get()).toEqual({ n: 0 });
-    expect(fs.readdirSync(memoryDir())).toEqual([]);
-    expect(fs.existsSync(path.join(env.dataDir, "stores", "escape.md"))).toBe(false);
+    expect((await stores().listDocuments({ store, prefix: "", limit: 10, offset: 0 })).total).toBe(0);
+    expect((await listMemories({})).json.total).toBe(0);
+    if (!onPg) {
+      // SQLite: nothing reached the memory folder, nor outside the store's folder.
+      expect(fs.readdirSync(memoryDir())).toEqual([]);
+      expect(fs.existsSync(path.join(env.dataDir, "stores", "escape.md"))).toBe(false);
+    }
   });
 
   it("unknown stores are 404 and are not created", async () => {
     expect((await putDoc("a.md", "x", "nope")).status).toBe(404);
+    expect(await stores().listStoreNames()).not.toContain("nope");
     expect(fs.existsSync(path.join(env.dataDir, "stores", "nope"))).toBe(false);
   });
 });
@@ -153,7 +157,10 @@ describe("full-text search", () => {
     expect((await search({ q: "NEAR(" })).json.results.map((h: { path: string }) => h.path)).toEqual(["a.md"]);
     // "fox*" is the word fox, not a prefix query (which would also hit "foxgloves").
     expect((await search({ q: "fox*" })).json.results.map((h: { path: string }) => h.path)).toEqual(["a.md"]);
-    expect((await search({ q: "fox*", syntax: "fts5" })).json.results.map((h: { path: string }) => h.path).sort()).toEqual(["a.md", "deep/c.md"]);
+    const prefix = await search({ q: "fox*", syntax: "fts5" });
+    // FTS5's advanced syntax is the SQLite backend's; PostgreSQL refuses it by name (use syntax=plain there).
+    if (onPg) expect(prefix).toMatchObject({ status: 400, json: { error: { details: [{ path: "syntax" }] } } });
+    else expect(prefix.json.results.map((h: { path: string }) => h.path).sort()).toEqual(["a.md", "deep/c.md"]);
     expect((await search({ q: "NEAR(fox", syntax: "fts5" })).status).toBe(400);
     const post = await callRoute(searchRoute.POST, { token, params, body: { q: '" OR *', include_core: false, limit: 5 } });
     expect(post.status).toBe(200);
@@ -179,9 +186,12 @@ describe("memories", () => {
     const created = await createMemory({ path: "projects/dualmind/setup", body: "# Setup\n\nRun npm ci then migrate.\n", tags: ["setup", "npm"], source: "chat", summary: "how to set up" });
     expect(created.status).toBe(201);
     const file = path.join(memoryDir(), "projects", "dualmind", "setup.md");
-    const text = fs.readFileSync(file, "utf8");
-    expect(text).toMatch(/^---\ntags: \["setup", "npm"\]\n/);
-    expect(text).toContain("# Setup");
+    if (!onPg) {
+      // SQLite: the file is the truth, written first.
+      const text = fs.readFileSync(file, "utf8");
+      expect(text).toMatch(/^---\ntags: \["setup", "npm"\]\n/);
+      expect(text).toContain("# Setup");
+    }
     expect((await createMemory({ path: "projects/dualmind/setup", body: "dup" })).status).toBe(409);
 
     const one = await listMemories({ path: "projects/dualmind/setup" });
@@ -190,8 +200,12 @@ describe("memories", () => {
 
     const updated = await callRoute(memoriesRoute.PUT, { method: "PUT", token, params, body: { path: "projects/dualmind/setup", body: "# Setup\n\nUse pnpm now.\n", move_to: "projects/tools/setup" } });
     expect(updated.status).toBe(200);
-    expect(fs.existsSync(file)).toBe(false);
-    expect(fs.readFileSync(path.join(memoryDir(), "projects", "tools", "setup.md"), "utf8")).toContain("pnpm");
+    expect((await listMemories({ path: "projects/dualmind/setup" })).status).toBe(404);
+    expect((await listMemories({ path: "projects/tools/setup" })).json.body).toContain("pnpm");
+    if (!onPg) {
+      expect(fs.existsSync(file)).toBe(false);
+      expect(fs.readFileSync(path.join(memoryDir(), "projects", "tools", "setup.md"), "utf8")).toContain("pnpm");
+    }
     expect((await search({ q: "migrate" })).json.results).toHaveLength(0);
     expect((await search({ q: "pnpm" })).json.results[0].path).toBe("memory/projects/tools/setup.md");
     const cats = await callRoute(categoriesRoute.GET, { token, params, url: "http://127.0.0.1/x?parent=projects" });
@@ -205,7 +219,7 @@ describe("memories", () => {
   });
 
   it("every write is audited by the domain under the calling agent; a refused write and a read are not", async () => {
-    const audited = () => listAuditTail({ limit: 50 }).filter((a) => a.actor === "agent:claude").map((a) => `${a.action} ${a.target}${a.details ? " " + a.details : ""}`).reverse();
+    const audited = async () => (await listAuditTail({ limit: 50 })).filter((a) => a.actor === "agent:claude").map((a) => `${a.action} ${a.target}${a.details ? " " + a.details : ""}`).reverse();
     await createMemory({ path: "ops/restic", body: "nightly" });
     expect((await createMemory({ path: "ops/restic", body: "again" })).status).toBe(409);
     await callRoute(memoriesRoute.PUT, { method: "PUT", token, params, body: { path: "ops/restic", body: "hourly", move_to: "ops/backup" } });
@@ -215,7 +229,7 @@ describe("memories", () => {
     await putDoc("guides/a.md", "alpha");
     await callRoute(documentsRoute.DELETE, { method: "DELETE", token, params, url: "http://127.0.0.1/x?path=guides/a.md" });
     await callRoute(memoriesRoute.DELETE, { method: "DELETE", token, params, url: "http://127.0.0.1/x?path=ops/backup" });
-    expect(audited()).toEqual([
+    expect(await audited()).toEqual([
       "memory.create store:notes/memory:ops/restic",
       `memory.update store:notes/memory:ops/backup ${JSON.stringify({ movedFrom: "ops/restic", fields: ["body"], diff: "+++ b/ops/backup.md\n@@ -1,1 +1,1 @@\n-nightly\n\\ No newline at end of file\n+hourly\n\\ No newline at end of file\n", diffTruncated: false })}`,
       `category.describe store:notes/category:ops ${JSON.stringify({ cleared: false })}`,
@@ -261,8 +275,14 @@ describe("memories", () => {
 
 describe("reindex and verify over the API", () => {
   it("reindex runs as an audited admin job; verify reports a clean store", async () => {
-    fs.mkdirSync(path.join(memoryDir(), "inbox"), { recursive: true });
-    fs.writeFileSync(path.join(memoryDir(), "inbox", "dropped.md"), "# Dropped in by hand\n");
+    if (onPg) {
+      // The memories table is the truth on PostgreSQL: the memory to rebuild from is written by the API.
+      expect((await createMemory({ path: "inbox/dropped", body: "# Dropped in by an agent\n" })).status).toBe(201);
+    } else {
+      // A file dropped in the memory folder by hand is picked up by the rebuild.
+      fs.mkdirSync(path.join(memoryDir(), "inbox"), { recursive: true });
+      fs.writeFileSync(path.join(memoryDir(), "inbox", "dropped.md"), "# Dropped in by hand\n");
+    }
     expect((await callRoute(reindexRoute.POST, { token, params })).status).toBe(403);
     const started = await callRoute(reindexRoute.POST, { token: adminToken, params });
     expect(started.status).toBe(202);
@@ -274,7 +294,7 @@ describe("reindex and verify over the API", () => {
       job = (await callRoute(jobsRoute.GET, { token: adminToken, params: { id } })).json.job;
     }
     expect(job).toMatchObject({ status: "succeeded", result: { counts: { scanned: 1 } } });
-    expect(listAuditTail({ limit: 5 }).some((a) => a.action === "store.reindex" && a.target === `store:${store}`)).toBe(true);
+    expect((await listAuditTail({ limit: 5 })).some((a) => a.action === "store.reindex" && a.target === `store:${store}`)).toBe(true);
     const verify = await callRoute(verifyRoute.GET, { token, params });
     expect(verify.json).toMatchObject({ ok: true, counts: { files: 1, memories: 1 } });
     expect((await callRoute(verifyRoute.GET, { token, params: { store: "nope" } })).status).toBe(404);
@@ -282,22 +302,32 @@ describe("reindex and verify over the API", () => {
 });
 
 describe("category descriptions", () => {
-  it("live in _category.md (file first), show in the browse, and survive a rebuild from files", async () => {
+  const describeWorkInfra = () => callRoute(categoriesRoute.PUT, { method: "PUT", token, params, body: { path: "work/infra", description: "servers and databases" } });
+
+  it("show in the browse, are not memories, and a bad path is 400", async () => {
     await createMemory({ path: "work/infra/db", body: "x" });
     await createMemory({ path: "home/garden", body: "y" });
-    const put = await callRoute(categoriesRoute.PUT, { method: "PUT", token, params, body: { path: "work/infra", description: "servers and databases" } });
+    const put = await describeWorkInfra();
     expect(put.status).toBe(200);
     expect(put.json).toMatchObject({ path: "work/infra", description: "servers and databases", memories: 1 });
-    expect(fs.readFileSync(path.join(memoryDir(), "work", "infra", "_category.md"), "utf8")).toBe("servers and databases\n");
     expect((await callRoute(categoriesRoute.PUT, { method: "PUT", token, params, body: { path: "../x", description: "no" } })).status).toBe(400);
+    const children = await callRoute(categoriesRoute.GET, { token, params, url: "http://127.0.0.1/x?parent=work" });
+    expect(children.json.categories).toEqual([{ path: "work/infra", name: "infra", description: "servers and databases", memories: 1, children: 0 }]);
+    const top = await callRoute(categoriesRoute.GET, { token, params, url: "http://127.0.0.1/x" });
+    expect(top.json.categories.map((c: { path: string }) => c.path)).toEqual(["home", "work"]);
+    expect((await listMemories({})).json.total).toBe(2);
+  });
 
+  itSqliteOnly("live in _category.md (file first) and survive a rebuild from files", "the memory folder is the truth and index.db is rebuilt from it", async () => {
+    await createMemory({ path: "work/infra/db", body: "x" });
+    await createMemory({ path: "home/garden", body: "y" });
+    expect((await describeWorkInfra()).status).toBe(200);
+    expect(fs.readFileSync(path.join(memoryDir(), "work", "infra", "_category.md"), "utf8")).toBe("servers and databases\n");
     const { sqlite } = getStoreDb(store);
     sqlite.prepare("delete from categories").run();
     sqlite.prepare("delete from meta where key = 'index_built_at'").run();
     const children = await callRoute(categoriesRoute.GET, { token, params, url: "http://127.0.0.1/x?parent=work" });
     expect(children.json.categories).toEqual([{ path: "work/infra", name: "infra", description: "servers and databases", memories: 1, children: 0 }]);
-    const top = await callRoute(categoriesRoute.GET, { token, params, url: "http://127.0.0.1/x" });
-    expect(top.json.categories.map((c: { path: string }) => c.path)).toEqual(["home", "work"]);
     // The description file is not a memory and not a document.
     expect((await listMemories({})).json.total).toBe(2);
   });

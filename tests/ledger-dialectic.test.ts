@@ -3,12 +3,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "@/scripts/cli-kit";
 import { ledgerCommands } from "@/scripts/commands/ledger-commands";
-import { createApiToken } from "@/lib/auth/tokens";
-import { getGovernance } from "@/lib/db/connection";
-import { listAuditTail } from "@/lib/governance/audit";
-import { createDialecticSession, getDialecticSessionById, listDialecticSessionsByAgent, sweepIdleSessions, verifyDialecticSession } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { getDialecticMetrics } from "@/lib/metrics/dialectic";
-import { exportDialecticSessions, restoreDialecticSessions } from "@/lib/governance/dialectic-export";
 import * as sessionsRoute from "@/app/api/v1/dialectic/sessions/route";
 import * as sessionRoute from "@/app/api/v1/dialectic/sessions/[id]/route";
 import * as messagesRoute from "@/app/api/v1/dialectic/sessions/[id]/messages/route";
@@ -17,23 +13,33 @@ import * as abandonRoute from "@/app/api/v1/dialectic/sessions/[id]/abandon/rout
 import * as verifyRoute from "@/app/api/v1/dialectic/sessions/[id]/verify/route";
 import * as exportAllRoute from "@/app/api/v1/dialectic/export/route";
 import * as restoreRoute from "@/app/api/v1/dialectic/restore/route";
-import { callRoute, useTempDataDir } from "./helpers";
+import { governanceSql, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 const tok: Record<string, string> = {};
 
-function token(agent: string, scopes: ("read" | "write" | "admin")[] = ["write"]): string {
-  return createApiToken({ input: { label: agent, agent_id: agent, scopes }, actor: "test" }).token;
+function token(agent: string, scopes: ("read" | "write" | "admin")[] = ["write"]): Promise<string> {
+  return seedToken({ label: agent, agent_id: agent, scopes });
 }
 
-beforeEach(() => {
-  env = useTempDataDir();
-  tok.alice = token("alice");
-  tok.bob = token("bob");
-  tok.carol = token("carol");
-  tok.admin = token("ops", ["admin"]);
+beforeEach(async () => {
+  env = await useTestBackend();
+  tok.alice = await token("alice");
+  tok.bob = await token("bob");
+  tok.carol = await token("carol");
+  tok.admin = await token("ops", ["admin"]);
 });
 afterEach(() => env.cleanup());
+
+const sessionById = (sessionId: string) => governance().getDialecticSession({ sessionId });
+const verifySession = (sessionId: string) => governance().verifyDialecticSession({ sessionId });
+const listAuditTail = (a: { limit: number }) => governance().listAuditTail(a);
+/** The ledger's rows as stored, in a fixed order (to compare a restore with the original). */
+const ledgerRows = async () => ({
+  messages: await governanceSql("select * from dialectic_messages order by session_id, seq"),
+  sessions: await governanceSql("select * from dialectic_sessions order by session_id"),
+});
 
 async function create(agent: string, body: Record<string, unknown>) {
   return callRoute(sessionsRoute.POST, { token: tok[agent], body });
@@ -143,17 +149,16 @@ describe("phase machine", () => {
     await create("alice", { session_id: "s-idle", topic: "t", reviewer_agent_id: "bob", idle_timeout_ms: 1000 });
     await create("alice", { session_id: "s-idle2", topic: "t", reviewer_agent_id: "bob", idle_timeout_ms: 1000 });
     const later = Date.now() + 5000;
-    expect(sweepIdleSessions({ now: later }).sort()).toEqual(["s-idle", "s-idle2"]);
-    expect(getDialecticSessionById({ sessionId: "s-idle" })).toMatchObject({ status: "failed", failureReason: "idle timeout" });
+    expect((await governance().sweepIdleSessions({ actor: "test", now: later })).failed.sort()).toEqual(["s-idle", "s-idle2"]);
+    expect(await sessionById("s-idle")).toMatchObject({ status: "failed", failureReason: "idle timeout" });
 
     await create("alice", { session_id: "s-idle3", topic: "t", reviewer_agent_id: "bob", idle_timeout_ms: 1000 });
-    const { postDialecticMessage } = await import("@/lib/governance/dialectic");
-    expect(() => postDialecticMessage({ sessionId: "s-idle3", agentId: "alice", input: thesis, now: Date.now() + 5000 })).toThrow(/idle/);
-    expect(getDialecticSessionById({ sessionId: "s-idle3" }).status).toBe("failed");
+    await expect(governance().postDialecticMessage({ sessionId: "s-idle3", agentId: "alice", input: thesis, now: Date.now() + 5000 })).rejects.toThrow(/idle/);
+    expect((await sessionById("s-idle3")).status).toBe("failed");
 
     await create("alice", { session_id: "s-idle4", topic: "t", reviewer_agent_id: "bob", idle_timeout_ms: 1000 });
-    createDialecticSession({ input: { topic: "a new one, a minute later" }, agentId: "carol", now: Date.now() + 60_000 });
-    expect(getDialecticSessionById({ sessionId: "s-idle4" }).failureReason).toBe("idle timeout");
+    await governance().createDialecticSession({ input: { topic: "a new one, a minute later" }, agentId: "carol", now: Date.now() + 60_000 });
+    expect((await sessionById("s-idle4")).failureReason).toBe("idle timeout");
   });
 
   it("keeps agreement to synthesis messages (422 otherwise)", async () => {
@@ -184,23 +189,23 @@ describe("idempotency, signatures, cache, listings", () => {
     await post("alice", "s-sig", { message_type: "synthesis", reasoning: "fix", proposed_conditions: ["x"], agrees: true });
     const ok = await callRoute(verifyRoute.GET, { token: tok.alice, params: { id: "s-sig" } });
     expect(ok.json).toEqual({ ok: true, messages: 3 });
-    getGovernance().sqlite.prepare("update dialectic_messages set reasoning = 'The column was needed after all' where session_id = 's-sig' and seq = 2").run();
-    const broken = verifyDialecticSession({ sessionId: "s-sig" });
+    await governanceSql("update dialectic_messages set reasoning = 'The column was needed after all' where session_id = 's-sig' and seq = 2");
+    const broken = await verifySession("s-sig");
     expect(broken).toMatchObject({ ok: false, brokenAtSeq: 2 });
-    getGovernance().sqlite.prepare("update dialectic_messages set reasoning = ? where session_id = 's-sig' and seq = 2").run(antithesis.reasoning);
-    expect(verifyDialecticSession({ sessionId: "s-sig" }).ok).toBe(true);
-    getGovernance().sqlite.prepare("update dialectic_messages set agrees = 0 where session_id = 's-sig' and seq = 3").run();
-    expect(verifyDialecticSession({ sessionId: "s-sig" })).toMatchObject({ ok: false, brokenAtSeq: 3 });
+    await governanceSql("update dialectic_messages set reasoning = ? where session_id = 's-sig' and seq = 2", [antithesis.reasoning]);
+    expect((await verifySession("s-sig")).ok).toBe(true);
+    await governanceSql("update dialectic_messages set agrees = false where session_id = 's-sig' and seq = 3");
+    expect(await verifySession("s-sig")).toMatchObject({ ok: false, brokenAtSeq: 3 });
   });
 
   it("never serves a stale phase from the cache after a write", async () => {
     await create("alice", { session_id: "s-cache", topic: "t", reviewer_agent_id: "bob" });
-    expect(getDialecticSessionById({ sessionId: "s-cache" }).phase).toBe("thesis");
+    expect((await sessionById("s-cache")).phase).toBe("thesis");
     await post("alice", "s-cache", thesis);
-    expect(getDialecticSessionById({ sessionId: "s-cache" }).phase).toBe("antithesis");
+    expect((await sessionById("s-cache")).phase).toBe("antithesis");
     expect((await detail("bob", "s-cache")).json.phase).toBe("antithesis");
     await callRoute(abandonRoute.POST, { token: tok.bob, params: { id: "s-cache" }, body: {} });
-    expect(getDialecticSessionById({ sessionId: "s-cache" }).phase).toBe("failed");
+    expect((await sessionById("s-cache")).phase).toBe("failed");
   });
 
   it("lists my sessions by role, status, phase and topic, with or without transcripts", async () => {
@@ -228,7 +233,7 @@ describe("idempotency, signatures, cache, listings", () => {
     expect(metrics.activeSessions).toBe(3);
     expect(metrics.messagesLastHour).toBe(2);
     expect(metrics.latency.map((r) => r.route)).toEqual(expect.arrayContaining(["dialectic create", "dialectic list", "dialectic list+transcript", "POST /dialectic/sessions"]));
-    expect(listDialecticSessionsByAgent({ topic: "carol" }).sessions.map((s) => s.sessionId)).toEqual(["s-l3"]);
+    expect((await governance().listDialecticSessions({ topic: "carol" })).sessions.map((s) => s.sessionId)).toEqual(["s-l3"]);
   });
 
   it("times a failed create or detail with the status the caller got, not 200", async () => {
@@ -250,17 +255,17 @@ describe("export and restore", () => {
     const quiet = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
     try {
       expect(await run(["dialectic", "export", "--out", file])).toBe(0);
-      env.cleanup();
-      env = useTempDataDir();
+      await env.cleanup();
+      env = await useTestBackend();
       expect(await run(["dialectic", "restore", file])).toBe(0);
       expect(await run(["dialectic", "verify", "s-cli"])).toBe(0);
-      getGovernance().sqlite.prepare("update dialectic_messages set reasoning = 'edited' where session_id = 's-cli' and seq = 1").run();
+      await governanceSql("update dialectic_messages set reasoning = 'edited' where session_id = 's-cli' and seq = 1");
       expect(await run(["dialectic", "verify", "s-cli"])).toBe(1);
     } finally {
       quiet.mockRestore();
       fs.rmSync(file, { force: true });
     }
-    expect(listAuditTail({ limit: 5 }).some((a) => a.action === "dialectic.restore" && a.actor.startsWith("cli:"))).toBe(true);
+    expect((await listAuditTail({ limit: 5 })).some((a) => a.action === "dialectic.restore" && a.actor.startsWith("cli:"))).toBe(true);
   });
 
   it("exports sessions as JSON that restores into an empty database exactly", async () => {
@@ -271,21 +276,19 @@ describe("export and restore", () => {
     const all = await callRoute(exportAllRoute.GET, { token: tok.admin });
     expect(all.status).toBe(200);
     expect((await callRoute(exportAllRoute.GET, { token: tok.alice })).status).toBe(403);
-    const rowsBefore = getGovernance().sqlite.prepare("select * from dialectic_messages order by session_id, seq").all();
-    const sessionsBefore = getGovernance().sqlite.prepare("select * from dialectic_sessions order by session_id").all();
-    env.cleanup();
+    const before = await ledgerRows();
+    await env.cleanup();
 
-    env = useTempDataDir();
-    const admin = token("ops", ["admin"]);
-    const writerOnly = token("dave");
+    env = await useTestBackend();
+    const admin = await token("ops", ["admin"]);
+    const writerOnly = await token("dave");
     expect((await callRoute(restoreRoute.POST, { token: writerOnly, body: all.json })).status).toBe(403);
     const restored = await callRoute(restoreRoute.POST, { token: admin, body: all.json });
     expect(restored.json).toEqual({ restored: 2, unchanged: 0, messages: 4 });
-    expect(getGovernance().sqlite.prepare("select * from dialectic_messages order by session_id, seq").all()).toEqual(rowsBefore);
-    expect(getGovernance().sqlite.prepare("select * from dialectic_sessions order by session_id").all()).toEqual(sessionsBefore);
-    expect({ ...exportDialecticSessions(), exportedAt: 0 }).toEqual({ ...all.json, exportedAt: 0 });
-    expect(verifyDialecticSession({ sessionId: "s-x1" }).ok).toBe(true);
-    expect(listAuditTail({ limit: 3 }).find((a) => a.action === "dialectic.restore")).toMatchObject({ actor: "agent:ops" });
+    expect(await ledgerRows()).toEqual(before);
+    expect({ ...(await governance().exportDialecticSessions({})), exportedAt: 0 }).toEqual({ ...all.json, exportedAt: 0 });
+    expect((await verifySession("s-x1")).ok).toBe(true);
+    expect((await listAuditTail({ limit: 3 })).find((a) => a.action === "dialectic.restore")).toMatchObject({ actor: "agent:ops" });
 
     expect((await callRoute(restoreRoute.POST, { token: admin, body: all.json })).json).toEqual({ restored: 0, unchanged: 2, messages: 0 });
     const tampered = structuredClone(all.json);
@@ -294,6 +297,6 @@ describe("export and restore", () => {
     for (const m of tampered.sessions[0].messages) m.sessionId = "s-x9";
     const rejected = await callRoute(restoreRoute.POST, { token: admin, body: tampered });
     expect(rejected.status).toBe(422);
-    expect(() => restoreDialecticSessions({ snapshot: { format: "other" }, actor: "t" })).toThrow();
+    await expect(governance().restoreDialecticSessions({ snapshot: { format: "other" }, actor: "t" })).rejects.toThrow();
   });
 });

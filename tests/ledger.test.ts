@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createApiToken } from "@/lib/auth/tokens";
-import { listAuditTail, verifyAuditChain } from "@/lib/governance/audit";
-import { explainVerdict, listTasksByFilter } from "@/lib/governance/ledger";
+import { governance } from "@/lib/backend/governance";
+import { explainVerdict } from "@/lib/governance/ledger";
 import * as tasksRoute from "@/app/api/v1/tasks/route";
 import * as taskRoute from "@/app/api/v1/tasks/[id]/route";
 import * as runsRoute from "@/app/api/v1/tasks/[id]/runs/route";
@@ -9,18 +8,19 @@ import * as finishRoute from "@/app/api/v1/tasks/[id]/runs/[runId]/finish/route"
 import * as validationsRoute from "@/app/api/v1/tasks/[id]/validations/route";
 import * as provenanceRoute from "@/app/api/v1/provenance/route";
 import * as overridesRoute from "@/app/api/v1/overrides/route";
-import { callRoute, useTempDataDir } from "./helpers";
+import { seedToken, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 
 const H = (c: string) => c.repeat(64);
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 let writer: string;
 let reader: string;
 
-beforeEach(() => {
-  env = useTempDataDir();
-  writer = createApiToken({ input: { label: "builder", agent_id: "builder-1", scopes: ["write"] }, actor: "test" }).token;
+beforeEach(async () => {
+  env = await useTestBackend();
+  writer = await seedToken({ label: "builder", agent_id: "builder-1", scopes: ["write"] });
   // A read-only token of the same agent: an agent reads its own tasks (another agent's answer 404, see ledger-authz.test.ts).
-  reader = createApiToken({ input: { label: "viewer", agent_id: "builder-1", scopes: ["read"] }, actor: "test" }).token;
+  reader = await seedToken({ label: "viewer", agent_id: "builder-1", scopes: ["read"] });
 });
 afterEach(() => env.cleanup());
 
@@ -126,11 +126,11 @@ describe("runs, validations and the verdict", () => {
 
   it("filters the task list by requester, skill and time", async () => {
     await createTask({ task_id: "t-a", intent: "a", spec: {} });
-    const other = createApiToken({ input: { label: "o", agent_id: "other-agent", scopes: ["write"] }, actor: "test" }).token;
+    const other = await seedToken({ label: "o", agent_id: "other-agent", scopes: ["write"] });
     await createTask({ task_id: "t-b", intent: "b", spec: {} }, other);
     await startRun("t-a", { skill: "embed", input_hash: H("1"), runner_version: "1" });
     // Only an admin lists other agents' tasks.
-    const admin = createApiToken({ input: { label: "ops", agent_id: "ops", scopes: ["admin"] }, actor: "test" }).token;
+    const admin = await seedToken({ label: "ops", agent_id: "ops", scopes: ["admin"] });
     const by = await callRoute(tasksRoute.GET, { token: admin, url: "http://x/api/v1/tasks?requested_by=other-agent" });
     expect(by.json.tasks.map((t: { task_id: string }) => t.task_id)).toEqual(["t-b"]);
     const bySkill = await callRoute(tasksRoute.GET, { token: reader, url: "http://x/api/v1/tasks?skill=embed" });
@@ -147,12 +147,12 @@ describe("per-task run counts", () => {
     await startRun("t-two", { skill: "lint", input_hash: H("a"), runner_version: "1" });
     await startRun("t-two", { skill: "test", input_hash: H("b"), runner_version: "1" });
     await startRun("t-one", { skill: "lint", input_hash: H("c"), runner_version: "1" });
-    const admin = createApiToken({ input: { label: "ops", agent_id: "ops", scopes: ["admin"] }, actor: "test" }).token;
+    const admin = await seedToken({ label: "ops", agent_id: "ops", scopes: ["admin"] });
     const list = await callRoute(tasksRoute.GET, { token: admin, url: "http://x/api/v1/tasks" });
     const counts = Object.fromEntries(list.json.tasks.map((t: { task_id: string; run_count: number }) => [t.task_id, t.run_count]));
     expect(counts).toEqual({ "t-none": 0, "t-two": 2, "t-one": 1 });
     // A later page counts its own tasks' runs, not the page's or the ledger's.
-    const page = listTasksByFilter({ limit: 2, offset: 1 }, { agentId: "ops", isAdmin: true, stores: null });
+    const page = await governance().listTasks({ input: { limit: 2, offset: 1 }, caller: { agentId: "ops", isAdmin: true, stores: null } });
     expect(page.tasks).toHaveLength(2);
     for (const t of page.tasks) expect(t.runCount).toBe(counts[t.taskId]);
   });
@@ -199,10 +199,10 @@ describe("provenance and overrides", () => {
     expect(res.status).toBe(201);
     expect(res.json.override).toMatchObject({ actor: "agent:builder-1", token_label: "builder", note: "shipping despite flaky runner" });
     expect((await callRoute(overridesRoute.POST, { token: writer, body: { override_id: "o-1", task_id: "t-o", note: "shipping despite flaky runner" } })).status).toBe(200);
-    const audit = listAuditTail({ limit: 5 }).filter((a) => a.action === "ledger.override");
+    const audit = (await governance().listAuditTail({ limit: 5 })).filter((a) => a.action === "ledger.override");
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ actor: "agent:builder-1", target: "task:t-o", reason: "shipping despite flaky runner" });
-    expect(verifyAuditChain().ok).toBe(true);
+    expect((await governance().verifyAuditChain({})).ok).toBe(true);
     expect((await status("t-o")).json.overrides).toHaveLength(1);
   });
 });

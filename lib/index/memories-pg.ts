@@ -18,6 +18,7 @@ import {
   memoryOfRow,
   memoryPathSchema,
   renderMemoryFile,
+  memoryUpdateAudit,
   updatedMemoryFields,
   writeFileAtomic,
   type CategoryChild,
@@ -127,7 +128,7 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
     const { next, body } = updatedMemoryFields({ current, input, to, now });
     if (moved) await removeMemoryPg(tx, input.path);
     await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile(next, body), mtime: now });
-    await appendAuditPg({ db: tx, entry: { actor, action: moved ? "memory.move" : "memory.update", target: target(handle, to), details: moved ? { movedFrom: input.path } : null } });
+    await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: target(handle, to) } });
     return withBody((await lockMemory(tx, to))!);
   });
 }

@@ -334,21 +334,29 @@ export function updateMemory({ handle, input, actor, now = Date.now() }: { handl
   }
   const { next, body } = updatedMemoryFields({ current, input, to: target, now });
   const content = renderMemoryFile(next, body);
-  // What changed, for the history: frontmatter fields before → after, and a bounded diff of the body.
+  const audit: AuditEntry = { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to: target }), target: memoryTarget({ handle, memoryPath: target }) };
+  return writeMemory({ handle, memoryPath: target, content, audit, replaces: moved ? input.path : undefined });
+}
+
+/**
+ * What an update changed, for the memory's history (both backends): frontmatter fields
+ * before → after and a bounded diff of the body; a move that changed nothing else is memory.move.
+ */
+export function memoryUpdateAudit({ current, next, body, from, to }: { current: MemoryWithBody; next: ReturnType<typeof updatedMemoryFields>["next"]; body: string; from: string; to: string }) {
   const changed: Record<string, { before: unknown; after: unknown }> = {};
   for (const field of FRONTMATTER_FIELDS) {
     if (JSON.stringify(current[field]) !== JSON.stringify(next[field])) changed[field] = { before: current[field], after: next[field] };
   }
+  const moved = to !== from;
   const bodyChanged = body !== current.body;
   const details: Record<string, unknown> = {
-    ...(moved ? { movedFrom: input.path } : {}),
+    ...(moved ? { movedFrom: from } : {}),
     fields: [...(bodyChanged ? ["body"] : []), ...Object.keys(changed)],
     ...(Object.keys(changed).length > 0 ? { changed } : {}),
-    ...(bodyChanged ? diffMemoryBodies({ before: current.body, after: body, from: input.path, to: target }) : {}),
+    ...(bodyChanged ? diffMemoryBodies({ before: current.body, after: body, from, to }) : {}),
   };
-  const action = moved && !bodyChanged && Object.keys(changed).length === 0 ? "memory.move" : "memory.update";
-  const audit: AuditEntry = { actor, action, target: memoryTarget({ handle, memoryPath: target }), details };
-  return writeMemory({ handle, memoryPath: target, content, audit, replaces: moved ? input.path : undefined });
+  const action: "memory.move" | "memory.update" = moved && !bodyChanged && Object.keys(changed).length === 0 ? "memory.move" : "memory.update";
+  return { action, details };
 }
 
 /** Move a memory to another category path (or slug): one index transaction, audited as memory.move. */

@@ -3,15 +3,20 @@ import { Client } from "pg";
 import { afterAll, beforeAll, inject } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 
-/** A new, empty database on the suite's server, so test files never see each other's rows. */
-export async function createTestDatabase(): Promise<string> {
+/**
+ * A new, empty database on the suite's server, so test files never see each other's rows;
+ * with `template` (the URL of another test database, no one connected to it), a copy of that one.
+ */
+export async function createTestDatabase({ template }: { template?: string } = {}): Promise<string> {
   const admin = new URL(inject("pgAdminUrl"));
   const name = `t_${randomBytes(6).toString("hex")}`;
+  const from = template ? new URL(template).pathname.slice(1) : undefined;
+  if (from !== undefined && !/^t_[0-9a-f]{12}$/.test(from)) throw new Error(`not a test database: ${template}`);
   const client = new Client({ connectionString: admin.toString() });
   await client.connect();
   try {
-    // `name` is generated above from hex digits only, so it is safe as an identifier.
-    await client.query(`create database ${name}`);
+    // `name` and `from` are test database names (hex digits only, checked above), so they are safe as identifiers.
+    await client.query(from ? `create database ${name} template ${from}` : `create database ${name}`);
   } finally {
     await client.end();
   }

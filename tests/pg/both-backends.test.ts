@@ -1,0 +1,37 @@
+import fs from "node:fs";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { ROUTE_MODULES } from "@/app/api/v1/openapi.json/catalog";
+import { servedOnPostgres, type DescribedHandler } from "@/lib/api/route";
+import { MCP_TOOLS } from "@/lib/mcp/tools";
+import { NOT_YET_ON_PG, onPg } from "../backend";
+import { BOTH_BACKEND_SUITES } from "./both-backends";
+
+/**
+ * The backend fixture's own promises (tests/backend.ts): its list of what
+ * answers 501 on PostgreSQL is the routes' and tools' own, and the shared
+ * suites really ran here with DM_TEST_BACKEND=pg.
+ */
+describe("the shared suites' PostgreSQL fixture", () => {
+  it("runs with DM_TEST_BACKEND=pg (vitest.pg.config.ts)", () => {
+    expect(onPg).toBe(true);
+  });
+
+  it("NOT_YET_ON_PG lists exactly the routes and tools that answer 501 with DATABASE_URL (take a ported one off the list)", () => {
+    const routes = Object.values(ROUTE_MODULES)
+      .flatMap((mod) => Object.values(mod))
+      .filter((h): h is DescribedHandler => typeof h === "function" && "route" in h)
+      .filter((h) => !servedOnPostgres(h.route))
+      .map((h) => h.route.name)
+      .sort();
+    expect(routes).toEqual([...NOT_YET_ON_PG.routes].sort());
+    const tools = MCP_TOOLS.filter((t) => t.input instanceof z.ZodObject && "store" in t.input.shape && !t.postgres)
+      .map((t) => t.name)
+      .sort();
+    expect(tools).toEqual([...NOT_YET_ON_PG.tools].sort());
+  });
+
+  it("every listed suite exists and seeds through the fixture", () => {
+    for (const file of BOTH_BACKEND_SUITES) expect(fs.readFileSync(file, "utf8"), file).toContain('from "./backend"');
+  });
+});
