@@ -94,7 +94,16 @@ describe("vector and hybrid search", () => {
     expect(r.results.every((h: { path: string }) => h.path.startsWith("photo/"))).toBe(true);
   });
 
-  itFailsOnPg("before vectors exist, hybrid still answers and says items are pending", "a store with no vector yet answers degraded with fallback backlog (backlogFallbackPg), not hybrid with warning embeddings_pending", async () => {
+  it("before vectors exist the store is not degraded (its health says queued), and the answer says items are pending", async () => {
+    const r = await search({ q: "nginx", mode: "hybrid" });
+    expect(r.results[0].path).toBe("ops/nginx.md");
+    expect(r.degraded).toBe(false);
+    // SQLite runs the (empty) vector leg and warns; PostgreSQL answers lexically and gives the backlog as the reason.
+    if (onPg) expect(r).toMatchObject({ effective_mode: "fts", fallback: { reason: "backlog", count: 5 } });
+    else expect(r.effective_mode).toBe("hybrid");
+  });
+
+  itFailsOnPg("before vectors exist, hybrid still answers and says items are pending", "PostgreSQL answers a store without any vector of the model lexically with reason backlog (count) instead of running an empty vector leg with warning embeddings_pending", async () => {
     const r = await search({ q: "nginx", mode: "hybrid" });
     expect(r.results[0].path).toBe("ops/nginx.md");
     expect(r.warnings.map((w: { code: string }) => w.code)).toContain("embeddings_pending");

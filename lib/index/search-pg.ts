@@ -1,5 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Fingerprint } from "../embed/providers";
+import { getConfig } from "../config";
 import { AppError } from "../errors";
 import { answerReason, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
@@ -339,7 +340,9 @@ export async function searchStorePg({
     results,
     hasMore: hits.length > input.offset + input.limit,
     stores: handles.map((h) => h.store),
-    degraded: vectorFallback?.reason === "backlog",
+    // Degraded is the store's state (a queue over the watermark), as its health says: a fresh store's first vectors
+    // still pending answer lexically with reason `backlog` too, but that store is `queued`, not degraded.
+    degraded: vectorFallback?.reason === "backlog" && (vectorFallback.count ?? 0) > getConfig().embed.backlogWatermark,
     fallback,
     reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectorsAnswered ? belowFloor : 0 }),
     vectors:
