@@ -57,7 +57,7 @@ export type SelectiveTop = {
 };
 
 /** SQLite varints (big-endian groups of 7 bits; FTS5's records use them) from the start of a blob. */
-function readVarints(block: Buffer, count: number): number[] {
+export function readVarints(block: Buffer, count: number): number[] {
   const out: number[] = [];
   let i = 0;
   while (out.length < count && i < block.length) {
@@ -79,7 +79,7 @@ function readVarints(block: Buffer, count: number): number[] {
 type Totals = { rows: number; tokens: number };
 
 /** FTS5's row count and total tokens (all columns): its averages record, rowid 1 of %_data, kept by every write. */
-function ftsTotals({ db, schema, table, columns }: { db: Database.Database; schema: string; table: string; columns: number }): Totals | null {
+export function ftsTotals({ db, schema, table, columns }: { db: Database.Database; schema: string; table: string; columns: number }): Totals | null {
   const block = db.prepare(`select block from ${schema}.${table}_data where id = 1`).pluck().get() as Buffer | undefined;
   if (!block) return null;
   const [rows, ...perColumn] = readVarints(block, 1 + columns);
@@ -135,6 +135,20 @@ function scratchTable(tokenize: string, columns: number): { db: Database.Databas
     scratchTables.set(key, t);
   }
   return { db, ...t };
+}
+
+/** The tokens the tokenizer makes of each text, in order (what FTS5 looks up for a phrase of that text). */
+export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: string[] }): string[][] {
+  const { db, table, vocab } = scratchTable(tokenize, 1);
+  const insert = db.prepare(`insert into ${table}(rowid, c0) values (?, ?)`);
+  try {
+    db.transaction(() => texts.forEach((t, i) => insert.run(i + 1, t)))();
+    const out: string[][] = texts.map(() => []);
+    for (const [term, doc] of db.prepare(`select term, doc from ${vocab} order by doc, "offset"`).raw().all() as [string, number][]) out[doc - 1].push(term);
+    return out;
+  } finally {
+    db.exec(`delete from ${table}`);
+  }
 }
 
 /** Each row's length (tokens, all columns) and its counts of the query words' tokens, with those tokens, from the scratch table. */
