@@ -232,7 +232,8 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
     total += n;
   }
   const common = terms.filter((t) => !selective.includes(t));
-  if (common.length === 0 || selective.length === 0 || total === 0) return null;
+  if (selective.length === 0) return rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowCount });
+  if (common.length === 0 || total === 0) return null;
   // Expression order, as the whole query has them (FTS5 sums phrases in that order).
   selective.sort((a, b) => terms.indexOf(a) - terms.indexOf(b));
 
@@ -257,11 +258,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
   const { tokenOf, length, tf } = termCounts({ tokenize: ftsTokenizerOf({ db, schema, table }), columns: columns.length, rows: texts.map(([rowid, ...values]) => ({ rowid, values })), words: terms });
   if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
   const avgdl = totals.tokens / totals.rows;
-  const idf = terms.map((_, i) => {
-    const n = rowsOfTerm[i];
-    const x = Math.log((totals.rows - n + 0.5) / (n + 0.5));
-    return x <= 0 ? 1e-6 : x;
-  });
+  const idf = rowsOfTerm.map((n) => idfOf(totals.rows, n));
   const rescored: Bm25Row[] = [];
   for (const [rowid] of texts) {
     const d = length.get(rowid) ?? 0;
@@ -279,4 +276,49 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
   const commonBound = common.reduce((sum, t) => sum + idf[terms.indexOf(t)] * (K1 + 1), 0);
   const leftOutBest = commonBound + (seeds.length === m ? -seeds[m - 1].rank : 0);
   return { rows: rescored.slice(0, k), common, exact: -rescored[k - 1].rank > leftOutBest };
+}
+
+/** FTS5's idf of a phrase found in `n` of `rows` rows (fts5_aux.c). */
+function idfOf(rows: number, n: number): number {
+  const x = Math.log((rows - n + 0.5) / (n + 0.5));
+  return x <= 0 ? 1e-6 : x;
+}
+
+/**
+ * Every word of the query is common (none is among the rarest SELECTIVE_ROWS
+ * rows): the rows holding every word are the candidates, when there are at
+ * least k and at most SELECTIVE_ROWS of them (FTS5 finds them by walking the
+ * doclists together and scores only them). A row holding every word scores
+ * the same under the AND as under the OR of the words (the same phrases,
+ * summed in the same order), so these rows come out in the whole query's
+ * order. `exact` by the max-score bound: a row missing a word scores at most
+ * (k1+1) × the other words' idf. What a caller gets otherwise is the best
+ * rows that hold every word, which for recall and remember are also the
+ * rows of the highest term coverage (agreement with FTS5 scoring every
+ * match: bench/results/latest.md).
+ */
+function rankRowsWithEveryWord({
+  db,
+  schema,
+  table,
+  terms,
+  k,
+  totals,
+  rowCount,
+}: {
+  db: Database.Database;
+  schema: string;
+  table: string;
+  terms: string[];
+  k: number;
+  totals: Totals;
+  rowCount: (t: string, limit?: number) => number;
+}): SelectiveTop | null {
+  const every = matchExpression(terms, "all")!;
+  const matches = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck().get(every, SELECTIVE_ROWS + 1) as number;
+  if (matches < k || matches > SELECTIVE_ROWS) return null;
+  const rows = db.prepare(`select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`).all(every, k) as Bm25Row[];
+  const idf = terms.map((t) => idfOf(totals.rows, rowCount(t)));
+  const missingOne = (idf.reduce((a, b) => a + b, 0) - Math.min(...idf)) * (K1 + 1);
+  return { rows, common: terms, exact: -rows[k - 1].rank > missingOne };
 }
