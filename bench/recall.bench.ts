@@ -17,7 +17,9 @@ import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { openStore } from "../lib/stores/stores";
 import { resetEmbedderForTests } from "../lib/embed/model";
 import { drainEmbedQueues } from "../lib/embed/worker";
-import { recallReflections, type RecallInput } from "../lib/recall/recall";
+import { lexicalTerms, recallInputSchema, recallPool, recallQueryText, recallReflections, type RecallInput } from "../lib/recall/recall";
+import { broadTopByBm25, clearPhraseScoreCache, clearSelectiveMatchCaches, matchExpression, selectiveTopByBm25 } from "../lib/retrieval";
+import type { StoreHandle } from "../lib/db/connection";
 import { clearQueryVectorCache } from "../lib/embed/query";
 import { getReflectionSettings } from "../lib/recall/settings";
 import { recordTrace, TRACE_KIND } from "../lib/recall/traces";
@@ -28,6 +30,8 @@ import { QUALITY_CASES } from "../tests/fixtures/recall-quality";
 import { percentile, printTable } from "./table";
 
 const K = 5;
+/** The full-text leg's first-sight rows (lexicalLegFirstSight), printed after the latency table. */
+const legRows: Record<string, string | number>[] = [];
 const LATENCY_QUERIES = 100;
 const CHUNK = 1000;
 
@@ -124,8 +128,45 @@ function syntheticTrace(i: number): TraceInput {
   };
 }
 
+/**
+ * Recall's full-text leg over traces (lexicalCandidates' ranking: max-score pruning, then the per-phrase cache or
+ * FTS5 scoring every match) on words seen for the first time: every cache is cleared before each call. "As before"
+ * has no every-word tier (selectiveTopByBm25 everyWord: false); the two alternate query by query, under the same load.
+ * Agreement: the share of FTS5's own top `pool` (scoring every match) that the leg returns.
+ */
+export function lexicalLegFirstSight({ handle, traces }: { handle: StoreHandle; traces: number }): Record<string, string | number>[] {
+  const table = "reasoning_traces_fts";
+  const pool = recallPool(getReflectionSettings({ handle }).top_k);
+  const exhaustive = handle.sqlite.prepare(`select rowid, bm25(${table}) as rank from ${table} where ${table} match ? order by rank, rowid limit ?`);
+  // Other combinations than the latency queries above.
+  const queries = Array.from({ length: LATENCY_QUERIES }, (_, q) => lexicalTerms(recallQueryText(recallInputSchema.parse({ intent: { verb: VERBS[(q * 4) % VERBS.length], target: `${OBJECTS[(q * 11) % OBJECTS.length]} ${QUALIFIERS[(q * 3) % QUALIFIERS.length]}` } }))));
+  const legs = [
+    { label: "as before (no every-word tier)", everyWord: false, ms: [] as number[], overlap: 0, everyWordAnswers: 0 },
+    { label: "now (rows holding every word, when every word is common)", everyWord: true, ms: [] as number[], overlap: 0, everyWordAnswers: 0 },
+  ];
+  for (const [i, terms] of queries.entries()) {
+    const match = matchExpression(terms, "any")!;
+    const truth = (exhaustive.all(match, pool) as { rowid: number }[]).map((r) => r.rowid);
+    for (let j = 0; j < legs.length; j++) {
+      const leg = legs[(i + j) % legs.length];
+      clearPhraseScoreCache();
+      clearSelectiveMatchCaches();
+      const started = performance.now();
+      const pruned = selectiveTopByBm25({ db: handle.sqlite, schema: "main", table, terms, k: pool, everyWord: leg.everyWord });
+      const broad = pruned ? null : broadTopByBm25({ db: handle.sqlite, schema: "main", table, match });
+      const rows = pruned ? pruned.rows : broad ? broad.top(pool) : (exhaustive.all(match, pool) as { rowid: number }[]);
+      leg.ms.push(performance.now() - started);
+      if (pruned && pruned.common.length === terms.length) leg.everyWordAnswers++;
+      const got = new Set(rows.map((r) => r.rowid));
+      leg.overlap += truth.length ? truth.filter((r) => got.has(r)).length / truth.length : 1;
+    }
+  }
+  return legs.map((l) => ({ traces, "trace full-text leg, first sight of every word": l.label, "p50 ms": percentile(l.ms, 50), "p95 ms": percentile(l.ms, 95), [`agreement@${pool}`]: l.overlap / queries.length, "answered by rows holding every word": `${l.everyWordAnswers} / ${queries.length}` }));
+}
+
 async function latencyRows(): Promise<Record<string, string | number>[]> {
   const rows: Record<string, string | number>[] = [];
+  legRows.length = 0;
   let have = 0;
   const store = "latency";
   const h = getStoreDb(store);
@@ -167,6 +208,7 @@ async function latencyRows(): Promise<Record<string, string | number>[]> {
     await measure("vector only, cold", { signals: "vector", warm: false });
     await measure("vector only, query-cache hit", { signals: "vector", warm: true });
     await measure("lexical (the fallback path)", { signals: "lexical", warm: false });
+    legRows.push(...lexicalLegFirstSight({ handle: h, traces: n }));
     process.stderr.write(`recall bench: ${n} traces written in ${(writeMs / 1000).toFixed(1)} s in total, ${embedded} embedded by the worker in ${(embedMs / 1000).toFixed(1)} s\n`);
   }
   return rows;
@@ -183,6 +225,7 @@ export default async function run() {
   try {
     await qualityTables();
     printTable("Recall latency (recallReflections end to end: readiness, query embedding, KNN and/or FTS5 over traces + learnings, gate, event log)", await latencyRows());
+    printTable("Recall's full-text leg over traces on words never seen before (every cache cleared before each call; as before and now alternating query by query)", legRows);
   } finally {
     closeAllDatabases();
     fs.rmSync(dataDir, { recursive: true, force: true });

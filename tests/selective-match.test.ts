@@ -128,6 +128,17 @@ describe("selectiveTopByBm25", () => {
     for (const [i, r] of top!.rows.entries()) expect(r.rank).toBeCloseTo(whole[i].rank, 9);
     // More rows asked for than hold both words: the caller ranks the whole query (rows with one word fill the list).
     expect(selectiveTopByBm25({ db, schema: "main", table: "pair_fts", terms, k: ROWS / 20 + 1 })).toBeNull();
+
+    // A third common word, in 2400 new rows without "gateway": no row holds every word, so the rows holding all but one are ranked.
+    db.transaction(() => {
+      for (let i = 1; i <= ROWS; i += 5) db.prepare("insert into pair_fts(rowid, content) values (?, ?)").run(ROWS + i, `${text(i)} latency${i % 3 === 0 ? " timeout" : ""}`);
+    })();
+    const three = ["gateway", "timeout", "latency"];
+    const partial = selectiveTopByBm25({ db, schema: "main", table: "pair_fts", terms: three, k: 10 });
+    expect(partial).not.toBeNull();
+    const whole3 = exhaustive("pair_fts", three, 10);
+    expect(partial!.rows.map((r) => r.rowid)).toEqual(whole3.map((r) => r.rowid));
+    for (const [i, r] of partial!.rows.entries()) expect(r.rank).toBeCloseTo(whole3[i].rank, 9);
   });
 
   it("follows writes: a row added after a query is ranked by the next one", () => {

@@ -187,13 +187,13 @@ function termCounts({ tokenize, columns, rows, words }: { tokenize: string; colu
  * whole query itself (see above).
  * `terms` are words as matchTerms gives them (one token each, unquoted).
  */
-export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
-  const { db, schema, table, terms, k } = args;
+export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; /** Rank the rows holding every word when every word is common (default; false: as before, for the bench). */ everyWord?: boolean }): SelectiveTop | null {
+  const { db, schema, table, terms, k, everyWord = true } = args;
   if (terms.length < 2 || k < 1) return null;
   // A repeated query under the same index state (FTS5's structure record, rewritten by every committed change) is answered from its memo.
   const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
   const block = file ? (db.prepare(`select block from ${schema}.${table}_data where id = 10`).pluck().get() as Buffer | undefined) : undefined;
-  const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${terms.join("\u0000")}` : null;
+  const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${everyWord}\u0000${terms.join("\u0000")}` : null;
   const state = block?.toString("base64");
   const memo = memoKey ? memos.get(memoKey) : undefined;
   if (memo && memo.state === state) return memo.answer;
@@ -208,7 +208,13 @@ export function selectiveTopByBm25(args: { db: Database.Database; schema: string
 const MAX_MEMOS = 256;
 const memos = new Map<string, { state: string; answer: SelectiveTop | null }>();
 
-function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
+/** Forget remembered answers and word row counts (benches measuring a query's first sight). */
+export function clearSelectiveMatchCaches(): void {
+  memos.clear();
+  rowCounts.clear();
+}
+
+function rankFromSelectiveWords({ db, schema, table, terms, k, everyWord = true }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; everyWord?: boolean }): SelectiveTop | null {
   const columns = columnsOf({ db, schema, table });
   const totals = ftsTotals({ db, schema, table, columns: columns.length });
   if (!totals || totals.rows < MIN_ROWS) return null;
@@ -232,7 +238,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
     total += n;
   }
   const common = terms.filter((t) => !selective.includes(t));
-  if (selective.length === 0) return rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowCount });
+  if (selective.length === 0) return everyWord ? rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeast: byRows }) : null;
   if (common.length === 0 || total === 0) return null;
   // Expression order, as the whole query has them (FTS5 sums phrases in that order).
   selective.sort((a, b) => terms.indexOf(a) - terms.indexOf(b));
@@ -286,13 +292,16 @@ function idfOf(rows: number, n: number): number {
 
 /**
  * Every word of the query is common (none is among the rarest SELECTIVE_ROWS
- * rows): the rows holding every word are the candidates, when there are at
- * least k and at most SELECTIVE_ROWS of them (FTS5 finds them by walking the
- * doclists together and scores only them). A row holding every word scores
- * the same under the AND as under the OR of the words (the same phrases,
- * summed in the same order), so these rows come out in the whole query's
- * order. `exact` by the max-score bound: a row missing a word scores at most
- * (k1+1) × the other words' idf. What a caller gets otherwise is the best
+ * rows): the rows holding every word are the candidates, or, when fewer than
+ * k rows hold every word (and the query has three words or more), the rows
+ * holding every word but one — each word set's AND matching at most
+ * SELECTIVE_ROWS rows (FTS5 finds them by walking the doclists together and
+ * scores only them). A row holding exactly a set's words scores the same
+ * under that set's AND as under the OR of all the words (the same phrases,
+ * the missing ones adding 0, summed in the same order), so the rows come
+ * out with the whole query's scores. `exact` by the max-score bound: a row
+ * left out (missing one word, or two) scores at most (k1+1) × the other
+ * words' idf (bounded from the words' counts so far). What a caller gets otherwise is the best
  * rows that hold every word, which for recall and remember are also the
  * rows of the highest term coverage (agreement with FTS5 scoring every
  * match: bench/results/latest.md).
@@ -304,7 +313,7 @@ function rankRowsWithEveryWord({
   terms,
   k,
   totals,
-  rowCount,
+  rowsAtLeast,
 }: {
   db: Database.Database;
   schema: string;
@@ -312,13 +321,32 @@ function rankRowsWithEveryWord({
   terms: string[];
   k: number;
   totals: Totals;
-  rowCount: (t: string, limit?: number) => number;
+  /** Each word's row count, counted up to a limit: at least this many. */
+  rowsAtLeast: { t: string; n: number }[];
 }): SelectiveTop | null {
-  const every = matchExpression(terms, "all")!;
-  const matches = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck().get(every, SELECTIVE_ROWS + 1) as number;
-  if (matches < k || matches > SELECTIVE_ROWS) return null;
-  const rows = db.prepare(`select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`).all(every, k) as Bm25Row[];
-  const idf = terms.map((t) => idfOf(totals.rows, rowCount(t)));
-  const missingOne = (idf.reduce((a, b) => a + b, 0) - Math.min(...idf)) * (K1 + 1);
-  return { rows, common: terms, exact: -rows[k - 1].rank > missingOne };
+  const countUpTo = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck();
+  const best = db.prepare(`select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
+  // Word sets whose rows are ranked: every word, then (when fewer than k rows hold every word) every word but one.
+  const sets = [terms];
+  const every = countUpTo.get(matchExpression(terms, "all")!, SELECTIVE_ROWS + 1) as number;
+  if (every > SELECTIVE_ROWS) return null;
+  if (every < k) {
+    if (terms.length < 3) return null;
+    sets.push(...terms.map((_, i) => terms.filter((_, j) => j !== i)));
+  }
+  // A row's score under the AND of a word set is its whole-query score when it holds no other query word (the missing
+  // words add 0, summed in the same order); otherwise less. So each row's best score over the sets is its own.
+  const scores = new Map<number, number>();
+  for (const set of sets) {
+    const and = matchExpression(set, "all")!;
+    if (set !== terms && (countUpTo.get(and, SELECTIVE_ROWS + 1) as number) > SELECTIVE_ROWS) return null;
+    for (const r of best.all(and, k) as Bm25Row[]) scores.set(r.rowid, Math.min(scores.get(r.rowid) ?? 0, r.rank));
+  }
+  if (scores.size < k) return null;
+  const rows = [...scores].map(([rowid, rank]) => ({ rowid, rank })).sort((a, b) => a.rank - b.rank || a.rowid - b.rowid).slice(0, k);
+  // Max-score bound on the rows left out (holding fewer words): from the counts so far, each word's idf is at most this
+  // (idf falls as rows grow; a full count of common words costs more than the answer).
+  const idf = rowsAtLeast.map(({ n }) => idfOf(totals.rows, n)).sort((a, b) => a - b);
+  const leftOut = (idf.reduce((a, b) => a + b, 0) - idf[0] - (sets.length > 1 ? idf[1] : 0)) * (K1 + 1);
+  return { rows, common: terms, exact: -rows[k - 1].rank > leftOut };
 }
