@@ -18,7 +18,7 @@ import { openStore } from "../lib/stores/stores";
 import { resetEmbedderForTests } from "../lib/embed/model";
 import { drainEmbedQueues } from "../lib/embed/worker";
 import { lexicalTerms, recallInputSchema, recallPool, recallQueryText, recallReflections, type RecallInput } from "../lib/recall/recall";
-import { broadTopByBm25, clearPhraseScoreCache, clearSelectiveMatchCaches, matchExpression, selectiveTopByBm25 } from "../lib/retrieval";
+import { ftsLegFirstSight } from "./fts-leg";
 import type { StoreHandle } from "../lib/db/connection";
 import { clearQueryVectorCache } from "../lib/embed/query";
 import { getReflectionSettings } from "../lib/recall/settings";
@@ -128,40 +128,10 @@ function syntheticTrace(i: number): TraceInput {
   };
 }
 
-/**
- * Recall's full-text leg over traces (lexicalCandidates' ranking: max-score pruning, then the per-phrase cache or
- * FTS5 scoring every match) on words seen for the first time: every cache is cleared before each call. "As before"
- * has no every-word tier (selectiveTopByBm25 everyWord: false); the two alternate query by query, under the same load.
- * Agreement: the share of FTS5's own top `pool` (scoring every match) that the leg returns.
- */
+/** Recall's full-text leg over traces on words seen for the first time (bench/fts-leg.ts), on other intent combinations than the latency queries. */
 export function lexicalLegFirstSight({ handle, traces }: { handle: StoreHandle; traces: number }): Record<string, string | number>[] {
-  const table = "reasoning_traces_fts";
-  const pool = recallPool(getReflectionSettings({ handle }).top_k);
-  const exhaustive = handle.sqlite.prepare(`select rowid, bm25(${table}) as rank from ${table} where ${table} match ? order by rank, rowid limit ?`);
-  // Other combinations than the latency queries above.
   const queries = Array.from({ length: LATENCY_QUERIES }, (_, q) => lexicalTerms(recallQueryText(recallInputSchema.parse({ intent: { verb: VERBS[(q * 4) % VERBS.length], target: `${OBJECTS[(q * 11) % OBJECTS.length]} ${QUALIFIERS[(q * 3) % QUALIFIERS.length]}` } }))));
-  const legs = [
-    { label: "as before (no every-word tier)", everyWord: false, ms: [] as number[], overlap: 0, everyWordAnswers: 0 },
-    { label: "now (rows holding every word, when every word is common)", everyWord: true, ms: [] as number[], overlap: 0, everyWordAnswers: 0 },
-  ];
-  for (const [i, terms] of queries.entries()) {
-    const match = matchExpression(terms, "any")!;
-    const truth = (exhaustive.all(match, pool) as { rowid: number }[]).map((r) => r.rowid);
-    for (let j = 0; j < legs.length; j++) {
-      const leg = legs[(i + j) % legs.length];
-      clearPhraseScoreCache();
-      clearSelectiveMatchCaches();
-      const started = performance.now();
-      const pruned = selectiveTopByBm25({ db: handle.sqlite, schema: "main", table, terms, k: pool, everyWord: leg.everyWord });
-      const broad = pruned ? null : broadTopByBm25({ db: handle.sqlite, schema: "main", table, match });
-      const rows = pruned ? pruned.rows : broad ? broad.top(pool) : (exhaustive.all(match, pool) as { rowid: number }[]);
-      leg.ms.push(performance.now() - started);
-      if (pruned && pruned.common.length === terms.length) leg.everyWordAnswers++;
-      const got = new Set(rows.map((r) => r.rowid));
-      leg.overlap += truth.length ? truth.filter((r) => got.has(r)).length / truth.length : 1;
-    }
-  }
-  return legs.map((l) => ({ traces, "trace full-text leg, first sight of every word": l.label, "p50 ms": percentile(l.ms, 50), "p95 ms": percentile(l.ms, 95), [`agreement@${pool}`]: l.overlap / queries.length, "answered by rows holding every word": `${l.everyWordAnswers} / ${queries.length}` }));
+  return ftsLegFirstSight({ db: handle.sqlite, table: "reasoning_traces_fts", queries, k: recallPool(getReflectionSettings({ handle }).top_k) }).map((r) => ({ traces, ...r }));
 }
 
 async function latencyRows(): Promise<Record<string, string | number>[]> {
