@@ -145,7 +145,8 @@ async function latencyRows(): Promise<Record<string, string | number>[]> {
   let writeMs = 0;
   let embedMs = 0;
   let embedded = 0;
-  for (const n of [10_000, 100_000]) {
+  // BENCH_RECALL_SIZES: a comma list of trace counts (default 10000,100000), grown in order.
+  for (const n of (process.env.BENCH_RECALL_SIZES ?? "10000,100000").split(",").map(Number).sort((a, b) => a - b)) {
     while (have < n) {
       const startedWrite = performance.now();
       for (const end = have + CHUNK; have < end; have++) recordTrace({ handle: h, agentId: "bench", input: syntheticTrace(have) });
