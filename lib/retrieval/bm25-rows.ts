@@ -22,8 +22,9 @@ import { preparedOnce } from "../db/statements";
  * The tokens are the ones the table's own tokenizer makes of each phrase (a
  * private in-memory table with the same tokenizer), so they are what FTS5
  * looks up. The cost follows the query tokens' instances in the index, not
- * the rows they match with their positions: 0.55 vs 2.15 ms p50 at 10k
- * documents (bench/results/latest.md). Scores are FTS5's to rounding (the
+ * the rows they match with their positions: at 10k documents, 1.6–2.0 ms
+ * p50 for ~100 candidates vs 2.0–2.4 ms for ranking every match; the default
+ * search 9–13% faster (bench/results/latest.md, branch perf16). Scores are FTS5's to rounding (the
  * same operations in the same order; only `log` may differ in the last bit).
  *
  * Null (the caller ranks the rows its own way) when the expression is not
