@@ -30,6 +30,7 @@ import { startQueryBudget } from "../lib/db/query-budget";
 import { broadTopWithinBudget, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, vectorNeighbours } from "../lib/retrieval";
 import { loadTextWindows } from "./corpus";
 import { percentile, printTable } from "./table";
+import { ftsLegFirstSight } from "./fts-leg";
 
 const ALL_SIZES = [
   { thoughts: 10_000, stores: ["bench", "core"] },
@@ -176,6 +177,13 @@ const CONFIGS = [
   { label: "store + core (read-only)", includeCore: true, weights: undefined },
 ];
 
+/** remember's full-text leg over both tables (as rememberSplit runs it) on words seen for the first time, as before beside now (bench/fts-leg.ts). */
+function rememberLegFirstSight({ queries, thoughts }: { queries: { query: string }[]; thoughts: number }): Row[] {
+  const handle = openStore({ store: "bench" });
+  const terms = queries.map(({ query }) => matchTerms(query, { maxTerms: 16 }));
+  return ["thoughts_fts", "kg_node_fts"].flatMap((table) => ftsLegFirstSight({ db: handle.sqlite, table, queries: terms, k: 25 }).map((r) => ({ thoughts, ...r })));
+}
+
 /** Known-item queries: a node's name (every 4th) or the opening words of a thought; the item should come back. */
 function knownItemQueries({ seeded, texts, thoughts }: { seeded: Seeded; texts: string[]; thoughts: number }) {
   const nodes = thoughts / 2;
@@ -239,7 +247,7 @@ function reloadSeeded(): Seeded {
 }
 
 /** Seed one size in a fresh DATA_DIR, drain the embed queue with the real worker, then run every configuration that size has stores for. */
-async function runSize({ size, texts }: { size: Size; texts: string[] }): Promise<{ seedRows: Row[]; rememberRows: Row[]; splitRow: Row; vectors: string }> {
+async function runSize({ size, texts }: { size: Size; texts: string[] }): Promise<{ seedRows: Row[]; rememberRows: Row[]; splitRow: Row; legRows: Row[]; vectors: string }> {
   const dataDir = KEEP_DIR ? path.join(KEEP_DIR, String(size.thoughts)) : fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-graph-"));
   const keptSeed = path.join(dataDir, "seed-rows.json");
   process.env.DATA_DIR = dataDir;
@@ -256,7 +264,7 @@ async function runSize({ size, texts }: { size: Size; texts: string[] }): Promis
       for (const cfg of CONFIGS.filter((c) => !c.includeCore || size.stores.some((s) => s === "core"))) rememberRows.push(await measureRemember({ cfg, queries, thoughts: size.thoughts }));
       const splitRow = await rememberSplit({ queries, thoughts: size.thoughts });
       const seedRows = (JSON.parse(fs.readFileSync(keptSeed, "utf8")) as Row[]).map((r) => ({ ...r, store: `${r.store} (kept from an earlier run)` }));
-      return { seedRows, rememberRows, splitRow, vectors: vectorsUsed() };
+      return { seedRows, rememberRows, splitRow, legRows: rememberLegFirstSight({ queries, thoughts: size.thoughts }), vectors: vectorsUsed() };
     }
     fs.mkdirSync(dataDir, { recursive: true });
     const seedRows: Row[] = [];
@@ -293,7 +301,7 @@ async function runSize({ size, texts }: { size: Size; texts: string[] }): Promis
     const rememberRows: Row[] = [];
     for (const cfg of CONFIGS.filter((c) => !c.includeCore || size.stores.some((s) => s === "core"))) rememberRows.push(await measureRemember({ cfg, queries, thoughts: size.thoughts }));
     const splitRow = await rememberSplit({ queries, thoughts: size.thoughts });
-    return { seedRows, rememberRows, splitRow, vectors: vectorsUsed() };
+    return { seedRows, rememberRows, splitRow, legRows: rememberLegFirstSight({ queries, thoughts: size.thoughts }), vectors: vectorsUsed() };
   } finally {
     closeAllDatabases();
     if (!KEEP_DIR) fs.rmSync(dataDir, { recursive: true, force: true });
@@ -325,16 +333,19 @@ export default async function run() {
   const seedRows: Row[] = [];
   const rememberRows: Row[] = [];
   const splitRows: Row[] = [];
+  const legRows: Row[] = [];
   let vectors = "";
   for (const size of SIZES) {
     const r = await runSize({ size, texts });
     seedRows.push(...r.seedRows);
     rememberRows.push(...r.rememberRows);
     splitRows.push(r.splitRow);
+    legRows.push(...r.legRows);
     vectors = r.vectors;
   }
   printTable(`Seed through the domain functions (${SEED_BATCH} calls per transaction), then the real embed worker (batches of 256), then the HNSW graphs of sets past the threshold (as the server's background build makes them); core only at ${SIZES[0].thoughts}`, seedRows);
   printTable(`remember latency (limit 10, 25 candidates per source, min edge weight 0.5; vectors: ${vectors}); store + core only at ${SIZES[0].thoughts}`, rememberRows);
   printTable("remember, store only: where the time goes (each leg timed alone on the same queries, after the table above)", splitRows);
+  printTable("remember's full-text leg (25 candidates per table) on words never seen before: every cache cleared before each call, as before and now alternating query by query", legRows);
   printTable(`remember: how cost grows from ${SIZES[0].thoughts} to ${largest.thoughts} thoughts (same queries, same configurations)`, growthRows({ seedRows, rememberRows, sizes: [SIZES[0].thoughts, largest.thoughts] }));
 }

@@ -17,7 +17,9 @@ import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { openStore } from "../lib/stores/stores";
 import { resetEmbedderForTests } from "../lib/embed/model";
 import { drainEmbedQueues } from "../lib/embed/worker";
-import { recallReflections, type RecallInput } from "../lib/recall/recall";
+import { lexicalTerms, recallInputSchema, recallPool, recallQueryText, recallReflections, type RecallInput } from "../lib/recall/recall";
+import { ftsLegFirstSight } from "./fts-leg";
+import type { StoreHandle } from "../lib/db/connection";
 import { clearQueryVectorCache } from "../lib/embed/query";
 import { getReflectionSettings } from "../lib/recall/settings";
 import { recordTrace, TRACE_KIND } from "../lib/recall/traces";
@@ -28,6 +30,8 @@ import { QUALITY_CASES } from "../tests/fixtures/recall-quality";
 import { percentile, printTable } from "./table";
 
 const K = 5;
+/** The full-text leg's first-sight rows (lexicalLegFirstSight), printed after the latency table. */
+const legRows: Record<string, string | number>[] = [];
 const LATENCY_QUERIES = 100;
 const CHUNK = 1000;
 
@@ -124,8 +128,15 @@ function syntheticTrace(i: number): TraceInput {
   };
 }
 
+/** Recall's full-text leg over traces on words seen for the first time (bench/fts-leg.ts), on other intent combinations than the latency queries. */
+export function lexicalLegFirstSight({ handle, traces }: { handle: StoreHandle; traces: number }): Record<string, string | number>[] {
+  const queries = Array.from({ length: LATENCY_QUERIES }, (_, q) => lexicalTerms(recallQueryText(recallInputSchema.parse({ intent: { verb: VERBS[(q * 4) % VERBS.length], target: `${OBJECTS[(q * 11) % OBJECTS.length]} ${QUALIFIERS[(q * 3) % QUALIFIERS.length]}` } }))));
+  return ftsLegFirstSight({ db: handle.sqlite, table: "reasoning_traces_fts", queries, k: recallPool(getReflectionSettings({ handle }).top_k) }).map((r) => ({ traces, ...r }));
+}
+
 async function latencyRows(): Promise<Record<string, string | number>[]> {
   const rows: Record<string, string | number>[] = [];
+  legRows.length = 0;
   let have = 0;
   const store = "latency";
   const h = getStoreDb(store);
@@ -134,7 +145,8 @@ async function latencyRows(): Promise<Record<string, string | number>[]> {
   let writeMs = 0;
   let embedMs = 0;
   let embedded = 0;
-  for (const n of [10_000, 100_000]) {
+  // BENCH_RECALL_SIZES: a comma list of trace counts (default 10000,100000), grown in order.
+  for (const n of (process.env.BENCH_RECALL_SIZES ?? "10000,100000").split(",").map(Number).sort((a, b) => a - b)) {
     while (have < n) {
       const startedWrite = performance.now();
       for (const end = have + CHUNK; have < end; have++) recordTrace({ handle: h, agentId: "bench", input: syntheticTrace(have) });
@@ -167,6 +179,7 @@ async function latencyRows(): Promise<Record<string, string | number>[]> {
     await measure("vector only, cold", { signals: "vector", warm: false });
     await measure("vector only, query-cache hit", { signals: "vector", warm: true });
     await measure("lexical (the fallback path)", { signals: "lexical", warm: false });
+    legRows.push(...lexicalLegFirstSight({ handle: h, traces: n }));
     process.stderr.write(`recall bench: ${n} traces written in ${(writeMs / 1000).toFixed(1)} s in total, ${embedded} embedded by the worker in ${(embedMs / 1000).toFixed(1)} s\n`);
   }
   return rows;
@@ -183,6 +196,7 @@ export default async function run() {
   try {
     await qualityTables();
     printTable("Recall latency (recallReflections end to end: readiness, query embedding, KNN and/or FTS5 over traces + learnings, gate, event log)", await latencyRows());
+    printTable("Recall's full-text leg over traces on words never seen before (every cache cleared before each call; as before and now alternating query by query)", legRows);
   } finally {
     closeAllDatabases();
     fs.rmSync(dataDir, { recursive: true, force: true });

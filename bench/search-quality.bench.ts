@@ -19,7 +19,8 @@ import path from "node:path";
 import { getStoreDb } from "../lib/db/connection";
 import { drainEmbedQueues } from "../lib/embed/worker";
 import { ingestDocument } from "../lib/index/ingest";
-import { DEFAULT_SEARCH_MODE, FUSION_WEIGHTS, searchInputSchema, type SearchTuning } from "../lib/index/search";
+import { DEFAULT_SEARCH_MODE, FUSION_WEIGHTS, searchInputSchema, searchStore, type SearchTuning } from "../lib/index/search";
+import { openStore } from "../lib/stores/stores";
 import { loadTextWindows } from "./corpus";
 import { growthRows, recordSamples, type SizedSamples } from "./growth";
 import { buildKnownItemSet, drawPinnedSamples, formatManifest, KNOWN_ITEM_SEEDS, loadPinnedSample, parseManifest, type KnownItemSet, type PinnedDoc } from "./known-items";
@@ -37,11 +38,15 @@ import {
   writeCorpusFiles,
   type DocEngine,
   type DocEvalRow,
+  type LabelledQuery,
 } from "./search-eval";
 import { percentile, printTable } from "./table";
 
 /** Document ranking as it was before the whole-document index: best chunk, no field evidence. */
 const CHUNKS_ALONE: SearchTuning = { document: { wholeDocument: 0, fieldBoost: 0, shortQuery: { wholeDocument: 0, fieldBoost: 0 } } };
+
+/** The whole-document leg as it read documents_fts before bm25OfRows: the index's best documents, exhaustively below the broad-query threshold. */
+const WHOLE_DOCUMENT_AS_BEFORE = "whole-document leg as before (index's top 500 documents ranked by FTS5)";
 
 /** The default with one ranking choice undone (lib/index/search.ts EXACT_FORM_BOOST, DOCUMENT_SCORING), to show what each adds. */
 function ablations(): [string, SearchTuning][] {
@@ -50,6 +55,7 @@ function ablations(): [string, SearchTuning][] {
     ["one weighting for every query length (whole-document 1, field 1)", { document: { minTerms: 0 } }],
     ["without the exact-form factor", { exactFormBoost: 0 }],
     ["without the proximity factor", { proximity: { weight: 0, window: 5 } }],
+    [WHOLE_DOCUMENT_AS_BEFORE, { wholeDocumentLeg: "index_top" }],
   ];
 }
 
@@ -219,6 +225,21 @@ async function documentLevelSet(): Promise<void> {
 
 const LATENCY_QUERIES = 100;
 
+/** Each query under each tuning of the default in turn, the order rotating from query to query: latencies per tuning, side by side under the same load. */
+async function interleaved(store: string, queries: LabelledQuery[], configs: [string, SearchTuning][]): Promise<[string, number[]][]> {
+  const latencies = configs.map((): number[] => []);
+  for (const [i, lq] of queries.entries()) {
+    for (let j = 0; j < configs.length; j++) {
+      const c = (i + j) % configs.length;
+      const input = searchInputSchema.parse({ q: lq.q, limit: 10 });
+      const started = performance.now();
+      await searchStore({ handle: openStore({ store }), core: null, input, tuning: configs[c][1] });
+      latencies[c].push(performance.now() - started);
+    }
+  }
+  return configs.map(([label], c) => [label, latencies[c]]);
+}
+
 /** One text window per document (one chunk each), ingested through the real path and embedded by the real worker, grown size by size. */
 async function latencyBySize(): Promise<void> {
   const sizes = (process.env.BENCH_QUALITY_SIZES ?? "10000,100000").split(",").map(Number).sort((a, b) => a - b);
@@ -252,6 +273,16 @@ async function latencyBySize(): Promise<void> {
         const r = await evaluateMode(store, queries, label, params, tuning);
         recordSamples(samples, { method: label, size: chunks, samples: r.latencies });
         rows.push({ chunks, mode: label, "p50 ms": percentile(r.latencies, 50), "p95 ms": percentile(r.latencies, 95) });
+      }
+      // The whole-document leg old and new on the same queries, alternating which goes first: queries drawn with another seed,
+      // so that they are new to this store's caches for whichever runs first.
+      const fresh = buildLabelledSet(windows.slice(0, size).map((text, i) => ({ path: String(i), text })), LATENCY_QUERIES, 11);
+      for (const [label, latencies] of await interleaved(store, fresh, [
+        [`default, ${WHOLE_DOCUMENT_AS_BEFORE} (interleaved, first sight)`, { wholeDocumentLeg: "index_top" }],
+        ["default, whole-document leg on the candidates (interleaved, first sight)", {}],
+      ])) {
+        recordSamples(samples, { method: label, size: chunks, samples: latencies });
+        rows.push({ chunks, mode: label, "p50 ms": percentile(latencies, 50), "p95 ms": percentile(latencies, 95) });
       }
     }
   } finally {

@@ -108,6 +108,39 @@ describe("selectiveTopByBm25", () => {
     expect(selectiveTopByBm25({ db, schema: "main", table: "small_fts", terms: ["server", "certificates"], k: 5 })).toBeNull();
   });
 
+  it("when every word is common, ranks the rows holding every word as FTS5 does, and proves them the whole query's top k when the bound allows", () => {
+    // "gateway" in every 4th row, "timeout" in every 5th (both well past SELECTIVE_ROWS); every 20th row holds both, several times, in a short text.
+    db.exec("create virtual table pair_fts using fts5(content, tokenize='porter unicode61')");
+    const insert = db.prepare("insert into pair_fts(rowid, content) values (?, ?)");
+    db.transaction(() => {
+      for (let i = 1; i <= ROWS; i++) {
+        const words = text(i).split(" ");
+        if (i % 20 === 0) insert.run(i, [...words.slice(0, 6 + (i % 7)), "gateway", "timeout", "gateway", "timeout"].join(" "));
+        else insert.run(i, [...words, ...(i % 4 === 0 ? ["gateway"] : []), ...(i % 5 === 0 ? ["timeout"] : [])].join(" "));
+      }
+    })();
+    const terms = ["gateway", "timeout"];
+    const top = selectiveTopByBm25({ db, schema: "main", table: "pair_fts", terms, k: 10 });
+    expect(top).not.toBeNull();
+    expect(top!.exact).toBe(true);
+    const whole = exhaustive("pair_fts", terms, 10);
+    expect(top!.rows.map((r) => r.rowid)).toEqual(whole.map((r) => r.rowid));
+    for (const [i, r] of top!.rows.entries()) expect(r.rank).toBeCloseTo(whole[i].rank, 9);
+    // More rows asked for than hold both words: the caller ranks the whole query (rows with one word fill the list).
+    expect(selectiveTopByBm25({ db, schema: "main", table: "pair_fts", terms, k: ROWS / 20 + 1 })).toBeNull();
+
+    // A third common word, in 2400 new rows without "gateway": no row holds every word, so the rows holding all but one are ranked.
+    db.transaction(() => {
+      for (let i = 1; i <= ROWS; i += 5) db.prepare("insert into pair_fts(rowid, content) values (?, ?)").run(ROWS + i, `${text(i)} latency${i % 3 === 0 ? " timeout" : ""}`);
+    })();
+    const three = ["gateway", "timeout", "latency"];
+    const partial = selectiveTopByBm25({ db, schema: "main", table: "pair_fts", terms: three, k: 10 });
+    expect(partial).not.toBeNull();
+    const whole3 = exhaustive("pair_fts", three, 10);
+    expect(partial!.rows.map((r) => r.rowid)).toEqual(whole3.map((r) => r.rowid));
+    for (const [i, r] of partial!.rows.entries()) expect(r.rank).toBeCloseTo(whole3[i].rank, 9);
+  });
+
   it("follows writes: a row added after a query is ranked by the next one", () => {
     const terms = ["certificates", "renewed", "server"];
     selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms, k: 5 });

@@ -9,6 +9,7 @@ import { AppError, isAppError } from "../errors";
 import {
   adjacentPairShare,
   answerReason,
+  bm25OfRows,
   broadTopWithinBudget,
   exactFormShare,
   ExplainRecorder,
@@ -143,8 +144,15 @@ export type DocumentScoring = {
 };
 export const DOCUMENT_SCORING: DocumentScoring = { combine: "max", damping: 0.3, fieldBoost: 1, wholeDocument: 1, wholeDocumentFusion: "score", minTerms: 6, shortQuery: { fieldBoost: 0, wholeDocument: 0.5 } };
 
+/**
+ * How the whole-document leg reads documents_fts: `candidates` scores the candidate documents alone (bm25OfRows),
+ * falling back to `index_top` (the index's best WHOLE_DOCUMENT_DEPTH documents, the candidates among them keep
+ * their score) for broad queries. `index_top` always is how it read before (kept for the bench's side-by-side rows).
+ */
+export type WholeDocumentLeg = "candidates" | "index_top";
+
 /** Knobs the benches turn to decide the defaults; the API uses the defaults. */
-export type SearchTuning = { document?: Partial<DocumentScoring>; stopwords?: "drop" | "keep"; exactFormBoost?: number; proximity?: Proximity; /** builtin's vector weight in hybrid, to sweep it (requests use w_vec). */ vec?: number };
+export type SearchTuning = { document?: Partial<DocumentScoring>; wholeDocumentLeg?: WholeDocumentLeg; stopwords?: "drop" | "keep"; exactFormBoost?: number; proximity?: Proximity; /** builtin's vector weight in hybrid, to sweep it (requests use w_vec). */ vec?: number };
 
 /**
  * Exact-form evidence over the stemmed index: a chunk's bm25 is multiplied by
@@ -549,7 +557,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     // Plain queries only: an advanced expression may name chunk columns the document index does not have.
     const terms = matchTerms(input.q, { stopwords: tuning.stopwords });
     if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
-    const wholeDocument = scoring.wholeDocument > 0 && match && input.syntax === "plain" && answeredBy !== "vector" ? wholeDocumentBm25({ handles, candidates, match, budget }) : null;
+    const wholeDocument = scoring.wholeDocument > 0 && match && input.syntax === "plain" && answeredBy !== "vector" ? wholeDocumentBm25({ handles, candidates, match, budget, leg: tuning.wholeDocumentLeg ?? "candidates" }) : null;
     hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
     rec?.record("grouping", performance.now() - t1, { candidates: hits.length, detail: `chunks grouped by document (${tuning.document?.combine ?? DOCUMENT_SCORING.combine})`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
   }
@@ -613,26 +621,34 @@ function withShownSnippets({ results, candidates, match, tokenizers }: { results
  * Whole-document bm25 (documents_fts: path, title and whole text, unstemmed)
  * of the documents the chunk legs found, keyed `store:path` (higher is
  * better), so a document whose words are spread over many chunks, or written
- * exactly as queried, gets its due. The index's best WHOLE_DOCUMENT_DEPTH
- * documents are read (broad queries from cached per-word scores, as the
- * chunk leg does), and the candidates among them keep their score; asking
- * FTS5 for the candidates by rowid instead costs a full MATCH per rowid
- * (~270 ms for 150 documents). A store whose document index is still being
- * filled gives none: its documents rank by their chunks alone.
+ * exactly as queried, gets its due. The candidates' own bm25 is computed
+ * from the index's numbers (bm25OfRows: FTS5's score without scoring every
+ * match); when the query's words occur too often for that (a broad query),
+ * the index's best WHOLE_DOCUMENT_DEPTH documents are read (from cached
+ * per-word scores, as the chunk leg does) and the candidates among them keep
+ * their score. Asking FTS5 for the candidates by rowid instead costs a full
+ * MATCH per rowid (~270 ms for 150 documents). A store whose document index
+ * is still being filled gives none: its documents rank by their chunks alone.
  */
-function wholeDocumentBm25({ handles, candidates, match, budget }: { handles: StoreHandle[]; candidates: Candidate[]; match: string; budget: QueryBudget }): Map<string, number> {
+function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handles: StoreHandle[]; candidates: Candidate[]; match: string; budget: QueryBudget; leg: WholeDocumentLeg }): Map<string, number> {
   const out = new Map<string, number>();
   for (const h of handles) {
     const wanted = new Set(candidates.filter((c) => c.store === h.store).map((c) => c.detail.path));
     if (wanted.size === 0 || !documentFtsReady(h)) continue;
+    // The candidates' documents (documents_fts rowid = doc_id), looked up by path.
+    const ids = preparedOnce(h.sqlite, "select doc_id as id, path from documents where path in (select value from json_each(?))").all(JSON.stringify([...wanted])) as { id: number; path: string }[];
+    const pathOf = new Map(ids.map((r) => [r.id, r.path]));
+    // The candidates alone, from the index's numbers (cost follows the query words' occurrences, not their matches).
+    const scored = leg === "candidates" ? runWithinBudget(h.sqlite, budget, () => bm25OfRows({ db: h.sqlite, schema: "main", table: "documents_fts", match, rowids: [...pathOf.keys()] })) : null;
+    if (scored) {
+      for (const [id, score] of scored) out.set(`${h.store}:${pathOf.get(id)}`, score);
+      continue;
+    }
     const depth = Math.max(WHOLE_DOCUMENT_DEPTH, 4 * wanted.size);
     const broad = broadTopWithinBudget({ db: h.sqlite, schema: "main", table: "documents_fts", match, budget });
     const top = broad
       ? broad.top(depth)
       : runWithinBudget(h.sqlite, budget, () => preparedOnce(h.sqlite, "select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ? order by rank, rowid limit ?").all(match, depth) as Bm25Row[]);
-    // The candidates' documents (documents_fts rowid = doc_id), looked up by path: fewer than the index's top rows.
-    const ids = preparedOnce(h.sqlite, "select doc_id as id, path from documents where path in (select value from json_each(?))").all(JSON.stringify([...wanted])) as { id: number; path: string }[];
-    const pathOf = new Map(ids.map((r) => [r.id, r.path]));
     for (const r of top) {
       const path = pathOf.get(r.rowid);
       if (path !== undefined) out.set(`${h.store}:${path}`, -r.rank);

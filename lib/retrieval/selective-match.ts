@@ -57,7 +57,7 @@ export type SelectiveTop = {
 };
 
 /** SQLite varints (big-endian groups of 7 bits; FTS5's records use them) from the start of a blob. */
-function readVarints(block: Buffer, count: number): number[] {
+export function readVarints(block: Buffer, count: number): number[] {
   const out: number[] = [];
   let i = 0;
   while (out.length < count && i < block.length) {
@@ -79,7 +79,7 @@ function readVarints(block: Buffer, count: number): number[] {
 type Totals = { rows: number; tokens: number };
 
 /** FTS5's row count and total tokens (all columns): its averages record, rowid 1 of %_data, kept by every write. */
-function ftsTotals({ db, schema, table, columns }: { db: Database.Database; schema: string; table: string; columns: number }): Totals | null {
+export function ftsTotals({ db, schema, table, columns }: { db: Database.Database; schema: string; table: string; columns: number }): Totals | null {
   const block = db.prepare(`select block from ${schema}.${table}_data where id = 1`).pluck().get() as Buffer | undefined;
   if (!block) return null;
   const [rows, ...perColumn] = readVarints(block, 1 + columns);
@@ -137,6 +137,20 @@ function scratchTable(tokenize: string, columns: number): { db: Database.Databas
   return { db, ...t };
 }
 
+/** The tokens the tokenizer makes of each text, in order (what FTS5 looks up for a phrase of that text). */
+export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: string[] }): string[][] {
+  const { db, table, vocab } = scratchTable(tokenize, 1);
+  const insert = db.prepare(`insert into ${table}(rowid, c0) values (?, ?)`);
+  try {
+    db.transaction(() => texts.forEach((t, i) => insert.run(i + 1, t)))();
+    const out: string[][] = texts.map(() => []);
+    for (const [term, doc] of db.prepare(`select term, doc from ${vocab} order by doc, "offset"`).raw().all() as [string, number][]) out[doc - 1].push(term);
+    return out;
+  } finally {
+    db.exec(`delete from ${table}`);
+  }
+}
+
 /** Each row's length (tokens, all columns) and its counts of the query words' tokens, with those tokens, from the scratch table. */
 function termCounts({ tokenize, columns, rows, words }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; words: string[] }): { tokenOf: (string | undefined)[]; length: Map<number, number>; tf: Map<number, Map<string, number>> } {
   const { db, table, vocab } = scratchTable(tokenize, columns);
@@ -173,13 +187,13 @@ function termCounts({ tokenize, columns, rows, words }: { tokenize: string; colu
  * whole query itself (see above).
  * `terms` are words as matchTerms gives them (one token each, unquoted).
  */
-export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
-  const { db, schema, table, terms, k } = args;
+export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; /** Rank the rows holding every word when every word is common (default; false: as before, for the bench). */ everyWord?: boolean }): SelectiveTop | null {
+  const { db, schema, table, terms, k, everyWord = true } = args;
   if (terms.length < 2 || k < 1) return null;
   // A repeated query under the same index state (FTS5's structure record, rewritten by every committed change) is answered from its memo.
   const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
   const block = file ? (db.prepare(`select block from ${schema}.${table}_data where id = 10`).pluck().get() as Buffer | undefined) : undefined;
-  const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${terms.join("\u0000")}` : null;
+  const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${everyWord}\u0000${terms.join("\u0000")}` : null;
   const state = block?.toString("base64");
   const memo = memoKey ? memos.get(memoKey) : undefined;
   if (memo && memo.state === state) return memo.answer;
@@ -194,7 +208,13 @@ export function selectiveTopByBm25(args: { db: Database.Database; schema: string
 const MAX_MEMOS = 256;
 const memos = new Map<string, { state: string; answer: SelectiveTop | null }>();
 
-function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number }): SelectiveTop | null {
+/** Forget remembered answers and word row counts (benches measuring a query's first sight). */
+export function clearSelectiveMatchCaches(): void {
+  memos.clear();
+  rowCounts.clear();
+}
+
+function rankFromSelectiveWords({ db, schema, table, terms, k, everyWord = true }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; everyWord?: boolean }): SelectiveTop | null {
   const columns = columnsOf({ db, schema, table });
   const totals = ftsTotals({ db, schema, table, columns: columns.length });
   if (!totals || totals.rows < MIN_ROWS) return null;
@@ -218,7 +238,8 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
     total += n;
   }
   const common = terms.filter((t) => !selective.includes(t));
-  if (common.length === 0 || selective.length === 0 || total === 0) return null;
+  if (selective.length === 0) return everyWord ? rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeast: byRows }) : null;
+  if (common.length === 0 || total === 0) return null;
   // Expression order, as the whole query has them (FTS5 sums phrases in that order).
   selective.sort((a, b) => terms.indexOf(a) - terms.indexOf(b));
 
@@ -243,11 +264,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
   const { tokenOf, length, tf } = termCounts({ tokenize: ftsTokenizerOf({ db, schema, table }), columns: columns.length, rows: texts.map(([rowid, ...values]) => ({ rowid, values })), words: terms });
   if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
   const avgdl = totals.tokens / totals.rows;
-  const idf = terms.map((_, i) => {
-    const n = rowsOfTerm[i];
-    const x = Math.log((totals.rows - n + 0.5) / (n + 0.5));
-    return x <= 0 ? 1e-6 : x;
-  });
+  const idf = rowsOfTerm.map((n) => idfOf(totals.rows, n));
   const rescored: Bm25Row[] = [];
   for (const [rowid] of texts) {
     const d = length.get(rowid) ?? 0;
@@ -265,4 +282,71 @@ function rankFromSelectiveWords({ db, schema, table, terms, k }: { db: Database.
   const commonBound = common.reduce((sum, t) => sum + idf[terms.indexOf(t)] * (K1 + 1), 0);
   const leftOutBest = commonBound + (seeds.length === m ? -seeds[m - 1].rank : 0);
   return { rows: rescored.slice(0, k), common, exact: -rescored[k - 1].rank > leftOutBest };
+}
+
+/** FTS5's idf of a phrase found in `n` of `rows` rows (fts5_aux.c). */
+function idfOf(rows: number, n: number): number {
+  const x = Math.log((rows - n + 0.5) / (n + 0.5));
+  return x <= 0 ? 1e-6 : x;
+}
+
+/**
+ * Every word of the query is common (none is among the rarest SELECTIVE_ROWS
+ * rows): the rows holding every word are the candidates, or, when fewer than
+ * k rows hold every word (and the query has three words or more), the rows
+ * holding every word but one — each word set's AND matching at most
+ * SELECTIVE_ROWS rows (FTS5 finds them by walking the doclists together and
+ * scores only them). A row holding exactly a set's words scores the same
+ * under that set's AND as under the OR of all the words (the same phrases,
+ * the missing ones adding 0, summed in the same order), so the rows come
+ * out with the whole query's scores. `exact` by the max-score bound: a row
+ * left out (missing one word, or two) scores at most (k1+1) × the other
+ * words' idf (bounded from the words' counts so far). What a caller gets otherwise is the best
+ * rows that hold every word, which for recall and remember are also the
+ * rows of the highest term coverage (agreement with FTS5 scoring every
+ * match: bench/results/latest.md).
+ */
+function rankRowsWithEveryWord({
+  db,
+  schema,
+  table,
+  terms,
+  k,
+  totals,
+  rowsAtLeast,
+}: {
+  db: Database.Database;
+  schema: string;
+  table: string;
+  terms: string[];
+  k: number;
+  totals: Totals;
+  /** Each word's row count, counted up to a limit: at least this many. */
+  rowsAtLeast: { t: string; n: number }[];
+}): SelectiveTop | null {
+  const countUpTo = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck();
+  const best = db.prepare(`select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
+  // Word sets whose rows are ranked: every word, then (when fewer than k rows hold every word) every word but one.
+  const sets = [terms];
+  const every = countUpTo.get(matchExpression(terms, "all")!, SELECTIVE_ROWS + 1) as number;
+  if (every > SELECTIVE_ROWS) return null;
+  if (every < k) {
+    if (terms.length < 3) return null;
+    sets.push(...terms.map((_, i) => terms.filter((_, j) => j !== i)));
+  }
+  // A row's score under the AND of a word set is its whole-query score when it holds no other query word (the missing
+  // words add 0, summed in the same order); otherwise less. So each row's best score over the sets is its own.
+  const scores = new Map<number, number>();
+  for (const set of sets) {
+    const and = matchExpression(set, "all")!;
+    if (set !== terms && (countUpTo.get(and, SELECTIVE_ROWS + 1) as number) > SELECTIVE_ROWS) return null;
+    for (const r of best.all(and, k) as Bm25Row[]) scores.set(r.rowid, Math.min(scores.get(r.rowid) ?? 0, r.rank));
+  }
+  if (scores.size < k) return null;
+  const rows = [...scores].map(([rowid, rank]) => ({ rowid, rank })).sort((a, b) => a.rank - b.rank || a.rowid - b.rowid).slice(0, k);
+  // Max-score bound on the rows left out (holding fewer words): from the counts so far, each word's idf is at most this
+  // (idf falls as rows grow; a full count of common words costs more than the answer).
+  const idf = rowsAtLeast.map(({ n }) => idfOf(totals.rows, n)).sort((a, b) => a - b);
+  const leftOut = (idf.reduce((a, b) => a + b, 0) - idf[0] - (sets.length > 1 ? idf[1] : 0)) * (K1 + 1);
+  return { rows, common: terms, exact: -rows[k - 1].rank > leftOut };
 }

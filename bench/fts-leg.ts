@@ -1,0 +1,47 @@
+import type Database from "better-sqlite3";
+import { broadTopByBm25, clearPhraseScoreCache, clearSelectiveMatchCaches, matchExpression, selectiveTopByBm25 } from "../lib/retrieval";
+import { percentile } from "./table";
+
+/**
+ * The any-word full-text leg of recall and remember (their ranking: max-score
+ * pruning with selectiveTopByBm25, then the per-phrase cache or FTS5 scoring
+ * every match) on words seen for the first time: every cache is cleared
+ * before each call. "As before" has no every-word tier (selectiveTopByBm25
+ * everyWord: false); the two alternate query by query, under the same load.
+ * Agreement: the share of FTS5's own top k (scoring every match) the leg returns.
+ */
+export function ftsLegFirstSight({ db, table, queries, k }: { db: Database.Database; table: string; queries: string[][]; k: number }): Record<string, string | number>[] {
+  const exhaustive = db.prepare(`select rowid, bm25(${table}) as rank from main.${table} where ${table} match ? order by rank, rowid limit ?`);
+  const legs = [
+    { label: "as before (no every-word tier)", everyWord: false, ms: [] as number[], overlap: 0, everyWordAnswers: 0 },
+    { label: "now (rows holding every word, or all but one, when every word is common)", everyWord: true, ms: [] as number[], overlap: 0, everyWordAnswers: 0 },
+  ];
+  let compared = 0;
+  for (const [i, terms] of queries.entries()) {
+    const match = matchExpression(terms, "any");
+    if (!match) continue;
+    compared++;
+    const truth = (exhaustive.all(match, k) as { rowid: number }[]).map((r) => r.rowid);
+    for (let j = 0; j < legs.length; j++) {
+      const leg = legs[(i + j) % legs.length];
+      clearPhraseScoreCache();
+      clearSelectiveMatchCaches();
+      const started = performance.now();
+      const pruned = selectiveTopByBm25({ db, schema: "main", table, terms, k, everyWord: leg.everyWord });
+      const broad = pruned ? null : broadTopByBm25({ db, schema: "main", table, match });
+      const rows = pruned ? pruned.rows : broad ? broad.top(k) : (exhaustive.all(match, k) as { rowid: number }[]);
+      leg.ms.push(performance.now() - started);
+      if (pruned && pruned.common.length === terms.length) leg.everyWordAnswers++;
+      const got = new Set(rows.map((r) => r.rowid));
+      leg.overlap += truth.length ? truth.filter((r) => got.has(r)).length / truth.length : 1;
+    }
+  }
+  return legs.map((l) => ({
+    table,
+    "first sight of every word": l.label,
+    "p50 ms": percentile(l.ms, 50),
+    "p95 ms": percentile(l.ms, 95),
+    [`agreement@${k}`]: l.overlap / Math.max(1, compared),
+    "answered by the every-word tier": `${l.everyWordAnswers} / ${compared}`,
+  }));
+}

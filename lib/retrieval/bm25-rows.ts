@@ -1,0 +1,165 @@
+import type Database from "better-sqlite3";
+import { ftsTokenizerOf, plainPhrases } from "./bm25-top";
+import { ftsTotals, readVarints, tokenRowsOf } from "./selective-match";
+import { preparedOnce } from "../db/statements";
+
+/**
+ * FTS5's bm25 of a few given rows for a plain expression, without scoring
+ * every row the expression matches.
+ *
+ * `order by bm25(t)` scores every match (~2 µs a row plus its positions), and
+ * asking FTS5 for one row (`match ? and rowid = ?`) recounts every phrase's
+ * rows for its idf each time (~6 ms a row at 10k documents). Group=document
+ * search needs the whole-document bm25 of its candidate documents only (a
+ * hundred or so). bm25 over a plain expression of one-token phrases is, per
+ * row, a sum over the phrases of idf × tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen))
+ * (fts5_aux.c), so it is computed here from the index's own numbers:
+ * - row count and total tokens: the averages record (%_data rowid 1);
+ * - each token's row count (idf): fts5vocab 'row';
+ * - each listed row's length: %_docsize;
+ * - each listed row's count of each token: fts5vocab 'instance', filtered
+ *   to the listed rows inside SQLite.
+ * The tokens are the ones the table's own tokenizer makes of each phrase (a
+ * private in-memory table with the same tokenizer), so they are what FTS5
+ * looks up. The cost follows the query tokens' instances in the index, not
+ * the rows they match with their positions: at 10k documents, 1.6–2.0 ms
+ * p50 for ~100 candidates vs 2.0–2.4 ms for ranking every match; the default
+ * search 9–13% faster (bench/results/latest.md, branch perf16). Scores are FTS5's to rounding (the
+ * same operations in the same order; only `log` may differ in the last bit).
+ *
+ * Null (the caller ranks the rows its own way) when the expression is not
+ * plain, a phrase is not exactly one token, the vocabulary tables cannot be
+ * made on the connection, or the tokens occur more than `maxInstances` times
+ * in the index (a broad query: the per-phrase score cache serves those).
+ */
+
+/** bm25's constants in FTS5 (fts5_aux.c). */
+const K1 = 1.2;
+const B = 0.75;
+
+/** Instances of the query's tokens past which scanning them costs more than the cached per-phrase path (about 1 µs each). */
+export const MAX_SCANNED_INSTANCES = 20_000;
+
+/** The temp fts5vocab tables ('row', 'instance') over schema.table on this connection, made on first use; null if they cannot be. */
+function vocabTables(db: Database.Database, schema: string, table: string): { row: string; instance: string } | null {
+  const base = `dm_vocab_${schema}_${table}`;
+  const names = { row: `temp.${base}_row`, instance: `temp.${base}_instance` };
+  const made = vocabMade.get(db) ?? new Set<string>();
+  vocabMade.set(db, made);
+  if (made.has(base)) return names;
+  try {
+    // `schema` and `table` are fixed by the callers (literals), never request text.
+    db.exec(`create virtual table if not exists ${names.row} using fts5vocab(${schema}, ${table}, 'row');
+             create virtual table if not exists ${names.instance} using fts5vocab(${schema}, ${table}, 'instance')`);
+  } catch {
+    return null;
+  }
+  made.add(base);
+  return names;
+}
+const vocabMade = new WeakMap<Database.Database, Set<string>>();
+
+/** The tokenizer and column count of schema.table, read once per connection. */
+function tableShape(db: Database.Database, schema: string, table: string): { tokenize: string; columns: number } {
+  const shapes = shapesOf.get(db) ?? new Map<string, { tokenize: string; columns: number }>();
+  shapesOf.set(db, shapes);
+  const key = `${schema}.${table}`;
+  let shape = shapes.get(key);
+  if (!shape) {
+    const columns = (preparedOnce(db, `select count(*) as n from pragma_table_xinfo(?, ?) where hidden = 0`).get(table, schema) as { n: number }).n;
+    shape = { tokenize: ftsTokenizerOf({ db, schema, table }), columns };
+    shapes.set(key, shape);
+  }
+  return shape;
+}
+const shapesOf = new WeakMap<Database.Database, Map<string, { tokenize: string; columns: number }>>();
+
+/** The one token each quoted phrase is under a tokenizer, or null when one is not exactly one token (kept for recent phrases). */
+function phraseTokens(tokenize: string, phrases: string[]): string[] | null {
+  const key = (p: string) => `${tokenize}\u0000${p}`;
+  const unknown = phrases.filter((p) => !tokenCache.has(key(p)));
+  if (unknown.length > 0) {
+    const rows = tokenRowsOf({ tokenize, texts: unknown.map((p) => p.slice(1, -1).replaceAll('""', '"')) });
+    unknown.forEach((p, i) => tokenCache.set(key(p), rows[i].length === 1 ? rows[i][0] : null));
+    while (tokenCache.size > MAX_CACHED_TOKENS) tokenCache.delete(tokenCache.keys().next().value!);
+  }
+  const tokens = phrases.map((p) => tokenCache.get(key(p)));
+  return tokens.every((t): t is string => typeof t === "string") ? tokens : null;
+}
+const MAX_CACHED_TOKENS = 10_000;
+const tokenCache = new Map<string, string | null>();
+
+/**
+ * The bm25 score (positive, higher is better; FTS5's rank negated) of each
+ * listed row the expression matches, or null (see above). Rows it does not
+ * match are absent from the map.
+ */
+export function bm25OfRows({
+  db,
+  schema,
+  table,
+  match,
+  rowids,
+  maxInstances = MAX_SCANNED_INSTANCES,
+}: {
+  db: Database.Database;
+  schema: string;
+  table: string;
+  match: string;
+  rowids: number[];
+  maxInstances?: number;
+}): Map<number, number> | null {
+  const plain = plainPhrases(match);
+  if (!plain) return null;
+  const out = new Map<number, number>();
+  if (rowids.length === 0) return out;
+  const vocab = vocabTables(db, schema, table);
+  if (!vocab) return null;
+  const { tokenize, columns } = tableShape(db, schema, table);
+  // Each phrase's tokens as the table's tokenizer makes them: exactly one each, or FTS5's phrase semantics are not a sum of single tokens.
+  const tokens = phraseTokens(tokenize, plain.phrases);
+  if (!tokens) return null;
+  const totals = ftsTotals({ db, schema, table, columns });
+  if (!totals) return null;
+  const rowStats = preparedOnce(db, `select doc, cnt from ${vocab.row} where term = ?`);
+  const perToken = new Map<string, { rows: number; instances: number }>();
+  let instances = 0;
+  for (const t of new Set(tokens)) {
+    const r = rowStats.get(t) as { doc: number; cnt: number } | undefined;
+    perToken.set(t, { rows: r?.doc ?? 0, instances: r?.cnt ?? 0 });
+    instances += r?.cnt ?? 0;
+  }
+  if (instances > maxInstances) return null;
+
+  const ids = JSON.stringify(rowids);
+  const counts = preparedOnce(db, `select doc, count(*) as n from ${vocab.instance} where term = ? and doc in (select value from json_each(?)) group by doc`);
+  const tf = new Map<string, Map<number, number>>();
+  for (const t of perToken.keys()) tf.set(t, new Map((counts.all(t, ids) as { doc: number; n: number }[]).map((r) => [r.doc, r.n])));
+  const lengths = new Map(
+    (preparedOnce(db, `select id, sz from ${schema}.${table}_docsize where id in (select value from json_each(?))`).all(ids) as { id: number; sz: Buffer }[]).map((r) => [
+      r.id,
+      readVarints(r.sz, columns).reduce((a, b) => a + b, 0),
+    ]),
+  );
+
+  const avgdl = totals.tokens / totals.rows;
+  const idf = tokens.map((t) => {
+    const n = perToken.get(t)!.rows;
+    const x = Math.log((totals.rows - n + 0.5) / (n + 0.5));
+    return x <= 0 ? 1e-6 : x;
+  });
+  for (const rowid of new Set(rowids)) {
+    const d = lengths.get(rowid);
+    if (d === undefined) continue;
+    let found = 0;
+    let score = 0;
+    // Summed in expression order, as FTS5 sums its phrases.
+    for (let i = 0; i < tokens.length; i++) {
+      const f = tf.get(tokens[i])!.get(rowid) ?? 0;
+      if (f > 0) found++;
+      score += idf[i] * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
+    }
+    if (plain.mode === "all" ? found === tokens.length : found > 0) out.set(rowid, score);
+  }
+  return out;
+}

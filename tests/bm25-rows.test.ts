@@ -1,0 +1,95 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { getStoreDb, type StoreHandle } from "@/lib/db/connection";
+import { deleteDocumentByPath, ingestDocument } from "@/lib/index/ingest";
+import { searchInputSchema, searchStore } from "@/lib/index/search";
+import { bm25OfRows, buildFtsMatch } from "@/lib/retrieval";
+import { useTempDataDir } from "./helpers";
+
+// The whole-document leg of group=document search scores its candidate
+// documents alone (bm25OfRows) instead of ranking every document the query
+// matches. What a user notices: nothing, except speed — the scores are
+// FTS5's own, through edits and deletes, and a page of documents is the same
+// as when the whole index was ranked.
+
+let env: ReturnType<typeof useTempDataDir>;
+beforeEach(() => {
+  env = useTempDataDir();
+});
+afterEach(() => env.cleanup());
+
+const WORDS = "backup restore snapshot ledger harbor quartz meadow lantern copper violet summit orchard canyon ember willow granite parcel beacon thistle rotation archive offsite".split(" ");
+/** A deterministic note: words drawn by a fixed step, some repeated, of varying length; some with a title naming two words. */
+function note(i: number): { path: string; text: string } {
+  const n = 20 + ((i * 37) % 90);
+  const body = Array.from({ length: n }, (_, j) => WORDS[(i * 7 + j * j * 3 + (j % 5) * i) % WORDS.length]).join(" ");
+  return { path: `notes/${["ops", "dev", "misc"][i % 3]}/n${i}.md`, text: i % 4 === 0 ? `# ${WORDS[i % WORDS.length]} and ${WORDS[(i * 3) % WORDS.length]}\n\n${body}\n` : `${body}\n` };
+}
+
+function seed(handle: StoreHandle, count: number): void {
+  handle.sqlite.transaction(() => {
+    for (let i = 0; i < count; i++) ingestDocument({ handle, origin: "api", mtime: 0, ...note(i) });
+  })();
+}
+
+/** FTS5's own bm25 of every matching document (positive, higher is better). */
+function exhaustive(handle: StoreHandle, match: string): Map<number, number> {
+  const rows = handle.sqlite.prepare("select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ?").all(match) as { rowid: number; rank: number }[];
+  return new Map(rows.map((r) => [r.rowid, -r.rank]));
+}
+
+const QUERIES = ["backup restore", "snapshot ledger archive", "quartz meadow lantern copper violet summit", "harbor", "rotation offsite beacon thistle"];
+
+describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", () => {
+  it("gives each listed row FTS5's own score, for any-word and all-word queries, through edits and deletes", () => {
+    const handle = getStoreDb("default");
+    seed(handle, 240);
+    const check = () => {
+      const docIds = (handle.sqlite.prepare("select doc_id from documents order by doc_id").pluck().all() as number[]).filter((_, i) => i % 2 === 0);
+      for (const q of QUERIES) {
+        for (const mode of ["any", "all"] as const) {
+          const match = buildFtsMatch(q, { match: mode, stopwords: "drop" })!;
+          const truth = exhaustive(handle, match);
+          const got = bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match, rowids: docIds })!;
+          expect(got).not.toBeNull();
+          const expected = docIds.filter((id) => truth.has(id));
+          expect([...got.keys()].sort((a, b) => a - b)).toEqual(expected);
+          for (const id of expected) expect(got.get(id)!).toBeCloseTo(truth.get(id)!, 9);
+        }
+      }
+    };
+    check();
+    // Rewrite some documents and delete others: the index's numbers (row count, lengths, idf) move, and so must the scores.
+    handle.sqlite.transaction(() => {
+      for (let i = 0; i < 240; i += 5) ingestDocument({ handle, origin: "api", mtime: 0, path: note(i).path, text: `${note(i + 1000).text} backup backup` });
+    })();
+    for (let i = 1; i < 240; i += 7) deleteDocumentByPath({ handle, path: note(i).path });
+    check();
+  });
+
+  it("steps aside (null) for an advanced expression or a phrase of several words, and when the words occur too often", () => {
+    const handle = getStoreDb("default");
+    seed(handle, 60);
+    const args = { db: handle.sqlite, schema: "main", table: "documents_fts", rowids: [1, 2, 3] };
+    expect(bm25OfRows({ ...args, match: "backup NEAR restore" })).toBeNull();
+    expect(bm25OfRows({ ...args, match: '"backup restore"' })).toBeNull();
+    expect(bm25OfRows({ ...args, match: '"backup" OR "restore"', maxInstances: 10 })).toBeNull();
+    expect(bm25OfRows({ ...args, match: '"backup" OR "restore"' })).not.toBeNull();
+  });
+});
+
+describe("group=document search with the candidate-only document leg", () => {
+  it("returns the same documents in the same order, with the same scores, as ranking the whole document index", async () => {
+    const handle = getStoreDb("default");
+    seed(handle, 300);
+    for (const q of [...QUERIES, "backup snapshot restore rotation archive offsite ledger"]) {
+      for (const mode of ["fts", "hybrid"] as const) {
+        const input = searchInputSchema.parse({ q, mode, match: "any", group: "document", limit: 10 });
+        const fresh = await searchStore({ handle, core: null, input, tuning: { wholeDocumentLeg: "candidates" } });
+        const before = await searchStore({ handle, core: null, input, tuning: { wholeDocumentLeg: "index_top" } });
+        expect(fresh.results.length).toBeGreaterThan(0);
+        expect(fresh.results.map((h) => h.path)).toEqual(before.results.map((h) => h.path));
+        fresh.results.forEach((h, i) => expect(h.score).toBeCloseTo(before.results[i].score, 9));
+      }
+    }
+  });
+});
