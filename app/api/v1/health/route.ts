@@ -1,6 +1,7 @@
 import { healthResponse } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
 import { getGovernance } from "@/lib/db/connection";
+import { getPg } from "@/lib/db/pg";
 import { versions } from "@/lib/version";
 
 export const dynamic = "force-dynamic";
@@ -9,8 +10,12 @@ export const GET = defineRoute({
   name: "GET /health",
   auth: "public",
   response: healthResponse,
-  handler: () => {
-    getGovernance().sqlite.prepare("select 1").get();
+  description: "Liveness and readiness: answers 200 only when this replica reaches the database it serves from (PostgreSQL with DATABASE_URL, else governance.db); 503 `unavailable` when it cannot, so a load balancer takes it out of rotation.",
+  handler: async () => {
+    // The database this replica serves from: with DATABASE_URL that is PostgreSQL (governance.db is not read, nor created).
+    const pg = getPg();
+    if (pg) await (await pg).pool.query("select 1");
+    else getGovernance().sqlite.prepare("select 1").get();
     return { ok: true, versions: versions() };
   },
 });
