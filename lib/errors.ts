@@ -95,6 +95,8 @@ export function infrastructureError(e: unknown): AppError | null {
   if (code === "55P03") return new AppError("unavailable", "a database lock was held by another request for too long (DUALMIND_PG_LOCK_TIMEOUT_MS); retry shortly");
   if (code === "25P03") return new AppError("unavailable", "a database transaction stayed idle too long (DUALMIND_PG_IDLE_TX_TIMEOUT_MS) and was ended; retry");
   if (code === "53100") return new AppError("insufficient_storage", "storage is full; the write did not complete");
+  // Not the machine's: PostgreSQL text cannot hold U+0000 (SQLite can), so a NUL in stored text is refused as the input it is, not a 500.
+  if (code === "22021" || code === "22P05") return new AppError("invalid_request", "the text holds a character PostgreSQL cannot store (NUL, U+0000): remove it and retry");
   if (!code) return null;
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return new AppError("unavailable", "database is busy, retry shortly");
   if (code.startsWith("SQLITE_FULL") || code === "ENOSPC" || code === "EDQUOT") return new AppError("insufficient_storage", "storage is full; the write did not complete");

@@ -71,7 +71,8 @@ export function toAppError(e: unknown, requestId: string): AppError {
   if (e instanceof ZodError) return new AppError("invalid_request", "invalid input", zodDetails(e));
   const infra = infrastructureError(e);
   if (infra) {
-    log("error", infra.status === 507 ? "disk full" : "database busy", { requestId, error: String(e) });
+    if (infra.status < 500) log("info", "refused by the database", { requestId, error: infra.message });
+    else log("error", infra.status === 507 ? "disk full" : "database busy", { requestId, error: String(e) });
     return infra;
   }
   log("error", "unhandled error", { requestId, error: e instanceof Error ? e.stack : String(e) });

@@ -2,15 +2,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createApiToken, revokeApiToken } from "@/lib/auth/tokens";
-import { bootstrapApp } from "@/lib/bootstrap";
+import { governance } from "@/lib/backend/governance";
 import { getStoreDb } from "@/lib/db/connection";
-import { verifyAuditChain } from "@/lib/governance/audit";
-import { createDialecticSession } from "@/lib/governance/dialectic";
 import type { DescribedHandler } from "@/lib/api/route";
-import { createStore } from "@/lib/stores/stores";
-import { useTempDataDir } from "../helpers";
-import { snapshotDatabases } from "./db-snapshot";
+import { onPg, seedStore, seedToken, sqliteOnlyCheck, useTestBackend, type TestEnv } from "../backend";
+import { snapshotDatabases, snapshotPgDatabase } from "./db-snapshot";
 import { recordTally } from "./summary";
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string | string[] | undefined>> }) => Promise<Response>;
@@ -62,29 +58,30 @@ function discoverEndpoints(): Omit<Endpoint, "handler">[] {
   return out;
 }
 
-function snapshot(): string {
-  return snapshotDatabases({ dataDir: env.dataDir, stores: [STORE, "other"] });
+/** Row counts of every table of the backend (and the data dir's listing): "nothing written" means this does not change. */
+function snapshot(): Promise<string> {
+  return onPg ? snapshotPgDatabase({ dataDir: env.dataDir }) : Promise.resolve(snapshotDatabases({ dataDir: env.dataDir, stores: [STORE, "other"] }));
 }
 
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 const tokens = { admin: "", write: "", read: "", revoked: "", otherStore: "", stranger: "" };
 let endpoints: Endpoint[] = [];
 let tried = 0;
 let serverErrors = 0;
 
 beforeAll(async () => {
-  env = useTempDataDir({ DUALMIND_BOOTSTRAP_TOKEN: "bad-input-bootstrap-token-0123456789abcdef" });
-  await bootstrapApp();
-  createStore({ input: { name: STORE }, actor: "test" });
-  createStore({ input: { name: "other" }, actor: "test" });
-  tokens.admin = createApiToken({ input: { label: "a", agent_id: "admin-agent", scopes: ["admin"] }, actor: "test" }).token;
-  tokens.write = createApiToken({ input: { label: "w", agent_id: "writer", scopes: ["write"] }, actor: "test" }).token;
-  tokens.read = createApiToken({ input: { label: "r", agent_id: "reader", scopes: ["read"] }, actor: "test" }).token;
-  tokens.otherStore = createApiToken({ input: { label: "o", agent_id: "other-agent", scopes: ["admin"], stores: ["other"] }, actor: "test" }).token;
-  tokens.stranger = createApiToken({ input: { label: "s", agent_id: "stranger", scopes: ["write"] }, actor: "test" }).token;
-  const revoked = createApiToken({ input: { label: "x", agent_id: "gone", scopes: ["admin"] }, actor: "test" });
+  // On SQLite (npm run test:reliability) and on PostgreSQL (npm run test:pg, DM_TEST_BACKEND=pg: tests/pg/both-backends.ts).
+  env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: "bad-input-bootstrap-token-0123456789abcdef" });
+  await seedStore(STORE);
+  await seedStore("other");
+  tokens.admin = await seedToken({ label: "a", agent_id: "admin-agent", scopes: ["admin"] });
+  tokens.write = await seedToken({ label: "w", agent_id: "writer", scopes: ["write"] });
+  tokens.read = await seedToken({ label: "r", agent_id: "reader", scopes: ["read"] });
+  tokens.otherStore = await seedToken({ label: "o", agent_id: "other-agent", scopes: ["admin"], stores: ["other"] });
+  tokens.stranger = await seedToken({ label: "s", agent_id: "stranger", scopes: ["write"] });
+  const revoked = await governance().createApiToken({ input: { label: "x", agent_id: "gone", scopes: ["admin"] }, actor: "test" });
   tokens.revoked = revoked.token;
-  revokeApiToken({ id: revoked.info.id, actor: "test" });
+  await governance().revokeApiToken({ id: revoked.info.id, actor: "test" });
   for (const e of discoverEndpoints()) {
     const mod = (await import(/* @vite-ignore */ path.join(API_ROOT, e.file))) as Partial<Record<Method, Handler>>;
     const handler = mod[e.method];
@@ -102,9 +99,9 @@ beforeAll(async () => {
   }
   endpoints = endpoints.sort((x, y) => `${x.urlPath} ${x.method}`.localeCompare(`${y.urlPath} ${y.method}`));
 });
-afterAll(() => {
-  recordTally("bad input: every /api/v1 route", { requests: tried, badInputsTried: tried, serverErrorsSeen: serverErrors });
-  env.cleanup();
+afterAll(async () => {
+  recordTally(`bad input: every /api/v1 route${onPg ? " (PostgreSQL)" : ""}`, { requests: tried, badInputsTried: tried, serverErrorsSeen: serverErrors });
+  await env.cleanup();
 });
 
 type Case = { name: string; token?: string; params?: Record<string, string>; query?: string; headers?: Record<string, string>; body?: string | Uint8Array; expect: number | "4xx" };
@@ -183,18 +180,18 @@ describe("bad input on every /api/v1 route: the right 4xx, the envelope, nothing
   it("table-driven: each endpoint × each bad input", async () => {
     const wrong: string[] = [];
     for (const e of endpoints) {
-      const before = snapshot();
+      const before = await snapshot();
       for (const c of casesFor(e)) {
         const r = await send(e, c);
         const okStatus = c.expect === "4xx" ? r.status >= 400 && r.status < 500 : r.status === c.expect;
         const envelope = r.json?.error && typeof r.json.error.code === "string" && typeof r.json.error.message === "string" && Array.isArray(r.json.error.details);
         if (!okStatus || !envelope) wrong.push(`${e.method} ${e.urlPath} [${c.name}] → ${r.status} ${JSON.stringify(r.json).slice(0, 160)}`);
       }
-      const after = snapshot();
+      const after = await snapshot();
       if (after !== before) wrong.push(`${e.method} ${e.urlPath}: bad input changed the database`);
     }
     expect(wrong).toEqual([]);
-    expect(verifyAuditChain().ok).toBe(true);
+    expect((await governance().verifyAuditChain({})).ok).toBe(true);
   });
 
   it("unknown API paths answer 404 with the envelope", async () => {
@@ -218,7 +215,7 @@ describe("hostile content that is valid input", () => {
   it("FTS syntax and SQL-looking text in search, recall and remember are searched as words, never run", async () => {
     const put = byRoute("/api/v1/stores/[store]/documents", "PUT");
     expect((await send(put, { name: "seed", token: tokens.write, body: JSON.stringify({ path: "notes/seed.md", content: "# Seed\n\nrotation drill for the backup" }), expect: 200 })).status).toBe(200);
-    const docsBefore = snapshot().match(/documents=\d+/g)?.join();
+    const docsBefore = (await snapshot()).match(/documents=\d+/g)?.join();
     for (const q of HOSTILE_STRINGS.filter((s) => s.length < 1000 && !s.includes("\ud800"))) {
       for (const mode of ["fts", "hybrid"]) {
         const r = await send(byRoute("/api/v1/stores/[store]/search", "GET"), { name: "q", token: tokens.read, query: `?q=${encodeURIComponent(q)}&mode=${mode}`, expect: 200 });
@@ -229,30 +226,43 @@ describe("hostile content that is valid input", () => {
       const remember = await send(byRoute("/api/v1/stores/[store]/remember", "POST"), { name: "remember", token: tokens.read, body: JSON.stringify({ query: q }), expect: 200 });
       expect([200, 400]).toContain(remember.status);
     }
-    expect(snapshot().match(/documents=\d+/g)?.join()).toBe(docsBefore);
-    expect(getStoreDb(STORE).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+    expect((await snapshot()).match(/documents=\d+/g)?.join()).toBe(docsBefore);
+    await sqliteOnlyCheck("index.db integrity_check", () => expect(getStoreDb(STORE).sqlite.pragma("integrity_check", { simple: true })).toBe("ok"));
+  });
+
+  it("a NUL character in text to store: never a 500 (PostgreSQL text cannot hold U+0000: a 400 naming it there)", async () => {
+    const cases: [Endpoint, string][] = [
+      [byRoute("/api/v1/stores/[store]/documents", "PUT"), JSON.stringify({ path: "notes/nul.md", content: "before\u0000after" })],
+      [byRoute("/api/v1/stores/[store]/thoughts", "POST"), JSON.stringify({ content: "a thought with \u0000 inside" })],
+      [byRoute("/api/v1/stores/[store]/traces", "POST"), JSON.stringify({ intent: { verb: "fix", target: "nul \u0000 byte" }, shard_type: "api", outcome: "failure" })],
+    ];
+    for (const [e, body] of cases) {
+      const r = await send(e, { name: "nul", token: tokens.write, body, expect: "4xx" });
+      expect([e.urlPath, r.status < 500]).toEqual([e.urlPath, true]);
+      if (r.status >= 400) expect(r.json?.error?.message).toMatch(/U\+0000|invalid/);
+    }
   });
 
   it("path traversal in document and memory paths is refused and no file appears outside the store", async () => {
-    const before = snapshot();
+    const before = await snapshot();
     for (const p of ["../../outside.md", "/etc/passwd", "memory/../../x.md", "a/\u0000/b.md", "..\\..\\win.md"]) {
       expect((await send(byRoute("/api/v1/stores/[store]/documents", "PUT"), { name: "doc", token: tokens.write, body: JSON.stringify({ path: p, content: "x" }), expect: 400 })).status).toBe(400);
       expect((await send(byRoute("/api/v1/stores/[store]/memories", "POST"), { name: "mem", token: tokens.write, body: JSON.stringify({ path: p, body: "x" }), expect: 400 })).status).toBe(400);
     }
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
     expect(fs.existsSync(path.join(env.dataDir, "outside.md"))).toBe(false);
     expect(fs.existsSync(path.join(env.dataDir, "stores", "outside.md"))).toBe(false);
   });
 
   it("another agent's dialectic session: a stranger may not post into it, and hears 404 as on GET", async () => {
-    createDialecticSession({ input: { session_id: "private-review", topic: "private", reviewer_agent_id: "reviewer" }, agentId: "writer" });
-    const before = snapshot();
+    await governance().createDialecticSession({ input: { session_id: "private-review", topic: "private", reviewer_agent_id: "reviewer" }, agentId: "writer" });
+    const before = await snapshot();
     const post = byRoute("/api/v1/dialectic/sessions/[id]/messages", "POST");
     for (const type of ["thesis", "antithesis", "synthesis"]) {
       const r = await send(post, { name: "stranger", token: tokens.stranger, params: { id: "private-review" }, body: JSON.stringify({ message_type: type, reasoning: "not my session", agrees: true }), expect: "4xx" });
       expect(r.status).toBe(404);
       expect(r.json?.error?.code).toBe("not_found");
     }
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 });

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { getGovernance, getStoreDb } from "@/lib/db/connection";
+import { getPg } from "@/lib/db/pg";
 
 /** Row counts of every table in governance.db and the given stores, plus the store directories: "nothing written" means this does not change. */
 export function snapshotDatabases({ dataDir, stores }: { dataDir: string; stores: string[] }): string {
@@ -17,4 +18,14 @@ export function snapshotDatabases({ dataDir, stores }: { dataDir: string; stores
   }
   parts.push(fs.readdirSync(path.join(dataDir, "stores")).sort().join(","));
   return parts.join(" ");
+}
+
+/** The same on PostgreSQL (DATABASE_URL): row counts of every table of every schema (governance in public, one schema per store), in one statement. */
+export async function snapshotPgDatabase({ dataDir }: { dataDir: string }): Promise<string> {
+  const pg = await getPg()!;
+  const tables = (await pg.pool.query<{ s: string; t: string }>("select table_schema as s, table_name as t from information_schema.tables where table_type = 'BASE TABLE' and table_schema not in ('pg_catalog', 'information_schema') order by 1, 2")).rows;
+  // Names read from the catalog, quoted as identifiers.
+  const q = (n: string) => `"${n.replaceAll('"', '""')}"`;
+  const counts = (await pg.pool.query<{ k: string; n: number }>(tables.map(({ s, t }, i) => `select ${i} as i, '${`${s}.${t}`.replaceAll("'", "''")}' as k, count(*)::int as n from ${q(s)}.${q(t)}`).join(" union all ") + " order by i")).rows;
+  return [...counts.map((c) => `${c.k}=${c.n}`), fs.readdirSync(dataDir).sort().join(",")].join(" ");
 }
