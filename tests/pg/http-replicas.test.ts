@@ -65,9 +65,10 @@ afterAll(async () => {
 describe("two app servers on one PostgreSQL database", () => {
   const tok: Record<string, string> = {};
 
-  it("npm start says what is served from PostgreSQL and what is not yet", () => {
+  it("npm start says what is served from PostgreSQL (everything: nothing answers 501)", () => {
     expect(a.stderr()).toContain("from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens), users, sign-in and the login throttle");
-    expect(a.stderr()).toContain("not yet with DATABASE_URL (they answer 501 not_implemented)");
+    expect(a.stderr()).toContain("the dashboard reads the PostgreSQL stores too");
+    expect(a.stderr()).not.toContain("501");
   });
 
   it("serves the ledger written through one server from the other, over REST and MCP, with tokens made on either", async () => {
