@@ -3,7 +3,7 @@ import { GET as metricsGET } from "@/app/api/metrics/route";
 import { GET as healthGET } from "@/app/api/v1/stores/[store]/health/route";
 import { flushLatencyRollups } from "@/lib/metrics/rollups";
 import { snapshotAllStores } from "@/lib/metrics/snapshots";
-import { itFailsOnPg, seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 
 async function scrape(opts: { token?: string; forwardedFor?: string } = {}): Promise<{ status: number; text: string; type: string | null }> {
   const headers: Record<string, string> = {};
@@ -69,7 +69,7 @@ describe("GET /api/metrics and GET /stores/{store}/health", () => {
     expect(r.text).not.toContain('db="governance"');
   });
 
-  itFailsOnPg("the store health JSON says what is wrong and what fixes it, with recall quality when measured", "its `recall` block is null there: no recall quality in the PostgreSQL store status yet", async () => {
+  it("the store health JSON says what is wrong and what fixes it, with recall quality when measured", async () => {
     const res = await healthGET(new Request("http://127.0.0.1/api/v1/stores/notes/health", { headers: { authorization: `Bearer ${readToken}` } }), {
       params: Promise.resolve({ store: "notes" }),
     });

@@ -1,7 +1,11 @@
-import { sql } from "drizzle-orm";
+import { and, between, eq, sql } from "drizzle-orm";
 import { getConfig } from "../config";
 import { getPg } from "../db/pg";
-import { rowsOf, withStoreTx, type PgStoreHandle } from "../db/pg-store";
+import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
+import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/pg/store";
+import { getRecallMetricsPg } from "../recall/events-pg";
+import { HOUR_MS, MINUTE_MS } from "./rollups";
+import type { RecallStats } from "./snapshots";
 import type { KindCounts, LiveCounts } from "../embed/counters";
 import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, type EmbeddingStatus, type StoreStatus } from "../embed/status";
 import { getEmbedBacklogPg, listParkedEmbeddingsPg } from "../index/embed-queue-pg";
@@ -150,7 +154,8 @@ export async function getStorePageEmbeddingsPg({ store }: { store: string }): Pr
  * `GET /stores/{store}/health` and MCP `store_health` on PostgreSQL: the
  * same report as getStoreHealthReport — the workers of every replica
  * (heartbeat rows in public.embed_workers) and the re-embed's progress —
- * with what PostgreSQL does not keep yet said plainly: no recall snapshots.
+ * and recall quality measured when asked (measureRecallStatsPg: PostgreSQL
+ * keeps no snapshots, so `recall.as_of` is now).
  */
 export async function getStoreHealthReportPg({ store }: { store: string }) {
   const pg = await pgHandleOrThrow();
@@ -159,6 +164,8 @@ export async function getStoreHealthReportPg({ store }: { store: string }) {
   const s = await getEmbeddingStatusPg({ handle, status });
   const support = await withStoreTx({ handle, readOnly: true }, (tx) => pgvectorSupportPg(tx));
   const workers = await listWorkerStatesPg({ db: pg.db });
+  const now = Date.now();
+  const recall = await withStoreTx({ handle, readOnly: true }, (tx) => measureRecallStatsPg({ tx, now }));
   return {
     store,
     status: status.state,
@@ -178,6 +185,34 @@ export async function getStoreHealthReportPg({ store }: { store: string }) {
     workers,
     reembed: s.reembed,
     parked: s.parked,
-    recall: null,
+    recall: { as_of: now, recalls: recall.recallCount, hit_rate: recall.hitRate, avg_hit_age_s: recall.avgHitAgeS, precision: recall.precision, p50_ms: recall.recallP50Ms, p95_ms: recall.recallP95Ms },
+  };
+}
+
+/**
+ * measureRecallStats' twin (lib/metrics/snapshots.ts), over the store's
+ * PostgreSQL recall log with the same windows: count, hit rate, hit age and
+ * latency over the last full minute, rated precision over the last hour.
+ */
+export async function measureRecallStatsPg({ tx, now }: { tx: PgStoreTx; now: number }): Promise<RecallStats> {
+  const minuteStart = now - (now % MINUTE_MS);
+  const [minute] = await getRecallMetricsPg({ tx, bucketMs: MINUTE_MS, since: minuteStart - MINUTE_MS, until: minuteStart - 1 });
+  const hour = await getRecallMetricsPg({ tx, bucketMs: HOUR_MS, since: now - HOUR_MS, until: now });
+  const [age] = await tx
+    .select({ ageS: sql<number | null>`(avg(${recallEvents.createdAt} - coalesce(${reasoningTraces.createdAt}, ${learnings.createdAt})) / 1000.0)::float8` })
+    .from(recallEvents)
+    .innerJoin(recallEventHits, eq(recallEventHits.eventId, recallEvents.id))
+    .leftJoin(reasoningTraces, and(eq(recallEventHits.artifact, "trace"), eq(reasoningTraces.id, recallEventHits.refId)))
+    .leftJoin(learnings, and(eq(recallEventHits.artifact, "learning"), eq(learnings.id, recallEventHits.refId)))
+    .where(between(recallEvents.createdAt, minuteStart - MINUTE_MS, minuteStart - 1));
+  const rated = hour.reduce((a, b) => a + b.rated, 0);
+  const relevant = hour.reduce((a, b) => a + (b.precision ?? 0) * b.rated, 0);
+  return {
+    recallCount: minute?.recalls ?? 0,
+    hitRate: minute ? minute.hitRate : null,
+    avgHitAgeS: age?.ageS === null || age?.ageS === undefined ? null : Number(age.ageS),
+    precision: rated > 0 ? relevant / rated : null,
+    recallP50Ms: minute ? minute.p50Ms : null,
+    recallP95Ms: minute ? minute.p95Ms : null,
   };
 }

@@ -4,6 +4,7 @@ import { resetConfigForTests } from "@/lib/config";
 import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { listAuditTailPg } from "@/lib/governance/audit-pg";
+import { measureRecallStatsPg } from "@/lib/metrics/store-status-pg";
 import { drainEmbedQueuesPg, enqueueEmbeddingsPg } from "@/lib/index/embed-queue-pg";
 import { pgStores, type StoresBackend } from "@/lib/stores/backend";
 import { pgRecall, type RecallBackend } from "@/lib/recall/backend";
@@ -233,5 +234,23 @@ describe("the embed queue's kinds on PostgreSQL", () => {
       delete process.env.DUALMIND_EMBED_BACKLOG_WATERMARK;
       resetConfigForTests();
     }
+  });
+});
+
+describe("recall quality in a PostgreSQL store's health", () => {
+  it("counts the last full minute's recalls, their hit rate, hit age and latency, and the last hour's rated precision, as SQLite's snapshots do", async () => {
+    await a.createStore({ input: { name: "quality" }, actor: "test" });
+    await a.recordTrace({ store: "quality", agentId: "q", input: { intent: { verb: "rotate", target: "tls certificate" }, shard_type: "ops", outcome: "failure", key_issue: "the certificate expired on a Sunday" } });
+    const handle = await openStorePg({ pg: replicas.a(), store: "quality" });
+    const before = await withStoreTx({ handle, readOnly: true }, (tx) => measureRecallStatsPg({ tx, now: Date.now() + 60_000 }));
+    expect(before).toMatchObject({ recallCount: 0, hitRate: null, precision: null });
+    const hit = await a.recall({ store: "quality", agentId: "q", input: { query: "rotate the tls certificate", signals: "lexical" } });
+    await b.recall({ store: "quality", agentId: "q", input: { query: "sourdough starter feeding", signals: "lexical" } });
+    expect(hit.traces.length).toBeGreaterThan(0);
+    // One minute on, both recalls are in the last full minute: one found something, one did not.
+    const after = await withStoreTx({ handle, readOnly: true }, (tx) => measureRecallStatsPg({ tx, now: Date.now() + 60_000 }));
+    expect(after).toMatchObject({ recallCount: 2, hitRate: 0.5, precision: null });
+    expect(after.avgHitAgeS).toBeGreaterThanOrEqual(0);
+    expect(after.recallP95Ms).toBeGreaterThanOrEqual(after.recallP50Ms!);
   });
 });
