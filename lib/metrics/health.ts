@@ -5,6 +5,7 @@ import { withStoreTx } from "../db/pg-store";
 import { getRecallMetricsPg } from "../recall/events-pg";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import type { WorkerState } from "../embed/worker-state";
+import { listWorkerStatesPg } from "../embed/worker-state-pg";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus, type HealthEvent } from "../governance/health-events";
 import { listStoreNames } from "../db/store-names";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
@@ -118,7 +119,8 @@ async function loadHealthDashboardPg({ store, range, now }: { store: string; ran
     window,
     perStore,
     overall: worstStatus(perStore),
-    workers: [],
+    // Every replica's embed workers (their heartbeat rows in PostgreSQL).
+    workers: pg ? await listWorkerStatesPg({ db: (await pg).db }) : [],
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
     series: prepareHealthSeries(recall.rows, window),
     snapshotsAsOf: null,

@@ -299,8 +299,12 @@ describe("the dashboard with DATABASE_URL shows the PostgreSQL stores, never the
     expect(r.text).not.toContain('data-testid="chart-backlog"');
     expect(r.text).toContain('data-testid="health-pg-gaps"');
     expect(r.text).not.toContain('data-testid="not-served-on-postgres"');
+    // The workers card is read from PostgreSQL's worker rows (none runs here: it says so, not a local worker list).
+    expect(r.text).toContain('data-testid="worker-state"');
     const one = await page("/health?store=alpha");
     expect(one.text).toContain('data-testid="store-status"');
+    // One store: its embeddings card (re-embed, parked items) from PostgreSQL.
+    expect(one.text).toContain('data-testid="store-embeddings"');
     expect(one.text).toMatch(/data-testid="health-recall-alpha"/);
     expect(one.text).not.toContain('data-testid="health-recall-default"');
   });

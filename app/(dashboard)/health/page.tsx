@@ -10,6 +10,7 @@ import { getConfig } from "@/lib/config";
 import { getEmbeddingStatus } from "@/lib/embed/status";
 import { formatCount, formatPercent, formatTime } from "@/lib/format";
 import { ALL_STORES, loadHealthDashboard } from "@/lib/metrics/health";
+import { getStorePageEmbeddingsPg } from "@/lib/metrics/store-status-pg";
 import { parseRange } from "@/lib/metrics/preparers";
 import { openStore } from "@/lib/stores/stores";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "../stores/[store]/embed-actions";
@@ -24,8 +25,8 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
   const longRange = d.range === "7d" || d.range === "30d";
   const markers = d.modelChanges.map((m) => ({ t: m.t, label: d.store === ALL_STORES ? `${m.store}: new model` : "new model" }));
   const one_ = d.store === ALL_STORES ? null : (d.perStore[0] ?? null);
-  // With DATABASE_URL (d.postgres) re-embed progress has no PostgreSQL source yet: the page says so instead of reading a local store.
-  const embeddings = one_ && !d.postgres ? await getEmbeddingStatus({ handle: openStore({ store: d.store }), status: one_ }) : null;
+  // One store picked: its embeddings card (re-embed progress, parked items), from the store's own backend.
+  const embeddings = !one_ ? null : d.postgres ? (await getStorePageEmbeddingsPg({ store: d.store })).embeddings : await getEmbeddingStatus({ handle: openStore({ store: d.store }), status: one_ });
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Health</h1>
@@ -88,9 +89,10 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
               </tbody>
             </table>
           </section>
+          <WorkerStateCard workers={d.workers} provider={d.overall?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={d.now} />
           <HealthEventsTable events={d.events} />
           <p role="status" className="text-sm text-slate-600" data-testid="health-pg-gaps">
-            With PostgreSQL, the embed worker list, re-embed progress and the backlog, drift, search latency and throughput history are not recorded yet; the live status, backlog and drift above and the recall charts below are read from PostgreSQL.
+            With PostgreSQL, the backlog, drift, search latency and throughput history are not recorded yet; the live status, backlog and drift above, the workers of every replica, re-embed progress (pick a store) and the recall charts below are read from PostgreSQL.
           </p>
         </>
       ) : (
