@@ -114,10 +114,3 @@ export function assertSameRetry(kind: string, id: string, stored: unknown, incom
 export function notFound(what: string, id: string): AppError {
   return new AppError("not_found", `${what} ${id} does not exist`);
 }
-
-/** Append `values` to the list kept under `key` (made on first use), in place: rebuilding the list per item is quadratic. */
-export function pushTo<K, V>(map: Map<K, V[]>, key: K, ...values: V[]): void {
-  const list = map.get(key);
-  if (list) list.push(...values);
-  else map.set(key, values);
-}

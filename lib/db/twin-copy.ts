@@ -3,7 +3,8 @@ import { asc, count, getTableColumns, getTableName, sql, type Column } from "dri
 import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { getTableConfig as pgTableConfig, type PgTable } from "drizzle-orm/pg-core";
 import { getTableConfig as sqliteTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
-import { canonicalJson, pushTo, sha256Hasher } from "../common";
+import { canonicalJson, sha256Hasher } from "../common";
+import { pushTo } from "../collections";
 import { AppError } from "../errors";
 import type { PgGovernanceExecutor } from "./pg";
 

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import { pushTo, sha256Hex } from "../common";
+import { sha256Hex } from "../common";
+import { pushTo } from "../collections";
 import { getConfig } from "../config";
 import { getStoreDb, type StoreHandle } from "../db/connection";
 import { log } from "../log";

@@ -9,7 +9,8 @@ import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, m
 import type { QueryVectorPlan } from "../retrieval/readiness";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
-import { parseJsonColumnOr, pushTo, unitInterval } from "../common";
+import { parseJsonColumnOr, unitInterval } from "../common";
+import { pushTo } from "../collections";
 
 /**
  * Fused remember over thoughts and graph nodes of a store (and, read-only,

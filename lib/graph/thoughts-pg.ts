@@ -11,7 +11,8 @@ import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueEmbeddingsPg } from "../index/embed-queue-pg";
 import { tsqueryFor } from "../index/search-pg";
 import { forgetKindEmbeddingsPg } from "../index/vectors-pg";
-import { notFound, pushTo } from "../common";
+import { notFound } from "../common";
+import { pushTo } from "../collections";
 import { matchTerms } from "../retrieval";
 import { feedbackInputSchema, listThoughtsQuerySchema, newThoughtRow, NOVELTY_WINDOW, thinkInputSchema, THOUGHT_KIND, thoughtNumberTaken, toChain, toThought, UTILITY_ALPHA, type Chain, type ThinkInput, type Thought } from "./thoughts";
 

@@ -1,6 +1,7 @@
 import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
 import type { z } from "zod";
-import { pushTo, sha256Hex } from "../common";
+import { sha256Hex } from "../common";
+import { pushTo } from "../collections";
 import { chunks as chunksTable, documents } from "../db/schema/pg/store";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit-pg";

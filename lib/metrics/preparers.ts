@@ -4,7 +4,7 @@
  * gap); only a measured zero is a zero.
  */
 import { isServerFault, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets, type RouteLatency } from "../http/request-timer";
-import { pushTo } from "../common";
+import { pushTo } from "../collections";
 
 export const RANGES = {
   "1h": { ms: 3_600_000, stepMs: 60_000 },

@@ -5,7 +5,7 @@ import { recallEventHits, recallEvents, type RecallEventHitRow, type RecallEvent
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import type { RecallMode } from "./recall";
-import { pushTo } from "../common";
+import { pushTo } from "../collections";
 
 export type RecallEventInput = {
   agentId: string;

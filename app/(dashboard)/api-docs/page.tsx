@@ -6,7 +6,7 @@ import { getConfig } from "@/lib/config";
 import { DEFAULT_STORE } from "@/lib/db/store-names";
 import { requestBaseUrl } from "@/lib/http/public-url";
 import { listToolDescriptors } from "@/lib/mcp/server";
-import { pushTo } from "@/lib/common";
+import { pushTo } from "@/lib/collections";
 
 /** The client configuration, pointed at the address this page was served from. */
 function mcpConfig(baseUrl: string): string {
