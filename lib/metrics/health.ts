@@ -102,13 +102,17 @@ async function recallQualityPg({ stores, window }: { stores: string[]; window: W
   return { perStore, rows };
 }
 
+/** The store picked (unknown stores fall back to "all"), the stores it covers, and the range's window: both backends. */
+function healthSelection({ stores, store, range, now }: { stores: string[]; store: string; range: RangeKey; now: number }) {
+  const selected = stores.includes(store) ? store : ALL_STORES;
+  return { selected, scope: selected === ALL_STORES ? stores : [selected], window: windowForRange(range, now) };
+}
+
 /** The Health page on PostgreSQL: live status per store, health events, recall quality from the recall logs. */
 async function loadHealthDashboardPg({ store, range, now }: { store: string; range: RangeKey; now: number }): Promise<HealthDashboard> {
   const pg = getPg();
   const stores = pg ? await listStoreNamesPg({ pg: await pg }) : [];
-  const selected = stores.includes(store) ? store : ALL_STORES;
-  const scope = selected === ALL_STORES ? stores : [selected];
-  const window = windowForRange(range, now);
+  const { selected, scope, window } = healthSelection({ stores, store, range, now });
   const perStore = await getLiveStoreStatusesPg({ include: (s) => scope.includes(s) });
   const recall = await recallQualityPg({ stores: scope, window });
   return {
@@ -135,9 +139,7 @@ export async function loadHealthDashboard({ store, range, now = Date.now() }: { 
   // With DATABASE_URL the stores are PostgreSQL's, never DATA_DIR's local ones.
   if (storesOnPostgres()) return loadHealthDashboardPg({ store, range, now });
   const stores = listStoreNames();
-  const selected = stores.includes(store) ? store : ALL_STORES;
-  const scope = selected === ALL_STORES ? stores : [selected];
-  const window = windowForRange(range, now);
+  const { selected, scope, window } = healthSelection({ stores, store, range, now });
   const perStore = await getLiveStoreStatuses({ stores: scope });
   const latest = getLatestSnapshotsByStore({ stores: scope });
   const snapshotsAsOf = [...latest.values()].reduce<number | null>((acc, s) => (acc === null || s.ts > acc ? s.ts : acc), null);

@@ -2,7 +2,7 @@ import { and, between, eq, sql } from "drizzle-orm";
 import { getGovernance, type StoreHandle } from "../db/connection";
 import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/recall";
 import { getStoreStatus } from "../embed/status";
-import { getRecallMetrics } from "../recall/events";
+import { getRecallMetrics, type RecallMetricsBucket } from "../recall/events";
 import { listStoreNames } from "../db/store-names";
 import { storesOnPostgres } from "../stores/on-postgres";
 import { openStore } from "../stores/stores";
@@ -41,23 +41,32 @@ export type RecallStats = Pick<StoreSnapshot, "recallCount" | "hitRate" | "avgHi
  * creation, averaged over the minute's hits (old hits mean memory is not refreshed).
  */
 export function measureRecallStats({ handle, now }: { handle: StoreHandle; now: number }): RecallStats {
-  const minuteStart = now - (now % MINUTE_MS);
-  const [minute] = getRecallMetrics({ handle, bucketMs: MINUTE_MS, since: minuteStart - MINUTE_MS, until: minuteStart - 1 });
-  const hour = getRecallMetrics({ handle, bucketMs: HOUR_MS, since: now - HOUR_MS, until: now });
+  const w = recallStatsWindows(now);
   const age = handle.db
     .select({ ageS: sql<number | null>`avg(${recallEvents.createdAt} - coalesce(${reasoningTraces.createdAt}, ${learnings.createdAt})) / 1000.0` })
     .from(recallEvents)
     .innerJoin(recallEventHits, eq(recallEventHits.eventId, recallEvents.id))
     .leftJoin(reasoningTraces, and(eq(recallEventHits.artifact, "trace"), eq(reasoningTraces.id, recallEventHits.refId)))
     .leftJoin(learnings, and(eq(recallEventHits.artifact, "learning"), eq(learnings.id, recallEventHits.refId)))
-    .where(between(recallEvents.createdAt, minuteStart - MINUTE_MS, minuteStart - 1))
+    .where(between(recallEvents.createdAt, w.minute.since, w.minute.until))
     .get()!;
+  return recallStatsOf({ minute: getRecallMetrics({ handle, ...w.minute }), hour: getRecallMetrics({ handle, ...w.hour }), ageS: age.ageS });
+}
+
+/** The windows of recall quality (both backends): the last full minute, and the last hour for rated precision. */
+export function recallStatsWindows(now: number) {
+  const minuteStart = now - (now % MINUTE_MS);
+  return { minute: { bucketMs: MINUTE_MS, since: minuteStart - MINUTE_MS, until: minuteStart - 1 }, hour: { bucketMs: HOUR_MS, since: now - HOUR_MS, until: now } };
+}
+
+/** Recall quality from the windows' buckets and the minute's average hit age (both backends). */
+export function recallStatsOf({ minute: [minute], hour, ageS }: { minute: RecallMetricsBucket[]; hour: RecallMetricsBucket[]; ageS: number | string | null | undefined }): RecallStats {
   const rated = hour.reduce((a, b) => a + b.rated, 0);
   const relevant = hour.reduce((a, b) => a + (b.precision ?? 0) * b.rated, 0);
   return {
     recallCount: minute?.recalls ?? 0,
     hitRate: minute ? minute.hitRate : null,
-    avgHitAgeS: age.ageS,
+    avgHitAgeS: ageS === null || ageS === undefined ? null : Number(ageS),
     precision: rated > 0 ? relevant / rated : null,
     recallP50Ms: minute ? minute.p50Ms : null,
     recallP95Ms: minute ? minute.p95Ms : null,

@@ -4,8 +4,7 @@ import { getPg } from "../db/pg";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/pg/store";
 import { getRecallMetricsPg } from "../recall/events-pg";
-import { HOUR_MS, MINUTE_MS } from "./rollups";
-import type { RecallStats } from "./snapshots";
+import { recallStatsOf, recallStatsWindows, type RecallStats } from "./snapshots";
 import type { KindCounts, LiveCounts } from "../embed/counters";
 import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, type EmbeddingStatus, type StoreStatus } from "../embed/status";
 import { getEmbedBacklogPg, listParkedEmbeddingsPg } from "../index/embed-queue-pg";
@@ -195,24 +194,13 @@ export async function getStoreHealthReportPg({ store }: { store: string }) {
  * latency over the last full minute, rated precision over the last hour.
  */
 export async function measureRecallStatsPg({ tx, now }: { tx: PgStoreTx; now: number }): Promise<RecallStats> {
-  const minuteStart = now - (now % MINUTE_MS);
-  const [minute] = await getRecallMetricsPg({ tx, bucketMs: MINUTE_MS, since: minuteStart - MINUTE_MS, until: minuteStart - 1 });
-  const hour = await getRecallMetricsPg({ tx, bucketMs: HOUR_MS, since: now - HOUR_MS, until: now });
+  const w = recallStatsWindows(now);
   const [age] = await tx
     .select({ ageS: sql<number | null>`(avg(${recallEvents.createdAt} - coalesce(${reasoningTraces.createdAt}, ${learnings.createdAt})) / 1000.0)::float8` })
     .from(recallEvents)
     .innerJoin(recallEventHits, eq(recallEventHits.eventId, recallEvents.id))
     .leftJoin(reasoningTraces, and(eq(recallEventHits.artifact, "trace"), eq(reasoningTraces.id, recallEventHits.refId)))
     .leftJoin(learnings, and(eq(recallEventHits.artifact, "learning"), eq(learnings.id, recallEventHits.refId)))
-    .where(between(recallEvents.createdAt, minuteStart - MINUTE_MS, minuteStart - 1));
-  const rated = hour.reduce((a, b) => a + b.rated, 0);
-  const relevant = hour.reduce((a, b) => a + (b.precision ?? 0) * b.rated, 0);
-  return {
-    recallCount: minute?.recalls ?? 0,
-    hitRate: minute ? minute.hitRate : null,
-    avgHitAgeS: age?.ageS === null || age?.ageS === undefined ? null : Number(age.ageS),
-    precision: rated > 0 ? relevant / rated : null,
-    recallP50Ms: minute ? minute.p50Ms : null,
-    recallP95Ms: minute ? minute.p95Ms : null,
-  };
+    .where(between(recallEvents.createdAt, w.minute.since, w.minute.until));
+  return recallStatsOf({ minute: await getRecallMetricsPg({ tx, ...w.minute }), hour: await getRecallMetricsPg({ tx, ...w.hour }), ageS: age?.ageS });
 }
