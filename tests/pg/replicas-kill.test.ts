@@ -145,7 +145,8 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
         // A reasoning trace: a retry of one that committed before the server died is deduplicated (the same row, seen again).
         const traceTarget = `agent ${i} step ${step}`;
         const trace = await write(prefer, "POST", "/stores/default/traces", tokens[i], { intent: { verb: "record", target: traceTarget }, shard_type: "kill", outcome: "success", key_issue: `kiwi${i}x${step} settled` });
-        expect(trace.status, JSON.stringify(trace)).toBe(201);
+        // 201 the first time; 200 with deduped: true when the write committed on the killed replica and the retry met it.
+        expect(trace.status === 201 || (trace.status === 200 && (trace.json as { deduped?: boolean }).deduped === true), JSON.stringify(trace)).toBe(true);
         acked.traces.add(traceTarget);
         // A thought in the agent's chain with its number given: a retry of one that committed before the server died is a 409 (it is there).
         const thought = await write(prefer, "POST", "/stores/default/thoughts", tokens[i], { content: `agent ${i} thought ${step}`, chain_id: `kill-c-${i}`, thought_number: step + 1 });
