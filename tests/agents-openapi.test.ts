@@ -3,10 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTE_MODULES } from "@/app/api/v1/openapi.json/catalog";
 import { GET as getOpenApi } from "@/app/api/v1/openapi.json/route";
 import { listOperations } from "@/lib/api/openapi";
-import { createApiToken } from "@/lib/auth/tokens";
-import { bootstrapApp } from "@/lib/bootstrap";
 import { DualmindApiError, DualmindClient } from "@/lib/client";
-import { callRoute, useTempDataDir } from "./helpers";
+import { seedToken, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string | string[] | undefined>> }) => Promise<Response>;
 
@@ -34,12 +33,11 @@ function routeFetch(): typeof fetch {
   }) as typeof fetch;
 }
 
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 let token: string;
 beforeAll(async () => {
-  env = useTempDataDir();
-  await bootstrapApp();
-  token = createApiToken({ input: { label: "client", agent_id: "client-a", scopes: ["write"] }, actor: "test" }).token;
+  env = await useTestBackend();
+  token = await seedToken({ label: "client", agent_id: "client-a", scopes: ["write"] });
 });
 afterAll(() => env.cleanup());
 

@@ -6,6 +6,7 @@
  */
 export const BOTH_BACKEND_SUITES = [
   "tests/agents-mcp.test.ts",
+  "tests/agents-openapi.test.ts",
   "tests/api-authz.test.ts",
   "tests/api-contract.test.ts",
   "tests/api-routes.test.ts",

@@ -1,0 +1,28 @@
+/**
+ * The unit and reliability files that run once, not on both backends, each
+ * with why. Every test file outside tests/pg and tests/e2e is either a
+ * shared suite (tests/pg/both-backends.ts) or listed here;
+ * tests/pg/both-backends.test.ts holds the two lists to the files on disk,
+ * so a new file has to say which it is.
+ */
+export const ONE_BACKEND_SUITES: Record<string, string> = {
+  // No database at all: the same answer whichever backend serves.
+  "tests/architecture.test.ts": "no database: reads the source tree's imports",
+  "tests/auth-actor.test.ts": "no database: who an audit row names",
+  "tests/auth-redirects.test.ts": "no database: sign-in redirect targets",
+  "tests/docs.test.ts": "no database: README and docs against the code",
+  "tests/embed-providers.test.ts": "no database: the embedding providers against local stand-ins",
+  "tests/format.test.ts": "no database: formatting functions",
+  "tests/search-url.test.ts": "no database: the search page's URLs",
+  // SQLite's own machinery; PostgreSQL's counterpart named.
+  "tests/backend-selection.test.ts": "choosing the backend from DATABASE_URL, and `migrate` without it (with it: tests/pg/migrate.test.ts)",
+  "tests/bm25-rows.test.ts": "FTS5's bm25 internals (fts5vocab, %_docsize); PostgreSQL ranks with ts_rank_cd (tests/pg/store-search.test.ts)",
+  "tests/ann-index.test.ts": "the SQLite store's usearch index files; PostgreSQL uses pgvector's HNSW (tests/pglite-vectors.test.ts)",
+  "tests/data-dir-modes.test.ts": "file modes of DATA_DIR's SQLite files",
+  "tests/files-containment.test.ts": "memory files on disk are the truth on SQLite; on PostgreSQL a table is (tests/pg/store-memories.test.ts)",
+  "tests/foundation.test.ts": "governance.db and index.db pragmas and core ATTACHed read-only; PostgreSQL's in tests/pg/migrate, store-layout and governance-backends",
+  "tests/index-crash.test.ts": "SIGKILL during a reindex of index.db; PostgreSQL's kill test is tests/pg/replicas-kill.test.ts",
+  "tests/pglite-vectors.test.ts": "already PostgreSQL SQL: pgvector on PGlite (Debian's server has no pgvector)",
+  "tests/pglite-graph-vectors.test.ts": "already PostgreSQL SQL: pgvector on PGlite (Debian's server has no pgvector)",
+  "tests/reindex-stat.test.ts": "memory files' mtimes on SQLite's disk (on PostgreSQL memories are rows)",
+};
