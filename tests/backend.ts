@@ -210,7 +210,7 @@ export async function drainEmbeddings(storeNames: string[]): Promise<void> {
 }
 
 // (Imports of the helpers below, kept beside them: helpers are appended here by several hands.)
-import { getStoreDb } from "@/lib/db/connection";
+import { closeAllDatabases, getStoreDb } from "@/lib/db/connection";
 import { storeSchemaName } from "@/lib/db/pg-store";
 
 /**
@@ -241,4 +241,21 @@ export async function storeSql<T = Record<string, unknown>>(store: string, text:
   } finally {
     client.release();
   }
+}
+
+/**
+ * Go on as another app server of the same install, until the returned
+ * function brings this one back. On SQLite that is a second process on the
+ * same DATA_DIR (the connections are reopened); on PostgreSQL it is another
+ * machine: its own empty DATA_DIR, the same DATABASE_URL. What one server
+ * recorded and the other cannot see is a difference a user of N replicas
+ * meets (one replica's history on a page that claims the install's).
+ */
+export function asAnotherReplica(): () => void {
+  if (!onPg) {
+    closeAllDatabases();
+    return () => closeAllDatabases();
+  }
+  const other = useTempDataDir({ DATABASE_URL: process.env.DATABASE_URL ?? "", DUALMIND_PG_POOL_MAX: process.env.DUALMIND_PG_POOL_MAX ?? "4" });
+  return () => other.cleanup();
 }

@@ -17,6 +17,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/graph-api.test.ts",
   "tests/health-alerts.test.ts",
   "tests/health-api.test.ts",
+  "tests/health-rollups.test.ts",
   "tests/index-api.test.ts",
   "tests/ledger-dialectic.test.ts",
   "tests/ledger.test.ts",
