@@ -5,6 +5,7 @@
  * A suite joins by seeding through tests/backend.ts and being listed here.
  */
 export const BOTH_BACKEND_SUITES = [
+  "tests/agents-cli.test.ts",
   "tests/agents-mcp.test.ts",
   "tests/api-authz.test.ts",
   "tests/api-contract.test.ts",
@@ -17,6 +18,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/graph-api.test.ts",
   "tests/health-alerts.test.ts",
   "tests/health-api.test.ts",
+  "tests/health-quarter-rollups.test.ts",
   "tests/health-rollups.test.ts",
   "tests/index-api.test.ts",
   "tests/ledger-dialectic.test.ts",
