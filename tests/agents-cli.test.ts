@@ -1,39 +1,57 @@
-import Database from "better-sqlite3";
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { governance } from "@/lib/backend/governance";
+import { stores } from "@/lib/stores/backend";
+import { governanceSql, itSqliteOnly, onPg, useTestBackend, type TestEnv } from "./backend";
 
 const CLI = path.join(process.cwd(), "scripts", "dualmind.mjs");
 
-let dataDir: string;
+let env: TestEnv;
 let scratch: string;
-beforeEach(() => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-cli-"));
+beforeEach(async () => {
+  env = await useTestBackend();
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-cli-out-"));
 });
-afterEach(() => {
-  fs.rmSync(dataDir, { recursive: true, force: true });
+afterEach(async () => {
+  await env.cleanup();
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 
+// The CLI inherits this process's env: DATA_DIR, and on PostgreSQL DATABASE_URL, so it acts on what the API serves.
 function cli(...args: string[]) {
-  const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: dataDir, DUALMIND_ADMIN_PASSWORD: "test-admin-password", DUALMIND_LOG_LEVEL: "warn" }, encoding: "utf8" });
+  const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: env.dataDir, DUALMIND_ADMIN_PASSWORD: "test-admin-password", DUALMIND_LOG_LEVEL: "warn" }, encoding: "utf8" });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 describe("agent CLI commands", () => {
-  it("back up, export a bundle and report health with --json output and exit codes scripts can trust", () => {
+  it("stores create, stores list and health --json report this backend's stores and audit chain, with exit codes scripts can trust", async () => {
     expect(cli("stores", "create", "notes").code).toBe(0);
+    expect(await stores().listStoreNames()).toContain("notes");
+    const listed = cli("stores", "list", "--json");
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout).stores.map((s: { name: string }) => s.name)).toEqual(await stores().listStoreNames());
     const health = cli("health", "--json");
-    expect(health.code).toBe(0);
+    expect(health.code, health.stderr).toBe(0);
     const report = JSON.parse(health.stdout);
-    expect(report.stores.map((s: { store: string }) => s.store)).toContain("notes");
+    expect(report.stores.map((s: { store: string }) => s.store)).toEqual(await stores().listStoreNames());
+    expect(report.audit).toEqual(await governance().verifyAuditChain({}));
     expect(report.audit.ok).toBe(true);
+    expect(cli("health", "nope").code).toBe(2);
+  }, 180_000);
 
+  it("backup: a consistent copy of DATA_DIR on SQLite; with DATABASE_URL refused, naming pg_dump", () => {
+    expect(cli("stores", "create", "notes").code).toBe(0);
     const backupDir = path.join(scratch, "backup");
     const backup = cli("backup", backupDir, "--json");
+    if (onPg) {
+      expect(backup.code).toBe(2);
+      expect(backup.stderr).toContain("pg_dump");
+      expect(fs.existsSync(backupDir) ? fs.readdirSync(backupDir) : []).toEqual([]);
+      return;
+    }
     expect(backup.code).toBe(0);
     expect(JSON.parse(backup.stdout).format).toBe("dualmind.backup.v1");
     expect(fs.existsSync(path.join(backupDir, "stores", "notes", "index.db"))).toBe(true);
@@ -41,33 +59,41 @@ describe("agent CLI commands", () => {
     const again = cli("backup", backupDir);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain("not empty");
+  }, 180_000);
 
-    expect(cli("export", "bundle", "nope", path.join(scratch, "b")).code).toBe(2);
-    expect(cli("export", "bundle").code).toBe(2);
-    const bundle = cli("export", "bundle", "notes", path.join(scratch, "bundle"), "--json");
-    expect(bundle.code).toBe(0);
-    expect(JSON.parse(bundle.stdout).store).toBe("notes");
-    const imported = cli("import", "bundle", path.join(scratch, "bundle"), "--as", "notes-copy", "--json");
-    expect(imported.code).toBe(0);
-    expect(JSON.parse(imported.stdout).store).toBe("notes-copy");
-    expect(cli("verify", "notes-copy").code).toBe(0);
-  }, 60_000);
+  itSqliteOnly(
+    "export and import a store bundle",
+    "a bundle is a store's index.db snapshot and memory files; PostgreSQL stores are moved with pg_dump or migrate-data",
+    () => {
+      expect(cli("stores", "create", "notes").code).toBe(0);
+      expect(cli("export", "bundle", "nope", path.join(scratch, "b")).code).toBe(2);
+      expect(cli("export", "bundle").code).toBe(2);
+      const bundle = cli("export", "bundle", "notes", path.join(scratch, "bundle"), "--json");
+      expect(bundle.code).toBe(0);
+      expect(JSON.parse(bundle.stdout).store).toBe("notes");
+      const imported = cli("import", "bundle", path.join(scratch, "bundle"), "--as", "notes-copy", "--json");
+      expect(imported.code).toBe(0);
+      expect(JSON.parse(imported.stdout).store).toBe("notes-copy");
+      expect(cli("verify", "notes-copy").code).toBe(0);
+    },
+    180_000,
+  );
 
-  it("reindex runs the same audited admin job as the API: a job row and one audit entry naming the CLI user", () => {
-    expect(cli("stores", "create", "notes").code).toBe(0);
-    fs.mkdirSync(path.join(dataDir, "stores", "notes", "memory", "inbox"), { recursive: true });
-    fs.writeFileSync(path.join(dataDir, "stores", "notes", "memory", "inbox", "dropped.md"), "# Dropped in by hand\n");
-    const r = cli("reindex", "notes", "--json");
-    expect(r.code).toBe(0);
-    const job = JSON.parse(r.stdout);
-    expect(job).toMatchObject({ kind: "reindex", store: "notes", status: "succeeded", actor: `cli:${process.env.USER ?? "local"}`, result: { counts: { added: 1 } } });
-    const gov = new Database(path.join(dataDir, "governance.db"), { readonly: true });
-    try {
-      expect(gov.prepare("select id, status from admin_jobs").all()).toEqual([{ id: job.id, status: "succeeded" }]);
-      expect(gov.prepare("select actor, details from audit_log where action = 'store.reindex'").all()).toEqual([{ actor: job.actor, details: JSON.stringify({ jobId: job.id }) }]);
-    } finally {
-      gov.close();
-    }
-    expect(cli("reindex", "nope").code).toBe(2);
-  }, 60_000);
+  itSqliteOnly(
+    "reindex runs the same audited admin job as the API: a job row and one audit entry naming the CLI user",
+    "reindex rebuilds a store from its memory/ folder on disk, which a PostgreSQL store does not have (its memories are rows)",
+    async () => {
+      expect(cli("stores", "create", "notes").code).toBe(0);
+      fs.mkdirSync(path.join(env.dataDir, "stores", "notes", "memory", "inbox"), { recursive: true });
+      fs.writeFileSync(path.join(env.dataDir, "stores", "notes", "memory", "inbox", "dropped.md"), "# Dropped in by hand\n");
+      const r = cli("reindex", "notes", "--json");
+      expect(r.code).toBe(0);
+      const job = JSON.parse(r.stdout);
+      expect(job).toMatchObject({ kind: "reindex", store: "notes", status: "succeeded", actor: `cli:${process.env.USER ?? "local"}`, result: { counts: { added: 1 } } });
+      expect(await governanceSql("select id, status from admin_jobs")).toEqual([{ id: job.id, status: "succeeded" }]);
+      expect(await governanceSql("select actor, details from audit_log where action = 'store.reindex'")).toEqual([{ actor: job.actor, details: JSON.stringify({ jobId: job.id }) }]);
+      expect(cli("reindex", "nope").code).toBe(2);
+    },
+    180_000,
+  );
 });

@@ -5,29 +5,31 @@ import type { JWT } from "next-auth/jwt";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getAuthOptions } from "@/lib/backend/auth-options";
 import { resolveSessionUser } from "@/lib/backend/users";
-import { getUserByUsername, roleAtLeast, setUserDisabled, setUserRole } from "@/lib/auth/users";
+import { roleAtLeast } from "@/lib/auth/users";
+import { governance } from "@/lib/backend/governance";
 import { createUser, setUserPassword, signInWithPassword } from "@/lib/backend/users";
-import { getGovernance } from "@/lib/db/connection";
-import { verifyAuditChain } from "@/lib/governance/audit";
-import { useTempDataDir } from "./helpers";
+import { governanceSql, useTestBackend, type TestEnv } from "./backend";
 
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 beforeEach(async () => {
-  env = useTempDataDir();
+  // No start-up: root is the only admin, so the last-admin rules apply to it.
+  env = await useTestBackend({}, { bootstrap: false });
   await createUser({ input: { username: "root", password: "root-password", role: "admin" }, actor: "test" });
   await createUser({ input: { username: "vera", password: "vera-password", role: "viewer" }, actor: "test" });
 });
 afterEach(() => env.cleanup());
 
 /** The claims a session JWT for `username` carries when issued now (what the jwt callback writes at sign-in). */
-function claimsNow(username: string): { uid: number; role: string; sv: number; name: string } {
-  const u = getUserByUsername({ username })!;
+async function claimsNow(username: string): Promise<{ uid: number; role: string; sv: number; name: string }> {
+  const u = (await governance().getUserByUsername({ username }))!;
   return { uid: u.id, role: u.role, sv: u.sessionVersion, name: u.username };
 }
 
-function auditActions(): string[] {
-  return (getGovernance().sqlite.prepare("select action from audit_log order by id").all() as { action: string }[]).map((r) => r.action);
+async function auditActions(): Promise<string[]> {
+  return (await governanceSql<{ action: string }>("select action from audit_log order by id")).map((r) => r.action);
 }
+const setUserRole = (a: { username: string; role: "viewer" | "editor" | "admin"; actor: string }) => governance().setUserRole(a);
+const setUserDisabled = (a: { username: string; disabled: boolean; actor: string }) => governance().setUserDisabled(a);
 
 describe("session versions", () => {
   it("a password reset, a role change and a disable each end the sessions issued before them, in one audited transaction", async () => {
@@ -37,33 +39,33 @@ describe("session versions", () => {
       ["disable", () => setUserDisabled({ username: "vera", disabled: true, actor: "user:root" }), "user.disable"],
     ];
     for (const [name, change, action] of changes) {
-      const before = claimsNow("vera");
+      const before = await claimsNow("vera");
       expect((await resolveSessionUser(before))?.username, name).toBe("vera");
-      const auditBefore = auditActions().length;
+      const auditBefore = (await auditActions()).length;
       await change();
       expect(await resolveSessionUser(before), `${name}: the old session must end`).toBeNull();
-      expect(claimsNow("vera").sv, name).toBe(before.sv + 1);
-      expect(auditActions().slice(auditBefore), name).toEqual([action]);
+      expect((await claimsNow("vera")).sv, name).toBe(before.sv + 1);
+      expect((await auditActions()).slice(auditBefore), name).toEqual([action]);
     }
     // Root's own session is untouched by changes to vera.
-    expect((await resolveSessionUser(claimsNow("root")))?.username).toBe("root");
-    expect(verifyAuditChain().ok).toBe(true);
+    expect((await resolveSessionUser(await claimsNow("root")))?.username).toBe("root");
+    expect((await governance().verifyAuditChain({})).ok).toBe(true);
   });
 
   it("a refused change bumps nothing and audits nothing; repeating the current role or state changes nothing", async () => {
-    const root = claimsNow("root");
-    const audits = auditActions().length;
-    expect(() => setUserRole({ username: "root", role: "viewer", actor: "test" })).toThrow(/last admin/);
-    expect(() => setUserDisabled({ username: "root", disabled: true, actor: "test" })).toThrow(/last active admin/);
-    setUserRole({ username: "root", role: "admin", actor: "test" });
-    setUserDisabled({ username: "root", disabled: false, actor: "test" });
+    const root = await claimsNow("root");
+    const audits = (await auditActions()).length;
+    await expect(setUserRole({ username: "root", role: "viewer", actor: "test" })).rejects.toThrow(/last admin/);
+    await expect(setUserDisabled({ username: "root", disabled: true, actor: "test" })).rejects.toThrow(/last active admin/);
+    await setUserRole({ username: "root", role: "admin", actor: "test" });
+    await setUserDisabled({ username: "root", disabled: false, actor: "test" });
     expect((await resolveSessionUser(root))?.username).toBe("root");
-    expect(auditActions()).toHaveLength(audits);
-    expect(() => setUserDisabled({ username: "ghost", disabled: true, actor: "test" })).toThrow(/no user ghost/);
+    expect(await auditActions()).toHaveLength(audits);
+    await expect(setUserDisabled({ username: "ghost", disabled: true, actor: "test" })).rejects.toThrow(/no user ghost/);
   });
 
   it("a token without a session version, or with another one, is refused", async () => {
-    const { uid, role, sv, name } = claimsNow("vera");
+    const { uid, role, sv, name } = await claimsNow("vera");
     expect(await resolveSessionUser({ uid, role, name })).toBeNull();
     expect(await resolveSessionUser({ uid, role, sv: sv + 1, name })).toBeNull();
     expect(await resolveSessionUser({ uid, role, sv: String(sv), name })).toBeNull();
@@ -74,15 +76,15 @@ describe("session versions", () => {
   });
 
   it("disable refuses sign-in; enable lets the person sign in again but does not revive sessions from before", async () => {
-    const old = claimsNow("vera");
-    setUserDisabled({ username: "vera", disabled: true, actor: "user:root" });
+    const old = await claimsNow("vera");
+    await setUserDisabled({ username: "vera", disabled: true, actor: "user:root" });
     expect(await signInWithPassword({ username: "vera", password: "vera-password", address: null })).toEqual({ ok: false, reason: "invalid" });
-    const user = setUserDisabled({ username: "vera", disabled: false, actor: "user:root" });
+    const user = await setUserDisabled({ username: "vera", disabled: false, actor: "user:root" });
     expect(user.disabledAt).toBeNull();
     expect(await resolveSessionUser(old)).toBeNull();
     const again = await signInWithPassword({ username: "vera", password: "vera-password", address: null });
     expect(again.ok && (await resolveSessionUser({ uid: again.user.id, sv: again.user.sessionVersion, name: again.user.username }))?.username).toBe("vera");
-    expect(auditActions().slice(-2)).toEqual(["user.disable", "user.enable"]);
+    expect((await auditActions()).slice(-2)).toEqual(["user.disable", "user.enable"]);
   });
 
   it("next-auth callbacks: the JWT carries sv from sign-in; a revoked token's session has no user", async () => {
@@ -101,21 +103,22 @@ describe("session versions", () => {
 
 describe("CLI users disable / enable", () => {
   const CLI = path.join(process.cwd(), "scripts", "dualmind.mjs");
+  // The CLI inherits this process's env: on PostgreSQL, DATABASE_URL, so it acts on the same ledger.
   const cli = (...args: string[]) => {
     const r = spawnSync(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: env.dataDir, DUALMIND_LOG_LEVEL: "warn" }, encoding: "utf8" });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   };
 
   it("disables and enables a user (ending sessions, audited), refuses the last admin, and lists both in --help", async () => {
-    const old = claimsNow("vera");
+    const old = await claimsNow("vera");
     const disabled = cli("users", "disable", "vera", "--json");
     expect(disabled.code, disabled.stderr).toBe(0);
     expect(JSON.parse(disabled.stdout)).toEqual({ username: "vera", disabled: true });
     expect(cli("users", "list").stdout).toMatch(/^vera\tviewer\t.*\tdisabled$/m);
     expect(cli("users", "enable", "vera").stdout.trim()).toBe("vera is enabled");
     expect(await resolveSessionUser(old)).toBeNull();
-    expect((await resolveSessionUser(claimsNow("vera")))?.username).toBe("vera");
-    expect(auditActions().slice(-2)).toEqual(["user.disable", "user.enable"]);
+    expect((await resolveSessionUser(await claimsNow("vera")))?.username).toBe("vera");
+    expect((await auditActions()).slice(-2)).toEqual(["user.disable", "user.enable"]);
     const lastAdmin = cli("users", "disable", "root");
     expect(lastAdmin.code).toBe(2);
     expect(lastAdmin.stderr).toContain("cannot disable the last active admin");
@@ -128,12 +131,12 @@ describe("CLI users disable / enable", () => {
   it("an editor sits between viewer and admin: created, signed in, promoted, never an admin's equal", async () => {
     const ed = await createUser({ input: { username: "eddie", password: "eddie-password", role: "editor" }, actor: "test" });
     expect(ed.role).toBe("editor");
-    expect((await resolveSessionUser(claimsNow("eddie")))?.role).toBe("editor");
+    expect((await resolveSessionUser(await claimsNow("eddie")))?.role).toBe("editor");
     expect([roleAtLeast("editor", "viewer"), roleAtLeast("editor", "editor"), roleAtLeast("editor", "admin")]).toEqual([true, true, false]);
     expect([roleAtLeast("viewer", "editor"), roleAtLeast("admin", "editor")]).toEqual([false, true]);
-    const before = claimsNow("eddie");
-    setUserRole({ username: "eddie", role: "admin", actor: "user:root" });
+    const before = await claimsNow("eddie");
+    await setUserRole({ username: "eddie", role: "admin", actor: "user:root" });
     expect(await resolveSessionUser(before)).toBeNull();
-    expect((await resolveSessionUser(claimsNow("eddie")))?.role).toBe("admin");
+    expect((await resolveSessionUser(await claimsNow("eddie")))?.role).toBe("admin");
   });
 });

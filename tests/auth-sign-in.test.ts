@@ -2,12 +2,12 @@ import { randomBytes, scryptSync } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { ADDRESS_THROTTLE, clientAddress, FAILURE_MEMORY_MS, USER_THROTTLE } from "@/lib/auth/login-throttle";
 import { hashPassword, verifyPassword } from "@/lib/auth/passwords";
-import { setUserDisabled } from "@/lib/auth/users";
+import { governance } from "@/lib/backend/governance";
 import { createUser, setUserPassword, signInWithPassword, type SignInResult } from "@/lib/backend/users";
 import { ConfigError, parseConfig } from "@/lib/config";
-import { closeAllDatabases, getGovernance } from "@/lib/db/connection";
-import { verifyAuditChain } from "@/lib/governance/audit";
-import { useTempDataDir } from "./helpers";
+import { closeAllDatabases } from "@/lib/db/connection";
+import { closePg } from "@/lib/db/pg";
+import { governanceSql, useTestBackend, type TestEnv } from "./backend";
 
 // Count real scrypt runs: a throttled attempt must not cost one.
 const scryptRuns = vi.hoisted(() => ({ count: 0 }));
@@ -20,9 +20,9 @@ vi.mock("node:crypto", async (importOriginal) => {
   return { ...actual, default: { ...actual, scrypt }, scrypt };
 });
 
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 beforeEach(async () => {
-  env = useTempDataDir();
+  env = await useTestBackend({}, { bootstrap: false });
   await createUser({ input: { username: "alice", password: "alice-password", role: "viewer" }, actor: "test" });
   await createUser({ input: { username: "root", password: "root-password", role: "admin" }, actor: "test" });
   scryptRuns.count = 0;
@@ -37,8 +37,8 @@ function attempt(username: string, password: string, at: number, address: string
   return signInWithPassword({ username, password, address, now: at });
 }
 
-function lockoutAudits(): { target: string }[] {
-  return getGovernance().sqlite.prepare("select target from audit_log where action = 'auth.lockout' order by id").all() as { target: string }[];
+function lockoutAudits(): Promise<{ target: string }[]> {
+  return governanceSql<{ target: string }>("select target from audit_log where action = 'auth.lockout' order by id");
 }
 
 /** Immediates that ran while `work` was pending: zero when it held the event loop the whole time. */
@@ -87,7 +87,7 @@ describe("sign-in throttle (per name)", () => {
     expect(scryptRuns.count).toBe(runs);
     // Waiting it out works, and a success forgets the failures.
     expect((await attempt("alice", "alice-password", last + 30 * SEC)).ok).toBe(true);
-    expect(getGovernance().sqlite.prepare("select count(*) n from login_throttle where key = 'user:alice'").get()).toEqual({ n: 0 });
+    expect(await governanceSql("select key from login_throttle where key = 'user:alice'")).toEqual([]);
     for (let i = 0; i < USER_THROTTLE.freeFailures; i++) expect((await attempt("alice", "nope", last + MIN + i)).ok).toBe(false);
   });
 
@@ -106,16 +106,16 @@ describe("sign-in throttle (per name)", () => {
     expect(waits).toEqual([30 * SEC, 60 * SEC, 2 * MIN, 4 * MIN, 8 * MIN]);
     const lockedAt = at;
     expect(await attempt("alice", "alice-password", lockedAt)).toEqual({ ok: false, reason: "throttled", retryAfterMs: 15 * MIN });
-    expect(lockoutAudits()).toEqual([{ target: "user:alice" }]);
+    expect(await lockoutAudits()).toEqual([{ target: "user:alice" }]);
     const runs = scryptRuns.count;
     expect(await attempt("alice", "alice-password", lockedAt + 14 * MIN)).toEqual({ ok: false, reason: "throttled", retryAfterMs: MIN });
     expect(scryptRuns.count).toBe(runs);
     // One more failure after the lock ends locks it again, audited again.
     expect(await attempt("alice", "still-wrong", lockedAt + 15 * MIN)).toEqual({ ok: false, reason: "invalid" });
     expect(await attempt("alice", "alice-password", lockedAt + 16 * MIN)).toMatchObject({ reason: "throttled" });
-    expect(lockoutAudits()).toHaveLength(2);
+    expect(await lockoutAudits()).toHaveLength(2);
     expect((await attempt("alice", "alice-password", lockedAt + 31 * MIN)).ok).toBe(true);
-    expect(verifyAuditChain().ok).toBe(true);
+    expect((await governance().verifyAuditChain({})).ok).toBe(true);
   });
 
   it("a name that does not exist gets exactly the answers a real one gets", async () => {
@@ -135,10 +135,11 @@ describe("sign-in throttle (per name)", () => {
     expect(scryptRuns.count).toBe(USER_THROTTLE.freeFailures);
   });
 
-  it("is kept in governance.db: a restarted process (or a second server on this DATA_DIR) sees the same lock", async () => {
+  it("is kept in the ledger (governance.db, or PostgreSQL): a restarted process (or a second server on this data) sees the same lock", async () => {
     let at = T0;
     for (let i = 0; i < USER_THROTTLE.lockAfterFailures; i++, at += 10 * MIN) await attempt("alice", "wrong", at);
     closeAllDatabases();
+    await closePg();
     expect(await attempt("alice", "alice-password", at)).toMatchObject({ ok: false, reason: "throttled" });
   });
 
@@ -154,10 +155,10 @@ describe("sign-in throttle (per name)", () => {
     await setUserPassword({ username: "alice", password: "new-alice-password", actor: "test" });
     expect((await attempt("alice", "new-alice-password", at)).ok).toBe(true);
     for (let i = 0; i < USER_THROTTLE.freeFailures; i++) await attempt("alice", "wrong", at);
-    setUserDisabled({ username: "alice", disabled: true, actor: "test" });
+    await governance().setUserDisabled({ username: "alice", disabled: true, actor: "test" });
     // Disabled: the right password is just a failure, like any other.
     expect(await attempt("alice", "new-alice-password", at + 10 * MIN)).toEqual({ ok: false, reason: "invalid" });
-    setUserDisabled({ username: "alice", disabled: false, actor: "test" });
+    await governance().setUserDisabled({ username: "alice", disabled: false, actor: "test" });
     expect((await attempt("alice", "new-alice-password", at + 10 * MIN)).ok).toBe(true);
   });
 });
@@ -173,7 +174,7 @@ describe("sign-in throttle (per address)", () => {
       at += 15 * MIN;
       expect(await attempt(`name-${i}`, "wrong", at, addr)).toEqual({ ok: false, reason: "invalid" });
     }
-    expect(lockoutAudits()).toEqual([{ target: `ip:${addr}` }]);
+    expect(await lockoutAudits()).toEqual([{ target: `ip:${addr}` }]);
     expect(await attempt("root", "root-password", at + 14 * MIN, addr)).toEqual({ ok: false, reason: "throttled", retryAfterMs: MIN });
   });
 

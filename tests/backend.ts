@@ -208,3 +208,54 @@ export async function drainEmbeddings(storeNames: string[]): Promise<void> {
   const handle = await pg;
   await drainEmbedQueuesPg({ handles: await Promise.all(storeNames.map((store) => openStorePg({ pg: handle, store }))) });
 }
+
+// (Imports of the helpers below, kept beside them: helpers are appended here by several hands.)
+import { closeAllDatabases, getStoreDb } from "@/lib/db/connection";
+import { storeSchemaName } from "@/lib/db/pg-store";
+
+/**
+ * Raw SQL inside one store, on this backend: its index.db on SQLite, its
+ * schema on PostgreSQL (search_path set for this one statement's
+ * transaction). For a state no API sets (a backoff cut short, a row aged).
+ * Write it in the SQL both dialects share; `?` placeholders on both.
+ */
+export async function storeSql<T = Record<string, unknown>>(store: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const pg = getPg();
+  if (!pg) {
+    const stmt = getStoreDb(store).sqlite.prepare(text);
+    if (stmt.reader) return stmt.all(...params) as T[];
+    stmt.run(...params);
+    return [];
+  }
+  const client = await (await pg).pool.connect();
+  try {
+    await client.query("begin");
+    await client.query(`set local search_path to "${storeSchemaName(store)}", public`);
+    let n = 0;
+    const rows = (await client.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
+    await client.query("commit");
+    return rows;
+  } catch (e) {
+    await client.query("rollback").catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * Go on as another app server of the same install, until the returned
+ * function brings this one back. On SQLite that is a second process on the
+ * same DATA_DIR (the connections are reopened); on PostgreSQL it is another
+ * machine: its own empty DATA_DIR, the same DATABASE_URL. What one server
+ * recorded and the other cannot see is a difference a user of N replicas
+ * meets (one replica's history on a page that claims the install's).
+ */
+export function asAnotherReplica(): () => void {
+  if (!onPg) {
+    closeAllDatabases();
+    return () => closeAllDatabases();
+  }
+  const other = useTempDataDir({ DATABASE_URL: process.env.DATABASE_URL ?? "", DUALMIND_PG_POOL_MAX: process.env.DUALMIND_PG_POOL_MAX ?? "4" });
+  return () => other.cleanup();
+}

@@ -1,14 +1,19 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { createApiToken, listApiTokens, revokeApiToken } from "@/lib/auth/tokens";
-import { recordTrace } from "@/lib/recall/traces";
+import { createTokenAction, createUserAction, revokeTokenAction } from "@/app/(dashboard)/admin/actions";
+import { governance } from "@/lib/backend/governance";
 import { AppError } from "@/lib/errors";
 import { actionError, formValues } from "@/lib/http/action-result";
-import { createStore, ensureCoreStore, openStore, storeHasContent } from "@/lib/stores/stores";
-import { useTempDataDir } from "./helpers";
+import { stores } from "@/lib/stores/backend";
+import { seedStore, seedTrace, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 // The action-result module is for the server only; under vitest there is no React server condition to satisfy its guard.
 vi.mock("server-only", () => ({}));
+// A server action reads its caller from the session cookie (next-auth's getServerSession); here the test says who calls.
+// Everything after that (re-reading the person from the ledger, the role check, the write, the audit) is the product's.
+const caller = vi.hoisted(() => ({ session: null as null | { user: { id: number; role: string; sv: number; name: string } } }));
+vi.mock("next-auth", async (importOriginal) => ({ ...(await importOriginal<typeof import("next-auth")>()), getServerSession: async () => caller.session }));
+vi.mock("next/cache", () => ({ revalidatePath: () => undefined }));
 
 // Issue 18: forms wiped every field on an error and showed raw zod text ("Too big: expected number to be <=1").
 describe("form errors a person can act on", () => {
@@ -51,48 +56,111 @@ describe("form errors a person can act on", () => {
 });
 
 describe("token allow-lists and labels", () => {
-  let env: ReturnType<typeof useTempDataDir>;
-  beforeEach(() => {
-    env = useTempDataDir();
+  let env: TestEnv;
+  beforeEach(async () => {
+    env = await useTestBackend();
   });
   afterEach(() => env.cleanup());
+  const createApiToken = (a: Parameters<ReturnType<typeof governance>["createApiToken"]>[0]) => governance().createApiToken(a);
 
-  it("a read-only token may not name a store that does not exist (it could never create it)", () => {
-    ensureCoreStore();
-    expect(() => createApiToken({ input: { label: "r", agent_id: "reader", scopes: ["read"], stores: ["core", "no-such-store"] }, actor: "test" })).toThrow(/no such store: no-such-store \(a read-only token cannot create it\)/);
-    expect(listApiTokens()).toHaveLength(0);
-    createStore({ input: { name: "notes" }, actor: "test" });
-    expect(createApiToken({ input: { label: "r", agent_id: "reader", scopes: ["read"], stores: ["notes"] }, actor: "test" }).info.stores).toEqual(["notes"]);
+  it("a read-only token may not name a store that does not exist (it could never create it)", async () => {
+    await expect(createApiToken({ input: { label: "r", agent_id: "reader", scopes: ["read"], stores: ["core", "no-such-store"] }, actor: "test" })).rejects.toThrow(
+      /no such store: no-such-store \(a read-only token cannot create it\)/,
+    );
+    expect(await governance().listApiTokens({})).toHaveLength(0);
+    await seedStore("notes");
+    expect((await createApiToken({ input: { label: "r", agent_id: "reader", scopes: ["read"], stores: ["notes"] }, actor: "test" })).info.stores).toEqual(["notes"]);
   });
 
-  it("a write token may name a store it will create", () => {
-    expect(createApiToken({ input: { label: "w", agent_id: "writer", scopes: ["write"], stores: ["later"] }, actor: "test" }).info.stores).toEqual(["later"]);
+  it("a write token may name a store it will create", async () => {
+    expect((await createApiToken({ input: { label: "w", agent_id: "writer", scopes: ["write"], stores: ["later"] }, actor: "test" })).info.stores).toEqual(["later"]);
   });
 
-  it("a label an active token already has is numbered; a revoked token's label is free again", () => {
-    const a = createApiToken({ input: { label: "laptop", agent_id: "claude", scopes: ["read"] }, actor: "test" }).info;
-    const b = createApiToken({ input: { label: "Laptop", agent_id: "claude", scopes: ["read"] }, actor: "test" }).info;
-    const c = createApiToken({ input: { label: "laptop", agent_id: "claude", scopes: ["read"] }, actor: "test" }).info;
+  it("a label an active token already has is numbered; a revoked token's label is free again", async () => {
+    const a = (await createApiToken({ input: { label: "laptop", agent_id: "claude", scopes: ["read"] }, actor: "test" })).info;
+    const b = (await createApiToken({ input: { label: "Laptop", agent_id: "claude", scopes: ["read"] }, actor: "test" })).info;
+    const c = (await createApiToken({ input: { label: "laptop", agent_id: "claude", scopes: ["read"] }, actor: "test" })).info;
     expect([a.label, b.label, c.label]).toEqual(["laptop", "Laptop (2)", "laptop (3)"]);
-    revokeApiToken({ id: a.id, actor: "test" });
-    expect(createApiToken({ input: { label: "laptop", agent_id: "claude", scopes: ["read"] }, actor: "test" }).info.label).toBe("laptop");
+    await governance().revokeApiToken({ id: a.id, actor: "test" });
+    expect((await createApiToken({ input: { label: "laptop", agent_id: "claude", scopes: ["read"] }, actor: "test" })).info.label).toBe("laptop");
+  });
+});
+
+describe("admin server actions re-check the session and the role on every call", () => {
+  let env: TestEnv;
+  beforeEach(async () => {
+    env = await useTestBackend();
+    caller.session = null;
+  });
+  afterEach(async () => {
+    caller.session = null;
+    await env.cleanup();
+  });
+
+  /** Sign `username` in as the jwt callback would: the claims of their row now. */
+  const signInAs = async (username: string) => {
+    const u = (await governance().getUserByUsername({ username }))!;
+    caller.session = { user: { id: u.id, role: u.role, sv: u.sessionVersion, name: u.username } };
+  };
+  const form = (fields: Record<string, string | string[]>) => {
+    const f = new FormData();
+    for (const [k, v] of Object.entries(fields)) for (const one of [v].flat()) f.append(k, one);
+    return f;
+  };
+  const newUser = form({ username: "mallory", password: "mallory-password", role: "admin" });
+
+  it("no session, a viewer, an editor: refused and nothing written; an admin: created and audited under their name", async () => {
+    expect(await createUserAction(null, newUser)).toMatchObject({ ok: false, error: "sign in first" });
+    await governance().insertUser({ username: "vera", passwordHash: "x", role: "viewer", actor: "test" });
+    await governance().insertUser({ username: "eddie", passwordHash: "x", role: "editor", actor: "test" });
+    for (const who of ["vera", "eddie"]) {
+      await signInAs(who);
+      expect(await createUserAction(null, newUser), who).toMatchObject({ ok: false, error: "admins only" });
+    }
+    expect((await governance().listUsers({})).map((u) => u.username)).not.toContain("mallory");
+    await signInAs("admin");
+    expect(await createUserAction(null, newUser)).toMatchObject({ ok: true });
+    expect(await governance().getUserByUsername({ username: "mallory" })).toMatchObject({ role: "admin" });
+    expect((await governance().listAuditTail({ limit: 5 })).find((r) => r.action === "user.create")).toMatchObject({ actor: "user:admin" });
+  });
+
+  it("a session issued before a demotion is refused at the next action, though its cookie still says admin", async () => {
+    await governance().insertUser({ username: "root2", passwordHash: "x", role: "admin", actor: "test" });
+    await signInAs("root2");
+    const created = await createTokenAction(null, form({ label: "ci", agent_id: "ci", scopes: "read", stores: "" }));
+    expect(created).toMatchObject({ ok: true });
+    await governance().setUserRole({ username: "root2", role: "viewer", actor: "user:admin" });
+    const [token] = await governance().listApiTokens({});
+    expect(await revokeTokenAction(null, form({ id: String(token.id) }))).toMatchObject({ ok: false, error: "sign in first" });
+    expect((await governance().listApiTokens({})).find((t) => t.id === token.id)?.revokedAt ?? null).toBeNull();
+    // Signed in again as the viewer they now are: still not an admin.
+    await signInAs("root2");
+    expect(await revokeTokenAction(null, form({ id: String(token.id) }))).toMatchObject({ ok: false, error: "admins only" });
+  });
+
+  it("a token's store list is checked against this backend's stores", async () => {
+    await signInAs("admin");
+    const typo = await createTokenAction(null, form({ label: "r", agent_id: "r", scopes: "read", stores: "nots" }));
+    expect(typo).toMatchObject({ ok: false, fields: { stores: expect.stringContaining("no such store: nots") } });
+    await seedStore("notes");
+    expect(await createTokenAction(null, form({ label: "r", agent_id: "r", scopes: "read", stores: "notes" }))).toMatchObject({ ok: true });
   });
 });
 
 describe("which store a page opens on", () => {
-  let env: ReturnType<typeof useTempDataDir>;
-  beforeEach(() => {
-    env = useTempDataDir();
+  let env: TestEnv;
+  beforeEach(async () => {
+    env = await useTestBackend();
   });
   afterEach(() => env.cleanup());
 
-  it("a store with only its schema (or only scratchpad keys) is empty; a trace makes it not", () => {
-    createStore({ input: { name: "alpha" }, actor: "test" });
-    const handle = openStore({ store: "alpha" });
-    expect(storeHasContent({ handle })).toBe(false);
-    handle.sqlite.prepare("insert into working_memory (key, value, updated_at, updated_by) values ('k', '1', 1, 't')").run();
-    expect(storeHasContent({ handle }), "a scratchpad key is not content").toBe(false);
-    recordTrace({ handle, agentId: "a", input: { intent: { verb: "fix", target: "login" }, shard_type: "web", outcome: "success" } });
-    expect(storeHasContent({ handle })).toBe(true);
+  it("a store with only its schema (or only scratchpad keys) is empty; a trace makes it not", async () => {
+    await seedStore("alpha");
+    const hasContent = () => stores().storeHasContent({ store: "alpha" });
+    expect(await hasContent()).toBe(false);
+    await storeSql("alpha", "insert into working_memory (key, value, updated_at, updated_by) values ('k', '1', 1, 't')");
+    expect(await hasContent(), "a scratchpad key is not content").toBe(false);
+    await seedTrace("alpha", { intent: { verb: "fix", target: "login" }, shard_type: "web", outcome: "success" }, "a");
+    expect(await hasContent()).toBe(true);
   });
 });

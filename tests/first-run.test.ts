@@ -1,42 +1,51 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { governance } from "@/lib/backend/governance";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { closeAllDatabases, storeDir } from "@/lib/db/connection";
-import { listStoreNames } from "@/lib/db/store-names";
-import { listAuditTail } from "@/lib/governance/audit";
+import { storeSchemaName } from "@/lib/db/pg-store";
 import { requestBaseUrl } from "@/lib/http/public-url";
-import { createStore, ensureDefaultStore, openStore } from "@/lib/stores/stores";
-import { useTempDataDir } from "./helpers";
+import { stores } from "@/lib/stores/backend";
+import { governanceSql, onPg, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
 
 describe("the default store", () => {
-  let env: ReturnType<typeof useTempDataDir>;
-  beforeEach(() => {
-    env = useTempDataDir();
+  let env: TestEnv;
+  beforeEach(async () => {
+    // A data dir (and on PostgreSQL a database) that no start-up has touched yet.
+    env = await useTestBackend({}, { bootstrap: false });
   });
   afterEach(() => env.cleanup());
 
+  // PostgreSQL audits core's creation too; the promise here is about default.
+  const storeCreations = async () => (await governance().listAuditTail({ limit: 10 })).filter((r) => r.action === "store.create" && r.target === "store:default");
+
   it("a fresh data dir is ready: core and default exist after the first start, and a second start changes nothing", async () => {
     await bootstrapApp();
-    expect(listStoreNames()).toEqual(["core", "default"]);
-    expect(openStore({ store: "default" }).store).toBe("default");
-    expect(listAuditTail({ limit: 10 }).filter((r) => r.action === "store.create")).toMatchObject([{ actor: "system:bootstrap", target: "store:default" }]);
+    expect(await stores().listStoreNames()).toEqual(["core", "default"]);
+    expect((await stores().describeStore({ store: "default" })).name).toBe("default");
+    expect(await storeCreations()).toMatchObject([{ actor: "system:bootstrap", target: "store:default" }]);
     await bootstrapApp();
-    expect(listAuditTail({ limit: 10 }).filter((r) => r.action === "store.create")).toHaveLength(1);
+    expect(await storeCreations()).toHaveLength(1);
   });
 
   it("an operator who removed default keeps it removed on the next start", async () => {
     await bootstrapApp();
-    closeAllDatabases();
-    fs.rmSync(storeDir("default"), { recursive: true, force: true });
+    // The operator's removal: the store's folder on SQLite, its schema on PostgreSQL.
+    if (onPg) await governanceSql(`drop schema "${storeSchemaName("default")}" cascade`);
+    else {
+      closeAllDatabases();
+      fs.rmSync(storeDir("default"), { recursive: true, force: true });
+    }
     await bootstrapApp();
-    expect(listStoreNames()).toEqual(["core"]);
+    expect(await stores().listStoreNames()).toEqual(["core"]);
   });
 
-  it("a data dir from before the rule gets default; one where default was made by hand keeps it as it is", () => {
-    createStore({ input: { name: "default", description: "mine" }, actor: "user:admin" });
-    expect(ensureDefaultStore()).toBe(false);
-    expect(fs.existsSync(path.join(storeDir("default"), "index.db"))).toBe(true);
+  it("a data dir from before the rule gets default; one where default was made by hand keeps it as it is", async () => {
+    await stores().createStore({ input: { name: "default", description: "mine" }, actor: "user:admin" });
+    expect(await stores().ensureStartupStores()).toEqual({ createdDefault: false });
+    expect((await stores().describeStore({ store: "default" })).description).toBe("mine");
+    await sqliteOnlyCheck("the store's index.db file", () => expect(fs.existsSync(path.join(storeDir("default"), "index.db"))).toBe(true));
   });
 });
 

@@ -2,12 +2,12 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError, parseConfig } from "@/lib/config";
-import { getGovernance } from "@/lib/db/connection";
 import { alertQueueIdle, setAlertTimingForTests } from "@/lib/governance/alert-webhook";
-import { abandonDialecticSession, createDialecticSession } from "@/lib/governance/dialectic";
+import { governance } from "@/lib/backend/governance";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus } from "@/lib/governance/health-events";
+import { runStatusWatchPass } from "@/lib/metrics/health";
 import { freePort } from "./fixtures/next-server";
-import { useTempDataDir } from "./helpers";
+import { governanceSql, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
 
 type Received = { body: Record<string, unknown> };
 
@@ -39,21 +39,22 @@ async function startReceiver() {
   };
 }
 
-const eventRow = (id: number) => getGovernance().sqlite.prepare("select webhook_state as state, webhook_attempts as attempts, webhook_error as error from health_events where id = ?").get(id);
+// The delivery is recorded after the attempt settles, off the caller's path: read it until it lands.
+const eventRow = async (id: number) => (await governanceSql("select webhook_state as state, webhook_attempts as attempts, webhook_error as error from health_events where id = ?", [id]))[0];
 
 describe("health events and the alert webhook", () => {
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
-  let env: ReturnType<typeof useTempDataDir>;
+  let env: TestEnv;
   beforeEach(async () => {
     receiver = await startReceiver();
-    env = useTempDataDir({ DUALMIND_ALERT_WEBHOOK_URL: receiver.url });
+    env = await useTestBackend({ DUALMIND_ALERT_WEBHOOK_URL: receiver.url, DUALMIND_EMBED_BACKLOG_WATERMARK: "1" });
     // A generous timeout (a loaded machine must not turn a slow answer into a retry); the slow-receiver test shortens it.
     setAlertTimingForTests({ timeoutMs: 5_000, backoffBaseMs: 20 });
   });
   afterEach(async () => {
     await alertQueueIdle();
     setAlertTimingForTests(null);
-    env.cleanup();
+    await env.cleanup();
     await receiver.close();
   });
 
@@ -79,7 +80,7 @@ describe("health events and the alert webhook", () => {
     const e = (await observeStoreStatus({ store: "docs", status: "provider_down", reason: "provider not answering" }))!;
     await alertQueueIdle();
     expect(receiver.state.received).toHaveLength(3);
-    expect(eventRow(e.id)).toEqual({ state: "delivered", attempts: 3, error: null });
+    await expect.poll(() => eventRow(e.id)).toEqual({ state: "delivered", attempts: 3, error: null });
   });
 
   it("a slow receiver times out, is retried, and never blocks the caller", async () => {
@@ -90,31 +91,45 @@ describe("health events and the alert webhook", () => {
     // While the receiver holds the first delivery open, the next status change is still recorded at once.
     const other = (await observeStoreStatus({ store: "notes", status: "degraded", reason: "backlog" }))!;
     expect(other).toMatchObject({ webhookState: "pending" });
-    expect(eventRow(e.id)).toMatchObject({ state: "pending" });
+    expect(await eventRow(e.id)).toMatchObject({ state: "pending" });
     await alertQueueIdle();
     // The hung attempt timed out, its retry got through, then the second event went out.
     expect(receiver.state.received.map((r) => r.body.id)).toEqual([e.id, e.id, other.id]);
-    expect(eventRow(e.id)).toEqual({ state: "delivered", attempts: 2, error: null });
+    await expect.poll(() => eventRow(e.id)).toEqual({ state: "delivered", attempts: 2, error: null });
     for (const res of receiver.state.hung) res.destroy();
   });
 
   it("a receiver that is down: the event stays on record with the delivery error after the last attempt", async () => {
     const downUrl = `http://127.0.0.1:${await freePort()}/hook`;
-    env.cleanup();
-    env = useTempDataDir({ DUALMIND_ALERT_WEBHOOK_URL: downUrl });
+    await env.cleanup();
+    env = await useTestBackend({ DUALMIND_ALERT_WEBHOOK_URL: downUrl });
     const e = (await observeStoreStatus({ store: "docs", status: "parked", reason: "4 items parked" }))!;
     await alertQueueIdle();
-    expect(eventRow(e.id)).toMatchObject({ state: "failed", attempts: 5, error: expect.stringContaining("cannot reach the receiver") });
+    await expect.poll(() => eventRow(e.id)).toMatchObject({ state: "failed", attempts: 5, error: expect.stringContaining("cannot reach the receiver") });
     expect((await listRecentHealthEvents())[0]).toMatchObject({ status: "parked", webhookState: "failed" });
   });
 
   it("a failed dialectic session is one event, however often it is seen", async () => {
-    const { session } = createDialecticSession({ input: { topic: "review the plan", reviewer_agent_id: "agent-b" }, agentId: "agent-a" });
-    abandonDialecticSession({ sessionId: session.sessionId, agentId: "agent-a", reason: "gave up" });
+    const { session } = await governance().createDialecticSession({ input: { topic: "review the plan", reviewer_agent_id: "agent-b" }, agentId: "agent-a" });
+    await governance().abandonDialecticSession({ sessionId: session.sessionId, agentId: "agent-a", reason: "gave up" });
     expect(await observeFailedDialecticSessions()).toHaveLength(1);
     expect(await observeFailedDialecticSessions()).toHaveLength(0);
     await alertQueueIdle();
     expect(receiver.state.received.map((r) => r.body)).toEqual([expect.objectContaining({ kind: "dialectic_failed", subject: session.sessionId, reason: "abandoned by agent-a: gave up" })]);
+  });
+
+  it("the server's status watch turns a store's real status change into an event and an alert; a steady status is none", async () => {
+    await seedStore("docs");
+    await runStatusWatchPass();
+    await seedDocument("docs", "a.md", "# A\n\nfirst note");
+    await seedDocument("docs", "b.md", "# B\n\nsecond note");
+    // Two items queued against a watermark of one: the store is degraded now, on either backend.
+    await runStatusWatchPass();
+    await runStatusWatchPass();
+    await alertQueueIdle();
+    const events = (await listRecentHealthEvents({ store: "docs" })).filter((e) => e.kind === "store_status");
+    expect(events.map((e) => [e.store, e.status, e.previousStatus])).toEqual([["docs", "degraded", "healthy"]]);
+    expect(receiver.state.received.map((r) => r.body)).toContainEqual(expect.objectContaining({ kind: "store_status", store: "docs", status: "degraded" }));
   });
 
   it("the webhook URL is validated at start-up", () => {

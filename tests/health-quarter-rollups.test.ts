@@ -12,12 +12,16 @@ import { generateDemoRollups } from "@/lib/metrics/demo";
 import { getOverviewNumbers, loadObservabilityDashboard } from "@/lib/metrics/health";
 import { prepareLatencySeries, prepareRouteTable, windowForRange, type LatencyBucketRow } from "@/lib/metrics/preparers";
 import { flushLatencyRollups, foldRollups, QUARTER_HOUR_MS } from "@/lib/metrics/rollups";
-import { migrationsUpTo, useTempDataDir } from "./helpers";
+import { migrationsUpTo } from "./helpers";
+import { itSqliteOnly, useTestBackend, type TestEnv } from "./backend";
 
 // The 24h Observability view reads quarter-hour rollups (96 rows per route
 // instead of 1440 minutes). These tests check that it shows exactly what the
 // requests and their minute rows say, and that a governance.db written
 // before quarter-hour rows existed gets them from its minutes on upgrade.
+// Route rollups live in this process's governance.db on either backend (with
+// DATABASE_URL too: see the replica test in health-rollups.test.ts), so the
+// minute rows are read there; the Overview's store numbers come from the backend.
 
 const NOW = Date.UTC(2026, 10, 22, 12, 7, 30);
 const MIN = 60_000;
@@ -25,9 +29,10 @@ const HOUR = 3_600_000;
 const ROUTES = ["GET /stores/{store}/search", "POST /stores/{store}/remember", "POST /tasks", "GET /health"];
 const STATUSES = [200, 200, 200, 201, 404, 409, 503];
 
-let env: ReturnType<typeof useTempDataDir>;
-beforeEach(() => {
-  env = useTempDataDir();
+let env: TestEnv;
+beforeEach(async () => {
+  // No start-up: the migration test writes an old governance.db itself.
+  env = await useTestBackend({}, { bootstrap: false });
   flushLatencyRollups(); // start from an empty in-memory table
 });
 afterEach(() => env.cleanup());
@@ -137,7 +142,7 @@ describe("governance migration 0008 (quarter-hour rollups)", () => {
     sqlite.close();
   }
 
-  it("folds the minutes already recorded into quarter-hour rows on upgrade, so the 24h view is right at once", () => {
+  itSqliteOnly("folds the minutes already recorded into quarter-hour rows on upgrade, so the 24h view is right at once", "an old governance.db upgraded by its SQLite migrations; PostgreSQL starts from drizzle/pg", () => {
     const minutes = generateDemoRollups({ from: NOW - 30 * HOUR, to: NOW, stepMs: MIN });
     expect(minutes.some((m) => m.clientErrorCount > 0)).toBe(true);
     createOldGovernance(minutes);

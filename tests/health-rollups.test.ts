@@ -1,34 +1,28 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { getGovernance, getStoreDb } from "@/lib/db/connection";
-import { putDocuments } from "@/lib/index/ingest";
-import { drainEmbedQueues } from "@/lib/embed/worker";
-import { createStore, openStore } from "@/lib/stores/stores";
+import { getGovernance } from "@/lib/db/connection";
 import { recordRequest } from "@/lib/http/request-timer";
 import { flushLatencyRollups, pruneMetrics } from "@/lib/metrics/rollups";
 import { getLatestSnapshotsByStore, saveStoreSnapshots, snapshotAllStores } from "@/lib/metrics/snapshots";
-import { getConfig } from "@/lib/config";
-import { enqueueEmbeddings } from "@/lib/embed/queue";
 import { generateDemoSnapshots } from "@/lib/metrics/demo";
-import { loadHealthDashboard } from "@/lib/metrics/health";
+import { getOverviewNumbers, loadHealthDashboard, loadObservabilityDashboard } from "@/lib/metrics/health";
 import { listLatencyBucketsByWindow, listRouteTotalsByWindow } from "@/lib/metrics/series";
 import { prepareLatencySeries, prepareRouteTable, windowForRange } from "@/lib/metrics/preparers";
-import { recordTrace } from "@/lib/recall/traces";
-import { recallReflections } from "@/lib/recall/recall";
-import { listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
-import { measureRecallStats } from "@/lib/metrics/snapshots";
-import { useTempDataDir } from "./helpers";
+import { recallBackend } from "@/lib/recall/backend";
+import { asAnotherReplica, drainEmbeddings, itFailsOnPg, seedDocument, seedStore, seedTrace, useTestBackend, type TestEnv } from "./backend";
 
 const NOW = Date.UTC(2026, 10, 22, 12, 0, 30);
 const MIN = 60_000;
 const DAY = 86_400_000;
 
-let env: ReturnType<typeof useTempDataDir>;
-beforeEach(() => {
-  env = useTempDataDir();
+let env: TestEnv;
+beforeEach(async () => {
+  env = await useTestBackend({ DUALMIND_EMBED_BACKLOG_WATERMARK: "2" });
   flushLatencyRollups(); // start from an empty in-memory table
 });
 afterEach(() => env.cleanup());
 
+// Route latency rollups are written to this process's governance.db on either backend (there is no PostgreSQL
+// table for them yet: see the replica test below), so these read them there.
 const rollups = () => getGovernance().sqlite.prepare("select resolution_s as res, route, count, error_count as errors, client_error_count as clientErrors, p95_ms as p95, by_status as byStatus from metric_rollups order by res, route").all() as { res: number; route: string; count: number; errors: number; clientErrors: number; p95: number; byStatus: string }[];
 
 describe("latency rollups", () => {
@@ -86,6 +80,26 @@ describe("latency rollups", () => {
     expect(point).toMatchObject({ count: 5, errorPct: 20, clientErrorPct: 60 });
   });
 
+  itFailsOnPg(
+    "requests served by two app servers of one install both count on Observability and the Overview",
+    "route latency rollups are kept in each server's local governance.db, never in PostgreSQL: with N replicas each shows its own traffic only",
+    async () => {
+      recordRequest("POST /tasks", 201, 2, Date.now());
+      flushLatencyRollups();
+      const back = asAnotherReplica();
+      try {
+        recordRequest("POST /tasks", 201, 2, Date.now());
+        recordRequest("POST /tasks", 503, 2, Date.now());
+        flushLatencyRollups();
+        const [row] = loadObservabilityDashboard({ range: "1h" }).routes;
+        expect(row).toMatchObject({ route: "POST /tasks", count: 3 });
+        expect((await getOverviewNumbers()).apiRequests24h).toBe(3);
+      } finally {
+        back();
+      }
+    },
+  );
+
   it("a route answering only 409s has a 0% error rate", () => {
     recordRequest("POST /dialectic/sessions/{id}/messages", 409, 2, NOW);
     recordRequest("POST /dialectic/sessions/{id}/messages", 409, 2, NOW);
@@ -96,51 +110,64 @@ describe("latency rollups", () => {
 });
 
 describe("store snapshots and the Health page data", () => {
-  it("a snapshot measures the real store: backlog before the worker runs, coverage after", async () => {
-    createStore({ input: { name: "notes" }, actor: "test" });
-    putDocuments({ handle: getStoreDb("notes"), input: { path: "a.md", content: "# Alpha\n\nsome text about sqlite and vectors" }, actor: "test" });
+  const SNAPSHOTS_ON_PG = "store snapshots (backlog, drift, coverage and throughput history) are not recorded with DATABASE_URL: snapshotAllStores skips PostgreSQL stores and the Health page says the history is not available";
+
+  itFailsOnPg("a snapshot measures the real store: backlog before the worker runs, coverage after", SNAPSHOTS_ON_PG, async () => {
+    await seedStore("notes");
+    await seedDocument("notes", "a.md", "# Alpha\n\nsome text about sqlite and vectors");
     await snapshotAllStores({ now: NOW });
     let d = await loadHealthDashboard({ store: "notes", range: "1h", now: NOW });
-    const before = getLatestSnapshotsByStore({ stores: ["notes"] }).get("notes")!;
-    expect(before.backlog).toBeGreaterThan(0);
-    expect(before.coveragePct).toBe(0);
-    expect(before.hitRate).toBeNull();
-    await drainEmbedQueues({ stores: ["notes"] });
+    const first = d.series.filter((p) => p.backlog !== null);
+    expect(first).toHaveLength(1);
+    expect(first[0].backlog).toBeGreaterThan(0);
+    expect(first[0].coveragePct).toBe(0);
+    expect(first[0].hitRate).toBeNull();
+    await drainEmbeddings(["notes"]);
     await snapshotAllStores({ now: NOW + MIN });
     d = await loadHealthDashboard({ store: "notes", range: "1h", now: NOW + MIN });
     expect(getLatestSnapshotsByStore({ stores: ["notes"] }).get("notes")).toMatchObject({ backlog: 0, coveragePct: 100, degraded: false, vectorsAvailable: true });
     expect(d.perStore[0].state).toBe("healthy");
     expect(d.snapshotsAsOf).toBe(NOW + MIN - ((NOW + MIN) % MIN));
     const points = d.series.filter((p) => p.backlog !== null);
-    expect(points.map((p) => p.backlog)).toEqual([before.backlog, 0]);
+    expect(points.map((p) => p.backlog)).toEqual([first[0].backlog, 0]);
     expect(points[1].throughputPerHour).toBeGreaterThan(0);
   });
 
-  it("the status is live, never the newest snapshot: overall picks the worst store now; unknown stores fall back to all; missing minutes stay gaps", async () => {
-    createStore({ input: { name: "ok" }, actor: "test" });
-    createStore({ input: { name: "behind" }, actor: "test" });
+  it("the status is live: overall picks the worst store now; unknown stores fall back to all", async () => {
+    await seedStore("ok");
+    await seedStore("behind");
+    let d = await loadHealthDashboard({ store: "nope", range: "1h", now: NOW });
+    expect(d.store).toBe("all");
+    expect(d.stores).toEqual(expect.arrayContaining(["ok", "behind"]));
+    expect(d.overall).toMatchObject({ state: "healthy" });
+    expect(d.perStore.length).toBeGreaterThanOrEqual(2);
+    expect(d.perStore.every((s) => s.state === "healthy")).toBe(true);
+    // Three items queued against a watermark of two.
+    for (const n of ["a", "b", "c"]) await seedDocument("behind", `${n}.md`, `# ${n}\n\nnote ${n}`);
+    d = await loadHealthDashboard({ store: "all", range: "1h", now: NOW });
+    expect(d.overall).toMatchObject({ store: "behind", state: "degraded", backlog: { pending: 3 } });
+    d = await loadHealthDashboard({ store: "ok", range: "1h", now: NOW });
+    expect(d.perStore.map((s) => [s.store, s.state])).toEqual([["ok", "healthy"]]);
+  });
+
+  itFailsOnPg("the history never overrides the live status; missing minutes stay gaps; model changes are marked", SNAPSHOTS_ON_PG, async () => {
+    await seedStore("ok");
+    await seedStore("behind");
     const demo = generateDemoSnapshots({ stores: ["ok", "behind"], from: NOW - 60 * MIN, to: NOW, stepMs: MIN });
     saveStoreSnapshots({ snapshots: demo });
     const lastBehind = demo.filter((s) => s.store === "behind").at(-1)!;
     saveStoreSnapshots({ snapshots: [{ ...lastBehind, ts: lastBehind.ts + MIN, backlog: 5000, degraded: true, parked: 2 }] });
-    let d = await loadHealthDashboard({ store: "nope", range: "1h", now: NOW });
-    expect(d.store).toBe("all");
+    const d = await loadHealthDashboard({ store: "all", range: "1h", now: NOW });
     // The snapshot says "behind" was degraded a minute ago; right now both stores are healthy, and that is what shows.
     expect(d.overall).toMatchObject({ state: "healthy" });
-    expect(d.perStore.length).toBeGreaterThanOrEqual(2);
-    expect(d.perStore.every((s) => s.state === "healthy")).toBe(true);
-    const watermark = getConfig().embed.backlogWatermark;
-    enqueueEmbeddings({ handle: getStoreDb("behind"), items: Array.from({ length: watermark + 1 }, (_, i) => ({ kind: "chunk", refId: 1_000_000 + i, inputHash: "h" })) });
-    d = await loadHealthDashboard({ store: "all", range: "1h", now: NOW });
-    expect(d.overall).toMatchObject({ store: "behind", state: "degraded", backlog: { pending: watermark + 1 } });
     const gaps = d.series.filter((p) => p.backlog === null).length;
     expect(gaps).toBeGreaterThan(0); // the demo outage
     expect(d.series.some((p) => p.backlog === 0 || (p.backlog ?? 0) > 0)).toBe(true);
     expect(d.modelChanges.map((m) => m.store).sort()).toEqual(["behind", "ok"]);
   });
 
-  it("a 24h chart takes the worst backlog of each quarter-hour per store, never the sum of its minutes", async () => {
-    createStore({ input: { name: "steady" }, actor: "test" });
+  itFailsOnPg("a 24h chart takes the worst backlog of each quarter-hour per store, never the sum of its minutes", SNAPSHOTS_ON_PG, async () => {
+    await seedStore("steady");
     const quarter = 15 * MIN;
     const start = NOW - (NOW % quarter) - 4 * quarter;
     const minutes = generateDemoSnapshots({ stores: ["steady"], from: start, to: start + quarter, stepMs: MIN }).map((s, i) => ({ ...s, backlog: 100 + i, watermark: 1000 }));
@@ -150,26 +177,27 @@ describe("store snapshots and the Health page data", () => {
     expect(measured).toEqual([expect.objectContaining({ t: start, backlog: 100 + minutes.length - 1, watermark: 1000 })]);
   });
 
-  it("recalls of the last minute give the hit rate and latency; people's ratings give precision; a quiet minute is a gap", async () => {
-    createStore({ input: { name: "ops" }, actor: "test" });
-    const h = getStoreDb("ops");
-    recordTrace({
-      handle: h,
-      agentId: "a1",
-      input: { intent: { verb: "fix", target: "auth token refresh" }, shard_type: "backend", key_files: ["lib/auth/refresh.ts"], outcome: "failure", key_issue: "refresh token rotated twice", error_tags: ["auth"] },
-    });
-    await drainEmbedQueues({ stores: ["ops"] });
-    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing", key_files: ["lib/auth/refresh.ts"] } } });
-    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { query: "sourdough starter feeding schedule" } });
-    const [hit] = listRecentRecallEvents({ handle: h }).flatMap((e) => e.hits);
-    rateRecallHit({ handle: h, input: { hit_id: hit.id, relevant: true }, actor: "user:test" });
+  it("recalls give the Health page its hit rate; people's ratings give precision; a store without recalls shows gaps", async () => {
+    await seedStore("ops");
+    await seedStore("quiet");
+    await seedTrace(
+      "ops",
+      { intent: { verb: "fix", target: "auth token refresh" }, shard_type: "backend", key_files: ["lib/auth/refresh.ts"], outcome: "failure", key_issue: "refresh token rotated twice", error_tags: ["auth"] },
+      "a1",
+    );
+    await drainEmbeddings(["ops"]);
+    const recall = recallBackend();
+    await recall.recall({ store: "ops", agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing", key_files: ["lib/auth/refresh.ts"] } } });
+    await recall.recall({ store: "ops", agentId: "a2", input: { query: "sourdough starter feeding schedule" } });
+    const [hit] = (await recall.listRecentRecalls({ store: "ops", limit: 10 })).flatMap((e) => e.hits);
+    await recall.rateRecallHit({ store: "ops", input: { hit_id: hit.id, relevant: true }, actor: "user:test" });
 
+    // The minute after the recalls: SQLite's snapshot measures the minute gone; PostgreSQL reads its recall log.
     const nextMinute = Date.now() + MIN;
-    const stats = measureRecallStats({ handle: h, now: nextMinute });
-    expect(stats).toMatchObject({ recallCount: 2, hitRate: 0.5, precision: 1 });
-    expect(stats.avgHitAgeS).toBeGreaterThanOrEqual(0); // the trace was written just before the recall
-    expect(stats.recallP95Ms).toBeGreaterThanOrEqual(stats.recallP50Ms!);
-    const quiet = measureRecallStats({ handle: h, now: nextMinute + 5 * MIN });
-    expect(quiet).toMatchObject({ recallCount: 0, hitRate: null, avgHitAgeS: null, recallP50Ms: null, precision: 1 });
+    await snapshotAllStores({ now: nextMinute });
+    const measured = (await loadHealthDashboard({ store: "ops", range: "1h", now: nextMinute })).series.filter((p) => p.hitRate !== null);
+    expect(measured).toEqual([expect.objectContaining({ hitRate: 0.5, precision: 1 })]);
+    expect(measured[0].recallP95Ms).toBeGreaterThanOrEqual(measured[0].recallP50Ms!);
+    expect((await loadHealthDashboard({ store: "quiet", range: "1h", now: nextMinute })).series.every((p) => p.hitRate === null)).toBe(true);
   });
 });

@@ -1,12 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { getStoreDb } from "@/lib/db/connection";
+import * as healthRoute from "@/app/api/v1/stores/[store]/health/route";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
-import { deriveStoreStatus, getStoreStatus, STORE_STATUS_PRECEDENCE, worstStatus, type StatusInput, type StoreStatusState } from "@/lib/embed/status";
-import { processEmbedBatch } from "@/lib/embed/worker";
-import { putDocuments } from "@/lib/index/ingest";
-import { createStore, openStore } from "@/lib/stores/stores";
+import { deriveStoreStatus, STORE_STATUS_PRECEDENCE, worstStatus, type StatusInput, type StoreStatusState } from "@/lib/embed/status";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
-import { useTempDataDir } from "./helpers";
+import { drainEmbeddings, itFailsOnPg, seedDocument, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 
 const HEALTHY: StatusInput = { store: "alpha", pending: 3, parked: 0, watermark: 1000, modelChanged: false, stale: 0, missing: 3, artifacts: 40, provider: { ok: true, error: null }, vectors: { available: true, reason: null } };
 
@@ -66,40 +64,57 @@ describe("status precedence (as documented in lib/embed/status.ts)", () => {
   });
 });
 
-describe("getStoreStatus against a real store and a stand-in provider", () => {
+describe("the live status of a real store with a stand-in provider (GET /stores/{store}/health)", () => {
   let fake: Awaited<ReturnType<typeof startFakeOpenAI>>;
-  let env: ReturnType<typeof useTempDataDir>;
+  let env: TestEnv;
+  let token: string;
   beforeEach(async () => {
     fake = await startFakeOpenAI({ dimension: 32 });
-    env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32", DUALMIND_EMBED_BACKLOG_WATERMARK: "5", DUALMIND_EMBED_TIMEOUT_MS: "5000" });
+    env = await useTestBackend({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32", DUALMIND_EMBED_BACKLOG_WATERMARK: "5", DUALMIND_EMBED_TIMEOUT_MS: "5000" });
     resetEmbedderForTests();
     await getEmbedder().fingerprint;
+    token = await seedToken({ label: "watcher", agent_id: "watcher", scopes: ["read"] });
   });
   afterEach(async () => {
     resetEmbedderForTests();
-    env.cleanup();
+    await env.cleanup();
     await fake.close();
   });
 
-  it("goes healthy → degraded → provider down → parked → healthy as the store and the provider change", async () => {
-    createStore({ input: { name: "s" }, actor: "test" });
-    const handle = openStore({ store: "s" });
-    expect((await getStoreStatus({ handle })).state).toBe("healthy");
-    putDocuments({ handle, input: { documents: Array.from({ length: 8 }, (_, i) => ({ path: `n/${i}.md`, content: `# note ${i}\n\nbody ${i}` })) }, actor: "test" });
-    expect(await getStoreStatus({ handle })).toMatchObject({ state: "degraded", backlog: { pending: 8, watermark: 5 } });
+  const health = async () => {
+    const r = await callRoute(healthRoute.GET, { token, params: { store: "s" } });
+    expect(r.status).toBe(200);
+    return r.json as { status: string; backlog: { pending: number; parked: number; watermark: number }; provider: { ok: boolean } };
+  };
 
-    fake.state.defaultMode = "500";
-    await processEmbedBatch({ handle });
-    expect(await getStoreStatus({ handle })).toMatchObject({ state: "provider_down", provider: { ok: false } });
-
-    // Back up: the next real call (here a batch) records it; items that failed are parked by a non-retryable error.
-    fake.state.defaultMode = "ok";
-    getStoreDb("s").sqlite.exec("update embed_queue set next_attempt_at = 0");
-    while ((await processEmbedBatch({ handle })).claimed > 0);
-    expect((await getStoreStatus({ handle })).state).toBe("healthy");
-    putDocuments({ handle, input: { path: "n/new.md", content: "# a new note\n\nwith text never embedded" }, actor: "test" });
+  it("goes healthy → degraded → healthy → parked as the store fills, drains and meets a bad answer", async () => {
+    await seedStore("s");
+    expect((await health()).status).toBe("healthy");
+    for (let i = 0; i < 8; i++) await seedDocument("s", `n/${i}.md`, `# note ${i}\n\nbody ${i}`);
+    expect(await health()).toMatchObject({ status: "degraded", backlog: { pending: 8, watermark: 5 } });
+    await drainEmbeddings(["s"]);
+    expect(await health()).toMatchObject({ status: "healthy", backlog: { pending: 0 } });
+    // An answer of the wrong size is not retryable: the item is parked.
+    await seedDocument("s", "n/new.md", "# a new note\n\nwith text never embedded");
     fake.state.defaultMode = "wrong_dim";
-    await processEmbedBatch({ handle });
-    expect(await getStoreStatus({ handle })).toMatchObject({ state: "parked", backlog: { parked: 1 } });
+    await drainEmbeddings(["s"]);
+    expect(await health()).toMatchObject({ status: "parked", backlog: { parked: 1 } });
   });
+
+  itFailsOnPg(
+    "a provider failing a batch shows provider_down; when it answers again the store is healthy",
+    "the PostgreSQL embed worker (processEmbedBatchPg, lib/index/embed-queue-pg.ts) never records the provider's outcome (recordProviderOutcome), so the status stays degraded with provider ok",
+    async () => {
+      await seedStore("s");
+      for (let i = 0; i < 8; i++) await seedDocument("s", `n/${i}.md`, `# note ${i}\n\nbody ${i}`);
+      fake.state.defaultMode = "500";
+      await drainEmbeddings(["s"]);
+      expect(await health()).toMatchObject({ status: "provider_down", provider: { ok: false } });
+      // Back up: the next real call (here a batch) records it.
+      fake.state.defaultMode = "ok";
+      await storeSql("s", "update embed_queue set next_attempt_at = 0");
+      await drainEmbeddings(["s"]);
+      expect(await health()).toMatchObject({ status: "healthy", provider: { ok: true } });
+    },
+  );
 });

@@ -229,10 +229,10 @@ export async function storeHealthReportFor({ store }: { store: string }) {
 
 /** One pass of the status watch: observe every store's live status (a change is an event) and failed dialectic sessions. */
 export async function runStatusWatchPass(): Promise<void> {
-  // With DATABASE_URL the status history is shared by every replica, and the stores this process would read here are
-  // its local SQLite ones, not the PostgreSQL stores the API serves: recording theirs would flap between replicas.
-  const localStores = storesOnPostgres() ? [] : listStoreNames();
-  for (const s of await getLiveStoreStatuses({ stores: localStores })) {
+  // With DATABASE_URL the stores are PostgreSQL's (never this process's local SQLite ones) and the status history is
+  // shared by every replica: each watches the same stores, and observeStoreStatus records a change once.
+  const statuses = storesOnPostgres() ? await getLiveStoreStatusesPg() : await getLiveStoreStatuses({ stores: listStoreNames() });
+  for (const s of statuses) {
     try {
       await observeStoreStatus({ store: s.store, status: s.state, reason: s.reason });
     } catch (e) {

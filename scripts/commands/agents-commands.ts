@@ -6,7 +6,9 @@ import { getEmbedder } from "../../lib/embed/model";
 import { getReembedProgress, startReembed } from "../../lib/embed/reembed";
 import { getStoreStatus } from "../../lib/embed/status";
 import { startEmbedWorker } from "../../lib/embed/worker";
-import { verifyAuditChain } from "../../lib/governance/audit";
+import { governance } from "../../lib/backend/governance";
+import { getStoreStatusPgByName } from "../../lib/metrics/store-status-pg";
+import { stores as storesBackend } from "../../lib/stores/backend";
 import { openStore } from "../../lib/stores/stores";
 import { listStoreNames } from "../../lib/db/store-names";
 import { PRIVATE_FILE_MODE } from "../../lib/private-fs";
@@ -132,10 +134,12 @@ export const agentsCommands: Command[] = [
     usage: "health [<store> | --all]",
     summary: "one line per store: its live status (healthy, degraded, drifted, provider_down, parked, vectors_unavailable) and why, plus the audit chain; exit 1 unless every store is healthy and the chain is intact",
     run: async ({ args, flags, out }) => {
-      const stores = args[0] && flags.all !== true ? [args[0]] : listStoreNames();
+      // With DATABASE_URL the stores and the ledger the API serves are PostgreSQL's, never DATA_DIR's local ones.
+      const onPg = storesOnPostgres();
+      const stores = args[0] && flags.all !== true ? [args[0]] : onPg ? await storesBackend().listStoreNames() : listStoreNames();
       const statuses = [];
-      for (const store of stores) statuses.push(await getStoreStatus({ handle: openStore({ store }) }));
-      const audit = verifyAuditChain();
+      for (const store of stores) statuses.push(onPg ? await getStoreStatusPgByName({ store }) : await getStoreStatus({ handle: openStore({ store }) }));
+      const audit = await governance().verifyAuditChain({});
       const lines = statuses.map(
         (s) => `${s.store}\t${s.state}\t${s.reason}\tbacklog ${s.backlog.pending}/${s.backlog.watermark}\tparked ${s.backlog.parked}\tdrift ${s.drift.drifted} (coverage ${s.drift.coveragePct.toFixed(1)}%)${s.action ? `\tfix: ${s.action.label}` : ""}`,
       );

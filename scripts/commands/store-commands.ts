@@ -2,7 +2,8 @@ import { actorOf } from "../../lib/auth/actor";
 import { getEmbedder } from "../../lib/embed/model";
 import { getEmbeddingStatus } from "../../lib/embed/status";
 import { rebuildAnnIndexes, rebuildVecIndex } from "../../lib/embed/vector-index";
-import { createStore, listStores, openStore } from "../../lib/stores/stores";
+import { openStore } from "../../lib/stores/stores";
+import { stores as storesBackend } from "../../lib/stores/backend";
 import { verifyAuditChain, type AuditVerification } from "../../lib/governance/audit";
 import { verifyAuditChainPg } from "../../lib/governance/audit-pg";
 import { getPg } from "../../lib/db/pg";
@@ -19,11 +20,12 @@ export const storeCommands: Command[] = [
     name: "stores list",
     usage: "stores list",
     summary: "list stores with row counts and sizes",
-    run: ({ out }) => {
-      const stores = listStores();
+    // This backend's stores (PostgreSQL's with DATABASE_URL), like GET /stores; a PostgreSQL store has no index file.
+    run: async ({ out }) => {
+      const stores = await storesBackend().listStores();
       out(
         stores
-          .map((s) => `${s.name}\t${formatBytes(s.files.indexBytes)}\t${Object.entries(s.counts).map(([t, n]) => `${t}=${n}`).join(" ")}\tvectors:${s.vectors.available ? s.vectors.version : "unavailable"}`)
+          .map((s) => `${s.name}\t${s.files ? formatBytes(s.files.indexBytes) : "postgres"}\t${Object.entries(s.counts).map(([t, n]) => `${t}=${n}`).join(" ")}\tvectors:${s.vectors.available ? s.vectors.version : "unavailable"}`)
           .join("\n"),
         { stores },
       );
@@ -33,9 +35,9 @@ export const storeCommands: Command[] = [
     name: "stores create",
     usage: "stores create <name> [--description D]",
     summary: "create a store",
-    run: ({ args, flags, out }) => {
+    run: async ({ args, flags, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
-      const store = createStore({ input: { name: args[0], description: flagString(flags, "description") }, actor: ACTOR });
+      const store = await storesBackend().createStore({ input: { name: args[0], description: flagString(flags, "description") }, actor: ACTOR });
       out(`created store ${store.name}`, store);
     },
   },

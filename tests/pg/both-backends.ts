@@ -5,20 +5,30 @@
  * A suite joins by seeding through tests/backend.ts and being listed here.
  */
 export const BOTH_BACKEND_SUITES = [
+  "tests/agents-cli.test.ts",
   "tests/agents-mcp.test.ts",
   "tests/agents-openapi.test.ts",
   "tests/api-authz.test.ts",
   "tests/api-contract.test.ts",
   "tests/api-routes.test.ts",
+  "tests/auth-sessions.test.ts",
+  "tests/auth-sign-in.test.ts",
+  "tests/dashboard-forms.test.ts",
   "tests/dialectic-annotations.test.ts",
+  "tests/first-run.test.ts",
   "tests/graph-api.test.ts",
+  "tests/health-alerts.test.ts",
   "tests/health-api.test.ts",
+  "tests/health-quarter-rollups.test.ts",
+  "tests/health-rollups.test.ts",
   "tests/index-api.test.ts",
   "tests/ledger-dialectic.test.ts",
   "tests/ledger.test.ts",
+  "tests/ledger-concurrency.test.ts",
   "tests/retrieval-provider-faults.test.ts",
   "tests/retrieval-reasons.test.ts",
   "tests/search-semantic.test.ts",
+  "tests/status-precedence.test.ts",
   // The reliability suite's bad-input table (every /api/v1 route × every bad input: the right 4xx, nothing written).
   "tests/reliability/bad-input.test.ts",
 ] as const;
