@@ -19,6 +19,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/retrieval-reasons.test.ts",
   "tests/search-semantic.test.ts",
   "tests/search-reader.test.ts",
+  "tests/search-proximity.test.ts",
   // The reliability suite's bad-input table (every /api/v1 route × every bad input: the right 4xx, nothing written).
   "tests/reliability/bad-input.test.ts",
 ] as const;
