@@ -3,7 +3,9 @@ import type { z } from "zod";
 import type { createTokenSchema } from "@/lib/auth/tokens";
 import { governance } from "@/lib/backend/governance";
 import { bootstrapApp } from "@/lib/bootstrap";
-import { getGovernance } from "@/lib/db/connection";
+import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
+import { quoteIdent, storeSchemaName } from "@/lib/db/pg-store";
+import { searchInputSchema } from "@/lib/index/search";
 import { closePg, getPg } from "@/lib/db/pg";
 import { drainEmbedQueues } from "@/lib/embed/worker";
 import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
@@ -209,39 +211,6 @@ export async function drainEmbeddings(storeNames: string[]): Promise<void> {
   await drainEmbedQueuesPg({ handles: await Promise.all(storeNames.map((store) => openStorePg({ pg: handle, store }))) });
 }
 
-// (Imports of the helpers below, kept beside them: helpers are appended here by several hands.)
-import { closeAllDatabases, getStoreDb } from "@/lib/db/connection";
-import { storeSchemaName } from "@/lib/db/pg-store";
-
-/**
- * Raw SQL inside one store, on this backend: its index.db on SQLite, its
- * schema on PostgreSQL (search_path set for this one statement's
- * transaction). For a state no API sets (a backoff cut short, a row aged).
- * Write it in the SQL both dialects share; `?` placeholders on both.
- */
-export async function storeSql<T = Record<string, unknown>>(store: string, text: string, params: unknown[] = []): Promise<T[]> {
-  const pg = getPg();
-  if (!pg) {
-    const stmt = getStoreDb(store).sqlite.prepare(text);
-    if (stmt.reader) return stmt.all(...params) as T[];
-    stmt.run(...params);
-    return [];
-  }
-  const client = await (await pg).pool.connect();
-  try {
-    await client.query("begin");
-    await client.query(`set local search_path to "${storeSchemaName(store)}", public`);
-    let n = 0;
-    const rows = (await client.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
-    await client.query("commit");
-    return rows;
-  } catch (e) {
-    await client.query("rollback").catch(() => undefined);
-    throw e;
-  } finally {
-    client.release();
-  }
-}
 
 /**
  * Go on as another app server of the same install, until the returned
@@ -258,4 +227,50 @@ export function asAnotherReplica(): () => void {
   }
   const other = useTempDataDir({ DATABASE_URL: process.env.DATABASE_URL ?? "", DUALMIND_PG_POOL_MAX: process.env.DUALMIND_PG_POOL_MAX ?? "4" });
   return () => other.cleanup();
+}
+
+/**
+ * Raw SQL on one store's index, for what no API offers (a document's chunk
+ * ids in order, a row count): the store's index.db on SQLite, its schema on
+ * PostgreSQL. Write it in the SQL both dialects share, `?` placeholders;
+ * PostgreSQL answers bigint and count(*) as strings, so cast (`::int` is
+ * not SQLite: use `cast(x as integer)`, which both read).
+ */
+export async function storeSql<T = Record<string, unknown>>(store: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const pg = getPg();
+  if (pg) {
+    const client = await (await pg).pool.connect();
+    try {
+      await client.query("begin");
+      await client.query("select set_config('search_path', $1, true)", [`${quoteIdent(storeSchemaName(store))}, public`]);
+      let n = 0;
+      const rows = (await client.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
+      await client.query("commit");
+      return rows;
+    } catch (e) {
+      await client.query("rollback");
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+  const stmt = getStoreDb(store).sqlite.prepare(text);
+  if (stmt.reader) return stmt.all(...params) as T[];
+  stmt.run(...params);
+  return [];
+}
+
+/** A document's chunks in order (ids, text and byte range), on this backend. */
+export async function chunksOfDocument(store: string, docPath: string): Promise<{ chunkId: string; chunkIndex: number; text: string; startByte: number; endByte: number }[]> {
+  return storeSql(
+    store,
+    `select c.chunk_id as "chunkId", c.chunk_index as "chunkIndex", c.text, c.start_byte as "startByte", c.end_byte as "endByte"
+     from chunks c join documents d on d.doc_id = c.doc_id where d.path = ? order by c.chunk_index`,
+    [docPath],
+  );
+}
+
+/** A search as every entry point makes it (stores().search), the input parsed as the route parses it. */
+export async function searchHere(store: string, body: Record<string, unknown>) {
+  return stores().search({ store, input: searchInputSchema.parse(body) });
 }

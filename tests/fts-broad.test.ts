@@ -1,18 +1,23 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
 import { ftsMatchFor, searchFullText, type HitRow } from "@/lib/index/fulltext";
-import { putDocuments } from "@/lib/index/ingest";
 import { searchInputSchema, searchStore, type SearchInput } from "@/lib/index/search";
 import { BROAD_MATCH_ROWS, broadTopByBm25, clearPhraseScoreCache, MARK_CLOSE, MARK_OPEN, plainPhrases, snippetFor } from "@/lib/retrieval";
-import { createStore, openStore } from "@/lib/stores/stores";
-import { useTempDataDir } from "./helpers";
+import { stores } from "@/lib/stores/backend";
+import { openStore } from "@/lib/stores/stores";
+import { itSqliteOnly, onPg, searchHere, seedDocument, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 /**
  * Broad full-text queries (thousands of matches) are ranked from cached
  * per-phrase bm25 scores instead of FTS5 scoring every match. These tests
  * hold that path to the exhaustive FTS5 query on the same store: same rows,
  * same order, same scores and snippets, and never a stale answer after a write.
+ * That planner is SQLite's (PostgreSQL ranks every match with ts_rank, see
+ * lib/index/search-pg.ts); what a user sees of a broad query (full pages of
+ * hits holding the words, filters applied, writes seen at once) is checked on
+ * both backends in the last describe.
  */
+const PLANNER = "the per-phrase bm25 planner held to FTS5 scoring every match, on index.db";
 
 const DOCS = BROAD_MATCH_ROWS + 600;
 const COMMON = ["rotation", "ledger", "backup", "kernel", "socket", "thread"];
@@ -29,18 +34,19 @@ function note(i: number): string {
   return `# Note ${i}\n\n${words.join(" ")}`;
 }
 
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 
-beforeAll(() => {
-  env = useTempDataDir({ DUALMIND_EMBED_WORKER: "false", DUALMIND_QUERY_BUDGET_MS: "60000" });
-  createStore({ input: { name: "broad" }, actor: "test" });
-  const handle = getStoreDb("broad");
+beforeAll(async () => {
+  env = await useTestBackend({ DUALMIND_EMBED_WORKER: "false", DUALMIND_QUERY_BUDGET_MS: "60000" });
+  await seedStore("broad");
   for (let start = 0; start < DOCS; start += 500) {
     const documents = Array.from({ length: Math.min(500, DOCS - start) }, (_, k) => ({ path: `${(start + k) % 2 ? "odd" : "even"}/n${start + k}.md`, content: note(start + k) }));
-    putDocuments({ handle, input: { documents }, actor: "test" });
+    await stores().putDocuments({ store: "broad", input: { documents }, actor: "test" });
   }
-}, 120_000);
-afterAll(() => env.cleanup());
+}, 180_000);
+afterAll(async () => {
+  await env.cleanup();
+});
 beforeEach(() => clearPhraseScoreCache());
 
 const input = (q: string, extra: Partial<SearchInput> = {}) => searchInputSchema.parse({ q, limit: 10, mode: "fts", group: "chunk", ...extra });
@@ -79,13 +85,13 @@ function exhaustiveThenBroad(inp: SearchInput) {
 }
 
 describe("broad full-text queries", () => {
-  it.each([
+  it.runIf(!onPg).each([
     ["two common words, all", "rotation ledger", "all"],
     ["two common words, any", "rotation ledger", "any"],
     ["one common word", "kernel", "all"],
     ["common and rare, any", "zephyrine backup", "any"],
     ["four common words, any", "rotation ledger socket thread", "any"],
-  ] as const)("%s: same hits, order, scores and snippets as the exhaustive query", (_, q, match) => {
+  ] as const)(`%s: same hits, order, scores and snippets as the exhaustive query [SQLite only: ${PLANNER}]`, (_, q, match) => {
     const { exhaustive, built, cached } = exhaustiveThenBroad(input(q, { match }));
     expect(exhaustive.results.length).toBe(10);
     expect(view(built)).toEqual(view(exhaustive));
@@ -93,7 +99,7 @@ describe("broad full-text queries", () => {
     expect(cached.hasMore).toBe(exhaustive.hasMore);
   });
 
-  it("pages deep the same way (offset 40) and every hit contains the words (match=all)", () => {
+  itSqliteOnly("pages deep the same way (offset 40) and every hit contains the words (match=all)", PLANNER, () => {
     const { exhaustive, cached } = exhaustiveThenBroad(input("socket thread", { offset: 40, limit: 25 }));
     expect(view(cached)).toEqual(view(exhaustive));
     const handle = getStoreDb("broad");
@@ -104,7 +110,7 @@ describe("broad full-text queries", () => {
     }
   });
 
-  it("applies filters exactly: a prefix keeps only its documents, in the exhaustive order", () => {
+  itSqliteOnly("applies filters exactly: a prefix keeps only its documents, in the exhaustive order", PLANNER, () => {
     const { exhaustive, cached } = exhaustiveThenBroad(input("rotation backup", { prefix: "odd/" }));
     expect(cached.results.length).toBe(10);
     expect(cached.results.every((h) => h.path.startsWith("odd/"))).toBe(true);
@@ -112,21 +118,20 @@ describe("broad full-text queries", () => {
   });
 
   it("a filter's repeated values are one value: the same answer, and no new statement shape per repeat", async () => {
-    const handle = openStore({ store: "broad" });
     const once = searchInputSchema.parse({ q: "rotation ledger", kind: "markdown", tags: "a" });
     const repeated = searchInputSchema.parse({ q: "rotation ledger", kind: Array(500).fill("markdown").join(","), tags: Array(500).fill("a").join(",") });
     expect(repeated.kind).toEqual(["markdown"]);
     expect(repeated.tags).toEqual(["a"]);
     expect(() => searchInputSchema.parse({ q: "x", tags: Array.from({ length: 33 }, (_, i) => `t${i}`).join(",") })).toThrow();
-    const [a, b] = [await searchStore({ handle, core: null, input: once }), await searchStore({ handle, core: null, input: repeated })];
+    const [a, b] = [await stores().search({ store: "broad", input: once }), await stores().search({ store: "broad", input: repeated })];
     expect(b.results.map((h) => h.id)).toEqual(a.results.map((h) => h.id));
   });
 
-  it.each([
+  it.runIf(!onPg).each([
     ["broad, all", "rotation ledger", {}],
     ["broad, any, second page", "kernel socket", { match: "any", offset: 10 }],
     ["filtered (exhaustive path)", "rotation backup", { prefix: "odd/" }],
-  ] as const)("the route's default (group=document), %s: each shown hit and passage has FTS5's own snippet of its chunk, in the same order on every call", async (_, q, extra) => {
+  ] as const)(`the route's default (group=document), %s: each shown hit and passage has FTS5's own snippet of its chunk, in the same order on every call [SQLite only: ${PLANNER}]`, async (_, q, extra) => {
     const handle = openStore({ store: "broad" });
     const inp = searchInputSchema.parse({ q, limit: 10, mode: "fts", ...extra });
     expect(inp.group).toBe("document");
@@ -149,7 +154,7 @@ describe("broad full-text queries", () => {
     }
   });
 
-  it("a selective query keeps the exhaustive path: nothing is built and explain says plain bm25", async () => {
+  itSqliteOnly("a selective query keeps the exhaustive path: nothing is built and explain says plain bm25", PLANNER, async () => {
     const handle = openStore({ store: "broad" });
     for (let i = 0; i < 3; i++) {
       const r = await searchStore({ handle, core: null, input: input("zephyrine", { explain: true }) });
@@ -159,7 +164,7 @@ describe("broad full-text queries", () => {
     expect(broadTopByBm25({ db: handle.sqlite, schema: "main", table: "chunks_fts", match: '"zephyrine"' })).toBeNull();
   });
 
-  it("explain says when a broad query was answered from per-phrase scores, and how many rows matched", async () => {
+  itSqliteOnly("explain says when a broad query was answered from per-phrase scores, and how many rows matched", PLANNER, async () => {
     const handle = openStore({ store: "broad" });
     const inp = input("rotation ledger", { explain: true, match: "any" });
     const first = await searchStore({ handle, core: null, input: inp });
@@ -172,13 +177,13 @@ describe("broad full-text queries", () => {
     expect(third.results.map((h) => h.id)).toEqual(first.results.map((h) => h.id));
   });
 
-  it("a write is seen at once: a new note that outranks every other is the first hit of the cached query", () => {
+  itSqliteOnly("a write is seen at once: a new note that outranks every other is the first hit of the cached query", PLANNER, async () => {
     const inp = input("rotation ledger");
     const handle = openStore({ store: "broad" });
     exhaustiveThenBroad(inp);
     const before = searchFullText({ handle, core: null, input: inp });
     expect(before.results[0].path).not.toBe("new/top.md");
-    putDocuments({ handle: getStoreDb("broad"), input: { documents: [{ path: "new/top.md", content: "rotation ledger rotation ledger rotation ledger" }] }, actor: "test" });
+    await seedDocument("broad", "new/top.md", "rotation ledger rotation ledger rotation ledger");
     const after = searchFullText({ handle, core: null, input: inp });
     expect(after.results[0].path).toBe("new/top.md");
     // And once scored again under the new index state, it still matches the exhaustive answer.
@@ -187,10 +192,53 @@ describe("broad full-text queries", () => {
     expect(view(cached)).toEqual(view(exhaustive));
   });
 
-  it("advanced (syntax=fts5) expressions with operators are never planned, only plain quoted words", () => {
+  itSqliteOnly("advanced (syntax=fts5) expressions with operators are never planned, only plain quoted words", PLANNER, () => {
     expect(plainPhrases('"a" "b"')).toEqual({ phrases: ['"a"', '"b"'], mode: "all" });
     expect(plainPhrases('"a" OR "b" OR "c"')).toEqual({ phrases: ['"a"', '"b"', '"c"'], mode: "any" });
     expect(plainPhrases('"say ""hi"""')).toEqual({ phrases: ['"say ""hi"""'], mode: "all" });
     for (const advanced of ['"a" OR "b" "c"', "a b", '"a" NOT "b"', 'NEAR("a" "b")', '"a"*', 'text:"a"', '"a" AND "b"', '"unterminated']) expect(plainPhrases(advanced)).toBeNull();
+  });
+});
+
+describe("a broad query as a user sees it, on this backend", () => {
+  const ids = async (body: Record<string, unknown>) => (await searchHere("broad", { mode: "fts", group: "chunk", limit: 10, ...body })).results;
+  const textOf = async (chunkId: string) => (await storeSql<{ text: string }>("broad", "select text from chunks where chunk_id = ?", [chunkId]))[0].text.toLowerCase();
+
+  it("answers full pages, deep ones too, and every hit holds every word (match=all), the same on every call", async () => {
+    const first = await ids({ q: "socket thread", offset: 40, limit: 25 });
+    expect(first).toHaveLength(25);
+    for (const h of first) {
+      const text = await textOf(h.chunkId);
+      expect(text).toContain("socket");
+      expect(text).toContain("thread");
+    }
+    expect((await ids({ q: "socket thread", offset: 40, limit: 25 })).map((h) => h.id)).toEqual(first.map((h) => h.id));
+    // Pages follow on: the first page's last hit ranks above the second page's first.
+    const [p1, p2] = [await ids({ q: "rotation ledger", match: "any" }), await ids({ q: "rotation ledger", match: "any", offset: 10 })];
+    expect(p1).toHaveLength(10);
+    expect(p2).toHaveLength(10);
+    expect(p1.at(-1)!.score).toBeGreaterThanOrEqual(p2[0].score);
+    expect(new Set([...p1, ...p2].map((h) => h.id)).size).toBe(20);
+  });
+
+  it("a prefix keeps only its documents", async () => {
+    const hits = await ids({ q: "rotation backup", prefix: "odd/" });
+    expect(hits).toHaveLength(10);
+    expect(hits.every((h) => h.path.startsWith("odd/"))).toBe(true);
+  });
+
+  it("the rare word's notes come first when it is asked with a common one (match=any)", async () => {
+    const hits = await ids({ q: "zephyrine backup", match: "any" });
+    const rare = Math.ceil(DOCS / 400);
+    for (const h of hits.slice(0, rare)) expect(await textOf(h.chunkId)).toContain("zephyrine");
+  });
+
+  it("a write is seen at once: a new note that outranks every other is the first hit", async () => {
+    const before = await ids({ q: "kernel socket" });
+    expect(before[0].path).not.toBe("new/first.md");
+    await seedDocument("broad", "new/first.md", "kernel socket kernel socket kernel socket");
+    expect((await ids({ q: "kernel socket" }))[0].path).toBe("new/first.md");
+    await stores().deleteDocument({ store: "broad", path: "new/first.md", actor: "test" });
+    expect((await ids({ q: "kernel socket" })).map((h) => h.id)).toEqual(before.map((h) => h.id));
   });
 });

@@ -14,28 +14,33 @@ import { deleteDocumentByPath, ingestDocument } from "@/lib/index/ingest";
 import { reindexStore } from "@/lib/index/reindex";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { verifyStore } from "@/lib/index/verify";
+import { stores } from "@/lib/stores/backend";
 import { createStore, openStore } from "@/lib/stores/stores";
-import { migrationsUpTo, useTempDataDir } from "./helpers";
+import { itFailsOnPg, itSqliteOnly, searchHere, seedDocument, seedStore, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
+import { migrationsUpTo } from "./helpers";
 
 // The chunk full-text index gains stemming (porter) by a migration that
 // rebuilds only that index, resumably. These tests build a store the way the
 // previous release left it (migrations up to 0008: unicode61, no stemming),
 // open it with this code, and check what a user sees: stemmed queries find
 // their words once rebuilt, search answers during the rebuild, a kill -9
-// loses nothing, and writes during the rebuild keep the index exact.
+// loses nothing, and writes during the rebuild keep the index exact. Those
+// are SQLite's FTS5 index; what a user sees of stemming (inflected words
+// found, writes followed at once) runs on PostgreSQL too, whose chunks.tsv is
+// to_tsvector('english', …) with the same stemming.
 
 const LAST_OLD_MIGRATION = "0008_recall_fts";
 const EARLY = { path: "ops/backups.md", text: "The backup job runs every night and copies the archive offsite." };
 const LATE = { path: "zoo/birds.md", text: "Migratory birds flies south before the first frost." };
 
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 let scratch: string;
-beforeEach(() => {
-  env = useTempDataDir();
+beforeEach(async () => {
+  env = await useTestBackend();
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-fts-old-"));
 });
-afterEach(() => {
-  env.cleanup();
+afterEach(async () => {
+  await env.cleanup();
   fs.rmSync(scratch, { recursive: true, force: true });
 });
 
@@ -75,6 +80,11 @@ function createOldStore({ store, docs }: { store: string; docs: number }): void 
   sqlite.close();
 }
 
+/** Why the old-store tests are SQLite's alone. */
+const OLD_STORE = "an index.db at the old SQLite schema (unicode61 FTS5) and its resumable FTS5 rebuild; PostgreSQL stems from its first migration";
+
+const pathsHere = async (store: string, q: string) => (await searchHere(store, { q, mode: "fts" })).results.map((h) => h.path);
+
 async function searchPaths(handle: StoreHandle, q: string): Promise<string[]> {
   const res = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, mode: "fts" }) });
   return res.results.map((h) => h.path);
@@ -86,7 +96,7 @@ function ftsIntegrityCheck(handle: StoreHandle): void {
 }
 
 describe("stemmed chunk full-text index (migration 0009)", () => {
-  it("rebuilds an old store's index in batches: search answers from the rows done so far, and finds inflected words when done", async () => {
+  itSqliteOnly("rebuilds an old store's index in batches: search answers from the rows done so far, and finds inflected words when done", OLD_STORE, async () => {
     createOldStore({ store: "old", docs: 200 });
     const handle = getStoreDb("old");
     const meta = (key: string) => (handle.sqlite.prepare("select value from meta where key = ?").get(key) as { value: string } | undefined)?.value;
@@ -117,7 +127,7 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(verifyStore({ handle }).consistent).toBe(true);
   });
 
-  it("a rebuild killed with SIGKILL resumes where it stopped on the next open and completes; a later unchanged reindex does not redo it", async () => {
+  itSqliteOnly("a rebuild killed with SIGKILL resumes where it stopped on the next open and completes; a later unchanged reindex does not redo it", OLD_STORE, async () => {
     createOldStore({ store: "big", docs: 600 });
     closeAllDatabases();
     const child = spawn(process.execPath, ["--import", "tsx", path.join("tests", "fixtures", "fts-rebuild-child.ts"), "big", "40"], {
@@ -167,7 +177,7 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(ftsRebuildState(opened).pending).toBe(false);
   }, 60_000);
 
-  it("writes during the rebuild (new, changed and deleted documents on both sides of its progress) leave the index exact", async () => {
+  itSqliteOnly("writes during the rebuild (new, changed and deleted documents on both sides of its progress) leave the index exact", OLD_STORE, async () => {
     createOldStore({ store: "busy", docs: 100 });
     const handle = getStoreDb("busy");
     rebuildFtsBatch({ handle, batchSize: 300 });
@@ -187,31 +197,55 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(await searchPaths(handle, "swallow nest")).toEqual([LATE.path]);
   });
 
-  it("a new store starts with the stemmed index and nothing to rebuild", async () => {
-    createStore({ input: { name: "fresh" }, actor: "test" });
-    const handle = openStore({ store: "fresh" });
-    expect(ftsRebuildState(handle)).toEqual({ pending: false, done: 0, total: 0 });
-    expect((handle.sqlite.prepare("select value from meta where key = 'fts_tokenizer'").get() as { value: string }).value).toBe(CHUNK_FTS_TOKENIZER);
-    ingestDocument({ handle, path: "ops/backups.md", origin: "api", text: EARLY.text, mtime: 1 });
-    expect(await searchPaths(handle, "running backups")).toEqual(["ops/backups.md"]);
+  it("a new store starts with the stemmed index and nothing to rebuild: inflected words find their document", async () => {
+    await seedStore("fresh");
+    await sqliteOnlyCheck("the FTS5 tokenizer and rebuild state in index.db meta", () => {
+      const handle = openStore({ store: "fresh" });
+      expect(ftsRebuildState(handle)).toEqual({ pending: false, done: 0, total: 0 });
+      expect((handle.sqlite.prepare("select value from meta where key = 'fts_tokenizer'").get() as { value: string }).value).toBe(CHUNK_FTS_TOKENIZER);
+    });
+    await seedDocument("fresh", "ops/backups.md", EARLY.text);
+    expect(await pathsHere("fresh", "running backups")).toEqual(["ops/backups.md"]);
+    expect((await searchHere("fresh", { q: "running backups", mode: "fts" })).warnings.map((w) => w.code)).not.toContain("fts_rebuilding");
   });
 
-  it("an exact written form outranks a stem-only match, in every mode that reads full text", async () => {
-    createStore({ input: { name: "forms" }, actor: "test" });
-    const handle = openStore({ store: "forms" });
-    // The stem-only document says "configured" more often, so bm25 alone (of the stemmed chunks, without the exact-form and proximity factors) ranks it first.
-    ingestDocument({ handle, path: "a/stem-only.md", origin: "api", text: "The proxy is configured, and configured again, for the edge hosts.", mtime: 1 });
-    ingestDocument({ handle, path: "b/exact.md", origin: "api", text: "The proxy configuration lives in one file for the edge hosts.", mtime: 1 });
-    const bm25Only = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode: "fts" }), tuning: { exactFormBoost: 0, proximity: { weight: 0, window: 5 }, document: { wholeDocument: 0, fieldBoost: 0, shortQuery: { wholeDocument: 0, fieldBoost: 0 } } } });
-    expect(bm25Only.results.map((h) => h.path)).toEqual(["a/stem-only.md", "b/exact.md"]);
-    for (const mode of ["fts", "hybrid"] as const) {
-      const r = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode, explain: true }) });
-      expect(r.results.map((h) => h.path)).toEqual(["b/exact.md", "a/stem-only.md"]);
-      expect(r.results[0].signals?.why).toMatch(/100% of the words as written/);
-    }
+  it("new, changed and deleted documents are found by their stems at once, and only they", async () => {
+    await seedStore("busy");
+    for (const d of [EARLY, LATE]) await seedDocument("busy", d.path, d.text);
+    expect(await pathsHere("busy", "bird frosts")).toEqual([LATE.path]);
+    await seedDocument("busy", "new/rivers.md", "# Rivers\n\nThe river floods every spring after heavy rains.");
+    expect(await pathsHere("busy", "flooding rivers")).toEqual(["new/rivers.md"]);
+    await seedDocument("busy", EARLY.path, "# Backups\n\nSnapshots are taken hourly and pruned weekly.");
+    await seedDocument("busy", LATE.path, "# Birds\n\nSwallows nesting under the eaves returned.");
+    await stores().deleteDocument({ store: "busy", path: "new/rivers.md", actor: "test" });
+    expect(await pathsHere("busy", "running backup")).toEqual([]);
+    expect(await pathsHere("busy", "snapshot pruning")).toEqual([EARLY.path]);
+    expect(await pathsHere("busy", "swallow nest")).toEqual([LATE.path]);
+    expect(await pathsHere("busy", "flooding rivers")).toEqual([]);
+    expect((await stores().verifyStore({ store: "busy" })).consistent).toBe(true);
   });
 
-  it("`reindex --fts-only` rebuilds the whole full-text index from the chunks, audited", () => {
+  itFailsOnPg(
+    "an exact written form outranks a stem-only match, in every mode that reads full text",
+    "PostgreSQL's ranking has no exact-form factor (search-pg.ts: EXACT_FORM_BOOST not applied), so the stem-only document that repeats the stem stays first",
+    async () => {
+      await seedStore("forms");
+      // The stem-only document says "configured" more often, so bm25 alone (of the stemmed chunks, without the exact-form and proximity factors) ranks it first.
+      await seedDocument("forms", "a/stem-only.md", "The proxy is configured, and configured again, for the edge hosts.");
+      await seedDocument("forms", "b/exact.md", "The proxy configuration lives in one file for the edge hosts.");
+      await sqliteOnlyCheck("bm25 without the exact-form, proximity and document factors (a SearchTuning of the SQLite ranking)", async () => {
+        const bm25Only = await searchStore({ handle: openStore({ store: "forms" }), core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode: "fts" }), tuning: { exactFormBoost: 0, proximity: { weight: 0, window: 5 }, document: { wholeDocument: 0, fieldBoost: 0, shortQuery: { wholeDocument: 0, fieldBoost: 0 } } } });
+        expect(bm25Only.results.map((h) => h.path)).toEqual(["a/stem-only.md", "b/exact.md"]);
+      });
+      for (const mode of ["fts", "hybrid"] as const) {
+        const r = await searchHere("forms", { q: "proxy configuration", mode, explain: true });
+        expect(r.results.map((h) => h.path)).toEqual(["b/exact.md", "a/stem-only.md"]);
+        expect(r.results[0].signals?.why).toMatch(/100% of the words as written/);
+      }
+    },
+  );
+
+  itSqliteOnly("`reindex --fts-only` rebuilds the whole full-text index from the chunks, audited", "the CLI's FTS5 rebuild of index.db (PostgreSQL's tsvector is a generated column)", () => {
     createStore({ input: { name: "cli" }, actor: "test" });
     ingestDocument({ handle: openStore({ store: "cli" }), path: "ops/backups.md", origin: "api", text: EARLY.text, mtime: 1 });
     closeAllDatabases();

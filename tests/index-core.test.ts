@@ -11,8 +11,18 @@ import { searchFullText } from "@/lib/index/fulltext";
 import { searchInputSchema } from "@/lib/index/search";
 import { verifyStore } from "@/lib/index/verify";
 import { closeAllDatabases } from "@/lib/db/connection";
+import { createMemorySchema } from "@/lib/index/memories";
+import { stores } from "@/lib/stores/backend";
 import { createStore } from "@/lib/stores/stores";
+import { governanceSql, itSqliteOnly, searchHere, seedDocument, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { useTempDataDir } from "./helpers";
+
+// Chunking and frontmatter are pure (no database). Reindex and verify scan
+// memory files and source roots on disk, SQLite's truth; on PostgreSQL the
+// memories table is the truth and there are no files, so those run on SQLite
+// only, and the last describe checks what both backends share through
+// stores(): a reindex keeps API documents and memories, and verify agrees.
+const FILES = "memory files and source roots on disk, and index.db (PostgreSQL's truth is its memories table)";
 
 function writeTree(root: string, files: Record<string, string | Buffer>): void {
   for (const [rel, content] of Object.entries(files)) {
@@ -119,7 +129,7 @@ describe("reindex and verify", () => {
     return sqlite.prepare("select c.id, c.chunk_id, c.chunk_sha256, d.path from chunks c join documents d using (doc_id) order by d.path, c.chunk_index").all();
   }
 
-  it("indexes memories and source roots, skipping binary, oversized, hidden and excluded files", () => {
+  itSqliteOnly("indexes memories and source roots, skipping binary, oversized, hidden and excluded files", FILES, () => {
     seed();
     const r = reindexStore({ handle: getStoreDb("notes") });
     expect(r.counts).toMatchObject({ scanned: 5, added: 4, changed: 0, removed: 0, skipped: 2 });
@@ -130,7 +140,7 @@ describe("reindex and verify", () => {
     expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
   });
 
-  it("same tree twice gives identical chunk ids and hashes, and the second run writes nothing", () => {
+  itSqliteOnly("same tree twice gives identical chunk ids and hashes, and the second run writes nothing", FILES, () => {
     seed();
     reindexStore({ handle: getStoreDb("notes") });
     const first = snapshot();
@@ -151,7 +161,7 @@ describe("reindex and verify", () => {
     expect(strip(snapshot())).toEqual(strip(first));
   });
 
-  it("a changed file is re-chunked keeping unchanged chunk rowids; a deleted file disappears", () => {
+  itSqliteOnly("a changed file is re-chunked keeping unchanged chunk rowids; a deleted file disappears", FILES, () => {
     seed();
     reindexStore({ handle: getStoreDb("notes") });
     const before = snapshot() as { id: number; chunk_id: string; path: string }[];
@@ -170,7 +180,7 @@ describe("reindex and verify", () => {
     expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
   });
 
-  it("verify reports hash mismatches, rows for missing files, unindexed files and old chunking versions without writing", () => {
+  itSqliteOnly("verify reports hash mismatches, rows for missing files, unindexed files and old chunking versions without writing", FILES, () => {
     seed();
     reindexStore({ handle: getStoreDb("notes") });
     fs.writeFileSync(path.join(src, "lib/main.ts"), "export const x = 2;\n");
@@ -196,7 +206,7 @@ describe("reindex and verify", () => {
     expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
   });
 
-  it("a missing index.db is rebuilt from the files on first access", () => {
+  itSqliteOnly("a missing index.db is rebuilt from the files on first access", FILES, () => {
     seed();
     reindexStore({ handle: getStoreDb("notes") });
     closeAllDatabases();
@@ -207,7 +217,7 @@ describe("reindex and verify", () => {
     expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
   });
 
-  it("API documents survive a reindex and keep their content", () => {
+  itSqliteOnly("API documents survive a reindex and keep their content", FILES, () => {
     seed();
     const handle = getStoreDb("notes");
     const { sqlite } = handle;
@@ -226,7 +236,7 @@ describe("reindex racing a memory write", () => {
   });
   afterEach(() => env.cleanup());
 
-  it("a memory saved while a background reindex scans is indexed as saved, not as scanned", async () => {
+  itSqliteOnly("a memory saved while a background reindex scans is indexed as saved, not as scanned", FILES, async () => {
     const dir = path.join(env.dataDir, "stores", "race", "memory", "inbox");
     fs.mkdirSync(dir, { recursive: true });
     for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(dir, `n${String(i).padStart(3, "0")}.md`), `# Note ${i}\n\noriginal text\n`);
@@ -246,5 +256,55 @@ describe("reindex racing a memory write", () => {
     const hits = searchFullText({ handle, core: null, input: searchInputSchema.parse({ q: "revised meanwhile" }) }).results;
     expect(hits.map((h) => h.path)).toEqual(["memory/inbox/n000.md"]);
     expect(verifyStore({ handle: getStoreDb("race") }).ok).toBe(true);
+  });
+});
+
+describe("reindex and verify through the stores backend, on this backend", () => {
+  let env: TestEnv;
+  beforeEach(async () => {
+    env = await useTestBackend();
+    await seedStore("notes");
+  });
+  afterEach(async () => {
+    await env.cleanup();
+  });
+
+  async function reindex() {
+    const started = await stores().startReindex({ store: "notes", actor: "user:admin" });
+    for (let i = 0; i < 1000; i++) {
+      const job = (await stores().getJob({ id: started.id, stores: null }))!;
+      if (job.status !== "running") return job;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error("the reindex never finished");
+  }
+
+  it("API documents and memories survive a reindex, keep their content and stay searchable; verify agrees before and after", async () => {
+    await seedDocument("notes", "agent/notes.txt", "from an agent about quartz");
+    await stores().createMemory({ store: "notes", input: createMemorySchema.parse({ path: "people/ana", body: "# Ana\n\nLikes sqlite and quartz.\n", tags: ["people"] }), actor: "test" });
+    const before = await stores().verifyStore({ store: "notes" });
+    expect(before).toMatchObject({ ok: true, consistent: true });
+    expect(before.counts.apiDocuments).toBe(1);
+
+    const job = await reindex();
+    expect(job.status).toBe("succeeded");
+    expect(await storeSql("notes", "select content from documents where path = 'agent/notes.txt'")).toEqual([{ content: "from an agent about quartz" }]);
+    expect((await stores().getMemory({ store: "notes", memoryPath: "people/ana" })).body).toContain("Likes sqlite");
+    const found = (await searchHere("notes", { q: "quartz", mode: "fts" })).results.map((h) => h.path).sort();
+    expect(found).toEqual(["agent/notes.txt", "memory/people/ana.md"]);
+    const after = await stores().verifyStore({ store: "notes" });
+    expect(after).toMatchObject({ ok: true, consistent: true, chunkingVersion: CHUNKING_VERSION });
+    expect(after.counts.apiDocuments).toBe(1);
+    expect((await governanceSql<{ action: string }>("select action from audit_log where action = 'store.reindex'")).length).toBe(1);
+  });
+
+  it("a deleted document and a deleted memory are gone from search and verify stays consistent", async () => {
+    await seedDocument("notes", "agent/old.txt", "obsolete zeppelin note");
+    await stores().createMemory({ store: "notes", input: createMemorySchema.parse({ path: "ops/zeppelin", body: "zeppelin hangar checklist" }), actor: "test" });
+    await stores().deleteDocument({ store: "notes", path: "agent/old.txt", actor: "test" });
+    await stores().deleteMemory({ store: "notes", memoryPath: "ops/zeppelin", actor: "test" });
+    expect((await reindex()).status).toBe("succeeded");
+    expect((await searchHere("notes", { q: "zeppelin", mode: "fts" })).results).toEqual([]);
+    expect(await stores().verifyStore({ store: "notes" })).toMatchObject({ ok: true, consistent: true });
   });
 });

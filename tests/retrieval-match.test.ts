@@ -4,11 +4,16 @@
  * `porter unicode61` of index migration 0009): hostile text is only ever
  * words, natural-language queries drop their stopwords, and the same
  * expression finds the same documents under either tokenizer (stems
- * included with porter).
+ * included with porter). Those tables are SQLite's; what a user sees of the
+ * same rules (hostile text is words, stopwords dropped, stems found) is
+ * checked through the search route on both backends at the end.
  */
 import Database from "better-sqlite3";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import { adjacentPairShare, buildFtsMatch, exactFormShare, foldWord, matchTerms } from "@/lib/retrieval";
+import { itSqliteOnly, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 
 const DOCS = ["Restart the nginx proxy after rotating certificates", "Feed the sourdough starter twice a day", 'A "quoted" column: title NEAR(x y) and OR NOT *'];
 
@@ -21,8 +26,10 @@ const tables = ["unicode61 remove_diacritics 2", "porter unicode61 remove_diacri
 });
 afterAll(() => tables.forEach((t) => t.db.close()));
 
+const FTS5 = "an in-memory FTS5 table with this tokenizer";
+
 describe.each(tables)("with tokenizer $tokenize", (table) => {
-  it("never lets query text act as FTS5 syntax", () => {
+  itSqliteOnly("never lets query text act as FTS5 syntax", FTS5, () => {
     for (const q of ['"', 'title:"x', "NEAR(a b", "a OR", "*", "x AND NOT y", "col:* ^start", "'); drop table t; --", "\u0000\uE000"]) {
       const match = buildFtsMatch(q, { match: "any" });
       if (match !== null) expect(() => table.find(match)).not.toThrow();
@@ -31,7 +38,7 @@ describe.each(tables)("with tokenizer $tokenize", (table) => {
     expect(table.find(buildFtsMatch("NEAR", { match: "all" })!)).toEqual([3]);
   });
 
-  it("drops stopwords from a natural-language query, so 'all words' still finds the page", () => {
+  itSqliteOnly("drops stopwords from a natural-language query, so 'all words' still finds the page", FTS5, () => {
     const q = "how do I restart the proxy";
     expect(matchTerms(q)).toEqual(["restart", "proxy"]);
     expect(table.find(buildFtsMatch(q, { match: "all" })!)).toEqual([1]);
@@ -44,7 +51,7 @@ describe.each(tables)("with tokenizer $tokenize", (table) => {
     expect(matchTerms("to be or not to be")).toEqual(["to", "be", "or", "not"]);
   });
 
-  it("finds stems only where the tokenizer stems", () => {
+  itSqliteOnly("finds stems only where the tokenizer stems", FTS5, () => {
     const found = table.find(buildFtsMatch("certificate rotation", { match: "any" })!);
     expect(found).toEqual(table.tokenize.startsWith("porter") ? [1] : []);
   });
@@ -86,5 +93,47 @@ describe("adjacent query words near each other (proximity)", () => {
     expect(adjacentPairShare(terms, "connections pooled sizes", 5)).toBe(0);
     expect(adjacentPairShare(["cafe", "creme"], "un Café Crème", 1)).toBe(1);
     expect(adjacentPairShare(["proxy"], "proxy proxy", 5)).toBe(0);
+  });
+});
+
+describe("the same rules through the search route, on this backend", () => {
+  const TOKEN = "bootstrap-token-for-match-tests-0123456789";
+  let env: TestEnv;
+  beforeEach(async () => {
+    env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
+    await seedStore("match");
+    for (const [i, d] of DOCS.entries()) await seedDocument("match", `d${i + 1}.md`, d);
+  });
+  afterEach(async () => {
+    await env.cleanup();
+  });
+  const search = async (body: Record<string, unknown>) => callRoute(searchRoute.POST, { token: TOKEN, params: { store: "match" }, body: { mode: "fts", group: "chunk", ...body } });
+  const found = async (body: Record<string, unknown>) => {
+    const r = await search(body);
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    return (r.json.results as { path: string }[]).map((h) => h.path).sort();
+  };
+
+  it("hostile query text is only words: every query answers 200 (or 400 for one with no word), never a 500", async () => {
+    for (const q of ['"', 'title:"x', "NEAR(a b", "a OR", "*", "x AND NOT y", "col:* ^start", "'); drop table t; --", "a & !b | c:*", "\\", "\uE000 proxy"]) {
+      const r = await search({ q, match: "any" });
+      expect([200, 400], `${q}: ${JSON.stringify(r.json)}`).toContain(r.status);
+    }
+    // Operators are words: "near" finds the document that says NEAR, it does not group.
+    expect(await found({ q: "NEAR" })).toEqual(["d3.md"]);
+    expect(await found({ q: "proxy OR sourdough" })).toEqual([]);
+  });
+
+  it("a query with a NUL character is refused or answered, never a 500", async () => {
+    const r = await search({ q: "proxy\u0000restart", match: "any" });
+    expect([200, 400], JSON.stringify(r.json)).toContain(r.status);
+  });
+
+  it("drops stopwords from a natural-language query, so 'all words' still finds the page", async () => {
+    expect(await found({ q: "how do I restart the proxy", match: "all" })).toEqual(["d1.md"]);
+  });
+
+  it("finds stems: 'certificate rotation' finds the page about rotating certificates", async () => {
+    expect(await found({ q: "certificate rotation", match: "any" })).toEqual(["d1.md"]);
   });
 });

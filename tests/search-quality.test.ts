@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { onPg } from "./backend";
 import { wordsOf, type CorpusDoc } from "@/bench/doc-queries";
 import { buildKnownItemSet, drawPinnedSamples, formatManifest, loadKnownItemCorpus, loadPinnedSample, parseManifest, sampleKnownItemCorpus } from "@/bench/known-items";
 import { buildLabelledSet, evaluateMode, prepareCorpus, type LabelledQuery } from "@/bench/search-eval";
@@ -10,7 +11,10 @@ import { buildLabelledSet, evaluateMode, prepareCorpus, type LabelledQuery } fro
 // text, hybrid never ranks worse than the better of its two signals.
 // The corpus is the markdown shipped inside the pinned `next` package: real text
 // nobody here wrote, and fixed by the lockfile (adding a dependency cannot change it).
-describe("search quality on a labelled set (markdown inside node_modules/next)", () => {
+// The labelled-set harness (bench/search-eval.ts) indexes with reindexStore and searches with searchStore, SQLite's;
+// PostgreSQL's known-item quality is measured side by side in bench/pg-store.bench.ts. The set-building tests below are
+// pure and run on both.
+describe.skipIf(onPg)("search quality on a labelled set (markdown inside node_modules/next) [SQLite only: the bench/search-eval.ts harness is SQLite's]", () => {
   let corpus: Awaited<ReturnType<typeof prepareCorpus>>;
   let queries: LabelledQuery[];
   const saved = { ...process.env };

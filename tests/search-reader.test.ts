@@ -1,47 +1,39 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { bootstrapApp } from "@/lib/bootstrap";
 import { setActiveFingerprintId } from "@/lib/embed/model";
-import { drainEmbedQueues } from "@/lib/embed/worker";
 import { isAppError } from "@/lib/errors";
-import { putDocuments, putDocumentsSchema } from "@/lib/index/ingest";
-import { createMemory, createMemorySchema } from "@/lib/index/memories";
-import { READER_CONTEXT_BYTES, readChunkInDocument } from "@/lib/index/reader";
-import { createStore, openStore } from "@/lib/stores/stores";
-import { useTempDataDir } from "./helpers";
+import { createMemorySchema } from "@/lib/index/memories";
+import { READER_CONTEXT_BYTES } from "@/lib/index/reader";
+import { stores } from "@/lib/stores/backend";
+import { openStore } from "@/lib/stores/stores";
+import { chunksOfDocument, drainEmbeddings, onPg, seedDocument, seedStore, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
+import { restartWith } from "./helpers";
 
-type Chunk = { chunkId: string; chunkIndex: number; text: string; startByte: number; endByte: number };
-
-function chunksOf(store: string, docPath: string): Chunk[] {
-  return openStore({ store })
-    .sqlite.prepare(
-      `select c.chunk_id as chunkId, c.chunk_index as chunkIndex, c.text, c.start_byte as startByte, c.end_byte as endByte
-       from chunks c join documents d on d.doc_id = c.doc_id where d.path = ? order by c.chunk_index`,
-    )
-    .all(docPath) as Chunk[];
-}
+// The search reader (stores().readChunk: GET /stores/{store}/chunks/{id}/reader and the dashboard's reader page) on both backends.
+const read = (chunkId: string) => stores().readChunk({ store: "notes", chunkId });
 
 /** A markdown guide of several sections: long enough for several chunks, short enough to be shown whole. */
 const GUIDE = Array.from({ length: 6 }, (_, i) => `## Section ${i}\n\n${`Step ${i} of the restore drill: copy the snapshot, verify its hash, then restart. `.repeat(8)}\n`).join("\n");
 
-describe("readChunkInDocument", () => {
-  let env: ReturnType<typeof useTempDataDir>;
+describe("the search reader (a chunk in its document)", () => {
+  let env: TestEnv;
   beforeEach(async () => {
-    env = useTempDataDir();
-    await bootstrapApp();
-    createStore({ input: { name: "notes" }, actor: "test" });
+    env = await useTestBackend();
+    await seedStore("notes");
   });
-  afterEach(() => env.cleanup());
+  afterEach(async () => {
+    restartWith({ DUALMIND_EMBED_MODEL: undefined, DUALMIND_EMBED_DIM: undefined });
+    await env.cleanup();
+  });
 
-  it("shows the chunk inside its whole document, with the chunks beside it and the document's metadata", () => {
-    const handle = openStore({ store: "notes" });
-    putDocuments({ handle, input: putDocumentsSchema.parse({ path: "ops/restore.md", content: GUIDE }), actor: "test" });
-    const chunks = chunksOf("notes", "ops/restore.md");
+  it("shows the chunk inside its whole document, with the chunks beside it and the document's metadata", async () => {
+    await seedDocument("notes", "ops/restore.md", GUIDE);
+    const chunks = await chunksOfDocument("notes", "ops/restore.md");
     expect(chunks.length).toBeGreaterThanOrEqual(3);
     const middle = chunks[1];
 
-    const r = readChunkInDocument({ handle, chunkId: middle.chunkId });
+    const r = await read(middle.chunkId);
     expect(r.text.chunk).toBe(middle.text);
     // The document around it is the document itself, cut exactly at the chunk's edges.
     expect(r.text.before + r.text.chunk + r.text.after).toBe(GUIDE);
@@ -54,32 +46,37 @@ describe("readChunkInDocument", () => {
     expect(r.document.sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(r.chunk).toMatchObject({ chunkId: middle.chunkId, chunkIndex: 1, chunkingVersion: 1, stale: false });
 
-    expect(readChunkInDocument({ handle, chunkId: chunks[0].chunkId }).neighbours.prev).toBeNull();
-    expect(readChunkInDocument({ handle, chunkId: chunks.at(-1)!.chunkId }).neighbours.next).toBeNull();
+    expect((await read(chunks[0].chunkId)).neighbours.prev).toBeNull();
+    expect((await read(chunks.at(-1)!.chunkId)).neighbours.next).toBeNull();
   });
 
-  it("rebuilds a memory file's text from its chunks and names its tags", () => {
-    const handle = openStore({ store: "notes" });
-    createMemory({ handle, input: createMemorySchema.parse({ path: "ops/drills/restore", body: GUIDE, tags: ["ops", "backup"], summary: "how we restore" }), actor: "test" });
-    const file = fs.readFileSync(path.join(env.dataDir, "stores", "notes", "memory", "ops", "drills", "restore.md"), "utf8");
-    const chunks = chunksOf("notes", "memory/ops/drills/restore.md");
+  it("rebuilds a memory's text from its chunks and names its tags", async () => {
+    await stores().createMemory({ store: "notes", input: createMemorySchema.parse({ path: "ops/drills/restore", body: GUIDE, tags: ["ops", "backup"], summary: "how we restore" }), actor: "test" });
+    const chunks = await chunksOfDocument("notes", "memory/ops/drills/restore.md");
     const last = chunks.at(-1)!;
 
-    const r = readChunkInDocument({ handle, chunkId: last.chunkId });
-    // File documents keep no copy of their text: the chunks rebuild it (frontmatter included), byte for byte here.
-    expect(r.text.before + r.text.chunk + r.text.after).toBe(file);
-    expect(r.document).toMatchObject({ kind: "memory", origin: "file", memory: { path: "ops/drills/restore", tags: ["ops", "backup"], summary: "how we restore" } });
+    const r = await read(last.chunkId);
+    const shown = r.text.before + r.text.chunk + r.text.after;
+    // The memory's document keeps no copy of its text: the chunks rebuild it, frontmatter and the whole body.
+    expect(shown.startsWith("---\n")).toBe(true);
+    expect(shown.endsWith(GUIDE)).toBe(true);
+    expect(r.document).toMatchObject({ kind: "memory", memory: { path: "ops/drills/restore", tags: ["ops", "backup"], summary: "how we restore" } });
+    await sqliteOnlyCheck("the memory file in the store's memory/ folder (PostgreSQL keeps memories in a table)", () => {
+      const file = fs.readFileSync(path.join(env.dataDir, "stores", "notes", "memory", "ops", "drills", "restore.md"), "utf8");
+      // Byte for byte the file.
+      expect(shown).toBe(file);
+      expect(r.document.origin).toBe("file");
+    });
   });
 
-  it("shows a bounded window of a large document and says how much it left out", () => {
-    const handle = openStore({ store: "notes" });
+  it("shows a bounded window of a large document and says how much it left out", async () => {
     // ~300 KB of code in many chunks; the reader must not hand the whole of it to a page.
     const code = Array.from({ length: 6000 }, (_, i) => `export const value${i} = ${i}; // line ${i} with ünïcode\n`).join("");
-    putDocuments({ handle, input: putDocumentsSchema.parse({ path: "src/values.ts", content: code }), actor: "test" });
-    const chunks = chunksOf("notes", "src/values.ts");
+    await seedDocument("notes", "src/values.ts", code);
+    const chunks = await chunksOfDocument("notes", "src/values.ts");
     const middle = chunks[Math.floor(chunks.length / 2)];
 
-    const r = readChunkInDocument({ handle, chunkId: middle.chunkId });
+    const r = await read(middle.chunkId);
     expect(r.text.chunk).toBe(middle.text);
     expect(r.text.omittedBefore).toBeGreaterThan(0);
     expect(r.text.omittedAfter).toBeGreaterThan(0);
@@ -93,22 +90,21 @@ describe("readChunkInDocument", () => {
   });
 
   it("tells pending, embedded (with ledger provenance) and drifted vectors apart", async () => {
-    const handle = openStore({ store: "notes" });
-    putDocuments({ handle, input: putDocumentsSchema.parse({ path: "ops/restore.md", content: GUIDE }), actor: "test" });
-    const chunk = chunksOf("notes", "ops/restore.md")[0];
+    await seedDocument("notes", "ops/restore.md", GUIDE);
+    const chunk = (await chunksOfDocument("notes", "ops/restore.md"))[0];
 
-    const before = readChunkInDocument({ handle, chunkId: chunk.chunkId }).vector;
+    const before = (await read(chunk.chunkId)).vector;
     expect(before.state).toBe("pending");
     expect(before.vectors).toEqual([]);
     expect(before.provenance).toEqual([]);
     expect(before.explanation).toMatch(/only full-text search finds this chunk/);
 
-    await drainEmbedQueues({ stores: ["notes"] });
-    const after = readChunkInDocument({ handle, chunkId: chunk.chunkId }).vector;
+    await drainEmbeddings(["notes"]);
+    const after = (await read(chunk.chunkId)).vector;
     expect(after.state).toBe("embedded");
     expect(after.queue).toBeNull();
     expect(after.servingModel?.provider).toBe("builtin");
-    const sha = readChunkInDocument({ handle, chunkId: chunk.chunkId }).chunk.chunkSha256;
+    const sha = (await read(chunk.chunkId)).chunk.chunkSha256;
     expect(after.vectors).toHaveLength(1);
     expect(after.vectors[0]).toMatchObject({ serving: true, matchesText: true, inputHash: sha, fingerprintId: after.servingModel?.id });
     // The ledger's record: which model made it from which input, and who wrote it.
@@ -117,22 +113,18 @@ describe("readChunkInDocument", () => {
     expect(after.provenance[0].modelName).toMatch(/^builtin:/);
     expect(after.provenance[0].createdAt).toBeGreaterThan(0);
 
-    // A re-embed switched the store to another model: this chunk's vector no longer serves.
-    setActiveFingerprintId({ handle, fingerprintId: "another-model" });
-    const drifted = readChunkInDocument({ handle, chunkId: chunk.chunkId }).vector;
+    // Another model now serves the store: this chunk's vector no longer does. On SQLite the store's active model is
+    // its own meta (a re-embed's switch sets it); on PostgreSQL the serving model is the configured one.
+    if (onPg) restartWith({ DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_MODEL: "hash-256" });
+    else setActiveFingerprintId({ handle: openStore({ store: "notes" }), fingerprintId: "another-model" });
+    const drifted = (await read(chunk.chunkId)).vector;
     expect(drifted.state).toBe("other_model");
     expect(drifted.explanation).toMatch(/^Drifted/);
     expect(drifted.vectors[0].serving).toBe(false);
   });
 
-  it("answers not_found for a chunk id the store does not hold", () => {
-    const handle = openStore({ store: "notes" });
-    let error: unknown;
-    try {
-      readChunkInDocument({ handle, chunkId: "0".repeat(32) });
-    } catch (e) {
-      error = e;
-    }
+  it("answers not_found for a chunk id the store does not hold", async () => {
+    const error = await read("0".repeat(32)).catch((e: unknown) => e);
     expect(isAppError(error) && error.code).toBe("not_found");
   });
 });

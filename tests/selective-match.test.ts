@@ -2,14 +2,20 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { matchExpression, SELECTIVE_ROWS, selectiveTopByBm25 } from "@/lib/retrieval";
+import { stores } from "@/lib/stores/backend";
+import { onPg, searchHere, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 /**
  * Max-score pruning of long OR queries (lib/retrieval/selective-match.ts):
  * held to FTS5 scoring every match on the same tables — same rows, same
  * order, same scores — and it steps aside (null: the caller runs the whole
- * query) whenever the common words could matter.
+ * query) whenever the common words could matter. That pruning is SQLite's
+ * (PostgreSQL ranks every match, lib/index/search-pg.ts), so those tests run
+ * on SQLite only; what it must keep for a user (the rows with the rare words
+ * first, rows only a common word matches still found) is checked through
+ * search on both backends at the end.
  */
 
 const ROWS = 12_000;
@@ -33,6 +39,7 @@ let dir: string;
 let db: Database.Database;
 
 beforeAll(() => {
+  if (onPg) return;
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-selective-"));
   db = new Database(path.join(dir, "index.db"));
   // The shapes of thoughts_fts (external content, one column) and kg_node_fts (three columns, some null).
@@ -54,6 +61,7 @@ beforeAll(() => {
 });
 
 afterAll(() => {
+  if (onPg) return;
   db.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -62,7 +70,7 @@ function exhaustive(table: string, terms: string[], k: number) {
   return db.prepare(`select rowid, bm25(${table}) as rank from ${table} where ${table} match ? order by rank, rowid limit ?`).all(matchExpression(terms, "any"), k) as { rowid: number; rank: number }[];
 }
 
-describe("selectiveTopByBm25", () => {
+describe.skipIf(onPg)("selectiveTopByBm25 [SQLite only: the FTS5 max-score pruning, held to FTS5 on raw tables]", () => {
   it("the words are common and selective as the test means them", () => {
     const rows = (w: string) => db.prepare("select count(*) from notes_fts where notes_fts match ?").pluck().get(`"${w}"`) as number;
     for (const w of COMMON) expect(rows(w)).toBeGreaterThan(SELECTIVE_ROWS);
@@ -148,5 +156,44 @@ describe("selectiveTopByBm25", () => {
     const after = selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms, k: 5 });
     expect(after!.rows[0].rowid).toBe(ROWS + 1);
     expect(after!.rows.map((r) => r.rowid)).toEqual(exhaustive("notes_fts", terms, 5).map((r) => r.rowid));
+  });
+});
+
+describe("a long OR query of common and rare words, through search on this backend", () => {
+  const DOCS = 900;
+  let env: TestEnv;
+  beforeEach(async () => {
+    env = await useTestBackend();
+    await seedStore("sel");
+    for (let at = 0; at < DOCS; at += 300) {
+      const documents = Array.from({ length: 300 }, (_, k) => ({ path: `n/${at + k + 1}.md`, content: text(at + k + 1) }));
+      await stores().putDocuments({ store: "sel", input: { documents }, actor: "test" });
+    }
+  }, 120_000);
+  afterEach(async () => {
+    await env.cleanup();
+  });
+  const hits = async (q: string, limit: number) => (await searchHere("sel", { q, mode: "fts", match: "any", group: "chunk", limit })).results;
+  const has = (path: string, ...words: string[]) => words.some((w) => text(Number(path.slice(2, -3))).split(" ").includes(w));
+
+  it("ranks the rows holding the rare words first, then the rows only common words match", async () => {
+    const rare = Array.from({ length: DOCS }, (_, i) => i + 1).filter((i) => text(i).includes("certificates")).length;
+    expect(rare).toBeGreaterThan(3);
+    const top = await hits("server certificates request renewed", rare + 5);
+    expect(top).toHaveLength(rare + 5);
+    // Every row with the rare words outranks every row without them.
+    expect(top.slice(0, rare).every((h) => has(h.path, "certificates", "renewed"))).toBe(true);
+    expect(top.slice(rare).every((h) => !has(h.path, "certificates", "renewed") && has(h.path, "server", "request"))).toBe(true);
+  });
+
+  it("a rare word in fewer rows than asked for: the rows only the common word matches fill the list", async () => {
+    const top = await hits("zephyrine server", 25);
+    expect(top).toHaveLength(25);
+    const rare = top.filter((h) => has(h.path, "zephyrine"));
+    expect(rare.length).toBeGreaterThan(0);
+    expect(top.slice(0, rare.length)).toEqual(rare);
+    expect(top.slice(rare.length).every((h) => has(h.path, "server"))).toBe(true);
+    const [{ n }] = await storeSql<{ n: number | string }>("sel", "select count(*) as n from chunks");
+    expect(Number(n)).toBe(DOCS);
   });
 });

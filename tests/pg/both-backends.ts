@@ -29,6 +29,17 @@ export const BOTH_BACKEND_SUITES = [
   "tests/retrieval-reasons.test.ts",
   "tests/search-semantic.test.ts",
   "tests/status-precedence.test.ts",
+  "tests/search-reader.test.ts",
+  "tests/search-proximity.test.ts",
+  "tests/document-fts.test.ts",
+  "tests/fts-stemming.test.ts",
+  "tests/retrieval-match.test.ts",
+  "tests/search-budget.test.ts",
+  "tests/fts-broad.test.ts",
+  "tests/selective-match.test.ts",
+  "tests/index-jobs.test.ts",
+  "tests/index-core.test.ts",
+  "tests/search-quality.test.ts",
   // The reliability suite's bad-input table (every /api/v1 route × every bad input: the right 4xx, nothing written).
   "tests/reliability/bad-input.test.ts",
 ] as const;
