@@ -3,10 +3,13 @@ import type { z } from "zod";
 import type { createTokenSchema } from "@/lib/auth/tokens";
 import { governance } from "@/lib/backend/governance";
 import { bootstrapApp } from "@/lib/bootstrap";
-import { getGovernance } from "@/lib/db/connection";
+import { getGovernance, getStoreDb } from "@/lib/db/connection";
 import { closePg, getPg } from "@/lib/db/pg";
-import { drainEmbedQueues } from "@/lib/embed/worker";
-import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
+import { quoteIdent, storeSchemaName } from "@/lib/db/pg-store";
+import { getEmbeddingStatus, type EmbeddingStatus } from "@/lib/embed/status";
+import { drainEmbedQueues, processEmbedBatch, type BatchResult } from "@/lib/embed/worker";
+import { getEmbeddingStatusPgByName } from "@/lib/metrics/store-status-pg";
+import { drainEmbedQueuesPg, processEmbedBatchPg } from "@/lib/index/embed-queue-pg";
 import type { TraceInput } from "@/lib/recall/descriptors";
 import { recallBackend } from "@/lib/recall/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
@@ -207,4 +210,48 @@ export async function drainEmbeddings(storeNames: string[]): Promise<void> {
   }
   const handle = await pg;
   await drainEmbedQueuesPg({ handles: await Promise.all(storeNames.map((store) => openStorePg({ pg: handle, store }))) });
+}
+
+/**
+ * Raw SQL on one store's tables on this backend (its index.db, or its
+ * PostgreSQL schema first on the search path), for what no API offers (row
+ * counts, the queue's state). SQL both dialects share, `?` placeholders, as
+ * governanceSql; count(*) comes back as a string on PostgreSQL, so cast it
+ * (`cast(count(*) as integer)`) or Number() it.
+ */
+export async function storeSql<T = Record<string, unknown>>(store: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const pg = getPg();
+  if (pg) {
+    const client = await (await pg).pool.connect();
+    try {
+      await client.query("begin");
+      // The schema name comes from the validated store name and is quoted.
+      await client.query("select set_config('search_path', $1, true)", [`${quoteIdent(storeSchemaName(store))}, public`]);
+      let n = 0;
+      const rows = (await client.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
+      await client.query("commit");
+      return rows;
+    } catch (e) {
+      await client.query("rollback").catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  }
+  const stmt = getStoreDb(store).sqlite.prepare(text);
+  if (stmt.reader) return stmt.all(...params) as T[];
+  stmt.run(...params);
+  return [];
+}
+
+/** One embed worker step on a store (claim a batch, embed, finish), as the server's worker takes it. */
+export async function embedOneBatch(store: string): Promise<BatchResult> {
+  const pg = getPg();
+  if (!pg) return processEmbedBatch({ handle: getStoreDb(store) });
+  return processEmbedBatchPg({ handle: await openStorePg({ pg: await pg, store }) });
+}
+
+/** A store's embeddings status (backlog, parked items, degraded), as its health page reads it. */
+export async function embeddingStatusOf(store: string): Promise<EmbeddingStatus> {
+  return getPg() ? getEmbeddingStatusPgByName({ store }) : getEmbeddingStatus({ handle: getStoreDb(store) });
 }
