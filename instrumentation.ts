@@ -15,6 +15,11 @@ export async function register() {
     // Reindex jobs a crash left running (here before a restart, or in a peer process) are taken over.
     const { startJobSweeper } = await import("./lib/index/jobs");
     startJobSweeper();
+    // With DATABASE_URL the stores' jobs are in PostgreSQL: a replica that died mid-reindex leaves its job to the others.
+    if (getConfig().databaseUrl) {
+      const { startJobSweeperPg } = await import("./lib/stores/job-sweeper-pg");
+      startJobSweeperPg();
+    }
     const { startMetricsLoop } = await import("./lib/metrics/loop");
     startMetricsLoop();
     // Store status changes and failed reviews become health events (and webhook alerts).

@@ -7,8 +7,10 @@ import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connectio
 import { quoteIdent, storeSchemaName } from "@/lib/db/pg-store";
 import { searchInputSchema } from "@/lib/index/search";
 import { closePg, getPg } from "@/lib/db/pg";
-import { drainEmbedQueues } from "@/lib/embed/worker";
-import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
+import { getEmbeddingStatus, type EmbeddingStatus } from "@/lib/embed/status";
+import { drainEmbedQueues, processEmbedBatch, type BatchResult } from "@/lib/embed/worker";
+import { getEmbeddingStatusPgByName } from "@/lib/metrics/store-status-pg";
+import { drainEmbedQueuesPg, processEmbedBatchPg } from "@/lib/index/embed-queue-pg";
 import type { TraceInput } from "@/lib/recall/descriptors";
 import { recallBackend } from "@/lib/recall/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
@@ -273,4 +275,16 @@ export async function chunksOfDocument(store: string, docPath: string): Promise<
 /** A search as every entry point makes it (stores().search), the input parsed as the route parses it. */
 export async function searchHere(store: string, body: Record<string, unknown>) {
   return stores().search({ store, input: searchInputSchema.parse(body) });
+}
+
+/** One embed worker step on a store (claim a batch, embed, finish), as the server's worker takes it. */
+export async function embedOneBatch(store: string): Promise<BatchResult> {
+  const pg = getPg();
+  if (!pg) return processEmbedBatch({ handle: getStoreDb(store) });
+  return processEmbedBatchPg({ handle: await openStorePg({ pg: await pg, store }) });
+}
+
+/** A store's embeddings status (backlog, parked items, degraded), as its health page reads it. */
+export async function embeddingStatusOf(store: string): Promise<EmbeddingStatus> {
+  return getPg() ? getEmbeddingStatusPgByName({ store }) : getEmbeddingStatus({ handle: getStoreDb(store) });
 }

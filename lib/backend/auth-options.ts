@@ -7,9 +7,18 @@ import { getAuthSecret } from "../auth/secret";
 import { tooManyAttemptsError } from "../auth/sign-in-errors";
 import type { Role } from "../auth/users";
 import { getConfig } from "../config";
+import { log } from "../log";
 import { resolveSessionUser, signInWithPassword } from "./users";
 
-const credentialsSchema = z.object({ username: z.string().min(1).max(64), password: z.string().min(1).max(256) });
+// A name holding NUL is never a user's (usernameSchema), and PostgreSQL text cannot hold one: refused as a wrong name, before any query.
+const credentialsSchema = z.object({
+  username: z
+    .string()
+    .min(1)
+    .max(64)
+    .refine((u) => !u.includes("\u0000")),
+  password: z.string().min(1).max(256),
+});
 
 /** What authorize() hands to the jwt callback at sign-in. */
 type SignedInUser = { id: string; name: string; role: Role; sv: number };
@@ -30,7 +39,14 @@ export function getAuthOptions(): AuthOptions {
           const parsed = credentialsSchema.safeParse(raw);
           if (!parsed.success) return null;
           const address = clientAddress({ forwardedFor: req?.headers?.["x-forwarded-for"], trustProxyHops: getConfig().trustProxyHops });
-          const result = await signInWithPassword({ ...parsed.data, address });
+          let result: Awaited<ReturnType<typeof signInWithPassword>>;
+          try {
+            result = await signInWithPassword({ ...parsed.data, address });
+          } catch (e) {
+            // next-auth would put the message (a failed query's SQL among them) in `?error=`: the log gets it, the person a code.
+            log("error", "sign-in failed", { error: e instanceof Error ? e.message : String(e) });
+            throw new Error("SignInUnavailable");
+          }
           // next-auth turns a thrown message into `?error=<message>` (401); the route answers it as a 429.
           if (!result.ok && result.reason === "throttled") throw new Error(tooManyAttemptsError(result.retryAfterMs / 1000));
           if (!result.ok) return null;

@@ -47,7 +47,7 @@ export const JOB_STALE_LOCAL_MS = 10 * 60_000;
 export const MAX_ATTEMPTS = 3;
 /** Finished jobs kept per store. */
 const KEEP_FINISHED = 50;
-const SWEEP_MS = 30_000;
+export const SWEEP_MS = 30_000;
 
 type JobsState = { owner: string; sweeper: NodeJS.Timeout | null; active: Set<string> };
 const g = globalThis as unknown as { __dualmindJobs?: JobsState };

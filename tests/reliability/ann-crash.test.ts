@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect } from "vitest";
 import { closeAllDatabases, getStoreDb } from "@/lib/db/connection";
 import { annDirOf, annIndexInfo, buildAnnIndex, closeAnnIndexes } from "@/lib/embed/ann-index";
 import { knnSearch, vectorToBlob } from "@/lib/embed/vector-index";
+import { itSqliteOnly } from "../backend";
 import { useTempDataDir } from "../helpers";
 import { seeded, unitVector as unitVectorOf } from "../fixtures/vectors";
 
@@ -12,7 +13,11 @@ import { seeded, unitVector as unitVectorOf } from "../fixtures/vectors";
  * kill -9 of a process building or saving a store's HNSW index: the store
  * keeps answering, and the index is recovered (from its last good file,
  * caught up from the change log) or rebuilt, without anyone asking.
+ * SQLite only: the index is a usearch file beside index.db, built and saved
+ * by this process. On PostgreSQL pgvector's HNSW index lives in the database,
+ * and a crash is the server's WAL recovery, not the app's.
  */
+const WHY_SQLITE_ONLY = "the usearch HNSW file beside index.db; PostgreSQL's HNSW index is pgvector's, inside the database and its WAL";
 
 const FP = "00aa11bb22cc33dd";
 const DIM = 64;
@@ -71,7 +76,7 @@ afterEach(() => {
 });
 
 describe("HNSW index crash safety (kill -9)", () => {
-  it("killed mid-build: the store answers at once, and the index is rebuilt by the next queries and saved", async () => {
+  itSqliteOnly("killed mid-build: the store answers at once, and the index is rebuilt by the next queries and saved", WHY_SQLITE_ONLY, async () => {
     await killChildMidway(["build", "big", FP, "chunk", String(DIM)], env.dataDir);
     const dir = annDirOf(getStoreDb("big").file);
     // Nothing was vouched for: no header names a half-built index.
@@ -96,7 +101,7 @@ describe("HNSW index crash safety (kill -9)", () => {
   });
 
   for (const stage of ["index-written", "index-renamed", "header-written"] as const) {
-    it(`killed while saving an update (${stage}): the next open serves the last good file caught up from the log`, async () => {
+    itSqliteOnly(`killed while saving an update (${stage}): the next open serves the last good file caught up from the log`, WHY_SQLITE_ONLY, async () => {
       expect(buildAnnIndex({ source: source(), fingerprintId: FP, kind: "chunk", dim: DIM })).toBe(N);
       // New vectors land after the file was saved, then a process catching up is killed mid-save.
       const late = Array.from({ length: 500 }, unitVector);

@@ -1,43 +1,39 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApiToken, revokeApiToken } from "@/lib/auth/tokens";
-import { bootstrapApp } from "@/lib/bootstrap";
-import { getGovernance } from "@/lib/db/connection";
-import { verifyAuditChain } from "@/lib/governance/audit";
-import { createStore } from "@/lib/stores/stores";
+import { governance } from "@/lib/backend/governance";
+import { governanceSql, seedStore, seedToken, sqliteOnlyCheck, useTestBackend, type TestEnv } from "../backend";
 import { RELIABILITY_PASSWORD, startServer, type RunningServer } from "../fixtures/next-server";
-import { useTempDataDir } from "../helpers";
-import { identitySnapshot } from "./identity-snapshot";
+import { identitySnapshotOf } from "./identity-snapshot";
 import { recordTally } from "./summary";
 
 /**
  * The two endpoints outside the /api/v1 wrapper, over real HTTP against
  * `next start` (next-auth reads cookies and headers from Next's request
- * context, so it cannot be called in-process like the API routes).
+ * context, so it cannot be called in-process like the API routes). On
+ * SQLite and, in vitest.reliability.pg.config.ts, on PostgreSQL.
  */
 
 const SESSION_COOKIE = "next-auth.session-token";
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 let server: RunningServer;
 const tokens = { admin: "", read: "", otherStore: "", revoked: "" };
 const tally = { requests: 0, badInputsTried: 0, serverErrorsSeen: 0 };
 
 beforeAll(async () => {
-  env = useTempDataDir({ DUALMIND_ADMIN_PASSWORD: RELIABILITY_PASSWORD });
-  await bootstrapApp();
-  createStore({ input: { name: "rel" }, actor: "test" });
-  createStore({ input: { name: "other" }, actor: "test" });
-  tokens.admin = createApiToken({ input: { label: "a", agent_id: "http-admin", scopes: ["admin"] }, actor: "test" }).token;
-  tokens.read = createApiToken({ input: { label: "r", agent_id: "http-reader", scopes: ["read"] }, actor: "test" }).token;
-  tokens.otherStore = createApiToken({ input: { label: "o", agent_id: "http-other", scopes: ["read"], stores: ["other"] }, actor: "test" }).token;
-  const revoked = createApiToken({ input: { label: "x", agent_id: "http-gone", scopes: ["admin"] }, actor: "test" });
+  env = await useTestBackend({ DUALMIND_ADMIN_PASSWORD: RELIABILITY_PASSWORD });
+  await seedStore("rel");
+  await seedStore("other");
+  tokens.admin = await seedToken({ label: "a", agent_id: "http-admin", scopes: ["admin"] });
+  tokens.read = await seedToken({ label: "r", agent_id: "http-reader", scopes: ["read"] });
+  tokens.otherStore = await seedToken({ label: "o", agent_id: "http-other", scopes: ["read"], stores: ["other"] });
+  const revoked = await governance().createApiToken({ input: { label: "x", agent_id: "http-gone", scopes: ["admin"] }, actor: "test" });
   tokens.revoked = revoked.token;
-  revokeApiToken({ id: revoked.info.id, actor: "test" });
+  await governance().revokeApiToken({ id: revoked.info.id, actor: "test" });
   server = await startServer({ dataDir: env.dataDir });
 });
 afterAll(async () => {
   await server?.stop();
   recordTally("bad input: /api/metrics and /api/auth (HTTP)", tally);
-  env.cleanup();
+  await env?.cleanup();
 });
 
 type Answer = { status: number; headers: Headers; text: string; sessionIssued: boolean };
@@ -52,6 +48,9 @@ async function send(c: HttpCase, { badInput = true } = {}): Promise<Answer> {
   const sessionIssued = res.headers.getSetCookie().some((cookie) => cookie.startsWith(`${SESSION_COOKIE}=`) && !/=;|Max-Age=0/i.test(cookie));
   return { status: res.status, headers: res.headers, text: await res.text(), sessionIssued };
 }
+
+/** Users, tokens and the audit log on this backend (see identity-snapshot.ts). */
+const identitySnapshot = () => identitySnapshotOf((sql) => governanceSql(sql));
 
 function isEnvelope(text: string): boolean {
   try {
@@ -86,7 +85,7 @@ describe("/api/metrics: tokens, methods, query and headers", () => {
   ];
 
   it("table-driven: the right status, the envelope where the app answers, nothing written", async () => {
-    const before = identitySnapshot(getGovernance().sqlite);
+    const before = await identitySnapshot();
     const wrong: string[] = [];
     for (const c of cases()) {
       const r = await send(c);
@@ -95,18 +94,20 @@ describe("/api/metrics: tokens, methods, query and headers", () => {
       else if (c.expect === 200 && !r.text.includes("dualmind_http_requests_total")) wrong.push(`[${c.name}] 200 without the exposition`);
     }
     expect(wrong).toEqual([]);
-    expect(identitySnapshot(getGovernance().sqlite)).toBe(before);
+    expect(await identitySnapshot()).toBe(before);
   });
 
   it("read scope is enough; a store-scoped token sees only its stores and no governance gauges", async () => {
     for (const t of [tokens.read, tokens.admin]) {
       const r = await send({ name: "scrape", path: "/api/metrics", headers: bearer(t) }, { badInput: false });
       expect(r.status).toBe(200);
-      expect(r.text).toContain('dualmind_db_bytes{db="rel"');
+      expect(r.text).toContain('dualmind_store_status{store="rel"');
+      await sqliteOnlyCheck("the database file sizes are index.db's (PostgreSQL stores have no files)", () => expect(r.text).toContain('dualmind_db_bytes{db="rel"'));
     }
     const scoped = await send({ name: "scoped scrape", path: "/api/metrics", headers: bearer(tokens.otherStore) }, { badInput: false });
     expect(scoped.status).toBe(200);
-    expect(scoped.text).toContain('dualmind_db_bytes{db="other"');
+    expect(scoped.text).toContain('dualmind_store_status{store="other"');
+    expect(scoped.text).not.toContain('store="rel"');
     expect(scoped.text).not.toContain('db="rel"');
     expect(scoped.text).not.toContain('db="governance"');
   });
@@ -190,7 +191,7 @@ describe("/api/auth (next-auth credentials): never a 5xx, never a session for a 
 
   it("table-driven bad sign-ins: refused, no session cookie, nothing written", async () => {
     const csrf = await freshCsrf();
-    const before = identitySnapshot(getGovernance().sqlite);
+    const before = await identitySnapshot();
     const wrong: string[] = [];
     for (const c of signInCases(csrf)) {
       const r = await send(c);
@@ -206,8 +207,8 @@ describe("/api/auth (next-auth credentials): never a 5xx, never a session for a 
       if (!ok || r.sessionIssued) wrong.push(`${c.method ?? "GET"} ${c.path.slice(0, 60)} [${c.name}] → ${r.status}${r.sessionIssued ? " with a session cookie" : ""} ${r.text.slice(0, 80)}`);
     }
     expect(wrong).toEqual([]);
-    expect(identitySnapshot(getGovernance().sqlite)).toBe(before);
-    expect(verifyAuditChain().ok).toBe(true);
+    expect(await identitySnapshot()).toBe(before);
+    expect((await governance().verifyAuditChain({})).ok).toBe(true);
   });
 
   it("what the person sees after a failed sign-in: the login page with the error, and no session", async () => {

@@ -1,42 +1,42 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { toAppError } from "@/lib/api/route";
-import { createApiToken, revokeApiToken, verifyApiToken, type AgentPrincipal } from "@/lib/auth/tokens";
-import { bootstrapApp } from "@/lib/bootstrap";
+import type { AgentPrincipal } from "@/lib/auth/tokens";
+import { governance } from "@/lib/backend/governance";
 import { handleMcpPost } from "@/lib/mcp/http";
 import { runTool } from "@/lib/mcp/server";
 import { MCP_TOOLS, type ToolDef } from "@/lib/mcp/tools";
-import { createStore } from "@/lib/stores/stores";
-import { useTempDataDir } from "../helpers";
-import { snapshotDatabases } from "./db-snapshot";
+import { onPg, principalOf, seedStore, seedToken, useTestBackend, type TestEnv } from "../backend";
+import { snapshotDatabases, snapshotPgDatabase } from "./db-snapshot";
 import { recordTally } from "./summary";
 
 const STORE = "rel";
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 const tokens = { admin: "", read: "", otherStore: "", revoked: "" };
 const principals = {} as Record<"admin" | "read" | "otherStore", AgentPrincipal>;
 let tried = 0;
 let serverErrors = 0;
 
 beforeAll(async () => {
-  env = useTempDataDir();
-  await bootstrapApp();
-  createStore({ input: { name: STORE }, actor: "test" });
-  createStore({ input: { name: "other" }, actor: "test" });
-  tokens.admin = createApiToken({ input: { label: "a", agent_id: "mcp-admin", scopes: ["admin"] }, actor: "test" }).token;
-  tokens.read = createApiToken({ input: { label: "r", agent_id: "mcp-reader", scopes: ["read"] }, actor: "test" }).token;
-  tokens.otherStore = createApiToken({ input: { label: "o", agent_id: "mcp-other", scopes: ["admin"], stores: ["other"] }, actor: "test" }).token;
-  const revoked = createApiToken({ input: { label: "x", agent_id: "mcp-gone", scopes: ["admin"] }, actor: "test" });
+  // On SQLite, and on PostgreSQL in vitest.reliability.pg.config.ts (DM_TEST_BACKEND=pg: a fresh database).
+  env = await useTestBackend();
+  await seedStore(STORE);
+  await seedStore("other");
+  tokens.admin = await seedToken({ label: "a", agent_id: "mcp-admin", scopes: ["admin"] });
+  tokens.read = await seedToken({ label: "r", agent_id: "mcp-reader", scopes: ["read"] });
+  tokens.otherStore = await seedToken({ label: "o", agent_id: "mcp-other", scopes: ["admin"], stores: ["other"] });
+  const revoked = await governance().createApiToken({ input: { label: "x", agent_id: "mcp-gone", scopes: ["admin"] }, actor: "test" });
   tokens.revoked = revoked.token;
-  revokeApiToken({ id: revoked.info.id, actor: "test" });
-  for (const k of ["admin", "read", "otherStore"] as const) principals[k] = verifyApiToken(tokens[k])!;
+  await governance().revokeApiToken({ id: revoked.info.id, actor: "test" });
+  for (const k of ["admin", "read", "otherStore"] as const) principals[k] = await principalOf(tokens[k]);
 });
-afterAll(() => {
+afterAll(async () => {
   recordTally("bad input: every MCP tool", { requests: tried, badInputsTried: tried, serverErrorsSeen: serverErrors });
-  env.cleanup();
+  await env?.cleanup();
 });
 
-const snapshot = () => snapshotDatabases({ dataDir: env.dataDir, stores: [STORE, "other"] });
+/** Row counts of every table of the backend (and the data dir's listing): "nothing written" means this does not change. */
+const snapshot = (): Promise<string> => (onPg ? snapshotPgDatabase({ dataDir: env.dataDir }) : Promise.resolve(snapshotDatabases({ dataDir: env.dataDir, stores: [STORE, "other"] })));
 const shapeOf = (t: ToolDef): Record<string, unknown> => (t.input instanceof z.ZodObject ? (t.input.shape as Record<string, unknown>) : {});
 
 /** Run a tool the way the MCP server does and return the HTTP status its error maps to (200 when it ran). */
@@ -57,7 +57,7 @@ describe("bad input on every MCP tool: a 4xx tool error, nothing written", () =>
     expect(MCP_TOOLS.length).toBeGreaterThan(20);
     const wrong: string[] = [];
     for (const t of MCP_TOOLS) {
-      const before = snapshot();
+      const before = await snapshot();
       const shape = shapeOf(t);
       const withStore = "store" in shape ? { store: STORE } : {};
       const cases: [string, AgentPrincipal, Record<string, unknown> | undefined, number | "4xx"][] = [
@@ -82,13 +82,13 @@ describe("bad input on every MCP tool: a 4xx tool error, nothing written", () =>
         const ok = expected === "4xx" ? status >= 400 && status < 500 : status === expected;
         if (!ok) wrong.push(`${t.name} [${name}] → ${status}`);
       }
-      if (snapshot() !== before) wrong.push(`${t.name}: bad input changed the database`);
+      if ((await snapshot()) !== before) wrong.push(`${t.name}: bad input changed the database`);
     }
     expect(wrong).toEqual([]);
   });
 
   it("the HTTP endpoint refuses missing and revoked tokens, broken JSON, deep JSON and oversized bodies with a 4xx", async () => {
-    const before = snapshot();
+    const before = await snapshot();
     const rpc = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
     const post = (body: string | Uint8Array, headers: Record<string, string>) => {
       tried++;
@@ -113,6 +113,6 @@ describe("bad input on every MCP tool: a 4xx tool error, nothing written", () =>
       if (!ok) wrong.push(`${name} → ${r.status} ${(await r.text()).slice(0, 120)}`);
     }
     expect(wrong).toEqual([]);
-    expect(snapshot()).toBe(before);
+    expect(await snapshot()).toBe(before);
   });
 });

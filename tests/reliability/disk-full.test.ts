@@ -3,7 +3,10 @@
  * the last page by a ballast file while a real `next start` serves it. Needs
  * permission to mount (root with CAP_SYS_ADMIN, as in this project's CI
  * container); without it the file is skipped and says why. The always-on
- * simulation (SQLite max_page_count) is in faults.test.ts.
+ * simulation (SQLite max_page_count) is in faults.test.ts. SQLite only: on
+ * PostgreSQL (vitest.reliability.pg.config.ts) DATA_DIR holds none of the
+ * data, so filling it tests nothing; PostgreSQL's own full disk (SQLSTATE
+ * 53100) answers 507 through lib/errors.ts infrastructureError.
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -11,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { onPg } from "../backend";
 import { api, startServer, type ApiResult, type RunningServer } from "../fixtures/next-server";
 import { recordTally } from "./summary";
 
@@ -24,8 +28,9 @@ function tryMountTmpfs(): { dir: string | null; why: string } {
   return { dir: null, why: (r.stderr || r.error?.message || `mount exited ${r.status}`).trim() };
 }
 
-const tmpfs = tryMountTmpfs();
-if (!tmpfs.dir) process.stderr.write(`disk-full.test.ts skipped: cannot mount a tmpfs here (${tmpfs.why})\n`);
+const WHY_SQLITE_ONLY = "SQLite only: on PostgreSQL DATA_DIR holds none of the data";
+const tmpfs = onPg ? { dir: null, why: WHY_SQLITE_ONLY } : tryMountTmpfs();
+if (!tmpfs.dir) process.stderr.write(`disk-full.test.ts skipped: ${onPg ? WHY_SQLITE_ONLY : `cannot mount a tmpfs here (${tmpfs.why})`}\n`);
 const tally = { requests: 0, writesAcknowledged: 0, writesFound: 0, faultsInjected: 0, faultsSurvived: 0, serverErrorsSeen: 0 };
 let server: RunningServer | null = null;
 
@@ -85,7 +90,7 @@ function writes(tag: string): { what: string; method: string; path: string; body
   ];
 }
 
-describe.skipIf(!tmpfs.dir)(`a real full disk: DATA_DIR on a ${SIZE} tmpfs filled to the last byte`, () => {
+describe.skipIf(!tmpfs.dir)(`a real full disk: DATA_DIR on a ${SIZE} tmpfs filled to the last byte${onPg ? ` [${WHY_SQLITE_ONLY}]` : ""}`, () => {
   const dataDir = tmpfs.dir!;
   let ballast = "";
 

@@ -1,24 +1,32 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { governance } from "@/lib/backend/governance";
 import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
-import { verifyAuditChain } from "@/lib/governance/audit";
 import { verifyStore } from "@/lib/index/verify";
+import { stores } from "@/lib/stores/backend";
+import { governanceSql, itSqliteOnly, onPg, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "../backend";
 import { api, startServer, type RunningServer } from "../fixtures/next-server";
-import { useTempDataDir } from "../helpers";
 import { recordTally } from "./summary";
 
-let env: ReturnType<typeof useTempDataDir>;
+/**
+ * Faults against real servers: kill -9 mid-write, mid-reindex and
+ * mid-re-embed, a full disk, a missing vector extension. On SQLite, and on
+ * PostgreSQL in vitest.reliability.pg.config.ts (each server a replica on the
+ * data dir's database; a restart is a new replica on the same database).
+ */
+let env: TestEnv;
 let server: RunningServer | null = null;
 const tally = { requests: 0, writesAcknowledged: 0, writesFound: 0, faultsInjected: 0, faultsSurvived: 0, serverErrorsSeen: 0 };
 
-beforeAll(() => {
-  env = useTempDataDir();
+beforeAll(async () => {
+  // The servers set themselves up (first admin, core and default stores), as on a first start.
+  env = await useTestBackend({}, { bootstrap: false });
 });
 afterAll(async () => {
   await server?.kill9();
-  recordTally("faults: kill -9, disk full, no sqlite-vec", tally);
-  env.cleanup();
+  recordTally(onPg ? "faults: kill -9 (PostgreSQL)" : "faults: kill -9, disk full, no sqlite-vec", tally);
+  await env?.cleanup();
 });
 
 async function serve(extra: Record<string, string> = {}): Promise<RunningServer> {
@@ -41,13 +49,15 @@ async function kill9(): Promise<void> {
   server = null;
 }
 
-/** After a crash: both databases pass integrity_check, the store verifies consistent and the audit chain holds. */
-function assertIntact(store: string): void {
+/** After a crash: both databases pass integrity_check (SQLite), the store verifies consistent and the audit chain holds. */
+async function assertIntact(store: string): Promise<void> {
   closeAllDatabases();
-  expect(getStoreDb(store).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
-  expect(getGovernance().sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
-  expect(verifyStore({ handle: getStoreDb(store) }).consistent).toBe(true);
-  expect(verifyAuditChain().ok).toBe(true);
+  await sqliteOnlyCheck("integrity_check of index.db and governance.db", () => {
+    expect(getStoreDb(store).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+    expect(getGovernance().sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+  });
+  expect((await stores().verifyStore({ store })).consistent).toBe(true);
+  expect((await governance().verifyAuditChain({})).ok).toBe(true);
   closeAllDatabases();
 }
 
@@ -84,11 +94,10 @@ describe("kill -9 of a real server", () => {
     stop = true;
     await Promise.all(writers);
 
-    assertIntact("crash");
-    const count = getStoreDb("crash").sqlite.prepare("select count(*) as n from documents where path like ?");
+    await assertIntact("crash");
     tally.writesAcknowledged += acked.length * 50;
     for (const batch of sent) {
-      const n = (count.get(`batch-${batch}/%`) as { n: number }).n;
+      const n = Number((await storeSql<{ n: number }>("crash", "select count(*) as n from documents where path like ?", [`batch-${batch}/%`]))[0].n);
       if (acked.includes(batch)) tally.writesFound += n;
       if (acked.includes(batch)) expect(n).toBe(50);
       else expect([0, 50]).toContain(n);
@@ -99,7 +108,10 @@ describe("kill -9 of a real server", () => {
     tally.faultsSurvived++;
   });
 
-  it("during a reindex: the previous index stays whole, and the job (a row in governance.db) resumes by itself after restart", async () => {
+  itSqliteOnly(
+    "during a reindex: the previous index stays whole, and the job (a row in governance.db) resumes by itself after restart",
+    "on PostgreSQL the rebuild is one transaction with no progress to catch mid-run; the job take-over is the PostgreSQL test below",
+    async () => {
     const dir = path.join(env.dataDir, "stores", "crash", "memory", "bulk");
     fs.mkdirSync(dir, { recursive: true });
     for (let i = 0; i < 6000; i++) fs.writeFileSync(path.join(dir, `note-${i}.md`), `# Note ${i}\n\n${"word ".repeat(150 + (i % 40))}\n`);
@@ -113,7 +125,7 @@ describe("kill -9 of a real server", () => {
     });
     await kill9();
 
-    assertIntact("crash");
+    await assertIntact("crash");
     // Nobody asks again: the restarted server finds the job its predecessor left running and takes it over.
     await serve();
     type JobView = { id: string; status: string; attempts: number; result: { counts: { added: number } } | null };
@@ -134,28 +146,55 @@ describe("kill -9 of a real server", () => {
     tally.faultsSurvived++;
   });
 
+  it("a reindex its process left running (it died elsewhere: silent heartbeat) is taken over by a server without anyone asking", async () => {
+    await server?.stop();
+    server = null;
+    // What a replica (or a process on another host) killed mid-reindex leaves: the job running, its heartbeat long silent.
+    const jobId = "00000000-0000-4000-8000-00000000dead";
+    const longAgo = Date.now() - 10 * 60_000;
+    await governanceSql("insert into admin_jobs (id, kind, store, actor, status, owner, attempts, started_at, heartbeat_at) values (?, 'reindex', 'crash', 'admin', 'running', 'gone-host:4242:dead', 1, ?, ?)", [jobId, longAgo, longAgo]);
+    tally.faultsInjected++;
+    await serve();
+    type JobView = { id: string; status: string; attempts: number };
+    const finished = await waitFor("the orphaned reindex to be taken over and finish", async () => {
+      const r = await call("GET", `/jobs/${jobId}`);
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+      const j = (r.json as { job: JobView }).job;
+      return j.status !== "running" && j;
+    });
+    expect(finished).toMatchObject({ id: jobId, status: "succeeded", attempts: 2 });
+    const resumed = await governanceSql<{ actor: string; target: string }>("select actor, target from audit_log where action = 'store.reindex.resume' and details like ?", [`%${jobId}%`]);
+    expect(resumed).toEqual([{ actor: "system:jobs", target: "store:crash" }]);
+    expect((await governance().verifyAuditChain({})).ok).toBe(true);
+    tally.faultsSurvived++;
+  });
+
   it("during a re-embed: the job is in the database and finishes by itself after restart", async () => {
     await serve();
     expect((await call("POST", "/stores", { name: "reembed" })).status).toBe(201);
-    for (let b = 0; b < 20; b++) {
+    // Fewer on PostgreSQL, where each worker step is several round trips: the re-embed still runs long enough to be hit.
+    const batches = onPg ? 6 : 20;
+    for (let b = 0; b < batches; b++) {
       const r = await call("PUT", "/stores/reembed/documents", { documents: Array.from({ length: 100 }, (_, k) => ({ path: `r/${b}-${k}.md`, content: `# r ${b} ${k}\n\nvector drift rotation ${b * 100 + k}` })) });
       expect(r.status).toBe(200);
     }
     await waitFor("the first embedding pass", async () => ((await call("GET", "/stores/reembed/health")).json as { backlog: { pending: number } }).backlog.pending === 0);
     await server!.stop();
     // A model change (another builtin dimension) makes every vector stale; small batches keep the re-embed running long enough to be hit.
-    const newModel = { DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_BATCH_SIZE: "2" };
+    // On PostgreSQL the killed replica's claims are taken again when their lease runs out (DUALMIND_EMBED_LEASE_MS,
+    // 5 min by default: another replica cannot tell a dead worker from a slow one): short here, as in tests/pg/replicas-kill.test.ts.
+    const newModel = { DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_BATCH_SIZE: onPg ? "4" : "2", ...(onPg ? { DUALMIND_EMBED_LEASE_MS: "3000" } : {}) };
     await serve(newModel);
     const started = await call("POST", "/stores/reembed/reembed", {});
     expect(started.status, JSON.stringify(started.json)).toBe(202);
-    expect((started.json as { job: { total: number } }).job.total).toBe(2000);
+    expect((started.json as { job: { total: number } }).job.total).toBe(batches * 100);
     await waitFor("the re-embed to be under way", async () => {
       const j = ((await call("GET", "/stores/reembed/reembed")).json as { job: { done: number; remaining: number } | null }).job;
       return j !== null && j.done > 0 && j.remaining > 0;
     });
     await kill9();
 
-    assertIntact("reembed");
+    await assertIntact("reembed");
     await serve(newModel);
     await waitFor("the resumed re-embed to switch models", async () => ((await call("GET", "/stores/reembed/reembed")).json as { job: { status: string } | null }).job?.status === "done", 120_000);
     const health = (await call("GET", "/stores/reembed/health")).json as { active_model: { dimension: number }; coverage_pct: number | null };
@@ -168,7 +207,7 @@ describe("kill -9 of a real server", () => {
 });
 
 describe("disk full and a missing vector extension", () => {
-  it("a full disk answers 507 with the envelope, writes nothing and corrupts nothing; writes work again once there is room", async () => {
+  itSqliteOnly("a full disk answers 507 with the envelope, writes nothing and corrupts nothing; writes work again once there is room", "SQLite's max_page_count simulates it; PostgreSQL's own full disk (SQLSTATE 53100) is not simulated by this suite", async () => {
     closeAllDatabases();
     const { PUT } = await import("@/app/api/v1/stores/[store]/documents/route");
     const { callRoute } = await import("../helpers");
@@ -197,7 +236,7 @@ describe("disk full and a missing vector extension", () => {
     tally.faultsSurvived++;
   });
 
-  it("without sqlite-vec the server still answers: full-text as before, vectors by exact scan, and says so", async () => {
+  itSqliteOnly("without sqlite-vec the server still answers: full-text as before, vectors by exact scan, and says so", "sqlite-vec is the SQLite backend's extension; PostgreSQL's vectors (pgvector or the exact scan) are tests/pg/store-search.test.ts's", async () => {
     await serve({ DUALMIND_DISABLE_VECTORS: "true" });
     tally.faultsInjected++;
     const fts = await call("GET", "/stores/crash/search?q=ledger%20chain&mode=fts");

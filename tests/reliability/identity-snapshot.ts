@@ -14,3 +14,16 @@ export function identitySnapshot(db: { prepare(sql: string): { get(): unknown } 
     one("select count(*) n, max(id) last from audit_log"),
   ].join(" ");
 }
+
+/**
+ * The same on either backend, through an async runner of SQL both dialects
+ * share (tests/backend.ts governanceSql): the suite's files that also run
+ * on PostgreSQL compare this one.
+ */
+export async function identitySnapshotOf(run: (sql: string) => Promise<unknown[]>): Promise<string> {
+  return JSON.stringify([
+    await run("select username, role, password_hash from users order by username"),
+    await run("select cast(count(*) as integer) as n, cast(count(revoked_at) as integer) as revoked from api_tokens"),
+    await run("select cast(count(*) as integer) as n, cast(max(id) as integer) as last from audit_log"),
+  ]);
+}

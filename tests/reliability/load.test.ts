@@ -1,12 +1,19 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { governance } from "@/lib/backend/governance";
 import { closeAllDatabases, getGovernance, getStoreDb } from "@/lib/db/connection";
-import { verifyAuditChain } from "@/lib/governance/audit";
-import { verifyStore } from "@/lib/index/verify";
+import { createMemorySchema } from "@/lib/index/memories";
+import { stores } from "@/lib/stores/backend";
+import { governanceSql, onPg, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "../backend";
 import { api, RELIABILITY_TOKEN, startServer, type ApiResult, type RunningServer } from "../fixtures/next-server";
-import { useTempDataDir } from "../helpers";
 import { recordTally } from "./summary";
+
+/**
+ * Two real servers, 20 agents, a reindex and both embed workers at once. On
+ * SQLite the two servers share one DATA_DIR; on PostgreSQL
+ * (vitest.reliability.pg.config.ts) they are two replicas on one database.
+ */
 
 const AGENTS = 20;
 // Bounded: the suite must fit CI on 2 cores.
@@ -15,30 +22,37 @@ const STORE = "load";
 
 type Ack = { kind: "document" | "trace" | "thought" | "session" | "message" | "task"; key: string };
 
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 let servers: RunningServer[] = [];
-beforeAll(() => {
-  env = useTempDataDir();
+beforeAll(async () => {
+  // The servers set themselves up (first admin, core and default stores), as on a first start.
+  env = await useTestBackend({}, { bootstrap: false });
 });
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.kill9()));
-  env.cleanup();
+  await env?.cleanup();
 });
 
-function seedMemoryFiles(count: number): void {
+/** Memories for the reindex to work through: files in the store's memory folder, or on PostgreSQL rows of its memories table (the truth there). */
+async function seedMemories(count: number): Promise<void> {
+  const text = (i: number) => `# Seed ${i}\n\n${"backup restore rotation ".repeat(20 + (i % 30))}\n`;
+  if (onPg) {
+    for (let i = 0; i < count; i++) await stores().createMemory({ store: STORE, input: createMemorySchema.parse({ path: `seed/note-${i}`, body: text(i) }), actor: "test" });
+    return;
+  }
   const dir = path.join(env.dataDir, "stores", STORE, "memory", "seed");
   fs.mkdirSync(dir, { recursive: true });
-  for (let i = 0; i < count; i++) fs.writeFileSync(path.join(dir, `note-${i}.md`), `# Seed ${i}\n\n${"backup restore rotation ".repeat(20 + (i % 30))}\n`);
+  for (let i = 0; i < count; i++) fs.writeFileSync(path.join(dir, `note-${i}.md`), text(i));
 }
 
-it("20 agents on two servers sharing one DATA_DIR, during reindex and embedding: every acknowledged write is there exactly once", async () => {
+it("20 agents on two servers sharing one DATA_DIR (database), during reindex and embedding: every acknowledged write is there exactly once", async () => {
   const a = await startServer({ dataDir: env.dataDir });
   servers.push(a);
   // The second process shares the data dir (and runs its own embed worker).
   const b = await startServer({ dataDir: env.dataDir });
   servers.push(b);
   expect((await api(a.url, "POST", "/stores", { body: { name: STORE } })).status).toBe(201);
-  seedMemoryFiles(400);
+  await seedMemories(400);
 
   const tokens: string[] = [];
   for (let i = 0; i < AGENTS; i++) {
@@ -126,21 +140,21 @@ it("20 agents on two servers sharing one DATA_DIR, during reindex and embedding:
   servers = [];
 
   closeAllDatabases();
-  const store = getStoreDb(STORE).sqlite;
-  const gov = getGovernance().sqlite;
-  const countOf: Record<Ack["kind"], (key: string) => number> = {
-    document: (k) => (store.prepare("select count(*) as n from documents where path = ?").get(k) as { n: number }).n,
-    trace: (k) => (store.prepare("select count(*) as n from reasoning_traces where intent_target = ?").get(k) as { n: number }).n,
-    thought: (k) => (store.prepare("select count(*) as n from thoughts where id = ?").get(k) as { n: number }).n,
-    session: (k) => (gov.prepare("select count(*) as n from dialectic_sessions where session_id = ?").get(k) as { n: number }).n,
-    message: (k) => (gov.prepare("select count(*) as n from dialectic_messages where id = ?").get(k) as { n: number }).n,
-    task: (k) => (gov.prepare("select count(*) as n from tasks where task_id = ?").get(k) as { n: number }).n,
+  const count = async (rows: Promise<{ n: number | string }[]>) => Number((await rows)[0].n);
+  const countOf: Record<Ack["kind"], (key: string) => Promise<number>> = {
+    document: (k) => count(storeSql(STORE, "select count(*) as n from documents where path = ?", [k])),
+    trace: (k) => count(storeSql(STORE, "select count(*) as n from reasoning_traces where intent_target = ?", [k])),
+    thought: (k) => count(storeSql(STORE, "select count(*) as n from thoughts where id = ?", [k])),
+    session: (k) => count(governanceSql("select count(*) as n from dialectic_sessions where session_id = ?", [k])),
+    message: (k) => count(governanceSql("select count(*) as n from dialectic_messages where id = ?", [k])),
+    task: (k) => count(governanceSql("select count(*) as n from tasks where task_id = ?", [k])),
   };
-  const notOnce = acks.filter((ack) => countOf[ack.kind](ack.key) !== 1);
-  const verify = verifyStore({ handle: getStoreDb(STORE) });
-  const audit = verifyAuditChain();
+  const notOnce: Ack[] = [];
+  for (const ack of acks) if ((await countOf[ack.kind](ack.key)) !== 1) notOnce.push(ack);
+  const verify = await stores().verifyStore({ store: STORE });
+  const audit = await governance().verifyAuditChain({});
 
-  recordTally("load: 20 agents × 2 servers", {
+  recordTally(`load: 20 agents × 2 servers${onPg ? " (PostgreSQL)" : ""}`, {
     requests,
     writesAcknowledged: acks.length,
     writesFound: acks.length - notOnce.length,
@@ -152,10 +166,12 @@ it("20 agents on two servers sharing one DATA_DIR, during reindex and embedding:
   expect(new Set(acks.map((x) => x.kind)).size).toBe(6);
   expect(notOnce).toEqual([]);
   expect(reindexes.length).toBeGreaterThan(0);
-  expect(store.pragma("integrity_check", { simple: true })).toBe("ok");
-  expect(gov.pragma("integrity_check", { simple: true })).toBe("ok");
+  await sqliteOnlyCheck("integrity_check of index.db and governance.db", () => {
+    expect(getStoreDb(STORE).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+    expect(getGovernance().sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+  });
   expect(verify).toMatchObject({ ok: true, consistent: true, inSync: true });
   expect(audit.ok).toBe(true);
   // The embed workers of both servers kept up with (or are still working off) the writes; nothing was parked.
-  expect((store.prepare("select count(*) as n from embed_queue where parked_at is not null").get() as { n: number }).n).toBe(0);
+  expect(await count(storeSql(STORE, "select count(*) as n from embed_queue where parked_at is not null"))).toBe(0);
 });

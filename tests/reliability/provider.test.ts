@@ -1,53 +1,58 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { getStoreDb } from "@/lib/db/connection";
 import { resetEmbedderForTests, getEmbedder } from "@/lib/embed/model";
-import { retryParkedEmbeddings } from "@/lib/embed/queue";
-import { getEmbeddingStatus } from "@/lib/embed/status";
-import { drainEmbedQueues, MAX_EMBED_ATTEMPTS, processEmbedBatch } from "@/lib/embed/worker";
-import { putDocuments } from "@/lib/index/ingest";
-import { searchInputSchema, searchStore } from "@/lib/index/search";
-import { createStore, openStore } from "@/lib/stores/stores";
+import { MAX_EMBED_ATTEMPTS } from "@/lib/embed/worker";
+import { searchInputSchema } from "@/lib/index/search";
+import { stores } from "@/lib/stores/backend";
+import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { startFakeOpenAI } from "../fixtures/fake-openai-server";
-import { useTempDataDir } from "../helpers";
+import { drainEmbeddings, embeddingStatusOf, embedOneBatch, onPg, seedStore, storeSql, useTestBackend, type TestEnv } from "../backend";
 import { recordTally } from "./summary";
 
+/**
+ * The embedding provider down, slow, then wrong, as the worker meets it (on
+ * SQLite the store's index.db queue; on PostgreSQL the store schema's queue
+ * and the PostgreSQL worker step).
+ */
 let fake: Awaited<ReturnType<typeof startFakeOpenAI>>;
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 const tally = { faultsInjected: 0, faultsSurvived: 0, writesAcknowledged: 0, writesFound: 0 };
 
 beforeAll(async () => {
   fake = await startFakeOpenAI({ dimension: 32 });
-  // A low watermark so a short outage is enough to degrade the store; a short timeout so "slow" is a failure.
-  env = useTempDataDir({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32", DUALMIND_EMBED_BACKLOG_WATERMARK: "5", DUALMIND_EMBED_TIMEOUT_MS: "300", DUALMIND_EMBED_BATCH_SIZE: "4" });
+  // A low watermark so a short outage is enough to degrade the store; a short timeout so "slow" (the stand-in never
+  // answers) is a failure — not so short that a busy CI machine turns the model probe into one.
+  env = await useTestBackend({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32", DUALMIND_EMBED_BACKLOG_WATERMARK: "5", DUALMIND_EMBED_TIMEOUT_MS: "2000", DUALMIND_EMBED_BATCH_SIZE: "4" });
   resetEmbedderForTests();
   await getEmbedder().fingerprint;
-  createStore({ input: { name: "prov" }, actor: "test" });
+  await seedStore("prov");
 });
 afterAll(async () => {
   recordTally("embedding provider down / slow / wrong dimension", tally);
   resetEmbedderForTests();
-  env.cleanup();
+  await env?.cleanup();
   await fake.close();
 });
 
-const search = (q: string) => searchStore({ handle: openStore({ store: "prov" }), core: null, input: searchInputSchema.parse({ q, mode: "hybrid" }) });
-const rewindBackoff = () => getStoreDb("prov").sqlite.exec("update embed_queue set next_attempt_at = 0");
+const search = (q: string) => stores().search({ store: "prov", input: searchInputSchema.parse({ q, mode: "hybrid" }) });
+const rewindBackoff = () => storeSql("prov", "update embed_queue set next_attempt_at = 0");
+const status = () => embeddingStatusOf("prov");
+// Chunk vectors: rows of `embeddings` in index.db; PostgreSQL keeps them in their own table.
+const storedVectors = async () => Number((await storeSql<{ n: number }>("prov", `select count(*) as n from ${onPg ? "chunk_embeddings" : "embeddings"}`))[0].n);
 
 it("a provider that is down, then slow, then wrong: the store degrades to lexical and says so, items park, and everything recovers", async () => {
   const docs = Array.from({ length: 12 }, (_, i) => ({ path: `p/${i}.md`, content: `# note ${i}\n\nprovider outage drill number ${i}` }));
-  putDocuments({ handle: openStore({ store: "prov" }), input: { documents: docs }, actor: "test" });
+  await stores().putDocuments({ store: "prov", input: { documents: docs }, actor: "test" });
   tally.writesAcknowledged += docs.length;
-  const queued = (await getEmbeddingStatus({ handle: getStoreDb("prov") })).backlog.pending;
+  const queued = (await status()).backlog.pending;
   expect(queued).toBeGreaterThan(5);
 
   // Down: every call fails; the backlog stays above the watermark.
   fake.state.defaultMode = "500";
   tally.faultsInjected++;
-  const down = await processEmbedBatch({ handle: getStoreDb("prov") });
+  const down = await embedOneBatch("prov");
   expect(down.failed).toBeGreaterThan(0);
   expect(down.embedded).toBe(0);
-  let status = await getEmbeddingStatus({ handle: getStoreDb("prov") });
-  expect(status).toMatchObject({ degraded: true });
+  expect(await status()).toMatchObject({ degraded: true });
   const degraded = await search("outage drill");
   expect(degraded).toMatchObject({ effectiveMode: "fts", degraded: true, fallback: { reason: "backlog" } });
   expect(degraded.results.length).toBeGreaterThan(0);
@@ -55,39 +60,40 @@ it("a provider that is down, then slow, then wrong: the store degrades to lexica
   // Slow: the request outlives the timeout and counts as a failure, not a hang.
   fake.state.defaultMode = "hang";
   tally.faultsInjected++;
-  rewindBackoff();
-  const slow = await processEmbedBatch({ handle: getStoreDb("prov") });
+  await rewindBackoff();
+  const slow = await embedOneBatch("prov");
   expect(slow.failed).toBeGreaterThan(0);
   expect(slow.embedded).toBe(0);
 
   // Wrong dimension: not retryable, parked at once, nothing stored.
   fake.state.defaultMode = "wrong_dim";
   tally.faultsInjected++;
-  rewindBackoff();
-  const wrong = await processEmbedBatch({ handle: getStoreDb("prov") });
+  await rewindBackoff();
+  const wrong = await embedOneBatch("prov");
   expect(wrong.parked).toBeGreaterThan(0);
-  expect((getStoreDb("prov").sqlite.prepare("select count(*) as n from embeddings").get() as { n: number }).n).toBe(0);
+  expect(await storedVectors()).toBe(0);
 
   // Down long enough: the rest park after the retry limit, with the error visible.
   fake.state.defaultMode = "500";
   // A failing batch stops a drain (backoff does the pacing), so step batch by batch with the backoff skipped.
-  for (let i = 0; i < MAX_EMBED_ATTEMPTS * queued && (await getEmbeddingStatus({ handle: getStoreDb("prov") })).backlog.pending > 0; i++) {
-    rewindBackoff();
-    await processEmbedBatch({ handle: getStoreDb("prov") });
+  for (let i = 0; i < MAX_EMBED_ATTEMPTS * queued && (await status()).backlog.pending > 0; i++) {
+    await rewindBackoff();
+    await embedOneBatch("prov");
   }
-  status = await getEmbeddingStatus({ handle: getStoreDb("prov") });
-  expect(status.backlog).toMatchObject({ pending: 0, parked: queued });
-  expect(status.parked.some((p) => /dimension/.test(p.lastError ?? ""))).toBe(true);
+  let now = await status();
+  expect(now.backlog).toMatchObject({ pending: 0, parked: queued });
+  expect(now.parked.some((p) => /dimension/.test(p.lastError ?? ""))).toBe(true);
 
   // Recovered: an admin retries the parked items, the worker drains them, and hybrid search uses vectors again.
   fake.state.defaultMode = "ok";
-  expect(retryParkedEmbeddings({ handle: getStoreDb("prov"), actor: "test" })).toBe(queued);
-  await drainEmbedQueues({ stores: ["prov"] });
-  status = await getEmbeddingStatus({ handle: getStoreDb("prov") });
-  expect(status).toMatchObject({ degraded: false, backlog: { pending: 0, parked: 0 } });
+  expect(await embeddingsBackend().retryParkedEmbeddings({ store: "prov", actor: "test" })).toBe(queued);
+  await drainEmbeddings(["prov"]);
+  now = await status();
+  expect(now).toMatchObject({ degraded: false, backlog: { pending: 0, parked: 0 } });
+  expect(await storedVectors()).toBe(queued);
   const recovered = await search("outage drill");
   expect(recovered.effectiveMode).toBe("hybrid");
   expect(recovered.fallback).toBeNull();
-  tally.writesFound += (getStoreDb("prov").sqlite.prepare("select count(*) as n from documents").get() as { n: number }).n;
+  tally.writesFound += Number((await storeSql<{ n: number }>("prov", "select count(*) as n from documents"))[0].n);
   tally.faultsSurvived += 3;
 });

@@ -1,13 +1,11 @@
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { governance } from "@/lib/backend/governance";
 import { createUser, signInWithPassword } from "@/lib/backend/users";
-import { bootstrapApp } from "@/lib/bootstrap";
-import { getGovernance } from "@/lib/db/connection";
-import { verifyAuditChain } from "@/lib/governance/audit";
+import { governanceSql, useTestBackend, type TestEnv } from "../backend";
 import { hostileCallbackUrls } from "../fixtures/hostile-callback-urls";
 import { api, startServer, type RunningServer } from "../fixtures/next-server";
-import { useTempDataDir } from "../helpers";
 import { recordTally } from "./summary";
 
 /**
@@ -15,25 +13,26 @@ import { recordTally } from "./summary";
  * revocation from the CLI and callbackUrl handling, as a browser or a
  * script meets them. The server trusts one proxy (DUALMIND_TRUST_PROXY=1),
  * so each test speaks from its own client address via X-Forwarded-For and
- * the per-address counts of one test do not leak into the next.
+ * the per-address counts of one test do not leak into the next. On
+ * PostgreSQL (vitest.reliability.pg.config.ts) the users, the throttle and
+ * the audit log are the database's, and the CLI runs against it too.
  */
 
 const SESSION_COOKIE = "next-auth.session-token";
 const PASSWORDS = { alice: "alice-password", bob: "bob-password", carol: "carol-password", dave: "dave-password" } as const;
-let env: ReturnType<typeof useTempDataDir>;
+let env: TestEnv;
 let server: RunningServer;
 const tally = { requests: 0, badInputsTried: 0, serverErrorsSeen: 0 };
 
 beforeAll(async () => {
-  env = useTempDataDir();
-  await bootstrapApp();
+  env = await useTestBackend();
   for (const [username, password] of Object.entries(PASSWORDS)) await createUser({ input: { username, password, role: "viewer" }, actor: "test" });
   server = await startServer({ dataDir: env.dataDir, env: { DUALMIND_TRUST_PROXY: "1" } });
 });
 afterAll(async () => {
   await server?.stop();
   recordTally("sign-in throttle, revocation, callbackUrl (HTTP)", tally);
-  env.cleanup();
+  await env?.cleanup();
 });
 
 type Answer = { status: number; headers: Headers; text: string; session: string | null };
@@ -109,20 +108,20 @@ describe("sign-in throttle over HTTP", () => {
     expect(page.text).toMatch(/Too many attempts — try again in \d+ s/);
   });
 
-  it("a lockout written by another process on the same DATA_DIR is honoured: the right password is refused", async () => {
+  it("a lockout written by another process on the same DATA_DIR (database) is honoured: the right password is refused", async () => {
     // Ten failures spread over the last 90 minutes, each after its delay: the last one locks bob for 15 min.
     const now = Date.now();
     for (let i = 1; i <= 10; i++) {
       const r = await signInWithPassword({ username: "bob", password: "wrong", address: null, now: now - (10 - i) * 9 * 60_000 - 1000 });
       expect(r).toEqual({ ok: false, reason: "invalid" });
     }
-    const lockout = getGovernance().sqlite.prepare("select target from audit_log where action = 'auth.lockout'").all();
+    const lockout = await governanceSql("select target from audit_log where action = 'auth.lockout'");
     expect(lockout).toEqual([{ target: "user:bob" }]);
     const r = await signIn({ username: "bob", password: PASSWORDS.bob, address: "198.51.100.12" });
     expect(r.status, r.text).toBe(429);
     expect(r.session).toBeNull();
     expect(Number(r.headers.get("retry-after"))).toBeGreaterThan(14 * 60);
-    expect(verifyAuditChain().ok).toBe(true);
+    expect((await governance().verifyAuditChain({})).ok).toBe(true);
   });
 
   it("an API request made during a burst of sign-ins answers, and the burst gets no 5xx", async () => {
