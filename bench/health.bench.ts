@@ -131,7 +131,7 @@ export default async function run(): Promise<void> {
         const samples: number[] = [];
         for (let i = 0; i < 6; i++) {
           const t0 = performance.now();
-          loadObservabilityDashboard({ range, now });
+          await loadObservabilityDashboard({ range, now });
           samples.push(performance.now() - t0);
         }
         samples.shift();

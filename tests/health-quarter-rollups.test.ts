@@ -83,7 +83,7 @@ describe("the 24h view from quarter-hour rollups", () => {
   it("charts and tables exactly the requests of the window: same counts, error rates and percentile estimates as the minute rows", async () => {
     const requests = recordRandomRequests(3000);
     const window = windowForRange("24h", NOW);
-    const d = loadObservabilityDashboard({ range: "24h", now: NOW });
+    const d = await loadObservabilityDashboard({ range: "24h", now: NOW });
 
     // Against the requests themselves: every 15-minute point counts the requests in it, with their faults and their histogram.
     const inWindow = requests.filter((r) => r.ts >= window.from && r.ts < window.to);
@@ -142,7 +142,7 @@ describe("governance migration 0008 (quarter-hour rollups)", () => {
     sqlite.close();
   }
 
-  itSqliteOnly("folds the minutes already recorded into quarter-hour rows on upgrade, so the 24h view is right at once", "an old governance.db upgraded by its SQLite migrations; PostgreSQL starts from drizzle/pg", () => {
+  itSqliteOnly("folds the minutes already recorded into quarter-hour rows on upgrade, so the 24h view is right at once", "an old governance.db upgraded by its SQLite migrations; PostgreSQL starts from drizzle/pg", async () => {
     const minutes = generateDemoRollups({ from: NOW - 30 * HOUR, to: NOW, stepMs: MIN });
     expect(minutes.some((m) => m.clientErrorCount > 0)).toBe(true);
     createOldGovernance(minutes);
@@ -156,7 +156,7 @@ describe("governance migration 0008 (quarter-hour rollups)", () => {
     );
 
     const window = windowForRange("24h", NOW);
-    const d = loadObservabilityDashboard({ range: "24h", now: NOW });
+    const d = await loadObservabilityDashboard({ range: "24h", now: NOW });
     const inWindow = minuteRowsIn(window);
     expect(d.allRoutes.filter((p) => p.count !== null).length).toBeGreaterThan(80);
     expect(d.allRoutes).toEqual(prepareLatencySeries(inWindow, window));

@@ -37,6 +37,8 @@ export const PG_LOCK = {
   users: 0x646d_0000_0005n,
   /** Dialectic restores: each checks which sessions exist, then inserts the rest. */
   dialecticRestore: 0x646d_0000_0006n,
+  /** Request-latency flushes: replicas add their minutes to the shared rows one at a time. */
+  metrics: 0x646d_0000_0007n,
 } as const;
 
 const PG_UNIQUE_VIOLATION = "23505";

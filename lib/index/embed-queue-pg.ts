@@ -4,6 +4,7 @@ import { sha256Hex } from "../common";
 import { getConfig } from "../config";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx, type SqlRunner } from "../db/pg-store";
 import { getEmbedder } from "../embed/model";
+import { isProviderDownError, recordProviderOutcome } from "../embed/provider-state";
 import { embeddingProvenanceRecords, PROVENANCE_BATCH } from "../embed/provenance";
 import type { Fingerprint } from "../embed/providers";
 import { backoffDelayMs, type Backlog, type ParkedEmbedding } from "../embed/queue";
@@ -194,7 +195,14 @@ export async function processEmbedBatchPg({
   /** The clock (tests move it past a lease). */
   now?: () => number;
 }): Promise<BatchResult> {
-  const fp = await embedder.fingerprint;
+  // The provider's state as this replica sees it (lib/embed/provider-state.ts), learned from the worker's calls as on SQLite.
+  let fp: Fingerprint;
+  try {
+    fp = await embedder.fingerprint;
+  } catch (e) {
+    if (isProviderDownError(e)) recordProviderOutcome({ ok: false, error: (e as Error).message });
+    throw e;
+  }
   const claimed = await withStoreTx({ handle }, (tx) => claimEmbedBatchPg({ tx, workerId, limit: batchSize, leaseMs, now: now() }));
   const result: BatchResult = { claimed: claimed.length, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0 };
   if (claimed.length === 0) return result;
@@ -233,6 +241,7 @@ export async function processEmbedBatchPg({
       // Identical texts within a batch are embedded once too.
       const unique = [...new Set(misses.map((m) => m.text))];
       const embedded = await embedder.provider.embed(unique, "document");
+      recordProviderOutcome({ ok: true });
       const wrong = embedded.find((v) => v.length !== fp.dimension);
       if (embedded.length !== unique.length) throw new EmbeddingError("bad_response", `provider returned ${embedded.length} vectors for ${unique.length} texts`);
       if (wrong) throw new EmbeddingError("dimension_mismatch", `provider returned a ${wrong.length}-dimension vector; the model ${fp.provider}:${fp.model} has ${fp.dimension}`);
@@ -240,6 +249,7 @@ export async function processEmbedBatchPg({
       for (const m of misses) vectors.set(m.item.id, byText.get(m.text)!);
     } catch (e) {
       const err = e instanceof EmbeddingError ? e : new EmbeddingError("server", (e as Error).message);
+      if (isProviderDownError(err)) recordProviderOutcome({ ok: false, error: err.message });
       const { parked } = await withStoreTx({ handle }, (tx) =>
         failEmbedItemsPg({ tx, items: misses.map((m) => m.item), workerId, error: `${err.kind}: ${err.message}`, retryable: err.retryable, minDelayMs: (err.retryAfterSeconds ?? 0) * 1000, now: now() }),
       );

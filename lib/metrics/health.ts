@@ -27,7 +27,21 @@ import {
   type SnapshotBucketRow,
   type Window,
 } from "./preparers";
-import { listLatencyBucketsByWindow, listModelChangesByWindow, listRouteTotalsByWindow, listSnapshotBucketsByWindow } from "./series";
+import {
+  latencyBucketsRead,
+  latencyRowsOf,
+  listLatencyBucketsByWindow,
+  listModelChangesByWindow,
+  listRouteTotalsByWindow,
+  listSnapshotBucketsByWindow,
+  modelChangesRead,
+  routeTotalsOf,
+  routeTotalsReads,
+  snapshotBucketsRead,
+  type ModelChangeRow,
+  type RouteTotals,
+} from "./series";
+import { latestSnapshotTsPg, readPg } from "./metrics-pg";
 import { getLatestSnapshotsByStore } from "./snapshots";
 
 /** Search routes whose latency the Health page charts (route rollups are per route, across stores; recall latency is per store, in snapshots). */
@@ -66,12 +80,7 @@ export type HealthDashboard = {
   snapshotsAsOf: number | null;
   modelChanges: ModelChange[];
   searchLatency: LatencyPoint[];
-  /**
-   * With DATABASE_URL: the backlog, drift and throughput history, the worker list and re-embed progress have
-   * no PostgreSQL source yet (they are recorded in the local governance DB), so they are left out and the page
-   * says so; recall quality and latency over the range (`series` holds only those) come from each store's
-   * PostgreSQL recall log.
-   */
+  /** With DATABASE_URL: recall quality per store over the range, from each store's PostgreSQL recall log. */
   postgres: { recall: StoreRecallQuality[] } | null;
 };
 
@@ -108,13 +117,31 @@ function healthSelection({ stores, store, range, now }: { stores: string[]; stor
   return { selected, scope: selected === ALL_STORES ? stores : [selected], window: windowForRange(range, now) };
 }
 
-/** The Health page on PostgreSQL: live status per store, health events, recall quality from the recall logs. */
+/**
+ * Snapshot buckets with the recall columns taken from the recall logs (window-exact, and there before the
+ * first snapshot); a bucket with recalls but no snapshot is its own row.
+ */
+function withRecallFromLogs(snapshots: SnapshotBucketRow[], recall: SnapshotBucketRow[]): SnapshotBucketRow[] {
+  const key = (r: SnapshotBucketRow) => `${r.store}\u0000${r.bucket}`;
+  const out = new Map(snapshots.map((r) => [key(r), { ...r, hitRate: null, precision: null, recallP50Ms: null, recallP95Ms: null } as SnapshotBucketRow]));
+  for (const r of recall) {
+    const s = out.get(key(r));
+    out.set(key(r), s ? { ...s, hitRate: r.hitRate, precision: r.precision, recallP50Ms: r.recallP50Ms, recallP95Ms: r.recallP95Ms } : r);
+  }
+  return [...out.values()].sort((a, b) => a.bucket - b.bucket);
+}
+
+/**
+ * The Health page on PostgreSQL: live status per store, health events, every replica's workers, and the
+ * history from the shared snapshots and latency rollups (lib/metrics/metrics-pg.ts), recall from the recall logs.
+ */
 async function loadHealthDashboardPg({ store, range, now }: { store: string; range: RangeKey; now: number }): Promise<HealthDashboard> {
   const pg = getPg();
   const stores = pg ? await listStoreNamesPg({ pg: await pg }) : [];
   const { selected, scope, window } = healthSelection({ stores, store, range, now });
   const perStore = await getLiveStoreStatusesPg({ include: (s) => scope.includes(s) });
   const recall = await recallQualityPg({ stores: scope, window });
+  const snapshots = scope.length ? await readPg<SnapshotBucketRow>(snapshotBucketsRead({ window, stores: scope })) : [];
   return {
     now,
     store: selected,
@@ -126,10 +153,10 @@ async function loadHealthDashboardPg({ store, range, now }: { store: string; ran
     // Every replica's embed workers (their heartbeat rows in PostgreSQL).
     workers: pg ? await listWorkerStatesPg({ db: (await pg).db }) : [],
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
-    series: prepareHealthSeries(recall.rows, window),
-    snapshotsAsOf: null,
-    modelChanges: [],
-    searchLatency: [],
+    series: prepareHealthSeries(withRecallFromLogs(snapshots, recall.rows), window),
+    snapshotsAsOf: await latestSnapshotTsPg({ stores: scope }),
+    modelChanges: scope.length ? findModelChanges(await readPg<ModelChangeRow>(modelChangesRead({ window, stores: scope }))) : [],
+    searchLatency: prepareLatencySeries(latencyRowsOf(await readPg(latencyBucketsRead({ window, routes: SEARCH_ROUTES }))), window),
     postgres: { recall: recall.perStore },
   };
 }
@@ -273,17 +300,25 @@ export type ObservabilityDashboard = {
   dialecticCreate: LatencyPoint[];
 };
 
-/** Route latency and error rates over the range, plus session-creation latency (the "dialectic create" timing). */
-export function loadObservabilityDashboard({ range, now = Date.now() }: { range: RangeKey; now?: number }): ObservabilityDashboard {
+/** Route latency and error rates over the range, plus session-creation latency (the "dialectic create" timing): every replica's requests with DATABASE_URL. */
+export async function loadObservabilityDashboard({ range, now = Date.now() }: { range: RangeKey; now?: number }): Promise<ObservabilityDashboard> {
   const window = windowForRange(range, now);
+  const latency = async (routes?: string[]) => (storesOnPostgres() ? latencyRowsOf(await readPg(latencyBucketsRead({ window, routes }))) : listLatencyBucketsByWindow({ window, routes }));
   return {
     range,
     window,
     // Totals over exactly the charted window, from the coarsest rows that tile it (24h: quarter hours, 9.6k rows for 100 routes instead of 144k minutes).
-    routes: prepareRouteTable(listRouteTotalsByWindow({ window })),
-    allRoutes: prepareLatencySeries(listLatencyBucketsByWindow({ window }), window),
-    dialecticCreate: prepareLatencySeries(listLatencyBucketsByWindow({ window, routes: ["dialectic create"] }), window),
+    routes: prepareRouteTable(await routeTotalsFor({ window })),
+    allRoutes: prepareLatencySeries(await latency(), window),
+    dialecticCreate: prepareLatencySeries(await latency(["dialectic create"]), window),
   };
+}
+
+/** Per-route totals over the window on this process's backend. */
+async function routeTotalsFor({ window }: { window: Window }): Promise<RouteTotals[]> {
+  if (!storesOnPostgres()) return listRouteTotalsByWindow({ window });
+  const q = routeTotalsReads({ window });
+  return routeTotalsOf({ rows: await readPg(q.totals), errorRows: await readPg(q.errors) });
 }
 
 export type OverviewNumbers = {
@@ -302,7 +337,7 @@ export async function getOverviewNumbers({ now = Date.now() }: { now?: number } 
   const perStore = storesOnPostgres() ? await getLiveStoreStatusesPg() : await getLiveStoreStatuses({ stores: listStoreNames() });
   const sum = (f: (s: StoreStatus) => number) => perStore.reduce((a, s) => a + f(s), 0);
   const day = windowForRange("24h", now);
-  const totals = listRouteTotalsByWindow({ window: day });
+  const totals = await routeTotalsFor({ window: day });
   const count = totals.reduce((a, r) => a + r.count, 0);
   const hist = totals.reduce<number[]>((acc, r) => acc.map((n, i) => n + r.hist[i]), LATENCY_BUCKET_BOUNDS_MS.map(() => 0));
   return {

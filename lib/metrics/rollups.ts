@@ -54,36 +54,33 @@ export function foldRollups(rows: MinuteRollup[], bucketMs: number): MinuteRollu
   return [...hours.values()];
 }
 
+/** A rollup row as stored: counts, sums, histogram columns, status counts as JSON. */
+export type StoredRollup = Record<string, number> & { byStatus: string };
+
+/** `r` merged with the row already stored for its bucket, if any: a bucket flushed more than once (a minute in two flushes or by two replicas, an hour in sixty) adds up. */
+export function mergedWithStored(r: MinuteRollup, prev: StoredRollup | undefined): MinuteRollup {
+  const merged: MinuteRollup = { ...r, buckets: [...r.buckets], byStatus: { ...r.byStatus } };
+  if (prev) mergeInto(merged, { ts: r.ts, route: r.route, count: prev.count, errorCount: prev.errorCount, clientErrorCount: prev.clientErrorCount, sumMs: prev.sumMs, buckets: H_COLS.map((c) => prev[c]), byStatus: JSON.parse(prev.byStatus) as Record<string, number> });
+  return merged;
+}
+
+/** The stored columns of a merged rollup, in ROLLUP_COLUMNS order. */
+export const ROLLUP_COLUMNS = ["ts", "resolution_s", "route", "count", "error_count", "client_error_count", "sum_ms", "p50_ms", "p95_ms", "p99_ms", "by_status", ...H_COLS] as const;
+export function rollupValues(m: MinuteRollup, resolutionS: number): unknown[] {
+  const q = (p: number) => quantileFromBuckets(m.buckets, p);
+  return [m.ts, resolutionS, m.route, m.count, m.errorCount, m.clientErrorCount, m.sumMs, q(0.5), q(0.95), q(0.99), JSON.stringify(m.byStatus), ...m.buckets];
+}
+/** How a stored rollup is read back for merging (both backends). */
+export const STORED_ROLLUP_SELECT = `select count, error_count as "errorCount", client_error_count as "clientErrorCount", sum_ms as "sumMs", by_status as "byStatus", ${H_COLS.join(", ")} from metric_rollups`;
+/** The upsert both backends run (`?` placeholders, one row). */
+export const ROLLUP_UPSERT = `insert into metric_rollups (${ROLLUP_COLUMNS.join(", ")}) values (${ROLLUP_COLUMNS.map(() => "?").join(", ")})
+     on conflict (resolution_s, route, ts) do update set ${ROLLUP_COLUMNS.filter((c) => !["ts", "resolution_s", "route"].includes(c)).map((c) => `${c} = excluded.${c}`).join(", ")}`;
+
 function upsertRollupsInTx(rows: MinuteRollup[], resolutionS: number): void {
   const { sqlite } = getGovernance();
-  const find = sqlite.prepare(`select count, error_count as errorCount, client_error_count as clientErrorCount, sum_ms as sumMs, by_status as byStatus, ${H_COLS.join(", ")} from metric_rollups where resolution_s = ? and route = ? and ts = ?`);
-  const write = sqlite.prepare(
-    `insert into metric_rollups (ts, resolution_s, route, count, error_count, client_error_count, sum_ms, p50_ms, p95_ms, p99_ms, by_status, ${H_COLS.join(", ")})
-     values (@ts, @resolutionS, @route, @count, @errorCount, @clientErrorCount, @sumMs, @p50, @p95, @p99, @byStatus, ${H_COLS.map((c) => "@" + c).join(", ")})
-     on conflict (resolution_s, route, ts) do update set count = excluded.count, error_count = excluded.error_count, client_error_count = excluded.client_error_count, sum_ms = excluded.sum_ms,
-       p50_ms = excluded.p50_ms, p95_ms = excluded.p95_ms, p99_ms = excluded.p99_ms, by_status = excluded.by_status,
-       ${H_COLS.map((c) => `${c} = excluded.${c}`).join(", ")}`,
-  );
-  for (const r of rows) {
-    // A bucket flushed more than once (a minute in two flushes, an hour in sixty) merges instead of overwriting.
-    const prev = find.get(resolutionS, r.route, r.ts) as (Record<string, number> & { byStatus: string }) | undefined;
-    const merged: MinuteRollup = { ...r, buckets: [...r.buckets], byStatus: { ...r.byStatus } };
-    if (prev) mergeInto(merged, { ts: r.ts, route: r.route, count: prev.count, errorCount: prev.errorCount, clientErrorCount: prev.clientErrorCount, sumMs: prev.sumMs, buckets: H_COLS.map((c) => prev[c]), byStatus: JSON.parse(prev.byStatus) as Record<string, number> });
-    write.run({
-      ts: merged.ts,
-      resolutionS,
-      route: merged.route,
-      count: merged.count,
-      errorCount: merged.errorCount,
-      clientErrorCount: merged.clientErrorCount,
-      sumMs: merged.sumMs,
-      p50: quantileFromBuckets(merged.buckets, 0.5),
-      p95: quantileFromBuckets(merged.buckets, 0.95),
-      p99: quantileFromBuckets(merged.buckets, 0.99),
-      byStatus: JSON.stringify(merged.byStatus),
-      ...Object.fromEntries(merged.buckets.map((n, i) => [`h${i}`, n])),
-    });
-  }
+  const find = sqlite.prepare(`${STORED_ROLLUP_SELECT} where resolution_s = ? and route = ? and ts = ?`);
+  const write = sqlite.prepare(ROLLUP_UPSERT);
+  for (const r of rows) write.run(...rollupValues(mergedWithStored(r, find.get(resolutionS, r.route, r.ts) as StoredRollup | undefined), resolutionS));
 }
 
 /**
@@ -113,18 +110,32 @@ export function flushLatencyRollups(): number {
  * older than a year go. Hour rows already hold the minutes' sums, so nothing
  * is lost but detail.
  */
-export function pruneMetrics({ now = Date.now() }: { now?: number } = {}): { minuteRows: number; quarterHourRows: number; yearOld: number } {
+export function pruneMetrics({ now = Date.now() }: { now?: number } = {}): PruneCounts {
   const { sqlite } = getGovernance();
-  return sqlite.transaction(() => {
-    const minuteCutoff = now - MINUTE_RETENTION_MS;
-    const minuteRows =
-      sqlite.prepare("delete from metric_rollups where resolution_s = 60 and ts < ?").run(minuteCutoff).changes +
-      sqlite.prepare("delete from metric_snapshots where resolution_s = 60 and ts < ?").run(minuteCutoff).changes;
-    const quarterHourRows = sqlite.prepare("delete from metric_rollups where resolution_s = 900 and ts < ?").run(minuteCutoff).changes;
-    const yearCutoff = now - HOUR_RETENTION_MS;
-    const yearOld =
-      sqlite.prepare("delete from metric_rollups where ts < ?").run(yearCutoff).changes +
-      sqlite.prepare("delete from metric_snapshots where ts < ?").run(yearCutoff).changes;
-    return { minuteRows, quarterHourRows, yearOld };
-  })();
+  return sqlite.transaction(() => pruneCounts(now, (q) => sqlite.prepare(q.sql).run(...q.params).changes))();
+}
+
+export type PruneCounts = { minuteRows: number; quarterHourRows: number; yearOld: number };
+
+/** The retention deletes (both backends): each statement with its parameters. */
+export function pruneStatements(now: number) {
+  const minuteCutoff = now - MINUTE_RETENTION_MS;
+  const yearCutoff = now - HOUR_RETENTION_MS;
+  return {
+    minuteRows: [
+      { sql: "delete from metric_rollups where resolution_s = 60 and ts < ?", params: [minuteCutoff] },
+      { sql: "delete from metric_snapshots where resolution_s = 60 and ts < ?", params: [minuteCutoff] },
+    ],
+    quarterHourRows: [{ sql: "delete from metric_rollups where resolution_s = 900 and ts < ?", params: [minuteCutoff] }],
+    yearOld: [
+      { sql: "delete from metric_rollups where ts < ?", params: [yearCutoff] },
+      { sql: "delete from metric_snapshots where ts < ?", params: [yearCutoff] },
+    ],
+  };
+}
+
+function pruneCounts(now: number, run: (q: { sql: string; params: unknown[] }) => number): PruneCounts {
+  const s = pruneStatements(now);
+  const total = (qs: { sql: string; params: unknown[] }[]) => qs.reduce((n, q) => n + run(q), 0);
+  return { minuteRows: total(s.minuteRows), quarterHourRows: total(s.quarterHourRows), yearOld: total(s.yearOld) };
 }

@@ -11,9 +11,23 @@ type RouteSumRow = LatencySumRow & { route: string };
 type ErrorStatusRow = { route: string; byStatus: string };
 export type ModelChangeRow = { ts: number; store: string; modelId: string | null };
 
+/**
+ * A metrics read as SQL both backends run: `?` placeholders, quoted
+ * camel-case aliases (PostgreSQL folds unquoted ones to lower case). Run it
+ * with sqliteRead here or readPg (lib/metrics/metrics-pg.ts), where sums and
+ * averages come back as numbers too.
+ */
+export type MetricsRead = { sql: string; params: unknown[] };
+
+export function sqliteRead<T>({ sql, params }: MetricsRead): T[] {
+  return getGovernance().sqlite.prepare(sql).all(...params) as T[];
+}
+
 function toLatencyRow(r: LatencySumRow): LatencyBucketRow {
   return { bucket: r.bucket, count: r.count, errorCount: r.errorCount, clientErrorCount: r.clientErrorCount, sumMs: r.sumMs, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]) };
 }
+
+const inList = (values: unknown[]) => values.map(() => "?").join(", ");
 
 /**
  * Latency per bucket of the window, the routes merged (histograms add
@@ -21,16 +35,19 @@ function toLatencyRow(r: LatencySumRow): LatencyBucketRow {
  * width (indexed range reads; the 24h chart reads quarter-hour rows).
  * `routes` narrows to given route names.
  */
-export function listLatencyBucketsByWindow({ window, routes }: { window: Window; routes?: string[] }): LatencyBucketRow[] {
-  const { sqlite } = getGovernance();
-  const routeFilter = routes ? `and route in (${routes.map(() => "?").join(", ")})` : "";
-  const rows = sqlite
-    .prepare(
-      `select ts - (ts % ?) as bucket, sum(count) as count, sum(error_count) as errorCount, sum(client_error_count) as clientErrorCount, sum(sum_ms) as sumMs, ${H_SUMS}
+export function latencyBucketsRead({ window, routes }: { window: Window; routes?: string[] }): MetricsRead {
+  const routeFilter = routes ? `and route in (${inList(routes)})` : "";
+  return {
+    sql: `select ts - (ts % ?) as bucket, sum(count) as count, sum(error_count) as "errorCount", sum(client_error_count) as "clientErrorCount", sum(sum_ms) as "sumMs", ${H_SUMS}
        from metric_rollups where resolution_s = ? ${routeFilter} and ts >= ? and ts < ? group by bucket order by bucket`,
-    )
-    .all(window.stepMs, rollupResolutionForStep(window.stepMs), ...(routes ?? []), window.from, window.to) as LatencySumRow[];
-  return rows.map(toLatencyRow);
+    params: [window.stepMs, rollupResolutionForStep(window.stepMs), ...(routes ?? []), window.from, window.to],
+  };
+}
+
+export const latencyRowsOf = (rows: LatencySumRow[]): LatencyBucketRow[] => rows.map(toLatencyRow);
+
+export function listLatencyBucketsByWindow(args: { window: Window; routes?: string[] }): LatencyBucketRow[] {
+  return latencyRowsOf(sqliteRead(latencyBucketsRead(args)));
 }
 
 export type RouteTotals = { route: string; count: number; errorCount: number; clientErrorCount: number; sumMs: number; hist: number[]; errorsByStatus: Record<string, number> };
@@ -41,18 +58,19 @@ export type RouteTotals = { route: string; count: number; errorCount: number; cl
  * charted window); status codes are merged only from rows that had errors
  * (few), so the table stays cheap.
  */
-export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTotals[] {
-  const { sqlite } = getGovernance();
-  const resolution = rollupResolutionForStep(window.stepMs);
-  const rows = sqlite
-    .prepare(
-      `select route, sum(count) as count, sum(error_count) as errorCount, sum(client_error_count) as clientErrorCount, sum(sum_ms) as sumMs, ${H_SUMS}
+export function routeTotalsReads({ window }: { window: Window }): { totals: MetricsRead; errors: MetricsRead } {
+  const params = [rollupResolutionForStep(window.stepMs), window.from, window.to];
+  return {
+    totals: {
+      sql: `select route, sum(count) as count, sum(error_count) as "errorCount", sum(client_error_count) as "clientErrorCount", sum(sum_ms) as "sumMs", ${H_SUMS}
        from metric_rollups where resolution_s = ? and ts >= ? and ts < ? group by route order by route`,
-    )
-    .all(resolution, window.from, window.to) as RouteSumRow[];
-  const errorRows = sqlite
-    .prepare("select route, by_status as byStatus from metric_rollups where resolution_s = ? and ts >= ? and ts < ? and (error_count > 0 or client_error_count > 0)")
-    .all(resolution, window.from, window.to) as ErrorStatusRow[];
+      params,
+    },
+    errors: { sql: `select route, by_status as "byStatus" from metric_rollups where resolution_s = ? and ts >= ? and ts < ? and (error_count > 0 or client_error_count > 0)`, params },
+  };
+}
+
+export function routeTotalsOf({ rows, errorRows }: { rows: RouteSumRow[]; errorRows: ErrorStatusRow[] }): RouteTotals[] {
   const errors = new Map<string, Record<string, number>>();
   for (const r of errorRows) {
     const acc = errors.get(r.route) ?? {};
@@ -60,6 +78,11 @@ export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTo
     errors.set(r.route, acc);
   }
   return rows.map((r) => ({ route: r.route, count: r.count, errorCount: r.errorCount, clientErrorCount: r.clientErrorCount, sumMs: r.sumMs, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]), errorsByStatus: errors.get(r.route) ?? {} }));
+}
+
+export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTotals[] {
+  const q = routeTotalsReads({ window });
+  return routeTotalsOf({ rows: sqliteRead(q.totals), errorRows: sqliteRead(q.errors) });
 }
 
 // Buckets are `ts - ts % step`: `%` is integer arithmetic in SQLite, while `/` on a
@@ -70,30 +93,32 @@ export function listRouteTotalsByWindow({ window }: { window: Window }): RouteTo
  * rates, the largest embedded count (for throughput). Aggregates skip NULLs,
  * so an unmeasured value stays NULL.
  */
-export function listSnapshotBucketsByWindow({ window, stores }: { window: Window; stores: string[] }): SnapshotBucketRow[] {
-  if (stores.length === 0) return [];
-  const { sqlite } = getGovernance();
-  return sqlite
-    .prepare(
-      `select ts - (ts % @step) as bucket, store, max(backlog) as backlog, max(watermark) as watermark, max(parked) as parked, max(drift_count) as driftCount,
-         max(drift_pct) as driftPct, min(coverage_pct) as coveragePct, avg(hit_rate) as hitRate, avg(precision) as precision,
-         max(recall_p50_ms) as recallP50Ms, max(recall_p95_ms) as recallP95Ms, max(embedded) as embedded
-       from metric_snapshots where store in (${stores.map((_, i) => `@s${i}`).join(", ")}) and resolution_s = @resolution and ts >= @from and ts < @to
+export function snapshotBucketsRead({ window, stores }: { window: Window; stores: string[] }): MetricsRead {
+  return {
+    sql: `select ts - (ts % ?) as bucket, store, max(backlog) as backlog, max(watermark) as watermark, max(parked) as parked, max(drift_count) as "driftCount",
+         max(drift_pct) as "driftPct", min(coverage_pct) as "coveragePct", avg(hit_rate) as "hitRate", avg(precision) as precision,
+         max(recall_p50_ms) as "recallP50Ms", max(recall_p95_ms) as "recallP95Ms", max(embedded) as embedded
+       from metric_snapshots where store in (${inList(stores)}) and resolution_s = ? and ts >= ? and ts < ?
        group by store, bucket order by bucket`,
-    )
-    .all({ step: window.stepMs, resolution: resolutionForStep(window.stepMs), from: window.from, to: window.to, ...Object.fromEntries(stores.map((s, i) => [`s${i}`, s])) }) as SnapshotBucketRow[];
+    params: [window.stepMs, ...stores, resolutionForStep(window.stepMs), window.from, window.to],
+  };
+}
+
+export function listSnapshotBucketsByWindow(args: { window: Window; stores: string[] }): SnapshotBucketRow[] {
+  return args.stores.length === 0 ? [] : sqliteRead(snapshotBucketsRead(args));
 }
 
 /** Snapshots where a store's model differs from its previous one (window functions keep this in SQL). */
-export function listModelChangesByWindow({ window, stores }: { window: Window; stores: string[] }): ModelChangeRow[] {
-  if (stores.length === 0) return [];
-  const { sqlite } = getGovernance();
-  return sqlite
-    .prepare(
-      `select ts, store, model_id as modelId from (
+export function modelChangesRead({ window, stores }: { window: Window; stores: string[] }): MetricsRead {
+  return {
+    sql: `select ts, store, model_id as "modelId" from (
          select ts, store, model_id, lag(model_id) over (partition by store order by ts) as prev
-         from metric_snapshots where store in (${stores.map((_, i) => `@s${i}`).join(", ")}) and resolution_s = @resolution and ts >= @from and ts < @to and model_id is not null)
+         from metric_snapshots where store in (${inList(stores)}) and resolution_s = ? and ts >= ? and ts < ? and model_id is not null) as m
        where prev is null or prev != model_id order by ts`,
-    )
-    .all({ resolution: resolutionForStep(window.stepMs), from: window.from, to: window.to, ...Object.fromEntries(stores.map((s, i) => [`s${i}`, s])) }) as ModelChangeRow[];
+    params: [...stores, resolutionForStep(window.stepMs), window.from, window.to],
+  };
+}
+
+export function listModelChangesByWindow(args: { window: Window; stores: string[] }): ModelChangeRow[] {
+  return args.stores.length === 0 ? [] : sqliteRead(modelChangesRead(args));
 }

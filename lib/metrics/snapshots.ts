@@ -1,7 +1,7 @@
 import { and, between, eq, sql } from "drizzle-orm";
 import { getGovernance, type StoreHandle } from "../db/connection";
 import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/recall";
-import { getStoreStatus } from "../embed/status";
+import { getStoreStatus, type StoreStatus } from "../embed/status";
 import { getRecallMetrics, type RecallMetricsBucket } from "../recall/events";
 import { listStoreNames } from "../db/store-names";
 import { storesOnPostgres } from "../stores/on-postgres";
@@ -79,10 +79,14 @@ export function recallStatsOf({ minute: [minute], hour, ageS }: { minute: Recall
  * a snapshot as the current status; numbers shown from one carry its time.
  */
 export async function measureStoreSnapshot({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): Promise<StoreSnapshot> {
-  const s = await getStoreStatus({ handle, now });
+  return snapshotOf({ store: handle.store, status: await getStoreStatus({ handle, now }), recall: measureRecallStats({ handle, now }), now });
+}
+
+/** A snapshot from a store's live status and recall quality (both backends measure these their own way). */
+export function snapshotOf({ store, status: s, recall, now }: { store: string; status: StoreStatus; recall: RecallStats; now: number }): StoreSnapshot {
   return {
     ts: now - (now % MINUTE_MS),
-    store: handle.store,
+    store,
     backlog: s.backlog.pending,
     oldestAgeS: s.backlog.oldestAgeSeconds,
     parked: s.backlog.parked,
@@ -94,32 +98,59 @@ export async function measureStoreSnapshot({ handle, now = Date.now() }: { handl
     vectorsAvailable: s.vectorIndex.available,
     modelId: s.drift.activeFingerprintId,
     embedded: s.drift.fresh,
-    ...measureRecallStats({ handle, now }),
+    ...recall,
   };
 }
 
+const SNAPSHOT_FIELDS = [
+  ["ts", "ts"],
+  ["resolution_s", "resolutionS"],
+  ["store", "store"],
+  ["backlog", "backlog"],
+  ["oldest_age_s", "oldestAgeS"],
+  ["parked", "parked"],
+  ["watermark", "watermark"],
+  ["drift_count", "driftCount"],
+  ["drift_pct", "driftPct"],
+  ["coverage_pct", "coveragePct"],
+  ["degraded", "degraded"],
+  ["vectors_available", "vectorsAvailable"],
+  ["model_id", "modelId"],
+  ["embedded", "embedded"],
+  ["recall_count", "recallCount"],
+  ["hit_rate", "hitRate"],
+  ["avg_hit_age_s", "avgHitAgeS"],
+  ["precision", "precision"],
+  ["recall_p50_ms", "recallP50Ms"],
+  ["recall_p95_ms", "recallP95Ms"],
+] as const;
+
+/** The snapshot upsert both backends run (`?` placeholders): one row per store, resolution and bucket; a re-measure replaces it. */
+export const SNAPSHOT_UPSERT = `insert into metric_snapshots (${SNAPSHOT_FIELDS.map(([c]) => c).join(", ")}) values (${SNAPSHOT_FIELDS.map(() => "?").join(", ")})
+     on conflict (store, resolution_s, ts) do update set ${SNAPSHOT_FIELDS.slice(3)
+       .map(([c]) => `${c} = excluded.${c}`)
+       .join(", ")}`;
+
 /**
- * Write snapshots in one transaction: one row per store and minute (a
- * re-measure replaces it) and, for minute snapshots, the store's hour row too,
- * so an hour is represented by its latest sample (gauges are sampled, not summed).
+ * The rows a snapshot is saved as: its minute row and, for minute snapshots,
+ * the store's hour row too, so an hour is represented by its latest sample
+ * (gauges are sampled, not summed). `bool` turns booleans into the backend's.
  */
+export function snapshotRows({ snapshot, resolutionS, bool }: { snapshot: StoreSnapshot; resolutionS: 60 | 3600; bool: (b: boolean | null) => unknown }): unknown[][] {
+  const row = (ts: number, res: number) => {
+    const r: Record<string, unknown> = { ...snapshot, ts, resolutionS: res, degraded: bool(snapshot.degraded), vectorsAvailable: bool(snapshot.vectorsAvailable) };
+    return SNAPSHOT_FIELDS.map(([, f]) => r[f]);
+  };
+  return resolutionS === 60 ? [row(snapshot.ts, 60), row(snapshot.ts - (snapshot.ts % HOUR_MS), 3600)] : [row(snapshot.ts, resolutionS)];
+}
+
+/** Write snapshots in one transaction (see snapshotRows). */
 export function saveStoreSnapshots({ snapshots, resolutionS = 60 }: { snapshots: StoreSnapshot[]; resolutionS?: 60 | 3600 }): void {
   const { sqlite } = getGovernance();
-  const insert = sqlite.prepare(
-    `insert into metric_snapshots (ts, resolution_s, store, backlog, oldest_age_s, parked, watermark, drift_count, drift_pct, coverage_pct, degraded, vectors_available, model_id, embedded, recall_count, hit_rate, avg_hit_age_s, precision, recall_p50_ms, recall_p95_ms)
-     values (@ts, @resolutionS, @store, @backlog, @oldestAgeS, @parked, @watermark, @driftCount, @driftPct, @coveragePct, @degraded, @vectorsAvailable, @modelId, @embedded, @recallCount, @hitRate, @avgHitAgeS, @precision, @recallP50Ms, @recallP95Ms)
-     on conflict (store, ts, resolution_s) do update set backlog = excluded.backlog, oldest_age_s = excluded.oldest_age_s, parked = excluded.parked, watermark = excluded.watermark,
-       drift_count = excluded.drift_count, drift_pct = excluded.drift_pct, coverage_pct = excluded.coverage_pct, degraded = excluded.degraded, vectors_available = excluded.vectors_available,
-       model_id = excluded.model_id, embedded = excluded.embedded, recall_count = excluded.recall_count, hit_rate = excluded.hit_rate, avg_hit_age_s = excluded.avg_hit_age_s,
-       precision = excluded.precision, recall_p50_ms = excluded.recall_p50_ms, recall_p95_ms = excluded.recall_p95_ms`,
-  );
+  const insert = sqlite.prepare(SNAPSHOT_UPSERT);
   const bool = (b: boolean | null) => (b === null ? null : b ? 1 : 0);
   sqlite.transaction(() => {
-    for (const s of snapshots) {
-      const row = { ...s, degraded: bool(s.degraded), vectorsAvailable: bool(s.vectorsAvailable) };
-      insert.run({ ...row, resolutionS });
-      if (resolutionS === 60) insert.run({ ...row, ts: s.ts - (s.ts % HOUR_MS), resolutionS: 3600 });
-    }
+    for (const snapshot of snapshots) for (const values of snapshotRows({ snapshot, resolutionS, bool })) insert.run(...values);
   })();
 }
 

@@ -1,8 +1,11 @@
 import { generateDemoRollups, generateDemoSnapshots } from "../../lib/metrics/demo";
 import { getStoreHealthReport } from "../../lib/metrics/health";
 import { runMetricsPass } from "../../lib/metrics/loop";
+import { pruneMetricsPg, saveRollupsPg, saveStoreSnapshotsPg } from "../../lib/metrics/metrics-pg";
 import { pruneMetrics, saveRollups } from "../../lib/metrics/rollups";
 import { saveStoreSnapshots } from "../../lib/metrics/snapshots";
+import { stores } from "../../lib/stores/backend";
+import { storesOnPostgres } from "../../lib/stores/on-postgres";
 import { openStore } from "../../lib/stores/stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
@@ -38,8 +41,8 @@ export const healthCommands: Command[] = [
     name: "metrics prune",
     usage: "metrics prune",
     summary: "apply metrics retention: minute and quarter-hour rows older than a week, anything older than a year",
-    run: ({ out }) => {
-      const r = pruneMetrics();
+    run: async ({ out }) => {
+      const r = storesOnPostgres() ? await pruneMetricsPg() : pruneMetrics();
       out(`removed ${r.minuteRows} minute rows, ${r.quarterHourRows} quarter-hour rows and ${r.yearOld} rows older than a year`, r);
     },
   },
@@ -47,16 +50,18 @@ export const healthCommands: Command[] = [
     name: "metrics demo",
     usage: "metrics demo <store...> [--hours N]",
     summary: "write demo metrics (latency rollups and health snapshots, with a gap and a model change) for the last N hours (default 24)",
-    run: ({ args, flags, out }) => {
+    run: async ({ args, flags, out }) => {
       if (args.length === 0) throw new UsageError("name at least one store");
-      for (const s of args) openStore({ store: s });
+      for (const s of args) await stores().describeStore({ store: s });
       const hours = Number(flagString(flags, "hours") ?? 24);
       if (!Number.isInteger(hours) || hours < 1 || hours > 24 * 30) throw new UsageError("--hours must be a whole number from 1 to 720");
       const to = Date.now();
       const from = to - hours * HOUR_MS;
-      const rollups = saveRollups({ rows: generateDemoRollups({ from, to, stepMs: 60_000 }) });
+      const rows = generateDemoRollups({ from, to, stepMs: 60_000 });
       const snapshots = generateDemoSnapshots({ stores: args, from, to, stepMs: 60_000 });
-      saveStoreSnapshots({ snapshots });
+      const pg = storesOnPostgres();
+      const rollups = pg ? await saveRollupsPg({ rows }) : saveRollups({ rows });
+      await (pg ? saveStoreSnapshotsPg({ snapshots }) : saveStoreSnapshots({ snapshots }));
       out(`wrote ${rollups} minute rollups and ${snapshots.length} snapshots for ${args.join(", ")}`, { rollups, snapshots: snapshots.length });
     },
   },

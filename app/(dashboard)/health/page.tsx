@@ -62,45 +62,35 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           </tbody>
         </table>
       )}
-      {d.postgres ? (
-        <>
-          <section className="card space-y-2" aria-labelledby="recall-quality-heading" data-testid="health-recall-quality">
-            <h2 id="recall-quality-heading" className="font-semibold">
-              Recall quality ({d.range})
-            </h2>
-            <table className="data">
-              <thead>
-                <tr>
-                  <th>Store</th>
-                  <th>Recalls</th>
-                  <th>Hit rate</th>
-                  <th>Rated precision</th>
+      {d.postgres && (
+        <section className="card space-y-2" aria-labelledby="recall-quality-heading" data-testid="health-recall-quality">
+          <h2 id="recall-quality-heading" className="font-semibold">
+            Recall quality ({d.range})
+          </h2>
+          <table className="data">
+            <thead>
+              <tr>
+                <th>Store</th>
+                <th>Recalls</th>
+                <th>Hit rate</th>
+                <th>Rated precision</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.postgres.recall.map((r) => (
+                <tr key={r.store} data-testid={`health-recall-${r.store}`}>
+                  <td>{r.store}</td>
+                  <td>{formatCount(r.recalls)}</td>
+                  <td>{r.hitRate === null ? "—" : formatPercent(r.hitRate, 0)}</td>
+                  <td>{r.precision === null ? "not rated" : `${formatPercent(r.precision, 0)} of ${formatCount(r.rated)}`}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {d.postgres.recall.map((r) => (
-                  <tr key={r.store} data-testid={`health-recall-${r.store}`}>
-                    <td>{r.store}</td>
-                    <td>{formatCount(r.recalls)}</td>
-                    <td>{r.hitRate === null ? "—" : formatPercent(r.hitRate, 0)}</td>
-                    <td>{r.precision === null ? "not rated" : `${formatPercent(r.precision, 0)} of ${formatCount(r.rated)}`}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </section>
-          <WorkerStateCard workers={d.workers} provider={d.overall?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={d.now} />
-          <HealthEventsTable events={d.events} />
-          <p role="status" className="text-sm text-slate-600" data-testid="health-pg-gaps">
-            With PostgreSQL, the backlog, drift, search latency and throughput history are not recorded yet; the live status, backlog and drift above, the workers of every replica, re-embed progress (pick a store) and the recall charts below are read from PostgreSQL.
-          </p>
-        </>
-      ) : (
-        <>
-          <WorkerStateCard workers={d.workers} provider={d.overall?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={d.now} />
-          <HealthEventsTable events={d.events} />
-        </>
+              ))}
+            </tbody>
+          </table>
+        </section>
       )}
+      <WorkerStateCard workers={d.workers} provider={d.overall?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={d.now} />
+      <HealthEventsTable events={d.events} />
       <HealthHistory d={d} markers={markers} longRange={longRange} />
       {embeddings && (
         // Re-embed progress is read from the store (it survives reloads); the card's progress refreshes the page while a job runs.
@@ -112,20 +102,17 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
 
 type Dashboard = Awaited<ReturnType<typeof loadHealthDashboard>>;
 
-/** The charts: from minute snapshots on SQLite; with PostgreSQL (d.postgres) only the recall charts, drawn from the recall logs. */
+/** The charts: from minute snapshots (with PostgreSQL every replica's, recall from the recall logs). */
 function HealthHistory({ d, markers, longRange }: { d: Dashboard; markers: { t: number; label: string }[]; longRange: boolean }) {
-  const all = !d.postgres;
   return (
     <>
       <h2 className="text-lg font-medium">History</h2>
       <p className="text-xs text-slate-600" data-testid="snapshots-as-of">
-        {all
-          ? `Charts are drawn from minute snapshots${d.snapshotsAsOf ? `, newest as of ${formatTime(d.snapshotsAsOf)}` : " (none recorded yet)"}; the status above is live.`
-          : "Recall charts are drawn from the stores' recall logs in PostgreSQL; the status above is live."}
+        {`Charts are drawn from minute snapshots${d.snapshotsAsOf ? `, newest as of ${formatTime(d.snapshotsAsOf)}` : " (none recorded yet)"}${
+          d.postgres ? " that every replica takes of the PostgreSQL stores, recall from the stores' recall logs, search latency from every replica's requests" : ""
+        }; the status above is live.`}
       </p>
       <div className="grid gap-4 lg:grid-cols-2">
-        {all && (
-          <>
             <ChartTimeSeries
               title="Embed backlog vs watermark"
               testId="chart-backlog"
@@ -149,8 +136,6 @@ function HealthHistory({ d, markers, longRange }: { d: Dashboard; markers: { t: 
                 { key: "coveragePct", label: "coverage %", color: "#059669" },
               ]}
             />
-          </>
-        )}
         <ChartTimeSeries
           title="Recall hit rate and rated precision"
           testId="chart-recall-quality"
@@ -170,8 +155,6 @@ function HealthHistory({ d, markers, longRange }: { d: Dashboard; markers: { t: 
           unit="ms"
           series={LATENCY_LINES.slice(0, 2).map((l) => ({ ...l, key: l.key === "p50" ? "recallP50Ms" : "recallP95Ms" }))}
         />
-        {all && (
-          <>
             <ChartTimeSeries
               title="Search latency (API, all stores)"
               testId="chart-search-latency"
@@ -187,8 +170,6 @@ function HealthHistory({ d, markers, longRange }: { d: Dashboard; markers: { t: 
               longRange={longRange}
               series={[{ key: "throughputPerHour", label: "embedded per hour", color: "#16a34a" }]}
             />
-          </>
-        )}
       </div>
     </>
   );

@@ -21,7 +21,7 @@ const codes = (entries: [string, number][]) => entries.map(([code, n]) => `${cod
 export default async function ObservabilityPage({ searchParams }: { searchParams: Promise<Params> }) {
   await requireUser();
   const sp = await searchParams;
-  const d = loadObservabilityDashboard({ range: parseRange(one(sp.range)) });
+  const d = await loadObservabilityDashboard({ range: parseRange(one(sp.range)) });
   const longRange = d.range === "7d" || d.range === "30d";
   const dialectic = await governance().getDialecticActivity({});
   const gov = getGovernanceStatus();
