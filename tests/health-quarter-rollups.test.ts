@@ -11,9 +11,10 @@ import { isServerFault, LATENCY_BUCKET_BOUNDS_MS, latencyBucketIndex, quantileFr
 import { generateDemoRollups } from "@/lib/metrics/demo";
 import { getOverviewNumbers, loadObservabilityDashboard } from "@/lib/metrics/health";
 import { prepareLatencySeries, prepareRouteTable, windowForRange, type LatencyBucketRow } from "@/lib/metrics/preparers";
-import { flushLatencyRollups, foldRollups, QUARTER_HOUR_MS } from "@/lib/metrics/rollups";
+import { metricsBackend } from "@/lib/metrics/backend";
+import { foldRollups, QUARTER_HOUR_MS } from "@/lib/metrics/rollups";
 import { migrationsUpTo } from "./helpers";
-import { itSqliteOnly, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, itSqliteOnly, useTestBackend, type TestEnv } from "./backend";
 
 // The 24h Observability view reads quarter-hour rollups (96 rows per route
 // instead of 1440 minutes). These tests check that it shows exactly what the
@@ -33,33 +34,36 @@ let env: TestEnv;
 beforeEach(async () => {
   // No start-up: the migration test writes an old governance.db itself.
   env = await useTestBackend({}, { bootstrap: false });
-  flushLatencyRollups(); // start from an empty in-memory table
+  await metricsBackend().flushLatencyRollups(); // start from an empty in-memory table
 });
 afterEach(() => env.cleanup());
 
 type Request = { ts: number; route: string; status: number; ms: number };
 
 /** Requests at random minutes over the last 26 hours (so some fall before the 24h window), flushed in two batches. */
-function recordRandomRequests(n: number): Request[] {
+async function recordRandomRequests(n: number): Promise<Request[]> {
   const random = seededRandom(19);
   const requests: Request[] = [];
   for (let i = 0; i < n; i++) {
     const r = { ts: NOW - Math.floor(random() * 26 * HOUR), route: ROUTES[Math.floor(random() * ROUTES.length)], status: STATUSES[Math.floor(random() * STATUSES.length)], ms: Math.exp(random() * Math.log(4000)) };
     recordRequest(r.route, r.status, r.ms, r.ts);
     requests.push(r);
-    if (i === Math.floor(n / 2)) flushLatencyRollups(); // a quarter hour written in two flushes adds up
+    if (i === Math.floor(n / 2)) await metricsBackend().flushLatencyRollups(); // a quarter hour written in two flushes adds up
   }
-  flushLatencyRollups();
+  await metricsBackend().flushLatencyRollups();
   return requests;
 }
 
 type MinuteRow = LatencyBucketRow & { route: string; byStatus: string };
-function minuteRowsIn({ from, to }: { from: number; to: number }): MinuteRow[] {
+/** The minute rows of the window, on this backend (governance.db, or the shared PostgreSQL table). */
+async function minuteRowsIn({ from, to }: { from: number; to: number }): Promise<MinuteRow[]> {
   const cols = LATENCY_BUCKET_BOUNDS_MS.map((_, i) => `h${i}`).join(", ");
-  const rows = getGovernance()
-    .sqlite.prepare(`select ts, route, count, error_count as errorCount, client_error_count as clientErrorCount, sum_ms as sumMs, by_status as byStatus, ${cols} from metric_rollups where resolution_s = 60 and ts >= ? and ts < ?`)
-    .all(from, to) as (Record<string, number> & { route: string; byStatus: string })[];
-  return rows.map((r) => ({ bucket: r.ts, route: r.route, count: r.count, errorCount: r.errorCount, clientErrorCount: r.clientErrorCount, sumMs: r.sumMs, byStatus: r.byStatus, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]) }));
+  const rows = await governanceSql<Record<string, number> & { route: string; byStatus: string }>(
+    `select ts, route, count, error_count as "errorCount", client_error_count as "clientErrorCount", sum_ms as "sumMs", by_status as "byStatus", ${cols} from metric_rollups where resolution_s = 60 and ts >= ? and ts < ?`,
+    [from, to],
+  );
+  // PostgreSQL answers bigint columns (ts) as strings.
+  return rows.map((r) => ({ bucket: Number(r.ts), route: r.route, count: r.count, errorCount: r.errorCount, clientErrorCount: r.clientErrorCount, sumMs: r.sumMs, byStatus: r.byStatus, hist: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => r[`h${i}`]) }));
 }
 
 /** The route table as the minute rows give it (sums per route over the window). */
@@ -81,7 +85,7 @@ function routeTableFromMinutes(rows: MinuteRow[]) {
 
 describe("the 24h view from quarter-hour rollups", () => {
   it("charts and tables exactly the requests of the window: same counts, error rates and percentile estimates as the minute rows", async () => {
-    const requests = recordRandomRequests(3000);
+    const requests = await recordRandomRequests(3000);
     const window = windowForRange("24h", NOW);
     const d = await loadObservabilityDashboard({ range: "24h", now: NOW });
 
@@ -107,7 +111,7 @@ describe("the 24h view from quarter-hour rollups", () => {
     expect(Object.fromEntries(searchRoute.clientAnswersByStatus)).toEqual({ "404": searches.filter((r) => r.status === 404).length, "409": searches.filter((r) => r.status === 409).length });
 
     // Against the minute rows: the chart and the table are identical to what summing the minutes gives.
-    const minutes = minuteRowsIn(window);
+    const minutes = await minuteRowsIn(window);
     expect(d.allRoutes).toEqual(prepareLatencySeries(minutes, window));
     expect(d.routes).toEqual(routeTableFromMinutes(minutes));
 
@@ -157,7 +161,7 @@ describe("governance migration 0008 (quarter-hour rollups)", () => {
 
     const window = windowForRange("24h", NOW);
     const d = await loadObservabilityDashboard({ range: "24h", now: NOW });
-    const inWindow = minuteRowsIn(window);
+    const inWindow = await minuteRowsIn(window);
     expect(d.allRoutes.filter((p) => p.count !== null).length).toBeGreaterThan(80);
     expect(d.allRoutes).toEqual(prepareLatencySeries(inWindow, window));
     expect(d.routes).toEqual(routeTableFromMinutes(inWindow));

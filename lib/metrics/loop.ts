@@ -1,29 +1,27 @@
 import { log } from "../log";
-import { flushLatencyRollups, HOUR_MS, MINUTE_MS, pruneMetrics } from "./rollups";
-import { snapshotAllStores } from "./snapshots";
-import { flushLatencyRollupsPg, pruneMetricsPg, snapshotAllStoresPg } from "./metrics-pg";
-import { storesOnPostgres } from "../stores/on-postgres";
+import { metricsBackend } from "./backend";
+import { HOUR_MS, MINUTE_MS } from "./rollups";
 
 const g = globalThis as unknown as { __dualmindMetricsLoop?: NodeJS.Timeout };
 
 /** One pass: persist the minutes, snapshot every store, prune once an hour. Errors are logged, never thrown into the server. */
 export async function runMetricsPass({ now = Date.now(), prune = false }: { now?: number; prune?: boolean } = {}): Promise<void> {
   // With DATABASE_URL the history lives in PostgreSQL, shared by every replica (lib/metrics/metrics-pg.ts).
-  const pg = storesOnPostgres();
+  const m = metricsBackend();
   try {
-    await (pg ? flushLatencyRollupsPg() : flushLatencyRollups());
+    await m.flushLatencyRollups();
   } catch (e) {
     log("error", "metrics: could not save latency rollups", { error: (e as Error).message });
   }
   try {
-    const { failed } = await (pg ? snapshotAllStoresPg({ now }) : snapshotAllStores({ now }));
+    const { failed } = await m.snapshotAllStores({ now });
     for (const f of failed) log("warn", "metrics: store snapshot failed", f);
   } catch (e) {
     log("error", "metrics: could not save store snapshots", { error: (e as Error).message });
   }
   if (prune) {
     try {
-      await (pg ? pruneMetricsPg({ now }) : pruneMetrics({ now }));
+      await m.pruneMetrics({ now });
     } catch (e) {
       log("error", "metrics: pruning failed", { error: (e as Error).message });
     }

@@ -1,11 +1,8 @@
 import { generateDemoRollups, generateDemoSnapshots } from "../../lib/metrics/demo";
 import { getStoreHealthReport } from "../../lib/metrics/health";
 import { runMetricsPass } from "../../lib/metrics/loop";
-import { pruneMetricsPg, saveRollupsPg, saveStoreSnapshotsPg } from "../../lib/metrics/metrics-pg";
-import { pruneMetrics, saveRollups } from "../../lib/metrics/rollups";
-import { saveStoreSnapshots } from "../../lib/metrics/snapshots";
+import { metricsBackend } from "../../lib/metrics/backend";
 import { stores } from "../../lib/stores/backend";
-import { storesOnPostgres } from "../../lib/stores/on-postgres";
 import { openStore } from "../../lib/stores/stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
@@ -42,7 +39,7 @@ export const healthCommands: Command[] = [
     usage: "metrics prune",
     summary: "apply metrics retention: minute and quarter-hour rows older than a week, anything older than a year",
     run: async ({ out }) => {
-      const r = storesOnPostgres() ? await pruneMetricsPg() : pruneMetrics();
+      const r = await metricsBackend().pruneMetrics();
       out(`removed ${r.minuteRows} minute rows, ${r.quarterHourRows} quarter-hour rows and ${r.yearOld} rows older than a year`, r);
     },
   },
@@ -59,9 +56,8 @@ export const healthCommands: Command[] = [
       const from = to - hours * HOUR_MS;
       const rows = generateDemoRollups({ from, to, stepMs: 60_000 });
       const snapshots = generateDemoSnapshots({ stores: args, from, to, stepMs: 60_000 });
-      const pg = storesOnPostgres();
-      const rollups = pg ? await saveRollupsPg({ rows }) : saveRollups({ rows });
-      await (pg ? saveStoreSnapshotsPg({ snapshots }) : saveStoreSnapshots({ snapshots }));
+      const rollups = await metricsBackend().saveRollups({ rows });
+      await metricsBackend().saveStoreSnapshots({ snapshots });
       out(`wrote ${rollups} minute rollups and ${snapshots.length} snapshots for ${args.join(", ")}`, { rollups, snapshots: snapshots.length });
     },
   },
