@@ -208,3 +208,41 @@ export async function drainEmbeddings(storeNames: string[]): Promise<void> {
   const handle = await pg;
   await drainEmbedQueuesPg({ handles: await Promise.all(storeNames.map((store) => openStorePg({ pg: handle, store }))) });
 }
+
+// Imports of the helpers appended below (kept with them: this file is appended to by several hands).
+import { quoteIdent } from "@/lib/db/pg-store";
+import { openStore } from "@/lib/stores/stores";
+
+/**
+ * Raw SQL on one store of this backend, for what no API offers (a row
+ * count, a row aged by hand). Unqualified names are the store's tables
+ * (SQLite: its index.db; PostgreSQL: its schema, then public). Write the SQL
+ * both dialects share, `?` placeholders on both; a count comes back as a
+ * string from PostgreSQL, so write `cast(count(*) as integer)`. The store's
+ * meta table is `meta` on SQLite and `store_meta` on PostgreSQL.
+ */
+export async function storeSql<T = Record<string, unknown>>(store: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const pg = getPg();
+  if (!pg) {
+    const stmt = openStore({ store }).sqlite.prepare(text);
+    if (stmt.reader) return stmt.all(...params) as T[];
+    stmt.run(...params);
+    return [];
+  }
+  const handle = await pg;
+  const { schema } = await openStorePg({ pg: handle, store });
+  const client = await handle.pool.connect();
+  try {
+    await client.query("begin");
+    await client.query("select set_config('search_path', $1, true)", [`${quoteIdent(schema)}, public`]);
+    let n = 0;
+    const rows = (await client.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
+    await client.query("commit");
+    return rows;
+  } catch (e) {
+    await client.query("rollback");
+    throw e;
+  } finally {
+    client.release();
+  }
+}
