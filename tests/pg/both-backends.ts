@@ -12,6 +12,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/dialectic-annotations.test.ts",
   "tests/graph-api.test.ts",
   "tests/graph-node-detail.test.ts",
+  "tests/graph-remember.test.ts",
   "tests/health-api.test.ts",
   "tests/index-api.test.ts",
   "tests/ledger-dialectic.test.ts",
