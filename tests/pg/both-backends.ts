@@ -19,6 +19,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/ledger-dialectic.test.ts",
   "tests/ledger.test.ts",
   "tests/recall-sanitize.test.ts",
+  "tests/recall.test.ts",
   "tests/retrieval-provider-faults.test.ts",
   "tests/retrieval-reasons.test.ts",
   "tests/search-semantic.test.ts",
