@@ -18,6 +18,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/index-api.test.ts",
   "tests/ledger-dialectic.test.ts",
   "tests/ledger.test.ts",
+  "tests/memory-manage.test.ts",
   "tests/recall-sanitize.test.ts",
   "tests/recall.test.ts",
   "tests/retrieval-provider-faults.test.ts",
