@@ -246,3 +246,11 @@ export async function storeSql<T = Record<string, unknown>>(store: string, text:
     client.release();
   }
 }
+
+/** drainEmbeddings with the worker's batch limits, returning what it did (embedded, failed, batches) on either backend. */
+export async function drainEmbeddingsWith(storeNames: string[], opts: { batchSize?: number; maxBatches?: number } = {}): Promise<{ embedded: number; failed: number; batches: number }> {
+  const pg = getPg();
+  if (!pg) return drainEmbedQueues({ stores: storeNames, ...opts });
+  const handle = await pg;
+  return drainEmbedQueuesPg({ handles: await Promise.all(storeNames.map((store) => openStorePg({ pg: handle, store }))), ...opts });
+}
