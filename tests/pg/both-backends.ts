@@ -10,6 +10,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/api-contract.test.ts",
   "tests/api-routes.test.ts",
   "tests/dialectic-annotations.test.ts",
+  "tests/embed-drift.test.ts",
   "tests/embed-forget.test.ts",
   "tests/embeddable-kinds.test.ts",
   "tests/graph-api.test.ts",
