@@ -12,6 +12,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/dialectic-annotations.test.ts",
   "tests/embed-drift.test.ts",
   "tests/embed-forget.test.ts",
+  "tests/embed-worker.test.ts",
   "tests/embeddable-kinds.test.ts",
   "tests/graph-api.test.ts",
   "tests/graph-node-detail.test.ts",
