@@ -288,3 +288,11 @@ export async function embedOneBatch(store: string): Promise<BatchResult> {
 export async function embeddingStatusOf(store: string): Promise<EmbeddingStatus> {
   return getPg() ? getEmbeddingStatusPgByName({ store }) : getEmbeddingStatus({ handle: getStoreDb(store) });
 }
+
+/** drainEmbeddings with the worker's batch limits, returning what it did (embedded, failed, batches) on either backend. */
+export async function drainEmbeddingsWith(storeNames: string[], opts: { batchSize?: number; maxBatches?: number } = {}): Promise<{ embedded: number; failed: number; batches: number }> {
+  const pg = getPg();
+  if (!pg) return drainEmbedQueues({ stores: storeNames, ...opts });
+  const handle = await pg;
+  return drainEmbedQueuesPg({ handles: await Promise.all(storeNames.map((store) => openStorePg({ pg: handle, store }))), ...opts });
+}

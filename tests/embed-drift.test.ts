@@ -8,6 +8,10 @@ import { drainEmbedQueues } from "@/lib/embed/worker";
 import { computeDrift } from "@/lib/embed/drift";
 import { estimateReembed, getReembedProgress, startReembed } from "@/lib/embed/reembed";
 import { verifyAuditChain } from "@/lib/governance/audit";
+import { graphBackend } from "@/lib/graph/backend";
+import { storeHealthReportFor } from "@/lib/metrics/health";
+import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
+import { drainEmbeddings, governanceSql, itSqliteOnly, seedStore, useTestBackend, type TestEnv } from "./backend";
 import { restartWith, useTempDataDir } from "./helpers";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
@@ -35,6 +39,10 @@ function addMemos(store: string, bodies: string[]) {
 
 const BODIES = Array.from({ length: 40 }, (_, i) => `memo number ${i} about topic ${i % 7} and detail ${i * 13}`);
 
+// A test-owned kind ("memo") in a SQLite table: the model-switch, crash-resume and job-total checks need a kind whose
+// rows the test edits at will. PostgreSQL's twins are in tests/pg/reembed.test.ts (its status counts the app's kinds only).
+const MEMO_KIND = "a test-owned embeddable kind in a SQLite table (PostgreSQL: tests/pg/reembed.test.ts)";
+
 describe("drift and re-embed", () => {
   let env: ReturnType<typeof useTempDataDir>;
   beforeEach(() => {
@@ -46,7 +54,7 @@ describe("drift and re-embed", () => {
     env.cleanup();
   });
 
-  it("edited text shows as stale; re-embedding only stale rows clears it", async () => {
+  itSqliteOnly("edited text shows as stale; re-embedding only stale rows clears it", MEMO_KIND, async () => {
     addMemos("s", BODIES);
     await drainEmbedQueues({ stores: ["s"] });
     const fp = await getEmbedder().fingerprint;
@@ -61,7 +69,7 @@ describe("drift and re-embed", () => {
     expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", done: 3, total: 3, remaining: 0 });
   });
 
-  it("a model change is reported at once; a re-embed interrupted by a crash resumes and switches atomically", async () => {
+  itSqliteOnly("a model change is reported at once; a re-embed interrupted by a crash resumes and switches atomically", MEMO_KIND, async () => {
     addMemos("s", BODIES);
     await drainEmbedQueues({ stores: ["s"] });
     const oldFp = await getEmbedder().fingerprint;
@@ -99,7 +107,7 @@ describe("drift and re-embed", () => {
     expect(verifyAuditChain().ok).toBe(true);
   });
 
-  it("re-embed on an up-to-date store starts no job and says so", async () => {
+  itSqliteOnly("re-embed on an up-to-date store starts no job and says so", MEMO_KIND, async () => {
     addMemos("s", BODIES);
     await drainEmbedQueues({ stores: ["s"] });
     const fp = await getEmbedder().fingerprint;
@@ -112,7 +120,7 @@ describe("drift and re-embed", () => {
     expect(started).toEqual({ n: 0 });
   });
 
-  it("a re-embed counts only its own items: what is ingested after it started is not in its total, and it ends done (and stays done after a restart)", async () => {
+  itSqliteOnly("a re-embed counts only its own items: what is ingested after it started is not in its total, and it ends done (and stays done after a restart)", MEMO_KIND, async () => {
     addMemos("s", BODIES);
     await drainEmbedQueues({ stores: ["s"] });
     const fp = await getEmbedder().fingerprint;
@@ -137,7 +145,7 @@ describe("drift and re-embed", () => {
     expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", total: 5, done: 5 });
   });
 
-  it("a model switch started during ingest switches once the new items have vectors too, and its total stays its own", async () => {
+  itSqliteOnly("a model switch started during ingest switches once the new items have vectors too, and its total stays its own", MEMO_KIND, async () => {
     addMemos("s", BODIES);
     await drainEmbedQueues({ stores: ["s"] });
     restartWith({ DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_MODEL: "dualmind-hash-v1-256" });
@@ -149,5 +157,43 @@ describe("drift and re-embed", () => {
     await drainEmbedQueues({ stores: ["s"] });
     expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", total: 40, done: 40 });
     expect(computeDrift({ handle: h, configured: newFp })).toMatchObject({ modelChanged: false, activeFingerprintId: newFp.id, fresh: 42, drifted: 0 });
+  });
+});
+
+describe("drift and re-embed of the app's own kinds (both backends)", () => {
+  let env: TestEnv;
+  const store = "s";
+  beforeEach(async () => {
+    env = await useTestBackend();
+    resetEmbedderForTests();
+    await seedStore(store);
+  });
+  afterEach(async () => env.cleanup());
+
+  async function seedNodes(n: number) {
+    const nodes = [];
+    for (let i = 0; i < n; i++) nodes.push(await graphBackend().createNode({ store, input: { name: `service ${i}`, entity_type: "system" }, actor: "t" }));
+    await drainEmbeddings([store]);
+    return nodes;
+  }
+  const drift = async () => (await storeHealthReportFor({ store })).drift;
+
+  it("a renamed node shows as stale until its new vector is made; the store's health says so", async () => {
+    const nodes = await seedNodes(6);
+    expect(await drift()).toMatchObject({ artifacts: 6, fresh: 6, stale: 0, drifted: 0, coveragePct: 100 });
+    for (const node of nodes.slice(0, 2)) await graphBackend().updateNode({ store, id: node.id, input: { display_name: `${node.display_name} (renamed)` } });
+    expect(await drift()).toMatchObject({ artifacts: 6, fresh: 4, stale: 2, drifted: 2 });
+    await drainEmbeddings([store]);
+    expect(await drift()).toMatchObject({ artifacts: 6, fresh: 6, stale: 0, drifted: 0 });
+  });
+
+  it("re-embed on an up-to-date store starts no job and says so", async () => {
+    await seedNodes(3);
+    const fp = await getEmbedder().fingerprint;
+    const r = await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: false, holdSwitch: false, actor: "user:test" });
+    expect(r).toEqual({ started: false, reason: expect.stringMatching(/every item already has a current vector/) });
+    expect(await embeddingsBackend().getReembedProgress({ store })).toBeNull();
+    expect((await storeHealthReportFor({ store })).backlog.pending).toBe(0);
+    expect(await governanceSql("select cast(count(*) as integer) as n from audit_log where action like 'store.reembed.%'")).toEqual([{ n: 0 }]);
   });
 });

@@ -1,12 +1,13 @@
 import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
+import { graphBackend } from "@/lib/graph/backend";
 import { registerEmbeddable } from "@/lib/embed/embeddables";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { enqueueEmbeddings, getEmbedBacklog } from "@/lib/embed/queue";
 import { forgetEmbeddings, knnSearch } from "@/lib/embed/vector-index";
 import { drainEmbedQueues } from "@/lib/embed/worker";
-import { useTempDataDir } from "./helpers";
+import { drainEmbeddings, itSqliteOnly, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 
@@ -18,14 +19,33 @@ registerEmbeddable({
 });
 
 describe("deleting an artifact", () => {
-  let env: ReturnType<typeof useTempDataDir>;
-  beforeEach(() => {
-    env = useTempDataDir();
+  let env: TestEnv;
+  beforeEach(async () => {
+    env = await useTestBackend();
     resetEmbedderForTests();
   });
-  afterEach(() => env.cleanup());
+  afterEach(async () => env.cleanup());
 
-  it("removes its vector, its index entry and its queued work", async () => {
+  it("a deleted graph node takes its vector and its queued work with it, and remember no longer finds it", async () => {
+    const g = graphBackend();
+    const store = "s";
+    await seedStore(store);
+    const names = ["kubernetes pod eviction", "kubernetes node pressure", "bread recipe"];
+    const nodes = [];
+    for (const name of names) nodes.push(await g.createNode({ store, input: { name, entity_type: "concept" }, actor: "t" }));
+    await drainEmbeddings([store]);
+    // A rename queues the node's new text: work that must go with it.
+    await g.updateNode({ store, id: nodes[1].id, input: { display_name: "Kubernetes node pressure" } });
+    const count = async (table: string) => (await storeSql<{ n: number }>(store, `select cast(count(*) as integer) as n from ${table} where kind = 'node'`))[0].n;
+    expect([await count("embeddings"), await count("embed_queue")]).toEqual([3, 1]);
+    const found = async () => (await g.remember({ store, input: { query: "kubernetes node pressure", kinds: ["node"] } })).results.map((r) => r.id);
+    expect(await found()).toContain(nodes[1].id);
+    await g.deleteNode({ store, id: nodes[1].id, actor: "t" });
+    expect([await count("embeddings"), await count("embed_queue")]).toEqual([2, 0]);
+    expect(await found()).not.toContain(nodes[1].id);
+  });
+
+  itSqliteOnly("removes its vector, its index entry and its queued work", "a test-owned kind in a SQLite table, and the SQLite vector index (sqlite-vec and the approximate index beside the exact scan)", async () => {
     const h = getStoreDb("s");
     h.sqlite.exec("create table scraps(id integer primary key, body text)");
     h.sqlite.exec("insert into scraps values (1, 'kubernetes pod eviction'), (2, 'kubernetes node pressure'), (3, 'bread recipe')");

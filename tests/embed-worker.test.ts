@@ -9,6 +9,9 @@ import { drainEmbedQueues, processEmbedBatch, MAX_EMBED_ATTEMPTS } from "@/lib/e
 import { knnSearch, rebuildVecIndex } from "@/lib/embed/vector-index";
 import { BuiltinProvider } from "@/lib/embed/providers/builtin";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
+import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
+import { storeHealthReportFor } from "@/lib/metrics/health";
+import { drainEmbeddingsWith, governanceSql, itSqliteOnly, seedDocument, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { useTempDataDir } from "./helpers";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
@@ -44,6 +47,10 @@ async function addNotes(store: string, bodies: string[]) {
   return items;
 }
 
+// A test-owned kind ("note") in a SQLite table, and the SQLite vector index and queue functions: PostgreSQL's twins are
+// in tests/pg/embed-worker.test.ts. What the app's own kinds show on both backends is at the end of this file.
+const NOTE_KIND = "a test-owned embeddable kind in a SQLite table and the SQLite queue and vector index (PostgreSQL: tests/pg/embed-worker.test.ts)";
+
 describe("write-behind embedding", () => {
   let env: ReturnType<typeof useTempDataDir>;
   beforeEach(() => {
@@ -69,7 +76,7 @@ describe("write-behind embedding", () => {
     }
   }
 
-  it("drains the queue into vectors that KNN finds; approximate and exact agree", async () => {
+  itSqliteOnly("drains the queue into vectors that KNN finds; approximate and exact agree", NOTE_KIND, async () => {
     await addNotes("ops", NOTES);
     const h = getStoreDb("ops");
     expect(getEmbedBacklog({ handle: h }).pending).toBe(NOTES.length);
@@ -96,7 +103,7 @@ describe("write-behind embedding", () => {
     expect(filtered.hits.every((x) => [1, 2, 3].includes(x.refId))).toBe(true);
   });
 
-  it("the vec index can be rebuilt from the BLOBs alone", async () => {
+  itSqliteOnly("the vec index can be rebuilt from the BLOBs alone", NOTE_KIND, async () => {
     await addNotes("ops", NOTES);
     await drainEmbedQueues({ stores: ["ops"] });
     const h = getStoreDb("ops");
@@ -108,7 +115,7 @@ describe("write-behind embedding", () => {
     expect(knnSearch({ handle: h, kind: "note", fingerprintId: fp.id, query: q, k: 3 }).hits).toEqual(before);
   });
 
-  it("identical texts are embedded once (embedding cache)", async () => {
+  itSqliteOnly("identical texts are embedded once (embedding cache)", NOTE_KIND, async () => {
     await withFakeOpenAI(async (fake) => {
       await addNotes("ops", ["same text", "same text", "other text"]);
       await getEmbedder().fingerprint;
@@ -123,7 +130,7 @@ describe("write-behind embedding", () => {
     });
   });
 
-  it("a failing provider: retries with backoff, parks after the limit with the error visible, then recovers", async () => {
+  itSqliteOnly("a failing provider: retries with backoff, parks after the limit with the error visible, then recovers", NOTE_KIND, async () => {
     await withFakeOpenAI(async (fake) => {
       await addNotes("ops", ["alpha", "beta"]);
       const h = getStoreDb("ops");
@@ -155,7 +162,7 @@ describe("write-behind embedding", () => {
     });
   });
 
-  it("a non-retryable error (wrong dimension) parks at once and stores nothing", async () => {
+  itSqliteOnly("a non-retryable error (wrong dimension) parks at once and stores nothing", NOTE_KIND, async () => {
     await withFakeOpenAI(async (fake) => {
       await addNotes("ops", ["alpha"]);
       fake.state.defaultMode = "wrong_dim";
@@ -166,7 +173,7 @@ describe("write-behind embedding", () => {
     });
   });
 
-  it("two workers never claim the same row", async () => {
+  itSqliteOnly("two workers never claim the same row", NOTE_KIND, async () => {
     await addNotes("ops", NOTES);
     const h = getStoreDb("ops");
     const a = claimEmbedBatch({ handle: h, workerId: "a", limit: 4, leaseMs: 60_000 });
@@ -186,7 +193,7 @@ describe("write-behind embedding", () => {
     expect(backoffDelayMs(30, () => 1)).toBe(300_000);
   });
 
-  it("without sqlite-vec, search still answers by scanning the BLOBs", async () => {
+  itSqliteOnly("without sqlite-vec, search still answers by scanning the BLOBs", NOTE_KIND, async () => {
     await addNotes("ops", NOTES);
     await drainEmbedQueues({ stores: ["ops"] });
     closeAllDatabases();
@@ -203,6 +210,69 @@ describe("write-behind embedding", () => {
     } finally {
       delete process.env.DUALMIND_DISABLE_VECTORS;
       resetConfigForTests();
+    }
+  });
+});
+
+describe("write-behind embedding of the app's documents (both backends)", () => {
+  let env: TestEnv;
+  const store = "ops";
+  afterEach(async () => {
+    await env.cleanup();
+    resetEmbedderForTests();
+  });
+  const ingest = async () => {
+    for (const [i, body] of NOTES.entries()) await seedDocument(store, `notes/${i}.md`, body);
+    return (await storeSql<{ n: number }>(store, "select cast(count(*) as integer) as n from chunks"))[0].n;
+  };
+
+  it("drains the queue into vectors, each with its provenance in System 2 (model, fingerprint, input hash)", async () => {
+    env = await useTestBackend();
+    resetEmbedderForTests();
+    await seedStore(store);
+    const chunks = await ingest();
+    expect((await storeHealthReportFor({ store })).backlog.pending).toBe(chunks);
+    expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: chunks, failed: 0 });
+    expect((await storeHealthReportFor({ store })).backlog).toMatchObject({ pending: 0, parked: 0 });
+    const fp = await getEmbedder().fingerprint;
+    const proofs = await governanceSql<{ model_name: string; fingerprint: string; input_hash: string }>(
+      "select model_name, fingerprint, input_hash from provenance where store = ? and artifact_type = 'chunk_vector'",
+      [store],
+    );
+    expect(proofs).toHaveLength(chunks);
+    const hashes = (await storeSql<{ h: string }>(store, "select chunk_sha256 as h from chunks")).map((r) => r.h).sort();
+    expect(proofs.map((p) => p.input_hash).sort()).toEqual(hashes);
+    expect(new Set(proofs.map((p) => `${p.model_name} ${p.fingerprint}`))).toEqual(new Set([`builtin:dualmind-hash-v1 ${fp.id}`]));
+  });
+
+  it("a failing provider: parks after the limit with the error visible, an admin's retry is audited once, and the items then embed", async () => {
+    const fake = await startFakeOpenAI({ dimension: 32 });
+    try {
+      env = await useTestBackend({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32" });
+      resetEmbedderForTests();
+      await seedStore(store);
+      await getEmbedder().fingerprint;
+      await seedDocument(store, "notes/a.md", "alpha");
+      await seedDocument(store, "notes/b.md", "beta");
+      fake.state.defaultMode = "500";
+      for (let i = 0; i < MAX_EMBED_ATTEMPTS; i++) {
+        // Backoff holds failed items: make them ready again, as time would.
+        await storeSql(store, "update embed_queue set next_attempt_at = 0");
+        expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: 0, failed: 2 });
+      }
+      const health = await storeHealthReportFor({ store });
+      expect(health.backlog).toMatchObject({ pending: 0, parked: 2 });
+      expect(health.parked[0]).toMatchObject({ kind: "chunk", attempts: MAX_EMBED_ATTEMPTS, lastError: expect.stringMatching(/^server: provider failed \(500\)/) });
+      fake.state.defaultMode = "ok";
+      expect(await embeddingsBackend().retryParkedEmbeddings({ store, actor: "user:admin" })).toBe(2);
+      // The domain writes the audit row itself, once, with who asked.
+      expect(await governanceSql("select actor, target, details from audit_log where action = 'store.embeddings.retry_parked'")).toEqual([
+        { actor: "user:admin", target: `store:${store}`, details: JSON.stringify({ requeued: 2 }) },
+      ]);
+      expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: 2, failed: 0 });
+      expect((await storeHealthReportFor({ store })).backlog).toMatchObject({ pending: 0, parked: 0 });
+    } finally {
+      await fake.close();
     }
   });
 });

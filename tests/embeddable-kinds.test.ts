@@ -8,15 +8,13 @@ import * as reembedRoute from "@/app/api/v1/stores/[store]/reembed/route";
 import * as storesRoute from "@/app/api/v1/stores/route";
 import * as thoughtsRoute from "@/app/api/v1/stores/[store]/thoughts/route";
 import * as tracesRoute from "@/app/api/v1/stores/[store]/traces/route";
-import { createApiToken } from "@/lib/auth/tokens";
 import { bootstrapApp } from "@/lib/bootstrap";
-import { getStoreDb } from "@/lib/db/connection";
 import { clearEmbeddablesForTests, listEmbeddables } from "@/lib/embed/embeddables";
 import { resetEmbedderForTests } from "@/lib/embed/model";
-import { drainEmbedQueues } from "@/lib/embed/worker";
 import { EMBEDDABLE_KINDS, registerEmbeddableKinds } from "@/lib/embeddable-kinds";
 import { runCli } from "@/scripts/cli-kit";
-import { callRoute, useTempDataDir } from "./helpers";
+import { drainEmbeddingsWith, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 
 const ROOT = path.resolve(__dirname, "..");
 const registeredKinds = () => listEmbeddables().map((e) => e.kind).sort();
@@ -26,14 +24,15 @@ function libFiles(dir: string): string[] {
   return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? libFiles(path.join(dir, e.name)) : e.name.endsWith(".ts") ? [path.join(dir, e.name)] : []));
 }
 
-let env: ReturnType<typeof useTempDataDir>;
-beforeEach(() => {
-  env = useTempDataDir();
+let env: TestEnv;
+beforeEach(async () => {
+  // Start-up runs in the tests that are about it.
+  env = await useTestBackend({}, { bootstrap: false });
   resetEmbedderForTests();
 });
-afterEach(() => {
+afterEach(async () => {
   registerEmbeddableKinds();
-  env.cleanup();
+  await env.cleanup();
 });
 
 describe("embeddable kinds are registered by the entry points", () => {
@@ -72,7 +71,7 @@ describe("embeddable kinds are registered by the entry points", () => {
   it("after bootstrap, the worker embeds and re-embed lists one artifact of every kind", async () => {
     clearEmbeddablesForTests();
     await bootstrapApp();
-    const admin = createApiToken({ input: { label: "a", agent_id: "ops", scopes: ["admin"] }, actor: "test" }).token;
+    const admin = await seedToken({ label: "a", agent_id: "ops", scopes: ["admin"] });
     expect((await callRoute(storesRoute.POST, { token: admin, body: { name: "kinds" } })).status).toBe(201);
     const params = { store: "kinds" };
     const writes = [
@@ -83,16 +82,17 @@ describe("embeddable kinds are registered by the entry points", () => {
       callRoute(nodesRoute.POST, { token: admin, params, body: { name: "SQLite WAL", entity_type: "concept" } }),
     ];
     for (const w of await Promise.all(writes)) expect(w.status, JSON.stringify(w.json)).toBeLessThan(300);
-    const { sqlite } = getStoreDb("kinds");
-    const kindsIn = (table: string) => (sqlite.prepare(`select distinct kind from ${table} order by kind`).all() as { kind: string }[]).map((r) => r.kind);
-    expect(kindsIn("embed_queue")).toEqual(allKinds);
+    const kindsOf = async (sql: string) => (await storeSql<{ kind: string }>("kinds", sql)).map((r) => r.kind);
+    expect(await kindsOf("select distinct kind from embed_queue order by kind")).toEqual(allKinds);
 
-    const queued = (sqlite.prepare("select count(*) as n from embed_queue").get() as { n: number }).n;
+    const [{ n: queued }] = await storeSql<{ n: number }>("kinds", "select cast(count(*) as integer) as n from embed_queue");
     // Re-embed lists artifacts through the registry: before the worker runs, every queued artifact still needs a vector.
     const dry = await callRoute(reembedRoute.POST, { token: admin, params, body: { dry_run: true } });
     expect(dry.json.estimate.to_embed).toBe(queued);
     // The worker loads each item's text through the registry: none is dropped as deleted.
-    expect(await drainEmbedQueues({ stores: ["kinds"] })).toMatchObject({ embedded: queued, failed: 0 });
-    expect(kindsIn("embeddings")).toEqual(allKinds);
+    expect(await drainEmbeddingsWith(["kinds"])).toMatchObject({ embedded: queued, failed: 0 });
+    // PostgreSQL keeps chunk vectors in their own table (chunk_embeddings), every other kind's in `embeddings` as SQLite does.
+    const withVectors = env.backend === "pg" ? "select 'chunk' as kind from chunk_embeddings union select kind from embeddings order by kind" : "select distinct kind from embeddings order by kind";
+    expect(await kindsOf(withVectors)).toEqual(allKinds);
   });
 });

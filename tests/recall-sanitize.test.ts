@@ -1,11 +1,10 @@
 import fs from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { getStoreDb } from "@/lib/db/connection";
-import { recordLearning } from "@/lib/recall/learnings";
 import { AppError } from "@/lib/errors";
+import { recallBackend } from "@/lib/recall/backend";
 import { MAX_SANITIZE_CHARS, sanitizeText } from "@/lib/recall/sanitize";
-import { recordTrace } from "@/lib/recall/traces";
-import { useTempDataDir } from "./helpers";
+import { openStore } from "@/lib/stores/stores";
+import { seedStore, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 // Real-looking (but fake) secrets of the shapes agents paste into error messages.
 const SECRETS = {
@@ -117,18 +116,17 @@ describe("sanitizer", () => {
   });
 
   describe("storage", () => {
-    let env: ReturnType<typeof useTempDataDir>;
-    beforeEach(() => {
-      env = useTempDataDir();
+    let env: TestEnv;
+    beforeEach(async () => {
+      env = await useTestBackend();
+      await seedStore("ops");
     });
-    afterEach(() => env.cleanup());
+    afterEach(async () => env.cleanup());
 
-    it("never persists the original: the database file holds no planted secret", () => {
-      const h = getStoreDb("ops");
-      recordTrace({
-        handle: h,
-        agentId: "agent-1",
-        input: {
+    it("never persists the original: no stored row (and on SQLite no byte of the database file) holds a planted secret", async () => {
+      await seedTrace(
+        "ops",
+        {
           intent: { verb: "deploy", target: `api with ${SECRETS.openai}` },
           shard_type: "ops",
           key_files: [`/home/${SECRETS.homeUser}/deploy.sh`],
@@ -136,32 +134,39 @@ describe("sanitizer", () => {
           key_issue: CORPUS.join(" "),
           error_tags: [`user:${SECRETS.email}`],
         },
+        "agent-1",
+      );
+      await recallBackend().recordLearning({ store: "ops", agentId: "agent-1", input: { predicate: "avoid_key", args: { key: SECRETS.github, host: SECRETS.ipv4 }, description: `never log ${SECRETS.stripe}` } });
+      // Every row of the tables the write touched, as text: the trace, the learning, their queued vectors.
+      const stored = JSON.stringify(await Promise.all(["reasoning_traces", "learnings", "embed_queue"].map((t) => storeSql("ops", `select * from ${t}`))));
+      for (const [name, secret] of Object.entries(SECRETS)) expect(stored.includes(secret), `${name} was stored`).toBe(false);
+      expect(stored).toContain("[REDACTED_API_KEY]");
+      await sqliteOnlyCheck("recall-sanitize: the bytes of index.db (PostgreSQL's files are the server's)", () => {
+        const h = openStore({ store: "ops" });
+        h.sqlite.pragma("wal_checkpoint(TRUNCATE)");
+        const bytes = fs.readFileSync(h.file).toString("latin1");
+        for (const [name, secret] of Object.entries(SECRETS)) expect(bytes.includes(secret), `${name} was written to disk`).toBe(false);
+        expect(bytes).toContain("[REDACTED_API_KEY]");
       });
-      recordLearning({ handle: h, agentId: "agent-1", input: { predicate: "avoid_key", args: { key: SECRETS.github, host: SECRETS.ipv4 }, description: `never log ${SECRETS.stripe}` } });
-      h.sqlite.pragma("wal_checkpoint(TRUNCATE)");
-      const bytes = fs.readFileSync(h.file).toString("latin1");
-      for (const [name, secret] of Object.entries(SECRETS)) expect(bytes.includes(secret), `${name} was written to disk`).toBe(false);
-      expect(bytes).toContain("[REDACTED_API_KEY]");
     });
 
-    it("refuses (413) a learning whose text is over the sanitize budget, and stores nothing", () => {
-      const h = getStoreDb("ops");
+    it("refuses (413) a learning whose text is over the sanitize budget, and stores nothing", async () => {
       // The shape of the finding: 300 args of `a-a-a…` (~600 KB); each arg alone is within its schema.
       const args = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`arg${i}`, "a-".repeat(1000)]));
       let error: unknown;
       try {
-        recordLearning({ handle: h, agentId: "agent-1", input: { predicate: "hostile", args } });
+        await recallBackend().recordLearning({ store: "ops", agentId: "agent-1", input: { predicate: "hostile", args } });
       } catch (e) {
         error = e;
       }
       expect(error).toBeInstanceOf(AppError);
       expect(error).toMatchObject({ code: "payload_too_large", status: 413 });
       expect((error as AppError).message).toContain(String(MAX_SANITIZE_CHARS));
-      expect(h.sqlite.prepare("select count(*) as n from learnings").get()).toEqual({ n: 0 });
+      expect(await storeSql("ops", "select cast(count(*) as integer) as n from learnings")).toEqual([{ n: 0 }]);
       // Just under the budget is accepted and sanitized.
-      const within = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`arg${i}`, "a-".repeat(1000)]));
+      const within: Record<string, string> = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`arg${i}`, "a-".repeat(1000)]));
       within.key = SECRETS.github;
-      const ok = recordLearning({ handle: h, agentId: "agent-1", input: { predicate: "hostile", args: within } });
+      const ok = await recallBackend().recordLearning({ store: "ops", agentId: "agent-1", input: { predicate: "hostile", args: within } });
       expect(ok.learning.args.key).toBe("[REDACTED_API_KEY]");
     });
   });

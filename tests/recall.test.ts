@@ -1,27 +1,22 @@
-import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import * as tracesRoute from "@/app/api/v1/stores/[store]/traces/route";
 import * as traceRoute from "@/app/api/v1/stores/[store]/traces/[id]/route";
 import * as learningsRoute from "@/app/api/v1/stores/[store]/learnings/route";
 import * as recallRoute from "@/app/api/v1/stores/[store]/recall/route";
 import * as reflectionRoute from "@/app/api/v1/stores/[store]/reflection/route";
-import { createApiToken } from "@/lib/auth/tokens";
-import { bootstrapApp } from "@/lib/bootstrap";
-import { getGovernance, getStoreDb } from "@/lib/db/connection";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
-import { enqueueEmbeddings, getEmbedBacklog } from "@/lib/embed/queue";
-import { startReembed } from "@/lib/embed/reembed";
-import { drainEmbedQueues } from "@/lib/embed/worker";
 import { renderTraceDescriptor, normalizeTrace, traceInputSchema, type TraceInput } from "@/lib/recall/descriptors";
-import { getRecallMetrics, listRatingQueue, listRecentRecallEvents, rateRecallHit } from "@/lib/recall/events";
-import { backfillLearningHandles, listLearnings, recordLearning } from "@/lib/recall/learnings";
-import { recallReflections } from "@/lib/recall/recall";
-import { getRecallScoreDistribution } from "@/lib/recall/quality";
+import { getRecallMetrics } from "@/lib/recall/events";
+import { backfillLearningHandles } from "@/lib/recall/learnings";
+import { recallBackend } from "@/lib/recall/backend";
+import type { RecallInput } from "@/lib/recall/recall";
 import { clearQueryVectorCache } from "@/lib/embed/query";
-import { getReflectionOverview } from "@/lib/recall/overview";
-import { getReflectionSettings, updateReflectionSettings } from "@/lib/recall/settings";
-import { listTraces, recordTrace, runTraceRetention } from "@/lib/recall/traces";
-import { createStore, openStore } from "@/lib/stores/stores";
-import { callRoute, restartWith, useTempDataDir } from "./helpers";
+import { runTraceRetention } from "@/lib/recall/traces";
+import { storeHealthReportFor } from "@/lib/metrics/health";
+import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
+import { openStore } from "@/lib/stores/stores";
+import { drainEmbeddings, governanceSql, itFailsOnPg, itSqliteOnly, seedStore, seedToken, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 import { sha256Hex } from "@/lib/common";
 
 const AUTH_FAILURE: TraceInput = {
@@ -44,14 +39,28 @@ const PHOTO_SUCCESS: TraceInput = {
 const DAY = 86_400_000;
 
 describe("reflection recall", () => {
-  let env: ReturnType<typeof useTempDataDir>;
-  beforeEach(() => {
-    env = useTempDataDir();
+  let env: TestEnv;
+  const store = "ops";
+  const r = () => recallBackend();
+  const recall = (input: RecallInput, agentId = "a") => r().recall({ store, agentId, input });
+  const learn = (input: Parameters<ReturnType<typeof r>["recordLearning"]>[0]["input"], agentId = "a1") => r().recordLearning({ store, agentId, input });
+  const trace = async (input: TraceInput, agentId = "a1") => seedTrace(store, input, agentId);
+  const pending = async () => (await storeHealthReportFor({ store })).backlog.pending;
+  const count = async (table: string, where = "") => (await storeSql<{ n: number }>(store, `select cast(count(*) as integer) as n from ${table} ${where}`))[0].n;
+
+  async function start(extraEnv: Record<string, string> = {}) {
+    env = await useTestBackend(extraEnv);
     resetEmbedderForTests();
     clearQueryVectorCache();
-  });
-  afterEach(() => {
-    env.cleanup();
+    await seedStore(store);
+  }
+  async function restart(extraEnv: Record<string, string>) {
+    await env.cleanup();
+    await start(extraEnv);
+  }
+  beforeEach(() => start());
+  afterEach(async () => {
+    await env.cleanup();
     resetEmbedderForTests();
   });
 
@@ -71,66 +80,63 @@ describe("reflection recall", () => {
   });
 
   it("dedupes by descriptor hash: a repeat bumps the counter and last_seen, not a new vector", async () => {
-    const h = getStoreDb("ops");
-    const first = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
+    const first = await trace(AUTH_FAILURE, "a1");
     expect(first).toMatchObject({ deduped: false, embedding: "queued" });
-    const again = recordTrace({ handle: h, agentId: "a2", input: { ...AUTH_FAILURE, error_tags: ["401", "auth"] } });
+    const again = await trace({ ...AUTH_FAILURE, error_tags: ["401", "auth"] }, "a2");
     expect(again.deduped).toBe(true);
     expect(again.trace.id).toBe(first.trace.id);
     expect(again.trace.seenCount).toBe(2);
     expect(again.trace.lastSeenAt).toBeGreaterThanOrEqual(first.trace.lastSeenAt);
-    expect(getEmbedBacklog({ handle: h }).pending).toBe(1);
-    await drainEmbedQueues({ stores: ["ops"] });
-    recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
-    expect(getEmbedBacklog({ handle: h }).pending).toBe(0);
-    expect(h.sqlite.prepare("select count(*) as n from embeddings where kind = 'trace'").get()).toEqual({ n: 1 });
+    expect(await pending()).toBe(1);
+    await drainEmbeddings([store]);
+    await trace(AUTH_FAILURE, "a1");
+    expect(await pending()).toBe(0);
+    expect(await count("embeddings", "where kind = 'trace'")).toBe(1);
     const fp = await getEmbedder().fingerprint;
-    expect(listTraces({ handle: h, filter: {} }).traces).toMatchObject([{ seenCount: 3, embedding: "vector", vector: { fingerprintId: fp.id, dim: 384, task: "document" } }]);
+    expect((await r().listTraces({ store, filter: {} })).traces).toMatchObject([{ seenCount: 3, embedding: "vector", vector: { fingerprintId: fp.id, dim: 384, task: "document" } }]);
   });
 
   it("warns about a similar past failure, not about an unrelated one; hits carry joinable ids", async () => {
-    const h = getStoreDb("ops");
-    const failed = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE }).trace;
-    recordTrace({ handle: h, agentId: "a1", input: PHOTO_SUCCESS });
-    const pref = recordLearning({ handle: h, agentId: "a1", input: { predicate: "prefers_refresh_token_lock", args: { scope: "auth" }, description: "serialize auth token refresh with a lock to avoid double rotation", confidence: 0.9 } });
-    await drainEmbedQueues({ stores: ["ops"] });
+    const failed = (await trace(AUTH_FAILURE)).trace;
+    await trace(PHOTO_SUCCESS);
+    const pref = await learn({ predicate: "prefers_refresh_token_lock", args: { scope: "auth" }, description: "serialize auth token refresh with a lock to avoid double rotation", confidence: 0.9 });
+    await drainEmbeddings([store]);
     // Each row reports its own vector (the learning's embedding row id differs from its own id here).
-    expect(listLearnings({ handle: h, filter: {} }).learnings).toMatchObject([{ id: pref.learning.id, embedding: "vector" }]);
-    expect(listTraces({ handle: h, filter: {} }).traces.map((t) => t.embedding)).toEqual(["vector", "vector"]);
+    expect((await r().listLearnings({ store, filter: {} })).learnings).toMatchObject([{ id: pref.learning.id, embedding: "vector" }]);
+    expect((await r().listTraces({ store, filter: {} })).traces.map((t) => t.embedding)).toEqual(["vector", "vector"]);
 
-    const similar = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing", key_files: ["lib/auth/session.ts"] } } });
+    const similar = await recall({ intent: { verb: "repair", target: "auth token refreshing", key_files: ["lib/auth/session.ts"] } }, "a2");
     expect(similar.mode).toBe("hybrid");
     expect(similar.fallback).toBeNull();
     expect(similar.traces[0]).toMatchObject({ id: failed.id, outcome: "failure", match: "vector" });
     expect(similar.guidance.past_failure_warning).toMatchObject({ traceId: failed.id, keyIssue: AUTH_FAILURE.key_issue });
     expect(similar.guidance.aligned_preferences.map((p) => p.learningId)).toEqual([pref.learning.id]);
     // Ids join back to the tables and to the event log.
-    const row = h.sqlite.prepare("select summary_descriptor from reasoning_traces where id = ?").get(similar.traces[0].id) as { summary_descriptor: string };
+    const [row] = await storeSql<{ summary_descriptor: string }>(store, "select summary_descriptor from reasoning_traces where id = ?", [similar.traces[0].id]);
     expect(row.summary_descriptor).toBe(similar.traces[0].summary);
-    const [event] = listRecentRecallEvents({ handle: h, limit: 1 });
+    const [event] = await r().listRecentRecalls({ store, limit: 1 });
     expect(event).toMatchObject({ id: similar.eventId, agentId: "a2", mode: "hybrid", warning: true, hitCount: similar.traces.length + similar.learnings.length });
     expect(event.hits[0]).toMatchObject({ artifact: "trace", refId: failed.id, rank: 1 });
 
-    const unrelated = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { query: "sourdough starter feeding schedule" } });
+    const unrelated = await recall({ query: "sourdough starter feeding schedule" }, "a2");
     expect(unrelated.traces).toEqual([]);
     expect(unrelated.guidance.past_failure_warning).toBeNull();
     expect(unrelated.guidance.aligned_preferences).toEqual([]);
     // A structured intent is no different: descriptor labels alone do not make a hit.
-    const unrelatedIntent = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a2", input: { intent: { verb: "bake", target: "sourdough bread", shard_type: "kitchen" } } });
+    const unrelatedIntent = await recall({ intent: { verb: "bake", target: "sourdough bread", shard_type: "kitchen" } }, "a2");
     expect(unrelatedIntent.traces).toEqual([]);
     expect(unrelatedIntent.guidance.past_failure_warning).toBeNull();
   });
 
   it("the score distribution puts every logged hit in the bin of its score, and counts lexical matches at the 0.500 ceiling", async () => {
-    const h = getStoreDb("ops");
-    recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
-    recordTrace({ handle: h, agentId: "a1", input: PHOTO_SUCCESS });
+    await trace(AUTH_FAILURE);
+    await trace(PHOTO_SUCCESS);
     // No worker run: no vectors, so recall matches lexically; a query of the trace's own words scores the ceiling.
-    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "auth token refresh", signals: "lexical" } });
-    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "white balance raw photos", signals: "lexical" } });
-    const scores = listRecentRecallEvents({ handle: h, limit: 10 }).flatMap((e) => e.hits.map((x) => x.score));
+    await recall({ query: "auth token refresh", signals: "lexical" });
+    await recall({ query: "white balance raw photos", signals: "lexical" });
+    const scores = (await r().listRecentRecalls({ store, limit: 10 })).flatMap((e) => e.hits.map((x) => x.score));
     expect(scores.length).toBeGreaterThan(0);
-    const d = getRecallScoreDistribution({ handle: h });
+    const d = await r().getScoreDistribution({ store });
     expect(d.hits).toBe(scores.length);
     expect(d.bins).toHaveLength(20);
     expect(d.bins.reduce((a, b) => a + b.count, 0)).toBe(scores.length);
@@ -141,174 +147,197 @@ describe("reflection recall", () => {
   });
 
   it("gates by min_score and by recency half-life; identical queries hit the query cache", async () => {
-    const h = getStoreDb("ops");
-    const fresh = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE }).trace;
-    const old = recordTrace({ handle: h, agentId: "a1", input: { ...AUTH_FAILURE, shard_type: "api" } }).trace;
-    h.sqlite.prepare("update reasoning_traces set last_seen_at = ? where id = ?").run(Date.now() - 180 * DAY, old.id);
-    await drainEmbedQueues({ stores: ["ops"] });
+    const fresh = (await trace(AUTH_FAILURE)).trace;
+    const old = (await trace({ ...AUTH_FAILURE, shard_type: "api" })).trace;
+    await storeSql(store, "update reasoning_traces set last_seen_at = ? where id = ?", [Date.now() - 180 * DAY, old.id]);
+    await drainEmbeddings([store]);
     const q = { intent: { verb: "fix", target: "auth token refresh" }, min_score: 0.3 };
-    const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: q });
-    expect(r.cacheHit).toBe(false);
+    const first = await recall(q);
+    expect(first.cacheHit).toBe(false);
     // Two half-lives (90 days each) quarter the old trace's score: below the gate.
-    expect(r.traces.map((t) => t.id)).toEqual([fresh.id]);
-    updateReflectionSettings({ handle: h, input: { settings: { recency_half_life_days: 0 } }, actor: "test" });
-    const noDecay = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: q });
+    expect(first.traces.map((t) => t.id)).toEqual([fresh.id]);
+    await r().updateReflectionSettings({ store, input: { settings: { recency_half_life_days: 0 } }, actor: "test" });
+    const noDecay = await recall(q);
     expect(noDecay.cacheHit).toBe(true);
     expect(noDecay.traces.map((t) => t.id).sort()).toEqual([fresh.id, old.id].sort());
-    const strict = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { ...q, min_score: 0.99 } });
+    const strict = await recall({ ...q, min_score: 0.99 });
     expect(strict.traces).toEqual([]);
-    const capped = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { ...q, top_k: 1 } });
+    const capped = await recall({ ...q, top_k: 1 });
     expect(capped.traces).toHaveLength(1);
   });
 
   it("model fingerprint mismatch: no vector hits, lexical fallback flagged", async () => {
-    const h = getStoreDb("ops");
-    const failed = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE }).trace;
-    await drainEmbedQueues({ stores: ["ops"] });
-    h.sqlite.prepare("update meta set value = '0123456789abcdef' where key = 'active_fingerprint'").run();
-    const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "auth token refresh failing with 401" } });
-    expect(r.mode).toBe("lexical");
-    expect(r.fallback).toMatchObject({ reason: "model_mismatch" });
-    expect(r.traces.length).toBeGreaterThan(0);
-    expect(r.traces.every((t) => t.match === "lexical")).toBe(true);
-    expect(r.traces[0].id).toBe(failed.id);
-    expect(r.guidance.past_failure_warning?.traceId).toBe(failed.id);
-    expect(listRecentRecallEvents({ handle: h, limit: 1 })[0]).toMatchObject({ mode: "lexical", fallbackReason: "model_mismatch" });
+    const failed = (await trace(AUTH_FAILURE)).trace;
+    await drainEmbeddings([store]);
+    // The store's vectors are said to be another model's (as after a model change).
+    await storeSql(store, `update ${env.backend === "pg" ? "store_meta" : "meta"} set value = '0123456789abcdef' where key = 'active_fingerprint'`);
+    const res = await recall({ query: "auth token refresh failing with 401" });
+    expect(res.mode).toBe("lexical");
+    expect(res.fallback).toMatchObject({ reason: "model_mismatch" });
+    expect(res.traces.length).toBeGreaterThan(0);
+    expect(res.traces.every((t) => t.match === "lexical")).toBe(true);
+    expect(res.traces[0].id).toBe(failed.id);
+    expect(res.guidance.past_failure_warning?.traceId).toBe(failed.id);
+    expect((await r().listRecentRecalls({ store, limit: 1 }))[0]).toMatchObject({ mode: "lexical", fallbackReason: "model_mismatch" });
   });
 
-  it("without the sqlite-vec extension vector recall still answers (exact scan) and says the index is unavailable", async () => {
-    env.cleanup();
-    env = useTempDataDir({ DUALMIND_DISABLE_VECTORS: "true" });
-    const h = getStoreDb("ops");
-    const failed = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE }).trace;
-    await drainEmbedQueues({ stores: ["ops"] });
-    const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "auth token refresh", signals: "vector" } });
-    expect(r.mode).toBe("vector");
-    expect(r.method).toContain("vectors_index_unavailable");
-    expect(r.traces[0]).toMatchObject({ id: failed.id, match: "vector" });
+  itSqliteOnly("without the sqlite-vec extension vector recall still answers (exact scan) and says the index is unavailable", "the sqlite-vec extension (PostgreSQL without pgvector: tests/pg/recall.test.ts)", async () => {
+    await restart({ DUALMIND_DISABLE_VECTORS: "true" });
+    const failed = (await trace(AUTH_FAILURE)).trace;
+    await drainEmbeddings([store]);
+    const res = await recall({ query: "auth token refresh", signals: "vector" });
+    expect(res.mode).toBe("vector");
+    expect(res.method).toContain("vectors_index_unavailable");
+    expect(res.traces[0]).toMatchObject({ id: failed.id, match: "vector" });
   });
 
   it("a degraded store (backlog above the watermark) answers lexically and says so", async () => {
-    env.cleanup();
-    env = useTempDataDir({ DUALMIND_EMBED_BACKLOG_WATERMARK: "1" });
-    const h = getStoreDb("ops");
-    recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
-    recordTrace({ handle: h, agentId: "a1", input: PHOTO_SUCCESS });
-    const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "white balance raw photos" } });
-    expect(r.fallback).toMatchObject({ reason: "backlog" });
-    expect(r.traces[0].intent.target).toBe("RAW photos white balance");
+    await restart({ DUALMIND_EMBED_BACKLOG_WATERMARK: "1" });
+    await trace(AUTH_FAILURE);
+    await trace(PHOTO_SUCCESS);
+    const res = await recall({ query: "white balance raw photos" });
+    expect(res.fallback).toMatchObject({ reason: "backlog" });
+    expect(res.traces[0].intent.target).toBe("RAW photos white balance");
   });
 
   it("backpressure: above the store's watermark success traces skip embedding, failures do not; both stay recallable", async () => {
     // One watermark for the whole app: the embed backlog watermark of the config.
-    restartWith({ DUALMIND_EMBED_BACKLOG_WATERMARK: "1" });
-    onTestFinished(() => restartWith({ DUALMIND_EMBED_BACKLOG_WATERMARK: undefined }));
-    const h = getStoreDb("ops");
-    expect(getReflectionSettings({ handle: h }).backlog_watermark).toBe(1);
-    enqueueEmbeddings({ handle: h, items: [
-      { kind: "trace", refId: 9001, inputHash: "x" },
-      { kind: "trace", refId: 9002, inputHash: "y" },
-    ] });
-    const ok = recordTrace({ handle: h, agentId: "a1", input: PHOTO_SUCCESS });
-    const bad = recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
+    await restart({ DUALMIND_EMBED_BACKLOG_WATERMARK: "1" });
+    expect((await r().getReflectionOverview({ store })).settings.backlog_watermark).toBe(1);
+    // Two failures waiting for their vectors: the backlog (2) is above the watermark (1).
+    await trace({ ...AUTH_FAILURE, key_issue: "first failure in the backlog" });
+    await trace({ ...AUTH_FAILURE, key_issue: "second failure in the backlog" });
+    const ok = await trace(PHOTO_SUCCESS);
+    const bad = await trace(AUTH_FAILURE);
     expect(ok.embedding).toBe("skipped_backpressure");
     expect(bad.embedding).toBe("queued");
-    await drainEmbedQueues({ stores: ["ops"] });
-    expect(listTraces({ handle: h, filter: { outcome: "success" } }).traces[0].embedding).toBe("skipped_backpressure");
+    await drainEmbeddings([store]);
+    expect((await r().listTraces({ store, filter: { outcome: "success" } })).traces[0].embedding).toBe("skipped_backpressure");
     // Even with vector-only signals, a trace without a vector is found lexically.
-    const r = await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "raw photos white balance", signals: "vector" } });
-    expect(r.mode).toBe("vector");
-    expect(r.traces[0]).toMatchObject({ id: ok.trace.id, match: "lexical" });
+    const res = await recall({ query: "raw photos white balance", signals: "vector" });
+    expect(res.mode).toBe("vector");
+    expect(res.traces[0]).toMatchObject({ id: ok.trace.id, match: "lexical" });
     // Once the backlog has drained, the next write queues the skipped trace again.
-    recordTrace({ handle: h, agentId: "a1", input: { ...AUTH_FAILURE, key_issue: "second attempt" } });
-    await drainEmbedQueues({ stores: ["ops"] });
-    expect(listTraces({ handle: h, filter: { outcome: "success" } }).traces[0].embedding).toBe("vector");
+    await trace({ ...AUTH_FAILURE, key_issue: "second attempt" });
+    await drainEmbeddings([store]);
+    expect((await r().listTraces({ store, filter: { outcome: "success" } })).traces[0].embedding).toBe("vector");
   });
 
-  it("retention: TTL removes unseen traces with their vectors; a stratified cap keeps every shard/outcome", async () => {
-    const h = getStoreDb("ops");
-    for (let i = 0; i < 12; i++) recordTrace({ handle: h, agentId: "a", input: { ...PHOTO_SUCCESS, intent: { verb: "edit", target: `photo batch ${i}` } } });
-    const rare = recordTrace({ handle: h, agentId: "a", input: AUTH_FAILURE }).trace;
+  it("retention on write: a stratified cap keeps every shard/outcome, a TTL removes unseen traces, each with its vectors", async () => {
+    for (let i = 0; i < 12; i++) await trace({ ...PHOTO_SUCCESS, intent: { verb: "edit", target: `photo batch ${i}` } }, "a");
+    const rare = (await trace(AUTH_FAILURE, "a")).trace;
+    await storeSql(store, "update reasoning_traces set last_seen_at = last_seen_at - 100000 where id = ?", [rare.id]);
+    await drainEmbeddings([store]);
+    await r().updateReflectionSettings({ store, input: { settings: { retention: { max_traces: 10, strategy: "stratified" } } }, actor: "test" });
+    // The next write applies the cap (the new trace is kept): 14 traces, 10 left, the only failure among them.
+    const newest = (await trace({ ...PHOTO_SUCCESS, intent: { verb: "edit", target: "photo batch 12" } }, "a")).trace;
+    const left = (await r().listTraces({ store, filter: { limit: 200 } })).traces;
+    expect(left).toHaveLength(10);
+    expect(left.map((t) => t.id)).toEqual(expect.arrayContaining([rare.id, newest.id]));
+    await drainEmbeddings([store]);
+    expect(await count("embeddings", "where kind = 'trace'")).toBe(10);
+
+    await storeSql(store, "update reasoning_traces set last_seen_at = ? where id != ?", [Date.now() - 40 * DAY, rare.id]);
+    await r().updateReflectionSettings({ store, input: { settings: { retention: { ttl_days: 30, max_traces: null } } }, actor: "test" });
+    const last = (await trace({ ...AUTH_FAILURE, shard_type: "frontend" }, "a")).trace;
+    expect((await r().listTraces({ store, filter: {} })).traces.map((t) => t.id).sort()).toEqual([rare.id, last.id].sort());
+    expect(await count("embeddings", "where kind = 'trace'")).toBe(1);
+    // Their words went from the full-text index too.
+    expect((await recall({ query: "photo batch white balance", signals: "lexical" })).traces).toEqual([]);
+  });
+
+  itSqliteOnly("retention run on demand (CLI `recall retention`): TTL and the stratified cap, vectors and full-text rows with the traces", "runTraceRetention is the SQLite CLI command (on PostgreSQL retention runs on each write, checked above)", async () => {
+    const h = openStore({ store });
+    for (let i = 0; i < 12; i++) await trace({ ...PHOTO_SUCCESS, intent: { verb: "edit", target: `photo batch ${i}` } }, "a");
+    const rare = (await trace(AUTH_FAILURE, "a")).trace;
     h.sqlite.prepare("update reasoning_traces set last_seen_at = last_seen_at - 100000 where id = ?").run(rare.id);
-    await drainEmbedQueues({ stores: ["ops"] });
-    updateReflectionSettings({ handle: h, input: { settings: { retention: { max_traces: 10, strategy: "stratified" } } }, actor: "test" });
+    await drainEmbeddings([store]);
+    await r().updateReflectionSettings({ store, input: { settings: { retention: { max_traces: 10, strategy: "stratified" } } }, actor: "test" });
     expect(runTraceRetention({ handle: h })).toEqual({ deleted: 3 });
-    const left = listTraces({ handle: h, filter: { limit: 200 } }).traces;
+    const left = (await r().listTraces({ store, filter: { limit: 200 } })).traces;
     expect(left).toHaveLength(10);
     expect(left.map((t) => t.id)).toContain(rare.id);
     expect(h.sqlite.prepare("select count(*) as n from embeddings where kind = 'trace'").get()).toEqual({ n: 10 });
 
     h.sqlite.prepare("update reasoning_traces set last_seen_at = ? where id != ?").run(Date.now() - 40 * DAY, rare.id);
-    updateReflectionSettings({ handle: h, input: { settings: { retention: { ttl_days: 30, max_traces: null } } }, actor: "test" });
+    await r().updateReflectionSettings({ store, input: { settings: { retention: { ttl_days: 30, max_traces: null } } }, actor: "test" });
     expect(runTraceRetention({ handle: h })).toEqual({ deleted: 9 });
-    expect(listTraces({ handle: h, filter: {} }).traces.map((t) => t.id)).toEqual([rare.id]);
+    expect((await r().listTraces({ store, filter: {} })).traces.map((t) => t.id)).toEqual([rare.id]);
     expect(h.sqlite.prepare("select count(*) as n from reasoning_traces_fts where reasoning_traces_fts match 'photo'").get()).toEqual({ n: 0 });
   });
 
-  it("re-embed backfills descriptors of an old version and queues their vectors", async () => {
-    const h = getStoreDb("ops");
-    const t = recordTrace({ handle: h, agentId: "a", input: AUTH_FAILURE }).trace;
-    await drainEmbedQueues({ stores: ["ops"] });
-    h.sqlite.prepare("update reasoning_traces set summary_descriptor = 'Intent: fix auth (v0 rendering)', descriptor_hash = 'old', descriptor_version = 0 where id = ?").run(t.id);
-    const fp = await getEmbedder().fingerprint;
-    startReembed({ handle: h, configured: fp, onlyStale: true, actor: "test" });
-    const after = listTraces({ handle: h, filter: {} }).traces[0];
-    expect(after).toMatchObject({ summaryDescriptor: t.summaryDescriptor, descriptorHash: t.descriptorHash, descriptorVersion: 1 });
-    expect(getGovernance().sqlite.prepare("select count(*) as n from audit_log where action = 'store.reembed.backfill'").get()).toEqual({ n: 1 });
-  });
+  itFailsOnPg(
+    "re-embed backfills descriptors of an old version and queues their vectors",
+    "PostgreSQL's re-embed (lib/index/reembed-pg.ts) has no twin of the embeddables' backfill: a trace descriptor of an older DESCRIPTOR_VERSION (e.g. copied by migrate-data) is not re-rendered",
+    async () => {
+      const t = (await trace(AUTH_FAILURE, "a")).trace;
+      await drainEmbeddings([store]);
+      await storeSql(store, "update reasoning_traces set summary_descriptor = 'Intent: fix auth (v0 rendering)', descriptor_hash = 'old', descriptor_version = 0 where id = ?", [t.id]);
+      const fp = await getEmbedder().fingerprint;
+      await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: true, holdSwitch: false, actor: "test" });
+      const after = (await r().listTraces({ store, filter: {} })).traces[0];
+      expect(after).toMatchObject({ summaryDescriptor: t.summaryDescriptor, descriptorHash: t.descriptorHash, descriptorVersion: 1 });
+      expect(await governanceSql("select cast(count(*) as integer) as n from audit_log where action = 'store.reembed.backfill'")).toEqual([{ n: 1 }]);
+    },
+  );
 
-  it("backfills learning handles of an old version: synthesized ones are re-rendered, and one that now matches merges into it", () => {
-    const h = getStoreDb("ops");
-    const a = recordLearning({ handle: h, agentId: "a", input: { predicate: "prefers_small_commits", args: { max_files: 5 }, description: "keep commits small", confidence: 0.6 } }).learning;
-    const b = recordLearning({ handle: h, agentId: "b", input: { predicate: "prefers_rebase", args: {}, description: "rebase before merging", confidence: 0.9 } }).learning;
-    const stale = h.sqlite.prepare("update learnings set semantic_handle = ?, handle_hash = ?, handle_version = 0, predicate = ?, args = ?, description = ? where id = ?");
-    stale.run("Learning: v0 a", "old-a", a.predicate, JSON.stringify(a.args), a.description, a.id);
-    // b now says what a says, under an old rendering: re-rendered, it is a's twin.
-    stale.run("Learning: v0 b", "old-b", a.predicate, JSON.stringify(a.args), a.description, b.id);
-    expect(backfillLearningHandles({ handle: h })).toBe(2);
-    const { learnings } = listLearnings({ handle: h, filter: {} });
-    expect(learnings).toHaveLength(1);
-    expect(learnings[0]).toMatchObject({ id: a.id, semanticHandle: a.semanticHandle, handleHash: a.handleHash, handleVersion: a.handleVersion, seenCount: 2, confidence: 0.9 });
-  });
+  itFailsOnPg(
+    "re-embed backfills learning handles of an old version: synthesized ones are re-rendered, and one that now matches merges into it",
+    "PostgreSQL's re-embed has no twin of the embeddables' backfill (backfillLearningHandles): handles of an older version stay as they are",
+    async () => {
+      const a = (await learn({ predicate: "prefers_small_commits", args: { max_files: 5 }, description: "keep commits small", confidence: 0.6 }, "a")).learning;
+      const b = (await learn({ predicate: "prefers_rebase", args: {}, description: "rebase before merging", confidence: 0.9 }, "b")).learning;
+      const stale = "update learnings set semantic_handle = ?, handle_hash = ?, handle_version = 0, predicate = ?, args = ?, description = ? where id = ?";
+      await storeSql(store, stale, ["Learning: v0 a", "old-a", a.predicate, JSON.stringify(a.args), a.description, a.id]);
+      // b now says what a says, under an old rendering: re-rendered, it is a's twin.
+      await storeSql(store, stale, ["Learning: v0 b", "old-b", a.predicate, JSON.stringify(a.args), a.description, b.id]);
+      await sqliteOnlyCheck("recall: backfillLearningHandles counts what it re-rendered (the re-embed below then finds nothing left)", () => expect(backfillLearningHandles({ handle: openStore({ store }) })).toBe(2));
+      const fp = await getEmbedder().fingerprint;
+      await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: true, holdSwitch: false, actor: "test" });
+      const { learnings } = await r().listLearnings({ store, filter: {} });
+      expect(learnings).toHaveLength(1);
+      expect(learnings[0]).toMatchObject({ id: a.id, semanticHandle: a.semanticHandle, handleHash: a.handleHash, handleVersion: a.handleVersion, seenCount: 2, confidence: 0.9 });
+    },
+  );
 
   it("ratings give precision per time bucket; the rating queue offers unrated hits", async () => {
-    const h = getStoreDb("ops");
-    recordTrace({ handle: h, agentId: "a1", input: AUTH_FAILURE });
-    recordTrace({ handle: h, agentId: "a1", input: { ...AUTH_FAILURE, shard_type: "frontend", key_issue: "login form kept a stale token" } });
-    await drainEmbedQueues({ stores: ["ops"] });
-    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "auth token refresh" } });
-    await recallReflections({ handle: openStore({ store: "ops" }), agentId: "a", input: { query: "nothing like anything stored" } });
-    const queue = listRatingQueue({ handle: h, limit: 10 });
+    await trace(AUTH_FAILURE);
+    await trace({ ...AUTH_FAILURE, shard_type: "frontend", key_issue: "login form kept a stale token" });
+    await drainEmbeddings([store]);
+    await recall({ query: "auth token refresh" });
+    await recall({ query: "nothing like anything stored" });
+    const queue = await r().listRatingQueue({ store, limit: 10 });
     expect(queue).toHaveLength(2);
-    rateRecallHit({ handle: h, input: { hit_id: queue[0].id, relevant: true }, actor: "user:admin" });
-    rateRecallHit({ handle: h, input: { hit_id: queue[1].id, relevant: false }, actor: "user:admin" });
-    expect(listRatingQueue({ handle: h })).toEqual([]);
-    const [bucket] = getRecallMetrics({ handle: h, bucketMs: DAY });
-    expect(bucket).toMatchObject({ recalls: 2, hitRate: 0.5, rated: 2, precision: 0.5, fallbackRate: 0 });
-    expect(bucket.p95Ms).toBeGreaterThanOrEqual(bucket.p50Ms);
-    expect(getReflectionOverview({ handle: h })).toMatchObject({
+    await r().rateRecallHit({ store, input: { hit_id: queue[0].id, relevant: true }, actor: "user:admin" });
+    await r().rateRecallHit({ store, input: { hit_id: queue[1].id, relevant: false }, actor: "user:admin" });
+    expect(await r().listRatingQueue({ store, limit: 10 })).toEqual([]);
+    await sqliteOnlyCheck("recall: getRecallMetrics' time buckets (the PostgreSQL twin takes a store transaction; the overview's totals below are checked on both)", () => {
+      const [bucket] = getRecallMetrics({ handle: openStore({ store }), bucketMs: DAY });
+      expect(bucket).toMatchObject({ recalls: 2, hitRate: 0.5, rated: 2, precision: 0.5, fallbackRate: 0 });
+      expect(bucket.p95Ms).toBeGreaterThanOrEqual(bucket.p50Ms);
+    });
+    expect(await r().getReflectionOverview({ store })).toMatchObject({
       counts: { traces: 2, failures: 2, learnings: 0, awaitingVector: 0, skippedBackpressure: 0 },
       totals: { recalls: 2, hitRate: 0.5, rated: 2, precision: 0.5 },
     });
-    expect(() => rateRecallHit({ handle: h, input: { hit_id: 999, relevant: true }, actor: "x" })).toThrow(/no recall hit/);
+    await expect(r().rateRecallHit({ store, input: { hit_id: 999, relevant: true }, actor: "x" })).rejects.toThrow(/no recall hit/);
   });
 });
 
 describe("reflection API", () => {
-  let env: ReturnType<typeof useTempDataDir>;
+  let env: TestEnv;
   let writer: string;
   let reader: string;
   let admin: string;
   beforeEach(async () => {
-    env = useTempDataDir();
+    env = await useTestBackend();
     resetEmbedderForTests();
-    await bootstrapApp();
-    createStore({ input: { name: "ops" }, actor: "test" });
-    writer = createApiToken({ input: { label: "w", agent_id: "coder", scopes: ["write"] }, actor: "test" }).token;
-    reader = createApiToken({ input: { label: "r", agent_id: "viewer", scopes: ["read"] }, actor: "test" }).token;
-    admin = createApiToken({ input: { label: "a", agent_id: "ops-lead", scopes: ["admin"] }, actor: "test" }).token;
+    await seedStore("ops");
+    writer = await seedToken({ label: "w", agent_id: "coder", scopes: ["write"] });
+    reader = await seedToken({ label: "r", agent_id: "viewer", scopes: ["read"] });
+    admin = await seedToken({ label: "a", agent_id: "ops-lead", scopes: ["admin"] });
   });
-  afterEach(() => env.cleanup());
+  afterEach(async () => env.cleanup());
 
   const params = { store: "ops" };
 
@@ -319,7 +348,7 @@ describe("reflection API", () => {
     const repeat = await callRoute(tracesRoute.POST, { token: writer, params, body: AUTH_FAILURE });
     expect(repeat.status).toBe(200);
     expect(repeat.json).toMatchObject({ deduped: true, trace: { id: created.json.trace.id, seen_count: 2 } });
-    await drainEmbedQueues({ stores: ["ops"] });
+    await drainEmbeddings(["ops"]);
     const recall = await callRoute(recallRoute.POST, { token: reader, params, body: { query: "auth token refresh keeps failing" } });
     expect(recall.status).toBe(200);
     expect(recall.json.guidance.past_failure_warning.trace_id).toBe(created.json.trace.id);
@@ -359,8 +388,8 @@ describe("reflection API", () => {
     const off = await callRoute(reflectionRoute.PUT, { token: admin, params, body: { settings: { enabled: false, min_score: 0.4 }, reason: "noisy warnings" } });
     expect(off.status).toBe(200);
     expect(off.json.settings).toMatchObject({ enabled: false, min_score: 0.4, top_k: 5 });
-    const audit = getGovernance().sqlite.prepare("select actor, reason from audit_log where action = 'reflection.settings.update'").get();
-    expect(audit).toEqual({ actor: "agent:ops-lead", reason: "noisy warnings" });
+    const audit = await governanceSql("select actor, reason from audit_log where action = 'reflection.settings.update'");
+    expect(audit).toEqual([{ actor: "agent:ops-lead", reason: "noisy warnings" }]);
     const disabled = await callRoute(recallRoute.POST, { token: reader, params, body: { query: "commits" } });
     expect(disabled.status).toBe(409);
     const overview = await callRoute(reflectionRoute.GET, { token: reader, params });

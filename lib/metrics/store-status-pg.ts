@@ -20,17 +20,16 @@ import type { WorkerState } from "../embed/worker-state";
  * same verdict (deriveStoreStatus, same precedence and wording) from the
  * same numbers, read from the store's schema instead of SQLite's counters:
  * - backlog: the embed queue (pending, parked, oldest);
- * - drift: every embeddable row (chunks; traces and learnings) against the
- *   vectors of the active model — fresh (a vector of its current text),
- *   stale (of older text), missing;
+ * - drift: every embeddable row (chunks, traces, learnings, thoughts, graph
+ *   nodes) against the vectors of the active model — fresh (a vector of its
+ *   current text), stale (of older text), missing;
  * - the active model: the one store_meta names (migration 0006; a re-embed
  *   switches it: lib/index/reembed-pg.ts); for a store that names none yet,
  *   the configured one when any vector is of it, else the model most vectors
  *   are of (a model change = drifted);
  * - the provider: as this replica sees it (each replica calls the provider
  *   from its own network; the state is kept in its own governance.db).
- * Thoughts and graph nodes have no vectors on PostgreSQL yet, so they are not
- * counted. Counting is one pass over those rows and their vectors (no live
+ * Counting is one pass over those rows and their vectors (no live
  * counters on PostgreSQL yet): O(rows) per status, a few ms at 10k.
  */
 export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: PgStoreHandle; now?: number }): Promise<StoreStatus & { otherModelVectors: number }> {
@@ -60,7 +59,13 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
         from reasoning_traces t left join embeddings e on e.kind = 'trace' and e.ref_id = t.id and e.fingerprint_id = ${fp}
         union all
         select 'learning', count(*)::int, count(e.ref_id) filter (where e.input_hash = l.handle_hash)::int, count(e.ref_id) filter (where e.input_hash <> l.handle_hash)::int
-        from learnings l left join embeddings e on e.kind = 'learning' and e.ref_id = l.id and e.fingerprint_id = ${fp}`,
+        from learnings l left join embeddings e on e.kind = 'learning' and e.ref_id = l.id and e.fingerprint_id = ${fp}
+        union all
+        select 'thought', count(*)::int, count(e.ref_id) filter (where e.input_hash = t.content_hash)::int, count(e.ref_id) filter (where e.input_hash <> t.content_hash)::int
+        from thoughts t left join embeddings e on e.kind = 'thought' and e.ref_id = t.seq and e.fingerprint_id = ${fp}
+        union all
+        select 'node', count(*)::int, count(e.ref_id) filter (where e.input_hash = n.embed_hash)::int, count(e.ref_id) filter (where e.input_hash <> n.embed_hash)::int
+        from kg_node n left join embeddings e on e.kind = 'node' and e.ref_id = n.seq and e.fingerprint_id = ${fp}`,
     );
     const queued = await rowsOf<{ kind: string; pending: number; parked: number }>(
       tx,
