@@ -188,13 +188,13 @@ function termCounts({ tokenize, columns, rows, words }: { tokenize: string; colu
  * whole query itself (see above).
  * `terms` are words as matchTerms gives them (one token each, unquoted).
  */
-export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; /** Rank the rows holding every word when every word is common (default; false: as before, for the bench). */ everyWord?: boolean }): SelectiveTop | null {
-  const { db, schema, table, terms, k, everyWord = true } = args;
+export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; /** Stop rescoring seeds at the bound (default; false: every seed, as before, for the bench). */ stopEarly?: boolean }): SelectiveTop | null {
+  const { db, schema, table, terms, k, stopEarly = true } = args;
   if (terms.length < 2 || k < 1) return null;
   // A repeated query under the same index state (FTS5's structure record, rewritten by every committed change) is answered from its memo.
   const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
   const block = file ? (db.prepare(`select block from ${schema}.${table}_data where id = 10`).pluck().get() as Buffer | undefined) : undefined;
-  const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${everyWord}\u0000${terms.join("\u0000")}` : null;
+  const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${stopEarly}\u0000${terms.join("\u0000")}` : null;
   const state = block?.toString("base64");
   const memo = memoKey ? memos.get(memoKey) : undefined;
   if (memo && memo.state === state) return memo.answer;
@@ -218,7 +218,7 @@ export function clearSelectiveMatchCaches(): void {
   rowCounts.clear();
 }
 
-function rankFromSelectiveWords({ db, schema, table, terms, k, everyWord = true }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; everyWord?: boolean }): SelectiveTop | null {
+function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; stopEarly?: boolean }): SelectiveTop | null {
   const columns = columnsOf({ db, schema, table });
   const totals = ftsTotals({ db, schema, table, columns: columns.length });
   if (!totals || totals.rows < MIN_ROWS) return null;
@@ -242,7 +242,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, everyWord = true 
     total += n;
   }
   const common = terms.filter((t) => !selective.includes(t));
-  if (selective.length === 0) return everyWord ? rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeast: byRows }) : null;
+  if (selective.length === 0) return rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeast: byRows });
   if (common.length === 0 || total === 0) return null;
   // Expression order, as the whole query has them (FTS5 sums phrases in that order).
   selective.sort((a, b) => terms.indexOf(a) - terms.indexOf(b));
@@ -270,7 +270,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, everyWord = true 
   let kth = -Infinity;
   for (let from = 0; from < seeds.length; from += k) {
     // Scores agree with FTS5's to ~1e-12; the margin keeps a tie with a seed left out from being decided by rounding.
-    if (rescored.length >= k && kth > -seeds[from].rank + commonBound + 1e-9) break;
+    if (stopEarly && rescored.length >= k && kth > -seeds[from].rank + commonBound + 1e-9) break;
     const texts: [number, ...(string | null)[]][] = [];
     for (const seed of seeds.slice(from, from + k)) {
       const row = readRow.get(seed.rowid) as [number, ...(string | null)[]] | undefined;
