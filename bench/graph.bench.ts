@@ -184,15 +184,18 @@ function rememberLegFirstSight({ queries, thoughts }: { queries: { query: string
   return ["thoughts_fts", "kg_node_fts"].flatMap((table) => ftsLegFirstSight({ db: handle.sqlite, table, queries: terms, k: 25 }).map((r) => ({ thoughts, ...r })));
 }
 
-/** Known-item queries: a node's name (every 4th) or the opening words of a thought; the item should come back. */
-function knownItemQueries({ seeded, texts, thoughts }: { seeded: Seeded; texts: string[]; thoughts: number }) {
+/**
+ * Known-item queries: a node's name (every 4th) or the opening words of a thought; the item should come back.
+ * `salt` picks another set of items (the queries new to a process that has answered the first set).
+ */
+function knownItemQueries({ seeded, texts, thoughts, salt = 0 }: { seeded: Seeded; texts: string[]; thoughts: number; salt?: number }) {
   const nodes = thoughts / 2;
   return Array.from({ length: QUERIES }, (_, i) => {
     if (i % 4 === 0) {
-      const j = (i * 131) % nodes;
+      const j = (i * 131 + salt * 977) % nodes;
       return { query: seeded.nodeNames[j], expected: seeded.nodeIds[j] };
     }
-    const j = (i * 7919) % thoughts;
+    const j = (i * 7919 + salt * 3331) % thoughts;
     return { query: texts[j].split(/\s+/).slice(0, 8).join(" "), expected: seeded.thoughtIds[j] };
   });
 }
@@ -236,6 +239,20 @@ async function measureRemember({ cfg, queries, thoughts }: { cfg: (typeof CONFIG
   };
 }
 
+/**
+ * Every configuration on the same queries (the first row sees each query first, in a process that has answered
+ * nothing yet: caches empty, pages and code cold), then the first configuration on other queries, new to a
+ * process that is now warm: what a running server pays for a query it has not seen.
+ */
+async function measureConfigs({ size, queries, newQueries }: { size: Size; queries: { query: string; expected: string }[]; newQueries: { query: string; expected: string }[] }): Promise<Row[]> {
+  const rows: Row[] = [];
+  const configs = CONFIGS.filter((c) => !c.includeCore || size.stores.some((s) => s === "core"));
+  for (const cfg of configs) rows.push(await measureRemember({ cfg, queries, thoughts: size.thoughts }));
+  const fresh = await measureRemember({ cfg: configs[0], queries: newQueries, thoughts: size.thoughts });
+  rows.push({ ...fresh, remember: `${configs[0].label}: other queries, new to the warm process` });
+  return rows;
+}
+
 const vectorsUsed = () => (getStoreDb("bench").vectors.available ? `HNSW (usearch) for sets of ${getConfig().annMinVectors}+ vectors, else sqlite-vec SimHash index` : "JS scan");
 
 /** The ids and names a kept store was seeded with, in seeding order (thoughts and nodes are numbered by seq as written). */
@@ -260,8 +277,7 @@ async function runSize({ size, texts }: { size: Size; texts: string[] }): Promis
     if (KEEP_DIR && fs.existsSync(keptSeed)) {
       const kept = reloadSeeded();
       const queries = knownItemQueries({ seeded: kept, texts, thoughts: size.thoughts });
-      const rememberRows: Row[] = [];
-      for (const cfg of CONFIGS.filter((c) => !c.includeCore || size.stores.some((s) => s === "core"))) rememberRows.push(await measureRemember({ cfg, queries, thoughts: size.thoughts }));
+      const rememberRows = await measureConfigs({ size, queries, newQueries: knownItemQueries({ seeded: kept, texts, thoughts: size.thoughts, salt: 1 }) });
       const splitRow = await rememberSplit({ queries, thoughts: size.thoughts });
       const seedRows = (JSON.parse(fs.readFileSync(keptSeed, "utf8")) as Row[]).map((r) => ({ ...r, store: `${r.store} (kept from an earlier run)` }));
       return { seedRows, rememberRows, splitRow, legRows: rememberLegFirstSight({ queries, thoughts: size.thoughts }), vectors: vectorsUsed() };
@@ -298,8 +314,7 @@ async function runSize({ size, texts }: { size: Size; texts: string[] }): Promis
     }
     if (KEEP_DIR) fs.writeFileSync(keptSeed, JSON.stringify(seedRows));
     const queries = knownItemQueries({ seeded: known!, texts, thoughts: size.thoughts });
-    const rememberRows: Row[] = [];
-    for (const cfg of CONFIGS.filter((c) => !c.includeCore || size.stores.some((s) => s === "core"))) rememberRows.push(await measureRemember({ cfg, queries, thoughts: size.thoughts }));
+    const rememberRows = await measureConfigs({ size, queries, newQueries: knownItemQueries({ seeded: known!, texts, thoughts: size.thoughts, salt: 1 }) });
     const splitRow = await rememberSplit({ queries, thoughts: size.thoughts });
     return { seedRows, rememberRows, splitRow, legRows: rememberLegFirstSight({ queries, thoughts: size.thoughts }), vectors: vectorsUsed() };
   } finally {

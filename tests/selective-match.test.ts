@@ -3,7 +3,8 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { matchExpression, SELECTIVE_ROWS, selectiveTopByBm25 } from "@/lib/retrieval";
+import { clearSelectiveMatchCaches, matchExpression, SELECTIVE_ROWS, selectiveTopByBm25 } from "@/lib/retrieval";
+import { rescoredByLastRanking } from "@/lib/retrieval/selective-match";
 import { stores } from "@/lib/stores/backend";
 import { onPg, searchHere, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
 
@@ -86,6 +87,17 @@ describe.skipIf(onPg)("selectiveTopByBm25 [SQLite only: the FTS5 max-score pruni
     expect(pruned).not.toBeNull();
     expect(pruned!.common.sort()).toEqual(terms.filter((t) => COMMON.includes(t)).sort());
     const whole = exhaustive(table, [...terms], k);
+    expect(pruned!.rows.map((r) => r.rowid)).toEqual(whole.map((r) => r.rowid));
+    for (const [i, r] of pruned!.rows.entries()) expect(r.rank).toBeCloseTo(whole[i].rank, 9);
+  });
+
+  it("stops rescoring once no seed left can reach the k-th score, with the answer rescoring every seed gives", () => {
+    // The common words here are in most rows (idf near 0): after the first k seeds no later one can climb past the k-th.
+    const terms = ["server", "certificates", "request", "renewed"];
+    clearSelectiveMatchCaches();
+    const pruned = selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms, k: 10 });
+    expect(rescoredByLastRanking()).toBeLessThan(4 * 10);
+    const whole = exhaustive("notes_fts", terms, 10);
     expect(pruned!.rows.map((r) => r.rowid)).toEqual(whole.map((r) => r.rowid));
     for (const [i, r] of pruned!.rows.entries()) expect(r.rank).toBeCloseTo(whole[i].rank, 9);
   });

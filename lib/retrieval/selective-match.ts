@@ -18,7 +18,8 @@ import { matchExpression } from "./match";
  *    selective ones; FTS5 ranks those rows by their part of the score (the
  *    same idf, row count and average length as in the whole query).
  * 2. The best CANDIDATES_PER_K × k of them are scored by the whole query, in
- *    JavaScript, with FTS5's numbers: row count and average length from the
+ *    JavaScript, k at a time until no seed left can reach the k-th score
+ *    (its selective part plus the most the common words add), with FTS5's numbers: row count and average length from the
  *    index, each row's length and term counts from a private in-memory FTS5
  *    table with the same tokenizer (the index's own stems), each word's row
  *    count (counted once, reused while the table's row count stays within
@@ -187,13 +188,13 @@ function termCounts({ tokenize, columns, rows, words }: { tokenize: string; colu
  * whole query itself (see above).
  * `terms` are words as matchTerms gives them (one token each, unquoted).
  */
-export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; /** Rank the rows holding every word when every word is common (default; false: as before, for the bench). */ everyWord?: boolean }): SelectiveTop | null {
-  const { db, schema, table, terms, k, everyWord = true } = args;
+export function selectiveTopByBm25(args: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; /** Stop rescoring seeds at the bound (default; false: every seed, as before, for the bench). */ stopEarly?: boolean }): SelectiveTop | null {
+  const { db, schema, table, terms, k, stopEarly = true } = args;
   if (terms.length < 2 || k < 1) return null;
   // A repeated query under the same index state (FTS5's structure record, rewritten by every committed change) is answered from its memo.
   const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
   const block = file ? (db.prepare(`select block from ${schema}.${table}_data where id = 10`).pluck().get() as Buffer | undefined) : undefined;
-  const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${everyWord}\u0000${terms.join("\u0000")}` : null;
+  const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${stopEarly}\u0000${terms.join("\u0000")}` : null;
   const state = block?.toString("base64");
   const memo = memoKey ? memos.get(memoKey) : undefined;
   if (memo && memo.state === state) return memo.answer;
@@ -206,6 +207,9 @@ export function selectiveTopByBm25(args: { db: Database.Database; schema: string
 }
 
 const MAX_MEMOS = 256;
+/** Seeds the last pruned ranking read and rescored (of CANDIDATES_PER_K × k): for tests and the bench. */
+let lastRescored = 0;
+export const rescoredByLastRanking = (): number => lastRescored;
 const memos = new Map<string, { state: string; answer: SelectiveTop | null }>();
 
 /** Forget remembered answers and word row counts (benches measuring a query's first sight). */
@@ -214,7 +218,7 @@ export function clearSelectiveMatchCaches(): void {
   rowCounts.clear();
 }
 
-function rankFromSelectiveWords({ db, schema, table, terms, k, everyWord = true }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; everyWord?: boolean }): SelectiveTop | null {
+function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true }: { db: Database.Database; schema: string; table: string; terms: string[]; k: number; stopEarly?: boolean }): SelectiveTop | null {
   const columns = columnsOf({ db, schema, table });
   const totals = ftsTotals({ db, schema, table, columns: columns.length });
   if (!totals || totals.rows < MIN_ROWS) return null;
@@ -238,7 +242,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, everyWord = true 
     total += n;
   }
   const common = terms.filter((t) => !selective.includes(t));
-  if (selective.length === 0) return everyWord ? rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeast: byRows }) : null;
+  if (selective.length === 0) return rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeast: byRows });
   if (common.length === 0 || total === 0) return null;
   // Expression order, as the whole query has them (FTS5 sums phrases in that order).
   selective.sort((a, b) => terms.indexOf(a) - terms.indexOf(b));
@@ -253,33 +257,43 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, everyWord = true 
   // common words (their idf) included.
   const rowsOfTerm = terms.map((t) => rowCount(t));
 
-  // Whole-query scores of the candidates, from FTS5's own numbers.
+  // Whole-query scores of the candidates, from FTS5's own numbers, a batch of k at a time in the seeds' order: once
+  // the k-th best so far beats what any seed left could reach (its selective part plus the common words' most), the
+  // rest cannot enter the top k and are not read or tokenized (the answer is the one rescoring every seed gives).
   // One rowid lookup each (FTS5 reads the row from its content table); `rowid in (…)` was no faster.
   const readRow = db.prepare(`select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid = ?`).raw();
-  const texts: [number, ...(string | null)[]][] = [];
-  for (const seed of seeds) {
-    const row = readRow.get(seed.rowid) as [number, ...(string | null)[]] | undefined;
-    if (row) texts.push(row);
-  }
-  const { tokenOf, length, tf } = termCounts({ tokenize: ftsTokenizerOf({ db, schema, table }), columns: columns.length, rows: texts.map(([rowid, ...values]) => ({ rowid, values })), words: terms });
-  if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
+  const tokenize = ftsTokenizerOf({ db, schema, table });
   const avgdl = totals.tokens / totals.rows;
   const idf = rowsOfTerm.map((n) => idfOf(totals.rows, n));
+  const commonBound = common.reduce((sum, t) => sum + idf[terms.indexOf(t)] * (K1 + 1), 0);
   const rescored: Bm25Row[] = [];
-  for (const [rowid] of texts) {
-    const d = length.get(rowid) ?? 0;
-    const freq = tf.get(rowid);
-    let score = 0;
-    for (let i = 0; i < terms.length; i++) {
-      const f = freq?.get(tokenOf[i]!) ?? 0;
-      score += idf[i] * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
+  let kth = -Infinity;
+  for (let from = 0; from < seeds.length; from += k) {
+    // Scores agree with FTS5's to ~1e-12; the margin keeps a tie with a seed left out from being decided by rounding.
+    if (stopEarly && rescored.length >= k && kth > -seeds[from].rank + commonBound + 1e-9) break;
+    const texts: [number, ...(string | null)[]][] = [];
+    for (const seed of seeds.slice(from, from + k)) {
+      const row = readRow.get(seed.rowid) as [number, ...(string | null)[]] | undefined;
+      if (row) texts.push(row);
     }
-    rescored.push({ rowid, rank: -1.0 * score });
+    const { tokenOf, length, tf } = termCounts({ tokenize, columns: columns.length, rows: texts.map(([rowid, ...values]) => ({ rowid, values })), words: terms });
+    if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
+    for (const [rowid] of texts) {
+      const d = length.get(rowid) ?? 0;
+      const freq = tf.get(rowid);
+      let score = 0;
+      for (let i = 0; i < terms.length; i++) {
+        const f = freq?.get(tokenOf[i]!) ?? 0;
+        score += idf[i] * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
+      }
+      rescored.push({ rowid, rank: -1.0 * score });
+    }
+    rescored.sort((a, b) => a.rank - b.rank || a.rowid - b.rowid);
+    if (rescored.length >= k) kth = -rescored[k - 1].rank;
   }
-  rescored.sort((a, b) => a.rank - b.rank || a.rowid - b.rowid);
+  lastRescored = rescored.length;
   if (rescored.length < k) return null;
   // Max-score bound: whether any row left out could reach the k-th score.
-  const commonBound = common.reduce((sum, t) => sum + idf[terms.indexOf(t)] * (K1 + 1), 0);
   const leftOutBest = commonBound + (seeds.length === m ? -seeds[m - 1].rank : 0);
   return { rows: rescored.slice(0, k), common, exact: -rescored[k - 1].rank > leftOutBest };
 }
