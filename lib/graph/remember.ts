@@ -582,7 +582,7 @@ export function rememberAnswer({
 /** The readiness stage of explain: per store, whether the query was embedded and with what, or why not. */
 export function recordReadiness(rec: ExplainRecorder | null, plans: [string, QueryVectorPlan | null][]): void {
   for (const [name, p] of plans) {
-    if (p) rec?.record("readiness", p.ms, { candidates: 0, detail: `${name}: ${p.ok ? `query embedded with ${p.fingerprint.provider}/${p.fingerprint.model}${p.cacheHit ? " (cached)" : ""}` : `vectors unusable: ${p.fallback.reason}: ${p.fallback.message}`}` });
+    if (p) rec?.readiness(p, name);
   }
 }
 
