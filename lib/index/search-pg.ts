@@ -1,8 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Fingerprint } from "../embed/providers";
-import { getConfig } from "../config";
 import { AppError } from "../errors";
-import { answerReason, ExplainRecorder, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
+import { answerReason, backlogDegrades, ExplainRecorder, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import {
   DOCUMENT_POOL,
@@ -402,9 +401,8 @@ export async function searchStorePg({
     results,
     hasMore: hits.length > input.offset + input.limit,
     stores: handles.map((h) => h.store),
-    // Degraded is the store's state (a queue over the watermark), as its health says: a fresh store's first vectors
-    // still pending answer lexically with reason `backlog` too, but that store is `queued`, not degraded.
-    degraded: vectorFallback?.reason === "backlog" && (vectorFallback.count ?? 0) > getConfig().embed.backlogWatermark,
+    // Degraded is the store's state (a queue over the watermark), as its health says (awaitingFirstVectors is not).
+    degraded: backlogDegrades(vectorFallback),
     fallback,
     reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectorsAnswered ? belowFloor : 0 }),
     vectors:

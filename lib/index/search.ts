@@ -9,6 +9,7 @@ import { AppError, isAppError } from "../errors";
 import {
   adjacentPairShare,
   answerReason,
+  backlogDegrades,
   bm25OfRows,
   broadTopWithinBudget,
   exactFormShare,
@@ -426,7 +427,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   let weights = { fts: 1, vec: 1 };
   const vectorRanked: { key: string; store: string; id: number; distance: number; similarity: number }[] = [];
   if (input.mode !== "fts") {
-    const plan = await planQueryVector({ handle, text: input.q });
+    const plan = await planQueryVector({ handle, text: input.q, kinds: [CHUNK_KIND] });
     rec?.readiness(plan);
     if (!plan.ok) {
       vectorFallback = plan.fallback;
@@ -600,7 +601,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     results,
     hasMore: hits.length > input.offset + input.limit,
     stores,
-    degraded: vectorFallback?.reason === "backlog",
+    degraded: backlogDegrades(vectorFallback),
     fallback,
     reason,
     vectors,
