@@ -387,7 +387,8 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
 
   let belowFloor = 0;
   const rec = body.explain ? new ExplainRecorder() : null;
-  const plan = body.signals === "lexical" ? null : await planQueryVector({ handle, text: queryText });
+  // Before the first trace or learning vector exists, recall answers lexically and says so (awaitingFirstVectors).
+  const plan = body.signals === "lexical" ? null : await planQueryVector({ handle, text: queryText, kinds: body.kinds });
   if (plan) rec?.readiness(plan);
   // Each leg's candidates, timed, when explaining.
   const vectorLeg = (kind: typeof TRACE_KIND | typeof LEARNING_KIND, run: () => ReturnType<typeof vectorCandidates>) =>

@@ -43,8 +43,9 @@ export async function vectorReadiness({ handle }: { handle: StoreHandle }): Prom
  * nothing: the answer is lexical, with reason `backlog` and how many wait —
  * a vector answer would be empty and its "no_match" untrue. Once the first
  * vectors exist, items still waiting are the answer's `embeddings_pending`
- * warning instead. Both backends decide it here (planQueryVector,
- * planQueryVectorPg); the store is not degraded (backlogDegrades): its
+ * warning instead. Search (chunks), recall (traces, learnings) and remember
+ * (thoughts, nodes) on both backends decide it here (planQueryVector,
+ * planQueryVectorPg `kinds`); the store is not degraded (backlogDegrades): its
  * health says the items are queued.
  */
 export function awaitingFirstVectors({ embedded, pending, kinds, model }: { embedded: boolean; pending: number; kinds: string[]; model: string }): Fallback | null {

@@ -11,6 +11,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/api-routes.test.ts",
   "tests/dialectic-annotations.test.ts",
   "tests/graph-api.test.ts",
+  "tests/graph-cli.test.ts",
   "tests/health-api.test.ts",
   "tests/index-api.test.ts",
   "tests/ledger-dialectic.test.ts",

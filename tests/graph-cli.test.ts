@@ -1,30 +1,25 @@
 /**
- * The CLI's graph commands with DATABASE_URL: think, nodes, remember and
- * sweep read and write the store's PostgreSQL schema (through graphBackend(),
- * as the routes and MCP tools do), never a local index.db the PostgreSQL
- * stores do not see.
+ * The CLI's graph commands (think, nodes, remember, sweep) on both backends:
+ * they go through graphBackend(), as the routes and MCP tools do, so with
+ * DATABASE_URL they read and write the store's PostgreSQL schema, never a
+ * local index.db the PostgreSQL stores do not see.
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { closePg, getPg } from "@/lib/db/pg";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { graphBackend } from "@/lib/graph/backend";
-import { setWorkingMemoryPg } from "@/lib/graph/working-memory-pg";
-import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
-import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
 import type { CommandContext } from "@/scripts/cli-kit";
 import { graphCommands } from "@/scripts/commands/graph-commands";
-import { useTempDataDir } from "../helpers";
-import { createTestDatabase } from "./helpers";
+import { drainEmbeddings, onPg, seedStore, useTestBackend, type TestEnv } from "./backend";
 
-let env: ReturnType<typeof useTempDataDir>;
-beforeAll(async () => {
-  env = useTempDataDir({ DATABASE_URL: await createTestDatabase() });
-  await createStorePg({ pg: (await getPg())!, input: { name: "ops" }, actor: "test" });
+let env: TestEnv;
+beforeEach(async () => {
+  env = await useTestBackend();
+  await seedStore("ops");
 });
-afterAll(async () => {
-  await closePg();
-  env.cleanup();
+afterEach(async () => {
+  vi.useRealTimers();
+  await env.cleanup();
 });
 
 async function run(name: string, args: string[], flags: CommandContext["flags"] = {}) {
@@ -34,39 +29,40 @@ async function run(name: string, args: string[], flags: CommandContext["flags"] 
   return { code, human: outs.map((o) => o.human).join("\n"), data: outs[0]?.data as Record<string, unknown> };
 }
 
-describe("the graph commands with DATABASE_URL", () => {
-  it("think writes a thought to PostgreSQL, nodes lists the store's nodes, remember finds both, lexically and then by vector", async () => {
+describe("the graph commands", () => {
+  it("think writes a thought to the store, nodes lists the store's nodes, remember finds both and shows each score", async () => {
     const thought = await run("graph think", ["ops", "Rotating", "the", "TLS", "certificate", "needs", "an", "nginx", "reload"], { chain: "tls" });
     expect(thought.code).toBe(0);
     expect(thought.human).toMatch(/^thought \S+ \(tls #1\)$/);
-    // It is in the store's PostgreSQL schema, where the API reads it.
+    // It is where the API reads it.
     expect((await graphBackend().getThought({ store: "ops", id: thought.data.id as string })).content).toBe("Rotating the TLS certificate needs an nginx reload");
 
     await graphBackend().createNode({ store: "ops", actor: "test", input: { name: "nginx", entity_type: "tool" } });
     await graphBackend().createNode({ store: "ops", actor: "test", input: { name: "sourdough", entity_type: "concept" } });
-    const nodes = await run("graph nodes", ["ops"], { q: "nginx" });
-    expect(nodes.human).toMatch(/^\S+\ttool\tnginx$/);
-    expect((await run("graph nodes", ["ops"], { type: "concept" })).human).toMatch(/\tconcept\tsourdough$/);
+    expect((await run("graph nodes", ["ops"], { q: "nginx" })).human).toMatch(/^\S+\ttool\tnginx$/);
+    expect((await run("graph nodes", ["ops"], { type: "concept" })).human).toMatch(/^\S+\tconcept\tsourdough$/);
 
-    // Before the embed worker has run, remember answers by full text and says why.
+    // Before the embed worker has run, the words find them.
     const waiting = await run("graph remember", ["ops", "nginx", "certificate", "reload"]);
-    expect(waiting.human).toMatch(/^mode fts \(fallback: backlog: /);
     expect(waiting.human).toContain("\tthought\tRotating the TLS certificate");
     expect(waiting.human).toContain("\ttool\tnginx\t");
-    await drainEmbedQueuesPg({ handles: [await openStorePg({ pg: (await getPg())!, store: "ops" })] });
+    await drainEmbeddings(["ops"]);
     const ready = await run("graph remember", ["ops", "nginx", "certificate", "reload"], { limit: "1" });
     expect(ready.human.split("\n")[0]).toMatch(/^mode vector\+fts; score = /);
+    expect(ready.human.split("\n")[1]).toMatch(/sem=\d\.\d{3} rec=\d\.\d{3} epi=/);
     expect(ready.data.results).toHaveLength(1);
 
-    // Nothing went to a local SQLite store.
-    expect(fs.existsSync(path.join(env.dataDir, "stores", "ops"))).toBe(false);
+    // With DATABASE_URL nothing went to a local SQLite store.
+    if (onPg) expect(fs.existsSync(path.join(env.dataDir, "stores", "ops"))).toBe(false);
   });
 
-  it("sweep deletes the store's expired working-memory keys in PostgreSQL and keeps the live ones", async () => {
-    const handle = await openStorePg({ pg: (await getPg())!, store: "ops" });
-    await setWorkingMemoryPg({ handle, actor: "test", input: { key: "live", value: 2 } });
-    // Written a minute ago with a one-second TTL: expired now (written last, as a write sweeps first).
-    await setWorkingMemoryPg({ handle, actor: "test", input: { key: "old", value: 1, ttl_seconds: 1 }, now: Date.now() - 60_000 });
+  it("sweep deletes the store's expired working-memory keys and keeps the live ones", async () => {
+    await graphBackend().setWorkingMemory({ store: "ops", actor: "test", input: { key: "live", value: 2 } });
+    // Written a minute ago with a one-second TTL (the clock set back for the write only): expired now.
+    vi.useFakeTimers({ toFake: ["Date"] });
+    vi.setSystemTime(Date.now() - 60_000);
+    await graphBackend().setWorkingMemory({ store: "ops", actor: "test", input: { key: "old", value: 1, ttl_seconds: 1 } });
+    vi.useRealTimers();
     expect(await run("graph sweep", ["ops"])).toMatchObject({ code: 0, human: "swept 1 expired key", data: { swept: 1 } });
     expect((await run("graph sweep", ["ops"])).human).toBe("swept 0 expired keys");
     expect((await graphBackend().listWorkingMemory({ store: "ops" })).map((e) => e.key)).toEqual(["live"]);
