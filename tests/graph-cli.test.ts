@@ -42,8 +42,9 @@ describe("the graph commands", () => {
     expect((await run("graph nodes", ["ops"], { q: "nginx" })).human).toMatch(/^\S+\ttool\tnginx$/);
     expect((await run("graph nodes", ["ops"], { type: "concept" })).human).toMatch(/^\S+\tconcept\tsourdough$/);
 
-    // Before the embed worker has run, the words find them.
+    // Before the embed worker has run, the words find them, and the answer says why vectors did not (on both backends).
     const waiting = await run("graph remember", ["ops", "nginx", "certificate", "reload"]);
+    expect(waiting.human).toMatch(/^mode fts \(fallback: backlog: none of this store's 3 queued item\(s\) has a vector of /);
     expect(waiting.human).toContain("\tthought\tRotating the TLS certificate");
     expect(waiting.human).toContain("\ttool\tnginx\t");
     await drainEmbeddings(["ops"]);
