@@ -21,7 +21,7 @@ import { resetEmbedderForTests } from "@/lib/embed/model";
 import { clearQueryVectorCache } from "@/lib/embed/query";
 import { createMcpServer } from "@/lib/mcp/server";
 import { answerReason } from "@/lib/retrieval";
-import { drainEmbeddings, itFailsOnPg, onPg, seedStore, seedThought, seedTrace, servedHere, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, onPg, seedStore, seedThought, seedTrace, servedHere, useTestBackend, type TestEnv } from "./backend";
 import { callRoute, restartWith } from "./helpers";
 
 const TOKEN = "bootstrap-token-for-reason-tests-0123456789";
@@ -210,16 +210,28 @@ describe("group=document and explain", () => {
     expect(manual.signals.why).toMatch(/best of \d+ matching chunk/);
   });
 
-  itFailsOnPg("explain=true shows each stage with its candidates, and why each hit ranked where it did", "search-pg gives each hit's signals but no explain.stages", async () => {
+  it("explain=true shows each stage with its candidates, and why each hit ranked where it did", async () => {
     const r = await search({ q: "spare lantern", mode: "hybrid", explain: true });
     const stages = r.explain.stages.map((s: { stage: string }) => s.stage);
     // The default groups by document, so grouping is a stage too.
     expect(stages).toEqual(["readiness", "vector", "lexical", "fusion", "filters", "grouping"]);
     const lexical = r.explain.stages.find((s: { stage: string }) => s.stage === "lexical");
-    expect(lexical.detail).toContain('"spare" OR "lantern"');
+    // What each backend's full-text engine was asked: FTS5's MATCH expression, PostgreSQL's tsquery (its own scoring named).
+    expect(lexical.detail).toContain(onPg ? "'spare' | 'lantern'" : '"spare" OR "lantern"');
     expect(lexical.candidates).toBeGreaterThan(0);
+    expect(lexical.top[0]).toMatchObject({ rank: 1, key: expect.stringMatching(/^golden:\d+$/) });
+    const vector = r.explain.stages.find((s: { stage: string }) => s.stage === "vector");
+    expect(vector.candidates).toBeGreaterThan(0);
+    expect(vector.detail).toMatch(/below the similarity floor/);
+    const fusion = r.explain.stages.find((s: { stage: string }) => s.stage === "fusion");
+    expect(fusion.detail).toMatch(/weighted reciprocal rank fusion/);
+    const grouping = r.explain.stages.at(-1);
+    expect(grouping.top[0].key).toBe("golden:notes/shed.md");
+    expect(grouping.top[0].score).toBeCloseTo(r.results[0].score, 5);
     expect(r.results[0].path).toBe("notes/shed.md");
-    expect(r.results[0].signals.why).toMatch(/bm25 rank 1/);
+    const ranking = onPg ? "idf-weighted ts_rank" : "bm25";
+    expect(r.results[0].signals.why).toContain(`${ranking} rank 1`);
+    if (onPg) expect(r.results[0].signals.why).not.toContain("bm25");
     expect(r.results[0].signals.why).toMatch(/lexical document rank 1/);
     // Without explain, none of it is computed or sent.
     const plain = await search({ q: "spare lantern", mode: "hybrid" });

@@ -26,8 +26,9 @@ import {
   type Thought,
 } from "./thoughts";
 import { deleteThoughtPg, getChainByIdPg, getThoughtByIdPg, listChainsByRecencyPg, listThoughtsByFilterPg, recordThoughtFeedbackPg, thinkThoughtPg } from "./thoughts-pg";
-import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, type setWorkingMemoryInputSchema, type WorkingMemoryEntry } from "./working-memory";
-import { deleteWorkingMemoryByKeyPg, getWorkingMemoryByKeyPg, listWorkingMemoryPg, setWorkingMemoryPg } from "./working-memory-pg";
+import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, sweepExpiredWorkingMemory, type setWorkingMemoryInputSchema, type WorkingMemoryEntry } from "./working-memory";
+import { deleteWorkingMemoryByKeyPg, getWorkingMemoryByKeyPg, listWorkingMemoryPg, setWorkingMemoryPg, sweepExpiredWorkingMemoryPg } from "./working-memory-pg";
+import { withStoreTx } from "../db/pg-store";
 import { rememberByQuery, type RememberInput, type RememberResponse } from "./remember";
 import { rememberByQueryPg } from "./remember-pg";
 import { openCoreFor, openStore } from "../stores/stores";
@@ -80,6 +81,8 @@ export type GraphBackend = {
   setWorkingMemory: (a: StoreArg & Actor & { input: z.input<typeof setWorkingMemoryInputSchema> }) => Promise<WorkingMemoryEntry>;
   getWorkingMemory: (a: StoreArg & { key: string }) => Promise<WorkingMemoryEntry>;
   deleteWorkingMemory: (a: StoreArg & { key: string }) => Promise<Deleted>;
+  /** Delete the store's expired working-memory keys (never returned anyway); how many went. */
+  sweepWorkingMemory: (a: StoreArg) => Promise<number>;
   remember: (a: StoreArg & { input: RememberInput }) => Promise<RememberResponse>;
 };
 
@@ -113,6 +116,7 @@ export const sqliteGraph: GraphBackend = {
   setWorkingMemory: async ({ store, ...a }) => setWorkingMemory({ handle: openStore({ store }), ...a }),
   getWorkingMemory: async ({ store, ...a }) => getWorkingMemoryByKey({ handle: openStore({ store }), ...a }),
   deleteWorkingMemory: async ({ store, ...a }) => deleteWorkingMemoryByKey({ handle: openStore({ store }), ...a }),
+  sweepWorkingMemory: async ({ store }) => sweepExpiredWorkingMemory({ handle: openStore({ store }) }),
   remember: async ({ store, input }) => {
     const handle = openStore({ store });
     return rememberByQuery({ handle, core: openCoreFor({ handle, includeCore: input.include_core === true }), input });
@@ -151,6 +155,7 @@ export function pgGraph(pgHandle: Promise<PgHandle> | PgHandle): GraphBackend {
     setWorkingMemory: async ({ store, ...a }) => setWorkingMemoryPg({ handle: await open(store), ...a }),
     getWorkingMemory: async ({ store, ...a }) => getWorkingMemoryByKeyPg({ handle: await open(store), ...a }),
     deleteWorkingMemory: async ({ store, ...a }) => deleteWorkingMemoryByKeyPg({ handle: await open(store), ...a }),
+    sweepWorkingMemory: async ({ store }) => withStoreTx({ handle: await open(store) }, (tx) => sweepExpiredWorkingMemoryPg(tx)),
     remember: async ({ store, input }) => {
       const pg = await pgHandle;
       const handle = await openStorePg({ pg, store });

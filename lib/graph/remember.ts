@@ -582,7 +582,7 @@ export function rememberAnswer({
 /** The readiness stage of explain: per store, whether the query was embedded and with what, or why not. */
 export function recordReadiness(rec: ExplainRecorder | null, plans: [string, QueryVectorPlan | null][]): void {
   for (const [name, p] of plans) {
-    if (p) rec?.record("readiness", p.ms, { candidates: 0, detail: `${name}: ${p.ok ? `query embedded with ${p.fingerprint.provider}/${p.fingerprint.model}${p.cacheHit ? " (cached)" : ""}` : `vectors unusable: ${p.fallback.reason}: ${p.fallback.message}`}` });
+    if (p) rec?.readiness(p, name);
   }
 }
 
@@ -613,8 +613,10 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
 
   // The store's readiness and the query's vector (lib/retrieval); core answers with vectors only when its model is the same.
   const rec = req.explain ? new ExplainRecorder() : null;
-  const storePlan = await planQueryVector({ handle, text: req.query });
-  const corePlan = coreHandle ? await planQueryVector({ handle: coreHandle, text: req.query }) : null;
+  // The graph's vectors (thoughts and nodes): before the first exists, remember answers lexically (awaitingFirstVectors).
+  const kinds = [THOUGHT_KIND, NODE_KIND];
+  const storePlan = await planQueryVector({ handle, text: req.query, kinds });
+  const corePlan = coreHandle ? await planQueryVector({ handle: coreHandle, text: req.query, kinds }) : null;
   recordReadiness(rec, [
     [store, storePlan],
     [CORE_STORE, corePlan],

@@ -1,10 +1,11 @@
 import { sql } from "drizzle-orm";
 import { rowsOf, withStoreTx, type PgStoreHandle } from "../db/pg-store";
 import { getEmbedder } from "../embed/model";
-import { backlogFallbackPg, getEmbedBacklogPg } from "./embed-queue-pg";
+import { CHUNK_KIND } from "./chunk-embeddings";
+import { backlogFallbackPg } from "./embed-queue-pg";
 import { embedQueryText } from "../embed/query";
 import type { Fingerprint } from "../embed/providers";
-import type { QueryVectorPlan } from "../retrieval/readiness";
+import { awaitingFirstVectors, type QueryVectorPlan } from "../retrieval/readiness";
 import { readActiveFingerprintPg } from "./reembed-pg";
 
 /**
@@ -15,7 +16,7 @@ import { readActiveFingerprintPg } from "./reembed-pg";
  * the retrieval vocabulary, so the search answers lexically and says why:
  * - provider_error: the provider is down, slow or answers the wrong dimension;
  * - backlog: more chunks wait for a vector of this model than the watermark,
- *   or none has one yet (a vector-only answer would be empty, not "no match");
+ *   or none has one yet (awaitingFirstVectors, shared with SQLite);
  * - model_mismatch: the store's active model (store_meta, switched only by a
  *   re-embed: lib/index/reembed-pg.ts) is another one, or its vectors are all
  *   of another model — a re-embed building the configured model's vectors
@@ -38,7 +39,7 @@ export async function planQueryVectorPg({ handle, text, kinds }: { handle: PgSto
     if (active !== null && active !== fp.id) {
       return { fallback: { reason: "model_mismatch", message: `the configured model (${fp.model}, ${fp.id}) differs from the store's active model (${active}); re-embed the store` } as const };
     }
-    const [table, ofKinds, what] = kinds ? [sql`embeddings`, sql` and kind in ${kinds}`, "item"] : [sql`chunk_embeddings`, sql``, "chunk"];
+    const [table, ofKinds] = kinds ? [sql`embeddings`, sql` and kind in ${kinds}`] : [sql`chunk_embeddings`, sql``];
     const [row] = await rowsOf<{ embedded: boolean; other: boolean }>(
       tx,
       sql`select
@@ -49,8 +50,10 @@ export async function planQueryVectorPg({ handle, text, kinds }: { handle: PgSto
     const over = await backlogFallbackPg({ tx });
     if (over) return { fallback: over };
     if (!row.embedded) {
-      const { pending } = await getEmbedBacklogPg({ tx });
-      if (pending > 0) return { fallback: { reason: "backlog", message: `none of this store's ${pending} queued ${what}(s) has a vector of ${fp.model} yet`, count: pending } as const };
+      const searched = kinds ?? [CHUNK_KIND];
+      const [{ pending }] = await rowsOf<{ pending: number }>(tx, sql`select count(*)::int as pending from embed_queue where parked_at is null and kind in ${searched}`);
+      const waiting = awaitingFirstVectors({ embedded: false, pending, kinds: searched, model: fp.model });
+      if (waiting) return { fallback: waiting };
     }
     return null;
   });

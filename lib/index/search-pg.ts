@@ -1,10 +1,24 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Fingerprint } from "../embed/providers";
-import { getConfig } from "../config";
 import { AppError } from "../errors";
-import { answerReason, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
+import { answerReason, backlogDegrades, ExplainRecorder, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
-import { DOCUMENT_POOL, DOCUMENT_SCORING, groupByDocument, MAX_VECTOR_DEPTH, POOL, whyChunk, type Candidate, type ChunkDetail, type SearchHit, type SearchInput, type SearchResult } from "./search";
+import {
+  DOCUMENT_POOL,
+  DOCUMENT_SCORING,
+  groupByDocument,
+  MAX_VECTOR_DEPTH,
+  POOL,
+  recordFusionStages,
+  recordGroupingStage,
+  whyChunk,
+  type Candidate,
+  type ChunkDetail,
+  type LexicalRanking,
+  type SearchHit,
+  type SearchInput,
+  type SearchResult,
+} from "./search";
 import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
 import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
 import { SEARCH_BUDGET_HINT } from "./fulltext";
@@ -41,8 +55,14 @@ import { log } from "../log";
  * the server and the search answers 422 query_too_expensive with a hint.
  */
 
-/** What the caller's vector step decided (the query embedded, or why vectors cannot answer). */
-export type PgQueryVector = { ok: true; fingerprint: Fingerprint; vector: ArrayLike<number> } | { ok: false; fallback: Fallback };
+/**
+ * What the caller's vector step decided (the query embedded, or why vectors cannot answer): planQueryVectorPg's
+ * plan, whose time and cache hit explain's readiness stage reports (a caller that made the vector itself may omit them).
+ */
+export type PgQueryVector = { ok: true; fingerprint: Fingerprint; vector: ArrayLike<number>; cacheHit?: boolean; ms?: number } | { ok: false; fallback: Fallback; ms?: number };
+
+/** How this backend's lexical leg scores, as explain names it. */
+const RANKING: LexicalRanking = "idf-weighted ts_rank";
 
 /** ts_headline options: the same marks as FTS5's snippet(), about 24 words around the best match. */
 const HEADLINE_OPTIONS = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=1, FragmentDelimiter=" … "`;
@@ -187,6 +207,7 @@ export async function searchStorePg({
   /** The full-text statements' time budget (default DUALMIND_QUERY_BUDGET_MS, as on SQLite). */
   budgetMs?: number;
 }): Promise<SearchResult> {
+  const rec = input.explain ? new ExplainRecorder() : null;
   const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT, budgetMs });
   if (input.syntax === "fts5") throw new AppError("invalid_request", "syntax=fts5 is the SQLite backend's advanced syntax; on PostgreSQL use syntax=plain", [{ path: "syntax", message: "fts5 syntax is not available on PostgreSQL" }]);
   const grouped = input.group === "document";
@@ -208,6 +229,7 @@ export async function searchStorePg({
       fp = vector.fingerprint;
       queryVector = vector.vector;
     }
+    rec?.readiness(vector?.ok ? { ok: true, fingerprint: vector.fingerprint, cacheHit: vector.cacheHit ?? false, ms: vector.ms ?? 0 } : { ok: false, fallback: vectorFallback!, ms: vector?.ms ?? 0 });
   }
   const floor = fp ? similarityFloorFor(fp.provider) : 0;
   const weights = fp ? { ...FUSION_WEIGHTS[fp.provider], ...(input.w_fts !== undefined ? { fts: input.w_fts } : {}), ...(input.w_vec !== undefined ? { vec: input.w_vec } : {}) } : { fts: 1, vec: 1 };
@@ -221,15 +243,26 @@ export async function searchStorePg({
   const pageHeadlines =
     input.mode === "fts" && !grouped ? (core ? (input.offset + input.limit <= 100 ? { from: 1, to: input.offset + input.limit } : { from: 0, to: -1 }) : { from: input.offset + 1, to: input.offset + input.limit }) : { from: 0, to: -1 };
   const legs: StoreLegs[] = [];
+  // Each leg's time over all searched stores, for explain (one transaction per store runs both of its legs).
+  const legMs = { vector: 0, lexical: 0 };
+  const timed = async <T>(leg: keyof typeof legMs, work: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await work();
+    } finally {
+      legMs[leg] += performance.now() - t0;
+    }
+  };
+  let lexicalRan = false;
   for (const h of handles) {
     legs.push(
       await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
         const leg: StoreLegs = { store: h.store, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
         // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
-        const backlog = queryVector && fp && h === handle ? await backlogFallbackPg({ tx }) : null;
+        const backlog = queryVector && fp && h === handle ? await timed("vector", () => backlogFallbackPg({ tx })) : null;
         if (backlog) leg.vectorFallback = { ...backlog, message: `${h.store}: ${backlog.message}` };
         else if (queryVector && fp) {
-          const knn = await vectorNeighboursPg({ tx, fingerprintId: fp.id, query: queryVector, k: take + 20, where });
+          const knn = await timed("vector", () => vectorNeighboursPg({ tx, fingerprintId: fp!.id, query: queryVector!, k: take + 20, where }));
           if (!knn.ok) leg.vectorFallback = { reason: knn.reason, message: `${h.store}: ${knn.message}` };
           else {
             leg.method = knn.method;
@@ -239,15 +272,18 @@ export async function searchStorePg({
             }
             leg.vector.splice(take);
           }
-          leg.pending = await pendingEmbeddings(tx, fp.id);
+          leg.pending = await timed("vector", () => pendingEmbeddings(tx, fp!.id));
         }
         const lexicalWanted = input.mode !== "vector" || vectorFallback !== null || leg.vectorFallback !== null;
+        lexicalRan ||= lexicalWanted;
         if (query && lexicalWanted) {
-          await runWithinBudgetPg(tx, budget, async () => {
-            const stats = await queryStats(tx, terms, query);
-            leg.tsq = stats.tsq;
-            if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
-          });
+          await timed("lexical", () =>
+            runWithinBudgetPg(tx, budget, async () => {
+              const stats = await queryStats(tx, terms, query);
+              leg.tsq = stats.tsq;
+              if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
+            }),
+          );
         }
         for (const r of leg.lexical) leg.details.set(r.id, r.detail);
         const missing = leg.vector.map((r) => r.id).filter((id) => !leg.details.has(id));
@@ -269,6 +305,26 @@ export async function searchStorePg({
   const vectorRanked = vectorsAnswered ? byScore(legs.flatMap((l) => l.vector.map((r) => ({ key: `${l.store}:${r.id}`, score: r.similarity })))).slice(0, take) : [];
   const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip }]));
   const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, similarity: r.score }]));
+  if (fp) {
+    // The vector leg ran (the query was embedded): what it found, or why it could not answer.
+    const belowFloorNow = legs.reduce((n, l) => n + l.belowFloor, 0);
+    const ran = legs.filter((l) => l.method !== null);
+    rec?.record("vector", legMs.vector, {
+      candidates: vectorRanked.length,
+      detail: vectorsAnswered
+        ? `KNN (${ran.map((l) => `${l.store}: ${l.method === "hnsw" ? "pgvector HNSW" : "exact cosine scan"}`).join(", ")}); ${belowFloorNow} neighbour(s) below the similarity floor ${floor} left out${legs.slice(1).flatMap((l) => (l.vectorFallback ? [`; ${l.vectorFallback.message}`] : [])).join("")}`
+        : `vectors could not answer: ${vectorFallback!.reason}: ${vectorFallback!.message}`,
+      top: vectorRanked.map((r) => ({ key: r.key, score: r.score })),
+    });
+  }
+  if (lexicalRan) {
+    const tsqs = legs.filter((l) => l.tsq !== null).map((l) => `${l.store}: ${l.tsq}`);
+    rec?.record("lexical", legMs.lexical, {
+      candidates: lexical.length,
+      detail: query ? `${RANKING} over chunks.tsv (Σ idf × ts_rank per lexeme), tsquery ${tsqs.length ? tsqs.join("; ") : "empty (only stopwords)"}` : "no word to match",
+      top: lexical.map((r) => ({ key: r.key, score: r.score })),
+    });
+  }
   if (vectorsAnswered && fp && !handle.readOnly) {
     // What the active model answered, for comparing a re-embed's candidate model (as on SQLite); a failed log never fails the search.
     const own = legs[0].vector.slice(0, 10).map((r) => r.id);
@@ -276,6 +332,7 @@ export async function searchStorePg({
       log("warn", "search log write failed", { store: handle.store, error: e.message }),
     );
   }
+  const fusionStarted = performance.now();
   const detailOf = (key: string) => legs.find((l) => l.store === key.slice(0, key.indexOf(":")))?.details.get(Number(key.slice(key.indexOf(":") + 1)));
 
   const candidates: Candidate[] = [...new Set([...lexical.map((r) => r.key), ...vectorRanked.map((r) => r.key)])].flatMap((key) => {
@@ -299,15 +356,16 @@ export async function searchStorePg({
     ];
   });
   candidates.sort((a, b) => b.score - a.score || (a.store === b.store ? a.detail.id - b.detail.id : a.store < b.store ? -1 : 1));
+  recordFusionStages(rec, { ms: performance.now() - fusionStarted, input, answeredBy, weights, candidates, ranking: RANKING });
 
   const toHit = (c: Candidate): SearchHit => {
     const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor(c.detail.text, c.detail);
     const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, ...snippet };
-    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk(c, answeredBy, weights).replace("bm25", "idf-weighted ts_rank") };
+    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk(c, answeredBy, weights, RANKING) };
     return hit;
   };
 
-  const group = () => groupByDocument({ candidates, handles: [], terms, scoring: DOCUMENT_SCORING, wholeDocument: null, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
+  const group = () => groupByDocument({ candidates, handles: [], terms, scoring: DOCUMENT_SCORING, wholeDocument: null, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights, RANKING), ranking: RANKING });
   // Snippets only for what is shown: the page's chunks, or (grouped) the hit and passages of each document on the page.
   const shownKeys = grouped
     ? new Set(group().slice(input.offset, input.offset + input.limit).flatMap((h) => [h, ...(h.passages ?? [])].map((p) => `${h.store}:${p.id}`)))
@@ -325,7 +383,10 @@ export async function searchStorePg({
     }
   }
 
+  const groupingStarted = performance.now();
   const hits = grouped ? group() : candidates.map(toHit);
+  // No whole-document index and no title evidence here: a document ranks by its chunks (and its path's words).
+  if (grouped) recordGroupingStage(rec, { ms: performance.now() - groupingStarted, hits, combine: DOCUMENT_SCORING.combine, note: "by the chunks' evidence and the path's words (no whole-document index on PostgreSQL)" });
   const results = hits.slice(input.offset, input.offset + input.limit);
   const searchable = legs.some((l) => l.searchable) ? 1 : 0;
   const belowFloor = legs.reduce((n, l) => n + l.belowFloor, 0);
@@ -340,9 +401,8 @@ export async function searchStorePg({
     results,
     hasMore: hits.length > input.offset + input.limit,
     stores: handles.map((h) => h.store),
-    // Degraded is the store's state (a queue over the watermark), as its health says: a fresh store's first vectors
-    // still pending answer lexically with reason `backlog` too, but that store is `queued`, not degraded.
-    degraded: vectorFallback?.reason === "backlog" && (vectorFallback.count ?? 0) > getConfig().embed.backlogWatermark,
+    // Degraded is the store's state (a queue over the watermark), as its health says (awaitingFirstVectors is not).
+    degraded: backlogDegrades(vectorFallback),
     fallback,
     reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectorsAnswered ? belowFloor : 0 }),
     vectors:
@@ -355,5 +415,6 @@ export async function searchStorePg({
       // The store's vectors answered but core's could not (over the exact-scan limit): core took part lexically only.
       ...(vectorsAnswered ? legs.slice(1).flatMap((l) => (l.vectorFallback ? [{ code: "core_vectors_unavailable", message: l.vectorFallback.message }] : [])) : []),
     ],
+    ...(rec ? { explain: rec.result() } : {}),
   };
 }

@@ -9,6 +9,7 @@ import { AppError, isAppError } from "../errors";
 import {
   adjacentPairShare,
   answerReason,
+  backlogDegrades,
   bm25OfRows,
   broadTopWithinBudget,
   exactFormShare,
@@ -358,15 +359,38 @@ export type Candidate = {
 
 const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 
-export function whyChunk(c: Candidate, mode: SearchInput["mode"], weights: { fts: number; vec: number }): string {
+/** The lexical leg's scoring, as explain names it: FTS5's bm25 (SQLite), or the idf-weighted ts_rank of search-pg.ts (PostgreSQL). */
+export type LexicalRanking = "bm25" | "idf-weighted ts_rank";
+
+export function whyChunk(c: Candidate, mode: SearchInput["mode"], weights: { fts: number; vec: number }, ranking: LexicalRanking = "bm25"): string {
   const parts: string[] = [];
   if (c.fts) {
     const exact = `${c.fts.exactForms === null ? "" : `, ${Math.round(c.fts.exactForms * 100)}% of the words as written`}${c.fts.nearPairs == null ? "" : `, ${Math.round(c.fts.nearPairs * 100)}% of adjacent word pairs near each other`}`;
-    parts.push(`bm25 rank ${c.fts.rank} (score ${round6(c.fts.score)}${exact})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.fts, c.fts.rank))}` : ""}`);
+    parts.push(`${ranking} rank ${c.fts.rank} (score ${round6(c.fts.score)}${exact})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.fts, c.fts.rank))}` : ""}`);
   }
   if (c.vector) parts.push(`vector rank ${c.vector.rank} (similarity ${round6(c.vector.similarity)})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.vec, c.vector.rank))}` : ""}`);
   if (c.decay !== null) parts.push(`recency ×${round6(c.decay)}`);
   return `${parts.join("; ")} = ${round6(c.score)}`;
+}
+
+/**
+ * The stages of a search's explain that both backends share (the readiness
+ * stage is ExplainRecorder.readiness; the vector and lexical stages say what
+ * each backend's own engine did): fusion, filters and grouping, one wording.
+ */
+export function recordFusionStages(rec: ExplainRecorder | null, { ms, input, answeredBy, weights, candidates, ranking }: { ms: number; input: SearchInput; answeredBy: SearchInput["mode"]; weights: { fts: number; vec: number }; candidates: Candidate[]; ranking: LexicalRanking }): void {
+  rec?.record("fusion", ms, {
+    candidates: candidates.length,
+    detail: answeredBy === "hybrid" ? `weighted reciprocal rank fusion: w_fts ${weights.fts} / (${RRF_K} + rank) + w_vec ${weights.vec} / (${RRF_K} + rank)` : answeredBy === "vector" ? "cosine similarity" : ranking,
+    top: candidates.map((c) => ({ key: c.key, score: c.score })),
+  });
+  // Both backends filter inside each leg's own statement, so this stage takes no time of its own.
+  rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories)" : "none" });
+}
+
+/** The grouping stage (group=document): the documents ranked, each by its chunks' evidence. */
+export function recordGroupingStage(rec: ExplainRecorder | null, { ms, hits, combine, note }: { ms: number; hits: SearchHit[]; combine: DocumentScoring["combine"]; note?: string }): void {
+  rec?.record("grouping", ms, { candidates: hits.length, detail: `chunks grouped by document (${combine})${note ? `; ${note}` : ""}`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
 }
 
 /**
@@ -403,8 +427,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   let weights = { fts: 1, vec: 1 };
   const vectorRanked: { key: string; store: string; id: number; distance: number; similarity: number }[] = [];
   if (input.mode !== "fts") {
-    const plan = await planQueryVector({ handle, text: input.q });
-    rec?.record("readiness", plan.ms, { candidates: 0, detail: plan.ok ? `query embedded with ${plan.fingerprint.provider}/${plan.fingerprint.model}${plan.cacheHit ? " (cached)" : ""}` : `vectors unusable: ${plan.fallback.reason}: ${plan.fallback.message}` });
+    const plan = await planQueryVector({ handle, text: input.q, kinds: [CHUNK_KIND] });
+    rec?.readiness(plan);
     if (!plan.ok) {
       vectorFallback = plan.fallback;
       fallback = { ...plan.fallback, message: `${plan.fallback.message}; answered with full-text search` };
@@ -535,12 +559,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   });
   const order = (a: { score: number; store: string; id: number }, b: { score: number; store: string; id: number }) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1);
   candidates.sort((a, b) => order({ ...a, id: a.detail.id }, { ...b, id: b.detail.id }));
-  rec?.record("fusion", performance.now() - t0, {
-    candidates: candidates.length,
-    detail: answeredBy === "hybrid" ? `weighted reciprocal rank fusion: w_fts ${weights.fts} / (${RRF_K} + rank) + w_vec ${weights.vec} / (${RRF_K} + rank)` : answeredBy === "vector" ? "cosine similarity" : "bm25",
-    top: candidates.map((c) => ({ key: c.key, score: c.score })),
-  });
-  rec?.record("filters", 0, { candidates: candidates.length, detail: hasExplicitFilters(input) || !input.include_expired ? "applied inside each leg (prefix, kind, tags, updated range, expired memories)" : "none" });
+  recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking: "bm25" });
 
   const toHit = (c: Candidate): SearchHit => {
     const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, snippet: "", highlights: [] };
@@ -559,7 +578,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
     const wholeDocument = scoring.wholeDocument > 0 && match && input.syntax === "plain" && answeredBy !== "vector" ? wholeDocumentBm25({ handles, candidates, match, budget, leg: tuning.wholeDocumentLeg ?? "candidates" }) : null;
     hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
-    rec?.record("grouping", performance.now() - t1, { candidates: hits.length, detail: `chunks grouped by document (${tuning.document?.combine ?? DOCUMENT_SCORING.combine})`, top: hits.map((h) => ({ key: `${h.store}:${h.path}`, score: h.score })) });
+    recordGroupingStage(rec, { ms: performance.now() - t1, hits, combine: scoring.combine });
   }
   const results = withShownSnippets({ results: hits.slice(input.offset, input.offset + input.limit), candidates, match, tokenizers: snippetTokenizers });
 
@@ -582,7 +601,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     results,
     hasMore: hits.length > input.offset + input.limit,
     stores,
-    degraded: vectorFallback?.reason === "backlog",
+    degraded: backlogDegrades(vectorFallback),
     fallback,
     reason,
     vectors,
@@ -677,6 +696,7 @@ export function groupByDocument({
   toHit,
   explain,
   why,
+  ranking = "bm25",
 }: {
   candidates: Candidate[];
   handles: StoreHandle[];
@@ -689,6 +709,8 @@ export function groupByDocument({
   toHit: (c: Candidate) => SearchHit;
   explain: boolean;
   why: (c: Candidate) => string;
+  /** How the lexical leg scored chunks, as the explanation names it. */
+  ranking?: LexicalRanking;
 }): SearchHit[] {
   const docs = new Map<string, Candidate[]>();
   for (const c of candidates) {
@@ -749,7 +771,7 @@ export function groupByDocument({
     if (explain && hit.signals) {
       hit.signals.fused = d.score;
       hit.signals.document = { chunks: d.chunks.length, bestChunk: best.score, combined: d.score, fieldBoost: d.fieldBoost };
-      const chunkEvidence = chunkRank.has(d.key) ? `rank ${chunkRank.get(d.key)} by chunks (bm25 ${scoring.combine === "damped_sum" ? `best + further chunks × ${scoring.damping}^i` : "of the best chunk"} = ${round6(d.lexical)})` : null;
+      const chunkEvidence = chunkRank.has(d.key) ? `rank ${chunkRank.get(d.key)} by chunks (${ranking} ${scoring.combine === "damped_sum" ? `best + further chunks × ${scoring.damping}^i` : "of the best chunk"} = ${round6(d.lexical)})` : null;
       const documentEvidence = documentRank?.has(d.key) ? `rank ${documentRank.get(d.key)} by whole-document bm25 (${round6(wholeDocument!.get(d.key)!)}, weight ${scoring.wholeDocument})` : null;
       const legs = [
         lexicalRank.has(d.key) ? `lexical document rank ${lexicalRank.get(d.key)}: ${[chunkEvidence, documentEvidence].filter(Boolean).join(" + ")}` : null,

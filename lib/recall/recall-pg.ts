@@ -114,7 +114,7 @@ export async function recallReflectionsPg({ handle, agentId, input }: { handle: 
   const rec = body.explain ? new ExplainRecorder() : null;
   // Embedding the query may wait on the provider: outside any transaction.
   const plan = body.signals === "lexical" ? null : await planQueryVectorPg({ handle, text: queryText, kinds });
-  if (plan) rec?.record("readiness", plan.ms, { candidates: 0, detail: plan.ok ? `query embedded with ${plan.fingerprint.provider}/${plan.fingerprint.model}${plan.cacheHit ? " (cached)" : ""}` : `vectors unusable: ${plan.fallback.reason}: ${plan.fallback.message}` });
+  if (plan) rec?.readiness(plan);
 
   return withStoreTx({ handle }, async (tx) => {
     let mode: RecallMode = "lexical";

@@ -387,8 +387,9 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
 
   let belowFloor = 0;
   const rec = body.explain ? new ExplainRecorder() : null;
-  const plan = body.signals === "lexical" ? null : await planQueryVector({ handle, text: queryText });
-  if (plan) rec?.record("readiness", plan.ms, { candidates: 0, detail: plan.ok ? `query embedded with ${plan.fingerprint.provider}/${plan.fingerprint.model}${plan.cacheHit ? " (cached)" : ""}` : `vectors unusable: ${plan.fallback.reason}: ${plan.fallback.message}` });
+  // Before the first trace or learning vector exists, recall answers lexically and says so (awaitingFirstVectors).
+  const plan = body.signals === "lexical" ? null : await planQueryVector({ handle, text: queryText, kinds: body.kinds });
+  if (plan) rec?.readiness(plan);
   // Each leg's candidates, timed, when explaining.
   const vectorLeg = (kind: typeof TRACE_KIND | typeof LEARNING_KIND, run: () => ReturnType<typeof vectorCandidates>) =>
     rec ? rec.time("vector", run, (v) => ({ candidates: v.candidates.length, detail: `${kind}: KNN (${v.method}); ${v.belowFloor} neighbour(s) below the similarity floor left out`, top: v.candidates.map((c) => ({ key: `${kind}:${c.refId}`, score: c.similarity })) })) : run();

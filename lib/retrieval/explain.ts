@@ -16,6 +16,9 @@ export type ExplainStage = {
 
 export type Explain = { stages: ExplainStage[]; totalMs: number };
 
+/** What the query-vector step decided, as the readiness stage needs it (QueryVectorPlan on both backends). */
+type ReadinessPlan = { ok: true; fingerprint: { provider: string; model: string }; cacheHit: boolean; ms: number } | { ok: false; fallback: { reason: string; message: string }; ms: number };
+
 const TOP_SHOWN = 10;
 
 export class ExplainRecorder {
@@ -40,6 +43,15 @@ export class ExplainRecorder {
 
   record(stage: ExplainStage["stage"], ms: number, d: { candidates: number; detail: string; top?: { key: string; score: number }[] }): void {
     this.stages.push({ stage, ms: round(ms), candidates: d.candidates, detail: d.detail, top: (d.top ?? []).slice(0, TOP_SHOWN).map((t, i) => ({ key: t.key, rank: i + 1, score: round(t.score, 6) })) });
+  }
+
+  /**
+   * The readiness stage of search, recall and remember, one wording for all of them on either backend: the
+   * query embedded and with what, or why vectors could not answer. `store` names it when several stores were asked.
+   */
+  readiness(plan: ReadinessPlan, store?: string): void {
+    const said = plan.ok ? `query embedded with ${plan.fingerprint.provider}/${plan.fingerprint.model}${plan.cacheHit ? " (cached)" : ""}` : `vectors unusable: ${plan.fallback.reason}: ${plan.fallback.message}`;
+    this.record("readiness", plan.ms, { candidates: 0, detail: store === undefined ? said : `${store}: ${said}` });
   }
 
   result(): Explain {

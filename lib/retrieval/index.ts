@@ -1,6 +1,6 @@
 /** The one retrieval pipeline (ARCHITECTURE.md): search, recall and remember score on top of it. */
 export { adjacentPairShare, buildFtsMatch, contentWords, exactFormShare, foldWord, matchExpression, matchTerms, MAX_MATCH_TERMS, queryWords, STOPWORDS, type MatchOptions } from "./match";
-export { planQueryVector, vectorReadiness, type QueryVectorPlan, type VectorReadinessPlan } from "./readiness";
+export { awaitingFirstVectors, backlogDegrades, planQueryVector, vectorReadiness, type QueryVectorPlan, type VectorReadinessPlan } from "./readiness";
 export { similaritiesOf, vectorNeighbours, type VectorCandidate, type VectorSource } from "./knn";
 export { FUSION_WEIGHTS, fuseByRank, recencyDecay, RRF_K, rrfTerm, type FusionWeights } from "./fusion";
 export { SIMILARITY_FLOOR, similarityFloorFor } from "./floor";

@@ -1,4 +1,6 @@
+import { getConfig } from "../config";
 import type { StoreHandle } from "../db/connection";
+import { readLiveCounts } from "../embed/counters";
 import { embedQueryText } from "../embed/query";
 import type { Fingerprint } from "../embed/providers";
 import { getEmbedBacklog } from "../embed/queue";
@@ -34,8 +36,33 @@ export async function vectorReadiness({ handle }: { handle: StoreHandle }): Prom
   }
 }
 
-/** Readiness, then the query's vector: the one way search, recall and remember get one. */
-export async function planQueryVector({ handle, text, fingerprint }: { handle: StoreHandle; text: string; fingerprint?: Fingerprint }): Promise<QueryVectorPlan> {
+/**
+ * Vectors can answer only once some of what is searched has one. When none
+ * of the searched kinds has a vector of the configured model yet and some
+ * wait for theirs (a fresh store, a fresh import), vectors could answer
+ * nothing: the answer is lexical, with reason `backlog` and how many wait —
+ * a vector answer would be empty and its "no_match" untrue. Once the first
+ * vectors exist, items still waiting are the answer's `embeddings_pending`
+ * warning instead. Search (chunks), recall (traces, learnings) and remember
+ * (thoughts, nodes) on both backends decide it here (planQueryVector,
+ * planQueryVectorPg `kinds`); the store is not degraded (backlogDegrades): its
+ * health says the items are queued.
+ */
+export function awaitingFirstVectors({ embedded, pending, kinds, model }: { embedded: boolean; pending: number; kinds: string[]; model: string }): Fallback | null {
+  if (embedded || pending === 0) return null;
+  return { reason: "backlog", message: `none of this store's ${pending} queued ${kinds.length === 1 ? kinds[0] : "item"}(s) has a vector of ${model} yet`, count: pending };
+}
+
+/** Whether a fallback means the store is degraded (its queue above DUALMIND_EMBED_BACKLOG_WATERMARK), as its health says: awaitingFirstVectors' backlog is not. */
+export function backlogDegrades(fallback: Fallback | null): boolean {
+  return fallback?.reason === "backlog" && (fallback.count ?? 0) > getConfig().embed.backlogWatermark;
+}
+
+/**
+ * Readiness, then the query's vector: the one way search, recall and remember get one.
+ * `kinds`: the kinds the caller's vectors are searched in, for awaitingFirstVectors (search: chunks).
+ */
+export async function planQueryVector({ handle, text, fingerprint, kinds }: { handle: StoreHandle; text: string; fingerprint?: Fingerprint; kinds?: string[] }): Promise<QueryVectorPlan> {
   const started = performance.now();
   const ms = () => Math.round((performance.now() - started) * 100) / 100;
   let fp = fingerprint;
@@ -43,6 +70,14 @@ export async function planQueryVector({ handle, text, fingerprint }: { handle: S
     const ready = await vectorReadiness({ handle });
     if (!ready.ok) return { ok: false, fallback: ready.fallback, ms: ms() };
     fp = ready.fingerprint;
+  }
+  if (kinds?.length) {
+    // One probe of embeddings_fp_idx, and the live counters: the cost does not grow with the store.
+    const embedded = !!handle.sqlite.prepare(`select 1 from embeddings where fingerprint_id = ? and kind in (select value from json_each(?)) limit 1`).get(fp.id, JSON.stringify(kinds));
+    const counts = readLiveCounts({ handle }).byKind;
+    const pending = kinds.reduce((n, k) => n + (counts[k]?.pending ?? 0), 0);
+    const waiting = awaitingFirstVectors({ embedded, pending, kinds, model: fp.model });
+    if (waiting) return { ok: false, fallback: waiting, ms: ms() };
   }
   const q = await embedQueryText({ fingerprint: fp, text });
   if (!q.ok) return { ok: false, fallback: { reason: "provider_error", message: q.message }, ms: ms() };

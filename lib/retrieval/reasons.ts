@@ -6,7 +6,9 @@
  * - no_match: searched, nothing matched.
  * - below_similarity_floor: the only vector neighbours were less similar than
  *   unrelated text usually is (see floor.ts), so they were not returned.
- * - backlog: more items wait for vectors than the watermark; answered lexically.
+ * - backlog: items wait for vectors — more than the watermark (the store is
+ *   degraded), or none of what is searched has one yet (awaitingFirstVectors:
+ *   a fresh store, not degraded); answered lexically, `count` says how many.
  * - model_mismatch: the store's vectors are from another model; answered lexically.
  * - provider_error: the query could not be embedded (down, slow, wrong); answered lexically.
  * - vectors_unavailable: vectors cannot answer at all here; answered lexically.

@@ -1,18 +1,19 @@
-import type { StoreHandle } from "../../lib/db/connection";
 import { ENTITY_TYPES, FRAMEWORKS } from "../../lib/db/schema/graph";
-import { listNodesByFilter } from "../../lib/graph/nodes";
-import { rememberByQuery } from "../../lib/graph/remember";
-import { thinkThought } from "../../lib/graph/thoughts";
-import { sweepExpiredWorkingMemory } from "../../lib/graph/working-memory";
+import { graphBackend } from "../../lib/graph/backend";
 import { actorOf } from "../../lib/auth/actor";
 import { reasonLine } from "../../lib/retrieval";
-import { openCoreFor, openStore } from "../../lib/stores/stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
-/** The store named by the first argument, opened (404 when it does not exist). */
-function storeArg(args: string[]): StoreHandle {
+/**
+ * The graph commands go through graphBackend(), as the routes and MCP tools
+ * do: the store's SQLite index.db by default, its PostgreSQL schema with
+ * DATABASE_URL (an unknown store is a 404 on both).
+ */
+
+/** The store named by the first argument. */
+function storeArg(args: string[]): string {
   if (!args[0]) throw new UsageError("store name is required");
-  return openStore({ store: args[0] });
+  return args[0];
 }
 
 export const graphCommands: Command[] = [
@@ -21,11 +22,10 @@ export const graphCommands: Command[] = [
     usage: "graph remember <store> <query...> [--core] [--limit N]",
     summary: "fused remember over a store's thoughts and graph, with each score's breakdown",
     run: async ({ args, flags, out }) => {
-      const handle = storeArg(args);
+      const store = storeArg(args);
       const query = args.slice(1).join(" ");
       if (!query) throw new UsageError("a query is required");
-      const includeCore = flags.core === true;
-      const r = await rememberByQuery({ handle, core: openCoreFor({ handle, includeCore }), input: { query, include_core: includeCore, limit: Number(flagString(flags, "limit") ?? 10) } });
+      const r = await graphBackend().remember({ store, input: { query, include_core: flags.core === true, limit: Number(flagString(flags, "limit") ?? 10) } });
       const lines = [
         `mode ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}; score = ${r.formula}`,
         ...(r.reason ? [`reason: ${reasonLine(r.reason)}`] : []),
@@ -41,9 +41,9 @@ export const graphCommands: Command[] = [
     name: "graph think",
     usage: `graph think <store> <content...> [--chain C] [--framework ${FRAMEWORKS.join("|")}]`,
     summary: "write a thought (its vector is queued)",
-    run: ({ args, flags, out }) => {
-      const thought = thinkThought({
-        handle: storeArg(args),
+    run: async ({ args, flags, out }) => {
+      const thought = await graphBackend().think({
+        store: storeArg(args),
         input: { content: args.slice(1).join(" "), chain_id: flagString(flags, "chain"), framework: flagString(flags, "framework") as (typeof FRAMEWORKS)[number] | undefined },
         actor: actorOf("cli"),
       });
@@ -54,9 +54,9 @@ export const graphCommands: Command[] = [
     name: "graph nodes",
     usage: `graph nodes <store> [--q WORDS] [--type ${ENTITY_TYPES.join("|")}] [--limit N]`,
     summary: "list or search a store's graph nodes",
-    run: ({ args, flags, out }) => {
-      const r = listNodesByFilter({
-        handle: storeArg(args),
+    run: async ({ args, flags, out }) => {
+      const r = await graphBackend().listNodes({
+        store: storeArg(args),
         filter: { q: flagString(flags, "q"), entity_type: flagString(flags, "type") as (typeof ENTITY_TYPES)[number] | undefined, limit: flagString(flags, "limit") ?? 50 },
       });
       out(r.nodes.map((n) => `${n.id}\t${n.entity_type}\t${n.display_name}`).join("\n") || "no nodes", r);
@@ -66,8 +66,8 @@ export const graphCommands: Command[] = [
     name: "graph sweep",
     usage: "graph sweep <store>",
     summary: "delete expired working-memory keys",
-    run: ({ args, out }) => {
-      const swept = sweepExpiredWorkingMemory({ handle: storeArg(args) });
+    run: async ({ args, out }) => {
+      const swept = await graphBackend().sweepWorkingMemory({ store: storeArg(args) });
       out(`swept ${swept} expired key${swept === 1 ? "" : "s"}`, { swept });
     },
   },

@@ -4,7 +4,7 @@ import { RETRIEVAL_REASONS } from "../../retrieval";
 import { count, deletedResponse, epochMs, exact } from "./common";
 
 /** Why a search, recall or remember answer is empty or weak (lib/retrieval/reasons.ts); null when it is neither. */
-export const retrievalReason = exact({ code: z.enum(RETRIEVAL_REASONS), message: z.string(), /** backlog: items waiting for vectors. */ count: count.optional() });
+export const retrievalReason = exact({ code: z.enum(RETRIEVAL_REASONS), message: z.string(), /** backlog: items waiting for vectors (above the watermark, or before the first vectors exist). */ count: count.optional() });
 /** Vectors could not answer, so another signal did: why (backlog carries its count). */
 export const retrievalFallback = exact({ reason: z.string(), message: z.string(), count: count.optional() });
 /** explain=true: each stage of the pipeline with its candidates and time. */
