@@ -6,6 +6,7 @@ import { servedOnPostgres, type DescribedHandler } from "@/lib/api/route";
 import { MCP_TOOLS } from "@/lib/mcp/tools";
 import { NOT_YET_ON_PG, onPg } from "../backend";
 import { BOTH_BACKEND_SUITES } from "./both-backends";
+import { ONE_BACKEND_SUITES } from "./one-backend";
 
 /**
  * The backend fixture's own promises (tests/backend.ts): its list of what
@@ -33,5 +34,15 @@ describe("the shared suites' PostgreSQL fixture", () => {
 
   it("every listed suite exists and seeds through the fixture", () => {
     for (const file of BOTH_BACKEND_SUITES) expect(fs.readFileSync(file, "utf8"), file).toMatch(/from "\.\.?\/backend"/);
+  });
+
+  it("every unit and reliability test file runs on both backends or says why it runs once", () => {
+    const files = [...fs.readdirSync("tests").map((f) => `tests/${f}`), ...fs.readdirSync("tests/reliability").map((f) => `tests/reliability/${f}`)].filter((f) => f.endsWith(".test.ts")).sort();
+    // The reliability files all run again in `npm run test:reliability:pg` (vitest.reliability.pg.config.ts), skipping per test what only SQLite has.
+    const both = new Set<string>([...BOTH_BACKEND_SUITES, ...files.filter((f) => f.startsWith("tests/reliability/"))]);
+    const unclassified = files.filter((f) => !both.has(f) && !(f in ONE_BACKEND_SUITES));
+    expect(unclassified, "add each to tests/pg/both-backends.ts (seeding through tests/backend.ts) or to tests/pg/one-backend.ts with the reason").toEqual([]);
+    expect(files.filter((f) => both.has(f) && f in ONE_BACKEND_SUITES), "listed as both and as one").toEqual([]);
+    for (const f of Object.keys(ONE_BACKEND_SUITES)) expect(fs.existsSync(f), `${f} (tests/pg/one-backend.ts) exists`).toBe(true);
   });
 });
