@@ -29,7 +29,7 @@ export default defineConfig({
   },
   projects: [{ name: "chromium", use: { ...devices["Desktop Chrome"] } }],
   webServer: {
-    // The build is made by `npm run test:e2e` before this runs.
+    // The build is made by `npm run test:e2e` before this runs (when stale: scripts/build-if-stale.ts).
     command: `node node_modules/next/dist/bin/next start -H 127.0.0.1 -p ${E2E.port}`,
     url: `${E2E.baseURL}/api/v1/health`,
     reuseExistingServer: false,

@@ -1,4 +1,5 @@
 /** Is the production bundle in .next older than the sources? Shared by `npm start` and the reliability suite. */
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -24,3 +25,10 @@ export function buildIsStale(): boolean {
 }
 
 export const NEXT_BIN = path.join(ROOT, "node_modules", "next", "dist", "bin", "next");
+
+/** Build the production bundle when it is stale (the reliability suite's servers, the e2e run): one build serves every suite of a run. */
+export function ensureProductionBuild(): void {
+  if (!buildIsStale()) return;
+  const build = spawnSync(process.execPath, [NEXT_BIN, "build"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
+  if (build.status !== 0) throw new Error(`next build failed (exit ${build.status})`);
+}
