@@ -272,10 +272,15 @@ describe("reflection recall", () => {
       const t = (await trace(AUTH_FAILURE, "a")).trace;
       await drainEmbeddings([store]);
       await storeSql(store, "update reasoning_traces set summary_descriptor = 'Intent: fix auth (v0 rendering)', descriptor_hash = 'old', descriptor_version = 0 where id = ?", [t.id]);
+      // Its vector was made from the old text.
+      await storeSql(store, "update embeddings set input_hash = 'old' where kind = 'trace' and ref_id = ?", [t.id]);
       const fp = await getEmbedder().fingerprint;
-      await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: true, holdSwitch: false, actor: "test" });
+      const started = await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: true, holdSwitch: false, actor: "test" });
+      expect(started).toMatchObject({ started: true, job: { total: 1 } });
       const after = (await r().listTraces({ store, filter: {} })).traces[0];
-      expect(after).toMatchObject({ summaryDescriptor: t.summaryDescriptor, descriptorHash: t.descriptorHash, descriptorVersion: 1 });
+      expect(after).toMatchObject({ summaryDescriptor: t.summaryDescriptor, descriptorHash: t.descriptorHash, descriptorVersion: 1, embedding: "pending" });
+      await drainEmbeddings([store]);
+      expect((await r().listTraces({ store, filter: {} })).traces[0]).toMatchObject({ embedding: "vector" });
       expect(await governanceSql("select cast(count(*) as integer) as n from audit_log where action = 'store.reembed.backfill'")).toEqual([{ n: 1 }]);
     },
   );
