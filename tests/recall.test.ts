@@ -15,7 +15,7 @@ import { runTraceRetention } from "@/lib/recall/traces";
 import { storeHealthReportFor } from "@/lib/metrics/health";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { openStore } from "@/lib/stores/stores";
-import { drainEmbeddings, governanceSql, itFailsOnPg, itSqliteOnly, seedStore, seedToken, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, governanceSql, itSqliteOnly, seedStore, seedToken, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 import { sha256Hex } from "@/lib/common";
 
@@ -266,24 +266,27 @@ describe("reflection recall", () => {
     expect(h.sqlite.prepare("select count(*) as n from reasoning_traces_fts where reasoning_traces_fts match 'photo'").get()).toEqual({ n: 0 });
   });
 
-  itFailsOnPg(
+  it(
     "re-embed backfills descriptors of an old version and queues their vectors",
-    "PostgreSQL's re-embed (lib/index/reembed-pg.ts) has no twin of the embeddables' backfill: a trace descriptor of an older DESCRIPTOR_VERSION (e.g. copied by migrate-data) is not re-rendered",
     async () => {
       const t = (await trace(AUTH_FAILURE, "a")).trace;
       await drainEmbeddings([store]);
       await storeSql(store, "update reasoning_traces set summary_descriptor = 'Intent: fix auth (v0 rendering)', descriptor_hash = 'old', descriptor_version = 0 where id = ?", [t.id]);
+      // Its vector was made from the old text.
+      await storeSql(store, "update embeddings set input_hash = 'old' where kind = 'trace' and ref_id = ?", [t.id]);
       const fp = await getEmbedder().fingerprint;
-      await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: true, holdSwitch: false, actor: "test" });
+      const started = await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: true, holdSwitch: false, actor: "test" });
+      expect(started).toMatchObject({ started: true, job: { total: 1 } });
       const after = (await r().listTraces({ store, filter: {} })).traces[0];
-      expect(after).toMatchObject({ summaryDescriptor: t.summaryDescriptor, descriptorHash: t.descriptorHash, descriptorVersion: 1 });
+      expect(after).toMatchObject({ summaryDescriptor: t.summaryDescriptor, descriptorHash: t.descriptorHash, descriptorVersion: 1, embedding: "pending" });
+      await drainEmbeddings([store]);
+      expect((await r().listTraces({ store, filter: {} })).traces[0]).toMatchObject({ embedding: "vector" });
       expect(await governanceSql("select cast(count(*) as integer) as n from audit_log where action = 'store.reembed.backfill'")).toEqual([{ n: 1 }]);
     },
   );
 
-  itFailsOnPg(
+  it(
     "re-embed backfills learning handles of an old version: synthesized ones are re-rendered, and one that now matches merges into it",
-    "PostgreSQL's re-embed has no twin of the embeddables' backfill (backfillLearningHandles): handles of an older version stay as they are",
     async () => {
       const a = (await learn({ predicate: "prefers_small_commits", args: { max_files: 5 }, description: "keep commits small", confidence: 0.6 }, "a")).learning;
       const b = (await learn({ predicate: "prefers_rebase", args: {}, description: "rebase before merging", confidence: 0.9 }, "b")).learning;

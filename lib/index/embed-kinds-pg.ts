@@ -1,5 +1,5 @@
 import { sql, type SQL } from "drizzle-orm";
-import { rowsOf, type SqlRunner } from "../db/pg-store";
+import { rowsOf, type PgStoreTx, type SqlRunner } from "../db/pg-store";
 
 /** An artifact's current text, the hash its vector must match, and the version of the rules that rendered the text (null: no such rules, as thoughts). */
 export type PgEmbeddableText = { text: string; inputHash: string; chunkingVersion: number | null };
@@ -26,6 +26,13 @@ export type PgEmbeddable = {
    * without it is not re-embedded.
    */
   missingVectors?(fingerprintId: string): SQL;
+  /**
+   * Re-render texts of an older version of the kind's rules, in the caller's
+   * transaction (the twin of Embeddable.backfill: a re-embed calls it first,
+   * so the vectors it queues are made from today's text). Returns how many
+   * rows it re-rendered or merged.
+   */
+  backfill?(args: { tx: PgStoreTx }): Promise<number>;
 };
 
 /**

@@ -141,6 +141,13 @@ async function activeOrConfigured(tx: SqlRunner, configured: Fingerprint): Promi
   return (await readActiveFingerprintPg(tx)) ?? configured.id;
 }
 
+/** Every registered kind's backfill (the twin of the loop over Embeddable.backfill in startReembed), in the caller's transaction: how many rows changed. */
+export async function backfillEmbeddablesPg(tx: PgStoreTx): Promise<number> {
+  let backfilled = 0;
+  for (const kind of pgEmbeddableKinds()) backfilled += (await getPgEmbeddable(kind)?.backfill?.({ tx })) ?? 0;
+  return backfilled;
+}
+
 /** What a re-embed would do, before starting it (the twin of estimateReembed). */
 export async function estimateReembedPg({ handle, configured, onlyStale, ratePerSec }: { handle: PgStoreHandle; configured: Fingerprint; onlyStale: boolean; ratePerSec?: number }): Promise<ReembedEstimate> {
   return withStoreTx({ handle, readOnly: true, snapshot: true }, (tx) => estimateIn(tx, { configured, onlyStale, ratePerSec }));
@@ -188,7 +195,12 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
   const started = await withStoreTx({ handle }, async (tx): Promise<StartReembedResult | null> => {
     await lockReembed(tx);
     await adoptActiveFingerprintPg(tx, configured.id);
-    const { modelChanged, toEmbed } = await estimateIn(tx, { configured, onlyStale });
+    // Refuse first (e.g. stale-only across a model change), then backfill: texts rendered by an older version of
+    // their kind's rules are re-rendered, so the items queued below get vectors of the current text (as on SQLite).
+    const estimate = await estimateIn(tx, { configured, onlyStale });
+    const backfilled = await backfillEmbeddablesPg(tx);
+    if (backfilled > 0) await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.backfill", target, details: { backfilled } } });
+    const { modelChanged, toEmbed } = backfilled > 0 ? await estimateIn(tx, { configured, onlyStale }) : estimate;
     const existing = await readJobPg(tx);
     const resume = existing !== null && existing.status !== "done" && existing.targetFingerprintId === configured.id;
     if (!resume && toEmbed === 0 && !modelChanged) {

@@ -1,12 +1,13 @@
-import { count, desc, eq, getTableColumns, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, getTableColumns, ne, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { learnings } from "../db/schema/pg/store";
 import { AppError } from "../errors";
 import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueEmbeddingsPg } from "../index/embed-queue-pg";
-import type { LearningInput } from "./descriptors";
-import { learningOf, LEARNING_KIND, listLearningsQuerySchema, newLearningRow, prepareLearning, type Learning, type RecordLearningResult } from "./learnings";
+import { HANDLE_VERSION, type LearningInput } from "./descriptors";
+import { forgetKindEmbeddingsPg } from "../index/vectors-pg";
+import { learningOf, LEARNING_KIND, listLearningsQuerySchema, newLearningRow, prepareLearning, rerenderLearningHandle, type Learning, type RecordLearningResult } from "./learnings";
 import { currentVectorInfoPg } from "./traces-pg";
 
 /**
@@ -18,14 +19,51 @@ import { currentVectorInfoPg } from "./traces-pg";
 
 const LEARNING_SELECT = { ...getTableColumns(learnings), vector: currentVectorInfoPg({ kind: LEARNING_KIND, table: "learnings", inputHashColumn: "handle_hash" }) };
 
-export const learningEmbeddablePg: PgEmbeddable = tableEmbeddablePg({
-  kind: LEARNING_KIND,
-  artifactType: "learning",
-  table: "learnings",
-  textColumn: "semantic_handle",
-  hashColumn: "handle_hash",
-  versionColumn: "handle_version",
-});
+export const learningEmbeddablePg: PgEmbeddable = {
+  ...tableEmbeddablePg({
+    kind: LEARNING_KIND,
+    artifactType: "learning",
+    table: "learnings",
+    textColumn: "semantic_handle",
+    hashColumn: "handle_hash",
+    versionColumn: "handle_version",
+  }),
+  backfill: ({ tx }) => backfillLearningHandlesPg(tx),
+};
+
+/**
+ * Bring handles of an older version up to date, in the caller's transaction
+ * (the twin of backfillLearningHandles, ./learnings.ts, whose rendering this
+ * shares): synthesized handles are re-rendered, an agent's own is kept. A row
+ * that now matches another merges into it (counts added, the later last_seen
+ * and the higher confidence kept) and goes with its vectors and queue row.
+ */
+export async function backfillLearningHandlesPg(tx: PgStoreTx): Promise<number> {
+  const stale = await tx.select().from(learnings).where(ne(learnings.handleVersion, HANDLE_VERSION)).orderBy(asc(learnings.id)).for("update");
+  for (const r of stale) {
+    const { text, hash } = rerenderLearningHandle(r);
+    const [twin] = await tx
+      .select({ id: learnings.id })
+      .from(learnings)
+      .where(and(eq(learnings.handleHash, hash), ne(learnings.id, r.id)))
+      .limit(1);
+    if (twin) {
+      await tx
+        .update(learnings)
+        .set({
+          seenCount: sql`${learnings.seenCount} + ${r.seenCount}`,
+          lastSeenAt: sql`greatest(${learnings.lastSeenAt}, ${r.lastSeenAt})`,
+          confidence: sql`greatest(${learnings.confidence}, ${r.confidence}::float8)`,
+        })
+        .where(eq(learnings.id, twin.id));
+      await forgetKindEmbeddingsPg({ tx, kind: LEARNING_KIND, refIds: [r.id] });
+      await tx.delete(learnings).where(eq(learnings.id, r.id));
+    } else {
+      await tx.update(learnings).set({ semanticHandle: text, handleHash: hash, handleVersion: HANDLE_VERSION }).where(eq(learnings.id, r.id));
+    }
+  }
+  return stale.length;
+}
 
 async function learningByIdIn(tx: PgStoreTx, id: number): Promise<Learning> {
   const [row] = await tx.select(LEARNING_SELECT).from(learnings).where(eq(learnings.id, id));

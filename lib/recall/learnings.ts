@@ -159,6 +159,17 @@ export function listLearnings({ handle, filter }: { handle: StoreHandle; filter:
 }
 
 /**
+ * A learning of an older handle version, brought up to date (both backends'
+ * backfill): a synthesized handle (it starts with "Learning: ") is rendered by
+ * today's rules; a handle the agent gave is kept as written. With its hash.
+ */
+export function rerenderLearningHandle(r: { semanticHandle: string; predicate: string; args: Record<string, unknown>; description: string }): { text: string; hash: string } {
+  const synthesized = r.semanticHandle.startsWith("Learning: ");
+  const text = synthesized ? renderLearningHandle({ predicate: r.predicate, args: r.args, description: r.description }) : r.semanticHandle;
+  return { text, hash: sha256Hex(text) };
+}
+
+/**
  * Bring handles of an older version up to date (re-embed calls this first).
  * Synthesized handles (they start with "Learning: ") are re-rendered; a handle
  * the agent gave is kept as written. Rows that now match merge into the older.
@@ -168,9 +179,7 @@ export function backfillLearningHandles({ handle }: { handle: StoreHandle }): nu
   const stale = db.select().from(learnings).where(ne(learnings.handleVersion, HANDLE_VERSION)).all();
   let changed = 0;
   for (const r of stale) {
-    const synthesized = r.semanticHandle.startsWith("Learning: ");
-    const text = synthesized ? renderLearningHandle({ predicate: r.predicate, args: JSON.parse(r.args) as Record<string, unknown>, description: r.description }) : r.semanticHandle;
-    const hash = sha256Hex(text);
+    const { text, hash } = rerenderLearningHandle({ ...r, args: JSON.parse(r.args) as Record<string, unknown> });
     const twin = db
       .select({ id: learnings.id })
       .from(learnings)

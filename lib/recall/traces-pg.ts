@@ -6,7 +6,7 @@ import { AppError } from "../errors";
 import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { enqueueEmbeddingsPg } from "../index/embed-queue-pg";
 import { forgetKindEmbeddingsPg } from "../index/vectors-pg";
-import type { TraceInput } from "./descriptors";
+import { DESCRIPTOR_VERSION, type TraceInput } from "./descriptors";
 import { getReflectionSettingsPg } from "./settings-pg";
 import type { ReflectionSettings } from "./settings";
 import {
@@ -15,6 +15,7 @@ import {
   listTracesQuerySchema,
   newTraceRow,
   prepareTrace,
+  rerenderTraceDescriptor,
   retentionSurplusSql,
   traceBackpressure,
   traceOf,
@@ -44,14 +45,17 @@ export function currentVectorInfoPg({ kind, table, inputHashColumn }: { kind: "t
 const TRACE_SELECT = { ...getTableColumns(reasoningTraces), vector: currentVectorInfoPg({ kind: TRACE_KIND, table: "reasoning_traces", inputHashColumn: "descriptor_hash" }) };
 
 /** Vectors are made from the stored descriptor; its hash is the input hash. */
-export const traceEmbeddablePg: PgEmbeddable = tableEmbeddablePg({
-  kind: TRACE_KIND,
-  artifactType: "reasoning_trace",
-  table: "reasoning_traces",
-  textColumn: "summary_descriptor",
-  hashColumn: "descriptor_hash",
-  versionColumn: "descriptor_version",
-});
+export const traceEmbeddablePg: PgEmbeddable = {
+  ...tableEmbeddablePg({
+    kind: TRACE_KIND,
+    artifactType: "reasoning_trace",
+    table: "reasoning_traces",
+    textColumn: "summary_descriptor",
+    hashColumn: "descriptor_hash",
+    versionColumn: "descriptor_version",
+  }),
+  backfill: ({ tx }) => backfillTraceDescriptorsPg(tx),
+};
 
 async function traceByIdIn(tx: PgStoreTx, id: number): Promise<Trace> {
   const [row] = await tx.select(TRACE_SELECT).from(reasoningTraces).where(eq(reasoningTraces.id, id));
@@ -133,6 +137,35 @@ async function deleteTracesPg(tx: SqlRunner, ids: number[]): Promise<number> {
   if (ids.length === 0) return 0;
   await forgetKindEmbeddingsPg({ tx, kind: TRACE_KIND, refIds: ids });
   return (await rowsOf(tx, sql`delete from reasoning_traces where id = any(${`{${ids.join(",")}}`}::bigint[]) returning id`)).length;
+}
+
+/**
+ * Re-render descriptors of an older version, in the caller's transaction (the
+ * twin of backfillTraceDescriptors, ./traces.ts, whose rendering this shares):
+ * a re-embed calls it first, so the vectors it queues are made from today's
+ * text. A row that now renders like another merges into it (counts added, the
+ * later last_seen kept) and goes with its vectors and queue row.
+ */
+export async function backfillTraceDescriptorsPg(tx: PgStoreTx): Promise<number> {
+  const stale = await tx.select().from(reasoningTraces).where(ne(reasoningTraces.descriptorVersion, DESCRIPTOR_VERSION)).orderBy(asc(reasoningTraces.id)).for("update");
+  for (const r of stale) {
+    const { descriptor, hash } = rerenderTraceDescriptor(r);
+    const [twin] = await tx
+      .select({ id: reasoningTraces.id })
+      .from(reasoningTraces)
+      .where(and(eq(reasoningTraces.descriptorHash, hash), ne(reasoningTraces.id, r.id)))
+      .limit(1);
+    if (twin) {
+      await tx
+        .update(reasoningTraces)
+        .set({ seenCount: sql`${reasoningTraces.seenCount} + ${r.seenCount}`, lastSeenAt: sql`greatest(${reasoningTraces.lastSeenAt}, ${r.lastSeenAt})` })
+        .where(eq(reasoningTraces.id, twin.id));
+      await deleteTracesPg(tx, [r.id]);
+    } else {
+      await tx.update(reasoningTraces).set({ summaryDescriptor: descriptor, descriptorHash: hash, descriptorVersion: DESCRIPTOR_VERSION }).where(eq(reasoningTraces.id, r.id));
+    }
+  }
+  return stale.length;
 }
 
 /** Retention (ttl, then the cap), in the caller's transaction: the rules of applyTraceRetention (./traces.ts). */

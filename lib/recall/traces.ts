@@ -115,15 +115,22 @@ export function traceBackpressure({ outcome, backlog, watermark }: { outcome: "s
 export const backlogMatters = ({ outcome, hasSkipped }: { outcome: "success" | "failure"; hasSkipped: boolean }) => outcome === "success" || hasSkipped;
 
 function fieldsOf(r: ReasoningTraceRow): TraceFields {
-  return {
-    intentVerb: r.intentVerb,
-    intentTarget: r.intentTarget,
-    shardType: r.shardType,
-    keyFiles: JSON.parse(r.keyFiles) as string[],
-    outcome: r.outcome,
-    keyIssue: r.keyIssue,
-    errorTags: JSON.parse(r.errorTags) as string[],
-  };
+  return tracedFields({ ...r, keyFiles: JSON.parse(r.keyFiles) as string[], errorTags: JSON.parse(r.errorTags) as string[] });
+}
+
+/** A stored trace's fields, lists decoded (either backend's row). */
+function tracedFields(r: Pick<TraceRecord, "intentVerb" | "intentTarget" | "shardType" | "keyFiles" | "outcome" | "keyIssue" | "errorTags">): TraceFields {
+  return { intentVerb: r.intentVerb, intentTarget: r.intentTarget, shardType: r.shardType, keyFiles: r.keyFiles, outcome: r.outcome, keyIssue: r.keyIssue, errorTags: r.errorTags };
+}
+
+/**
+ * A trace of an older descriptor version, rendered by today's rules: its new
+ * descriptor and hash (both backends' backfill: the rows to update are the
+ * backend's, the text is this).
+ */
+export function rerenderTraceDescriptor(r: Parameters<typeof tracedFields>[0]): { descriptor: string; hash: string } {
+  const descriptor = renderTraceDescriptor(tracedFields(r));
+  return { descriptor, hash: sha256Hex(descriptor) };
 }
 
 // Vectors are made from the stored descriptor, and its hash is the input hash.
@@ -321,8 +328,7 @@ export function backfillTraceDescriptors({ handle }: { handle: StoreHandle }): n
   const stale = db.select().from(reasoningTraces).where(ne(reasoningTraces.descriptorVersion, DESCRIPTOR_VERSION)).all();
   let changed = 0;
   for (const r of stale) {
-    const descriptor = renderTraceDescriptor(fieldsOf(r));
-    const hash = sha256Hex(descriptor);
+    const { descriptor, hash } = rerenderTraceDescriptor(fieldsOf(r));
     const twin = db
       .select({ id: reasoningTraces.id })
       .from(reasoningTraces)
