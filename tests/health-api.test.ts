@@ -3,7 +3,8 @@ import { GET as metricsGET } from "@/app/api/metrics/route";
 import { GET as healthGET } from "@/app/api/v1/stores/[store]/health/route";
 import { flushLatencyRollups } from "@/lib/metrics/rollups";
 import { snapshotAllStores } from "@/lib/metrics/snapshots";
-import { seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { governance } from "@/lib/backend/governance";
+import { onPg, seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 
 async function scrape(opts: { token?: string; forwardedFor?: string } = {}): Promise<{ status: number; text: string; type: string | null }> {
   const headers: Record<string, string> = {};
@@ -38,13 +39,16 @@ describe("GET /api/metrics and GET /stores/{store}/health", () => {
     await seedStore("notes");
     await seedDocument("notes", "a.md", "# A\n\nhello vectors");
     await snapshotAllStores();
+    // An active review in the ledger this process serves (PostgreSQL's with DATABASE_URL, never a local file).
+    await governance().createDialecticSession({ input: { topic: "metrics scrape" }, agentId: "reviewer" });
     const r = await scrape();
     expect(r.status).toBe(200);
     expect(r.type).toContain("text/plain");
     expect(r.text).toMatch(/^dualmind_store_embed_backlog\{store="notes"\} [1-9]\d*$/m);
     expect(r.text).toMatch(/^dualmind_store_coverage_ratio\{store="notes"\} 0$/m);
-    expect(r.text).toContain("dualmind_dialectic_active_sessions 0");
-    expect(r.text).toMatch(/^dualmind_db_bytes\{db="governance",file="governance.db"\} \d+/m);
+    expect(r.text).toContain("dualmind_dialectic_active_sessions 1");
+    // The database's size: governance.db's file on SQLite, the PostgreSQL database's (ledger and stores) with DATABASE_URL.
+    expect(r.text).toMatch(onPg ? /^dualmind_db_bytes\{db="postgres",file="database"\} [1-9]\d*/m : /^dualmind_db_bytes\{db="governance",file="governance.db"\} \d+/m);
   });
 
   it("a scrape forwarded from another host needs a token; a bad token is 401 in the one envelope", async () => {

@@ -3,7 +3,7 @@ import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { governance } from "../backend/governance";
 import { getConfig } from "../config";
 import { AppError } from "../errors";
-import { countActiveSessions } from "../governance/dialectic";
+import { getPg } from "../db/pg";
 import { getGovernanceStatus } from "../governance/status";
 import { describeStore, openStore } from "../stores/stores";
 import { listStoreNames } from "../db/store-names";
@@ -67,7 +67,7 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     for (const [q, v] of [["0.5", r.p50Ms], ["0.95", r.p95Ms], ["0.99", r.p99Ms]] as const) if (v !== null && Number.isFinite(v)) latency.set({ route: r.route, quantile: q }, v);
   }
 
-  // With DATABASE_URL the stores are PostgreSQL's (their live status; no files, no recall snapshots yet), never DATA_DIR's.
+  // With DATABASE_URL the stores are PostgreSQL's (their live status; no files; the recall gauges are read from SQLite's snapshots only), never DATA_DIR's.
   const onPostgres = storesOnPostgres();
   const canUse = (s: string) => !principal || canUseStore(principal, s);
   const stores = onPostgres ? [] : listStoreNames().filter(canUse);
@@ -114,10 +114,18 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     g.bytes.set({ db: store, file: "wal" }, d.files.walBytes);
   }
   if (!principal || principal.stores === null) {
-    const gov = getGovernanceStatus();
-    g.bytes.set({ db: "governance", file: "governance.db" }, gov.bytes);
-    g.bytes.set({ db: "governance", file: "wal" }, gov.walBytes);
-    new Gauge({ name: "dualmind_dialectic_active_sessions", help: "dialectic sessions in progress", registers: [registry] }).set(countActiveSessions());
+    if (onPostgres) {
+      // One database holds the ledger and every store: its size as PostgreSQL counts it (no local files serve it).
+      const pg = await getPg();
+      const [row] = (await pg!.pool.query<{ bytes: string }>("select pg_database_size(current_database()) as bytes")).rows;
+      g.bytes.set({ db: "postgres", file: "database" }, Number(row.bytes));
+    } else {
+      const gov = getGovernanceStatus();
+      g.bytes.set({ db: "governance", file: "governance.db" }, gov.bytes);
+      g.bytes.set({ db: "governance", file: "wal" }, gov.walBytes);
+    }
+    // From the ledger this process serves (PostgreSQL's with DATABASE_URL).
+    new Gauge({ name: "dualmind_dialectic_active_sessions", help: "dialectic sessions in progress", registers: [registry] }).set((await governance().getDialecticActivity({ now })).activeSessions);
   }
   return { contentType: registry.contentType, body: await registry.metrics() };
 }
