@@ -7,8 +7,8 @@ import {
   DOCUMENT_POOL,
   DOCUMENT_SCORING,
   groupByDocument,
-  MAX_VECTOR_DEPTH,
   POOL,
+  refuseTooDeep,
   recordFusionStages,
   recordGroupingStage,
   whyChunk,
@@ -211,10 +211,7 @@ export async function searchStorePg({
   const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT, budgetMs });
   if (input.syntax === "fts5") throw new AppError("invalid_request", "syntax=fts5 is the SQLite backend's advanced syntax; on PostgreSQL use syntax=plain", [{ path: "syntax", message: "fts5 syntax is not available on PostgreSQL" }]);
   const grouped = input.group === "document";
-  if ((input.mode !== "fts" || grouped) && input.offset + input.limit > MAX_VECTOR_DEPTH) {
-    const message = `offset + limit is ${input.offset + input.limit}; ${grouped ? "group=document" : `mode=${input.mode}`} serves results up to ${MAX_VECTOR_DEPTH} deep`;
-    throw new AppError("invalid_request", message, [{ path: "offset", message, max: MAX_VECTOR_DEPTH }]);
-  }
+  refuseTooDeep(input);
   const handles = core ? [handle, core] : [handle];
   const page = input.offset + input.limit + 1;
   const take = grouped ? Math.max(DOCUMENT_POOL, page * 4) : input.mode === "hybrid" ? Math.max(POOL, page) : page;

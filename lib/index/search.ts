@@ -217,6 +217,18 @@ const MAX_POST_FILTER_K = 2_000;
  */
 export const MAX_VECTOR_DEPTH = 1000;
 
+/**
+ * Refuses (400) a vector, hybrid or document-grouped page deeper than
+ * MAX_VECTOR_DEPTH, saying how to page further; both backends call it.
+ */
+export function refuseTooDeep(input: Pick<SearchInput, "mode" | "group" | "offset" | "limit">): void {
+  const grouped = input.group === "document";
+  if ((input.mode === "fts" && !grouped) || input.offset + input.limit <= MAX_VECTOR_DEPTH) return;
+  const what = grouped ? "group=document" : `mode=${input.mode}`;
+  const message = `offset + limit is ${input.offset + input.limit}; ${what} serves results up to ${MAX_VECTOR_DEPTH} deep`;
+  throw new AppError("invalid_request", `${message}. Narrow the query with filters, or page further with mode=fts and group=chunk`, [{ path: "offset", message, max: MAX_VECTOR_DEPTH }]);
+}
+
 export type HitSignals = {
   fts: { rank: number; score: number } | null;
   vector: { rank: number; distance: number; similarity: number } | null;
@@ -408,11 +420,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const rec = input.explain ? new ExplainRecorder() : null;
   const grouped = input.group === "document";
   // Bad input is refused before any work, whichever signal would have used it.
-  if ((input.mode !== "fts" || grouped) && input.offset + input.limit > MAX_VECTOR_DEPTH) {
-    const what = grouped ? "group=document" : `mode=${input.mode}`;
-    const message = `offset + limit is ${input.offset + input.limit}; ${what} serves results up to ${MAX_VECTOR_DEPTH} deep`;
-    throw new AppError("invalid_request", `${message}. Narrow the query with filters, or page further with mode=fts and group=chunk`, [{ path: "offset", message, max: MAX_VECTOR_DEPTH }]);
-  }
+  refuseTooDeep(input);
   const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT });
   const handles = core ? [handle, core] : [handle];
   const stores = handles.map((h) => h.store);
