@@ -1,12 +1,13 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Fingerprint } from "../embed/providers";
-import { AppError } from "../errors";
+import { AppError, isAppError } from "../errors";
 import { answerReason, backlogDegrades, ExplainRecorder, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import {
   DOCUMENT_POOL,
   DOCUMENT_SCORING,
   groupByDocument,
+  lexicalOverBudgetFallback,
   POOL,
   refuseTooDeep,
   recordFusionStages,
@@ -52,7 +53,9 @@ import { log } from "../log";
  *
  * The full-text statements run within the query budget (DUALMIND_QUERY_BUDGET_MS,
  * as on SQLite) as their statement_timeout: one that overruns is cancelled by
- * the server and the search answers 422 query_too_expensive with a hint.
+ * the server and the search answers 422 query_too_expensive with a hint —
+ * except a hybrid search whose vectors answered, which answers from them
+ * alone with fallback query_budget (as on SQLite).
  */
 
 /**
@@ -251,6 +254,8 @@ export async function searchStorePg({
     }
   };
   let lexicalRan = false;
+  /** Why the full-text part of a hybrid search was skipped (its budget ran out), when it was. */
+  let lexicalOverBudget: string | null = null;
   for (const h of handles) {
     legs.push(
       await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
@@ -273,14 +278,26 @@ export async function searchStorePg({
         }
         const lexicalWanted = input.mode !== "vector" || vectorFallback !== null || leg.vectorFallback !== null;
         lexicalRan ||= lexicalWanted;
-        if (query && lexicalWanted) {
-          await timed("lexical", () =>
-            runWithinBudgetPg(tx, budget, async () => {
-              const stats = await queryStats(tx, terms, query);
+        // Hybrid whose store's vectors answered can answer from them alone when the full-text part overruns the budget (as on SQLite):
+        // that part then runs in a savepoint, so the cancelled statement leaves the transaction usable.
+        const vectorsCanAnswer = input.mode === "hybrid" && vectorFallback === null && (legs[0] ?? leg).method !== null && (legs[0] ?? leg).vectorFallback === null;
+        if (query && lexicalWanted && lexicalOverBudget === null) {
+          const lexicalPart = (ltx: PgStoreTx) =>
+            runWithinBudgetPg(ltx, budget, async () => {
+              const stats = await queryStats(ltx, terms, query);
               leg.tsq = stats.tsq;
-              if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
-            }),
-          );
+              if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx: ltx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
+            });
+          await timed("lexical", async () => {
+            if (!vectorsCanAnswer) return lexicalPart(tx);
+            try {
+              await tx.transaction(lexicalPart);
+            } catch (e) {
+              // The lexical leg is the one that grows with common words: past the budget, hybrid answers from its vectors and says so.
+              if (!(isAppError(e) && e.code === "query_too_expensive")) throw e;
+              lexicalOverBudget = e.message;
+            }
+          });
         }
         for (const r of leg.lexical) leg.details.set(r.id, r.detail);
         const missing = leg.vector.map((r) => r.id).filter((id) => !leg.details.has(id));
@@ -294,7 +311,13 @@ export async function searchStorePg({
   // The store's own vector leg decides: when it could not answer, the whole answer is lexical.
   vectorFallback ??= legs[0].vectorFallback;
   const vectorsAnswered = fp !== null && vectorFallback === null;
-  const answeredBy: SearchInput["mode"] = vectorsAnswered ? input.mode : "fts";
+  if (lexicalOverBudget !== null) {
+    for (const l of legs) {
+      l.lexical = [];
+      l.tsq = null;
+    }
+  }
+  const answeredBy: SearchInput["mode"] = lexicalOverBudget !== null ? "vector" : vectorsAnswered ? input.mode : "fts";
 
   // One ranking per signal over every searched store, as on SQLite.
   const byScore = <T extends { key: string; score: number }>(list: T[]) => list.sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
@@ -318,7 +341,7 @@ export async function searchStorePg({
     const tsqs = legs.filter((l) => l.tsq !== null).map((l) => `${l.store}: ${l.tsq}`);
     rec?.record("lexical", legMs.lexical, {
       candidates: lexical.length,
-      detail: query ? `${RANKING} over chunks.tsv (Σ idf × ts_rank per lexeme), tsquery ${tsqs.length ? tsqs.join("; ") : "empty (only stopwords)"}` : "no word to match",
+      detail: lexicalOverBudget !== null ? `skipped: ${lexicalOverBudget}` : query ? `${RANKING} over chunks.tsv (Σ idf × ts_rank per lexeme), tsquery ${tsqs.length ? tsqs.join("; ") : "empty (only stopwords)"}` : "no word to match",
       top: lexical.map((r) => ({ key: r.key, score: r.score })),
     });
   }
@@ -388,7 +411,12 @@ export async function searchStorePg({
   const searchable = legs.some((l) => l.searchable) ? 1 : 0;
   const belowFloor = legs.reduce((n, l) => n + l.belowFloor, 0);
   const pending = vectorsAnswered ? legs[0].pending : 0;
-  const fallback = vectorFallback ? { ...vectorFallback, message: `${vectorFallback.message}; answered with full-text search` } : null;
+  const fallback =
+    lexicalOverBudget !== null
+      ? lexicalOverBudgetFallback(lexicalOverBudget)
+      : vectorFallback
+        ? { ...vectorFallback, message: `${vectorFallback.message}; answered with full-text search` }
+        : null;
   return {
     mode: input.mode,
     effectiveMode: answeredBy,

@@ -221,6 +221,11 @@ export const MAX_VECTOR_DEPTH = 1000;
  * Refuses (400) a vector, hybrid or document-grouped page deeper than
  * MAX_VECTOR_DEPTH, saying how to page further; both backends call it.
  */
+/** The fallback of a hybrid answer whose full-text part ran out of its budget (`why`, the refusal's message): answered from vectors alone. */
+export function lexicalOverBudgetFallback(why: string): NonNullable<SearchResult["fallback"]> {
+  return { reason: "query_budget", message: `full-text part skipped: ${why}; answered from vectors alone` };
+}
+
 export function refuseTooDeep(input: Pick<SearchInput, "mode" | "group" | "offset" | "limit">): void {
   const grouped = input.group === "document";
   if ((input.mode === "fts" && !grouped) || input.offset + input.limit <= MAX_VECTOR_DEPTH) return;
@@ -597,7 +602,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   }
   const rebuilding = effectiveLegs.lexical ? handles.map((h) => ({ store: h.store, ...ftsRebuildState(h) })).filter((r) => r.pending) : [];
   for (const r of rebuilding) warnings.push({ code: "fts_rebuilding", message: `the full-text index of ${r.store} is being rebuilt (${r.done} of ${r.total} chunks indexed): full-text hits cover only those so far` });
-  if (lexicalOverBudget) fallback = { reason: "query_budget", message: `full-text part skipped: ${lexicalOverBudget}; answered from vectors alone` };
+  if (lexicalOverBudget) fallback = lexicalOverBudgetFallback(lexicalOverBudget);
   const searchable = handles.some(hasChunks) ? 1 : 0;
   const reason = answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.belowFloor ?? 0 });
   return {
