@@ -19,6 +19,8 @@ import {
   type SearchHit,
   type SearchInput,
   type SearchResult,
+  weighWrittenForms,
+  WRITTEN_FORMS,
 } from "./search";
 import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
 import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
@@ -47,9 +49,11 @@ import { log } from "../log";
  * below bm25 with match=any (MRR@10 0.282 vs 0.627); with the idf weighting
  * it scores 0.597 (hit@10 0.803 vs 0.820), measured in the same run. Scores are on a different scale from bm25's,
  * which only matters within one answer: hybrid fuses ranks, not scores.
+ * Each of the best candidates is then weighed as on SQLite: × the exact-form
+ * factor (EXACT_FORM_BOOST) and the proximity factor (PROXIMITY), read from
+ * its text (search.ts weighWrittenForms).
  * Other differences: english stopwords are not indexed, so a query made only
- * of stopwords ("to be or not to be") matches nothing here (no_match); the
- * exact-form factor of the SQLite path (EXACT_FORM_BOOST) is not applied.
+ * of stopwords ("to be or not to be") matches nothing here (no_match).
  *
  * The full-text statements run within the query budget (DUALMIND_QUERY_BUDGET_MS,
  * as on SQLite) as their statement_timeout: one that overruns is cancelled by
@@ -97,7 +101,17 @@ export function chunkFiltersPg({ input, now }: { input: SearchInput; now: number
   return where;
 }
 
-type LexicalRow = { id: number; score: number; detail: ChunkDetail; /** ts_headline, when it was asked for this row. */ snip: string | null };
+type LexicalRow = {
+  id: number;
+  score: number;
+  detail: ChunkDetail;
+  /** ts_headline, when it was asked for this row. */
+  snip: string | null;
+  /** The whole chunk, for the rows the exact-form and proximity factors weigh (the best WRITTEN_FORMS.maxCandidates). */
+  fullText: string | null;
+  exactForms: number | null;
+  nearPairs: number | null;
+};
 
 /** One query word's lexeme(s) in a store: its tsquery text and how many chunks contain it. */
 type TermStat = { q: string; df: number };
@@ -143,7 +157,7 @@ function rankExpression(stats: QueryStats): SQL {
  */
 async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx; stats: QueryStats & { tsq: string }; where: SQL[]; take: number; headlines: { from: number; to: number } }): Promise<LexicalRow[]> {
   // `tsq` and each term's `q` are PostgreSQL's own text forms of the query built from bound words, passed back as parameters.
-  const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null }>(
+  const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>(
     tx,
     sql`with q as (select ${stats.tsq}::tsquery as query),
       ranked as (
@@ -152,11 +166,23 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
         order by score desc, c.id limit ${take}),
       numbered as (select ranked.*, row_number() over (order by score desc, id) as rn from ranked)
       select r.id, r.score, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
-        case when r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.query, ${HEADLINE_OPTIONS}) end as snip
+        case when r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.query, ${HEADLINE_OPTIONS}) end as snip,
+        case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"
       from numbered r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id, q
       order by r.rn`,
   );
-  return rows.map(({ score, snip, ...d }) => ({ id: Number(d.id), score: Number(score), snip, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }));
+  return rows.map(({ score, snip, fullText, ...d }) => ({ id: Number(d.id), score: Number(score), snip, fullText, exactForms: null, nearPairs: null, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }));
+}
+
+/**
+ * The exact-form and proximity factors of the SQLite path (search.ts weighWrittenForms, EXACT_FORM_BOOST, PROXIMITY),
+ * read from the whole text of the best WRITTEN_FORMS.maxCandidates rows; the leg is re-sorted by the weighed score.
+ */
+function weighLexical(rows: LexicalRow[], terms: string[]): void {
+  const weighed = rows.slice(0, WRITTEN_FORMS.maxCandidates).map((r) => ({ r, score: r.score, exactForms: null, nearPairs: null, row: { text: r.fullText ?? r.detail.text } }));
+  weighWrittenForms({ ranked: weighed, terms, boost: WRITTEN_FORMS.boost, proximity: WRITTEN_FORMS.proximity });
+  for (const w of weighed) Object.assign(w.r, { score: w.score, exactForms: w.exactForms, nearPairs: w.nearPairs, fullText: null });
+  rows.sort((a, b) => b.score - a.score || a.id - b.id);
 }
 
 async function chunkDetails(tx: PgStoreTx, ids: number[]): Promise<Map<number, ChunkDetail>> {
@@ -287,6 +313,7 @@ export async function searchStorePg({
               const stats = await queryStats(ltx, terms, query);
               leg.tsq = stats.tsq;
               if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx: ltx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
+              weighLexical(leg.lexical, terms);
             });
           await timed("lexical", async () => {
             if (!vectorsCanAnswer) return lexicalPart(tx);
@@ -321,9 +348,9 @@ export async function searchStorePg({
 
   // One ranking per signal over every searched store, as on SQLite.
   const byScore = <T extends { key: string; score: number }>(list: T[]) => list.sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
-  const lexical = byScore(legs.flatMap((l) => l.lexical.map((r) => ({ key: `${l.store}:${r.id}`, score: r.score, snip: r.snip }))));
+  const lexical = byScore(legs.flatMap((l) => l.lexical.map((r) => ({ key: `${l.store}:${r.id}`, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs }))));
   const vectorRanked = vectorsAnswered ? byScore(legs.flatMap((l) => l.vector.map((r) => ({ key: `${l.store}:${r.id}`, score: r.similarity })))).slice(0, take) : [];
-  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip }]));
+  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs }]));
   const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, similarity: r.score }]));
   if (fp) {
     // The vector leg ran (the query was embedded): what it found, or why it could not answer.
@@ -341,7 +368,7 @@ export async function searchStorePg({
     const tsqs = legs.filter((l) => l.tsq !== null).map((l) => `${l.store}: ${l.tsq}`);
     rec?.record("lexical", legMs.lexical, {
       candidates: lexical.length,
-      detail: lexicalOverBudget !== null ? `skipped: ${lexicalOverBudget}` : query ? `${RANKING} over chunks.tsv (Σ idf × ts_rank per lexeme), tsquery ${tsqs.length ? tsqs.join("; ") : "empty (only stopwords)"}` : "no word to match",
+      detail: lexicalOverBudget !== null ? `skipped: ${lexicalOverBudget}` : query ? `${RANKING} over chunks.tsv (Σ idf × ts_rank per lexeme), tsquery ${tsqs.length ? tsqs.join("; ") : "empty (only stopwords)"}${WRITTEN_FORMS.note(WRITTEN_FORMS.boost, WRITTEN_FORMS.proximity)}` : "no word to match",
       top: lexical.map((r) => ({ key: r.key, score: r.score })),
     });
   }
@@ -368,7 +395,7 @@ export async function searchStorePg({
         key,
         store: key.slice(0, key.indexOf(":")),
         detail,
-        fts: f ? { rank: f.rank, score: f.score, exactForms: null, ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor(f.snip, detail)) } : null,
+        fts: f ? { rank: f.rank, score: f.score, exactForms: f.exactForms, nearPairs: f.nearPairs, ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor(f.snip, detail)) } : null,
         vector: v ? { rank: v.rank, distance: 1 - v.similarity, similarity: v.similarity } : null,
         decay,
         score: raw * (decay ?? 1),

@@ -345,11 +345,26 @@ type LexicalHit = {
   row: ChunkDetail;
 };
 
+/** What weighWrittenForms reads (the whole chunk's text) and writes: a lexical hit's score and its two shares. */
+export type WeighedHit = Pick<LexicalHit, "score" | "exactForms" | "nearPairs"> & { row: { text: string } };
+
+/**
+ * Both backends' lexical legs (SQLite's bm25, PostgreSQL's idf-weighted ts_rank) weigh their
+ * best EXACT_FORM_MAX_CANDIDATES candidates this way; `note` is explain's wording of it.
+ */
+export const WRITTEN_FORMS = {
+  maxCandidates: EXACT_FORM_MAX_CANDIDATES,
+  boost: EXACT_FORM_BOOST,
+  proximity: PROXIMITY,
+  note: (boost: number, proximity: Proximity) =>
+    `${boost > 0 ? `; each × (1 + ${boost} × share of the words found as written)` : ""}${proximity.weight > 0 ? `; each × (1 + ${proximity.weight} × share of adjacent word pairs within ${proximity.window} words in order)` : ""}`,
+};
+
 /**
  * Multiply each hit's bm25 by 1 + boost × the share of `terms` its chunk contains as written (EXACT_FORM_BOOST)
  * and by 1 + proximity.weight × the share of the query's adjacent word pairs it has near each other (PROXIMITY).
  */
-function weighWrittenForms({ ranked, terms, boost, proximity }: { ranked: LexicalHit[]; terms: string[]; boost: number; proximity: Proximity }): void {
+export function weighWrittenForms({ ranked, terms, boost, proximity }: { ranked: WeighedHit[]; terms: string[]; boost: number; proximity: Proximity }): void {
   const folded = [...new Set(terms.map(foldWord))];
   if (ranked.length === 0 || folded.length === 0) return;
   for (const r of ranked) {
@@ -534,7 +549,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
       reader.release();
     }
     ftsRanked.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
-    rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}${lexicalPlans.length ? `; ${lexicalPlans.join("; ")}` : ""}${input.syntax === "plain" && boost > 0 ? `; each × (1 + ${boost} × share of the words found as written)` : ""}${input.syntax === "plain" && proximity.weight > 0 ? `; each × (1 + ${proximity.weight} × share of adjacent word pairs within ${proximity.window} words in order)` : ""}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
+    rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}${lexicalPlans.length ? `; ${lexicalPlans.join("; ")}` : ""}${input.syntax === "plain" ? WRITTEN_FORMS.note(boost, proximity) : ""}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
   } else if (effectiveLegs.lexical) {
     rec?.record("lexical", 0, { candidates: 0, detail: "no word to match" });
   }
