@@ -143,9 +143,9 @@ const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5))
  * — ts_rank grows with the lexeme's occurrences and saturates (like bm25's tf
  * term), normalization 1 divides by 1 + log(length) (like bm25's length norm).
  */
-function rankExpression(stats: QueryStats): SQL {
+function rankExpression(stats: QueryStats, tsv: SQL = sql`c.tsv`): SQL {
   return sql.join(
-    stats.terms.map((t) => sql`${idf(t.df, stats.chunks)}::float8 * ts_rank(c.tsv, ${t.q}::tsquery, 1)`),
+    stats.terms.map((t) => sql`${idf(t.df, stats.chunks)}::float8 * ts_rank(${tsv}, ${t.q}::tsquery, 1)`),
     sql` + `,
   );
 }
@@ -185,6 +185,23 @@ function weighLexical(rows: LexicalRow[], terms: string[]): void {
   rows.sort((a, b) => b.score - a.score || a.id - b.id);
 }
 
+/**
+ * The whole-document leg of group=document (SQLite: documents_fts bm25 of the candidates' documents): each
+ * candidate document's chunks joined in order and scored as one text, with the chunk leg's weights (rankExpression).
+ * No document index: the tsvector is made per query, for the candidates only (DOCUMENT_POOL-bounded), within the budget.
+ */
+async function wholeDocumentScores(tx: PgStoreTx, stats: QueryStats & { tsq: string }, paths: string[]): Promise<Map<string, number>> {
+  if (paths.length === 0 || stats.terms.length === 0) return new Map();
+  const rows = await rowsOf<{ path: string; score: number }>(
+    tx,
+    sql`select x.path, ${rankExpression(stats, sql`x.tsv`)} as score from (
+        select d.path, to_tsvector('english', string_agg(c.text, ' ' order by c.chunk_index)) as tsv
+        from documents d join chunks c on c.doc_id = d.doc_id where d.path in ${paths} group by d.path) x
+      where x.tsv @@ ${stats.tsq}::tsquery`,
+  );
+  return new Map(rows.map((r) => [r.path, Number(r.score)]));
+}
+
 async function chunkDetails(tx: PgStoreTx, ids: number[]): Promise<Map<number, ChunkDetail>> {
   if (ids.length === 0) return new Map();
   const rows = await rowsOf<{ id: string; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string }>(
@@ -211,7 +228,7 @@ async function hasChunks(tx: PgStoreTx): Promise<boolean> {
   return (await rowsOf(tx, sql`select 1 from chunks limit 1`)).length > 0;
 }
 
-type StoreLegs = { store: string; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
+type StoreLegs = { store: string; /** The lexical leg's query statistics, for the whole-document leg. */ stats: (QueryStats & { tsq: string }) | null; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
 
 /**
  * Search a store (and core, read-only, when given) in any mode. `vector` is
@@ -285,7 +302,7 @@ export async function searchStorePg({
   for (const h of handles) {
     legs.push(
       await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
-        const leg: StoreLegs = { store: h.store, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
+        const leg: StoreLegs = { store: h.store, stats: null, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
         // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
         const backlog = queryVector && fp && h === handle ? await timed("vector", () => backlogFallbackPg({ tx })) : null;
         if (backlog) leg.vectorFallback = { ...backlog, message: `${h.store}: ${backlog.message}` };
@@ -312,6 +329,7 @@ export async function searchStorePg({
             runWithinBudgetPg(ltx, budget, async () => {
               const stats = await queryStats(ltx, terms, query);
               leg.tsq = stats.tsq;
+              if (stats.tsq !== null) leg.stats = { ...stats, tsq: stats.tsq };
               if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx: ltx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
               weighLexical(leg.lexical, terms);
             });
@@ -412,7 +430,22 @@ export async function searchStorePg({
     return hit;
   };
 
-  const group = () => groupByDocument({ candidates, handles: [], terms, scoring: DOCUMENT_SCORING, wholeDocument: null, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights, RANKING), ranking: RANKING });
+  // group=document: the scoring of the SQLite path (a short query weighs its passages more), with the whole-document leg.
+  const scoring = { ...DOCUMENT_SCORING };
+  if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
+  let wholeDocument: Map<string, number> | null = null;
+  if (grouped && scoring.wholeDocument > 0 && answeredBy !== "vector" && lexicalOverBudget === null) {
+    wholeDocument = new Map();
+    for (const h of handles) {
+      const leg = legs.find((l) => l.store === h.store)!;
+      const paths = [...new Set(candidates.filter((c) => c.store === h.store).map((c) => c.detail.path))];
+      if (!leg.stats || paths.length === 0) continue;
+      const stats = leg.stats;
+      const scores = await withStoreTx({ handle: h, readOnly: true }, (tx) => runWithinBudgetPg(tx, budget, () => wholeDocumentScores(tx, stats, paths)));
+      for (const [path, score] of scores) wholeDocument.set(`${h.store}:${path}`, score);
+    }
+  }
+  const group = () => groupByDocument({ candidates, handles: [], terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights, RANKING), ranking: RANKING });
   // Snippets only for what is shown: the page's chunks, or (grouped) the hit and passages of each document on the page.
   const shownKeys = grouped
     ? new Set(group().slice(input.offset, input.offset + input.limit).flatMap((h) => [h, ...(h.passages ?? [])].map((p) => `${h.store}:${p.id}`)))
@@ -432,8 +465,8 @@ export async function searchStorePg({
 
   const groupingStarted = performance.now();
   const hits = grouped ? group() : candidates.map(toHit);
-  // No whole-document index and no title evidence here: a document ranks by its chunks (and its path's words).
-  if (grouped) recordGroupingStage(rec, { ms: performance.now() - groupingStarted, hits, combine: DOCUMENT_SCORING.combine, note: "by the chunks' evidence and the path's words (no whole-document index on PostgreSQL)" });
+  // No title evidence here: a document ranks by its chunks, its text as a whole and its path's words.
+  if (grouped) recordGroupingStage(rec, { ms: performance.now() - groupingStarted, hits, combine: scoring.combine, note: "by the chunks' evidence, each document's text as a whole (its chunks' tsvector, per query) and the path's words" });
   const results = hits.slice(input.offset, input.offset + input.limit);
   const searchable = legs.some((l) => l.searchable) ? 1 : 0;
   const belowFloor = legs.reduce((n, l) => n + l.belowFloor, 0);

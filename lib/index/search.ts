@@ -800,7 +800,7 @@ export function groupByDocument({
       hit.signals.fused = d.score;
       hit.signals.document = { chunks: d.chunks.length, bestChunk: best.score, combined: d.score, fieldBoost: d.fieldBoost };
       const chunkEvidence = chunkRank.has(d.key) ? `rank ${chunkRank.get(d.key)} by chunks (${ranking} ${scoring.combine === "damped_sum" ? `best + further chunks × ${scoring.damping}^i` : "of the best chunk"} = ${round6(d.lexical)})` : null;
-      const documentEvidence = documentRank?.has(d.key) ? `rank ${documentRank.get(d.key)} by whole-document bm25 (${round6(wholeDocument!.get(d.key)!)}, weight ${scoring.wholeDocument})` : null;
+      const documentEvidence = documentRank?.has(d.key) ? `rank ${documentRank.get(d.key)} by whole-document ${ranking} (${round6(wholeDocument!.get(d.key)!)}, weight ${scoring.wholeDocument})` : null;
       const legs = [
         lexicalRank.has(d.key) ? `lexical document rank ${lexicalRank.get(d.key)}: ${[chunkEvidence, documentEvidence].filter(Boolean).join(" + ")}` : null,
         vectorRank.has(d.key) ? `vector document rank ${vectorRank.get(d.key)} (closest chunk ${round6(d.vector)})` : null,
