@@ -13,7 +13,7 @@ import { deleteDocumentByPath, ingestDocument } from "@/lib/index/ingest";
 import { searchInputSchema, searchStore, type SearchTuning } from "@/lib/index/search";
 import { stores } from "@/lib/stores/backend";
 import { createStore } from "@/lib/stores/stores";
-import { itFailsOnPg, itSqliteOnly, searchHere, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
+import { itSqliteOnly, searchHere, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
 import { migrationsUpTo } from "./helpers";
 
 // The whole-document index (migration 0013): each document's path, title and
@@ -68,15 +68,11 @@ async function seedDocs(): Promise<void> {
 const pathsHere = async (q: string, mode: "fts" | "hybrid" = "fts") => (await searchHere("docs", { q, mode, match: "any", group: "document" })).results.map((h) => h.path);
 
 describe("whole-document full-text index (migration 0013)", () => {
-  itFailsOnPg(
-    "ranks the document that covers the query as a whole above one lucky passage",
-    "PostgreSQL has no whole-document index (search-pg.ts groups with wholeDocument: null), so the lucky passage's document ranks first",
-    async () => {
-      await seedDocs();
-      expect(await pathsHere(QUERY)).toEqual([SPREAD.path, LUCKY.path]);
-      expect(await pathsHere(QUERY, "hybrid")).toEqual([SPREAD.path, LUCKY.path]);
-    },
-  );
+  it("ranks the document that covers the query as a whole above one lucky passage", async () => {
+    await seedDocs();
+    expect(await pathsHere(QUERY)).toEqual([SPREAD.path, LUCKY.path]);
+    expect(await pathsHere(QUERY, "hybrid")).toEqual([SPREAD.path, LUCKY.path]);
+  });
 
   itSqliteOnly("which the chunks alone did not, and explain names the whole-document bm25", "the SQLite ranking's tuning (wholeDocument: 0) and the documents_fts index", async () => {
     await seedDocs();

@@ -16,7 +16,7 @@ import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { verifyStore } from "@/lib/index/verify";
 import { stores } from "@/lib/stores/backend";
 import { createStore, openStore } from "@/lib/stores/stores";
-import { itFailsOnPg, itSqliteOnly, searchHere, seedDocument, seedStore, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
+import { itSqliteOnly, searchHere, seedDocument, seedStore, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
 import { migrationsUpTo } from "./helpers";
 
 // The chunk full-text index gains stemming (porter) by a migration that
@@ -225,25 +225,21 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect((await stores().verifyStore({ store: "busy" })).consistent).toBe(true);
   });
 
-  itFailsOnPg(
-    "an exact written form outranks a stem-only match, in every mode that reads full text",
-    "PostgreSQL's ranking has no exact-form factor (search-pg.ts: EXACT_FORM_BOOST not applied), so the stem-only document that repeats the stem stays first",
-    async () => {
-      await seedStore("forms");
-      // The stem-only document says "configured" more often, so bm25 alone (of the stemmed chunks, without the exact-form and proximity factors) ranks it first.
-      await seedDocument("forms", "a/stem-only.md", "The proxy is configured, and configured again, for the edge hosts.");
-      await seedDocument("forms", "b/exact.md", "The proxy configuration lives in one file for the edge hosts.");
-      await sqliteOnlyCheck("bm25 without the exact-form, proximity and document factors (a SearchTuning of the SQLite ranking)", async () => {
-        const bm25Only = await searchStore({ handle: openStore({ store: "forms" }), core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode: "fts" }), tuning: { exactFormBoost: 0, proximity: { weight: 0, window: 5 }, document: { wholeDocument: 0, fieldBoost: 0, shortQuery: { wholeDocument: 0, fieldBoost: 0 } } } });
-        expect(bm25Only.results.map((h) => h.path)).toEqual(["a/stem-only.md", "b/exact.md"]);
-      });
-      for (const mode of ["fts", "hybrid"] as const) {
-        const r = await searchHere("forms", { q: "proxy configuration", mode, explain: true });
-        expect(r.results.map((h) => h.path)).toEqual(["b/exact.md", "a/stem-only.md"]);
-        expect(r.results[0].signals?.why).toMatch(/100% of the words as written/);
-      }
-    },
-  );
+  it("an exact written form outranks a stem-only match, in every mode that reads full text", async () => {
+    await seedStore("forms");
+    // The stem-only document says "configured" more often, so bm25 alone (of the stemmed chunks, without the exact-form and proximity factors) ranks it first.
+    await seedDocument("forms", "a/stem-only.md", "The proxy is configured, and configured again, for the edge hosts.");
+    await seedDocument("forms", "b/exact.md", "The proxy configuration lives in one file for the edge hosts.");
+    await sqliteOnlyCheck("bm25 without the exact-form, proximity and document factors (a SearchTuning of the SQLite ranking)", async () => {
+      const bm25Only = await searchStore({ handle: openStore({ store: "forms" }), core: null, input: searchInputSchema.parse({ q: "proxy configuration", mode: "fts" }), tuning: { exactFormBoost: 0, proximity: { weight: 0, window: 5 }, document: { wholeDocument: 0, fieldBoost: 0, shortQuery: { wholeDocument: 0, fieldBoost: 0 } } } });
+      expect(bm25Only.results.map((h) => h.path)).toEqual(["a/stem-only.md", "b/exact.md"]);
+    });
+    for (const mode of ["fts", "hybrid"] as const) {
+      const r = await searchHere("forms", { q: "proxy configuration", mode, explain: true });
+      expect(r.results.map((h) => h.path)).toEqual(["b/exact.md", "a/stem-only.md"]);
+      expect(r.results[0].signals?.why).toMatch(/100% of the words as written/);
+    }
+  });
 
   itSqliteOnly("`reindex --fts-only` rebuilds the whole full-text index from the chunks, audited", "the CLI's FTS5 rebuild of index.db (PostgreSQL's tsvector is a generated column)", () => {
     createStore({ input: { name: "cli" }, actor: "test" });

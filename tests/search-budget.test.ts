@@ -6,7 +6,7 @@ import { getStoreDb, openStoreReaderWithCore } from "@/lib/db/connection";
 import { loadQueryBudget, runWithinBudget, startQueryBudget } from "@/lib/db/query-budget";
 import { handleMcpPost } from "@/lib/mcp/http";
 import { stores } from "@/lib/stores/backend";
-import { drainEmbeddings, itFailsOnPg, itSqliteOnly, onPg, searchHere, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, itSqliteOnly, onPg, searchHere, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
 import { prefixAttack, seedPrefixAttackCorpus } from "./fixtures/prefix-attack-corpus";
 import { callRoute, restartWith } from "./helpers";
 
@@ -102,15 +102,11 @@ describe("an expensive query is stopped at the query budget", () => {
     expect((await searchHere("attack", { q: "interrupt", mode: "fts" })).results.map((r) => r.path)).toEqual(["after/ok.md"]);
   });
 
-  itFailsOnPg(
-    "hybrid answers from its vectors when the full-text part runs out of budget, and says so",
-    "search-pg.ts runs the full-text leg within the budget and lets the 422 end the whole search, where SQLite answers from the vectors",
-    async () => {
-      const r = await underBudget(() => searchHere("attack", { ...EXPENSIVE, mode: "hybrid" }));
-      expect(r.effectiveMode).toBe("vector");
-      expect(r.fallback).toMatchObject({ reason: "query_budget", message: expect.stringMatching(/query budget.*answered from vectors alone/) });
-    },
-  );
+  it("hybrid answers from its vectors when the full-text part runs out of budget, and says so", async () => {
+    const r = await underBudget(() => searchHere("attack", { ...EXPENSIVE, mode: "hybrid" }));
+    expect(r.effectiveMode).toBe("vector");
+    expect(r.fallback).toMatchObject({ reason: "query_budget", message: expect.stringMatching(/query budget.*answered from vectors alone/) });
+  });
 
   it("over REST: the error envelope says how to narrow the query (never a 500)", async () => {
     const r = await underBudget(() => search("attack", { ...EXPENSIVE, mode: "fts" }));
@@ -231,14 +227,10 @@ describe("vector and hybrid search cap offset + limit", () => {
     expect(grouped.json.error.message).toMatch(/group=document serves results up to 1000 deep/);
   });
 
-  itFailsOnPg(
-    "the refusal says how to page further: with mode=fts and group=chunk",
-    "search-pg.ts's message stops at 'serves results up to 1000 deep', without SQLite's hint",
-    async () => {
-      const r = await search("notes", { q: "nginx certificate", mode: "vector", offset: 2500 });
-      expect(r.json.error.message).toMatch(/up to 1000 deep.*mode=fts/);
-      const grouped = await search("notes", { q: "nginx certificate", mode: "fts", group: "document", offset: 2500 });
-      expect(grouped.json.error.message).toMatch(/group=document serves results up to 1000 deep.*group=chunk/);
-    },
-  );
+  it("the refusal says how to page further: with mode=fts and group=chunk", async () => {
+    const r = await search("notes", { q: "nginx certificate", mode: "vector", offset: 2500 });
+    expect(r.json.error.message).toMatch(/up to 1000 deep.*mode=fts/);
+    const grouped = await search("notes", { q: "nginx certificate", mode: "fts", group: "document", offset: 2500 });
+    expect(grouped.json.error.message).toMatch(/group=document serves results up to 1000 deep.*group=chunk/);
+  });
 });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { searchInputSchema, searchStore, type SearchTuning } from "@/lib/index/search";
 import { openStore } from "@/lib/stores/stores";
-import { itFailsOnPg, searchHere, seedDocument, seedStore, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
+import { searchHere, seedDocument, seedStore, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
 
 // Proximity evidence (lib/index/search.ts PROXIMITY): among passages holding
 // the same query words, the one that has them next to each other, in the
@@ -48,14 +48,10 @@ describe("proximity evidence in search", () => {
     }
   });
 
-  itFailsOnPg(
-    "explain says why: the share of the query's adjacent word pairs found near each other",
-    "PostgreSQL ranks by idf-weighted ts_rank with no proximity factor (lib/index/search-pg.ts), so explain has no proximity to show (and, grouped by document, still names bm25)",
-    async () => {
-      await seed();
-      const explained = await searchHere("near", { q: "connection pool size", mode: "fts", explain: true });
-      expect(explained.results[0].signals?.why).toMatch(/100% of adjacent word pairs near each other/);
-      expect(explained.results[1].signals?.why).toMatch(/0% of adjacent word pairs near each other/);
-    },
-  );
+  it("explain says why: the share of the query's adjacent word pairs found near each other", async () => {
+    await seed();
+    const explained = await searchHere("near", { q: "connection pool size", mode: "fts", explain: true });
+    expect(explained.results[0].signals?.why).toMatch(/100% of adjacent word pairs near each other/);
+    expect(explained.results[1].signals?.why).toMatch(/0% of adjacent word pairs near each other/);
+  });
 });

@@ -1,14 +1,15 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Fingerprint } from "../embed/providers";
-import { AppError } from "../errors";
+import { AppError, isAppError } from "../errors";
 import { answerReason, backlogDegrades, ExplainRecorder, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import {
   DOCUMENT_POOL,
   DOCUMENT_SCORING,
   groupByDocument,
-  MAX_VECTOR_DEPTH,
+  lexicalOverBudgetFallback,
   POOL,
+  refuseTooDeep,
   recordFusionStages,
   recordGroupingStage,
   whyChunk,
@@ -18,6 +19,8 @@ import {
   type SearchHit,
   type SearchInput,
   type SearchResult,
+  weighWrittenForms,
+  WRITTEN_FORMS,
 } from "./search";
 import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
 import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
@@ -46,13 +49,17 @@ import { log } from "../log";
  * below bm25 with match=any (MRR@10 0.282 vs 0.627); with the idf weighting
  * it scores 0.597 (hit@10 0.803 vs 0.820), measured in the same run. Scores are on a different scale from bm25's,
  * which only matters within one answer: hybrid fuses ranks, not scores.
+ * Each of the best candidates is then weighed as on SQLite: × the exact-form
+ * factor (EXACT_FORM_BOOST) and the proximity factor (PROXIMITY), read from
+ * its text (search.ts weighWrittenForms).
  * Other differences: english stopwords are not indexed, so a query made only
- * of stopwords ("to be or not to be") matches nothing here (no_match); the
- * exact-form factor of the SQLite path (EXACT_FORM_BOOST) is not applied.
+ * of stopwords ("to be or not to be") matches nothing here (no_match).
  *
  * The full-text statements run within the query budget (DUALMIND_QUERY_BUDGET_MS,
  * as on SQLite) as their statement_timeout: one that overruns is cancelled by
- * the server and the search answers 422 query_too_expensive with a hint.
+ * the server and the search answers 422 query_too_expensive with a hint —
+ * except a hybrid search whose vectors answered, which answers from them
+ * alone with fallback query_budget (as on SQLite).
  */
 
 /**
@@ -94,7 +101,17 @@ export function chunkFiltersPg({ input, now }: { input: SearchInput; now: number
   return where;
 }
 
-type LexicalRow = { id: number; score: number; detail: ChunkDetail; /** ts_headline, when it was asked for this row. */ snip: string | null };
+type LexicalRow = {
+  id: number;
+  score: number;
+  detail: ChunkDetail;
+  /** ts_headline, when it was asked for this row. */
+  snip: string | null;
+  /** The whole chunk, for the rows the exact-form and proximity factors weigh (the best WRITTEN_FORMS.maxCandidates). */
+  fullText: string | null;
+  exactForms: number | null;
+  nearPairs: number | null;
+};
 
 /** One query word's lexeme(s) in a store: its tsquery text and how many chunks contain it. */
 type TermStat = { q: string; df: number };
@@ -126,9 +143,9 @@ const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5))
  * — ts_rank grows with the lexeme's occurrences and saturates (like bm25's tf
  * term), normalization 1 divides by 1 + log(length) (like bm25's length norm).
  */
-function rankExpression(stats: QueryStats): SQL {
+function rankExpression(stats: QueryStats, tsv: SQL = sql`c.tsv`): SQL {
   return sql.join(
-    stats.terms.map((t) => sql`${idf(t.df, stats.chunks)}::float8 * ts_rank(c.tsv, ${t.q}::tsquery, 1)`),
+    stats.terms.map((t) => sql`${idf(t.df, stats.chunks)}::float8 * ts_rank(${tsv}, ${t.q}::tsquery, 1)`),
     sql` + `,
   );
 }
@@ -140,7 +157,7 @@ function rankExpression(stats: QueryStats): SQL {
  */
 async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx; stats: QueryStats & { tsq: string }; where: SQL[]; take: number; headlines: { from: number; to: number } }): Promise<LexicalRow[]> {
   // `tsq` and each term's `q` are PostgreSQL's own text forms of the query built from bound words, passed back as parameters.
-  const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null }>(
+  const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>(
     tx,
     sql`with q as (select ${stats.tsq}::tsquery as query),
       ranked as (
@@ -149,11 +166,40 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
         order by score desc, c.id limit ${take}),
       numbered as (select ranked.*, row_number() over (order by score desc, id) as rn from ranked)
       select r.id, r.score, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
-        case when r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.query, ${HEADLINE_OPTIONS}) end as snip
+        case when r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.query, ${HEADLINE_OPTIONS}) end as snip,
+        case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"
       from numbered r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id, q
       order by r.rn`,
   );
-  return rows.map(({ score, snip, ...d }) => ({ id: Number(d.id), score: Number(score), snip, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }));
+  return rows.map(({ score, snip, fullText, ...d }) => ({ id: Number(d.id), score: Number(score), snip, fullText, exactForms: null, nearPairs: null, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }));
+}
+
+/**
+ * The exact-form and proximity factors of the SQLite path (search.ts weighWrittenForms, EXACT_FORM_BOOST, PROXIMITY),
+ * read from the whole text of the best WRITTEN_FORMS.maxCandidates rows; the leg is re-sorted by the weighed score.
+ */
+function weighLexical(rows: LexicalRow[], terms: string[]): void {
+  const weighed = rows.slice(0, WRITTEN_FORMS.maxCandidates).map((r) => ({ r, score: r.score, exactForms: null, nearPairs: null, row: { text: r.fullText ?? r.detail.text } }));
+  weighWrittenForms({ ranked: weighed, terms, boost: WRITTEN_FORMS.boost, proximity: WRITTEN_FORMS.proximity });
+  for (const w of weighed) Object.assign(w.r, { score: w.score, exactForms: w.exactForms, nearPairs: w.nearPairs, fullText: null });
+  rows.sort((a, b) => b.score - a.score || a.id - b.id);
+}
+
+/**
+ * The whole-document leg of group=document (SQLite: documents_fts bm25 of the candidates' documents): each
+ * candidate document's chunks joined in order and scored as one text, with the chunk leg's weights (rankExpression).
+ * No document index: the tsvector is made per query, for the candidates only (DOCUMENT_POOL-bounded), within the budget.
+ */
+async function wholeDocumentScores(tx: PgStoreTx, stats: QueryStats & { tsq: string }, paths: string[]): Promise<Map<string, number>> {
+  if (paths.length === 0 || stats.terms.length === 0) return new Map();
+  const rows = await rowsOf<{ path: string; score: number }>(
+    tx,
+    sql`select x.path, ${rankExpression(stats, sql`x.tsv`)} as score from (
+        select d.path, to_tsvector('english', string_agg(c.text, ' ' order by c.chunk_index)) as tsv
+        from documents d join chunks c on c.doc_id = d.doc_id where d.path in ${paths} group by d.path) x
+      where x.tsv @@ ${stats.tsq}::tsquery`,
+  );
+  return new Map(rows.map((r) => [r.path, Number(r.score)]));
 }
 
 async function chunkDetails(tx: PgStoreTx, ids: number[]): Promise<Map<number, ChunkDetail>> {
@@ -182,7 +228,7 @@ async function hasChunks(tx: PgStoreTx): Promise<boolean> {
   return (await rowsOf(tx, sql`select 1 from chunks limit 1`)).length > 0;
 }
 
-type StoreLegs = { store: string; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
+type StoreLegs = { store: string; /** The lexical leg's query statistics, for the whole-document leg. */ stats: (QueryStats & { tsq: string }) | null; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
 
 /**
  * Search a store (and core, read-only, when given) in any mode. `vector` is
@@ -211,10 +257,7 @@ export async function searchStorePg({
   const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT, budgetMs });
   if (input.syntax === "fts5") throw new AppError("invalid_request", "syntax=fts5 is the SQLite backend's advanced syntax; on PostgreSQL use syntax=plain", [{ path: "syntax", message: "fts5 syntax is not available on PostgreSQL" }]);
   const grouped = input.group === "document";
-  if ((input.mode !== "fts" || grouped) && input.offset + input.limit > MAX_VECTOR_DEPTH) {
-    const message = `offset + limit is ${input.offset + input.limit}; ${grouped ? "group=document" : `mode=${input.mode}`} serves results up to ${MAX_VECTOR_DEPTH} deep`;
-    throw new AppError("invalid_request", message, [{ path: "offset", message, max: MAX_VECTOR_DEPTH }]);
-  }
+  refuseTooDeep(input);
   const handles = core ? [handle, core] : [handle];
   const page = input.offset + input.limit + 1;
   const take = grouped ? Math.max(DOCUMENT_POOL, page * 4) : input.mode === "hybrid" ? Math.max(POOL, page) : page;
@@ -254,10 +297,12 @@ export async function searchStorePg({
     }
   };
   let lexicalRan = false;
+  /** Why the full-text part of a hybrid search was skipped (its budget ran out), when it was. */
+  let lexicalOverBudget: string | null = null;
   for (const h of handles) {
     legs.push(
       await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
-        const leg: StoreLegs = { store: h.store, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
+        const leg: StoreLegs = { store: h.store, stats: null, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
         // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
         const backlog = queryVector && fp && h === handle ? await timed("vector", () => backlogFallbackPg({ tx })) : null;
         if (backlog) leg.vectorFallback = { ...backlog, message: `${h.store}: ${backlog.message}` };
@@ -276,14 +321,28 @@ export async function searchStorePg({
         }
         const lexicalWanted = input.mode !== "vector" || vectorFallback !== null || leg.vectorFallback !== null;
         lexicalRan ||= lexicalWanted;
-        if (query && lexicalWanted) {
-          await timed("lexical", () =>
-            runWithinBudgetPg(tx, budget, async () => {
-              const stats = await queryStats(tx, terms, query);
+        // Hybrid whose store's vectors answered can answer from them alone when the full-text part overruns the budget (as on SQLite):
+        // that part then runs in a savepoint, so the cancelled statement leaves the transaction usable.
+        const vectorsCanAnswer = input.mode === "hybrid" && vectorFallback === null && (legs[0] ?? leg).method !== null && (legs[0] ?? leg).vectorFallback === null;
+        if (query && lexicalWanted && lexicalOverBudget === null) {
+          const lexicalPart = (ltx: PgStoreTx) =>
+            runWithinBudgetPg(ltx, budget, async () => {
+              const stats = await queryStats(ltx, terms, query);
               leg.tsq = stats.tsq;
-              if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
-            }),
-          );
+              if (stats.tsq !== null) leg.stats = { ...stats, tsq: stats.tsq };
+              if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx: ltx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
+              weighLexical(leg.lexical, terms);
+            });
+          await timed("lexical", async () => {
+            if (!vectorsCanAnswer) return lexicalPart(tx);
+            try {
+              await tx.transaction(lexicalPart);
+            } catch (e) {
+              // The lexical leg is the one that grows with common words: past the budget, hybrid answers from its vectors and says so.
+              if (!(isAppError(e) && e.code === "query_too_expensive")) throw e;
+              lexicalOverBudget = e.message;
+            }
+          });
         }
         for (const r of leg.lexical) leg.details.set(r.id, r.detail);
         const missing = leg.vector.map((r) => r.id).filter((id) => !leg.details.has(id));
@@ -297,13 +356,19 @@ export async function searchStorePg({
   // The store's own vector leg decides: when it could not answer, the whole answer is lexical.
   vectorFallback ??= legs[0].vectorFallback;
   const vectorsAnswered = fp !== null && vectorFallback === null;
-  const answeredBy: SearchInput["mode"] = vectorsAnswered ? input.mode : "fts";
+  if (lexicalOverBudget !== null) {
+    for (const l of legs) {
+      l.lexical = [];
+      l.tsq = null;
+    }
+  }
+  const answeredBy: SearchInput["mode"] = lexicalOverBudget !== null ? "vector" : vectorsAnswered ? input.mode : "fts";
 
   // One ranking per signal over every searched store, as on SQLite.
   const byScore = <T extends { key: string; score: number }>(list: T[]) => list.sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
-  const lexical = byScore(legs.flatMap((l) => l.lexical.map((r) => ({ key: `${l.store}:${r.id}`, score: r.score, snip: r.snip }))));
+  const lexical = byScore(legs.flatMap((l) => l.lexical.map((r) => ({ key: `${l.store}:${r.id}`, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs }))));
   const vectorRanked = vectorsAnswered ? byScore(legs.flatMap((l) => l.vector.map((r) => ({ key: `${l.store}:${r.id}`, score: r.similarity })))).slice(0, take) : [];
-  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip }]));
+  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs }]));
   const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, similarity: r.score }]));
   if (fp) {
     // The vector leg ran (the query was embedded): what it found, or why it could not answer.
@@ -321,7 +386,7 @@ export async function searchStorePg({
     const tsqs = legs.filter((l) => l.tsq !== null).map((l) => `${l.store}: ${l.tsq}`);
     rec?.record("lexical", legMs.lexical, {
       candidates: lexical.length,
-      detail: query ? `${RANKING} over chunks.tsv (Σ idf × ts_rank per lexeme), tsquery ${tsqs.length ? tsqs.join("; ") : "empty (only stopwords)"}` : "no word to match",
+      detail: lexicalOverBudget !== null ? `skipped: ${lexicalOverBudget}` : query ? `${RANKING} over chunks.tsv (Σ idf × ts_rank per lexeme), tsquery ${tsqs.length ? tsqs.join("; ") : "empty (only stopwords)"}${WRITTEN_FORMS.note(WRITTEN_FORMS.boost, WRITTEN_FORMS.proximity)}` : "no word to match",
       top: lexical.map((r) => ({ key: r.key, score: r.score })),
     });
   }
@@ -348,7 +413,7 @@ export async function searchStorePg({
         key,
         store: key.slice(0, key.indexOf(":")),
         detail,
-        fts: f ? { rank: f.rank, score: f.score, exactForms: null, ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor(f.snip, detail)) } : null,
+        fts: f ? { rank: f.rank, score: f.score, exactForms: f.exactForms, nearPairs: f.nearPairs, ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor(f.snip, detail)) } : null,
         vector: v ? { rank: v.rank, distance: 1 - v.similarity, similarity: v.similarity } : null,
         decay,
         score: raw * (decay ?? 1),
@@ -365,7 +430,22 @@ export async function searchStorePg({
     return hit;
   };
 
-  const group = () => groupByDocument({ candidates, handles: [], terms, scoring: DOCUMENT_SCORING, wholeDocument: null, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights, RANKING), ranking: RANKING });
+  // group=document: the scoring of the SQLite path (a short query weighs its passages more), with the whole-document leg.
+  const scoring = { ...DOCUMENT_SCORING };
+  if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
+  let wholeDocument: Map<string, number> | null = null;
+  if (grouped && scoring.wholeDocument > 0 && answeredBy !== "vector" && lexicalOverBudget === null) {
+    wholeDocument = new Map();
+    for (const h of handles) {
+      const leg = legs.find((l) => l.store === h.store)!;
+      const paths = [...new Set(candidates.filter((c) => c.store === h.store).map((c) => c.detail.path))];
+      if (!leg.stats || paths.length === 0) continue;
+      const stats = leg.stats;
+      const scores = await withStoreTx({ handle: h, readOnly: true }, (tx) => runWithinBudgetPg(tx, budget, () => wholeDocumentScores(tx, stats, paths)));
+      for (const [path, score] of scores) wholeDocument.set(`${h.store}:${path}`, score);
+    }
+  }
+  const group = () => groupByDocument({ candidates, handles: [], terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights, RANKING), ranking: RANKING });
   // Snippets only for what is shown: the page's chunks, or (grouped) the hit and passages of each document on the page.
   const shownKeys = grouped
     ? new Set(group().slice(input.offset, input.offset + input.limit).flatMap((h) => [h, ...(h.passages ?? [])].map((p) => `${h.store}:${p.id}`)))
@@ -385,13 +465,18 @@ export async function searchStorePg({
 
   const groupingStarted = performance.now();
   const hits = grouped ? group() : candidates.map(toHit);
-  // No whole-document index and no title evidence here: a document ranks by its chunks (and its path's words).
-  if (grouped) recordGroupingStage(rec, { ms: performance.now() - groupingStarted, hits, combine: DOCUMENT_SCORING.combine, note: "by the chunks' evidence and the path's words (no whole-document index on PostgreSQL)" });
+  // No title evidence here: a document ranks by its chunks, its text as a whole and its path's words.
+  if (grouped) recordGroupingStage(rec, { ms: performance.now() - groupingStarted, hits, combine: scoring.combine, note: "by the chunks' evidence, each document's text as a whole (its chunks' tsvector, per query) and the path's words" });
   const results = hits.slice(input.offset, input.offset + input.limit);
   const searchable = legs.some((l) => l.searchable) ? 1 : 0;
   const belowFloor = legs.reduce((n, l) => n + l.belowFloor, 0);
   const pending = vectorsAnswered ? legs[0].pending : 0;
-  const fallback = vectorFallback ? { ...vectorFallback, message: `${vectorFallback.message}; answered with full-text search` } : null;
+  const fallback =
+    lexicalOverBudget !== null
+      ? lexicalOverBudgetFallback(lexicalOverBudget)
+      : vectorFallback
+        ? { ...vectorFallback, message: `${vectorFallback.message}; answered with full-text search` }
+        : null;
   return {
     mode: input.mode,
     effectiveMode: answeredBy,

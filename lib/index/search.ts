@@ -217,6 +217,23 @@ const MAX_POST_FILTER_K = 2_000;
  */
 export const MAX_VECTOR_DEPTH = 1000;
 
+/**
+ * Refuses (400) a vector, hybrid or document-grouped page deeper than
+ * MAX_VECTOR_DEPTH, saying how to page further; both backends call it.
+ */
+/** The fallback of a hybrid answer whose full-text part ran out of its budget (`why`, the refusal's message): answered from vectors alone. */
+export function lexicalOverBudgetFallback(why: string): NonNullable<SearchResult["fallback"]> {
+  return { reason: "query_budget", message: `full-text part skipped: ${why}; answered from vectors alone` };
+}
+
+export function refuseTooDeep(input: Pick<SearchInput, "mode" | "group" | "offset" | "limit">): void {
+  const grouped = input.group === "document";
+  if ((input.mode === "fts" && !grouped) || input.offset + input.limit <= MAX_VECTOR_DEPTH) return;
+  const what = grouped ? "group=document" : `mode=${input.mode}`;
+  const message = `offset + limit is ${input.offset + input.limit}; ${what} serves results up to ${MAX_VECTOR_DEPTH} deep`;
+  throw new AppError("invalid_request", `${message}. Narrow the query with filters, or page further with mode=fts and group=chunk`, [{ path: "offset", message, max: MAX_VECTOR_DEPTH }]);
+}
+
 export type HitSignals = {
   fts: { rank: number; score: number } | null;
   vector: { rank: number; distance: number; similarity: number } | null;
@@ -328,11 +345,26 @@ type LexicalHit = {
   row: ChunkDetail;
 };
 
+/** What weighWrittenForms reads (the whole chunk's text) and writes: a lexical hit's score and its two shares. */
+export type WeighedHit = Pick<LexicalHit, "score" | "exactForms" | "nearPairs"> & { row: { text: string } };
+
+/**
+ * Both backends' lexical legs (SQLite's bm25, PostgreSQL's idf-weighted ts_rank) weigh their
+ * best EXACT_FORM_MAX_CANDIDATES candidates this way; `note` is explain's wording of it.
+ */
+export const WRITTEN_FORMS = {
+  maxCandidates: EXACT_FORM_MAX_CANDIDATES,
+  boost: EXACT_FORM_BOOST,
+  proximity: PROXIMITY,
+  note: (boost: number, proximity: Proximity) =>
+    `${boost > 0 ? `; each × (1 + ${boost} × share of the words found as written)` : ""}${proximity.weight > 0 ? `; each × (1 + ${proximity.weight} × share of adjacent word pairs within ${proximity.window} words in order)` : ""}`,
+};
+
 /**
  * Multiply each hit's bm25 by 1 + boost × the share of `terms` its chunk contains as written (EXACT_FORM_BOOST)
  * and by 1 + proximity.weight × the share of the query's adjacent word pairs it has near each other (PROXIMITY).
  */
-function weighWrittenForms({ ranked, terms, boost, proximity }: { ranked: LexicalHit[]; terms: string[]; boost: number; proximity: Proximity }): void {
+export function weighWrittenForms({ ranked, terms, boost, proximity }: { ranked: WeighedHit[]; terms: string[]; boost: number; proximity: Proximity }): void {
   const folded = [...new Set(terms.map(foldWord))];
   if (ranked.length === 0 || folded.length === 0) return;
   for (const r of ranked) {
@@ -408,11 +440,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   const rec = input.explain ? new ExplainRecorder() : null;
   const grouped = input.group === "document";
   // Bad input is refused before any work, whichever signal would have used it.
-  if ((input.mode !== "fts" || grouped) && input.offset + input.limit > MAX_VECTOR_DEPTH) {
-    const what = grouped ? "group=document" : `mode=${input.mode}`;
-    const message = `offset + limit is ${input.offset + input.limit}; ${what} serves results up to ${MAX_VECTOR_DEPTH} deep`;
-    throw new AppError("invalid_request", `${message}. Narrow the query with filters, or page further with mode=fts and group=chunk`, [{ path: "offset", message, max: MAX_VECTOR_DEPTH }]);
-  }
+  refuseTooDeep(input);
   const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT });
   const handles = core ? [handle, core] : [handle];
   const stores = handles.map((h) => h.store);
@@ -521,7 +549,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
       reader.release();
     }
     ftsRanked.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
-    rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}${lexicalPlans.length ? `; ${lexicalPlans.join("; ")}` : ""}${input.syntax === "plain" && boost > 0 ? `; each × (1 + ${boost} × share of the words found as written)` : ""}${input.syntax === "plain" && proximity.weight > 0 ? `; each × (1 + ${proximity.weight} × share of adjacent word pairs within ${proximity.window} words in order)` : ""}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
+    rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}${lexicalPlans.length ? `; ${lexicalPlans.join("; ")}` : ""}${input.syntax === "plain" ? WRITTEN_FORMS.note(boost, proximity) : ""}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
   } else if (effectiveLegs.lexical) {
     rec?.record("lexical", 0, { candidates: 0, detail: "no word to match" });
   }
@@ -589,7 +617,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   }
   const rebuilding = effectiveLegs.lexical ? handles.map((h) => ({ store: h.store, ...ftsRebuildState(h) })).filter((r) => r.pending) : [];
   for (const r of rebuilding) warnings.push({ code: "fts_rebuilding", message: `the full-text index of ${r.store} is being rebuilt (${r.done} of ${r.total} chunks indexed): full-text hits cover only those so far` });
-  if (lexicalOverBudget) fallback = { reason: "query_budget", message: `full-text part skipped: ${lexicalOverBudget}; answered from vectors alone` };
+  if (lexicalOverBudget) fallback = lexicalOverBudgetFallback(lexicalOverBudget);
   const searchable = handles.some(hasChunks) ? 1 : 0;
   const reason = answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.belowFloor ?? 0 });
   return {
@@ -772,7 +800,7 @@ export function groupByDocument({
       hit.signals.fused = d.score;
       hit.signals.document = { chunks: d.chunks.length, bestChunk: best.score, combined: d.score, fieldBoost: d.fieldBoost };
       const chunkEvidence = chunkRank.has(d.key) ? `rank ${chunkRank.get(d.key)} by chunks (${ranking} ${scoring.combine === "damped_sum" ? `best + further chunks × ${scoring.damping}^i` : "of the best chunk"} = ${round6(d.lexical)})` : null;
-      const documentEvidence = documentRank?.has(d.key) ? `rank ${documentRank.get(d.key)} by whole-document bm25 (${round6(wholeDocument!.get(d.key)!)}, weight ${scoring.wholeDocument})` : null;
+      const documentEvidence = documentRank?.has(d.key) ? `rank ${documentRank.get(d.key)} by whole-document ${ranking} (${round6(wholeDocument!.get(d.key)!)}, weight ${scoring.wholeDocument})` : null;
       const legs = [
         lexicalRank.has(d.key) ? `lexical document rank ${lexicalRank.get(d.key)}: ${[chunkEvidence, documentEvidence].filter(Boolean).join(" + ")}` : null,
         vectorRank.has(d.key) ? `vector document rank ${vectorRank.get(d.key)} (closest chunk ${round6(d.vector)})` : null,
