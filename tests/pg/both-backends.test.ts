@@ -43,6 +43,7 @@ describe("the shared suites' PostgreSQL fixture", () => {
     const unclassified = files.filter((f) => !both.has(f) && !(f in ONE_BACKEND_SUITES));
     expect(unclassified, "add each to tests/pg/both-backends.ts (seeding through tests/backend.ts) or to tests/pg/one-backend.ts with the reason").toEqual([]);
     expect(files.filter((f) => both.has(f) && f in ONE_BACKEND_SUITES), "listed as both and as one").toEqual([]);
+    expect(BOTH_BACKEND_SUITES.filter((f, i) => BOTH_BACKEND_SUITES.indexOf(f) !== i), "listed twice (the file would run twice)").toEqual([]);
     for (const f of Object.keys(ONE_BACKEND_SUITES)) expect(fs.existsSync(f), `${f} (tests/pg/one-backend.ts) exists`).toBe(true);
   });
 });

@@ -22,7 +22,6 @@ export const BOTH_BACKEND_SUITES = [
   "tests/embed-forget.test.ts",
   "tests/embed-worker.test.ts",
   "tests/embeddable-kinds.test.ts",
-  "tests/graph-api.test.ts",
   "tests/graph-node-detail.test.ts",
   "tests/graph-remember.test.ts",
   "tests/graph-thoughts.test.ts",
