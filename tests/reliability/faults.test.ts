@@ -181,9 +181,11 @@ describe("kill -9 of a real server", () => {
     await waitFor("the first embedding pass", async () => ((await call("GET", "/stores/reembed/health")).json as { backlog: { pending: number } }).backlog.pending === 0);
     await server!.stop();
     // A model change (another builtin dimension) makes every vector stale; small batches keep the re-embed running long enough to be hit.
-    // On PostgreSQL the killed replica's claims are taken again when their lease runs out (DUALMIND_EMBED_LEASE_MS,
-    // 5 min by default: another replica cannot tell a dead worker from a slow one): short here, as in tests/pg/replicas-kill.test.ts.
-    const newModel = { DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_BATCH_SIZE: onPg ? "4" : "2", ...(onPg ? { DUALMIND_EMBED_LEASE_MS: "3000" } : {}) };
+    // The killed worker's claims (a batch in flight when the kill lands) are taken again when their lease runs out
+    // (DUALMIND_EMBED_LEASE_MS, 5 min by default: another process cannot tell a dead worker from a slow one), on both
+    // backends: short here, as in tests/pg/replicas-kill.test.ts. With the default the resumed job waits those 5 minutes
+    // whenever the kill lands mid-batch (seen once in CI: the 120 s wait below ran out).
+    const newModel = { DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_BATCH_SIZE: onPg ? "4" : "2", DUALMIND_EMBED_LEASE_MS: "3000" };
     await serve(newModel);
     const started = await call("POST", "/stores/reembed/reembed", {});
     expect(started.status, JSON.stringify(started.json)).toBe(202);
