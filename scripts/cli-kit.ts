@@ -5,6 +5,7 @@
 import { ConfigError, CONFIG_DOCS } from "../lib/config";
 import { registerEmbeddableKinds } from "../lib/embeddable-kinds";
 import { isAppError } from "../lib/errors";
+import { storesOnPostgres } from "../lib/stores/on-postgres";
 
 export type Flags = Record<string, string | boolean>;
 export type CommandContext = { args: string[]; flags: Flags; json: boolean; out: (human: string, data?: unknown) => void };
@@ -16,6 +17,15 @@ export type Command = {
 };
 
 export class UsageError extends Error {}
+
+/**
+ * Refuse a command that works on a SQLite store's files (index.db, its FTS5
+ * and sqlite-vec tables, the memory folder) when DATABASE_URL puts the stores
+ * in PostgreSQL: a usage error (exit 2) whose message says what to use there.
+ */
+export function refuseWithDatabaseUrl(message: string): void {
+  if (storesOnPostgres()) throw new UsageError(message);
+}
 
 export function parseArgv(argv: string[]): { positional: string[]; flags: Flags } {
   const positional: string[] = [];
@@ -81,6 +91,8 @@ export async function runCli(commands: Command[], argv: string[]): Promise<numbe
       ...commands.map((c) => `  ${c.usage.padEnd(64)} ${c.summary}`),
       "",
       `With DATABASE_URL: ${CONFIG_DOCS.find((d) => d.variable === "DATABASE_URL")?.meaning}.`,
+      "The CLI's store commands (stores, search, verify, reindex, recall, reflection, metrics status, health, reembed, embeddings status|retry-parked, graph) then act on the PostgreSQL stores, as the API does; " +
+        "backup, restore, export bundle, import bundle, embeddings rebuild-index and reindex --fts-only work on SQLite files only and refuse (exit 2), saying what to use instead.",
     ];
     (cmd || flags.help === true ? process.stdout : process.stderr).write(lines.join("\n") + "\n");
     return cmd || flags.help === true ? 0 : 2;

@@ -39,6 +39,28 @@ export type WorkerState = {
   dimension: number | null;
 };
 
+/** A worker as the health report answers it (GET /stores/{store}/health, MCP store_health, CLI metrics status): snake_case, on both backends. */
+export function workerReportOf(w: WorkerState) {
+  return {
+    worker_id: w.workerId,
+    pid: w.pid,
+    mode: w.mode,
+    in_this_process: w.inThisProcess,
+    running: w.running,
+    started_at: w.startedAt,
+    heartbeat_at: w.heartbeatAt,
+    last_batch_at: w.lastBatchAt,
+    last_batch_store: w.lastBatchStore,
+    last_batch_items: w.lastBatchItems,
+    items_per_second: w.itemsPerSecond,
+    last_error: w.lastError,
+    last_error_at: w.lastErrorAt,
+    last_error_store: w.lastErrorStore,
+    model: w.model,
+    dimension: w.dimension,
+  };
+}
+
 function safely(what: string, f: () => void): void {
   try {
     f();

@@ -6,10 +6,10 @@ import { rowsOf, withStoreTx, type PgStoreHandle } from "../db/pg-store";
 import { adminJobs } from "../db/schema/pg/governance";
 import { memories } from "../db/schema/pg/store";
 import { log } from "../log";
-import { beatJobPg, finishJobPg, startReindexJobPg } from "./admin-jobs-pg";
+import { beatJobPg, finishJobPg, startReindexJobPg, takeOverStaleJobPg } from "./admin-jobs-pg";
 import { CHUNKING_VERSION } from "./chunking";
 import { deleteDocumentByPathPg } from "./ingest-pg";
-import { jobFromRow, type Job } from "./jobs";
+import { JOB_STALE_MS, jobFromRow, type Job } from "./jobs";
 import { putMemoryTextPg } from "./memories-pg";
 import type { ReindexKindCounts, ReindexResult } from "./reindex";
 import type { VerifyReport } from "./verify";
@@ -101,17 +101,21 @@ export const JOB_OWNER = `${process.pid}:${randomUUID()}`;
 /** The running job's heartbeat, well inside JOB_STALE_MS, so no replica takes over a live run. */
 const HEARTBEAT_MS = 10_000;
 
-/** Run a claimed reindex job in the background: the rebuild, a heartbeat while it runs, then the job closed with its outcome. */
-export function runReindexJobPg({ pg, handle, jobId }: { pg: PgHandle; handle: PgStoreHandle; jobId: string }): void {
+/**
+ * Run a claimed reindex job: the rebuild, a heartbeat while it runs, then the job closed with its outcome. The
+ * promise settles when the job is closed (it never rejects: the outcome is in the row); the API does not wait for it.
+ */
+export function runReindexJobPg({ pg, handle, jobId }: { pg: PgHandle; handle: PgStoreHandle; jobId: string }): Promise<void> {
   const beat = setInterval(() => void beatJobPg({ db: pg.db, id: jobId, owner: JOB_OWNER }).catch(() => undefined), HEARTBEAT_MS);
   beat.unref();
-  void rebuildStoreFromMemoriesPg({ handle })
+  return rebuildStoreFromMemoriesPg({ handle })
     .then((result) => finishJobPg({ db: pg.db, id: jobId, owner: JOB_OWNER, outcome: { status: "succeeded", resultJson: JSON.stringify(result) } }))
     .catch(async (e: unknown) => {
       log("error", "reindex on PostgreSQL failed", { store: handle.store, jobId, error: String(e) });
       await finishJobPg({ db: pg.db, id: jobId, owner: JOB_OWNER, outcome: { status: "failed", error: (e as Error).message } }).catch(() => undefined);
     })
-    .finally(() => clearInterval(beat));
+    .finally(() => clearInterval(beat))
+    .then(() => undefined);
 }
 
 /**
@@ -121,8 +125,31 @@ export function runReindexJobPg({ pg, handle, jobId }: { pg: PgHandle; handle: P
  */
 export async function startReindexJobOnPg({ pg, handle, actor, reason }: { pg: PgHandle; handle: PgStoreHandle; actor: string; reason?: string }): Promise<Job> {
   const claimed = await startReindexJobPg({ db: pg.db, store: handle.store, actor, reason, owner: JOB_OWNER });
-  if (claimed.run) runReindexJobPg({ pg, handle, jobId: claimed.row.id });
+  if (claimed.run) void runReindexJobPg({ pg, handle, jobId: claimed.row.id });
   return jobFromRow(claimed.row);
+}
+
+const WAIT_POLL_MS = 250;
+
+/**
+ * The same job, run to the end before returning (the CLI; the twin of
+ * runReindexJob, ./jobs.ts): claimed as POST /stores/{store}/reindex claims
+ * it (one running job per store across replicas, its audit row) and run here
+ * when this ask claimed it. A reindex another replica is running is waited
+ * for, and taken over (audited, as by any replica) if that replica stops
+ * beating its heartbeat, so it is never run twice at once.
+ */
+export async function runReindexJobToEndPg({ pg, handle, actor, reason }: { pg: PgHandle; handle: PgStoreHandle; actor: string; reason?: string }): Promise<Job> {
+  const claimed = await startReindexJobPg({ db: pg.db, store: handle.store, actor, reason, owner: JOB_OWNER });
+  if (claimed.run) await runReindexJobPg({ pg, handle, jobId: claimed.row.id });
+  for (;;) {
+    const job = await getJobByIdPg({ pg, id: claimed.row.id, stores: null });
+    if (!job) throw new Error(`reindex job ${claimed.row.id} disappeared`);
+    if (job.status !== "running") return job;
+    const taken = Date.now() - job.heartbeatAt > JOB_STALE_MS ? await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store }) : null;
+    if (taken) await runReindexJobPg({ pg, handle, jobId: taken.id });
+    else await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+  }
 }
 
 /** A job by id; a store-limited caller sees only its stores' jobs (another's answers like an unknown one). */

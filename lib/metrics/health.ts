@@ -4,7 +4,7 @@ import { getPg } from "../db/pg";
 import { withStoreTx } from "../db/pg-store";
 import { getRecallMetricsPg } from "../recall/events-pg";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
-import type { WorkerState } from "../embed/worker-state";
+import { workerReportOf, type WorkerState } from "../embed/worker-state";
 import { listWorkerStatesPg } from "../embed/worker-state-pg";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus, type HealthEvent } from "../governance/health-events";
 import { listStoreNames } from "../db/store-names";
@@ -223,24 +223,7 @@ export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) 
     active_model: s.active,
     provider_error: s.providerError,
     provider: { ok: status.provider.ok, error: status.provider.error, checked_at: status.provider.checkedAt },
-    workers: getWorkerStates().map((w) => ({
-      worker_id: w.workerId,
-      pid: w.pid,
-      mode: w.mode,
-      in_this_process: w.inThisProcess,
-      running: w.running,
-      started_at: w.startedAt,
-      heartbeat_at: w.heartbeatAt,
-      last_batch_at: w.lastBatchAt,
-      last_batch_store: w.lastBatchStore,
-      last_batch_items: w.lastBatchItems,
-      items_per_second: w.itemsPerSecond,
-      last_error: w.lastError,
-      last_error_at: w.lastErrorAt,
-      last_error_store: w.lastErrorStore,
-      model: w.model,
-      dimension: w.dimension,
-    })),
+    workers: getWorkerStates().map(workerReportOf),
     reembed: s.reembed,
     parked: s.parked,
     recall: latest

@@ -13,7 +13,7 @@ import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
 import { log } from "../log";
 import { getReembedProgressPg, readActiveFingerprintPg } from "../index/reembed-pg";
 import { listWorkerStatesPg } from "../embed/worker-state-pg";
-import type { WorkerState } from "../embed/worker-state";
+import { workerReportOf, type WorkerState } from "../embed/worker-state";
 
 /**
  * The one store status (lib/embed/status.ts) for a PostgreSQL store: the
@@ -186,7 +186,8 @@ export async function getStoreHealthReportPg({ store }: { store: string }) {
     active_model: status.activeModel,
     provider_error: status.provider.ok ? null : status.provider.error,
     provider: { ok: status.provider.ok, error: status.provider.error, checked_at: status.provider.checkedAt },
-    workers,
+    // Every replica's workers, in the report's shape (as on SQLite).
+    workers: workers.map(workerReportOf),
     reembed: s.reembed,
     parked: s.parked,
     recall: { as_of: now, recalls: recall.recallCount, hit_rate: recall.hitRate, avg_hit_age_s: recall.avgHitAgeS, precision: recall.precision, p50_ms: recall.recallP50Ms, p95_ms: recall.recallP95Ms },

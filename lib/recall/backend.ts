@@ -1,10 +1,11 @@
 import type { z } from "zod";
 import { backendChooser, type PgHandle } from "../db/pg";
+import { withStoreTx } from "../db/pg-store";
 import { openStore } from "../stores/stores";
 import { openStorePg } from "../stores/stores-pg";
 import type { LearningInput, TraceInput } from "./descriptors";
-import { getRecallEventById, listRatingQueue, listRecallsReturning, listRecentRecallEvents, rateRecallHit, type RatingQueueItem, type rateRecallHitSchema, type RecallEvent, type RecallEventHit } from "./events";
-import { getRecallEventByIdPg, listRatingQueuePg, listRecallsReturningPg, listRecentRecallEventsPg, rateRecallHitPg } from "./events-pg";
+import { getRecallEventById, getRecallMetrics, listRatingQueue, listRecallsReturning, listRecentRecallEvents, rateRecallHit, type RatingQueueItem, type rateRecallHitSchema, type RecallEvent, type RecallEventHit, type RecallMetricsBucket } from "./events";
+import { getRecallEventByIdPg, getRecallMetricsPg, listRatingQueuePg, listRecallsReturningPg, listRecentRecallEventsPg, rateRecallHitPg } from "./events-pg";
 import { getRecallScoreDistribution, type RecallScoreDistribution } from "./quality";
 import { getRecallScoreDistributionPg } from "./quality-pg";
 import { getLearningById, listLearnings, recordLearning, type Learning, type listLearningsQuerySchema, type RecordLearningResult } from "./learnings";
@@ -15,8 +16,8 @@ import { recallReflections, type RecallInput, type RecallResult } from "./recall
 import { recallReflectionsPg } from "./recall-pg";
 import { updateReflectionSettings, type ReflectionSettings, type reflectionSettingsUpdateSchema } from "./settings";
 import { updateReflectionSettingsPg } from "./settings-pg";
-import { getTraceById, listTraces, recordTrace, type listTracesQuerySchema, type RecordTraceResult, type Trace } from "./traces";
-import { getTraceByIdPg, listTracesPg, recordTracePg } from "./traces-pg";
+import { getTraceById, listTraces, recordTrace, runTraceRetention, type listTracesQuerySchema, type RecordTraceResult, type Trace } from "./traces";
+import { getTraceByIdPg, listTracesPg, recordTracePg, runTraceRetentionPg } from "./traces-pg";
 
 /**
  * Reflection recall — traces and learnings (sanitized, deduplicated, queued
@@ -47,6 +48,10 @@ export type RecallBackend = {
   listRatingQueue: (a: StoreArg & { limit: number }) => Promise<RatingQueueItem[]>;
   rateRecallHit: (a: StoreArg & { input: z.input<typeof rateRecallHitSchema>; actor: string }) => Promise<RecallEventHit>;
   getScoreDistribution: (a: StoreArg) => Promise<RecallScoreDistribution>;
+  /** Recall hit rate, precision and latency per time bucket since `since` (buckets without recalls are left out). */
+  getRecallMetrics: (a: StoreArg & { bucketMs: number; since: number }) => Promise<RecallMetricsBucket[]>;
+  /** Apply the store's trace retention (TTL, then the cap) now. */
+  runTraceRetention: (a: StoreArg) => Promise<{ deleted: number }>;
 };
 
 /** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
@@ -66,6 +71,8 @@ export const sqliteRecall: RecallBackend = {
   listRatingQueue: async ({ store, ...a }) => listRatingQueue({ handle: openStore({ store }), ...a }),
   rateRecallHit: async ({ store, ...a }) => rateRecallHit({ handle: openStore({ store }), ...a }),
   getScoreDistribution: async ({ store }) => getRecallScoreDistribution({ handle: openStore({ store }) }),
+  getRecallMetrics: async ({ store, ...a }) => getRecallMetrics({ handle: openStore({ store }), ...a }),
+  runTraceRetention: async ({ store }) => runTraceRetention({ handle: openStore({ store }) }),
 };
 
 /** The PostgreSQL twins: every method awaits the process's pool and opens the store there (404 when unknown). */
@@ -87,6 +94,8 @@ export function pgRecall(pgHandle: Promise<PgHandle> | PgHandle): RecallBackend 
     listRatingQueue: async ({ store, ...a }) => listRatingQueuePg({ handle: await open(store), ...a }),
     rateRecallHit: async ({ store, ...a }) => rateRecallHitPg({ handle: await open(store), ...a }),
     getScoreDistribution: async ({ store }) => getRecallScoreDistributionPg({ handle: await open(store) }),
+    getRecallMetrics: async ({ store, ...a }) => withStoreTx({ handle: await open(store), readOnly: true }, (tx) => getRecallMetricsPg({ tx, ...a })),
+    runTraceRetention: async ({ store }) => runTraceRetentionPg({ handle: await open(store) }),
   };
 }
 

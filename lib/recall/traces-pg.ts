@@ -196,3 +196,8 @@ export async function applyTraceRetentionPg({ tx, settings, now = Date.now(), ke
   }
   return { deleted };
 }
+
+/** Run retention now (the CLI; see runTraceRetention, ./traces.ts): the settings in force and the deletes in one transaction. */
+export async function runTraceRetentionPg({ handle }: { handle: PgStoreHandle }): Promise<{ deleted: number }> {
+  return withStoreTx({ handle }, async (tx) => applyTraceRetentionPg({ tx, settings: await getReflectionSettingsPg(tx) }));
+}

@@ -22,11 +22,12 @@ import {
   type updateMemorySchema,
 } from "../index/memories";
 import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listCategoryChildrenPg, listMemoriesByFilterPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
-import { getJobById, startReindexJob, type Job } from "../index/jobs";
+import { getJobById, runReindexJob, startReindexJob, type Job } from "../index/jobs";
+import type { ReindexProgress } from "../index/reindex";
 import { readChunkInDocument, type ChunkReader } from "../index/reader";
 import { readChunkInDocumentPg } from "../index/reader-pg";
 import { takeOverStaleJobPg } from "../index/admin-jobs-pg";
-import { getJobByIdPg, JOB_OWNER, runReindexJobPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
+import { getJobByIdPg, JOB_OWNER, runReindexJobPg, runReindexJobToEndPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
 import { searchStore, type SearchInput, type SearchResult } from "../index/search";
 import { verifyStore, type VerifyReport } from "../index/verify";
 import { searchStorePg } from "../index/search-pg";
@@ -88,6 +89,11 @@ export type StoresBackend = {
   verifyStore: (a: StoreArg) => Promise<VerifyReport>;
   /** Start (or join) the store's reindex job: the derived index rebuilt from the truth. */
   startReindex: (a: StoreArg & { actor: string }) => Promise<Job>;
+  /**
+   * The same reindex job as startReindex (its row, its audit entry, one per store), run to the end before
+   * answering (the CLI): a job another process or replica is running is waited for, and taken over if it dies.
+   */
+  runReindex: (a: StoreArg & { actor: string; reason?: string; onProgress?: (p: ReindexProgress) => void }) => Promise<Job>;
   /** An admin job; a store-limited caller sees only its stores' jobs. */
   getJob: (a: { id: string; stores: readonly string[] | null }) => Promise<Job | null>;
 };
@@ -126,6 +132,7 @@ const sqliteStores: StoresBackend = {
   verifyStore: async ({ store }) => verifyStore({ handle: openStore({ store }) }),
   // The job is the build: no silent rebuild on open first (see openStore).
   startReindex: async ({ store, actor }) => startReindexJob({ handle: openStore({ store, buildIndex: false }), actor }),
+  runReindex: async ({ store, ...a }) => runReindexJob({ handle: openStore({ store, buildIndex: false }), ...a }),
   getJob: async (a) => getJobById(a),
 };
 
@@ -187,8 +194,13 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
       const { pg, handle } = await open(store);
       // A reindex of this store whose replica died (heartbeat older than JOB_STALE_MS) is taken over first, by whichever replica is asked next.
       const takeOver = () => takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store });
-      for (let row = await takeOver(); row; row = await takeOver()) runReindexJobPg({ pg, handle, jobId: row.id });
+      for (let row = await takeOver(); row; row = await takeOver()) void runReindexJobPg({ pg, handle, jobId: row.id });
       return startReindexJobOnPg({ pg, handle, actor });
+    },
+    // The PostgreSQL rebuild reports no progress (one transaction over the memories): its counts come with the finished job.
+    runReindex: async ({ store, actor, reason }) => {
+      const { pg, handle } = await open(store);
+      return runReindexJobToEndPg({ pg, handle, actor, reason });
     },
     getJob: async (a) => getJobByIdPg({ pg: await pgHandle, ...a }),
   };

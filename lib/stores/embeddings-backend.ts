@@ -2,16 +2,18 @@ import { backendChooser, type PgHandle } from "../db/pg";
 import { compareCandidateModel, type ModelComparison } from "../embed/compare";
 import type { Fingerprint } from "../embed/providers";
 import { retryParkedEmbeddings } from "../embed/queue";
+import { startEmbedWorker } from "../embed/worker";
 import { describeReembedIntent, estimateReembed, getReembedProgress, startReembed, switchHeldReembed, type ReembedEstimate, type ReembedProgress, type StartReembedResult } from "../embed/reembed";
 import { retryParkedEmbeddingsPg } from "../index/embed-queue-pg";
 import { compareCandidateModelPg, describeReembedIntentPg, estimateReembedPg, getReembedProgressPg, startReembedPg, switchHeldReembedPg } from "../index/reembed-pg";
 import { openStore } from "./stores";
+import { startStoresEmbedWorkerPg } from "./embed-worker-pg";
 import { openStorePg } from "./stores-pg";
 
 /**
  * A store's embedding administration — re-embed (estimate, start, progress,
- * held switch, comparison of the candidate model) and the retry of parked
- * items — behind one interface for the REST routes and the store page's
+ * held switch, comparison of the candidate model), the retry of parked
+ * items and a worker to run the queue here — behind one interface for the REST routes and the store page's
  * actions, as recallBackend() is for recall: the SQLite functions
  * (lib/embed/reembed.ts, compare.ts, queue.ts) unchanged, or their PostgreSQL
  * twins (lib/index/reembed-pg.ts, embed-queue-pg.ts) with DATABASE_URL. An
@@ -29,6 +31,11 @@ export type EmbeddingsBackend = {
   switchHeldReembed: (a: StoreArg & { actor: string }) => Promise<void>;
   compareCandidateModel: (a: StoreArg & { n: number; k: number }) => Promise<ModelComparison>;
   retryParkedEmbeddings: (a: StoreArg & { actor: string }) => Promise<number>;
+  /**
+   * An embed worker over every store of this backend until `signal` aborts (the CLI's `reembed --wait`):
+   * claims are atomic on both backends, so it can run beside the servers' and other replicas' workers.
+   */
+  runEmbedWorker: (a: { signal: AbortSignal; idleMs?: number }) => Promise<void>;
 };
 
 /** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
@@ -40,6 +47,7 @@ export const sqliteEmbeddings: EmbeddingsBackend = {
   switchHeldReembed: async ({ store, ...a }) => switchHeldReembed({ handle: openStore({ store }), ...a }),
   compareCandidateModel: async ({ store, ...a }) => compareCandidateModel({ handle: openStore({ store }), ...a }),
   retryParkedEmbeddings: async ({ store, ...a }) => retryParkedEmbeddings({ handle: openStore({ store }), ...a }),
+  runEmbedWorker: (a) => startEmbedWorker(a),
 };
 
 /** The PostgreSQL twins: every method awaits the process's pool and opens the store there (404 when unknown). */
@@ -53,6 +61,8 @@ export function pgEmbeddings(pgHandle: Promise<PgHandle> | PgHandle): Embeddings
     switchHeldReembed: async ({ store, ...a }) => switchHeldReembedPg({ handle: await open(store), ...a }),
     compareCandidateModel: async ({ store, ...a }) => compareCandidateModelPg({ handle: await open(store), ...a }),
     retryParkedEmbeddings: async ({ store, ...a }) => retryParkedEmbeddingsPg({ handle: await open(store), ...a }),
+    // The worker `npm run worker` runs beside the server (this process's pool, every PostgreSQL store).
+    runEmbedWorker: (a) => startStoresEmbedWorkerPg(a),
   };
 }
 

@@ -21,7 +21,7 @@ export async function resumeStaleJobsPg(): Promise<string[]> {
   for (let row = await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER }); row; row = await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER })) {
     log("warn", "resuming a reindex whose replica stopped", { jobId: row.id, store: row.store, attempt: row.attempts });
     try {
-      runReindexJobPg({ pg, handle: await openStorePg({ pg, store: row.store }), jobId: row.id });
+      void runReindexJobPg({ pg, handle: await openStorePg({ pg, store: row.store }), jobId: row.id });
       resumed.push(row.id);
     } catch (e) {
       // Its store is gone: the job stays this replica's until its heartbeat is stale again, and is closed after MAX_ATTEMPTS.

@@ -3,22 +3,24 @@ import { actorOf } from "../../lib/auth/actor";
 import { backupDataDir, exportStoreBundle, importStoreBundle, restoreDataDir } from "../../lib/backup/backup";
 import { exportLedgerSnapshot } from "../../lib/backup/ledger-export";
 import { getEmbedder } from "../../lib/embed/model";
-import { getReembedProgress, startReembed } from "../../lib/embed/reembed";
 import { getStoreStatus } from "../../lib/embed/status";
-import { startEmbedWorker } from "../../lib/embed/worker";
 import { governance } from "../../lib/backend/governance";
 import { getStoreStatusPgByName } from "../../lib/metrics/store-status-pg";
 import { stores as storesBackend } from "../../lib/stores/backend";
+import { embeddingsBackend } from "../../lib/stores/embeddings-backend";
 import { openStore } from "../../lib/stores/stores";
 import { listStoreNames } from "../../lib/db/store-names";
 import { PRIVATE_FILE_MODE } from "../../lib/private-fs";
 import { runMcpStdio } from "../mcp-stdio";
-import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
+import { flagString, progressBar, refuseWithDatabaseUrl, UsageError, type Command } from "../cli-kit";
 import { ledgerCommands } from "./ledger-commands";
 import { storesOnPostgres } from "../../lib/stores/on-postgres";
 
 const PG_BACKUP_HINT =
   "with DATABASE_URL the ledger and the stores are in PostgreSQL, which this command does not copy: back up the database with pg_dump (pg_dump --format=custom --file=dualmind.dump \"$DATABASE_URL\") and restore with pg_restore; see README, Scaling out";
+
+const BUNDLE_ON_PG =
+  "store bundles are a SQLite store's index.db snapshot with its memory files; with DATABASE_URL the stores are in PostgreSQL: move a store's memories with `dualmind memories export --store S --out DIR` and `dualmind memories import --store S --from DIR` (a bundle's memory/ folder imports the same way, into a store made with `dualmind stores create S`), or the whole database with pg_dump";
 
 const ACTOR = actorOf("cli");
 
@@ -83,8 +85,9 @@ export const agentsCommands: Command[] = [
   {
     name: "export bundle",
     usage: "export bundle <store> <dir>",
-    summary: "a store bundle: index.db snapshot + memory files + embedding fingerprint",
+    summary: "a store bundle: index.db snapshot + memory files + embedding fingerprint (SQLite only; with DATABASE_URL use memories export)",
     run: async ({ args, out }) => {
+      refuseWithDatabaseUrl(BUNDLE_ON_PG);
       if (!args[0] || !args[1]) throw new UsageError("name the store and an empty output directory");
       const m = await exportStoreBundle({ handle: openStore({ store: args[0] }), outDir: args[1] });
       out(`exported store ${m.store} (${m.memoryFiles} memory files, ${m.bytes} bytes index) to ${args[1]}`, m);
@@ -93,8 +96,10 @@ export const agentsCommands: Command[] = [
   {
     name: "import bundle",
     usage: "import bundle <dir> [--as NAME] [--reembed]",
-    summary: "import a store bundle as a new store, keeping its vectors or re-embedding",
+    summary: "import a store bundle as a new store, keeping its vectors or re-embedding (SQLite only; with DATABASE_URL use memories import)",
     run: async ({ args, flags, out }) => {
+      // Refused before anything is copied into DATA_DIR.
+      refuseWithDatabaseUrl(BUNDLE_ON_PG);
       if (!args[0]) throw new UsageError("name the bundle directory");
       const r = await importStoreBundle({ bundleDir: args[0], as: flagString(flags, "as"), reembed: flags.reembed === true, actor: ACTOR });
       const vectors = r.reembed ? `${r.reembed.toEmbed} item(s) queued for re-embedding` : r.fingerprintMatches === false ? "vectors kept (model differs: the store reports drift until a re-embed)" : "vectors kept";
@@ -107,26 +112,31 @@ export const agentsCommands: Command[] = [
     summary: "re-embed a store for the configured model (resumable); --wait embeds here with a progress bar",
     run: async ({ args, flags, json, out }) => {
       if (!args[0]) throw new UsageError("name a store");
-      const handle = openStore({ store: args[0] });
+      const store = args[0];
+      // The same start as POST /stores/{store}/reembed (its job and audit row), on this backend.
+      const backend = embeddingsBackend();
       const configured = await getEmbedder().fingerprint;
-      const started = startReembed({ handle, configured, onlyStale: flags["only-stale"] === true, actor: ACTOR });
-      if (!started.started) return out(`${args[0]}: nothing to re-embed (${started.reason}); no job started`, { started: false, reason: started.reason });
+      const started = await backend.startReembed({ store, configured, onlyStale: flags["only-stale"] === true, holdSwitch: false, actor: ACTOR });
+      if (!started.started) return out(`${store}: nothing to re-embed (${started.reason}); no job started`, { started: false, reason: started.reason });
       let progress = started.job;
       if (flags.wait === true && progress.status === "running") {
-        const bar = progressBar(`reembed ${args[0]}`, !json);
+        const bar = progressBar(`reembed ${store}`, !json);
         const stop = new AbortController();
-        // Claims are atomic, so this worker can run beside the server's.
-        const worker = startEmbedWorker({ signal: stop.signal, idleMs: 100 });
-        while (progress.status === "running") {
-          await new Promise((r) => setTimeout(r, 250));
-          progress = getReembedProgress({ handle }) ?? progress;
-          bar.update(progress.done, progress.total);
+        // Claims are atomic, so this worker can run beside the server's (and, with DATABASE_URL, other replicas').
+        const worker = backend.runEmbedWorker({ signal: stop.signal, idleMs: 100 });
+        try {
+          while (progress.status === "running") {
+            await new Promise((r) => setTimeout(r, 250));
+            progress = (await backend.getReembedProgress({ store })) ?? progress;
+            bar.update(progress.done, progress.total);
+          }
+        } finally {
+          stop.abort();
+          await worker;
+          bar.done();
         }
-        stop.abort();
-        await worker;
-        bar.done();
       }
-      out(`${args[0]}: re-embed ${progress.status === "done" ? "complete" : progress.status === "waiting_switch" ? "waiting for the switch" : "started"} (${progress.done}/${progress.total} done, target ${progress.targetFingerprintId})`, { started: true, ...progress });
+      out(`${store}: re-embed ${progress.status === "done" ? "complete" : progress.status === "waiting_switch" ? "waiting for the switch" : "started"} (${progress.done}/${progress.total} done, target ${progress.targetFingerprintId})`, { started: true, ...progress });
     },
   },
   {

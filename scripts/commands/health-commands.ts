@@ -1,9 +1,8 @@
 import { generateDemoRollups, generateDemoSnapshots } from "../../lib/metrics/demo";
-import { getStoreHealthReport } from "../../lib/metrics/health";
+import { storeHealthReportFor } from "../../lib/metrics/health";
 import { runMetricsPass } from "../../lib/metrics/loop";
 import { metricsBackend } from "../../lib/metrics/backend";
 import { stores } from "../../lib/stores/backend";
-import { openStore } from "../../lib/stores/stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
 const HOUR_MS = 3_600_000;
@@ -15,7 +14,8 @@ export const healthCommands: Command[] = [
     summary: "a store's live status (the same as GET /stores/{store}/health), reason and fixing action, backlog, drift, coverage, worker and recall quality; exit 1 unless healthy",
     run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
-      const r = await getStoreHealthReport({ handle: openStore({ store: args[0] }) });
+      // The report GET /stores/{store}/health answers, from this backend (PostgreSQL's lists every replica's workers).
+      const r = await storeHealthReportFor({ store: args[0] });
       const worker = r.workers.find((w) => w.running);
       out(
         `${r.store}: ${r.status} — ${r.status_reason}${r.action ? `\n  fix: ${r.action.label} (${r.action.href})` : ""}\n  backlog ${r.backlog.pending}/${r.backlog.watermark}, parked ${r.backlog.parked}, coverage ${r.coverage_pct?.toFixed(1) ?? "—"}%` +

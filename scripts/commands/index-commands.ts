@@ -4,19 +4,36 @@ import { listStoreNames } from "../../lib/db/store-names";
 import { appendAudit } from "../../lib/governance/audit";
 import { documentFtsRebuildState } from "../../lib/index/document-fts";
 import { ftsRebuildState, restartFtsRebuild, runFtsRebuild } from "../../lib/index/fts-rebuild";
-import { runReindexJob } from "../../lib/index/jobs";
-import { searchInputSchema, searchStore } from "../../lib/index/search";
+import { searchInputSchema } from "../../lib/index/search";
 import { reasonLine } from "../../lib/retrieval";
-import { verifyStore } from "../../lib/index/verify";
-import { openCoreFor, openStore } from "../../lib/stores/stores";
-import { flagString, progressBar, UsageError, type Command } from "../cli-kit";
+import { stores } from "../../lib/stores/backend";
+import { openStore } from "../../lib/stores/stores";
+import { flagString, progressBar, refuseWithDatabaseUrl, UsageError, type Command } from "../cli-kit";
 
-/** The named store, or every store with --all; each opened once (an unknown store is a 404, exit 2). */
-function storesFrom({ args, all, buildIndex }: { args: string[]; all: boolean; buildIndex: boolean }): StoreHandle[] {
-  if (all) return listStoreNames().map((store) => openStore({ store, buildIndex }));
+/**
+ * search, reindex and verify go through stores(), as GET /stores/{store}/search,
+ * POST /stores/{store}/reindex and GET /stores/{store}/verify do: the store's
+ * SQLite index.db by default, its PostgreSQL schema with DATABASE_URL (an
+ * unknown store is a 404, exit 2, on both). Only `reindex --fts-only` is
+ * SQLite's own (FTS5).
+ */
+
+/** The named store, or every store of this backend with --all. */
+async function storeNamesFrom({ args, all }: { args: string[]; all: boolean }): Promise<string[]> {
+  if (all) return stores().listStoreNames();
   if (!args[0]) throw new UsageError("name a store, or pass --all");
-  return [openStore({ store: args[0], buildIndex })];
+  return [args[0]];
 }
+
+/** The named store, or every store with --all; each opened once (an unknown store is a 404, exit 2). SQLite only. */
+function sqliteStoresFrom({ args, all }: { args: string[]; all: boolean }): StoreHandle[] {
+  if (all) return listStoreNames().map((store) => openStore({ store, buildIndex: false }));
+  if (!args[0]) throw new UsageError("name a store, or pass --all");
+  return [openStore({ store: args[0], buildIndex: false })];
+}
+
+const FTS_ONLY_ON_PG =
+  "reindex --fts-only rebuilds the FTS5 tables of a SQLite store's index.db; with DATABASE_URL the stores are in PostgreSQL, whose full-text index is a tsvector column it keeps up to date on every write (there is nothing to rebuild on its own): run `dualmind reindex <store>` (or --all) to rebuild a store's documents and chunks from its memories";
 
 /**
  * `reindex --fts-only`: carry a pending full-text rebuild to the end (a
@@ -57,7 +74,6 @@ export const indexCommands: Command[] = [
     summary: "search a store (the same call as GET /stores/{store}/search): hits, what answered, and why an answer is empty or weak",
     run: async ({ args, flags, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
-      const handle = openStore({ store: args[0] });
       const parsed = searchInputSchema.safeParse({
         q: args.slice(1).join(" "),
         mode: flagString(flags, "mode"),
@@ -68,7 +84,7 @@ export const indexCommands: Command[] = [
       });
       if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `${i.path.join(".") || "query"}: ${i.message}`).join("; "));
       const input = parsed.data;
-      const r = await searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
+      const r = await stores().search({ store: args[0], input });
       const lines = [
         `mode ${r.effectiveMode}${r.effectiveMode !== r.mode ? ` (asked ${r.mode})` : ""}, group ${r.group}, ${r.results.length}${r.hasMore ? "+" : ""} result(s)${r.fallback ? `; fallback ${r.fallback.reason}: ${r.fallback.message}` : ""}`,
         ...(r.reason ? [`reason: ${reasonLine(r.reason)}`] : []),
@@ -83,26 +99,28 @@ export const indexCommands: Command[] = [
     name: "reindex",
     usage: "reindex <store> | --all [--fts-only]",
     summary:
-      "rebuild a store's index from its memory/ folder and source roots (one transaction), as an audited admin job; " +
-      "--fts-only rebuilds just the full-text indexes (chunks, then whole documents) from the indexed chunks (resumable: finishes a pending rebuild, else starts one)",
+      "rebuild a store's index from its memory/ folder and source roots (with DATABASE_URL: from its memories in PostgreSQL) in one transaction, as the audited admin job of POST /stores/{store}/reindex, run here to the end; " +
+      "--fts-only (SQLite only) rebuilds just the full-text indexes (chunks, then whole documents) from the indexed chunks (resumable: finishes a pending rebuild, else starts one)",
     run: async ({ args, flags, json, out }) => {
-      if (flags["fts-only"] === true) return rebuildFullText({ handles: storesFrom({ args, all: flags.all === true, buildIndex: false }), json, out });
+      if (flags["fts-only"] === true) {
+        refuseWithDatabaseUrl(FTS_ONLY_ON_PG);
+        return rebuildFullText({ handles: sqliteStoresFrom({ args, all: flags.all === true }), json, out });
+      }
       let ok = true;
-      // The job is the build: no silent rebuild of a never-built index before it.
-      for (const handle of storesFrom({ args, all: flags.all === true, buildIndex: false })) {
-        const bar = progressBar(`reindex ${handle.store}`, !json);
-        // The same job row and audit entry as POST /stores/{store}/reindex, run here to the end.
-        const job = await runReindexJob({ handle, actor: actorOf("cli"), reason: "dualmind reindex", onProgress: (p) => bar.update(p.done, p.total) });
+      for (const store of await storeNamesFrom({ args, all: flags.all === true })) {
+        const bar = progressBar(`reindex ${store}`, !json);
+        // The same job row and audit entry as POST /stores/{store}/reindex, run here to the end (the job is the build: no silent rebuild of a never-built index before it).
+        const job = await stores().runReindex({ store, actor: actorOf("cli"), reason: "dualmind reindex", onProgress: (p) => bar.update(p.done, p.total) });
         bar.done();
         const c = job.result?.counts;
         if (job.status !== "succeeded" || !job.result || !c) {
           ok = false;
           const k = job.result?.byKind;
           const kinds = k ? `; memories ${k.memories.scanned} scanned (${k.memories.added} added, ${k.memories.changed} changed, ${k.memories.removed} removed), documents ${k.documents.scanned} scanned (${k.documents.added} added, ${k.documents.changed} changed, ${k.documents.removed} removed)` : "";
-          out(`${handle.store}: reindex job ${job.id} ${job.status}${job.error ? `: ${job.error}` : ""}${kinds}`, job);
+          out(`${store}: reindex job ${job.id} ${job.status}${job.error ? `: ${job.error}` : ""}${kinds}`, job);
           continue;
         }
-        out(`${handle.store}: scanned ${c.scanned}, added ${c.added}, changed ${c.changed}, unchanged ${c.unchanged}, removed ${c.removed}, skipped ${c.skipped} in ${job.result.durationMs} ms (job ${job.id})`, job);
+        out(`${store}: scanned ${c.scanned}, added ${c.added}, changed ${c.changed}, unchanged ${c.unchanged}, removed ${c.removed}, skipped ${c.skipped} in ${job.result.durationMs} ms (job ${job.id})`, job);
       }
       return ok ? 0 : 1;
     },
@@ -110,19 +128,23 @@ export const indexCommands: Command[] = [
   {
     name: "verify",
     usage: "verify <store> | --all",
-    summary: "compare files with the index without writing (exit 1 on any difference)",
-    run: ({ args, flags, out }) => {
+    summary: "compare memory files (with DATABASE_URL: the memories table) with the index without writing, as GET /stores/{store}/verify (exit 1 on any difference)",
+    run: async ({ args, flags, out }) => {
       let ok = true;
-      for (const handle of storesFrom({ args, all: flags.all === true, buildIndex: true })) {
-        const v = verifyStore({ handle });
+      const backend = stores();
+      // On PostgreSQL the memories table is the truth the index is compared with (there are no files).
+      const truth = backend.kind === "postgres" ? "memories" : "files";
+      for (const store of await storeNamesFrom({ args, all: flags.all === true })) {
+        const v = await backend.verifyStore({ store });
         ok &&= v.ok;
         const lines = [
-          `${handle.store}: ${v.ok ? "OK" : "PROBLEMS FOUND"} (${v.counts.files} files, ${v.counts.fileDocuments} file documents, ${v.counts.apiDocuments} API documents, ${v.counts.chunks} chunks)`,
+          `${store}: ${v.ok ? "OK" : "PROBLEMS FOUND"} (${v.counts.files} ${truth}, ${v.counts.fileDocuments} file documents, ${v.counts.apiDocuments} API documents, ${v.counts.chunks} chunks)`,
           `  integrity ${v.integrity}; FTS missing ${v.ftsMissing}, extra ${v.ftsExtra}; stale chunks ${v.staleChunks}`,
-          ...rebuildNote(handle),
+          // A pending FTS5 rebuild is SQLite's; PostgreSQL's tsvector is a generated column, never behind.
+          ...(backend.kind === "sqlite" ? rebuildNote(openStore({ store })) : []),
           ...[
             ["hash mismatch", v.hashMismatches],
-            ["file missing", v.missingFiles],
+            [backend.kind === "postgres" ? "memory missing" : "file missing", v.missingFiles],
             ["not indexed", v.notIndexed],
             ["memory without document", v.memoriesWithoutDocument],
           ].flatMap(([label, paths]) => (paths as string[]).map((p) => `  ${label}: ${p}`)),

@@ -1,18 +1,20 @@
 import { actorOf } from "../../lib/auth/actor";
-import type { StoreHandle } from "../../lib/db/connection";
-import { getRecallMetrics } from "../../lib/recall/events";
-import { getReflectionOverview } from "../../lib/recall/overview";
-import { recallInputSchema, recallReflections } from "../../lib/recall/recall";
-import { reflectionSettingsPatchSchema, updateReflectionSettings } from "../../lib/recall/settings";
-import { runTraceRetention } from "../../lib/recall/traces";
+import { recallBackend } from "../../lib/recall/backend";
+import { recallInputSchema } from "../../lib/recall/recall";
+import { reflectionSettingsPatchSchema } from "../../lib/recall/settings";
 import { reasonLine } from "../../lib/retrieval";
-import { openStore } from "../../lib/stores/stores";
 import { flagString, UsageError, type Command } from "../cli-kit";
 
-/** The store named by the first argument, opened (404 when it does not exist). */
-function storeArg(args: string[]): StoreHandle {
+/**
+ * The reflection commands go through recallBackend(), as POST /stores/{store}/recall
+ * and GET,PUT /stores/{store}/reflection do: the store's SQLite index.db by
+ * default, its PostgreSQL schema with DATABASE_URL (an unknown store is a 404 on both).
+ */
+
+/** The store named by the first argument. */
+function storeArg(args: string[]): string {
   if (!args[0]) throw new UsageError("store name is required");
-  return openStore({ store: args[0] });
+  return args[0];
 }
 
 /** `top_k=3 retention.max_traces=5000` → a settings patch (values parsed as JSON, else kept as text). */
@@ -42,12 +44,12 @@ export const recallCommands: Command[] = [
     usage: "recall <store> <query...> [--top-k N] [--signals hybrid|vector|lexical]",
     summary: "ask a store's reflections: similar past traces, learnings, warnings",
     run: async ({ args, flags, out }) => {
-      const handle = storeArg(args);
+      const store = storeArg(args);
       const query = args.slice(1).join(" ");
       if (!query) throw new UsageError("query text is required");
       const topK = flagString(flags, "top-k");
       const signals = recallInputSchema.shape.signals.parse(flagString(flags, "signals"));
-      const r = await recallReflections({ handle, agentId: actorOf("cli"), input: { query, top_k: topK ? Number(topK) : undefined, signals } });
+      const r = await recallBackend().recall({ store, agentId: actorOf("cli"), input: { query, top_k: topK ? Number(topK) : undefined, signals } });
       const lines = [
         `mode: ${r.mode}${r.fallback ? ` (fallback: ${r.fallback.reason}: ${r.fallback.message})` : ""}, ${r.latencyMs} ms, event ${r.eventId}`,
         ...(r.reason ? [`reason: ${reasonLine(r.reason)}`] : []),
@@ -63,8 +65,8 @@ export const recallCommands: Command[] = [
     name: "reflection show",
     usage: "reflection show <store>",
     summary: "reflection settings, counts, hit rate and precision of a store",
-    run: ({ args, out }) => {
-      const o = getReflectionOverview({ handle: storeArg(args) });
+    run: async ({ args, out }) => {
+      const o = await recallBackend().getReflectionOverview({ store: storeArg(args) });
       out(
         [
           `traces ${o.counts.traces} (${o.counts.failures} failures, ${o.counts.skippedBackpressure} without vector), learnings ${o.counts.learnings}, awaiting vectors ${o.counts.awaitingVector}`,
@@ -79,19 +81,19 @@ export const recallCommands: Command[] = [
     name: "reflection set",
     usage: "reflection set <store> <field=value>... [--reason R]",
     summary: "change reflection settings (audited), e.g. min_score=0.3 retention.ttl_days=90",
-    run: ({ args, flags, out }) => {
-      const handle = storeArg(args);
+    run: async ({ args, flags, out }) => {
+      const store = storeArg(args);
       const patch = reflectionSettingsPatchSchema.parse(patchFromAssignments(args.slice(1)));
-      const settings = updateReflectionSettings({ handle, input: { settings: patch, reason: flagString(flags, "reason") }, actor: actorOf("cli") });
-      out(`reflection settings of ${handle.store}: ${JSON.stringify(settings)}`, settings);
+      const settings = await recallBackend().updateReflectionSettings({ store, input: { settings: patch, reason: flagString(flags, "reason") }, actor: actorOf("cli") });
+      out(`reflection settings of ${store}: ${JSON.stringify(settings)}`, settings);
     },
   },
   {
     name: "reflection retention",
     usage: "reflection retention <store>",
     summary: "apply the store's trace retention now (TTL, cap)",
-    run: ({ args, out }) => {
-      const r = runTraceRetention({ handle: storeArg(args) });
+    run: async ({ args, out }) => {
+      const r = await recallBackend().runTraceRetention({ store: storeArg(args) });
       out(`deleted ${r.deleted} traces`, r);
     },
   },
@@ -99,10 +101,13 @@ export const recallCommands: Command[] = [
     name: "reflection metrics",
     usage: "reflection metrics <store> [--bucket-hours N] [--days D]",
     summary: "recall hit rate, precision and latency per time bucket",
-    run: ({ args, flags, out }) => {
-      const bucketMs = Number(flagString(flags, "bucket-hours") ?? 1) * 3_600_000;
-      const since = Date.now() - Number(flagString(flags, "days") ?? 1) * 86_400_000;
-      const buckets = getRecallMetrics({ handle: storeArg(args), bucketMs, since });
+    run: async ({ args, flags, out }) => {
+      const bucketHours = Number(flagString(flags, "bucket-hours") ?? 1);
+      const days = Number(flagString(flags, "days") ?? 1);
+      if (!(bucketHours > 0) || !(days > 0)) throw new UsageError("--bucket-hours and --days must be positive numbers");
+      const bucketMs = Math.round(bucketHours * 3_600_000);
+      const since = Date.now() - days * 86_400_000;
+      const buckets = await recallBackend().getRecallMetrics({ store: storeArg(args), bucketMs, since });
       out(
         buckets.map((b) => `${new Date(b.start).toISOString()}\trecalls ${b.recalls}\thit rate ${b.hitRate.toFixed(2)}\tprecision ${b.precision?.toFixed(2) ?? "-"}\tp50 ${b.p50Ms} ms\tp95 ${b.p95Ms} ms`).join("\n") || "(no recalls)",
         { buckets },

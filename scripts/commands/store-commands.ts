@@ -7,11 +7,12 @@ import { stores as storesBackend } from "../../lib/stores/backend";
 import { verifyAuditChain, type AuditVerification } from "../../lib/governance/audit";
 import { verifyAuditChainPg } from "../../lib/governance/audit-pg";
 import { getPg } from "../../lib/db/pg";
+import { storeSchemaName } from "../../lib/db/pg-store";
 import { formatBytes } from "../../lib/format";
 import { getEmbeddingStatusPgByName } from "../../lib/metrics/store-status-pg";
 import { embeddingsBackend } from "../../lib/stores/embeddings-backend";
 import { storesOnPostgres } from "../../lib/stores/on-postgres";
-import { flagString, UsageError, type Command } from "../cli-kit";
+import { flagString, refuseWithDatabaseUrl, UsageError, type Command } from "../cli-kit";
 
 const ACTOR = actorOf("cli");
 
@@ -67,9 +68,12 @@ export const storeCommands: Command[] = [
   {
     name: "embeddings rebuild-index",
     usage: "embeddings rebuild-index <store>",
-    summary: "rebuild the vec0 and HNSW indexes from the stored vectors (no provider call), e.g. after an extension upgrade",
+    summary: "rebuild the vec0 and HNSW indexes from the stored vectors (no provider call), e.g. after an extension upgrade (SQLite only; PostgreSQL: REINDEX)",
     run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
+      refuseWithDatabaseUrl(
+        `embeddings rebuild-index rebuilds the sqlite-vec (vec0) and HNSW index files of a SQLite store's index.db; with DATABASE_URL the vectors are in PostgreSQL, which keeps its indexes up to date on every write: to rebuild them anyway (after a pgvector upgrade, say) run REINDEX SCHEMA ${storeSchemaName(args[0])} in psql; \`dualmind reembed ${args[0]}\` recomputes the vectors themselves`,
+      );
       const handle = openStore({ store: args[0] });
       const fp = await getEmbedder().fingerprint;
       const n = rebuildVecIndex({ handle, fingerprintId: fp.id, actor: ACTOR });
