@@ -26,6 +26,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/graph-remember.test.ts",
   "tests/graph-thoughts.test.ts",
   "tests/graph-cli.test.ts",
+  "tests/store-commands-cli.test.ts",
   "tests/health-api.test.ts",
   "tests/health-quarter-rollups.test.ts",
   "tests/health-rollups.test.ts",
