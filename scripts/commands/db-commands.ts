@@ -19,7 +19,7 @@ export const dbCommands: Command[] = [
     name: "migrate",
     usage: "migrate",
     summary:
-      "apply database migrations now (start-up does too): governance.db and every store's index.db; with DATABASE_URL, also the PostgreSQL governance schema (the ledger, users, sign-in) and every PostgreSQL store's schema (the stores the API and MCP serve)",
+      "apply database migrations now (start-up does too): governance.db and every store's index.db; with DATABASE_URL, also the PostgreSQL governance schema (the ledger, users, sign-in) and every PostgreSQL store's schema (the stores the API, MCP and CLI serve)",
     run: async ({ out }) => {
       const pg = getPg();
       getGovernance();
@@ -34,7 +34,7 @@ export const dbCommands: Command[] = [
         const pgStores = await listStoreNamesPg({ pg: await pg });
         for (const store of pgStores) await openStorePg({ pg: await pg, store });
         out(
-          `PostgreSQL governance schema at ${version} (the ledger, users, sign-in) and ${pgStores.length} PostgreSQL store(s) (what the API and MCP serve); migrated ${local} (the CLI's store commands and the dashboard's store pages)`,
+          `PostgreSQL governance schema at ${version} (the ledger, users, sign-in) and ${pgStores.length} PostgreSQL store(s) (what the API, MCP and CLI serve); migrated ${local} (local files, not served while DATABASE_URL is set: what migrate-data --to pg copies)`,
           { backend: "postgres", governance: version, stores, pgStores },
         );
         return;

@@ -38,7 +38,7 @@ describe("the CLI with DATABASE_URL", () => {
     const r = await run(dbCommands, "migrate");
     expect(r.code).toBe(0);
     expect(r.data).toEqual({ backend: "postgres", governance: expect.stringMatching(/^\d{4}_/), stores: [], pgStores: [] });
-    expect(r.human).toContain("and 0 PostgreSQL store(s) (what the API and MCP serve)");
+    expect(r.human).toContain("and 0 PostgreSQL store(s) (what the API, MCP and CLI serve)");
   });
 
   it("audit verify walks the PostgreSQL chain and the local one, and exits 1 at a tampered entry", async () => {
