@@ -22,11 +22,11 @@ import {
   type updateMemorySchema,
 } from "../index/memories";
 import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listCategoryChildrenPg, listMemoriesByFilterPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
-import { getJobById, startReindexJob, type Job } from "../index/jobs";
+import { getJobById, listLatestJobs, startReindexJob, type Job } from "../index/jobs";
 import { readChunkInDocument, type ChunkReader } from "../index/reader";
 import { readChunkInDocumentPg } from "../index/reader-pg";
 import { takeOverStaleJobPg } from "../index/admin-jobs-pg";
-import { getJobByIdPg, JOB_OWNER, runReindexJobPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
+import { getJobByIdPg, JOB_OWNER, listLatestJobsPg, runReindexJobPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
 import { searchStore, type SearchInput, type SearchResult } from "../index/search";
 import { verifyStore, type VerifyReport } from "../index/verify";
 import { searchStorePg } from "../index/search-pg";
@@ -90,6 +90,8 @@ export type StoresBackend = {
   startReindex: (a: StoreArg & { actor: string }) => Promise<Job>;
   /** An admin job; a store-limited caller sees only its stores' jobs. */
   getJob: (a: { id: string; stores: readonly string[] | null }) => Promise<Job | null>;
+  /** Each store's latest admin job (the Admin page; admins only). */
+  listLatestJobs: () => Promise<Job[]>;
 };
 
 /** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
@@ -127,6 +129,7 @@ const sqliteStores: StoresBackend = {
   // The job is the build: no silent rebuild on open first (see openStore).
   startReindex: async ({ store, actor }) => startReindexJob({ handle: openStore({ store, buildIndex: false }), actor }),
   getJob: async (a) => getJobById(a),
+  listLatestJobs: async () => listLatestJobs(),
 };
 
 /** A PostgreSQL store's summary in the API's shape (see StoreInfo). */
@@ -191,6 +194,7 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
       return startReindexJobOnPg({ pg, handle, actor });
     },
     getJob: async (a) => getJobByIdPg({ pg: await pgHandle, ...a }),
+    listLatestJobs: async () => listLatestJobsPg({ pg: await pgHandle }),
   };
 }
 
