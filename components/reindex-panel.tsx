@@ -23,9 +23,12 @@ async function describeReindex(describe: Describe, store: string): Promise<strin
   if (!r.ok) throw new Error(r.error);
   const s = r.data!;
   if (s.running) return `A reindex of ${store} is already running: confirming shows its progress instead of starting another.`;
+  const kept = s.apiDocuments ? ` (plus ${formatCount(s.apiDocuments)} documents sent by the API, which are kept)` : "";
+  if (s.truth === "memories table")
+    return `Rebuilds ${store}'s documents and chunks from its ${formatCount(s.memories)} memories (the memories table, the truth on PostgreSQL)${kept}. Changed text is queued for embedding; the write is one transaction.`;
   return (
     `Rescans ${store}'s memory/ folder and source roots. Indexed now: ${formatCount(s.memories)} memories and ${formatCount(s.documents)} source documents` +
-    (s.apiDocuments ? ` (plus ${formatCount(s.apiDocuments)} documents sent by the API, which are kept)` : "") +
+    kept +
     ". Unchanged files are skipped; changed text is queued for embedding; the write is one transaction."
   );
 }

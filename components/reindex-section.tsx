@@ -1,5 +1,4 @@
 import { ReindexPanel, type ReindexActions } from "@/components/reindex-panel";
-import { listLatestJobs } from "@/lib/index/jobs";
 import { stores as storesBackend, storesOnPostgres } from "@/lib/stores/backend";
 
 /** The Admin page's reindex card; the page checks the admin role before rendering it and passes its server actions. */
@@ -16,8 +15,7 @@ export async function ReindexSection({ start, poll, describe }: ReindexActions) 
       ) : (
         <p className="text-sm text-slate-600">Rebuild a store&apos;s index from its memory/ folder and source roots. Each reindex asks first and says what it goes over; the result counts memories and documents apart. Unchanged files are skipped; the write is one transaction.</p>
       )}
-      {/* The last run per store is read from governance.db's jobs; on PostgreSQL it is not listed yet (a started job is still followed). */}
-      <ReindexPanel stores={names} latest={onPostgres ? [] : listLatestJobs()} start={start} poll={poll} describe={describe} />
+      <ReindexPanel stores={names} latest={await storesBackend().listLatestJobs()} start={start} poll={poll} describe={describe} />
     </section>
   );
 }

@@ -25,8 +25,7 @@ export default async function DashboardLayout({ children }: { children: React.Re
       {storesOnPostgres() && (
         <div role="status" data-testid="stores-on-postgres" className="border-b border-amber-200 bg-amber-50">
           <p className="mx-auto max-w-6xl px-4 py-2 text-sm text-amber-900">
-            Stores are in PostgreSQL (DATABASE_URL): every view shows the PostgreSQL stores, never the local stores in DATA_DIR, which agents do not write to. The pieces not served from PostgreSQL yet (remember, the embed
-            worker list, re-embed progress, the backlog and drift history charts) say so in their place.
+            Stores are in PostgreSQL (DATABASE_URL): every view shows the PostgreSQL stores, shared by every replica, never the local stores in DATA_DIR, which agents do not write to.
           </p>
         </div>
       )}

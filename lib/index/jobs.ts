@@ -125,7 +125,7 @@ export function getJobById({ id, stores = null }: { id: string; stores?: readonl
 }
 
 /** What a reindex of the store would go over, as indexed now: memory files and source-root documents (API documents are kept as they are). */
-export type ReindexScope = { store: string; memories: number; documents: number; apiDocuments: number; running: boolean };
+export type ReindexScope = { store: string; memories: number; documents: number; apiDocuments: number; running: boolean; truth: "files" | "memories table" };
 
 /** One grouped count, for the confirmation before a reindex. */
 export function describeReindexScope({ handle }: { handle: StoreHandle }): ReindexScope {
@@ -136,7 +136,7 @@ export function describeReindexScope({ handle }: { handle: StoreHandle }): Reind
     )
     .all() as { kind: "api" | "memory" | "document"; n: number }[];
   const n = (kind: string) => rows.find((r) => r.kind === kind)?.n ?? 0;
-  return { store: handle.store, memories: n("memory"), documents: n("document"), apiDocuments: n("api"), running: runningJob(handle.store) !== undefined };
+  return { store: handle.store, memories: n("memory"), documents: n("document"), apiDocuments: n("api"), running: runningJob(handle.store) !== undefined, truth: "files" };
 }
 
 /** Latest job per store (for the admin panel after a reload). */

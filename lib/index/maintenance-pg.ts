@@ -158,3 +158,13 @@ export async function getJobByIdPg({ pg, id, stores }: { pg: PgHandle; id: strin
   if (!row || (stores !== null && !stores.includes(row.store))) return null;
   return jobFromRow(row);
 }
+
+/** Each store's latest admin job (the Admin page's reindex list), as listLatestJobs answers on SQLite. */
+export async function listLatestJobsPg({ pg }: { pg: PgHandle }): Promise<Job[]> {
+  const rows = await pg.db
+    .select()
+    .from(adminJobs)
+    .where(sql`${adminJobs.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${adminJobs.store})`)
+    .orderBy(adminJobs.store);
+  return rows.map(jobFromRow);
+}

@@ -22,12 +22,12 @@ import {
   type updateMemorySchema,
 } from "../index/memories";
 import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listCategoryChildrenPg, listMemoriesByFilterPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
-import { getJobById, runReindexJob, startReindexJob, type Job } from "../index/jobs";
+import { getJobById, listLatestJobs, runReindexJob, startReindexJob, type Job } from "../index/jobs";
 import type { ReindexProgress } from "../index/reindex";
 import { readChunkInDocument, type ChunkReader } from "../index/reader";
 import { readChunkInDocumentPg } from "../index/reader-pg";
 import { takeOverStaleJobPg } from "../index/admin-jobs-pg";
-import { getJobByIdPg, JOB_OWNER, runReindexJobPg, runReindexJobToEndPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
+import { getJobByIdPg, JOB_OWNER, listLatestJobsPg, runReindexJobPg, runReindexJobToEndPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
 import { searchStore, type SearchInput, type SearchResult } from "../index/search";
 import { verifyStore, type VerifyReport } from "../index/verify";
 import { searchStorePg } from "../index/search-pg";
@@ -96,6 +96,8 @@ export type StoresBackend = {
   runReindex: (a: StoreArg & { actor: string; reason?: string; onProgress?: (p: ReindexProgress) => void }) => Promise<Job>;
   /** An admin job; a store-limited caller sees only its stores' jobs. */
   getJob: (a: { id: string; stores: readonly string[] | null }) => Promise<Job | null>;
+  /** Each store's latest admin job (the Admin page; admins only). */
+  listLatestJobs: () => Promise<Job[]>;
 };
 
 /** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
@@ -134,6 +136,7 @@ const sqliteStores: StoresBackend = {
   startReindex: async ({ store, actor }) => startReindexJob({ handle: openStore({ store, buildIndex: false }), actor }),
   runReindex: async ({ store, ...a }) => runReindexJob({ handle: openStore({ store, buildIndex: false }), ...a }),
   getJob: async (a) => getJobById(a),
+  listLatestJobs: async () => listLatestJobs(),
 };
 
 /** A PostgreSQL store's summary in the API's shape (see StoreInfo). */
@@ -203,6 +206,7 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
       return runReindexJobToEndPg({ pg, handle, actor, reason });
     },
     getJob: async (a) => getJobByIdPg({ pg: await pgHandle, ...a }),
+    listLatestJobs: async () => listLatestJobsPg({ pg: await pgHandle }),
   };
 }
 

@@ -18,7 +18,7 @@ import { stores, storesOnPostgres } from "@/lib/stores/backend";
 async function describeReindexScopePg(store: string): Promise<ReindexScope> {
   const { counts } = await stores().describeStore({ store });
   const memories = counts.memories ?? 0;
-  return { store, memories, documents: 0, apiDocuments: Math.max(0, (counts.documents ?? 0) - memories), running: false };
+  return { store, memories, documents: 0, apiDocuments: Math.max(0, (counts.documents ?? 0) - memories), running: false, truth: "memories table" };
 }
 
 /** Admins only; startReindexJob writes the audit row with who asked. */
