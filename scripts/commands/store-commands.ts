@@ -94,7 +94,7 @@ export const storeCommands: Command[] = [
   {
     name: "audit verify",
     usage: "audit verify",
-    summary: "verify the audit log's hash chain (exit 1 if broken); with DATABASE_URL, the chain on PostgreSQL (ledger, users) and the local one (stores) in governance.db",
+    summary: "verify the audit log's hash chain (exit 1 if broken); with DATABASE_URL, the chain on PostgreSQL (ledger, users, stores) and the local governance.db's (what was written before DATABASE_URL was set)",
     run: async ({ out }) => {
       const pg = getPg();
       const say = (v: AuditVerification) => (v.ok ? `audit chain ok (${v.entries} entries)` : `audit chain BROKEN at entry ${v.brokenAtId}: ${v.reason}`);
@@ -103,9 +103,9 @@ export const storeCommands: Command[] = [
         out(say(local), local);
         return local.ok ? 0 : 1;
       }
-      // Two chains while stores and users are still on SQLite: each verified on its own.
+      // With DATABASE_URL every served path audits on PostgreSQL; a local governance.db keeps the chain written before it was set (migrate-data copies it, the original stays): each verified on its own.
       const ledger = await verifyAuditChainPg({ db: (await pg).db });
-      out(`PostgreSQL (ledger, users): ${say(ledger)}\nlocal governance.db (stores): ${say(local)}`, { postgres: ledger, sqlite: local });
+      out(`PostgreSQL (ledger, users, stores): ${say(ledger)}\nlocal governance.db (before DATABASE_URL): ${say(local)}`, { postgres: ledger, sqlite: local });
       return ledger.ok && local.ok ? 0 : 1;
     },
   },

@@ -45,7 +45,7 @@ describe("the CLI with DATABASE_URL", () => {
     const { db, pool } = await getPg()!;
     for (const action of ["token.create", "store.create", "task.create"]) await appendAuditPg({ db, entry: { actor: "user:ann", action } });
     const ok = await run(storeCommands, "audit verify");
-    expect(ok).toMatchObject({ code: 0, human: "PostgreSQL (ledger, users): audit chain ok (3 entries)\nlocal governance.db (stores): audit chain ok (0 entries)" });
+    expect(ok).toMatchObject({ code: 0, human: "PostgreSQL (ledger, users, stores): audit chain ok (3 entries)\nlocal governance.db (before DATABASE_URL): audit chain ok (0 entries)" });
     await pool.query("update audit_log set reason = 'rewritten' where id = 2");
     const broken = await run(storeCommands, "audit verify");
     expect(broken.code).toBe(1);
