@@ -19,7 +19,8 @@ export type AlertPayload = {
   reason: string;
 };
 export type DeliveryResult = { delivered: boolean; attempts: number; error: string | null };
-type Job = { url: string; payload: AlertPayload; onSettled: (r: DeliveryResult) => void };
+/** onSettled records the outcome (on PostgreSQL a query): the queue waits for it, so "idle" means recorded too. */
+type Job = { url: string; payload: AlertPayload; onSettled: (r: DeliveryResult) => void | Promise<void> };
 
 export const ALERT_ATTEMPTS = 5;
 export const ALERT_TIMEOUT_MS = 5_000;
@@ -45,12 +46,14 @@ export function sendAlert(job: Job): void {
   q.jobs.push(job);
   if (q.jobs.length > MAX_QUEUED) {
     const dropped = q.jobs.shift()!;
-    dropped.onSettled({ delivered: false, attempts: 0, error: `alert queue full (${MAX_QUEUED} waiting): given up` });
+    void Promise.resolve(dropped.onSettled({ delivered: false, attempts: 0, error: `alert queue full (${MAX_QUEUED} waiting): given up` })).catch((e: Error) =>
+      log("warn", "alert delivery bookkeeping failed", { error: e.message }),
+    );
   }
   if (!q.running) void drain();
 }
 
-/** Resolves when every queued alert has been delivered or given up (tests, shutdown). */
+/** Resolves when every queued alert has been delivered or given up, and its outcome recorded (tests, shutdown). */
 export function alertQueueIdle(): Promise<void> {
   const q = queue();
   if (!q.running && q.jobs.length === 0) return Promise.resolve();
@@ -92,7 +95,7 @@ async function drain(): Promise<void> {
     for (let job = q.jobs.shift(); job; job = q.jobs.shift()) {
       const result = await deliver(job);
       try {
-        job.onSettled(result);
+        await job.onSettled(result);
       } catch (e) {
         log("warn", "alert delivery bookkeeping failed", { error: (e as Error).message });
       }

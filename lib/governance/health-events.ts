@@ -43,7 +43,7 @@ function toPayload(e: HealthEvent): AlertPayload {
 function dispatch(events: HealthEvent[]): void {
   const url = getConfig().alertWebhookUrl;
   if (!url) return;
-  for (const e of events) sendAlert({ url, payload: toPayload(e), onSettled: (r) => void settleDelivery({ id: e.id, ...r }) });
+  for (const e of events) sendAlert({ url, payload: toPayload(e), onSettled: (r) => settleDelivery({ id: e.id, ...r }) });
 }
 
 async function settleDelivery({ id, delivered, attempts, error }: { id: number; delivered: boolean; attempts: number; error: string | null }): Promise<void> {

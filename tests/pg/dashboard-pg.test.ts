@@ -332,7 +332,7 @@ describe("the dashboard with DATABASE_URL shows the PostgreSQL stores, never the
       await new Promise((r) => setTimeout(r, 100));
       job = (await ok("GET", `/jobs/${job.id}`)).job;
     }
-    expect(job.status).toBe("done");
+    expect(job.status).toBe("succeeded");
     const admin = await page("/admin");
     // The row of alpha carries the finished job (the panel's initial state), not the empty "—".
     expect(admin.text).toMatch(/data-testid="reindex-status-alpha"[^>]*>[\s\S]{0,400}?done in/);
