@@ -186,6 +186,118 @@ function combine(lists: PhraseScores[], mode: "all" | "any"): PhraseScores {
   return { ids: ids.subarray(0, out), scores: scores.subarray(0, out) };
 }
 
+/** How many rows match all (intersection) or any (union) of the lists: a merge of their sorted rowids, nothing allocated. */
+function countCombined(lists: PhraseScores[], mode: "all" | "any"): number {
+  if (lists.length === 1) return lists[0].ids.length;
+  const pos = new Int32Array(lists.length);
+  let n = 0;
+  for (;;) {
+    let next = Infinity;
+    let live = 0;
+    for (let li = 0; li < lists.length; li++) {
+      if (pos[li] < lists[li].ids.length) {
+        live++;
+        if (lists[li].ids[pos[li]] < next) next = lists[li].ids[pos[li]];
+      }
+    }
+    if (next === Infinity || (mode === "all" && live < lists.length)) return n;
+    let holding = 0;
+    for (let li = 0; li < lists.length; li++) {
+      if (pos[li] < lists[li].ids.length && lists[li].ids[pos[li]] === next) {
+        holding++;
+        pos[li]++;
+      }
+    }
+    if (mode === "any" || holding === lists.length) n++;
+  }
+}
+
+/** A phrase's rows by score descending, rowid ascending (indices into ids/scores), made once per cached list. */
+const scoreOrders = new WeakMap<PhraseScores, Int32Array>();
+function scoreOrderOf(list: PhraseScores): Int32Array {
+  let order = scoreOrders.get(list);
+  if (!order) {
+    order = new Int32Array(list.ids.length);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    const { ids, scores } = list;
+    order.sort((x, y) => scores[y] - scores[x] || ids[x] - ids[y]);
+    scoreOrders.set(list, order);
+  }
+  return order;
+}
+
+/** Position of `id` in a list's sorted rowids, or -1. */
+function indexOfRow(ids: Float64Array, id: number): number {
+  let lo = 0;
+  let hi = ids.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid] < id) lo = mid + 1;
+    else if (ids[mid] > id) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
+}
+
+/** Rows the threshold algorithm looks at, at most, per row asked for, before the whole merge is cheaper. */
+const THRESHOLD_ROWS_PER_ASKED = 64;
+
+/**
+ * The best m rows of the lists' combination by the threshold algorithm
+ * (Fagin et al.): walk every list in score order, one depth at a time; each
+ * row met is scored whole (its score in each list, found by rowid, summed in
+ * list order as `combine` does: the same double); stop once the m-th best
+ * beats the sum of the scores at the current depth, which bounds every row
+ * not met yet. Exact, and it reads the lists' heads only: the cost follows
+ * how deep the answer lies, not how many rows match. Null when that is deep
+ * (more than THRESHOLD_ROWS_PER_ASKED × m rows met): the merge does it then.
+ */
+function thresholdTop(lists: PhraseScores[], mode: "all" | "any", m: number): Bm25Row[] | null {
+  const orders = lists.map(scoreOrderOf);
+  const longest = Math.max(...lists.map((l) => l.ids.length));
+  const limit = Math.max(4096, THRESHOLD_ROWS_PER_ASKED * m);
+  const seen = new Set<number>();
+  const best: Bm25Row[] = [];
+  const better = (a: Bm25Row, b: Bm25Row) => a.rank < b.rank || (a.rank === b.rank && a.rowid < b.rowid);
+  for (let d = 0; d < longest; d++) {
+    let threshold = 0;
+    for (let li = 0; li < lists.length; li++) {
+      const { ids, scores } = lists[li];
+      // An intersection is over once one list is: every row of it has been met.
+      if (d >= ids.length) {
+        if (mode === "all") return finish(best, m);
+        continue;
+      }
+      const at = orders[li][d];
+      threshold += scores[at];
+      const id = ids[at];
+      if (seen.has(id)) continue;
+      seen.add(id);
+      if (seen.size > limit) return null;
+      let sum = 0;
+      let held = 0;
+      for (let lj = 0; lj < lists.length; lj++) {
+        const k = lj === li ? at : indexOfRow(lists[lj].ids, id);
+        if (k < 0) continue;
+        sum += lists[lj].scores[k];
+        held++;
+      }
+      if (mode === "all" && held < lists.length) continue;
+      // Kept sorted by insertion: m is small (a page, or a few hundred documents).
+      const row = { rowid: id, rank: -sum };
+      if (best.length < m) best.push(row);
+      else if (better(row, best[m - 1])) best[m - 1] = row;
+      else continue;
+      for (let i = best.length - 1; i > 0 && better(best[i], best[i - 1]); i--) [best[i], best[i - 1]] = [best[i - 1], best[i]];
+    }
+    // A row not met yet scores at most the threshold; strictly below it, it cannot displace the m-th (ties go by rowid).
+    if (best.length >= m && -best[m - 1].rank > threshold) return finish(best, m);
+  }
+  return finish(best, m);
+}
+
+const finish = (best: Bm25Row[], m: number) => best.slice(0, m);
+
 /** The best `m` of the combined rows: score descending, rowid ascending (as `order by bm25, rowid`). */
 function bestOf(all: PhraseScores, m: number): Bm25Row[] {
   const { ids, scores } = all;
@@ -247,7 +359,7 @@ const BUILD_RATIO = 3;
  * budget: it is work for later queries too); if it throws, this query is
  * answered exhaustively and the phrase is not tried again in this index state.
  */
-export function broadTopByBm25(args: { db: Database.Database; schema: string; table: string; match: string; build?: <T>(fn: () => T) => T }): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
+export function broadTopByBm25(args: { db: Database.Database; schema: string; table: string; match: string; build?: <T>(fn: () => T) => T; sizes?: BuildSizes }): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
   return broadPlanner === "legacy" ? broadTopLegacy(args) : broadTopOffPath(args);
 }
 
@@ -352,6 +464,8 @@ export const INLINE_BUILD_ROWS = 20_000;
 export const BUILD_SLICE_ROWS = 16_384;
 /** Off the request path, a phrase is worth scoring if it matches at most this many times the rows its query matches. */
 const OFF_PATH_BUILD_RATIO = 10;
+/** Where the off-path planner builds phrase scores inline and how big its slices are (tests use small ones on small stores). */
+export type BuildSizes = { inlineRows?: number; sliceRows?: number };
 
 /**
  * The off-path planner (default). Broad queries are answered exactly, and
@@ -367,7 +481,21 @@ const OFF_PATH_BUILD_RATIO = 10;
  * legacy second call built both phrases inside the request (0.4–1.8 s), over
  * the 1 s budget for two common words.
  */
-function broadTopOffPath({ db, schema, table, match, build = (fn) => fn() }: { db: Database.Database; schema: string; table: string; match: string; build?: <T>(fn: () => T) => T }): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
+function broadTopOffPath({
+  db,
+  schema,
+  table,
+  match,
+  build = (fn) => fn(),
+  sizes: { inlineRows = INLINE_BUILD_ROWS, sliceRows = BUILD_SLICE_ROWS } = {},
+}: {
+  db: Database.Database;
+  schema: string;
+  table: string;
+  match: string;
+  build?: <T>(fn: () => T) => T;
+  sizes?: BuildSizes;
+}): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
   const plain = plainPhrases(match);
   if (!plain) return null;
   const file = fileOf(db, schema);
@@ -406,7 +534,7 @@ function broadTopOffPath({ db, schema, table, match, build = (fn) => fn() }: { d
     const secondSighting = missing.every((p) => cache.seen.get(keyOf(p)) === state);
     if (!worth) {
       cache.seen.set(memoKey, `${state}!`);
-    } else if (missingRows <= INLINE_BUILD_ROWS && secondSighting) {
+    } else if (missingRows <= inlineRows && secondSighting) {
       for (let i = 0; i < lists.length; i++) {
         if (lists[i]) continue;
         try {
@@ -415,11 +543,11 @@ function broadTopOffPath({ db, schema, table, match, build = (fn) => fn() }: { d
           cache.seen.set(memoKey, `${state}!`);
           break;
         }
-        remember(keyOf(plain.phrases[i]), { state, scores: lists[i]!, bytes: lists[i]!.ids.byteLength + lists[i]!.scores.byteLength });
+        remember(keyOf(plain.phrases[i]), { state, scores: lists[i]!, bytes: bytesOf(lists[i]!) });
         cache.seen.delete(keyOf(plain.phrases[i]));
       }
-    } else if (missingRows > INLINE_BUILD_ROWS) {
-      for (const phrase of missing) scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state });
+    } else if (missingRows > inlineRows) {
+      for (const phrase of missing) scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state, sliceRows });
       building = true;
     } else {
       for (const p of missing) cache.seen.set(keyOf(p), state);
@@ -427,16 +555,23 @@ function broadTopOffPath({ db, schema, table, match, build = (fn) => fn() }: { d
     }
   }
   if (lists.every((l) => l !== null)) {
-    const all = combine(lists as PhraseScores[], plain.mode);
+    const ready = lists as PhraseScores[];
+    const matches = countCombined(ready, plain.mode);
     const built = missing.length;
+    // The best rows by the threshold algorithm over the lists in score order; past its depth limit, the whole merge.
+    let all: PhraseScores | null = null;
     let ranked: Bm25Row[] = [];
     const top = (m: number) => {
-      if (ranked.length < Math.min(m, all.ids.length)) ranked = bestOf(all, Math.max(m, 2 * ranked.length));
+      if (ranked.length >= Math.min(m, matches)) return ranked.slice(0, m);
+      const want = Math.max(m, 2 * ranked.length);
+      const fast = all ? null : thresholdTop(ready, plain.mode, want);
+      if (fast) ranked = fast;
+      else ranked = bestOf((all ??= combine(ready, plain.mode)), want);
       return ranked.slice(0, m);
     };
-    memos.set(memoKey, { state, top, matches: all.ids.length });
+    memos.set(memoKey, { state, top, matches });
     while (memos.size > MAX_MEMOS) memos.delete(memos.keys().next().value!);
-    return { top, plan: { path: "phrase_scores", matches: all.ids.length, built, detail: planDetail(all.ids.length, built) } };
+    return { top, plan: { path: "phrase_scores", matches, built, detail: planDetail(matches, built) } };
   }
   if (plain.mode !== "any" || plain.phrases.length !== 2) return null;
   const totalRows = ftsRowCount(db, schema, table);
@@ -453,6 +588,9 @@ function broadTopOffPath({ db, schema, table, match, build = (fn) => fn() }: { d
     },
   };
 }
+
+/** A cached list's memory: rowids and scores, and its score order (4 bytes a row) once made. */
+const bytesOf = (list: PhraseScores) => list.ids.byteLength + list.scores.byteLength + 4 * list.ids.length;
 
 /** Row counts of phrases per index state (rowsOf in broadTopOffPath). */
 const MAX_ROW_COUNTS = 4096;
@@ -525,7 +663,7 @@ function maxScoreTopOfTwo({ db, schema, table, a, b, rowsOfA, rowsOfB, totalRows
   };
 }
 
-type BuildJob = { db: Database.Database; schema: string; table: string; phrase: string; key: string; state: string; ids: number[]; scores: number[] };
+type BuildJob = { db: Database.Database; schema: string; table: string; phrase: string; key: string; state: string; sliceRows: number; ids: number[]; scores: number[] };
 /** Phrases waiting to be scored off the request path, oldest first; one slice of the first per timer turn. */
 const buildQueue: BuildJob[] = [];
 const buildsQueued = new Set<string>();
@@ -557,17 +695,19 @@ function runBuildSlice(): void {
     if (job.db.open && indexStateOf(job.db, job.schema, job.table) === job.state) {
       const after = job.ids.length ? job.ids[job.ids.length - 1] : Number.MIN_SAFE_INTEGER;
       const slice = job.db.prepare(`select rowid, bm25(${job.table}) from ${job.schema}.${job.table} where ${job.table} match ? and rowid > ? order by rowid limit ?`).raw();
-      const rows = runWithinBudget(job.db, startQueryBudget({ hint: "", budgetMs: PHRASE_BUILD_BUDGET_MS }), () => slice.all(job.phrase, after, BUILD_SLICE_ROWS) as [number, number][]);
+      const rows = runWithinBudget(job.db, startQueryBudget({ hint: "", budgetMs: PHRASE_BUILD_BUDGET_MS }), () => slice.all(job.phrase, after, job.sliceRows) as [number, number][]);
       // Another process may commit while the slice runs: kept only if the index is still the one it was scored under.
       if (indexStateOf(job.db, job.schema, job.table) === job.state) {
         for (const [rowid, rank] of rows) {
           job.ids.push(rowid);
           job.scores.push(-rank);
         }
-        finished = rows.length < BUILD_SLICE_ROWS;
+        finished = rows.length < job.sliceRows;
         if (finished) {
           const scores = { ids: Float64Array.from(job.ids), scores: Float64Array.from(job.scores) };
-          remember(job.key, { state: job.state, scores, bytes: scores.ids.byteLength + scores.scores.byteLength });
+          // Its score order too (thresholdTop), here rather than in the first request that reads it.
+          scoreOrderOf(scores);
+          remember(job.key, { state: job.state, scores, bytes: bytesOf(scores) });
         }
       }
     }
