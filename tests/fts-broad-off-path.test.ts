@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import { ftsMatchFor } from "@/lib/index/fulltext";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
-import { broadTopByBm25, clearPhraseScoreCache, INLINE_BUILD_ROWS, phraseScoresSettled, useBroadPlanner, type Bm25Row } from "@/lib/retrieval";
+import { broadTopByBm25, clearPhraseScoreCache, INLINE_BUILD_ROWS, phraseScoresSettled, setBroadPlanner, type Bm25Row } from "@/lib/retrieval";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
 import { onPg, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
@@ -49,7 +49,7 @@ beforeAll(async () => {
   }
 }, 300_000);
 afterAll(async () => {
-  useBroadPlanner("off_path");
+  setBroadPlanner("off_path");
   await env.cleanup();
 });
 beforeEach(() => clearPhraseScoreCache());
@@ -61,13 +61,13 @@ const lexicalDetail = (json: { explain: { stages: { stage: string; detail: strin
 
 /** The answer of FTS5 scoring every match: the planner as it was, on a query's first sighting (nothing cached). */
 async function exhaustiveAnswer(body: Record<string, unknown>): Promise<Hit[]> {
-  const before = useBroadPlanner("legacy");
+  const before = setBroadPlanner("legacy");
   try {
     clearPhraseScoreCache();
     const r = await searchStore({ handle: openStore({ store: "wide" }), core: null, input: searchInputSchema.parse({ mode: "fts", ...body }) });
     return r.results.map((h) => ({ path: h.path, id: h.id, score: h.score }));
   } finally {
-    useBroadPlanner(before);
+    setBroadPlanner(before);
     clearPhraseScoreCache();
   }
 }

@@ -375,7 +375,7 @@ export type BroadPlanner = "off_path" | "legacy";
 let broadPlanner: BroadPlanner = "off_path";
 
 /** Bench only: which planner answers broad queries from now on; returns the one it replaces. */
-export function useBroadPlanner(planner: BroadPlanner): BroadPlanner {
+export function setBroadPlanner(planner: BroadPlanner): BroadPlanner {
   const before = broadPlanner;
   broadPlanner = planner;
   return before;
