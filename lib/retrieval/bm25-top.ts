@@ -525,29 +525,32 @@ function broadTopOffPath({
   const lists: (PhraseScores | null)[] = plain.phrases.map((p) => cached(keyOf(p), state));
   const missing = plain.phrases.filter((_, i) => !lists[i]);
   let building = false;
-  if (missing.length > 0 && cache.seen.get(memoKey) !== `${state}!`) {
-    const missingRows = missing.reduce((n, p) => n + rowsOf(p), 0);
+  if (missing.length > 0 && missing.length <= MAX_PHRASES_BUILT && cache.seen.get(memoKey) !== `${state}!`) {
+    // Counted only up to what is built inline: a common word's full count is the background's work (or max-score's).
+    const upTo = missing.map((p) => countUpTo(p, inlineRows + 1));
+    const inline = upTo.reduce((a, b) => a + b, 0) <= inlineRows;
     // Scoring a phrase costs what ranking its own rows costs: worth it for `any` (its rows are the query's), and for `all`
     // of words whose rows mostly meet; a phrase far more common than the query's matches is left to the exhaustive query.
-    const most = Math.max(...missing.map(rowsOf));
-    const worth = missing.length <= MAX_PHRASES_BUILT && (plain.mode === "any" || countUpTo(match, Math.ceil(most / OFF_PATH_BUILD_RATIO) + 1) > most / OFF_PATH_BUILD_RATIO);
-    const secondSighting = missing.every((p) => cache.seen.get(keyOf(p)) === state);
-    if (!worth) {
-      cache.seen.set(memoKey, `${state}!`);
-    } else if (missingRows <= inlineRows && secondSighting) {
+    const worth = (most: number) => plain.mode === "any" || countUpTo(match, Math.ceil(most / OFF_PATH_BUILD_RATIO) + 1) > most / OFF_PATH_BUILD_RATIO;
+    const refuse = () => void cache.seen.set(memoKey, `${state}!`);
+    if (inline && !worth(Math.max(...upTo))) {
+      refuse();
+    } else if (inline && missing.every((p) => cache.seen.get(keyOf(p)) === state)) {
       for (let i = 0; i < lists.length; i++) {
         if (lists[i]) continue;
         try {
           lists[i] = build(() => scorePhrase({ db, schema, table, phrase: plain.phrases[i] }));
         } catch {
-          cache.seen.set(memoKey, `${state}!`);
+          refuse();
           break;
         }
         remember(keyOf(plain.phrases[i]), { state, scores: lists[i]!, bytes: bytesOf(lists[i]!) });
         cache.seen.delete(keyOf(plain.phrases[i]));
       }
-    } else if (missingRows > inlineRows) {
-      for (const phrase of missing) scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state, sliceRows });
+    } else if (!inline) {
+      // Whether it is worth it is decided by the first slice, off the request path, from the words' full counts.
+      const worthBuilding = () => worth(Math.max(...missing.map(rowsOf))) || (refuse(), false);
+      for (const phrase of missing) scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state, sliceRows, worthBuilding });
       building = true;
     } else {
       for (const p of missing) cache.seen.set(keyOf(p), state);
@@ -663,7 +666,7 @@ function maxScoreTopOfTwo({ db, schema, table, a, b, rowsOfA, rowsOfB, totalRows
   };
 }
 
-type BuildJob = { db: Database.Database; schema: string; table: string; phrase: string; key: string; state: string; sliceRows: number; ids: number[]; scores: number[] };
+type BuildJob = { db: Database.Database; schema: string; table: string; phrase: string; key: string; state: string; sliceRows: number; worthBuilding: () => boolean; ids: number[]; scores: number[] };
 /** Phrases waiting to be scored off the request path, oldest first; one slice of the first per timer turn. */
 const buildQueue: BuildJob[] = [];
 const buildsQueued = new Set<string>();
@@ -692,7 +695,7 @@ function runBuildSlice(): void {
   let finished = true;
   try {
     // The index changed (or the connection closed): these scores would be stale. A later query schedules them again.
-    if (job.db.open && indexStateOf(job.db, job.schema, job.table) === job.state) {
+    if (job.db.open && indexStateOf(job.db, job.schema, job.table) === job.state && (job.ids.length > 0 || job.worthBuilding())) {
       const after = job.ids.length ? job.ids[job.ids.length - 1] : Number.MIN_SAFE_INTEGER;
       const slice = job.db.prepare(`select rowid, bm25(${job.table}) from ${job.schema}.${job.table} where ${job.table} match ? and rowid > ? order by rowid limit ?`).raw();
       const rows = runWithinBudget(job.db, startQueryBudget({ hint: "", budgetMs: PHRASE_BUILD_BUDGET_MS }), () => slice.all(job.phrase, after, job.sliceRows) as [number, number][]);
