@@ -148,6 +148,19 @@ describe.runIf(!onPg)("a broad two-word query on a store past the inline build (
     for (const m of [10, 50, 400]) expect(cached.top(m)).toEqual(exhaustiveRows(match, m));
   });
 
+  it("forgetting the cached scores while a build is queued leaves the store answering, and the build is queued again by the next query", async () => {
+    const body = { q: "rotation ledger", mode: "fts", match: "any", group: "chunk", limit: 10 };
+    const want = await exhaustiveAnswer(body);
+    expect(shown((await search(body)).json)).toEqual(want);
+    clearPhraseScoreCache();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(shown((await search(body)).json)).toEqual(want);
+    await phraseScoresSettled();
+    const later = await search({ ...body, explain: true });
+    expect(shown(later.json)).toEqual(want);
+    expect(lexicalDetail(later.json)).toMatch(/per-phrase scores \(all cached\)/);
+  });
+
   it("the first call's max-score answer pages the same as FTS5 (offset 30) with a prefix filter", async () => {
     const body = { q: "ledger socket", mode: "fts", match: "any", group: "chunk", limit: 10, offset: 30, prefix: "n/1" };
     const want = await exhaustiveAnswer(body);

@@ -692,6 +692,8 @@ function buildNextSlice(): void {
 function runBuildSlice(): void {
   buildTimer = null;
   const job = buildQueue[0];
+  // The queue was cleared (clearPhraseScoreCache) after this turn was scheduled.
+  if (!job) return settleBuilds();
   let finished = true;
   try {
     // The index changed (or the connection closed): these scores would be stale. A later query schedules them again.
@@ -722,6 +724,10 @@ function runBuildSlice(): void {
     buildsQueued.delete(`${job.key}\u0000${job.state}`);
   }
   if (buildQueue.length > 0) return buildNextSlice();
+  settleBuilds();
+}
+
+function settleBuilds(): void {
   const waiting = buildsSettled;
   buildsSettled = [];
   for (const resolve of waiting) resolve();
