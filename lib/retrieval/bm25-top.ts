@@ -30,6 +30,12 @@ import { preparedOnce } from "../db/statements";
  * exhaustive query instead. The building query costs about twice that
  * query (measured: 1.3–2.1 s vs 0.6–1.1 s for two words in all 100k rows on
  * a loaded machine); every later one a few milliseconds.
+ *
+ * That is the `legacy` planner. Its building call was issue 19's cliff (over
+ * the 1 s budget at 100k chunks), so the default (`off_path`,
+ * broadTopOffPath) builds big phrases between requests instead, ranks a
+ * two-word any query by max-score over FTS5 meanwhile, and reads cached
+ * phrases with the threshold algorithm.
  */
 
 /** A query matching more rows than this is broad: fewer are scored exhaustively by FTS5 itself (cheap). */
@@ -470,7 +476,8 @@ export type BuildSizes = { inlineRows?: number; sliceRows?: number };
 /**
  * The off-path planner (default). Broad queries are answered exactly, and
  * no request pays for building the phrase scores of a big store:
- * - every phrase cached under this index state: merged from them, as before;
+ * - every phrase cached under this index state: ranked from them by the
+ *   threshold algorithm (thresholdTop), or merged whole when the answer lies deep;
  * - otherwise the missing phrases' scores are built off the request path
  *   (scheduleBuild: background slices of BUILD_SLICE_ROWS rows, between
  *   requests), or inline on the query's second sighting when they are few
