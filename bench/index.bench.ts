@@ -15,6 +15,14 @@
  * API's domain path (zod parse + putDocuments, batches as an agent sends
  * them), and a full reindex of the same notes written as files under a source
  * root, followed by the reindex of the unchanged tree.
+ *
+ * 3. The two-word queries once more, the broad-query planner before issue
+ *    19's cliff (`legacy`) beside the current one (`off_path`), interleaved
+ *    query by query: first call (nothing cached), second call, later calls,
+ *    agreement with FTS5 scoring every match, MiniSearch on the same queries.
+ *    `BENCH_INDEX_PARTS=broad` runs only this part, on a store kept in
+ *    `BENCH_INDEX_KEEP=<dir>/<size>` (built by batch PUT the first time), so
+ *    a re-run skips the minutes of ingest.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -27,9 +35,10 @@ import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
 import { listIndexableFiles } from "../lib/index/files";
 import { decodeText, putDocuments, putDocumentsSchema } from "../lib/index/ingest";
-import { searchFullText } from "../lib/index/fulltext";
+import { ftsMatchFor, searchFullText } from "../lib/index/fulltext";
 import { reindexStore } from "../lib/index/reindex";
-import { searchInputSchema } from "../lib/index/search";
+import { searchInputSchema, searchStore } from "../lib/index/search";
+import { clearPhraseScoreCache, clearSelectiveMatchCaches, phraseScoresSettled, setBroadPlanner, type BroadPlanner } from "../lib/retrieval";
 import { createStore, openStore } from "../lib/stores/stores";
 import { loadTextWindows, noteAt, notesBetween, type Note } from "./corpus";
 import { percentile, printTable } from "./table";
@@ -227,6 +236,7 @@ type SizeResult = {
   unchanged: { seconds: number };
   inMemory: Record<InMemoryEngine, InMemory>;
   queries: { fts: Timed; ftsAny: Timed; n: number };
+  planners: BroadComparison[];
   generateSeconds: number;
   /** The process's resident set at its highest while dualmind built, reindexed and queried this size (sampled per batch and per progress step). */
   peakRssBytes: number;
@@ -297,7 +307,7 @@ function rssTracker(): { sample: () => void; peak: () => number } {
 
 async function benchNotes({ windows, count, previous }: { windows: string[]; count: number; previous?: SizeResult }): Promise<SizeResult> {
   const sourceDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-notes-"));
-  return withBenchDataDir({ env: () => ({ DUALMIND_SOURCE_ROOTS: `files=${sourceDir}`, DUALMIND_SOURCE_INCLUDE: "**/*.md" }), tempDirs: [sourceDir] }, (dataDir) => {
+  return withBenchDataDir({ env: () => ({ DUALMIND_SOURCE_ROOTS: `files=${sourceDir}`, DUALMIND_SOURCE_INCLUDE: "**/*.md" }), tempDirs: [sourceDir] }, async (dataDir) => {
     const started = performance.now();
     // What assembling the notes costs by itself: every engine below pays it once inside its own timing.
     let t = performance.now();
@@ -332,6 +342,8 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
     const ftsAny = timeQueries(queries, searchDualmind({ store: "api", match: "any" }));
     rss.sample();
     progress({ count, step: "dualmind queries done", since: started });
+    const planners = await compareBroadPlanners({ store: "api", queries });
+    progress({ count, step: "broad-query planners compared", since: started });
 
     const skipMini = skipReason({ engine: "mini", count, previous });
     const mini = skipMini ? { skipped: skipMini } : measureInMemory({ windows, count, queries, make: createMiniSearch, add: (m, notes) => m.addAll(notes), searcher: searchMiniSearch });
@@ -348,6 +360,7 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
       unchanged: { seconds: again.durationMs / 1000 },
       inMemory: { mini, orama },
       queries: { fts, ftsAny, n: queries.length },
+      planners,
       generateSeconds,
       peakRssBytes: rss.peak(),
       sourceBytes,
@@ -391,6 +404,8 @@ function printNotesTables(r: SizeResult): void {
     row("MiniSearch 7.2 (AND)", mini),
     row("Orama 3.1 (threshold 0: all terms, as prefixes)", r.inMemory.orama),
   ]);
+  const miniTimes = "timed" in mini ? { all: mini.timed.samples } : undefined;
+  printBroadPlanners({ count: r.count, comparisons: r.planners, mini: miniTimes });
 }
 
 function build(r: SizeResult, engine: InMemoryEngine): Build | undefined {
@@ -440,6 +455,7 @@ function printGrowthTable(results: SizeResult[]): void {
 }
 
 export default async function indexBench(): Promise<void> {
+  if (process.env.BENCH_INDEX_PARTS === "broad") return benchBroadPlannersOnly();
   // Sizes picked by hand (a 1M run alone) leave out the small real-corpus section too.
   if (!process.env.BENCH_INDEX_SIZES) await benchNodeModulesMarkdown();
   const windows = loadTextWindows(Number.MAX_SAFE_INTEGER);
@@ -450,4 +466,182 @@ export default async function indexBench(): Promise<void> {
     results.push(r);
   }
   printGrowthTable(results);
+}
+
+// ---- 3. two-word queries: the broad-query planner, old beside new -----------
+
+/** Calls timed per query and planner once its phrase scores are built (`later`). */
+const LATER_CALLS = 3;
+/** One turn of the event loop, as a server has between requests: background work queued by a request may run. */
+const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
+type PlannerTimes = { first: number[]; second: number[]; later: number[]; overlap: number[]; identical: number };
+type BroadComparison = { entry: string; reference: string; match: "all" | "any"; byPlanner: Record<BroadPlanner, PlannerTimes> };
+const PLANNERS: BroadPlanner[] = ["legacy", "off_path"];
+
+/**
+ * Each query with each planner from a cold start (per-process caches
+ * cleared: a query's first call in a fresh process), one event-loop turn
+ * between calls, then LATER_CALLS more once the planner's background work
+ * is done. The planners alternate which goes first, query by query, so both
+ * see the same load. Agreement: overlap of the top 10 with FTS5 scoring
+ * every match (chunks: the exhaustive statement itself; documents: the
+ * legacy planner's first call, which ranks every match in both legs).
+ */
+async function compareBroadPlanners({ store, queries }: { store: string; queries: string[] }): Promise<BroadComparison[]> {
+  const handle = openStore({ store });
+  const exhaustive = handle.sqlite.prepare("select rowid from chunks_fts where chunks_fts match ? order by bm25(chunks_fts), rowid limit 10").pluck();
+  const cold = async () => {
+    clearPhraseScoreCache();
+    clearSelectiveMatchCaches();
+    await nextTurn();
+  };
+  const entries: { entry: string; reference: string; run: (q: string, match: "all" | "any") => Promise<(string | number)[]>; referenceOf: (q: string, match: "all" | "any") => Promise<(string | number)[]> }[] = [
+    {
+      entry: "searchFullText (group=chunk, the timings above)",
+      reference: "FTS5 scoring every match",
+      run: async (q, match) => searchFullText({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match }) }).results.map((r) => r.id),
+      referenceOf: async (q, match) => exhaustive.all(ftsMatchFor(searchInputSchema.parse({ q, match }), match)) as number[],
+    },
+    {
+      entry: "searchStore (the route's default, group=document)",
+      reference: "legacy first call (FTS5 scores every match in both legs)",
+      run: async (q, match) => (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }) })).results.map((r) => r.path),
+      referenceOf: async (q, match) => {
+        const before = setBroadPlanner("legacy");
+        await cold();
+        try {
+          return (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }) })).results.map((r) => r.path);
+        } finally {
+          setBroadPlanner(before);
+        }
+      },
+    },
+  ];
+  const out: BroadComparison[] = [];
+  const before = setBroadPlanner("off_path");
+  try {
+    for (const { entry, reference, run, referenceOf } of entries) {
+      for (const match of ["all", "any"] as const) {
+        const fresh = (): PlannerTimes => ({ first: [], second: [], later: [], overlap: [], identical: 0 });
+        const byPlanner: Record<BroadPlanner, PlannerTimes> = { legacy: fresh(), off_path: fresh() };
+        for (const [i, q] of queries.entries()) {
+          const want = await referenceOf(q, match);
+          for (const planner of i % 2 ? [...PLANNERS].reverse() : PLANNERS) {
+            const times = byPlanner[planner];
+            setBroadPlanner(planner);
+            await cold();
+            const timed = async (into: number[]) => {
+              const t = performance.now();
+              const got = await run(q, match);
+              into.push(performance.now() - t);
+              return got;
+            };
+            await timed(times.first);
+            await nextTurn();
+            await timed(times.second);
+            await phraseScoresSettled();
+            let got: (string | number)[] = [];
+            for (let c = 0; c < LATER_CALLS; c++) {
+              await nextTurn();
+              got = await timed(times.later);
+            }
+            times.overlap.push(want.length === 0 ? (got.length === 0 ? 1 : 0) : want.filter((x) => got.includes(x)).length / want.length);
+            if (JSON.stringify(got) === JSON.stringify(want)) times.identical++;
+          }
+        }
+        out.push({ entry, reference, match, byPlanner });
+        process.stderr.write(`index bench: planners compared for ${entry}, match=${match}\n`);
+      }
+    }
+  } finally {
+    setBroadPlanner(before);
+    clearPhraseScoreCache();
+  }
+  return out;
+}
+
+const pctl = (xs: number[]) => `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 95).toFixed(1)} / ${Math.max(...xs).toFixed(1)}`;
+
+function printBroadPlanners({ count, comparisons, mini }: { count: number; comparisons: BroadComparison[]; mini?: { all: number[]; any?: number[] } }): void {
+  const n = comparisons[0]?.byPlanner.legacy.first.length ?? 0;
+  const rows: Record<string, string | number>[] = [];
+  for (const c of comparisons) {
+    for (const p of PLANNERS) {
+      const t = c.byPlanner[p];
+      rows.push({
+        entry: c.entry,
+        match: c.match,
+        planner: p === "legacy" ? "old (legacy: phrase scores built on the 2nd call)" : "new (off_path: max-score, scores built between requests)",
+        "1st call p50 / p95 / max ms": pctl(t.first),
+        "2nd call p50 / p95 / max ms": pctl(t.second),
+        [`later (${LATER_CALLS} each) p50 / p95 / max ms`]: pctl(t.later),
+        "overlap@10": (t.overlap.reduce((a, b) => a + b, 0) / t.overlap.length).toFixed(3),
+        "identical top 10": `${t.identical}/${t.first.length} (vs ${c.reference})`,
+      });
+    }
+  }
+  for (const [match, samples] of [["all", mini?.all], ["any", mini?.any]] as const) {
+    if (!samples) continue;
+    rows.push({
+      entry: "MiniSearch 7.2 (in memory, whole notes)",
+      match,
+      planner: match === "all" ? "combineWith AND" : "combineWith OR",
+      "1st call p50 / p95 / max ms": "",
+      "2nd call p50 / p95 / max ms": "",
+      [`later (${LATER_CALLS} each) p50 / p95 / max ms`]: `${pctl(samples)} (each query once, after one warm-up call)`,
+      "overlap@10": "",
+      "identical top 10": "",
+    });
+  }
+  const load = os.loadavg().map((x) => x.toFixed(1)).join(" / ");
+  printTable(`Two-word queries on ${label(count)} notes (${n} queries): the broad-query planner, old beside new, interleaved query by query (load average at the end ${load})`, rows);
+}
+
+/** A kept DATA_DIR (BENCH_INDEX_KEEP): env as withBenchDataDir sets it, nothing removed afterwards. */
+async function withKeptDataDir<T>(dataDir: string, run: () => Promise<T>): Promise<T> {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const saved = { ...process.env };
+  Object.assign(process.env, { DATA_DIR: dataDir, DUALMIND_DISABLE_VECTORS: "true" });
+  resetConfigForTests();
+  try {
+    return await run();
+  } finally {
+    closeAllDatabases();
+    process.env = saved;
+    resetConfigForTests();
+  }
+}
+
+/** BENCH_INDEX_PARTS=broad: the planner comparison alone at each size, on kept stores, beside MiniSearch on the same queries. */
+async function benchBroadPlannersOnly(): Promise<void> {
+  const keep = process.env.BENCH_INDEX_KEEP ?? fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-broad-"));
+  const windows = loadTextWindows(Number.MAX_SAFE_INTEGER);
+  for (const count of SIZES) {
+    const started = performance.now();
+    const comparisons = await withKeptDataDir(path.join(keep, String(count)), async () => {
+      if (!fs.existsSync(path.join(keep, String(count), "stores", "api", "index.db"))) {
+        createStore({ input: { name: "api" }, actor: "bench" });
+        const handle = openStore({ store: "api" });
+        for (let from = 0; from < count; from += API_BATCH) {
+          putDocuments({ handle, input: putDocumentsSchema.parse({ documents: notesBetween({ windows, from, to: Math.min(count, from + API_BATCH) }).map((n) => ({ path: n.path, content: n.text })) }), actor: "bench" });
+        }
+        progress({ count, step: "kept store built by batch PUT", since: started });
+      }
+      const queries = makeQueries(Array.from({ length: NOTE_QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / NOTE_QUERIES) }).text), NOTE_QUERIES);
+      return { queries, comparisons: await compareBroadPlanners({ store: "api", queries }) };
+    });
+    progress({ count, step: "broad-query planners compared", since: started });
+    const skipMini = skipReason({ engine: "mini", count });
+    let mini: { all: number[]; any: number[] } | undefined;
+    if (skipMini) process.stdout.write(`MiniSearch at ${label(count)}: ${skipMini}\n`);
+    else {
+      const engine = createMiniSearch();
+      for (let from = 0; from < count; from += BUILD_BATCH) engine.addAll(notesBetween({ windows, from, to: Math.min(count, from + BUILD_BATCH) }));
+      const or = (q: string) => engine.search(q, { combineWith: "OR" })[0]?.path as string | undefined;
+      mini = { all: timeQueries(comparisons.queries, searchMiniSearch(engine)).samples, any: timeQueries(comparisons.queries, or).samples };
+      progress({ count, step: "MiniSearch built and queried", since: started });
+    }
+    printBroadPlanners({ count, comparisons: comparisons.comparisons, mini });
+  }
 }

@@ -30,6 +30,12 @@ import { preparedOnce } from "../db/statements";
  * exhaustive query instead. The building query costs about twice that
  * query (measured: 1.3–2.1 s vs 0.6–1.1 s for two words in all 100k rows on
  * a loaded machine); every later one a few milliseconds.
+ *
+ * That is the `legacy` planner. Its building call was issue 19's cliff (over
+ * the 1 s budget at 100k chunks), so the default (`off_path`,
+ * broadTopOffPath) builds big phrases between requests instead, ranks a
+ * two-word any query by max-score over FTS5 meanwhile, and reads cached
+ * phrases with the threshold algorithm.
  */
 
 /** A query matching more rows than this is broad: fewer are scored exhaustively by FTS5 itself (cheap). */
@@ -42,8 +48,11 @@ export type Bm25Row = { rowid: number; rank: number };
 
 /** What a broad query did, for explain output. */
 export type Bm25Plan = {
-  /** `phrase_scores`: merged from per-phrase scores (exact); `exhaustive`: the caller's own FTS5 query. */
-  path: "phrase_scores" | "exhaustive";
+  /**
+   * `phrase_scores`: merged from per-phrase scores (exact); `max_score`: FTS5 ranked the rows holding both words, and
+   * the rows holding one word only when they could still reach the k-th score (exact); `exhaustive`: the caller's own FTS5 query.
+   */
+  path: "phrase_scores" | "max_score" | "exhaustive";
   /** Rows the expression matches (exact on the phrase-score path; `> BROAD_MATCH_ROWS` is all that is known otherwise). */
   matches: number | null;
   /** Phrases whose scores were built by this query (the rest came from the cache). */
@@ -93,6 +102,9 @@ export function clearPhraseScoreCache(): void {
   cache.entries.clear();
   cache.seen.clear();
   memos.clear();
+  rowCounts.clear();
+  buildQueue.length = 0;
+  buildsQueued.clear();
   cache.bytes = 0;
 }
 
@@ -180,6 +192,118 @@ function combine(lists: PhraseScores[], mode: "all" | "any"): PhraseScores {
   return { ids: ids.subarray(0, out), scores: scores.subarray(0, out) };
 }
 
+/** How many rows match all (intersection) or any (union) of the lists: a merge of their sorted rowids, nothing allocated. */
+function countCombined(lists: PhraseScores[], mode: "all" | "any"): number {
+  if (lists.length === 1) return lists[0].ids.length;
+  const pos = new Int32Array(lists.length);
+  let n = 0;
+  for (;;) {
+    let next = Infinity;
+    let live = 0;
+    for (let li = 0; li < lists.length; li++) {
+      if (pos[li] < lists[li].ids.length) {
+        live++;
+        if (lists[li].ids[pos[li]] < next) next = lists[li].ids[pos[li]];
+      }
+    }
+    if (next === Infinity || (mode === "all" && live < lists.length)) return n;
+    let holding = 0;
+    for (let li = 0; li < lists.length; li++) {
+      if (pos[li] < lists[li].ids.length && lists[li].ids[pos[li]] === next) {
+        holding++;
+        pos[li]++;
+      }
+    }
+    if (mode === "any" || holding === lists.length) n++;
+  }
+}
+
+/** A phrase's rows by score descending, rowid ascending (indices into ids/scores), made once per cached list. */
+const scoreOrders = new WeakMap<PhraseScores, Int32Array>();
+function scoreOrderOf(list: PhraseScores): Int32Array {
+  let order = scoreOrders.get(list);
+  if (!order) {
+    order = new Int32Array(list.ids.length);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    const { ids, scores } = list;
+    order.sort((x, y) => scores[y] - scores[x] || ids[x] - ids[y]);
+    scoreOrders.set(list, order);
+  }
+  return order;
+}
+
+/** Position of `id` in a list's sorted rowids, or -1. */
+function indexOfRow(ids: Float64Array, id: number): number {
+  let lo = 0;
+  let hi = ids.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid] < id) lo = mid + 1;
+    else if (ids[mid] > id) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
+}
+
+/** Rows the threshold algorithm looks at, at most, per row asked for, before the whole merge is cheaper. */
+const THRESHOLD_ROWS_PER_ASKED = 64;
+
+/**
+ * The best m rows of the lists' combination by the threshold algorithm
+ * (Fagin et al.): walk every list in score order, one depth at a time; each
+ * row met is scored whole (its score in each list, found by rowid, summed in
+ * list order as `combine` does: the same double); stop once the m-th best
+ * beats the sum of the scores at the current depth, which bounds every row
+ * not met yet. Exact, and it reads the lists' heads only: the cost follows
+ * how deep the answer lies, not how many rows match. Null when that is deep
+ * (more than THRESHOLD_ROWS_PER_ASKED × m rows met): the merge does it then.
+ */
+function thresholdTop(lists: PhraseScores[], mode: "all" | "any", m: number): Bm25Row[] | null {
+  const orders = lists.map(scoreOrderOf);
+  const longest = Math.max(...lists.map((l) => l.ids.length));
+  const limit = Math.max(4096, THRESHOLD_ROWS_PER_ASKED * m);
+  const seen = new Set<number>();
+  const best: Bm25Row[] = [];
+  const better = (a: Bm25Row, b: Bm25Row) => a.rank < b.rank || (a.rank === b.rank && a.rowid < b.rowid);
+  for (let d = 0; d < longest; d++) {
+    let threshold = 0;
+    for (let li = 0; li < lists.length; li++) {
+      const { ids, scores } = lists[li];
+      // An intersection is over once one list is: every row of it has been met.
+      if (d >= ids.length) {
+        if (mode === "all") return finish(best, m);
+        continue;
+      }
+      const at = orders[li][d];
+      threshold += scores[at];
+      const id = ids[at];
+      if (seen.has(id)) continue;
+      seen.add(id);
+      if (seen.size > limit) return null;
+      let sum = 0;
+      let held = 0;
+      for (let lj = 0; lj < lists.length; lj++) {
+        const k = lj === li ? at : indexOfRow(lists[lj].ids, id);
+        if (k < 0) continue;
+        sum += lists[lj].scores[k];
+        held++;
+      }
+      if (mode === "all" && held < lists.length) continue;
+      // Kept sorted by insertion: m is small (a page, or a few hundred documents).
+      const row = { rowid: id, rank: -sum };
+      if (best.length < m) best.push(row);
+      else if (better(row, best[m - 1])) best[m - 1] = row;
+      else continue;
+      for (let i = best.length - 1; i > 0 && better(best[i], best[i - 1]); i--) [best[i], best[i - 1]] = [best[i - 1], best[i]];
+    }
+    // A row not met yet scores at most the threshold; strictly below it, it cannot displace the m-th (ties go by rowid).
+    if (best.length >= m && -best[m - 1].rank > threshold) return finish(best, m);
+  }
+  return finish(best, m);
+}
+
+const finish = (best: Bm25Row[], m: number) => best.slice(0, m);
+
 /** The best `m` of the combined rows: score descending, rowid ascending (as `order by bm25, rowid`). */
 function bestOf(all: PhraseScores, m: number): Bm25Row[] {
   const { ids, scores } = all;
@@ -241,7 +365,30 @@ const BUILD_RATIO = 3;
  * budget: it is work for later queries too); if it throws, this query is
  * answered exhaustively and the phrase is not tried again in this index state.
  */
-export function broadTopByBm25({
+export function broadTopByBm25(args: { db: Database.Database; schema: string; table: string; match: string; build?: <T>(fn: () => T) => T; sizes?: BuildSizes }): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
+  return broadPlanner === "legacy" ? broadTopLegacy(args) : broadTopOffPath(args);
+}
+
+/**
+ * Which planner answers broad queries. `off_path` (the default): a broad
+ * query's phrase scores are built off the request path, a slice at a time,
+ * and until they are ready a two-word any query is ranked by max-score
+ * (maxScoreTopOfTwo); `legacy`: built on the request path on a query's
+ * second sighting, as before issue 19's cliff (kept so the bench times both
+ * in one run).
+ */
+export type BroadPlanner = "off_path" | "legacy";
+let broadPlanner: BroadPlanner = "off_path";
+
+/** Bench only: which planner answers broad queries from now on; returns the one it replaces. */
+export function setBroadPlanner(planner: BroadPlanner): BroadPlanner {
+  const before = broadPlanner;
+  broadPlanner = planner;
+  return before;
+}
+
+/** The planner before issue 19's cliff: phrase scores built on the request path on a query's second sighting. */
+function broadTopLegacy({
   db,
   schema,
   table,
@@ -315,6 +462,289 @@ export function broadTopByBm25({
   memos.set(memoKey, { state, top, matches: all.ids.length });
   while (memos.size > MAX_MEMOS) memos.delete(memos.keys().next().value!);
   return { top, plan };
+}
+
+/** Missing phrase rows scored inline, on a query's second sighting (a few tens of ms); more are built off the request path. */
+export const INLINE_BUILD_ROWS = 20_000;
+/** Rows of one phrase scored per background slice (~20–50 ms at 100k chunks), so a request waits at most one slice. */
+export const BUILD_SLICE_ROWS = 16_384;
+/** Off the request path, a phrase is worth scoring if it matches at most this many times the rows its query matches. */
+const OFF_PATH_BUILD_RATIO = 10;
+/** Where the off-path planner builds phrase scores inline and how big its slices are (tests use small ones on small stores). */
+export type BuildSizes = { inlineRows?: number; sliceRows?: number };
+
+/**
+ * The off-path planner (default). Broad queries are answered exactly, and
+ * no request pays for building the phrase scores of a big store:
+ * - every phrase cached under this index state: ranked from them by the
+ *   threshold algorithm (thresholdTop), or merged whole when the answer lies deep;
+ * - otherwise the missing phrases' scores are built off the request path
+ *   (scheduleBuild: background slices of BUILD_SLICE_ROWS rows, between
+ *   requests), or inline on the query's second sighting when they are few
+ *   (at most INLINE_BUILD_ROWS rows: a small store, as before);
+ * - meanwhile a two-word any query is ranked by max-score (maxScoreTopOfTwo),
+ *   and the rest by the caller's exhaustive FTS5 query (null).
+ * Measured at 100k chunks (bench/results/latest.md, branch cliff19): the
+ * legacy second call built both phrases inside the request (0.4–1.8 s), over
+ * the 1 s budget for two common words.
+ */
+function broadTopOffPath({
+  db,
+  schema,
+  table,
+  match,
+  build = (fn) => fn(),
+  sizes: { inlineRows = INLINE_BUILD_ROWS, sliceRows = BUILD_SLICE_ROWS } = {},
+}: {
+  db: Database.Database;
+  schema: string;
+  table: string;
+  match: string;
+  build?: <T>(fn: () => T) => T;
+  sizes?: BuildSizes;
+}): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
+  const plain = plainPhrases(match);
+  if (!plain) return null;
+  const file = fileOf(db, schema);
+  if (!file) return null;
+  const state = indexStateOf(db, schema, table);
+  if (!state) return null;
+  const keyOf = (phrase: string) => `${file}\u0000${table}\u0000${phrase}`;
+  const memoKey = `${keyOf(match)}\u0000${plain.mode}`;
+  const memo = memos.get(memoKey);
+  if (memo && memo.state === state) return { top: memo.top, plan: { path: "phrase_scores", matches: memo.matches, built: 0, detail: planDetail(memo.matches, 0) } };
+
+  const counter = preparedOnce(db, `select count(*) as n from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`);
+  const countUpTo = (m: string, limit: number) => (counter.get(m, limit) as { n: number }).n;
+  if (countUpTo(match, BROAD_MATCH_ROWS + 1) <= BROAD_MATCH_ROWS) return null;
+  // Each phrase's row count under this index state (its idf; what scoring it costs), counted once.
+  const rowsOf = (phrase: string) => {
+    const key = `${keyOf(phrase)}\u0000rows`;
+    const known = rowCounts.get(key);
+    if (known && known.state === state) return known.n;
+    const n = countUpTo(phrase, Number.MAX_SAFE_INTEGER);
+    rowCounts.delete(key);
+    rowCounts.set(key, { state, n });
+    while (rowCounts.size > MAX_ROW_COUNTS) rowCounts.delete(rowCounts.keys().next().value!);
+    return n;
+  };
+
+  const lists: (PhraseScores | null)[] = plain.phrases.map((p) => cached(keyOf(p), state));
+  const missing = plain.phrases.filter((_, i) => !lists[i]);
+  let building = false;
+  if (missing.length > 0 && missing.length <= MAX_PHRASES_BUILT && cache.seen.get(memoKey) !== `${state}!`) {
+    // Counted only up to what is built inline: a common word's full count is the background's work (or max-score's).
+    const upTo = missing.map((p) => countUpTo(p, inlineRows + 1));
+    const inline = upTo.reduce((a, b) => a + b, 0) <= inlineRows;
+    // Scoring a phrase costs what ranking its own rows costs: worth it for `any` (its rows are the query's), and for `all`
+    // of words whose rows mostly meet; a phrase far more common than the query's matches is left to the exhaustive query.
+    const worth = (most: number) => plain.mode === "any" || countUpTo(match, Math.ceil(most / OFF_PATH_BUILD_RATIO) + 1) > most / OFF_PATH_BUILD_RATIO;
+    const refuse = () => void cache.seen.set(memoKey, `${state}!`);
+    if (inline && !worth(Math.max(...upTo))) {
+      refuse();
+    } else if (inline && missing.every((p) => cache.seen.get(keyOf(p)) === state)) {
+      for (let i = 0; i < lists.length; i++) {
+        if (lists[i]) continue;
+        try {
+          lists[i] = build(() => scorePhrase({ db, schema, table, phrase: plain.phrases[i] }));
+        } catch {
+          refuse();
+          break;
+        }
+        remember(keyOf(plain.phrases[i]), { state, scores: lists[i]!, bytes: bytesOf(lists[i]!) });
+        cache.seen.delete(keyOf(plain.phrases[i]));
+      }
+    } else if (!inline) {
+      // Whether it is worth it is decided by the first slice, off the request path, from the words' full counts.
+      const worthBuilding = () => worth(Math.max(...missing.map(rowsOf))) || (refuse(), false);
+      for (const phrase of missing) scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state, sliceRows, worthBuilding });
+      building = true;
+    } else {
+      for (const p of missing) cache.seen.set(keyOf(p), state);
+      while (cache.seen.size > 10_000) cache.seen.delete(cache.seen.keys().next().value!);
+    }
+  }
+  if (lists.every((l) => l !== null)) {
+    const ready = lists as PhraseScores[];
+    const matches = countCombined(ready, plain.mode);
+    const built = missing.length;
+    // The best rows by the threshold algorithm over the lists in score order; past its depth limit, the whole merge.
+    let all: PhraseScores | null = null;
+    let ranked: Bm25Row[] = [];
+    const top = (m: number) => {
+      if (ranked.length >= Math.min(m, matches)) return ranked.slice(0, m);
+      const want = Math.max(m, 2 * ranked.length);
+      const fast = all ? null : thresholdTop(ready, plain.mode, want);
+      if (fast) ranked = fast;
+      else ranked = bestOf((all ??= combine(ready, plain.mode)), want);
+      return ranked.slice(0, m);
+    };
+    memos.set(memoKey, { state, top, matches });
+    while (memos.size > MAX_MEMOS) memos.delete(memos.keys().next().value!);
+    return { top, plan: { path: "phrase_scores", matches, built, detail: planDetail(matches, built) } };
+  }
+  if (plain.mode !== "any" || plain.phrases.length !== 2) return null;
+  const totalRows = ftsRowCount(db, schema, table);
+  if (!totalRows) return null;
+  const [a, b] = plain.phrases;
+  const top = maxScoreTopOfTwo({ db, schema, table, a, b, rowsOfA: rowsOf(a), rowsOfB: rowsOf(b), totalRows });
+  return {
+    top,
+    plan: {
+      path: "max_score",
+      matches: null,
+      built: 0,
+      detail: `broad query (more than ${BROAD_MATCH_ROWS} matches): exact bm25 by max-score (the rows holding both words ranked first; the rows holding one word only when they could still reach the last score asked for)${building ? "; the words' scores are being built between requests for later queries" : ""}`,
+    },
+  };
+}
+
+/** A cached list's memory: rowids and scores, and its score order (4 bytes a row) once made. */
+const bytesOf = (list: PhraseScores) => list.ids.byteLength + list.scores.byteLength + 4 * list.ids.length;
+
+/** Row counts of phrases per index state (rowsOf in broadTopOffPath). */
+const MAX_ROW_COUNTS = 4096;
+const rowCounts: Map<string, { state: string; n: number }> = ((globalThis as unknown as { __dualmindBroadRowCounts?: Map<string, { state: string; n: number }> }).__dualmindBroadRowCounts ??= new Map());
+
+/** FTS5's structure record of schema.table (rowid 10 of its %_data table), rewritten by every committed change to the index; base64. */
+function indexStateOf(db: Database.Database, schema: string, table: string): string | null {
+  const block = (preparedOnce(db, `select block from ${schema}.${table}_data where id = 10`).get() as { block: Buffer } | undefined)?.block;
+  return block ? block.toString("base64") : null;
+}
+
+/** FTS5's row count (the first varint of its averages record, rowid 1 of %_data): the N of bm25's idf. */
+function ftsRowCount(db: Database.Database, schema: string, table: string): number {
+  const block = (preparedOnce(db, `select block from ${schema}.${table}_data where id = 1`).get() as { block: Buffer } | undefined)?.block;
+  if (!block) return 0;
+  let n = 0;
+  for (let i = 0; i < Math.min(9, block.length); i++) {
+    if (i === 8) return n * 256 + block[i];
+    n = n * 128 + (block[i] & 0x7f);
+    if ((block[i] & 0x80) === 0) break;
+  }
+  return n;
+}
+
+/** bm25's constants in FTS5 (fts5_aux.c). */
+const K1 = 1.2;
+
+/** FTS5's idf of a phrase found in `n` of `rows` rows (fts5_aux.c). */
+function idfOf(rows: number, n: number): number {
+  const x = Math.log((rows - n + 0.5) / (n + 0.5));
+  return x <= 0 ? 1e-6 : x;
+}
+
+/**
+ * The best m rows of `a OR b` by bm25, exactly as `order by bm25, rowid`
+ * ranks them, without FTS5 scoring every row either word matches (MaxScore
+ * over three disjoint FTS5 queries):
+ * 1. `a b`: the rows holding both words, scored by FTS5 itself. Their score
+ *    under `a OR b` is the same sum of the same two phrase scores.
+ * 2. `a NOT b` and `b NOT a`: a row holding one word scores that word's part
+ *    alone (the other adds 0), which is below idf × (k1 + 1). Each is ranked
+ *    only when that bound reaches the m-th score so far, rarest word first;
+ *    a common word (idf near 0) is almost never ranked — and that is the
+ *    query's cost: "property OR export" at 100k chunks scores 48k rows
+ *    instead of 122k.
+ * The three row sets are disjoint and together are the query's rows, so the
+ * merge by (score, rowid) is the exhaustive answer.
+ */
+function maxScoreTopOfTwo({ db, schema, table, a, b, rowsOfA, rowsOfB, totalRows }: { db: Database.Database; schema: string; table: string; a: string; b: string; rowsOfA: number; rowsOfB: number; totalRows: number }): (m: number) => Bm25Row[] {
+  const ranked = preparedOnce(db, `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
+  const byRank = (x: Bm25Row, y: Bm25Row) => x.rank - y.rank || x.rowid - y.rowid;
+  const oneWord = [
+    { match: `${a} NOT ${b}`, bound: idfOf(totalRows, rowsOfA) * (K1 + 1) },
+    { match: `${b} NOT ${a}`, bound: idfOf(totalRows, rowsOfB) * (K1 + 1) },
+  ].sort((x, y) => y.bound - x.bound);
+  let best: Bm25Row[] = [];
+  let asked = 0;
+  return (m: number) => {
+    // Asked before for as many or more, or fewer rows than asked for exist: the rows already ranked answer.
+    if (m <= asked || best.length < asked) return best.slice(0, m);
+    let rows = ranked.all(`${a} ${b}`, m) as Bm25Row[];
+    for (const one of oneWord) {
+      // Scores agree with FTS5's own to the last bit; the margin keeps a row at the bound from being decided by rounding.
+      if (rows.length >= m && -rows[m - 1].rank > one.bound + 1e-9) continue;
+      rows = [...rows, ...(ranked.all(one.match, m) as Bm25Row[])].sort(byRank).slice(0, m);
+    }
+    best = rows;
+    asked = m;
+    return rows.slice(0, m);
+  };
+}
+
+type BuildJob = { db: Database.Database; schema: string; table: string; phrase: string; key: string; state: string; sliceRows: number; worthBuilding: () => boolean; ids: number[]; scores: number[] };
+/** Phrases waiting to be scored off the request path, oldest first; one slice of the first per timer turn. */
+const buildQueue: BuildJob[] = [];
+const buildsQueued = new Set<string>();
+let buildTimer: ReturnType<typeof setTimeout> | null = null;
+let buildsSettled: (() => void)[] = [];
+
+/** Score a phrase between requests: slices of BUILD_SLICE_ROWS rows by rowid, each its own FTS5 statement with the same scores as one over all rows. */
+function scheduleBuild(job: Omit<BuildJob, "ids" | "scores">): void {
+  const id = `${job.key}\u0000${job.state}`;
+  if (buildsQueued.has(id)) return;
+  buildsQueued.add(id);
+  buildQueue.push({ ...job, ids: [], scores: [] });
+  buildNextSlice();
+}
+
+function buildNextSlice(): void {
+  if (buildTimer || buildQueue.length === 0) return;
+  // A timer, not setImmediate: requests already waiting go first. Unreferenced unless someone awaits the builds, so it does not keep a CLI process alive.
+  buildTimer = setTimeout(runBuildSlice, 0);
+  if (buildsSettled.length === 0) buildTimer.unref?.();
+}
+
+function runBuildSlice(): void {
+  buildTimer = null;
+  const job = buildQueue[0];
+  // The queue was cleared (clearPhraseScoreCache) after this turn was scheduled.
+  if (!job) return settleBuilds();
+  let finished = true;
+  try {
+    // The index changed (or the connection closed): these scores would be stale. A later query schedules them again.
+    if (job.db.open && indexStateOf(job.db, job.schema, job.table) === job.state && (job.ids.length > 0 || job.worthBuilding())) {
+      const after = job.ids.length ? job.ids[job.ids.length - 1] : Number.MIN_SAFE_INTEGER;
+      const slice = job.db.prepare(`select rowid, bm25(${job.table}) from ${job.schema}.${job.table} where ${job.table} match ? and rowid > ? order by rowid limit ?`).raw();
+      const rows = runWithinBudget(job.db, startQueryBudget({ hint: "", budgetMs: PHRASE_BUILD_BUDGET_MS }), () => slice.all(job.phrase, after, job.sliceRows) as [number, number][]);
+      // Another process may commit while the slice runs: kept only if the index is still the one it was scored under.
+      if (indexStateOf(job.db, job.schema, job.table) === job.state) {
+        for (const [rowid, rank] of rows) {
+          job.ids.push(rowid);
+          job.scores.push(-rank);
+        }
+        finished = rows.length < job.sliceRows;
+        if (finished) {
+          const scores = { ids: Float64Array.from(job.ids), scores: Float64Array.from(job.scores) };
+          // Its score order too (thresholdTop), here rather than in the first request that reads it.
+          scoreOrderOf(scores);
+          remember(job.key, { state: job.state, scores, bytes: bytesOf(scores) });
+        }
+      }
+    }
+  } catch {
+    // Too costly even in slices, or the store went away: the queries stay on their other paths.
+  }
+  if (finished) {
+    buildQueue.shift();
+    buildsQueued.delete(`${job.key}\u0000${job.state}`);
+  }
+  if (buildQueue.length > 0) return buildNextSlice();
+  settleBuilds();
+}
+
+function settleBuilds(): void {
+  const waiting = buildsSettled;
+  buildsSettled = [];
+  for (const resolve of waiting) resolve();
+}
+
+/** Resolves once no phrase is waiting to be scored off the request path (tests and benches: "later queries"). */
+export function phraseScoresSettled(): Promise<void> {
+  if (buildQueue.length === 0) return Promise.resolve();
+  buildTimer?.ref?.();
+  return new Promise((resolve) => buildsSettled.push(resolve));
 }
 
 function planDetail(matches: number, built: number): string {
