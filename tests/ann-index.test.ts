@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
-import { annDirOf, annIndexInfo, buildAnnIndex, closeAnnIndexes, dropAnnIndexesExcept } from "@/lib/embed/ann-index";
+import { annDirOf, annIndexInfo, buildAnnIndex, closeAnnIndexes, dropAnnIndexesExcept, searchDepth } from "@/lib/embed/ann-index";
 import { forgetEmbeddings, knnSearch, vectorToBlob } from "@/lib/embed/vector-index";
 import { seeded, unitVector as unitVectorOf } from "./fixtures/vectors";
 import { useTempDataDir } from "./helpers";
@@ -269,6 +269,48 @@ describe("approximate nearest-neighbour index", () => {
     const { sqlite } = getStoreDb("big");
     expect((sqlite.prepare("select count(*) as n from embedding_log").get() as { n: number }).n).toBe(0);
     expect(Number((sqlite.prepare("select value from meta where key = 'embedding_log_pruned_through'").get() as { value: string }).value)).toBeGreaterThan(saved.seq);
+  });
+
+  it("a file built with other graph settings is rebuilt, never served; a version-1 header (settings implied) still loads", () => {
+    const vectors = Array.from({ length: 700 }, () => unitVector(rand));
+    writeVectors({ vectors });
+    buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM });
+    const headerFile = path.join(annDirOf(getStoreDb("big").file), `${FP}-note.json`);
+    const header = JSON.parse(fs.readFileSync(headerFile, "utf8")) as Record<string, unknown>;
+    expect(header).toMatchObject({ quantization: expect.any(String), connectivity: expect.any(Number), expansionAdd: expect.any(Number) });
+    // A loaded file has nothing to scan; a rebuilt one scans the stored vectors.
+    const reopen = () => {
+      closeAnnIndexes();
+      const phases: string[] = [];
+      expect(buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM, onProgress: (p) => phases.push(p.phase) })).toBe(700);
+      return phases.includes("scanning") ? "rebuilt" : "loaded";
+    };
+    expect(reopen()).toBe("loaded");
+    for (const other of [{ connectivity: 8 }, { quantization: "f32" }, { expansionAdd: 64 }, { version: 99 }]) {
+      fs.writeFileSync(headerFile, JSON.stringify({ ...header, ...other }));
+      expect(reopen()).toBe("rebuilt");
+      expect(JSON.parse(fs.readFileSync(headerFile, "utf8"))).toMatchObject({ version: header.version, quantization: header.quantization, connectivity: header.connectivity, expansionAdd: header.expansionAdd });
+      expect(refs(knn(vectors[5], { k: 1 }))).toEqual([6]);
+    }
+    // Version 1 wrote no settings: it was always int8, M=16, expansion_add 128 — today's settings, so an upgrade keeps its files.
+    const v1: Record<string, unknown> = { ...header, version: 1, quantization: "i8" };
+    delete v1.connectivity;
+    delete v1.expansionAdd;
+    fs.writeFileSync(headerFile, JSON.stringify(v1));
+    expect(reopen()).toBe("loaded");
+  });
+
+  it("searches bigger graphs deeper: 256 candidates up to 100k vectors, 512 from 1M, growing in between", () => {
+    expect(searchDepth(3_000)).toBe(256);
+    expect(searchDepth(100_000)).toBe(256);
+    expect(searchDepth(1_000_000)).toBe(512);
+    expect(searchDepth(5_000_000)).toBe(512);
+    const between = [150_000, 300_000, 600_000, 900_000].map(searchDepth);
+    expect(between).toEqual([...between].sort((a, b) => a - b));
+    for (const d of between) {
+      expect(d).toBeGreaterThan(256);
+      expect(d).toBeLessThan(512);
+    }
   });
 
   it("a copy whose missing log rows another process pruned is rebuilt, never served with stale vectors", () => {

@@ -27,13 +27,41 @@ import { chmodPrivate, mkdirPrivate } from "../private-fs";
  * (< DUALMIND_ANN_MIN_VECTORS) never get one.
  */
 
-const FORMAT_VERSION = 1;
+/** 2: the header names the graph's settings, and a file built with other settings is rebuilt (1 did not; see readHeader). */
+const FORMAT_VERSION = 2;
+/** What every version-1 file was built with (the settings were constants then, not in the header). */
+const VERSION_1_SETTINGS = { quantization: "i8", connectivity: 16, expansionAdd: 128 };
+/**
+ * How the graph is built: int8 codes, M=16, expansion_add 128. At 1M builtin
+ * vectors no setting tried reached recall@10 0.95 (bench/results/latest.md,
+ * "1M vectors: graph settings probed"): f16 codes with M=32 found 0.02 more
+ * of the true top 10 at the same search depth for twice the memory and disk
+ * and a slower build, so the cheaper graph stays.
+ */
+const QUANTIZATION = "i8"; // u.ScalarKind.I8 in newIndex
 const CONNECTIVITY = 16;
 const EXPANSION_ADD = 128;
-/** Candidate list of a search: 64 left recall@10 at 0.91 on 100k builtin vectors, 256 gave 0.978 at 50k (bench/embed.bench.ts). */
-const EXPANSION_SEARCH = 256;
-/** int8 codes: a quarter of f32's memory and disk; candidates are rescored exactly on the BLOBs (knnSearch). */
-const QUANTIZATION = "i8"; // u.ScalarKind.I8 in newIndex
+/**
+ * Candidate list (ef) of a search, by the graph's size: a bigger graph needs
+ * a deeper search for the same recall, and a deeper search costs time, so
+ * the depth grows with the size — 256 up to 100k vectors (recall@10 0.97 at
+ * ~1.6–1.9 ms there), 512 from 1M (0.876 → 0.897 at 1M for about twice the
+ * search time, still well under 10 ms; 1024 bought only 0.01 more for twice
+ * again), geometrically in between.
+ */
+const MIN_SEARCH_DEPTH = 256;
+const MAX_SEARCH_DEPTH = 512;
+const MIN_DEPTH_SIZE = 100_000;
+const MAX_DEPTH_SIZE = 1_000_000;
+
+/** The candidate list a search of a graph of `size` vectors walks (see above). */
+export function searchDepth(size: number): number {
+  if (size <= MIN_DEPTH_SIZE) return MIN_SEARCH_DEPTH;
+  if (size >= MAX_DEPTH_SIZE) return MAX_SEARCH_DEPTH;
+  const t = Math.log(size / MIN_DEPTH_SIZE) / Math.log(MAX_DEPTH_SIZE / MIN_DEPTH_SIZE);
+  return Math.round(MIN_SEARCH_DEPTH * (MAX_SEARCH_DEPTH / MIN_SEARCH_DEPTH) ** t);
+}
+
 /** Most vectors read and added in one native call; each page is sized to fit the slice (see pageFor). */
 const BUILD_PAGE = 10_000;
 /** Fewest per page, so a slow first page still makes progress. */
@@ -77,6 +105,8 @@ export type AnnHeader = {
   kind: string;
   dim: number;
   quantization: string;
+  connectivity: number;
+  expansionAdd: number;
   /** embedding_log rows up to this seq are in the file. */
   seq: number;
   count: number;
@@ -159,7 +189,7 @@ function countVectors({ db, schema }: AnnSource, fingerprintId: string, kind: st
 }
 
 function newIndex(u: Usearch, dim: number): UsearchIndex {
-  return new u.Index({ dimensions: dim, metric: u.MetricKind.Cos, quantization: u.ScalarKind.I8, connectivity: CONNECTIVITY, expansion_add: EXPANSION_ADD, expansion_search: EXPANSION_SEARCH, multi: false });
+  return new u.Index({ dimensions: dim, metric: u.MetricKind.Cos, quantization: u.ScalarKind.I8, connectivity: CONNECTIVITY, expansion_add: EXPANSION_ADD, expansion_search: MIN_SEARCH_DEPTH, multi: false });
 }
 
 function fsyncPath(p: string): void {
@@ -174,6 +204,7 @@ function fsyncPath(p: string): void {
 function readHeader(dir: string, base: string): AnnHeader | null {
   try {
     const h = JSON.parse(fs.readFileSync(path.join(dir, `${base}.json`), "utf8")) as AnnHeader;
+    if (h.version === 1) return { ...h, ...VERSION_1_SETTINGS };
     return h.version === FORMAT_VERSION ? h : null;
   } catch {
     return null;
@@ -193,7 +224,7 @@ function persist(st: AnnState, onStage?: (stage: PersistStage) => void): void {
   onStage?.("index-written");
   fs.renameSync(tmp, path.join(st.dir, file));
   onStage?.("index-renamed");
-  const header: AnnHeader = { version: FORMAT_VERSION, dbId: st.dbId, fingerprintId: st.fingerprintId, kind: st.kind, dim: st.dim, quantization: QUANTIZATION, seq: st.seq, count: st.index.size(), file };
+  const header: AnnHeader = { version: FORMAT_VERSION, dbId: st.dbId, fingerprintId: st.fingerprintId, kind: st.kind, dim: st.dim, quantization: QUANTIZATION, connectivity: CONNECTIVITY, expansionAdd: EXPANSION_ADD, seq: st.seq, count: st.index.size(), file };
   const headerTmp = path.join(st.dir, `${st.base}.json.tmp`);
   fs.writeFileSync(headerTmp, JSON.stringify(header), { mode: 0o600 });
   fsyncPath(headerTmp);
@@ -221,7 +252,9 @@ function loadFromFile(src: AnnSource, u: Usearch, st: Omit<AnnState, "index" | "
   const h = readHeader(st.dir, st.base);
   if (!h) return null;
   const prunedThrough = Number(metaValue(src, "embedding_log_pruned_through") ?? 0);
-  if (h.dbId !== st.dbId || h.fingerprintId !== st.fingerprintId || h.kind !== st.kind || h.dim !== st.dim || h.quantization !== QUANTIZATION) return null;
+  if (h.dbId !== st.dbId || h.fingerprintId !== st.fingerprintId || h.kind !== st.kind || h.dim !== st.dim) return null;
+  // Built with other graph settings: the codes or links differ, so the file is rebuilt, never served with the new ones.
+  if (h.quantization !== QUANTIZATION || h.connectivity !== CONNECTIVITY || h.expansionAdd !== EXPANSION_ADD) return null;
   // A header past the log's head belongs to a database that was rolled back or replaced.
   if (h.seq > logHead(src) || h.seq < prunedThrough) return null;
   const index = newIndex(u, st.dim);
@@ -460,7 +493,7 @@ function forgetKey(key: string): void {
 
 /**
  * Up to `want` embedding ids closest to the query (cosine on int8 codes,
- * closest first) and the index's size, or null when no index serves this set (too small, still
+ * closest first, from a candidate list of searchDepth(size)) and the index's size, or null when no index serves this set (too small, still
  * building, usearch missing): the caller then answers another way. A build
  * in progress advances a slice per call and in the background.
  */
@@ -490,8 +523,10 @@ export function annNeighbours({ source, fingerprintId, kind, query, want }: { so
   if (st.index.size() === 0) return null;
   // want 0: only whether the index serves, and its size (a filter sizes its search by it).
   if (want <= 0) return { ids: [], size: st.index.size() };
-  const m = st.index.search(query, Math.min(want, st.index.size()), 1);
-  return { ids: Array.from(m.keys, Number), size: st.index.size() };
+  const size = st.index.size();
+  // usearch searches with a candidate list of max(expansion_search, wanted): asking for the depth sets it per query.
+  const m = st.index.search(query, Math.min(Math.max(want, searchDepth(size)), size), 1);
+  return { ids: Array.from(m.keys.subarray(0, Math.min(want, size)), Number), size };
 }
 
 export type AnnBuildProgress = { phase: "scanning"; added: number; total: number } | { phase: "saving"; stage: PersistStage };
