@@ -23,8 +23,9 @@ export class UsageError extends Error {}
  * and sqlite-vec tables, the memory folder) when DATABASE_URL puts the stores
  * in PostgreSQL: a usage error (exit 2) whose message says what to use there.
  */
-export function refuseWithDatabaseUrl(message: string): void {
-  if (storesOnPostgres()) throw new UsageError(message);
+/** The message is built only when refusing (it may name PostgreSQL things, such as a store's schema, that SQLite has no use for). */
+export function refuseWithDatabaseUrl(message: string | (() => string)): void {
+  if (storesOnPostgres()) throw new UsageError(typeof message === "function" ? message() : message);
 }
 
 export function parseArgv(argv: string[]): { positional: string[]; flags: Flags } {

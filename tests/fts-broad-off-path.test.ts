@@ -169,6 +169,16 @@ describe.runIf(!onPg)("a broad two-word query on a store past the inline build (
     expect(shown((await search(body)).json)).toEqual(want);
   });
 
+  it("with include_core (a reader made for the request) the answer is still FTS5's, and explain promises no build that could not outlive the request", async () => {
+    const body = { q: "rotation ledger", mode: "fts", match: "any", group: "chunk", limit: 10 };
+    const want = await exhaustiveAnswer(body);
+    const r = await search({ ...body, include_core: true, explain: true });
+    expect(r.status).toBe(200);
+    expect(shown(r.json)).toEqual(want);
+    expect(lexicalDetail(r.json)).toMatch(/exact bm25 by max-score/);
+    expect(lexicalDetail(r.json)).not.toContain("being built between requests");
+  });
+
   it("a one-word or advanced query never takes the max-score path", async () => {
     for (const body of [{ q: "rotation" }, { q: '"rotation" OR "ledger" NOT "socket"', syntax: "fts5" }]) {
       const r = await search({ ...body, mode: "fts", explain: true });

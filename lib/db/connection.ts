@@ -159,7 +159,14 @@ export function openStoreReaderWithCore({ handle, core }: { handle: StoreHandle;
   loadVectorExtension(reader);
   loadQueryBudget(reader);
   reader.prepare("attach database ? as core").run(core.file);
+  requestReaders.add(reader);
   return reader;
+}
+
+/** Connections opened for one request and closed after it: work queued for later (between requests) must not hold on to them. */
+const requestReaders = new WeakSet<Database.Database>();
+export function isRequestReader(db: Database.Database): boolean {
+  return requestReaders.has(db);
 }
 
 /** Close one store's connection (the next getStoreDb opens it again). */

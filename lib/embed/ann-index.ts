@@ -56,7 +56,7 @@ const MAX_DEPTH_SIZE = 1_000_000;
 
 /** The candidate list a search of a graph of `size` vectors walks (see above). */
 export function searchDepth(size: number): number {
-  if (size <= MIN_DEPTH_SIZE) return MIN_SEARCH_DEPTH;
+  if (!(size > MIN_DEPTH_SIZE)) return MIN_SEARCH_DEPTH;
   if (size >= MAX_DEPTH_SIZE) return MAX_SEARCH_DEPTH;
   const t = Math.log(size / MIN_DEPTH_SIZE) / Math.log(MAX_DEPTH_SIZE / MIN_DEPTH_SIZE);
   return Math.round(MIN_SEARCH_DEPTH * (MAX_SEARCH_DEPTH / MIN_SEARCH_DEPTH) ** t);
@@ -204,7 +204,8 @@ function fsyncPath(p: string): void {
 function readHeader(dir: string, base: string): AnnHeader | null {
   try {
     const h = JSON.parse(fs.readFileSync(path.join(dir, `${base}.json`), "utf8")) as AnnHeader;
-    if (h.version === 1) return { ...h, ...VERSION_1_SETTINGS };
+    // A version-1 header never named its settings: it gets today's, and one that named others still fails the check.
+    if (h.version === 1) return { ...VERSION_1_SETTINGS, ...h };
     return h.version === FORMAT_VERSION ? h : null;
   } catch {
     return null;

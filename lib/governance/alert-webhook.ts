@@ -19,7 +19,7 @@ export type AlertPayload = {
   reason: string;
 };
 export type DeliveryResult = { delivered: boolean; attempts: number; error: string | null };
-/** onSettled records the outcome (on PostgreSQL a query): the queue waits for it, so "idle" means recorded too. */
+/** onSettled records the outcome (on PostgreSQL a query): not awaited by the queue (a slow database never delays the next alert), but "idle" waits for it. */
 type Job = { url: string; payload: AlertPayload; onSettled: (r: DeliveryResult) => void | Promise<void> };
 
 export const ALERT_ATTEMPTS = 5;
@@ -27,9 +27,9 @@ export const ALERT_TIMEOUT_MS = 5_000;
 const BACKOFF_BASE_MS = 500;
 const MAX_QUEUED = 500;
 
-const g = globalThis as unknown as { __dualmindAlertQueue?: { jobs: Job[]; running: boolean; idle: (() => void)[] }; __dualmindAlertTiming?: { timeoutMs: number; backoffBaseMs: number } };
+const g = globalThis as unknown as { __dualmindAlertQueue?: { jobs: Job[]; running: boolean; idle: (() => void)[]; settling: Set<Promise<void>> }; __dualmindAlertTiming?: { timeoutMs: number; backoffBaseMs: number } };
 function queue() {
-  return (g.__dualmindAlertQueue ??= { jobs: [], running: false, idle: [] });
+  return (g.__dualmindAlertQueue ??= { jobs: [], running: false, idle: [], settling: new Set() });
 }
 function timing() {
   return g.__dualmindAlertTiming ?? { timeoutMs: ALERT_TIMEOUT_MS, backoffBaseMs: BACKOFF_BASE_MS };
@@ -46,18 +46,26 @@ export function sendAlert(job: Job): void {
   q.jobs.push(job);
   if (q.jobs.length > MAX_QUEUED) {
     const dropped = q.jobs.shift()!;
-    void Promise.resolve(dropped.onSettled({ delivered: false, attempts: 0, error: `alert queue full (${MAX_QUEUED} waiting): given up` })).catch((e: Error) =>
-      log("warn", "alert delivery bookkeeping failed", { error: e.message }),
-    );
+    settle(dropped, { delivered: false, attempts: 0, error: `alert queue full (${MAX_QUEUED} waiting): given up` });
   }
   if (!q.running) void drain();
 }
 
 /** Resolves when every queued alert has been delivered or given up, and its outcome recorded (tests, shutdown). */
-export function alertQueueIdle(): Promise<void> {
+export async function alertQueueIdle(): Promise<void> {
   const q = queue();
-  if (!q.running && q.jobs.length === 0) return Promise.resolve();
-  return new Promise((resolve) => q.idle.push(resolve));
+  if (q.running || q.jobs.length > 0) await new Promise<void>((resolve) => q.idle.push(resolve));
+  await Promise.allSettled([...q.settling]);
+}
+
+/** Record a job's outcome off the queue's path; alertQueueIdle waits for the records still being written. */
+function settle(job: Job, result: DeliveryResult): void {
+  const q = queue();
+  const p = Promise.resolve()
+    .then(() => job.onSettled(result))
+    .catch((e: Error) => log("warn", "alert delivery bookkeeping failed", { error: e.message }))
+    .finally(() => q.settling.delete(p));
+  q.settling.add(p);
 }
 
 async function postOnce(url: string, payload: AlertPayload): Promise<string | null> {
@@ -93,12 +101,7 @@ async function drain(): Promise<void> {
   q.running = true;
   try {
     for (let job = q.jobs.shift(); job; job = q.jobs.shift()) {
-      const result = await deliver(job);
-      try {
-        await job.onSettled(result);
-      } catch (e) {
-        log("warn", "alert delivery bookkeeping failed", { error: (e as Error).message });
-      }
+      settle(job, await deliver(job));
     }
   } finally {
     q.running = false;

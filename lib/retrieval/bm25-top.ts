@@ -1,5 +1,6 @@
 import DatabaseCtor from "better-sqlite3";
 import type Database from "better-sqlite3";
+import { isRequestReader } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { preparedOnce } from "../db/statements";
 
@@ -247,6 +248,8 @@ function indexOfRow(ids: Float64Array, id: number): number {
 
 /** Rows the threshold algorithm looks at, at most, per row asked for, before the whole merge is cheaper. */
 const THRESHOLD_ROWS_PER_ASKED = 64;
+/** Most rows asked of thresholdTop (a page of documents' chunks); deeper asks (offsets, filters) take the merge's heap. */
+const THRESHOLD_MAX_ASKED = 1024;
 
 /**
  * The best m rows of the lists' combination by the threshold algorithm
@@ -554,7 +557,7 @@ function broadTopOffPath({
         remember(keyOf(plain.phrases[i]), { state, scores: lists[i]!, bytes: bytesOf(lists[i]!) });
         cache.seen.delete(keyOf(plain.phrases[i]));
       }
-    } else if (!inline) {
+    } else if (!inline && !isRequestReader(db)) {
       // Whether it is worth it is decided by the first slice, off the request path, from the words' full counts.
       const worthBuilding = () => worth(Math.max(...missing.map(rowsOf))) || (refuse(), false);
       for (const phrase of missing) scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state, sliceRows, worthBuilding });
@@ -574,7 +577,8 @@ function broadTopOffPath({
     const top = (m: number) => {
       if (ranked.length >= Math.min(m, matches)) return ranked.slice(0, m);
       const want = Math.max(m, 2 * ranked.length);
-      const fast = all ? null : thresholdTop(ready, plain.mode, want);
+      // The threshold algorithm keeps its best rows sorted by insertion (quadratic in m): deep pages take the merge's heap.
+      const fast = all || want > THRESHOLD_MAX_ASKED ? null : thresholdTop(ready, plain.mode, want);
       if (fast) ranked = fast;
       else ranked = bestOf((all ??= combine(ready, plain.mode)), want);
       return ranked.slice(0, m);
@@ -683,7 +687,8 @@ let buildsSettled: (() => void)[] = [];
 /** Score a phrase between requests: slices of BUILD_SLICE_ROWS rows by rowid, each its own FTS5 statement with the same scores as one over all rows. */
 function scheduleBuild(job: Omit<BuildJob, "ids" | "scores">): void {
   const id = `${job.key}\u0000${job.state}`;
-  if (buildsQueued.has(id)) return;
+  // A build that failed under this index state (too costly even in slices) is not tried again until the index changes.
+  if (buildsQueued.has(id) || cache.seen.get(job.key) === `${job.state}!`) return;
   buildsQueued.add(id);
   buildQueue.push({ ...job, ids: [], scores: [] });
   buildNextSlice();
@@ -707,7 +712,7 @@ function runBuildSlice(): void {
     if (job.db.open && indexStateOf(job.db, job.schema, job.table) === job.state && (job.ids.length > 0 || job.worthBuilding())) {
       const after = job.ids.length ? job.ids[job.ids.length - 1] : Number.MIN_SAFE_INTEGER;
       const slice = job.db.prepare(`select rowid, bm25(${job.table}) from ${job.schema}.${job.table} where ${job.table} match ? and rowid > ? order by rowid limit ?`).raw();
-      const rows = runWithinBudget(job.db, startQueryBudget({ hint: "", budgetMs: PHRASE_BUILD_BUDGET_MS }), () => slice.all(job.phrase, after, job.sliceRows) as [number, number][]);
+      const rows = runWithinBudget(job.db, startQueryBudget({ hint: "", budgetMs: SLICE_BUDGET_MS }), () => slice.all(job.phrase, after, job.sliceRows) as [number, number][]);
       // Another process may commit while the slice runs: kept only if the index is still the one it was scored under.
       if (indexStateOf(job.db, job.schema, job.table) === job.state) {
         for (const [rowid, rank] of rows) {
@@ -724,7 +729,8 @@ function runBuildSlice(): void {
       }
     }
   } catch {
-    // Too costly even in slices, or the store went away: the queries stay on their other paths.
+    // Too costly even in slices, or the store went away: the queries stay on their other paths, and this phrase is not queued again under this index state.
+    cache.seen.set(job.key, `${job.state}!`);
   }
   if (finished) {
     buildQueue.shift();
@@ -757,6 +763,8 @@ function planDetail(matches: number, built: number): string {
  * query is answered exhaustively under its own budget.
  */
 export const PHRASE_BUILD_BUDGET_MS = 10_000;
+/** Most one background slice may hold the event loop (a slice is 16k rows: tens of ms at 100k; past this it is given up). */
+const SLICE_BUDGET_MS = 500;
 
 /** broadTopByBm25 under a request's query budget, phrase scoring under PHRASE_BUILD_BUDGET_MS. */
 export function broadTopWithinBudget(args: { db: Database.Database; schema: string; table: string; match: string; budget: QueryBudget }): ReturnType<typeof broadTopByBm25> {

@@ -72,7 +72,7 @@ export const storeCommands: Command[] = [
     run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
       refuseWithDatabaseUrl(
-        `embeddings rebuild-index rebuilds the sqlite-vec (vec0) and HNSW index files of a SQLite store's index.db; with DATABASE_URL the vectors are in PostgreSQL, which keeps its indexes up to date on every write: to rebuild them anyway (after a pgvector upgrade, say) run REINDEX SCHEMA ${storeSchemaName(args[0])} in psql; \`dualmind reembed ${args[0]}\` recomputes the vectors themselves`,
+        () => `embeddings rebuild-index rebuilds the sqlite-vec (vec0) and HNSW index files of a SQLite store's index.db; with DATABASE_URL the vectors are in PostgreSQL, which keeps its indexes up to date on every write: to rebuild them anyway (after a pgvector upgrade, say) run REINDEX SCHEMA ${storeSchemaName(args[0])} in psql; \`dualmind reembed ${args[0]}\` recomputes the vectors themselves`,
       );
       const handle = openStore({ store: args[0] });
       const fp = await getEmbedder().fingerprint;
