@@ -283,7 +283,8 @@ function measureInMemory<E>({ windows, count, queries, make, add, searcher }: { 
 
 /** Where a long run is, on stderr (the results file keeps stdout only), so a 1M run is not half an hour of silence. */
 function progress({ count, step, since }: { count: number; step: string; since: number }): void {
-  process.stderr.write(`index bench ${label(count)}: ${step} (${((performance.now() - since) / 1000).toFixed(1)} s into this size)\n`);
+  const load = os.loadavg().map((x) => x.toFixed(1)).join(" / ");
+  process.stderr.write(`index bench ${label(count)}: ${step} (${((performance.now() - since) / 1000).toFixed(1)} s into this size; ${new Date().toISOString().slice(11, 19)} UTC, load ${load}, RSS ${(process.memoryUsage.rss() / 1e6).toFixed(0)} MB)\n`);
 }
 
 /** Writes the notes under `root`; returns their bytes. */
@@ -324,7 +325,7 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
       rss.sample();
     }
     const api = { seconds: (performance.now() - t) / 1000, chunks: chunkCount("api"), dbBytes: storeDbBytes({ dataDir, store: "api" }) };
-    progress({ count, step: "batch PUT done", since: started });
+    progress({ count, step: `batch PUT done: ${api.seconds.toFixed(1)} s, ${api.chunks} chunks, ${(api.dbBytes / 1e6).toFixed(0)} MB db, peak RSS ${(rss.peak() / 1e6).toFixed(0)} MB`, since: started });
 
     const sourceBytes = writeNotesAsFiles({ windows, count, root: sourceDir });
     progress({ count, step: "notes written as files", since: started });
@@ -332,16 +333,17 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
     const full = reindexStore({ handle: getStoreDb("files"), onProgress: rss.sample });
     if (full.counts.added !== count) throw new Error(`reindex added ${full.counts.added} of ${count} notes`);
     const reindex = { seconds: full.durationMs / 1000, chunks: chunkCount("files"), dbBytes: storeDbBytes({ dataDir, store: "files" }) };
-    progress({ count, step: "full reindex done", since: started });
+    progress({ count, step: `full reindex done: ${reindex.seconds.toFixed(1)} s, ${reindex.chunks} chunks, ${(reindex.dbBytes / 1e6).toFixed(0)} MB db, peak RSS ${(rss.peak() / 1e6).toFixed(0)} MB`, since: started });
     const again = reindexStore({ handle: getStoreDb("files"), onProgress: rss.sample });
     if (again.counts.unchanged !== count) throw new Error(`unchanged reindex saw ${again.counts.unchanged} of ${count} notes unchanged`);
 
     // Every engine answers the same queries, drawn from evenly spaced notes; the API store's paths are the notes' own paths.
+    progress({ count, step: `unchanged reindex done: ${(again.durationMs / 1000).toFixed(2)} s`, since: started });
     const queries = makeQueries(Array.from({ length: NOTE_QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / NOTE_QUERIES) }).text), NOTE_QUERIES);
     const fts = timeQueries(queries, searchDualmind({ store: "api", match: "all" }));
     const ftsAny = timeQueries(queries, searchDualmind({ store: "api", match: "any" }));
     rss.sample();
-    progress({ count, step: "dualmind queries done", since: started });
+    progress({ count, step: `dualmind queries done: match=all p50 ${percentile(fts.samples, 50).toFixed(1)} / p95 ${percentile(fts.samples, 95).toFixed(1)} ms, match=any p50 ${percentile(ftsAny.samples, 50).toFixed(1)} / p95 ${percentile(ftsAny.samples, 95).toFixed(1)} ms`, since: started });
     const planners = await compareBroadPlanners({ store: "api", queries });
     progress({ count, step: "broad-query planners compared", since: started });
 
@@ -456,6 +458,7 @@ function printGrowthTable(results: SizeResult[]): void {
 
 export default async function indexBench(): Promise<void> {
   if (process.env.BENCH_INDEX_PARTS === "broad") return benchBroadPlannersOnly();
+  if (process.env.BENCH_INDEX_PARTS === "doc-leg") return benchDocumentLegsOnly();
   // Sizes picked by hand (a 1M run alone) leave out the small real-corpus section too.
   if (!process.env.BENCH_INDEX_SIZES) await benchNodeModulesMarkdown();
   const windows = loadTextWindows(Number.MAX_SAFE_INTEGER);
@@ -643,5 +646,68 @@ async function benchBroadPlannersOnly(): Promise<void> {
       progress({ count, step: "MiniSearch built and queried", since: started });
     }
     printBroadPlanners({ count, comparisons: comparisons.comparisons, mini });
+  }
+}
+
+/**
+ * BENCH_INDEX_PARTS=doc-leg (kept stores, as `broad`): searchStore's
+ * whole-document leg on the two-word queries' first sight (caches cleared),
+ * the candidates scored alone (from the index's instances, or for a broad
+ * query from their own text) beside the index's best documents ranked
+ * (`index_top`, what a broad query did before), alternating which goes
+ * first; CPU time of the call (user + system: steadier than wall time on a
+ * shared machine) and wall time; agreement of the top 10 documents.
+ */
+async function benchDocumentLegsOnly(): Promise<void> {
+  const keep = process.env.BENCH_INDEX_KEEP ?? fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-broad-"));
+  const windows = loadTextWindows(Number.MAX_SAFE_INTEGER);
+  const legs = ["candidates", "index_top"] as const;
+  for (const count of SIZES) {
+    const rows = await withKeptDataDir(path.join(keep, String(count)), async () => {
+      if (!fs.existsSync(path.join(keep, String(count), "stores", "api", "index.db"))) {
+        createStore({ input: { name: "api" }, actor: "bench" });
+        const handle = openStore({ store: "api" });
+        for (let from = 0; from < count; from += API_BATCH) {
+          putDocuments({ handle, input: putDocumentsSchema.parse({ documents: notesBetween({ windows, from, to: Math.min(count, from + API_BATCH) }).map((n) => ({ path: n.path, content: n.text })) }), actor: "bench" });
+        }
+      }
+      const queries = makeQueries(Array.from({ length: NOTE_QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / NOTE_QUERIES) }).text), NOTE_QUERIES);
+      const handle = openStore({ store: "api" });
+      const out: Record<string, string | number>[] = [];
+      for (const match of ["any", "all"] as const) {
+        const cpu = { candidates: [] as number[], index_top: [] as number[] };
+        const wall = { candidates: [] as number[], index_top: [] as number[] };
+        let identical = 0;
+        let overlap = 0;
+        for (const [i, q] of queries.entries()) {
+          const got: Record<string, string[]> = {};
+          for (const leg of i % 2 ? [...legs].reverse() : legs) {
+            clearPhraseScoreCache();
+            clearSelectiveMatchCaches();
+            await nextTurn();
+            const c0 = process.cpuUsage();
+            const t0 = performance.now();
+            got[leg] = (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }), tuning: { wholeDocumentLeg: leg } })).results.map((r) => r.path);
+            wall[leg].push(performance.now() - t0);
+            const c = process.cpuUsage(c0);
+            cpu[leg].push((c.user + c.system) / 1000);
+          }
+          if (JSON.stringify(got.candidates) === JSON.stringify(got.index_top)) identical++;
+          overlap += got.index_top.length ? got.index_top.filter((p) => got.candidates.includes(p)).length / got.index_top.length : 1;
+        }
+        for (const leg of legs) {
+          out.push({
+            match,
+            "whole-document leg": leg === "candidates" ? "candidates alone (broad: from their text) — new" : "index's best documents (index_top) — before, for broad queries",
+            "CPU p50 / p95 / max ms": pctl(cpu[leg]),
+            "wall p50 / p95 / max ms": pctl(wall[leg]),
+            "same top 10 as the other leg": leg === "candidates" ? `${identical}/${queries.length} (overlap@10 ${(overlap / queries.length).toFixed(3)})` : "",
+          });
+        }
+      }
+      return out;
+    });
+    const load = os.loadavg().map((x) => x.toFixed(1)).join(" / ");
+    printTable(`searchStore (route default, group=document, fts) on ${label(count)} notes, ${NOTE_QUERIES} two-word queries, first sight: the whole-document leg (load average at the end ${load})`, rows);
   }
 }

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb, type StoreHandle } from "@/lib/db/connection";
+import { documentFtsValues } from "@/lib/index/document-fts";
 import { deleteDocumentByPath, ingestDocument } from "@/lib/index/ingest";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { bm25OfRows, buildFtsMatch } from "@/lib/retrieval";
@@ -25,9 +26,10 @@ function note(i: number): { path: string; text: string } {
   return { path: `notes/${["ops", "dev", "misc"][i % 3]}/n${i}.md`, text: i % 4 === 0 ? `# ${WORDS[i % WORDS.length]} and ${WORDS[(i * 3) % WORDS.length]}\n\n${body}\n` : `${body}\n` };
 }
 
+/** Every third note as a file document (its text kept only in its chunks), the rest as API documents (content stored). */
 function seed(handle: StoreHandle, count: number): void {
   handle.sqlite.transaction(() => {
-    for (let i = 0; i < count; i++) ingestDocument({ handle, origin: "api", mtime: 0, ...note(i) });
+    for (let i = 0; i < count; i++) ingestDocument({ handle, origin: i % 3 === 2 ? "file" : "api", mtime: 0, ...note(i) });
   })();
 }
 
@@ -60,10 +62,39 @@ describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", ()
     check();
     // Rewrite some documents and delete others: the index's numbers (row count, lengths, idf) move, and so must the scores.
     handle.sqlite.transaction(() => {
-      for (let i = 0; i < 240; i += 5) ingestDocument({ handle, origin: "api", mtime: 0, path: note(i).path, text: `${note(i + 1000).text} backup backup` });
+      for (let i = 0; i < 240; i += 5) ingestDocument({ handle, origin: i % 3 === 2 ? "file" : "api", mtime: 0, path: note(i).path, text: `${note(i + 1000).text} backup backup` });
     })();
     for (let i = 1; i < 240; i += 7) deleteDocumentByPath({ handle, path: note(i).path });
     check();
+  });
+
+  it("scores a broad query's rows from their own text with FTS5's numbers, for API and file documents, through edits and deletes", () => {
+    const handle = getStoreDb("default");
+    seed(handle, 240);
+    const texts = (docIds: number[]) => documentFtsValues({ sqlite: handle.sqlite, docIds });
+    const check = () => {
+      const docIds = handle.sqlite.prepare("select doc_id from documents order by doc_id").pluck().all() as number[];
+      for (const q of QUERIES) {
+        for (const mode of ["any", "all"] as const) {
+          const match = buildFtsMatch(q, { match: mode, stopwords: "drop" })!;
+          const truth = exhaustive(handle, match);
+          // maxInstances 0: every query counts as broad, so the instances are never read and the texts are.
+          const got = bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match, rowids: docIds, maxInstances: 0, texts });
+          expect(got).not.toBeNull();
+          expect([...got!.keys()].sort((a, b) => a - b)).toEqual(docIds.filter((id) => truth.has(id)));
+          for (const [id, score] of got!) expect(score).toBeCloseTo(truth.get(id)!, 9);
+        }
+      }
+    };
+    check();
+    handle.sqlite.transaction(() => {
+      for (let i = 0; i < 240; i += 5) ingestDocument({ handle, origin: i % 3 === 2 ? "file" : "api", mtime: 0, path: note(i).path, text: `${note(i + 1000).text} backup backup` });
+    })();
+    for (let i = 1; i < 240; i += 7) deleteDocumentByPath({ handle, path: note(i).path });
+    check();
+    // Candidates larger than the byte limit are declined: the caller ranks the index's own best documents instead.
+    expect(documentFtsValues({ sqlite: handle.sqlite, docIds: [1, 2, 3], maxBytes: 10 })).toBeNull();
+    expect(bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match: '"backup"', rowids: [1, 2, 3], maxInstances: 0, texts: () => null })).toBeNull();
   });
 
   it("steps aside (null) for an advanced expression or a phrase of several words, and when the words occur too often", () => {

@@ -37,6 +37,34 @@ export function writeDocumentFts({ sqlite, docId, path, text }: { sqlite: Databa
   preparedOnce(sqlite, "insert or replace into documents_fts(rowid, path, title, body) values (?, ?, ?, ?)").run(docId, path, documentTitle(text), text);
 }
 
+type DocumentRow = { docId: number; path: string; bytes: number; content: string | null };
+
+/** A document's text as its documents_fts row was written from it: its stored content, or rebuilt from its chunks. */
+function documentText(sqlite: Database.Database, d: DocumentRow): string {
+  if (d.content !== null) return documentBytes({ content: d.content, spans: [], lo: 0, hi: d.bytes }).toString("utf8");
+  const spans = preparedOnce(sqlite, "select start_byte as startByte, end_byte as endByte, text from chunks where doc_id = ? order by start_byte").all(d.docId) as ChunkSpan[];
+  return documentBytes({ content: null, spans, lo: 0, hi: Math.max(0, ...spans.map((s) => s.endByte)) }).toString("utf8");
+}
+
+/** Most bytes of documents whose documents_fts values are rebuilt for one search (documentFtsValues): a few ms of tokenizing. */
+export const MAX_RESCORED_DOCUMENT_BYTES = 2 * 2 ** 20;
+
+/**
+ * The documents_fts values (path, title, body) of the given documents, as
+ * their rows were written, for scoring them from their text
+ * (bm25OfRows `texts`); null when they add up to more than `maxBytes`.
+ */
+export function documentFtsValues({ sqlite, docIds, maxBytes = MAX_RESCORED_DOCUMENT_BYTES }: { sqlite: Database.Database; docIds: number[]; maxBytes?: number }): Map<number, (string | null)[]> | null {
+  const docs = preparedOnce(sqlite, "select doc_id as docId, path, bytes, content from documents where doc_id in (select value from json_each(?))").all(JSON.stringify(docIds)) as DocumentRow[];
+  if (docs.reduce((sum, d) => sum + d.bytes, 0) > maxBytes) return null;
+  const out = new Map<number, (string | null)[]>();
+  for (const d of docs) {
+    const text = documentText(sqlite, d);
+    out.set(d.docId, [d.path, documentTitle(text), text]);
+  }
+  return out;
+}
+
 const THROUGH = "docs_fts_rebuilt_through";
 const TARGET = "docs_fts_rebuild_target";
 
@@ -73,17 +101,12 @@ export function rebuildDocumentFtsBatchInTransaction({ sqlite, batchSize }: { sq
   if (!range) return false;
   const docs = sqlite
     .prepare("select doc_id as docId, path, bytes, content from documents where doc_id > ? and doc_id <= ? order by doc_id limit ?")
-    .all(range.through, range.target, batchSize) as { docId: number; path: string; bytes: number; content: string | null }[];
+    .all(range.through, range.target, batchSize) as DocumentRow[];
   if (docs.length === 0) {
     sqlite.prepare("delete from meta where key in (?, ?)").run(THROUGH, TARGET);
     return false;
   }
-  const spansOf = sqlite.prepare("select start_byte as startByte, end_byte as endByte, text from chunks where doc_id = ? order by start_byte");
-  for (const d of docs) {
-    const spans = d.content === null ? (spansOf.all(d.docId) as ChunkSpan[]) : [];
-    const hi = d.content === null ? Math.max(0, ...spans.map((s) => s.endByte)) : d.bytes;
-    writeDocumentFts({ sqlite, docId: d.docId, path: d.path, text: documentBytes({ content: d.content, spans, lo: 0, hi }).toString("utf8") });
-  }
+  for (const d of docs) writeDocumentFts({ sqlite, docId: d.docId, path: d.path, text: documentText(sqlite, d) });
   sqlite.prepare("update meta set value = ? where key = ?").run(String(docs.at(-1)!.docId), THROUGH);
   return true;
 }

@@ -31,7 +31,7 @@ import {
   type VectorSource,
 } from "../retrieval";
 import { CHUNK_KIND } from "./chunk-embeddings";
-import { documentFtsReady } from "./document-fts";
+import { documentFtsReady, documentFtsValues } from "./document-fts";
 import { ftsRebuildState, type FtsRebuildState } from "./fts-rebuild";
 import { chunkFilterSql, chunkSnippets, chunkTokenizerOf, ftsMatchFor, hasExplicitFilters, openSearchReader, runFts, SEARCH_BUDGET_HINT, type FullTextHit, type SearchReader } from "./fulltext";
 import { boolParam, csvParam, dateParam } from "./query-params";
@@ -670,10 +670,15 @@ function withShownSnippets({ results, candidates, match, tokenizers }: { results
  * better), so a document whose words are spread over many chunks, or written
  * exactly as queried, gets its due. The candidates' own bm25 is computed
  * from the index's numbers (bm25OfRows: FTS5's score without scoring every
- * match); when the query's words occur too often for that (a broad query),
- * the index's best WHOLE_DOCUMENT_DEPTH documents are read (from cached
- * per-word scores, as the chunk leg does) and the candidates among them keep
- * their score. Asking FTS5 for the candidates by rowid instead costs a full
+ * match); when the query's words occur too often to read their instances
+ * (a broad query), from the candidates' own text (the same tokenizer, the
+ * index's row count, lengths and idf): a cost that follows the candidates'
+ * size, where ranking the index's documents cost what the words' rows cost
+ * (~150 ms for two common words at 100k documents on a query's first
+ * sight). Candidates too large to tokenize (MAX_RESCORED_DOCUMENT_BYTES), or
+ * leg `index_top`: the index's best WHOLE_DOCUMENT_DEPTH documents are read
+ * (from cached per-word scores, as the chunk leg does) and the candidates
+ * among them keep their score. Asking FTS5 for the candidates by rowid instead costs a full
  * MATCH per rowid (~270 ms for 150 documents). A store whose document index
  * is still being filled gives none: its documents rank by their chunks alone.
  */
@@ -686,7 +691,7 @@ function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handle
     const ids = preparedOnce(h.sqlite, "select doc_id as id, path from documents where path in (select value from json_each(?))").all(JSON.stringify([...wanted])) as { id: number; path: string }[];
     const pathOf = new Map(ids.map((r) => [r.id, r.path]));
     // The candidates alone, from the index's numbers (cost follows the query words' occurrences, not their matches).
-    const scored = leg === "candidates" ? runWithinBudget(h.sqlite, budget, () => bm25OfRows({ db: h.sqlite, schema: "main", table: "documents_fts", match, rowids: [...pathOf.keys()] })) : null;
+    const scored = leg === "candidates" ? runWithinBudget(h.sqlite, budget, () => bm25OfRows({ db: h.sqlite, schema: "main", table: "documents_fts", match, rowids: [...pathOf.keys()], texts: (docIds) => documentFtsValues({ sqlite: h.sqlite, docIds }) })) : null;
     if (scored) {
       for (const [id, score] of scored) out.set(`${h.store}:${pathOf.get(id)}`, score);
       continue;

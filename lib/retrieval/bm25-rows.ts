@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
-import { ftsTokenizerOf, plainPhrases } from "./bm25-top";
-import { ftsTotals, readVarints, tokenRowsOf } from "./selective-match";
+import { ftsTokenizerOf, memoByIndexState, plainPhrases } from "./bm25-top";
+import { ftsTotals, readVarints, scratchCounts, tokenRowsOf } from "./selective-match";
 import { preparedOnce } from "../db/statements";
 
 /**
@@ -27,10 +27,18 @@ import { preparedOnce } from "../db/statements";
  * search 9–13% faster (bench/results/latest.md, branch perf16). Scores are FTS5's to rounding (the
  * same operations in the same order; only `log` may differ in the last bit).
  *
+ * When the tokens occur more than `maxInstances` times in the index (a
+ * broad query: walking their instances costs what ranking every match
+ * costs), the counts come from the listed rows' own text instead, when the
+ * caller can give it (`texts`): each row's values through a private table
+ * with the same tokenizer give its count of each token, as FTS5 stored them,
+ * at a cost that follows the rows' size, not the words' frequency. Row count,
+ * lengths and idf stay the index's own.
+ *
  * Null (the caller ranks the rows its own way) when the expression is not
  * plain, a phrase is not exactly one token, the vocabulary tables cannot be
  * made on the connection, or the tokens occur more than `maxInstances` times
- * in the index (a broad query: the per-phrase score cache serves those).
+ * in the index and no texts are given (or `texts` declines).
  */
 
 /** bm25's constants in FTS5 (fts5_aux.c). */
@@ -101,6 +109,7 @@ export function bm25OfRows({
   match,
   rowids,
   maxInstances = MAX_SCANNED_INSTANCES,
+  texts,
 }: {
   db: Database.Database;
   schema: string;
@@ -108,6 +117,8 @@ export function bm25OfRows({
   match: string;
   rowids: number[];
   maxInstances?: number;
+  /** The listed rows' column values (in the table's column order) as they were indexed, or null to decline (too large). */
+  texts?: (rowids: number[]) => Map<number, (string | null)[]> | null;
 }): Map<number, number> | null {
   const plain = plainPhrases(match);
   if (!plain) return null;
@@ -125,16 +136,21 @@ export function bm25OfRows({
   const perToken = new Map<string, { rows: number; instances: number }>();
   let instances = 0;
   for (const t of new Set(tokens)) {
-    const r = rowStats.get(t) as { doc: number; cnt: number } | undefined;
+    const r = memoByIndexState({ db, schema, table, key: `vocab-row\u0000${t}`, compute: () => rowStats.get(t) as { doc: number; cnt: number } | undefined });
     perToken.set(t, { rows: r?.doc ?? 0, instances: r?.cnt ?? 0 });
     instances += r?.cnt ?? 0;
   }
-  if (instances > maxInstances) return null;
-
   const ids = JSON.stringify(rowids);
-  const counts = preparedOnce(db, `select doc, count(*) as n from ${vocab.instance} where term = ? and doc in (select value from json_each(?)) group by doc`);
   const tf = new Map<string, Map<number, number>>();
-  for (const t of perToken.keys()) tf.set(t, new Map((counts.all(t, ids) as { doc: number; n: number }[]).map((r) => [r.doc, r.n])));
+  if (instances <= maxInstances) {
+    const counts = preparedOnce(db, `select doc, count(*) as n from ${vocab.instance} where term = ? and doc in (select value from json_each(?)) group by doc`);
+    for (const t of perToken.keys()) tf.set(t, new Map((counts.all(t, ids) as { doc: number; n: number }[]).map((r) => [r.doc, r.n])));
+  } else {
+    const values = texts?.(rowids);
+    if (!values) return null;
+    const counted = scratchCounts({ tokenize, columns, rows: [...values].map(([rowid, v]) => ({ rowid, values: v })), tokens: [...perToken.keys()] }).tf;
+    for (const t of perToken.keys()) tf.set(t, new Map([...counted].flatMap(([rowid, m]) => (m.has(t) ? [[rowid, m.get(t)!] as [number, number]] : []))));
+  }
   const lengths = new Map(
     (preparedOnce(db, `select id, sz from ${schema}.${table}_docsize where id in (select value from json_each(?))`).all(ids) as { id: number; sz: Buffer }[]).map((r) => [
       r.id,

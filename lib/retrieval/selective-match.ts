@@ -124,6 +124,10 @@ function rowCountsFor({ db, schema, table, rows }: { db: Database.Database; sche
 let scratchDb: Database.Database | null = null;
 const scratchTables = new Map<string, { table: string; vocab: string }>();
 
+function emptyScratch(db: Database.Database, table: string): void {
+  db.prepare(`insert into ${table}(${table}) values ('delete-all')`).run();
+}
+
 function scratchTable(tokenize: string, columns: number): { db: Database.Database; table: string; vocab: string } {
   const db = (scratchDb ??= new DatabaseCtor(":memory:"));
   const key = `${columns}\u0000${tokenize}`;
@@ -131,7 +135,8 @@ function scratchTable(tokenize: string, columns: number): { db: Database.Databas
   if (!t) {
     t = { table: `rescore_${scratchTables.size}`, vocab: `rescore_${scratchTables.size}_v` };
     const cols = Array.from({ length: columns }, (_, i) => `c${i}`).join(", ");
-    db.exec(`create virtual table ${t.table} using fts5(${cols}, tokenize='${tokenize.replaceAll("'", "''")}')`);
+    // Contentless: only the index is wanted, and emptying it is one 'delete-all' (deleting rows of a table with content re-tokenizes each one).
+    db.exec(`create virtual table ${t.table} using fts5(${cols}, content='', tokenize='${tokenize.replaceAll("'", "''")}')`);
     db.exec(`create virtual table ${t.vocab} using fts5vocab(${t.table}, 'instance')`);
     scratchTables.set(key, t);
   }
@@ -148,7 +153,7 @@ export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: stri
     for (const [term, doc] of db.prepare(`select term, doc from ${vocab} order by doc, "offset"`).raw().all() as [string, number][]) out[doc - 1].push(term);
     return out;
   } finally {
-    db.exec(`delete from ${table}`);
+    emptyScratch(db, table);
   }
 }
 
@@ -156,29 +161,42 @@ export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: stri
 function termCounts({ tokenize, columns, rows, words }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; words: string[] }): { tokenOf: (string | undefined)[]; length: Map<number, number>; tf: Map<number, Map<string, number>> } {
   const { db, table, vocab } = scratchTable(tokenize, columns);
   const insert = db.prepare(`insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})`);
+  // The query's words alone first: their tokens (stems), one per word, in order.
+  const tokenOf: (string | undefined)[] = [];
   try {
-    // The query's words alone first: their tokens (stems), one per word, in order.
     insert.run(0, words.join(" "), ...Array.from({ length: columns - 1 }, () => null));
-    const tokenOf: (string | undefined)[] = [];
     for (const [term, offset] of db.prepare(`select term, "offset" from ${vocab}`).raw().all() as [string, number][]) tokenOf[offset] = term;
-    db.prepare(`delete from ${table} where rowid = 0`).run();
+  } finally {
+    emptyScratch(db, table);
+  }
+  return { tokenOf, ...scratchCounts({ tokenize, columns, rows, tokens: [...new Set(tokenOf.filter((t): t is string => t !== undefined))] }) };
+}
+
+/**
+ * Rows' texts through the scratch table (the index's tokenizer): each row's
+ * length in tokens (all columns) and its count of each of `tokens` — what
+ * FTS5 stored for a row of that text, without reading the index's doclists.
+ */
+export function scratchCounts({ tokenize, columns, rows, tokens }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; tokens: string[] }): { length: Map<number, number>; tf: Map<number, Map<string, number>> } {
+  const { db, table, vocab } = scratchTable(tokenize, columns);
+  const insert = db.prepare(`insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})`);
+  try {
     db.transaction(() => {
       for (const r of rows) insert.run(r.rowid, ...r.values);
     })();
-    // Lengths from the table's own record of them (one varint per column), counts for the query's tokens only.
+    // Lengths from the table's own record of them (one varint per column), counts for the wanted tokens only.
     const length = new Map<number, number>();
     for (const [id, sz] of db.prepare(`select id, sz from ${table}_docsize`).raw().all() as [number, Buffer][]) length.set(id, readVarints(sz, columns).reduce((a, b) => a + b, 0));
     const tf = new Map<number, Map<string, number>>();
-    const wanted = [...new Set(tokenOf.filter((t): t is string => t !== undefined))];
-    const instances = db.prepare(`select term, doc from ${vocab} where term in (select value from json_each(?))`).raw().all(JSON.stringify(wanted)) as [string, number][];
+    const instances = db.prepare(`select term, doc from ${vocab} where term in (select value from json_each(?))`).raw().all(JSON.stringify(tokens)) as [string, number][];
     for (const [term, doc] of instances) {
       let m = tf.get(doc);
       if (!m) tf.set(doc, (m = new Map()));
       m.set(term, (m.get(term) ?? 0) + 1);
     }
-    return { tokenOf, length, tf };
+    return { length, tf };
   } finally {
-    db.exec(`delete from ${table}`);
+    emptyScratch(db, table);
   }
 }
 
