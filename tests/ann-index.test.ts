@@ -271,7 +271,7 @@ describe("approximate nearest-neighbour index", () => {
     expect(Number((sqlite.prepare("select value from meta where key = 'embedding_log_pruned_through'").get() as { value: string }).value)).toBeGreaterThan(saved.seq);
   });
 
-  it("a file built with other graph settings is rebuilt, never served; a version-1 header (settings implied) still loads", () => {
+  it("a file built with other graph settings is rebuilt, never served, a version-1 one (expansion_add 128 implied) included", () => {
     const vectors = Array.from({ length: 700 }, () => unitVector(rand));
     writeVectors({ vectors });
     buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM });
@@ -292,11 +292,14 @@ describe("approximate nearest-neighbour index", () => {
       expect(JSON.parse(fs.readFileSync(headerFile, "utf8"))).toMatchObject({ version: header.version, quantization: header.quantization, connectivity: header.connectivity, expansionAdd: header.expansionAdd });
       expect(refs(knn(vectors[5], { k: 1 }))).toEqual([6]);
     }
-    // Version 1 wrote no settings: it was always int8, M=16, expansion_add 128 — today's settings, so an upgrade keeps its files.
+    // Version 1 wrote no settings: it was always int8, M=16, expansion_add 128. Today's graphs link with 384 (recall at 1M),
+    // so an upgrade rebuilds such a file once, and the rebuilt one names today's settings and loads from then on.
     const v1: Record<string, unknown> = { ...header, version: 1, quantization: "i8" };
     delete v1.connectivity;
     delete v1.expansionAdd;
     fs.writeFileSync(headerFile, JSON.stringify(v1));
+    expect(reopen()).toBe("rebuilt");
+    expect(JSON.parse(fs.readFileSync(headerFile, "utf8"))).toMatchObject({ version: header.version, expansionAdd: header.expansionAdd });
     expect(reopen()).toBe("loaded");
   });
 

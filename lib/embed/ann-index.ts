@@ -32,22 +32,25 @@ const FORMAT_VERSION = 2;
 /** What every version-1 file was built with (the settings were constants then, not in the header). */
 const VERSION_1_SETTINGS = { quantization: "i8", connectivity: 16, expansionAdd: 128 };
 /**
- * How the graph is built: int8 codes, M=16, expansion_add 128. At 1M builtin
- * vectors no setting tried reached recall@10 0.95 (bench/results/latest.md,
- * "1M vectors: graph settings probed"): f16 codes with M=32 found 0.02 more
- * of the true top 10 at the same search depth for twice the memory and disk
- * and a slower build, so the cheaper graph stays.
+ * How the graph is built: int8 codes, M=16, expansion_add 384. The
+ * candidate list used while linking each new vector (expansion_add) is what
+ * carries recall to 1M builtin vectors, whose near-duplicate texts crowd a
+ * narrow list: 128 → 384 took recall@10 at 1M from 0.897 to 0.959 at the
+ * same search depth (ef 512, ~4 ms), and 100k from 0.967 to 0.986 at ef 256,
+ * for the same memory and disk and ~2× the build CPU (bench/results/latest.md,
+ * "1M vectors: graph settings probed"). f16 codes with M=32 found only 0.02
+ * more at 128, for twice the memory and disk, so the int8 M=16 graph stays.
  */
 const QUANTIZATION = "i8"; // u.ScalarKind.I8 in newIndex
 const CONNECTIVITY = 16;
-const EXPANSION_ADD = 128;
+const EXPANSION_ADD = 384;
 /**
  * Candidate list (ef) of a search, by the graph's size: a bigger graph needs
  * a deeper search for the same recall, and a deeper search costs time, so
- * the depth grows with the size — 256 up to 100k vectors (recall@10 0.97 at
- * ~1.6–1.9 ms there), 512 from 1M (0.876 → 0.897 at 1M for about twice the
- * search time, still well under 10 ms; 1024 bought only 0.01 more for twice
- * again), geometrically in between.
+ * the depth grows with the size — 256 up to 100k vectors (recall@10 0.986
+ * there with expansion_add 384), 512 from 1M (0.947 at 256 → 0.959 at 512,
+ * ~3–4 ms; 1024 bought only 0.003 more for twice the time), geometrically
+ * in between.
  */
 const MIN_SEARCH_DEPTH = 256;
 const MAX_SEARCH_DEPTH = 512;
@@ -204,7 +207,8 @@ function fsyncPath(p: string): void {
 function readHeader(dir: string, base: string): AnnHeader | null {
   try {
     const h = JSON.parse(fs.readFileSync(path.join(dir, `${base}.json`), "utf8")) as AnnHeader;
-    // A version-1 header never named its settings: it gets today's, and one that named others still fails the check.
+    // A version-1 header never named its settings: it gets the ones every version-1 file was built with (expansion_add 128,
+    // not today's 384, so such a file is rebuilt once), and one that named others still fails the check.
     if (h.version === 1) return { ...VERSION_1_SETTINGS, ...h };
     return h.version === FORMAT_VERSION ? h : null;
   } catch {
