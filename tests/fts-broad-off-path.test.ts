@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import { ftsMatchFor } from "@/lib/index/fulltext";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
-import { broadTopByBm25, clearPhraseScoreCache, INLINE_BUILD_ROWS, phraseScoresSettled, setBroadPlanner, type Bm25Row } from "@/lib/retrieval";
+import { broadTopByBm25, clearPhraseScoreCache, INLINE_BUILD_ROWS, phraseScoresSettled, queuedPhraseBuilds, setBroadPlanner, type Bm25Row } from "@/lib/retrieval";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
 import { onPg, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
@@ -127,6 +127,35 @@ describe.runIf(!onPg)("a broad two-word query on a store past the inline build (
     expect(shown(after.json)).toEqual(await exhaustiveAnswer(body));
     await stores().deleteDocument({ store: "wide", path: "new/top.md", actor: "test" });
     expect(shown((await search(body)).json)).toEqual(await exhaustiveAnswer(body));
+  });
+
+  it("a flood of new broad queries queues a bounded amount of background work; every answer is still FTS5's, and the rest are queued later", async () => {
+    const { sqlite } = openStore({ store: "wide" });
+    const sizes = { inlineRows: 0, sliceRows: 97, maxQueued: 3 };
+    const words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"];
+    const matches = words.slice(1).map((w, i) => `"${words[i]}" OR "${w}"`);
+    // Back to back, as requests arriving together: no slice runs in between.
+    for (const match of matches) {
+      const answer = broadTopByBm25({ db: sqlite, schema: "main", table: "chunks_fts", match, sizes })!;
+      expect(answer.top(20)).toEqual(exhaustiveRows(match, 20));
+      expect(queuedPhraseBuilds()).toBeLessThanOrEqual(3);
+    }
+    expect(queuedPhraseBuilds()).toBe(3);
+    // The explain text promises a build only when one is queued.
+    const turnedAway = broadTopByBm25({ db: sqlite, schema: "main", table: "chunks_fts", match: '"golf" OR "hotel"', sizes })!;
+    expect(turnedAway.plan.detail).not.toMatch(/being built/);
+    await phraseScoresSettled();
+    expect(queuedPhraseBuilds()).toBe(0);
+    // Asked again once the queue has room, every pair gets its scores built and is then answered from them.
+    for (const match of matches) {
+      broadTopByBm25({ db: sqlite, schema: "main", table: "chunks_fts", match, sizes });
+      await phraseScoresSettled();
+    }
+    for (const match of matches) {
+      const cached = broadTopByBm25({ db: sqlite, schema: "main", table: "chunks_fts", match, sizes })!;
+      expect(cached.plan.path).toBe("phrase_scores");
+      expect(cached.top(20)).toEqual(exhaustiveRows(match, 20));
+    }
   });
 
   it.each([

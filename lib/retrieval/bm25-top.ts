@@ -474,8 +474,20 @@ export const INLINE_BUILD_ROWS = 20_000;
 export const BUILD_SLICE_ROWS = 16_384;
 /** Off the request path, a phrase is worth scoring if it matches at most this many times the rows its query matches. */
 const OFF_PATH_BUILD_RATIO = 10;
-/** Where the off-path planner builds phrase scores inline and how big its slices are (tests use small ones on small stores). */
-export type BuildSizes = { inlineRows?: number; sliceRows?: number };
+/**
+ * Phrases waiting to be scored between requests, at most: a flood of new broad queries queues this much work and no
+ * more (each build is seconds of CPU at 1M rows); a phrase turned away is queued by a later query once there is room.
+ */
+export const MAX_QUEUED_BUILDS = 32;
+/** Bytes a cached phrase costs per row (rowid, score, score order: bytesOf). */
+const BYTES_PER_CACHED_ROW = 20;
+/** Where the off-path planner builds phrase scores inline, how big its slices are and how many may wait (tests use small ones on small stores). */
+export type BuildSizes = { inlineRows?: number; sliceRows?: number; maxQueued?: number };
+
+/** Phrases queued to be scored between requests (tests). */
+export function queuedPhraseBuilds(): number {
+  return buildQueue.length;
+}
 
 /**
  * The off-path planner (default). Broad queries are answered exactly, and
@@ -498,7 +510,7 @@ function broadTopOffPath({
   table,
   match,
   build = (fn) => fn(),
-  sizes: { inlineRows = INLINE_BUILD_ROWS, sliceRows = BUILD_SLICE_ROWS } = {},
+  sizes: { inlineRows = INLINE_BUILD_ROWS, sliceRows = BUILD_SLICE_ROWS, maxQueued = MAX_QUEUED_BUILDS } = {},
 }: {
   db: Database.Database;
   schema: string;
@@ -559,10 +571,11 @@ function broadTopOffPath({
         cache.seen.delete(keyOf(plain.phrases[i]));
       }
     } else if (!inline && !isRequestReader(db)) {
-      // Whether it is worth it is decided by the first slice, off the request path, from the words' full counts.
-      const worthBuilding = () => worth(Math.max(...missing.map(rowsOf))) || (refuse(), false);
-      for (const phrase of missing) scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state, sliceRows, worthBuilding });
-      building = true;
+      // Whether it is worth it is decided by the first slice, off the request path, from the words' full counts: and a
+      // list that could not stay in the cache beside others (over half of it) would be built only to be dropped.
+      const fits = () => missing.every((p) => rowsOf(p) * BYTES_PER_CACHED_ROW <= PHRASE_CACHE_BYTES / 2);
+      const worthBuilding = () => (fits() && worth(Math.max(...missing.map(rowsOf)))) || (refuse(), false);
+      for (const phrase of missing) building = scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state, sliceRows, worthBuilding }, maxQueued) || building;
     } else {
       for (const p of missing) cache.seen.set(keyOf(p), state);
       while (cache.seen.size > 10_000) cache.seen.delete(cache.seen.keys().next().value!);
@@ -605,7 +618,7 @@ function broadTopOffPath({
 }
 
 /** A cached list's memory: rowids and scores, and its score order (4 bytes a row) once made. */
-const bytesOf = (list: PhraseScores) => list.ids.byteLength + list.scores.byteLength + 4 * list.ids.length;
+const bytesOf = (list: PhraseScores) => list.ids.length * BYTES_PER_CACHED_ROW;
 
 /** Row counts of phrases per index state (rowsOf in broadTopOffPath). */
 const MAX_ROW_COUNTS = 4096;
@@ -709,13 +722,16 @@ let buildTimer: ReturnType<typeof setTimeout> | null = null;
 let buildsSettled: (() => void)[] = [];
 
 /** Score a phrase between requests: slices of BUILD_SLICE_ROWS rows by rowid, each its own FTS5 statement with the same scores as one over all rows. */
-function scheduleBuild(job: Omit<BuildJob, "ids" | "scores">): void {
+/** Queue a phrase's build; whether it is queued (now or already). */
+function scheduleBuild(job: Omit<BuildJob, "ids" | "scores">, maxQueued: number): boolean {
   const id = `${job.key}\u0000${job.state}`;
+  if (buildsQueued.has(id)) return true;
   // A build that failed under this index state (too costly even in slices) is not tried again until the index changes.
-  if (buildsQueued.has(id) || cache.seen.get(job.key) === `${job.state}!`) return;
+  if (cache.seen.get(job.key) === `${job.state}!` || buildQueue.length >= maxQueued) return false;
   buildsQueued.add(id);
   buildQueue.push({ ...job, ids: [], scores: [] });
   buildNextSlice();
+  return true;
 }
 
 function buildNextSlice(): void {
