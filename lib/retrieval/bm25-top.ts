@@ -92,7 +92,7 @@ export function plainPhrases(match: string): { phrases: string[]; mode: "all" | 
   return { phrases, mode: seps[0] === "OR" ? "any" : "all" };
 }
 
-type PhraseScores = { ids: Float64Array; scores: Float64Array };
+export type PhraseScores = { ids: Float64Array; scores: Float64Array };
 type CacheEntry = { state: string; scores: PhraseScores; bytes: number };
 
 const globalCache = globalThis as unknown as { __dualmindPhraseScores?: { entries: Map<string, CacheEntry>; seen: Map<string, string>; bytes: number } };
@@ -222,16 +222,54 @@ function countCombined(lists: PhraseScores[], mode: "all" | "any"): number {
 
 /** A phrase's rows by score descending, rowid ascending (indices into ids/scores), made once per cached list. */
 const scoreOrders = new WeakMap<PhraseScores, Int32Array>();
-function scoreOrderOf(list: PhraseScores): Int32Array {
+/** A phrase list's rows in score order (best first, rowid ascending on ties): the head thresholdTop reads (exported for tests). */
+export function scoreOrderOf(list: PhraseScores): Int32Array {
   let order = scoreOrders.get(list);
   if (!order) {
-    order = new Int32Array(list.ids.length);
-    for (let i = 0; i < order.length; i++) order[i] = i;
     const { ids, scores } = list;
+    const n = ids.length;
+    // Only the head is ever read (thresholdTop stops within ORDER_DEPTH rows of a list): past that, the rows scoring at
+    // least the ORDER_DEPTH-th best (ties included, so the head is exact), found in linear time, then sorted.
+    const cut = n > ORDER_DEPTH ? kthLargest(scores, ORDER_DEPTH) : -Infinity;
+    let kept = 0;
+    for (let i = 0; i < n; i++) if (scores[i] >= cut) kept++;
+    order = new Int32Array(kept);
+    for (let i = 0, j = 0; i < n; i++) if (scores[i] >= cut) order[j++] = i;
     order.sort((x, y) => scores[y] - scores[x] || ids[x] - ids[y]);
     scoreOrders.set(list, order);
   }
   return order;
+}
+
+/** The k-th largest of `values` (1-based), by selection on a copy (Hoare's quickselect: linear on average). */
+function kthLargest(values: Float64Array, k: number): number {
+  const a = Float64Array.from(values);
+  // The k-th largest is the (n − k)-th smallest (0-based).
+  const target = a.length - k;
+  let lo = 0;
+  let hi = a.length - 1;
+  while (lo < hi) {
+    // Median of three as the pivot: sorted or constant runs stay linear.
+    const mid = (lo + hi) >>> 1;
+    const pivot = Math.max(Math.min(a[lo], a[mid]), Math.min(Math.max(a[lo], a[mid]), a[hi]));
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) {
+        const t = a[i];
+        a[i] = a[j];
+        a[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (target <= j) hi = j;
+    else if (target >= i) lo = i;
+    else return a[target];
+  }
+  return a[target];
 }
 
 /** Position of `id` in a list's sorted rowids, or -1. */
@@ -251,6 +289,8 @@ function indexOfRow(ids: Float64Array, id: number): number {
 const THRESHOLD_ROWS_PER_ASKED = 64;
 /** Most rows asked of thresholdTop (a page of documents' chunks); deeper asks (offsets, filters) take the merge's heap. */
 const THRESHOLD_MAX_ASKED = 1024;
+/** Rows of a list's score order thresholdTop can read: it gives up once it has met more rows than its limit. */
+export const ORDER_DEPTH = THRESHOLD_ROWS_PER_ASKED * THRESHOLD_MAX_ASKED + 2;
 
 /**
  * The best m rows of the lists' combination by the threshold algorithm
@@ -278,6 +318,8 @@ function thresholdTop(lists: PhraseScores[], mode: "all" | "any", m: number): Bm
         if (mode === "all") return finish(best, m);
         continue;
       }
+      // Past the head kept in score order (never, within the limit below; kept as a guard): the merge answers.
+      if (d >= orders[li].length) return null;
       const at = orders[li][d];
       threshold += scores[at];
       const id = ids[at];
