@@ -18,6 +18,7 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/memory-markdown.test.ts": "no database: markdown rendering",
   "tests/search-docs-queries.test.ts": "no database: the search bench's query-set builder",
   "tests/search-url.test.ts": "no database: the search page's URLs",
+  "tests/phrase-score-order.test.ts": "no database: the score order of SQLite's cached per-phrase bm25 lists",
   // SQLite's own machinery; PostgreSQL's counterpart named.
   "tests/backend-selection.test.ts": "choosing the backend from DATABASE_URL, and `migrate` without it (with it: tests/pg/migrate.test.ts)",
   "tests/bm25-rows.test.ts": "FTS5's bm25 internals (fts5vocab, %_docsize); PostgreSQL ranks with ts_rank_cd (tests/pg/store-search.test.ts)",
