@@ -97,6 +97,34 @@ describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", ()
     expect(bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match: '"backup"', rowids: [1, 2, 3], maxInstances: 0, texts: () => null })).toBeNull();
   });
 
+  it("scores long file documents from their text after an edit above their later chunks, and steps aside when the text is not what was indexed", () => {
+    const handle = getStoreDb("default");
+    const section = (i: number, j: number) => `## Part ${j}\n\n${Array.from({ length: 60 }, (_, w) => WORDS[(i * 5 + j * 11 + w * w) % WORDS.length]).join(" ")}\n`;
+    const long = (i: number, extra = "") => `# Guide ${i}\n\n${extra}${Array.from({ length: 8 }, (_, j) => section(i, j)).join("\n")}`;
+    handle.sqlite.transaction(() => {
+      for (let i = 0; i < 30; i++) ingestDocument({ handle, origin: "file", mtime: 0, path: `guides/g${i}.md`, text: long(i) });
+    })();
+    // Lengthen the opening of some: their later chunks are kept, at new byte offsets.
+    handle.sqlite.transaction(() => {
+      for (let i = 0; i < 30; i += 3) ingestDocument({ handle, origin: "file", mtime: 0, path: `guides/g${i}.md`, text: long(i, "A longer opening paragraph about harbor quartz and violet meadows. ".repeat(3)) });
+    })();
+    const docIds = handle.sqlite.prepare("select doc_id from documents order by doc_id").pluck().all() as number[];
+    expect((handle.sqlite.prepare("select count(*) from chunks where doc_id = ?").pluck().get(docIds[0]) as number)).toBeGreaterThan(2);
+    const texts = (ids: number[]) => documentFtsValues({ sqlite: handle.sqlite, docIds: ids });
+    for (const q of QUERIES) {
+      const match = buildFtsMatch(q, { match: "any", stopwords: "drop" })!;
+      const truth = exhaustive(handle, match);
+      const got = bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match, rowids: docIds, maxInstances: 0, texts })!;
+      expect(got).not.toBeNull();
+      for (const [id, score] of got) expect(score).toBeCloseTo(truth.get(id)!, 9);
+    }
+    // A chunk whose recorded range is off (as stores written before ranges followed kept chunks may hold): the text
+    // rebuilt from the chunks is not the indexed text, and no score is made from it.
+    handle.sqlite.prepare("update chunks set start_byte = start_byte + 40, end_byte = end_byte + 40 where id = (select max(id) from chunks where doc_id = ?)").run(docIds[3]);
+    const match = buildFtsMatch("harbor quartz", { match: "any", stopwords: "drop" })!;
+    expect(bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match, rowids: docIds, maxInstances: 0, texts })).toBeNull();
+  });
+
   it("steps aside (null) for an advanced expression or a phrase of several words, and when the words occur too often", () => {
     const handle = getStoreDb("default");
     seed(handle, 60);

@@ -50,6 +50,21 @@ describe("the search reader (a chunk in its document)", () => {
     expect((await read(chunks.at(-1)!.chunkId)).neighbours.next).toBeNull();
   });
 
+  it("after an edit that lengthens the first section, the unchanged chunks after it are still shown at their own place", async () => {
+    await seedDocument("notes", "ops/restore.md", GUIDE);
+    const before = await chunksOfDocument("notes", "ops/restore.md");
+    const edited = GUIDE.replace("## Section 0\n\n", "## Section 0\n\nA new first paragraph: check the runbook's owner before starting.\n\n");
+    await seedDocument("notes", "ops/restore.md", edited);
+    const after = await chunksOfDocument("notes", "ops/restore.md");
+    // The later chunks' text is unchanged, so they are kept (same ids): their byte ranges must move with them.
+    const last = after.at(-1)!;
+    expect(before.map((c) => c.chunkId)).toContain(last.chunkId);
+    for (const c of after) expect(Buffer.from(edited).subarray(c.startByte, c.endByte).toString("utf8")).toBe(c.text);
+    const r = await read(last.chunkId);
+    expect(r.text.before + r.text.chunk + r.text.after).toBe(edited);
+    expect(Buffer.byteLength(r.text.before)).toBe(last.startByte);
+  });
+
   it("rebuilds a memory's text from its chunks and names its tags", async () => {
     await stores().createMemory({ store: "notes", input: createMemorySchema.parse({ path: "ops/drills/restore", body: GUIDE, tags: ["ops", "backup"], summary: "how we restore" }), actor: "test" });
     const chunks = await chunksOfDocument("notes", "memory/ops/drills/restore.md");

@@ -55,8 +55,10 @@ export const MAX_RESCORED_DOCUMENT_BYTES = 2 * 2 ** 20;
  * (bm25OfRows `texts`); null when they add up to more than `maxBytes`.
  */
 export function documentFtsValues({ sqlite, docIds, maxBytes = MAX_RESCORED_DOCUMENT_BYTES }: { sqlite: Database.Database; docIds: number[]; maxBytes?: number }): Map<number, (string | null)[]> | null {
-  const docs = preparedOnce(sqlite, "select doc_id as docId, path, bytes, content from documents where doc_id in (select value from json_each(?))").all(JSON.stringify(docIds)) as DocumentRow[];
-  if (docs.reduce((sum, d) => sum + d.bytes, 0) > maxBytes) return null;
+  const ids = JSON.stringify(docIds);
+  // Their size first: a declined call reads no text.
+  if ((preparedOnce(sqlite, "select coalesce(sum(bytes), 0) from documents where doc_id in (select value from json_each(?))").pluck().get(ids) as number) > maxBytes) return null;
+  const docs = preparedOnce(sqlite, "select doc_id as docId, path, bytes, content from documents where doc_id in (select value from json_each(?))").all(ids) as DocumentRow[];
   const out = new Map<number, (string | null)[]>();
   for (const d of docs) {
     const text = documentText(sqlite, d);

@@ -91,25 +91,31 @@ type ChunkPlan = { path: string; docId: number; kind: ChunkKind; text: string; s
 async function replaceChunks({ tx, docs }: { tx: PgStoreTx; docs: ChunkPlan[] }): Promise<IngestResult[]> {
   const withOld = docs.filter((d) => !d.fresh).map((d) => d.docId);
   const old = withOld.length
-    ? await tx.select({ id: chunksTable.id, docId: chunksTable.docId, chunkId: chunksTable.chunkId, chunkingVersion: chunksTable.chunkingVersion }).from(chunksTable).where(inArray(chunksTable.docId, withOld))
+    ? await tx.select({ id: chunksTable.id, docId: chunksTable.docId, chunkId: chunksTable.chunkId, chunkingVersion: chunksTable.chunkingVersion, startByte: chunksTable.startByte, endByte: chunksTable.endByte }).from(chunksTable).where(inArray(chunksTable.docId, withOld))
     : [];
   const oldByDoc = new Map<number, typeof old>();
   for (const o of old) pushTo(oldByDoc, o.docId, o);
   const results: IngestResult[] = [];
   const rows: (typeof chunksTable.$inferInsert)[] = [];
   const owner = new Map<string, IngestResult>();
+  const moved: { id: number; startByte: number; endByte: number }[] = [];
   for (const d of docs) {
     const chunks = chunkDocument({ path: d.path, kind: d.kind, text: d.text });
     const wanted = new Set(chunks.map((c) => c.chunkId));
-    const kept = new Set<string>();
+    const kept = new Map<string, (typeof old)[number]>();
     const result: IngestResult = { path: d.path, docId: d.docId, status: d.status, chunks: chunks.length, insertedChunkRowids: [], removedChunkRowids: [] };
     for (const o of oldByDoc.get(d.docId) ?? []) {
-      if (wanted.has(o.chunkId) && o.chunkingVersion === CHUNKING_VERSION) kept.add(o.chunkId);
+      if (wanted.has(o.chunkId) && o.chunkingVersion === CHUNKING_VERSION) kept.set(o.chunkId, o);
       else result.removedChunkRowids.push(o.id);
     }
     // A kept chunk's index never collides with a new one: a chunk id covers its index.
     for (const c of chunks) {
-      if (kept.has(c.chunkId)) continue;
+      const k = kept.get(c.chunkId);
+      if (k) {
+        // A kept chunk moves when the text before it changed length: its byte range follows it.
+        if (k.startByte !== c.startByte || k.endByte !== c.endByte) moved.push({ id: k.id, startByte: c.startByte, endByte: c.endByte });
+        continue;
+      }
       rows.push({ chunkId: c.chunkId, docId: d.docId, chunkIndex: c.chunkIndex, chunkSha256: c.chunkSha256, chunkingVersion: CHUNKING_VERSION, startByte: c.startByte, endByte: c.endByte, text: c.text });
       owner.set(c.chunkId, result);
     }
@@ -118,6 +124,10 @@ async function replaceChunks({ tx, docs }: { tx: PgStoreTx; docs: ChunkPlan[] })
   // Vectors of removed chunks go with them (foreign key, on delete cascade).
   const removed = results.flatMap((r) => r.removedChunkRowids);
   if (removed.length > 0) await tx.delete(chunksTable).where(inArray(chunksTable.id, removed));
+  for (let i = 0; i < moved.length; i += INSERT_BATCH) {
+    const values = sql.join(moved.slice(i, i + INSERT_BATCH).map((m) => sql`(${m.id}::bigint, ${m.startByte}::int, ${m.endByte}::int)`), sql`, `);
+    await tx.execute(sql`update chunks as c set start_byte = v.s, end_byte = v.e from (values ${values}) as v(id, s, e) where c.id = v.id`);
+  }
   for (let i = 0; i < rows.length; i += INSERT_BATCH) {
     const inserted = await tx.insert(chunksTable).values(rows.slice(i, i + INSERT_BATCH)).returning({ id: chunksTable.id, chunkId: chunksTable.chunkId, chunkSha256: chunksTable.chunkSha256 });
     for (const r of inserted) owner.get(r.chunkId)!.insertedChunkRowids.push(r.id);

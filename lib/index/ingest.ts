@@ -34,7 +34,7 @@ export function decodeText(bytes: Uint8Array): string | null {
 }
 
 type ExistingDoc = Pick<DocumentRow, "docId" | "sha256" | "origin"> & { stale: number };
-type OldChunk = Pick<ChunkRow, "id" | "chunkId" | "chunkingVersion">;
+type OldChunk = Pick<ChunkRow, "id" | "chunkId" | "chunkingVersion" | "startByte" | "endByte">;
 
 /**
  * The one ingest step for every document (API, memory files, source roots):
@@ -94,12 +94,12 @@ export function ingestDocument({
     }
     const chunks = chunkDocument({ path, kind, text });
     const wanted = new Set(chunks.map((c) => c.chunkId));
-    const old = sqlite.prepare("select id, chunk_id as chunkId, chunking_version as chunkingVersion from chunks where doc_id = ?").all(docId) as OldChunk[];
-    const kept = new Set<string>();
+    const old = sqlite.prepare("select id, chunk_id as chunkId, chunking_version as chunkingVersion, start_byte as startByte, end_byte as endByte from chunks where doc_id = ?").all(docId) as OldChunk[];
+    const kept = new Map<string, OldChunk>();
     const removedChunkRowids: number[] = [];
     const del = sqlite.prepare("delete from chunks where id = ?");
     for (const o of old) {
-      if (wanted.has(o.chunkId) && o.chunkingVersion === CHUNKING_VERSION) kept.add(o.chunkId);
+      if (wanted.has(o.chunkId) && o.chunkingVersion === CHUNKING_VERSION) kept.set(o.chunkId, o);
       else {
         del.run(o.id);
         removedChunkRowids.push(o.id);
@@ -109,8 +109,14 @@ export function ingestDocument({
       "insert into chunks(chunk_id, doc_id, chunk_index, chunk_sha256, chunking_version, start_byte, end_byte, text) values (?, ?, ?, ?, ?, ?, ?, ?)",
     );
     const insertedChunkRowids: number[] = [];
+    // A kept chunk (same text, index and path) moves when the text before it changed length: its byte range follows it.
+    const move = sqlite.prepare("update chunks set start_byte = ?, end_byte = ? where id = ?");
     for (const c of chunks) {
-      if (kept.has(c.chunkId)) continue;
+      const k = kept.get(c.chunkId);
+      if (k) {
+        if (k.startByte !== c.startByte || k.endByte !== c.endByte) move.run(c.startByte, c.endByte, k.id);
+        continue;
+      }
       insertedChunkRowids.push(Number(ins.run(c.chunkId, docId, c.chunkIndex, c.chunkSha256, CHUNKING_VERSION, c.startByte, c.endByte, c.text).lastInsertRowid));
     }
     writeDocumentFts({ sqlite, docId, path, text });

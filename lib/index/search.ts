@@ -146,9 +146,12 @@ export type DocumentScoring = {
 export const DOCUMENT_SCORING: DocumentScoring = { combine: "max", damping: 0.3, fieldBoost: 1, wholeDocument: 1, wholeDocumentFusion: "score", minTerms: 6, shortQuery: { fieldBoost: 0, wholeDocument: 0.5 } };
 
 /**
- * How the whole-document leg reads documents_fts: `candidates` scores the candidate documents alone (bm25OfRows),
- * falling back to `index_top` (the index's best WHOLE_DOCUMENT_DEPTH documents, the candidates among them keep
- * their score) for broad queries. `index_top` always is how it read before (kept for the bench's side-by-side rows).
+ * How the whole-document leg reads documents_fts: `candidates` scores the candidate documents alone (bm25OfRows:
+ * from the index's instances, or for a broad query from the candidates' own text), falling back to `index_top` (the
+ * index's best WHOLE_DOCUMENT_DEPTH documents, the candidates among them keep their score) only when bm25OfRows
+ * steps aside (an advanced expression or a multi-token phrase, candidates over MAX_RESCORED_DOCUMENT_BYTES, or a
+ * rebuilt text that is not what was indexed). `index_top` always is how broad queries read it before this
+ * (kept for the bench's side-by-side rows).
  */
 export type WholeDocumentLeg = "candidates" | "index_top";
 

@@ -141,6 +141,12 @@ export function bm25OfRows({
     instances += r?.cnt ?? 0;
   }
   const ids = JSON.stringify(rowids);
+  const lengths = new Map(
+    (preparedOnce(db, `select id, sz from ${schema}.${table}_docsize where id in (select value from json_each(?))`).all(ids) as { id: number; sz: Buffer }[]).map((r) => [
+      r.id,
+      readVarints(r.sz, columns).reduce((a, b) => a + b, 0),
+    ]),
+  );
   const tf = new Map<string, Map<number, number>>();
   if (instances <= maxInstances) {
     const counts = preparedOnce(db, `select doc, count(*) as n from ${vocab.instance} where term = ? and doc in (select value from json_each(?)) group by doc`);
@@ -148,15 +154,12 @@ export function bm25OfRows({
   } else {
     const values = texts?.(rowids);
     if (!values) return null;
-    const counted = scratchCounts({ tokenize, columns, rows: [...values].map(([rowid, v]) => ({ rowid, values: v })), tokens: [...perToken.keys()] }).tf;
-    for (const t of perToken.keys()) tf.set(t, new Map([...counted].flatMap(([rowid, m]) => (m.has(t) ? [[rowid, m.get(t)!] as [number, number]] : []))));
+    const counted = scratchCounts({ tokenize, columns, rows: [...values].map(([rowid, v]) => ({ rowid, values: v })), tokens: [...perToken.keys()] });
+    // The text must be what was indexed: a row whose token count differs from the index's own record of it (text
+    // rebuilt from chunks whose byte ranges went stale, say) would be scored wrongly, so the caller ranks its own way.
+    for (const [rowid, length] of lengths) if (values.has(rowid) && counted.length.get(rowid) !== length) return null;
+    for (const t of perToken.keys()) tf.set(t, new Map([...counted.tf].flatMap(([rowid, m]) => (m.has(t) ? [[rowid, m.get(t)!] as [number, number]] : []))));
   }
-  const lengths = new Map(
-    (preparedOnce(db, `select id, sz from ${schema}.${table}_docsize where id in (select value from json_each(?))`).all(ids) as { id: number; sz: Buffer }[]).map((r) => [
-      r.id,
-      readVarints(r.sz, columns).reduce((a, b) => a + b, 0),
-    ]),
-  );
 
   const avgdl = totals.tokens / totals.rows;
   const idf = tokens.map((t) => {

@@ -521,7 +521,7 @@ const OFF_PATH_BUILD_RATIO = 10;
  * more (each build is seconds of CPU at 1M rows); a phrase turned away is queued by a later query once there is room.
  */
 export const MAX_QUEUED_BUILDS = 32;
-/** Bytes a cached phrase costs per row (rowid, score, score order: bytesOf). */
+/** Bytes a cached phrase costs per row at most (rowid, score, score order: bytesOf). */
 const BYTES_PER_CACHED_ROW = 20;
 /** Where the off-path planner builds phrase scores inline, how big its slices are and how many may wait (tests use small ones on small stores). */
 export type BuildSizes = { inlineRows?: number; sliceRows?: number; maxQueued?: number };
@@ -615,9 +615,11 @@ function broadTopOffPath({
     } else if (!inline && !isRequestReader(db)) {
       // Whether it is worth it is decided by the first slice, off the request path, from the words' full counts: and a
       // list that could not stay in the cache beside others (over half of it) would be built only to be dropped.
-      const fits = () => missing.every((p) => rowsOf(p) * BYTES_PER_CACHED_ROW <= PHRASE_CACHE_BYTES / 2);
+      // The query's lists together: built one by one, each would evict the others and be queued again forever.
+      const fits = () => plain.phrases.reduce((sum, p) => sum + rowsOf(p), 0) * BYTES_PER_CACHED_ROW <= PHRASE_CACHE_BYTES / 2;
       const worthBuilding = () => (fits() && worth(Math.max(...missing.map(rowsOf)))) || (refuse(), false);
-      for (const phrase of missing) building = scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state, sliceRows, worthBuilding }, maxQueued) || building;
+      // Explain promises the scores only when every missing one is queued.
+      building = missing.map((phrase) => scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state, sliceRows, worthBuilding }, maxQueued)).every(Boolean);
     } else {
       for (const p of missing) cache.seen.set(keyOf(p), state);
       while (cache.seen.size > 10_000) cache.seen.delete(cache.seen.keys().next().value!);
@@ -659,8 +661,8 @@ function broadTopOffPath({
   };
 }
 
-/** A cached list's memory: rowids and scores, and its score order (4 bytes a row) once made. */
-const bytesOf = (list: PhraseScores) => list.ids.length * BYTES_PER_CACHED_ROW;
+/** A cached list's memory: rowids and scores, and the head of its score order (4 bytes a row) once made. */
+const bytesOf = (list: PhraseScores) => list.ids.byteLength + list.scores.byteLength + 4 * Math.min(list.ids.length, ORDER_DEPTH);
 
 /** Row counts of phrases per index state (rowsOf in broadTopOffPath). */
 const MAX_ROW_COUNTS = 4096;
