@@ -72,6 +72,15 @@ describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", ()
     const handle = getStoreDb("default");
     seed(handle, 240);
     const texts = (docIds: number[]) => documentFtsValues({ sqlite: handle.sqlite, docIds });
+    // Asked again under the same index state, the rows already read are not read again: the same scores from lookups.
+    const someIds = handle.sqlite.prepare("select doc_id from documents order by doc_id").pluck().all() as number[];
+    const match = buildFtsMatch("backup restore", { match: "any", stopwords: "drop" })!;
+    const asked: number[][] = [];
+    const counting = (ids: number[]) => (asked.push(ids), texts(ids));
+    const first = bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match, rowids: someIds.slice(0, 50), maxInstances: 0, texts: counting })!;
+    const again = bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match, rowids: someIds.slice(0, 60), maxInstances: 0, texts: counting })!;
+    expect(asked.map((ids) => ids.length)).toEqual([50, 10]);
+    for (const [id, score] of first) expect(again.get(id)).toBe(score);
     const check = () => {
       const docIds = handle.sqlite.prepare("select doc_id from documents order by doc_id").pluck().all() as number[];
       for (const q of QUERIES) {
@@ -94,6 +103,7 @@ describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", ()
     check();
     // Candidates larger than the byte limit are declined: the caller ranks the index's own best documents instead.
     expect(documentFtsValues({ sqlite: handle.sqlite, docIds: [1, 2, 3], maxBytes: 10 })).toBeNull();
+    ingestDocument({ handle, origin: "api", mtime: 0, path: "fresh.md", text: "backup" });
     expect(bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match: '"backup"', rowids: [1, 2, 3], maxInstances: 0, texts: () => null })).toBeNull();
   });
 
@@ -121,6 +131,8 @@ describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", ()
     // A chunk whose recorded range is off (as stores written before ranges followed kept chunks may hold): the text
     // rebuilt from the chunks is not the indexed text, and no score is made from it.
     handle.sqlite.prepare("update chunks set start_byte = start_byte + 40, end_byte = end_byte + 40 where id = (select max(id) from chunks where doc_id = ?)").run(docIds[3]);
+    // (Counts already read stay valid while the index is unchanged; any write to it makes them be read again.)
+    ingestDocument({ handle, origin: "api", mtime: 0, path: "other.md", text: "harbor" });
     const match = buildFtsMatch("harbor quartz", { match: "any", stopwords: "drop" })!;
     expect(bm25OfRows({ db: handle.sqlite, schema: "main", table: "documents_fts", match, rowids: docIds, maxInstances: 0, texts })).toBeNull();
   });

@@ -46,8 +46,11 @@ function documentText(sqlite: Database.Database, d: DocumentRow): string {
   return documentBytes({ content: null, spans, lo: 0, hi: Math.max(0, ...spans.map((s) => s.endByte)) }).toString("utf8");
 }
 
-/** Most bytes of documents whose documents_fts values are rebuilt for one search (documentFtsValues): a few ms of tokenizing. */
-export const MAX_RESCORED_DOCUMENT_BYTES = 2 * 2 ** 20;
+/**
+ * Most bytes of documents whose documents_fts values are rebuilt for one search (documentFtsValues): tokenizing costs
+ * ~0.1 ms a KB here, so at most ~50 ms; past it the caller ranks the index's own best documents.
+ */
+export const MAX_RESCORED_DOCUMENT_BYTES = 512 * 2 ** 10;
 
 /**
  * The documents_fts values (path, title, body) of the given documents, as

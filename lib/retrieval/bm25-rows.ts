@@ -45,6 +45,9 @@ import { preparedOnce } from "../db/statements";
 const K1 = 1.2;
 const B = 0.75;
 
+/** Rows whose count of one token, read from their text, is kept per index state (bm25OfRows `texts`). */
+const MAX_KNOWN_ROWS = 20_000;
+
 /** Instances of the query's tokens past which scanning them costs more than the cached per-phrase path (about 1 µs each). */
 export const MAX_SCANNED_INSTANCES = 20_000;
 
@@ -152,13 +155,24 @@ export function bm25OfRows({
     const counts = preparedOnce(db, `select doc, count(*) as n from ${vocab.instance} where term = ? and doc in (select value from json_each(?)) group by doc`);
     for (const t of perToken.keys()) tf.set(t, new Map((counts.all(t, ids) as { doc: number; n: number }[]).map((r) => [r.doc, r.n])));
   } else {
-    const values = texts?.(rowids);
-    if (!values) return null;
-    const counted = scratchCounts({ tokenize, columns, rows: [...values].map(([rowid, v]) => ({ rowid, values: v })), tokens: [...perToken.keys()] });
-    // The text must be what was indexed: a row whose token count differs from the index's own record of it (text
-    // rebuilt from chunks whose byte ranges went stale, say) would be scored wrongly, so the caller ranks its own way.
-    for (const [rowid, length] of lengths) if (values.has(rowid) && counted.length.get(rowid) !== length) return null;
-    for (const t of perToken.keys()) tf.set(t, new Map([...counted.tf].flatMap(([rowid, m]) => (m.has(t) ? [[rowid, m.get(t)!] as [number, number]] : []))));
+    // Each token's counts in the rows read so far, kept per index state: a query asked again (or another sharing its
+    // words) tokenizes only the rows it has not met, so later calls cost lookups, not text.
+    const tokenList = [...perToken.keys()];
+    const known = tokenList.map((t) => memoByIndexState({ db, schema, table, key: `text-tf\u0000${t}`, compute: () => new Map<number, number>() }));
+    const unknown = [...new Set(rowids)].filter((id) => lengths.has(id) && known.some((m) => !m.has(id)));
+    if (unknown.length > 0) {
+      const values = texts?.(unknown);
+      if (!values) return null;
+      const counted = scratchCounts({ tokenize, columns, rows: [...values].map(([rowid, v]) => ({ rowid, values: v })), tokens: tokenList });
+      // The text must be what was indexed: a row whose token count differs from the index's own record of it (text
+      // rebuilt from chunks whose byte ranges went stale, say) would be scored wrongly, so the caller ranks its own way.
+      for (const id of unknown) if (!values.has(id) || counted.length.get(id) !== lengths.get(id)) return null;
+      tokenList.forEach((t, i) => {
+        if (known[i].size + unknown.length > MAX_KNOWN_ROWS) known[i].clear();
+        for (const id of unknown) known[i].set(id, counted.tf.get(id)?.get(t) ?? 0);
+      });
+    }
+    tokenList.forEach((t, i) => tf.set(t, known[i]));
   }
 
   const avgdl = totals.tokens / totals.rows;
