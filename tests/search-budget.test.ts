@@ -138,6 +138,20 @@ describe("an expensive query is stopped at the query budget", () => {
     }
   });
 
+  itSqliteOnly("work with its own budget inside a request's query (a build slice) does not leave the rest of the request without its interrupt", "SQLite connections and the query_budget extension", () => {
+    const { sqlite } = getStoreDb("big");
+    const runaway = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 50000000) select count(*) from c";
+    const request = startQueryBudget({ hint: "test", budgetMs: 150 });
+    expect(() =>
+      runWithinBudget(sqlite, request, () => {
+        // The inner call arms its own, longer deadline and disarms it when done; the request's must then be back.
+        runWithinBudget(sqlite, startQueryBudget({ hint: "slice", budgetMs: 5000 }), () => sqlite.prepare("select 1").get());
+        return sqlite.prepare(runaway).get();
+      }),
+    ).toThrow(expect.objectContaining({ code: "query_too_expensive" }));
+    expect(runWithinBudget(sqlite, startQueryBudget({ hint: "test", budgetMs: 1000 }), () => sqlite.prepare("select 41 + 1 as n").get())).toEqual({ n: 42 });
+  });
+
   itSqliteOnly("without the compiled extension the connection still opens and queries run (structural limits only)", "the SQLite query_budget extension", () => {
     const sqlite = new Database(":memory:");
     try {

@@ -65,6 +65,9 @@ export function loadQueryBudget(sqlite: Database.Database, file = QUERY_BUDGET_E
  * block the event loop), so a request of several statements still holds the
  * loop for at most the budget.
  */
+/** Per connection, the absolute deadlines of the runWithinBudget calls in progress, outermost first. */
+const activeDeadlines = new WeakMap<Database.Database, number[]>();
+
 export type QueryBudget = { budgetMs: number; remainingMs: number; hint: string };
 
 /** `hint` completes the error message: how the caller can narrow the query. */
@@ -89,6 +92,11 @@ export function runWithinBudget<T>(sqlite: Database.Database, budget: QueryBudge
   if (budget.remainingMs <= 0) throw tooExpensive(budget);
   const extension = budgets.get(sqlite);
   const started = performance.now();
+  // Deadlines of the calls this one runs inside, on the same connection (a build slice inside a request's query):
+  // when this one ends, the one around it is armed again rather than left without its interrupt.
+  const outer = activeDeadlines.get(sqlite) ?? [];
+  activeDeadlines.set(sqlite, outer);
+  outer.push(started + budget.remainingMs);
   if (extension) extension.arm.run(Math.ceil(budget.remainingMs));
   let fired = false;
   try {
@@ -101,9 +109,12 @@ export function runWithinBudget<T>(sqlite: Database.Database, budget: QueryBudge
     throw e;
   } finally {
     budget.remainingMs -= performance.now() - started;
+    outer.pop();
     if (extension) {
       try {
         fired = extension.disarm.get() === 1 || fired;
+        const around = outer.at(-1);
+        if (around !== undefined) extension.arm.run(Math.max(1, Math.ceil(around - performance.now())));
       } catch {
         // A late interrupt can hit this statement only while another one is open on the connection; the watchdog is idle either way.
       }
