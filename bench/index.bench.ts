@@ -616,6 +616,17 @@ async function withKeptDataDir<T>(dataDir: string, run: () => Promise<T>): Promi
   }
 }
 
+/** The kept store `api` of `count` notes by batch PUT, unless <keep>/<count> already holds it; whether it was built now. */
+function seedKeptStore({ keep, count, windows }: { keep: string; count: number; windows: string[] }): boolean {
+  if (fs.existsSync(path.join(keep, String(count), "stores", "api", "index.db"))) return false;
+  createStore({ input: { name: "api" }, actor: "bench" });
+  const handle = openStore({ store: "api" });
+  for (let from = 0; from < count; from += API_BATCH) {
+    putDocuments({ handle, input: putDocumentsSchema.parse({ documents: notesBetween({ windows, from, to: Math.min(count, from + API_BATCH) }).map((n) => ({ path: n.path, content: n.text })) }), actor: "bench" });
+  }
+  return true;
+}
+
 /** BENCH_INDEX_PARTS=broad: the planner comparison alone at each size, on kept stores, beside MiniSearch on the same queries. */
 async function benchBroadPlannersOnly(): Promise<void> {
   const keep = process.env.BENCH_INDEX_KEEP ?? fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-broad-"));
@@ -623,14 +634,7 @@ async function benchBroadPlannersOnly(): Promise<void> {
   for (const count of SIZES) {
     const started = performance.now();
     const comparisons = await withKeptDataDir(path.join(keep, String(count)), async () => {
-      if (!fs.existsSync(path.join(keep, String(count), "stores", "api", "index.db"))) {
-        createStore({ input: { name: "api" }, actor: "bench" });
-        const handle = openStore({ store: "api" });
-        for (let from = 0; from < count; from += API_BATCH) {
-          putDocuments({ handle, input: putDocumentsSchema.parse({ documents: notesBetween({ windows, from, to: Math.min(count, from + API_BATCH) }).map((n) => ({ path: n.path, content: n.text })) }), actor: "bench" });
-        }
-        progress({ count, step: "kept store built by batch PUT", since: started });
-      }
+      if (seedKeptStore({ keep, count, windows })) progress({ count, step: "kept store built by batch PUT", since: started });
       const queries = makeQueries(Array.from({ length: NOTE_QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / NOTE_QUERIES) }).text), NOTE_QUERIES);
       return { queries, comparisons: await compareBroadPlanners({ store: "api", queries }) };
     });
@@ -664,13 +668,7 @@ async function benchDocumentLegsOnly(): Promise<void> {
   const legs = ["candidates", "index_top"] as const;
   for (const count of SIZES) {
     const rows = await withKeptDataDir(path.join(keep, String(count)), async () => {
-      if (!fs.existsSync(path.join(keep, String(count), "stores", "api", "index.db"))) {
-        createStore({ input: { name: "api" }, actor: "bench" });
-        const handle = openStore({ store: "api" });
-        for (let from = 0; from < count; from += API_BATCH) {
-          putDocuments({ handle, input: putDocumentsSchema.parse({ documents: notesBetween({ windows, from, to: Math.min(count, from + API_BATCH) }).map((n) => ({ path: n.path, content: n.text })) }), actor: "bench" });
-        }
-      }
+      seedKeptStore({ keep, count, windows });
       const queries = makeQueries(Array.from({ length: NOTE_QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / NOTE_QUERIES) }).text), NOTE_QUERIES);
       const handle = openStore({ store: "api" });
       const out: Record<string, string | number>[] = [];
