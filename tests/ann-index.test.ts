@@ -129,6 +129,24 @@ describe("approximate nearest-neighbour index", () => {
     expect(total / 20).toBeGreaterThanOrEqual(0.95);
   });
 
+  it("every stored vector is reachable: each one, searched for, is its own first answer, build after build", () => {
+    // usearch's concurrent add stranded a few nodes of a small graph (unum-cloud/USearch#735): stored, counted, never
+    // returned, not even for their own vector (about one of these 800 every two builds with both cores, measured). Twelve fresh builds, since
+    // which nodes a race strands varies from run to run.
+    const vectors = Array.from({ length: 800 }, () => unitVector(rand));
+    writeVectors({ vectors });
+    const lost: number[] = [];
+    for (let build = 0; build < 12; build++) {
+      expect(buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM, fresh: true })).toBe(800);
+      vectors.forEach((v, i) => {
+        const r = knn(v, { k: 1 });
+        expect(r.method).toBe("ann+rescore");
+        if (refs(r)[0] !== i + 1) lost.push(i + 1);
+      });
+    }
+    expect(lost).toEqual([]);
+  });
+
   it("small sets stay on the exact paths and never get an index file", () => {
     writeVectors({ vectors: Array.from({ length: MIN - 1 }, () => unitVector(rand)) });
     const r = knn(unitVector(rand));

@@ -65,6 +65,14 @@ export function searchDepth(size: number): number {
   return Math.round(MIN_SEARCH_DEPTH * (MAX_SEARCH_DEPTH / MIN_SEARCH_DEPTH) ** t);
 }
 
+/**
+ * Threads one add uses: one. usearch's concurrent add (2.26.2, unum-cloud/USearch#735) can leave a node stored but
+ * unreachable: no search ever returns it, not even for its own vector. Measured here (a vector searched for itself at the
+ * shipped depth): 0.025–0.25% of vectors lost with both cores (2000 × 32-d, 5000 × 384-d, 20k × 64-d), none serially;
+ * serial adds also took 10–25% less CPU (bench note, issue 19). Builds run in slices between requests, so the cost is
+ * wall time of a first build, not latency.
+ */
+const ADD_THREADS = 1;
 /** Most vectors read and added in one native call; each page is sized to fit the slice (see pageFor). */
 const BUILD_PAGE = 10_000;
 /** Fewest per page, so a slow first page still makes progress. */
@@ -285,7 +293,7 @@ function upsert(st: AnnState, rows: { id: number; vector: Buffer }[]): void {
   const present = st.index.contains(keys) as boolean[];
   const replaced = keys.filter((_, i) => present[i]);
   if (replaced.length) st.index.remove(replaced);
-  st.index.add(keys, flat, 0);
+  st.index.add(keys, flat, ADD_THREADS);
 }
 
 /**
