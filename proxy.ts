@@ -4,7 +4,7 @@ import { getAuthSecret } from "@/lib/auth/secret";
 import { resolveSessionUser } from "@/lib/backend/users";
 import type { PublicUser } from "@/lib/auth/users";
 import { AppError } from "@/lib/errors";
-import { LAST_STORE_COOKIE, storeNamedBy } from "@/lib/http/last-store";
+import { isSpeculative, LAST_STORE_COOKIE, LAST_STORE_MAX_AGE_S, storeNamedBy } from "@/lib/http/last-store";
 import { accessForPath, isDocumentRequest, type Access } from "@/lib/http/dashboard-access";
 import { applySecurityHeaders, contentSecurityPolicy, createNonce } from "@/lib/http/security-headers";
 
@@ -80,11 +80,15 @@ function refuse(request: NextRequest, access: Exclude<Access, "public">, user: P
   return null;
 }
 
-/** A signed-in page that names a store: keep it as this browser's last store (lib/http/last-store.ts). */
+/**
+ * A signed-in page load that names a store: keep it as this browser's last store (lib/http/last-store.ts). Only a
+ * full page load: router fetches (navigations and prefetches alike) are left to components/remember-store.tsx.
+ */
 function rememberStore(request: NextRequest, response: NextResponse): void {
+  if (!isDocumentRequest({ method: request.method, accept: request.headers.get("accept") }) || isSpeculative(request.headers)) return;
   const store = storeNamedBy(request.nextUrl);
   if (!store || request.cookies.get(LAST_STORE_COOKIE)?.value === store) return;
-  response.cookies.set(LAST_STORE_COOKIE, store, { httpOnly: true, sameSite: "lax", path: "/", maxAge: 365 * 24 * 3600, secure: sessionCookieIsSecure(request) });
+  response.cookies.set(LAST_STORE_COOKIE, store, { httpOnly: false, sameSite: "lax", path: "/", maxAge: LAST_STORE_MAX_AGE_S, secure: sessionCookieIsSecure(request) });
 }
 
 function withSecurityHeaders(response: Response, policy: string): Response {

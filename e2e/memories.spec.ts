@@ -103,20 +103,42 @@ test.describe.serial("memories you can manage", () => {
 
   test("the store used last opens first on Memories, Search and Reflection", async ({ page }) => {
     await signInAs(page, "viewer");
-    // A page that names a store remembers it (proxy.ts keeps it in a cookie) …
+    const remembered = async () => (await page.context().cookies()).find((c) => c.name === "dualmind-store")?.value;
+    // A page that names a store remembers it …
     await page.goto(`/stores/${STORE}`);
     await expect(page.getByRole("heading", { level: 1 })).toContainText(STORE);
-    // … and pages that pick a store start there instead of the first one with content.
+    expect(await remembered()).toBe(STORE);
+    // … and a store only prefetched is not a store used. The Overview links every store, and the router fetches each
+    // link in view ahead of a click: whichever of those answered last used to become the remembered store.
+    await page.goto("/");
+    await expect(page.getByTestId("store-row-default")).toBeVisible();
+    await page.waitForLoadState("networkidle");
+    const prefetches: Record<string, string>[] = [
+      { accept: "*/*", rsc: "1", "next-router-prefetch": "1", "next-router-segment-prefetch": "/_tree", "next-url": "/" },
+      { accept: "text/html", "sec-purpose": "prefetch" },
+    ];
+    for (const headers of prefetches) {
+      expect((await page.request.get("/stores/default", { headers })).ok()).toBe(true);
+      expect(await remembered(), JSON.stringify(headers)).toBe(STORE);
+    }
+    // Pages that pick a store start there instead of the first one with content.
     await page.goto("/memories");
     await expect(page.getByRole("form", { name: "Memory filters" }).getByLabel("Store")).toHaveValue(STORE);
     await page.goto("/search");
     await expect(page.locator("#search-store")).toHaveValue(STORE);
     await page.goto("/reflection");
     await expect(page.getByLabel("Store", { exact: true }).first()).toHaveValue(STORE);
-    // Naming another store in the URL wins, and becomes the remembered one.
+    // Naming another store in the URL wins, and becomes the remembered one: by a page load …
     await page.goto("/memories?store=default");
     await page.goto("/search");
     await expect(page.locator("#search-store")).toHaveValue("default");
+    // … or by following a link inside the dashboard (a client-side navigation).
+    await page.goto("/");
+    await page.getByTestId(`store-row-${STORE}`).getByRole("link", { name: STORE }).click();
+    await expect(page.getByRole("heading", { level: 1 })).toContainText(STORE);
+    await expect.poll(remembered).toBe(STORE);
+    await page.goto("/search");
+    await expect(page.locator("#search-store")).toHaveValue(STORE);
   });
 
   test("a viewer sees no write controls, and a forged write as a viewer is refused and changes nothing", async ({ page, request }) => {

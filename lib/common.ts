@@ -1,6 +1,6 @@
 /**
  * Small helpers every area shares (ids, hashes, zod fields, JSON columns,
- * user text in SQL). Base layer: imports nothing from lib/ but errors.ts.
+ * user text in SQL). Base layer: imports nothing from lib/ but errors.ts and names.ts.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { z } from "zod";
@@ -8,8 +8,7 @@ import { AppError } from "./errors";
 
 // --- names ---
 
-/** What a store name may be: 1-63 chars of a-z, 0-9, _ and -, starting with a letter or digit. */
-export const STORE_NAME_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+export { STORE_NAME_RE } from "./names";
 
 // --- ids and hashes ---
 

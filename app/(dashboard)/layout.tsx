@@ -1,7 +1,9 @@
 import { requireUser } from "@/app/_server/session";
 import { Nav } from "@/components/nav";
+import { RememberStore } from "@/components/remember-store";
 import { SignOutButton } from "@/components/sign-out-button";
 import { storesOnPostgres } from "@/lib/stores/backend";
+import { Suspense } from "react";
 
 export const dynamic = "force-dynamic";
 
@@ -30,6 +32,9 @@ export default async function DashboardLayout({ children }: { children: React.Re
         </div>
       )}
       <main className="mx-auto min-w-0 max-w-6xl break-words px-4 py-6">{children}</main>
+      <Suspense fallback={null}>
+        <RememberStore />
+      </Suspense>
     </div>
   );
 }
