@@ -410,8 +410,10 @@ const BUILD_RATIO = 3;
  * `build` runs the one-off scoring of a phrase (callers give it its own time
  * budget: it is work for later queries too); if it throws, this query is
  * answered exhaustively and the phrase is not tried again in this index state.
+ * `requester` names the request asking (its query budget): it never runs a
+ * slice of builds it queued itself (helpBuild).
  */
-export function broadTopByBm25(args: { db: Database.Database; schema: string; table: string; match: string; build?: <T>(fn: () => T) => T; sizes?: BuildSizes }): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
+export function broadTopByBm25(args: { db: Database.Database; schema: string; table: string; match: string; build?: <T>(fn: () => T) => T; sizes?: BuildSizes; requester?: object }): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
   return broadPlanner === "legacy" ? broadTopLegacy(args) : broadTopOffPath(args);
 }
 
@@ -553,6 +555,7 @@ function broadTopOffPath({
   match,
   build = (fn) => fn(),
   sizes: { inlineRows = INLINE_BUILD_ROWS, sliceRows = BUILD_SLICE_ROWS, maxQueued = MAX_QUEUED_BUILDS } = {},
+  requester,
 }: {
   db: Database.Database;
   schema: string;
@@ -560,6 +563,7 @@ function broadTopOffPath({
   match: string;
   build?: <T>(fn: () => T) => T;
   sizes?: BuildSizes;
+  requester?: object;
 }): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
   const plain = plainPhrases(match);
   if (!plain) return null;
@@ -619,8 +623,8 @@ function broadTopOffPath({
       const fits = () => plain.phrases.reduce((sum, p) => sum + rowsOf(p), 0) * BYTES_PER_CACHED_ROW <= PHRASE_CACHE_BYTES / 2;
       const worthBuilding = () => (fits() && worth(Math.max(...missing.map(rowsOf)))) || (refuse(), false);
       // Explain promises the scores only when every missing one is queued.
-      building = missing.map((phrase) => scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state, sliceRows, worthBuilding }, maxQueued)).every(Boolean);
-      helpBuild();
+      building = missing.map((phrase) => scheduleBuild({ db, schema, table, phrase, key: keyOf(phrase), state, sliceRows, worthBuilding, requester }, maxQueued)).every(Boolean);
+      helpBuild(requester);
       for (let i = 0; i < lists.length; i++) lists[i] ??= cached(keyOf(plain.phrases[i]), state);
     } else {
       for (const p of missing) cache.seen.set(keyOf(p), state);
@@ -760,12 +764,14 @@ function maxScoreTopOfTwo({ db, schema, table, a, b, rowsOfA, rowsOfB, totalRows
   };
 }
 
-type BuildJob = { db: Database.Database; schema: string; table: string; phrase: string; key: string; state: string; sliceRows: number; worthBuilding: () => boolean; ids: number[]; scores: number[] };
+type BuildJob = { db: Database.Database; schema: string; table: string; phrase: string; key: string; state: string; sliceRows: number; worthBuilding: () => boolean; requester?: object; ids: number[]; scores: number[] };
 /** Phrases waiting to be scored off the request path, oldest first; one slice of the first per timer turn. */
 const buildQueue: BuildJob[] = [];
 const buildsQueued = new Set<string>();
 let buildTimer: ReturnType<typeof setTimeout> | null = null;
 let buildsSettled: (() => void)[] = [];
+/** When the queue last moved on (a slice ran, or a build was queued into an empty queue): helpBuild's starvation clock. */
+let lastBuildProgress = 0;
 
 /** Score a phrase between requests: slices of BUILD_SLICE_ROWS rows by rowid, each its own FTS5 statement with the same scores as one over all rows. */
 /** Queue a phrase's build; whether it is queued (now or already). */
@@ -775,6 +781,7 @@ function scheduleBuild(job: Omit<BuildJob, "ids" | "scores">, maxQueued: number)
   // A build that failed under this index state (too costly even in slices) is not tried again until the index changes.
   if (cache.seen.get(job.key) === `${job.state}!` || buildQueue.length >= maxQueued) return false;
   buildsQueued.add(id);
+  if (buildQueue.length === 0) lastBuildProgress = performance.now();
   buildQueue.push({ ...job, ids: [], scores: [] });
   buildNextSlice();
   return true;
@@ -798,19 +805,26 @@ function runBuildSlice(): void {
 
 /**
  * A broad query whose scores are queued runs one slice of the queue itself before it answers (at most one slice:
- * ~20–50 ms at 100k rows, under its own SLICE_BUDGET_MS). On a busy server the timer turns come once per event-loop
- * iteration, after every request that iteration took, so builds fed by timers alone fell behind the very queries
- * waiting for them (the API bench's broad query: 9 req/s with 16 clients); every such query now moves them on.
+ * ~20–50 ms at 100k rows, under its own SLICE_BUDGET_MS) when the queue is starved: no slice for HELP_AFTER_MS. On a
+ * busy server the timer turns come once per event-loop iteration, after every request that iteration took, so builds
+ * fed by timers alone fell behind the very queries waiting for them (the API bench's broad query: 9 req/s with 16
+ * clients). On a quiet one the timer turns keep the queue moving, and a query does not pay for a slice; nor does the
+ * request that queued the build (its first sight), however long it runs after.
  */
-function helpBuild(): void {
-  if (buildQueue.length === 0) return;
+function helpBuild(requester: object | undefined): void {
+  if (buildQueue.length === 0 || performance.now() - lastBuildProgress < HELP_AFTER_MS) return;
+  if (requester && buildQueue[0].requester === requester) return;
   sliceOnce();
   if (buildQueue.length === 0) settleBuilds();
 }
 
+/** How long the queue may go without a slice before queries run slices themselves (helpBuild). */
+export const HELP_AFTER_MS = 20;
+
 /** One slice of the oldest queued build (dropped once finished, stale or failed). */
 function sliceOnce(): void {
   const job = buildQueue[0];
+  lastBuildProgress = performance.now();
   let finished = true;
   try {
     // The index changed (or the connection closed): these scores would be stale. A later query schedules them again.
@@ -841,6 +855,7 @@ function sliceOnce(): void {
     buildQueue.shift();
     buildsQueued.delete(`${job.key}\u0000${job.state}`);
   }
+  lastBuildProgress = performance.now();
 }
 
 function settleBuilds(): void {
@@ -872,7 +887,7 @@ const SLICE_BUDGET_MS = 500;
 /** broadTopByBm25 under a request's query budget, phrase scoring under PHRASE_BUILD_BUDGET_MS. */
 export function broadTopWithinBudget(args: { db: Database.Database; schema: string; table: string; match: string; budget: QueryBudget }): ReturnType<typeof broadTopByBm25> {
   const build = <T>(fn: () => T): T => runWithinBudget(args.db, startQueryBudget({ hint: args.budget.hint, budgetMs: PHRASE_BUILD_BUDGET_MS }), fn);
-  return runWithinBudget(args.db, args.budget, () => broadTopByBm25({ ...args, build }));
+  return runWithinBudget(args.db, args.budget, () => broadTopByBm25({ ...args, build, requester: args.budget }));
 }
 
 /** Ranked answers of recent broad expressions, valid while their index state is. */
