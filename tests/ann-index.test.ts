@@ -131,8 +131,9 @@ describe("approximate nearest-neighbour index", () => {
 
   it("every stored vector is reachable: each one, searched for, is its own first answer, build after build", () => {
     // usearch's concurrent add stranded a few nodes of a small graph (unum-cloud/USearch#735): stored, counted, never
-    // returned, not even for their own vector (about one of these 800 every two builds with both cores, measured). Twelve fresh builds, since
-    // which nodes a race strands varies from run to run.
+    // returned, not even for their own vector. Which nodes a race strands varies from run to run: measured with both
+    // cores, about one of these 800 every two builds, so twelve fresh builds lose some ~99.7% of the time when adds run
+    // concurrently (on a one-core runner they never did, and this cannot fail there).
     const vectors = Array.from({ length: 800 }, () => unitVector(rand));
     writeVectors({ vectors });
     const lost: number[] = [];

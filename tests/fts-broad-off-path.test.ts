@@ -177,6 +177,31 @@ describe.runIf(!onPg)("a broad two-word query on a store past the inline build (
     expect(queuedPhraseBuilds()).toBe(0);
   });
 
+  it("a query never pays for the builds it queued (its first sight); a later request does when no slice has run for a while", () => {
+    const { sqlite } = openStore({ store: "wide" });
+    const match = '"rotation" OR "ledger"';
+    // One slice finishes a phrase, so each slice run shows as one build fewer in the queue.
+    const ask = (requester: object) => broadTopByBm25({ db: sqlite, schema: "main", table: "chunks_fts", match, sizes: { inlineRows: 0, sliceRows: 1_000_000 }, requester })!;
+    const starve = () => {
+      const until = performance.now() + 2 * HELP_AFTER_MS;
+      while (performance.now() < until);
+    };
+    const first = {};
+    expect(ask(first).top(10)).toEqual(exhaustiveRows(match, 10));
+    expect(queuedPhraseBuilds()).toBe(2);
+    // The same request asking again later (as recall asks per kind, or search per store) still does not build.
+    starve();
+    ask(first);
+    expect(queuedPhraseBuilds()).toBe(2);
+    // Another request, once no slice has run for a while, runs one; so does the next, after another while.
+    starve();
+    ask({});
+    expect(queuedPhraseBuilds()).toBe(1);
+    starve();
+    expect(ask({}).top(10)).toEqual(exhaustiveRows(match, 10));
+    expect(queuedPhraseBuilds()).toBe(0);
+  });
+
   it.each([
     ["two words, any", '"rotation" OR "ledger"'],
     ["two words, all", '"rotation" "ledger"'],

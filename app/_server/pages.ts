@@ -45,8 +45,8 @@ export async function findByClientId<T>(id: string, load: (id: string) => Promis
 
 /**
  * The store a page shows: the one asked for when it exists, else the one this
- * person used last (the `dualmind-store` cookie, set by proxy.ts when a page
- * names a store), else the first store that holds something — never an empty
+ * person used last (the `dualmind-store` cookie, written when a page that
+ * names a store is opened: lib/http/last-store.ts), else the first store that holds something — never an empty
  * store when a non-empty one exists — preferring stores other than core (core
  * holds shared identity, rarely what a page is about); core always exists.
  */
