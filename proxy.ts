@@ -83,11 +83,13 @@ function refuse(request: NextRequest, access: Exclude<Access, "public">, user: P
 /**
  * A signed-in page load that names a store: keep it as this browser's last store (lib/http/last-store.ts). Only a
  * full page load: router fetches (navigations and prefetches alike) are left to components/remember-store.tsx.
+ * Written even when unchanged: a cookie an older version set HttpOnly cannot be replaced by the page's script until
+ * the server rewrites it once, and the year it lasts then counts from the last use.
  */
 function rememberStore(request: NextRequest, response: NextResponse): void {
   if (!isDocumentRequest({ method: request.method, accept: request.headers.get("accept") }) || isSpeculative(request.headers)) return;
   const store = storeNamedBy(request.nextUrl);
-  if (!store || request.cookies.get(LAST_STORE_COOKIE)?.value === store) return;
+  if (!store) return;
   response.cookies.set(LAST_STORE_COOKIE, store, { httpOnly: false, sameSite: "lax", path: "/", maxAge: LAST_STORE_MAX_AGE_S, secure: sessionCookieIsSecure(request) });
 }
 
