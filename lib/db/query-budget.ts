@@ -59,15 +59,15 @@ export function loadQueryBudget(sqlite: Database.Database, file = QUERY_BUDGET_E
   return { available: false, reason };
 }
 
+/** Per connection, the absolute deadlines of the runWithinBudget calls in progress, outermost first. */
+const activeDeadlines = new WeakMap<Database.Database, number[]>();
+
 /**
  * One request's budget: the time its budgeted statements may take in all.
  * Only time spent in them counts (waiting on an embedding provider does not
  * block the event loop), so a request of several statements still holds the
  * loop for at most the budget.
  */
-/** Per connection, the absolute deadlines of the runWithinBudget calls in progress, outermost first. */
-const activeDeadlines = new WeakMap<Database.Database, number[]>();
-
 export type QueryBudget = { budgetMs: number; remainingMs: number; hint: string };
 
 /** `hint` completes the error message: how the caller can narrow the query. */

@@ -159,6 +159,8 @@ export function bm25OfRows({
     // words) tokenizes only the rows it has not met, so later calls cost lookups, not text.
     const tokenList = [...perToken.keys()];
     const known = tokenList.map((t) => memoByIndexState({ db, schema, table, key: `text-tf\u0000${t}`, compute: () => new Map<number, number>() }));
+    // Full: emptied before this query's rows are looked up, so every row it asks for is then read or still known.
+    for (const m of known) if (m.size + rowids.length > MAX_KNOWN_ROWS) m.clear();
     const unknown = [...new Set(rowids)].filter((id) => lengths.has(id) && known.some((m) => !m.has(id)));
     if (unknown.length > 0) {
       const values = texts?.(unknown);
@@ -168,7 +170,6 @@ export function bm25OfRows({
       // rebuilt from chunks whose byte ranges went stale, say) would be scored wrongly, so the caller ranks its own way.
       for (const id of unknown) if (!values.has(id) || counted.length.get(id) !== lengths.get(id)) return null;
       tokenList.forEach((t, i) => {
-        if (known[i].size + unknown.length > MAX_KNOWN_ROWS) known[i].clear();
         for (const id of unknown) known[i].set(id, counted.tf.get(id)?.get(t) ?? 0);
       });
     }
