@@ -5,6 +5,7 @@ import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query
 import type { FRAME_COLUMNS } from "../db/schema/graph";
 import type { KnnSource } from "../embed/vector-index";
 import { CORE_STORE } from "../db/store-names";
+import { preparedOnce } from "../db/statements";
 import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type Fallback, type RetrievalReason } from "../retrieval";
 import type { QueryVectorPlan } from "../retrieval/readiness";
 import { NODE_KIND } from "./nodes";
@@ -202,20 +203,18 @@ export type EdgeRow = { id: string; fromId: string; toId: string; type: string; 
 
 function loadThoughts({ src, by }: { src: Source; by: { column: "seq" | "id"; values: (number | string)[] } }): ThoughtCandidateRow[] {
   if (by.values.length === 0) return [];
-  return src.db
-    .prepare(
-      `select seq, id, content, timestamp, content_hash as hash, framework, consistency from ${src.schema}.thoughts where ${by.column} in (select value from json_each(?))`,
-    )
-    .all(JSON.stringify(by.values)) as ThoughtCandidateRow[];
+  return preparedOnce(
+    src.db,
+    `select seq, id, content, timestamp, content_hash as hash, framework, consistency from ${src.schema}.thoughts where ${by.column} in (select value from json_each(?))`,
+  ).all(JSON.stringify(by.values)) as ThoughtCandidateRow[];
 }
 
 function loadNodes({ src, by }: { src: Source; by: { column: "seq" | "id"; values: (number | string)[] } }): NodeCandidateRow[] {
   if (by.values.length === 0) return [];
-  return src.db
-    .prepare(
-      `select seq, id, name, display_name as displayName, entity_type as entityType, updated_at as updatedAt, embed_hash as hash from ${src.schema}.kg_node where ${by.column} in (select value from json_each(?))`,
-    )
-    .all(JSON.stringify(by.values)) as NodeCandidateRow[];
+  return preparedOnce(
+    src.db,
+    `select seq, id, name, display_name as displayName, entity_type as entityType, updated_at as updatedAt, embed_hash as hash from ${src.schema}.kg_node where ${by.column} in (select value from json_each(?))`,
+  ).all(JSON.stringify(by.values)) as NodeCandidateRow[];
 }
 
 /** Nearest refIds of a kind, at or above the similarity floor, through the one KNN (store or attached core). */
@@ -244,7 +243,7 @@ function ftsHits({ src, table, terms, k, budget, common }: { src: Source; table:
   for (const w of pruned?.common ?? []) common.add(w);
   // Broad matches (thousands of rows) are ranked from cached per-phrase scores, exactly as the statement below ranks them.
   const broad = pruned ? null : broadTopWithinBudget({ db: src.db, schema: src.schema, table, match, budget });
-  const statement = src.db.prepare(`select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
+  const statement = preparedOnce(src.db, `select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
   const rows = pruned
     ? pruned.rows.map((r) => ({ seq: r.rowid, rank: r.rank }))
     : broad
@@ -265,7 +264,7 @@ function cosineByCandidate({ src, kind, cands, query }: { src: Source; kind: Kin
 }
 
 function hasGraphContent(src: Source): boolean {
-  return !!src.db.prepare(`select 1 from ${src.schema}.thoughts union all select 1 from ${src.schema}.kg_node limit 1`).get();
+  return !!preparedOnce(src.db, `select 1 from ${src.schema}.thoughts union all select 1 from ${src.schema}.kg_node limit 1`).get();
 }
 
 function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
@@ -315,15 +314,13 @@ export function nodeFactsOf({ nodeIds, frames, evidence }: { nodeIds: string[]; 
 
 function nodeFacts({ src, nodeIds }: { src: Source; nodeIds: string[] }): Map<string, NodeFacts> {
   if (nodeIds.length === 0) return new Map();
-  const frames = src.db
-    .prepare(`select id, node_id as nodeId, "column" as col, properties from ${src.schema}.kg_frame where node_id in (select value from json_each(?)) order by node_id, created_at, id`)
-    .all(JSON.stringify(nodeIds)) as FrameFactRow[];
-  const evidence = src.db
-    .prepare(
-      `select f.node_id as nodeId, e.thought_id as thoughtId, e.stance from ${src.schema}.kg_frame_evidence e join ${src.schema}.kg_frame f on f.id = e.frame_id
+  const ids = JSON.stringify(nodeIds);
+  const frames = preparedOnce(src.db, `select id, node_id as nodeId, "column" as col, properties from ${src.schema}.kg_frame where node_id in (select value from json_each(?)) order by node_id, created_at, id`).all(ids) as FrameFactRow[];
+  const evidence = preparedOnce(
+    src.db,
+    `select f.node_id as nodeId, e.thought_id as thoughtId, e.stance from ${src.schema}.kg_frame_evidence e join ${src.schema}.kg_frame f on f.id = e.frame_id
        where f.node_id in (select value from json_each(?))`,
-    )
-    .all(JSON.stringify(nodeIds)) as FrameEvidenceRow[];
+  ).all(ids) as FrameEvidenceRow[];
   return nodeFactsOf({ nodeIds, frames, evidence });
 }
 
@@ -335,9 +332,7 @@ export function relationEvidenceOf(rows: RelationEvidenceRow[]): Map<string, str
 
 function relationEvidence({ src, relationIds }: { src: Source; relationIds: string[] }): Map<string, string[]> {
   if (relationIds.length === 0) return new Map();
-  const rows = src.db
-    .prepare(`select relation_id as relationId, thought_id as thoughtId from ${src.schema}.kg_relation_evidence where relation_id in (select value from json_each(?))`)
-    .all(JSON.stringify(relationIds)) as RelationEvidenceRow[];
+  const rows = preparedOnce(src.db, `select relation_id as relationId, thought_id as thoughtId from ${src.schema}.kg_relation_evidence where relation_id in (select value from json_each(?))`).all(JSON.stringify(relationIds)) as RelationEvidenceRow[];
   return relationEvidenceOf(rows);
 }
 
@@ -393,13 +388,12 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
     }
     const seeds = set.nodeIds();
     if (seeds.length > 0) {
-      const edges = src.db
-        .prepare(
-          `select id, from_id as fromId, to_id as toId, relationship_type as type, weight from ${src.schema}.kg_relation
+      const edges = preparedOnce(
+        src.db,
+        `select id, from_id as fromId, to_id as toId, relationship_type as type, weight from ${src.schema}.kg_relation
            where weight >= @minWeight and (from_id in (select value from json_each(@seeds)) or to_id in (select value from json_each(@seeds)))
            order by weight desc, id`,
-        )
-        .all({ minWeight: args.minEdgeWeight, seeds: JSON.stringify(seeds) }) as EdgeRow[];
+      ).all({ minWeight: args.minEdgeWeight, seeds: JSON.stringify(seeds) }) as EdgeRow[];
       const hop = oneHop({ set, seeds, edges });
       hop.join(loadNodes({ src, by: { column: "id", values: hop.newcomers } }));
     }

@@ -1,5 +1,6 @@
 import { getConfig } from "../config";
 import type { StoreHandle } from "../db/connection";
+import { preparedOnce } from "../db/statements";
 import { readLiveCounts } from "../embed/counters";
 import { embedQueryText } from "../embed/query";
 import type { Fingerprint } from "../embed/providers";
@@ -73,7 +74,7 @@ export async function planQueryVector({ handle, text, fingerprint, kinds }: { ha
   }
   if (kinds?.length) {
     // One probe of embeddings_fp_idx, and the live counters: the cost does not grow with the store.
-    const embedded = !!handle.sqlite.prepare(`select 1 from embeddings where fingerprint_id = ? and kind in (select value from json_each(?)) limit 1`).get(fp.id, JSON.stringify(kinds));
+    const embedded = !!preparedOnce(handle.sqlite, `select 1 from embeddings where fingerprint_id = ? and kind in (select value from json_each(?)) limit 1`).get(fp.id, JSON.stringify(kinds));
     const counts = readLiveCounts({ handle }).byKind;
     const pending = kinds.reduce((n, k) => n + (counts[k]?.pending ?? 0), 0);
     const waiting = awaitingFirstVectors({ embedded, pending, kinds, model: fp.model });

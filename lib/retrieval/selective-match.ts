@@ -2,6 +2,7 @@ import DatabaseCtor from "better-sqlite3";
 import type Database from "better-sqlite3";
 import type { Bm25Row } from "./bm25-top";
 import { ftsTokenizerOf } from "./bm25-top";
+import { preparedOnce } from "../db/statements";
 import { matchExpression } from "./match";
 
 /**
@@ -81,7 +82,7 @@ type Totals = { rows: number; tokens: number };
 
 /** FTS5's row count and total tokens (all columns): its averages record, rowid 1 of %_data, kept by every write. */
 export function ftsTotals({ db, schema, table, columns }: { db: Database.Database; schema: string; table: string; columns: number }): Totals | null {
-  const block = db.prepare(`select block from ${schema}.${table}_data where id = 1`).pluck().get() as Buffer | undefined;
+  const block = preparedOnce(db, `select block from ${schema}.${table}_data where id = 1`, "pluck").get() as Buffer | undefined;
   if (!block) return null;
   const [rows, ...perColumn] = readVarints(block, 1 + columns);
   if (!rows || perColumn.length !== columns) return null;
@@ -89,7 +90,7 @@ export function ftsTotals({ db, schema, table, columns }: { db: Database.Databas
 }
 
 function columnsOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string[] {
-  return (db.prepare(`select name from pragma_table_xinfo(?, ?) where hidden = 0`).pluck().all(table, schema) as string[]).filter((c) => c !== table && c !== "rank");
+  return (preparedOnce(db, `select name from pragma_table_xinfo(?, ?) where hidden = 0`, "pluck").all(table, schema) as string[]).filter((c) => c !== table && c !== "rank");
 }
 
 /**
@@ -103,7 +104,7 @@ const MAX_COUNTED_WORDS = 50_000;
 const MAX_CACHED_WORD = 64;
 
 function rowCountsFor({ db, schema, table, rows }: { db: Database.Database; schema: string; table: string; rows: number }): Map<string, number> {
-  const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
+  const file = (preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string | undefined) ?? "";
   // In-memory databases share no file name: nothing is kept for them.
   if (!file) return new Map();
   const key = `${file}\u0000${schema}\u0000${table}`;
@@ -125,7 +126,7 @@ let scratchDb: Database.Database | null = null;
 const scratchTables = new Map<string, { table: string; vocab: string }>();
 
 function emptyScratch(db: Database.Database, table: string): void {
-  db.prepare(`insert into ${table}(${table}) values ('delete-all')`).run();
+  preparedOnce(db, `insert into ${table}(${table}) values ('delete-all')`).run();
 }
 
 function scratchTable(tokenize: string, columns: number): { db: Database.Database; table: string; vocab: string } {
@@ -146,30 +147,29 @@ function scratchTable(tokenize: string, columns: number): { db: Database.Databas
 /** The tokens the tokenizer makes of each text, in order (what FTS5 looks up for a phrase of that text). */
 export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: string[] }): string[][] {
   const { db, table, vocab } = scratchTable(tokenize, 1);
-  const insert = db.prepare(`insert into ${table}(rowid, c0) values (?, ?)`);
+  const insert = preparedOnce(db, `insert into ${table}(rowid, c0) values (?, ?)`);
   try {
     db.transaction(() => texts.forEach((t, i) => insert.run(i + 1, t)))();
     const out: string[][] = texts.map(() => []);
-    for (const [term, doc] of db.prepare(`select term, doc from ${vocab} order by doc, "offset"`).raw().all() as [string, number][]) out[doc - 1].push(term);
+    for (const [term, doc] of preparedOnce(db, `select term, doc from ${vocab} order by doc, "offset"`, "raw").all() as [string, number][]) out[doc - 1].push(term);
     return out;
   } finally {
     emptyScratch(db, table);
   }
 }
 
-/** Each row's length (tokens, all columns) and its counts of the query words' tokens, with those tokens, from the scratch table. */
-function termCounts({ tokenize, columns, rows, words }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; words: string[] }): { tokenOf: (string | undefined)[]; length: Map<number, number>; tf: Map<number, Map<string, number>> } {
+/** The query's words through the scratch table: their tokens (stems) by position, one per word when each word is one token. */
+function wordTokens({ tokenize, columns, words }: { tokenize: string; columns: number; words: string[] }): (string | undefined)[] {
   const { db, table, vocab } = scratchTable(tokenize, columns);
-  const insert = db.prepare(`insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})`);
-  // The query's words alone first: their tokens (stems), one per word, in order.
+  const insert = preparedOnce(db, `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})`);
   const tokenOf: (string | undefined)[] = [];
   try {
     insert.run(0, words.join(" "), ...Array.from({ length: columns - 1 }, () => null));
-    for (const [term, offset] of db.prepare(`select term, "offset" from ${vocab}`).raw().all() as [string, number][]) tokenOf[offset] = term;
+    for (const [term, offset] of preparedOnce(db, `select term, "offset" from ${vocab}`, "raw").all() as [string, number][]) tokenOf[offset] = term;
   } finally {
     emptyScratch(db, table);
   }
-  return { tokenOf, ...scratchCounts({ tokenize, columns, rows, tokens: [...new Set(tokenOf.filter((t): t is string => t !== undefined))] }) };
+  return tokenOf;
 }
 
 /**
@@ -179,16 +179,16 @@ function termCounts({ tokenize, columns, rows, words }: { tokenize: string; colu
  */
 export function scratchCounts({ tokenize, columns, rows, tokens }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; tokens: string[] }): { length: Map<number, number>; tf: Map<number, Map<string, number>> } {
   const { db, table, vocab } = scratchTable(tokenize, columns);
-  const insert = db.prepare(`insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})`);
+  const insert = preparedOnce(db, `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})`);
   try {
     db.transaction(() => {
       for (const r of rows) insert.run(r.rowid, ...r.values);
     })();
     // Lengths from the table's own record of them (one varint per column), counts for the wanted tokens only.
     const length = new Map<number, number>();
-    for (const [id, sz] of db.prepare(`select id, sz from ${table}_docsize`).raw().all() as [number, Buffer][]) length.set(id, readVarints(sz, columns).reduce((a, b) => a + b, 0));
+    for (const [id, sz] of preparedOnce(db, `select id, sz from ${table}_docsize`, "raw").all() as [number, Buffer][]) length.set(id, readVarints(sz, columns).reduce((a, b) => a + b, 0));
     const tf = new Map<number, Map<string, number>>();
-    const instances = db.prepare(`select term, doc from ${vocab} where term in (select value from json_each(?))`).raw().all(JSON.stringify(tokens)) as [string, number][];
+    const instances = preparedOnce(db, `select term, doc from ${vocab} where term in (select value from json_each(?))`, "raw").all(JSON.stringify(tokens)) as [string, number][];
     for (const [term, doc] of instances) {
       let m = tf.get(doc);
       if (!m) tf.set(doc, (m = new Map()));
@@ -210,8 +210,8 @@ export function selectiveTopByBm25(args: { db: Database.Database; schema: string
   const { db, schema, table, terms, k, stopEarly = true } = args;
   if (terms.length < 2 || k < 1) return null;
   // A repeated query under the same index state (FTS5's structure record, rewritten by every committed change) is answered from its memo.
-  const file = (db.prepare("select file from pragma_database_list where name = ?").pluck().get(schema) as string | undefined) ?? "";
-  const block = file ? (db.prepare(`select block from ${schema}.${table}_data where id = 10`).pluck().get() as Buffer | undefined) : undefined;
+  const file = (preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string | undefined) ?? "";
+  const block = file ? (preparedOnce(db, `select block from ${schema}.${table}_data where id = 10`, "pluck").get() as Buffer | undefined) : undefined;
   const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${stopEarly}\u0000${terms.join("\u0000")}` : null;
   const state = block?.toString("base64");
   const memo = memoKey ? memos.get(memoKey) : undefined;
@@ -241,7 +241,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
   const totals = ftsTotals({ db, schema, table, columns: columns.length });
   if (!totals || totals.rows < MIN_ROWS) return null;
   const counts = rowCountsFor({ db, schema, table, rows: totals.rows });
-  const countUpTo = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck();
+  const countUpTo = preparedOnce(db, `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, "pluck");
   const rowCount = (t: string, limit = Number.MAX_SAFE_INTEGER): number => {
     const known = counts.get(t);
     if (known !== undefined) return known;
@@ -268,7 +268,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
   // FTS5 scores the selective words' rows by their part of the score (same idf, row count and average length).
   const selectiveMatch = matchExpression(selective, "any")!;
   const m = CANDIDATES_PER_K * k;
-  const seeds = db.prepare(`select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`).all(selectiveMatch, m) as Bm25Row[];
+  const seeds = preparedOnce(db, `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`).all(selectiveMatch, m) as Bm25Row[];
   if (seeds.length < k) return null;
   // Every statement on the store's connection runs before the work on the private scratch database below, so the
   // caller's time budget (one interrupt of this connection) still covers all of them: the full row counts of the
@@ -279,11 +279,15 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
   // the k-th best so far beats what any seed left could reach (its selective part plus the common words' most), the
   // rest cannot enter the top k and are not read or tokenized (the answer is the one rescoring every seed gives).
   // One rowid lookup each (FTS5 reads the row from its content table); `rowid in (…)` was no faster.
-  const readRow = db.prepare(`select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid = ?`).raw();
+  const readRow = preparedOnce(db, `select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid = ?`, "raw");
   const tokenize = ftsTokenizerOf({ db, schema, table });
   const avgdl = totals.tokens / totals.rows;
   const idf = rowsOfTerm.map((n) => idfOf(totals.rows, n));
   const commonBound = common.reduce((sum, t) => sum + idf[terms.indexOf(t)] * (K1 + 1), 0);
+  // The query's words' tokens once (each batch below counts them in its rows).
+  const tokenOf = wordTokens({ tokenize, columns: columns.length, words: terms });
+  if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
+  const tokens = [...new Set(tokenOf as string[])];
   const rescored: Bm25Row[] = [];
   let kth = -Infinity;
   for (let from = 0; from < seeds.length; from += k) {
@@ -294,8 +298,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
       const row = readRow.get(seed.rowid) as [number, ...(string | null)[]] | undefined;
       if (row) texts.push(row);
     }
-    const { tokenOf, length, tf } = termCounts({ tokenize, columns: columns.length, rows: texts.map(([rowid, ...values]) => ({ rowid, values })), words: terms });
-    if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
+    const { length, tf } = scratchCounts({ tokenize, columns: columns.length, rows: texts.map(([rowid, ...values]) => ({ rowid, values })), tokens });
     for (const [rowid] of texts) {
       const d = length.get(rowid) ?? 0;
       const freq = tf.get(rowid);
@@ -356,8 +359,8 @@ function rankRowsWithEveryWord({
   /** Each word's row count, counted up to a limit: at least this many. */
   rowsAtLeast: { t: string; n: number }[];
 }): SelectiveTop | null {
-  const countUpTo = db.prepare(`select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`).pluck();
-  const best = db.prepare(`select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
+  const countUpTo = preparedOnce(db, `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, "pluck");
+  const best = preparedOnce(db, `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
   // Word sets whose rows are ranked: every word, then (when fewer than k rows hold every word) every word but one.
   const sets = [terms];
   const every = countUpTo.get(matchExpression(terms, "all")!, SELECTIVE_ROWS + 1) as number;
