@@ -108,12 +108,38 @@ describe.skipIf(onPg)("selectiveTopByBm25 [SQLite only: the FTS5 max-score pruni
     expect(pruned!.rows.map((r) => r.rowid)).toEqual(exhaustive("notes_fts", ["certificates", "server"], 5).map((r) => r.rowid));
   });
 
-  it("steps aside when the selective words match fewer rows than asked for, so a row only a common word matches is still found", () => {
+  it("steps aside when the selective words match fewer rows than asked for and the common words do not narrow, so a row only a common word matches is still found", () => {
     // "zephyrine" is in 8 rows: 25 results need rows that only "server" matches.
     expect(selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms: ["zephyrine", "server"], k: 25 })).toBeNull();
     const whole = exhaustive("notes_fts", ["zephyrine", "server"], 25);
     expect(whole).toHaveLength(25);
     expect(whole.some((r) => !text(r.rowid).includes("zephyrine"))).toBe(true);
+  });
+
+  it("a rare word in fewer rows than asked for beside common words that meet in few rows: its rows first, then the rows holding every common word, as FTS5 ranks the whole query", () => {
+    // "gateway" in every 4th row, "timeout" in every 5th (3000 and 2400 rows: common), both in every 20th (600 rows, short
+    // texts); "zephyrine" in 8 rows. 25 answers need 17 rows without it: FTS5 scored all 4800 rows of the query for them.
+    db.exec("create virtual table trio_fts using fts5(content, tokenize='porter unicode61')");
+    const insert = db.prepare("insert into trio_fts(rowid, content) values (?, ?)");
+    db.transaction(() => {
+      for (let i = 1; i <= ROWS; i++) {
+        const words = text(i).split(" ");
+        if (i % 20 === 0) insert.run(i, [...words.slice(0, 6 + (i % 7)), "gateway", "timeout", "gateway", "timeout"].join(" "));
+        else insert.run(i, [...words, ...(i % 4 === 0 ? ["gateway"] : []), ...(i % 5 === 0 ? ["timeout"] : [])].join(" "));
+      }
+    })();
+    const terms = ["gateway", "zephyrine", "timeout"];
+    const whole = exhaustive("trio_fts", terms, 25);
+    const top = selectiveTopByBm25({ db, schema: "main", table: "trio_fts", terms, k: 25 });
+    expect(top).not.toBeNull();
+    expect(top!.rows.map((r) => r.rowid)).toEqual(whole.map((r) => r.rowid));
+    for (const [i, r] of top!.rows.entries()) expect(r.rank).toBeCloseTo(whole[i].rank, 9);
+    expect(top!.exact).toBe(true);
+    expect(top!.common).toEqual(["gateway", "timeout"]);
+    // Both kinds of rows are in the answer: the rare word's (all 8) and rows it is not in.
+    const rare = top!.rows.filter((r) => text(r.rowid).includes("zephyrine")).length;
+    expect(rare).toBe(8);
+    expect(top!.rows.length - rare).toBe(17);
   });
 
   it("steps aside when there is nothing to prune: only common words, only selective words, one word, a small table", () => {
