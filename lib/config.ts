@@ -72,7 +72,6 @@ const envSchema = z.object({
     .default(1024 * 1024),
   DUALMIND_DISABLE_VECTORS: boolFromEnv.default(false),
   DUALMIND_ANN_MIN_VECTORS: z.coerce.number().int().min(1).default(20_000),
-  DUALMIND_SQLITE_MMAP_MB: z.coerce.number().int().min(0).max(65_536).default(1024),
   DUALMIND_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   DUALMIND_METRICS_PUBLIC_LOOPBACK: boolFromEnv.default(false),
   DUALMIND_CHECK_RESPONSES: boolFromEnv.optional(),
@@ -131,8 +130,6 @@ export type Config = {
   disableVectors: boolean;
   /** Vectors of one kind and model from which KNN uses the approximate index (lib/embed/ann-index.ts); below, it stays exact-ish (SimHash + rescore). */
   annMinVectors: number;
-  /** Bytes of each SQLite file read through memory-mapped I/O (PRAGMA mmap_size); 0 = plain reads. */
-  sqliteMmapBytes: number;
   logLevel: "debug" | "info" | "warn" | "error";
   /** Serve /api/metrics without a token to loopback callers of a loopback-bound server (off: a read token is always needed). */
   metricsPublicLoopback: boolean;
@@ -214,7 +211,6 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     maxBodyBytes: e.DUALMIND_MAX_BODY_BYTES,
     disableVectors: e.DUALMIND_DISABLE_VECTORS,
     annMinVectors: e.DUALMIND_ANN_MIN_VECTORS,
-    sqliteMmapBytes: e.DUALMIND_SQLITE_MMAP_MB * 2 ** 20,
     logLevel: e.DUALMIND_LOG_LEVEL,
     metricsPublicLoopback: e.DUALMIND_METRICS_PUBLIC_LOOPBACK,
     alertWebhookUrl: e.DUALMIND_ALERT_WEBHOOK_URL,
@@ -273,7 +269,6 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_BODY_BYTES", default: "1048576", meaning: "largest accepted API request body; larger → 413" },
   { variable: "DUALMIND_DISABLE_VECTORS", default: "false", meaning: "do not load sqlite-vec (lexical only)" },
   { variable: "DUALMIND_ANN_MIN_VECTORS", default: "20000", meaning: "vectors of one kind and model from which vector search uses the approximate (HNSW, usearch) index kept in stores/<store>/index.ann/; smaller sets use SimHash + exact rescoring" },
-  { variable: "DUALMIND_SQLITE_MMAP_MB", default: "1024", meaning: "MiB of each SQLite file (index.db, governance.db) read through memory-mapped I/O: random reads of a large store skip a system call and a copy each (remember at 100k thoughts: ~20% faster); 0 reads through the page cache only. Address space, not memory: mapped pages are the OS file cache" },
   { variable: "DUALMIND_LOG_LEVEL", default: "info", meaning: "debug | info | warn | error" },
   { variable: "DUALMIND_METRICS_PUBLIC_LOOPBACK", default: "false", meaning: "let /api/metrics answer without a token when HOST is loopback and the request names a loopback Host (off: Prometheus sends a read-scope token)" },
   { variable: "DUALMIND_CHECK_RESPONSES", default: "true under NODE_ENV=test, else false", meaning: "check every API and MCP answer against its declared response schema (a mismatch answers 500); for tests and development, not production" },

@@ -53,23 +53,6 @@ describe("databases and stores", () => {
     expect(tables).toEqual(expect.arrayContaining(["users", "api_tokens", "audit_log", "meta"]));
   });
 
-  it("reads every SQLite file through a memory map of DUALMIND_SQLITE_MMAP_MB (core attached to a reader too), or not at all with 0", () => {
-    const mib = 2 ** 20;
-    const mapped = (db: Database.Database, schema = "main") => db.pragma(`${schema}.mmap_size`, { simple: true });
-    ensureCoreStore();
-    const reader = openStoreReaderWithCore({ handle: getStoreDb("mapped"), core: getStoreDb("core") });
-    try {
-      for (const [db, schema] of [[getGovernance().sqlite], [getStoreDb("mapped").sqlite], [reader], [reader, "core"]] as [Database.Database, string?][]) expect(mapped(db, schema)).toBe(1024 * mib);
-    } finally {
-      reader.close();
-    }
-    env.cleanup();
-    env = useTempDataDir({ DUALMIND_SQLITE_MMAP_MB: "0" });
-    expect(mapped(getStoreDb("plain").sqlite)).toBe(0);
-    expect(mapped(getGovernance().sqlite)).toBe(0);
-    expect(() => parseConfig({ DUALMIND_SQLITE_MMAP_MB: "-1" })).toThrow(/DUALMIND_SQLITE_MMAP_MB/);
-  });
-
   it("creates a store on first open, with sqlite-vec loaded", () => {
     const h = getStoreDb("photography");
     expect(fs.existsSync(path.join(env.dataDir, "stores", "photography", "index.db"))).toBe(true);

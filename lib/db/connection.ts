@@ -54,17 +54,6 @@ export function applyPragmas(sqlite: Database.Database): void {
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
-  applyMmap(sqlite);
-}
-
-/**
- * Memory-mapped reads (DUALMIND_SQLITE_MMAP_MB): a page read is a memory access instead of a pread() and a copy,
- * which is most of a random row lookup's cost once a store outgrows SQLite's page cache (remember at 100k thoughts
- * reads a few hundred scattered rows: bench/results/latest.md). Writes still go through write(). Set before any
- * ATTACH, so attached databases get the same limit.
- */
-function applyMmap(sqlite: Database.Database): void {
-  sqlite.pragma(`mmap_size = ${getConfig().sqliteMmapBytes}`);
 }
 
 /** Load sqlite-vec; failure is reported, never fatal (lexical search keeps working). */
@@ -167,7 +156,6 @@ export function openStoreReaderWithCore({ handle, core }: { handle: StoreHandle;
   // Both handles are open, so both files exist with their migrations applied.
   const reader = new Database(handle.file, { readonly: true });
   reader.pragma("busy_timeout = 5000");
-  applyMmap(reader);
   loadVectorExtension(reader);
   loadQueryBudget(reader);
   reader.prepare("attach database ? as core").run(core.file);
