@@ -342,25 +342,59 @@ function relationEvidence({ src, relationIds }: { src: Source; relationIds: stri
  */
 export function candidateSet(store: string) {
   const cands = new Map<string, Candidate>();
-  type Fields = Omit<Candidate, "key" | "matchedBy" | "lexical" | "edge" | "expanded">;
-  const merge = (f: Fields, how: MatchSource, lexical: Map<number, number>) => {
-    const key = `${store}:${f.kind}:${f.id}`;
-    const c = cands.get(key) ?? { ...f, key, matchedBy: new Set<MatchSource>(), lexical: 0, edge: null, expanded: how === "expansion" };
+  // A new candidate is made only when the entity is new, as one literal of a fixed shape: spreading a row's fields into
+  // it took ~8 µs a candidate at 100k thoughts (1.4 ms of a remember call), measured.
+  const merge = (kind: Kind, row: { id: string; seq: number }, how: MatchSource, lexical: Map<number, number>, make: (key: string, expanded: boolean) => Candidate) => {
+    const key = `${store}:${kind}:${row.id}`;
+    let c = cands.get(key);
+    if (!c) cands.set(key, (c = make(key, how === "expansion")));
     c.matchedBy.add(how);
-    c.lexical = Math.max(c.lexical, lexical.get(f.seq) ?? 0);
-    cands.set(key, c);
+    c.lexical = Math.max(c.lexical, lexical.get(row.seq) ?? 0);
   };
   return {
     cands,
     addThoughts(rows: ThoughtCandidateRow[], how: MatchSource, lexical: Map<number, number> = new Map()) {
       for (const r of rows) {
-        const title = r.content.length > 200 ? `${r.content.slice(0, 199)}…` : r.content;
-        merge({ kind: THOUGHT_KIND, seq: r.seq, id: r.id, title, text: r.content, entityType: null, time: r.timestamp, hash: r.hash, name: null, framework: r.framework, consistency: r.consistency }, how, lexical);
+        merge(THOUGHT_KIND, r, how, lexical, (key, expanded) => ({
+          key,
+          kind: THOUGHT_KIND,
+          seq: r.seq,
+          id: r.id,
+          title: r.content.length > 200 ? `${r.content.slice(0, 199)}…` : r.content,
+          text: r.content,
+          entityType: null,
+          time: r.timestamp,
+          hash: r.hash,
+          name: null,
+          framework: r.framework,
+          consistency: r.consistency,
+          matchedBy: new Set<MatchSource>(),
+          lexical: 0,
+          edge: null,
+          expanded,
+        }));
       }
     },
     addNodes(rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number> = new Map()) {
       for (const r of rows) {
-        merge({ kind: NODE_KIND, seq: r.seq, id: r.id, title: r.displayName, text: r.displayName, entityType: r.entityType, time: r.updatedAt, hash: r.hash, name: r.name, framework: null, consistency: null }, how, lexical);
+        merge(NODE_KIND, r, how, lexical, (key, expanded) => ({
+          key,
+          kind: NODE_KIND,
+          seq: r.seq,
+          id: r.id,
+          title: r.displayName,
+          text: r.displayName,
+          entityType: r.entityType,
+          time: r.updatedAt,
+          hash: r.hash,
+          name: r.name,
+          framework: null,
+          consistency: null,
+          matchedBy: new Set<MatchSource>(),
+          lexical: 0,
+          edge: null,
+          expanded,
+        }));
       }
     },
     /** The ids of the nodes found directly: the seeds of one-hop expansion. */
