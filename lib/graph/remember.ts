@@ -314,14 +314,23 @@ export function nodeFactsOf({ nodeIds, frames, evidence }: { nodeIds: string[]; 
 
 function nodeFacts({ src, nodeIds }: { src: Source; nodeIds: string[] }): Map<string, NodeFacts> {
   if (nodeIds.length === 0) return new Map();
-  const ids = JSON.stringify(nodeIds);
-  const frames = preparedOnce(src.db, `select id, node_id as nodeId, "column" as col, properties from ${src.schema}.kg_frame where node_id in (select value from json_each(?)) order by node_id, created_at, id`).all(ids) as FrameFactRow[];
-  const evidence = preparedOnce(
+  // Frames and their evidence in one pass over the nodes' frames (two queries found each node's frames twice), ordered here.
+  const rows = preparedOnce(
     src.db,
-    `select f.node_id as nodeId, e.thought_id as thoughtId, e.stance from ${src.schema}.kg_frame_evidence e join ${src.schema}.kg_frame f on f.id = e.frame_id
-       where f.node_id in (select value from json_each(?))`,
-  ).all(ids) as FrameEvidenceRow[];
-  return nodeFactsOf({ nodeIds, frames, evidence });
+    `select f.id, f.node_id as nodeId, f."column" as col, f.properties, f.created_at as createdAt, e.thought_id as thoughtId, e.stance
+       from ${src.schema}.kg_frame f left join ${src.schema}.kg_frame_evidence e on e.frame_id = f.id
+      where f.node_id in (select value from json_each(?))`,
+  ).all(JSON.stringify(nodeIds)) as (FrameFactRow & { createdAt: number; thoughtId: string | null; stance: string | null })[];
+  const frames = new Map<string, FrameFactRow & { createdAt: number }>();
+  const evidence: FrameEvidenceRow[] = [];
+  for (const r of rows) {
+    if (!frames.has(r.id)) frames.set(r.id, { id: r.id, nodeId: r.nodeId, col: r.col, properties: r.properties, createdAt: r.createdAt });
+    if (r.thoughtId !== null) evidence.push({ nodeId: r.nodeId, thoughtId: r.thoughtId, stance: r.stance! });
+  }
+  // SQLite's order by node_id, created_at, id (ids are ASCII: code-unit order is its binary order).
+  const byKey = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  const ordered = [...frames.values()].sort((a, b) => byKey(a.nodeId, b.nodeId) || a.createdAt - b.createdAt || byKey(a.id, b.id));
+  return nodeFactsOf({ nodeIds, frames: ordered, evidence });
 }
 
 export function relationEvidenceOf(rows: RelationEvidenceRow[]): Map<string, string[]> {
