@@ -142,6 +142,23 @@ describe.skipIf(onPg)("selectiveTopByBm25 [SQLite only: the FTS5 max-score pruni
     expect(top!.rows.length - rare).toBe(17);
   });
 
+  it("a rare word in fewer rows than asked for beside two common words that meet in many rows: its rows, then the two words' best rows by max-score, as FTS5 ranks the whole query", () => {
+    // "gateway" in every 2nd row (6000), "timeout" in 2 of 3 (8000), both in 4000: past what the every-word tier takes.
+    db.exec("create virtual table duo_fts using fts5(content, tokenize='porter unicode61')");
+    const insert = db.prepare("insert into duo_fts(rowid, content) values (?, ?)");
+    db.transaction(() => {
+      for (let i = 1; i <= ROWS; i++) insert.run(i, [text(i), ...(i % 2 === 0 ? ["gateway"] : []), ...(i % 3 !== 0 ? ["timeout"] : []), ...(i % 7 === 0 ? ["timeout"] : [])].join(" "));
+    })();
+    const terms = ["timeout", "zephyrine", "gateway"];
+    const whole = exhaustive("duo_fts", terms, 25);
+    const top = selectiveTopByBm25({ db, schema: "main", table: "duo_fts", terms, k: 25 });
+    expect(top).not.toBeNull();
+    expect(top!.rows.map((r) => r.rowid)).toEqual(whole.map((r) => r.rowid));
+    for (const [i, r] of top!.rows.entries()) expect(r.rank).toBeCloseTo(whole[i].rank, 9);
+    expect(top!.exact).toBe(true);
+    expect(top!.rows.filter((r) => !text(r.rowid).includes("zephyrine")).length).toBe(17);
+  });
+
   it("steps aside when there is nothing to prune: only common words, only selective words, one word, a small table", () => {
     expect(selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms: ["server", "request"], k: 10 })).toBeNull();
     expect(selectiveTopByBm25({ db, schema: "main", table: "notes_fts", terms: ["certificates", "kubernetes"], k: 10 })).toBeNull();

@@ -740,7 +740,7 @@ function idfOf(rows: number, n: number): number {
  * The three row sets are disjoint and together are the query's rows, so the
  * merge by (score, rowid) is the exhaustive answer.
  */
-function maxScoreTopOfTwo({ db, schema, table, a, b, rowsOfA, rowsOfB, totalRows }: { db: Database.Database; schema: string; table: string; a: string; b: string; rowsOfA: number; rowsOfB: number; totalRows: number }): (m: number) => Bm25Row[] {
+export function maxScoreTopOfTwo({ db, schema, table, a, b, rowsOfA, rowsOfB, totalRows }: { db: Database.Database; schema: string; table: string; a: string; b: string; rowsOfA: number; rowsOfB: number; totalRows: number }): (m: number) => Bm25Row[] {
   const ranked = preparedOnce(db, `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
   const byRank = (x: Bm25Row, y: Bm25Row) => x.rank - y.rank || x.rowid - y.rowid;
   const oneWord = [

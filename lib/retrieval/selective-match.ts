@@ -1,7 +1,7 @@
 import DatabaseCtor from "better-sqlite3";
 import type Database from "better-sqlite3";
 import type { Bm25Row } from "./bm25-top";
-import { ftsTokenizerOf } from "./bm25-top";
+import { ftsTokenizerOf, maxScoreTopOfTwo } from "./bm25-top";
 import { preparedOnce } from "../db/statements";
 import { matchExpression } from "./match";
 
@@ -329,16 +329,24 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
  * of them, with its whole-query score) and the best rows only common words
  * match. A row without a selective word scores the common words' part alone,
  * so those are the best rows of the common words' own OR query that are not
- * seeds: the every-word tier over the common words (rankRowsWithEveryWord)
- * asked for k more than the seeds, so that k remain once seeds among them
- * are dropped for their whole-query scores. Exact when that tier's answer is
- * (its max-score bound); null (the caller scores the whole query) when the
- * common words' rows do not narrow to SELECTIVE_ROWS that way. Before, such
+ * seeds, asked for k more than the seeds, so that k remain once seeds among
+ * them are dropped for their whole-query scores: the every-word tier over
+ * the common words (rankRowsWithEveryWord; exact when its max-score bound
+ * says so), or, for two common words that meet in more rows than that tier
+ * takes, max-score over the two (maxScoreTopOfTwo: exact). Null (the caller
+ * scores the whole query) for one common word or three and more that do not
+ * narrow to SELECTIVE_ROWS rows. Before, such
  * a query (a rare word among common ones: "import OR export OR 9361") was
  * always scored whole by FTS5: 6–40 ms at 100k thoughts.
  */
 function withCommonRows({ db, schema, table, rescored, common, k, totals, commonRows }: { db: Database.Database; schema: string; table: string; rescored: Bm25Row[]; common: string[]; k: number; totals: Totals; commonRows: { t: string; n: number }[] }): SelectiveTop | null {
-  const fill = rankRowsWithEveryWord({ db, schema, table, terms: common, k: k + rescored.length, totals, rowsAtLeast: commonRows });
+  const want = k + rescored.length;
+  const fill = rankRowsWithEveryWord({ db, schema, table, terms: common, k: want, totals, rowsAtLeast: commonRows }) ?? maxScoreOfTwo();
+  function maxScoreOfTwo(): { rows: Bm25Row[]; exact: boolean } | null {
+    if (common.length !== 2) return null;
+    const [a, b] = common.map((t) => matchExpression([t], "any")!);
+    return { rows: maxScoreTopOfTwo({ db, schema, table, a, b, rowsOfA: commonRows[0].n, rowsOfB: commonRows[1].n, totalRows: totals.rows })(want), exact: true };
+  }
   if (!fill) return null;
   const seeded = new Set(rescored.map((r) => r.rowid));
   const rows = [...rescored, ...fill.rows.filter((r) => !seeded.has(r.rowid))].sort((a, b) => a.rank - b.rank || a.rowid - b.rowid).slice(0, k);
