@@ -157,6 +157,15 @@ describe.skipIf(onPg)("selectiveTopByBm25 [SQLite only: the FTS5 max-score pruni
     for (const [i, r] of top!.rows.entries()) expect(r.rank).toBeCloseTo(whole[i].rank, 9);
     expect(top!.exact).toBe(true);
     expect(top!.rows.filter((r) => !text(r.rowid).includes("zephyrine")).length).toBe(17);
+
+    // A word in no row (a number from elsewhere) beside the two: the answer is the two words' own, as FTS5 ranks it.
+    const nowhere = ["timeout", "4242", "gateway"];
+    const wholeNowhere = exhaustive("duo_fts", nowhere, 25);
+    const topNowhere = selectiveTopByBm25({ db, schema: "main", table: "duo_fts", terms: nowhere, k: 25 });
+    expect(topNowhere).not.toBeNull();
+    expect(topNowhere!.rows.map((r) => r.rowid)).toEqual(wholeNowhere.map((r) => r.rowid));
+    for (const [i, r] of topNowhere!.rows.entries()) expect(r.rank).toBeCloseTo(wholeNowhere[i].rank, 9);
+    expect(topNowhere!.exact).toBe(true);
   });
 
   it("steps aside when there is nothing to prune: only common words, only selective words, one word, a small table", () => {

@@ -265,7 +265,9 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
   }
   const common = terms.filter((t) => !selective.includes(t));
   if (selective.length === 0) return rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeast: byRows });
-  if (common.length === 0 || total === 0) return null;
+  if (common.length === 0) return null;
+  // The rare words are in no row (a number, a name from elsewhere): the query is its common words' (they add 0 to every row).
+  if (total === 0) return withCommonRows({ db, schema, table, rescored: [], common, k, totals, commonRows: common.map((t) => ({ t, n: rowCount(t) })) });
   // Expression order, as the whole query has them (FTS5 sums phrases in that order).
   selective.sort((a, b) => terms.indexOf(a) - terms.indexOf(b));
 
