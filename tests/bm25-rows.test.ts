@@ -4,6 +4,7 @@ import { documentFtsValues } from "@/lib/index/document-fts";
 import { deleteDocumentByPath, ingestDocument } from "@/lib/index/ingest";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { bm25OfRows, buildFtsMatch } from "@/lib/retrieval";
+import { phraseRowCount } from "@/lib/retrieval/bm25-top";
 import { useTempDataDir } from "./helpers";
 
 // The whole-document leg of group=document search scores its candidate
@@ -162,5 +163,24 @@ describe("group=document search with the candidate-only document leg", () => {
         fresh.results.forEach((h, i) => expect(h.score).toBeCloseTo(before.results[i].score, 9));
       }
     }
+  });
+});
+
+describe("phraseRowCount: a word's rows from the index's vocabulary", () => {
+  it("is the number of rows the phrase matches (its stem's), through edits and deletes; null for a phrase of two tokens", () => {
+    const handle = getStoreDb("default");
+    seed(handle, 120);
+    const count = (phrase: string) => handle.sqlite.prepare("select count(*) from chunks_fts where chunks_fts match ?").pluck().get(phrase) as number;
+    const check = () => {
+      for (const phrase of ['"backup"', '"rotations"', '"archived"', '"nowhere"']) expect(phraseRowCount({ db: handle.sqlite, schema: "main", table: "chunks_fts", phrase })).toBe(count(phrase));
+    };
+    check();
+    expect(count('"rotations"')).toBeGreaterThan(0); // stemmed to "rotat", as "rotation" is
+    ingestDocument({ handle, origin: "api", mtime: 0, path: "notes/new.md", text: "rotations archived nowhere\n" });
+    check();
+    expect(phraseRowCount({ db: handle.sqlite, schema: "main", table: "chunks_fts", phrase: '"nowhere"' })).toBe(1);
+    deleteDocumentByPath({ handle, path: "notes/new.md" });
+    check();
+    expect(phraseRowCount({ db: handle.sqlite, schema: "main", table: "chunks_fts", phrase: '"backup restore"' })).toBeNull();
   });
 });

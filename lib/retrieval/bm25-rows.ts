@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
-import { ftsTokenizerOf, memoByIndexState, plainPhrases } from "./bm25-top";
-import { ftsTotals, readVarints, scratchCounts, tokenRowsOf } from "./selective-match";
+import { memoByIndexState, plainPhrases } from "./bm25-top";
+import { ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape, vocabTables } from "./fts-tokens";
 import { preparedOnce } from "../db/statements";
 
 /**
@@ -50,55 +50,6 @@ const MAX_KNOWN_ROWS = 20_000;
 
 /** Instances of the query's tokens past which scanning them costs more than the cached per-phrase path (about 1 µs each). */
 export const MAX_SCANNED_INSTANCES = 20_000;
-
-/** The temp fts5vocab tables ('row', 'instance') over schema.table on this connection, made on first use; null if they cannot be. */
-function vocabTables(db: Database.Database, schema: string, table: string): { row: string; instance: string } | null {
-  const base = `dm_vocab_${schema}_${table}`;
-  const names = { row: `temp.${base}_row`, instance: `temp.${base}_instance` };
-  const made = vocabMade.get(db) ?? new Set<string>();
-  vocabMade.set(db, made);
-  if (made.has(base)) return names;
-  try {
-    // `schema` and `table` are fixed by the callers (literals), never request text.
-    db.exec(`create virtual table if not exists ${names.row} using fts5vocab(${schema}, ${table}, 'row');
-             create virtual table if not exists ${names.instance} using fts5vocab(${schema}, ${table}, 'instance')`);
-  } catch {
-    return null;
-  }
-  made.add(base);
-  return names;
-}
-const vocabMade = new WeakMap<Database.Database, Set<string>>();
-
-/** The tokenizer and column count of schema.table, read once per connection. */
-function tableShape(db: Database.Database, schema: string, table: string): { tokenize: string; columns: number } {
-  const shapes = shapesOf.get(db) ?? new Map<string, { tokenize: string; columns: number }>();
-  shapesOf.set(db, shapes);
-  const key = `${schema}.${table}`;
-  let shape = shapes.get(key);
-  if (!shape) {
-    const columns = (preparedOnce(db, `select count(*) as n from pragma_table_xinfo(?, ?) where hidden = 0`).get(table, schema) as { n: number }).n;
-    shape = { tokenize: ftsTokenizerOf({ db, schema, table }), columns };
-    shapes.set(key, shape);
-  }
-  return shape;
-}
-const shapesOf = new WeakMap<Database.Database, Map<string, { tokenize: string; columns: number }>>();
-
-/** The one token each quoted phrase is under a tokenizer, or null when one is not exactly one token (kept for recent phrases). */
-function phraseTokens(tokenize: string, phrases: string[]): string[] | null {
-  const key = (p: string) => `${tokenize}\u0000${p}`;
-  const unknown = phrases.filter((p) => !tokenCache.has(key(p)));
-  if (unknown.length > 0) {
-    const rows = tokenRowsOf({ tokenize, texts: unknown.map((p) => p.slice(1, -1).replaceAll('""', '"')) });
-    unknown.forEach((p, i) => tokenCache.set(key(p), rows[i].length === 1 ? rows[i][0] : null));
-    while (tokenCache.size > MAX_CACHED_TOKENS) tokenCache.delete(tokenCache.keys().next().value!);
-  }
-  const tokens = phrases.map((p) => tokenCache.get(key(p)));
-  return tokens.every((t): t is string => typeof t === "string") ? tokens : null;
-}
-const MAX_CACHED_TOKENS = 10_000;
-const tokenCache = new Map<string, string | null>();
 
 /**
  * The bm25 score (positive, higher is better; FTS5's rank negated) of each

@@ -7,6 +7,7 @@ export { SIMILARITY_FLOOR, similarityFloorFor } from "./floor";
 export { answerReason, reasonLine, RETRIEVAL_REASONS, type Fallback, type FallbackReasonCode, type RetrievalReason, type RetrievalReasonCode } from "./reasons";
 export { ExplainRecorder, type Explain, type ExplainStage } from "./explain";
 export { MARK_CLOSE, MARK_OPEN, snippetFor, snippetText, stripMarkup } from "./snippet";
-export { BROAD_MATCH_ROWS, broadTopByBm25, broadTopWithinBudget, clearPhraseScoreCache, ftsTokenizerOf, HELP_AFTER_MS, INLINE_BUILD_ROWS, phraseScoresSettled, plainPhrases, queuedPhraseBuilds, snippetsOf, setBroadPlanner, type Bm25Plan, type Bm25Row, type BroadPlanner } from "./bm25-top";
+export { ftsTokenizerOf } from "./fts-tokens";
+export { BROAD_MATCH_ROWS, broadTopByBm25, broadTopWithinBudget, clearPhraseScoreCache, HELP_AFTER_MS, INLINE_BUILD_ROWS, phraseScoresSettled, plainPhrases, queuedPhraseBuilds, snippetsOf, setBroadPlanner, type Bm25Plan, type Bm25Row, type BroadPlanner } from "./bm25-top";
 export { clearSelectiveMatchCaches, SELECTIVE_ROWS, selectiveTopByBm25, type SelectiveTop } from "./selective-match";
 export { bm25OfRows, MAX_SCANNED_INSTANCES } from "./bm25-rows";
