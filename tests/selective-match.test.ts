@@ -166,6 +166,42 @@ describe.skipIf(onPg)("selectiveTopByBm25 [SQLite only: the FTS5 max-score pruni
     expect(topNowhere!.rows.map((r) => r.rowid)).toEqual(wholeNowhere.map((r) => r.rowid));
     for (const [i, r] of topNowhere!.rows.entries()) expect(r.rank).toBeCloseTo(wholeNowhere[i].rank, 9);
     expect(topNowhere!.exact).toBe(true);
+
+    // That word then written in one row (row counts are reused within 1%, so "4242" was last counted in no row): the new
+    // row is found, first, with FTS5's score.
+    db.prepare("insert into duo_fts(rowid, content) values (?, ?)").run(ROWS + 1, "timeout 4242 notes");
+    const afterWrite = selectiveTopByBm25({ db, schema: "main", table: "duo_fts", terms: nowhere, k: 25 });
+    const wholeAfter = exhaustive("duo_fts", nowhere, 25);
+    expect(wholeAfter[0].rowid).toBe(ROWS + 1);
+    expect(afterWrite!.rows.map((r) => r.rowid)).toEqual(wholeAfter.map((r) => r.rowid));
+    for (const [i, r] of afterWrite!.rows.entries()) expect(r.rank).toBeCloseTo(wholeAfter[i].rank, 9);
+  });
+
+  it("a rare word beside common words whose best row holds only one of them: that row is found (max-score over two), or the whole query is left to FTS5", () => {
+    // "gateway" and "timeout" meet in 600 long rows, which rows holding one of them outrank; row 7 is only "gateway gateway
+    // gateway": short, it outscores every row but the rare word's 16.
+    db.exec("create virtual table skew_fts using fts5(content, tokenize='porter unicode61')");
+    const insert = db.prepare("insert into skew_fts(rowid, content) values (?, ?)");
+    db.transaction(() => {
+      for (let i = 1; i <= ROWS; i++) {
+        // Rows holding both common words are long (low scores): rows holding one word outrank them.
+        const long = i % 20 === 0 ? [text(i + 2), text(i + 3), text(i + 4), text(i + 5)] : [];
+        const words = [text(i), text(i + 1), ...long, ...(i % 4 === 0 ? ["gateway"] : []), ...(i % 5 === 0 ? ["timeout"] : []), ...(i % 6 === 0 ? ["latency"] : [])];
+        insert.run(i, i === 7 ? "gateway gateway gateway" : words.join(" "));
+      }
+    })();
+    const two = ["gateway", "zephyrine", "timeout"];
+    const whole = exhaustive("skew_fts", two, 25);
+    const rare = whole.filter((r) => r.rowid !== 7 && /zephyrine/.test(db.prepare("select content from skew_fts where rowid = ?").pluck().get(r.rowid) as string)).length;
+    expect(whole[rare].rowid).toBe(7);
+    const top = selectiveTopByBm25({ db, schema: "main", table: "skew_fts", terms: two, k: 25 });
+    expect(top!.rows.map((r) => r.rowid)).toEqual(whole.map((r) => r.rowid));
+    expect(top!.exact).toBe(true);
+    // Three common words: only an answer proven exact is given; otherwise null, and the caller asks FTS5.
+    const three = ["gateway", "zephyrine", "timeout", "latency"];
+    const top3 = selectiveTopByBm25({ db, schema: "main", table: "skew_fts", terms: three, k: 25 });
+    const ids = (rows: { rowid: number }[]) => rows.map((r) => r.rowid).join(",");
+    expect(top3 === null || (top3.exact && ids(top3.rows) === ids(exhaustive("skew_fts", three, 25)))).toBe(true);
   });
 
   it("steps aside when there is nothing to prune: only common words, only selective words, one word, a small table", () => {

@@ -169,20 +169,21 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
   const common = terms.filter((t) => !selective.includes(t));
   if (selective.length === 0) return rankRowsWithEveryWord({ db, schema, table, terms, k, totals, rowsAtLeast: byRows });
   if (common.length === 0) return null;
-  // The rare words are in no row (a number, a name from elsewhere): the query is its common words' (they add 0 to every row).
-  if (total === 0) return withCommonRows({ db, schema, table, rescored: [], common, k, totals, commonRows: common.map((t) => ({ t, n: rowCount(t) })) });
   // Expression order, as the whole query has them (FTS5 sums phrases in that order).
   selective.sort((a, b) => terms.indexOf(a) - terms.indexOf(b));
 
   // FTS5 scores the selective words' rows by their part of the score (same idf, row count and average length).
   const selectiveMatch = matchExpression(selective, "any")!;
   const m = CANDIDATES_PER_K * k;
+  // FTS5 finds the rows that hold them now, even a word counted in no row before a write (counts are reused within 1%).
   const seeds = preparedOnce(db, `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`).all(selectiveMatch, m) as Bm25Row[];
-  if (seeds.length === 0) return null;
+  // Fewer than k: every row a rare word holds is a seed, and the rest of the list is FTS5's own ranking of the common
+  // words (withCommonRows); the seeds' scores are merged with those, so their idf is counted under this index state.
+  const fresh = seeds.length < k;
   // Every statement on the store's connection runs before the work on the private scratch database below, so the
   // caller's time budget (one interrupt of this connection) still covers all of them: the full row counts of the
   // common words (their idf) included.
-  const rowsOfTerm = terms.map((t) => rowCount(t));
+  const rowsOfTerm = terms.map((t) => (fresh ? (phraseRowCount({ db, schema, table, phrase: matchExpression([t], "any")! }) ?? (countUpTo.get(matchExpression([t], "any"), Number.MAX_SAFE_INTEGER) as number)) : rowCount(t)));
 
   // Whole-query scores of the candidates, from FTS5's own numbers, a batch of k at a time in the seeds' order: once
   // the k-th best so far beats what any seed left could reach (its selective part plus the common words' most), the
@@ -222,7 +223,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
     if (rescored.length >= k) kth = -rescored[k - 1].rank;
   }
   lastRescored = rescored.length;
-  if (seeds.length < k) return withCommonRows({ db, schema, table, rescored, common, k, totals, commonRows: common.map((t) => ({ t, n: rowsOfTerm[terms.indexOf(t)] })) });
+  if (fresh) return withCommonRows({ db, schema, table, seeds, rescored, common, k, totals, commonRows: common.map((t) => ({ t, n: rowsOfTerm[terms.indexOf(t)] })) });
   if (rescored.length < k) return null;
   // Max-score bound: whether any row left out could reach the k-th score.
   const leftOutBest = commonBound + (seeds.length === m ? -seeds[m - 1].rank : 0);
@@ -230,32 +231,36 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
 }
 
 /**
- * Fewer than k rows hold a selective word: those rows (`rescored`, every one
- * of them, with its whole-query score) and the best rows only common words
- * match. A row without a selective word scores the common words' part alone,
- * so those are the best rows of the common words' own OR query that are not
- * seeds, asked for k more than the seeds, so that k remain once seeds among
- * them are dropped for their whole-query scores: the every-word tier over
- * the common words (rankRowsWithEveryWord; exact when its max-score bound
- * says so), or, for two common words that meet in more rows than that tier
- * takes, max-score over the two (maxScoreTopOfTwo: exact). Null (the caller
- * scores the whole query) for one common word or three and more that do not
- * narrow to SELECTIVE_ROWS rows. Before, such
- * a query (a rare word among common ones: "import OR export OR 9361") was
- * always scored whole by FTS5: 6–40 ms at 100k thoughts.
+ * Fewer than k rows hold a selective word (none, for a number or a name from
+ * elsewhere): those rows (`seeds`, every one of them, `rescored` with its
+ * whole-query score under this index state's counts) and the best rows only
+ * common words match. A row without a selective word scores the common
+ * words' part alone, so those are the best rows of the common words' own OR
+ * query that are not seeds, asked for k more than the seeds, so that k
+ * remain once seeds among them are dropped for their whole-query scores:
+ * the every-word tier over the common words (rankRowsWithEveryWord) when its
+ * max-score bound proves it exact, else for two common words max-score over
+ * the two (maxScoreTopOfTwo, exact). So the answer is always the whole
+ * query's exact top k; null (the caller scores the whole query) when neither
+ * proves it: one common word, or three and more whose best rows are not all
+ * among the rows holding every one of them (or all but one). Before, such a
+ * query ("import OR export OR 9361") was always scored whole by FTS5: 21–25
+ * ms at 100k thoughts, 4–5 ms this way.
  */
-function withCommonRows({ db, schema, table, rescored, common, k, totals, commonRows }: { db: Database.Database; schema: string; table: string; rescored: Bm25Row[]; common: string[]; k: number; totals: Totals; commonRows: { t: string; n: number }[] }): SelectiveTop | null {
-  const want = k + rescored.length;
-  const fill = rankRowsWithEveryWord({ db, schema, table, terms: common, k: want, totals, rowsAtLeast: commonRows }) ?? maxScoreOfTwo();
-  function maxScoreOfTwo(): { rows: Bm25Row[]; exact: boolean } | null {
+function withCommonRows({ db, schema, table, seeds, rescored, common, k, totals, commonRows }: { db: Database.Database; schema: string; table: string; seeds: Bm25Row[]; rescored: Bm25Row[]; common: string[]; k: number; totals: Totals; commonRows: { t: string; n: number }[] }): SelectiveTop | null {
+  const want = k + seeds.length;
+  const every = rankRowsWithEveryWord({ db, schema, table, terms: common, k: want, totals, rowsAtLeast: commonRows });
+  const fill = every?.exact ? every.rows : maxScoreOfTwo();
+  function maxScoreOfTwo(): Bm25Row[] | null {
     if (common.length !== 2) return null;
     const [a, b] = common.map((t) => matchExpression([t], "any")!);
-    return { rows: maxScoreTopOfTwo({ db, schema, table, a, b, rowsOfA: commonRows[0].n, rowsOfB: commonRows[1].n, totalRows: totals.rows })(want), exact: true };
+    return maxScoreTopOfTwo({ db, schema, table, a, b, rowsOfA: commonRows[0].n, rowsOfB: commonRows[1].n, totalRows: totals.rows })(want);
   }
   if (!fill) return null;
-  const seeded = new Set(rescored.map((r) => r.rowid));
-  const rows = [...rescored, ...fill.rows.filter((r) => !seeded.has(r.rowid))].sort((a, b) => a.rank - b.rank || a.rowid - b.rowid).slice(0, k);
-  return rows.length < k ? null : { rows, common, exact: fill.exact };
+  // A seed keeps its whole-query score; one whose row could not be read is left out, as on the rescoring path.
+  const seeded = new Set(seeds.map((r) => r.rowid));
+  const rows = [...rescored, ...fill.filter((r) => !seeded.has(r.rowid))].sort((a, b) => a.rank - b.rank || a.rowid - b.rowid).slice(0, k);
+  return rows.length < k ? null : { rows, common, exact: true };
 }
 
 /** FTS5's idf of a phrase found in `n` of `rows` rows (fts5_aux.c). */
