@@ -707,12 +707,28 @@ export function memoByIndexState<T>({ db, schema, table, key, compute }: { db: D
  * tokenizer or the vocabulary table cannot be made (the caller counts).
  */
 export function phraseRowCount({ db, schema, table, phrase }: { db: Database.Database; schema: string; table: string; phrase: string }): number | null {
-  const vocab = vocabTables(db, schema, table);
-  const token = vocab && phraseTokens(tableShape(db, schema, table).tokenize, [phrase])?.[0];
-  if (!vocab || token === undefined || token === null) return null;
-  const stats = memoByIndexState({ db, schema, table, key: `vocab-row\u0000${token}`, compute: () => preparedOnce(db, `select doc, cnt from ${vocab.row} where term = ?`).get(token) as { doc: number; cnt: number } | undefined });
-  return stats?.doc ?? 0;
+  const token = phraseTokens(tableShape(db, schema, table).tokenize, [phrase])?.[0];
+  if (token === undefined || token === null) return null;
+  try {
+    // The vocabulary tables are made only when the count is not known yet (a request's own reader seldom needs them).
+    const stats = memoByIndexState({
+      db,
+      schema,
+      table,
+      key: `vocab-row\u0000${token}`,
+      compute: () => {
+        const vocab = vocabTables(db, schema, table);
+        if (!vocab) throw NO_VOCABULARY;
+        return preparedOnce(db, `select doc, cnt from ${vocab.row} where term = ?`).get(token) as { doc: number; cnt: number } | undefined;
+      },
+    });
+    return stats?.doc ?? 0;
+  } catch (e) {
+    if (e === NO_VOCABULARY) return null;
+    throw e;
+  }
 }
+const NO_VOCABULARY = Symbol("no fts5vocab table on this connection");
 
 /** FTS5's structure record of schema.table (rowid 10 of its %_data table), rewritten by every committed change to the index; base64. */
 function indexStateOf(db: Database.Database, schema: string, table: string): string | null {
