@@ -32,15 +32,17 @@ import { matchExpression } from "./match";
  *    mostly by common words can be missing: the graph bench measures the
  *    agreement with FTS5 scoring every match.
  *
- * 4. When the selective words match fewer than k rows, all of them are
- *    rescored and the rest of the list is the rows only common words match,
- *    best first (withCommonRows: the rows holding every common word).
+ * 4. When the selective words match fewer than k rows (or none), all of
+ *    them are rescored and the rest of the list is the best rows only common
+ *    words match, taken only when proven exact (withCommonRows: the rows
+ *    holding every common word, or max-score over two common words).
  *
  * Null (the caller runs the whole query) when there is nothing to prune (the
  * whole query matches at most SELECTIVE_ROWS rows, or no word does), when
- * the selective words match fewer than k rows and the common words' rows do
- * not narrow (a row only a common word matches must still be found), and for
- * small tables (cheap to score whole).
+ * the selective words match fewer than k rows and the common words' best
+ * rows cannot be proven (one common word, or three and more whose best rows
+ * are not among those holding all of them), and for small tables (cheap to
+ * score whole).
  */
 
 /** Rows FTS5 scores at most for the selective words (a few milliseconds). */
