@@ -67,6 +67,19 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/** A table of the texts with "gateway" in every 4th row, "timeout" in every 5th, both (twice each) in every 20th, whose text is short. */
+function gatewayTimeoutTable(table: string): void {
+  db.exec(`create virtual table ${table} using fts5(content, tokenize='porter unicode61')`);
+  const insert = db.prepare(`insert into ${table}(rowid, content) values (?, ?)`);
+  db.transaction(() => {
+    for (let i = 1; i <= ROWS; i++) {
+      const words = text(i).split(" ");
+      if (i % 20 === 0) insert.run(i, [...words.slice(0, 6 + (i % 7)), "gateway", "timeout", "gateway", "timeout"].join(" "));
+      else insert.run(i, [...words, ...(i % 4 === 0 ? ["gateway"] : []), ...(i % 5 === 0 ? ["timeout"] : [])].join(" "));
+    }
+  })();
+}
+
 function exhaustive(table: string, terms: string[], k: number) {
   return db.prepare(`select rowid, bm25(${table}) as rank from ${table} where ${table} match ? order by rank, rowid limit ?`).all(matchExpression(terms, "any"), k) as { rowid: number; rank: number }[];
 }
@@ -119,15 +132,7 @@ describe.skipIf(onPg)("selectiveTopByBm25 [SQLite only: the FTS5 max-score pruni
   it("a rare word in fewer rows than asked for beside common words that meet in few rows: its rows first, then the rows holding every common word, as FTS5 ranks the whole query", () => {
     // "gateway" in every 4th row, "timeout" in every 5th (3000 and 2400 rows: common), both in every 20th (600 rows, short
     // texts); "zephyrine" in 8 rows. 25 answers need 17 rows without it: FTS5 scored all 4800 rows of the query for them.
-    db.exec("create virtual table trio_fts using fts5(content, tokenize='porter unicode61')");
-    const insert = db.prepare("insert into trio_fts(rowid, content) values (?, ?)");
-    db.transaction(() => {
-      for (let i = 1; i <= ROWS; i++) {
-        const words = text(i).split(" ");
-        if (i % 20 === 0) insert.run(i, [...words.slice(0, 6 + (i % 7)), "gateway", "timeout", "gateway", "timeout"].join(" "));
-        else insert.run(i, [...words, ...(i % 4 === 0 ? ["gateway"] : []), ...(i % 5 === 0 ? ["timeout"] : [])].join(" "));
-      }
-    })();
+    gatewayTimeoutTable("trio_fts");
     const terms = ["gateway", "zephyrine", "timeout"];
     const whole = exhaustive("trio_fts", terms, 25);
     const top = selectiveTopByBm25({ db, schema: "main", table: "trio_fts", terms, k: 25 });
@@ -218,15 +223,7 @@ describe.skipIf(onPg)("selectiveTopByBm25 [SQLite only: the FTS5 max-score pruni
 
   it("when every word is common, ranks the rows holding every word as FTS5 does, and proves them the whole query's top k when the bound allows", () => {
     // "gateway" in every 4th row, "timeout" in every 5th (both well past SELECTIVE_ROWS); every 20th row holds both, several times, in a short text.
-    db.exec("create virtual table pair_fts using fts5(content, tokenize='porter unicode61')");
-    const insert = db.prepare("insert into pair_fts(rowid, content) values (?, ?)");
-    db.transaction(() => {
-      for (let i = 1; i <= ROWS; i++) {
-        const words = text(i).split(" ");
-        if (i % 20 === 0) insert.run(i, [...words.slice(0, 6 + (i % 7)), "gateway", "timeout", "gateway", "timeout"].join(" "));
-        else insert.run(i, [...words, ...(i % 4 === 0 ? ["gateway"] : []), ...(i % 5 === 0 ? ["timeout"] : [])].join(" "));
-      }
-    })();
+    gatewayTimeoutTable("pair_fts");
     const terms = ["gateway", "timeout"];
     const top = selectiveTopByBm25({ db, schema: "main", table: "pair_fts", terms, k: 10 });
     expect(top).not.toBeNull();

@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { memoByIndexState, plainPhrases } from "./bm25-top";
+import { memoByIndexState, plainPhrases, tokenStats } from "./bm25-top";
 import { ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape, vocabTables } from "./fts-tokens";
 import { preparedOnce } from "../db/statements";
 
@@ -86,13 +86,13 @@ export function bm25OfRows({
   if (!tokens) return null;
   const totals = ftsTotals({ db, schema, table, columns });
   if (!totals) return null;
-  const rowStats = preparedOnce(db, `select doc, cnt from ${vocab.row} where term = ?`);
   const perToken = new Map<string, { rows: number; instances: number }>();
   let instances = 0;
   for (const t of new Set(tokens)) {
-    const r = memoByIndexState({ db, schema, table, key: `vocab-row\u0000${t}`, compute: () => rowStats.get(t) as { doc: number; cnt: number } | undefined });
-    perToken.set(t, { rows: r?.doc ?? 0, instances: r?.cnt ?? 0 });
-    instances += r?.cnt ?? 0;
+    const r = tokenStats({ db, schema, table, token: t });
+    if (!r) return null;
+    perToken.set(t, r);
+    instances += r.instances;
   }
   const ids = JSON.stringify(rowids);
   const lengths = new Map(

@@ -709,9 +709,18 @@ export function memoByIndexState<T>({ db, schema, table, key, compute }: { db: D
 export function phraseRowCount({ db, schema, table, phrase }: { db: Database.Database; schema: string; table: string; phrase: string }): number | null {
   const token = phraseTokens(tableShape(db, schema, table).tokenize, [phrase])?.[0];
   if (token === undefined || token === null) return null;
+  return tokenStats({ db, schema, table, token })?.rows ?? null;
+}
+
+/**
+ * A token's rows and instances in schema.table (fts5vocab 'row': `doc`,
+ * `cnt`), once per index state; null when the vocabulary table cannot be
+ * made on this connection. The table is made only when the numbers are not
+ * known yet (a request's own reader seldom needs it).
+ */
+export function tokenStats({ db, schema, table, token }: { db: Database.Database; schema: string; table: string; token: string }): { rows: number; instances: number } | null {
   try {
-    // The vocabulary tables are made only when the count is not known yet (a request's own reader seldom needs them).
-    const stats = memoByIndexState({
+    return memoByIndexState({
       db,
       schema,
       table,
@@ -719,10 +728,10 @@ export function phraseRowCount({ db, schema, table, phrase }: { db: Database.Dat
       compute: () => {
         const vocab = vocabTables(db, schema, table);
         if (!vocab) throw NO_VOCABULARY;
-        return preparedOnce(db, `select doc, cnt from ${vocab.row} where term = ?`).get(token) as { doc: number; cnt: number } | undefined;
+        const r = preparedOnce(db, `select doc, cnt from ${vocab.row} where term = ?`).get(token) as { doc: number; cnt: number } | undefined;
+        return { rows: r?.doc ?? 0, instances: r?.cnt ?? 0 };
       },
     });
-    return stats?.doc ?? 0;
   } catch (e) {
     if (e === NO_VOCABULARY) return null;
     throw e;

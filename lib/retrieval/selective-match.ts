@@ -185,7 +185,8 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
   // Every statement on the store's connection runs before the work on the private scratch database below, so the
   // caller's time budget (one interrupt of this connection) still covers all of them: the full row counts of the
   // common words (their idf) included.
-  const rowsOfTerm = terms.map((t) => (fresh ? (phraseRowCount({ db, schema, table, phrase: matchExpression([t], "any")! }) ?? (countUpTo.get(matchExpression([t], "any"), Number.MAX_SAFE_INTEGER) as number)) : rowCount(t)));
+  const freshCount = (phrase: string) => phraseRowCount({ db, schema, table, phrase }) ?? (countUpTo.get(phrase, Number.MAX_SAFE_INTEGER) as number);
+  const rowsOfTerm = terms.map((t) => (fresh ? freshCount(matchExpression([t], "any")!) : rowCount(t)));
 
   // Whole-query scores of the candidates, from FTS5's own numbers, a batch of k at a time in the seeds' order: once
   // the k-th best so far beats what any seed left could reach (its selective part plus the common words' most), the
