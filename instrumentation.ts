@@ -20,6 +20,9 @@ export async function register() {
       const { startJobSweeperPg } = await import("./lib/stores/job-sweeper-pg");
       startJobSweeperPg();
     }
+    // Word lists for broad queries on big stores, built and kept up between requests.
+    const { startWordListUpkeep } = await import("./lib/index/word-list-upkeep");
+    startWordListUpkeep();
     const { startMetricsLoop } = await import("./lib/metrics/loop");
     startMetricsLoop();
     // Store status changes and failed reviews become health events (and webhook alerts).

@@ -39,6 +39,7 @@ import { ftsMatchFor, searchFullText } from "../lib/index/fulltext";
 import { reindexStore } from "../lib/index/reindex";
 import { searchInputSchema, searchStore } from "../lib/index/search";
 import { clearPhraseScoreCache, clearSelectiveMatchCaches, phraseScoresSettled, setBroadPlanner, type BroadPlanner } from "../lib/retrieval";
+import { buildWordLists, setWordListsRead, wordListsStatus } from "../lib/retrieval/word-lists";
 import { createStore, openStore } from "../lib/stores/stores";
 import { loadTextWindows, noteAt, notesBetween, type Note } from "./corpus";
 import { percentile, printTable } from "./table";
@@ -459,6 +460,7 @@ function printGrowthTable(results: SizeResult[]): void {
 export default async function indexBench(): Promise<void> {
   if (process.env.BENCH_INDEX_PARTS === "broad") return benchBroadPlannersOnly();
   if (process.env.BENCH_INDEX_PARTS === "doc-leg") return benchDocumentLegsOnly();
+  if (process.env.BENCH_INDEX_PARTS === "word-lists") return benchWordLists();
   // Sizes picked by hand (a 1M run alone) leave out the small real-corpus section too.
   if (!process.env.BENCH_INDEX_SIZES) await benchNodeModulesMarkdown();
   const windows = loadTextWindows(Number.MAX_SAFE_INTEGER);
@@ -707,5 +709,69 @@ async function benchDocumentLegsOnly(): Promise<void> {
     });
     const load = os.loadavg().map((x) => x.toFixed(1)).join(" / ");
     printTable(`searchStore (route default, group=document, fts) on ${label(count)} notes, ${NOTE_QUERIES} two-word queries, first sight: the whole-document leg (load average at the end ${load})`, rows);
+  }
+}
+
+/**
+ * BENCH_INDEX_PARTS=word-lists (kept stores, as `broad`): the chunk word
+ * lists (lib/retrieval/word-lists.ts) built on the kept store (build time,
+ * disk), then searchStore (route default) on the two-word queries' first
+ * sight, with the lists read and not read alternating query by query (which
+ * goes first too); CPU and wall time, and whether the two answers are the
+ * same (they must be: both are FTS5's exact ranking).
+ */
+async function benchWordLists(): Promise<void> {
+  const keep = process.env.BENCH_INDEX_KEEP ?? fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-broad-"));
+  const windows = loadTextWindows(Number.MAX_SAFE_INTEGER);
+  for (const count of SIZES) {
+    const rows = await withKeptDataDir(path.join(keep, String(count)), async () => {
+      seedKeptStore({ keep, count, windows });
+      const queries = makeQueries(Array.from({ length: NOTE_QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / NOTE_QUERIES) }).text), NOTE_QUERIES);
+      const handle = openStore({ store: "api" });
+      const out: Record<string, string | number>[] = [];
+      const before = wordListsStatus({ db: handle.sqlite, table: "chunks_fts" });
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      const steps = buildWordLists({ db: handle.sqlite, table: "chunks_fts" });
+      const built = { steps, ms: performance.now() - t0, cpu: (process.cpuUsage(c0).user + process.cpuUsage(c0).system) / 1000 };
+      const disk = handle.sqlite.prepare("select (select coalesce(sum(length(entries)), 0) from fts_word_lists) + (select coalesce(sum(length(lengths)), 0) from fts_row_lengths)").pluck().get() as number;
+      const status = wordListsStatus({ db: handle.sqlite, table: "chunks_fts" });
+      out.push({ match: "build", "word lists": before?.status === "ready" ? `already built (${status?.words} words)` : `built now: ${steps} steps, ${(built.ms / 1000).toFixed(1)} s wall, ${(built.cpu / 1000).toFixed(1)} s CPU, ${status?.words} words`, "CPU p50 / p95 / max ms": `${(disk / 2 ** 20).toFixed(1)} MB of blobs`, "wall p50 / p95 / max ms": "", "same top 10 as the other": "" });
+      for (const match of ["any", "all"] as const) {
+        const cpu = { on: [] as number[], off: [] as number[] };
+        const wall = { on: [] as number[], off: [] as number[] };
+        let identical = 0;
+        for (const [i, q] of queries.entries()) {
+          const got: Record<string, string> = {};
+          for (const side of i % 2 ? (["off", "on"] as const) : (["on", "off"] as const)) {
+            setWordListsRead(side === "on");
+            clearPhraseScoreCache();
+            clearSelectiveMatchCaches();
+            await nextTurn();
+            const c1 = process.cpuUsage();
+            const t1 = performance.now();
+            const r = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }) });
+            wall[side].push(performance.now() - t1);
+            const c = process.cpuUsage(c1);
+            cpu[side].push((c.user + c.system) / 1000);
+            got[side] = JSON.stringify(r.results.map((h) => [h.path, h.score]));
+          }
+          if (got.on === got.off) identical++;
+        }
+        setWordListsRead(true);
+        for (const side of ["on", "off"] as const) {
+          out.push({
+            match,
+            "word lists": side === "on" ? "read (new)" : "not read (max-score / FTS5, as before)",
+            "CPU p50 / p95 / max ms": pctl(cpu[side]),
+            "wall p50 / p95 / max ms": pctl(wall[side]),
+            "same top 10 as the other": side === "on" ? `${identical}/${queries.length}` : "",
+          });
+        }
+      }
+      return out;
+    });
+    const load = os.loadavg().map((x) => x.toFixed(1)).join(" / ");
+    printTable(`searchStore (route default, group=document, fts) on ${label(count)} notes, ${NOTE_QUERIES} two-word queries, first sight: word lists read or not, alternating (load average at the end ${load})`, rows);
   }
 }

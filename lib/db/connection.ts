@@ -169,6 +169,11 @@ export function isRequestReader(db: Database.Database): boolean {
   return requestReaders.has(db);
 }
 
+/** The store connections this process has open (background upkeep walks them). */
+export function openStoreHandles(): StoreHandle[] {
+  return [...(g.__dualmindDb?.stores.values() ?? [])];
+}
+
 /** Close one store's connection (the next getStoreDb opens it again). */
 export function closeStoreDb(store: string): void {
   const reg = g.__dualmindDb;

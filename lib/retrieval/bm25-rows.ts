@@ -1,6 +1,6 @@
 import type Database from "better-sqlite3";
 import { memoByIndexState, plainPhrases, tokenStats } from "./bm25-top";
-import { ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape, vocabTables } from "./fts-tokens";
+import { ftsIdf, ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape, vocabTables } from "./fts-tokens";
 import { preparedOnce } from "../db/statements";
 
 /**
@@ -24,8 +24,8 @@ import { preparedOnce } from "../db/statements";
  * looks up. The cost follows the query tokens' instances in the index, not
  * the rows they match with their positions: at 10k documents, 1.6–2.0 ms
  * p50 for ~100 candidates vs 2.0–2.4 ms for ranking every match; the default
- * search 9–13% faster (bench/results/latest.md, branch perf16). Scores are FTS5's to rounding (the
- * same operations in the same order; only `log` may differ in the last bit).
+ * search 9–13% faster (bench/results/latest.md, branch perf16). Scores are FTS5's to the last bit (the
+ * same operations in the same order, idf's logarithm taken by SQLite: ftsIdf).
  *
  * When the tokens occur more than `maxInstances` times in the index (a
  * broad query: walking their instances costs what ranking every match
@@ -128,11 +128,7 @@ export function bm25OfRows({
   }
 
   const avgdl = totals.tokens / totals.rows;
-  const idf = tokens.map((t) => {
-    const n = perToken.get(t)!.rows;
-    const x = Math.log((totals.rows - n + 0.5) / (n + 0.5));
-    return x <= 0 ? 1e-6 : x;
-  });
+  const idf = tokens.map((t) => ftsIdf(db, totals.rows, perToken.get(t)!.rows));
   for (const rowid of new Set(rowids)) {
     const d = lengths.get(rowid);
     if (d === undefined) continue;

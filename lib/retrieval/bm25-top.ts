@@ -4,6 +4,7 @@ import { isRequestReader } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { preparedOnce } from "../db/statements";
 import { phraseTokens, tableShape, vocabTables } from "./fts-tokens";
+import { wordListScores } from "./word-lists";
 
 /**
  * Top-k by FTS5 bm25 for broad queries, exactly, without FTS5 scoring every
@@ -51,10 +52,10 @@ export type Bm25Row = { rowid: number; rank: number };
 /** What a broad query did, for explain output. */
 export type Bm25Plan = {
   /**
-   * `phrase_scores`: merged from per-phrase scores (exact); `max_score`: FTS5 ranked the rows holding both words, and
+   * `word_lists`: scored from the table's stored word lists (word-lists.ts; exact); `phrase_scores`: merged from per-phrase scores (exact); `max_score`: FTS5 ranked the rows holding both words, and
    * the rows holding one word only when they could still reach the k-th score (exact); `exhaustive`: the caller's own FTS5 query.
    */
-  path: "phrase_scores" | "max_score" | "exhaustive";
+  path: "word_lists" | "phrase_scores" | "max_score" | "exhaustive";
   /** Rows the expression matches (exact on the phrase-score path; `> BROAD_MATCH_ROWS` is all that is known otherwise). */
   matches: number | null;
   /** Phrases whose scores were built by this query (the rest came from the cache). */
@@ -580,6 +581,20 @@ function broadTopOffPath({
   const counter = preparedOnce(db, `select count(*) as n from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`);
   const countUpTo = (m: string, limit: number) => (counter.get(m, limit) as { n: number }).n;
   if (countUpTo(match, BROAD_MATCH_ROWS + 1) <= BROAD_MATCH_ROWS) return null;
+  // The table's word lists, when it has them: every matching row scored from stored counts (exact, a few milliseconds).
+  const listed = wordListScores({ db, schema, table, match });
+  if (listed) {
+    const matches = listed.ids.length;
+    let ranked: Bm25Row[] = [];
+    const top = (m: number) => {
+      if (ranked.length >= Math.min(m, matches)) return ranked.slice(0, m);
+      ranked = bestOf(listed, Math.max(m, 2 * ranked.length));
+      return ranked.slice(0, m);
+    };
+    memos.set(memoKey, { state, top, matches });
+    while (memos.size > MAX_MEMOS) memos.delete(memos.keys().next().value!);
+    return { top, plan: { path: "word_lists", matches, built: 0, detail: `broad query (${matches} matches): exact bm25 from the table's word lists (each common word's rows and counts, kept through writes)` } };
+  }
   // Each phrase's row count under this index state (its idf; what scoring it costs), counted once.
   const rowsOf = (phrase: string) => {
     const key = `${keyOf(phrase)}\u0000rows`;

@@ -106,11 +106,15 @@ export function scratchCounts({ tokenize, columns, rows, tokens }: { tokenize: s
     const length = new Map<number, number>();
     for (const [id, sz] of preparedOnce(db, `select id, sz from ${table}_docsize`, "raw").all() as [number, Buffer][]) length.set(id, readVarints(sz, columns).reduce((a, b) => a + b, 0));
     const tf = new Map<number, Map<string, number>>();
-    const instances = preparedOnce(db, `select term, doc from ${vocab} where term in (select value from json_each(?))`, "raw").all(JSON.stringify(tokens)) as [string, number][];
-    for (const [term, doc] of instances) {
-      let m = tf.get(doc);
-      if (!m) tf.set(doc, (m = new Map()));
-      m.set(term, (m.get(term) ?? 0) + 1);
+    // One token at a time, its instances' rows only: the term is never read back (a string per instance: 1.1 s vs
+    // 0.2 s for the 467k instances of 1022 common words in 4096 chunks).
+    const docs = preparedOnce(db, `select doc from ${vocab} where term = ?`, "pluck");
+    for (const term of new Set(tokens)) {
+      for (const doc of docs.all(term) as number[]) {
+        let m = tf.get(doc);
+        if (!m) tf.set(doc, (m = new Map()));
+        m.set(term, (m.get(term) ?? 0) + 1);
+      }
     }
     return { length, tf };
   } finally {
@@ -166,3 +170,14 @@ export function phraseTokens(tokenize: string, phrases: string[]): string[] | nu
 }
 const MAX_CACHED_TOKENS = 10_000;
 const tokenCache = new Map<string, string | null>();
+
+/**
+ * FTS5's idf of a phrase found in `n` of `rows` rows, to the last bit:
+ * fts5_aux.c's `log((nRow - nHit + 0.5) / (nHit + 0.5))`, floored at 1e-6,
+ * with the logarithm taken by SQLite's own `ln` (the C library's `log`, as
+ * FTS5's): JavaScript's Math.log may differ from it in the last bit.
+ */
+export function ftsIdf(db: Database.Database, rows: number, n: number): number {
+  const x = preparedOnce(db, "select ln(?)", "pluck").get((rows - n + 0.5) / (n + 0.5)) as number;
+  return x <= 0 ? 1e-6 : x;
+}

@@ -1,0 +1,379 @@
+import type Database from "better-sqlite3";
+import { preparedOnce } from "../db/statements";
+import { bm25OfRows } from "./bm25-rows";
+import { plainPhrases, tokenStats, type PhraseScores } from "./bm25-top";
+import { ftsIdf, ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape, vocabTables } from "./fts-tokens";
+
+/**
+ * Word lists: every row of each common word with its count of that word,
+ * and every row's length, kept in index.db beside the FTS5 table they
+ * derive from, so a broad query is ranked on its first sight without FTS5
+ * scoring every row its words match.
+ *
+ * FTS5 ranks `a OR b` by reading every matching row's positions and its
+ * length (%_docsize, one B-tree lookup a row): ~1 µs a row, 100–200 ms for
+ * two words in most of 179k chunks. bm25 needs only each row's count of each
+ * query word, its length, and numbers FTS5 keeps for the whole table (row
+ * count, total tokens, each word's row count). Stored as compact lists
+ * (rowid delta and count, varints, one blob per word per 4096 rowids), the
+ * rows of two common words decode and score in a few milliseconds, and the
+ * scores are FTS5's to the last bit: the same operations in the same order
+ * (fts5_aux.c), with idf's logarithm taken by SQLite's own `ln`.
+ *
+ * A word gets a list when it is in more than `min_rows` rows at build time
+ * (the broad words; a rarer word's rows come from FTS5's own instances at
+ * query time). The lists are **derived**: built in slices of 4096 rowids
+ * from the rows' own text through the table's tokenizer (the scratch table),
+ * and kept through writes by a change log: triggers on the content table
+ * append each written rowid to `fts_changes`, and `wordListsStep` folds
+ * them in (one transaction per batch: the changed rows' lists and lengths,
+ * then the log position). Until a change is folded in, a query scores the
+ * changed rows from their current text (bm25OfRows) and ignores their
+ * stored entries, so answers are exact at every moment; with more than
+ * MAX_PENDING_ROWS unfolded changes, or while lists are being built, the
+ * caller's other paths answer instead. A crash mid-step leaves the last
+ * committed step: the build resumes from `built_through`, the fold from
+ * `applied_seq`.
+ */
+
+/** Rowids per stored blob (a word's rows, the rows' lengths): 2^12. */
+export const SEGMENT_BITS = 12;
+/** Rowids a build step reads: one segment (~0.4 s of tokenizing and counting at 179k chunks of ~1.1 KB; smaller steps cost more in all, each rewriting the segment so far). */
+export const BUILD_STEP_ROWS = 1 << 12;
+/** A word in more rows than this when the lists are built gets a list (the broad planner's threshold). */
+export const WORD_LIST_MIN_ROWS = 2000;
+/** Lists are built for a table of at least this many rows: below it FTS5 ranks a broad query in a few milliseconds. */
+export const WORD_LISTS_MIN_TABLE_ROWS = 20_000;
+/** Unfolded changes a query scores from text; past this the caller's other paths answer until the fold catches up. */
+export const MAX_PENDING_ROWS = 2000;
+/** Changes folded per step (one transaction). */
+const FOLD_BATCH = 1000;
+
+/** bm25's constants in FTS5 (fts5_aux.c). */
+const K1 = 1.2;
+const B = 0.75;
+
+type Meta = { status: "building" | "ready"; min_rows: number; built_through: number; applied_seq: number; rows_at_build: number; built_at: number };
+
+function metaOf(db: Database.Database, schema: string, table: string): Meta | null {
+  try {
+    return (preparedOnce(db, `select status, min_rows, built_through, applied_seq, rows_at_build, built_at from ${schema}.fts_word_lists_meta where tbl = ?`).get(table) as Meta | undefined) ?? null;
+  } catch {
+    // A store whose migrations predate the lists (an attached older core, say): no lists.
+    return null;
+  }
+}
+
+function pushVarint(out: number[], v: number): void {
+  while (v > 0x7f) {
+    out.push((v & 0x7f) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  out.push(v);
+}
+
+/** (rowid, value) pairs of one segment, rowids ascending: each as the varint of its distance from the previous (the segment's base first), then the value's. */
+function encodePairs(base: number, pairs: [number, number][]): Buffer {
+  const out: number[] = [];
+  let prev = base;
+  for (const [id, v] of pairs) {
+    pushVarint(out, id - prev);
+    pushVarint(out, v);
+    prev = id;
+  }
+  return Buffer.from(out);
+}
+
+function decodePairs(buf: Uint8Array, base: number, each: (id: number, v: number) => void): void {
+  let i = 0;
+  let prev = base;
+  while (i < buf.length) {
+    let d = 0;
+    let shift = 1;
+    let byte: number;
+    do {
+      byte = buf[i++];
+      d += (byte & 0x7f) * shift;
+      shift *= 128;
+    } while (byte & 0x80);
+    let v = 0;
+    shift = 1;
+    do {
+      byte = buf[i++];
+      v += (byte & 0x7f) * shift;
+      shift *= 128;
+    } while (byte & 0x80);
+    prev += d;
+    each(prev, v);
+  }
+}
+
+/** The listed rows' values as FTS5 indexed them: read through the FTS5 table itself (its content table). */
+function textsOf(db: Database.Database, schema: string, table: string, columns: string[], rowids: number[]): Map<number, (string | null)[]> {
+  const rows = preparedOnce(db, `select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid in (select value from json_each(?))`, "raw").all(JSON.stringify(rowids)) as [number, ...(string | null)[]][];
+  return new Map(rows.map(([id, ...values]) => [id, values]));
+}
+
+function columnNames(db: Database.Database, schema: string, table: string): string[] {
+  return (preparedOnce(db, `select name from pragma_table_info(?, ?)`, "pluck").all(table, schema) as string[]);
+}
+
+function lengthsOf(db: Database.Database, table: string, lo: number, hi: number, columns: number): Map<number, number> {
+  const rows = preparedOnce(db, `select id, sz from main.${table}_docsize where id >= ? and id < ?`, "raw").all(lo, hi) as [number, Buffer][];
+  return new Map(rows.map(([id, sz]) => [id, readVarints(sz, columns).reduce((a, b) => a + b, 0)]));
+}
+
+/**
+ * One bounded step of keeping `main.table`'s word lists: start them (a
+ * table of at least `minTableRows` rows), build the next 4096 rowids, or fold
+ * up to FOLD_BATCH logged changes in. "more" when another step has work.
+ * Runs on a writable connection; each step is one transaction.
+ */
+export function wordListsStep({ db, table, minRows = WORD_LIST_MIN_ROWS, minTableRows = WORD_LISTS_MIN_TABLE_ROWS }: { db: Database.Database; table: string; minRows?: number; minTableRows?: number }): "idle" | "more" {
+  const { tokenize, columns: ncols } = tableShape(db, "main", table);
+  const totals = ftsTotals({ db, schema: "main", table, columns: ncols });
+  const meta = metaOf(db, "main", table);
+  if (!meta) {
+    if (!totals || totals.rows < minTableRows) return "idle";
+    const vocab = vocabTables(db, "main", table);
+    if (!vocab) return "idle";
+    db.transaction(() => {
+      // The log starts with the meta row (the triggers log only while it exists): every later write is either read by
+      // the build (its segment not built yet) or folded in after it.
+      const seq = (db.prepare("select coalesce(max(seq), 0) from fts_changes").pluck().get() as number) ?? 0;
+      db.prepare("insert into fts_word_lists_meta(tbl, status, min_rows, built_through, applied_seq, rows_at_build, built_at) values (?, 'building', ?, 0, ?, ?, ?)").run(table, minRows, seq, totals.rows, Date.now());
+      db.prepare(`insert into fts_word_list_tokens(tbl, token) select ?, term from ${vocab.row} where doc > ?`).run(table, minRows);
+    })();
+    return "more";
+  }
+  const tokens = preparedOnce(db, "select token from fts_word_list_tokens where tbl = ?", "pluck").all(table) as string[];
+  const columns = columnNames(db, "main", table);
+  if (meta.status === "building") {
+    const lo = meta.built_through;
+    const last = (preparedOnce(db, `select max(id) from main.${table}_docsize`, "pluck").get() as number | null) ?? 0;
+    if (lo > last) {
+      db.prepare("update fts_word_lists_meta set status = 'ready', rows_at_build = ? where tbl = ?").run(totals?.rows ?? 0, table);
+      return "more";
+    }
+    // Steps stay inside one segment (BUILD_STEP_ROWS divides it).
+    const hi = lo + BUILD_STEP_ROWS;
+    const ids = preparedOnce(db, `select id from main.${table}_docsize where id >= ? and id < ?`, "pluck").all(lo, hi) as number[];
+    db.transaction(() => {
+      if (ids.length) writeSegmentRows({ db, table, tokenize, ncols, columns, tokens, segment: lo >> SEGMENT_BITS, rowids: ids });
+      db.prepare("update fts_word_lists_meta set built_through = ? where tbl = ?").run(hi, table);
+    })();
+    return "more";
+  }
+  // Ready: a table grown past twice its size at build has new common words without lists: start again.
+  if (totals && totals.rows > 2 * Math.max(meta.rows_at_build, minTableRows)) {
+    dropWordLists({ db, table });
+    return "more";
+  }
+  const batch = preparedOnce(db, "select seq, rid from fts_changes where tbl = ? and seq > ? order by seq limit ?", "raw").all(table, meta.applied_seq, FOLD_BATCH) as [number, number][];
+  if (batch.length === 0) return "idle";
+  const upTo = batch[batch.length - 1][0];
+  const bySegment = new Map<number, Set<number>>();
+  for (const [, rid] of batch) {
+    const s = rid >> SEGMENT_BITS;
+    if (!bySegment.has(s)) bySegment.set(s, new Set());
+    bySegment.get(s)!.add(rid);
+  }
+  db.transaction(() => {
+    for (const [segment, rids] of bySegment) writeSegmentRows({ db, table, tokenize, ncols, columns, tokens, segment, rowids: [...rids] });
+    db.prepare("update fts_word_lists_meta set applied_seq = ? where tbl = ?").run(upTo, table);
+    db.prepare("delete from fts_changes where tbl = ? and seq <= ?").run(table, upTo);
+  })();
+  return batch.length === FOLD_BATCH ? "more" : "idle";
+}
+
+/**
+ * The rows `rowids` (at least one) of one segment, as they are now, into
+ * every listed word's blob and the lengths blob of that segment: each listed
+ * row's stored entries are replaced (a row gone from the table is removed).
+ */
+function writeSegmentRows({ db, table, tokenize, ncols, columns, tokens, segment, rowids }: { db: Database.Database; table: string; tokenize: string; ncols: number; columns: string[]; tokens: string[]; segment: number; rowids: number[] }): void {
+  const base = segment << SEGMENT_BITS;
+  const texts = rowids.length ? textsOf(db, "main", table, columns, rowids) : new Map<number, (string | null)[]>();
+  const counted = scratchCounts({ tokenize, columns: ncols, rows: [...texts].map(([rowid, values]) => ({ rowid, values })), tokens });
+  const indexed = lengthsOf(db, table, Math.min(...rowids), Math.max(...rowids) + 1, ncols);
+  const present = new Set<number>();
+  const logChange = preparedOnce(db, "insert into fts_changes(tbl, rid) values (?, ?)");
+  for (const id of rowids) {
+    if (!indexed.has(id)) continue;
+    // A row whose text does not give the length FTS5 indexed (content changed without the index, say) stays a logged
+    // change: queries score it from its text (and step aside when that disagrees too), never from a wrong entry.
+    if (counted.length.get(id) !== indexed.get(id)) logChange.run(table, id);
+    else present.add(id);
+  }
+  const touched = new Set(rowids);
+  const readBlob = preparedOnce(db, "select entries from fts_word_lists where tbl = ? and token = ? and segment = ?", "pluck");
+  const writeBlob = preparedOnce(db, "insert or replace into fts_word_lists(tbl, token, segment, entries) values (?, ?, ?, ?)");
+  const dropBlob = preparedOnce(db, "delete from fts_word_lists where tbl = ? and token = ? and segment = ?");
+  const merged = (old: Buffer | undefined, fresh: [number, number][]): [number, number][] => {
+    const pairs: [number, number][] = [];
+    if (old) decodePairs(old, base, (id, v) => void (touched.has(id) || pairs.push([id, v])));
+    pairs.push(...fresh);
+    return pairs.sort((a, b) => a[0] - b[0]);
+  };
+  const write = (token: string, pairs: [number, number][]) => (pairs.length ? writeBlob.run(table, token, segment, encodePairs(base, pairs)) : dropBlob.run(table, token, segment));
+  for (const token of tokens) {
+    const fresh: [number, number][] = [];
+    for (const id of present) {
+      const n = counted.tf.get(id)?.get(token);
+      if (n) fresh.push([id, n]);
+    }
+    const old = readBlob.get(table, token, segment) as Buffer | undefined;
+    if (!old && fresh.length === 0) continue;
+    write(token, merged(old, fresh));
+  }
+  const oldLengths = preparedOnce(db, "select lengths from fts_row_lengths where tbl = ? and segment = ?", "pluck").get(table, segment) as Buffer | undefined;
+  const lengths = merged(oldLengths, [...present].map((id) => [id, indexed.get(id)!]));
+  if (lengths.length) preparedOnce(db, "insert or replace into fts_row_lengths(tbl, segment, lengths) values (?, ?, ?)").run(table, segment, encodePairs(base, lengths));
+  else preparedOnce(db, "delete from fts_row_lengths where tbl = ? and segment = ?").run(table, segment);
+}
+
+/** Forget `main.table`'s lists and log (the next step starts them again). */
+export function dropWordLists({ db, table }: { db: Database.Database; table: string }): void {
+  db.transaction(() => {
+    for (const t of ["fts_word_lists_meta", "fts_word_list_tokens", "fts_word_lists", "fts_row_lengths", "fts_changes"]) db.prepare(`delete from ${t} where tbl = ?`).run(table);
+  })();
+}
+
+/** Build and fold until nothing is left (a CLI, a bench, a test); steps until idle, at most `maxSteps`. */
+export function buildWordLists(args: Parameters<typeof wordListsStep>[0] & { maxSteps?: number }): number {
+  let steps = 0;
+  while (steps < (args.maxSteps ?? Number.MAX_SAFE_INTEGER) && wordListsStep(args) === "more") steps++;
+  return steps;
+}
+
+/** What the lists say about a table, for health and explain: null when it has none. */
+export function wordListsStatus({ db, schema = "main", table }: { db: Database.Database; schema?: string; table: string }): { status: "building" | "ready"; words: number; builtThrough: number; pending: number } | null {
+  const meta = metaOf(db, schema, table);
+  if (!meta) return null;
+  const words = preparedOnce(db, `select count(*) from ${schema}.fts_word_list_tokens where tbl = ?`, "pluck").get(table) as number;
+  const pending = preparedOnce(db, `select count(*) from ${schema}.fts_changes where tbl = ? and seq > ?`, "pluck").get(table, meta.applied_seq) as number;
+  return { status: meta.status, words, builtThrough: meta.built_through, pending };
+}
+
+/** Every row's length (tokens, all columns) by rowid, -1 for none; kept per lists state (build and fold position). */
+const lengthMemos = new Map<string, Int32Array>();
+function allLengths(db: Database.Database, schema: string, table: string, stamp: string): Int32Array {
+  const key = `${(preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string) ?? ""}\u0000${table}\u0000${stamp}`;
+  const known = lengthMemos.get(key);
+  if (known) return known;
+  const blobs = preparedOnce(db, `select segment, lengths from ${schema}.fts_row_lengths where tbl = ? order by segment`, "raw").all(table) as [number, Buffer][];
+  const size = blobs.length ? (blobs[blobs.length - 1][0] + 1) << SEGMENT_BITS : 0;
+  const out = new Int32Array(size).fill(-1);
+  for (const [segment, blob] of blobs) decodePairs(blob, segment << SEGMENT_BITS, (id, len) => void (out[id] = len));
+  if (key.startsWith("\u0000")) return out; // in-memory database: nothing to key it by
+  lengthMemos.set(key, out);
+  while (lengthMemos.size > 16) lengthMemos.delete(lengthMemos.keys().next().value!);
+  return out;
+}
+
+/**
+ * Every row a plain expression (one-token phrases, all AND or all OR)
+ * matches, with FTS5's bm25 score of each (positive), from the word lists:
+ * null when the table has no ready lists, a phrase is not one token, a
+ * common word has no list (it became common after the build), too many
+ * changes wait to be folded in, or a changed row cannot be scored from its
+ * text. The caller ranks its own way then.
+ */
+/** Whether queries read the lists (a bench sets it off to measure the other paths beside them). */
+let reading = true;
+export function setWordListsRead(on: boolean): boolean {
+  const before = reading;
+  reading = on;
+  return before;
+}
+
+export function wordListScores({ db, schema, table, match }: { db: Database.Database; schema: string; table: string; match: string }): PhraseScores | null {
+  if (!reading) return null;
+  const meta = metaOf(db, schema, table);
+  if (!meta || meta.status !== "ready") return null;
+  const plain = plainPhrases(match);
+  if (!plain) return null;
+  // One read transaction: the lists, the log and FTS5's own numbers from one snapshot of the database.
+  const run = () => {
+    const fresh = metaOf(db, schema, table);
+    if (!fresh || fresh.status !== "ready") return null;
+    if (schema === "main" || schema === "core") {
+      // While FTS5 itself is being rebuilt (store meta), it is missing rows the lists have.
+      const rebuilding = preparedOnce(db, `select 1 from ${schema}.meta where key = 'fts_rebuild_target'`, "pluck").get();
+      if (rebuilding) return null;
+    }
+    const { tokenize, columns: ncols } = tableShape(db, schema, table);
+    const tokens = phraseTokens(tokenize, plain.phrases);
+    if (!tokens) return null;
+    const totals = ftsTotals({ db, schema, table, columns: ncols });
+    if (!totals) return null;
+    const pending = preparedOnce(db, `select distinct rid from ${schema}.fts_changes where tbl = ? and seq > ? limit ?`, "pluck").all(table, fresh.applied_seq, MAX_PENDING_ROWS + 1) as number[];
+    if (pending.length > MAX_PENDING_ROWS) return null;
+    const lengths = allLengths(db, schema, table, `${fresh.built_at}:${fresh.applied_seq}`);
+    const listed = preparedOnce(db, `select 1 from ${schema}.fts_word_list_tokens where tbl = ? and token = ?`, "pluck");
+    const segments = preparedOnce(db, `select segment, entries from ${schema}.fts_word_lists where tbl = ? and token = ? order by segment`, "raw");
+    // Each distinct token's rows and counts, rowids ascending: its list, or a rare word's instances in FTS5 itself.
+    const avgdl = totals.tokens / totals.rows;
+    const idf: number[] = [];
+    for (const t of tokens) {
+      const stats = tokenStats({ db, schema, table, token: t });
+      if (!stats) return null;
+      idf.push(ftsIdf(db, totals.rows, stats.rows));
+    }
+    // Dense by rowid: the lengths cover every row folded in; logged rows are scored apart and skipped in the lists.
+    const size = Math.max(lengths.length, ...pending.map((id) => id + 1));
+    const score = new Float64Array(size);
+    const found = new Uint8Array(size);
+    const skip = new Uint8Array(size);
+    for (const id of pending) skip[id] = 1;
+    let unknownRow = false;
+    // One row's part of one phrase, added as FTS5 adds it: phrase by phrase in expression order.
+    const add = (w: number, id: number, f: number) => {
+      if (skip[id]) return;
+      const d = lengths[id];
+      if (d === undefined || d < 0) {
+        unknownRow = true; // a row the lengths do not know: the lists are not this index's
+        return;
+      }
+      found[id]++;
+      score[id] += w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
+    };
+    for (let p = 0; p < tokens.length; p++) {
+      const token = tokens[p];
+      const w = idf[p];
+      if (listed.get(table, token)) {
+        for (const [segment, blob] of segments.all(table, token) as [number, Buffer][]) decodePairs(blob, segment << SEGMENT_BITS, (id, f) => add(w, id, f));
+      } else {
+        // A word rarer than the lists keep: its rows and counts from FTS5's own instances (at most min_rows rows).
+        const stats = tokenStats({ db, schema, table, token });
+        if (!stats || stats.rows > fresh.min_rows) return null;
+        const vocab = vocabTables(db, schema, table);
+        if (!vocab) return null;
+        for (const [doc, f] of preparedOnce(db, `select doc, count(*) from ${vocab.instance} where term = ? group by doc`, "raw").all(token) as [number, number][]) add(w, doc, f);
+      }
+      if (unknownRow) return null;
+    }
+    if (pending.length) {
+      const columns = columnNames(db, schema, table);
+      const scored = bm25OfRows({ db, schema, table, match, rowids: pending, maxInstances: 0, texts: (ids) => textsOf(db, schema, table, columns, ids) });
+      if (!scored) return null;
+      for (const [id, s] of scored) {
+        score[id] = s;
+        found[id] = tokens.length;
+      }
+    }
+    // Rowids ascending, as every PhraseScores is.
+    const need = plain.mode === "all" ? tokens.length : 1;
+    let n = 0;
+    for (let id = 0; id < size; id++) if (found[id] >= need) n++;
+    const ids = new Float64Array(n);
+    const scores = new Float64Array(n);
+    for (let id = 0, i = 0; id < size; id++) {
+      if (found[id] < need) continue;
+      ids[i] = id;
+      scores[i++] = score[id];
+    }
+    return { ids, scores };
+  };
+  return db.inTransaction ? run() : db.transaction(run)();
+}

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
+import { searchInputSchema, searchStore } from "@/lib/index/search";
+import { clearPhraseScoreCache, setBroadPlanner } from "@/lib/retrieval";
+import { buildWordLists, wordListScores, wordListsStatus } from "@/lib/retrieval/word-lists";
+import { stores } from "@/lib/stores/backend";
+import { openStore } from "@/lib/stores/stores";
+import { onPg, seedStore, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
+
+/**
+ * Issue 19, a broad query's first sight: the word lists (every row of each
+ * common word with its count, every row's length, kept in index.db) rank a
+ * broad query without FTS5 scoring every match. What a user must get is
+ * FTS5's own answer: every row's score to the last bit, before and after
+ * writes (logged changes scored from their text until folded in), and the
+ * other paths' answer while the lists are half built. SQLite only: the
+ * lists derive from FTS5's index (PostgreSQL ranks with ts_rank).
+ */
+const TOKEN = "bootstrap-token-for-word-list-tests-0123456789";
+const DOCS = 2600;
+const FILLER = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"];
+
+/** Deterministic short notes: "rotation" and "ledger" in most (varying counts and lengths), "socket" in a fifth. */
+function note(i: number, salt = 0): string {
+  let x = (i + salt * 7919) * 2654435761;
+  const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const words: string[] = [];
+  const length = 10 + Math.floor(rnd() * 40);
+  for (let w = 0; w < length; w++) words.push(FILLER[Math.floor(rnd() * FILLER.length)]);
+  for (const [word, share] of [["rotation", 0.9], ["ledger", 0.85], ["socket", 0.2]] as const) {
+    if (rnd() < share) for (let k = 1 + Math.floor(rnd() * 3); k > 0; k--) words.splice(Math.floor(rnd() * words.length), 0, word);
+  }
+  return `# Note ${i}\n\n${words.join(" ")}`;
+}
+
+let env: TestEnv;
+const db = () => openStore({ store: "lists" }).sqlite;
+const build = (maxSteps?: number) => buildWordLists({ db: db(), table: "chunks_fts", minRows: 300, minTableRows: 1, maxSteps });
+
+beforeAll(async () => {
+  env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_EMBED_WORKER: "false", DUALMIND_QUERY_BUDGET_MS: "60000" });
+  if (onPg) return;
+  await seedStore("lists");
+  for (let start = 0; start < DOCS; start += 500) {
+    const documents = Array.from({ length: Math.min(500, DOCS - start) }, (_, k) => ({ path: `n/${start + k}.md`, content: note(start + k) }));
+    await stores().putDocuments({ store: "lists", input: { documents }, actor: "test" });
+  }
+}, 300_000);
+afterAll(async () => {
+  setBroadPlanner("off_path");
+  await env.cleanup();
+});
+beforeEach(() => clearPhraseScoreCache());
+
+/** FTS5's score (positive) of every row the expression matches, by rowid. */
+function fts5Scores(match: string): Map<number, number> {
+  const rows = db().prepare("select rowid as id, -bm25(chunks_fts) as s from chunks_fts where chunks_fts match ? order by rowid").all(match) as { id: number; s: number }[];
+  return new Map(rows.map((r) => [r.id, r.s]));
+}
+function listScores(match: string): Map<number, number> | null {
+  const got = wordListScores({ db: db(), schema: "main", table: "chunks_fts", match });
+  return got ? new Map(Array.from(got.ids, (id, i) => [id, got.scores[i]])) : null;
+}
+const EXPRESSIONS = ['"rotation" OR "ledger"', '"rotation" "ledger"', '"ledger" OR "socket"', '"socket" OR "rotation" OR "alpha"', '"rotation" OR "rotation"'];
+
+const search = (body: Record<string, unknown>) => callRoute(searchRoute.POST, { token: TOKEN, params: { store: "lists" }, body });
+type Hit = { path: string; id: number; score: number };
+
+/** The route's answer with FTS5 scoring every match (the legacy planner on a first sighting; the lists are not read by it). */
+async function exhaustiveAnswer(body: Record<string, unknown>): Promise<Hit[]> {
+  const before = setBroadPlanner("legacy");
+  try {
+    clearPhraseScoreCache();
+    const r = await searchStore({ handle: openStore({ store: "lists" }), core: null, input: searchInputSchema.parse({ mode: "fts", ...body }) });
+    return r.results.map((h) => ({ path: h.path, id: h.id, score: h.score }));
+  } finally {
+    setBroadPlanner(before);
+    clearPhraseScoreCache();
+  }
+}
+
+describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5's answer exactly", () => {
+  it("half built, the lists are not used and the route still gives FTS5's answer; built, every row's score is FTS5's to the last bit", async () => {
+    build(2);
+    expect(wordListsStatus({ db: db(), table: "chunks_fts" })?.status).toBe("building");
+    expect(listScores('"rotation" OR "ledger"')).toBeNull();
+    const body = { q: "rotation ledger", match: "any", limit: 10, explain: true };
+    const halfway = await search(body);
+    expect(halfway.status).toBe(200);
+    const want = await exhaustiveAnswer(body);
+    expect((halfway.json as { results: Hit[] }).results.map((h) => ({ path: h.path, id: h.id, score: h.score }))).toEqual(want);
+
+    build();
+    const status = wordListsStatus({ db: db(), table: "chunks_fts" });
+    expect(status).toMatchObject({ status: "ready", pending: 0 });
+    // rotation, ledger and the filler words are in more than 300 rows; socket (a fifth of 2600) is too.
+    expect(status!.words).toBeGreaterThanOrEqual(15);
+    for (const match of EXPRESSIONS) expect(listScores(match), match).toEqual(fts5Scores(match));
+
+    clearPhraseScoreCache();
+    const listed = await search(body);
+    const json = listed.json as { results: Hit[]; explain: { stages: { stage: string; detail: string }[] } };
+    expect(json.explain.stages.find((s) => s.stage === "lexical")!.detail).toContain("word lists");
+    expect(json.results.map((h) => ({ path: h.path, id: h.id, score: h.score }))).toEqual(want);
+  });
+
+  it("rows written after the build (added, replaced, deleted) are scored from their text until folded in, then from the lists: FTS5's answer throughout", async () => {
+    build();
+    const documents = Array.from({ length: 40 }, (_, k) => ({ path: `n/new-${k}.md`, content: note(DOCS + k, 1) }));
+    // Replaced: the same paths with other text (their chunks rewritten).
+    documents.push(...Array.from({ length: 20 }, (_, k) => ({ path: `n/${k * 7}.md`, content: note(k * 7, 2) })));
+    // A row that now holds "rotation" many times over in a short text: it must come first once written.
+    documents.push({ path: "n/dense.md", content: "rotation rotation rotation rotation ledger ledger" });
+    await stores().putDocuments({ store: "lists", input: { documents }, actor: "test" });
+    for (const k of [3, 11, 500]) await stores().deleteDocument({ store: "lists", path: `n/${k}.md`, actor: "test" });
+
+    const pending = wordListsStatus({ db: db(), table: "chunks_fts" })!.pending;
+    expect(pending).toBeGreaterThan(60);
+    for (const match of EXPRESSIONS) expect(listScores(match), `${match} (logged changes not folded in)`).toEqual(fts5Scores(match));
+    const body = { q: "rotation ledger", match: "any", limit: 10, explain: true };
+    const want = await exhaustiveAnswer(body);
+    expect(want[0].path).toBe("n/dense.md");
+    clearPhraseScoreCache();
+    expect(((await search(body)).json as { results: Hit[] }).results.map((h) => ({ path: h.path, id: h.id, score: h.score }))).toEqual(want);
+
+    build();
+    expect(wordListsStatus({ db: db(), table: "chunks_fts" })!.pending).toBe(0);
+    expect(db().prepare("select count(*) from fts_changes").pluck().get()).toBe(0);
+    for (const match of EXPRESSIONS) expect(listScores(match), `${match} (folded in)`).toEqual(fts5Scores(match));
+    clearPhraseScoreCache();
+    const after = await search(body);
+    const json = after.json as { results: Hit[]; explain: { stages: { stage: string; detail: string }[] } };
+    expect(json.explain.stages.find((s) => s.stage === "lexical")!.detail).toContain("word lists");
+    expect(json.results.map((h) => ({ path: h.path, id: h.id, score: h.score }))).toEqual(want);
+  });
+
+  it("a word in fewer rows than the lists keep is read from FTS5's own instances, and a phrase of two tokens is left to FTS5", async () => {
+    const documents = Array.from({ length: 5 }, (_, k) => ({ path: `n/rare-${k}.md`, content: `zephyr ${"rotation ".repeat(k + 1)}` }));
+    await stores().putDocuments({ store: "lists", input: { documents }, actor: "test" });
+    build();
+    expect(db().prepare("select count(*) from fts_word_list_tokens where token = 'zephyr'").pluck().get()).toBe(0);
+    const match = '"zephyr" OR "rotation"';
+    expect(listScores(match)).toEqual(fts5Scores(match));
+    expect(listScores('"rotation ledger" OR "socket"')).toBeNull();
+  });
+});
