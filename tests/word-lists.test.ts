@@ -2,7 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { clearPhraseScoreCache, setBroadPlanner } from "@/lib/retrieval";
-import { buildWordLists, wordListScores, wordListsStatus } from "@/lib/retrieval/word-lists";
+import { LISTED_TABLES } from "@/lib/index/word-list-upkeep";
+import { buildWordLists, setWordListsRead, wordListScores, wordListsStatus } from "@/lib/retrieval/word-lists";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
 import { onPg, seedStore, useTestBackend, type TestEnv } from "./backend";
@@ -36,7 +37,11 @@ function note(i: number, salt = 0): string {
 
 let env: TestEnv;
 const db = () => openStore({ store: "lists" }).sqlite;
-const build = (maxSteps?: number) => buildWordLists({ db: db(), table: "chunks_fts", minRows: 300, minTableRows: 1, maxSteps });
+/** Both kept tables (chunks, whole documents), as the server's upkeep keeps them, with test-sized thresholds. */
+const build = (maxSteps?: number) => {
+  for (const { table, texts } of LISTED_TABLES) buildWordLists({ db: db(), table, texts: texts?.(db()), minRows: 300, minTableRows: 1, maxSteps });
+};
+const TABLES = LISTED_TABLES.map((t) => t.table);
 
 beforeAll(async () => {
   env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_EMBED_WORKER: "false", DUALMIND_QUERY_BUDGET_MS: "60000" });
@@ -54,13 +59,32 @@ afterAll(async () => {
 beforeEach(() => clearPhraseScoreCache());
 
 /** FTS5's score (positive) of every row the expression matches, by rowid. */
-function fts5Scores(match: string): Map<number, number> {
-  const rows = db().prepare("select rowid as id, -bm25(chunks_fts) as s from chunks_fts where chunks_fts match ? order by rowid").all(match) as { id: number; s: number }[];
+function fts5Scores(match: string, table = "chunks_fts"): Map<number, number> {
+  const rows = db().prepare(`select rowid as id, -bm25(${table}) as s from ${table} where ${table} match ? order by rowid`).all(match) as { id: number; s: number }[];
   return new Map(rows.map((r) => [r.id, r.s]));
 }
-function listScores(match: string): Map<number, number> | null {
-  const got = wordListScores({ db: db(), schema: "main", table: "chunks_fts", match });
+function listScores(match: string, table = "chunks_fts"): Map<number, number> | null {
+  const texts = LISTED_TABLES.find((t) => t.table === table)!.texts?.(db());
+  const got = wordListScores({ db: db(), schema: "main", table, match, texts });
   return got ? new Map(Array.from(got.ids, (id, i) => [id, got.scores[i]])) : null;
+}
+/** Both tables' list scores against FTS5's, every row to the last bit. */
+function expectFts5Scores(when: string): void {
+  for (const table of TABLES) for (const match of EXPRESSIONS) expect(listScores(match, table), `${table} ${match} (${when})`).toEqual(fts5Scores(match, table));
+}
+/** The route's answer with the lists read and not read: the same documents, chunks and scores. */
+async function expectSameAnswerWithoutLists(body: Record<string, unknown>): Promise<void> {
+  const answer = async (read: boolean) => {
+    const before = setWordListsRead(read);
+    try {
+      clearPhraseScoreCache();
+      const r = await searchStore({ handle: openStore({ store: "lists" }), core: null, input: searchInputSchema.parse({ mode: "fts", ...body }) });
+      return r.results.map((h) => ({ path: h.path, id: h.id, score: h.score }));
+    } finally {
+      setWordListsRead(before);
+    }
+  };
+  expect(await answer(true)).toEqual(await answer(false));
 }
 const EXPRESSIONS = ['"rotation" OR "ledger"', '"rotation" "ledger"', '"ledger" OR "socket"', '"socket" OR "rotation" OR "alpha"', '"rotation" OR "rotation"'];
 
@@ -83,8 +107,8 @@ async function exhaustiveAnswer(body: Record<string, unknown>): Promise<Hit[]> {
 describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5's answer exactly", () => {
   it("half built, the lists are not used and the route still gives FTS5's answer; built, every row's score is FTS5's to the last bit", async () => {
     build(2);
-    expect(wordListsStatus({ db: db(), table: "chunks_fts" })?.status).toBe("building");
-    expect(listScores('"rotation" OR "ledger"')).toBeNull();
+    for (const table of TABLES) expect(wordListsStatus({ db: db(), table })?.status).toBe("building");
+    for (const table of TABLES) expect(listScores('"rotation" OR "ledger"', table)).toBeNull();
     const body = { q: "rotation ledger", match: "any", limit: 10, explain: true };
     const halfway = await search(body);
     expect(halfway.status).toBe(200);
@@ -96,7 +120,10 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     expect(status).toMatchObject({ status: "ready", pending: 0 });
     // rotation, ledger and the filler words are in more than 300 rows; socket (a fifth of 2600) is too.
     expect(status!.words).toBeGreaterThanOrEqual(15);
-    for (const match of EXPRESSIONS) expect(listScores(match), match).toEqual(fts5Scores(match));
+    expect(wordListsStatus({ db: db(), table: "documents_fts" })).toMatchObject({ status: "ready", pending: 0 });
+    expectFts5Scores("built");
+    await expectSameAnswerWithoutLists(body);
+    await expectSameAnswerWithoutLists({ ...body, match: "all" });
 
     clearPhraseScoreCache();
     const listed = await search(body);
@@ -115,9 +142,9 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     await stores().putDocuments({ store: "lists", input: { documents }, actor: "test" });
     for (const k of [3, 11, 500]) await stores().deleteDocument({ store: "lists", path: `n/${k}.md`, actor: "test" });
 
-    const pending = wordListsStatus({ db: db(), table: "chunks_fts" })!.pending;
-    expect(pending).toBeGreaterThan(60);
-    for (const match of EXPRESSIONS) expect(listScores(match), `${match} (logged changes not folded in)`).toEqual(fts5Scores(match));
+    expect(wordListsStatus({ db: db(), table: "chunks_fts" })!.pending).toBeGreaterThan(60);
+    expect(wordListsStatus({ db: db(), table: "documents_fts" })!.pending).toBeGreaterThan(60);
+    expectFts5Scores("logged changes not folded in");
     const body = { q: "rotation ledger", match: "any", limit: 10, explain: true };
     const want = await exhaustiveAnswer(body);
     expect(want[0].path).toBe("n/dense.md");
@@ -126,8 +153,10 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
 
     build();
     expect(wordListsStatus({ db: db(), table: "chunks_fts" })!.pending).toBe(0);
+    expect(wordListsStatus({ db: db(), table: "documents_fts" })!.pending).toBe(0);
     expect(db().prepare("select count(*) from fts_changes").pluck().get()).toBe(0);
-    for (const match of EXPRESSIONS) expect(listScores(match), `${match} (folded in)`).toEqual(fts5Scores(match));
+    expectFts5Scores("folded in");
+    await expectSameAnswerWithoutLists(body);
     clearPhraseScoreCache();
     const after = await search(body);
     const json = after.json as { results: Hit[]; explain: { stages: { stage: string; detail: string }[] } };
@@ -141,7 +170,7 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     build();
     expect(db().prepare("select count(*) from fts_word_list_tokens where token = 'zephyr'").pluck().get()).toBe(0);
     const match = '"zephyr" OR "rotation"';
-    expect(listScores(match)).toEqual(fts5Scores(match));
+    for (const table of TABLES) expect(listScores(match, table), table).toEqual(fts5Scores(match, table));
     expect(listScores('"rotation ledger" OR "socket"')).toBeNull();
   });
 });

@@ -35,6 +35,8 @@ export function documentTitle(text: string): string {
 /** Write (or replace) a document's row in the whole-document index. */
 export function writeDocumentFts({ sqlite, docId, path, text }: { sqlite: Database.Database; docId: number; path: string; text: string }): void {
   preparedOnce(sqlite, "insert or replace into documents_fts(rowid, path, title, body) values (?, ?, ?, ?)").run(docId, path, documentTitle(text), text);
+  // The row is logged for the table's word lists, when it has them (lib/retrieval/word-lists.ts; deletes: a trigger).
+  preparedOnce(sqlite, "insert into fts_changes(tbl, rid) select 'documents_fts', ? where exists (select 1 from fts_word_lists_meta where tbl = 'documents_fts')").run(docId);
 }
 
 type DocumentRow = { docId: number; path: string; bytes: number; content: string | null };

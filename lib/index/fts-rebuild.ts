@@ -2,6 +2,7 @@ import type Database from "better-sqlite3";
 import type { StoreHandle } from "../db/connection";
 import { preparedOnce } from "../db/statements";
 import { log } from "../log";
+import { dropWordLists } from "../retrieval/word-lists";
 import { documentFtsRebuildPending, rebuildDocumentFtsBatchInTransaction, restartDocumentFtsRebuildInTransaction } from "./document-fts";
 
 /**
@@ -102,6 +103,8 @@ export function restartFtsRebuild({ handle }: { handle: StoreHandle }): void {
       upsert.run(TARGET, String(max));
       upsert.run(THROUGH, "0");
       restartDocumentFtsRebuildInTransaction({ sqlite });
+      // The word lists derive from these indexes (a tokenizer change is why they are rebuilt): built again after.
+      for (const table of ["chunks_fts", "documents_fts"]) dropWordLists({ db: sqlite, table });
     })
     .immediate();
 }

@@ -12,6 +12,7 @@ import {
   backlogDegrades,
   bm25OfRows,
   broadTopWithinBudget,
+  wordListScoresOf,
   exactFormShare,
   ExplainRecorder,
   foldWord,
@@ -694,7 +695,9 @@ function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handle
     const ids = preparedOnce(h.sqlite, "select doc_id as id, path from documents where path in (select value from json_each(?))").all(JSON.stringify([...wanted])) as { id: number; path: string }[];
     const pathOf = new Map(ids.map((r) => [r.id, r.path]));
     // The candidates alone, from the index's numbers (cost follows the query words' occurrences, not their matches).
-    const scored = leg === "candidates" ? runWithinBudget(h.sqlite, budget, () => bm25OfRows({ db: h.sqlite, schema: "main", table: "documents_fts", match, rowids: [...pathOf.keys()], texts: (docIds) => documentFtsValues({ sqlite: h.sqlite, docIds }) })) : null;
+    // From the index's word lists when it has them (no text read, no common word's instances walked), else the same numbers computed.
+    const scoreOf = (score: typeof bm25OfRows) => score({ db: h.sqlite, schema: "main", table: "documents_fts", match, rowids: [...pathOf.keys()], texts: (docIds) => documentFtsValues({ sqlite: h.sqlite, docIds }) });
+    const scored = leg === "candidates" ? runWithinBudget(h.sqlite, budget, () => scoreOf(wordListScoresOf) ?? scoreOf(bm25OfRows)) : null;
     if (scored) {
       for (const [id, score] of scored) out.set(`${h.store}:${pathOf.get(id)}`, score);
       continue;

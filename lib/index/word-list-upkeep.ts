@@ -1,19 +1,30 @@
 import { openStoreHandles } from "../db/connection";
 import { log } from "../log";
-import { wordListsStep } from "../retrieval/word-lists";
+import { wordListsStep, type RowTexts } from "../retrieval/word-lists";
+import type Database from "better-sqlite3";
+import { documentFtsValues } from "./document-fts";
 
 /**
- * Keeps each open store's chunk word lists (lib/retrieval/word-lists.ts)
- * between requests: one step (a build segment, or a batch of logged changes
- * folded in) per store per turn, a turn every STEP_GAP_MS while any store
- * has work, else every IDLE_MS. A store whose FTS5 index is itself being
- * rebuilt is left until that finishes. A step that fails (another process
- * holds the write lock past the busy timeout, a full disk) is logged and
- * tried again next turn; its transaction left nothing half-written, and
+ * Keeps each open store's word lists (lib/retrieval/word-lists.ts) for its
+ * chunk index and its whole-document index between requests: one step (a
+ * build segment, or a batch of logged changes folded in) per table per
+ * turn, a turn every STEP_GAP_MS while any has work, else every IDLE_MS. A
+ * store whose FTS5 indexes are being rebuilt is left until that finishes
+ * (the rebuild's restart drops their lists). A step that fails (another
+ * process holds the write lock past the busy timeout, a full disk) is logged
+ * and tried again next turn; its transaction left nothing half-written, and
  * queries answer by their other paths meanwhile.
  */
 export const STEP_GAP_MS = 250;
 export const IDLE_MS = 5_000;
+/** Text read at once for a build step of the document index (a step of 4096 documents is read in halves past it). */
+const DOCUMENT_STEP_BYTES = 32 * 2 ** 20;
+
+/** The tables kept, each with how its rows' text is read (documents_fts is contentless: rebuilt from the chunks). */
+export const LISTED_TABLES: { table: string; texts?: (sqlite: Database.Database) => RowTexts }[] = [
+  { table: "chunks_fts" },
+  { table: "documents_fts", texts: (sqlite) => (docIds) => documentFtsValues({ sqlite, docIds, maxBytes: DOCUMENT_STEP_BYTES }) },
+];
 
 const g = globalThis as unknown as { __dualmindWordListUpkeep?: NodeJS.Timeout | null };
 
@@ -22,9 +33,11 @@ export function wordListUpkeepTurn(): boolean {
   let more = false;
   for (const handle of openStoreHandles()) {
     try {
-      const rebuilding = handle.sqlite.prepare("select 1 from meta where key in ('fts_rebuild_target', 'fts_rebuilt_through')").get();
+      const rebuilding = handle.sqlite.prepare("select 1 from meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')").get();
       if (rebuilding) continue;
-      if (wordListsStep({ db: handle.sqlite, table: "chunks_fts" }) === "more") more = true;
+      for (const { table, texts } of LISTED_TABLES) {
+        if (wordListsStep({ db: handle.sqlite, table, texts: texts?.(handle.sqlite) }) === "more") more = true;
+      }
     } catch (e) {
       log("warn", "word lists: a step failed; tried again next turn", { store: handle.store, error: e instanceof Error ? e.message : String(e) });
     }

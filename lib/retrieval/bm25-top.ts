@@ -354,6 +354,13 @@ const finish = (best: Bm25Row[], m: number) => best.slice(0, m);
 
 /** The best `m` of the combined rows: score descending, rowid ascending (as `order by bm25, rowid`). */
 function bestOf(all: PhraseScores, m: number): Bm25Row[] {
+  // Many rows, few asked for: only the rows at or above the m-th score (ties included) go through the heap.
+  if (m > 0 && all.ids.length > 8 * m) {
+    const kth = kthLargest(all.scores, m);
+    const keep: number[] = [];
+    for (let i = 0; i < all.scores.length; i++) if (all.scores[i] >= kth) keep.push(i);
+    if (keep.length < all.ids.length) return bestOf({ ids: Float64Array.from(keep, (i) => all.ids[i]), scores: Float64Array.from(keep, (i) => all.scores[i]) }, m);
+  }
   const { ids, scores } = all;
   const worse = (a: number, b: number) => scores[a] < scores[b] || (scores[a] === scores[b] && ids[a] > ids[b]);
   // A heap of indices whose root is the worst kept row.

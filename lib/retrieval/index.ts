@@ -11,3 +11,4 @@ export { ftsTokenizerOf } from "./fts-tokens";
 export { BROAD_MATCH_ROWS, broadTopByBm25, broadTopWithinBudget, clearPhraseScoreCache, HELP_AFTER_MS, INLINE_BUILD_ROWS, phraseScoresSettled, plainPhrases, queuedPhraseBuilds, snippetsOf, setBroadPlanner, type Bm25Plan, type Bm25Row, type BroadPlanner } from "./bm25-top";
 export { clearSelectiveMatchCaches, SELECTIVE_ROWS, selectiveTopByBm25, type SelectiveTop } from "./selective-match";
 export { bm25OfRows, MAX_SCANNED_INSTANCES } from "./bm25-rows";
+export { wordListScoresOf } from "./word-lists";

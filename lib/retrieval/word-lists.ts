@@ -108,6 +108,13 @@ function decodePairs(buf: Uint8Array, base: number, each: (id: number, v: number
   }
 }
 
+/**
+ * The listed rows' column values as FTS5 indexed them (table column order),
+ * or null to decline (too large to read at once). A contentless table's
+ * caller gives its own (documents_fts: rebuilt from the chunks).
+ */
+export type RowTexts = (rowids: number[]) => Map<number, (string | null)[]> | null;
+
 /** The listed rows' values as FTS5 indexed them: read through the FTS5 table itself (its content table). */
 function textsOf(db: Database.Database, schema: string, table: string, columns: string[], rowids: number[]): Map<number, (string | null)[]> {
   const rows = preparedOnce(db, `select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid in (select value from json_each(?))`, "raw").all(JSON.stringify(rowids)) as [number, ...(string | null)[]][];
@@ -129,7 +136,7 @@ function lengthsOf(db: Database.Database, table: string, lo: number, hi: number,
  * up to FOLD_BATCH logged changes in. "more" when another step has work.
  * Runs on a writable connection; each step is one transaction.
  */
-export function wordListsStep({ db, table, minRows = WORD_LIST_MIN_ROWS, minTableRows = WORD_LISTS_MIN_TABLE_ROWS }: { db: Database.Database; table: string; minRows?: number; minTableRows?: number }): "idle" | "more" {
+export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, minTableRows = WORD_LISTS_MIN_TABLE_ROWS }: { db: Database.Database; table: string; texts?: RowTexts; minRows?: number; minTableRows?: number }): "idle" | "more" {
   const { tokenize, columns: ncols } = tableShape(db, "main", table);
   const totals = ftsTotals({ db, schema: "main", table, columns: ncols });
   const meta = metaOf(db, "main", table);
@@ -148,6 +155,15 @@ export function wordListsStep({ db, table, minRows = WORD_LIST_MIN_ROWS, minTabl
   }
   const tokens = preparedOnce(db, "select token from fts_word_list_tokens where tbl = ?", "pluck").all(table) as string[];
   const columns = columnNames(db, "main", table);
+  const read: RowTexts = texts ?? ((ids) => textsOf(db, "main", table, columns, ids));
+  // Rows too large to read together are read in halves; a row that cannot be read at all is left logged (see below).
+  const readAll = (ids: number[]): Map<number, (string | null)[]> => {
+    const got = read(ids);
+    if (got) return got;
+    if (ids.length === 1) return new Map();
+    const half = ids.length >> 1;
+    return new Map([...readAll(ids.slice(0, half)), ...readAll(ids.slice(half))]);
+  };
   if (meta.status === "building") {
     const lo = meta.built_through;
     const last = (preparedOnce(db, `select max(id) from main.${table}_docsize`, "pluck").get() as number | null) ?? 0;
@@ -159,7 +175,7 @@ export function wordListsStep({ db, table, minRows = WORD_LIST_MIN_ROWS, minTabl
     const hi = lo + BUILD_STEP_ROWS;
     const ids = preparedOnce(db, `select id from main.${table}_docsize where id >= ? and id < ?`, "pluck").all(lo, hi) as number[];
     db.transaction(() => {
-      if (ids.length) writeSegmentRows({ db, table, tokenize, ncols, columns, tokens, segment: lo >> SEGMENT_BITS, rowids: ids });
+      if (ids.length) writeSegmentRows({ db, table, tokenize, ncols, tokens, segment: lo >> SEGMENT_BITS, rowids: ids, texts: readAll(ids) });
       db.prepare("update fts_word_lists_meta set built_through = ? where tbl = ?").run(hi, table);
     })();
     return "more";
@@ -179,7 +195,7 @@ export function wordListsStep({ db, table, minRows = WORD_LIST_MIN_ROWS, minTabl
     bySegment.get(s)!.add(rid);
   }
   db.transaction(() => {
-    for (const [segment, rids] of bySegment) writeSegmentRows({ db, table, tokenize, ncols, columns, tokens, segment, rowids: [...rids] });
+    for (const [segment, rids] of bySegment) writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids: [...rids], texts: readAll([...rids]) });
     db.prepare("update fts_word_lists_meta set applied_seq = ? where tbl = ?").run(upTo, table);
     db.prepare("delete from fts_changes where tbl = ? and seq <= ?").run(table, upTo);
   })();
@@ -191,9 +207,8 @@ export function wordListsStep({ db, table, minRows = WORD_LIST_MIN_ROWS, minTabl
  * every listed word's blob and the lengths blob of that segment: each listed
  * row's stored entries are replaced (a row gone from the table is removed).
  */
-function writeSegmentRows({ db, table, tokenize, ncols, columns, tokens, segment, rowids }: { db: Database.Database; table: string; tokenize: string; ncols: number; columns: string[]; tokens: string[]; segment: number; rowids: number[] }): void {
+function writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids, texts }: { db: Database.Database; table: string; tokenize: string; ncols: number; tokens: string[]; segment: number; rowids: number[]; texts: Map<number, (string | null)[]> }): void {
   const base = segment << SEGMENT_BITS;
-  const texts = rowids.length ? textsOf(db, "main", table, columns, rowids) : new Map<number, (string | null)[]>();
   const counted = scratchCounts({ tokenize, columns: ncols, rows: [...texts].map(([rowid, values]) => ({ rowid, values })), tokens });
   const indexed = lengthsOf(db, table, Math.min(...rowids), Math.max(...rowids) + 1, ncols);
   const present = new Set<number>();
@@ -209,12 +224,15 @@ function writeSegmentRows({ db, table, tokenize, ncols, columns, tokens, segment
   const readBlob = preparedOnce(db, "select entries from fts_word_lists where tbl = ? and token = ? and segment = ?", "pluck");
   const writeBlob = preparedOnce(db, "insert or replace into fts_word_lists(tbl, token, segment, entries) values (?, ?, ?, ?)");
   const dropBlob = preparedOnce(db, "delete from fts_word_lists where tbl = ? and token = ? and segment = ?");
+  let removed = 0;
   const merged = (old: Buffer | undefined, fresh: [number, number][]): [number, number][] => {
     const pairs: [number, number][] = [];
-    if (old) decodePairs(old, base, (id, v) => void (touched.has(id) || pairs.push([id, v])));
+    removed = 0;
+    if (old) decodePairs(old, base, (id, v) => void (touched.has(id) ? removed++ : pairs.push([id, v])));
     pairs.push(...fresh);
     return pairs.sort((a, b) => a[0] - b[0]);
   };
+  const countRows = preparedOnce(db, "update fts_word_list_tokens set rows = rows + ? where tbl = ? and token = ?");
   const write = (token: string, pairs: [number, number][]) => (pairs.length ? writeBlob.run(table, token, segment, encodePairs(base, pairs)) : dropBlob.run(table, token, segment));
   for (const token of tokens) {
     const fresh: [number, number][] = [];
@@ -225,6 +243,7 @@ function writeSegmentRows({ db, table, tokenize, ncols, columns, tokens, segment
     const old = readBlob.get(table, token, segment) as Buffer | undefined;
     if (!old && fresh.length === 0) continue;
     write(token, merged(old, fresh));
+    if (fresh.length !== removed) countRows.run(fresh.length - removed, table, token);
   }
   const oldLengths = preparedOnce(db, "select lengths from fts_row_lengths where tbl = ? and segment = ?", "pluck").get(table, segment) as Buffer | undefined;
   const lengths = merged(oldLengths, [...present].map((id) => [id, indexed.get(id)!]));
@@ -279,6 +298,46 @@ function allLengths(db: Database.Database, schema: string, table: string, stamp:
  * changes wait to be folded in, or a changed row cannot be scored from its
  * text. The caller ranks its own way then.
  */
+/**
+ * One stored segment of a word's list into the running scores (its part of
+ * one phrase, as `add` in wordListScores, decoded inline: ~170k entries a
+ * query for two common words). False when a row has no known length.
+ */
+function scoreSegment(buf: Uint8Array, base: number, w: number, avgdl: number, into: { lengths: Int32Array; skip: Uint8Array; found: Uint8Array; score: Float64Array }): boolean {
+  const { lengths, skip, found, score } = into;
+  let i = 0;
+  let id = base;
+  while (i < buf.length) {
+    let byte = buf[i++];
+    let d = byte & 0x7f;
+    for (let shift = 128; byte & 0x80; shift *= 128) d += ((byte = buf[i++]) & 0x7f) * shift;
+    byte = buf[i++];
+    let f = byte & 0x7f;
+    for (let shift = 128; byte & 0x80; shift *= 128) f += ((byte = buf[i++]) & 0x7f) * shift;
+    id += d;
+    if (skip[id]) continue;
+    const len = lengths[id];
+    if (len === undefined || len < 0) return false;
+    found[id]++;
+    score[id] += w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * len) / avgdl)));
+  }
+  return true;
+}
+
+/** The rows found for at least `need` phrases, rowids ascending (as every PhraseScores is), with their scores. */
+function rowsFound(found: Uint8Array, score: Float64Array, need: number): PhraseScores {
+  let n = 0;
+  for (let id = 0; id < found.length; id++) if (found[id] >= need) n++;
+  const ids = new Float64Array(n);
+  const scores = new Float64Array(n);
+  for (let id = 0, i = 0; id < found.length; id++) {
+    if (found[id] < need) continue;
+    ids[i] = id;
+    scores[i++] = score[id];
+  }
+  return { ids, scores };
+}
+
 /** Whether queries read the lists (a bench sets it off to measure the other paths beside them). */
 let reading = true;
 export function setWordListsRead(on: boolean): boolean {
@@ -287,7 +346,7 @@ export function setWordListsRead(on: boolean): boolean {
   return before;
 }
 
-export function wordListScores({ db, schema, table, match }: { db: Database.Database; schema: string; table: string; match: string }): PhraseScores | null {
+export function wordListScores({ db, schema, table, match, texts }: { db: Database.Database; schema: string; table: string; match: string; texts?: RowTexts }): PhraseScores | null {
   if (!reading) return null;
   const meta = metaOf(db, schema, table);
   if (!meta || meta.status !== "ready") return null;
@@ -298,8 +357,8 @@ export function wordListScores({ db, schema, table, match }: { db: Database.Data
     const fresh = metaOf(db, schema, table);
     if (!fresh || fresh.status !== "ready") return null;
     if (schema === "main" || schema === "core") {
-      // While FTS5 itself is being rebuilt (store meta), it is missing rows the lists have.
-      const rebuilding = preparedOnce(db, `select 1 from ${schema}.meta where key = 'fts_rebuild_target'`, "pluck").get();
+      // While a store's FTS5 indexes are being rebuilt (store meta), they are missing rows the lists have.
+      const rebuilding = preparedOnce(db, `select 1 from ${schema}.meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')`, "pluck").get();
       if (rebuilding) return null;
     }
     const { tokenize, columns: ncols } = tableShape(db, schema, table);
@@ -310,15 +369,18 @@ export function wordListScores({ db, schema, table, match }: { db: Database.Data
     const pending = preparedOnce(db, `select distinct rid from ${schema}.fts_changes where tbl = ? and seq > ? limit ?`, "pluck").all(table, fresh.applied_seq, MAX_PENDING_ROWS + 1) as number[];
     if (pending.length > MAX_PENDING_ROWS) return null;
     const lengths = allLengths(db, schema, table, `${fresh.built_at}:${fresh.applied_seq}`);
-    const listed = preparedOnce(db, `select 1 from ${schema}.fts_word_list_tokens where tbl = ? and token = ?`, "pluck");
+    const listed = preparedOnce(db, `select rows from ${schema}.fts_word_list_tokens where tbl = ? and token = ?`, "pluck");
     const segments = preparedOnce(db, `select segment, entries from ${schema}.fts_word_lists where tbl = ? and token = ? order by segment`, "raw");
     // Each distinct token's rows and counts, rowids ascending: its list, or a rare word's instances in FTS5 itself.
     const avgdl = totals.tokens / totals.rows;
+    // Each word's row count for its idf: its list's, when every change is folded in (no walk of FTS5's doclist on a
+    // word's first sight); else FTS5's own (fts5vocab), which counts the logged rows as they are now.
     const idf: number[] = [];
     for (const t of tokens) {
-      const stats = tokenStats({ db, schema, table, token: t });
-      if (!stats) return null;
-      idf.push(ftsIdf(db, totals.rows, stats.rows));
+      const inList = listed.get(table, t) as number | undefined;
+      const rows = inList !== undefined && pending.length === 0 ? inList : tokenStats({ db, schema, table, token: t })?.rows;
+      if (rows === undefined) return null;
+      idf.push(ftsIdf(db, totals.rows, rows));
     }
     // Dense by rowid: the lengths cover every row folded in; logged rows are scored apart and skipped in the lists.
     const size = Math.max(lengths.length, ...pending.map((id) => id + 1));
@@ -341,8 +403,8 @@ export function wordListScores({ db, schema, table, match }: { db: Database.Data
     for (let p = 0; p < tokens.length; p++) {
       const token = tokens[p];
       const w = idf[p];
-      if (listed.get(table, token)) {
-        for (const [segment, blob] of segments.all(table, token) as [number, Buffer][]) decodePairs(blob, segment << SEGMENT_BITS, (id, f) => add(w, id, f));
+      if (listed.get(table, token) !== undefined) {
+        for (const [segment, blob] of segments.all(table, token) as [number, Buffer][]) if (!scoreSegment(blob, segment << SEGMENT_BITS, w, avgdl, { lengths, skip, found, score })) return null;
       } else {
         // A word rarer than the lists keep: its rows and counts from FTS5's own instances (at most min_rows rows).
         const stats = tokenStats({ db, schema, table, token });
@@ -355,25 +417,40 @@ export function wordListScores({ db, schema, table, match }: { db: Database.Data
     }
     if (pending.length) {
       const columns = columnNames(db, schema, table);
-      const scored = bm25OfRows({ db, schema, table, match, rowids: pending, maxInstances: 0, texts: (ids) => textsOf(db, schema, table, columns, ids) });
+      const scored = bm25OfRows({ db, schema, table, match, rowids: pending, maxInstances: 0, texts: texts ?? ((ids) => textsOf(db, schema, table, columns, ids)) });
       if (!scored) return null;
       for (const [id, s] of scored) {
         score[id] = s;
         found[id] = tokens.length;
       }
     }
-    // Rowids ascending, as every PhraseScores is.
-    const need = plain.mode === "all" ? tokens.length : 1;
-    let n = 0;
-    for (let id = 0; id < size; id++) if (found[id] >= need) n++;
-    const ids = new Float64Array(n);
-    const scores = new Float64Array(n);
-    for (let id = 0, i = 0; id < size; id++) {
-      if (found[id] < need) continue;
-      ids[i] = id;
-      scores[i++] = score[id];
-    }
-    return { ids, scores };
+    return rowsFound(found, score, plain.mode === "all" ? tokens.length : 1);
   };
   return db.inTransaction ? run() : db.transaction(run)();
+}
+
+/**
+ * FTS5's bm25 (positive) of the listed rows the expression matches, from
+ * the word lists (wordListScores, then each row looked up): bm25OfRows's
+ * answer for a table with lists, without reading the rows' text or walking
+ * a common word's instances. Null when wordListScores is.
+ */
+export function wordListScoresOf(args: { db: Database.Database; schema: string; table: string; match: string; rowids: number[]; texts?: RowTexts }): Map<number, number> | null {
+  const all = wordListScores(args);
+  if (!all) return null;
+  const out = new Map<number, number>();
+  for (const id of args.rowids) {
+    let lo = 0;
+    let hi = all.ids.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (all.ids[mid] < id) lo = mid + 1;
+      else if (all.ids[mid] > id) hi = mid - 1;
+      else {
+        out.set(id, all.scores[mid]);
+        break;
+      }
+    }
+  }
+  return out;
 }
