@@ -38,6 +38,9 @@ import { ftsIdf, ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape
 
 /** Rowids per stored blob (a word's rows, the rows' lengths): 2^12. */
 export const SEGMENT_BITS = 12;
+const SEGMENT = 2 ** SEGMENT_BITS;
+/** A rowid's segment (division, not a shift: rowids may pass 2^31). */
+const segmentOf = (id: number) => Math.floor(id / SEGMENT);
 /** Rowids a build step reads: one segment (~0.4 s of tokenizing and counting at 179k chunks of ~1.1 KB; smaller steps cost more in all, each rewriting the segment so far). */
 export const BUILD_STEP_ROWS = 1 << 12;
 /** A word in more rows than this when the lists are built gets a list (the broad planner's threshold). */
@@ -175,7 +178,7 @@ export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, 
     const hi = lo + BUILD_STEP_ROWS;
     const ids = preparedOnce(db, `select id from main.${table}_docsize where id >= ? and id < ?`, "pluck").all(lo, hi) as number[];
     db.transaction(() => {
-      if (ids.length) writeSegmentRows({ db, table, tokenize, ncols, tokens, segment: lo >> SEGMENT_BITS, rowids: ids, texts: readAll(ids) });
+      if (ids.length) writeSegmentRows({ db, table, tokenize, ncols, tokens, segment: segmentOf(lo), rowids: ids, texts: readAll(ids) });
       db.prepare("update fts_word_lists_meta set built_through = ? where tbl = ?").run(hi, table);
     })();
     return "more";
@@ -190,7 +193,7 @@ export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, 
   const upTo = batch[batch.length - 1][0];
   const bySegment = new Map<number, Set<number>>();
   for (const [, rid] of batch) {
-    const s = rid >> SEGMENT_BITS;
+    const s = segmentOf(rid);
     if (!bySegment.has(s)) bySegment.set(s, new Set());
     bySegment.get(s)!.add(rid);
   }
@@ -208,7 +211,7 @@ export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, 
  * row's stored entries are replaced (a row gone from the table is removed).
  */
 function writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids, texts }: { db: Database.Database; table: string; tokenize: string; ncols: number; tokens: string[]; segment: number; rowids: number[]; texts: Map<number, (string | null)[]> }): void {
-  const base = segment << SEGMENT_BITS;
+  const base = segment * SEGMENT;
   const counted = scratchCounts({ tokenize, columns: ncols, rows: [...texts].map(([rowid, values]) => ({ rowid, values })), tokens });
   const indexed = lengthsOf(db, table, Math.min(...rowids), Math.max(...rowids) + 1, ncols);
   const present = new Set<number>();
@@ -274,16 +277,25 @@ export function wordListsStatus({ db, schema = "main", table }: { db: Database.D
   return { status: meta.status, words, builtThrough: meta.built_through, pending };
 }
 
-/** Every row's length (tokens, all columns) by rowid, -1 for none; kept per lists state (build and fold position). */
-const lengthMemos = new Map<string, Int32Array>();
-function allLengths(db: Database.Database, schema: string, table: string, stamp: string): Int32Array {
+/**
+ * Every row's length (tokens, all columns), per segment by offset in it, -1
+ * for none; kept per lists state (build and fold position). Per segment, so
+ * memory follows the rows, not the largest rowid.
+ */
+type SegmentArrays<T> = Map<number, T>;
+const lengthMemos = new Map<string, SegmentArrays<Int32Array>>();
+function allLengths(db: Database.Database, schema: string, table: string, stamp: string): SegmentArrays<Int32Array> {
   const key = `${(preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string) ?? ""}\u0000${table}\u0000${stamp}`;
   const known = lengthMemos.get(key);
   if (known) return known;
   const blobs = preparedOnce(db, `select segment, lengths from ${schema}.fts_row_lengths where tbl = ? order by segment`, "raw").all(table) as [number, Buffer][];
-  const size = blobs.length ? (blobs[blobs.length - 1][0] + 1) << SEGMENT_BITS : 0;
-  const out = new Int32Array(size).fill(-1);
-  for (const [segment, blob] of blobs) decodePairs(blob, segment << SEGMENT_BITS, (id, len) => void (out[id] = len));
+  const out: SegmentArrays<Int32Array> = new Map();
+  for (const [segment, blob] of blobs) {
+    const lengths = new Int32Array(SEGMENT).fill(-1);
+    const base = segment * SEGMENT;
+    decodePairs(blob, base, (id, len) => void (lengths[id - base] = len));
+    out.set(segment, lengths);
+  }
   if (key.startsWith("\u0000")) return out; // in-memory database: nothing to key it by
   lengthMemos.set(key, out);
   while (lengthMemos.size > 16) lengthMemos.delete(lengthMemos.keys().next().value!);
@@ -298,15 +310,34 @@ function allLengths(db: Database.Database, schema: string, table: string, stamp:
  * changes wait to be folded in, or a changed row cannot be scored from its
  * text. The caller ranks its own way then.
  */
+/** One segment's running scores and phrases found, by offset in the segment. */
+type Accumulated = { base: number; score: Float64Array; found: Uint8Array };
+function accumulatedOf(acc: SegmentArrays<Accumulated>, segment: number): Accumulated {
+  let seg = acc.get(segment);
+  if (!seg) acc.set(segment, (seg = { base: segment * SEGMENT, score: new Float64Array(SEGMENT), found: new Uint8Array(SEGMENT) }));
+  return seg;
+}
+
+/** One row's part of one phrase, added as FTS5 adds it (phrase by phrase in expression order); false when its length is unknown. */
+function scoreRow(w: number, avgdl: number, at: number, f: number, lengths: Int32Array | undefined, into: Accumulated, skipped: boolean): boolean {
+  if (skipped) return true;
+  const len = lengths ? lengths[at] : -1;
+  if (len < 0) return false; // a row the lengths do not know: the lists are not this index's
+  into.found[at]++;
+  into.score[at] += w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * len) / avgdl)));
+  return true;
+}
+
 /**
- * One stored segment of a word's list into the running scores (its part of
- * one phrase, as `add` in wordListScores, decoded inline: ~170k entries a
- * query for two common words). False when a row has no known length.
+ * One stored segment of a word's list into the running scores (scoreRow for
+ * each entry, decoded inline: ~170k entries a query for two common words).
+ * False when a row has no known length.
  */
-function scoreSegment(buf: Uint8Array, base: number, w: number, avgdl: number, into: { lengths: Int32Array; skip: Uint8Array; found: Uint8Array; score: Float64Array }): boolean {
-  const { lengths, skip, found, score } = into;
+function scoreSegment(buf: Uint8Array, w: number, avgdl: number, lengths: Int32Array | undefined, into: Accumulated, skip: Set<number>): boolean {
+  if (!lengths) return buf.length === 0;
+  const { score, found, base } = into;
   let i = 0;
-  let id = base;
+  let at = 0;
   while (i < buf.length) {
     let byte = buf[i++];
     let d = byte & 0x7f;
@@ -314,26 +345,34 @@ function scoreSegment(buf: Uint8Array, base: number, w: number, avgdl: number, i
     byte = buf[i++];
     let f = byte & 0x7f;
     for (let shift = 128; byte & 0x80; shift *= 128) f += ((byte = buf[i++]) & 0x7f) * shift;
-    id += d;
-    if (skip[id]) continue;
-    const len = lengths[id];
+    at += d;
+    if (skip.size > 0 && skip.has(base + at)) continue;
+    const len = lengths[at];
     if (len === undefined || len < 0) return false;
-    found[id]++;
-    score[id] += w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * len) / avgdl)));
+    found[at]++;
+    score[at] += w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * len) / avgdl)));
   }
   return true;
 }
 
 /** The rows found for at least `need` phrases, rowids ascending (as every PhraseScores is), with their scores. */
-function rowsFound(found: Uint8Array, score: Float64Array, need: number): PhraseScores {
+function rowsFound(acc: SegmentArrays<Accumulated>, need: number): PhraseScores {
+  const segments = [...acc.keys()].sort((a, b) => a - b);
   let n = 0;
-  for (let id = 0; id < found.length; id++) if (found[id] >= need) n++;
+  for (const s of segments) {
+    const { found } = acc.get(s)!;
+    for (let at = 0; at < SEGMENT; at++) if (found[at] >= need) n++;
+  }
   const ids = new Float64Array(n);
   const scores = new Float64Array(n);
-  for (let id = 0, i = 0; id < found.length; id++) {
-    if (found[id] < need) continue;
-    ids[i] = id;
-    scores[i++] = score[id];
+  let i = 0;
+  for (const s of segments) {
+    const { found, score, base } = acc.get(s)!;
+    for (let at = 0; at < SEGMENT; at++) {
+      if (found[at] < need) continue;
+      ids[i] = base + at;
+      scores[i++] = score[at];
+    }
   }
   return { ids, scores };
 }
@@ -382,29 +421,20 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
       if (rows === undefined) return null;
       idf.push(ftsIdf(db, totals.rows, rows));
     }
-    // Dense by rowid: the lengths cover every row folded in; logged rows are scored apart and skipped in the lists.
-    const size = Math.max(lengths.length, ...pending.map((id) => id + 1));
-    const score = new Float64Array(size);
-    const found = new Uint8Array(size);
-    const skip = new Uint8Array(size);
-    for (const id of pending) skip[id] = 1;
+    // Per segment of rowids: the lengths cover every row folded in; logged rows are scored apart and skipped in the lists.
+    const acc: SegmentArrays<Accumulated> = new Map();
+    const skip = new Set(pending);
     let unknownRow = false;
-    // One row's part of one phrase, added as FTS5 adds it: phrase by phrase in expression order.
+    // One row's part of one phrase (a rare word's, from its instances), added as scoreSegment adds a listed word's.
     const add = (w: number, id: number, f: number) => {
-      if (skip[id]) return;
-      const d = lengths[id];
-      if (d === undefined || d < 0) {
-        unknownRow = true; // a row the lengths do not know: the lists are not this index's
-        return;
-      }
-      found[id]++;
-      score[id] += w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
+      const seg = accumulatedOf(acc, segmentOf(id));
+      if (!scoreRow(w, avgdl, id - seg.base, f, lengths.get(segmentOf(id)), seg, skip.has(id))) unknownRow = true;
     };
     for (let p = 0; p < tokens.length; p++) {
       const token = tokens[p];
       const w = idf[p];
       if (listed.get(table, token) !== undefined) {
-        for (const [segment, blob] of segments.all(table, token) as [number, Buffer][]) if (!scoreSegment(blob, segment << SEGMENT_BITS, w, avgdl, { lengths, skip, found, score })) return null;
+        for (const [segment, blob] of segments.all(table, token) as [number, Buffer][]) if (!scoreSegment(blob, w, avgdl, lengths.get(segment), accumulatedOf(acc, segment), skip)) return null;
       } else {
         // A word rarer than the lists keep: its rows and counts from FTS5's own instances (at most min_rows rows).
         const stats = tokenStats({ db, schema, table, token });
@@ -420,11 +450,12 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
       const scored = bm25OfRows({ db, schema, table, match, rowids: pending, maxInstances: 0, texts: texts ?? ((ids) => textsOf(db, schema, table, columns, ids)) });
       if (!scored) return null;
       for (const [id, s] of scored) {
-        score[id] = s;
-        found[id] = tokens.length;
+        const seg = accumulatedOf(acc, segmentOf(id));
+        seg.score[id - seg.base] = s;
+        seg.found[id - seg.base] = tokens.length;
       }
     }
-    return rowsFound(found, score, plain.mode === "all" ? tokens.length : 1);
+    return rowsFound(acc, plain.mode === "all" ? tokens.length : 1);
   };
   return db.inTransaction ? run() : db.transaction(run)();
 }
