@@ -3,7 +3,9 @@ import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { clearPhraseScoreCache, setBroadPlanner } from "@/lib/retrieval";
 import { LISTED_TABLES } from "@/lib/index/word-list-upkeep";
-import { buildWordLists, setWordListsRead, wordListScores, wordListsStatus } from "@/lib/retrieval/word-lists";
+import Database from "better-sqlite3";
+import { vocabTables } from "@/lib/retrieval/fts-tokens";
+import { buildWordLists, dropWordLists, setWordListsRead, wordListScores, wordListsStatus, wordListsStep } from "@/lib/retrieval/word-lists";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
 import { onPg, seedStore, useTestBackend, type TestEnv } from "./backend";
@@ -172,5 +174,56 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     const match = '"zephyr" OR "rotation"';
     for (const table of TABLES) expect(listScores(match, table), table).toEqual(fts5Scores(match, table));
     expect(listScores('"rotation ledger" OR "socket"')).toBeNull();
+  });
+
+  it("a build whose reads are declined past 100 rows goes on in smaller steps, and one that starts over clears what a raced step left behind", () => {
+    const texts = LISTED_TABLES.find((t) => t.table === "documents_fts")!.texts!(db());
+    const small = (ids: number[]) => (ids.length > 100 ? null : texts(ids));
+    dropWordLists({ db: db(), table: "documents_fts" });
+    // What a step that raced a drop could leave: entries and lengths with no lists around them.
+    db().prepare("insert into fts_word_lists(tbl, token, segment, entries) values ('documents_fts', 'rotation', 0, x'0101')").run();
+    db().prepare("insert into fts_row_lengths(tbl, segment, lengths) values ('documents_fts', 0, x'0163')").run();
+    const steps = buildWordLists({ db: db(), table: "documents_fts", texts: small, minRows: 300, minTableRows: 1 });
+    expect(steps).toBeGreaterThan(DOCS / 100);
+    for (const match of EXPRESSIONS) expect(listScores(match, "documents_fts"), match).toEqual(fts5Scores(match, "documents_fts"));
+  });
+
+  it("a row whose text no longer gives what FTS5 indexed is a misfit: the lists step aside for that table, without folding it again and again, until it is written again", async () => {
+    build();
+    const doc = db().prepare("select doc_id as id, content from documents where path = 'n/42.md'").get() as { id: number; content: string };
+    // The stored text changes without the index (as a stale rebuild from chunks would): two words of the body become
+    // one, in the same bytes. Only its log entry says so.
+    const at = doc.content.indexOf(" ", doc.content.indexOf("\n\n") + 2);
+    db().prepare("update documents set content = ? where doc_id = ?").run(`${doc.content.slice(0, at)}x${doc.content.slice(at + 1)}`, doc.id);
+    db().prepare("insert into fts_changes(tbl, rid) values ('documents_fts', ?)").run(doc.id);
+    build();
+    expect(db().prepare("select rid from fts_word_list_misfits where tbl = 'documents_fts'").pluck().all()).toEqual([doc.id]);
+    expect(wordListsStep({ db: db(), table: "documents_fts", texts: LISTED_TABLES[1].texts!(db()), minRows: 300, minTableRows: 1 })).toBe("idle");
+    expect(db().prepare("select count(*) from fts_changes").pluck().get()).toBe(0);
+    expect(listScores('"rotation" OR "ledger"', "documents_fts")).toBeNull();
+    expect(listScores('"rotation" OR "ledger"', "chunks_fts")).toEqual(fts5Scores('"rotation" OR "ledger"'));
+    // Written again through ingest: it fits, and the lists answer for the table again, exactly.
+    await stores().putDocuments({ store: "lists", input: { documents: [{ path: "n/42.md", content: note(42, 3) }] }, actor: "test" });
+    build();
+    expect(db().prepare("select count(*) from fts_word_list_misfits").pluck().get()).toBe(0);
+    expectFts5Scores("misfit written again");
+  });
+
+  it("temp vocabulary tables made inside a transaction that rolls back are made again, not trusted (a budget interrupt on a query's first sight)", () => {
+    build();
+    const reader = new Database(openStore({ store: "lists" }).file, { readonly: true });
+    try {
+      expect(() =>
+        reader.transaction(() => {
+          expect(vocabTables(reader, "main", "documents_fts")).not.toBeNull();
+          throw new Error("interrupted");
+        })(),
+      ).toThrow("interrupted");
+      const match = '"zephyr" OR "rotation"';
+      const got = wordListScores({ db: reader, schema: "main", table: "documents_fts", match });
+      expect(got && new Map(Array.from(got.ids, (id, i) => [id, got.scores[i]]))).toEqual(fts5Scores(match, "documents_fts"));
+    } finally {
+      reader.close();
+    }
   });
 });

@@ -20,6 +20,9 @@ CREATE TABLE IF NOT EXISTS `fts_word_lists` (`tbl` text NOT NULL, `token` text N
 --> statement-breakpoint
 CREATE TABLE IF NOT EXISTS `fts_row_lengths` (`tbl` text NOT NULL, `segment` integer NOT NULL, `lengths` blob NOT NULL, PRIMARY KEY (`tbl`, `segment`)) WITHOUT ROWID;
 --> statement-breakpoint
+-- Rows whose text did not give the length FTS5 indexed when folded in: no entries; queries score them from their text.
+CREATE TABLE IF NOT EXISTS `fts_word_list_misfits` (`tbl` text NOT NULL, `rid` integer NOT NULL, PRIMARY KEY (`tbl`, `rid`)) WITHOUT ROWID;
+--> statement-breakpoint
 CREATE TABLE IF NOT EXISTS `fts_changes` (`seq` integer PRIMARY KEY AUTOINCREMENT, `tbl` text NOT NULL, `rid` integer NOT NULL);
 --> statement-breakpoint
 CREATE INDEX IF NOT EXISTS `fts_changes_tbl_seq` ON `fts_changes` (`tbl`, `seq`);

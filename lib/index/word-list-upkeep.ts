@@ -17,13 +17,14 @@ import { documentFtsValues } from "./document-fts";
  */
 export const STEP_GAP_MS = 250;
 export const IDLE_MS = 5_000;
-/** Text read at once for a build step of the document index (a step of 4096 documents is read in halves past it). */
-const DOCUMENT_STEP_BYTES = 32 * 2 ** 20;
+/** Text a step of the document index reads and tokenizes at most (about as much as 4096 chunks; a larger document alone). */
+const DOCUMENT_STEP_BYTES = 4 * 2 ** 20;
 
 /** The tables kept, each with how its rows' text is read (documents_fts is contentless: rebuilt from the chunks). */
 export const LISTED_TABLES: { table: string; texts?: (sqlite: Database.Database) => RowTexts }[] = [
   { table: "chunks_fts" },
-  { table: "documents_fts", texts: (sqlite) => (docIds) => documentFtsValues({ sqlite, docIds, maxBytes: DOCUMENT_STEP_BYTES }) },
+  // One document alone is read whatever its size (ingest bounds it): it is never left out for being large.
+  { table: "documents_fts", texts: (sqlite) => (docIds) => documentFtsValues({ sqlite, docIds, maxBytes: docIds.length === 1 ? Number.MAX_SAFE_INTEGER : DOCUMENT_STEP_BYTES }) },
 ];
 
 const g = globalThis as unknown as { __dualmindWordListUpkeep?: NodeJS.Timeout | null };
@@ -32,14 +33,14 @@ const g = globalThis as unknown as { __dualmindWordListUpkeep?: NodeJS.Timeout |
 export function wordListUpkeepTurn(): boolean {
   let more = false;
   for (const handle of openStoreHandles()) {
-    try {
-      const rebuilding = handle.sqlite.prepare("select 1 from meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')").get();
-      if (rebuilding) continue;
-      for (const { table, texts } of LISTED_TABLES) {
+    for (const { table, texts } of LISTED_TABLES) {
+      try {
+        const rebuilding = handle.sqlite.prepare("select 1 from meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')").get();
+        if (rebuilding) break;
         if (wordListsStep({ db: handle.sqlite, table, texts: texts?.(handle.sqlite) }) === "more") more = true;
+      } catch (e) {
+        log("warn", "word lists: a step failed; tried again next turn", { store: handle.store, table, error: e instanceof Error ? e.message : String(e) });
       }
-    } catch (e) {
-      log("warn", "word lists: a step failed; tried again next turn", { store: handle.store, error: e instanceof Error ? e.message : String(e) });
     }
   }
   return more;

@@ -469,7 +469,7 @@ function broadTopLegacy({
   const keyOf = (phrase: string) => `${file}\u0000${table}\u0000${phrase}`;
   const memoKey = `${keyOf(match)}\u0000${plain.mode}`;
   const memo = memos.get(memoKey);
-  if (memo && memo.state === state) return { top: memo.top, plan: { path: "phrase_scores", matches: memo.matches, built: 0, detail: planDetail(memo.matches, 0) } };
+  if (memo && memo.state === state) return { top: memo.top, plan: memo.plan ?? { path: "phrase_scores", matches: memo.matches, built: 0, detail: planDetail(memo.matches, 0) } };
 
   const counter = preparedOnce(db, `select count(*) as n from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`);
   const count = { get: (m: string, limit: number) => (counter.get(m, limit) as { n: number }).n };
@@ -583,7 +583,7 @@ function broadTopOffPath({
   const keyOf = (phrase: string) => `${file}\u0000${table}\u0000${phrase}`;
   const memoKey = `${keyOf(match)}\u0000${plain.mode}`;
   const memo = memos.get(memoKey);
-  if (memo && memo.state === state) return { top: memo.top, plan: { path: "phrase_scores", matches: memo.matches, built: 0, detail: planDetail(memo.matches, 0) } };
+  if (memo && memo.state === state) return { top: memo.top, plan: memo.plan ?? { path: "phrase_scores", matches: memo.matches, built: 0, detail: planDetail(memo.matches, 0) } };
 
   const counter = preparedOnce(db, `select count(*) as n from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`);
   const countUpTo = (m: string, limit: number) => (counter.get(m, limit) as { n: number }).n;
@@ -598,9 +598,10 @@ function broadTopOffPath({
       ranked = bestOf(listed, Math.max(m, 2 * ranked.length));
       return ranked.slice(0, m);
     };
-    memos.set(memoKey, { state, top, matches });
+    const plan: Bm25Plan = { path: "word_lists", matches, built: 0, detail: `broad query (${matches} matches): exact bm25 from the table's word lists (each common word's rows and counts, kept through writes)` };
+    memos.set(memoKey, { state, top, matches, plan });
     while (memos.size > MAX_MEMOS) memos.delete(memos.keys().next().value!);
-    return { top, plan: { path: "word_lists", matches, built: 0, detail: `broad query (${matches} matches): exact bm25 from the table's word lists (each common word's rows and counts, kept through writes)` } };
+    return { top, plan };
   }
   // Each phrase's row count under this index state (its idf; what scoring it costs), counted once.
   const rowsOf = (phrase: string) => {
@@ -961,7 +962,7 @@ export function broadTopWithinBudget(args: { db: Database.Database; schema: stri
 
 /** Ranked answers of recent broad expressions, valid while their index state is. */
 const MAX_MEMOS = 256;
-type Memo = { state: string; top: (m: number) => Bm25Row[]; matches: number };
+type Memo = { state: string; top: (m: number) => Bm25Row[]; matches: number; plan?: Bm25Plan };
 const memos: Map<string, Memo> = ((globalThis as unknown as { __dualmindBroadMemos?: Map<string, Memo> }).__dualmindBroadMemos ??= new Map<string, Memo>());
 
 /**

@@ -136,7 +136,8 @@ export function vocabTables(db: Database.Database, schema: string, table: string
   } catch {
     return null;
   }
-  made.add(base);
+  // Made inside a transaction, they go if it rolls back: remembered only when made outside one.
+  if (!db.inTransaction) made.add(base);
   return names;
 }
 const vocabMade = new WeakMap<Database.Database, Set<string>>();

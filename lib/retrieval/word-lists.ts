@@ -61,9 +61,10 @@ type Meta = { status: "building" | "ready"; min_rows: number; built_through: num
 function metaOf(db: Database.Database, schema: string, table: string): Meta | null {
   try {
     return (preparedOnce(db, `select status, min_rows, built_through, applied_seq, rows_at_build, built_at from ${schema}.fts_word_lists_meta where tbl = ?`).get(table) as Meta | undefined) ?? null;
-  } catch {
-    // A store whose migrations predate the lists (an attached older core, say): no lists.
-    return null;
+  } catch (e) {
+    // A store whose migrations predate the lists (an attached older core, say): no lists. Anything else is raised.
+    if (e instanceof Error && /no such table/.test(e.message)) return null;
+    throw e;
   }
 }
 
@@ -135,103 +136,124 @@ function lengthsOf(db: Database.Database, table: string, lo: number, hi: number,
 
 /**
  * One bounded step of keeping `main.table`'s word lists: start them (a
- * table of at least `minTableRows` rows), build the next 4096 rowids, or fold
- * up to FOLD_BATCH logged changes in. "more" when another step has work.
- * Runs on a writable connection; each step is one transaction.
+ * table of at least `minTableRows` rows), build the next rows (at most one
+ * segment, and at most what `texts` reads at once), or fold up to
+ * FOLD_BATCH logged changes in. "more" when another step has work. Runs on
+ * a writable connection; each step is one IMMEDIATE transaction that reads
+ * the lists' state again inside it, so a step racing another process (a
+ * drop by `reindex --fts-only`, a second server) writes nothing stale.
  */
 export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, minTableRows = WORD_LISTS_MIN_TABLE_ROWS }: { db: Database.Database; table: string; texts?: RowTexts; minRows?: number; minTableRows?: number }): "idle" | "more" {
   const { tokenize, columns: ncols } = tableShape(db, "main", table);
-  const totals = ftsTotals({ db, schema: "main", table, columns: ncols });
-  const meta = metaOf(db, "main", table);
-  if (!meta) {
-    if (!totals || totals.rows < minTableRows) return "idle";
-    const vocab = vocabTables(db, "main", table);
-    if (!vocab) return "idle";
-    db.transaction(() => {
-      // The log starts with the meta row (the triggers log only while it exists): every later write is either read by
-      // the build (its segment not built yet) or folded in after it.
-      const seq = (db.prepare("select coalesce(max(seq), 0) from fts_changes").pluck().get() as number) ?? 0;
-      db.prepare("insert into fts_word_lists_meta(tbl, status, min_rows, built_through, applied_seq, rows_at_build, built_at) values (?, 'building', ?, 0, ?, ?, ?)").run(table, minRows, seq, totals.rows, Date.now());
-      db.prepare(`insert into fts_word_list_tokens(tbl, token) select ?, term from ${vocab.row} where doc > ?`).run(table, minRows);
-    })();
-    return "more";
-  }
-  const tokens = preparedOnce(db, "select token from fts_word_list_tokens where tbl = ?", "pluck").all(table) as string[];
+  // Made outside any transaction: a rolled-back one would take the temp tables with it.
+  const vocab = vocabTables(db, "main", table);
   const columns = columnNames(db, "main", table);
   const read: RowTexts = texts ?? ((ids) => textsOf(db, "main", table, columns, ids));
-  // Rows too large to read together are read in halves; a row that cannot be read at all is left logged (see below).
-  const readAll = (ids: number[]): Map<number, (string | null)[]> => {
-    const got = read(ids);
-    if (got) return got;
-    if (ids.length === 1) return new Map();
-    const half = ids.length >> 1;
-    return new Map([...readAll(ids.slice(0, half)), ...readAll(ids.slice(half))]);
-  };
-  if (meta.status === "building") {
-    const lo = meta.built_through;
-    const last = (preparedOnce(db, `select max(id) from main.${table}_docsize`, "pluck").get() as number | null) ?? 0;
-    if (lo > last) {
-      db.prepare("update fts_word_lists_meta set status = 'ready', rows_at_build = ? where tbl = ?").run(totals?.rows ?? 0, table);
-      return "more";
+  // The longest head of `ids` whose texts read at once (a row that cannot be read alone gets no text: a misfit).
+  const readHead = (ids: number[]): { ids: number[]; texts: Map<number, (string | null)[]> } => {
+    for (let n = ids.length; ; n = Math.ceil(n / 2)) {
+      const got = read(ids.slice(0, n));
+      if (got) return { ids: ids.slice(0, n), texts: got };
+      if (n === 1) return { ids: ids.slice(0, 1), texts: new Map() };
     }
-    // Steps stay inside one segment (BUILD_STEP_ROWS divides it).
-    const hi = lo + BUILD_STEP_ROWS;
-    const ids = preparedOnce(db, `select id from main.${table}_docsize where id >= ? and id < ?`, "pluck").all(lo, hi) as number[];
-    db.transaction(() => {
-      if (ids.length) writeSegmentRows({ db, table, tokenize, ncols, tokens, segment: segmentOf(lo), rowids: ids, texts: readAll(ids) });
-      db.prepare("update fts_word_lists_meta set built_through = ? where tbl = ?").run(hi, table);
-    })();
-    return "more";
-  }
-  // Ready: a table grown past twice its size at build has new common words without lists: start again.
-  if (totals && totals.rows > 2 * Math.max(meta.rows_at_build, minTableRows)) {
-    dropWordLists({ db, table });
-    return "more";
-  }
-  const batch = preparedOnce(db, "select seq, rid from fts_changes where tbl = ? and seq > ? order by seq limit ?", "raw").all(table, meta.applied_seq, FOLD_BATCH) as [number, number][];
-  if (batch.length === 0) return "idle";
-  const upTo = batch[batch.length - 1][0];
-  const bySegment = new Map<number, Set<number>>();
-  for (const [, rid] of batch) {
-    const s = segmentOf(rid);
-    if (!bySegment.has(s)) bySegment.set(s, new Set());
-    bySegment.get(s)!.add(rid);
-  }
-  db.transaction(() => {
-    for (const [segment, rids] of bySegment) writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids: [...rids], texts: readAll([...rids]) });
-    db.prepare("update fts_word_lists_meta set applied_seq = ? where tbl = ?").run(upTo, table);
-    db.prepare("delete from fts_changes where tbl = ? and seq <= ?").run(table, upTo);
-  })();
-  return batch.length === FOLD_BATCH ? "more" : "idle";
+  };
+  return db
+    .transaction((): "idle" | "more" => {
+      const totals = ftsTotals({ db, schema: "main", table, columns: ncols });
+      const meta = metaOf(db, "main", table);
+      if (!meta) {
+        if (!totals || totals.rows < minTableRows || !vocab) return "idle";
+        // Whatever a step racing an earlier drop left behind goes first. The log starts with the meta row (ingest logs
+        // only while it exists): every later write is either read by the build (its rows not built yet) or folded in.
+        dropRows(db, table);
+        const seq = (db.prepare("select coalesce(max(seq), 0) from fts_changes").pluck().get() as number) ?? 0;
+        db.prepare("insert into fts_word_lists_meta(tbl, status, min_rows, built_through, applied_seq, rows_at_build, built_at) values (?, 'building', ?, 0, ?, ?, ?)").run(table, minRows, seq, totals.rows, Date.now());
+        db.prepare(`insert into fts_word_list_tokens(tbl, token) select ?, term from ${vocab.row} where doc > ?`).run(table, minRows);
+        return "more";
+      }
+      const tokens = preparedOnce(db, "select token from fts_word_list_tokens where tbl = ?", "pluck").all(table) as string[];
+      if (meta.status === "building") {
+        // The next row at or past the mark (empty ranges of rowids are skipped), up to the end of its segment.
+        const first = preparedOnce(db, `select min(id) from main.${table}_docsize where id >= ?`, "pluck").get(meta.built_through) as number | null;
+        if (first === null) {
+          db.prepare("update fts_word_lists_meta set status = 'ready', rows_at_build = ? where tbl = ?").run(totals?.rows ?? 0, table);
+          return "more";
+        }
+        const segment = segmentOf(first);
+        const ids = preparedOnce(db, `select id from main.${table}_docsize where id >= ? and id < ?`, "pluck").all(first, (segment + 1) * SEGMENT) as number[];
+        const head = readHead(ids);
+        writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids: head.ids, texts: head.texts });
+        db.prepare("update fts_word_lists_meta set built_through = ? where tbl = ?").run(head.ids[head.ids.length - 1] + 1, table);
+        return "more";
+      }
+      // Ready. A table grown past twice its size at build has new common words without lists, and a log longer than
+      // half the table (written while no server kept it) costs more to fold than to build: start again.
+      const waiting = preparedOnce(db, "select count(*) from fts_changes where tbl = ? and seq > ?", "pluck").get(table, meta.applied_seq) as number;
+      if ((totals && totals.rows > 2 * Math.max(meta.rows_at_build, minTableRows)) || waiting > Math.max(meta.rows_at_build, minTableRows) / 2) {
+        dropRows(db, table);
+        return "more";
+      }
+      const batch = preparedOnce(db, "select seq, rid from fts_changes where tbl = ? and seq > ? order by seq limit ?", "raw").all(table, meta.applied_seq, FOLD_BATCH) as [number, number][];
+      if (batch.length === 0) return "idle";
+      // The batch's head whose rows' texts read at once; its last entry's position is what is folded in.
+      const rids = [...new Set(batch.map(([, rid]) => rid))];
+      const head = readHead(rids);
+      const done = new Set(head.ids);
+      let upTo = meta.applied_seq;
+      for (const [seq, rid] of batch) {
+        if (!done.has(rid)) break;
+        upTo = seq;
+      }
+      const bySegment = new Map<number, number[]>();
+      for (const rid of head.ids) {
+        const s = segmentOf(rid);
+        if (!bySegment.has(s)) bySegment.set(s, []);
+        bySegment.get(s)!.push(rid);
+      }
+      for (const [segment, ids] of bySegment) writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids: ids, texts: head.texts });
+      db.prepare("update fts_word_lists_meta set applied_seq = ? where tbl = ?").run(upTo, table);
+      db.prepare("delete from fts_changes where tbl = ? and seq <= ?").run(table, upTo);
+      return waiting > done.size || batch.length === FOLD_BATCH ? "more" : "idle";
+    })
+    .immediate();
 }
 
 /**
  * The rows `rowids` (at least one) of one segment, as they are now, into
  * every listed word's blob and the lengths blob of that segment: each listed
  * row's stored entries are replaced (a row gone from the table is removed).
+ * A row whose text does not give the length FTS5 indexed (its text unread,
+ * or changed without the index) is a misfit: it has no entries, and queries
+ * score it from its text (stepping aside when that disagrees too) until a
+ * later write to it fits.
  */
 function writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids, texts }: { db: Database.Database; table: string; tokenize: string; ncols: number; tokens: string[]; segment: number; rowids: number[]; texts: Map<number, (string | null)[]> }): void {
   const base = segment * SEGMENT;
-  const counted = scratchCounts({ tokenize, columns: ncols, rows: [...texts].map(([rowid, values]) => ({ rowid, values })), tokens });
+  const mine = rowids.filter((id) => texts.has(id));
+  const counted = scratchCounts({ tokenize, columns: ncols, rows: mine.map((rowid) => ({ rowid, values: texts.get(rowid)! })), tokens });
   const indexed = lengthsOf(db, table, Math.min(...rowids), Math.max(...rowids) + 1, ncols);
   const present = new Set<number>();
-  const logChange = preparedOnce(db, "insert into fts_changes(tbl, rid) values (?, ?)");
+  const misfit = preparedOnce(db, "insert or ignore into fts_word_list_misfits(tbl, rid) values (?, ?)");
+  const fits = preparedOnce(db, "delete from fts_word_list_misfits where tbl = ? and rid = ?");
   for (const id of rowids) {
-    if (!indexed.has(id)) continue;
-    // A row whose text does not give the length FTS5 indexed (content changed without the index, say) stays a logged
-    // change: queries score it from its text (and step aside when that disagrees too), never from a wrong entry.
-    if (counted.length.get(id) !== indexed.get(id)) logChange.run(table, id);
-    else present.add(id);
+    if (!indexed.has(id)) fits.run(table, id);
+    else if (counted.length.get(id) !== indexed.get(id)) misfit.run(table, id);
+    else {
+      fits.run(table, id);
+      present.add(id);
+    }
   }
   const touched = new Set(rowids);
   const readBlob = preparedOnce(db, "select entries from fts_word_lists where tbl = ? and token = ? and segment = ?", "pluck");
   const writeBlob = preparedOnce(db, "insert or replace into fts_word_lists(tbl, token, segment, entries) values (?, ?, ?, ?)");
   const dropBlob = preparedOnce(db, "delete from fts_word_lists where tbl = ? and token = ? and segment = ?");
   let removed = 0;
-  const merged = (old: Buffer | undefined, fresh: [number, number][]): [number, number][] => {
+  // Null when the blob holds none of these rows and none of them is fresh: nothing to write.
+  const merged = (old: Buffer | undefined, fresh: [number, number][]): [number, number][] | null => {
     const pairs: [number, number][] = [];
     removed = 0;
     if (old) decodePairs(old, base, (id, v) => void (touched.has(id) ? removed++ : pairs.push([id, v])));
+    if (removed === 0 && fresh.length === 0) return null;
     pairs.push(...fresh);
     return pairs.sort((a, b) => a[0] - b[0]);
   };
@@ -245,20 +267,24 @@ function writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids,
     }
     const old = readBlob.get(table, token, segment) as Buffer | undefined;
     if (!old && fresh.length === 0) continue;
-    write(token, merged(old, fresh));
+    const pairs = merged(old, fresh);
+    if (!pairs) continue;
+    write(token, pairs);
     if (fresh.length !== removed) countRows.run(fresh.length - removed, table, token);
   }
   const oldLengths = preparedOnce(db, "select lengths from fts_row_lengths where tbl = ? and segment = ?", "pluck").get(table, segment) as Buffer | undefined;
   const lengths = merged(oldLengths, [...present].map((id) => [id, indexed.get(id)!]));
+  if (!lengths) return;
   if (lengths.length) preparedOnce(db, "insert or replace into fts_row_lengths(tbl, segment, lengths) values (?, ?, ?)").run(table, segment, encodePairs(base, lengths));
   else preparedOnce(db, "delete from fts_row_lengths where tbl = ? and segment = ?").run(table, segment);
 }
 
 /** Forget `main.table`'s lists and log (the next step starts them again). */
 export function dropWordLists({ db, table }: { db: Database.Database; table: string }): void {
-  db.transaction(() => {
-    for (const t of ["fts_word_lists_meta", "fts_word_list_tokens", "fts_word_lists", "fts_row_lengths", "fts_changes"]) db.prepare(`delete from ${t} where tbl = ?`).run(table);
-  })();
+  db.transaction(() => dropRows(db, table))();
+}
+function dropRows(db: Database.Database, table: string): void {
+  for (const t of ["fts_word_lists_meta", "fts_word_list_tokens", "fts_word_lists", "fts_row_lengths", "fts_word_list_misfits", "fts_changes"]) db.prepare(`delete from ${t} where tbl = ?`).run(table);
 }
 
 /** Build and fold until nothing is left (a CLI, a bench, a test); steps until idle, at most `maxSteps`. */
@@ -405,7 +431,8 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
     if (!tokens) return null;
     const totals = ftsTotals({ db, schema, table, columns: ncols });
     if (!totals) return null;
-    const pending = preparedOnce(db, `select distinct rid from ${schema}.fts_changes where tbl = ? and seq > ? limit ?`, "pluck").all(table, fresh.applied_seq, MAX_PENDING_ROWS + 1) as number[];
+    // Logged rows not folded in yet, and misfits (rows the lists could not take): scored from their text.
+    const pending = preparedOnce(db, `select rid from ${schema}.fts_changes where tbl = ? and seq > ? union select rid from ${schema}.fts_word_list_misfits where tbl = ? limit ?`, "pluck").all(table, fresh.applied_seq, table, MAX_PENDING_ROWS + 1) as number[];
     if (pending.length > MAX_PENDING_ROWS) return null;
     const lengths = allLengths(db, schema, table, `${fresh.built_at}:${fresh.applied_seq}`);
     const listed = preparedOnce(db, `select rows from ${schema}.fts_word_list_tokens where tbl = ? and token = ?`, "pluck");
@@ -457,7 +484,10 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
     }
     return rowsFound(acc, plain.mode === "all" ? tokens.length : 1);
   };
-  return db.inTransaction ? run() : db.transaction(run)();
+  if (db.inTransaction) return run();
+  // The temp vocabulary tables are made outside the read transaction: one rolled back (a budget interrupt) would take them along.
+  vocabTables(db, schema, table);
+  return db.transaction(run)();
 }
 
 /**
