@@ -8,7 +8,9 @@ import { documentFtsValues } from "./document-fts";
  * Keeps each open store's word lists (lib/retrieval/word-lists.ts) for its
  * chunk index and its whole-document index between requests: one step (a
  * build segment, or a batch of logged changes folded in) per table per
- * turn, a turn every STEP_GAP_MS while any has work, else every IDLE_MS. A
+ * turn; while any has work the next turn comes after STEP_GAP_MS or twice
+ * the turn's own time, whichever is longer (at most a third of the event
+ * loop), else after IDLE_MS. A
  * store whose FTS5 indexes are being rebuilt is left until that finishes
  * (the rebuild's restart drops their lists). A step that fails (another
  * process holds the write lock past the busy timeout, a full disk) is logged
@@ -49,8 +51,10 @@ export function wordListUpkeepTurn(): boolean {
 export function startWordListUpkeep(): void {
   if (g.__dualmindWordListUpkeep !== undefined) return;
   const turn = () => {
+    const started = performance.now();
     const more = wordListUpkeepTurn();
-    g.__dualmindWordListUpkeep = setTimeout(turn, more ? STEP_GAP_MS : IDLE_MS);
+    // At most a third of the event loop while building: the next turn waits twice what this one took.
+    g.__dualmindWordListUpkeep = setTimeout(turn, more ? Math.max(STEP_GAP_MS, 2 * (performance.now() - started)) : IDLE_MS);
     g.__dualmindWordListUpkeep.unref();
   };
   g.__dualmindWordListUpkeep = setTimeout(turn, IDLE_MS);
