@@ -72,6 +72,7 @@ const envSchema = z.object({
     .default(1024 * 1024),
   DUALMIND_DISABLE_VECTORS: boolFromEnv.default(false),
   DUALMIND_ANN_MIN_VECTORS: z.coerce.number().int().min(1).default(20_000),
+  DUALMIND_WORD_LISTS_MIN_ROWS: z.coerce.number().int().min(0).default(20_000),
   DUALMIND_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   DUALMIND_METRICS_PUBLIC_LOOPBACK: boolFromEnv.default(false),
   DUALMIND_CHECK_RESPONSES: boolFromEnv.optional(),
@@ -130,6 +131,8 @@ export type Config = {
   disableVectors: boolean;
   /** Vectors of one kind and model from which KNN uses the approximate index (lib/embed/ann-index.ts); below, it stays exact-ish (SimHash + rescore). */
   annMinVectors: number;
+  /** Rows of a store's chunk or whole-document index from which the server keeps word lists for broad queries (lib/retrieval/word-lists.ts); 0: none. */
+  wordListsMinRows: number;
   logLevel: "debug" | "info" | "warn" | "error";
   /** Serve /api/metrics without a token to loopback callers of a loopback-bound server (off: a read token is always needed). */
   metricsPublicLoopback: boolean;
@@ -211,6 +214,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     maxBodyBytes: e.DUALMIND_MAX_BODY_BYTES,
     disableVectors: e.DUALMIND_DISABLE_VECTORS,
     annMinVectors: e.DUALMIND_ANN_MIN_VECTORS,
+    wordListsMinRows: e.DUALMIND_WORD_LISTS_MIN_ROWS,
     logLevel: e.DUALMIND_LOG_LEVEL,
     metricsPublicLoopback: e.DUALMIND_METRICS_PUBLIC_LOOPBACK,
     alertWebhookUrl: e.DUALMIND_ALERT_WEBHOOK_URL,
@@ -269,6 +273,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_BODY_BYTES", default: "1048576", meaning: "largest accepted API request body; larger → 413" },
   { variable: "DUALMIND_DISABLE_VECTORS", default: "false", meaning: "do not load sqlite-vec (lexical only)" },
   { variable: "DUALMIND_ANN_MIN_VECTORS", default: "20000", meaning: "vectors of one kind and model from which vector search uses the approximate (HNSW, usearch) index kept in stores/<store>/index.ann/; smaller sets use SimHash + exact rescoring" },
+  { variable: "DUALMIND_WORD_LISTS_MIN_ROWS", default: "20000", meaning: "rows of a store's chunk (or whole-document) full-text index from which the server builds and keeps its word lists in index.db, so broad queries are ranked without FTS5 scoring every match; 0: none (lists already built are dropped)" },
   { variable: "DUALMIND_LOG_LEVEL", default: "info", meaning: "debug | info | warn | error" },
   { variable: "DUALMIND_METRICS_PUBLIC_LOOPBACK", default: "false", meaning: "let /api/metrics answer without a token when HOST is loopback and the request names a loopback Host (off: Prometheus sends a read-scope token)" },
   { variable: "DUALMIND_CHECK_RESPONSES", default: "true under NODE_ENV=test, else false", meaning: "check every API and MCP answer against its declared response schema (a mismatch answers 500); for tests and development, not production" },

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { clearPhraseScoreCache, setBroadPlanner } from "@/lib/retrieval";
-import { LISTED_TABLES } from "@/lib/index/word-list-upkeep";
+import { resetConfigForTests } from "@/lib/config";
+import { LISTED_TABLES, wordListUpkeepTurn } from "@/lib/index/word-list-upkeep";
 import Database from "better-sqlite3";
 import { vocabTables } from "@/lib/retrieval/fts-tokens";
 import { buildWordLists, dropWordLists, setWordListsRead, wordListScores, wordListsStatus, wordListsStep } from "@/lib/retrieval/word-lists";
@@ -224,6 +225,42 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
       expect(got && new Map(Array.from(got.ids, (id, i) => [id, got.scores[i]]))).toEqual(fts5Scores(match, "documents_fts"));
     } finally {
       reader.close();
+    }
+  });
+
+  it("the server's upkeep builds both tables' lists from DUALMIND_WORD_LISTS_MIN_ROWS rows, folds writes in, and drops them when set to 0", async () => {
+    const setMinRows = (n: string) => {
+      process.env.DUALMIND_WORD_LISTS_MIN_ROWS = n;
+      resetConfigForTests();
+    };
+    try {
+      for (const table of TABLES) dropWordLists({ db: db(), table });
+      setMinRows("100000");
+      expect(wordListUpkeepTurn()).toBe(false);
+      for (const table of TABLES) expect(wordListsStatus({ db: db(), table })).toBeNull();
+
+      setMinRows("1000");
+      let turns = 0;
+      while (wordListUpkeepTurn()) turns++;
+      expect(turns).toBeGreaterThan(1);
+      for (const table of TABLES) expect(wordListsStatus({ db: db(), table })).toMatchObject({ status: "ready", pending: 0 });
+      await stores().putDocuments({ store: "lists", input: { documents: [{ path: "n/upkeep.md", content: note(9, 4) }] }, actor: "test" });
+      expect(wordListsStatus({ db: db(), table: "chunks_fts" })!.pending).toBeGreaterThan(0);
+      while (wordListUpkeepTurn()) turns++;
+      for (const table of TABLES) expect(wordListsStatus({ db: db(), table })).toMatchObject({ status: "ready", pending: 0 });
+      // Words in more than 2000 of the rows (the server's own threshold) have lists; the answers are FTS5's.
+      for (const table of TABLES) expect(listScores('"rotation" OR "ledger"', table)).toEqual(fts5Scores('"rotation" OR "ledger"', table));
+      clearPhraseScoreCache();
+      const json = (await search({ q: "rotation ledger", match: "any", limit: 10, explain: true })).json as { explain: { stages: { stage: string; detail: string }[] } };
+      expect(json.explain.stages.find((s) => s.stage === "lexical")!.detail).toContain("word lists");
+
+      setMinRows("0");
+      wordListUpkeepTurn();
+      for (const table of TABLES) expect(wordListsStatus({ db: db(), table })).toBeNull();
+      expect(db().prepare("select count(*) from fts_word_lists").pluck().get()).toBe(0);
+    } finally {
+      delete process.env.DUALMIND_WORD_LISTS_MIN_ROWS;
+      resetConfigForTests();
     }
   });
 });

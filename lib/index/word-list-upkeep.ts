@@ -1,6 +1,7 @@
 import { openStoreHandles } from "../db/connection";
 import { log } from "../log";
-import { wordListsStep, type RowTexts } from "../retrieval/word-lists";
+import { getConfig } from "../config";
+import { dropWordLists, wordListsStatus, wordListsStep, type RowTexts } from "../retrieval/word-lists";
 import type Database from "better-sqlite3";
 import { documentFtsValues } from "./document-fts";
 
@@ -34,12 +35,17 @@ const g = globalThis as unknown as { __dualmindWordListUpkeep?: NodeJS.Timeout |
 /** One turn over the open stores; whether any has more work. */
 export function wordListUpkeepTurn(): boolean {
   let more = false;
+  const minTableRows = getConfig().wordListsMinRows;
   for (const handle of openStoreHandles()) {
     for (const { table, texts } of LISTED_TABLES) {
       try {
         const rebuilding = handle.sqlite.prepare("select 1 from meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')").get();
         if (rebuilding) break;
-        if (wordListsStep({ db: handle.sqlite, table, texts: texts?.(handle.sqlite) }) === "more") more = true;
+        // Off: lists built earlier are dropped (the change log stops with them), not left to go stale.
+        if (minTableRows === 0) {
+          if (wordListsStatus({ db: handle.sqlite, table })) dropWordLists({ db: handle.sqlite, table });
+        }
+        else if (wordListsStep({ db: handle.sqlite, table, texts: texts?.(handle.sqlite), minTableRows }) === "more") more = true;
       } catch (e) {
         log("warn", "word lists: a step failed; tried again next turn", { store: handle.store, table, error: e instanceof Error ? e.message : String(e) });
       }
