@@ -216,7 +216,8 @@ export default async function apiBench(): Promise<void> {
     try {
       seed(dataDir, size);
       // The worker would compete for the CPU with the measured requests.
-      const next = await startServer({ dataDir, env: { DUALMIND_EMBED_WORKER: "false" }, port: PORT });
+      // Without lists (BENCH_API_WORD_LISTS=0), the server must not build them mid-run either.
+      const next = await startServer({ dataDir, env: { DUALMIND_EMBED_WORKER: "false", ...(process.env.BENCH_API_WORD_LISTS === "0" ? { DUALMIND_WORD_LISTS_MIN_ROWS: "0" } : {}) }, port: PORT });
       const auth = { authorization: `Bearer ${RELIABILITY_TOKEN}` };
       let bare: Awaited<ReturnType<typeof startBareServer>> | null = null;
       try {

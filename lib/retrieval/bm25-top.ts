@@ -4,7 +4,7 @@ import { isRequestReader } from "../db/connection";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { preparedOnce } from "../db/statements";
 import { phraseTokens, tableShape, vocabTables } from "./fts-tokens";
-import { wordListScores } from "./word-lists";
+import { clearWordListMemos, wordListScores } from "./word-lists";
 
 /**
  * Top-k by FTS5 bm25 for broad queries, exactly, without FTS5 scoring every
@@ -102,6 +102,7 @@ const cache = (globalCache.__dualmindPhraseScores ??= { entries: new Map(), seen
 
 /** Forget every cached phrase score (tests; a cache entry is otherwise only ever replaced or evicted). */
 export function clearPhraseScoreCache(): void {
+  clearWordListMemos();
   cache.entries.clear();
   cache.seen.clear();
   memos.clear();
@@ -763,7 +764,7 @@ export function tokenStats({ db, schema, table, token }: { db: Database.Database
 const NO_VOCABULARY = Symbol("no fts5vocab table on this connection");
 
 /** FTS5's structure record of schema.table (rowid 10 of its %_data table), rewritten by every committed change to the index; base64. */
-function indexStateOf(db: Database.Database, schema: string, table: string): string | null {
+export function indexStateOf(db: Database.Database, schema: string, table: string): string | null {
   const block = (preparedOnce(db, `select block from ${schema}.${table}_data where id = 10`).get() as { block: Buffer } | undefined)?.block;
   return block ? block.toString("base64") : null;
 }

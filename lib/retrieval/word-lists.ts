@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { preparedOnce } from "../db/statements";
 import { bm25OfRows } from "./bm25-rows";
-import { plainPhrases, tokenStats, type PhraseScores } from "./bm25-top";
+import { indexStateOf, plainPhrases, tokenStats, type PhraseScores } from "./bm25-top";
 import { ftsIdf, ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape, vocabTables } from "./fts-tokens";
 
 /**
@@ -403,6 +403,27 @@ function rowsFound(acc: SegmentArrays<Accumulated>, need: number): PhraseScores 
   return { ids, scores };
 }
 
+/** Scores computed per expression, kept while the index and the lists stay as they were (least recently used go first). */
+const SCORE_MEMO_BYTES = 32 * 2 ** 20;
+const scoreMemos: Map<string, { state: string; scores: PhraseScores }> = ((globalThis as unknown as { __dualmindWordListScores?: Map<string, { state: string; scores: PhraseScores }> }).__dualmindWordListScores ??= new Map());
+/** Forget the computed scores (a bench's or a test's "first sight"). */
+export function clearWordListMemos(): void {
+  scoreMemos.clear();
+}
+function rememberScores(key: string, state: string, scores: PhraseScores): void {
+  const bytes = (s: PhraseScores) => s.ids.byteLength + s.scores.byteLength;
+  if (bytes(scores) > SCORE_MEMO_BYTES / 4) return;
+  scoreMemos.delete(key);
+  scoreMemos.set(key, { state, scores });
+  let total = 0;
+  for (const v of scoreMemos.values()) total += bytes(v.scores);
+  for (const [k, v] of scoreMemos) {
+    if (total <= SCORE_MEMO_BYTES) break;
+    scoreMemos.delete(k);
+    total -= bytes(v.scores);
+  }
+}
+
 /** Whether queries read the lists (a bench sets it off to measure the other paths beside them). */
 let reading = true;
 export function setWordListsRead(on: boolean): boolean {
@@ -426,6 +447,22 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
       const rebuilding = preparedOnce(db, `select 1 from ${schema}.meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')`, "pluck").get();
       if (rebuilding) return null;
     }
+    // The same expression under the same index and lists: the scores computed before (a repeated query, or the
+    // whole-document leg asked again for other candidates).
+    const file = preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string | undefined;
+    const state = file ? `${indexStateOf(db, schema, table)}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
+    const memoKey = `${file}\u0000${table}\u0000${match}`;
+    const known = state ? scoreMemos.get(memoKey) : undefined;
+    if (known && known.state === state) {
+      scoreMemos.delete(memoKey);
+      scoreMemos.set(memoKey, known);
+      return known.scores;
+    }
+    const scores = compute(fresh);
+    if (scores && state) rememberScores(memoKey, state, scores);
+    return scores;
+  };
+  const compute = (fresh: Meta): PhraseScores | null => {
     const { tokenize, columns: ncols } = tableShape(db, schema, table);
     const tokens = phraseTokens(tokenize, plain.phrases);
     if (!tokens) return null;
