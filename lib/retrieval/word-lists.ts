@@ -22,18 +22,20 @@ import { ftsIdf, ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape
  *
  * A word gets a list when it is in more than `min_rows` rows at build time
  * (the broad words; a rarer word's rows come from FTS5's own instances at
- * query time). The lists are **derived**: built in slices of 4096 rowids
- * from the rows' own text through the table's tokenizer (the scratch table),
- * and kept through writes by a change log: triggers on the content table
- * append each written rowid to `fts_changes`, and `wordListsStep` folds
- * them in (one transaction per batch: the changed rows' lists and lengths,
+ * query time). The lists are **derived**: built a segment at a time (one
+ * step: at most 4096 rowids, and at most what the text reader takes at
+ * once) from the rows' own text through the table's tokenizer (the scratch
+ * table, one segment of ~1.1 KB chunks ≈ 0.4 s), and kept through writes by
+ * a change log: each written rowid goes to `fts_changes` (triggers on
+ * `chunks`; ingest's writeDocumentFts and a delete trigger for documents),
+ * and `wordListsStep` folds them in (the changed rows' lists and lengths,
  * then the log position). Until a change is folded in, a query scores the
  * changed rows from their current text (bm25OfRows) and ignores their
  * stored entries, so answers are exact at every moment; with more than
  * MAX_PENDING_ROWS unfolded changes, or while lists are being built, the
- * caller's other paths answer instead. A crash mid-step leaves the last
- * committed step: the build resumes from `built_through`, the fold from
- * `applied_seq`.
+ * caller's other paths answer instead. Every step is one IMMEDIATE
+ * transaction: a crash leaves the last committed step (the build resumes
+ * from `built_through`, the fold from `applied_seq`).
  */
 
 /** Rowids per stored blob (a word's rows, the rows' lengths): 2^12. */
@@ -41,8 +43,6 @@ export const SEGMENT_BITS = 12;
 const SEGMENT = 2 ** SEGMENT_BITS;
 /** A rowid's segment (division, not a shift: rowids may pass 2^31). */
 const segmentOf = (id: number) => Math.floor(id / SEGMENT);
-/** Rowids a build step reads: one segment (~0.4 s of tokenizing and counting at 179k chunks of ~1.1 KB; smaller steps cost more in all, each rewriting the segment so far). */
-export const BUILD_STEP_ROWS = 1 << 12;
 /** A word in more rows than this when the lists are built gets a list (the broad planner's threshold). */
 export const WORD_LIST_MIN_ROWS = 2000;
 /** Lists are built for a table of at least this many rows: below it FTS5 ranks a broad query in a few milliseconds. */
