@@ -352,8 +352,27 @@ function allLengths(db: Database.Database, schema: string, table: string, stamp:
 type Accumulated = { base: number; score: Float64Array; found: Uint8Array };
 function accumulatedOf(acc: SegmentArrays<Accumulated>, segment: number): Accumulated {
   let seg = acc.get(segment);
-  if (!seg) acc.set(segment, (seg = { base: segment * SEGMENT, score: new Float64Array(SEGMENT), found: new Uint8Array(SEGMENT) }));
+  if (!seg) {
+    seg = accumulatedPool.pop() ?? { base: 0, score: new Float64Array(SEGMENT), found: new Uint8Array(SEGMENT) };
+    seg.base = segment * SEGMENT;
+    acc.set(segment, seg);
+  }
   return seg;
+}
+/**
+ * Segment arrays zeroed and kept for the next query (up to 512 segments, 18 MB): a query over two common words at
+ * 179k chunks touches ~44 per table, and allocating them afresh each time (3 MB a query) kept the collector busy
+ * (CPU above wall time on a query's first sight).
+ */
+const accumulatedPool: Accumulated[] = [];
+function releaseAccumulated(acc: SegmentArrays<Accumulated>): void {
+  for (const seg of acc.values()) {
+    if (accumulatedPool.length >= 512) break;
+    seg.score.fill(0);
+    seg.found.fill(0);
+    accumulatedPool.push(seg);
+  }
+  acc.clear();
 }
 
 /** One row's part of one phrase, added as FTS5 adds it (phrase by phrase in expression order); false when its length is unknown. */
@@ -499,39 +518,43 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
     }
     // Per segment of rowids: the lengths cover every row folded in; logged rows are scored apart and skipped in the lists.
     const acc: SegmentArrays<Accumulated> = new Map();
-    const skip = new Set(pending);
-    let unknownRow = false;
-    // One row's part of one phrase (a rare word's, from its instances), added as scoreSegment adds a listed word's.
-    const add = (w: number, id: number, f: number) => {
-      const seg = accumulatedOf(acc, segmentOf(id));
-      if (!scoreRow(w, avgdl, id - seg.base, f, lengths.get(segmentOf(id)), seg, skip.has(id))) unknownRow = true;
-    };
-    for (let p = 0; p < tokens.length; p++) {
-      const token = tokens[p];
-      const w = idf[p];
-      if (listed.get(table, token) !== undefined) {
-        for (const [segment, blob] of segments.all(table, token) as [number, Buffer][]) if (!scoreSegment(blob, w, avgdl, lengths.get(segment), accumulatedOf(acc, segment), skip)) return null;
-      } else {
-        // A word rarer than the lists keep: its rows and counts from FTS5's own instances (at most min_rows rows).
-        const stats = tokenStats({ db, schema, table, token });
-        if (!stats || stats.rows > fresh.min_rows) return null;
-        const vocab = vocabTables(db, schema, table);
-        if (!vocab) return null;
-        for (const [doc, f] of preparedOnce(db, `select doc, count(*) from ${vocab.instance} where term = ? group by doc`, "raw").all(token) as [number, number][]) add(w, doc, f);
-      }
-      if (unknownRow) return null;
-    }
-    if (pending.length) {
-      const columns = columnNames(db, schema, table);
-      const scored = bm25OfRows({ db, schema, table, match, rowids: pending, maxInstances: 0, texts: texts ?? ((ids) => textsOf(db, schema, table, columns, ids)) });
-      if (!scored) return null;
-      for (const [id, s] of scored) {
+    try {
+      const skip = new Set(pending);
+      let unknownRow = false;
+      // One row's part of one phrase (a rare word's, from its instances), added as scoreSegment adds a listed word's.
+      const add = (w: number, id: number, f: number) => {
         const seg = accumulatedOf(acc, segmentOf(id));
-        seg.score[id - seg.base] = s;
-        seg.found[id - seg.base] = tokens.length;
+        if (!scoreRow(w, avgdl, id - seg.base, f, lengths.get(segmentOf(id)), seg, skip.has(id))) unknownRow = true;
+      };
+      for (let p = 0; p < tokens.length; p++) {
+        const token = tokens[p];
+        const w = idf[p];
+        if (listed.get(table, token) !== undefined) {
+          for (const [segment, blob] of segments.all(table, token) as [number, Buffer][]) if (!scoreSegment(blob, w, avgdl, lengths.get(segment), accumulatedOf(acc, segment), skip)) return null;
+        } else {
+          // A word rarer than the lists keep: its rows and counts from FTS5's own instances (at most min_rows rows).
+          const stats = tokenStats({ db, schema, table, token });
+          if (!stats || stats.rows > fresh.min_rows) return null;
+          const vocab = vocabTables(db, schema, table);
+          if (!vocab) return null;
+          for (const [doc, f] of preparedOnce(db, `select doc, count(*) from ${vocab.instance} where term = ? group by doc`, "raw").all(token) as [number, number][]) add(w, doc, f);
+        }
+        if (unknownRow) return null;
       }
+      if (pending.length) {
+        const columns = columnNames(db, schema, table);
+        const scored = bm25OfRows({ db, schema, table, match, rowids: pending, maxInstances: 0, texts: texts ?? ((ids) => textsOf(db, schema, table, columns, ids)) });
+        if (!scored) return null;
+        for (const [id, s] of scored) {
+          const seg = accumulatedOf(acc, segmentOf(id));
+          seg.score[id - seg.base] = s;
+          seg.found[id - seg.base] = tokens.length;
+        }
+      }
+      return rowsFound(acc, plain.mode === "all" ? tokens.length : 1);
+    } finally {
+      releaseAccumulated(acc);
     }
-    return rowsFound(acc, plain.mode === "all" ? tokens.length : 1);
   };
   if (db.inTransaction) return run();
   // The temp vocabulary tables are made outside the read transaction: one rolled back (a budget interrupt) would take them along.
