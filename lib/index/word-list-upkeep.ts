@@ -20,8 +20,8 @@ import { documentFtsValues } from "./document-fts";
  */
 export const STEP_GAP_MS = 250;
 export const IDLE_MS = 5_000;
-/** Text a step of the document index reads and tokenizes at most (about as much as 4096 chunks; a larger document alone). */
-const DOCUMENT_STEP_BYTES = 4 * 2 ** 20;
+/** Text a step of the document index reads and tokenizes at most (about as much as a step of 1024 chunks; a larger document alone). */
+const DOCUMENT_STEP_BYTES = 2 ** 20;
 
 /** The tables kept, each with how its rows' text is read (documents_fts is contentless: rebuilt from the chunks). */
 export const LISTED_TABLES: { table: string; texts?: (sqlite: Database.Database) => RowTexts }[] = [

@@ -138,8 +138,9 @@ function lengthsOf(db: Database.Database, table: string, lo: number, hi: number,
 
 /**
  * One bounded step of keeping `main.table`'s word lists: start them (a
- * table of at least `minTableRows` rows), build the next rows (at most one
- * segment, and at most what `texts` reads at once), or fold up to
+ * table of at least `minTableRows` rows), build the next rows (at most
+ * BUILD_STEP_ROWS rowids of one segment, and at most what `texts` reads at
+ * once), or fold up to
  * FOLD_BATCH logged changes in. "more" when another step has work. Runs on
  * a writable connection; each step is one IMMEDIATE transaction that reads
  * the lists' state again inside it, so a step racing another process (a
@@ -443,8 +444,8 @@ export function clearWordListMemos(): void {
 }
 function rememberScores(key: string, state: string, scores: PhraseScores): void {
   const bytes = (s: PhraseScores) => s.ids.byteLength + s.scores.byteLength;
-  if (bytes(scores) > SCORE_MEMO_BYTES / 4) return;
   scoreMemos.delete(key);
+  if (bytes(scores) > SCORE_MEMO_BYTES / 4) return;
   scoreMemos.set(key, { state, scores });
   let total = 0;
   for (const v of scoreMemos.values()) total += bytes(v.scores);
@@ -481,7 +482,9 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
     // The same expression under the same index and lists: the scores computed before (a repeated query, or the
     // whole-document leg asked again for other candidates).
     const file = preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string | undefined;
-    const state = file ? `${indexStateOf(db, schema, table)}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
+    // Not inside the caller's own transaction: FTS5's structure record does not change until a write commits, so its
+    // uncommitted rows would be memoized under the committed state's key (and kept after a rollback).
+    const state = file && !callerTransaction ? `${indexStateOf(db, schema, table)}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
     const memoKey = `${file}\u0000${table}\u0000${match}`;
     const known = state ? scoreMemos.get(memoKey) : undefined;
     if (known && known.state === state) {
@@ -556,7 +559,8 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
       releaseAccumulated(acc);
     }
   };
-  if (db.inTransaction) return run();
+  const callerTransaction = db.inTransaction;
+  if (callerTransaction) return run();
   // The temp vocabulary tables are made outside the read transaction: one rolled back (a budget interrupt) would take them along.
   vocabTables(db, schema, table);
   return db.transaction(run)();
