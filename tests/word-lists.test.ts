@@ -263,4 +263,20 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
       resetConfigForTests();
     }
   });
+
+  it("inside a caller's transaction the lists step aside (FTS5's totals and structure record change only on commit), and nothing of it is served after a rollback", () => {
+    build();
+    const match = '"rotation" OR "ledger"';
+    const before = fts5Scores(match);
+    const id = db().prepare("select min(id) from chunks").pluck().get() as number;
+    expect(() =>
+      db().transaction(() => {
+        db().prepare("update chunks set text = 'rotation rotation rotation ledger' where id = ?").run(id);
+        expect(fts5Scores(match).get(id)).not.toBe(before.get(id));
+        expect(listScores(match)).toBeNull();
+        throw new Error("rolled back");
+      })(),
+    ).toThrow("rolled back");
+    expect(listScores(match)).toEqual(before);
+  });
 });

@@ -482,9 +482,7 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
     // The same expression under the same index and lists: the scores computed before (a repeated query, or the
     // whole-document leg asked again for other candidates).
     const file = preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string | undefined;
-    // Not inside the caller's own transaction: FTS5's structure record does not change until a write commits, so its
-    // uncommitted rows would be memoized under the committed state's key (and kept after a rollback).
-    const state = file && !callerTransaction ? `${indexStateOf(db, schema, table)}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
+    const state = file ? `${indexStateOf(db, schema, table)}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
     const memoKey = `${file}\u0000${table}\u0000${match}`;
     const known = state ? scoreMemos.get(memoKey) : undefined;
     if (known && known.state === state) {
@@ -559,8 +557,9 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
       releaseAccumulated(acc);
     }
   };
-  const callerTransaction = db.inTransaction;
-  if (callerTransaction) return run();
+  // Inside a caller's transaction the lists step aside: FTS5 keeps its uncommitted writes in memory until commit, so
+  // the totals, counts and structure record read here would be the committed ones while MATCH sees the new rows.
+  if (db.inTransaction) return null;
   // The temp vocabulary tables are made outside the read transaction: one rolled back (a budget interrupt) would take them along.
   vocabTables(db, schema, table);
   return db.transaction(run)();
