@@ -413,6 +413,40 @@ function scoreSegment(buf: Uint8Array, w: number, avgdl: number, lengths: Int32A
   return true;
 }
 
+/** The listed rows among those found for at least `need` phrases, rowids ascending, with their scores (no pass over every row). */
+function rowsOf(acc: SegmentArrays<Accumulated>, only: number[], need: number): PhraseScores {
+  const ids: number[] = [];
+  const scores: number[] = [];
+  for (const id of [...new Set(only)].sort((x, y) => x - y)) {
+    const seg = acc.get(segmentOf(id));
+    if (!seg || seg.found[id - seg.base] < need) continue;
+    ids.push(id);
+    scores.push(seg.score[id - seg.base]);
+  }
+  return { ids: Float64Array.from(ids), scores: Float64Array.from(scores) };
+}
+
+/** The listed rows of a whole answer (rowids ascending). */
+function pickScores(all: PhraseScores, only: number[]): PhraseScores {
+  const ids: number[] = [];
+  const scores: number[] = [];
+  for (const id of [...new Set(only)].sort((x, y) => x - y)) {
+    let lo = 0;
+    let hi = all.ids.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (all.ids[mid] < id) lo = mid + 1;
+      else if (all.ids[mid] > id) hi = mid - 1;
+      else {
+        ids.push(id);
+        scores.push(all.scores[mid]);
+        break;
+      }
+    }
+  }
+  return { ids: Float64Array.from(ids), scores: Float64Array.from(scores) };
+}
+
 /** The rows found for at least `need` phrases, rowids ascending (as every PhraseScores is), with their scores. */
 function rowsFound(acc: SegmentArrays<Accumulated>, need: number): PhraseScores {
   const segments = [...acc.keys()].sort((a, b) => a - b);
@@ -464,7 +498,7 @@ export function setWordListsRead(on: boolean): boolean {
   return before;
 }
 
-export function wordListScores({ db, schema, table, match, texts }: { db: Database.Database; schema: string; table: string; match: string; texts?: RowTexts }): PhraseScores | null {
+export function wordListScores({ db, schema, table, match, texts, only }: { db: Database.Database; schema: string; table: string; match: string; texts?: RowTexts; only?: number[] }): PhraseScores | null {
   if (!reading) return null;
   const meta = metaOf(db, schema, table);
   if (!meta || meta.status !== "ready") return null;
@@ -488,10 +522,11 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
     if (known && known.state === state) {
       scoreMemos.delete(memoKey);
       scoreMemos.set(memoKey, known);
-      return known.scores;
+      return only ? pickScores(known.scores, only) : known.scores;
     }
     const scores = compute(fresh);
-    if (scores && state) rememberScores(memoKey, state, scores);
+    // Only some rows computed (a whole-document leg's candidates): not the expression's whole answer, not memoized.
+    if (scores && state && !only) rememberScores(memoKey, state, scores);
     return scores;
   };
   const compute = (fresh: Meta): PhraseScores | null => {
@@ -552,7 +587,8 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
           seg.found[id - seg.base] = tokens.length;
         }
       }
-      return rowsFound(acc, plain.mode === "all" ? tokens.length : 1);
+      const need = plain.mode === "all" ? tokens.length : 1;
+      return only ? rowsOf(acc, only, need) : rowsFound(acc, need);
     } finally {
       releaseAccumulated(acc);
     }
@@ -567,26 +603,12 @@ export function wordListScores({ db, schema, table, match, texts }: { db: Databa
 
 /**
  * FTS5's bm25 (positive) of the listed rows the expression matches, from
- * the word lists (wordListScores, then each row looked up): bm25OfRows's
- * answer for a table with lists, without reading the rows' text or walking
- * a common word's instances. Null when wordListScores is.
+ * the word lists: bm25OfRows's answer for a table with lists, without
+ * reading the rows' text or walking a common word's instances (the lists are
+ * decoded whole, but only the listed rows are read out). Null when
+ * wordListScores is.
  */
 export function wordListScoresOf(args: { db: Database.Database; schema: string; table: string; match: string; rowids: number[]; texts?: RowTexts }): Map<number, number> | null {
-  const all = wordListScores(args);
-  if (!all) return null;
-  const out = new Map<number, number>();
-  for (const id of args.rowids) {
-    let lo = 0;
-    let hi = all.ids.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (all.ids[mid] < id) lo = mid + 1;
-      else if (all.ids[mid] > id) hi = mid - 1;
-      else {
-        out.set(id, all.scores[mid]);
-        break;
-      }
-    }
-  }
-  return out;
+  const picked = wordListScores({ ...args, only: args.rowids });
+  return picked ? new Map(Array.from(picked.ids, (id, i) => [id, picked.scores[i]])) : null;
 }
