@@ -7,6 +7,7 @@ import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
 import { onPg, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
+import { broadNote } from "./fixtures/broad-notes";
 
 /**
  * Issue 19's cliff: on a store whose common words match tens of thousands of
@@ -22,20 +23,8 @@ import { callRoute } from "./helpers";
  */
 const TOKEN = "bootstrap-token-for-off-path-tests-0123456789";
 const DOCS = Math.ceil((INLINE_BUILD_ROWS * 0.6) / 100) * 100;
-const FILLER = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"];
-
-/** Deterministic short notes: "rotation" and "ledger" in most, at varying counts and lengths; "socket" in a fifth. */
-function note(i: number): string {
-  let x = i * 2654435761;
-  const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const words: string[] = [];
-  const length = 12 + Math.floor(rnd() * 40);
-  for (let w = 0; w < length; w++) words.push(FILLER[Math.floor(rnd() * FILLER.length)]);
-  for (const [word, share] of [["rotation", 0.9], ["ledger", 0.85], ["socket", 0.2]] as const) {
-    if (rnd() < share) for (let k = 1 + Math.floor(rnd() * 3); k > 0; k--) words.splice(Math.floor(rnd() * words.length), 0, word);
-  }
-  return `# Note ${i}\n\n${words.join(" ")}`;
-}
+/** The broad-query notes (tests/fixtures/broad-notes.ts). */
+const note = (i: number) => broadNote(i);
 
 let env: TestEnv;
 

@@ -11,6 +11,7 @@ import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
 import { onPg, seedStore, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
+import { broadNote } from "./fixtures/broad-notes";
 
 /**
  * Issue 19, a broad query's first sight: the word lists (every row of each
@@ -23,20 +24,8 @@ import { callRoute } from "./helpers";
  */
 const TOKEN = "bootstrap-token-for-word-list-tests-0123456789";
 const DOCS = 2600;
-const FILLER = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"];
-
-/** Deterministic short notes: "rotation" and "ledger" in most (varying counts and lengths), "socket" in a fifth. */
-function note(i: number, salt = 0): string {
-  let x = (i + salt * 7919) * 2654435761;
-  const rnd = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-  const words: string[] = [];
-  const length = 10 + Math.floor(rnd() * 40);
-  for (let w = 0; w < length; w++) words.push(FILLER[Math.floor(rnd() * FILLER.length)]);
-  for (const [word, share] of [["rotation", 0.9], ["ledger", 0.85], ["socket", 0.2]] as const) {
-    if (rnd() < share) for (let k = 1 + Math.floor(rnd() * 3); k > 0; k--) words.splice(Math.floor(rnd() * words.length), 0, word);
-  }
-  return `# Note ${i}\n\n${words.join(" ")}`;
-}
+/** The broad-query notes (tests/fixtures/broad-notes.ts), a little shorter; `salt` gives a note other text. */
+const note = (i: number, salt = 0) => broadNote(i, { salt, minWords: 10 });
 
 let env: TestEnv;
 const db = () => openStore({ store: "lists" }).sqlite;

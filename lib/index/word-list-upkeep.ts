@@ -1,5 +1,6 @@
 import { openStoreHandles } from "../db/connection";
 import { log } from "../log";
+import { preparedOnce } from "../db/statements";
 import { getConfig } from "../config";
 import { dropWordLists, wordListsStatus, wordListsStep, type RowTexts } from "../retrieval/word-lists";
 import type Database from "better-sqlite3";
@@ -39,7 +40,7 @@ export function wordListUpkeepTurn(): boolean {
   for (const handle of openStoreHandles()) {
     for (const { table, texts } of LISTED_TABLES) {
       try {
-        const rebuilding = handle.sqlite.prepare("select 1 from meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')").get();
+        const rebuilding = preparedOnce(handle.sqlite, "select 1 from meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')").get();
         if (rebuilding) break;
         // Off: lists built earlier are dropped (the change log stops with them), not left to go stale.
         if (minTableRows === 0) {

@@ -276,7 +276,7 @@ function kthLargest(values: Float64Array, k: number): number {
 }
 
 /** Position of `id` in a list's sorted rowids, or -1. */
-function indexOfRow(ids: Float64Array, id: number): number {
+export function indexOfRow(ids: Float64Array, id: number): number {
   let lo = 0;
   let hi = ids.length - 1;
   while (lo <= hi) {

@@ -1,7 +1,7 @@
 import type Database from "better-sqlite3";
 import { preparedOnce } from "../db/statements";
 import { bm25OfRows } from "./bm25-rows";
-import { indexStateOf, plainPhrases, tokenStats, type PhraseScores } from "./bm25-top";
+import { indexOfRow, indexStateOf, plainPhrases, tokenStats, type PhraseScores } from "./bm25-top";
 import { ftsIdf, ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape, vocabTables } from "./fts-tokens";
 
 /**
@@ -431,18 +431,10 @@ function pickScores(all: PhraseScores, only: number[]): PhraseScores {
   const ids: number[] = [];
   const scores: number[] = [];
   for (const id of [...new Set(only)].sort((x, y) => x - y)) {
-    let lo = 0;
-    let hi = all.ids.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      if (all.ids[mid] < id) lo = mid + 1;
-      else if (all.ids[mid] > id) hi = mid - 1;
-      else {
-        ids.push(id);
-        scores.push(all.scores[mid]);
-        break;
-      }
-    }
+    const at = indexOfRow(all.ids, id);
+    if (at < 0) continue;
+    ids.push(id);
+    scores.push(all.scores[at]);
   }
   return { ids: Float64Array.from(ids), scores: Float64Array.from(scores) };
 }
