@@ -8,5 +8,7 @@ import { fileURLToPath } from "node:url";
 const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(import.meta.url);
 const tsx = require.resolve("tsx/cli");
-const res = spawnSync(process.execPath, [tsx, path.join(here, "cli.ts"), ...process.argv.slice(2)], { stdio: "inherit" });
+// The CLI may be started from any folder (an MCP client's, a cron job's): it finds its migrations here.
+const env = { ...process.env, DUALMIND_INSTALL_ROOT: process.env.DUALMIND_INSTALL_ROOT || path.resolve(here, "..") };
+const res = spawnSync(process.execPath, [tsx, path.join(here, "cli.ts"), ...process.argv.slice(2)], { stdio: "inherit", env });
 process.exit(res.status ?? 1);

@@ -1,3 +1,4 @@
+import { INSTALL_ROOT } from "../install-root";
 import Database from "better-sqlite3";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
@@ -47,7 +48,7 @@ function registry(): Registry {
   return reg;
 }
 
-const MIGRATIONS_ROOT = path.join(process.cwd(), "drizzle");
+const MIGRATIONS_ROOT = path.join(INSTALL_ROOT, "drizzle");
 
 export function applyPragmas(sqlite: Database.Database): void {
   sqlite.pragma("journal_mode = WAL");

@@ -1,3 +1,4 @@
+import { INSTALL_ROOT } from "../install-root";
 import fs from "node:fs";
 import path from "node:path";
 import { sql, type AnyColumn, type SQL } from "drizzle-orm";
@@ -52,7 +53,7 @@ export function quoteIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`;
 }
 
-const MIGRATIONS_FOLDER = path.join(process.cwd(), "drizzle", "pg", "store");
+const MIGRATIONS_FOLDER = path.join(INSTALL_ROOT, "drizzle", "pg", "store");
 
 type StoreMigration = { tag: string; hash: string; statements: string[] };
 

@@ -1,3 +1,4 @@
+import { INSTALL_ROOT } from "../install-root";
 import fs from "node:fs";
 import path from "node:path";
 import { sql } from "drizzle-orm";
@@ -61,7 +62,7 @@ export async function answerUniqueRaceAsRetry<T>(e: unknown, answerRetry: () => 
   return raced;
 }
 
-const MIGRATIONS_FOLDER = path.join(process.cwd(), "drizzle", "pg", "governance");
+const MIGRATIONS_FOLDER = path.join(INSTALL_ROOT, "drizzle", "pg", "governance");
 
 /**
  * Pool limits: `max` connections per process; waiting longer than 10 s for one is an error, not a hang.

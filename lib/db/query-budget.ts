@@ -1,3 +1,4 @@
+import { INSTALL_ROOT } from "../install-root";
 import type Database from "better-sqlite3";
 import fs from "node:fs";
 import path from "node:path";
@@ -25,7 +26,7 @@ import type { SqlRunner } from "./pg-store";
  * unbounded in time, and the structural limits of each query path (terms,
  * prefix terms, NEAR groups) are the only bound; a warning says so once.
  */
-export const QUERY_BUDGET_EXTENSION = path.join(process.cwd(), "native", "build", "query_budget.so");
+export const QUERY_BUDGET_EXTENSION = path.join(INSTALL_ROOT, "native", "build", "query_budget.so");
 
 export type QueryBudgetStatus = { available: true } | { available: false; reason: string };
 

@@ -1,3 +1,4 @@
+import { INSTALL_ROOT } from "../install-root";
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import path from "node:path";
@@ -100,7 +101,7 @@ let usearchModule: Usearch | null | undefined;
 function usearch(): Usearch | null {
   if (usearchModule === undefined) {
     try {
-      usearchModule = createRequire(path.join(process.cwd(), "package.json"))("usearch") as Usearch;
+      usearchModule = createRequire(path.join(INSTALL_ROOT, "package.json"))("usearch") as Usearch;
     } catch (e) {
       log("warn", "usearch failed to load; vector search stays on SimHash + rescore", { reason: e instanceof Error ? e.message : String(e) });
       usearchModule = null;

@@ -7,20 +7,9 @@ import { DEFAULT_STORE } from "@/lib/db/store-names";
 import { requestBaseUrl } from "@/lib/http/public-url";
 import { listToolDescriptors } from "@/lib/mcp/server";
 import { pushTo } from "@/lib/collections";
-
-/** The client configuration, pointed at the address this page was served from. */
-function mcpConfig(baseUrl: string): string {
-  return JSON.stringify(
-    {
-      mcpServers: {
-        dualmind: { command: "npx", args: ["dualmind", "mcp", "--store", DEFAULT_STORE] },
-        "dualmind-http": { type: "http", url: `${baseUrl}/api/mcp`, headers: { Authorization: "Bearer dm_..." } },
-      },
-    },
-    null,
-    2,
-  );
-}
+import { mcpClientConfigText, mcpStdioLaunch } from "@/lib/mcp/stdio-config";
+import { CopyButton } from "@/components/copy-button";
+import Link from "next/link";
 
 export default async function ApiDocsPage() {
   await requireUser();
@@ -33,6 +22,9 @@ export default async function ApiDocsPage() {
     pushTo(groups, group, e);
   }
   const tools = listToolDescriptors();
+  // `next start` runs from the installation's root (scripts/start.ts), so its cwd is where the CLI lives.
+  const stdio = mcpStdioLaunch({ installRoot: process.cwd(), dataDir: config.dataDir, store: DEFAULT_STORE, nodePath: process.execPath, usesPostgres: Boolean(config.databaseUrl) });
+  const configText = mcpClientConfigText({ baseUrl, stdio });
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">API reference</h1>
@@ -46,11 +38,16 @@ export default async function ApiDocsPage() {
           MCP
         </h2>
         <p className="text-sm text-slate-700">
-          Streamable HTTP at <code>/api/mcp</code> with the same bearer token, or stdio with <code>npx dualmind mcp --store {DEFAULT_STORE}</code>. Client configuration for this server:
+          Streamable HTTP at <code>/api/mcp</code> with a bearer token (
+          <Link className="text-blue-700 underline" href="/admin#tokens-heading">
+            an admin creates one on the Admin page
+          </Link>
+          ; replace <code>dm_...</code> with it), or stdio: the client launches this installation&apos;s CLI by its absolute path, so the entry works from any folder. Client configuration for this server:
         </p>
         <pre className="overflow-x-auto rounded bg-slate-900 p-3 text-xs text-slate-100" data-testid="mcp-config">
-          {mcpConfig(baseUrl)}
+          {configText}
         </pre>
+        <CopyButton value={configText} label="Copy configuration" />
         <p className="text-sm text-slate-700">Try it:</p>
         <pre className="overflow-x-auto rounded bg-slate-900 p-3 text-xs text-slate-100" data-testid="curl-example">
           {`curl -s -H "Authorization: Bearer $DUALMIND_TOKEN" ${baseUrl}/api/v1/stores/${DEFAULT_STORE}/memories\n` +
