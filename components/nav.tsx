@@ -11,6 +11,7 @@ const LINKS = [
   { href: "/graph", label: "Graph" },
   { href: "/sessions", label: "Sessions" },
   { href: "/ledger", label: "Ledger" },
+  { href: "/activity", label: "Activity" },
   { href: "/reflection", label: "Reflection" },
   { href: "/health", label: "Health" },
   { href: "/observability", label: "Observability" },

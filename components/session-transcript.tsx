@@ -1,3 +1,4 @@
+import { ActorLink } from "@/components/actor-link";
 import { formatTime } from "@/lib/format";
 import type { DialecticMessage } from "@/lib/governance/dialectic";
 
@@ -36,7 +37,9 @@ export function SessionTranscript({ messages, pausedAgentId }: { messages: Diale
                 <span className="font-semibold" data-testid="message-type">
                   {TYPE_LABEL[m.messageType]}
                 </span>
-                <span className="text-slate-700">{m.agentId}</span>
+                <span className="text-slate-700">
+                  <ActorLink agentId={m.agentId} />
+                </span>
                 <span className="text-xs text-slate-500">
                   #{m.seq} · {formatTime(m.timestamp)}
                 </span>

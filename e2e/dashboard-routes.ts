@@ -75,6 +75,7 @@ export type RouteRow = { url: string; role: "viewer" | "admin"; shows: string[] 
 export const DASHBOARD_ROUTES: Record<string, (s: Seeded) => RouteRow> = {
   "/": (s) => ({ url: "/", role: "viewer", shows: [s.store] }),
   // Markers of the admin page itself: a viewer's own name is in every page's header, and the 403 page says what Admin is for.
+  "/activity": () => ({ url: "/activity", role: "viewer", shows: ["activity-table"] }),
   "/admin": () => ({ url: "/admin", role: "admin", shows: ["users-table", "tokens-table"] }),
   "/api-docs": () => ({ url: "/api-docs", role: "viewer", shows: ["mcpServers"] }),
   "/graph": () => ({ url: "/graph", role: "viewer", shows: [MARK.storeDescription] }),

@@ -14,8 +14,9 @@ import { recallCommands } from "./commands/recall-commands";
 import { agentsCommands } from "./commands/agents-commands";
 import { dbCommands } from "./commands/db-commands";
 import { memoryCommands } from "./commands/memory-commands";
+import { activityCommands } from "./commands/activity-commands";
 
-const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands, ...agentsCommands, ...healthCommands, ...dbCommands, ...memoryCommands];
+const commands: Command[] = [...authCommands, ...storeCommands, ...indexCommands, ...ledgerCommands, ...graphCommands, ...recallCommands, ...agentsCommands, ...healthCommands, ...dbCommands, ...memoryCommands, ...activityCommands];
 
 runCli(commands, process.argv.slice(2))
   .then((code) => {

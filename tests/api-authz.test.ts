@@ -159,6 +159,14 @@ describe("finding 3: every store a request names is checked against the token's 
       deny: () => callRoute(provenanceRoute.GET, { token: tok.mineRead, url: "http://x/api/v1/provenance?artifact_type=chunk_vector&artifact_id=p-secret&store=secret" }),
       allow: () => callRoute(provenanceRoute.GET, { token: tok.mineRead, url: "http://x/api/v1/provenance?artifact_type=chunk_vector&artifact_id=p-mine&store=mine" }),
     },
+    "GET /activity query.store": {
+      deny: () => callRoute(ROUTE_MODULES["app/api/v1/activity/route.ts"].GET as Handler, { token: tok.mineAdmin, url: "http://x/api/v1/activity?store=secret" }),
+      allow: () => callRoute(ROUTE_MODULES["app/api/v1/activity/route.ts"].GET as Handler, { token: tok.mineAdmin, url: "http://x/api/v1/activity?store=mine" }),
+    },
+    "GET /activity/summary query.store": {
+      deny: () => callRoute(ROUTE_MODULES["app/api/v1/activity/summary/route.ts"].GET as Handler, { token: tok.mineAdmin, url: "http://x/api/v1/activity/summary?agent=mine-writer&store=secret" }),
+      allow: () => callRoute(ROUTE_MODULES["app/api/v1/activity/summary/route.ts"].GET as Handler, { token: tok.mineAdmin, url: "http://x/api/v1/activity/summary?agent=mine-writer&store=mine" }),
+    },
     "POST /tasks/{id}/runs body.artifacts[].store": { deny: () => startRun(tok.mineWrite, "secret"), allow: () => startRun(tok.mineWrite, "mine") },
     "POST /tasks/{id}/runs/{runId}/finish body.artifacts[].store": { setup: openTwo, deny: () => finishRun(tok.mineWrite, "secret", opened[0]), allow: () => finishRun(tok.mineWrite, "mine", opened[1]) },
     "tool search include_core": {

@@ -35,6 +35,8 @@ import { storeHealthReportFor } from "../metrics/health";
 import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
 import { recallInputSchema } from "../recall/recall";
 import { clientIdSchema } from "../common";
+import { activityPageResponse, activitySummaryResponse } from "../api/responses/activity";
+import { activityFilterSchema, activitySummarySchema, assertStoreNamedWhenLimited, listActivity, summarizeActivity } from "../governance/activity";
 
 export type ToolContext = { principal: AgentPrincipal };
 
@@ -416,4 +418,33 @@ const storeTools: ToolDef[] = [
   }),
 ];
 
-export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...ledgerTools, ...dialecticTools, ...storeTools];
+/** Admin tools over the audit log: like their REST routes, a store-limited admin names one of its stores. */
+const activityTools: ToolDef[] = [
+  tool({
+    name: "activity",
+    description:
+      "What agents and people did, from the audit log, newest first (GET /activity): filter by agent, actor, action (or a family ending in a dot, e.g. memory.), store, target and time (since/until); page with before = next_cursor. Each entry links to what it touched.",
+    output: activityPageResponse,
+    scope: "admin",
+    input: activityFilterSchema,
+    postgres: "served",
+    run: (filter, ctx) => {
+      assertStoreNamedWhenLimited({ principal: ctx.principal, store: filter.store });
+      return listActivity({ filter });
+    },
+  }),
+  tool({
+    name: "activity_summary",
+    description: "What one agent (or actor) did over a time range, counted per action (GET /activity/summary).",
+    output: activitySummaryResponse,
+    scope: "admin",
+    input: activitySummarySchema,
+    postgres: "served",
+    run: (filter, ctx) => {
+      assertStoreNamedWhenLimited({ principal: ctx.principal, store: filter.store });
+      return summarizeActivity({ filter });
+    },
+  }),
+];
+
+export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools];

@@ -5,6 +5,7 @@
  * A suite joins by seeding through tests/backend.ts and being listed here.
  */
 export const BOTH_BACKEND_SUITES = [
+  "tests/activity.test.ts",
   "tests/agents-cli.test.ts",
   "tests/agents-mcp.test.ts",
   "tests/agents-openapi.test.ts",

@@ -1,3 +1,4 @@
+import { ActorLink } from "@/components/actor-link";
 import { requestTime } from "@/app/_server/pages";
 import { formatTime } from "@/lib/format";
 import Link from "next/link";
@@ -88,7 +89,9 @@ export default async function AdminPage() {
             {tokens.map((t) => (
               <tr key={t.id}>
                 <td>{t.label}</td>
-                <td>{t.agentId}</td>
+                <td>
+                  <ActorLink agentId={t.agentId} />
+                </td>
                 <td>{t.scopes.join(", ")}</td>
                 <td>
                   {t.stores === null

@@ -1,3 +1,4 @@
+import { ActorLink } from "@/components/actor-link";
 import { LedgerFilterError, LedgerPager } from "@/components/ledger-pager";
 import { LedgerSection } from "@/components/ledger-section";
 import Link from "next/link";
@@ -84,7 +85,9 @@ export default async function LedgerPage({ searchParams }: Props) {
                       </Link>
                     </td>
                     <td>{t.intent}</td>
-                    <td>{t.requestedBy}</td>
+                    <td>
+                      <ActorLink agentId={t.requestedBy} />
+                    </td>
                     <td>{t.runCount}</td>
                     <td>
                       <LedgerVerdictBadge value={t.verdict} />

@@ -3,6 +3,8 @@
  * route file is missing here, so the document cannot silently lose one.
  */
 import type { RouteModule } from "@/lib/api/openapi";
+import * as activity from "@/app/api/v1/activity/route";
+import * as activitySummary from "@/app/api/v1/activity/summary/route";
 import * as dialecticExport from "@/app/api/v1/dialectic/export/route";
 import * as dialecticMetrics from "@/app/api/v1/dialectic/metrics/route";
 import * as dialecticRestore from "@/app/api/v1/dialectic/restore/route";
@@ -62,6 +64,8 @@ import * as tokensId from "@/app/api/v1/tokens/[id]/route";
 import * as tokens from "@/app/api/v1/tokens/route";
 
 export const ROUTE_MODULES: Record<string, RouteModule> = {
+  "app/api/v1/activity/route.ts": activity,
+  "app/api/v1/activity/summary/route.ts": activitySummary,
   "app/api/v1/dialectic/export/route.ts": dialecticExport,
   "app/api/v1/dialectic/metrics/route.ts": dialecticMetrics,
   "app/api/v1/dialectic/restore/route.ts": dialecticRestore,

@@ -1,0 +1,223 @@
+import { sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
+import { getGovernance } from "../db/connection";
+import { getPg } from "../db/pg";
+import { AppError } from "../errors";
+import { STORE_NAME_RE } from "../names";
+
+/**
+ * The activity explorer: "what did agent X do, and when?" over the
+ * hash-chained audit log, with filters, cursor paging and a per-actor
+ * summary. One query text serves both databases (plain SQL over the same
+ * columns); only the call that runs it differs.
+ *
+ * Every request is bounded: it reads at most ACTIVITY_SCAN_WINDOW log ids
+ * below its cursor. When a page is not full because the window ran out (a
+ * rare actor or action in a long log), the answer says so (`complete:
+ * false`) and its cursor continues below the window.
+ */
+export const ACTIVITY_PAGE_MAX = 200;
+export const ACTIVITY_SCAN_WINDOW = 100_000;
+
+const epochOrIso = z.union([z.number().int().nonnegative(), z.string().max(40)]).transform((v, ctx) => {
+  const ms = typeof v === "number" ? v : /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+  if (!Number.isFinite(ms)) {
+    ctx.addIssue({ code: "custom", message: "a time is epoch milliseconds or an ISO 8601 date" });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+/** The filter every surface takes (API query, MCP arguments, CLI flags, the page's form). */
+export const activityFilterSchema = z
+  .object({
+    agent: z.string().min(1).max(200).optional().describe("an agent id: its token's actions (actor agent:<id>)"),
+    actor: z.string().min(1).max(300).optional().describe("an exact actor: agent:<id>, user:<name>, cli:<os user> or system:<part>"),
+    action: z.string().min(1).max(100).optional().describe("an action (memory.create), or a family ending in a dot (memory.)"),
+    store: z.string().regex(STORE_NAME_RE).optional().describe("only what touched this store"),
+    target: z.string().min(1).max(1000).optional().describe("an exact target, e.g. task:<id> or store:<s>/memory:<path>"),
+    since: epochOrIso.optional().describe("from this time (epoch ms or ISO 8601)"),
+    until: epochOrIso.optional().describe("up to this time (epoch ms or ISO 8601)"),
+    before: z.coerce.number().int().positive().optional().describe("the cursor: entries older than this id (next_cursor of the previous page)"),
+    limit: z.coerce.number().int().min(1).max(ACTIVITY_PAGE_MAX).default(50),
+  })
+  .strict();
+export type ActivityFilter = z.output<typeof activityFilterSchema>;
+
+/** A summary names one actor (by agent id or exactly) and optionally a store and a time range. */
+export const activitySummarySchema = activityFilterSchema
+  .pick({ agent: true, actor: true, store: true, since: true, until: true })
+  .strict()
+  .refine((f) => f.agent !== undefined || f.actor !== undefined, { message: "name an agent or an actor" });
+
+export type ActivityEntry = {
+  id: number;
+  ts: number;
+  actor: string;
+  action: string;
+  target: string | null;
+  reason: string | null;
+  details: unknown;
+  /** The dashboard page of what the entry touched, when there is one. */
+  link: string | null;
+};
+
+export type ActivityPage = {
+  entries: ActivityEntry[];
+  /** Pass as `before` for the next (older) page; null when the log has nothing older. */
+  next_cursor: number | null;
+  /** False when the scan window ran out before the page filled: older matches may exist past next_cursor. */
+  complete: boolean;
+};
+
+export type ActivitySummary = {
+  actor: string;
+  since: number | null;
+  until: number | null;
+  total: number;
+  first_ts: number | null;
+  last_ts: number | null;
+  by_action: { action: string; count: number }[];
+  complete: boolean;
+};
+
+/**
+ * A token limited to some stores reads only what touched one of them: it must
+ * name the store (the route's allow-list check has already refused any other).
+ */
+export function assertStoreNamedWhenLimited({ principal, store }: { principal: { stores: string[] | null } | null; store: string | undefined }): void {
+  if (principal && principal.stores !== null && store === undefined) {
+    throw new AppError("forbidden", "a token limited to some stores reads the activity of one of them: name it in `store`");
+  }
+}
+
+type RawRow = { id: number | string; ts: number | string; actor: string; action: string; target: string | null; reason: string | null; details: string | null };
+
+/** Run a read on whichever database holds the ledger. PostgreSQL returns bigints as strings: callers Number() them. */
+async function selectRows<T>(query: SQL): Promise<T[]> {
+  const pg = getPg();
+  if (pg) return (await (await pg).db.execute(query)).rows as T[];
+  return getGovernance().db.all(query) as T[];
+}
+
+function likePrefix(prefix: string): string {
+  return prefix.replace(/[\\%_]/g, (c) => `\\${c}`) + "%";
+}
+
+/** Account administration (users, tokens, sign-in lockouts): shown to admins only. */
+const ACCOUNT_FAMILIES = ["user.", "token.", "auth."];
+
+/** The where-clause of a filter, without the id window. */
+function filterConditions(f: Omit<ActivityFilter, "limit" | "before">, { accounts }: { accounts: boolean }): SQL[] {
+  const where: SQL[] = [];
+  if (!accounts) for (const family of ACCOUNT_FAMILIES) where.push(sql`action not like ${likePrefix(family)} escape '\\'`);
+  const actor = f.actor ?? (f.agent ? `agent:${f.agent}` : undefined);
+  if (actor) where.push(sql`actor = ${actor}`);
+  if (f.agent && f.actor && f.actor !== `agent:${f.agent}`) where.push(sql`1 = 0`);
+  if (f.action?.endsWith(".")) where.push(sql`action like ${likePrefix(f.action)} escape '\\'`);
+  else if (f.action) where.push(sql`action = ${f.action}`);
+  if (f.store) {
+    const s = `store:${f.store}`;
+    where.push(sql`(target = ${s} or target like ${likePrefix(`${s}/`)} escape '\\' or target like ${likePrefix(`${s}:`)} escape '\\')`);
+  }
+  if (f.target) where.push(sql`target = ${f.target}`);
+  if (f.since !== undefined) where.push(sql`ts >= ${f.since}`);
+  if (f.until !== undefined) where.push(sql`ts <= ${f.until}`);
+  return where;
+}
+
+/** The highest id a page may read: below the cursor and, with `until`, no later than it (ts index). */
+async function topId({ before, until }: { before?: number; until?: number }): Promise<number | null> {
+  const bounds: SQL[] = [];
+  if (before !== undefined) bounds.push(sql`id < ${before}`);
+  if (until !== undefined) bounds.push(sql`ts <= ${until}`);
+  const where = bounds.length ? sql` where ${sql.join(bounds, sql` and `)}` : sql``;
+  const [row] = await selectRows<{ top: number | string | null }>(sql`select max(id) as top from audit_log${where}`);
+  return row?.top == null ? null : Number(row.top);
+}
+
+async function lowestId({ since }: { since?: number }): Promise<number> {
+  const where = since !== undefined ? sql` where ts >= ${since}` : sql``;
+  const [row] = await selectRows<{ low: number | string | null }>(sql`select min(id) as low from audit_log${where}`);
+  return row?.low == null ? Number.MAX_SAFE_INTEGER : Number(row.low);
+}
+
+function parseDetails(details: string | null): unknown {
+  if (details === null) return null;
+  try {
+    return JSON.parse(details);
+  } catch {
+    return details;
+  }
+}
+
+/** Where an entry's target lives on the dashboard. */
+export function activityLink(target: string | null): string | null {
+  if (!target) return null;
+  const inStore = /^store:([^/:]+)(?:\/([a-z_]+):(.*))?$/.exec(target);
+  if (inStore) {
+    const [, store, kind, id] = inStore;
+    const s = encodeURIComponent(store);
+    if (!kind) return `/stores/${s}`;
+    if (kind === "memory") return `/memories?store=${s}&path=${encodeURIComponent(id)}`;
+    if (kind === "node") return `/graph/${s}/nodes/${encodeURIComponent(id)}`;
+    if (kind === "thought") return `/graph/${s}/thoughts/${encodeURIComponent(id)}`;
+    if (kind === "trace") return `/reflection/${s}/traces/${encodeURIComponent(id)}`;
+    if (kind === "learning") return `/reflection/${s}/learnings/${encodeURIComponent(id)}`;
+    return `/stores/${s}`;
+  }
+  const recallHit = /^store:([^/:]+):recall_hit:/.exec(target);
+  if (recallHit) return `/reflection?store=${encodeURIComponent(recallHit[1])}`;
+  const task = /^task:(.+)$/.exec(target);
+  if (task) return `/ledger/tasks/${encodeURIComponent(task[1])}`;
+  const session = /^dialectic_session:(.+)$/.exec(target);
+  if (session) return `/sessions/${encodeURIComponent(session[1])}`;
+  return null;
+}
+
+/**
+ * One page of the audit log, newest first, filtered. `accounts: false` (a
+ * dashboard viewer) leaves out user, token and sign-in administration.
+ */
+export async function listActivity({ filter, accounts = true, scanWindow = ACTIVITY_SCAN_WINDOW }: { filter: ActivityFilter; accounts?: boolean; scanWindow?: number }): Promise<ActivityPage> {
+  const top = await topId({ before: filter.before, until: filter.until });
+  if (top === null) return { entries: [], next_cursor: null, complete: true };
+  const floor = Math.max(top - scanWindow + 1, filter.since !== undefined ? await lowestId({ since: filter.since }) : 1);
+  if (floor > top) return { entries: [], next_cursor: null, complete: true };
+  const where = [sql`id <= ${top}`, sql`id >= ${floor}`, ...filterConditions(filter, { accounts })];
+  const rows = await selectRows<RawRow>(
+    sql`select id, ts, actor, action, target, reason, details from audit_log where ${sql.join(where, sql` and `)} order by id desc limit ${filter.limit}`,
+  );
+  const entries = rows.map((r) => ({ id: Number(r.id), ts: Number(r.ts), actor: r.actor, action: r.action, target: r.target, reason: r.reason, details: parseDetails(r.details), link: activityLink(r.target) }));
+  const full = entries.length === filter.limit;
+  // Nothing below the window's floor can match a `since` that the floor already reached.
+  const older = floor > 1 && (filter.since === undefined || floor > (await lowestId({ since: filter.since })));
+  if (full) return { entries, next_cursor: entries[entries.length - 1]!.id, complete: true };
+  return { entries, next_cursor: older ? floor : null, complete: !older };
+}
+
+/** What one actor did over a time range: counts per action (within one scan window, newest first). */
+export async function summarizeActivity({ filter, accounts = true, scanWindow = ACTIVITY_SCAN_WINDOW }: { filter: z.output<typeof activitySummarySchema>; accounts?: boolean; scanWindow?: number }): Promise<ActivitySummary> {
+  const actor = filter.actor ?? (filter.agent ? `agent:${filter.agent}` : null);
+  const empty: ActivitySummary = { actor: actor ?? "", since: filter.since ?? null, until: filter.until ?? null, total: 0, first_ts: null, last_ts: null, by_action: [], complete: true };
+  if (!actor) return empty;
+  const top = await topId({ until: filter.until });
+  if (top === null) return empty;
+  const low = filter.since !== undefined ? await lowestId({ since: filter.since }) : 1;
+  const floor = Math.max(top - scanWindow + 1, low);
+  const where = [sql`id <= ${top}`, sql`id >= ${floor}`, ...filterConditions({ actor, store: filter.store, since: filter.since, until: filter.until }, { accounts })];
+  const rows = await selectRows<{ action: string; n: number | string; first_ts: number | string; last_ts: number | string }>(
+    sql`select action, count(*) as n, min(ts) as first_ts, max(ts) as last_ts from audit_log where ${sql.join(where, sql` and `)} group by action order by count(*) desc, action`,
+  );
+  const byAction = rows.map((r) => ({ action: r.action, count: Number(r.n) }));
+  return {
+    actor,
+    since: filter.since ?? null,
+    until: filter.until ?? null,
+    total: byAction.reduce((a, r) => a + r.count, 0),
+    first_ts: rows.length ? Math.min(...rows.map((r) => Number(r.first_ts))) : null,
+    last_ts: rows.length ? Math.max(...rows.map((r) => Number(r.last_ts))) : null,
+    by_action: byAction,
+    complete: floor <= low,
+  };
+}
