@@ -126,20 +126,37 @@ function filterConditions(f: Omit<ActivityFilter, "limit" | "before">, { account
   return where;
 }
 
-/** The highest id a page may read: below the cursor and, with `until`, no later than it (ts index). */
-async function topId({ before, until }: { before?: number; until?: number }): Promise<number | null> {
-  const bounds: SQL[] = [];
-  if (before !== undefined) bounds.push(sql`id < ${before}`);
-  if (until !== undefined) bounds.push(sql`ts <= ${until}`);
-  const where = bounds.length ? sql` where ${sql.join(bounds, sql` and `)}` : sql``;
-  const [row] = await selectRows<{ top: number | string | null }>(sql`select max(id) as top from audit_log${where}`);
-  return row?.top == null ? null : Number(row.top);
+/**
+ * The id range a time range covers, read off the ts index in one step each:
+ * the log is appended in time order, so ids and times rise together. (A clock
+ * stepped back by an operator can put a row a little outside its slot; the
+ * rows read are still filtered by ts.)
+ */
+async function lastIdAtOrBefore(until: number): Promise<number | null> {
+  const [row] = await selectRows<{ id: number | string }>(sql`select id from audit_log where ts <= ${until} order by ts desc, id desc limit 1`);
+  return row ? Number(row.id) : null;
 }
 
+async function firstIdAtOrAfter(since: number): Promise<number | null> {
+  const [row] = await selectRows<{ id: number | string }>(sql`select id from audit_log where ts >= ${since} order by ts, id limit 1`);
+  return row ? Number(row.id) : null;
+}
+
+/** The highest id a page may read: below the cursor and no later than `until`. */
+async function topId({ before, until }: { before?: number; until?: number }): Promise<number | null> {
+  const [row] = await selectRows<{ top: number | string | null }>(before !== undefined ? sql`select max(id) as top from audit_log where id < ${before}` : sql`select max(id) as top from audit_log`);
+  let top = row?.top == null ? null : Number(row.top);
+  if (top !== null && until !== undefined) {
+    const atUntil = await lastIdAtOrBefore(until);
+    top = atUntil === null ? null : Math.min(top, atUntil);
+  }
+  return top;
+}
+
+/** The lowest id a range may read: 1, or the first at or after `since` (none: past the end). */
 async function lowestId({ since }: { since?: number }): Promise<number> {
-  const where = since !== undefined ? sql` where ts >= ${since}` : sql``;
-  const [row] = await selectRows<{ low: number | string | null }>(sql`select min(id) as low from audit_log${where}`);
-  return row?.low == null ? Number.MAX_SAFE_INTEGER : Number(row.low);
+  if (since === undefined) return 1;
+  return (await firstIdAtOrAfter(since)) ?? Number.MAX_SAFE_INTEGER;
 }
 
 function parseDetails(details: string | null): unknown {
@@ -182,7 +199,8 @@ export function activityLink(target: string | null): string | null {
 export async function listActivity({ filter, accounts = true, scanWindow = ACTIVITY_SCAN_WINDOW }: { filter: ActivityFilter; accounts?: boolean; scanWindow?: number }): Promise<ActivityPage> {
   const top = await topId({ before: filter.before, until: filter.until });
   if (top === null) return { entries: [], next_cursor: null, complete: true };
-  const floor = Math.max(top - scanWindow + 1, filter.since !== undefined ? await lowestId({ since: filter.since }) : 1);
+  const low = await lowestId({ since: filter.since });
+  const floor = Math.max(top - scanWindow + 1, low);
   if (floor > top) return { entries: [], next_cursor: null, complete: true };
   const where = [sql`id <= ${top}`, sql`id >= ${floor}`, ...filterConditions(filter, { accounts })];
   const rows = await selectRows<RawRow>(
@@ -190,8 +208,7 @@ export async function listActivity({ filter, accounts = true, scanWindow = ACTIV
   );
   const entries = rows.map((r) => ({ id: Number(r.id), ts: Number(r.ts), actor: r.actor, action: r.action, target: r.target, reason: r.reason, details: parseDetails(r.details), link: activityLink(r.target) }));
   const full = entries.length === filter.limit;
-  // Nothing below the window's floor can match a `since` that the floor already reached.
-  const older = floor > 1 && (filter.since === undefined || floor > (await lowestId({ since: filter.since })));
+  const older = floor > low;
   if (full) return { entries, next_cursor: entries[entries.length - 1]!.id, complete: true };
   return { entries, next_cursor: older ? floor : null, complete: !older };
 }
@@ -203,7 +220,7 @@ export async function summarizeActivity({ filter, accounts = true, scanWindow = 
   if (!actor) return empty;
   const top = await topId({ until: filter.until });
   if (top === null) return empty;
-  const low = filter.since !== undefined ? await lowestId({ since: filter.since }) : 1;
+  const low = await lowestId({ since: filter.since });
   const floor = Math.max(top - scanWindow + 1, low);
   const where = [sql`id <= ${top}`, sql`id >= ${floor}`, ...filterConditions({ actor, store: filter.store, since: filter.since, until: filter.until }, { accounts })];
   const rows = await selectRows<{ action: string; n: number | string; first_ts: number | string; last_ts: number | string }>(
