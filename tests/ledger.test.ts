@@ -97,11 +97,25 @@ describe("runs, validations and the verdict", () => {
     expect(failedOnly.json.tasks.map((t: { task_id: string }) => t.task_id)).toEqual(["t-v"]);
   });
 
-  it("counts a check that was not run as not passed, unless the task does not require it", () => {
+  it("awaits a required check no validation has run yet (pending, not failed), and ignores checks the task does not require", () => {
     const runs = [{ runId: "r", finishedAt: 1 }];
-    expect(explainVerdict({ requiredChecks: ["critic", "runner"], runs, validations: [{ validationId: "v", criticPassed: true, runnerPassed: null }] })).toMatchObject({ verdict: "failed", reasons: ["runner check was not run in validation v"] });
+    expect(explainVerdict({ requiredChecks: ["critic", "runner"], runs, validations: [{ validationId: "v", criticPassed: true, runnerPassed: null }] })).toEqual({
+      verdict: "pending",
+      reasons: ["awaiting the runner check (no validation has run it yet)", "critic passed in validation v"],
+    });
     expect(explainVerdict({ requiredChecks: ["critic"], runs, validations: [{ validationId: "v", criticPassed: true, runnerPassed: null }] }).verdict).toBe("passed");
     expect(explainVerdict({ requiredChecks: ["critic"], runs, validations: [] }).verdict).toBe("pending");
+  });
+
+  it("combines a critic's and a runner's separate validations: both passing is passed, and a later result for a check supersedes an earlier one", () => {
+    const runs = [{ runId: "r", finishedAt: 1 }];
+    const critic = { validationId: "by-critic", criticPassed: true, runnerPassed: null };
+    const runner = { validationId: "by-runner", criticPassed: null, runnerPassed: true };
+    expect(explainVerdict({ requiredChecks: ["critic", "runner"], runs, validations: [critic, runner] })).toEqual({ verdict: "passed", reasons: ["critic passed in validation by-critic", "runner passed in validation by-runner"] });
+    const rerunFailed = { validationId: "rerun", criticPassed: null, runnerPassed: false };
+    expect(explainVerdict({ requiredChecks: ["critic", "runner"], runs, validations: [critic, runner, rerunFailed] })).toEqual({ verdict: "failed", reasons: ["runner check failed in validation rerun"] });
+    const fixed = { validationId: "fixed", criticPassed: null, runnerPassed: true };
+    expect(explainVerdict({ requiredChecks: ["critic", "runner"], runs, validations: [critic, runner, rerunFailed, fixed] }).verdict).toBe("passed");
   });
 
   it("makes run and validation retries idempotent, and conflicts when a retry changes the facts", async () => {

@@ -190,8 +190,12 @@ export function sameAgentFact(stored: string | null, incoming: string): string {
 
 /**
  * The verdict is a proof, not a guess: passed only when no run is still open
- * and the latest validation passed every check the task requires. A later
- * validation supersedes an earlier one (a fix, a rerun, a second look).
+ * and every check the task requires has passed. Validations combine: each
+ * check is decided by the latest validation that ran it (a critic and a
+ * runner often post separately), and a later result for a check supersedes an
+ * earlier one (a fix, a rerun, a second look). A required check that no
+ * validation has run yet leaves the task pending, awaiting that check — it is
+ * not a failure.
  */
 export function explainVerdict({
   requiredChecks,
@@ -205,14 +209,19 @@ export function explainVerdict({
 }): VerdictExplanation {
   const open = runs.filter((r) => r.finishedAt === null);
   if (open.length > 0) return { verdict: "pending", reasons: open.map((r) => `run ${r.runId} has not finished`) };
-  const latest = vals.at(-1);
-  if (!latest) return { verdict: "pending", reasons: ["no validation recorded yet"] };
-  const reasons: string[] = [];
+  if (vals.length === 0) return { verdict: "pending", reasons: ["no validation recorded yet"] };
+  const failed: string[] = [];
+  const awaiting: string[] = [];
+  const passed: string[] = [];
   for (const check of requiredChecks) {
-    const value = check === "critic" ? latest.criticPassed : latest.runnerPassed;
-    if (value !== true) reasons.push(`${check} check ${value === false ? "failed" : "was not run"} in validation ${latest.validationId}`);
+    const decider = vals.findLast((v) => (check === "critic" ? v.criticPassed : v.runnerPassed) !== null);
+    if (!decider) awaiting.push(`awaiting the ${check} check (no validation has run it yet)`);
+    else if ((check === "critic" ? decider.criticPassed : decider.runnerPassed) === true) passed.push(`${check} passed in validation ${decider.validationId}`);
+    else failed.push(`${check} check failed in validation ${decider.validationId}`);
   }
-  return reasons.length === 0 ? { verdict: "passed", reasons: [`validation ${latest.validationId} passed ${requiredChecks.join(" and ")}`] } : { verdict: "failed", reasons };
+  if (failed.length > 0) return { verdict: "failed", reasons: failed };
+  if (awaiting.length > 0) return { verdict: "pending", reasons: [...awaiting, ...passed] };
+  return { verdict: "passed", reasons: passed };
 }
 
 // rowid breaks ties between validations recorded in the same millisecond.
