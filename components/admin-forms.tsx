@@ -147,18 +147,50 @@ export function RevokeTokenButton({ action, id, label, agentId, lastUsedAt }: { 
   );
 }
 
-/** Disable an active user (their sessions end) or enable a disabled one. */
+/** Disable an active user (asks first: their sessions end at once) or enable a disabled one. */
 export function UserStatusButton({ action, username, disabled }: { action: Action<undefined>; username: string; disabled: boolean }) {
   const [state, formAction, pending] = useActionState(action, null);
-  const verb = disabled ? "Enable" : "Disable";
   return (
     <form action={formAction} className="inline-block pl-2">
       <input type="hidden" name="username" value={username} />
       <input type="hidden" name="disabled" value={disabled ? "false" : "true"} />
-      <button className="btn-secondary" disabled={pending} aria-label={`${verb} user ${username}`}>
-        {verb}
-      </button>
+      {disabled ? (
+        <button className="btn-secondary" disabled={pending} aria-label={`Enable user ${username}`}>
+          Enable
+        </button>
+      ) : (
+        <ConfirmAction
+          label="Disable"
+          triggerAriaLabel={`Disable user ${username}`}
+          title={`Disable ${username}?`}
+          confirmLabel="Disable user"
+          tone="danger"
+          disabled={pending}
+          submit={{ name: "confirm", value: "disable" }}
+        >
+          {username} is signed out of every session now and cannot sign in until an admin enables the account again.
+        </ConfirmAction>
+      )}
       {state && !state.ok && <p className="text-xs text-red-600">{state.error}</p>}
+    </form>
+  );
+}
+
+/** Change a user's role (their sessions end, so the new role applies at their next sign-in). */
+export function UserRoleForm({ action, username, role }: { action: Action<undefined>; username: string; role: string }) {
+  const [state, formAction, pending] = useActionState(action, null);
+  return (
+    <form action={formAction} className="flex flex-wrap items-center gap-1" aria-label={`Role of ${username}`}>
+      <input type="hidden" name="username" value={username} />
+      <select className="input w-auto" name="role" defaultValue={role} aria-label={`New role for ${username}`} key={role}>
+        <option value="viewer">viewer</option>
+        <option value="editor">editor</option>
+        <option value="admin">admin</option>
+      </select>
+      <ConfirmAction label="Change" triggerAriaLabel={`Change role of ${username}`} title={`Change the role of ${username}?`} confirmLabel="Change role" disabled={pending} submit={{ name: "confirm", value: "role" }}>
+        {username}&apos;s sessions end now; the new role applies from their next sign-in.
+      </ConfirmAction>
+      {state && <p className={`basis-full text-xs ${state.ok ? "text-emerald-700" : "text-red-600"}`}>{state.ok ? state.message : state.error}</p>}
     </form>
   );
 }

@@ -34,7 +34,7 @@ export type ConfirmActionProps = {
   cancelLabel?: string;
   /** danger: the confirm button is red (revoke, delete, switch). */
   tone?: "default" | "danger";
-  /** Classes of the trigger button (default: btn-secondary). */
+  /** Classes of the trigger button (default: btn-danger for tone danger, else btn-secondary). */
   triggerClassName?: string;
   /** The trigger's accessible name when `label` alone is ambiguous (one "Revoke" per table row). */
   triggerAriaLabel?: string;
@@ -52,7 +52,7 @@ export function ConfirmAction({
   confirmLabel = "Confirm",
   cancelLabel = "Cancel",
   tone = "default",
-  triggerClassName = "btn-secondary",
+  triggerClassName,
   triggerAriaLabel,
   disabled = false,
   onConfirm,
@@ -73,17 +73,18 @@ export function ConfirmAction({
     );
   };
   const close = () => dialog.current?.close();
+  // m-auto on the dialog: Tailwind's preflight zeroes every margin, which would pin the modal to the top-left corner.
   const confirmClass = tone === "danger" ? "btn bg-red-700 hover:bg-red-800" : "btn";
 
   return (
     <>
-      <button type="button" className={triggerClassName} disabled={disabled} aria-label={triggerAriaLabel} aria-haspopup="dialog" onClick={open} data-testid={testId}>
+      <button type="button" className={triggerClassName ?? (tone === "danger" ? "btn-danger" : "btn-secondary")} disabled={disabled} aria-label={triggerAriaLabel} aria-haspopup="dialog" onClick={open} data-testid={testId}>
         {label}
       </button>
       <dialog
         ref={dialog}
         aria-labelledby={titleId}
-        className="w-full max-w-md rounded-lg border border-slate-300 p-0 text-sm shadow-xl backdrop:bg-slate-900/40"
+        className="m-auto w-full max-w-md rounded-lg border border-slate-300 p-0 text-sm shadow-xl backdrop:bg-slate-900/40"
         onClick={(e) => {
           // A click on the backdrop (the dialog element itself, outside its content) cancels.
           if (e.target === e.currentTarget) close();

@@ -112,7 +112,15 @@ test.describe("security", () => {
     const person = await other.newPage();
     await signIn(person, "sec-disabled", "sec-disabled-pw");
 
+    // Disabling ends sessions: it asks first, in a dialog centred on the screen, with a red confirm button.
     await users.getByRole("button", { name: "Disable user sec-disabled" }).click();
+    const dialog = page.getByRole("dialog", { name: "Disable sec-disabled?" });
+    await expect(dialog).toBeVisible();
+    const box = (await dialog.boundingBox())!;
+    const viewport = page.viewportSize()!;
+    expect(Math.abs(box.x + box.width / 2 - viewport.width / 2)).toBeLessThan(2);
+    await expect(dialog.getByRole("button", { name: "Disable user" })).toHaveClass(/bg-red-700/);
+    await dialog.getByRole("button", { name: "Disable user" }).click();
     await expect(users.getByRole("button", { name: "Enable user sec-disabled" })).toBeVisible();
     await person.goto("/");
     await expect(person).toHaveURL(/\/login/);
@@ -120,6 +128,15 @@ test.describe("security", () => {
     await users.getByRole("button", { name: "Enable user sec-disabled" }).click();
     await expect(users.getByRole("button", { name: "Disable user sec-disabled" })).toBeVisible();
     await signIn(person, "sec-disabled", "sec-disabled-pw");
+
+    // A role change from the table: confirmed, audited, and it ends the person's session too.
+    await expect(users.getByRole("combobox", { name: "New role for admin" })).toHaveCount(0);
+    await users.getByRole("combobox", { name: "New role for sec-disabled" }).selectOption("editor");
+    await users.getByRole("button", { name: "Change role of sec-disabled" }).click();
+    await page.getByRole("dialog", { name: "Change the role of sec-disabled?" }).getByRole("button", { name: "Change role" }).click();
+    await expect(users.getByText("sec-disabled is now editor; their sessions have ended.")).toBeVisible();
+    await person.goto("/");
+    await expect(person).toHaveURL(/\/login/);
     await other.close();
   });
 
@@ -219,6 +236,7 @@ function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow
     { name: "createUserAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", password: "sec-actions-made-pw", role: "viewer" } }, malformed: [{ form: { username: "../x\u0000", password: "short", role: "root" } }, { form: { username: "sec-actions-viewer", password: "sec-actions-viewer-pw", role: "admin" } }, notAForm] },
     { name: "resetPasswordAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", password: "sec-actions-new-pw" } }, malformed: [{ form: { username: "nobody-here", password: "long-enough-pw" } }, { form: { username: "admin", password: "x" } }, { form: { username: "admin", password: `${E2E.adminPassword}\u0000` } }, notAForm] },
     { name: "setUserDisabledAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", disabled: "true" } }, malformed: [{ form: { username: "admin", disabled: "true" } }, { form: { username: "nobody-here", disabled: "true" } }, { form: { username: "sec-actions-made", disabled: "maybe" } }, notAForm] },
+    { name: "setUserRoleAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", role: "editor" } }, malformed: [{ form: { username: "admin", role: "viewer" } }, { form: { username: "nobody-here", role: "viewer" } }, { form: { username: "sec-actions-made", role: "root" } }, notAForm] },
     { name: "createTokenAction", role: "admin", page: "/admin", valid: { form: { label: "sec-actions-token", agent_id: "sec-actions-agent", scopes: ["read"], stores: "" } }, malformed: [{ form: { label: "", agent_id: "", scopes: ["root"], stores: "../etc" } }, notAForm] },
     { name: "revokeTokenAction", role: "admin", page: "/admin", valid: { form: { id: String(spareTokenId) } }, malformed: [{ form: { id: "1 OR 1=1" } }, { form: { id: "-1" } }, { form: { id: "999999999" } }, notAForm] },
     { name: "startReindexAction", role: "admin", page: "/admin", valid: { values: [store] }, malformed: [{ values: ["../etc"] }, { values: [{ $ne: null }] }, { values: ["nosuchstore"] }] },

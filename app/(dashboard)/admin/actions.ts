@@ -7,7 +7,7 @@ import { requireRoleForAction } from "@/app/_server/session";
 import { missingStores } from "@/lib/auth/tokens";
 import { stores as storesBackend } from "@/lib/stores/backend";
 import { governance } from "@/lib/backend/governance";
-import type { Role } from "@/lib/auth/users";
+import { ROLES, type Role } from "@/lib/auth/users";
 import { createUser, setUserPassword } from "@/lib/backend/users";
 import { AppError } from "@/lib/errors";
 
@@ -57,6 +57,23 @@ export async function setUserDisabledAction(_prev: ActionResult | null, form: Fo
     const user = await governance().setUserDisabled({ username, disabled, actor: `user:${admin.username}` });
     revalidatePath("/admin");
     return { ok: true, message: user.disabledAt ? `${username} is disabled; their sessions have ended.` : `${username} is enabled.` };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+const userRoleForm = z.object({ username: z.string().min(1).max(64), role: z.enum(ROLES) });
+
+/** Change a user's role; their sessions end. An admin does not change their own role here (it would end this session). */
+export async function setUserRoleAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  try {
+    const admin = await requireRoleForAction("admin");
+    assertForm(form);
+    const { username, role } = userRoleForm.parse({ username: form.get("username"), role: form.get("role") });
+    if (username === admin.username) throw new AppError("conflict", "you cannot change your own role; another admin can");
+    await governance().setUserRole({ username, role, actor: `user:${admin.username}` });
+    revalidatePath("/admin");
+    return { ok: true, message: `${username} is now ${role}; their sessions have ended.` };
   } catch (e) {
     return actionError(e);
   }

@@ -3,11 +3,11 @@ import { requestTime } from "@/app/_server/pages";
 import { formatTime } from "@/lib/format";
 import Link from "next/link";
 import { requireAdmin } from "@/app/_server/session";
-import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton, UserStatusButton } from "@/components/admin-forms";
+import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton, UserRoleForm, UserStatusButton } from "@/components/admin-forms";
 import { governance } from "@/lib/backend/governance";
 import { stores as storesBackend } from "@/lib/stores/backend";
 import { TimeAgo } from "@/components/time-ago";
-import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction, setUserDisabledAction } from "./actions";
+import { createTokenAction, createUserAction, resetPasswordAction, revokeTokenAction, setUserDisabledAction, setUserRoleAction } from "./actions";
 import { describeReindexAction, getReindexJobAction, startReindexAction } from "./reindex-actions";
 import { ReindexSection } from "@/components/reindex-section";
 import { AuditTailTable } from "@/components/audit-tail-table";
@@ -42,7 +42,7 @@ export default async function AdminPage() {
             {users.map((u) => (
               <tr key={u.id}>
                 <td>{u.username}</td>
-                <td>{u.role}</td>
+                <td>{u.id === user.id ? u.role : <UserRoleForm action={setUserRoleAction} username={u.username} role={u.role} />}</td>
                 <td>
                   <TimeAgo ms={u.createdAt} now={now} />
                 </td>
