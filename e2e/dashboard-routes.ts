@@ -76,7 +76,7 @@ export const DASHBOARD_ROUTES: Record<string, (s: Seeded) => RouteRow> = {
   "/": (s) => ({ url: "/", role: "viewer", shows: [s.store] }),
   // Markers of the admin page itself: a viewer's own name is in every page's header, and the 403 page says what Admin is for.
   "/activity": () => ({ url: "/activity", role: "viewer", shows: ["activity-table"] }),
-  "/admin": () => ({ url: "/admin", role: "admin", shows: ["users-table", "tokens-table"] }),
+  "/admin": () => ({ url: "/admin", role: "admin", shows: ["users-table", "tokens-table", "bootstrap-token-row"] }),
   "/api-docs": () => ({ url: "/api-docs", role: "viewer", shows: ["mcpServers"] }),
   "/graph": () => ({ url: "/graph", role: "viewer", shows: [MARK.storeDescription] }),
   "/graph/[store]": (s) => ({ url: `/graph/${s.store}`, role: "viewer", shows: [MARK.node] }),

@@ -1,6 +1,7 @@
 import { ActorLink } from "@/components/actor-link";
 import { requestTime } from "@/app/_server/pages";
 import { formatTime } from "@/lib/format";
+import { getConfig } from "@/lib/config";
 import Link from "next/link";
 import { requireAdmin } from "@/app/_server/session";
 import { CreateTokenForm, CreateUserForm, ResetPasswordForm, RevokeTokenButton, UserRoleForm, UserStatusButton } from "@/components/admin-forms";
@@ -18,6 +19,7 @@ export default async function AdminPage() {
   const tokens = await governance().listApiTokens({});
   const audit = await governance().listAuditTail({ limit: 20 });
   const now = requestTime();
+  const bootstrapTokenSet = getConfig().bootstrapToken !== undefined;
   // The stores agents use: DATA_DIR's, or PostgreSQL's with DATABASE_URL.
   const stores = await storesBackend().listStoreNames();
   return (
@@ -86,6 +88,21 @@ export default async function AdminPage() {
             </tr>
           </thead>
           <tbody>
+            {bootstrapTokenSet && (
+              // Not a ledger row: it lives in the environment, so it is listed for what it can do and how to end it.
+              <tr data-testid="bootstrap-token-row">
+                <td>DUALMIND_BOOTSTRAP_TOKEN</td>
+                <td>
+                  <ActorLink agentId="bootstrap" />
+                </td>
+                <td>read, write, admin</td>
+                <td>all</td>
+                <td className="font-mono">(environment)</td>
+                <td>at start-up</td>
+                <td>not tracked</td>
+                <td className="text-xs text-slate-700">active while the variable is set: unset it and restart to revoke</td>
+              </tr>
+            )}
             {tokens.map((t) => (
               <tr key={t.id}>
                 <td>{t.label}</td>
