@@ -17,7 +17,7 @@ export function SessionPhaseTimeline({ phase, messages, createdAt, updatedAt }: 
         const at = reachedAt(step);
         const current = phase === step;
         return (
-          <li key={step} aria-current={current ? "step" : undefined} className={`rounded border px-3 py-1.5 ${current ? "border-slate-900 bg-slate-900 text-white" : at ? "border-slate-300" : "border-dashed border-slate-300 text-slate-400"}`}>
+          <li key={step} aria-current={current ? "step" : undefined} className={`rounded border px-3 py-1.5 ${current ? "border-slate-900 bg-slate-900 text-white" : at ? "border-slate-300" : "border-dashed border-slate-300 text-slate-600"}`}>
             <p className="font-medium">{step}</p>
             <p className="text-xs opacity-75">{at ? formatTime(at) : current ? "waiting" : "—"}</p>
           </li>
@@ -25,7 +25,7 @@ export function SessionPhaseTimeline({ phase, messages, createdAt, updatedAt }: 
       })}
       <li
         aria-current={done ? "step" : undefined}
-        className={`rounded border px-3 py-1.5 ${phase === "resolved" ? "border-emerald-600 bg-emerald-600 text-white" : phase === "failed" ? "border-red-600 bg-red-600 text-white" : "border-dashed border-slate-300 text-slate-400"}`}
+        className={`rounded border px-3 py-1.5 ${phase === "resolved" ? "border-emerald-600 bg-emerald-600 text-white" : phase === "failed" ? "border-red-600 bg-red-600 text-white" : "border-dashed border-slate-300 text-slate-600"}`}
       >
         <p className="font-medium">{done ? phase : "outcome"}</p>
         <p className="text-xs opacity-75">{done ? formatTime(updatedAt) : "—"}</p>

@@ -69,7 +69,7 @@ export function SessionTranscript({ messages, pausedAgentId }: { messages: Diale
                   </dl>
                 </div>
               )}
-              <p className="font-mono text-[10px] text-slate-400" title={m.signature}>
+              <p className="font-mono text-[10px] text-slate-600" title={m.signature}>
                 sig {m.signature.slice(0, 16)}…
               </p>
             </article>

@@ -11,6 +11,10 @@ export default async function DashboardLayout({ children }: { children: React.Re
   const user = await requireUser();
   return (
     <div className="min-h-screen">
+      {/* The first stop for keyboard users: past the navigation, straight to the page. */}
+      <a href="#main-content" className="sr-only focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:text-sm focus:shadow">
+        Skip to content
+      </a>
       <header className="border-b border-slate-200 bg-white">
         <div className="mx-auto flex max-w-6xl flex-wrap items-center gap-x-4 gap-y-2 px-4 py-3">
           <span className="text-lg font-semibold">dualmind</span>
@@ -31,7 +35,7 @@ export default async function DashboardLayout({ children }: { children: React.Re
           </p>
         </div>
       )}
-      <main className="mx-auto min-w-0 max-w-6xl break-words px-4 py-6">{children}</main>
+      <main id="main-content" tabIndex={-1} className="mx-auto min-w-0 max-w-6xl break-words px-4 py-6">{children}</main>
       <Suspense fallback={null}>
         <RememberStore />
       </Suspense>

@@ -28,7 +28,7 @@ const sessionFilterSchema = z
 
 /** Who must act next, in a person's words: the agent ids, or why nobody can. */
 function waitingOn(s: SessionView): React.ReactNode {
-  if (s.status !== "active") return <span className="text-slate-400">nobody ({s.status})</span>;
+  if (s.status !== "active") return <span className="text-slate-600">nobody ({s.status})</span>;
   if (s.expected.agentIds.length === 0) return <span className="text-amber-700">a reviewer to claim it</span>;
   return (
     <span title={s.expected.note}>
@@ -126,10 +126,10 @@ export default async function SessionsPage({ searchParams }: Props) {
                         </td>
                         <td>{s.sessionType}</td>
                         <td>{s.pausedAgentId}</td>
-                        <td>{s.reviewerAgentId ?? <span className="text-slate-400">open</span>}</td>
+                        <td>{s.reviewerAgentId ?? <span className="text-slate-600">open</span>}</td>
                         <td>{s.phase}</td>
                         <td data-testid="session-waiting-on">{waitingOn(s)}</td>
-                        <td>{clock ? formatTime(clock.idleSince) : <span className="text-slate-400">—</span>}</td>
+                        <td>{clock ? formatTime(clock.idleSince) : <span className="text-slate-600">—</span>}</td>
                         <td>
                           {clock ? (
                             <>
@@ -137,7 +137,7 @@ export default async function SessionsPage({ searchParams }: Props) {
                               {clock.overdue && <span className="ml-1 text-xs text-amber-700">overdue</span>}
                             </>
                           ) : (
-                            <span className="text-slate-400">ended {formatTime(s.updatedAt)}</span>
+                            <span className="text-slate-600">ended {formatTime(s.updatedAt)}</span>
                           )}
                         </td>
                         <td>
