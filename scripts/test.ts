@@ -1,15 +1,16 @@
 /**
  * `npm test`: every suite, as CI runs it, with the seconds each phase took and the total.
  *
- * Stages run one after another; the phases of a stage run side by side (their
- * output is held and printed whole when each ends). The production bundle is
- * built once, beside lint, for every suite that starts
- * `next start` (unit, PostgreSQL, reliability, e2e); one PostgreSQL cluster
- * serves both PostgreSQL suites (each test file makes its own database in it).
+ * Stages run one after another, each as lanes side by side (a phase's output
+ * is held and printed whole when it ends). The production bundle is built
+ * once, beside lint, for every suite that starts `next start` (unit,
+ * PostgreSQL, reliability, e2e); one PostgreSQL cluster serves both
+ * PostgreSQL suites (each test file makes its own database in it).
  * Every phase runs even when an earlier one failed, so one run shows every
  * failure; the exit code is 1 when any failed.
  *
- * `npm test -- unit pg` runs only the named phases (build and the cluster when they need them).
+ * `npm test -- unit pg` runs only the named phases (with the build and the
+ * cluster when they need them); `--serial` runs every phase alone.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -22,21 +23,26 @@ type Phase = { name: string; args: string[]; needsBuild?: boolean; needsPostgres
 
 const npm = (script: string): string[] => ["npm", "run", "-s", script];
 
-/** The stages, in order; phases inside one stage run at the same time. */
-const STAGES: Phase[][] = [
+/**
+ * The stages, in order. A stage is lanes that run side by side; the phases of
+ * one lane run one after another. The suites of the last stage each run one
+ * server or one test file at a time and spend much of it waiting (servers
+ * starting, timed load, the browser), so two lanes keep 2 cores busy.
+ */
+const STAGES: Phase[][][] = [
   // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
+  [[{ name: "build", args: ["npx", "tsx", "scripts/build-if-stale.ts"] }], [{ name: "lint", args: npm("lint") }]],
+  [[{ name: "typecheck", args: npm("typecheck"), needsBuild: true }], [{ name: "unit", args: npm("test:unit"), needsBuild: true }]],
   [
-    { name: "build", args: ["npx", "tsx", "scripts/build-if-stale.ts"] },
-    { name: "lint", args: npm("lint") },
+    [
+      { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
+      { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
+    ],
+    [
+      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
+      { name: "e2e", args: npm("test:e2e"), needsBuild: true },
+    ],
   ],
-  [
-    { name: "typecheck", args: npm("typecheck"), needsBuild: true },
-    { name: "unit", args: npm("test:unit"), needsBuild: true },
-  ],
-  [{ name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true }],
-  [{ name: "reliability", args: npm("test:reliability"), needsBuild: true }],
-  [{ name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true }],
-  [{ name: "e2e", args: npm("test:e2e"), needsBuild: true }],
 ];
 
 type Result = { name: string; seconds: number; ok: boolean };
@@ -61,17 +67,21 @@ function runPhase(phase: Phase, env: NodeJS.ProcessEnv, logDir: string): Promise
 }
 
 async function main() {
-  const only = process.argv.slice(2);
-  const wanted = (p: Phase) => only.length === 0 || only.includes(p.name);
-  const selected = STAGES.map((stage) => stage.filter(wanted)).filter((s) => s.length > 0);
-  const known = STAGES.flat().map((p) => p.name);
+  const args = process.argv.slice(2);
+  const serial = args.includes("--serial");
+  const only = args.filter((a) => a !== "--serial");
+  const known = STAGES.flat(2).map((p) => p.name);
   const unknown = only.filter((n) => !known.includes(n));
   if (unknown.length) {
     console.error(`unknown phase(s): ${unknown.join(", ")}; phases: ${known.join(", ")}`);
     process.exit(2);
   }
-  // A selection that needs the bundle gets the build stage in front of it.
-  if (only.length && !only.includes("build") && selected.flat().some((p) => p.needsBuild)) selected.unshift([STAGES[0][0]]);
+  const wanted = (p: Phase) => only.length === 0 || only.includes(p.name);
+  let selected = STAGES.map((stage) => stage.map((lane) => lane.filter(wanted)).filter((lane) => lane.length > 0)).filter((s) => s.length > 0);
+  // A selection that needs the bundle gets the build in front of it.
+  if (only.length && !only.includes("build") && selected.flat(2).some((p) => p.needsBuild)) selected.unshift([[STAGES[0][0][0]]]);
+  // --serial: every phase alone, one after another (to tell a slow or flaky phase from a crowded one).
+  if (serial) selected = selected.flat(2).map((p) => [[p]]);
 
   const logDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-test-logs-"));
   const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
@@ -93,20 +103,27 @@ async function main() {
   const results: Result[] = [];
   try {
     for (const stage of selected) {
-      if (!postgres && stage.some((p) => p.needsPostgres)) {
+      if (!postgres && stage.flat().some((p) => p.needsPostgres)) {
         const s = performance.now();
         postgres = await startTestPostgres();
         // Read by tests/pg/global-setup.ts: both PostgreSQL suites use this cluster instead of starting their own.
         env.DM_TEST_PG_ADMIN_URL = postgres.url;
         results.push({ name: "postgres cluster", seconds: (performance.now() - s) / 1000, ok: true });
       }
-      results.push(...(await Promise.all(stage.map((p) => runPhase(p, env, logDir)))));
+      const lanes = await Promise.all(
+        stage.map(async (lane) => {
+          const done: Result[] = [];
+          for (const p of lane) done.push(await runPhase(p, env, logDir));
+          return done;
+        }),
+      );
+      results.push(...lanes.flat());
     }
   } finally {
     stopPostgres();
   }
   const seconds = (performance.now() - total) / 1000;
-  console.log("\n== npm test: seconds per phase (phases of one stage ran side by side)");
+  console.log(`\n== npm test: seconds per phase (${serial ? "one at a time" : "lanes of one stage ran side by side"})`);
   for (const r of results) console.log(`${r.name.padEnd(18)} ${r.seconds.toFixed(0).padStart(6)} s  ${r.ok ? "ok" : "FAILED"}`);
   console.log(`${"total".padEnd(18)} ${seconds.toFixed(0).padStart(6)} s  (${os.availableParallelism()} cores)`);
   fs.rmSync(logDir, { recursive: true, force: true });
