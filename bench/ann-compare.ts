@@ -1,14 +1,14 @@
 /**
- * The measurement behind lib/embed/ann-index.ts's choice of library: two
- * maintained approximate-nearest-neighbour libraries from the registry
- * (usearch, hnswlib-node) on the same vectors and queries as the SimHash
- * path, on build time, memory, disk, query time, recall@10 and filtered
- * search (10% of the vectors allowed).
+ * The measurement behind lib/embed/ann-index.ts's choice of library: usearch
+ * at three precisions (f32, f16, i8) on the same vectors and queries as the
+ * SimHash path, on build time, memory, disk, query time, recall@10 and
+ * filtered search (10% of the vectors allowed). hnswlib-node was compared here
+ * too until it left the dependencies (it compiles at install); its last
+ * numbers are in bench/results/archive.md.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { HierarchicalNSW as HnswlibIndex } from "hnswlib-node";
 import { Index, MetricKind, ScalarKind } from "usearch";
 import { percentile } from "./table";
 
@@ -66,38 +66,6 @@ function buildUsearch(vectors: Float32Array[], quantization: ScalarKind): Built 
   };
 }
 
-/**
- * hnswlib-node compiles at install (node-gyp), and npm runs no install script
- * a package's `allowScripts` does not name: it is a bench-only comparison, so
- * CI does not pay for the compile. `npm rebuild hnswlib-node` builds it.
- */
-function loadHnswlib(): typeof HnswlibIndex | null {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- optional native module, loaded only when built
-    return (require("hnswlib-node") as { HierarchicalNSW: typeof HnswlibIndex }).HierarchicalNSW;
-  } catch {
-    return null;
-  }
-}
-
-function buildHnswlib(vectors: Float32Array[], HierarchicalNSW: typeof HnswlibIndex): Built {
-  const before = rssMb();
-  const s = performance.now();
-  const index = new HierarchicalNSW("cosine", vectors[0].length);
-  index.initIndex({ maxElements: vectors.length, m: 16, efConstruction: 128 });
-  vectors.forEach((v, i) => index.addPoint(Array.from(v), i + 1));
-  index.setEf(256);
-  const buildMs = performance.now() - s;
-  return {
-    label: "hnswlib-node 3.0 HNSW (f32, M=16, ef=256)",
-    buildMs,
-    rssMb: rssMb() - before,
-    diskMb: diskOf((f) => index.writeIndexSync(f)),
-    search: (q, k) => index.searchKnn(Array.from(q), k).neighbors,
-    filtered: (q, k, allowed) => index.searchKnn(Array.from(q), k, (label) => allowed.has(label)).neighbors,
-  };
-}
-
 function exactTopK(vectors: Float32Array[], q: Float32Array, k: number, allowed?: Set<number>): number[] {
   const scored: { id: number; s: number }[] = [];
   vectors.forEach((v, i) => {
@@ -129,7 +97,7 @@ export type MeasuredKnn = { label: string; buildMs: number; rssMb: number | stri
  * 1..n) and each library built here on the same vectors. `truth` is the
  * exact top-10 over ids 1..n.
  */
-export function compareAnnLibraries({ vectors, queries, truth, ours, withHnswlib = true }: { vectors: Float32Array[]; queries: Float32Array[]; truth: number[][]; ours: MeasuredKnn[]; withHnswlib?: boolean }): Record<string, string | number>[] {
+export function compareAnnLibraries({ vectors, queries, truth, ours }: { vectors: Float32Array[]; queries: Float32Array[]; truth: number[][]; ours: MeasuredKnn[] }): Record<string, string | number>[] {
   const n = vectors.length;
   const allowed = new Set(Array.from({ length: Math.floor(n / 10) }, (_, i) => i * 10 + 1));
   const filteredTruth = queries.map((q) => exactTopK(vectors, q, K, allowed));
@@ -152,9 +120,6 @@ export function compareAnnLibraries({ vectors, queries, truth, ours, withHnswlib
     row(m.label, m, timed(queries, truth, m.search), timed(queries, filteredTruth, (q) => m.filtered(q, allowed)));
   }
   const libs: (() => Built)[] = [() => buildUsearch(vectors, ScalarKind.F32), () => buildUsearch(vectors, ScalarKind.F16), () => buildUsearch(vectors, ScalarKind.I8)];
-  const hnswlib = withHnswlib ? loadHnswlib() : null;
-  if (hnswlib) libs.push(() => buildHnswlib(vectors, hnswlib));
-  else if (withHnswlib) console.log("(hnswlib-node is not built here — `npm rebuild hnswlib-node` — so its row is left out)");
   for (const make of libs) {
     const b = make();
     row(b.label, b, timed(queries, truth, (q) => b.search(q, K)), timed(queries, filteredTruth, (q) => b.filtered(q, K, allowed)));

@@ -4,11 +4,11 @@
  * SimHash-prefilter + exact rescoring, our exact mode, raw exact sqlite-vec
  * KNN (vec0 float, cosine) on the same vectors, and Orama's vector search on
  * the same vectors; how each grows with size; the library comparison behind
- * the HNSW choice (usearch f32/f16/i8 vs hnswlib-node vs SimHash: build,
+ * the HNSW choice (usearch f32/f16/i8 vs SimHash: build,
  * memory, disk, query, recall, filtered search); with BENCH_EMBED_1M=1 also
  * HNSW and SimHash vs raw vec0 at 1M vectors (several minutes more, so
  * opt-in; BENCH_EMBED_ONLY_1M=1 runs only that); BENCH_EMBED_LIBRARIES=0 leaves out the library comparison (its
- * six 100k builds are most of the run). Plus worker throughput through the
+ * 100k builds are most of the run). Plus worker throughput through the
  * queue.
  */
 import { createHash } from "node:crypto";

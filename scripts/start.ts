@@ -69,7 +69,7 @@ async function serve() {
   server.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
-/** The same words as README's PostgreSQL section and `dualmind --help`. */
+/** The same words as docs/postgresql.md and `dualmind --help`. */
 const POSTGRES_SCOPE_NOTE =
   "dualmind: from PostgreSQL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens), users, sign-in and the login throttle, health events, and their audit rows.\n" +
   "dualmind: from PostgreSQL too, for the API and MCP: stores (list, create, describe), documents, chunks, search (fts, vector, hybrid), memories, categories, verify, reindex and jobs, traces, learnings, recall, reflection settings, store health, re-embed (with a held switch and the candidate model's comparison) and retry-parked; the embed worker embeds their chunks, traces and learnings there.\n" +

@@ -4,7 +4,7 @@ import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
 /**
- * Imports go down (ARCHITECTURE.md, "Code layout"). Every import, `export …
+ * Imports go down (docs/ARCHITECTURE.md, "Code layout"). Every import, `export …
  * from` and `import()` in lib/, components/ and app/ is read with the
  * TypeScript parser and checked against the layer order below. A new lib/
  * area fails here until it is given a place in the order.

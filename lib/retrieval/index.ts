@@ -1,4 +1,4 @@
-/** The one retrieval pipeline (ARCHITECTURE.md): search, recall and remember score on top of it. */
+/** The one retrieval pipeline (docs/ARCHITECTURE.md, "Retrieval"): search, recall and remember score on top of it. */
 export { adjacentPairShare, buildFtsMatch, contentWords, exactFormShare, foldWord, matchExpression, matchTerms, MAX_MATCH_TERMS, queryWords, STOPWORDS, type MatchOptions } from "./match";
 export { awaitingFirstVectors, backlogDegrades, planQueryVector, vectorReadiness, type QueryVectorPlan, type VectorReadinessPlan } from "./readiness";
 export { similaritiesOf, vectorNeighbours, type VectorCandidate, type VectorSource } from "./knn";

@@ -1,6 +1,6 @@
 /**
  * Why a retrieval answer is empty or weak, in one vocabulary for search,
- * recall and remember (ARCHITECTURE.md, "Retrieval answers are honest").
+ * recall and remember (docs/ARCHITECTURE.md, "Retrieval answers are honest").
  *
  * - store_empty: nothing to search in (no chunks / traces / thoughts).
  * - no_match: searched, nothing matched.

@@ -17,7 +17,7 @@ import { ledgerCommands } from "./ledger-commands";
 import { storesOnPostgres } from "../../lib/stores/on-postgres";
 
 const PG_BACKUP_HINT =
-  "with DATABASE_URL the ledger and the stores are in PostgreSQL, which this command does not copy: back up the database with pg_dump (pg_dump --format=custom --file=dualmind.dump \"$DATABASE_URL\") and restore with pg_restore; see README, Scaling out";
+  "with DATABASE_URL the ledger and the stores are in PostgreSQL, which this command does not copy: back up the database with pg_dump (pg_dump --format=custom --file=dualmind.dump \"$DATABASE_URL\") and restore with pg_restore; see docs/postgresql.md, Scaling out";
 
 const BUNDLE_ON_PG =
   "store bundles are a SQLite store's index.db snapshot with its memory files; with DATABASE_URL the stores are in PostgreSQL: move a store's memories with `dualmind memories export --store S --out DIR` and `dualmind memories import --store S --from DIR` (a bundle's memory/ folder imports the same way, into a store made with `dualmind stores create S`), or the whole database with pg_dump";

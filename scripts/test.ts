@@ -1,0 +1,133 @@
+/**
+ * `npm test`: every suite, as CI runs it, with the seconds each phase took and the total.
+ *
+ * Stages run one after another, each as lanes side by side (a phase's output
+ * is held and printed whole when it ends). The production bundle is built
+ * once, beside lint, for every suite that starts `next start` (unit,
+ * PostgreSQL, reliability, e2e); one PostgreSQL cluster serves both
+ * PostgreSQL suites (each test file makes its own database in it).
+ * Every phase runs even when an earlier one failed, so one run shows every
+ * failure; the exit code is 1 when any failed.
+ *
+ * `npm test -- unit pg` runs only the named phases (with the build and the
+ * cluster when they need them); `--serial` runs every phase alone.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
+import { ROOT } from "./build-freshness";
+
+type Phase = { name: string; args: string[]; needsBuild?: boolean; needsPostgres?: boolean };
+
+const npm = (script: string): string[] => ["npm", "run", "-s", script];
+
+/**
+ * The stages, in order. A stage is lanes that run side by side; the phases of
+ * one lane run one after another. The suites of the last stage each run one
+ * server or one test file at a time and spend much of it waiting (servers
+ * starting, timed load, the browser), so two lanes keep 2 cores busy.
+ */
+const STAGES: Phase[][][] = [
+  // tsc reads .next/types, which `next build` rewrites: the type check waits for the build.
+  [[{ name: "build", args: ["npx", "tsx", "scripts/build-if-stale.ts"] }], [{ name: "lint", args: npm("lint") }]],
+  [[{ name: "typecheck", args: npm("typecheck"), needsBuild: true }], [{ name: "unit", args: npm("test:unit"), needsBuild: true }]],
+  [
+    [
+      { name: "pg", args: npm("test:pg"), needsBuild: true, needsPostgres: true },
+      { name: "reliability:pg", args: npm("test:reliability:pg"), needsBuild: true, needsPostgres: true },
+    ],
+    [
+      { name: "reliability", args: npm("test:reliability"), needsBuild: true },
+      { name: "e2e", args: npm("test:e2e"), needsBuild: true },
+    ],
+  ],
+];
+
+type Result = { name: string; seconds: number; ok: boolean };
+
+function runPhase(phase: Phase, env: NodeJS.ProcessEnv, logDir: string): Promise<Result> {
+  const started = performance.now();
+  const logFile = path.join(logDir, `${phase.name.replace(/\W/g, "-")}.log`);
+  const log = fs.openSync(logFile, "w");
+  console.log(`== ${phase.name}: started`);
+  return new Promise((resolve) => {
+    const child = spawn(phase.args[0], phase.args.slice(1), { cwd: ROOT, env, stdio: ["ignore", log, log] });
+    const finish = (ok: boolean, note = "") => {
+      fs.closeSync(log);
+      const seconds = (performance.now() - started) / 1000;
+      process.stdout.write(fs.readFileSync(logFile, "utf8"));
+      console.log(`== ${phase.name}: ${ok ? "passed" : `FAILED${note}`} in ${seconds.toFixed(0)} s`);
+      resolve({ name: phase.name, seconds, ok });
+    };
+    child.on("error", (e) => finish(false, ` (${e.message})`));
+    child.on("exit", (code, signal) => finish(code === 0, code === 0 ? "" : ` (exit ${code ?? signal})`));
+  });
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  const serial = args.includes("--serial");
+  const only = args.filter((a) => a !== "--serial");
+  const known = STAGES.flat(2).map((p) => p.name);
+  const unknown = only.filter((n) => !known.includes(n));
+  if (unknown.length) {
+    console.error(`unknown phase(s): ${unknown.join(", ")}; phases: ${known.join(", ")}`);
+    process.exit(2);
+  }
+  const wanted = (p: Phase) => only.length === 0 || only.includes(p.name);
+  let selected = STAGES.map((stage) => stage.map((lane) => lane.filter(wanted)).filter((lane) => lane.length > 0)).filter((s) => s.length > 0);
+  // A selection that needs the bundle gets the build in front of it.
+  if (only.length && !only.includes("build") && selected.flat(2).some((p) => p.needsBuild)) selected.unshift([[STAGES[0][0][0]]]);
+  // --serial: every phase alone, one after another (to tell a slow or flaky phase from a crowded one).
+  if (serial) selected = selected.flat(2).map((p) => [[p]]);
+
+  const logDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-test-logs-"));
+  const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
+  let postgres: TestPostgres | null = null;
+  const stopPostgres = () => {
+    postgres?.stop();
+    postgres = null;
+  };
+  process.on("SIGINT", () => {
+    stopPostgres();
+    process.exit(130);
+  });
+  process.on("SIGTERM", () => {
+    stopPostgres();
+    process.exit(143);
+  });
+
+  const total = performance.now();
+  const results: Result[] = [];
+  try {
+    for (const stage of selected) {
+      if (!postgres && stage.flat().some((p) => p.needsPostgres)) {
+        const s = performance.now();
+        postgres = await startTestPostgres();
+        // Read by tests/pg/global-setup.ts: both PostgreSQL suites use this cluster instead of starting their own.
+        env.DM_TEST_PG_ADMIN_URL = postgres.url;
+        results.push({ name: "postgres cluster", seconds: (performance.now() - s) / 1000, ok: true });
+      }
+      const lanes = await Promise.all(
+        stage.map(async (lane) => {
+          const done: Result[] = [];
+          for (const p of lane) done.push(await runPhase(p, env, logDir));
+          return done;
+        }),
+      );
+      results.push(...lanes.flat());
+    }
+  } finally {
+    stopPostgres();
+  }
+  const seconds = (performance.now() - total) / 1000;
+  console.log(`\n== npm test: seconds per phase (${serial ? "one at a time" : "lanes of one stage ran side by side"})`);
+  for (const r of results) console.log(`${r.name.padEnd(18)} ${r.seconds.toFixed(0).padStart(6)} s  ${r.ok ? "ok" : "FAILED"}`);
+  console.log(`${"total".padEnd(18)} ${seconds.toFixed(0).padStart(6)} s  (${os.availableParallelism()} cores)`);
+  fs.rmSync(logDir, { recursive: true, force: true });
+  process.exit(results.every((r) => r.ok) ? 0 : 1);
+}
+
+void main();
