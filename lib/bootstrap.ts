@@ -7,12 +7,15 @@ import { stores, storesOnPostgres } from "./stores/backend";
 import { registerEmbeddableKinds } from "./embeddable-kinds";
 import { log } from "./log";
 import { tightenDataDir } from "./private-fs";
+import { assertSqliteDataDir, markPostgresDataDir } from "./db/deployment-marker";
 
 /**
  * Idempotent start-up: register the embeddable kinds, validate config, close
  * DATA_DIR to other users, migrate governance.db, make sure the core store,
  * the `default` store (first run only, see ensureDefaultStore) and a first
- * admin exist. A generated admin password is printed once, on the
+ * admin exist. With DATABASE_URL all of that is in PostgreSQL: no local
+ * ledger or store is created, and DATA_DIR is marked as a PostgreSQL
+ * deployment's (a later start without DATABASE_URL refuses it). A generated admin password is printed once, on the
  * server console, and never stored in clear.
  *
  * The returned promise settles when the first admin exists: at once on
@@ -23,11 +26,15 @@ export async function bootstrapApp(): Promise<void> {
   registerEmbeddableKinds();
   const config = getConfig();
   tightenDataDir(config.dataDir);
-  getGovernance();
-  ensureCoreStore();
-  if (ensureDefaultStore()) log("info", "created the default store", { store: "default" });
-  // With DATABASE_URL the API's stores are in PostgreSQL: core and (first start only) default there too.
-  if (storesOnPostgres() && (await stores().ensureStartupStores()).createdDefault) log("info", "created the default store in PostgreSQL", { store: "default" });
+  if (storesOnPostgres()) {
+    markPostgresDataDir();
+    if ((await stores().ensureStartupStores()).createdDefault) log("info", "created the default store in PostgreSQL", { store: "default" });
+  } else {
+    assertSqliteDataDir();
+    getGovernance();
+    ensureCoreStore();
+    if (ensureDefaultStore()) log("info", "created the default store", { store: "default" });
+  }
   getAuthSecret();
   reportFirstAdmin(await ensureFirstAdmin({ configuredPassword: config.adminPassword }));
 }

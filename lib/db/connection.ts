@@ -8,6 +8,7 @@ import { STORE_NAME_RE } from "../common";
 import { getConfig } from "../config";
 import { log } from "../log";
 import { loadQueryBudget } from "./query-budget";
+import { assertSqliteDataDir } from "./deployment-marker";
 import { chmodPrivate, mkdirPrivate } from "../private-fs";
 import * as governanceSchema from "./schema/governance";
 import * as indexBaseSchema from "./schema/index";
@@ -97,6 +98,7 @@ export function governancePath(): string {
 export function getGovernance(): GovernanceHandle {
   const reg = registry();
   if (reg.governance) return reg.governance;
+  assertSqliteDataDir();
   const file = governancePath();
   mkdirPrivate(path.dirname(file));
   const sqlite = new Database(file);
@@ -125,6 +127,7 @@ export function getStoreDb(store: string): StoreHandle {
   const reg = registry();
   const existing = reg.stores.get(store);
   if (existing) return existing;
+  assertSqliteDataDir();
   const dir = storeDir(store);
   mkdirPrivate(path.join(dir, "memory"));
   const file = path.join(dir, "index.db");
