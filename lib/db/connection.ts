@@ -6,6 +6,7 @@ import path from "node:path";
 import * as sqliteVec from "sqlite-vec";
 import { STORE_NAME_RE } from "../common";
 import { getConfig } from "../config";
+import { AppError } from "../errors";
 import { log } from "../log";
 import { loadQueryBudget } from "./query-budget";
 import { assertSqliteDataDir } from "./deployment-marker";
@@ -25,7 +26,8 @@ export type VectorStatus =
 export type GovernanceDb = BetterSQLite3Database<typeof governanceSchema>;
 export type IndexDb = BetterSQLite3Database<typeof indexSchema>;
 
-export type GovernanceHandle = { kind: "governance"; file: string; sqlite: Database.Database; db: GovernanceDb };
+/** `readOnly`: why this database could only be opened for reading (writes fail as SQLITE_READONLY, answered 503); absent when writable. */
+export type GovernanceHandle = { kind: "governance"; file: string; sqlite: Database.Database; db: GovernanceDb; readOnly?: string };
 export type StoreHandle = {
   kind: "index";
   store: string;
@@ -33,6 +35,7 @@ export type StoreHandle = {
   sqlite: Database.Database;
   db: IndexDb;
   vectors: VectorStatus;
+  readOnly?: string;
 };
 
 type Registry = { governance?: GovernanceHandle; stores: Map<string, StoreHandle>; dataDir?: string };
@@ -91,6 +94,85 @@ function runMigrations(sqlite: Database.Database, db: BetterSQLite3Database<Reco
   })();
 }
 
+// URI file names let a read-only open ask for `immutable` (below); set before better-sqlite3 loads its addon. Plain paths are unaffected.
+process.env.SQLITE_USE_URI ??= "1";
+
+/** The first reason a write could fail here: `what` is a file or folder; EROFS is a read-only mount. Null when writable or absent. */
+function cannotWrite(what: string): string | null {
+  try {
+    fs.accessSync(what, fs.constants.W_OK);
+    return null;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    return code === "EROFS" ? `${what} is on a read-only file system` : `${what} cannot be written (${code})`;
+  }
+}
+
+/** Why an existing database file can only be read (the file or its folder cannot be written), or null. */
+export function readOnlyReason(file: string): string | null {
+  if (!fs.existsSync(file)) return null;
+  return cannotWrite(file) ?? cannotWrite(path.dirname(file));
+}
+
+/** What of DATA_DIR cannot be written here, for /health: the folder, governance.db, each store's index.db. */
+export function readOnlyParts(): { part: string; reason: string }[] {
+  const dataDir = getConfig().dataDir;
+  const parts: { part: string; reason: string }[] = [];
+  const dirReason = cannotWrite(dataDir);
+  if (dirReason) parts.push({ part: "DATA_DIR", reason: dirReason });
+  const gov = readOnlyReason(governancePath());
+  if (gov) parts.push({ part: "governance.db", reason: gov });
+  const storesRoot = path.join(dataDir, "stores");
+  const names = fs.existsSync(storesRoot) ? fs.readdirSync(storesRoot).filter((n) => STORE_NAME_RE.test(n)).sort() : [];
+  for (const store of names) {
+    const reason = readOnlyReason(path.join(storesRoot, store, "index.db"));
+    if (reason) parts.push({ part: `store:${store}`, reason });
+  }
+  return parts;
+}
+
+function lastMigrationMillis(folder: string): number {
+  const journal = JSON.parse(fs.readFileSync(path.join(folder, "meta", "_journal.json"), "utf8")) as { entries: { when: number }[] };
+  return Math.max(0, ...journal.entries.map((e) => e.when));
+}
+
+/**
+ * Open a database that cannot be written, for reading only. Migrations
+ * cannot run, so the file must already be at this version's schema; else it
+ * is refused (503) with the reason. Without a writable folder SQLite cannot
+ * create the WAL index (-shm) beside the file, so the file is then read as
+ * immutable: as it is on disk, which nothing can change while it is read-only.
+ */
+function openReadOnly(file: string, which: "governance" | "index", reason: string): Database.Database {
+  const label = which === "governance" ? "governance.db" : `store ${path.basename(path.dirname(file))}`;
+  let sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    sqlite.prepare("select count(*) from sqlite_master").get();
+  } catch {
+    sqlite.close();
+    sqlite = new Database(`file:${encodeURI(file).replace(/\?/g, "%3f").replace(/#/g, "%23")}?immutable=1`, { readonly: true, fileMustExist: true });
+  }
+  try {
+    sqlite.pragma("busy_timeout = 5000");
+    const applied = (() => {
+      try {
+        return (sqlite.prepare("select max(created_at) from __drizzle_migrations").pluck().get() as number | null) ?? 0;
+      } catch {
+        return 0;
+      }
+    })();
+    if (applied < lastMigrationMillis(path.join(MIGRATIONS_ROOT, which))) {
+      throw new AppError("unavailable", `${label} is read-only (${reason}) and needs migrations this version of dualmind applies; make it writable and restart`);
+    }
+    log("warn", `${label} opened read-only: reads are served, writes answer 503`, { file, reason });
+    return sqlite;
+  } catch (e) {
+    sqlite.close();
+    throw e;
+  }
+}
+
 export function governancePath(): string {
   return path.join(getConfig().dataDir, "governance.db");
 }
@@ -100,6 +182,12 @@ export function getGovernance(): GovernanceHandle {
   if (reg.governance) return reg.governance;
   assertSqliteDataDir();
   const file = governancePath();
+  const readOnly = readOnlyReason(file);
+  if (readOnly) {
+    const sqlite = openReadOnly(file, "governance", readOnly);
+    reg.governance = { kind: "governance", file, sqlite, db: drizzle(sqlite, { schema: governanceSchema }), readOnly };
+    return reg.governance;
+  }
   mkdirPrivate(path.dirname(file));
   const sqlite = new Database(file);
   chmodPrivate(file, `${file}-wal`, `${file}-shm`);
@@ -129,18 +217,21 @@ export function getStoreDb(store: string): StoreHandle {
   if (existing) return existing;
   assertSqliteDataDir();
   const dir = storeDir(store);
-  mkdirPrivate(path.join(dir, "memory"));
   const file = path.join(dir, "index.db");
-  const sqlite = new Database(file);
+  const readOnly = readOnlyReason(file);
+  if (!readOnly) mkdirPrivate(path.join(dir, "memory"));
+  const sqlite = readOnly ? openReadOnly(file, "index", readOnly) : new Database(file);
   let handle: StoreHandle;
   try {
-    chmodPrivate(file, `${file}-wal`, `${file}-shm`);
-    applyPragmas(sqlite);
+    if (!readOnly) {
+      chmodPrivate(file, `${file}-wal`, `${file}-shm`);
+      applyPragmas(sqlite);
+    }
     const vectors = loadVectorExtension(sqlite);
     loadQueryBudget(sqlite);
     const db = drizzle(sqlite, { schema: indexSchema });
-    runMigrations(sqlite, db as never, "index");
-    handle = { kind: "index", store, file, sqlite, db, vectors };
+    if (!readOnly) runMigrations(sqlite, db as never, "index");
+    handle = { kind: "index", store, file, sqlite, db, vectors, ...(readOnly ? { readOnly } : {}) };
   } catch (e) {
     // e.g. a full disk during the first migration: no half-open connection is kept.
     sqlite.close();
