@@ -1,5 +1,5 @@
 import { getConfig } from "./config";
-import { getGovernance } from "./db/connection";
+import { getGovernance, readOnlyParts } from "./db/connection";
 import { ensureFirstAdmin, type FirstAdmin } from "./backend/users";
 import { getAuthSecret } from "./auth/secret";
 import { ensureCoreStore, ensureDefaultStore } from "./stores/stores";
@@ -32,6 +32,8 @@ export async function bootstrapApp(): Promise<void> {
   } else {
     assertSqliteDataDir();
     getGovernance();
+    const readOnly = readOnlyParts();
+    if (readOnly.length > 0) log("warn", "starting with read-only data: reads are served, writes to these parts answer 503", { readOnly });
     ensureCoreStore();
     if (ensureDefaultStore()) log("info", "created the default store", { store: "default" });
   }

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import * as healthRoute from "@/app/api/v1/health/route";
 import * as memoriesRoute from "@/app/api/v1/stores/[store]/memories/route";
 import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
@@ -87,7 +87,17 @@ describe.skipIf(whyNot !== null)("read-only disks: reads keep working, writes an
 
   it("a read-only DATA_DIR: start-up succeeds, the ledger and stores are read, every write answers 503, /health names each part", async () => {
     mountReadOnly(env.dataDir);
-    await bootstrapApp();
+    const logged: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      logged.push(String(chunk));
+      return true;
+    });
+    try {
+      await bootstrapApp();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(logged.join("")).toMatch(/starting with read-only data.*"part":"DATA_DIR"/);
     expect(getGovernance().readOnly).toMatch(/read-only file system/);
     expect((await listMemories()).status).toBe(200);
     expect((await search()).status).toBe(200);
