@@ -32,7 +32,7 @@ export async function bootstrapApp(): Promise<void> {
   } else {
     assertSqliteDataDir();
     getGovernance();
-    const readOnly = readOnlyParts();
+    const readOnly = readOnlyParts({ names: true });
     if (readOnly.length > 0) log("warn", "starting with read-only data: reads are served, writes to these parts answer 503", { readOnly });
     ensureCoreStore();
     if (ensureDefaultStore()) log("info", "created the default store", { store: "default" });

@@ -82,10 +82,12 @@ describe.skipIf(whyNot !== null)("read-only disks: reads keep working, writes an
 
     const health = await callRoute(healthRoute.GET);
     expect(health.status).toBe(200);
-    expect(health.json.read_only).toEqual([{ part: "store:notes", reason: expect.stringMatching(/read-only file system/) }]);
+    // Public: how many stores, never their names or paths.
+    expect(health.json.read_only).toEqual([{ part: "stores", reason: expect.stringMatching(/^1 of 3 store\(s\) cannot be written/) }]);
+    expect(JSON.stringify(health.json)).not.toContain(env.dataDir);
   });
 
-  it("a read-only DATA_DIR: start-up succeeds, the ledger and stores are read, every write answers 503, /health names each part", async () => {
+  it("a read-only DATA_DIR: start-up succeeds, the ledger and stores are read, every write answers 503, /health and the log say what is read-only", async () => {
     mountReadOnly(env.dataDir);
     const logged: string[] = [];
     const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
@@ -97,8 +99,8 @@ describe.skipIf(whyNot !== null)("read-only disks: reads keep working, writes an
     } finally {
       spy.mockRestore();
     }
-    expect(logged.join("")).toMatch(/starting with read-only data.*"part":"DATA_DIR"/);
-    expect(getGovernance().readOnly).toMatch(/read-only file system/);
+    expect(logged.join("")).toMatch(/starting with read-only data.*"part":"DATA_DIR".*"part":"store:notes"/);
+    expect(getGovernance().readOnly).toBe("the file is on a read-only file system");
     expect((await listMemories()).status).toBe(200);
     expect((await search()).status).toBe(200);
     const tasks = await callRoute(tasksRoute.GET, { token: admin, url: "http://127.0.0.1/api/v1/tasks" });
@@ -113,7 +115,11 @@ describe.skipIf(whyNot !== null)("read-only disks: reads keep working, writes an
 
     const health = await callRoute(healthRoute.GET);
     expect(health.status).toBe(200);
-    expect(health.json.read_only.map((p: { part: string }) => p.part)).toEqual(["DATA_DIR", "governance.db", "store:core", "store:default", "store:notes"]);
+    expect(health.json.read_only).toEqual([
+      { part: "DATA_DIR", reason: "the folder is on a read-only file system" },
+      { part: "governance.db", reason: "the file is on a read-only file system" },
+      { part: "stores", reason: expect.stringMatching(/^3 of 3 store\(s\)/) },
+    ]);
   });
 
   it("a read-only governance.db whose migrations are pending is refused with the reason, not a raw SqliteError", async () => {

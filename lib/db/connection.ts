@@ -97,7 +97,7 @@ function runMigrations(sqlite: Database.Database, db: BetterSQLite3Database<Reco
 // URI file names let a read-only open ask for `immutable` (below); set before better-sqlite3 loads its addon. Plain paths are unaffected.
 process.env.SQLITE_USE_URI ??= "1";
 
-/** The first reason a write could fail here: `what` is a file or folder; EROFS is a read-only mount. Null when writable or absent. */
+/** The first reason a write could fail here (`what`: a file or folder; EROFS is a read-only mount), without the path; null when writable or absent. */
 function cannotWrite(what: string): string | null {
   try {
     fs.accessSync(what, fs.constants.W_OK);
@@ -105,30 +105,39 @@ function cannotWrite(what: string): string | null {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT") return null;
-    return code === "EROFS" ? `${what} is on a read-only file system` : `${what} cannot be written (${code})`;
+    return code === "EROFS" ? "on a read-only file system" : `cannot be written (${code})`;
   }
 }
 
 /** Why an existing database file can only be read (the file or its folder cannot be written), or null. */
 export function readOnlyReason(file: string): string | null {
   if (!fs.existsSync(file)) return null;
-  return cannotWrite(file) ?? cannotWrite(path.dirname(file));
+  const fileReason = cannotWrite(file);
+  if (fileReason) return `the file is ${fileReason}`;
+  const dirReason = cannotWrite(path.dirname(file));
+  return dirReason ? `its folder is ${dirReason}` : null;
 }
 
-/** What of DATA_DIR cannot be written here, for /health: the folder, governance.db, each store's index.db. */
-export function readOnlyParts(): { part: string; reason: string }[] {
+/**
+ * What of DATA_DIR cannot be written here. For the public /health: the
+ * folder, governance.db, and how many stores (never their names nor paths);
+ * `names` adds each store's name, for the server log.
+ */
+export function readOnlyParts({ names = false }: { names?: boolean } = {}): { part: string; reason: string }[] {
   const dataDir = getConfig().dataDir;
   const parts: { part: string; reason: string }[] = [];
   const dirReason = cannotWrite(dataDir);
-  if (dirReason) parts.push({ part: "DATA_DIR", reason: dirReason });
+  if (dirReason) parts.push({ part: "DATA_DIR", reason: `the folder is ${dirReason}` });
   const gov = readOnlyReason(governancePath());
   if (gov) parts.push({ part: "governance.db", reason: gov });
   const storesRoot = path.join(dataDir, "stores");
-  const names = fs.existsSync(storesRoot) ? fs.readdirSync(storesRoot).filter((n) => STORE_NAME_RE.test(n)).sort() : [];
-  for (const store of names) {
+  const stores = fs.existsSync(storesRoot) ? fs.readdirSync(storesRoot).filter((n) => STORE_NAME_RE.test(n)).sort() : [];
+  const readOnlyStores = stores.flatMap((store) => {
     const reason = readOnlyReason(path.join(storesRoot, store, "index.db"));
-    if (reason) parts.push({ part: `store:${store}`, reason });
-  }
+    return reason ? [{ part: `store:${store}`, reason }] : [];
+  });
+  if (names) parts.push(...readOnlyStores);
+  else if (readOnlyStores.length > 0) parts.push({ part: "stores", reason: `${readOnlyStores.length} of ${stores.length} store(s) cannot be written: their reads are served, their writes answer 503` });
   return parts;
 }
 
