@@ -91,6 +91,15 @@ describe("restore keeps what it holds", () => {
     expect(r.notRestored).toEqual([expect.objectContaining({ store: "default", kind: "source documents re-read", count: 60, reason: expect.stringMatching(/DUALMIND_SOURCE_ROOTS/) })]);
   }, 60_000);
 
+  it("never deletes a source document whose file is gone from a configured root: kept as backed up, and said so", async () => {
+    const { backupDir, docs } = await backupWithSourceRoot();
+    for (let i = 0; i < 10; i++) fs.rmSync(path.join(docs, `page-${i}.md`));
+    dataDir({ DUALMIND_SOURCE_ROOTS: `default=${docs}` });
+    const r = restoreDataDir({ backupDir });
+    expect(count("default", "select count(*) from documents where path like 'source/%'")).toBe(60);
+    expect(r.notRestored).toEqual([{ store: "default", kind: "source documents re-read", count: 10, reason: `kept as backed up, not re-read: their files are not in ${docs}` }]);
+  }, 60_000);
+
   it("with the same source roots restores everything and says nothing was left out (CLI counts by kind)", async () => {
     const { backupDir, docs, vectors } = await backupWithSourceRoot();
     const manifest = JSON.parse(fs.readFileSync(path.join(backupDir, "manifest.json"), "utf8"));

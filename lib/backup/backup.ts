@@ -349,13 +349,26 @@ export function restoreDataDir({ backupDir, keepStaleSources = false }: { backup
   const restoredStores: Record<string, StoreCounts> = {};
   for (const s of manifest.stores) {
     const stale = unreadable.filter((u) => u.store === s.name);
-    const r = reindexStore({ handle: openStore({ store: s.name, buildIndex: false }), keepUnlisted: (p) => stale.some((u) => p.startsWith(`source/${u.root}/`)) });
-    for (const u of stale) notRestored.push({ store: s.name, kind: "source documents re-read", count: u.documents, reason: `kept as backed up, not re-read: ${u.reason}` });
-    if (r.byKind && r.byKind.documents.removed > 0) notRestored.push({ store: s.name, kind: "documents", count: r.byKind.documents.removed, reason: "their files are no longer in the configured source roots" });
+    // Source documents whose file the reindex does not find stay as backed up: a restore never deletes what it could not read.
+    const keptUnread = new Map<string, number>();
+    reindexStore({
+      handle: openStore({ store: s.name, buildIndex: false }),
+      keepUnlisted: (p) => {
+        if (!p.startsWith("source/")) return false;
+        const root = p.split("/")[1];
+        keptUnread.set(root, (keptUnread.get(root) ?? 0) + 1);
+        return true;
+      },
+    });
+    for (const [root, count] of keptUnread) {
+      const u = stale.find((x) => x.root === root);
+      const dir = config.sourceRoots.find((r) => r.store === s.name && r.name === root)?.dir;
+      notRestored.push({ store: s.name, kind: "source documents re-read", count, reason: `kept as backed up, not re-read: ${u ? u.reason : `their files are not in ${dir}`}` });
+    }
     restoredStores[s.name] = countStoreKinds(getStoreDb(s.name).sqlite);
     for (const [kind, before] of Object.entries(s.counts ?? {})) {
       const after = restoredStores[s.name][kind as keyof StoreCounts];
-      if (before !== null && after !== null && after < before && !(kind === "documents" && r.byKind?.documents.removed)) {
+      if (before !== null && after !== null && after < before) {
         notRestored.push({ store: s.name, kind, count: before - after, reason: kind === "vectors" || kind === "chunks" ? "rebuilt from the restored files (re-embedded by the worker)" : "not in the restored files" });
       }
     }
