@@ -160,7 +160,11 @@ function openReadOnly(file: string, which: "governance" | "index", reason: strin
     sqlite.prepare("select count(*) from sqlite_master").get();
   } catch {
     sqlite.close();
-    sqlite = new Database(`file:${encodeURI(file).replace(/\?/g, "%3f").replace(/#/g, "%23")}?immutable=1`, { readonly: true, fileMustExist: true });
+    try {
+      sqlite = new Database(`file:${encodeURI(file).replace(/\?/g, "%3f").replace(/#/g, "%23")}?immutable=1`, { readonly: true, fileMustExist: true });
+    } catch (e) {
+      throw new AppError("unavailable", `${label} is read-only (${reason}) and could not be opened for reading: ${(e as Error).message}`);
+    }
   }
   try {
     sqlite.pragma("busy_timeout = 5000");
