@@ -1,5 +1,5 @@
 import { getConfig } from "./config";
-import { getGovernance } from "./db/connection";
+import { getGovernance, readOnlyParts } from "./db/connection";
 import { ensureFirstAdmin, type FirstAdmin } from "./backend/users";
 import { getAuthSecret } from "./auth/secret";
 import { ensureCoreStore, ensureDefaultStore } from "./stores/stores";
@@ -7,12 +7,15 @@ import { stores, storesOnPostgres } from "./stores/backend";
 import { registerEmbeddableKinds } from "./embeddable-kinds";
 import { log } from "./log";
 import { tightenDataDir } from "./private-fs";
+import { assertSqliteDataDir, markPostgresDataDir } from "./db/deployment-marker";
 
 /**
  * Idempotent start-up: register the embeddable kinds, validate config, close
  * DATA_DIR to other users, migrate governance.db, make sure the core store,
  * the `default` store (first run only, see ensureDefaultStore) and a first
- * admin exist. A generated admin password is printed once, on the
+ * admin exist. With DATABASE_URL all of that is in PostgreSQL: no local
+ * ledger or store is created, and DATA_DIR is marked as a PostgreSQL
+ * deployment's (a later start without DATABASE_URL refuses it). A generated admin password is printed once, on the
  * server console, and never stored in clear.
  *
  * The returned promise settles when the first admin exists: at once on
@@ -23,11 +26,17 @@ export async function bootstrapApp(): Promise<void> {
   registerEmbeddableKinds();
   const config = getConfig();
   tightenDataDir(config.dataDir);
-  getGovernance();
-  ensureCoreStore();
-  if (ensureDefaultStore()) log("info", "created the default store", { store: "default" });
-  // With DATABASE_URL the API's stores are in PostgreSQL: core and (first start only) default there too.
-  if (storesOnPostgres() && (await stores().ensureStartupStores()).createdDefault) log("info", "created the default store in PostgreSQL", { store: "default" });
+  if (storesOnPostgres()) {
+    markPostgresDataDir();
+    if ((await stores().ensureStartupStores()).createdDefault) log("info", "created the default store in PostgreSQL", { store: "default" });
+  } else {
+    assertSqliteDataDir();
+    getGovernance();
+    const readOnly = readOnlyParts({ names: true });
+    if (readOnly.length > 0) log("warn", "starting with read-only data: reads are served, writes to these parts answer 503", { readOnly });
+    ensureCoreStore();
+    if (ensureDefaultStore()) log("info", "created the default store", { store: "default" });
+  }
   getAuthSecret();
   reportFirstAdmin(await ensureFirstAdmin({ configuredPassword: config.adminPassword }));
 }

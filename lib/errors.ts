@@ -100,6 +100,8 @@ export function infrastructureError(e: unknown): AppError | null {
   if (!code) return null;
   if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) return new AppError("unavailable", "database is busy, retry shortly");
   if (code.startsWith("SQLITE_FULL") || code === "ENOSPC" || code === "EDQUOT") return new AppError("insufficient_storage", "storage is full; the write did not complete");
+  // A database or folder that cannot be written (a read-only mount or file): reads go on, /health names what is read-only.
+  if (code.startsWith("SQLITE_READONLY") || code === "EROFS") return new AppError("unavailable", "the data is read-only here (a read-only file or mount, see /health); the write did not complete, reads still work");
   // Budgeted queries turn their own interrupt into query_too_expensive; any other statement caught by one is retryable.
   if (code === "SQLITE_INTERRUPT") return new AppError("unavailable", "a database statement was interrupted, retry shortly");
   return null;

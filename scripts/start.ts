@@ -7,6 +7,7 @@ import { spawn, spawnSync } from "node:child_process";
 import path from "node:path";
 import { ConfigError, getConfig } from "../lib/config";
 import { bootstrapApp } from "../lib/bootstrap";
+import { assertSqliteDataDir } from "../lib/db/deployment-marker";
 import { closeAllDatabases } from "../lib/db/connection";
 import { closePg, migratePg, openPgPool } from "../lib/db/pg";
 import { buildIsStale, NEXT_BIN, ROOT } from "./build-freshness";
@@ -15,6 +16,7 @@ function main() {
   let config;
   try {
     config = getConfig();
+    assertSqliteDataDir();
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(e.message + "\n");

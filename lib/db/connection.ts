@@ -7,8 +7,10 @@ import path from "node:path";
 import * as sqliteVec from "sqlite-vec";
 import { STORE_NAME_RE } from "../common";
 import { getConfig } from "../config";
+import { AppError } from "../errors";
 import { log } from "../log";
 import { loadQueryBudget } from "./query-budget";
+import { assertSqliteDataDir } from "./deployment-marker";
 import { chmodPrivate, mkdirPrivate } from "../private-fs";
 import * as governanceSchema from "./schema/governance";
 import * as indexBaseSchema from "./schema/index";
@@ -25,7 +27,8 @@ export type VectorStatus =
 export type GovernanceDb = BetterSQLite3Database<typeof governanceSchema>;
 export type IndexDb = BetterSQLite3Database<typeof indexSchema>;
 
-export type GovernanceHandle = { kind: "governance"; file: string; sqlite: Database.Database; db: GovernanceDb };
+/** `readOnly`: why this database could only be opened for reading (writes fail as SQLITE_READONLY, answered 503); absent when writable. */
+export type GovernanceHandle = { kind: "governance"; file: string; sqlite: Database.Database; db: GovernanceDb; readOnly?: string };
 export type StoreHandle = {
   kind: "index";
   store: string;
@@ -33,6 +36,7 @@ export type StoreHandle = {
   sqlite: Database.Database;
   db: IndexDb;
   vectors: VectorStatus;
+  readOnly?: string;
 };
 
 type Registry = { governance?: GovernanceHandle; stores: Map<string, StoreHandle>; dataDir?: string };
@@ -91,6 +95,98 @@ function runMigrations(sqlite: Database.Database, db: BetterSQLite3Database<Reco
   })();
 }
 
+// URI file names let a read-only open ask for `immutable` (below); set before better-sqlite3 loads its addon. Plain paths are unaffected.
+process.env.SQLITE_USE_URI ??= "1";
+
+/** The first reason a write could fail here (`what`: a file or folder; EROFS is a read-only mount), without the path; null when writable or absent. */
+function cannotWrite(what: string): string | null {
+  try {
+    fs.accessSync(what, fs.constants.W_OK);
+    return null;
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    return code === "EROFS" ? "on a read-only file system" : `cannot be written (${code})`;
+  }
+}
+
+/** Why an existing database file can only be read (the file or its folder cannot be written), or null. */
+export function readOnlyReason(file: string): string | null {
+  if (!fs.existsSync(file)) return null;
+  const fileReason = cannotWrite(file);
+  if (fileReason) return `the file is ${fileReason}`;
+  const dirReason = cannotWrite(path.dirname(file));
+  return dirReason ? `its folder is ${dirReason}` : null;
+}
+
+/**
+ * What of DATA_DIR cannot be written here. For the public /health: the
+ * folder, governance.db, and how many stores (never their names nor paths);
+ * `names` adds each store's name, for the server log.
+ */
+export function readOnlyParts({ names = false }: { names?: boolean } = {}): { part: string; reason: string }[] {
+  const dataDir = getConfig().dataDir;
+  const parts: { part: string; reason: string }[] = [];
+  const dirReason = cannotWrite(dataDir);
+  if (dirReason) parts.push({ part: "DATA_DIR", reason: `the folder is ${dirReason}` });
+  const gov = readOnlyReason(governancePath());
+  if (gov) parts.push({ part: "governance.db", reason: gov });
+  const storesRoot = path.join(dataDir, "stores");
+  const stores = fs.existsSync(storesRoot) ? fs.readdirSync(storesRoot).filter((n) => STORE_NAME_RE.test(n)).sort() : [];
+  const readOnlyStores = stores.flatMap((store) => {
+    const reason = readOnlyReason(path.join(storesRoot, store, "index.db"));
+    return reason ? [{ part: `store:${store}`, reason }] : [];
+  });
+  if (names) parts.push(...readOnlyStores);
+  else if (readOnlyStores.length > 0) parts.push({ part: "stores", reason: `${readOnlyStores.length} of ${stores.length} store(s) cannot be written: their reads are served, their writes answer 503` });
+  return parts;
+}
+
+function lastMigrationMillis(folder: string): number {
+  const journal = JSON.parse(fs.readFileSync(path.join(folder, "meta", "_journal.json"), "utf8")) as { entries: { when: number }[] };
+  return Math.max(0, ...journal.entries.map((e) => e.when));
+}
+
+/**
+ * Open a database that cannot be written, for reading only. Migrations
+ * cannot run, so the file must already be at this version's schema; else it
+ * is refused (503) with the reason. Without a writable folder SQLite cannot
+ * create the WAL index (-shm) beside the file, so the file is then read as
+ * immutable: as it is on disk, which nothing can change while it is read-only.
+ */
+function openReadOnly(file: string, which: "governance" | "index", reason: string): Database.Database {
+  const label = which === "governance" ? "governance.db" : `store ${path.basename(path.dirname(file))}`;
+  let sqlite = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    sqlite.prepare("select count(*) from sqlite_master").get();
+  } catch {
+    sqlite.close();
+    try {
+      sqlite = new Database(`file:${encodeURI(file).replace(/\?/g, "%3f").replace(/#/g, "%23")}?immutable=1`, { readonly: true, fileMustExist: true });
+    } catch (e) {
+      throw new AppError("unavailable", `${label} is read-only (${reason}) and could not be opened for reading: ${(e as Error).message}`);
+    }
+  }
+  try {
+    sqlite.pragma("busy_timeout = 5000");
+    const applied = (() => {
+      try {
+        return (sqlite.prepare("select max(created_at) from __drizzle_migrations").pluck().get() as number | null) ?? 0;
+      } catch {
+        return 0;
+      }
+    })();
+    if (applied < lastMigrationMillis(path.join(MIGRATIONS_ROOT, which))) {
+      throw new AppError("unavailable", `${label} is read-only (${reason}) and needs migrations this version of dualmind applies; make it writable and restart`);
+    }
+    log("warn", `${label} opened read-only: reads are served, writes answer 503`, { file, reason });
+    return sqlite;
+  } catch (e) {
+    sqlite.close();
+    throw e;
+  }
+}
+
 export function governancePath(): string {
   return path.join(getConfig().dataDir, "governance.db");
 }
@@ -98,7 +194,14 @@ export function governancePath(): string {
 export function getGovernance(): GovernanceHandle {
   const reg = registry();
   if (reg.governance) return reg.governance;
+  assertSqliteDataDir();
   const file = governancePath();
+  const readOnly = readOnlyReason(file);
+  if (readOnly) {
+    const sqlite = openReadOnly(file, "governance", readOnly);
+    reg.governance = { kind: "governance", file, sqlite, db: drizzle(sqlite, { schema: governanceSchema }), readOnly };
+    return reg.governance;
+  }
   mkdirPrivate(path.dirname(file));
   const sqlite = new Database(file);
   chmodPrivate(file, `${file}-wal`, `${file}-shm`);
@@ -126,19 +229,23 @@ export function getStoreDb(store: string): StoreHandle {
   const reg = registry();
   const existing = reg.stores.get(store);
   if (existing) return existing;
+  assertSqliteDataDir();
   const dir = storeDir(store);
-  mkdirPrivate(path.join(dir, "memory"));
   const file = path.join(dir, "index.db");
-  const sqlite = new Database(file);
+  const readOnly = readOnlyReason(file);
+  if (!readOnly) mkdirPrivate(path.join(dir, "memory"));
+  const sqlite = readOnly ? openReadOnly(file, "index", readOnly) : new Database(file);
   let handle: StoreHandle;
   try {
-    chmodPrivate(file, `${file}-wal`, `${file}-shm`);
-    applyPragmas(sqlite);
+    if (!readOnly) {
+      chmodPrivate(file, `${file}-wal`, `${file}-shm`);
+      applyPragmas(sqlite);
+    }
     const vectors = loadVectorExtension(sqlite);
     loadQueryBudget(sqlite);
     const db = drizzle(sqlite, { schema: indexSchema });
-    runMigrations(sqlite, db as never, "index");
-    handle = { kind: "index", store, file, sqlite, db, vectors };
+    if (!readOnly) runMigrations(sqlite, db as never, "index");
+    handle = { kind: "index", store, file, sqlite, db, vectors, ...(readOnly ? { readOnly } : {}) };
   } catch (e) {
     // e.g. a full disk during the first migration: no half-open connection is kept.
     sqlite.close();

@@ -97,12 +97,15 @@ function isRegularFile(file: string): boolean {
 
 const YIELD_EVERY = 64;
 
+/** `keepUnlisted`: document paths whose rows stay although no file was listed for them (a restore keeps source documents it cannot re-read). */
+type ReindexOptions = { handle: StoreHandle; onProgress?: (p: ReindexProgress) => void; keepUnlisted?: (docPath: string) => boolean };
+
 /**
  * The reindex as steps: read and hash every file (yielding now and then so
  * an async driver can keep a server responsive), then apply every change in
  * ONE transaction, so a crash leaves the previous index whole.
  */
-function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Generator<void, ReindexResult> {
+function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Generator<void, ReindexResult> {
   const started = performance.now();
   const { sqlite, db, store } = handle;
   const listing = listIndexableFiles({ handle });
@@ -169,7 +172,7 @@ function* reindexSteps({ handle, onProgress }: { handle: StoreHandle; onProgress
   onProgress?.({ phase: "scanning", done: total, total });
   yield;
 
-  const gone = [...known.keys()].filter((p) => !seen.has(p));
+  const gone = [...known.keys()].filter((p) => !seen.has(p) && !keepUnlisted?.(p));
   const isMemoryDoc = (docPath: string) => docPath.startsWith("memory/");
   for (const p of gone) (isMemoryDoc(p) ? byKind.memories : byKind.documents).removed++;
   const descriptions = new Map<string, string>();
@@ -286,10 +289,10 @@ function claim(store: string): void {
  * benchmarks. Not audited: an admin's reindex (API, dashboard, CLI) goes
  * through the job in jobs.ts, which records who asked.
  */
-export function reindexStore({ handle, onProgress }: { handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): ReindexResult {
+export function reindexStore({ handle, onProgress, keepUnlisted }: ReindexOptions): ReindexResult {
   claim(handle.store);
   try {
-    return drive(reindexSteps({ handle, onProgress }));
+    return drive(reindexSteps({ handle, onProgress, keepUnlisted }));
   } finally {
     running().delete(handle.store);
   }

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { actorOf } from "../../lib/auth/actor";
-import { backupDataDir, exportStoreBundle, importStoreBundle, restoreDataDir } from "../../lib/backup/backup";
+import { backupDataDir, exportStoreBundle, importStoreBundle, restoreDataDir, type RestoreSummary } from "../../lib/backup/backup";
 import { exportLedgerSnapshot } from "../../lib/backup/ledger-export";
 import { getEmbedder } from "../../lib/embed/model";
 import { getStoreStatus } from "../../lib/embed/status";
@@ -36,6 +36,19 @@ function writeJsonOutput(value: unknown, file: string | undefined, out: (human: 
   out(summary, data);
 }
 
+/** The restore summary a person reads: counts by kind per store and for the ledger, then what was not restored. */
+function describeRestore(r: RestoreSummary): string {
+  const counts = (c: Record<string, number | null>) =>
+    Object.entries(c)
+      .filter(([, n]) => n !== null)
+      .map(([k, n]) => `${n} ${k}`)
+      .join(", ");
+  const lines = [`restored ${r.stores.length} store(s):`, ...r.stores.map((s) => `  ${s}: ${counts(r.restored.stores[s])}`), `  ledger: ${counts(r.restored.ledger)}`];
+  if (r.notRestored.length === 0) lines.push("nothing was left out");
+  else lines.push("not restored:", ...r.notRestored.map((n) => `  ${n.store ?? "ledger"}: ${n.count} ${n.kind} — ${n.reason}`));
+  return lines.join("\n");
+}
+
 export const agentsCommands: Command[] = [
   {
     name: "mcp",
@@ -61,13 +74,15 @@ export const agentsCommands: Command[] = [
   },
   {
     name: "restore",
-    usage: "restore <dir>",
-    summary: "restore a backup into an empty DATA_DIR (stores are reindexed from their files); with DATABASE_URL refused: restore PostgreSQL with pg_restore",
-    run: ({ args, out }) => {
+    usage: "restore <dir> [--keep-stale-sources]",
+    summary:
+      "restore a backup into an empty DATA_DIR (stores are reindexed from their files) and count what was restored by kind; refused (nothing written) when the backup holds source documents DUALMIND_SOURCE_ROOTS cannot read again, " +
+      "unless --keep-stale-sources keeps them as backed up (not re-read); with DATABASE_URL refused: restore PostgreSQL with pg_restore",
+    run: ({ args, flags, out }) => {
       if (storesOnPostgres()) throw new UsageError(PG_BACKUP_HINT);
       if (!args[0]) throw new UsageError("name the backup directory");
-      const r = restoreDataDir({ backupDir: args[0] });
-      out(`restored ${r.stores.length} store(s): ${r.stores.join(", ")}`, r);
+      const r = restoreDataDir({ backupDir: args[0], keepStaleSources: flags["keep-stale-sources"] === true });
+      out(describeRestore(r), r);
     },
   },
   // The issue's `export sessions` is the ledger's `dialectic export` under the export family's name.

@@ -2,7 +2,12 @@ import { z } from "zod";
 import { SCOPES } from "../../auth/tokens";
 import { count, epochMs, exact } from "./common";
 
-export const healthResponse = exact({ ok: z.literal(true), versions: exact({ app: z.string(), node: z.string(), sqlite: z.string() }) });
+export const healthResponse = exact({
+  ok: z.literal(true),
+  versions: exact({ app: z.string(), node: z.string(), sqlite: z.string() }),
+  /** Parts of DATA_DIR that cannot be written (a read-only file or mount): reads are served, writes to them answer 503. */
+  read_only: z.array(exact({ part: z.string(), reason: z.string() })),
+});
 
 export const storeSummary = exact({
   name: z.string(),
