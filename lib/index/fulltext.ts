@@ -260,7 +260,7 @@ export function runFts({
 }): HitRow[] {
   const filters = chunkFilterSql({ schema, input, now });
   try {
-    // Broad expressions (thousands of matches) are ranked from per-phrase scores, exactly as below, without scoring every match again.
+    // Broad expressions (thousands of matches) are ranked from the table's word lists when it has them, exactly as below.
     const broad = broadTopWithinBudget({ db: reader.sqlite, schema, table: "chunks_fts", match, budget });
     if (broad) {
       onPlan?.(broad.plan);
@@ -268,7 +268,7 @@ export function runFts({
     }
     if (!hasExplicitFilters(input)) {
       // Only the default filter (expired memories): rank over the FTS table alone, then join and filter just the best rows.
-      // Joining chunks and documents and testing the filter for every match cost ~4× the ranking itself (46k matches: 550 vs 120 ms).
+      // Joining chunks and documents and testing the filter for every match costs several times the ranking itself.
       const ranked = preparedOnce(reader.sqlite, `select rowid, bm25(chunks_fts) as rank from ${schema}.chunks_fts where chunks_fts match ? order by rank, rowid limit ?`);
       return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, filters, take, top: (m) => ranked.all(match, m) as Bm25Row[] }));
     }

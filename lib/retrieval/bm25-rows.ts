@@ -1,7 +1,8 @@
 import type Database from "better-sqlite3";
-import { memoByIndexState, plainPhrases, tokenStats } from "./bm25-top";
-import { ftsIdf, ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape, vocabTables } from "./fts-tokens";
 import { preparedOnce } from "../db/statements";
+import { bm25Part, docsizeLength, ftsIdf, ftsTotals } from "./fts5-bm25";
+import { memoByIndexState, phraseTokens, scratchCounts, tableShape, tokenStats, vocabTables } from "./fts-tokens";
+import { plainPhrases } from "./match";
 
 /**
  * FTS5's bm25 of a few given rows for a plain expression, without scoring
@@ -41,14 +42,10 @@ import { preparedOnce } from "../db/statements";
  * in the index and no texts are given (or `texts` declines).
  */
 
-/** bm25's constants in FTS5 (fts5_aux.c). */
-const K1 = 1.2;
-const B = 0.75;
-
 /** Rows whose count of one token, read from their text, is kept per index state (bm25OfRows `texts`). */
 const MAX_KNOWN_ROWS = 20_000;
 
-/** Instances of the query's tokens past which scanning them costs more than the cached per-phrase path (about 1 µs each). */
+/** Instances of the query's tokens past which scanning them costs more than ranking every match (about 1 µs each). */
 export const MAX_SCANNED_INSTANCES = 20_000;
 
 /**
@@ -98,7 +95,7 @@ export function bm25OfRows({
   const lengths = new Map(
     (preparedOnce(db, `select id, sz from ${schema}.${table}_docsize where id in (select value from json_each(?))`).all(ids) as { id: number; sz: Buffer }[]).map((r) => [
       r.id,
-      readVarints(r.sz, columns).reduce((a, b) => a + b, 0),
+      docsizeLength(r.sz, columns),
     ]),
   );
   const tf = new Map<string, Map<number, number>>();
@@ -138,7 +135,7 @@ export function bm25OfRows({
     for (let i = 0; i < tokens.length; i++) {
       const f = tf.get(tokens[i])!.get(rowid) ?? 0;
       if (f > 0) found++;
-      score += idf[i] * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
+      score += bm25Part(idf[i], f, d, avgdl);
     }
     if (plain.mode === "all" ? found === tokens.length : found > 0) out.set(rowid, score);
   }
