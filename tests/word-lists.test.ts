@@ -9,7 +9,7 @@ import { vocabTables } from "@/lib/retrieval/fts-tokens";
 import { buildWordLists, dropWordLists, wordListScores, wordListsStatus, wordListsStep } from "@/lib/retrieval/word-lists";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
-import { onPg, seedStore, useTestBackend, type TestEnv } from "./backend";
+import { onPg, seedStore, seedThought, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 import { broadNote } from "./fixtures/broad-notes";
 
@@ -30,10 +30,12 @@ const note = (i: number, salt = 0) => broadNote(i, { salt, minWords: 10 });
 let env: TestEnv;
 const db = () => openStore({ store: "lists" }).sqlite;
 /** Both kept tables (chunks, whole documents), as the server's upkeep keeps them, with test-sized thresholds. */
+/** Search's two tables, which the notes fill. */
+const SEARCH_TABLES = LISTED_TABLES.filter((t) => t.table === "chunks_fts" || t.table === "documents_fts");
 const build = (maxSteps?: number) => {
-  for (const { table, texts } of LISTED_TABLES) buildWordLists({ db: db(), table, texts: texts?.(db()), minRows: 300, minTableRows: 1, maxSteps });
+  for (const { table, texts } of SEARCH_TABLES) buildWordLists({ db: db(), table, texts: texts?.(db()), minRows: 300, minTableRows: 1, maxSteps });
 };
-const TABLES = LISTED_TABLES.map((t) => t.table);
+const TABLES = SEARCH_TABLES.map((t) => t.table);
 
 beforeAll(async () => {
   env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_EMBED_WORKER: "false", DUALMIND_QUERY_BUDGET_MS: "60000" });
@@ -263,5 +265,32 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
       })(),
     ).toThrow("rolled back");
     expect(listScores(match)).toEqual(before);
+  });
+
+  it("remember's thoughts and nodes get lists too: written through the graph and by SQL (insert, update, delete), every row's score is FTS5's before and after the writes are folded in", async () => {
+    const words = ["rotation", "ledger", "socket", "alpha", "bravo", "charlie"];
+    for (let i = 0; i < 240; i++) {
+      const pick = (k: number) => words[(i * (k + 3) + k) % words.length];
+      await seedThought("lists", { content: `${pick(0)} ${pick(1)} ${pick(2)} ${i % 7 === 0 ? "rotation rotation" : pick(3)} note ${i}` });
+    }
+    db().exec("insert into kg_node(id, name, display_name, entity_type, created_at, updated_at, created_by, embed_hash) select 'n' || seq, 'rotation ' || content, 'ledger', 'concept', 0, 0, 'test', '' from thoughts where seq % 2 = 0");
+    const graphTables = LISTED_TABLES.filter((t) => t.table === "thoughts_fts" || t.table === "kg_node_fts");
+    for (const { table, texts } of graphTables) buildWordLists({ db: db(), table, texts: texts?.(db()), minRows: 30, minTableRows: 1 });
+    const expressions = ['"rotation" OR "ledger"', '"rotation" "socket"', '"alpha" OR "bravo" OR "note"'];
+    const expectExact = (when: string) => {
+      for (const { table } of graphTables) for (const match of expressions) expect(listScores(match, table), `${table} ${match} (${when})`).toEqual(fts5Scores(match, table));
+    };
+    for (const { table } of graphTables) expect(wordListsStatus({ db: db(), table })).toMatchObject({ status: "ready", pending: 0 });
+    expectExact("built");
+    await seedThought("lists", { content: "rotation rotation ledger socket" });
+    db().exec("update thoughts set content = 'ledger socket socket' where seq = (select min(seq) from thoughts)");
+    db().exec("delete from thoughts where seq = (select max(seq) from thoughts where content like '%bravo%')");
+    db().exec("update kg_node set display_name = 'socket socket' where seq = (select min(seq) from kg_node)");
+    expect(wordListsStatus({ db: db(), table: "thoughts_fts" })!.pending).toBeGreaterThan(0);
+    expect(wordListsStatus({ db: db(), table: "kg_node_fts" })!.pending).toBeGreaterThan(0);
+    expectExact("written, not folded in");
+    for (const { table, texts } of graphTables) buildWordLists({ db: db(), table, texts: texts?.(db()), minRows: 30, minTableRows: 1 });
+    for (const { table } of graphTables) expect(wordListsStatus({ db: db(), table })).toMatchObject({ status: "ready", pending: 0 });
+    expectExact("folded in");
   });
 });

@@ -27,15 +27,15 @@ export type FullTextResult = { mode: "fts"; query: string; match: string | null;
  * Bounds on an advanced (`syntax=fts5`) expression, checked before it
  * reaches MATCH. FTS5's cost grows with its phrases: each prefix term merges
  * the doclists of every word it expands to, and ranking walks every phrase's
- * positions for every phrase (12 × `w*` over 1,600 documents of w-words took
- * 5 s, 60 took minutes). The query budget interrupts whatever still runs
+ * positions for every phrase (a dozen `w*` prefixes over a small store's
+ * w-words already take seconds). The query budget interrupts whatever still runs
  * long; these limits answer the obvious cases at once, with a 400 that names
  * the limit, and are the only bound when the budget extension is missing.
  */
 export const FTS5_LIMITS = {
   /** Words in the whole expression (plain search keeps 32 too). */
   terms: 32,
-  /** Terms ending in `*`: one-letter prefixes (`a*`) cost ~0.6 s each over 100k notes. */
+  /** Terms ending in `*`: a one-letter prefix (`a*`) expands to a large part of the vocabulary. */
   prefixTerms: 4,
   /** Characters before a `*`. */
   prefixChars: 2,
@@ -157,7 +157,7 @@ export type HitRow = { id: number; chunkId: string; path: string; kind: string; 
 /**
  * The marked snippets of the chunks shown, by id: what
  * `snippet(chunks_fts, 0, MARK_OPEN, MARK_CLOSE, '…', 24)` gives for them.
- * Made for the page only: a snippet re-tokenizes its chunk (~50 µs), and a
+ * Made for the page only: a snippet re-tokenizes its chunk, and a
  * page shows 10 of the 100 or more candidates a search ranks.
  */
 export function chunkSnippets({ tokenize, match, rows }: { tokenize: string; match: string; rows: { id: number; text: string }[] }): Map<number, string> {

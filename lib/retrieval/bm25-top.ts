@@ -3,7 +3,7 @@ import { runWithinBudget, type QueryBudget } from "../db/query-budget";
 import { preparedOnce } from "../db/statements";
 import { clearIndexStateMemos } from "./fts-tokens";
 import { clearSelectiveMatchCaches } from "./selective-match";
-import { clearWordListMemos, wordListScores, type RowScores } from "./word-lists";
+import { clearWordListMemos, hasReadyWordLists, wordListScores, type RowScores } from "./word-lists";
 
 /**
  * Top-k by FTS5 bm25 for broad queries, exactly, without FTS5 scoring every
@@ -49,6 +49,7 @@ export function clearFullTextMemos(): void {
  * exhaustive FTS5 query.
  */
 export function broadTopByBm25({ db, schema, table, match }: { db: Database.Database; schema: string; table: string; match: string }): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
+  if (!hasReadyWordLists({ db, schema, table })) return null;
   const countUpTo = preparedOnce(db, `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, "pluck");
   if ((countUpTo.get(match, BROAD_MATCH_ROWS + 1) as number) <= BROAD_MATCH_ROWS) return null;
   const listed = wordListScores({ db, schema, table, match });

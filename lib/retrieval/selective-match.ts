@@ -149,7 +149,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
     const known = counts.get(t);
     if (known !== undefined) return known;
     const phrase = matchExpression([t], "any")!;
-    // A full count from the index's vocabulary (~3× faster for a common word); up to a limit, FTS5 stops at it.
+    // A full count from the index's vocabulary (cheaper for a common word); up to a limit, FTS5 stops at it.
     const full = limit === Number.MAX_SAFE_INTEGER ? phraseRowCount({ db, schema, table, phrase }) : null;
     const n = full ?? (countUpTo.get(phrase, limit) as number);
     // Long words are not kept: the cache is bounded in words, and a query may be thousands of characters.
@@ -243,9 +243,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
  * the two (topOfTwoWords, exact). So the answer is always the whole
  * query's exact top k; null (the caller scores the whole query) when neither
  * proves it: one common word, or three and more whose best rows are not all
- * among the rows holding every one of them (or all but one). Before, such a
- * query ("import OR export OR 9361") was always scored whole by FTS5: 21–25
- * ms at 100k thoughts, 4–5 ms this way.
+ * among the rows holding every one of them (or all but one).
  */
 function withCommonRows({ db, schema, table, seeds, rescored, common, k, totals, commonRows }: { db: Database.Database; schema: string; table: string; seeds: Bm25Row[]; rescored: Bm25Row[]; common: string[]; k: number; totals: Totals; commonRows: { t: string; n: number }[] }): SelectiveTop | null {
   const want = k + seeds.length;
@@ -329,7 +327,7 @@ function rankRowsWithEveryWord({
  * ranks them, without FTS5 scoring every row either word matches (max-score
  * over three disjoint FTS5 queries):
  * 1. `a b`: the rows holding both words, scored by FTS5 itself. Their score
- *    under `a OR b` is the same sum of the same two phrase scores.
+ *    under `a OR b` is the same sum of the same two phrases' parts.
  * 2. `a NOT b` and `b NOT a`: a row holding one word scores that word's part
  *    alone (the other adds 0), which is below its bm25Bound. Each is ranked
  *    only when that bound reaches the m-th score so far, rarest word first.

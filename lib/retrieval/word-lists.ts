@@ -12,8 +12,8 @@ import { plainPhrases } from "./match";
  * scoring every row its words match.
  *
  * FTS5 ranks `a OR b` by reading every matching row's positions and its
- * length (%_docsize, one B-tree lookup a row): ~1 µs a row, 100–200 ms for
- * two words in most of 179k chunks. bm25 needs only each row's count of each
+ * length (%_docsize, one B-tree lookup a row): a cost that follows the
+ * rows two common words match. bm25 needs only each row's count of each
  * query word, its length, and numbers FTS5 keeps for the whole table (row
  * count, total tokens, each word's row count). Stored as compact lists
  * (rowid delta and count, varints, one blob per word per 4096 rowids), the
@@ -26,7 +26,7 @@ import { plainPhrases } from "./match";
  * query time). The lists are **derived**: built a step at a time (at most
  * BUILD_STEP_ROWS rowids of one segment, and at most what the text reader
  * takes at once) from the rows' own text through the table's tokenizer
- * (the scratch table; ≈ 0.2 s for 1024 chunks of ~1.1 KB), and kept through writes by
+ * (the scratch table), and kept through writes by
  * a change log: each written rowid goes to `fts_changes` (triggers on
  * `chunks`; ingest's writeDocumentFts and a delete trigger for documents),
  * and `wordListsStep` folds them in (the changed rows' lists and lengths,
@@ -44,7 +44,7 @@ export const SEGMENT_BITS = 12;
 const SEGMENT = 2 ** SEGMENT_BITS;
 /** A rowid's segment (division, not a shift: rowids may pass 2^31). */
 const segmentOf = (id: number) => Math.floor(id / SEGMENT);
-/** Rowids a build step reads at most (~0.2 s of tokenizing and counting 1024 chunks of ~1.1 KB; a step appends to its segment's blobs). */
+/** Rowids a build step reads at most (a step appends to its segment's blobs; each is one short write transaction). */
 export const BUILD_STEP_ROWS = 1024;
 /** A word in more rows than this when the lists are built gets a list (the broad planner's threshold). */
 export const WORD_LIST_MIN_ROWS = 2000;
@@ -361,9 +361,8 @@ function accumulatedOf(acc: SegmentArrays<Accumulated>, segment: number): Accumu
   return seg;
 }
 /**
- * Segment arrays zeroed and kept for the next query (up to 512 segments, 18 MB): a query over two common words at
- * 179k chunks touches ~44 per table, and allocating them afresh each time (3 MB a query) kept the collector busy
- * (CPU above wall time on a query's first sight).
+ * Segment arrays zeroed and kept for the next query (up to 512 segments): a query over two common words touches
+ * dozens per table, and allocating them afresh each time kept the garbage collector busy.
  */
 const accumulatedPool: Accumulated[] = [];
 function releaseAccumulated(acc: SegmentArrays<Accumulated>): void {
@@ -494,6 +493,11 @@ function rememberScores(key: string, state: string, scores: RowScores): void {
     scoreMemos.delete(k);
     total -= bytes(v.scores);
   }
+}
+
+/** Whether schema.table has word lists ready to be read (a cheap check before anything is counted). */
+export function hasReadyWordLists({ db, schema, table }: { db: Database.Database; schema: string; table: string }): boolean {
+  return metaOf(db, schema, table)?.status === "ready";
 }
 
 export function wordListScores({ db, schema, table, match, texts, only }: { db: Database.Database; schema: string; table: string; match: string; texts?: RowTexts; only?: number[] }): RowScores | null {
