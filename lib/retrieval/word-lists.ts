@@ -28,7 +28,8 @@ import { plainPhrases } from "./match";
  * takes at once) from the rows' own text through the table's tokenizer
  * (the scratch table), and kept through writes by
  * a change log: each written rowid goes to `fts_changes` (triggers on
- * `chunks`; ingest's writeDocumentFts and a delete trigger for documents),
+ * `chunks` and on remember's and recall's tables, migrations 0014 and 0018;
+ * ingest's writeDocumentFts and a delete trigger for documents),
  * and `wordListsStep` folds them in (the changed rows' lists and lengths,
  * then the log position). Until a change is folded in, a query scores the
  * changed rows from their current text (bm25OfRows) and ignores their
