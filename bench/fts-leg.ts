@@ -1,11 +1,11 @@
 import type Database from "better-sqlite3";
-import { broadTopByBm25, clearPhraseScoreCache, clearSelectiveMatchCaches, matchExpression, selectiveTopByBm25 } from "../lib/retrieval";
+import { broadTopByBm25, clearFullTextMemos, matchExpression, selectiveTopByBm25 } from "../lib/retrieval";
 import { rescoredByLastRanking } from "../lib/retrieval/selective-match";
 import { percentile } from "./table";
 
 /**
  * The any-word full-text leg of recall and remember (their ranking: max-score
- * pruning with selectiveTopByBm25, then the per-phrase cache or FTS5 scoring
+ * pruning with selectiveTopByBm25, then the word lists or FTS5 scoring
  * every match) on words seen for the first time: every cache is cleared
  * before each call. "As before" rescores every seed (selectiveTopByBm25
  * stopEarly: false); the two alternate query by query, under the same load.
@@ -25,8 +25,7 @@ export function ftsLegFirstSight({ db, table, queries, k }: { db: Database.Datab
     const truth = (exhaustive.all(match, k) as { rowid: number }[]).map((r) => r.rowid);
     for (let j = 0; j < legs.length; j++) {
       const leg = legs[(i + j) % legs.length];
-      clearPhraseScoreCache();
-      clearSelectiveMatchCaches();
+      clearFullTextMemos();
       const started = performance.now();
       const pruned = selectiveTopByBm25({ db, schema: "main", table, terms, k, stopEarly: leg.stopEarly });
       const broad = pruned ? null : broadTopByBm25({ db, schema: "main", table, match });

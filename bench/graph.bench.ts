@@ -107,7 +107,7 @@ function seedGraph({ handle, texts, offset, thoughts }: { handle: StoreHandle; t
 /**
  * Where remember's time goes, per query on the store alone: its full-text
  * leg (the same OR match, 25 candidates from thoughts_fts and kg_node_fts,
- * as remember runs it: max-score pruning first, then the broad cache or FTS5
+ * as remember runs it: max-score pruning first, then the word lists or FTS5
  * scoring every match; its agreement with the latter is reported), its vector leg (query embedding plus thought and
  * node KNN, 25 each) and the whole call; the rest is per-row work (loading
  * candidates, cosines, one-hop expansion, scoring).

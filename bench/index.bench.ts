@@ -16,10 +16,11 @@
  * them), and a full reindex of the same notes written as files under a source
  * root, followed by the reindex of the unchanged tree.
  *
- * 3. The two-word queries once more, the broad-query planner before issue
- *    19's cliff (`legacy`) beside the current one (`off_path`), interleaved
- *    query by query: first call (nothing cached), second call, later calls,
- *    agreement with FTS5 scoring every match, MiniSearch on the same queries.
+ * 3. The two-word queries once more, the broad-query path (the word lists)
+ *    beside FTS5 scoring every match (the bench's own baseline:
+ *    withoutWordLists), interleaved query by query: first call (nothing
+ *    cached), second call, later calls, agreement with FTS5 scoring every
+ *    match, MiniSearch on the same queries.
  *    `BENCH_INDEX_PARTS=broad` runs only this part, on a store kept in
  *    `BENCH_INDEX_KEEP=<dir>/<size>` (built by batch PUT the first time), so
  *    a re-run skips the minutes of ingest.
@@ -38,9 +39,9 @@ import { decodeText, putDocuments, putDocumentsSchema } from "../lib/index/inges
 import { ftsMatchFor, searchFullText } from "../lib/index/fulltext";
 import { reindexStore } from "../lib/index/reindex";
 import { searchInputSchema, searchStore } from "../lib/index/search";
-import { clearPhraseScoreCache, clearSelectiveMatchCaches, phraseScoresSettled, setBroadPlanner, type BroadPlanner } from "../lib/retrieval";
+import { clearFullTextMemos } from "../lib/retrieval";
 import { LISTED_TABLES } from "../lib/index/word-list-upkeep";
-import { buildWordLists, setWordListsRead, wordListsStatus } from "../lib/retrieval/word-lists";
+import { buildWordLists, wordListsStatus } from "../lib/retrieval/word-lists";
 import { createStore, openStore } from "../lib/stores/stores";
 import { loadTextWindows, noteAt, notesBetween, type Note } from "./corpus";
 import { percentile, printTable } from "./table";
@@ -476,93 +477,80 @@ export default async function indexBench(): Promise<void> {
 
 // ---- 3. two-word queries: the broad-query planner, old beside new -----------
 
-/** Calls timed per query and planner once its phrase scores are built (`later`). */
+/** Calls timed per query and side after its first two (`later`). */
 const LATER_CALLS = 3;
-/** One turn of the event loop, as a server has between requests: background work queued by a request may run. */
+/** One turn of the event loop, as a server has between requests. */
 const nextTurn = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
-type PlannerTimes = { first: number[]; second: number[]; later: number[]; overlap: number[]; identical: number };
-type BroadComparison = { entry: string; reference: string; match: "all" | "any"; byPlanner: Record<BroadPlanner, PlannerTimes> };
-const PLANNERS: BroadPlanner[] = ["legacy", "off_path"];
+/**
+ * The bench's own FTS5 baseline: `run` inside an open read transaction on
+ * the store's connection, where the word lists step aside (FTS5 keeps a
+ * transaction's writes in memory, so the lists never answer inside one) and
+ * FTS5 ranks every match, as it did for every broad query before the lists.
+ */
+async function withoutWordLists<T>(sqlite: import("better-sqlite3").Database, run: () => Promise<T>): Promise<T> {
+  sqlite.exec("begin");
+  try {
+    return await run();
+  } finally {
+    sqlite.exec("rollback");
+  }
+}
+
+type SideTimes = { first: number[]; second: number[]; later: number[]; overlap: number[]; identical: number };
+type Side = "lists" | "fts5";
+const SIDES: Side[] = ["lists", "fts5"];
+type BroadComparison = { entry: string; reference: string; match: "all" | "any"; bySide: Record<Side, SideTimes> };
 
 /**
- * Each query with each planner from a cold start (per-process caches
- * cleared: a query's first call in a fresh process), one event-loop turn
- * between calls, then LATER_CALLS more once the planner's background work
- * is done. The planners alternate which goes first, query by query, so both
+ * Each query both ways from a cold start (per-process memos cleared: a
+ * query's first call in a fresh process), one event-loop turn between
+ * calls. The two sides alternate which goes first, query by query, so both
  * see the same load. Agreement: overlap of the top 10 with FTS5 scoring
  * every match (chunks: the exhaustive statement itself; documents: the
- * legacy planner's first call, which ranks every match in both legs).
+ * route without the lists).
  */
 async function compareBroadPlanners({ store, queries }: { store: string; queries: string[] }): Promise<BroadComparison[]> {
   const handle = openStore({ store });
   const exhaustive = handle.sqlite.prepare("select rowid from chunks_fts where chunks_fts match ? order by bm25(chunks_fts), rowid limit 10").pluck();
-  const cold = async () => {
-    clearPhraseScoreCache();
-    clearSelectiveMatchCaches();
-    await nextTurn();
-  };
+  const chunks = async (q: string, match: "all" | "any") => searchFullText({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match }) }).results.map((r) => r.id);
+  const documents = async (q: string, match: "all" | "any") => (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }) })).results.map((r) => r.path);
   const entries: { entry: string; reference: string; run: (q: string, match: "all" | "any") => Promise<(string | number)[]>; referenceOf: (q: string, match: "all" | "any") => Promise<(string | number)[]> }[] = [
-    {
-      entry: "searchFullText (group=chunk, the timings above)",
-      reference: "FTS5 scoring every match",
-      run: async (q, match) => searchFullText({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match }) }).results.map((r) => r.id),
-      referenceOf: async (q, match) => exhaustive.all(ftsMatchFor(searchInputSchema.parse({ q, match }), match)) as number[],
-    },
-    {
-      entry: "searchStore (the route's default, group=document)",
-      reference: "legacy first call (FTS5 scores every match in both legs)",
-      run: async (q, match) => (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }) })).results.map((r) => r.path),
-      referenceOf: async (q, match) => {
-        const before = setBroadPlanner("legacy");
-        await cold();
-        try {
-          return (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }) })).results.map((r) => r.path);
-        } finally {
-          setBroadPlanner(before);
-        }
-      },
-    },
+    { entry: "searchFullText (group=chunk)", reference: "FTS5 scoring every match", run: chunks, referenceOf: async (q: string, match: "all" | "any") => exhaustive.all(ftsMatchFor(searchInputSchema.parse({ q, match }), match)) as number[] },
+    { entry: "searchStore (the route's default, group=document)", reference: "the route without the lists", run: documents, referenceOf: (q: string, match: "all" | "any") => withoutWordLists(handle.sqlite, () => documents(q, match)) },
   ];
   const out: BroadComparison[] = [];
-  const before = setBroadPlanner("off_path");
-  try {
-    for (const { entry, reference, run, referenceOf } of entries) {
-      for (const match of ["all", "any"] as const) {
-        const fresh = (): PlannerTimes => ({ first: [], second: [], later: [], overlap: [], identical: 0 });
-        const byPlanner: Record<BroadPlanner, PlannerTimes> = { legacy: fresh(), off_path: fresh() };
-        for (const [i, q] of queries.entries()) {
-          const want = await referenceOf(q, match);
-          for (const planner of i % 2 ? [...PLANNERS].reverse() : PLANNERS) {
-            const times = byPlanner[planner];
-            setBroadPlanner(planner);
-            await cold();
-            const timed = async (into: number[]) => {
-              const t = performance.now();
-              const got = await run(q, match);
-              into.push(performance.now() - t);
-              return got;
-            };
-            await timed(times.first);
+  for (const { entry, reference, run, referenceOf } of entries) {
+    for (const match of ["all", "any"] as const) {
+      const fresh = (): SideTimes => ({ first: [], second: [], later: [], overlap: [], identical: 0 });
+      const bySide: Record<Side, SideTimes> = { lists: fresh(), fts5: fresh() };
+      for (const [i, q] of queries.entries()) {
+        const want: (string | number)[] = await referenceOf(q, match);
+        for (const side of i % 2 ? [...SIDES].reverse() : SIDES) {
+          const times = bySide[side];
+          clearFullTextMemos();
+          await nextTurn();
+          const timed = async (into: number[]) => {
+            const t = performance.now();
+            const got = side === "lists" ? await run(q, match) : await withoutWordLists(handle.sqlite, () => run(q, match));
+            into.push(performance.now() - t);
+            return got;
+          };
+          await timed(times.first);
+          await nextTurn();
+          await timed(times.second);
+          let got: (string | number)[] = [];
+          for (let c = 0; c < LATER_CALLS; c++) {
             await nextTurn();
-            await timed(times.second);
-            await phraseScoresSettled();
-            let got: (string | number)[] = [];
-            for (let c = 0; c < LATER_CALLS; c++) {
-              await nextTurn();
-              got = await timed(times.later);
-            }
-            times.overlap.push(want.length === 0 ? (got.length === 0 ? 1 : 0) : want.filter((x) => got.includes(x)).length / want.length);
-            if (JSON.stringify(got) === JSON.stringify(want)) times.identical++;
+            got = await timed(times.later);
           }
+          times.overlap.push(want.length === 0 ? (got.length === 0 ? 1 : 0) : want.filter((x) => got.includes(x)).length / want.length);
+          if (JSON.stringify(got) === JSON.stringify(want)) times.identical++;
         }
-        out.push({ entry, reference, match, byPlanner });
-        process.stderr.write(`index bench: planners compared for ${entry}, match=${match}\n`);
       }
+      out.push({ entry, reference, match, bySide });
+      process.stderr.write(`index bench: broad queries compared for ${entry}, match=${match}\n`);
     }
-  } finally {
-    setBroadPlanner(before);
-    clearPhraseScoreCache();
   }
   return out;
 }
@@ -570,15 +558,15 @@ async function compareBroadPlanners({ store, queries }: { store: string; queries
 const pctl = (xs: number[]) => `${percentile(xs, 50).toFixed(1)} / ${percentile(xs, 95).toFixed(1)} / ${Math.max(...xs).toFixed(1)}`;
 
 function printBroadPlanners({ count, comparisons, mini }: { count: number; comparisons: BroadComparison[]; mini?: { all: number[]; any?: number[] } }): void {
-  const n = comparisons[0]?.byPlanner.legacy.first.length ?? 0;
+  const n = comparisons[0]?.bySide.lists.first.length ?? 0;
   const rows: Record<string, string | number>[] = [];
   for (const c of comparisons) {
-    for (const p of PLANNERS) {
-      const t = c.byPlanner[p];
+    for (const p of SIDES) {
+      const t = c.bySide[p];
       rows.push({
         entry: c.entry,
         match: c.match,
-        planner: p === "legacy" ? "old (legacy: phrase scores built on the 2nd call)" : "new (off_path: max-score, scores built between requests)",
+        planner: p === "lists" ? "word lists (the shipped path)" : "FTS5 scoring every match (bench baseline)",
         "1st call p50 / p95 / max ms": pctl(t.first),
         "2nd call p50 / p95 / max ms": pctl(t.second),
         [`later (${LATER_CALLS} each) p50 / p95 / max ms`]: pctl(t.later),
@@ -601,7 +589,7 @@ function printBroadPlanners({ count, comparisons, mini }: { count: number; compa
     });
   }
   const load = os.loadavg().map((x) => x.toFixed(1)).join(" / ");
-  printTable(`Two-word queries on ${label(count)} notes (${n} queries): the broad-query planner, old beside new, interleaved query by query (load average at the end ${load})`, rows);
+  printTable(`Two-word queries on ${label(count)} notes (${n} queries): word lists beside FTS5 scoring every match, interleaved query by query (load average at the end ${load})`, rows);
 }
 
 /** A kept DATA_DIR (BENCH_INDEX_KEEP): env as withBenchDataDir sets it, nothing removed afterwards. */
@@ -683,8 +671,7 @@ async function benchDocumentLegsOnly(): Promise<void> {
         for (const [i, q] of queries.entries()) {
           const got: Record<string, string[]> = {};
           for (const leg of i % 2 ? [...legs].reverse() : legs) {
-            clearPhraseScoreCache();
-            clearSelectiveMatchCaches();
+            clearFullTextMemos();
             await nextTurn();
             const c0 = process.cpuUsage();
             const t0 = performance.now();
@@ -730,7 +717,7 @@ async function benchWordLists(): Promise<void> {
       const queries = makeQueries(Array.from({ length: NOTE_QUERIES }, (_, j) => noteAt({ windows, index: Math.floor((j * count) / NOTE_QUERIES) }).text), NOTE_QUERIES);
       const handle = openStore({ store: "api" });
       const out: Record<string, string | number>[] = [];
-      for (const { table, texts } of LISTED_TABLES) {
+      for (const { table, texts } of LISTED_TABLES.filter((t) => t.table === "chunks_fts" || t.table === "documents_fts")) {
         const before = wordListsStatus({ db: handle.sqlite, table });
         const c0 = process.cpuUsage();
         const t0 = performance.now();
@@ -754,13 +741,12 @@ async function benchWordLists(): Promise<void> {
         for (const [i, q] of queries.entries()) {
           const got: Record<string, string> = {};
           for (const side of i % 2 ? (["off", "on"] as const) : (["on", "off"] as const)) {
-            setWordListsRead(side === "on");
-            clearPhraseScoreCache();
-            clearSelectiveMatchCaches();
+            clearFullTextMemos();
             await nextTurn();
             const c1 = process.cpuUsage();
             const t1 = performance.now();
-            const r = await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }) });
+            const ask = () => searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }) });
+            const r = side === "on" ? await ask() : await withoutWordLists(handle.sqlite, ask);
             wall[side].push(performance.now() - t1);
             const c = process.cpuUsage(c1);
             cpu[side].push((c.user + c.system) / 1000);
@@ -768,11 +754,10 @@ async function benchWordLists(): Promise<void> {
           }
           if (got.on === got.off) identical++;
         }
-        setWordListsRead(true);
         for (const side of ["on", "off"] as const) {
           out.push({
             match,
-            "word lists": side === "on" ? "read (new)" : "not read (max-score / FTS5, as before)",
+            "word lists": side === "on" ? "read (new)" : "not read (FTS5 scoring every match: the bench's baseline)",
             "CPU p50 / p95 / max ms": pctl(cpu[side]),
             "wall p50 / p95 / max ms": pctl(wall[side]),
             "same top 10 as the other": side === "on" ? `${identical}/${queries.length}` : "",

@@ -4,7 +4,7 @@ import { documentFtsValues } from "@/lib/index/document-fts";
 import { deleteDocumentByPath, ingestDocument } from "@/lib/index/ingest";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
 import { bm25OfRows, buildFtsMatch } from "@/lib/retrieval";
-import { phraseRowCount } from "@/lib/retrieval/bm25-top";
+import { phraseRowCount } from "@/lib/retrieval/fts-tokens";
 import { useTempDataDir } from "./helpers";
 
 // The whole-document leg of group=document search scores its candidate

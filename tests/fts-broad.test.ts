@@ -2,14 +2,16 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { getStoreDb } from "@/lib/db/connection";
 import { ftsMatchFor, searchFullText, type HitRow } from "@/lib/index/fulltext";
 import { searchInputSchema, searchStore, type SearchInput } from "@/lib/index/search";
-import { BROAD_MATCH_ROWS, broadTopByBm25, clearPhraseScoreCache, MARK_CLOSE, MARK_OPEN, plainPhrases, snippetFor } from "@/lib/retrieval";
+import { LISTED_TABLES } from "@/lib/index/word-list-upkeep";
+import { BROAD_MATCH_ROWS, broadTopByBm25, clearFullTextMemos, MARK_CLOSE, MARK_OPEN, plainPhrases, snippetFor } from "@/lib/retrieval";
+import { buildWordLists } from "@/lib/retrieval/word-lists";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
 import { itSqliteOnly, onPg, searchHere, seedDocument, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 /**
- * Broad full-text queries (thousands of matches) are ranked from cached
- * per-phrase bm25 scores instead of FTS5 scoring every match. These tests
+ * Broad full-text queries (thousands of matches) are ranked from the
+ * table's word lists instead of FTS5 scoring every match. These tests
  * hold that path to the exhaustive FTS5 query on the same store: same rows,
  * same order, same scores and snippets, and never a stale answer after a write.
  * That planner is SQLite's (PostgreSQL ranks every match with ts_rank, see
@@ -17,7 +19,7 @@ import { itSqliteOnly, onPg, searchHere, seedDocument, seedStore, storeSql, useT
  * hits holding the words, filters applied, writes seen at once) is checked on
  * both backends in the last describe.
  */
-const PLANNER = "the per-phrase bm25 planner held to FTS5 scoring every match, on index.db";
+const PLANNER = "the word-list bm25 planner held to FTS5 scoring every match, on index.db";
 
 const DOCS = BROAD_MATCH_ROWS + 600;
 const COMMON = ["rotation", "ledger", "backup", "kernel", "socket", "thread"];
@@ -43,11 +45,13 @@ beforeAll(async () => {
     const documents = Array.from({ length: Math.min(500, DOCS - start) }, (_, k) => ({ path: `${(start + k) % 2 ? "odd" : "even"}/n${start + k}.md`, content: note(start + k) }));
     await stores().putDocuments({ store: "broad", input: { documents }, actor: "test" });
   }
+  // The word lists, as the server's upkeep builds them on a larger store (test-sized thresholds).
+  if (!onPg) for (const { table, texts } of LISTED_TABLES) buildWordLists({ db: getStoreDb("broad").sqlite, table, texts: texts?.(getStoreDb("broad").sqlite), minRows: 300, minTableRows: 1 });
 }, 180_000);
 afterAll(async () => {
   await env.cleanup();
 });
-beforeEach(() => clearPhraseScoreCache());
+beforeEach(() => clearFullTextMemos());
 
 const input = (q: string, extra: Partial<SearchInput> = {}) => searchInputSchema.parse({ q, limit: 10, mode: "fts", group: "chunk", ...extra });
 const view = (r: ReturnType<typeof searchFullText>) => r.results.map((h) => ({ id: h.id, path: h.path, score: h.score, snippet: h.snippet, highlights: h.highlights }));
@@ -73,7 +77,7 @@ function reference(inp: SearchInput): ReturnType<typeof searchFullText> {
   return { mode: "fts", query: inp.q, match, results: hits.slice(inp.offset, inp.offset + inp.limit), hasMore: hits.length > inp.offset + inp.limit, stores: ["broad"] };
 }
 
-/** The first answer (FTS5 ranks every match), then the answer once the phrases are scored and cached; both checked against the reference. */
+/** The first answer, then two more (scores memoized); each checked against the reference. */
 function exhaustiveThenBroad(inp: SearchInput) {
   const handle = openStore({ store: "broad" });
   const first = searchFullText({ handle, core: null, input: inp });
@@ -139,7 +143,7 @@ describe("broad full-text queries", () => {
     // The reference: FTS5's own snippet() of every match, by chunk id.
     const snippets = new Map(handle.sqlite.prepare(`select rowid, snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) from chunks_fts where chunks_fts match ?`).raw().all(match) as [number, string][]);
     const answers = [];
-    // First call: FTS5 ranks every match; third: answered from the cached per-phrase scores (broad queries).
+    // Broad queries are answered from the word lists; later calls from the scores memoized by the first.
     for (let i = 0; i < 3; i++) answers.push(await searchStore({ handle, core: null, input: inp }));
     for (const answer of answers) {
       expect(answer.results.length).toBe(10);
@@ -159,25 +163,23 @@ describe("broad full-text queries", () => {
     for (let i = 0; i < 3; i++) {
       const r = await searchStore({ handle, core: null, input: input("zephyrine", { explain: true }) });
       expect(r.results.length).toBe(Math.ceil(DOCS / 400));
-      expect(r.explain!.stages.find((s) => s.stage === "lexical")!.detail).not.toContain("per-phrase");
+      expect(r.explain!.stages.find((s) => s.stage === "lexical")!.detail).not.toContain("word lists");
     }
     expect(broadTopByBm25({ db: handle.sqlite, schema: "main", table: "chunks_fts", match: '"zephyrine"' })).toBeNull();
   });
 
-  itSqliteOnly("explain says when a broad query was answered from per-phrase scores, and how many rows matched", PLANNER, async () => {
+  itSqliteOnly("explain says when a broad query was answered from the word lists, and how many rows matched", PLANNER, async () => {
     const handle = openStore({ store: "broad" });
     const inp = input("rotation ledger", { explain: true, match: "any" });
     const first = await searchStore({ handle, core: null, input: inp });
-    expect(first.explain!.stages.find((s) => s.stage === "lexical")!.detail).not.toContain("per-phrase");
-    await searchStore({ handle, core: null, input: inp });
     const third = await searchStore({ handle, core: null, input: inp });
-    const detail = third.explain!.stages.find((s) => s.stage === "lexical")!.detail;
-    expect(detail).toMatch(/broad query \((\d+) matches\): exact bm25 merged from per-phrase scores \(all cached\)/);
+    const detail = first.explain!.stages.find((s) => s.stage === "lexical")!.detail;
+    expect(detail).toMatch(/broad query \((\d+) matches\): exact bm25 from the table's word lists/);
     expect(Number(detail.match(/\((\d+) matches\)/)![1])).toBeGreaterThan(BROAD_MATCH_ROWS);
     expect(third.results.map((h) => h.id)).toEqual(first.results.map((h) => h.id));
   });
 
-  itSqliteOnly("a write is seen at once: a new note that outranks every other is the first hit of the cached query", PLANNER, async () => {
+  itSqliteOnly("a write is seen at once: a new note that outranks every other is the first hit of a query asked before", PLANNER, async () => {
     const inp = input("rotation ledger");
     const handle = openStore({ store: "broad" });
     exhaustiveThenBroad(inp);
@@ -187,7 +189,7 @@ describe("broad full-text queries", () => {
     const after = searchFullText({ handle, core: null, input: inp });
     expect(after.results[0].path).toBe("new/top.md");
     // And once scored again under the new index state, it still matches the exhaustive answer.
-    clearPhraseScoreCache();
+    clearFullTextMemos();
     const { exhaustive, cached } = exhaustiveThenBroad(inp);
     expect(view(cached)).toEqual(view(exhaustive));
   });

@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as searchRoute from "@/app/api/v1/stores/[store]/search/route";
 import { searchInputSchema, searchStore } from "@/lib/index/search";
-import { clearPhraseScoreCache, setBroadPlanner } from "@/lib/retrieval";
+import { clearFullTextMemos } from "@/lib/retrieval";
 import { resetConfigForTests } from "@/lib/config";
 import { LISTED_TABLES, wordListUpkeepTurn } from "@/lib/index/word-list-upkeep";
 import Database from "better-sqlite3";
 import { vocabTables } from "@/lib/retrieval/fts-tokens";
-import { buildWordLists, dropWordLists, setWordListsRead, wordListScores, wordListsStatus, wordListsStep } from "@/lib/retrieval/word-lists";
+import { buildWordLists, dropWordLists, wordListScores, wordListsStatus, wordListsStep } from "@/lib/retrieval/word-lists";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
-import { onPg, seedStore, useTestBackend, type TestEnv } from "./backend";
+import { onPg, seedStore, seedThought, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 import { broadNote } from "./fixtures/broad-notes";
 
@@ -30,10 +30,12 @@ const note = (i: number, salt = 0) => broadNote(i, { salt, minWords: 10 });
 let env: TestEnv;
 const db = () => openStore({ store: "lists" }).sqlite;
 /** Both kept tables (chunks, whole documents), as the server's upkeep keeps them, with test-sized thresholds. */
+/** Search's two tables, which the notes fill. */
+const SEARCH_TABLES = LISTED_TABLES.filter((t) => t.table === "chunks_fts" || t.table === "documents_fts");
 const build = (maxSteps?: number) => {
-  for (const { table, texts } of LISTED_TABLES) buildWordLists({ db: db(), table, texts: texts?.(db()), minRows: 300, minTableRows: 1, maxSteps });
+  for (const { table, texts } of SEARCH_TABLES) buildWordLists({ db: db(), table, texts: texts?.(db()), minRows: 300, minTableRows: 1, maxSteps });
 };
-const TABLES = LISTED_TABLES.map((t) => t.table);
+const TABLES = SEARCH_TABLES.map((t) => t.table);
 
 beforeAll(async () => {
   env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_EMBED_WORKER: "false", DUALMIND_QUERY_BUDGET_MS: "60000" });
@@ -45,10 +47,9 @@ beforeAll(async () => {
   }
 }, 300_000);
 afterAll(async () => {
-  setBroadPlanner("off_path");
   await env.cleanup();
 });
-beforeEach(() => clearPhraseScoreCache());
+beforeEach(() => clearFullTextMemos());
 
 /** FTS5's score (positive) of every row the expression matches, by rowid. */
 function fts5Scores(match: string, table = "chunks_fts"): Map<number, number> {
@@ -64,35 +65,32 @@ function listScores(match: string, table = "chunks_fts"): Map<number, number> | 
 function expectFts5Scores(when: string): void {
   for (const table of TABLES) for (const match of EXPRESSIONS) expect(listScores(match, table), `${table} ${match} (${when})`).toEqual(fts5Scores(match, table));
 }
-/** The route's answer with the lists read and not read: the same documents, chunks and scores. */
+/** The route's answer from the lists and with FTS5 scoring every match: the same documents, chunks and scores. */
 async function expectSameAnswerWithoutLists(body: Record<string, unknown>): Promise<void> {
-  const answer = async (read: boolean) => {
-    const before = setWordListsRead(read);
-    try {
-      clearPhraseScoreCache();
-      const r = await searchStore({ handle: openStore({ store: "lists" }), core: null, input: searchInputSchema.parse({ mode: "fts", ...body }) });
-      return r.results.map((h) => ({ path: h.path, id: h.id, score: h.score }));
-    } finally {
-      setWordListsRead(before);
-    }
-  };
-  expect(await answer(true)).toEqual(await answer(false));
+  clearFullTextMemos();
+  const r = await searchStore({ handle: openStore({ store: "lists" }), core: null, input: searchInputSchema.parse({ mode: "fts", ...body }) });
+  expect(r.results.map((h) => ({ path: h.path, id: h.id, score: h.score }))).toEqual(await exhaustiveAnswer(body));
 }
 const EXPRESSIONS = ['"rotation" OR "ledger"', '"rotation" "ledger"', '"ledger" OR "socket"', '"socket" OR "rotation" OR "alpha"', '"rotation" OR "rotation"'];
 
 const search = (body: Record<string, unknown>) => callRoute(searchRoute.POST, { token: TOKEN, params: { store: "lists" }, body });
 type Hit = { path: string; id: number; score: number };
 
-/** The route's answer with FTS5 scoring every match (the legacy planner on a first sighting; the lists are not read by it). */
+/**
+ * The route's answer with FTS5 scoring every match: asked inside an open
+ * transaction on the store's connection, where the lists step aside (the
+ * last test of the first describe shows why and that they do).
+ */
 async function exhaustiveAnswer(body: Record<string, unknown>): Promise<Hit[]> {
-  const before = setBroadPlanner("legacy");
+  const sqlite = db();
+  sqlite.exec("begin");
   try {
-    clearPhraseScoreCache();
+    clearFullTextMemos();
     const r = await searchStore({ handle: openStore({ store: "lists" }), core: null, input: searchInputSchema.parse({ mode: "fts", ...body }) });
     return r.results.map((h) => ({ path: h.path, id: h.id, score: h.score }));
   } finally {
-    setBroadPlanner(before);
-    clearPhraseScoreCache();
+    sqlite.exec("rollback");
+    clearFullTextMemos();
   }
 }
 
@@ -117,7 +115,7 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     await expectSameAnswerWithoutLists(body);
     await expectSameAnswerWithoutLists({ ...body, match: "all" });
 
-    clearPhraseScoreCache();
+    clearFullTextMemos();
     const listed = await search(body);
     const json = listed.json as { results: Hit[]; explain: { stages: { stage: string; detail: string }[] } };
     expect(json.explain.stages.find((s) => s.stage === "lexical")!.detail).toContain("word lists");
@@ -140,7 +138,7 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     const body = { q: "rotation ledger", match: "any", limit: 10, explain: true };
     const want = await exhaustiveAnswer(body);
     expect(want[0].path).toBe("n/dense.md");
-    clearPhraseScoreCache();
+    clearFullTextMemos();
     expect(((await search(body)).json as { results: Hit[] }).results.map((h) => ({ path: h.path, id: h.id, score: h.score }))).toEqual(want);
 
     build();
@@ -149,7 +147,7 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     expect(db().prepare("select count(*) from fts_changes").pluck().get()).toBe(0);
     expectFts5Scores("folded in");
     await expectSameAnswerWithoutLists(body);
-    clearPhraseScoreCache();
+    clearFullTextMemos();
     const after = await search(body);
     const json = after.json as { results: Hit[]; explain: { stages: { stage: string; detail: string }[] } };
     expect(json.explain.stages.find((s) => s.stage === "lexical")!.detail).toContain("word lists");
@@ -239,7 +237,7 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
       for (const table of TABLES) expect(wordListsStatus({ db: db(), table })).toMatchObject({ status: "ready", pending: 0 });
       // Words in more than 2000 of the rows (the server's own threshold) have lists; the answers are FTS5's.
       for (const table of TABLES) expect(listScores('"rotation" OR "ledger"', table)).toEqual(fts5Scores('"rotation" OR "ledger"', table));
-      clearPhraseScoreCache();
+      clearFullTextMemos();
       const json = (await search({ q: "rotation ledger", match: "any", limit: 10, explain: true })).json as { explain: { stages: { stage: string; detail: string }[] } };
       expect(json.explain.stages.find((s) => s.stage === "lexical")!.detail).toContain("word lists");
 
@@ -267,5 +265,32 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
       })(),
     ).toThrow("rolled back");
     expect(listScores(match)).toEqual(before);
+  });
+
+  it("remember's thoughts and nodes get lists too: written through the graph and by SQL (insert, update, delete), every row's score is FTS5's before and after the writes are folded in", async () => {
+    const words = ["rotation", "ledger", "socket", "alpha", "bravo", "charlie"];
+    for (let i = 0; i < 240; i++) {
+      const pick = (k: number) => words[(i * (k + 3) + k) % words.length];
+      await seedThought("lists", { content: `${pick(0)} ${pick(1)} ${pick(2)} ${i % 7 === 0 ? "rotation rotation" : pick(3)} note ${i}` });
+    }
+    db().exec("insert into kg_node(id, name, display_name, entity_type, created_at, updated_at, created_by, embed_hash) select 'n' || seq, 'rotation ' || content, 'ledger', 'concept', 0, 0, 'test', '' from thoughts where seq % 2 = 0");
+    const graphTables = LISTED_TABLES.filter((t) => t.table === "thoughts_fts" || t.table === "kg_node_fts");
+    for (const { table, texts } of graphTables) buildWordLists({ db: db(), table, texts: texts?.(db()), minRows: 30, minTableRows: 1 });
+    const expressions = ['"rotation" OR "ledger"', '"rotation" "socket"', '"alpha" OR "bravo" OR "note"'];
+    const expectExact = (when: string) => {
+      for (const { table } of graphTables) for (const match of expressions) expect(listScores(match, table), `${table} ${match} (${when})`).toEqual(fts5Scores(match, table));
+    };
+    for (const { table } of graphTables) expect(wordListsStatus({ db: db(), table })).toMatchObject({ status: "ready", pending: 0 });
+    expectExact("built");
+    await seedThought("lists", { content: "rotation rotation ledger socket" });
+    db().exec("update thoughts set content = 'ledger socket socket' where seq = (select min(seq) from thoughts)");
+    db().exec("delete from thoughts where seq = (select max(seq) from thoughts where content like '%bravo%')");
+    db().exec("update kg_node set display_name = 'socket socket' where seq = (select min(seq) from kg_node)");
+    expect(wordListsStatus({ db: db(), table: "thoughts_fts" })!.pending).toBeGreaterThan(0);
+    expect(wordListsStatus({ db: db(), table: "kg_node_fts" })!.pending).toBeGreaterThan(0);
+    expectExact("written, not folded in");
+    for (const { table, texts } of graphTables) buildWordLists({ db: db(), table, texts: texts?.(db()), minRows: 30, minTableRows: 1 });
+    for (const { table } of graphTables) expect(wordListsStatus({ db: db(), table })).toMatchObject({ status: "ready", pending: 0 });
+    expectExact("folded in");
   });
 });

@@ -241,7 +241,7 @@ function ftsHits({ src, table, terms, k, budget, common }: { src: Source; table:
   if (!match) return [];
   const pruned = runWithinBudget(src.db, budget, () => selectiveTopByBm25({ db: src.db, schema: src.schema, table, terms, k }));
   for (const w of pruned?.common ?? []) common.add(w);
-  // Broad matches (thousands of rows) are ranked from cached per-phrase scores, exactly as the statement below ranks them.
+  // Broad matches on a table with word lists are ranked from them, exactly as the statement below ranks them.
   const broad = pruned ? null : broadTopWithinBudget({ db: src.db, schema: src.schema, table, match, budget });
   const statement = preparedOnce(src.db, `select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
   const rows = pruned

@@ -50,7 +50,7 @@ function documentText(sqlite: Database.Database, d: DocumentRow): string {
 
 /**
  * Most bytes of documents whose documents_fts values are rebuilt for one search (documentFtsValues): tokenizing costs
- * ~0.1 ms a KB here, so at most ~50 ms; past it the caller ranks the index's own best documents.
+ * follow the bytes; past it the caller ranks the index's own best documents.
  */
 export const MAX_RESCORED_DOCUMENT_BYTES = 512 * 2 ** 10;
 

@@ -25,7 +25,7 @@ export const CHUNK_FTS_TOKENIZER = "porter unicode61 remove_diacritics 2";
 
 const THROUGH = "fts_rebuilt_through";
 const TARGET = "fts_rebuild_target";
-/** ~1,000 chunks index in tens of ms: short enough that searches and writes wait little between batches. */
+/** Chunks indexed per batch: short enough that searches and writes wait little between batches. */
 export const FTS_REBUILD_BATCH = 1000;
 /** Documents per batch of the whole-document rebuild: a document is several chunks' worth of text. */
 const documentBatchFor = (batchSize: number) => Math.max(1, Math.floor(batchSize / 10));

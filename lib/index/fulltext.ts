@@ -27,15 +27,15 @@ export type FullTextResult = { mode: "fts"; query: string; match: string | null;
  * Bounds on an advanced (`syntax=fts5`) expression, checked before it
  * reaches MATCH. FTS5's cost grows with its phrases: each prefix term merges
  * the doclists of every word it expands to, and ranking walks every phrase's
- * positions for every phrase (12 × `w*` over 1,600 documents of w-words took
- * 5 s, 60 took minutes). The query budget interrupts whatever still runs
+ * positions for every phrase (a dozen `w*` prefixes over a small store's
+ * w-words already take seconds). The query budget interrupts whatever still runs
  * long; these limits answer the obvious cases at once, with a 400 that names
  * the limit, and are the only bound when the budget extension is missing.
  */
 export const FTS5_LIMITS = {
   /** Words in the whole expression (plain search keeps 32 too). */
   terms: 32,
-  /** Terms ending in `*`: one-letter prefixes (`a*`) cost ~0.6 s each over 100k notes. */
+  /** Terms ending in `*`: a one-letter prefix (`a*`) expands to a large part of the vocabulary. */
   prefixTerms: 4,
   /** Characters before a `*`. */
   prefixChars: 2,
@@ -157,7 +157,7 @@ export type HitRow = { id: number; chunkId: string; path: string; kind: string; 
 /**
  * The marked snippets of the chunks shown, by id: what
  * `snippet(chunks_fts, 0, MARK_OPEN, MARK_CLOSE, '…', 24)` gives for them.
- * Made for the page only: a snippet re-tokenizes its chunk (~50 µs), and a
+ * Made for the page only: a snippet re-tokenizes its chunk, and a
  * page shows 10 of the 100 or more candidates a search ranks.
  */
 export function chunkSnippets({ tokenize, match, rows }: { tokenize: string; match: string; rows: { id: number; text: string }[] }): Map<number, string> {
@@ -260,7 +260,7 @@ export function runFts({
 }): HitRow[] {
   const filters = chunkFilterSql({ schema, input, now });
   try {
-    // Broad expressions (thousands of matches) are ranked from per-phrase scores, exactly as below, without scoring every match again.
+    // Broad expressions (thousands of matches) are ranked from the table's word lists when it has them, exactly as below.
     const broad = broadTopWithinBudget({ db: reader.sqlite, schema, table: "chunks_fts", match, budget });
     if (broad) {
       onPlan?.(broad.plan);
@@ -268,7 +268,7 @@ export function runFts({
     }
     if (!hasExplicitFilters(input)) {
       // Only the default filter (expired memories): rank over the FTS table alone, then join and filter just the best rows.
-      // Joining chunks and documents and testing the filter for every match cost ~4× the ranking itself (46k matches: 550 vs 120 ms).
+      // Joining chunks and documents and testing the filter for every match costs several times the ranking itself.
       const ranked = preparedOnce(reader.sqlite, `select rowid, bm25(chunks_fts) as rank from ${schema}.chunks_fts where chunks_fts match ? order by rank, rowid limit ?`);
       return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, filters, take, top: (m) => ranked.all(match, m) as Bm25Row[] }));
     }

@@ -681,7 +681,7 @@ function withShownSnippets({ results, candidates, match, tokenizers }: { results
  * (~150 ms for two common words at 100k documents on a query's first
  * sight). Candidates too large to tokenize (MAX_RESCORED_DOCUMENT_BYTES), or
  * leg `index_top`: the index's best WHOLE_DOCUMENT_DEPTH documents are read
- * (from cached per-word scores, as the chunk leg does) and the candidates
+ * (from the word lists when the table has them, as the chunk leg does) and the candidates
  * among them keep their score. Asking FTS5 for the candidates by rowid instead costs a full
  * MATCH per rowid (~270 ms for 150 documents). A store whose document index
  * is still being filled gives none: its documents rank by their chunks alone.

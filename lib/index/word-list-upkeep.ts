@@ -8,7 +8,7 @@ import { documentFtsValues } from "./document-fts";
 
 /**
  * Keeps each open store's word lists (lib/retrieval/word-lists.ts) for its
- * chunk index and its whole-document index between requests: one step (a
+ * full-text indexes (LISTED_TABLES) between requests: one step (a
  * build segment, or a batch of logged changes folded in) per table per
  * turn; while any has work the next turn comes after STEP_GAP_MS or twice
  * the turn's own time, whichever is longer (at most a third of the event
@@ -24,11 +24,18 @@ export const IDLE_MS = 5_000;
 /** Text a step of the document index reads and tokenizes at most (about as much as a step of 1024 chunks; a larger document alone). */
 const DOCUMENT_STEP_BYTES = 2 ** 20;
 
-/** The tables kept, each with how its rows' text is read (documents_fts is contentless: rebuilt from the chunks). */
+/**
+ * The tables kept, each with how its rows' text is read (documents_fts is contentless: rebuilt from the chunks; the
+ * others read through their content tables): search's two, and remember's and recall's (change logs: migration 0018).
+ */
 export const LISTED_TABLES: { table: string; texts?: (sqlite: Database.Database) => RowTexts }[] = [
   { table: "chunks_fts" },
   // One document alone is read whatever its size (ingest bounds it): it is never left out for being large.
   { table: "documents_fts", texts: (sqlite) => (docIds) => documentFtsValues({ sqlite, docIds, maxBytes: docIds.length === 1 ? Number.MAX_SAFE_INTEGER : DOCUMENT_STEP_BYTES }) },
+  { table: "thoughts_fts" },
+  { table: "kg_node_fts" },
+  { table: "reasoning_traces_fts" },
+  { table: "learnings_fts" },
 ];
 
 const g = globalThis as unknown as { __dualmindWordListUpkeep?: NodeJS.Timeout | null };

@@ -1,15 +1,16 @@
 import type Database from "better-sqlite3";
-import { memoByIndexState, plainPhrases, tokenStats } from "./bm25-top";
-import { ftsIdf, ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape, vocabTables } from "./fts-tokens";
 import { preparedOnce } from "../db/statements";
+import { bm25Part, docsizeLength, ftsIdf, ftsTotals } from "./fts5-bm25";
+import { memoByIndexState, phraseTokens, scratchCounts, tableShape, tokenStats, vocabTables } from "./fts-tokens";
+import { plainPhrases } from "./match";
 
 /**
  * FTS5's bm25 of a few given rows for a plain expression, without scoring
  * every row the expression matches.
  *
- * `order by bm25(t)` scores every match (~2 µs a row plus its positions), and
+ * `order by bm25(t)` scores every match (its positions and length), and
  * asking FTS5 for one row (`match ? and rowid = ?`) recounts every phrase's
- * rows for its idf each time (~6 ms a row at 10k documents). Group=document
+ * rows for its idf each time. Group=document
  * search needs the whole-document bm25 of its candidate documents only (a
  * hundred or so). bm25 over a plain expression of one-token phrases is, per
  * row, a sum over the phrases of idf × tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen))
@@ -22,10 +23,8 @@ import { preparedOnce } from "../db/statements";
  * The tokens are the ones the table's own tokenizer makes of each phrase (a
  * private in-memory table with the same tokenizer), so they are what FTS5
  * looks up. The cost follows the query tokens' instances in the index, not
- * the rows they match with their positions: at 10k documents, 1.6–2.0 ms
- * p50 for ~100 candidates vs 2.0–2.4 ms for ranking every match; the default
- * search 9–13% faster (bench/results/latest.md, branch perf16). Scores are FTS5's to the last bit (the
- * same operations in the same order, idf's logarithm taken by SQLite: ftsIdf).
+ * the rows they match with their positions (bench/results/latest.md has
+ * the numbers). Scores are FTS5's to the last bit (fts5-bm25.ts).
  *
  * When the tokens occur more than `maxInstances` times in the index (a
  * broad query: walking their instances costs what ranking every match
@@ -41,14 +40,10 @@ import { preparedOnce } from "../db/statements";
  * in the index and no texts are given (or `texts` declines).
  */
 
-/** bm25's constants in FTS5 (fts5_aux.c). */
-const K1 = 1.2;
-const B = 0.75;
-
 /** Rows whose count of one token, read from their text, is kept per index state (bm25OfRows `texts`). */
 const MAX_KNOWN_ROWS = 20_000;
 
-/** Instances of the query's tokens past which scanning them costs more than the cached per-phrase path (about 1 µs each). */
+/** Instances of the query's tokens past which scanning them costs more than ranking every match (each costs about what ranking one matching row costs). */
 export const MAX_SCANNED_INSTANCES = 20_000;
 
 /**
@@ -98,7 +93,7 @@ export function bm25OfRows({
   const lengths = new Map(
     (preparedOnce(db, `select id, sz from ${schema}.${table}_docsize where id in (select value from json_each(?))`).all(ids) as { id: number; sz: Buffer }[]).map((r) => [
       r.id,
-      readVarints(r.sz, columns).reduce((a, b) => a + b, 0),
+      docsizeLength(r.sz, columns),
     ]),
   );
   const tf = new Map<string, Map<number, number>>();
@@ -138,7 +133,7 @@ export function bm25OfRows({
     for (let i = 0; i < tokens.length; i++) {
       const f = tf.get(tokens[i])!.get(rowid) ?? 0;
       if (f > 0) found++;
-      score += idf[i] * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
+      score += bm25Part(idf[i], f, d, avgdl);
     }
     if (plain.mode === "all" ? found === tokens.length : found > 0) out.set(rowid, score);
   }

@@ -1,14 +1,15 @@
 import DatabaseCtor from "better-sqlite3";
 import type Database from "better-sqlite3";
 import { preparedOnce } from "../db/statements";
+import { docsizeLength, indexStateOf } from "./fts5-bm25";
 
 /**
  * What FTS5 stored, read without ranking: a table's tokenizer and totals,
  * the tokens its tokenizer makes of a text (a private in-memory FTS5 table
  * with the same tokenizer: the scratch table), and the per-connection temp
- * fts5vocab tables over an index. Shared by the pruned rankings
- * (selective-match), the row scorer (bm25-rows) and the broad planner
- * (bm25-top), none of which depends on another for them.
+ * fts5vocab tables over an index, and values kept per index state. Shared
+ * by the pruned rankings (selective-match), the row scorer (bm25-rows) and
+ * the word lists, none of which depends on another for them.
  */
 
 /** The tokenize= argument of an FTS5 table, as declared. */
@@ -16,37 +17,6 @@ export function ftsTokenizerOf({ db, schema, table }: { db: Database.Database; s
   const sql = (preparedOnce(db, `select sql from ${schema}.sqlite_master where name = ?`).get(table) as { sql: string } | undefined)?.sql ?? "";
   const m = sql.match(/tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")/i);
   return m ? (m[1] ?? m[2]).replaceAll("''", "'") : "unicode61";
-}
-
-/** SQLite varints (big-endian groups of 7 bits; FTS5's records use them) from the start of a blob. */
-export function readVarints(block: Buffer, count: number): number[] {
-  const out: number[] = [];
-  let i = 0;
-  while (out.length < count && i < block.length) {
-    let n = 0;
-    for (let j = 0; j < 9 && i < block.length; j++) {
-      const byte = block[i++];
-      if (j === 8) {
-        n = n * 256 + byte;
-        break;
-      }
-      n = n * 128 + (byte & 0x7f);
-      if ((byte & 0x80) === 0) break;
-    }
-    out.push(n);
-  }
-  return out;
-}
-
-export type Totals = { rows: number; tokens: number };
-
-/** FTS5's row count and total tokens (all columns): its averages record, rowid 1 of %_data, kept by every write. */
-export function ftsTotals({ db, schema, table, columns }: { db: Database.Database; schema: string; table: string; columns: number }): Totals | null {
-  const block = preparedOnce(db, `select block from ${schema}.${table}_data where id = 1`, "pluck").get() as Buffer | undefined;
-  if (!block) return null;
-  const [rows, ...perColumn] = readVarints(block, 1 + columns);
-  if (!rows || perColumn.length !== columns) return null;
-  return { rows, tokens: perColumn.reduce((a, b) => a + b, 0) };
 }
 
 /**
@@ -104,10 +74,10 @@ export function scratchCounts({ tokenize, columns, rows, tokens }: { tokenize: s
     })();
     // Lengths from the table's own record of them (one varint per column), counts for the wanted tokens only.
     const length = new Map<number, number>();
-    for (const [id, sz] of preparedOnce(db, `select id, sz from ${table}_docsize`, "raw").all() as [number, Buffer][]) length.set(id, readVarints(sz, columns).reduce((a, b) => a + b, 0));
+    for (const [id, sz] of preparedOnce(db, `select id, sz from ${table}_docsize`, "raw").all() as [number, Buffer][]) length.set(id, docsizeLength(sz, columns));
     const tf = new Map<number, Map<string, number>>();
-    // One token at a time, its instances' rows only: the term is never read back (a string per instance: 1.1 s vs
-    // 0.2 s for the 467k instances of 1022 common words in 4096 chunks).
+    // One token at a time, its instances' rows only: the term is never read back (a string per instance cost
+    // several times as much for the instances of a thousand common words).
     const docs = preparedOnce(db, `select doc from ${vocab} where term = ?`, "pluck");
     for (const term of new Set(tokens)) {
       for (const doc of docs.all(term) as number[]) {
@@ -172,13 +142,74 @@ export function phraseTokens(tokenize: string, phrases: string[]): string[] | nu
 const MAX_CACHED_TOKENS = 10_000;
 const tokenCache = new Map<string, string | null>();
 
+/** The file behind an attached schema ('' for an in-memory or temporary database, whose values are never kept). */
+export function databaseFileOf(db: Database.Database, schema: string): string {
+  return (preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string | undefined) ?? "";
+}
+
+const MAX_STATE_MEMOS = 4096;
+const stateMemos: Map<string, { state: string; value: unknown }> = ((globalThis as unknown as { __dualmindFtsStateMemos?: Map<string, { state: string; value: unknown }> }).__dualmindFtsStateMemos ??= new Map());
+
+/** Forget every value kept per index state (a bench's or a test's "first sight"). */
+export function clearIndexStateMemos(): void {
+  stateMemos.clear();
+}
+
 /**
- * FTS5's idf of a phrase found in `n` of `rows` rows, to the last bit:
- * fts5_aux.c's `log((nRow - nHit + 0.5) / (nHit + 0.5))`, floored at 1e-6,
- * with the logarithm taken by SQLite's own `ln` (the C library's `log`, as
- * FTS5's): JavaScript's Math.log may differ from it in the last bit.
+ * `compute()` once per index state of schema.table (FTS5's structure record,
+ * rewritten by every committed change from any connection): for values that
+ * walk a doclist (a common word's row count). Not kept for in-memory
+ * databases (no file to key them by).
  */
-export function ftsIdf(db: Database.Database, rows: number, n: number): number {
-  const x = preparedOnce(db, "select ln(?)", "pluck").get((rows - n + 0.5) / (n + 0.5)) as number;
-  return x <= 0 ? 1e-6 : x;
+export function memoByIndexState<T>({ db, schema, table, key, compute }: { db: Database.Database; schema: string; table: string; key: string; compute: () => T }): T {
+  const file = databaseFileOf(db, schema);
+  const state = file ? indexStateOf(db, schema, table) : null;
+  if (!state) return compute();
+  const k = `${file}\u0000${schema}\u0000${table}\u0000${key}`;
+  const known = stateMemos.get(k);
+  if (known && known.state === state) return known.value as T;
+  const value = compute();
+  stateMemos.delete(k);
+  stateMemos.set(k, { state, value });
+  while (stateMemos.size > MAX_STATE_MEMOS) stateMemos.delete(stateMemos.keys().next().value!);
+  return value;
+}
+
+/**
+ * A token's rows and instances in schema.table (fts5vocab 'row': `doc`,
+ * `cnt`), once per index state; null when the vocabulary table cannot be
+ * made on this connection. The table is made only when the numbers are not
+ * known yet (a request's own reader seldom needs it).
+ */
+export function tokenStats({ db, schema, table, token }: { db: Database.Database; schema: string; table: string; token: string }): { rows: number; instances: number } | null {
+  try {
+    return memoByIndexState({
+      db,
+      schema,
+      table,
+      key: `vocab-row\u0000${token}`,
+      compute: () => {
+        const vocab = vocabTables(db, schema, table);
+        if (!vocab) throw NO_VOCABULARY;
+        const r = preparedOnce(db, `select doc, cnt from ${vocab.row} where term = ?`).get(token) as { doc: number; cnt: number } | undefined;
+        return { rows: r?.doc ?? 0, instances: r?.cnt ?? 0 };
+      },
+    });
+  } catch (e) {
+    if (e === NO_VOCABULARY) return null;
+    throw e;
+  }
+}
+const NO_VOCABULARY = Symbol("no fts5vocab table on this connection");
+
+/**
+ * The rows a quoted one-token phrase matches, from the vocabulary (tokenStats):
+ * the same number as counting the phrase's matches, without FTS5's per-row
+ * cursor. Null when the phrase is not one token under the table's tokenizer
+ * or the vocabulary table cannot be made (the caller counts).
+ */
+export function phraseRowCount({ db, schema, table, phrase }: { db: Database.Database; schema: string; table: string; phrase: string }): number | null {
+  const token = phraseTokens(tableShape(db, schema, table).tokenize, [phrase])?.[0];
+  if (token === undefined) return null;
+  return tokenStats({ db, schema, table, token })?.rows ?? null;
 }

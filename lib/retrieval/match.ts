@@ -168,3 +168,34 @@ function containsWord(hay: string, word: string): boolean {
     from = Math.max(i + 1, i + (WORD_RUN.exec(hay)?.[0].length ?? 0));
   }
 }
+
+/** A plain expression: quoted phrases joined all by spaces (AND) or all by OR, as matchExpression builds them; null for anything else. */
+export function plainPhrases(match: string): { phrases: string[]; mode: "all" | "any" } | null {
+  const phrases: string[] = [];
+  const seps: string[] = [];
+  let i = 0;
+  while (i < match.length) {
+    if (phrases.length > 0) {
+      if (match.startsWith(" OR ", i)) {
+        seps.push("OR");
+        i += 4;
+      } else if (match[i] === " ") {
+        seps.push("AND");
+        i += 1;
+      } else return null;
+    }
+    if (match[i] !== '"') return null;
+    let j = i + 1;
+    for (; j < match.length; j++) {
+      if (match[j] === '"') {
+        if (match[j + 1] === '"') j++;
+        else break;
+      }
+    }
+    if (j >= match.length) return null;
+    phrases.push(match.slice(i, j + 1));
+    i = j + 1;
+  }
+  if (phrases.length === 0 || new Set(seps).size > 1) return null;
+  return { phrases, mode: seps[0] === "OR" ? "any" : "all" };
+}

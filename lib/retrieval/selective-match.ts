@@ -1,8 +1,8 @@
 import type Database from "better-sqlite3";
-import type { Bm25Row } from "./bm25-top";
-import { maxScoreTopOfTwo, phraseRowCount } from "./bm25-top";
-import { emptyScratch, ftsTokenizerOf, ftsTotals, scratchCounts, scratchTable, type Totals } from "./fts-tokens";
 import { preparedOnce } from "../db/statements";
+import type { Bm25Row } from "./bm25-top";
+import { bm25Bound, bm25Part, ftsIdf, ftsTotals, type Totals } from "./fts5-bm25";
+import { databaseFileOf, emptyScratch, ftsTokenizerOf, phraseRowCount, scratchCounts, scratchTable } from "./fts-tokens";
 import { matchExpression } from "./match";
 
 /**
@@ -51,9 +51,6 @@ export const SELECTIVE_ROWS = 2_000;
 const CANDIDATES_PER_K = 4;
 /** Below this many rows a table is scored whole: FTS5 does that in a few milliseconds. */
 const MIN_ROWS = 10_000;
-/** bm25's constants in FTS5 (fts5_aux.c). */
-const K1 = 1.2;
-const B = 0.75;
 
 export type SelectiveTop = {
   /** The best k rows, as `select rowid, bm25(t) as rank … order by rank, rowid limit k` returns them. */
@@ -79,7 +76,7 @@ const MAX_COUNTED_WORDS = 50_000;
 const MAX_CACHED_WORD = 64;
 
 function rowCountsFor({ db, schema, table, rows }: { db: Database.Database; schema: string; table: string; rows: number }): Map<string, number> {
-  const file = (preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string | undefined) ?? "";
+  const file = databaseFileOf(db, schema);
   // In-memory databases share no file name: nothing is kept for them.
   if (!file) return new Map();
   const key = `${file}\u0000${schema}\u0000${table}`;
@@ -116,7 +113,7 @@ export function selectiveTopByBm25(args: { db: Database.Database; schema: string
   const { db, schema, table, terms, k, stopEarly = true } = args;
   if (terms.length < 2 || k < 1) return null;
   // A repeated query under the same index state (FTS5's structure record, rewritten by every committed change) is answered from its memo.
-  const file = (preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string | undefined) ?? "";
+  const file = databaseFileOf(db, schema);
   const block = file ? (preparedOnce(db, `select block from ${schema}.${table}_data where id = 10`, "pluck").get() as Buffer | undefined) : undefined;
   const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${stopEarly}\u0000${terms.join("\u0000")}` : null;
   const state = block?.toString("base64");
@@ -152,7 +149,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
     const known = counts.get(t);
     if (known !== undefined) return known;
     const phrase = matchExpression([t], "any")!;
-    // A full count from the index's vocabulary (~3× faster for a common word); up to a limit, FTS5 stops at it.
+    // A full count from the index's vocabulary (cheaper for a common word); up to a limit, FTS5 stops at it.
     const full = limit === Number.MAX_SAFE_INTEGER ? phraseRowCount({ db, schema, table, phrase }) : null;
     const n = full ?? (countUpTo.get(phrase, limit) as number);
     // Long words are not kept: the cache is bounded in words, and a query may be thousands of characters.
@@ -195,8 +192,8 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
   const readRow = preparedOnce(db, `select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid = ?`, "raw");
   const tokenize = ftsTokenizerOf({ db, schema, table });
   const avgdl = totals.tokens / totals.rows;
-  const idf = rowsOfTerm.map((n) => idfOf(totals.rows, n));
-  const commonBound = common.reduce((sum, t) => sum + idf[terms.indexOf(t)] * (K1 + 1), 0);
+  const idf = rowsOfTerm.map((n) => ftsIdf(db, totals.rows, n));
+  const commonBound = common.reduce((sum, t) => sum + bm25Bound(idf[terms.indexOf(t)]), 0);
   // The query's words' tokens once (each batch below counts them in its rows).
   const tokenOf = wordTokens({ tokenize, columns: columns.length, words: terms });
   if (terms.some((_, i) => tokenOf[i] === undefined) || tokenOf.length !== terms.length) return null;
@@ -218,7 +215,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
       let score = 0;
       for (let i = 0; i < terms.length; i++) {
         const f = freq?.get(tokenOf[i]!) ?? 0;
-        score += idf[i] * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * d) / avgdl)));
+        score += bm25Part(idf[i], f, d, avgdl);
       }
       rescored.push({ rowid, rank: -1.0 * score });
     }
@@ -243,12 +240,10 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
  * remain once seeds among them are dropped for their whole-query scores:
  * the every-word tier over the common words (rankRowsWithEveryWord) when its
  * max-score bound proves it exact, else for two common words max-score over
- * the two (maxScoreTopOfTwo, exact). So the answer is always the whole
+ * the two (topOfTwoWords, exact). So the answer is always the whole
  * query's exact top k; null (the caller scores the whole query) when neither
  * proves it: one common word, or three and more whose best rows are not all
- * among the rows holding every one of them (or all but one). Before, such a
- * query ("import OR export OR 9361") was always scored whole by FTS5: 21–25
- * ms at 100k thoughts, 4–5 ms this way.
+ * among the rows holding every one of them (or all but one).
  */
 function withCommonRows({ db, schema, table, seeds, rescored, common, k, totals, commonRows }: { db: Database.Database; schema: string; table: string; seeds: Bm25Row[]; rescored: Bm25Row[]; common: string[]; k: number; totals: Totals; commonRows: { t: string; n: number }[] }): SelectiveTop | null {
   const want = k + seeds.length;
@@ -257,19 +252,13 @@ function withCommonRows({ db, schema, table, seeds, rescored, common, k, totals,
   function maxScoreOfTwo(): Bm25Row[] | null {
     if (common.length !== 2) return null;
     const [a, b] = common.map((t) => matchExpression([t], "any")!);
-    return maxScoreTopOfTwo({ db, schema, table, a, b, rowsOfA: commonRows[0].n, rowsOfB: commonRows[1].n, totalRows: totals.rows })(want);
+    return topOfTwoWords({ db, schema, table, a, b, rowsOfA: commonRows[0].n, rowsOfB: commonRows[1].n, totalRows: totals.rows, m: want });
   }
   if (!fill) return null;
   // A seed keeps its whole-query score; one whose row could not be read is left out, as on the rescoring path.
   const seeded = new Set(seeds.map((r) => r.rowid));
   const rows = [...rescored, ...fill.filter((r) => !seeded.has(r.rowid))].sort((a, b) => a.rank - b.rank || a.rowid - b.rowid).slice(0, k);
   return rows.length < k ? null : { rows, common, exact: true };
-}
-
-/** FTS5's idf of a phrase found in `n` of `rows` rows (fts5_aux.c). */
-function idfOf(rows: number, n: number): number {
-  const x = Math.log((rows - n + 0.5) / (n + 0.5));
-  return x <= 0 ? 1e-6 : x;
 }
 
 /**
@@ -328,7 +317,34 @@ function rankRowsWithEveryWord({
   const rows = [...scores].map(([rowid, rank]) => ({ rowid, rank })).sort((a, b) => a.rank - b.rank || a.rowid - b.rowid).slice(0, k);
   // Max-score bound on the rows left out (holding fewer words): from the counts so far, each word's idf is at most this
   // (idf falls as rows grow; a full count of common words costs more than the answer).
-  const idf = rowsAtLeast.map(({ n }) => idfOf(totals.rows, n)).sort((a, b) => a - b);
-  const leftOut = (idf.reduce((a, b) => a + b, 0) - idf[0] - (sets.length > 1 ? idf[1] : 0)) * (K1 + 1);
+  const idf = rowsAtLeast.map(({ n }) => ftsIdf(db, totals.rows, n)).sort((a, b) => a - b);
+  const leftOut = bm25Bound(idf.reduce((a, b) => a + b, 0) - idf[0] - (sets.length > 1 ? idf[1] : 0));
   return { rows, common: terms, exact: -rows[k - 1].rank > leftOut };
+}
+
+/**
+ * The best m rows of `a OR b` by bm25, exactly as `order by bm25, rowid`
+ * ranks them, without FTS5 scoring every row either word matches (max-score
+ * over three disjoint FTS5 queries):
+ * 1. `a b`: the rows holding both words, scored by FTS5 itself. Their score
+ *    under `a OR b` is the same sum of the same two phrases' parts.
+ * 2. `a NOT b` and `b NOT a`: a row holding one word scores that word's part
+ *    alone (the other adds 0), which is below its bm25Bound. Each is ranked
+ *    only when that bound reaches the m-th score so far, rarest word first.
+ * The three row sets are disjoint and together are the query's rows, so the
+ * merge by (score, rowid) is the exhaustive answer.
+ */
+function topOfTwoWords({ db, schema, table, a, b, rowsOfA, rowsOfB, totalRows, m }: { db: Database.Database; schema: string; table: string; a: string; b: string; rowsOfA: number; rowsOfB: number; totalRows: number; m: number }): Bm25Row[] {
+  const ranked = preparedOnce(db, `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
+  const oneWord = [
+    { match: `${a} NOT ${b}`, bound: bm25Bound(ftsIdf(db, totalRows, rowsOfA)) },
+    { match: `${b} NOT ${a}`, bound: bm25Bound(ftsIdf(db, totalRows, rowsOfB)) },
+  ].sort((x, y) => y.bound - x.bound);
+  let rows = ranked.all(`${a} ${b}`, m) as Bm25Row[];
+  for (const one of oneWord) {
+    // Scores agree with FTS5's own to the last bit; the margin keeps a row at the bound from being decided by rounding.
+    if (rows.length >= m && -rows[m - 1].rank > one.bound + 1e-9) continue;
+    rows = [...rows, ...(ranked.all(one.match, m) as Bm25Row[])].sort((x, y) => x.rank - y.rank || x.rowid - y.rowid).slice(0, m);
+  }
+  return rows;
 }

@@ -1,3 +1,7 @@
+import DatabaseCtor from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { preparedOnce } from "../db/statements";
+
 /**
  * Snippets are text, never markup: an HTML document's tags, comments and
  * entities, and markdown's link/image syntax, emphasis markers and heading
@@ -63,3 +67,33 @@ function splitMarks(raw: string): { snippet: string; highlights: [number, number
   }
   return { snippet, highlights };
 }
+
+/**
+ * snippet() of FTS5 for rows given by text: the same function over the same
+ * tokens gives the same snippet, and FTS5 cannot look up a few rows of a
+ * broad MATCH by rowid without walking the whole match. A private in-memory
+ * FTS5 table per tokenizer holds the rows for the one statement.
+ */
+export function snippetsOf({ tokenize, match, rows, open, close, ellipsis, tokens }: { tokenize: string; match: string; rows: { id: number; text: string }[]; open: string; close: string; ellipsis: string; tokens: number }): Map<number, string> {
+  if (rows.length === 0) return new Map();
+  const db = (snippetDb ??= new DatabaseCtor(":memory:"));
+  let table = snippetTables.get(tokenize);
+  if (!table) {
+    table = `snip_${snippetTables.size}`;
+    db.exec(`create virtual table ${table} using fts5(text, tokenize='${tokenize.replaceAll("'", "''")}')`);
+    snippetTables.set(tokenize, table);
+  }
+  const insert = preparedOnce(db, `insert into ${table}(rowid, text) values (?, ?)`);
+  const read = preparedOnce(db, `select rowid as id, snippet(${table}, 0, ?, ?, ?, ?) as s from ${table} where ${table} match ?`);
+  try {
+    db.transaction(() => {
+      for (const r of rows) insert.run(r.id, r.text);
+    })();
+    return new Map((read.all(open, close, ellipsis, tokens, match) as { id: number; s: string }[]).map((r) => [r.id, r.s]));
+  } finally {
+    db.exec(`delete from ${table}`);
+  }
+}
+
+let snippetDb: Database.Database | null = null;
+const snippetTables = new Map<string, string>();

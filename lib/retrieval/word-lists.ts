@@ -1,8 +1,9 @@
 import type Database from "better-sqlite3";
 import { preparedOnce } from "../db/statements";
 import { bm25OfRows } from "./bm25-rows";
-import { indexOfRow, indexStateOf, plainPhrases, tokenStats, type PhraseScores } from "./bm25-top";
-import { ftsIdf, ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape, vocabTables } from "./fts-tokens";
+import { bm25Part, docsizeLength, ftsIdf, ftsTotals, indexStateOf } from "./fts5-bm25";
+import { databaseFileOf, phraseTokens, scratchCounts, tableShape, tokenStats, vocabTables } from "./fts-tokens";
+import { plainPhrases } from "./match";
 
 /**
  * Word lists: every row of each common word with its count of that word,
@@ -11,8 +12,8 @@ import { ftsIdf, ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape
  * scoring every row its words match.
  *
  * FTS5 ranks `a OR b` by reading every matching row's positions and its
- * length (%_docsize, one B-tree lookup a row): ~1 µs a row, 100–200 ms for
- * two words in most of 179k chunks. bm25 needs only each row's count of each
+ * length (%_docsize, one B-tree lookup a row): a cost that follows the
+ * rows two common words match. bm25 needs only each row's count of each
  * query word, its length, and numbers FTS5 keeps for the whole table (row
  * count, total tokens, each word's row count). Stored as compact lists
  * (rowid delta and count, varints, one blob per word per 4096 rowids), the
@@ -25,9 +26,10 @@ import { ftsIdf, ftsTotals, phraseTokens, readVarints, scratchCounts, tableShape
  * query time). The lists are **derived**: built a step at a time (at most
  * BUILD_STEP_ROWS rowids of one segment, and at most what the text reader
  * takes at once) from the rows' own text through the table's tokenizer
- * (the scratch table; ≈ 0.2 s for 1024 chunks of ~1.1 KB), and kept through writes by
+ * (the scratch table), and kept through writes by
  * a change log: each written rowid goes to `fts_changes` (triggers on
- * `chunks`; ingest's writeDocumentFts and a delete trigger for documents),
+ * `chunks` and on remember's and recall's tables, migrations 0014 and 0018;
+ * ingest's writeDocumentFts and a delete trigger for documents),
  * and `wordListsStep` folds them in (the changed rows' lists and lengths,
  * then the log position). Until a change is folded in, a query scores the
  * changed rows from their current text (bm25OfRows) and ignores their
@@ -43,7 +45,7 @@ export const SEGMENT_BITS = 12;
 const SEGMENT = 2 ** SEGMENT_BITS;
 /** A rowid's segment (division, not a shift: rowids may pass 2^31). */
 const segmentOf = (id: number) => Math.floor(id / SEGMENT);
-/** Rowids a build step reads at most (~0.2 s of tokenizing and counting 1024 chunks of ~1.1 KB; a step appends to its segment's blobs). */
+/** Rowids a build step reads at most (a step appends to its segment's blobs; each is one short write transaction). */
 export const BUILD_STEP_ROWS = 1024;
 /** A word in more rows than this when the lists are built gets a list (the broad planner's threshold). */
 export const WORD_LIST_MIN_ROWS = 2000;
@@ -54,9 +56,8 @@ export const MAX_PENDING_ROWS = 2000;
 /** Changes folded per step (one transaction). */
 const FOLD_BATCH = 1000;
 
-/** bm25's constants in FTS5 (fts5_aux.c). */
-const K1 = 1.2;
-const B = 0.75;
+/** Rows with their scores, rowids ascending. */
+export type RowScores = { ids: Float64Array; scores: Float64Array };
 
 type Meta = { status: "building" | "ready"; min_rows: number; built_through: number; applied_seq: number; rows_at_build: number; built_at: number };
 
@@ -133,7 +134,7 @@ function columnNames(db: Database.Database, schema: string, table: string): stri
 
 function lengthsOf(db: Database.Database, table: string, lo: number, hi: number, columns: number): Map<number, number> {
   const rows = preparedOnce(db, `select id, sz from main.${table}_docsize where id >= ? and id < ?`, "raw").all(lo, hi) as [number, Buffer][];
-  return new Map(rows.map(([id, sz]) => [id, readVarints(sz, columns).reduce((a, b) => a + b, 0)]));
+  return new Map(rows.map(([id, sz]) => [id, docsizeLength(sz, columns)]));
 }
 
 /**
@@ -324,7 +325,7 @@ export function wordListsStatus({ db, schema = "main", table }: { db: Database.D
 type SegmentArrays<T> = Map<number, T>;
 const lengthMemos = new Map<string, SegmentArrays<Int32Array>>();
 function allLengths(db: Database.Database, schema: string, table: string, stamp: string): SegmentArrays<Int32Array> {
-  const key = `${(preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string) ?? ""}\u0000${table}\u0000${stamp}`;
+  const key = `${databaseFileOf(db, schema)}\u0000${table}\u0000${stamp}`;
   const known = lengthMemos.get(key);
   if (known) return known;
   const blobs = preparedOnce(db, `select segment, lengths from ${schema}.fts_row_lengths where tbl = ? order by segment`, "raw").all(table) as [number, Buffer][];
@@ -361,9 +362,8 @@ function accumulatedOf(acc: SegmentArrays<Accumulated>, segment: number): Accumu
   return seg;
 }
 /**
- * Segment arrays zeroed and kept for the next query (up to 512 segments, 18 MB): a query over two common words at
- * 179k chunks touches ~44 per table, and allocating them afresh each time (3 MB a query) kept the collector busy
- * (CPU above wall time on a query's first sight).
+ * Segment arrays zeroed and kept for the next query (up to 512 segments): a query over two common words touches
+ * dozens per table, and allocating them afresh each time kept the garbage collector busy.
  */
 const accumulatedPool: Accumulated[] = [];
 function releaseAccumulated(acc: SegmentArrays<Accumulated>): void {
@@ -382,13 +382,14 @@ function scoreRow(w: number, avgdl: number, at: number, f: number, lengths: Int3
   const len = lengths ? lengths[at] : -1;
   if (len < 0) return false; // a row the lengths do not know: the lists are not this index's
   into.found[at]++;
-  into.score[at] += w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * len) / avgdl)));
+  into.score[at] += bm25Part(w, f, len, avgdl);
   return true;
 }
 
 /**
  * One stored segment of a word's list into the running scores (scoreRow for
- * each entry, decoded inline: ~170k entries a query for two common words).
+ * each entry; decodePairs's format, decoded inline: the hot loop, ~170k
+ * entries a query for two common words).
  * False when a row has no known length.
  */
 function scoreSegment(buf: Uint8Array, w: number, avgdl: number, lengths: Int32Array | undefined, into: Accumulated, skip: Set<number>): boolean {
@@ -408,13 +409,13 @@ function scoreSegment(buf: Uint8Array, w: number, avgdl: number, lengths: Int32A
     const len = lengths[at];
     if (len === undefined || len < 0) return false;
     found[at]++;
-    score[at] += w * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + (B * len) / avgdl)));
+    score[at] += bm25Part(w, f, len, avgdl);
   }
   return true;
 }
 
 /** The listed rows among those found for at least `need` phrases, rowids ascending, with their scores (no pass over every row). */
-function rowsOf(acc: SegmentArrays<Accumulated>, only: number[], need: number): PhraseScores {
+function rowsOf(acc: SegmentArrays<Accumulated>, only: number[], need: number): RowScores {
   const ids: number[] = [];
   const scores: number[] = [];
   for (const id of [...new Set(only)].sort((x, y) => x - y)) {
@@ -426,8 +427,21 @@ function rowsOf(acc: SegmentArrays<Accumulated>, only: number[], need: number): 
   return { ids: Float64Array.from(ids), scores: Float64Array.from(scores) };
 }
 
+/** Position of `id` in sorted rowids, or -1. */
+function indexOfRow(ids: Float64Array, id: number): number {
+  let lo = 0;
+  let hi = ids.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (ids[mid] < id) lo = mid + 1;
+    else if (ids[mid] > id) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
+}
+
 /** The listed rows of a whole answer (rowids ascending). */
-function pickScores(all: PhraseScores, only: number[]): PhraseScores {
+function pickScores(all: RowScores, only: number[]): RowScores {
   const ids: number[] = [];
   const scores: number[] = [];
   for (const id of [...new Set(only)].sort((x, y) => x - y)) {
@@ -439,8 +453,8 @@ function pickScores(all: PhraseScores, only: number[]): PhraseScores {
   return { ids: Float64Array.from(ids), scores: Float64Array.from(scores) };
 }
 
-/** The rows found for at least `need` phrases, rowids ascending (as every PhraseScores is), with their scores. */
-function rowsFound(acc: SegmentArrays<Accumulated>, need: number): PhraseScores {
+/** The rows found for at least `need` phrases, rowids ascending (as every RowScores is), with their scores. */
+function rowsFound(acc: SegmentArrays<Accumulated>, need: number): RowScores {
   const segments = [...acc.keys()].sort((a, b) => a - b);
   let n = 0;
   for (const s of segments) {
@@ -463,13 +477,13 @@ function rowsFound(acc: SegmentArrays<Accumulated>, need: number): PhraseScores 
 
 /** Scores computed per expression, kept while the index and the lists stay as they were (least recently used go first). */
 const SCORE_MEMO_BYTES = 32 * 2 ** 20;
-const scoreMemos: Map<string, { state: string; scores: PhraseScores }> = ((globalThis as unknown as { __dualmindWordListScores?: Map<string, { state: string; scores: PhraseScores }> }).__dualmindWordListScores ??= new Map());
+const scoreMemos: Map<string, { state: string; scores: RowScores }> = ((globalThis as unknown as { __dualmindWordListScores?: Map<string, { state: string; scores: RowScores }> }).__dualmindWordListScores ??= new Map());
 /** Forget the computed scores (a bench's or a test's "first sight"). */
 export function clearWordListMemos(): void {
   scoreMemos.clear();
 }
-function rememberScores(key: string, state: string, scores: PhraseScores): void {
-  const bytes = (s: PhraseScores) => s.ids.byteLength + s.scores.byteLength;
+function rememberScores(key: string, state: string, scores: RowScores): void {
+  const bytes = (s: RowScores) => s.ids.byteLength + s.scores.byteLength;
   scoreMemos.delete(key);
   if (bytes(scores) > SCORE_MEMO_BYTES / 4) return;
   scoreMemos.set(key, { state, scores });
@@ -482,16 +496,12 @@ function rememberScores(key: string, state: string, scores: PhraseScores): void 
   }
 }
 
-/** Whether queries read the lists (a bench sets it off to measure the other paths beside them). */
-let reading = true;
-export function setWordListsRead(on: boolean): boolean {
-  const before = reading;
-  reading = on;
-  return before;
+/** Whether schema.table has word lists ready to be read (a cheap check before anything is counted). */
+export function hasReadyWordLists({ db, schema, table }: { db: Database.Database; schema: string; table: string }): boolean {
+  return metaOf(db, schema, table)?.status === "ready";
 }
 
-export function wordListScores({ db, schema, table, match, texts, only }: { db: Database.Database; schema: string; table: string; match: string; texts?: RowTexts; only?: number[] }): PhraseScores | null {
-  if (!reading) return null;
+export function wordListScores({ db, schema, table, match, texts, only }: { db: Database.Database; schema: string; table: string; match: string; texts?: RowTexts; only?: number[] }): RowScores | null {
   const meta = metaOf(db, schema, table);
   if (!meta || meta.status !== "ready") return null;
   const plain = plainPhrases(match);
@@ -507,7 +517,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     }
     // The same expression under the same index and lists: the scores computed before (a repeated query, or the
     // whole-document leg asked again for other candidates).
-    const file = preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string | undefined;
+    const file = databaseFileOf(db, schema);
     const state = file ? `${indexStateOf(db, schema, table)}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
     const memoKey = `${file}\u0000${table}\u0000${match}`;
     const known = state ? scoreMemos.get(memoKey) : undefined;
@@ -521,7 +531,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     if (scores && state && !only) rememberScores(memoKey, state, scores);
     return scores;
   };
-  const compute = (fresh: Meta): PhraseScores | null => {
+  const compute = (fresh: Meta): RowScores | null => {
     const { tokenize, columns: ncols } = tableShape(db, schema, table);
     const tokens = phraseTokens(tokenize, plain.phrases);
     if (!tokens) return null;

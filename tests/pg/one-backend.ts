@@ -18,12 +18,11 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/memory-markdown.test.ts": "no database: markdown rendering",
   "tests/search-docs-queries.test.ts": "no database: the search bench's query-set builder",
   "tests/search-url.test.ts": "no database: the search page's URLs",
-  "tests/phrase-score-order.test.ts": "no database: the score order of SQLite's cached per-phrase bm25 lists",
   // SQLite's own machinery; PostgreSQL's counterpart named.
   "tests/backend-selection.test.ts": "choosing the backend from DATABASE_URL, and `migrate` without it (with it: tests/pg/migrate.test.ts)",
   "tests/bm25-rows.test.ts": "FTS5's bm25 internals (fts5vocab, %_docsize); PostgreSQL ranks with ts_rank_cd (tests/pg/store-search.test.ts)",
+  "tests/fts-same-answers.test.ts": "SQLite's word lists held to FTS5 over real text; PostgreSQL ranks with ts_rank (tests/pg/store-search.test.ts)",
   "tests/word-lists.test.ts": "SQLite's word lists derived from FTS5's index (counts, lengths, change log); PostgreSQL ranks with ts_rank (tests/pg/store-search.test.ts)",
-  "tests/fts-broad-off-path.test.ts": "SQLite's broad-query planner over FTS5 (per-phrase bm25 built between requests, max-score); PostgreSQL ranks with ts_rank (tests/pg/store-search.test.ts)",
   "tests/agents-backup.test.ts": "online DATA_DIR backup, integrity_check and index.db bundles; on PostgreSQL backups are pg_dump (the CLI's refusal is tested in tests/agents-cli.test.ts)",
   "tests/status-counters.test.ts": "SQLite's live counter triggers against a recount; PostgreSQL counts by query when read, so it has no counters to drift",
   "tests/ann-index.test.ts": "the SQLite store's usearch index files; PostgreSQL uses pgvector's HNSW (tests/pglite-vectors.test.ts)",

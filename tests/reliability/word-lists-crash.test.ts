@@ -57,8 +57,10 @@ async function killChildBuilding(afterMs: number): Promise<void> {
 }
 
 const db = () => openStore({ store: "crash" }).sqlite;
+/** The tables the store's notes fill (its graph and recall tables stay empty: no lists are built for them). */
+const SEEDED = LISTED_TABLES.filter((t) => t.table === "chunks_fts" || t.table === "documents_fts");
 function expectExactOrNothing(): void {
-  for (const { table, texts } of LISTED_TABLES) {
+  for (const { table, texts } of SEEDED) {
     for (const match of ['"rotation" OR "ledger"', '"alpha" "golf"']) {
       const got = wordListScores({ db: db(), schema: "main", table, match, texts: texts?.(db()) });
       if (!got) continue;
@@ -75,10 +77,10 @@ describe("word lists crash safety (kill -9)", () => {
       await killChildBuilding(afterMs);
       expect(db().pragma("integrity_check", { simple: true })).toBe("ok");
       expectExactOrNothing();
-      for (const { table, texts } of LISTED_TABLES) buildWordLists({ db: db(), table, texts: texts?.(db()), minRows: 50, minTableRows: 1 });
-      for (const { table } of LISTED_TABLES) expect(wordListsStatus({ db: db(), table })).toMatchObject({ status: "ready", pending: 0 });
+      for (const { table, texts } of SEEDED) buildWordLists({ db: db(), table, texts: texts?.(db()), minRows: 50, minTableRows: 1 });
+      for (const { table } of SEEDED) expect(wordListsStatus({ db: db(), table })).toMatchObject({ status: "ready", pending: 0 });
       expectExactOrNothing();
-      for (const { table, texts } of LISTED_TABLES) expect(wordListScores({ db: db(), schema: "main", table, match: '"rotation" OR "ledger"', texts: texts?.(db()) }), table).not.toBeNull();
+      for (const { table, texts } of SEEDED) expect(wordListScores({ db: db(), schema: "main", table, match: '"rotation" OR "ledger"', texts: texts?.(db()) }), table).not.toBeNull();
     });
   }
 });
