@@ -29,7 +29,7 @@ import { readChunkInDocumentPg } from "../index/reader-pg";
 import { takeOverStaleJobPg } from "../index/admin-jobs-pg";
 import { getJobByIdPg, JOB_OWNER, listLatestJobsPg, runReindexJobPg, runReindexJobToEndPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
 import { searchStore, type SearchInput, type SearchResult } from "../index/search";
-import { verifyStore, type VerifyReport } from "../index/verify";
+import { verifyStoreAsync, type VerifyReport } from "../index/verify";
 import { searchStorePg } from "../index/search-pg";
 import { planQueryVectorPg } from "../index/query-vector-pg";
 import { createStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, storeHasContent, type createStoreSchema, type StoreSummary } from "./stores";
@@ -131,7 +131,7 @@ const sqliteStores: StoresBackend = {
   listAllCategories: async ({ store }) => listAllCategories({ handle: openStore({ store }) }),
   listMemoryHistory: async ({ store, ...a }) => listMemoryHistory({ handle: openStore({ store }), ...a }),
   setCategoryDescription: async ({ store, ...a }) => setCategoryDescription({ handle: openStore({ store }), ...a }),
-  verifyStore: async ({ store }) => verifyStore({ handle: openStore({ store }) }),
+  verifyStore: ({ store }) => verifyStoreAsync({ handle: openStore({ store }) }),
   // The job is the build: no silent rebuild on open first (see openStore).
   startReindex: async ({ store, actor }) => startReindexJob({ handle: openStore({ store, buildIndex: false }), actor }),
   runReindex: async ({ store, ...a }) => runReindexJob({ handle: openStore({ store, buildIndex: false }), ...a }),
