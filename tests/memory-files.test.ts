@@ -11,7 +11,8 @@ import { reindexStore } from "@/lib/index/reindex";
 import { verifyStoreAsync } from "@/lib/index/verify";
 import { startMemoryWatch, stopMemoryWatch } from "@/lib/index/watch";
 import { stores } from "@/lib/stores/backend";
-import { chunksOfDocument, itSqliteOnly, searchHere, seedStore, useTestBackend, type TestEnv } from "./backend";
+import { closePg } from "@/lib/db/pg";
+import { chunksOfDocument, itSqliteOnly, onPg, searchHere, seedStore, storeSql, useTestBackend, type TestEnv } from "./backend";
 
 // The memory folder as a user expects it: frontmatter is metadata (both
 // backends); on SQLite the memory/ folder is the truth, so files edited on
@@ -76,15 +77,22 @@ describe("frontmatter is metadata, not body", () => {
     expect((await searchHere(store, { q: "orbiter", mode: "fts", tags: "launch" })).results.map((h) => h.path)).toContain("memory/projects/apollo.md");
   });
 
-  itSqliteOnly("a store indexed before the change re-indexes its memories by itself on first open", FILES, async () => {
+  it("a store indexed before the change re-indexes its memories by itself on first open", async () => {
     await create({ path: "notes/old", body: "Plain body words here.\n", tags: ["legacy"] });
-    const handle = getStoreDb(store);
-    // As an older version left it: the first chunk began with the YAML (what migration 0016 marks for a re-read).
-    handle.sqlite.prepare("update chunks set text = '---\ntags: [\"legacy\"]\n---\n' || text, start_byte = 0, chunk_id = lower(hex(randomblob(16))) where doc_id = (select doc_id from documents where path = 'memory/notes/old.md')").run();
-    handle.sqlite.prepare("update documents set sha256 = '', ctime = null, inode = null where path like 'memory/%'").run();
-    handle.sqlite.prepare("delete from meta where key = 'index_built_at'").run();
-    closeAllDatabases();
-    // Any first use of the store (here a search) opens it, and opening rebuilds what the migration marked.
+    // As an older version left it: the first chunk began with the YAML, and the migration marked the document (sha256 '').
+    const oldChunk = "update chunks set text = '---' || chr(10) || 'tags: [legacy]' || chr(10) || text, start_byte = 0, chunk_id = ? where doc_id = (select doc_id from documents where path = 'memory/notes/old.md')";
+    await storeSql(store, onPg ? oldChunk : oldChunk.replaceAll("chr(10)", "char(10)"), ["0123456789abcdef0123456789abcdef"]);
+    await storeSql(store, "update documents set sha256 = '' where path like 'memory/%'");
+    if (onPg) {
+      // The migration runs when a replica opens a store whose schema is behind.
+      await storeSql(store, "update store_meta set value = 'older' where key = 'schema_version'");
+      await closePg();
+    } else {
+      await storeSql(store, "update documents set ctime = null, inode = null where path like 'memory/%'");
+      await storeSql(store, "delete from meta where key = 'index_built_at'");
+      closeAllDatabases();
+    }
+    // Any first use of the store (here a search) opens it, and opening re-indexes what the migration marked.
     expect(await hitPaths("plain body words")).toEqual(["memory/notes/old.md"]);
     const chunks = await chunksOfDocument(store, "memory/notes/old.md");
     expect(chunks.map((c) => c.text).join("")).not.toContain("tags:");
