@@ -301,6 +301,4 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_SOURCE_INCLUDE", default: "**/*", meaning: "comma-separated globs (relative to a source root) of files to index" },
   { variable: "DUALMIND_SOURCE_EXCLUDE", default: "**/node_modules/**,**/.git/**,**/dist/**,**/build/**", meaning: "comma-separated globs of files to skip; hidden files are always skipped" },
   { variable: "DUALMIND_MAX_FILE_BYTES", default: "1048576", meaning: "larger files are skipped (and counted) by reindex" },
-  { variable: "DUALMIND_MEMORY_WATCH", default: "true", meaning: "pick up files edited, added, deleted or renamed in memory/ folders on disk (a git pull) within seconds; false: only a reindex does" },
-  { variable: "DUALMIND_MEMORY_SCAN_MS", default: "30000", meaning: "how often memory/ folders are also scanned for changes, for file systems without change events" },
 ];
