@@ -343,20 +343,37 @@ function drive(steps: Generator<void, ReindexResult>): ReindexResult {
   }
 }
 
-/** Reindex without starving the event loop while files are read (the write phase is one transaction). */
-export async function reindexStoreAsync({ handle, onProgress }: { handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Promise<ReindexResult> {
+const passes = ((globalThis as unknown as { __dualmindBackgroundPasses?: Map<string, Promise<unknown>> }).__dualmindBackgroundPasses ??= new Map());
+
+/**
+ * Reindex without starving the event loop while files are read (the write phase is one transaction).
+ * A `background` pass (the memory folder watch, watch.ts) is refused while another reindex runs; any
+ * other reindex waits for a background pass to end rather than being refused because of it.
+ */
+export async function reindexStoreAsync({ handle, onProgress, background = false }: { handle: StoreHandle; onProgress?: (p: ReindexProgress) => void; background?: boolean }): Promise<ReindexResult> {
+  if (!background) for (let pass = passes.get(handle.store); pass; pass = passes.get(handle.store)) await pass.catch(() => undefined);
   claim(handle.store);
-  try {
-    const steps = reindexSteps({ handle, onProgress });
-    let step = steps.next();
-    while (!step.done) {
-      await new Promise((resolve) => setImmediate(resolve));
-      step = steps.next();
+  const work = (async () => {
+    try {
+      const steps = reindexSteps({ handle, onProgress });
+      let step = steps.next();
+      while (!step.done) {
+        await new Promise((resolve) => setImmediate(resolve));
+        step = steps.next();
+      }
+      return step.value;
+    } finally {
+      running().delete(handle.store);
     }
-    return step.value;
-  } finally {
-    running().delete(handle.store);
+  })();
+  if (background) {
+    passes.set(handle.store, work);
+    void work.then(
+      () => passes.delete(handle.store),
+      () => passes.delete(handle.store),
+    );
   }
+  return work;
 }
 
 /**

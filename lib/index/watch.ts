@@ -116,7 +116,7 @@ async function run(state: State, store: string, w: Watching): Promise<void> {
     const handle = getStoreDb(store);
     // A never-built index (a deleted index.db) is rebuilt as on first access; then the incremental pass.
     ensureIndexBuilt({ handle });
-    const result = await reindexStoreAsync({ handle });
+    const result = await reindexStoreAsync({ handle, background: true });
     auditFileChange(result);
   } catch (e) {
     // A reindex already running (an admin's) covers these changes; anything else is tried again on the next change or scan.
