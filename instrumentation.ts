@@ -23,6 +23,9 @@ export async function register() {
     // Word lists for broad queries on big stores, built and kept up between requests.
     const { startWordListUpkeep } = await import("./lib/index/word-list-upkeep");
     startWordListUpkeep();
+    // Files edited in memory/ folders on disk (a git pull) reach the index within seconds (DUALMIND_MEMORY_WATCH).
+    const { startMemoryWatch } = await import("./lib/index/watch");
+    startMemoryWatch();
     const { startMetricsLoop } = await import("./lib/metrics/loop");
     startMetricsLoop();
     // Store status changes and failed reviews become health events (and webhook alerts).

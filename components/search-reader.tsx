@@ -1,6 +1,7 @@
 import Link from "next/link";
 import { formatBytes, formatTime } from "@/lib/format";
 import type { ChunkReader, ReaderNeighbour, VectorState } from "@/lib/index/reader";
+import { frontmatterLength } from "@/lib/index/frontmatter";
 import { MemoryMarkdown } from "./memory-markdown";
 import { readerHref } from "./search-url";
 
@@ -27,6 +28,11 @@ export function isMarkdownKind(kind: string): boolean {
   return kind === "memory" || kind === "markdown";
 }
 
+function withoutFrontmatter(t: ChunkReader["text"]): ChunkReader["text"] {
+  if (t.before.trim() !== "") return { ...t, before: t.before.slice(frontmatterLength(t.before)) };
+  return { ...t, chunk: t.chunk.slice(frontmatterLength(t.chunk)) };
+}
+
 function Omitted({ bytes, where }: { bytes: number; where: "before" | "after" }) {
   if (bytes === 0) return null;
   return (
@@ -42,7 +48,9 @@ function Omitted({ bytes, where }: { bytes: number; where: "before" | "after" })
  * shows as the characters it is made of.
  */
 export function ReaderDocument({ reader, formatted }: { reader: ChunkReader; formatted: boolean }) {
-  const { text } = reader;
+  // A memory's frontmatter is metadata (shown beside, under "Document and chunk"), never rendered as body:
+  // chunks no longer hold it, and a document indexed before that shows its body only.
+  const text = reader.document.kind === "memory" && reader.text.omittedBefore === 0 ? withoutFrontmatter(reader.text) : reader.text;
   return (
     <section className="card min-w-0 space-y-2" aria-labelledby="reader-document-heading" data-testid="reader-document">
       <h2 id="reader-document-heading" className="text-lg font-medium">

@@ -39,7 +39,7 @@ export function StoreVerifyCard({ store, action }: { store: string; action: Acti
           </button>
         </form>
       </div>
-      <p className="text-sm text-slate-600">Compares the files on disk with the index without changing anything: hashes, missing files, unindexed files, stale chunking versions, FTS and SQLite integrity.</p>
+      <p className="text-sm text-slate-600">Compares the files on disk with the index without changing anything: hashes, missing files, unindexed files and files that cannot be indexed (with the reason), stale chunking versions, FTS and SQLite integrity (within the query budget).</p>
       {state && !state.ok && (
         <p role="alert" className="text-sm text-red-600">
           {state.error}
@@ -58,6 +58,18 @@ export function StoreVerifyCard({ store, action }: { store: string; action: Acti
           <PathList label="Rows for missing files" paths={r.missingFiles} />
           <PathList label="Files not indexed" paths={r.notIndexed} />
           <PathList label="Memories without a document" paths={r.memoriesWithoutDocument} />
+          {r.unindexable.length > 0 && (
+            <div data-testid="verify-unindexable">
+              <p className="font-medium">Files that cannot be indexed ({r.unindexable.length})</p>
+              <ul className="list-disc pl-5 text-xs">
+                {r.unindexable.map((u) => (
+                  <li key={u.path}>
+                    <span className="font-mono">{u.path}</span>: {u.reason}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
         </div>
       )}
     </section>

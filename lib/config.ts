@@ -104,6 +104,8 @@ const envSchema = z.object({
     .min(1024)
     .max(64 * 1024 * 1024)
     .default(1024 * 1024),
+  DUALMIND_MEMORY_WATCH: boolFromEnv.default(true),
+  DUALMIND_MEMORY_SCAN_MS: z.coerce.number().int().min(1000).max(86_400_000).default(30_000),
 })
   .superRefine((e, ctx) => {
     if (e.DUALMIND_EMBED_PROVIDER !== "builtin" && !e.DUALMIND_EMBED_MODEL) {
@@ -146,6 +148,8 @@ export type Config = {
   sourceInclude: string[];
   sourceExclude: string[];
   maxFileBytes: number;
+  /** Pick up edits made on disk in memory/ folders (a watcher, and a scan every `scanMs` as its fallback). */
+  memoryWatch: { enabled: boolean; scanMs: number };
   embed: EmbedConfig;
 };
 
@@ -224,6 +228,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     sourceInclude: e.DUALMIND_SOURCE_INCLUDE,
     sourceExclude: e.DUALMIND_SOURCE_EXCLUDE,
     maxFileBytes: e.DUALMIND_MAX_FILE_BYTES,
+    memoryWatch: { enabled: e.DUALMIND_MEMORY_WATCH, scanMs: e.DUALMIND_MEMORY_SCAN_MS },
     embed: {
       provider: e.DUALMIND_EMBED_PROVIDER,
       model: e.DUALMIND_EMBED_MODEL ?? "dualmind-hash-v1",

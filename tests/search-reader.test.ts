@@ -72,14 +72,14 @@ describe("the search reader (a chunk in its document)", () => {
 
     const r = await read(last.chunkId);
     const shown = r.text.before + r.text.chunk + r.text.after;
-    // The memory's document keeps no copy of its text: the chunks rebuild it, frontmatter and the whole body.
-    expect(shown.startsWith("---\n")).toBe(true);
-    expect(shown.endsWith(GUIDE)).toBe(true);
+    // The memory's document keeps no copy of its text: the chunks rebuild its whole body; the frontmatter is metadata, not shown as text.
+    expect(shown).toBe(GUIDE);
     expect(r.document).toMatchObject({ kind: "memory", memory: { path: "ops/drills/restore", tags: ["ops", "backup"], summary: "how we restore" } });
     await sqliteOnlyCheck("the memory file in the store's memory/ folder (PostgreSQL keeps memories in a table)", () => {
       const file = fs.readFileSync(path.join(env.dataDir, "stores", "notes", "memory", "ops", "drills", "restore.md"), "utf8");
-      // Byte for byte the file.
-      expect(shown).toBe(file);
+      // Byte for byte the file's body.
+      expect(file.startsWith("---\n")).toBe(true);
+      expect(file.endsWith(shown)).toBe(true);
       expect(r.document.origin).toBe("file");
     });
   });

@@ -1,4 +1,5 @@
 import { sha256Hex } from "../common";
+import { frontmatterLength } from "./frontmatter";
 
 /**
  * Deterministic chunking. Any change to these rules must bump
@@ -35,11 +36,11 @@ export function chunkIdFor(path: string, chunkIndex: number, chunkSha256: string
   return sha256Hex(`${CHUNKING_VERSION}\0${path}\0${chunkIndex}\0${chunkSha256}`).slice(0, 32);
 }
 
-/** Split into lines (each keeps its newline); a line longer than maxChunkBytes is cut at code-point boundaries. */
-function splitLines(text: string, markdown: boolean): Line[] {
+/** Split into lines from `from` (each keeps its newline); a line longer than maxChunkBytes is cut at code-point boundaries. */
+function splitLines(text: string, markdown: boolean, from: number): Line[] {
   const lines: Line[] = [];
   let inFence = false;
-  let pos = 0;
+  let pos = from;
   while (pos < text.length) {
     const nl = text.indexOf("\n", pos);
     const end = nl === -1 ? text.length : nl + 1;
@@ -113,13 +114,16 @@ function windows(lines: Line[], markdown: boolean): [number, number][] {
 
 /**
  * Chunk a document. Byte offsets index the UTF-8 bytes of `text` exactly
- * (callers decode with the BOM kept, so they index the file too).
+ * (callers decode with the BOM kept, so they index the file too). A memory's
+ * frontmatter is metadata (its memories row: tags, summary, dates), never
+ * chunk text: its chunks start at the body, at the body's byte offset.
  */
 export function chunkDocument({ path, kind, text }: { path: string; kind: ChunkKind; text: string }): Chunk[] {
   const markdown = kind === "markdown" || kind === "memory";
-  const lines = splitLines(text, markdown);
+  const bodyStart = kind === "memory" ? frontmatterLength(text) : 0;
+  const lines = splitLines(text, markdown, bodyStart);
   const byteStart: number[] = new Array(lines.length + 1);
-  byteStart[0] = 0;
+  byteStart[0] = bodyStart === 0 ? 0 : Buffer.byteLength(text.slice(0, bodyStart), "utf8");
   for (let i = 0; i < lines.length; i++) byteStart[i + 1] = byteStart[i] + lines[i].bytes;
   const chunks: Chunk[] = [];
   for (const [from, to] of windows(lines, markdown)) {

@@ -10,8 +10,13 @@ import { makePathFilter, normalizeRelativePath } from "./paths";
 /** mtime and ctime in whole ms; ino identifies the file itself (a replacement has another). */
 export type IndexableFile = { docPath: string; abs: string; size: number; mtime: number; ctime: number; ino: number; memoryPath: string | null };
 
+/** A file a user put where memories live that cannot be indexed as it is, and why. */
+export type UnindexableFile = { path: string; reason: string };
+
 export type FileListing = {
   files: IndexableFile[];
+  /** `.md` files under memory/ skipped for their name or size, each with the reason (content problems are found by the readers). */
+  unindexable: UnindexableFile[];
   /** `_category.md` files: category path → absolute file. */
   categoryFiles: Map<string, string>;
   /** Symbolic links are never followed (cycles, files outside the root); they are counted here. */
@@ -67,7 +72,7 @@ function walk(w: Walk, dir: string, rel: string, visit: (abs: string, rel: strin
 /** Every file the store's index should mirror, in a stable order. */
 export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileListing {
   const config = getConfig();
-  const listing: FileListing = { files: [], categoryFiles: new Map(), skipped: { oversized: 0, badName: 0, symlink: 0 }, linksOutsideRoot: [] };
+  const listing: FileListing = { files: [], unindexable: [], categoryFiles: new Map(), skipped: { oversized: 0, badName: 0, symlink: 0 }, linksOutsideRoot: [] };
   const walkRoot = (root: string, label: string, visit: (abs: string, rel: string, stat: fs.Stats) => void) => {
     let realRoot: string;
     try {
@@ -87,14 +92,40 @@ export function listIndexableFiles({ handle }: { handle: StoreHandle }): FileLis
     if (stat.size > config.maxFileBytes) listing.skipped.oversized++;
     else listing.files.push({ docPath, abs, size: stat.size, mtime: Math.floor(stat.mtimeMs), ctime: Math.floor(stat.ctimeMs), ino: stat.ino, memoryPath });
   };
+  const nameProblem = (docPath: string, memoryPath: string) => {
+    listing.skipped.badName++;
+    const issue = memoryPathSchema.safeParse(memoryPath).error?.issues[0]?.message ?? "not a valid memory path";
+    listing.unindexable.push({ path: docPath, reason: `name: ${issue}` });
+  };
   walkRoot(memoryDir({ handle }), "memory", (abs, rel, stat) => {
     if (rel.endsWith("/" + CATEGORY_FILE)) {
       listing.categoryFiles.set(rel.slice(0, -CATEGORY_FILE.length - 1), abs);
       return;
     }
-    const memoryPath = rel.endsWith(".md") ? rel.slice(0, -3) : null;
-    if (!memoryPath || !memoryPathSchema.safeParse(memoryPath).success) listing.skipped.badName++;
-    else add(`memory/${rel}`, abs, stat, memoryPath);
+    if (!rel.endsWith(".md")) {
+      listing.skipped.badName++; // Not a memory (an image, a .txt): never indexed from memory/.
+      return;
+    }
+    const docPath = `memory/${rel}`;
+    if (rel === CATEGORY_FILE) {
+      listing.skipped.badName++;
+      listing.unindexable.push({ path: docPath, reason: "a category description belongs in a category folder (<category>/_category.md)" });
+      return;
+    }
+    const memoryPath = rel.slice(0, -3);
+    if (stat.size > config.maxFileBytes) {
+      listing.skipped.oversized++;
+      listing.unindexable.push({ path: docPath, reason: `larger than DUALMIND_MAX_FILE_BYTES (${config.maxFileBytes} bytes)` });
+      return;
+    }
+    // A file at the top of memory/ (a README) has no category: indexed and searchable as a document, not listed as a memory.
+    if (!memoryPath.includes("/")) {
+      if (memoryPathSchema.safeParse(`top/${memoryPath}`).success) add(docPath, abs, stat, null);
+      else nameProblem(docPath, `top/${memoryPath}`);
+      return;
+    }
+    if (memoryPathSchema.safeParse(memoryPath).success) add(docPath, abs, stat, memoryPath);
+    else nameProblem(docPath, memoryPath);
   });
   for (const root of config.sourceRoots.filter((r) => r.store === handle.store)) {
     const wanted = makePathFilter({ include: config.sourceInclude, exclude: config.sourceExclude });

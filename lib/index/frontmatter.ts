@@ -5,8 +5,36 @@
  */
 export type FrontmatterValue = string | string[];
 
+const FRONTMATTER_RE = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/;
+
+/** Where the body starts: the length of the frontmatter block (0 when there is none). */
+export function frontmatterLength(text: string): number {
+  return FRONTMATTER_RE.exec(text)?.[0].length ?? 0;
+}
+
+/**
+ * A memory's text as its chunks hold it: the frontmatter's bytes as newlines
+ * (a document rebuilt from its chunks reads the same), then the body.
+ */
+export function blankFrontmatter(text: string): string {
+  const n = frontmatterLength(text);
+  return n === 0 ? text : "\n".repeat(Buffer.byteLength(text.slice(0, n), "utf8")) + text.slice(n);
+}
+
+/**
+ * Why a memory file cannot be indexed as written, or null: a frontmatter
+ * block that is opened and never closed (its fields would be read as body
+ * and its tags lost), or merge-conflict markers left by git (two versions in
+ * one file). Either is listed with this reason rather than indexed.
+ */
+export function memoryTextProblem(text: string): string | null {
+  if (/^(<{7}|>{7})(?: |$)/m.test(text) && /^={7}$/m.test(text)) return "merge-conflict markers (<<<<<<< ======= >>>>>>>): resolve the conflict";
+  if (/^\uFEFF?---[ \t]*\r?\n/.test(text) && !FRONTMATTER_RE.test(text)) return "frontmatter opened with --- but never closed";
+  return null;
+}
+
 export function parseFrontmatter(text: string): { data: Record<string, FrontmatterValue>; body: string } {
-  const m = /^\uFEFF?---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)/.exec(text);
+  const m = FRONTMATTER_RE.exec(text);
   if (!m) return { data: {}, body: text };
   const data: Record<string, FrontmatterValue> = {};
   let listKey: string | null = null;

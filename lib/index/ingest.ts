@@ -6,6 +6,7 @@ import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { syncChunkEmbeddings } from "./chunk-embeddings";
 import { writeDocumentFts } from "./document-fts";
+import { blankFrontmatter } from "./frontmatter";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { FILE_PREFIXES, kindForPath, normalizeRelativePath } from "./paths";
 import { sha256Hex } from "../common";
@@ -22,14 +23,21 @@ export type IngestResult = {
   removedChunkRowids: number[];
 };
 
-/** UTF-8 text or null for binary. The BOM is kept so byte offsets index the file exactly. */
+/**
+ * A file's text, or null for binary. UTF-8 first (the BOM kept, so byte
+ * offsets index the file exactly); a file that is not valid UTF-8 but reads
+ * as text in Latin-1 (no NUL, no control characters but tab, newlines and
+ * form feed: what older editors on Windows save) is decoded as Windows-1252.
+ * Its index holds the UTF-8 of that text; hashes are of the decoded text.
+ */
 export function decodeText(bytes: Uint8Array): string | null {
   const head = bytes.subarray(0, 8192);
   if (head.includes(0)) return null;
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    return null;
+    for (const b of bytes) if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d) return null;
+    return new TextDecoder("windows-1252").decode(bytes);
   }
 }
 
@@ -119,7 +127,8 @@ export function ingestDocument({
       }
       insertedChunkRowids.push(Number(ins.run(c.chunkId, docId, c.chunkIndex, c.chunkSha256, CHUNKING_VERSION, c.startByte, c.endByte, c.text).lastInsertRowid));
     }
-    writeDocumentFts({ sqlite, docId, path, text });
+    // A memory's frontmatter is not in its chunks, nor in its whole-document row.
+    writeDocumentFts({ sqlite, docId, path, text: kind === "memory" ? blankFrontmatter(text) : text });
     syncChunkEmbeddings({ handle, inserted: insertedChunkRowids, removed: removedChunkRowids });
     return { path, docId, status: existing ? "changed" : "added", chunks: chunks.length, insertedChunkRowids, removedChunkRowids };
     // Immediate: a deferred read-then-write fails with SQLITE_BUSY at once (no busy wait) when another process wrote in between.

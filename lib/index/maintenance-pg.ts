@@ -67,6 +67,8 @@ export async function verifyStorePg({ handle }: { handle: PgStoreHandle }): Prom
       hashMismatches,
       missingFiles,
       notIndexed,
+      // The memories table is the truth here: there are no files to find unindexable.
+      unindexable: [],
       staleChunks: counts.staleChunks,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
     };
@@ -92,6 +94,8 @@ export async function rebuildStoreFromMemoriesPg({ handle }: { handle: PgStoreHa
     byKind: { documents: none, memories: mem },
     skippedBy: { binary: 0, oversized: 0, badName: 0, symlink: 0 },
     linksOutsideRoot: [],
+    unindexable: [],
+    changedPaths: [],
     durationMs: Math.round((performance.now() - started) * 100) / 100,
   };
 }

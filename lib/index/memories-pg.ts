@@ -82,6 +82,18 @@ export async function putMemoryTextPg({ tx, memoryPath, text, mtime }: { tx: PgS
   return ingestDocumentPg({ tx, path: memoryDocPath(memoryPath), origin: "file", text, mtime: m.updatedAt });
 }
 
+/**
+ * Re-index the memories whose documents a migration marked for it (sha256
+ * ''), in the caller's transaction: run when a store's schema is migrated,
+ * so an upgrade that changes how memories are chunked applies by itself.
+ */
+export async function reindexMarkedMemoriesPg({ tx }: { tx: PgStoreTx }): Promise<number> {
+  const marked = await tx.execute(sql`select m.path, m.content, m.updated_at as "updatedAt" from memories m join documents d on d.path = 'memory/' || m.path || '.md' where d.sha256 = '' order by m.path`);
+  const rows = marked.rows as { path: string; content: string; updatedAt: number | string }[];
+  for (const r of rows) await putMemoryTextPg({ tx, memoryPath: r.path, text: r.content, mtime: Number(r.updatedAt) });
+  return rows.length;
+}
+
 async function removeMemoryPg(tx: PgStoreTx, memoryPath: string): Promise<boolean> {
   const gone = await tx.delete(memories).where(eq(memories.path, memoryPath)).returning({ path: memories.path });
   await deleteDocumentByPathPg({ tx, path: memoryDocPath(memoryPath) });

@@ -6,7 +6,7 @@ import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
 import { storeDir, type StoreHandle } from "../db/connection";
 import { categories, memories, type MemoryRow } from "../db/schema/index";
-import { AppError } from "../errors";
+import { AppError, infrastructureError } from "../errors";
 import { appendAudit, listAuditByTargets, type AuditEntry } from "../governance/audit";
 import { log } from "../log";
 import { mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
@@ -16,8 +16,9 @@ import { deleteDocumentByPath, ingestDocument } from "./ingest";
 import { boolParam, csvParam, dateParam } from "./query-params";
 
 /** A memory lives at memory/<category path>/<slug>.md; its API path is `<category path>/<slug>`. */
-const MEMORY_SEGMENT_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,79}$/;
-const MAX_DEPTH = 8;
+/** Names a person would use (`Team Notes`, `v1.2-release`, `Café`): letters, digits, spaces, '.', '_' and '-', starting with a letter or digit, not ending in a space or dot. */
+const MEMORY_SEGMENT_RE = /^[\p{L}\p{N}](?:[\p{L}\p{N} ._-]{0,78}[\p{L}\p{N}_-])?$/u;
+const MAX_DEPTH = 16;
 export const CATEGORY_FILE = "_category.md";
 
 function segmentsOk(p: string, minSegments: number): string | null {
@@ -26,7 +27,7 @@ function segmentsOk(p: string, minSegments: number): string | null {
   const segs = p.split("/");
   if (segs.length < minSegments || segs.length > MAX_DEPTH + 1) return `must have ${minSegments}-${MAX_DEPTH + 1} segments`;
   if (segs.some((s) => s === ".." || s.includes(".."))) return "must not contain '..'";
-  if (!segs.every((s) => MEMORY_SEGMENT_RE.test(s))) return "segments are 1-80 letters, digits, '_' or '-', starting with a letter or digit (no dots, no hidden names)";
+  if (!segs.every((s) => MEMORY_SEGMENT_RE.test(s))) return "segments are 1-80 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit and not ending in a space or dot (no hidden names, no '..')";
   return null;
 }
 
@@ -367,14 +368,21 @@ export function moveMemory({ handle, from, to, actor, now = Date.now() }: { hand
 }
 
 /**
- * The file goes first (it is the truth), then the index rows and the audit
- * row in one transaction. A failed index update is reported; the next
- * reindex drops the rows.
+ * Both or neither: the file is renamed to a hidden name beside it (no space
+ * needed; scans skip hidden names), then the index rows and the audit row
+ * commit in one transaction, then the hidden file is removed. A failed commit
+ * (a full disk, a read-only index) renames the file back: the memory is still
+ * there, in the folder and in search, and the answer is a 503 naming why.
  */
 export function deleteMemory({ handle, memoryPath, actor }: { handle: StoreHandle; memoryPath: string; actor: string }): void {
   const file = memoryFile({ handle, memoryPath });
   if (!existsNoFollow(file)) throw new AppError("not_found", `no memory ${memoryPath}`);
-  fs.rmSync(file);
+  const trash = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.deleting`);
+  try {
+    fs.renameSync(file, trash);
+  } catch (e) {
+    throw new AppError("unavailable", `memory ${memoryPath} could not be deleted (its file could not be moved aside: ${(e as NodeJS.ErrnoException).code ?? String(e)}); nothing was changed`);
+  }
   try {
     handle.sqlite
       .transaction(() => {
@@ -383,8 +391,21 @@ export function deleteMemory({ handle, memoryPath, actor }: { handle: StoreHandl
       })
       .immediate();
   } catch (e) {
-    log("error", "memory file deleted but its index update failed", { store: handle.store, memoryPath, error: String(e) });
-    throw new AppError("internal", `memory ${memoryPath} was deleted but the index update failed; run a reindex of store ${handle.store}`);
+    const why = infrastructureError(e)?.message ?? "the index could not be updated";
+    try {
+      fs.renameSync(trash, file);
+    } catch (back) {
+      log("error", "memory delete failed and its file could not be put back", { store: handle.store, memoryPath, trash, error: String(back) });
+      throw new AppError("unavailable", `memory ${memoryPath} could not be deleted: ${why}; its file is kept as ${path.basename(trash)} beside it, rename it back`);
+    }
+    log("warn", "memory delete failed; the memory is kept", { store: handle.store, memoryPath, error: String(e) });
+    throw new AppError("unavailable", `memory ${memoryPath} could not be deleted: ${why}; nothing was changed, retry when the store can be written`);
+  }
+  try {
+    fs.rmSync(trash);
+  } catch (e) {
+    // Deleted everywhere that counts: the hidden leftover is never indexed.
+    log("warn", "memory deleted but its hidden file could not be removed", { store: handle.store, memoryPath, trash, error: String(e) });
   }
 }
 

@@ -8,7 +8,8 @@ import { AppError } from "../errors";
 import { log } from "../log";
 import { CHUNKING_VERSION } from "./chunking";
 import { readFileNoFollow } from "./contained-fs";
-import { listIndexableFiles } from "./files";
+import { listIndexableFiles, type UnindexableFile } from "./files";
+import { memoryTextProblem } from "./frontmatter";
 import { decodeText, deleteDocumentByPath, ingestDocument } from "./ingest";
 import { resumeFtsRebuild } from "./fts-rebuild";
 import { ensureCategoryPath, indexMemoryText, pruneCategories, removeMemoryIndex } from "./memories";
@@ -26,6 +27,10 @@ export type ReindexResult = {
   skippedBy: { binary: number; oversized: number; badName: number; symlink: number };
   /** Skipped links that lead outside their folder (or nowhere), e.g. `memory/notes/passwd.md`; at most 100. */
   linksOutsideRoot: string[];
+  /** Files under memory/ that cannot be indexed as they are, with the reason (name, size, encoding, frontmatter, conflict markers); at most 100. */
+  unindexable: UnindexableFile[];
+  /** Paths this run added, changed or removed (at most 20): what a file-change audit row names. */
+  changedPaths: string[];
   durationMs: number;
 };
 export type ReindexProgress = { phase: "scanning" | "writing"; done: number; total: number };
@@ -99,6 +104,21 @@ const YIELD_EVERY = 64;
 
 /** `keepUnlisted`: document paths whose rows stay although no file was listed for them (a restore keeps source documents it cannot re-read). */
 type ReindexOptions = { handle: StoreHandle; onProgress?: (p: ReindexProgress) => void; keepUnlisted?: (docPath: string) => boolean };
+const isMemoryDoc = (docPath: string) => docPath.startsWith("memory/");
+
+/** The unindexable files the last reindex found, kept for Health and the memories page (verify finds them afresh). */
+const UNINDEXABLE_KEY = "unindexable_files";
+const UNINDEXABLE_CAP = 100;
+
+export function lastUnindexableFiles({ handle }: { handle: StoreHandle }): UnindexableFile[] {
+  const raw = (preparedOnce(handle.sqlite, "select value from meta where key = 'unindexable_files'").get() as { value: string } | undefined)?.value;
+  if (!raw) return [];
+  try {
+    return JSON.parse(raw) as UnindexableFile[];
+  } catch {
+    return [];
+  }
+}
 
 /**
  * The reindex as steps: read and hash every file (yielding now and then so
@@ -122,6 +142,7 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
   );
   const memoryRows = new Set(db.select({ path: memories.path }).from(memories).all().map((r) => r.path));
   const skippedBy = { binary: 0, ...listing.skipped };
+  const unindexable: UnindexableFile[] = [...listing.unindexable];
   const pending: Pending[] = [];
   /** Same content under a new stat (touched, checked out again, replaced by a copy): the row's stat is refreshed so the next scan trusts it. */
   const touched: { docId: number; stat: FileStat; readAt: number }[] = [];
@@ -158,10 +179,18 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
     const text = decodeText(bytes);
     if (text === null) {
       skippedBy.binary++;
+      if (isMemoryDoc(f.docPath)) unindexable.push({ path: f.docPath, reason: "not text: binary, or an encoding other than UTF-8 or Latin-1" });
+      continue;
+    }
+    const problem = isMemoryDoc(f.docPath) ? memoryTextProblem(text) : null;
+    if (problem) {
+      // Listed, never indexed as body with its fields lost; what was indexed before (the last good version) stays.
+      unindexable.push({ path: f.docPath, reason: problem });
+      if (prev) seen.add(f.docPath);
       continue;
     }
     seen.add(f.docPath);
-    if (prev && prev.sha256 === sha256Hex(bytes) && !staleDocIds.has(prev.docId) && !memoryRowMissing) {
+    if (prev && prev.sha256 === sha256Hex(text) && !staleDocIds.has(prev.docId) && !memoryRowMissing) {
       unchanged++;
       kindOf(f.memoryPath).unchanged++;
       // The stat did not vouch (new, changed or first recorded now, or last read too soon): record it with this read's time.
@@ -173,7 +202,6 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
   yield;
 
   const gone = [...known.keys()].filter((p) => !seen.has(p) && !keepUnlisted?.(p));
-  const isMemoryDoc = (docPath: string) => docPath.startsWith("memory/");
   for (const p of gone) (isMemoryDoc(p) ? byKind.memories : byKind.documents).removed++;
   const descriptions = new Map<string, string>();
   for (const [category, file] of listing.categoryFiles) {
@@ -198,10 +226,14 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
     .where(sql`not exists (select 1 from categories c where c.path = ${memories.category})`)
     .all()
     .map((r) => r.category);
+  unindexable.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const unindexableJson = JSON.stringify(unindexable.slice(0, UNINDEXABLE_CAP));
+  const unindexableChanged = unindexableJson !== JSON.stringify(lastUnindexableFiles({ handle }));
+  const changedPaths: string[] = [];
   const counts: ReindexCounts = { scanned: total, added: 0, changed: 0, unchanged, removed: gone.length, skipped: skippedBy.binary + skippedBy.oversized + skippedBy.badName + skippedBy.symlink };
 
   // An unchanged tree writes nothing at all.
-  if (pending.length > 0 || gone.length > 0 || touched.length > 0 || descriptionsChanged || uncategorized.length > 0 || !builtBefore) {
+  if (pending.length > 0 || gone.length > 0 || touched.length > 0 || descriptionsChanged || uncategorized.length > 0 || unindexableChanged || !builtBefore) {
     const writeTotal = pending.length + gone.length;
     sqlite
       .transaction(() => {
@@ -221,6 +253,7 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
           recordIdentity.run(now.stat.ctime, now.stat.ino, p.docPath);
           const added = r.status === "added" || p.isNew;
           counts[added ? "added" : "changed"]++;
+          if (changedPaths.length < 20) changedPaths.push(p.docPath);
           kindOf(p.memoryPath)[added ? "added" : "changed"]++;
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
         }
@@ -231,8 +264,14 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
               counts.removed--;
               byKind.memories.removed--;
             }
-            else removeMemoryIndex({ handle, memoryPath: docPath.slice("memory/".length, -".md".length) });
-          } else deleteDocumentByPath({ handle, path: docPath });
+            else {
+              removeMemoryIndex({ handle, memoryPath: docPath.slice("memory/".length, -".md".length) });
+              if (changedPaths.length < 20) changedPaths.push(docPath);
+            }
+          } else {
+            deleteDocumentByPath({ handle, path: docPath });
+            if (changedPaths.length < 20) changedPaths.push(docPath);
+          }
           onProgress?.({ phase: "writing", done: ++done, total: writeTotal });
         }
         // indexed_at: when this content was last read from the file and found the same.
@@ -241,11 +280,12 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
         for (const category of uncategorized) ensureCategoryPath({ handle, category });
         if (descriptionsChanged) applyCategoryDescriptions({ handle, descriptions });
         pruneCategories({ handle });
+        if (unindexableChanged) sqlite.prepare("insert into meta(key, value) values (?, ?) on conflict(key) do update set value = excluded.value").run(UNINDEXABLE_KEY, unindexableJson);
         markIndexBuilt({ handle });
       })
       .immediate();
   }
-  return { store, counts, byKind, skippedBy, linksOutsideRoot: listing.linksOutsideRoot, durationMs: Math.round(performance.now() - started) };
+  return { store, counts, byKind, skippedBy, linksOutsideRoot: listing.linksOutsideRoot, unindexable: unindexable.slice(0, UNINDEXABLE_CAP), changedPaths, durationMs: Math.round(performance.now() - started) };
 }
 
 function applyCategoryDescriptions({ handle, descriptions }: { handle: StoreHandle; descriptions: Map<string, string> }): void {
@@ -305,20 +345,37 @@ function drive(steps: Generator<void, ReindexResult>): ReindexResult {
   }
 }
 
-/** Reindex without starving the event loop while files are read (the write phase is one transaction). */
-export async function reindexStoreAsync({ handle, onProgress }: { handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Promise<ReindexResult> {
+const passes = ((globalThis as unknown as { __dualmindBackgroundPasses?: Map<string, Promise<unknown>> }).__dualmindBackgroundPasses ??= new Map());
+
+/**
+ * Reindex without starving the event loop while files are read (the write phase is one transaction).
+ * A `background` pass (the memory folder watch, watch.ts) is refused while another reindex runs; any
+ * other reindex waits for a background pass to end rather than being refused because of it.
+ */
+export async function reindexStoreAsync({ handle, onProgress, background = false }: { handle: StoreHandle; onProgress?: (p: ReindexProgress) => void; background?: boolean }): Promise<ReindexResult> {
+  if (!background) for (let pass = passes.get(handle.store); pass; pass = passes.get(handle.store)) await pass.catch(() => undefined);
   claim(handle.store);
-  try {
-    const steps = reindexSteps({ handle, onProgress });
-    let step = steps.next();
-    while (!step.done) {
-      await new Promise((resolve) => setImmediate(resolve));
-      step = steps.next();
+  const work = (async () => {
+    try {
+      const steps = reindexSteps({ handle, onProgress });
+      let step = steps.next();
+      while (!step.done) {
+        await new Promise((resolve) => setImmediate(resolve));
+        step = steps.next();
+      }
+      return step.value;
+    } finally {
+      running().delete(handle.store);
     }
-    return step.value;
-  } finally {
-    running().delete(handle.store);
+  })();
+  if (background) {
+    passes.set(handle.store, work);
+    void work.then(
+      () => passes.delete(handle.store),
+      () => passes.delete(handle.store),
+    );
   }
+  return work;
 }
 
 /**

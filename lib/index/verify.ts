@@ -3,9 +3,13 @@ import type { StoreHandle } from "../db/connection";
 import { chunks, documents, memories } from "../db/schema/index";
 import { CHUNKING_VERSION } from "./chunking";
 import { readFileNoFollow } from "./contained-fs";
-import { listIndexableFiles } from "./files";
+import { listIndexableFiles, type UnindexableFile } from "./files";
+import { memoryTextProblem } from "./frontmatter";
 import { decodeText } from "./ingest";
 import { sha256Hex } from "../common";
+import { getConfig } from "../config";
+import { runWithinBudget, startQueryBudget } from "../db/query-budget";
+import { isAppError } from "../errors";
 
 const LIST_CAP = 100;
 
@@ -28,15 +32,73 @@ export type VerifyReport = {
   hashMismatches: string[];
   missingFiles: string[];
   notIndexed: string[];
+  /** Files under memory/ that cannot be indexed as they are, with the reason (name, size, encoding, frontmatter, conflict markers); any makes inSync false. */
+  unindexable: UnindexableFile[];
   staleChunks: number;
   durationMs: number;
 };
 
-/** Compare files with the index without writing anything. Lists are capped at 100 paths each. */
+/** Files read and hashed between two yields to the event loop (and at most this many bytes). */
+const YIELD_EVERY_FILES = 32;
+const YIELD_EVERY_BYTES = 4 * 2 ** 20;
+
+/**
+ * SQLite's quick_check within the query budget (DUALMIND_QUERY_BUDGET_MS): on
+ * a store too big to check in that time the report says it was not checked
+ * (an admin runs `sqlite3 index.db 'pragma integrity_check'` offline) rather
+ * than holding the server while it reads every page.
+ */
+function quickCheck(handle: StoreHandle): string {
+  const budget = startQueryBudget({ hint: "not run", budgetMs: getConfig().queryBudgetMs });
+  try {
+    return runWithinBudget(handle.sqlite, budget, () => (handle.sqlite.pragma("quick_check", { simple: true }) as string) ?? "unknown");
+  } catch (e) {
+    if (isAppError(e) && e.code === "query_too_expensive") return `not checked: quick_check did not finish within the ${budget.budgetMs} ms query budget (DUALMIND_QUERY_BUDGET_MS)`;
+    throw e;
+  }
+}
+
+/** The integrity check that ran out of its budget is not a failure: the report says it was not checked. */
+const integrityOk = (integrity: string) => integrity === "ok" || integrity.startsWith("not checked:");
+
+/** Compare files with the index without writing anything (synchronously: tests, restore). Lists are capped at 100 paths each. */
 export function verifyStore({ handle }: { handle: StoreHandle }): VerifyReport {
+  const steps = verifySteps({ handle });
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+const g = globalThis as unknown as { __dualmindVerifying?: Map<string, Promise<VerifyReport>> };
+const verifying = (g.__dualmindVerifying ??= new Map());
+
+/**
+ * verifyStore for requests (API, dashboard): files are hashed a few at a
+ * time between turns of the event loop, and one verify runs per store at a
+ * time: a verify asked while one runs shares its report.
+ */
+export function verifyStoreAsync({ handle }: { handle: StoreHandle }): Promise<VerifyReport> {
+  const running = verifying.get(handle.store);
+  if (running) return running;
+  const run = (async () => {
+    const steps = verifySteps({ handle });
+    let step = steps.next();
+    while (!step.done) {
+      await new Promise((resolve) => setImmediate(resolve));
+      step = steps.next();
+    }
+    return step.value;
+  })().finally(() => verifying.delete(handle.store));
+  verifying.set(handle.store, run);
+  return run;
+}
+
+function* verifySteps({ handle }: { handle: StoreHandle }): Generator<void, VerifyReport> {
   const started = performance.now();
   const { sqlite, db } = handle;
-  const integrity = (sqlite.pragma("quick_check", { simple: true }) as string) ?? "unknown";
+  const integrity = quickCheck(handle);
+  yield;
   // FTS5 shadow tables are not in the Drizzle schema.
   const one = (query: string) => (sqlite.prepare(query).get() as CountRow).n;
   // The FTS index stores one docsize row per indexed chunk rowid: compare both ways. Rows a pending
@@ -44,7 +106,9 @@ export function verifyStore({ handle }: { handle: StoreHandle }): VerifyReport {
   const ftsMissing = one(`select count(*) as n from chunks c where not exists (select 1 from chunks_fts_docsize d where d.id = c.id)
     and not (c.id > coalesce((select cast(value as integer) from meta where key = 'fts_rebuilt_through'), 0)
              and c.id <= coalesce((select cast(value as integer) from meta where key = 'fts_rebuild_target'), 0))`);
+  yield;
   const ftsExtra = one("select count(*) as n from chunks_fts_docsize d where not exists (select 1 from chunks c where c.id = d.id)");
+  yield;
   const memoriesWithoutDocument = db
     .select({ path: memories.path })
     .from(memories)
@@ -59,28 +123,48 @@ export function verifyStore({ handle }: { handle: StoreHandle }): VerifyReport {
   const listing = listIndexableFiles({ handle });
   const hashMismatches: string[] = [];
   const notIndexed: string[] = [];
+  const unindexable: UnindexableFile[] = [...listing.unindexable];
   const present = new Set<string>();
   let binary = 0;
+  let sinceYield = { files: 0, bytes: 0 };
   for (const f of listing.files) {
+    if (sinceYield.files >= YIELD_EVERY_FILES || sinceYield.bytes >= YIELD_EVERY_BYTES) {
+      sinceYield = { files: 0, bytes: 0 };
+      yield;
+    }
     let bytes: Buffer;
     try {
       bytes = readFileNoFollow(f.abs, f.docPath).bytes;
     } catch {
       continue;
     }
-    if (decodeText(bytes) === null) {
+    sinceYield.files++;
+    sinceYield.bytes += bytes.length;
+    const memoryFile = f.docPath.startsWith("memory/");
+    const text = decodeText(bytes);
+    if (text === null) {
       binary++;
+      if (memoryFile) unindexable.push({ path: f.docPath, reason: "not text: binary, or an encoding other than UTF-8 or Latin-1" });
+      continue;
+    }
+    const problem = memoryFile ? memoryTextProblem(text) : null;
+    if (problem) {
+      unindexable.push({ path: f.docPath, reason: problem });
+      // Its last good version may still be indexed: not a missing file.
+      if (docs.has(f.docPath)) present.add(f.docPath);
       continue;
     }
     present.add(f.docPath);
     const sha = docs.get(f.docPath);
     if (sha === undefined) notIndexed.push(f.docPath);
-    else if (sha !== sha256Hex(bytes)) hashMismatches.push(f.docPath);
+    else if (sha !== sha256Hex(text)) hashMismatches.push(f.docPath);
   }
+  yield;
+  unindexable.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const missingFiles = [...docs.keys()].filter((p) => !present.has(p)).sort();
   const staleChunks = countOf(db.select({ n: count() }).from(chunks).where(ne(chunks.chunkingVersion, CHUNKING_VERSION)).get());
-  const consistent = integrity === "ok" && ftsMissing === 0 && ftsExtra === 0 && memoriesWithoutDocument.length === 0;
-  const inSync = hashMismatches.length === 0 && missingFiles.length === 0 && notIndexed.length === 0 && staleChunks === 0;
+  const consistent = integrityOk(integrity) && ftsMissing === 0 && ftsExtra === 0 && memoriesWithoutDocument.length === 0;
+  const inSync = hashMismatches.length === 0 && missingFiles.length === 0 && notIndexed.length === 0 && unindexable.length === 0 && staleChunks === 0;
   return {
     store: handle.store,
     ok: consistent && inSync,
@@ -102,6 +186,7 @@ export function verifyStore({ handle }: { handle: StoreHandle }): VerifyReport {
     hashMismatches: hashMismatches.slice(0, LIST_CAP),
     missingFiles: missingFiles.slice(0, LIST_CAP),
     notIndexed: notIndexed.slice(0, LIST_CAP),
+    unindexable: unindexable.slice(0, LIST_CAP),
     staleChunks,
     durationMs: Math.round(performance.now() - started),
   };

@@ -23,13 +23,14 @@ import {
 } from "../index/memories";
 import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listCategoryChildrenPg, listMemoriesByFilterPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
 import { getJobById, listLatestJobs, runReindexJob, startReindexJob, type Job } from "../index/jobs";
-import type { ReindexProgress } from "../index/reindex";
+import { lastUnindexableFiles, type ReindexProgress } from "../index/reindex";
+import type { UnindexableFile } from "../index/files";
 import { readChunkInDocument, type ChunkReader } from "../index/reader";
 import { readChunkInDocumentPg } from "../index/reader-pg";
 import { takeOverStaleJobPg } from "../index/admin-jobs-pg";
 import { getJobByIdPg, JOB_OWNER, listLatestJobsPg, runReindexJobPg, runReindexJobToEndPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
 import { searchStore, type SearchInput, type SearchResult } from "../index/search";
-import { verifyStore, type VerifyReport } from "../index/verify";
+import { verifyStoreAsync, type VerifyReport } from "../index/verify";
 import { searchStorePg } from "../index/search-pg";
 import { planQueryVectorPg } from "../index/query-vector-pg";
 import { createStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, storeHasContent, type createStoreSchema, type StoreSummary } from "./stores";
@@ -87,6 +88,8 @@ export type StoresBackend = {
   setCategoryDescription: (a: StoreArg & { input: z.output<typeof setCategorySchema>; actor: string }) => Promise<CategoryChild>;
   /** Compare the truth (memory files; on PostgreSQL the memories table) with the index, without writing. */
   verifyStore: (a: StoreArg) => Promise<VerifyReport>;
+  /** Files under memory/ the last scan could not index, with the reason (none on PostgreSQL: no files there). */
+  listUnindexableFiles: (a: StoreArg) => Promise<UnindexableFile[]>;
   /** Start (or join) the store's reindex job: the derived index rebuilt from the truth. */
   startReindex: (a: StoreArg & { actor: string }) => Promise<Job>;
   /**
@@ -131,7 +134,8 @@ const sqliteStores: StoresBackend = {
   listAllCategories: async ({ store }) => listAllCategories({ handle: openStore({ store }) }),
   listMemoryHistory: async ({ store, ...a }) => listMemoryHistory({ handle: openStore({ store }), ...a }),
   setCategoryDescription: async ({ store, ...a }) => setCategoryDescription({ handle: openStore({ store }), ...a }),
-  verifyStore: async ({ store }) => verifyStore({ handle: openStore({ store }) }),
+  verifyStore: ({ store }) => verifyStoreAsync({ handle: openStore({ store }) }),
+  listUnindexableFiles: async ({ store }) => lastUnindexableFiles({ handle: openStore({ store }) }),
   // The job is the build: no silent rebuild on open first (see openStore).
   startReindex: async ({ store, actor }) => startReindexJob({ handle: openStore({ store, buildIndex: false }), actor }),
   runReindex: async ({ store, ...a }) => runReindexJob({ handle: openStore({ store, buildIndex: false }), ...a }),
@@ -193,6 +197,7 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
     listMemoryHistory: async ({ store, ...a }) => listMemoryHistoryPg({ handle: (await open(store)).handle, ...a }),
     setCategoryDescription: async ({ store, ...a }) => setCategoryDescriptionPg({ handle: (await open(store)).handle, ...a }),
     verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),
+    listUnindexableFiles: async () => [],
     startReindex: async ({ store, actor }) => {
       const { pg, handle } = await open(store);
       // A reindex of this store whose replica died (heartbeat older than JOB_STALE_MS) is taken over first, by whichever replica is asked next.

@@ -6,6 +6,7 @@ import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../db/store-names";
 import { AppError, isAppError } from "../errors";
 import { appendAuditPg, hasAuditEntryPg } from "../governance/audit-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
+import { reindexMarkedMemoriesPg } from "../index/memories-pg";
 import { createStoreSchema } from "./stores";
 
 /**
@@ -51,7 +52,10 @@ export async function openStorePg({ pg, store }: { pg: PgHandle; store: string }
     // A long name's schema is shortened with a hash, so another (valid) name can spell the same schema: the schema
     // answers only to the store that made it, or a token allowed one name would reach the other store's rows.
     if (meta.get("name") !== store) throw new AppError("not_found", `store ${store} does not exist`);
-    if (meta.get("schema_version") !== storeSchemaVersion()) await migrateStoreSchema(tx, handle.schema);
+    if (meta.get("schema_version") !== storeSchemaVersion()) {
+      await migrateStoreSchema(tx, handle.schema);
+      await reindexMarkedMemoriesPg({ tx });
+    }
   });
   markUpToDate(pg, store);
   return handle;

@@ -35,6 +35,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/ledger-dialectic.test.ts",
   "tests/ledger.test.ts",
   "tests/ledger-concurrency.test.ts",
+  "tests/memory-files.test.ts",
   "tests/memory-manage.test.ts",
   "tests/recall-sanitize.test.ts",
   "tests/recall.test.ts",

@@ -13,6 +13,8 @@ import { ALL_STORES, loadHealthDashboard } from "@/lib/metrics/health";
 import { getStorePageEmbeddingsPg } from "@/lib/metrics/store-status-pg";
 import { parseRange } from "@/lib/metrics/preparers";
 import { openStore } from "@/lib/stores/stores";
+import { stores as storesBackend } from "@/lib/stores/backend";
+import { UnindexableFiles } from "@/components/unindexable-files";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "../stores/[store]/embed-actions";
 
 type Params = Record<string, string | string[] | undefined>;
@@ -26,11 +28,16 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
   const markers = d.modelChanges.map((m) => ({ t: m.t, label: d.store === ALL_STORES ? `${m.store}: new model` : "new model" }));
   const one_ = d.store === ALL_STORES ? null : (d.perStore[0] ?? null);
   // One store picked: its embeddings card (re-embed progress, parked items), from the store's own backend.
+  // Files in a store's memory/ that the last scan could not index, with the reason (SQLite stores; PostgreSQL has no files).
+  const unindexable = d.postgres ? [] : await Promise.all(d.perStore.map(async (s) => ({ store: s.store, files: await storesBackend().listUnindexableFiles({ store: s.store }) })));
   const embeddings = !one_ ? null : d.postgres ? (await getStorePageEmbeddingsPg({ store: d.store })).embeddings : await getEmbeddingStatus({ handle: openStore({ store: d.store }), status: one_ });
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Health</h1>
       <HealthPickers path="/health" range={d.range} store={d.store} stores={d.stores} />
+      {unindexable.map((u) => (
+        <UnindexableFiles key={u.store} store={u.store} files={u.files} />
+      ))}
       <StoreStatusCard status={d.overall} scope={d.store === ALL_STORES && d.overall ? `worst of ${d.perStore.length} stores: ${d.overall.store}` : undefined} />
       {d.store === ALL_STORES && d.perStore.length > 1 && (
         <table className="data card" data-testid="health-stores">

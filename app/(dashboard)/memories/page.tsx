@@ -6,6 +6,7 @@ import { MemoryEditor, type MemoryDraft } from "@/components/memory-editor";
 import { MemoryHistory } from "@/components/memory-history";
 import { MemoryDeleteForm, MemoryMoveForm } from "@/components/memory-manage";
 import { MemoryMarkdown } from "@/components/memory-markdown";
+import { UnindexableFiles } from "@/components/unindexable-files";
 import { MemoryCategoryTree, MemoryFilterForm, MemorySearchForm } from "@/components/memory-filters";
 import { roleAtLeast } from "@/lib/auth/users";
 import { formatTime } from "@/lib/format";
@@ -95,6 +96,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
   const search = q ? await searchMemories({ store, q, category, page }) : null;
   const list = !search && parsed.success ? await storesBackend().listMemories({ store, filter: parsed.data }) : null;
   const viewed = await loadMemory(store, one(sp.path));
+  const unindexable = await storesBackend().listUnindexableFiles({ store });
   const history = viewed?.kind === "memory" ? await storesBackend().listMemoryHistory({ store, memoryPath: viewed.memory.path, limit: 30 }) : null;
   const editing = canEdit && viewed?.kind === "memory" && one(sp.edit) === "1";
   const creating = canEdit && one(sp.new) === "1";
@@ -122,6 +124,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
           </Link>
         )}
       </div>
+      <UnindexableFiles store={store} files={unindexable} />
       <MemoryFilterForm stores={stores} values={values} />
       <div className="grid gap-4 md:grid-cols-[14rem_1fr]">
         <MemoryCategoryTree store={store} categories={categories} active={values.category} />

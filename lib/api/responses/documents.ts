@@ -157,6 +157,8 @@ export const verifyResponse = exact({
   hash_mismatches: z.array(z.string()),
   missing_files: z.array(z.string()),
   not_indexed: z.array(z.string()),
+  /** Files under memory/ that cannot be indexed as they are (name, size, encoding, frontmatter, conflict markers), with the reason; any makes in_sync false. */
+  unindexable: z.array(exact({ path: z.string(), reason: z.string() })),
   stale_chunks: count,
   duration_ms: z.number(),
 });
@@ -179,6 +181,10 @@ export const reindexJob = exact({
     skipped_by: exact({ binary: count, oversized: count, bad_name: count, symlink: count }),
     /** Skipped links that lead outside their folder (or nowhere); at most 100. */
     links_outside_root: z.array(z.string()),
+    /** Files under memory/ that could not be indexed, with the reason; absent on jobs recorded before it was kept. */
+    unindexable: z.array(exact({ path: z.string(), reason: z.string() })).optional(),
+    /** Paths the run added, changed or removed (at most 20). */
+    changed_paths: z.array(z.string()).optional(),
     duration_ms: z.number(),
   }).nullable(),
   error: z.string().nullable(),

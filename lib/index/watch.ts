@@ -1,0 +1,141 @@
+import fs from "node:fs";
+import path from "node:path";
+import { getConfig } from "../config";
+import { getStoreDb, storeDir } from "../db/connection";
+import { listStoreNames } from "../db/store-names";
+import { isAppError } from "../errors";
+import { appendAudit } from "../governance/audit";
+import { log } from "../log";
+import { ensureIndexBuilt, reindexStoreAsync, type ReindexResult } from "./reindex";
+
+/**
+ * The memory folders are live: a file edited, added, deleted or renamed in a
+ * store's memory/ on disk (an editor, a `git pull`) reaches the index within
+ * seconds, through the incremental reindex (reindex.ts: only files whose stat
+ * changed are read). A recursive fs.watch per store marks it dirty; changes
+ * are batched (a pull touches many files) and the store is reindexed once,
+ * off the request path, between turns of the event loop. A scan of every
+ * store every DUALMIND_MEMORY_SCAN_MS is the fallback for file systems
+ * without change events (and picks up stores created since), and the first
+ * scan at start-up notices a tree changed while the server was down. What a
+ * scan changed is audited as one `store.file_change` row per store.
+ *
+ * SQLite stores only: with DATABASE_URL the memories table is the truth.
+ */
+
+/** Changes seen within this long of each other are indexed together. */
+export const WATCH_BATCH_MS = 300;
+
+type Watching = { watcher: fs.FSWatcher | null; dirty: boolean; timer: NodeJS.Timeout | null; running: boolean };
+
+type State = { stores: Map<string, Watching>; scan: NodeJS.Timeout | null; stopped: boolean; batchMs: number };
+
+const g = globalThis as unknown as { __dualmindMemoryWatch?: State };
+
+/** Start watching every store's memory folder (idempotent). Returns stopMemoryWatch. */
+export function startMemoryWatch({ scanMs = getConfig().memoryWatch.scanMs, batchMs = WATCH_BATCH_MS }: { scanMs?: number; batchMs?: number } = {}): () => Promise<void> {
+  const config = getConfig();
+  if (!config.memoryWatch.enabled || config.databaseUrl) return stopMemoryWatch;
+  if (g.__dualmindMemoryWatch && !g.__dualmindMemoryWatch.stopped) return stopMemoryWatch;
+  const state: State = { stores: new Map(), scan: null, stopped: false, batchMs };
+  g.__dualmindMemoryWatch = state;
+  const scanAll = () => {
+    if (state.stopped) return;
+    for (const store of listStoreNames()) {
+      const w = watching(state, store);
+      attach(state, store, w);
+      w.dirty = true;
+      schedule(state, store, w, 0);
+    }
+  };
+  scanAll();
+  state.scan = setInterval(scanAll, scanMs);
+  state.scan.unref();
+  return stopMemoryWatch;
+}
+
+/** Close every watcher and timer; resolves when no reindex started by the watch is still running. */
+export async function stopMemoryWatch(): Promise<void> {
+  const state = g.__dualmindMemoryWatch;
+  if (!state || state.stopped) return;
+  state.stopped = true;
+  if (state.scan) clearInterval(state.scan);
+  for (const w of state.stores.values()) {
+    w.watcher?.close();
+    if (w.timer) clearTimeout(w.timer);
+  }
+  while ([...state.stores.values()].some((w) => w.running)) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+function watching(state: State, store: string): Watching {
+  let w = state.stores.get(store);
+  if (!w) {
+    w = { watcher: null, dirty: false, timer: null, running: false };
+    state.stores.set(store, w);
+  }
+  return w;
+}
+
+/** A watcher on the store's memory folder once it exists (the scan retries until then, and after an error). */
+function attach(state: State, store: string, w: Watching): void {
+  if (w.watcher) return;
+  // Only memory/ itself: the store folder holds index.db, whose every write would look like a change.
+  const dir = path.join(storeDir(store), "memory");
+  if (!fs.existsSync(dir)) return;
+  try {
+    const watcher = fs.watch(dir, { recursive: true, persistent: false }, () => {
+      w.dirty = true;
+      schedule(state, store, w, state.batchMs);
+    });
+    watcher.on("error", (e) => {
+      // A watched folder removed or the watch limit reached: the periodic scan carries on and attaches again.
+      log("warn", "memory folder watch stopped; the periodic scan still picks up changes", { store, error: String(e) });
+      watcher.close();
+      if (w.watcher === watcher) w.watcher = null;
+    });
+    w.watcher = watcher;
+  } catch (e) {
+    log("warn", "memory folder cannot be watched; changes are picked up by the periodic scan", { store, error: String(e) });
+  }
+}
+
+function schedule(state: State, store: string, w: Watching, delayMs: number): void {
+  if (state.stopped || w.timer || w.running) return;
+  w.timer = setTimeout(() => {
+    w.timer = null;
+    void run(state, store, w);
+  }, delayMs);
+  w.timer.unref();
+}
+
+async function run(state: State, store: string, w: Watching): Promise<void> {
+  if (state.stopped || !w.dirty) return;
+  w.dirty = false;
+  w.running = true;
+  try {
+    const handle = getStoreDb(store);
+    // A never-built index (a deleted index.db) is rebuilt as on first access; then the incremental pass.
+    ensureIndexBuilt({ handle });
+    const result = await reindexStoreAsync({ handle, background: true });
+    auditFileChange(result);
+  } catch (e) {
+    // A reindex already running (an admin's) covers these changes; anything else is tried again on the next change or scan.
+    if (!(isAppError(e) && e.code === "conflict")) log("warn", "indexing memory file changes failed; the next change or scan tries again", { store, error: String(e) });
+  } finally {
+    w.running = false;
+  }
+  // Changes that arrived while it ran are indexed in the next batch.
+  if (w.dirty) schedule(state, store, w, state.batchMs);
+}
+
+function auditFileChange(r: ReindexResult): void {
+  const { added, changed, removed } = r.counts;
+  if (added + changed + removed === 0) return;
+  appendAudit({
+    actor: "system:files",
+    action: "store.file_change",
+    target: `store:${r.store}`,
+    reason: "files changed on disk",
+    details: { added, changed, removed, paths: r.changedPaths, unindexable: r.unindexable.length },
+  });
+}
