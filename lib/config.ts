@@ -278,6 +278,8 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_BODY_BYTES", default: "1048576", meaning: "largest accepted API request body; larger → 413" },
   { variable: "DUALMIND_DISABLE_VECTORS", default: "false", meaning: "do not load sqlite-vec (lexical only)" },
   { variable: "DUALMIND_ANN_MIN_VECTORS", default: "20000", meaning: "vectors of one kind and model from which vector search uses the approximate (HNSW, usearch) index kept in stores/<store>/index.ann/; smaller sets use SimHash + exact rescoring" },
+  { variable: "DUALMIND_MEMORY_WATCH", default: "true", meaning: "notice memory files edited, added, deleted or renamed on disk (a watcher plus a periodic scan) and re-index them within seconds, audited as store.file_change; false: only a reindex picks them up" },
+  { variable: "DUALMIND_MEMORY_SCAN_MS", default: "30000", meaning: "the memory folder watcher's fallback scan interval, for file systems without change events (1000–86400000)" },
   { variable: "DUALMIND_WORD_LISTS_MIN_ROWS", default: "20000", meaning: "rows of a store's full-text index (chunks, whole documents, thoughts, nodes, traces, learnings) from which the server builds and keeps its word lists in index.db, so broad queries are ranked without FTS5 scoring every match; 0: none (lists already built are dropped)" },
   { variable: "DUALMIND_LOG_LEVEL", default: "info", meaning: "debug | info | warn | error" },
   { variable: "DUALMIND_METRICS_PUBLIC_LOOPBACK", default: "false", meaning: "let /api/metrics answer without a token when HOST is loopback and the request names a loopback Host (off: Prometheus sends a read-scope token)" },
