@@ -3,7 +3,7 @@ import { registerPgEmbeddable, type PgEmbeddable } from "./index/embed-kinds-pg"
 import { learningEmbeddablePg } from "./recall/learnings-pg";
 import { traceEmbeddablePg } from "./recall/traces-pg";
 import { nodeEmbeddable } from "./graph/nodes";
-import { nodeEmbeddablePg } from "./graph/nodes-pg";
+import { nodeEmbeddablePg } from "./graph/nodes";
 import { thoughtEmbeddablePg } from "./graph/thoughts-pg";
 import { thoughtEmbeddable } from "./graph/thoughts";
 import { chunkEmbeddable } from "./index/chunk-embeddings";
