@@ -4,7 +4,7 @@ import { learningEmbeddablePg } from "./recall/learnings-pg";
 import { traceEmbeddablePg } from "./recall/traces-pg";
 import { nodeEmbeddable } from "./graph/nodes";
 import { nodeEmbeddablePg } from "./graph/nodes";
-import { thoughtEmbeddablePg } from "./graph/thoughts-pg";
+import { thoughtEmbeddablePg } from "./graph/thoughts";
 import { thoughtEmbeddable } from "./graph/thoughts";
 import { chunkEmbeddable } from "./index/chunk-embeddings";
 import { learningEmbeddable } from "./recall/learnings";

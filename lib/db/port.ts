@@ -2,6 +2,7 @@ import { count as countAll, sql, type SQL } from "drizzle-orm";
 import { alias as pgAlias, type PgColumn, type PgTable } from "drizzle-orm/pg-core";
 import { alias as sqliteAlias, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { StoreHandle } from "./connection";
+import { runWithinBudget, runWithinBudgetPg, type QueryBudget } from "./query-budget";
 import { bytewise, withStoreTx, type PgStoreHandle, type PgStoreTx } from "./pg-store";
 
 /**
@@ -39,7 +40,8 @@ export type On<H extends AnyStoreHandle, T> = H extends PgStoreHandle ? Promise<
 export type TablePair<S extends SQLiteTable = SQLiteTable, P extends PgTable = PgTable> = { sqlite: S; pg: P };
 export type RowOf<T extends TablePair> = T["sqlite"]["$inferSelect"];
 type InsertOf<T extends TablePair> = T["sqlite"]["$inferInsert"];
-type SetOf<T extends TablePair> = Partial<InsertOf<T>>;
+/** Columns to set: values, or SQL over the row (`feedback_count + 1`). */
+type SetOf<T extends TablePair> = { [K in keyof InsertOf<T>]?: InsertOf<T>[K] | SQL };
 /** The table a condition or an ordering is built from: the engine's own. */
 type Either<T extends TablePair> = T["sqlite"] | T["pg"];
 type Where<T extends TablePair> = (t: Either<T>) => SQL | undefined;
@@ -179,6 +181,22 @@ export function select<P extends Record<string, TablePair>, R>(pairs: P, build: 
   });
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
+
+/** Run `op` under a query budget (lib/db/query-budget.ts): its statements together may take the budget's time, no more. */
+export function withinBudget<T>(budget: QueryBudget, op: Op<T>): Op<T> {
+  return step({
+    sqlite: (h) => runWithinBudget(h.sqlite, budget, () => driveSync(h, op)),
+    pg: (tx, h) => runWithinBudgetPg(tx, budget, () => driveAsync(tx, h, op)),
+  });
+}
+
+const PG_UNIQUE_VIOLATION = "23505";
+
+/** Whether a step failed on a unique index (either engine; Drizzle may wrap the driver's error). */
+export function isUniqueViolation(e: unknown): boolean {
+  const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+  return code === PG_UNIQUE_VIOLATION || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}
 
 function driveSync<T>(handle: StoreHandle, op: Op<T>): T {
   let next = op.next();

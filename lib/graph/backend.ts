@@ -22,7 +22,6 @@ import {
   type ThinkInput,
   type Thought,
 } from "./thoughts";
-import { deleteThoughtPg, getChainByIdPg, getThoughtByIdPg, listChainsByRecencyPg, listThoughtsByFilterPg, recordThoughtFeedbackPg, thinkThoughtPg } from "./thoughts-pg";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, sweepExpiredWorkingMemory, type setWorkingMemoryInputSchema, type WorkingMemoryEntry } from "./working-memory";
 import { rememberByQuery, type RememberInput, type RememberResponse } from "./remember";
 import { rememberByQueryPg } from "./remember-pg";
@@ -82,8 +81,7 @@ export type GraphBackend = {
 
 /**
  * The graph over one way of opening a store: the repositories take either
- * engine's handle (lib/db/port.ts); thoughts, chains and remember still have
- * a PostgreSQL twin each.
+ * engine's handle (lib/db/port.ts); remember still has a PostgreSQL twin.
  */
 function graphOver<H extends AnyStoreHandle>({ open, pg }: { open: (store: string) => Promise<H>; pg?: Promise<PgHandle> }): GraphBackend {
   const on = async (store: string) => (await open(store)) as AnyStoreHandle;
@@ -92,13 +90,13 @@ function graphOver<H extends AnyStoreHandle>({ open, pg }: { open: (store: strin
     return handle.kind === "pg" ? onPg(handle) : sqlite(handle);
   };
   return {
-    think: ({ store, ...a }) => twin(store, (handle) => thinkThought({ handle, ...a }), (handle) => thinkThoughtPg({ handle, ...a })),
-    listThoughts: ({ store, ...a }) => twin(store, (handle) => listThoughtsByFilter({ handle, ...a }), (handle) => listThoughtsByFilterPg({ handle, ...a })),
-    getThought: ({ store, ...a }) => twin(store, (handle) => getThoughtById({ handle, ...a }), (handle) => getThoughtByIdPg({ handle, ...a })),
-    deleteThought: ({ store, ...a }) => twin(store, (handle) => deleteThought({ handle, ...a }), (handle) => deleteThoughtPg({ handle, ...a })),
-    recordThoughtFeedback: ({ store, ...a }) => twin(store, (handle) => recordThoughtFeedback({ handle, ...a }), (handle) => recordThoughtFeedbackPg({ handle, ...a })),
-    listChains: ({ store, ...a }) => twin(store, (handle) => listChainsByRecency({ handle, ...a }), (handle) => listChainsByRecencyPg({ handle, ...a })),
-    getChain: ({ store, ...a }) => twin(store, (handle) => getChainById({ handle, ...a }), (handle) => getChainByIdPg({ handle, ...a })),
+    think: async ({ store, ...a }) => thinkThought({ handle: await on(store), ...a }),
+    listThoughts: async ({ store, ...a }) => listThoughtsByFilter({ handle: await on(store), ...a }),
+    getThought: async ({ store, ...a }) => getThoughtById({ handle: await on(store), ...a }),
+    deleteThought: async ({ store, ...a }) => deleteThought({ handle: await on(store), ...a }),
+    recordThoughtFeedback: async ({ store, ...a }) => recordThoughtFeedback({ handle: await on(store), ...a }),
+    listChains: async ({ store, ...a }) => listChainsByRecency({ handle: await on(store), ...a }),
+    getChain: async ({ store, ...a }) => getChainById({ handle: await on(store), ...a }),
     createNode: async ({ store, ...a }) => createNode({ handle: await on(store), ...a }),
     listNodes: async ({ store, ...a }) => listNodesByFilter({ handle: await on(store), ...a }),
     getNodeDetail: async ({ store, ...a }) => getNodeDetailById({ handle: await on(store), ...a }),
