@@ -253,8 +253,3 @@ export function write<H extends AnyStoreHandle, T>(handle: H, op: Op<T>): On<H, 
   const sqlite = handle as StoreHandle;
   return sqlite.sqlite.transaction(() => driveSync(sqlite, op)).immediate() as On<H, T>;
 }
-
-/** Run `op` inside a transaction the caller already holds (PostgreSQL), or on the connection (SQLite). */
-export function within<T>(tx: PgStoreTx, handle: PgStoreHandle, op: Op<T>): Promise<T> {
-  return driveAsync(tx, handle, op);
-}
