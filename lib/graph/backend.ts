@@ -1,6 +1,5 @@
 import type { z } from "zod";
 import { backendChooser, type PgHandle } from "../db/pg";
-import type { StoreHandle } from "../db/connection";
 import type { PgStoreHandle } from "../db/pg-store";
 import type { AnyStoreHandle } from "../db/port";
 import { linkEvidence, listEvidenceByTarget, listEvidenceUsesByThoughtId, unlinkEvidence, type EvidenceLink, type EvidencePage, type EvidenceUse, type evidenceKeySchema, type linkEvidenceInputSchema, type listEvidenceQuerySchema } from "./evidence";
@@ -31,8 +30,8 @@ import { openCoreForPg, openStorePg } from "../stores/stores-pg";
 /**
  * Thoughts, chains, the knowledge graph and working memory behind one
  * interface, as stores() (lib/stores/backend.ts) is for documents, search
- * and memories, on SQLite stores or on PostgreSQL when DATABASE_URL is set. It lives here, not in stores(),
- * because graph sits above stores (tests/architecture.test.ts); routes and
+ * and memories, on SQLite stores or on PostgreSQL when DATABASE_URL is set.
+ * It lives here, not in stores(), because graph sits above stores (tests/architecture.test.ts); routes and
  * MCP tools call graphBackend() the way they call stores(), and an unknown
  * store is a 404 on both. `remember` opens core beside the store only when
  * the request includes it; the token's right to read core was checked with
@@ -83,12 +82,8 @@ export type GraphBackend = {
  * The graph over one way of opening a store: the repositories take either
  * engine's handle (lib/db/port.ts); remember still has a PostgreSQL twin.
  */
-function graphOver<H extends AnyStoreHandle>({ open, pg }: { open: (store: string) => Promise<H>; pg?: Promise<PgHandle> }): GraphBackend {
-  const on = async (store: string) => (await open(store)) as AnyStoreHandle;
-  const twin = async <T>(store: string, sqlite: (handle: StoreHandle) => T | Promise<T>, onPg: (handle: PgStoreHandle) => Promise<T>): Promise<T> => {
-    const handle = await on(store);
-    return handle.kind === "pg" ? onPg(handle) : sqlite(handle);
-  };
+function graphOver({ open, openCore }: { open: (store: string) => Promise<AnyStoreHandle>; openCore: (handle: PgStoreHandle, includeCore: boolean) => Promise<PgStoreHandle | null> }): GraphBackend {
+  const on = open;
   return {
     think: async ({ store, ...a }) => thinkThought({ handle: await on(store), ...a }),
     listThoughts: async ({ store, ...a }) => listThoughtsByFilter({ handle: await on(store), ...a }),
@@ -119,22 +114,27 @@ function graphOver<H extends AnyStoreHandle>({ open, pg }: { open: (store: strin
     getWorkingMemory: async ({ store, ...a }) => getWorkingMemoryByKey({ handle: await on(store), ...a }),
     deleteWorkingMemory: async ({ store, ...a }) => deleteWorkingMemoryByKey({ handle: await on(store), ...a }),
     sweepWorkingMemory: async ({ store }) => sweepExpiredWorkingMemory({ handle: await on(store) }),
-    remember: ({ store, input }) =>
-      twin(
-        store,
-        (handle) => rememberByQuery({ handle, core: openCoreFor({ handle, includeCore: input.include_core === true }), input }),
-        async (handle) => rememberByQueryPg({ handle, core: await openCoreForPg({ pg: await pg!, handle, includeCore: input.include_core === true }), input }),
-      ),
+    remember: async ({ store, input }) => {
+      const handle = await on(store);
+      const includeCore = input.include_core === true;
+      if (handle.kind === "pg") return rememberByQueryPg({ handle, core: await openCore(handle, includeCore), input });
+      return rememberByQuery({ handle, core: openCoreFor({ handle, includeCore }), input });
+    },
   };
 }
 
 /** The SQLite stores; wrapped, a throw becomes a rejection like on PostgreSQL. */
-export const sqliteGraph: GraphBackend = graphOver({ open: async (store) => openStore({ store }) });
+export const sqliteGraph: GraphBackend = graphOver({
+  open: async (store) => openStore({ store }),
+  openCore: () => Promise.reject(new Error("a SQLite graph opens no PostgreSQL store")),
+});
 
 /** The PostgreSQL stores: every method awaits the process's pool and opens the store there (404 when unknown), as pgStores() does. */
 export function pgGraph(pgHandle: Promise<PgHandle> | PgHandle): GraphBackend {
-  const pg = Promise.resolve(pgHandle);
-  return graphOver({ open: async (store) => openStorePg({ pg: await pg, store }), pg });
+  return graphOver({
+    open: async (store) => openStorePg({ pg: await pgHandle, store }),
+    openCore: async (handle, includeCore) => openCoreForPg({ pg: await pgHandle, handle, includeCore }),
+  });
 }
 
 /** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
