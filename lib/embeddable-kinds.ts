@@ -3,8 +3,8 @@ import { registerPgEmbeddable, type PgEmbeddable } from "./index/embed-kinds-pg"
 import { learningEmbeddablePg } from "./recall/learnings-pg";
 import { traceEmbeddablePg } from "./recall/traces-pg";
 import { nodeEmbeddable } from "./graph/nodes";
-import { nodeEmbeddablePg } from "./graph/nodes-pg";
-import { thoughtEmbeddablePg } from "./graph/thoughts-pg";
+import { nodeEmbeddablePg } from "./graph/nodes";
+import { thoughtEmbeddablePg } from "./graph/thoughts";
 import { thoughtEmbeddable } from "./graph/thoughts";
 import { chunkEmbeddable } from "./index/chunk-embeddings";
 import { learningEmbeddable } from "./recall/learnings";

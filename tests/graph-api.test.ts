@@ -10,9 +10,8 @@ import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
 import * as wmRoute from "@/app/api/v1/stores/[store]/working-memory/route";
 import * as wmKeyRoute from "@/app/api/v1/stores/[store]/working-memory/[key]/route";
 import { resetEmbedderForTests } from "@/lib/embed/model";
-import { listEvidenceUsesByThoughtId } from "@/lib/graph/evidence";
-import { openStore } from "@/lib/stores/stores";
-import { seedStore, seedToken, servedHere, sqliteOnlyCheck, statusHere, useTestBackend, type TestEnv } from "./backend";
+import { graphBackend } from "@/lib/graph/backend";
+import { seedStore, seedToken, servedHere, statusHere, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 let env: TestEnv;
@@ -65,12 +64,10 @@ describe("graph API", () => {
     expect(detail.json.outgoing.map((r: { other: { display_name: string }; weight: number }) => [r.other.display_name, r.weight])).toEqual([["checkpoint", 0.7]]);
     // The thought page lists what the thought is evidence for, with the node to open.
     await callRoute(evidenceRoute.POST, { token: write, params: P, body: { target: "relation", target_id: rel.json.relation.id, thought_id: thought.json.thought.id } });
-    await sqliteOnlyCheck("graph-api: the thought page's evidence uses (listEvidenceUsesByThoughtId has no PostgreSQL twin yet)", () =>
-      expect(listEvidenceUsesByThoughtId({ handle: openStore({ store: "kb" }), thoughtId: thought.json.thought.id })).toEqual([
-        { target: "frame", target_id: frame.json.frame.id, stance: "contradicts", node_id: node.json.node.id, node_name: "SQLite WAL", label: "semantic frame" },
-        { target: "relation", target_id: rel.json.relation.id, stance: "supports", node_id: node.json.node.id, node_name: "SQLite WAL", label: "needs → checkpoint" },
-      ]),
-    );
+    expect(await graphBackend().listEvidenceUses({ store: "kb", thoughtId: thought.json.thought.id })).toEqual([
+      { target: "frame", target_id: frame.json.frame.id, stance: "contradicts", node_id: node.json.node.id, node_name: "SQLite WAL", label: "semantic frame" },
+      { target: "relation", target_id: rel.json.relation.id, stance: "supports", node_id: node.json.node.id, node_name: "SQLite WAL", label: "needs → checkpoint" },
+    ]);
 
     const remembered = await callRoute(rememberRoute.POST, { token: read, params: P, body: { query: "sqlite wal readers" } });
     expect(remembered.status).toBe(statusHere(REMEMBER, 200));

@@ -1,16 +1,12 @@
 import type { z } from "zod";
 import { backendChooser, type PgHandle } from "../db/pg";
+import type { PgStoreHandle } from "../db/pg-store";
+import type { AnyStoreHandle } from "../db/port";
 import { linkEvidence, listEvidenceByTarget, listEvidenceUsesByThoughtId, unlinkEvidence, type EvidenceLink, type EvidencePage, type EvidenceUse, type evidenceKeySchema, type linkEvidenceInputSchema, type listEvidenceQuerySchema } from "./evidence";
-import { linkEvidencePg, listEvidenceByTargetPg, unlinkEvidencePg } from "./evidence-pg";
-import { listEvidenceUsesByThoughtIdPg } from "./evidence-uses-pg";
 import { createFrame, deleteFrame, getFrameById, updateFrame, type createFrameInputSchema, type GraphFrame, type updateFrameInputSchema } from "./frames";
-import { createFramePg, deleteFramePg, getFrameByIdPg, updateFramePg } from "./frames-pg";
 import { getNodeDetailById, type NodeDetail } from "./node-detail";
-import { getNodeDetailByIdPg } from "./node-detail-pg";
 import { createNode, deleteNode, listNodesByFilter, updateNode, type createNodeInputSchema, type GraphNode, type listNodesQuerySchema, type updateNodeInputSchema } from "./nodes";
-import { createNodePg, deleteNodePg, listNodesByFilterPg, updateNodePg } from "./nodes-pg";
 import { createOrMergeRelation, deleteRelation, getRelationById, updateRelation, type createRelationInputSchema, type GraphRelation, type updateRelationInputSchema } from "./relations";
-import { createOrMergeRelationPg, deleteRelationPg, getRelationByIdPg, updateRelationPg } from "./relations-pg";
 import {
   deleteThought,
   getChainById,
@@ -25,10 +21,7 @@ import {
   type ThinkInput,
   type Thought,
 } from "./thoughts";
-import { deleteThoughtPg, getChainByIdPg, getThoughtByIdPg, listChainsByRecencyPg, listThoughtsByFilterPg, recordThoughtFeedbackPg, thinkThoughtPg } from "./thoughts-pg";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, sweepExpiredWorkingMemory, type setWorkingMemoryInputSchema, type WorkingMemoryEntry } from "./working-memory";
-import { deleteWorkingMemoryByKeyPg, getWorkingMemoryByKeyPg, listWorkingMemoryPg, setWorkingMemoryPg, sweepExpiredWorkingMemoryPg } from "./working-memory-pg";
-import { withStoreTx } from "../db/pg-store";
 import { rememberByQuery, type RememberInput, type RememberResponse } from "./remember";
 import { rememberByQueryPg } from "./remember-pg";
 import { openCoreFor, openStore } from "../stores/stores";
@@ -37,9 +30,8 @@ import { openCoreForPg, openStorePg } from "../stores/stores-pg";
 /**
  * Thoughts, chains, the knowledge graph and working memory behind one
  * interface, as stores() (lib/stores/backend.ts) is for documents, search
- * and memories: the SQLite functions unchanged, or their PostgreSQL twins
- * (./*-pg.ts) when DATABASE_URL is set. It lives here, not in stores(),
- * because graph sits above stores (tests/architecture.test.ts); routes and
+ * and memories, on SQLite stores or on PostgreSQL when DATABASE_URL is set.
+ * It lives here, not in stores(), because graph sits above stores (tests/architecture.test.ts); routes and
  * MCP tools call graphBackend() the way they call stores(), and an unknown
  * store is a 404 on both. `remember` opens core beside the store only when
  * the request includes it; the token's right to read core was checked with
@@ -86,82 +78,63 @@ export type GraphBackend = {
   remember: (a: StoreArg & { input: RememberInput }) => Promise<RememberResponse>;
 };
 
-/** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
-export const sqliteGraph: GraphBackend = {
-  think: async ({ store, ...a }) => thinkThought({ handle: openStore({ store }), ...a }),
-  listThoughts: ({ store, ...a }) => listThoughtsByFilter({ handle: openStore({ store }), ...a }),
-  getThought: ({ store, ...a }) => getThoughtById({ handle: openStore({ store }), ...a }),
-  deleteThought: async ({ store, ...a }) => deleteThought({ handle: openStore({ store }), ...a }),
-  recordThoughtFeedback: async ({ store, ...a }) => recordThoughtFeedback({ handle: openStore({ store }), ...a }),
-  listChains: async ({ store, ...a }) => listChainsByRecency({ handle: openStore({ store }), ...a }),
-  getChain: ({ store, ...a }) => getChainById({ handle: openStore({ store }), ...a }),
-  createNode: async ({ store, ...a }) => createNode({ handle: openStore({ store }), ...a }),
-  listNodes: async ({ store, ...a }) => listNodesByFilter({ handle: openStore({ store }), ...a }),
-  getNodeDetail: async ({ store, ...a }) => getNodeDetailById({ handle: openStore({ store }), ...a }),
-  updateNode: async ({ store, ...a }) => updateNode({ handle: openStore({ store }), ...a }),
-  deleteNode: async ({ store, ...a }) => deleteNode({ handle: openStore({ store }), ...a }),
-  createOrMergeRelation: async ({ store, ...a }) => createOrMergeRelation({ handle: openStore({ store }), ...a }),
-  getRelation: async ({ store, ...a }) => getRelationById({ handle: openStore({ store }), ...a }),
-  updateRelation: async ({ store, ...a }) => updateRelation({ handle: openStore({ store }), ...a }),
-  deleteRelation: async ({ store, ...a }) => deleteRelation({ handle: openStore({ store }), ...a }),
-  createFrame: async ({ store, ...a }) => createFrame({ handle: openStore({ store }), ...a }),
-  getFrame: async ({ store, ...a }) => getFrameById({ handle: openStore({ store }), ...a }),
-  updateFrame: async ({ store, ...a }) => updateFrame({ handle: openStore({ store }), ...a }),
-  deleteFrame: async ({ store, ...a }) => deleteFrame({ handle: openStore({ store }), ...a }),
-  linkEvidence: async ({ store, ...a }) => linkEvidence({ handle: openStore({ store }), ...a }),
-  unlinkEvidence: async ({ store, ...a }) => unlinkEvidence({ handle: openStore({ store }), ...a }),
-  listEvidence: async ({ store, ...a }) => listEvidenceByTarget({ handle: openStore({ store }), ...a }),
-  listEvidenceUses: async ({ store, ...a }) => listEvidenceUsesByThoughtId({ handle: openStore({ store }), ...a }),
-  listWorkingMemory: async ({ store }) => listWorkingMemory({ handle: openStore({ store }) }),
-  setWorkingMemory: async ({ store, ...a }) => setWorkingMemory({ handle: openStore({ store }), ...a }),
-  getWorkingMemory: async ({ store, ...a }) => getWorkingMemoryByKey({ handle: openStore({ store }), ...a }),
-  deleteWorkingMemory: async ({ store, ...a }) => deleteWorkingMemoryByKey({ handle: openStore({ store }), ...a }),
-  sweepWorkingMemory: async ({ store }) => sweepExpiredWorkingMemory({ handle: openStore({ store }) }),
-  remember: async ({ store, input }) => {
-    const handle = openStore({ store });
-    return rememberByQuery({ handle, core: openCoreFor({ handle, includeCore: input.include_core === true }), input });
-  },
-};
-
-/** The PostgreSQL twins: every method awaits the process's pool and opens the store there (404 when unknown), as pgStores() does. */
-export function pgGraph(pgHandle: Promise<PgHandle> | PgHandle): GraphBackend {
-  const open = async (store: string) => openStorePg({ pg: await pgHandle, store });
+/**
+ * The graph over one way of opening a store: the repositories take either
+ * engine's handle (lib/db/port.ts); remember still has a PostgreSQL twin.
+ */
+function graphOver({ open, openCore }: { open: (store: string) => Promise<AnyStoreHandle>; openCore: (handle: PgStoreHandle, includeCore: boolean) => Promise<PgStoreHandle | null> }): GraphBackend {
+  const on = open;
   return {
-    think: async ({ store, ...a }) => thinkThoughtPg({ handle: await open(store), ...a }),
-    listThoughts: async ({ store, ...a }) => listThoughtsByFilterPg({ handle: await open(store), ...a }),
-    getThought: async ({ store, ...a }) => getThoughtByIdPg({ handle: await open(store), ...a }),
-    deleteThought: async ({ store, ...a }) => deleteThoughtPg({ handle: await open(store), ...a }),
-    recordThoughtFeedback: async ({ store, ...a }) => recordThoughtFeedbackPg({ handle: await open(store), ...a }),
-    listChains: async ({ store, ...a }) => listChainsByRecencyPg({ handle: await open(store), ...a }),
-    getChain: async ({ store, ...a }) => getChainByIdPg({ handle: await open(store), ...a }),
-    createNode: async ({ store, ...a }) => createNodePg({ handle: await open(store), ...a }),
-    listNodes: async ({ store, ...a }) => listNodesByFilterPg({ handle: await open(store), ...a }),
-    getNodeDetail: async ({ store, ...a }) => getNodeDetailByIdPg({ handle: await open(store), ...a }),
-    updateNode: async ({ store, ...a }) => updateNodePg({ handle: await open(store), ...a }),
-    deleteNode: async ({ store, ...a }) => deleteNodePg({ handle: await open(store), ...a }),
-    createOrMergeRelation: async ({ store, ...a }) => createOrMergeRelationPg({ handle: await open(store), ...a }),
-    getRelation: async ({ store, ...a }) => getRelationByIdPg({ handle: await open(store), ...a }),
-    updateRelation: async ({ store, ...a }) => updateRelationPg({ handle: await open(store), ...a }),
-    deleteRelation: async ({ store, ...a }) => deleteRelationPg({ handle: await open(store), ...a }),
-    createFrame: async ({ store, ...a }) => createFramePg({ handle: await open(store), ...a }),
-    getFrame: async ({ store, ...a }) => getFrameByIdPg({ handle: await open(store), ...a }),
-    updateFrame: async ({ store, ...a }) => updateFramePg({ handle: await open(store), ...a }),
-    deleteFrame: async ({ store, ...a }) => deleteFramePg({ handle: await open(store), ...a }),
-    linkEvidence: async ({ store, ...a }) => linkEvidencePg({ handle: await open(store), ...a }),
-    unlinkEvidence: async ({ store, ...a }) => unlinkEvidencePg({ handle: await open(store), ...a }),
-    listEvidence: async ({ store, ...a }) => listEvidenceByTargetPg({ handle: await open(store), ...a }),
-    listEvidenceUses: async ({ store, ...a }) => listEvidenceUsesByThoughtIdPg({ handle: await open(store), ...a }),
-    listWorkingMemory: async ({ store }) => listWorkingMemoryPg({ handle: await open(store) }),
-    setWorkingMemory: async ({ store, ...a }) => setWorkingMemoryPg({ handle: await open(store), ...a }),
-    getWorkingMemory: async ({ store, ...a }) => getWorkingMemoryByKeyPg({ handle: await open(store), ...a }),
-    deleteWorkingMemory: async ({ store, ...a }) => deleteWorkingMemoryByKeyPg({ handle: await open(store), ...a }),
-    sweepWorkingMemory: async ({ store }) => withStoreTx({ handle: await open(store) }, (tx) => sweepExpiredWorkingMemoryPg(tx)),
+    think: async ({ store, ...a }) => thinkThought({ handle: await on(store), ...a }),
+    listThoughts: async ({ store, ...a }) => listThoughtsByFilter({ handle: await on(store), ...a }),
+    getThought: async ({ store, ...a }) => getThoughtById({ handle: await on(store), ...a }),
+    deleteThought: async ({ store, ...a }) => deleteThought({ handle: await on(store), ...a }),
+    recordThoughtFeedback: async ({ store, ...a }) => recordThoughtFeedback({ handle: await on(store), ...a }),
+    listChains: async ({ store, ...a }) => listChainsByRecency({ handle: await on(store), ...a }),
+    getChain: async ({ store, ...a }) => getChainById({ handle: await on(store), ...a }),
+    createNode: async ({ store, ...a }) => createNode({ handle: await on(store), ...a }),
+    listNodes: async ({ store, ...a }) => listNodesByFilter({ handle: await on(store), ...a }),
+    getNodeDetail: async ({ store, ...a }) => getNodeDetailById({ handle: await on(store), ...a }),
+    updateNode: async ({ store, ...a }) => updateNode({ handle: await on(store), ...a }),
+    deleteNode: async ({ store, ...a }) => deleteNode({ handle: await on(store), ...a }),
+    createOrMergeRelation: async ({ store, ...a }) => createOrMergeRelation({ handle: await on(store), ...a }),
+    getRelation: async ({ store, ...a }) => getRelationById({ handle: await on(store), ...a }),
+    updateRelation: async ({ store, ...a }) => updateRelation({ handle: await on(store), ...a }),
+    deleteRelation: async ({ store, ...a }) => deleteRelation({ handle: await on(store), ...a }),
+    createFrame: async ({ store, ...a }) => createFrame({ handle: await on(store), ...a }),
+    getFrame: async ({ store, ...a }) => getFrameById({ handle: await on(store), ...a }),
+    updateFrame: async ({ store, ...a }) => updateFrame({ handle: await on(store), ...a }),
+    deleteFrame: async ({ store, ...a }) => deleteFrame({ handle: await on(store), ...a }),
+    linkEvidence: async ({ store, ...a }) => linkEvidence({ handle: await on(store), ...a }),
+    unlinkEvidence: async ({ store, ...a }) => unlinkEvidence({ handle: await on(store), ...a }),
+    listEvidence: async ({ store, ...a }) => listEvidenceByTarget({ handle: await on(store), ...a }),
+    listEvidenceUses: async ({ store, ...a }) => listEvidenceUsesByThoughtId({ handle: await on(store), ...a }),
+    listWorkingMemory: async ({ store }) => listWorkingMemory({ handle: await on(store) }),
+    setWorkingMemory: async ({ store, ...a }) => setWorkingMemory({ handle: await on(store), ...a }),
+    getWorkingMemory: async ({ store, ...a }) => getWorkingMemoryByKey({ handle: await on(store), ...a }),
+    deleteWorkingMemory: async ({ store, ...a }) => deleteWorkingMemoryByKey({ handle: await on(store), ...a }),
+    sweepWorkingMemory: async ({ store }) => sweepExpiredWorkingMemory({ handle: await on(store) }),
     remember: async ({ store, input }) => {
-      const pg = await pgHandle;
-      const handle = await openStorePg({ pg, store });
-      return rememberByQueryPg({ handle, core: await openCoreForPg({ pg, handle, includeCore: input.include_core === true }), input });
+      const handle = await on(store);
+      const includeCore = input.include_core === true;
+      if (handle.kind === "pg") return rememberByQueryPg({ handle, core: await openCore(handle, includeCore), input });
+      return rememberByQuery({ handle, core: openCoreFor({ handle, includeCore }), input });
     },
   };
+}
+
+/** The SQLite stores; wrapped, a throw becomes a rejection like on PostgreSQL. */
+export const sqliteGraph: GraphBackend = graphOver({
+  open: async (store) => openStore({ store }),
+  openCore: () => Promise.reject(new Error("a SQLite graph opens no PostgreSQL store")),
+});
+
+/** The PostgreSQL stores: every method awaits the process's pool and opens the store there (404 when unknown), as pgStores() does. */
+export function pgGraph(pgHandle: Promise<PgHandle> | PgHandle): GraphBackend {
+  return graphOver({
+    open: async (store) => openStorePg({ pg: await pgHandle, store }),
+    openCore: async (handle, includeCore) => openCoreForPg({ pg: await pgHandle, handle, includeCore }),
+  });
 }
 
 /** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */

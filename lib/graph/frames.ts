@@ -1,11 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { asc, count, eq } from "drizzle-orm";
+import { asc, eq } from "drizzle-orm";
 import { z } from "zod";
-import type { StoreHandle } from "../db/connection";
-import { FRAME_COLUMNS, kgFrames, kgNodes, type KgFrameRow } from "../db/schema/graph";
-import { appendAudit } from "../governance/audit";
-import { requireNodeRow } from "./nodes";
+import { count, insert, read, remove, row, rows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { FRAME_COLUMNS, type KgFrameRow } from "../db/schema/graph";
 import { jsonObjectSchema, notFound, parseJsonColumnOr, uuidSchema } from "../common";
+import { audit } from "./engine";
+import { requireNode } from "./nodes";
+import { graphTables } from "./tables";
+
+/** A node's frames, one repository over both engines (lib/db/port.ts). */
+const frames = graphTables.kgFrames;
+const nodes = graphTables.kgNodes;
 
 export const createFrameInputSchema = z.object({ node_id: uuidSchema, column: z.enum(FRAME_COLUMNS), properties: jsonObjectSchema }).strict();
 export const updateFrameInputSchema = z.object({ properties: jsonObjectSchema }).strict();
@@ -24,61 +29,62 @@ export function toGraphFrame(r: KgFrameRow): GraphFrame {
   return { id: r.id, node_id: r.nodeId, column: r.column, properties: parseJsonColumnOr<Record<string, unknown>>(r.properties, {}), created_at: r.createdAt, updated_at: r.updatedAt, created_by: r.createdBy };
 }
 
-function selectFrameRow({ handle, id }: { handle: StoreHandle; id: string }): KgFrameRow | undefined {
-  return handle.db.select().from(kgFrames).where(eq(kgFrames.id, id)).get();
-}
-
-export function getFrameById({ handle, id }: { handle: StoreHandle; id: string }): GraphFrame {
-  const row = selectFrameRow({ handle, id });
-  if (!row) throw notFound("frame", id);
-  return toGraphFrame(row);
+export function getFrameById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: string }): On<H, GraphFrame> {
+  return read(
+    handle,
+    (function* () {
+      const found = yield* row(frames, (t) => eq(t.id, id));
+      if (!found) throw notFound("frame", id);
+      return toGraphFrame(found);
+    })(),
+  );
 }
 
 /** Add a frame to a node; the node's updated_at moves with it (recency of what is known). */
-export function createFrame({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof createFrameInputSchema>; actor: string }): GraphFrame {
+export function createFrame<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof createFrameInputSchema>; actor: string }): On<H, GraphFrame> {
   const f = createFrameInputSchema.parse(input);
   const now = Date.now();
-  return handle.sqlite
-    .transaction(() => {
-      requireNodeRow({ handle, id: f.node_id });
-      const row = handle.db
-        .insert(kgFrames)
-        .values({ id: randomUUID(), nodeId: f.node_id, column: f.column, properties: JSON.stringify(f.properties), createdAt: now, updatedAt: now, createdBy: actor })
-        .returning()
-        .get();
-      handle.db.update(kgNodes).set({ updatedAt: now }).where(eq(kgNodes.id, f.node_id)).run();
-      return toGraphFrame(row);
-    })
-    .immediate();
+  return write(
+    handle,
+    (function* () {
+      // Locked: the node's updated_at is written below, and a delete on another replica waits for this frame.
+      yield* requireNode(f.node_id, { lock: "update" });
+      const created = yield* insert(frames, { id: randomUUID(), nodeId: f.node_id, column: f.column, properties: JSON.stringify(f.properties), createdAt: now, updatedAt: now, createdBy: actor });
+      yield* update(nodes, { updatedAt: now }, (t) => eq(t.id, f.node_id));
+      return toGraphFrame(created);
+    })(),
+  );
 }
 
-export function updateFrame({ handle, id, input }: { handle: StoreHandle; id: string; input: z.input<typeof updateFrameInputSchema> }): GraphFrame {
+export function updateFrame<H extends AnyStoreHandle>({ handle, id, input }: { handle: H; id: string; input: z.input<typeof updateFrameInputSchema> }): On<H, GraphFrame> {
   const u = updateFrameInputSchema.parse(input);
   const now = Date.now();
-  return handle.sqlite
-    .transaction(() => {
-      const row = handle.db.update(kgFrames).set({ properties: JSON.stringify(u.properties), updatedAt: now }).where(eq(kgFrames.id, id)).returning().get();
-      if (!row) throw notFound("frame", id);
-      handle.db.update(kgNodes).set({ updatedAt: now }).where(eq(kgNodes.id, row.nodeId)).run();
-      return toGraphFrame(row);
-    })
-    .immediate();
+  return write(
+    handle,
+    (function* () {
+      const [written] = yield* update(frames, { properties: JSON.stringify(u.properties), updatedAt: now }, (t) => eq(t.id, id));
+      if (!written) throw notFound("frame", id);
+      yield* update(nodes, { updatedAt: now }, (t) => eq(t.id, written.nodeId));
+      return toGraphFrame(written);
+    })(),
+  );
 }
 
 /** Delete a frame; its evidence links go with it (FK cascade). Audited. */
-export function deleteFrame({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): { deleted: string } {
-  handle.sqlite
-    .transaction(() => {
-      const row = handle.db.delete(kgFrames).where(eq(kgFrames.id, id)).returning().get();
-      if (!row) throw notFound("frame", id);
-      appendAudit({ actor, action: "graph.frame.delete", target: `store:${handle.store}/frame:${id}`, details: { node: row.nodeId, column: row.column } });
-    })
-    .immediate();
-  return { deleted: id };
+export function deleteFrame<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string }> {
+  return write(
+    handle,
+    (function* () {
+      const [gone] = yield* remove(frames, (t) => eq(t.id, id));
+      if (!gone) throw notFound("frame", id);
+      yield* audit({ actor, action: "graph.frame.delete", target: `store:${handle.store}/frame:${id}`, details: { node: gone.nodeId, column: gone.column } });
+      return { deleted: id };
+    })(),
+  );
 }
 
 /** A node's first `limit` frames (by column, then age) and how many it has. */
-export function listFramesByNodeId({ handle, nodeId, limit }: { handle: StoreHandle; nodeId: string; limit: number }): { frames: GraphFrame[]; total: number } {
-  const frames = handle.db.select().from(kgFrames).where(eq(kgFrames.nodeId, nodeId)).orderBy(asc(kgFrames.column), asc(kgFrames.createdAt), asc(kgFrames.id)).limit(limit).all().map(toGraphFrame);
-  return { frames, total: handle.db.select({ n: count() }).from(kgFrames).where(eq(kgFrames.nodeId, nodeId)).get()!.n };
+export function* listFramesByNodeId({ nodeId, limit }: { nodeId: string; limit: number }): Op<{ frames: GraphFrame[]; total: number }> {
+  const page = yield* rows(frames, { where: (t) => eq(t.nodeId, nodeId), orderBy: (t, o) => [o.bytewise(t.column), asc(t.createdAt), o.bytewise(t.id)], limit });
+  return { frames: page.map(toGraphFrame), total: yield* count(frames, (t) => eq(t.nodeId, nodeId)) };
 }

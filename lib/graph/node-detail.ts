@@ -1,10 +1,10 @@
 import { inArray, sql } from "drizzle-orm";
-import type { StoreHandle } from "../db/connection";
-import { kgNodes, thoughts } from "../db/schema/graph";
+import { read, select, type AnyStoreHandle, type On } from "../db/port";
 import { listEvidenceHeadByTargetIds, type EvidenceHead, type EvidenceLink } from "./evidence";
 import { listFramesByNodeId, type GraphFrame } from "./frames";
-import { requireNodeRow, toGraphNode, type GraphNode } from "./nodes";
+import { requireNode, toGraphNode, type GraphNode } from "./nodes";
 import { listRelationsByNodeId, type GraphRelation, type NodeRelations } from "./relations";
+import { graphTables } from "./tables";
 
 type Evidence = { thought_id: string; stance: EvidenceLink["stance"]; excerpt: string | null }[];
 /**
@@ -25,48 +25,52 @@ export type NeighbourNode = { id: string; display_name: string; entity_type: Gra
 
 export const NODE_DETAIL_LIMITS = { frames: 100, relations: 200, evidencePerItem: 20 } as const;
 
-/** A node with its frames, relations both ways (with the node at the other end) and the evidence thoughts of each, bounded. */
-export function getNodeDetailById({ handle, id }: { handle: StoreHandle; id: string }): NodeDetail {
-  const node = toGraphNode(requireNodeRow({ handle, id }));
-  const { frames, total: framesTotal } = listFramesByNodeId({ handle, nodeId: id, limit: NODE_DETAIL_LIMITS.frames });
-  const relations = listRelationsByNodeId({ handle, nodeId: id, limit: NODE_DETAIL_LIMITS.relations });
-  const { outgoing, incoming } = relations;
-  const frameEvidence = listEvidenceHeadByTargetIds({ handle, target: "frame", ids: frames.map((f) => f.id), perTarget: NODE_DETAIL_LIMITS.evidencePerItem });
-  const relationEvidence = listEvidenceHeadByTargetIds({ handle, target: "relation", ids: [...outgoing, ...incoming].map((r) => r.id), perTarget: NODE_DETAIL_LIMITS.evidencePerItem });
-  const thoughtIds = evidenceThoughtIds(frameEvidence.links, relationEvidence.links);
-  const excerpts = new Map(
-    handle.db
-      .select({ id: thoughts.id, excerpt: sql<string>`substr(${thoughts.content}, 1, 200)` })
-      .from(thoughts)
-      .where(inArray(thoughts.id, thoughtIds))
-      .all()
-      .map((r) => [r.id, r.excerpt]),
+/**
+ * A node with its frames, relations both ways (with the node at the other
+ * end) and the evidence thoughts of each, bounded; on PostgreSQL read in one
+ * snapshot, so a frame or relation written on another replica meanwhile is
+ * in every part or in none.
+ */
+export function getNodeDetailById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: string }): On<H, NodeDetail> {
+  return read(
+    handle,
+    (function* () {
+      const node = toGraphNode(yield* requireNode(id));
+      const { frames, total: framesTotal } = yield* listFramesByNodeId({ nodeId: id, limit: NODE_DETAIL_LIMITS.frames });
+      const relations = yield* listRelationsByNodeId({ nodeId: id, limit: NODE_DETAIL_LIMITS.relations });
+      const { outgoing, incoming } = relations;
+      const frameEvidence = yield* listEvidenceHeadByTargetIds({ target: "frame", ids: frames.map((f) => f.id), perTarget: NODE_DETAIL_LIMITS.evidencePerItem });
+      const relationEvidence = yield* listEvidenceHeadByTargetIds({ target: "relation", ids: [...outgoing, ...incoming].map((r) => r.id), perTarget: NODE_DETAIL_LIMITS.evidencePerItem });
+      const thoughtIds = evidenceThoughtIds(frameEvidence.links, relationEvidence.links);
+      const excerptRows = thoughtIds.length
+        ? yield* select(graphTables, (db, t) => db.select({ id: t.thoughts.id, excerpt: sql<string>`substr(${t.thoughts.content}, 1, 200)` }).from(t.thoughts).where(inArray(t.thoughts.id, thoughtIds)))
+        : [];
+      const otherIds = neighbourIds({ outgoing, incoming });
+      const otherRows = otherIds.length
+        ? yield* select(graphTables, (db, t) => db.select({ id: t.kgNodes.id, display_name: t.kgNodes.displayName, entity_type: t.kgNodes.entityType }).from(t.kgNodes).where(inArray(t.kgNodes.id, otherIds)))
+        : [];
+      const excerpts = new Map(excerptRows.map((r) => [r.id, r.excerpt]));
+      const others = new Map(otherRows.map((n) => [n.id, n]));
+      return assembleNodeDetail({ node, frames, relations, framesTotal, frameEvidence, relationEvidence, excerpts, others });
+    })(),
+    { snapshot: true },
   );
-  const others = new Map(
-    handle.db
-      .select({ id: kgNodes.id, display_name: kgNodes.displayName, entity_type: kgNodes.entityType })
-      .from(kgNodes)
-      .where(inArray(kgNodes.id, neighbourIds({ outgoing, incoming })))
-      .all()
-      .map((n) => [n.id, n]),
-  );
-  return assembleNodeDetail({ node, frames, relations, framesTotal, frameEvidence, relationEvidence, excerpts, others });
 }
 
 type EvidenceByTarget = Map<string, { thought_id: string; stance: EvidenceLink["stance"] }[]>;
 
-/** The evidence thoughts of a node's frames and relations (both dialects). */
-export function evidenceThoughtIds(...byTarget: EvidenceByTarget[]): string[] {
+/** The evidence thoughts of a node's frames and relations. */
+function evidenceThoughtIds(...byTarget: EvidenceByTarget[]): string[] {
   return byTarget.flatMap((m) => [...m.values()].flat().map((e) => e.thought_id));
 }
 
-/** The nodes at the other end of a node's relations (both dialects). */
-export function neighbourIds({ outgoing, incoming }: { outgoing: GraphRelation[]; incoming: GraphRelation[] }): string[] {
+/** The nodes at the other end of a node's relations. */
+function neighbourIds({ outgoing, incoming }: { outgoing: GraphRelation[]; incoming: GraphRelation[] }): string[] {
   return [...outgoing.map((r) => r.to_id), ...incoming.map((r) => r.from_id)];
 }
 
-/** A node's detail from its parts, read by either dialect: evidence with excerpts, relations with the node at the other end. */
-export function assembleNodeDetail(p: {
+/** A node's detail from its parts: evidence with excerpts, relations with the node at the other end. */
+function assembleNodeDetail(p: {
   node: GraphNode;
   frames: GraphFrame[];
   framesTotal: number;

@@ -1,16 +1,31 @@
 import { randomUUID } from "node:crypto";
-import { and, count, eq, inArray, or } from "drizzle-orm";
+import { and, count as countAll, desc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { ENTITY_TYPES, kgFrames, kgNodes, kgRelations, type KgNodeRow } from "../db/schema/graph";
-import { runWithinBudget, startQueryBudget } from "../db/query-budget";
+import { rowsOf, type PgStoreTx } from "../db/pg-store";
+import { count, engineStep, insertOrIgnore, read, remove, row, update, write, type AnyStoreHandle, type On, type Op, type RowLock } from "../db/port";
+import { runWithinBudget, runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
+import { ENTITY_TYPES, kgNodes, type KgNodeRow } from "../db/schema/graph";
+import * as pgGraph from "../db/schema/pg/graph";
 import type { Embeddable } from "../embed/embeddables";
-import { enqueueEmbeddings } from "../embed/queue";
-import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { appendAudit } from "../governance/audit";
+import { missingVectorsSql, type PgEmbeddable } from "../index/embed-kinds-pg";
+import { tsqueryFor } from "../index/search-pg";
 import { jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema } from "../common";
-import { buildFtsMatch } from "../retrieval";
+import { buildFtsMatch, matchTerms } from "../retrieval";
+import { audit, enqueueVectors, forgetVectors } from "./engine";
+import { graphTables } from "./tables";
+
+/**
+ * Knowledge-graph nodes, one repository over both engines (lib/db/port.ts).
+ * Two writers creating the same node meet the unique (name, entity_type)
+ * index: one creates it, the other gets a 409 naming it. Updates and deletes
+ * lock the node's row first (PostgreSQL; SQLite's write lock covers it). A
+ * node is queued for its vector (its name, type and tags, nodeEmbeddingText)
+ * in the transaction that creates it, and again by an update that changes
+ * that text (its embed_hash).
+ */
+const nodes = graphTables.kgNodes;
 
 export const NODE_KIND = "node";
 
@@ -33,6 +48,20 @@ export const nodeEmbeddable: Embeddable = {
   listAll({ handle }) {
     return handle.db.select({ refId: kgNodes.seq, inputHash: kgNodes.embedHash }).from(kgNodes).all();
   },
+};
+
+/** The PostgreSQL embed worker reads a node's embedding text by its seq, built as on SQLite; embed_hash is the input hash. */
+export const nodeEmbeddablePg: PgEmbeddable = {
+  kind: NODE_KIND,
+  artifactType: NODE_KIND,
+  async load({ tx, refIds }) {
+    const rows = await rowsOf<{ seq: string; displayName: string; entityType: string; tags: string; embedHash: string }>(
+      tx,
+      sql`select seq, display_name as "displayName", entity_type as "entityType", tags, embed_hash as "embedHash" from kg_node where seq in ${refIds}`,
+    );
+    return new Map(rows.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>(r.tags, []) }), inputHash: r.embedHash, chunkingVersion: null }]));
+  },
+  missingVectors: (fingerprintId) => missingVectorsSql({ kind: NODE_KIND, table: "kg_node", idColumn: "seq", hashColumn: "embed_hash", fingerprintId }),
 };
 
 /** Canonical node key: the same entity written "Nginx " and "nginx" is one node. */
@@ -96,15 +125,15 @@ export function toGraphNode(r: KgNodeRow): GraphNode {
   };
 }
 
-function selectNodeRow({ handle, id }: { handle: StoreHandle; id: string }): KgNodeRow | undefined {
-  return handle.db.select().from(kgNodes).where(eq(kgNodes.id, id)).get();
-}
-
-/** A node's row, or a 404 naming it. */
-export function requireNodeRow({ handle, id }: { handle: StoreHandle; id: string }): KgNodeRow {
-  const row = selectNodeRow({ handle, id });
-  if (!row) throw notFound("node", id);
-  return row;
+/**
+ * A node's row, or a 404 naming it. Locked on PostgreSQL when asked: "update"
+ * to change or delete it, "share" to link to it (a delete on another replica
+ * waits for the link's transaction, whose node is then still there).
+ */
+export function* requireNode(id: string, { lock }: { lock?: RowLock } = {}): Op<KgNodeRow> {
+  const found = yield* row(graphTables.kgNodes, (t) => eq(t.id, id), { lock });
+  if (!found) throw notFound("node", id);
+  return found;
 }
 
 /** A new node's row without its seq (both dialects): the canonical name, the display name as written, the hash of its embedding text. */
@@ -147,62 +176,77 @@ export function updatedNodeFields({ row, input: u, now }: { row: KgNodeRow; inpu
 }
 
 /** Create a node; an existing node with the same canonical name and type is a 409 naming it. */
-export function createNode({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof createNodeInputSchema>; actor: string }): GraphNode {
+export function createNode<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof createNodeInputSchema>; actor: string }): On<H, GraphNode> {
   const n = createNodeInputSchema.parse(input);
-  const { db } = handle;
   const values = newNodeRow({ input: n, actor, now: Date.now() });
-  const row = handle.sqlite
-    .transaction(() => {
-      const existing = db.select({ id: kgNodes.id }).from(kgNodes).where(and(eq(kgNodes.name, values.name), eq(kgNodes.entityType, n.entity_type))).get();
-      if (existing) throw nodeExists({ entityType: n.entity_type, name: values.name, id: existing.id });
-      const created = db.insert(kgNodes).values(values).returning().get();
-      enqueueEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: created.seq, inputHash: values.embedHash }] });
-      return created;
-    })
-    .immediate();
-  return toGraphNode(row);
+  return write(
+    handle,
+    (function* () {
+      // On PostgreSQL another replica's create of the same node is waited for by the unique index, then found here.
+      const created = yield* insertOrIgnore(nodes, values, (t) => [t.name, t.entityType]);
+      if (!created) {
+        const existing = yield* row(nodes, (t) => and(eq(t.name, values.name), eq(t.entityType, n.entity_type)));
+        throw nodeExists({ entityType: n.entity_type, name: values.name, id: existing?.id });
+      }
+      yield* enqueueVectors([{ kind: NODE_KIND, refId: created.seq, inputHash: created.embedHash }]);
+      return toGraphNode(created);
+    })(),
+  );
 }
 
 /** Update a node; its vector is re-queued only when the embedded text changed. */
-export function updateNode({ handle, id, input }: { handle: StoreHandle; id: string; input: z.input<typeof updateNodeInputSchema> }): GraphNode {
+export function updateNode<H extends AnyStoreHandle>({ handle, id, input }: { handle: H; id: string; input: z.input<typeof updateNodeInputSchema> }): On<H, GraphNode> {
   const u = updateNodeInputSchema.parse(input);
-  const updated = handle.sqlite
-    .transaction(() => {
-      const row = requireNodeRow({ handle, id });
-      const fields = updatedNodeFields({ row, input: u, now: Date.now() });
-      const next = handle.db.update(kgNodes).set(fields).where(eq(kgNodes.seq, row.seq)).returning().get();
-      if (fields.embedHash !== row.embedHash) enqueueEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: row.seq, inputHash: fields.embedHash }] });
-      return next;
-    })
-    .immediate();
-  return toGraphNode(updated);
+  return write(
+    handle,
+    (function* () {
+      const current = yield* requireNode(id, { lock: "update" });
+      const fields = updatedNodeFields({ row: current, input: u, now: Date.now() });
+      const [next] = yield* update(nodes, fields, (t) => eq(t.seq, current.seq));
+      if (fields.embedHash !== current.embedHash) yield* enqueueVectors([{ kind: NODE_KIND, refId: current.seq, inputHash: fields.embedHash }]);
+      return toGraphNode(next);
+    })(),
+  );
 }
 
 /** Delete a node: its frames, relations and their evidence links go with it (FK cascades). Audited. */
-export function deleteNode({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): { deleted: string; frames: number; relations: number } {
-  const { db } = handle;
-  return handle.sqlite
-    .transaction(() => {
-      const row = requireNodeRow({ handle, id });
-      const { frames } = db.select({ frames: count() }).from(kgFrames).where(eq(kgFrames.nodeId, id)).get()!;
-      const { relations } = db
-        .select({ relations: count() })
-        .from(kgRelations)
-        .where(or(eq(kgRelations.fromId, id), eq(kgRelations.toId, id)))
-        .get()!;
-      db.delete(kgNodes).where(eq(kgNodes.seq, row.seq)).run();
-      forgetEmbeddings({ handle, items: [{ kind: NODE_KIND, refId: row.seq }] });
-      appendAudit({ actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: row.name, frames, relations } });
+export function deleteNode<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string; frames: number; relations: number }> {
+  return write(
+    handle,
+    (function* () {
+      const current = yield* requireNode(id, { lock: "update" });
+      const frames = yield* count(graphTables.kgFrames, (t) => eq(t.nodeId, id));
+      const relations = yield* count(graphTables.kgRelations, (t) => or(eq(t.fromId, id), eq(t.toId, id)));
+      yield* remove(nodes, (t) => eq(t.seq, current.seq));
+      yield* forgetVectors(NODE_KIND, [current.seq]);
+      yield* audit({ actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: current.name, frames, relations } });
       return { deleted: id, frames, relations };
-    })
-    .immediate();
+    })(),
+  );
 }
 
 type CountRow = { n: number };
+const LISTING_HINT = "use fewer or rarer words in q, a smaller offset, or filter by entity_type";
 
-/** Nodes by type and/or text; the text search is FTS5 ranked by bm25, so this one query stays SQL (rows typed as KgNodeRow). */
-export function listNodesByFilter({ handle, filter }: { handle: StoreHandle; filter: z.input<typeof listNodesQuerySchema> }): { nodes: GraphNode[]; total: number } {
+/**
+ * Nodes by type and/or text, any of the words. The text search is the one
+ * place the engines differ: FTS5 over kg_node_fts ranked by bm25 on SQLite,
+ * the tsvector over name, display name and tags ranked by ts_rank on
+ * PostgreSQL. A text filter (`q`) or a deep offset is the caller's to make
+ * expensive: both statements share one query budget.
+ */
+export function listNodesByFilter<H extends AnyStoreHandle>({ handle, filter }: { handle: H; filter: z.input<typeof listNodesQuerySchema> }): On<H, { nodes: GraphNode[]; total: number }> {
   const f = listNodesQuerySchema.parse(filter);
+  return read(
+    handle,
+    engineStep({
+      sqlite: (h) => listNodesSqlite(h, f),
+      pg: (tx) => listNodesPg(tx, f),
+    }),
+  );
+}
+
+function listNodesSqlite(handle: StoreHandle, f: z.output<typeof listNodesQuerySchema>): { nodes: GraphNode[]; total: number } {
   const where: string[] = [];
   const args: unknown[] = [];
   if (f.entity_type) {
@@ -212,7 +256,7 @@ export function listNodesByFilter({ handle, filter }: { handle: StoreHandle; fil
   let order = "n.updated_at desc, n.seq desc";
   let from = "kg_node n";
   if (f.q) {
-    const match = listingMatch(f.q);
+    const match = buildFtsMatch(f.q, { match: "any", stopwords: "keep", maxTerms: 16 });
     if (!match) return { nodes: [], total: 0 };
     from = "kg_node_fts f join kg_node n on n.seq = f.rowid";
     where.unshift("kg_node_fts match ?");
@@ -222,14 +266,31 @@ export function listNodesByFilter({ handle, filter }: { handle: StoreHandle; fil
   const clause = where.length ? `where ${where.join(" and ")}` : "";
   const page = handle.sqlite.prepare(`select ${NODE_COLUMNS} from ${from} ${clause} order by ${order} limit ? offset ?`);
   const total = handle.sqlite.prepare(`select count(*) as n from ${from} ${clause}`);
-  // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
-  const budget = startQueryBudget({ hint: "use fewer or rarer words in q, a smaller offset, or filter by entity_type" });
+  const budget = startQueryBudget({ hint: LISTING_HINT });
   const rows = runWithinBudget(handle.sqlite, budget, () => page.all(...args, f.limit, f.offset) as KgNodeRow[]);
   const { n } = runWithinBudget(handle.sqlite, budget, () => total.get(...args) as CountRow);
   return { nodes: rows.map(toGraphNode), total: n };
 }
 
-/** A listing's `q` filter: any of its words (quoted by the one match builder), stopwords kept, as typed. */
-function listingMatch(q: string): string | null {
-  return buildFtsMatch(q, { match: "any", stopwords: "keep", maxTerms: 16 });
+async function listNodesPg(tx: PgStoreTx, f: z.output<typeof listNodesQuerySchema>): Promise<{ nodes: GraphNode[]; total: number }> {
+  const t = pgGraph.kgNodes;
+  let query: SQL | null = null;
+  if (f.q) {
+    query = tsqueryFor(matchTerms(f.q, { stopwords: "keep", maxTerms: 16 }), "any");
+    if (!query) return { nodes: [], total: 0 };
+  }
+  const where = and(f.entity_type ? eq(t.entityType, f.entity_type) : undefined, query ? sql`kg_node.tsv @@ (${query})` : undefined);
+  const order = query ? [sql`ts_rank(kg_node.tsv, ${query}) desc`, t.seq] : [desc(t.updatedAt), desc(t.seq)];
+  const budget = startQueryBudget({ hint: LISTING_HINT });
+  return runWithinBudgetPg(tx, budget, async () => {
+    const rows = await tx
+      .select()
+      .from(t)
+      .where(where)
+      .orderBy(...order)
+      .limit(f.limit)
+      .offset(f.offset);
+    const [{ n }] = await tx.select({ n: countAll() }).from(t).where(where);
+    return { nodes: rows.map(toGraphNode), total: n };
+  });
 }

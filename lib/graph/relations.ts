@@ -1,12 +1,16 @@
 import { randomUUID } from "node:crypto";
-import { and, asc, count, desc, eq, or } from "drizzle-orm";
+import { and, asc, desc, eq, or } from "drizzle-orm";
 import { z } from "zod";
-import type { StoreHandle } from "../db/connection";
-import { kgRelations, type KgRelationRow } from "../db/schema/graph";
+import { count, insert, read, remove, row, rows, storeLock, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import type { KgRelationRow } from "../db/schema/graph";
 import { AppError } from "../errors";
-import { appendAudit } from "../governance/audit";
-import { requireNodeRow } from "./nodes";
+import { audit } from "./engine";
+import { requireNode } from "./nodes";
+import { graphTables } from "./tables";
 import { jsonObjectSchema, notFound, parseJsonColumnOr, unitInterval, uuidSchema } from "../common";
+
+/** Relations between nodes, one repository over both engines (lib/db/port.ts). */
+const relations = graphTables.kgRelations;
 
 const relationTypeSchema = z
   .string()
@@ -79,14 +83,14 @@ export function toGraphRelation(r: KgRelationRow): GraphRelation {
   };
 }
 
-function selectRelationRow({ handle, id }: { handle: StoreHandle; id: string }): KgRelationRow | undefined {
-  return handle.db.select().from(kgRelations).where(eq(kgRelations.id, id)).get();
+export function getRelationById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: string }): On<H, GraphRelation> {
+  return read(handle, requireRelation(id));
 }
 
-export function getRelationById({ handle, id }: { handle: StoreHandle; id: string }): GraphRelation {
-  const row = selectRelationRow({ handle, id });
-  if (!row) throw notFound("relation", id);
-  return toGraphRelation(row);
+function* requireRelation(id: string): Op<GraphRelation> {
+  const found = yield* row(relations, (t) => eq(t.id, id));
+  if (!found) throw notFound("relation", id);
+  return toGraphRelation(found);
 }
 
 const minDefined = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
@@ -152,84 +156,77 @@ export function refuseSelfLoop(r: CreateRelation): void {
  * nodes with the same type (either direction when either is bidirectional).
  * Merge rule: weight and confidence take the larger value, bidirectional is
  * OR-ed, the time range widens to cover both, attributes merge (new keys
- * win). Self-loops are refused (422).
+ * win). Self-loops are refused (422). On PostgreSQL a create first locks the
+ * unordered node pair and type, so two replicas creating the same edge (or
+ * its reverse, when bidirectional) at once merge into one relation instead
+ * of racing past each other's "exists?" read; the unique (from, to, type)
+ * index is the backstop.
  */
-export function createOrMergeRelation({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof createRelationInputSchema>; actor: string }): { relation: GraphRelation; merged: boolean } {
+export function createOrMergeRelation<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof createRelationInputSchema>; actor: string }): On<H, { relation: GraphRelation; merged: boolean }> {
   const r = createRelationInputSchema.parse(input);
   refuseSelfLoop(r);
-  const { db } = handle;
   const now = Date.now();
-  return handle.sqlite
-    .transaction(() => {
-      requireNodeRow({ handle, id: r.from_id });
-      requireNodeRow({ handle, id: r.to_id });
-      const sameDirection = and(eq(kgRelations.fromId, r.from_id), eq(kgRelations.toId, r.to_id));
-      const reversed = and(eq(kgRelations.fromId, r.to_id), eq(kgRelations.toId, r.from_id));
-      const existing = db
-        .select()
-        .from(kgRelations)
-        .where(and(eq(kgRelations.relationshipType, r.relationship_type), or(sameDirection, r.bidirectional ? reversed : and(reversed, eq(kgRelations.bidirectional, true)))))
-        .orderBy(asc(kgRelations.createdAt))
-        .limit(1)
-        .get();
+  const [low, high] = [r.from_id, r.to_id].sort();
+  return write(
+    handle,
+    (function* () {
+      yield* storeLock("relation", low, high, r.relationship_type);
+      yield* requireNode(r.from_id, { lock: "share" });
+      yield* requireNode(r.to_id, { lock: "share" });
+      const [existing] = yield* rows(relations, {
+        where: (t) => {
+          const sameDirection = and(eq(t.fromId, r.from_id), eq(t.toId, r.to_id));
+          const reversed = and(eq(t.fromId, r.to_id), eq(t.toId, r.from_id));
+          return and(eq(t.relationshipType, r.relationship_type), or(sameDirection, r.bidirectional ? reversed : and(reversed, eq(t.bidirectional, true))));
+        },
+        orderBy: (t) => [asc(t.createdAt)],
+        limit: 1,
+      });
       if (existing) {
-        const merged = db
-          .update(kgRelations)
-          .set(mergedRelationFields({ existing, input: r, now }))
-          .where(eq(kgRelations.id, existing.id))
-          .returning()
-          .get();
+        const [merged] = yield* update(relations, mergedRelationFields({ existing, input: r, now }), (t) => eq(t.id, existing.id));
         return { relation: toGraphRelation(merged), merged: true };
       }
-      const created = db
-        .insert(kgRelations)
-        .values(newRelationRow({ input: r, actor, now }))
-        .returning()
-        .get();
+      const created = yield* insert(relations, newRelationRow({ input: r, actor, now }));
       return { relation: toGraphRelation(created), merged: false };
-    })
-    .immediate();
+    })(),
+  );
 }
 
-export function updateRelation({ handle, id, input }: { handle: StoreHandle; id: string; input: z.input<typeof updateRelationInputSchema> }): GraphRelation {
+export function updateRelation<H extends AnyStoreHandle>({ handle, id, input }: { handle: H; id: string; input: z.input<typeof updateRelationInputSchema> }): On<H, GraphRelation> {
   const u = updateRelationInputSchema.parse(input);
-  return handle.sqlite
-    .transaction(() => {
-      const row = selectRelationRow({ handle, id });
-      if (!row) throw notFound("relation", id);
-      const updated = handle.db
-        .update(kgRelations)
-        .set(updatedRelationFields({ row, input: u, now: Date.now() }))
-        .where(eq(kgRelations.id, id))
-        .returning()
-        .get();
-      return toGraphRelation(updated);
-    })
-    .immediate();
+  return write(
+    handle,
+    (function* () {
+      const current = yield* row(relations, (t) => eq(t.id, id), { lock: "update" });
+      if (!current) throw notFound("relation", id);
+      const [written] = yield* update(relations, updatedRelationFields({ row: current, input: u, now: Date.now() }), (t) => eq(t.id, id));
+      return toGraphRelation(written);
+    })(),
+  );
 }
 
 /** Delete a relation; its evidence links go with it (FK cascade). Audited. */
-export function deleteRelation({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): { deleted: string } {
-  handle.sqlite
-    .transaction(() => {
-      const row = handle.db.delete(kgRelations).where(eq(kgRelations.id, id)).returning().get();
-      if (!row) throw notFound("relation", id);
-      appendAudit({ actor, action: "graph.relation.delete", target: `store:${handle.store}/relation:${id}`, details: { from: row.fromId, to: row.toId, type: row.relationshipType } });
-    })
-    .immediate();
-  return { deleted: id };
+export function deleteRelation<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string }> {
+  return write(
+    handle,
+    (function* () {
+      const [gone] = yield* remove(relations, (t) => eq(t.id, id));
+      if (!gone) throw notFound("relation", id);
+      yield* audit({ actor, action: "graph.relation.delete", target: `store:${handle.store}/relation:${id}`, details: { from: gone.fromId, to: gone.toId, type: gone.relationshipType } });
+      return { deleted: id };
+    })(),
+  );
 }
 
 /** A node's relations each way: the `limit` heaviest (ties by id) and how many there are. */
 export type NodeRelations = { outgoing: GraphRelation[]; incoming: GraphRelation[]; outgoingTotal: number; incomingTotal: number };
 
-export function listRelationsByNodeId({ handle, nodeId, limit }: { handle: StoreHandle; nodeId: string; limit: number }): NodeRelations {
-  const byWeight = [desc(kgRelations.weight), asc(kgRelations.id)] as const;
-  const side = (at: typeof kgRelations.fromId | typeof kgRelations.toId) => ({
-    rows: handle.db.select().from(kgRelations).where(eq(at, nodeId)).orderBy(...byWeight).limit(limit).all().map(toGraphRelation),
-    total: handle.db.select({ n: count() }).from(kgRelations).where(eq(at, nodeId)).get()!.n,
-  });
-  const out = side(kgRelations.fromId);
-  const inc = side(kgRelations.toId);
+export function* listRelationsByNodeId({ nodeId, limit }: { nodeId: string; limit: number }): Op<NodeRelations> {
+  function* side(end: "fromId" | "toId") {
+    const page = yield* rows(relations, { where: (t) => eq(t[end], nodeId), orderBy: (t, o) => [desc(t.weight), o.bytewise(t.id)], limit });
+    return { rows: page.map(toGraphRelation), total: yield* count(relations, (t) => eq(t[end], nodeId)) };
+  }
+  const out = yield* side("fromId");
+  const inc = yield* side("toId");
   return { outgoing: out.rows, incoming: inc.rows, outgoingTotal: out.total, incomingTotal: inc.total };
 }

@@ -1,24 +1,50 @@
 import { randomUUID } from "node:crypto";
-import { and, asc, count, desc, eq, exists, getTableColumns, inArray, isNull, lt, sql } from "drizzle-orm";
+import { and, asc, desc, eq, exists, getTableColumns, inArray, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
+import { rowsOf, withStoreTx, type PgStoreTx } from "../db/pg-store";
+import { count, engineStep, insert, insertOrIgnore, isUniqueViolation, read, remove, row, rows, select, update, withinBudget, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { embeddings } from "../db/schema/embed";
-import { chains, FRAMEWORKS, thoughts, type ChainRow, type ThoughtRow } from "../db/schema/graph";
-import { runWithinBudget, startQueryBudget } from "../db/query-budget";
+import { FRAMEWORKS, thoughts, type ChainRow, type ThoughtRow } from "../db/schema/graph";
+import { startQueryBudget } from "../db/query-budget";
 import type { Embeddable } from "../embed/embeddables";
 import { getEmbedder } from "../embed/model";
-import { enqueueEmbeddings } from "../embed/queue";
-import { blobToVector, forgetEmbeddings, knnSearch } from "../embed/vector-index";
+import { blobToVector, knnSearch } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { appendAudit } from "../governance/audit";
+import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
+import { tsqueryFor } from "../index/search-pg";
 import { limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
-import { buildFtsMatch } from "../retrieval";
+import { pushTo } from "../collections";
+import { buildFtsMatch, matchTerms } from "../retrieval";
+import { audit, enqueueVectors, forgetVectors } from "./engine";
+import { graphTables } from "./tables";
+
+/**
+ * Thoughts and chains, one repository over both engines (lib/db/port.ts).
+ * A write to a chain locks the chain's row (SQLite: the immediate
+ * transaction's write lock; PostgreSQL: SELECT … FOR UPDATE) before it reads
+ * the chain's last thought number, so writers on any process or replica
+ * number a chain's thoughts one after the other, and the chain's count moves
+ * in the same transaction. The unique (chain_id, thought_number) index is
+ * the backstop.
+ *
+ * Vectors: a thought is queued for its vector (kind "thought", the content
+ * as text, content_hash as input hash) in its insert's transaction; its
+ * `embedding` says pending / ready / missing, and novelty (1 − max cosine to
+ * the NOVELTY_WINDOW embedded thoughts before it) is filled in on reads once
+ * its vector has landed — the one part written per engine (refreshNovelty).
+ */
+const chainsTable = graphTables.chains;
+const thoughtsTable = graphTables.thoughts;
 
 export const THOUGHT_KIND = "thought";
 /** Novelty compares a thought with this many thoughts written before it. */
 export const NOVELTY_WINDOW = 50;
 /** Weight of the newest feedback in the utility moving average. */
 export const UTILITY_ALPHA = 0.3;
+
+/** The PostgreSQL embed worker reads a thought's content by its seq; the content hash is the input hash (no chunking rules: no version). */
+export const thoughtEmbeddablePg: PgEmbeddable = tableEmbeddablePg({ kind: THOUGHT_KIND, artifactType: THOUGHT_KIND, table: "thoughts", idColumn: "seq", textColumn: "content", hashColumn: "content_hash" });
 
 export const thoughtEmbeddable: Embeddable = {
   kind: THOUGHT_KIND,
@@ -86,13 +112,13 @@ export type Thought = {
  * table itself: Drizzle leaves a single table's columns unqualified.
  */
 type ThoughtSelect = ThoughtRow & { embedding: Thought["embedding"] };
-const THOUGHT_SELECT = {
-  ...getTableColumns(thoughts),
+const thoughtSelect = (t: typeof thoughts) => ({
+  ...getTableColumns(t),
   embedding: sql<Thought["embedding"]>`case
-    when exists (select 1 from embed_queue q where q.kind = 'thought' and q.ref_id = thoughts.seq and q.parked_at is null) then 'pending'
-    when exists (select 1 from embeddings e where e.kind = 'thought' and e.ref_id = thoughts.seq and e.input_hash = thoughts.content_hash) then 'ready'
+    when exists (select 1 from embed_queue q where q.kind = ${THOUGHT_KIND} and q.ref_id = thoughts.seq and q.parked_at is null) then 'pending'
+    when exists (select 1 from embeddings e where e.kind = ${THOUGHT_KIND} and e.ref_id = thoughts.seq and e.input_hash = thoughts.content_hash) then 'ready'
     else 'missing' end`,
-};
+});
 
 export function toThought(r: ThoughtSelect): Thought {
   return {
@@ -116,8 +142,20 @@ export function toThought(r: ThoughtSelect): Thought {
   };
 }
 
-function selectThoughtById({ handle, id }: { handle: StoreHandle; id: string }): ThoughtSelect | undefined {
-  return handle.db.select(THOUGHT_SELECT).from(thoughts).where(eq(thoughts.id, id)).get();
+function* thoughtsWhere(where: (t: typeof thoughts) => SQL | undefined, page: { order?: "chain" | "recent"; limit?: number; offset?: number } = {}): Op<Thought[]> {
+  const found = yield* select({ thoughts: thoughtsTable }, (db, t) => {
+    let q = db.select(thoughtSelect(t.thoughts)).from(t.thoughts).where(where(t.thoughts)).$dynamic();
+    if (page.order) q = q.orderBy(...(page.order === "chain" ? [asc(t.thoughts.thoughtNumber), asc(t.thoughts.seq)] : [desc(t.thoughts.timestamp), desc(t.thoughts.seq)]));
+    if (page.limit !== undefined) q = q.limit(page.limit);
+    if (page.offset !== undefined) q = q.offset(page.offset);
+    return q;
+  });
+  return found.map(toThought);
+}
+
+function* thoughtById(id: string): Op<Thought | undefined> {
+  const [found] = yield* thoughtsWhere((t) => eq(t.id, id));
+  return found;
 }
 
 /** A new thought's columns (both dialects); the thought number is the caller's, read under its write lock. */
@@ -145,43 +183,45 @@ export function thoughtNumberTaken(chainId: string, n: number): AppError {
   return new AppError("conflict", `chain ${chainId} already has thought number ${n}`);
 }
 
-/**
- * Write a thought (and its chain's count) in one transaction and queue its
- * vector. BEGIN IMMEDIATE: the chain count and the default thought number
- * are read and written under the write lock, so concurrent writers from
- * other processes never lose a count or reuse a number.
- */
-export function thinkThought({ handle, input, actor }: { handle: StoreHandle; input: ThinkInput; actor: string }): Thought {
+/** Write a thought (and its chain's count) in one transaction and queue its vector; see the module note for numbering. */
+export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: ThinkInput; actor: string }): On<H, Thought> {
   const t = thinkInputSchema.parse(input);
-  const { db } = handle;
   const now = Date.now();
   const id = randomUUID();
-  const contentHash = sha256Hex(t.content);
-  handle.sqlite
-    .transaction(() => {
+  return write(
+    handle,
+    (function* () {
       let thoughtNumber: number | null = null;
       if (t.chain_id) {
-        db.insert(chains).values({ id: t.chain_id, createdAt: now, updatedAt: now, thoughtCount: 0 }).onConflictDoNothing({ target: chains.id }).run();
-        const inChain = eq(thoughts.chainId, t.chain_id);
+        const chainId = t.chain_id;
+        yield* insertOrIgnore(chainsTable, { id: chainId, createdAt: now, updatedAt: now, thoughtCount: 0 }, (c) => [c.id]);
+        yield* row(chainsTable, (c) => eq(c.id, chainId), { lock: "update" });
         if (t.thought_number !== undefined) {
-          if (db.select({ seq: thoughts.seq }).from(thoughts).where(and(inChain, eq(thoughts.thoughtNumber, t.thought_number))).get()) {
-            throw thoughtNumberTaken(t.chain_id, t.thought_number);
-          }
-          thoughtNumber = t.thought_number;
+          const number = t.thought_number;
+          if (yield* row(thoughtsTable, (r) => and(eq(r.chainId, chainId), eq(r.thoughtNumber, number)))) throw thoughtNumberTaken(chainId, number);
+          thoughtNumber = number;
         } else {
-          thoughtNumber = db.select({ n: sql<number>`coalesce(max(${thoughts.thoughtNumber}), 0)` }).from(thoughts).where(inChain).get()!.n + 1;
+          const [{ n }] = yield* select({ thoughts: thoughtsTable }, (db, { thoughts: r }) => db.select({ n: sql<number>`coalesce(max(${r.thoughtNumber}), 0)`.mapWith(Number) }).from(r).where(eq(r.chainId, chainId)));
+          thoughtNumber = n + 1;
         }
       }
-      const { seq } = db
-        .insert(thoughts)
-        .values(newThoughtRow({ id, input: t, thoughtNumber, actor, now }))
-        .returning({ seq: thoughts.seq })
-        .get();
-      if (t.chain_id) db.update(chains).set({ thoughtCount: sql`${chains.thoughtCount} + 1`, updatedAt: now }).where(eq(chains.id, t.chain_id)).run();
-      enqueueEmbeddings({ handle, items: [{ kind: THOUGHT_KIND, refId: seq, inputHash: contentHash }] });
-    })
-    .immediate();
-  return toThought(selectThoughtById({ handle, id })!);
+      const values = newThoughtRow({ id, input: t, thoughtNumber, actor, now });
+      let seq: number;
+      try {
+        ({ seq } = yield* insert(thoughtsTable, values));
+      } catch (e) {
+        // The backstop: the chain lock already orders writers, and the unique (chain_id, thought_number) index says the same.
+        if (t.chain_id && t.thought_number !== undefined && isUniqueViolation(e)) throw thoughtNumberTaken(t.chain_id, t.thought_number);
+        throw e;
+      }
+      yield* enqueueVectors([{ kind: THOUGHT_KIND, refId: seq, inputHash: values.contentHash }]);
+      if (t.chain_id) {
+        const chainId = t.chain_id;
+        yield* update(chainsTable, { thoughtCount: sql`thought_count + 1`, updatedAt: now }, (c) => eq(c.id, chainId));
+      }
+      return (yield* thoughtById(id))!;
+    })(),
+  );
 }
 
 /**
@@ -231,93 +271,175 @@ export function computePendingNovelty({ handle, fingerprintId }: { handle: Store
   return ready.length;
 }
 
-/** Novelty catch-up for reads; a provider that cannot start leaves novelty pending, never fails the read. */
-export async function refreshNovelty({ handle }: { handle: StoreHandle }): Promise<void> {
+/** Thoughts whose novelty one read fills in at most (the rest on the next read), as SQLite's catch-up batch. */
+const NOVELTY_BATCH = 200;
+
+const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+  let s = 0;
+  for (let i = 0; i < Math.min(a.length, b.length); i++) s += a[i] * b[i];
+  return s;
+};
+
+/**
+ * Fill in novelty for thoughts whose vector (of this model, of their current
+ * text) has landed: 1 − max cosine to the NOVELTY_WINDOW embedded thoughts
+ * written before each (1 for the first), as computePendingNovelty does on
+ * SQLite. Vectors are stored normalized, so cosine is their dot product.
+ * Rows another replica is filling in are skipped (SKIP LOCKED); the value
+ * is the same whoever computes it, and is written only while still null.
+ */
+export async function computePendingNoveltyPg({ tx, fingerprintId }: { tx: PgStoreTx; fingerprintId: string }): Promise<number> {
+  const ready = await rowsOf<{ seq: string; embedding: number[] }>(
+    tx,
+    sql`select t.seq, e.embedding from thoughts t join embeddings e on e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId} and e.input_hash = t.content_hash
+      where t.novelty is null order by t.seq limit ${NOVELTY_BATCH} for update of t skip locked`,
+  );
+  if (ready.length === 0) return 0;
+  const seqs = `{${ready.map((r) => r.seq).join(",")}}`;
+  const window = await rowsOf<{ seq: string; prev: string }>(
+    tx,
+    sql`select r.seq, p.seq as prev from unnest(${seqs}::bigint[]) as r(seq) cross join lateral (
+        select t.seq from thoughts t where t.seq < r.seq
+          and exists (select 1 from embeddings e where e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId})
+        order by t.seq desc limit ${NOVELTY_WINDOW}) p`,
+  );
+  const prevIds = [...new Set(window.map((w) => w.prev))];
+  const vectors = new Map<string, number[]>();
+  if (prevIds.length) {
+    const found = await rowsOf<{ refId: string; embedding: number[] }>(tx, sql`select ref_id as "refId", embedding from embeddings where kind = ${THOUGHT_KIND} and fingerprint_id = ${fingerprintId} and ref_id = any(${`{${prevIds.join(",")}}`}::bigint[])`);
+    for (const v of found) vectors.set(String(v.refId), v.embedding);
+  }
+  const before = new Map<string, string[]>();
+  for (const w of window) pushTo(before, String(w.seq), String(w.prev));
+  const novelty = ready.map((r) => {
+    const sims = (before.get(String(r.seq)) ?? []).flatMap((p) => (vectors.has(p) ? [dot(r.embedding, vectors.get(p)!)] : []));
+    return sims.length ? Math.min(1, Math.max(0, 1 - Math.max(...sims))) : 1;
+  });
+  await tx.execute(sql`update thoughts t set novelty = u.novelty from unnest(${seqs}::bigint[], ${`{${novelty.join(",")}}`}::float8[]) as u(seq, novelty) where t.seq = u.seq and t.novelty is null`);
+  return ready.length;
+}
+
+/**
+ * Novelty catch-up for reads, on either engine; a provider that cannot start
+ * leaves novelty pending, never fails the read, and a read-only handle (core
+ * beside another store) leaves it to a read of that store.
+ */
+export async function refreshNovelty({ handle }: { handle: AnyStoreHandle }): Promise<void> {
+  if (handle.kind === "pg" && handle.readOnly) return;
   let fingerprintId: string;
   try {
     fingerprintId = (await getEmbedder().fingerprint).id;
   } catch {
     return;
   }
-  computePendingNovelty({ handle, fingerprintId });
+  if (handle.kind === "pg") await withStoreTx({ handle }, (tx) => computePendingNoveltyPg({ tx, fingerprintId }));
+  else computePendingNovelty({ handle, fingerprintId });
 }
 
-export async function getThoughtById({ handle, id }: { handle: StoreHandle; id: string }): Promise<Thought> {
+export async function getThoughtById({ handle, id }: { handle: AnyStoreHandle; id: string }): Promise<Thought> {
   await refreshNovelty({ handle });
-  const row = selectThoughtById({ handle, id });
-  if (!row) throw notFound("thought", id);
-  return toThought(row);
+  const found = await read(handle, thoughtById(id));
+  if (!found) throw notFound("thought", id);
+  return found;
 }
 
-export async function listThoughtsByFilter({ handle, filter }: { handle: StoreHandle; filter: z.input<typeof listThoughtsQuerySchema> }): Promise<{ thoughts: Thought[]; total: number }> {
+const LISTING_HINT = "use fewer or rarer words in q, a smaller offset, or filter by chain_id or framework";
+
+/**
+ * A listing's `q` filter, any of its words as typed (stopwords kept), in each
+ * engine's full-text index: FTS5's thoughts_fts (user text reaches MATCH
+ * only as quoted words, lib/retrieval buildFtsMatch) or the hand-written
+ * tsvector column (0005), each word a bound plainto_tsquery. Null: no word
+ * to look for.
+ */
+function listingTextFilter(q: string): Op<SQL | null> {
+  return engineStep({
+    sqlite: () => {
+      const match = buildFtsMatch(q, { match: "any", stopwords: "keep", maxTerms: 16 });
+      return match ? sql`thoughts.seq in (select rowid from thoughts_fts where thoughts_fts match ${match})` : null;
+    },
+    pg: async () => {
+      const query = tsqueryFor(matchTerms(q, { stopwords: "keep", maxTerms: 16 }), "any");
+      return query ? sql`thoughts.tsv @@ (${query})` : null;
+    },
+  });
+}
+
+export async function listThoughtsByFilter({ handle, filter }: { handle: AnyStoreHandle; filter: z.input<typeof listThoughtsQuerySchema> }): Promise<{ thoughts: Thought[]; total: number }> {
   const f = listThoughtsQuerySchema.parse(filter);
   await refreshNovelty({ handle });
-  const match = f.q ? listingMatch(f.q) : null;
-  if (f.q && !match) return { thoughts: [], total: 0 };
-  const where = and(
-    f.chain_id ? eq(thoughts.chainId, f.chain_id) : undefined,
-    f.framework ? eq(thoughts.framework, f.framework) : undefined,
-    // FTS5 finds the rows; user text reaches MATCH only as quoted words (lib/retrieval buildFtsMatch).
-    match ? inArray(thoughts.seq, sql`(select rowid from thoughts_fts where thoughts_fts match ${match})`) : undefined,
+  return read(
+    handle,
+    (function* () {
+      const text = f.q ? yield* listingTextFilter(f.q) : undefined;
+      if (text === null) return { thoughts: [], total: 0 };
+      const where = (t: typeof thoughts) => and(f.chain_id ? eq(t.chainId, f.chain_id) : undefined, f.framework ? eq(t.framework, f.framework) : undefined, text);
+      // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
+      return yield* withinBudget(
+        startQueryBudget({ hint: LISTING_HINT }),
+        (function* () {
+          const page = yield* thoughtsWhere(where, { order: f.chain_id ? "chain" : "recent", limit: f.limit, offset: f.offset });
+          return { thoughts: page, total: yield* count(thoughtsTable, (t) => where(t as typeof thoughts)) };
+        })(),
+      );
+    })(),
   );
-  const order = f.chain_id ? [asc(thoughts.thoughtNumber), asc(thoughts.seq)] : [desc(thoughts.timestamp), desc(thoughts.seq)];
-  const page = handle.db.select(THOUGHT_SELECT).from(thoughts).where(where).orderBy(...order).limit(f.limit).offset(f.offset).prepare();
-  const total = handle.db.select({ n: count() }).from(thoughts).where(where).prepare();
-  // A text filter (`q`) or a deep offset is the caller's to make expensive: both statements share one query budget.
-  const budget = startQueryBudget({ hint: "use fewer or rarer words in q, a smaller offset, or filter by chain_id or framework" });
-  const rows = runWithinBudget(handle.sqlite, budget, () => page.all());
-  const { n } = runWithinBudget(handle.sqlite, budget, () => total.get()!);
-  return { thoughts: rows.map(toThought), total: n };
 }
 
-/** Feedback moves utility as an exponential moving average (first feedback sets it). */
-export function recordThoughtFeedback({ handle, id, input }: { handle: StoreHandle; id: string; input: z.input<typeof feedbackInputSchema> }): Thought {
+/** Feedback moves utility as an exponential moving average (first feedback sets it), in one statement. */
+export function recordThoughtFeedback<H extends AnyStoreHandle>({ handle, id, input }: { handle: H; id: string; input: z.input<typeof feedbackInputSchema> }): On<H, Thought> {
   const { utility } = feedbackInputSchema.parse(input);
-  const changed = handle.db
-    .update(thoughts)
-    .set({
-      utility: sql`case when ${thoughts.utility} is null then ${utility} else (1 - ${UTILITY_ALPHA}) * ${thoughts.utility} + ${UTILITY_ALPHA} * ${utility} end`,
-      feedbackCount: sql`${thoughts.feedbackCount} + 1`,
-    })
-    .where(eq(thoughts.id, id))
-    .run().changes;
-  if (changed === 0) throw notFound("thought", id);
-  return toThought(selectThoughtById({ handle, id })!);
+  // Cast: PostgreSQL types a bare parameter from its neighbours, and would take 1 − α or a utility of 1 for an integer.
+  const real = (v: number) => sql`cast(${v} as double precision)`;
+  return write(
+    handle,
+    (function* () {
+      const changed = yield* update(
+        thoughtsTable,
+        { utility: sql`case when utility is null then ${real(utility)} else ${real(1 - UTILITY_ALPHA)} * utility + ${real(UTILITY_ALPHA)} * ${real(utility)} end`, feedbackCount: sql`feedback_count + 1` },
+        (t) => eq(t.id, id),
+      );
+      if (changed.length === 0) throw notFound("thought", id);
+      return (yield* thoughtById(id))!;
+    })(),
+  );
 }
 
 /** Delete a thought: its chain count, evidence links (cascade) and vector go with it. Audited. */
-export function deleteThought({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): { deleted: string } {
-  const { db } = handle;
-  handle.sqlite
-    .transaction(() => {
-      const row = db.delete(thoughts).where(eq(thoughts.id, id)).returning({ seq: thoughts.seq, chainId: thoughts.chainId }).get();
-      if (!row) throw notFound("thought", id);
-      if (row.chainId) db.update(chains).set({ thoughtCount: sql`${chains.thoughtCount} - 1`, updatedAt: Date.now() }).where(eq(chains.id, row.chainId)).run();
-      forgetEmbeddings({ handle, items: [{ kind: THOUGHT_KIND, refId: row.seq }] });
-      appendAudit({ actor, action: "thought.delete", target: `store:${handle.store}/thought:${id}` });
-    })
-    .immediate();
-  return { deleted: id };
+export function deleteThought<H extends AnyStoreHandle>({ handle, id, actor }: { handle: H; id: string; actor: string }): On<H, { deleted: string }> {
+  return write(
+    handle,
+    (function* () {
+      const [gone] = yield* remove(thoughtsTable, (t) => eq(t.id, id));
+      if (!gone) throw notFound("thought", id);
+      if (gone.chainId) {
+        const chainId = gone.chainId;
+        yield* update(chainsTable, { thoughtCount: sql`thought_count - 1`, updatedAt: Date.now() }, (c) => eq(c.id, chainId));
+      }
+      yield* forgetVectors(THOUGHT_KIND, [gone.seq]);
+      yield* audit({ actor, action: "thought.delete", target: `store:${handle.store}/thought:${id}` });
+      return { deleted: id };
+    })(),
+  );
 }
 
 export type Chain = { id: string; created_at: number; updated_at: number; thought_count: number };
 
 export const toChain = (r: ChainRow): Chain => ({ id: r.id, created_at: r.createdAt, updated_at: r.updatedAt, thought_count: r.thoughtCount });
 
-export function listChainsByRecency({ handle, limit = 50, offset = 0 }: { handle: StoreHandle; limit?: number; offset?: number }): { chains: Chain[]; total: number } {
-  const rows = handle.db.select().from(chains).orderBy(desc(chains.updatedAt), asc(chains.id)).limit(limit).offset(offset).all();
-  const { n } = handle.db.select({ n: count() }).from(chains).get()!;
-  return { chains: rows.map(toChain), total: n };
+export function listChainsByRecency<H extends AnyStoreHandle>({ handle, limit = 50, offset = 0 }: { handle: H; limit?: number; offset?: number }): On<H, { chains: Chain[]; total: number }> {
+  return read(
+    handle,
+    (function* () {
+      const page = yield* rows(chainsTable, { orderBy: (c, o) => [desc(c.updatedAt), o.bytewise(c.id)], limit, offset });
+      return { chains: page.map(toChain), total: yield* count(chainsTable) };
+    })(),
+  );
 }
 
-export async function getChainById({ handle, id }: { handle: StoreHandle; id: string }): Promise<Chain & { thoughts: Thought[] }> {
-  const row = handle.db.select().from(chains).where(eq(chains.id, id)).get();
-  if (!row) throw notFound("chain", id);
+export async function getChainById({ handle, id }: { handle: AnyStoreHandle; id: string }): Promise<Chain & { thoughts: Thought[] }> {
+  const found = await read(handle, row(chainsTable, (c) => eq(c.id, id)));
+  if (!found) throw notFound("chain", id);
   const { thoughts: inChain } = await listThoughtsByFilter({ handle, filter: { chain_id: id, limit: 200 } });
-  return { ...toChain(row), thoughts: inChain };
-}
-
-/** A listing's `q` filter: any of its words (quoted by the one match builder), stopwords kept, as typed. */
-function listingMatch(q: string): string | null {
-  return buildFtsMatch(q, { match: "any", stopwords: "keep", maxTerms: 16 });
+  return { ...toChain(found), thoughts: inChain };
 }

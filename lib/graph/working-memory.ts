@@ -1,9 +1,13 @@
-import { and, asc, count, eq, gt, isNull, lte, or } from "drizzle-orm";
+import { and, eq, gt, isNull, lte, or, type Column } from "drizzle-orm";
 import { z } from "zod";
-import type { StoreHandle } from "../db/connection";
-import { workingMemory, type WorkingMemoryRow } from "../db/schema/graph";
+import { count, read, remove, row, rows, storeLock, upsert, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import type { WorkingMemoryRow } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { parseJsonColumnOr } from "../common";
+import { graphTables } from "./tables";
+
+/** Working memory, one repository over both engines (lib/db/port.ts). */
+const memory = graphTables.workingMemory;
 
 /** A scratchpad, not a database: bounded keys and value size per store. */
 export const WORKING_MEMORY_MAX_KEYS = 1000;
@@ -23,42 +27,67 @@ export type WorkingMemoryEntry = { key: string; value: unknown; expires_at: numb
 /** A row as the API shows it (both dialects). */
 export const toWorkingMemoryEntry = (r: WorkingMemoryRow): WorkingMemoryEntry => ({ key: r.key, value: parseJsonColumnOr<unknown>(r.value, null), expires_at: r.expiresAt, updated_at: r.updatedAt, updated_by: r.updatedBy });
 /** Keys past their expiry are never returned, even before a sweep deletes them. */
-const liveAt = (now: number) => or(isNull(workingMemory.expiresAt), gt(workingMemory.expiresAt, now));
+const liveAt = (t: { expiresAt: Column }, now: number) => or(isNull(t.expiresAt), gt(t.expiresAt, now));
+const notFoundKey = (key: string) => new AppError("not_found", `working memory has no key ${key}`);
+
+function* sweep(now: number): Op<number> {
+  return (yield* remove(memory, (t) => lte(t.expiresAt, now))).length;
+}
 
 /** Delete expired keys; returns how many went. */
-export function sweepExpiredWorkingMemory({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): number {
-  return handle.db.delete(workingMemory).where(lte(workingMemory.expiresAt, now)).run().changes;
+export function sweepExpiredWorkingMemory<H extends AnyStoreHandle>({ handle, now = Date.now() }: { handle: H; now?: number }): On<H, number> {
+  return write(handle, sweep(now));
 }
 
-/** Set a key (sweeping expired ones first, so they never count against the limit). */
-export function setWorkingMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.input<typeof setWorkingMemoryInputSchema>; actor: string; now?: number }): WorkingMemoryEntry {
+/**
+ * Set a key (sweeping expired ones first, so they never count against the
+ * limit). The key limit holds with writers on every replica: PostgreSQL takes
+ * a per-store transaction lock, as SQLite's write lock does.
+ */
+export function setWorkingMemory<H extends AnyStoreHandle>({ handle, input, actor, now = Date.now() }: { handle: H; input: z.input<typeof setWorkingMemoryInputSchema>; actor: string; now?: number }): On<H, WorkingMemoryEntry> {
   const e = setWorkingMemoryInputSchema.parse(input);
-  const { db } = handle;
-  return handle.sqlite
-    .transaction(() => {
-      sweepExpiredWorkingMemory({ handle, now });
-      const exists = db.select({ key: workingMemory.key }).from(workingMemory).where(eq(workingMemory.key, e.key)).get();
-      if (!exists && db.select({ n: count() }).from(workingMemory).get()!.n >= WORKING_MEMORY_MAX_KEYS) {
+  return write(
+    handle,
+    (function* () {
+      yield* storeLock("working-memory");
+      yield* sweep(now);
+      const exists = yield* row(memory, (t) => eq(t.key, e.key));
+      if (!exists && (yield* count(memory)) >= WORKING_MEMORY_MAX_KEYS) {
         throw new AppError("unprocessable", `working memory is full (${WORKING_MEMORY_MAX_KEYS} keys); delete some or let them expire`);
       }
-      const row = { key: e.key, value: JSON.stringify(e.value), expiresAt: e.ttl_seconds ? now + e.ttl_seconds * 1000 : null, updatedAt: now, updatedBy: actor };
-      return toWorkingMemoryEntry(db.insert(workingMemory).values(row).onConflictDoUpdate({ target: workingMemory.key, set: row }).returning().get());
-    })
-    .immediate();
+      const values = { key: e.key, value: JSON.stringify(e.value), expiresAt: e.ttl_seconds ? now + e.ttl_seconds * 1000 : null, updatedAt: now, updatedBy: actor };
+      return toWorkingMemoryEntry(yield* upsert(memory, values, (t) => t.key, values));
+    })(),
+  );
 }
 
-export function getWorkingMemoryByKey({ handle, key, now = Date.now() }: { handle: StoreHandle; key: string; now?: number }): WorkingMemoryEntry {
-  const row = handle.db.select().from(workingMemory).where(and(eq(workingMemory.key, key), liveAt(now))).get();
-  if (!row) throw new AppError("not_found", `working memory has no key ${key}`);
-  return toWorkingMemoryEntry(row);
+export function getWorkingMemoryByKey<H extends AnyStoreHandle>({ handle, key, now = Date.now() }: { handle: H; key: string; now?: number }): On<H, WorkingMemoryEntry> {
+  return read(
+    handle,
+    (function* () {
+      const found = yield* row(memory, (t) => and(eq(t.key, key), liveAt(t, now)));
+      if (!found) throw notFoundKey(key);
+      return toWorkingMemoryEntry(found);
+    })(),
+  );
 }
 
-export function listWorkingMemory({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): WorkingMemoryEntry[] {
-  return handle.db.select().from(workingMemory).where(liveAt(now)).orderBy(asc(workingMemory.key)).all().map(toWorkingMemoryEntry);
+export function listWorkingMemory<H extends AnyStoreHandle>({ handle, now = Date.now() }: { handle: H; now?: number }): On<H, WorkingMemoryEntry[]> {
+  return read(
+    handle,
+    (function* () {
+      return (yield* rows(memory, { where: (t) => liveAt(t, now), orderBy: (t, o) => [o.bytewise(t.key)] })).map(toWorkingMemoryEntry);
+    })(),
+  );
 }
 
-export function deleteWorkingMemoryByKey({ handle, key, now = Date.now() }: { handle: StoreHandle; key: string; now?: number }): { deleted: string } {
-  const changes = handle.db.delete(workingMemory).where(and(eq(workingMemory.key, key), liveAt(now))).run().changes;
-  if (changes === 0) throw new AppError("not_found", `working memory has no key ${key}`);
-  return { deleted: key };
+export function deleteWorkingMemoryByKey<H extends AnyStoreHandle>({ handle, key, now = Date.now() }: { handle: H; key: string; now?: number }): On<H, { deleted: string }> {
+  return write(
+    handle,
+    (function* () {
+      const gone = yield* remove(memory, (t) => and(eq(t.key, key), liveAt(t, now)));
+      if (gone.length === 0) throw notFoundKey(key);
+      return { deleted: key };
+    })(),
+  );
 }

@@ -15,6 +15,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/auth-sessions.test.ts",
   "tests/auth-sign-in.test.ts",
   "tests/dashboard-forms.test.ts",
+  "tests/db-port.test.ts",
   "tests/dialectic-annotations.test.ts",
   "tests/first-run.test.ts",
   "tests/graph-api.test.ts",

@@ -44,7 +44,7 @@ export const thoughts = pgTable(
     relevance: doublePrecision("relevance").notNull().default(0.5),
     tags: text("tags").notNull().default("[]"),
     category: text("category"),
-    /** 1 − max cosine to the previous thoughts; null until the thought has a vector (filled in on reads, lib/graph/thoughts-pg.ts). */
+    /** 1 − max cosine to the previous thoughts; null until the thought has a vector (filled in on reads, lib/graph/thoughts.ts). */
     novelty: doublePrecision("novelty"),
     consistency: doublePrecision("consistency"),
     utility: doublePrecision("utility"),
