@@ -155,7 +155,7 @@ export async function getStoreStatus({ handle, now = Date.now() }: { handle: Sto
   const { fp: configured, error: fingerprintError } = await configuredFingerprint();
   // A process that finds the provider down says so for every process (the shared row); one that got a
   // refusal of another kind (a wrong dimension) reports what the items show: every surface agrees.
-  const provider = providerForStatus({ fingerprintError, now });
+  const provider = await providerForStatus({ fingerprintError, now });
   const active = readActiveFingerprintId({ handle }) ?? null;
   const vectorIndex = handle.vectors.available ? { available: true, reason: null } : { available: false, reason: handle.vectors.reason };
   return assembleStoreStatus({ store: handle.store, counts, oldestEnqueuedAt: oldest, watermark, active, configured, provider, vectorIndex, activeModel: active ? getFingerprintInfo({ handle, fingerprintId: active }) : null, now });
@@ -201,10 +201,10 @@ export function assembleStoreStatus(a: {
   };
 }
 
-/** The provider as this process sees it (shared by its processes through governance.db), recording a "down" probe: getStoreStatus's and getStoreStatusPg's one rule. */
-export function providerForStatus({ fingerprintError, now }: { fingerprintError: { message: string; down: boolean } | null; now: number }): { ok: boolean; error: string | null; checkedAt: number | null } {
-  if (fingerprintError && fingerprintError.down) recordProviderOutcome({ ok: false, error: fingerprintError.message, now });
-  const health: ProviderHealth = readProviderHealth();
+/** The provider as every process sees it (governance.db, or PostgreSQL's provider_state for all replicas), recording a "down" probe: getStoreStatus's and getStoreStatusPg's one rule. */
+export async function providerForStatus({ fingerprintError, now }: { fingerprintError: { message: string; down: boolean } | null; now: number }): Promise<{ ok: boolean; error: string | null; checkedAt: number | null }> {
+  if (fingerprintError && fingerprintError.down) await recordProviderOutcome({ ok: false, error: fingerprintError.message, now });
+  const health: ProviderHealth = await readProviderHealth();
   probeProviderIfDown({ health, now });
   return { ok: health?.ok ?? true, error: health?.ok === false ? health.error : null, checkedAt: health?.checkedAt ?? null };
 }

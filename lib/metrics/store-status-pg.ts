@@ -81,7 +81,7 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
     const otherModelVectors = byModel.filter((m) => m.fingerprint_id !== active).reduce((a, m) => a + m.n, 0);
     return { backlog, active, counts, otherModelVectors };
   });
-  const provider = providerForStatus({ fingerprintError, now });
+  const provider = await providerForStatus({ fingerprintError, now });
   // Vector search always has a way to answer on PostgreSQL (pgvector, else the bounded exact scan, else lexically with a reason).
   const status = assembleStoreStatus({
     store: handle.store,
