@@ -26,12 +26,12 @@ export async function passHold({ provider, signal, now = Date.now() }: { provide
   } catch (e) {
     if (failureScopeOf(e) === "provider") {
       await recordProviderOutcome({ ok: false, error: (e as Error).message });
-      return openHold({ scope: "provider", error: holdErrorText("provider", e), minDelayMs: retryAfterMs(e) });
+      return openHold({ scope: "provider", error: holdErrorText("provider", e), minDelayMs: retryAfterMs(e), now });
     }
   }
   await recordProviderOutcome({ ok: true });
   closeHold("provider");
-  noteProbeOk();
+  noteProbeOk(now);
   log("info", "embedding provider answers again; the embed queue resumes", { heldSince: hold.since, probes: hold.failures });
   return null;
 }

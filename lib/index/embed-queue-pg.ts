@@ -239,7 +239,7 @@ export async function processEmbedBatchPg({
     if (isProviderDownError(e)) await recordProviderOutcome({ ok: false, error: (e as Error).message });
     throw e;
   }
-  const hold = await passHold({ provider: embedder.provider, signal });
+  const hold = await passHold({ provider: embedder.provider, signal, now: now() });
   if (hold) return { ...emptyBatchResult(), error: hold.error, hold };
   const claimed: ClaimedItemPg[] = [];
   try {
