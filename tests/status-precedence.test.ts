@@ -3,7 +3,7 @@ import * as healthRoute from "@/app/api/v1/stores/[store]/health/route";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { deriveStoreStatus, STORE_STATUS_PRECEDENCE, worstStatus, type StatusInput, type StoreStatusState } from "@/lib/embed/status";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
-import { drainEmbeddings, seedDocument, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 const HEALTHY: StatusInput = { store: "alpha", pending: 3, parked: 0, watermark: 1000, modelChanged: false, stale: 0, missing: 3, artifacts: 40, provider: { ok: true, error: null }, vectors: { available: true, reason: null } };
