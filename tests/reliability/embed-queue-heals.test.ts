@@ -143,7 +143,8 @@ it("a worker process killed with -9 mid-batch: health says its claims are stale,
   // The child's model probe is answered; its batch never is, so it dies holding its claims.
   fake.state.hangOn = /killed drill/;
   tally.faultsInjected++;
-  const child = spawn(path.join(process.cwd(), "node_modules", ".bin", "tsx"), ["scripts/worker.ts"], {
+  // node itself (tsx as a loader, not its CLI wrapper): the pid killed is the worker's.
+  const child = spawn(process.execPath, ["--import", "tsx", "scripts/worker.ts"], {
     env: { ...process.env, DATA_DIR: env.dataDir, DUALMIND_EMBED_BASE_URL: fake.baseUrl, ...ENV, ...(env.databaseUrl ? { DATABASE_URL: env.databaseUrl } : {}) },
     stdio: ["ignore", "pipe", "pipe"],
   });
