@@ -193,7 +193,7 @@ describe.runIf(onPg)("two replicas on PostgreSQL", () => {
     fake.state.defaultMode = "500";
     tally.faultsInjected++;
     // Replica A's worker meets the outage.
-    await until("the outage is recorded", async () => ((await embedOneBatch("shared")).hold ?? null) !== null);
+    await until("the outage is met", async () => (await embedOneBatch("shared")).error !== undefined);
     // Each replica watches the store status, again and again, as both servers do.
     for (let round = 0; round < 6; round++) {
       await runStatusWatchPass();
