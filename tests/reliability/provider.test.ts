@@ -77,7 +77,7 @@ it("a provider that is down, then slow, then wrong: the store degrades to lexica
   fake.state.defaultMode = "wrong_dim";
   tally.faultsInjected++;
   await rewindBackoff();
-  const wrong = await untilStep((r) => r.parked > 0);
+  await untilStep((r) => r.parked > 0);
   expect(await storedVectors()).toBe(0);
   const parkedWrong = (await status()).backlog.parked;
 
