@@ -18,7 +18,7 @@ import { EmbeddingError, type EmbeddingProvider } from "./types";
  * the worker try (its claim is the test).
  */
 export async function passHold({ provider, signal, now = Date.now() }: { provider: EmbeddingProvider; signal?: AbortSignal; now?: number }): Promise<QueueHold | null> {
-  const hold = currentHold();
+  const hold = currentHold(provider);
   if (!hold || now < hold.until) return hold;
   if (hold.scope === "disk") return null;
   try {
@@ -26,12 +26,12 @@ export async function passHold({ provider, signal, now = Date.now() }: { provide
   } catch (e) {
     if (failureScopeOf(e) === "provider") {
       await recordProviderOutcome({ ok: false, error: (e as Error).message });
-      return openHold({ scope: "provider", error: holdErrorText("provider", e), minDelayMs: retryAfterMs(e), now });
+      return openHold({ scope: "provider", provider, error: holdErrorText("provider", e), minDelayMs: retryAfterMs(e), now });
     }
   }
   await recordProviderOutcome({ ok: true });
-  closeHold("provider");
-  noteProbeOk(now);
+  closeHold("provider", provider);
+  noteProbeOk(provider, now);
   log("info", "embedding provider answers again; the embed queue resumes", { heldSince: hold.since, probes: hold.failures });
   return null;
 }
@@ -56,7 +56,7 @@ export type BatchEmbedding = {
  */
 export async function embedBatchTexts({ provider, texts, dimension, signal }: { provider: EmbeddingProvider; texts: string[]; dimension: number; signal?: AbortSignal }): Promise<BatchEmbedding> {
   const out: BatchEmbedding = { vectors: new Map(), refused: new Map(), hold: null, sent: 0 };
-  const afterProbe = takeProbeOk();
+  const afterProbe = takeProbeOk(provider);
   const timeoutMs = workerRequestTimeoutMs();
   const call = async (input: string[]) => {
     out.sent += input.length;
@@ -71,7 +71,7 @@ export async function embedBatchTexts({ provider, texts, dimension, signal }: { 
     const err = e instanceof EmbeddingError ? e : new EmbeddingError("server", (e as Error).message);
     if (failureScopeOf(err) === "provider" && !afterProbe) {
       if (isProviderDownError(err)) await recordProviderOutcome({ ok: false, error: err.message });
-      out.hold = openHold({ scope: "provider", error: holdErrorText("provider", err), minDelayMs: retryAfterMs(err) });
+      out.hold = openHold({ scope: "provider", provider, error: holdErrorText("provider", err), minDelayMs: retryAfterMs(err) });
       return false;
     }
     // The provider is up (it answered, or just passed the probe): this failure belongs to these inputs.
@@ -95,7 +95,7 @@ export async function embedBatchTexts({ provider, texts, dimension, signal }: { 
   }
   if (out.vectors.size > 0) {
     await recordProviderOutcome({ ok: true });
-    closeHold("provider");
+    closeHold("provider", provider);
   }
   return out;
 }

@@ -53,14 +53,25 @@ export function outageParkedPatterns(): readonly string[] {
 
 export type QueueHold = { scope: "provider" | "disk"; error: string; since: number; until: number; failures: number };
 
-/** Per process, like the embedder: another provider configuration (tests, a config change) starts without holds. */
-type HoldState = { key: string; provider: QueueHold | null; disk: QueueHold | null; probedOkAt: number | null; swept: Set<string> };
+/**
+ * Per process. A provider hold belongs to the provider object that failed (a
+ * worker given another embedder is not held by it); the disk hold to the
+ * process. Another configuration (tests, a config change) starts without holds.
+ */
+type ProviderHold = { hold: QueueHold | null; probedOkAt: number | null };
+type HoldState = { key: string; providers: WeakMap<object, ProviderHold>; disk: QueueHold | null; swept: Set<string> };
 const g = globalThis as unknown as { __dualmindEmbedHolds?: HoldState };
 function holds(): HoldState {
   const e = getConfig().embed;
   const key = `${e.provider}:${e.model}@${e.baseUrl}`;
-  if (g.__dualmindEmbedHolds?.key !== key) g.__dualmindEmbedHolds = { key, provider: null, disk: null, probedOkAt: null, swept: new Set() };
+  if (g.__dualmindEmbedHolds?.key !== key) g.__dualmindEmbedHolds = { key, providers: new WeakMap(), disk: null, swept: new Set() };
   return g.__dualmindEmbedHolds;
+}
+function providerHold(provider: object): ProviderHold {
+  const s = holds();
+  let p = s.providers.get(provider);
+  if (!p) s.providers.set(provider, (p = { hold: null, probedOkAt: null }));
+  return p;
 }
 
 function holdDelayMs(failures: number, minMs = 0): number {
@@ -69,51 +80,62 @@ function holdDelayMs(failures: number, minMs = 0): number {
 }
 
 /** Open (or extend) a hold: each consecutive failure doubles the wait, up to DUALMIND_EMBED_OUTAGE_MAX_BACKOFF_MS. */
-export function openHold({ scope, error, minDelayMs = 0, now = Date.now() }: { scope: QueueHold["scope"]; error: string; minDelayMs?: number; now?: number }): QueueHold {
-  const s = holds();
-  const prev = s[scope];
+export function openHold({ scope, provider, error, minDelayMs = 0, now = Date.now() }: { scope: QueueHold["scope"]; provider?: object; error: string; minDelayMs?: number; now?: number }): QueueHold {
+  const p = scope === "provider" ? providerHold(provider ?? holds()) : null;
+  const prev = p ? p.hold : holds().disk;
   const failures = (prev?.failures ?? 0) + 1;
   const hold = { scope, error: error.slice(0, 500), since: prev?.since ?? now, until: now + holdDelayMs(failures, minDelayMs), failures };
-  s[scope] = hold;
-  if (scope === "provider") s.probedOkAt = null;
+  if (p) Object.assign(p, { hold, probedOkAt: null });
+  else holds().disk = hold;
   return hold;
 }
 
-/** The hold in force, the provider's first (its `until` says when the next probe or claim may try). */
-export function currentHold(): QueueHold | null {
-  const s = holds();
-  return s.provider ?? s.disk ?? null;
+/** The hold in force for a worker using `provider`: the provider's first, else the disk's (its `until` says when the next probe or claim may try). */
+export function currentHold(provider: object): QueueHold | null {
+  return providerHold(provider).hold ?? holds().disk;
+}
+
+/** The disk hold of this process, if any (health reports it). */
+export function diskHold(): QueueHold | null {
+  return holds().disk;
 }
 
 /**
  * Close a hold after the thing it waited for worked. Returns true when one
- * was open: the caller then sweeps outage-parked rows back into line.
+ * was open: the worker then sweeps outage-parked rows back into line.
  */
-export function closeHold(scope: QueueHold["scope"]): boolean {
+export function closeHold(scope: QueueHold["scope"], provider?: object): boolean {
   const s = holds();
-  const was = s[scope] !== null;
-  s[scope] = null;
+  let was: boolean;
+  if (scope === "provider") {
+    const p = providerHold(provider ?? s);
+    was = p.hold !== null;
+    p.hold = null;
+  } else {
+    was = s.disk !== null;
+    s.disk = null;
+  }
   if (was) s.swept.clear();
   return was;
 }
 
-/** The probe answered: remember when, so a batch failing right after is charged (see the module comment). */
-export function noteProbeOk(now = Date.now()): void {
-  holds().probedOkAt = now;
+/** The probe answered: remember it, so a batch failing right after is charged (see the module comment). */
+export function noteProbeOk(provider: object, now = Date.now()): void {
+  providerHold(provider).probedOkAt = now;
 }
 
-/** Was the provider's last word a passed probe (no batch has succeeded or failed since)? Consumed by the call. */
-export function takeProbeOk(): boolean {
-  const s = holds();
-  const ok = s.probedOkAt !== null;
-  s.probedOkAt = null;
+/** Was the provider's last word a passed probe (no batch has been sent since)? Consumed by the call. */
+export function takeProbeOk(provider: object): boolean {
+  const p = providerHold(provider);
+  const ok = p.probedOkAt !== null;
+  p.probedOkAt = null;
   return ok;
 }
 
 /** Sweep outage-parked rows of a store once per process and once after each recovery. Returns true the first time. */
 export function shouldSweepParked(store: string): boolean {
   const s = holds();
-  if (s.provider || s.disk || s.swept.has(store)) return false;
+  if (s.disk || s.swept.has(store)) return false;
   s.swept.add(store);
   return true;
 }

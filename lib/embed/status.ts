@@ -5,7 +5,7 @@ import type { DriftReport } from "./drift";
 import { getEmbedder, getFingerprintInfo, readActiveFingerprintId } from "./model";
 import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome, type ProviderHealth } from "./provider-state";
 import type { Fingerprint } from "./providers";
-import { currentHold, type StaleClaims } from "./healing";
+import { diskHold, type StaleClaims } from "./healing";
 import { listParkedEmbeddings, readStaleClaims, type Backlog, type ParkedEmbedding } from "./queue";
 import { getReembedProgress, type ReembedProgress } from "./reembed";
 import { EmbeddingError } from "./types";
@@ -56,8 +56,7 @@ export type QueueState = { held: string | null; staleClaims: StaleClaims | null 
 
 /** The queue's state as this process knows it: a disk hold of its worker, and claims of dead workers (read by each backend). */
 export function queueStateOf(staleClaims: StaleClaims | null): QueueState {
-  const hold = currentHold();
-  return { held: hold?.scope === "disk" ? hold.error : null, staleClaims };
+  return { held: diskHold()?.error ?? null, staleClaims };
 }
 
 const plural = (n: number, one: string, many: string) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
@@ -83,7 +82,7 @@ export function deriveStoreStatus(s: StatusInput): StatusVerdict {
     const c = s.queue.staleClaims;
     return {
       state: "stalled",
-      reason: `${plural(c.items, "item is", "items are")} claimed by an embed worker that is no longer running (${c.owners.join(", ")}): a worker on that host releases ${c.items === 1 ? "it" : "them"} when it starts, otherwise the claim's lease has to run out`,
+      reason: `${plural(c.items, "item is", "items are")} claimed by an embed worker that is no longer running (${c.owners.join(", ")}): a worker on that host releases ${c.items === 1 ? "it" : "them"} when it starts or beats, otherwise the claim's lease has to run out`,
       action: workerCard,
     };
   }

@@ -10,7 +10,7 @@ import { backoffDelayMs, type Backlog, type ParkedEmbedding } from "../embed/que
 import type { EmbeddingProvider } from "../embed/types";
 import { emptyBatchResult, MAX_EMBED_ATTEMPTS, processClaimOwner, type BatchResult } from "../embed/worker";
 import { embedBatchTexts, passHold, splitBatchOutcome } from "../embed/batch-embed";
-import { closeHold, holdErrorText, isDeadLocalOwner, isDiskFullError, newClaimOwnerId, openHold, outageParkedPatterns, shouldSweepParked, staleClaimsOf, type StaleClaims } from "../embed/healing";
+import { closeHold, holdErrorText, isDeadLocalOwner, isDiskFullError, newClaimOwnerId, openHold, outageParkedPatterns, shouldSweepParked, type StaleClaims } from "../embed/healing";
 import { appendAuditPg } from "../governance/audit-pg";
 import { recordProvenanceBatchPg } from "../governance/ledger-pg";
 import { log } from "../log";
@@ -20,7 +20,7 @@ import { CHUNK_KIND } from "./chunk-embeddings";
 import { getPgEmbeddable, pgEmbeddableKinds, registerPgEmbeddable, type PgEmbeddable, type PgEmbeddableText } from "./embed-kinds-pg";
 import { putChunkEmbeddingsPg, putKindEmbeddingsPg } from "./vectors-pg";
 import { adoptActiveFingerprintPg, finishReembedIfDonePg } from "./reembed-pg";
-import { HEARTBEAT_MS, type WorkerMode } from "../embed/worker-state";
+import { HEARTBEAT_MS, WORKER_STALE_MS, type WorkerMode } from "../embed/worker-state";
 import { heartbeatWorkerPg, recordWorkerBatchPg, registerWorkerPg, stopWorkerPg } from "../embed/worker-state-pg";
 
 /**
@@ -157,9 +157,19 @@ export async function releaseDeadWorkerClaimsPg({ tx, store }: { tx: SqlRunner; 
   return released;
 }
 
-/** Claims whose worker process on this host is gone, for the store's health. */
-export async function readStaleClaimsPg({ tx }: { tx: SqlRunner }): Promise<StaleClaims | null> {
-  return staleClaimsOf(await claimOwnersPg(tx));
+/**
+ * Claims whose worker stopped beating (its row in public.embed_workers silent
+ * for WORKER_STALE_MS), for the store's health. Judged from the shared
+ * registry, not from this host's processes, so every replica reports the same.
+ */
+export async function readStaleClaimsPg({ tx, now = Date.now() }: { tx: SqlRunner; now?: number }): Promise<StaleClaims | null> {
+  const rows = await rowsOf<{ owner: string; items: number }>(
+    tx,
+    sql`select q.claimed_by as owner, count(*)::int as items from embed_queue q
+      join public.embed_workers w on w.worker_id = q.claimed_by and w.heartbeat_at < ${now - WORKER_STALE_MS}
+      where q.claimed_by is not null group by q.claimed_by order by q.claimed_by`,
+  );
+  return rows.length === 0 ? null : { items: rows.reduce((a, r) => a + r.items, 0), owners: rows.map((r) => r.owner) };
 }
 
 /** The store's queue: rows waiting (ready or backing off), the oldest's age, and parked rows. */

@@ -6,7 +6,7 @@ import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db
 import { getRecallMetricsPg } from "../recall/events-pg";
 import { recallStatsOf, recallStatsWindows, type RecallStats } from "./snapshots";
 import type { KindCounts, LiveCounts } from "../embed/counters";
-import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, queueStateOf, type EmbeddingStatus, type StoreStatus } from "../embed/status";
+import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, type EmbeddingStatus, type StoreStatus } from "../embed/status";
 import { getEmbedBacklogPg, listParkedEmbeddingsPg, readStaleClaimsPg } from "../index/embed-queue-pg";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
@@ -29,7 +29,7 @@ import { workerReportOf, type WorkerState } from "../embed/worker-state";
  *   are of (a model change = drifted);
  * - the provider: as every replica last saw it (PostgreSQL's provider_state,
  *   one row all replicas write and read: lib/embed/provider-state.ts);
- * - the queue: claims held by a worker process that is gone (lib/embed/healing.ts).
+ * - the queue: claims held by a worker that stopped beating (shared registry).
  * Counting is one pass over those rows and their vectors (no live
  * counters on PostgreSQL yet): O(rows) per status, a few ms at 10k.
  */
@@ -94,7 +94,8 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
     configured,
     provider,
     vectorIndex: { available: true, reason: null },
-    queue: queueStateOf(staleClaims),
+    // Only what every replica sees alike: claims of a worker that stopped beating (a disk hold is one process's).
+    queue: { held: null, staleClaims },
     // Only the configured model's details are known here; another active model is named by its id in `drift`.
     activeModel: active !== null && configured !== null && active === configured.id ? configured : null,
     now,
