@@ -5,6 +5,7 @@ import { formatTime } from "@/lib/format";
 export const STATUS_STYLE: Record<StoreStatusState, { label: string; panel: string; badge: string }> = {
   healthy: { label: "Healthy", panel: "border-emerald-300 bg-emerald-50 text-emerald-900", badge: "bg-emerald-100 text-emerald-800" },
   degraded: { label: "Degraded", panel: "border-amber-300 bg-amber-50 text-amber-900", badge: "bg-amber-100 text-amber-800" },
+  stalled: { label: "Stalled", panel: "border-amber-300 bg-amber-50 text-amber-900", badge: "bg-amber-100 text-amber-800" },
   drifted: { label: "Drifted", panel: "border-violet-300 bg-violet-50 text-violet-900", badge: "bg-violet-100 text-violet-800" },
   provider_down: { label: "Provider down", panel: "border-red-300 bg-red-50 text-red-900", badge: "bg-red-100 text-red-800" },
   parked: { label: "Parked items", panel: "border-orange-300 bg-orange-50 text-orange-900", badge: "bg-orange-100 text-orange-800" },

@@ -92,6 +92,8 @@ const envSchema = z.object({
   DUALMIND_EMBED_BACKLOG_WATERMARK: z.coerce.number().int().min(1).default(1000),
   DUALMIND_EMBED_WORKER: boolFromEnv.default(true),
   DUALMIND_EMBED_LEASE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(300_000),
+  DUALMIND_EMBED_WORKER_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(120_000),
+  DUALMIND_EMBED_OUTAGE_MAX_BACKOFF_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   DUALMIND_SOURCE_ROOTS: z
     .string()
     .transform((s, ctx) => parseSourceRoots(s, ctx))
@@ -174,6 +176,10 @@ export type EmbedConfig = {
   workerInServer: boolean;
   /** How long a worker's claim on a batch lasts; a dead worker's items are claimed again after it. */
   leaseMs: number;
+  /** How long the worker waits for one embedding request (capped below the lease: a slow answer is waited for, never sent twice). */
+  workerTimeoutMs: number;
+  /** Longest wait between probes while the provider is down or the disk is full (the queue is held, no attempts spent). */
+  outageMaxBackoffMs: number;
 };
 
 export class ConfigError extends Error {
@@ -243,6 +249,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       backlogWatermark: e.DUALMIND_EMBED_BACKLOG_WATERMARK,
       workerInServer: e.DUALMIND_EMBED_WORKER,
       leaseMs: e.DUALMIND_EMBED_LEASE_MS,
+      workerTimeoutMs: e.DUALMIND_EMBED_WORKER_TIMEOUT_MS,
+      outageMaxBackoffMs: e.DUALMIND_EMBED_OUTAGE_MAX_BACKOFF_MS,
     },
   };
 }
@@ -298,6 +306,8 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_TRANSFORMERS_ALLOW_REMOTE", default: "false", meaning: "let the transformers provider download a model by id (off: local files only)" },
   { variable: "DUALMIND_EMBED_BACKLOG_WATERMARK", default: "1000", meaning: "embed queue length above which a store degrades to lexical recall" },
   { variable: "DUALMIND_EMBED_WORKER", default: "true", meaning: "run the embed worker inside the server (false: run `npm run worker` separately)" },
+  { variable: "DUALMIND_EMBED_WORKER_TIMEOUT_MS", default: "120000", meaning: "how long the embed worker waits for one provider request (at most 80% of the lease); a slow provider is waited for, not sent the same texts again" },
+  { variable: "DUALMIND_EMBED_OUTAGE_MAX_BACKOFF_MS", default: "60000", meaning: "longest pause between probes while the embedding provider is down or the disk is full; the queue is held meanwhile without spending item attempts (see docs/embedding-queue.md)" },
   { variable: "DUALMIND_EMBED_LEASE_MS", default: "300000", meaning: "how long a worker's claim on a batch of the embed queue lasts; the items of a worker that died (a replica killed mid-batch) are claimed again by another when it runs out" },
   { variable: "DUALMIND_SOURCE_ROOTS", default: "unset", meaning: "extra folders to index: `store=/abs/dir,...`; each becomes `source/<basename>/...` in that store" },
   { variable: "DUALMIND_SOURCE_INCLUDE", default: "**/*", meaning: "comma-separated globs (relative to a source root) of files to index" },

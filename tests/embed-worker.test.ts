@@ -4,6 +4,7 @@ import { getGovernance, getStoreDb, closeAllDatabases } from "@/lib/db/connectio
 import { resetConfigForTests } from "@/lib/config";
 import { registerEmbeddable } from "@/lib/embed/embeddables";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
+import { resetHoldsForTests } from "@/lib/embed/healing";
 import { claimEmbedBatch, enqueueEmbeddings, getEmbedBacklog, listParkedEmbeddings, retryParkedEmbeddings, backoffDelayMs } from "@/lib/embed/queue";
 import { drainEmbedQueues, processEmbedBatch, MAX_EMBED_ATTEMPTS } from "@/lib/embed/worker";
 import { knnSearch, rebuildVecIndex } from "@/lib/embed/vector-index";
@@ -130,34 +131,53 @@ describe("write-behind embedding", () => {
     });
   });
 
-  itSqliteOnly("a failing provider: retries with backoff, parks after the limit with the error visible, then recovers", NOTE_KIND, async () => {
+  itSqliteOnly("a provider outage (500) holds the queue without spending attempts; once it answers the items drain without an admin", NOTE_KIND, async () => {
     await withFakeOpenAI(async (fake) => {
       await addNotes("ops", ["alpha", "beta"]);
       const h = getStoreDb("ops");
       fake.state.defaultMode = "500";
       const first = await processEmbedBatch({ handle: getStoreDb("ops") });
-      expect(first).toMatchObject({ claimed: 2, embedded: 0, failed: 2, parked: 0 });
-      const row = h.sqlite.prepare("select attempts, next_attempt_at, last_error from embed_queue limit 1").get() as { attempts: number; next_attempt_at: number; last_error: string };
-      expect(row.attempts).toBe(1);
+      expect(first).toMatchObject({ claimed: 2, embedded: 0, failed: 0, held: 2, parked: 0 });
+      const row = h.sqlite.prepare("select attempts, next_attempt_at, last_error, claimed_by from embed_queue limit 1").get() as { attempts: number; next_attempt_at: number; last_error: string; claimed_by: string | null };
+      expect(row).toMatchObject({ attempts: 0, claimed_by: null, last_error: expect.stringMatching(/^server: provider failed \(500\)/) });
       expect(row.next_attempt_at).toBeGreaterThan(Date.now());
-      expect(row.last_error).toMatch(/^server: provider failed \(500\)/);
-      // Not ready yet: backoff holds the items.
-      expect((await processEmbedBatch({ handle: getStoreDb("ops") })).claimed).toBe(0);
-      for (let i = 1; i < MAX_EMBED_ATTEMPTS; i++) {
+      // Held: nothing is claimed or sent until the probe answers, however often the worker asks.
+      fake.state.requests.length = 0;
+      for (let i = 0; i < 3 * MAX_EMBED_ATTEMPTS; i++) {
         h.sqlite.exec("update embed_queue set next_attempt_at = 0");
-        await processEmbedBatch({ handle: getStoreDb("ops") });
+        expect((await processEmbedBatch({ handle: getStoreDb("ops") })).claimed).toBe(0);
       }
-      expect(getEmbedBacklog({ handle: h })).toMatchObject({ pending: 0, parked: 2 });
-      expect(listParkedEmbeddings({ handle: h })[0]).toMatchObject({ kind: "note", attempts: MAX_EMBED_ATTEMPTS });
-      // New work is not blocked by parked items.
+      expect(fake.state.requests.flatMap((r) => r.input).filter((t) => t === "alpha" || t === "beta")).toEqual([]);
+      expect(getEmbedBacklog({ handle: h })).toMatchObject({ pending: 2, parked: 0 });
+      // It answers again: the next probe reopens the queue and the items embed, no retry-parked needed.
       fake.state.defaultMode = "ok";
+      const deadline = Date.now() + 30_000;
+      while (getEmbedBacklog({ handle: h }).pending > 0 && Date.now() < deadline) {
+        await drainEmbedQueues({ stores: ["ops"] });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(getEmbedBacklog({ handle: h })).toMatchObject({ pending: 0, parked: 0 });
+      expect(h.sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 2 });
+    });
+  });
+
+  itSqliteOnly("an input the provider refuses (400) parks alone: its batch-mates embed, and an admin's retry is audited once", NOTE_KIND, async () => {
+    await withFakeOpenAI(async (fake) => {
+      await addNotes("ops", ["alpha", "poison", "beta"]);
+      const h = getStoreDb("ops");
+      fake.state.refuseTexts.add("poison");
+      const r = await processEmbedBatch({ handle: h });
+      expect(r).toMatchObject({ claimed: 3, embedded: 2, failed: 1, parked: 1, held: 0 });
+      expect(listParkedEmbeddings({ handle: h })).toEqual([expect.objectContaining({ kind: "note", refId: 2, attempts: 1, lastError: expect.stringMatching(/^bad_request: .*poison/) })]);
+      // New work is not blocked by parked items.
       await addNotes("ops", ["gamma"]);
       expect((await drainEmbedQueues({ stores: ["ops"] })).embedded).toBe(1);
-      expect(retryParkedEmbeddings({ handle: h, actor: "user:admin" })).toBe(2);
+      fake.state.refuseTexts.clear();
+      expect(retryParkedEmbeddings({ handle: h, actor: "user:admin" })).toBe(1);
       // The domain writes the audit row itself, once, with who asked.
       const audits = getGovernance().sqlite.prepare("select actor, target, details from audit_log where action = 'store.embeddings.retry_parked'").all();
-      expect(audits).toEqual([{ actor: "user:admin", target: "store:ops", details: JSON.stringify({ requeued: 2 }) }]);
-      expect((await drainEmbedQueues({ stores: ["ops"] })).embedded).toBe(2);
+      expect(audits).toEqual([{ actor: "user:admin", target: "store:ops", details: JSON.stringify({ requeued: 1 }) }]);
+      expect((await drainEmbedQueues({ stores: ["ops"] })).embedded).toBe(1);
       expect(getEmbedBacklog({ handle: h })).toMatchObject({ pending: 0, parked: 0 });
     });
   });
@@ -245,7 +265,7 @@ describe("write-behind embedding of the app's documents (both backends)", () => 
     expect(new Set(proofs.map((p) => `${p.model_name} ${p.fingerprint}`))).toEqual(new Set([`builtin:dualmind-hash-v1 ${fp.id}`]));
   });
 
-  it("a failing provider: parks after the limit with the error visible, an admin's retry is audited once, and the items then embed", async () => {
+  it("a refused input parks with the error visible while a provider outage parks nothing; an admin's retry is audited once, and the items then embed", async () => {
     const fake = await startFakeOpenAI({ dimension: 32 });
     try {
       env = await useTestBackend({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "fake", DUALMIND_EMBED_BASE_URL: fake.baseUrl, DUALMIND_EMBED_DIM: "32" });
@@ -256,13 +276,19 @@ describe("write-behind embedding of the app's documents (both backends)", () => 
       await seedDocument(store, "notes/b.md", "beta");
       fake.state.defaultMode = "500";
       for (let i = 0; i < MAX_EMBED_ATTEMPTS; i++) {
-        // Backoff holds failed items: make them ready again, as time would.
         await storeSql(store, "update embed_queue set next_attempt_at = 0");
-        expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: 0, failed: 2 });
+        expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: 0, failed: 0 });
       }
+      expect((await storeHealthReportFor({ store })).backlog).toMatchObject({ pending: 2, parked: 0 });
+      expect(await storeSql<{ n: number }>(store, "select cast(max(attempts) as integer) as n from embed_queue")).toEqual([{ n: 0 }]);
+      // The outage is over but the input is refused (a 400): the probe would reopen the queue; skip its wait.
+      resetHoldsForTests();
+      fake.state.defaultMode = "400";
+      await storeSql(store, "update embed_queue set next_attempt_at = 0");
+      expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: 0, failed: 2 });
       const health = await storeHealthReportFor({ store });
       expect(health.backlog).toMatchObject({ pending: 0, parked: 2 });
-      expect(health.parked[0]).toMatchObject({ kind: "chunk", attempts: MAX_EMBED_ATTEMPTS, lastError: expect.stringMatching(/^server: provider failed \(500\)/) });
+      expect(health.parked[0]).toMatchObject({ kind: "chunk", attempts: 1, lastError: expect.stringMatching(/^bad_request: provider rejected the request \(400\)/) });
       fake.state.defaultMode = "ok";
       expect(await embeddingsBackend().retryParkedEmbeddings({ store, actor: "user:admin" })).toBe(2);
       // The domain writes the audit row itself, once, with who asked.

@@ -3,7 +3,7 @@ import * as healthRoute from "@/app/api/v1/stores/[store]/health/route";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { deriveStoreStatus, STORE_STATUS_PRECEDENCE, worstStatus, type StatusInput, type StoreStatusState } from "@/lib/embed/status";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
-import { drainEmbeddings, seedDocument, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 const HEALTHY: StatusInput = { store: "alpha", pending: 3, parked: 0, watermark: 1000, modelChanged: false, stale: 0, missing: 3, artifacts: 40, provider: { ok: true, error: null }, vectors: { available: true, reason: null } };
@@ -12,6 +12,7 @@ const HEALTHY: StatusInput = { store: "alpha", pending: 3, parked: 0, watermark:
 const FAULTS: Record<Exclude<StoreStatusState, "healthy">, Partial<StatusInput>> = {
   provider_down: { provider: { ok: false, error: "cannot reach http://127.0.0.1:9/v1" } },
   degraded: { pending: 1500 },
+  stalled: { queue: { held: "disk_full: database or disk is full", staleClaims: null } },
   drifted: { modelChanged: true },
   parked: { parked: 4, missing: 4 },
   vectors_unavailable: { vectors: { available: false, reason: "sqlite-vec failed to load" } },
@@ -34,7 +35,7 @@ describe("status precedence (as documented in lib/embed/status.ts)", () => {
 
   it("with every pair of faults present, the one earlier in the documented order wins", () => {
     const order = STORE_STATUS_PRECEDENCE.filter((s): s is Exclude<StoreStatusState, "healthy"> => s !== "healthy");
-    expect(order).toEqual(["provider_down", "degraded", "drifted", "parked", "vectors_unavailable"]);
+    expect(order).toEqual(["provider_down", "degraded", "stalled", "drifted", "parked", "vectors_unavailable"]);
     for (let i = 0; i < order.length; i++) {
       for (let j = i + 1; j < order.length; j++) {
         expect(deriveStoreStatus({ ...HEALTHY, ...FAULTS[order[j]], ...FAULTS[order[i]] }).state, `${order[i]} + ${order[j]}`).toBe(order[i]);
@@ -109,11 +110,13 @@ describe("the live status of a real store with a stand-in provider (GET /stores/
       fake.state.defaultMode = "500";
       await drainEmbeddings(["s"]);
       expect(await health()).toMatchObject({ status: "provider_down", provider: { ok: false } });
-      // Back up: the next real call (here a batch) records it.
+      // Back up: the worker's next probe (after the hold's short wait) records it, and the held items drain.
       fake.state.defaultMode = "ok";
-      await storeSql("s", "update embed_queue set next_attempt_at = 0");
-      await drainEmbeddings(["s"]);
-      expect(await health()).toMatchObject({ status: "healthy", provider: { ok: true } });
+      for (const deadline = Date.now() + 30_000; Date.now() < deadline && (await health()).status !== "healthy"; ) {
+        await drainEmbeddings(["s"]);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(await health()).toMatchObject({ status: "healthy", provider: { ok: true }, backlog: { pending: 0, parked: 0 } });
     },
   );
 });

@@ -4,6 +4,7 @@ import type { StoreHandle } from "../db/connection";
 import { embeddingModels } from "../db/schema/embed";
 import { meta } from "../db/schema/index";
 import { computeFingerprint, createProvider, type Fingerprint } from "./providers";
+import { resetHoldsForTests } from "./healing";
 import type { EmbeddingProvider } from "./types";
 
 type Embedder = { provider: EmbeddingProvider; fingerprint: Promise<Fingerprint> };
@@ -37,6 +38,7 @@ export function getEmbedder(): Embedder {
 
 export function resetEmbedderForTests(): void {
   g.__dualmindEmbedder = undefined;
+  resetHoldsForTests();
 }
 
 function readMeta({ handle, key }: { handle: StoreHandle; key: string }): string | undefined {

@@ -1,7 +1,9 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import { getConfig } from "../config";
 import { getGovernance } from "../db/connection";
+import { getPg } from "../db/pg";
 import { providerState, type ProviderStateRow } from "../db/schema/governance";
+import { providerState as providerStatePg } from "../db/schema/pg/governance";
 import { log } from "../log";
 import { FINGERPRINT_PROBE } from "./providers";
 import { getEmbedder } from "./model";
@@ -9,7 +11,8 @@ import { EmbeddingError } from "./types";
 
 /**
  * Is the embedding provider up? Learned from real calls (worker batches,
- * query embeddings) and persisted in governance.db, so every process (the
+ * query embeddings) and persisted in governance.db — with DATABASE_URL in
+ * PostgreSQL's provider_state, one row every replica reads — so every process (the
  * server, a separate `npm run worker`, the CLI) reports the same answer.
  * While it is down, a recovery probe runs at most every PROBE_INTERVAL_MS
  * (never on the request path); while it is up nothing probes: an idle
@@ -41,24 +44,48 @@ export function isProviderDownError(e: unknown): boolean {
   return e.kind === "server" || e.kind === "timeout" || e.kind === "network" || e.kind === "auth" || e.kind === "unavailable";
 }
 
-/** Record one outcome of a real provider call. Cheap when nothing changed; a failure to write is logged, never thrown. */
-export function recordProviderOutcome({ ok, error = null, now = Date.now() }: { ok: boolean; error?: string | null; now?: number }): void {
+/**
+ * Record one outcome of a real provider call. Cheap when nothing changed; a
+ * failure to write is logged, never thrown. `changed_at` moves only when the
+ * shared row's verdict flips (a conditional upsert), so replicas reporting
+ * the same outage agree on when it began.
+ */
+export async function recordProviderOutcome({ ok, error = null, now = Date.now() }: { ok: boolean; error?: string | null; now?: number }): Promise<void> {
   const l = local();
   if (ok && l.lastWrite?.ok && now - l.lastWrite.at < OK_REWRITE_MS) return;
   const e = getConfig().embed;
+  const row = { configKey: l.key, provider: e.provider, model: e.model, ok, error: ok ? null : (error ?? "unknown error").slice(0, 500), checkedAt: now, changedAt: now };
+  l.lastWrite = { ok, at: now };
   try {
-    const { db } = getGovernance();
-    const prev = db.select({ ok: providerState.ok, changedAt: providerState.changedAt }).from(providerState).where(eq(providerState.configKey, l.key)).get();
-    const changedAt = prev && prev.ok === ok ? prev.changedAt : now;
-    const row = { configKey: l.key, provider: e.provider, model: e.model, ok, error: ok ? null : (error ?? "unknown error").slice(0, 500), checkedAt: now, changedAt };
-    db.insert(providerState).values(row).onConflictDoUpdate({ target: providerState.configKey, set: row }).run();
-    l.lastWrite = { ok, at: now };
+    const pg = getPg();
+    if (pg) {
+      const t = providerStatePg;
+      await (await pg).db
+        .insert(t)
+        .values(row)
+        .onConflictDoUpdate({ target: t.configKey, set: { ok, error: row.error, checkedAt: now, changedAt: sql`case when "provider_state"."ok" = ${ok} then "provider_state"."changed_at" else ${now} end` } });
+      return;
+    }
+    const t = providerState;
+    getGovernance()
+      .db.insert(t)
+      .values(row)
+      .onConflictDoUpdate({ target: t.configKey, set: { ok, error: row.error, checkedAt: now, changedAt: sql`case when "provider_state"."ok" = ${ok ? 1 : 0} then "provider_state"."changed_at" else ${now} end` } })
+      .run();
   } catch (err) {
+    l.lastWrite = null;
     log("warn", "could not record the provider state", { error: (err as Error).message });
   }
 }
 
-export function readProviderHealth(): ProviderHealth {
+/** The provider as every process (every replica, with DATABASE_URL) last saw it; null before any call was recorded. */
+export async function readProviderHealth(): Promise<ProviderHealth> {
+  const pg = getPg();
+  if (pg) {
+    const t = providerStatePg;
+    const [row] = await (await pg).db.select({ ok: t.ok, error: t.error, checkedAt: t.checkedAt, changedAt: t.changedAt }).from(t).where(eq(t.configKey, providerConfigKey()));
+    return row ?? null;
+  }
   const row: Pick<ProviderStateRow, "ok" | "error" | "checkedAt" | "changedAt"> | undefined = getGovernance()
     .db.select({ ok: providerState.ok, error: providerState.error, checkedAt: providerState.checkedAt, changedAt: providerState.changedAt })
     .from(providerState)
@@ -79,10 +106,10 @@ export function probeProviderIfDown({ health, now = Date.now() }: { health: Prov
   void (async () => {
     try {
       await getEmbedder().provider.embed([FINGERPRINT_PROBE], "document");
-      recordProviderOutcome({ ok: true });
+      await recordProviderOutcome({ ok: true });
     } catch (e) {
-      if (isProviderDownError(e)) recordProviderOutcome({ ok: false, error: (e as Error).message });
-      else recordProviderOutcome({ ok: true });
+      if (isProviderDownError(e)) await recordProviderOutcome({ ok: false, error: (e as Error).message });
+      else await recordProviderOutcome({ ok: true });
     } finally {
       l.inFlight = false;
     }

@@ -42,9 +42,9 @@ export async function embedQueryText({ fingerprint, text }: { fingerprint: Finge
   try {
     const timeoutMs = Math.min(getConfig().embed.timeoutMs, QUERY_EMBED_TIMEOUT_MS);
     [vector] = await withTimeout(getEmbedder().provider.embed([text], "query"), timeoutMs);
-    recordProviderOutcome({ ok: true });
+    void recordProviderOutcome({ ok: true });
   } catch (e) {
-    if (isProviderDownError(e)) recordProviderOutcome({ ok: false, error: e instanceof Error ? e.message : String(e) });
+    if (isProviderDownError(e)) void recordProviderOutcome({ ok: false, error: e instanceof Error ? e.message : String(e) });
     // Logged with its stack: a fault that is ours, not the provider's, must not hide behind the lexical answer.
     log("warn", "query embedding failed; answering lexically", { error: e instanceof Error ? e.stack : String(e) });
     return { ok: false, reason: "provider_error", message: `could not embed the query: ${e instanceof Error ? e.message : String(e)}` };

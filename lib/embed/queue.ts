@@ -2,7 +2,9 @@ import { desc, isNotNull } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
 import { embedQueue } from "../db/schema/embed";
 import { appendAudit } from "../governance/audit";
+import { log } from "../log";
 import { readLiveCounts, readOldestPendingAt } from "./counters";
+import { isDeadLocalOwner, outageParkedPatterns, staleClaimsOf, type StaleClaims } from "./healing";
 
 export type EmbedItem = { kind: string; refId: number; inputHash: string };
 export type ClaimedItem = EmbedItem & { id: number; attempts: number };
@@ -31,7 +33,9 @@ export function enqueueEmbeddings({ handle, items }: { handle: StoreHandle; item
 
 /**
  * Claim up to `limit` ready items with a lease. BEGIN IMMEDIATE makes the
- * claim atomic across processes: two workers never hold the same row.
+ * claim atomic across processes: two workers never hold the same row. A
+ * worker takes back its own claims at once (a batch whose finish could not
+ * be written, on a full disk, is not left to its lease).
  */
 export function claimEmbedBatch({ handle, ...args }: { handle: StoreHandle; workerId: string; limit: number; leaseMs: number; now?: number }): ClaimedItem[] {
   const now = args.now ?? Date.now();
@@ -40,10 +44,10 @@ export function claimEmbedBatch({ handle, ...args }: { handle: StoreHandle; work
     const rows = sqlite
       .prepare(
         `select id, kind, ref_id as refId, input_hash as inputHash, attempts from embed_queue
-         where parked_at is null and next_attempt_at <= ? and (claimed_until is null or claimed_until < ?)
+         where parked_at is null and next_attempt_at <= ? and (claimed_until is null or claimed_until < ? or claimed_by = ?)
          order by next_attempt_at, id limit ?`,
       )
-      .all(now, now, args.limit) as ClaimedItem[];
+      .all(now, now, args.workerId, args.limit) as ClaimedItem[];
     const claim = sqlite.prepare("update embed_queue set claimed_by = ?, claimed_until = ? where id = ?");
     for (const r of rows) claim.run(args.workerId, now + args.leaseMs, r.id);
     return rows;
@@ -82,6 +86,49 @@ export function failEmbedItems({ handle, ...args }: { handle: StoreHandle; items
     }
   })();
   return { parked };
+}
+
+/**
+ * Hand a batch back without spending its attempts (the provider is down or
+ * the disk is full: not the items' fault). It is claimable again at `until`.
+ */
+export function holdEmbedItems({ handle, ...args }: { handle: StoreHandle; items: { id: number }[]; workerId: string; error: string; until: number }): void {
+  const stmt = handle.sqlite.prepare("update embed_queue set last_error = ?, next_attempt_at = ?, claimed_by = null, claimed_until = null where id = ? and claimed_by = ?");
+  handle.sqlite.transaction(() => {
+    for (const it of args.items) stmt.run(args.error.slice(0, 1000), args.until, it.id, args.workerId);
+  })();
+}
+
+/** Rows parked by a provider outage or a full disk go back in line, attempts reset (the worker calls this after a recovery). */
+export function releaseOutageParkedEmbeddings({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): number {
+  const patterns = outageParkedPatterns();
+  const released = handle.sqlite
+    .prepare(
+      `update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ?, claimed_by = null, claimed_until = null
+       where parked_at is not null and (${patterns.map(() => "last_error like ?").join(" or ")})`,
+    )
+    .run(now, ...patterns).changes;
+  if (released > 0) log("info", "embed items parked by a provider outage or a full disk are back in line", { store: handle.store, released });
+  return released;
+}
+
+/** Who holds claims on this store's queue, and on how many items (served by the partial index on claimed_by). */
+function claimOwners({ handle }: { handle: StoreHandle }): { owner: string; items: number }[] {
+  return handle.sqlite.prepare("select claimed_by as owner, count(*) as items from embed_queue where claimed_by is not null group by claimed_by").all() as { owner: string; items: number }[];
+}
+
+/** Release the claims of workers on this host whose process is gone (killed mid-batch): their items need not wait out the lease. */
+export function releaseDeadWorkerClaims({ handle }: { handle: StoreHandle }): number {
+  const release = handle.sqlite.prepare("update embed_queue set claimed_by = null, claimed_until = null where claimed_by = ?");
+  let released = 0;
+  for (const { owner } of claimOwners({ handle })) if (isDeadLocalOwner(owner)) released += release.run(owner).changes;
+  if (released > 0) log("warn", "released the embed claims of a worker that is gone", { store: handle.store, released });
+  return released;
+}
+
+/** Claims whose worker process on this host is gone (health reports them until a worker releases them). */
+export function readStaleClaims({ handle }: { handle: StoreHandle }): StaleClaims | null {
+  return staleClaimsOf(claimOwners({ handle }));
 }
 
 /** Put parked items back in line (after the cause is fixed). Audited with who asked. */

@@ -5,7 +5,8 @@ import type { DriftReport } from "./drift";
 import { getEmbedder, getFingerprintInfo, readActiveFingerprintId } from "./model";
 import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome, type ProviderHealth } from "./provider-state";
 import type { Fingerprint } from "./providers";
-import { listParkedEmbeddings, type Backlog, type ParkedEmbedding } from "./queue";
+import { diskHold, type StaleClaims } from "./healing";
+import { listParkedEmbeddings, readStaleClaims, type Backlog, type ParkedEmbedding } from "./queue";
 import { getReembedProgress, type ReembedProgress } from "./reembed";
 import { EmbeddingError } from "./types";
 import { listWorkerStates, type WorkerState } from "./worker-state";
@@ -21,14 +22,17 @@ import { listWorkerStates, type WorkerState } from "./worker-state";
  * Precedence, worst first (the first that applies is the verdict):
  *   1. provider_down        the embedding provider cannot answer: nothing is embedded, queries answer lexically
  *   2. degraded             the backlog is above the watermark: vector and hybrid search answer lexically
- *   3. drifted              the store's vectors are from another model, or rows lack a current vector (stale or
+ *   3. stalled              the queue is not moving for a reason that is not the items': the disk is full (the
+ *                           worker holds the queue and retries by itself), or items are claimed by a worker
+ *                           process that is gone (released when a worker on that host starts or beats)
+ *   4. drifted              the store's vectors are from another model, or rows lack a current vector (stale or
  *                           missing) with nothing queued for them: stale + missing > pending + parked. Rows with
  *                           work queued are backlog the worker is fixing, not drift.
- *   4. parked               items failed repeatedly and wait for an admin's retry (their rows have no vector)
- *   5. vectors_unavailable  sqlite-vec is not loaded: vector search still answers, by an exact (slower) scan
- *   6. healthy
+ *   5. parked               items failed repeatedly and wait for an admin's retry (their rows have no vector)
+ *   6. vectors_unavailable  sqlite-vec is not loaded: vector search still answers, by an exact (slower) scan
+ *   7. healthy
  */
-export const STORE_STATUS_PRECEDENCE = ["provider_down", "degraded", "drifted", "parked", "vectors_unavailable", "healthy"] as const;
+export const STORE_STATUS_PRECEDENCE = ["provider_down", "degraded", "stalled", "drifted", "parked", "vectors_unavailable", "healthy"] as const;
 export type StoreStatusState = (typeof STORE_STATUS_PRECEDENCE)[number];
 export type StatusAction = { label: string; href: string };
 export type StatusVerdict = { state: StoreStatusState; reason: string; action: StatusAction | null };
@@ -44,7 +48,16 @@ export type StatusInput = {
   artifacts: number;
   provider: { ok: boolean; error: string | null };
   vectors: { available: boolean; reason: string | null };
+  /** Why the queue is not moving, when that is not the items' fault. */
+  queue?: QueueState;
 };
+
+export type QueueState = { held: string | null; staleClaims: StaleClaims | null };
+
+/** The queue's state as this process knows it: a disk hold of its worker, and claims of dead workers (read by each backend). */
+export function queueStateOf(staleClaims: StaleClaims | null): QueueState {
+  return { held: diskHold()?.error ?? null, staleClaims };
+}
 
 const plural = (n: number, one: string, many: string) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 
@@ -59,6 +72,17 @@ export function deriveStoreStatus(s: StatusInput): StatusVerdict {
     return {
       state: "degraded",
       reason: `embed backlog ${s.pending.toLocaleString("en-US")} is above the watermark ${s.watermark.toLocaleString("en-US")}: vector and hybrid search answer lexically until it drains`,
+      action: workerCard,
+    };
+  }
+  if (s.queue?.held) {
+    return { state: "stalled", reason: `the embed queue is held (${s.queue.held}): no item is charged for it and the worker tries again by itself once writes succeed`, action: workerCard };
+  }
+  if (s.queue?.staleClaims) {
+    const c = s.queue.staleClaims;
+    return {
+      state: "stalled",
+      reason: `${plural(c.items, "item is", "items are")} claimed by an embed worker that is no longer running (${c.owners.join(", ")}): a worker on that host releases ${c.items === 1 ? "it" : "them"} when it starts or beats, otherwise the claim's lease has to run out`,
       action: workerCard,
     };
   }
@@ -109,6 +133,7 @@ export type StoreStatus = StatusVerdict & {
   backlog: Backlog & { oldestAgeSeconds: number | null; watermark: number };
   drift: LiveDrift;
   provider: { ok: boolean; error: string | null; checkedAt: number | null; configured: Fingerprint | null };
+  queue: QueueState;
   activeModel: Fingerprint | null;
   vectorIndex: { available: boolean; reason: string | null };
 };
@@ -155,10 +180,11 @@ export async function getStoreStatus({ handle, now = Date.now() }: { handle: Sto
   const { fp: configured, error: fingerprintError } = await configuredFingerprint();
   // A process that finds the provider down says so for every process (the shared row); one that got a
   // refusal of another kind (a wrong dimension) reports what the items show: every surface agrees.
-  const provider = providerForStatus({ fingerprintError, now });
+  const provider = await providerForStatus({ fingerprintError, now });
   const active = readActiveFingerprintId({ handle }) ?? null;
   const vectorIndex = handle.vectors.available ? { available: true, reason: null } : { available: false, reason: handle.vectors.reason };
-  return assembleStoreStatus({ store: handle.store, counts, oldestEnqueuedAt: oldest, watermark, active, configured, provider, vectorIndex, activeModel: active ? getFingerprintInfo({ handle, fingerprintId: active }) : null, now });
+  const queue = queueStateOf(readStaleClaims({ handle }));
+  return assembleStoreStatus({ store: handle.store, counts, oldestEnqueuedAt: oldest, watermark, active, configured, provider, vectorIndex, queue, activeModel: active ? getFingerprintInfo({ handle, fingerprintId: active }) : null, now });
 }
 
 /** The status from its numbers, on either backend (getStoreStatus, getStoreStatusPg): one verdict, one shape. */
@@ -171,6 +197,7 @@ export function assembleStoreStatus(a: {
   configured: Fingerprint | null;
   provider: { ok: boolean; error: string | null; checkedAt: number | null };
   vectorIndex: { available: boolean; reason: string | null };
+  queue?: QueueState;
   activeModel: Fingerprint | null;
   now: number;
 }): StoreStatus {
@@ -187,6 +214,7 @@ export function assembleStoreStatus(a: {
     artifacts: counts.artifacts,
     provider,
     vectors: vectorIndex,
+    queue: a.queue,
   });
   const oldest = a.oldestEnqueuedAt;
   return {
@@ -196,15 +224,16 @@ export function assembleStoreStatus(a: {
     backlog: { pending: counts.pending, parked: counts.parked, oldestEnqueuedAt: oldest, oldestAgeSeconds: oldest === null ? null : Math.round((now - oldest) / 1000), watermark },
     drift,
     provider: { ...provider, configured: a.configured },
+    queue: a.queue ?? { held: null, staleClaims: null },
     activeModel: a.activeModel,
     vectorIndex,
   };
 }
 
-/** The provider as this process sees it (shared by its processes through governance.db), recording a "down" probe: getStoreStatus's and getStoreStatusPg's one rule. */
-export function providerForStatus({ fingerprintError, now }: { fingerprintError: { message: string; down: boolean } | null; now: number }): { ok: boolean; error: string | null; checkedAt: number | null } {
-  if (fingerprintError && fingerprintError.down) recordProviderOutcome({ ok: false, error: fingerprintError.message, now });
-  const health: ProviderHealth = readProviderHealth();
+/** The provider as every process sees it (governance.db, or PostgreSQL's provider_state for all replicas), recording a "down" probe: getStoreStatus's and getStoreStatusPg's one rule. */
+export async function providerForStatus({ fingerprintError, now }: { fingerprintError: { message: string; down: boolean } | null; now: number }): Promise<{ ok: boolean; error: string | null; checkedAt: number | null }> {
+  if (fingerprintError && fingerprintError.down) await recordProviderOutcome({ ok: false, error: fingerprintError.message, now });
+  const health: ProviderHealth = await readProviderHealth();
   probeProviderIfDown({ health, now });
   return { ok: health?.ok ?? true, error: health?.ok === false ? health.error : null, checkedAt: health?.checkedAt ?? null };
 }

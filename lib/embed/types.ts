@@ -10,10 +10,13 @@ export type ProviderInfo = {
   queryPrefix: string;
 };
 
+/** Per call: the worker waits longer than a query (timeoutMs) and cancels an in-flight request when it stops (signal). */
+export type EmbedCallOptions = { timeoutMs?: number; signal?: AbortSignal };
+
 export interface EmbeddingProvider {
   readonly info: ProviderInfo;
   /** One L2-normalized vector per text, in order. */
-  embed(texts: string[], task: EmbedTask): Promise<Float32Array[]>;
+  embed(texts: string[], task: EmbedTask, opts?: EmbedCallOptions): Promise<Float32Array[]>;
 }
 
 export type EmbeddingErrorKind = "rate_limited" | "server" | "timeout" | "network" | "auth" | "bad_request" | "bad_response" | "dimension_mismatch" | "unavailable";

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
 import { getConfig } from "../config";
@@ -8,11 +7,13 @@ import { listStoreNames } from "../db/store-names";
 import type { EmbeddingCacheRow, EmbeddingRow } from "../db/schema/embed";
 import { getEmbeddable, type EmbeddableText } from "./embeddables";
 import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome } from "./provider-state";
+import { embedBatchTexts, passHold, splitBatchOutcome } from "./batch-embed";
+import { closeHold, holdErrorText, isDiskFullError, newClaimOwnerId, openHold, shouldSweepParked, type QueueHold } from "./healing";
 import { HEARTBEAT_MS, heartbeatWorker, recordWorkerBatch, registerWorker, type WorkerMode } from "./worker-state";
 import { getActiveFingerprintId, getEmbedder, rememberFingerprint } from "./model";
-import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, type ClaimedItem } from "./queue";
+import { claimEmbedBatch, completeEmbedItems, failEmbedItems, getEmbedBacklog, holdEmbedItems, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type ClaimedItem } from "./queue";
 import type { Fingerprint } from "./providers";
-import { EmbeddingError } from "./types";
+import type { EmbeddingProvider } from "./types";
 import { recordEmbeddingProvenance, type EmbeddedArtifact } from "./provenance";
 import { finishReembedIfDone } from "./reembed";
 import { ensureVecIndex, indexVector, vectorToBlob, blobToVector } from "./vector-index";
@@ -23,23 +24,87 @@ function cacheKey(fingerprintId: string, text: string): string {
   return sha256Hex(`${fingerprintId}\0${text}`);
 }
 
-export type BatchResult = { claimed: number; embedded: number; cached: number; dropped: number; failed: number; parked: number; error?: string };
+export type BatchResult = {
+  claimed: number;
+  embedded: number;
+  cached: number;
+  dropped: number;
+  /** Items charged an attempt (refused for themselves). */
+  failed: number;
+  parked: number;
+  /** Items handed back without spending an attempt (the provider is down or the disk is full). */
+  held: number;
+  /** Texts sent to the provider. */
+  sent: number;
+  error?: string;
+  /** The hold the queue is under after this step (nothing is claimed until it lifts). */
+  hold?: QueueHold | null;
+};
+
+export const emptyBatchResult = (): BatchResult => ({ claimed: 0, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0, held: 0, sent: 0 });
+
+const g = globalThis as unknown as { __dualmindEmbedOwner?: string };
+/** This process's claim owner id when the caller names none (host and pid in it: see ./healing.ts). */
+export function processClaimOwner(): string {
+  return (g.__dualmindEmbedOwner ??= newClaimOwnerId("worker"));
+}
 
 /**
  * One worker step for one store: claim a batch, embed what the cache lacks,
  * write vectors + index + cache and finish the queue rows in one transaction.
+ * A provider outage or a full disk hands the batch back without spending
+ * attempts and holds the queue (./healing.ts); only an item's own refusal
+ * counts toward parking it.
  */
-export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHandle; workerId?: string; batchSize?: number }): Promise<BatchResult> {
-  const { store } = handle;
+export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHandle; workerId?: string; batchSize?: number; signal?: AbortSignal }): Promise<BatchResult> {
   const { provider, fingerprint } = getEmbedder();
   let fp: Fingerprint;
   try {
     fp = await fingerprint;
   } catch (e) {
-    if (isProviderDownError(e)) recordProviderOutcome({ ok: false, error: (e as Error).message });
+    if (isProviderDownError(e)) await recordProviderOutcome({ ok: false, error: (e as Error).message });
     throw e;
   }
-  const workerId = opts.workerId ?? `worker-${process.pid}`;
+  const workerId = opts.workerId ?? processClaimOwner();
+  const hold = await passHold({ provider, signal: opts.signal });
+  if (hold) return { ...emptyBatchResult(), error: hold.error, hold };
+  const claimed: ClaimedItem[] = [];
+  try {
+    if (shouldSweepParked(handle.store)) releaseOutageParkedEmbeddings({ handle });
+    const result = await embedClaimedBatch({ handle, fp, provider, workerId, claimed, batchSize: opts.batchSize, signal: opts.signal });
+    if (!result.hold) closeHold("disk");
+    return result;
+  } catch (e) {
+    if (!isDiskFullError(e)) throw e;
+    const h = openHold({ scope: "disk", error: holdErrorText("disk", e) });
+    try {
+      // Often refused too while the disk is full: then this worker takes its claims back at its next claim.
+      holdEmbedItems({ handle, items: claimed, workerId, error: h.error, until: h.until });
+    } catch {
+      // the claim stays this worker's (claimEmbedBatch takes its own claims back)
+    }
+    log("warn", "the disk is full: the embed queue is held (no attempts spent) and tried again later", { store: handle.store, error: h.error, retryInMs: h.until - Date.now() });
+    return { ...emptyBatchResult(), claimed: claimed.length, held: claimed.length, error: h.error, hold: h };
+  }
+}
+
+async function embedClaimedBatch({
+  handle,
+  fp,
+  provider,
+  workerId,
+  claimed: claimedOut,
+  ...opts
+}: {
+  handle: StoreHandle;
+  fp: Fingerprint;
+  provider: EmbeddingProvider;
+  workerId: string;
+  claimed: ClaimedItem[];
+  batchSize?: number;
+  signal?: AbortSignal;
+}): Promise<BatchResult> {
+  const { store } = handle;
   const config = getConfig().embed;
   let batchSize = opts.batchSize ?? config.batchSize;
   // Degraded (backlog above the watermark): smaller batches keep each write short.
@@ -47,8 +112,9 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
 
   // A store's first vectors make the configured model its active one.
   getActiveFingerprintId({ handle, configured: fp });
-  const claimed = claimEmbedBatch({ handle, workerId, limit: batchSize, leaseMs: getConfig().embed.leaseMs });
-  const result: BatchResult = { claimed: claimed.length, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0 };
+  const claimed = claimEmbedBatch({ handle, workerId, limit: batchSize, leaseMs: config.leaseMs });
+  claimedOut.push(...claimed);
+  const result: BatchResult = { ...emptyBatchResult(), claimed: claimed.length };
   if (claimed.length === 0) return result;
 
   // Load current texts per kind; deleted artifacts are dropped from the queue.
@@ -78,32 +144,25 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
   result.cached = work.length - misses.length;
 
   if (misses.length > 0) {
-    try {
-      // Identical texts within a batch are embedded once too.
-      const unique = [...new Set(misses.map((m) => m.text))];
-      const embedded = await provider.embed(unique, "document");
-      recordProviderOutcome({ ok: true });
-      const byText = new Map(unique.map((t, i) => [t, embedded[i]]));
-      for (const m of misses) vectors.set(m.item.id, byText.get(m.text)!);
-    } catch (e) {
-      const err = e instanceof EmbeddingError ? e : new EmbeddingError("server", (e as Error).message);
-      if (isProviderDownError(err)) recordProviderOutcome({ ok: false, error: err.message });
-      const { parked } = failEmbedItems({
-        handle,
-        items: misses.map((m) => m.item),
-        workerId,
-        error: `${err.kind}: ${err.message}`,
-        retryable: err.retryable,
-        maxAttempts: MAX_EMBED_ATTEMPTS,
-        minDelayMs: (err.retryAfterSeconds ?? 0) * 1000,
-      });
-      result.failed = misses.length;
-      result.parked = parked;
-      result.error = err.message;
-      log("warn", "embedding batch failed", { store, kind: err.kind, error: err.message, items: misses.length, parked });
-      // Cached items still go through below.
-      work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
+    // Identical texts within a batch are embedded once too.
+    const got = await embedBatchTexts({ provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal: opts.signal });
+    result.sent = got.sent;
+    const outcome = splitBatchOutcome(misses, got);
+    for (const [id, v] of outcome.vectors) vectors.set(id, v);
+    const { refused, held } = outcome;
+    for (const r of refused) {
+      const { parked } = failEmbedItems({ handle, items: r.items, workerId, error: r.error, retryable: r.retryable, maxAttempts: MAX_EMBED_ATTEMPTS });
+      result.failed += r.items.length;
+      result.parked += parked;
+      result.error = r.error;
     }
+    if (got.hold) {
+      holdEmbedItems({ handle, items: held, workerId, error: got.hold.error, until: got.hold.until });
+      Object.assign(result, { held: held.length, hold: got.hold, error: got.hold.error });
+    }
+    if (result.failed > 0 || result.held > 0) log("warn", "embedding batch failed", { store, error: result.error, charged: result.failed, parked: result.parked, held: result.held });
+    // Cached and embedded items still go through below.
+    work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
   }
 
   const artifacts: EmbeddedArtifact[] = work.map((w) => {
@@ -120,6 +179,7 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
     try {
       recordEmbeddingProvenance({ fingerprint: fp, artifacts });
     } catch (e) {
+      if (isDiskFullError(e)) throw e;
       // No provenance, no vector: the batch is retried like a provider failure.
       failEmbedItems({ handle, items: work.map((w) => w.item), workerId, error: `provenance: ${(e as Error).message}`, retryable: true, maxAttempts: MAX_EMBED_ATTEMPTS });
       log("error", "provenance write failed; batch will be retried", { store, error: (e as Error).message });
@@ -174,6 +234,17 @@ function openForWorker(store: string): StoreHandle {
   return getStoreDb(store);
 }
 
+/** Claims of a worker process on this host that is gone (kill -9) are released at start and per heartbeat, not left to their lease. */
+function releaseClaimsOfDeadWorkers(): void {
+  for (const store of listStoreNames()) {
+    try {
+      releaseDeadWorkerClaims({ handle: openForWorker(store) });
+    } catch (e) {
+      log("warn", "could not release a stopped worker's embed claims", { store, error: (e as Error).message });
+    }
+  }
+}
+
 /** Drain every store until no ready work is left (tests, CLI, benchmarks). */
 export async function drainEmbedQueues(opts: { stores?: string[]; batchSize?: number; maxBatches?: number } = {}): Promise<{ embedded: number; failed: number; batches: number }> {
   let embedded = 0;
@@ -188,7 +259,7 @@ export async function drainEmbedQueues(opts: { stores?: string[]; batchSize?: nu
       batches++;
       embedded += r.embedded;
       failed += r.failed;
-      if (r.failed > 0 && r.embedded === 0) break; // provider failing: let backoff work
+      if (r.hold || (r.failed > 0 && r.embedded === 0)) break; // provider down, disk full or items failing: let the backoff work
     }
   }
   return { embedded, failed, batches };
@@ -201,10 +272,11 @@ export async function drainEmbedQueues(opts: { stores?: string[]; batchSize?: nu
  * heartbeat, so the app shows it whichever process runs it.
  */
 export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; mode?: WorkerMode } = {}): Promise<void> {
-  const workerId = `worker-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const workerId = newClaimOwnerId("worker");
   const idleMs = opts.idleMs ?? 500;
   return (async () => {
     registerWorker({ workerId, mode: opts.mode ?? "separate" });
+    releaseClaimsOfDeadWorkers();
     try {
       await getEmbedder().fingerprint;
     } catch (e) {
@@ -219,9 +291,9 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
         const started = Date.now();
         let r: BatchResult;
         try {
-          r = await processEmbedBatch({ handle: openForWorker(store), workerId });
+          r = await processEmbedBatch({ handle: openForWorker(store), workerId, signal: opts.signal });
         } catch (e) {
-          r = { claimed: 0, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0, error: (e as Error).message };
+          r = { ...emptyBatchResult(), error: (e as Error).message };
           log("error", "embed worker step failed", { store, error: r.error });
         }
         if (r.embedded > 0 || r.dropped > 0) didWork = true;
@@ -236,12 +308,13 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
       }
       if (Date.now() - lastHeartbeat >= HEARTBEAT_MS) {
         heartbeatWorker({ workerId });
+        releaseClaimsOfDeadWorkers();
         lastHeartbeat = Date.now();
       }
       // A local provider resolves without I/O: yield between rounds, or a long backlog starves the server's requests.
       if (didWork) await new Promise((r) => setImmediate(r));
       else {
-        probeProviderIfDown({ health: readProviderHealth() });
+        probeProviderIfDown({ health: await readProviderHealth() });
         await new Promise((r) => setTimeout(r, idleMs));
       }
     }

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { sql } from "drizzle-orm";
 import { sha256Hex } from "../common";
 import { getConfig } from "../config";
@@ -8,8 +7,10 @@ import { isProviderDownError, recordProviderOutcome } from "../embed/provider-st
 import { embeddingProvenanceRecords, PROVENANCE_BATCH } from "../embed/provenance";
 import type { Fingerprint } from "../embed/providers";
 import { backoffDelayMs, type Backlog, type ParkedEmbedding } from "../embed/queue";
-import { EmbeddingError, type EmbeddingProvider } from "../embed/types";
-import { MAX_EMBED_ATTEMPTS, type BatchResult } from "../embed/worker";
+import type { EmbeddingProvider } from "../embed/types";
+import { emptyBatchResult, MAX_EMBED_ATTEMPTS, processClaimOwner, type BatchResult } from "../embed/worker";
+import { embedBatchTexts, passHold, splitBatchOutcome } from "../embed/batch-embed";
+import { closeHold, holdErrorText, isDeadLocalOwner, isDiskFullError, newClaimOwnerId, openHold, outageParkedPatterns, shouldSweepParked, type StaleClaims } from "../embed/healing";
 import { appendAuditPg } from "../governance/audit-pg";
 import { recordProvenanceBatchPg } from "../governance/ledger-pg";
 import { log } from "../log";
@@ -19,7 +20,7 @@ import { CHUNK_KIND } from "./chunk-embeddings";
 import { getPgEmbeddable, pgEmbeddableKinds, registerPgEmbeddable, type PgEmbeddable, type PgEmbeddableText } from "./embed-kinds-pg";
 import { putChunkEmbeddingsPg, putKindEmbeddingsPg } from "./vectors-pg";
 import { adoptActiveFingerprintPg, finishReembedIfDonePg } from "./reembed-pg";
-import { HEARTBEAT_MS, type WorkerMode } from "../embed/worker-state";
+import { HEARTBEAT_MS, WORKER_STALE_MS, type WorkerMode } from "../embed/worker-state";
 import { heartbeatWorkerPg, recordWorkerBatchPg, registerWorkerPg, stopWorkerPg } from "../embed/worker-state-pg";
 
 /**
@@ -87,7 +88,7 @@ export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Da
   const found = (
     await tx.execute(sql`with ready as (
         select id from embed_queue
-        where parked_at is null and next_attempt_at <= ${now} and (claimed_until is null or claimed_until < ${now}) and kind in ${kinds}
+        where parked_at is null and next_attempt_at <= ${now} and (claimed_until is null or claimed_until < ${now} or claimed_by = ${workerId}) and kind in ${kinds}
         order by next_attempt_at, id limit ${limit}
         for update skip locked)
       update embed_queue q set claimed_by = ${workerId}, claimed_until = ${now + leaseMs} from ready where q.id = ready.id
@@ -127,6 +128,48 @@ export async function failEmbedItemsPg({
     if (park && r.rows.length > 0) parked++;
   }
   return { parked };
+}
+
+/** Hand a batch back without spending its attempts (provider down, disk full); claimable again at `until` (as holdEmbedItems on SQLite). */
+export async function holdEmbedItemsPg({ tx, items, workerId, error, until }: { tx: SqlRunner; items: { id: number }[]; workerId: string; error: string; until: number }): Promise<void> {
+  if (items.length === 0) return;
+  await tx.execute(sql`update embed_queue set last_error = ${error.slice(0, 1000)}, next_attempt_at = ${until}, claimed_by = null, claimed_until = null
+    where id in ${items.map((i) => i.id)} and claimed_by = ${workerId}`);
+}
+
+/** Rows parked by a provider outage or a full disk go back in line, attempts reset (as releaseOutageParkedEmbeddings on SQLite). */
+export async function releaseOutageParkedEmbeddingsPg({ tx, store, now = Date.now() }: { tx: SqlRunner; store: string; now?: number }): Promise<number> {
+  const like = sql.join(outageParkedPatterns().map((p) => sql`last_error like ${p}`), sql` or `);
+  const released = (await rowsOf<{ id: string }>(tx, sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, claimed_by = null, claimed_until = null
+    where parked_at is not null and (${like}) returning id`)).length;
+  if (released > 0) log("info", "embed items parked by a provider outage or a full disk are back in line", { store, released });
+  return released;
+}
+
+const claimOwnersPg = (tx: SqlRunner) => rowsOf<{ owner: string; items: number }>(tx, sql`select claimed_by as owner, count(*)::int as items from embed_queue where claimed_by is not null group by claimed_by`);
+
+/** Release the claims of workers on this host whose process is gone (as releaseDeadWorkerClaims on SQLite; another host's wait for their lease). */
+export async function releaseDeadWorkerClaimsPg({ tx, store }: { tx: SqlRunner; store: string }): Promise<number> {
+  const dead = (await claimOwnersPg(tx)).filter((o) => isDeadLocalOwner(o.owner)).map((o) => o.owner);
+  if (dead.length === 0) return 0;
+  const released = (await rowsOf<{ id: string }>(tx, sql`update embed_queue set claimed_by = null, claimed_until = null where claimed_by in ${dead} returning id`)).length;
+  if (released > 0) log("warn", "released the embed claims of a worker that is gone", { store, released });
+  return released;
+}
+
+/**
+ * Claims whose worker stopped beating (its row in public.embed_workers silent
+ * for WORKER_STALE_MS), for the store's health. Judged from the shared
+ * registry, not from this host's processes, so every replica reports the same.
+ */
+export async function readStaleClaimsPg({ tx, now = Date.now() }: { tx: SqlRunner; now?: number }): Promise<StaleClaims | null> {
+  const rows = await rowsOf<{ owner: string; items: number }>(
+    tx,
+    sql`select q.claimed_by as owner, count(*)::int as items from embed_queue q
+      join public.embed_workers w on w.worker_id = q.claimed_by and w.heartbeat_at < ${now - WORKER_STALE_MS}
+      where q.claimed_by is not null group by q.claimed_by order by q.claimed_by`,
+  );
+  return rows.length === 0 ? null : { items: rows.reduce((a, r) => a + r.items, 0), owners: rows.map((r) => r.owner) };
 }
 
 /** The store's queue: rows waiting (ready or backing off), the oldest's age, and parked rows. */
@@ -182,10 +225,11 @@ type Work = { item: ClaimedItemPg } & PgEmbeddableText;
 export async function processEmbedBatchPg({
   handle,
   embedder = getEmbedder(),
-  workerId = `worker-${process.pid}`,
+  workerId = processClaimOwner(),
   batchSize = getConfig().embed.batchSize,
   leaseMs = getConfig().embed.leaseMs,
   now = () => Date.now(),
+  signal,
 }: {
   handle: PgStoreHandle;
   embedder?: PgEmbedder;
@@ -194,17 +238,58 @@ export async function processEmbedBatchPg({
   leaseMs?: number;
   /** The clock (tests move it past a lease). */
   now?: () => number;
+  /** Cancels an in-flight provider request when the worker stops. */
+  signal?: AbortSignal;
 }): Promise<BatchResult> {
-  // The provider's state as this replica sees it (lib/embed/provider-state.ts), learned from the worker's calls as on SQLite.
+  // The provider's state as every replica sees it (lib/embed/provider-state.ts), learned from the worker's calls as on SQLite.
   let fp: Fingerprint;
   try {
     fp = await embedder.fingerprint;
   } catch (e) {
-    if (isProviderDownError(e)) recordProviderOutcome({ ok: false, error: (e as Error).message });
+    if (isProviderDownError(e)) await recordProviderOutcome({ ok: false, error: (e as Error).message });
     throw e;
   }
+  const hold = await passHold({ provider: embedder.provider, signal, now: now() });
+  if (hold) return { ...emptyBatchResult(), error: hold.error, hold };
+  const claimed: ClaimedItemPg[] = [];
+  try {
+    if (shouldSweepParked(`pg:${handle.store}`)) await withStoreTx({ handle }, (tx) => releaseOutageParkedEmbeddingsPg({ tx, store: handle.store }));
+    const result = await embedClaimedBatchPg({ handle, embedder, fp, workerId, batchSize, leaseMs, now, claimed, signal });
+    if (!result.hold) closeHold("disk");
+    return result;
+  } catch (e) {
+    if (!isDiskFullError(e)) throw e;
+    const h = openHold({ scope: "disk", error: holdErrorText("disk", e) });
+    await withStoreTx({ handle }, (tx) => holdEmbedItemsPg({ tx, items: claimed, workerId, error: h.error, until: h.until })).catch(() => undefined);
+    log("warn", "the database is out of space: the embed queue is held (no attempts spent) and tried again later", { store: handle.store, error: h.error });
+    return { ...emptyBatchResult(), claimed: claimed.length, held: claimed.length, error: h.error, hold: h };
+  }
+}
+
+async function embedClaimedBatchPg({
+  handle,
+  embedder,
+  fp,
+  workerId,
+  batchSize,
+  leaseMs,
+  now,
+  claimed: claimedOut,
+  signal,
+}: {
+  handle: PgStoreHandle;
+  embedder: PgEmbedder;
+  fp: Fingerprint;
+  workerId: string;
+  batchSize: number;
+  leaseMs: number;
+  now: () => number;
+  claimed: ClaimedItemPg[];
+  signal?: AbortSignal;
+}): Promise<BatchResult> {
   const claimed = await withStoreTx({ handle }, (tx) => claimEmbedBatchPg({ tx, workerId, limit: batchSize, leaseMs, now: now() }));
-  const result: BatchResult = { claimed: claimed.length, embedded: 0, cached: 0, dropped: 0, failed: 0, parked: 0 };
+  claimedOut.push(...claimed);
+  const result: BatchResult = { ...emptyBatchResult(), claimed: claimed.length };
   if (claimed.length === 0) return result;
 
   // Current texts, per kind through its registered loader; an artifact deleted meanwhile is dropped from the queue.
@@ -237,27 +322,24 @@ export async function processEmbedBatchPg({
   result.cached = work.length - misses.length;
 
   if (misses.length > 0) {
-    try {
-      // Identical texts within a batch are embedded once too.
-      const unique = [...new Set(misses.map((m) => m.text))];
-      const embedded = await embedder.provider.embed(unique, "document");
-      recordProviderOutcome({ ok: true });
-      const wrong = embedded.find((v) => v.length !== fp.dimension);
-      if (embedded.length !== unique.length) throw new EmbeddingError("bad_response", `provider returned ${embedded.length} vectors for ${unique.length} texts`);
-      if (wrong) throw new EmbeddingError("dimension_mismatch", `provider returned a ${wrong.length}-dimension vector; the model ${fp.provider}:${fp.model} has ${fp.dimension}`);
-      const byText = new Map(unique.map((t, i) => [t, embedded[i]]));
-      for (const m of misses) vectors.set(m.item.id, byText.get(m.text)!);
-    } catch (e) {
-      const err = e instanceof EmbeddingError ? e : new EmbeddingError("server", (e as Error).message);
-      if (isProviderDownError(err)) recordProviderOutcome({ ok: false, error: err.message });
-      const { parked } = await withStoreTx({ handle }, (tx) =>
-        failEmbedItemsPg({ tx, items: misses.map((m) => m.item), workerId, error: `${err.kind}: ${err.message}`, retryable: err.retryable, minDelayMs: (err.retryAfterSeconds ?? 0) * 1000, now: now() }),
-      );
-      Object.assign(result, { failed: misses.length, parked, error: err.message });
-      log("warn", "embedding batch failed", { store: handle.store, kind: err.kind, error: err.message, items: misses.length, parked });
-      // Cached items still go through below.
-      work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
-    }
+    // Identical texts within a batch are embedded once too.
+    const got = await embedBatchTexts({ provider: embedder.provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal });
+    result.sent = got.sent;
+    const outcome = splitBatchOutcome(misses, got);
+    for (const [id, v] of outcome.vectors) vectors.set(id, v);
+    await withStoreTx({ handle }, async (tx) => {
+      for (const r of outcome.refused) {
+        const { parked } = await failEmbedItemsPg({ tx, items: r.items, workerId, error: r.error, retryable: r.retryable, now: now() });
+        Object.assign(result, { failed: result.failed + r.items.length, parked: result.parked + parked, error: r.error });
+      }
+      if (got.hold) {
+        await holdEmbedItemsPg({ tx, items: outcome.held, workerId, error: got.hold.error, until: got.hold.until });
+        Object.assign(result, { held: outcome.held.length, hold: got.hold, error: got.hold.error });
+      }
+    });
+    if (result.failed > 0 || result.held > 0) log("warn", "embedding batch failed", { store: handle.store, error: result.error, charged: result.failed, parked: result.parked, held: result.held });
+    // Cached and embedded items still go through below.
+    work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
   }
 
   result.embedded = await withStoreTx({ handle }, (tx) => finishEmbedItemsPg({ tx, handle, fp, workerId, work, gone, vectors }));
@@ -337,7 +419,7 @@ export async function drainEmbedQueuesPg({
       total.batches++;
       total.embedded += r.embedded;
       total.failed += r.failed;
-      if (r.failed > 0 && r.embedded === 0) break; // provider failing: let backoff work
+      if (r.hold || (r.failed > 0 && r.embedded === 0)) break; // provider down, disk full or items failing: let the backoff work
     }
   }
   return total;
@@ -362,7 +444,7 @@ export function startEmbedWorkerPg({
   embedder,
   leaseMs,
   batchSize,
-  workerId = `pg-worker-${process.pid}-${randomUUID().slice(0, 8)}`,
+  workerId = newClaimOwnerId("pg-worker"),
 }: {
   listStores: () => Promise<string[]>;
   openStore: (store: string) => Promise<PgStoreHandle>;
@@ -381,6 +463,8 @@ export function startEmbedWorkerPg({
     let lastHeartbeat = Date.now();
     const registered = await db();
     if (registered) await registerWorkerPg({ db: registered, workerId, mode });
+    // Claims of a worker process on this host that is gone (kill -9) are released at start and per heartbeat, not left to their lease.
+    let releaseDead = true;
     while (!signal?.aborted) {
       let didWork = false;
       // A database or provider outage must not end the loop (it tries again after the idle pause), and one
@@ -400,8 +484,9 @@ export function startEmbedWorkerPg({
         try {
           const started = Date.now();
           const handle = await openStore(store);
+          if (releaseDead) await withStoreTx({ handle }, (tx) => releaseDeadWorkerClaimsPg({ tx, store }));
           const use = embedder ?? getEmbedder();
-          const r = await processEmbedBatchPg({ handle, workerId, embedder: use, leaseMs, batchSize });
+          const r = await processEmbedBatchPg({ handle, workerId, embedder: use, leaseMs, batchSize, signal });
           if (r.embedded > 0 || r.dropped > 0) didWork = true;
           if (r.error !== undefined && r.error !== lastError) log("warn", "embed worker (PostgreSQL): batch failed", { store, error: r.error });
           const reg = r.embedded > 0 || (r.error !== undefined && r.error !== lastError) ? await db() : null;
@@ -415,10 +500,12 @@ export function startEmbedWorkerPg({
           failed((e as Error).message, store);
         }
       }
+      releaseDead = false;
       if (Date.now() - lastHeartbeat >= HEARTBEAT_MS) {
         const reg = await db();
         if (reg) await heartbeatWorkerPg({ db: reg, workerId });
         lastHeartbeat = Date.now();
+        releaseDead = true;
       }
       if (didWork) await new Promise((r) => setImmediate(r));
       else await new Promise((r) => setTimeout(r, idleMs));

@@ -409,7 +409,7 @@ const storeTools: ToolDef[] = [
   tool({
     name: "store_health",
     description:
-      "A store's health, the same report as GET /stores/{store}/health: its one live status (healthy, degraded, drifted, provider_down, parked, vectors_unavailable) with the reason and fixing action, backlog, drift, coverage, vector index, provider and worker state, re-embed progress, recall quality.",
+      "A store's health, the same report as GET /stores/{store}/health: its one live status (healthy, degraded, stalled, drifted, provider_down, parked, vectors_unavailable) with the reason and fixing action, backlog, drift, coverage, vector index, provider and worker state, re-embed progress, recall quality.",
     output: storeHealthResponse,
     scope: "read",
     input: storeParams,

@@ -7,7 +7,7 @@ import { getRecallMetricsPg } from "../recall/events-pg";
 import { recallStatsOf, recallStatsWindows, type RecallStats } from "./snapshots";
 import type { KindCounts, LiveCounts } from "../embed/counters";
 import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, type EmbeddingStatus, type StoreStatus } from "../embed/status";
-import { getEmbedBacklogPg, listParkedEmbeddingsPg } from "../index/embed-queue-pg";
+import { getEmbedBacklogPg, listParkedEmbeddingsPg, readStaleClaimsPg } from "../index/embed-queue-pg";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
 import { log } from "../log";
@@ -27,16 +27,18 @@ import { workerReportOf, type WorkerState } from "../embed/worker-state";
  *   switches it: lib/index/reembed-pg.ts); for a store that names none yet,
  *   the configured one when any vector is of it, else the model most vectors
  *   are of (a model change = drifted);
- * - the provider: as this replica sees it (each replica calls the provider
- *   from its own network; the state is kept in its own governance.db).
+ * - the provider: as every replica last saw it (PostgreSQL's provider_state,
+ *   one row all replicas write and read: lib/embed/provider-state.ts);
+ * - the queue: claims held by a worker that stopped beating (shared registry).
  * Counting is one pass over those rows and their vectors (no live
  * counters on PostgreSQL yet): O(rows) per status, a few ms at 10k.
  */
 export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: PgStoreHandle; now?: number }): Promise<StoreStatus & { otherModelVectors: number }> {
   const watermark = getConfig().embed.backlogWatermark;
   const { fp: configured, error: fingerprintError } = await configuredFingerprint();
-  const { backlog, active, counts, otherModelVectors } = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+  const { backlog, active, counts, otherModelVectors, staleClaims } = await withStoreTx({ handle, readOnly: true }, async (tx) => {
     const backlog = await getEmbedBacklogPg({ tx });
+    const staleClaims = await readStaleClaimsPg({ tx });
     const byModel = await rowsOf<{ fingerprint_id: string; n: number }>(
       tx,
       sql`select fingerprint_id, sum(n)::int as n from (
@@ -79,9 +81,9 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
     const sum = (f: keyof KindCounts) => Object.values(byKind).reduce((a, k) => a + k[f], 0);
     const counts: LiveCounts = { artifacts: sum("artifacts"), fresh: sum("fresh"), stale: sum("stale"), missing: sum("missing"), pending: backlog.pending, parked: backlog.parked, byKind };
     const otherModelVectors = byModel.filter((m) => m.fingerprint_id !== active).reduce((a, m) => a + m.n, 0);
-    return { backlog, active, counts, otherModelVectors };
+    return { backlog, active, counts, otherModelVectors, staleClaims };
   });
-  const provider = providerForStatus({ fingerprintError, now });
+  const provider = await providerForStatus({ fingerprintError, now });
   // Vector search always has a way to answer on PostgreSQL (pgvector, else the bounded exact scan, else lexically with a reason).
   const status = assembleStoreStatus({
     store: handle.store,
@@ -92,6 +94,8 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
     configured,
     provider,
     vectorIndex: { available: true, reason: null },
+    // Only what every replica sees alike: claims of a worker that stopped beating (a disk hold is one process's).
+    queue: { held: null, staleClaims },
     // Only the configured model's details are known here; another active model is named by its id in `drift`.
     activeModel: active !== null && configured !== null && active === configured.id ? configured : null,
     now,

@@ -157,7 +157,7 @@ export const agentsCommands: Command[] = [
   {
     name: "health",
     usage: "health [<store> | --all]",
-    summary: "one line per store: its live status (healthy, degraded, drifted, provider_down, parked, vectors_unavailable) and why, plus the audit chain; exit 1 unless every store is healthy and the chain is intact",
+    summary: "one line per store: its live status (healthy, degraded, stalled, drifted, provider_down, parked, vectors_unavailable) and why, plus the audit chain; exit 1 unless every store is healthy and the chain is intact",
     run: async ({ args, flags, out }) => {
       // With DATABASE_URL the stores and the ledger the API serves are PostgreSQL's, never DATA_DIR's local ones.
       const onPg = storesOnPostgres();

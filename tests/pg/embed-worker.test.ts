@@ -5,6 +5,7 @@ import { computeFingerprint } from "@/lib/embed/providers";
 import { BuiltinProvider } from "@/lib/embed/providers/builtin";
 import { OpenAICompatibleProvider } from "@/lib/embed/providers/openai";
 import type { EmbeddingProvider, EmbedTask } from "@/lib/embed/types";
+import { resetHoldsForTests } from "@/lib/embed/healing";
 import { MAX_EMBED_ATTEMPTS } from "@/lib/embed/worker";
 import { drainEmbedQueuesPg, getEmbedBacklogPg, listParkedEmbeddingsPg, processEmbedBatchPg, retryParkedEmbeddingsPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
 import { putDocumentsPg } from "@/lib/index/ingest-pg";
@@ -57,6 +58,7 @@ async function withFakeProvider(fn: (fake: Awaited<ReturnType<typeof startFakeOp
     const provider = new OpenAICompatibleProvider({ baseUrl: fake.baseUrl, model: "fake", dimension: 32, timeoutMs: 5_000, batchSize: 16 });
     const embedder = { provider, fingerprint: computeFingerprint(provider) };
     await embedder.fingerprint;
+    resetHoldsForTests();
     await fn(fake, embedder);
   } finally {
     await fake.close();
@@ -142,47 +144,48 @@ describe("the embed queue on PostgreSQL", () => {
     expect(await counts()).toEqual({ chunks: inserted, vectors: inserted, chunksWithVector: inserted, provenance: inserted, provenanceArtifacts: inserted, queued: 0 });
   });
 
-  it("a provider that is down: items are retried with a growing backoff, then parked with the error; nothing is written meanwhile", async () => {
+  it("a provider that is down: the queue is held without spending attempts, probed with a growing backoff, and drains by itself when it answers; a refused input parks alone", async () => {
     await withFakeProvider(async (fake, embedder) => {
       const inserted = await ingest(3);
       fake.state.defaultMode = "500";
       let clock = Date.now();
-      const delays: number[] = [];
-      for (let attempt = 1; attempt <= MAX_EMBED_ATTEMPTS; attempt++) {
+      const first = await processEmbedBatchPg({ handle: storeB, embedder, workerId: "w", now: () => clock });
+      expect(first).toMatchObject({ claimed: inserted, embedded: 0, failed: 0, held: inserted, parked: 0 });
+      const rows = async () =>
+        (await withStoreTx({ handle: storeA, readOnly: true }, (tx) => tx.execute(sql`select attempts, parked_at, claimed_by, last_error from embed_queue order by id`))).rows as { attempts: number; parked_at: string | null; claimed_by: string | null; last_error: string }[];
+      expect((await rows()).every((row) => row.attempts === 0 && row.parked_at === null && row.claimed_by === null && row.last_error.startsWith("server:"))).toBe(true);
+      // While held, nothing is claimed; each due probe that fails waits longer before the next.
+      fake.state.requests.length = 0;
+      const waits: number[] = [];
+      for (let i = 0; i < MAX_EMBED_ATTEMPTS + 2; i++) {
         const r = await processEmbedBatchPg({ handle: storeB, embedder, workerId: "w", now: () => clock });
-        expect(r).toMatchObject({ claimed: inserted, embedded: 0, failed: inserted });
-        const rows = (await withStoreTx({ handle: storeA, readOnly: true }, (tx) => tx.execute(sql`select attempts, next_attempt_at, parked_at, last_error from embed_queue order by id`))).rows as { attempts: number; next_attempt_at: string; parked_at: string | null; last_error: string }[];
-        expect(rows.every((row) => row.attempts === attempt && row.last_error.startsWith("server:"))).toBe(true);
-        if (attempt < MAX_EMBED_ATTEMPTS) {
-          expect(rows.every((row) => row.parked_at === null)).toBe(true);
-          // Not before the backoff is over.
-          expect((await processEmbedBatchPg({ handle: storeB, embedder, workerId: "w", now: () => clock })).claimed).toBe(0);
-          const next = Math.max(...rows.map((row) => Number(row.next_attempt_at)));
-          delays.push(next - clock);
-          clock = next;
-        } else {
-          expect(rows.every((row) => row.parked_at !== null)).toBe(true);
-          expect(r.parked).toBe(inserted);
-        }
+        expect(r).toMatchObject({ claimed: 0, held: 0 });
+        waits.push(r.hold!.until - clock);
+        clock = r.hold!.until;
       }
-      // The backoff grows (full jitter within [ceiling/2, ceiling], ceiling doubling).
-      expect(delays[delays.length - 1]).toBeGreaterThan(delays[0]);
-      // Parked items never come back on their own, and say why they stopped.
-      expect((await processEmbedBatchPg({ handle: storeB, embedder, workerId: "w", now: () => clock + 3_600_000 })).claimed).toBe(0);
-      const backlog = await withStoreTx({ handle: storeA, readOnly: true }, (tx) => getEmbedBacklogPg({ tx }));
-      expect(backlog).toMatchObject({ pending: 0, parked: inserted });
-      const parked = await withStoreTx({ handle: storeA, readOnly: true }, (tx) => listParkedEmbeddingsPg({ tx }));
-      expect(parked[0]).toMatchObject({ kind: "chunk", attempts: MAX_EMBED_ATTEMPTS });
-      expect(parked[0].lastError).toMatch(/^server: .*500/);
+      expect(waits[waits.length - 1]).toBeGreaterThan(waits[0]);
+      // Only the probe text was sent, never the items'.
+      expect(new Set(fake.state.requests.flatMap((r) => r.input)).size).toBe(1);
+      expect(await rows()).toHaveLength(inserted);
+      expect((await rows()).every((row) => row.attempts === 0 && row.parked_at === null)).toBe(true);
       expect(await counts()).toMatchObject({ vectors: 0, provenance: 0 });
 
-      // The provider is back and an admin puts the parked items back in line (audited): they are embedded.
+      // It answers again, one input excepted: the probe reopens the queue, the rest embed and that one parks alone.
       fake.state.defaultMode = "ok";
-      expect(await retryParkedEmbeddingsPg({ handle: storeB, actor: "user:admin" })).toBe(inserted);
+      const texts = (await withStoreTx({ handle: storeA, readOnly: true }, (tx) => tx.execute(sql`select c.text from chunks c join embed_queue q on q.ref_id = c.id order by q.id limit 1`))).rows as { text: string }[];
+      fake.state.refuseTexts.add(texts[0].text);
+      const back = await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w", now: () => clock });
+      expect(back).toMatchObject({ claimed: inserted, embedded: inserted - 1, failed: 1, parked: 1, held: 0 });
+      const parked = await withStoreTx({ handle: storeA, readOnly: true }, (tx) => listParkedEmbeddingsPg({ tx }));
+      expect(parked).toEqual([expect.objectContaining({ kind: "chunk", attempts: 1, lastError: expect.stringMatching(/^bad_request: .*\(400\)/) })]);
+
+      // An admin puts it back in line once the input is accepted (audited): it is embedded.
+      fake.state.refuseTexts.clear();
+      expect(await retryParkedEmbeddingsPg({ handle: storeB, actor: "user:admin" })).toBe(1);
       const audit = (await replicas.a().pool.query("select actor, details from audit_log where action = 'store.embeddings.retry_parked'")).rows;
       expect(audit).toHaveLength(1);
       expect(audit[0].actor).toBe("user:admin");
-      expect(await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w" })).toMatchObject({ claimed: inserted, embedded: inserted });
+      expect(await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w" })).toMatchObject({ claimed: 1, embedded: 1 });
       expect(await counts()).toMatchObject({ vectors: inserted, provenance: inserted, queued: 0 });
     });
   });

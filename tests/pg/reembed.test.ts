@@ -9,7 +9,7 @@ import * as documentsRoute from "@/app/api/v1/stores/[store]/documents/route";
 import { governance } from "@/lib/backend/governance";
 import { resetConfigForTests } from "@/lib/config";
 import { closePg, closePgHandle, getPg, openPgHandle } from "@/lib/db/pg";
-import { rowsOf, withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
+import { rowsOf, storeSchemaVersion, withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { computeFingerprint, type Fingerprint } from "@/lib/embed/providers";
 import type { EmbeddingProvider, EmbedTask } from "@/lib/embed/types";
@@ -251,7 +251,7 @@ describe("a 0005 store migrates to 0006", () => {
       const [row] = await withStoreTx({ handle: reopened, readOnly: true }, (tx) =>
         rowsOf<{ version: string; log: string | null }>(tx, sql`select (select value from store_meta where key = 'schema_version') as version, to_regclass('search_log')::text as log`),
       );
-      expect(row).toEqual({ version: "0006_reembed", log: "search_log" });
+      expect(row).toEqual({ version: storeSchemaVersion(), log: "search_log" });
       expect(await withStoreTx({ handle: reopened, readOnly: true }, readActiveFingerprintPg)).toBe((await getEmbedder().fingerprint).id);
     } finally {
       await closePgHandle(pg);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EmbeddingError, l2Normalize, type EmbeddingProvider, type EmbedTask, type ProviderInfo } from "../types";
+import { EmbeddingError, l2Normalize, type EmbedCallOptions, type EmbeddingProvider, type EmbedTask, type ProviderInfo } from "../types";
 
 export type OpenAIProviderOptions = {
   baseUrl: string;
@@ -38,16 +38,20 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
     };
   }
 
-  async embed(texts: string[], task: EmbedTask): Promise<Float32Array[]> {
+  /** Texts sent to the provider by this process (what a paid API bills), for the worker's counters and tests. */
+  sentTexts = 0;
+
+  async embed(texts: string[], task: EmbedTask, opts: EmbedCallOptions = {}): Promise<Float32Array[]> {
     const prefix = task === "query" ? this.info.queryPrefix : this.info.documentPrefix;
     const out: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += this.opts.batchSize) {
-      out.push(...(await this.request(texts.slice(i, i + this.opts.batchSize).map((t) => prefix + t))));
+      out.push(...(await this.request(texts.slice(i, i + this.opts.batchSize).map((t) => prefix + t), opts)));
     }
     return out;
   }
 
-  private async request(input: string[]): Promise<Float32Array[]> {
+  private async request(input: string[], opts: EmbedCallOptions): Promise<Float32Array[]> {
+    const timeoutMs = opts.timeoutMs ?? this.opts.timeoutMs;
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
     let res: Response;
@@ -56,12 +60,15 @@ export class OpenAICompatibleProvider implements EmbeddingProvider {
         method: "POST",
         headers,
         body: JSON.stringify({ model: this.opts.model, input, encoding_format: "float" }),
-        signal: AbortSignal.timeout(this.opts.timeoutMs),
+        signal: opts.signal ? AbortSignal.any([opts.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs),
       });
+      this.sentTexts += input.length;
     } catch (e) {
       const err = e as Error;
+      if (opts.signal?.aborted) throw new EmbeddingError("unavailable", "embedding request cancelled: the worker is stopping");
       if (err.name === "TimeoutError" || err.name === "AbortError") {
-        throw new EmbeddingError("timeout", `embedding request timed out after ${this.opts.timeoutMs} ms`);
+        this.sentTexts += input.length;
+        throw new EmbeddingError("timeout", `embedding request timed out after ${timeoutMs} ms`);
       }
       throw new EmbeddingError("network", `cannot reach ${this.opts.baseUrl}: ${err.message}`);
     }
