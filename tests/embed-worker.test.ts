@@ -231,9 +231,9 @@ describe("write-behind embedding of the app's documents (both backends)", () => 
     resetEmbedderForTests();
     await seedStore(store);
     const chunks = await ingest();
-    expect((await storeHealthReportFor({ store })).backlog.pending).toBe(chunks);
+    expect((await storeHealthReportFor({ store, principal: "operator" })).backlog.pending).toBe(chunks);
     expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: chunks, failed: 0 });
-    expect((await storeHealthReportFor({ store })).backlog).toMatchObject({ pending: 0, parked: 0 });
+    expect((await storeHealthReportFor({ store, principal: "operator" })).backlog).toMatchObject({ pending: 0, parked: 0 });
     const fp = await getEmbedder().fingerprint;
     const proofs = await governanceSql<{ model_name: string; fingerprint: string; input_hash: string }>(
       "select model_name, fingerprint, input_hash from provenance where store = ? and artifact_type = 'chunk_vector'",
@@ -260,7 +260,7 @@ describe("write-behind embedding of the app's documents (both backends)", () => 
         await storeSql(store, "update embed_queue set next_attempt_at = 0");
         expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: 0, failed: 2 });
       }
-      const health = await storeHealthReportFor({ store });
+      const health = await storeHealthReportFor({ store, principal: "operator" });
       expect(health.backlog).toMatchObject({ pending: 0, parked: 2 });
       expect(health.parked[0]).toMatchObject({ kind: "chunk", attempts: MAX_EMBED_ATTEMPTS, lastError: expect.stringMatching(/^server: provider failed \(500\)/) });
       fake.state.defaultMode = "ok";
@@ -270,7 +270,7 @@ describe("write-behind embedding of the app's documents (both backends)", () => 
         { actor: "user:admin", target: `store:${store}`, details: JSON.stringify({ requeued: 2 }) },
       ]);
       expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: 2, failed: 0 });
-      expect((await storeHealthReportFor({ store })).backlog).toMatchObject({ pending: 0, parked: 0 });
+      expect((await storeHealthReportFor({ store, principal: "operator" })).backlog).toMatchObject({ pending: 0, parked: 0 });
     } finally {
       await fake.close();
     }
