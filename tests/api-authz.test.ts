@@ -297,7 +297,7 @@ describe("finding 5: only the requester, an assignee or an admin runs, validates
     expect((await create(tok.carol, { task_id: "t-carol", intent: "carol's own", spec: {} })).status).toBe(201);
   });
 
-  it("a stranger cannot validate, run, finish, override or link provenance to someone else's task (403), and nothing is written", async () => {
+  it("a stranger cannot validate, run, finish, override or link provenance to someone else's task (answered as an unknown id: 404, provenance 422), and nothing is written", async () => {
     expect((await run(tok.alice, "t-alice", { run_id: "r-alice", skill: "build", input_hash: H("1"), runner_version: "1" })).status).toBe(201);
     const before = await counts();
     const attempts: [string, Promise<Answer>][] = [
@@ -310,18 +310,18 @@ describe("finding 5: only the requester, an assignee or an admin runs, validates
     ];
     for (const [what, p] of attempts) {
       const r = await p;
-      expect(r.status, `${what}: ${JSON.stringify(r.json)}`).toBe(403);
+      expect(r.status, `${what}: ${JSON.stringify(r.json)}`).toBe(what === "provenance" ? 422 : 404);
       expect(isEnvelopeOnly(r.json)).toBe(true);
       expect(JSON.stringify(r.json)).not.toContain("secret plan");
     }
     expect(await counts()).toBe(before);
   });
 
-  it("MCP: the same refusals for record_validation, record_run, finish_run and task_status", async () => {
+  it("MCP: the same answers for record_validation, record_run, finish_run and task_status", async () => {
     const before = await counts();
-    expect((await tool("record_validation", tok.carol, { task_id: "t-alice", critic_passed: false, runner_passed: false })).status).toBe(403);
-    expect((await tool("record_run", tok.carol, { task_id: "t-alice", skill: "s", input_hash: H("5"), runner_version: "1" })).status).toBe(403);
-    expect((await tool("finish_run", tok.carol, { task_id: "t-alice", run_id: "r-alice", output_hash: H("6"), exit_code: 0 })).status).toBe(403);
+    expect((await tool("record_validation", tok.carol, { task_id: "t-alice", critic_passed: false, runner_passed: false })).status).toBe(404);
+    expect((await tool("record_run", tok.carol, { task_id: "t-alice", skill: "s", input_hash: H("5"), runner_version: "1" })).status).toBe(404);
+    expect((await tool("finish_run", tok.carol, { task_id: "t-alice", run_id: "r-alice", output_hash: H("6"), exit_code: 0 })).status).toBe(404);
     const status = await tool("task_status", tok.carol, { task_id: "t-alice" });
     expect(status.status).toBe(404);
     expect(JSON.stringify(status.json)).not.toContain("secret plan");
