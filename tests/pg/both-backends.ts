@@ -9,7 +9,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/agents-mcp.test.ts",
   "tests/agents-openapi.test.ts",
   "tests/limits-ownership.test.ts",
-  "tests/limits-visibility.test.ts",
+  "tests/limits-stores.test.ts",
   "tests/api-authz.test.ts",
   "tests/api-contract.test.ts",
   "tests/api-routes.test.ts",
