@@ -164,6 +164,7 @@ export async function deleteStorePg({ pg, name, actor }: { pg: PgHandle; name: s
     await tx.execute(sql`drop schema ${sql.identifier(storeSchemaName(name))} cascade`);
     await appendAuditPg({ db: tx, entry: { actor, action: "store.delete", target: `store:${name}`, details: null } });
   });
+  upToDate.get(pg.pool)?.delete(name);
   return { deleted: name };
 }
 
