@@ -99,7 +99,7 @@ it("a read and a write token trying every limit: bounded memory, files and gover
     let i = 0;
     while (Date.now() < deadline) {
       i++;
-      note("made-up tool name", await mcp(t, { jsonrpc: "2.0", id: i, method: "tools/call", params: { name: `${who}-${i}-` + "n".repeat(100_000), arguments: {} } }));
+      note("made-up tool name", await mcp(t, { jsonrpc: "2.0", id: i, method: "tools/call", params: { name: i % 2 ? `${who}-${i}-` + "n".repeat(100_000) : `${who}-made-up-${i}`, arguments: {} } }));
       note("batch of 50", await mcp(t, Array.from({ length: 50 }, (_, k) => ({ jsonrpc: "2.0", id: k, method: "tools/call", params: { name: "search", arguments: { store: "default", q: "anything at all" } } }))));
       note("recall with a long query", (await api(server.url, "POST", "/stores/default/recall", { token: t, body: { query: "q".repeat(2000) } })).status);
       if (who === "write") {
