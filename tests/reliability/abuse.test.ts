@@ -123,6 +123,7 @@ it("a read and a write token trying every limit: bounded memory, files and gover
   expect(statuses.get("store past the quota")).toContain(422);
   expect(healthMissed, `of ${healthAsked} probes`).toBe(0);
   const measured = { rssMb: rssMb(), openFiles: openFiles(), governanceMb: governanceMb() };
+  console.log(`abuse run (${ABUSE_MS} ms): ${all.length} requests, ${healthAsked} health probes; server ${JSON.stringify(measured)} within ${JSON.stringify(BOUNDS)}; answers ${JSON.stringify(summary)}`);
   expect(measured.rssMb, JSON.stringify(measured)).toBeLessThan(BOUNDS.rssMb);
   expect(measured.openFiles, JSON.stringify(measured)).toBeLessThan(BOUNDS.openFiles);
   expect(measured.governanceMb, JSON.stringify(measured)).toBeLessThan(BOUNDS.governanceMb);
