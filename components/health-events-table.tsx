@@ -1,5 +1,22 @@
 import type { HealthEvent } from "@/lib/governance/health-events";
 import { formatTime } from "@/lib/format";
+import { splitFailureReason } from "@/lib/governance/dialectic";
+
+/** The system's words, then any text an agent wrote, quoted as the agent's (never as dualmind's own). */
+export function ReasonWithAgentText({ reason }: { reason: string }) {
+  const { system, agentId, agentText } = splitFailureReason(reason);
+  return (
+    <>
+      {system}
+      {agentText !== null && (
+        <blockquote className="mt-1 border-l-2 border-amber-400 pl-2 text-xs text-slate-700" data-testid="agent-text">
+          <span className="block font-medium">{agentId ? `agent ${agentId} wrote (not checked by dualmind):` : "an agent wrote (not checked by dualmind):"}</span>
+          <q>{agentText}</q>
+        </blockquote>
+      )}
+    </>
+  );
+}
 
 const WEBHOOK: Record<HealthEvent["webhookState"], string> = { none: "not sent (no webhook)", pending: "sending", delivered: "delivered", failed: "failed" };
 
@@ -29,7 +46,7 @@ export function HealthEventsTable({ events }: { events: HealthEvent[] }) {
                 <td className="whitespace-nowrap">{formatTime(e.ts)}</td>
                 <td>{e.kind === "store_status" ? `store ${e.store}` : `review ${e.subject}`}</td>
                 <td>{e.previousStatus ? `${e.previousStatus.replace("_", " ")} → ${e.status.replace("_", " ")}` : e.status.replace("_", " ")}</td>
-                <td>{e.reason}</td>
+                <td>{e.kind === "dialectic_failed" ? <ReasonWithAgentText reason={e.reason} /> : e.reason}</td>
                 <td>
                   {WEBHOOK[e.webhookState]}
                   {e.webhookError && <span className="block text-xs text-red-700">{e.webhookError}</span>}

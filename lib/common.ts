@@ -113,3 +113,12 @@ export function assertSameRetry(kind: string, id: string, stored: unknown, incom
 export function notFound(what: string, id: string): AppError {
   return new AppError("not_found", `${what} ${id} does not exist`);
 }
+
+/**
+ * A configured limit was reached. A quota (stores, batch size) is a 422, a
+ * rate (alerts per hour) a 429; either way the variable that sets it is named
+ * in the message and in `details[0].limit`, so the caller knows what to ask for.
+ */
+export function limitReached(limit: string, message: string, kind: "quota" | "rate" = "quota"): AppError {
+  return new AppError(kind === "rate" ? "rate_limited" : "unprocessable", `${message} (limit ${limit})`, [{ path: "limit", message, limit }]);
+}

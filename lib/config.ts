@@ -108,6 +108,16 @@ const envSchema = z.object({
     .default(1024 * 1024),
   DUALMIND_MEMORY_WATCH: boolFromEnv.default(true),
   DUALMIND_MEMORY_SCAN_MS: z.coerce.number().int().min(1000).max(86_400_000).default(30_000),
+  // Limits no token can exceed (SECURITY.md, "Limits").
+  DUALMIND_MAX_STORES: z.coerce.number().int().min(2).max(100_000).default(200),
+  DUALMIND_MAX_STORES_PER_TOKEN: z.coerce.number().int().min(0).max(100_000).default(20),
+  DUALMIND_MAX_OPEN_STORES: z.coerce.number().int().min(2).max(10_000).default(64),
+  DUALMIND_METRIC_ROUTE_KEYS: z.coerce.number().int().min(16).max(100_000).default(300),
+  DUALMIND_MCP_BATCH_MAX: z.coerce.number().int().min(0).max(100).default(10),
+  DUALMIND_RECALL_EVENTS_MAX_ROWS: z.coerce.number().int().min(100).max(100_000_000).default(100_000),
+  DUALMIND_RECALL_EVENTS_MAX_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
+  DUALMIND_AUDIT_DETAIL_MAX_BYTES: z.coerce.number().int().min(256).max(1024 * 1024).default(8192),
+  DUALMIND_ALERTS_PER_AGENT_PER_HOUR: z.coerce.number().int().min(0).max(100_000).default(10),
 })
   .superRefine((e, ctx) => {
     if (e.DUALMIND_EMBED_PROVIDER !== "builtin" && !e.DUALMIND_EMBED_MODEL) {
@@ -152,7 +162,28 @@ export type Config = {
   maxFileBytes: number;
   /** Pick up edits made on disk in memory/ folders (a watcher, and a scan every `scanMs` as its fallback). */
   memoryWatch: { enabled: boolean; scanMs: number };
+  limits: LimitsConfig;
   embed: EmbedConfig;
+};
+
+/** Limits no token can exceed; each answers 429 or 422 naming its variable (SECURITY.md, "Limits"). */
+export type LimitsConfig = {
+  /** Stores one instance holds (core and default included). */
+  maxStores: number;
+  /** Stores one token (agent) may create; 0: only admins without a store list may create. */
+  maxStoresPerToken: number;
+  /** Store connections kept open at once; idle ones beyond it are closed least recently used first. */
+  maxOpenStores: number;
+  /** Distinct route keys the request metrics keep; more fall into one `other` key. */
+  metricRouteKeys: number;
+  /** Calls in one MCP JSON-RPC batch; 0 refuses batches. */
+  mcpBatchMax: number;
+  recallEventsMaxRows: number;
+  recallEventsMaxDays: number;
+  /** Largest audit `details` JSON kept whole; larger is stored truncated and marked. */
+  auditDetailMaxBytes: number;
+  /** Operator alerts (webhook POSTs) one agent's actions may cause per hour; more are counted, not sent. */
+  alertsPerAgentPerHour: number;
 };
 
 /** Milliseconds; 0 = no limit. */
@@ -235,6 +266,17 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     sourceExclude: e.DUALMIND_SOURCE_EXCLUDE,
     maxFileBytes: e.DUALMIND_MAX_FILE_BYTES,
     memoryWatch: { enabled: e.DUALMIND_MEMORY_WATCH, scanMs: e.DUALMIND_MEMORY_SCAN_MS },
+    limits: {
+      maxStores: e.DUALMIND_MAX_STORES,
+      maxStoresPerToken: e.DUALMIND_MAX_STORES_PER_TOKEN,
+      maxOpenStores: e.DUALMIND_MAX_OPEN_STORES,
+      metricRouteKeys: e.DUALMIND_METRIC_ROUTE_KEYS,
+      mcpBatchMax: e.DUALMIND_MCP_BATCH_MAX,
+      recallEventsMaxRows: e.DUALMIND_RECALL_EVENTS_MAX_ROWS,
+      recallEventsMaxDays: e.DUALMIND_RECALL_EVENTS_MAX_DAYS,
+      auditDetailMaxBytes: e.DUALMIND_AUDIT_DETAIL_MAX_BYTES,
+      alertsPerAgentPerHour: e.DUALMIND_ALERTS_PER_AGENT_PER_HOUR,
+    },
     embed: {
       provider: e.DUALMIND_EMBED_PROVIDER,
       model: e.DUALMIND_EMBED_MODEL ?? "dualmind-hash-v1",
@@ -313,4 +355,13 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_SOURCE_INCLUDE", default: "**/*", meaning: "comma-separated globs (relative to a source root) of files to index" },
   { variable: "DUALMIND_SOURCE_EXCLUDE", default: "**/node_modules/**,**/.git/**,**/dist/**,**/build/**", meaning: "comma-separated globs of files to skip; hidden files are always skipped" },
   { variable: "DUALMIND_MAX_FILE_BYTES", default: "1048576", meaning: "larger files are skipped (and counted) by reindex" },
+  { variable: "DUALMIND_MAX_STORES", default: "200", meaning: "stores one instance holds (core and default included); one more → 422 naming this variable" },
+  { variable: "DUALMIND_MAX_STORES_PER_TOKEN", default: "20", meaning: "stores one agent may create (counted from the audit log); one more → 422 naming this variable" },
+  { variable: "DUALMIND_MAX_OPEN_STORES", default: "64", meaning: "store connections one process keeps open; beyond it idle ones are closed least recently used first (reopened on use)" },
+  { variable: "DUALMIND_METRIC_ROUTE_KEYS", default: "300", meaning: "distinct route keys request metrics keep (in memory and in the rollups); later keys are counted under `other`" },
+  { variable: "DUALMIND_MCP_BATCH_MAX", default: "10", meaning: "calls one MCP JSON-RPC batch may hold, sharing one query budget; more → 422 naming this variable; 0 refuses batches" },
+  { variable: "DUALMIND_RECALL_EVENTS_MAX_ROWS", default: "100000", meaning: "recall log rows kept per store (oldest dropped first); logged query text is cut to 500 characters" },
+  { variable: "DUALMIND_RECALL_EVENTS_MAX_DAYS", default: "90", meaning: "recall log rows older than this are dropped" },
+  { variable: "DUALMIND_AUDIT_DETAIL_MAX_BYTES", default: "8192", meaning: "largest audit-row details kept whole; larger details are stored cut and marked `truncated`" },
+  { variable: "DUALMIND_ALERTS_PER_AGENT_PER_HOUR", default: "10", meaning: "alert webhook POSTs one agent's actions may cause per hour; the rest are not sent, and each health event says so" },
 ];

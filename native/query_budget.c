@@ -131,13 +131,15 @@ int sqlite3_querybudget_init(sqlite3 *db, char **pzErrMsg, const sqlite3_api_rou
   pthread_mutex_init(&b->mu, 0);
   pthread_cond_init(&b->cv, &attr);
   pthread_condattr_destroy(&attr);
-  /* Disarm first and without a destructor, so arm's xDestroy (which frees b) runs last. */
-  int rc = sqlite3_create_function_v2(db, "dualmind_budget_disarm", 0, SQLITE_UTF8, b, budgetDisarm, 0, 0, 0);
+  /* Disarm first and without a destructor, so arm's xDestroy (which frees b) runs last.
+     SQLITE_DIRECTONLY: only SQL the app runs may call them, never a trigger or view stored in a
+     database file (an imported index.db could otherwise arm or disarm the watchdog). */
+  int rc = sqlite3_create_function_v2(db, "dualmind_budget_disarm", 0, SQLITE_UTF8 | SQLITE_DIRECTONLY, b, budgetDisarm, 0, 0, 0);
   if (rc != SQLITE_OK) {
     budgetDestroy(b);
   } else {
     /* On failure SQLite itself calls budgetDestroy(b); unregister disarm, which shares b. */
-    rc = sqlite3_create_function_v2(db, "dualmind_budget_arm", 1, SQLITE_UTF8, b, budgetArm, 0, 0, budgetDestroy);
+    rc = sqlite3_create_function_v2(db, "dualmind_budget_arm", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY, b, budgetArm, 0, 0, budgetDestroy);
     if (rc != SQLITE_OK) sqlite3_create_function_v2(db, "dualmind_budget_disarm", 0, SQLITE_UTF8, 0, 0, 0, 0, 0);
   }
   if (rc != SQLITE_OK && pzErrMsg) *pzErrMsg = sqlite3_mprintf("dualmind_budget: cannot register functions (%d)", rc);

@@ -176,7 +176,7 @@ describe("drift and re-embed of the app's own kinds (both backends)", () => {
     await drainEmbeddings([store]);
     return nodes;
   }
-  const drift = async () => (await storeHealthReportFor({ store })).drift;
+  const drift = async () => (await storeHealthReportFor({ store, principal: "operator" })).drift;
 
   it("a renamed node shows as stale until its new vector is made; the store's health says so", async () => {
     const nodes = await seedNodes(6);
@@ -193,7 +193,7 @@ describe("drift and re-embed of the app's own kinds (both backends)", () => {
     const r = await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: false, holdSwitch: false, actor: "user:test" });
     expect(r).toEqual({ started: false, reason: expect.stringMatching(/every item already has a current vector/) });
     expect(await embeddingsBackend().getReembedProgress({ store })).toBeNull();
-    expect((await storeHealthReportFor({ store })).backlog.pending).toBe(0);
+    expect((await storeHealthReportFor({ store, principal: "operator" })).backlog.pending).toBe(0);
     expect(await governanceSql("select cast(count(*) as integer) as n from audit_log where action like 'store.reembed.%'")).toEqual([{ n: 0 }]);
   });
 });

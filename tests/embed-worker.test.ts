@@ -251,9 +251,9 @@ describe("write-behind embedding of the app's documents (both backends)", () => 
     resetEmbedderForTests();
     await seedStore(store);
     const chunks = await ingest();
-    expect((await storeHealthReportFor({ store })).backlog.pending).toBe(chunks);
+    expect((await storeHealthReportFor({ store, principal: "operator" })).backlog.pending).toBe(chunks);
     expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: chunks, failed: 0 });
-    expect((await storeHealthReportFor({ store })).backlog).toMatchObject({ pending: 0, parked: 0 });
+    expect((await storeHealthReportFor({ store, principal: "operator" })).backlog).toMatchObject({ pending: 0, parked: 0 });
     const fp = await getEmbedder().fingerprint;
     const proofs = await governanceSql<{ model_name: string; fingerprint: string; input_hash: string }>(
       "select model_name, fingerprint, input_hash from provenance where store = ? and artifact_type = 'chunk_vector'",
@@ -279,14 +279,14 @@ describe("write-behind embedding of the app's documents (both backends)", () => 
         await storeSql(store, "update embed_queue set next_attempt_at = 0");
         expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: 0, failed: 0 });
       }
-      expect((await storeHealthReportFor({ store })).backlog).toMatchObject({ pending: 2, parked: 0 });
+      expect((await storeHealthReportFor({ store, principal: "operator" })).backlog).toMatchObject({ pending: 2, parked: 0 });
       expect(await storeSql<{ n: number }>(store, "select cast(max(attempts) as integer) as n from embed_queue")).toEqual([{ n: 0 }]);
       // The outage is over but the input is refused (a 400): the probe would reopen the queue; skip its wait.
       resetHoldsForTests();
       fake.state.defaultMode = "400";
       await storeSql(store, "update embed_queue set next_attempt_at = 0");
       expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: 0, failed: 2 });
-      const health = await storeHealthReportFor({ store });
+      const health = await storeHealthReportFor({ store, principal: "operator" });
       expect(health.backlog).toMatchObject({ pending: 0, parked: 2 });
       expect(health.parked[0]).toMatchObject({ kind: "chunk", attempts: 1, lastError: expect.stringMatching(/^bad_request: provider rejected the request \(400\)/) });
       fake.state.defaultMode = "ok";
@@ -296,7 +296,7 @@ describe("write-behind embedding of the app's documents (both backends)", () => 
         { actor: "user:admin", target: `store:${store}`, details: JSON.stringify({ requeued: 2 }) },
       ]);
       expect(await drainEmbeddingsWith([store])).toMatchObject({ embedded: 2, failed: 0 });
-      expect((await storeHealthReportFor({ store })).backlog).toMatchObject({ pending: 0, parked: 0 });
+      expect((await storeHealthReportFor({ store, principal: "operator" })).backlog).toMatchObject({ pending: 0, parked: 0 });
     } finally {
       await fake.close();
     }

@@ -45,7 +45,7 @@ describe("reflection recall", () => {
   const recall = (input: RecallInput, agentId = "a") => r().recall({ store, agentId, input });
   const learn = (input: Parameters<ReturnType<typeof r>["recordLearning"]>[0]["input"], agentId = "a1") => r().recordLearning({ store, agentId, input });
   const trace = async (input: TraceInput, agentId = "a1") => seedTrace(store, input, agentId);
-  const pending = async () => (await storeHealthReportFor({ store })).backlog.pending;
+  const pending = async () => (await storeHealthReportFor({ store, principal: "operator" })).backlog.pending;
   const count = async (table: string, where = "") => (await storeSql<{ n: number }>(store, `select cast(count(*) as integer) as n from ${table} ${where}`))[0].n;
 
   async function start(extraEnv: Record<string, string> = {}) {

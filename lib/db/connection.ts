@@ -228,7 +228,11 @@ export function storeIndexPath(store: string): string {
 export function getStoreDb(store: string): StoreHandle {
   const reg = registry();
   const existing = reg.stores.get(store);
-  if (existing) return existing;
+  if (existing) {
+    touchStoreHandle(reg, store, existing);
+    closeIdleStoreHandles(reg);
+    return existing;
+  }
   assertSqliteDataDir();
   const dir = storeDir(store);
   const file = path.join(dir, "index.db");
@@ -252,7 +256,43 @@ export function getStoreDb(store: string): StoreHandle {
     throw e;
   }
   reg.stores.set(store, handle);
+  storeHandleUsedAt.set(handle, Date.now());
+  closeIdleStoreHandles(reg);
   return handle;
+}
+
+/**
+ * Open store connections are bounded (DUALMIND_MAX_OPEN_STORES), whatever the
+ * number of stores: the registry's Map keeps handles in order of last use
+ * (a use moves a handle to the end), and beyond the limit the least recently
+ * used are closed (the next getStoreDb reopens one). A handle used in the last
+ * STORE_HANDLE_GRACE_MS is never closed: a request may still hold it across
+ * an await (an embedding call), and closing it under that request would fail it.
+ */
+const STORE_HANDLE_GRACE_MS = 30_000;
+const storeHandleUsedAt = new WeakMap<StoreHandle, number>();
+
+function touchStoreHandle(reg: Registry, store: string, handle: StoreHandle): void {
+  storeHandleUsedAt.set(handle, Date.now());
+  reg.stores.delete(store);
+  reg.stores.set(store, handle);
+}
+
+function closeIdleStoreHandles(reg: Registry): void {
+  const max = getConfig().limits.maxOpenStores;
+  if (reg.stores.size <= max) return;
+  const idleBefore = Date.now() - STORE_HANDLE_GRACE_MS;
+  for (const [name, h] of reg.stores) {
+    if (reg.stores.size <= max) break;
+    if ((storeHandleUsedAt.get(h) ?? 0) > idleBefore) continue;
+    h.sqlite.close();
+    reg.stores.delete(name);
+  }
+}
+
+/** Test seam: make every open store handle look idle, as if unused past the grace period. */
+export function ageStoreHandlesForTests(): void {
+  for (const h of g.__dualmindDb?.stores.values() ?? []) storeHandleUsedAt.set(h, 0);
 }
 
 /**

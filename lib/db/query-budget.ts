@@ -1,5 +1,6 @@
 import { INSTALL_ROOT } from "../install-root";
 import type Database from "better-sqlite3";
+import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "../config";
@@ -71,9 +72,33 @@ const activeDeadlines = new WeakMap<Database.Database, number[]>();
  */
 export type QueryBudget = { budgetMs: number; remainingMs: number; hint: string };
 
+/** Time shared by every query of one request that runs several (an MCP JSON-RPC batch). */
+const sharedBudget = new AsyncLocalStorage<{ remainingMs: number }>();
+
+/**
+ * Run `fn` with one query budget for all the queries it starts: a batch of
+ * calls gets the time one call would, not one budget per call.
+ */
+export function withSharedQueryBudget<T>(fn: () => T, budgetMs: number = getConfig().queryBudgetMs): T {
+  return sharedBudget.run({ remainingMs: budgetMs }, fn);
+}
+
 /** `hint` completes the error message: how the caller can narrow the query. */
 export function startQueryBudget({ hint, budgetMs = getConfig().queryBudgetMs }: { hint: string; budgetMs?: number }): QueryBudget {
-  return { budgetMs, remainingMs: budgetMs, hint };
+  const shared = sharedBudget.getStore();
+  if (!shared) return { budgetMs, remainingMs: budgetMs, hint };
+  // What this query spends is taken from the request's one pool (never more than its own budget would give).
+  if (shared.remainingMs > budgetMs) shared.remainingMs = budgetMs;
+  return {
+    budgetMs,
+    hint,
+    get remainingMs() {
+      return shared.remainingMs;
+    },
+    set remainingMs(v: number) {
+      shared.remainingMs = v;
+    },
+  };
 }
 
 function tooExpensive(budget: QueryBudget): AppError {

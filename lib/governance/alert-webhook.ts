@@ -16,7 +16,12 @@ export type AlertPayload = {
   subject: string | null;
   status: string;
   previous_status: string | null;
+  /** The system's own words. */
   reason: string;
+  /** Text an agent wrote (e.g. its reason for abandoning a review), quoted apart: never an instruction from dualmind. */
+  agent_text: string | null;
+  /** The agent whose text `agent_text` is. */
+  agent_id: string | null;
 };
 export type DeliveryResult = { delivered: boolean; attempts: number; error: string | null };
 /** onSettled records the outcome (on PostgreSQL a query): not awaited by the queue (a slow database never delays the next alert), but "idle" waits for it. */
@@ -41,6 +46,28 @@ function timing() {
 /** Tests only: shorter timeouts and backoff, so a slow or down receiver is exercised in seconds. */
 export function setAlertTimingForTests(t: { timeoutMs: number; backoffBaseMs: number } | null): void {
   g.__dualmindAlertTiming = t ?? undefined;
+}
+
+/**
+ * Alerts one agent's actions may cause per hour (DUALMIND_ALERTS_PER_AGENT_PER_HOUR),
+ * counted in this process over a sliding hour: an agent failing its own
+ * reviews by the hundred cannot flood the operators' receiver. Returns whether
+ * this one may be sent; the caller records the others as not sent.
+ */
+const HOUR_MS = 3_600_000;
+const gAlerts = globalThis as unknown as { __dualmindAlertsByAgent?: Map<string, number[]> };
+export function takeAgentAlertSlot({ agentId, limit, now = Date.now() }: { agentId: string; limit: number; now?: number }): boolean {
+  const byAgent = (gAlerts.__dualmindAlertsByAgent ??= new Map<string, number[]>());
+  const recent = (byAgent.get(agentId) ?? []).filter((t) => t > now - HOUR_MS);
+  // Agents with nothing in the last hour are forgotten, so the map holds only the hour's agents.
+  for (const [agent, times] of byAgent) if (times.every((t) => t <= now - HOUR_MS)) byAgent.delete(agent);
+  if (recent.length >= limit) {
+    byAgent.set(agentId, recent);
+    return false;
+  }
+  recent.push(now);
+  byAgent.set(agentId, recent);
+  return true;
 }
 
 /** Queue one alert; returns at once. */

@@ -1,4 +1,21 @@
 import { sha256Hex } from "../common";
+import { getConfig } from "../config";
+
+/**
+ * Details as stored: whole up to DUALMIND_AUDIT_DETAIL_MAX_BYTES of JSON;
+ * larger ones (a request's text an agent made large) are kept as their
+ * beginning, marked truncated with the full size and its sha256, so the log
+ * stays bounded per row and still proves what was recorded.
+ */
+export function auditDetailsText(details: Record<string, unknown> | null | undefined): string | null {
+  if (!details) return null;
+  const text = JSON.stringify(details);
+  const max = getConfig().limits.auditDetailMaxBytes;
+  const bytes = Buffer.byteLength(text);
+  if (bytes <= max) return text;
+  const head = Buffer.from(text).subarray(0, Math.max(0, max - 200)).toString("utf8").replace(/\uFFFD$/, "");
+  return JSON.stringify({ truncated: true, bytes, sha256: sha256Hex(text), head });
+}
 
 /** The hash chain of the audit log, shared by both backends (no database code here). */
 export const AUDIT_GENESIS = "0".repeat(64);
@@ -28,7 +45,7 @@ export function auditChainFields(entry: AuditChainEntry, prevHash: string | null
     action: entry.action,
     target: entry.target ?? null,
     reason: entry.reason ?? null,
-    details: entry.details ? JSON.stringify(entry.details) : null,
+    details: auditDetailsText(entry.details),
     prevHash: prevHash ?? AUDIT_GENESIS,
   };
 }

@@ -397,6 +397,19 @@ export function claimDialecticSession({ sessionId, agentId, isAdmin = false, now
 export type Abandoner = { agentId: string; isAdmin: boolean } | { person: string };
 
 /**
+ * A failure reason split into the system's words and the words an agent
+ * wrote (its abandon reason), so operator-facing places (the alert webhook,
+ * Health, the session page) show the agent's text quoted as the agent's,
+ * never as the system's own. The inverse of the text abandonedState writes.
+ */
+export function splitFailureReason(failureReason: string): { system: string; agentId: string | null; agentText: string | null } {
+  const m = /^abandoned by ([^\s:]+)( \(admin\))?(?:: ([\s\S]*))?$/.exec(failureReason);
+  if (!m) return { system: failureReason, agentId: null, agentText: null };
+  const byPerson = m[2] !== undefined;
+  return { system: `abandoned by ${m[1]}${m[2] ?? ""}`, agentId: byPerson ? null : m[1], agentText: m[3] ?? null };
+}
+
+/**
  * The failed state an abandon writes, or null when the session already
  * failed (a retry); throws when the agent is no participant or it resolved. Both backends.
  */

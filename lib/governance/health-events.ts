@@ -4,7 +4,8 @@ import { getGovernance } from "../db/connection";
 import { getPg } from "../db/pg";
 import { dialecticSessions, healthEvents, storeStatusCurrent, type HealthEventRow } from "../db/schema/governance";
 import { log } from "../log";
-import { sendAlert, type AlertPayload } from "./alert-webhook";
+import { sendAlert, takeAgentAlertSlot, type AlertPayload } from "./alert-webhook";
+import { splitFailureReason } from "./dialectic";
 import { listRecentHealthEventsPg, observeFailedDialecticSessionsPg, observeStoreStatusPg, settleHealthEventDeliveryPg } from "./health-events-pg";
 
 /**
@@ -37,13 +38,22 @@ function newWebhookState(): HealthEvent["webhookState"] {
 }
 
 function toPayload(e: HealthEvent): AlertPayload {
-  return { id: e.id, ts: new Date(e.ts).toISOString(), kind: e.kind, store: e.store, subject: e.subject, status: e.status, previous_status: e.previousStatus, reason: e.reason };
+  const { system, agentId, agentText } = e.kind === "dialectic_failed" ? splitFailureReason(e.reason) : { system: e.reason, agentId: null, agentText: null };
+  return { id: e.id, ts: new Date(e.ts).toISOString(), kind: e.kind, store: e.store, subject: e.subject, status: e.status, previous_status: e.previousStatus, reason: system, agent_text: agentText, agent_id: agentId };
 }
 
 function dispatch(events: HealthEvent[]): void {
   const url = getConfig().alertWebhookUrl;
   if (!url) return;
-  for (const e of events) sendAlert({ url, payload: toPayload(e), onSettled: (r) => settleDelivery({ id: e.id, ...r }) });
+  const limit = getConfig().limits.alertsPerAgentPerHour;
+  for (const e of events) {
+    const payload = toPayload(e);
+    if (payload.agent_id !== null && !takeAgentAlertSlot({ agentId: payload.agent_id, limit })) {
+      void settleDelivery({ id: e.id, delivered: false, attempts: 0, error: `not sent: agent ${payload.agent_id} reached DUALMIND_ALERTS_PER_AGENT_PER_HOUR (${limit})` });
+      continue;
+    }
+    sendAlert({ url, payload, onSettled: (r) => settleDelivery({ id: e.id, ...r }) });
+  }
 }
 
 async function settleDelivery({ id, delivered, attempts, error }: { id: number; delivered: boolean; attempts: number; error: string | null }): Promise<void> {

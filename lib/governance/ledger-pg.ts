@@ -9,6 +9,7 @@ import {
   CHECKS,
   artifactLookupSchema,
   canWorkOnTask,
+  taskOwnedBy,
   createTaskSchema,
   distinct,
   inCallerStores,
@@ -51,16 +52,10 @@ import {
  * retry, never as a 500.
  */
 
-async function lockTask(tx: PgGovernanceExecutor, taskId: string) {
+/** The task row locked, if the caller may work on it; another agent's answers as an unknown one (taskOwnedBy). */
+async function lockTaskWritableBy(tx: PgGovernanceExecutor, taskId: string, caller: LedgerCaller | undefined) {
   const [row] = await tx.select().from(tasks).where(eq(tasks.taskId, taskId)).for("update");
-  if (!row) throw new AppError("not_found", `no task ${taskId}`);
-  return row;
-}
-
-async function lockTaskWritableBy(tx: PgGovernanceExecutor, taskId: string, caller: LedgerCaller, what: string) {
-  const row = await lockTask(tx, taskId);
-  if (!canWorkOnTask(row, caller)) throw new AppError("forbidden", `only the task's requester, its assignees or an admin may ${what} task ${taskId}`);
-  return row;
+  return taskOwnedBy(row, taskId, caller);
 }
 
 /** With the task row locked: keep tasks.verdict true so lists can filter by outcome. */
@@ -132,7 +127,7 @@ export async function recordRunStartPg({
   const parsed = startRunSchema.parse(input);
   const runId = parsed.run_id ?? newId();
   return db.transaction(async (tx) => {
-    const task = toTask(await lockTaskWritableBy(tx, taskId, caller, "run"));
+    const task = toTask(await lockTaskWritableBy(tx, taskId, caller));
     const now = Date.now();
     const finished = parsed.exit_code !== undefined;
     const values = {
@@ -183,7 +178,7 @@ export async function recordRunFinishPg({
 }): Promise<{ run: SkillRun; created: boolean }> {
   const parsed = finishRunSchema.parse(input);
   return db.transaction(async (tx) => {
-    const task = toTask(await lockTaskWritableBy(tx, taskId, caller, "run"));
+    const task = toTask(await lockTaskWritableBy(tx, taskId, caller));
     const [existing] = await tx.select().from(skillRuns).where(and(eq(skillRuns.runId, runId), eq(skillRuns.taskId, taskId)));
     if (!existing) throw new AppError("not_found", `no run ${runId} in task ${taskId}`);
     const update = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
@@ -210,16 +205,14 @@ function toValidationPg({ recordedSeq: _seq, ...row }: ValidationRow): Validatio
   return toValidation(row);
 }
 
-async function requireTaskPg(db: PgGovernanceExecutor, taskId: string) {
+async function requireTaskPg(db: PgGovernanceExecutor, taskId: string, caller?: LedgerCaller) {
   const [row] = await db.select().from(tasks).where(eq(tasks.taskId, taskId));
-  if (!row) throw new AppError("not_found", `no task ${taskId}`);
-  return row;
+  return taskOwnedBy(row, taskId, caller);
 }
 
 /** A task with its runs, validations, overrides, artifacts and verdict. With a caller: only its own tasks (404 otherwise). */
 export async function getTaskStatusByIdPg({ db, taskId, caller }: { db: PgGovernanceExecutor; taskId: string; caller?: LedgerCaller }): Promise<TaskStatus> {
-  const row = await requireTaskPg(db, taskId);
-  if (caller && !canWorkOnTask(row, caller)) throw new AppError("not_found", `no task ${taskId}`);
+  const row = await requireTaskPg(db, taskId, caller);
   const task = toTask(row);
   const visible = inCallerStores(caller);
   const allRuns = (await db.select().from(skillRuns).where(eq(skillRuns.taskId, taskId)).orderBy(asc(skillRuns.startedAt), asc(skillRuns.runId))).map(toRun);
@@ -251,7 +244,7 @@ export async function recordValidationPg({
   const parsed = recordValidationSchema.parse(input);
   const validationId = parsed.validation_id ?? newId();
   return db.transaction(async (tx) => {
-    const task = toTask(await lockTaskWritableBy(tx, taskId, caller, "validate"));
+    const task = toTask(await lockTaskWritableBy(tx, taskId, caller));
     if (parsed.run_id) {
       const [run] = await tx.select({ taskId: skillRuns.taskId }).from(skillRuns).where(eq(skillRuns.runId, parsed.run_id));
       if (!run || run.taskId !== taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
@@ -325,8 +318,7 @@ export async function recordOverridePg({
   try {
     return await db.transaction(async (tx) => {
       if (parsed.task_id) {
-        if (caller) await lockTaskWritableBy(tx, parsed.task_id, caller, "override");
-        else await requireTaskPg(tx, parsed.task_id);
+        await lockTaskWritableBy(tx, parsed.task_id, caller);
       }
       const retried = await answerRetry(tx);
       if (retried) return retried;

@@ -159,8 +159,16 @@ export function toValidation(row: ValidationRow): Validation {
 }
 
 function requireTask(taskId: string): TaskRow {
-  const row = getGovernance().db.select().from(tasks).where(eq(tasks.taskId, taskId)).get();
-  if (!row) throw new AppError("not_found", `no task ${taskId}`);
+  return taskOwnedBy(getGovernance().db.select().from(tasks).where(eq(tasks.taskId, taskId)).get(), taskId, undefined);
+}
+
+/**
+ * The one ownership rule of the ledger (both backends, every route and MCP
+ * tool): a task the caller may not work on answers exactly as a task that
+ * does not exist, so an id reveals nothing of another agent's work.
+ */
+export function taskOwnedBy<T extends Pick<TaskRow, "requestedBy" | "assigneesJson">>(row: T | undefined, taskId: string, caller: LedgerCaller | undefined): T {
+  if (!row || (caller && !canWorkOnTask(row, caller))) throw new AppError("not_found", `no task ${taskId}`);
   return row;
 }
 
@@ -169,18 +177,9 @@ export function canWorkOnTask(task: Pick<TaskRow, "requestedBy" | "assigneesJson
   return caller.isAdmin || task.requestedBy === caller.agentId || (parseJsonColumnStrict<string[]>(task.assigneesJson) ?? []).includes(caller.agentId);
 }
 
-/** A task the caller may read: someone else's task answers like an unknown one (404). */
+/** A task the caller may read, run, validate or annotate: someone else's task answers like an unknown one (404). */
 function requireTaskVisibleTo(taskId: string, caller: LedgerCaller | undefined): TaskRow {
-  const row = requireTask(taskId);
-  if (caller && !canWorkOnTask(row, caller)) throw new AppError("not_found", `no task ${taskId}`);
-  return row;
-}
-
-/** A task the caller may run, validate or annotate: someone else's task is 403. */
-function requireTaskWritableBy(taskId: string, caller: LedgerCaller, what: string): TaskRow {
-  const row = requireTask(taskId);
-  if (!canWorkOnTask(row, caller)) throw new AppError("forbidden", `only the task's requester, its assignees or an admin may ${what} task ${taskId}`);
-  return row;
+  return taskOwnedBy(getGovernance().db.select().from(tasks).where(eq(tasks.taskId, taskId)).get(), taskId, caller);
 }
 
 /** Facts of another agent's row never match a retry: a stored null agent (rows from before agents were recorded) matches anyone. */
@@ -306,7 +305,7 @@ export function recordRunStart({ taskId, input, caller }: { taskId: string; inpu
   const runId = parsed.run_id ?? newId();
   return sqlite
     .transaction(() => {
-      requireTaskWritableBy(taskId, caller, "run");
+      requireTaskVisibleTo(taskId, caller);
       const now = Date.now();
       const finished = parsed.exit_code !== undefined;
       const values = {
@@ -349,7 +348,7 @@ export function recordRunFinish({ taskId, runId, input, caller }: { taskId: stri
   const { sqlite, db } = getGovernance();
   return sqlite
     .transaction(() => {
-      requireTaskWritableBy(taskId, caller, "run");
+      requireTaskVisibleTo(taskId, caller);
       const existing = db.select().from(skillRuns).where(and(eq(skillRuns.runId, runId), eq(skillRuns.taskId, taskId))).get();
       if (!existing) throw new AppError("not_found", `no run ${runId} in task ${taskId}`);
       const update = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
@@ -384,7 +383,7 @@ export function recordValidation({ taskId, input, caller }: { taskId: string; in
   const validationId = parsed.validation_id ?? newId();
   return sqlite
     .transaction(() => {
-      requireTaskWritableBy(taskId, caller, "validate");
+      requireTaskVisibleTo(taskId, caller);
       if (parsed.run_id) {
         const run = db.select({ taskId: skillRuns.taskId }).from(skillRuns).where(eq(skillRuns.runId, parsed.run_id)).get();
         if (!run || run.taskId !== taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
@@ -429,13 +428,14 @@ export function provenanceBatchRows({
   now?: number;
 }) {
   return records.map((r, i) => {
-    if (r.task_id && !knownTasks.has(r.task_id)) throw new AppError("unprocessable", `records[${i}]: no task ${r.task_id}`);
-    if (r.run_id && !knownRuns.has(r.run_id)) throw new AppError("unprocessable", `records[${i}]: no run ${r.run_id}`);
+    // Another agent's task, or a run of one, answers as an unknown id (the ownership rule of taskOwnedBy).
+    const mine = (taskId: string | undefined) => {
+      const task = taskId === undefined ? undefined : knownTasks.get(taskId);
+      return task !== undefined && (!caller || canWorkOnTask(task, caller));
+    };
+    if (r.task_id && !mine(r.task_id)) throw new AppError("unprocessable", `records[${i}]: no task ${r.task_id}`);
+    if (r.run_id && (!knownRuns.has(r.run_id) || !mine(knownRuns.get(r.run_id)))) throw new AppError("unprocessable", `records[${i}]: no run ${r.run_id}`);
     const taskId = r.task_id ?? (r.run_id ? knownRuns.get(r.run_id) : undefined) ?? null;
-    for (const linked of new Set([taskId, r.run_id ? knownRuns.get(r.run_id) : undefined])) {
-      const task = linked ? knownTasks.get(linked) : undefined;
-      if (caller && task && !canWorkOnTask(task, caller)) throw new AppError("forbidden", `records[${i}]: only the task's requester, its assignees or an admin may link provenance to task ${task.taskId}`);
-    }
     return {
       artifactType: r.artifact_type,
       artifactId: r.artifact_id,
@@ -490,8 +490,7 @@ export function recordOverride({ input, actor, tokenLabel, caller }: { input: z.
   return sqlite
     .transaction(() => {
       if (parsed.task_id) {
-        if (caller) requireTaskWritableBy(parsed.task_id, caller, "override");
-        else requireTask(parsed.task_id);
+        requireTaskVisibleTo(parsed.task_id, caller);
       }
       const existing = db.select().from(overrides).where(eq(overrides.overrideId, overrideId)).get();
       const facts = { actor, tokenLabel, taskId: parsed.task_id ?? null, note: parsed.note };

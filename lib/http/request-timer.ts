@@ -4,6 +4,7 @@
  * adds; the minute accumulators are drained to governance.db by
  * lib/metrics/rollups.ts, never written from the request itself.
  */
+import { getConfig } from "../config";
 import { infrastructureError, isAppError } from "../errors";
 
 export const LATENCY_BUCKET_BOUNDS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
@@ -49,24 +50,54 @@ function add(s: RouteStats, status: number, ms: number, bucket: number): void {
   s.buckets[bucket]++;
 }
 
+/** Where requests are counted once DUALMIND_METRIC_ROUTE_KEYS distinct keys are taken. */
+export const OTHER_ROUTE = "other";
+/** Longest route key kept as given; longer ones are cut (keys come from code, so this only stops a slip from costing memory). */
+const MAX_ROUTE_KEY_CHARS = 120;
+/** Minutes kept undrained (a governance database that cannot be written) before the oldest are dropped. */
+const MAX_UNDRAINED_MINUTES = 60;
+
+/**
+ * The key a request is counted under: its route while the table holds fewer
+ * than DUALMIND_METRIC_ROUTE_KEYS keys (or already holds this one), else
+ * `other`. So neither the table nor the rollups written from it grow with
+ * whatever names callers send.
+ */
+function routeKey(t: Map<string, RouteStats>, route: string): string {
+  const key = route.length > MAX_ROUTE_KEY_CHARS ? route.slice(0, MAX_ROUTE_KEY_CHARS) : route;
+  if (t.has(key) || t.size < getConfig().limits.metricRouteKeys) return key;
+  return OTHER_ROUTE;
+}
+
 export function recordRequest(route: string, status: number, ms: number, now: number = Date.now()): void {
   const bucket = latencyBucketIndex(ms);
   const t = table();
-  let s = t.get(route);
+  const key = routeKey(t, route);
+  let s = t.get(key);
   if (!s) {
     s = emptyStats();
-    t.set(route, s);
+    t.set(key, s);
   }
   add(s, status, ms, bucket);
   const ts = now - (now % MINUTE_MS);
-  const key = `${ts}|${route}`;
+  const minuteKey = `${ts}|${key}`;
   const m = minutes();
-  let mm = m.get(key);
+  let mm = m.get(minuteKey);
   if (!mm) {
-    mm = { ...emptyStats(), ts, route };
-    m.set(key, mm);
+    mm = { ...emptyStats(), ts, route: key };
+    m.set(minuteKey, mm);
+    pruneUndrained(m);
   }
   add(mm, status, ms, bucket);
+}
+
+/** Beyond an hour's worth of route-minutes that no flush took, the oldest accumulated are dropped first. */
+function pruneUndrained(m: Map<string, unknown>): void {
+  const max = MAX_UNDRAINED_MINUTES * (getConfig().limits.metricRouteKeys + 1);
+  for (const k of m.keys()) {
+    if (m.size <= max) break;
+    m.delete(k);
+  }
 }
 
 /**

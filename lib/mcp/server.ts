@@ -35,6 +35,9 @@ export type McpSessionOptions = {
 };
 
 const toolsByName = new Map(MCP_TOOLS.map((t) => [t.name, t]));
+const MAX_TOOL_NAME_ECHO = 64;
+/** Every call of a name that is no tool is timed under this one key, so made-up names cannot grow the metrics. */
+export const UNKNOWN_TOOL_ROUTE = "MCP tool (unknown)";
 
 type ObjectSchema = { type: "object"; [k: string]: unknown };
 let listedTools: { name: string; description: string; inputSchema: ObjectSchema; outputSchema: ObjectSchema }[] | null = null;
@@ -68,7 +71,8 @@ function hasStoreArgument(t: ToolDef): boolean {
  */
 export async function runTool({ name, args, options }: { name: string; args: Record<string, unknown> | undefined; options: McpSessionOptions }): Promise<unknown> {
   const t = toolsByName.get(name);
-  if (!t) throw new AppError("not_found", `unknown tool ${name}`);
+  // A made-up name is never echoed whole (it may be megabytes): tools/list names every tool there is.
+  if (!t) throw new AppError("not_found", `unknown tool ${JSON.stringify(name.slice(0, MAX_TOOL_NAME_ECHO))}${name.length > MAX_TOOL_NAME_ECHO ? "…" : ""}; tools/list names the tools`);
   const { principal } = options;
   if (!hasScope(principal, t.scope)) throw new AppError("forbidden", `this token lacks the '${t.scope}' scope`);
   const raw: Record<string, unknown> = { ...(args ?? {}) };
@@ -129,7 +133,7 @@ export function createMcpServer(options: McpSessionOptions): Server {
       status = err.status;
       result = toolResult(err.toBody(), true);
     }
-    recordRequest(`MCP tool ${name}`, status, performance.now() - started);
+    recordRequest(toolsByName.has(name) ? `MCP tool ${name}` : UNKNOWN_TOOL_ROUTE, status, performance.now() - started);
     return result;
   });
 

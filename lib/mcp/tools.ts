@@ -414,7 +414,7 @@ const storeTools: ToolDef[] = [
     scope: "read",
     input: storeParams,
     postgres: "served",
-    run: ({ store }) => storeHealthReportFor({ store }),
+    run: ({ store }, ctx) => storeHealthReportFor({ store, principal: ctx.principal }),
   }),
 ];
 

@@ -10,6 +10,7 @@ import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreSta
 import { listStoreNames } from "../db/store-names";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
 import { log } from "../log";
+import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { openStore } from "../stores/stores";
 import { storesOnPostgres } from "../stores/on-postgres";
 import { getLiveStoreStatusesPg, getStoreHealthReportPg, getStoreStatusPgByName } from "./store-status-pg";
@@ -232,9 +233,80 @@ export async function getStoreHealthReport({ handle }: { handle: StoreHandle }) 
   };
 }
 
-/** The health report of a store on this process's backend: getStoreHealthReport on SQLite, getStoreHealthReportPg with DATABASE_URL. */
-export async function storeHealthReportFor({ store }: { store: string }) {
-  return storesOnPostgres() ? getStoreHealthReportPg({ store }) : getStoreHealthReport({ handle: openStore({ store }) });
+/**
+ * The health report of a store on this process's backend (getStoreHealthReport
+ * on SQLite, getStoreHealthReportPg with DATABASE_URL), as `principal` may see
+ * it: see redactHealthReport (an operator, the CLI, reads it whole).
+ */
+export async function storeHealthReportFor({ store, principal }: { store: string; principal: AgentPrincipal | "operator" }) {
+  const report = storesOnPostgres() ? await getStoreHealthReportPg({ store }) : await getStoreHealthReport({ handle: openStore({ store }) });
+  // The CLI on the server's own data dir is the operator: nothing is hidden from it.
+  return principal === "operator" ? report : redactHealthReport({ report, principal });
+}
+
+/**
+ * The embedding provider's error text (its base URL, up to 300 characters
+ * of its reply) as a category a caller can act on: what an admin token reads
+ * whole is, for other tokens, only the kind of failure.
+ */
+export function providerErrorCategory(text: string): string {
+  const kinds: [RegExp, string][] = [
+    [/timed out/i, "timeout"],
+    [/^cannot reach/i, "network"],
+    [/rate-limited/i, "rate_limited"],
+    [/refused the API key/i, "auth"],
+    [/provider failed \(/i, "server"],
+    [/rejected the request/i, "bad_request"],
+    [/-d vector/i, "dimension_mismatch"],
+    [/unexpected body|returned \d+ vectors/i, "bad_response"],
+    [/transformers/i, "unavailable"],
+  ];
+  const kind = kinds.find(([re]) => re.test(text))?.[1] ?? "error";
+  return `provider ${kind} (the full text is shown to admin tokens)`;
+}
+
+type WorkerReport = { last_batch_store: string | null; last_error: string | null; last_error_store: string | null };
+type HealthReportText = { provider_error: string | null; provider: { error: string | null }; workers: WorkerReport[] };
+
+/**
+ * What a token may read of a health report. The workers embed for every
+ * store: a store the token may not use is not named (`last_batch_store`, and
+ * the error of a batch of such a store with its store), and below admin scope
+ * provider and worker error text becomes its category wherever it appears
+ * (provider_error, provider.error, status_reason, worker errors).
+ */
+export function redactHealthReport<T extends HealthReportText>({ report, principal }: { report: T; principal: AgentPrincipal }): T {
+  const admin = hasScope(principal, "admin");
+  const replacements = new Map<string, string>();
+  const hide = (text: string | null): string | null => {
+    if (text === null || admin) return text;
+    const category = providerErrorCategory(text);
+    replacements.set(text, category);
+    return category;
+  };
+  const workers = report.workers.map((w) => {
+    const errorVisible = w.last_error_store === null || canUseStore(principal, w.last_error_store);
+    return {
+      ...w,
+      last_batch_store: w.last_batch_store !== null && !canUseStore(principal, w.last_batch_store) ? null : w.last_batch_store,
+      last_error: errorVisible ? hide(w.last_error) : null,
+      last_error_store: errorVisible ? w.last_error_store : null,
+    };
+  });
+  const redacted = { ...report, provider_error: hide(report.provider_error), provider: { ...report.provider, error: hide(report.provider.error) }, workers };
+  if (replacements.size === 0) return redacted;
+  // Status and degraded reasons quote the provider's text: every string of the report is cleaned the same way.
+  const clean = (v: unknown): unknown => {
+    if (typeof v === "string") {
+      let out = v;
+      for (const [raw, category] of replacements) out = out.split(raw).join(category);
+      return out;
+    }
+    if (Array.isArray(v)) return v.map(clean);
+    if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clean(x)]));
+    return v;
+  };
+  return clean(redacted) as T;
 }
 
 /** One pass of the status watch: observe every store's live status (a change is an event) and failed dialectic sessions. */

@@ -4,7 +4,7 @@ import { getPg, PG_LOCK, type PgHandle } from "../db/pg";
 import { drainMinuteRollups, type MinuteRollup } from "../http/request-timer";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import { withStoreTx } from "../db/pg-store";
-import { foldRollups, HOUR_MS, mergedWithStored, pruneStatements, QUARTER_HOUR_MS, ROLLUP_UPSERT, rollupValues, STORED_ROLLUP_SELECT, type PruneCounts, type StoredRollup } from "./rollups";
+import { capRollupRoutes, foldRollups, HOUR_MS, cachedRollupRoutes, rememberRollupRoutes, ROLLUP_ROUTES_SELECT, mergedWithStored, pruneStatements, QUARTER_HOUR_MS, ROLLUP_UPSERT, rollupValues, STORED_ROLLUP_SELECT, type PruneCounts, type StoredRollup } from "./rollups";
 import type { MetricsRead } from "./series";
 import { SNAPSHOT_UPSERT, snapshotOf, snapshotRows, type StoreSnapshot } from "./snapshots";
 import { getStoreStatusPg, measureRecallStatsPg } from "./store-status-pg";
@@ -81,7 +81,8 @@ export async function saveRollupsPg({ rows, resolutionS = 60 }: { rows: MinuteRo
 
 /** Drain this replica's in-memory minutes into PostgreSQL; a failed write throws (the loop logs it). */
 export async function flushLatencyRollupsPg(): Promise<number> {
-  return saveRollupsPg({ rows: drainMinuteRollups() });
+  const known = cachedRollupRoutes() ?? rememberRollupRoutes((await readPg<{ route: string }>({ sql: ROLLUP_ROUTES_SELECT, params: [] })).map((r) => r.route));
+  return saveRollupsPg({ rows: capRollupRoutes({ rows: drainMinuteRollups(), known }) });
 }
 
 /** Retention, as on SQLite (lib/metrics/rollups.ts pruneMetrics). */

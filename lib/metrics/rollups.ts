@@ -1,5 +1,6 @@
+import { getConfig } from "../config";
 import { getGovernance } from "../db/connection";
-import { drainMinuteRollups, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets, type MinuteRollup } from "../http/request-timer";
+import { drainMinuteRollups, LATENCY_BUCKET_BOUNDS_MS, OTHER_ROUTE, quantileFromBuckets, type MinuteRollup } from "../http/request-timer";
 
 export const MINUTE_MS = 60_000;
 export const QUARTER_HOUR_MS = 15 * MINUTE_MS;
@@ -54,6 +55,42 @@ export function foldRollups(rows: MinuteRollup[], bucketMs: number): MinuteRollu
   return [...hours.values()];
 }
 
+/** The distinct routes the stored rollups hold (hour rows keep every route for a year), read once per process. */
+export const ROLLUP_ROUTES_SELECT = "select distinct route from metric_rollups where resolution_s = 3600";
+const g = globalThis as unknown as { __dualmindRollupRoutes?: { dataDir: string; routes: Set<string> } };
+
+/** The routes already stored, as this process knows them (undefined until read, and again for another data dir or database). */
+export function cachedRollupRoutes(): Set<string> | undefined {
+  const where = getConfig().databaseUrl ?? getConfig().dataDir;
+  return g.__dualmindRollupRoutes?.dataDir === where ? g.__dualmindRollupRoutes.routes : undefined;
+}
+export function rememberRollupRoutes(routes: string[]): Set<string> {
+  g.__dualmindRollupRoutes = { dataDir: getConfig().databaseUrl ?? getConfig().dataDir, routes: new Set(routes) };
+  return g.__dualmindRollupRoutes.routes;
+}
+
+/**
+ * Rows whose route is new once the stored rollups hold
+ * DUALMIND_METRIC_ROUTE_KEYS routes are counted under `other` (merged into one
+ * row per minute), so governance.db holds a bounded set of routes whatever
+ * several processes or restarts recorded. `known` learns the routes let in.
+ */
+export function capRollupRoutes({ rows, known }: { rows: MinuteRollup[]; known: Set<string> }): MinuteRollup[] {
+  const cap = getConfig().limits.metricRouteKeys;
+  let capped = false;
+  const out = rows.map((r) => {
+    if (known.has(r.route)) return r;
+    if (known.size < cap) {
+      known.add(r.route);
+      return r;
+    }
+    capped = true;
+    return { ...r, route: OTHER_ROUTE };
+  });
+  // Each row is within one minute (or hour, for hour rows): folding by the minute merges the `other` rows of a minute and keeps the rest.
+  return capped ? foldRollups(out, MINUTE_MS) : out;
+}
+
 /** A rollup row as stored: counts, sums, histogram columns, status counts as JSON. */
 export type StoredRollup = Record<string, number> & { byStatus: string };
 
@@ -102,7 +139,8 @@ export function saveRollups({ rows, resolutionS = 60 }: { rows: MinuteRollup[]; 
 
 /** Drain this process's in-memory minutes into governance.db; a failed write throws (the loop logs it). */
 export function flushLatencyRollups(): number {
-  return saveRollups({ rows: drainMinuteRollups() });
+  const known = cachedRollupRoutes() ?? rememberRollupRoutes((getGovernance().sqlite.prepare(ROLLUP_ROUTES_SELECT).all() as { route: string }[]).map((r) => r.route));
+  return saveRollups({ rows: capRollupRoutes({ rows: drainMinuteRollups(), known }) });
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   bucketRecallMetrics,
   rateRecallHitSchema,
   recallEventRows,
+  recallRetentionStatements,
   toHit,
   type RatingQueueItem,
   type RecallEvent,
@@ -24,6 +25,10 @@ export async function logRecallEventPg({ tx, event }: { tx: PgStoreTx; event: Re
   const rows = recallEventRows(event);
   const [{ id }] = await tx.insert(recallEvents).values(rows.event).returning({ id: recallEvents.id });
   if (event.hits.length > 0) await tx.insert(recallEventHits).values(rows.hits(id));
+  for (const q of recallRetentionStatements(id)) {
+    let n = 0;
+    await tx.execute(sql.raw(q.sql.replace(/\?/g, () => String(Math.trunc(q.params[n++])))));
+  }
   return id;
 }
 

@@ -6,6 +6,27 @@ import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import type { RecallMode } from "./recall";
 import { pushTo } from "../collections";
+import { getConfig } from "../config";
+
+/** Query text kept in the recall log: enough to read and rate a recall, not a place to store 2,000 characters per call. */
+export const RECALL_LOG_QUERY_CHARS = 500;
+/** Every this many recalls, the log is trimmed to its retention (DUALMIND_RECALL_EVENTS_MAX_ROWS / _MAX_DAYS). */
+export const RECALL_PRUNE_EVERY = 100;
+
+/**
+ * The retention deletes after event `id` (both backends; `?` placeholders):
+ * rows beyond the newest DUALMIND_RECALL_EVENTS_MAX_ROWS, and rows older than
+ * DUALMIND_RECALL_EVENTS_MAX_DAYS, with their hits. None between trims.
+ */
+export function recallRetentionStatements(id: number, now = Date.now()): { sql: string; params: number[] }[] {
+  if (id % RECALL_PRUNE_EVERY !== 0) return [];
+  const { recallEventsMaxRows, recallEventsMaxDays } = getConfig().limits;
+  const params = [id - recallEventsMaxRows, now - recallEventsMaxDays * 86_400_000];
+  return [
+    { sql: "delete from recall_event_hits where event_id in (select id from recall_events where id <= ? or created_at < ?)", params },
+    { sql: "delete from recall_events where id <= ? or created_at < ?", params },
+  ];
+}
 
 export type RecallEventInput = {
   agentId: string;
@@ -22,7 +43,7 @@ export type RecallEventInput = {
 export function recallEventRows(event: RecallEventInput, now = Date.now()) {
   const topScore = event.hits.reduce<number | null>((m, h) => (m === null || h.score > m ? h.score : m), null);
   return {
-    event: { agentId: event.agentId, query: event.query, mode: event.mode, fallbackReason: event.fallbackReason, latencyMs: event.latencyMs, cacheHit: event.cacheHit, hitCount: event.hits.length, topScore, warning: event.warning, createdAt: now },
+    event: { agentId: event.agentId, query: event.query.slice(0, RECALL_LOG_QUERY_CHARS), mode: event.mode, fallbackReason: event.fallbackReason, latencyMs: event.latencyMs, cacheHit: event.cacheHit, hitCount: event.hits.length, topScore, warning: event.warning, createdAt: now },
     hits: (eventId: number) => event.hits.map((h, i) => ({ eventId, rank: i + 1, artifact: h.artifact, refId: h.refId, score: h.score, summary: h.summary })),
   };
 }
@@ -35,6 +56,7 @@ export function logRecallEvent({ handle, event }: { handle: StoreHandle; event: 
       const rows = recallEventRows(event);
       const { id } = db.insert(recallEvents).values(rows.event).returning({ id: recallEvents.id }).get();
       if (event.hits.length > 0) db.insert(recallEventHits).values(rows.hits(id)).run();
+      for (const q of recallRetentionStatements(id)) handle.sqlite.prepare(q.sql).run(...q.params);
       return id;
     })
     .immediate();

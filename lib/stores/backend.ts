@@ -33,8 +33,8 @@ import { searchStore, type SearchInput, type SearchResult } from "../index/searc
 import { verifyStoreAsync, type VerifyReport } from "../index/verify";
 import { searchStorePg } from "../index/search-pg";
 import { planQueryVectorPg } from "../index/query-vector-pg";
-import { createStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, storeHasContent, type createStoreSchema, type StoreSummary } from "./stores";
-import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, listStoresPg, openCoreForPg, openStorePg, storeHasContentPg, type PgStoreSummary } from "./stores-pg";
+import { createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, storeHasContent, type createStoreSchema, type StoreSummary } from "./stores";
+import { createStorePg, deleteStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, listStoresPg, openCoreForPg, openStorePg, storeHasContentPg, type PgStoreSummary } from "./stores-pg";
 import { listStoreNames } from "../db/store-names";
 
 /**
@@ -66,6 +66,8 @@ export type StoresBackend = {
   /** Whether a store holds anything a page would show (documents, memories, traces, learnings, thoughts): index probes, no counts. */
   storeHasContent: (a: StoreArg) => Promise<boolean>;
   createStore: (a: { input: z.input<typeof createStoreSchema>; actor: string }) => Promise<StoreInfo>;
+  /** Remove a store and everything in it (admin; audited); core and default cannot be deleted. */
+  deleteStore: (a: { name: string; actor: string }) => Promise<{ deleted: string }>;
   describeStore: (a: StoreArg) => Promise<StoreInfo>;
   putDocuments: (a: StoreArg & { input: z.output<typeof putDocumentsSchema>; actor: string }) => Promise<IngestResult[]>;
   listDocuments: (a: StoreArg & { prefix: string; limit: number; offset: number }) => Promise<{ total: number; documents: DocumentSummary[] }>;
@@ -114,6 +116,7 @@ const sqliteStores: StoresBackend = {
   listStoreNames: async () => listStoreNames(),
   storeHasContent: async ({ store }) => storeHasContent({ handle: openStore({ store }) }),
   createStore: async (a) => createStore(a),
+  deleteStore: async (a) => deleteStore(a),
   describeStore: async ({ store }) => describeStore({ handle: openStore({ store }) }),
   putDocuments: async ({ store, ...a }) => putDocuments({ handle: openStore({ store }), ...a }),
   listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: openStore({ store }), ...a }),
@@ -174,6 +177,7 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
     listStoreNames: async () => listStoreNamesPg({ pg: await pgHandle }),
     storeHasContent: async ({ store }) => storeHasContentPg({ handle: (await open(store)).handle }),
     createStore: async (a) => storeInfoOf(await createStorePg({ pg: await pgHandle, ...a })),
+    deleteStore: async (a) => deleteStorePg({ pg: await pgHandle, ...a }),
     describeStore: async ({ store }) => storeInfoOf(await describeStorePg({ handle: (await open(store)).handle })),
     putDocuments: async ({ store, ...a }) => putDocumentsPg({ handle: (await open(store)).handle, ...a }),
     listDocuments: async ({ store, ...a }) => listDocumentsByPrefixPg({ handle: (await open(store)).handle, ...a }),

@@ -7,7 +7,7 @@ import { AppError, isAppError } from "../errors";
 import { appendAuditPg, hasAuditEntryPg } from "../governance/audit-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
 import { reindexMarkedMemoriesPg } from "../index/memories-pg";
-import { createStoreSchema } from "./stores";
+import { assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "./stores";
 
 /**
  * Stores on PostgreSQL (the SQLite twin is ./stores.ts): create, open, list,
@@ -138,6 +138,10 @@ export async function listStoresPg({ pg }: { pg: PgHandle }): Promise<PgStoreSum
 export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg: PgHandle; input: z.input<typeof createStoreSchema>; actor: string; now?: number }): Promise<PgStoreSummary> {
   const { name, description } = createStoreSchema.parse(input);
   const handle = handleFor(pg, name);
+  const createdByActor = ((await pg.pool.query(STORES_CREATED_BY_SQL.replace("?", "$1"), [actor])).rows as { store: string }[]).map((r) => r.store);
+  const existing = await listStoreNamesPg({ pg });
+  if (existing.includes(name)) throw new AppError("conflict", `store ${name} already exists`);
+  assertStoreQuota({ existing, createdByActor, actor });
   try {
     await pg.db.transaction(async (tx) => {
       await tx.execute(sql`create schema ${sql.identifier(handle.schema)}`);
@@ -154,6 +158,18 @@ export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg
   }
   markUpToDate(pg, name);
   return describeStorePg({ handle });
+}
+
+/** deleteStore on PostgreSQL: the store's schema dropped with everything in it, and an audit row, in one transaction. */
+export async function deleteStorePg({ pg, name, actor }: { pg: PgHandle; name: string; actor: string }): Promise<{ deleted: string }> {
+  if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
+  assertStoreRemovable(name);
+  await pg.db.transaction(async (tx) => {
+    await tx.execute(sql`drop schema ${sql.identifier(storeSchemaName(name))} cascade`);
+    await appendAuditPg({ db: tx, entry: { actor, action: "store.delete", target: `store:${name}`, details: null } });
+  });
+  upToDate.get(pg.pool)?.delete(name);
+  return { deleted: name };
 }
 
 /** The core store exists from the first start (created quietly when missing). */

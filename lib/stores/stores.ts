@@ -1,9 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
-import { closeStoreDb, getStoreDb, storeDir, type StoreHandle } from "../db/connection";
+import { closeStoreDb, getGovernance, getStoreDb, storeDir, type StoreHandle } from "../db/connection";
 import { CORE_STORE, DEFAULT_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
 import { meta } from "../db/schema/index";
+import { limitReached } from "../common";
+import { getConfig } from "../config";
 import { AppError, isAppError } from "../errors";
 import { appendAudit, hasAuditEntry } from "../governance/audit";
 import { ensureIndexBuilt, markIndexBuilt } from "../index/reindex";
@@ -126,10 +128,48 @@ export function openCoreFor({ handle, includeCore }: { handle: StoreHandle; incl
   return includeCore && handle.store !== CORE_STORE ? openStore({ store: CORE_STORE }) : null;
 }
 
+/**
+ * The store quotas (both backends): DUALMIND_MAX_STORES stores in all, and
+ * DUALMIND_MAX_STORES_PER_TOKEN that an agent created and that still exist
+ * (counted from the audit log's store.create rows, so no token code keeps a
+ * counter). People and the operator are held to the instance limit only.
+ */
+export function assertStoreQuota({ existing, createdByActor, actor }: { existing: string[]; createdByActor: string[]; actor: string }): void {
+  const { maxStores, maxStoresPerToken } = getConfig().limits;
+  if (existing.length >= maxStores) throw limitReached("DUALMIND_MAX_STORES", `this instance holds ${existing.length} stores, its most`);
+  if (!actor.startsWith("agent:")) return;
+  const live = new Set(existing);
+  const mine = new Set(createdByActor.filter((s) => live.has(s))).size;
+  if (mine >= maxStoresPerToken) throw limitReached("DUALMIND_MAX_STORES_PER_TOKEN", `agent ${actor.slice("agent:".length)} created ${mine} stores, its most`);
+}
+
+/** Store names `actor` created, as the audit log records them (both backends read the same rows). */
+export const STORES_CREATED_BY_SQL = "select distinct substr(target, 7) as store from audit_log where actor = ? and action = 'store.create'";
+
+/** Refuse core and default: every install and every snippet counts on them. */
+export function assertStoreRemovable(name: string): void {
+  if (name === CORE_STORE || name === DEFAULT_STORE) throw new AppError("unprocessable", `store ${name} cannot be deleted`);
+}
+
+/**
+ * Delete a store for good: its connection closed, index.db and memory/
+ * removed, an audit row written (admin only; the route checks the scope).
+ */
+export function deleteStore({ name, actor }: { name: string; actor: string }): { deleted: string } {
+  if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
+  if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
+  assertStoreRemovable(name);
+  closeStoreDb(name);
+  fs.rmSync(storeDir(name), { recursive: true, force: true });
+  appendAudit({ actor, action: "store.delete", target: `store:${name}`, details: null });
+  return { deleted: name };
+}
+
 /** Create a store (index.db + memory/). Creating one that exists is a conflict. */
 export function createStore({ input, actor }: { input: z.input<typeof createStoreSchema>; actor: string }): StoreSummary {
   const { name, description } = createStoreSchema.parse(input);
   if (storeExists(name)) throw new AppError("conflict", `store ${name} already exists`);
+  assertStoreQuota({ existing: listStoreNames(), createdByActor: (getGovernance().sqlite.prepare(STORES_CREATED_BY_SQL).pluck().all(actor) as string[]), actor });
   // Claim the name with a non-recursive mkdir: of two processes creating it at once, one gets EEXIST.
   mkdirPrivate(path.dirname(storeDir(name)));
   try {

@@ -15,7 +15,7 @@ export const healthCommands: Command[] = [
     run: async ({ args, out }) => {
       if (!args[0]) throw new UsageError("store name is required");
       // The report GET /stores/{store}/health answers, from this backend (PostgreSQL's lists every replica's workers).
-      const r = await storeHealthReportFor({ store: args[0] });
+      const r = await storeHealthReportFor({ store: args[0], principal: "operator" });
       const worker = r.workers.find((w) => w.running);
       out(
         `${r.store}: ${r.status} — ${r.status_reason}${r.action ? `\n  fix: ${r.action.label} (${r.action.href})` : ""}\n  backlog ${r.backlog.pending}/${r.backlog.watermark}, parked ${r.backlog.parked}, coverage ${r.coverage_pct?.toFixed(1) ?? "—"}%` +

@@ -9,6 +9,8 @@ export const BOTH_BACKEND_SUITES = [
   "tests/agents-cli.test.ts",
   "tests/agents-mcp.test.ts",
   "tests/agents-openapi.test.ts",
+  "tests/limits-ownership.test.ts",
+  "tests/limits-stores.test.ts",
   "tests/api-authz.test.ts",
   "tests/api-contract.test.ts",
   "tests/api-routes.test.ts",

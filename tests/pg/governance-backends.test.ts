@@ -82,7 +82,8 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
 
     const run = { run_id: "r1", skill: "summarize", input_hash: HASH, runner_version: "1.0" };
     expect((await callRoute(runsRoute.POST, { token: tok.bob, params: { id: "t1" }, body: run })).status).toBe(201);
-    expect((await callRoute(runsRoute.POST, { token: tok.carol, params: { id: "t1" }, body: run })).status).toBe(403);
+    // Another agent's task answers as an unknown one.
+    expect((await callRoute(runsRoute.POST, { token: tok.carol, params: { id: "t1" }, body: run })).status).toBe(404);
     const finished = await callRoute(finishRoute.POST, {
       token: tok.bob,
       params: { id: "t1", runId: "r1" },
@@ -119,7 +120,7 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     const batch = { records: [{ artifact_type: "chunk", artifact_id: "c1", store: "default", model_name: "m", input_hash: HASH, run_id: "r2" }] };
     expect((await callRoute(provenanceRoute.POST, { token: tok.alice, body: batch })).json).toEqual({ inserted: 1, existing: 0 });
     expect((await callRoute(provenanceRoute.POST, { token: tok.alice, body: batch })).json).toEqual({ inserted: 0, existing: 1 });
-    expect((await callRoute(provenanceRoute.POST, { token: tok.carol, body: batch })).status).toBe(403);
+    expect((await callRoute(provenanceRoute.POST, { token: tok.carol, body: batch })).status).toBe(422);
     const unknown = { records: [{ ...batch.records[0], run_id: "nope" }] };
     expect((await callRoute(provenanceRoute.POST, { token: tok.alice, body: unknown })).status).toBe(422);
 
@@ -134,7 +135,7 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     expect((await callRoute(overridesRoute.POST, { token: tok.alice, body: override })).status).toBe(201);
     expect((await callRoute(overridesRoute.POST, { token: tok.alice, body: override })).status).toBe(200);
     expect((await callRoute(overridesRoute.POST, { token: tok.alice, body: { ...override, note: "changed" } })).status).toBe(409);
-    expect((await callRoute(overridesRoute.POST, { token: tok.carol, body: { ...override, override_id: "o2" } })).status).toBe(403);
+    expect((await callRoute(overridesRoute.POST, { token: tok.carol, body: { ...override, override_id: "o2" } })).status).toBe(404);
     expect((await callRoute(taskRoute.GET, { token: tok.alice, params: { id: "t2" } })).json.overrides).toHaveLength(1);
     // 4 token creations and one override, each with its row.
     expect(await governance().verifyAuditChain({})).toEqual({ ok: true, entries: 5 });

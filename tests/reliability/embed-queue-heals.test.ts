@@ -102,13 +102,13 @@ it("a provider outage (connection drops, then 500s) parks nothing and spends no 
     // While the queue is held only the probe is sent, not the backlog again and again.
     const itemTextsSent = fake.state.requests.slice(seen).flatMap((r) => r.input).filter((t) => texts.includes(t));
     expect(itemTextsSent).toEqual([]);
-    expect((await storeHealthReportFor({ store: "outage" })).status).toBe("provider_down");
+    expect((await storeHealthReportFor({ store: "outage", principal: "operator" })).status).toBe("provider_down");
 
     fake.state.defaultMode = "ok";
     await until("the backlog drained", async () => (await queue("outage")).pending === 0);
     expect(await queue("outage")).toEqual({ pending: 0, parked: 0, attempts: 0 });
     expect(await vectors("outage")).toBe(texts.length);
-    await until("health says healthy", async () => (await storeHealthReportFor({ store: "outage" })).status === "healthy");
+    await until("health says healthy", async () => (await storeHealthReportFor({ store: "outage", principal: "operator" })).status === "healthy");
     tally.faultsSurvived++;
     tally.writesFound += texts.length;
   } finally {
@@ -169,8 +169,8 @@ it("a worker process killed with -9 mid-batch: health says its claims are stale,
 
   // SQLite: this host sees the process is gone at once. PostgreSQL: every replica judges by the shared worker registry,
   // so once the dead worker's heartbeat is stale.
-  await until("health says the claims are stale", async () => (await storeHealthReportFor({ store: "killed" })).status === "stalled", 90_000);
-  const report = await storeHealthReportFor({ store: "killed" });
+  await until("health says the claims are stale", async () => (await storeHealthReportFor({ store: "killed", principal: "operator" })).status === "stalled", 90_000);
+  const report = await storeHealthReportFor({ store: "killed", principal: "operator" });
   expect(report.status_reason).toMatch(new RegExp(`${held.n} items? (is|are) claimed by an embed worker that is no longer running`));
 
   const worker = runWorker();
@@ -180,7 +180,7 @@ it("a worker process killed with -9 mid-batch: health says its claims are stale,
     await worker.stop();
   }
   expect(await vectors("killed")).toBe(texts.length);
-  expect((await storeHealthReportFor({ store: "killed" })).status).toBe("healthy");
+  expect((await storeHealthReportFor({ store: "killed", principal: "operator" })).status).toBe("healthy");
   tally.faultsSurvived++;
   tally.writesFound += texts.length;
 }, 180_000);
@@ -201,7 +201,7 @@ describe.runIf(onPg)("two replicas on PostgreSQL", () => {
       await runStatusWatchPass();
       const back = asAnotherReplica();
       try {
-        expect((await storeHealthReportFor({ store: "shared" })).status).toBe("provider_down");
+        expect((await storeHealthReportFor({ store: "shared", principal: "operator" })).status).toBe("provider_down");
         await runStatusWatchPass();
       } finally {
         back();
@@ -282,7 +282,7 @@ describe.runIf(canMount)("a full disk (a real tmpfs; SQLite: on PostgreSQL DATA_
       await new Promise((r) => setTimeout(r, 150));
     }
     expect(await queue("full")).toEqual({ pending: texts.length, parked: 0, attempts: 0 });
-    const report = await storeHealthReportFor({ store: "full" });
+    const report = await storeHealthReportFor({ store: "full", principal: "operator" });
     expect(report.status).toBe("stalled");
     expect(report.status_reason).toMatch(/disk_full: .*(database or disk is full|SQLITE_FULL)/);
 
@@ -293,7 +293,7 @@ describe.runIf(canMount)("a full disk (a real tmpfs; SQLite: on PostgreSQL DATA_
     });
     expect(await queue("full")).toEqual({ pending: 0, parked: 0, attempts: 0 });
     expect(await vectors("full")).toBe(texts.length);
-    expect((await storeHealthReportFor({ store: "full" })).status).toBe("healthy");
+    expect((await storeHealthReportFor({ store: "full", principal: "operator" })).status).toBe("healthy");
     tally.faultsSurvived++;
     tally.writesFound += texts.length;
   });

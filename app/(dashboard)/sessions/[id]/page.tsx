@@ -14,6 +14,7 @@ import { timeCall } from "@/lib/http/request-timer";
 import { requireUser } from "@/app/_server/session";
 import { findByClientId } from "@/app/_server/pages";
 import { abandonSessionAction, annotateSessionAction } from "../actions";
+import { ReasonWithAgentText } from "@/components/health-events-table";
 
 type Props = { params: Promise<{ id: string }> };
 
@@ -107,7 +108,7 @@ export default async function SessionPage({ params }: Props) {
               )}
             </>
           ) : (
-            <p className="text-sm">{session.failureReason}</p>
+            <div className="text-sm">{session.failureReason && <ReasonWithAgentText reason={session.failureReason} />}</div>
           )}
         </LedgerSection>
       )}

@@ -1,5 +1,7 @@
 "use server";
 
+import { revalidatePath } from "next/cache";
+import { actorOf } from "@/lib/auth/actor";
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
 import type { VerifyReport } from "@/lib/index/verify";
@@ -13,6 +15,20 @@ export async function verifyStoreAction(_prev: ActionResult<VerifyReport> | null
     assertForm(form);
     const report = await stores().verifyStore({ store: storeNameSchema.parse(String(form.get("store") ?? "")) });
     return { ok: true, message: report.ok ? "Index matches the files." : "Differences found.", data: report };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+/** Admin only (re-checked here: server actions are public endpoints); the domain call writes the audit row. */
+export async function deleteStoreAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  try {
+    const admin = await requireRoleForAction("admin");
+    assertForm(form);
+    const store = storeNameSchema.parse(String(form.get("store") ?? ""));
+    await stores().deleteStore({ name: store, actor: actorOf(admin) });
+    revalidatePath("/stores");
+    return { ok: true, message: `Store ${store} was deleted.` };
   } catch (e) {
     return actionError(e);
   }

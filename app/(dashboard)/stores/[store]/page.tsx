@@ -11,8 +11,9 @@ import { formatBytes, formatTime } from "@/lib/format";
 import { listDocumentsByPrefix } from "@/lib/index/ingest";
 import { listRecentMemories } from "@/lib/index/memories";
 import { describeStore, openStore } from "@/lib/stores/stores";
-import { storeExists, storeNameSchema } from "@/lib/db/store-names";
-import { verifyStoreAction } from "./actions";
+import { CORE_STORE, DEFAULT_STORE, storeExists, storeNameSchema } from "@/lib/db/store-names";
+import { StoreDeleteButton } from "@/components/store-delete-button";
+import { deleteStoreAction, verifyStoreAction } from "./actions";
 import { findOrNullAsync } from "@/app/_server/pages";
 import { memoryFilterSchema } from "@/lib/index/memories";
 import { stores, storesOnPostgres } from "@/lib/stores/backend";
@@ -56,6 +57,7 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
       <StoreEmbeddingsCard store={store} status={embeddings} verdict={status} isAdmin={user.role === "admin"} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
       <WorkerStateCard workers={getWorkerStates()} provider={status.provider} workerInServer={getConfig().embed.workerInServer} now={status.asOf} />
       <RecentMemories store={store} recent={recent} />
+      {user.role === "admin" && store !== CORE_STORE && store !== DEFAULT_STORE && <StoreDeleteButton store={store} action={deleteStoreAction} />}
     </div>
   );
 }
@@ -116,6 +118,7 @@ async function PostgresStorePage({ store, isAdmin }: { store: string; isAdmin: b
       <StoreEmbeddingsCard store={store} status={embeddings} verdict={status} isAdmin={isAdmin} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
       <WorkerStateCard workers={workers} provider={status.provider} workerInServer={getConfig().embed.workerInServer} now={status.asOf} />
       <RecentMemories store={store} recent={recent.memories} />
+      {isAdmin && store !== CORE_STORE && store !== DEFAULT_STORE && <StoreDeleteButton store={store} action={deleteStoreAction} />}
     </div>
   );
 }

@@ -1,5 +1,6 @@
 import { storeHealthResponse } from "@/lib/api/responses/embeddings";
 import { defineRoute } from "@/lib/api/route";
+import { AppError } from "@/lib/errors";
 import { storeParams } from "@/lib/api/params";
 import { storeHealthReportFor } from "@/lib/metrics/health";
 
@@ -9,5 +10,8 @@ export const GET = defineRoute({
   response: storeHealthResponse,
   params: storeParams,
   postgres: "served",
-  handler: ({ params }) => storeHealthReportFor({ store: params.store }),
+  handler: ({ params, principal }) => {
+    if (!principal) throw new AppError("unauthorized", "missing bearer token");
+    return storeHealthReportFor({ store: params.store, principal });
+  },
 });
