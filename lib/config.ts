@@ -39,7 +39,7 @@ function parseSourceRoots(raw: string, ctx: z.RefinementCtx): SourceRoot[] {
 
 const envSchema = z.object({
   DATA_DIR: z.string().min(1).default("./data"),
-  // Set: the PostgreSQL backend (in progress, issue 20). Unset: embedded SQLite in DATA_DIR, as always.
+  // Set: the PostgreSQL backend (docs/postgresql.md). Unset: embedded SQLite in DATA_DIR.
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\/[^\s]+$/, "must be a postgres:// or postgresql:// connection URL")
@@ -313,7 +313,7 @@ export function resetConfigForTests(): void {
 /** Rows for the README/--help configuration table; kept beside the schema so they stay true. */
 export const CONFIG_DOCS: { variable: string; default: string; meaning: string }[] = [
   { variable: "DATA_DIR", default: "./data", meaning: "where governance.db and stores/<name>/ live" },
-  { variable: "DATABASE_URL", default: "unset (SQLite)", meaning: "postgres:// URL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens and their audit rows), users, sign-in, the login throttle and health events are served from PostgreSQL, and so are the stores (with their embed queue) behind the API's and MCP's store list, documents, chunks, search, memories, categories, verify, reindex, jobs, traces, learnings, recall, reflection settings, store health, re-embed, retry-parked, thoughts, chains, nodes, relations, frames, evidence, working memory and remember (replicas may share the database for these: every store route and MCP tool); the dashboard reads them too, saying so in one line where a piece is not kept there yet (none reads local SQLite in DATA_DIR); see README, PostgreSQL (in progress)" },
+  { variable: "DATABASE_URL", default: "unset (SQLite)", meaning: "postgres:// URL: the governance ledger (tasks, runs, validations, provenance, overrides, dialectic sessions, API tokens and their audit rows), users, sign-in, the login throttle and health events are served from PostgreSQL, and so are the stores (with their embed queue) behind the API's and MCP's store list, documents, chunks, search, memories, categories, verify, reindex, jobs, traces, learnings, recall, reflection settings, store health, re-embed, retry-parked, thoughts, chains, nodes, relations, frames, evidence, working memory and remember (replicas may share the database for these: every store route and MCP tool); the dashboard reads them too, saying so in one line where a piece is not kept there yet (none reads local SQLite in DATA_DIR); see docs/postgresql.md" },
   { variable: "DUALMIND_PG_POOL_MAX", default: "10", meaning: "most PostgreSQL connections one process keeps open (with DATABASE_URL)" },
   { variable: "DUALMIND_PG_STATEMENT_TIMEOUT_MS", default: "30000", meaning: "PostgreSQL statement_timeout of every pooled connection: a longer statement is cancelled (503); 0 = the server's own setting" },
   { variable: "DUALMIND_PG_LOCK_TIMEOUT_MS", default: "10000", meaning: "PostgreSQL lock_timeout: a longer wait for a row, table or advisory lock fails (503) instead of queueing for ever; 0 = the server's own" },

@@ -4,7 +4,7 @@ import { log } from "./log";
 /**
  * DATA_DIR holds password hashes, token hashes, the session secret and every
  * memory: only the user running dualmind may read it. Folders are created
- * 0700 and files 0600, whatever the umask (issue 14, finding 12).
+ * 0700 and files 0600, whatever the umask.
  */
 export const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;

@@ -11,7 +11,7 @@ import { log } from "../log";
 import * as pgGovernanceSchema from "./schema/pg/governance";
 
 /**
- * The PostgreSQL backend (DATABASE_URL), in progress (issue 20): a pool per
+ * The PostgreSQL backend (DATABASE_URL): a pool per
  * process, the governance ledger's migrations applied under an advisory lock.
  * Driver: node-postgres (`pg`) — the most used and maintained Node client,
  * pure JS (no native build), an explicit pool with limits, and client

@@ -19,8 +19,8 @@ import type { SqlRunner } from "./pg-store";
  * a per-connection watchdog thread that calls sqlite3_interrupt() when the
  * time is up, `dualmind_budget_disarm()` stops it. The statement then fails
  * with SQLITE_INTERRUPT, which becomes 422 query_too_expensive, and the
- * connection is usable at once. Measured: an FTS5 `w* w* …` attack stops
- * within ~1 ms of the deadline, including inside FTS5's prefix expansion
+ * connection is usable at once. An FTS5 `w* w* …` attack stops promptly at
+ * the deadline, including inside FTS5's prefix expansion
  * (each page FTS5 reads runs a nested VDBE program that checks the flag).
  *
  * Without the compiled extension (no C compiler at install) queries run

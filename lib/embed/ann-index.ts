@@ -37,7 +37,7 @@ const VERSION_1_SETTINGS = { quantization: "i8", connectivity: 16, expansionAdd:
  * candidate list used while linking each new vector (expansion_add) is what
  * carries recall to 1M builtin vectors, whose near-duplicate texts crowd a
  * narrow list: 128 → 384 took recall@10 at 1M from 0.897 to 0.959 at the
- * same search depth (ef 512, ~4 ms), and 100k from 0.967 to 0.986 at ef 256,
+ * same search depth (ef 512), and 100k from 0.967 to 0.986 at ef 256,
  * for the same memory and disk and ~2× the build CPU (bench/results/latest.md,
  * "1M vectors: graph settings probed"). f16 codes with M=32 found only 0.02
  * more at 128, for twice the memory and disk, so the int8 M=16 graph stays.
@@ -50,7 +50,7 @@ const EXPANSION_ADD = 384;
  * a deeper search for the same recall, and a deeper search costs time, so
  * the depth grows with the size — 256 up to 100k vectors (recall@10 0.986
  * there with expansion_add 384), 512 from 1M (0.947 at 256 → 0.959 at 512,
- * ~3–4 ms; 1024 bought only 0.003 more for twice the time), geometrically
+ * 1024 bought only 0.003 more for twice the time), geometrically
  * in between.
  */
 const MIN_SEARCH_DEPTH = 256;
@@ -68,17 +68,16 @@ export function searchDepth(size: number): number {
 
 /**
  * Threads one add uses: one. usearch's concurrent add (2.26.2, unum-cloud/USearch#735) can leave a node stored but
- * unreachable: no search ever returns it, not even for its own vector. Measured here (a vector searched for itself at the
- * shipped depth): 0.025–0.25% of vectors lost with both cores (2000 × 32-d, 5000 × 384-d, 20k × 64-d), none serially;
- * serial adds also took 10–25% less CPU (bench note, issue 19). Builds run in slices between requests, so the cost is
- * wall time of a first build, not latency.
+ * unreachable: no search ever returns it, not even for its own vector (measured: a small share of vectors lost with
+ * both cores, none serially; docs/benchmarks.md). Builds run in slices between requests, so the cost is wall time of a
+ * first build, not latency.
  */
 const ADD_THREADS = 1;
 /** Most vectors read and added in one native call; each page is sized to fit the slice (see pageFor). */
 const BUILD_PAGE = 10_000;
 /** Fewest per page, so a slow first page still makes progress. */
 const MIN_PAGE = 64;
-/** Cost per vector assumed before one is measured (an int8 add on a loaded 2-core machine is ~0.8 ms). */
+/** Cost per vector (ms) assumed until this process has measured one; an int8 add costs about this on a small machine. */
 const FIRST_MS_PER_VECTOR = 1;
 /**
  * Time one query may spend building or catching up before answering another
@@ -178,7 +177,7 @@ function baseName(fingerprintId: string, kind: string): string {
 }
 
 const statements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
-/** Statements of the per-query path, compiled once per connection (a query's whole budget is ~1 ms). */
+/** Statements of the per-query path, compiled once per connection (compiling would cost more than the query). */
 function cached(db: Database.Database, sql: string): Database.Statement {
   let byDb = statements.get(db);
   if (!byDb) statements.set(db, (byDb = new Map()));

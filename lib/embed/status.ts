@@ -12,7 +12,7 @@ import { EmbeddingError } from "./types";
 import { listWorkerStates, type WorkerState } from "./worker-state";
 
 /**
- * The one store status (issue 17). Every surface — Overview, Health (all
+ * The one store status. Every surface — Overview, Health (all
  * stores and one), the store page, CLI `health` / `metrics status`, REST
  * `GET /stores/{store}/health`, MCP `store_health` and the Prometheus gauges —
  * calls getStoreStatus, so they cannot disagree. It reads live counters kept

@@ -9,7 +9,7 @@ import { splitFailureReason } from "./dialectic";
 import { listRecentHealthEventsPg, observeFailedDialecticSessionsPg, observeStoreStatusPg, settleHealthEventDeliveryPg } from "./health-events-pg";
 
 /**
- * Alerts (issue 17): a store whose status changes (to degraded, drifted,
+ * Alerts: a store whose status changes (to degraded, drifted,
  * provider down, parked, vectors unavailable — and back to healthy) and a
  * dialectic session that fails each become one health_events row, shown on
  * Health and, when DUALMIND_ALERT_WEBHOOK_URL is set, POSTed there by a

@@ -3,8 +3,8 @@ import path from "node:path";
 import { AppError } from "../errors";
 
 /**
- * File operations that cannot be led out of their root by a symbolic link
- * (issue 14, finding 11). A memory folder is plain files and folders: a link
+ * File operations that cannot be led out of their root by a symbolic link.
+ * A memory folder is plain files and folders: a link
  * in it (from a git checkout, a sync tool, a careless `ln -s`) could point at
  * ~/.ssh or /etc, and reading, writing or deleting "a memory" through it
  * would reach that file. The root itself may be a link (an operator may keep

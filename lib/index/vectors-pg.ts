@@ -26,11 +26,10 @@ import type { SqlRunner } from "../db/pg-store";
  * when more than EXACT_SCAN_LIMIT vectors of the model pass the filters, the
  * vector leg does not answer and says `vectors_unavailable` (the search then
  * answers lexically and says so) — never a silent empty answer. The limit is
- * set by measurement (bench/pg-store.bench.ts, bench/results/pg-store.md:
- * PostgreSQL 15, 384 dimensions, 2 shared cores at load ~9): p50/p95
- * 0.15/0.23 s at 1,000 vectors, 0.68/0.84 s at 5,000, 1.76/2.63 s at 10,169
- * — SQL evaluates the dot product element by element (unnest), ~0.1–0.2 ms
- * per vector. 5,000 keeps a filtered vector search under a second here.
+ * set by measurement (bench/pg-store.bench.ts, bench/results/pg-store.md):
+ * SQL evaluates the dot product element by element (unnest), so the scan's
+ * time grows with the vectors; 5,000 kept a filtered vector search under a
+ * second on a small machine.
  *
  * Every function here takes only `execute` (SqlRunner), so the same SQL runs
  * on a node-postgres Drizzle transaction and on a PGlite Drizzle database

@@ -6,7 +6,7 @@ import { AppError } from "../errors";
  * what this returns. Patterns run most-specific first so a token inside a
  * URL or a `key=value` pair gets the most telling placeholder.
  *
- * Every pattern runs in linear time on hostile text (issue 14, finding 7).
+ * Every pattern runs in linear time on hostile text.
  * A backtracking engine tries a pattern at every start position; a pattern
  * that can start anywhere inside a long run (`\b` holds before every letter
  * of `a-a-a-…`) and then scans to the run's end is quadratic. So a pattern
