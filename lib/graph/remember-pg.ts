@@ -19,6 +19,7 @@ import {
   relationEvidenceOf,
   relativeLexical,
   rememberAnswer,
+  rememberFusion,
   rememberPlan,
   REMEMBER_FORMULA,
   scoreCandidates,
@@ -274,8 +275,9 @@ export async function rememberByQueryPg({ handle, core, input }: { handle: PgSto
   const fusionStarted = performance.now();
   const alsoInCore = dropCoreTwins(perSource);
   const asOf = asOfFor(req, perSource);
-  const scored = scoreCandidates({ plan, sources: perSource, alsoInCore, asOf });
-  rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
+  const fusion = rememberFusion({ plan, fp: storeRefused ? null : vp.storeFp });
+  const scored = scoreCandidates({ plan, sources: perSource, alsoInCore, asOf, fusion });
+  rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
   return rememberAnswer({
     plan,
     store,
@@ -288,5 +290,6 @@ export async function rememberByQueryPg({ handle, core, input }: { handle: PgSto
     belowFloor,
     asOf,
     rec,
+    fusion,
   });
 }

@@ -6,7 +6,8 @@ import type { FRAME_COLUMNS } from "../db/schema/graph";
 import type { KnnSource } from "../embed/vector-index";
 import { CORE_STORE } from "../db/store-names";
 import { preparedOnce } from "../db/statements";
-import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type Fallback, type RetrievalReason } from "../retrieval";
+import type { Fingerprint } from "../embed/providers";
+import { answerReason, broadTopWithinBudget, confidenceBand, ExplainRecorder, fuseScores, fusionPolicyFor, matchExpression, termCoverage, weakAnswerReason, type ConfidenceBand, type FusionPolicy, matchTerms, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type Fallback, type RetrievalReason } from "../retrieval";
 import type { QueryVectorPlan } from "../retrieval/readiness";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
@@ -48,7 +49,7 @@ export type RememberWeights = { semantic: number; episodic: number; procedural: 
 export const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 };
 /** What each signal means, returned with every answer so a caller can read its scores. */
 export const REMEMBER_SIGNALS = {
-  semantic: "cosine(query, item vector); bm25 relative to the best FTS hit when the item has no current vector",
+  semantic: "relevance: bm25 relative to the best FTS hit (0 when the words did not find it) + w_vec × cosine(query, item vector), w_vec calibrated for the store's model (fusion)",
   recency: "exp(−(as_of − item time)/τ); item time = thought timestamp or node updated_at",
   episodic: "1 for a thought; for a node, the share of its frames in the episodic column",
   procedure_match: "share of the query's words found in the node's procedural frames (or a build/debug thought's content)",
@@ -80,6 +81,8 @@ export const rememberInputSchema = z
     as_of: z.number().int().positive().optional(),
     /** Candidates taken from each source (kNN and FTS, per kind, per store). */
     candidates: z.number().int().min(1).max(200).default(25),
+    /** Weight of the cosine beside the lexical score in `semantic` (lib/retrieval/fusion.ts); default: calibrated for the store's model. */
+    w_vec: z.number().min(0).max(10).optional(),
     /** Add each stage's candidates and time (readiness, vector, lexical, fusion); each result's breakdown says why it ranked where it did. */
     explain: z.boolean().default(false),
   })
@@ -90,9 +93,14 @@ export type Kind = typeof THOUGHT_KIND | typeof NODE_KIND;
 export type MatchSource = "thought_knn" | "thought_fts" | "node_knn" | "node_fts" | "expansion";
 
 export type ScoreBreakdown = {
+  /** The fused relevance: lexical + w_vec × vector (lib/retrieval/fusion.ts), never below the lexical evidence. */
   semantic: number;
   /** "lexical" when the item has no current vector (not embedded yet, or vectors unusable). */
   semantic_source: "vector" | "lexical";
+  /** bm25 relative to the best full-text hit (0 when the words did not find it). */
+  lexical: number;
+  /** cosine(query, item vector); null without a current vector. */
+  vector: number | null;
   recency: number;
   episodic: number;
   procedure_match: number;
@@ -110,6 +118,8 @@ export type RememberResult = {
   title: string;
   entity_type: string | null;
   score: number;
+  /** How well the evidence answers the query, for agents and people (lib/retrieval/confidence.ts). */
+  confidence: ConfidenceBand;
   breakdown: ScoreBreakdown;
   matched_by: MatchSource[];
   evidence_thought_ids: string[];
@@ -133,6 +143,8 @@ export type RememberResponse = {
   tau_hours: number;
   min_edge_weight: number;
   as_of: number | null;
+  /** The fusion policy that made `semantic` (lib/retrieval/fusion.ts): the model it is calibrated for and the vector weight. */
+  fusion: { key: string; source: FusionPolicy["source"]; w_vec: number; detail: string };
   results: RememberResult[];
   /** With explain=true: each stage's candidates and time. */
   explain?: Explain;
@@ -526,9 +538,16 @@ export function asOfFor(req: RememberPlan["req"], perSource: { cands: Map<string
   return req.as_of ?? (newest || null);
 }
 
+/** The fusion policy of one answer (the store's model) and what the confidence bands read of it. */
+export type RememberFusion = { policy: FusionPolicy; provider: Fingerprint["provider"] | null; floor: number };
+
+export function rememberFusion({ plan, fp }: { plan: RememberPlan; fp: Pick<Fingerprint, "provider" | "model" | "id"> | null }): RememberFusion {
+  return { policy: fusionPolicyFor(fp, { scoreVector: plan.req.w_vec }), provider: fp?.provider ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1 };
+}
+
 /** Score every candidate by the formula and order them totally (both dialects). */
-export function scoreCandidates({ plan, sources, alsoInCore, asOf }: { plan: RememberPlan; sources: ScoredSource[]; alsoInCore: Set<string>; asOf: number | null }): RememberResult[] {
-  const { req, w, terms } = plan;
+export function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { plan: RememberPlan; sources: ScoredSource[]; alsoInCore: Set<string>; asOf: number | null; fusion: RememberFusion }): RememberResult[] {
+  const { req, w, terms, ftsTerms } = plan;
   const tauMs = req.tau_hours * 3600_000;
   const scored: RememberResult[] = [];
   for (const { store, cands, cosThought, cosNode, facts, relEvidence } of sources) {
@@ -536,7 +555,8 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf }: { plan: Rem
       const isThought = c.kind === THOUGHT_KIND;
       const f = isThought ? null : facts.get(c.id);
       const cosine = (isThought ? cosThought : cosNode).get(c.seq);
-      const semantic = cosine ?? c.lexical;
+      // One fusion policy (lib/retrieval/fusion.ts): never below the lexical evidence alone.
+      const semantic = fuseScores({ lexical: c.lexical, vector: cosine, policy: fusion.policy });
       const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);
       const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
       const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
@@ -544,7 +564,8 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf }: { plan: Rem
       const inconsistency = isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0);
       const weighted = {
         semantic: round(w.semantic * semantic),
-        episodic: round(w.episodic * recency * episodic),
+        // Recency scales the item's relevance, so a recent item that merely shares a word cannot bury an old fact that answers.
+        episodic: round(w.episodic * recency * episodic * Math.min(1, semantic)),
         procedural: round(w.procedural * procedure),
         relation: round(w.relation * edgeWeight),
         conflict: round(-w.conflict * inconsistency),
@@ -557,7 +578,8 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf }: { plan: Rem
         title: c.title,
         entity_type: c.entityType,
         score: round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict),
-        breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
+        confidence: confidenceBand({ coverage: termCoverage(ftsTerms, c.kind === NODE_KIND ? `${c.name ?? ""} ${c.text}` : c.text), cosine, provider: fusion.provider, floor: fusion.floor }),
+        breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(c.lexical), vector: cosine === undefined ? null : round(cosine), recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
         matched_by: [...c.matchedBy].sort(),
         evidence_thought_ids: evidence,
         via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
@@ -583,6 +605,7 @@ export function rememberAnswer({
   belowFloor,
   asOf,
   rec,
+  fusion,
 }: {
   plan: RememberPlan;
   store: string;
@@ -595,8 +618,10 @@ export function rememberAnswer({
   belowFloor: number;
   asOf: number | null;
   rec: ExplainRecorder | null;
+  fusion: RememberFusion;
 }): RememberResponse {
   const { req, w } = plan;
+  const results = scored.slice(0, req.limit);
   return {
     query: req.query,
     store,
@@ -604,14 +629,15 @@ export function rememberAnswer({
     mode: vectorsAnswered ? "vector+fts" : "fts",
     fallback,
     core_fallback: coreFallback,
-    reason: answerReason({ found: scored.length, searchable: searchable ? 1 : 0, fallback, belowFloor }),
+    reason: answerReason({ found: scored.length, searchable: searchable ? 1 : 0, fallback, belowFloor, weak: weakAnswerReason({ bands: results.map((r) => r.confidence), terms: plan.ftsTerms }) }),
     formula: REMEMBER_FORMULA,
     signals: REMEMBER_SIGNALS,
     weights: w,
     tau_hours: req.tau_hours,
     min_edge_weight: req.min_edge_weight,
     as_of: asOf,
-    results: scored.slice(0, req.limit),
+    fusion: { key: fusion.policy.key, source: fusion.policy.source, w_vec: fusion.policy.scoreVector, detail: fusion.policy.detail },
+    results,
     ...(rec ? { explain: rec.result() } : {}),
   };
 }
@@ -692,9 +718,10 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
         relEvidence: relationEvidence({ src, relationIds: nodesList.flatMap((c) => (c.edge ? [c.edge.relationId] : [])) }),
       };
     });
-    const scored = scoreCandidates({ plan, sources: scoredSources, alsoInCore, asOf });
-    rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
-    return rememberAnswer({ plan, store, includeCore, vectorsAnswered: storeFp !== null, fallback, coreFallback, scored, searchable: sources.some(hasGraphContent), belowFloor: belowFloor.n, asOf, rec });
+    const fusion = rememberFusion({ plan, fp: storeFp });
+    const scored = scoreCandidates({ plan, sources: scoredSources, alsoInCore, asOf, fusion });
+    rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
+    return rememberAnswer({ plan, store, includeCore, vectorsAnswered: storeFp !== null, fallback, coreFallback, scored, searchable: sources.some(hasGraphContent), belowFloor: belowFloor.n, asOf, rec, fusion });
   } finally {
     reader?.close();
   }

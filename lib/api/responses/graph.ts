@@ -1,4 +1,5 @@
 /** Thoughts, chains, the knowledge graph, evidence, remember and working memory. */
+import { CONFIDENCE_BANDS } from "../../retrieval/confidence";
 import { retrievalExplain, retrievalFallback, retrievalReason } from "./documents";
 import { z } from "zod";
 import { createdOrExisting } from "../contract";
@@ -113,9 +114,13 @@ export const rememberResult = exact({
   title: z.string(),
   entity_type: z.string().nullable(),
   score: z.number(),
+  /** How well the evidence answers the query: high, medium or low (lib/retrieval/confidence.ts). */
+  confidence: z.enum(CONFIDENCE_BANDS),
   breakdown: exact({
     semantic: z.number(),
     semantic_source: z.enum(["vector", "lexical"]),
+    lexical: z.number(),
+    vector: z.number().nullable(),
     recency: z.number(),
     episodic: z.number(),
     procedure_match: z.number(),
@@ -145,6 +150,8 @@ export const rememberResponse = exact({
   tau_hours: z.number(),
   min_edge_weight: z.number(),
   as_of: epochMs.nullable(),
+  /** The fusion policy that made `semantic`: the model it is calibrated for and the cosine's weight. */
+  fusion: exact({ key: z.string(), source: z.enum(["measured", "provider", "request", "lexical"]), w_vec: z.number(), detail: z.string() }),
   results: z.array(rememberResult),
   /** explain=true: each stage's candidates and time. */
   explain: retrievalExplain.optional(),
