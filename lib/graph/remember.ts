@@ -9,6 +9,7 @@ import { preparedOnce } from "../db/statements";
 import type { Fingerprint } from "../embed/providers";
 import { answerReason, broadTopWithinBudget, confidenceBand, ExplainRecorder, fuseScores, fusionPolicyFor, matchExpression, termCoverage, weakAnswerReason, type ConfidenceBand, type FusionPolicy, matchTerms, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type Fallback, type RetrievalReason } from "../retrieval";
 import type { QueryVectorPlan } from "../retrieval/readiness";
+import { CONTEXT_EVIDENCE, contextScores, type ContextNeighbours } from "../retrieval/context";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
@@ -63,6 +64,9 @@ const weight = z.number().min(0).max(10);
 const MAX_FTS_TERMS = 16;
 /** At most this many neighbours join by expansion (strongest edges first), so a hub node cannot flood the answer. */
 export const MAX_EXPANDED_NODES = 100;
+/** One-hop expansion reads at most this many edges per seed in each direction (its strongest), and this many in all. */
+export const MAX_EDGES_PER_SEED = 25;
+export const MAX_EDGES_READ = 500;
 
 export const rememberInputSchema = z
   .object({
@@ -90,7 +94,7 @@ export const rememberInputSchema = z
 export type RememberInput = z.input<typeof rememberInputSchema>;
 
 export type Kind = typeof THOUGHT_KIND | typeof NODE_KIND;
-export type MatchSource = "thought_knn" | "thought_fts" | "node_knn" | "node_fts" | "expansion";
+export type MatchSource = "thought_knn" | "thought_fts" | "thought_context" | "node_knn" | "node_fts" | "expansion";
 
 export type ScoreBreakdown = {
   /** The fused relevance: lexical + w_vec × vector (lib/retrieval/fusion.ts), never below the lexical evidence. */
@@ -99,6 +103,8 @@ export type ScoreBreakdown = {
   semantic_source: "vector" | "lexical";
   /** bm25 relative to the best full-text hit (0 when the words did not find it). */
   lexical: number;
+  /** Lexical evidence of the rows just before and after it, × the context weight (lib/retrieval/context.ts). */
+  context: number;
   /** cosine(query, item vector); null without a current vector. */
   vector: number | null;
   recency: number;
@@ -172,6 +178,8 @@ export type Candidate = {
   consistency: number | null;
   matchedBy: Set<MatchSource>;
   lexical: number;
+  /** Lexical evidence inherited from the rows just before and after it (lib/retrieval/context.ts). */
+  context: number;
   edge: { weight: number; relationId: string; type: string; fromNodeId: string } | null;
   expanded: boolean;
 };
@@ -263,6 +271,22 @@ function ftsHits({ src, table, terms, k, budget, common }: { src: Source; table:
       : runWithinBudget(src.db, budget, () => statement.all(match, k) as FtsRankRow[]);
   // bm25 is better when more negative.
   return relativeLexical(rows.map((r) => ({ seq: r.seq, rank: -r.rank })));
+}
+
+/**
+ * The thoughts just before and after each of `seqs` in time, of the same chain (or both unchained), within the
+ * context window (lib/retrieval/context.ts); each lookup walks the timestamp index from the hit outwards.
+ */
+function thoughtNeighbours({ src, seqs }: { src: Source; seqs: number[] }): ContextNeighbours[] {
+  if (seqs.length === 0) return [];
+  const t = `${src.schema}.thoughts`;
+  return preparedOnce(
+    src.db,
+    `select h.seq as hit,
+       (select n.seq from ${t} n where n.timestamp between h.timestamp - @w and h.timestamp and n.chain_id is h.chain_id and (n.timestamp < h.timestamp or n.seq < h.seq) order by n.timestamp desc, n.seq desc limit 1) as before,
+       (select n.seq from ${t} n where n.timestamp between h.timestamp and h.timestamp + @w and n.chain_id is h.chain_id and (n.timestamp > h.timestamp or n.seq > h.seq) order by n.timestamp, n.seq limit 1) as after
+     from ${t} h where h.seq in (select value from json_each(@seqs))`,
+  ).all({ w: CONTEXT_EVIDENCE.windowMs, seqs: JSON.stringify(seqs) }) as ContextNeighbours[];
 }
 
 /** Cosine of each candidate's current vector (hash must match the row's text) with the query. */
@@ -370,7 +394,8 @@ export function candidateSet(store: string) {
     let c = cands.get(key);
     if (!c) cands.set(key, (c = make(key, how === "expansion")));
     c.matchedBy.add(how);
-    c.lexical = Math.max(c.lexical, lexical.get(row.seq) ?? 0);
+    if (how === "thought_context") c.context = Math.max(c.context, lexical.get(row.seq) ?? 0);
+    else c.lexical = Math.max(c.lexical, lexical.get(row.seq) ?? 0);
   };
   return {
     cands,
@@ -391,6 +416,7 @@ export function candidateSet(store: string) {
           consistency: r.consistency,
           matchedBy: new Set<MatchSource>(),
           lexical: 0,
+          context: 0,
           edge: null,
           expanded,
         }));
@@ -413,6 +439,7 @@ export function candidateSet(store: string) {
           consistency: null,
           matchedBy: new Set<MatchSource>(),
           lexical: 0,
+          context: 0,
           edge: null,
           expanded,
         }));
@@ -433,6 +460,9 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
     if (args.ftsTerms.length > 0) {
       const hits = ftsHits({ src, table: "thoughts_fts", terms: args.ftsTerms, k: args.k, budget: args.budget, common: args.common });
       set.addThoughts(loadThoughts({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "thought_fts", lexicalOf(hits));
+      const seeds = hits.slice(0, CONTEXT_EVIDENCE.seeds);
+      const context = contextScores({ hits: seeds, neighbours: thoughtNeighbours({ src, seqs: seeds.map((h) => h.seq) }) });
+      set.addThoughts(loadThoughts({ src, by: { column: "seq", values: [...context.keys()] } }), "thought_context", context);
     }
   }
   if (args.kinds.includes(NODE_KIND)) {
@@ -443,12 +473,16 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
     }
     const seeds = set.nodeIds();
     if (seeds.length > 0) {
-      const edges = preparedOnce(
-        src.db,
-        `select id, from_id as fromId, to_id as toId, relationship_type as type, weight from ${src.schema}.kg_relation
-           where weight >= @minWeight and (from_id in (select value from json_each(@seeds)) or to_id in (select value from json_each(@seeds)))
-           order by weight desc, id`,
-      ).all({ minWeight: args.minEdgeWeight, seeds: JSON.stringify(seeds) }) as EdgeRow[];
+      // Each seed's strongest edges only, each direction read through its (node, weight) index: a hub costs its cap, not its degree.
+      const r = `${src.schema}.kg_relation`;
+      const strongest = (end: "from_id" | "to_id") => `select x.id from ${r} x where x.${end} = s.value and x.weight >= @minWeight order by x.weight desc, x.id limit @perSeed`;
+      const side = (end: "from_id" | "to_id") => `select e.id, e.from_id as fromId, e.to_id as toId, e.relationship_type as type, e.weight from json_each(@seeds) s join ${r} e on e.id in (${strongest(end)})`;
+      const edges = preparedOnce(src.db, `select * from (${side("from_id")} union ${side("to_id")}) order by weight desc, id limit @total`).all({
+        minWeight: args.minEdgeWeight,
+        seeds: JSON.stringify(seeds),
+        perSeed: MAX_EDGES_PER_SEED,
+        total: MAX_EDGES_READ,
+      }) as EdgeRow[];
       const hop = oneHop({ set, seeds, edges });
       hop.join(loadNodes({ src, by: { column: "id", values: hop.newcomers } }));
     }
@@ -556,7 +590,7 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { p
       const f = isThought ? null : facts.get(c.id);
       const cosine = (isThought ? cosThought : cosNode).get(c.seq);
       // One fusion policy (lib/retrieval/fusion.ts): never below the lexical evidence alone.
-      const semantic = fuseScores({ lexical: c.lexical, vector: cosine, policy: fusion.policy });
+      const semantic = fuseScores({ lexical: c.lexical + c.context, vector: cosine, policy: fusion.policy });
       const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);
       const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
       const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
@@ -578,8 +612,9 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { p
         title: c.title,
         entity_type: c.entityType,
         score: round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict),
-        confidence: confidenceBand({ coverage: termCoverage(ftsTerms, c.kind === NODE_KIND ? `${c.name ?? ""} ${c.text}` : c.text), cosine, provider: fusion.provider, floor: fusion.floor }),
-        breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(c.lexical), vector: cosine === undefined ? null : round(cosine), recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
+        // A node is read by its name and what its procedural frames say; a thought by its content.
+        confidence: confidenceBand({ coverage: termCoverage(ftsTerms, isThought ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}`), cosine, provider: fusion.provider, floor: fusion.floor }),
+        breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(c.lexical), context: round(c.context), vector: cosine === undefined ? null : round(cosine), recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
         matched_by: [...c.matchedBy].sort(),
         evidence_thought_ids: evidence,
         via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,

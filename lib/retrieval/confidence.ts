@@ -23,8 +23,8 @@ export const COVERAGE_MEDIUM = 1 / 3;
 /** A neural model's cosine above the similarity floor by this much counts as medium / high. */
 const VECTOR_MARGIN = { medium: 0.25, high: 0.45 } as const;
 
-/** Words compared by their first five letters: a stand-in for the index's stems ("recalling" ~ "recalled"). */
-const stemOf = (w: string) => (w.length > 5 ? w.slice(0, 5) : w);
+/** A light stand-in for the index's stems: common English endings off ("renewals" ~ "renewal", "reloaded" ~ "reload"). */
+const stemOf = (w: string) => w.replace(/(ations?|ments?|ings?|ers?|ed|es|ly|s|e)$/u, "").slice(0, 12) || w;
 
 /** The share of the query's content words (`terms`, as matchTerms gives them) that `text` holds, compared by stem. */
 export function termCoverage(terms: readonly string[], text: string): number {

@@ -120,6 +120,7 @@ export const rememberResult = exact({
     semantic: z.number(),
     semantic_source: z.enum(["vector", "lexical"]),
     lexical: z.number(),
+    context: z.number(),
     vector: z.number().nullable(),
     recency: z.number(),
     episodic: z.number(),
@@ -129,7 +130,7 @@ export const rememberResult = exact({
     /** Each weighted term of the score; they sum to `score`. */
     terms: weights,
   }),
-  matched_by: z.array(z.enum(["thought_knn", "thought_fts", "node_knn", "node_fts", "expansion"])),
+  matched_by: z.array(z.enum(["thought_knn", "thought_fts", "thought_context", "node_knn", "node_fts", "expansion"])),
   evidence_thought_ids: z.array(z.string()),
   /** For results brought in by one-hop expansion: the relation that did it. */
   via: exact({ relation_id: z.string(), relationship_type: z.string(), from_node_id: z.string(), weight: z.number() }).nullable(),
