@@ -170,7 +170,7 @@ describe("remember ranks by the one fusion policy", () => {
     const actor = "t";
     const target = await g().think({ store, input: { content: "run the rollback procedure after a failed deploy", timestamp: 1_790_000_000_000 }, actor });
     // Near-spellings share the query's character n-grams (the builtin vectors' evidence) but none of its words.
-    const decoys = [];
+    const decoys: { id: string }[] = [];
     for (const [i, text] of ["redeployed unrollbacks subprocedure", "predeploy nonrollback procedureless", "undeploy prerollback subprocedures"].entries()) {
       decoys.push(await g().think({ store, input: { content: text, timestamp: 1_790_000_000_000 + (i + 1) * 3_600_000 }, actor }));
     }
@@ -209,7 +209,7 @@ describe("remember ranks by the one fusion policy", () => {
     const store = "ops";
     const actor = "t";
     const hub = await g().createNode({ store, input: { name: "hub", entity_type: "system" }, actor });
-    const spokes = [];
+    const spokes: { id: string }[] = [];
     for (let i = 0; i < 60; i++) {
       const n = await g().createNode({ store, input: { name: `spoke ${i}`, entity_type: "tool" }, actor });
       await g().createOrMergeRelation({ store, input: { from_id: i % 2 ? hub.id : n.id, to_id: i % 2 ? n.id : hub.id, relationship_type: "links", weight: 0.5 + i / 200 }, actor });

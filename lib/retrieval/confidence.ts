@@ -53,3 +53,15 @@ export function weakAnswerReason({ bands, terms }: { bands: ConfidenceBand[]; te
     message: `no hit holds even a third of the query's words${terms.length ? ` (${terms.slice(0, 8).join(", ")})` : ""}; the ${bands.length} hit(s) are the nearest there is, not answers`,
   };
 }
+
+/**
+ * Give each hit its band from its own text and cosine (search's chunks and documents, both backends), and the
+ * weak_match reason the answer carries when the best of them is low.
+ */
+export function bandHits<H extends { confidence?: ConfidenceBand }>({ hits, evidenceOf, terms, provider, floor }: { hits: H[]; evidenceOf: (hit: H) => { text: string; cosine: number | null }; terms: readonly string[]; provider: Fingerprint["provider"] | null; floor: number }): RetrievalReason | null {
+  for (const h of hits) {
+    const e = evidenceOf(h);
+    h.confidence = confidenceBand({ coverage: termCoverage(terms, e.text), cosine: e.cosine, provider, floor });
+  }
+  return weakAnswerReason({ bands: hits.map((h) => h.confidence!), terms });
+}

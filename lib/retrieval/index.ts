@@ -5,7 +5,7 @@ export { similaritiesOf, vectorNeighbours, type VectorCandidate, type VectorSour
 export { FUSION_CALIBRATIONS, FUSION_WEIGHTS, fuseByRank, fuseScores, fusionPolicyFor, recencyDecay, RRF_K, rrfTerm, SCORE_VECTOR_WEIGHTS, type FusionPolicy, type FusionWeights } from "./fusion";
 export { SIMILARITY_FLOOR, similarityFloorFor } from "./floor";
 export { answerReason, reasonLine, RETRIEVAL_REASONS, type Fallback, type FallbackReasonCode, type RetrievalReason, type RetrievalReasonCode } from "./reasons";
-export { CONFIDENCE_BANDS, confidenceBand, termCoverage, weakAnswerReason, type ConfidenceBand } from "./confidence";
+export { bandHits, CONFIDENCE_BANDS, confidenceBand, termCoverage, weakAnswerReason, type ConfidenceBand } from "./confidence";
 export { ExplainRecorder, type Explain, type ExplainStage } from "./explain";
 export { MARK_CLOSE, MARK_OPEN, snippetFor, snippetText, stripMarkup } from "./snippet";
 export { ftsTokenizerOf } from "./fts-tokens";
