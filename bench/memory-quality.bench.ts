@@ -158,12 +158,18 @@ async function locomo(): Promise<void> {
     const results = await evaluateRoutes(prepared);
     const base = results.get("raw FTS5 bm25 (porter, OR)")!.all;
     const questions = base.n;
+    const f3 = (x: number) => x.toFixed(3);
     const rows = [...results].map(([label, t]) => ({
       route: label,
-      "recall@10": t.all.recall / t.all.n,
-      "× raw FTS5": t.all.recall / base.recall,
-      "hit@10": t.all.hit / t.all.n,
-      ...Object.fromEntries(Object.entries(CATEGORIES).map(([c, name]) => { const x = t.byCat.get(Number(c)); return [`${name} recall@10`, x ? x.recall / x.n : NaN]; })),
+      "recall@10": f3(t.all.recall / t.all.n),
+      "× raw FTS5": f3(t.all.recall / base.recall),
+      "hit@10": f3(t.all.hit / t.all.n),
+      ...Object.fromEntries(
+        Object.entries(CATEGORIES).map(([c, name]) => {
+          const x = t.byCat.get(Number(c));
+          return [`${name} (${x?.n ?? 0})`, x ? f3(x.recall / x.n) : "—"];
+        }),
+      ),
     }));
     printTable(`LoCoMo evidence recall@10 and hit@10 (${convs.map((c) => c.name).join(", ")}: ${convs.reduce((n, c) => n + c.turns.length, 0)} turns, ${questions} questions of categories 1–4; in process, builtin embedder)`, rows);
   } finally {
@@ -171,6 +177,22 @@ async function locomo(): Promise<void> {
   }
 }
 
+/**
+ * The README known-item sets, as their own benches print them (raw FTS5 beside each search mode, in the same run):
+ * the chunk-level and pinned document-level sets (bench/search-quality.bench.ts) and the document set of
+ * bench/search-docs.bench.ts. Set BENCH_MEMORY_PARTS=locomo to skip them.
+ */
+async function knownItemSets(): Promise<void> {
+  process.env.BENCH_QUALITY_PARTS ??= "chunk,document";
+  for (const bench of ["./search-quality.bench", "./search-docs.bench"]) {
+    process.stdout.write(`\n### Known-item set: bench/${bench.slice(2)}.ts\n\n`);
+    const mod = (await import(bench)) as { default: () => Promise<void> };
+    await mod.default();
+  }
+}
+
 export default async function main(): Promise<void> {
-  await locomo();
+  const parts = (process.env.BENCH_MEMORY_PARTS ?? "locomo,known-items").split(",");
+  if (parts.includes("locomo")) await locomo();
+  if (parts.includes("known-items")) await knownItemSets();
 }
