@@ -113,7 +113,8 @@ const REMEMBER_MODES: { label: string; input: Partial<RememberInput> }[] = [
   { label: "remember (default)", input: {} },
   { label: "remember, semantic weight only", input: { weights: { episodic: 0, procedural: 0, relation: 0, conflict: 0 } } },
   { label: "remember, lexical only (w_vec 0)", input: { w_vec: 0 } },
-  { label: "remember, w_vec 0.05", input: { w_vec: 0.05 } },
+  { label: "remember, w_vec 0.01", input: { w_vec: 0.01 } },
+  { label: "remember, w_vec 0.2", input: { w_vec: 0.2 } },
   { label: "remember, w_vec 1 (equal weights)", input: { w_vec: 1 } },
   { label: "remember, recency τ 1 day", input: { tau_hours: 24 } },
 ];

@@ -184,7 +184,7 @@ describe("remember ranks by the one fusion policy", () => {
     expect(fused.results[0].confidence).toBe("high");
     // The decoys come only from the vectors: below the hit the words found, each marked low.
     for (const d of fused.results.slice(1)) expect(d.confidence).toBe("low");
-    expect(fused.fusion).toMatchObject({ source: "provider", w_vec: 0.2 });
+    expect(fused.fusion).toMatchObject({ source: "provider", w_vec: 0 });
     expect(fused.fusion.key).toMatch(/^builtin\//);
   });
 

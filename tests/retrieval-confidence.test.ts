@@ -45,26 +45,36 @@ describe("weak answers say so (golden)", () => {
 describe("the one fusion policy", () => {
   it("is keyed by the model's fingerprint, and a relevance is never below its lexical evidence", () => {
     const builtin = fusionPolicyFor({ provider: "builtin", model: "hashed-ngrams-384", id: "abc" });
-    expect(builtin).toMatchObject({ key: "builtin/hashed-ngrams-384#abc", source: "provider", ranks: { fts: 1, vec: 0.004 }, scoreVector: 0.2 });
+    expect(builtin).toMatchObject({ key: "builtin/hashed-ngrams-384#abc", source: "provider", ranks: { fts: 1, vec: 0.004 }, scoreVector: 0 });
     expect(fusionPolicyFor({ provider: "openai", model: "m" }, { vec: 0.5 })).toMatchObject({ source: "request", ranks: { fts: 1, vec: 0.5 } });
     expect(fusionPolicyFor(null)).toMatchObject({ key: "lexical", scoreVector: 0 });
-    for (const lexical of [0, 0.3, 1]) for (const vector of [undefined, 0, 0.5, 1]) expect(fuseScores({ lexical, vector, policy: builtin })).toBeGreaterThanOrEqual(lexical);
-    // The builtin cosine lifts a row by at most w_vec (0.2) of the best lexical hit: a clearly better lexical hit stays ahead.
-    expect(fuseScores({ lexical: 0.5, vector: 1, policy: builtin })).toBeCloseTo(0.7, 9);
-    expect(fuseScores({ lexical: 1, vector: 0, policy: builtin })).toBeGreaterThan(fuseScores({ lexical: 0.75, vector: 1, policy: builtin }));
+    const neural = fusionPolicyFor({ provider: "openai", model: "m" });
+    for (const policy of [builtin, neural]) for (const lexical of [0, 0.3, 1]) for (const vector of [undefined, 0, 0.5, 1]) expect(fuseScores({ lexical, vector, policy })).toBeGreaterThanOrEqual(lexical);
+    // builtin's cosine never reorders what the words found; a neural model's counts as much as the words.
+    expect(fuseScores({ lexical: 1, vector: 0, policy: builtin })).toBeGreaterThan(fuseScores({ lexical: 0.9, vector: 1, policy: builtin }));
+    expect(fuseScores({ lexical: 0.5, vector: 0.8, policy: neural })).toBeCloseTo(1.3, 9);
   });
 
-  it("gives a row half of each neighbouring hit's lexical score as context", () => {
+  it("gives a row half of what each neighbouring hit's lexical score has over its own, as context", () => {
     const ctx = contextScores({
       hits: [
         { seq: 10, lexical: 1 },
         { seq: 20, lexical: 0.4 },
+        { seq: 21, lexical: 0.3 },
       ],
       neighbours: [
         { hit: 10, before: 9, after: 11 },
-        { hit: 20, before: 19, after: null },
+        { hit: 20, before: 19, after: 21 },
+        { hit: 21, before: 20, after: 22 },
       ],
     });
-    expect(Object.fromEntries(ctx)).toEqual({ 9: 0.5, 11: 0.5, 19: 0.2 });
+    // 21 holds words itself: it gains only what 20 has over it; 20 gains nothing from the weaker 21.
+    expect([...ctx].map(([k, v]) => [k, Math.round(v * 1e9) / 1e9])).toEqual([
+      [9, 0.5],
+      [11, 0.5],
+      [19, 0.2],
+      [21, 0.05],
+      [22, 0.15],
+    ]);
   });
 });

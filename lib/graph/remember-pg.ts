@@ -206,7 +206,7 @@ async function gatherPg({ src, plan, queryVector, budget }: { src: SourcePg; pla
       lexicalTerms.push(...lexemes);
       set.addThoughts(await loadThoughtsPg(tx, hits.map((h) => h.seq)), "thought_fts", lexicalOf(hits));
       const seeds = hits.slice(0, CONTEXT_EVIDENCE.seeds);
-      const context = contextScores({ hits: seeds, neighbours: await thoughtNeighboursPg(tx, seeds.map((h) => h.seq)) });
+      const context = contextScores({ hits, neighbours: await thoughtNeighboursPg(tx, seeds.map((h) => h.seq)) });
       set.addThoughts(await loadThoughtsPg(tx, [...context.keys()]), "thought_context", context);
     }
     if (kinds.includes(NODE_KIND)) {

@@ -461,7 +461,7 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
       const hits = ftsHits({ src, table: "thoughts_fts", terms: args.ftsTerms, k: args.k, budget: args.budget, common: args.common });
       set.addThoughts(loadThoughts({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "thought_fts", lexicalOf(hits));
       const seeds = hits.slice(0, CONTEXT_EVIDENCE.seeds);
-      const context = contextScores({ hits: seeds, neighbours: thoughtNeighbours({ src, seqs: seeds.map((h) => h.seq) }) });
+      const context = contextScores({ hits, neighbours: thoughtNeighbours({ src, seqs: seeds.map((h) => h.seq) }) });
       set.addThoughts(loadThoughts({ src, by: { column: "seq", values: [...context.keys()] } }), "thought_context", context);
     }
   }
@@ -622,8 +622,9 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { p
       });
     }
   }
-  // Total order: score, then the store before core, then kind and id, so ties never reorder between calls.
-  scored.sort((a, b) => b.score - a.score || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id));
+  // Total order: score, then the cosine (a weak embedder's evidence still orders equal relevances), then the store
+  // before core, then kind and id, so ties never reorder between calls.
+  scored.sort((a, b) => b.score - a.score || (b.breakdown.vector ?? 0) - (a.breakdown.vector ?? 0) || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id));
   return scored;
 }
 

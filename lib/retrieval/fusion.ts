@@ -39,13 +39,13 @@ export const FUSION_WEIGHTS: Record<Fingerprint["provider"], FusionWeights> = {
 /**
  * Weight of the cosine beside the relative lexical score (fuseScores), per provider. builtin on LoCoMo
  * (bench/memory-quality.bench.ts, remember over 788 turns, evidence recall@10, docs/memory-quality.md):
- * w_vec 0 / 0.05 / 0.2 / 1 → 0.706 / 0.703 / 0.711 / 0.690; ranking by the cosine first (remember before
- * this policy) 0.281, raw FTS5 bm25 0.580. 0.2 is the one weight ≥ the lexical evidence alone there; the
- * differences below 1 are a question or two of 231, so it stays small: a cosine can lift a row by at most
- * 0.2 of the best lexical hit's score.
+ * w_vec 0 / 0.01 / 0.2 / 1 → 0.709 / 0.705 / 0.703 / 0.689; ranking by the cosine first (remember before
+ * this policy) 0.281, raw FTS5 bm25 0.580. Every weight above 0 ranks below the words alone, so builtin
+ * gets 0: its cosine still brings the rows the words cannot find and orders equal relevances (remember's
+ * tie-break), as its 0.004 rank weight does in search, but never reorders what the words found.
  */
 export const SCORE_VECTOR_WEIGHTS: Record<Fingerprint["provider"], number> = {
-  builtin: 0.2,
+  builtin: 0,
   openai: 1,
   transformers: 1,
 };
