@@ -50,7 +50,7 @@ export type RememberWeights = { semantic: number; episodic: number; procedural: 
 export const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 };
 /** What each signal means, returned with every answer so a caller can read its scores. */
 export const REMEMBER_SIGNALS = {
-  semantic: "relevance: bm25 relative to the best FTS hit (0 when the words did not find it) + w_vec × cosine(query, item vector), w_vec calibrated for the store's model (fusion)",
+  semantic: "relevance: bm25 relative to the best FTS hit × (0.5 + 0.5 × share of the query's words the item holds) + context from the neighbouring turns + w_vec × cosine(query, item vector), w_vec calibrated for the store's model (fusion)",
   recency: "exp(−(as_of − item time)/τ); item time = thought timestamp or node updated_at",
   episodic: "1 for a thought; for a node, the share of its frames in the episodic column",
   procedure_match: "share of the query's words found in the node's procedural frames (or a build/debug thought's content)",
@@ -101,7 +101,7 @@ export type ScoreBreakdown = {
   semantic: number;
   /** "lexical" when the item has no current vector (not embedded yet, or vectors unusable). */
   semantic_source: "vector" | "lexical";
-  /** bm25 relative to the best full-text hit (0 when the words did not find it). */
+  /** bm25 relative to the best full-text hit of its table × (0.5 + 0.5 × the share of the query's words it holds); 0 when the words did not find it. */
   lexical: number;
   /** Lexical evidence of the rows just before and after it, × the context weight (lib/retrieval/context.ts). */
   context: number;
@@ -590,7 +590,11 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { p
       const f = isThought ? null : facts.get(c.id);
       const cosine = (isThought ? cosThought : cosNode).get(c.seq);
       // One fusion policy (lib/retrieval/fusion.ts): never below the lexical evidence alone.
-      const semantic = fuseScores({ lexical: c.lexical + c.context, vector: cosine, policy: fusion.policy });
+      // bm25 is relative to the best hit of its own table: the best of a weak node match would tie with a thought that
+      // holds every word, so the lexical score is weighed by the share of the query's words the item holds.
+      const coverage = termCoverage(ftsTerms, isThought ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}`);
+      const lexical = c.lexical * (0.5 + 0.5 * coverage);
+      const semantic = fuseScores({ lexical: lexical + c.context, vector: cosine, policy: fusion.policy });
       const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);
       const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
       const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
@@ -613,8 +617,8 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { p
         entity_type: c.entityType,
         score: round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict),
         // A node is read by its name and what its procedural frames say; a thought by its content.
-        confidence: confidenceBand({ coverage: termCoverage(ftsTerms, isThought ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}`), cosine, provider: fusion.provider, floor: fusion.floor }),
-        breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(c.lexical), context: round(c.context), vector: cosine === undefined ? null : round(cosine), recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
+        confidence: confidenceBand({ coverage, cosine, provider: fusion.provider, floor: fusion.floor }),
+        breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(lexical), context: round(c.context), vector: cosine === undefined ? null : round(cosine), recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
         matched_by: [...c.matchedBy].sort(),
         evidence_thought_ids: evidence,
         via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
