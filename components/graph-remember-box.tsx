@@ -4,6 +4,7 @@ import Link from "next/link";
 import { useActionState } from "react";
 import type { ActionResult } from "@/lib/http/action-result";
 import type { RememberResponse, RememberResult } from "@/lib/graph/remember";
+import { ConfidenceBadge, WeakAnswerNote } from "./confidence-band";
 
 type Action = (prev: ActionResult<RememberResponse> | null, form: FormData) => Promise<ActionResult<RememberResponse>>;
 
@@ -12,7 +13,7 @@ const fmt = (x: number) => x.toFixed(3);
 function Breakdown({ r }: { r: RememberResult }) {
   const b = r.breakdown;
   const rows: [string, string, number][] = [
-    ["semantic", fmt(b.semantic), b.terms.semantic],
+    ["relevance: words + context + w_vec × cosine", `${fmt(b.lexical)} + ${fmt(b.context)} + w × ${b.vector === null ? "—" : fmt(b.vector)}`, b.terms.semantic],
     ["recency × episodic", `${fmt(b.recency)} × ${fmt(b.episodic)}`, b.terms.episodic],
     ["procedure match", fmt(b.procedure_match), b.terms.procedural],
     ["edge weight", fmt(b.edge_weight), b.terms.relation],
@@ -82,6 +83,7 @@ export function GraphRememberBox({ store, action }: { store: string; action: Act
               Lexical fallback ({data.fallback.reason}): {data.fallback.message}
             </p>
           )}
+          <WeakAnswerNote reason={data.reason} />
           {data.results.length === 0 && <p className="text-sm text-slate-600">Nothing remembered for that.</p>}
           <ol className="space-y-3">
             {data.results.map((r) => {
@@ -90,9 +92,7 @@ export function GraphRememberBox({ store, action }: { store: string; action: Act
                 <li key={`${r.store}:${r.kind}:${r.id}`}>
                   <article aria-label={`${r.kind} ${r.title}`} className="rounded border border-slate-200 p-2">
                     <div className="flex flex-wrap items-baseline gap-2 text-sm">
-                      <span className="tabular-nums font-semibold" data-testid="remember-score">
-                        {fmt(r.score)}
-                      </span>
+                      <ConfidenceBadge band={r.confidence} score={r.score} />
                       <span className="rounded bg-slate-100 px-1 text-xs">{r.kind === "node" ? r.entity_type : "thought"}</span>
                       {r.store !== store && <span className="rounded bg-indigo-100 px-1 text-xs text-indigo-800">{r.store}</span>}
                       <Link href={`${base}/${r.kind === "node" ? "nodes" : "thoughts"}/${r.id}`} className="underline">

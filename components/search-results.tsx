@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { SearchResult } from "@/lib/index/search";
+import { ConfidenceBadge, WeakAnswerNote } from "./confidence-band";
 import { SearchHitExplain, SearchHitLink, SearchSnippet } from "./search-hit";
 import { SEARCH_MAX_PAGE, SEARCH_PAGE_SIZE, searchHref, type SearchUrlState } from "./search-url";
 
@@ -13,6 +14,7 @@ export function SearchAnswerNotes({ result }: { result: SearchResult }) {
           {result.fallback.message}
         </p>
       )}
+      <WeakAnswerNote reason={result.reason} />
       {result.warnings.map((w) => (
         <p key={w.code} className="text-xs text-amber-700">
           {w.message}
@@ -58,9 +60,10 @@ export function SearchResults({ state, result }: { state: SearchUrlState; result
       {result.results.map((hit) => (
         <article key={`${hit.store}:${hit.id}`} className="card space-y-1" data-testid="search-hit">
           <div className="flex flex-wrap items-baseline gap-2 text-sm">
+            <ConfidenceBadge band={hit.confidence} score={hit.score} />
             <SearchHitLink hit={hit} />
             <span className="text-xs text-slate-500">
-              {hit.store} · {hit.kind} · chunk {hit.chunkIndex} · score {hit.score.toPrecision(3)}
+              {hit.store} · {hit.kind} · chunk {hit.chunkIndex}
             </span>
           </div>
           <SearchSnippet hit={hit} />

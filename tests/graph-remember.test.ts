@@ -157,6 +157,84 @@ describe("remember without usable vectors", () => {
     expect(r.mode).toBe("fts");
     expect(r.fallback).toMatchObject({ reason: "backlog" });
     expect(r.results[0].id).toBe(s.sawBadGateway.id);
-    expect(r.results[0].breakdown).toMatchObject({ semantic: 1, semantic_source: "lexical" });
+    expect(r.results[0].breakdown).toMatchObject({ lexical: 1, semantic_source: "lexical" });
+    expect(r.results[0].breakdown.semantic).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("remember ranks by the one fusion policy", () => {
+  beforeEach(() => setup());
+
+  it("never ranks below its lexical evidence when the builtin vectors mislead", async () => {
+    const store = "ops";
+    const actor = "t";
+    const target = await g().think({ store, input: { content: "run the rollback procedure after a failed deploy", timestamp: 1_790_000_000_000 }, actor });
+    // Near-spellings share the query's character n-grams (the builtin vectors' evidence) but none of its words.
+    const decoys: { id: string }[] = [];
+    for (const [i, text] of ["redeployed unrollbacks subprocedure", "predeploy nonrollback procedureless", "undeploy prerollback subprocedures"].entries()) {
+      decoys.push(await g().think({ store, input: { content: text, timestamp: 1_790_000_000_000 + (i + 1) * 3_600_000 }, actor }));
+    }
+    await drainEmbeddings([store]);
+    const query = "rollback procedure deploy";
+    const fused = await remember({ query, kinds: ["thought"] });
+    expect(fused.mode).toBe("vector+fts");
+    expect(fused.results[0].id).toBe(target.id);
+    const lexicalOnly = await remember({ query, kinds: ["thought"], w_vec: 0 });
+    expect(lexicalOnly.results[0].id).toBe(target.id);
+    expect(fused.results[0].confidence).toBe("high");
+    // The decoys come only from the vectors: below the hit the words found, each marked low.
+    for (const d of fused.results.slice(1)) expect(d.confidence).toBe("low");
+    expect(fused.fusion).toMatchObject({ source: "provider", w_vec: 0 });
+    expect(fused.fusion.key).toMatch(/^builtin\//);
+  });
+
+  it("brings the turn next to the question's words as its context, not one written hours apart", async () => {
+    const store = "ops";
+    const actor = "t";
+    const t0 = 1_790_000_000_000;
+    const asked = await g().think({ store, input: { content: "Melanie: what did you paint last weekend?", timestamp: t0 }, actor });
+    const answered = await g().think({ store, input: { content: "Caroline: a sunset over the lake, in oils", timestamp: t0 + 30_000 }, actor });
+    const later = await g().think({ store, input: { content: "Caroline: the bus was late again", timestamp: t0 + 3 * 3_600_000 }, actor });
+    await g().think({ store, input: { content: "Melanie: we booked the camping trip", timestamp: t0 - 5 * 3_600_000 }, actor });
+    await drainEmbeddings([store]);
+    const r = await remember({ query: "painting last weekend", kinds: ["thought"] });
+    expect(r.results[0].id).toBe(asked.id);
+    const reply = find(r.results, answered.id)!;
+    expect(reply.matched_by).toContain("thought_context");
+    expect(reply.breakdown.context).toBeGreaterThan(0);
+    expect(find(r.results, later.id)?.matched_by ?? []).not.toContain("thought_context");
+  });
+
+  it("reads at most its cap of a hub's edges, the strongest", async () => {
+    const store = "ops";
+    const actor = "t";
+    const hub = await g().createNode({ store, input: { name: "hub", entity_type: "system" }, actor });
+    const spokes: { id: string }[] = [];
+    for (let i = 0; i < 60; i++) {
+      const n = await g().createNode({ store, input: { name: `spoke ${i}`, entity_type: "tool" }, actor });
+      await g().createOrMergeRelation({ store, input: { from_id: i % 2 ? hub.id : n.id, to_id: i % 2 ? n.id : hub.id, relationship_type: "links", weight: 0.5 + i / 200 }, actor });
+      spokes.push(n);
+    }
+    const r = await remember({ query: "hub", kinds: ["node"], candidates: 1, limit: 100 });
+    const expanded = r.results.filter((x) => x.matched_by.includes("expansion"));
+    // Each direction reads at most MAX_EDGES_PER_SEED (25) edges: the strongest 25 of each.
+    expect(expanded.length).toBe(50);
+    const strongest = new Set([...spokes.keys()].filter((i) => i >= 10).map((i) => spokes[i].id));
+    expect(expanded.every((x) => strongest.has(x.id))).toBe(true);
+  });
+
+  it("says so when the best evidence is weak, and each hit carries its band", async () => {
+    await seedOps();
+    await drainEmbeddings(["ops"]);
+    const weak = await remember({ query: "grafana quantum chromodynamics lattice simulation", kinds: ["thought"] });
+    expect(weak.results.length).toBeGreaterThan(0);
+    expect(weak.results.every((x) => x.confidence === "low")).toBe(true);
+    expect(weak.reason).toEqual({
+      code: "weak_match",
+      message: `no hit holds even a third of the query's words (grafana, quantum, chromodynamics, lattice, simulation); the ${weak.results.length} hit(s) are the nearest there is, not answers`,
+    });
+    const strong = await remember({ query: "nginx certificate renewal reload" });
+    expect(strong.reason).toBeNull();
+    expect(strong.results[0].confidence).toBe("high");
   });
 });

@@ -1,16 +1,20 @@
-import { and, asc, eq, gte, inArray, or, sql } from "drizzle-orm";
+import { asc, eq, inArray, sql } from "drizzle-orm";
 import { bytewise, rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { runWithinBudgetPg, startQueryBudget, type QueryBudget } from "../db/query-budget";
-import { kgFrameEvidence, kgFrames, kgNodes, kgRelationEvidence, kgRelations, thoughts } from "../db/schema/pg/store";
+import { kgFrameEvidence, kgFrames, kgNodes, kgRelationEvidence, thoughts } from "../db/schema/pg/store";
 import { CORE_STORE } from "../db/store-names";
 import type { Fingerprint } from "../embed/providers";
 import { planQueryVectorPg } from "../index/query-vector-pg";
 import { normalizeVector, spaceNeighboursPg, type VectorSpace } from "../index/vectors-pg";
 import { ExplainRecorder, similarityFloorFor, type Fallback } from "../retrieval";
+import { CONTEXT_EVIDENCE, contextScores, type ContextNeighbours } from "../retrieval/context";
 import { NODE_KIND } from "./nodes";
 import {
   asOfFor,
   candidateSet,
+  MAX_EDGES_PER_SEED,
+  MAX_EDGES_READ,
+  type EdgeRow,
   dropCoreTwins,
   nodeFactsOf,
   oneHop,
@@ -19,6 +23,7 @@ import {
   relationEvidenceOf,
   relativeLexical,
   rememberAnswer,
+  rememberFusion,
   rememberPlan,
   REMEMBER_FORMULA,
   scoreCandidates,
@@ -131,6 +136,20 @@ async function lexicalHitsPg({ tx, kind, terms, k, budget }: { tx: PgStoreTx; ki
   });
 }
 
+/** The thoughts just before and after each hit in time, of the same chain, within the context window (thoughtNeighbours on SQLite). */
+async function thoughtNeighboursPg(tx: PgStoreTx, seqs: number[]): Promise<ContextNeighbours[]> {
+  if (seqs.length === 0) return [];
+  const w = CONTEXT_EVIDENCE.windowMs;
+  const rows = await rowsOf<{ hit: string; before: string | null; after: string | null }>(
+    tx,
+    sql`select h.seq as hit,
+       (select n.seq from thoughts n where n.timestamp between h.timestamp - ${w} and h.timestamp and n.chain_id is not distinct from h.chain_id and (n.timestamp < h.timestamp or n.seq < h.seq) order by n.timestamp desc, n.seq desc limit 1) as before,
+       (select n.seq from thoughts n where n.timestamp between h.timestamp and h.timestamp + ${w} and n.chain_id is not distinct from h.chain_id and (n.timestamp > h.timestamp or n.seq > h.seq) order by n.timestamp, n.seq limit 1) as after
+     from thoughts h where h.seq = any(${`{${seqs.join(",")}}`}::bigint[])`,
+  );
+  return rows.map((r) => ({ hit: Number(r.hit), before: r.before === null ? null : Number(r.before), after: r.after === null ? null : Number(r.after) }));
+}
+
 /** Cosine of each candidate's current vector (its hash must match the row's text) with the query; vectors are stored normalized. */
 async function cosineByCandidatePg({ tx, kind, cands, fingerprintId, query }: { tx: PgStoreTx; kind: Kind; cands: Candidate[]; fingerprintId: string; query: number[] }): Promise<Map<number, number>> {
   const out = new Map<number, number>();
@@ -186,6 +205,9 @@ async function gatherPg({ src, plan, queryVector, budget }: { src: SourcePg; pla
       const { hits, lexemes } = await lexicalHitsPg({ tx, kind: THOUGHT_KIND, terms: ftsTerms, k: req.candidates, budget });
       lexicalTerms.push(...lexemes);
       set.addThoughts(await loadThoughtsPg(tx, hits.map((h) => h.seq)), "thought_fts", lexicalOf(hits));
+      const seeds = hits.slice(0, CONTEXT_EVIDENCE.seeds);
+      const context = contextScores({ hits, neighbours: await thoughtNeighboursPg(tx, seeds.map((h) => h.seq)) });
+      set.addThoughts(await loadThoughtsPg(tx, [...context.keys()]), "thought_context", context);
     }
     if (kinds.includes(NODE_KIND)) {
       if (useVectors) set.addNodes(await loadNodesPg(tx, { seqs: nearest.get(NODE_KIND) ?? [] }), "node_knn");
@@ -194,12 +216,12 @@ async function gatherPg({ src, plan, queryVector, budget }: { src: SourcePg; pla
       set.addNodes(await loadNodesPg(tx, { seqs: hits.map((h) => h.seq) }), "node_fts", lexicalOf(hits));
       const seeds = set.nodeIds();
       if (seeds.length > 0) {
-        const r = kgRelations;
-        const edges = await tx
-          .select({ id: r.id, fromId: r.fromId, toId: r.toId, type: r.relationshipType, weight: r.weight })
-          .from(r)
-          .where(and(gte(r.weight, req.min_edge_weight), or(inArray(r.fromId, seeds), inArray(r.toId, seeds))))
-          .orderBy(sql`${r.weight} desc`, bytewise(r.id));
+        // Each seed's strongest edges only, each direction read through its (node, weight) index: a hub costs its cap, not its degree.
+        const ids = sql`${`{${seeds.map((id) => `"${id.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`).join(",")}}`}::text[]`;
+        const side = (end: "from_id" | "to_id") =>
+          sql`select e.id, e.from_id as "fromId", e.to_id as "toId", e.relationship_type as type, e.weight from unnest(${ids}) s(id)
+              cross join lateral (select * from kg_relation x where x.${sql.identifier(end)} = s.id and x.weight >= ${req.min_edge_weight} order by x.weight desc, x.id collate "C" limit ${MAX_EDGES_PER_SEED}) e`;
+        const edges = (await rowsOf<EdgeRow>(tx, sql`select * from (${side("from_id")} union ${side("to_id")}) u order by weight desc, id collate "C" limit ${MAX_EDGES_READ}`)).map((e) => ({ ...e, weight: Number(e.weight) }));
         const hop = oneHop({ set, seeds, edges });
         hop.join(await loadNodesPg(tx, { ids: hop.newcomers }));
       }
@@ -274,8 +296,9 @@ export async function rememberByQueryPg({ handle, core, input }: { handle: PgSto
   const fusionStarted = performance.now();
   const alsoInCore = dropCoreTwins(perSource);
   const asOf = asOfFor(req, perSource);
-  const scored = scoreCandidates({ plan, sources: perSource, alsoInCore, asOf });
-  rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
+  const fusion = rememberFusion({ plan, fp: storeRefused ? null : vp.storeFp });
+  const scored = scoreCandidates({ plan, sources: perSource, alsoInCore, asOf, fusion });
+  rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
   return rememberAnswer({
     plan,
     store,
@@ -288,5 +311,6 @@ export async function rememberByQueryPg({ handle, core, input }: { handle: PgSto
     belowFloor,
     asOf,
     rec,
+    fusion,
   });
 }

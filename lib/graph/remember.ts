@@ -6,8 +6,10 @@ import type { FRAME_COLUMNS } from "../db/schema/graph";
 import type { KnnSource } from "../embed/vector-index";
 import { CORE_STORE } from "../db/store-names";
 import { preparedOnce } from "../db/statements";
-import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type Fallback, type RetrievalReason } from "../retrieval";
+import type { Fingerprint } from "../embed/providers";
+import { answerReason, broadTopWithinBudget, confidenceBand, ExplainRecorder, fuseScores, fusionPolicyFor, matchExpression, termCoverage, weakAnswerReason, type ConfidenceBand, type FusionPolicy, matchTerms, planQueryVector, selectiveTopByBm25, similaritiesOf, similarityFloorFor, vectorNeighbours, type Explain, type Fallback, type RetrievalReason } from "../retrieval";
 import type { QueryVectorPlan } from "../retrieval/readiness";
+import { CONTEXT_EVIDENCE, contextScores, type ContextNeighbours } from "../retrieval/context";
 import { NODE_KIND } from "./nodes";
 import { THOUGHT_KIND } from "./thoughts";
 import { parseJsonColumnOr, unitInterval } from "../common";
@@ -48,7 +50,7 @@ export type RememberWeights = { semantic: number; episodic: number; procedural: 
 export const DEFAULT_REMEMBER_WEIGHTS: Readonly<RememberWeights> = { semantic: 1, episodic: 0.05, procedural: 0.05, relation: 0.1, conflict: 0.5 };
 /** What each signal means, returned with every answer so a caller can read its scores. */
 export const REMEMBER_SIGNALS = {
-  semantic: "cosine(query, item vector); bm25 relative to the best FTS hit when the item has no current vector",
+  semantic: "relevance: bm25 relative to the best FTS hit × (0.5 + 0.5 × share of the query's words the item holds) + context from the neighbouring turns + w_vec × cosine(query, item vector), w_vec calibrated for the store's model (fusion)",
   recency: "exp(−(as_of − item time)/τ); item time = thought timestamp or node updated_at",
   episodic: "1 for a thought; for a node, the share of its frames in the episodic column",
   procedure_match: "share of the query's words found in the node's procedural frames (or a build/debug thought's content)",
@@ -62,6 +64,9 @@ const weight = z.number().min(0).max(10);
 const MAX_FTS_TERMS = 16;
 /** At most this many neighbours join by expansion (strongest edges first), so a hub node cannot flood the answer. */
 export const MAX_EXPANDED_NODES = 100;
+/** One-hop expansion reads at most this many edges per seed in each direction (its strongest), and this many in all. */
+export const MAX_EDGES_PER_SEED = 25;
+export const MAX_EDGES_READ = 500;
 
 export const rememberInputSchema = z
   .object({
@@ -80,6 +85,8 @@ export const rememberInputSchema = z
     as_of: z.number().int().positive().optional(),
     /** Candidates taken from each source (kNN and FTS, per kind, per store). */
     candidates: z.number().int().min(1).max(200).default(25),
+    /** Weight of the cosine beside the lexical score in `semantic` (lib/retrieval/fusion.ts); default: calibrated for the store's model. */
+    w_vec: z.number().min(0).max(10).optional(),
     /** Add each stage's candidates and time (readiness, vector, lexical, fusion); each result's breakdown says why it ranked where it did. */
     explain: z.boolean().default(false),
   })
@@ -87,12 +94,19 @@ export const rememberInputSchema = z
 export type RememberInput = z.input<typeof rememberInputSchema>;
 
 export type Kind = typeof THOUGHT_KIND | typeof NODE_KIND;
-export type MatchSource = "thought_knn" | "thought_fts" | "node_knn" | "node_fts" | "expansion";
+export type MatchSource = "thought_knn" | "thought_fts" | "thought_context" | "node_knn" | "node_fts" | "expansion";
 
 export type ScoreBreakdown = {
+  /** The fused relevance: lexical + w_vec × vector (lib/retrieval/fusion.ts), never below the lexical evidence. */
   semantic: number;
   /** "lexical" when the item has no current vector (not embedded yet, or vectors unusable). */
   semantic_source: "vector" | "lexical";
+  /** bm25 relative to the best full-text hit of its table × (0.5 + 0.5 × the share of the query's words it holds); 0 when the words did not find it. */
+  lexical: number;
+  /** Lexical evidence of the rows just before and after it, × the context weight (lib/retrieval/context.ts). */
+  context: number;
+  /** cosine(query, item vector); null without a current vector. */
+  vector: number | null;
   recency: number;
   episodic: number;
   procedure_match: number;
@@ -110,6 +124,8 @@ export type RememberResult = {
   title: string;
   entity_type: string | null;
   score: number;
+  /** How well the evidence answers the query, for agents and people (lib/retrieval/confidence.ts). */
+  confidence: ConfidenceBand;
   breakdown: ScoreBreakdown;
   matched_by: MatchSource[];
   evidence_thought_ids: string[];
@@ -133,6 +149,8 @@ export type RememberResponse = {
   tau_hours: number;
   min_edge_weight: number;
   as_of: number | null;
+  /** The fusion policy that made `semantic` (lib/retrieval/fusion.ts): the model it is calibrated for and the vector weight. */
+  fusion: { key: string; source: FusionPolicy["source"]; w_vec: number; detail: string };
   results: RememberResult[];
   /** With explain=true: each stage's candidates and time. */
   explain?: Explain;
@@ -160,6 +178,8 @@ export type Candidate = {
   consistency: number | null;
   matchedBy: Set<MatchSource>;
   lexical: number;
+  /** Lexical evidence inherited from the rows just before and after it (lib/retrieval/context.ts). */
+  context: number;
   edge: { weight: number; relationId: string; type: string; fromNodeId: string } | null;
   expanded: boolean;
 };
@@ -251,6 +271,22 @@ function ftsHits({ src, table, terms, k, budget, common }: { src: Source; table:
       : runWithinBudget(src.db, budget, () => statement.all(match, k) as FtsRankRow[]);
   // bm25 is better when more negative.
   return relativeLexical(rows.map((r) => ({ seq: r.seq, rank: -r.rank })));
+}
+
+/**
+ * The thoughts just before and after each of `seqs` in time, of the same chain (or both unchained), within the
+ * context window (lib/retrieval/context.ts); each lookup walks the timestamp index from the hit outwards.
+ */
+function thoughtNeighbours({ src, seqs }: { src: Source; seqs: number[] }): ContextNeighbours[] {
+  if (seqs.length === 0) return [];
+  const t = `${src.schema}.thoughts`;
+  return preparedOnce(
+    src.db,
+    `select h.seq as hit,
+       (select n.seq from ${t} n where n.timestamp between h.timestamp - @w and h.timestamp and n.chain_id is h.chain_id and (n.timestamp < h.timestamp or n.seq < h.seq) order by n.timestamp desc, n.seq desc limit 1) as before,
+       (select n.seq from ${t} n where n.timestamp between h.timestamp and h.timestamp + @w and n.chain_id is h.chain_id and (n.timestamp > h.timestamp or n.seq > h.seq) order by n.timestamp, n.seq limit 1) as after
+     from ${t} h where h.seq in (select value from json_each(@seqs))`,
+  ).all({ w: CONTEXT_EVIDENCE.windowMs, seqs: JSON.stringify(seqs) }) as ContextNeighbours[];
 }
 
 /** Cosine of each candidate's current vector (hash must match the row's text) with the query. */
@@ -358,7 +394,8 @@ export function candidateSet(store: string) {
     let c = cands.get(key);
     if (!c) cands.set(key, (c = make(key, how === "expansion")));
     c.matchedBy.add(how);
-    c.lexical = Math.max(c.lexical, lexical.get(row.seq) ?? 0);
+    if (how === "thought_context") c.context = Math.max(c.context, lexical.get(row.seq) ?? 0);
+    else c.lexical = Math.max(c.lexical, lexical.get(row.seq) ?? 0);
   };
   return {
     cands,
@@ -379,6 +416,7 @@ export function candidateSet(store: string) {
           consistency: r.consistency,
           matchedBy: new Set<MatchSource>(),
           lexical: 0,
+          context: 0,
           edge: null,
           expanded,
         }));
@@ -401,6 +439,7 @@ export function candidateSet(store: string) {
           consistency: null,
           matchedBy: new Set<MatchSource>(),
           lexical: 0,
+          context: 0,
           edge: null,
           expanded,
         }));
@@ -421,6 +460,9 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
     if (args.ftsTerms.length > 0) {
       const hits = ftsHits({ src, table: "thoughts_fts", terms: args.ftsTerms, k: args.k, budget: args.budget, common: args.common });
       set.addThoughts(loadThoughts({ src, by: { column: "seq", values: hits.map((h) => h.seq) } }), "thought_fts", lexicalOf(hits));
+      const seeds = hits.slice(0, CONTEXT_EVIDENCE.seeds);
+      const context = contextScores({ hits, neighbours: thoughtNeighbours({ src, seqs: seeds.map((h) => h.seq) }) });
+      set.addThoughts(loadThoughts({ src, by: { column: "seq", values: [...context.keys()] } }), "thought_context", context);
     }
   }
   if (args.kinds.includes(NODE_KIND)) {
@@ -431,12 +473,16 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
     }
     const seeds = set.nodeIds();
     if (seeds.length > 0) {
-      const edges = preparedOnce(
-        src.db,
-        `select id, from_id as fromId, to_id as toId, relationship_type as type, weight from ${src.schema}.kg_relation
-           where weight >= @minWeight and (from_id in (select value from json_each(@seeds)) or to_id in (select value from json_each(@seeds)))
-           order by weight desc, id`,
-      ).all({ minWeight: args.minEdgeWeight, seeds: JSON.stringify(seeds) }) as EdgeRow[];
+      // Each seed's strongest edges only, each direction read through its (node, weight) index: a hub costs its cap, not its degree.
+      const r = `${src.schema}.kg_relation`;
+      const strongest = (end: "from_id" | "to_id") => `select x.id from ${r} x where x.${end} = s.value and x.weight >= @minWeight order by x.weight desc, x.id limit @perSeed`;
+      const side = (end: "from_id" | "to_id") => `select e.id, e.from_id as fromId, e.to_id as toId, e.relationship_type as type, e.weight from json_each(@seeds) s join ${r} e on e.id in (${strongest(end)})`;
+      const edges = preparedOnce(src.db, `select * from (${side("from_id")} union ${side("to_id")}) order by weight desc, id limit @total`).all({
+        minWeight: args.minEdgeWeight,
+        seeds: JSON.stringify(seeds),
+        perSeed: MAX_EDGES_PER_SEED,
+        total: MAX_EDGES_READ,
+      }) as EdgeRow[];
       const hop = oneHop({ set, seeds, edges });
       hop.join(loadNodes({ src, by: { column: "id", values: hop.newcomers } }));
     }
@@ -526,9 +572,16 @@ export function asOfFor(req: RememberPlan["req"], perSource: { cands: Map<string
   return req.as_of ?? (newest || null);
 }
 
+/** The fusion policy of one answer (the store's model) and what the confidence bands read of it. */
+export type RememberFusion = { policy: FusionPolicy; provider: Fingerprint["provider"] | null; floor: number };
+
+export function rememberFusion({ plan, fp }: { plan: RememberPlan; fp: Pick<Fingerprint, "provider" | "model" | "id"> | null }): RememberFusion {
+  return { policy: fusionPolicyFor(fp, { scoreVector: plan.req.w_vec }), provider: fp?.provider ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1 };
+}
+
 /** Score every candidate by the formula and order them totally (both dialects). */
-export function scoreCandidates({ plan, sources, alsoInCore, asOf }: { plan: RememberPlan; sources: ScoredSource[]; alsoInCore: Set<string>; asOf: number | null }): RememberResult[] {
-  const { req, w, terms } = plan;
+export function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { plan: RememberPlan; sources: ScoredSource[]; alsoInCore: Set<string>; asOf: number | null; fusion: RememberFusion }): RememberResult[] {
+  const { req, w, terms, ftsTerms } = plan;
   const tauMs = req.tau_hours * 3600_000;
   const scored: RememberResult[] = [];
   for (const { store, cands, cosThought, cosNode, facts, relEvidence } of sources) {
@@ -536,7 +589,12 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf }: { plan: Rem
       const isThought = c.kind === THOUGHT_KIND;
       const f = isThought ? null : facts.get(c.id);
       const cosine = (isThought ? cosThought : cosNode).get(c.seq);
-      const semantic = cosine ?? c.lexical;
+      // One fusion policy (lib/retrieval/fusion.ts): never below the lexical evidence alone.
+      // bm25 is relative to the best hit of its own table: the best of a weak node match would tie with a thought that
+      // holds every word, so the lexical score is weighed by the share of the query's words the item holds.
+      const coverage = termCoverage(ftsTerms, isThought ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}`);
+      const lexical = c.lexical * (0.5 + 0.5 * coverage);
+      const semantic = fuseScores({ lexical: lexical + c.context, vector: cosine, policy: fusion.policy });
       const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);
       const episodic = isThought ? 1 : (f?.episodicShare ?? 0);
       const procedure = isThought ? (c.framework === "build" || c.framework === "debug" ? shareOfTermsIn(terms, c.text) : 0) : shareOfTermsIn(terms, f?.procedural ?? "");
@@ -544,7 +602,8 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf }: { plan: Rem
       const inconsistency = isThought ? (c.consistency === null ? 0 : 1 - c.consistency) : (f?.inconsistency ?? 0);
       const weighted = {
         semantic: round(w.semantic * semantic),
-        episodic: round(w.episodic * recency * episodic),
+        // Recency scales the item's relevance, so a recent item that merely shares a word cannot bury an old fact that answers.
+        episodic: round(w.episodic * recency * episodic * Math.min(1, semantic)),
         procedural: round(w.procedural * procedure),
         relation: round(w.relation * edgeWeight),
         conflict: round(-w.conflict * inconsistency),
@@ -557,7 +616,9 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf }: { plan: Rem
         title: c.title,
         entity_type: c.entityType,
         score: round(weighted.semantic + weighted.episodic + weighted.procedural + weighted.relation + weighted.conflict),
-        breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
+        // A node is read by its name and what its procedural frames say; a thought by its content.
+        confidence: confidenceBand({ coverage, cosine, provider: fusion.provider, floor: fusion.floor }),
+        breakdown: { semantic: round(semantic), semantic_source: cosine === undefined ? "lexical" : "vector", lexical: round(lexical), context: round(c.context), vector: cosine === undefined ? null : round(cosine), recency: round(recency), episodic: round(episodic), procedure_match: round(procedure), edge_weight: round(edgeWeight), inconsistency: round(inconsistency), terms: weighted },
         matched_by: [...c.matchedBy].sort(),
         evidence_thought_ids: evidence,
         via: c.expanded && c.edge ? { relation_id: c.edge.relationId, relationship_type: c.edge.type, from_node_id: c.edge.fromNodeId, weight: c.edge.weight } : null,
@@ -565,8 +626,9 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf }: { plan: Rem
       });
     }
   }
-  // Total order: score, then the store before core, then kind and id, so ties never reorder between calls.
-  scored.sort((a, b) => b.score - a.score || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id));
+  // Total order: score, then the cosine (a weak embedder's evidence still orders equal relevances), then the store
+  // before core, then kind and id, so ties never reorder between calls.
+  scored.sort((a, b) => b.score - a.score || (b.breakdown.vector ?? 0) - (a.breakdown.vector ?? 0) || Number(a.store === CORE_STORE) - Number(b.store === CORE_STORE) || a.kind.localeCompare(b.kind) || a.id.localeCompare(b.id));
   return scored;
 }
 
@@ -583,6 +645,7 @@ export function rememberAnswer({
   belowFloor,
   asOf,
   rec,
+  fusion,
 }: {
   plan: RememberPlan;
   store: string;
@@ -595,8 +658,10 @@ export function rememberAnswer({
   belowFloor: number;
   asOf: number | null;
   rec: ExplainRecorder | null;
+  fusion: RememberFusion;
 }): RememberResponse {
   const { req, w } = plan;
+  const results = scored.slice(0, req.limit);
   return {
     query: req.query,
     store,
@@ -604,14 +669,15 @@ export function rememberAnswer({
     mode: vectorsAnswered ? "vector+fts" : "fts",
     fallback,
     core_fallback: coreFallback,
-    reason: answerReason({ found: scored.length, searchable: searchable ? 1 : 0, fallback, belowFloor }),
+    reason: answerReason({ found: scored.length, searchable: searchable ? 1 : 0, fallback, belowFloor, weak: weakAnswerReason({ bands: results.map((r) => r.confidence), terms: plan.ftsTerms }) }),
     formula: REMEMBER_FORMULA,
     signals: REMEMBER_SIGNALS,
     weights: w,
     tau_hours: req.tau_hours,
     min_edge_weight: req.min_edge_weight,
     as_of: asOf,
-    results: scored.slice(0, req.limit),
+    fusion: { key: fusion.policy.key, source: fusion.policy.source, w_vec: fusion.policy.scoreVector, detail: fusion.policy.detail },
+    results,
     ...(rec ? { explain: rec.result() } : {}),
   };
 }
@@ -692,9 +758,10 @@ export async function rememberByQuery({ handle, core, input }: { handle: StoreHa
         relEvidence: relationEvidence({ src, relationIds: nodesList.flatMap((c) => (c.edge ? [c.edge.relationId] : [])) }),
       };
     });
-    const scored = scoreCandidates({ plan, sources: scoredSources, alsoInCore, asOf });
-    rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
-    return rememberAnswer({ plan, store, includeCore, vectorsAnswered: storeFp !== null, fallback, coreFallback, scored, searchable: sources.some(hasGraphContent), belowFloor: belowFloor.n, asOf, rec });
+    const fusion = rememberFusion({ plan, fp: storeFp });
+    const scored = scoreCandidates({ plan, sources: scoredSources, alsoInCore, asOf, fusion });
+    rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });
+    return rememberAnswer({ plan, store, includeCore, vectorsAnswered: storeFp !== null, fallback, coreFallback, scored, searchable: sources.some(hasGraphContent), belowFloor: belowFloor.n, asOf, rec, fusion });
   } finally {
     reader?.close();
   }

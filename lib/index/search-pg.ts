@@ -1,9 +1,10 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Fingerprint } from "../embed/providers";
 import { AppError, isAppError } from "../errors";
-import { answerReason, backlogDegrades, ExplainRecorder, FUSION_WEIGHTS, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
+import { answerReason, backlogDegrades, ExplainRecorder, fusionPolicyFor, MARK_CLOSE, MARK_OPEN, matchTerms, recencyDecay, RRF_K, rrfTerm, similarityFloorFor, snippetFor, type Fallback } from "../retrieval";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import {
+  bandSearchHits,
   DOCUMENT_POOL,
   DOCUMENT_SCORING,
   groupByDocument,
@@ -275,7 +276,8 @@ export async function searchStorePg({
     rec?.readiness(vector?.ok ? { ok: true, fingerprint: vector.fingerprint, cacheHit: vector.cacheHit ?? false, ms: vector.ms ?? 0 } : { ok: false, fallback: vectorFallback!, ms: vector?.ms ?? 0 });
   }
   const floor = fp ? similarityFloorFor(fp.provider) : 0;
-  const weights = fp ? { ...FUSION_WEIGHTS[fp.provider], ...(input.w_fts !== undefined ? { fts: input.w_fts } : {}), ...(input.w_vec !== undefined ? { vec: input.w_vec } : {}) } : { fts: 1, vec: 1 };
+  const policy = fusionPolicyFor(fp, { fts: input.w_fts, vec: input.w_vec });
+  const weights = fp ? policy.ranks : { fts: 1, vec: 1 };
   const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
   const terms = matchTerms(input.q);
   const query = tsqueryFor(terms, matchMode);
@@ -421,7 +423,7 @@ export async function searchStorePg({
     ];
   });
   candidates.sort((a, b) => b.score - a.score || (a.store === b.store ? a.detail.id - b.detail.id : a.store < b.store ? -1 : 1));
-  recordFusionStages(rec, { ms: performance.now() - fusionStarted, input, answeredBy, weights, candidates, ranking: RANKING });
+  recordFusionStages(rec, { ms: performance.now() - fusionStarted, input, answeredBy, weights, candidates, ranking: RANKING, policy });
 
   const toHit = (c: Candidate): SearchHit => {
     const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor(c.detail.text, c.detail);
@@ -489,12 +491,12 @@ export async function searchStorePg({
     // Degraded is the store's state (a queue over the watermark), as its health says (awaitingFirstVectors is not).
     degraded: backlogDegrades(vectorFallback),
     fallback,
-    reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectorsAnswered ? belowFloor : 0 }),
+    reason: answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectorsAnswered ? belowFloor : 0, weak: bandSearchHits({ results, candidates, q: input.q, provider: fp && vectorsAnswered ? fp.provider : null, floor }) }),
     vectors:
       fp && vectorsAnswered
         ? { model: { id: fp.id, provider: fp.provider, model: fp.model, dimension: fp.dimension }, ...(legs[0].method === "hnsw" ? { method: "hnsw", indexAvailable: true, indexReason: null } : { method: "exact", indexAvailable: false, indexReason: `no pgvector HNSW index for ${fp.dimension} dimensions: exact cosine scan over real[] (up to ${EXACT_SCAN_LIMIT} vectors)` }), pendingEmbeddings: pending, similarityFloor: floor, belowFloor }
         : null,
-    fusion: answeredBy === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null } : null,
+    fusion: answeredBy === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null, calibration: policy.key, calibrationSource: policy.source } : null,
     warnings: [
       ...(pending > 0 ? [{ code: "embeddings_pending", message: `${pending} chunk(s) have no vector of this model yet; until then only full-text search can find them` }] : []),
       // The store's vectors answered but core's could not (over the exact-scan limit): core took part lexically only.

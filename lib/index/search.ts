@@ -5,6 +5,7 @@ import { preparedOnce } from "../db/statements";
 import { logVectorQuery } from "../embed/compare";
 import { getEmbedBacklog } from "../embed/queue";
 import { knnSourceOf } from "../embed/vector-index";
+import type { Fingerprint } from "../embed/providers";
 import { AppError, isAppError } from "../errors";
 import {
   adjacentPairShare,
@@ -15,8 +16,9 @@ import {
   wordListScoresOf,
   exactFormShare,
   ExplainRecorder,
+  bandHits,
   foldWord,
-  FUSION_WEIGHTS,
+  fusionPolicyFor,
   matchTerms,
   planQueryVector,
   recencyDecay,
@@ -26,7 +28,9 @@ import {
   snippetFor,
   vectorNeighbours,
   type Bm25Row,
+  type ConfidenceBand,
   type Explain,
+  type FusionPolicy,
   type Fallback,
   type RetrievalReason,
   type VectorSource,
@@ -252,7 +256,25 @@ export type HitSignals = {
 /** One of a document hit's best passages (group=document). */
 export type SearchPassage = { id: number; chunkId: string; chunkIndex: number; score: number; snippet: string; highlights: [number, number][] };
 
-export type SearchHit = FullTextHit & { signals?: HitSignals; passages?: SearchPassage[]; matchedChunks?: number };
+export type SearchHit = FullTextHit & { signals?: HitSignals; passages?: SearchPassage[]; matchedChunks?: number; /** How well the hit answers the query (lib/retrieval/confidence.ts). */ confidence?: ConfidenceBand };
+
+/**
+ * Each shown hit's confidence band from its chunk's text and path and its cosine (both backends), and the weak_match
+ * reason when the best of them is low.
+ */
+export function bandSearchHits({ results, candidates, q, provider, floor }: { results: SearchHit[]; candidates: { key: string; detail: { path: string; text: string }; vector: { similarity: number } | null }[]; q: string; provider: Fingerprint["provider"] | null; floor: number }): RetrievalReason | null {
+  const byKey = new Map(candidates.map((c) => [c.key, c]));
+  return bandHits({
+    hits: results,
+    terms: matchTerms(q),
+    provider,
+    floor,
+    evidenceOf: (h) => {
+      const c = byKey.get(`${h.store}:${h.id}`);
+      return { text: c ? `${c.detail.path} ${c.detail.text}` : `${h.path} ${h.snippet}`, cosine: c?.vector?.similarity ?? null };
+    },
+  });
+}
 
 export type SearchResult = {
   mode: SearchInput["mode"];
@@ -277,7 +299,7 @@ export type SearchResult = {
     similarityFloor: number;
     belowFloor: number;
   } | null;
-  fusion: { wFts: number; wVec: number; k: number; recencyTauDays: number | null } | null;
+  fusion: { wFts: number; wVec: number; k: number; recencyTauDays: number | null; calibration: string; calibrationSource: FusionPolicy["source"] } | null;
   /** Things the caller should know about this answer (e.g. vectors_index_unavailable, embeddings_pending). */
   warnings: { code: string; message: string }[];
   /**
@@ -414,10 +436,10 @@ export function whyChunk(c: Candidate, mode: SearchInput["mode"], weights: { fts
  * stage is ExplainRecorder.readiness; the vector and lexical stages say what
  * each backend's own engine did): fusion, filters and grouping, one wording.
  */
-export function recordFusionStages(rec: ExplainRecorder | null, { ms, input, answeredBy, weights, candidates, ranking }: { ms: number; input: SearchInput; answeredBy: SearchInput["mode"]; weights: { fts: number; vec: number }; candidates: Candidate[]; ranking: LexicalRanking }): void {
+export function recordFusionStages(rec: ExplainRecorder | null, { ms, input, answeredBy, weights, candidates, ranking, policy }: { ms: number; input: SearchInput; answeredBy: SearchInput["mode"]; weights: { fts: number; vec: number }; candidates: Candidate[]; ranking: LexicalRanking; policy: FusionPolicy }): void {
   rec?.record("fusion", ms, {
     candidates: candidates.length,
-    detail: answeredBy === "hybrid" ? `weighted reciprocal rank fusion: w_fts ${weights.fts} / (${RRF_K} + rank) + w_vec ${weights.vec} / (${RRF_K} + rank)` : answeredBy === "vector" ? "cosine similarity" : ranking,
+    detail: answeredBy === "hybrid" ? `weighted reciprocal rank fusion: w_fts ${weights.fts} / (${RRF_K} + rank) + w_vec ${weights.vec} / (${RRF_K} + rank); ${policy.detail}` : answeredBy === "vector" ? "cosine similarity" : ranking,
     top: candidates.map((c) => ({ key: c.key, score: c.score })),
   });
   // Both backends filter inside each leg's own statement, so this stage takes no time of its own.
@@ -457,6 +479,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   let vectorFallback: Fallback | null = null;
   let vectors: SearchResult["vectors"] = null;
   let weights = { fts: 1, vec: 1 };
+  let policy: FusionPolicy = fusionPolicyFor(null);
   const vectorRanked: { key: string; store: string; id: number; distance: number; similarity: number }[] = [];
   if (input.mode !== "fts") {
     const plan = await planQueryVector({ handle, text: input.q, kinds: [CHUNK_KIND] });
@@ -467,7 +490,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     } else {
       const fp = plan.fingerprint;
       const floor = similarityFloorFor(fp.provider);
-      weights = { ...FUSION_WEIGHTS[fp.provider], ...(tuning.vec !== undefined ? { vec: tuning.vec } : {}), ...(input.w_fts !== undefined ? { fts: input.w_fts } : {}), ...(input.w_vec !== undefined ? { vec: input.w_vec } : {}) };
+      policy = fusionPolicyFor(fp, { fts: input.w_fts, vec: input.w_vec ?? tuning.vec });
+      weights = policy.ranks;
       const t0 = performance.now();
       const sources: VectorSource[] = [];
       for (const h of handles) {
@@ -591,7 +615,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   });
   const order = (a: { score: number; store: string; id: number }, b: { score: number; store: string; id: number }) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1);
   candidates.sort((a, b) => order({ ...a, id: a.detail.id }, { ...b, id: b.detail.id }));
-  recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking: "bm25" });
+  recordFusionStages(rec, { ms: performance.now() - t0, input, answeredBy, weights, candidates, ranking: "bm25", policy });
 
   const toHit = (c: Candidate): SearchHit => {
     const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, snippet: "", highlights: [] };
@@ -623,7 +647,8 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   for (const r of rebuilding) warnings.push({ code: "fts_rebuilding", message: `the full-text index of ${r.store} is being rebuilt (${r.done} of ${r.total} chunks indexed): full-text hits cover only those so far` });
   if (lexicalOverBudget) fallback = lexicalOverBudgetFallback(lexicalOverBudget);
   const searchable = handles.some(hasChunks) ? 1 : 0;
-  const reason = answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.belowFloor ?? 0 });
+  const weak = bandSearchHits({ results, candidates, q: input.q, provider: (vectors?.model.provider ?? null) as Fingerprint["provider"] | null, floor: vectors?.similarityFloor ?? 1 });
+  const reason = answerReason({ found: hits.length, searchable, fallback: vectorFallback, belowFloor: vectors?.belowFloor ?? 0, weak });
   return {
     mode: input.mode,
     effectiveMode: answeredBy,
@@ -637,7 +662,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     fallback,
     reason,
     vectors,
-    fusion: answeredBy === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null } : null,
+    fusion: answeredBy === "hybrid" ? { wFts: weights.fts, wVec: weights.vec, k: RRF_K, recencyTauDays: input.recency_tau_days ?? null, calibration: policy.key, calibrationSource: policy.source } : null,
     warnings,
     ...(rebuilding.length ? { ftsRebuild: rebuilding } : {}),
     ...(rec ? { explain: rec.result() } : {}),

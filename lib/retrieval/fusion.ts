@@ -1,28 +1,97 @@
 import type { Fingerprint } from "../embed/providers";
 
 /**
- * Reciprocal rank fusion weights per provider, set by measurement on a
- * labelled known-item set (bench/search-quality.bench.ts,
- * bench/search-docs.bench.ts), not by habit.
+ * The one fusion policy of search, recall and remember: lexical and vector
+ * evidence are always both considered, and how much each counts is
+ * calibrated per provider and model by measurement (fusionPolicyFor, keyed
+ * by the model's fingerprint: provider, model, dimension), never by habit.
  *
- * The builtin hashed embedder is weaker than bm25 there (MRR@10 0.29 vs
- * 0.55) and equal weights rank below bm25 alone (0.46). Small weights win by
- * a hair on one corpus (0.02: 0.554) and lose by a hair on another (0.634 vs
- * 0.641), so builtin gets 0.004: its largest contribution, 0.004/61, is below
- * the smallest gap between two bm25 ranks in the pool (1/(110·111)), so it
- * can never reorder bm25's hits. It only breaks exact ties and appends what
- * bm25 cannot find (misspellings): hybrid ≥ bm25 by construction.
- * Neural providers (not measurable offline here) start at equal weights;
- * override per request with w_fts / w_vec.
+ * Two forms of the same weights, one per kind of evidence a route has:
+ * - ranked lists (search's chunk legs): weighted reciprocal rank fusion,
+ *   fuseByRank;
+ * - scores (remember's and recall's candidates: a lexical score relative to
+ *   the best lexical hit, 0–1, and a cosine): fuseScores, the lexical score
+ *   plus the vector weight × the cosine. The relevance is never below the
+ *   lexical evidence alone, so a weak embedder can break ties and bring
+ *   what the words cannot find, but cannot bury what they found.
+ *
+ * builtin (hashed word and character n-grams), measured on the labelled
+ * known-item sets (bench/search-quality.bench.ts, bench/search-docs.bench.ts)
+ * and on LoCoMo (bench/memory-quality.bench.ts, docs/memory-quality.md):
+ * ranks: bm25 MRR@10 0.55, builtin vectors alone 0.29, equal-weight RRF 0.46;
+ * 0.004 keeps every bm25 order (its largest contribution, 0.004/61, is below
+ * the smallest gap between two bm25 ranks in the pool, 1/(110·111)) and
+ * appends what bm25 cannot find (misspellings): hybrid ≥ bm25 by
+ * construction. Scores: see FUSION_CALIBRATIONS.
+ * Neural providers (not measurable offline here) start at equal weights
+ * until measured for the model in use; a request can override (w_fts / w_vec,
+ * remember's weights.vector).
  */
-export const FUSION_WEIGHTS: Record<Fingerprint["provider"], { fts: number; vec: number }> = {
+export type FusionWeights = { fts: number; vec: number };
+
+/** Weights for ranked lists (RRF) per provider, when no calibration for the model is known. */
+export const FUSION_WEIGHTS: Record<Fingerprint["provider"], FusionWeights> = {
   builtin: { fts: 1, vec: 0.004 },
   openai: { fts: 1, vec: 1 },
   transformers: { fts: 1, vec: 1 },
 };
-export const RRF_K = 60;
 
-export type FusionWeights = { fts: number; vec: number };
+/**
+ * Weight of the cosine beside the relative lexical score (fuseScores), per provider. builtin on LoCoMo
+ * (bench/memory-quality.bench.ts, remember over 788 turns, evidence recall@10, docs/memory-quality.md):
+ * w_vec 0 / 0.01 / 0.2 / 1 → 0.729 / 0.729 / 0.731 / 0.719 (without the coverage weighing: 0.709 / 0.705 /
+ * 0.703 / 0.689); ranking by the cosine first (remember before this policy) 0.281, raw FTS5 bm25 0.580.
+ * No weight is better than the words alone by more than one question of 231, so builtin gets 0: its cosine still brings the rows the words cannot find and orders equal relevances (remember's
+ * tie-break), as its 0.004 rank weight does in search, but never reorders what the words found.
+ */
+export const SCORE_VECTOR_WEIGHTS: Record<Fingerprint["provider"], number> = {
+  builtin: 0,
+  openai: 1,
+  transformers: 1,
+};
+
+/** A measured calibration for one model, keyed by `provider/model` (the fingerprint's identity a person can read). */
+export type FusionCalibration = { ranks: FusionWeights; scoreVector: number; measuredOn: string };
+/**
+ * Calibrations measured for a model, keyed by provider/model: they win over the provider's defaults. The builtin
+ * embedder's model name is its configuration (dimension and n-gram hashing), the same wherever it runs.
+ */
+export const FUSION_CALIBRATIONS: Record<string, FusionCalibration> = {};
+
+export type FusionPolicy = {
+  /** The fingerprint the weights belong to (provider/model and its id), or "lexical" when no vectors answer. */
+  key: string;
+  ranks: FusionWeights;
+  scoreVector: number;
+  /** "measured": a calibration for this model; "provider": the provider's defaults; "request": a caller's override. */
+  source: "measured" | "provider" | "request" | "lexical";
+  /** What the policy is, in a sentence (explain). */
+  detail: string;
+};
+
+type FingerprintLike = Pick<Fingerprint, "provider" | "model"> & { id?: string };
+
+/** The fusion policy for the model that embedded the query (null: no vectors, lexical only). Overrides come from the request. */
+export function fusionPolicyFor(fp: FingerprintLike | null, override: { fts?: number; vec?: number; scoreVector?: number } = {}): FusionPolicy {
+  if (!fp) return { key: "lexical", ranks: { fts: 1, vec: 0 }, scoreVector: 0, source: "lexical", detail: "no query vector: lexical evidence alone" };
+  const name = `${fp.provider}/${fp.model}`;
+  const measured = FUSION_CALIBRATIONS[name];
+  const base = measured ?? { ranks: FUSION_WEIGHTS[fp.provider], scoreVector: SCORE_VECTOR_WEIGHTS[fp.provider] };
+  const ranks = { fts: override.fts ?? base.ranks.fts, vec: override.vec ?? base.ranks.vec };
+  const scoreVector = override.scoreVector ?? base.scoreVector;
+  const overridden = override.fts !== undefined || override.vec !== undefined || override.scoreVector !== undefined;
+  const source = overridden ? "request" : measured ? "measured" : "provider";
+  const key = fp.id ? `${name}#${fp.id}` : name;
+  return {
+    key,
+    ranks,
+    scoreVector,
+    source,
+    detail: `fusion for ${key} (${source === "measured" ? `measured: ${measured!.measuredOn}` : source === "request" ? "the request's weights" : `${fp.provider} defaults`}): ranks w_fts ${ranks.fts}, w_vec ${ranks.vec}; scores lexical + ${scoreVector} × cosine`,
+  };
+}
+
+export const RRF_K = 60;
 
 /** One leg's contribution to a fused score: weight / (k + rank), 0 when the leg did not find it. */
 export function rrfTerm(weight: number, rank: number | undefined): number {
@@ -32,6 +101,14 @@ export function rrfTerm(weight: number, rank: number | undefined): number {
 /** Weighted reciprocal rank fusion of two ranked legs (1-based ranks). */
 export function fuseByRank({ ftsRank, vecRank, weights }: { ftsRank: number | undefined; vecRank: number | undefined; weights: FusionWeights }): number {
   return rrfTerm(weights.fts, ftsRank) + rrfTerm(weights.vec, vecRank);
+}
+
+/**
+ * Relevance from scores: the lexical score (relative to the best lexical hit, 0–1; 0 when the words did not find
+ * it) plus the policy's vector weight × the cosine (0 without a current vector). Never below the lexical evidence.
+ */
+export function fuseScores({ lexical, vector, policy }: { lexical: number | undefined; vector: number | undefined; policy: Pick<FusionPolicy, "scoreVector"> }): number {
+  return (lexical ?? 0) + policy.scoreVector * Math.max(0, vector ?? 0);
 }
 
 /** exp(−age/τ) with τ in days; null when recency decay is off. */

@@ -2,9 +2,10 @@
 export { adjacentPairShare, buildFtsMatch, contentWords, exactFormShare, foldWord, matchExpression, matchTerms, MAX_MATCH_TERMS, plainPhrases, queryWords, STOPWORDS, type MatchOptions } from "./match";
 export { awaitingFirstVectors, backlogDegrades, planQueryVector, vectorReadiness, type QueryVectorPlan, type VectorReadinessPlan } from "./readiness";
 export { similaritiesOf, vectorNeighbours, type VectorCandidate, type VectorSource } from "./knn";
-export { FUSION_WEIGHTS, fuseByRank, recencyDecay, RRF_K, rrfTerm, type FusionWeights } from "./fusion";
+export { FUSION_CALIBRATIONS, FUSION_WEIGHTS, fuseByRank, fuseScores, fusionPolicyFor, recencyDecay, RRF_K, rrfTerm, SCORE_VECTOR_WEIGHTS, type FusionPolicy, type FusionWeights } from "./fusion";
 export { SIMILARITY_FLOOR, similarityFloorFor } from "./floor";
 export { answerReason, reasonLine, RETRIEVAL_REASONS, type Fallback, type FallbackReasonCode, type RetrievalReason, type RetrievalReasonCode } from "./reasons";
+export { bandHits, CONFIDENCE_BANDS, confidenceBand, termCoverage, weakAnswerReason, type ConfidenceBand } from "./confidence";
 export { ExplainRecorder, type Explain, type ExplainStage } from "./explain";
 export { MARK_CLOSE, MARK_OPEN, snippetFor, snippetsOf, snippetText, stripMarkup } from "./snippet";
 export { ftsTokenizerOf } from "./fts-tokens";

@@ -1,6 +1,6 @@
 /** System 1 index: documents, chunks, memories, categories, search, verify, reindex jobs. */
 import { z } from "zod";
-import { RETRIEVAL_REASONS } from "../../retrieval";
+import { CONFIDENCE_BANDS, RETRIEVAL_REASONS } from "../../retrieval";
 import { count, deletedResponse, epochMs, exact } from "./common";
 
 /** Why a search, recall or remember answer is empty or weak (lib/retrieval/reasons.ts); null when it is neither. */
@@ -92,6 +92,8 @@ export const searchHit = exact({
   kind: z.string(),
   chunk_index: count,
   score: z.number(),
+  /** How well the hit answers the query: high, medium or low (lib/retrieval/confidence.ts). */
+  confidence: z.enum(CONFIDENCE_BANDS).optional(),
   snippet: z.string(),
   /** [start, end) offsets of matched terms within `snippet`. */
   highlights: z.array(z.tuple([z.number().int(), z.number().int()])),
@@ -136,7 +138,8 @@ export const searchResponse = exact({
     similarity_floor: z.number(),
     below_floor: count,
   }).nullable(),
-  fusion: exact({ w_fts: z.number(), w_vec: z.number(), k: z.number(), recency_tau_days: z.number().nullable() }).nullable(),
+  /** Hybrid: the weights, and the model they are calibrated for (lib/retrieval/fusion.ts): measured, the provider's defaults, or the request's. */
+  fusion: exact({ w_fts: z.number(), w_vec: z.number(), k: z.number(), recency_tau_days: z.number().nullable(), calibration: z.string(), calibration_source: z.enum(["measured", "provider", "request", "lexical"]) }).nullable(),
   warnings: z.array(exact({ code: z.string(), message: z.string() })),
   /** Only while a store's full-text index is being rebuilt (tokenizer migration or reindex --fts-only): lexical hits cover `done` of `total` chunks. */
   fts_rebuild: z.array(exact({ store: z.string(), pending: z.literal(true), done: count, total: count })).optional(),

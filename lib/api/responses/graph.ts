@@ -1,4 +1,5 @@
 /** Thoughts, chains, the knowledge graph, evidence, remember and working memory. */
+import { CONFIDENCE_BANDS } from "../../retrieval/confidence";
 import { retrievalExplain, retrievalFallback, retrievalReason } from "./documents";
 import { z } from "zod";
 import { createdOrExisting } from "../contract";
@@ -113,9 +114,14 @@ export const rememberResult = exact({
   title: z.string(),
   entity_type: z.string().nullable(),
   score: z.number(),
+  /** How well the evidence answers the query: high, medium or low (lib/retrieval/confidence.ts). */
+  confidence: z.enum(CONFIDENCE_BANDS),
   breakdown: exact({
     semantic: z.number(),
     semantic_source: z.enum(["vector", "lexical"]),
+    lexical: z.number(),
+    context: z.number(),
+    vector: z.number().nullable(),
     recency: z.number(),
     episodic: z.number(),
     procedure_match: z.number(),
@@ -124,7 +130,7 @@ export const rememberResult = exact({
     /** Each weighted term of the score; they sum to `score`. */
     terms: weights,
   }),
-  matched_by: z.array(z.enum(["thought_knn", "thought_fts", "node_knn", "node_fts", "expansion"])),
+  matched_by: z.array(z.enum(["thought_knn", "thought_fts", "thought_context", "node_knn", "node_fts", "expansion"])),
   evidence_thought_ids: z.array(z.string()),
   /** For results brought in by one-hop expansion: the relation that did it. */
   via: exact({ relation_id: z.string(), relationship_type: z.string(), from_node_id: z.string(), weight: z.number() }).nullable(),
@@ -145,6 +151,8 @@ export const rememberResponse = exact({
   tau_hours: z.number(),
   min_edge_weight: z.number(),
   as_of: epochMs.nullable(),
+  /** The fusion policy that made `semantic`: the model it is calibrated for and the cosine's weight. */
+  fusion: exact({ key: z.string(), source: z.enum(["measured", "provider", "request", "lexical"]), w_vec: z.number(), detail: z.string() }),
   results: z.array(rememberResult),
   /** explain=true: each stage's candidates and time. */
   explain: retrievalExplain.optional(),

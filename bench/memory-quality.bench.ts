@@ -1,0 +1,200 @@
+/**
+ * What an agent gets back from its memory, measured on a public
+ * conversational benchmark: LoCoMo ("Evaluating Very Long-Term
+ * Conversational Memory of LLM Agents", Maharana et al., ACL 2024;
+ * snap-research/locomo, data/locomo10.zip). The conversations are read in
+ * place from BENCH_LOCOMO_DIR (default ../shared/data/locomo-dev relative to
+ * the repository) and never copied.
+ *
+ * Each turn ("Speaker: text", a shared photo's caption appended) is written
+ * as a thought (thinkThought, its session's time as timestamp) and as a
+ * one-turn document (ingestDocument), every vector by the real worker
+ * (builtin embedder); each question of categories 1–4 (multi-hop, temporal,
+ * open-domain, single-hop; 5 has no answer) is asked of remember and of
+ * search in each mode, in process through the domain functions, limit 10.
+ * Evidence recall@10: the share of a question's evidence turns among the
+ * ten answers, averaged over questions; hit@10: at least one among them.
+ * The baseline in the same run: raw SQLite FTS5 bm25 (porter, OR of the
+ * question's words) over the same turns.
+ *
+ * Then the README known-item sets (bench/search-docs.bench.ts's pinned
+ * document samples) as default search ÷ raw FTS5 MRR@10, unless
+ * BENCH_MEMORY_PARTS=locomo.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { ingestDocument } from "../lib/index/ingest";
+import { searchInputSchema, searchStore } from "../lib/index/search";
+import { rememberByQuery, rememberInputSchema, type RememberInput } from "../lib/graph/remember";
+import { thinkThought } from "../lib/graph/thoughts";
+import { drainEmbedQueues } from "../lib/embed/worker";
+import { openStore } from "../lib/stores/stores";
+import { createStore } from "../lib/stores/stores";
+import { rawFts5DocEngine, scratchStore } from "./search-eval";
+import { printTable } from "./table";
+
+const LOCOMO_DIR = process.env.BENCH_LOCOMO_DIR ?? path.join(__dirname, "..", "..", "shared", "data", "locomo-dev");
+const K = 10;
+const CATEGORIES: Record<number, string> = { 1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop" };
+
+type Turn = { diaId: string; speaker: string; text: string; time: number };
+type Question = { question: string; evidence: string[]; category: number };
+export type Conversation = { name: string; turns: Turn[]; questions: Question[] };
+
+const MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"];
+
+/** "1:56 pm on 8 May, 2023" → epoch ms (UTC). */
+export function sessionTime(s: string): number {
+  const m = /(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})/i.exec(s);
+  if (!m) throw new Error(`unreadable session time: ${s}`);
+  const hour = (Number(m[1]) % 12) + (m[3].toLowerCase() === "pm" ? 12 : 0);
+  return Date.UTC(Number(m[6]), MONTHS.indexOf(m[5].toLowerCase()), Number(m[4]), hour, Number(m[2]));
+}
+
+/** The turns and answerable questions of one LoCoMo conversation file. */
+export function readConversation(file: string): Conversation {
+  const raw = JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown> & { qa: { question: string; evidence?: string[]; category: number }[] };
+  const conv = (raw.conversation ?? raw) as Record<string, unknown>;
+  const turns: Turn[] = [];
+  for (let n = 1; ; n++) {
+    const session = conv[`session_${n}`] as { speaker: string; dia_id: string; text: string; blip_caption?: string }[] | undefined;
+    if (!session) {
+      if (conv[`session_${n}_date_time`] === undefined) break;
+      continue;
+    }
+    const start = sessionTime(String(conv[`session_${n}_date_time`]));
+    session.forEach((t, i) => turns.push({ diaId: t.dia_id, speaker: t.speaker, text: `${t.speaker}: ${t.text}${t.blip_caption ? ` [shares a photo: ${t.blip_caption}]` : ""}`, time: start + i * 30_000 }));
+  }
+  const questions = raw.qa.filter((q) => CATEGORIES[q.category] && (q.evidence?.length ?? 0) > 0).map((q) => ({ question: q.question, evidence: q.evidence!, category: q.category }));
+  return { name: path.basename(file, ".json"), turns, questions };
+}
+
+export function loadLocomo(dir = LOCOMO_DIR): Conversation[] {
+  if (!fs.existsSync(dir)) throw new Error(`LoCoMo data not found at ${dir} (set BENCH_LOCOMO_DIR)`);
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .sort()
+    .map((f) => readConversation(path.join(dir, f)));
+}
+
+/** Recall@K of one answer: the share of the evidence among the first K ids. */
+function scoreAnswer(got: string[], evidence: string[]): { recall: number; hit: number } {
+  const top = new Set(got.slice(0, K));
+  const found = evidence.filter((e) => top.has(e)).length;
+  return { recall: found / evidence.length, hit: found > 0 ? 1 : 0 };
+}
+
+export type Route = { label: string; answer: (q: string) => Promise<string[]> | string[] };
+
+type Tally = { recall: number; hit: number; n: number };
+const add = (t: Tally, s: { recall: number; hit: number }) => ((t.recall += s.recall), (t.hit += s.hit), t.n++);
+
+/** Every route over every conversation's questions: evidence recall@10 and hit@10, overall and per category. */
+export async function evaluateRoutes(convs: { conv: Conversation; routes: Route[] }[]) {
+  const byRoute = new Map<string, { all: Tally; byCat: Map<number, Tally> }>();
+  for (const { conv, routes } of convs) {
+    for (const route of routes) {
+      const t = byRoute.get(route.label) ?? { all: { recall: 0, hit: 0, n: 0 }, byCat: new Map<number, Tally>() };
+      byRoute.set(route.label, t);
+      for (const q of conv.questions) {
+        const s = scoreAnswer(await route.answer(q.question), q.evidence);
+        add(t.all, s);
+        const c = t.byCat.get(q.category) ?? { recall: 0, hit: 0, n: 0 };
+        t.byCat.set(q.category, c);
+        add(c, s);
+      }
+    }
+  }
+  return byRoute;
+}
+
+const REMEMBER_MODES: { label: string; input: Partial<RememberInput> }[] = [
+  { label: "remember (default)", input: {} },
+  { label: "remember, semantic weight only", input: { weights: { episodic: 0, procedural: 0, relation: 0, conflict: 0 } } },
+  { label: "remember, lexical only (w_vec 0)", input: { w_vec: 0 } },
+  { label: "remember, w_vec 0.01", input: { w_vec: 0.01 } },
+  { label: "remember, w_vec 0.2", input: { w_vec: 0.2 } },
+  { label: "remember, w_vec 1 (equal weights)", input: { w_vec: 1 } },
+  { label: "remember, recency τ 1 day", input: { tau_hours: 24 } },
+];
+const SEARCH_MODES = ["fts", "vector", "hybrid"] as const;
+
+async function locomo(): Promise<void> {
+  const convs = loadLocomo();
+  const scratch = scratchStore({ store: "locomo-scratch" });
+  try {
+    const prepared: { conv: Conversation; routes: Route[] }[] = [];
+    for (const conv of convs) {
+      const store = `locomo-${conv.name}`;
+      createStore({ input: { name: store }, actor: "bench" });
+      const handle = openStore({ store });
+      const thoughtTurn = new Map<string, string>();
+      handle.sqlite.transaction(() => {
+        for (const t of conv.turns) {
+          thoughtTurn.set(thinkThought({ handle, input: { content: t.text, framework: "conversation", timestamp: t.time }, actor: "bench" }).id, t.diaId);
+          ingestDocument({ handle, path: `turns/${t.diaId.replace(":", "-")}.md`, origin: "api", text: t.text, mtime: t.time });
+        }
+      })();
+      await drainEmbedQueues({ stores: [store], batchSize: 256 });
+      const pathTurn = (p: string) => path.basename(p, ".md").replace("-", ":");
+      const raw = rawFts5DocEngine({ label: "raw FTS5 bm25 (porter, OR)", docs: conv.turns.map((t) => ({ path: t.diaId, text: t.text })), tokenize: "porter" });
+      const routes: Route[] = [
+        { label: raw.label, answer: raw.search },
+        // A row whose option this build does not accept is left out, so the same bench runs before and after it lands.
+        ...REMEMBER_MODES.filter((m) => rememberInputSchema.safeParse({ query: "probe", ...m.input }).success).map(
+          (m): Route => ({
+            label: m.label,
+            answer: async (q) => (await rememberByQuery({ handle: openStore({ store }), core: null, input: { query: q, limit: K, kinds: ["thought"], ...m.input } })).results.map((r) => thoughtTurn.get(r.id) ?? r.id),
+          }),
+        ),
+        ...SEARCH_MODES.map(
+          (mode): Route => ({
+            label: `search ${mode}`,
+            answer: async (q) => (await searchStore({ handle: openStore({ store }), core: null, input: searchInputSchema.parse({ q, mode, limit: K }) })).results.map((r) => pathTurn((r as { path: string }).path)),
+          }),
+        ),
+      ];
+      prepared.push({ conv, routes });
+    }
+    const results = await evaluateRoutes(prepared);
+    const base = results.get("raw FTS5 bm25 (porter, OR)")!.all;
+    const questions = base.n;
+    const f3 = (x: number) => x.toFixed(3);
+    const rows = [...results].map(([label, t]) => ({
+      route: label,
+      "recall@10": f3(t.all.recall / t.all.n),
+      "× raw FTS5": f3(t.all.recall / base.recall),
+      "hit@10": f3(t.all.hit / t.all.n),
+      ...Object.fromEntries(
+        Object.entries(CATEGORIES).map(([c, name]) => {
+          const x = t.byCat.get(Number(c));
+          return [`${name} (${x?.n ?? 0})`, x ? f3(x.recall / x.n) : "—"];
+        }),
+      ),
+    }));
+    printTable(`LoCoMo evidence recall@10 and hit@10 (${convs.map((c) => c.name).join(", ")}: ${convs.reduce((n, c) => n + c.turns.length, 0)} turns, ${questions} questions of categories 1–4; in process, builtin embedder)`, rows);
+  } finally {
+    scratch.cleanup();
+  }
+}
+
+/**
+ * The README known-item sets, as their own benches print them (raw FTS5 beside each search mode, in the same run):
+ * the chunk-level and pinned document-level sets (bench/search-quality.bench.ts) and the document set of
+ * bench/search-docs.bench.ts. Set BENCH_MEMORY_PARTS=locomo to skip them.
+ */
+async function knownItemSets(): Promise<void> {
+  process.env.BENCH_QUALITY_PARTS ??= "chunk,document";
+  for (const bench of ["./search-quality.bench", "./search-docs.bench"]) {
+    process.stdout.write(`\n### Known-item set: bench/${bench.slice(2)}.ts\n\n`);
+    const mod = (await import(bench)) as { default: () => Promise<void> };
+    await mod.default();
+  }
+}
+
+export default async function main(): Promise<void> {
+  const parts = (process.env.BENCH_MEMORY_PARTS ?? "locomo,known-items").split(",");
+  if (parts.includes("locomo")) await locomo();
+  if (parts.includes("known-items")) await knownItemSets();
+}

@@ -1,0 +1,67 @@
+import type { Fingerprint } from "../embed/providers";
+import { foldWord } from "./match";
+import type { RetrievalReason } from "./reasons";
+
+/**
+ * How well a hit answers the query, in three bands an agent and a person can
+ * read, instead of a fused score (0.0165 means nothing to either):
+ * - high: the hit holds most of the query's words (≥ 2/3 of its content
+ *   words, by stem), or, for a neural model, a cosine well above what
+ *   unrelated text reaches;
+ * - medium: a good part of them (≥ 1/3), or a cosine clearly above the floor;
+ * - low: a word or two, or a vector neighbour only. An answer whose best hit
+ *   is low says so (weak_match): what came back are guesses.
+ * The builtin hashed vectors never raise a band: unrelated text often shares
+ * letters with the query (a nonsense word's closest chunk reaches 0.27–0.36,
+ * lib/retrieval/floor.ts), so their cosine says little about an answer.
+ */
+export const CONFIDENCE_BANDS = ["high", "medium", "low"] as const;
+export type ConfidenceBand = (typeof CONFIDENCE_BANDS)[number];
+
+export const COVERAGE_HIGH = 2 / 3;
+export const COVERAGE_MEDIUM = 1 / 3;
+/** A neural model's cosine above the similarity floor by this much counts as medium / high. */
+const VECTOR_MARGIN = { medium: 0.25, high: 0.45 } as const;
+
+/** A light stand-in for the index's stems: common English endings off ("renewals" ~ "renewal", "reloaded" ~ "reload"). */
+const stemOf = (w: string) => w.replace(/(ations?|ments?|ings?|ers?|ed|es|ly|s|e)$/u, "").slice(0, 12) || w;
+
+/** The share of the query's content words (`terms`, as matchTerms gives them) that `text` holds, compared by stem. */
+export function termCoverage(terms: readonly string[], text: string): number {
+  if (terms.length === 0) return 0;
+  const words = new Set((foldWord(text).match(/[\p{L}\p{N}]+/gu) ?? []).map(stemOf));
+  const wanted = [...new Set(terms.map((t) => stemOf(foldWord(t))))];
+  return wanted.filter((w) => words.has(w)).length / wanted.length;
+}
+
+/** The band of one hit from its word coverage and (neural models only) its cosine. */
+export function confidenceBand({ coverage, cosine, provider, floor }: { coverage: number; cosine: number | null | undefined; provider: Fingerprint["provider"] | null; floor: number }): ConfidenceBand {
+  const byWords: ConfidenceBand = coverage >= COVERAGE_HIGH ? "high" : coverage >= COVERAGE_MEDIUM ? "medium" : "low";
+  if (provider === null || provider === "builtin" || cosine === null || cosine === undefined) return byWords;
+  const byVector: ConfidenceBand = cosine >= floor + VECTOR_MARGIN.high ? "high" : cosine >= floor + VECTOR_MARGIN.medium ? "medium" : "low";
+  return CONFIDENCE_BANDS[Math.min(CONFIDENCE_BANDS.indexOf(byWords), CONFIDENCE_BANDS.indexOf(byVector))];
+}
+
+/**
+ * weak_match when an answer has hits and the best of them is low: an unrelated question over a full store still
+ * returns its nearest rows, and the answer must say they are guesses. Null when the best hit is medium or better.
+ */
+export function weakAnswerReason({ bands, terms }: { bands: ConfidenceBand[]; terms: readonly string[] }): RetrievalReason | null {
+  if (bands.length === 0 || bands.some((b) => b !== "low")) return null;
+  return {
+    code: "weak_match",
+    message: `no hit holds even a third of the query's words${terms.length ? ` (${terms.slice(0, 8).join(", ")})` : ""}; the ${bands.length} hit(s) are the nearest there is, not answers`,
+  };
+}
+
+/**
+ * Give each hit its band from its own text and cosine (search's chunks and documents, both backends), and the
+ * weak_match reason the answer carries when the best of them is low.
+ */
+export function bandHits<H extends { confidence?: ConfidenceBand }>({ hits, evidenceOf, terms, provider, floor }: { hits: H[]; evidenceOf: (hit: H) => { text: string; cosine: number | null }; terms: readonly string[]; provider: Fingerprint["provider"] | null; floor: number }): RetrievalReason | null {
+  for (const h of hits) {
+    const e = evidenceOf(h);
+    h.confidence = confidenceBand({ coverage: termCoverage(terms, e.text), cosine: e.cosine, provider, floor });
+  }
+  return weakAnswerReason({ bands: hits.map((h) => h.confidence!), terms });
+}
