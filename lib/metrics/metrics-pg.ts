@@ -81,8 +81,10 @@ export async function saveRollupsPg({ rows, resolutionS = 60 }: { rows: MinuteRo
 
 /** Drain this replica's in-memory minutes into PostgreSQL; a failed write throws (the loop logs it). */
 export async function flushLatencyRollupsPg(): Promise<number> {
+  const rows = drainMinuteRollups();
+  if (rows.length === 0) return 0;
   const known = cachedRollupRoutes() ?? rememberRollupRoutes((await readPg<{ route: string }>({ sql: ROLLUP_ROUTES_SELECT, params: [] })).map((r) => r.route));
-  return saveRollupsPg({ rows: capRollupRoutes({ rows: drainMinuteRollups(), known }) });
+  return saveRollupsPg({ rows: capRollupRoutes({ rows, known }) });
 }
 
 /** Retention, as on SQLite (lib/metrics/rollups.ts pruneMetrics). */

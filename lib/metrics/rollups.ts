@@ -139,8 +139,11 @@ export function saveRollups({ rows, resolutionS = 60 }: { rows: MinuteRollup[]; 
 
 /** Drain this process's in-memory minutes into governance.db; a failed write throws (the loop logs it). */
 export function flushLatencyRollups(): number {
+  const rows = drainMinuteRollups();
+  // Nothing to write: the ledger is not opened (a flush must not create or migrate governance.db by itself).
+  if (rows.length === 0) return 0;
   const known = cachedRollupRoutes() ?? rememberRollupRoutes((getGovernance().sqlite.prepare(ROLLUP_ROUTES_SELECT).all() as { route: string }[]).map((r) => r.route));
-  return saveRollups({ rows: capRollupRoutes({ rows: drainMinuteRollups(), known }) });
+  return saveRollups({ rows: capRollupRoutes({ rows, known }) });
 }
 
 /**

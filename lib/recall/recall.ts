@@ -88,7 +88,7 @@ export type RecallResult = {
   query: string;
   traces: TraceHit[];
   learnings: LearningHit[];
-  /** Key names as the reflection API has always spelled them (issue 5). */
+  /** Key names as the reflection API has always spelled them. */
   guidance: {
     past_failure_warning: { traceId: number; score: number; intent: { verb: string; target: string }; keyIssue: string; message: string } | null;
     aligned_preferences: { learningId: number; score: number; predicate: string; description: string; confidence: number }[];
