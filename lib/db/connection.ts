@@ -11,7 +11,7 @@ import { AppError } from "../errors";
 import { log } from "../log";
 import { loadQueryBudget } from "./query-budget";
 import { assertSqliteDataDir } from "./deployment-marker";
-import { chmodPrivate, mkdirPrivate } from "../private-fs";
+import { chmodPrivate, mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 import * as governanceSchema from "./schema/governance";
 import * as indexBaseSchema from "./schema/index";
 import * as embedSchema from "./schema/embed";
@@ -224,8 +224,25 @@ export function storeIndexPath(store: string): string {
   return path.join(storeDir(store), "index.db");
 }
 
-/** Open (creating if needed) a store's index.db with migrations applied, sqlite-vec and the query budget loaded. */
-export function getStoreDb(store: string): StoreHandle {
+/** The memory folder of a store whose folder must already be there: a store deleted meanwhile is a not_found, never made again. */
+function mkdirInsideExistingStore(store: string, memory: string): void {
+  try {
+    fs.mkdirSync(memory, { mode: PRIVATE_DIR_MODE });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return;
+    if (code === "ENOENT") throw new AppError("not_found", `store ${store} does not exist`);
+    throw e;
+  }
+}
+
+/**
+ * Open (creating if needed) a store's index.db with migrations applied, sqlite-vec and the query budget loaded.
+ * `create: false` is for everything that opens a store by a name it read earlier (a request's openStore, the
+ * embed worker, the memory folder watch, a resumed job): a store deleted meanwhile answers not_found and is
+ * never brought back as an empty folder.
+ */
+export function getStoreDb(store: string, { create = true }: { create?: boolean } = {}): StoreHandle {
   const reg = registry();
   const existing = reg.stores.get(store);
   if (existing) {
@@ -237,7 +254,10 @@ export function getStoreDb(store: string): StoreHandle {
   const dir = storeDir(store);
   const file = path.join(dir, "index.db");
   const readOnly = readOnlyReason(file);
-  if (!readOnly) mkdirPrivate(path.join(dir, "memory"));
+  if (!readOnly) {
+    if (create) mkdirPrivate(path.join(dir, "memory"));
+    else mkdirInsideExistingStore(store, path.join(dir, "memory"));
+  }
   const sqlite = readOnly ? openReadOnly(file, "index", readOnly) : new Database(file);
   let handle: StoreHandle;
   try {

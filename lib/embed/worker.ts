@@ -231,7 +231,7 @@ function writeVectors({
  * whose index was never built has nothing queued to embed.
  */
 function openForWorker(store: string): StoreHandle {
-  return getStoreDb(store);
+  return getStoreDb(store, { create: false });
 }
 
 /** Claims of a worker process on this host that is gone (kill -9) are released at start and per heartbeat, not left to their lease. */

@@ -202,7 +202,7 @@ function takeOver(row: AdminJobRow): AdminJobRow | null {
  * rebuilds the index anyway.
  */
 function openJobStore(row: AdminJobRow): StoreHandle {
-  return getStoreDb(row.store);
+  return getStoreDb(row.store, { create: false });
 }
 
 /**
