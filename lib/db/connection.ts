@@ -1,5 +1,6 @@
 import { INSTALL_ROOT } from "../install-root";
 import Database from "better-sqlite3";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import fs from "node:fs";
@@ -247,6 +248,7 @@ export function getStoreDb(store: string, { create = true }: { create?: boolean 
   const existing = reg.stores.get(store);
   if (existing) {
     touchStoreHandle(reg, store, existing);
+    holdStoreHandle(existing);
     closeIdleStoreHandles(reg);
     return existing;
   }
@@ -277,6 +279,7 @@ export function getStoreDb(store: string, { create = true }: { create?: boolean 
   }
   reg.stores.set(store, handle);
   storeHandleUsedAt.set(handle, Date.now());
+  holdStoreHandle(handle);
   closeIdleStoreHandles(reg);
   return handle;
 }
@@ -286,11 +289,37 @@ export function getStoreDb(store: string, { create = true }: { create?: boolean 
  * number of stores: the registry's Map keeps handles in order of last use
  * (a use moves a handle to the end), and beyond the limit the least recently
  * used are closed (the next getStoreDb reopens one). A handle used in the last
- * STORE_HANDLE_GRACE_MS is never closed: a request may still hold it across
- * an await (an embedding call), and closing it under that request would fail it.
+ * STORE_HANDLE_GRACE_MS is never closed, and neither is one held by work
+ * still running (holdingStoreHandles: a request, an embed batch, a job), however
+ * long it waits across an await (a slow embedding provider): closing it under
+ * that work would fail it. So the open count is the limit plus what running work holds.
  */
 const STORE_HANDLE_GRACE_MS = 30_000;
 const storeHandleUsedAt = new WeakMap<StoreHandle, number>();
+const storeHandleHolds = new WeakMap<StoreHandle, number>();
+const heldByWork = new AsyncLocalStorage<Set<StoreHandle>>();
+
+/** Run `work` holding every store handle it opens (and `handles`, opened before): none of them is closed as idle until it settles. */
+export async function holdingStoreHandles<T>(work: () => T | Promise<T>, handles: StoreHandle[] = []): Promise<T> {
+  const held = new Set<StoreHandle>();
+  for (const h of handles) holdIn(held, h);
+  try {
+    return await heldByWork.run(held, work);
+  } finally {
+    for (const h of held) storeHandleHolds.set(h, (storeHandleHolds.get(h) ?? 1) - 1);
+  }
+}
+
+function holdStoreHandle(handle: StoreHandle): void {
+  const held = heldByWork.getStore();
+  if (held) holdIn(held, handle);
+}
+
+function holdIn(held: Set<StoreHandle>, handle: StoreHandle): void {
+  if (held.has(handle)) return;
+  held.add(handle);
+  storeHandleHolds.set(handle, (storeHandleHolds.get(handle) ?? 0) + 1);
+}
 
 function touchStoreHandle(reg: Registry, store: string, handle: StoreHandle): void {
   storeHandleUsedAt.set(handle, Date.now());
@@ -304,7 +333,7 @@ function closeIdleStoreHandles(reg: Registry): void {
   const idleBefore = Date.now() - STORE_HANDLE_GRACE_MS;
   for (const [name, h] of reg.stores) {
     if (reg.stores.size <= max) break;
-    if ((storeHandleUsedAt.get(h) ?? 0) > idleBefore) continue;
+    if ((storeHandleUsedAt.get(h) ?? 0) > idleBefore || (storeHandleHolds.get(h) ?? 0) > 0) continue;
     h.sqlite.close();
     reg.stores.delete(name);
   }

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "../config";
-import { getStoreDb, storeDir } from "../db/connection";
+import { getStoreDb, holdingStoreHandles, storeDir } from "../db/connection";
 import { listStoreNames } from "../db/store-names";
 import { isAppError } from "../errors";
 import { appendAudit } from "../governance/audit";
@@ -113,10 +113,12 @@ async function run(state: State, store: string, w: Watching): Promise<void> {
   w.dirty = false;
   w.running = true;
   try {
-    const handle = getStoreDb(store, { create: false });
-    // A never-built index (a deleted index.db) is rebuilt as on first access; then the incremental pass.
-    ensureIndexBuilt({ handle });
-    const result = await reindexStoreAsync({ handle, background: true });
+    const result = await holdingStoreHandles(() => {
+      const handle = getStoreDb(store, { create: false });
+      // A never-built index (a deleted index.db) is rebuilt as on first access; then the incremental pass.
+      ensureIndexBuilt({ handle });
+      return reindexStoreAsync({ handle, background: true });
+    });
     auditFileChange(result);
   } catch (e) {
     // A reindex already running (an admin's) covers these changes; a store deleted meanwhile is forgotten; anything else is tried again on the next change or scan.
