@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { POST as searchPOST } from "@/app/api/v1/stores/[store]/search/route";
 import { bootstrapApp } from "@/lib/bootstrap";
-import { ageStoreHandlesForTests, getStoreDb } from "@/lib/db/connection";
+import { ageStoreHandlesForTests, getStoreDb, holdingStoreHandles, openStoreHandles } from "@/lib/db/connection";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
 import { onPg, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
@@ -44,5 +44,16 @@ describe.skipIf(onPg)("a store handle in use", () => {
     for (const s of ["o1", "o2", "o3"]) getStoreDb(s);
     const r = await search;
     expect(r.status, JSON.stringify(r.json)).toBe(200);
+  });
+
+  it("a task that finished work left running holds nothing: its store closes when idle", async () => {
+    let later: Promise<void> = Promise.resolve();
+    await holdingStoreHandles(() => {
+      later = new Promise((resolve) => setTimeout(() => resolve(void getStoreDb("o1")), 20));
+    });
+    await later;
+    ageStoreHandlesForTests();
+    for (const s of ["o2", "o3"]) getStoreDb(s);
+    expect(openStoreHandles().map((h) => h.store)).not.toContain("o1");
   });
 });

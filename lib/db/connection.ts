@@ -297,27 +297,30 @@ export function getStoreDb(store: string, { create = true }: { create?: boolean 
 const STORE_HANDLE_GRACE_MS = 30_000;
 const storeHandleUsedAt = new WeakMap<StoreHandle, number>();
 const storeHandleHolds = new WeakMap<StoreHandle, number>();
-const heldByWork = new AsyncLocalStorage<Set<StoreHandle>>();
+/** The handles one piece of work holds; `ended` once it settled (a task it left running, e.g. a timer, holds nothing more through it). */
+type Holds = { handles: Set<StoreHandle>; ended: boolean };
+const heldByWork = new AsyncLocalStorage<Holds>();
 
 /** Run `work` holding every store handle it opens (and `handles`, opened before): none of them is closed as idle until it settles. */
 export async function holdingStoreHandles<T>(work: () => T | Promise<T>, handles: StoreHandle[] = []): Promise<T> {
-  const held = new Set<StoreHandle>();
-  for (const h of handles) holdIn(held, h);
+  const holds: Holds = { handles: new Set(), ended: false };
+  for (const h of handles) holdIn(holds, h);
   try {
-    return await heldByWork.run(held, work);
+    return await heldByWork.run(holds, work);
   } finally {
-    for (const h of held) storeHandleHolds.set(h, (storeHandleHolds.get(h) ?? 1) - 1);
+    holds.ended = true;
+    for (const h of holds.handles) storeHandleHolds.set(h, (storeHandleHolds.get(h) ?? 1) - 1);
   }
 }
 
 function holdStoreHandle(handle: StoreHandle): void {
-  const held = heldByWork.getStore();
-  if (held) holdIn(held, handle);
+  const holds = heldByWork.getStore();
+  if (holds) holdIn(holds, handle);
 }
 
-function holdIn(held: Set<StoreHandle>, handle: StoreHandle): void {
-  if (held.has(handle)) return;
-  held.add(handle);
+function holdIn(holds: Holds, handle: StoreHandle): void {
+  if (holds.ended || holds.handles.has(handle)) return;
+  holds.handles.add(handle);
   storeHandleHolds.set(handle, (storeHandleHolds.get(handle) ?? 0) + 1);
 }
 
