@@ -5,6 +5,7 @@ import { AppError, infrastructureError, isAppError, type ErrorDetail } from "../
 import { assertStoresAllowed, hasScope, type AgentPrincipal, type Scope } from "../auth/tokens";
 import { governance } from "../backend/governance";
 import { notServedOnPostgres, storesOnPostgres } from "../stores/backend";
+import { holdingStoreHandles } from "../db/connection";
 import { isAnswer } from "../http/answer";
 import { log } from "../log";
 import { parseJsonBody, readBodyLimited } from "../http/body";
@@ -169,7 +170,7 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
         body = parseWith(spec.body, parseJsonBody(text), "body");
         if (principal) assertStoresAllowed(principal, storesReferenced(spec.body, body));
       }
-      const result = await spec.handler({ params, query, body, principal, request });
+      const result = await holdingStoreHandles(() => spec.handler({ params, query, body, principal, request }));
       // A handler returns data (or respondCreated(data, ...)); its own Response would skip the contract and lose the request id.
       if (result instanceof Response) throw new Error(`${spec.name}: handlers return data, not a Response`);
       const answer = isAnswer(result) ? result : { body: result, status: spec.status ?? 200, contentType: undefined };

@@ -1,5 +1,6 @@
 import { INSTALL_ROOT } from "../install-root";
 import Database from "better-sqlite3";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import fs from "node:fs";
@@ -11,7 +12,7 @@ import { AppError } from "../errors";
 import { log } from "../log";
 import { loadQueryBudget } from "./query-budget";
 import { assertSqliteDataDir } from "./deployment-marker";
-import { chmodPrivate, mkdirPrivate } from "../private-fs";
+import { chmodPrivate, mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 import * as governanceSchema from "./schema/governance";
 import * as indexBaseSchema from "./schema/index";
 import * as embedSchema from "./schema/embed";
@@ -224,12 +225,30 @@ export function storeIndexPath(store: string): string {
   return path.join(storeDir(store), "index.db");
 }
 
-/** Open (creating if needed) a store's index.db with migrations applied, sqlite-vec and the query budget loaded. */
-export function getStoreDb(store: string): StoreHandle {
+/** The memory folder of a store whose folder must already be there: a store deleted meanwhile is a not_found, never made again. */
+function mkdirInsideExistingStore(store: string, memory: string): void {
+  try {
+    fs.mkdirSync(memory, { mode: PRIVATE_DIR_MODE });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return;
+    if (code === "ENOENT") throw new AppError("not_found", `store ${store} does not exist`);
+    throw e;
+  }
+}
+
+/**
+ * Open (creating if needed) a store's index.db with migrations applied, sqlite-vec and the query budget loaded.
+ * `create: false` is for everything that opens a store by a name it read earlier (a request's openStore, the
+ * embed worker, the memory folder watch, a resumed job): a store deleted meanwhile answers not_found and is
+ * never brought back as an empty folder.
+ */
+export function getStoreDb(store: string, { create = true }: { create?: boolean } = {}): StoreHandle {
   const reg = registry();
   const existing = reg.stores.get(store);
   if (existing) {
     touchStoreHandle(reg, store, existing);
+    holdStoreHandle(existing);
     closeIdleStoreHandles(reg);
     return existing;
   }
@@ -237,7 +256,10 @@ export function getStoreDb(store: string): StoreHandle {
   const dir = storeDir(store);
   const file = path.join(dir, "index.db");
   const readOnly = readOnlyReason(file);
-  if (!readOnly) mkdirPrivate(path.join(dir, "memory"));
+  if (!readOnly) {
+    if (create) mkdirPrivate(path.join(dir, "memory"));
+    else mkdirInsideExistingStore(store, path.join(dir, "memory"));
+  }
   const sqlite = readOnly ? openReadOnly(file, "index", readOnly) : new Database(file);
   let handle: StoreHandle;
   try {
@@ -257,6 +279,7 @@ export function getStoreDb(store: string): StoreHandle {
   }
   reg.stores.set(store, handle);
   storeHandleUsedAt.set(handle, Date.now());
+  holdStoreHandle(handle);
   closeIdleStoreHandles(reg);
   return handle;
 }
@@ -266,11 +289,40 @@ export function getStoreDb(store: string): StoreHandle {
  * number of stores: the registry's Map keeps handles in order of last use
  * (a use moves a handle to the end), and beyond the limit the least recently
  * used are closed (the next getStoreDb reopens one). A handle used in the last
- * STORE_HANDLE_GRACE_MS is never closed: a request may still hold it across
- * an await (an embedding call), and closing it under that request would fail it.
+ * STORE_HANDLE_GRACE_MS is never closed, and neither is one held by work
+ * still running (holdingStoreHandles: a request, an embed batch, a job), however
+ * long it waits across an await (a slow embedding provider): closing it under
+ * that work would fail it. So the open count is the limit plus what running work holds.
  */
 const STORE_HANDLE_GRACE_MS = 30_000;
 const storeHandleUsedAt = new WeakMap<StoreHandle, number>();
+const storeHandleHolds = new WeakMap<StoreHandle, number>();
+/** The handles one piece of work holds; `ended` once it settled (a task it left running, e.g. a timer, holds nothing more through it). */
+type Holds = { handles: Set<StoreHandle>; ended: boolean };
+const heldByWork = new AsyncLocalStorage<Holds>();
+
+/** Run `work` holding every store handle it opens (and `handles`, opened before): none of them is closed as idle until it settles. */
+export async function holdingStoreHandles<T>(work: () => T | Promise<T>, handles: StoreHandle[] = []): Promise<T> {
+  const holds: Holds = { handles: new Set(), ended: false };
+  for (const h of handles) holdIn(holds, h);
+  try {
+    return await heldByWork.run(holds, work);
+  } finally {
+    holds.ended = true;
+    for (const h of holds.handles) storeHandleHolds.set(h, (storeHandleHolds.get(h) ?? 1) - 1);
+  }
+}
+
+function holdStoreHandle(handle: StoreHandle): void {
+  const holds = heldByWork.getStore();
+  if (holds) holdIn(holds, handle);
+}
+
+function holdIn(holds: Holds, handle: StoreHandle): void {
+  if (holds.ended || holds.handles.has(handle)) return;
+  holds.handles.add(handle);
+  storeHandleHolds.set(handle, (storeHandleHolds.get(handle) ?? 0) + 1);
+}
 
 function touchStoreHandle(reg: Registry, store: string, handle: StoreHandle): void {
   storeHandleUsedAt.set(handle, Date.now());
@@ -284,7 +336,7 @@ function closeIdleStoreHandles(reg: Registry): void {
   const idleBefore = Date.now() - STORE_HANDLE_GRACE_MS;
   for (const [name, h] of reg.stores) {
     if (reg.stores.size <= max) break;
-    if ((storeHandleUsedAt.get(h) ?? 0) > idleBefore) continue;
+    if ((storeHandleUsedAt.get(h) ?? 0) > idleBefore || (storeHandleHolds.get(h) ?? 0) > 0) continue;
     h.sqlite.close();
     reg.stores.delete(name);
   }

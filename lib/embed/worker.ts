@@ -1,7 +1,7 @@
 import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
 import { getConfig } from "../config";
-import { getStoreDb, type StoreHandle } from "../db/connection";
+import { getStoreDb, holdingStoreHandles, type StoreHandle } from "../db/connection";
 import { log } from "../log";
 import { listStoreNames } from "../db/store-names";
 import type { EmbeddingCacheRow, EmbeddingRow } from "../db/schema/embed";
@@ -231,7 +231,7 @@ function writeVectors({
  * whose index was never built has nothing queued to embed.
  */
 function openForWorker(store: string): StoreHandle {
-  return getStoreDb(store);
+  return getStoreDb(store, { create: false });
 }
 
 /** Claims of a worker process on this host that is gone (kill -9) are released at start and per heartbeat, not left to their lease. */
@@ -291,7 +291,7 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
         const started = Date.now();
         let r: BatchResult;
         try {
-          r = await processEmbedBatch({ handle: openForWorker(store), workerId, signal: opts.signal });
+          r = await holdingStoreHandles(() => processEmbedBatch({ handle: openForWorker(store), workerId, signal: opts.signal }));
         } catch (e) {
           r = { ...emptyBatchResult(), error: (e as Error).message };
           log("error", "embed worker step failed", { store, error: r.error });

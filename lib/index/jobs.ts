@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { and, desc, eq, sql } from "drizzle-orm";
-import { getGovernance, getStoreDb, type StoreHandle } from "../db/connection";
+import { getGovernance, getStoreDb, holdingStoreHandles, type StoreHandle } from "../db/connection";
 import { adminJobs, type AdminJobRow } from "../db/schema/governance";
 import { appendAudit } from "../governance/audit";
 import { log } from "../log";
@@ -202,7 +202,7 @@ function takeOver(row: AdminJobRow): AdminJobRow | null {
  * rebuilds the index anyway.
  */
 function openJobStore(row: AdminJobRow): StoreHandle {
-  return getStoreDb(row.store);
+  return getStoreDb(row.store, { create: false });
 }
 
 /**
@@ -210,7 +210,12 @@ function openJobStore(row: AdminJobRow): StoreHandle {
  * and a run that lost its job stops. The promise settles when the run ends
  * (it never rejects: the outcome is in the row).
  */
-function runJob({ row, handle, onProgress: report }: { row: AdminJobRow; handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Promise<void> {
+function runJob(args: { row: AdminJobRow; handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Promise<void> {
+  // The job outlives the request that started it: its store stays open (never closed as idle) until it ends.
+  return holdingStoreHandles(() => runHeldJob(args), [args.handle]);
+}
+
+function runHeldJob({ row, handle, onProgress: report }: { row: AdminJobRow; handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Promise<void> {
   const { db } = getGovernance();
   const active = state().active;
   const mine = and(eq(adminJobs.id, row.id), eq(adminJobs.owner, jobOwner()));

@@ -21,23 +21,26 @@ const MEMORY_SEGMENT_RE = /^[\p{L}\p{N}](?:[\p{L}\p{N} ._-]{0,78}[\p{L}\p{N}_-])
 const MAX_DEPTH = 16;
 export const CATEGORY_FILE = "_category.md";
 
-function segmentsOk(p: string, minSegments: number): string | null {
+function segmentsOk(p: string, minSegments: number, { lastIsFile }: { lastIsFile: boolean }): string | null {
   if (p.includes("\0")) return "must not contain NUL";
   if (p.startsWith("/") || p.includes("\\") || /^[A-Za-z]:/.test(p)) return "must be a relative path with '/' separators";
   const segs = p.split("/");
   if (segs.length < minSegments || segs.length > MAX_DEPTH + 1) return `must have ${minSegments}-${MAX_DEPTH + 1} segments`;
   if (segs.some((s) => s === ".." || s.includes(".."))) return "must not contain '..'";
   if (!segs.every((s) => MEMORY_SEGMENT_RE.test(s))) return "segments are 1-80 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit and not ending in a space or dot (no hidden names, no '..')";
+  // A folder named like a memory's file (<slug>.md) would be both at once on disk.
+  const folders = lastIsFile ? segs.slice(0, -1) : segs;
+  if (folders.some((s) => /\.md$/i.test(s))) return "category names must not end in '.md' (the name of a memory's file)";
   return null;
 }
 
 export const memoryPathSchema = z.string().max(400).superRefine((p, ctx) => {
-  const problem = segmentsOk(p, 2);
+  const problem = segmentsOk(p, 2, { lastIsFile: true });
   if (problem) ctx.addIssue({ code: "custom", message: `memory path ${problem} (form: <category>/<slug>)` });
 });
 
 export const categoryPathSchema = z.string().max(400).superRefine((p, ctx) => {
-  const problem = segmentsOk(p, 1);
+  const problem = segmentsOk(p, 1, { lastIsFile: false });
   if (problem) ctx.addIssue({ code: "custom", message: `category path ${problem}` });
 });
 

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "../config";
-import { getStoreDb, storeDir } from "../db/connection";
+import { getStoreDb, holdingStoreHandles, storeDir } from "../db/connection";
 import { listStoreNames } from "../db/store-names";
 import { isAppError } from "../errors";
 import { appendAudit } from "../governance/audit";
@@ -113,19 +113,28 @@ async function run(state: State, store: string, w: Watching): Promise<void> {
   w.dirty = false;
   w.running = true;
   try {
-    const handle = getStoreDb(store);
-    // A never-built index (a deleted index.db) is rebuilt as on first access; then the incremental pass.
-    ensureIndexBuilt({ handle });
-    const result = await reindexStoreAsync({ handle, background: true });
+    const result = await holdingStoreHandles(() => {
+      const handle = getStoreDb(store, { create: false });
+      // A never-built index (a deleted index.db) is rebuilt as on first access; then the incremental pass.
+      ensureIndexBuilt({ handle });
+      return reindexStoreAsync({ handle, background: true });
+    });
     auditFileChange(result);
   } catch (e) {
-    // A reindex already running (an admin's) covers these changes; anything else is tried again on the next change or scan.
-    if (!(isAppError(e) && e.code === "conflict")) log("warn", "indexing memory file changes failed; the next change or scan tries again", { store, error: String(e) });
+    // A reindex already running (an admin's) covers these changes; a store deleted meanwhile is forgotten; anything else is tried again on the next change or scan.
+    if (isAppError(e) && e.code === "not_found") forget(state, store, w);
+    else if (!(isAppError(e) && e.code === "conflict")) log("warn", "indexing memory file changes failed; the next change or scan tries again", { store, error: String(e) });
   } finally {
     w.running = false;
   }
   // Changes that arrived while it ran are indexed in the next batch.
   if (w.dirty) schedule(state, store, w, state.batchMs);
+}
+
+function forget(state: State, store: string, w: Watching): void {
+  w.watcher?.close();
+  w.watcher = null;
+  state.stores.delete(store);
 }
 
 function auditFileChange(r: ReindexResult): void {

@@ -11,6 +11,7 @@ import { assertJsonDepth, readBodyLimited } from "../http/body";
 import { getConfig } from "../config";
 import { limitReached } from "../common";
 import { withSharedQueryBudget } from "../db/query-budget";
+import { holdingStoreHandles } from "../db/connection";
 import { AppError } from "../errors";
 import { createMcpServer } from "./server";
 
@@ -64,7 +65,7 @@ export async function handleMcpPost(request: Request): Promise<Response> {
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: getConfig().maxBodyBytes });
   await server.connect(transport);
   try {
-    return await withSharedQueryBudget(() => transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody }));
+    return await holdingStoreHandles(() => withSharedQueryBudget(() => transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody })));
   } finally {
     await server.close();
   }

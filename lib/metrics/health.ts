@@ -266,14 +266,15 @@ export function providerErrorCategory(text: string): string {
 }
 
 type WorkerReport = { last_batch_store: string | null; last_error: string | null; last_error_store: string | null };
-type HealthReportText = { provider_error: string | null; provider: { error: string | null }; workers: WorkerReport[] };
+type HealthReportText = { provider_error: string | null; provider: { error: string | null }; workers: WorkerReport[]; parked: { lastError: string | null }[] };
 
 /**
  * What a token may read of a health report. The workers embed for every
  * store: a store the token may not use is not named (`last_batch_store`, and
  * the error of a batch of such a store with its store), and below admin scope
  * provider and worker error text becomes its category wherever it appears
- * (provider_error, provider.error, status_reason, worker errors).
+ * (provider_error, provider.error, status_reason, worker errors, the error
+ * each parked item was parked with).
  */
 export function redactHealthReport<T extends HealthReportText>({ report, principal }: { report: T; principal: AgentPrincipal }): T {
   const admin = hasScope(principal, "admin");
@@ -293,7 +294,8 @@ export function redactHealthReport<T extends HealthReportText>({ report, princip
       last_error_store: errorVisible ? w.last_error_store : null,
     };
   });
-  const redacted = { ...report, provider_error: hide(report.provider_error), provider: { ...report.provider, error: hide(report.provider.error) }, workers };
+  const parked = report.parked.map((p) => ({ ...p, lastError: hide(p.lastError) }));
+  const redacted = { ...report, provider_error: hide(report.provider_error), provider: { ...report.provider, error: hide(report.provider.error) }, workers, parked };
   if (replacements.size === 0) return redacted;
   // Status and degraded reasons quote the provider's text: every string of the report is cleaned the same way.
   const clean = (v: unknown): unknown => {

@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { closeStoreDb, getGovernance, getStoreDb, storeDir, type StoreHandle } from "../db/connection";
 import { CORE_STORE, DEFAULT_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
@@ -114,7 +115,7 @@ export function openStore({ store, buildIndex = true }: { store: string; buildIn
   // With DATABASE_URL the stores agents write are in PostgreSQL: a local index.db would answer from data they never see.
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${store}`);
   if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
-  const handle = getStoreDb(store);
+  const handle = getStoreDb(store, { create: false });
   if (buildIndex) ensureIndexBuilt({ handle });
   return handle;
 }
@@ -159,8 +160,12 @@ export function deleteStore({ name, actor }: { name: string; actor: string }): {
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
   if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
   assertStoreRemovable(name);
+  // Out of its name first, in one rename: from here on nothing (a request, the embed worker, the memory folder
+  // watch) can open the store again, and nothing makes its folder anew; then its connection closed and the files removed.
+  const doomed = path.join(path.dirname(storeDir(name)), `.deleted-${name}-${randomBytes(6).toString("hex")}`);
+  fs.renameSync(storeDir(name), doomed);
   closeStoreDb(name);
-  fs.rmSync(storeDir(name), { recursive: true, force: true });
+  fs.rmSync(doomed, { recursive: true, force: true });
   appendAudit({ actor, action: "store.delete", target: `store:${name}`, details: null });
   return { deleted: name };
 }

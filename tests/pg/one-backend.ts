@@ -28,6 +28,8 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/ann-index.test.ts": "the SQLite store's usearch index files; PostgreSQL uses pgvector's HNSW (tests/pglite-vectors.test.ts)",
   "tests/data-dir-modes.test.ts": "file modes of DATA_DIR's SQLite files",
   "tests/limits-mcp.test.ts": "the in-process metrics table and SQLite's metric_rollups read back directly; the route-key cap is one function for both backends (lib/metrics/rollups.ts capRollupRoutes, used by metrics-pg.ts)",
+  "tests/store-delete-watch.test.ts": "the memory folder watch and store folders are SQLite's (PostgreSQL drops the store's schema in one transaction: tests/limits-stores.test.ts)",
+  "tests/store-handles-held.test.ts": "SQLite's per-store connections closed when idle; PostgreSQL uses one pool",
   "tests/limits-visibility.test.ts": "seeds an embed worker's state in SQLite's embed_workers; the redaction is one function (lib/metrics/health.ts redactHealthReport) that the PostgreSQL report goes through too",
   "tests/limits-retention.test.ts": "SQLite's recall log, audit rows and the query-budget extension; the recall retention statements are shared with PostgreSQL (lib/recall/events.ts recallRetentionStatements)",
   "tests/files-containment.test.ts": "memory files on disk are the truth on SQLite; on PostgreSQL a table is (tests/pg/store-memories.test.ts)",
