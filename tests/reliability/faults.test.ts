@@ -127,7 +127,8 @@ describe("kill -9 of a real server", () => {
 
     await assertIntact("crash");
     // Nobody asks again: the restarted server finds the job its predecessor left running and takes it over.
-    await serve();
+    // (The memory folder watch is off here: its start-up scan would index the files first, leaving the job nothing to add.)
+    await serve({ DUALMIND_MEMORY_WATCH: "false" });
     type JobView = { id: string; status: string; attempts: number; result: { counts: { added: number } } | null };
     const resumed = await waitFor("the interrupted reindex to finish after restart", async () => {
       const r = await call("GET", `/jobs/${jobId}`);
