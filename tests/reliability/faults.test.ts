@@ -112,6 +112,9 @@ describe("kill -9 of a real server", () => {
     "during a reindex: the previous index stays whole, and the job (a row in governance.db) resumes by itself after restart",
     "on PostgreSQL the rebuild is one transaction with no progress to catch mid-run; the job take-over is the PostgreSQL test below",
     async () => {
+    // The memory folder watch is off for this test: it would index the new files itself (and again at the restart's
+    // start-up scan), so the job would have nothing left to add and its resumption could not be told apart.
+    await serve({ DUALMIND_MEMORY_WATCH: "false" });
     const dir = path.join(env.dataDir, "stores", "crash", "memory", "bulk");
     fs.mkdirSync(dir, { recursive: true });
     for (let i = 0; i < 6000; i++) fs.writeFileSync(path.join(dir, `note-${i}.md`), `# Note ${i}\n\n${"word ".repeat(150 + (i % 40))}\n`);
@@ -127,7 +130,6 @@ describe("kill -9 of a real server", () => {
 
     await assertIntact("crash");
     // Nobody asks again: the restarted server finds the job its predecessor left running and takes it over.
-    // (The memory folder watch is off here: its start-up scan would index the files first, leaving the job nothing to add.)
     await serve({ DUALMIND_MEMORY_WATCH: "false" });
     type JobView = { id: string; status: string; attempts: number; result: { counts: { added: number } } | null };
     const resumed = await waitFor("the interrupted reindex to finish after restart", async () => {
