@@ -40,7 +40,7 @@ describe("health events on PostgreSQL", () => {
     expect(await observeFailedDialecticSessions()).toHaveLength(1);
     expect(await observeFailedDialecticSessions()).toHaveLength(0);
     await alertQueueIdle();
-    expect(received).toEqual([expect.objectContaining({ kind: "dialectic_failed", subject: session.sessionId, reason: "abandoned by agent-a: gave up" })]);
+    expect(received).toEqual([expect.objectContaining({ kind: "dialectic_failed", subject: session.sessionId, reason: "abandoned by agent-a", agent_id: "agent-a", agent_text: "gave up" })]);
     await expect.poll(async () => (await listRecentHealthEvents())[0]).toMatchObject({ kind: "dialectic_failed", subject: session.sessionId, webhookState: "delivered", webhookAttempts: 1 });
   });
 

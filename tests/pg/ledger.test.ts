@@ -45,7 +45,7 @@ describe("ledger tasks and runs on PostgreSQL", () => {
   it("refuses runs from agents that do not work on the task, and hides the task from them", async () => {
     await createTaskPg({ db: replicas.a().db, input: { task_id: "private", intent: "mine", spec: {}, assignees: ["agent:b"] }, requestedBy: "agent:a" });
     const start = { run_id: "r-private", skill: "s", input_hash: HASH, runner_version: "1" };
-    await expect(recordRunStartPg({ db: replicas.a().db, taskId: "private", input: start, caller: agent("agent:c") })).rejects.toMatchObject({ code: "forbidden" });
+    await expect(recordRunStartPg({ db: replicas.a().db, taskId: "private", input: start, caller: agent("agent:c") })).rejects.toMatchObject({ code: "not_found", message: "no task private" });
     await expect(getTaskStatusByIdPg({ db: replicas.a().db, taskId: "private", caller: agent("agent:c") })).rejects.toMatchObject({ code: "not_found" });
     const byAssignee = await recordRunStartPg({ db: replicas.b().db, taskId: "private", input: start, caller: agent("agent:b") });
     expect(byAssignee.created).toBe(true);

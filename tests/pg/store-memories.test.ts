@@ -124,12 +124,12 @@ describe("memories on PostgreSQL: the table is the truth", () => {
     fs.mkdirSync(path.join(dir, "ok"), { recursive: true });
     fs.writeFileSync(path.join(dir, "ok", "fine.md"), "fine");
     fs.writeFileSync(path.join(dir, "top-level.md"), "no category");
-    fs.writeFileSync(path.join(dir, "ok", "bad name.md"), "space");
+    fs.writeFileSync(path.join(dir, "ok", "bad..name.md"), "two dots in a row");
     fs.writeFileSync(path.join(dir, "ok", "notes.txt"), "not markdown");
     const h = await newStore("odd");
     const r = await importMemoriesPg({ handle: h, dir, actor: "a" });
     expect(r.added).toBe(1);
-    expect(r.skipped.map((s) => s.path).sort()).toEqual(["ok/bad name.md", "top-level.md"]);
+    expect(r.skipped.map((s) => s.path).sort()).toEqual(["ok/bad..name.md", "top-level.md"]);
     await expect(importMemoriesPg({ handle: h, dir: path.join(tmp, "missing"), actor: "a" })).rejects.toMatchObject({ code: "invalid_request" });
   });
 });
