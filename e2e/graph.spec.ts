@@ -54,7 +54,7 @@ test("an agent builds a node with a frame and evidence; a person opens it and ru
   const results = page.getByTestId("remember-results");
   const nodeResult = results.getByRole("article", { name: `node Reindex job ${RUN}` });
   await expect(nodeResult).toBeVisible();
-  await expect(nodeResult.getByRole("table", { name: "Score breakdown" })).toContainText("semantic");
+  await expect(nodeResult.getByRole("table", { name: "Score breakdown" })).toContainText("relevance: words + context + w_vec × cosine");
   await expect(nodeResult.getByRole("link", { name: thoughtId.slice(0, 8) })).toBeVisible();
   // The neighbour arrives by the strong edge, with its weight in the breakdown.
   const neighbourResult = results.getByRole("article", { name: `node Chunker ${RUN}` });
