@@ -111,6 +111,8 @@ const envSchema = z.object({
   // Limits no token can exceed (SECURITY.md, "Limits").
   DUALMIND_MAX_STORES: z.coerce.number().int().min(2).max(100_000).default(200),
   DUALMIND_MAX_STORES_PER_TOKEN: z.coerce.number().int().min(0).max(100_000).default(20),
+  DUALMIND_MAX_STORE_DOCUMENTS: z.coerce.number().int().min(1).max(1_000_000_000).default(100_000),
+  DUALMIND_MAX_STORE_BYTES: z.coerce.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).default(1024 * 1024 * 1024),
   DUALMIND_MAX_OPEN_STORES: z.coerce.number().int().min(2).max(10_000).default(64),
   DUALMIND_METRIC_ROUTE_KEYS: z.coerce.number().int().min(16).max(100_000).default(300),
   DUALMIND_MCP_BATCH_MAX: z.coerce.number().int().min(0).max(100).default(10),
@@ -172,6 +174,10 @@ export type LimitsConfig = {
   maxStores: number;
   /** Stores one token (agent) may create; 0: only admins without a store list may create. */
   maxStoresPerToken: number;
+  /** Documents (API documents and memories) one store holds; an API/MCP write past it → 422. Reindex from disk is never refused. */
+  maxStoreDocuments: number;
+  /** Total text bytes of one store's documents; an API/MCP write past it → 422. */
+  maxStoreBytes: number;
   /** Store connections kept open at once; idle ones beyond it are closed least recently used first. */
   maxOpenStores: number;
   /** Distinct route keys the request metrics keep; more fall into one `other` key. */
@@ -269,6 +275,8 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     limits: {
       maxStores: e.DUALMIND_MAX_STORES,
       maxStoresPerToken: e.DUALMIND_MAX_STORES_PER_TOKEN,
+      maxStoreDocuments: e.DUALMIND_MAX_STORE_DOCUMENTS,
+      maxStoreBytes: e.DUALMIND_MAX_STORE_BYTES,
       maxOpenStores: e.DUALMIND_MAX_OPEN_STORES,
       metricRouteKeys: e.DUALMIND_METRIC_ROUTE_KEYS,
       mcpBatchMax: e.DUALMIND_MCP_BATCH_MAX,
@@ -357,6 +365,8 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_FILE_BYTES", default: "1048576", meaning: "larger files are skipped (and counted) by reindex" },
   { variable: "DUALMIND_MAX_STORES", default: "200", meaning: "stores one instance holds (core and default included); one more → 422 naming this variable" },
   { variable: "DUALMIND_MAX_STORES_PER_TOKEN", default: "20", meaning: "stores one agent may create (counted from the audit log); one more → 422 naming this variable" },
+  { variable: "DUALMIND_MAX_STORE_DOCUMENTS", default: "100000", meaning: "documents (API documents and memories) one store holds; a write adding one more → 422 naming this variable (reindex from disk is not refused)" },
+  { variable: "DUALMIND_MAX_STORE_BYTES", default: "1073741824", meaning: "total text bytes of one store's documents (1 GiB); a write taking the store past it → 422 naming this variable (an update counts the difference)" },
   { variable: "DUALMIND_MAX_OPEN_STORES", default: "64", meaning: "store connections one process keeps open; beyond it idle ones are closed least recently used first (reopened on use)" },
   { variable: "DUALMIND_METRIC_ROUTE_KEYS", default: "300", meaning: "distinct route keys request metrics keep (in memory and in the rollups); later keys are counted under `other`" },
   { variable: "DUALMIND_MCP_BATCH_MAX", default: "10", meaning: "calls one MCP JSON-RPC batch may hold, sharing one query budget; more → 422 naming this variable; 0 refuses batches" },

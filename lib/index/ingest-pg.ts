@@ -10,6 +10,7 @@ import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { enqueueChunkEmbeddingsPg } from "./embed-queue-pg";
 import { documentsOfBatch, type ChunkDetail, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "./ingest";
 import { kindForPath } from "./paths";
+import { withStoreQuotaPg } from "./store-quota";
 
 /**
  * Ingest on PostgreSQL (the SQLite twin is ./ingest.ts): the same sha256, the
@@ -230,7 +231,7 @@ export async function putDocumentsPg({ handle, input, actor }: { handle: PgStore
   const docs = documentsOfBatch(input);
   const now = Date.now();
   return withStoreTx({ handle }, async (tx) => {
-    const results = await ingestDocumentsPg({ tx, docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now });
+    const results = await withStoreQuotaPg(tx, handle.store, () => ingestDocumentsPg({ tx, docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }));
     const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
     if (changed.length > 0) {
       await appendAuditPg({ db: tx, entry: { actor, action: "documents.put", target: `store:${handle.store}`, details: { paths: changed.slice(0, 20), changed: changed.length, unchanged: results.length - changed.length } } });

@@ -10,6 +10,7 @@ import { blankFrontmatter } from "./frontmatter";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { FILE_PREFIXES, kindForPath, normalizeRelativePath } from "./paths";
 import { sha256Hex } from "../common";
+import { withStoreQuota } from "./store-quota";
 
 export type IngestStatus = "added" | "changed" | "unchanged";
 
@@ -196,7 +197,7 @@ export function putDocuments({ handle, input, actor }: { handle: StoreHandle; in
   const now = Date.now();
   return handle.sqlite
     .transaction(() => {
-      const results = docs.map((d) => ingestDocument({ handle, path: d.path, origin: "api", text: d.content, mtime: now }));
+      const results = withStoreQuota(handle, () => docs.map((d) => ingestDocument({ handle, path: d.path, origin: "api", text: d.content, mtime: now })));
       const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
       // An unchanged re-send writes nothing, so there is nothing to audit.
       if (changed.length > 0) {

@@ -9,6 +9,7 @@ import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store"
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { deleteDocumentByPathPg, ingestDocumentPg } from "./ingest-pg";
 import type { IngestResult } from "./ingest";
+import { withStoreQuotaPg } from "./store-quota";
 import {
   CATEGORY_FILE,
   categoryPathSchema,
@@ -122,7 +123,7 @@ export async function createMemoryPg({ handle, input, actor, now = Date.now() }:
   );
   return withStoreTx({ handle }, async (tx) => {
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
-    await putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now });
+    await withStoreQuotaPg(tx, handle.store, () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now }));
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: target(handle, input.path) } });
     return withBody((await lockMemory(tx, input.path))!);
   });
@@ -138,8 +139,10 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
     const moved = to !== input.path;
     if (moved && (await lockMemory(tx, to))) throw new AppError("conflict", `memory ${to} already exists`);
     const { next, body } = updatedMemoryFields({ current, input, to, now });
-    if (moved) await removeMemoryPg(tx, input.path);
-    await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile(next, body), mtime: now });
+    await withStoreQuotaPg(tx, handle.store, async () => {
+      if (moved) await removeMemoryPg(tx, input.path);
+      await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile(next, body), mtime: now });
+    });
     await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: target(handle, to) } });
     return withBody((await lockMemory(tx, to))!);
   });

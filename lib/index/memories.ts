@@ -14,6 +14,7 @@ import { existsNoFollow, readFileNoFollow, resolveInside } from "./contained-fs"
 import { parseFrontmatter, stringifyFrontmatter } from "./frontmatter";
 import { deleteDocumentByPath, ingestDocument } from "./ingest";
 import { boolParam, csvParam, dateParam } from "./query-params";
+import { withStoreQuota } from "./store-quota";
 
 /** A memory lives at memory/<category path>/<slug>.md; its API path is `<category path>/<slug>`. */
 /** Names a person would use (`Team Notes`, `v1.2-release`, `Café`): letters, digits, spaces, '.', '_' and '-', starting with a letter or digit, not ending in a space or dot. */
@@ -260,8 +261,10 @@ function writeMemory({ handle, memoryPath, content, audit, replaces }: { handle:
   try {
     handle.sqlite
       .transaction(() => {
-        indexMemoryText({ handle, memoryPath, text: content, mtime: fs.statSync(tmp).mtimeMs });
-        if (replaces !== undefined) removeMemoryIndex({ handle, memoryPath: replaces });
+        withStoreQuota(handle, () => {
+          indexMemoryText({ handle, memoryPath, text: content, mtime: fs.statSync(tmp).mtimeMs });
+          if (replaces !== undefined) removeMemoryIndex({ handle, memoryPath: replaces });
+        });
         appendAudit(audit);
       })
       .immediate();

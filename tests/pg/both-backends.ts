@@ -11,6 +11,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/agents-openapi.test.ts",
   "tests/limits-ownership.test.ts",
   "tests/limits-stores.test.ts",
+  "tests/limits-store-size.test.ts",
   "tests/health-parked-redaction.test.ts",
   "tests/memory-name-folders.test.ts",
   "tests/api-authz.test.ts",

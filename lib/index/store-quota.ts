@@ -1,0 +1,57 @@
+import { sql } from "drizzle-orm";
+import { limitReached } from "../common";
+import { getConfig } from "../config";
+import type { PgStoreTx } from "../db/pg-store";
+import type { StoreHandle } from "../db/connection";
+
+/**
+ * The per-store quotas (SECURITY.md, "Limits"): DUALMIND_MAX_STORE_DOCUMENTS
+ * documents (API documents and memories) and DUALMIND_MAX_STORE_BYTES text
+ * bytes. API and MCP writes run inside `withStoreQuota*`, in their write
+ * transaction: the usage is read before and after the write, and a write
+ * that grew the store past a limit is refused, so its transaction rolls back
+ * and nothing was written. An update counts the difference (it replaces the
+ * document's bytes); a delete frees room. A store already past a limit (the
+ * limit lowered, or files reindexed from disk, which are never refused) still
+ * takes writes that do not grow it.
+ */
+export type StoreUsage = { documents: number; bytes: number };
+
+const USAGE_SQL = "select count(*) as documents, coalesce(sum(bytes), 0) as bytes from documents";
+
+function assertStoreRoom(store: string, before: StoreUsage, after: StoreUsage): void {
+  const { maxStoreDocuments, maxStoreBytes } = getConfig().limits;
+  if (after.documents > maxStoreDocuments && after.documents > before.documents) {
+    throw limitReached("DUALMIND_MAX_STORE_DOCUMENTS", `this write would take store ${store} to ${after.documents} documents, its most is ${maxStoreDocuments}`);
+  }
+  if (after.bytes > maxStoreBytes && after.bytes > before.bytes) {
+    throw limitReached("DUALMIND_MAX_STORE_BYTES", `this write would take store ${store} to ${after.bytes} bytes of text, its most is ${maxStoreBytes}`);
+  }
+}
+
+function usageOf(row: { documents: unknown; bytes: unknown } | undefined): StoreUsage {
+  return { documents: Number(row?.documents ?? 0), bytes: Number(row?.bytes ?? 0) };
+}
+
+/** SQLite: run `write` (already inside the caller's immediate transaction, so no other writer interleaves) under the store quotas. */
+export function withStoreQuota<T>(handle: StoreHandle, write: () => T): T {
+  const usage = () => usageOf(handle.sqlite.prepare(USAGE_SQL).get() as { documents: number; bytes: number });
+  const before = usage();
+  const result = write();
+  assertStoreRoom(handle.store, before, usage());
+  return result;
+}
+
+/**
+ * PostgreSQL: the same, inside the caller's store transaction. A per-store
+ * advisory lock, held to commit, queues quota-checked writers, so two
+ * concurrent writes cannot both squeeze past the limit.
+ */
+export async function withStoreQuotaPg<T>(tx: PgStoreTx, store: string, write: () => Promise<T>): Promise<T> {
+  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-quota:${store}`}, 0))`);
+  const usage = async () => usageOf((await tx.execute(sql.raw(USAGE_SQL))).rows[0] as { documents: unknown; bytes: unknown } | undefined);
+  const before = await usage();
+  const result = await write();
+  assertStoreRoom(store, before, await usage());
+  return result;
+}
