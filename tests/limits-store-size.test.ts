@@ -1,8 +1,13 @@
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DELETE as deleteDocumentRoute, PUT as putDocumentRoute } from "@/app/api/v1/stores/[store]/documents/route";
 import { DELETE as deleteMemoryRoute, POST as createMemoryRoute, PUT as updateMemoryRoute } from "@/app/api/v1/stores/[store]/memories/route";
+import { memoryDir } from "@/lib/index/memories";
+import { reindexStore } from "@/lib/index/reindex";
 import { handleMcpPost } from "@/lib/mcp/http";
-import { seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { openStore } from "@/lib/stores/stores";
+import { onPg, seedStore, seedToken, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 /** Per-store quotas: documents (API documents and memories) and text bytes, on REST and MCP writes. */
@@ -14,6 +19,7 @@ beforeAll(async () => {
   await seedStore("docs");
   await seedStore("mems");
   await seedStore("bytes");
+  await seedStore("disk");
   token = await seedToken({ label: "w", agent_id: "quota-writer", scopes: ["write"] });
 });
 afterAll(async () => env?.cleanup());
@@ -93,5 +99,23 @@ describe("DUALMIND_MAX_STORE_BYTES", () => {
     expect((await callRoute(deleteDocumentRoute, { method: "DELETE", token, params: { store: "bytes" }, url: "http://127.0.0.1/x?path=notes/big.md" })).status).toBe(200);
     expect((await putDoc("bytes", "notes/more.md", "v".repeat(1000))).status).toBe(200);
     expect((await usage("bytes")).bytes).toBeLessThanOrEqual(4096);
+  });
+});
+
+describe.skipIf(onPg)("reindex from the files on disk (SQLite: the files are the truth)", () => {
+  it("is never refused by the quotas, and a refused write leaves no memory file behind", async () => {
+    const dir = memoryDir({ handle: openStore({ store: "disk" }) });
+    for (let i = 0; i < 5; i++) {
+      fs.mkdirSync(path.join(dir, "put-by-hand"), { recursive: true });
+      fs.writeFileSync(path.join(dir, "put-by-hand", `m${i}.md`), `memory ${i}, written by hand\n`);
+    }
+    reindexStore({ handle: openStore({ store: "disk" }) });
+    expect((await usage("disk")).documents).toBe(5);
+    const refused = await createMemory("disk", "put-by-hand/m9", "through the API");
+    expect(refused.status).toBe(422);
+    expect(fs.existsSync(path.join(dir, "put-by-hand", "m9.md"))).toBe(false);
+    expect(fs.readdirSync(path.join(dir, "put-by-hand")).filter((f) => f.startsWith("."))).toEqual([]);
+    // A store already past the limit still takes an update that does not grow it.
+    expect((await updateMemory("disk", "put-by-hand/m0", "shorter")).status).toBe(200);
   });
 });
