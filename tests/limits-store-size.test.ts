@@ -20,6 +20,7 @@ beforeAll(async () => {
   await seedStore("mems");
   await seedStore("bytes");
   await seedStore("disk");
+  await seedStore("race");
   token = await seedToken({ label: "w", agent_id: "quota-writer", scopes: ["write"] });
 });
 afterAll(async () => env?.cleanup());
@@ -76,6 +77,15 @@ describe("DUALMIND_MAX_STORE_DOCUMENTS", () => {
     expect((await callRoute(deleteMemoryRoute, { method: "DELETE", token, params: { store: "mems" }, url: "http://127.0.0.1/x?path=ops/four" })).status).toBe(404);
     expect((await callRoute(deleteMemoryRoute, { method: "DELETE", token, params: { store: "mems" }, url: "http://127.0.0.1/x?path=ops/one" })).status).toBe(200);
     expect((await mcpWriteMemory("mems", "ops/five", "fits after a delete")).isError).toBeFalsy();
+  });
+});
+
+describe("concurrent writes", () => {
+  it("cannot both squeeze past the limit: of six at once with room for one, one is written and five are 422", async () => {
+    for (const p of ["notes/a.md", "notes/b.md"]) expect((await putDoc("race", p, "# x\n\ntext")).status).toBe(200);
+    const answers = await Promise.all([0, 1, 2, 3, 4, 5].map((i) => putDoc("race", `notes/r${i}.md`, `# r${i}\n\nat once`)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 422, 422, 422, 422, 422]);
+    expect((await usage("race")).documents).toBe(3);
   });
 });
 
