@@ -177,6 +177,7 @@ test.describe("security", () => {
 
   test("every server action: no session, a viewer on admin actions, CSRF and malformed arguments are refused and change nothing", async ({ page, browser, playwright }) => {
     await api(page, "post", "/stores", { name: ACTION_STORE });
+    await api(page, "post", "/stores", { name: DOOMED_STORE });
     await api(page, "post", "/dialectic/sessions", { session_id: ACTION_SESSION, topic: "security table", reviewer_agent_id: "sec-actions-critic" });
     const spare = (await api(page, "post", "/tokens", { label: "sec-actions-spare", agent_id: "sec-actions-agent", scopes: ["read"] })) as { id: number };
     await signIn(page, "admin", E2E.adminPassword);
@@ -218,6 +219,8 @@ test.describe("security", () => {
 });
 
 const ACTION_STORE = "sec-actions";
+/** The store the admin's valid call of deleteStoreAction deletes (the other rows keep using ACTION_STORE). */
+const DOOMED_STORE = "sec-actions-doomed";
 
 type ActionRow = { name: string; role: "viewer" | "editor" | "admin"; page: string; valid: ActionArgs; malformed: ActionArgs[]; reached?: RegExp };
 
@@ -236,6 +239,7 @@ function serverActionRows({ spareTokenId }: { spareTokenId: number }): ActionRow
     { name: "createUserAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", password: "sec-actions-made-pw", role: "viewer" } }, malformed: [{ form: { username: "../x\u0000", password: "short", role: "root" } }, { form: { username: "sec-actions-viewer", password: "sec-actions-viewer-pw", role: "admin" } }, notAForm] },
     { name: "resetPasswordAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", password: "sec-actions-new-pw" } }, malformed: [{ form: { username: "nobody-here", password: "long-enough-pw" } }, { form: { username: "admin", password: "x" } }, { form: { username: "admin", password: `${E2E.adminPassword}\u0000` } }, notAForm] },
     { name: "setUserDisabledAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", disabled: "true" } }, malformed: [{ form: { username: "admin", disabled: "true" } }, { form: { username: "nobody-here", disabled: "true" } }, { form: { username: "sec-actions-made", disabled: "maybe" } }, notAForm] },
+    { name: "deleteStoreAction", role: "admin", page: `/stores/${DOOMED_STORE}`, valid: { form: { store: DOOMED_STORE } }, malformed: [{ form: { store: "../etc" } }, { form: { store: "core" } }, { form: { store: "nosuchstore" } }, notAForm] },
     { name: "setUserRoleAction", role: "admin", page: "/admin", valid: { form: { username: "sec-actions-made", role: "editor" } }, malformed: [{ form: { username: "admin", role: "viewer" } }, { form: { username: "nobody-here", role: "viewer" } }, { form: { username: "sec-actions-made", role: "root" } }, notAForm] },
     { name: "createTokenAction", role: "admin", page: "/admin", valid: { form: { label: "sec-actions-token", agent_id: "sec-actions-agent", scopes: ["read"], stores: "" } }, malformed: [{ form: { label: "", agent_id: "", scopes: ["root"], stores: "../etc" } }, notAForm] },
     { name: "revokeTokenAction", role: "admin", page: "/admin", valid: { form: { id: String(spareTokenId) } }, malformed: [{ form: { id: "1 OR 1=1" } }, { form: { id: "-1" } }, { form: { id: "999999999" } }, notAForm] },

@@ -6,8 +6,10 @@
  */
 import { getConfig } from "../config";
 import { infrastructureError, isAppError } from "../errors";
+import { isServerFault, LATENCY_BUCKET_BOUNDS_MS, latencyBucketIndex, quantileFromBuckets, type RouteLatency } from "./latency-buckets";
 
-export const LATENCY_BUCKET_BOUNDS_MS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, Infinity];
+export { isServerFault, LATENCY_BUCKET_BOUNDS_MS, latencyBucketIndex, quantileFromBuckets, type RouteLatency };
+
 const MINUTE_MS = 60_000;
 
 /**
@@ -17,11 +19,6 @@ const MINUTE_MS = 60_000;
  */
 type RouteStats = { count: number; errorCount: number; clientErrorCount: number; sumMs: number; byStatus: Map<number, number>; buckets: number[] };
 export type MinuteRollup = { ts: number; route: string; count: number; errorCount: number; clientErrorCount: number; sumMs: number; buckets: number[]; byStatus: Record<string, number> };
-
-/** A server fault: what the error rate counts. */
-export function isServerFault(status: number): boolean {
-  return status >= 500;
-}
 
 const g = globalThis as unknown as { __dualmindLatency?: Map<string, RouteStats>; __dualmindLatencyMinutes?: Map<string, RouteStats & { ts: number; route: string }> };
 function table(): Map<string, RouteStats> {
@@ -35,10 +32,6 @@ function minutes(): Map<string, RouteStats & { ts: number; route: string }> {
 
 function emptyStats(): RouteStats {
   return { count: 0, errorCount: 0, clientErrorCount: 0, sumMs: 0, byStatus: new Map(), buckets: LATENCY_BUCKET_BOUNDS_MS.map(() => 0) };
-}
-
-export function latencyBucketIndex(ms: number): number {
-  return LATENCY_BUCKET_BOUNDS_MS.findIndex((b) => ms <= b);
 }
 
 function add(s: RouteStats, status: number, ms: number, bucket: number): void {
@@ -150,36 +143,6 @@ export function drainMinuteRollups(): MinuteRollup[] {
   return out;
 }
 
-/**
- * An ESTIMATE of quantile q from the histogram, never a measured value: the
- * bucket holding the q-th sample is found exactly, and the value is placed
- * inside it by log-linear interpolation (the buckets are roughly log-spaced;
- * the first, from 0, linearly). So the estimate always lies within the right
- * bucket's edges. Measured against exact quantiles (bench/latency-quantiles.ts):
- * within 1–27% on lognormal and bimodal latencies, where the bucket's upper
- * edge alone was off by 24–148%. A sketch library (DDSketch, t-digest) is
- * closer (~1%) but costs 2–4 KB per route-minute, merged in JS, where these
- * 14 counters sum exactly in SQL. Infinity when q falls in the open last
- * bucket (above 10 s); null without samples.
- */
-export function quantileFromBuckets(buckets: readonly number[], q: number): number | null {
-  const count = buckets.reduce((a, b) => a + b, 0);
-  if (count === 0) return null;
-  const target = Math.max(1, Math.ceil(q * count));
-  let seen = 0;
-  for (let i = 0; i < buckets.length; i++) {
-    if (buckets[i] === 0 || seen + buckets[i] < target) {
-      seen += buckets[i];
-      continue;
-    }
-    const lo = i === 0 ? 0 : LATENCY_BUCKET_BOUNDS_MS[i - 1];
-    const hi = LATENCY_BUCKET_BOUNDS_MS[i];
-    if (!Number.isFinite(hi)) return Infinity;
-    const f = (target - seen) / buckets[i];
-    return lo > 0 ? lo * Math.pow(hi / lo, f) : lo + f * (hi - lo);
-  }
-  return null;
-}
 
 /** The bucket edges (lo, hi] a latency falls in: what an estimate from quantileFromBuckets is bounded by. */
 export function latencyBucketEdges(ms: number): { lo: number; hi: number } {
@@ -187,15 +150,6 @@ export function latencyBucketEdges(ms: number): { lo: number; hi: number } {
   return { lo: i === 0 ? 0 : LATENCY_BUCKET_BOUNDS_MS[i - 1], hi: LATENCY_BUCKET_BOUNDS_MS[i] };
 }
 
-export type RouteLatency = {
-  route: string;
-  count: number;
-  meanMs: number;
-  p50Ms: number | null;
-  p95Ms: number | null;
-  p99Ms: number | null;
-  byStatus: Record<string, number>;
-};
 
 export function routeLatencySnapshot(): RouteLatency[] {
   return [...table().entries()]

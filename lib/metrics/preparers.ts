@@ -3,7 +3,7 @@
  * evenly spaced points. A bucket with no data stays null (recharts draws a
  * gap); only a measured zero is a zero.
  */
-import { isServerFault, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets, type RouteLatency } from "../http/request-timer";
+import { isServerFault, LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets, type RouteLatency } from "../http/latency-buckets";
 import { pushTo } from "../collections";
 
 export const RANGES = {

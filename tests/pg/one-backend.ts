@@ -11,6 +11,7 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/auth-actor.test.ts": "no database: who an audit row names",
   "tests/auth-redirects.test.ts": "no database: sign-in redirect targets",
   "tests/docs.test.ts": "no database: README and docs against the code",
+  "tests/client-bundle.test.ts": "no database: what client components import",
   "tests/embed-providers.test.ts": "no database: the embedding providers against local stand-ins",
   "tests/format.test.ts": "no database: formatting functions",
   "tests/health-preparers.test.ts": "no database: the charts' preparers",

@@ -12,7 +12,7 @@ import { CopyButton } from "@/components/copy-button";
 import Link from "next/link";
 
 export default async function ApiDocsPage() {
-  await requireUser();
+  const user = await requireUser();
   const config = getConfig();
   const baseUrl = requestBaseUrl({ headers: await headers(), trustProxyHops: config.trustProxyHops, configuredUrl: config.publicUrl });
   const entries = buildApiReference(Object.values(ROUTE_MODULES));
@@ -39,9 +39,13 @@ export default async function ApiDocsPage() {
         </h2>
         <p className="text-sm text-slate-700">
           Streamable HTTP at <code>/api/mcp</code> with a bearer token (
-          <Link className="text-blue-700 underline" href="/admin#tokens-heading">
-            an admin creates one on the Admin page
-          </Link>
+          {user.role === "admin" ? (
+            <Link className="text-blue-700 underline" href="/admin#tokens-heading">
+              create one on the Admin page
+            </Link>
+          ) : (
+            "an admin creates one on the Admin page"
+          )}
           ; replace <code>dm_...</code> with it), or stdio: the client launches this installation&apos;s CLI by its absolute path, so the entry works from any folder. Client configuration for this server:
         </p>
         <pre className="overflow-x-auto rounded bg-slate-900 p-3 text-xs text-slate-100" data-testid="mcp-config">
