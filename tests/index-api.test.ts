@@ -231,7 +231,7 @@ describe("memories", () => {
     await callRoute(memoriesRoute.DELETE, { method: "DELETE", token, params, url: "http://127.0.0.1/x?path=ops/backup" });
     expect(await audited()).toEqual([
       "memory.create store:notes/memory:ops/restic",
-      `memory.update store:notes/memory:ops/backup ${JSON.stringify({ movedFrom: "ops/restic", fields: ["body"], diff: "+++ b/ops/backup.md\n@@ -1,1 +1,1 @@\n-nightly\n\\ No newline at end of file\n+hourly\n\\ No newline at end of file\n", diffTruncated: false })}`,
+      `memory.update store:notes/memory:ops/backup ${JSON.stringify({ movedFrom: "ops/restic", fields: ["body"], diff: "+++ b/ops/backup.md\n@@ -1,1 +1,1 @@\n-nightly\n+hourly\n", diffTruncated: false })}`,
       `category.describe store:notes/category:ops ${JSON.stringify({ cleared: false })}`,
       `documents.put store:notes ${JSON.stringify({ paths: ["guides/a.md"], changed: 1, unchanged: 0 })}`,
       "document.delete store:notes/document:guides/a.md",

@@ -133,5 +133,9 @@ describe("memory history", () => {
     expect((d.diff ?? "").length).toBeLessThanOrEqual(MEMORY_DIFF_MAX_CHARS);
     const small = diffMemoryBodies({ before: "a\nb\n", after: "a\nc\n", from: "a/b", to: "a/b" });
     expect(small).toEqual({ diff: expect.stringContaining("-b\n+c"), diffTruncated: false });
+    // Bodies without a final newline (an API write of "nightly") read as lines: no "\ No newline at end of file" in the history.
+    const bare = diffMemoryBodies({ before: "nightly", after: "hourly", from: "a/b", to: "a/b" });
+    expect(bare.diff).toContain("-nightly\n+hourly\n");
+    expect(bare.diff).not.toContain("No newline");
   });
 });

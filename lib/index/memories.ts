@@ -300,7 +300,10 @@ export type MemoryBodyDiff = { diff: string | null; diffTruncated: boolean };
 
 /** A unified diff of two bodies, bounded in work and size; null when the edit is too large to diff cheaply. */
 export function diffMemoryBodies({ before, after, from, to }: { before: string; after: string; from: string; to: string }): MemoryBodyDiff {
-  const patch = createTwoFilesPatch(`a/${from}.md`, `b/${to}.md`, before, after, undefined, undefined, { context: 3, maxEditLength: DIFF_MAX_EDIT_LENGTH, timeout: DIFF_TIMEOUT_MS });
+  // Bodies are compared as the lines a person reads: a missing final newline is not a change worth a
+  // "\ No newline at end of file" marker in the history.
+  const asLines = (text: string) => (text === "" || text.endsWith("\n") ? text : `${text}\n`);
+  const patch = createTwoFilesPatch(`a/${from}.md`, `b/${to}.md`, asLines(before), asLines(after), undefined, undefined, { context: 3, maxEditLength: DIFF_MAX_EDIT_LENGTH, timeout: DIFF_TIMEOUT_MS });
   if (patch === undefined) return { diff: null, diffTruncated: true };
   // The two header lines (Index and ===) add nothing here.
   const body = patch.split("\n").slice(2).join("\n");
