@@ -31,11 +31,17 @@ export function SearchPager({ state, shown, hasMore, label = "Result pages" }: {
   return (
     <nav aria-label={label} className="flex flex-wrap items-center gap-3 text-sm" data-testid="search-pager">
       <span data-testid="search-range">{shown === 0 ? "no results on this page" : `results ${first}–${first + shown - 1}${hasMore ? "" : " (the last)"}`}</span>
-      {state.page > 1 && (
-        <Link className="text-blue-700 underline" href={searchHref({ ...state, page: state.page - 1 })} rel="prev">
-          ← Previous
-        </Link>
-      )}
+      {state.page > 1 &&
+        (shown === 0 ? (
+          // Past the last result (a page number typed or kept from an older answer): the page before may be empty too.
+          <Link className="text-blue-700 underline" href={searchHref({ ...state, page: 1 })} data-testid="search-first-page">
+            ← First page
+          </Link>
+        ) : (
+          <Link className="text-blue-700 underline" href={searchHref({ ...state, page: state.page - 1 })} rel="prev">
+            ← Previous
+          </Link>
+        ))}
       {canNext && (
         <Link className="text-blue-700 underline" href={searchHref({ ...state, page: state.page + 1 })} rel="next">
           Next →
@@ -51,8 +57,7 @@ export function SearchResults({ state, result }: { state: SearchUrlState; result
   return (
     <section aria-label="Search results" className="space-y-2" data-testid="search-results">
       <p role="status" className="text-sm text-slate-600">
-        {result.results.length}
-        {result.hasMore ? "+" : ""} results · {result.effectiveMode}
+        {result.results.length === 0 ? "no results" : `${result.results.length} result${result.results.length === 1 ? "" : "s"} on this page${result.hasMore ? ", more on the next" : ""}`} · {result.effectiveMode}
         {result.vectors && ` · model ${result.vectors.model.provider}:${result.vectors.model.model} (${result.vectors.model.id})`}
       </p>
       <SearchAnswerNotes result={result} />

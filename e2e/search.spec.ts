@@ -114,6 +114,13 @@ test.describe.serial("search", () => {
     await expect(page.getByTestId("search-filters")).toHaveText("Filters: kind: code");
     await expect(range(page)).toHaveText("no results on this page");
 
+    // A page past the last result offers the first page, not a "Previous" that is empty too.
+    await page.goto(`/search?q=quayside&store=${STORE}&mode=fts&page=999`);
+    await expect(range(page)).toHaveText("no results on this page");
+    await expect(page.getByRole("link", { name: "← Previous" })).toHaveCount(0);
+    await page.getByTestId("search-first-page").click();
+    expect(await hitPaths(page)).not.toEqual([]);
+
     await page.goto(`/search?q=quayside&store=${STORE}&mode=fts&kind=code&page=1`);
     await page.getByRole("link", { name: "Clear filters" }).click();
     await expect(page.getByTestId("search-filters")).toHaveText("No filters");
