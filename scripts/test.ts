@@ -45,7 +45,7 @@ const STAGES: Phase[][][] = [
   ],
 ];
 
-type Result = { name: string; seconds: number; ok: boolean };
+type Result = { name: string; seconds: number; ok: boolean; logFile?: string };
 
 function runPhase(phase: Phase, env: NodeJS.ProcessEnv, logDir: string): Promise<Result> {
   const started = performance.now();
@@ -59,11 +59,24 @@ function runPhase(phase: Phase, env: NodeJS.ProcessEnv, logDir: string): Promise
       const seconds = (performance.now() - started) / 1000;
       process.stdout.write(fs.readFileSync(logFile, "utf8"));
       console.log(`== ${phase.name}: ${ok ? "passed" : `FAILED${note}`} in ${seconds.toFixed(0)} s`);
-      resolve({ name: phase.name, seconds, ok });
+      resolve({ name: phase.name, seconds, ok, logFile });
     };
     child.on("error", (e) => finish(false, ` (${e.message})`));
     child.on("exit", (code, signal) => finish(code === 0, code === 0 ? "" : ` (exit ${code ?? signal})`));
   });
+}
+
+/** The lines of a phase's log that say what failed (vitest, Playwright, tsc, eslint), without colours, at most 80. */
+function failureLines(log: string): string[] {
+  const lines = log.replace(/\x1b\[[0-9;]*m/g, "").split("\n");
+  const marker = /(^\s*(FAIL|×|✘|❯)\s)|AssertionError|Error:|error TS\d+|^\s*\d+:\d+\s+error\s|Test Files .*failed|Tests .*failed|\d+ failed/;
+  const picked: string[] = [];
+  lines.forEach((line, i) => {
+    if (!marker.test(line)) return;
+    // The assertion's expected/received lines follow it.
+    for (const l of lines.slice(i, /AssertionError|Error:/.test(line) ? i + 6 : i + 1)) if (picked.at(-1) !== l) picked.push(l);
+  });
+  return picked.length > 80 ? [...picked.slice(0, 80), `… ${picked.length - 80} more lines`] : picked;
 }
 
 async function main() {
@@ -126,6 +139,8 @@ async function main() {
   console.log(`\n== npm test: seconds per phase (${serial ? "one at a time" : "lanes of one stage ran side by side"})`);
   for (const r of results) console.log(`${r.name.padEnd(18)} ${r.seconds.toFixed(0).padStart(6)} s  ${r.ok ? "ok" : "FAILED"}`);
   console.log(`${"total".padEnd(18)} ${seconds.toFixed(0).padStart(6)} s  (${os.availableParallelism()} cores)`);
+  // A CI log may keep only its tail: repeat why each failed phase failed where the tail shows it.
+  for (const r of results) if (!r.ok && r.logFile) console.log(`\n== why ${r.name} failed\n${failureLines(fs.readFileSync(r.logFile, "utf8")).join("\n")}`);
   fs.rmSync(logDir, { recursive: true, force: true });
   process.exit(results.every((r) => r.ok) ? 0 : 1);
 }
