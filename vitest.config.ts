@@ -18,5 +18,7 @@ export default defineConfig({
     // Every API and MCP answer is checked against its declared response schema (lib/api/contract.ts).
     env: { DUALMIND_CHECK_RESPONSES: "true" },
     testTimeout: 30_000,
+    // expect.poll waits for background work (webhooks with back-off, workers): on a loaded CI machine 1 s is not enough.
+    expect: { poll: { timeout: 20_000 } },
   },
 });

@@ -19,6 +19,8 @@ export default defineConfig({
     // Read by tests/backend.ts only: the shared suites seed and assert for PostgreSQL.
     env: { DM_TEST_BACKEND: "pg" },
     testTimeout: 60_000,
+    // expect.poll waits for background work (webhooks with back-off, workers): on a loaded CI machine 1 s is not enough.
+    expect: { poll: { timeout: 20_000 } },
     hookTimeout: 60_000,
   },
 });

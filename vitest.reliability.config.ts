@@ -15,6 +15,8 @@ export default defineConfig({
     fileParallelism: false,
     globalSetup: ["tests/reliability/global-setup.ts"],
     testTimeout: 180_000,
+    // expect.poll waits for background work (webhooks with back-off, workers): on a loaded CI machine 1 s is not enough.
+    expect: { poll: { timeout: 20_000 } },
     hookTimeout: 120_000,
   },
 });
