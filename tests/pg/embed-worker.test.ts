@@ -109,7 +109,7 @@ describe("the embed queue on PostgreSQL", () => {
     const stop = new AbortController();
     const embedder = loggingEmbedder(new BuiltinProvider({ dimension: 64 }), []);
     const loops = [storeA, storeB].map((handle) => startEmbedWorkerPg({ signal: stop.signal, idleMs: 20, embedder, listStores: async () => ["kb"], openStore: async () => handle }));
-    for (let i = 0; i < 500 && (await counts()).queued > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (const until = Date.now() + 60_000; Date.now() < until && (await counts()).queued > 0; ) await new Promise((r) => setTimeout(r, 20));
     stop.abort();
     await Promise.all(loops);
     expect(await counts()).toMatchObject({ vectors: inserted, provenance: inserted, queued: 0 });
@@ -124,7 +124,7 @@ describe("the embed queue on PostgreSQL", () => {
     const gate = new Promise<void>((r) => (release = r));
     const stalled = processEmbedBatchPg({ handle: storeA, embedder: loggingEmbedder(builtin, [], gate), workerId: "replica-a", batchSize: 100, leaseMs });
     // Wait until A's claim is committed.
-    for (let i = 0; i < 200 && (await withStoreTx({ handle: storeB, readOnly: true }, (tx) => tx.execute(sql`select 1 from embed_queue where claimed_by = 'replica-a'`))).rows.length < inserted; i++) {
+    for (const until = Date.now() + 60_000; Date.now() < until && (await withStoreTx({ handle: storeB, readOnly: true }, (tx) => tx.execute(sql`select 1 from embed_queue where claimed_by = 'replica-a'`))).rows.length < inserted; ) {
       await new Promise((r) => setTimeout(r, 20));
     }
 

@@ -89,7 +89,7 @@ describe("the PostgreSQL stores backend", () => {
     expect((await backend.search({ store: "kb", input: searchInputSchema.parse({ q: "reviewers", mode: "fts" }) })).results).toEqual([]);
 
     let job = await backend.startReindex({ store: "kb", actor: "admin" });
-    for (let i = 0; i < 100 && job.status === "running"; i++) {
+    for (const until = Date.now() + 60_000; Date.now() < until && job.status === "running"; ) {
       await new Promise((r) => setTimeout(r, 50));
       job = (await backend.getJob({ id: job.id, stores: null }))!;
     }

@@ -146,7 +146,7 @@ export function storeApiCases(target: StoreApiTarget): { tokens: StoreApiTokens 
     const started = await call(a(), "POST", "/stores/alpha/reindex", { token: RELIABILITY_TOKEN });
     expect(started.status).toBe(202);
     let job = started.json.job;
-    for (let i = 0; i < 100 && job.status === "running"; i++) {
+    for (const until = Date.now() + 90_000; Date.now() < until && job.status === "running"; ) {
       await new Promise((r) => setTimeout(r, 200));
       job = (await call(b(), "GET", `/jobs/${job.id}`, { token: RELIABILITY_TOKEN })).json.job;
     }
