@@ -40,7 +40,7 @@ export function SessionTranscript({ messages, pausedAgentId }: { messages: Diale
                 <span className="text-slate-700">
                   <ActorLink agentId={m.agentId} />
                 </span>
-                <span className="text-xs text-slate-500">
+                <span className="text-xs text-slate-700">
                   #{m.seq} · {formatTime(m.timestamp)}
                 </span>
                 {m.agrees !== null && (
@@ -62,7 +62,7 @@ export function SessionTranscript({ messages, pausedAgentId }: { messages: Diale
                   <dl className="grid grid-cols-2 gap-x-4 text-xs sm:grid-cols-4">
                     {Object.entries(m.observedMetrics).map(([k, v]) => (
                       <div key={k}>
-                        <dt className="text-slate-500">{k}</dt>
+                        <dt className="text-slate-700">{k}</dt>
                         <dd className="font-mono">{String(v)}</dd>
                       </div>
                     ))}
