@@ -49,9 +49,8 @@ test.describe("accessibility (axe-core): no serious or critical violation on any
       await signIn(page, "admin", E2E.adminPassword);
       const found: string[] = [];
       for (const [route, row] of rows) {
-        const res = await page.goto(row.url);
+        const res = await page.goto(row.url, { waitUntil: "load" });
         expect(res?.status(), route).toBe(200);
-        await page.waitForLoadState("networkidle");
         for (const v of await seriousViolations(page)) {
           found.push(`${route}: ${v.impact} ${v.id} (${v.help}) at ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}${v.nodes.length > 3 ? ` and ${v.nodes.length - 3} more` : ""}`);
         }
