@@ -17,13 +17,12 @@ import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases } from "../lib/db/connection";
 import { createApiToken } from "../lib/auth/tokens";
-import { putDocuments } from "../lib/index/ingest";
-import { createStore, openStore } from "../lib/stores/stores";
 import { NEXT_BIN, ROOT } from "../scripts/build-freshness";
 import { ensureProductionBuild, freePort } from "../tests/fixtures/next-server";
+import { seedBenchStore } from "./api.bench";
+import { PASSWORD, signIn } from "./health.bench";
 import { percentile, printTable } from "./table";
 
 const CONCURRENCY = 16;
@@ -32,13 +31,12 @@ const ROUNDS = Number(process.env.BENCH_API_ROUNDS ?? 3);
 const DOCUMENTS = Number(process.env.BENCH_API_FRAMEWORK_DOCS ?? 10_000);
 const BASELINE = process.env.BENCH_API_BASELINE;
 const WARMUP_REQUESTS = 20;
-const PASSWORD = "bench-admin-password";
-const WORDS = ["backup", "restore", "rotation", "ledger", "cipher", "kernel", "socket", "thread", "cache", "queue", "shard", "replica", "vacuum", "index", "token", "audit"];
 
 /** The trivial app: what Next costs with nothing of ours in the way. JavaScript, so the build needs no TypeScript setup. */
 const TRIVIAL_FILES: Record<string, string> = {
   "package.json": JSON.stringify({ name: "trivial-next", private: true }),
-  "next.config.mjs": "export default { poweredByHeader: false };\n",
+  // The root is widened so that the symlinked node_modules (this checkout's) is inside it.
+  "next.config.mjs": 'export default { poweredByHeader: false, turbopack: { root: "/" } };\n',
   "app/api/health/route.js": [
     'export const dynamic = "force-dynamic";',
     "export function GET() { return Response.json({ ok: true }); }",
@@ -62,20 +60,9 @@ function buildTrivialApp(): string {
   return dir;
 }
 
-/** One store of DOCUMENTS documents (each with a word of its own, `item<n>`) and one read-scoped agent token for every store. */
+/** The store api.bench.ts serves (DOCUMENTS documents, each with a word of its own, `item<n>`) and one read-scoped agent token for every store. */
 function seed(dataDir: string): string {
-  process.env.DATA_DIR = dataDir;
-  resetConfigForTests();
-  createStore({ input: { name: "bench" }, actor: "bench" });
-  const handle = openStore({ store: "bench" });
-  for (let start = 0; start < DOCUMENTS; start += 500) {
-    const documents = Array.from({ length: Math.min(500, DOCUMENTS - start) }, (_, k) => {
-      const i = start + k;
-      const words = Array.from({ length: 40 }, (_, w) => WORDS[(i * 7 + w * 13) % WORDS.length]).join(" ");
-      return { path: `docs/${i}.md`, content: `# Doc ${i}\n\n${words} item${i}` };
-    });
-    putDocuments({ handle, input: { documents }, actor: "bench" });
-  }
+  seedBenchStore(dataDir, DOCUMENTS);
   // A real agent token (looked up by hash on every request), not the bootstrap token, which is answered from config.
   const { token } = createApiToken({ input: { label: "bench", agent_id: "bench", scopes: ["read"], stores: null }, actor: "bench" });
   closeAllDatabases();
@@ -118,22 +105,6 @@ async function serve({ name, cwd, env }: { name: string; cwd: string; env: Recor
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-}
-
-/** next-auth's credentials sign-in as the first admin; the Cookie header of the session. */
-async function signIn(base: string): Promise<string> {
-  const csrf = await fetch(`${base}/api/auth/csrf`);
-  const { csrfToken } = (await csrf.json()) as { csrfToken: string };
-  const jar = csrf.headers.getSetCookie().map((c) => c.split(";")[0]);
-  const res = await fetch(`${base}/api/auth/callback/credentials`, {
-    method: "POST",
-    redirect: "manual",
-    headers: { "content-type": "application/x-www-form-urlencoded", cookie: jar.join("; ") },
-    body: new URLSearchParams({ csrfToken, username: "admin", password: PASSWORD, json: "true" }),
-  });
-  const session = res.headers.getSetCookie().map((c) => c.split(";")[0]).find((c) => c.includes("session-token"));
-  if (!session) throw new Error(`sign-in failed: HTTP ${res.status}`);
-  return [...jar, session].join("; ");
 }
 
 type Shot = { path: string; method?: "GET" | "POST"; headers?: Record<string, string>; body?: string; status: number };

@@ -86,6 +86,13 @@ test("every kind of answer carries the security headers: pages, API, refusals, r
   const overview = await page.request.get("/", { headers: DOCUMENT });
   expect(overview.status()).toBe(200);
   expect(nonceOf(expectSecurityHeaders(overview, "the Overview page"))).toBeTruthy();
+  // A session is no API credential: the API (whose plain paths the proxy does not run for) still asks for its token.
+  const cookieOnly = await page.request.get("/api/v1/stores");
+  expect(cookieOnly.status()).toBe(401);
+  expectSecurityHeaders(cookieOnly, "the API with a session cookie and no token");
+  const escaped = await page.request.get("/api/v1/st%6Fres");
+  expect(escaped.status()).toBe(401);
+  expectSecurityHeaders(escaped, "an API path with an escape (through the proxy)");
 });
 
 test("every dashboard page renders and hydrates in the browser with no Content-Security-Policy violation", async ({ page, playwright }) => {
