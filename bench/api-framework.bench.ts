@@ -8,9 +8,9 @@
  *
  * BENCH_API_BASELINE=<dir>: a built checkout of another commit (`next build`
  * done there) served beside as "before", so before and after are measured
- * in the same rounds. Rounds interleave the servers (trivial, before, after;
- * BENCH_API_ROUNDS of them, BENCH_API_SECONDS each), and each cell is the
- * range over the rounds: the machine is shared, and one round says little.
+ * in the same rounds. The servers take turns second by second within each
+ * cell (BENCH_API_SECONDS slices each), and each cell is the range over
+ * BENCH_API_ROUNDS rounds: the machine is shared, and one round says little.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -109,40 +109,70 @@ async function serve({ name, cwd, env }: { name: string; cwd: string; env: Recor
 
 type Shot = { path: string; method?: "GET" | "POST"; headers?: Record<string, string>; body?: string; status: number };
 type Run = { rps: number; p50: number; p95: number; wrong: number };
+type Slice = { samples: number[]; ms: number; wrong: number };
 
-/** CONCURRENCY keep-alive clients in a closed loop for SECONDS after WARMUP_REQUESTS; an answer with another status counts as wrong. */
-async function load(base: string, shot: Shot): Promise<Run> {
+/** WARMUP_REQUESTS one after another, untimed: the route's module loaded and its first-call work done. */
+async function warm(base: string, shot: Shot): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  for (let i = 0; i < WARMUP_REQUESTS; i++) await request(agent, new URL(shot.path, base), shot);
+  agent.destroy();
+}
+
+/** One request; its latency, or null when it failed or answered another status than the shot expects. */
+function request(agent: http.Agent, url: URL, shot: Shot): Promise<number | null> {
+  return new Promise((resolve) => {
+    const t = performance.now();
+    const req = http.request(url, { method: shot.method ?? "GET", agent, headers: shot.headers }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode === shot.status ? performance.now() - t : null));
+    });
+    req.on("error", () => resolve(null));
+    req.end(shot.body);
+  });
+}
+
+/** CONCURRENCY keep-alive clients in a closed loop for `ms`. */
+async function slice(base: string, shot: Shot, ms: number): Promise<Slice> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const url = new URL(shot.path, base);
-  let samples: number[] = [];
+  const samples: number[] = [];
   let wrong = 0;
-  const one = () =>
-    new Promise<void>((resolve) => {
-      const t = performance.now();
-      const req = http.request(url, { method: shot.method ?? "GET", agent, headers: shot.headers }, (res) => {
-        res.resume();
-        res.on("end", () => {
-          if (res.statusCode !== shot.status) wrong++;
-          samples.push(performance.now() - t);
-          resolve();
-        });
-      });
-      req.on("error", () => {
-        wrong++;
-        resolve();
-      });
-      req.end(shot.body);
-    });
-  for (let i = 0; i < WARMUP_REQUESTS; i++) await one();
-  samples = [];
-  wrong = 0;
   const started = performance.now();
-  const until = started + SECONDS * 1000;
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (performance.now() < until) await one();
-  }));
+  const until = started + ms;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < until) {
+        const latency = await request(agent, url, shot);
+        if (latency === null) wrong++;
+        else samples.push(latency);
+      }
+    }),
+  );
   agent.destroy();
-  return { rps: samples.length / ((performance.now() - started) / 1000), p50: percentile(samples, 50), p95: percentile(samples, 95), wrong };
+  return { samples, ms: performance.now() - started, wrong };
+}
+
+/**
+ * One cell per server for one request shape: SECONDS one-second slices each,
+ * the servers taking turns slice by slice (the order rotating), so a change in
+ * the machine's load during the cell falls on every server alike.
+ */
+async function cells(targets: { name: string; base: string; shot: Shot }[]): Promise<Map<string, Run>> {
+  for (const t of targets) await warm(t.base, t.shot);
+  const got = new Map(targets.map((t) => [t.name, [] as Slice[]]));
+  for (let i = 0; i < SECONDS; i++) {
+    for (let k = 0; k < targets.length; k++) {
+      const t = targets[(i + k) % targets.length];
+      got.get(t.name)!.push(await slice(t.base, t.shot, 1000));
+    }
+  }
+  return new Map(
+    [...got].map(([name, slices]) => {
+      const samples = slices.flatMap((s) => s.samples);
+      const ms = slices.reduce((a, s) => a + s.ms, 0);
+      return [name, { rps: samples.length / (ms / 1000), p50: percentile(samples, 50), p95: percentile(samples, 95), wrong: slices.reduce((a, s) => a + s.wrong, 0) }];
+    }),
+  );
 }
 
 const MCP_LIST = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
@@ -195,8 +225,7 @@ export default async function apiFrameworkBench(): Promise<void> {
     const results = list.map(() => new Map<string, Run[]>());
     for (let round = 0; round < ROUNDS; round++) {
       for (const [i, shape] of list.entries()) {
-        const runs: [string, Run][] = [["trivial", await load(trivial.url, shape.trivial)]];
-        for (const { server, cookie } of measured) runs.push([server.name, await load(server.url, shape.dualmind(cookie))]);
+        const runs = [...(await cells([{ name: "trivial", base: trivial.url, shot: shape.trivial }, ...measured.map(({ server, cookie }) => ({ name: server.name, base: server.url, shot: shape.dualmind(cookie) }))]))];
         for (const [name, run] of runs) results[i].set(name, [...(results[i].get(name) ?? []), run]);
         process.stderr.write(`api-framework: round ${round + 1}/${ROUNDS} ${shape.name}: ${runs.map(([n, r]) => `${n} ${r.rps.toFixed(0)} req/s`).join(", ")}\n`);
       }
@@ -224,7 +253,7 @@ export default async function apiFrameworkBench(): Promise<void> {
     });
     const what = BASELINE ? `before = ${path.resolve(BASELINE)}, after = this checkout` : "dualmind = this checkout";
     printTable(
-      `dualmind ÷ a trivial Next app (same next, same machine): ${CONCURRENCY} keep-alive clients for ${SECONDS} s per cell, ${ROUNDS} interleaved rounds (ranges over rounds), ${DOCUMENTS} documents, production settings (no response checking); ${what}`,
+      `dualmind ÷ a trivial Next app (same next, same machine): ${CONCURRENCY} keep-alive clients, ${SECONDS} one-second slices per cell taken in turns with the other servers, ${ROUNDS} rounds (ranges over rounds), ${DOCUMENTS} documents, production settings (no response checking); ${what}`,
       rows,
     );
   } finally {
