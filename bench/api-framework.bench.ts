@@ -17,11 +17,12 @@ import fs from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
+import { resetConfigForTests } from "../lib/config";
 import { closeAllDatabases } from "../lib/db/connection";
 import { createApiToken } from "../lib/auth/tokens";
 import { NEXT_BIN, ROOT } from "../scripts/build-freshness";
 import { ensureProductionBuild, freePort } from "../tests/fixtures/next-server";
-import { seedBenchStore } from "./api.bench";
+import { seed } from "./api.bench";
 import { PASSWORD, signIn } from "./health.bench";
 import { percentile, printTable } from "./table";
 
@@ -60,9 +61,14 @@ function buildTrivialApp(): string {
   return dir;
 }
 
-/** The store api.bench.ts serves (DOCUMENTS documents, each with a word of its own, `item<n>`) and one read-scoped agent token for every store. */
-function seed(dataDir: string): string {
-  seedBenchStore(dataDir, DOCUMENTS);
+/**
+ * The store api.bench.ts serves (DOCUMENTS documents, each with a word of its own, `item<n>`, its word lists built, so
+ * no server builds them mid-run) and one read-scoped agent token for every store.
+ */
+function seedWithToken(dataDir: string): string {
+  seed(dataDir, DOCUMENTS);
+  process.env.DATA_DIR = dataDir;
+  resetConfigForTests();
   // A real agent token (looked up by hash on every request), not the bootstrap token, which is answered from config.
   const { token } = createApiToken({ input: { label: "bench", agent_id: "bench", scopes: ["read"], stores: null }, actor: "bench" });
   closeAllDatabases();
@@ -204,7 +210,7 @@ export default async function apiFrameworkBench(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-framework-"));
   const servers: Server[] = [];
   try {
-    const token = seed(path.join(dataDir, "after"));
+    const token = seedWithToken(path.join(dataDir, "after"));
     fs.cpSync(path.join(dataDir, "after"), path.join(dataDir, "before"), { recursive: true });
     // Production settings: answers not checked against their schemas (the test servers check them), no embed worker.
     const dualmindEnv = (dir: string) => ({ DATA_DIR: path.join(dataDir, dir), DUALMIND_ADMIN_PASSWORD: PASSWORD, DUALMIND_LOG_LEVEL: "error", DUALMIND_CHECK_RESPONSES: "false", DUALMIND_EMBED_WORKER: "false" });

@@ -60,7 +60,8 @@ export function seedBenchStore(dataDir: string, docs: number): StoreHandle {
   return handle;
 }
 
-function seed(dataDir: string, docs: number): void {
+/** seedBenchStore, then the word lists a server would build between requests (unless BENCH_API_WORD_LISTS=0); closes the databases. */
+export function seed(dataDir: string, docs: number): void {
   const handle = seedBenchStore(dataDir, docs);
   // The word lists a server builds between requests after such an ingest (lib/index/word-list-upkeep.ts), built here
   // first, so the runs measure the store as it serves once they exist. BENCH_API_WORD_LISTS=0: without them.
