@@ -1,3 +1,9 @@
+import fs from "node:fs";
+
+// The agent API's plain paths skip the proxy (proxy.ts); their security headers are set here, from the same values.
+const security = JSON.parse(fs.readFileSync(new URL("./lib/http/security-headers.json", import.meta.url), "utf8"));
+const apiHeaders = [...Object.entries(security.headers), ["Content-Security-Policy", Object.entries(security.policy).map(([d, v]) => `${d} ${v}`).join("; ")]];
+
 /** @type {import('next').NextConfig} */
 const nextConfig = {
   // Native modules load from node_modules at run time; bundling them breaks
@@ -8,7 +14,11 @@ const nextConfig = {
   },
   poweredByHeader: false,
   // forbidden(): a signed-in viewer on an admin page gets a 403 "admins only" page inside the dashboard layout (SECURITY.md).
-  experimental: { authInterrupts: true },
+  // caseSensitiveRoutes: the headers' path pattern matches exactly as the proxy's matcher does (case and all).
+  experimental: { authInterrupts: true, caseSensitiveRoutes: true },
+  async headers() {
+    return [{ source: security.plainApiPaths, headers: apiHeaders.map(([key, value]) => ({ key, value })) }];
+  },
 };
 
 export default nextConfig;

@@ -23,7 +23,7 @@ export async function proxy(request: NextRequest): Promise<Response> {
     const refusal = refuse(request, access, await signedInUser(request));
     if (refusal) return withSecurityHeaders(refusal, contentSecurityPolicy());
   }
-  // The agent API and build files render no page: the policy without a nonce.
+  // The agent API (its paths with escapes or dot segments: the plain ones never come here) and build files render no page: the policy without a nonce.
   if (pathname.startsWith("/api/") || pathname.startsWith("/_next/")) return withSecurityHeaders(NextResponse.next(), contentSecurityPolicy());
   // Pages: a fresh nonce. Next reads it from the request's CSP header and puts it on every script it writes.
   const policy = contentSecurityPolicy({ nonce: createNonce(), dev: process.env.NODE_ENV === "development" });
@@ -34,7 +34,19 @@ export async function proxy(request: NextRequest): Promise<Response> {
   return withSecurityHeaders(response, policy);
 }
 
-// No matcher: the proxy runs on every request, build files included, so every answer gets the headers; which paths are public is decided in one place, deny by default (lib/http/dashboard-access.ts).
+/**
+ * Every path but the agent API's plain ones (PLAIN_API_PATHS in
+ * lib/http/security-headers.ts: /api/v1 and /api/mcp, no escape, no dot
+ * segment), build files included, so every other answer gets the headers
+ * here; which paths are public is decided in one place, deny by default
+ * (lib/http/dashboard-access.ts). The plain API paths are public, need no
+ * session and render no page: Next skips the proxy for them and
+ * next.config.mjs sets their headers. Next runs the proxy when the raw or the
+ * decoded path matches, so a path with an escape always comes here. A literal:
+ * Next reads it at build time (tests/http-gate.test.ts keeps it the
+ * complement of PLAIN_API_PATHS).
+ */
+export const config = { matcher: "/((?!api/(?:v1|mcp)(?:/[A-Za-z0-9_~-][A-Za-z0-9_.~-]*)*/?$).*)" };
 
 /**
  * The signed-in person: the next-auth session cookie, verified (signature,

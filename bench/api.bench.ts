@@ -17,6 +17,7 @@ import { searchFullText } from "../lib/index/fulltext";
 import { searchInputSchema, searchStore } from "../lib/index/search";
 import { buildFtsMatch } from "../lib/retrieval";
 import { createStore, openCoreFor, openStore } from "../lib/stores/stores";
+import type { StoreHandle } from "../lib/db/connection";
 import { ensureProductionBuild, freePort, RELIABILITY_TOKEN, startServer } from "../tests/fixtures/next-server";
 import { percentile, printTable } from "./table";
 
@@ -42,7 +43,8 @@ const SIZES = process.env.BENCH_API_SIZES ? process.env.BENCH_API_SIZES.split(",
 const PORT = process.env.BENCH_API_PORT ? Number(process.env.BENCH_API_PORT) : undefined;
 const WORDS = ["backup", "restore", "rotation", "ledger", "cipher", "kernel", "socket", "thread", "cache", "queue", "shard", "replica", "vacuum", "index", "token", "audit"];
 
-function seed(dataDir: string, docs: number): void {
+/** DATA_DIR with one store `bench` of `docs` documents: 40 of WORDS each, and a word of its own (`item<n>`). */
+export function seedBenchStore(dataDir: string, docs: number): StoreHandle {
   process.env.DATA_DIR = dataDir;
   resetConfigForTests();
   createStore({ input: { name: "bench" }, actor: "bench" });
@@ -55,6 +57,12 @@ function seed(dataDir: string, docs: number): void {
     });
     putDocuments({ handle, input: { documents }, actor: "bench" });
   }
+  return handle;
+}
+
+/** seedBenchStore, then the word lists a server would build between requests (unless BENCH_API_WORD_LISTS=0); closes the databases. */
+export function seed(dataDir: string, docs: number): void {
+  const handle = seedBenchStore(dataDir, docs);
   // The word lists a server builds between requests after such an ingest (lib/index/word-list-upkeep.ts), built here
   // first, so the runs measure the store as it serves once they exist. BENCH_API_WORD_LISTS=0: without them.
   if (process.env.BENCH_API_WORD_LISTS !== "0") {

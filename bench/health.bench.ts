@@ -17,7 +17,7 @@ import { percentile, printTable } from "./table";
 const DAY = 86_400_000;
 const PORT = Number(process.env.BENCH_HEALTH_PORT ?? 3707);
 const BASE = `http://127.0.0.1:${PORT}`;
-const PASSWORD = "bench-admin-password";
+export const PASSWORD = "bench-admin-password";
 
 /** `next start` on dataDir at PORT (shared with bench/status.bench.ts). */
 export async function startServer(dataDir: string, env: Record<string, string> = {}): Promise<ChildProcess> {
@@ -39,12 +39,12 @@ export async function startServer(dataDir: string, env: Record<string, string> =
   throw new Error("next start did not answer within 60 s");
 }
 
-/** Sign in through next-auth's credentials callback; returns the Cookie header of the session. */
-export async function signIn(): Promise<string> {
-  const csrf = await fetch(`${BASE}/api/auth/csrf`);
+/** Sign in as the first admin through next-auth's credentials callback (at `base`); returns the Cookie header of the session. */
+export async function signIn(base = BASE): Promise<string> {
+  const csrf = await fetch(`${base}/api/auth/csrf`);
   const { csrfToken } = (await csrf.json()) as { csrfToken: string };
   const jar = csrf.headers.getSetCookie().map((c) => c.split(";")[0]);
-  const res = await fetch(`${BASE}/api/auth/callback/credentials`, {
+  const res = await fetch(`${base}/api/auth/callback/credentials`, {
     method: "POST",
     redirect: "manual",
     headers: { "content-type": "application/x-www-form-urlencoded", cookie: jar.join("; ") },

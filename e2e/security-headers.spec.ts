@@ -72,6 +72,10 @@ test("every kind of answer carries the security headers: pages, API, refusals, r
   expect(listed.status()).toBe(200);
   expectSecurityHeaders(listed, "the API with a token");
   expectSecurityHeaders(await get("/api/v1/no-such-route", bootstrapHeaders()), "an unknown API route");
+  // An API path with an escape still goes through the proxy, which judges what it decodes to (/ledger: sign in first).
+  const escaped = await get("/api/v1/..%2F..%2Fledger");
+  expect(escaped.status()).toBe(401);
+  expectSecurityHeaders(escaped, "an escaped API path that decodes to a page");
 
   // A build file the sign-in page loads.
   const asset = html.match(/src="(\/_next\/static\/[^"]+\.js)"/)?.[1];
@@ -86,6 +90,10 @@ test("every kind of answer carries the security headers: pages, API, refusals, r
   const overview = await page.request.get("/", { headers: DOCUMENT });
   expect(overview.status()).toBe(200);
   expect(nonceOf(expectSecurityHeaders(overview, "the Overview page"))).toBeTruthy();
+  // A session is no API credential: the API (whose plain paths the proxy does not run for) still asks for its token.
+  const cookieOnly = await page.request.get("/api/v1/stores");
+  expect(cookieOnly.status()).toBe(401);
+  expectSecurityHeaders(cookieOnly, "the API with a session cookie and no token");
 });
 
 test("every dashboard page renders and hydrates in the browser with no Content-Security-Policy violation", async ({ page, playwright }) => {

@@ -26,7 +26,7 @@ import { governance } from "@/lib/backend/governance";
 import { handleMcpPost } from "@/lib/mcp/http";
 import { runTool } from "@/lib/mcp/server";
 import { MCP_TOOLS } from "@/lib/mcp/tools";
-import { governanceSql, principalOf, seedDocument, seedStore, seedThought, seedToken, servedHere, toolServedHere, useTestBackend, type TestEnv } from "./backend";
+import { governanceSql, principalOf, seedDocument, seedStore, seedThought, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 /**
@@ -119,7 +119,7 @@ describe("finding 3: every store a request names is checked against the token's 
    * for a token of `mine` only; `allow` must pass for the token whose list
    * also has the store the row names.
    */
-  type Row = { setup?: () => Promise<void>; deny: () => Promise<Answer>; allow: () => Promise<Answer>; allowed?: (a: Answer) => void; servedHere?: boolean };
+  type Row = { setup?: () => Promise<void>; deny: () => Promise<Answer>; allow: () => Promise<Answer>; allowed?: (a: Answer) => void };
   const hasCore = (a: Answer) => expect(JSON.stringify(a.json.results.map((r: { store: string }) => r.store))).toContain('"core"');
   const search = (token: string, how: "GET" | "POST") => {
     const handler = ROUTE_MODULES["app/api/v1/stores/[store]/search/route.ts"][how] as Handler;
@@ -153,7 +153,7 @@ describe("finding 3: every store a request names is checked against the token's 
   const ROWS: Record<string, Row> = {
     "GET /stores/{store}/search query.include_core": { deny: () => search(tok.mineRead, "GET"), allow: () => search(tok.mineCoreRead, "GET"), allowed: hasCore },
     "POST /stores/{store}/search body.include_core": { deny: () => search(tok.mineRead, "POST"), allow: () => search(tok.mineCoreRead, "POST"), allowed: hasCore },
-    "POST /stores/{store}/remember body.include_core": { deny: () => remember(tok.mineRead), allow: () => remember(tok.mineCoreRead), allowed: hasCore, servedHere: servedHere("POST /stores/{store}/remember") },
+    "POST /stores/{store}/remember body.include_core": { deny: () => remember(tok.mineRead), allow: () => remember(tok.mineCoreRead), allowed: hasCore },
     "POST /provenance body.records[].store": { deny: () => provenance(tok.mineWrite, "secret"), allow: () => provenance(tok.mineWrite, "mine"), allowed: (a) => expect(a.json.inserted).toBe(1) },
     "GET /provenance query.store": {
       deny: () => callRoute(provenanceRoute.GET, { token: tok.mineRead, url: "http://x/api/v1/provenance?artifact_type=chunk_vector&artifact_id=p-secret&store=secret" }),
@@ -178,7 +178,6 @@ describe("finding 3: every store a request names is checked against the token's 
       deny: () => tool("remember", tok.mineRead, { store: "mine", query: "zebracore preference", include_core: true }),
       allow: () => tool("remember", tok.mineCoreRead, { store: "mine", query: "zebracore preference", include_core: true }),
       allowed: hasCore,
-      servedHere: toolServedHere("remember"),
     },
     "tool record_run artifacts[].store": { deny: () => toolRun(tok.mineWrite, "secret"), allow: () => toolRun(tok.mineWrite, "mine") },
     "tool finish_run artifacts[].store": { setup: openTwo, deny: () => toolFinish(tok.mineWrite, "secret", opened[0]), allow: () => toolFinish(tok.mineWrite, "mine", opened[1]) },
@@ -208,12 +207,6 @@ describe("finding 3: every store a request names is checked against the token's 
     const check = async (name: string, row: Row, { strictAllow }: { strictAllow: boolean }) => {
       await row.setup?.();
       const before = await counts();
-      if (row.servedHere === false) {
-        // Not served on this backend yet (tests/backend.ts NOT_YET_ON_PG): both answer 501 and write nothing.
-        for (const a of [await row.deny(), await row.allow()]) if (a.status !== 501 || !isEnvelopeOnly(a.json)) wrong.push(`${name} (not served here) → ${a.status}`);
-        if ((await counts()) !== before) wrong.push(`${name}: a refused request wrote`);
-        return;
-      }
       const denied = await row.deny();
       if (denied.status !== 403 || !isEnvelopeOnly(denied.json) || !/store (secret|core)/.test(denied.json.error.message)) wrong.push(`${name} (not in the list) → ${denied.status} ${JSON.stringify(denied.json).slice(0, 120)}`);
       if ((await counts()) !== before) wrong.push(`${name}: a refused request wrote`);

@@ -34,34 +34,6 @@ export const testBackend: TestBackend = process.env.DM_TEST_BACKEND === "pg" ? "
 export const onPg = testBackend === "pg";
 
 /**
- * Routes and MCP tools that still answer 501 not_implemented with
- * DATABASE_URL (other work is porting them). On PostgreSQL a suite expects
- * 501 from these, elsewhere the real answer; tests/pg/both-backends.test.ts
- * checks this list against the routes' and tools' own `postgres` marks, so a
- * port fails there until its name is taken off, and the suites' checks flip
- * to real ones.
- */
-export const NOT_YET_ON_PG: { routes: readonly string[]; tools: readonly string[] } = {
-  routes: [],
-  tools: [],
-};
-
-/** Whether route `name` (its defineRoute name) answers on this backend; on PostgreSQL a listed one answers 501. */
-export function servedHere(name: string): boolean {
-  return !onPg || !(NOT_YET_ON_PG.routes as readonly string[]).includes(name);
-}
-
-/** Whether MCP tool `name` answers on this backend (see servedHere). */
-export function toolServedHere(name: string): boolean {
-  return !onPg || !(NOT_YET_ON_PG.tools as readonly string[]).includes(name);
-}
-
-/** The status expected from a route that answers `status` where it is served: 501 where it is not yet. */
-export function statusHere(name: string, status: number): number {
-  return servedHere(name) ? status : 501;
-}
-
-/**
  * A test that checks what only the SQLite backend has (index.db files, the
  * memory folder, SQLite pragmas): skipped on PostgreSQL, and the skip names
  * why, so it shows in the run's skipped count, never silently.

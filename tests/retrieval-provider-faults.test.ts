@@ -23,7 +23,7 @@ import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { clearQueryVectorCache } from "@/lib/embed/query";
 import { createMcpServer } from "@/lib/mcp/server";
 import { startFakeOpenAI, type FakeMode } from "./fixtures/fake-openai-server";
-import { drainEmbeddings, seedStore, seedToken, servedHere, toolServedHere, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute, restartWith } from "./helpers";
 
 const STORE = "faults";
@@ -63,8 +63,6 @@ type RetrievalPath = {
   /** What that is with vectors working, and after a fallback to lexical; null when the path never uses vectors. */
   withVectors: string;
   lexical: string | null;
-  /** Whether this backend serves the path yet (tests/backend.ts NOT_YET_ON_PG); one that does not answers 501 not_implemented. */
-  served: boolean;
 };
 
 const search = (via: "REST" | "MCP", mode: "fts" | "vector" | "hybrid"): RetrievalPath => ({
@@ -74,7 +72,6 @@ const search = (via: "REST" | "MCP", mode: "fts" | "vector" | "hybrid"): Retriev
   effective: (b) => b.effective_mode,
   withVectors: mode,
   lexical: mode === "fts" ? null : "fts",
-  served: true,
 });
 const recall = (via: "REST" | "MCP"): RetrievalPath => ({
   name: `${via} recall`,
@@ -83,7 +80,6 @@ const recall = (via: "REST" | "MCP"): RetrievalPath => ({
   effective: (b) => b.mode,
   withVectors: "hybrid",
   lexical: "lexical",
-  served: true,
 });
 const remember = (via: "REST" | "MCP"): RetrievalPath => ({
   name: `${via} remember`,
@@ -92,7 +88,6 @@ const remember = (via: "REST" | "MCP"): RetrievalPath => ({
   effective: (b) => b.mode,
   withVectors: "vector+fts",
   lexical: "fts",
-  served: via === "REST" ? servedHere("POST /stores/{store}/remember") : toolServedHere("remember"),
 });
 
 /** The ten ways an agent retrieves: REST and MCP × search (fts, vector, hybrid), recall, remember. */
@@ -100,7 +95,6 @@ const PATHS: RetrievalPath[] = (["REST", "MCP"] as const).flatMap((via) => [sear
 
 /** A path that fell back: a 200, answered lexically, saying why (and, since it found something, a weak answer with that reason). */
 function expectFallback(path: RetrievalPath, r: Answer, reason: string): void {
-  if (expectNotServedHere(path, r)) return;
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   // Lexical search still finds what the words match.
   expect(path.found(r.body)).toBeGreaterThan(0);
@@ -116,13 +110,6 @@ function expectFallback(path: RetrievalPath, r: Answer, reason: string): void {
   expect(r.body.reason).toMatchObject({ code: reason });
 }
 
-/** A path this backend does not serve yet answers 501 not_implemented (over MCP: a tool error with that envelope), whatever the provider does. */
-function expectNotServedHere(path: RetrievalPath, r: Answer): boolean {
-  if (path.served) return false;
-  expect(r.status === 501 || r.status === 500, JSON.stringify(r.body)).toBe(true);
-  expect((r.body as { error?: { code: string } }).error?.code).toBe("not_implemented");
-  return true;
-}
 
 async function rest(handler: Parameters<typeof callRoute>[0], body: Record<string, unknown>): Promise<Answer> {
   const r = await callRoute(handler, { token, params: { store: STORE }, body });
@@ -164,7 +151,6 @@ describe("with the provider up", () => {
     fake.state.defaultMode = "ok";
     clearQueryVectorCache();
     const r = await path.ask();
-    if (expectNotServedHere(path, r)) return;
     expect(r.status).toBe(200);
     expect(path.effective(r.body)).toBe(path.withVectors);
     expect(r.body.fallback).toBeNull();
@@ -185,7 +171,7 @@ describe.each(FAULTS)("with the provider %s", (_label, mode) => {
     clearQueryVectorCache();
     const r = await path.ask();
     expectFallback(path, r, "provider_error");
-    if (path.served && path.lexical !== null) expect(r.body.fallback!.message).toMatch(/could not embed the query/);
+    if (path.lexical !== null) expect(r.body.fallback!.message).toMatch(/could not embed the query/);
   });
 });
 
@@ -206,7 +192,7 @@ describe("with the store's embed backlog over the watermark", () => {
     clearQueryVectorCache();
     const r = await path.ask();
     expectFallback(path, r, "backlog");
-    if (path.served && path.lexical !== null) expect(r.body.fallback!.count).toBeGreaterThan(1);
+    if (path.lexical !== null) expect(r.body.fallback!.count).toBeGreaterThan(1);
   });
 });
 

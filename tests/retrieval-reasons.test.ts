@@ -21,7 +21,7 @@ import { resetEmbedderForTests } from "@/lib/embed/model";
 import { clearQueryVectorCache } from "@/lib/embed/query";
 import { createMcpServer } from "@/lib/mcp/server";
 import { answerReason } from "@/lib/retrieval";
-import { drainEmbeddings, onPg, seedStore, seedThought, seedTrace, servedHere, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, onPg, seedStore, seedThought, seedTrace, useTestBackend, type TestEnv } from "./backend";
 import { callRoute, restartWith } from "./helpers";
 
 const TOKEN = "bootstrap-token-for-reason-tests-0123456789";
@@ -36,7 +36,6 @@ const DOCS = [
 ];
 
 let env: TestEnv;
-const REMEMBER = "POST /stores/{store}/remember";
 
 async function search(body: Record<string, unknown>) {
   const r = await callRoute(searchRoute.POST, { token: TOKEN, params, body });
@@ -45,13 +44,6 @@ async function search(body: Record<string, unknown>) {
 }
 const recall = async (body: Record<string, unknown>) => (await callRoute(recallPOST, { token: TOKEN, params, body })).json;
 const remember = async (body: Record<string, unknown>) => (await callRoute(rememberPOST, { token: TOKEN, params, body })).json;
-/** Remember's answer where it is served; where it is not yet (PostgreSQL, tests/backend.ts NOT_YET_ON_PG), its 501. */
-async function rememberHere(body: Record<string, unknown>) {
-  const r = await callRoute(rememberPOST, { token: TOKEN, params, body });
-  if (servedHere(REMEMBER)) return r.json;
-  expect(r.status).toBe(501);
-  return null;
-}
 
 async function put(docs: { path: string; content: string }[]) {
   const r = await callRoute(documentsRoute.PUT, { method: "PUT", token: TOKEN, params, body: { documents: docs } });
@@ -91,11 +83,9 @@ describe("an empty store", () => {
     const rc = await recall({ query: "rotate the certificate" });
     expect([...rc.traces, ...rc.learnings]).toEqual([]);
     expect(rc.reason).toMatchObject({ code: "store_empty" });
-    const rm = await rememberHere({ query: "certificate" });
-    if (rm) {
-      expect(rm.results).toEqual([]);
-      expect(rm.reason).toMatchObject({ code: "store_empty" });
-    }
+    const rm = await remember({ query: "certificate" });
+    expect(rm.results).toEqual([]);
+    expect(rm.reason).toMatchObject({ code: "store_empty" });
   });
 });
 
@@ -265,8 +255,7 @@ describe("explain=true on recall and remember (REST and MCP)", () => {
   });
 
   it("remember shows each source's candidates and the fused ranking, and only when asked", async () => {
-    const r = await rememberHere({ query: "tls certificate reload", explain: true });
-    if (!r) return; // not served here yet: rememberHere checked its 501
+    const r = await remember({ query: "tls certificate reload", explain: true });
     expect(r.results.length).toBeGreaterThan(0);
     const stages = r.explain.stages.map((s: { stage: string }) => s.stage);
     expect(stages).toEqual(["readiness", "vector", "lexical", "filters", "fusion"]);

@@ -8,7 +8,7 @@ import * as switchRoute from "@/app/api/v1/stores/[store]/reembed/switch/route";
 import { bootstrapApp } from "@/lib/bootstrap";
 import { getGovernance, getStoreDb } from "@/lib/db/connection";
 import { resetEmbedderForTests } from "@/lib/embed/model";
-import { drainEmbeddings, itSqliteOnly, onPg, seedStore, servedHere, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
+import { drainEmbeddings, itSqliteOnly, onPg, seedStore, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
 import { callRoute, restartWith } from "./helpers";
 
 const TOKEN = "bootstrap-token-for-search-tests-0123456789";
@@ -142,8 +142,6 @@ describe("vector and hybrid search", () => {
     const health = await callRoute(healthRoute.GET, { token: TOKEN, params });
     expect(health.json.drift).toMatchObject({ model_changed: true, drifted: 5, drift_pct: 100 });
     const dry = await callRoute(reembedRoute.POST, { token: TOKEN, params, body: { dry_run: true } });
-    // Re-embed is not served on PostgreSQL yet (tests/backend.ts NOT_YET_ON_PG): 501, and the store stays drifted.
-    if (!servedHere("POST /stores/{store}/reembed")) return expect(dry.status).toBe(501);
     expect(dry.json.estimate).toMatchObject({ to_embed: 5, model_changed: true });
     const start = await callRoute(reembedRoute.POST, { token: TOKEN, params, body: {} });
     expect(start.status).toBe(202);
@@ -199,13 +197,6 @@ describe("comparing a candidate model before switching", () => {
   it("replays logged queries against the held candidate, reports overlap@k, then switches on request", async () => {
     for (const q of ["nginx certificate", "postgres vacuum", "exposure aperture", "session cookie login"]) await search({ q, mode: "vector" });
     restartWith({ DUALMIND_EMBED_DIM: "512", DUALMIND_EMBED_MODEL: "hash-512" });
-    if (!servedHere("GET /stores/{store}/reembed/compare")) {
-      // Not served on PostgreSQL yet (tests/backend.ts NOT_YET_ON_PG): each step answers 501.
-      expect((await callRoute(compareRoute.GET, { token: TOKEN, params, url: "http://127.0.0.1/x?k=3" })).status).toBe(501);
-      expect((await callRoute(reembedRoute.POST, { token: TOKEN, params, body: { hold_switch: true } })).status).toBe(501);
-      expect((await callRoute(switchRoute.POST, { token: TOKEN, params })).status).toBe(501);
-      return;
-    }
     const early = await callRoute(compareRoute.GET, { token: TOKEN, params, url: "http://127.0.0.1/x?k=3" });
     expect(early.status).toBe(409);
     expect((await callRoute(reembedRoute.POST, { token: TOKEN, params, body: { hold_switch: true } })).status).toBe(202);

@@ -9,7 +9,7 @@ import { z, type ZodType } from "zod";
 import { ERROR_STATUS } from "../errors";
 import { versions } from "../version";
 import { errorEnvelopeSchema, successStatuses } from "./contract";
-import { servedOnPostgres, type DescribedHandler, type RouteDescription } from "./route";
+import { type DescribedHandler, type RouteDescription } from "./route";
 
 type JsonSchema = Record<string, unknown>;
 export type RouteModule = Record<string, unknown>;
@@ -99,8 +99,6 @@ function operationObject(op: OpenApiOperation): JsonSchema {
     "x-required-scope": route.auth,
     // Token management and whole-ledger dialectic routes refuse store-limited tokens.
     ...(route.allStores ? { "x-requires-unrestricted-token": true } : {}),
-    // With DATABASE_URL (stores on PostgreSQL), a route not yet ported answers 501 not_implemented.
-    "x-served-with-database-url": servedOnPostgres(route),
     ...(route.auth === "public" ? { security: [] } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(route.body ? { requestBody: { required: true, content: { "application/json": { schema: jsonSchemaOf(route.body) } } } } : {}),

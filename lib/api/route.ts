@@ -4,7 +4,6 @@ import { getConfig } from "../config";
 import { AppError, infrastructureError, isAppError, type ErrorDetail } from "../errors";
 import { assertStoresAllowed, hasScope, type AgentPrincipal, type Scope } from "../auth/tokens";
 import { governance } from "../backend/governance";
-import { notServedOnPostgres, storesOnPostgres } from "../stores/backend";
 import { holdingStoreHandles } from "../db/connection";
 import { isAnswer } from "../http/answer";
 import { log } from "../log";
@@ -39,14 +38,6 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
    * dialectic ledger): a token limited to some stores is refused (403).
    */
   allStores?: boolean;
-  /**
-   * Whether the route is served with DATABASE_URL. A store route (a `store`
-   * path param) answers 501 not_implemented there unless it says "served"
-   * (it calls stores(), lib/stores/backend.ts); another route is served
-   * unless it says "not_yet". So a new store route is refused on PostgreSQL
-   * until it is ported, never answered from a local SQLite store.
-   */
-  postgres?: "served" | "not_yet";
   params?: P;
   query?: Q;
   body?: B;
@@ -106,17 +97,6 @@ function queryObject(url: URL): Record<string, string | string[]> {
   return out;
 }
 
-/** Whether the route is served with DATABASE_URL (see RouteSpec.postgres): the wrapper's rule, and the OpenAPI document's. */
-export function servedOnPostgres(route: { postgres?: "served" | "not_yet"; params?: ZodType }, rawParams: Record<string, unknown> = {}): boolean {
-  if (route.postgres) return route.postgres === "served";
-  const storeRoute = route.params instanceof z.ZodObject ? "store" in route.params.shape : rawParams.store !== undefined;
-  return !storeRoute;
-}
-
-function servedHere(spec: { postgres?: "served" | "not_yet"; params?: ZodType }, rawParams: Record<string, unknown>): boolean {
-  return !storesOnPostgres() || servedOnPostgres(spec, rawParams);
-}
-
 function parseWith<S extends ZodType>(schema: S, value: unknown, where: string): z.output<S> {
   const result = schema.safeParse(value);
   if (!result.success) throw new AppError("invalid_request", `invalid ${where}`, zodDetails(result.error, where));
@@ -124,7 +104,7 @@ function parseWith<S extends ZodType>(schema: S, value: unknown, where: string):
 }
 
 /** What the OpenAPI generator reads from every handler made by defineRoute. */
-export type RouteDescription = Pick<RouteSpec<ZodType, ZodType, ZodType>, "name" | "auth" | "allStores" | "postgres" | "params" | "query" | "body" | "response" | "status" | "description">;
+export type RouteDescription = Pick<RouteSpec<ZodType, ZodType, ZodType>, "name" | "auth" | "allStores" | "params" | "query" | "body" | "response" | "status" | "description">;
 export type DescribedHandler = ((request: Request, context?: RouteContext) => Promise<Response>) & { route: RouteDescription };
 
 /**
@@ -137,8 +117,8 @@ export type DescribedHandler = ((request: Request, context?: RouteContext) => Pr
 export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, Q extends ZodType = ZodType<Record<string, never>>, B extends ZodType = ZodType<undefined>>(
   spec: RouteSpec<P, Q, B>,
 ): DescribedHandler {
-  const { name, auth, allStores, postgres, params, query, body, response, status, description } = spec;
-  return Object.assign(handle, { route: { name, auth, allStores, postgres, params, query, body, response, status, description } });
+  const { name, auth, allStores, params, query, body, response, status, description } = spec;
+  return Object.assign(handle, { route: { name, auth, allStores, params, query, body, response, status, description } });
 
   async function handle(request: Request, context?: RouteContext): Promise<Response> {
     const started = performance.now();
@@ -156,8 +136,6 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
       const params = spec.params ? parseWith(spec.params, rawParams, "params") : (rawParams as z.output<P>);
       // Each part is checked as soon as it is parsed, so a forbidden store is refused before the body is read.
       if (principal) assertStoresAllowed(principal, spec.params ? storesReferenced(spec.params, params) : typeof rawParams.store === "string" ? [rawParams.store] : []);
-      // After the token's checks (a forbidden store stays a 403), before the request's input is read.
-      if (!servedHere(spec, rawParams)) throw notServedOnPostgres(spec.name);
       const query = spec.query ? parseWith(spec.query, queryObject(new URL(request.url)), "query") : ({} as z.output<Q>);
       if (principal) assertStoresAllowed(principal, storesReferenced(spec.query, query));
       let body = undefined as z.output<B>;

@@ -6,12 +6,15 @@
  * scripts), so no inline script runs unless the server wrote it.
  */
 
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  "X-Frame-Options": "DENY",
-  "X-Content-Type-Options": "nosniff",
-  // Stricter than strict-origin-when-cross-origin: other sites get no referrer at all. Same-origin requests keep theirs.
-  "Referrer-Policy": "same-origin",
-};
+import values from "./security-headers.json";
+
+/**
+ * The header values live in security-headers.json because next.config.mjs
+ * reads them too: it puts them on the agent API's plain paths, which the
+ * proxy does not run for (see PLAIN_API_PATHS).
+ */
+// No framing, no MIME sniffing; stricter than strict-origin-when-cross-origin: other sites get no referrer at all.
+export const SECURITY_HEADERS: Readonly<Record<string, string>> = values.headers;
 
 /** A fresh, unguessable nonce for one response (128 bits, base64). */
 export function createNonce(): string {
@@ -27,23 +30,33 @@ export function createNonce(): string {
  * `dev` adds 'unsafe-eval', which React's dev build needs for its error overlay.
  */
 export function contentSecurityPolicy({ nonce, dev = false }: { nonce?: string; dev?: boolean } = {}): string {
-  const script = ["'self'", ...(nonce ? [`'nonce-${nonce}'`, "'strict-dynamic'"] : []), ...(dev ? ["'unsafe-eval'"] : [])];
-  return [
-    "default-src 'self'",
-    `script-src ${script.join(" ")}`,
-    "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data: blob:",
-    "font-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-  ].join("; ");
+  if (!nonce && !dev) return PLAIN_POLICY;
+  const script = [values.policy["script-src"], ...(nonce ? [`'nonce-${nonce}'`, "'strict-dynamic'"] : []), ...(dev ? ["'unsafe-eval'"] : [])];
+  return policyText({ ...values.policy, "script-src": script.join(" ") });
 }
+
+function policyText(policy: Record<string, string>): string {
+  return Object.entries(policy)
+    .map(([directive, value]) => `${directive} ${value}`)
+    .join("; ");
+}
+
+/** The policy without a nonce: the same for every answer, so made once. */
+const PLAIN_POLICY = policyText(values.policy);
 
 /** Set the security headers (and this policy) on a response's headers. */
 export function applySecurityHeaders(headers: Headers, policy: string): void {
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) headers.set(name, value);
   headers.set("Content-Security-Policy", policy);
 }
+
+/**
+ * The agent API's plain paths: /api/v1 and /api/mcp with nothing but
+ * letters, digits and `_ . ~ -` in each segment, none starting with a dot
+ * (so no escape and no dot segment: the router serves exactly the path
+ * written, which is public). These answers need no session and render no
+ * page, so Next does not run the proxy for them (proxy.ts `config.matcher`
+ * is every other path) and next.config.mjs gives them the headers above
+ * instead. A Next path pattern, matched against the raw path.
+ */
+export const PLAIN_API_PATHS: string = values.plainApiPaths;

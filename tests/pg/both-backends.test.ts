@@ -1,10 +1,6 @@
 import fs from "node:fs";
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { ROUTE_MODULES } from "@/app/api/v1/openapi.json/catalog";
-import { servedOnPostgres, type DescribedHandler } from "@/lib/api/route";
-import { MCP_TOOLS } from "@/lib/mcp/tools";
-import { NOT_YET_ON_PG, onPg } from "../backend";
+import { onPg } from "../backend";
 import { BOTH_BACKEND_SUITES } from "./both-backends";
 import { ONE_BACKEND_SUITES } from "./one-backend";
 
@@ -16,20 +12,6 @@ import { ONE_BACKEND_SUITES } from "./one-backend";
 describe("the shared suites' PostgreSQL fixture", () => {
   it("runs with DM_TEST_BACKEND=pg (vitest.pg.config.ts)", () => {
     expect(onPg).toBe(true);
-  });
-
-  it("NOT_YET_ON_PG lists exactly the routes and tools that answer 501 with DATABASE_URL (take a ported one off the list)", () => {
-    const routes = Object.values(ROUTE_MODULES)
-      .flatMap((mod) => Object.values(mod))
-      .filter((h): h is DescribedHandler => typeof h === "function" && "route" in h)
-      .filter((h) => !servedOnPostgres(h.route))
-      .map((h) => h.route.name)
-      .sort();
-    expect(routes).toEqual([...NOT_YET_ON_PG.routes].sort());
-    const tools = MCP_TOOLS.filter((t) => t.input instanceof z.ZodObject && "store" in t.input.shape && !t.postgres)
-      .map((t) => t.name)
-      .sort();
-    expect(tools).toEqual([...NOT_YET_ON_PG.tools].sort());
   });
 
   it("every listed suite exists and seeds through the fixture", () => {

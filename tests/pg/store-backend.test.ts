@@ -7,7 +7,6 @@ import * as rememberRoute from "@/app/api/v1/stores/[store]/remember/route";
 import { governance } from "@/lib/backend/governance";
 import { closePg, closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { withStoreTx } from "@/lib/db/pg-store";
-import { buildOpenApiDocument } from "@/lib/api/openapi";
 import { storeParams } from "@/lib/api/params";
 import { defineRoute } from "@/lib/api/route";
 import { putDocumentsSchema } from "@/lib/index/ingest";
@@ -15,6 +14,7 @@ import { createMemorySchema, memoryFilterSchema, updateMemorySchema } from "@/li
 import { searchInputSchema } from "@/lib/index/search";
 import { pgStores, stores, type StoresBackend } from "@/lib/stores/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
+import { openStore } from "@/lib/stores/stores";
 import { callRoute, useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 
@@ -102,27 +102,8 @@ describe("the PostgreSQL stores backend", () => {
   });
 });
 
-describe("which routes PostgreSQL serves", () => {
-  it("the OpenAPI document says, per operation, what the wrapper does with DATABASE_URL: every store route is served", async () => {
-    const { ROUTE_MODULES } = await import("@/app/api/v1/openapi.json/catalog");
-    const doc = buildOpenApiDocument(Object.values(ROUTE_MODULES)) as { paths: Record<string, Record<string, { "x-served-with-database-url": boolean }>> };
-    const served = (p: string, m: string) => doc.paths[`/api/v1${p}`][m]["x-served-with-database-url"];
-    for (const [p, m] of [["/stores", "get"], ["/stores", "post"], ["/stores/{store}", "get"], ["/stores/{store}/documents", "put"], ["/stores/{store}/search", "post"], ["/stores/{store}/memories", "delete"], ["/stores/{store}/categories", "get"], ["/stores/{store}/verify", "get"], ["/stores/{store}/reindex", "post"], ["/jobs/{id}", "get"], ["/tasks", "post"],
-      ["/stores/{store}/traces", "post"], ["/stores/{store}/traces/{id}", "get"], ["/stores/{store}/learnings", "get"], ["/stores/{store}/learnings/{id}", "get"], ["/stores/{store}/recall", "post"], ["/stores/{store}/reflection", "get"], ["/stores/{store}/reflection", "put"], ["/stores/{store}/health", "get"],
-      ["/stores/{store}/thoughts", "post"], ["/stores/{store}/thoughts/{id}/feedback", "post"], ["/stores/{store}/chains/{id}", "get"], ["/stores/{store}/nodes", "get"], ["/stores/{store}/nodes/{id}", "delete"],
-      ["/stores/{store}/relations", "post"], ["/stores/{store}/frames/{id}", "patch"], ["/stores/{store}/evidence", "delete"], ["/stores/{store}/working-memory", "put"], ["/stores/{store}/working-memory/{key}", "get"], ["/stores/{store}/remember", "post"],
-      ["/stores/{store}/reembed", "post"], ["/stores/{store}/reembed", "get"], ["/stores/{store}/reembed/switch", "post"], ["/stores/{store}/reembed/compare", "get"], ["/stores/{store}/embeddings/retry-parked", "post"]]) {
-      expect([p, m, served(p, m)]).toEqual([p, m, true]);
-    }
-    // Every store operation is served now: none is documented as answering 501.
-    const storeOps = Object.entries(doc.paths).filter(([p]) => p.includes("{store}")).flatMap(([p, ops]) => Object.keys(ops).map((m) => [p, m] as const));
-    expect(storeOps.length).toBeGreaterThan(40);
-    for (const [p, m] of storeOps) expect([p, m, doc.paths[p][m]["x-served-with-database-url"]]).toEqual([p, m, true]);
-  });
-});
-
 describe("the route wrapper with DATABASE_URL, in-process", () => {
-  it("serves the store routes from PostgreSQL, and would answer 501 for one not ported, after the store allow-list", async () => {
+  it("serves the store routes from PostgreSQL, and a route that reached for a local SQLite store would answer 501, after the store allow-list", async () => {
     const env = useTempDataDir({ DATABASE_URL: await createTestDatabase() });
     try {
       expect(stores().kind).toBe("postgres");
@@ -136,11 +117,12 @@ describe("the route wrapper with DATABASE_URL, in-process", () => {
       expect(traced).toMatchObject({ status: 201, json: { deduped: false, embedding: "queued" } });
       const remembered = await callRoute(rememberRoute.POST, { method: "POST", token, params: { store: "default" }, body: { query: "a trace routed" } });
       expect(remembered).toMatchObject({ status: 200, json: { store: "default", results: [] } });
-      // A store route not ported (none is now: a route declared `postgres: "not_yet"`) answers 501 naming itself — after the token's checks.
-      const notYet = defineRoute({ name: "POST /stores/{store}/not-ported-example", auth: "write", postgres: "not_yet", params: storeParams, response: z.object({}), handler: async () => ({}) });
+      // A store route that opened the local SQLite store (none does: every one goes through stores()) answers 501 naming
+      // the store, never data from a local index.db — after the token's checks.
+      const notYet = defineRoute({ name: "POST /stores/{store}/not-ported-example", auth: "write", params: storeParams, response: z.object({}), handler: ({ params }) => openStore({ store: params.store }) && {} });
       const unported = await callRoute(notYet, { method: "POST", token, params: { store: "default" } });
       expect(unported).toMatchObject({ status: 501, json: { error: { code: "not_implemented" } } });
-      expect(unported.json.error.message).toContain("POST /stores/{store}/not-ported-example");
+      expect(unported.json.error.message).toContain("The local SQLite store default");
       expect((await callRoute(notYet, { method: "POST", token, params: { store: "core" } })).status).toBe(403);
       expect((await callRoute(tracesRoute.POST, { token, params: { store: "core" }, body: {} })).status).toBe(403);
       expect((await callRoute(rememberRoute.POST, { method: "POST", token, params: { store: "core" }, body: { query: "x" } })).status).toBe(403);

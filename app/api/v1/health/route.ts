@@ -1,8 +1,24 @@
 import { healthResponse } from "@/lib/api/responses/stores";
 import { defineRoute } from "@/lib/api/route";
+import { getConfig } from "@/lib/config";
 import { getGovernance, readOnlyParts } from "@/lib/db/connection";
 import { getPg } from "@/lib/db/pg";
+import { preparedOnce } from "@/lib/db/statements";
 import { versions } from "@/lib/version";
+
+/**
+ * What of DATA_DIR cannot be written, looked at most once per READ_ONLY_FRESH_MS: it takes a few file-system calls
+ * per store, which a load balancer's probe (or a flood of them) would otherwise pay on every request.
+ */
+const READ_ONLY_FRESH_MS = 1000;
+let readOnlySeen: { dataDir: string; at: number; parts: ReturnType<typeof readOnlyParts> } | null = null;
+
+function readOnlyNow(): ReturnType<typeof readOnlyParts> {
+  const { dataDir } = getConfig();
+  const now = performance.now();
+  if (readOnlySeen?.dataDir !== dataDir || now - readOnlySeen.at >= READ_ONLY_FRESH_MS) readOnlySeen = { dataDir, at: now, parts: readOnlyParts() };
+  return readOnlySeen.parts;
+}
 
 export const dynamic = "force-dynamic";
 
@@ -17,7 +33,7 @@ export const GET = defineRoute({
     // The database this replica serves from: with DATABASE_URL that is PostgreSQL (governance.db is not read, nor created).
     const pg = getPg();
     if (pg) await (await pg).pool.query("select 1");
-    else getGovernance().sqlite.prepare("select 1").get();
-    return { ok: true, versions: versions(), read_only: pg ? [] : readOnlyParts() };
+    else preparedOnce(getGovernance().sqlite, "select 1").get();
+    return { ok: true, versions: versions(), read_only: pg ? [] : readOnlyNow() };
   },
 });

@@ -9,7 +9,6 @@ export const GET = defineRoute({
   name: "GET /stores",
   auth: "read",
   response: storeListResponse,
-  postgres: "served",
   handler: async ({ principal }) => ({
     stores: (await stores().listStores()).filter((s) => principal && canUseStore(principal, s.name)),
   }),
@@ -19,7 +18,6 @@ export const POST = defineRoute({
   name: "POST /stores",
   auth: "write",
   response: storeSummary,
-  postgres: "served",
   body: createStoreSchema,
   status: 201,
   handler: ({ body, principal }) => {

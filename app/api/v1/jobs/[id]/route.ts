@@ -8,7 +8,6 @@ export const GET = defineRoute({
   name: "GET /jobs/{id}",
   auth: "admin",
   response: jobResponse,
-  postgres: "served",
   params: z.object({ id: z.uuid() }),
   handler: async ({ params, principal }) => {
     // A store-limited token sees only its stores' jobs; another store's job answers like an unknown one.

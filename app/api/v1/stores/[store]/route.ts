@@ -9,7 +9,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}",
   auth: "read",
   response: storeSummary,
-  postgres: "served",
   params: z.object({ store: storeNameSchema }),
   handler: ({ params }) => stores().describeStore({ store: params.store }),
 });
@@ -18,7 +17,6 @@ export const DELETE = defineRoute({
   name: "DELETE /stores/{store}",
   auth: "admin",
   response: z.object({ deleted: storeNameSchema }).strict(),
-  postgres: "served",
   params: z.object({ store: storeNameSchema }),
   handler: ({ params, principal }) => stores().deleteStore({ name: params.store, actor: actorOf(principal) }),
 });

@@ -10,7 +10,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/categories",
   auth: "read",
   response: categoryListResponse,
-  postgres: "served",
   params: z.object({ store: storeNameSchema }),
   query: z.object({ parent: categoryPathSchema.optional() }).strict(),
   handler: async ({ params, query }) => ({
@@ -23,7 +22,6 @@ export const PUT = defineRoute({
   name: "PUT /stores/{store}/categories",
   auth: "write",
   response: categoryChild,
-  postgres: "served",
   params: z.object({ store: storeNameSchema }),
   body: setCategorySchema,
   handler: ({ params, body, principal }) => stores().setCategoryDescription({ store: params.store, input: body, actor: actorOf(principal) }),

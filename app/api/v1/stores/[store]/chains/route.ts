@@ -9,7 +9,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/chains",
   auth: "read",
   response: chainListResponse,
-  postgres: "served",
   params: storeParams,
   query: z.object({ limit: limitSchema, offset: offsetSchema }).strict(),
   handler: ({ params, query }) => graphBackend().listChains({ store: params.store, limit: query.limit, offset: query.offset }),

@@ -12,7 +12,6 @@ export const PUT = defineRoute({
   name: "PUT /stores/{store}/documents",
   auth: "write",
   response: putDocumentsResponse,
-  postgres: "served",
   params,
   body: putDocumentsSchema,
   handler: async ({ params, body, principal }) => ({ documents: await stores().putDocuments({ store: params.store, input: body, actor: actorOf(principal) }) }),
@@ -22,7 +21,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/documents",
   auth: "read",
   response: documentListResponse,
-  postgres: "served",
   params,
   query: z
     .object({
@@ -38,7 +36,6 @@ export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/documents",
   auth: "write",
   response: documentDeletedResponse,
-  postgres: "served",
   params,
   query: z.object({ path: apiDocumentPathSchema }).strict(),
   handler: async ({ params, query, principal }) => {

@@ -11,7 +11,6 @@ export const POST = defineRoute({
   name: "POST /stores/{store}/evidence",
   auth: "write",
   response: evidenceLinkResponse,
-  postgres: "served",
   params: storeParams,
   body: linkEvidenceInputSchema,
   handler: async ({ params, body, principal }) => {
@@ -24,7 +23,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/evidence",
   auth: "read",
   response: evidenceListResponse,
-  postgres: "served",
   params: storeParams,
   query: listEvidenceQuerySchema,
   handler: ({ params, query }) => graphBackend().listEvidence({ store: params.store, query }),
@@ -34,7 +32,6 @@ export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/evidence",
   auth: "write",
   response: evidenceUnlinkedResponse,
-  postgres: "served",
   params: storeParams,
   body: evidenceKeySchema,
   handler: ({ params, body, principal }) => graphBackend().unlinkEvidence({ store: params.store, input: body, actor: actorOf(principal) }),

@@ -9,7 +9,6 @@ export const POST = defineRoute({
   name: "POST /stores/{store}/frames",
   auth: "write",
   response: frameResponse,
-  postgres: "served",
   params: storeParams,
   body: createFrameInputSchema,
   status: 201,

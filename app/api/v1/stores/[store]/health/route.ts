@@ -9,7 +9,6 @@ export const GET = defineRoute({
   auth: "read",
   response: storeHealthResponse,
   params: storeParams,
-  postgres: "served",
   handler: ({ params, principal }) => {
     if (!principal) throw new AppError("unauthorized", "missing bearer token");
     return storeHealthReportFor({ store: params.store, principal });

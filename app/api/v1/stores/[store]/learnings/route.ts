@@ -11,7 +11,6 @@ export const POST = defineRoute({
   auth: "write",
   response: learningRecordedResponse,
   params: storeParams,
-  postgres: "served",
   body: learningInputSchema,
   handler: async ({ params, body, principal }) => {
     const result = await recallBackend().recordLearning({ store: params.store, agentId: callerOf(principal).agentId, input: body });
@@ -24,7 +23,6 @@ export const GET = defineRoute({
   auth: "read",
   response: learningListResponse,
   params: storeParams,
-  postgres: "served",
   query: listLearningsQuerySchema,
   handler: ({ params, query }) => recallBackend().listLearnings({ store: params.store, filter: query }),
 });

@@ -13,7 +13,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/memories",
   auth: "read",
   response: memoryReadOrListResponse,
-  postgres: "served",
   params,
   // `path` reads one memory (with its body); anything else filters the list.
   query: z.union([z.object({ path: memoryPathSchema }).strict(), memoryFilterSchema]),
@@ -27,7 +26,6 @@ export const POST = defineRoute({
   name: "POST /stores/{store}/memories",
   auth: "write",
   response: memoryWithBody,
-  postgres: "served",
   params,
   body: createMemorySchema,
   status: 201,
@@ -38,7 +36,6 @@ export const PUT = defineRoute({
   name: "PUT /stores/{store}/memories",
   auth: "write",
   response: memoryWithBody,
-  postgres: "served",
   params,
   body: updateMemorySchema,
   handler: ({ params, body, principal }) => stores().updateMemory({ store: params.store, input: body, actor: actorOf(principal) }),
@@ -48,7 +45,6 @@ export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/memories",
   auth: "write",
   response: deletedResponse,
-  postgres: "served",
   params,
   query: z.object({ path: memoryPathSchema }).strict(),
   handler: async ({ params, query, principal }) => {

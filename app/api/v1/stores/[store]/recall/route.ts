@@ -10,7 +10,6 @@ export const POST = defineRoute({
   auth: "read",
   response: recallResponse,
   params: storeParams,
-  postgres: "served",
   body: recallInputSchema,
   handler: ({ params, body, principal }) => recallBackend().recall({ store: params.store, agentId: callerOf(principal).agentId, input: body }),
 });

@@ -9,7 +9,6 @@ import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 export const GET = defineRoute({
   name: "GET /stores/{store}/reembed",
   auth: "read",
-  postgres: "served",
   response: reembedStatusResponse,
   params: storeParams,
   handler: async ({ params }) => ({ job: await embeddingsBackend().getReembedProgress({ store: params.store }) }),
@@ -18,7 +17,6 @@ export const GET = defineRoute({
 export const POST = defineRoute({
   name: "POST /stores/{store}/reembed",
   auth: "admin",
-  postgres: "served",
   response: reembedStartResponse,
   params: storeParams,
   body: z.object({ only_stale: z.boolean().default(false), dry_run: z.boolean().default(false), hold_switch: z.boolean().default(false) }).strict(),

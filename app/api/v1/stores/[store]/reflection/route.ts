@@ -9,7 +9,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/reflection",
   auth: "read",
   response: reflectionOverviewResponse,
-  postgres: "served",
   params: storeParams,
   handler: ({ params }) => recallBackend().getReflectionOverview({ store: params.store }),
 });
@@ -19,7 +18,6 @@ export const PUT = defineRoute({
   auth: "admin",
   response: reflectionSettingsResponse,
   params: storeParams,
-  postgres: "served",
   body: reflectionSettingsUpdateSchema,
   handler: async ({ params, body, principal }) => ({ settings: await recallBackend().updateReflectionSettings({ store: params.store, input: body, actor: actorOf(principal) }) }),
 });

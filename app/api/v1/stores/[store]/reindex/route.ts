@@ -9,7 +9,6 @@ export const POST = defineRoute({
   name: "POST /stores/{store}/reindex",
   auth: "admin",
   response: jobResponse,
-  postgres: "served",
   params: z.object({ store: storeNameSchema }),
   status: 202,
   handler: async ({ params, principal }) => ({ job: await stores().startReindex({ store: params.store, actor: actorOf(principal) }) }),

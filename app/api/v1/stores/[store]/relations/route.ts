@@ -11,7 +11,6 @@ export const POST = defineRoute({
   name: "POST /stores/{store}/relations",
   auth: "write",
   response: relationCreatedResponse,
-  postgres: "served",
   params: storeParams,
   body: createRelationInputSchema,
   handler: async ({ params, body, principal }) => {

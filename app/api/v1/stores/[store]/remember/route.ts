@@ -9,7 +9,6 @@ export const POST = defineRoute({
   name: "POST /stores/{store}/remember",
   auth: "read",
   response: rememberResponse,
-  postgres: "served",
   params: storeParams,
   body: rememberInputSchema,
   handler: ({ params, body }) => graphBackend().remember({ store: params.store, input: body }),

@@ -11,7 +11,6 @@ export const POST = defineRoute({
   auth: "write",
   response: traceRecordedResponse,
   params: storeParams,
-  postgres: "served",
   body: traceInputSchema,
   handler: async ({ params, body, principal }) => {
     const result = await recallBackend().recordTrace({ store: params.store, agentId: callerOf(principal).agentId, input: body });
@@ -24,7 +23,6 @@ export const GET = defineRoute({
   auth: "read",
   response: traceListResponse,
   params: storeParams,
-  postgres: "served",
   query: listTracesQuerySchema,
   handler: ({ params, query }) => recallBackend().listTraces({ store: params.store, filter: query }),
 });

@@ -8,7 +8,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/verify",
   auth: "read",
   response: verifyResponse,
-  postgres: "served",
   params: z.object({ store: storeNameSchema }),
   handler: ({ params }) => stores().verifyStore({ store: params.store }),
 });

@@ -9,7 +9,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/working-memory",
   auth: "read",
   response: workingMemoryListResponse,
-  postgres: "served",
   params: storeParams,
   handler: async ({ params }) => ({ entries: await graphBackend().listWorkingMemory({ store: params.store }) }),
 });
@@ -18,7 +17,6 @@ export const PUT = defineRoute({
   name: "PUT /stores/{store}/working-memory",
   auth: "write",
   response: workingMemoryEntryResponse,
-  postgres: "served",
   params: storeParams,
   body: setWorkingMemoryInputSchema,
   handler: async ({ params, body, principal }) => ({ entry: await graphBackend().setWorkingMemory({ store: params.store, input: body, actor: actorOf(principal) }) }),

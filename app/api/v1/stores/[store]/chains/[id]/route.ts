@@ -9,7 +9,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/chains/{id}",
   auth: "read",
   response: chainResponse,
-  postgres: "served",
   params: z.object({ store: storeNameSchema, id: chainIdSchema }).strict(),
   handler: async ({ params }) => ({ chain: await graphBackend().getChain({ store: params.store, id: params.id }) }),
 });

@@ -9,7 +9,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/chunks/{id}",
   auth: "read",
   response: chunkDetail,
-  postgres: "served",
   params: z.object({ store: storeNameSchema, id: chunkIdSchema }),
   handler: ({ params }) => stores().getChunk({ store: params.store, chunkId: params.id }),
 });

@@ -7,7 +7,6 @@ import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 export const POST = defineRoute({
   name: "POST /stores/{store}/embeddings/retry-parked",
   auth: "admin",
-  postgres: "served",
   response: retryParkedResponse,
   params: storeParams,
   handler: async ({ params, principal }) => ({ requeued: await embeddingsBackend().retryParkedEmbeddings({ store: params.store, actor: actorOf(principal) }) }),

@@ -9,7 +9,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/frames/{id}",
   auth: "read",
   response: frameResponse,
-  postgres: "served",
   params: storeItemParams,
   handler: async ({ params }) => ({ frame: await graphBackend().getFrame({ store: params.store, id: params.id }) }),
 });
@@ -18,7 +17,6 @@ export const PATCH = defineRoute({
   name: "PATCH /stores/{store}/frames/{id}",
   auth: "write",
   response: frameResponse,
-  postgres: "served",
   params: storeItemParams,
   body: updateFrameInputSchema,
   handler: async ({ params, body }) => ({ frame: await graphBackend().updateFrame({ store: params.store, id: params.id, input: body }) }),
@@ -28,7 +26,6 @@ export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/frames/{id}",
   auth: "write",
   response: graphDeletedResponse,
-  postgres: "served",
   params: storeItemParams,
   handler: ({ params, principal }) => graphBackend().deleteFrame({ store: params.store, id: params.id, actor: actorOf(principal) }),
 });

@@ -8,7 +8,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/learnings/{id}",
   auth: "read",
   response: learningResponse,
-  postgres: "served",
   params: storeParams.extend({ id: z.coerce.number().int().positive() }).strict(),
   handler: async ({ params }) => ({ learning: await recallBackend().getLearning({ store: params.store, id: params.id }) }),
 });

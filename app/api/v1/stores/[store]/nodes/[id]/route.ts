@@ -9,7 +9,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/nodes/{id}",
   auth: "read",
   response: nodeDetailResponse,
-  postgres: "served",
   params: storeItemParams,
   handler: ({ params }) => graphBackend().getNodeDetail({ store: params.store, id: params.id }),
 });
@@ -18,7 +17,6 @@ export const PATCH = defineRoute({
   name: "PATCH /stores/{store}/nodes/{id}",
   auth: "write",
   response: nodeResponse,
-  postgres: "served",
   params: storeItemParams,
   body: updateNodeInputSchema,
   handler: async ({ params, body }) => ({ node: await graphBackend().updateNode({ store: params.store, id: params.id, input: body }) }),
@@ -28,7 +26,6 @@ export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/nodes/{id}",
   auth: "write",
   response: nodeDeletedResponse,
-  postgres: "served",
   params: storeItemParams,
   handler: ({ params, principal }) => graphBackend().deleteNode({ store: params.store, id: params.id, actor: actorOf(principal) }),
 });

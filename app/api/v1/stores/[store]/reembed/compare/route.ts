@@ -7,7 +7,6 @@ import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 export const GET = defineRoute({
   name: "GET /stores/{store}/reembed/compare",
   auth: "admin",
-  postgres: "served",
   response: modelComparisonResponse,
   params: storeParams,
   query: z.object({ n: z.coerce.number().int().min(1).max(500).default(50), k: z.coerce.number().int().min(1).max(100).default(10) }).strict(),

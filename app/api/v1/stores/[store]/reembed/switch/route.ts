@@ -7,7 +7,6 @@ import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 export const POST = defineRoute({
   name: "POST /stores/{store}/reembed/switch",
   auth: "admin",
-  postgres: "served",
   response: reembedSwitchResponse,
   params: storeParams,
   handler: async ({ params, principal }) => {

@@ -9,7 +9,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/relations/{id}",
   auth: "read",
   response: relationResponse,
-  postgres: "served",
   params: storeItemParams,
   handler: async ({ params }) => ({ relation: await graphBackend().getRelation({ store: params.store, id: params.id }) }),
 });
@@ -18,7 +17,6 @@ export const PATCH = defineRoute({
   name: "PATCH /stores/{store}/relations/{id}",
   auth: "write",
   response: relationResponse,
-  postgres: "served",
   params: storeItemParams,
   body: updateRelationInputSchema,
   handler: async ({ params, body }) => ({ relation: await graphBackend().updateRelation({ store: params.store, id: params.id, input: body }) }),
@@ -28,7 +26,6 @@ export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/relations/{id}",
   auth: "write",
   response: graphDeletedResponse,
-  postgres: "served",
   params: storeItemParams,
   handler: ({ params, principal }) => graphBackend().deleteRelation({ store: params.store, id: params.id, actor: actorOf(principal) }),
 });

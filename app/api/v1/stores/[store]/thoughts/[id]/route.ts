@@ -8,7 +8,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/thoughts/{id}",
   auth: "read",
   response: thoughtResponse,
-  postgres: "served",
   params: storeItemParams,
   handler: async ({ params }) => ({ thought: await graphBackend().getThought({ store: params.store, id: params.id }) }),
 });
@@ -17,7 +16,6 @@ export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/thoughts/{id}",
   auth: "write",
   response: graphDeletedResponse,
-  postgres: "served",
   params: storeItemParams,
   handler: ({ params, principal }) => graphBackend().deleteThought({ store: params.store, id: params.id, actor: actorOf(principal) }),
 });

@@ -8,7 +8,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/traces/{id}",
   auth: "read",
   response: traceResponse,
-  postgres: "served",
   params: storeParams.extend({ id: z.coerce.number().int().positive() }).strict(),
   handler: async ({ params }) => ({ trace: await recallBackend().getTrace({ store: params.store, id: params.id }) }),
 });

@@ -11,7 +11,6 @@ export const GET = defineRoute({
   name: "GET /stores/{store}/working-memory/{key}",
   auth: "read",
   response: workingMemoryEntryResponse,
-  postgres: "served",
   params,
   handler: async ({ params }) => ({ entry: await graphBackend().getWorkingMemory({ store: params.store, key: params.key }) }),
 });
@@ -20,7 +19,6 @@ export const DELETE = defineRoute({
   name: "DELETE /stores/{store}/working-memory/{key}",
   auth: "write",
   response: graphDeletedResponse,
-  postgres: "served",
   params,
   handler: ({ params }) => graphBackend().deleteWorkingMemory({ store: params.store, key: params.key }),
 });

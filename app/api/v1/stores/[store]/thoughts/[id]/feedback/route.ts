@@ -8,7 +8,6 @@ export const POST = defineRoute({
   name: "POST /stores/{store}/thoughts/{id}/feedback",
   auth: "write",
   response: thoughtResponse,
-  postgres: "served",
   params: storeItemParams,
   body: feedbackInputSchema,
   handler: async ({ params, body }) => ({ thought: await graphBackend().recordThoughtFeedback({ store: params.store, id: params.id, input: body }) }),

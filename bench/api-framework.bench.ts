@@ -1,0 +1,270 @@
+/**
+ * dualmind against the framework it runs on, in one run on one machine: a
+ * trivial Next app (one route handler answering `Response.json`, one dynamic
+ * page; built in a temp dir with this checkout's own `next`) is served beside
+ * dualmind's `next start`, and the same closed-loop load is put on each in
+ * turn. The table prints dualmind ÷ trivial per request shape: what a
+ * request costs beyond what Next itself costs.
+ *
+ * BENCH_API_BASELINE=<dir>: a built checkout of another commit (`next build`
+ * done there) served beside as "before", so before and after are measured
+ * in the same rounds. The servers take turns second by second within each
+ * cell (BENCH_API_SECONDS slices each), and each cell is the range over
+ * BENCH_API_ROUNDS rounds: the machine is shared, and one round says little.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { resetConfigForTests } from "../lib/config";
+import { closeAllDatabases } from "../lib/db/connection";
+import { createApiToken } from "../lib/auth/tokens";
+import { NEXT_BIN, ROOT } from "../scripts/build-freshness";
+import { ensureProductionBuild, freePort } from "../tests/fixtures/next-server";
+import { seed } from "./api.bench";
+import { PASSWORD, signIn } from "./health.bench";
+import { percentile, printTable } from "./table";
+
+const CONCURRENCY = 16;
+const SECONDS = Number(process.env.BENCH_API_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_API_ROUNDS ?? 3);
+const DOCUMENTS = Number(process.env.BENCH_API_FRAMEWORK_DOCS ?? 10_000);
+const BASELINE = process.env.BENCH_API_BASELINE;
+const WARMUP_REQUESTS = 20;
+
+/** The trivial app: what Next costs with nothing of ours in the way. JavaScript, so the build needs no TypeScript setup. */
+const TRIVIAL_FILES: Record<string, string> = {
+  "package.json": JSON.stringify({ name: "trivial-next", private: true }),
+  // The root is widened so that the symlinked node_modules (this checkout's) is inside it.
+  "next.config.mjs": 'export default { poweredByHeader: false, turbopack: { root: "/" } };\n',
+  "app/api/health/route.js": [
+    'export const dynamic = "force-dynamic";',
+    "export function GET() { return Response.json({ ok: true }); }",
+    "export async function POST(request) { return Response.json({ ok: true, got: await request.json() }); }",
+    "",
+  ].join("\n"),
+  "app/layout.js": "export default function Layout({ children }) { return <html lang=\"en\"><body>{children}</body></html>; }\n",
+  "app/page.js": 'export const dynamic = "force-dynamic";\nexport default function Page() { return <main><h1>Trivial</h1><p>{new Date().toISOString()}</p></main>; }\n',
+};
+
+/** Build the trivial app in a temp dir, resolving `next` and React from this checkout. */
+function buildTrivialApp(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-trivial-next-"));
+  for (const [file, text] of Object.entries(TRIVIAL_FILES)) {
+    fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+    fs.writeFileSync(path.join(dir, file), text);
+  }
+  fs.symlinkSync(path.join(ROOT, "node_modules"), path.join(dir, "node_modules"), "dir");
+  const build = spawnSync(process.execPath, [NEXT_BIN, "build"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"], env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1" } });
+  if (build.status !== 0) throw new Error(`the trivial app did not build (exit ${build.status})`);
+  return dir;
+}
+
+/**
+ * The store api.bench.ts serves (DOCUMENTS documents, each with a word of its own, `item<n>`, its word lists built, so
+ * no server builds them mid-run) and one read-scoped agent token for every store.
+ */
+function seedWithToken(dataDir: string): string {
+  seed(dataDir, DOCUMENTS);
+  process.env.DATA_DIR = dataDir;
+  resetConfigForTests();
+  // A real agent token (looked up by hash on every request), not the bootstrap token, which is answered from config.
+  const { token } = createApiToken({ input: { label: "bench", agent_id: "bench", scopes: ["read"], stores: null }, actor: "bench" });
+  closeAllDatabases();
+  return token;
+}
+
+type Server = { name: string; url: string; child: ChildProcess; stop: () => Promise<void> };
+
+async function serve({ name, cwd, env }: { name: string; cwd: string; env: Record<string, string> }): Promise<Server> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, [path.join(cwd, "node_modules", "next", "dist", "bin", "next"), "start", "-H", "127.0.0.1", "-p", String(port)], {
+    cwd,
+    detached: true,
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, NEXT_TELEMETRY_DISABLED: "1", NEXTAUTH_URL: url, ...env },
+  });
+  let err = "";
+  child.stderr?.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stop = async () => {
+    try {
+      process.kill(-child.pid!, "SIGTERM");
+    } catch {
+      // already gone
+    }
+    await exited;
+  };
+  const probe = env.DATA_DIR ? "/api/v1/health" : "/api/health";
+  for (const until = Date.now() + 60_000; ; ) {
+    if (child.exitCode !== null) throw new Error(`${name}: next start exited: ${err}`);
+    try {
+      if ((await fetch(`${url}${probe}`, { headers: { connection: "close" } })).ok) return { name, url, child, stop };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > until) {
+      await stop();
+      throw new Error(`${name}: no answer within 60 s: ${err}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+type Shot = { path: string; method?: "GET" | "POST"; headers?: Record<string, string>; body?: string; status: number };
+type Run = { rps: number; p50: number; p95: number; wrong: number };
+type Slice = { samples: number[]; ms: number; wrong: number };
+
+/** WARMUP_REQUESTS one after another, untimed: the route's module loaded and its first-call work done. */
+async function warm(base: string, shot: Shot): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  for (let i = 0; i < WARMUP_REQUESTS; i++) await request(agent, new URL(shot.path, base), shot);
+  agent.destroy();
+}
+
+/** One request; its latency, or null when it failed or answered another status than the shot expects. */
+function request(agent: http.Agent, url: URL, shot: Shot): Promise<number | null> {
+  return new Promise((resolve) => {
+    const t = performance.now();
+    const req = http.request(url, { method: shot.method ?? "GET", agent, headers: shot.headers }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode === shot.status ? performance.now() - t : null));
+    });
+    req.on("error", () => resolve(null));
+    req.end(shot.body);
+  });
+}
+
+/** CONCURRENCY keep-alive clients in a closed loop for `ms`. */
+async function slice(base: string, shot: Shot, ms: number): Promise<Slice> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const url = new URL(shot.path, base);
+  const samples: number[] = [];
+  let wrong = 0;
+  const started = performance.now();
+  const until = started + ms;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (performance.now() < until) {
+        const latency = await request(agent, url, shot);
+        if (latency === null) wrong++;
+        else samples.push(latency);
+      }
+    }),
+  );
+  agent.destroy();
+  return { samples, ms: performance.now() - started, wrong };
+}
+
+/**
+ * One cell per server for one request shape: SECONDS one-second slices each,
+ * the servers taking turns slice by slice (the order rotating), so a change in
+ * the machine's load during the cell falls on every server alike.
+ */
+async function cells(targets: { name: string; base: string; shot: Shot }[]): Promise<Map<string, Run>> {
+  for (const t of targets) await warm(t.base, t.shot);
+  const got = new Map(targets.map((t) => [t.name, [] as Slice[]]));
+  for (let i = 0; i < SECONDS; i++) {
+    for (let k = 0; k < targets.length; k++) {
+      const t = targets[(i + k) % targets.length];
+      got.get(t.name)!.push(await slice(t.base, t.shot, 1000));
+    }
+  }
+  return new Map(
+    [...got].map(([name, slices]) => {
+      const samples = slices.flatMap((s) => s.samples);
+      const ms = slices.reduce((a, s) => a + s.ms, 0);
+      return [name, { rps: samples.length / (ms / 1000), p50: percentile(samples, 50), p95: percentile(samples, 95), wrong: slices.reduce((a, s) => a + s.wrong, 0) }];
+    }),
+  );
+}
+
+const MCP_LIST = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+
+/** Per request shape: the trivial app's counterpart, dualmind's request, and the goal it is held to (if any). */
+function shapes({ token, cookie }: { token: string; cookie: string }): { name: string; goal: string; trivial: Shot; dualmind: (cookie: string) => Shot }[] {
+  const bearer = { authorization: `Bearer ${token}` };
+  const trivialGet: Shot = { path: "/api/health", status: 200 };
+  void cookie;
+  return [
+    { name: "GET /api/v1/health (select 1)", goal: "≥ 0.8×", trivial: trivialGet, dualmind: () => ({ path: "/api/v1/health", status: 200 }) },
+    { name: "selective search (fts, one match, agent token)", goal: "≥ 0.6×", trivial: trivialGet, dualmind: () => ({ path: "/api/v1/stores/bench/search?q=item4242&mode=fts&limit=10", headers: bearer, status: 200 }) },
+    { name: "token-checked 404 (GET /api/v1/stores/{unknown})", goal: "", trivial: trivialGet, dualmind: () => ({ path: "/api/v1/stores/nope", headers: bearer, status: 404 }) },
+    {
+      name: "MCP tools/list (POST /api/mcp)",
+      goal: "",
+      trivial: { path: "/api/health", method: "POST", headers: { "content-type": "application/json" }, body: MCP_LIST, status: 200 },
+      dualmind: () => ({ path: "/api/mcp", method: "POST", headers: { ...bearer, "content-type": "application/json", accept: "application/json, text/event-stream" }, body: MCP_LIST, status: 200 }),
+    },
+    { name: "dashboard page, signed in (GET /)", goal: "", trivial: { path: "/", status: 200 }, dualmind: (c) => ({ path: "/", headers: { cookie: c, accept: "text/html" }, status: 200 }) },
+  ];
+}
+
+const range = (xs: number[], digits = 0) => (xs.length === 0 ? "" : `${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)}`);
+
+export default async function apiFrameworkBench(): Promise<void> {
+  ensureProductionBuild();
+  const trivialDir = buildTrivialApp();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-framework-"));
+  const servers: Server[] = [];
+  try {
+    const token = seedWithToken(path.join(dataDir, "after"));
+    fs.cpSync(path.join(dataDir, "after"), path.join(dataDir, "before"), { recursive: true });
+    // Production settings: answers not checked against their schemas (the test servers check them), no embed worker.
+    const dualmindEnv = (dir: string) => ({ DATA_DIR: path.join(dataDir, dir), DUALMIND_ADMIN_PASSWORD: PASSWORD, DUALMIND_LOG_LEVEL: "error", DUALMIND_CHECK_RESPONSES: "false", DUALMIND_EMBED_WORKER: "false" });
+    const trivial = await serve({ name: "trivial Next", cwd: trivialDir, env: {} });
+    servers.push(trivial);
+    const measured: { server: Server; cookie: string }[] = [];
+    if (BASELINE) {
+      const before = await serve({ name: "before", cwd: path.resolve(BASELINE), env: dualmindEnv("before") });
+      servers.push(before);
+      measured.push({ server: before, cookie: await signIn(before.url) });
+    }
+    const after = await serve({ name: BASELINE ? "after" : "dualmind", cwd: ROOT, env: dualmindEnv("after") });
+    servers.push(after);
+    measured.push({ server: after, cookie: await signIn(after.url) });
+
+    const list = shapes({ token, cookie: "" });
+    // results[shape][server] = one Run per round
+    const results = list.map(() => new Map<string, Run[]>());
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, shape] of list.entries()) {
+        const runs = [...(await cells([{ name: "trivial", base: trivial.url, shot: shape.trivial }, ...measured.map(({ server, cookie }) => ({ name: server.name, base: server.url, shot: shape.dualmind(cookie) }))]))];
+        for (const [name, run] of runs) results[i].set(name, [...(results[i].get(name) ?? []), run]);
+        process.stderr.write(`api-framework: round ${round + 1}/${ROUNDS} ${shape.name}: ${runs.map(([n, r]) => `${n} ${r.rps.toFixed(0)} req/s`).join(", ")}\n`);
+      }
+    }
+
+    const rows = list.map((shape, i) => {
+      const t = results[i].get("trivial")!;
+      const row: Record<string, string | number> = { request: shape.name, "trivial Next req/s": range(t.map((r) => r.rps)) };
+      for (const { server } of measured) {
+        const runs = results[i].get(server.name)!;
+        row[`${server.name} req/s`] = range(runs.map((r) => r.rps));
+        // Ratios pair each round with the trivial run of the same round.
+        row[`${server.name} ÷ trivial`] = range(runs.map((r, k) => r.rps / t[k].rps), 2);
+      }
+      row["goal"] = shape.goal;
+      row["trivial p95 ms"] = range(t.map((r) => r.p95), 1);
+      for (const { server } of measured) {
+        const runs = results[i].get(server.name)!;
+        row[`${server.name} p95 ms`] = range(runs.map((r) => r.p95), 1);
+        row[`${server.name} p95 ÷ trivial`] = range(runs.map((r, k) => r.p95 / t[k].p95), 2);
+      }
+      const wrong = [...results[i].values()].flat().reduce((a, r) => a + r.wrong, 0);
+      row["wrong answers"] = wrong;
+      return row;
+    });
+    const what = BASELINE ? `before = ${path.resolve(BASELINE)}, after = this checkout` : "dualmind = this checkout";
+    printTable(
+      `dualmind ÷ a trivial Next app (same next, same machine): ${CONCURRENCY} keep-alive clients, ${SECONDS} one-second slices per cell taken in turns with the other servers, ${ROUNDS} rounds (ranges over rounds), ${DOCUMENTS} documents, production settings (no response checking); ${what}`,
+      rows,
+    );
+  } finally {
+    for (const s of servers) await s.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(trivialDir, { recursive: true, force: true });
+  }
+}
