@@ -24,7 +24,7 @@ import { assertMatchesContract, contractChecksEnabled, toWire } from "../api/con
 import { assertStoresAllowed, canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
 import { recordRequest } from "../http/request-timer";
-import { notServedOnPostgres, stores, storesOnPostgres } from "../stores/backend";
+import { stores } from "../stores/backend";
 import { versions } from "../version";
 import { MCP_TOOLS, type ToolDef } from "./tools";
 
@@ -79,8 +79,6 @@ export async function runTool({ name, args, options }: { name: string; args: Rec
   if (options.defaultStore && raw.store === undefined && hasStoreArgument(t)) raw.store = options.defaultStore;
   // Like a REST path's {store}: a store outside the token's list is refused before the other arguments are looked at.
   if (hasStoreArgument(t) && typeof raw.store === "string") assertStoresAllowed(principal, [raw.store]);
-  // As the REST wrapper: a store tool not yet served from PostgreSQL answers 501, never from a local store.
-  if (hasStoreArgument(t) && !t.postgres && storesOnPostgres()) throw notServedOnPostgres(`MCP tool ${name}`);
   // stdio reaches here without the HTTP endpoint's body parser, so the depth limit is applied again.
   if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) throw new AppError("invalid_request", `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = t.input.safeParse(raw);

@@ -48,12 +48,10 @@ export type ToolDef = {
   /** The result, in the wire's snake_case: the same schema as the matching REST route's response (see lib/api/contract.ts). */
   output: ZodType;
   input: ZodType;
-  /** Served with DATABASE_URL (it calls stores() or graphBackend()); a tool with a `store` argument and without it answers 501 there, like its REST route. */
-  postgres?: "served";
   run: (args: never, ctx: ToolContext) => unknown;
 };
 
-function tool<S extends ZodType>(def: { name: string; description: string; scope: Scope; output: ZodType; input: S; postgres?: "served"; run: (args: z.output<S>, ctx: ToolContext) => unknown }): ToolDef {
+function tool<S extends ZodType>(def: { name: string; description: string; scope: Scope; output: ZodType; input: S; run: (args: z.output<S>, ctx: ToolContext) => unknown }): ToolDef {
   return def as ToolDef;
 }
 
@@ -74,7 +72,6 @@ const indexTools: ToolDef[] = [
     output: searchResponse,
     scope: "read",
     input: searchInputSchema.safeExtend(storeShape),
-    postgres: "served",
     run: ({ store, ...input }) => stores().search({ store, input }),
   }),
   tool({
@@ -83,7 +80,6 @@ const indexTools: ToolDef[] = [
     output: chunkDetail,
     scope: "read",
     input: z.object({ ...storeShape, id: chunkIdSchema }).strict(),
-    postgres: "served",
     run: ({ store, id }) => stores().getChunk({ store, chunkId: id }),
   }),
   tool({
@@ -92,7 +88,6 @@ const indexTools: ToolDef[] = [
     output: memoryListResponse,
     scope: "read",
     input: memoryFilterSchema.safeExtend(storeShape),
-    postgres: "served",
     run: ({ store, ...filter }) => stores().listMemories({ store, filter }),
   }),
   tool({
@@ -101,7 +96,6 @@ const indexTools: ToolDef[] = [
     output: recentMemoriesResponse,
     scope: "read",
     input: z.object({ ...storeShape, limit: memoryFilterSchema.shape.limit.default(10) }).strict(),
-    postgres: "served",
     run: async ({ store, limit }) => ({ memories: (await stores().listMemories({ store, filter: memoryFilterSchema.parse({ limit: String(limit) }) })).memories }),
   }),
   tool({
@@ -110,7 +104,6 @@ const indexTools: ToolDef[] = [
     output: categoryBrowseResponse,
     scope: "read",
     input: z.object({ ...storeShape, parent: categoryPathSchema.optional(), limit: memoryFilterSchema.shape.limit, offset: memoryFilterSchema.shape.offset }).strict(),
-    postgres: "served",
     run: async ({ store, parent, limit, offset }) => {
       const { total, memories } = await stores().listMemories({ store, filter: memoryFilterSchema.parse({ category: parent, limit, offset }) });
       return { parent: parent ?? null, categories: await stores().listCategoryChildren({ store, parent: parent ?? null }), total, memories };
@@ -122,7 +115,6 @@ const indexTools: ToolDef[] = [
     output: memoryWithBody,
     scope: "read",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
-    postgres: "served",
     run: ({ store, path }) => stores().getMemory({ store, memoryPath: path }),
   }),
   tool({
@@ -131,7 +123,6 @@ const indexTools: ToolDef[] = [
     output: memoryWithBody,
     scope: "write",
     input: createMemorySchema.safeExtend(storeShape),
-    postgres: "served",
     run: ({ store, ...input }, ctx) => stores().createMemory({ store, input, actor: actorOf(ctx.principal) }),
   }),
   tool({
@@ -140,7 +131,6 @@ const indexTools: ToolDef[] = [
     output: memoryWithBody,
     scope: "write",
     input: updateMemorySchema.safeExtend(storeShape),
-    postgres: "served",
     run: ({ store, ...input }, ctx) => stores().updateMemory({ store, input, actor: actorOf(ctx.principal) }),
   }),
   tool({
@@ -149,7 +139,6 @@ const indexTools: ToolDef[] = [
     output: deletedResponse,
     scope: "write",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
-    postgres: "served",
     run: async ({ store, path }, ctx) => {
       await stores().deleteMemory({ store, memoryPath: path, actor: actorOf(ctx.principal) });
       return { deleted: path };
@@ -164,7 +153,6 @@ const graphTools: ToolDef[] = [
     output: thoughtResponse,
     scope: "write",
     input: thinkInputSchema.safeExtend(storeShape),
-    postgres: "served",
     run: async ({ store, ...input }, ctx) => ({ thought: await graphBackend().think({ store, input, actor: actorOf(ctx.principal) }) }),
   }),
   tool({
@@ -174,7 +162,6 @@ const graphTools: ToolDef[] = [
     output: rememberResponse,
     scope: "read",
     input: rememberInputSchema.safeExtend(storeShape),
-    postgres: "served",
     run: ({ store, ...input }) => graphBackend().remember({ store, input }),
   }),
   tool({
@@ -183,7 +170,6 @@ const graphTools: ToolDef[] = [
     output: nodeResponse,
     scope: "write",
     input: createNodeInputSchema.safeExtend(storeShape),
-    postgres: "served",
     run: async ({ store, ...input }, ctx) => ({ node: await graphBackend().createNode({ store, input, actor: actorOf(ctx.principal) }) }),
   }),
   tool({
@@ -192,7 +178,6 @@ const graphTools: ToolDef[] = [
     output: nodeDetailResponse,
     scope: "read",
     input: storeItemParams,
-    postgres: "served",
     run: ({ store, id }) => graphBackend().getNodeDetail({ store, id }),
   }),
   tool({
@@ -201,7 +186,6 @@ const graphTools: ToolDef[] = [
     output: nodeListResponse,
     scope: "read",
     input: listNodesQuerySchema.safeExtend(storeShape),
-    postgres: "served",
     run: ({ store, ...filter }) => graphBackend().listNodes({ store, filter }),
   }),
   tool({
@@ -210,7 +194,6 @@ const graphTools: ToolDef[] = [
     output: nodeResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateNodeInputSchema }).strict(),
-    postgres: "served",
     run: async ({ store, id, changes }) => ({ node: await graphBackend().updateNode({ store, id, input: changes }) }),
   }),
   tool({
@@ -219,7 +202,6 @@ const graphTools: ToolDef[] = [
     output: nodeDeletedResponse,
     scope: "write",
     input: storeItemParams,
-    postgres: "served",
     run: ({ store, id }, ctx) => graphBackend().deleteNode({ store, id, actor: actorOf(ctx.principal) }),
   }),
   tool({
@@ -228,7 +210,6 @@ const graphTools: ToolDef[] = [
     output: relationCreatedResponse,
     scope: "write",
     input: createRelationInputSchema.safeExtend(storeShape),
-    postgres: "served",
     run: ({ store, ...input }, ctx) => graphBackend().createOrMergeRelation({ store, input, actor: actorOf(ctx.principal) }),
   }),
   tool({
@@ -237,7 +218,6 @@ const graphTools: ToolDef[] = [
     output: relationResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateRelationInputSchema }).strict(),
-    postgres: "served",
     run: async ({ store, id, changes }) => ({ relation: await graphBackend().updateRelation({ store, id, input: changes }) }),
   }),
   tool({
@@ -246,7 +226,6 @@ const graphTools: ToolDef[] = [
     output: graphDeletedResponse,
     scope: "write",
     input: storeItemParams,
-    postgres: "served",
     run: ({ store, id }, ctx) => graphBackend().deleteRelation({ store, id, actor: actorOf(ctx.principal) }),
   }),
   tool({
@@ -255,7 +234,6 @@ const graphTools: ToolDef[] = [
     output: frameResponse,
     scope: "write",
     input: createFrameInputSchema.safeExtend(storeShape),
-    postgres: "served",
     run: async ({ store, ...input }, ctx) => ({ frame: await graphBackend().createFrame({ store, input, actor: actorOf(ctx.principal) }) }),
   }),
   tool({
@@ -264,7 +242,6 @@ const graphTools: ToolDef[] = [
     output: frameResponse,
     scope: "write",
     input: z.object({ ...storeItemShape, changes: updateFrameInputSchema }).strict(),
-    postgres: "served",
     run: async ({ store, id, changes }) => ({ frame: await graphBackend().updateFrame({ store, id, input: changes }) }),
   }),
   tool({
@@ -273,7 +250,6 @@ const graphTools: ToolDef[] = [
     output: graphDeletedResponse,
     scope: "write",
     input: storeItemParams,
-    postgres: "served",
     run: ({ store, id }, ctx) => graphBackend().deleteFrame({ store, id, actor: actorOf(ctx.principal) }),
   }),
   tool({
@@ -282,7 +258,6 @@ const graphTools: ToolDef[] = [
     output: evidenceLinkResponse,
     scope: "write",
     input: linkEvidenceInputSchema.safeExtend(storeShape),
-    postgres: "served",
     run: ({ store, ...input }, ctx) => graphBackend().linkEvidence({ store, input, actor: actorOf(ctx.principal) }),
   }),
   tool({
@@ -291,7 +266,6 @@ const graphTools: ToolDef[] = [
     output: evidenceUnlinkedResponse,
     scope: "write",
     input: evidenceKeySchema.safeExtend(storeShape),
-    postgres: "served",
     run: ({ store, ...input }, ctx) => graphBackend().unlinkEvidence({ store, input, actor: actorOf(ctx.principal) }),
   }),
 ];
@@ -303,7 +277,6 @@ const recallTools: ToolDef[] = [
       "Recall past traces and learnings similar to a query or a structured intent, with guidance (e.g. a past-failure warning). mode says what answered, fallback why vectors did not, reason why an answer is empty or weak; explain=true adds each stage (readiness, vector, lexical, ranking) with its candidates and time.",
     output: recallResponse,
     scope: "read",
-    postgres: "served",
     input: recallInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => recallBackend().recall({ store, agentId: agentOf(ctx), input }),
   }),
@@ -312,7 +285,6 @@ const recallTools: ToolDef[] = [
     description: "Record a reasoning trace (intent, shard, files, outcome, key issue, tags); sanitized and deduplicated by descriptor.",
     output: traceRecordedResponse,
     scope: "write",
-    postgres: "served",
     input: traceInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => recallBackend().recordTrace({ store, agentId: agentOf(ctx), input }),
   }),
@@ -321,7 +293,6 @@ const recallTools: ToolDef[] = [
     description: "Record a learning (predicate, args, description, confidence) with a semantic handle; deduplicated.",
     output: learningRecordedResponse,
     scope: "write",
-    postgres: "served",
     input: learningInputSchema.safeExtend(storeShape),
     run: ({ store, ...input }, ctx) => recallBackend().recordLearning({ store, agentId: agentOf(ctx), input }),
   }),
@@ -413,7 +384,6 @@ const storeTools: ToolDef[] = [
     output: storeHealthResponse,
     scope: "read",
     input: storeParams,
-    postgres: "served",
     run: ({ store }, ctx) => storeHealthReportFor({ store, principal: ctx.principal }),
   }),
 ];
@@ -427,7 +397,6 @@ const activityTools: ToolDef[] = [
     output: activityPageResponse,
     scope: "admin",
     input: activityFilterSchema,
-    postgres: "served",
     run: (filter, ctx) => {
       assertStoreNamedWhenLimited({ principal: ctx.principal, store: filter.store });
       return listActivity({ filter });
@@ -439,7 +408,6 @@ const activityTools: ToolDef[] = [
     output: activitySummaryResponse,
     scope: "admin",
     input: activitySummarySchema,
-    postgres: "served",
     run: (filter, ctx) => {
       assertStoreNamedWhenLimited({ principal: ctx.principal, store: filter.store });
       return summarizeActivity({ filter });
