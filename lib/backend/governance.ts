@@ -39,6 +39,7 @@ import {
 } from "../governance/dialectic-pg";
 import { exportDialecticSessions, restoreDialecticSessions } from "../governance/dialectic-export";
 import { exportDialecticSessionsPg, restoreDialecticSessionsPg } from "../governance/dialectic-export-pg";
+import type { z } from "zod";
 import {
   createTask,
   getProofsByArtifact,
@@ -49,18 +50,12 @@ import {
   recordRunFinish,
   recordRunStart,
   recordValidation,
+  type artifactLookupSchema,
+  type ArtifactProofs,
+  type LedgerCaller,
+  type ListTasksQuery,
+  type Task,
 } from "../governance/ledger";
-import {
-  createTaskPg,
-  getProofsByArtifactPg,
-  getTaskStatusByIdPg,
-  listTasksByFilterPg,
-  recordOverridePg,
-  recordProvenanceBatchPg,
-  recordRunFinishPg,
-  recordRunStartPg,
-  recordValidationPg,
-} from "../governance/ledger-pg";
 
 /**
  * The governance ledger behind one interface: tasks, runs, validations,
@@ -84,15 +79,15 @@ type Via<F> = F extends (a: infer A) => infer R ? (a: Omit<A, "handle">) => Prom
 
 export type GovernanceBackend = {
   kind: "sqlite" | "postgres";
-  createTask: Method<typeof createTaskPg>;
-  listTasks: Method<typeof listTasksByFilterPg>;
-  getTaskStatus: Method<typeof getTaskStatusByIdPg>;
-  recordRunStart: Method<typeof recordRunStartPg>;
-  recordRunFinish: Method<typeof recordRunFinishPg>;
-  recordValidation: Method<typeof recordValidationPg>;
-  recordProvenanceBatch: Method<typeof recordProvenanceBatchPg>;
-  getProofsByArtifact: Method<typeof getProofsByArtifactPg>;
-  recordOverride: Method<typeof recordOverridePg>;
+  createTask: Via<typeof createTask>;
+  listTasks: (a: { input: ListTasksQuery; caller?: LedgerCaller }) => Promise<{ tasks: (Task & { runCount: number })[]; total: number }>;
+  getTaskStatus: Via<typeof getTaskStatusById>;
+  recordRunStart: Via<typeof recordRunStart>;
+  recordRunFinish: Via<typeof recordRunFinish>;
+  recordValidation: Via<typeof recordValidation>;
+  recordProvenanceBatch: Via<typeof recordProvenanceBatch>;
+  getProofsByArtifact: (a: { input: z.input<typeof artifactLookupSchema>; caller?: LedgerCaller }) => Promise<ArtifactProofs>;
+  recordOverride: Via<typeof recordOverride>;
   createDialecticSession: Method<typeof createDialecticSessionPg>;
   postDialecticMessage: Method<typeof postDialecticMessagePg>;
   getDialecticSessionForAgent: Method<typeof getDialecticSessionForAgentPg>;
@@ -134,6 +129,15 @@ export type GovernanceBackend = {
 
 type LedgerMethods = Pick<
   GovernanceBackend,
+  | "createTask"
+  | "listTasks"
+  | "getTaskStatus"
+  | "recordRunStart"
+  | "recordRunFinish"
+  | "recordValidation"
+  | "recordProvenanceBatch"
+  | "getProofsByArtifact"
+  | "recordOverride"
   | "createApiToken"
   | "listApiTokens"
   | "revokeApiToken"
@@ -154,6 +158,15 @@ type LedgerMethods = Pick<
 /** The repositories written once over the ledger handle (lib/db/port.ts), on the handle `ledger` gives; a throw becomes a rejection on both. */
 function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>): LedgerMethods {
   return {
+    createTask: async (a) => createTask({ ...a, handle: await ledger() }),
+    listTasks: async ({ input, caller }) => listTasksByFilter(input, caller, await ledger()),
+    getTaskStatus: async (a) => getTaskStatusById({ ...a, handle: await ledger() }),
+    recordRunStart: async (a) => recordRunStart({ ...a, handle: await ledger() }),
+    recordRunFinish: async (a) => recordRunFinish({ ...a, handle: await ledger() }),
+    recordValidation: async (a) => recordValidation({ ...a, handle: await ledger() }),
+    recordProvenanceBatch: async (a) => recordProvenanceBatch({ ...a, handle: await ledger() }),
+    getProofsByArtifact: async ({ input, caller }) => getProofsByArtifact(input, caller, await ledger()),
+    recordOverride: async (a) => recordOverride({ ...a, handle: await ledger() }),
     createApiToken: async (a) => createApiToken({ ...a, handle: await ledger() }),
     listApiTokens: async (a) => listApiTokens({ ...a, handle: await ledger() }),
     revokeApiToken: async (a) => revokeApiToken({ ...a, handle: await ledger() }),
@@ -176,15 +189,6 @@ function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>): Ledg
 const sqliteGovernance: GovernanceBackend = {
   kind: "sqlite",
   ...ledgerMethods(() => getGovernance()),
-  createTask: async (a) => createTask(a),
-  listTasks: async ({ input, caller }) => listTasksByFilter(input, caller),
-  getTaskStatus: async (a) => getTaskStatusById(a),
-  recordRunStart: async (a) => recordRunStart(a),
-  recordRunFinish: async (a) => recordRunFinish(a),
-  recordValidation: async (a) => recordValidation(a),
-  recordProvenanceBatch: async (a) => recordProvenanceBatch(a),
-  getProofsByArtifact: async ({ input, caller }) => getProofsByArtifact(input, caller),
-  recordOverride: async (a) => recordOverride(a),
   createDialecticSession: async (a) => createDialecticSession(a),
   postDialecticMessage: async (a) => postDialecticMessage(a),
   getDialecticSessionForAgent: async (a) => getDialecticSessionForAgent(a),
@@ -212,15 +216,6 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
   return {
     kind: "postgres",
     ...ledgerMethods(() => handle),
-    createTask: on(createTaskPg),
-    listTasks: on(listTasksByFilterPg),
-    getTaskStatus: on(getTaskStatusByIdPg),
-    recordRunStart: on(recordRunStartPg),
-    recordRunFinish: on(recordRunFinishPg),
-    recordValidation: on(recordValidationPg),
-    recordProvenanceBatch: on(recordProvenanceBatchPg),
-    getProofsByArtifact: on(getProofsByArtifactPg),
-    recordOverride: on(recordOverridePg),
     createDialecticSession: on(createDialecticSessionPg),
     postDialecticMessage: on(postDialecticMessagePg),
     getDialecticSessionForAgent: on(getDialecticSessionForAgentPg),

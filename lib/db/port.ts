@@ -2,7 +2,7 @@ import { count as countAll, sql, type SQL } from "drizzle-orm";
 import { alias as pgAlias, type PgColumn, type PgTable } from "drizzle-orm/pg-core";
 import { alias as sqliteAlias, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
 import type { GovernanceHandle, StoreHandle } from "./connection";
-import type { PgHandle } from "./pg";
+import type { PgGovernanceExecutor } from "./pg";
 import { runWithinBudget, runWithinBudgetPg, type QueryBudget } from "./query-budget";
 import { bytewise, withStoreTx, type PgStoreHandle, type PgStoreTx } from "./pg-store";
 
@@ -137,6 +137,15 @@ export function insertOrIgnore<T extends TablePair>(table: T, values: InsertOf<T
   });
 }
 
+/** Insert many rows in one statement, skipping any whose `target` key exists (or repeats in the batch); the rows inserted. */
+export function insertManyOrIgnore<T extends TablePair>(table: T, values: InsertOf<T>[], target: (t: Either<T>) => (SQLiteColumn | PgColumn)[]): Op<RowOf<T>[]> {
+  if (values.length === 0) return step({ sqlite: () => [], pg: async () => [] });
+  return step({
+    sqlite: (h) => (h.db as AnySqliteDb).insert(table.sqlite).values(values).onConflictDoNothing({ target: target(table.sqlite) }).returning().all() as RowOf<T>[],
+    pg: async (tx) => (await (tx as AnyPgTx).insert(table.pg).values(values).onConflictDoNothing({ target: target(table.pg) }).returning()) as RowOf<T>[],
+  });
+}
+
 /** Insert, or on a `target` key conflict update the existing row with `set`; the row as written. */
 export function upsert<T extends TablePair>(table: T, values: InsertOf<T>, target: (t: Either<T>) => SQLiteColumn | PgColumn, set: SetOf<T>): Op<RowOf<T>> {
   return step({
@@ -261,14 +270,21 @@ export function write<H extends AnyStoreHandle, T>(handle: H, op: Op<T>): On<H, 
  * the sign-in throttle, the ledger, dialectic reviews) take either handle;
  * the steps above run on it unchanged (a ledger table pair, the same drivers).
  */
-export type LedgerHandle = GovernanceHandle | PgHandle;
+export type LedgerHandle = GovernanceHandle | PgLedgerHandle;
+
+/**
+ * The PostgreSQL ledger: the process's handle (lib/db/pg.ts PgHandle is
+ * one), or `{ kind: "pg", db: tx }` to run inside a caller's transaction
+ * (a write then nests as a savepoint).
+ */
+export type PgLedgerHandle = { kind: "pg"; db: PgGovernanceExecutor };
 
 /** T on governance.db, Promise<T> on PostgreSQL. */
-export type OnLedger<H extends LedgerHandle, T> = H extends PgHandle ? Promise<T> : T;
+export type OnLedger<H extends LedgerHandle, T> = H extends PgLedgerHandle ? Promise<T> : T;
 
-/** The PostgreSQL ledger seen as a store handle on `public`, for the steps' second argument. */
-function ledgerAsStore(pg: PgHandle): PgStoreHandle {
-  return { kind: "pg", store: "", schema: "public", db: pg.db, readOnly: false };
+/** The PostgreSQL ledger seen as a store handle on `public`, for the steps' second argument (ledger steps use the transaction they are given). */
+function ledgerAsStore(pg: PgLedgerHandle): PgStoreHandle {
+  return { kind: "pg", store: "", schema: "public", db: pg.db as PgStoreHandle["db"], readOnly: false };
 }
 
 /**
@@ -278,7 +294,7 @@ function ledgerAsStore(pg: PgHandle): PgStoreHandle {
  */
 export function readLedger<H extends LedgerHandle, T>(handle: H, op: Op<T>, { snapshot = false }: { snapshot?: boolean } = {}): OnLedger<H, T> {
   if (handle.kind === "pg") {
-    const pg = handle as PgHandle;
+    const pg = handle as PgLedgerHandle;
     if (!snapshot) return driveAsync(pg.db, ledgerAsStore(pg), op) as OnLedger<H, T>;
     return pg.db.transaction((tx) => driveAsync(tx, ledgerAsStore(pg), op), { isolationLevel: "repeatable read", accessMode: "read only" }) as OnLedger<H, T>;
   }
@@ -288,7 +304,7 @@ export function readLedger<H extends LedgerHandle, T>(handle: H, op: Op<T>, { sn
 /** Run a ledger write in one transaction: governance.db's immediate transaction, or a PostgreSQL transaction (locks as steps ask). */
 export function writeLedger<H extends LedgerHandle, T>(handle: H, op: Op<T>): OnLedger<H, T> {
   if (handle.kind === "pg") {
-    const pg = handle as PgHandle;
+    const pg = handle as PgLedgerHandle;
     return pg.db.transaction((tx) => driveAsync(tx, ledgerAsStore(pg), op)) as OnLedger<H, T>;
   }
   const gov = handle as GovernanceHandle;
