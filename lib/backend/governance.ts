@@ -38,7 +38,6 @@ import {
   verifyDialecticSessionPg,
 } from "../governance/dialectic-pg";
 import { exportDialecticSessions, restoreDialecticSessions } from "../governance/dialectic-export";
-import { exportDialecticSessionsPg, restoreDialecticSessionsPg } from "../governance/dialectic-export-pg";
 import type { z } from "zod";
 import {
   createTask,
@@ -104,8 +103,8 @@ export type GovernanceBackend = {
   verifyDialecticSession: Method<typeof verifyDialecticSessionPg>;
   sweepIdleSessions: Method<typeof sweepIdleSessionsAuditedPg>;
   /** One session or all, as a signed JSON snapshot; restore verifies every chain and never overwrites. */
-  exportDialecticSessions: Method<typeof exportDialecticSessionsPg>;
-  restoreDialecticSessions: Method<typeof restoreDialecticSessionsPg>;
+  exportDialecticSessions: Via<typeof exportDialecticSessions>;
+  restoreDialecticSessions: Via<typeof restoreDialecticSessions>;
   createApiToken: Via<typeof createApiToken>;
   listApiTokens: Via<typeof listApiTokens>;
   revokeApiToken: Via<typeof revokeApiToken>;
@@ -138,6 +137,8 @@ type LedgerMethods = Pick<
   | "recordProvenanceBatch"
   | "getProofsByArtifact"
   | "recordOverride"
+  | "exportDialecticSessions"
+  | "restoreDialecticSessions"
   | "createApiToken"
   | "listApiTokens"
   | "revokeApiToken"
@@ -167,6 +168,8 @@ function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>): Ledg
     recordProvenanceBatch: async (a) => recordProvenanceBatch({ ...a, handle: await ledger() }),
     getProofsByArtifact: async ({ input, caller }) => getProofsByArtifact(input, caller, await ledger()),
     recordOverride: async (a) => recordOverride({ ...a, handle: await ledger() }),
+    exportDialecticSessions: async (a) => exportDialecticSessions({ ...a, handle: await ledger() }),
+    restoreDialecticSessions: async (a) => restoreDialecticSessions({ ...a, handle: await ledger() }),
     createApiToken: async (a) => createApiToken({ ...a, handle: await ledger() }),
     listApiTokens: async (a) => listApiTokens({ ...a, handle: await ledger() }),
     revokeApiToken: async (a) => revokeApiToken({ ...a, handle: await ledger() }),
@@ -203,8 +206,6 @@ const sqliteGovernance: GovernanceBackend = {
   abandonDialecticSession: async (a) => abandonDialecticSession(a),
   verifyDialecticSession: async (a) => verifyDialecticSession(a),
   sweepIdleSessions: async (a) => sweepIdleSessionsAudited(a),
-  exportDialecticSessions: async (a) => exportDialecticSessions(a),
-  restoreDialecticSessions: async (a) => restoreDialecticSessions(a),
   verifyAuditChain: async () => verifyAuditChain(),
 };
 
@@ -230,8 +231,6 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
     abandonDialecticSession: on(abandonDialecticSessionPg),
     verifyDialecticSession: on(verifyDialecticSessionPg),
     sweepIdleSessions: on(sweepIdleSessionsAuditedPg),
-    exportDialecticSessions: on(exportDialecticSessionsPg),
-    restoreDialecticSessions: on(restoreDialecticSessionsPg),
     verifyAuditChain: on(verifyAuditChainPg),
   };
 }

@@ -137,6 +137,15 @@ export function insertOrIgnore<T extends TablePair>(table: T, values: InsertOf<T
   });
 }
 
+/** Insert many rows in one statement; the rows inserted. */
+export function insertMany<T extends TablePair>(table: T, values: InsertOf<T>[]): Op<RowOf<T>[]> {
+  if (values.length === 0) return step({ sqlite: () => [], pg: async () => [] });
+  return step({
+    sqlite: (h) => (h.db as AnySqliteDb).insert(table.sqlite).values(values).returning().all() as RowOf<T>[],
+    pg: async (tx) => (await (tx as AnyPgTx).insert(table.pg).values(values).returning()) as RowOf<T>[],
+  });
+}
+
 /** Insert many rows in one statement, skipping any whose `target` key exists (or repeats in the batch); the rows inserted. */
 export function insertManyOrIgnore<T extends TablePair>(table: T, values: InsertOf<T>[], target: (t: Either<T>) => (SQLiteColumn | PgColumn)[]): Op<RowOf<T>[]> {
   if (values.length === 0) return step({ sqlite: () => [], pg: async () => [] });
@@ -288,9 +297,9 @@ function ledgerAsStore(pg: PgLedgerHandle): PgStoreHandle {
 }
 
 /**
- * Run a ledger read. governance.db: straight on the connection. PostgreSQL:
- * each statement on its own (as a lookup by key needs), or with `snapshot`
- * one read-only repeatable-read transaction, so several statements see one state.
+ * Run a ledger read. Each statement on its own (as a lookup by key needs),
+ * or with `snapshot` in one read transaction, so several statements see one
+ * state: governance.db's deferred transaction, PostgreSQL's read-only repeatable read.
  */
 export function readLedger<H extends LedgerHandle, T>(handle: H, op: Op<T>, { snapshot = false }: { snapshot?: boolean } = {}): OnLedger<H, T> {
   if (handle.kind === "pg") {
@@ -298,7 +307,9 @@ export function readLedger<H extends LedgerHandle, T>(handle: H, op: Op<T>, { sn
     if (!snapshot) return driveAsync(pg.db, ledgerAsStore(pg), op) as OnLedger<H, T>;
     return pg.db.transaction((tx) => driveAsync(tx, ledgerAsStore(pg), op), { isolationLevel: "repeatable read", accessMode: "read only" }) as OnLedger<H, T>;
   }
-  return driveSync(handle as unknown as StoreHandle, op) as OnLedger<H, T>;
+  const gov = handle as GovernanceHandle;
+  if (snapshot) return gov.sqlite.transaction(() => driveSync(gov as unknown as StoreHandle, op)).deferred() as OnLedger<H, T>;
+  return driveSync(gov as unknown as StoreHandle, op) as OnLedger<H, T>;
 }
 
 /** Run a ledger write in one transaction: governance.db's immediate transaction, or a PostgreSQL transaction (locks as steps ask). */
