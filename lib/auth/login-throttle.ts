@@ -1,8 +1,13 @@
 import net from "node:net";
 import { eq, and, inArray, isNull, lt, or, type AnyColumn, type SQL } from "drizzle-orm";
-import { getGovernance } from "../db/connection";
-import { loginThrottle, type LoginThrottleRow } from "../db/schema/governance";
-import { appendAudit, type AuditEntry } from "../governance/audit";
+import { getGovernance, type GovernanceHandle } from "../db/connection";
+import { PG_LOCK } from "../db/pg";
+import { ledgerLock, remove, rows, update, upsert, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
+import type { LoginThrottleRow } from "../db/schema/governance";
+import { auditStep, type AuditEntry } from "../governance/audit";
+import { ledgerTables } from "../governance/tables";
+
+const loginThrottle = ledgerTables.loginThrottle;
 
 /**
  * Failed sign-ins, counted per user name and per client address in
@@ -24,6 +29,12 @@ import { appendAudit, type AuditEntry } from "../governance/audit";
  *
  * The gate answers the same for a name that does not exist: counts are kept
  * per name typed, so a refusal says nothing about which accounts exist.
+ *
+ * One repository over governance.db and PostgreSQL (lib/db/port.ts). Every
+ * gate and settle is one write under the throttle lock, so attempts on any
+ * replica take turns exactly as they do under SQLite's write lock: a burst
+ * spread over N servers still lets at most `freeFailures` guesses through.
+ * The lock is held for a few row reads and writes, never across scrypt.
  */
 export type ThrottlePolicy = { freeFailures: number; lockAfterFailures: number; firstDelayMs: number; lockMs: number };
 
@@ -118,49 +129,41 @@ export function planSettle({ username, succeeded, now, keyed }: { username: stri
 
 let lastPrunedAt = 0;
 
-/** The condition of a forgotten row, for the prune (both dialects). */
-export function forgottenBy(table: { lastFailureAt: AnyColumn; lockedUntil: AnyColumn }, now: number): SQL | undefined {
+/** The condition of a forgotten row, for the prune. */
+function forgottenBy(table: { lastFailureAt: AnyColumn; lockedUntil: AnyColumn }, now: number): SQL | undefined {
   return and(lt(table.lastFailureAt, now - FAILURE_MEMORY_MS), or(isNull(table.lockedUntil), lt(table.lockedUntil, now)));
 }
 
 /** Whether this process should drop forgotten keys now: at most once a minute, so names sprayed at the form do not pile up. */
-export function pruneDue(now: number): boolean {
+function pruneDue(now: number): boolean {
   if (now - lastPrunedAt < MINUTE) return false;
   lastPrunedAt = now;
   return true;
 }
 
-/** The names of an attempt's keys, to read their rows with. */
-export function attemptKeyNames({ username, address }: { username: string; address: string | null }): string[] {
-  return keysFor({ username, address }).map((k) => k.key);
+function readRows(keys: { username: string; address: string | null }): Op<LoginThrottleRow[]> {
+  const names = keysFor(keys).map((k) => k.key);
+  return rows(loginThrottle, { where: (t) => inArray(t.key, names) });
 }
 
-function readRows(keys: { username: string; address: string | null }): LoginThrottleRow[] {
-  return getGovernance().db.select().from(loginThrottle).where(inArray(loginThrottle.key, attemptKeyNames(keys))).all();
-}
-
-function pruneForgotten(now: number): void {
-  if (!pruneDue(now)) return;
-  getGovernance()
-    .db.delete(loginThrottle)
-    .where(forgottenBy(loginThrottle, now))
-    .run();
-}
+type Handle<H> = { handle?: H };
 
 /**
  * Before checking a password: refuse (with how long to wait) while the name
  * or the address is delayed or locked, else charge one failure to each.
- * (SQLite; the PostgreSQL twin is ./login-throttle-pg.ts, both behind governance().)
  */
-export function beginSignInAttempt({ username, address, now = Date.now() }: { username: string; address: string | null; now?: number }): SignInGate {
-  const { sqlite, db } = getGovernance();
-  return sqlite.transaction((): SignInGate => {
-    pruneForgotten(now);
-    const keyed = attemptKeys({ username, address, rows: readRows({ username, address }), forgetAt: now });
-    const { gate, charges } = planSignInGate({ keyed, now });
-    for (const values of charges) db.insert(loginThrottle).values(values).onConflictDoUpdate({ target: loginThrottle.key, set: values }).run();
-    return gate;
-  }).immediate();
+export function beginSignInAttempt<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, address, now = Date.now() }: Handle<H> & { username: string; address: string | null; now?: number }): OnLedger<H, SignInGate> {
+  return writeLedger(
+    handle,
+    (function* () {
+      yield* ledgerLock(PG_LOCK.loginThrottle);
+      if (pruneDue(now)) yield* remove(loginThrottle, (t) => forgottenBy(t, now));
+      const keyed = attemptKeys({ username, address, rows: yield* readRows({ username, address }), forgetAt: now });
+      const { gate, charges } = planSignInGate({ keyed, now });
+      for (const values of charges) yield* upsert(loginThrottle, values, (t) => t.key, values);
+      return gate;
+    })(),
+  );
 }
 
 /**
@@ -168,27 +171,29 @@ export function beginSignInAttempt({ username, address, now = Date.now() }: { us
  * that has reached its limit (audited once per lock). A success clears the
  * name and gives the address its charge back.
  */
-export function settleSignInAttempt({ username, address, succeeded, now = Date.now() }: { username: string; address: string | null; succeeded: boolean; now?: number }): void {
-  const { sqlite, db } = getGovernance();
-  sqlite.transaction(() => {
-    const keyed = attemptKeys({ username, address, rows: readRows({ username, address }) });
-    for (const step of planSettle({ username, succeeded, now, keyed })) {
-      if ("delete" in step) db.delete(loginThrottle).where(eq(loginThrottle.key, step.key)).run();
-      else if ("audit" in step) {
-        db.update(loginThrottle).set({ lockedUntil: step.lockedUntil }).where(eq(loginThrottle.key, step.key)).run();
-        appendAudit(step.audit);
-      } else db.update(loginThrottle).set({ failures: step.failures }).where(eq(loginThrottle.key, step.key)).run();
-    }
-  }).immediate();
+export function settleSignInAttempt<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, address, succeeded, now = Date.now() }: Handle<H> & { username: string; address: string | null; succeeded: boolean; now?: number }): OnLedger<H, void> {
+  return writeLedger(
+    handle,
+    (function* () {
+      yield* ledgerLock(PG_LOCK.loginThrottle);
+      const keyed = attemptKeys({ username, address, rows: yield* readRows({ username, address }) });
+      const audits: AuditEntry[] = [];
+      for (const step of planSettle({ username, succeeded, now, keyed })) {
+        if ("delete" in step) yield* remove(loginThrottle, (t) => eq(t.key, step.key));
+        else if ("audit" in step) {
+          yield* update(loginThrottle, { lockedUntil: step.lockedUntil }, (t) => eq(t.key, step.key));
+          audits.push(step.audit);
+        } else yield* update(loginThrottle, { failures: step.failures }, (t) => eq(t.key, step.key));
+      }
+      // The audit chain's lock last (see appendAuditPg).
+      for (const entry of audits) yield* auditStep(entry);
+    })(),
+  );
 }
 
-export function userThrottleKey(username: string): string {
-  return userKey(username);
-}
-
-/** Forget a name's failures (a new password or re-enabled account starts clean). Runs in the caller's transaction. */
-export function clearUserThrottle({ username }: { username: string }): void {
-  getGovernance().db.delete(loginThrottle).where(eq(loginThrottle.key, userKey(username))).run();
+/** Forget a name's failures (a new password or re-enabled account starts clean), as a step of the caller's write. */
+export function* clearUserThrottle({ username }: { username: string }): Op<void> {
+  yield* remove(loginThrottle, (t) => eq(t.key, userKey(username)));
 }
 
 /**

@@ -3,12 +3,24 @@ import { sha256Hex } from "../common";
 import { desc, eq, isNull } from "drizzle-orm";
 import { z } from "zod";
 import { getConfig } from "../config";
-import { getGovernance, STORE_NAME_RE } from "../db/connection";
+import { getGovernance, STORE_NAME_RE, type GovernanceHandle } from "../db/connection";
+import { PG_LOCK } from "../db/pg";
+import { storeNamesInPg } from "../db/pg-store";
+import { engineStep, insert, ledgerLock, readLedger, row, rows, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
 import { preparedOnce } from "../db/statements";
-import { apiTokens, type ApiTokenRow } from "../db/schema/governance";
+import type { ApiTokenRow } from "../db/schema/governance";
 import { listStoreNames } from "../db/store-names";
 import { AppError } from "../errors";
-import { appendAudit, type AuditEntry } from "../governance/audit";
+import { auditStep, type AuditEntry } from "../governance/audit";
+import { ledgerTables } from "../governance/tables";
+
+/**
+ * API tokens, one repository over governance.db and PostgreSQL
+ * (lib/db/port.ts). A bearer token is looked up by its sha256 on the unique
+ * index on every request, so a revocation (from any process or replica)
+ * counts at once. Every function takes the ledger handle, governance.db's by default.
+ */
+const apiTokens = ledgerTables.apiTokens;
 
 export const SCOPES = ["read", "write", "admin"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -80,23 +92,6 @@ export function assertStoresUsable(parsed: CreateTokenInput, existing: readonly 
   throw new AppError("unprocessable", message, [{ path: "stores", message }]);
 }
 
-/**
- * The label itself when no active token carries it, else the first free
- * "label (2)", "label (3)", …: two tokens that read the same in the Admin
- * table could not be told apart when one has to be revoked.
- */
-function distinctLabel(label: string): string {
-  return firstFreeLabel(
-    label,
-    getGovernance()
-      .db.select({ label: apiTokens.label })
-      .from(apiTokens)
-      .where(isNull(apiTokens.revokedAt))
-      .all()
-      .map((r) => r.label),
-  );
-}
-
 /** `label`, or the first "label (n)" no active token carries (case-insensitive). Both backends. */
 export function firstFreeLabel(label: string, activeLabels: string[]): string {
   const taken = new Set(activeLabels.map((l) => l.toLowerCase()));
@@ -109,20 +104,25 @@ export function firstFreeLabel(label: string, activeLabels: string[]): string {
 
 /**
  * Create a token. The plaintext is returned once and never stored. A
- * read-only token's stores must exist (422), and a label an active token
- * already has gets a number (`info.label` says which).
+ * read-only token's stores must exist (422; on PostgreSQL the stores there,
+ * not DATA_DIR's), and a label an active token already has gets a number
+ * (`info.label` says which).
  */
-export function createApiToken({ input, actor }: { input: z.input<typeof createTokenSchema>; actor: string }): { token: string; info: TokenInfo } {
+export function createApiToken<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, actor }: { handle?: H; input: z.input<typeof createTokenSchema>; actor: string }): OnLedger<H, { token: string; info: TokenInfo }> {
   const parsed = createTokenSchema.parse(input);
-  assertStoresUsable(parsed, listStoreNames());
   const token = newTokenSecret();
-  const { sqlite, db } = getGovernance();
-  const row = sqlite.transaction(() => {
-    const inserted = db.insert(apiTokens).values(newTokenRow({ token, parsed, label: distinctLabel(parsed.label), actor })).returning().get();
-    appendAudit(tokenCreatedAudit(inserted, parsed, actor));
-    return inserted;
-  }).immediate();
-  return { token, info: toInfo(row) };
+  return writeLedger(
+    handle,
+    (function* () {
+      assertStoresUsable(parsed, yield* engineStep({ sqlite: () => listStoreNames(), pg: (tx) => storeNamesInPg(tx) }));
+      // Two creates with one label on two replicas would both find it free: they take turns here.
+      yield* ledgerLock(PG_LOCK.tokenLabels);
+      const active = yield* rows(apiTokens, { where: (t) => isNull(t.revokedAt) });
+      const inserted = yield* insert(apiTokens, newTokenRow({ token, parsed, label: firstFreeLabel(parsed.label, active.map((r) => r.label)), actor }));
+      yield* auditStep(tokenCreatedAudit(inserted, parsed, actor));
+      return { token, info: toInfo(inserted) };
+    })(),
+  );
 }
 
 export function newTokenSecret(): string {
@@ -151,20 +151,27 @@ export function tokenRevokedAudit(id: number, actor: string, reason: string | un
   return { actor, action: "token.revoke", target: `token:${id}`, reason: reason ?? null };
 }
 
-export function listApiTokens(): TokenInfo[] {
-  return getGovernance().db.select().from(apiTokens).orderBy(desc(apiTokens.id)).all().map(toInfo);
+export function listApiTokens<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H }: { handle?: H } = {}): OnLedger<H, TokenInfo[]> {
+  return readLedger(
+    handle,
+    (function* () {
+      return (yield* rows(apiTokens, { orderBy: (t) => [desc(t.id)] })).map(toInfo);
+    })(),
+  );
 }
 
-export function revokeApiToken({ id, actor, reason }: { id: number; actor: string; reason?: string }): TokenInfo {
-  const { sqlite, db } = getGovernance();
-  return sqlite.transaction(() => {
-    const row = db.select().from(apiTokens).where(eq(apiTokens.id, id)).get();
-    if (!row) throw new AppError("not_found", `no token ${id}`);
-    if (row.revokedAt) return toInfo(row);
-    const updated = db.update(apiTokens).set({ revokedAt: Date.now() }).where(eq(apiTokens.id, id)).returning().get();
-    appendAudit(tokenRevokedAudit(id, actor, reason));
-    return toInfo(updated);
-  }).immediate();
+export function revokeApiToken<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, id, actor, reason }: { handle?: H; id: number; actor: string; reason?: string }): OnLedger<H, TokenInfo> {
+  return writeLedger(
+    handle,
+    (function* () {
+      const found = yield* row(apiTokens, (t) => eq(t.id, id), { lock: "update" });
+      if (!found) throw new AppError("not_found", `no token ${id}`);
+      if (found.revokedAt) return toInfo(found);
+      const [updated] = yield* update(apiTokens, { revokedAt: Date.now() }, (t) => eq(t.id, id));
+      yield* auditStep(tokenRevokedAudit(id, actor, reason));
+      return toInfo(updated);
+    })(),
+  );
 }
 
 // last_used_at is written at most once a minute per token so reads stay read-only in practice.
@@ -177,21 +184,35 @@ function bootstrapHash(token: string): Buffer {
   return bootstrapMemo.hash;
 }
 
-/** Resolve a bearer token to its principal, or null when unknown or revoked. */
-export function verifyApiToken(token: string): AgentPrincipal | null {
-  const early = bootstrapOrMalformed(token);
-  if (early !== undefined) return early;
-  const { sqlite, db } = getGovernance();
-  // Looked up on every request (a revocation, from any process, counts at once); the statement is prepared once per connection.
-  const row = preparedOnce(sqlite, "select id, agent_id as agentId, label, scopes, stores, last_used_at as lastUsedAt, revoked_at as revokedAt from api_tokens where token_hash = ?").get(sha256Hex(token)) as
-    | Pick<ApiTokenRow, "id" | "agentId" | "label" | "scopes" | "stores" | "lastUsedAt" | "revokedAt">
-    | undefined;
-  if (!row || row.revokedAt) return null;
-  const now = Date.now();
-  if (!row.lastUsedAt || now - row.lastUsedAt > LAST_USED_GRANULARITY_MS) {
-    db.update(apiTokens).set({ lastUsedAt: now }).where(eq(apiTokens.id, row.id)).run();
-  }
-  return principalOf(row);
+type TokenLookup = Pick<ApiTokenRow, "id" | "agentId" | "label" | "scopes" | "stores" | "lastUsedAt" | "revokedAt">;
+
+/** The token row by hash: on governance.db a statement prepared once per connection (it runs on every request). */
+function tokenByHash(tokenHash: string): Op<TokenLookup | undefined> {
+  return engineStep({
+    sqlite: (h) =>
+      preparedOnce(h.sqlite, "select id, agent_id as agentId, label, scopes, stores, last_used_at as lastUsedAt, revoked_at as revokedAt from api_tokens where token_hash = ?").get(tokenHash) as TokenLookup | undefined,
+    pg: async (tx) => (await tx.select().from(apiTokens.pg).where(eq(apiTokens.pg.tokenHash, tokenHash)))[0],
+  });
+}
+
+/**
+ * Resolve a bearer token to its principal, or null when unknown or revoked.
+ * Looked up outside any transaction (a revocation, from any process, counts
+ * at once); last_used_at is one idempotent statement of its own.
+ */
+export function verifyApiToken<H extends LedgerHandle = GovernanceHandle>(token: string, handle: H = getGovernance() as H): OnLedger<H, AgentPrincipal | null> {
+  return readLedger(
+    handle,
+    (function* (): Op<AgentPrincipal | null> {
+      const early = bootstrapOrMalformed(token);
+      if (early !== undefined) return early;
+      const found = yield* tokenByHash(sha256Hex(token));
+      if (!found || found.revokedAt) return null;
+      const now = Date.now();
+      if (!found.lastUsedAt || now - found.lastUsedAt > LAST_USED_GRANULARITY_MS) yield* update(apiTokens, { lastUsedAt: now }, (t) => eq(t.id, found.id));
+      return principalOf(found);
+    })(),
+  );
 }
 
 /**

@@ -1,10 +1,15 @@
-import { and, asc, count, eq, isNull, sql } from "drizzle-orm";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
-import { getGovernance } from "../db/connection";
-import { users, type User } from "../db/schema/governance";
+import { getGovernance, type GovernanceHandle } from "../db/connection";
+import { PG_LOCK } from "../db/pg";
+import { count, insert, ledgerLock, readLedger, row, rows, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
+import type { User } from "../db/schema/governance";
 import { AppError } from "../errors";
-import { appendAudit, type AuditEntry } from "../governance/audit";
+import { auditStep, type AuditEntry } from "../governance/audit";
+import { ledgerTables } from "../governance/tables";
 import { clearUserThrottle } from "./login-throttle";
+
+const users = ledgerTables.users;
 
 /**
  * Dashboard roles, lowest first. viewer: reads everything it may see.
@@ -44,10 +49,11 @@ export function toPublic(u: User): PublicUser {
 }
 
 /*
- * The rules of a user change, shared by both dialects (the PostgreSQL twin of
- * the queries below is ./users-pg.ts; both sit behind governance(), and the
- * flows that hash passwords and sign people in are lib/backend/users.ts).
- * Each change that should end a person's sessions bumps session_version in
+ * Dashboard users, one repository over governance.db and PostgreSQL
+ * (lib/db/port.ts; behind governance(), and the flows that hash passwords
+ * and sign people in are lib/backend/users.ts). Changes that read before
+ * they write (a free name, the admins left) take the users lock, so two
+ * replicas cannot both demote "the other" admin. Each change that should end a person's sessions bumps session_version in
  * the same transaction as the change and its audit row: a session JWT
  * carries the version it was issued with (`sv`) and resolveSessionUser
  * refuses any other.
@@ -91,59 +97,81 @@ export function disabledChange({ username, disabled, actor, now }: { username: s
   };
 }
 
-export function countUsers(): number {
-  const { sqlite } = getGovernance();
-  return (sqlite.prepare("select count(*) as n from users").get() as { n: number }).n;
+type Handle<H> = { handle?: H };
+
+export function countUsers<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H }: Handle<H> = {}): OnLedger<H, number> {
+  return readLedger(handle, count(users));
 }
 
-export function getUserByUsername({ username }: { username: string }): User | undefined {
-  return getGovernance().db.select().from(users).where(eq(users.username, username)).get();
+/** With the password hash: for the credentials check only. */
+export function getUserByUsername<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username }: Handle<H> & { username: string }): OnLedger<H, User | undefined> {
+  return readLedger(handle, userByName(username));
 }
 
-export function getUserById({ id }: { id: number }): PublicUser | undefined {
-  const u = getGovernance().db.select().from(users).where(eq(users.id, id)).get();
-  return u ? toPublic(u) : undefined;
+function userByName(username: string): Op<User | undefined> {
+  return row(users, (t) => eq(t.username, username));
 }
 
-export function listUsers(): PublicUser[] {
-  return getGovernance().db.select().from(users).orderBy(asc(users.username)).all().map(toPublic);
+export function getUserById<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, id }: Handle<H> & { id: number }): OnLedger<H, PublicUser | undefined> {
+  return readLedger(
+    handle,
+    (function* () {
+      const u = yield* row(users, (t) => eq(t.id, id));
+      return u ? toPublic(u) : undefined;
+    })(),
+  );
+}
+
+export function listUsers<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H }: Handle<H> = {}): OnLedger<H, PublicUser[]> {
+  return readLedger(
+    handle,
+    (function* () {
+      return (yield* rows(users, { orderBy: (t) => [asc(t.username)] })).map(toPublic);
+    })(),
+  );
 }
 
 /** A new user from an already hashed password (scrypt must not hold the write lock); audited. */
-export function insertUser({ username, passwordHash, role, actor }: { username: string; passwordHash: string; role: Role; actor: string }): PublicUser {
-  const { sqlite, db } = getGovernance();
-  return sqlite.transaction(() => {
-    if (getUserByUsername({ username })) throw new AppError("conflict", `user ${username} already exists`);
-    const now = Date.now();
-    const row = db.insert(users).values({ username, passwordHash, role, createdAt: now, updatedAt: now }).returning().get();
-    appendAudit(userCreatedAudit({ username, role, actor }));
-    return toPublic(row);
-  }).immediate();
+export function insertUser<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, passwordHash, role, actor }: Handle<H> & { username: string; passwordHash: string; role: Role; actor: string }): OnLedger<H, PublicUser> {
+  return writeLedger(
+    handle,
+    (function* () {
+      yield* ledgerLock(PG_LOCK.users);
+      if (yield* userByName(username)) throw new AppError("conflict", `user ${username} already exists`);
+      const now = Date.now();
+      const created = yield* insert(users, { username, passwordHash, role, createdAt: now, updatedAt: now });
+      yield* auditStep(userCreatedAudit({ username, role, actor }));
+      return toPublic(created);
+    })(),
+  );
 }
 
-const bumpSessionVersion = sql`${users.sessionVersion} + 1`;
+const bumpSessionVersion = sql`session_version + 1`;
 
 /** New password (already hashed): audited, every session of the user ends, their failed sign-ins are forgotten. */
-export function setUserPasswordHash({ username, passwordHash, actor }: { username: string; passwordHash: string; actor: string }): void {
-  const { sqlite, db } = getGovernance();
-  sqlite.transaction(() => {
-    const res = db.update(users).set({ passwordHash, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }).where(eq(users.username, username)).run();
-    if (res.changes === 0) throw new AppError("not_found", `no user ${username}`);
-    clearUserThrottle({ username });
-    appendAudit(passwordResetAudit({ username, actor }));
-  }).immediate();
+export function setUserPasswordHash<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, passwordHash, actor }: Handle<H> & { username: string; passwordHash: string; actor: string }): OnLedger<H, void> {
+  return writeLedger(
+    handle,
+    (function* () {
+      const changed = yield* update(users, { passwordHash, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }, (t) => eq(t.username, username));
+      if (changed.length === 0) throw new AppError("not_found", `no user ${username}`);
+      yield* clearUserThrottle({ username });
+      yield* auditStep(passwordResetAudit({ username, actor }));
+    })(),
+  );
 }
 
 /** New role: audited and every session of the user ends (so no page keeps a stale role). Setting the same role changes nothing. */
-export function setUserRole({ username, role, actor }: { username: string; role: Role; actor: string }): void {
-  const { sqlite, db } = getGovernance();
-  sqlite.transaction(() => {
-    const user = getUserByUsername({ username });
-    assertUserFound(user, username);
-    if (!checkRoleChange({ user, role, activeAdmins: countActiveAdmins() })) return;
-    db.update(users).set({ role, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }).where(eq(users.id, user.id)).run();
-    appendAudit(roleChangedAudit({ username, from: user.role, to: role, actor }));
-  }).immediate();
+export function setUserRole<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, role, actor }: Handle<H> & { username: string; role: Role; actor: string }): OnLedger<H, void> {
+  return writeLedger(
+    handle,
+    (function* () {
+      const user = yield* lockedUser(username);
+      if (!checkRoleChange({ user, role, activeAdmins: yield* countActiveAdmins() })) return;
+      yield* update(users, { role, updatedAt: Date.now(), sessionVersion: bumpSessionVersion }, (t) => eq(t.id, user.id));
+      yield* auditStep(roleChangedAudit({ username, from: user.role, to: role, actor }));
+    })(),
+  );
 }
 
 /**
@@ -151,29 +179,33 @@ export function setUserRole({ username, role, actor }: { username: string; role:
  * The last active admin cannot be disabled. Asking for the state a user is
  * already in changes nothing. Returns the user as it now is.
  */
-export function setUserDisabled({ username, disabled, actor }: { username: string; disabled: boolean; actor: string }): PublicUser {
-  const { sqlite, db } = getGovernance();
-  return sqlite.transaction(() => {
-    const user = getUserByUsername({ username });
-    assertUserFound(user, username);
-    if (!checkDisabledChange({ user, disabled, activeAdmins: countActiveAdmins() })) return toPublic(user);
-    const { set, audit } = disabledChange({ username, disabled, actor, now: Date.now() });
-    const updated = db
-      .update(users)
-      .set({ disabledAt: set.disabledAt, updatedAt: set.updatedAt, ...(set.bumpSession ? { sessionVersion: bumpSessionVersion } : {}) })
-      .where(eq(users.id, user.id))
-      .returning()
-      .get();
-    if (!disabled) clearUserThrottle({ username });
-    appendAudit(audit);
-    return toPublic(updated);
-  }).immediate();
+export function setUserDisabled<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, username, disabled, actor }: Handle<H> & { username: string; disabled: boolean; actor: string }): OnLedger<H, PublicUser> {
+  return writeLedger(
+    handle,
+    (function* () {
+      const user = yield* lockedUser(username);
+      if (!checkDisabledChange({ user, disabled, activeAdmins: yield* countActiveAdmins() })) return toPublic(user);
+      const { set, audit } = disabledChange({ username, disabled, actor, now: Date.now() });
+      const [updated] = yield* update(
+        users,
+        { disabledAt: set.disabledAt, updatedAt: set.updatedAt, ...(set.bumpSession ? { sessionVersion: bumpSessionVersion } : {}) },
+        (t) => eq(t.id, user.id),
+      );
+      if (!disabled) yield* clearUserThrottle({ username });
+      yield* auditStep(audit);
+      return toPublic(updated);
+    })(),
+  );
 }
 
-function countActiveAdmins(): number {
-  return getGovernance()
-    .db.select({ n: count() })
-    .from(users)
-    .where(and(isNull(users.disabledAt), eq(users.role, "admin")))
-    .get()!.n;
+/** The user a change that checks the admins left reads, under the users lock; 404 when unknown. */
+function* lockedUser(username: string): Op<User> {
+  yield* ledgerLock(PG_LOCK.users);
+  const user = yield* userByName(username);
+  assertUserFound(user, username);
+  return user;
+}
+
+function countActiveAdmins(): Op<number> {
+  return count(users, (t) => and(isNull(t.disabledAt), eq(t.role, "admin")));
 }

@@ -1,22 +1,11 @@
 import { beginSignInAttempt, settleSignInAttempt } from "../auth/login-throttle";
-import { beginSignInAttemptPg, settleSignInAttemptPg } from "../auth/login-throttle-pg";
 import { countUsers, getUserById, getUserByUsername, insertUser, listUsers, setUserDisabled, setUserPasswordHash, setUserRole } from "../auth/users";
-import {
-  countUsersPg,
-  getUserByIdPg,
-  getUserByUsernamePg,
-  insertUserPg,
-  listUsersPg,
-  setUserDisabledPg,
-  setUserPasswordHashPg,
-  setUserRolePg,
-} from "../auth/users-pg";
-import { createApiTokenPg, listApiTokensPg, revokeApiTokenPg, verifyApiTokenPg } from "../auth/tokens-pg";
-import { createApiToken, listApiTokens, revokeApiToken, verifyApiToken } from "../auth/tokens";
+import { createApiToken, listApiTokens, revokeApiToken, verifyApiToken, type AgentPrincipal } from "../auth/tokens";
+import { getGovernance } from "../db/connection";
 import { backendChooser, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
+import type { LedgerHandle } from "../db/port";
 import { listAuditTail, verifyAuditChain } from "../governance/audit";
 import { countGovernanceRows } from "../governance/status";
-import { countGovernanceRowsPg } from "../governance/status-pg";
 import { listAuditTailPg, verifyAuditChainPg } from "../governance/audit-pg";
 import {
   abandonDialecticSession,
@@ -49,7 +38,7 @@ import {
   verifyDialecticSessionPg,
 } from "../governance/dialectic-pg";
 import { exportDialecticSessions, restoreDialecticSessions } from "../governance/dialectic-export";
-import { exportDialecticSessionsPg, restoreDialecticSessionsPg } from "../governance/dialectic-export-pg";
+import type { z } from "zod";
 import {
   createTask,
   getProofsByArtifact,
@@ -60,18 +49,12 @@ import {
   recordRunFinish,
   recordRunStart,
   recordValidation,
+  type artifactLookupSchema,
+  type ArtifactProofs,
+  type LedgerCaller,
+  type ListTasksQuery,
+  type Task,
 } from "../governance/ledger";
-import {
-  createTaskPg,
-  getProofsByArtifactPg,
-  getTaskStatusByIdPg,
-  listTasksByFilterPg,
-  recordOverridePg,
-  recordProvenanceBatchPg,
-  recordRunFinishPg,
-  recordRunStartPg,
-  recordValidationPg,
-} from "../governance/ledger-pg";
 
 /**
  * The governance ledger behind one interface: tasks, runs, validations,
@@ -83,23 +66,27 @@ import {
  * schemas, verdict, phase rules, signatures and retry rules (in the SQLite
  * modules); only the queries and the locking differ.
  *
- * Each method takes the PostgreSQL function's argument without `db`, so the
- * interface is written once, from the async side.
+ * Each method takes the domain function's argument without `handle` (the
+ * repositories over lib/db/port.ts) or without `db` (the PostgreSQL twins
+ * still beside their SQLite functions), so the interface is written once,
+ * from the async side.
  */
 type Args<F> = F extends (a: infer A) => unknown ? Omit<A, "db"> : never;
 type Method<F> = F extends (a: never) => Promise<infer R> ? (a: Args<F>) => Promise<R> : never;
+/** A repository function over the ledger handle, as a method: the handle is the backend's. */
+type Via<F> = F extends (a: infer A) => infer R ? (a: Omit<A, "handle">) => Promise<Awaited<R>> : never;
 
 export type GovernanceBackend = {
   kind: "sqlite" | "postgres";
-  createTask: Method<typeof createTaskPg>;
-  listTasks: Method<typeof listTasksByFilterPg>;
-  getTaskStatus: Method<typeof getTaskStatusByIdPg>;
-  recordRunStart: Method<typeof recordRunStartPg>;
-  recordRunFinish: Method<typeof recordRunFinishPg>;
-  recordValidation: Method<typeof recordValidationPg>;
-  recordProvenanceBatch: Method<typeof recordProvenanceBatchPg>;
-  getProofsByArtifact: Method<typeof getProofsByArtifactPg>;
-  recordOverride: Method<typeof recordOverridePg>;
+  createTask: Via<typeof createTask>;
+  listTasks: (a: { input: ListTasksQuery; caller?: LedgerCaller }) => Promise<{ tasks: (Task & { runCount: number })[]; total: number }>;
+  getTaskStatus: Via<typeof getTaskStatusById>;
+  recordRunStart: Via<typeof recordRunStart>;
+  recordRunFinish: Via<typeof recordRunFinish>;
+  recordValidation: Via<typeof recordValidation>;
+  recordProvenanceBatch: Via<typeof recordProvenanceBatch>;
+  getProofsByArtifact: (a: { input: z.input<typeof artifactLookupSchema>; caller?: LedgerCaller }) => Promise<ArtifactProofs>;
+  recordOverride: Via<typeof recordOverride>;
   createDialecticSession: Method<typeof createDialecticSessionPg>;
   postDialecticMessage: Method<typeof postDialecticMessagePg>;
   getDialecticSessionForAgent: Method<typeof getDialecticSessionForAgentPg>;
@@ -116,41 +103,95 @@ export type GovernanceBackend = {
   verifyDialecticSession: Method<typeof verifyDialecticSessionPg>;
   sweepIdleSessions: Method<typeof sweepIdleSessionsAuditedPg>;
   /** One session or all, as a signed JSON snapshot; restore verifies every chain and never overwrites. */
-  exportDialecticSessions: Method<typeof exportDialecticSessionsPg>;
-  restoreDialecticSessions: Method<typeof restoreDialecticSessionsPg>;
-  createApiToken: Method<typeof createApiTokenPg>;
-  listApiTokens: Method<typeof listApiTokensPg>;
-  revokeApiToken: Method<typeof revokeApiTokenPg>;
-  verifyApiToken: Method<typeof verifyApiTokenPg>;
+  exportDialecticSessions: Via<typeof exportDialecticSessions>;
+  restoreDialecticSessions: Via<typeof restoreDialecticSessions>;
+  createApiToken: Via<typeof createApiToken>;
+  listApiTokens: Via<typeof listApiTokens>;
+  revokeApiToken: Via<typeof revokeApiToken>;
+  verifyApiToken: (a: { token: string }) => Promise<AgentPrincipal | null>;
   verifyAuditChain: Method<typeof verifyAuditChainPg>;
-  countUsers: Method<typeof countUsersPg>;
+  countUsers: Via<typeof countUsers>;
   /** Users, active tokens and audit entries (the dashboard's overview). */
-  countGovernanceRows: Method<typeof countGovernanceRowsPg>;
+  countGovernanceRows: Via<typeof countGovernanceRows>;
   /** With the password hash: for the credentials check only (lib/backend/users.ts). */
-  getUserByUsername: Method<typeof getUserByUsernamePg>;
-  getUserById: Method<typeof getUserByIdPg>;
-  listUsers: Method<typeof listUsersPg>;
+  getUserByUsername: Via<typeof getUserByUsername>;
+  getUserById: Via<typeof getUserById>;
+  listUsers: Via<typeof listUsers>;
   /** Takes a hashed password: hashing is lib/backend/users.ts's, outside any transaction. */
-  insertUser: Method<typeof insertUserPg>;
-  setUserPasswordHash: Method<typeof setUserPasswordHashPg>;
-  setUserRole: Method<typeof setUserRolePg>;
-  setUserDisabled: Method<typeof setUserDisabledPg>;
-  beginSignInAttempt: Method<typeof beginSignInAttemptPg>;
-  settleSignInAttempt: Method<typeof settleSignInAttemptPg>;
+  insertUser: Via<typeof insertUser>;
+  setUserPasswordHash: Via<typeof setUserPasswordHash>;
+  setUserRole: Via<typeof setUserRole>;
+  setUserDisabled: Via<typeof setUserDisabled>;
+  beginSignInAttempt: Via<typeof beginSignInAttempt>;
+  settleSignInAttempt: Via<typeof settleSignInAttempt>;
 };
+
+type LedgerMethods = Pick<
+  GovernanceBackend,
+  | "createTask"
+  | "listTasks"
+  | "getTaskStatus"
+  | "recordRunStart"
+  | "recordRunFinish"
+  | "recordValidation"
+  | "recordProvenanceBatch"
+  | "getProofsByArtifact"
+  | "recordOverride"
+  | "exportDialecticSessions"
+  | "restoreDialecticSessions"
+  | "createApiToken"
+  | "listApiTokens"
+  | "revokeApiToken"
+  | "verifyApiToken"
+  | "countUsers"
+  | "countGovernanceRows"
+  | "getUserByUsername"
+  | "getUserById"
+  | "listUsers"
+  | "insertUser"
+  | "setUserPasswordHash"
+  | "setUserRole"
+  | "setUserDisabled"
+  | "beginSignInAttempt"
+  | "settleSignInAttempt"
+>;
+
+/** The repositories written once over the ledger handle (lib/db/port.ts), on the handle `ledger` gives; a throw becomes a rejection on both. */
+function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>): LedgerMethods {
+  return {
+    createTask: async (a) => createTask({ ...a, handle: await ledger() }),
+    listTasks: async ({ input, caller }) => listTasksByFilter(input, caller, await ledger()),
+    getTaskStatus: async (a) => getTaskStatusById({ ...a, handle: await ledger() }),
+    recordRunStart: async (a) => recordRunStart({ ...a, handle: await ledger() }),
+    recordRunFinish: async (a) => recordRunFinish({ ...a, handle: await ledger() }),
+    recordValidation: async (a) => recordValidation({ ...a, handle: await ledger() }),
+    recordProvenanceBatch: async (a) => recordProvenanceBatch({ ...a, handle: await ledger() }),
+    getProofsByArtifact: async ({ input, caller }) => getProofsByArtifact(input, caller, await ledger()),
+    recordOverride: async (a) => recordOverride({ ...a, handle: await ledger() }),
+    exportDialecticSessions: async (a) => exportDialecticSessions({ ...a, handle: await ledger() }),
+    restoreDialecticSessions: async (a) => restoreDialecticSessions({ ...a, handle: await ledger() }),
+    createApiToken: async (a) => createApiToken({ ...a, handle: await ledger() }),
+    listApiTokens: async (a) => listApiTokens({ ...a, handle: await ledger() }),
+    revokeApiToken: async (a) => revokeApiToken({ ...a, handle: await ledger() }),
+    verifyApiToken: async ({ token }) => verifyApiToken(token, await ledger()),
+    countUsers: async (a) => countUsers({ ...a, handle: await ledger() }),
+    countGovernanceRows: async (a) => countGovernanceRows({ ...a, handle: await ledger() }),
+    getUserByUsername: async (a) => getUserByUsername({ ...a, handle: await ledger() }),
+    getUserById: async (a) => getUserById({ ...a, handle: await ledger() }),
+    listUsers: async (a) => listUsers({ ...a, handle: await ledger() }),
+    insertUser: async (a) => insertUser({ ...a, handle: await ledger() }),
+    setUserPasswordHash: async (a) => setUserPasswordHash({ ...a, handle: await ledger() }),
+    setUserRole: async (a) => setUserRole({ ...a, handle: await ledger() }),
+    setUserDisabled: async (a) => setUserDisabled({ ...a, handle: await ledger() }),
+    beginSignInAttempt: async (a) => beginSignInAttempt({ ...a, handle: await ledger() }),
+    settleSignInAttempt: async (a) => settleSignInAttempt({ ...a, handle: await ledger() }),
+  };
+}
 
 /** The SQLite functions are synchronous; wrapped, a throw becomes a rejection like on PostgreSQL. */
 const sqliteGovernance: GovernanceBackend = {
   kind: "sqlite",
-  createTask: async (a) => createTask(a),
-  listTasks: async ({ input, caller }) => listTasksByFilter(input, caller),
-  getTaskStatus: async (a) => getTaskStatusById(a),
-  recordRunStart: async (a) => recordRunStart(a),
-  recordRunFinish: async (a) => recordRunFinish(a),
-  recordValidation: async (a) => recordValidation(a),
-  recordProvenanceBatch: async (a) => recordProvenanceBatch(a),
-  getProofsByArtifact: async ({ input, caller }) => getProofsByArtifact(input, caller),
-  recordOverride: async (a) => recordOverride(a),
+  ...ledgerMethods(() => getGovernance()),
   createDialecticSession: async (a) => createDialecticSession(a),
   postDialecticMessage: async (a) => postDialecticMessage(a),
   getDialecticSessionForAgent: async (a) => getDialecticSessionForAgent(a),
@@ -165,24 +206,7 @@ const sqliteGovernance: GovernanceBackend = {
   abandonDialecticSession: async (a) => abandonDialecticSession(a),
   verifyDialecticSession: async (a) => verifyDialecticSession(a),
   sweepIdleSessions: async (a) => sweepIdleSessionsAudited(a),
-  exportDialecticSessions: async (a) => exportDialecticSessions(a),
-  restoreDialecticSessions: async (a) => restoreDialecticSessions(a),
-  createApiToken: async (a) => createApiToken(a),
-  listApiTokens: async () => listApiTokens(),
-  revokeApiToken: async (a) => revokeApiToken(a),
-  verifyApiToken: async ({ token }) => verifyApiToken(token),
   verifyAuditChain: async () => verifyAuditChain(),
-  countUsers: async () => countUsers(),
-  countGovernanceRows: async () => countGovernanceRows(),
-  getUserByUsername: async (a) => getUserByUsername(a),
-  getUserById: async (a) => getUserById(a),
-  listUsers: async () => listUsers(),
-  insertUser: async (a) => insertUser(a),
-  setUserPasswordHash: async (a) => setUserPasswordHash(a),
-  setUserRole: async (a) => setUserRole(a),
-  setUserDisabled: async (a) => setUserDisabled(a),
-  beginSignInAttempt: async (a) => beginSignInAttempt(a),
-  settleSignInAttempt: async (a) => settleSignInAttempt(a),
 };
 
 /** Every method awaits the process's pool (migrated on first use) and runs the PostgreSQL function on it. */
@@ -192,15 +216,7 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
     (async (a: object) => (fn as unknown as (a: object & { db: PgGovernanceExecutor }) => Promise<unknown>)({ ...a, db: (await handle).db })) as Method<F>;
   return {
     kind: "postgres",
-    createTask: on(createTaskPg),
-    listTasks: on(listTasksByFilterPg),
-    getTaskStatus: on(getTaskStatusByIdPg),
-    recordRunStart: on(recordRunStartPg),
-    recordRunFinish: on(recordRunFinishPg),
-    recordValidation: on(recordValidationPg),
-    recordProvenanceBatch: on(recordProvenanceBatchPg),
-    getProofsByArtifact: on(getProofsByArtifactPg),
-    recordOverride: on(recordOverridePg),
+    ...ledgerMethods(() => handle),
     createDialecticSession: on(createDialecticSessionPg),
     postDialecticMessage: on(postDialecticMessagePg),
     getDialecticSessionForAgent: on(getDialecticSessionForAgentPg),
@@ -215,24 +231,7 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
     abandonDialecticSession: on(abandonDialecticSessionPg),
     verifyDialecticSession: on(verifyDialecticSessionPg),
     sweepIdleSessions: on(sweepIdleSessionsAuditedPg),
-    exportDialecticSessions: on(exportDialecticSessionsPg),
-    restoreDialecticSessions: on(restoreDialecticSessionsPg),
-    createApiToken: on(createApiTokenPg),
-    listApiTokens: on(listApiTokensPg),
-    revokeApiToken: on(revokeApiTokenPg),
-    verifyApiToken: on(verifyApiTokenPg),
     verifyAuditChain: on(verifyAuditChainPg),
-    countUsers: on(countUsersPg),
-    countGovernanceRows: on(countGovernanceRowsPg),
-    getUserByUsername: on(getUserByUsernamePg),
-    getUserById: on(getUserByIdPg),
-    listUsers: on(listUsersPg),
-    insertUser: on(insertUserPg),
-    setUserPasswordHash: on(setUserPasswordHashPg),
-    setUserRole: on(setUserRolePg),
-    setUserDisabled: on(setUserDisabledPg),
-    beginSignInAttempt: on(beginSignInAttemptPg),
-    settleSignInAttempt: on(settleSignInAttemptPg),
   };
 }
 

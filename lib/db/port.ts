@@ -1,7 +1,8 @@
 import { count as countAll, sql, type SQL } from "drizzle-orm";
 import { alias as pgAlias, type PgColumn, type PgTable } from "drizzle-orm/pg-core";
 import { alias as sqliteAlias, type SQLiteColumn, type SQLiteTable } from "drizzle-orm/sqlite-core";
-import type { StoreHandle } from "./connection";
+import type { GovernanceHandle, StoreHandle } from "./connection";
+import type { PgGovernanceExecutor } from "./pg";
 import { runWithinBudget, runWithinBudgetPg, type QueryBudget } from "./query-budget";
 import { bytewise, withStoreTx, type PgStoreHandle, type PgStoreTx } from "./pg-store";
 
@@ -136,6 +137,24 @@ export function insertOrIgnore<T extends TablePair>(table: T, values: InsertOf<T
   });
 }
 
+/** Insert many rows in one statement; the rows inserted. */
+export function insertMany<T extends TablePair>(table: T, values: InsertOf<T>[]): Op<RowOf<T>[]> {
+  if (values.length === 0) return step({ sqlite: () => [], pg: async () => [] });
+  return step({
+    sqlite: (h) => (h.db as AnySqliteDb).insert(table.sqlite).values(values).returning().all() as RowOf<T>[],
+    pg: async (tx) => (await (tx as AnyPgTx).insert(table.pg).values(values).returning()) as RowOf<T>[],
+  });
+}
+
+/** Insert many rows in one statement, skipping any whose `target` key exists (or repeats in the batch); the rows inserted. */
+export function insertManyOrIgnore<T extends TablePair>(table: T, values: InsertOf<T>[], target: (t: Either<T>) => (SQLiteColumn | PgColumn)[]): Op<RowOf<T>[]> {
+  if (values.length === 0) return step({ sqlite: () => [], pg: async () => [] });
+  return step({
+    sqlite: (h) => (h.db as AnySqliteDb).insert(table.sqlite).values(values).onConflictDoNothing({ target: target(table.sqlite) }).returning().all() as RowOf<T>[],
+    pg: async (tx) => (await (tx as AnyPgTx).insert(table.pg).values(values).onConflictDoNothing({ target: target(table.pg) }).returning()) as RowOf<T>[],
+  });
+}
+
 /** Insert, or on a `target` key conflict update the existing row with `set`; the row as written. */
 export function upsert<T extends TablePair>(table: T, values: InsertOf<T>, target: (t: Either<T>) => SQLiteColumn | PgColumn, set: SetOf<T>): Op<RowOf<T>> {
   return step({
@@ -252,4 +271,66 @@ export function write<H extends AnyStoreHandle, T>(handle: H, op: Op<T>): On<H, 
   if (isPg(handle)) return withStoreTx({ handle }, (tx) => driveAsync(tx, handle, op)) as On<H, T>;
   const sqlite = handle as StoreHandle;
   return sqlite.sqlite.transaction(() => driveSync(sqlite, op)).immediate() as On<H, T>;
+}
+
+/**
+ * The governance ledger through the port: governance.db, or the PostgreSQL
+ * database's ledger tables (schema public). Its repositories (tokens, users,
+ * the sign-in throttle, the ledger, dialectic reviews) take either handle;
+ * the steps above run on it unchanged (a ledger table pair, the same drivers).
+ */
+export type LedgerHandle = GovernanceHandle | PgLedgerHandle;
+
+/**
+ * The PostgreSQL ledger: the process's handle (lib/db/pg.ts PgHandle is
+ * one), or `{ kind: "pg", db: tx }` to run inside a caller's transaction
+ * (a write then nests as a savepoint).
+ */
+export type PgLedgerHandle = { kind: "pg"; db: PgGovernanceExecutor };
+
+/** T on governance.db, Promise<T> on PostgreSQL. */
+export type OnLedger<H extends LedgerHandle, T> = H extends PgLedgerHandle ? Promise<T> : T;
+
+/** The PostgreSQL ledger seen as a store handle on `public`, for the steps' second argument (ledger steps use the transaction they are given). */
+function ledgerAsStore(pg: PgLedgerHandle): PgStoreHandle {
+  return { kind: "pg", store: "", schema: "public", db: pg.db as PgStoreHandle["db"], readOnly: false };
+}
+
+/**
+ * Run a ledger read. Each statement on its own (as a lookup by key needs),
+ * or with `snapshot` in one read transaction, so several statements see one
+ * state: governance.db's deferred transaction, PostgreSQL's read-only repeatable read.
+ */
+export function readLedger<H extends LedgerHandle, T>(handle: H, op: Op<T>, { snapshot = false }: { snapshot?: boolean } = {}): OnLedger<H, T> {
+  if (handle.kind === "pg") {
+    const pg = handle as PgLedgerHandle;
+    if (!snapshot) return driveAsync(pg.db, ledgerAsStore(pg), op) as OnLedger<H, T>;
+    return pg.db.transaction((tx) => driveAsync(tx, ledgerAsStore(pg), op), { isolationLevel: "repeatable read", accessMode: "read only" }) as OnLedger<H, T>;
+  }
+  const gov = handle as GovernanceHandle;
+  if (snapshot) return gov.sqlite.transaction(() => driveSync(gov as unknown as StoreHandle, op)).deferred() as OnLedger<H, T>;
+  return driveSync(gov as unknown as StoreHandle, op) as OnLedger<H, T>;
+}
+
+/** Run a ledger write in one transaction: governance.db's immediate transaction, or a PostgreSQL transaction (locks as steps ask). */
+export function writeLedger<H extends LedgerHandle, T>(handle: H, op: Op<T>): OnLedger<H, T> {
+  if (handle.kind === "pg") {
+    const pg = handle as PgLedgerHandle;
+    return pg.db.transaction((tx) => driveAsync(tx, ledgerAsStore(pg), op)) as OnLedger<H, T>;
+  }
+  const gov = handle as GovernanceHandle;
+  return gov.sqlite.transaction(() => driveSync(gov as unknown as StoreHandle, op)).immediate() as OnLedger<H, T>;
+}
+
+/**
+ * A ledger-wide lock for the rest of the write, for rules that read before
+ * they write (a free label, the admins left): a transaction advisory lock on
+ * PostgreSQL (`key` from PG_LOCK), so writers on every replica take turns;
+ * nothing on SQLite, whose write transaction already holds the one write lock.
+ */
+export function ledgerLock(key: bigint): Op<void> {
+  return step({
+    sqlite: () => undefined,
+    pg: async (tx) => void (await tx.execute(sql`select pg_advisory_xact_lock(${key})`)),
+  });
 }

@@ -2,7 +2,9 @@ import type Database from "better-sqlite3";
 import type { Statement } from "better-sqlite3";
 import { and, desc, eq, inArray } from "drizzle-orm";
 import { getGovernance } from "../db/connection";
+import { engineStep, type Op } from "../db/port";
 import { auditLog, type AuditRow } from "../db/schema/governance";
+import { appendAuditPg } from "./audit-pg";
 import { AUDIT_GENESIS, auditChainFields, AuditChainVerifier, hashAuditEntry, type AuditChainEntry, type AuditVerification } from "./audit-chain";
 
 export { AUDIT_GENESIS, type AuditVerification };
@@ -48,6 +50,19 @@ export function appendAudit(entry: AuditEntry): AuditRow {
       return insert.get(row.ts, row.actor, row.action, row.target, row.reason, row.details, row.prevHash, hashAuditEntry(row))!;
     })
     .immediate();
+}
+
+/**
+ * An audit row as a step of a ledger or store write (lib/db/port.ts): the
+ * chain's locking is the one part that differs per engine (governance.db's
+ * write lock; PostgreSQL's advisory lock, see appendAuditPg), so the row
+ * commits with the change on both. Append it as the last write of the operation.
+ */
+export function auditStep(entry: AuditEntry): Op<void> {
+  return engineStep({
+    sqlite: () => void appendAudit(entry),
+    pg: async (tx) => void (await appendAuditPg({ db: tx, entry })),
+  });
 }
 
 /** Walk the chain from the start; the first row whose link or hash is wrong is reported. */

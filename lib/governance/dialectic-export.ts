@@ -1,14 +1,27 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
-import { getGovernance } from "../db/connection";
-import { dialecticMessages, dialecticSessions, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/governance";
+import { getGovernance, type GovernanceHandle } from "../db/connection";
+import { PG_LOCK } from "../db/pg";
+import { insert, insertMany, ledgerLock, readLedger, rows, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
+import type { DialecticMessageRow, DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
-import { appendAudit, type AuditEntry } from "./audit";
+import { auditStep, type AuditEntry } from "./audit";
+import { ledgerTables } from "./tables";
 import { invalidateAllSessions } from "./dialectic-cache";
 import { MESSAGE_TYPES, PHASES, STATUSES, verifyMessageChain } from "./dialectic";
 import { canonicalJson } from "../common";
 
 export const SNAPSHOT_FORMAT = "dualmind.dialectic-sessions.v1" as const;
+
+/*
+ * Export and restore of dialectic sessions, one repository over
+ * governance.db and PostgreSQL (lib/db/port.ts). The export reads in one
+ * transaction, so it is one point in time; restores take the restore lock,
+ * so two restores of one snapshot on two replicas insert each session once
+ * and the second finds it unchanged.
+ */
+const { dialecticSessions, dialecticMessages } = ledgerTables;
+type Handle<H> = { handle?: H };
 
 /**
  * Snapshots carry the rows verbatim (JSON columns stay text) so a restore
@@ -25,18 +38,16 @@ export function toDialecticSnapshot({ sessionId, sessions, messages, now }: { se
   return { format: SNAPSHOT_FORMAT, exportedAt: now, sessions: sessions.map((s) => ({ ...s, messages: bySession.get(s.sessionId) ?? [] })) };
 }
 
-export function exportDialecticSessions({ sessionId, now = Date.now() }: { sessionId?: string; now?: number } = {}): DialecticSnapshot {
-  const { sqlite, db } = getGovernance();
-  // One read transaction: the snapshot is a consistent point in time.
-  return sqlite.transaction(() => {
-    const sessions = sessionId
-      ? db.select().from(dialecticSessions).where(eq(dialecticSessions.sessionId, sessionId)).all()
-      : db.select().from(dialecticSessions).orderBy(asc(dialecticSessions.createdAt), asc(dialecticSessions.sessionId)).all();
-    const messages = sessionId
-      ? db.select().from(dialecticMessages).where(eq(dialecticMessages.sessionId, sessionId)).orderBy(asc(dialecticMessages.seq)).all()
-      : db.select().from(dialecticMessages).orderBy(asc(dialecticMessages.sessionId), asc(dialecticMessages.seq)).all();
-    return toDialecticSnapshot({ sessionId, sessions, messages, now });
-  })();
+export function exportDialecticSessions<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId, now = Date.now() }: Handle<H> & { sessionId?: string; now?: number } = {}): OnLedger<H, DialecticSnapshot> {
+  return readLedger(
+    handle,
+    (function* () {
+      const sessions = yield* rows(dialecticSessions, sessionId ? { where: (t) => eq(t.sessionId, sessionId) } : { orderBy: (t) => [asc(t.createdAt), asc(t.sessionId)] });
+      const messages = yield* rows(dialecticMessages, sessionId ? { where: (t) => eq(t.sessionId, sessionId), orderBy: (t) => [asc(t.seq)] } : { orderBy: (t) => [asc(t.sessionId), asc(t.seq)] });
+      return toDialecticSnapshot({ sessionId, sessions, messages, now });
+    })(),
+    { snapshot: true },
+  );
 }
 
 const text = z.string().max(100_000);
@@ -119,30 +130,38 @@ export function restoredAudit({ actor, result, exportedAt }: { actor: string; re
   return { actor, action: "dialectic.restore", target: "dialectic_sessions", details: { ...result, snapshot_exported_at: exportedAt } };
 }
 
-export function restoreDialecticSessions({ snapshot, actor }: { snapshot: unknown; actor: string }): RestoreResult {
+/** Messages per insert: 13 parameters each, far below either engine's limit on bind parameters. */
+const MESSAGE_INSERT_BATCH = 1_000;
+
+function* existingSessions(ids: string[]): Op<Map<string, SessionSnapshot>> {
+  const existing = new Map<string, SessionSnapshot>();
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    for (const r of yield* rows(dialecticSessions, { where: (t) => inArray(t.sessionId, chunk) })) {
+      existing.set(r.sessionId, { ...r, messages: yield* rows(dialecticMessages, { where: (t) => eq(t.sessionId, r.sessionId), orderBy: (t) => [asc(t.seq)] }) });
+    }
+  }
+  return existing;
+}
+
+export async function restoreDialecticSessions({ handle = getGovernance(), snapshot, actor }: Handle<LedgerHandle> & { snapshot: unknown; actor: string }): Promise<RestoreResult> {
   const parsed = parseVerifiedSnapshot(snapshot);
-  const { sqlite, db } = getGovernance();
-  const result = sqlite
-    .transaction(() => {
-      const ids = parsed.sessions.map((s) => s.sessionId);
-      const existing = new Map<string, SessionSnapshot>();
-      for (let i = 0; i < ids.length; i += 500) {
-        const chunk = ids.slice(i, i + 500);
-        const rows = db.select().from(dialecticSessions).where(inArray(dialecticSessions.sessionId, chunk)).all();
-        for (const r of rows) existing.set(r.sessionId, { ...r, messages: db.select().from(dialecticMessages).where(eq(dialecticMessages.sessionId, r.sessionId)).orderBy(asc(dialecticMessages.seq)).all() });
-      }
-      const { insert, unchanged } = planRestore({ sessions: parsed.sessions, existing });
+  const result = await writeLedger(
+    handle,
+    (function* () {
+      yield* ledgerLock(PG_LOCK.dialecticRestore);
+      const { insert: toInsert, unchanged } = planRestore({ sessions: parsed.sessions, existing: yield* existingSessions(parsed.sessions.map((s) => s.sessionId)) });
       let messages = 0;
-      for (const { messages: msgs, ...row } of insert) {
-        db.insert(dialecticSessions).values(row).run();
-        for (const m of msgs) db.insert(dialecticMessages).values(m).run();
+      for (const { messages: msgs, ...session } of toInsert) {
+        yield* insert(dialecticSessions, session);
+        for (let at = 0; at < msgs.length; at += MESSAGE_INSERT_BATCH) yield* insertMany(dialecticMessages, msgs.slice(at, at + MESSAGE_INSERT_BATCH));
         messages += msgs.length;
       }
-      const result = { restored: insert.length, unchanged, messages };
-      appendAudit(restoredAudit({ actor, result, exportedAt: parsed.exportedAt }));
-      return result;
-    })
-    .immediate();
+      const restored = { restored: toInsert.length, unchanged, messages };
+      yield* auditStep(restoredAudit({ actor, result: restored, exportedAt: parsed.exportedAt }));
+      return restored;
+    })(),
+  );
   invalidateAllSessions();
   return result;
 }

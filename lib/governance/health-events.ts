@@ -1,12 +1,15 @@
-import { and, desc, eq, gt, sql } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, max, or } from "drizzle-orm";
 import { getConfig } from "../config";
 import { getGovernance } from "../db/connection";
 import { getPg } from "../db/pg";
-import { dialecticSessions, healthEvents, storeStatusCurrent, type HealthEventRow } from "../db/schema/governance";
+import { insertOrIgnore, readLedger, row, rows, select, update, writeLedger, type LedgerHandle, type Op } from "../db/port";
+import type { HealthEventRow } from "../db/schema/governance";
 import { log } from "../log";
 import { sendAlert, takeAgentAlertSlot, type AlertPayload } from "./alert-webhook";
 import { splitFailureReason } from "./dialectic";
-import { listRecentHealthEventsPg, observeFailedDialecticSessionsPg, observeStoreStatusPg, settleHealthEventDeliveryPg } from "./health-events-pg";
+import { ledgerTables } from "./tables";
+
+const { healthEvents, storeStatusCurrent, dialecticSessions } = ledgerTables;
 
 /**
  * Alerts: a store whose status changes (to degraded, drifted,
@@ -14,8 +17,12 @@ import { listRecentHealthEventsPg, observeFailedDialecticSessionsPg, observeStor
  * dialectic session that fails each become one health_events row, shown on
  * Health and, when DUALMIND_ALERT_WEBHOOK_URL is set, POSTed there by a
  * background queue (lib/governance/alert-webhook.ts) that never blocks a request.
- * With DATABASE_URL the events live in PostgreSQL beside the ledger
- * (./health-events-pg.ts), one history for every replica.
+ * With DATABASE_URL the events live in PostgreSQL beside the ledger, one
+ * history for every replica: a status change is recorded under the store's
+ * `store_status_current` row lock, so two replicas observing one change
+ * record it once; a failed dialectic session is unique per (kind, subject),
+ * so the replica whose insert wins is the one that sends its webhook.
+ * One repository over both (lib/db/port.ts).
  */
 export type HealthEvent = {
   id: number;
@@ -56,29 +63,24 @@ function dispatch(events: HealthEvent[]): void {
   }
 }
 
+/** This process's ledger: PostgreSQL with DATABASE_URL, else governance.db. */
+async function ledger(): Promise<LedgerHandle> {
+  const pg = getPg();
+  return pg ? await pg : getGovernance();
+}
+
 async function settleDelivery({ id, delivered, attempts, error }: { id: number; delivered: boolean; attempts: number; error: string | null }): Promise<void> {
   try {
-    const pg = getPg();
-    if (pg) return await settleHealthEventDeliveryPg({ db: (await pg).db, id, delivered, attempts, error });
-    getGovernance()
-      .db.update(healthEvents)
-      .set({ webhookState: delivered ? "delivered" : "failed", webhookAttempts: attempts, webhookError: error })
-      .where(eq(healthEvents.id, id))
-      .run();
+    await writeLedger(await ledger(), update(healthEvents, { webhookState: delivered ? "delivered" : "failed", webhookAttempts: attempts, webhookError: error }, (t) => eq(t.id, id)));
   } catch (e) {
     log("warn", "could not record an alert delivery", { id, error: (e as Error).message });
   }
 }
 
-function insertEvent(values: NewHealthEvent): HealthEvent | null {
+function* insertEvent(values: NewHealthEvent): Op<HealthEvent | null> {
   const webhookState = newWebhookState();
-  const row = getGovernance()
-    .db.insert(healthEvents)
-    .values({ ...values, webhookState })
-    .onConflictDoNothing()
-    .returning({ id: healthEvents.id })
-    .get();
-  return row ? { ...values, id: row.id, webhookState, webhookAttempts: 0, webhookError: null } : null;
+  const created = yield* insertOrIgnore(healthEvents, { ...values, webhookState }, (t) => [t.kind, t.subject]);
+  return created ? { ...values, id: created.id, webhookState, webhookAttempts: 0, webhookError: null } : null;
 }
 
 /**
@@ -86,64 +88,48 @@ function insertEvent(values: NewHealthEvent): HealthEvent | null {
  * record the event (one transaction: two observers never record one change
  * twice) and queue its webhook. The first sighting of a healthy store is not an event.
  */
-export async function observeStoreStatus({ store, status, reason, now = Date.now() }: { store: string; status: string; reason: string; now?: number }): Promise<HealthEvent | null> {
-  const pg = getPg();
-  if (pg) {
-    const event = await observeStoreStatusPg({ db: (await pg).db, store, status, reason, now, webhookState: newWebhookState() });
-    if (event) dispatch([event]);
-    return event;
-  }
-  const { sqlite, db } = getGovernance();
-  const event = sqlite
-    .transaction((): HealthEvent | null => {
-      const prev = db.select({ status: storeStatusCurrent.status }).from(storeStatusCurrent).where(eq(storeStatusCurrent.store, store)).get();
-      if (prev?.status === status) return null;
-      db.insert(storeStatusCurrent)
-        .values({ store, status, reason, since: now })
-        .onConflictDoUpdate({ target: storeStatusCurrent.store, set: { status, reason, since: now } })
-        .run();
-      if (!prev && status === "healthy") return null;
-      return insertEvent({ ts: now, kind: "store_status", store, subject: null, status, previousStatus: prev?.status ?? null, reason });
-    })
-    .immediate();
+export async function observeStoreStatus({ store, status, reason, now = Date.now(), handle }: { store: string; status: string; reason: string; now?: number; handle?: LedgerHandle }): Promise<HealthEvent | null> {
+  const event = await writeLedger(
+    handle ?? (await ledger()),
+    (function* () {
+      // Insert-or-lock: a first sighting races only on the insert (one wins), later ones queue on the row.
+      yield* insertOrIgnore(storeStatusCurrent, { store, status: "", reason: "", since: now }, (t) => [t.store]);
+      const prev = yield* row(storeStatusCurrent, (t) => eq(t.store, store), { lock: "update" });
+      const previous = prev?.status ? prev.status : null;
+      if (previous === status) return null;
+      yield* update(storeStatusCurrent, { status, reason, since: now }, (t) => eq(t.store, store));
+      if (!previous && status === "healthy") return null;
+      return yield* insertEvent({ ts: now, kind: "store_status", store, subject: null, status, previousStatus: previous, reason });
+    })(),
+  );
   if (event) dispatch([event]);
   return event;
 }
 
 /** Dialectic sessions that failed since the newest one already recorded: one event each (indexed by status, updated_at). */
 export async function observeFailedDialecticSessions({ now = Date.now(), lookbackMs = 24 * 3_600_000 }: { now?: number; lookbackMs?: number } = {}): Promise<HealthEvent[]> {
-  const pg = getPg();
-  if (pg) {
-    const events = await observeFailedDialecticSessionsPg({ db: (await pg).db, now, lookbackMs, webhookState: newWebhookState() });
-    dispatch(events);
-    return events;
-  }
-  const { db } = getGovernance();
-  const newest = db.select({ ts: sql<number | null>`max(${healthEvents.ts})` }).from(healthEvents).where(eq(healthEvents.kind, "dialectic_failed")).get()?.ts ?? null;
-  const since = Math.max(now - lookbackMs, newest ?? 0);
-  const failed = db
-    .select({ id: dialecticSessions.sessionId, reason: dialecticSessions.failureReason, at: dialecticSessions.updatedAt })
-    .from(dialecticSessions)
-    .where(and(eq(dialecticSessions.status, "failed"), gt(dialecticSessions.updatedAt, since - 1)))
-    .limit(100)
-    .all();
-  const events = failed
-    .map((f) => insertEvent({ ts: f.at, kind: "dialectic_failed", store: null, subject: f.id, status: "failed", previousStatus: null, reason: f.reason ?? "failed" }))
-    .filter((e): e is HealthEvent => e !== null);
+  const events = await writeLedger(
+    await ledger(),
+    (function* () {
+      const [{ ts: newest }] = yield* select({ healthEvents }, (db, t) => db.select({ ts: max(t.healthEvents.ts) }).from(t.healthEvents).where(eq(t.healthEvents.kind, "dialectic_failed")));
+      const since = Math.max(now - lookbackMs, newest === null ? 0 : Number(newest));
+      const failed = yield* rows(dialecticSessions, { where: (t) => and(eq(t.status, "failed"), gt(t.updatedAt, since - 1)), limit: 100 });
+      const recorded: HealthEvent[] = [];
+      for (const f of failed) {
+        const e = yield* insertEvent({ ts: f.updatedAt, kind: "dialectic_failed", store: null, subject: f.sessionId, status: "failed", previousStatus: null, reason: f.failureReason ?? "failed" });
+        if (e) recorded.push(e);
+      }
+      return recorded;
+    })(),
+  );
   dispatch(events);
   return events;
 }
 
 /** The newest events, for Health (all stores, or one store plus the events that name no store). */
 export async function listRecentHealthEvents({ store, limit = 20 }: { store?: string; limit?: number } = {}): Promise<HealthEvent[]> {
-  const pg = getPg();
-  let rows;
-  if (pg) rows = await listRecentHealthEventsPg({ db: (await pg).db, store, limit });
-  else {
-    const q = getGovernance().db.select().from(healthEvents);
-    rows = (store ? q.where(sql`${healthEvents.store} = ${store} or ${healthEvents.store} is null`) : q).orderBy(desc(healthEvents.ts), desc(healthEvents.id)).limit(limit).all();
-  }
-  return rows.map((r) => ({
+  const found = await readLedger(await ledger(), rows(healthEvents, { where: (t) => (store ? or(eq(t.store, store), isNull(t.store)) : undefined), orderBy: (t) => [desc(t.ts), desc(t.id)], limit }));
+  return found.map((r) => ({
     id: r.id,
     ts: r.ts,
     kind: r.kind,

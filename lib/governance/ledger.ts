@@ -1,20 +1,13 @@
-import { and, asc, count, desc, eq, gte, inArray, lte, or, sql, type AnyColumn, type SQL, type Table } from "drizzle-orm";
+import { and, asc, count as countAll, desc, eq, gte, inArray, lte, or, sql, type AnyColumn, type SQL, type Table } from "drizzle-orm";
+import type { PgColumn } from "drizzle-orm/pg-core";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { z } from "zod";
-import { getGovernance } from "../db/connection";
-import {
-  overrides,
-  provenance,
-  skillRuns,
-  tasks,
-  validations,
-  type OverrideRow,
-  type ProvenanceRow,
-  type SkillRunRow,
-  type TaskRow,
-  type ValidationRow,
-} from "../db/schema/governance";
+import { getGovernance, type GovernanceHandle } from "../db/connection";
+import { count, insert, insertManyOrIgnore, insertOrIgnore, readLedger, row, rows, select, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
+import type { OverrideRow, ProvenanceRow, SkillRunRow, TaskRow, ValidationRow } from "../db/schema/governance";
 import { AppError } from "../errors";
-import { appendAudit } from "./audit";
+import { auditStep } from "./audit";
+import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema } from "../common";
 
 export const CHECKS = ["critic", "runner"] as const;
@@ -153,14 +146,26 @@ export function toRun(row: SkillRunRow): SkillRun {
   return { ...rest, artifacts: parseJsonColumnStrict<ArtifactRef[]>(artifactsJson) ?? [], status };
 }
 
+/** A validation as returned (PostgreSQL's recorded_seq, its recording order, stays inside). */
 export function toValidation(row: ValidationRow): Validation {
-  const { detailsJson, ...rest } = row;
+  const { detailsJson, recordedSeq: _seq, ...rest } = row as ValidationRow & { recordedSeq?: number };
+  void _seq;
   return { ...rest, details: parseJsonColumnStrict(detailsJson) };
 }
 
-function requireTask(taskId: string): TaskRow {
-  return taskOwnedBy(getGovernance().db.select().from(tasks).where(eq(tasks.taskId, taskId)).get(), taskId, undefined);
-}
+/*
+ * The ledger's tasks, runs, validations, provenance and overrides: one
+ * repository over governance.db and PostgreSQL (lib/db/port.ts). SQLite
+ * serializes every writer (its immediate transaction); on PostgreSQL each
+ * writer locks its task's row (FOR UPDATE) before reading runs and
+ * validations, so two replicas writing to one task never compute the verdict
+ * from a stale picture, while writers of different tasks run in parallel. A
+ * retried create racing its first attempt meets the key, waits for it and is
+ * answered as the retry it is, never as a 500.
+ */
+const { tasks, skillRuns, validations, provenance, overrides } = ledgerTables;
+
+type Handle<H> = { handle?: H };
 
 /**
  * The one ownership rule of the ledger (both backends, every route and MCP
@@ -177,9 +182,9 @@ export function canWorkOnTask(task: Pick<TaskRow, "requestedBy" | "assigneesJson
   return caller.isAdmin || task.requestedBy === caller.agentId || (parseJsonColumnStrict<string[]>(task.assigneesJson) ?? []).includes(caller.agentId);
 }
 
-/** A task the caller may read, run, validate or annotate: someone else's task answers like an unknown one (404). */
-function requireTaskVisibleTo(taskId: string, caller: LedgerCaller | undefined): TaskRow {
-  return taskOwnedBy(getGovernance().db.select().from(tasks).where(eq(tasks.taskId, taskId)).get(), taskId, caller);
+/** A task the caller may read, run, validate or annotate: someone else's task answers like an unknown one (404); `lock` locks it for a write on PostgreSQL. */
+function* requireTaskVisibleTo(taskId: string, caller: LedgerCaller | undefined, { lock }: { lock?: "update" } = {}): Op<TaskRow> {
+  return taskOwnedBy(yield* row(tasks, (t) => eq(t.taskId, taskId), { lock }), taskId, caller);
 }
 
 /** Facts of another agent's row never match a retry: a stored null agent (rows from before agents were recorded) matches anyone. */
@@ -223,66 +228,92 @@ export function explainVerdict({
   return { verdict: "passed", reasons: passed };
 }
 
-// rowid breaks ties between validations recorded in the same millisecond.
-function validationsInRecordingOrder(taskId: string): ValidationRow[] {
-  return getGovernance().db.select().from(validations).where(eq(validations.taskId, taskId)).orderBy(asc(validations.ts), asc(sql`rowid`)).all();
+/** Validations in recording order: rowid (SQLite) or recorded_seq (PostgreSQL) breaks ties within one millisecond. */
+function inRecordingOrder(t: typeof validations.sqlite | typeof validations.pg): SQL[] {
+  return [asc(t.ts), "recordedSeq" in t ? asc(t.recordedSeq) : asc(sql`rowid`)];
 }
 
-/** Inside the writer's transaction: keep tasks.verdict true so lists can filter by outcome. */
-function refreshVerdict(taskId: string): void {
-  const { db } = getGovernance();
-  const task = requireTask(taskId);
-  const runs = db.select({ runId: skillRuns.runId, finishedAt: skillRuns.finishedAt }).from(skillRuns).where(eq(skillRuns.taskId, taskId)).all();
-  const vals = validationsInRecordingOrder(taskId);
+function validationsInRecordingOrder(taskId: string): Op<ValidationRow[]> {
+  return rows(validations, { where: (t) => eq(t.taskId, taskId), orderBy: inRecordingOrder });
+}
+
+/** Inside the writer's transaction (the task locked): keep tasks.verdict true so lists can filter by outcome. */
+function* refreshVerdict(task: TaskRow): Op<void> {
+  const runs = yield* rows(skillRuns, { where: (t) => eq(t.taskId, task.taskId) });
+  const vals = yield* validationsInRecordingOrder(task.taskId);
   const { verdict } = explainVerdict({ requiredChecks: toTask(task).requiredChecks, runs, validations: vals });
-  db.update(tasks).set({ verdict, updatedAt: Date.now() }).where(eq(tasks.taskId, taskId)).run();
+  yield* update(tasks, { verdict, updatedAt: Date.now() }, (t) => eq(t.taskId, task.taskId));
 }
 
-export function createTask({ input, requestedBy }: { input: z.input<typeof createTaskSchema>; requestedBy: string }): { task: Task; created: boolean } {
+/**
+ * Insert a row with a client-chosen id, or answer the retry of one: `retry`
+ * compares a stored row with the request (409 when they differ). A concurrent
+ * create of the same id (another replica) is waited for by the key, then answered as a retry.
+ */
+function* insertOrRetry<T extends typeof tasks | typeof overrides, R>(
+  table: T,
+  values: T["sqlite"]["$inferInsert"],
+  key: (t: T["sqlite"] | T["pg"]) => SQL,
+  target: (t: T["sqlite"] | T["pg"]) => (SQLiteColumn | PgColumn)[],
+  retry: (stored: T["sqlite"]["$inferSelect"]) => R,
+  created: (row: T["sqlite"]["$inferSelect"]) => R,
+): Op<R> {
+  const existing = yield* row(table, key);
+  if (existing) return retry(existing);
+  const inserted = yield* insertOrIgnore(table, values, target);
+  if (inserted) return created(inserted);
+  const raced = yield* row(table, key);
+  if (!raced) throw new AppError("conflict", "a concurrent write took this id; retry");
+  return retry(raced);
+}
+
+export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, requestedBy }: Handle<H> & { input: z.input<typeof createTaskSchema>; requestedBy: string }): OnLedger<H, { task: Task; created: boolean }> {
   const parsed = createTaskSchema.parse(input);
-  const { sqlite, db } = getGovernance();
   const taskId = parsed.task_id ?? newId();
   const requiredChecks = parsed.required_checks ? [...new Set(parsed.required_checks)] : [...CHECKS];
   const assignees = [...new Set(parsed.assignees ?? [])].filter((a) => a !== requestedBy);
-  return sqlite
-    .transaction(() => {
-      const existing = db.select().from(tasks).where(eq(tasks.taskId, taskId)).get();
-      const facts = { requestedBy, intent: parsed.intent, spec: parsed.spec, requiredChecks, assignees: [...assignees].sort() };
-      if (existing) {
+  const facts = { requestedBy, intent: parsed.intent, spec: parsed.spec, requiredChecks, assignees: [...assignees].sort() };
+  const now = Date.now();
+  return writeLedger(
+    handle,
+    insertOrRetry<typeof tasks, { task: Task; created: boolean }>(
+      tasks,
+      {
+        taskId,
+        createdAt: now,
+        updatedAt: now,
+        requestedBy,
+        intent: parsed.intent,
+        specJson: JSON.stringify(parsed.spec),
+        requiredChecksJson: JSON.stringify(requiredChecks),
+        verdict: "pending",
+        assigneesJson: assignees.length ? JSON.stringify(assignees) : null,
+      },
+      (t) => eq(t.taskId, taskId),
+      (t) => [t.taskId],
+      (existing) => {
         const t = toTask(existing);
         assertSameRetry("task", taskId, { requestedBy: t.requestedBy, intent: t.intent, spec: t.spec, requiredChecks: t.requiredChecks, assignees: [...t.assignees].sort() }, facts);
         return { task: t, created: false };
-      }
-      const now = Date.now();
-      const row = db
-        .insert(tasks)
-        .values({
-          taskId,
-          createdAt: now,
-          updatedAt: now,
-          requestedBy,
-          intent: parsed.intent,
-          specJson: JSON.stringify(parsed.spec),
-          requiredChecksJson: JSON.stringify(requiredChecks),
-          verdict: "pending",
-          assigneesJson: assignees.length ? JSON.stringify(assignees) : null,
-        })
-        .returning()
-        .get();
-      return { task: toTask(row), created: true };
-    })
-    .immediate();
+      },
+      (created) => ({ task: toTask(created), created: true }),
+    ),
+  );
 }
 
 /** Artifacts a finished run produced become provenance rows, so "where did this come from?" is one indexed lookup. */
-function insertRunArtifacts(run: SkillRunRow, artifacts: ArtifactRef[], recordedBy: string): void {
-  const { db } = getGovernance();
-  for (const a of artifacts) {
-    db.insert(provenance)
-      .values({ artifactType: a.artifact_type, artifactId: a.artifact_id, store: a.store, inputHash: run.inputHash, taskId: run.taskId, runId: run.runId, recordedBy, createdAt: Date.now() })
-      .onConflictDoNothing()
-      .run();
-  }
+function* insertRunArtifacts(run: SkillRunRow, artifacts: ArtifactRef[], recordedBy: string): Op<void> {
+  const now = Date.now();
+  yield* insertManyOrIgnore(
+    provenance,
+    artifacts.map((a) => ({ artifactType: a.artifact_type, artifactId: a.artifact_id, store: a.store, inputHash: run.inputHash, taskId: run.taskId, runId: run.runId, recordedBy, createdAt: now })),
+    provenanceFactKey,
+  );
+}
+
+/** The unique fact key of provenance: a retried fact is skipped. */
+function provenanceFactKey(t: typeof provenance.sqlite | typeof provenance.pg): (SQLiteColumn | PgColumn)[] {
+  return [t.store, t.artifactType, t.artifactId, t.inputHash, t.modelName, t.modelVersion];
 }
 
 export function runFacts(r: SkillRun) {
@@ -299,13 +330,13 @@ export function runFacts(r: SkillRun) {
 }
 
 /** Start (or record at once, finished) a run of a task; the caller is recorded as the run's agent. */
-export function recordRunStart({ taskId, input, caller }: { taskId: string; input: z.input<typeof startRunSchema>; caller: LedgerCaller }): { run: SkillRun; created: boolean } {
+export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, input, caller }: Handle<H> & { taskId: string; input: z.input<typeof startRunSchema>; caller: LedgerCaller }): OnLedger<H, { run: SkillRun; created: boolean }> {
   const parsed = startRunSchema.parse(input);
-  const { sqlite, db } = getGovernance();
   const runId = parsed.run_id ?? newId();
-  return sqlite
-    .transaction(() => {
-      requireTaskVisibleTo(taskId, caller);
+  return writeLedger(
+    handle,
+    (function* () {
+      const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
       const now = Date.now();
       const finished = parsed.exit_code !== undefined;
       const values = {
@@ -322,7 +353,8 @@ export function recordRunStart({ taskId, input, caller }: { taskId: string; inpu
         outputRef: parsed.output_ref ?? null,
         artifactsJson: JSON.stringify(parsed.artifacts ?? []),
       };
-      const existing = db.select().from(skillRuns).where(eq(skillRuns.runId, runId)).get();
+      // Runs of this task are serialized by the task lock; a run id reused across tasks meets the primary key.
+      const existing = yield* row(skillRuns, (t) => eq(t.runId, runId));
       if (existing) {
         // Not naming the other task: the caller may not be allowed to see it.
         if (existing.taskId !== taskId) throw new AppError("conflict", `run ${runId} belongs to another task`);
@@ -334,37 +366,37 @@ export function recordRunStart({ taskId, input, caller }: { taskId: string; inpu
         assertSameRetry("run", runId, comparable, runFacts(incoming));
         return { run: stored, created: false };
       }
-      const row = db.insert(skillRuns).values(values).returning().get();
-      insertRunArtifacts(row, parsed.artifacts ?? [], caller.agentId);
-      refreshVerdict(taskId);
-      return { run: toRun(row), created: true };
-    })
-    .immediate();
+      const created = yield* insert(skillRuns, values);
+      yield* insertRunArtifacts(created, parsed.artifacts ?? [], caller.agentId);
+      yield* refreshVerdict(task);
+      return { run: toRun(created), created: true };
+    })(),
+  );
 }
 
 /** Finish a started run; the run keeps the agent that started it, the finisher is recorded on its artifacts' provenance. */
-export function recordRunFinish({ taskId, runId, input, caller }: { taskId: string; runId: string; input: z.input<typeof finishRunSchema>; caller: LedgerCaller }): { run: SkillRun; created: boolean } {
+export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, runId, input, caller }: Handle<H> & { taskId: string; runId: string; input: z.input<typeof finishRunSchema>; caller: LedgerCaller }): OnLedger<H, { run: SkillRun; created: boolean }> {
   const parsed = finishRunSchema.parse(input);
-  const { sqlite, db } = getGovernance();
-  return sqlite
-    .transaction(() => {
-      requireTaskVisibleTo(taskId, caller);
-      const existing = db.select().from(skillRuns).where(and(eq(skillRuns.runId, runId), eq(skillRuns.taskId, taskId))).get();
+  return writeLedger(
+    handle,
+    (function* () {
+      const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
+      const existing = yield* row(skillRuns, (t) => and(eq(t.runId, runId), eq(t.taskId, taskId)));
       if (!existing) throw new AppError("not_found", `no run ${runId} in task ${taskId}`);
-      const update = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
+      const fields = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
       if (existing.finishedAt !== null) {
         const stored = toRun(existing);
-        assertSameRetry("run", runId, runFacts(stored), runFacts(toRun({ ...existing, ...update })));
+        assertSameRetry("run", runId, runFacts(stored), runFacts(toRun({ ...existing, ...fields })));
         return { run: stored, created: false };
       }
       const finishedAt = parsed.finished_at ?? Date.now();
       if (finishedAt < existing.startedAt) throw new AppError("unprocessable", "finished_at is before started_at");
-      const row = db.update(skillRuns).set({ ...update, finishedAt }).where(eq(skillRuns.runId, runId)).returning().get();
-      insertRunArtifacts(row, parsed.artifacts ?? [], caller.agentId);
-      refreshVerdict(taskId);
-      return { run: toRun(row), created: true };
-    })
-    .immediate();
+      const [finishedRun] = yield* update(skillRuns, { ...fields, finishedAt }, (t) => eq(t.runId, runId));
+      yield* insertRunArtifacts(finishedRun, parsed.artifacts ?? [], caller.agentId);
+      yield* refreshVerdict(task);
+      return { run: toRun(finishedRun), created: true };
+    })(),
+  );
 }
 
 /** What a validation request says, and the check that a retry with the same id says the same (both backends). */
@@ -377,33 +409,31 @@ export function assertSameValidationRetry(v: Validation, facts: ReturnType<typeo
 }
 
 /** Record a validation; only the requester, an assignee or an admin may, and the caller is recorded as its agent. */
-export function recordValidation({ taskId, input, caller }: { taskId: string; input: z.input<typeof recordValidationSchema>; caller: LedgerCaller }): { validation: Validation; created: boolean } {
+export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, input, caller }: Handle<H> & { taskId: string; input: z.input<typeof recordValidationSchema>; caller: LedgerCaller }): OnLedger<H, { validation: Validation; created: boolean }> {
   const parsed = recordValidationSchema.parse(input);
-  const { sqlite, db } = getGovernance();
   const validationId = parsed.validation_id ?? newId();
-  return sqlite
-    .transaction(() => {
-      requireTaskVisibleTo(taskId, caller);
+  return writeLedger(
+    handle,
+    (function* () {
+      const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
       if (parsed.run_id) {
-        const run = db.select({ taskId: skillRuns.taskId }).from(skillRuns).where(eq(skillRuns.runId, parsed.run_id)).get();
+        const runId = parsed.run_id;
+        const run = yield* row(skillRuns, (t) => eq(t.runId, runId));
         if (!run || run.taskId !== taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
       }
       const facts = validationFacts(parsed, taskId, caller.agentId);
-      const existing = db.select().from(validations).where(eq(validations.validationId, validationId)).get();
+      // Validations of this task are serialized by the task lock; an id reused on another task meets the primary key.
+      const existing = yield* row(validations, (t) => eq(t.validationId, validationId));
       if (existing) {
         const v = toValidation(existing);
         assertSameValidationRetry(v, facts);
         return { validation: v, created: false };
       }
-      const row = db
-        .insert(validations)
-        .values({ validationId, taskId, agentId: caller.agentId, runId: facts.runId, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() })
-        .returning()
-        .get();
-      refreshVerdict(taskId);
-      return { validation: toValidation(row), created: true };
-    })
-    .immediate();
+      const created = yield* insert(validations, { validationId, taskId, agentId: caller.agentId, runId: facts.runId, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
+      yield* refreshVerdict(task);
+      return { validation: toValidation(created), created: true };
+    })(),
+  );
 }
 
 type ProvenanceBatchRecord = z.output<typeof provenanceRecordSchema>;
@@ -460,49 +490,53 @@ export function provenanceBatchLinks(records: ProvenanceBatchRecord[]): { taskId
 
 /**
  * A batch is all-or-nothing; facts already recorded (a retry) are counted,
- * not duplicated. With a caller (the agent API), a record may link only to
- * tasks the caller works on; the stores it names are checked by the route.
+ * not duplicated (the unique fact key). With a caller (the agent API), a
+ * record may link only to tasks the caller works on; the stores it names are checked by the route.
  */
-export function recordProvenanceBatch({ input, recordedBy, caller }: { input: z.input<typeof recordProvenanceSchema>; recordedBy: string; caller?: LedgerCaller }): { inserted: number; existing: number } {
+export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, recordedBy, caller }: Handle<H> & { input: z.input<typeof recordProvenanceSchema>; recordedBy: string; caller?: LedgerCaller }): OnLedger<H, { inserted: number; existing: number }> {
   const { records } = recordProvenanceSchema.parse(input);
-  const { sqlite, db } = getGovernance();
-  return sqlite
-    .transaction(() => {
+  return writeLedger(
+    handle,
+    (function* () {
       const { taskIds, runIds } = provenanceBatchLinks(records);
-      const knownRuns = new Map(runIds.length ? db.select({ id: skillRuns.runId, taskId: skillRuns.taskId }).from(skillRuns).where(inArray(skillRuns.runId, runIds)).all().map((r) => [r.id, r.taskId]) : []);
+      const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.runId, runIds) }) : [];
+      const knownRuns = new Map(runRows.map((r) => [r.runId, r.taskId]));
       const linkedTaskIds = [...new Set([...taskIds, ...knownRuns.values()])];
-      const knownTasks = new Map(linkedTaskIds.length ? db.select().from(tasks).where(inArray(tasks.taskId, linkedTaskIds)).all().map((t) => [t.taskId, t]) : []);
-      let inserted = 0;
-      for (const values of provenanceBatchRows({ records, knownRuns, knownTasks, recordedBy, caller })) {
-        inserted += db.insert(provenance).values(values).onConflictDoNothing().run().changes;
-      }
+      const taskRows = linkedTaskIds.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, linkedTaskIds) }) : [];
+      const values = provenanceBatchRows({ records, knownRuns, knownTasks: new Map(taskRows.map((t) => [t.taskId, t])), recordedBy, caller });
+      // One statement: a fact repeated within the batch or already stored is skipped by the unique key.
+      const inserted = (yield* insertManyOrIgnore(provenance, values, provenanceFactKey)).length;
       return { inserted, existing: records.length - inserted };
-    })
-    .immediate();
+    })(),
+  );
 }
 
-/** Overrides are never silent: the row and its audit entry commit together. */
-/** With a caller (the agent API), an override may name only a task the caller works on. */
-export function recordOverride({ input, actor, tokenLabel, caller }: { input: z.input<typeof recordOverrideSchema>; actor: string; tokenLabel: string; caller?: LedgerCaller }): { override: OverrideRow; created: boolean } {
+/** Overrides are never silent: the row and its audit entry commit together. With a caller (the agent API), only a task the caller works on. */
+export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, actor, tokenLabel, caller }: Handle<H> & { input: z.input<typeof recordOverrideSchema>; actor: string; tokenLabel: string; caller?: LedgerCaller }): OnLedger<H, { override: OverrideRow; created: boolean }> {
   const parsed = recordOverrideSchema.parse(input);
-  const { sqlite, db } = getGovernance();
   const overrideId = parsed.override_id ?? newId();
-  return sqlite
-    .transaction(() => {
-      if (parsed.task_id) {
-        requireTaskVisibleTo(parsed.task_id, caller);
+  const facts = { actor, tokenLabel, taskId: parsed.task_id ?? null, note: parsed.note };
+  return writeLedger(
+    handle,
+    (function* () {
+      if (parsed.task_id) yield* requireTaskVisibleTo(parsed.task_id, caller, { lock: "update" });
+      const answer = yield* insertOrRetry<typeof overrides, { override: OverrideRow; created: boolean }>(
+        overrides,
+        { overrideId, ts: Date.now(), ...facts },
+        (t) => eq(t.overrideId, overrideId),
+        (t) => [t.overrideId],
+        (existing) => {
+          assertSameRetry("override", overrideId, { actor: existing.actor, tokenLabel: existing.tokenLabel, taskId: existing.taskId, note: existing.note }, facts);
+          return { override: existing, created: false };
+        },
+        (created) => ({ override: created, created: true }),
+      );
+      if (answer.created) {
+        yield* auditStep({ actor, action: "ledger.override", target: parsed.task_id ? `task:${parsed.task_id}` : `override:${overrideId}`, reason: parsed.note, details: { override_id: overrideId, token_label: tokenLabel } });
       }
-      const existing = db.select().from(overrides).where(eq(overrides.overrideId, overrideId)).get();
-      const facts = { actor, tokenLabel, taskId: parsed.task_id ?? null, note: parsed.note };
-      if (existing) {
-        assertSameRetry("override", overrideId, { actor: existing.actor, tokenLabel: existing.tokenLabel, taskId: existing.taskId, note: existing.note }, facts);
-        return { override: existing, created: false };
-      }
-      const row = db.insert(overrides).values({ overrideId, ts: Date.now(), ...facts }).returning().get();
-      appendAudit({ actor, action: "ledger.override", target: parsed.task_id ? `task:${parsed.task_id}` : `override:${overrideId}`, reason: parsed.note, details: { override_id: overrideId, token_label: tokenLabel } });
-      return { override: row, created: true };
-    })
-    .immediate();
+      return answer;
+    })(),
+  );
 }
 
 export function distinct(ids: (string | null)[]): string[] {
@@ -515,20 +549,24 @@ export function inCallerStores(caller: LedgerCaller | undefined): (a: { store: s
 }
 
 /** A task with its runs, validations, overrides, artifacts and verdict. With a caller: only its own tasks (404 otherwise). */
-export function getTaskStatusById({ taskId, caller }: { taskId: string; caller?: LedgerCaller }): TaskStatus {
-  const { db } = getGovernance();
-  const task = toTask(requireTaskVisibleTo(taskId, caller));
-  const visible = inCallerStores(caller);
-  const allRuns = db.select().from(skillRuns).where(eq(skillRuns.taskId, taskId)).orderBy(asc(skillRuns.startedAt), asc(skillRuns.runId)).all().map(toRun);
-  const vals = validationsInRecordingOrder(taskId).map(toValidation);
-  return {
-    task,
-    runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
-    validations: vals,
-    overrides: db.select().from(overrides).where(eq(overrides.taskId, taskId)).orderBy(asc(overrides.ts)).all(),
-    artifacts: db.select().from(provenance).where(eq(provenance.taskId, taskId)).orderBy(asc(provenance.id)).all().filter(visible),
-    verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }),
-  };
+export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, taskId, caller }: Handle<H> & { taskId: string; caller?: LedgerCaller }): OnLedger<H, TaskStatus> {
+  return readLedger(
+    handle,
+    (function* () {
+      const task = toTask(yield* requireTaskVisibleTo(taskId, caller));
+      const visible = inCallerStores(caller);
+      const allRuns = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, taskId), orderBy: (t) => [asc(t.startedAt), asc(t.runId)] })).map(toRun);
+      const vals = (yield* validationsInRecordingOrder(taskId)).map(toValidation);
+      return {
+        task,
+        runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
+        validations: vals,
+        overrides: yield* rows(overrides, { where: (t) => eq(t.taskId, taskId), orderBy: (t) => [asc(t.ts)] }),
+        artifacts: (yield* rows(provenance, { where: (t) => eq(t.taskId, taskId), orderBy: (t) => [asc(t.id)] })).filter(visible),
+        verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }),
+      };
+    })(),
+  );
 }
 
 /** Tasks newest first, filtered; with a caller that is not an admin, only the tasks it requested or is assigned to. */
@@ -551,15 +589,24 @@ export function taskListWhere({ tasks: t, skillRuns: r, assignedTo }: TaskListTa
   return where.length ? and(...where) : undefined;
 }
 
-export function listTasksByFilter(input: ListTasksQuery, caller?: LedgerCaller): { tasks: (Task & { runCount: number })[]; total: number } {
+/** The dialect's "agent is in the task's assignees JSON array" test. */
+function assignedTo(t: typeof tasks.sqlite | typeof tasks.pg): (agentId: string) => SQL {
+  if (t === tasks.pg) return (agentId) => sql`exists (select 1 from jsonb_array_elements_text(${t.assigneesJson}::jsonb) a where a = ${agentId})`;
+  return (agentId) => sql`exists (select 1 from json_each(${t.assigneesJson}) where value = ${agentId})`;
+}
+
+export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>(input: ListTasksQuery, caller?: LedgerCaller, handle: H = getGovernance() as H): OnLedger<H, { tasks: (Task & { runCount: number })[]; total: number }> {
   const q = listTasksQuerySchema.parse(input);
-  const { db } = getGovernance();
-  const assignedTo = (agentId: string) => sql`exists (select 1 from json_each(${tasks.assigneesJson}) where value = ${agentId})`;
-  const cond = taskListWhere({ tasks, skillRuns, assignedTo }, q, caller);
-  const rows = db.select().from(tasks).where(cond).orderBy(desc(tasks.createdAt), desc(tasks.taskId)).limit(q.limit).offset(q.offset).all();
-  const total = db.select({ n: sql<number>`count(*)` }).from(tasks).where(cond).get()?.n ?? 0;
-  const runCounts = countRunsByTaskIds(rows.map((r) => r.taskId));
-  return { tasks: rows.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 })), total };
+  const where = (t: typeof tasks.sqlite | typeof tasks.pg) => taskListWhere({ tasks: t, skillRuns: t === tasks.pg ? skillRuns.pg : skillRuns.sqlite, assignedTo: assignedTo(t) }, q, caller);
+  return readLedger(
+    handle,
+    (function* () {
+      const page = yield* rows(tasks, { where, orderBy: (t) => [desc(t.createdAt), desc(t.taskId)], limit: q.limit, offset: q.offset });
+      const total = yield* count(tasks, where);
+      const runCounts = yield* countRunsByTaskIds(page.map((r) => r.taskId));
+      return { tasks: page.map((r) => ({ ...toTask(r), runCount: runCounts.get(r.taskId) ?? 0 })), total };
+    })(),
+  );
 }
 
 /**
@@ -567,15 +614,16 @@ export function listTasksByFilter(input: ListTasksQuery, caller?: LedgerCaller):
  * subquery here once rendered both task_id columns unqualified and counted
  * every run in the ledger on every task.)
  */
-export function countRunsByTaskIds(taskIds: readonly string[]): Map<string, number> {
+function* countRunsByTaskIds(taskIds: readonly string[]): Op<Map<string, number>> {
   if (taskIds.length === 0) return new Map();
-  const rows = getGovernance()
-    .db.select({ taskId: skillRuns.taskId, n: count() })
-    .from(skillRuns)
-    .where(inArray(skillRuns.taskId, [...taskIds]))
-    .groupBy(skillRuns.taskId)
-    .all();
-  return new Map(rows.map((r) => [r.taskId, r.n]));
+  const counted = yield* select({ skillRuns }, (db, t) =>
+    db
+      .select({ taskId: t.skillRuns.taskId, n: countAll() })
+      .from(t.skillRuns)
+      .where(inArray(t.skillRuns.taskId, [...taskIds]))
+      .groupBy(t.skillRuns.taskId),
+  );
+  return new Map(counted.map((r) => [r.taskId, r.n]));
 }
 
 export const artifactLookupSchema = z
@@ -598,28 +646,27 @@ export type ArtifactProofs = {
  * that made it and how they were checked. With a caller: facts of its stores
  * only, and runs, tasks and validations of its own tasks only.
  */
-export function getProofsByArtifact(input: z.input<typeof artifactLookupSchema>, caller?: LedgerCaller): ArtifactProofs {
+export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>(input: z.input<typeof artifactLookupSchema>, caller?: LedgerCaller, handle: H = getGovernance() as H): OnLedger<H, ArtifactProofs> {
   const q = artifactLookupSchema.parse(input);
-  const { db } = getGovernance();
-  const cond = [eq(provenance.artifactType, q.artifact_type), eq(provenance.artifactId, q.artifact_id)];
-  if (q.store) cond.push(eq(provenance.store, q.store));
-  const facts = db.select().from(provenance).where(and(...cond)).orderBy(desc(provenance.createdAt), desc(provenance.id)).all().filter(inCallerStores(caller));
-  const linkedRunIds = distinct(facts.map((f) => f.runId));
-  const runsFound = linkedRunIds.length ? db.select().from(skillRuns).where(inArray(skillRuns.runId, linkedRunIds)).all() : [];
-  const linkedTasks = distinct([...facts.map((f) => f.taskId), ...runsFound.map((r) => r.taskId)]);
-  const visibleTasks = new Map((linkedTasks.length ? db.select().from(tasks).where(inArray(tasks.taskId, linkedTasks)).all() : []).filter((t) => !caller || canWorkOnTask(t, caller)).map((t) => [t.taskId, t]));
-  const runs = runsFound.filter((r) => visibleTasks.has(r.taskId)).map(toRun);
-  const runIds = runs.map((r) => r.runId);
-  const taskRows = distinct(facts.map((f) => f.taskId)).flatMap((id) => visibleTasks.get(id) ?? []);
-  const taskIds = taskRows.map((t) => t.taskId);
-  const vals = taskIds.length || runIds.length
-    ? db
-        .select()
-        .from(validations)
-        .where(or(taskIds.length ? inArray(validations.taskId, taskIds) : undefined, runIds.length ? inArray(validations.runId, runIds) : undefined))
-        .orderBy(asc(validations.ts))
-        .all()
-        .map(toValidation)
-    : [];
-  return { provenance: facts, runs, tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals };
+  return readLedger(
+    handle,
+    (function* () {
+      const where = (t: typeof provenance.sqlite | typeof provenance.pg) => and(eq(t.artifactType, q.artifact_type), eq(t.artifactId, q.artifact_id), q.store ? eq(t.store, q.store) : undefined);
+      const facts = (yield* rows(provenance, { where, orderBy: (t) => [desc(t.createdAt), desc(t.id)] })).filter(inCallerStores(caller));
+      const linkedRunIds = distinct(facts.map((f) => f.runId));
+      const runsFound = linkedRunIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.runId, linkedRunIds) }) : [];
+      const linkedTasks = distinct([...facts.map((f) => f.taskId), ...runsFound.map((r) => r.taskId)]);
+      const taskRowsFound = linkedTasks.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, linkedTasks) }) : [];
+      const visibleTasks = new Map(taskRowsFound.filter((t) => !caller || canWorkOnTask(t, caller)).map((t) => [t.taskId, t]));
+      const runs = runsFound.filter((r) => visibleTasks.has(r.taskId)).map(toRun);
+      const runIds = runs.map((r) => r.runId);
+      const taskRows = distinct(facts.map((f) => f.taskId)).flatMap((id) => visibleTasks.get(id) ?? []);
+      const taskIds = taskRows.map((t) => t.taskId);
+      const vals =
+        taskIds.length || runIds.length
+          ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder })).map(toValidation)
+          : [];
+      return { provenance: facts, runs, tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals };
+    })(),
+  );
 }

@@ -1,14 +1,22 @@
 import fs from "node:fs";
-import { getGovernance } from "../db/connection";
+import { isNull } from "drizzle-orm";
+import { getGovernance, type GovernanceHandle } from "../db/connection";
+import { count, readLedger, type LedgerHandle, type OnLedger } from "../db/port";
+import { ledgerTables } from "./tables";
 
 export type GovernanceStatus = { file: string; bytes: number; walBytes: number; schemaVersion: string | null; users: number; tokens: number; auditEntries: number };
 
-/** People, active tokens and audit entries where they live: the dashboard reads them through governance() (the PostgreSQL twin is ./status-pg.ts). */
+/** People, active tokens and audit entries where they live (governance.db or PostgreSQL): the dashboard reads them through governance(). */
 export type GovernanceCounts = Pick<GovernanceStatus, "users" | "tokens" | "auditEntries">;
 
-export function countGovernanceRows(): GovernanceCounts {
-  const { users, tokens, auditEntries } = getGovernanceStatus();
-  return { users, tokens, auditEntries };
+export function countGovernanceRows<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H }: { handle?: H } = {}): OnLedger<H, GovernanceCounts> {
+  const { users, apiTokens, auditLog } = ledgerTables;
+  return readLedger(
+    handle,
+    (function* () {
+      return { users: yield* count(users), tokens: yield* count(apiTokens, (t) => isNull(t.revokedAt)), auditEntries: yield* count(auditLog) };
+    })(),
+  );
 }
 
 /** The local governance.db: its file sizes, schema and counts. */

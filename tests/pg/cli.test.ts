@@ -3,7 +3,7 @@ import { closePg, getPg } from "@/lib/db/pg";
 import fs from "node:fs";
 import path from "node:path";
 import { appendAuditPg } from "@/lib/governance/audit-pg";
-import { createTaskPg, recordRunStartPg } from "@/lib/governance/ledger-pg";
+import { createTask, recordRunStart } from "@/lib/governance/ledger";
 import { agentsCommands } from "@/scripts/commands/agents-commands";
 import type { Command, CommandContext } from "@/scripts/cli-kit";
 import { dbCommands } from "@/scripts/commands/db-commands";
@@ -53,11 +53,11 @@ describe("the CLI with DATABASE_URL", () => {
   });
 
   it("export ledger writes the PostgreSQL ledger's tasks, oldest first, with their runs — not the empty local governance.db", async () => {
-    const { db } = await getPg()!;
+    const pg = await getPg()!;
     const hash = "a".repeat(64);
-    await createTaskPg({ db, input: { task_id: "t-first", intent: "first", spec: {} }, requestedBy: "agent:a" });
-    await createTaskPg({ db, input: { task_id: "t-second", intent: "second", spec: {} }, requestedBy: "agent:a" });
-    await recordRunStartPg({ db, taskId: "t-second", input: { run_id: "r-1", skill: "s", input_hash: hash, runner_version: "1" }, caller: { agentId: "agent:a", isAdmin: false, stores: null } });
+    await createTask({ handle: pg, input: { task_id: "t-first", intent: "first", spec: {} }, requestedBy: "agent:a" });
+    await createTask({ handle: pg, input: { task_id: "t-second", intent: "second", spec: {} }, requestedBy: "agent:a" });
+    await recordRunStart({ handle: pg, taskId: "t-second", input: { run_id: "r-1", skill: "s", input_hash: hash, runner_version: "1" }, caller: { agentId: "agent:a", isAdmin: false, stores: null } });
     const file = path.join(env.dataDir, "ledger.json");
     const r = await run(agentsCommands, "export ledger", { out: file });
     expect(r).toMatchObject({ code: 0, human: `wrote 2 task(s) to ${file}` });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SIGNATURE_GENESIS, signMessage } from "@/lib/governance/dialectic";
-import { toDialecticSnapshot } from "@/lib/governance/dialectic-export";
-import { exportDialecticSessionsPg, restoreDialecticSessionsPg } from "@/lib/governance/dialectic-export-pg";
+import { exportDialecticSessions, restoreDialecticSessions, toDialecticSnapshot } from "@/lib/governance/dialectic-export";
 import { verifyDialecticSessionPg } from "@/lib/governance/dialectic-pg";
 import type { DialecticMessageRow, DialecticSessionRow } from "@/lib/db/schema/pg/governance";
 import { useTwoReplicas } from "./helpers";
@@ -53,12 +52,12 @@ describe("dialectic restore on PostgreSQL", () => {
   it("restores a session of 7,000 messages (past the bind-parameter limit of one insert), chain intact, once", async () => {
     const { session, messages } = longSession(7_000);
     const snapshot = toDialecticSnapshot({ sessions: [session], messages, now: Date.now() });
-    const r = await restoreDialecticSessionsPg({ db: replicas.a().db, snapshot, actor: "user:admin" });
+    const r = await restoreDialecticSessions({ handle: replicas.a(), snapshot, actor: "user:admin" });
     expect(r).toEqual({ restored: 1, unchanged: 0, messages: 7_000 });
     expect(await verifyDialecticSessionPg({ db: replicas.b().db, sessionId: session.sessionId })).toEqual({ ok: true, messages: 7_000 });
     // The export of the restored session is the snapshot again, and restoring it on the other replica changes nothing.
-    const again = await exportDialecticSessionsPg({ db: replicas.b().db });
+    const again = await exportDialecticSessions({ handle: replicas.b() });
     expect(again.sessions[0].messages).toHaveLength(7_000);
-    expect(await restoreDialecticSessionsPg({ db: replicas.b().db, snapshot: again, actor: "user:admin" })).toEqual({ restored: 0, unchanged: 1, messages: 0 });
+    expect(await restoreDialecticSessions({ handle: replicas.b(), snapshot: again, actor: "user:admin" })).toEqual({ restored: 0, unchanged: 1, messages: 0 });
   });
 });

@@ -1,7 +1,7 @@
 import { Client } from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, openPgPool, type PgHandle } from "@/lib/db/pg";
-import { createTaskPg } from "@/lib/governance/ledger-pg";
+import { createTask } from "@/lib/governance/ledger";
 import { infrastructureError } from "@/lib/errors";
 import { caught, createTestDatabase } from "./helpers";
 
@@ -66,7 +66,7 @@ describe("PostgreSQL failures become 503 answers, not unexplained 500s", () => {
       client.release(true);
       expect(infrastructureError(e)).toMatchObject({ code: "unavailable" });
       // The pool replaces the dead connection: the next domain call works.
-      const created = await createTaskPg({ db: h.db, input: { intent: "after the restart", spec: {} }, requestedBy: "agent:a" });
+      const created = await createTask({ handle: h, input: { intent: "after the restart", spec: {} }, requestedBy: "agent:a" });
       expect(created.created).toBe(true);
     } finally {
       await closePgHandle(h);

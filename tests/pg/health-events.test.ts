@@ -5,7 +5,6 @@ import { closePg, getPg } from "@/lib/db/pg";
 import { alertQueueIdle } from "@/lib/governance/alert-webhook";
 import { abandonDialecticSessionPg, createDialecticSessionPg } from "@/lib/governance/dialectic-pg";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus } from "@/lib/governance/health-events";
-import { observeStoreStatusPg } from "@/lib/governance/health-events-pg";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase, useTwoReplicas } from "./helpers";
 
@@ -58,7 +57,7 @@ describe("health events on PostgreSQL", () => {
 describe("two replicas observing one store's change at once", () => {
   const replicas = useTwoReplicas();
   it("record it once", async () => {
-    const observe = (i: number) => observeStoreStatusPg({ db: (i % 2 ? replicas.a() : replicas.b()).db, store: "shared", status: "provider_down", reason: "provider not answering", now: 1_000 + i, webhookState: "none" });
+    const observe = (i: number) => observeStoreStatus({ handle: i % 2 ? replicas.a() : replicas.b(), store: "shared", status: "provider_down", reason: "provider not answering", now: 1_000 + i });
     const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => observe(i)));
     expect(answers.filter((e) => e !== null)).toHaveLength(1);
     expect(answers.find((e) => e !== null)).toMatchObject({ store: "shared", status: "provider_down", previousStatus: null });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { tasks, validations } from "@/lib/db/schema/pg/governance";
-import { createTask, getTaskStatusById, recordRunStart, type LedgerCaller } from "@/lib/governance/ledger";
-import { createTaskPg, getTaskStatusByIdPg, recordRunFinishPg, recordRunStartPg } from "@/lib/governance/ledger-pg";
+import { createTask, getTaskStatusById, recordRunFinish, recordRunStart, type LedgerCaller } from "@/lib/governance/ledger";
 import { eq } from "drizzle-orm";
 import { useTempDataDir } from "../helpers";
 import { useTwoReplicas } from "./helpers";
@@ -15,42 +14,42 @@ describe("ledger tasks and runs on PostgreSQL", () => {
   it("answers a retried create racing its first attempt as the same task, on any replica", async () => {
     const input = { task_id: "race-1", intent: "summarize", spec: { doc: "x" }, required_checks: ["critic" as const] };
     const answers = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => createTaskPg({ db: (i % 2 ? replicas.a() : replicas.b()).db, input, requestedBy: "agent:a" })),
+      Array.from({ length: 8 }, (_, i) => createTask({ handle: i % 2 ? replicas.a() : replicas.b(), input, requestedBy: "agent:a" })),
     );
     expect(answers.filter((a) => a.created)).toHaveLength(1);
     expect(new Set(answers.map((a) => JSON.stringify(a.task)))).toHaveProperty("size", 1);
-    await expect(createTaskPg({ db: replicas.a().db, input: { ...input, intent: "something else" }, requestedBy: "agent:a" })).rejects.toMatchObject({ code: "conflict" });
+    await expect(createTask({ handle: replicas.a(), input: { ...input, intent: "something else" }, requestedBy: "agent:a" })).rejects.toMatchObject({ code: "conflict" });
   });
 
   it("keeps the verdict true when runs of one task finish at once on two replicas", async () => {
-    await createTaskPg({ db: replicas.a().db, input: { task_id: "busy", intent: "fan out", spec: {}, required_checks: ["critic"] }, requestedBy: "agent:a" });
+    await createTask({ handle: replicas.a(), input: { task_id: "busy", intent: "fan out", spec: {}, required_checks: ["critic"] }, requestedBy: "agent:a" });
     const runIds = Array.from({ length: 10 }, (_, i) => `run-${i}`);
     for (const runId of runIds) {
-      await recordRunStartPg({ db: replicas.a().db, taskId: "busy", input: { run_id: runId, skill: "s", input_hash: HASH, runner_version: "1" }, caller: agent("agent:a") });
+      await recordRunStart({ handle: replicas.a(), taskId: "busy", input: { run_id: runId, skill: "s", input_hash: HASH, runner_version: "1" }, caller: agent("agent:a") });
     }
     // A passing critic is on record, but runs are open: pending until the last one finishes.
     await replicas.a().db.insert(validations).values({ validationId: "v1", taskId: "busy", criticPassed: true, runnerPassed: null, detailsJson: "null", ts: Date.now(), agentId: "agent:a" });
     await Promise.all(
       runIds.map((runId, i) =>
-        recordRunFinishPg({ db: (i % 2 ? replicas.a() : replicas.b()).db, taskId: "busy", runId, input: { output_hash: HASH, exit_code: 0 }, caller: agent("agent:a") }),
+        recordRunFinish({ handle: i % 2 ? replicas.a() : replicas.b(), taskId: "busy", runId, input: { output_hash: HASH, exit_code: 0 }, caller: agent("agent:a") }),
       ),
     );
     const [row] = await replicas.a().db.select().from(tasks).where(eq(tasks.taskId, "busy"));
     expect(row.verdict).toBe("passed");
-    const status = await getTaskStatusByIdPg({ db: replicas.b().db, taskId: "busy" });
+    const status = await getTaskStatusById({ handle: replicas.b(), taskId: "busy" });
     expect(status.runs.map((r) => r.status)).toEqual(Array(10).fill("succeeded"));
     expect(status.verdict.verdict).toBe("passed");
   });
 
   it("refuses runs from agents that do not work on the task, and hides the task from them", async () => {
-    await createTaskPg({ db: replicas.a().db, input: { task_id: "private", intent: "mine", spec: {}, assignees: ["agent:b"] }, requestedBy: "agent:a" });
+    await createTask({ handle: replicas.a(), input: { task_id: "private", intent: "mine", spec: {}, assignees: ["agent:b"] }, requestedBy: "agent:a" });
     const start = { run_id: "r-private", skill: "s", input_hash: HASH, runner_version: "1" };
-    await expect(recordRunStartPg({ db: replicas.a().db, taskId: "private", input: start, caller: agent("agent:c") })).rejects.toMatchObject({ code: "not_found", message: "no task private" });
-    await expect(getTaskStatusByIdPg({ db: replicas.a().db, taskId: "private", caller: agent("agent:c") })).rejects.toMatchObject({ code: "not_found" });
-    const byAssignee = await recordRunStartPg({ db: replicas.b().db, taskId: "private", input: start, caller: agent("agent:b") });
+    await expect(recordRunStart({ handle: replicas.a(), taskId: "private", input: start, caller: agent("agent:c") })).rejects.toMatchObject({ code: "not_found", message: "no task private" });
+    await expect(getTaskStatusById({ handle: replicas.a(), taskId: "private", caller: agent("agent:c") })).rejects.toMatchObject({ code: "not_found" });
+    const byAssignee = await recordRunStart({ handle: replicas.b(), taskId: "private", input: start, caller: agent("agent:b") });
     expect(byAssignee.created).toBe(true);
-    expect((await recordRunStartPg({ db: replicas.a().db, taskId: "private", input: start, caller: agent("agent:b") })).created).toBe(false);
-    await expect(recordRunStartPg({ db: replicas.a().db, taskId: "nope", input: start, caller: agent("agent:a") })).rejects.toMatchObject({ code: "not_found" });
+    expect((await recordRunStart({ handle: replicas.a(), taskId: "private", input: start, caller: agent("agent:b") })).created).toBe(false);
+    await expect(recordRunStart({ handle: replicas.a(), taskId: "nope", input: start, caller: agent("agent:a") })).rejects.toMatchObject({ code: "not_found" });
   });
 
   it("answers like the SQLite ledger for the same requests", async () => {
@@ -61,9 +60,9 @@ describe("ledger tasks and runs on PostgreSQL", () => {
       createTask({ input, requestedBy: "agent:a" });
       recordRunStart({ taskId: "same", input: run, caller: agent("agent:a") });
       const onSqlite = getTaskStatusById({ taskId: "same" });
-      await createTaskPg({ db: replicas.a().db, input, requestedBy: "agent:a" });
-      await recordRunStartPg({ db: replicas.a().db, taskId: "same", input: run, caller: agent("agent:a") });
-      const onPg = await getTaskStatusByIdPg({ db: replicas.a().db, taskId: "same" });
+      await createTask({ handle: replicas.a(), input, requestedBy: "agent:a" });
+      await recordRunStart({ handle: replicas.a(), taskId: "same", input: run, caller: agent("agent:a") });
+      const onPg = await getTaskStatusById({ handle: replicas.a(), taskId: "same" });
       const times = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).filter(([k]) => !/At$/.test(k)));
       expect(times(onPg.task)).toEqual(times(onSqlite.task));
       expect(onPg.runs.map(times)).toEqual(onSqlite.runs.map(times));
