@@ -26,7 +26,6 @@ import { getJobById, listLatestJobs, runReindexJob, startReindexJob, type Job } 
 import { lastUnindexableFiles, type ReindexProgress } from "../index/reindex";
 import type { UnindexableFile } from "../index/files";
 import { readChunkInDocument, type ChunkReader } from "../index/reader";
-import { readChunkInDocumentPg } from "../index/reader-pg";
 import { takeOverStaleJobPg } from "../index/admin-jobs-pg";
 import { getJobByIdPg, JOB_OWNER, listLatestJobsPg, runReindexJobPg, runReindexJobToEndPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
 import { searchStore, type SearchInput, type SearchResult } from "../index/search";
@@ -183,7 +182,7 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
     listDocuments: async ({ store, ...a }) => listDocumentsByPrefixPg({ handle: (await open(store)).handle, ...a }),
     deleteDocument: async ({ store, ...a }) => deleteApiDocumentPg({ handle: (await open(store)).handle, ...a }),
     getChunk: async ({ store, ...a }) => getChunkByChunkIdPg({ handle: (await open(store)).handle, ...a }),
-    readChunk: async ({ store, ...a }) => readChunkInDocumentPg({ handle: (await open(store)).handle, ...a }),
+    readChunk: async ({ store, ...a }) => readChunkInDocument({ handle: (await open(store)).handle, ...a }),
     search: async ({ store, input }) => {
       const { pg, handle } = await open(store);
       const core = await openCoreForPg({ pg, handle, includeCore: input.include_core });
