@@ -21,7 +21,7 @@ import {
   type setCategorySchema,
   type updateMemorySchema,
 } from "../index/memories";
-import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listCategoryChildrenPg, listMemoriesByFilterPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
+import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
 import { getJobById, listLatestJobs, runReindexJob, startReindexJob, type Job } from "../index/jobs";
 import { lastUnindexableFiles, type ReindexProgress } from "../index/reindex";
 import type { UnindexableFile } from "../index/files";
@@ -191,12 +191,12 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
       return searchStorePg({ handle, core, input, vector });
     },
     getMemory: async ({ store, ...a }) => getMemoryByPathPg({ handle: (await open(store)).handle, ...a }),
-    listMemories: async ({ store, ...a }) => listMemoriesByFilterPg({ handle: (await open(store)).handle, ...a }),
+    listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: (await open(store)).handle, ...a }),
     createMemory: async ({ store, ...a }) => createMemoryPg({ handle: (await open(store)).handle, ...a }),
     updateMemory: async ({ store, ...a }) => updateMemoryPg({ handle: (await open(store)).handle, ...a }),
     deleteMemory: async ({ store, ...a }) => deleteMemoryPg({ handle: (await open(store)).handle, ...a }),
-    listCategoryChildren: async ({ store, ...a }) => listCategoryChildrenPg({ handle: (await open(store)).handle, ...a }),
-    listAllCategories: async ({ store }) => listCategoryChildrenPg({ handle: (await open(store)).handle, parent: undefined }),
+    listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: (await open(store)).handle, ...a }),
+    listAllCategories: async ({ store }) => listAllCategories({ handle: (await open(store)).handle }),
     listMemoryHistory: async ({ store, ...a }) => listMemoryHistoryPg({ handle: (await open(store)).handle, ...a }),
     setCategoryDescription: async ({ store, ...a }) => setCategoryDescriptionPg({ handle: (await open(store)).handle, ...a }),
     verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),
