@@ -1,14 +1,12 @@
 import { registerEmbeddable, type Embeddable } from "./embed/embeddables";
 import { registerPgEmbeddable, type PgEmbeddable } from "./index/embed-kinds-pg";
-import { learningEmbeddablePg } from "./recall/learnings-pg";
-import { traceEmbeddablePg } from "./recall/traces-pg";
 import { nodeEmbeddable } from "./graph/nodes";
 import { nodeEmbeddablePg } from "./graph/nodes";
 import { thoughtEmbeddablePg } from "./graph/thoughts";
 import { thoughtEmbeddable } from "./graph/thoughts";
 import { chunkEmbeddable } from "./index/chunk-embeddings";
-import { learningEmbeddable } from "./recall/learnings";
-import { traceEmbeddable } from "./recall/traces";
+import { learningEmbeddable, learningEmbeddablePg } from "./recall/learnings";
+import { traceEmbeddable, traceEmbeddablePg } from "./recall/traces";
 
 /**
  * Every embeddable kind. lib/embed knows kinds only through its registry, so

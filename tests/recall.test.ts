@@ -6,16 +6,16 @@ import * as recallRoute from "@/app/api/v1/stores/[store]/recall/route";
 import * as reflectionRoute from "@/app/api/v1/stores/[store]/reflection/route";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { renderTraceDescriptor, normalizeTrace, traceInputSchema, type TraceInput } from "@/lib/recall/descriptors";
-import { getRecallMetrics } from "@/lib/recall/events";
 import { backfillLearningHandles } from "@/lib/recall/learnings";
 import { recallBackend } from "@/lib/recall/backend";
 import type { RecallInput } from "@/lib/recall/recall";
 import { clearQueryVectorCache } from "@/lib/embed/query";
-import { runTraceRetention } from "@/lib/recall/traces";
 import { storeHealthReportFor } from "@/lib/metrics/health";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
+import { getPg } from "@/lib/db/pg";
 import { openStore } from "@/lib/stores/stores";
-import { drainEmbeddings, governanceSql, itSqliteOnly, seedStore, seedToken, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
+import { openStorePg } from "@/lib/stores/stores-pg";
+import { drainEmbeddings, governanceSql, itSqliteOnly, onPg, seedStore, seedToken, seedTrace, sqliteOnlyCheck, storeSql, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 import { sha256Hex } from "@/lib/common";
 
@@ -42,6 +42,7 @@ describe("reflection recall", () => {
   let env: TestEnv;
   const store = "ops";
   const r = () => recallBackend();
+  const storeHandle = async () => (onPg ? openStorePg({ pg: await getPg()!, store }) : openStore({ store }));
   const recall = (input: RecallInput, agentId = "a") => r().recall({ store, agentId, input });
   const learn = (input: Parameters<ReturnType<typeof r>["recordLearning"]>[0]["input"], agentId = "a1") => r().recordLearning({ store, agentId, input });
   const trace = async (input: TraceInput, agentId = "a1") => seedTrace(store, input, agentId);
@@ -246,24 +247,25 @@ describe("reflection recall", () => {
     expect((await recall({ query: "photo batch white balance", signals: "lexical" })).traces).toEqual([]);
   });
 
-  itSqliteOnly("retention run on demand (CLI `recall retention`): TTL and the stratified cap, vectors and full-text rows with the traces", "runTraceRetention is the SQLite CLI command (on PostgreSQL retention runs on each write, checked above)", async () => {
-    const h = openStore({ store });
+  it("retention run on demand (CLI `recall retention`): TTL and the stratified cap, vectors and full-text rows with the traces", async () => {
     for (let i = 0; i < 12; i++) await trace({ ...PHOTO_SUCCESS, intent: { verb: "edit", target: `photo batch ${i}` } }, "a");
     const rare = (await trace(AUTH_FAILURE, "a")).trace;
-    h.sqlite.prepare("update reasoning_traces set last_seen_at = last_seen_at - 100000 where id = ?").run(rare.id);
+    await storeSql(store, "update reasoning_traces set last_seen_at = last_seen_at - 100000 where id = ?", [rare.id]);
     await drainEmbeddings([store]);
     await r().updateReflectionSettings({ store, input: { settings: { retention: { max_traces: 10, strategy: "stratified" } } }, actor: "test" });
-    expect(runTraceRetention({ handle: h })).toEqual({ deleted: 3 });
+    expect(await r().runTraceRetention({ store })).toEqual({ deleted: 3 });
     const left = (await r().listTraces({ store, filter: { limit: 200 } })).traces;
     expect(left).toHaveLength(10);
     expect(left.map((t) => t.id)).toContain(rare.id);
-    expect(h.sqlite.prepare("select count(*) as n from embeddings where kind = 'trace'").get()).toEqual({ n: 10 });
+    expect(await storeSql(store, "select cast(count(*) as integer) as n from embeddings where kind = 'trace'")).toEqual([{ n: 10 }]);
 
-    h.sqlite.prepare("update reasoning_traces set last_seen_at = ? where id != ?").run(Date.now() - 40 * DAY, rare.id);
+    await storeSql(store, "update reasoning_traces set last_seen_at = ? where id != ?", [Date.now() - 40 * DAY, rare.id]);
     await r().updateReflectionSettings({ store, input: { settings: { retention: { ttl_days: 30, max_traces: null } } }, actor: "test" });
-    expect(runTraceRetention({ handle: h })).toEqual({ deleted: 9 });
+    expect(await r().runTraceRetention({ store })).toEqual({ deleted: 9 });
     expect((await r().listTraces({ store, filter: {} })).traces.map((t) => t.id)).toEqual([rare.id]);
-    expect(h.sqlite.prepare("select count(*) as n from reasoning_traces_fts where reasoning_traces_fts match 'photo'").get()).toEqual({ n: 0 });
+    await sqliteOnlyCheck("the FTS5 rows of deleted traces (PostgreSQL's tsvector is a column of the row)", async () =>
+      expect(await storeSql(store, "select count(*) as n from reasoning_traces_fts where reasoning_traces_fts match 'photo'")).toEqual([{ n: 0 }]),
+    );
   });
 
   it(
@@ -294,7 +296,8 @@ describe("reflection recall", () => {
       await storeSql(store, stale, ["Learning: v0 a", "old-a", a.predicate, JSON.stringify(a.args), a.description, a.id]);
       // b now says what a says, under an old rendering: re-rendered, it is a's twin.
       await storeSql(store, stale, ["Learning: v0 b", "old-b", a.predicate, JSON.stringify(a.args), a.description, b.id]);
-      await sqliteOnlyCheck("recall: backfillLearningHandles counts what it re-rendered (the re-embed below then finds nothing left)", () => expect(backfillLearningHandles({ handle: openStore({ store }) })).toBe(2));
+      // What the backfill counts as re-rendered; the re-embed below then finds nothing left.
+      expect(await backfillLearningHandles({ handle: await storeHandle() })).toBe(2);
       const fp = await getEmbedder().fingerprint;
       await embeddingsBackend().startReembed({ store, configured: fp, onlyStale: true, holdSwitch: false, actor: "test" });
       const { learnings } = await r().listLearnings({ store, filter: {} });
@@ -314,11 +317,9 @@ describe("reflection recall", () => {
     await r().rateRecallHit({ store, input: { hit_id: queue[0].id, relevant: true }, actor: "user:admin" });
     await r().rateRecallHit({ store, input: { hit_id: queue[1].id, relevant: false }, actor: "user:admin" });
     expect(await r().listRatingQueue({ store, limit: 10 })).toEqual([]);
-    await sqliteOnlyCheck("recall: getRecallMetrics' time buckets (the PostgreSQL twin takes a store transaction; the overview's totals below are checked on both)", () => {
-      const [bucket] = getRecallMetrics({ handle: openStore({ store }), bucketMs: DAY });
-      expect(bucket).toMatchObject({ recalls: 2, hitRate: 0.5, rated: 2, precision: 0.5, fallbackRate: 0 });
-      expect(bucket.p95Ms).toBeGreaterThanOrEqual(bucket.p50Ms);
-    });
+    const [bucket] = await r().getRecallMetrics({ store, bucketMs: DAY, since: 0 });
+    expect(bucket).toMatchObject({ recalls: 2, hitRate: 0.5, rated: 2, precision: 0.5, fallbackRate: 0 });
+    expect(bucket.p95Ms).toBeGreaterThanOrEqual(bucket.p50Ms);
     expect(await r().getReflectionOverview({ store })).toMatchObject({
       counts: { traces: 2, failures: 2, learnings: 0, awaitingVector: 0, skippedBackpressure: 0 },
       totals: { recalls: 2, hitRate: 0.5, rated: 2, precision: 0.5 },

@@ -334,3 +334,34 @@ export function ledgerLock(key: bigint): Op<void> {
     pg: async (tx) => void (await tx.execute(sql`select pg_advisory_xact_lock(${key})`)),
   });
 }
+
+/**
+ * Which engine runs the operation, for the few values the two schemas store
+ * differently (a list as JSON text on SQLite, an array on PostgreSQL) and the
+ * few SQL functions named differently (`max(a, b)` / `greatest(a, b)`).
+ */
+export function dialect(): Op<"sqlite" | "pg"> {
+  return step({ sqlite: () => "sqlite" as const, pg: async () => "pg" as const });
+}
+
+/** The rows of one SQL statement both engines run as written (window functions, `delete … returning`); PostgreSQL's bigints come back as text. */
+export function sqlRows<R>(query: SQL): Op<R[]> {
+  return step({ sqlite: (h) => h.db.all(query) as R[], pg: async (tx) => (await tx.execute(query)).rows as R[] });
+}
+
+/**
+ * Run `op` inside a transaction the caller already holds: synchronously on a
+ * SQLite handle, or step by step on a PostgreSQL transaction (`handle` is for
+ * steps that name the store, such as storeLock; an op without them needs none).
+ */
+export function inCallerTx<T>(on: StoreHandle, op: Op<T>): T;
+export function inCallerTx<T>(on: PgStoreTx, op: Op<T>, handle?: PgStoreHandle): Promise<T>;
+export function inCallerTx<T>(on: StoreHandle | PgStoreTx, op: Op<T>, handle?: PgStoreHandle): T | Promise<T> {
+  if ((on as Partial<StoreHandle>).kind === "index") return driveSync(on as StoreHandle, op);
+  return driveAsync(on as PgStoreTx, handle as PgStoreHandle, op);
+}
+
+/** Run one SQL statement both engines run as written, for its effect (a bulk delete). */
+export function sqlRun(query: SQL): Op<void> {
+  return step({ sqlite: (h) => void h.db.run(query), pg: async (tx) => void (await tx.execute(query)) });
+}

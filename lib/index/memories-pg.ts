@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { and, asc, count, desc, eq, gt, gte, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
 import { AppError } from "../errors";
@@ -22,11 +22,10 @@ import {
   memoryUpdateAudit,
   updatedMemoryFields,
   writeFileAtomic,
+  listCategoryChildren,
   type CategoryChild,
-  type MemoryFilter,
   type setCategorySchema,
   type createMemorySchema,
-  type Memory,
   type MemoryHistoryEntry,
   type MemoryWithBody,
   type updateMemorySchema,
@@ -275,52 +274,6 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
   return out;
 }
 
-const SORT_COLUMNS = { updatedAt: memories.updatedAt, createdAt: memories.createdAt, tokenEstimate: memories.tokenEstimate } as const;
-
-/** Memories by category (recursive), tags (any), updated range, source; expired left out unless asked (the twin of listMemoriesByFilter). */
-export async function listMemoriesByFilterPg({ handle, filter, now = Date.now() }: { handle: PgStoreHandle; filter: MemoryFilter; now?: number }): Promise<{ total: number; memories: Memory[] }> {
-  const where: SQL[] = [];
-  if (filter.category) {
-    // The category itself or anything below it (substr, not LIKE: `_` in a path is literal).
-    where.push(or(eq(memories.category, filter.category), sql`substr(${memories.category}, 1, length(${filter.category}::text) + 1) = ${filter.category + "/"}::text`)!);
-  }
-  if (filter.tags && filter.tags.length > 0) where.push(sql`${memories.tags} && array[${sql.join(filter.tags.map((t) => sql`${t}`), sql`, `)}]::text[]`);
-  if (filter.updated_after !== undefined) where.push(gte(memories.updatedAt, filter.updated_after));
-  if (filter.updated_before !== undefined) where.push(lt(memories.updatedAt, filter.updated_before));
-  if (filter.source !== undefined) where.push(eq(memories.source, filter.source));
-  if (!filter.include_expired) where.push(or(isNull(memories.expiresAt), gt(memories.expiresAt, now))!);
-  const clause = and(...where);
-  const sortColumn = SORT_COLUMNS[filter.sort];
-  return withStoreTx({ handle, readOnly: true }, async (tx) => {
-    const [{ n }] = await tx.select({ n: count() }).from(memories).where(clause);
-    const rows = await tx
-      .select()
-      .from(memories)
-      .where(clause)
-      .orderBy(filter.order === "asc" ? asc(sortColumn) : desc(sortColumn), asc(memories.path))
-      .limit(filter.limit)
-      .offset(filter.offset);
-    return { total: n, memories: rows.map(memoryOfRow) };
-  });
-}
-
-/** The child categories of `parent` (root when null; every category when undefined) with recursive memory counts (the twin of listCategoryChildren and listAllCategories). */
-export async function listCategoryChildrenPg({ handle, parent }: { handle: PgStoreHandle; parent: string | null | undefined }): Promise<CategoryChild[]> {
-  const rows = await withStoreTx({ handle, readOnly: true }, (tx) =>
-    tx
-      .select({
-        path: categories.path,
-        description: categories.description,
-        memories: sql<number>`(select count(*)::int from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`,
-        children: sql<number>`(select count(*)::int from categories k where k.parent_path = categories.path)`,
-      })
-      .from(categories)
-      .where(parent === undefined ? undefined : parent === null ? isNull(categories.parentPath) : eq(categories.parentPath, parent))
-      .orderBy(asc(categories.path)),
-  );
-  return rows.map((r) => ({ ...r, name: r.path.slice(r.path.lastIndexOf("/") + 1) }));
-}
-
 /** Describe a category (the row is the truth here; `memories export` writes it to _category.md). An empty description clears it. */
 export async function setCategoryDescriptionPg({ handle, input, actor }: { handle: PgStoreHandle; input: z.output<typeof setCategorySchema>; actor: string }): Promise<CategoryChild> {
   await withStoreTx({ handle }, async (tx) => {
@@ -330,7 +283,7 @@ export async function setCategoryDescriptionPg({ handle, input, actor }: { handl
     await appendAuditPg({ db: tx, entry: { actor, action: "category.describe", target: `store:${handle.store}/category:${input.path}`, details: { cleared: input.description === "" } } });
   });
   const parent = input.path.includes("/") ? input.path.slice(0, input.path.lastIndexOf("/")) : null;
-  return (await listCategoryChildrenPg({ handle, parent })).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
+  return (await listCategoryChildren({ handle, parent })).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
 }
 
 /** A memory's change history from the audit log, newest first, moves followed back (the twin of listMemoryHistory). */

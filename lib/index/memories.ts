@@ -1,11 +1,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
-import { and, asc, count, desc, eq, gt, gte, isNull, lt, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, isNull, lt, or, sql } from "drizzle-orm";
 import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
 import { storeDir, type StoreHandle } from "../db/connection";
+import type { PgColumn } from "drizzle-orm/pg-core";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { dialect, read, select, tablePair, type AnyStoreHandle, type On } from "../db/port";
 import { categories, memories, type MemoryRow } from "../db/schema/index";
+import * as pgStore from "../db/schema/pg/store";
 import { AppError, infrastructureError } from "../errors";
 import { appendAudit, listAuditByTargets, type AuditEntry } from "../governance/audit";
 import { log } from "../log";
@@ -543,7 +547,8 @@ export const memoryFilterSchema = z
 
 export type MemoryFilter = z.output<typeof memoryFilterSchema>;
 
-const SORT_COLUMNS = { updatedAt: memories.updatedAt, createdAt: memories.createdAt, tokenEstimate: memories.tokenEstimate } as const;
+/** The memory index's tables in both schemas: listings read them through the port (lib/db/port.ts) on either engine. */
+const memoryTables = { memories: tablePair(memories, pgStore.memories), categories: tablePair(categories, pgStore.categories) };
 
 /** A memories row as the API shows it, on either backend (SQLite keeps tags as JSON text, PostgreSQL as text[]). */
 export function memoryOfRow(r: Omit<MemoryRow, "tags"> & { tags: string | string[] }): Memory {
@@ -561,31 +566,43 @@ export function memoryOfRow(r: Omit<MemoryRow, "tags"> & { tags: string | string
   };
 }
 
-export function listMemoriesByFilter({ handle, filter, now = Date.now() }: { handle: StoreHandle; filter: MemoryFilter; now?: number }): { total: number; memories: Memory[] } {
-  const where: SQL[] = [];
-  if (filter.category) {
-    // The category itself or anything below it (substr, not LIKE: `_` in a path is literal).
-    where.push(or(eq(memories.category, filter.category), sql`substr(${memories.category}, 1, length(${filter.category}) + 1) = ${filter.category + "/"}`)!);
-  }
-  if (filter.tags && filter.tags.length > 0) {
-    where.push(sql`exists (select 1 from json_each(${memories.tags}) t where t.value in ${filter.tags})`);
-  }
-  if (filter.updated_after !== undefined) where.push(gte(memories.updatedAt, filter.updated_after));
-  if (filter.updated_before !== undefined) where.push(lt(memories.updatedAt, filter.updated_before));
-  if (filter.source !== undefined) where.push(eq(memories.source, filter.source));
-  if (!filter.include_expired) where.push(or(isNull(memories.expiresAt), gt(memories.expiresAt, now))!);
-  const clause = and(...where);
-  const total = handle.db.select({ n: count() }).from(memories).where(clause).get()?.n ?? 0;
-  const sortColumn = SORT_COLUMNS[filter.sort];
-  const rows = handle.db
-    .select()
-    .from(memories)
-    .where(clause)
-    .orderBy(filter.order === "asc" ? asc(sortColumn) : desc(sortColumn), asc(memories.path))
-    .limit(filter.limit)
-    .offset(filter.offset)
-    .all();
-  return { total, memories: rows.map(memoryOfRow) };
+/** Memories by category (recursive), tags (any), updated range, source; expired left out unless asked. The page and its total are one state. */
+export function listMemoriesByFilter<H extends AnyStoreHandle>({ handle, filter, now = Date.now() }: { handle: H; filter: MemoryFilter; now?: number }): On<H, { total: number; memories: Memory[] }> {
+  return read(
+    handle,
+    (function* () {
+      // Tags are JSON text on SQLite and text[] on PostgreSQL: the one clause that differs.
+      const anyTag =
+        filter.tags && filter.tags.length > 0
+          ? (yield* dialect()) === "sqlite"
+            ? (tags: SQLiteColumn | PgColumn) => sql`exists (select 1 from json_each(${tags}) t where t.value in ${filter.tags})`
+            : (tags: SQLiteColumn | PgColumn) => sql`${tags} && array[${sql.join(filter.tags!.map((t) => sql`${t}`), sql`, `)}]::text[]`
+          : null;
+      const clause = (m: typeof memories) =>
+        and(
+          // The category itself or anything below it (substr, not LIKE: `_` in a path is literal; lengths in characters on both engines).
+          filter.category ? or(eq(m.category, filter.category), sql`substr(${m.category}, 1, ${[...filter.category].length + 1}) = ${filter.category + "/"}`) : undefined,
+          anyTag?.(m.tags),
+          filter.updated_after === undefined ? undefined : gte(m.updatedAt, filter.updated_after),
+          filter.updated_before === undefined ? undefined : lt(m.updatedAt, filter.updated_before),
+          filter.source === undefined ? undefined : eq(m.source, filter.source),
+          filter.include_expired ? undefined : or(isNull(m.expiresAt), gt(m.expiresAt, now)),
+        );
+      const [{ n }] = yield* select(memoryTables, (db, t) => db.select({ n: count() }).from(t.memories).where(clause(t.memories)));
+      const rows = yield* select(memoryTables, (db, { memories: m }) => {
+        const sortColumn = { updatedAt: m.updatedAt, createdAt: m.createdAt, tokenEstimate: m.tokenEstimate }[filter.sort];
+        return db
+          .select()
+          .from(m)
+          .where(clause(m))
+          .orderBy(filter.order === "asc" ? asc(sortColumn) : desc(sortColumn), asc(m.path))
+          .limit(filter.limit)
+          .offset(filter.offset);
+      });
+      return { total: n, memories: rows.map(memoryOfRow) };
+    })(),
+    { snapshot: true },
+  );
 }
 
 export function listRecentMemories({ handle, limit = 10, now = Date.now() }: { handle: StoreHandle; limit?: number; now?: number }): Memory[] {
@@ -594,28 +611,34 @@ export function listRecentMemories({ handle, limit = 10, now = Date.now() }: { h
 
 export type CategoryChild = { path: string; name: string; description: string | null; memories: number; children: number };
 
-/** Categories with recursive memory counts (expired ones included): the children of `parent`, or all when `parent` is undefined. */
-function listCategories({ handle, parent }: { handle: StoreHandle; parent: string | null | undefined }): CategoryChild[] {
-  const rows = handle.db
-    .select({
-      path: categories.path,
-      description: categories.description,
-      // The outer table is named in full: in a select list Drizzle renders a column unqualified, which the subquery would rebind.
-      memories: sql<number>`(select count(*) from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`,
-      children: sql<number>`(select count(*) from categories k where k.parent_path = categories.path)`,
-    })
-    .from(categories)
-    .where(parent === undefined ? undefined : parent === null ? isNull(categories.parentPath) : eq(categories.parentPath, parent))
-    .orderBy(categories.path)
-    .all();
-  return rows.map((r) => ({ ...r, name: r.path.slice(r.path.lastIndexOf("/") + 1) }));
+/** Categories with recursive memory counts (expired ones included): the children of `parent` (root when null), or all when `parent` is undefined. */
+function listCategories<H extends AnyStoreHandle>({ handle, parent }: { handle: H; parent: string | null | undefined }): On<H, CategoryChild[]> {
+  return read(
+    handle,
+    (function* () {
+      const rows = yield* select(memoryTables, (db, { categories: c }) =>
+        db
+          .select({
+            path: c.path,
+            description: c.description,
+            // The outer table is named in full: in a select list Drizzle renders a column unqualified, which the subquery would rebind.
+            memories: sql<number>`(select count(*) from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`.mapWith(Number),
+            children: sql<number>`(select count(*) from categories k where k.parent_path = categories.path)`.mapWith(Number),
+          })
+          .from(c)
+          .where(parent === undefined ? undefined : parent === null ? isNull(c.parentPath) : eq(c.parentPath, parent))
+          .orderBy(asc(c.path)),
+      );
+      return rows.map((r) => ({ ...r, name: r.path.slice(r.path.lastIndexOf("/") + 1) }));
+    })(),
+  );
 }
 
-export function listCategoryChildren({ handle, parent }: { handle: StoreHandle; parent: string | null }): CategoryChild[] {
+export function listCategoryChildren<H extends AnyStoreHandle>({ handle, parent }: { handle: H; parent: string | null }): On<H, CategoryChild[]> {
   return listCategories({ handle, parent });
 }
 
-export function listAllCategories({ handle }: { handle: StoreHandle }): CategoryChild[] {
+export function listAllCategories<H extends AnyStoreHandle>({ handle }: { handle: H }): On<H, CategoryChild[]> {
   return listCategories({ handle, parent: undefined });
 }
 

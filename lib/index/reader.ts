@@ -1,10 +1,18 @@
+import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
+import type { PgStoreHandle, PgStoreTx } from "../db/pg-store";
+import { engineStep, read, row as rowOf, select, tablePair, type AnyStoreHandle, type On, type Op } from "../db/port";
+import * as sqliteIndex from "../db/schema/index";
 import type { ChunkRow, DocumentRow } from "../db/schema/index";
-import type { EmbedQueueRow, EmbeddingRow } from "../db/schema/embed";
+import * as sqliteEmbed from "../db/schema/embed";
+import type { EmbeddingRow } from "../db/schema/embed";
 import type { ProvenanceRow } from "../db/schema/governance";
+import * as pg from "../db/schema/pg/store";
 import { getFingerprintInfo, readActiveFingerprintId } from "../embed/model";
+import { configuredFingerprint } from "../embed/status";
 import { AppError } from "../errors";
 import { getProofsByArtifact } from "../governance/ledger";
+import { getProofsByArtifactPg } from "../governance/ledger-pg";
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { CHUNKING_VERSION } from "./chunking";
 import { documentBytes } from "./document-fts";
@@ -12,8 +20,17 @@ import { documentBytes } from "./document-fts";
 /**
  * The search reader: one chunk shown inside its document, with the chunks
  * beside it, the document's metadata and where its vector came from. Read
- * only; the dashboard's reader page is a thin view over this.
+ * only; the dashboard's reader page is a thin view over this. One reading
+ * over both engines (lib/db/port.ts): the chunk, its document and neighbours
+ * are the same tables; where vectors, the serving model and the ledger live
+ * is the engine's (readChunkVector).
  */
+const tables = {
+  chunks: tablePair(sqliteIndex.chunks, pg.chunks),
+  documents: tablePair(sqliteIndex.documents, pg.documents),
+  memories: tablePair(sqliteIndex.memories, pg.memories),
+  embedQueue: tablePair(sqliteEmbed.embedQueue, pg.embedQueue),
+};
 
 /**
  * Bytes of the document shown on each side of the chunk. A document may be
@@ -96,25 +113,46 @@ export function memoryPathOf(docPath: string): string | null {
   return m ? m[1] : null;
 }
 
-type MemoryMetaRow = { tags: string; summary: string | null };
+type VectorChunk = Pick<ChunkRow, "id" | "chunkSha256">;
+type QueueRow = ChunkVector["queue"];
 
-function readChunkVector({ handle, chunk }: { handle: StoreHandle; chunk: Pick<ChunkRow, "id" | "chunkSha256"> }): ChunkVector {
-  const { sqlite } = handle;
+/** SQLite: vectors in `embeddings`, the serving model from the store's meta, proofs in governance.db. */
+function readChunkVectorSqlite({ handle, chunk, queue }: { handle: StoreHandle; chunk: VectorChunk; queue: QueueRow }): ChunkVector {
   const active = readActiveFingerprintId({ handle }) ?? null;
-  const rows = sqlite
+  const rows = handle.sqlite
     .prepare("select fingerprint_id as fingerprintId, dim, input_hash as inputHash, created_at as createdAt from embeddings where kind = ? and ref_id = ? order by created_at desc")
     .all(CHUNK_KIND, chunk.id) as Pick<EmbeddingRow, "fingerprintId" | "dim" | "inputHash" | "createdAt">[];
-  const q = sqlite
-    .prepare("select enqueued_at as enqueuedAt, attempts, last_error as lastError, parked_at as parkedAt from embed_queue where kind = ? and ref_id = ?")
-    .get(CHUNK_KIND, chunk.id) as Pick<EmbedQueueRow, "enqueuedAt" | "attempts" | "lastError" | "parkedAt"> | undefined;
-  const provenance = getProofsByArtifact(chunkVectorArtifact({ store: handle.store, chunkRowId: chunk.id })).provenance;
   return chunkVectorOf({
     chunk,
     active: active ? (getFingerprintInfo({ handle, fingerprintId: active }) ?? { id: active }) : null,
     modelOf: (fingerprintId) => getFingerprintInfo({ handle, fingerprintId }),
     vectors: rows.map((r) => ({ fingerprintId: r.fingerprintId, dimension: r.dim, inputHash: r.inputHash, createdAt: r.createdAt })),
-    queue: q ?? null,
-    provenance,
+    queue,
+    provenance: getProofsByArtifact(chunkVectorArtifact({ store: handle.store, chunkRowId: chunk.id })).provenance,
+  });
+}
+
+/**
+ * PostgreSQL: vectors in `chunk_embeddings`, proofs in the ledger of the same
+ * database. The serving model is the configured one (what a query would be
+ * embedded with); a vector from another model is named by its fingerprint only.
+ */
+async function readChunkVectorPg({ tx, handle, chunk, queue }: { tx: PgStoreTx; handle: PgStoreHandle; chunk: VectorChunk; queue: QueueRow }): Promise<ChunkVector> {
+  const { fp } = await configuredFingerprint();
+  const e = pg.chunkEmbeddings;
+  const vectors = await tx
+    .select({ fingerprintId: e.fingerprintId, dimension: e.dimension, inputHash: e.inputHash, createdAt: e.embeddedAt })
+    .from(e)
+    .where(eq(e.chunkRowId, chunk.id))
+    .orderBy(desc(e.embeddedAt));
+  const proofs = await getProofsByArtifactPg({ db: tx, input: chunkVectorArtifact({ store: handle.store, chunkRowId: chunk.id }) });
+  return chunkVectorOf({ chunk, active: fp, modelOf: (fingerprintId) => (fp && fingerprintId === fp.id ? fp : null), vectors, queue, provenance: proofs.provenance });
+}
+
+function readChunkVector(chunk: VectorChunk, queue: QueueRow): Op<ChunkVector> {
+  return engineStep({
+    sqlite: (handle) => readChunkVectorSqlite({ handle, chunk, queue }),
+    pg: (tx, handle) => readChunkVectorPg({ tx, handle, chunk, queue }),
   });
 }
 
@@ -193,49 +231,83 @@ export function chunkVectorOf({
 /**
  * One chunk in its document: the text around it (bounded by
  * READER_CONTEXT_BYTES on each side), the chunks just before and after, the
- * document's metadata and the state and provenance of its vector. An
- * unknown chunk id is a not_found error.
+ * document's metadata and the state and provenance of its vector, as one
+ * state. An unknown chunk id is a not_found error.
  */
-export function readChunkInDocument({ handle, chunkId }: { handle: StoreHandle; chunkId: string }): ChunkReader {
-  const { sqlite } = handle;
-  const row = sqlite
-    .prepare(
-      `select c.id, c.chunk_id as chunkId, c.doc_id as docId, c.chunk_index as chunkIndex, c.chunk_sha256 as chunkSha256,
-         c.chunking_version as chunkingVersion, c.start_byte as startByte, c.end_byte as endByte, c.text,
-         d.path, d.kind, d.origin, d.sha256, d.bytes, d.mtime, d.content, d.indexed_at as indexedAt,
-         (select count(*) from chunks x where x.doc_id = c.doc_id) as chunks
-       from chunks c join documents d on d.doc_id = c.doc_id where c.chunk_id = ?`,
-    )
-    .get(chunkId) as ChunkWithDoc | undefined;
-  if (!row) throw new AppError("not_found", `no chunk ${chunkId} in store ${handle.store}`);
+export function readChunkInDocument<H extends AnyStoreHandle>({ handle, chunkId }: { handle: H; chunkId: string }): On<H, ChunkReader> {
+  return read(handle, chunkInDocument(handle.store, chunkId), { snapshot: true });
+}
 
-  const { lo: wantLo, hi: wantHi } = readerWindow(row);
-  const spans = sqlite
-    .prepare("select start_byte as startByte, end_byte as endByte, text from chunks where doc_id = ? and end_byte > ? and start_byte < ? order by start_byte")
-    .all(row.docId, wantLo, wantHi) as Span[];
-  const neighbour = sqlite.prepare("select chunk_id as chunkId, chunk_index as chunkIndex, substr(text, 1, 400) as text from chunks where doc_id = ? and chunk_index = ?");
+function* chunkInDocument(store: string, chunkId: string): Op<ChunkReader> {
+  const [row] = yield* select({ c: tables.chunks, d: tables.documents }, (db, { c, d }) =>
+    db
+      .select({
+        id: c.id,
+        chunkId: c.chunkId,
+        docId: c.docId,
+        chunkIndex: c.chunkIndex,
+        chunkSha256: c.chunkSha256,
+        chunkingVersion: c.chunkingVersion,
+        startByte: c.startByte,
+        endByte: c.endByte,
+        text: c.text,
+        path: d.path,
+        kind: d.kind,
+        origin: d.origin,
+        sha256: d.sha256,
+        bytes: d.bytes,
+        mtime: d.mtime,
+        content: d.content,
+        indexedAt: d.indexedAt,
+        chunks: sql<number>`(select count(*) from chunks x where x.doc_id = ${c.docId})`.mapWith(Number),
+      })
+      .from(c)
+      .innerJoin(d, eq(d.docId, c.docId))
+      .where(eq(c.chunkId, chunkId)),
+  );
+  if (!row) throw new AppError("not_found", `no chunk ${chunkId} in store ${store}`);
+
+  const window = readerWindow(row);
+  const spans = yield* select({ c: tables.chunks }, (db, { c }) =>
+    db
+      .select({ startByte: c.startByte, endByte: c.endByte, text: c.text })
+      .from(c)
+      .where(and(eq(c.docId, row.docId), gt(c.endByte, window.lo), lt(c.startByte, window.hi)))
+      .orderBy(asc(c.startByte)),
+  );
+  const neighbour = function* (chunkIndex: number): Op<NeighbourRow | undefined> {
+    const [found] = yield* select({ c: tables.chunks }, (db, { c }) =>
+      db
+        .select({ chunkId: c.chunkId, chunkIndex: c.chunkIndex, text: sql<string>`substr(${c.text}, 1, 400)` })
+        .from(c)
+        .where(and(eq(c.docId, row.docId), eq(c.chunkIndex, chunkIndex))),
+    );
+    return found;
+  };
   const memoryPath = row.kind === "memory" ? memoryPathOf(row.path) : null;
-  const memoryRow = memoryPath ? (sqlite.prepare("select tags, summary from memories where path = ?").get(memoryPath) as MemoryMetaRow | undefined) : undefined;
+  const memoryRow = memoryPath ? yield* rowOf(tables.memories, (m) => eq(m.path, memoryPath)) : undefined;
+  const queue = yield* rowOf(tables.embedQueue, (q) => and(eq(q.kind, CHUNK_KIND), eq(q.refId, row.id)));
   return assembleChunkReader({
-    store: handle.store,
+    store,
     row,
     spans,
-    prev: neighbour.get(row.docId, row.chunkIndex - 1) as NeighbourRow | undefined,
-    next: neighbour.get(row.docId, row.chunkIndex + 1) as NeighbourRow | undefined,
-    memory: memoryPath && memoryRow ? { path: memoryPath, tags: JSON.parse(memoryRow.tags) as string[], summary: memoryRow.summary } : null,
-    vector: readChunkVector({ handle, chunk: row }),
+    prev: yield* neighbour(row.chunkIndex - 1),
+    next: yield* neighbour(row.chunkIndex + 1),
+    // Tags are JSON text on SQLite, an array on PostgreSQL.
+    memory: memoryPath && memoryRow ? { path: memoryPath, tags: typeof memoryRow.tags === "string" ? (JSON.parse(memoryRow.tags) as string[]) : memoryRow.tags, summary: memoryRow.summary } : null,
+    vector: yield* readChunkVector(row, queue ? { enqueuedAt: queue.enqueuedAt, attempts: queue.attempts, lastError: queue.lastError, parkedAt: queue.parkedAt } : null),
   });
 }
 
-/** The byte window around a chunk whose chunks a reader reads (both backends). */
-export function readerWindow(row: { startByte: number; endByte: number }): { lo: number; hi: number } {
+/** The byte window around a chunk whose chunks a reader reads. */
+function readerWindow(row: { startByte: number; endByte: number }): { lo: number; hi: number } {
   return { lo: Math.max(0, row.startByte - READER_CONTEXT_BYTES), hi: row.endByte + READER_CONTEXT_BYTES };
 }
 
-export type NeighbourRow = Pick<ChunkRow, "chunkId" | "chunkIndex"> & { text: string };
+type NeighbourRow = Pick<ChunkRow, "chunkId" | "chunkIndex"> & { text: string };
 
-/** The reader from the rows each backend read: the chunk with its document, the chunks overlapping its window (in order), its neighbours, memory metadata and vector. */
-export function assembleChunkReader({
+/** The reader from the rows read: the chunk with its document, the chunks overlapping its window (in order), its neighbours, memory metadata and vector. */
+function assembleChunkReader({
   store,
   row,
   spans,

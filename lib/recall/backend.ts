@@ -1,30 +1,24 @@
 import type { z } from "zod";
 import { backendChooser, type PgHandle } from "../db/pg";
-import { withStoreTx } from "../db/pg-store";
+import type { AnyStoreHandle } from "../db/port";
 import { openStore } from "../stores/stores";
 import { openStorePg } from "../stores/stores-pg";
 import type { LearningInput, TraceInput } from "./descriptors";
 import { getRecallEventById, getRecallMetrics, listRatingQueue, listRecallsReturning, listRecentRecallEvents, rateRecallHit, type RatingQueueItem, type rateRecallHitSchema, type RecallEvent, type RecallEventHit, type RecallMetricsBucket } from "./events";
-import { getRecallEventByIdPg, getRecallMetricsPg, listRatingQueuePg, listRecallsReturningPg, listRecentRecallEventsPg, rateRecallHitPg } from "./events-pg";
 import { getRecallScoreDistribution, type RecallScoreDistribution } from "./quality";
-import { getRecallScoreDistributionPg } from "./quality-pg";
 import { getLearningById, listLearnings, recordLearning, type Learning, type listLearningsQuerySchema, type RecordLearningResult } from "./learnings";
-import { getLearningByIdPg, listLearningsPg, recordLearningPg } from "./learnings-pg";
 import { getReflectionOverview, type ReflectionOverview } from "./overview";
-import { getReflectionOverviewPg } from "./overview-pg";
 import { recallReflections, type RecallInput, type RecallResult } from "./recall";
 import { recallReflectionsPg } from "./recall-pg";
 import { updateReflectionSettings, type ReflectionSettings, type reflectionSettingsUpdateSchema } from "./settings";
-import { updateReflectionSettingsPg } from "./settings-pg";
 import { getTraceById, listTraces, recordTrace, runTraceRetention, type listTracesQuerySchema, type RecordTraceResult, type Trace } from "./traces";
-import { getTraceByIdPg, listTracesPg, recordTracePg, runTraceRetentionPg } from "./traces-pg";
 
 /**
  * Reflection recall — traces and learnings (sanitized, deduplicated, queued
  * for a vector), recall, settings and overview — behind one interface, as
  * stores() (lib/stores/backend.ts) is for documents, search and memories and
- * graphBackend() for the graph: the SQLite functions unchanged, or their
- * PostgreSQL twins (./*-pg.ts) when DATABASE_URL is set. It lives here, not
+ * graphBackend() for the graph, on SQLite stores or on PostgreSQL when
+ * DATABASE_URL is set. It lives here, not
  * in stores(), because recall sits above stores (tests/architecture.test.ts).
  * An unknown store is a 404 on both.
  */
@@ -54,49 +48,43 @@ export type RecallBackend = {
   runTraceRetention: (a: StoreArg) => Promise<{ deleted: number }>;
 };
 
-/** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
-export const sqliteRecall: RecallBackend = {
-  recordTrace: async ({ store, ...a }) => recordTrace({ handle: openStore({ store }), ...a }),
-  listTraces: async ({ store, ...a }) => listTraces({ handle: openStore({ store }), ...a }),
-  getTrace: async ({ store, ...a }) => getTraceById({ handle: openStore({ store }), ...a }),
-  recordLearning: async ({ store, ...a }) => recordLearning({ handle: openStore({ store }), ...a }),
-  listLearnings: async ({ store, ...a }) => listLearnings({ handle: openStore({ store }), ...a }),
-  getLearning: async ({ store, ...a }) => getLearningById({ handle: openStore({ store }), ...a }),
-  recall: async ({ store, ...a }) => recallReflections({ handle: openStore({ store }), ...a }),
-  getReflectionOverview: async ({ store }) => getReflectionOverview({ handle: openStore({ store }) }),
-  updateReflectionSettings: async ({ store, ...a }) => updateReflectionSettings({ handle: openStore({ store }), ...a }),
-  listRecentRecalls: async ({ store, ...a }) => listRecentRecallEvents({ handle: openStore({ store }), ...a }),
-  getRecall: async ({ store, ...a }) => getRecallEventById({ handle: openStore({ store }), ...a }),
-  listRecallsReturning: async ({ store, ...a }) => listRecallsReturning({ handle: openStore({ store }), ...a }),
-  listRatingQueue: async ({ store, ...a }) => listRatingQueue({ handle: openStore({ store }), ...a }),
-  rateRecallHit: async ({ store, ...a }) => rateRecallHit({ handle: openStore({ store }), ...a }),
-  getScoreDistribution: async ({ store }) => getRecallScoreDistribution({ handle: openStore({ store }) }),
-  getRecallMetrics: async ({ store, ...a }) => getRecallMetrics({ handle: openStore({ store }), ...a }),
-  runTraceRetention: async ({ store }) => runTraceRetention({ handle: openStore({ store }) }),
-};
-
-/** The PostgreSQL twins: every method awaits the process's pool and opens the store there (404 when unknown). */
-export function pgRecall(pgHandle: Promise<PgHandle> | PgHandle): RecallBackend {
-  const open = async (store: string) => openStorePg({ pg: await pgHandle, store });
+/**
+ * Recall over one way of opening a store: the repositories take either
+ * engine's handle (lib/db/port.ts); recall's retrieval legs still have a
+ * PostgreSQL twin. Every method is async, so a SQLite throw becomes a
+ * rejection as on PostgreSQL.
+ */
+function recallOver(on: (store: string) => Promise<AnyStoreHandle>): RecallBackend {
   return {
-    recordTrace: async ({ store, ...a }) => recordTracePg({ handle: await open(store), ...a }),
-    listTraces: async ({ store, ...a }) => listTracesPg({ handle: await open(store), ...a }),
-    getTrace: async ({ store, ...a }) => getTraceByIdPg({ handle: await open(store), ...a }),
-    recordLearning: async ({ store, ...a }) => recordLearningPg({ handle: await open(store), ...a }),
-    listLearnings: async ({ store, ...a }) => listLearningsPg({ handle: await open(store), ...a }),
-    getLearning: async ({ store, ...a }) => getLearningByIdPg({ handle: await open(store), ...a }),
-    recall: async ({ store, ...a }) => recallReflectionsPg({ handle: await open(store), ...a }),
-    getReflectionOverview: async ({ store }) => getReflectionOverviewPg({ handle: await open(store) }),
-    updateReflectionSettings: async ({ store, ...a }) => updateReflectionSettingsPg({ handle: await open(store), ...a }),
-    listRecentRecalls: async ({ store, ...a }) => listRecentRecallEventsPg({ handle: await open(store), ...a }),
-    getRecall: async ({ store, ...a }) => getRecallEventByIdPg({ handle: await open(store), ...a }),
-    listRecallsReturning: async ({ store, ...a }) => listRecallsReturningPg({ handle: await open(store), ...a }),
-    listRatingQueue: async ({ store, ...a }) => listRatingQueuePg({ handle: await open(store), ...a }),
-    rateRecallHit: async ({ store, ...a }) => rateRecallHitPg({ handle: await open(store), ...a }),
-    getScoreDistribution: async ({ store }) => getRecallScoreDistributionPg({ handle: await open(store) }),
-    getRecallMetrics: async ({ store, ...a }) => withStoreTx({ handle: await open(store), readOnly: true }, (tx) => getRecallMetricsPg({ tx, ...a })),
-    runTraceRetention: async ({ store }) => runTraceRetentionPg({ handle: await open(store) }),
+    recordTrace: async ({ store, ...a }) => recordTrace({ handle: await on(store), ...a }),
+    listTraces: async ({ store, ...a }) => listTraces({ handle: await on(store), ...a }),
+    getTrace: async ({ store, ...a }) => getTraceById({ handle: await on(store), ...a }),
+    recordLearning: async ({ store, ...a }) => recordLearning({ handle: await on(store), ...a }),
+    listLearnings: async ({ store, ...a }) => listLearnings({ handle: await on(store), ...a }),
+    getLearning: async ({ store, ...a }) => getLearningById({ handle: await on(store), ...a }),
+    recall: async ({ store, ...a }) => {
+      const handle = await on(store);
+      return handle.kind === "pg" ? recallReflectionsPg({ handle, ...a }) : recallReflections({ handle, ...a });
+    },
+    getReflectionOverview: async ({ store }) => getReflectionOverview({ handle: await on(store) }),
+    updateReflectionSettings: async ({ store, ...a }) => updateReflectionSettings({ handle: await on(store), ...a }),
+    listRecentRecalls: async ({ store, ...a }) => listRecentRecallEvents({ handle: await on(store), ...a }),
+    getRecall: async ({ store, ...a }) => getRecallEventById({ handle: await on(store), ...a }),
+    listRecallsReturning: async ({ store, ...a }) => listRecallsReturning({ handle: await on(store), ...a }),
+    listRatingQueue: async ({ store, ...a }) => listRatingQueue({ handle: await on(store), ...a }),
+    rateRecallHit: async ({ store, ...a }) => rateRecallHit({ handle: await on(store), ...a }),
+    getScoreDistribution: async ({ store }) => getRecallScoreDistribution({ handle: await on(store) }),
+    getRecallMetrics: async ({ store, ...a }) => getRecallMetrics({ handle: await on(store), ...a }),
+    runTraceRetention: async ({ store }) => runTraceRetention({ handle: await on(store) }),
   };
+}
+
+/** The SQLite stores. */
+export const sqliteRecall: RecallBackend = recallOver(async (store) => openStore({ store }));
+
+/** The PostgreSQL stores: every method awaits the process's pool and opens the store there (404 when unknown). */
+export function pgRecall(pgHandle: Promise<PgHandle> | PgHandle): RecallBackend {
+  return recallOver(async (store) => openStorePg({ pg: await pgHandle, store }));
 }
 
 /** The recall backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */

@@ -1,9 +1,10 @@
 import { and, asc, between, count, desc, eq, gt, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { z } from "zod";
-import type { StoreHandle } from "../db/connection";
-import { recallEventHits, recallEvents, type RecallEventHitRow, type RecallEventRow } from "../db/schema/recall";
+import { insert, insertMany, read, rows, select, sqlRun, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import type { RecallEventHitRow, RecallEventRow } from "../db/schema/recall";
 import { AppError } from "../errors";
-import { appendAudit } from "../governance/audit";
+import { audit } from "../index/engine-steps";
+import { recallTables } from "./tables";
 import type { RecallMode } from "./recall";
 import { pushTo } from "../collections";
 import { getConfig } from "../config";
@@ -14,18 +15,22 @@ export const RECALL_LOG_QUERY_CHARS = 500;
 export const RECALL_PRUNE_EVERY = 100;
 
 /**
- * The retention deletes after event `id` (both backends; `?` placeholders):
- * rows beyond the newest DUALMIND_RECALL_EVENTS_MAX_ROWS, and rows older than
+ * The recall log, one repository over both engines (lib/db/port.ts): every
+ * recall and its hits, people's ratings of them, and the metrics read back.
+ */
+const { events: eventsTable, hits: hitsTable } = recallTables;
+
+/**
+ * The retention deletes after event `id`: rows beyond the newest
+ * DUALMIND_RECALL_EVENTS_MAX_ROWS, and rows older than
  * DUALMIND_RECALL_EVENTS_MAX_DAYS, with their hits. None between trims.
  */
-export function recallRetentionStatements(id: number, now = Date.now()): { sql: string; params: number[] }[] {
-  if (id % RECALL_PRUNE_EVERY !== 0) return [];
+function* trimRecallLog(id: number, now = Date.now()): Op<void> {
+  if (id % RECALL_PRUNE_EVERY !== 0) return;
   const { recallEventsMaxRows, recallEventsMaxDays } = getConfig().limits;
-  const params = [id - recallEventsMaxRows, now - recallEventsMaxDays * 86_400_000];
-  return [
-    { sql: "delete from recall_event_hits where event_id in (select id from recall_events where id <= ? or created_at < ?)", params },
-    { sql: "delete from recall_events where id <= ? or created_at < ?", params },
-  ];
+  const [upTo, before] = [id - recallEventsMaxRows, now - recallEventsMaxDays * 86_400_000];
+  yield* sqlRun(sql`delete from recall_event_hits where event_id in (select id from recall_events where id <= ${upTo} or created_at < ${before})`);
+  yield* sqlRun(sql`delete from recall_events where id <= ${upTo} or created_at < ${before}`);
 }
 
 export type RecallEventInput = {
@@ -48,18 +53,18 @@ export function recallEventRows(event: RecallEventInput, now = Date.now()) {
   };
 }
 
+/** One recall and its hits, as a step of the caller's write. Returns the event id the response carries. */
+export function* recallEventLogged(event: RecallEventInput): Op<number> {
+  const r = recallEventRows(event);
+  const { id } = yield* insert(eventsTable, r.event);
+  yield* insertMany(hitsTable, r.hits(id));
+  yield* trimRecallLog(id);
+  return id;
+}
+
 /** One recall and its hits, in one transaction. Returns the event id the response carries. */
-export function logRecallEvent({ handle, event }: { handle: StoreHandle; event: RecallEventInput }): number {
-  const { db } = handle;
-  return handle.sqlite
-    .transaction(() => {
-      const rows = recallEventRows(event);
-      const { id } = db.insert(recallEvents).values(rows.event).returning({ id: recallEvents.id }).get();
-      if (event.hits.length > 0) db.insert(recallEventHits).values(rows.hits(id)).run();
-      for (const q of recallRetentionStatements(id)) handle.sqlite.prepare(q.sql).run(...q.params);
-      return id;
-    })
-    .immediate();
+export function logRecallEvent<H extends AnyStoreHandle>({ handle, event }: { handle: H; event: RecallEventInput }): On<H, number> {
+  return write(handle, recallEventLogged(event));
 }
 
 export type RecallEventHit = { id: number; rank: number; artifact: "trace" | "learning"; refId: number; score: number; summary: string; relevant: boolean | null; ratedBy: string | null };
@@ -67,8 +72,8 @@ export type RecallEvent = Omit<RecallEventInput, "hits"> & { id: number; hitCoun
 
 export const toHit = (h: Omit<RecallEventHitRow, "eventId" | "ratedAt">): RecallEventHit => ({ id: h.id, rank: h.rank, artifact: h.artifact, refId: h.refId, score: h.score, summary: h.summary, relevant: h.relevant, ratedBy: h.ratedBy });
 
-/** Recall rows with their hits, each event's in rank order (both backends read the rows, this assembles them). */
-export function assembleRecallEvents({ events, hits }: { events: RecallEventRow[]; hits: Omit<RecallEventHitRow, "ratedAt">[] }): RecallEvent[] {
+/** Recall rows with their hits, each event's in rank order. */
+function assembleRecallEvents({ events, hits }: { events: RecallEventRow[]; hits: Omit<RecallEventHitRow, "ratedAt">[] }): RecallEvent[] {
   return events.map((e) => ({
     id: e.id,
     agentId: e.agentId,
@@ -89,52 +94,63 @@ export function assembleRecallEvents({ events, hits }: { events: RecallEventRow[
 }
 
 /** Recall rows with their hits in rank order: one query for all the hits. */
-function withHits({ handle, events }: { handle: StoreHandle; events: RecallEventRow[] }): RecallEvent[] {
-  const hits = handle.db
-    .select()
-    .from(recallEventHits)
-    .where(
-      inArray(
-        recallEventHits.eventId,
-        events.map((e) => e.id),
-      ),
-    )
-    .orderBy(asc(recallEventHits.eventId), asc(recallEventHits.rank))
-    .all();
+function* withHits(events: RecallEventRow[]): Op<RecallEvent[]> {
+  if (events.length === 0) return [];
+  const ids = events.map((e) => e.id);
+  const hits = yield* rows(hitsTable, { where: (t) => inArray(t.eventId, ids), orderBy: (t) => [asc(t.eventId), asc(t.rank)] });
   return assembleRecallEvents({ events, hits });
 }
 
 /** The newest recalls with their hits (dashboard). */
-export function listRecentRecallEvents({ handle, limit = 20 }: { handle: StoreHandle; limit?: number }): RecallEvent[] {
-  const events = handle.db.select().from(recallEvents).orderBy(desc(recallEvents.id)).limit(limit).all();
-  return withHits({ handle, events });
+export function listRecentRecallEvents<H extends AnyStoreHandle>({ handle, limit = 20 }: { handle: H; limit?: number }): On<H, RecallEvent[]> {
+  return read(
+    handle,
+    (function* () {
+      return yield* withHits(yield* rows(eventsTable, { orderBy: (t) => [desc(t.id)], limit }));
+    })(),
+    { snapshot: true },
+  );
 }
 
 /** One recall with its hits; 404 when unknown. */
-export function getRecallEventById({ handle, id }: { handle: StoreHandle; id: number }): RecallEvent {
-  const event = handle.db.select().from(recallEvents).where(eq(recallEvents.id, id)).get();
-  if (!event) throw new AppError("not_found", `no recall ${id}`);
-  return withHits({ handle, events: [event] })[0];
+export function getRecallEventById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: number }): On<H, RecallEvent> {
+  return read(
+    handle,
+    (function* () {
+      const events = yield* rows(eventsTable, { where: (t) => eq(t.id, id) });
+      if (events.length === 0) throw new AppError("not_found", `no recall ${id}`);
+      return (yield* withHits(events))[0];
+    })(),
+    { snapshot: true },
+  );
 }
+
+/** The ids of the last `window` recalls start above this (a bounded look-back however long the log grows). */
+const recentFloor = (events: typeof eventsTable.sqlite, window: number) => sql`(select coalesce(max(${events.id}), 0) - ${window} from ${events})`;
 
 /**
  * The recent recalls that returned one trace or learning, newest first. Only
  * the last `window` recalls are looked at (hits have no index by artifact), so
  * the cost is bounded however long the log grows.
  */
-export function listRecallsReturning({ handle, artifact, refId, limit = 10, window = 2000 }: { handle: StoreHandle; artifact: "trace" | "learning"; refId: number; limit?: number; window?: number }): RecallEvent[] {
-  const recent = sql`(select coalesce(max(${recallEvents.id}), 0) - ${window} from ${recallEvents})`;
-  const ids = handle.db
-    .selectDistinct({ id: recallEventHits.eventId })
-    .from(recallEventHits)
-    .where(and(gt(recallEventHits.eventId, recent), eq(recallEventHits.artifact, artifact), eq(recallEventHits.refId, refId)))
-    .orderBy(desc(recallEventHits.eventId))
-    .limit(limit)
-    .all()
-    .map((r) => r.id);
-  if (ids.length === 0) return [];
-  const events = handle.db.select().from(recallEvents).where(inArray(recallEvents.id, ids)).orderBy(desc(recallEvents.id)).all();
-  return withHits({ handle, events });
+export function listRecallsReturning<H extends AnyStoreHandle>({ handle, artifact, refId, limit = 10, window = 2000 }: { handle: H; artifact: "trace" | "learning"; refId: number; limit?: number; window?: number }): On<H, RecallEvent[]> {
+  return read(
+    handle,
+    (function* () {
+      const found = yield* select({ hits: hitsTable, events: eventsTable }, (db, t) =>
+        db
+          .selectDistinct({ id: t.hits.eventId })
+          .from(t.hits)
+          .where(and(gt(t.hits.eventId, recentFloor(t.events, window)), eq(t.hits.artifact, artifact), eq(t.hits.refId, refId)))
+          .orderBy(desc(t.hits.eventId))
+          .limit(limit),
+      );
+      if (found.length === 0) return [];
+      const ids = found.map((r) => r.id);
+      return yield* withHits(yield* rows(eventsTable, { where: (t) => inArray(t.id, ids), orderBy: (t) => [desc(t.id)] }));
+    })(),
+    { snapshot: true },
+  );
 }
 
 export type RatingQueueItem = RecallEventHit & { eventId: number; query: string; createdAt: number };
@@ -144,31 +160,38 @@ export type RatingQueueItem = RecallEventHit & { eventId: number; query: string;
  * within the window, so the precision estimate is not biased to one agent
  * or one hour.
  */
-export function listRatingQueue({ handle, limit = 10, window = 500 }: { handle: StoreHandle; limit?: number; window?: number }): RatingQueueItem[] {
-  const rows = handle.db
-    .select({ hit: recallEventHits, query: recallEvents.query, createdAt: recallEvents.createdAt })
-    .from(recallEventHits)
-    .innerJoin(recallEvents, eq(recallEvents.id, recallEventHits.eventId))
-    .where(and(isNull(recallEventHits.ratedAt), gt(recallEvents.id, sql`(select coalesce(max(${recallEvents.id}), 0) - ${window} from ${recallEvents})`)))
-    .orderBy(sql`random()`)
-    .limit(limit)
-    .all();
-  return rows.map((r) => ({ ...toHit(r.hit), eventId: r.hit.eventId, query: r.query, createdAt: r.createdAt }));
+export function listRatingQueue<H extends AnyStoreHandle>({ handle, limit = 10, window = 500 }: { handle: H; limit?: number; window?: number }): On<H, RatingQueueItem[]> {
+  return read(
+    handle,
+    (function* () {
+      const found = yield* select({ hits: hitsTable, events: eventsTable }, (db, t) =>
+        db
+          .select({ hit: t.hits, query: t.events.query, createdAt: t.events.createdAt })
+          .from(t.hits)
+          .innerJoin(t.events, eq(t.events.id, t.hits.eventId))
+          .where(and(isNull(t.hits.ratedAt), gt(t.events.id, recentFloor(t.events, window))))
+          .orderBy(sql`random()`)
+          .limit(limit),
+      );
+      return found.map((r) => ({ ...toHit(r.hit), eventId: r.hit.eventId, query: r.query, createdAt: r.createdAt }));
+    })(),
+  );
 }
 
 export const rateRecallHitSchema = z.object({ hit_id: z.coerce.number().int().positive(), relevant: z.boolean() }).strict();
 
 /** A person's judgement of one hit; re-rating overwrites. Audited. */
-export function rateRecallHit({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof rateRecallHitSchema>; actor: string }): RecallEventHit {
+export function rateRecallHit<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof rateRecallHitSchema>; actor: string }): On<H, RecallEventHit> {
   const { hit_id: hitId, relevant } = rateRecallHitSchema.parse(input);
-  return handle.sqlite
-    .transaction(() => {
-      const hit = handle.db.update(recallEventHits).set({ relevant, ratedBy: actor, ratedAt: Date.now() }).where(eq(recallEventHits.id, hitId)).returning().get();
+  return write(
+    handle,
+    (function* () {
+      const [hit] = yield* update(hitsTable, { relevant, ratedBy: actor, ratedAt: Date.now() }, (t) => eq(t.id, hitId));
       if (!hit) throw new AppError("not_found", `no recall hit ${hitId}`);
-      appendAudit({ actor, action: "reflection.hit.rate", target: `store:${handle.store}:recall_hit:${hitId}`, details: { relevant } });
+      yield* audit({ actor, action: "reflection.hit.rate", target: `store:${handle.store}:recall_hit:${hitId}`, details: { relevant } });
       return toHit(hit);
-    })
-    .immediate();
+    })(),
+  );
 }
 
 export type RecallMetricsBucket = {
@@ -189,31 +212,41 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
 }
 
+type MetricsWindow = { bucketMs?: number; since?: number; until?: number };
+
+/** Hit rate, precision and latency percentiles per time bucket, as a step of a repository operation (see getRecallMetrics). */
+export function* recallMetrics({ bucketMs = 3_600_000, since = 0, until = Date.now() }: MetricsWindow = {}): Op<RecallMetricsBucket[]> {
+  // The width as a literal (a checked integer): the grouped expression must be the selected one, which two parameters are not.
+  const width = sql.raw(String(Math.max(1, Math.trunc(bucketMs))));
+  const events = yield* select({ events: eventsTable }, (db, t) =>
+    db
+      .select({ createdAt: t.events.createdAt, latencyMs: t.events.latencyMs, hitCount: t.events.hitCount, fallbackReason: t.events.fallbackReason })
+      .from(t.events)
+      .where(between(t.events.createdAt, since, until))
+      .orderBy(asc(t.events.createdAt)),
+  );
+  const ratings = yield* select({ events: eventsTable, hits: hitsTable }, (db, t) => {
+    const bucketStart = sql<number>`(${t.events.createdAt} / ${width}) * ${width}`.mapWith(Number);
+    return db
+      .select({ start: bucketStart, rated: count(), relevant: sql<number>`count(*) filter (where ${t.hits.relevant})`.mapWith(Number) })
+      .from(t.hits)
+      .innerJoin(t.events, eq(t.events.id, t.hits.eventId))
+      .where(and(isNotNull(t.hits.ratedAt), between(t.events.createdAt, since, until)))
+      .groupBy(bucketStart);
+  });
+  return bucketRecallMetrics({ events, ratings, bucketMs });
+}
+
 /**
  * Hit rate, precision and latency percentiles per time bucket, for the
  * metrics dashboard. Buckets without recalls are left out (gaps).
  */
-export function getRecallMetrics({ handle, bucketMs = 3_600_000, since = 0, until = Date.now() }: { handle: StoreHandle; bucketMs?: number; since?: number; until?: number }): RecallMetricsBucket[] {
-  const inWindow = between(recallEvents.createdAt, since, until);
-  const events = handle.db
-    .select({ createdAt: recallEvents.createdAt, latencyMs: recallEvents.latencyMs, hitCount: recallEvents.hitCount, fallbackReason: recallEvents.fallbackReason })
-    .from(recallEvents)
-    .where(inWindow)
-    .orderBy(asc(recallEvents.createdAt))
-    .all();
-  const bucketStart = sql<number>`cast(${recallEvents.createdAt} / ${bucketMs} as integer) * ${bucketMs}`;
-  const ratings = handle.db
-    .select({ start: bucketStart, rated: count(), relevant: sql<number>`sum(${recallEventHits.relevant})` })
-    .from(recallEventHits)
-    .innerJoin(recallEvents, eq(recallEvents.id, recallEventHits.eventId))
-    .where(and(isNotNull(recallEventHits.ratedAt), inWindow))
-    .groupBy(bucketStart)
-    .all();
-  return bucketRecallMetrics({ events, ratings, bucketMs });
+export function getRecallMetrics<H extends AnyStoreHandle>({ handle, ...window }: { handle: H } & MetricsWindow): On<H, RecallMetricsBucket[]> {
+  return read(handle, recallMetrics(window), { snapshot: true });
 }
 
-/** Recalls and hit ratings of a window, bucketed (both backends read the rows, this does the arithmetic). */
-export function bucketRecallMetrics({
+/** Recalls and hit ratings of a window, bucketed. */
+function bucketRecallMetrics({
   events,
   ratings,
   bucketMs,

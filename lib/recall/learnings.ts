@@ -1,13 +1,13 @@
-import { and, count, desc, eq, getTableColumns, inArray, ne, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, ne, sql, type Column } from "drizzle-orm";
 import { z } from "zod";
-import type { StoreHandle } from "../db/connection";
+import { count as countRows, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, select, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { learnings, type LearningRow } from "../db/schema/recall";
 import type { Embeddable } from "../embed/embeddables";
-import { enqueueEmbeddings } from "../embed/queue";
-import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { currentVectorInfo } from "./vector-info";
-import type { VectorInfo } from "./traces";
+import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
+import { enqueueVectors, forgetVectors } from "../index/engine-steps";
+import { recallTables } from "./tables";
+import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningFields, type LearningInput } from "./descriptors";
 import { sha256Hex } from "../common";
 
@@ -30,20 +30,37 @@ export type Learning = {
   lastSeenAt: number;
 };
 
-/**
- * A learning row with the vector made from its current handle, if any (which model, dimension and task made it).
- */
-type LearningSelect = LearningRow & { vectorInfo: string | null };
-const LEARNING_SELECT = {
-  ...getTableColumns(learnings),
-  vectorInfo: currentVectorInfo({ kind: "learning", table: "learnings", inputHashColumn: "handle_hash" }),
-};
-
-/** A learning row of either backend, args decoded, with the vector of its current handle (or null). */
+/** A learning row of either engine, args decoded, with the vector of its current handle (or null). */
 export type LearningRecord = Omit<LearningRow, "args"> & { args: Record<string, unknown>; vector: VectorInfo | null };
 
-function toLearning({ vectorInfo, ...r }: LearningSelect): Learning {
-  return learningOf({ ...r, args: JSON.parse(r.args) as Record<string, unknown>, vector: vectorInfo ? (JSON.parse(vectorInfo) as VectorInfo) : null });
+/**
+ * Learnings, one repository over both engines (lib/db/port.ts): the same
+ * handle twice is one row seen twice with the higher confidence, across
+ * replicas too (the unique handle hash: insert or ignore, then the counter);
+ * a new learning is queued for its vector in its insert's transaction.
+ */
+const table = recallTables.learnings;
+const LEARNING_VECTOR = { kind: "learning", table: "learnings", inputHashColumn: "handle_hash" } as const;
+
+/** Learnings with the vector of their current handle, as the API shows them. */
+function* selectLearnings(query: { where?: (t: typeof learnings) => ReturnType<typeof eq> | undefined; limit: number; offset?: number }): Op<Learning[]> {
+  const engine = yield* dialect();
+  const found = yield* select({ l: table }, (db, { l }) =>
+    db
+      .select({ ...getTableColumns(l), vectorInfo: currentVectorInfo(engine, LEARNING_VECTOR) })
+      .from(l)
+      .where(query.where?.(l))
+      .orderBy(desc(l.lastSeenAt), desc(l.id))
+      .limit(query.limit)
+      .offset(query.offset ?? 0),
+  );
+  return found.map(({ vectorInfo, ...r }) => learningOf({ ...r, args: decodedJson<Record<string, unknown>>(r.args), vector: vectorInfoOf(vectorInfo) }));
+}
+
+function* learningById(id: number): Op<Learning> {
+  const [found] = yield* selectLearnings({ where: (l) => eq(l.id, id), limit: 1 });
+  if (!found) throw new AppError("not_found", `no learning ${id}`);
+  return found;
 }
 
 /** A learning as it is stored, on both backends: validated, sanitized fields and the handle's hash (the dedup key). */
@@ -102,8 +119,15 @@ export const learningEmbeddable: Embeddable = {
   chunkingVersion({ handle, refId }) {
     return handle.db.select({ v: learnings.handleVersion }).from(learnings).where(eq(learnings.id, refId)).get()?.v ?? null;
   },
-  backfill: backfillLearningHandles,
+  backfill: ({ handle }) => inCallerTx(handle, learningHandlesBackfilled()),
 };
+
+/** The PostgreSQL embed worker reads a learning's handle by its id; the handle hash is the input hash. */
+export const learningEmbeddablePg: PgEmbeddable = {
+  ...tableEmbeddablePg({ kind: LEARNING_KIND, artifactType: "learning", table: "learnings", textColumn: "semantic_handle", hashColumn: "handle_hash", versionColumn: "handle_version" }),
+  backfill: ({ tx }) => inCallerTx(tx, learningHandlesBackfilled()),
+};
+
 
 export type RecordLearningResult = { learning: Learning; deduped: boolean; embedding: "queued" | "unchanged" };
 
@@ -111,35 +135,30 @@ export type RecordLearningResult = { learning: Learning; deduped: boolean; embed
  * Store a learning (sanitized). The same handle again bumps the counter and
  * last_seen, and keeps the higher confidence, instead of adding a vector.
  */
-export function recordLearning({ handle, agentId, input }: { handle: StoreHandle; agentId: string; input: LearningInput }): RecordLearningResult {
+export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, input }: { handle: H; agentId: string; input: LearningInput }): On<H, RecordLearningResult> {
   const { fields, hash } = prepareLearning(input);
-  const { db } = handle;
-  return handle.sqlite
-    .transaction((): RecordLearningResult => {
+  return write(
+    handle,
+    (function* (): Op<RecordLearningResult> {
       const now = Date.now();
-      const existing = db.select({ id: learnings.id }).from(learnings).where(eq(learnings.handleHash, hash)).get();
-      if (existing) {
-        db.update(learnings)
-          .set({ seenCount: sql`${learnings.seenCount} + 1`, lastSeenAt: now, confidence: sql`max(${learnings.confidence}, ${fields.confidence})` })
-          .where(eq(learnings.id, existing.id))
-          .run();
-        return { learning: getLearningById({ handle, id: existing.id }), deduped: true, embedding: "unchanged" };
-      }
-      const { id } = db
-        .insert(learnings)
-        .values({ ...newLearningRow({ agentId, fields, hash, now }), args: JSON.stringify(fields.args) })
-        .returning({ id: learnings.id })
-        .get();
-      enqueueEmbeddings({ handle, items: [{ kind: LEARNING_KIND, refId: id, inputHash: hash }] });
-      return { learning: getLearningById({ handle, id }), deduped: false, embedding: "queued" };
-    })
-    .immediate();
+      const seenAgain = function* (): Op<RecordLearningResult | null> {
+        const [seen] = yield* update(table, { seenCount: sql`seen_count + 1`, lastSeenAt: now, confidence: atLeast("confidence", fields.confidence) }, (t) => eq(t.handleHash, hash));
+        return seen ? { learning: yield* learningById(seen.id), deduped: true, embedding: "unchanged" } : null;
+      };
+      const deduped = yield* seenAgain();
+      if (deduped) return deduped;
+      const engine = yield* dialect();
+      const inserted = yield* insertOrIgnore(table, { ...newLearningRow({ agentId, fields, hash, now }), args: encodedJson(engine, fields.args) }, (t) => [t.handleHash]);
+      // Another replica inserted the same handle meanwhile: count this sighting on its row.
+      if (!inserted) return (yield* seenAgain())!;
+      yield* enqueueVectors([{ kind: LEARNING_KIND, refId: inserted.id, inputHash: hash }]);
+      return { learning: yield* learningById(inserted.id), deduped: false, embedding: "queued" };
+    })(),
+  );
 }
 
-export function getLearningById({ handle, id }: { handle: StoreHandle; id: number }): Learning {
-  const row = handle.db.select(LEARNING_SELECT).from(learnings).where(eq(learnings.id, id)).get();
-  if (!row) throw new AppError("not_found", `no learning ${id}`);
-  return toLearning(row);
+export function getLearningById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: number }): On<H, Learning> {
+  return read(handle, learningById(id));
 }
 
 export const listLearningsQuerySchema = z
@@ -150,12 +169,17 @@ export const listLearningsQuerySchema = z
   })
   .strict();
 
-export function listLearnings({ handle, filter }: { handle: StoreHandle; filter: z.input<typeof listLearningsQuerySchema> }): { learnings: Learning[]; total: number } {
+export function listLearnings<H extends AnyStoreHandle>({ handle, filter }: { handle: H; filter: z.input<typeof listLearningsQuerySchema> }): On<H, { learnings: Learning[]; total: number }> {
   const f = listLearningsQuerySchema.parse(filter);
-  const where = f.predicate === undefined ? undefined : eq(learnings.predicate, f.predicate);
-  const rows = handle.db.select(LEARNING_SELECT).from(learnings).where(where).orderBy(desc(learnings.lastSeenAt), desc(learnings.id)).limit(f.limit).offset(f.offset).all();
-  const { total } = handle.db.select({ total: count() }).from(learnings).where(where).get()!;
-  return { learnings: rows.map(toLearning), total };
+  const byPredicate = (predicate: Column) => (f.predicate === undefined ? undefined : eq(predicate, f.predicate));
+  return read(
+    handle,
+    (function* () {
+      const page = yield* selectLearnings({ where: (l) => byPredicate(l.predicate), limit: f.limit, offset: f.offset });
+      return { learnings: page, total: yield* countRows(table, (t) => byPredicate(t.predicate)) };
+    })(),
+    { snapshot: true },
+  );
 }
 
 /**
@@ -170,32 +194,30 @@ export function rerenderLearningHandle(r: { semanticHandle: string; predicate: s
 }
 
 /**
- * Bring handles of an older version up to date (re-embed calls this first).
- * Synthesized handles (they start with "Learning: ") are re-rendered; a handle
- * the agent gave is kept as written. Rows that now match merge into the older.
+ * Bring handles of an older version up to date, in the caller's transaction
+ * (re-embed calls this first, so the vectors it queues are made from today's
+ * text). Synthesized handles (they start with "Learning: ") are re-rendered; a
+ * handle the agent gave is kept as written. A row that now matches another
+ * merges into it (counts added, the later last_seen and the higher confidence
+ * kept) and goes with its vectors and queue row.
  */
-export function backfillLearningHandles({ handle }: { handle: StoreHandle }): number {
-  const { db } = handle;
-  const stale = db.select().from(learnings).where(ne(learnings.handleVersion, HANDLE_VERSION)).all();
-  let changed = 0;
+function* learningHandlesBackfilled(): Op<number> {
+  const stale = yield* rows(table, { where: (t) => ne(t.handleVersion, HANDLE_VERSION), orderBy: (t) => [asc(t.id)], lock: "update" });
   for (const r of stale) {
-    const { text, hash } = rerenderLearningHandle({ ...r, args: JSON.parse(r.args) as Record<string, unknown> });
-    const twin = db
-      .select({ id: learnings.id })
-      .from(learnings)
-      .where(and(eq(learnings.handleHash, hash), ne(learnings.id, r.id)))
-      .get();
+    const { text, hash } = rerenderLearningHandle({ ...r, args: decodedJson<Record<string, unknown>>(r.args) });
+    const twin = yield* row(table, (t) => and(eq(t.handleHash, hash), ne(t.id, r.id)));
     if (twin) {
-      db.update(learnings)
-        .set({ seenCount: sql`${learnings.seenCount} + ${r.seenCount}`, lastSeenAt: sql`max(${learnings.lastSeenAt}, ${r.lastSeenAt})`, confidence: sql`max(${learnings.confidence}, ${r.confidence})` })
-        .where(eq(learnings.id, twin.id))
-        .run();
-      forgetEmbeddings({ handle, items: [{ kind: LEARNING_KIND, refId: r.id }] });
-      db.delete(learnings).where(eq(learnings.id, r.id)).run();
+      yield* update(table, { seenCount: sql`seen_count + ${r.seenCount}`, lastSeenAt: atLeast("last_seen_at", r.lastSeenAt, "bigint"), confidence: atLeast("confidence", r.confidence) }, (t) => eq(t.id, twin.id));
+      yield* forgetVectors(LEARNING_KIND, [r.id]);
+      yield* remove(table, (t) => eq(t.id, r.id));
     } else {
-      db.update(learnings).set({ semanticHandle: text, handleHash: hash, handleVersion: HANDLE_VERSION }).where(eq(learnings.id, r.id)).run();
+      yield* update(table, { semanticHandle: text, handleHash: hash, handleVersion: HANDLE_VERSION }, (t) => eq(t.id, r.id));
     }
-    changed++;
   }
-  return changed;
+  return stale.length;
+}
+
+/** Bring handles of an older version up to date now (see learningHandlesBackfilled). */
+export function backfillLearningHandles({ handle }: { handle: AnyStoreHandle }): number | Promise<number> {
+  return write(handle, learningHandlesBackfilled());
 }

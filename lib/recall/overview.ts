@@ -1,10 +1,9 @@
 import { and, count, inArray, isNotNull, isNull, sql } from "drizzle-orm";
-import type { StoreHandle } from "../db/connection";
-import { embedQueue } from "../db/schema/embed";
-import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/recall";
-import { getRecallMetrics, type RecallMetricsBucket } from "./events";
+import { read, select, type AnyStoreHandle, type On } from "../db/port";
+import { recallMetrics, type RecallMetricsBucket } from "./events";
 import { LEARNING_KIND } from "./learnings";
-import { getReflectionSettings, type ReflectionSettings } from "./settings";
+import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
+import { recallTables } from "./tables";
 import { TRACE_KIND } from "./traces";
 
 export type ReflectionOverview = {
@@ -16,30 +15,41 @@ export type ReflectionOverview = {
   totals: { recalls: number; hitRate: number | null; rated: number; precision: number | null };
 };
 
-/** What the Reflection page header and `GET /stores/{store}/reflection` show. */
-export function getReflectionOverview({ handle }: { handle: StoreHandle }): ReflectionOverview {
-  const { db } = handle;
-  const traces = db
-    .select({
-      traces: count(),
-      failures: sql<number>`count(*) filter (where ${reasoningTraces.outcome} = 'failure')`,
-      skipped: sql<number>`count(*) filter (where ${reasoningTraces.embedSkippedAt} is not null)`,
-    })
-    .from(reasoningTraces)
-    .get()!;
-  const { learnings: learningCount } = db.select({ learnings: count() }).from(learnings).get()!;
-  const { waiting } = db
-    .select({ waiting: count() })
-    .from(embedQueue)
-    .where(and(inArray(embedQueue.kind, [TRACE_KIND, LEARNING_KIND]), isNull(embedQueue.parkedAt)))
-    .get()!;
-  const hits = db.select({ rated: count(), precision: sql<number | null>`avg(${recallEventHits.relevant})` }).from(recallEventHits).where(isNotNull(recallEventHits.ratedAt)).get()!;
-  const recalls = db.select({ recalls: count(), hitRate: sql<number | null>`avg(${recallEvents.hitCount} > 0)` }).from(recallEvents).get()!;
-  return {
-    store: handle.store,
-    settings: getReflectionSettings({ handle }),
-    counts: { traces: traces.traces, failures: traces.failures, learnings: learningCount, awaitingVector: waiting, skippedBackpressure: traces.skipped },
-    metrics: getRecallMetrics({ handle, since: Date.now() - 86_400_000 }),
-    totals: { recalls: recalls.recalls, hitRate: recalls.hitRate, rated: hits.rated, precision: hits.precision },
-  };
+/** A share (0..1) of the rows where `condition` holds, or null without rows. */
+const shareWhere = (condition: ReturnType<typeof sql>) => sql<number | null>`avg(case when ${condition} then 1.0 else 0.0 end)`.mapWith(Number);
+
+/** What the Reflection page header and `GET /stores/{store}/reflection` show, read as one state. */
+export function getReflectionOverview<H extends AnyStoreHandle>({ handle }: { handle: H }): On<H, ReflectionOverview> {
+  const { traces: tracesTable, learnings, embedQueue, hits: hitsTable, events } = recallTables;
+  return read(
+    handle,
+    (function* () {
+      const [traces] = yield* select({ t: tracesTable }, (db, { t }) =>
+        db
+          .select({
+            traces: count(),
+            failures: sql<number>`count(*) filter (where ${t.outcome} = 'failure')`.mapWith(Number),
+            skipped: sql<number>`count(*) filter (where ${t.embedSkippedAt} is not null)`.mapWith(Number),
+          })
+          .from(t),
+      );
+      const [{ learnings: learningCount }] = yield* select({ l: learnings }, (db, { l }) => db.select({ learnings: count() }).from(l));
+      const [{ waiting }] = yield* select({ q: embedQueue }, (db, { q }) =>
+        db
+          .select({ waiting: count() })
+          .from(q)
+          .where(and(inArray(q.kind, [TRACE_KIND, LEARNING_KIND]), isNull(q.parkedAt))),
+      );
+      const [hits] = yield* select({ h: hitsTable }, (db, { h }) => db.select({ rated: count(), precision: shareWhere(sql`${h.relevant}`) }).from(h).where(isNotNull(h.ratedAt)));
+      const [recalls] = yield* select({ e: events }, (db, { e }) => db.select({ recalls: count(), hitRate: shareWhere(sql`${e.hitCount} > 0`) }).from(e));
+      return {
+        store: handle.store,
+        settings: yield* reflectionSettingsInForce(),
+        counts: { traces: traces.traces, failures: traces.failures, learnings: learningCount, awaitingVector: waiting, skippedBackpressure: traces.skipped },
+        metrics: yield* recallMetrics({ since: Date.now() - 86_400_000 }),
+        totals: { recalls: recalls.recalls, hitRate: recalls.hitRate, rated: hits.rated, precision: hits.precision },
+      };
+    })(),
+    { snapshot: true },
+  );
 }

@@ -1,4 +1,5 @@
-import type { StoreHandle } from "../db/connection";
+import { sql } from "drizzle-orm";
+import { dialect, read, sqlRows, type AnyStoreHandle, type On } from "../db/port";
 import { LEXICAL_SCALE } from "./recall";
 
 /** Width of one bin of the score histogram. */
@@ -24,29 +25,35 @@ export const LEXICAL_CEILING = LEXICAL_SCALE;
 
 export type BinRow = { bin: number; n: number };
 
+type Totals = { hits: number; atCeiling: number; traces: number; learnings: number; rated: number; relevant: number };
+
 /**
  * The score distribution of the store's recall hits, newest first, in bins of
  * SCORE_BIN_WIDTH over [0, 1]: one grouped query over a bounded sample. A
  * score of exactly 1 falls in the top bin.
  */
-export function getRecallScoreDistribution({ handle, limit = SCORE_SAMPLE_LIMIT }: { handle: StoreHandle; limit?: number }): RecallScoreDistribution {
-  const sample = "(select score, artifact, relevant from recall_event_hits order by id desc limit @limit)";
-  const rows = handle.sqlite
-    .prepare(`select min(cast(score / @width as integer), @top) as bin, count(*) as n from ${sample} group by bin`)
-    .all({ limit, width: SCORE_BIN_WIDTH, top: BINS - 1 }) as BinRow[];
-  const totals = handle.sqlite
-    .prepare(
-      `select count(*) as hits, coalesce(sum(abs(score - @ceiling) < 0.0005), 0) as atCeiling,
-              coalesce(sum(artifact = 'trace'), 0) as traces, coalesce(sum(artifact = 'learning'), 0) as learnings,
-              coalesce(sum(relevant is not null), 0) as rated, coalesce(sum(relevant = 1), 0) as relevant
-       from ${sample}`,
-    )
-    .get({ limit, ceiling: LEXICAL_CEILING }) as { hits: number; atCeiling: number; traces: number; learnings: number; rated: number; relevant: number };
-  return distributionOf({ rows, totals });
+export function getRecallScoreDistribution<H extends AnyStoreHandle>({ handle, limit = SCORE_SAMPLE_LIMIT }: { handle: H; limit?: number }): On<H, RecallScoreDistribution> {
+  return read(
+    handle,
+    (function* () {
+      const sample = sql`(select score, artifact, relevant from recall_event_hits order by id desc limit ${limit}) s`;
+      // Scores are never negative: SQLite's integer cast truncates as PostgreSQL's floor does.
+      const bin = (yield* dialect()) === "sqlite" ? sql`min(cast(score / ${SCORE_BIN_WIDTH} as integer), ${BINS - 1})` : sql`least(floor(score / ${SCORE_BIN_WIDTH}::float8)::int, ${BINS - 1}::int)`;
+      const rows = yield* sqlRows<{ bin: number; n: number }>(sql`select ${bin} as bin, count(*) as n from ${sample} group by 1`);
+      const [totals] = yield* sqlRows<Totals>(
+        sql`select count(*) as hits, count(*) filter (where abs(score - ${LEXICAL_CEILING}) < 0.0005) as "atCeiling",
+              count(*) filter (where artifact = 'trace') as traces, count(*) filter (where artifact = 'learning') as learnings,
+              count(*) filter (where relevant is not null) as rated, count(*) filter (where relevant) as relevant
+            from ${sample}`,
+      );
+      const numbers = <T extends object>(o: T) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number(v)])) as T;
+      return distributionOf({ rows: rows.map(numbers), totals: numbers(totals) });
+    })(),
+  );
 }
 
-/** The histogram and totals from the grouped rows (both backends). */
-export function distributionOf({ rows, totals }: { rows: BinRow[]; totals: { hits: number; atCeiling: number; traces: number; learnings: number; rated: number; relevant: number } }): RecallScoreDistribution {
+/** The histogram and totals from the grouped rows. */
+function distributionOf({ rows, totals }: { rows: BinRow[]; totals: Totals }): RecallScoreDistribution {
   const counts = new Map(rows.map((r) => [Math.max(0, r.bin), r.n]));
   const round = (x: number) => Math.round(x * 100) / 100;
   return {

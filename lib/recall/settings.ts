@@ -1,9 +1,9 @@
 import { eq } from "drizzle-orm";
 import { z } from "zod";
-import type { StoreHandle } from "../db/connection";
-import { reflectionSettings } from "../db/schema/recall";
-import { appendAudit } from "../governance/audit";
+import { insertOrIgnore, read, row, update, write, type AnyStoreHandle, type On, type Op, type RowLock } from "../db/port";
+import { audit } from "../index/engine-steps";
 import { getConfig } from "../config";
+import { recallTables } from "./tables";
 
 /** Per-store reflection settings; every field has a default so a new store just works. */
 export const reflectionSettingsSchema = z
@@ -78,26 +78,35 @@ export function applySettingsPatch(before: StoredReflectionSettings, patch: z.ou
   return reflectionSettingsSchema.parse({ ...before, ...patch, retention: { ...before.retention, ...patch.retention } });
 }
 
-function readStoredSettings({ handle }: { handle: StoreHandle }): StoredReflectionSettings {
-  const row = handle.db.select({ settings: reflectionSettings.settings }).from(reflectionSettings).where(eq(reflectionSettings.id, 1)).get();
-  return parseStoredSettings(row?.settings);
+const table = recallTables.settings;
+
+function* readStoredSettings({ lock }: { lock?: RowLock } = {}): Op<StoredReflectionSettings> {
+  const found = yield* row(table, (t) => eq(t.id, 1), { lock });
+  return parseStoredSettings(found?.settings);
 }
 
-export function getReflectionSettings({ handle }: { handle: StoreHandle }): ReflectionSettings {
-  return inForce(readStoredSettings({ handle }));
+/** The settings in force, as a step of a repository operation. */
+export function* reflectionSettingsInForce(): Op<ReflectionSettings> {
+  return inForce(yield* readStoredSettings());
+}
+
+export function getReflectionSettings<H extends AnyStoreHandle>({ handle }: { handle: H }): On<H, ReflectionSettings> {
+  return read(handle, reflectionSettingsInForce());
 }
 
 /** Apply a patch, write it and its audit row in one transaction; returns the settings now in force. */
-export function updateReflectionSettings({ handle, input, actor }: { handle: StoreHandle; input: z.input<typeof reflectionSettingsUpdateSchema>; actor: string }): ReflectionSettings {
+export function updateReflectionSettings<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.input<typeof reflectionSettingsUpdateSchema>; actor: string }): On<H, ReflectionSettings> {
   const { settings: patch, reason } = reflectionSettingsUpdateSchema.parse(input);
-  return handle.sqlite
-    .transaction(() => {
-      const before = readStoredSettings({ handle });
+  return write(
+    handle,
+    (function* () {
+      // Two admins patching at once: the second waits for the first's row lock and patches its result (no lost field).
+      yield* insertOrIgnore(table, { id: 1, settings: "{}", updatedAt: Date.now(), updatedBy: actor }, (t) => [t.id]);
+      const before = yield* readStoredSettings({ lock: "update" });
       const next = applySettingsPatch(before, patch);
-      const row = { id: 1, settings: JSON.stringify(next), updatedAt: Date.now(), updatedBy: actor };
-      handle.db.insert(reflectionSettings).values(row).onConflictDoUpdate({ target: reflectionSettings.id, set: row }).run();
-      appendAudit({ actor, action: "reflection.settings.update", target: `store:${handle.store}`, reason, details: { before, after: next } });
+      yield* update(table, { settings: JSON.stringify(next), updatedAt: Date.now(), updatedBy: actor }, (t) => eq(t.id, 1));
+      yield* audit({ actor, action: "reflection.settings.update", target: `store:${handle.store}`, reason, details: { before, after: next } });
       return inForce(next);
-    })
-    .immediate();
+    })(),
+  );
 }

@@ -1,20 +1,24 @@
-import { and, asc, count, desc, eq, getTableColumns, inArray, isNotNull, isNull, lt, ne, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, isNotNull, lt, ne, sql, type Column, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import type { StoreHandle } from "../db/connection";
-import { embedQueue } from "../db/schema/embed";
+import { count, dialect, inCallerTx, insertOrIgnore, read, remove, row, rows, select, sqlRows, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { reasoningTraces, type ReasoningTraceRow } from "../db/schema/recall";
 import type { Embeddable } from "../embed/embeddables";
-import { enqueueEmbeddings } from "../embed/queue";
-import { forgetEmbeddings } from "../embed/vector-index";
 import { AppError } from "../errors";
+import { tableEmbeddablePg, type PgEmbeddable } from "../index/embed-kinds-pg";
+import { enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { DESCRIPTOR_VERSION, normalizeTrace, renderTraceDescriptor, traceInputSchema, type TraceFields, type TraceInput } from "./descriptors";
-import { getReflectionSettings, type ReflectionSettings } from "./settings";
+import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
 import { sha256Hex } from "../common";
-import { currentVectorInfo } from "./vector-info";
+import { recallTables } from "./tables";
+import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
 
+/**
+ * Reasoning traces, one repository over both engines (lib/db/port.ts). Two
+ * writers recording the same descriptor at once end with one row seen twice
+ * (insert or ignore on the unique descriptor hash, then the counter), and a
+ * trace is queued for its vector in its insert's transaction.
+ */
 export const TRACE_KIND = "trace";
-
-export type VectorInfo = { fingerprintId: string; dim: number; task: "document" | "query" };
 
 export type Trace = {
   id: number;
@@ -34,15 +38,6 @@ export type Trace = {
   seenCount: number;
   createdAt: number;
   lastSeenAt: number;
-};
-
-/**
- * A trace row with the vector made from its current descriptor, if any (which model, dimension and task made it).
- */
-type TraceSelect = ReasoningTraceRow & { vectorInfo: string | null };
-const TRACE_SELECT = {
-  ...getTableColumns(reasoningTraces),
-  vectorInfo: currentVectorInfo({ kind: "trace", table: "reasoning_traces", inputHashColumn: "descriptor_hash" }),
 };
 
 /** A trace row of either backend, lists decoded, with the vector of its current descriptor (or null). */
@@ -68,10 +63,6 @@ export function traceOf(r: TraceRecord): Trace {
     createdAt: r.createdAt,
     lastSeenAt: r.lastSeenAt,
   };
-}
-
-function toTrace({ vectorInfo, ...r }: TraceSelect): Trace {
-  return traceOf({ ...r, keyFiles: JSON.parse(r.keyFiles) as string[], errorTags: JSON.parse(r.errorTags) as string[], vector: vectorInfo ? (JSON.parse(vectorInfo) as VectorInfo) : null });
 }
 
 /** A new trace's row (lists as arrays: SQLite stores them as JSON text). */
@@ -114,10 +105,6 @@ export function traceBackpressure({ outcome, backlog, watermark }: { outcome: "s
 /** Whether the backlog must be counted for this write: for a success trace, or to catch up skipped ones. */
 export const backlogMatters = ({ outcome, hasSkipped }: { outcome: "success" | "failure"; hasSkipped: boolean }) => outcome === "success" || hasSkipped;
 
-function fieldsOf(r: ReasoningTraceRow): TraceFields {
-  return tracedFields({ ...r, keyFiles: JSON.parse(r.keyFiles) as string[], errorTags: JSON.parse(r.errorTags) as string[] });
-}
-
 /** A stored trace's fields, lists decoded (either backend's row). */
 function tracedFields(r: Pick<TraceRecord, "intentVerb" | "intentTarget" | "shardType" | "keyFiles" | "outcome" | "keyIssue" | "errorTags">): TraceFields {
   return { intentVerb: r.intentVerb, intentTarget: r.intentTarget, shardType: r.shardType, keyFiles: r.keyFiles, outcome: r.outcome, keyIssue: r.keyIssue, errorTags: r.errorTags };
@@ -151,10 +138,40 @@ export const traceEmbeddable: Embeddable = {
   chunkingVersion({ handle, refId }) {
     return handle.db.select({ v: reasoningTraces.descriptorVersion }).from(reasoningTraces).where(eq(reasoningTraces.id, refId)).get()?.v ?? null;
   },
-  backfill: backfillTraceDescriptors,
+  backfill: ({ handle }) => inCallerTx(handle, traceDescriptorsBackfilled()),
+};
+
+/** The PostgreSQL embed worker reads a trace's descriptor by its id; the descriptor hash is the input hash. */
+export const traceEmbeddablePg: PgEmbeddable = {
+  ...tableEmbeddablePg({ kind: TRACE_KIND, artifactType: "reasoning_trace", table: "reasoning_traces", textColumn: "summary_descriptor", hashColumn: "descriptor_hash", versionColumn: "descriptor_version" }),
+  backfill: ({ tx }) => inCallerTx(tx, traceDescriptorsBackfilled()),
 };
 
 export type RecordTraceResult = { trace: Trace; deduped: boolean; embedding: "queued" | "skipped_backpressure" | "unchanged"; retained: { deleted: number } };
+
+const table = recallTables.traces;
+const TRACE_VECTOR = { kind: "trace", table: "reasoning_traces", inputHashColumn: "descriptor_hash" } as const;
+
+/** Traces with the vector of their current descriptor, newest seen first, as the API shows them. */
+function* selectTraces(query: { where?: (t: typeof reasoningTraces) => SQL | undefined; limit: number; offset?: number }): Op<Trace[]> {
+  const engine = yield* dialect();
+  const found = yield* select({ t: table }, (db, { t }) =>
+    db
+      .select({ ...getTableColumns(t), vectorInfo: currentVectorInfo(engine, TRACE_VECTOR) })
+      .from(t)
+      .where(query.where?.(t))
+      .orderBy(desc(t.lastSeenAt), desc(t.id))
+      .limit(query.limit)
+      .offset(query.offset ?? 0),
+  );
+  return found.map(({ vectorInfo, ...r }) => traceOf({ ...r, keyFiles: decodedJson<string[]>(r.keyFiles), errorTags: decodedJson<string[]>(r.errorTags), vector: vectorInfoOf(vectorInfo) }));
+}
+
+function* traceById(id: number): Op<Trace> {
+  const [found] = yield* selectTraces({ where: (t) => eq(t.id, id), limit: 1 });
+  if (!found) throw new AppError("not_found", `no trace ${id}`);
+  return found;
+}
 
 /**
  * Store a trace (sanitized) or, when its descriptor was seen before, bump the
@@ -162,76 +179,64 @@ export type RecordTraceResult = { trace: Trace; deduped: boolean; embedding: "qu
  * above the store's backlog watermark a success trace is stored without a vector
  * (lexical recall still finds it); failures are always queued.
  */
-export function recordTrace({ handle, agentId, input }: { handle: StoreHandle; agentId: string; input: TraceInput }): RecordTraceResult {
+export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }: { handle: H; agentId: string; input: TraceInput }): On<H, RecordTraceResult> {
   const { fields, descriptor, hash } = prepareTrace(input);
-  const settings = getReflectionSettings({ handle });
-  const { db } = handle;
-  return handle.sqlite
-    .transaction((): RecordTraceResult => {
+  return write(
+    handle,
+    (function* (): Op<RecordTraceResult> {
+      const settings = yield* reflectionSettingsInForce();
       const now = Date.now();
-      const existing = db.select({ id: reasoningTraces.id }).from(reasoningTraces).where(eq(reasoningTraces.descriptorHash, hash)).get();
-      if (existing) {
-        db.update(reasoningTraces)
-          .set({ seenCount: sql`${reasoningTraces.seenCount} + 1`, lastSeenAt: now })
-          .where(eq(reasoningTraces.id, existing.id))
-          .run();
-        return { trace: getTraceById({ handle, id: existing.id }), deduped: true, embedding: "unchanged", retained: { deleted: 0 } };
-      }
+      const seenAgain = function* (): Op<RecordTraceResult | null> {
+        const [seen] = yield* update(table, { seenCount: sql`seen_count + 1`, lastSeenAt: now }, (t) => eq(t.descriptorHash, hash));
+        return seen ? { trace: yield* traceById(seen.id), deduped: true, embedding: "unchanged", retained: { deleted: 0 } } : null;
+      };
+      const deduped = yield* seenAgain();
+      if (deduped) return deduped;
       // The backlog is only counted when it matters: for a success trace, or to catch up skipped ones.
-      const hasSkipped = db.select({ id: reasoningTraces.id }).from(reasoningTraces).where(isNotNull(reasoningTraces.embedSkippedAt)).limit(1).get() !== undefined;
-      const backlog = backlogMatters({ outcome: fields.outcome, hasSkipped }) ? pendingEmbeddingsUpTo({ handle, limit: settings.backlog_watermark + 1 }) : 0;
-      const { skip } = traceBackpressure({ outcome: fields.outcome, backlog, watermark: settings.backlog_watermark });
-      const { id } = db
-        .insert(reasoningTraces)
-        .values((({ keyFiles, errorTags, ...row }) => ({ ...row, keyFiles: JSON.stringify(keyFiles), errorTags: JSON.stringify(errorTags) }))(newTraceRow({ agentId, fields, descriptor, hash, skip, now })))
-        .returning({ id: reasoningTraces.id })
-        .get();
-      if (!skip) enqueueEmbeddings({ handle, items: [{ kind: TRACE_KIND, refId: id, inputHash: hash }, ...(hasSkipped ? catchUpSkipped({ handle, backlog, watermark: settings.backlog_watermark }) : [])] });
-      const retained = applyTraceRetention({ handle, settings, now, keepId: id });
-      return { trace: getTraceById({ handle, id }), deduped: false, embedding: skip ? "skipped_backpressure" : "queued", retained };
-    })
-    .immediate();
+      const hasSkipped = (yield* row(table, (t) => isNotNull(t.embedSkippedAt))) !== undefined;
+      const backlog = backlogMatters({ outcome: fields.outcome, hasSkipped }) ? yield* pendingEmbeddingsUpTo(settings.backlog_watermark + 1) : 0;
+      const { skip, catchUp } = traceBackpressure({ outcome: fields.outcome, backlog, watermark: settings.backlog_watermark });
+      const engine = yield* dialect();
+      const values = newTraceRow({ agentId, fields, descriptor, hash, skip, now });
+      const inserted = yield* insertOrIgnore(table, { ...values, keyFiles: encodedJson(engine, values.keyFiles), errorTags: encodedJson(engine, values.errorTags) }, (t) => [t.descriptorHash]);
+      // Another replica inserted the same descriptor meanwhile (its commit ended our wait): count this sighting on its row.
+      if (!inserted) return (yield* seenAgain())!;
+      if (!skip) {
+        const caughtUp = hasSkipped && catchUp ? yield* skippedTracesRequeued() : [];
+        yield* enqueueVectors([{ kind: TRACE_KIND, refId: inserted.id, inputHash: hash }, ...caughtUp]);
+      }
+      const retained = yield* traceRetentionApplied({ settings, now, keepId: inserted.id });
+      return { trace: yield* traceById(inserted.id), deduped: false, embedding: skip ? "skipped_backpressure" : "queued", retained };
+    })(),
+  );
 }
 
 /** Pending embed work, counted only up to `limit`: the check runs on every write and the queue can be long. */
-function pendingEmbeddingsUpTo({ handle, limit }: { handle: StoreHandle; limit: number }): number {
-  const pending = handle.db.select({ id: embedQueue.id }).from(embedQueue).where(isNull(embedQueue.parkedAt)).limit(limit).as("pending");
-  return handle.db.select({ n: count() }).from(pending).get()!.n;
+function* pendingEmbeddingsUpTo(limit: number): Op<number> {
+  const [{ n }] = yield* sqlRows<{ n: number | string }>(sql`select count(*) as n from (select 1 from embed_queue where parked_at is null limit ${limit}) q`);
+  return Number(n);
 }
 
 export const CATCH_UP_BATCH = 50;
 
 /**
  * Once the backlog is back under half the watermark, traces that backpressure
- * stored without a vector are queued again, a few per write, oldest first.
+ * stored without a vector are queued again, a few per write, oldest first
+ * (on PostgreSQL rows another writer is queueing are skipped, not waited for).
  */
-function catchUpSkipped({ handle, backlog, watermark }: { handle: StoreHandle; backlog: number; watermark: number }): { kind: string; refId: number; inputHash: string }[] {
-  if (!traceBackpressure({ outcome: "failure", backlog, watermark }).catchUp) return [];
-  const rows = handle.db
-    .select({ id: reasoningTraces.id, hash: reasoningTraces.descriptorHash })
-    .from(reasoningTraces)
-    .where(isNotNull(reasoningTraces.embedSkippedAt))
-    .orderBy(asc(reasoningTraces.embedSkippedAt), asc(reasoningTraces.id))
-    .limit(CATCH_UP_BATCH)
-    .all();
-  if (rows.length === 0) return [];
-  handle.db
-    .update(reasoningTraces)
-    .set({ embedSkippedAt: null })
-    .where(
-      inArray(
-        reasoningTraces.id,
-        rows.map((r) => r.id),
-      ),
-    )
-    .run();
-  return rows.map((r) => ({ kind: TRACE_KIND, refId: r.id, inputHash: r.hash }));
+function* skippedTracesRequeued(): Op<{ kind: string; refId: number; inputHash: string }[]> {
+  const skipLocked = (yield* dialect()) === "pg" ? sql` for update skip locked` : sql``;
+  const found = yield* sqlRows<{ id: number | string; hash: string }>(
+    sql`select id, descriptor_hash as hash from reasoning_traces where embed_skipped_at is not null order by embed_skipped_at, id limit ${CATCH_UP_BATCH}${skipLocked}`,
+  );
+  if (found.length === 0) return [];
+  const ids = found.map((r) => Number(r.id));
+  yield* update(table, { embedSkippedAt: null }, (t) => inArray(t.id, ids));
+  return found.map((r, i) => ({ kind: TRACE_KIND, refId: ids[i], inputHash: r.hash }));
 }
 
-export function getTraceById({ handle, id }: { handle: StoreHandle; id: number }): Trace {
-  const row = handle.db.select(TRACE_SELECT).from(reasoningTraces).where(eq(reasoningTraces.id, id)).get();
-  if (!row) throw new AppError("not_found", `no trace ${id}`);
-  return toTrace(row);
+export function getTraceById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: number }): On<H, Trace> {
+  return read(handle, traceById(id));
 }
 
 export const listTracesQuerySchema = z
@@ -244,42 +249,45 @@ export const listTracesQuerySchema = z
   })
   .strict();
 
-export function listTraces({ handle, filter }: { handle: StoreHandle; filter: z.input<typeof listTracesQuerySchema> }): { traces: Trace[]; total: number } {
+export function listTraces<H extends AnyStoreHandle>({ handle, filter }: { handle: H; filter: z.input<typeof listTracesQuerySchema> }): On<H, { traces: Trace[]; total: number }> {
   const f = listTracesQuerySchema.parse(filter);
-  const where = and(
-    f.outcome === undefined ? undefined : eq(reasoningTraces.outcome, f.outcome),
-    f.shard_type === undefined ? undefined : eq(reasoningTraces.shardType, sql`lower(${f.shard_type})`),
-    f.agent_id === undefined ? undefined : eq(reasoningTraces.agentId, f.agent_id),
+  const matching = (t: { outcome: Column; shardType: Column; agentId: Column }) =>
+    and(
+      f.outcome === undefined ? undefined : eq(t.outcome, f.outcome),
+      f.shard_type === undefined ? undefined : eq(t.shardType, sql`lower(${f.shard_type})`),
+      f.agent_id === undefined ? undefined : eq(t.agentId, f.agent_id),
+    );
+  return read(
+    handle,
+    (function* () {
+      const traces = yield* selectTraces({ where: matching, limit: f.limit, offset: f.offset });
+      return { traces, total: yield* count(table, matching) };
+    })(),
+    { snapshot: true },
   );
-  const rows = handle.db.select(TRACE_SELECT).from(reasoningTraces).where(where).orderBy(desc(reasoningTraces.lastSeenAt), desc(reasoningTraces.id)).limit(f.limit).offset(f.offset).all();
-  const { total } = handle.db.select({ total: count() }).from(reasoningTraces).where(where).get()!;
-  return { traces: rows.map(toTrace), total };
 }
 
-/** Delete traces and everything embedded for them, in the caller's transaction. */
-function deleteTraces({ handle, ids }: { handle: StoreHandle; ids: number[] }): number {
-  if (ids.length === 0) return 0;
-  forgetEmbeddings({ handle, items: ids.map((refId) => ({ kind: TRACE_KIND, refId })) });
-  // json_each, not a bound list: retention can delete more ids than SQLite takes as parameters.
-  return handle.db
-    .delete(reasoningTraces)
-    .where(inArray(reasoningTraces.id, sql`(select value from json_each(${JSON.stringify(ids)}))`))
-    .run().changes;
+/** Delete the traces `where` picks and everything embedded for them; how many went. */
+function* tracesDeleted(where: (t: { id: Column; lastSeenAt: Column }) => SQL | undefined): Op<number> {
+  const gone = yield* remove(table, where);
+  yield* forgetVectors(
+    TRACE_KIND,
+    gone.map((r) => r.id),
+  );
+  return gone.length;
 }
-
-type TraceIdRow = { id: number };
 
 /**
- * The ids of the traces a cap of `cap` deletes (both backends run this SQL;
- * the placeholders are the dialect's). Ranking with window functions stays
- * in SQL: every row's keep rank in one pass; the trace just written first.
+ * The ids of the traces a cap of `cap` deletes. Ranking with window functions
+ * stays in SQL: every row's keep rank in one pass; the trace just written first.
  */
-export function retentionSurplusSql(strategy: ReflectionSettings["retention"]["strategy"], p: { keepId: string; cap: string }): string {
+function retentionSurplusSql(strategy: ReflectionSettings["retention"]["strategy"], { keepId, cap }: { keepId: number; cap: number }): string {
   const order = strategy === "stratified" ? "stratum_rank, last_seen_at desc, id desc" : "last_seen_at desc, id desc";
+  // keepId and cap are checked integers, written as literals.
   return `select id from (
-     select id, row_number() over (order by id = ${p.keepId} desc, ${order}) as keep_rank from (
+     select id, row_number() over (order by id = ${Math.trunc(keepId)} desc, ${order}) as keep_rank from (
        select id, last_seen_at, row_number() over (partition by shard_type, outcome order by last_seen_at desc, id desc) as stratum_rank from reasoning_traces) ranked) kept
-   where keep_rank > ${p.cap}`;
+   where keep_rank > ${Math.trunc(cap)}`;
 }
 
 /**
@@ -288,62 +296,51 @@ export function retentionSurplusSql(strategy: ReflectionSettings["retention"]["s
  * newest rows in turn, so a rare failure kind is not crowded out by a
  * frequent success). `keepId` (the trace just written) is never deleted.
  */
-export function applyTraceRetention({ handle, settings, now = Date.now(), keepId = 0 }: { handle: StoreHandle; settings: ReflectionSettings; now?: number; keepId?: number }): { deleted: number } {
+function* traceRetentionApplied({ settings, now = Date.now(), keepId = 0 }: { settings: ReflectionSettings; now?: number; keepId?: number }): Op<{ deleted: number }> {
   const { ttl_days: ttlDays, max_traces: cap, strategy } = settings.retention;
-  const { db } = handle;
   let deleted = 0;
   if (ttlDays !== null) {
     const cutoff = now - ttlDays * 86_400_000;
-    const ids = db
-      .select({ id: reasoningTraces.id })
-      .from(reasoningTraces)
-      .where(and(lt(reasoningTraces.lastSeenAt, cutoff), ne(reasoningTraces.id, keepId)))
-      .all()
-      .map((r) => r.id);
-    deleted += deleteTraces({ handle, ids });
+    deleted += yield* tracesDeleted((t) => and(lt(t.lastSeenAt, cutoff), ne(t.id, keepId)));
   }
-  if (cap !== null) {
-    const n = db.select({ n: count() }).from(reasoningTraces).get()!.n;
-    if (n > cap) {
-      const ids = (handle.sqlite.prepare(retentionSurplusSql(strategy, { keepId: "?", cap: "?" })).all(keepId, cap) as TraceIdRow[]).map((r) => r.id);
-      deleted += deleteTraces({ handle, ids });
-    }
+  if (cap !== null && (yield* count(table)) > cap) {
+    const surplus = yield* sqlRows<{ id: number | string }>(sql`delete from reasoning_traces where id in (${sql.raw(retentionSurplusSql(strategy, { keepId, cap }))}) returning id`);
+    yield* forgetVectors(
+      TRACE_KIND,
+      surplus.map((r) => Number(r.id)),
+    );
+    deleted += surplus.length;
   }
   return { deleted };
 }
 
-/** Run retention now (CLI, admin). */
-export function runTraceRetention({ handle }: { handle: StoreHandle }): { deleted: number } {
-  const settings = getReflectionSettings({ handle });
-  return handle.sqlite.transaction(() => applyTraceRetention({ handle, settings })).immediate();
+/** Run retention now (CLI, admin): the settings in force and the deletes in one transaction. */
+export function runTraceRetention<H extends AnyStoreHandle>({ handle }: { handle: H }): On<H, { deleted: number }> {
+  return write(
+    handle,
+    (function* () {
+      return yield* traceRetentionApplied({ settings: yield* reflectionSettingsInForce() });
+    })(),
+  );
 }
 
 /**
- * Re-render descriptors that are of an older version (re-embed calls this
- * first, so their vectors are rebuilt from the current text). Two rows that
- * now render the same are merged into the older one.
+ * Re-render descriptors of an older version, in the caller's transaction
+ * (re-embed calls this first, so the vectors it queues are made from today's
+ * text). A row that now renders like another merges into it (counts added,
+ * the later last_seen kept) and goes with its vectors and queue row.
  */
-export function backfillTraceDescriptors({ handle }: { handle: StoreHandle }): number {
-  const { db } = handle;
-  const stale = db.select().from(reasoningTraces).where(ne(reasoningTraces.descriptorVersion, DESCRIPTOR_VERSION)).all();
-  let changed = 0;
+function* traceDescriptorsBackfilled(): Op<number> {
+  const stale = yield* rows(table, { where: (t) => ne(t.descriptorVersion, DESCRIPTOR_VERSION), orderBy: (t) => [asc(t.id)], lock: "update" });
   for (const r of stale) {
-    const { descriptor, hash } = rerenderTraceDescriptor(fieldsOf(r));
-    const twin = db
-      .select({ id: reasoningTraces.id })
-      .from(reasoningTraces)
-      .where(and(eq(reasoningTraces.descriptorHash, hash), ne(reasoningTraces.id, r.id)))
-      .get();
+    const { descriptor, hash } = rerenderTraceDescriptor({ ...r, keyFiles: decodedJson<string[]>(r.keyFiles), errorTags: decodedJson<string[]>(r.errorTags) });
+    const twin = yield* row(table, (t) => and(eq(t.descriptorHash, hash), ne(t.id, r.id)));
     if (twin) {
-      db.update(reasoningTraces)
-        .set({ seenCount: sql`${reasoningTraces.seenCount} + ${r.seenCount}`, lastSeenAt: sql`max(${reasoningTraces.lastSeenAt}, ${r.lastSeenAt})` })
-        .where(eq(reasoningTraces.id, twin.id))
-        .run();
-      deleteTraces({ handle, ids: [r.id] });
+      yield* update(table, { seenCount: sql`seen_count + ${r.seenCount}`, lastSeenAt: atLeast("last_seen_at", r.lastSeenAt, "bigint") }, (t) => eq(t.id, twin.id));
+      yield* tracesDeleted((t) => eq(t.id, r.id));
     } else {
-      db.update(reasoningTraces).set({ summaryDescriptor: descriptor, descriptorHash: hash, descriptorVersion: DESCRIPTOR_VERSION }).where(eq(reasoningTraces.id, r.id)).run();
+      yield* update(table, { summaryDescriptor: descriptor, descriptorHash: hash, descriptorVersion: DESCRIPTOR_VERSION }, (t) => eq(t.id, r.id));
     }
-    changed++;
   }
-  return changed;
+  return stale.length;
 }

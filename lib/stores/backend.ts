@@ -21,12 +21,11 @@ import {
   type setCategorySchema,
   type updateMemorySchema,
 } from "../index/memories";
-import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listCategoryChildrenPg, listMemoriesByFilterPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
+import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
 import { getJobById, listLatestJobs, runReindexJob, startReindexJob, type Job } from "../index/jobs";
 import { lastUnindexableFiles, type ReindexProgress } from "../index/reindex";
 import type { UnindexableFile } from "../index/files";
 import { readChunkInDocument, type ChunkReader } from "../index/reader";
-import { readChunkInDocumentPg } from "../index/reader-pg";
 import { takeOverStaleJobPg } from "../index/admin-jobs-pg";
 import { getJobByIdPg, JOB_OWNER, listLatestJobsPg, runReindexJobPg, runReindexJobToEndPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
 import { searchStore, type SearchInput, type SearchResult } from "../index/search";
@@ -183,7 +182,7 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
     listDocuments: async ({ store, ...a }) => listDocumentsByPrefixPg({ handle: (await open(store)).handle, ...a }),
     deleteDocument: async ({ store, ...a }) => deleteApiDocumentPg({ handle: (await open(store)).handle, ...a }),
     getChunk: async ({ store, ...a }) => getChunkByChunkIdPg({ handle: (await open(store)).handle, ...a }),
-    readChunk: async ({ store, ...a }) => readChunkInDocumentPg({ handle: (await open(store)).handle, ...a }),
+    readChunk: async ({ store, ...a }) => readChunkInDocument({ handle: (await open(store)).handle, ...a }),
     search: async ({ store, input }) => {
       const { pg, handle } = await open(store);
       const core = await openCoreForPg({ pg, handle, includeCore: input.include_core });
@@ -192,12 +191,12 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
       return searchStorePg({ handle, core, input, vector });
     },
     getMemory: async ({ store, ...a }) => getMemoryByPathPg({ handle: (await open(store)).handle, ...a }),
-    listMemories: async ({ store, ...a }) => listMemoriesByFilterPg({ handle: (await open(store)).handle, ...a }),
+    listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: (await open(store)).handle, ...a }),
     createMemory: async ({ store, ...a }) => createMemoryPg({ handle: (await open(store)).handle, ...a }),
     updateMemory: async ({ store, ...a }) => updateMemoryPg({ handle: (await open(store)).handle, ...a }),
     deleteMemory: async ({ store, ...a }) => deleteMemoryPg({ handle: (await open(store)).handle, ...a }),
-    listCategoryChildren: async ({ store, ...a }) => listCategoryChildrenPg({ handle: (await open(store)).handle, ...a }),
-    listAllCategories: async ({ store }) => listCategoryChildrenPg({ handle: (await open(store)).handle, parent: undefined }),
+    listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: (await open(store)).handle, ...a }),
+    listAllCategories: async ({ store }) => listAllCategories({ handle: (await open(store)).handle }),
     listMemoryHistory: async ({ store, ...a }) => listMemoryHistoryPg({ handle: (await open(store)).handle, ...a }),
     setCategoryDescription: async ({ store, ...a }) => setCategoryDescriptionPg({ handle: (await open(store)).handle, ...a }),
     verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),

@@ -10,7 +10,7 @@ import { storeHealthResponse } from "@/lib/api/responses/embeddings";
 import { assertMatchesContract, toWire } from "@/lib/api/contract";
 import { closePg, getPg } from "@/lib/db/pg";
 import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
-import { recordTracePg } from "@/lib/recall/traces-pg";
+import { recordTrace } from "@/lib/recall/traces";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 
@@ -54,7 +54,7 @@ describe("store status on PostgreSQL", () => {
     expect(s).toMatchObject({ state: "healthy", reason: "every row has a vector of its current text", backlog: { pending: 0 }, drift: { artifacts: 8, fresh: 8, stale: 0, missing: 0, modelChanged: false } });
     expect(s.activeModel?.id).toBe(s.provider.configured?.id);
     // A trace is an embeddable row too: queued with its write, then fresh once the worker has run, counted by kind.
-    await recordTracePg({ handle: store, agentId: "ops-bot", input: { intent: { verb: "restart", target: "pager relay" }, shard_type: "ops", outcome: "success" } });
+    await recordTrace({ handle: store, agentId: "ops-bot", input: { intent: { verb: "restart", target: "pager relay" }, shard_type: "ops", outcome: "success" } });
     s = await getStoreStatusPg({ handle: store });
     expect(s).toMatchObject({ state: "healthy", backlog: { pending: 1 }, drift: { artifacts: 9, fresh: 8, missing: 1, byKind: { trace: { artifacts: 1, fresh: 0, missing: 1 } } } });
     await drainEmbedQueuesPg({ handles: [store] });

@@ -1,0 +1,39 @@
+import { engineStep, type Op } from "../db/port";
+import { enqueueEmbeddings } from "../embed/queue";
+import { forgetEmbeddings } from "../embed/vector-index";
+import { appendAudit, type AuditEntry } from "../governance/audit";
+import { appendAuditPg } from "../governance/audit-pg";
+import { enqueueEmbeddingsPg } from "./embed-queue-pg";
+import { forgetKindEmbeddingsPg } from "./vectors-pg";
+
+/**
+ * The port steps (lib/db/port.ts) every store repository shares that differ
+ * per engine, both halves side by side: the audit ledger (governance.db
+ * beside the store on SQLite; the same transaction on PostgreSQL, so the row
+ * commits with the change) and the embedding queue and vectors (vec0/usearch
+ * on SQLite, pgvector on PostgreSQL).
+ */
+
+/** An audit row for a change to the store. */
+export function audit(entry: AuditEntry): Op<void> {
+  return engineStep({
+    sqlite: () => void appendAudit(entry),
+    pg: async (tx) => void (await appendAuditPg({ db: tx, entry })),
+  });
+}
+
+/** Queue artifacts for their vectors (in the write's transaction). */
+export function enqueueVectors(items: { kind: string; refId: number; inputHash: string }[]): Op<void> {
+  return engineStep({
+    sqlite: (handle) => enqueueEmbeddings({ handle, items }),
+    pg: (tx) => enqueueEmbeddingsPg({ tx, items }),
+  });
+}
+
+/** Drop the vectors of deleted artifacts of one kind. */
+export function forgetVectors(kind: string, refIds: number[]): Op<void> {
+  return engineStep({
+    sqlite: (handle) => forgetEmbeddings({ handle, items: refIds.map((refId) => ({ kind, refId })) }),
+    pg: (tx) => forgetKindEmbeddingsPg({ tx, kind, refIds }),
+  });
+}
