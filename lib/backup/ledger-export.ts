@@ -1,6 +1,5 @@
 import { getPg } from "../db/pg";
 import { getTaskStatusById, listTasksByFilter, type TaskStatus } from "../governance/ledger";
-import { getTaskStatusByIdPg, listTasksByFilterPg } from "../governance/ledger-pg";
 
 export const LEDGER_FORMAT = "dualmind.ledger.v1" as const;
 export type LedgerSnapshot = { format: typeof LEDGER_FORMAT; exportedAt: number; tasks: TaskStatus[] };
@@ -29,9 +28,9 @@ export async function exportLedgerSnapshot({ now = Date.now() }: { now?: number 
     const { db } = await pg;
     return db.transaction(
       async (tx) => {
-        const ids = await collectTaskIds((input) => listTasksByFilterPg({ db: tx, input }), now);
+        const ids = await collectTaskIds((input) => listTasksByFilter(input, undefined, { kind: "pg", db: tx }), now);
         const tasks: TaskStatus[] = [];
-        for (const taskId of ids.reverse()) tasks.push(await getTaskStatusByIdPg({ db: tx, taskId }));
+        for (const taskId of ids.reverse()) tasks.push(await getTaskStatusById({ taskId, handle: { kind: "pg", db: tx } }));
         return { format: LEDGER_FORMAT, exportedAt: now, tasks };
       },
       { isolationLevel: "repeatable read", accessMode: "read only" },

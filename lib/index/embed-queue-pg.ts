@@ -12,7 +12,7 @@ import { emptyBatchResult, MAX_EMBED_ATTEMPTS, processClaimOwner, type BatchResu
 import { embedBatchTexts, passHold, splitBatchOutcome } from "../embed/batch-embed";
 import { closeHold, holdErrorText, isDeadLocalOwner, isDiskFullError, newClaimOwnerId, openHold, outageParkedPatterns, shouldSweepParked, type StaleClaims } from "../embed/healing";
 import { appendAuditPg } from "../governance/audit-pg";
-import { recordProvenanceBatchPg } from "../governance/ledger-pg";
+import { recordProvenanceBatch } from "../governance/ledger";
 import { log } from "../log";
 import type { Fallback } from "../retrieval";
 import { CHUNKING_VERSION } from "./chunking";
@@ -383,7 +383,7 @@ async function finishEmbedItemsPg({
     artifacts: mine.map((w) => ({ store: handle.store, artifactType: getPgEmbeddable(w.item.kind)?.artifactType ?? w.item.kind, refId: w.item.refId, inputHash: w.inputHash, chunkingVersion: w.chunkingVersion })),
   });
   for (let i = 0; i < records.length; i += PROVENANCE_BATCH) {
-    await recordProvenanceBatchPg({ db: tx, input: { records: records.slice(i, i + PROVENANCE_BATCH) }, recordedBy: "system:embed-worker" });
+    await recordProvenanceBatch({ handle: { kind: "pg", db: tx }, input: { records: records.slice(i, i + PROVENANCE_BATCH) }, recordedBy: "system:embed-worker" });
   }
   const at = Date.now();
   const [chunkWork, kindWork] = [mine.filter((w) => w.item.kind === CHUNK_KIND), mine.filter((w) => w.item.kind !== CHUNK_KIND)];

@@ -12,7 +12,6 @@ import { getFingerprintInfo, readActiveFingerprintId } from "../embed/model";
 import { configuredFingerprint } from "../embed/status";
 import { AppError } from "../errors";
 import { getProofsByArtifact } from "../governance/ledger";
-import { getProofsByArtifactPg } from "../governance/ledger-pg";
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { CHUNKING_VERSION } from "./chunking";
 import { documentBytes } from "./document-fts";
@@ -145,7 +144,7 @@ async function readChunkVectorPg({ tx, handle, chunk, queue }: { tx: PgStoreTx; 
     .from(e)
     .where(eq(e.chunkRowId, chunk.id))
     .orderBy(desc(e.embeddedAt));
-  const proofs = await getProofsByArtifactPg({ db: tx, input: chunkVectorArtifact({ store: handle.store, chunkRowId: chunk.id }) });
+  const proofs = await getProofsByArtifact(chunkVectorArtifact({ store: handle.store, chunkRowId: chunk.id }), undefined, { kind: "pg", db: tx });
   return chunkVectorOf({ chunk, active: fp, modelOf: (fingerprintId) => (fp && fingerprintId === fp.id ? fp : null), vectors, queue, provenance: proofs.provenance });
 }
 
