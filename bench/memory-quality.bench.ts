@@ -118,7 +118,13 @@ const REMEMBER_MODES: { label: string; input: Partial<RememberInput> }[] = [
   { label: "remember, w_vec 1 (equal weights)", input: { w_vec: 1 } },
   { label: "remember, recency τ 1 day", input: { tau_hours: 24 } },
 ];
-const SEARCH_MODES = ["fts", "vector", "hybrid"] as const;
+const SEARCH_MODES: { label: string; params: Record<string, string> }[] = [
+  { label: "search fts", params: { mode: "fts" } },
+  { label: "search fts, match=any", params: { mode: "fts", match: "any" } },
+  { label: "search vector", params: { mode: "vector" } },
+  { label: "search hybrid", params: { mode: "hybrid" } },
+  { label: "search hybrid, group=chunk", params: { mode: "hybrid", group: "chunk" } },
+];
 
 async function locomo(): Promise<void> {
   const convs = loadLocomo();
@@ -149,9 +155,9 @@ async function locomo(): Promise<void> {
           }),
         ),
         ...SEARCH_MODES.map(
-          (mode): Route => ({
-            label: `search ${mode}`,
-            answer: async (q) => (await searchStore({ handle: openStore({ store }), core: null, input: searchInputSchema.parse({ q, mode, limit: K }) })).results.map((r) => pathTurn((r as { path: string }).path)),
+          ({ label, params }): Route => ({
+            label,
+            answer: async (q) => (await searchStore({ handle: openStore({ store }), core: null, input: searchInputSchema.parse({ q, limit: K, ...params }) })).results.map((r) => pathTurn((r as { path: string }).path)),
           }),
         ),
       ];
