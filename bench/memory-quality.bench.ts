@@ -17,7 +17,7 @@
  * The baseline in the same run: raw SQLite FTS5 bm25 (porter, OR of the
  * question's words) over the same turns.
  *
- * Then the README known-item sets (bench/search-docs.bench.ts's pinned
+ * Then the recall paraphrase set (recallSet) and the README known-item sets (bench/search-docs.bench.ts's pinned
  * document samples) as default search ÷ raw FTS5 MRR@10, unless
  * BENCH_MEMORY_PARTS=locomo.
  */
@@ -32,6 +32,10 @@ import { openStore } from "../lib/stores/stores";
 import { createStore } from "../lib/stores/stores";
 import { rawFts5DocEngine, scratchStore } from "./search-eval";
 import { printTable } from "./table";
+import { recallReflections } from "../lib/recall/recall";
+import { recordTrace } from "../lib/recall/traces";
+import { getReflectionSettings } from "../lib/recall/settings";
+import { QUALITY_CASES } from "../tests/fixtures/recall-quality";
 
 const LOCOMO_DIR = process.env.BENCH_LOCOMO_DIR ?? path.join(__dirname, "..", "..", "shared", "data", "locomo-dev");
 const K = 10;
@@ -186,6 +190,59 @@ async function locomo(): Promise<void> {
 }
 
 /**
+ * The recall paraphrase set (tests/fixtures/recall-quality.ts, as bench/recall.bench.ts reads it): 50 traces, one
+ * paraphrased query each ("overlap" shares words, "synonym" none), recall over traces with k = 5 and the store's
+ * default min_score, per signal set: hit@5 and MRR@5 ungated, the share of queries whose target passes the gate, the
+ * precision of what passes. BENCH_GATED_VECTOR sweeps builtin's gated vector weight (comma-separated) where the
+ * build has one.
+ */
+async function recallSet(): Promise<void> {
+  const scratch = scratchStore({ store: "recall-quality" });
+  try {
+    const handle = openStore({ store: "recall-quality" });
+    const ids = QUALITY_CASES.map((c) => recordTrace({ handle, agentId: "bench", input: c.trace }).trace.id);
+    await drainEmbedQueues({ stores: ["recall-quality"], batchSize: 256 });
+    const minScore = getReflectionSettings({ handle }).min_score;
+    const retrieval = (await import("../lib/retrieval")) as Record<string, unknown>;
+    const gated = retrieval.GATED_VECTOR_WEIGHTS as Record<string, number> | undefined;
+    const sweep = gated ? (process.env.BENCH_GATED_VECTOR ?? "").split(",").filter(Boolean).map(Number) : [];
+    const configs: { label: string; signals: "hybrid" | "vector" | "lexical"; gatedVector?: number }[] = [
+      { label: "hybrid (default)", signals: "hybrid" },
+      ...sweep.map((w) => ({ label: `hybrid, gated w_vec ${w}`, signals: "hybrid" as const, gatedVector: w })),
+      { label: "vector only", signals: "vector" },
+      { label: "lexical only", signals: "lexical" },
+    ];
+    const rows: Record<string, string>[] = [];
+    const f3 = (x: number) => x.toFixed(3);
+    for (const cfg of configs) {
+      const saved = gated?.builtin;
+      if (gated && cfg.gatedVector !== undefined) gated.builtin = cfg.gatedVector;
+      for (const subset of ["all", "overlap", "synonym"] as const) {
+        let [hits, rr, passes, returned, n] = [0, 0, 0, 0, 0];
+        for (const [i, c] of QUALITY_CASES.entries()) {
+          if (subset !== "all" && c.kind !== subset) continue;
+          n++;
+          const r = await recallReflections({ handle: openStore({ store: "recall-quality" }), agentId: "bench", input: { query: c.query, top_k: 5, min_score: 0, kinds: ["trace"], signals: cfg.signals } });
+          const pos = r.traces.findIndex((t) => t.id === ids[i]);
+          if (pos >= 0) {
+            hits++;
+            rr += 1 / (pos + 1);
+          }
+          const kept = r.traces.filter((t) => t.score >= minScore);
+          returned += kept.length;
+          if (kept.some((t) => t.id === ids[i])) passes++;
+        }
+        rows.push({ route: `recall ${cfg.label}`, queries: `${subset} (${n})`, "hit@5": f3(hits / n), "MRR@5": f3(rr / n), [`target passes min_score ${minScore}`]: f3(passes / n), precision: f3(returned ? passes / returned : 0) });
+      }
+      if (gated && saved !== undefined) gated.builtin = saved;
+    }
+    printTable("Recall paraphrase set (tests/fixtures/recall-quality.ts: 50 traces, 50 paraphrased queries; builtin embedder, k = 5)", rows);
+  } finally {
+    scratch.cleanup();
+  }
+}
+
+/**
  * The README known-item sets, as their own benches print them (raw FTS5 beside each search mode, in the same run):
  * the chunk-level and pinned document-level sets (bench/search-quality.bench.ts) and the document set of
  * bench/search-docs.bench.ts. Set BENCH_MEMORY_PARTS=locomo to skip them.
@@ -200,7 +257,8 @@ async function knownItemSets(): Promise<void> {
 }
 
 export default async function main(): Promise<void> {
-  const parts = (process.env.BENCH_MEMORY_PARTS ?? "locomo,known-items").split(",");
+  const parts = (process.env.BENCH_MEMORY_PARTS ?? "locomo,recall,known-items").split(",");
   if (parts.includes("locomo")) await locomo();
+  if (parts.includes("recall")) await recallSet();
   if (parts.includes("known-items")) await knownItemSets();
 }
