@@ -31,7 +31,8 @@ import { drainEmbedQueues } from "../lib/embed/worker";
 import { openStore } from "../lib/stores/stores";
 import { createStore } from "../lib/stores/stores";
 import { rawFts5DocEngine, scratchStore } from "./search-eval";
-import { printTable } from "./table";
+import { percentile, printTable } from "./table";
+import { loadTextWindows } from "./corpus";
 import { recallReflections } from "../lib/recall/recall";
 import { recordTrace } from "../lib/recall/traces";
 import { getReflectionSettings } from "../lib/recall/settings";
@@ -243,6 +244,46 @@ async function recallSet(): Promise<void> {
 }
 
 /**
+ * What the context from neighbouring short documents costs search, at its worst: BENCH_MEMORY_LATENCY_DOCS (default
+ * 10000) short documents (≤ 300 characters of real text, bench/corpus.ts) in one folder, written 30 s apart, so every
+ * query's best hits are seeds with neighbours. 100 queries of four words from other documents, default search
+ * (hybrid, group=document) with the context and without it (tuning weight 0, what search did before it), alternating
+ * query by query in the same run; p50 / p95 in ms.
+ */
+async function contextLatency(): Promise<void> {
+  const n = Number(process.env.BENCH_MEMORY_LATENCY_DOCS ?? 10_000);
+  const scratch = scratchStore({ store: "context-latency" });
+  try {
+    const windows = loadTextWindows(n + 100);
+    const handle = openStore({ store: "context-latency" });
+    const t0 = Date.UTC(2026, 0, 1);
+    handle.sqlite.transaction(() => {
+      for (let i = 0; i < n; i++) ingestDocument({ handle, path: `log/${String(i).padStart(6, "0")}.md`, origin: "api", text: windows[i].slice(0, 300), mtime: t0 + i * 30_000 });
+    })();
+    await drainEmbedQueues({ stores: ["context-latency"], batchSize: 256 });
+    const queries = windows.slice(n, n + 100).map((w) => (w.match(/[A-Za-z]{4,}/g) ?? []).slice(0, 4).join(" ")).filter((q) => q.length > 0);
+    const times = { with: [] as number[], without: [] as number[] };
+    for (const q of queries) {
+      for (const [label, tuning] of [["with", {}], ["without", { context: { weight: 0 } }]] as const) {
+        const started = performance.now();
+        await searchStore({ handle: openStore({ store: "context-latency" }), core: null, input: searchInputSchema.parse({ q, limit: K }), tuning });
+        times[label].push(performance.now() - started);
+      }
+    }
+    const f2 = (x: number) => x.toFixed(2);
+    // Paired per query (the same query, one call right after the other): robust to the load moving between calls.
+    const paired = times.with.map((t, i) => t - times.without[i]);
+    printTable(`Default search (hybrid, group=document) over ${n} short documents written 30 s apart in one folder, ${queries.length} four-word queries, alternating`, [
+      { search: "with context (this build)", "p50 ms": f2(percentile(times.with, 50)), "p95 ms": f2(percentile(times.with, 95)) },
+      { search: "without context (weight 0: as before)", "p50 ms": f2(percentile(times.without, 50)), "p95 ms": f2(percentile(times.without, 95)) },
+      { search: "difference per query (with − without)", "p50 ms": f2(percentile(paired, 50)), "p95 ms": f2(percentile(paired, 95)) },
+    ]);
+  } finally {
+    scratch.cleanup();
+  }
+}
+
+/**
  * The README known-item sets, as their own benches print them (raw FTS5 beside each search mode, in the same run):
  * the chunk-level and pinned document-level sets (bench/search-quality.bench.ts) and the document set of
  * bench/search-docs.bench.ts. Set BENCH_MEMORY_PARTS=locomo to skip them.
@@ -260,5 +301,6 @@ export default async function main(): Promise<void> {
   const parts = (process.env.BENCH_MEMORY_PARTS ?? "locomo,recall,known-items").split(",");
   if (parts.includes("locomo")) await locomo();
   if (parts.includes("recall")) await recallSet();
+  if (parts.includes("latency")) await contextLatency();
   if (parts.includes("known-items")) await knownItemSets();
 }

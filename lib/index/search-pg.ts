@@ -479,7 +479,7 @@ export async function searchStorePg({
     wholeDocument = new Map();
     for (const h of handles) {
       const leg = legs.find((l) => l.store === h.store)!;
-      const paths = [...new Set(candidates.filter((c) => c.store === h.store).map((c) => c.detail.path))];
+      const paths = [...new Set(candidates.filter((c) => c.store === h.store && c.fts?.matched !== false).map((c) => c.detail.path))];
       if (!leg.stats || paths.length === 0) continue;
       const stats = leg.stats;
       const scores = await withStoreTx({ handle: h, readOnly: true }, (tx) => runWithinBudgetPg(tx, budget, () => wholeDocumentScores(tx, stats, paths)));

@@ -746,7 +746,7 @@ export function mergeContext<H extends { score: number; context?: number }>({ ra
 }
 
 /** Documents read on each side of a context seed's time to find the nearest of its folder. */
-export const CONTEXT_ROWS_READ = 16;
+export const CONTEXT_ROWS_READ = 8;
 
 /**
  * The snippets of the hits shown and of their passages, made now and only
@@ -793,7 +793,8 @@ function withShownSnippets({ results, candidates, match, tokenizers }: { results
 function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handles: StoreHandle[]; candidates: Candidate[]; match: string; budget: QueryBudget; leg: WholeDocumentLeg }): Map<string, number> {
   const out = new Map<string, number>();
   for (const h of handles) {
-    const wanted = new Set(candidates.filter((c) => c.store === h.store).map((c) => c.detail.path));
+    // A neighbour found by context alone holds none of the words: nothing to score.
+    const wanted = new Set(candidates.filter((c) => c.store === h.store && c.fts?.matched !== false).map((c) => c.detail.path));
     if (wanted.size === 0 || !documentFtsReady(h)) continue;
     // The candidates' documents (documents_fts rowid = doc_id), looked up by path.
     const ids = preparedOnce(h.sqlite, "select doc_id as id, path from documents where path in (select value from json_each(?))").all(JSON.stringify([...wanted])) as { id: number; path: string }[];

@@ -35,8 +35,8 @@ export const recallInputSchema = z
     min_score: z.number().min(0).max(1).optional(),
     kinds: z.array(z.enum(["trace", "learning"])).min(1).max(2).default(["trace", "learning"]),
     /**
-     * hybrid: vector KNN and FTS5 together, each row scored by its better signal (the default: with the
-     * builtin provider the two catch different paraphrases, see bench/recall.bench.ts); vector: KNN only
+     * hybrid: vector KNN and FTS5 together, each row scored from both on the one fusion policy (fuseGatedScores;
+     * the default: with the builtin provider the two catch different paraphrases, see bench/recall.bench.ts); vector: KNN only
      * (plus FTS5 for rows still waiting for a vector); lexical: FTS5 only. The response says what answered.
      */
     signals: z.enum(["hybrid", "vector", "lexical"]).default("hybrid"),

@@ -9,11 +9,14 @@ import type { Fingerprint } from "../embed/providers";
  * Two forms of the same weights, one per kind of evidence a route has:
  * - ranked lists (search's chunk legs): weighted reciprocal rank fusion,
  *   fuseByRank;
- * - scores (remember's and recall's candidates: a lexical score relative to
- *   the best lexical hit, 0–1, and a cosine): fuseScores, the lexical score
- *   plus the vector weight × the cosine. The relevance is never below the
- *   lexical evidence alone, so a weak embedder can break ties and bring
- *   what the words cannot find, but cannot bury what they found.
+ * - scores (remember's candidates: a lexical score relative to the best
+ *   lexical hit, 0–1, and a cosine): fuseScores, the lexical score plus the
+ *   vector weight × the cosine. The relevance is never below the lexical
+ *   evidence alone, so a weak embedder can break ties and bring what the
+ *   words cannot find, but cannot bury what they found;
+ * - gated absolute scores (recall: one min_score for both signals):
+ *   fuseGatedScores, the lexical score plus the gated weight × what the
+ *   cosine has over it, also never below the lexical evidence.
  *
  * builtin (hashed word and character n-grams), measured on the labelled
  * known-item sets (bench/search-quality.bench.ts, bench/search-docs.bench.ts)
