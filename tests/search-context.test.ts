@@ -66,6 +66,12 @@ describe("search over short documents written in sequence", () => {
     expect(answer?.snippet).toContain("A sunset over the lake");
   });
 
+  it("documents of one instant (a bulk import) are no sequence: no context", async () => {
+    await seed();
+    await storeSql("talk", "update documents set mtime = ?", [T0]);
+    expect(await paths({})).toEqual(["chat/t02.md"]);
+  });
+
   it("a filter applies to the neighbours too", async () => {
     await seed();
     expect(await paths({ prefix: "chat/t02" })).toEqual(["chat/t02.md"]);
