@@ -18,8 +18,8 @@
  * question's words) over the same turns.
  *
  * Then the recall paraphrase set (recallSet) and the README known-item sets (bench/search-docs.bench.ts's pinned
- * document samples) as default search ÷ raw FTS5 MRR@10, unless
- * BENCH_MEMORY_PARTS=locomo.
+ * document samples) as default search ÷ raw FTS5 MRR@10. BENCH_MEMORY_PARTS picks parts (comma-separated; default
+ * locomo,recall,known-items); `latency` (not in the default) times search's context at its worst (contextLatency).
  */
 import fs from "node:fs";
 import path from "node:path";
