@@ -17,9 +17,9 @@
  * The baseline in the same run: raw SQLite FTS5 bm25 (porter, OR of the
  * question's words) over the same turns.
  *
- * Then the README known-item sets (bench/search-docs.bench.ts's pinned
- * document samples) as default search ÷ raw FTS5 MRR@10, unless
- * BENCH_MEMORY_PARTS=locomo.
+ * Then the recall paraphrase set (recallSet) and the README known-item sets (bench/search-docs.bench.ts's pinned
+ * document samples) as default search ÷ raw FTS5 MRR@10. BENCH_MEMORY_PARTS picks parts (comma-separated; default
+ * locomo,recall,known-items); `latency` (not in the default) times search's context at its worst (contextLatency).
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -31,7 +31,12 @@ import { drainEmbedQueues } from "../lib/embed/worker";
 import { openStore } from "../lib/stores/stores";
 import { createStore } from "../lib/stores/stores";
 import { rawFts5DocEngine, scratchStore } from "./search-eval";
-import { printTable } from "./table";
+import { percentile, printTable } from "./table";
+import { loadTextWindows } from "./corpus";
+import { recallReflections } from "../lib/recall/recall";
+import { recordTrace } from "../lib/recall/traces";
+import { getReflectionSettings } from "../lib/recall/settings";
+import { QUALITY_CASES } from "../tests/fixtures/recall-quality";
 
 const LOCOMO_DIR = process.env.BENCH_LOCOMO_DIR ?? path.join(__dirname, "..", "..", "shared", "data", "locomo-dev");
 const K = 10;
@@ -118,7 +123,13 @@ const REMEMBER_MODES: { label: string; input: Partial<RememberInput> }[] = [
   { label: "remember, w_vec 1 (equal weights)", input: { w_vec: 1 } },
   { label: "remember, recency τ 1 day", input: { tau_hours: 24 } },
 ];
-const SEARCH_MODES = ["fts", "vector", "hybrid"] as const;
+const SEARCH_MODES: { label: string; params: Record<string, string> }[] = [
+  { label: "search fts", params: { mode: "fts" } },
+  { label: "search fts, match=any", params: { mode: "fts", match: "any" } },
+  { label: "search vector", params: { mode: "vector" } },
+  { label: "search hybrid", params: { mode: "hybrid" } },
+  { label: "search hybrid, group=chunk", params: { mode: "hybrid", group: "chunk" } },
+];
 
 async function locomo(): Promise<void> {
   const convs = loadLocomo();
@@ -149,9 +160,9 @@ async function locomo(): Promise<void> {
           }),
         ),
         ...SEARCH_MODES.map(
-          (mode): Route => ({
-            label: `search ${mode}`,
-            answer: async (q) => (await searchStore({ handle: openStore({ store }), core: null, input: searchInputSchema.parse({ q, mode, limit: K }) })).results.map((r) => pathTurn((r as { path: string }).path)),
+          ({ label, params }): Route => ({
+            label,
+            answer: async (q) => (await searchStore({ handle: openStore({ store }), core: null, input: searchInputSchema.parse({ q, limit: K, ...params }) })).results.map((r) => pathTurn((r as { path: string }).path)),
           }),
         ),
       ];
@@ -180,6 +191,99 @@ async function locomo(): Promise<void> {
 }
 
 /**
+ * The recall paraphrase set (tests/fixtures/recall-quality.ts, as bench/recall.bench.ts reads it): 50 traces, one
+ * paraphrased query each ("overlap" shares words, "synonym" none), recall over traces with k = 5 and the store's
+ * default min_score, per signal set: hit@5 and MRR@5 ungated, the share of queries whose target passes the gate, the
+ * precision of what passes. BENCH_GATED_VECTOR sweeps builtin's gated vector weight (comma-separated) where the
+ * build has one.
+ */
+async function recallSet(): Promise<void> {
+  const scratch = scratchStore({ store: "recall-quality" });
+  try {
+    const handle = openStore({ store: "recall-quality" });
+    const ids = QUALITY_CASES.map((c) => recordTrace({ handle, agentId: "bench", input: c.trace }).trace.id);
+    await drainEmbedQueues({ stores: ["recall-quality"], batchSize: 256 });
+    const minScore = getReflectionSettings({ handle }).min_score;
+    const retrieval = (await import("../lib/retrieval")) as Record<string, unknown>;
+    const gated = retrieval.GATED_VECTOR_WEIGHTS as Record<string, number> | undefined;
+    const sweep = gated ? (process.env.BENCH_GATED_VECTOR ?? "").split(",").filter(Boolean).map(Number) : [];
+    const configs: { label: string; signals: "hybrid" | "vector" | "lexical"; gatedVector?: number }[] = [
+      { label: "hybrid (default)", signals: "hybrid" },
+      ...sweep.map((w) => ({ label: `hybrid, gated w_vec ${w}`, signals: "hybrid" as const, gatedVector: w })),
+      { label: "vector only", signals: "vector" },
+      { label: "lexical only", signals: "lexical" },
+    ];
+    const rows: Record<string, string>[] = [];
+    const f3 = (x: number) => x.toFixed(3);
+    for (const cfg of configs) {
+      const saved = gated?.builtin;
+      if (gated && cfg.gatedVector !== undefined) gated.builtin = cfg.gatedVector;
+      for (const subset of ["all", "overlap", "synonym"] as const) {
+        let [hits, rr, passes, returned, n] = [0, 0, 0, 0, 0];
+        for (const [i, c] of QUALITY_CASES.entries()) {
+          if (subset !== "all" && c.kind !== subset) continue;
+          n++;
+          const r = await recallReflections({ handle: openStore({ store: "recall-quality" }), agentId: "bench", input: { query: c.query, top_k: 5, min_score: 0, kinds: ["trace"], signals: cfg.signals } });
+          const pos = r.traces.findIndex((t) => t.id === ids[i]);
+          if (pos >= 0) {
+            hits++;
+            rr += 1 / (pos + 1);
+          }
+          const kept = r.traces.filter((t) => t.score >= minScore);
+          returned += kept.length;
+          if (kept.some((t) => t.id === ids[i])) passes++;
+        }
+        rows.push({ route: `recall ${cfg.label}`, queries: `${subset} (${n})`, "hit@5": f3(hits / n), "MRR@5": f3(rr / n), [`target passes min_score ${minScore}`]: f3(passes / n), precision: f3(returned ? passes / returned : 0) });
+      }
+      if (gated && saved !== undefined) gated.builtin = saved;
+    }
+    printTable("Recall paraphrase set (tests/fixtures/recall-quality.ts: 50 traces, 50 paraphrased queries; builtin embedder, k = 5)", rows);
+  } finally {
+    scratch.cleanup();
+  }
+}
+
+/**
+ * What the context from neighbouring short documents costs search, at its worst: BENCH_MEMORY_LATENCY_DOCS (default
+ * 10000) short documents (≤ 300 characters of real text, bench/corpus.ts) in one folder, written 30 s apart, so every
+ * query's best hits are seeds with neighbours. 100 queries of four words from other documents, default search
+ * (hybrid, group=document) with the context and without it (tuning weight 0, what search did before it), alternating
+ * query by query in the same run; p50 / p95 in ms.
+ */
+async function contextLatency(): Promise<void> {
+  const n = Number(process.env.BENCH_MEMORY_LATENCY_DOCS ?? 10_000);
+  const scratch = scratchStore({ store: "context-latency" });
+  try {
+    const windows = loadTextWindows(n + 100);
+    const handle = openStore({ store: "context-latency" });
+    const t0 = Date.UTC(2026, 0, 1);
+    handle.sqlite.transaction(() => {
+      for (let i = 0; i < n; i++) ingestDocument({ handle, path: `log/${String(i).padStart(6, "0")}.md`, origin: "api", text: windows[i].slice(0, 300), mtime: t0 + i * 30_000 });
+    })();
+    await drainEmbedQueues({ stores: ["context-latency"], batchSize: 256 });
+    const queries = windows.slice(n, n + 100).map((w) => (w.match(/[A-Za-z]{4,}/g) ?? []).slice(0, 4).join(" ")).filter((q) => q.length > 0);
+    const times = { with: [] as number[], without: [] as number[] };
+    for (const q of queries) {
+      for (const [label, tuning] of [["with", {}], ["without", { context: { weight: 0 } }]] as const) {
+        const started = performance.now();
+        await searchStore({ handle: openStore({ store: "context-latency" }), core: null, input: searchInputSchema.parse({ q, limit: K }), tuning });
+        times[label].push(performance.now() - started);
+      }
+    }
+    const f2 = (x: number) => x.toFixed(2);
+    // Paired per query (the same query, one call right after the other): robust to the load moving between calls.
+    const paired = times.with.map((t, i) => t - times.without[i]);
+    printTable(`Default search (hybrid, group=document) over ${n} short documents written 30 s apart in one folder, ${queries.length} four-word queries, alternating`, [
+      { search: "with context (this build)", "p50 ms": f2(percentile(times.with, 50)), "p95 ms": f2(percentile(times.with, 95)) },
+      { search: "without context (weight 0: as before)", "p50 ms": f2(percentile(times.without, 50)), "p95 ms": f2(percentile(times.without, 95)) },
+      { search: "difference per query (with − without)", "p50 ms": f2(percentile(paired, 50)), "p95 ms": f2(percentile(paired, 95)) },
+    ]);
+  } finally {
+    scratch.cleanup();
+  }
+}
+
+/**
  * The README known-item sets, as their own benches print them (raw FTS5 beside each search mode, in the same run):
  * the chunk-level and pinned document-level sets (bench/search-quality.bench.ts) and the document set of
  * bench/search-docs.bench.ts. Set BENCH_MEMORY_PARTS=locomo to skip them.
@@ -194,7 +298,9 @@ async function knownItemSets(): Promise<void> {
 }
 
 export default async function main(): Promise<void> {
-  const parts = (process.env.BENCH_MEMORY_PARTS ?? "locomo,known-items").split(",");
+  const parts = (process.env.BENCH_MEMORY_PARTS ?? "locomo,recall,known-items").split(",");
   if (parts.includes("locomo")) await locomo();
+  if (parts.includes("recall")) await recallSet();
+  if (parts.includes("latency")) await contextLatency();
   if (parts.includes("known-items")) await knownItemSets();
 }

@@ -22,7 +22,10 @@ import {
   type SearchResult,
   weighWrittenForms,
   WRITTEN_FORMS,
+  CONTEXT_ROWS_READ,
+  mergeContext,
 } from "./search";
+import { documentContextGains, documentContextSeeds, DOCUMENT_CONTEXT, nearestInFolder } from "../retrieval/context";
 import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
 import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
 import { SEARCH_BUDGET_HINT } from "./fulltext";
@@ -112,6 +115,9 @@ type LexicalRow = {
   fullText: string | null;
   exactForms: number | null;
   nearPairs: number | null;
+  /** Score from a neighbouring short document (lib/retrieval/context.ts), included in `score`; `matched` false: context alone. */
+  context?: number;
+  matched?: boolean;
 };
 
 /** One query word's lexeme(s) in a store: its tsquery text and how many chunks contain it. */
@@ -183,6 +189,36 @@ function weighLexical(rows: LexicalRow[], terms: string[]): void {
   const weighed = rows.slice(0, WRITTEN_FORMS.maxCandidates).map((r) => ({ r, score: r.score, exactForms: null, nearPairs: null, row: { text: r.fullText ?? r.detail.text } }));
   weighWrittenForms({ ranked: weighed, terms, boost: WRITTEN_FORMS.boost, proximity: WRITTEN_FORMS.proximity });
   for (const w of weighed) Object.assign(w.r, { score: w.score, exactForms: w.exactForms, nearPairs: w.nearPairs, fullText: null });
+  rows.sort((a, b) => b.score - a.score || a.id - b.id);
+}
+
+/**
+ * Context from neighbouring short documents, as on SQLite (search.ts addDocumentContext, lib/retrieval/context.ts):
+ * the first chunks of the documents just before and after each seed in time that the filters keep, one statement.
+ */
+async function addDocumentContextPg({ tx, store, rows, lengths, where }: { tx: PgStoreTx; store: string; rows: LexicalRow[]; lengths: Map<number, number | undefined>; where: SQL[] }): Promise<void> {
+  const key = (id: number) => `${store}:${id}`;
+  const ranked = rows.map((r) => ({ key: key(r.id), store, score: r.score, row: { ...r.detail, length: lengths.get(r.id) } }));
+  const seeds = documentContextSeeds(ranked);
+  if (seeds.length === 0) return;
+  const filters = sql.join(where.map((w) => sql` and ${w}`));
+  const side = (cmp: SQL, order: SQL) =>
+    sql`(select c.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text
+      from documents d join chunks c on c.doc_id = d.doc_id and c.chunk_index = 0 where ${cmp}${filters} order by d.mtime ${order} limit ${CONTEXT_ROWS_READ})`;
+  const times = sql`array[${sql.join(seeds.map((s) => sql`${s.time}`), sql`, `)}]::bigint[]`;
+  const found = await rowsOf<{ seed: string; id: string; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string }>(
+    tx,
+    sql`select s.i as seed, x.* from unnest(${times}) with ordinality as s(t, i), lateral (
+      ${side(sql`d.mtime >= s.t - ${DOCUMENT_CONTEXT.windowMs} and d.mtime < s.t`, sql`desc`)} union all ${side(sql`d.mtime > s.t and d.mtime <= s.t + ${DOCUMENT_CONTEXT.windowMs}`, sql`asc`)}) x`,
+  );
+  const details = new Map<string, ChunkDetail>();
+  const neighbours = seeds.map((seed, i) => {
+    const near = nearestInFolder(seed, found.filter((r) => Number(r.seed) === i + 1).map((r) => ({ ...r, id: Number(r.id), updatedAt: Number(r.updatedAt), key: key(Number(r.id)), time: Number(r.updatedAt) })));
+    for (const r of [near.before, near.after]) if (r) details.set(r.key, { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: r.text });
+    return { hit: seed.key, before: near.before?.key ?? null, after: near.after?.key ?? null };
+  });
+  const gains = documentContextGains({ ranked, neighbours });
+  mergeContext({ ranked: rows, gains, keyOf: (r) => key(r.id), make: (k, gain) => ({ id: details.get(k)!.id, score: gain, detail: details.get(k)!, snip: null, fullText: null, exactForms: null, nearPairs: null, context: gain, matched: false }) });
   rows.sort((a, b) => b.score - a.score || a.id - b.id);
 }
 
@@ -333,7 +369,10 @@ export async function searchStorePg({
               leg.tsq = stats.tsq;
               if (stats.tsq !== null) leg.stats = { ...stats, tsq: stats.tsq };
               if (stats.tsq !== null) leg.lexical = await lexicalLeg({ tx: ltx, stats: { ...stats, tsq: stats.tsq }, where, take, headlines: pageHeadlines });
+              const lengths = new Map(leg.lexical.map((r) => [r.id, r.fullText?.length]));
               weighLexical(leg.lexical, terms);
+              // As on SQLite: hybrid only, whose vectors answer (full-text alone answers with rows holding the words).
+              if (vectorsCanAnswer) await addDocumentContextPg({ tx: ltx, store: h.store, rows: leg.lexical, lengths, where });
             });
           await timed("lexical", async () => {
             if (!vectorsCanAnswer) return lexicalPart(tx);
@@ -368,9 +407,9 @@ export async function searchStorePg({
 
   // One ranking per signal over every searched store, as on SQLite.
   const byScore = <T extends { key: string; score: number }>(list: T[]) => list.sort((a, b) => b.score - a.score || a.key.localeCompare(b.key));
-  const lexical = byScore(legs.flatMap((l) => l.lexical.map((r) => ({ key: `${l.store}:${r.id}`, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs }))));
+  const lexical = byScore(legs.flatMap((l) => l.lexical.map((r) => ({ key: `${l.store}:${r.id}`, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs, context: r.context, matched: r.matched }))));
   const vectorRanked = vectorsAnswered ? byScore(legs.flatMap((l) => l.vector.map((r) => ({ key: `${l.store}:${r.id}`, score: r.similarity })))).slice(0, take) : [];
-  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs }]));
+  const ftsPos = new Map(lexical.map((r, i) => [r.key, { rank: i + 1, score: r.score, snip: r.snip, exactForms: r.exactForms, nearPairs: r.nearPairs, context: r.context, matched: r.matched }]));
   const vecPos = new Map(vectorRanked.map((r, i) => [r.key, { rank: i + 1, similarity: r.score }]));
   if (fp) {
     // The vector leg ran (the query was embedded): what it found, or why it could not answer.
@@ -415,7 +454,7 @@ export async function searchStorePg({
         key,
         store: key.slice(0, key.indexOf(":")),
         detail,
-        fts: f ? { rank: f.rank, score: f.score, exactForms: f.exactForms, nearPairs: f.nearPairs, ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor(f.snip, detail)) } : null,
+        fts: f ? { rank: f.rank, score: f.score, exactForms: f.exactForms, nearPairs: f.nearPairs, ...(f.context ? { context: f.context, matched: f.matched !== false } : {}), ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor(f.snip, detail)) } : null,
         vector: v ? { rank: v.rank, distance: 1 - v.similarity, similarity: v.similarity } : null,
         decay,
         score: raw * (decay ?? 1),
@@ -440,7 +479,7 @@ export async function searchStorePg({
     wholeDocument = new Map();
     for (const h of handles) {
       const leg = legs.find((l) => l.store === h.store)!;
-      const paths = [...new Set(candidates.filter((c) => c.store === h.store).map((c) => c.detail.path))];
+      const paths = [...new Set(candidates.filter((c) => c.store === h.store && c.fts?.matched !== false).map((c) => c.detail.path))];
       if (!leg.stats || paths.length === 0) continue;
       const stats = leg.stats;
       const scores = await withStoreTx({ handle: h, readOnly: true }, (tx) => runWithinBudgetPg(tx, budget, () => wholeDocumentScores(tx, stats, paths)));

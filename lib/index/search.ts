@@ -35,6 +35,7 @@ import {
   type RetrievalReason,
   type VectorSource,
 } from "../retrieval";
+import { documentContextGains, documentContextSeeds, DOCUMENT_CONTEXT, nearestInFolder, type ContextNeighbours, type DocumentContextOptions } from "../retrieval/context";
 import { CHUNK_KIND } from "./chunk-embeddings";
 import { documentFtsReady, documentFtsValues } from "./document-fts";
 import { ftsRebuildState, type FtsRebuildState } from "./fts-rebuild";
@@ -161,7 +162,17 @@ export const DOCUMENT_SCORING: DocumentScoring = { combine: "max", damping: 0.3,
 export type WholeDocumentLeg = "candidates" | "index_top";
 
 /** Knobs the benches turn to decide the defaults; the API uses the defaults. */
-export type SearchTuning = { document?: Partial<DocumentScoring>; wholeDocumentLeg?: WholeDocumentLeg; stopwords?: "drop" | "keep"; exactFormBoost?: number; proximity?: Proximity; /** builtin's vector weight in hybrid, to sweep it (requests use w_vec). */ vec?: number };
+export type SearchTuning = {
+  document?: Partial<DocumentScoring>;
+  wholeDocumentLeg?: WholeDocumentLeg;
+  stopwords?: "drop" | "keep";
+  exactFormBoost?: number;
+  proximity?: Proximity;
+  /** builtin's vector weight in hybrid, to sweep it (requests use w_vec). */
+  vec?: number;
+  /** Context from neighbouring short documents (lib/retrieval/context.ts DOCUMENT_CONTEXT). */
+  context?: Partial<DocumentContextOptions>;
+};
 
 /**
  * Exact-form evidence over the stemmed index: a chunk's bm25 is multiplied by
@@ -367,6 +378,10 @@ type LexicalHit = {
   exactForms: number | null;
   /** Share of the query's adjacent word pairs found near each other in order (null: not weighed). */
   nearPairs: number | null;
+  /** Score inherited from a neighbouring short document (lib/retrieval/context.ts), included in `score`. */
+  context?: number;
+  /** False for a neighbour found by context alone (it holds none of the words: no lexical snippet). */
+  matched?: boolean;
   /** `text` is the whole chunk. */
   row: ChunkDetail;
 };
@@ -409,7 +424,7 @@ export type Candidate = {
   key: string;
   store: string;
   detail: ChunkDetail;
-  fts: { rank: number; score: number; exactForms: number | null; nearPairs?: number | null; snippet: string; highlights: [number, number][] } | null;
+  fts: { rank: number; score: number; exactForms: number | null; nearPairs?: number | null; context?: number; matched?: boolean; snippet: string; highlights: [number, number][] } | null;
   vector: { rank: number; distance: number; similarity: number } | null;
   decay: number | null;
   score: number;
@@ -424,7 +439,8 @@ export function whyChunk(c: Candidate, mode: SearchInput["mode"], weights: { fts
   const parts: string[] = [];
   if (c.fts) {
     const exact = `${c.fts.exactForms === null ? "" : `, ${Math.round(c.fts.exactForms * 100)}% of the words as written`}${c.fts.nearPairs == null ? "" : `, ${Math.round(c.fts.nearPairs * 100)}% of adjacent word pairs near each other`}`;
-    parts.push(`${ranking} rank ${c.fts.rank} (score ${round6(c.fts.score)}${exact})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.fts, c.fts.rank))}` : ""}`);
+    const context = c.fts.context ? `, ${c.fts.matched === false ? "only " : ""}${round6(c.fts.context)} from a neighbouring document's words` : "";
+    parts.push(`${ranking} rank ${c.fts.rank} (score ${round6(c.fts.score)}${exact}${context})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.fts, c.fts.rank))}` : ""}`);
   }
   if (c.vector) parts.push(`vector rank ${c.vector.rank} (similarity ${round6(c.vector.similarity)})${mode === "hybrid" ? ` → ${round6(rrfTerm(weights.vec, c.vector.rank))}` : ""}`);
   if (c.decay !== null) parts.push(`recency ×${round6(c.decay)}`);
@@ -576,7 +592,20 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     } finally {
       reader.release();
     }
-    ftsRanked.sort((a, b) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1));
+    // Context (plain hybrid queries, as vector neighbours are: full-text alone answers with rows holding the words):
+    // per store, like each store's bm25, from its own best hits.
+    const contextOpts = { ...DOCUMENT_CONTEXT, ...tuning.context };
+    if (!lexicalOverBudget && input.syntax === "plain" && input.mode === "hybrid" && vectors) {
+      const merged: LexicalHit[] = [];
+      for (const h of handles) {
+        const own = ftsRanked.filter((r) => r.store === h.store).sort(byScoreThenKey);
+        const n = addDocumentContext({ handle: h, ranked: own, input, now, budget, opts: contextOpts });
+        if (n) lexicalPlans.push(`${h.store}: ${n} row(s) gained context (${contextOpts.weight} × a neighbouring short document's lead)`);
+        merged.push(...own);
+      }
+      ftsRanked.splice(0, ftsRanked.length, ...merged);
+    }
+    ftsRanked.sort(byScoreThenKey);
     rec?.record("lexical", performance.now() - t0, { candidates: ftsRanked.length, detail: lexicalOverBudget ? `skipped: ${lexicalOverBudget}` : `bm25 over chunks_fts, MATCH ${match}${lexicalPlans.length ? `; ${lexicalPlans.join("; ")}` : ""}${input.syntax === "plain" ? WRITTEN_FORMS.note(boost, proximity) : ""}`, top: ftsRanked.map((r) => ({ key: r.key, score: r.score })) });
   } else if (effectiveLegs.lexical) {
     rec?.record("lexical", 0, { candidates: 0, detail: "no word to match" });
@@ -606,7 +635,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
         store: key.slice(0, key.indexOf(":")),
         detail,
         // The snippet is made for the shown hits only (withShownSnippets).
-        fts: f ? { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, nearPairs: f.r.nearPairs, snippet: "", highlights: [] } : null,
+        fts: f ? { rank: f.rank, score: f.r.score, exactForms: f.r.exactForms, nearPairs: f.r.nearPairs, ...(f.r.context ? { context: f.r.context, matched: f.r.matched !== false } : {}), snippet: "", highlights: [] } : null,
         vector: v ? { rank: v.rank, distance: v.r.distance, similarity: v.r.similarity } : null,
         decay,
         score: raw * (decay ?? 1),
@@ -669,6 +698,56 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   };
 }
 
+/** Whether a candidate holds the query's words (a lexical snippet), not only a neighbour's context or a vector. */
+const holdsWords = (c: Candidate | undefined): boolean => !!c?.fts && c.fts.matched !== false;
+
+const byScoreThenKey = (a: { score: number; store: string; id: number }, b: { score: number; store: string; id: number }) => b.score - a.score || (a.store === b.store ? a.id - b.id : a.store < b.store ? -1 : 1);
+
+/**
+ * Context from neighbouring short documents (lib/retrieval/context.ts) over
+ * one store's lexical hits (best first): the documents of the best short
+ * hits' folders written just before and after them, among those the search's
+ * filters keep, gain part of their lead; a neighbour the words did not find
+ * joins the lexical leg with that gain as its score. Returns how many rows gained.
+ */
+function addDocumentContext({ handle, ranked, input, now, budget, opts }: { handle: StoreHandle; ranked: LexicalHit[]; input: SearchInput; now: number; budget: QueryBudget; opts: DocumentContextOptions }): number {
+  const seeds = documentContextSeeds(ranked, opts);
+  if (seeds.length === 0) return 0;
+  const filters = chunkFilterSql({ schema: "main", input, now });
+  const and = filters.where.map((w) => ` and ${w}`).join("");
+  // The first chunk of the documents nearest in time on each side (any folder: nearestInFolder picks), via documents_mtime_idx.
+  const side = (cmp: string, order: "desc" | "asc") =>
+    `select * from (select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, c.text
+       from documents d join chunks c on c.doc_id = d.doc_id and c.chunk_index = 0 where ${cmp}${and} order by d.mtime ${order} limit ${CONTEXT_ROWS_READ})`;
+  const around = preparedOnce(handle.sqlite, `${side("d.mtime >= ? and d.mtime < ?", "desc")} union all ${side("d.mtime > ? and d.mtime <= ?", "asc")}`);
+  const neighbours: ContextNeighbours<string>[] = [];
+  const found = new Map<string, ChunkDetail>();
+  for (const seed of seeds) {
+    const rows = runWithinBudget(handle.sqlite, budget, () => around.all(seed.time - opts.windowMs, seed.time, ...filters.args, seed.time, seed.time + opts.windowMs, ...filters.args) as ChunkDetail[]);
+    const near = nearestInFolder(seed, rows.map((r) => ({ ...r, key: `${handle.store}:${r.id}`, time: r.updatedAt })));
+    for (const r of [near.before, near.after]) if (r) found.set(r.key, r);
+    neighbours.push({ hit: seed.key, before: near.before?.key ?? null, after: near.after?.key ?? null });
+  }
+  const gains = documentContextGains({ ranked, neighbours, weight: opts.weight });
+  return mergeContext({ ranked, gains, keyOf: (r) => r.key, make: (key, gain) => ({ key, store: handle.store, id: found.get(key)!.id, score: gain, exactForms: null, nearPairs: null, context: gain, matched: false, row: found.get(key)! }) });
+}
+
+/** Adds each context gain to its hit's score, or appends the neighbour (`make`) as a context-only hit (both backends). */
+export function mergeContext<H extends { score: number; context?: number }>({ ranked, gains, keyOf, make }: { ranked: H[]; gains: Map<string, number>; keyOf: (h: H) => string; make: (key: string, gain: number) => H }): number {
+  const byKey = new Map(ranked.map((r) => [keyOf(r), r]));
+  for (const [key, gain] of gains) {
+    const hit = byKey.get(key);
+    if (hit) {
+      hit.score += gain;
+      hit.context = gain;
+    } else ranked.push(make(key, gain));
+  }
+  return gains.size;
+}
+
+/** Documents read on each side of a context seed's time to find the nearest of its folder. */
+export const CONTEXT_ROWS_READ = 8;
+
 /**
  * The snippets of the hits shown and of their passages, made now and only
  * for them: a lexical hit's is FTS5's snippet() of its chunk for the query,
@@ -682,13 +761,13 @@ function withShownSnippets({ results, candidates, match, tokenizers }: { results
   const lexical = new Map<string, Map<number, string>>();
   for (const [store, tokenize] of tokenizers) {
     // A document's best chunk is also its first passage: one snippet each.
-    const rows = new Map(shown.flatMap((s) => (s.store === store && byKey.get(`${s.store}:${s.id}`)?.fts ? [[s.id, byKey.get(`${s.store}:${s.id}`)!.detail] as const] : [])));
+    const rows = new Map(shown.flatMap((s) => (s.store === store && holdsWords(byKey.get(`${s.store}:${s.id}`)) ? [[s.id, byKey.get(`${s.store}:${s.id}`)!.detail] as const] : [])));
     if (match && rows.size) lexical.set(store, chunkSnippets({ tokenize, match, rows: [...rows.values()] }));
   }
   for (const s of shown) {
     const c = byKey.get(`${s.store}:${s.id}`);
     if (!c) continue;
-    Object.assign(s.into, c.fts ? snippetFor(lexical.get(s.store)?.get(s.id) ?? "", c.detail) : snippetFor(c.detail.text, c.detail));
+    Object.assign(s.into, holdsWords(c) ? snippetFor(lexical.get(s.store)?.get(s.id) ?? "", c.detail) : snippetFor(c.detail.text, c.detail));
   }
   return results;
 }
@@ -714,7 +793,8 @@ function withShownSnippets({ results, candidates, match, tokenizers }: { results
 function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handles: StoreHandle[]; candidates: Candidate[]; match: string; budget: QueryBudget; leg: WholeDocumentLeg }): Map<string, number> {
   const out = new Map<string, number>();
   for (const h of handles) {
-    const wanted = new Set(candidates.filter((c) => c.store === h.store).map((c) => c.detail.path));
+    // A neighbour found by context alone holds none of the words: nothing to score.
+    const wanted = new Set(candidates.filter((c) => c.store === h.store && c.fts?.matched !== false).map((c) => c.detail.path));
     if (wanted.size === 0 || !documentFtsReady(h)) continue;
     // The candidates' documents (documents_fts rowid = doc_id), looked up by path.
     const ids = preparedOnce(h.sqlite, "select doc_id as id, path from documents where path in (select value from json_each(?))").all(JSON.stringify([...wanted])) as { id: number; path: string }[];

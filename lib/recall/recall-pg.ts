@@ -5,7 +5,7 @@ import { learnings, reasoningTraces } from "../db/schema/pg/store";
 import { planQueryVectorPg } from "../index/query-vector-pg";
 import { tsqueryFor } from "../index/search-pg";
 import { kindVectorSpace, spaceNeighboursPg } from "../index/vectors-pg";
-import { answerReason, ExplainRecorder, similarityFloorFor } from "../retrieval";
+import { answerReason, ExplainRecorder, fusionPolicyFor, similarityFloorFor } from "../retrieval";
 import { logRecallEventPg } from "./events-pg";
 import { LEARNING_KIND } from "./learnings";
 import {
@@ -166,9 +166,10 @@ export async function recallReflectionsPg({ handle, agentId, input }: { handle: 
     }
 
     const now = Date.now();
-    const opts = { now, settings, minScore, topK };
+    const policy = fusionPolicyFor(plan?.ok ? plan.fingerprint : null);
+    const opts = { now, settings, minScore, topK, policy };
     const rank = () => rankPg({ tx, traceCandidates: candidates.trace, learningCandidates: candidates.learning, opts });
-    const { traces, learningHits } = rec ? await rec.timeAsync("fusion", rank, (r) => fusionExplain({ ...r, settings, minScore, topK, candidates: candidates.trace.length + candidates.learning.length })) : await rank();
+    const { traces, learningHits } = rec ? await rec.timeAsync("fusion", rank, (r) => fusionExplain({ ...r, settings, minScore, topK, candidates: candidates.trace.length + candidates.learning.length, policy })) : await rank();
     const guidance = recallGuidance({ traces, learningHits, settings });
     const latencyMs = roundScore(performance.now() - started);
     const eventId = await logRecallEventPg({ tx, event: recallEventOf({ agentId, queryText, mode, fallback, latencyMs, cacheHit, guidance, traces, learningHits }) });

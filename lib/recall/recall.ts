@@ -6,7 +6,7 @@ import { learnings, reasoningTraces } from "../db/schema/recall";
 import { runWithinBudget, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { knnSourceOf } from "../embed/vector-index";
 import { AppError } from "../errors";
-import { answerReason, broadTopWithinBudget, ExplainRecorder, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, similarityFloorFor, vectorNeighbours, type Bm25Row, type Explain, type RetrievalReason } from "../retrieval";
+import { answerReason, broadTopWithinBudget, ExplainRecorder, fuseGatedScores, fusionPolicyFor, type FusionPolicy, matchExpression, matchTerms, planQueryVector, selectiveTopByBm25, similarityFloorFor, vectorNeighbours, type Bm25Row, type Explain, type RetrievalReason } from "../retrieval";
 import { intentSchema, normalizeTrace, renderIntentQuery } from "./descriptors";
 import { logRecallEvent, type RecallEventInput } from "./events";
 import { LEARNING_KIND } from "./learnings";
@@ -35,8 +35,8 @@ export const recallInputSchema = z
     min_score: z.number().min(0).max(1).optional(),
     kinds: z.array(z.enum(["trace", "learning"])).min(1).max(2).default(["trace", "learning"]),
     /**
-     * hybrid: vector KNN and FTS5 together, each row scored by its better signal (the default: with the
-     * builtin provider the two catch different paraphrases, see bench/recall.bench.ts); vector: KNN only
+     * hybrid: vector KNN and FTS5 together, each row scored from both on the one fusion policy (fuseGatedScores;
+     * the default: with the builtin provider the two catch different paraphrases, see bench/recall.bench.ts); vector: KNN only
      * (plus FTS5 for rows still waiting for a vector); lexical: FTS5 only. The response says what answered.
      */
     signals: z.enum(["hybrid", "vector", "lexical"]).default("hybrid"),
@@ -226,12 +226,15 @@ function recencyWeight(lastSeenAt: number, now: number, halfLifeDays: number): n
 }
 
 
-export type RankOptions = { now: number; settings: ReflectionSettings; minScore: number; topK: number };
+export type RankOptions = { now: number; settings: ReflectionSettings; minScore: number; topK: number; /** The fusion policy of the query's model (lib/retrieval/fusion.ts); lexical alone without one. */ policy: FusionPolicy };
 type HitBase = { id: number; score: number; similarity: number; recency: number; match: Candidate["match"]; ageDays: number };
 
 /**
- * Weight each candidate by its row's recency, gate by min_score, keep each
- * row's best candidate (a row can come from both vector and lexical), cap at top_k.
+ * One relevance per row from both its signals, on the one fusion policy
+ * (lib/retrieval/fusion.ts fuseGatedScores: the lexical similarity + the
+ * policy's gated vector weight × what the cosine has over it, never below the
+ * lexical evidence), weighted by the row's recency, gated by min_score,
+ * capped at top_k. `match` names the signal that gave more of it.
  */
 function gateAndRank<R extends { id: number; lastSeenAt: number }, H extends { id: number; score: number }>({
   candidates,
@@ -245,15 +248,22 @@ function gateAndRank<R extends { id: number; lastSeenAt: number }, H extends { i
   toHit: (row: R, base: HitBase) => H;
 }): H[] {
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const best = new Map<number, H>();
+  const signals = new Map<number, { lexical?: number; vector?: number }>();
   for (const c of candidates) {
-    const r = byId.get(c.refId);
-    if (!r) continue;
-    const recency = recencyWeight(r.lastSeenAt, opts.now, opts.settings.recency_half_life_days);
-    const hit = toHit(r, { id: r.id, score: roundScore(c.similarity * recency), similarity: roundScore(c.similarity), recency: roundScore(recency), match: c.match, ageDays: roundScore((opts.now - r.lastSeenAt) / DAY_MS) });
-    if (hit.score >= opts.minScore && hit.score > (best.get(r.id)?.score ?? -1)) best.set(r.id, hit);
+    const s = signals.get(c.refId) ?? {};
+    s[c.match] = Math.max(s[c.match] ?? 0, c.similarity);
+    signals.set(c.refId, s);
   }
-  return [...best.values()].sort((a, b) => b.score - a.score || a.id - b.id).slice(0, opts.topK);
+  const hits: H[] = [];
+  for (const [id, s] of signals) {
+    const r = byId.get(id);
+    if (!r) continue;
+    const similarity = fuseGatedScores({ lexical: s.lexical, vector: s.vector, policy: opts.policy });
+    const recency = recencyWeight(r.lastSeenAt, opts.now, opts.settings.recency_half_life_days);
+    const hit = toHit(r, { id: r.id, score: roundScore(similarity * recency), similarity: roundScore(similarity), recency: roundScore(recency), match: s.vector !== undefined && s.vector > (s.lexical ?? 0) ? "vector" : "lexical", ageDays: roundScore((opts.now - r.lastSeenAt) / DAY_MS) });
+    if (hit.score >= opts.minScore) hits.push(hit);
+  }
+  return hits.sort((a, b) => b.score - a.score || a.id - b.id).slice(0, opts.topK);
 }
 
 /** The columns a trace hit shows (both backends read them for the candidates). */
@@ -317,10 +327,10 @@ export function recallPlan(body: z.output<typeof recallInputSchema>, settings: R
 }
 
 /** The fusion stage's explain line (both backends). */
-export function fusionExplain({ traces, learningHits, settings, minScore, topK, candidates }: { traces: TraceHit[]; learningHits: LearningHit[]; settings: ReflectionSettings; minScore: number; topK: number; candidates: number }) {
+export function fusionExplain({ traces, learningHits, settings, minScore, topK, candidates, policy }: { traces: TraceHit[]; learningHits: LearningHit[]; settings: ReflectionSettings; minScore: number; topK: number; candidates: number; policy: FusionPolicy }) {
   return {
     candidates: traces.length + learningHits.length,
-    detail: `each row scored by its better signal × recency (half-life ${settings.recency_half_life_days} days), kept when ≥ min_score ${minScore}, top ${topK} per kind; ${candidates} candidate(s) in`,
+    detail: `each row scored by lexical + w_vec × the cosine's lead over it (${policy.detail}) × recency (half-life ${settings.recency_half_life_days} days), kept when ≥ min_score ${minScore}, top ${topK} per kind; ${candidates} candidate(s) in`,
     top: [...traces.map((t) => ({ key: `${TRACE_KIND}:${t.id}`, score: t.score })), ...learningHits.map((l) => ({ key: `${LEARNING_KIND}:${l.id}`, score: l.score }))].sort((a, b) => b.score - a.score),
   };
 }
@@ -423,12 +433,13 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
   }
 
   const now = Date.now();
+  const policy = fusionPolicyFor(plan?.ok ? plan.fingerprint : null);
   const rank = () => ({
-    traces: rankTraces({ handle, candidates: traceCandidates, opts: { now, settings, minScore, topK } }),
-    learningHits: rankLearnings({ handle, candidates: learningCandidates, opts: { now, settings, minScore, topK } }),
+    traces: rankTraces({ handle, candidates: traceCandidates, opts: { now, settings, minScore, topK, policy } }),
+    learningHits: rankLearnings({ handle, candidates: learningCandidates, opts: { now, settings, minScore, topK, policy } }),
   });
   const { traces, learningHits } = rec
-    ? rec.time("fusion", rank, (r) => fusionExplain({ ...r, settings, minScore, topK, candidates: traceCandidates.length + learningCandidates.length }))
+    ? rec.time("fusion", rank, (r) => fusionExplain({ ...r, settings, minScore, topK, candidates: traceCandidates.length + learningCandidates.length, policy }))
     : rank();
   const guidance = recallGuidance({ traces, learningHits, settings });
   const latencyMs = roundScore(performance.now() - started);

@@ -9,11 +9,14 @@ import type { Fingerprint } from "../embed/providers";
  * Two forms of the same weights, one per kind of evidence a route has:
  * - ranked lists (search's chunk legs): weighted reciprocal rank fusion,
  *   fuseByRank;
- * - scores (remember's and recall's candidates: a lexical score relative to
- *   the best lexical hit, 0–1, and a cosine): fuseScores, the lexical score
- *   plus the vector weight × the cosine. The relevance is never below the
- *   lexical evidence alone, so a weak embedder can break ties and bring
- *   what the words cannot find, but cannot bury what they found.
+ * - scores (remember's candidates: a lexical score relative to the best
+ *   lexical hit, 0–1, and a cosine): fuseScores, the lexical score plus the
+ *   vector weight × the cosine. The relevance is never below the lexical
+ *   evidence alone, so a weak embedder can break ties and bring what the
+ *   words cannot find, but cannot bury what they found;
+ * - gated absolute scores (recall: one min_score for both signals):
+ *   fuseGatedScores, the lexical score plus the gated weight × what the
+ *   cosine has over it, also never below the lexical evidence.
  *
  * builtin (hashed word and character n-grams), measured on the labelled
  * known-item sets (bench/search-quality.bench.ts, bench/search-docs.bench.ts)
@@ -50,8 +53,24 @@ export const SCORE_VECTOR_WEIGHTS: Record<Fingerprint["provider"], number> = {
   transformers: 1,
 };
 
+/**
+ * Weight of the cosine's lead over an absolute lexical score where one threshold gates the result (recall: the share
+ * of the query's words a row holds × LEXICAL_SCALE, gated by min_score; fuseGatedScores), per provider. builtin on
+ * the recall paraphrase set (bench/memory-quality.bench.ts part `recall`, docs/memory-quality.md, k = 5, gate 0.25):
+ * w 0 / 0.5 / 1 → hit@5 0.80, MRR@5 0.80 and the target passing the gate for 0.78 of queries each, precision of what
+ * passes 0.975 / 0.975 / 0.951. 1 is the better of the two signals, as recall scored before this policy: a row only
+ * the vectors find (a paraphrase with no shared word) keeps its cosine, where 0 would gate every such row out.
+ * Adding the whole cosine instead (fuseScores' form, w 0.5 / 1) let more unrelated rows through the gate
+ * (precision 0.89 / 0.71).
+ */
+export const GATED_VECTOR_WEIGHTS: Record<Fingerprint["provider"], number> = {
+  builtin: 1,
+  openai: 1,
+  transformers: 1,
+};
+
 /** A measured calibration for one model, keyed by `provider/model` (the fingerprint's identity a person can read). */
-export type FusionCalibration = { ranks: FusionWeights; scoreVector: number; measuredOn: string };
+export type FusionCalibration = { ranks: FusionWeights; scoreVector: number; gatedVector: number; measuredOn: string };
 /**
  * Calibrations measured for a model, keyed by provider/model: they win over the provider's defaults. The builtin
  * embedder's model name is its configuration (dimension and n-gram hashing), the same wherever it runs.
@@ -63,6 +82,8 @@ export type FusionPolicy = {
   key: string;
   ranks: FusionWeights;
   scoreVector: number;
+  /** The vector weight of gated absolute scores (recall, fuseGatedScores). */
+  gatedVector: number;
   /** "measured": a calibration for this model; "provider": the provider's defaults; "request": a caller's override. */
   source: "measured" | "provider" | "request" | "lexical";
   /** What the policy is, in a sentence (explain). */
@@ -73,10 +94,10 @@ type FingerprintLike = Pick<Fingerprint, "provider" | "model"> & { id?: string }
 
 /** The fusion policy for the model that embedded the query (null: no vectors, lexical only). Overrides come from the request. */
 export function fusionPolicyFor(fp: FingerprintLike | null, override: { fts?: number; vec?: number; scoreVector?: number } = {}): FusionPolicy {
-  if (!fp) return { key: "lexical", ranks: { fts: 1, vec: 0 }, scoreVector: 0, source: "lexical", detail: "no query vector: lexical evidence alone" };
+  if (!fp) return { key: "lexical", ranks: { fts: 1, vec: 0 }, scoreVector: 0, gatedVector: 0, source: "lexical", detail: "no query vector: lexical evidence alone" };
   const name = `${fp.provider}/${fp.model}`;
   const measured = FUSION_CALIBRATIONS[name];
-  const base = measured ?? { ranks: FUSION_WEIGHTS[fp.provider], scoreVector: SCORE_VECTOR_WEIGHTS[fp.provider] };
+  const base = measured ?? { ranks: FUSION_WEIGHTS[fp.provider], scoreVector: SCORE_VECTOR_WEIGHTS[fp.provider], gatedVector: GATED_VECTOR_WEIGHTS[fp.provider] };
   const ranks = { fts: override.fts ?? base.ranks.fts, vec: override.vec ?? base.ranks.vec };
   const scoreVector = override.scoreVector ?? base.scoreVector;
   const overridden = override.fts !== undefined || override.vec !== undefined || override.scoreVector !== undefined;
@@ -86,8 +107,9 @@ export function fusionPolicyFor(fp: FingerprintLike | null, override: { fts?: nu
     key,
     ranks,
     scoreVector,
+    gatedVector: base.gatedVector,
     source,
-    detail: `fusion for ${key} (${source === "measured" ? `measured: ${measured!.measuredOn}` : source === "request" ? "the request's weights" : `${fp.provider} defaults`}): ranks w_fts ${ranks.fts}, w_vec ${ranks.vec}; scores lexical + ${scoreVector} × cosine`,
+    detail: `fusion for ${key} (${source === "measured" ? `measured: ${measured!.measuredOn}` : source === "request" ? "the request's weights" : `${fp.provider} defaults`}): ranks w_fts ${ranks.fts}, w_vec ${ranks.vec}; scores lexical + ${scoreVector} × cosine; gated scores lexical + ${base.gatedVector} × the cosine's lead`,
   };
 }
 
@@ -109,6 +131,16 @@ export function fuseByRank({ ftsRank, vecRank, weights }: { ftsRank: number | un
  */
 export function fuseScores({ lexical, vector, policy }: { lexical: number | undefined; vector: number | undefined; policy: Pick<FusionPolicy, "scoreVector"> }): number {
   return (lexical ?? 0) + policy.scoreVector * Math.max(0, vector ?? 0);
+}
+
+/**
+ * Relevance from absolute scores that one threshold gates (recall): the lexical score plus the policy's gated vector
+ * weight × what the cosine has over it. Never below the lexical evidence; with weight 1 it is the better of the two,
+ * so a gate calibrated on either signal alone stays calibrated, and a row the words miss (a paraphrase) keeps its cosine.
+ */
+export function fuseGatedScores({ lexical, vector, policy }: { lexical: number | undefined; vector: number | undefined; policy: Pick<FusionPolicy, "gatedVector"> }): number {
+  const l = lexical ?? 0;
+  return l + policy.gatedVector * Math.max(0, (vector ?? 0) - l);
 }
 
 /** exp(−age/τ) with τ in days; null when recency decay is off. */

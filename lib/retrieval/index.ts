@@ -2,7 +2,7 @@
 export { adjacentPairShare, buildFtsMatch, contentWords, exactFormShare, foldWord, matchExpression, matchTerms, MAX_MATCH_TERMS, plainPhrases, queryWords, STOPWORDS, type MatchOptions } from "./match";
 export { awaitingFirstVectors, backlogDegrades, planQueryVector, vectorReadiness, type QueryVectorPlan, type VectorReadinessPlan } from "./readiness";
 export { similaritiesOf, vectorNeighbours, type VectorCandidate, type VectorSource } from "./knn";
-export { FUSION_CALIBRATIONS, FUSION_WEIGHTS, fuseByRank, fuseScores, fusionPolicyFor, recencyDecay, RRF_K, rrfTerm, SCORE_VECTOR_WEIGHTS, type FusionPolicy, type FusionWeights } from "./fusion";
+export { FUSION_CALIBRATIONS, FUSION_WEIGHTS, GATED_VECTOR_WEIGHTS, fuseByRank, fuseGatedScores, fuseScores, fusionPolicyFor, recencyDecay, RRF_K, rrfTerm, SCORE_VECTOR_WEIGHTS, type FusionPolicy, type FusionWeights } from "./fusion";
 export { SIMILARITY_FLOOR, similarityFloorFor } from "./floor";
 export { answerReason, reasonLine, RETRIEVAL_REASONS, type Fallback, type FallbackReasonCode, type RetrievalReason, type RetrievalReasonCode } from "./reasons";
 export { bandHits, CONFIDENCE_BANDS, confidenceBand, termCoverage, weakAnswerReason, type ConfidenceBand } from "./confidence";

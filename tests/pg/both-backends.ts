@@ -51,6 +51,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/status-precedence.test.ts",
   "tests/search-reader.test.ts",
   "tests/search-proximity.test.ts",
+  "tests/search-context.test.ts",
   "tests/document-fts.test.ts",
   "tests/fts-stemming.test.ts",
   "tests/retrieval-match.test.ts",
