@@ -8,6 +8,7 @@ import {
   findModelChanges,
   parseRange,
   prepareHealthSeries,
+  throughputUnitOf,
   prepareLatencySeries,
   prepareRouteTable,
   windowForRange,
@@ -75,20 +76,28 @@ describe("gaps vs zeros", () => {
     expect(s[0].coveragePct).toBe(100);
   });
 
-  it("throughput is the growth of embedded rows per hour, and a gap next to a missing bucket", () => {
+  it("throughput is the growth of embedded rows in the chart's unit (per minute at a minute step), and a gap next to a missing bucket", () => {
     const s = prepareHealthSeries([snap(T0, { embedded: 100 }), snap(T0 + MIN, { embedded: 110 }), snap(T0 + 3 * MIN, { embedded: 200 })], w);
-    expect(s.map((p) => p.throughputPerHour)).toEqual([null, 600, null, null]);
+    expect(throughputUnitOf(w).per).toBe("minute");
+    expect(s.map((p) => p.throughput)).toEqual([null, 10, null, null]);
+    // A quarter-hour step (24 h) charts per hour: 10 rows in 15 minutes are 40 an hour.
+    const q = { from: T0, to: T0 + 60 * MIN, stepMs: 15 * MIN };
+    expect(throughputUnitOf(q).per).toBe("hour");
+    expect(prepareHealthSeries([snap(T0, { embedded: 100 }), snap(T0 + 15 * MIN, { embedded: 110 })], q)[1].throughput).toBe(40);
   });
 
   it("a re-embed that drops vectors shows zero throughput, never negative", () => {
     const s = prepareHealthSeries([snap(T0, { embedded: 100 }), snap(T0 + MIN, { embedded: 0 })], w);
-    expect(s[1].throughputPerHour).toBe(0);
+    expect(s[1].throughput).toBe(0);
   });
 
-  it("overall adds backlogs across stores and averages percentages", () => {
-    const s = prepareHealthSeries([snap(T0, { store: "a", backlog: 5, coveragePct: 100 }), snap(T0, { store: "b", backlog: 7, coveragePct: 50 })], w);
+  it("overall adds backlogs across stores and averages percentages; a per-store watermark is never summed", () => {
+    const rows = [snap(T0, { store: "a", backlog: 5, coveragePct: 100, watermark: 1000 }), snap(T0, { store: "b", backlog: 7, coveragePct: 50, watermark: 1000 })];
+    const s = prepareHealthSeries(rows, w, { stores: 2 });
     expect(s[0].backlog).toBe(12);
     expect(s[0].coveragePct).toBe(75);
+    expect(s[0].watermark).toBeNull();
+    expect(prepareHealthSeries([rows[0]], w)[0].watermark).toBe(1000);
   });
 });
 

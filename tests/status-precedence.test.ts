@@ -11,6 +11,7 @@ const HEALTHY: StatusInput = { store: "alpha", pending: 3, parked: 0, watermark:
 /** Each fault alone, as the live numbers show it. */
 const FAULTS: Record<Exclude<StoreStatusState, "healthy">, Partial<StatusInput>> = {
   provider_down: { provider: { ok: false, error: "cannot reach http://127.0.0.1:9/v1" } },
+  reembedding: { reembed: { done: 10, total: 40, waitingSwitch: false } },
   degraded: { pending: 1500 },
   stalled: { queue: { held: "disk_full: database or disk is full", staleClaims: null } },
   drifted: { modelChanged: true },
@@ -35,7 +36,7 @@ describe("status precedence (as documented in lib/embed/status.ts)", () => {
 
   it("with every pair of faults present, the one earlier in the documented order wins", () => {
     const order = STORE_STATUS_PRECEDENCE.filter((s): s is Exclude<StoreStatusState, "healthy"> => s !== "healthy");
-    expect(order).toEqual(["provider_down", "degraded", "stalled", "drifted", "parked", "vectors_unavailable"]);
+    expect(order).toEqual(["provider_down", "reembedding", "degraded", "stalled", "drifted", "parked", "vectors_unavailable"]);
     for (let i = 0; i < order.length; i++) {
       for (let j = i + 1; j < order.length; j++) {
         expect(deriveStoreStatus({ ...HEALTHY, ...FAULTS[order[j]], ...FAULTS[order[i]] }).state, `${order[i]} + ${order[j]}`).toBe(order[i]);

@@ -5,11 +5,9 @@ import { ChartTimeSeries } from "@/components/chart-time-series";
 import { HealthPickers } from "@/components/health-pickers";
 import { formatBytes, formatCount, formatNumber, formatTime } from "@/lib/format";
 import { governance } from "@/lib/backend/governance";
-import { getGovernanceStatus } from "@/lib/governance/status";
 import { loadObservabilityDashboard } from "@/lib/metrics/health";
+import { listDatabaseFiles } from "@/lib/metrics/dashboard-views";
 import { parseRange } from "@/lib/metrics/preparers";
-import { listStores } from "@/lib/stores/stores";
-import { storesOnPostgres } from "@/lib/stores/backend";
 
 type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
@@ -24,10 +22,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
   const d = await loadObservabilityDashboard({ range: parseRange(one(sp.range)) });
   const longRange = d.range === "7d" || d.range === "30d";
   const dialectic = await governance().getDialecticActivity({});
-  const gov = getGovernanceStatus();
-  // With DATABASE_URL the stores are PostgreSQL schemas, not files here (and the audit chain is there too).
-  const onPostgres = storesOnPostgres();
-  const stores = onPostgres ? [] : listStores();
+  const files = await listDatabaseFiles();
   const auditEntries = (await governance().countGovernanceRows({})).auditEntries;
   const audit = await governance().listAuditTail({ limit: 15 });
   return (
@@ -135,21 +130,11 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
             </tr>
           </thead>
           <tbody>
-            <tr>
-              <td>governance.db</td>
-              <td>{formatBytes(gov.bytes)}</td>
-              <td>{formatBytes(gov.walBytes)}</td>
-            </tr>
-            {onPostgres && (
-              <tr>
-                <td colSpan={3}>stores and the ledger: PostgreSQL (DATABASE_URL)</td>
-              </tr>
-            )}
-            {stores.map((s) => (
-              <tr key={s.name}>
-                <td>stores/{s.name}/index.db</td>
-                <td>{formatBytes(s.files.indexBytes)}</td>
-                <td>{formatBytes(s.files.walBytes)}</td>
+            {files.map((f) => (
+              <tr key={f.name}>
+                <td>{f.name}</td>
+                <td>{f.bytes === null ? "—" : formatBytes(f.bytes)}</td>
+                <td>{f.walBytes === null ? "—" : formatBytes(f.walBytes)}</td>
               </tr>
             ))}
           </tbody>
