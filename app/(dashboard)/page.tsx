@@ -101,7 +101,7 @@ export default async function OverviewPage() {
           Stores
         </h2>
         <div className="scroll-x">
-          <table className="data" data-testid="stores-table">
+          <table className="data stack" data-testid="stores-table">
             <thead>
               <tr>
                 <th>Store</th>
@@ -114,22 +114,22 @@ export default async function OverviewPage() {
             <tbody>
               {stores.map((s) => (
                 <tr key={s.name} data-testid={`store-row-${s.name}`}>
-                  <td className="font-medium">
+                  <td data-label="Store" className="font-medium">
                     <Link href={`/stores/${encodeURIComponent(s.name)}`} className="underline">
                       {s.name}
                     </Link>
                     {s.description && <div className="text-xs font-normal text-slate-500">{s.description}</div>}
                   </td>
-                  <td className="min-w-48">
+                  <td data-label="Contents" className="min-w-48">
                     <StoreContents counts={s.counts} memoryFiles={s.files?.memoryFiles ?? null} />
                   </td>
-                  <td className="whitespace-nowrap">
+                  <td data-label="On disk" className="whitespace-nowrap">
                     <StoreStorage info={s} />
                   </td>
-                  <td>
+                  <td data-label="Vectors">
                     <StoreVectors info={s} />
                   </td>
-                  <td>
+                  <td data-label="Created">
                     <TimeAgo ms={s.createdAt} now={now} />
                     <div className="text-xs text-slate-500">schema {s.schemaVersion ?? "—"}</div>
                   </td>

@@ -37,30 +37,30 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
       ))}
       <StoreStatusCard headline={d.summary.headline} />
       {d.store === ALL_STORES && d.perStore.length > 1 && (
-        <table className="data card" data-testid="health-stores">
+        <table className="data stack card" data-testid="health-stores">
           <thead>
             <tr>
               <th>Store</th>
               <th>Status</th>
-              <th>Why</th>
               <th>Backlog / watermark</th>
+              <th>Why</th>
             </tr>
           </thead>
           <tbody>
             {d.perStore.map((s) => (
               <tr key={s.store}>
-                <td>
+                <td data-label="Store">
                   <a className="text-blue-700 underline" href={`/health?range=${d.range}&store=${encodeURIComponent(s.store)}`}>
                     {s.store}
                   </a>
                 </td>
-                <td>
+                <td data-label="Status">
                   <StatusBadge verdict={s} testId={`health-store-status-${s.store}`} />
                 </td>
-                <td>{s.reason}</td>
-                <td>
+                <td data-label="Backlog / watermark" data-testid={`health-store-backlog-${s.store}`}>
                   {s.backlog.pending.toLocaleString("en-US")} / {s.backlog.watermark.toLocaleString("en-US")}
                 </td>
+                <td data-label="Why">{s.reason}</td>
               </tr>
             ))}
           </tbody>

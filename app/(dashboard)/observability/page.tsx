@@ -50,7 +50,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
         {d.routes.length === 0 ? (
           <p className="text-sm text-slate-600">No requests recorded in this range.</p>
         ) : (
-          <table className="data" data-testid="route-table">
+          <table className="data stack" data-testid="route-table">
             <thead>
               <tr>
                 <th>Route</th>
@@ -67,15 +67,15 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
             <tbody>
               {d.routes.map((r) => (
                 <tr key={r.route}>
-                  <td className="font-mono text-xs">{r.route}</td>
-                  <td>{formatCount(r.count)}</td>
-                  <td>{formatNumber(r.meanMs, 1)} ms</td>
-                  <td>{estMs(r.p50Ms)}</td>
-                  <td>{estMs(r.p95Ms)}</td>
-                  <td>{estMs(r.p99Ms)}</td>
-                  <td>{pct(r.errorPct)}</td>
-                  <td>{codes(r.serverErrorsByStatus)}</td>
-                  <td>
+                  <td data-label="Route" className="font-mono text-xs">{r.route}</td>
+                  <td data-label="Requests">{formatCount(r.count)}</td>
+                  <td data-label="Mean">{formatNumber(r.meanMs, 1)} ms</td>
+                  <td data-label="p50 (est.)">{estMs(r.p50Ms)}</td>
+                  <td data-label="p95 (est.)">{estMs(r.p95Ms)}</td>
+                  <td data-label="p99 (est.)">{estMs(r.p99Ms)}</td>
+                  <td data-label="Error rate (5xx)">{pct(r.errorPct)}</td>
+                  <td data-label="Server faults by code">{codes(r.serverErrorsByStatus)}</td>
+                  <td data-label="Client answers (4xx)">
                     {pct(r.clientErrorPct)} {r.clientAnswersByStatus.length > 0 && <span className="text-xs text-slate-500">({codes(r.clientAnswersByStatus)})</span>}
                   </td>
                 </tr>
@@ -121,7 +121,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
         <h2 id="files-heading" className="mb-2 text-lg font-medium">
           Database files
         </h2>
-        <table className="data" data-testid="db-files">
+        <table className="data stack" data-testid="db-files">
           <thead>
             <tr>
               <th>Database</th>
@@ -132,9 +132,9 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
           <tbody>
             {files.map((f) => (
               <tr key={f.name}>
-                <td>{f.name}</td>
-                <td>{f.bytes === null ? "—" : formatBytes(f.bytes)}</td>
-                <td>{f.walBytes === null ? "—" : formatBytes(f.walBytes)}</td>
+                <td data-label="Database">{f.name}</td>
+                <td data-label="File">{f.bytes === null ? "—" : formatBytes(f.bytes)}</td>
+                <td data-label="WAL">{f.walBytes === null ? "—" : formatBytes(f.walBytes)}</td>
               </tr>
             ))}
           </tbody>
