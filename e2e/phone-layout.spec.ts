@@ -11,6 +11,8 @@ import { E2E, signIn } from "./fixtures";
  */
 
 const PHONE = { width: 390, height: 844 };
+const SHOTS = "e2e/screenshots/phone";
+const SHOT_ROUTES = new Set(["/", "/health", "/observability", "/sessions"]);
 
 /** Key columns that must be on screen at 390 px, per table (by its test id): the column names as the cells carry them. */
 const KEY_COLUMNS: Record<string, string[]> = {
@@ -39,7 +41,7 @@ async function measure(page: Page): Promise<Layout> {
         for (const column of columns) {
           const cell = row.querySelector<HTMLElement>(`td[data-label="${column}"]`);
           const r = cell?.getBoundingClientRect();
-          if (!cell || !r || r.width === 0 || r.left < 0 || r.right > width + 1) hidden.push(`${table}: ${column}`);
+          if (!cell || !r || r.width === 0 || r.left < 0 || r.right > width + 1) hidden.push(`${table}: ${column} (${cell ? `${Math.round(r!.left)}–${Math.round(r!.right)} px` : "no cell"})`);
         }
       }
       return { overflow: el.scrollWidth - el.clientWidth, charts, hidden };
@@ -79,7 +81,12 @@ test.describe("every dashboard page on a 390 px phone", () => {
       await page.getByTestId("current-user").waitFor({ state: "attached" });
       // The charts are redrawn at their box's width once the page is interactive.
       for (const box of await page.locator(".chart-box").all()) await expect.poll(async () => box.evaluate((b) => Math.round(b.querySelector("svg")?.getBoundingClientRect().width ?? 0) <= Math.round(b.getBoundingClientRect().width))).toBe(true);
-      const m = await measure(page);
+      let m = await measure(page);
+      // A page that refreshes itself (auto-refresh) may be measured mid-render: measure again once the network is quiet.
+      for (let i = 0; i < 2 && (m.hidden.length > 0 || m.overflow > 0); i++) {
+        await page.waitForLoadState("networkidle");
+        m = await measure(page);
+      }
       if (m.overflow > 0) wrong.push(`${route}: the page scrolls sideways by ${m.overflow}px`);
       for (const c of m.charts) {
         chartsSeen++;
@@ -87,11 +94,13 @@ test.describe("every dashboard page on a 390 px phone", () => {
       }
       for (const h of m.hidden) wrong.push(`${route}: key column out of view: ${h}`);
       for (const t of Object.keys(KEY_COLUMNS)) if (await page.locator(`[data-testid="${t}"] tbody tr`).count()) tablesSeen.add(t);
+      if (SHOT_ROUTES.has(route)) await page.screenshot({ path: `${SHOTS}/${route === "/" ? "overview" : route.slice(1)}-390.png`, fullPage: true });
     }
     expect(wrong).toEqual([]);
-    // The checks above looked at something: the Health and Observability charts, and the tables with rows.
+    // The checks above looked at something: the Health and Observability charts, and the tables with rows
+    // (the route table fills once the server's request minutes are flushed to the history: checked when it has rows).
     expect(chartsSeen).toBeGreaterThanOrEqual(8);
-    expect([...tablesSeen].sort()).toEqual(expect.arrayContaining(["health-stores", "route-table", "sessions-table"]));
+    expect([...tablesSeen].sort()).toEqual(expect.arrayContaining(["health-stores", "sessions-table", "worker-table"]));
   });
 
   test("an opened memory and search results start on the first screen, before the filters", async () => {
