@@ -21,21 +21,23 @@ import { listWorkerStates, type WorkerState } from "./worker-state";
  *
  * Precedence, worst first (the first that applies is the verdict):
  *   1. provider_down        the embedding provider cannot answer: nothing is embedded, queries answer lexically
- *   2. reembedding          an admin's re-embed is running or waits for its switch: planned work, not a fault, so
- *                           its backlog and its model change are not also "degraded" or "drifted" (one alert when
- *                           it starts, one when it ends); a held queue is named in its reason
- *   3. degraded             the backlog is above the watermark: vector and hybrid search answer lexically
- *   4. stalled              the queue is not moving for a reason that is not the items': the disk is full (the
+ *   2. degraded             the backlog is above the watermark: vector and hybrid search answer lexically
+ *   3. stalled              the queue is not moving for a reason that is not the items': the disk is full (the
  *                           worker holds the queue and retries by itself), or items are claimed by a worker
  *                           process that is gone (released when a worker on that host starts or beats)
- *   5. drifted              the store's vectors are from another model, or rows lack a current vector (stale or
+ *   4. drifted              the store's vectors are from another model, or rows lack a current vector (stale or
  *                           missing) with nothing queued for them: stale + missing > pending + parked. Rows with
  *                           work queued are backlog the worker is fixing, not drift.
- *   6. parked               items failed repeatedly and wait for an admin's retry (their rows have no vector)
- *   7. vectors_unavailable  sqlite-vec is not loaded: vector search still answers, by an exact (slower) scan
+ *   5. parked               items failed repeatedly and wait for an admin's retry (their rows have no vector)
+ *   6. vectors_unavailable  sqlite-vec is not loaded: vector search still answers, by an exact (slower) scan
+ *   7. reembedding          an admin's re-embed is running or built and waiting for its switch: planned work, not
+ *                           a fault. Its long queue and its model change are what it is for, so while it runs they
+ *                           are not also "degraded" or "drifted" (one alert when it starts, one when it ends); a
+ *                           real fault meanwhile (provider down, a stalled queue, parked items, no sqlite-vec)
+ *                           still shows as itself.
  *   8. healthy
  */
-export const STORE_STATUS_PRECEDENCE = ["provider_down", "reembedding", "degraded", "stalled", "drifted", "parked", "vectors_unavailable", "healthy"] as const;
+export const STORE_STATUS_PRECEDENCE = ["provider_down", "degraded", "stalled", "drifted", "parked", "vectors_unavailable", "reembedding", "healthy"] as const;
 export type StoreStatusState = (typeof STORE_STATUS_PRECEDENCE)[number];
 export type StatusAction = { label: string; href: string };
 export type StatusVerdict = { state: StoreStatusState; reason: string; action: StatusAction | null };
@@ -89,13 +91,9 @@ export function deriveStoreStatus(s: StatusInput): StatusVerdict {
     return { state: "provider_down", reason: `the embedding provider is not answering (${s.provider.error ?? "unknown error"}): nothing is embedded and queries answer lexically`, action: workerCard };
   }
   if (s.reembed) {
-    const r = s.reembed;
-    const progress = `re-embedding (${r.done.toLocaleString("en-US")} of ${r.total.toLocaleString("en-US")})`;
-    const held = s.queue?.held ? `; the embed queue is held (${s.queue.held}) and the worker tries again by itself` : "";
-    const progressCard = { label: r.waitingSwitch ? "Compare and switch to the new model" : "See the re-embed's progress", href: `/stores/${store}#embeddings-heading` };
-    return r.waitingSwitch
-      ? { state: "reembedding", reason: `${progress}: the new model's vectors are built and wait for an admin to compare and switch; search keeps the current model until then${held}`, action: progressCard }
-      : { state: "reembedding", reason: `${progress}: a planned re-embed is building vectors of the configured model; rows without one yet answer lexically${held}`, action: progressCard };
+    // A re-embed's own queue and model change are set aside (see the precedence above): only a real fault shows instead.
+    const fault = deriveStoreStatus({ ...s, reembed: null, pending: 0, modelChanged: false, stale: 0, missing: 0 });
+    return fault.state === "healthy" ? reembedVerdict(store, s.reembed) : fault;
   }
   if (s.pending > s.watermark) {
     return {
@@ -139,6 +137,15 @@ export function deriveStoreStatus(s: StatusInput): StatusVerdict {
 /** The backlog is above the watermark, and not because of a planned re-embed (whose queue is expected to be long). */
 export function isDegraded(s: Pick<StoreStatus, "backlog" | "reembed">): boolean {
   return s.backlog.pending > s.backlog.watermark && s.reembed === null;
+}
+
+/** "re-embedding (n of m)": what the re-embed has done, and what waits for an admin. */
+function reembedVerdict(store: string, r: ReembedState): StatusVerdict {
+  const progress = `re-embedding (${r.done.toLocaleString("en-US")} of ${r.total.toLocaleString("en-US")})`;
+  const action = { label: r.waitingSwitch ? "Compare and switch to the new model" : "See the re-embed's progress", href: `/stores/${store}#embeddings-heading` };
+  return r.waitingSwitch
+    ? { state: "reembedding", reason: `${progress}: the new model's vectors are built and wait for an admin to compare and switch; search keeps the current model until then`, action }
+    : { state: "reembedding", reason: `${progress}: a planned re-embed is building vectors of the configured model; rows without one yet answer lexically`, action };
 }
 
 /** The worst of several stores' statuses (Overview, Health for all stores); null when there are none. */

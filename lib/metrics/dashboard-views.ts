@@ -122,3 +122,9 @@ export async function loadStorePage({ store }: { store: string }): Promise<Store
     workerInServer: getConfig().embed.workerInServer,
   };
 }
+
+/** Whether a page's store exists on this backend (a malformed name does not): checked before a page streams, so an unknown one answers 404. */
+export async function dashboardStoreExists({ store }: { store: string }): Promise<boolean> {
+  const name = storeNameSchema.safeParse(store);
+  return name.success && (await stores().listStoreNames()).includes(name.data);
+}
