@@ -3,15 +3,15 @@
 import { useLayoutEffect, useRef, useState } from "react";
 import { CartesianGrid, Line, LineChart, ReferenceLine, Tooltip, XAxis, YAxis } from "recharts";
 import { formatNumber } from "@/lib/format";
-import { isolatedPoints } from "@/lib/metrics/preparers";
+import { isolatedPoints, timeTicks } from "@/lib/metrics/preparers";
 
 export type ChartSeries = { key: string; label: string; color: string; dashed?: boolean };
 export type ChartMarker = { t: number; label: string };
 
 /** UTC so the server's first paint and the hydrated chart print the same ticks. */
-function formatTick(t: number, long: boolean): string {
+function formatTick(t: number, daily: boolean): string {
   const iso = new Date(t).toISOString();
-  return long ? iso.slice(5, 10) : iso.slice(11, 16);
+  return daily ? iso.slice(5, 10) : iso.slice(11, 16);
 }
 
 /** A value with thousands separators and its unit: "1,250 ms", "2.5%". */
@@ -69,6 +69,7 @@ export function ChartTimeSeries({
   // A point with a gap on both sides has no line to sit on: draw it as a dot.
   const lonely = new Map(series.map((s) => [s.key, isolatedPoints(points, s.key)]));
   const [box, width] = useBoxWidth();
+  const axis = points.length ? timeTicks({ from: points[0].t as number, to: points[points.length - 1].t as number, width: width - 96 }) : { ticks: [], daily: longRange };
   return (
     <figure className="card space-y-2" data-testid={testId} data-points={measured}>
       <figcaption className="flex flex-wrap items-baseline justify-between gap-x-2 text-sm font-medium">
@@ -81,7 +82,7 @@ export function ChartTimeSeries({
       <div ref={box} className="chart-box w-full min-w-0" data-testid={`${testId}-box`}>
         <LineChart width={width} height={200} data={points} margin={{ top: 8, right: 24, bottom: 4, left: 4 }}>
           <CartesianGrid stroke="#e2e8f0" strokeDasharray="3 3" />
-          <XAxis dataKey="t" type="number" scale="time" domain={["dataMin", "dataMax"]} tickFormatter={(t: number) => formatTick(t, longRange)} fontSize={11} />
+          <XAxis dataKey="t" type="number" scale="time" domain={["dataMin", "dataMax"]} ticks={axis.ticks} tickFormatter={(t: number) => formatTick(t, axis.daily)} fontSize={11} />
           <YAxis fontSize={11} width={64} tickFormatter={(v: number) => withUnit(v, unit)} domain={[0, yMax ?? "auto"]} />
           <Tooltip
             labelFormatter={(t) => new Date(Number(t)).toISOString().replace("T", " ").slice(0, 16) + " UTC"}

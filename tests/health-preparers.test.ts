@@ -9,6 +9,7 @@ import {
   parseRange,
   prepareHealthSeries,
   throughputUnitOf,
+  timeTicks,
   prepareLatencySeries,
   prepareRouteTable,
   windowForRange,
@@ -203,5 +204,31 @@ describe("single points", () => {
     const pts = [{ v: null }, { v: 3 }, { v: null }, { v: 4 }, { v: 5 }, { v: null }, { v: 0 }];
     expect([...isolatedPoints(pts, "v")]).toEqual([1, 6]);
     expect([...isolatedPoints([{ v: 7 }], "v")]).toEqual([0]);
+  });
+});
+
+describe("time-axis ticks", () => {
+  const DAY = 86_400_000;
+  const fmt = (ticks: number[], daily: boolean) => ticks.map((t) => (daily ? new Date(t).toISOString().slice(5, 10) : new Date(t).toISOString().slice(11, 16)));
+
+  it("a 7-day chart names each tick's day once, at midnight UTC, and leaves the right edge free", () => {
+    const to = Date.UTC(2026, 10, 28, 18, 0);
+    const { ticks, daily } = timeTicks({ from: to - 7 * DAY, to, width: 540 });
+    expect(daily).toBe(true);
+    const labels = fmt(ticks, daily);
+    expect(new Set(labels).size).toBe(labels.length);
+    expect(ticks.every((t) => t % DAY === 0)).toBe(true);
+    expect(ticks.at(-1)!).toBeLessThan(to - 0.04 * 7 * DAY);
+  });
+
+  it("a narrower chart gets fewer ticks; an hour is labelled in round minutes", () => {
+    const to = Date.UTC(2026, 10, 28, 18, 0);
+    const wide = timeTicks({ from: to - DAY, to, width: 900 }).ticks.length;
+    const narrow = timeTicks({ from: to - DAY, to, width: 250 }).ticks.length;
+    expect(narrow).toBeLessThan(wide);
+    expect(narrow).toBeLessThanOrEqual(Math.floor(250 / 64));
+    const hour = timeTicks({ from: to - 3_600_000, to, width: 540 });
+    expect(hour.daily).toBe(false);
+    expect(fmt(hour.ticks, false).every((l) => /:(00|05|10|15|20|25|30|35|40|45|50|55)$/.test(l))).toBe(true);
   });
 });

@@ -230,3 +230,24 @@ export function prepareRouteTable(rows: RouteTotalsInput[]): RouteTableRow[] {
     })
     .sort((a, b) => (b.p95Ms ?? 0) - (a.p95Ms ?? 0) || b.count - a.count || a.route.localeCompare(b.route));
 }
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const TICK_STEPS = [5 * MINUTE, 10 * MINUTE, 15 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 5 * DAY, 7 * DAY];
+
+/**
+ * Time-axis ticks at round UTC times (every 10 minutes, 3 hours, a day, ...), as many as `width` px holds
+ * at about 64 px a label, with the label each needs: "HH:MM" within a day, "MM-DD" from a day up — so a
+ * 7-day chart names each day once (never "11-22 11-22"), and no tick sits at the right edge to be cut.
+ */
+export function timeTicks({ from, to, width }: { from: number; to: number; width: number }): { ticks: number[]; daily: boolean } {
+  const span = Math.max(1, to - from);
+  const room = Math.max(2, Math.floor(width / 64));
+  const step = TICK_STEPS.find((s) => span / s <= room) ?? TICK_STEPS[TICK_STEPS.length - 1];
+  const ticks: number[] = [];
+  // Leave the last few percent of the axis free: a label centred on the right edge is cut off.
+  const last = to - span * 0.04;
+  for (let t = Math.ceil(from / step) * step; t <= last; t += step) ticks.push(t);
+  return { ticks, daily: step >= DAY };
+}
