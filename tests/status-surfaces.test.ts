@@ -9,7 +9,8 @@ import type { StatusHeadline } from "@/lib/metrics/status-summary";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { stores } from "@/lib/stores/backend";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
-import { drainEmbeddings, drainEmbeddingsWith, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
+import { createMemorySchema, setCategorySchema } from "@/lib/index/memories";
+import { drainEmbeddings, drainEmbeddingsWith, itSqliteOnly, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
 import { restartWith } from "./helpers";
 
 /**
@@ -88,6 +89,16 @@ describe("every surface shows the same status and numbers (builtin provider)", (
     const h = await expectSurfacesAgree("docs");
     expect(h).toMatchObject({ state: "healthy", store: null, numbers: { pending: 0, drifted: 0, coveragePct: 100 } });
     expect(h.reason).not.toMatch(/nothing to embed/);
+  });
+
+  itSqliteOnly("memory files on disk count memories, not category description files", "memory files are SQLite's truth (PostgreSQL has none)", async () => {
+    env = await useTestBackend();
+    await seedStore("docs");
+    for (const p of ["ops/a", "ops/b", "notes/c"]) await stores().createMemory({ store: "docs", input: createMemorySchema.parse({ path: p, body: `# ${p}` }), actor: "test" });
+    for (const c of ["ops", "notes"]) await stores().setCategoryDescription({ store: "docs", input: setCategorySchema.parse({ path: c, description: `about ${c}` }), actor: "test" });
+    const info = await stores().describeStore({ store: "docs" });
+    expect([info.files?.memoryFiles, info.counts.memories]).toEqual([3, 3]);
+    expect((await loadStorePage({ store: "docs" }))!.info.files?.memoryFiles).toBe(3);
   });
 
   it("backlog: the headline names the store with the backlog and its number is the tile's", async () => {
