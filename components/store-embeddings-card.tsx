@@ -1,4 +1,4 @@
-import type { EmbeddingStatus, StatusVerdict } from "@/lib/embed/status";
+import { reembedSwitchReady, type EmbeddingStatus, type StatusVerdict } from "@/lib/embed/status";
 import { STATUS_STYLE } from "./store-status-card";
 import { ReembedJobProgress } from "./job-progress";
 import { EmbeddingAdminButtons, type DescribeEmbeddingAction, type EmbeddingAction } from "./store-embeddings-buttons";
@@ -54,7 +54,7 @@ export function StoreEmbeddingsCard({
         <div>
           <dt className="label">Coverage / drift</dt>
           <dd data-testid="embeddings-coverage">
-            {d ? `${d.coveragePct.toFixed(1)}% embedded · ${d.drifted} drifted (${d.driftPct.toFixed(1)}%) · ${d.stale} stale · ${d.missing} missing` : "—"}
+            {d ? `${d.coveragePct.toFixed(1)}% embedded · ${d.drifted} drifted (${d.driftPct.toFixed(1)}%) · ${d.stale} stale · ${d.missing} missing` : "unknown: the configured model has not answered yet"}
           </dd>
         </div>
       </dl>
@@ -71,7 +71,7 @@ export function StoreEmbeddingsCard({
           </ul>
         </details>
       )}
-      {isAdmin && <EmbeddingAdminButtons store={store} action={action} describe={describe} held={job?.status === "waiting_switch" || (!!job?.holdSwitch && job.status !== "done")} parked={status.parked.length > 0} />}
+      {isAdmin && <EmbeddingAdminButtons store={store} action={action} describe={describe} held={reembedSwitchReady(job)} parked={status.parked.length > 0} />}
     </section>
   );
 }

@@ -39,7 +39,7 @@ export function WorkerStateCard({ workers, provider, workerInServer, now }: { wo
         </p>
       )}
       {workers.length > 0 && (
-        <table className="data" data-testid="worker-table">
+        <table className="data stack" data-testid="worker-table">
           <thead>
             <tr>
               <th>Worker</th>
@@ -53,17 +53,17 @@ export function WorkerStateCard({ workers, provider, workerInServer, now }: { wo
           <tbody>
             {workers.map((w) => (
               <tr key={w.workerId} data-testid="worker-row" data-running={w.running ? "true" : "false"}>
-                <td>
+                <td data-label="Worker">
                   {w.running ? "running" : "stopped"} · pid {w.pid}
                   <span className="block text-xs text-slate-500">heartbeat {ago(w.heartbeatAt, now)}</span>
                 </td>
-                <td>{w.inThisProcess ? "in this server process" : w.mode === "in_server" ? "in another server process" : "as a separate process"}</td>
-                <td>
+                <td data-label="Runs">{w.inThisProcess ? "in this server process" : w.mode === "in_server" ? "in another server process" : "as a separate process"}</td>
+                <td data-label="Last successful batch">
                   {w.lastBatchAt ? `${w.lastBatchItems ?? 0} items of ${w.lastBatchStore} · ${ago(w.lastBatchAt, now)}` : "none yet"}
                   {w.lastBatchAt && <span className="block text-xs text-slate-500">{formatTime(w.lastBatchAt)}</span>}
                 </td>
-                <td>{w.itemsPerSecond === null ? "—" : w.itemsPerSecond.toFixed(1)}</td>
-                <td>
+                <td data-label="Items/s">{w.itemsPerSecond === null ? "—" : w.itemsPerSecond.toFixed(1)}</td>
+                <td data-label="Last error">
                   {w.lastError ? (
                     <>
                       <span className="text-red-700">{w.lastError}</span>
@@ -75,7 +75,7 @@ export function WorkerStateCard({ workers, provider, workerInServer, now }: { wo
                     "none"
                   )}
                 </td>
-                <td>{w.model ? `${w.model} · ${w.dimension}-d` : "—"}</td>
+                <td data-label="Model">{w.model ? `${w.model} · ${w.dimension}-d` : "—"}</td>
               </tr>
             ))}
           </tbody>

@@ -8,6 +8,8 @@ import {
   findModelChanges,
   parseRange,
   prepareHealthSeries,
+  throughputUnitOf,
+  timeTicks,
   prepareLatencySeries,
   prepareRouteTable,
   windowForRange,
@@ -75,20 +77,28 @@ describe("gaps vs zeros", () => {
     expect(s[0].coveragePct).toBe(100);
   });
 
-  it("throughput is the growth of embedded rows per hour, and a gap next to a missing bucket", () => {
+  it("throughput is the growth of embedded rows in the chart's unit (per minute at a minute step), and a gap next to a missing bucket", () => {
     const s = prepareHealthSeries([snap(T0, { embedded: 100 }), snap(T0 + MIN, { embedded: 110 }), snap(T0 + 3 * MIN, { embedded: 200 })], w);
-    expect(s.map((p) => p.throughputPerHour)).toEqual([null, 600, null, null]);
+    expect(throughputUnitOf(w).per).toBe("minute");
+    expect(s.map((p) => p.throughput)).toEqual([null, 10, null, null]);
+    // A quarter-hour step (24 h) charts per hour: 10 rows in 15 minutes are 40 an hour.
+    const q = { from: T0, to: T0 + 60 * MIN, stepMs: 15 * MIN };
+    expect(throughputUnitOf(q).per).toBe("hour");
+    expect(prepareHealthSeries([snap(T0, { embedded: 100 }), snap(T0 + 15 * MIN, { embedded: 110 })], q)[1].throughput).toBe(40);
   });
 
   it("a re-embed that drops vectors shows zero throughput, never negative", () => {
     const s = prepareHealthSeries([snap(T0, { embedded: 100 }), snap(T0 + MIN, { embedded: 0 })], w);
-    expect(s[1].throughputPerHour).toBe(0);
+    expect(s[1].throughput).toBe(0);
   });
 
-  it("overall adds backlogs across stores and averages percentages", () => {
-    const s = prepareHealthSeries([snap(T0, { store: "a", backlog: 5, coveragePct: 100 }), snap(T0, { store: "b", backlog: 7, coveragePct: 50 })], w);
+  it("overall adds backlogs across stores and averages percentages; a per-store watermark is never summed", () => {
+    const rows = [snap(T0, { store: "a", backlog: 5, coveragePct: 100, watermark: 1000 }), snap(T0, { store: "b", backlog: 7, coveragePct: 50, watermark: 1000 })];
+    const s = prepareHealthSeries(rows, w, { stores: 2 });
     expect(s[0].backlog).toBe(12);
     expect(s[0].coveragePct).toBe(75);
+    expect(s[0].watermark).toBeNull();
+    expect(prepareHealthSeries([rows[0]], w)[0].watermark).toBe(1000);
   });
 });
 
@@ -194,5 +204,31 @@ describe("single points", () => {
     const pts = [{ v: null }, { v: 3 }, { v: null }, { v: 4 }, { v: 5 }, { v: null }, { v: 0 }];
     expect([...isolatedPoints(pts, "v")]).toEqual([1, 6]);
     expect([...isolatedPoints([{ v: 7 }], "v")]).toEqual([0]);
+  });
+});
+
+describe("time-axis ticks", () => {
+  const DAY = 86_400_000;
+  const fmt = (ticks: number[], daily: boolean) => ticks.map((t) => (daily ? new Date(t).toISOString().slice(5, 10) : new Date(t).toISOString().slice(11, 16)));
+
+  it("a 7-day chart names each tick's day once, at midnight UTC, and leaves the right edge free", () => {
+    const to = Date.UTC(2026, 10, 28, 18, 0);
+    const { ticks, daily } = timeTicks({ from: to - 7 * DAY, to, width: 540 });
+    expect(daily).toBe(true);
+    const labels = fmt(ticks, daily);
+    expect(new Set(labels).size).toBe(labels.length);
+    expect(ticks.every((t) => t % DAY === 0)).toBe(true);
+    expect(ticks.at(-1)!).toBeLessThan(to - 0.04 * 7 * DAY);
+  });
+
+  it("a narrower chart gets fewer ticks; an hour is labelled in round minutes", () => {
+    const to = Date.UTC(2026, 10, 28, 18, 0);
+    const wide = timeTicks({ from: to - DAY, to, width: 900 }).ticks.length;
+    const narrow = timeTicks({ from: to - DAY, to, width: 250 }).ticks.length;
+    expect(narrow).toBeLessThan(wide);
+    expect(narrow).toBeLessThanOrEqual(Math.floor(250 / 64));
+    const hour = timeTicks({ from: to - 3_600_000, to, width: 540 });
+    expect(hour.daily).toBe(false);
+    expect(fmt(hour.ticks, false).every((l) => /:(00|05|10|15|20|25|30|35|40|45|50|55)$/.test(l))).toBe(true);
   });
 });

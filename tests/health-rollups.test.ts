@@ -131,7 +131,7 @@ describe("store snapshots and the Health page data", () => {
     expect(d.snapshotsAsOf).toBe(NOW + MIN - ((NOW + MIN) % MIN));
     const points = d.series.filter((p) => p.backlog !== null);
     expect(points.map((p) => p.backlog)).toEqual([first[0].backlog, 0]);
-    expect(points[1].throughputPerHour).toBeGreaterThan(0);
+    expect(points[1].throughput).toBeGreaterThan(0);
   });
 
   it("the status is live: overall picks the worst store now; unknown stores fall back to all", async () => {
@@ -140,13 +140,13 @@ describe("store snapshots and the Health page data", () => {
     let d = await loadHealthDashboard({ store: "nope", range: "1h", now: NOW });
     expect(d.store).toBe("all");
     expect(d.stores).toEqual(expect.arrayContaining(["ok", "behind"]));
-    expect(d.overall).toMatchObject({ state: "healthy" });
+    expect(d.summary.headline).toMatchObject({ state: "healthy", store: null });
     expect(d.perStore.length).toBeGreaterThanOrEqual(2);
     expect(d.perStore.every((s) => s.state === "healthy")).toBe(true);
     // Three items queued against a watermark of two.
     for (const n of ["a", "b", "c"]) await seedDocument("behind", `${n}.md`, `# ${n}\n\nnote ${n}`);
     d = await loadHealthDashboard({ store: "all", range: "1h", now: NOW });
-    expect(d.overall).toMatchObject({ store: "behind", state: "degraded", backlog: { pending: 3 } });
+    expect(d.summary.worst).toMatchObject({ store: "behind", state: "degraded", backlog: { pending: 3 } });
     d = await loadHealthDashboard({ store: "ok", range: "1h", now: NOW });
     expect(d.perStore.map((s) => [s.store, s.state])).toEqual([["ok", "healthy"]]);
   });
@@ -160,7 +160,7 @@ describe("store snapshots and the Health page data", () => {
     await metricsBackend().saveStoreSnapshots({ snapshots: [{ ...lastBehind, ts: lastBehind.ts + MIN, backlog: 5000, degraded: true, parked: 2 }] });
     const d = await loadHealthDashboard({ store: "all", range: "1h", now: NOW });
     // The snapshot says "behind" was degraded a minute ago; right now both stores are healthy, and that is what shows.
-    expect(d.overall).toMatchObject({ state: "healthy" });
+    expect(d.summary.headline).toMatchObject({ state: "healthy" });
     const gaps = d.series.filter((p) => p.backlog === null).length;
     expect(gaps).toBeGreaterThan(0); // the demo outage
     expect(d.series.some((p) => p.backlog === 0 || (p.backlog ?? 0) > 0)).toBe(true);

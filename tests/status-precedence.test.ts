@@ -9,7 +9,7 @@ import { callRoute } from "./helpers";
 const HEALTHY: StatusInput = { store: "alpha", pending: 3, parked: 0, watermark: 1000, modelChanged: false, stale: 0, missing: 3, artifacts: 40, provider: { ok: true, error: null }, vectors: { available: true, reason: null } };
 
 /** Each fault alone, as the live numbers show it. */
-const FAULTS: Record<Exclude<StoreStatusState, "healthy">, Partial<StatusInput>> = {
+const FAULTS: Record<Exclude<StoreStatusState, "healthy" | "reembedding">, Partial<StatusInput>> = {
   provider_down: { provider: { ok: false, error: "cannot reach http://127.0.0.1:9/v1" } },
   degraded: { pending: 1500 },
   stalled: { queue: { held: "disk_full: database or disk is full", staleClaims: null } },
@@ -34,13 +34,24 @@ describe("status precedence (as documented in lib/embed/status.ts)", () => {
   });
 
   it("with every pair of faults present, the one earlier in the documented order wins", () => {
-    const order = STORE_STATUS_PRECEDENCE.filter((s): s is Exclude<StoreStatusState, "healthy"> => s !== "healthy");
+    const order = STORE_STATUS_PRECEDENCE.filter((s): s is Exclude<StoreStatusState, "healthy" | "reembedding"> => s !== "healthy" && s !== "reembedding");
     expect(order).toEqual(["provider_down", "degraded", "stalled", "drifted", "parked", "vectors_unavailable"]);
     for (let i = 0; i < order.length; i++) {
       for (let j = i + 1; j < order.length; j++) {
         expect(deriveStoreStatus({ ...HEALTHY, ...FAULTS[order[j]], ...FAULTS[order[i]] }).state, `${order[i]} + ${order[j]}`).toBe(order[i]);
       }
     }
+  });
+
+  it("a planned re-embed is 're-embedding (n of m)', not degraded or drifted; a real fault meanwhile still shows as itself", () => {
+    const reembed = { reembed: { done: 10, total: 40, waitingSwitch: false } };
+    expect(deriveStoreStatus({ ...HEALTHY, ...reembed })).toMatchObject({ state: "reembedding", reason: expect.stringMatching(/^re-embedding \(10 of 40\)/) });
+    // Its own long queue and its model change are what it is for.
+    expect(deriveStoreStatus({ ...HEALTHY, ...reembed, ...FAULTS.degraded, ...FAULTS.drifted, stale: 30, missing: 10 }).state).toBe("reembedding");
+    for (const fault of ["provider_down", "stalled", "parked", "vectors_unavailable"] as const) expect(deriveStoreStatus({ ...HEALTHY, ...reembed, ...FAULTS[fault] }).state, fault).toBe(fault);
+    expect(deriveStoreStatus({ ...HEALTHY, reembed: { done: 40, total: 40, waitingSwitch: true } })).toMatchObject({ state: "reembedding", action: { label: "Compare and switch to the new model" } });
+    // Across stores a planned re-embed ranks below every fault.
+    expect(STORE_STATUS_PRECEDENCE.slice(-2)).toEqual(["reembedding", "healthy"]);
   });
 
   it("rows without a current vector are backlog while work is queued for them, drift when nothing is", () => {

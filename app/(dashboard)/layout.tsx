@@ -2,13 +2,14 @@ import { requireUser } from "@/app/_server/session";
 import { Nav } from "@/components/nav";
 import { RememberStore } from "@/components/remember-store";
 import { SignOutButton } from "@/components/sign-out-button";
-import { storesOnPostgres } from "@/lib/stores/backend";
+import { backendNotice } from "@/lib/metrics/dashboard-views";
 import { Suspense } from "react";
 
 export const dynamic = "force-dynamic";
 
 export default async function DashboardLayout({ children }: { children: React.ReactNode }) {
   const user = await requireUser();
+  const notice = backendNotice();
   return (
     <div className="min-h-screen">
       {/* The first stop for keyboard users: past the navigation, straight to the page. */}
@@ -28,11 +29,9 @@ export default async function DashboardLayout({ children }: { children: React.Re
         </div>
       </header>
       {/* min-w-0 + break-words: a long id or hash wraps instead of widening the page on a phone. */}
-      {storesOnPostgres() && (
+      {notice && (
         <div role="status" data-testid="stores-on-postgres" className="border-b border-amber-200 bg-amber-50">
-          <p className="mx-auto max-w-6xl px-4 py-2 text-sm text-amber-900">
-            Stores are in PostgreSQL (DATABASE_URL): every view shows the PostgreSQL stores, shared by every replica, never the local stores in DATA_DIR, which agents do not write to.
-          </p>
+          <p className="mx-auto max-w-6xl px-4 py-2 text-sm text-amber-900">{notice}</p>
         </div>
       )}
       <main id="main-content" tabIndex={-1} className="mx-auto min-w-0 max-w-6xl break-words px-4 py-6">{children}</main>

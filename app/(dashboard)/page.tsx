@@ -1,13 +1,14 @@
 import Link from "next/link";
-import { stores as storesBackend, storesOnPostgres } from "@/lib/stores/backend";
-import { getGovernanceStatus } from "@/lib/governance/status";
+import { stores as storesBackend } from "@/lib/stores/backend";
+import { ledgerStorageFacts, storageFacts, vectorEngineLabel } from "@/lib/metrics/dashboard-views";
 import { formatBytes, formatCount, formatNumber, formatQuantity } from "@/lib/format";
 import { TimeAgo } from "@/components/time-ago";
 import { requestTime } from "@/app/_server/pages";
 import { governance } from "@/lib/backend/governance";
 import { getOverviewNumbers } from "@/lib/metrics/health";
 import { requireUser } from "@/app/_server/session";
-import { StoreStatusCard } from "@/components/store-status-card";
+import { STATUS_STYLE, StoreStatusCard } from "@/components/store-status-card";
+import type { StoreInfo } from "@/lib/stores/backend";
 
 function Stat({ label, value, href, testId }: { label: string; value: string; href: string; testId: string }) {
   return (
@@ -50,27 +51,46 @@ function StoreContents({ counts, memoryFiles }: { counts: Record<string, number>
   );
 }
 
+function StoreStorage({ info }: { info: StoreInfo }) {
+  const f = storageFacts(info);
+  if (f.bytes === null) return <span className="text-slate-500">{f.where}</span>;
+  return (
+    <>
+      {formatBytes(f.bytes)}
+      {f.walBytes !== null && f.walBytes > 0 && <span className="text-slate-500"> + WAL {formatBytes(f.walBytes)}</span>}
+    </>
+  );
+}
+
+function StoreVectors({ info }: { info: StoreInfo }) {
+  const v = vectorEngineLabel(info);
+  return (
+    <span className={v.warning ? "text-amber-700" : undefined} title={v.title ?? undefined}>
+      {v.text}
+    </span>
+  );
+}
+
 export default async function OverviewPage() {
   await requireUser();
   // stores(): the SQLite stores in DATA_DIR, or with DATABASE_URL the PostgreSQL ones agents write to.
-  const onPostgres = storesOnPostgres();
   const stores = await storesBackend().listStores();
-  const gov = onPostgres ? null : getGovernanceStatus();
+  const ledger = ledgerStorageFacts();
   const counts = await governance().countGovernanceRows({});
   const n = await getOverviewNumbers();
+  const headline = n.summary.headline;
   const now = requestTime();
-  const num = (v: number | null) => (v === null ? "no data" : formatCount(v));
   // An estimate from the latency histogram (see quantileFromBuckets), said so.
   const p95 = n.apiP95Ms24h === null ? "no data" : Number.isFinite(n.apiP95Ms24h) ? `≈ ${formatNumber(n.apiP95Ms24h, 0)} ms` : "> 10 s";
   return (
     <div className="space-y-6">
       <h1 className="text-2xl font-semibold">Overview</h1>
-      <StoreStatusCard status={n.overall} scope={n.overall ? `worst of ${stores.length} stores: ${n.overall.store}` : undefined} testId="overview-status" />
+      <StoreStatusCard headline={headline} testId="overview-status" />
       <section aria-label="Key numbers" className="grid grid-cols-2 gap-3 sm:grid-cols-4">
-        <Stat label="Memory health" value={n.overall ? n.overall.state.replace("_", " ") : "no stores"} href="/health" testId="stat-health" />
-        <Stat label="Embed backlog" value={num(n.backlog)} href="/health" testId="stat-backlog" />
-        <Stat label="Drifted rows" value={num(n.driftRows)} href="/health" testId="stat-drift" />
-        <Stat label="Parked items" value={num(n.parked)} href="/health" testId="stat-parked" />
+        <Stat label="Memory health" value={headline ? STATUS_STYLE[headline.state].label : "no stores"} href="/health" testId="stat-health" />
+        <Stat label="Embed backlog (all stores)" value={headline ? formatCount(headline.numbers.pending) : "no data"} href="/health" testId="stat-backlog" />
+        <Stat label="Drifted rows (all stores)" value={!headline ? "no data" : headline.numbers.drifted === null ? "unknown" : formatCount(headline.numbers.drifted)} href="/health" testId="stat-drift" />
+        <Stat label="Parked items (all stores)" value={headline ? formatCount(headline.numbers.parked) : "no data"} href="/health" testId="stat-parked" />
         <Stat label="API requests (24 h)" value={formatCount(n.apiRequests24h)} href="/observability" testId="stat-requests" />
         <Stat label="API p95 (24 h, estimate)" value={p95} href="/observability" testId="stat-p95" />
         <Stat label="API server faults (24 h)" value={n.apiErrorRate24h === null ? "no data" : `${formatNumber(100 * n.apiErrorRate24h, 1)}%`} href="/observability" testId="stat-errors" />
@@ -81,7 +101,7 @@ export default async function OverviewPage() {
           Stores
         </h2>
         <div className="scroll-x">
-          <table className="data" data-testid="stores-table">
+          <table className="data stack" data-testid="stores-table">
             <thead>
               <tr>
                 <th>Store</th>
@@ -94,27 +114,22 @@ export default async function OverviewPage() {
             <tbody>
               {stores.map((s) => (
                 <tr key={s.name} data-testid={`store-row-${s.name}`}>
-                  <td className="font-medium">
+                  <td data-label="Store" className="font-medium">
                     <Link href={`/stores/${encodeURIComponent(s.name)}`} className="underline">
                       {s.name}
                     </Link>
                     {s.description && <div className="text-xs font-normal text-slate-500">{s.description}</div>}
                   </td>
-                  <td className="min-w-48">
+                  <td data-label="Contents" className="min-w-48">
                     <StoreContents counts={s.counts} memoryFiles={s.files?.memoryFiles ?? null} />
                   </td>
-                  <td className="whitespace-nowrap">
-                    {s.files ? (
-                      <>
-                        {formatBytes(s.files.indexBytes)}
-                        {s.files.walBytes > 0 && <span className="text-slate-500"> + WAL {formatBytes(s.files.walBytes)}</span>}
-                      </>
-                    ) : (
-                      <span className="text-slate-500">PostgreSQL schema</span>
-                    )}
+                  <td data-label="On disk" className="whitespace-nowrap">
+                    <StoreStorage info={s} />
                   </td>
-                  <td>{onPostgres ? <span title={s.vectors.reason ?? undefined}>{s.vectors.version ? `pgvector ${s.vectors.version}` : "exact scan (no pgvector)"}</span> : s.vectors.available ? `sqlite-vec ${s.vectors.version}` : <span className="text-amber-700">unavailable: {s.vectors.reason}</span>}</td>
-                  <td>
+                  <td data-label="Vectors">
+                    <StoreVectors info={s} />
+                  </td>
+                  <td data-label="Created">
                     <TimeAgo ms={s.createdAt} now={now} />
                     <div className="text-xs text-slate-500">schema {s.schemaVersion ?? "—"}</div>
                   </td>
@@ -129,25 +144,12 @@ export default async function OverviewPage() {
           Governance ledger
         </h2>
         <dl className="grid grid-cols-2 gap-3 text-sm sm:grid-cols-4" data-testid="governance-status">
-          {gov ? (
-            <>
-              <div>
-                <dt className="label">governance.db</dt>
-                <dd>
-                  {formatBytes(gov.bytes)} (WAL {formatBytes(gov.walBytes)})
-                </dd>
-              </div>
-              <div>
-                <dt className="label">Schema</dt>
-                <dd>{gov.schemaVersion}</dd>
-              </div>
-            </>
-          ) : (
-            <div className="col-span-2">
-              <dt className="label">Where</dt>
-              <dd>PostgreSQL (DATABASE_URL)</dd>
+          {ledger.map((f) => (
+            <div key={f.label}>
+              <dt className="label">{f.label}</dt>
+              <dd>{typeof f.value === "string" ? f.value : `${formatBytes(f.value.bytes)} (WAL ${formatBytes(f.value.walBytes)})`}</dd>
             </div>
-          )}
+          ))}
           <div>
             <dt className="label">Users / active tokens</dt>
             <dd>

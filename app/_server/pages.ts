@@ -1,10 +1,9 @@
 import "server-only";
 import { clientIdSchema } from "@/lib/common";
-import { CORE_STORE, listStoreNames } from "@/lib/db/store-names";
+import { CORE_STORE } from "@/lib/db/store-names";
 import { isAppError } from "@/lib/errors";
 import { LAST_STORE_COOKIE } from "@/lib/http/last-store";
-import { openStore, storeHasContent } from "@/lib/stores/stores";
-import { stores, storesOnPostgres } from "@/lib/stores/backend";
+import { stores } from "@/lib/stores/backend";
 import { cookies } from "next/headers";
 
 /** Form GETs send empty fields as ""; a filter left blank means "no filter". */
@@ -51,19 +50,16 @@ export async function findByClientId<T>(id: string, load: (id: string) => Promis
  * holds shared identity, rarely what a page is about); core always exists.
  */
 export async function pickStore(requested?: string, remembered?: string): Promise<{ store: string; stores: string[] }> {
-  if (storesOnPostgres()) {
-    // PostgreSQL: the stores agents write; content by exists() probes, asked only until one answers yes.
-    const names = await stores().listStoreNames();
-    const has = new Map<string, boolean>();
-    if (![requested, remembered].some((w) => w && names.includes(w))) {
-      for (const name of [...names.filter((n) => n !== CORE_STORE), ...names.filter((n) => n === CORE_STORE)]) {
-        has.set(name, await stores().storeHasContent({ store: name }));
-        if (has.get(name)) break;
-      }
+  // Content by exists() probes, asked only until one answers yes (and not at all when the wanted store exists).
+  const names = await stores().listStoreNames();
+  const has = new Map<string, boolean>();
+  if (![requested, remembered].some((w) => w && names.includes(w))) {
+    for (const name of [...names.filter((n) => n !== CORE_STORE), ...names.filter((n) => n === CORE_STORE)]) {
+      has.set(name, await stores().storeHasContent({ store: name }));
+      if (has.get(name)) break;
     }
-    return choose(names, (name) => has.get(name) === true, requested, remembered);
   }
-  return choose(listStoreNames(), (s) => storeHasContent({ handle: openStore({ store: s }) }), requested, remembered);
+  return choose(names, (name) => has.get(name) === true, requested, remembered);
 }
 
 function choose(names: string[], hasContent: (store: string) => boolean, requested?: string, remembered?: string): { store: string; stores: string[] } {

@@ -30,9 +30,14 @@ import { listWorkerStates, type WorkerState } from "./worker-state";
  *                           work queued are backlog the worker is fixing, not drift.
  *   5. parked               items failed repeatedly and wait for an admin's retry (their rows have no vector)
  *   6. vectors_unavailable  sqlite-vec is not loaded: vector search still answers, by an exact (slower) scan
- *   7. healthy
+ *   7. reembedding          an admin's re-embed is running or built and waiting for its switch: planned work, not
+ *                           a fault. Its long queue and its model change are what it is for, so while it runs they
+ *                           are not also "degraded" or "drifted" (one alert when it starts, one when it ends); a
+ *                           real fault meanwhile (provider down, a stalled queue, parked items, no sqlite-vec)
+ *                           still shows as itself.
+ *   8. healthy
  */
-export const STORE_STATUS_PRECEDENCE = ["provider_down", "degraded", "stalled", "drifted", "parked", "vectors_unavailable", "healthy"] as const;
+export const STORE_STATUS_PRECEDENCE = ["provider_down", "degraded", "stalled", "drifted", "parked", "vectors_unavailable", "reembedding", "healthy"] as const;
 export type StoreStatusState = (typeof STORE_STATUS_PRECEDENCE)[number];
 export type StatusAction = { label: string; href: string };
 export type StatusVerdict = { state: StoreStatusState; reason: string; action: StatusAction | null };
@@ -50,7 +55,24 @@ export type StatusInput = {
   vectors: { available: boolean; reason: string | null };
   /** Why the queue is not moving, when that is not the items' fault. */
   queue?: QueueState;
+  /** An admin's re-embed in progress (running, or built and waiting for its switch); null when none is. */
+  reembed?: ReembedState | null;
 };
+
+/** A re-embed in progress as the status counts it: its own items done of its total, and whether it waits for an admin's switch. */
+export type ReembedState = { done: number; total: number; waitingSwitch: boolean };
+
+/** The re-embed in progress from a store's job record (either backend); null when there is none or it is done. */
+export function reembedStateOf(p: ReembedProgress | null): ReembedState | null {
+  if (!p || p.status === "done") return null;
+  return { done: p.done, total: p.total, waitingSwitch: reembedSwitchReady(p) };
+}
+
+/** Whether a held re-embed may be switched now: every one of its items has its new vector (never at 0% done). */
+export function reembedSwitchReady(p: Pick<ReembedProgress, "status" | "holdSwitch" | "remaining"> | null): boolean {
+  if (!p || p.status === "done" || !p.holdSwitch) return false;
+  return p.status === "waiting_switch" || p.remaining === 0;
+}
 
 export type QueueState = { held: string | null; staleClaims: StaleClaims | null };
 
@@ -67,6 +89,11 @@ export function deriveStoreStatus(s: StatusInput): StatusVerdict {
   const workerCard = { label: "Check the embed worker and provider", href: `/health?store=${store}#worker-heading` };
   if (!s.provider.ok) {
     return { state: "provider_down", reason: `the embedding provider is not answering (${s.provider.error ?? "unknown error"}): nothing is embedded and queries answer lexically`, action: workerCard };
+  }
+  if (s.reembed) {
+    // A re-embed's own queue and model change are set aside (see the precedence above): only a real fault shows instead.
+    const fault = deriveStoreStatus({ ...s, reembed: null, pending: 0, modelChanged: false, stale: 0, missing: 0 });
+    return fault.state === "healthy" ? reembedVerdict(store, s.reembed) : fault;
   }
   if (s.pending > s.watermark) {
     return {
@@ -107,6 +134,20 @@ export function deriveStoreStatus(s: StatusInput): StatusVerdict {
   return { state: "healthy", reason: s.artifacts > 0 ? `every row has a vector of its current text` : "nothing to embed yet", action: null };
 }
 
+/** The backlog is above the watermark, and not because of a planned re-embed (whose queue is expected to be long). */
+export function isDegraded(s: Pick<StoreStatus, "backlog" | "reembed">): boolean {
+  return s.backlog.pending > s.backlog.watermark && s.reembed === null;
+}
+
+/** "re-embedding (n of m)": what the re-embed has done, and what waits for an admin. */
+function reembedVerdict(store: string, r: ReembedState): StatusVerdict {
+  const progress = `re-embedding (${r.done.toLocaleString("en-US")} of ${r.total.toLocaleString("en-US")})`;
+  const action = { label: r.waitingSwitch ? "Compare and switch to the new model" : "See the re-embed's progress", href: `/stores/${store}#embeddings-heading` };
+  return r.waitingSwitch
+    ? { state: "reembedding", reason: `${progress}: the new model's vectors are built and wait for an admin to compare and switch; search keeps the current model until then`, action }
+    : { state: "reembedding", reason: `${progress}: a planned re-embed is building vectors of the configured model; rows without one yet answer lexically`, action };
+}
+
 /** The worst of several stores' statuses (Overview, Health for all stores); null when there are none. */
 export function worstStatus<T extends { state: StoreStatusState }>(statuses: T[]): T | null {
   return statuses.reduce<T | null>((worst, s) => (worst === null || STORE_STATUS_PRECEDENCE.indexOf(s.state) < STORE_STATUS_PRECEDENCE.indexOf(worst.state) ? s : worst), null);
@@ -120,9 +161,17 @@ export type LiveDrift = {
   fresh: number;
   stale: number;
   missing: number;
-  drifted: number;
-  driftPct: number;
-  coveragePct: number;
+  /**
+   * Whether the configured model is known (its provider answered its first probe). When it is not, whether the
+   * store's vectors are of that model is unknown too: drifted, driftPct and coveragePct are null ("unknown"),
+   * never a guessed 0 — on every surface (the API's `drift` is null then).
+   */
+  known: boolean;
+  /** Rows that cannot serve a query with the configured model: stale, plus every row when the model changed. */
+  drifted: number | null;
+  driftPct: number | null;
+  /** Rows with a vector of the configured model for their current text (0 after a model change until a re-embed makes them). */
+  coveragePct: number | null;
   byKind: Record<string, { artifacts: number; fresh: number; stale: number; missing: number }>;
 };
 
@@ -134,6 +183,8 @@ export type StoreStatus = StatusVerdict & {
   drift: LiveDrift;
   provider: { ok: boolean; error: string | null; checkedAt: number | null; configured: Fingerprint | null };
   queue: QueueState;
+  /** The re-embed in progress (null when none is): the reason's "re-embedding (n of m)". */
+  reembed: ReembedState | null;
   activeModel: Fingerprint | null;
   vectorIndex: { available: boolean; reason: string | null };
 };
@@ -156,18 +207,22 @@ export async function configuredFingerprint(): Promise<{ fp: Fingerprint | null;
   }
 }
 
-export function liveDrift({ counts, active, configured }: { counts: LiveCounts; active: string | null; configured: Fingerprint | null }): LiveDrift {
+export function liveDrift({ counts, active, configured, reembed = null }: { counts: LiveCounts; active: string | null; configured: Fingerprint | null; reembed?: ReembedState | null }): LiveDrift {
+  const known = configured !== null;
   const modelChanged = active !== null && configured !== null && active !== configured.id;
-  const drifted = modelChanged ? counts.artifacts : counts.stale;
+  const drifted = !known ? null : modelChanged ? counts.artifacts : counts.stale;
+  // After a model change the configured model's vectors are the re-embed's (counters follow the active model).
+  const configuredFresh = modelChanged ? Math.min(counts.artifacts, reembed?.done ?? 0) : counts.fresh;
   const pick = (k: KindCounts) => ({ artifacts: k.artifacts, fresh: k.fresh, stale: k.stale, missing: k.missing });
   return {
     activeFingerprintId: active,
     configuredFingerprintId: configured?.id ?? null,
     modelChanged,
     ...pick(counts),
+    known,
     drifted,
-    driftPct: counts.artifacts ? (100 * drifted) / counts.artifacts : 0,
-    coveragePct: counts.artifacts ? (100 * counts.fresh) / counts.artifacts : 100,
+    driftPct: drifted === null ? null : counts.artifacts ? (100 * drifted) / counts.artifacts : 0,
+    coveragePct: !known ? null : counts.artifacts ? (100 * configuredFresh) / counts.artifacts : 100,
     byKind: Object.fromEntries(Object.entries(counts.byKind).filter(([, k]) => k.artifacts > 0).map(([kind, k]) => [kind, pick(k)])),
   };
 }
@@ -184,7 +239,8 @@ export async function getStoreStatus({ handle, now = Date.now() }: { handle: Sto
   const active = readActiveFingerprintId({ handle }) ?? null;
   const vectorIndex = handle.vectors.available ? { available: true, reason: null } : { available: false, reason: handle.vectors.reason };
   const queue = queueStateOf(readStaleClaims({ handle }));
-  return assembleStoreStatus({ store: handle.store, counts, oldestEnqueuedAt: oldest, watermark, active, configured, provider, vectorIndex, queue, activeModel: active ? getFingerprintInfo({ handle, fingerprintId: active }) : null, now });
+  const reembed = reembedStateOf(getReembedProgress({ handle }));
+  return assembleStoreStatus({ store: handle.store, counts, oldestEnqueuedAt: oldest, watermark, active, configured, provider, vectorIndex, queue, reembed, activeModel: active ? getFingerprintInfo({ handle, fingerprintId: active }) : null, now });
 }
 
 /** The status from its numbers, on either backend (getStoreStatus, getStoreStatusPg): one verdict, one shape. */
@@ -198,11 +254,13 @@ export function assembleStoreStatus(a: {
   provider: { ok: boolean; error: string | null; checkedAt: number | null };
   vectorIndex: { available: boolean; reason: string | null };
   queue?: QueueState;
+  reembed?: ReembedState | null;
   activeModel: Fingerprint | null;
   now: number;
 }): StoreStatus {
   const { counts, watermark, provider, vectorIndex, now } = a;
-  const drift = liveDrift({ counts, active: a.active, configured: a.configured });
+  const reembed = a.reembed ?? null;
+  const drift = liveDrift({ counts, active: a.active, configured: a.configured, reembed });
   const verdict = deriveStoreStatus({
     store: a.store,
     pending: counts.pending,
@@ -215,6 +273,7 @@ export function assembleStoreStatus(a: {
     provider,
     vectors: vectorIndex,
     queue: a.queue,
+    reembed,
   });
   const oldest = a.oldestEnqueuedAt;
   return {
@@ -225,6 +284,7 @@ export function assembleStoreStatus(a: {
     drift,
     provider: { ...provider, configured: a.configured },
     queue: a.queue ?? { held: null, staleClaims: null },
+    reembed,
     activeModel: a.activeModel,
     vectorIndex,
   };
@@ -281,10 +341,13 @@ export async function getEmbeddingStatus({ handle, status }: { handle: StoreHand
 
 /** The embeddings card's detail from a status and what each backend reads beside it (getEmbeddingStatus, getEmbeddingStatusPg): one shape. */
 export function embeddingStatusOf({ status: s, otherModelVectors, reembed, parked }: { status: StoreStatus; otherModelVectors: number; reembed: ReembedProgress | null; parked: ParkedEmbedding[] }): EmbeddingStatus {
-  const d = s.drift;
+  const { known, ...d } = s.drift;
+  // Unknown drift (the configured model is not known) is null here, as the status card's "unknown".
   const drift: DriftReport | null =
-    d.configuredFingerprintId === null ? null : { ...d, activeFingerprintId: d.activeFingerprintId ?? d.configuredFingerprintId, configuredFingerprintId: d.configuredFingerprintId, otherModelVectors };
-  const degraded = s.backlog.pending > s.backlog.watermark;
+    !known || d.configuredFingerprintId === null || d.drifted === null || d.driftPct === null || d.coveragePct === null
+      ? null
+      : { ...d, drifted: d.drifted, driftPct: d.driftPct, coveragePct: d.coveragePct, activeFingerprintId: d.activeFingerprintId ?? d.configuredFingerprintId, configuredFingerprintId: d.configuredFingerprintId, otherModelVectors };
+  const degraded = isDegraded(s);
   return {
     store: s.store,
     configured: s.provider.configured,

@@ -1,5 +1,6 @@
 import type { StoreHandle } from "../db/connection";
-import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, getWorkerStates, worstStatus, type StoreStatus } from "../embed/status";
+import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, getWorkerStates, type EmbeddingStatus, type StoreStatus } from "../embed/status";
+import { summarizeStoreStatuses, type StoresSummary } from "./status-summary";
 import { getPg } from "../db/pg";
 import { withStoreTx } from "../db/pg-store";
 import { getRecallMetricsPg } from "../recall/events-pg";
@@ -13,7 +14,7 @@ import { log } from "../log";
 import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { openStore } from "../stores/stores";
 import { storesOnPostgres } from "../stores/on-postgres";
-import { getLiveStoreStatusesPg, getStoreHealthReportPg, getStoreStatusPgByName } from "./store-status-pg";
+import { getLiveStoreStatusesPg, getStoreHealthReportPg, getStorePageEmbeddingsPg, getStoreStatusPgByName } from "./store-status-pg";
 import {
   findModelChanges,
   prepareHealthSeries,
@@ -72,8 +73,8 @@ export type HealthDashboard = {
   window: Window;
   /** Live, per store in scope. */
   perStore: StoreStatus[];
-  /** The worst store's live status (null without stores). */
-  overall: StoreStatus | null;
+  /** The stores in scope as one verdict (the status card): the worst store named, numbers added over them. */
+  summary: StoresSummary;
   workers: WorkerState[];
   events: HealthEvent[];
   /** History from minute snapshots; `snapshotsAsOf` is the newest one's time. */
@@ -150,11 +151,11 @@ async function loadHealthDashboardPg({ store, range, now }: { store: string; ran
     range,
     window,
     perStore,
-    overall: worstStatus(perStore),
+    summary: summarizeStoreStatuses(perStore),
     // Every replica's embed workers (their heartbeat rows in PostgreSQL).
     workers: pg ? await listWorkerStatesPg({ db: (await pg).db }) : [],
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
-    series: prepareHealthSeries(withRecallFromLogs(snapshots, recall.rows), window),
+    series: prepareHealthSeries(withRecallFromLogs(snapshots, recall.rows), window, { stores: scope.length }),
     snapshotsAsOf: await latestSnapshotTsPg({ stores: scope }),
     modelChanges: scope.length ? findModelChanges(await readPg<ModelChangeRow>(modelChangesRead({ window, stores: scope }))) : [],
     searchLatency: prepareLatencySeries(latencyRowsOf(await readPg(latencyBucketsRead({ window, routes: SEARCH_ROUTES }))), window),
@@ -178,15 +179,23 @@ export async function loadHealthDashboard({ store, range, now = Date.now() }: { 
     range,
     window,
     perStore,
-    overall: worstStatus(perStore),
+    summary: summarizeStoreStatuses(perStore),
     workers: getWorkerStates(),
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
-    series: prepareHealthSeries(listSnapshotBucketsByWindow({ window, stores: scope }), window),
+    series: prepareHealthSeries(listSnapshotBucketsByWindow({ window, stores: scope }), window, { stores: scope.length }),
     snapshotsAsOf,
     modelChanges: findModelChanges(listModelChangesByWindow({ window, stores: scope })),
     searchLatency: prepareLatencySeries(listLatencyBucketsByWindow({ window, routes: SEARCH_ROUTES }), window),
     postgres: null,
   };
+}
+
+/** One store's live status with its embeddings card's detail and the embed workers (the store page, Health for one store), on this process's backend. */
+export async function getStoreStatusDetail({ store }: { store: string }): Promise<{ status: StoreStatus; embeddings: EmbeddingStatus; workers: WorkerState[] }> {
+  if (storesOnPostgres()) return getStorePageEmbeddingsPg({ store });
+  const handle = openStore({ store });
+  const status = await getStoreStatus({ handle });
+  return { status, embeddings: await getEmbeddingStatus({ handle, status }), workers: getWorkerStates() };
 }
 
 /** Whether vector search can serve a store now (the reader's vector card): checkVectorReadiness on SQLite, the live status with DATABASE_URL. */
@@ -315,7 +324,7 @@ export function redactHealthReport<T extends HealthReportText>({ report, princip
 export async function runStatusWatchPass(): Promise<void> {
   // With DATABASE_URL the stores are PostgreSQL's (never this process's local SQLite ones) and the status history is
   // shared by every replica: each watches the same stores, and observeStoreStatus records a change once.
-  const statuses = storesOnPostgres() ? await getLiveStoreStatusesPg() : await getLiveStoreStatuses({ stores: listStoreNames() });
+  const statuses = await getAllStoreStatuses();
   for (const s of statuses) {
     try {
       await observeStoreStatus({ store: s.store, status: s.state, reason: s.reason });
@@ -379,29 +388,27 @@ async function routeTotalsFor({ window }: { window: Window }): Promise<RouteTota
 }
 
 export type OverviewNumbers = {
-  /** The worst store's live status. */
-  overall: StoreStatus | null;
-  backlog: number;
-  driftRows: number;
-  parked: number;
+  /** Every store as one verdict (summarizeStoreStatuses): the headline and the tiles read the same numbers. */
+  summary: StoresSummary;
   apiRequests24h: number;
   apiP95Ms24h: number | null;
   apiErrorRate24h: number | null;
 };
 
+/** Every store's live status on this process's backend (getStoreStatus or getStoreStatusPg), in store order. */
+export async function getAllStoreStatuses(): Promise<StoreStatus[]> {
+  return storesOnPostgres() ? await getLiveStoreStatusesPg() : await getLiveStoreStatuses({ stores: listStoreNames() });
+}
+
 /** The Overview's numbers: store health live (getStoreStatus per store), API traffic over the same 24h window as Observability (quarter-hour rollups). */
 export async function getOverviewNumbers({ now = Date.now() }: { now?: number } = {}): Promise<OverviewNumbers> {
-  const perStore = storesOnPostgres() ? await getLiveStoreStatusesPg() : await getLiveStoreStatuses({ stores: listStoreNames() });
-  const sum = (f: (s: StoreStatus) => number) => perStore.reduce((a, s) => a + f(s), 0);
+  const perStore = await getAllStoreStatuses();
   const day = windowForRange("24h", now);
   const totals = await routeTotalsFor({ window: day });
   const count = totals.reduce((a, r) => a + r.count, 0);
   const hist = totals.reduce<number[]>((acc, r) => acc.map((n, i) => n + r.hist[i]), LATENCY_BUCKET_BOUNDS_MS.map(() => 0));
   return {
-    overall: worstStatus(perStore),
-    backlog: sum((s) => s.backlog.pending),
-    driftRows: sum((s) => s.drift.drifted),
-    parked: sum((s) => s.backlog.parked),
+    summary: summarizeStoreStatuses(perStore),
     apiRequests24h: count,
     apiP95Ms24h: quantileFromBuckets(hist, 0.95),
     apiErrorRate24h: count ? totals.reduce((a, r) => a + r.errorCount, 0) / count : null,

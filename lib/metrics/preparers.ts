@@ -117,7 +117,16 @@ export type SnapshotBucketRow = {
   recallP95Ms: number | null;
   embedded: number | null;
 };
-export type HealthPoint = Omit<SnapshotBucketRow, "bucket" | "store" | "embedded"> & { t: number; throughputPerHour: number | null };
+/** `throughput`: rows embedded per throughputUnitOf(window) (a minute at the 1 h range, an hour beyond). */
+export type HealthPoint = Omit<SnapshotBucketRow, "bucket" | "store" | "embedded"> & { t: number; throughput: number | null };
+
+/**
+ * The unit embed throughput is charted in, from the chart's step: per minute where a point is a minute (1 h),
+ * per hour where it is longer — never a minute's growth scaled to a made-up hourly peak.
+ */
+export function throughputUnitOf(window: Pick<Window, "stepMs">): { per: "minute" | "hour"; ms: number } {
+  return window.stepMs <= 60_000 ? { per: "minute", ms: 60_000 } : { per: "hour", ms: 3_600_000 };
+}
 
 function sumOrNull(values: (number | null)[]): number | null {
   const v = values.filter((x): x is number => x !== null);
@@ -135,12 +144,15 @@ function maxOrNull(values: (number | null)[]): number | null {
 
 /**
  * Health series for one store or several (overall): counts add across stores,
- * percentages average, latency takes the worst store. Worker throughput is the
- * growth of embedded artifacts since the previous bucket, scaled to an hour;
- * it is a gap when either bucket is missing and never negative (a re-embed
- * that resets vectors is not negative work).
+ * percentages average, latency takes the worst store. A watermark is each
+ * store's own limit, so over several stores it is not drawn (a sum of limits
+ * limits nothing). Worker throughput is the growth of embedded artifacts since
+ * the previous bucket, in throughputUnitOf(window); it is a gap when either
+ * bucket is missing and never negative (a re-embed that resets vectors is not
+ * negative work).
  */
-export function prepareHealthSeries(rows: SnapshotBucketRow[], window: Window): HealthPoint[] {
+export function prepareHealthSeries(rows: SnapshotBucketRow[], window: Window, { stores = 1 }: { stores?: number } = {}): HealthPoint[] {
+  const unit = throughputUnitOf(window);
   const byBucket = new Map<number, SnapshotBucketRow[]>();
   for (const r of rows) {
     const b = bucketOf(r.bucket, window.stepMs);
@@ -151,15 +163,15 @@ export function prepareHealthSeries(rows: SnapshotBucketRow[], window: Window): 
     const rs = byBucket.get(t);
     if (!rs) {
       prevEmbedded = null;
-      return { t, backlog: null, watermark: null, parked: null, driftCount: null, driftPct: null, coveragePct: null, hitRate: null, precision: null, recallP50Ms: null, recallP95Ms: null, throughputPerHour: null };
+      return { t, backlog: null, watermark: null, parked: null, driftCount: null, driftPct: null, coveragePct: null, hitRate: null, precision: null, recallP50Ms: null, recallP95Ms: null, throughput: null };
     }
     const embedded = sumOrNull(rs.map((r) => r.embedded));
-    const throughputPerHour = embedded !== null && prevEmbedded !== null ? (Math.max(0, embedded - prevEmbedded) * 3_600_000) / window.stepMs : null;
+    const throughput = embedded !== null && prevEmbedded !== null ? (Math.max(0, embedded - prevEmbedded) * unit.ms) / window.stepMs : null;
     prevEmbedded = embedded;
     return {
       t,
       backlog: sumOrNull(rs.map((r) => r.backlog)),
-      watermark: sumOrNull(rs.map((r) => r.watermark)),
+      watermark: stores === 1 ? maxOrNull(rs.map((r) => r.watermark)) : null,
       parked: sumOrNull(rs.map((r) => r.parked)),
       driftCount: sumOrNull(rs.map((r) => r.driftCount)),
       driftPct: meanOrNull(rs.map((r) => r.driftPct)),
@@ -168,7 +180,7 @@ export function prepareHealthSeries(rows: SnapshotBucketRow[], window: Window): 
       precision: meanOrNull(rs.map((r) => r.precision)),
       recallP50Ms: maxOrNull(rs.map((r) => r.recallP50Ms)),
       recallP95Ms: maxOrNull(rs.map((r) => r.recallP95Ms)),
-      throughputPerHour,
+      throughput,
     };
   });
 }
@@ -217,4 +229,25 @@ export function prepareRouteTable(rows: RouteTotalsInput[]): RouteTableRow[] {
       };
     })
     .sort((a, b) => (b.p95Ms ?? 0) - (a.p95Ms ?? 0) || b.count - a.count || a.route.localeCompare(b.route));
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+const TICK_STEPS = [5 * MINUTE, 10 * MINUTE, 15 * MINUTE, 30 * MINUTE, HOUR, 2 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 5 * DAY, 7 * DAY];
+
+/**
+ * Time-axis ticks at round UTC times (every 10 minutes, 3 hours, a day, ...), as many as `width` px holds
+ * at about 64 px a label, with the label each needs: "HH:MM" within a day, "MM-DD" from a day up — so a
+ * 7-day chart names each day once (never "11-22 11-22"), and no tick sits at the right edge to be cut.
+ */
+export function timeTicks({ from, to, width }: { from: number; to: number; width: number }): { ticks: number[]; daily: boolean } {
+  const span = Math.max(1, to - from);
+  const room = Math.max(2, Math.floor(width / 64));
+  const step = TICK_STEPS.find((s) => span / s <= room) ?? TICK_STEPS[TICK_STEPS.length - 1];
+  const ticks: number[] = [];
+  // Leave the last few percent of the axis free: a label centred on the right edge is cut off.
+  const last = to - span * 0.04;
+  for (let t = Math.ceil(from / step) * step; t <= last; t += step) ticks.push(t);
+  return { ticks, daily: step >= DAY };
 }

@@ -10,7 +10,7 @@ import { listStoreNames } from "../db/store-names";
 import { storesOnPostgres } from "../stores/on-postgres";
 import { getLiveStoreStatusesPg } from "./store-status-pg";
 import { routeLatencySnapshot } from "../http/request-timer";
-import { STORE_STATUS_PRECEDENCE } from "../embed/status";
+import { isDegraded, STORE_STATUS_PRECEDENCE } from "../embed/status";
 import { getLiveStoreStatuses } from "./health";
 import { getLatestSnapshotsByStore } from "./snapshots";
 
@@ -77,9 +77,9 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     backlog: gauge("dualmind_store_embed_backlog", "rows waiting to be embedded (live)"),
     oldest: gauge("dualmind_store_embed_oldest_age_seconds", "age of the oldest queued row (live)"),
     parked: gauge("dualmind_store_embed_parked", "rows parked after repeated failures (live)"),
-    drift: gauge("dualmind_store_drift_rows", "rows whose vectors are from another model or older text (live)"),
-    coverage: gauge("dualmind_store_coverage_ratio", "embedded / embeddable (live)"),
-    degraded: gauge("dualmind_store_degraded", "1 when the backlog is above the watermark (live)"),
+    drift: gauge("dualmind_store_drift_rows", "rows whose vectors are from another model or older text (live; absent while the configured model is unknown)"),
+    coverage: gauge("dualmind_store_coverage_ratio", "rows with a vector of the configured model / embeddable rows (live; absent while the configured model is unknown)"),
+    degraded: gauge("dualmind_store_degraded", "1 when the backlog is above the watermark outside a planned re-embed (live)"),
     vectors: gauge("dualmind_store_vectors_available", "1 when sqlite-vec is loaded"),
     hitRate: gauge("dualmind_store_recall_hit_rate", "share of last minute's recalls with at least one hit above min_score (newest snapshot)"),
     precision: gauge("dualmind_store_recall_precision", "share of rated recall hits (last hour) people marked relevant (newest snapshot)"),
@@ -97,8 +97,8 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     set(g.oldest, s.store, s.backlog.oldestAgeSeconds);
     set(g.parked, s.store, s.backlog.parked);
     set(g.drift, s.store, s.drift.drifted);
-    set(g.coverage, s.store, s.drift.coveragePct / 100);
-    set(g.degraded, s.store, s.backlog.pending > s.backlog.watermark);
+    set(g.coverage, s.store, s.drift.coveragePct === null ? null : s.drift.coveragePct / 100);
+    set(g.degraded, s.store, isDegraded(s));
     set(g.vectors, s.store, s.vectorIndex.available);
   }
   for (const [store, s] of getLatestSnapshotsByStore({ stores })) {

@@ -6,7 +6,7 @@ import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db
 import { getRecallMetricsPg } from "../recall/events-pg";
 import { recallStatsOf, recallStatsWindows, type RecallStats } from "./snapshots";
 import type { KindCounts, LiveCounts } from "../embed/counters";
-import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, type EmbeddingStatus, type StoreStatus } from "../embed/status";
+import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, reembedStateOf, type EmbeddingStatus, type StoreStatus } from "../embed/status";
 import { getEmbedBacklogPg, listParkedEmbeddingsPg, readStaleClaimsPg } from "../index/embed-queue-pg";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
@@ -84,6 +84,7 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
     return { backlog, active, counts, otherModelVectors, staleClaims };
   });
   const provider = await providerForStatus({ fingerprintError, now });
+  const reembed = reembedStateOf(await getReembedProgressPg({ handle }));
   // Vector search always has a way to answer on PostgreSQL (pgvector, else the bounded exact scan, else lexically with a reason).
   const status = assembleStoreStatus({
     store: handle.store,
@@ -96,6 +97,7 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
     vectorIndex: { available: true, reason: null },
     // Only what every replica sees alike: claims of a worker that stopped beating (a disk hold is one process's).
     queue: { held: null, staleClaims },
+    reembed,
     // Only the configured model's details are known here; another active model is named by its id in `drift`.
     activeModel: active !== null && configured !== null && active === configured.id ? configured : null,
     now,

@@ -1,3 +1,4 @@
+import { CATEGORY_FILE } from "../index/memories";
 import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
@@ -35,11 +36,12 @@ function fileSize(file: string): number {
   }
 }
 
+/** Memory files on disk: markdown files that are memories (a category's description file is not one, as the memories count says). */
 function countMarkdownFiles(dir: string): number {
   if (!fs.existsSync(dir)) return 0;
   let n = 0;
   for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile() && entry.name.endsWith(".md")) n++;
+    if (entry.isFile() && entry.name.endsWith(".md") && entry.name !== CATEGORY_FILE) n++;
   }
   return n;
 }

@@ -166,7 +166,7 @@ export const agentsCommands: Command[] = [
       for (const store of stores) statuses.push(onPg ? await getStoreStatusPgByName({ store }) : await getStoreStatus({ handle: openStore({ store }) }));
       const audit = await governance().verifyAuditChain({});
       const lines = statuses.map(
-        (s) => `${s.store}\t${s.state}\t${s.reason}\tbacklog ${s.backlog.pending}/${s.backlog.watermark}\tparked ${s.backlog.parked}\tdrift ${s.drift.drifted} (coverage ${s.drift.coveragePct.toFixed(1)}%)${s.action ? `\tfix: ${s.action.label}` : ""}`,
+        (s) => `${s.store}\t${s.state}\t${s.reason}\tbacklog ${s.backlog.pending}/${s.backlog.watermark}\tparked ${s.backlog.parked}\tdrift ${s.drift.drifted ?? "unknown"} (coverage ${s.drift.coveragePct === null ? "unknown" : `${s.drift.coveragePct.toFixed(1)}%`})${s.action ? `\tfix: ${s.action.label}` : ""}`,
       );
       lines.push(audit.ok ? `audit chain ok (${audit.entries} entries)` : `audit chain BROKEN at entry ${audit.brokenAtId}: ${audit.reason}`);
       out(lines.join("\n"), { stores: statuses, audit });

@@ -37,6 +37,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/health-api.test.ts",
   "tests/health-quarter-rollups.test.ts",
   "tests/health-rollups.test.ts",
+  "tests/status-surfaces.test.ts",
   "tests/index-api.test.ts",
   "tests/ledger-dialectic.test.ts",
   "tests/ledger.test.ts",

@@ -142,8 +142,8 @@ describe("the dashboard with DATABASE_URL shows the PostgreSQL stores, never the
     expect(health.json).toMatchObject({ store: "alpha", status: "healthy", backlog: { parked: 0 } });
     const pending = (health.json as { backlog: { pending: number } }).backlog.pending;
     expect(pending).toBeGreaterThan(0);
-    expect(r.text).toMatch(/data-testid="stat-health"[^>]*><span class="label">Memory health<\/span><span[^>]*>healthy</);
-    expect(r.text).toMatch(new RegExp(`data-testid="stat-backlog"[^>]*><span class="label">Embed backlog</span><span[^>]*>${pending}<`));
+    expect(r.text).toMatch(/data-testid="stat-health"[^>]*><span class="label">Memory health<\/span><span[^>]*>Healthy</);
+    expect(r.text).toMatch(new RegExp(`data-testid="stat-backlog"[^>]*><span class="label">Embed backlog \\(all stores\\)</span><span[^>]*>${pending}<`));
   });
 
   it("Search finds what agents wrote to PostgreSQL; the local store is not offered and its words find nothing", async () => {

@@ -3,32 +3,18 @@
 import { z } from "zod";
 import { actionError, type ActionResult } from "@/lib/http/action-result";
 import { requireRoleForAction } from "@/app/_server/session";
-import { describeReindexScope, startReindexJob, type Job, type ReindexScope } from "@/lib/index/jobs";
+import type { Job, ReindexScope } from "@/lib/index/jobs";
+import { describeReindexScopeFor, startReindexFor } from "@/lib/metrics/dashboard-views";
 import { actorOf } from "@/lib/auth/actor";
 import { storeNameSchema } from "@/lib/db/store-names";
-import { openStore } from "@/lib/stores/stores";
-import { stores, storesOnPostgres } from "@/lib/stores/backend";
-
-/**
- * On PostgreSQL the memories table is the truth and every other document came
- * by API: a reindex rebuilds the memories' documents and keeps the API ones.
- * A running job is joined by the start (one per store across replicas), so
- * `running` is not looked up here.
- */
-async function describeReindexScopePg(store: string): Promise<ReindexScope> {
-  const { counts } = await stores().describeStore({ store });
-  const memories = counts.memories ?? 0;
-  return { store, memories, documents: 0, apiDocuments: Math.max(0, (counts.documents ?? 0) - memories), running: false, truth: "memories table" };
-}
+import { stores } from "@/lib/stores/backend";
 
 /** Admins only; startReindexJob writes the audit row with who asked. */
 export async function startReindexAction(store: string): Promise<ActionResult<Job>> {
   try {
     const admin = await requireRoleForAction("admin");
     const name = storeNameSchema.parse(store);
-    const job = storesOnPostgres()
-      ? await stores().startReindex({ store: name, actor: actorOf(admin) })
-      : startReindexJob({ handle: openStore({ store: name, buildIndex: false }), actor: actorOf(admin), reason: "Reindex button on the Admin page" });
+    const job = await startReindexFor({ store: name, actor: actorOf(admin), reason: "Reindex button on the Admin page" });
     return { ok: true, message: `Reindex of ${name} started.`, data: job };
   } catch (e) {
     return actionError(e);
@@ -40,7 +26,7 @@ export async function describeReindexAction(store: string): Promise<ActionResult
   try {
     await requireRoleForAction("admin");
     const name = storeNameSchema.parse(store);
-    const scope = storesOnPostgres() ? await describeReindexScopePg(name) : describeReindexScope({ handle: openStore({ store: name, buildIndex: false }) });
+    const scope = await describeReindexScopeFor({ store: name });
     return { ok: true, message: "counted", data: scope };
   } catch (e) {
     return actionError(e);

@@ -7,12 +7,9 @@ import { StoreEmbeddingsCard } from "@/components/store-embeddings-card";
 import { StatusBadge, StoreStatusCard } from "@/components/store-status-card";
 import { WorkerStateCard } from "@/components/worker-state-card";
 import { getConfig } from "@/lib/config";
-import { getEmbeddingStatus } from "@/lib/embed/status";
 import { formatCount, formatPercent, formatTime } from "@/lib/format";
-import { ALL_STORES, loadHealthDashboard } from "@/lib/metrics/health";
-import { getStorePageEmbeddingsPg } from "@/lib/metrics/store-status-pg";
-import { parseRange } from "@/lib/metrics/preparers";
-import { openStore } from "@/lib/stores/stores";
+import { ALL_STORES, getStoreStatusDetail, loadHealthDashboard } from "@/lib/metrics/health";
+import { parseRange, throughputUnitOf } from "@/lib/metrics/preparers";
 import { stores as storesBackend } from "@/lib/stores/backend";
 import { UnindexableFiles } from "@/components/unindexable-files";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "../stores/[store]/embed-actions";
@@ -27,10 +24,10 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
   const longRange = d.range === "7d" || d.range === "30d";
   const markers = d.modelChanges.map((m) => ({ t: m.t, label: d.store === ALL_STORES ? `${m.store}: new model` : "new model" }));
   const one_ = d.store === ALL_STORES ? null : (d.perStore[0] ?? null);
-  // One store picked: its embeddings card (re-embed progress, parked items), from the store's own backend.
-  // Files in a store's memory/ that the last scan could not index, with the reason (SQLite stores; PostgreSQL has no files).
-  const unindexable = d.postgres ? [] : await Promise.all(d.perStore.map(async (s) => ({ store: s.store, files: await storesBackend().listUnindexableFiles({ store: s.store }) })));
-  const embeddings = !one_ ? null : d.postgres ? (await getStorePageEmbeddingsPg({ store: d.store })).embeddings : await getEmbeddingStatus({ handle: openStore({ store: d.store }), status: one_ });
+  // Files in a store's memory/ that the last scan could not index, with the reason (none where memories are not files).
+  const unindexable = await Promise.all(d.perStore.map(async (s) => ({ store: s.store, files: await storesBackend().listUnindexableFiles({ store: s.store }) })));
+  // One store picked: its embeddings card (re-embed progress, parked items).
+  const embeddings = one_ ? (await getStoreStatusDetail({ store: d.store })).embeddings : null;
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Health</h1>
@@ -38,32 +35,32 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
       {unindexable.map((u) => (
         <UnindexableFiles key={u.store} store={u.store} files={u.files} />
       ))}
-      <StoreStatusCard status={d.overall} scope={d.store === ALL_STORES && d.overall ? `worst of ${d.perStore.length} stores: ${d.overall.store}` : undefined} />
+      <StoreStatusCard headline={d.summary.headline} />
       {d.store === ALL_STORES && d.perStore.length > 1 && (
-        <table className="data card" data-testid="health-stores">
+        <table className="data stack card" data-testid="health-stores">
           <thead>
             <tr>
               <th>Store</th>
               <th>Status</th>
-              <th>Why</th>
               <th>Backlog / watermark</th>
+              <th>Why</th>
             </tr>
           </thead>
           <tbody>
             {d.perStore.map((s) => (
               <tr key={s.store}>
-                <td>
+                <td data-label="Store">
                   <a className="text-blue-700 underline" href={`/health?range=${d.range}&store=${encodeURIComponent(s.store)}`}>
                     {s.store}
                   </a>
                 </td>
-                <td>
+                <td data-label="Status">
                   <StatusBadge verdict={s} testId={`health-store-status-${s.store}`} />
                 </td>
-                <td>{s.reason}</td>
-                <td>
+                <td data-label="Backlog / watermark" data-testid={`health-store-backlog-${s.store}`}>
                   {s.backlog.pending.toLocaleString("en-US")} / {s.backlog.watermark.toLocaleString("en-US")}
                 </td>
+                <td data-label="Why">{s.reason}</td>
               </tr>
             ))}
           </tbody>
@@ -96,7 +93,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           </table>
         </section>
       )}
-      <WorkerStateCard workers={d.workers} provider={d.overall?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={d.now} />
+      <WorkerStateCard workers={d.workers} provider={d.summary.worst?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={d.now} />
       <HealthEventsTable events={d.events} />
       <HealthHistory d={d} markers={markers} longRange={longRange} />
       {embeddings && (
@@ -121,7 +118,7 @@ function HealthHistory({ d, markers, longRange }: { d: Dashboard; markers: { t: 
       </p>
       <div className="grid gap-4 lg:grid-cols-2">
             <ChartTimeSeries
-              title="Embed backlog vs watermark"
+              title={d.store === ALL_STORES && d.perStore.length > 1 ? "Embed backlog (all stores; each store's watermark is its own)" : "Embed backlog vs watermark"}
               testId="chart-backlog"
               points={d.series}
               longRange={longRange}
@@ -171,11 +168,11 @@ function HealthHistory({ d, markers, longRange }: { d: Dashboard; markers: { t: 
               series={LATENCY_LINES}
             />
             <ChartTimeSeries
-              title="Embed worker throughput (rows/hour)"
+              title={`Embed worker throughput (rows/${throughputUnitOf(d.window).per})`}
               testId="chart-throughput"
               points={d.series}
               longRange={longRange}
-              series={[{ key: "throughputPerHour", label: "embedded per hour", color: "#16a34a" }]}
+              series={[{ key: "throughput", label: `embedded per ${throughputUnitOf(d.window).per}`, color: "#16a34a" }]}
             />
       </div>
     </>

@@ -110,9 +110,11 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
     return `/memories?${query}`;
   };
   const pages = list ? Math.max(1, Math.ceil(list.total / PAGE_SIZE)) : 1;
+  const contentFirst = Boolean(viewed) || creating;
 
   return (
-    <div className="space-y-4">
+    // On a phone an opened memory (or the editor) comes first: the filters and the category tree follow it.
+    <div className="flex flex-col gap-4">
       <div className="flex flex-wrap items-baseline gap-3">
         <h1 className="text-2xl font-semibold">Memories</h1>
         <Link href={`/stores/${store}`} className="text-sm text-blue-700 underline">
@@ -125,9 +127,13 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
         )}
       </div>
       <UnindexableFiles store={store} files={unindexable} />
-      <MemoryFilterForm stores={stores} values={values} />
+      <div className={contentFirst ? "max-md:order-last" : undefined}>
+        <MemoryFilterForm stores={stores} values={values} />
+      </div>
       <div className="grid gap-4 md:grid-cols-[14rem_1fr]">
-        <MemoryCategoryTree store={store} categories={categories} active={values.category} />
+        <div className={contentFirst ? "max-md:order-last" : undefined}>
+          <MemoryCategoryTree store={store} categories={categories} active={values.category} />
+        </div>
         <div className="min-w-0 space-y-4">
           {creating && (
             <MemoryEditor

@@ -5,11 +5,9 @@ import { ChartTimeSeries } from "@/components/chart-time-series";
 import { HealthPickers } from "@/components/health-pickers";
 import { formatBytes, formatCount, formatNumber, formatTime } from "@/lib/format";
 import { governance } from "@/lib/backend/governance";
-import { getGovernanceStatus } from "@/lib/governance/status";
 import { loadObservabilityDashboard } from "@/lib/metrics/health";
+import { listDatabaseFiles } from "@/lib/metrics/dashboard-views";
 import { parseRange } from "@/lib/metrics/preparers";
-import { listStores } from "@/lib/stores/stores";
-import { storesOnPostgres } from "@/lib/stores/backend";
 
 type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
@@ -24,10 +22,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
   const d = await loadObservabilityDashboard({ range: parseRange(one(sp.range)) });
   const longRange = d.range === "7d" || d.range === "30d";
   const dialectic = await governance().getDialecticActivity({});
-  const gov = getGovernanceStatus();
-  // With DATABASE_URL the stores are PostgreSQL schemas, not files here (and the audit chain is there too).
-  const onPostgres = storesOnPostgres();
-  const stores = onPostgres ? [] : listStores();
+  const files = await listDatabaseFiles();
   const auditEntries = (await governance().countGovernanceRows({})).auditEntries;
   const audit = await governance().listAuditTail({ limit: 15 });
   return (
@@ -55,7 +50,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
         {d.routes.length === 0 ? (
           <p className="text-sm text-slate-600">No requests recorded in this range.</p>
         ) : (
-          <table className="data" data-testid="route-table">
+          <table className="data stack" data-testid="route-table">
             <thead>
               <tr>
                 <th>Route</th>
@@ -72,15 +67,15 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
             <tbody>
               {d.routes.map((r) => (
                 <tr key={r.route}>
-                  <td className="font-mono text-xs">{r.route}</td>
-                  <td>{formatCount(r.count)}</td>
-                  <td>{formatNumber(r.meanMs, 1)} ms</td>
-                  <td>{estMs(r.p50Ms)}</td>
-                  <td>{estMs(r.p95Ms)}</td>
-                  <td>{estMs(r.p99Ms)}</td>
-                  <td>{pct(r.errorPct)}</td>
-                  <td>{codes(r.serverErrorsByStatus)}</td>
-                  <td>
+                  <td data-label="Route" className="font-mono text-xs">{r.route}</td>
+                  <td data-label="Requests">{formatCount(r.count)}</td>
+                  <td data-label="Mean">{formatNumber(r.meanMs, 1)} ms</td>
+                  <td data-label="p50 (est.)">{estMs(r.p50Ms)}</td>
+                  <td data-label="p95 (est.)">{estMs(r.p95Ms)}</td>
+                  <td data-label="p99 (est.)">{estMs(r.p99Ms)}</td>
+                  <td data-label="Error rate (5xx)">{pct(r.errorPct)}</td>
+                  <td data-label="Server faults by code">{codes(r.serverErrorsByStatus)}</td>
+                  <td data-label="Client answers (4xx)">
                     {pct(r.clientErrorPct)} {r.clientAnswersByStatus.length > 0 && <span className="text-xs text-slate-500">({codes(r.clientAnswersByStatus)})</span>}
                   </td>
                 </tr>
@@ -126,7 +121,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
         <h2 id="files-heading" className="mb-2 text-lg font-medium">
           Database files
         </h2>
-        <table className="data" data-testid="db-files">
+        <table className="data stack" data-testid="db-files">
           <thead>
             <tr>
               <th>Database</th>
@@ -135,21 +130,11 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
             </tr>
           </thead>
           <tbody>
-            <tr>
-              <td>governance.db</td>
-              <td>{formatBytes(gov.bytes)}</td>
-              <td>{formatBytes(gov.walBytes)}</td>
-            </tr>
-            {onPostgres && (
-              <tr>
-                <td colSpan={3}>stores and the ledger: PostgreSQL (DATABASE_URL)</td>
-              </tr>
-            )}
-            {stores.map((s) => (
-              <tr key={s.name}>
-                <td>stores/{s.name}/index.db</td>
-                <td>{formatBytes(s.files.indexBytes)}</td>
-                <td>{formatBytes(s.files.walBytes)}</td>
+            {files.map((f) => (
+              <tr key={f.name}>
+                <td data-label="Database">{f.name}</td>
+                <td data-label="File">{f.bytes === null ? "—" : formatBytes(f.bytes)}</td>
+                <td data-label="WAL">{f.walBytes === null ? "—" : formatBytes(f.walBytes)}</td>
               </tr>
             ))}
           </tbody>

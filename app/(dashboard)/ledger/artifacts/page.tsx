@@ -76,15 +76,21 @@ export default async function ArtifactPage({ searchParams }: Props) {
             </table>
           </LedgerSection>
           <LedgerSection id="producers-heading" title="Produced by">
+            {/* Each task with its own runs (not every run under the last task). */}
             {proofs.tasks.map(({ task, verdict }) => (
-              <p key={task.taskId} className="flex items-center gap-2 text-sm">
-                <Link className="underline" href={`/ledger/tasks/${encodeURIComponent(task.taskId)}`}>
-                  {task.intent}
-                </Link>
-                <LedgerVerdictBadge value={verdict} />
-              </p>
+              <div key={task.taskId} className="space-y-2" data-testid={`producer-${task.taskId}`}>
+                <p className="flex items-center gap-2 text-sm">
+                  <Link className="underline" href={`/ledger/tasks/${encodeURIComponent(task.taskId)}`}>
+                    {task.intent}
+                  </Link>
+                  <LedgerVerdictBadge value={verdict} />
+                </p>
+                <LedgerRunTimeline runs={proofs.runs.filter((r) => r.taskId === task.taskId)} />
+              </div>
             ))}
-            <LedgerRunTimeline runs={proofs.runs} />
+            {proofs.runs.some((r) => !proofs.tasks.some((t) => t.task.taskId === r.taskId)) && (
+              <LedgerRunTimeline runs={proofs.runs.filter((r) => !proofs.tasks.some((t) => t.task.taskId === r.taskId))} />
+            )}
           </LedgerSection>
         </>
       )}

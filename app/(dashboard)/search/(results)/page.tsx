@@ -31,12 +31,15 @@ export default async function SearchPage({ searchParams }: { searchParams: Promi
   );
 
   return (
-    <div className="space-y-4">
+    // On a phone, once there is a search, its results come first: the long help and the form move out of their way.
+    <div className="flex flex-col gap-4">
       <h1 className="text-2xl font-semibold">Search</h1>
-      <p className="text-sm text-slate-600">
+      <p className={`text-sm text-slate-600 ${searching ? "max-md:hidden" : ""}`}>
         Search a store&apos;s documents and memories: hybrid (bm25 fused with vector similarity, the measured default), full-text only, or vector only. Your words are matched as words: operators and quotes have no special meaning here. Tick explain to see why each hit ranks where it does, or open Inspect to see each leg&apos;s ranking side by side. The search is in the page&apos;s address: share it, or go back to an earlier one.
       </p>
-      <SearchForm stores={stores} state={state} />
+      <div className={searching ? "max-md:order-last" : undefined}>
+        <SearchForm stores={stores} state={state} />
+      </div>
       {unknownStore && (
         <p role="alert" className="text-sm text-red-600">
           There is no store named {unknownStore}. Pick one of the stores above.
@@ -44,6 +47,9 @@ export default async function SearchPage({ searchParams }: { searchParams: Promi
       )}
       {searching && (
         <div className="flex flex-wrap items-center gap-3 text-sm">
+          <a href="#search-q" className="text-blue-700 underline md:hidden">
+            Change the search
+          </a>
           <nav aria-label="Search views" className="flex gap-1">
             {tab(false, "Results")}
             {tab(true, "Inspect")}

@@ -99,7 +99,7 @@ export default async function SessionsPage({ searchParams }: Props) {
         ) : (
           <>
             <div className="overflow-x-auto">
-              <table className="data" data-testid="sessions-table">
+              <table className="data stack" data-testid="sessions-table">
                 <thead>
                   <tr>
                     <th>Topic</th>
@@ -119,18 +119,18 @@ export default async function SessionsPage({ searchParams }: Props) {
                     const clock = sessionIdleClock(s);
                     return (
                       <tr key={s.sessionId} data-testid={`session-row-${s.sessionId}`}>
-                        <td>
+                        <td data-label="Topic">
                           <Link className="underline" href={`/sessions/${encodeURIComponent(s.sessionId)}`}>
                             {s.topic}
                           </Link>
                         </td>
-                        <td>{s.sessionType}</td>
-                        <td>{s.pausedAgentId}</td>
-                        <td>{s.reviewerAgentId ?? <span className="text-slate-600">open</span>}</td>
-                        <td>{s.phase}</td>
-                        <td data-testid="session-waiting-on">{waitingOn(s)}</td>
-                        <td>{clock ? formatTime(clock.idleSince) : <span className="text-slate-600">—</span>}</td>
-                        <td>
+                        <td data-label="Type">{s.sessionType}</td>
+                        <td data-label="Paused agent">{s.pausedAgentId}</td>
+                        <td data-label="Reviewer">{s.reviewerAgentId ?? <span className="text-slate-600">open</span>}</td>
+                        <td data-label="Phase">{s.phase}</td>
+                        <td data-label="Waiting on" data-testid="session-waiting-on">{waitingOn(s)}</td>
+                        <td data-label="Idle since">{clock ? formatTime(clock.idleSince) : <span className="text-slate-600">—</span>}</td>
+                        <td data-label="Times out at">
                           {clock ? (
                             <>
                               {formatTime(clock.timesOutAt)}
@@ -140,10 +140,10 @@ export default async function SessionsPage({ searchParams }: Props) {
                             <span className="text-slate-600">ended {formatTime(s.updatedAt)}</span>
                           )}
                         </td>
-                        <td>
+                        <td data-label="Status">
                           <LedgerVerdictBadge value={s.status} />
                         </td>
-                        <td>{s.messageCount}</td>
+                        <td data-label="Messages">{s.messageCount}</td>
                       </tr>
                     );
                   })}
