@@ -26,7 +26,8 @@ export async function deleteStoreAction(_prev: ActionResult | null, form: FormDa
     const admin = await requireRoleForAction("admin");
     assertForm(form);
     const store = storeNameSchema.parse(String(form.get("store") ?? ""));
-    await stores().deleteStore({ name: store, actor: actorOf(admin) });
+    // The dialog that named the store was the confirmation.
+    await stores().deleteStore({ name: store, actor: actorOf(admin), confirm: store });
     revalidatePath("/stores");
     return { ok: true, message: `Store ${store} was deleted.` };
   } catch (e) {

@@ -1,0 +1,106 @@
+import { sql } from "drizzle-orm";
+import { getGovernance } from "../db/connection";
+import { getPg, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
+import { AppError } from "../errors";
+import { storesOnPostgres } from "./on-postgres";
+
+/**
+ * A store's lifecycle (created, archived, unarchived, deleted) is read from
+ * the audit log, the same rows on both backends: the last lifecycle row of
+ * `store:<name>` says whether the store is archived. The log is append-only
+ * and hash-chained (never pruned), its (target, id) index answers one store
+ * in one short backward walk, and no second record can disagree with it.
+ */
+export const LIFECYCLE_ACTIONS = ["store.create", "store.delete", "store.archive", "store.unarchive"] as const;
+
+const LAST_LIFECYCLE_SQL = `select action from audit_log where target = ? and action in (${LIFECYCLE_ACTIONS.map((a) => `'${a}'`).join(", ")}) order by id desc limit 1`;
+
+export type StoreLifecycle = { archived: boolean };
+
+const targetOf = (store: string) => `store:${store}`;
+
+/** Whether a SQLite store is archived (one indexed read of governance.db). */
+export function isStoreArchived(store: string): boolean {
+  const row = getGovernance().sqlite.prepare(LAST_LIFECYCLE_SQL).pluck().get(targetOf(store)) as string | undefined;
+  return row === "store.archive";
+}
+
+/** The archived ones among `stores`, on PostgreSQL. */
+export async function archivedStoresPg({ db, stores }: { db: PgGovernanceExecutor; stores: readonly string[] }): Promise<Set<string>> {
+  const archived = new Set<string>();
+  for (const store of new Set(stores)) if ((await lastLifecycleActionPg({ db, store })) === "store.archive") archived.add(store);
+  return archived;
+}
+
+/** The store's last lifecycle action on PostgreSQL (inside a caller's transaction when `db` is one). */
+export async function lastLifecycleActionPg({ db, store }: { db: PgGovernanceExecutor; store: string }): Promise<string | undefined> {
+  const r = await db.execute(sql`select action from audit_log where target = ${targetOf(store)} and action in (${sql.join(LIFECYCLE_ACTIONS.map((a) => sql`${a}`), sql`, `)}) order by id desc limit 1`);
+  return (r.rows[0] as { action?: string } | undefined)?.action;
+}
+
+/** The archived ones among `stores`, on this process's backend. */
+export async function archivedStores(stores: readonly string[]): Promise<Set<string>> {
+  if (stores.length === 0) return new Set();
+  const pg = storesOnPostgres() ? getPg() : undefined;
+  if (pg) return archivedStoresPg({ db: (await pg).db, stores });
+  return new Set(stores.filter((s) => isStoreArchived(s)));
+}
+
+/** The refusal of a write to an archived store: 409 `store_archived`, naming the store and how to write again. */
+export function storeArchivedError(store: string): AppError {
+  return new AppError("store_archived", `store ${store} is archived: it is read-only until an admin unarchives it (POST /api/v1/stores/${store}/unarchive)`, [{ path: "store", message: "archived", store }]);
+}
+
+/** Refuse a write that names an archived store (every store a request or tool call names: see lib/api/store-refs.ts). */
+export async function assertStoresWritable(stores: Iterable<string>): Promise<void> {
+  const archived = await archivedStores([...new Set(stores)]);
+  const first = [...archived][0];
+  if (first) throw storeArchivedError(first);
+}
+
+/** The stores background work keeps up (embedding, memory watch, metrics, job sweeps): archived ones are left closed. */
+export function activeStoreNames(names: readonly string[]): string[] {
+  return names.filter((s) => !isStoreArchived(s));
+}
+
+export async function activeStoreNamesPg({ pg, names }: { pg: PgHandle; names: readonly string[] }): Promise<string[]> {
+  const archived = await archivedStoresPg({ db: pg.db, stores: names });
+  return names.filter((s) => !archived.has(s));
+}
+
+/**
+ * Token allow-lists name stores by name, and a name can be used again after
+ * its store is deleted. So deleting a store takes its name out of every
+ * allow-list, in the delete's own transaction: a token allowed the old store
+ * never reaches a new store of that name. A list left empty allows no store
+ * (null is "every store"; an empty list is not null).
+ */
+
+type AllowListRow = { id: number | string; stores: string };
+
+/** The allow-lists that name `store`, each without it (rows whose `like` match was another name are left out). */
+function allowListsWithout(rows: AllowListRow[], store: string): { id: number | string; stores: string }[] {
+  return rows.flatMap((r) => {
+    const list = JSON.parse(r.stores) as string[];
+    return list.includes(store) ? [{ id: r.id, stores: JSON.stringify(list.filter((s) => s !== store)) }] : [];
+  });
+}
+
+const likeName = (store: string) => `%"${store}"%`;
+
+/** SQLite: run inside the delete's governance transaction. Returns how many allow-lists changed. */
+export function removeStoreFromAllowLists(store: string): number {
+  const { sqlite } = getGovernance();
+  const changed = allowListsWithout(sqlite.prepare("select id, stores from api_tokens where stores like ?").all(likeName(store)) as AllowListRow[], store);
+  const update = sqlite.prepare("update api_tokens set stores = ? where id = ?");
+  for (const c of changed) update.run(c.stores, c.id);
+  return changed.length;
+}
+
+/** PostgreSQL: run inside the delete's transaction (`tx`). */
+export async function removeStoreFromAllowListsPg({ tx, store }: { tx: PgGovernanceExecutor; store: string }): Promise<number> {
+  const rows = (await tx.execute(sql`select id, stores from api_tokens where stores like ${likeName(store)} for update`)).rows as AllowListRow[];
+  const changed = allowListsWithout(rows, store);
+  for (const c of changed) await tx.execute(sql`update api_tokens set stores = ${c.stores} where id = ${c.id}`);
+  return changed.length;
+}
