@@ -12,6 +12,8 @@ export const BOTH_BACKEND_SUITES = [
   "tests/limits-ownership.test.ts",
   "tests/limits-stores.test.ts",
   "tests/limits-store-size.test.ts",
+  "tests/store-lifecycle.test.ts",
+  "tests/store-delete-safety.test.ts",
   "tests/health-parked-redaction.test.ts",
   "tests/memory-name-folders.test.ts",
   "tests/api-authz.test.ts",

@@ -1,0 +1,81 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GET as listStoresRoute, POST as createStoreRoute } from "@/app/api/v1/stores/route";
+import { DELETE as deleteStoreRoute, GET as getStoreRoute } from "@/app/api/v1/stores/[store]/route";
+import { stores } from "@/lib/stores/backend";
+import { onPg, principalOf, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
+
+/**
+ * Deleting a store safely: the name repeated to confirm, the name taken out
+ * of token allow-lists (a name can be made again), the folders a failed
+ * removal leaves cleaned, and names that would share a folder refused.
+ */
+let env: TestEnv;
+const tok = { admin: "" };
+
+beforeAll(async () => {
+  env = await useTestBackend();
+  tok.admin = await seedToken({ label: "a", agent_id: "del-admin", scopes: ["admin"] });
+});
+afterAll(async () => env?.cleanup());
+
+const del = (store: string, confirm?: string) =>
+  callRoute(deleteStoreRoute, { method: "DELETE", token: tok.admin, params: { store }, url: `http://x/api/v1/stores/${store}${confirm === undefined ? "" : `?confirm=${confirm}`}` });
+
+describe("delete", () => {
+  it("needs the store's name repeated (confirm); without it nothing is removed", async () => {
+    await seedStore("shed");
+    const bare = await del("shed");
+    expect(bare.status).toBe(422);
+    expect(bare.json.error.message).toContain("confirm=shed");
+    expect((await del("shed", "default")).status).toBe(422);
+    expect((await callRoute(getStoreRoute, { token: tok.admin, params: { store: "shed" } })).status).toBe(200);
+    expect((await del("shed", "shed")).json).toEqual({ deleted: "shed" });
+  });
+
+  it("takes the name out of token allow-lists: a token allowed the old store never reaches a new one of that name", async () => {
+    await seedStore("vault");
+    const limited = await seedToken({ label: "v", agent_id: "vault-reader", scopes: ["read"], stores: ["vault", "default"] });
+    expect((await callRoute(getStoreRoute, { token: limited, params: { store: "vault" } })).status).toBe(200);
+    expect((await del("vault", "vault")).status).toBe(200);
+    await seedStore("vault");
+    expect((await callRoute(getStoreRoute, { token: limited, params: { store: "vault" } })).status).toBe(403);
+    // Its other store is still allowed; the list is not widened.
+    expect((await callRoute(getStoreRoute, { token: limited, params: { store: "default" } })).status).toBe(200);
+    expect((await principalOf(limited)).stores).toEqual(["default"]);
+  });
+
+  it("a token whose only store was deleted is allowed no store at all (not every store)", async () => {
+    await seedStore("hut");
+    const only = await seedToken({ label: "h", agent_id: "hut-reader", scopes: ["read"], stores: ["hut"] });
+    expect((await del("hut", "hut")).status).toBe(200);
+    expect((await principalOf(only)).stores).toEqual([]);
+    expect((await callRoute(getStoreRoute, { token: only, params: { store: "default" } })).status).toBe(403);
+    expect((await callRoute(listStoresRoute, { token: only })).json.stores).toEqual([]);
+  });
+});
+
+describe.skipIf(onPg)("store folders", () => {
+  it("a folder a failed delete left behind is removed at the next delete (and at start-up)", async () => {
+    const leftover = path.join(env.dataDir, "stores", ".deleted-ghost-0123456789ab");
+    fs.mkdirSync(path.join(leftover, "memory"), { recursive: true });
+    fs.writeFileSync(path.join(leftover, "index.db"), "x".repeat(4096));
+    await seedStore("porch");
+    expect((await del("porch", "porch")).status).toBe(200);
+    expect(fs.existsSync(leftover)).toBe(false);
+    fs.mkdirSync(leftover);
+    await stores().ensureStartupStores();
+    expect(fs.existsSync(leftover)).toBe(false);
+  });
+
+  it("a name that differs from a store folder only by case is refused (one folder on a case-insensitive file system)", async () => {
+    fs.mkdirSync(path.join(env.dataDir, "stores", "Notes", "memory"), { recursive: true });
+    const made = await callRoute(createStoreRoute, { token: tok.admin, body: { name: "notes" } });
+    expect(made.status).toBe(409);
+    expect(made.json.error.message).toContain("Notes");
+    // Names themselves are lower case: `Notes` is not a store name.
+    expect((await callRoute(createStoreRoute, { token: tok.admin, body: { name: "Notes" } })).status).toBe(400);
+  });
+});
