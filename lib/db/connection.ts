@@ -200,6 +200,7 @@ export function getGovernance(): GovernanceHandle {
   const readOnly = readOnlyReason(file);
   if (readOnly) {
     const sqlite = openReadOnly(file, "governance", readOnly);
+    loadQueryBudget(sqlite);
     reg.governance = { kind: "governance", file, sqlite, db: drizzle(sqlite, { schema: governanceSchema }), readOnly };
     return reg.governance;
   }
@@ -207,6 +208,8 @@ export function getGovernance(): GovernanceHandle {
   const sqlite = new Database(file);
   chmodPrivate(file, `${file}-wal`, `${file}-shm`);
   applyPragmas(sqlite);
+  // The activity explorer's reads of the audit log run within the query budget.
+  loadQueryBudget(sqlite);
   const db = drizzle(sqlite, { schema: governanceSchema });
   runMigrations(sqlite, db as never, "governance");
   reg.governance = { kind: "governance", file, sqlite, db };
