@@ -12,7 +12,7 @@ import { createMemorySchema } from "@/lib/index/memories";
 import { runTool } from "@/lib/mcp/server";
 import { snapshotAllStores } from "@/lib/metrics/snapshots";
 import { stores } from "@/lib/stores/backend";
-import { activeStoreNames } from "@/lib/stores/lifecycle";
+import { activeStoreNames } from "@/lib/db/store-lifecycle";
 import { openStore } from "@/lib/stores/stores";
 import { governanceSql, onPg, principalOf, seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";

@@ -12,7 +12,7 @@ import { parseJsonBody, readBodyLimited } from "../http/body";
 import { recordRequest } from "../http/request-timer";
 import { assertMatchesContract, contractChecksEnabled, successStatuses, toWire } from "./contract";
 import { storesReferenced } from "./store-refs";
-import { assertStoresWritable } from "../stores/lifecycle";
+import { assertStoresWritable } from "../db/store-lifecycle";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 

@@ -4,7 +4,7 @@ import { getConfig } from "../config";
 import { getStoreDb, holdingStoreHandles, retireStoreDb, type StoreHandle } from "../db/connection";
 import { log } from "../log";
 import { listStoreNames } from "../db/store-names";
-import { activeStoreNames } from "../stores/lifecycle";
+import { activeStoreNames } from "../db/store-lifecycle";
 import type { EmbeddingCacheRow, EmbeddingRow } from "../db/schema/embed";
 import { getEmbeddable, type EmbeddableText } from "./embeddables";
 import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome } from "./provider-state";

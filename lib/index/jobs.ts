@@ -6,7 +6,7 @@ import { adminJobs, type AdminJobRow } from "../db/schema/governance";
 import { appendAudit } from "../governance/audit";
 import { log } from "../log";
 import { storeExists } from "../db/store-names";
-import { isStoreArchived } from "../stores/lifecycle";
+import { isStoreArchived } from "../db/store-lifecycle";
 import { reindexStoreAsync, type ReindexProgress, type ReindexResult } from "./reindex";
 
 /**

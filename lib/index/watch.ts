@@ -3,7 +3,7 @@ import path from "node:path";
 import { getConfig } from "../config";
 import { getStoreDb, holdingStoreHandles, storeDir } from "../db/connection";
 import { listStoreNames } from "../db/store-names";
-import { activeStoreNames } from "../stores/lifecycle";
+import { activeStoreNames } from "../db/store-lifecycle";
 import { isAppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { log } from "../log";

@@ -20,7 +20,7 @@ import { z } from "zod";
 import { toAppError, zodDetails } from "../api/route";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../http/body";
 import { storesReferenced } from "../api/store-refs";
-import { assertStoresWritable } from "../stores/lifecycle";
+import { assertStoresWritable } from "../db/store-lifecycle";
 import { assertMatchesContract, contractChecksEnabled, toWire } from "../api/contract";
 import { assertStoresAllowed, canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";

@@ -2,7 +2,7 @@ import pg from "pg";
 import type { PoolClient } from "pg";
 import { getPg, PG_LOCK, type PgHandle } from "../db/pg";
 import { drainMinuteRollups, type MinuteRollup } from "../http/request-timer";
-import { activeStoreNamesPg } from "../stores/lifecycle";
+import { activeStoreNamesPg } from "../db/store-lifecycle";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import { withStoreTx } from "../db/pg-store";
 import { capRollupRoutes, foldRollups, HOUR_MS, cachedRollupRoutes, rememberRollupRoutes, ROLLUP_ROUTES_SELECT, mergedWithStored, pruneStatements, QUARTER_HOUR_MS, ROLLUP_UPSERT, rollupValues, STORED_ROLLUP_SELECT, type PruneCounts, type StoredRollup } from "./rollups";

@@ -4,7 +4,7 @@ import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db
 import { getStoreStatus, type StoreStatus } from "../embed/status";
 import { getRecallMetrics, type RecallMetricsBucket } from "../recall/events";
 import { listStoreNames } from "../db/store-names";
-import { activeStoreNames } from "../stores/lifecycle";
+import { activeStoreNames } from "../db/store-lifecycle";
 import { storesOnPostgres } from "../stores/on-postgres";
 import { openStore } from "../stores/stores";
 import { HOUR_MS, MINUTE_MS } from "./rollups";

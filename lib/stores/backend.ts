@@ -35,7 +35,7 @@ import { searchStorePg } from "../index/search-pg";
 import { planQueryVectorPg } from "../index/query-vector-pg";
 import { archiveStore, createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, removeDeletedStoreLeftovers, storeHasContent, unarchiveStore, type createStoreSchema, type StoreSummary } from "./stores";
 import { archiveStorePg, createStorePg, deleteStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, listStoresPg, openCoreForPg, openStorePg, storeHasContentPg, unarchiveStorePg, type PgStoreSummary } from "./stores-pg";
-import { assertStoresWritable } from "./lifecycle";
+import { assertStoresWritable } from "../db/store-lifecycle";
 import { listStoreNames } from "../db/store-names";
 
 /**

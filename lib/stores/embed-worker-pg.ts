@@ -1,7 +1,7 @@
 import { getPg } from "../db/pg";
 import { startEmbedWorkerPg } from "../index/embed-queue-pg";
 import type { WorkerMode } from "../embed/worker-state";
-import { activeStoreNamesPg } from "./lifecycle";
+import { activeStoreNamesPg } from "../db/store-lifecycle";
 import { listStoreNamesPg, openStorePg } from "./stores-pg";
 
 /**

@@ -7,7 +7,7 @@ import { AppError, isAppError } from "../errors";
 import { appendAuditPg, hasAuditEntryPg } from "../governance/audit-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
 import { reindexMarkedMemoriesPg } from "../index/memories-pg";
-import { lastLifecycleActionPg, removeStoreFromAllowListsPg } from "./lifecycle";
+import { lastLifecycleActionPg, removeStoreFromAllowListsPg } from "../db/store-lifecycle";
 import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "./stores";
 
 /**

@@ -12,7 +12,7 @@ import { appendAudit, hasAuditEntry } from "../governance/audit";
 import { ensureIndexBuilt, markIndexBuilt } from "../index/reindex";
 import { mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 import { log } from "../log";
-import { isStoreArchived, removeStoreFromAllowLists } from "./lifecycle";
+import { isStoreArchived, removeStoreFromAllowLists } from "../db/store-lifecycle";
 import { notServedOnPostgres, storesOnPostgres } from "./on-postgres";
 
 export const createStoreSchema = z

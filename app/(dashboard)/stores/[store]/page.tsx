@@ -13,7 +13,8 @@ import { listRecentMemories } from "@/lib/index/memories";
 import { describeStore, openStore } from "@/lib/stores/stores";
 import { CORE_STORE, DEFAULT_STORE, storeExists, storeNameSchema } from "@/lib/db/store-names";
 import { StoreDeleteButton } from "@/components/store-delete-button";
-import { deleteStoreAction, verifyStoreAction } from "./actions";
+import { StoreArchiveButton } from "@/components/store-archive-button";
+import { archiveStoreAction, deleteStoreAction, verifyStoreAction } from "./actions";
 import { findOrNullAsync } from "@/app/_server/pages";
 import { memoryFilterSchema } from "@/lib/index/memories";
 import { stores, storesOnPostgres } from "@/lib/stores/backend";
@@ -33,7 +34,7 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
   const embeddings = await getEmbeddingStatus({ handle, status });
   return (
     <div className="space-y-4">
-      <StoreHeader store={store} description={summary.description} status={status} />
+      <StoreHeader store={store} description={summary.description} archived={summary.archived} status={status} />
       <section className="card space-y-2 text-sm" aria-labelledby="store-summary-heading" data-testid="store-summary">
         <h2 id="store-summary-heading" className="text-lg font-medium">
           Index
@@ -57,6 +58,7 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
       <StoreEmbeddingsCard store={store} status={embeddings} verdict={status} isAdmin={user.role === "admin"} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
       <WorkerStateCard workers={getWorkerStates()} provider={status.provider} workerInServer={getConfig().embed.workerInServer} now={status.asOf} />
       <RecentMemories store={store} recent={recent} />
+      {user.role === "admin" && store !== CORE_STORE && store !== DEFAULT_STORE && <StoreArchiveButton store={store} archived={summary.archived} action={archiveStoreAction} />}
       {user.role === "admin" && store !== CORE_STORE && store !== DEFAULT_STORE && <StoreDeleteButton store={store} action={deleteStoreAction} />}
     </div>
   );
@@ -97,7 +99,7 @@ async function PostgresStorePage({ store, isAdmin }: { store: string; isAdmin: b
   const { status, embeddings, workers } = await getStorePageEmbeddingsPg({ store: name.data });
   return (
     <div className="space-y-4">
-      <StoreHeader store={store} description={summary.description} status={status} />
+      <StoreHeader store={store} description={summary.description} archived={summary.archived} status={status} />
       <section className="card space-y-2 text-sm" aria-labelledby="store-summary-heading" data-testid="store-summary">
         <h2 id="store-summary-heading" className="text-lg font-medium">
           Index
@@ -118,16 +120,22 @@ async function PostgresStorePage({ store, isAdmin }: { store: string; isAdmin: b
       <StoreEmbeddingsCard store={store} status={embeddings} verdict={status} isAdmin={isAdmin} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
       <WorkerStateCard workers={workers} provider={status.provider} workerInServer={getConfig().embed.workerInServer} now={status.asOf} />
       <RecentMemories store={store} recent={recent.memories} />
+      {isAdmin && store !== CORE_STORE && store !== DEFAULT_STORE && <StoreArchiveButton store={store} archived={summary.archived} action={archiveStoreAction} />}
       {isAdmin && store !== CORE_STORE && store !== DEFAULT_STORE && <StoreDeleteButton store={store} action={deleteStoreAction} />}
     </div>
   );
 }
 
 /** The store's name, description and its one live status: the same head on both backends. */
-function StoreHeader({ store, description, status }: { store: string; description: string | null; status: StoreStatus }) {
+function StoreHeader({ store, description, archived, status }: { store: string; description: string | null; archived: boolean; status: StoreStatus }) {
   return (
     <>
       <h1 className="text-2xl font-semibold">Store {store}</h1>
+      {archived && (
+        <p role="status" className="text-sm text-amber-800" data-testid="store-archived">
+          Archived: read-only. Writes are refused (store_archived) until an admin unarchives it.
+        </p>
+      )}
       {description && <p className="text-sm text-slate-600">{description}</p>}
       <StoreStatusCard status={status} />
     </>

@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
-import { getGovernance } from "../db/connection";
-import { getPg, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
+import { getConfig } from "../config";
+import { getGovernance } from "./connection";
+import { getPg, type PgGovernanceExecutor, type PgHandle } from "./pg";
 import { AppError } from "../errors";
-import { storesOnPostgres } from "./on-postgres";
 
 /**
  * A store's lifecycle (created, archived, unarchived, deleted) is read from
@@ -41,7 +41,7 @@ export async function lastLifecycleActionPg({ db, store }: { db: PgGovernanceExe
 /** The archived ones among `stores`, on this process's backend. */
 export async function archivedStores(stores: readonly string[]): Promise<Set<string>> {
   if (stores.length === 0) return new Set();
-  const pg = storesOnPostgres() ? getPg() : undefined;
+  const pg = getConfig().databaseUrl ? getPg() : undefined;
   if (pg) return archivedStoresPg({ db: (await pg).db, stores });
   return new Set(stores.filter((s) => isStoreArchived(s)));
 }
