@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { GET as listStoresRoute, POST as createStoreRoute } from "@/app/api/v1/stores/route";
 import { DELETE as deleteStoreRoute, GET as getStoreRoute } from "@/app/api/v1/stores/[store]/route";
 import { POST as archiveRoute } from "@/app/api/v1/stores/[store]/archive/route";
@@ -8,7 +10,8 @@ import { POST as searchRoute } from "@/app/api/v1/stores/[store]/search/route";
 import { POST as thinkRoute } from "@/app/api/v1/stores/[store]/thoughts/route";
 import { ageStoreHandlesForTests, getStoreDb, openStoreHandles } from "@/lib/db/connection";
 import { isAppError } from "@/lib/errors";
-import { createMemorySchema } from "@/lib/index/memories";
+import { createMemorySchema, memoryFilterSchema } from "@/lib/index/memories";
+import { startMemoryWatch, stopMemoryWatch } from "@/lib/index/watch";
 import { runTool } from "@/lib/mcp/server";
 import { snapshotAllStores } from "@/lib/metrics/snapshots";
 import { stores } from "@/lib/stores/backend";
@@ -117,6 +120,26 @@ describe.skipIf(onPg)("an archived SQLite store costs no open files", () => {
     openStore({ store: "default" });
     expect(openStoreHandles().map((h) => h.store)).not.toContain("cellar");
     expect(openStoreHandles().length).toBeLessThanOrEqual(3);
+  });
+});
+
+describe.skipIf(onPg)("the memory folder watch", () => {
+  afterEach(async () => stopMemoryWatch());
+
+  it("leaves an archived store closed, files edited there unindexed, and picks them up once it is unarchived", async () => {
+    await seedStore("loft");
+    expect((await archive(tok.admin, "loft")).status).toBe(200);
+    startMemoryWatch({ scanMs: 50, batchMs: 10 });
+    fs.mkdirSync(path.join(env.dataDir, "stores", "loft", "memory", "notes"));
+    fs.writeFileSync(path.join(env.dataDir, "stores", "loft", "memory", "notes", "by-hand.md"), "written beside the app\n");
+    // Several scans of every store pass.
+    await new Promise((r) => setTimeout(r, 400));
+    expect(openStoreHandles().map((h) => h.store)).not.toContain("loft");
+    // Reading is allowed: the file is there, not indexed.
+    expect((await stores().verifyStore({ store: "loft" })).notIndexed).toHaveLength(1);
+    expect((await unarchive(tok.admin, "loft")).status).toBe(200);
+    const indexed = async () => (await stores().listMemories({ store: "loft", filter: memoryFilterSchema.parse({}) })).memories.map((m) => m.path);
+    await expect.poll(indexed, { timeout: 10_000 }).toContain("notes/by-hand");
   });
 });
 
