@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { runCli } from "@/scripts/cli-kit";
+import { storeCommands } from "@/scripts/commands/store-commands";
 import { GET as listStoresRoute, POST as createStoreRoute } from "@/app/api/v1/stores/route";
 import { DELETE as deleteStoreRoute, GET as getStoreRoute } from "@/app/api/v1/stores/[store]/route";
 import { stores } from "@/lib/stores/backend";
@@ -77,5 +79,30 @@ describe.skipIf(onPg)("store folders", () => {
     expect(made.json.error.message).toContain("Notes");
     // Names themselves are lower case: `Notes` is not a store name.
     expect((await callRoute(createStoreRoute, { token: tok.admin, body: { name: "Notes" } })).status).toBe(400);
+  });
+});
+
+/** `dualmind <argv>` in this process: its output and exit code. */
+async function cli(...argv: string[]): Promise<{ code: number; out: string }> {
+  let out = "";
+  const spies = [process.stdout, process.stderr].map((s) => vi.spyOn(s, "write").mockImplementation((chunk) => ((out += String(chunk)), true)));
+  try {
+    return { code: await runCli(storeCommands, argv), out };
+  } finally {
+    for (const spy of spies) spy.mockRestore();
+  }
+}
+
+describe("the CLI", () => {
+  it("deletes a store only with --confirm repeating its name, and archives and unarchives one", async () => {
+    await seedStore("crate");
+    const bare = await cli("stores", "delete", "crate");
+    expect(bare.code).not.toBe(0);
+    expect(bare.out).toContain("confirm=crate");
+    expect((await cli("stores", "archive", "crate")).code).toBe(0);
+    expect((await cli("stores", "list")).out).toMatch(/^crate \(archived\)\t/m);
+    expect((await cli("stores", "unarchive", "crate")).code).toBe(0);
+    expect((await cli("stores", "delete", "crate", "--confirm", "crate")).code).toBe(0);
+    expect((await stores().listStoreNames())).not.toContain("crate");
   });
 });

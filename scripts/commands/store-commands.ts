@@ -52,26 +52,22 @@ export const storeCommands: Command[] = [
       out(`deleted store ${done.deleted}`, done);
     },
   },
-  {
-    name: "stores archive",
-    usage: "stores archive <name>",
-    summary: "archive a store: reads still work, writes answer store_archived, background work leaves it closed (audited)",
-    run: async ({ args, out }) => {
-      if (!args[0]) throw new UsageError("store name is required");
-      const done = await storesBackend().archiveStore({ name: args[0], actor: ACTOR });
-      out(`archived store ${done.store}`, done);
-    },
-  },
-  {
-    name: "stores unarchive",
-    usage: "stores unarchive <name>",
-    summary: "make an archived store writable again (audited)",
-    run: async ({ args, out }) => {
-      if (!args[0]) throw new UsageError("store name is required");
-      const done = await storesBackend().unarchiveStore({ name: args[0], actor: ACTOR });
-      out(`unarchived store ${done.store}`, done);
-    },
-  },
+  ...(["archive", "unarchive"] as const).map(
+    (verb): Command => ({
+      name: `stores ${verb}`,
+      usage: `stores ${verb} <name>`,
+      summary:
+        verb === "archive"
+          ? "archive a store: reads still work, writes answer store_archived, background work leaves it closed (audited)"
+          : "make an archived store writable again (audited)",
+      run: async ({ args, out }) => {
+        if (!args[0]) throw new UsageError("store name is required");
+        const backend = storesBackend();
+        const done = await (verb === "archive" ? backend.archiveStore : backend.unarchiveStore)({ name: args[0], actor: ACTOR });
+        out(`${verb}d store ${done.store}`, done);
+      },
+    }),
+  ),
   {
     name: "embeddings status",
     usage: "embeddings status <store>",
