@@ -15,7 +15,7 @@ import { startMemoryWatch, stopMemoryWatch } from "@/lib/index/watch";
 import { runTool } from "@/lib/mcp/server";
 import { snapshotAllStores } from "@/lib/metrics/snapshots";
 import { stores } from "@/lib/stores/backend";
-import { activeStoreNames } from "@/lib/db/store-lifecycle";
+import { activeStoreNames, archivedStores } from "@/lib/db/store-lifecycle";
 import { openStore } from "@/lib/stores/stores";
 import { governanceSql, onPg, principalOf, seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
@@ -84,6 +84,8 @@ describe("archive", () => {
     expect((await callRoute(getStoreRoute, { token: tok.reader, params: { store: "attic" } })).json.archived).toBe(true);
     const viaMcp = (await runTool({ name: "list_stores", args: {}, options: { principal: await principalOf(tok.reader) } })) as { stores: { name: string; archived: boolean }[] };
     expect(viaMcp.stores.find((s) => s.name === "attic")?.archived).toBe(true);
+    // What background work asks of every store at once.
+    expect([...(await archivedStores(["core", "default", "attic", "nowhere"]))]).toEqual(["attic"]);
     const audit = await governanceSql<{ actor: string }>("select actor from audit_log where action = 'store.archive' and target = 'store:attic'");
     expect(audit.map((r) => r.actor)).toEqual(["agent:life-admin"]);
   });

@@ -1,3 +1,4 @@
+import type Database from "better-sqlite3";
 import { sql } from "drizzle-orm";
 import { getConfig } from "../config";
 import { getGovernance } from "./connection";
@@ -21,15 +22,25 @@ const targetOf = (store: string) => `store:${store}`;
 
 /** Whether a SQLite store is archived (one indexed read of governance.db). */
 export function isStoreArchived(store: string): boolean {
-  const row = getGovernance().sqlite.prepare(LAST_LIFECYCLE_SQL).pluck().get(targetOf(store)) as string | undefined;
-  return row === "store.archive";
+  const { sqlite } = getGovernance();
+  let statement = lastLifecycleStatements.get(sqlite);
+  if (!statement) lastLifecycleStatements.set(sqlite, (statement = sqlite.prepare(LAST_LIFECYCLE_SQL).pluck()));
+  return statement.get(targetOf(store)) === "store.archive";
 }
+
+/** Prepared once per governance connection: background loops ask for every store each round. */
+const lastLifecycleStatements = new WeakMap<Database.Database, Database.Statement>();
 
 /** The archived ones among `stores`, on PostgreSQL. */
 export async function archivedStoresPg({ db, stores }: { db: PgGovernanceExecutor; stores: readonly string[] }): Promise<Set<string>> {
-  const archived = new Set<string>();
-  for (const store of new Set(stores)) if ((await lastLifecycleActionPg({ db, store })) === "store.archive") archived.add(store);
-  return archived;
+  if (stores.length === 0) return new Set();
+  // One round trip for every store: each store's last lifecycle row, read off the (target, id) index.
+  const targets = sql.join([...new Set(stores)].map((s) => sql`${targetOf(s)}`), sql`, `);
+  const actions = sql.join(LIFECYCLE_ACTIONS.map((a) => sql`${a}`), sql`, `);
+  const rows = (
+    await db.execute(sql`select target, action from audit_log where id in (select max(id) from audit_log where target in (${targets}) and action in (${actions}) group by target)`)
+  ).rows as { target: string; action: string }[];
+  return new Set(rows.filter((r) => r.action === "store.archive").map((r) => r.target.slice("store:".length)));
 }
 
 /** The store's last lifecycle action on PostgreSQL (inside a caller's transaction when `db` is one). */
