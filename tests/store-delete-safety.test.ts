@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runCli } from "@/scripts/cli-kit";
+import { indexCommands } from "@/scripts/commands/index-commands";
 import { storeCommands } from "@/scripts/commands/store-commands";
 import { GET as listStoresRoute, POST as createStoreRoute } from "@/app/api/v1/stores/route";
 import { DELETE as deleteStoreRoute, GET as getStoreRoute } from "@/app/api/v1/stores/[store]/route";
@@ -72,6 +73,16 @@ describe.skipIf(onPg)("store folders", () => {
     expect(fs.existsSync(leftover)).toBe(false);
   });
 
+  it("verify names a deleted store's folder not yet removed (exit 1)", async () => {
+    const leftover = path.join(env.dataDir, "stores", ".deleted-ghost-fedcba987654");
+    fs.mkdirSync(leftover);
+    const verified = await cli("verify", "core");
+    expect(verified.code).toBe(1);
+    expect(verified.out).toContain("stores/.deleted-ghost-fedcba987654");
+    fs.rmdirSync(leftover);
+    expect((await cli("verify", "core")).code).toBe(0);
+  });
+
   it("a name that differs from a store folder only by case is refused (one folder on a case-insensitive file system)", async () => {
     fs.mkdirSync(path.join(env.dataDir, "stores", "Notes", "memory"), { recursive: true });
     const made = await callRoute(createStoreRoute, { token: tok.admin, body: { name: "notes" } });
@@ -87,7 +98,7 @@ async function cli(...argv: string[]): Promise<{ code: number; out: string }> {
   let out = "";
   const spies = [process.stdout, process.stderr].map((s) => vi.spyOn(s, "write").mockImplementation((chunk) => ((out += String(chunk)), true)));
   try {
-    return { code: await runCli(storeCommands, argv), out };
+    return { code: await runCli([...storeCommands, ...indexCommands], argv), out };
   } finally {
     for (const spy of spies) spy.mockRestore();
   }
