@@ -15,6 +15,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/limits-store-size.test.ts",
   "tests/store-lifecycle.test.ts",
   "tests/store-delete-safety.test.ts",
+  "tests/store-archive-action.test.ts",
   "tests/health-parked-redaction.test.ts",
   "tests/memory-name-folders.test.ts",
   "tests/api-authz.test.ts",
