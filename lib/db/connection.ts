@@ -362,9 +362,10 @@ let transientOpen = 0;
 /** Handles taken out of the registry while work still held them: closed when the last hold ends. */
 const retiredStoreHandles = new WeakSet<StoreHandle>();
 
-/** Mark an open store handle to be closed as soon as it is idle (see transientStoreHandles). */
-export function closeStoreDbWhenIdle(handle: StoreHandle): void {
-  if (transientStoreHandles.has(handle)) return;
+/** Mark a store's open handle (a handle, or a store's name: none open is a no-op) to be closed as soon as it is idle (see transientStoreHandles). */
+export function closeStoreDbWhenIdle(which: StoreHandle | string): void {
+  const handle = typeof which === "string" ? g.__dualmindDb?.stores.get(which) : which;
+  if (!handle || transientStoreHandles.has(handle)) return;
   transientStoreHandles.add(handle);
   transientOpen++;
 }

@@ -1,7 +1,7 @@
 import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
 import { getConfig } from "../config";
-import { getStoreDb, holdingStoreHandles, retireStoreDb, type StoreHandle } from "../db/connection";
+import { closeStoreDbWhenIdle, getStoreDb, holdingStoreHandles, type StoreHandle } from "../db/connection";
 import { log } from "../log";
 import { listStoreNames } from "../db/store-names";
 import { activeStoreNames } from "../db/store-lifecycle";
@@ -290,8 +290,8 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
       const fp = await getEmbedder().fingerprint.catch(() => null);
       const all = listStoreNames();
       const active = activeStoreNames(all);
-      // Archived stores are left closed: one this process still holds open (archived by another process) is closed.
-      for (const store of all) if (!active.includes(store)) retireStoreDb(store);
+      // Archived stores are left closed: one this process still has open (archived by another process) is closed once idle.
+      for (const store of all) if (!active.includes(store)) closeStoreDbWhenIdle(store);
       for (const store of active) {
         const started = Date.now();
         let r: BatchResult;
