@@ -14,6 +14,8 @@ import { createMemorySchema, memoryFilterSchema } from "@/lib/index/memories";
 import { startMemoryWatch, stopMemoryWatch } from "@/lib/index/watch";
 import { runTool } from "@/lib/mcp/server";
 import { snapshotAllStores } from "@/lib/metrics/snapshots";
+import { getEmbedBacklog } from "@/lib/embed/queue";
+import { startEmbedWorker } from "@/lib/embed/worker";
 import { stores } from "@/lib/stores/backend";
 import { activeStoreNames, archivedStores } from "@/lib/db/store-lifecycle";
 import { openStore } from "@/lib/stores/stores";
@@ -142,6 +144,29 @@ describe.skipIf(onPg)("the memory folder watch", () => {
     expect((await unarchive(tok.admin, "loft")).status).toBe(200);
     const indexed = async () => (await stores().listMemories({ store: "loft", filter: memoryFilterSchema.parse({}) })).memories.map((m) => m.path);
     await expect.poll(indexed, { timeout: 10_000 }).toContain("notes/by-hand");
+  });
+});
+
+describe.skipIf(onPg)("the embed worker", () => {
+  it("leaves an archived store's queue and connection alone, and embeds it once unarchived", async () => {
+    await seedStore("bin");
+    await seedDocument("bin", "notes/b.md", "# Bin\n\nWaiting to be embedded.");
+    await seedDocument("default", "notes/d.md", "# Default\n\nEmbedded by the same worker.");
+    expect((await archive(tok.admin, "bin")).status).toBe(200);
+    const stop = new AbortController();
+    const worker = startEmbedWorker({ idleMs: 20, signal: stop.signal, mode: "separate" });
+    try {
+      const pending = (store: string) => getEmbedBacklog({ handle: openStore({ store }) }).pending;
+      // The worker has gone round: the active store's queue is empty.
+      await expect.poll(() => pending("default"), { timeout: 20_000 }).toBe(0);
+      expect(openStoreHandles().map((h) => h.store)).not.toContain("bin");
+      expect(pending("bin")).toBeGreaterThan(0);
+      expect((await unarchive(tok.admin, "bin")).status).toBe(200);
+      await expect.poll(() => pending("bin"), { timeout: 20_000 }).toBe(0);
+    } finally {
+      stop.abort();
+      await worker;
+    }
   });
 });
 
