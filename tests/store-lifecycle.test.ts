@@ -17,7 +17,7 @@ import { snapshotAllStores } from "@/lib/metrics/snapshots";
 import { getEmbedBacklog } from "@/lib/embed/queue";
 import { startEmbedWorker } from "@/lib/embed/worker";
 import { stores } from "@/lib/stores/backend";
-import { activeStoreNames, archivedStores } from "@/lib/db/store-lifecycle";
+import { activeStoreNames, archivedStores, LAST_LIFECYCLE_SQL } from "@/lib/db/store-lifecycle";
 import { openStore } from "@/lib/stores/stores";
 import { governanceSql, onPg, principalOf, seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
@@ -167,6 +167,18 @@ describe.skipIf(onPg)("the embed worker", () => {
       stop.abort();
       await worker;
     }
+  });
+});
+
+describe("the lifecycle lookup", () => {
+  it("reads the partial index of lifecycle rows, however many other rows name the store", async () => {
+    if (onPg) {
+      const [index] = await governanceSql<{ indexdef: string }>("select indexdef from pg_indexes where indexname = 'audit_log_store_lifecycle_idx'");
+      expect(index.indexdef).toContain("WHERE");
+      return;
+    }
+    const plan = (await governanceSql<{ detail: string }>(`explain query plan ${LAST_LIFECYCLE_SQL}`, ["store:attic"])).map((r) => r.detail).join(" ");
+    expect(plan).toContain("audit_log_store_lifecycle_idx");
   });
 });
 

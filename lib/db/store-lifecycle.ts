@@ -14,9 +14,14 @@ import { AppError } from "../errors";
  */
 export const LIFECYCLE_ACTIONS = ["store.create", "store.delete", "store.archive", "store.unarchive"] as const;
 
-const LAST_LIFECYCLE_SQL = `select action from audit_log where target = ? and action in (${LIFECYCLE_ACTIONS.map((a) => `'${a}'`).join(", ")}) order by id desc limit 1`;
+/**
+ * The actions as SQL literals, written as the partial index audit_log_store_lifecycle_idx
+ * (governance migrations) spells its WHERE: a query names the same list, so both databases read
+ * that index (a bound parameter could not prove the match).
+ */
+const LIFECYCLE_IN = `action in (${LIFECYCLE_ACTIONS.map((a) => `'${a}'`).join(", ")})`;
 
-export type StoreLifecycle = { archived: boolean };
+export const LAST_LIFECYCLE_SQL = `select action from audit_log where target = ? and ${LIFECYCLE_IN} order by id desc limit 1`;
 
 const targetOf = (store: string) => `store:${store}`;
 
@@ -36,16 +41,15 @@ export async function archivedStoresPg({ db, stores }: { db: PgGovernanceExecuto
   if (stores.length === 0) return new Set();
   // One round trip for every store: each store's last lifecycle row, read off the (target, id) index.
   const targets = sql.join([...new Set(stores)].map((s) => sql`${targetOf(s)}`), sql`, `);
-  const actions = sql.join(LIFECYCLE_ACTIONS.map((a) => sql`${a}`), sql`, `);
   const rows = (
-    await db.execute(sql`select target, action from audit_log where id in (select max(id) from audit_log where target in (${targets}) and action in (${actions}) group by target)`)
+    await db.execute(sql`select target, action from audit_log where id in (select max(id) from audit_log where target in (${targets}) and ${sql.raw(LIFECYCLE_IN)} group by target)`)
   ).rows as { target: string; action: string }[];
   return new Set(rows.filter((r) => r.action === "store.archive").map((r) => r.target.slice("store:".length)));
 }
 
 /** The store's last lifecycle action on PostgreSQL (inside a caller's transaction when `db` is one). */
 export async function lastLifecycleActionPg({ db, store }: { db: PgGovernanceExecutor; store: string }): Promise<string | undefined> {
-  const r = await db.execute(sql`select action from audit_log where target = ${targetOf(store)} and action in (${sql.join(LIFECYCLE_ACTIONS.map((a) => sql`${a}`), sql`, `)}) order by id desc limit 1`);
+  const r = await db.execute(sql`select action from audit_log where target = ${targetOf(store)} and ${sql.raw(LIFECYCLE_IN)} order by id desc limit 1`);
   return (r.rows[0] as { action?: string } | undefined)?.action;
 }
 

@@ -178,7 +178,7 @@ export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle
   return { deleted: name };
 }
 
-/** archiveStore on PostgreSQL: the audit row is the archive (./lifecycle.ts); there is no connection of its own to close. */
+/** archiveStore on PostgreSQL: the audit row is the archive (lib/db/store-lifecycle.ts); there is no connection of its own to close. */
 export async function archiveStorePg({ pg, name, actor }: { pg: PgHandle; name: string; actor: string }): Promise<{ store: string; archived: boolean }> {
   return setArchivedPg({ pg, name, actor, archive: true });
 }

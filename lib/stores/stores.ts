@@ -205,7 +205,7 @@ export function removeDeletedStoreLeftovers(): { removed: string[]; left: string
 /**
  * Archive a store: read-only (writes answer 409 store_archived), its
  * connection closed, and left closed by background work; reads still work.
- * Admin only, audited (the audit row is the archive: see ./lifecycle.ts).
+ * Admin only, audited (the audit row is the archive: see lib/db/store-lifecycle.ts).
  */
 export function archiveStore({ name, actor }: { name: string; actor: string }): { store: string; archived: boolean } {
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
