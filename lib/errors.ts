@@ -13,6 +13,8 @@ export const ERROR_STATUS = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  /** A write to an archived store: it is read-only until an admin unarchives it. */
+  store_archived: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,

@@ -95,6 +95,15 @@ describe("typed client (lib/client)", () => {
     expect(Object.keys(doc.paths)).toContain("/api/v1/tasks/{id}");
   });
 
+  it("archives, unarchives and deletes a store (admin)", async () => {
+    const admin = new DualmindClient({ baseUrl: "http://dualmind.test", token: await seedToken({ label: "client-admin", agent_id: "client-admin", scopes: ["admin"] }), fetch: routeFetch() });
+    await admin.createStore({ name: "client-box" });
+    expect((await admin.archiveStore("client-box")).archived).toBe(true);
+    await expect(admin.writeMemory("client-box", { path: "notes/a", body: "x" })).rejects.toMatchObject({ status: 409, code: "store_archived" });
+    expect((await admin.unarchiveStore("client-box")).archived).toBe(false);
+    expect(await admin.deleteStore("client-box")).toEqual({ deleted: "client-box" });
+  });
+
   it("raises the envelope's code on errors", async () => {
     const client = new DualmindClient({ baseUrl: "http://dualmind.test", token, fetch: routeFetch() });
     const missing = await client.readMemory("default", "howto/nothing").catch((e: unknown) => e);

@@ -220,7 +220,7 @@ describe("finding 3: every store a request names is checked against the token's 
     for (const r of routes.filter((x) => x.refs.includes("params.store"))) {
       // Deleting the allowed store would take it from every later row (and paramsFor probes as an unrestricted admin):
       // for that route only the refusal is probed here; tests/limits-stores.test.ts deletes a store of its own.
-      const destroys = r.handler.route.name === "DELETE /stores/{store}";
+      const destroys = ["DELETE /stores/{store}", "POST /stores/{store}/archive", "POST /stores/{store}/unarchive"].includes(r.handler.route.name);
       const [other, own] = destroys ? [{ store: "secret" }, { store: "mine" }] : [await paramsFor(r, "secret"), await paramsFor(r, "mine")];
       const call = (params: Record<string, string>) => () => callRoute(r.handler as Handler, { method: r.method, token: tok.mineAdmin, params, url: `http://x/api/v1/${r.file}` });
       await check(`${r.handler.route.name} params.store`, { deny: call(other), allow: destroys ? () => Promise.resolve({ status: 200, json: null }) : call(own) }, { strictAllow: false });

@@ -39,7 +39,7 @@ describe("store quotas", () => {
   it("an admin deletes a store (audited); a write token cannot; core and default stay; a deleted store frees its quota", async () => {
     expect((await callRoute(deleteStoreRoute, { method: "DELETE", token: tokens.writer, params: { store: "w1" } })).status).toBe(403);
     expect((await callRoute(deleteStoreRoute, { method: "DELETE", token: tokens.admin, params: { store: "core" } })).status).toBe(422);
-    const deleted = await callRoute(deleteStoreRoute, { method: "DELETE", token: tokens.admin, params: { store: "w1" } });
+    const deleted = await callRoute(deleteStoreRoute, { method: "DELETE", url: "http://127.0.0.1/api/v1/stores/w1?confirm=w1", token: tokens.admin, params: { store: "w1" } });
     expect(deleted.status).toBe(200);
     expect(deleted.json).toEqual({ deleted: "w1" });
     expect((await callRoute(getStoreRoute, { token: tokens.admin, params: { store: "w1" } })).status).toBe(404);

@@ -25,7 +25,7 @@ describe.skipIf(onPg)("deleting a watched store", () => {
     startMemoryWatch({ scanMs: 60_000, batchMs: 20 });
     // Let the start-up scan of every store settle, so the watcher is attached to doomed/memory.
     await new Promise((r) => setTimeout(r, 300));
-    expect((await callRoute(deleteStoreRoute, { method: "DELETE", token: admin, params: { store: "doomed" } })).status).toBe(200);
+    expect((await callRoute(deleteStoreRoute, { method: "DELETE", url: "http://127.0.0.1/api/v1/stores/doomed?confirm=doomed", token: admin, params: { store: "doomed" } })).status).toBe(200);
     // The removal is a burst of file events on the watched folder: give the batch time to run.
     await new Promise((r) => setTimeout(r, 500));
     expect(storeExists("doomed")).toBe(false);

@@ -11,6 +11,7 @@ import { parseJsonBody, readBodyLimited } from "../http/body";
 import { recordRequest } from "../http/request-timer";
 import { assertMatchesContract, contractChecksEnabled, successStatuses, toWire } from "./contract";
 import { storesReferenced } from "./store-refs";
+import { assertStoresWritable } from "../db/store-lifecycle";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 
@@ -38,6 +39,12 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
    * dialectic ledger): a token limited to some stores is refused (403).
    */
   allStores?: boolean;
+  /**
+   * A write or admin route (any method but GET) is refused with 409
+   * store_archived when a store it names is archived; the store lifecycle
+   * routes themselves (archive, unarchive, delete) say "allowed".
+   */
+  archivedStores?: "allowed";
   params?: P;
   query?: Q;
   body?: B;
@@ -103,6 +110,11 @@ function parseWith<S extends ZodType>(schema: S, value: unknown, where: string):
   return result.data;
 }
 
+/** Whether the route changes what the stores it names hold (see RouteSpec.archivedStores). */
+function writesStores(spec: { auth: RouteSpec<ZodType, ZodType, ZodType>["auth"]; archivedStores?: "allowed" }, request: Request): boolean {
+  return (spec.auth === "write" || spec.auth === "admin") && spec.archivedStores !== "allowed" && request.method !== "GET" && request.method !== "HEAD";
+}
+
 /** What the OpenAPI generator reads from every handler made by defineRoute. */
 export type RouteDescription = Pick<RouteSpec<ZodType, ZodType, ZodType>, "name" | "auth" | "allStores" | "params" | "query" | "body" | "response" | "status" | "description">;
 export type DescribedHandler = ((request: Request, context?: RouteContext) => Promise<Response>) & { route: RouteDescription };
@@ -134,10 +146,12 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
       }
       const rawParams = (await context?.params) ?? {};
       const params = spec.params ? parseWith(spec.params, rawParams, "params") : (rawParams as z.output<P>);
+      const named = spec.params ? storesReferenced(spec.params, params) : typeof rawParams.store === "string" ? [rawParams.store] : [];
       // Each part is checked as soon as it is parsed, so a forbidden store is refused before the body is read.
-      if (principal) assertStoresAllowed(principal, spec.params ? storesReferenced(spec.params, params) : typeof rawParams.store === "string" ? [rawParams.store] : []);
+      if (principal) assertStoresAllowed(principal, named);
       const query = spec.query ? parseWith(spec.query, queryObject(new URL(request.url)), "query") : ({} as z.output<Q>);
-      if (principal) assertStoresAllowed(principal, storesReferenced(spec.query, query));
+      named.push(...storesReferenced(spec.query, query));
+      if (principal) assertStoresAllowed(principal, named);
       let body = undefined as z.output<B>;
       if (spec.body) {
         const type = request.headers.get("content-type") ?? "";
@@ -146,8 +160,10 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
         }
         const text = await readBodyLimited(request, spec.maxBodyBytes ?? getConfig().maxBodyBytes);
         body = parseWith(spec.body, parseJsonBody(text), "body");
-        if (principal) assertStoresAllowed(principal, storesReferenced(spec.body, body));
+        named.push(...storesReferenced(spec.body, body));
+        if (principal) assertStoresAllowed(principal, named);
       }
+      if (writesStores(spec, request)) await assertStoresWritable(named);
       const result = await holdingStoreHandles(() => spec.handler({ params, query, body, principal, request }));
       // A handler returns data (or respondCreated(data, ...)); its own Response would skip the contract and lose the request id.
       if (result instanceof Response) throw new Error(`${spec.name}: handlers return data, not a Response`);

@@ -13,7 +13,7 @@ import type { storeHealthResponse } from "../api/responses/embeddings";
 import type { rememberResponse, thoughtResponse } from "../api/responses/graph";
 import type { runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskStatusResponse, validationRecordedResponse } from "../api/responses/ledger";
 import type { learningRecordedResponse, recallResponse, traceRecordedResponse } from "../api/responses/recall";
-import type { healthResponse, storeListResponse, storeSummary } from "../api/responses/stores";
+import type { healthResponse, storeLifecycleResponse, storeListResponse, storeSummary } from "../api/responses/stores";
 import type { createSessionSchema, postMessageSchema } from "../governance/dialectic";
 import type { createTaskSchema, finishRunSchema, recordValidationSchema, startRunSchema } from "../governance/ledger";
 import type { rememberInputSchema } from "../graph/remember";
@@ -94,6 +94,20 @@ export class DualmindClient {
 
   createStore(input: { name: string; description?: string }) {
     return this.request<Answer<typeof storeSummary>>("POST", "/stores", { body: input });
+  }
+
+  /** Admin: for good; the name is sent twice (`confirm`), as the API requires. */
+  deleteStore(store: string) {
+    return this.request<{ deleted: string }>("DELETE", this.store(store), { query: { confirm: store } });
+  }
+
+  /** Admin: read-only until unarchived (writes answer 409 store_archived). */
+  archiveStore(store: string) {
+    return this.request<Answer<typeof storeLifecycleResponse>>("POST", `${this.store(store)}/archive`);
+  }
+
+  unarchiveStore(store: string) {
+    return this.request<Answer<typeof storeLifecycleResponse>>("POST", `${this.store(store)}/unarchive`);
   }
 
   search(store: string, input: z.input<typeof searchInputSchema>) {

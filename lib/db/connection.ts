@@ -200,6 +200,7 @@ export function getGovernance(): GovernanceHandle {
   const readOnly = readOnlyReason(file);
   if (readOnly) {
     const sqlite = openReadOnly(file, "governance", readOnly);
+    loadQueryBudget(sqlite);
     reg.governance = { kind: "governance", file, sqlite, db: drizzle(sqlite, { schema: governanceSchema }), readOnly };
     return reg.governance;
   }
@@ -207,6 +208,8 @@ export function getGovernance(): GovernanceHandle {
   const sqlite = new Database(file);
   chmodPrivate(file, `${file}-wal`, `${file}-shm`);
   applyPragmas(sqlite);
+  // The activity explorer's reads of the audit log run within the query budget.
+  loadQueryBudget(sqlite);
   const db = drizzle(sqlite, { schema: governanceSchema });
   runMigrations(sqlite, db as never, "governance");
   reg.governance = { kind: "governance", file, sqlite, db };
@@ -309,7 +312,12 @@ export async function holdingStoreHandles<T>(work: () => T | Promise<T>, handles
     return await heldByWork.run(holds, work);
   } finally {
     holds.ended = true;
-    for (const h of holds.handles) storeHandleHolds.set(h, (storeHandleHolds.get(h) ?? 1) - 1);
+    for (const h of holds.handles) {
+      const left = (storeHandleHolds.get(h) ?? 1) - 1;
+      storeHandleHolds.set(h, left);
+      // Retired while this work held it (its store archived or deleted): closed now that nothing holds it.
+      if (left === 0 && retiredStoreHandles.has(h) && h.sqlite.open) h.sqlite.close();
+    }
   }
 }
 
@@ -332,14 +340,54 @@ function touchStoreHandle(reg: Registry, store: string, handle: StoreHandle): vo
 
 function closeIdleStoreHandles(reg: Registry): void {
   const max = getConfig().limits.maxOpenStores;
-  if (reg.stores.size <= max) return;
+  if (reg.stores.size <= max && transientOpen === 0) return;
   const idleBefore = Date.now() - STORE_HANDLE_GRACE_MS;
   for (const [name, h] of reg.stores) {
-    if (reg.stores.size <= max) break;
+    const transient = transientStoreHandles.has(h);
+    if (reg.stores.size <= max && !transient) continue;
     if ((storeHandleUsedAt.get(h) ?? 0) > idleBefore || (storeHandleHolds.get(h) ?? 0) > 0) continue;
     h.sqlite.close();
     reg.stores.delete(name);
+    if (transient) transientOpen--;
   }
+}
+
+/**
+ * Handles of archived stores: a read may open one, but it is closed once idle
+ * (past the grace period, unheld) whatever the limit, so archived stores cost
+ * no open files between reads.
+ */
+const transientStoreHandles = new WeakSet<StoreHandle>();
+let transientOpen = 0;
+/** Handles taken out of the registry while work still held them: closed when the last hold ends. */
+const retiredStoreHandles = new WeakSet<StoreHandle>();
+
+/** Mark a store's open handle (a handle, or a store's name: none open is a no-op) to be closed as soon as it is idle (see transientStoreHandles). */
+export function closeStoreDbWhenIdle(which: StoreHandle | string): void {
+  const handle = typeof which === "string" ? g.__dualmindDb?.stores.get(which) : which;
+  if (!handle || transientStoreHandles.has(handle)) return;
+  transientStoreHandles.add(handle);
+  transientOpen++;
+}
+
+/** Whether this process has the store's connection open. */
+export function isStoreDbOpen(store: string): boolean {
+  return g.__dualmindDb?.stores.has(store) ?? false;
+}
+
+/**
+ * Take a store's connection out of use: the next getStoreDb opens a new one;
+ * this one is closed now, or when the last work holding it settles (closing
+ * it under a running request would fail that request).
+ */
+export function retireStoreDb(store: string): void {
+  const reg = g.__dualmindDb;
+  const h = reg?.stores.get(store);
+  if (!reg || !h) return;
+  reg.stores.delete(store);
+  if (transientStoreHandles.has(h)) transientOpen--;
+  if ((storeHandleHolds.get(h) ?? 0) > 0) retiredStoreHandles.add(h);
+  else h.sqlite.close();
 }
 
 /** Test seam: make every open store handle look idle, as if unused past the grace period. */
@@ -377,8 +425,11 @@ export function openStoreHandles(): StoreHandle[] {
 /** Close one store's connection (the next getStoreDb opens it again). */
 export function closeStoreDb(store: string): void {
   const reg = g.__dualmindDb;
-  reg?.stores.get(store)?.sqlite.close();
-  reg?.stores.delete(store);
+  const h = reg?.stores.get(store);
+  if (!reg || !h) return;
+  h.sqlite.close();
+  reg.stores.delete(store);
+  if (transientStoreHandles.has(h)) transientOpen--;
 }
 
 export function closeAllDatabases(): void {
@@ -388,4 +439,5 @@ export function closeAllDatabases(): void {
   reg.governance = undefined;
   for (const h of reg.stores.values()) h.sqlite.close();
   reg.stores.clear();
+  transientOpen = 0;
 }

@@ -1,9 +1,10 @@
 import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
 import { getConfig } from "../config";
-import { getStoreDb, holdingStoreHandles, type StoreHandle } from "../db/connection";
+import { closeStoreDbWhenIdle, getStoreDb, holdingStoreHandles, type StoreHandle } from "../db/connection";
 import { log } from "../log";
 import { listStoreNames } from "../db/store-names";
+import { activeStoreNames } from "../db/store-lifecycle";
 import type { EmbeddingCacheRow, EmbeddingRow } from "../db/schema/embed";
 import { getEmbeddable, type EmbeddableText } from "./embeddables";
 import { isProviderDownError, probeProviderIfDown, readProviderHealth, recordProviderOutcome } from "./provider-state";
@@ -236,7 +237,7 @@ function openForWorker(store: string): StoreHandle {
 
 /** Claims of a worker process on this host that is gone (kill -9) are released at start and per heartbeat, not left to their lease. */
 function releaseClaimsOfDeadWorkers(): void {
-  for (const store of listStoreNames()) {
+  for (const store of activeStoreNames(listStoreNames())) {
     try {
       releaseDeadWorkerClaims({ handle: openForWorker(store) });
     } catch (e) {
@@ -287,7 +288,11 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
     while (!opts.signal?.aborted) {
       let didWork = false;
       const fp = await getEmbedder().fingerprint.catch(() => null);
-      for (const store of listStoreNames()) {
+      const all = listStoreNames();
+      const active = activeStoreNames(all);
+      // Archived stores are left closed: one this process still has open (archived by another process) is closed once idle.
+      for (const store of all) if (!active.includes(store)) closeStoreDbWhenIdle(store);
+      for (const store of active) {
         const started = Date.now();
         let r: BatchResult;
         try {

@@ -2,6 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { getGovernance } from "../db/connection";
 import { getPg } from "../db/pg";
+import { runWithinBudget, runWithinBudgetPg, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { AppError } from "../errors";
 import { STORE_NAME_RE } from "../names";
 
@@ -93,11 +94,19 @@ export function assertStoreNamedWhenLimited({ principal, store }: { principal: {
 
 type RawRow = { id: number | string; ts: number | string; actor: string; action: string; target: string | null; reason: string | null; details: string | null };
 
-/** Run a read on whichever database holds the ledger. PostgreSQL returns bigints as strings: callers Number() them. */
-async function selectRows<T>(query: SQL): Promise<T[]> {
+const ACTIVITY_HINT = "narrow the activity filter: name an agent, an action, a store or a shorter time range";
+
+/**
+ * Run a read on whichever database holds the ledger, within the query budget
+ * (DUALMIND_QUERY_BUDGET_MS): a filter that matches little in a long window
+ * answers 422 query_too_expensive instead of holding the database. PostgreSQL
+ * returns bigints as strings: callers Number() them.
+ */
+async function selectRows<T>(query: SQL, budget: QueryBudget): Promise<T[]> {
   const pg = getPg();
-  if (pg) return (await (await pg).db.execute(query)).rows as T[];
-  return getGovernance().db.all(query) as T[];
+  if (pg) return (await pg).db.transaction(async (tx) => runWithinBudgetPg(tx, budget, async () => (await tx.execute(query)).rows as T[]));
+  const { sqlite, db } = getGovernance();
+  return runWithinBudget(sqlite, budget, () => db.all(query) as T[]);
 }
 
 function likePrefix(prefix: string): string {
@@ -132,31 +141,31 @@ function filterConditions(f: Omit<ActivityFilter, "limit" | "before">, { account
  * stepped back by an operator can put a row a little outside its slot; the
  * rows read are still filtered by ts.)
  */
-async function lastIdAtOrBefore(until: number): Promise<number | null> {
-  const [row] = await selectRows<{ id: number | string }>(sql`select id from audit_log where ts <= ${until} order by ts desc, id desc limit 1`);
+async function lastIdAtOrBefore(until: number, budget: QueryBudget): Promise<number | null> {
+  const [row] = await selectRows<{ id: number | string }>(sql`select id from audit_log where ts <= ${until} order by ts desc, id desc limit 1`, budget);
   return row ? Number(row.id) : null;
 }
 
-async function firstIdAtOrAfter(since: number): Promise<number | null> {
-  const [row] = await selectRows<{ id: number | string }>(sql`select id from audit_log where ts >= ${since} order by ts, id limit 1`);
+async function firstIdAtOrAfter(since: number, budget: QueryBudget): Promise<number | null> {
+  const [row] = await selectRows<{ id: number | string }>(sql`select id from audit_log where ts >= ${since} order by ts, id limit 1`, budget);
   return row ? Number(row.id) : null;
 }
 
 /** The highest id a page may read: below the cursor and no later than `until`. */
-async function topId({ before, until }: { before?: number; until?: number }): Promise<number | null> {
-  const [row] = await selectRows<{ top: number | string | null }>(before !== undefined ? sql`select max(id) as top from audit_log where id < ${before}` : sql`select max(id) as top from audit_log`);
+async function topId({ before, until, budget }: { before?: number; until?: number; budget: QueryBudget }): Promise<number | null> {
+  const [row] = await selectRows<{ top: number | string | null }>(before !== undefined ? sql`select max(id) as top from audit_log where id < ${before}` : sql`select max(id) as top from audit_log`, budget);
   let top = row?.top == null ? null : Number(row.top);
   if (top !== null && until !== undefined) {
-    const atUntil = await lastIdAtOrBefore(until);
+    const atUntil = await lastIdAtOrBefore(until, budget);
     top = atUntil === null ? null : Math.min(top, atUntil);
   }
   return top;
 }
 
 /** The lowest id a range may read: 1, or the first at or after `since` (none: past the end). */
-async function lowestId({ since }: { since?: number }): Promise<number> {
+async function lowestId({ since, budget }: { since?: number; budget: QueryBudget }): Promise<number> {
   if (since === undefined) return 1;
-  return (await firstIdAtOrAfter(since)) ?? Number.MAX_SAFE_INTEGER;
+  return (await firstIdAtOrAfter(since, budget)) ?? Number.MAX_SAFE_INTEGER;
 }
 
 function parseDetails(details: string | null): unknown {
@@ -196,15 +205,17 @@ export function activityLink(target: string | null): string | null {
  * One page of the audit log, newest first, filtered. `accounts: false` (a
  * dashboard viewer) leaves out user, token and sign-in administration.
  */
-export async function listActivity({ filter, accounts = true, scanWindow = ACTIVITY_SCAN_WINDOW }: { filter: ActivityFilter; accounts?: boolean; scanWindow?: number }): Promise<ActivityPage> {
-  const top = await topId({ before: filter.before, until: filter.until });
+export async function listActivity({ filter, accounts = true, scanWindow = ACTIVITY_SCAN_WINDOW, budgetMs }: { filter: ActivityFilter; accounts?: boolean; scanWindow?: number; budgetMs?: number }): Promise<ActivityPage> {
+  const budget = startQueryBudget({ hint: ACTIVITY_HINT, budgetMs });
+  const top = await topId({ before: filter.before, until: filter.until, budget });
   if (top === null) return { entries: [], next_cursor: null, complete: true };
-  const low = await lowestId({ since: filter.since });
+  const low = await lowestId({ since: filter.since, budget });
   const floor = Math.max(top - scanWindow + 1, low);
   if (floor > top) return { entries: [], next_cursor: null, complete: true };
   const where = [sql`id <= ${top}`, sql`id >= ${floor}`, ...filterConditions(filter, { accounts })];
   const rows = await selectRows<RawRow>(
     sql`select id, ts, actor, action, target, reason, details from audit_log where ${sql.join(where, sql` and `)} order by id desc limit ${filter.limit}`,
+    budget,
   );
   const entries = rows.map((r) => ({ id: Number(r.id), ts: Number(r.ts), actor: r.actor, action: r.action, target: r.target, reason: r.reason, details: parseDetails(r.details), link: activityLink(r.target) }));
   const full = entries.length === filter.limit;
@@ -214,17 +225,19 @@ export async function listActivity({ filter, accounts = true, scanWindow = ACTIV
 }
 
 /** What one actor did over a time range: counts per action (within one scan window, newest first). */
-export async function summarizeActivity({ filter, accounts = true, scanWindow = ACTIVITY_SCAN_WINDOW }: { filter: z.output<typeof activitySummarySchema>; accounts?: boolean; scanWindow?: number }): Promise<ActivitySummary> {
+export async function summarizeActivity({ filter, accounts = true, scanWindow = ACTIVITY_SCAN_WINDOW, budgetMs }: { filter: z.output<typeof activitySummarySchema>; accounts?: boolean; scanWindow?: number; budgetMs?: number }): Promise<ActivitySummary> {
+  const budget = startQueryBudget({ hint: ACTIVITY_HINT, budgetMs });
   const actor = filter.actor ?? (filter.agent ? `agent:${filter.agent}` : null);
   const empty: ActivitySummary = { actor: actor ?? "", since: filter.since ?? null, until: filter.until ?? null, total: 0, first_ts: null, last_ts: null, by_action: [], complete: true };
   if (!actor) return empty;
-  const top = await topId({ until: filter.until });
+  const top = await topId({ until: filter.until, budget });
   if (top === null) return empty;
-  const low = await lowestId({ since: filter.since });
+  const low = await lowestId({ since: filter.since, budget });
   const floor = Math.max(top - scanWindow + 1, low);
   const where = [sql`id <= ${top}`, sql`id >= ${floor}`, ...filterConditions({ actor, store: filter.store, since: filter.since, until: filter.until }, { accounts })];
   const rows = await selectRows<{ action: string; n: number | string; first_ts: number | string; last_ts: number | string }>(
     sql`select action, count(*) as n, min(ts) as first_ts, max(ts) as last_ts from audit_log where ${sql.join(where, sql` and `)} group by action order by count(*) desc, action`,
+    budget,
   );
   const byAction = rows.map((r) => ({ action: r.action, count: Number(r.n) }));
   return {

@@ -6,6 +6,7 @@ import { adminJobs, type AdminJobRow } from "../db/schema/governance";
 import { appendAudit } from "../governance/audit";
 import { log } from "../log";
 import { storeExists } from "../db/store-names";
+import { isStoreArchived } from "../db/store-lifecycle";
 import { reindexStoreAsync, type ReindexProgress, type ReindexResult } from "./reindex";
 
 /**
@@ -365,6 +366,8 @@ export function resumeOrphanedJobs(): string[] {
   const resumed: string[] = [];
   for (const row of running) {
     if (!ownerIsGone(row)) continue;
+    // An archived store is left closed: its job resumes once it is unarchived.
+    if (isStoreArchived(row.store)) continue;
     const taken = takeOver(row);
     if (!taken) continue;
     log("warn", "resuming a reindex whose process stopped", { jobId: row.id, store: row.store, attempt: taken.attempts });

@@ -3,6 +3,7 @@ import path from "node:path";
 import { getConfig } from "../config";
 import { getStoreDb, holdingStoreHandles, storeDir } from "../db/connection";
 import { listStoreNames } from "../db/store-names";
+import { activeStoreNames } from "../db/store-lifecycle";
 import { isAppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { log } from "../log";
@@ -41,7 +42,15 @@ export function startMemoryWatch({ scanMs = getConfig().memoryWatch.scanMs, batc
   g.__dualmindMemoryWatch = state;
   const scanAll = () => {
     if (state.stopped) return;
-    for (const store of listStoreNames()) {
+    const active = activeStoreNames(listStoreNames());
+    // An archived (or deleted) store is not watched: its watcher is closed, and its index is left as it is.
+    for (const [store, w] of state.stores) {
+      if (active.includes(store) || w.running) continue;
+      w.watcher?.close();
+      if (w.timer) clearTimeout(w.timer);
+      state.stores.delete(store);
+    }
+    for (const store of active) {
       const w = watching(state, store);
       attach(state, store, w);
       w.dirty = true;

@@ -20,6 +20,7 @@ import { z } from "zod";
 import { toAppError, zodDetails } from "../api/route";
 import { jsonDepthExceeds, MAX_JSON_DEPTH } from "../http/body";
 import { storesReferenced } from "../api/store-refs";
+import { assertStoresWritable } from "../db/store-lifecycle";
 import { assertMatchesContract, contractChecksEnabled, toWire } from "../api/contract";
 import { assertStoresAllowed, canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { AppError } from "../errors";
@@ -83,7 +84,10 @@ export async function runTool({ name, args, options }: { name: string; args: Rec
   if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) throw new AppError("invalid_request", `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = t.input.safeParse(raw);
   if (!parsed.success) throw new AppError("invalid_request", "invalid arguments", zodDetails(parsed.error, "arguments"));
-  assertStoresAllowed(principal, storesReferenced(t.input, parsed.data));
+  const named = storesReferenced(t.input, parsed.data);
+  assertStoresAllowed(principal, named);
+  // As the REST wrapper: a write to an archived store is refused (409 store_archived).
+  if (t.scope === "write") await assertStoresWritable(named);
   const wire = toWire(t.output, await t.run(parsed.data as never, { principal }), { undeclared: contractChecksEnabled() ? "keep" : "strip" });
   if (contractChecksEnabled()) assertMatchesContract(t.output, wire, `MCP tool ${name}`);
   return wire;

@@ -10,8 +10,14 @@ import path from "node:path";
  */
 export type McpStdioLaunch = { command: string; args: string[]; cwd: string; env: Record<string, string> };
 
-export function mcpStdioLaunch({ installRoot, dataDir, store, nodePath, usesPostgres }: { installRoot: string; dataDir: string; store: string; nodePath: string; usesPostgres: boolean }): McpStdioLaunch {
-  const env: Record<string, string> = { DATA_DIR: path.resolve(dataDir) };
+/**
+ * `showPaths: false` (anyone but an admin) names placeholders instead of this
+ * server's folders: where it is installed and keeps its data is the
+ * operator's to tell, not every signed-in viewer's to read.
+ */
+export function mcpStdioLaunch({ installRoot, dataDir, store, nodePath, usesPostgres, showPaths = true }: { installRoot: string; dataDir: string; store: string; nodePath: string; usesPostgres: boolean; showPaths?: boolean }): McpStdioLaunch {
+  if (!showPaths) return mcpStdioLaunch({ installRoot: "<dualmind folder>", dataDir: "<DATA_DIR>", store, nodePath: "node", usesPostgres });
+  const env: Record<string, string> = { DATA_DIR: dataDir.startsWith("<") ? dataDir : path.resolve(dataDir) };
   // The connection string is a secret: the operator pastes it, the page never shows it.
   if (usesPostgres) env.DATABASE_URL = "<your DATABASE_URL>";
   return { command: nodePath, args: [path.join(installRoot, "scripts", "dualmind.mjs"), "mcp", "--store", store], cwd: installRoot, env };

@@ -2,6 +2,7 @@ import pg from "pg";
 import type { PoolClient } from "pg";
 import { getPg, PG_LOCK, type PgHandle } from "../db/pg";
 import { drainMinuteRollups, type MinuteRollup } from "../http/request-timer";
+import { activeStoreNamesPg } from "../db/store-lifecycle";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import { withStoreTx } from "../db/pg-store";
 import { capRollupRoutes, foldRollups, HOUR_MS, cachedRollupRoutes, rememberRollupRoutes, ROLLUP_ROUTES_SELECT, mergedWithStored, pruneStatements, QUARTER_HOUR_MS, ROLLUP_UPSERT, rollupValues, STORED_ROLLUP_SELECT, type PruneCounts, type StoredRollup } from "./rollups";
@@ -113,7 +114,8 @@ export async function snapshotAllStoresPg({ now = Date.now() }: { now?: number }
   const handle = await pgHandle();
   const snapshots: StoreSnapshot[] = [];
   const failed: { store: string; error: string }[] = [];
-  for (const store of await listStoreNamesPg({ pg: handle })) {
+  // Archived stores are not measured: nothing changes in them.
+  for (const store of await activeStoreNamesPg({ pg: handle, names: await listStoreNamesPg({ pg: handle }) })) {
     try {
       const storeHandle = await openStorePg({ pg: handle, store });
       const status = await getStoreStatusPg({ handle: storeHandle, now });

@@ -4,6 +4,7 @@ import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db
 import { getStoreStatus, type StoreStatus } from "../embed/status";
 import { getRecallMetrics, type RecallMetricsBucket } from "../recall/events";
 import { listStoreNames } from "../db/store-names";
+import { activeStoreNames } from "../db/store-lifecycle";
 import { storesOnPostgres } from "../stores/on-postgres";
 import { openStore } from "../stores/stores";
 import { HOUR_MS, MINUTE_MS } from "./rollups";
@@ -159,7 +160,8 @@ export async function snapshotAllStores({ now = Date.now() }: { now?: number } =
   const snapshots: StoreSnapshot[] = [];
   const failed: { store: string; error: string }[] = [];
   // With DATABASE_URL the stores are in PostgreSQL, not measured here yet (never DATA_DIR's, which agents do not write).
-  for (const store of storesOnPostgres() ? [] : listStoreNames()) {
+  // Archived stores are not measured (nor opened): nothing changes in them.
+  for (const store of storesOnPostgres() ? [] : activeStoreNames(listStoreNames())) {
     try {
       snapshots.push(await measureStoreSnapshot({ handle: openStore({ store }), now }));
     } catch (e) {

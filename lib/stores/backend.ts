@@ -32,8 +32,9 @@ import { searchStore, type SearchInput, type SearchResult } from "../index/searc
 import { verifyStoreAsync, type VerifyReport } from "../index/verify";
 import { searchStorePg } from "../index/search-pg";
 import { planQueryVectorPg } from "../index/query-vector-pg";
-import { createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, storeHasContent, type createStoreSchema, type StoreSummary } from "./stores";
-import { createStorePg, deleteStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, listStoresPg, openCoreForPg, openStorePg, storeHasContentPg, type PgStoreSummary } from "./stores-pg";
+import { archiveStore, createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, removeDeletedStoreLeftovers, storeHasContent, unarchiveStore, type createStoreSchema, type StoreSummary } from "./stores";
+import { archiveStorePg, createStorePg, deleteStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, listStoresPg, openCoreForPg, openStorePg, storeHasContentPg, unarchiveStorePg, type PgStoreSummary } from "./stores-pg";
+import { assertStoresWritable } from "../db/store-lifecycle";
 import { listStoreNames } from "../db/store-names";
 
 /**
@@ -65,8 +66,11 @@ export type StoresBackend = {
   /** Whether a store holds anything a page would show (documents, memories, traces, learnings, thoughts): index probes, no counts. */
   storeHasContent: (a: StoreArg) => Promise<boolean>;
   createStore: (a: { input: z.input<typeof createStoreSchema>; actor: string }) => Promise<StoreInfo>;
-  /** Remove a store and everything in it (admin; audited); core and default cannot be deleted. */
-  deleteStore: (a: { name: string; actor: string }) => Promise<{ deleted: string }>;
+  /** Remove a store and everything in it (admin; audited; `confirm` repeats the name); core and default cannot be deleted. */
+  deleteStore: (a: { name: string; actor: string; confirm: string | undefined }) => Promise<{ deleted: string }>;
+  /** Make a store read-only and closed to background work (admin; audited); reads still work. */
+  archiveStore: (a: { name: string; actor: string }) => Promise<{ store: string; archived: boolean }>;
+  unarchiveStore: (a: { name: string; actor: string }) => Promise<{ store: string; archived: boolean }>;
   describeStore: (a: StoreArg) => Promise<StoreInfo>;
   putDocuments: (a: StoreArg & { input: z.output<typeof putDocumentsSchema>; actor: string }) => Promise<IngestResult[]>;
   listDocuments: (a: StoreArg & { prefix: string; limit: number; offset: number }) => Promise<{ total: number; documents: DocumentSummary[] }>;
@@ -109,6 +113,7 @@ const sqliteStores: StoresBackend = {
   kind: "sqlite",
   ensureStartupStores: async () => {
     ensureCoreStore();
+    removeDeletedStoreLeftovers();
     return { createdDefault: ensureDefaultStore() };
   },
   listStores: async () => listStores(),
@@ -116,6 +121,8 @@ const sqliteStores: StoresBackend = {
   storeHasContent: async ({ store }) => storeHasContent({ handle: openStore({ store }) }),
   createStore: async (a) => createStore(a),
   deleteStore: async (a) => deleteStore(a),
+  archiveStore: async (a) => archiveStore(a),
+  unarchiveStore: async (a) => unarchiveStore(a),
   describeStore: async ({ store }) => describeStore({ handle: openStore({ store }) }),
   putDocuments: async ({ store, ...a }) => putDocuments({ handle: openStore({ store }), ...a }),
   listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: openStore({ store }), ...a }),
@@ -150,6 +157,7 @@ function storeInfoOf(s: PgStoreSummary): StoreInfo {
   return {
     name: s.name,
     description: s.description,
+    archived: s.archived,
     createdAt: s.createdAt,
     schemaVersion: s.schemaVersion,
     // The exact scan works on any PostgreSQL; `reason` says which method answers and its limit.
@@ -177,6 +185,8 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
     storeHasContent: async ({ store }) => storeHasContentPg({ handle: (await open(store)).handle }),
     createStore: async (a) => storeInfoOf(await createStorePg({ pg: await pgHandle, ...a })),
     deleteStore: async (a) => deleteStorePg({ pg: await pgHandle, ...a }),
+    archiveStore: async (a) => archiveStorePg({ pg: await pgHandle, ...a }),
+    unarchiveStore: async (a) => unarchiveStorePg({ pg: await pgHandle, ...a }),
     describeStore: async ({ store }) => storeInfoOf(await describeStorePg({ handle: (await open(store)).handle })),
     putDocuments: async ({ store, ...a }) => putDocumentsPg({ handle: (await open(store)).handle, ...a }),
     listDocuments: async ({ store, ...a }) => listDocumentsByPrefixPg({ handle: (await open(store)).handle, ...a }),
@@ -218,11 +228,27 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
   };
 }
 
+/** The writes of a store's content: refused (409 store_archived) while it is archived, whichever surface asks. */
+const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "setCategoryDescription", "startReindex"] as const;
+
+function refusingArchivedWrites(backend: StoresBackend): StoresBackend {
+  const guarded = { ...backend } as unknown as Record<(typeof CONTENT_WRITES)[number], (a: StoreArg) => Promise<unknown>>;
+  for (const name of CONTENT_WRITES) {
+    const write = backend[name] as (a: StoreArg) => Promise<unknown>;
+    guarded[name] = async (a) => {
+      await assertStoresWritable([a.store]);
+      return write(a);
+    };
+  }
+  return guarded as unknown as StoresBackend;
+}
+
 /** The stores backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */
-export const stores: () => StoresBackend = backendChooser(sqliteStores, pgStores);
+const guardedSqliteStores = refusingArchivedWrites(sqliteStores);
+export const stores: () => StoresBackend = backendChooser(guardedSqliteStores, (pg) => refusingArchivedWrites(pgStores(pg)));
 
 export function sqliteStoresBackend(): StoresBackend {
-  return sqliteStores;
+  return guardedSqliteStores;
 }
 
 export { assertStoresNotOnPostgres, notServedOnPostgres, storesOnPostgres } from "./on-postgres";

@@ -1,6 +1,7 @@
 import { getPg } from "../db/pg";
 import { startEmbedWorkerPg } from "../index/embed-queue-pg";
 import type { WorkerMode } from "../embed/worker-state";
+import { activeStoreNamesPg } from "../db/store-lifecycle";
 import { listStoreNamesPg, openStorePg } from "./stores-pg";
 
 /**
@@ -18,7 +19,11 @@ export function startStoresEmbedWorkerPg({ signal, idleMs, mode }: { signal?: Ab
   return startEmbedWorkerPg({
     signal,
     idleMs,
-    listStores: async () => listStoreNamesPg({ pg: await pg() }),
+    // Archived stores are left alone.
+    listStores: async () => {
+      const handle = await pg();
+      return activeStoreNamesPg({ pg: handle, names: await listStoreNamesPg({ pg: handle }) });
+    },
     openStore: async (store) => openStorePg({ pg: await pg(), store }),
     registry: async () => (await pg()).db,
     mode,

@@ -7,7 +7,8 @@ import { AppError, isAppError } from "../errors";
 import { appendAuditPg, hasAuditEntryPg } from "../governance/audit-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
 import { reindexMarkedMemoriesPg } from "../index/memories-pg";
-import { assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "./stores";
+import { lastLifecycleActionPg, removeStoreFromAllowListsPg } from "../db/store-lifecycle";
+import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "./stores";
 
 /**
  * Stores on PostgreSQL (the SQLite twin is ./stores.ts): create, open, list,
@@ -72,6 +73,7 @@ export type PgStoreSummary = {
   name: string;
   schema: string;
   description: string | null;
+  archived: boolean;
   createdAt: number | null;
   schemaVersion: string | null;
   vectors: { method: "hnsw" | "exact_scan"; exactScanLimit: number; pgvector: string | null; hnswDimensions: number[]; reason: string };
@@ -82,6 +84,7 @@ export type PgStoreSummary = {
 const COUNTED_TABLES = ["categories", "chains", "chunk_embeddings", "chunks", "documents", "embeddings", "kg_frame", "kg_node", "kg_relation", "learnings", "memories", "reasoning_traces", "thoughts", "working_memory"] as const;
 
 export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Promise<PgStoreSummary> {
+  const archived = (await lastLifecycleActionPg({ db: handle.db, store: handle.store })) === "store.archive";
   return withStoreTx({ handle, readOnly: true }, async (tx) => {
     const meta = Object.fromEntries(((await tx.execute(sql`select key, value from store_meta`)).rows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
     const counts: Record<string, number> = {};
@@ -91,6 +94,7 @@ export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Pr
       name: handle.store,
       schema: handle.schema,
       description: meta.description ?? null,
+      archived,
       createdAt: meta.created_at ? Number(meta.created_at) : null,
       schemaVersion: meta.schema_version ?? null,
       vectors: {
@@ -161,15 +165,40 @@ export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg
 }
 
 /** deleteStore on PostgreSQL: the store's schema dropped with everything in it, and an audit row, in one transaction. */
-export async function deleteStorePg({ pg, name, actor }: { pg: PgHandle; name: string; actor: string }): Promise<{ deleted: string }> {
+export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle; name: string; actor: string; confirm: string | undefined }): Promise<{ deleted: string }> {
   if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
   assertStoreRemovable(name);
+  assertDeleteConfirmed(name, confirm);
   await pg.db.transaction(async (tx) => {
     await tx.execute(sql`drop schema ${sql.identifier(storeSchemaName(name))} cascade`);
-    await appendAuditPg({ db: tx, entry: { actor, action: "store.delete", target: `store:${name}`, details: null } });
+    const allowLists = await removeStoreFromAllowListsPg({ tx, store: name });
+    await appendAuditPg({ db: tx, entry: { actor, action: "store.delete", target: `store:${name}`, details: allowLists > 0 ? { allow_lists_changed: allowLists } : null } });
   });
   upToDate.get(pg.pool)?.delete(name);
   return { deleted: name };
+}
+
+/** archiveStore on PostgreSQL: the audit row is the archive (lib/db/store-lifecycle.ts); there is no connection of its own to close. */
+export async function archiveStorePg({ pg, name, actor }: { pg: PgHandle; name: string; actor: string }): Promise<{ store: string; archived: boolean }> {
+  return setArchivedPg({ pg, name, actor, archive: true });
+}
+
+export async function unarchiveStorePg({ pg, name, actor }: { pg: PgHandle; name: string; actor: string }): Promise<{ store: string; archived: boolean }> {
+  return setArchivedPg({ pg, name, actor, archive: false });
+}
+
+async function setArchivedPg({ pg, name, actor, archive }: { pg: PgHandle; name: string; actor: string; archive: boolean }): Promise<{ store: string; archived: boolean }> {
+  if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
+  if (archive) assertStoreRemovable(name, "archived");
+  await pg.db.transaction(async (tx) => {
+    // One lifecycle change of a store at a time across replicas: the second of two archives sees the first's row.
+    await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-lifecycle:${name}`}, 0))`);
+    const isArchived = (await lastLifecycleActionPg({ db: tx, store: name })) === "store.archive";
+    if (archive && isArchived) throw new AppError("conflict", `store ${name} is already archived`);
+    if (!archive && !isArchived) throw new AppError("conflict", `store ${name} is not archived`);
+    await appendAuditPg({ db: tx, entry: { actor, action: archive ? "store.archive" : "store.unarchive", target: `store:${name}`, details: null } });
+  });
+  return { store: name, archived: archive };
 }
 
 /** The core store exists from the first start (created quietly when missing). */

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { closeStoreDb, getGovernance, getStoreDb, storeDir, type StoreHandle } from "../db/connection";
+import { closeStoreDb, closeStoreDbWhenIdle, getGovernance, getStoreDb, isStoreDbOpen, retireStoreDb, storeDir, type StoreHandle } from "../db/connection";
 import { CORE_STORE, DEFAULT_STORE, listStoreNames, storeExists, storeNameSchema } from "../db/store-names";
 import { meta } from "../db/schema/index";
 import { limitReached } from "../common";
@@ -12,6 +12,8 @@ import { AppError, isAppError } from "../errors";
 import { appendAudit, hasAuditEntry } from "../governance/audit";
 import { ensureIndexBuilt, markIndexBuilt } from "../index/reindex";
 import { mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
+import { log } from "../log";
+import { isStoreArchived, removeStoreFromAllowLists } from "../db/store-lifecycle";
 import { notServedOnPostgres, storesOnPostgres } from "./on-postgres";
 
 export const createStoreSchema = z
@@ -21,6 +23,8 @@ export const createStoreSchema = z
 export type StoreSummary = {
   name: string;
   description: string | null;
+  /** Read-only until an admin unarchives it; background work leaves it closed. */
+  archived: boolean;
   createdAt: number | null;
   schemaVersion: string | null;
   vectors: { available: boolean; version: string | null; reason: string | null };
@@ -75,6 +79,7 @@ export function describeStore({ handle }: { handle: StoreHandle }): StoreSummary
   return {
     name: handle.store,
     description: values.description ?? null,
+    archived: isStoreArchived(handle.store),
     createdAt: values.created_at ? Number(values.created_at) : null,
     schemaVersion: values.schema_version ?? null,
     vectors: handle.vectors.available
@@ -117,7 +122,10 @@ export function openStore({ store, buildIndex = true }: { store: string; buildIn
   // With DATABASE_URL the stores agents write are in PostgreSQL: a local index.db would answer from data they never see.
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${store}`);
   if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
+  const opening = !isStoreDbOpen(store);
   const handle = getStoreDb(store, { create: false });
+  // An archived store is opened for the read that asks, and closed again once idle.
+  if (opening && isStoreArchived(store)) closeStoreDbWhenIdle(handle);
   if (buildIndex) ensureIndexBuilt({ handle });
   return handle;
 }
@@ -150,25 +158,104 @@ export function assertStoreQuota({ existing, createdByActor, actor }: { existing
 export const STORES_CREATED_BY_SQL = "select distinct substr(target, 7) as store from audit_log where actor = ? and action = 'store.create'";
 
 /** Refuse core and default: every install and every snippet counts on them. */
-export function assertStoreRemovable(name: string): void {
-  if (name === CORE_STORE || name === DEFAULT_STORE) throw new AppError("unprocessable", `store ${name} cannot be deleted`);
+export function assertStoreRemovable(name: string, what: "deleted" | "archived" = "deleted"): void {
+  if (name === CORE_STORE || name === DEFAULT_STORE) throw new AppError("unprocessable", `store ${name} cannot be ${what}`);
+}
+
+/**
+ * A delete names its store twice (the API's `confirm` query parameter, the CLI's
+ * --confirm, the dashboard's typed name), so a stray or replayed DELETE cannot
+ * drop a store.
+ */
+export function assertDeleteConfirmed(name: string, confirm: string | undefined): void {
+  if (confirm === name) return;
+  const message = `deleting store ${name} removes everything in it for good: repeat its name to confirm (confirm=${name})`;
+  throw new AppError("unprocessable", message, [{ path: "confirm", message }]);
+}
+
+/** Store names differ by more than case: `Notes` beside `notes` would be one folder on a case-insensitive file system. */
+export function caseCollision(name: string, existing: readonly string[]): string | null {
+  return existing.find((n) => n !== name && n.toLowerCase() === name.toLowerCase()) ?? null;
+}
+
+const DELETED_PREFIX = ".deleted-";
+
+/** Folders a store delete renamed but could not remove (a busy or failing disk): they still take space. */
+export function deletedStoreLeftovers(): string[] {
+  const root = path.join(getConfig().dataDir, "stores");
+  if (!fs.existsSync(root)) return [];
+  return fs.readdirSync(root).filter((n) => n.startsWith(DELETED_PREFIX)).sort();
+}
+
+/** Remove what earlier deletes left behind (start-up and every delete); what still cannot be removed is logged and reported by verify. */
+export function removeDeletedStoreLeftovers(): { removed: string[]; left: string[] } {
+  const root = path.join(getConfig().dataDir, "stores");
+  const removed: string[] = [];
+  const left: string[] = [];
+  for (const name of deletedStoreLeftovers()) {
+    try {
+      fs.rmSync(path.join(root, name), { recursive: true, force: true });
+      removed.push(name);
+    } catch (e) {
+      left.push(name);
+      log("warn", "a deleted store's folder could not be removed; it is retried at the next start and delete", { folder: name, error: (e as Error).message });
+    }
+  }
+  return { removed, left };
+}
+
+/**
+ * Archive a store: read-only (writes answer 409 store_archived), its
+ * connection closed, and left closed by background work; reads still work.
+ * Admin only, audited (the audit row is the archive: see lib/db/store-lifecycle.ts).
+ */
+export function archiveStore({ name, actor }: { name: string; actor: string }): { store: string; archived: boolean } {
+  if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
+  if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
+  assertStoreRemovable(name, "archived");
+  if (isStoreArchived(name)) throw new AppError("conflict", `store ${name} is already archived`);
+  appendAudit({ actor, action: "store.archive", target: `store:${name}`, details: null });
+  retireStoreDb(name);
+  return { store: name, archived: true };
+}
+
+/** Make an archived store writable again (admin, audited); background work picks it up again. */
+export function unarchiveStore({ name, actor }: { name: string; actor: string }): { store: string; archived: boolean } {
+  if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
+  if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
+  if (!isStoreArchived(name)) throw new AppError("conflict", `store ${name} is not archived`);
+  appendAudit({ actor, action: "store.unarchive", target: `store:${name}`, details: null });
+  // A handle a read opened meanwhile was marked to close when idle: a fresh one is kept like any other.
+  retireStoreDb(name);
+  return { store: name, archived: false };
 }
 
 /**
  * Delete a store for good: its connection closed, index.db and memory/
  * removed, an audit row written (admin only; the route checks the scope).
  */
-export function deleteStore({ name, actor }: { name: string; actor: string }): { deleted: string } {
+export function deleteStore({ name, actor, confirm }: { name: string; actor: string; confirm: string | undefined }): { deleted: string } {
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
   if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
   assertStoreRemovable(name);
+  assertDeleteConfirmed(name, confirm);
+  removeDeletedStoreLeftovers();
   // Out of its name first, in one rename: from here on nothing (a request, the embed worker, the memory folder
-  // watch) can open the store again, and nothing makes its folder anew; then its connection closed and the files removed.
-  const doomed = path.join(path.dirname(storeDir(name)), `.deleted-${name}-${randomBytes(6).toString("hex")}`);
-  fs.renameSync(storeDir(name), doomed);
-  closeStoreDb(name);
-  fs.rmSync(doomed, { recursive: true, force: true });
-  appendAudit({ actor, action: "store.delete", target: `store:${name}`, details: null });
+  // watch) can open the store again, and nothing makes its folder anew. The rename runs inside the governance
+  // transaction that takes the name out of token allow-lists and audits the delete: all three or none.
+  const doomed = path.join(path.dirname(storeDir(name)), `${DELETED_PREFIX}${name}-${randomBytes(6).toString("hex")}`);
+  getGovernance().sqlite.transaction(() => {
+    const allowLists = removeStoreFromAllowLists(name);
+    appendAudit({ actor, action: "store.delete", target: `store:${name}`, details: allowLists > 0 ? { allow_lists_changed: allowLists } : null });
+    fs.renameSync(storeDir(name), doomed);
+  }).immediate();
+  retireStoreDb(name);
+  try {
+    fs.rmSync(doomed, { recursive: true, force: true });
+  } catch (e) {
+    // The store is gone (renamed away, audited); its bytes are removed at the next start or delete, and verify names the folder.
+    log("warn", "a deleted store's folder could not be removed yet", { store: name, error: (e as Error).message });
+  }
   return { deleted: name };
 }
 
@@ -176,6 +263,9 @@ export function deleteStore({ name, actor }: { name: string; actor: string }): {
 export function createStore({ input, actor }: { input: z.input<typeof createStoreSchema>; actor: string }): StoreSummary {
   const { name, description } = createStoreSchema.parse(input);
   if (storeExists(name)) throw new AppError("conflict", `store ${name} already exists`);
+  const root = path.dirname(storeDir(name));
+  const collides = caseCollision(name, fs.existsSync(root) ? fs.readdirSync(root) : []);
+  if (collides) throw new AppError("conflict", `store ${name} would share a folder with ${collides} on a case-insensitive file system`);
   assertStoreQuota({ existing: listStoreNames(), createdByActor: (getGovernance().sqlite.prepare(STORES_CREATED_BY_SQL).pluck().all(actor) as string[]), actor });
   // Claim the name with a non-recursive mkdir: of two processes creating it at once, one gets EEXIST.
   mkdirPrivate(path.dirname(storeDir(name)));

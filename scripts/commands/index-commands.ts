@@ -7,7 +7,7 @@ import { ftsRebuildState, restartFtsRebuild, runFtsRebuild } from "../../lib/ind
 import { searchInputSchema } from "../../lib/index/search";
 import { reasonLine } from "../../lib/retrieval";
 import { stores } from "../../lib/stores/backend";
-import { openStore } from "../../lib/stores/stores";
+import { deletedStoreLeftovers, openStore } from "../../lib/stores/stores";
 import { flagString, progressBar, refuseWithDatabaseUrl, UsageError, type Command } from "../cli-kit";
 
 /**
@@ -150,6 +150,12 @@ export const indexCommands: Command[] = [
           ].flatMap(([label, paths]) => (paths as string[]).map((p) => `  ${label}: ${p}`)),
         ];
         out(lines.join("\n"), v);
+      }
+      // Folders of deleted stores a failed removal left behind: still on disk, removed at the next start or delete.
+      const leftovers = backend.kind === "sqlite" ? deletedStoreLeftovers() : [];
+      if (leftovers.length > 0) {
+        ok = false;
+        out(leftovers.map((f) => `deleted store folder not yet removed: stores/${f}`).join("\n"), { deletedStoreLeftovers: leftovers });
       }
       return ok ? 0 : 1;
     },

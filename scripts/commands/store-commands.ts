@@ -26,7 +26,7 @@ export const storeCommands: Command[] = [
       const stores = await storesBackend().listStores();
       out(
         stores
-          .map((s) => `${s.name}\t${s.files ? formatBytes(s.files.indexBytes) : "postgres"}\t${Object.entries(s.counts).map(([t, n]) => `${t}=${n}`).join(" ")}\tvectors:${s.vectors.available ? s.vectors.version : "unavailable"}`)
+          .map((s) => `${s.name}${s.archived ? " (archived)" : ""}\t${s.files ? formatBytes(s.files.indexBytes) : "postgres"}\t${Object.entries(s.counts).map(([t, n]) => `${t}=${n}`).join(" ")}\tvectors:${s.vectors.available ? s.vectors.version : "unavailable"}`)
           .join("\n"),
         { stores },
       );
@@ -42,6 +42,32 @@ export const storeCommands: Command[] = [
       out(`created store ${store.name}`, store);
     },
   },
+  {
+    name: "stores delete",
+    usage: "stores delete <name> --confirm <name>",
+    summary: "delete a store and everything in it, for good (audited; --confirm repeats the name; core and default stay)",
+    run: async ({ args, flags, out }) => {
+      if (!args[0]) throw new UsageError("store name is required");
+      const done = await storesBackend().deleteStore({ name: args[0], actor: ACTOR, confirm: flagString(flags, "confirm") });
+      out(`deleted store ${done.deleted}`, done);
+    },
+  },
+  ...(["archive", "unarchive"] as const).map(
+    (verb): Command => ({
+      name: `stores ${verb}`,
+      usage: `stores ${verb} <name>`,
+      summary:
+        verb === "archive"
+          ? "archive a store: reads still work, writes answer store_archived, background work leaves it closed (audited)"
+          : "make an archived store writable again (audited)",
+      run: async ({ args, out }) => {
+        if (!args[0]) throw new UsageError("store name is required");
+        const backend = storesBackend();
+        const done = await (verb === "archive" ? backend.archiveStore : backend.unarchiveStore)({ name: args[0], actor: ACTOR });
+        out(`${verb}d store ${done.store}`, done);
+      },
+    }),
+  ),
   {
     name: "embeddings status",
     usage: "embeddings status <store>",

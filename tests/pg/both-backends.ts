@@ -6,12 +6,16 @@
  */
 export const BOTH_BACKEND_SUITES = [
   "tests/activity.test.ts",
+  "tests/activity-budget.test.ts",
   "tests/agents-cli.test.ts",
   "tests/agents-mcp.test.ts",
   "tests/agents-openapi.test.ts",
   "tests/limits-ownership.test.ts",
   "tests/limits-stores.test.ts",
   "tests/limits-store-size.test.ts",
+  "tests/store-lifecycle.test.ts",
+  "tests/store-delete-safety.test.ts",
+  "tests/store-archive-action.test.ts",
   "tests/health-parked-redaction.test.ts",
   "tests/memory-name-folders.test.ts",
   "tests/api-authz.test.ts",

@@ -23,7 +23,8 @@ export default async function ApiDocsPage() {
   }
   const tools = listToolDescriptors();
   // `next start` runs from the installation's root (scripts/start.ts), so its cwd is where the CLI lives.
-  const stdio = mcpStdioLaunch({ installRoot: process.cwd(), dataDir: config.dataDir, store: DEFAULT_STORE, nodePath: process.execPath, usesPostgres: Boolean(config.databaseUrl) });
+  // Server paths are shown to admins only; others see placeholders to fill in.
+  const stdio = mcpStdioLaunch({ installRoot: process.cwd(), dataDir: config.dataDir, store: DEFAULT_STORE, nodePath: process.execPath, usesPostgres: Boolean(config.databaseUrl), showPaths: user.role === "admin" });
   const configText = mcpClientConfigText({ baseUrl, stdio });
   return (
     <div className="space-y-6">

@@ -12,6 +12,8 @@ export const healthResponse = exact({
 export const storeSummary = exact({
   name: z.string(),
   description: z.string().nullable(),
+  /** Read-only (writes answer 409 store_archived) until an admin unarchives it. */
+  archived: z.boolean(),
   created_at: epochMs.nullable(),
   schema_version: z.string().nullable(),
   vectors: exact({ available: z.boolean(), version: z.string().nullable(), reason: z.string().nullable() }),
@@ -21,6 +23,7 @@ export const storeSummary = exact({
   files: exact({ index_bytes: count, wal_bytes: count, memory_files: count }).nullable(),
 });
 export const storeListResponse = exact({ stores: z.array(storeSummary) });
+export const storeLifecycleResponse = exact({ store: z.string(), archived: z.boolean() });
 
 export const tokenInfo = exact({
   id: z.number().int(),

@@ -26,9 +26,26 @@ export async function deleteStoreAction(_prev: ActionResult | null, form: FormDa
     const admin = await requireRoleForAction("admin");
     assertForm(form);
     const store = storeNameSchema.parse(String(form.get("store") ?? ""));
-    await stores().deleteStore({ name: store, actor: actorOf(admin) });
+    // The dialog that named the store was the confirmation.
+    await stores().deleteStore({ name: store, actor: actorOf(admin), confirm: store });
     revalidatePath("/stores");
     return { ok: true, message: `Store ${store} was deleted.` };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+/** Admin only: archive or unarchive (the form's `intent`); the domain call writes the audit row. */
+export async function archiveStoreAction(_prev: ActionResult | null, form: FormData): Promise<ActionResult> {
+  try {
+    const admin = await requireRoleForAction("admin");
+    assertForm(form);
+    const store = storeNameSchema.parse(String(form.get("store") ?? ""));
+    const unarchive = form.get("intent") === "unarchive";
+    if (unarchive) await stores().unarchiveStore({ name: store, actor: actorOf(admin) });
+    else await stores().archiveStore({ name: store, actor: actorOf(admin) });
+    revalidatePath(`/stores/${store}`);
+    return { ok: true, message: unarchive ? `Store ${store} is writable again.` : `Store ${store} is archived: read-only.` };
   } catch (e) {
     return actionError(e);
   }

@@ -9,7 +9,8 @@ import { formatBytes, formatTime } from "@/lib/format";
 import { CORE_STORE, DEFAULT_STORE } from "@/lib/db/store-names";
 import { StoreDeleteButton } from "@/components/store-delete-button";
 import { loadStorePage, storageFacts, vectorEngineLabel } from "@/lib/metrics/dashboard-views";
-import { deleteStoreAction, verifyStoreAction } from "./actions";
+import { StoreArchiveButton } from "@/components/store-archive-button";
+import { archiveStoreAction, deleteStoreAction, verifyStoreAction } from "./actions";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "./embed-actions";
 
 export default async function StorePage({ params }: { params: Promise<{ store: string }> }) {
@@ -24,6 +25,11 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Store {store}</h1>
+      {info.archived && (
+        <p role="status" className="text-sm text-amber-800" data-testid="store-archived">
+          Archived: read-only. Writes are refused (store_archived) until an admin unarchives it.
+        </p>
+      )}
       {info.description && <p className="text-sm text-slate-600">{info.description}</p>}
       <StoreStatusCard headline={page.headline} />
       <section className="card space-y-2 text-sm" aria-labelledby="store-summary-heading" data-testid="store-summary">
@@ -52,6 +58,7 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
       <StoreEmbeddingsCard store={store} status={page.embeddings} verdict={status} isAdmin={isAdmin} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
       <WorkerStateCard workers={page.workers} provider={status.provider} workerInServer={page.workerInServer} now={status.asOf} />
       <RecentMemories store={store} recent={page.recent} />
+      {isAdmin && store !== CORE_STORE && store !== DEFAULT_STORE && <StoreArchiveButton store={store} archived={info.archived} action={archiveStoreAction} />}
       {isAdmin && store !== CORE_STORE && store !== DEFAULT_STORE && <StoreDeleteButton store={store} action={deleteStoreAction} />}
     </div>
   );

@@ -45,6 +45,8 @@ import * as storesStoreRelationsId from "@/app/api/v1/stores/[store]/relations/[
 import * as storesStoreRelations from "@/app/api/v1/stores/[store]/relations/route";
 import * as storesStoreRemember from "@/app/api/v1/stores/[store]/remember/route";
 import * as storesStore from "@/app/api/v1/stores/[store]/route";
+import * as storesStoreArchive from "@/app/api/v1/stores/[store]/archive/route";
+import * as storesStoreUnarchive from "@/app/api/v1/stores/[store]/unarchive/route";
 import * as storesStoreSearch from "@/app/api/v1/stores/[store]/search/route";
 import * as storesStoreThoughtsIdFeedback from "@/app/api/v1/stores/[store]/thoughts/[id]/feedback/route";
 import * as storesStoreThoughtsId from "@/app/api/v1/stores/[store]/thoughts/[id]/route";
@@ -106,6 +108,8 @@ export const ROUTE_MODULES: Record<string, RouteModule> = {
   "app/api/v1/stores/[store]/relations/route.ts": storesStoreRelations,
   "app/api/v1/stores/[store]/remember/route.ts": storesStoreRemember,
   "app/api/v1/stores/[store]/route.ts": storesStore,
+  "app/api/v1/stores/[store]/archive/route.ts": storesStoreArchive,
+  "app/api/v1/stores/[store]/unarchive/route.ts": storesStoreUnarchive,
   "app/api/v1/stores/[store]/search/route.ts": storesStoreSearch,
   "app/api/v1/stores/[store]/thoughts/[id]/feedback/route.ts": storesStoreThoughtsIdFeedback,
   "app/api/v1/stores/[store]/thoughts/[id]/route.ts": storesStoreThoughtsId,
