@@ -4,7 +4,7 @@ import { formatTime } from "@/lib/format";
 /** The newest audit rows, newest first. */
 export function AuditTailTable({ rows, testId }: { rows: AuditRow[]; testId: string }) {
   return (
-    <table className="data" data-testid={testId}>
+    <table tabIndex={0} className="data" data-testid={testId}>
       <thead>
         <tr>
           <th>Time</th>

@@ -20,7 +20,7 @@ function Breakdown({ r }: { r: RememberResult }) {
     ["inconsistency", fmt(b.inconsistency), b.terms.conflict],
   ];
   return (
-    <table className="data mt-1 max-w-md text-xs" aria-label="Score breakdown">
+    <table tabIndex={0} className="data mt-1 max-w-md text-xs" aria-label="Score breakdown">
       <thead>
         <tr>
           <th>Signal</th>

@@ -30,7 +30,7 @@ export function HealthEventsTable({ events }: { events: HealthEvent[] }) {
       {events.length === 0 ? (
         <p className="text-slate-600">No status changes or failed reviews recorded yet.</p>
       ) : (
-        <table className="data">
+        <table tabIndex={0} className="data">
           <thead>
             <tr>
               <th>When (UTC)</th>

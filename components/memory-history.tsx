@@ -51,7 +51,7 @@ export function MemoryHistory({ entries }: { entries: MemoryHistoryEntry[] }) {
             Last edit of the text, by {lastDiff.actor} · {formatTime(lastDiff.ts)}
           </p>
           {lastDiff.diff ? (
-            <pre className="mt-1 max-h-96 overflow-auto rounded bg-slate-50 p-2 font-mono text-xs" data-testid="memory-last-diff">
+            <pre tabIndex={0} className="mt-1 max-h-96 overflow-auto rounded bg-slate-50 p-2 font-mono text-xs" data-testid="memory-last-diff">
               {lastDiff.diff.split("\n").map((line, i) => (
                 <DiffLine key={i} line={line} />
               ))}

@@ -57,7 +57,7 @@ const COMPONENTS: Components = {
   ),
   li: ({ children }) => <li>{children}</li>,
   blockquote: ({ children }) => <blockquote className="border-l-4 border-slate-300 pl-3 text-slate-600">{children}</blockquote>,
-  pre: ({ children }) => <pre className="overflow-x-auto rounded bg-slate-900 p-3 font-mono text-xs text-slate-100">{codeBlockText(children)}</pre>,
+  pre: ({ children }) => <pre tabIndex={0} className="overflow-x-auto rounded bg-slate-900 p-3 font-mono text-xs text-slate-100">{codeBlockText(children)}</pre>,
   code: ({ children }) => <code className="rounded bg-slate-100 px-1 font-mono text-xs">{children}</code>,
   em: ({ children }) => <em>{children}</em>,
   strong: ({ children }) => <strong>{children}</strong>,

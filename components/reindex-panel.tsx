@@ -114,7 +114,7 @@ function StoreRow({ store, initial, start, poll, describe }: { store: string; in
 
 export function ReindexPanel({ stores, latest, start, poll, describe }: { stores: string[]; latest: Job[]; start: Start; poll: Poll; describe: Describe }) {
   return (
-    <table className="data" data-testid="reindex-table">
+    <table tabIndex={0} className="data" data-testid="reindex-table">
       <thead>
         <tr>
           <th>Store</th>

@@ -66,7 +66,7 @@ export function ReaderDocument({ reader, formatted }: { reader: ChunkReader; for
           {text.after.trim() && <MemoryMarkdown text={text.after} />}
         </div>
       ) : (
-        <pre className="max-h-[70vh] overflow-auto whitespace-pre-wrap break-words font-mono text-xs text-slate-700">
+        <pre tabIndex={0} className="max-h-[70vh] overflow-auto whitespace-pre-wrap break-words font-mono text-xs text-slate-700">
           {text.before}
           <mark id="chunk" className="scroll-mt-4 bg-yellow-200 text-slate-900" aria-label={`Chunk ${reader.chunk.chunkIndex}`} role="region" data-testid="reader-chunk">
             {text.chunk}
@@ -189,7 +189,7 @@ export function ReaderVector({ reader, storeSearch }: { reader: ChunkReader; sto
       )}
       {v.vectors.length > 0 && (
         <div className="overflow-x-auto">
-          <table className="data text-xs" data-testid="reader-vectors">
+          <table tabIndex={0} className="data text-xs" data-testid="reader-vectors">
             <caption className="text-left text-xs text-slate-500">Vectors stored for this chunk</caption>
             <thead>
               <tr>
@@ -222,7 +222,7 @@ export function ReaderVector({ reader, storeSearch }: { reader: ChunkReader; sto
             The governance ledger has no provenance for a vector of this chunk.
           </p>
         ) : (
-          <table className="data text-xs" data-testid="reader-provenance">
+          <table tabIndex={0} className="data text-xs" data-testid="reader-provenance">
             <caption className="text-left text-xs text-slate-500">Provenance (governance ledger)</caption>
             <thead>
               <tr>

@@ -39,7 +39,7 @@ export function WorkerStateCard({ workers, provider, workerInServer, now }: { wo
         </p>
       )}
       {workers.length > 0 && (
-        <table className="data stack" data-testid="worker-table">
+        <table tabIndex={0} className="data stack" data-testid="worker-table">
           <thead>
             <tr>
               <th>Worker</th>

@@ -101,7 +101,7 @@ export default async function OverviewPage() {
           Stores
         </h2>
         <div className="scroll-x">
-          <table className="data stack" data-testid="stores-table">
+          <table tabIndex={0} className="data stack" data-testid="stores-table">
             <thead>
               <tr>
                 <th>Store</th>

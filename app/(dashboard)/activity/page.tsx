@@ -76,7 +76,7 @@ export default async function ActivityPage({ searchParams }: Props) {
             {summary.complete ? "" : " (the newest part of the range only)"}
           </p>
           {summary.by_action.length > 0 && (
-            <table className="data" data-testid="activity-summary">
+            <table tabIndex={0} className="data" data-testid="activity-summary">
               <thead>
                 <tr>
                   <th>Action</th>
@@ -107,7 +107,7 @@ export default async function ActivityPage({ searchParams }: Props) {
           <p className="text-sm text-slate-600">{page.next_cursor === null ? "No activity matches." : "Nothing in this part of the log; older entries may match."}</p>
         ) : (
           <div className="overflow-x-auto">
-            <table className="data" data-testid="activity-table">
+            <table tabIndex={0} className="data" data-testid="activity-table">
               <thead>
                 <tr>
                   <th>When</th>

@@ -31,7 +31,7 @@ export default async function AdminPage() {
           Users
         </h2>
         <div className="scroll-x">
-        <table className="data" data-testid="users-table">
+        <table tabIndex={0} className="data" data-testid="users-table">
           <thead>
             <tr>
               <th>Username</th>
@@ -74,7 +74,7 @@ export default async function AdminPage() {
         </h2>
         <CreateTokenForm action={createTokenAction} stores={stores} />
         <div className="scroll-x">
-        <table className="data" data-testid="tokens-table">
+        <table tabIndex={0} className="data" data-testid="tokens-table">
           <thead>
             <tr>
               <th>Label</th>

@@ -49,16 +49,16 @@ export default async function ApiDocsPage() {
           )}
           ; replace <code>dm_...</code> with it), or stdio: the client launches this installation&apos;s CLI by its absolute path, so the entry works from any folder. Client configuration for this server:
         </p>
-        <pre className="overflow-x-auto rounded bg-slate-900 p-3 text-xs text-slate-100" data-testid="mcp-config">
+        <pre tabIndex={0} className="overflow-x-auto rounded bg-slate-900 p-3 text-xs text-slate-100" data-testid="mcp-config">
           {configText}
         </pre>
         <CopyButton value={configText} label="Copy configuration" />
         <p className="text-sm text-slate-700">Try it:</p>
-        <pre className="overflow-x-auto rounded bg-slate-900 p-3 text-xs text-slate-100" data-testid="curl-example">
+        <pre tabIndex={0} className="overflow-x-auto rounded bg-slate-900 p-3 text-xs text-slate-100" data-testid="curl-example">
           {`curl -s -H "Authorization: Bearer $DUALMIND_TOKEN" ${baseUrl}/api/v1/stores/${DEFAULT_STORE}/memories\n` +
             `curl -s -H "Authorization: Bearer $DUALMIND_TOKEN" -H "content-type: application/json" \\\n  -d '{"q":"backups","mode":"hybrid"}' ${baseUrl}/api/v1/stores/${DEFAULT_STORE}/search`}
         </pre>
-        <table className="data" data-testid="mcp-tools">
+        <table tabIndex={0} className="data" data-testid="mcp-tools">
           <thead>
             <tr>
               <th>Tool</th>
@@ -90,7 +90,7 @@ export default async function ApiDocsPage() {
               </summary>
               <p className="mt-1 text-sm text-slate-700">{e.summary}</p>
               {e.fields.length > 0 && (
-                <table className="data mt-2">
+                <table tabIndex={0} className="data mt-2">
                   <thead>
                     <tr>
                       <th>Field</th>
@@ -114,7 +114,7 @@ export default async function ApiDocsPage() {
               <p className="mt-2 text-xs text-slate-600">
                 Answers <span className="font-mono">{e.statuses.join(" or ")}</span> with:
               </p>
-              <pre className="mt-1 overflow-x-auto rounded bg-slate-50 p-2 text-xs" data-testid="api-response-shape">
+              <pre tabIndex={0} className="mt-1 overflow-x-auto rounded bg-slate-50 p-2 text-xs" data-testid="api-response-shape">
                 {e.response}
               </pre>
             </details>

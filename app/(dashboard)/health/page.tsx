@@ -37,7 +37,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
       ))}
       <StoreStatusCard headline={d.summary.headline} />
       {d.store === ALL_STORES && d.perStore.length > 1 && (
-        <table className="data stack card" data-testid="health-stores">
+        <table tabIndex={0} className="data stack card" data-testid="health-stores">
           <thead>
             <tr>
               <th>Store</th>
@@ -71,7 +71,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
           <h2 id="recall-quality-heading" className="font-semibold">
             Recall quality ({d.range})
           </h2>
-          <table className="data">
+          <table tabIndex={0} className="data">
             <thead>
               <tr>
                 <th>Store</th>

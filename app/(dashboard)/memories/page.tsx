@@ -244,7 +244,7 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
                 )}
               </p>
               <div className="overflow-x-auto">
-                <table className="data" data-testid="memories-table">
+                <table tabIndex={0} className="data" data-testid="memories-table">
                   <thead>
                     <tr>
                       <th>Path</th>

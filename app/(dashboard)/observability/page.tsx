@@ -50,7 +50,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
         {d.routes.length === 0 ? (
           <p className="text-sm text-slate-600">No requests recorded in this range.</p>
         ) : (
-          <table className="data stack" data-testid="route-table">
+          <table tabIndex={0} className="data stack" data-testid="route-table">
             <thead>
               <tr>
                 <th>Route</th>
@@ -121,7 +121,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
         <h2 id="files-heading" className="mb-2 text-lg font-medium">
           Database files
         </h2>
-        <table className="data stack" data-testid="db-files">
+        <table tabIndex={0} className="data stack" data-testid="db-files">
           <thead>
             <tr>
               <th>Database</th>

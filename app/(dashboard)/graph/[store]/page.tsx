@@ -50,7 +50,7 @@ export default async function GraphStorePage({ params, searchParams }: Props) {
         ) : result.nodes.length === 0 ? (
           <p className="text-sm text-slate-600">No nodes match.</p>
         ) : (
-          <table className="data" data-testid="nodes-table">
+          <table tabIndex={0} className="data" data-testid="nodes-table">
             <thead>
               <tr>
                 <th>Node</th>

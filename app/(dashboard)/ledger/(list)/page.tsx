@@ -65,7 +65,7 @@ export default async function LedgerPage({ searchParams }: Props) {
           <p className="text-sm text-slate-600">No tasks match.</p>
         ) : (
           <>
-            <table className="data" data-testid="tasks-table">
+            <table tabIndex={0} className="data" data-testid="tasks-table">
               <thead>
                 <tr>
                   <th>Task</th>

@@ -46,7 +46,7 @@ export default async function ArtifactPage({ searchParams }: Props) {
       ) : (
         <>
           <LedgerSection id="prov-heading" title="Provenance">
-            <table className="data" data-testid="provenance-table">
+            <table tabIndex={0} className="data" data-testid="provenance-table">
               <thead>
                 <tr>
                   <th>Recorded</th>

@@ -8,7 +8,7 @@ import { reflectionHref } from "./links";
 export function LearningTable({ store, learnings, now }: { store: string; learnings: Learning[]; now: number }) {
   return (
     <div className="scroll-x">
-      <table className="data">
+      <table tabIndex={0} className="data">
         <thead>
           <tr>
             <th>Predicate</th>

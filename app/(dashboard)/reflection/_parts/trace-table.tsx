@@ -9,7 +9,7 @@ import { reflectionHref } from "./links";
 export function TraceTable({ store, traces, now }: { store: string; traces: Trace[]; now: number }) {
   return (
     <div className="scroll-x">
-      <table className="data">
+      <table tabIndex={0} className="data">
         <thead>
           <tr>
             <th>Intent</th>

@@ -99,7 +99,7 @@ export default async function SessionsPage({ searchParams }: Props) {
         ) : (
           <>
             <div className="overflow-x-auto">
-              <table className="data stack" data-testid="sessions-table">
+              <table tabIndex={0} className="data stack" data-testid="sessions-table">
                 <thead>
                   <tr>
                     <th>Topic</th>

@@ -50,7 +50,7 @@ export default async function ThoughtsPage({ params, searchParams }: Props) {
           ) : result.thoughts.length === 0 ? (
             <p className="text-sm text-slate-600">No thoughts match.</p>
           ) : (
-            <table className="data" data-testid="thoughts-table">
+            <table tabIndex={0} className="data" data-testid="thoughts-table">
               <thead>
                 <tr>
                   <th>When</th>

@@ -54,7 +54,7 @@ export default async function TaskPage({ params }: Props) {
       </LedgerSection>
 
       <LedgerSection id="spec-heading" title="Spec">
-        <pre className="overflow-x-auto rounded bg-slate-50 p-2 text-xs" data-testid="task-spec">
+        <pre tabIndex={0} className="overflow-x-auto rounded bg-slate-50 p-2 text-xs" data-testid="task-spec">
           {JSON.stringify(task.spec, null, 2)}
         </pre>
       </LedgerSection>
@@ -67,7 +67,7 @@ export default async function TaskPage({ params }: Props) {
         {validations.length === 0 ? (
           <p className="text-sm text-slate-600">No validations recorded.</p>
         ) : (
-          <table className="data" data-testid="validations-table">
+          <table tabIndex={0} className="data" data-testid="validations-table">
             <thead>
               <tr>
                 <th>When</th>
@@ -100,7 +100,7 @@ export default async function TaskPage({ params }: Props) {
         {artifacts.length === 0 ? (
           <p className="text-sm text-slate-600">No artifacts recorded for this task.</p>
         ) : (
-          <table className="data" data-testid="artifacts-table">
+          <table tabIndex={0} className="data" data-testid="artifacts-table">
             <thead>
               <tr>
                 <th>Artifact</th>

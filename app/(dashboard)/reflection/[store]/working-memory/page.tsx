@@ -37,7 +37,7 @@ export default async function WorkingMemoryPage({ params }: Props) {
           <p className="text-sm text-slate-600">No keys in this store&apos;s working memory.</p>
         ) : (
           <div className="scroll-x">
-            <table className="data">
+            <table tabIndex={0} className="data">
               <thead>
                 <tr>
                   <th>Key</th>
@@ -60,7 +60,7 @@ export default async function WorkingMemoryPage({ params }: Props) {
                             <summary className="cursor-pointer text-xs">
                               <code>{json.slice(0, PREVIEW_CHARS)}…</code> ({formatBytes(Buffer.byteLength(json))})
                             </summary>
-                            <pre className="mt-1 max-h-80 overflow-auto whitespace-pre-wrap break-words text-xs">{json}</pre>
+                            <pre tabIndex={0} className="mt-1 max-h-80 overflow-auto whitespace-pre-wrap break-words text-xs">{json}</pre>
                           </details>
                         )}
                       </td>

@@ -31,7 +31,7 @@ function RelationTable({ title, id, rows, total, base }: { title: string; id: st
       {rows.length === 0 ? (
         <p className="text-sm text-slate-600">None.</p>
       ) : (
-        <table className="data">
+        <table tabIndex={0} className="data">
           <thead>
             <tr>
               <th>Relation</th>
@@ -94,7 +94,7 @@ export default async function NodePage({ params }: Props) {
           {node.auto_extracted && <> · auto-extracted</>}
           {node.tags.length > 0 && <> · tags: {node.tags.join(", ")}</>}
         </p>
-        {Object.keys(node.attributes).length > 0 && <pre className="overflow-x-auto rounded bg-slate-100 p-2 text-xs">{JSON.stringify(node.attributes, null, 2)}</pre>}
+        {Object.keys(node.attributes).length > 0 && <pre tabIndex={0} className="overflow-x-auto rounded bg-slate-100 p-2 text-xs">{JSON.stringify(node.attributes, null, 2)}</pre>}
       </div>
 
       <Shown shown={detail.frames.length} total={detail.totals.frames} what="frames" />
