@@ -11,7 +11,7 @@ import type { HealthEvent, NewHealthEvent } from "./health-events";
  * per (kind, subject), so the replica whose insert wins is the one that sends
  * its webhook.
  */
-async function insertEventPg(db: PgGovernanceExecutor, values: NewHealthEvent, webhookState: HealthEvent["webhookState"]): Promise<HealthEvent | null> {
+export async function insertEventPg(db: PgGovernanceExecutor, values: NewHealthEvent, webhookState: HealthEvent["webhookState"]): Promise<HealthEvent | null> {
   const [row] = await db.insert(healthEvents).values({ ...values, webhookState }).onConflictDoNothing().returning({ id: healthEvents.id });
   return row ? { ...values, id: row.id, webhookState, webhookAttempts: 0, webhookError: null } : null;
 }

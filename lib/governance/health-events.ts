@@ -6,7 +6,7 @@ import { dialecticSessions, healthEvents, storeStatusCurrent, type HealthEventRo
 import { log } from "../log";
 import { sendAlert, takeAgentAlertSlot, type AlertPayload } from "./alert-webhook";
 import { splitFailureReason } from "./dialectic";
-import { listRecentHealthEventsPg, observeFailedDialecticSessionsPg, observeStoreStatusPg, settleHealthEventDeliveryPg } from "./health-events-pg";
+import { insertEventPg, listRecentHealthEventsPg, observeFailedDialecticSessionsPg, observeStoreStatusPg, settleHealthEventDeliveryPg } from "./health-events-pg";
 
 /**
  * Alerts: a store whose status changes (to degraded, drifted,
@@ -106,6 +106,17 @@ export async function observeStoreStatus({ store, status, reason, now = Date.now
       return insertEvent({ ts: now, kind: "store_status", store, subject: null, status, previousStatus: prev?.status ?? null, reason });
     })
     .immediate();
+  if (event) dispatch([event]);
+  return event;
+}
+
+/**
+ * An event that is not a status change (a store's self-recall fell): recorded
+ * once per (kind, subject) and its webhook queued, like a failed dialectic session.
+ */
+export async function recordHealthEvent(values: NewHealthEvent): Promise<HealthEvent | null> {
+  const pg = getPg();
+  const event = pg ? await insertEventPg((await pg).db, values, newWebhookState()) : insertEvent(values);
   if (event) dispatch([event]);
   return event;
 }
