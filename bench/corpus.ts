@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { seededRandom } from "../lib/eval/probes";
 
 /**
  * Real text nobody here wrote: every markdown and .d.ts file under
@@ -35,7 +36,7 @@ export function loadTextWindows(limit: number, root = path.join(process.cwd(), "
 export type Note = { id: number; path: string; text: string };
 
 /** mulberry32: a tiny seeded PRNG, so note i is the same on every machine and run (the one self-recall's probes are drawn with). */
-export { seededRandom } from "../lib/eval/probes";
+export { seededRandom };
 
 /**
  * Note i of a synthesized corpus: 4–10 real text windows picked by a PRNG
