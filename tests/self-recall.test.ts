@@ -4,6 +4,7 @@ import * as evaluateJobRoute from "@/app/api/v1/stores/[store]/evaluate/jobs/[id
 import * as reembedRoute from "@/app/api/v1/stores/[store]/reembed/route";
 import * as switchRoute from "@/app/api/v1/stores/[store]/reembed/switch/route";
 import { resetEmbedderForTests } from "@/lib/embed/model";
+import { renderPrometheusMetrics } from "@/lib/metrics/prometheus";
 import { drawProbes, PROBE_KINDS, probeSetStaleReason, contentFingerprint, type ProbeKind, type ProbeSource } from "@/lib/eval/probes";
 import { drainEmbeddings, governanceSql, seedDocument, seedStore, seedThought, seedTrace, useTestBackend, type TestEnv } from "./backend";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
@@ -141,6 +142,9 @@ describe("self-recall of a store, and the model switch it gates", () => {
     expect(second.id).toBe(again.result.run_id);
     expect(second.probe_set_id).toBe(run.probe_set_id);
     expect(second.results.by_kind).toEqual(run.results.by_kind);
+    const metrics = await renderPrometheusMetrics({ principal: null });
+    expect(metrics.body).toContain('dualmind_store_self_recall_hit10{store="notes"}');
+    expect(metrics.body).toMatch(/dualmind_store_self_recall_mrr10\{store="notes"\} 0\.\d+|dualmind_store_self_recall_mrr10\{store="notes"\} 1/);
     const audit = await governanceSql<{ n: number }>("select count(*) as n from audit_log where action = ? and target = ?", ["store.evaluate", "store:notes"]);
     expect(Number(audit[0].n)).toBe(2);
   });

@@ -52,7 +52,7 @@ export type EvalSettings = {
   perKind: number;
   generatorVersion: number;
   modes: Partial<Record<ProbeKind, EvalMode[]>>;
-  search: { defaultMode: string; group: string; chunkingVersion: number; fusionWeights: unknown };
+  search: { defaultMode: string; group: string; chunkingVersion: number; fusionWeights: unknown; tokenizer: string };
   model: { provider: string; model: string; dimension: number };
 };
 
@@ -74,6 +74,12 @@ export async function activeFingerprintOf(reader: StoreReader): Promise<string |
     reader.dialect === "pg" ? sql`select value from store_meta where key = 'active_fingerprint'` : sql`select value from meta where key = 'active_fingerprint'`,
   );
   return rows[0]?.value ?? null;
+}
+
+/** The full-text tokenizer the store's chunks are indexed with (SQLite records it in meta; PostgreSQL's is the english text search configuration). */
+async function tokenizerOf(reader: StoreReader): Promise<string> {
+  if (reader.dialect === "pg") return "postgres english tsvector";
+  return (await reader.rows<{ value: string }>(sql`select value from meta where key = 'fts_tokenizer'`))[0]?.value ?? "unicode61 remove_diacritics 2";
 }
 
 /** The store's probe set for this seed and size: the stored one while it fits the content, else a new one (saved). */
@@ -236,7 +242,7 @@ export async function evaluateStore({
       perKind,
       generatorVersion: set.generatorVersion,
       modes,
-      search: { defaultMode: DEFAULT_SEARCH_MODE, group: DEFAULT_GROUP, chunkingVersion: CHUNKING_VERSION, fusionWeights: FUSION_WEIGHTS[configured.provider] },
+      search: { defaultMode: DEFAULT_SEARCH_MODE, group: DEFAULT_GROUP, chunkingVersion: CHUNKING_VERSION, fusionWeights: FUSION_WEIGHTS[configured.provider], tokenizer: await tokenizerOf(reader) },
       model: { provider: configured.provider, model: configured.model, dimension: configured.dimension },
     },
     results: { byKind, overall, gate: pooledScore(["document", "memory"], GATE_MODE), excluded: set.probes.length - probes.length },

@@ -57,6 +57,7 @@ export function changeBetween(before: SelfRecallRun | undefined, after: SelfReca
   if (before.fingerprintId !== after.fingerprintId) out.push(`model ${before.model} → ${after.model}`);
   const a = before.settings.search;
   const b = after.settings.search;
+  if ((a.tokenizer ?? null) !== (b.tokenizer ?? null)) out.push(`full-text tokenizer ${a.tokenizer ?? "?"} → ${b.tokenizer ?? "?"}`);
   if (a.chunkingVersion !== b.chunkingVersion) out.push(`chunking version ${a.chunkingVersion} → ${b.chunkingVersion}`);
   if (a.defaultMode !== b.defaultMode || a.group !== b.group) out.push(`search defaults ${a.defaultMode}/${a.group} → ${b.defaultMode}/${b.group}`);
   if (JSON.stringify(a.fusionWeights) !== JSON.stringify(b.fusionWeights)) out.push("fusion weights");

@@ -35,7 +35,7 @@ export const selfRecallRun = exact({
     per_kind: count,
     generator_version: count,
     modes: z.partialRecord(z.enum(kinds), z.array(z.enum(modes))),
-    search: exact({ default_mode: z.string(), group: z.string(), chunking_version: count, fusion_weights: freeForm }),
+    search: exact({ default_mode: z.string(), group: z.string(), chunking_version: count, fusion_weights: freeForm, tokenizer: z.string() }),
     model: exact({ provider: z.string(), model: z.string(), dimension: count }),
   }),
   results: exact({

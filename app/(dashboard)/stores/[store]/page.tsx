@@ -19,6 +19,9 @@ import { memoryFilterSchema } from "@/lib/index/memories";
 import { stores, storesOnPostgres } from "@/lib/stores/backend";
 import { getStorePageEmbeddingsPg } from "@/lib/metrics/store-status-pg";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "./embed-actions";
+import { SelfRecallCard } from "@/components/self-recall-card";
+import { getSelfRecall } from "@/lib/eval/self-recall";
+import { evaluateStoreAction } from "./self-recall-actions";
 
 export default async function StorePage({ params }: { params: Promise<{ store: string }> }) {
   const user = await requireUser();
@@ -55,6 +58,7 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
       </section>
       <StoreVerifyCard store={store} action={verifyStoreAction} />
       <StoreEmbeddingsCard store={store} status={embeddings} verdict={status} isAdmin={user.role === "admin"} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
+      <SelfRecallCard reports={[await getSelfRecall({ store })]} isAdmin={user.role === "admin"} evaluate={evaluateStoreAction} switchModel={embeddingAdminAction} />
       <WorkerStateCard workers={getWorkerStates()} provider={status.provider} workerInServer={getConfig().embed.workerInServer} now={status.asOf} />
       <RecentMemories store={store} recent={recent} />
       {user.role === "admin" && store !== CORE_STORE && store !== DEFAULT_STORE && <StoreDeleteButton store={store} action={deleteStoreAction} />}
@@ -116,6 +120,7 @@ async function PostgresStorePage({ store, isAdmin }: { store: string; isAdmin: b
       </section>
       <StoreVerifyCard store={store} action={verifyStoreAction} />
       <StoreEmbeddingsCard store={store} status={embeddings} verdict={status} isAdmin={isAdmin} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
+      <SelfRecallCard reports={[await getSelfRecall({ store: name.data })]} isAdmin={isAdmin} evaluate={evaluateStoreAction} switchModel={embeddingAdminAction} />
       <WorkerStateCard workers={workers} provider={status.provider} workerInServer={getConfig().embed.workerInServer} now={status.asOf} />
       <RecentMemories store={store} recent={recent.memories} />
       {isAdmin && store !== CORE_STORE && store !== DEFAULT_STORE && <StoreDeleteButton store={store} action={deleteStoreAction} />}
