@@ -5,6 +5,7 @@ import * as reembedRoute from "@/app/api/v1/stores/[store]/reembed/route";
 import * as switchRoute from "@/app/api/v1/stores/[store]/reembed/switch/route";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { renderPrometheusMetrics } from "@/lib/metrics/prometheus";
+import { reportModelMismatches } from "@/lib/eval/model-check";
 import { drawProbes, PROBE_KINDS, probeSetStaleReason, contentFingerprint, type ProbeKind, type ProbeSource } from "@/lib/eval/probes";
 import { drainEmbeddings, governanceSql, seedDocument, seedStore, seedThought, seedTrace, useTestBackend, type TestEnv } from "./backend";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
@@ -154,6 +155,13 @@ describe("self-recall of a store, and the model switch it gates", () => {
     const before = (await report()).latest.results.gate.mrr10;
     restartWith({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "poor", DUALMIND_EMBED_BASE_URL: poor.baseUrl, DUALMIND_EMBED_DIM: "32" });
     resetEmbedderForTests();
+    // Start-up names both models, their dimensions and the way out.
+    const mismatches = (await reportModelMismatches()).filter((m) => m.store === "notes");
+    expect(mismatches).toHaveLength(1);
+    expect(mismatches[0].active.dimension).toBe(384);
+    expect(mismatches[0].configured).toMatchObject({ model: "openai:poor", dimension: 32 });
+    expect(mismatches[0].message).toMatch(/\(384 dimensions\); the configured model is openai:poor \(32 dimensions\)/);
+    expect(mismatches[0].message).toMatch(/re-embed it .* or set DUALMIND_EMBED_PROVIDER/);
     expect((await callRoute(reembedRoute.POST, { token: TOKEN, params, body: { hold_switch: true } })).status).toBe(202);
     await drainEmbeddings(["notes"]);
     const shadow = await evaluate({ target: "shadow", per_kind: 12 });
