@@ -6,6 +6,8 @@ import * as switchRoute from "@/app/api/v1/stores/[store]/reembed/switch/route";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { renderPrometheusMetrics } from "@/lib/metrics/prometheus";
 import { reportModelMismatches } from "@/lib/eval/model-check";
+import { changeBetween } from "@/lib/eval/self-recall";
+import type { SelfRecallRun } from "@/lib/eval/runs";
 import { drawProbes, PROBE_KINDS, probeSetStaleReason, contentFingerprint, type ProbeKind, type ProbeSource } from "@/lib/eval/probes";
 import { drainEmbeddings, governanceSql, seedDocument, seedStore, seedThought, seedTrace, useTestBackend, type TestEnv } from "./backend";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
@@ -94,6 +96,23 @@ describe("self-recall probes", () => {
     expect(probeSetStaleReason({ set, now: contentFingerprint(candidates(24)), currentHashes: same, seed: 7 })).toMatch(/document count moved from 16 to 24/);
     expect(probeSetStaleReason({ set, now: contentFingerprint(candidates(16)), currentHashes: () => "changed", seed: 7 })).toMatch(/8 of 8 probe targets changed/);
     expect(probeSetStaleReason({ set, now: contentFingerprint(candidates(16)), currentHashes: same, seed: 9 })).toMatch(/another seed/);
+  });
+});
+
+describe("what moved between two runs", () => {
+  const run = (over: { fingerprintId?: string; model?: string; tokenizer?: string; probeSetId?: number }) =>
+    ({
+      fingerprintId: over.fingerprintId ?? "a",
+      model: over.model ?? "builtin:x",
+      probeSetId: over.probeSetId ?? 1,
+      settings: { search: { defaultMode: "hybrid", group: "document", chunkingVersion: 1, fusionWeights: { fts: 1, vec: 0.2 }, tokenizer: over.tokenizer ?? "porter unicode61 remove_diacritics 2" } },
+    }) as unknown as SelfRecallRun;
+  it("names a model change, a tokenizer change and probes drawn again", () => {
+    expect(changeBetween(undefined, run({}))).toEqual([]);
+    expect(changeBetween(run({}), run({}))).toEqual([]);
+    expect(changeBetween(run({}), run({ fingerprintId: "b", model: "openai:y" }))).toEqual(["model builtin:x → openai:y"]);
+    expect(changeBetween(run({}), run({ tokenizer: "unicode61 remove_diacritics 2" }))).toEqual(["full-text tokenizer porter unicode61 remove_diacritics 2 → unicode61 remove_diacritics 2"]);
+    expect(changeBetween(run({}), run({ probeSetId: 2 }))).toEqual(["probes drawn again (the content changed)"]);
   });
 });
 
