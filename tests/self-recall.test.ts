@@ -88,6 +88,15 @@ describe("self-recall probes", () => {
     }
   });
 
+  it("pass over a sentence another document holds too (it would have two right answers)", async () => {
+    const first = await drawProbes({ candidates: candidates(4), read, seed: 7, perKind: 4 });
+    const sharedOnce = new Set([first[0].target]);
+    // The first document's every sentence is shared: it gives no probe, the others still do.
+    const probes = await drawProbes({ candidates: candidates(4), read, seed: 7, perKind: 4, shared: async (_s, key) => sharedOnce.has(key) });
+    expect(probes.map((p) => p.target)).not.toContain(first[0].target);
+    expect(probes).toHaveLength(3);
+  });
+
   it("are drawn again when the content moved a lot, not for a small change", async () => {
     const probes = await drawProbes({ candidates: candidates(16), read, seed: 7, perKind: 8 });
     const set = { generatorVersion: 1, seed: 7, content: contentFingerprint(candidates(16)), probes };

@@ -70,3 +70,21 @@ export async function readProbeSources(reader: StoreReader, kind: ProbeKind, key
   }
   return [...byKey.values()];
 }
+
+/** The words a shared-sentence check looks for verbatim: the sentence's first few, as they are written in running text. */
+const SHARED_PHRASE_WORDS = 6;
+
+/**
+ * Is the sentence also in another document? Its opening words are looked
+ * for verbatim in every other document's chunks (one scan per probe drawn,
+ * once per probe set). Words split by markup or a line break are not found
+ * anywhere, and the sentence is then kept.
+ */
+export function sharedSentenceCheck(reader: StoreReader): (sentence: string, key: string) => Promise<boolean> {
+  return async (sentence, key) => {
+    const phrase = sentence.split(" ").slice(0, SHARED_PHRASE_WORDS).join(" ");
+    const found = reader.dialect === "pg" ? sql`strpos(c.text, ${phrase}) > 0` : sql`instr(c.text, ${phrase}) > 0`;
+    const rows = await reader.rows<{ path: string }>(sql`select d.path as path from chunks c join documents d on d.doc_id = c.doc_id where ${found} and d.path <> ${key} limit 1`);
+    return rows.length > 0;
+  };
+}

@@ -13,7 +13,7 @@ import { FUSION_WEIGHTS } from "../retrieval/fusion";
 import { stores } from "../stores/backend";
 import { openStore } from "../stores/stores";
 import { openStorePg } from "../stores/stores-pg";
-import { listProbeCandidates, readProbeSources, storeReader, type StoreCandidates, type StoreReader } from "./content";
+import { listProbeCandidates, readProbeSources, sharedSentenceCheck, storeReader, type StoreCandidates, type StoreReader } from "./content";
 import { contentFingerprint, drawProbes, PROBE_GENERATOR_VERSION, PROBE_KINDS, probeSetStaleReason, type Probe, type ProbeKind } from "./probes";
 import { latestProbeSet, saveProbeSet, type StoredProbeSet } from "./runs";
 import { rankOf, scoreOf, type Score } from "./score";
@@ -107,7 +107,7 @@ export async function currentProbeSet({
         : probeSetStaleReason({ set: stored, now, seed, currentHashes: (p) => hashes.get(`${p.kind}:${p.target}`) });
     if (!drawnBecause) return { set: stored, drawnBecause: null };
   }
-  const probes = await drawProbes({ candidates, seed, perKind, read: (kind, keys) => readProbeSources(reader, kind, keys) });
+  const probes = await drawProbes({ candidates, seed, perKind, read: (kind, keys) => readProbeSources(reader, kind, keys), shared: sharedSentenceCheck(reader) });
   const set = await saveProbeSet({ store, seed, perKind, content: now, probes, generatorVersion: PROBE_GENERATOR_VERSION });
   return { set, drawnBecause };
 }

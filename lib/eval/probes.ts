@@ -84,8 +84,9 @@ export function proseSentences(text: string): string[] {
     .split(/(?<=[.!?])\s+|\n\s*\n|\n(?=\s*[-*+]\s)/)
     .map((s) => s.replace(/\s+/g, " ").trim())
     .filter((s) => {
-      const n = wordsOf(s).length;
-      return n >= MIN_WORDS && n <= MAX_WORDS;
+      const words = wordsOf(s);
+      // Prose, not code or a list of links: words make up most of its characters (as bench/known-items.ts asks).
+      return words.length >= MIN_WORDS && words.length <= MAX_WORDS && words.join("").length >= 0.7 * s.replace(/\s/g, "").length;
     });
 }
 
@@ -101,12 +102,18 @@ export function reword(text: string, random: () => number): string {
   return shuffle(dropAThird(text, random).split(" "), random).join(" ");
 }
 
-function probeFor(source: ProbeSource, random: () => number): Probe | null {
+/** Is this sentence also in another document (so the probe would have two right answers)? */
+export type SharedSentenceCheck = (sentence: string, key: string) => Promise<boolean>;
+
+async function probeFor(source: ProbeSource, random: () => number, shared?: SharedSentenceCheck): Promise<Probe | null> {
   if (source.kind === "document" || source.kind === "memory") {
-    const sentences = source.texts.flatMap(proseSentences);
-    if (sentences.length === 0) return null;
-    const sentence = sentences[Math.floor(random() * sentences.length)];
-    return { kind: source.kind, q: dropAThird(sentence, random), target: source.key, targetHash: source.hash };
+    const sentences = [...new Set(source.texts.flatMap(proseSentences))];
+    while (sentences.length > 0) {
+      const [sentence] = sentences.splice(Math.floor(random() * sentences.length), 1);
+      if (shared && (await shared(sentence, source.key))) continue;
+      return { kind: source.kind, q: dropAThird(sentence, random), target: source.key, targetHash: source.hash };
+    }
+    return null;
   }
   const text = source.texts.join(" ");
   if (wordsOf(text).length < 3) return null;
@@ -124,11 +131,14 @@ export async function drawProbes({
   read,
   seed,
   perKind,
+  shared,
 }: {
   candidates: Record<ProbeKind, { key: string; hash: string }[]>;
   read: (kind: ProbeKind, keys: string[]) => Promise<ProbeSource[]>;
   seed: number;
   perKind: number;
+  /** Documents' sentences found in another document are passed over (none are without it). */
+  shared?: SharedSentenceCheck;
 }): Promise<Probe[]> {
   const probes: Probe[] = [];
   for (const kind of PROBE_KINDS) {
@@ -146,7 +156,7 @@ export async function drawProbes({
       const sources = new Map((await read(kind, batch.map((c) => c.key))).map((s) => [s.key, s]));
       for (const c of batch) {
         const source = sources.get(c.key);
-        const probe = source ? probeFor(source, random) : null;
+        const probe = source ? await probeFor(source, random, shared) : null;
         if (!probe || seen.has(probe.q) || taken.length >= perKind) continue;
         seen.add(probe.q);
         taken.push(probe);
