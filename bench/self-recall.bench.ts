@@ -9,7 +9,8 @@
  * 3. a tokenizer change: the chunk full-text index rebuilt with the tokenizer
  *    it had before drizzle/index/0009_fts_stemming.sql (unicode61, no stemming), then back;
  * 4. cost: the evaluation's time on a synthesized store of BENCH_SELF_RECALL_CHUNKS chunks.
- * BENCH_SELF_RECALL_PARTS=agreement,model,tokenizer,cost runs only the parts named.
+ * BENCH_SELF_RECALL_PARTS=agreement,model,tokenizer,cost runs only the parts named;
+ * BENCH_SELF_RECALL_UNCUT=1 indexes the pinned documents whole. `npm run bench -- self-recall`.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -62,7 +63,7 @@ async function selfRecall(store: string, label: string, input: { target?: "activ
   };
 }
 
-async function main(): Promise<void> {
+export default async function main(): Promise<void> {
   registerEmbeddableKinds();
   const root = path.resolve("node_modules");
   const manifest = parseManifest(fs.readFileSync(path.join(__dirname, "known-items-manifest.tsv"), "utf8"));
@@ -154,10 +155,3 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    console.error(e);
-    process.exit(1);
-  },
-);
