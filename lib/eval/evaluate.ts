@@ -141,7 +141,11 @@ type Asked = { keys: string[]; fallback: boolean };
 
 async function ask({ store, reader, probe, mode, fingerprintId, embed }: { store: string; reader: StoreReader; probe: Probe; mode: EvalMode; fingerprintId: string; embed: (q: string) => Promise<Float32Array> }): Promise<Asked> {
   const q = probe.q.slice(0, 2000);
-  if (mode === "knn") return { keys: await knnDocuments({ store, reader, fingerprintId, query: await embed(q) }), fallback: false };
+  if (mode === "knn") {
+    // A provider that fails mid-run costs this question its answer (counted as a fallback), not the run.
+    const query = await embed(q).catch(() => null);
+    return query ? { keys: await knnDocuments({ store, reader, fingerprintId, query }), fallback: false } : { keys: [], fallback: true };
+  }
   if (probe.kind === "document" || probe.kind === "memory") {
     const r = await stores().search({ store, input: searchInputSchema.parse({ q, mode, limit: SEARCH_DEPTH }) });
     return { keys: (r.results as { path: string }[]).map((h) => h.path), fallback: r.effectiveMode !== mode };
