@@ -77,7 +77,8 @@ export function proseSentences(text: string): string[] {
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
     .replace(/`[^`]*`/g, " ")
     .split("\n")
-    .filter((line) => !/^\s*(#|\||>|---|===)/.test(line))
+    // Headings, tables, quotes, rules, HTML, images and indented code are not prose.
+    .filter((line) => !/^\s{0,3}(#|\||>|<|!\[|\[!\[|[-=*_]{3,}\s*$)/.test(line) && !/^( {4}|\t)/.test(line) && !line.includes("|"))
     .map((line) => line.replace(/^\s*([-*+]|\d+\.)\s+/, ""))
     .join("\n");
   return prose
