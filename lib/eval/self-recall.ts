@@ -152,9 +152,11 @@ export type SelfRecallReport = {
 /** The store's self-recall: the newest run, the trend of its runs and the last evaluation job. */
 export async function getSelfRecall({ store, limit = 30 }: { store: string; limit?: number }): Promise<SelfRecallReport> {
   await storeReader(store);
-  const runs = (await listRuns({ store, limit })).reverse();
-  const active = runs.filter((r) => r.target === "active");
-  const trend = runs.map((r) => {
+  // A few runs more than shown, so the oldest shown still has the run before it to say what changed.
+  const runs = (await listRuns({ store, limit: limit + 20 })).reverse();
+  const shown = runs.slice(-limit);
+  const active = shown.filter((r) => r.target === "active");
+  const trend = shown.map((r) => {
     const previous = [...runs.slice(0, runs.indexOf(r))].reverse().find((p) => p.target === r.target);
     return { runId: r.id, ts: r.ts, target: r.target, model: r.model, hit10: r.hit10, mrr10: r.mrr10, noise: r.noise, change: changeBetween(previous, r) };
   });
