@@ -3,6 +3,9 @@ export async function register() {
     const { bootstrapApp } = await import("./lib/bootstrap");
     await bootstrapApp();
     const { getConfig } = await import("./lib/config");
+    // A store whose vectors are another model's than the configured one: the log names both, their dimensions and what to do.
+    const { reportModelMismatches } = await import("./lib/eval/model-check");
+    void reportModelMismatches().catch(() => undefined);
     if (getConfig().embed.workerInServer) {
       const { startEmbedWorker } = await import("./lib/embed/worker");
       void startEmbedWorker({ mode: "in_server" });

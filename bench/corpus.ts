@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
+import { seededRandom } from "../lib/eval/probes";
 
 /**
  * Real text nobody here wrote: every markdown and .d.ts file under
@@ -34,17 +35,8 @@ export function loadTextWindows(limit: number, root = path.join(process.cwd(), "
 /** A synthesized markdown note: real text, assembled. */
 export type Note = { id: number; path: string; text: string };
 
-/** mulberry32: a tiny seeded PRNG, so note i is the same on every machine and run. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32: a tiny seeded PRNG, so note i is the same on every machine and run (the one self-recall's probes are drawn with). */
+export { seededRandom };
 
 /**
  * Note i of a synthesized corpus: 4–10 real text windows picked by a PRNG

@@ -14,7 +14,8 @@
  * - targets are drawn by one seeded shuffle over the whole corpus, and the
  *   sentence is any prose sentence of 8–40 words (list items included) whose
  *   text is in no other document.
- * No lib/ imports: the set is a plain function of the files and the seed.
+ * No lib/ imports but the seeded PRNG (lib/eval/probes.ts, by way of
+ * ./corpus): the set is a plain function of the files and the seed.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";

@@ -44,7 +44,7 @@ export function HealthEventsTable({ events }: { events: HealthEvent[] }) {
             {events.map((e) => (
               <tr key={e.id} data-testid="health-event" data-status={e.status}>
                 <td className="whitespace-nowrap">{formatTime(e.ts)}</td>
-                <td>{e.kind === "store_status" ? `store ${e.store}` : `review ${e.subject}`}</td>
+                <td>{e.kind === "store_status" ? `store ${e.store}` : e.kind === "self_recall" ? `self-recall of ${e.store}` : `review ${e.subject}`}</td>
                 <td>{e.previousStatus ? `${e.previousStatus.replace("_", " ")} → ${e.status.replace("_", " ")}` : e.status.replace("_", " ")}</td>
                 <td>{e.kind === "dialectic_failed" ? <ReasonWithAgentText reason={e.reason} /> : e.reason}</td>
                 <td>

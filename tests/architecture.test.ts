@@ -28,6 +28,8 @@ const ROOT = path.resolve(__dirname, "..");
  *   search, and recall's and graph's remember, score on top of it.
  * - stores sits above index: openStore builds a missing index on first access.
  * - recall and graph are peers on top of stores; metrics reads both.
+ * - eval (self-recall) asks a store through search, recall and remember, so
+ *   it sits above them; metrics exposes its figures, so it sits below metrics.
  * - embeddable-kinds.ts names every kind (chunks from index, traces and
  *   learnings from recall, thoughts and nodes from graph) for the entry points
  *   to register, so it sits with the other entry-point modules at the top;
@@ -45,6 +47,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["index"],
   ["stores"],
   ["recall", "graph"],
+  ["eval"],
   ["metrics"],
   ["api"],
   ["mcp", "backup", "embeddable-kinds"],
@@ -192,7 +195,7 @@ describe("architecture: imports go down", () => {
       { from: "components/nav.tsx", to: "lib/format.ts", spec: "@/lib/format", typeOnly: false },
     ];
     expect(violations([...bad, ...fine])).toEqual([
-      "lib/db/connection.ts → lib/api/route.ts: upward: db (rank 2) imports api (rank 12)",
+      "lib/db/connection.ts → lib/api/route.ts: upward: db (rank 2) imports api (rank 13)",
       "lib/recall/recall.ts → lib/graph/remember.ts (type): peers: recall and graph never import each other",
       "lib/index/search.ts → lib/client/index.ts (type): nothing server-side imports lib/client",
       "lib/client/index.ts → lib/errors.ts: lib/client imports only types from the rest of lib/",

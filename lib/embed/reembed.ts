@@ -35,6 +35,22 @@ export type ReembedJob = {
   finishedAt: number | null;
 };
 
+/**
+ * What the self-recall gate said before an admin's switch (lib/eval/gate.ts):
+ * passed (the new model finds the store's own probes as well, within the
+ * noise), overridden (it finds them worse, and an admin said why to go
+ * ahead: a ledger override), or unmeasured (no figure of the old model to
+ * compare with). Recorded in the switch's audit row.
+ */
+export type SwitchGate = {
+  verdict: "passed" | "overridden" | "unmeasured";
+  reason: string;
+  before: number | null;
+  after: number | null;
+  noise: number | null;
+  overrideId: string | null;
+};
+
 export type ReembedProgress = ReembedJob & { done: number; remaining: number; ratePerSec: number | null; etaSeconds: number | null };
 
 const JOB_KEY = "reembed_job";
@@ -190,7 +206,7 @@ export function getReembedProgress({ handle }: { handle: StoreHandle }): Reembed
  * the new one, never a mix. A held switch waits for an admin (`force`).
  * Without an actor it is the embed worker finishing the job on its own.
  */
-export function finishReembedIfDone({ handle, actor = "system:embed-worker", force = false }: { handle: StoreHandle; actor?: string; force?: boolean }): boolean {
+export function finishReembedIfDone({ handle, actor = "system:embed-worker", force = false, gate }: { handle: StoreHandle; actor?: string; force?: boolean; gate?: SwitchGate }): boolean {
   const job = readJob({ handle });
   if (!job || job.status === "done") return false;
   if (ownItemsRemaining({ handle, job }) > 0) return false;
@@ -225,18 +241,18 @@ export function finishReembedIfDone({ handle, actor = "system:embed-worker", for
       db.delete(embeddings).where(ne(embeddings.fingerprintId, job.targetFingerprintId)).run();
       for (const id of others) sqlite.exec(`drop table if exists ${vecIndexTable(id)}`);
       writeJob({ handle, job: finished });
-      appendAudit({ actor, action: "store.reembed.switch", target, details: { active: job.targetFingerprintId, dropped: others } });
+      appendAudit({ actor, action: "store.reembed.switch", target, details: { active: job.targetFingerprintId, dropped: others, ...(gate ? { gate } : {}) } });
     })
     .immediate();
   dropAnnIndexesExcept({ source: { db: sqlite, schema: "main" }, keepFingerprintId: job.targetFingerprintId });
   return true;
 }
 
-/** An admin's switch of a held re-embed; 409 until every artifact has its new vector. */
-export function switchHeldReembed({ handle, actor }: { handle: StoreHandle; actor: string }): void {
+/** An admin's switch of a held re-embed, after the self-recall gate; 409 until every artifact has its new vector. */
+export function switchHeldReembed({ handle, actor, gate }: { handle: StoreHandle; actor: string; gate?: SwitchGate }): void {
   const job = readJob({ handle });
   if (!job || job.status === "done") throw new AppError("conflict", "no re-embed in progress");
-  if (!finishReembedIfDone({ handle, actor, force: true })) {
+  if (!finishReembedIfDone({ handle, actor, force: true, gate })) {
     throw new AppError("conflict", "the re-embed is not finished yet: every artifact needs its new vector before the switch");
   }
 }

@@ -106,6 +106,16 @@ export async function observeStoreStatus({ store, status, reason, now = Date.now
   return event;
 }
 
+/**
+ * An event that is not a status change (a store's self-recall fell): recorded
+ * once per (kind, subject) and its webhook queued, like a failed dialectic session.
+ */
+export async function recordHealthEvent(values: NewHealthEvent): Promise<HealthEvent | null> {
+  const event = await writeLedger(await ledger(), insertEvent(values));
+  if (event) dispatch([event]);
+  return event;
+}
+
 /** Dialectic sessions that failed since the newest one already recorded: one event each (indexed by status, updated_at). */
 export async function observeFailedDialecticSessions({ now = Date.now(), lookbackMs = 24 * 3_600_000 }: { now?: number; lookbackMs?: number } = {}): Promise<HealthEvent[]> {
   const events = await writeLedger(

@@ -78,7 +78,7 @@ export async function takeOverStaleJobPg({
       const [stale] = await tx
         .select()
         .from(adminJobs)
-        .where(and(eq(adminJobs.status, "running"), lt(adminJobs.heartbeatAt, now - staleMs), store === undefined ? undefined : eq(adminJobs.store, store)))
+        .where(and(eq(adminJobs.kind, "reindex"), eq(adminJobs.status, "running"), lt(adminJobs.heartbeatAt, now - staleMs), store === undefined ? undefined : eq(adminJobs.store, store)))
         .orderBy(asc(adminJobs.startedAt))
         .limit(1)
         .for("update", { skipLocked: true });

@@ -75,7 +75,7 @@ function withKindCounts(r: Omit<ReindexResult, "byKind"> & Partial<Pick<ReindexR
 export function jobFromRow(row: AdminJobRow): Job {
   return {
     id: row.id,
-    kind: row.kind,
+    kind: "reindex",
     store: row.store,
     actor: row.actor,
     status: row.status,
@@ -120,7 +120,7 @@ export function ownerIsGone({ id, owner, heartbeatAt, now = Date.now() }: { id: 
 
 /** A job by id; with `stores` (a token's allow-list), only a job of one of those stores (null = every store). */
 export function getJobById({ id, stores = null }: { id: string; stores?: readonly string[] | null }): Job | null {
-  const row = getGovernance().db.select().from(adminJobs).where(eq(adminJobs.id, id)).get();
+  const row = getGovernance().db.select().from(adminJobs).where(and(eq(adminJobs.id, id), eq(adminJobs.kind, "reindex"))).get();
   if (!row || (stores !== null && !stores.includes(row.store))) return null;
   return jobFromRow(row);
 }
@@ -145,7 +145,7 @@ export function listLatestJobs(): Job[] {
   return getGovernance()
     .db.select()
     .from(adminJobs)
-    .where(sql`${adminJobs.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${adminJobs.store})`)
+    .where(sql`${adminJobs.kind} = 'reindex' and ${adminJobs.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${adminJobs.store} and k.kind = 'reindex')`)
     .orderBy(adminJobs.store)
     .all()
     .map(jobFromRow);
@@ -362,7 +362,7 @@ export async function runReindexJob({ handle, actor, reason, onProgress }: { han
 
 /** Take over and run every running job whose owner is gone. Returns the ids resumed. */
 export function resumeOrphanedJobs(): string[] {
-  const running = getGovernance().db.select().from(adminJobs).where(eq(adminJobs.status, "running")).orderBy(desc(adminJobs.startedAt)).all();
+  const running = getGovernance().db.select().from(adminJobs).where(and(eq(adminJobs.kind, "reindex"), eq(adminJobs.status, "running"))).orderBy(desc(adminJobs.startedAt)).all();
   const resumed: string[] = [];
   for (const row of running) {
     if (!ownerIsGone(row)) continue;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { eq, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { sha256Hex } from "../common";
 import type { PgHandle } from "../db/pg";
 import { rowsOf, withStoreTx, type PgStoreHandle } from "../db/pg-store";
@@ -158,7 +158,7 @@ export async function runReindexJobToEndPg({ pg, handle, actor, reason }: { pg: 
 
 /** A job by id; a store-limited caller sees only its stores' jobs (another's answers like an unknown one). */
 export async function getJobByIdPg({ pg, id, stores }: { pg: PgHandle; id: string; stores: readonly string[] | null }): Promise<Job | null> {
-  const [row] = await pg.db.select().from(adminJobs).where(eq(adminJobs.id, id));
+  const [row] = await pg.db.select().from(adminJobs).where(and(eq(adminJobs.id, id), eq(adminJobs.kind, "reindex")));
   if (!row || (stores !== null && !stores.includes(row.store))) return null;
   return jobFromRow(row);
 }
@@ -168,7 +168,7 @@ export async function listLatestJobsPg({ pg }: { pg: PgHandle }): Promise<Job[]>
   const rows = await pg.db
     .select()
     .from(adminJobs)
-    .where(sql`${adminJobs.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${adminJobs.store})`)
+    .where(sql`${adminJobs.kind} = 'reindex' and ${adminJobs.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${adminJobs.store} and k.kind = 'reindex')`)
     .orderBy(adminJobs.store);
   return rows.map(jobFromRow);
 }

@@ -3,7 +3,7 @@ import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx, type SqlRunner
 import { comparisonOf, type ModelComparison } from "../embed/compare";
 import { getEmbedder } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
-import { describeStartIntent, type ReembedEstimate, type ReembedJob, type ReembedProgress, type StartReembedResult } from "../embed/reembed";
+import { describeStartIntent, type ReembedEstimate, type ReembedJob, type ReembedProgress, type StartReembedResult, type SwitchGate } from "../embed/reembed";
 import { AppError } from "../errors";
 import { appendAuditPg } from "../governance/audit-pg";
 import { log } from "../log";
@@ -236,7 +236,7 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
  * replica's worker after a batch: cheap when there is no job, and under the
  * store's re-embed lock, so exactly one replica finishes or switches.
  */
-export async function finishReembedIfDonePg({ handle, actor = "system:embed-worker", force = false }: { handle: PgStoreHandle; actor?: string; force?: boolean }): Promise<boolean> {
+export async function finishReembedIfDonePg({ handle, actor = "system:embed-worker", force = false, gate }: { handle: PgStoreHandle; actor?: string; force?: boolean; gate?: SwitchGate }): Promise<boolean> {
   const open = await withStoreTx({ handle, readOnly: true }, async (tx) => {
     const job = await readJobPg(tx);
     return job !== null && job.status !== "done";
@@ -282,16 +282,16 @@ export async function finishReembedIfDonePg({ handle, actor = "system:embed-work
     await tx.execute(sql`delete from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}`);
     await tx.execute(sql`delete from embeddings where fingerprint_id <> ${job.targetFingerprintId}`);
     await writeJobPg(tx, finished);
-    await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.switch", target, details: { active: job.targetFingerprintId, dropped } } });
+    await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.switch", target, details: { active: job.targetFingerprintId, dropped, ...(gate ? { gate } : {}) } } });
     return true;
   });
 }
 
 /** An admin's switch of a held re-embed; 409 until every artifact has its new vector (the twin of switchHeldReembed). */
-export async function switchHeldReembedPg({ handle, actor }: { handle: PgStoreHandle; actor: string }): Promise<void> {
+export async function switchHeldReembedPg({ handle, actor, gate }: { handle: PgStoreHandle; actor: string; gate?: SwitchGate }): Promise<void> {
   const job = await withStoreTx({ handle, readOnly: true }, readJobPg);
   if (!job || job.status === "done") throw new AppError("conflict", "no re-embed in progress");
-  if (!(await finishReembedIfDonePg({ handle, actor, force: true }))) {
+  if (!(await finishReembedIfDonePg({ handle, actor, force: true, gate }))) {
     throw new AppError("conflict", "the re-embed is not finished yet: every artifact needs its new vector before the switch");
   }
 }

@@ -36,6 +36,8 @@ import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
 import { recallInputSchema } from "../recall/recall";
 import { clientIdSchema } from "../common";
 import { activityPageResponse, activitySummaryResponse } from "../api/responses/activity";
+import { evaluateStartResponse, selfRecallResponse } from "../api/responses/self-recall";
+import { evaluateInputSchema, getSelfRecall, startEvaluation } from "../eval/self-recall";
 import { activityFilterSchema, activitySummarySchema, assertStoreNamedWhenLimited, listActivity, summarizeActivity } from "../governance/activity";
 
 export type ToolContext = { principal: AgentPrincipal };
@@ -415,4 +417,25 @@ const activityTools: ToolDef[] = [
   }),
 ];
 
-export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools];
+/** Self-recall: how well a store finds its own content (POST and GET /stores/{store}/evaluate). */
+const selfRecallTools: ToolDef[] = [
+  tool({
+    name: "evaluate_store",
+    description:
+      "Start a self-recall evaluation of a store (an admin job, POST /stores/{store}/evaluate): probes drawn from the store's own documents, memories, traces, learnings and thoughts are asked in each mode and scored hit@1/hit@10/MRR@10. target=shadow measures the model a held re-embed built, before the switch. Poll self_recall for the result.",
+    output: evaluateStartResponse,
+    scope: "admin",
+    input: evaluateInputSchema.safeExtend(storeShape),
+    run: async ({ store, ...input }, ctx) => ({ job: await startEvaluation({ store, actor: actorOf(ctx.principal), input }) }),
+  }),
+  tool({
+    name: "self_recall",
+    description: "A store's self-recall (GET /stores/{store}/evaluate): the newest run per kind and mode, the trend with what changed between runs, and the last evaluation job.",
+    output: selfRecallResponse,
+    scope: "read",
+    input: storeParams,
+    run: ({ store }) => getSelfRecall({ store }),
+  }),
+];
+
+export const MCP_TOOLS: readonly ToolDef[] = [...indexTools, ...recallTools, ...graphTools, ...ledgerTools, ...dialecticTools, ...storeTools, ...activityTools, ...selfRecallTools];

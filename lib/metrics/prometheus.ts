@@ -13,6 +13,7 @@ import { routeLatencySnapshot } from "../http/request-timer";
 import { isDegraded, STORE_STATUS_PRECEDENCE } from "../embed/status";
 import { getLiveStoreStatuses } from "./health";
 import { getLatestSnapshotsByStore } from "./snapshots";
+import { latestActiveRuns } from "../eval/runs";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost", "::ffff:127.0.0.1"]);
 
@@ -107,6 +108,19 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
     set(g.hitAge, store, s.avgHitAgeS);
     set(g.recallP95, store, s.recallP95Ms);
     set(g.snapshotAge, store, Math.round((now - s.ts) / 1000));
+  }
+  // Self-recall (lib/eval): the newest evaluation of each store, from the ledger's database (both backends).
+  const selfRecall = {
+    hit10: gauge("dualmind_store_self_recall_hit10", "share of the store's own probes found in the top 10 (newest self-recall run, default mode)"),
+    mrr10: gauge("dualmind_store_self_recall_mrr10", "MRR@10 of the store's own probes (newest self-recall run, default mode)"),
+    noise: gauge("dualmind_store_self_recall_noise", "how far MRR@10 may move between runs with nothing changed (two standard errors)"),
+    age: gauge("dualmind_store_self_recall_age_seconds", "age of the newest self-recall run"),
+  };
+  for (const run of (await latestActiveRuns()).filter((r) => canUse(r.store))) {
+    set(selfRecall.hit10, run.store, run.hit10);
+    set(selfRecall.mrr10, run.store, run.mrr10);
+    set(selfRecall.noise, run.store, run.noise);
+    set(selfRecall.age, run.store, Math.round((now - run.ts) / 1000));
   }
   for (const store of stores) {
     const d = describeStore({ handle: openStore({ store }) });

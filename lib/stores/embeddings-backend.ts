@@ -3,7 +3,7 @@ import { compareCandidateModel, type ModelComparison } from "../embed/compare";
 import type { Fingerprint } from "../embed/providers";
 import { retryParkedEmbeddings } from "../embed/queue";
 import { startEmbedWorker } from "../embed/worker";
-import { describeReembedIntent, estimateReembed, getReembedProgress, startReembed, switchHeldReembed, type ReembedEstimate, type ReembedProgress, type StartReembedResult } from "../embed/reembed";
+import { describeReembedIntent, estimateReembed, getReembedProgress, startReembed, switchHeldReembed, type ReembedEstimate, type SwitchGate, type ReembedProgress, type StartReembedResult } from "../embed/reembed";
 import { retryParkedEmbeddingsPg } from "../index/embed-queue-pg";
 import { compareCandidateModelPg, describeReembedIntentPg, estimateReembedPg, getReembedProgressPg, startReembedPg, switchHeldReembedPg } from "../index/reembed-pg";
 import { openStore } from "./stores";
@@ -28,7 +28,7 @@ export type EmbeddingsBackend = {
   estimateReembed: (a: StoreArg & { configured: Fingerprint; onlyStale: boolean }) => Promise<ReembedEstimate>;
   describeReembedIntent: (a: StoreArg & { configured: Fingerprint; intent: ReembedIntent }) => Promise<string>;
   startReembed: (a: StoreArg & { configured: Fingerprint; onlyStale: boolean; holdSwitch: boolean; actor: string }) => Promise<StartReembedResult>;
-  switchHeldReembed: (a: StoreArg & { actor: string }) => Promise<void>;
+  switchHeldReembed: (a: StoreArg & { actor: string; gate: SwitchGate }) => Promise<void>;
   compareCandidateModel: (a: StoreArg & { n: number; k: number }) => Promise<ModelComparison>;
   retryParkedEmbeddings: (a: StoreArg & { actor: string }) => Promise<number>;
   /**

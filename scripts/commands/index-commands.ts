@@ -7,6 +7,7 @@ import { ftsRebuildState, restartFtsRebuild, runFtsRebuild } from "../../lib/ind
 import { searchInputSchema } from "../../lib/index/search";
 import { reasonLine } from "../../lib/retrieval";
 import { stores } from "../../lib/stores/backend";
+import { getSelfRecall, startEvaluation } from "../../lib/eval/self-recall";
 import { deletedStoreLeftovers, openStore } from "../../lib/stores/stores";
 import { flagString, progressBar, refuseWithDatabaseUrl, UsageError, type Command } from "../cli-kit";
 
@@ -121,6 +122,39 @@ export const indexCommands: Command[] = [
           continue;
         }
         out(`${store}: scanned ${c.scanned}, added ${c.added}, changed ${c.changed}, unchanged ${c.unchanged}, removed ${c.removed}, skipped ${c.skipped} in ${job.result.durationMs} ms (job ${job.id})`, job);
+      }
+      return ok ? 0 : 1;
+    },
+  },
+  {
+    name: "evaluate",
+    usage: "evaluate <store> | --all [--target active|shadow] [--per-kind N] [--seed N]",
+    summary:
+      "measure a store's self-recall (docs/self-recall.md): probes drawn from its own content asked in each mode, hit@1/hit@10/MRR@10 per kind and mode, kept with the model and settings; " +
+      "the audited admin job of POST /stores/{store}/evaluate, run here to the end (exit 1 when it fails); --target shadow measures the model a held re-embed built",
+    run: async ({ args, flags, json, out }) => {
+      let ok = true;
+      const input = {
+        target: flagString(flags, "target") as "active" | "shadow" | undefined,
+        per_kind: flagString(flags, "per-kind"),
+        seed: flagString(flags, "seed"),
+      };
+      for (const store of await storeNamesFrom({ args, all: flags.all === true })) {
+        const bar = progressBar(`evaluate ${store}`, !json);
+        const job = await startEvaluation({ store, actor: actorOf("cli"), input: Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)), wait: true, onProgress: (p) => bar.update(p.done, p.total) });
+        bar.done();
+        if (job.status !== "succeeded") {
+          ok = false;
+          out(`${store}: evaluation job ${job.id} ${job.status}${job.error ? `: ${job.error}` : ""}`, job);
+          continue;
+        }
+        const report = await getSelfRecall({ store, limit: 1 });
+        const run = report.trend.at(-1) && report.latest?.id === job.result?.runId ? report.latest : null;
+        const f = (x: number | null | undefined) => (x === null || x === undefined ? "-" : x.toFixed(3));
+        const lines = [`${store}: self-recall (${job.result?.target}) hit@10 ${f(job.result?.hit10)}, MRR@10 ${f(job.result?.mrr10)} (job ${job.id})`];
+        for (const [kind, modes] of Object.entries(run?.results.byKind ?? {}))
+          for (const [mode, s] of Object.entries(modes ?? {})) lines.push(`  ${kind.padEnd(9)} ${mode.padEnd(7)} n=${s.probes} hit@1 ${f(s.hit1)} hit@10 ${f(s.hit10)} MRR@10 ${f(s.mrr10)} ±${f(s.noise)}${s.fallbacks ? ` (${s.fallbacks} fell back)` : ""}`);
+        out(lines.join("\n"), { job, run });
       }
       return ok ? 0 : 1;
     },

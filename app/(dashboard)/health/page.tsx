@@ -13,6 +13,9 @@ import { parseRange, throughputUnitOf } from "@/lib/metrics/preparers";
 import { stores as storesBackend } from "@/lib/stores/backend";
 import { UnindexableFiles } from "@/components/unindexable-files";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "../stores/[store]/embed-actions";
+import { SelfRecallCard } from "@/components/self-recall-card";
+import { getSelfRecall } from "@/lib/eval/self-recall";
+import { evaluateStoreAction } from "../stores/[store]/self-recall-actions";
 
 type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
@@ -95,6 +98,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
       )}
       <WorkerStateCard workers={d.workers} provider={d.summary.worst?.provider ?? null} workerInServer={getConfig().embed.workerInServer} now={d.now} />
       <HealthEventsTable events={d.events} />
+      <SelfRecallCard reports={await Promise.all(d.perStore.map((s) => getSelfRecall({ store: s.store })))} isAdmin={user.role === "admin"} evaluate={evaluateStoreAction} switchModel={embeddingAdminAction} />
       <HealthHistory d={d} markers={markers} longRange={longRange} />
       {embeddings && (
         // Re-embed progress is read from the store (it survives reloads); the card's progress refreshes the page while a job runs.

@@ -133,7 +133,18 @@ export const reembedStartResponse = z.union([
   exact({ job: reembedProgress }),
   exact({ job: z.null(), nothing_to_reembed: z.literal(true), message: z.string() }),
 ]);
-export const reembedSwitchResponse = exact({ switched: z.literal(true) });
+export const reembedSwitchResponse = exact({
+  switched: z.literal(true),
+  /** The self-recall gate's verdict (lib/eval/self-recall.ts checkSwitchGate). */
+  self_recall: exact({
+    verdict: z.enum(["passed", "overridden", "unmeasured"]),
+    reason: z.string(),
+    before: z.number().nullable(),
+    after: z.number().nullable(),
+    noise: z.number().nullable(),
+    override_id: z.string().nullable(),
+  }),
+});
 export const retryParkedResponse = exact({ requeued: count });
 
 export const modelComparisonResponse = exact({

@@ -6,6 +6,7 @@ import { actionError, assertForm, type ActionResult } from "@/lib/http/action-re
 import { requireRoleForAction } from "@/app/_server/session";
 import { getEmbedder } from "@/lib/embed/model";
 import { actorOf } from "@/lib/auth/actor";
+import { checkSwitchGate } from "@/lib/eval/self-recall";
 import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 import { formatCount } from "@/lib/format";
 import { storeNameSchema } from "@/lib/db/store-names";
@@ -42,10 +43,13 @@ export async function embeddingAdminAction(_prev: ActionResult | null, form: For
           : `Nothing to re-embed: ${r.reason}. No job was started.`;
         break;
       }
-      case "switch":
-        await backend.switchHeldReembed({ store, actor });
-        message = "Switched to the new model.";
+      case "switch": {
+        const override = String(form.get("override_reason") ?? "").trim().slice(0, 2000) || undefined;
+        const gate = await checkSwitchGate({ store, actor, tokenLabel: "dashboard", override });
+        await backend.switchHeldReembed({ store, actor, gate });
+        message = `Switched to the new model (self-recall ${gate.verdict}: ${gate.reason}).`;
         break;
+      }
       case "retry_parked": {
         const n = await backend.retryParkedEmbeddings({ store, actor });
         message = `${n} parked item(s) queued again.`;

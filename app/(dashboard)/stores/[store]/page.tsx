@@ -12,6 +12,9 @@ import { loadStorePage, storageFacts, vectorEngineLabel } from "@/lib/metrics/da
 import { StoreArchiveButton } from "@/components/store-archive-button";
 import { archiveStoreAction, deleteStoreAction, verifyStoreAction } from "./actions";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "./embed-actions";
+import { SelfRecallCard } from "@/components/self-recall-card";
+import { getSelfRecall } from "@/lib/eval/self-recall";
+import { evaluateStoreAction } from "./self-recall-actions";
 
 export default async function StorePage({ params }: { params: Promise<{ store: string }> }) {
   const user = await requireUser();
@@ -56,6 +59,7 @@ export default async function StorePage({ params }: { params: Promise<{ store: s
       </section>
       <StoreVerifyCard store={store} action={verifyStoreAction} />
       <StoreEmbeddingsCard store={store} status={page.embeddings} verdict={status} isAdmin={isAdmin} action={embeddingAdminAction} describe={describeEmbeddingActionAction} />
+      <SelfRecallCard reports={[await getSelfRecall({ store })]} isAdmin={isAdmin} evaluate={evaluateStoreAction} switchModel={embeddingAdminAction} />
       <WorkerStateCard workers={page.workers} provider={status.provider} workerInServer={page.workerInServer} now={status.asOf} />
       <RecentMemories store={store} recent={page.recent} />
       {isAdmin && store !== CORE_STORE && store !== DEFAULT_STORE && <StoreArchiveButton store={store} archived={info.archived} action={archiveStoreAction} />}

@@ -26,6 +26,8 @@ import * as storesStoreChains from "@/app/api/v1/stores/[store]/chains/route";
 import * as storesStoreChunksId from "@/app/api/v1/stores/[store]/chunks/[id]/route";
 import * as storesStoreDocuments from "@/app/api/v1/stores/[store]/documents/route";
 import * as storesStoreEmbeddingsRetryParked from "@/app/api/v1/stores/[store]/embeddings/retry-parked/route";
+import * as storesStoreEvaluate from "@/app/api/v1/stores/[store]/evaluate/route";
+import * as storesStoreEvaluateJobsId from "@/app/api/v1/stores/[store]/evaluate/jobs/[id]/route";
 import * as storesStoreEvidence from "@/app/api/v1/stores/[store]/evidence/route";
 import * as storesStoreFramesId from "@/app/api/v1/stores/[store]/frames/[id]/route";
 import * as storesStoreFrames from "@/app/api/v1/stores/[store]/frames/route";
@@ -89,6 +91,8 @@ export const ROUTE_MODULES: Record<string, RouteModule> = {
   "app/api/v1/stores/[store]/chunks/[id]/route.ts": storesStoreChunksId,
   "app/api/v1/stores/[store]/documents/route.ts": storesStoreDocuments,
   "app/api/v1/stores/[store]/embeddings/retry-parked/route.ts": storesStoreEmbeddingsRetryParked,
+  "app/api/v1/stores/[store]/evaluate/route.ts": storesStoreEvaluate,
+  "app/api/v1/stores/[store]/evaluate/jobs/[id]/route.ts": storesStoreEvaluateJobsId,
   "app/api/v1/stores/[store]/evidence/route.ts": storesStoreEvidence,
   "app/api/v1/stores/[store]/frames/[id]/route.ts": storesStoreFramesId,
   "app/api/v1/stores/[store]/frames/route.ts": storesStoreFrames,

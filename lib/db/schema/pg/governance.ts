@@ -358,7 +358,7 @@ export const adminJobs = pgTable(
   "admin_jobs",
   {
     id: text("id").primaryKey(),
-    kind: text("kind", { enum: ["reindex"] }).notNull(),
+    kind: text("kind", { enum: ["reindex", "evaluate"] }).notNull(),
     store: text("store").notNull(),
     actor: text("actor").notNull(),
     reason: text("reason"),
@@ -395,7 +395,7 @@ export const healthEvents = pgTable(
   {
     id: bigint("id", { mode: "number" }).primaryKey().generatedByDefaultAsIdentity(),
     ts: epochMs("ts").notNull(),
-    kind: text("kind", { enum: ["store_status", "dialectic_failed"] }).notNull(),
+    kind: text("kind", { enum: ["store_status", "dialectic_failed", "self_recall"] }).notNull(),
     store: text("store"),
     /** What the event is about beyond the store (a dialectic session id); unique per kind. */
     subject: text("subject"),

@@ -1,0 +1,90 @@
+import { sql, type SQL } from "drizzle-orm";
+import { getPg } from "../db/pg";
+import { withStoreTx } from "../db/pg-store";
+import { openStore } from "../stores/stores";
+import { openStorePg } from "../stores/stores-pg";
+import { PROBE_KINDS, type ProbeKind, type ProbeSource } from "./probes";
+
+/**
+ * What self-recall reads of a store: every item's answer key and content
+ * hash (to sample and to notice change), and the texts of the few items a
+ * probe set is drawn from. One SQL text per question for both databases:
+ * the store's tables have the same names and columns on SQLite and in a
+ * store's PostgreSQL schema.
+ */
+export type StoreReader = { dialect: "sqlite" | "pg"; rows: <T>(query: SQL) => Promise<T[]> };
+
+export async function storeReader(store: string): Promise<StoreReader> {
+  const pg = getPg();
+  if (pg) {
+    const handle = await openStorePg({ pg: await pg, store });
+    return { dialect: "pg", rows: async <T>(query: SQL) => (await withStoreTx({ handle, readOnly: true }, (tx) => tx.execute(query))).rows as T[] };
+  }
+  const handle = openStore({ store });
+  return { dialect: "sqlite", rows: async <T>(query: SQL) => handle.db.all(query) as T[] };
+}
+
+/** Each kind's table, key, hash and text columns (fixed literals, never input). */
+const SOURCES: Record<ProbeKind, { keys: SQL; texts: (keys: SQL) => SQL }> = {
+  document: {
+    keys: sql`select path as key, sha256 as hash from documents where kind <> 'memory'`,
+    texts: (keys) => sql`select d.path as key, d.sha256 as hash, c.text as text from documents d join chunks c on c.doc_id = d.doc_id where d.path in (${keys}) order by d.path, c.chunk_index`,
+  },
+  memory: {
+    keys: sql`select path as key, sha256 as hash from documents where kind = 'memory'`,
+    texts: (keys) => sql`select d.path as key, d.sha256 as hash, c.text as text from documents d join chunks c on c.doc_id = d.doc_id where d.path in (${keys}) order by d.path, c.chunk_index`,
+  },
+  trace: {
+    keys: sql`select cast(id as text) as key, descriptor_hash as hash from reasoning_traces`,
+    texts: (keys) => sql`select cast(id as text) as key, descriptor_hash as hash, summary_descriptor as text from reasoning_traces where cast(id as text) in (${keys})`,
+  },
+  learning: {
+    keys: sql`select cast(id as text) as key, handle_hash as hash from learnings`,
+    texts: (keys) => sql`select cast(id as text) as key, handle_hash as hash, semantic_handle as text from learnings where cast(id as text) in (${keys})`,
+  },
+  thought: {
+    keys: sql`select id as key, content_hash as hash from thoughts`,
+    texts: (keys) => sql`select id as key, content_hash as hash, content as text from thoughts where id in (${keys})`,
+  },
+};
+
+export type StoreCandidates = Record<ProbeKind, { key: string; hash: string }[]>;
+
+/** Every item's key and content hash, per kind. */
+export async function listProbeCandidates(reader: StoreReader): Promise<StoreCandidates> {
+  const out = {} as StoreCandidates;
+  for (const kind of PROBE_KINDS) out[kind] = (await reader.rows<{ key: string; hash: string }>(SOURCES[kind].keys)).map((r) => ({ key: String(r.key), hash: String(r.hash) }));
+  return out;
+}
+
+/** The texts of the named items of one kind (a document's chunks in order). */
+export async function readProbeSources(reader: StoreReader, kind: ProbeKind, keys: string[]): Promise<ProbeSource[]> {
+  if (keys.length === 0) return [];
+  const rows = await reader.rows<{ key: string; hash: string; text: string }>(SOURCES[kind].texts(sql.join(keys.map((k) => sql`${k}`), sql`, `)));
+  const byKey = new Map<string, ProbeSource>();
+  for (const r of rows) {
+    const key = String(r.key);
+    const source = byKey.get(key) ?? { kind, key, hash: String(r.hash), texts: [] };
+    source.texts.push(r.text);
+    byKey.set(key, source);
+  }
+  return [...byKey.values()];
+}
+
+/** The words a shared-sentence check looks for verbatim: the sentence's first few, as they are written in running text. */
+const SHARED_PHRASE_WORDS = 6;
+
+/**
+ * Is the sentence also in another document? Its opening words are looked
+ * for verbatim in every other document's chunks (one scan per probe drawn,
+ * once per probe set). Words split by markup or a line break are not found
+ * anywhere, and the sentence is then kept.
+ */
+export function sharedSentenceCheck(reader: StoreReader): (sentence: string, key: string) => Promise<boolean> {
+  return async (sentence, key) => {
+    const phrase = sentence.split(" ").slice(0, SHARED_PHRASE_WORDS).join(" ");
+    const found = reader.dialect === "pg" ? sql`strpos(c.text, ${phrase}) > 0` : sql`instr(c.text, ${phrase}) > 0`;
+    const rows = await reader.rows<{ path: string }>(sql`select d.path as path from chunks c join documents d on d.doc_id = c.doc_id where ${found} and d.path <> ${key} limit 1`);
+    return rows.length > 0;
+  };
+}

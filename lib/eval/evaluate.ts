@@ -1,0 +1,255 @@
+import { sql } from "drizzle-orm";
+import { getPg } from "../db/pg";
+import { withStoreTx } from "../db/pg-store";
+import { getEmbedder } from "../embed/model";
+import type { Fingerprint } from "../embed/providers";
+import { knnSearch } from "../embed/vector-index";
+import { graphBackend } from "../graph/backend";
+import { CHUNKING_VERSION } from "../index/chunking";
+import { DEFAULT_GROUP, DEFAULT_SEARCH_MODE, searchInputSchema } from "../index/search";
+import { vectorNeighboursPg } from "../index/vectors-pg";
+import { recallBackend } from "../recall/backend";
+import { FUSION_WEIGHTS } from "../retrieval/fusion";
+import { stores } from "../stores/backend";
+import { openStore } from "../stores/stores";
+import { openStorePg } from "../stores/stores-pg";
+import { listProbeCandidates, readProbeSources, sharedSentenceCheck, storeReader, type StoreCandidates, type StoreReader } from "./content";
+import { contentFingerprint, drawProbes, PROBE_GENERATOR_VERSION, PROBE_KINDS, probeSetStaleReason, type Probe, type ProbeKind } from "./probes";
+import { latestProbeSet, saveProbeSet, type StoredProbeSet } from "./runs";
+import { rankOf, scoreOf, type Score } from "./score";
+
+/**
+ * One self-recall evaluation of a store: its probe set (drawn again when the
+ * content moved too much), each probe asked in each mode through the same
+ * entry points agents use (search, recall, remember: both backends), and the
+ * scores per kind and mode.
+ * - `active`: the store as it answers now. Modes fts, vector and hybrid,
+ *   plus `knn` for documents and memories (the raw vector neighbours of the
+ *   probe, mapped to documents) — the one measure a model can be compared on
+ *   before it serves.
+ * - `shadow`: the candidate model whose vectors a held re-embed built beside
+ *   the active ones, on the same probes, by `knn` alone.
+ */
+export type EvalMode = "fts" | "vector" | "hybrid" | "knn";
+export type EvalTarget = "active" | "shadow";
+/** The mode whose figure is the store's self-recall (the default an agent gets). */
+export const HEADLINE_MODE: EvalMode = "hybrid";
+/** The mode a model switch is judged on (the only one both models can be asked in before the switch). */
+export const GATE_MODE: EvalMode = "knn";
+
+export type EvalResults = {
+  byKind: Partial<Record<ProbeKind, Partial<Record<EvalMode, Score>>>>;
+  /** Every kind's probes pooled, in HEADLINE_MODE (active) or GATE_MODE (shadow). */
+  overall: Score | null;
+  /** The documents' and memories' probes pooled in GATE_MODE: what a model switch is judged on (null without vectors here). */
+  gate: Score | null;
+  /** Probes left out because their target changed or went since the set was drawn. */
+  excluded: number;
+};
+
+export type EvalSettings = {
+  seed: number;
+  perKind: number;
+  generatorVersion: number;
+  modes: Partial<Record<ProbeKind, EvalMode[]>>;
+  search: { defaultMode: string; group: string; chunkingVersion: number; fusionWeights: unknown; tokenizer: string };
+  model: { provider: string; model: string; dimension: number };
+};
+
+export type EvalProgress = { phase: "probes" | "asking"; done: number; total: number };
+
+const SEARCH_DEPTH = 50;
+const RECALL_DEPTH = 10;
+
+function modesFor(kind: ProbeKind, target: EvalTarget, vectorsHere: boolean): EvalMode[] {
+  if (target === "shadow") return kind === "document" || kind === "memory" ? ["knn"] : [];
+  if (kind === "document" || kind === "memory") return vectorsHere ? ["fts", "vector", "hybrid", "knn"] : ["fts", "vector", "hybrid"];
+  if (kind === "thought") return ["hybrid"];
+  return ["fts", "vector", "hybrid"];
+}
+
+/** The store's serving model (its meta), or null before its first vector. */
+export async function activeFingerprintOf(reader: StoreReader): Promise<string | null> {
+  const rows = await reader.rows<{ value: string }>(
+    reader.dialect === "pg" ? sql`select value from store_meta where key = 'active_fingerprint'` : sql`select value from meta where key = 'active_fingerprint'`,
+  );
+  return rows[0]?.value ?? null;
+}
+
+/** The full-text tokenizer the store's chunks are indexed with (SQLite records it in meta; PostgreSQL's is the english text search configuration). */
+async function tokenizerOf(reader: StoreReader): Promise<string> {
+  if (reader.dialect === "pg") return "postgres english tsvector";
+  return (await reader.rows<{ value: string }>(sql`select value from meta where key = 'fts_tokenizer'`))[0]?.value ?? "unicode61 remove_diacritics 2";
+}
+
+/** The store's probe set for this seed and size: the stored one while it fits the content, else a new one (saved). */
+export async function currentProbeSet({
+  store,
+  reader,
+  candidates,
+  seed,
+  perKind,
+}: {
+  store: string;
+  reader: StoreReader;
+  candidates: StoreCandidates;
+  seed: number;
+  perKind: number;
+}): Promise<{ set: StoredProbeSet; drawnBecause: string | null }> {
+  const now = contentFingerprint(candidates);
+  const hashes = new Map(PROBE_KINDS.flatMap((k) => candidates[k].map((c) => [`${k}:${c.key}`, c.hash] as const)));
+  const stored = await latestProbeSet({ store });
+  let drawnBecause: string | null = stored ? null : "the store had no probe set";
+  if (stored) {
+    drawnBecause =
+      stored.perKind !== perKind
+        ? `another size was asked for (${stored.perKind} → ${perKind} per kind)`
+        : probeSetStaleReason({ set: stored, now, seed, currentHashes: (p) => hashes.get(`${p.kind}:${p.target}`) });
+    if (!drawnBecause) return { set: stored, drawnBecause: null };
+  }
+  const probes = await drawProbes({ candidates, seed, perKind, read: (kind, keys) => readProbeSources(reader, kind, keys), shared: sharedSentenceCheck(reader) });
+  const set = await saveProbeSet({ store, seed, perKind, content: now, probes, generatorVersion: PROBE_GENERATOR_VERSION });
+  return { set, drawnBecause };
+}
+
+/** Chunk row ids to their documents' paths (one SQL for both databases). */
+async function pathsOfChunks(reader: StoreReader, ids: number[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await reader.rows<{ id: number | string; path: string }>(
+    sql`select c.id as id, d.path as path from chunks c join documents d on d.doc_id = c.doc_id where c.id in (${sql.join(
+      ids.map((id) => sql`${id}`),
+      sql`, `,
+    )})`,
+  );
+  const byId = new Map(rows.map((r) => [Number(r.id), r.path]));
+  return ids.map((id) => byId.get(id)).filter((p): p is string => p !== undefined);
+}
+
+/** The documents of a probe's nearest chunks under one model's vectors (both databases). */
+async function knnDocuments({ store, reader, fingerprintId, query }: { store: string; reader: StoreReader; fingerprintId: string; query: Float32Array }): Promise<string[]> {
+  const pg = getPg();
+  if (pg) {
+    const handle = await openStorePg({ pg: await pg, store });
+    const knn = await withStoreTx({ handle, readOnly: true }, (tx) => vectorNeighboursPg({ tx, fingerprintId, query, k: SEARCH_DEPTH, where: [] }));
+    return knn.ok ? pathsOfChunks(reader, knn.hits.map((h) => h.id)) : [];
+  }
+  const { hits } = knnSearch({ handle: openStore({ store }), kind: "chunk", fingerprintId, query, k: SEARCH_DEPTH });
+  return pathsOfChunks(reader, hits.map((h) => h.refId));
+}
+
+type Asked = { keys: string[]; fallback: boolean };
+
+async function ask({ store, reader, probe, mode, fingerprintId, embed }: { store: string; reader: StoreReader; probe: Probe; mode: EvalMode; fingerprintId: string; embed: (q: string) => Promise<Float32Array> }): Promise<Asked> {
+  const q = probe.q.slice(0, 2000);
+  if (mode === "knn") {
+    // A provider that fails mid-run costs this question its answer (counted as a fallback), not the run.
+    const query = await embed(q).catch(() => null);
+    return query ? { keys: await knnDocuments({ store, reader, fingerprintId, query }), fallback: false } : { keys: [], fallback: true };
+  }
+  if (probe.kind === "document" || probe.kind === "memory") {
+    const r = await stores().search({ store, input: searchInputSchema.parse({ q, mode, limit: SEARCH_DEPTH }) });
+    return { keys: (r.results as { path: string }[]).map((h) => h.path), fallback: r.effectiveMode !== mode };
+  }
+  if (probe.kind === "trace" || probe.kind === "learning") {
+    const signals = mode === "fts" ? "lexical" : mode;
+    const r = await recallBackend().recall({ store, agentId: "system:self-recall", input: { query: q, kinds: [probe.kind], top_k: RECALL_DEPTH, min_score: 0, signals } });
+    const hits = probe.kind === "trace" ? r.traces : r.learnings;
+    return { keys: hits.map((h) => String(h.id)), fallback: r.fallback !== null };
+  }
+  const r = await graphBackend().remember({ store, input: { query: q, kinds: ["thought"], limit: RECALL_DEPTH } });
+  return { keys: r.results.filter((h) => h.kind === "thought").map((h) => h.id), fallback: r.fallback !== null };
+}
+
+export type EvaluationOutcome = {
+  set: StoredProbeSet;
+  drawnBecause: string | null;
+  target: EvalTarget;
+  fingerprintId: string;
+  settings: EvalSettings;
+  results: EvalResults;
+  durationMs: number;
+};
+
+/**
+ * Ask every current probe of the store's set in each mode of `target` and
+ * score the answers. `onProgress` is told after each probe (the job's
+ * progress and heartbeat); it may throw to stop the run.
+ */
+export async function evaluateStore({
+  store,
+  target,
+  seed,
+  perKind,
+  configured,
+  onProgress,
+}: {
+  store: string;
+  target: EvalTarget;
+  seed: number;
+  perKind: number;
+  configured: Fingerprint;
+  onProgress?: (p: EvalProgress) => void | Promise<void>;
+}): Promise<EvaluationOutcome> {
+  const started = Date.now();
+  const reader = await storeReader(store);
+  await onProgress?.({ phase: "probes", done: 0, total: 0 });
+  const candidates = await listProbeCandidates(reader);
+  const { set, drawnBecause } = await currentProbeSet({ store, reader, candidates, seed, perKind });
+  const hashes = new Map(PROBE_KINDS.flatMap((k) => candidates[k].map((c) => [`${k}:${c.key}`, c.hash] as const)));
+  const probes = set.probes.filter((p) => hashes.get(`${p.kind}:${p.target}`) === p.targetHash);
+  const active = (await activeFingerprintOf(reader)) ?? configured.id;
+  // The active model's raw neighbours can be asked only while it is the configured one (queries are embedded by it).
+  const fingerprintId = target === "shadow" ? configured.id : active;
+  const vectorsHere = active === configured.id;
+  const { provider } = getEmbedder();
+  const embed = async (q: string) => (await provider.embed([q], "query"))[0];
+  const modes = Object.fromEntries(PROBE_KINDS.map((k) => [k, modesFor(k, target, vectorsHere)])) as Record<ProbeKind, EvalMode[]>;
+  const total = probes.reduce((n, p) => n + modes[p.kind].length, 0);
+  const ranks = new Map<string, { ranks: number[]; fallbacks: number }>();
+  let done = 0;
+  for (const probe of probes) {
+    for (const mode of modes[probe.kind]) {
+      const answer = await ask({ store, reader, probe, mode, fingerprintId, embed });
+      const cell = ranks.get(`${probe.kind}:${mode}`) ?? { ranks: [], fallbacks: 0 };
+      cell.ranks.push(rankOf(answer.keys, probe.target));
+      if (answer.fallback) cell.fallbacks++;
+      ranks.set(`${probe.kind}:${mode}`, cell);
+      done++;
+      await onProgress?.({ phase: "asking", done, total });
+      // A long run leaves room for requests between its queries.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  const byKind: EvalResults["byKind"] = {};
+  for (const kind of PROBE_KINDS) {
+    for (const mode of modes[kind]) {
+      const cell = ranks.get(`${kind}:${mode}`);
+      const score = cell ? scoreOf(cell.ranks, cell.fallbacks) : null;
+      if (score) (byKind[kind] ??= {})[mode] = score;
+    }
+  }
+  const pooledScore = (kinds: readonly ProbeKind[], mode: EvalMode) => {
+    const cells = kinds.map((k) => ranks.get(`${k}:${mode}`)).filter((c) => c !== undefined);
+    return scoreOf(
+      cells.flatMap((c) => c.ranks),
+      cells.reduce((n, c) => n + c.fallbacks, 0),
+    );
+  };
+  const overall = pooledScore(PROBE_KINDS, target === "shadow" ? GATE_MODE : HEADLINE_MODE);
+  return {
+    set,
+    drawnBecause,
+    target,
+    fingerprintId,
+    settings: {
+      seed,
+      perKind,
+      generatorVersion: set.generatorVersion,
+      modes,
+      search: { defaultMode: DEFAULT_SEARCH_MODE, group: DEFAULT_GROUP, chunkingVersion: CHUNKING_VERSION, fusionWeights: FUSION_WEIGHTS[configured.provider], tokenizer: await tokenizerOf(reader) },
+      model: { provider: configured.provider, model: configured.model, dimension: configured.dimension },
+    },
+    results: { byKind, overall, gate: pooledScore(["document", "memory"], GATE_MODE), excluded: set.probes.length - probes.length },
+    durationMs: Date.now() - started,
+  };
+}

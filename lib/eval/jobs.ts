@@ -1,0 +1,127 @@
+import { randomUUID } from "node:crypto";
+import os from "node:os";
+import { sql } from "drizzle-orm";
+import { JOB_STALE_MS } from "../index/jobs";
+import { log } from "../log";
+import { auditSelfRecall, govRow, govRun, num, numOrNull } from "./db";
+import type { EvalProgress, EvalTarget } from "./evaluate";
+
+/**
+ * Evaluations are admin jobs: a row in admin_jobs (kind `evaluate`; the
+ * same table and one-running-per-store index as reindex), its progress and
+ * heartbeat written as it runs, an audit row when it starts. One SQL text
+ * for both databases. A job whose process stopped (no heartbeat for
+ * JOB_STALE_MS, or this process no longer running it) is closed as failed
+ * when the next evaluation of its store is asked for: a run is cheap to
+ * start again, so it is not taken over.
+ */
+export type EvaluationJob = {
+  id: string;
+  kind: "evaluate";
+  store: string;
+  actor: string;
+  status: "running" | "succeeded" | "failed";
+  progress: EvalProgress | null;
+  /** The run it recorded (GET /evaluate lists it). */
+  result: { runId: number; target: EvalTarget; hit10: number | null; mrr10: number | null } | null;
+  error: string | null;
+  startedAt: number;
+  finishedAt: number | null;
+};
+
+const PROGRESS_WRITE_MS = 1_000;
+
+type JobsState = { owner: string; active: Set<string> };
+const g = globalThis as unknown as { __dualmindEvalJobs?: JobsState };
+function state(): JobsState {
+  g.__dualmindEvalJobs ??= { owner: `${os.hostname()}:${process.pid}:eval-${randomUUID().slice(0, 8)}`, active: new Set() };
+  return g.__dualmindEvalJobs;
+}
+
+type JobRow = { id: string; store: string; actor: string; status: string; owner: string; progress_json: string | null; result_json: string | null; error: string | null; started_at: unknown; heartbeat_at: unknown; finished_at: unknown };
+
+function jobOf(r: JobRow): EvaluationJob {
+  return {
+    id: r.id,
+    kind: "evaluate",
+    store: r.store,
+    actor: r.actor,
+    status: r.status as EvaluationJob["status"],
+    progress: r.progress_json ? (JSON.parse(r.progress_json) as EvalProgress) : null,
+    result: r.result_json ? (JSON.parse(r.result_json) as EvaluationJob["result"]) : null,
+    error: r.error,
+    startedAt: num(r.started_at),
+    finishedAt: numOrNull(r.finished_at),
+  };
+}
+
+export async function getEvaluationJob({ id, store }: { id: string; store: string }): Promise<EvaluationJob | null> {
+  const row = await govRow<JobRow>(sql`select * from admin_jobs where id = ${id} and store = ${store} and kind = 'evaluate'`);
+  return row ? jobOf(row) : null;
+}
+
+export async function latestEvaluationJob({ store }: { store: string }): Promise<EvaluationJob | null> {
+  const row = await govRow<JobRow>(sql`select * from admin_jobs where store = ${store} and kind = 'evaluate' order by started_at desc limit 1`);
+  return row ? jobOf(row) : null;
+}
+
+function isOrphan(row: JobRow, now: number): boolean {
+  if (row.owner === state().owner) return !state().active.has(row.id);
+  return now - num(row.heartbeat_at) > JOB_STALE_MS;
+}
+
+/**
+ * The store's running evaluation, or a new job row (audited) this process
+ * must run (`run: true`). A running one whose process stopped is closed first.
+ */
+export async function claimEvaluationJob({ store, actor, reason, details }: { store: string; actor: string; reason?: string; details: Record<string, unknown> }): Promise<{ job: EvaluationJob; run: boolean }> {
+  const now = Date.now();
+  const running = await govRow<JobRow>(sql`select * from admin_jobs where store = ${store} and kind = 'evaluate' and status = 'running'`);
+  if (running && !isOrphan(running, now)) return { job: jobOf(running), run: false };
+  if (running) {
+    const error = "the process running this evaluation stopped before it finished";
+    await govRun(sql`update admin_jobs set status = 'failed', error = ${error}, finished_at = ${now}, heartbeat_at = ${now} where id = ${running.id} and status = 'running'`);
+    await auditSelfRecall({ actor: "system:jobs", action: "store.evaluate.abandon", target: `store:${store}`, reason: error, details: { jobId: running.id } });
+  }
+  const id = randomUUID();
+  const inserted = await govRow<JobRow>(
+    sql`insert into admin_jobs (id, kind, store, actor, reason, status, owner, attempts, started_at, heartbeat_at)
+        values (${id}, 'evaluate', ${store}, ${actor}, ${reason ?? null}, 'running', ${state().owner}, 1, ${now}, ${now})
+        on conflict do nothing returning *`,
+  );
+  if (!inserted) {
+    // Another process's ask won the one running slot: its job is the answer.
+    const other = await govRow<JobRow>(sql`select * from admin_jobs where store = ${store} and kind = 'evaluate' and status = 'running'`);
+    if (other) return { job: jobOf(other), run: false };
+    throw new Error(`evaluation of ${store}: no running job after a conflicting insert`);
+  }
+  state().active.add(id);
+  await auditSelfRecall({ actor, action: "store.evaluate", target: `store:${store}`, reason: reason ?? null, details: { jobId: id, ...details } });
+  return { job: jobOf(inserted), run: true };
+}
+
+/** Progress and heartbeat of a job this process runs (at most once a second; the last step always). */
+export function progressWriter(id: string): (p: EvalProgress) => Promise<void> {
+  let last = 0;
+  return async (p) => {
+    const now = Date.now();
+    if (now - last < PROGRESS_WRITE_MS && p.done !== p.total) return;
+    last = now;
+    try {
+      await govRun(sql`update admin_jobs set progress_json = ${JSON.stringify(p)}, heartbeat_at = ${now} where id = ${id} and owner = ${state().owner}`);
+    } catch (e) {
+      log("warn", "could not record evaluation progress", { jobId: id, error: String(e) });
+    }
+  };
+}
+
+export async function finishEvaluationJob({ id, outcome }: { id: string; outcome: { result: NonNullable<EvaluationJob["result"]> } | { error: string } }): Promise<void> {
+  const now = Date.now();
+  try {
+    if ("result" in outcome)
+      await govRun(sql`update admin_jobs set status = 'succeeded', result_json = ${JSON.stringify(outcome.result)}, finished_at = ${now}, heartbeat_at = ${now} where id = ${id} and owner = ${state().owner}`);
+    else await govRun(sql`update admin_jobs set status = 'failed', error = ${outcome.error}, finished_at = ${now}, heartbeat_at = ${now} where id = ${id} and owner = ${state().owner}`);
+  } finally {
+    state().active.delete(id);
+  }
+}

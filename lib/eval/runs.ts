@@ -1,0 +1,147 @@
+import { sql } from "drizzle-orm";
+import { govRow, govRows, govRun, num, numOrNull } from "./db";
+import type { EvalResults, EvalSettings, EvalTarget } from "./evaluate";
+import type { ContentFingerprint, Probe } from "./probes";
+import type { Score } from "./score";
+
+/**
+ * Probe sets and evaluation runs, kept per store over time (beside the
+ * ledger, so Health, Prometheus and the switch gate read them the same on
+ * both backends). Runs are pruned to KEEP_RUNS per store, probe sets to the
+ * ones a kept run still names.
+ */
+export type StoredProbeSet = { id: number; store: string; generatorVersion: number; seed: number; perKind: number; createdAt: number; content: ContentFingerprint; probes: Probe[] };
+
+export type SelfRecallRun = {
+  id: number;
+  store: string;
+  jobId: string | null;
+  probeSetId: number;
+  target: EvalTarget;
+  fingerprintId: string;
+  model: string;
+  ts: number;
+  actor: string;
+  trigger: string;
+  probes: number;
+  hit1: number | null;
+  hit10: number | null;
+  mrr10: number | null;
+  noise: number | null;
+  settings: EvalSettings;
+  results: EvalResults;
+  durationMs: number;
+};
+
+const KEEP_RUNS = 200;
+
+type ProbeSetRow = { id: unknown; store: string; generator_version: unknown; seed: unknown; created_at: unknown; content_json: string; probes_json: string };
+
+function probeSetOf(r: ProbeSetRow): StoredProbeSet {
+  const content = JSON.parse(r.content_json) as { fingerprint: ContentFingerprint; perKind: number };
+  return { id: num(r.id), store: r.store, generatorVersion: num(r.generator_version), seed: num(r.seed), perKind: content.perKind, createdAt: num(r.created_at), content: content.fingerprint, probes: JSON.parse(r.probes_json) as Probe[] };
+}
+
+export async function latestProbeSet({ store }: { store: string }): Promise<StoredProbeSet | null> {
+  const row = await govRow<ProbeSetRow>(sql`select * from self_recall_probe_sets where store = ${store} order by id desc limit 1`);
+  return row ? probeSetOf(row) : null;
+}
+
+export async function getProbeSet({ id }: { id: number }): Promise<StoredProbeSet | null> {
+  const row = await govRow<ProbeSetRow>(sql`select * from self_recall_probe_sets where id = ${id}`);
+  return row ? probeSetOf(row) : null;
+}
+
+export async function saveProbeSet({ store, seed, perKind, content, probes, generatorVersion }: { store: string; seed: number; perKind: number; content: ContentFingerprint; probes: Probe[]; generatorVersion: number }): Promise<StoredProbeSet> {
+  const createdAt = Date.now();
+  const row = await govRow<{ id: unknown }>(
+    sql`insert into self_recall_probe_sets (store, generator_version, seed, created_at, content_json, probes_json)
+        values (${store}, ${generatorVersion}, ${seed}, ${createdAt}, ${JSON.stringify({ fingerprint: content, perKind })}, ${JSON.stringify(probes)}) returning id`,
+  );
+  return { id: num(row!.id), store, generatorVersion, seed, perKind, createdAt, content, probes };
+}
+
+type RunRow = {
+  id: unknown;
+  store: string;
+  job_id: string | null;
+  probe_set_id: unknown;
+  target: string;
+  fingerprint_id: string;
+  model: string;
+  ts: unknown;
+  actor: string;
+  trigger: string;
+  probes: unknown;
+  hit1: unknown;
+  hit10: unknown;
+  mrr10: unknown;
+  noise: unknown;
+  settings_json: string;
+  results_json: string;
+  duration_ms: unknown;
+};
+
+function runOf(r: RunRow): SelfRecallRun {
+  return {
+    id: num(r.id),
+    store: r.store,
+    jobId: r.job_id,
+    probeSetId: num(r.probe_set_id),
+    target: r.target as EvalTarget,
+    fingerprintId: r.fingerprint_id,
+    model: r.model,
+    ts: num(r.ts),
+    actor: r.actor,
+    trigger: r.trigger,
+    probes: num(r.probes),
+    hit1: numOrNull(r.hit1),
+    hit10: numOrNull(r.hit10),
+    mrr10: numOrNull(r.mrr10),
+    noise: numOrNull(r.noise),
+    settings: JSON.parse(r.settings_json) as EvalSettings,
+    results: JSON.parse(r.results_json) as EvalResults,
+    durationMs: num(r.duration_ms),
+  };
+}
+
+export async function saveRun(run: Omit<SelfRecallRun, "id" | "probes" | "hit1" | "hit10" | "mrr10" | "noise">): Promise<SelfRecallRun> {
+  const o: Score | null = run.results.overall;
+  const row = await govRow<{ id: unknown }>(
+    sql`insert into self_recall_runs (store, job_id, probe_set_id, target, fingerprint_id, model, ts, actor, trigger, probes, hit1, hit10, mrr10, noise, settings_json, results_json, duration_ms)
+        values (${run.store}, ${run.jobId}, ${run.probeSetId}, ${run.target}, ${run.fingerprintId}, ${run.model}, ${run.ts}, ${run.actor}, ${run.trigger},
+                ${o?.probes ?? 0}, ${o?.hit1 ?? null}, ${o?.hit10 ?? null}, ${o?.mrr10 ?? null}, ${o?.noise ?? null},
+                ${JSON.stringify(run.settings)}, ${JSON.stringify(run.results)}, ${run.durationMs}) returning id`,
+  );
+  const id = num(row!.id);
+  await govRun(sql`delete from self_recall_runs where store = ${run.store} and id <= ${id - KEEP_RUNS}`);
+  await govRun(sql`delete from self_recall_probe_sets where store = ${run.store} and id not in (select probe_set_id from self_recall_runs where store = ${run.store})
+                     and id < (select max(id) from self_recall_probe_sets where store = ${run.store})`);
+  return { ...run, id, probes: o?.probes ?? 0, hit1: o?.hit1 ?? null, hit10: o?.hit10 ?? null, mrr10: o?.mrr10 ?? null, noise: o?.noise ?? null };
+}
+
+/** A store's runs, newest first. */
+export async function listRuns({ store, limit = 50, target }: { store: string; limit?: number; target?: EvalTarget }): Promise<SelfRecallRun[]> {
+  const rows = await govRows<RunRow>(
+    target
+      ? sql`select * from self_recall_runs where store = ${store} and target = ${target} order by id desc limit ${limit}`
+      : sql`select * from self_recall_runs where store = ${store} order by id desc limit ${limit}`,
+  );
+  return rows.map(runOf);
+}
+
+/** The newest run of a store for a target and model on one probe set (the gate's two sides). */
+export async function latestRunFor({ store, target, fingerprintId, probeSetId }: { store: string; target: EvalTarget; fingerprintId: string; probeSetId: number }): Promise<SelfRecallRun | null> {
+  const row = await govRow<RunRow>(
+    sql`select * from self_recall_runs where store = ${store} and target = ${target} and fingerprint_id = ${fingerprintId} and probe_set_id = ${probeSetId} order by id desc limit 1`,
+  );
+  return row ? runOf(row) : null;
+}
+
+/** The newest active run of each store (Health, Prometheus). */
+export async function latestActiveRuns(): Promise<SelfRecallRun[]> {
+  const rows = await govRows<RunRow>(
+    sql`select r.* from self_recall_runs r where r.target = 'active' and r.id = (select max(k.id) from self_recall_runs k where k.store = r.store and k.target = 'active') order by r.store`,
+  );
+  return rows.map(runOf);
+}

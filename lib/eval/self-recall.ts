@@ -1,0 +1,211 @@
+import { z } from "zod";
+import { governance } from "../backend/governance";
+import type { SwitchGate } from "../embed/reembed";
+import { getEmbedder } from "../embed/model";
+import type { Fingerprint } from "../embed/providers";
+import { AppError } from "../errors";
+import { recordHealthEvent } from "../governance/health-events";
+import { log } from "../log";
+import { embeddingsBackend } from "../stores/embeddings-backend";
+import { storeReader } from "./content";
+import { activeFingerprintOf, evaluateStore, type EvalProgress, type EvalTarget, type EvaluationOutcome } from "./evaluate";
+import { claimEvaluationJob, finishEvaluationJob, getEvaluationJob, latestEvaluationJob, progressWriter, type EvaluationJob } from "./jobs";
+import { DEFAULT_PROBE_SEED, DEFAULT_PROBES_PER_KIND, MAX_PROBES_PER_KIND } from "./probes";
+import { latestProbeSet, latestRunFor, listRuns, saveRun, type SelfRecallRun } from "./runs";
+import { fellBeyondNoise, type Score } from "./score";
+
+/**
+ * A store's self-recall: how well it finds what it holds (lib/eval/probes.ts
+ * for the probes, evaluate.ts for the run). Evaluations are admin jobs; each
+ * run is kept with the model and settings it ran under, and a fall beyond
+ * the noise from the run before (same probes) is a health event and an alert.
+ * A held model switch is gated on it (checkSwitchGate).
+ */
+export const evaluateInputSchema = z
+  .object({
+    /** active: the store as it answers now; shadow: the candidate model a held re-embed built. */
+    target: z.enum(["active", "shadow"]).default("active"),
+    /** Probes per kind (documents, memories, traces, learnings, thoughts). */
+    per_kind: z.coerce.number().int().min(1).max(MAX_PROBES_PER_KIND).default(DEFAULT_PROBES_PER_KIND),
+    seed: z.coerce.number().int().min(0).max(2 ** 31 - 1).default(DEFAULT_PROBE_SEED),
+    reason: z.string().trim().min(1).max(500).optional(),
+  })
+  .strict();
+export type EvaluateInput = z.input<typeof evaluateInputSchema>;
+
+async function configuredModel(): Promise<Fingerprint> {
+  try {
+    return await getEmbedder().fingerprint;
+  } catch (e) {
+    throw new AppError("unavailable", `the embedding provider did not answer, so the model a run would record is unknown: ${(e as Error).message}`);
+  }
+}
+
+/** A shadow run needs a re-embed towards the configured model whose vectors are all built. */
+async function assertShadowReady({ store, configured }: { store: string; configured: Fingerprint }): Promise<void> {
+  const progress = await embeddingsBackend().getReembedProgress({ store });
+  if (!progress || progress.status === "done" || progress.targetFingerprintId !== configured.id) {
+    throw new AppError("conflict", "there is no held re-embed to the configured model: a shadow evaluation measures the new model's vectors before the switch");
+  }
+  if (progress.remaining > 0) throw new AppError("conflict", `the re-embed is not finished (${progress.done} of ${progress.total} done): the new model is evaluated once every item has its vector`);
+}
+
+/** What moved between two runs: the model, the settings, or the probes. */
+export function changeBetween(before: SelfRecallRun | undefined, after: SelfRecallRun): string[] {
+  if (!before) return [];
+  const out: string[] = [];
+  if (before.fingerprintId !== after.fingerprintId) out.push(`model ${before.model} → ${after.model}`);
+  const a = before.settings.search;
+  const b = after.settings.search;
+  if ((a.tokenizer ?? null) !== (b.tokenizer ?? null)) out.push(`full-text tokenizer ${a.tokenizer ?? "?"} → ${b.tokenizer ?? "?"}`);
+  if (a.chunkingVersion !== b.chunkingVersion) out.push(`chunking version ${a.chunkingVersion} → ${b.chunkingVersion}`);
+  if (a.defaultMode !== b.defaultMode || a.group !== b.group) out.push(`search defaults ${a.defaultMode}/${a.group} → ${b.defaultMode}/${b.group}`);
+  if (JSON.stringify(a.fusionWeights) !== JSON.stringify(b.fusionWeights)) out.push("fusion weights");
+  if (before.probeSetId !== after.probeSetId) out.push("probes drawn again (the content changed)");
+  return out;
+}
+
+/** After an active run: a fall beyond the noise from the run before on the same probes is one health event (and its webhook). */
+async function noticeFall(run: SelfRecallRun): Promise<void> {
+  if (run.target !== "active" || run.mrr10 === null || run.noise === null) return;
+  const [, before] = await listRuns({ store: run.store, target: "active", limit: 2 });
+  if (!before || before.probeSetId !== run.probeSetId || before.mrr10 === null || before.noise === null) return;
+  if (!fellBeyondNoise({ mrr10: before.mrr10, noise: before.noise }, { mrr10: run.mrr10, noise: run.noise })) return;
+  const change = changeBetween(before, run);
+  await recordHealthEvent({
+    ts: run.ts,
+    kind: "self_recall",
+    store: run.store,
+    subject: `run:${run.id}`,
+    status: "fell",
+    previousStatus: null,
+    reason: `self-recall fell: MRR@10 ${before.mrr10.toFixed(3)} → ${run.mrr10.toFixed(3)}, hit@10 ${(before.hit10 ?? 0).toFixed(3)} → ${(run.hit10 ?? 0).toFixed(3)} (noise ±${Math.max(before.noise, run.noise).toFixed(3)}, ${run.probes} probes)${change.length ? `; changed: ${change.join(", ")}` : "; no model or setting changed (the content did)"}`,
+  });
+}
+
+async function runClaimed({ job, store, target, seed, perKind, configured, actor, trigger, onProgress }: { job: EvaluationJob; store: string; target: EvalTarget; seed: number; perKind: number; configured: Fingerprint; actor: string; trigger: string; onProgress?: (p: EvalProgress) => void }): Promise<SelfRecallRun | null> {
+  const write = progressWriter(job.id);
+  try {
+    const outcome: EvaluationOutcome = await evaluateStore({
+      store,
+      target,
+      seed,
+      perKind,
+      configured,
+      onProgress: async (p) => {
+        onProgress?.(p);
+        await write(p);
+      },
+    });
+    const run = await saveRun({
+      store,
+      jobId: job.id,
+      probeSetId: outcome.set.id,
+      target,
+      fingerprintId: outcome.fingerprintId,
+      model: `${configured.provider}:${configured.model}`,
+      ts: Date.now(),
+      actor,
+      trigger,
+      settings: outcome.settings,
+      results: outcome.results,
+      durationMs: outcome.durationMs,
+    });
+    await finishEvaluationJob({ id: job.id, outcome: { result: { runId: run.id, target, hit10: run.hit10, mrr10: run.mrr10 } } });
+    await noticeFall(run).catch((e: unknown) => log("warn", "could not record a self-recall fall", { store, error: String(e) }));
+    return run;
+  } catch (e) {
+    log("error", "self-recall evaluation failed", { store, jobId: job.id, error: e instanceof Error ? e.stack : String(e) });
+    await finishEvaluationJob({ id: job.id, outcome: { error: e instanceof Error ? e.message : String(e) } });
+    return null;
+  }
+}
+
+/**
+ * Start an evaluation of the store (or answer its running one). `wait`
+ * runs it to the end before answering (the CLI, the switch gate); otherwise
+ * it runs in the background and the job is polled.
+ */
+export async function startEvaluation({ store, actor, input, trigger = "on demand", wait = false, onProgress }: { store: string; actor: string; input: EvaluateInput; trigger?: string; wait?: boolean; onProgress?: (p: EvalProgress) => void }): Promise<EvaluationJob> {
+  const parsed = evaluateInputSchema.parse(input);
+  await storeReader(store); // 404 for a store that is not there, before any row is written
+  const configured = await configuredModel();
+  if (parsed.target === "shadow") await assertShadowReady({ store, configured });
+  const { job, run } = await claimEvaluationJob({ store, actor, reason: parsed.reason, details: { target: parsed.target, perKind: parsed.per_kind, seed: parsed.seed, trigger } });
+  if (!run) return job;
+  const going = runClaimed({ job, store, target: parsed.target, seed: parsed.seed, perKind: parsed.per_kind, configured, actor, trigger, onProgress });
+  if (wait) await going;
+  return (await getEvaluationJob({ id: job.id, store })) ?? job;
+}
+
+export type TrendPoint = { runId: number; ts: number; target: EvalTarget; model: string; hit10: number | null; mrr10: number | null; noise: number | null; change: string[] };
+
+export type SelfRecallReport = {
+  store: string;
+  /** The newest run of the store as it answers now, or null before the first evaluation. */
+  latest: SelfRecallRun | null;
+  /** Oldest first: each run's figure and what changed since the one before. */
+  trend: TrendPoint[];
+  job: EvaluationJob | null;
+};
+
+/** The store's self-recall: the newest run, the trend of its runs and the last evaluation job. */
+export async function getSelfRecall({ store, limit = 30 }: { store: string; limit?: number }): Promise<SelfRecallReport> {
+  await storeReader(store);
+  // A few runs more than shown, so the oldest shown still has the run before it to say what changed.
+  const runs = (await listRuns({ store, limit: limit + 20 })).reverse();
+  const shown = runs.slice(-limit);
+  const active = shown.filter((r) => r.target === "active");
+  const trend = shown.map((r) => {
+    const previous = [...runs.slice(0, runs.indexOf(r))].reverse().find((p) => p.target === r.target);
+    return { runId: r.id, ts: r.ts, target: r.target, model: r.model, hit10: r.hit10, mrr10: r.mrr10, noise: r.noise, change: changeBetween(previous, r) };
+  });
+  return { store, latest: active.at(-1) ?? null, trend, job: await latestEvaluationJob({ store }) };
+}
+
+/** The figure the gate compares: the documents' and memories' probes pooled, by their raw vector neighbours. */
+function gateScore(run: SelfRecallRun): Score | null {
+  return run.results.gate ?? null;
+}
+
+/**
+ * Before an admin's switch of a held re-embed: the candidate model on the
+ * store's own probes against the active model's last run on the same probes
+ * (evaluating the candidate first when it has not been). A fall beyond the
+ * noise refuses (409) unless `override` says why; the override is a ledger
+ * override with who and why. Without a run of the active model to compare
+ * with, the switch goes ahead unmeasured (the audit row says so).
+ */
+export async function checkSwitchGate({ store, actor, tokenLabel, override }: { store: string; actor: string; tokenLabel: string; override?: string }): Promise<SwitchGate> {
+  const unmeasured = (reason: string): SwitchGate => ({ verdict: "unmeasured", reason, before: null, after: null, noise: null, overrideId: null });
+  const progress = await embeddingsBackend().getReembedProgress({ store });
+  // Nothing to gate: the switch itself answers why it cannot happen.
+  if (!progress || progress.status === "done" || progress.remaining > 0) return unmeasured("no finished re-embed is waiting for a switch");
+  const configured = await configuredModel();
+  if (progress.targetFingerprintId !== configured.id) return unmeasured("the re-embed's model is not the configured one");
+  const set = await latestProbeSet({ store });
+  const active = await activeFingerprintOf(await storeReader(store));
+  const baseline = set && active ? await latestRunFor({ store, target: "active", fingerprintId: active, probeSetId: set.id }) : null;
+  if (!baseline || !gateScore(baseline)) return unmeasured("the active model has no self-recall run on the store's probes to compare with (evaluate before changing the model)");
+  let shadow = await latestRunFor({ store, target: "shadow", fingerprintId: configured.id, probeSetId: set!.id });
+  if (!shadow) {
+    const job = await startEvaluation({ store, actor, input: { target: "shadow", per_kind: set!.perKind, seed: set!.seed }, trigger: "switch gate", wait: true });
+    if (job.status === "running") throw new AppError("conflict", "an evaluation of this store is running: switch when it has finished");
+    shadow = job.result ? ((await listRuns({ store, target: "shadow", limit: 1 }))[0] ?? null) : null;
+    if (!shadow || shadow.probeSetId !== baseline.probeSetId) return unmeasured("the store's content changed since the active model's run: its probes were drawn again");
+  }
+  const before = gateScore(baseline)!;
+  const after = gateScore(shadow);
+  if (!after) return unmeasured("the new model's run has no documents or memories to compare");
+  const noise = Math.max(before.noise, after.noise);
+  const figures = { before: before.mrr10, after: after.mrr10, noise };
+  const summary = `self-recall by vector neighbours (MRR@10 over ${after.probes} probes of documents and memories): ${before.mrr10.toFixed(3)} with the active model, ${after.mrr10.toFixed(3)} with the new one (noise ±${noise.toFixed(3)})`;
+  if (!fellBeyondNoise(before, after)) return { verdict: "passed", reason: summary, ...figures, overrideId: null };
+  if (!override) throw new AppError("conflict", `the new model finds the store's own content worse: ${summary}. Switch with an override (why) to go ahead anyway; it is recorded in the ledger.`);
+  const { override: row } = await governance().recordOverride({
+    input: { note: `model switch of store ${store} to ${configured.provider}:${configured.model} despite lower self-recall (${summary}): ${override}` },
+    actor,
+    tokenLabel,
+  });
+  return { verdict: "overridden", reason: `${summary}; overridden: ${override}`, ...figures, overrideId: row.overrideId };
+}

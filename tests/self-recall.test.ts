@@ -1,0 +1,247 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import * as evaluateRoute from "@/app/api/v1/stores/[store]/evaluate/route";
+import * as evaluateJobRoute from "@/app/api/v1/stores/[store]/evaluate/jobs/[id]/route";
+import * as reembedRoute from "@/app/api/v1/stores/[store]/reembed/route";
+import * as switchRoute from "@/app/api/v1/stores/[store]/reembed/switch/route";
+import { resetEmbedderForTests } from "@/lib/embed/model";
+import { renderPrometheusMetrics } from "@/lib/metrics/prometheus";
+import { reportModelMismatches } from "@/lib/eval/model-check";
+import { changeBetween } from "@/lib/eval/self-recall";
+import type { SelfRecallRun } from "@/lib/eval/runs";
+import { drawProbes, PROBE_KINDS, probeSetStaleReason, contentFingerprint, type ProbeKind, type ProbeSource } from "@/lib/eval/probes";
+import { drainEmbeddings, governanceSql, seedDocument, seedStore, seedThought, seedTrace, useTestBackend, type TestEnv } from "./backend";
+import { startFakeOpenAI } from "./fixtures/fake-openai-server";
+import { callRoute, restartWith } from "./helpers";
+
+const TOKEN = "bootstrap-token-for-self-recall-0123456789";
+const params = { store: "notes" };
+
+const TOPICS = [
+  ["nginx", "certificate", "proxy", "handshake", "upstream"],
+  ["postgres", "vacuum", "autovacuum", "tablespace", "replication"],
+  ["sourdough", "starter", "flour", "proofing", "crust"],
+  ["aperture", "shutter", "exposure", "lens", "sensor"],
+  ["kubernetes", "pod", "scheduler", "kubelet", "namespace"],
+  ["violin", "bow", "rosin", "fingerboard", "vibrato"],
+  ["glacier", "moraine", "crevasse", "icefall", "firn"],
+  ["compiler", "parser", "bytecode", "register", "inlining"],
+  ["orchid", "repotting", "humidity", "bark", "aerial"],
+  ["mortgage", "amortization", "escrow", "refinance", "principal"],
+  ["telescope", "eyepiece", "collimation", "nebula", "mount"],
+  ["beekeeping", "hive", "queen", "brood", "smoker"],
+  ["marathon", "tempo", "cadence", "taper", "hydration"],
+  ["espresso", "portafilter", "tamping", "crema", "grinder"],
+  ["chess", "gambit", "endgame", "castling", "zugzwang"],
+  ["sailing", "jib", "tacking", "mainsheet", "keel"],
+];
+const FILLER = ["the", "team", "always", "checks", "before", "after", "every", "morning", "carefully", "notes", "which", "step", "matters", "most", "when", "things", "change"];
+
+/** A document of four sentences on one topic: its words, some filler, in an order fixed by the topic and sentence numbers. */
+function topicDocument(t: number): string {
+  const words = TOPICS[t];
+  const sentences = [0, 1, 2, 3].map((s) => {
+    const parts = Array.from({ length: 11 }, (_, i) => (i % 2 === 0 ? words[(i + s + t) % words.length] : FILLER[(i * 3 + s * 5 + t) % FILLER.length]));
+    return `${parts.join(" ")}.`;
+  });
+  return `# ${words[0]} notes\n\n${sentences.join(" ")}\n`;
+}
+
+async function evaluate(body: Record<string, unknown> = {}) {
+  const started = await callRoute(evaluateRoute.POST, { token: TOKEN, params, body });
+  expect(started.status).toBe(202);
+  const id = started.json.job.id as string;
+  for (;;) {
+    const r = await callRoute(evaluateJobRoute.GET, { token: TOKEN, params: { ...params, id } });
+    expect(r.status).toBe(200);
+    if (r.json.job.status !== "running") return r.json.job;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function report() {
+  const r = await callRoute(evaluateRoute.GET, { token: TOKEN, params });
+  expect(r.status).toBe(200);
+  return r.json;
+}
+
+describe("self-recall probes", () => {
+  const candidates = (n: number) =>
+    Object.fromEntries(PROBE_KINDS.map((k) => [k, k === "document" ? Array.from({ length: n }, (_, i) => ({ key: `doc/${i}.md`, hash: `h${i}` })) : []])) as Record<ProbeKind, { key: string; hash: string }[]>;
+  const read = async (kind: ProbeKind, keys: string[]): Promise<ProbeSource[]> => keys.map((key) => ({ kind, key, hash: `h${key.match(/\d+/)![0]}`, texts: [topicDocument(Number(key.match(/\d+/)![0]) % TOPICS.length)] }));
+
+  it("are the same for the same content and seed, and another seed draws others", async () => {
+    const a = await drawProbes({ candidates: candidates(16), read, seed: 7, perKind: 8 });
+    const b = await drawProbes({ candidates: candidates(16), read, seed: 7, perKind: 8 });
+    expect(a).toHaveLength(8);
+    expect(b).toEqual(a);
+    // The order the items are listed in does not matter: they are sorted before the seeded shuffle.
+    const reversed = candidates(16);
+    reversed.document.reverse();
+    expect(await drawProbes({ candidates: reversed, read, seed: 7, perKind: 8 })).toEqual(a);
+    const c = await drawProbes({ candidates: candidates(16), read, seed: 8, perKind: 8 });
+    expect(c).not.toEqual(a);
+    // A probe is part of a sentence of its document, a third of its words dropped.
+    for (const p of a) {
+      const doc = topicDocument(Number(p.target.match(/\d+/)![0]) % TOPICS.length);
+      expect(p.q.split(" ").every((w) => doc.includes(w))).toBe(true);
+      expect(p.q.split(" ").length).toBeGreaterThanOrEqual(6);
+    }
+  });
+
+  it("pass over a sentence another document holds too (it would have two right answers)", async () => {
+    const first = await drawProbes({ candidates: candidates(4), read, seed: 7, perKind: 4 });
+    const sharedOnce = new Set([first[0].target]);
+    // The first document's every sentence is shared: it gives no probe, the others still do.
+    const probes = await drawProbes({ candidates: candidates(4), read, seed: 7, perKind: 4, shared: async (_s, key) => sharedOnce.has(key) });
+    expect(probes.map((p) => p.target)).not.toContain(first[0].target);
+    expect(probes).toHaveLength(3);
+  });
+
+  it("are drawn again when the content moved a lot, not for a small change", async () => {
+    const probes = await drawProbes({ candidates: candidates(16), read, seed: 7, perKind: 8 });
+    const set = { generatorVersion: 1, seed: 7, content: contentFingerprint(candidates(16)), probes };
+    const same = (p: { targetHash: string }) => p.targetHash;
+    expect(probeSetStaleReason({ set, now: contentFingerprint(candidates(17)), currentHashes: same, seed: 7 })).toBeNull();
+    expect(probeSetStaleReason({ set, now: contentFingerprint(candidates(24)), currentHashes: same, seed: 7 })).toMatch(/document count moved from 16 to 24/);
+    expect(probeSetStaleReason({ set, now: contentFingerprint(candidates(16)), currentHashes: () => "changed", seed: 7 })).toMatch(/8 of 8 probe targets changed/);
+    expect(probeSetStaleReason({ set, now: contentFingerprint(candidates(16)), currentHashes: same, seed: 9 })).toMatch(/another seed/);
+  });
+});
+
+describe("what moved between two runs", () => {
+  const run = (over: { fingerprintId?: string; model?: string; tokenizer?: string; probeSetId?: number }) =>
+    ({
+      fingerprintId: over.fingerprintId ?? "a",
+      model: over.model ?? "builtin:x",
+      probeSetId: over.probeSetId ?? 1,
+      settings: { search: { defaultMode: "hybrid", group: "document", chunkingVersion: 1, fusionWeights: { fts: 1, vec: 0.2 }, tokenizer: over.tokenizer ?? "porter unicode61 remove_diacritics 2" } },
+    }) as unknown as SelfRecallRun;
+  it("names a model change, a tokenizer change and probes drawn again", () => {
+    expect(changeBetween(undefined, run({}))).toEqual([]);
+    expect(changeBetween(run({}), run({}))).toEqual([]);
+    expect(changeBetween(run({}), run({ fingerprintId: "b", model: "openai:y" }))).toEqual(["model builtin:x → openai:y"]);
+    expect(changeBetween(run({}), run({ tokenizer: "unicode61 remove_diacritics 2" }))).toEqual(["full-text tokenizer porter unicode61 remove_diacritics 2 → unicode61 remove_diacritics 2"]);
+    expect(changeBetween(run({}), run({ probeSetId: 2 }))).toEqual(["probes drawn again (the content changed)"]);
+  });
+});
+
+describe("self-recall of a store, and the model switch it gates", () => {
+  let env: TestEnv;
+  let poor: Awaited<ReturnType<typeof startFakeOpenAI>>;
+  beforeAll(async () => {
+    poor = await startFakeOpenAI({ dimension: 32 });
+    poor.state.poor = true;
+  });
+  afterAll(async () => {
+    await poor.close();
+  });
+  beforeEach(async () => {
+    env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN });
+    resetEmbedderForTests();
+    await seedStore("notes");
+    for (let t = 0; t < TOPICS.length; t++) await seedDocument("notes", `topics/${TOPICS[t][0]}.md`, topicDocument(t));
+    for (let t = 0; t < 4; t++) {
+      await seedTrace("notes", { intent: { verb: "fix", target: `${TOPICS[t][0]} ${TOPICS[t][1]}` }, shard_type: "ops", key_files: [], outcome: "success", key_issue: `the ${TOPICS[t][2]} ${TOPICS[t][3]} was wrong`, error_tags: [] });
+      await seedThought("notes", { content: `Thinking about ${TOPICS[t].join(" ")} and why the ${TOPICS[t][4]} matters here`, framework: "conversation" });
+    }
+    await drainEmbeddings(["notes"]);
+  });
+  afterEach(async () => {
+    restartWith({ DUALMIND_EMBED_PROVIDER: undefined, DUALMIND_EMBED_MODEL: undefined, DUALMIND_EMBED_BASE_URL: undefined, DUALMIND_EMBED_DIM: undefined });
+    resetEmbedderForTests();
+    await env.cleanup();
+  });
+
+  it("measures each kind in each mode as an audited job, and a second run asks the same probes", async () => {
+    const job = await evaluate({ per_kind: 10 });
+    expect(job.status).toBe("succeeded");
+    const r = await report();
+    const run = r.latest;
+    expect(run.target).toBe("active");
+    expect(run.model).toBe("builtin:dualmind-hash-v1");
+    expect(Object.keys(run.results.by_kind).sort()).toEqual(["document", "thought", "trace"]);
+    expect(Object.keys(run.results.by_kind.document).sort()).toEqual(["fts", "hybrid", "knn", "vector"]);
+    expect(run.results.by_kind.document.hybrid.probes).toBe(10);
+    // Distinct topics: the store finds its own documents.
+    expect(run.results.by_kind.document.hybrid.hit10).toBe(1);
+    expect(run.results.gate.mrr10).toBeGreaterThan(0.8);
+    expect(run.hit10).toBeGreaterThan(0.8);
+    const again = await evaluate({ per_kind: 10 });
+    const second = (await report()).latest;
+    expect(second.id).toBe(again.result.run_id);
+    expect(second.probe_set_id).toBe(run.probe_set_id);
+    expect(second.results.by_kind).toEqual(run.results.by_kind);
+    const metrics = await renderPrometheusMetrics({ principal: null });
+    expect(metrics.body).toContain('dualmind_store_self_recall_hit10{store="notes"}');
+    expect(metrics.body).toMatch(/dualmind_store_self_recall_mrr10\{store="notes"\} 0\.\d+|dualmind_store_self_recall_mrr10\{store="notes"\} 1/);
+    const audit = await governanceSql<{ n: number }>("select count(*) as n from audit_log where action = ? and target = ?", ["store.evaluate", "store:notes"]);
+    expect(Number(audit[0].n)).toBe(2);
+  });
+
+  it("a worse model lowers self-recall; the switch refuses without an override, and the override is in the ledger", async () => {
+    await evaluate({ per_kind: 12 });
+    const before = (await report()).latest.results.gate.mrr10;
+    restartWith({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "poor", DUALMIND_EMBED_BASE_URL: poor.baseUrl, DUALMIND_EMBED_DIM: "32" });
+    resetEmbedderForTests();
+    // Start-up names both models, their dimensions and the way out.
+    const mismatches = (await reportModelMismatches()).filter((m) => m.store === "notes");
+    expect(mismatches).toHaveLength(1);
+    expect(mismatches[0].active.dimension).toBe(384);
+    expect(mismatches[0].configured).toMatchObject({ model: "openai:poor", dimension: 32 });
+    expect(mismatches[0].message).toMatch(/\(384 dimensions\); the configured model is openai:poor \(32 dimensions\)/);
+    expect(mismatches[0].message).toMatch(/re-embed it .* or set DUALMIND_EMBED_PROVIDER/);
+    expect((await callRoute(reembedRoute.POST, { token: TOKEN, params, body: { hold_switch: true } })).status).toBe(202);
+    await drainEmbeddings(["notes"]);
+    const shadow = await evaluate({ target: "shadow", per_kind: 12 });
+    expect(shadow.status).toBe("succeeded");
+    const trend = (await report()).trend;
+    const shadowPoint = trend.at(-1);
+    expect(shadowPoint.target).toBe("shadow");
+    expect(shadowPoint.model).toBe("openai:poor");
+    expect(shadowPoint.mrr10).toBeLessThan(before - 0.3);
+
+    const refused = await callRoute(switchRoute.POST, { token: TOKEN, params });
+    expect(refused.status).toBe(409);
+    expect(refused.json.error.message).toMatch(/finds the store's own content worse/);
+    expect(refused.json.error.message).toMatch(/override/);
+
+    const sw = await callRoute(switchRoute.POST, { token: TOKEN, params, url: "http://127.0.0.1/x?override_reason=cheaper%20provider%2C%20accepted%20by%20ops" });
+    expect(sw.status).toBe(200);
+    expect(sw.json.self_recall).toMatchObject({ verdict: "overridden" });
+    expect(sw.json.self_recall.before).toBeCloseTo(before, 6);
+    const overrides = await governanceSql<{ override_id: string; note: string; actor: string }>("select override_id, note, actor from overrides");
+    expect(overrides).toHaveLength(1);
+    expect(overrides[0].override_id).toBe(sw.json.self_recall.override_id);
+    expect(overrides[0].note).toMatch(/model switch of store notes to openai:poor despite lower self-recall/);
+    expect(overrides[0].note).toMatch(/cheaper provider, accepted by ops/);
+    const switched = await governanceSql<{ details: string }>("select details from audit_log where action = ?", ["store.reembed.switch"]);
+    expect(JSON.parse(switched[0].details).gate.verdict).toBe("overridden");
+  });
+
+  it("a fall beyond the noise after a model change is one health event naming the change", async () => {
+    await evaluate({ per_kind: 12 });
+    restartWith({ DUALMIND_EMBED_PROVIDER: "openai", DUALMIND_EMBED_MODEL: "poor", DUALMIND_EMBED_BASE_URL: poor.baseUrl, DUALMIND_EMBED_DIM: "32" });
+    resetEmbedderForTests();
+    // An unheld re-embed switches by itself once every vector is built.
+    expect((await callRoute(reembedRoute.POST, { token: TOKEN, params, body: {} })).status).toBe(202);
+    await drainEmbeddings(["notes"]);
+    await evaluate({ per_kind: 12 });
+    const r = await report();
+    expect(r.trend.at(-1).change).toContain("model builtin:dualmind-hash-v1 → openai:poor");
+    const events = await governanceSql<{ kind: string; status: string; reason: string; store: string }>("select kind, status, reason, store from health_events where kind = ?", ["self_recall"]);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ kind: "self_recall", status: "fell", store: "notes" });
+    expect(events[0].reason).toMatch(/self-recall fell: MRR@10 .* → .*changed: model builtin:dualmind-hash-v1 → openai:poor/);
+    // The same content and model again: no new event.
+    await evaluate({ per_kind: 12 });
+    expect(await governanceSql("select id from health_events where kind = ?", ["self_recall"])).toHaveLength(1);
+  });
+
+  it("an unknown store is a 404 and writes no job", async () => {
+    const r = await callRoute(evaluateRoute.POST, { token: TOKEN, params: { store: "nope" }, body: {} });
+    expect(r.status).toBe(404);
+    expect(await governanceSql("select id from admin_jobs where kind = ?", ["evaluate"])).toHaveLength(0);
+    const bad = await callRoute(evaluateRoute.POST, { token: TOKEN, params, body: { per_kind: 100000 } });
+    expect(bad.status).toBe(400);
+  });
+});
