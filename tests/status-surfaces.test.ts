@@ -1,3 +1,4 @@
+import { checkSwitchGate } from "@/lib/eval/self-recall";
 import { afterEach, describe, expect, it } from "vitest";
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { reembedSwitchReady } from "@/lib/embed/status";
@@ -148,7 +149,9 @@ describe("every surface shows the same status and numbers (builtin provider)", (
     expect(h.reason).toMatch(/wait for an admin to compare and switch/);
     expect(reembedSwitchReady(await embeddingsBackend().getReembedProgress({ store: "docs" }))).toBe(true);
     await runStatusWatchPass();
-    await embeddingsBackend().switchHeldReembed({ store: "docs", actor: "user:test" });
+    // As the switch route does: the self-recall gate first (nothing measured here: it lets the switch through as unmeasured).
+    const gate = await checkSwitchGate({ store: "docs", actor: "user:test", tokenLabel: "test" });
+    await embeddingsBackend().switchHeldReembed({ store: "docs", actor: "user:test", gate });
     h = await expectSurfacesAgree("docs");
     expect(h.state).toBe("healthy");
     await runStatusWatchPass();

@@ -3,7 +3,8 @@ import { checkVectorReadiness, getEmbeddingStatus, getStoreStatus, getWorkerStat
 import { summarizeStoreStatuses, type StoresSummary } from "./status-summary";
 import { getPg } from "../db/pg";
 import { withStoreTx } from "../db/pg-store";
-import { getRecallMetricsPg } from "../recall/events-pg";
+import { recallMetrics } from "../recall/events";
+import { inCallerTx } from "../db/port";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import { workerReportOf, type WorkerState } from "../embed/worker-state";
 import { listWorkerStatesPg } from "../embed/worker-state-pg";
@@ -100,7 +101,7 @@ async function recallQualityPg({ stores, window }: { stores: string[]; window: W
   if (!pg) return { perStore, rows };
   for (const store of stores) {
     const handle = await openStorePg({ pg: await pg, store });
-    const buckets = await withStoreTx({ handle, readOnly: true }, (tx) => getRecallMetricsPg({ tx, bucketMs: window.stepMs, since: window.from, until: window.to }));
+    const buckets = await withStoreTx({ handle, readOnly: true }, (tx) => inCallerTx(tx, recallMetrics({ bucketMs: window.stepMs, since: window.from, until: window.to })));
     const recalls = buckets.reduce((a, b) => a + b.recalls, 0);
     const rated = buckets.reduce((a, b) => a + b.rated, 0);
     const hits = buckets.reduce((a, b) => a + b.hitRate * b.recalls, 0);

@@ -3,7 +3,8 @@ import { getConfig } from "../config";
 import { getPg } from "../db/pg";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/pg/store";
-import { getRecallMetricsPg } from "../recall/events-pg";
+import { recallMetrics } from "../recall/events";
+import { inCallerTx } from "../db/port";
 import { recallStatsOf, recallStatsWindows, type RecallStats } from "./snapshots";
 import type { KindCounts, LiveCounts } from "../embed/counters";
 import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, reembedStateOf, type EmbeddingStatus, type StoreStatus } from "../embed/status";
@@ -214,5 +215,5 @@ export async function measureRecallStatsPg({ tx, now }: { tx: PgStoreTx; now: nu
     .leftJoin(reasoningTraces, and(eq(recallEventHits.artifact, "trace"), eq(reasoningTraces.id, recallEventHits.refId)))
     .leftJoin(learnings, and(eq(recallEventHits.artifact, "learning"), eq(learnings.id, recallEventHits.refId)))
     .where(between(recallEvents.createdAt, w.minute.since, w.minute.until));
-  return recallStatsOf({ minute: await getRecallMetricsPg({ tx, ...w.minute }), hour: await getRecallMetricsPg({ tx, ...w.hour }), ageS: age?.ageS });
+  return recallStatsOf({ minute: await inCallerTx(tx, recallMetrics(w.minute)), hour: await inCallerTx(tx, recallMetrics(w.hour)), ageS: age?.ageS });
 }

@@ -6,7 +6,7 @@ import { planQueryVectorPg } from "../index/query-vector-pg";
 import { tsqueryFor } from "../index/search-pg";
 import { kindVectorSpace, spaceNeighboursPg } from "../index/vectors-pg";
 import { answerReason, ExplainRecorder, fusionPolicyFor, similarityFloorFor } from "../retrieval";
-import { logRecallEventPg } from "./events-pg";
+import { recallEventLogged } from "./events";
 import { LEARNING_KIND } from "./learnings";
 import {
   fusionExplain,
@@ -25,7 +25,8 @@ import {
   type RecallMode,
   type RecallResult,
 } from "./recall";
-import { getReflectionSettingsPg } from "./settings-pg";
+import { reflectionSettingsInForce } from "./settings";
+import { inCallerTx } from "../db/port";
 import { TRACE_KIND } from "./traces";
 
 /**
@@ -108,7 +109,7 @@ async function rankPg({ tx, traceCandidates, learningCandidates, opts }: { tx: P
 export async function recallReflectionsPg({ handle, agentId, input }: { handle: PgStoreHandle; agentId: string; input: RecallInput }): Promise<RecallResult> {
   const started = performance.now();
   const body = recallInputSchema.parse(input);
-  const settings = await withStoreTx({ handle, readOnly: true }, (tx) => getReflectionSettingsPg(tx));
+  const settings = await withStoreTx({ handle, readOnly: true }, (tx) => inCallerTx(tx, reflectionSettingsInForce()));
   const { topK, minScore, queryText, terms, wantTraces, wantLearnings, pool } = recallPlan(body, settings, handle.store);
   const kinds = body.kinds as Kind[];
   const rec = body.explain ? new ExplainRecorder() : null;
@@ -172,7 +173,7 @@ export async function recallReflectionsPg({ handle, agentId, input }: { handle: 
     const { traces, learningHits } = rec ? await rec.timeAsync("fusion", rank, (r) => fusionExplain({ ...r, settings, minScore, topK, candidates: candidates.trace.length + candidates.learning.length, policy })) : await rank();
     const guidance = recallGuidance({ traces, learningHits, settings });
     const latencyMs = roundScore(performance.now() - started);
-    const eventId = await logRecallEventPg({ tx, event: recallEventOf({ agentId, queryText, mode, fallback, latencyMs, cacheHit, guidance, traces, learningHits }) });
+    const eventId = await inCallerTx(tx, recallEventLogged(recallEventOf({ agentId, queryText, mode, fallback, latencyMs, cacheHit, guidance, traces, learningHits })));
     const [stored] = await rowsOf<{ any: boolean }>(
       tx,
       sql`select (${wantTraces} and exists (select 1 from reasoning_traces)) or (${wantLearnings} and exists (select 1 from learnings)) as any`,
