@@ -118,6 +118,11 @@ export default async function OverviewPage() {
                     <Link href={`/stores/${encodeURIComponent(s.name)}`} className="underline">
                       {s.name}
                     </Link>
+                    {s.archived && (
+                      <span className="ml-2 rounded bg-amber-100 px-1.5 py-0.5 text-xs font-normal text-amber-900" data-testid={`store-archived-${s.name}`}>
+                        archived · read-only
+                      </span>
+                    )}
                     {s.description && <div className="text-xs font-normal text-slate-500">{s.description}</div>}
                   </td>
                   <td data-label="Contents" className="min-w-48">
