@@ -29,6 +29,7 @@ import { SEARCH_BUDGET_HINT } from "./fulltext";
 import { backlogFallbackPg } from "./embed-queue-pg";
 import { logVectorQueryPg } from "./reembed-pg";
 import { log } from "../log";
+import { bm25TopPg, startChunkTermsBackfillPg, type Bm25Hit } from "./engines/pg-fulltext";
 
 /**
  * Search on PostgreSQL (the SQLite twin is ./search.ts), same input, same
@@ -69,8 +70,8 @@ import { log } from "../log";
  */
 export type PgQueryVector = { ok: true; fingerprint: Fingerprint; vector: ArrayLike<number>; cacheHit?: boolean; ms?: number } | { ok: false; fallback: Fallback; ms?: number };
 
-/** How this backend's lexical leg scores, as explain names it. */
-const RANKING: LexicalRanking = "idf-weighted ts_rank";
+/** How this backend's lexical leg scores, as explain names it: FTS5's bm25 from the stored statistics, or (while they are built) the idf-weighted ts_rank. */
+const RANKING_FALLBACK: LexicalRanking = "idf-weighted ts_rank";
 
 /** ts_headline options: the same marks as FTS5's snippet(), about 24 words around the best match. */
 const HEADLINE_OPTIONS = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=1, FragmentDelimiter=" … "`;
@@ -176,6 +177,32 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
 }
 
 /**
+ * The chunks the bm25 engine ranked (engines/pg-fulltext.ts), with their details, and headlines for ranks
+ * [headlines.from, headlines.to] when there is a tsquery to highlight, in one statement.
+ */
+async function rankedLexicalRows({ tx, hits, tsq, headlines }: { tx: PgStoreTx; hits: Bm25Hit[]; tsq: string | null; headlines: { from: number; to: number } }): Promise<LexicalRow[]> {
+  if (hits.length === 0) return [];
+  const scores = new Map(hits.map((h) => [h.id, h.score]));
+  const rows = await rowsOf<{ id: string; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>(
+    tx,
+    sql`with r as (select * from unnest(${`{${hits.map((h) => h.id).join(",")}}`}::bigint[]) with ordinality as r(id, rn))
+      select r.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
+        case when ${tsq}::text is not null and r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, ${tsq}::tsquery, ${HEADLINE_OPTIONS}) end as snip,
+        case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"
+      from r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id
+      order by r.rn`,
+  );
+  return rows.map(({ snip, fullText, ...d }) => ({ id: Number(d.id), score: scores.get(Number(d.id))!, snip, fullText, exactForms: null, nearPairs: null, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }));
+}
+
+/** The query's tsquery as text (for headlines) and each word's own, in one statement: no counting. */
+async function tsqueryTexts(tx: PgStoreTx, terms: string[], query: SQL): Promise<{ tsq: string | null; perWord: string[] }> {
+  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
+  const [row] = await rowsOf<{ tsq: string; perWord: string[] }>(tx, sql`select (${query})::text as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"`);
+  return { tsq: row.tsq === "" ? null : row.tsq, perWord: row.perWord };
+}
+
+/**
  * The exact-form and proximity factors of the SQLite path (search.ts weighWrittenForms, EXACT_FORM_BOOST, PROXIMITY),
  * read from the whole text of the best WRITTEN_FORMS.maxCandidates rows; the leg is re-sorted by the weighed score.
  */
@@ -229,7 +256,7 @@ async function hasChunks(tx: PgStoreTx): Promise<boolean> {
   return (await rowsOf(tx, sql`select 1 from chunks limit 1`)).length > 0;
 }
 
-type StoreLegs = { store: string; /** The lexical leg's query statistics, for the whole-document leg. */ stats: (QueryStats & { tsq: string }) | null; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
+type StoreLegs = { /** What ranked the lexical leg: the bm25 engine (its plan's detail) or the fallback ts_rank (why). */ engine: { bm25: boolean; detail: string } | null; store: string; /** The lexical leg's query statistics, for the whole-document leg. */ stats: (QueryStats & { tsq: string }) | null; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
 
 /**
  * Search a store (and core, read-only, when given) in any mode. `vector` is
@@ -304,7 +331,7 @@ export async function searchStorePg({
   for (const h of handles) {
     legs.push(
       await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
-        const leg: StoreLegs = { store: h.store, stats: null, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
+        const leg: StoreLegs = { engine: null, store: h.store, stats: null, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
         // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
         const backlog = queryVector && fp && h === handle ? await timed("vector", () => backlogFallbackPg({ tx })) : null;
         if (backlog) leg.vectorFallback = { ...backlog, message: `${h.store}: ${backlog.message}` };
@@ -329,6 +356,22 @@ export async function searchStorePg({
         if (query && lexicalWanted && lexicalOverBudget === null) {
           const lexicalPart = (ltx: PgStoreTx) =>
             runWithinBudgetPg(ltx, budget, async () => {
+              // FTS5's bm25 from the store's statistics; while they are being built (a store from before them), the ts_rank ranking.
+              const top = await bm25TopPg({ tx: ltx, words: terms, mode: matchMode, where, k: take });
+              if (top.kind === "ranked") {
+                const texts = await tsqueryTexts(ltx, terms, query);
+                leg.tsq = texts.tsq;
+                leg.engine = { bm25: true, detail: top.plan.detail };
+                // The whole-document leg's idf weights: each word's row count among the chunks, from the same statistics.
+                const seen = new Set<string>();
+                const weighted = texts.perWord.flatMap((q, i) => (q === "" || seen.has(q) ? [] : (seen.add(q), [{ q, df: top.stats.df[i] }])));
+                if (texts.tsq !== null) leg.stats = { tsq: texts.tsq, terms: weighted, chunks: top.stats.rows };
+                leg.lexical = await rankedLexicalRows({ tx: ltx, hits: top.hits, tsq: texts.tsq, headlines: pageHeadlines });
+                weighLexical(leg.lexical, terms);
+                return;
+              }
+              leg.engine = { bm25: false, detail: top.reason };
+              if (/being built/.test(top.reason)) startChunkTermsBackfillPg(h);
               const stats = await queryStats(ltx, terms, query);
               leg.tsq = stats.tsq;
               if (stats.tsq !== null) leg.stats = { ...stats, tsq: stats.tsq };
@@ -384,11 +427,13 @@ export async function searchStorePg({
       top: vectorRanked.map((r) => ({ key: r.key, score: r.score })),
     });
   }
+  const RANKING: LexicalRanking = legs.some((l) => l.engine && !l.engine.bm25) ? RANKING_FALLBACK : "bm25";
   if (lexicalRan) {
     const tsqs = legs.filter((l) => l.tsq !== null).map((l) => `${l.store}: ${l.tsq}`);
+    const plans = legs.flatMap((l) => (l.engine ? [`${l.store}: ${l.engine.bm25 ? l.engine.detail : `idf-weighted ts_rank over chunks.tsv (Σ idf × ts_rank per lexeme): ${l.engine.detail}`}`] : []));
     rec?.record("lexical", legMs.lexical, {
       candidates: lexical.length,
-      detail: lexicalOverBudget !== null ? `skipped: ${lexicalOverBudget}` : query ? `${RANKING} over chunks.tsv (Σ idf × ts_rank per lexeme), tsquery ${tsqs.length ? tsqs.join("; ") : "empty (only stopwords)"}${WRITTEN_FORMS.note(WRITTEN_FORMS.boost, WRITTEN_FORMS.proximity)}` : "no word to match",
+      detail: lexicalOverBudget !== null ? `skipped: ${lexicalOverBudget}` : query ? `${plans.join("; ")}; tsquery (headlines) ${tsqs.length ? tsqs.join("; ") : "empty (only stopwords)"}${WRITTEN_FORMS.note(WRITTEN_FORMS.boost, WRITTEN_FORMS.proximity)}` : "no word to match",
       top: lexical.map((r) => ({ key: r.key, score: r.score })),
     });
   }
