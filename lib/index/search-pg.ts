@@ -35,27 +35,33 @@ import { bm25TopPg, startChunkTermsBackfillPg, type Bm25Hit } from "./engines/pg
  * Search on PostgreSQL (the SQLite twin is ./search.ts), same input, same
  * answer shape, same reasons, same fusion (lib/retrieval).
  *
- * Full-text: chunks.tsv is generated as to_tsvector('english', text) with a
- * GIN index. The query's words are taken exactly as for FTS5 (matchTerms:
+ * Full-text: the query's words are taken exactly as for FTS5 (matchTerms:
  * letters, digits and marks only, stopwords dropped from natural-language
- * queries) and each is bound as a parameter to plainto_tsquery('english', $n);
- * the pieces are joined with && (match=all) or || (match=any). User text
- * never becomes SQL or tsquery syntax: `a & !b`, quotes, `:*` and backslashes
- * are just non-word characters that split words.
+ * queries), made tokens by FTS5's own tokenizer and matched against the
+ * stored tokens of each chunk (all words, or any). chunks.tsv, generated as
+ * to_tsvector('english', text) with a GIN index, gets the tsquery of one
+ * plainto_tsquery('english', $n) per word (a bound parameter), joined with
+ * && (match=all) or || (match=any). User text never becomes SQL or tsquery
+ * syntax: `a & !b`, quotes, `:*` and backslashes are just non-word
+ * characters that split words.
  *
- * Ranking, bm25-like: Σ over the query's lexemes of idf(lexeme) ×
- * ts_rank(tsv, lexeme, 1), with bm25's idf from each lexeme's chunk count
- * (counted on the GIN index per query) — see rankExpression. PostgreSQL's own
- * ts_rank_cd has no idf: a common word weighs as much as a rare one, and on
- * the document-level known-item set (bench/pg-store.bench.ts) it ranked far
- * below bm25 with match=any (MRR@10 0.282 vs 0.627); with the idf weighting
- * it scores 0.597 (hit@10 0.803 vs 0.820), measured in the same run. Scores are on a different scale from bm25's,
- * which only matters within one answer: hybrid fuses ranks, not scores.
+ * Ranking: FTS5's bm25, the SQLite side's own numbers, from full-text
+ * statistics kept at write time with FTS5's tokens (engines/pg-fulltext.ts:
+ * each chunk's count of each token, lengths, row counts); the top k comes
+ * from scoring every match of a selective query, or from impact-ordered
+ * postings with a proven bound for a broad one, never from ranking every
+ * match of a common word. The same content and query give SQLite's top 10
+ * and scores (tests/pg/fts-bm25.test.ts). While a store's statistics are
+ * being built (a store from before them: the backfill job), the ranking is
+ * the older bm25-like one: Σ over the query's lexemes of idf(lexeme) ×
+ * ts_rank(tsv, lexeme, 1) (queryStats, rankExpression; MRR@10 0.597 where
+ * bm25 scored 0.627 on the document-level known-item set). The whole-document
+ * leg of group=document keeps that ts_rank form over the candidates' text,
+ * with the idf weights of the statistics.
  * Each of the best candidates is then weighed as on SQLite: × the exact-form
  * factor (EXACT_FORM_BOOST) and the proximity factor (PROXIMITY), read from
  * its text (search.ts weighWrittenForms).
- * Other differences: english stopwords are not indexed, so a query made only
- * of stopwords ("to be or not to be") matches nothing here (no_match).
+ * The tsvector (english) still matches the fallback ranking and highlights the snippets (ts_headline).
  *
  * The full-text statements run within the query budget (DUALMIND_QUERY_BUDGET_MS,
  * as on SQLite) as their statement_timeout: one that overruns is cancelled by
@@ -330,7 +336,8 @@ export async function searchStorePg({
   let lexicalOverBudget: string | null = null;
   for (const h of handles) {
     legs.push(
-      await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
+      // One snapshot: the full-text statistics, postings and rows read by several statements agree (as one SQLite read does).
+      await withStoreTx({ handle: h, readOnly: true, snapshot: true }, async (tx): Promise<StoreLegs> => {
         const leg: StoreLegs = { engine: null, store: h.store, stats: null, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
         // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
         const backlog = queryVector && fp && h === handle ? await timed("vector", () => backlogFallbackPg({ tx })) : null;
