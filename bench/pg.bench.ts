@@ -345,8 +345,14 @@ async function rankingQuality(sides: Side[]): Promise<void> {
     await side.backend.createStore({ input: { name: "quality" }, actor: "bench" });
     for (let i = 0; i < docs.length; i += 100) await side.backend.putDocuments({ store: "quality", input: putDocumentsSchema.parse({ documents: docs.slice(i, i + 100) }), actor: "bench" });
     for (const [label, params] of modes) {
-      const engine: DocEngine = { label: `${side.name}: ${label}`, search: async (q) => (await side.backend.search({ store: "quality", input: searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params }) })).results.map((h) => h.path) };
-      rows.push(await evaluateDocEngine(engine, queries));
+      // A refused query (422 over the query budget) is a miss, counted.
+      let refused = 0;
+      const engine: DocEngine = {
+        label: `${side.name}: ${label}`,
+        search: async (q) => ((await side.backend.search({ store: "quality", input: searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params }) }).catch(() => (refused++, null)))?.results ?? []).map((h) => h.path),
+      };
+      const row = await evaluateDocEngine(engine, queries);
+      rows.push({ ...row, label: refused ? `${row.label} (${refused} refused)` : row.label });
     }
   }
   printTable(

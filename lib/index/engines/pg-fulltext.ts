@@ -207,6 +207,12 @@ export type Bm25TopAnswer =
   /** The statistics cannot answer: chunks still to tokenize, or a word that is not one token. */
   | { kind: "unavailable"; reason: string };
 
+/** Which of the chunks pass the filters (conditions over c = chunks, d = documents). */
+async function passingFilters(tx: PgStoreTx, filter: SQL, ids: number[]): Promise<Set<number>> {
+  const rows = await rowsOf<{ id: string }>(tx, sql`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id = any(${arrayLiteral(ids)}::bigint[]) and ${filter}`);
+  return new Set(rows.map((r) => Number(r.id)));
+}
+
 type Entry = { tf: Map<string, number>; len: number; resolved: boolean; pass: boolean | null };
 
 /**
@@ -249,13 +255,14 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
   const live = unique.filter((t) => dfOf.get(t)! > 0);
   const candidatePostings = mode === "all" ? Math.min(...live.map((t) => dfOf.get(t)!)) * live.length : live.reduce((n, t) => n + dfOf.get(t)!, 0);
   if (candidatePostings <= exhaustiveUpTo) {
-    // Every matching row: the rarest token's rows (all words) or every token's (any word), their counts of every token.
-    const driver = mode === "all" ? [live.reduce((a, b) => (dfOf.get(a)! <= dfOf.get(b)! ? a : b))] : live;
+    // Every matching row's counts of every token: for any word, the tokens' postings themselves; for all words, the
+    // rows of the rarest token joined to the others'.
+    const rarest = live.reduce((a, b) => (dfOf.get(a)! <= dfOf.get(b)! ? a : b));
     const got = await rowsOf<{ id: string; term: string; tf: number; len: number }>(
       tx,
-      sql`with cand as (select distinct chunk_id from fts_postings where term = any(${arrayLiteral(driver)}::text[]))
-        select p.chunk_id as id, p.term, p.tf, p.len from cand join fts_postings p on p.chunk_id = cand.chunk_id and p.term = any(${arrayLiteral(live)}::text[])
-        ${filterOf ? sql`where exists (select 1 from chunks c join documents d on d.doc_id = c.doc_id where c.id = cand.chunk_id and ${filterOf})` : sql``}`,
+      mode === "any"
+        ? sql`select chunk_id as id, term, tf, len from fts_postings where term = any(${arrayLiteral(live)}::text[])`
+        : sql`select p.chunk_id as id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`,
     );
     const entries = new Map<number, Entry>();
     for (const r of got) {
@@ -264,8 +271,15 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
       if (!e) entries.set(id, (e = { tf: new Map(), len: r.len, resolved: true, pass: true }));
       e.tf.set(r.term, r.tf);
     }
-    const hits = [...entries].flatMap(([id, e]) => (matches(e) ? [{ id, score: scoreOf(e) }] : [])).sort(byRank);
-    return { kind: "ranked", hits: hits.slice(0, k), plan: plan("exhaustive", got.length, 1, `exact bm25 of every matching chunk (${hits.length}) from the stored token counts`), stats };
+    const ranked = [...entries].flatMap(([id, e]) => (matches(e) ? [{ id, score: scoreOf(e) }] : [])).sort(byRank);
+    // The filters, best first, until k rows pass: a row the filters drop costs one lookup, and only the best are looked up.
+    const hits: Bm25Hit[] = [];
+    for (let at = 0, step = Math.max(64, 2 * k); at < ranked.length && hits.length < k; at += step, step *= 2) {
+      const slice = ranked.slice(at, at + step);
+      const pass = filterOf ? await passingFilters(tx, filterOf, slice.map((h) => h.id)) : null;
+      for (const h of slice) if (!pass || pass.has(h.id)) hits.push(h);
+    }
+    return { kind: "ranked", hits: hits.slice(0, k), plan: plan("exhaustive", got.length, 1, `exact bm25 of every matching chunk (${ranked.length}) from the stored token counts`), stats };
   }
 
   // Threshold algorithm over impact-ordered postings.
