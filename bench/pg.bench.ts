@@ -24,7 +24,8 @@
  *   set of bench/search-docs.bench.ts (first size only).
  *
  * BENCH_PG_ONLY=fts runs ingest, full-text, ranking and the API rows only
- * (no embedding, vectors or PGlite: a short run).
+ * (no embedding, vectors or PGlite: a short run); BENCH_PG_QUALITY=0 skips
+ * the known-item set.
  *
  * Opt-in sizes: 10,000 notes by default (a few minutes); 100k with
  * `BENCH_PG_SIZES=10000,100000 npm run bench -- pg.bench` (most of an hour on
@@ -179,7 +180,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
         put("ingest: chunks written", side, chunks[side.name]);
       }
 
-      if (size === SIZES[0]) await rankingQuality(both);
+      if (size === SIZES[0] && process.env.BENCH_PG_QUALITY !== "0") await rankingQuality(both);
       step("embed");
       // Embed: each backend's worker drains the queue ingest filled.
       const fp = await getEmbedder().fingerprint;
