@@ -186,26 +186,26 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
  * The chunks the bm25 engine ranked (engines/pg-fulltext.ts), with their details, and headlines for ranks
  * [headlines.from, headlines.to] when there is a tsquery to highlight, in one statement.
  */
-async function rankedLexicalRows({ tx, hits, tsq, headlines }: { tx: PgStoreTx; hits: Bm25Hit[]; tsq: string | null; headlines: { from: number; to: number } }): Promise<LexicalRow[]> {
-  if (hits.length === 0) return [];
+async function rankedLexicalRows({ tx, hits, terms, query, headlines }: { tx: PgStoreTx; hits: Bm25Hit[]; terms: string[]; query: SQL; headlines: { from: number; to: number } }): Promise<{ rows: LexicalRow[]; tsq: string | null; perWord: string[] }> {
   const scores = new Map(hits.map((h) => [h.id, h.score]));
-  const rows = await rowsOf<{ id: string; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>(
+  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
+  // One statement: the query's tsquery (headlines) and each word's own (the whole-document leg), with the ranked rows.
+  const rows = await rowsOf<{ tsq: string; perWord: string[]; id: string | null; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>(
     tx,
-    sql`with r as (select * from unnest(${`{${hits.map((h) => h.id).join(",")}}`}::bigint[]) with ordinality as r(id, rn))
-      select r.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
-        case when ${tsq}::text is not null and r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, ${tsq}::tsquery, ${HEADLINE_OPTIONS}) end as snip,
+    sql`with q as (select nullif((${query})::text, '') as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"),
+      r as (select * from unnest(${`{${hits.map((h) => h.id).join(",")}}`}::bigint[]) with ordinality as r(id, rn))
+      select q.tsq, q."perWord", r.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
+        case when q.tsq is not null and r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.tsq::tsquery, ${HEADLINE_OPTIONS}) end as snip,
         case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"
-      from r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id
+      from q left join (r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id) on true
       order by r.rn`,
   );
-  return rows.map(({ snip, fullText, ...d }) => ({ id: Number(d.id), score: scores.get(Number(d.id))!, snip, fullText, exactForms: null, nearPairs: null, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }));
-}
-
-/** The query's tsquery as text (for headlines) and each word's own, in one statement: no counting. */
-async function tsqueryTexts(tx: PgStoreTx, terms: string[], query: SQL): Promise<{ tsq: string | null; perWord: string[] }> {
-  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
-  const [row] = await rowsOf<{ tsq: string; perWord: string[] }>(tx, sql`select (${query})::text as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"`);
-  return { tsq: row.tsq === "" ? null : row.tsq, perWord: row.perWord };
+  const [first] = rows;
+  return {
+    tsq: first?.tsq ?? null,
+    perWord: first?.perWord ?? [],
+    rows: rows.flatMap(({ tsq: _tsq, perWord: _perWord, snip, fullText, ...d }) => (d.id === null ? [] : [{ id: Number(d.id), score: scores.get(Number(d.id))!, snip, fullText, exactForms: null, nearPairs: null, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }])),
+  };
 }
 
 /**
@@ -366,14 +366,14 @@ export async function searchStorePg({
               // FTS5's bm25 from the store's statistics; while they are being built (a store from before them), the ts_rank ranking.
               const top = await bm25TopPg({ tx: ltx, words: terms, mode: matchMode, where, k: take });
               if (top.kind === "ranked") {
-                const texts = await tsqueryTexts(ltx, terms, query);
+                const texts = await rankedLexicalRows({ tx: ltx, hits: top.hits, terms, query, headlines: pageHeadlines });
                 leg.tsq = texts.tsq;
                 leg.engine = { bm25: true, detail: top.plan.detail };
                 // The whole-document leg's idf weights: each word's row count among the chunks, from the same statistics.
                 const seen = new Set<string>();
                 const weighted = texts.perWord.flatMap((q, i) => (q === "" || seen.has(q) ? [] : (seen.add(q), [{ q, df: top.stats.df[i] }])));
                 if (texts.tsq !== null) leg.stats = { tsq: texts.tsq, terms: weighted, chunks: top.stats.rows };
-                leg.lexical = await rankedLexicalRows({ tx: ltx, hits: top.hits, tsq: texts.tsq, headlines: pageHeadlines });
+                leg.lexical = texts.rows;
                 weighLexical(leg.lexical, terms);
                 return;
               }

@@ -48,7 +48,7 @@ export const PG_FTS_TOKENIZER = CHUNK_FTS_TOKENIZER;
  * ranking exact; the closer to a store's real average, the fewer postings a
  * broad query reads (chunks are packed towards chunking.ts's targets).
  */
-export const REF_AVGDL = 256;
+export const REF_AVGDL = 160;
 
 /** A query whose candidate postings are at most this many is scored exhaustively (one statement). */
 export const EXHAUSTIVE_POSTINGS = 20_000;
@@ -227,12 +227,15 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
   if (!plain) return { kind: "unavailable", reason: "no word to match" };
   const tokens = phraseTokens(PG_FTS_TOKENIZER, plain.phrases);
   if (!tokens) return { kind: "unavailable", reason: "a query word is not exactly one token" };
-  if ((await pendingChunkTermsPg(tx)) > 0) return { kind: "unavailable", reason: "the store's full-text statistics are being built" };
   const unique = [...new Set(tokens)];
-  const [totals] = await rowsOf<{ rows: string; tokens: string; df: (number | null)[] }>(
+  // One statement: whether any chunk still waits for its tokens, the totals, and each token's row count.
+  const [totals] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: (number | null)[] }>(
     tx,
-    sql`select t.rows, t.tokens, array(select f.rows from unnest(${arrayLiteral(unique)}::text[]) with ordinality as u(term, i) left join fts_terms f on f.term = u.term order by u.i) as df from fts_totals t where t.id = 1`,
+    sql`select exists (select 1 from chunks where fts_len is null) as pending, t.rows, t.tokens,
+      array(select f.rows from unnest(${arrayLiteral(unique)}::text[]) with ordinality as u(term, i) left join fts_terms f on f.term = u.term order by u.i) as df
+      from fts_totals t where t.id = 1`,
   );
+  if (!totals || totals.pending) return { kind: "unavailable", reason: "the store's full-text statistics are being built" };
   const rows = Number(totals?.rows ?? 0);
   const dfOf = new Map(unique.map((t, i) => [t, totals?.df[i] ?? 0]));
   const stats = { df: tokens.map((t) => dfOf.get(t)!), rows };
@@ -253,14 +256,16 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
   const byRank = (a: Bm25Hit, b: Bm25Hit) => b.score - a.score || a.id - b.id;
 
   const live = unique.filter((t) => dfOf.get(t)! > 0);
-  const candidatePostings = mode === "all" ? Math.min(...live.map((t) => dfOf.get(t)!)) * live.length : live.reduce((n, t) => n + dfOf.get(t)!, 0);
+  const allPostings = live.reduce((n, t) => n + dfOf.get(t)!, 0);
+  const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo;
+  const candidatePostings = rarestFirst ? Math.min(...live.map((t) => dfOf.get(t)!)) * live.length : allPostings;
   if (candidatePostings <= exhaustiveUpTo) {
-    // Every matching row's counts of every token: for any word, the tokens' postings themselves; for all words, the
-    // rows of the rarest token joined to the others'.
+    // Every matching row's counts of every token: the tokens' postings themselves (an index range each), or, for all
+    // words when those are many, the rows of the rarest token joined to the others'.
     const rarest = live.reduce((a, b) => (dfOf.get(a)! <= dfOf.get(b)! ? a : b));
     const got = await rowsOf<{ id: string; term: string; tf: number; len: number }>(
       tx,
-      mode === "any"
+      !rarestFirst
         ? sql`select chunk_id as id, term, tf, len from fts_postings where term = any(${arrayLiteral(live)}::text[])`
         : sql`select p.chunk_id as id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`,
     );
@@ -331,10 +336,11 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
       for (const t of live) s += e.tf.has(t) ? bm25Part(weight.get(t)!, e.tf.get(t)!, e.len, avgdl) : bound(t);
       return s;
     };
+    // Random access best bound first, a slice at a time, until the next row's bound is below the k-th score.
     let th = theta();
-    const unresolved = [...entries].filter(([, e]) => !e.resolved && (e.pass ?? true) && upper(e) * SLACK >= th).map(([id]) => id);
-    for (let i = 0; i < unresolved.length; i += 5000) {
-      const ids = unresolved.slice(i, i + 5000);
+    const unresolved = [...entries].flatMap(([id, e]) => (!e.resolved && (e.pass ?? true) ? [{ id, ub: upper(e) }] : [])).sort((a, b) => b.ub - a.ub);
+    for (let i = 0, step = Math.max(32, 2 * k); i < unresolved.length && unresolved[i].ub * SLACK >= th; i += step, step *= 2) {
+      const ids = unresolved.slice(i, i + step).map((u) => u.id);
       const got = await rowsOf<{ id: string; term: string | null; tf: number | null; pass: boolean }>(
         tx,
         sql`select c.id, p.term, p.tf, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass from chunks c join documents d on d.doc_id = c.doc_id
@@ -351,6 +357,7 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
         // A chunk deleted since its postings were read (not in this snapshot: cannot happen in one statement's view) passes nothing.
         if (e.pass === null) e.pass = false;
       }
+      th = theta();
     }
     th = theta();
     const unseen = live.reduce((s, t) => s + bound(t), 0);
