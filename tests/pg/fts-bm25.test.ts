@@ -4,6 +4,7 @@ import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { rowsOf, withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { backfillChunkTermsPg, bm25TopPg, chunkTermsOf } from "@/lib/index/engines/pg-fulltext";
 import { putDocumentsSchema } from "@/lib/index/ingest";
+import { verifyStorePg } from "@/lib/index/maintenance-pg";
 import { searchInputSchema, type SearchResult } from "@/lib/index/search";
 import { bm25Part, ftsIdf } from "@/lib/retrieval/fts5-bm25";
 import { scratchTable } from "@/lib/retrieval/fts-tokens";
@@ -162,10 +163,13 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
     const r = await post.search({ store: "kb", input: searchInputSchema.parse({ q: "proxy timeout", mode: "fts", group: "chunk", explain: true }) });
     expect(r.results.length).toBeGreaterThan(0);
     expect(r.explain?.stages.find((s) => s.stage === "lexical")?.detail).toMatch(/being built/);
+    // verify counts the chunks still waiting for their statistics.
+    expect((await verifyStorePg({ handle })).ftsMissing).toBeGreaterThan(0);
     // The search started the backfill in the background; run it to the end here too (batches of 50: resumable).
     await backfillChunkTermsPg({ handle, batch: 50 });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await statistics("stored")).toEqual(before);
+    expect((await verifyStorePg({ handle })).ftsMissing).toBe(0);
     await expectSameRanking();
   });
 });
