@@ -19,6 +19,14 @@
  * - API: `next start` without and with DATABASE_URL, CONCURRENCY keep-alive
  *   clients (api.bench.ts's loop), search fts, req/s and p95.
  *
+ * - full-text ranking: the same top 10 chunks and scores (group=chunk, 4
+ *   decimals) on both for every timed query, and MRR@10 on the known-item
+ *   set of bench/search-docs.bench.ts (first size only).
+ *
+ * BENCH_PG_ONLY=fts runs ingest, full-text, ranking and the API rows only
+ * (no embedding, vectors or PGlite: a short run); BENCH_PG_QUALITY=0 skips
+ * the known-item set.
+ *
  * Opt-in sizes: 10,000 notes by default (a few minutes); 100k with
  * `BENCH_PG_SIZES=10000,100000 npm run bench -- pg.bench` (most of an hour on
  * 2 cores). PostgreSQL: BENCH_PG_URL, else a throwaway Debian cluster
@@ -53,6 +61,8 @@ import { withBenchDataDir } from "./index.bench";
 import { benchPostgres } from "./pg-server";
 import { insertPlaceholderChunks, openPgliteStores } from "./pg-store.bench";
 import { percentile, printTable } from "./table";
+import { buildDocQuerySet, loadMarkdownCorpus } from "./doc-queries";
+import { CHUNK_DEPTH, evaluateDocEngine, type DocEngine, type DocEvalRow } from "./search-eval";
 
 const SIZES = (process.env.BENCH_PG_SIZES ?? "10000").split(",").map(Number);
 const BATCH = 200;
@@ -65,6 +75,7 @@ const PGLITE_VECTORS = Number(process.env.BENCH_PG_PGLITE_VECTORS ?? 20_000);
 const EXACT_BUDGET_MS = 60_000;
 const API_PORT = process.env.BENCH_PG_API_PORT ? Number(process.env.BENCH_PG_API_PORT) : undefined;
 const STORE = "bench";
+const FTS_ONLY = process.env.BENCH_PG_ONLY === "fts";
 const K = 10;
 
 type Row = Record<string, string | number>;
@@ -169,22 +180,27 @@ async function benchSize(windows: string[], size: number): Promise<void> {
         put("ingest: chunks written", side, chunks[side.name]);
       }
 
+      if (size === SIZES[0] && process.env.BENCH_PG_QUALITY !== "0") await rankingQuality(both);
       step("embed");
       // Embed: each backend's worker drains the queue ingest filled.
       const fp = await getEmbedder().fingerprint;
       const handlePg = await openStorePg({ pg, store: STORE });
       const embedMeasure = `embed: chunks/s (worker drains the queue, builtin, batches of ${getConfig().embed.batchSize})`;
       let t0 = performance.now();
-      const drained = await drainEmbedQueues({ stores: [STORE] });
+      let drained = { embedded: 0 };
+      let drainedPg = { embedded: 0 };
+      if (!FTS_ONLY) {
+      drained = await drainEmbedQueues({ stores: [STORE] });
       put(embedMeasure, sqlite, drained.embedded / ((performance.now() - t0) / 1000));
       t0 = performance.now();
-      const drainedPg = await drainEmbedQueuesPg({ handles: [handlePg] });
+      drainedPg = await drainEmbedQueuesPg({ handles: [handlePg] });
       put(embedMeasure, postgres, drainedPg.embedded / ((performance.now() - t0) / 1000));
       if (drained.embedded >= getConfig().annMinVectors) {
         t0 = performance.now();
         rebuildAnnIndexes({ handle: openStore({ store: STORE }), fingerprintId: fp.id });
         put("embed: HNSW index build s (SQLite: usearch, rebuild-index)", sqlite, (performance.now() - t0) / 1000);
         put("embed: HNSW index build s (SQLite: usearch, rebuild-index)", postgres, "no pgvector here");
+      }
       }
 
       step("full-text");
@@ -201,12 +217,31 @@ async function benchSize(windows: string[], size: number): Promise<void> {
         put(`fts: broad "${broad.q}" (${Math.round(broad.share * 100)}% of notes), p50 ms`, side, percentile(b.samples, 50));
         put("fts: broad, p95 ms", side, b.errors ? `${percentile(b.samples, 95).toFixed(2)}${errs(b)}` : percentile(b.samples, 95));
       }
+      // The same answers: top 10 chunks (group=chunk) with their scores to 4 decimals, every query on both backends.
+      const chunkFts = (q: string) => searchInputSchema.parse({ q, mode: "fts", group: "chunk", limit: K });
+      const top10 = (r: SearchResult | null) => (r ? r.results.map((h) => `${h.path}#${h.chunkIndex} ${h.score.toFixed(4)}`).join("|") : "refused");
+      let same = 0;
+      const agreeing = [...queries, broad.q];
+      for (const q of agreeing) {
+        const [a, b] = [await sqlite.backend.search({ store: STORE, input: chunkFts(q) }).catch(() => null), await postgres.backend.search({ store: STORE, input: chunkFts(q) }).catch(() => null)];
+        if (a && top10(a) === top10(b)) same++;
+      }
+      put("fts: same top 10 chunks and scores (group=chunk, 4 decimals) as SQLite", postgres, `${same}/${agreeing.length}`);
+      for (const side of both) {
+        const t = await timeQueries(queries, (q) => side.backend.search({ store: STORE, input: chunkFts(q) }));
+        put(`fts group=chunk: ${queries.length} two-word queries, p50 ms`, side, percentile(t.samples, 50));
+        put(`fts group=chunk: two-word, p95 ms`, side, percentile(t.samples, 95));
+        const b = await timeQueries(Array(BROAD_REPEATS).fill(broad.q), (q) => side.backend.search({ store: STORE, input: chunkFts(q) }));
+        put("fts group=chunk: broad, p50 ms", side, percentile(b.samples, 50));
+        put("fts group=chunk: broad, p95 ms", side, b.errors ? `${percentile(b.samples, 95).toFixed(2)}${errs(b)}` : percentile(b.samples, 95));
+      }
 
+      const vrows: Row[] = [];
+      if (!FTS_ONLY) {
       step("vectors");
       // Vectors through the route's search, recall@10 against each backend's own exact answer.
       const vq = queries.slice(0, VECTOR_QUERIES);
       const vec = (q: string, exact = false) => searchInputSchema.parse({ q, mode: "vector", group: "chunk", limit: K, exact });
-      const vrows: Row[] = [];
       const exactLite = new Map<string, number[]>();
       // The exact reference may pass the 1 s query budget at 100k: lifted for it (and its own row, labelled so).
       const te = await withQueryBudget(EXACT_BUDGET_MS, async () => {
@@ -247,6 +282,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
       step("PGlite HNSW");
       // A failure here (PGlite is WebAssembly in this process) must not cost the API rows after it.
       vrows.push(...(await pgliteHnsw({ handlePg, fingerprintId: fp.id, qvecs }).catch((e: Error) => [{ engine: "PGlite pgvector HNSW", answers: `failed: ${e.message}` }])));
+      }
 
       step("API");
       // The API route: next start over each backend, the same requests.
@@ -283,12 +319,47 @@ async function benchSize(windows: string[], size: number): Promise<void> {
         `${size} notes (${chunks.SQLite} chunks on SQLite, ${chunks.PostgreSQL} on PostgreSQL): SQLite vs PostgreSQL ${await serverVersion(pg)} (a local server, no pgvector), same notes and queries, one run; load average (1 min) ${load.map((l) => l.toFixed(1)).join(" → ")}`,
         Object.entries(cell).map(([measure, v]) => ({ measure, SQLite: v.SQLite ?? "", PostgreSQL: v.PostgreSQL ?? "", "PG ÷ SQLite": ratio(num(v.PostgreSQL), num(v.SQLite)) })),
       );
-      printTable(`${size} notes: vector KNN, k=${K}, builtin ${fp.dimension}-d vectors of the same chunks; recall@10 against the same engine's exact top 10`, vrows);
+      if (!FTS_ONLY) printTable(`${size} notes: vector KNN, k=${K}, builtin ${fp.dimension}-d vectors of the same chunks; recall@10 against the same engine's exact top 10`, vrows);
     });
   } finally {
     await closePgHandle(pg);
     server?.stop();
   }
+}
+
+/**
+ * MRR@10 on the document-level known-item set of bench/search-docs.bench.ts (300 queries, 500 node_modules markdown
+ * documents), each backend through the same stores() call, in a store of its own.
+ */
+async function rankingQuality(sides: Side[]): Promise<void> {
+  const set = buildDocQuerySet({ docs: loadMarkdownCorpus({ root: path.resolve("node_modules"), limit: 500 }), count: 300 });
+  const docs = set.docs.map((d) => ({ path: `corpus/${d.path}`, content: d.text }));
+  const queries = set.queries.map((q) => ({ q: q.q, target: `corpus/${q.target}` }));
+  const modes: [string, Record<string, unknown>][] = [
+    ["fts, all words, chunks", { mode: "fts", group: "chunk" }],
+    ["fts, any word, chunks", { mode: "fts", match: "any", group: "chunk" }],
+    ["fts, any word, group=document", { mode: "fts", match: "any", group: "document" }],
+    ["fts, all words, group=document (the route's default)", { mode: "fts" }],
+  ];
+  const rows: DocEvalRow[] = [];
+  for (const side of sides) {
+    await side.backend.createStore({ input: { name: "quality" }, actor: "bench" });
+    for (let i = 0; i < docs.length; i += 100) await side.backend.putDocuments({ store: "quality", input: putDocumentsSchema.parse({ documents: docs.slice(i, i + 100) }), actor: "bench" });
+    for (const [label, params] of modes) {
+      // A refused query (422 over the query budget) is a miss, counted.
+      let refused = 0;
+      const engine: DocEngine = {
+        label: `${side.name}: ${label}`,
+        search: async (q) => ((await side.backend.search({ store: "quality", input: searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params }) }).catch(() => (refused++, null)))?.results ?? []).map((h) => h.path),
+      };
+      const row = await evaluateDocEngine(engine, queries);
+      rows.push({ ...row, label: refused ? `${row.label} (${refused} refused)` : row.label });
+    }
+  }
+  printTable(
+    `Ranking: PostgreSQL vs SQLite on the document-level known-item set (${queries.length} queries, ${docs.length} node_modules markdown documents), same search call`,
+    rows.map((r) => ({ engine: r.label, "MRR@10": r.mrr.toFixed(3), "hit@1": r.hit1.toFixed(3), "hit@10": r.hit10.toFixed(3), "p50 ms": percentile(r.latencies, 50) })),
+  );
 }
 
 async function serverVersion(pg: Awaited<ReturnType<typeof openPgHandle>>): Promise<string> {

@@ -219,9 +219,8 @@ describe("group=document and explain", () => {
     expect(grouping.top[0].key).toBe("golden:notes/shed.md");
     expect(grouping.top[0].score).toBeCloseTo(r.results[0].score, 5);
     expect(r.results[0].path).toBe("notes/shed.md");
-    const ranking = onPg ? "idf-weighted ts_rank" : "bm25";
-    expect(r.results[0].signals.why).toContain(`${ranking} rank 1`);
-    if (onPg) expect(r.results[0].signals.why).not.toContain("bm25");
+    // Both backends rank full-text by FTS5's bm25 (PostgreSQL from its stored statistics).
+    expect(r.results[0].signals.why).toContain("bm25 rank 1");
     expect(r.results[0].signals.why).toMatch(/lexical document rank 1/);
     // Without explain, none of it is computed or sent.
     const plain = await search({ q: "spare lantern", mode: "hybrid" });

@@ -26,8 +26,10 @@ import type { VerifyReport } from "./verify";
  *   (a crash leaves the previous index), as an admin job claimed in
  *   admin_jobs (lib/index/admin-jobs-pg.ts: one running per store across
  *   replicas). API documents are kept as they are, as on SQLite.
- * The tsvector is a generated column, so there is no separate full-text index
- * to drift: fts_missing and fts_extra are always 0.
+ * The tsvector is a generated column and the bm25 statistics are written with
+ * each chunk (engines/pg-fulltext.ts): fts_missing counts the chunks still
+ * waiting for their statistics (a store from before them, until the backfill
+ * job ends); fts_extra is always 0 (a deleted chunk's go by trigger).
  */
 
 const LIST_CAP = 100;
@@ -36,13 +38,14 @@ const MEMORY_DOC = sql`'memory/' || m.path || '.md'`;
 export async function verifyStorePg({ handle }: { handle: PgStoreHandle }): Promise<VerifyReport> {
   const started = performance.now();
   return withStoreTx({ handle, readOnly: true }, async (tx) => {
-    const [counts] = await rowsOf<{ memories: number; fileDocuments: number; apiDocuments: number; chunks: number; staleChunks: number }>(
+    const [counts] = await rowsOf<{ memories: number; fileDocuments: number; apiDocuments: number; chunks: number; staleChunks: number; ftsMissing: number }>(
       tx,
       sql`select (select count(*)::int from memories) as memories,
         (select count(*)::int from documents where origin = 'file') as "fileDocuments",
         (select count(*)::int from documents where origin = 'api') as "apiDocuments",
         (select count(*)::int from chunks) as chunks,
-        (select count(*)::int from chunks where chunking_version <> ${CHUNKING_VERSION}) as "staleChunks"`,
+        (select count(*)::int from chunks where chunking_version <> ${CHUNKING_VERSION}) as "staleChunks",
+        (select count(*)::int from chunks where fts_len is null) as "ftsMissing"`,
     );
     const paths = async (query: ReturnType<typeof sql>) => (await rowsOf<{ path: string }>(tx, query)).map((r) => r.path);
     const notIndexed = await paths(sql`select ${MEMORY_DOC} as path from memories m where not exists (select 1 from documents d where d.path = ${MEMORY_DOC}) order by 1 limit ${LIST_CAP}`);
@@ -61,7 +64,7 @@ export async function verifyStorePg({ handle }: { handle: PgStoreHandle }): Prom
       chunkingVersion: CHUNKING_VERSION,
       counts: { files: counts.memories, fileDocuments: counts.fileDocuments, apiDocuments: counts.apiDocuments, chunks: counts.chunks, memories: counts.memories, skipped: 0 },
       integrity: "ok",
-      ftsMissing: 0,
+      ftsMissing: counts.ftsMissing,
       ftsExtra: 0,
       memoriesWithoutDocument: notIndexed.map((p) => p.slice("memory/".length, -".md".length)),
       hashMismatches,

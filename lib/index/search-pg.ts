@@ -32,32 +32,39 @@ import { SEARCH_BUDGET_HINT } from "./fulltext";
 import { backlogFallbackPg } from "./embed-queue-pg";
 import { logVectorQueryPg } from "./reembed-pg";
 import { log } from "../log";
+import { bm25TopPg, startChunkTermsBackfillPg, type Bm25Hit } from "./engines/pg-fulltext";
 
 /**
  * Search on PostgreSQL (the SQLite twin is ./search.ts), same input, same
  * answer shape, same reasons, same fusion (lib/retrieval).
  *
- * Full-text: chunks.tsv is generated as to_tsvector('english', text) with a
- * GIN index. The query's words are taken exactly as for FTS5 (matchTerms:
+ * Full-text: the query's words are taken exactly as for FTS5 (matchTerms:
  * letters, digits and marks only, stopwords dropped from natural-language
- * queries) and each is bound as a parameter to plainto_tsquery('english', $n);
- * the pieces are joined with && (match=all) or || (match=any). User text
- * never becomes SQL or tsquery syntax: `a & !b`, quotes, `:*` and backslashes
- * are just non-word characters that split words.
+ * queries), made tokens by FTS5's own tokenizer and matched against the
+ * stored tokens of each chunk (all words, or any). chunks.tsv, generated as
+ * to_tsvector('english', text) with a GIN index, gets the tsquery of one
+ * plainto_tsquery('english', $n) per word (a bound parameter), joined with
+ * && (match=all) or || (match=any). User text never becomes SQL or tsquery
+ * syntax: `a & !b`, quotes, `:*` and backslashes are just non-word
+ * characters that split words.
  *
- * Ranking, bm25-like: Σ over the query's lexemes of idf(lexeme) ×
- * ts_rank(tsv, lexeme, 1), with bm25's idf from each lexeme's chunk count
- * (counted on the GIN index per query) — see rankExpression. PostgreSQL's own
- * ts_rank_cd has no idf: a common word weighs as much as a rare one, and on
- * the document-level known-item set (bench/pg-store.bench.ts) it ranked far
- * below bm25 with match=any (MRR@10 0.282 vs 0.627); with the idf weighting
- * it scores 0.597 (hit@10 0.803 vs 0.820), measured in the same run. Scores are on a different scale from bm25's,
- * which only matters within one answer: hybrid fuses ranks, not scores.
+ * Ranking: FTS5's bm25, the SQLite side's own numbers, from full-text
+ * statistics kept at write time with FTS5's tokens (engines/pg-fulltext.ts:
+ * each chunk's count of each token, lengths, row counts); the top k comes
+ * from scoring every match of a selective query, or from impact-ordered
+ * postings with a proven bound for a broad one, never from ranking every
+ * match of a common word. The same content and query give SQLite's top 10
+ * and scores (tests/pg/fts-bm25.test.ts). While a store's statistics are
+ * being built (a store from before them: the backfill job), the ranking is
+ * the older bm25-like one: Σ over the query's lexemes of idf(lexeme) ×
+ * ts_rank(tsv, lexeme, 1) (queryStats, rankExpression; MRR@10 0.597 where
+ * bm25 scored 0.627 on the document-level known-item set). The whole-document
+ * leg of group=document keeps that ts_rank form over the candidates' text,
+ * with the idf weights of the statistics.
  * Each of the best candidates is then weighed as on SQLite: × the exact-form
  * factor (EXACT_FORM_BOOST) and the proximity factor (PROXIMITY), read from
  * its text (search.ts weighWrittenForms).
- * Other differences: english stopwords are not indexed, so a query made only
- * of stopwords ("to be or not to be") matches nothing here (no_match).
+ * The tsvector (english) still matches the fallback ranking and highlights the snippets (ts_headline).
  *
  * The full-text statements run within the query budget (DUALMIND_QUERY_BUDGET_MS,
  * as on SQLite) as their statement_timeout: one that overruns is cancelled by
@@ -72,8 +79,8 @@ import { log } from "../log";
  */
 export type PgQueryVector = { ok: true; fingerprint: Fingerprint; vector: ArrayLike<number>; cacheHit?: boolean; ms?: number } | { ok: false; fallback: Fallback; ms?: number };
 
-/** How this backend's lexical leg scores, as explain names it. */
-const RANKING: LexicalRanking = "idf-weighted ts_rank";
+/** How this backend's lexical leg scores, as explain names it: FTS5's bm25 from the stored statistics, or (while they are built) the idf-weighted ts_rank. */
+const RANKING_FALLBACK: LexicalRanking = "idf-weighted ts_rank";
 
 /** ts_headline options: the same marks as FTS5's snippet(), about 24 words around the best match. */
 const HEADLINE_OPTIONS = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=1, FragmentDelimiter=" … "`;
@@ -182,6 +189,32 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
 }
 
 /**
+ * The chunks the bm25 engine ranked (engines/pg-fulltext.ts), with their details, and headlines for ranks
+ * [headlines.from, headlines.to] when there is a tsquery to highlight, in one statement.
+ */
+async function rankedLexicalRows({ tx, hits, terms, query, headlines }: { tx: PgStoreTx; hits: Bm25Hit[]; terms: string[]; query: SQL; headlines: { from: number; to: number } }): Promise<{ rows: LexicalRow[]; tsq: string | null; perWord: string[] }> {
+  const scores = new Map(hits.map((h) => [h.id, h.score]));
+  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
+  // One statement: the query's tsquery (headlines) and each word's own (the whole-document leg), with the ranked rows.
+  const rows = await rowsOf<{ tsq: string; perWord: string[]; id: string | null; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>(
+    tx,
+    sql`with q as (select nullif((${query})::text, '') as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"),
+      r as (select * from unnest(${`{${hits.map((h) => h.id).join(",")}}`}::bigint[]) with ordinality as r(id, rn))
+      select q.tsq, q."perWord", r.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
+        case when q.tsq is not null and r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.tsq::tsquery, ${HEADLINE_OPTIONS}) end as snip,
+        case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"
+      from q left join (r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id) on true
+      order by r.rn`,
+  );
+  const [first] = rows;
+  return {
+    tsq: first?.tsq ?? null,
+    perWord: first?.perWord ?? [],
+    rows: rows.flatMap(({ tsq: _tsq, perWord: _perWord, snip, fullText, ...d }) => (d.id === null ? [] : [{ id: Number(d.id), score: scores.get(Number(d.id))!, snip, fullText, exactForms: null, nearPairs: null, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }])),
+  };
+}
+
+/**
  * The exact-form and proximity factors of the SQLite path (search.ts weighWrittenForms, EXACT_FORM_BOOST, PROXIMITY),
  * read from the whole text of the best WRITTEN_FORMS.maxCandidates rows; the leg is re-sorted by the weighed score.
  */
@@ -265,7 +298,7 @@ async function hasChunks(tx: PgStoreTx): Promise<boolean> {
   return (await rowsOf(tx, sql`select 1 from chunks limit 1`)).length > 0;
 }
 
-type StoreLegs = { store: string; /** The lexical leg's query statistics, for the whole-document leg. */ stats: (QueryStats & { tsq: string }) | null; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
+type StoreLegs = { /** What ranked the lexical leg: the bm25 engine (its plan's detail) or the fallback ts_rank (why). */ engine: { bm25: boolean; detail: string } | null; store: string; /** The lexical leg's query statistics, for the whole-document leg. */ stats: (QueryStats & { tsq: string }) | null; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
 
 /**
  * Search a store (and core, read-only, when given) in any mode. `vector` is
@@ -339,8 +372,9 @@ export async function searchStorePg({
   let lexicalOverBudget: string | null = null;
   for (const h of handles) {
     legs.push(
-      await withStoreTx({ handle: h, readOnly: true }, async (tx): Promise<StoreLegs> => {
-        const leg: StoreLegs = { store: h.store, stats: null, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
+      // One snapshot: the full-text statistics, postings and rows read by several statements agree (as one SQLite read does).
+      await withStoreTx({ handle: h, readOnly: true, snapshot: true }, async (tx): Promise<StoreLegs> => {
+        const leg: StoreLegs = { engine: null, store: h.store, stats: null, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
         // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
         const backlog = queryVector && fp && h === handle ? await timed("vector", () => backlogFallbackPg({ tx })) : null;
         if (backlog) leg.vectorFallback = { ...backlog, message: `${h.store}: ${backlog.message}` };
@@ -365,6 +399,22 @@ export async function searchStorePg({
         if (query && lexicalWanted && lexicalOverBudget === null) {
           const lexicalPart = (ltx: PgStoreTx) =>
             runWithinBudgetPg(ltx, budget, async () => {
+              // FTS5's bm25 from the store's statistics; while they are being built (a store from before them), the ts_rank ranking.
+              const top = await bm25TopPg({ tx: ltx, words: terms, mode: matchMode, where, k: take });
+              if (top.kind === "ranked") {
+                const texts = await rankedLexicalRows({ tx: ltx, hits: top.hits, terms, query, headlines: pageHeadlines });
+                leg.tsq = texts.tsq;
+                leg.engine = { bm25: true, detail: top.plan.detail };
+                // The whole-document leg's idf weights: each word's row count among the chunks, from the same statistics.
+                const seen = new Set<string>();
+                const weighted = texts.perWord.flatMap((q, i) => (q === "" || seen.has(q) ? [] : (seen.add(q), [{ q, df: top.stats.df[i] }])));
+                if (texts.tsq !== null) leg.stats = { tsq: texts.tsq, terms: weighted, chunks: top.stats.rows };
+                leg.lexical = texts.rows;
+                weighLexical(leg.lexical, terms);
+                return;
+              }
+              leg.engine = { bm25: false, detail: top.reason };
+              if (/being built/.test(top.reason)) startChunkTermsBackfillPg(h);
               const stats = await queryStats(ltx, terms, query);
               leg.tsq = stats.tsq;
               if (stats.tsq !== null) leg.stats = { ...stats, tsq: stats.tsq };
@@ -423,11 +473,13 @@ export async function searchStorePg({
       top: vectorRanked.map((r) => ({ key: r.key, score: r.score })),
     });
   }
+  const RANKING: LexicalRanking = legs.some((l) => l.engine && !l.engine.bm25) ? RANKING_FALLBACK : "bm25";
   if (lexicalRan) {
     const tsqs = legs.filter((l) => l.tsq !== null).map((l) => `${l.store}: ${l.tsq}`);
+    const plans = legs.flatMap((l) => (l.engine ? [`${l.store}: ${l.engine.bm25 ? l.engine.detail : `idf-weighted ts_rank over chunks.tsv (Σ idf × ts_rank per lexeme): ${l.engine.detail}`}`] : []));
     rec?.record("lexical", legMs.lexical, {
       candidates: lexical.length,
-      detail: lexicalOverBudget !== null ? `skipped: ${lexicalOverBudget}` : query ? `${RANKING} over chunks.tsv (Σ idf × ts_rank per lexeme), tsquery ${tsqs.length ? tsqs.join("; ") : "empty (only stopwords)"}${WRITTEN_FORMS.note(WRITTEN_FORMS.boost, WRITTEN_FORMS.proximity)}` : "no word to match",
+      detail: lexicalOverBudget !== null ? `skipped: ${lexicalOverBudget}` : query ? `${plans.join("; ")}; tsquery (headlines) ${tsqs.length ? tsqs.join("; ") : "empty (only stopwords)"}${WRITTEN_FORMS.note(WRITTEN_FORMS.boost, WRITTEN_FORMS.proximity)}` : "no word to match",
       top: lexical.map((r) => ({ key: r.key, score: r.score })),
     });
   }

@@ -248,7 +248,7 @@ describe("PostgreSQL vector and hybrid search (exact scan over real[], no pgvect
     expect(r.fusion).toMatchObject({ wFts: 1, wVec: 0.004, k: 60 });
     expect(r.results[0].path).toBe("notes/cache.md");
     expect(r.results[0].signals?.fts?.rank).toBe(1);
-    expect(r.results[0].signals?.why).toMatch(/idf-weighted ts_rank rank 1/);
+    expect(r.results[0].signals?.why).toMatch(/bm25 rank 1/);
   });
 
   it("without a usable query vector, vector modes answer lexically and say why — never a silent empty answer", async () => {

@@ -61,10 +61,35 @@ export const chunks = pgTable(
     startByte: integer("start_byte").notNull(),
     endByte: integer("end_byte").notNull(),
     text: text("text").notNull(),
+    /** Length in FTS5 tokens (lib/index/engines/pg-fulltext.ts); null until tokenized (migration 0012's backfill). */
+    ftsLen: integer("fts_len"),
   },
   (t) => [uniqueIndex("chunks_chunk_id_uq").on(t.chunkId), uniqueIndex("chunks_doc_index_uq").on(t.docId, t.chunkIndex), index("chunks_version_idx").on(t.chunkingVersion)],
 );
 export type PgChunkRow = InferSelectModel<typeof chunks>;
+
+/**
+ * The full-text statistics of FTS5's bm25 (hand-written in 0012 with their
+ * impact index and the delete trigger that keeps them; written by
+ * lib/index/engines/pg-fulltext.ts): each chunk's count of each token, each
+ * token's row count, and the rows and tokens of all tokenized chunks.
+ */
+export const ftsPostings = pgTable("fts_postings", {
+  chunkId: bigint("chunk_id", { mode: "number" }).notNull(),
+  term: text("term").notNull(),
+  tf: integer("tf").notNull(),
+  len: integer("len").notNull(),
+  imp: real("imp").notNull(),
+});
+export const ftsTerms = pgTable("fts_terms", {
+  term: text("term").primaryKey(),
+  rows: integer("rows").notNull(),
+});
+export const ftsTotals = pgTable("fts_totals", {
+  id: integer("id").primaryKey(),
+  rows: bigint("rows", { mode: "number" }).notNull(),
+  tokens: bigint("tokens", { mode: "number" }).notNull(),
+});
 
 /**
  * A chunk's vector per embedding model, L2-normalized, as real[]: portable

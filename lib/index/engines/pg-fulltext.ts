@@ -1,0 +1,373 @@
+import { sql, type SQL } from "drizzle-orm";
+import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
+import { log } from "../../log";
+import { bm25Part, ftsIdf, K1, B } from "../../retrieval/fts5-bm25";
+import { emptyScratch, phraseTokens, scratchTable } from "../../retrieval/fts-tokens";
+import { matchExpression, plainPhrases } from "../../retrieval/match";
+import { preparedOnce } from "../../db/statements";
+import { CHUNK_FTS_TOKENIZER } from "../fts-rebuild";
+import { withStoreQuotaPg } from "../store-quota";
+
+/**
+ * PostgreSQL's full-text top-k, ranked by FTS5's own bm25 (the SQLite side's
+ * chunks_fts), without scoring every match.
+ *
+ * Tokens: PostgreSQL's `english` configuration is not FTS5's tokenizer (its
+ * Snowball stemmer is Porter's second algorithm, FTS5's is the first; it
+ * drops stopwords, FTS5 keeps them; it splits and folds differently), so a
+ * chunk's tokens are made once at write time in this process by FTS5 itself
+ * (an in-memory FTS5 table with the chunk index's tokenizer: the scratch
+ * table of lib/retrieval/fts-tokens.ts) and stored: each chunk's length in
+ * tokens (chunks.fts_len), its count of each token with that length
+ * (fts_postings), each token's row count (fts_terms), and the rows and
+ * tokens of the whole index (fts_totals) — the numbers FTS5's bm25 reads.
+ * They are written in the ingest transaction (writeChunkTermsPg) and taken
+ * away by a delete trigger on chunks (migration 0012), so they are exact at
+ * every commit; a chunk written without them (a store from before 0012) has
+ * fts_len null and is tokenized by the backfill job (backfillChunkTermsPg);
+ * until none is left, search ranks the old way.
+ *
+ * Ranking: a row's score is FTS5's bm25 to the last bit (bm25Part in phrase
+ * order, idf by SQLite's `ln`, avgdl = tokens / rows), so the order and the
+ * scores are SQLite's for the same content. A query whose tokens are in few
+ * rows scores them all (one statement). A broad one reads each token's
+ * postings in impact order — `imp` = tf / (tf + k1·(1 − b + b·len/REF_AVGDL)),
+ * indexed per token, descending — and stops when no unread row can reach the
+ * k-th score (Fagin's threshold algorithm): a row not read yet has, for each
+ * token, a stored impact at most the last one read, and its part of the
+ * score is bounded by that impact whatever the current average length is
+ * (impactBound). Rows read for one token get their other tokens' counts by
+ * key (random access) when they can still make the top k.
+ */
+
+/** FTS5's tokenizer of the SQLite chunk index, whose tokens the statistics hold. */
+export const PG_FTS_TOKENIZER = CHUNK_FTS_TOKENIZER;
+
+/**
+ * The average length the stored impacts assume (tokens). Any value keeps the
+ * ranking exact; the closer to a store's real average, the fewer postings a
+ * broad query reads (chunks are packed towards chunking.ts's targets).
+ */
+export const REF_AVGDL = 160;
+
+/** A query whose candidate postings are at most this many is scored exhaustively (one statement). */
+export const EXHAUSTIVE_POSTINGS = 20_000;
+
+/** Chunks tokenized per backfill transaction. */
+export const BACKFILL_BATCH = 1000;
+
+export type ChunkTerms = { len: number; tf: Map<string, number> };
+
+/** Each text's length in tokens and count of each token, as FTS5 indexes it in chunks_fts. */
+export function chunkTermsOf(texts: string[]): ChunkTerms[] {
+  const { db, table, vocab } = scratchTable(PG_FTS_TOKENIZER, 1);
+  const insert = preparedOnce(db, `insert into ${table}(rowid, c0) values (?, ?)`);
+  try {
+    db.transaction(() => texts.forEach((t, i) => insert.run(i + 1, t)))();
+    const out: ChunkTerms[] = texts.map(() => ({ len: 0, tf: new Map() }));
+    for (const [doc, term, n] of preparedOnce(db, `select doc, term, count(*) from ${vocab} group by doc, term`, "raw").all() as [number, string, number][]) {
+      const row = out[doc - 1];
+      row.tf.set(term, n);
+      row.len += n;
+    }
+    return out;
+  } finally {
+    emptyScratch(db, table);
+  }
+}
+
+/** A posting's impact key (see the file comment): its bm25 part over (k1 + 1) at the reference average length. */
+export const impactOf = (tf: number, len: number) => tf / (tf + K1 * (1 - B + (B * len) / REF_AVGDL));
+
+/**
+ * The most a token of weight `idf` adds to the score of a row whose stored
+ * impact is at most `imp`, at the current average length `avgdl`:
+ * with key = k1(1−b)/tf + k1·b·len/(avgdl·tf) (part = (k1+1) / (1 + key)),
+ * key ≥ min(1, REF_AVGDL/avgdl) × key at REF_AVGDL, and key at REF_AVGDL = 1/imp − 1.
+ * The stored impact is a float4: widened by its rounding.
+ */
+export function impactBound(idf: number, imp: number, avgdl: number): number {
+  if (imp <= 0) return 0;
+  const widened = Math.min(1, imp * (1 + 2 ** -20));
+  const key = Math.min(1, REF_AVGDL / avgdl) * (1 / widened - 1);
+  return (idf * (K1 + 1)) / (1 + key);
+}
+
+/** A PostgreSQL array literal (one bound parameter) of numbers or strings. */
+function arrayLiteral(values: (string | number)[]): string {
+  return `{${values.map((v) => (typeof v === "number" ? String(v) : `"${v.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`)).join(",")}}`;
+}
+
+/**
+ * Store the tokens of chunks just written (ids with their texts' chunkTermsOf),
+ * in the writer's transaction: their lengths (unless the insert set them), postings, row counts and totals.
+ */
+export async function writeChunkTermsPg({ tx, chunks, setLengths = false }: { tx: PgStoreTx; chunks: { id: number; terms: ChunkTerms }[]; setLengths?: boolean }): Promise<void> {
+  if (chunks.length === 0) return;
+  const ids: number[] = [];
+  const terms: string[] = [];
+  const tfs: number[] = [];
+  const lens: number[] = [];
+  const imps: number[] = [];
+  let tokens = 0;
+  for (const c of chunks) {
+    tokens += c.terms.len;
+    for (const [term, tf] of c.terms.tf) {
+      ids.push(c.id);
+      terms.push(term);
+      tfs.push(tf);
+      lens.push(c.terms.len);
+      imps.push(impactOf(tf, c.terms.len));
+    }
+  }
+  if (setLengths) {
+    await tx.execute(
+      sql`update chunks c set fts_len = v.len from unnest(${arrayLiteral(chunks.map((c) => c.id))}::bigint[], ${arrayLiteral(chunks.map((c) => c.terms.len))}::int[]) as v(id, len) where c.id = v.id`,
+    );
+  }
+  // Large batches go in slices: each slice is a few bound array parameters.
+  const SLICE = 50_000;
+  for (let i = 0; i < ids.length; i += SLICE) {
+    const at = (a: (string | number)[]) => arrayLiteral(a.slice(i, i + SLICE));
+    await tx.execute(
+      sql`insert into fts_postings (chunk_id, term, tf, len, imp) select * from unnest(${at(ids)}::bigint[], ${at(terms)}::text[], ${at(tfs)}::int[], ${at(lens)}::int[], ${at(imps)}::real[])`,
+    );
+  }
+  const counts = new Map<string, number>();
+  for (const t of terms) counts.set(t, (counts.get(t) ?? 0) + 1);
+  const sorted = [...counts.keys()].sort();
+  for (let i = 0; i < sorted.length; i += SLICE) {
+    const slice = sorted.slice(i, i + SLICE);
+    // In token order, so two writers lock the rows they share in the same order.
+    await tx.execute(
+      sql`insert into fts_terms (term, rows) select term, n from unnest(${arrayLiteral(slice)}::text[], ${arrayLiteral(slice.map((t) => counts.get(t)!))}::int[]) as v(term, n) order by term collate "C"
+        on conflict (term) do update set rows = fts_terms.rows + excluded.rows`,
+    );
+  }
+  await tx.execute(sql`update fts_totals set rows = rows + ${chunks.length}, tokens = tokens + ${tokens} where id = 1`);
+}
+
+/** Chunks of the store not tokenized yet (written before migration 0012), at most `limit` counted. */
+export async function pendingChunkTermsPg(tx: PgStoreTx, limit = 1): Promise<number> {
+  const [row] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from (select 1 from chunks where fts_len is null limit ${limit}) x`);
+  return row.n;
+}
+
+/**
+ * Tokenize up to `batch` chunks that have no statistics yet, in one
+ * transaction (writers of the store wait on its quota lock meanwhile);
+ * answers how many were done. Resumable: each batch commits whole.
+ */
+export async function backfillChunkTermsBatchPg({ handle, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; batch?: number }): Promise<number> {
+  return withStoreTx({ handle }, (tx) =>
+    withStoreQuotaPg(tx, handle.store, async () => {
+      const rows = await rowsOf<{ id: string; text: string }>(tx, sql`select id, text from chunks where fts_len is null order by id limit ${batch} for update skip locked`);
+      if (rows.length === 0) return 0;
+      const terms = chunkTermsOf(rows.map((r) => r.text));
+      await writeChunkTermsPg({ tx, chunks: rows.map((r, i) => ({ id: Number(r.id), terms: terms[i] })), setLengths: true });
+      return rows.length;
+    }),
+  );
+}
+
+/** Tokenize every chunk without statistics, a batch per transaction; answers how many. */
+export async function backfillChunkTermsPg({ handle, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; batch?: number }): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const n = await backfillChunkTermsBatchPg({ handle, batch });
+    total += n;
+    if (n === 0) return total;
+  }
+}
+
+const backfills = ((globalThis as unknown as { __dualmindPgFtsBackfills?: Map<string, Promise<unknown>> }).__dualmindPgFtsBackfills ??= new Map());
+
+/** Start the backfill of a store in the background (once per process at a time); its failure is logged, never thrown. */
+export function startChunkTermsBackfillPg(handle: PgStoreHandle): void {
+  if (handle.readOnly || backfills.has(handle.schema)) return;
+  const run = backfillChunkTermsPg({ handle })
+    .then((n) => log("info", "full-text statistics backfilled", { store: handle.store, chunks: n }))
+    .catch((e: Error) => log("warn", "full-text statistics backfill stopped; the next search resumes it", { store: handle.store, error: e.message }))
+    .finally(() => backfills.delete(handle.schema));
+  backfills.set(handle.schema, run);
+}
+
+export type Bm25Hit = { id: number; score: number };
+
+export type Bm25TopPlan = {
+  path: "exhaustive" | "impact-ordered";
+  /** Rows the expression matches (exhaustive), or postings read in impact order. */
+  postingsRead: number;
+  rounds: number;
+  detail: string;
+};
+
+export type Bm25TopAnswer =
+  | { kind: "ranked"; hits: Bm25Hit[]; plan: Bm25TopPlan; /** Each query word's token row count and the index's rows (for other legs' idf). */ stats: { df: number[]; rows: number } }
+  /** The statistics cannot answer: chunks still to tokenize, or a word that is not one token. */
+  | { kind: "unavailable"; reason: string };
+
+/** Which of the chunks pass the filters (conditions over c = chunks, d = documents). */
+async function passingFilters(tx: PgStoreTx, filter: SQL, ids: number[]): Promise<Set<number>> {
+  const rows = await rowsOf<{ id: string }>(tx, sql`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id = any(${arrayLiteral(ids)}::bigint[]) and ${filter}`);
+  return new Set(rows.map((r) => Number(r.id)));
+}
+
+type Entry = { tf: Map<string, number>; len: number; resolved: boolean; pass: boolean | null };
+
+/**
+ * The best `k` chunks passing `where` (conditions over c = chunks,
+ * d = documents) for `words` (matchTerms' words) joined by `mode`, by FTS5's
+ * bm25: score descending, id ascending, exactly `select rowid, bm25(chunks_fts)
+ * … order by rank, rowid limit k` on the same content.
+ */
+export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EXHAUSTIVE_POSTINGS }: { tx: PgStoreTx; words: string[]; mode: "all" | "any"; where: SQL[]; k: number; /** Candidate postings scored exhaustively at most (tests lower it). */ exhaustiveUpTo?: number }): Promise<Bm25TopAnswer> {
+  const expression = matchExpression(words, mode);
+  const plain = expression ? plainPhrases(expression) : null;
+  if (!plain) return { kind: "unavailable", reason: "no word to match" };
+  const tokens = phraseTokens(PG_FTS_TOKENIZER, plain.phrases);
+  if (!tokens) return { kind: "unavailable", reason: "a query word is not exactly one token" };
+  const unique = [...new Set(tokens)];
+  // One statement: whether any chunk still waits for its tokens, the totals, and each token's row count.
+  const [totals] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: (number | null)[] }>(
+    tx,
+    sql`select exists (select 1 from chunks where fts_len is null) as pending, t.rows, t.tokens,
+      array(select f.rows from unnest(${arrayLiteral(unique)}::text[]) with ordinality as u(term, i) left join fts_terms f on f.term = u.term order by u.i) as df
+      from fts_totals t where t.id = 1`,
+  );
+  if (!totals || totals.pending) return { kind: "unavailable", reason: "the store's full-text statistics are being built" };
+  const rows = Number(totals?.rows ?? 0);
+  const dfOf = new Map(unique.map((t, i) => [t, totals?.df[i] ?? 0]));
+  const stats = { df: tokens.map((t) => dfOf.get(t)!), rows };
+  const plan = (path: Bm25TopPlan["path"], postingsRead: number, rounds: number, detail: string): Bm25TopPlan => ({ path, postingsRead, rounds, detail });
+  if (rows === 0 || (mode === "all" && stats.df.some((n) => n === 0)) || stats.df.every((n) => n === 0)) return { kind: "ranked", hits: [], plan: plan("exhaustive", 0, 0, "no chunk holds the query's tokens"), stats };
+  const avgdl = Number(totals.tokens) / rows;
+  const { db } = scratchTable(PG_FTS_TOKENIZER, 1);
+  const idf = tokens.map((t) => ftsIdf(db, rows, dfOf.get(t)!));
+  const weight = new Map<string, number>();
+  tokens.forEach((t, p) => weight.set(t, (weight.get(t) ?? 0) + idf[p]));
+  const scoreOf = (e: Entry) => {
+    let s = 0;
+    for (let p = 0; p < tokens.length; p++) s += bm25Part(idf[p], e.tf.get(tokens[p]) ?? 0, e.len, avgdl);
+    return s;
+  };
+  const matches = (e: Entry) => (mode === "all" ? unique.every((t) => (e.tf.get(t) ?? 0) > 0) : true);
+  const filterOf = where.length ? sql.join(where, sql` and `) : null;
+  const byRank = (a: Bm25Hit, b: Bm25Hit) => b.score - a.score || a.id - b.id;
+
+  const live = unique.filter((t) => dfOf.get(t)! > 0);
+  const allPostings = live.reduce((n, t) => n + dfOf.get(t)!, 0);
+  const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo;
+  const candidatePostings = rarestFirst ? Math.min(...live.map((t) => dfOf.get(t)!)) * live.length : allPostings;
+  if (candidatePostings <= exhaustiveUpTo) {
+    // Every matching row's counts of every token: the tokens' postings themselves (an index range each), or, for all
+    // words when those are many, the rows of the rarest token joined to the others'.
+    const rarest = live.reduce((a, b) => (dfOf.get(a)! <= dfOf.get(b)! ? a : b));
+    const got = await rowsOf<{ id: string; term: string; tf: number; len: number }>(
+      tx,
+      !rarestFirst
+        ? sql`select chunk_id as id, term, tf, len from fts_postings where term = any(${arrayLiteral(live)}::text[])`
+        : sql`select p.chunk_id as id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`,
+    );
+    const entries = new Map<number, Entry>();
+    for (const r of got) {
+      const id = Number(r.id);
+      let e = entries.get(id);
+      if (!e) entries.set(id, (e = { tf: new Map(), len: r.len, resolved: true, pass: true }));
+      e.tf.set(r.term, r.tf);
+    }
+    const ranked = [...entries].flatMap(([id, e]) => (matches(e) ? [{ id, score: scoreOf(e) }] : [])).sort(byRank);
+    // The filters, best first, until k rows pass: a row the filters drop costs one lookup, and only the best are looked up.
+    const hits: Bm25Hit[] = [];
+    for (let at = 0, step = Math.max(64, 2 * k); at < ranked.length && hits.length < k; at += step, step *= 2) {
+      const slice = ranked.slice(at, at + step);
+      const pass = filterOf ? await passingFilters(tx, filterOf, slice.map((h) => h.id)) : null;
+      for (const h of slice) if (!pass || pass.has(h.id)) hits.push(h);
+    }
+    return { kind: "ranked", hits: hits.slice(0, k), plan: plan("exhaustive", got.length, 1, `exact bm25 of every matching chunk (${ranked.length}) from the stored token counts`), stats };
+  }
+
+  // Threshold algorithm over impact-ordered postings.
+  const cursor = new Map(live.map((t) => [t, { imp: 2, id: Number.MAX_SAFE_INTEGER, done: false, frontier: 1 }]));
+  const entries = new Map<number, Entry>();
+  let read = 0;
+  let rounds = 0;
+  let batch = Math.max(128, 2 * k);
+  const bound = (t: string) => {
+    const c = cursor.get(t)!;
+    return c.done ? 0 : impactBound(weight.get(t)!, c.frontier, avgdl);
+  };
+  const SLACK = 1 + 1e-9;
+  for (;;) {
+    rounds++;
+    const open = live.filter((t) => !cursor.get(t)!.done);
+    if (open.length > 0) {
+      const got = await rowsOf<{ i: string; id: string; tf: number; len: number; imp: number }>(
+        tx,
+        sql`select t.i, p.chunk_id as id, p.tf, p.len, p.imp from unnest(${arrayLiteral(open)}::text[], ${arrayLiteral(open.map((t) => cursor.get(t)!.imp))}::float8[], ${arrayLiteral(open.map((t) => cursor.get(t)!.id))}::bigint[]) with ordinality as t(term, imp, id, i)
+          cross join lateral (select chunk_id, tf, len, imp from fts_postings p where p.term = t.term and (p.imp, p.chunk_id) < (t.imp::real, t.id) order by p.imp desc, p.chunk_id desc limit ${batch}) p`,
+      );
+      read += got.length;
+      const counts = new Map<string, number>();
+      for (const r of got) {
+        const term = open[Number(r.i) - 1];
+        const c = cursor.get(term)!;
+        const id = Number(r.id);
+        c.imp = r.imp;
+        c.id = id;
+        c.frontier = r.imp;
+        counts.set(term, (counts.get(term) ?? 0) + 1);
+        let e = entries.get(id);
+        if (!e) entries.set(id, (e = { tf: new Map(), len: r.len, resolved: false, pass: filterOf ? null : true }));
+        e.tf.set(term, r.tf);
+      }
+      for (const t of open) if ((counts.get(t) ?? 0) < batch) cursor.get(t)!.done = true;
+      batch = Math.min(8192, batch * 2);
+    }
+    // The k-th best exact score so far, over rows fully known.
+    const theta = () => {
+      const known = [...entries].flatMap(([id, e]) => (e.resolved && e.pass && matches(e) ? [{ id, score: scoreOf(e) }] : []));
+      if (known.length < k) return -Infinity;
+      return known.sort(byRank)[k - 1].score;
+    };
+    // A row read for some tokens: its known parts plus, for the tokens it has not been read for, their bounds.
+    const upper = (e: Entry) => {
+      let s = 0;
+      for (const t of live) s += e.tf.has(t) ? bm25Part(weight.get(t)!, e.tf.get(t)!, e.len, avgdl) : bound(t);
+      return s;
+    };
+    // Random access best bound first, a slice at a time, until the next row's bound is below the k-th score.
+    let th = theta();
+    const unresolved = [...entries].flatMap(([id, e]) => (!e.resolved && (e.pass ?? true) ? [{ id, ub: upper(e) }] : [])).sort((a, b) => b.ub - a.ub);
+    for (let i = 0, step = Math.max(32, 2 * k); i < unresolved.length && unresolved[i].ub * SLACK >= th; i += step, step *= 2) {
+      const ids = unresolved.slice(i, i + step).map((u) => u.id);
+      const got = await rowsOf<{ id: string; term: string | null; tf: number | null; pass: boolean }>(
+        tx,
+        sql`select c.id, p.term, p.tf, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass from chunks c join documents d on d.doc_id = c.doc_id
+          left join fts_postings p on p.chunk_id = c.id and p.term = any(${arrayLiteral(live)}::text[]) where c.id = any(${arrayLiteral(ids)}::bigint[])`,
+      );
+      for (const r of got) {
+        const e = entries.get(Number(r.id))!;
+        e.pass = Boolean(r.pass);
+        if (r.term !== null) e.tf.set(r.term, r.tf!);
+      }
+      for (const id of ids) {
+        const e = entries.get(id)!;
+        e.resolved = true;
+        // A chunk deleted since its postings were read (not in this snapshot: cannot happen in one statement's view) passes nothing.
+        if (e.pass === null) e.pass = false;
+      }
+      th = theta();
+    }
+    th = theta();
+    const unseen = live.reduce((s, t) => s + bound(t), 0);
+    if (live.every((t) => cursor.get(t)!.done) || (unseen < th / SLACK && th > -Infinity)) break;
+  }
+  const hits = [...entries].flatMap(([id, e]) => (e.resolved && e.pass && matches(e) ? [{ id, score: scoreOf(e) }] : [])).sort(byRank);
+  return {
+    kind: "ranked",
+    hits: hits.slice(0, k),
+    plan: plan("impact-ordered", read, rounds, `exact bm25, top ${k} by the threshold algorithm over impact-ordered postings (${read} postings read in ${rounds} round(s), ${entries.size} chunks scored)`),
+    stats,
+  };
+}
