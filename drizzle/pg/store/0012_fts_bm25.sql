@@ -35,6 +35,8 @@ INSERT INTO "fts_totals" ("id", "rows", "tokens") VALUES (1, 0, 0) ON CONFLICT D
 -- in the deleting statement's transaction. The function is pinned to this schema's tables.
 CREATE OR REPLACE FUNCTION "fts_chunks_deleted"() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
+  -- The totals row before any token row, as every writer of the statistics takes them (no lock-order deadlock).
+  PERFORM 1 FROM fts_totals WHERE id = 1 FOR UPDATE;
   WITH gone AS (DELETE FROM fts_postings p USING old_chunks o WHERE p.chunk_id = o.id RETURNING p.term),
   counted AS (SELECT term, count(*)::int AS n FROM gone GROUP BY term)
   UPDATE fts_terms t SET rows = t.rows - c.n FROM counted c WHERE t.term = c.term;

@@ -120,6 +120,9 @@ export async function writeChunkTermsPg({ tx, chunks, setLengths = false }: { tx
       imps.push(impactOf(tf, c.terms.len));
     }
   }
+  // The totals row first: every writer of the statistics (this, the delete trigger, the backfill) locks it before
+  // any token row, so writers queue on it instead of locking shared token rows in different orders (a deadlock).
+  await tx.execute(sql`update fts_totals set rows = rows + ${chunks.length}, tokens = tokens + ${tokens} where id = 1`);
   if (setLengths) {
     await tx.execute(
       sql`update chunks c set fts_len = v.len from unnest(${arrayLiteral(chunks.map((c) => c.id))}::bigint[], ${arrayLiteral(chunks.map((c) => c.terms.len))}::int[]) as v(id, len) where c.id = v.id`,
@@ -144,7 +147,6 @@ export async function writeChunkTermsPg({ tx, chunks, setLengths = false }: { tx
         on conflict (term) do update set rows = fts_terms.rows + excluded.rows`,
     );
   }
-  await tx.execute(sql`update fts_totals set rows = rows + ${chunks.length}, tokens = tokens + ${tokens} where id = 1`);
 }
 
 /** Chunks of the store not tokenized yet (written before migration 0012), at most `limit` counted. */
