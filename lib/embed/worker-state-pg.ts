@@ -35,6 +35,8 @@ export async function registerWorkerPg({ db, workerId, mode, now = Date.now() }:
     db.execute(sql`insert into public.embed_workers (worker_id, pid, mode, started_at, heartbeat_at) values (${workerId}, ${process.pid}, ${mode}, ${now}, ${now})
       on conflict (worker_id) do update set heartbeat_at = excluded.heartbeat_at`),
   );
+  // A worker of the same kind starting replaces the ones that stopped (a replica restarted, or one that died): not listed again.
+  await safely("start", () => db.execute(sql`delete from public.embed_workers where mode = ${mode} and worker_id <> ${workerId} and heartbeat_at < ${now - WORKER_STALE_MS}`));
 }
 
 export async function heartbeatWorkerPg({ db, workerId, now = Date.now() }: { db: SqlRunner; workerId: string; now?: number }): Promise<void> {

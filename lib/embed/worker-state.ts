@@ -1,4 +1,4 @@
-import { desc, eq, gte } from "drizzle-orm";
+import { and, desc, eq, gte, lt, ne } from "drizzle-orm";
 import { getGovernance } from "../db/connection";
 import { embedWorkers, type EmbedWorkerRow } from "../db/schema/governance";
 import { log } from "../log";
@@ -72,7 +72,10 @@ function safely(what: string, f: () => void): void {
 
 export function registerWorker({ workerId, mode, now = Date.now() }: { workerId: string; mode: WorkerMode; now?: number }): void {
   safely("start", () => {
-    getGovernance().db.insert(embedWorkers).values({ workerId, pid: process.pid, mode, startedAt: now, heartbeatAt: now }).onConflictDoNothing().run();
+    const { db } = getGovernance();
+    db.insert(embedWorkers).values({ workerId, pid: process.pid, mode, startedAt: now, heartbeatAt: now }).onConflictDoNothing().run();
+    // A worker of the same kind starting replaces the ones that stopped (a restarted server's previous worker): not listed again.
+    db.delete(embedWorkers).where(and(eq(embedWorkers.mode, mode), ne(embedWorkers.workerId, workerId), lt(embedWorkers.heartbeatAt, now - WORKER_STALE_MS))).run();
   });
 }
 

@@ -29,6 +29,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/first-run.test.ts",
   "tests/graph-api.test.ts",
   "tests/health-alerts.test.ts",
+  "tests/worker-state.test.ts",
   "tests/embed-drift.test.ts",
   "tests/embed-forget.test.ts",
   "tests/embed-worker.test.ts",
