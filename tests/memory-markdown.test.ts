@@ -80,7 +80,7 @@ describe("memory markdown keeps ordinary markdown and its look", () => {
     expect(html).toMatch(/<ul class="list-disc pl-6">\s*<li>one<\/li>\s*<li>two<\/li>/);
     expect(html).toMatch(/<ol class="list-decimal pl-6">\s*<li>first<\/li>/);
     expect(html).toMatch(/<blockquote class="border-l-4 border-slate-300 pl-3 text-slate-600">\s*<p>quoted<\/p>/);
-    expect(html).toContain('<pre class="overflow-x-auto rounded bg-slate-900 p-3 font-mono text-xs text-slate-100">const x = 1 &lt; 2;\n</pre>');
+    expect(html).toContain('<pre tabindex="0" class="overflow-x-auto rounded bg-slate-900 p-3 font-mono text-xs text-slate-100">const x = 1 &lt; 2;\n</pre>');
     expect(html).toContain("<table");
     expect(html).toContain('<td class="border border-slate-200 px-2 py-1">2</td>');
   });

@@ -27,6 +27,8 @@ export async function expectHubNodeDetailBounded(g: GraphBackend, store: string)
     const t = await g.think({ store, input: { content: `observation ${i} about the hub` }, actor });
     thoughts.push(t.id);
     await g.linkEvidence({ store, input: { target: "relation", target_id: heaviest.id, thought_id: t.id }, actor });
+    // Links made in the same millisecond are ordered by thought id (random): one per millisecond, so "oldest first" is the order they were made.
+    await new Promise((r) => setTimeout(r, 2));
   }
 
   const detail = await g.getNodeDetail({ store, id: hub.id });
