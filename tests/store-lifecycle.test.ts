@@ -21,6 +21,10 @@ import { activeStoreNames, archivedStores, LAST_LIFECYCLE_SQL } from "@/lib/db/s
 import { openStore } from "@/lib/stores/stores";
 import { governanceSql, onPg, principalOf, seedDocument, seedStore, seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
+import { getSelfRecall, startEvaluation } from "@/lib/eval/self-recall";
+import { graphBackend } from "@/lib/graph/backend";
+import { recallBackend } from "@/lib/recall/backend";
+import { embeddingsBackend } from "@/lib/stores/embeddings-backend";
 
 /**
  * The store lifecycle beside delete: archive (read-only, closed to
@@ -189,5 +193,43 @@ describe("archive and delete", () => {
     expect((await del("barn", "barn")).status).toBe(200);
     expect((await callRoute(createStoreRoute, { token: tok.admin, body: { name: "barn" } })).json.archived).toBe(false);
     expect((await writeMemory("barn")).status).toBe(201);
+  });
+
+  it("a store's self-recall runs, probes and evaluation jobs go with it: a store made later under its name starts with none", async () => {
+    await seedStore("granary");
+    await seedDocument("granary", "notes/lamp.md", "# Lamp\n\nThe loft keeps a brass lamp beside the window for reading at night.");
+    await startEvaluation({ store: "granary", actor: "user:admin", input: {}, wait: true });
+    expect((await getSelfRecall({ store: "granary" })).latest).not.toBeNull();
+    expect((await del("granary", "granary")).status).toBe(200);
+    for (const table of ["self_recall_runs", "self_recall_probe_sets"]) expect(await governanceSql(`select store from ${table} where store = ?`, ["granary"])).toEqual([]);
+    expect(await governanceSql("select id from admin_jobs where store = ? and kind = 'evaluate'", ["granary"])).toEqual([]);
+    await callRoute(createStoreRoute, { token: tok.admin, body: { name: "granary" } });
+    expect((await getSelfRecall({ store: "granary" })).latest).toBeNull();
+  });
+});
+
+describe("archive holds on every surface", () => {
+  it("the dashboard's backends (graph, recall, re-embed) and an evaluation by any surface refuse an archived store; reads answer", async () => {
+    await seedStore("shed");
+    expect((await archive(tok.admin, "shed")).status).toBe(200);
+    const refused = async (p: Promise<unknown>) => {
+      const e = await p.then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(isAppError(e) && e.code, String(e)).toBe("store_archived");
+    };
+    await refused(graphBackend().createNode({ store: "shed", input: { name: "rake", entity_type: "tool" }, actor: "user:admin" }));
+    await refused(recallBackend().updateReflectionSettings({ store: "shed", input: { settings: { top_k: 7 }, reason: "test" }, actor: "user:admin" }));
+    await refused(embeddingsBackend().retryParkedEmbeddings({ store: "shed", actor: "user:admin" }));
+    await refused(startEvaluation({ store: "shed", actor: "user:admin", input: {} }));
+    // The MCP tool runs the same evaluation: refused the same way (an admin tool, not a write tool).
+    const mcp = await runTool({ name: "evaluate_store", args: { store: "shed" }, options: { principal: await principalOf(tok.admin) } }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(isAppError(mcp) && mcp.code).toBe("store_archived");
+    expect((await graphBackend().listNodes({ store: "shed", filter: {} })).nodes).toEqual([]);
+    expect(await governanceSql("select id from admin_jobs where store = ? and kind = 'evaluate'", ["shed"])).toEqual([]);
   });
 });

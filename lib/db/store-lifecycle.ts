@@ -119,3 +119,39 @@ export async function removeStoreFromAllowListsPg({ tx, store }: { tx: PgGoverna
   for (const c of changed) await tx.execute(sql`update api_tokens set stores = ${c.stores} where id = ${c.id}`);
   return changed.length;
 }
+
+/**
+ * What the ledger keeps about a store that goes with it: its self-recall probe
+ * sets (they quote its content), runs and evaluation jobs — so a store made
+ * later under the same name starts with none of them. Run inside the delete's
+ * governance transaction; the same statements on both backends.
+ */
+const STORE_EVALUATION_TABLES = ["self_recall_runs", "self_recall_probe_sets"] as const;
+
+export function forgetStoreEvaluations(store: string): void {
+  const { sqlite } = getGovernance();
+  for (const table of STORE_EVALUATION_TABLES) sqlite.prepare(`delete from ${table} where store = ?`).run(store);
+  sqlite.prepare("delete from admin_jobs where store = ? and kind = 'evaluate'").run(store);
+}
+
+export async function forgetStoreEvaluationsPg({ tx, store }: { tx: PgGovernanceExecutor; store: string }): Promise<void> {
+  for (const table of STORE_EVALUATION_TABLES) await tx.execute(sql`delete from ${sql.identifier(table)} where store = ${store}`);
+  await tx.execute(sql`delete from admin_jobs where store = ${store} and kind = 'evaluate'`);
+}
+
+/**
+ * A backend whose `writes` refuse (409 store_archived) while the store they
+ * name is archived: the rule in the domain, so every surface that calls it —
+ * REST, MCP, dashboard actions, CLI — gets the same answer.
+ */
+export function refusingArchivedWrites<B extends object>(backend: B, writes: readonly (keyof B & string)[]): B {
+  const guarded = { ...backend } as Record<string, unknown>;
+  for (const name of writes) {
+    const write = backend[name] as unknown as (a: { store: string }) => Promise<unknown>;
+    guarded[name] = async (a: { store: string }) => {
+      await assertStoresWritable([a.store]);
+      return write(a);
+    };
+  }
+  return guarded as B;
+}

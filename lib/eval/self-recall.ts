@@ -1,3 +1,4 @@
+import { assertStoresWritable } from "../db/store-lifecycle";
 import { z } from "zod";
 import { governance } from "../backend/governance";
 import type { SwitchGate } from "../embed/reembed";
@@ -129,6 +130,7 @@ async function runClaimed({ job, store, target, seed, perKind, configured, actor
 export async function startEvaluation({ store, actor, input, trigger = "on demand", wait = false, onProgress }: { store: string; actor: string; input: EvaluateInput; trigger?: string; wait?: boolean; onProgress?: (p: EvalProgress) => void }): Promise<EvaluationJob> {
   const parsed = evaluateInputSchema.parse(input);
   await storeReader(store); // 404 for a store that is not there, before any row is written
+  await assertStoresWritable([store]); // an evaluation writes (its job, runs, the store's search log): not on an archived store
   const configured = await configuredModel();
   if (parsed.target === "shadow") await assertShadowReady({ store, configured });
   const { job, run } = await claimEvaluationJob({ store, actor, reason: parsed.reason, details: { target: parsed.target, perKind: parsed.per_kind, seed: parsed.seed, trigger } });

@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { backendChooser, type PgHandle } from "../db/pg";
+import { refusingArchivedWrites } from "../db/store-lifecycle";
 import type { PgStoreHandle } from "../db/pg-store";
 import type { AnyStoreHandle } from "../db/port";
 import { linkEvidence, listEvidenceByTarget, listEvidenceUsesByThoughtId, unlinkEvidence, type EvidenceLink, type EvidencePage, type EvidenceUse, type evidenceKeySchema, type linkEvidenceInputSchema, type listEvidenceQuerySchema } from "./evidence";
@@ -138,4 +139,23 @@ export function pgGraph(pgHandle: Promise<PgHandle> | PgHandle): GraphBackend {
 }
 
 /** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
-export const graphBackend: () => GraphBackend = backendChooser(sqliteGraph, pgGraph);
+/** Writes an archived store refuses (409 store_archived), whichever surface asks. */
+const GRAPH_WRITES = [
+  "think",
+  "deleteThought",
+  "recordThoughtFeedback",
+  "createNode",
+  "updateNode",
+  "deleteNode",
+  "createOrMergeRelation",
+  "updateRelation",
+  "deleteRelation",
+  "createFrame",
+  "updateFrame",
+  "deleteFrame",
+  "linkEvidence",
+  "unlinkEvidence",
+  "setWorkingMemory",
+  "deleteWorkingMemory",
+] as const;
+export const graphBackend: () => GraphBackend = backendChooser(refusingArchivedWrites(sqliteGraph, GRAPH_WRITES), (pg) => refusingArchivedWrites(pgGraph(pg), GRAPH_WRITES));

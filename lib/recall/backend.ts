@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { backendChooser, type PgHandle } from "../db/pg";
+import { refusingArchivedWrites } from "../db/store-lifecycle";
 import type { AnyStoreHandle } from "../db/port";
 import { openStore } from "../stores/stores";
 import { openStorePg } from "../stores/stores-pg";
@@ -88,4 +89,6 @@ export function pgRecall(pgHandle: Promise<PgHandle> | PgHandle): RecallBackend 
 }
 
 /** The recall backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
-export const recallBackend: () => RecallBackend = backendChooser(sqliteRecall, pgRecall);
+/** Writes an archived store refuses (409 store_archived), whichever surface asks. */
+const RECALL_WRITES = ["recordTrace", "recordLearning", "updateReflectionSettings", "rateRecallHit"] as const;
+export const recallBackend: () => RecallBackend = backendChooser(refusingArchivedWrites(sqliteRecall, RECALL_WRITES), (pg) => refusingArchivedWrites(pgRecall(pg), RECALL_WRITES));

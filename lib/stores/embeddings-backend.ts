@@ -1,4 +1,5 @@
 import { backendChooser, type PgHandle } from "../db/pg";
+import { refusingArchivedWrites } from "../db/store-lifecycle";
 import { compareCandidateModel, type ModelComparison } from "../embed/compare";
 import type { Fingerprint } from "../embed/providers";
 import { retryParkedEmbeddings } from "../embed/queue";
@@ -67,4 +68,6 @@ export function pgEmbeddings(pgHandle: Promise<PgHandle> | PgHandle): Embeddings
 }
 
 /** The embeddings backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
-export const embeddingsBackend: () => EmbeddingsBackend = backendChooser(sqliteEmbeddings, pgEmbeddings);
+/** Writes an archived store refuses (409 store_archived), whichever surface asks. */
+const EMBEDDING_WRITES = ["startReembed", "switchHeldReembed", "retryParkedEmbeddings"] as const;
+export const embeddingsBackend: () => EmbeddingsBackend = backendChooser(refusingArchivedWrites(sqliteEmbeddings, EMBEDDING_WRITES), (pg) => refusingArchivedWrites(pgEmbeddings(pg), EMBEDDING_WRITES));

@@ -7,7 +7,7 @@ import { AppError, isAppError } from "../errors";
 import { appendAuditPg, hasAuditEntryPg } from "../governance/audit-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
 import { reindexMarkedMemoriesPg } from "../index/memories-pg";
-import { lastLifecycleActionPg, removeStoreFromAllowListsPg } from "../db/store-lifecycle";
+import { forgetStoreEvaluationsPg, lastLifecycleActionPg, removeStoreFromAllowListsPg } from "../db/store-lifecycle";
 import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createStoreSchema, STORES_CREATED_BY_SQL } from "./stores";
 
 /**
@@ -172,6 +172,7 @@ export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle
   await pg.db.transaction(async (tx) => {
     await tx.execute(sql`drop schema ${sql.identifier(storeSchemaName(name))} cascade`);
     const allowLists = await removeStoreFromAllowListsPg({ tx, store: name });
+    await forgetStoreEvaluationsPg({ tx, store: name });
     await appendAuditPg({ db: tx, entry: { actor, action: "store.delete", target: `store:${name}`, details: allowLists > 0 ? { allow_lists_changed: allowLists } : null } });
   });
   upToDate.get(pg.pool)?.delete(name);

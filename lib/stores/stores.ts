@@ -13,7 +13,7 @@ import { appendAudit, hasAuditEntry } from "../governance/audit";
 import { ensureIndexBuilt, markIndexBuilt } from "../index/reindex";
 import { mkdirPrivate, PRIVATE_DIR_MODE } from "../private-fs";
 import { log } from "../log";
-import { isStoreArchived, removeStoreFromAllowLists } from "../db/store-lifecycle";
+import { forgetStoreEvaluations, isStoreArchived, removeStoreFromAllowLists } from "../db/store-lifecycle";
 import { notServedOnPostgres, storesOnPostgres } from "./on-postgres";
 
 export const createStoreSchema = z
@@ -246,6 +246,7 @@ export function deleteStore({ name, actor, confirm }: { name: string; actor: str
   const doomed = path.join(path.dirname(storeDir(name)), `${DELETED_PREFIX}${name}-${randomBytes(6).toString("hex")}`);
   getGovernance().sqlite.transaction(() => {
     const allowLists = removeStoreFromAllowLists(name);
+    forgetStoreEvaluations(name);
     appendAudit({ actor, action: "store.delete", target: `store:${name}`, details: allowLists > 0 ? { allow_lists_changed: allowLists } : null });
     fs.renameSync(storeDir(name), doomed);
   }).immediate();
