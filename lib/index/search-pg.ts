@@ -410,7 +410,10 @@ export async function searchStorePg({
                 const weighted = texts.perWord.flatMap((q, i) => (q === "" || seen.has(q) ? [] : (seen.add(q), [{ q, df: top.stats.df[i] }])));
                 if (texts.tsq !== null) leg.stats = { tsq: texts.tsq, terms: weighted, chunks: top.stats.rows };
                 leg.lexical = texts.rows;
+                const wholeLengths = new Map(leg.lexical.map((r) => [r.id, r.fullText?.length]));
                 weighLexical(leg.lexical, terms);
+                // As on SQLite: hybrid only, whose vectors answer (full-text alone answers with rows holding the words).
+                if (vectorsCanAnswer) await addDocumentContextPg({ tx: ltx, store: h.store, rows: leg.lexical, lengths: wholeLengths, where });
                 return;
               }
               leg.engine = { bm25: false, detail: top.reason };
