@@ -113,11 +113,13 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
     const killAfter = Math.floor((AGENTS * STEPS) / 3);
     let killed: Promise<void> | null = null;
     let orphaned: Claim[] = [];
+    let doneAtKill = 0;
     /** Once a third of the steps are done: wait until the slow replica holds claims, then kill it. */
     async function killer() {
       while (done < killAfter) await new Promise((r) => setTimeout(r, 50));
       const deadline = Date.now() + 120_000;
       while (orphaned.length === 0 && Date.now() < deadline) orphaned = await heldBySlowReplica();
+      doneAtKill = done;
       aDead = true;
       killed = a.kill9();
       await killed;
@@ -173,7 +175,8 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
 
     // Some writes went to a before it died; the ones in flight when it died had no answer and were retried on b.
     expect(statuses.filter((s) => s.server === "a" && s.status >= 200 && s.status < 300).length).toBeGreaterThan(0);
-    expect(statuses.filter((s) => s.server === "a" && s.status === 0).length).toBeGreaterThan(0);
+    // (On a slow machine the slow replica may first hold its claims after the agents finished: then nothing was in flight.)
+    if (doneAtKill < AGENTS * STEPS) expect(statuses.filter((s) => s.server === "a" && s.status === 0).length).toBeGreaterThan(0);
     expect(statuses.filter((s) => s.server === "b" && s.status >= 500)).toEqual([]);
     expect(statuses.filter((s) => s.server === "a" && s.status >= 500)).toEqual([]);
 
