@@ -112,6 +112,7 @@ const envSchema = z.object({
   DUALMIND_MAX_STORES: z.coerce.number().int().min(2).max(100_000).default(200),
   DUALMIND_MAX_STORES_PER_TOKEN: z.coerce.number().int().min(0).max(100_000).default(20),
   DUALMIND_MAX_STORE_DOCUMENTS: z.coerce.number().int().min(1).max(1_000_000_000).default(100_000),
+  DUALMIND_MAX_EVALUATIONS: z.coerce.number().int().min(1).max(64).default(2),
   DUALMIND_MAX_STORE_BYTES: z.coerce.number().int().min(1024).max(Number.MAX_SAFE_INTEGER).default(1024 * 1024 * 1024),
   DUALMIND_MAX_OPEN_STORES: z.coerce.number().int().min(2).max(10_000).default(64),
   DUALMIND_METRIC_ROUTE_KEYS: z.coerce.number().int().min(16).max(100_000).default(300),
@@ -176,6 +177,8 @@ export type LimitsConfig = {
   maxStoresPerToken: number;
   /** Documents (API documents and memories) one store holds; an API/MCP write past it → 422. Reindex from disk is never refused. */
   maxStoreDocuments: number;
+  /** Self-recall evaluations running at once across all stores. */
+  maxEvaluations: number;
   /** Total text bytes of one store's documents; an API/MCP write past it → 422. */
   maxStoreBytes: number;
   /** Store connections kept open at once; idle ones beyond it are closed least recently used first. */
@@ -276,6 +279,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
       maxStores: e.DUALMIND_MAX_STORES,
       maxStoresPerToken: e.DUALMIND_MAX_STORES_PER_TOKEN,
       maxStoreDocuments: e.DUALMIND_MAX_STORE_DOCUMENTS,
+      maxEvaluations: e.DUALMIND_MAX_EVALUATIONS,
       maxStoreBytes: e.DUALMIND_MAX_STORE_BYTES,
       maxOpenStores: e.DUALMIND_MAX_OPEN_STORES,
       metricRouteKeys: e.DUALMIND_METRIC_ROUTE_KEYS,
@@ -366,6 +370,7 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_MAX_STORES", default: "200", meaning: "stores one instance holds (core and default included); one more → 422 naming this variable" },
   { variable: "DUALMIND_MAX_STORES_PER_TOKEN", default: "20", meaning: "stores one agent may create (counted from the audit log); one more → 422 naming this variable" },
   { variable: "DUALMIND_MAX_STORE_DOCUMENTS", default: "100000", meaning: "documents (API documents and memories) one store holds; a write adding one more → 422 naming this variable (reindex from disk is not refused)" },
+  { variable: "DUALMIND_MAX_EVALUATIONS", default: "2", meaning: "self-recall evaluations running at once across all stores (each is a burst of searches); one more → 429 naming this variable" },
   { variable: "DUALMIND_MAX_STORE_BYTES", default: "1073741824", meaning: "total text bytes of one store's documents (1 GiB); a write taking the store past it → 422 naming this variable (an update counts the difference)" },
   { variable: "DUALMIND_MAX_OPEN_STORES", default: "64", meaning: "store connections one process keeps open; beyond it idle ones are closed least recently used first (reopened on use)" },
   { variable: "DUALMIND_METRIC_ROUTE_KEYS", default: "300", meaning: "distinct route keys request metrics keep (in memory and in the rollups); later keys are counted under `other`" },

@@ -244,4 +244,19 @@ describe("self-recall of a store, and the model switch it gates", () => {
     const bad = await callRoute(evaluateRoute.POST, { token: TOKEN, params, body: { per_kind: 100000 } });
     expect(bad.status).toBe(400);
   });
+
+  it("past DUALMIND_MAX_EVALUATIONS running across stores, one more is refused with 429 naming it, and starts once one has finished", async () => {
+    const now = Date.now();
+    // Two evaluations running elsewhere (other stores, their processes alive: fresh heartbeats).
+    for (const store of ["elsewhere-1", "elsewhere-2"]) {
+      await governanceSql("insert into admin_jobs (id, kind, store, actor, status, owner, attempts, started_at, heartbeat_at) values (?, 'evaluate', ?, 'user:test', 'running', 'another-process', 1, ?, ?)", [`busy-${store}`, store, now, now]);
+    }
+    const refused = await callRoute(evaluateRoute.POST, { token: TOKEN, params, body: {} });
+    expect(refused.status).toBe(429);
+    expect(JSON.stringify(refused.json)).toContain("DUALMIND_MAX_EVALUATIONS");
+    await governanceSql("update admin_jobs set status = 'done', finished_at = ? where id = ?", [now, "busy-elsewhere-1"]);
+    const started = await callRoute(evaluateRoute.POST, { token: TOKEN, params, body: {} });
+    expect(started.status).toBe(202);
+    await governanceSql("delete from admin_jobs where id like 'busy-%'");
+  });
 });

@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { sql } from "drizzle-orm";
 import { JOB_STALE_MS } from "../index/jobs";
+import { getConfig } from "../config";
+import { AppError } from "../errors";
 import { log } from "../log";
 import { auditSelfRecall, govRow, govRun, num, numOrNull } from "./db";
 import type { EvalProgress, EvalTarget } from "./evaluate";
@@ -83,6 +85,10 @@ export async function claimEvaluationJob({ store, actor, reason, details }: { st
     await govRun(sql`update admin_jobs set status = 'failed', error = ${error}, finished_at = ${now}, heartbeat_at = ${now} where id = ${running.id} and status = 'running'`);
     await auditSelfRecall({ actor: "system:jobs", action: "store.evaluate.abandon", target: `store:${store}`, reason: error, details: { jobId: running.id } });
   }
+  // Each evaluation is a burst of searches: a bounded number run at once across all stores (their own stale rows aside).
+  const busy = await govRow<{ n: number | string }>(sql`select count(*) as n from admin_jobs where kind = 'evaluate' and status = 'running' and heartbeat_at > ${now - JOB_STALE_MS}`);
+  const max = getConfig().limits.maxEvaluations;
+  if (Number(busy?.n ?? 0) >= max) throw new AppError("rate_limited", `${max} self-recall evaluation(s) already running (DUALMIND_MAX_EVALUATIONS); ask again when one has finished`);
   const id = randomUUID();
   const inserted = await govRow<JobRow>(
     sql`insert into admin_jobs (id, kind, store, actor, reason, status, owner, attempts, started_at, heartbeat_at)
