@@ -138,6 +138,21 @@ export async function rowsOf<T>(tx: SqlRunner, query: SQL): Promise<T[]> {
  * (token allow-lists) checks names against the stores agents actually use.
  */
 export async function storeNamesInPg(db: SqlRunner): Promise<string[]> {
+  // A store dropped between the catalog read and its name's read (a delete on any replica) fails that read:
+  // the listing is read again, in a savepoint inside a caller's transaction (or one of its own), so it can be.
+  const nested = (db as Partial<{ transaction: (f: (tx: SqlRunner) => Promise<string[]>) => Promise<string[]> }>).transaction;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return nested ? await nested.call(db, (tx) => readStoreNamesInPg(tx)) : await readStoreNamesInPg(db);
+    } catch (e) {
+      const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+      // 42P01: no such table, 3F000: no such schema.
+      if (attempt >= 5 || (code !== "42P01" && code !== "3F000")) throw e;
+    }
+  }
+}
+
+async function readStoreNamesInPg(db: SqlRunner): Promise<string[]> {
   const schemas = ((await db.execute(sql`select n.nspname as schema from pg_namespace n join pg_class c on c.relnamespace = n.oid and c.relname = 'store_meta' and c.relkind = 'r' where n.nspname like 'store\_%' order by 1`)).rows as { schema: string }[]).map((r) => r.schema);
   const names: string[] = [];
   for (const schema of schemas) {

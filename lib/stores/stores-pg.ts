@@ -130,7 +130,15 @@ export async function storeHasContentPg({ handle }: { handle: PgStoreHandle }): 
 
 export async function listStoresPg({ pg }: { pg: PgHandle }): Promise<PgStoreSummary[]> {
   const out: PgStoreSummary[] = [];
-  for (const store of await listStoreNamesPg({ pg })) out.push(await describeStorePg({ handle: await openStorePg({ pg, store }) }));
+  for (const store of await listStoreNamesPg({ pg })) {
+    try {
+      out.push(await describeStorePg({ handle: await openStorePg({ pg, store }) }));
+    } catch (e) {
+      // Deleted (on any replica) since the names were read: not listed.
+      const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+      if (!(isAppError(e) && e.code === "not_found") && code !== "42P01" && code !== "3F000") throw e;
+    }
+  }
   return out;
 }
 
