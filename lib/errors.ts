@@ -79,6 +79,11 @@ const PG_DRIVER_UNAVAILABLE = new Set([
   "Client has encountered a connection error and is not queryable",
 ]);
 
+/** A database error's code (SQLSTATE on PostgreSQL, SQLITE_* on SQLite): Drizzle wraps the driver's error, so it is on it or on its cause. */
+export function dbErrorCode(e: unknown): string | undefined {
+  return (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+}
+
 /**
  * Errors of the machine rather than the request: a busy or interrupted
  * database (503) and a full disk, whether SQLite says so (SQLITE_FULL) or the file system does

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { sha256Hex, STORE_NAME_RE } from "../common";
-import { AppError } from "../errors";
+import { AppError, dbErrorCode } from "../errors";
 import type { PgGovernanceExecutor, PgHandle } from "./pg";
 import { CORE_STORE } from "./store-names";
 
@@ -145,11 +145,15 @@ export async function storeNamesInPg(db: SqlRunner): Promise<string[]> {
     try {
       return nested ? await nested.call(db, (tx) => readStoreNamesInPg(tx)) : await readStoreNamesInPg(db);
     } catch (e) {
-      const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
-      // 42P01: no such table, 3F000: no such schema.
-      if (attempt >= 5 || (code !== "42P01" && code !== "3F000")) throw e;
+      if (attempt >= 5 || !isVanishedStore(e)) throw e;
     }
   }
+}
+
+/** A store schema dropped under a read (a delete on any replica): no such table (42P01) or schema (3F000). */
+export function isVanishedStore(e: unknown): boolean {
+  const code = dbErrorCode(e);
+  return code === "42P01" || code === "3F000";
 }
 
 async function readStoreNamesInPg(db: SqlRunner): Promise<string[]> {

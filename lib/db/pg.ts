@@ -9,6 +9,7 @@ import { Pool } from "pg";
 import { getConfig, type PgTimeouts } from "../config";
 import { log } from "../log";
 import * as pgGovernanceSchema from "./schema/pg/governance";
+import { dbErrorCode } from "../errors";
 
 /**
  * The PostgreSQL backend (DATABASE_URL): a pool per
@@ -45,9 +46,7 @@ export const PG_LOCK = {
 const PG_UNIQUE_VIOLATION = "23505";
 
 export function isPgUniqueViolation(e: unknown): boolean {
-  // drizzle wraps the driver's error; the SQLSTATE is on it or on its cause.
-  const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
-  return code === PG_UNIQUE_VIOLATION;
+  return dbErrorCode(e) === PG_UNIQUE_VIOLATION;
 }
 
 /**

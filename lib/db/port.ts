@@ -5,6 +5,7 @@ import type { GovernanceHandle, StoreHandle } from "./connection";
 import type { PgGovernanceExecutor } from "./pg";
 import { runWithinBudget, runWithinBudgetPg, type QueryBudget } from "./query-budget";
 import { bytewise, withStoreTx, type PgStoreHandle, type PgStoreTx } from "./pg-store";
+import { dbErrorCode } from "../errors";
 
 /**
  * The transaction port: a repository's rules and queries written once, run
@@ -213,7 +214,7 @@ const PG_UNIQUE_VIOLATION = "23505";
 
 /** Whether a step failed on a unique index (either engine; Drizzle may wrap the driver's error). */
 export function isUniqueViolation(e: unknown): boolean {
-  const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
+  const code = dbErrorCode(e);
   return code === PG_UNIQUE_VIOLATION || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
 }
 

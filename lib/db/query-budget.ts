@@ -4,7 +4,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import fs from "node:fs";
 import path from "node:path";
 import { getConfig } from "../config";
-import { AppError } from "../errors";
+import { AppError, dbErrorCode } from "../errors";
 import { log } from "../log";
 import { sql } from "drizzle-orm";
 import type { SqlRunner } from "./pg-store";
@@ -169,9 +169,7 @@ export async function runWithinBudgetPg<T>(tx: SqlRunner, budget: QueryBudget, f
   try {
     result = await fn();
   } catch (e) {
-    // drizzle wraps the driver's error; the SQLSTATE is on it or on its cause.
-    const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
-    if (code !== "57014") throw e;
+    if (dbErrorCode(e) !== "57014") throw e;
     log("warn", "query cancelled at its time budget", { budgetMs: budget.budgetMs });
     throw tooExpensive(budget);
   }

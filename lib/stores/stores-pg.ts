@@ -1,9 +1,9 @@
 import { sql } from "drizzle-orm";
 import { z } from "zod";
-import { migrateStoreSchema, storeNamesInPg, storeSchemaName, storeSchemaVersion, useStoreSchema, withStoreTx, type PgStoreHandle } from "../db/pg-store";
+import { isVanishedStore, migrateStoreSchema, storeNamesInPg, storeSchemaName, storeSchemaVersion, useStoreSchema, withStoreTx, type PgStoreHandle } from "../db/pg-store";
 import type { PgGovernanceExecutor, PgHandle } from "../db/pg";
 import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../db/store-names";
-import { AppError, isAppError } from "../errors";
+import { AppError, dbErrorCode, isAppError } from "../errors";
 import { appendAuditPg, hasAuditEntryPg } from "../governance/audit-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
 import { reindexMarkedMemoriesPg } from "../index/memories-pg";
@@ -15,11 +15,6 @@ import { assertDeleteConfirmed, assertStoreQuota, assertStoreRemovable, createSt
  * describe. The layout (a schema per store, the store transaction, the
  * read-only core path, the store migrator) is lib/db/pg-store.ts.
  */
-
-function pgCode(e: unknown): string | undefined {
-  // drizzle wraps the driver's error; the SQLSTATE is on it or on its cause.
-  return (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
-}
 
 async function schemaExists(db: PgGovernanceExecutor, schema: string): Promise<boolean> {
   const r = await db.execute(sql`select 1 from pg_namespace where nspname = ${schema}`);
@@ -135,8 +130,7 @@ export async function listStoresPg({ pg }: { pg: PgHandle }): Promise<PgStoreSum
       out.push(await describeStorePg({ handle: await openStorePg({ pg, store }) }));
     } catch (e) {
       // Deleted (on any replica) since the names were read: not listed.
-      const code = (e as { code?: string })?.code ?? (e as { cause?: { code?: string } })?.cause?.code;
-      if (!(isAppError(e) && e.code === "not_found") && code !== "42P01" && code !== "3F000") throw e;
+      if (!(isAppError(e) && e.code === "not_found") && !isVanishedStore(e)) throw e;
     }
   }
   return out;
@@ -165,7 +159,7 @@ export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg
     });
   } catch (e) {
     // 42P06: the schema exists; 23505: another replica's create of it committed while this one waited.
-    if (pgCode(e) === "42P06" || pgCode(e) === "23505") throw new AppError("conflict", `store ${name} already exists`);
+    if (dbErrorCode(e) === "42P06" || dbErrorCode(e) === "23505") throw new AppError("conflict", `store ${name} already exists`);
     throw e;
   }
   markUpToDate(pg, name);
