@@ -34,7 +34,7 @@ import { searchStorePg } from "../index/search-pg";
 import { planQueryVectorPg } from "../index/query-vector-pg";
 import { archiveStore, createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, removeDeletedStoreLeftovers, storeHasContent, unarchiveStore, type createStoreSchema, type StoreSummary } from "./stores";
 import { archiveStorePg, createStorePg, deleteStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, listStoresPg, openCoreForPg, openStorePg, storeHasContentPg, unarchiveStorePg, type PgStoreSummary } from "./stores-pg";
-import { assertStoresWritable } from "../db/store-lifecycle";
+import { refusingArchivedWrites } from "../db/store-lifecycle";
 import { listStoreNames } from "../db/store-names";
 
 /**
@@ -231,21 +231,9 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
 /** The writes of a store's content: refused (409 store_archived) while it is archived, whichever surface asks. */
 const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "setCategoryDescription", "startReindex"] as const;
 
-function refusingArchivedWrites(backend: StoresBackend): StoresBackend {
-  const guarded = { ...backend } as unknown as Record<(typeof CONTENT_WRITES)[number], (a: StoreArg) => Promise<unknown>>;
-  for (const name of CONTENT_WRITES) {
-    const write = backend[name] as (a: StoreArg) => Promise<unknown>;
-    guarded[name] = async (a) => {
-      await assertStoresWritable([a.store]);
-      return write(a);
-    };
-  }
-  return guarded as unknown as StoresBackend;
-}
-
 /** The stores backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */
-const guardedSqliteStores = refusingArchivedWrites(sqliteStores);
-export const stores: () => StoresBackend = backendChooser(guardedSqliteStores, (pg) => refusingArchivedWrites(pgStores(pg)));
+const guardedSqliteStores = refusingArchivedWrites(sqliteStores, CONTENT_WRITES);
+export const stores: () => StoresBackend = backendChooser(guardedSqliteStores, (pg) => refusingArchivedWrites(pgStores(pg), CONTENT_WRITES));
 
 export function sqliteStoresBackend(): StoresBackend {
   return guardedSqliteStores;
