@@ -72,7 +72,8 @@ function failureLines(log: string): string[] {
   const marker = /(^\s*(FAIL|×|✘|❯)\s)|AssertionError|Error:|error TS\d+|^\s*\d+:\d+\s+error\s|Test Files .*failed|Tests .*failed|\d+ failed/;
   const picked: string[] = [];
   lines.forEach((line, i) => {
-    if (!marker.test(line)) return;
+    // A server's own log lines (the e2e web server's expected refusals) are not test failures.
+    if (!marker.test(line) || line.startsWith("[WebServer]")) return;
     // The assertion's expected/received lines follow it.
     for (const l of lines.slice(i, /AssertionError|Error:/.test(line) ? i + 6 : i + 1)) if (picked.at(-1) !== l) picked.push(l);
   });
