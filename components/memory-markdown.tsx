@@ -87,7 +87,7 @@ const COMPONENTS: Components = {
     );
   },
   table: ({ children }) => (
-    <div className="overflow-x-auto">
+    <div tabIndex={0} className="overflow-x-auto focus-visible:outline-none focus-visible:ring-2 focus-visible:ring-sky-600">
       <table className="min-w-full border-collapse text-left text-xs">{children}</table>
     </div>
   ),

@@ -60,7 +60,7 @@ export function SelfRecallCard({ reports, isAdmin, evaluate, switchModel }: { re
       </h2>
       <p className="text-xs text-slate-600">How often a store finds its own content: probes drawn from what it holds, asked as an agent would. It measures what the store holds, not what users will ask.</p>
       {!single && (
-        <table className="data">
+        <table tabIndex={0} className="data">
           <thead>
             <tr>
               <th>Store</th>
@@ -113,7 +113,7 @@ function StoreSelfRecall({ report, isAdmin, evaluate, switchModel }: { report: S
         </p>
       )}
       {latest && (
-        <table className="data" data-testid="self-recall-kinds">
+        <table tabIndex={0} className="data" data-testid="self-recall-kinds">
           <thead>
             <tr>
               <th>Kind</th>

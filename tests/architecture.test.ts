@@ -179,6 +179,15 @@ describe("architecture: imports go down", () => {
     expect(hashing).toEqual(["lib/common.ts"]);
   });
 
+  it("makes every data table reachable by keyboard (on a phone it scrolls sideways in its own box, and axe requires a scrollable region to take focus)", () => {
+    const tags = FILES.filter((f) => f.endsWith(".tsx")).flatMap((f) =>
+      [...fs.readFileSync(path.join(ROOT, f), "utf8").matchAll(/<table\b[^>]*>/g)].map((m) => ({ file: f, tag: m[0] })),
+    );
+    const dataTables = tags.filter((t) => /className="data\b/.test(t.tag));
+    expect(dataTables.length).toBeGreaterThan(10);
+    expect(dataTables.filter((t) => !t.tag.includes("tabIndex={0}")).map((t) => `${t.file}: ${t.tag}`)).toEqual([]);
+  });
+
   it("would catch an upward import (the check itself works)", () => {
     const bad: Edge[] = [
       { from: "lib/db/connection.ts", to: "lib/api/route.ts", spec: "../api/route", typeOnly: false },
