@@ -216,7 +216,8 @@ export async function storeSql<T = Record<string, unknown>>(store: string, text:
     const client = await (await pg).pool.connect();
     try {
       await client.query("begin");
-      await client.query("select set_config('search_path', $1, true)", [`${quoteIdent(storeSchemaName(store))}, public`]);
+      // A seed statement is the test's setup, not a request: the pool's statement_timeout (a server limit) does not bound it.
+      await client.query("select set_config('search_path', $1, true), set_config('statement_timeout', '0', true)", [`${quoteIdent(storeSchemaName(store))}, public`]);
       let n = 0;
       const rows = (await client.query(text.replace(/\?/g, () => `$${++n}`), params)).rows as T[];
       await client.query("commit");
