@@ -1,5 +1,8 @@
 export async function register() {
   if (process.env.NEXT_RUNTIME === "nodejs") {
+    // TRACE answers 405 before Next sees it (Next cannot build a Request for it and would answer 500).
+    const { refuseForbiddenMethods } = await import("./lib/http/refused-methods");
+    refuseForbiddenMethods();
     const { bootstrapApp } = await import("./lib/bootstrap");
     await bootstrapApp();
     const { getConfig } = await import("./lib/config");

@@ -1,3 +1,4 @@
+import http from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { governance } from "@/lib/backend/governance";
 import { governanceSql, seedStore, seedToken, sqliteOnlyCheck, useTestBackend, type TestEnv } from "../backend";
@@ -238,5 +239,39 @@ describe("/api/auth (next-auth credentials): never a 5xx, never a session for a 
     const cookie = [csrf.cookie, ...ok.headers.getSetCookie().map((c) => c.split(";")[0])].join("; ");
     const session = await send({ name: "session", path: "/api/auth/session", headers: { cookie } }, { badInput: false });
     expect((JSON.parse(session.text) as { user?: { name?: string } }).user?.name).toBe("admin");
+  });
+});
+
+describe("methods the fetch standard forbids (fetch cannot send them: raw node:http)", () => {
+  /** One raw request: status, headers and body. */
+  function raw(method: string, urlPath: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+    tally.requests++;
+    tally.badInputsTried++;
+    return new Promise((resolve, reject) => {
+      const req = http.request(`${server.url}${urlPath}`, { method }, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () => {
+          if ((res.statusCode ?? 0) >= 500) tally.serverErrorsSeen++;
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text });
+        });
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  }
+
+  it("TRACE answers 405 with the error envelope and the security headers on the API, MCP, pages and sign-in (it answered 500 with a stack trace in the log)", async () => {
+    const wrong: string[] = [];
+    for (const urlPath of ["/api/v1/health", "/api/v1/stores/rel/search?q=x", "/api/mcp", "/", "/login", "/api/auth/session", "/api/metrics", "/no-such-page"]) {
+      const r = await raw("TRACE", urlPath);
+      if (r.status !== 405 || !isEnvelope(r.text) || r.headers["x-content-type-options"] !== "nosniff" || !r.headers["content-security-policy"]) {
+        wrong.push(`TRACE ${urlPath} → ${r.status} ${r.text.slice(0, 100)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+    // The server still answers everything else.
+    expect((await raw("GET", "/api/v1/health")).status).toBe(200);
   });
 });
