@@ -2,11 +2,12 @@ import { beginSignInAttempt, settleSignInAttempt } from "../auth/login-throttle"
 import { countUsers, getUserById, getUserByUsername, insertUser, listUsers, setUserDisabled, setUserPasswordHash, setUserRole } from "../auth/users";
 import { createApiToken, listApiTokens, revokeApiToken, verifyApiToken, type AgentPrincipal } from "../auth/tokens";
 import { getGovernance } from "../db/connection";
-import { backendChooser, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
+import { perEngine, type Engine } from "../db/engine";
+import type { PgGovernanceExecutor, PgHandle } from "../db/pg";
 import type { LedgerHandle } from "../db/port";
-import { listAuditTail, verifyAuditChain } from "../governance/audit";
+import { listAuditTail, verifyAuditChain, type AuditVerification } from "../governance/audit";
+import type { AuditRow } from "../db/schema/governance";
 import { countGovernanceRows } from "../governance/status";
-import { listAuditTailPg, verifyAuditChainPg } from "../governance/audit-pg";
 import {
   abandonDialecticSession,
   abandonDialecticSessionAsAdmin,
@@ -96,7 +97,7 @@ export type GovernanceBackend = {
   annotateDialecticSession: Method<typeof annotateDialecticSessionPg>;
   listDialecticAnnotations: Method<typeof listDialecticAnnotationsPg>;
   getDialecticActivity: Method<typeof getDialecticActivityPg>;
-  listAuditTail: Method<typeof listAuditTailPg>;
+  listAuditTail: (a: { limit?: number }) => Promise<AuditRow[]>;
   listDialecticSessions: Method<typeof listDialecticSessionsByAgentPg>;
   claimDialecticSession: Method<typeof claimDialecticSessionPg>;
   abandonDialecticSession: Method<typeof abandonDialecticSessionPg>;
@@ -109,7 +110,7 @@ export type GovernanceBackend = {
   listApiTokens: Via<typeof listApiTokens>;
   revokeApiToken: Via<typeof revokeApiToken>;
   verifyApiToken: (a: { token: string }) => Promise<AgentPrincipal | null>;
-  verifyAuditChain: Method<typeof verifyAuditChainPg>;
+  verifyAuditChain: (a: object) => Promise<AuditVerification>;
   countUsers: Via<typeof countUsers>;
   /** Users, active tokens and audit entries (the dashboard's overview). */
   countGovernanceRows: Via<typeof countGovernanceRows>;
@@ -154,6 +155,8 @@ type LedgerMethods = Pick<
   | "setUserDisabled"
   | "beginSignInAttempt"
   | "settleSignInAttempt"
+  | "listAuditTail"
+  | "verifyAuditChain"
 >;
 
 /** The repositories written once over the ledger handle (lib/db/port.ts), on the handle `ledger` gives; a throw becomes a rejection on both. */
@@ -185,13 +188,16 @@ function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>): Ledg
     setUserDisabled: async (a) => setUserDisabled({ ...a, handle: await ledger() }),
     beginSignInAttempt: async (a) => beginSignInAttempt({ ...a, handle: await ledger() }),
     settleSignInAttempt: async (a) => settleSignInAttempt({ ...a, handle: await ledger() }),
+    listAuditTail: async (a) => listAuditTail({ ...a, handle: await ledger() }),
+    verifyAuditChain: async () => verifyAuditChain({ handle: await ledger() }),
   };
 }
 
+/** The dialectic reviews and the audit tail: each engine's own functions until they are written over the port. */
+type EngineMethods = Omit<GovernanceBackend, keyof LedgerMethods | "kind">;
+
 /** The SQLite functions are synchronous; wrapped, a throw becomes a rejection like on PostgreSQL. */
-const sqliteGovernance: GovernanceBackend = {
-  kind: "sqlite",
-  ...ledgerMethods(() => getGovernance()),
+const sqliteEngineMethods: EngineMethods = {
   createDialecticSession: async (a) => createDialecticSession(a),
   postDialecticMessage: async (a) => postDialecticMessage(a),
   getDialecticSessionForAgent: async (a) => getDialecticSessionForAgent(a),
@@ -200,23 +206,19 @@ const sqliteGovernance: GovernanceBackend = {
   annotateDialecticSession: async (a) => annotateDialecticSession(a),
   listDialecticAnnotations: async (a) => listDialecticAnnotations(a),
   getDialecticActivity: async (a) => getDialecticActivity(a),
-  listAuditTail: async (a) => listAuditTail(a),
   listDialecticSessions: async (a) => listDialecticSessionsByAgent(a),
   claimDialecticSession: async (a) => claimDialecticSession(a),
   abandonDialecticSession: async (a) => abandonDialecticSession(a),
   verifyDialecticSession: async (a) => verifyDialecticSession(a),
   sweepIdleSessions: async (a) => sweepIdleSessionsAudited(a),
-  verifyAuditChain: async () => verifyAuditChain(),
 };
 
 /** Every method awaits the process's pool (migrated on first use) and runs the PostgreSQL function on it. */
-export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBackend {
+function pgEngineMethods(handle: Promise<PgHandle>): EngineMethods {
   // The cast only drops `db` from the argument type: the argument is passed through with db added.
   const on = <F extends (a: never) => Promise<unknown>>(fn: F): Method<F> =>
     (async (a: object) => (fn as unknown as (a: object & { db: PgGovernanceExecutor }) => Promise<unknown>)({ ...a, db: (await handle).db })) as Method<F>;
   return {
-    kind: "postgres",
-    ...ledgerMethods(() => handle),
     createDialecticSession: on(createDialecticSessionPg),
     postDialecticMessage: on(postDialecticMessagePg),
     getDialecticSessionForAgent: on(getDialecticSessionForAgentPg),
@@ -225,19 +227,23 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
     annotateDialecticSession: on(annotateDialecticSessionPg),
     listDialecticAnnotations: on(listDialecticAnnotationsPg),
     getDialecticActivity: on(getDialecticActivityPg),
-    listAuditTail: on(listAuditTailPg),
     listDialecticSessions: on(listDialecticSessionsByAgentPg),
     claimDialecticSession: on(claimDialecticSessionPg),
     abandonDialecticSession: on(abandonDialecticSessionPg),
     verifyDialecticSession: on(verifyDialecticSessionPg),
     sweepIdleSessions: on(sweepIdleSessionsAuditedPg),
-    verifyAuditChain: on(verifyAuditChainPg),
+  };
+}
+
+/** The ledger on one engine: governance.db, or the PostgreSQL pool's public schema. */
+export function governanceOn(engine: Engine): GovernanceBackend {
+  const ledger = (): LedgerHandle | Promise<LedgerHandle> => (engine.kind === "pg" ? engine.pg : getGovernance());
+  return {
+    kind: engine.kind === "pg" ? "postgres" : "sqlite",
+    ...ledgerMethods(ledger),
+    ...(engine.kind === "pg" ? pgEngineMethods(engine.pg) : sqliteEngineMethods),
   };
 }
 
 /** The governance backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */
-export const governance: () => GovernanceBackend = backendChooser(sqliteGovernance, pgGovernance);
-
-export function sqliteGovernanceBackend(): GovernanceBackend {
-  return sqliteGovernance;
-}
+export const governance: () => GovernanceBackend = perEngine(governanceOn);

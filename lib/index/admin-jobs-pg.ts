@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { and, asc, eq, lt, sql } from "drizzle-orm";
 import type { PgGovernanceExecutor } from "../db/pg";
 import { adminJobs, type AdminJobRow } from "../db/schema/pg/governance";
-import { appendAuditPg } from "../governance/audit-pg";
+import { appendAuditPg } from "../governance/audit";
 import { JOB_STALE_MS, MAX_ATTEMPTS } from "./jobs";
 
 /**

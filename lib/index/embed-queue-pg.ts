@@ -11,7 +11,7 @@ import type { EmbeddingProvider } from "../embed/types";
 import { emptyBatchResult, MAX_EMBED_ATTEMPTS, processClaimOwner, type BatchResult } from "../embed/worker";
 import { embedBatchTexts, passHold, splitBatchOutcome } from "../embed/batch-embed";
 import { closeHold, holdErrorText, isDeadLocalOwner, isDiskFullError, newClaimOwnerId, openHold, outageParkedPatterns, shouldSweepParked, type StaleClaims } from "../embed/healing";
-import { appendAuditPg } from "../governance/audit-pg";
+import { appendAuditPg } from "../governance/audit";
 import { recordProvenanceBatch } from "../governance/ledger";
 import { log } from "../log";
 import type { Fallback } from "../retrieval";

@@ -4,7 +4,7 @@ import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
 import { chunks as chunksTable, documents } from "../db/schema/pg/store";
 import { AppError } from "../errors";
-import { appendAuditPg } from "../governance/audit-pg";
+import { appendAuditPg } from "../governance/audit";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { enqueueChunkEmbeddingsPg } from "./embed-queue-pg";

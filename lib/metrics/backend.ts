@@ -1,5 +1,5 @@
 import type { MinuteRollup } from "../http/request-timer";
-import { storesOnPostgres } from "../stores/on-postgres";
+import { perEngine, type Engine } from "../db/engine";
 import { flushLatencyRollupsPg, pruneMetricsPg, saveRollupsPg, saveStoreSnapshotsPg, snapshotAllStoresPg } from "./metrics-pg";
 import { flushLatencyRollups, pruneMetrics, saveRollups, type PruneCounts } from "./rollups";
 import { saveStoreSnapshots, snapshotAllStores, type StoreSnapshot } from "./snapshots";
@@ -35,6 +35,9 @@ const pgMetrics: MetricsBackend = {
   saveStoreSnapshots: saveStoreSnapshotsPg,
 };
 
-export function metricsBackend(): MetricsBackend {
-  return storesOnPostgres() ? pgMetrics : sqliteMetrics;
+export function metricsOn(engine: Engine): MetricsBackend {
+  return engine.kind === "pg" ? pgMetrics : sqliteMetrics;
 }
+
+/** The metrics backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
+export const metricsBackend: () => MetricsBackend = perEngine(metricsOn);
