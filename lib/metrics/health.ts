@@ -6,8 +6,7 @@ import { withStoreTx } from "../db/pg-store";
 import { recallMetrics } from "../recall/events";
 import { inCallerTx } from "../db/port";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
-import { workerReportOf, type WorkerState } from "../embed/worker-state";
-import { listWorkerStatesPg } from "../embed/worker-state-pg";
+import { listWorkerStates, workerReportOf, type WorkerState } from "../embed/worker-state";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus, type HealthEvent } from "../governance/health-events";
 import { listStoreNames } from "../db/store-names";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
@@ -154,7 +153,7 @@ async function loadHealthDashboardPg({ store, range, now }: { store: string; ran
     perStore,
     summary: summarizeStoreStatuses(perStore),
     // Every replica's embed workers (their heartbeat rows in PostgreSQL).
-    workers: pg ? await listWorkerStatesPg({ db: (await pg).db }) : [],
+    workers: pg ? await listWorkerStates({ handle: await pg }) : [],
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
     series: prepareHealthSeries(withRecallFromLogs(snapshots, recall.rows), window, { stores: scope.length }),
     snapshotsAsOf: await latestSnapshotTsPg({ stores: scope }),

@@ -13,8 +13,7 @@ import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
 import { log } from "../log";
 import { getReembedProgressPg, readActiveFingerprintPg } from "../index/reembed-pg";
-import { listWorkerStatesPg } from "../embed/worker-state-pg";
-import { workerReportOf, type WorkerState } from "../embed/worker-state";
+import { listWorkerStates, workerReportOf, type WorkerState } from "../embed/worker-state";
 
 /**
  * The one store status (lib/embed/status.ts) for a PostgreSQL store: the
@@ -150,7 +149,7 @@ export async function getEmbeddingStatusPgByName({ store }: { store: string }): 
 
 /** The embed workers of every replica (public.embed_workers), for the store page and store health. */
 export async function getWorkerStatesPg(): Promise<WorkerState[]> {
-  return listWorkerStatesPg({ db: (await pgHandleOrThrow()).db });
+  return listWorkerStates({ handle: await pgHandleOrThrow() });
 }
 
 /** The store page on PostgreSQL: its status, the embeddings card's detail and the workers, by name. */
@@ -158,7 +157,7 @@ export async function getStorePageEmbeddingsPg({ store }: { store: string }): Pr
   const pg = await pgHandleOrThrow();
   const handle = await openStorePg({ pg, store });
   const status = await getStoreStatusPg({ handle });
-  return { status, embeddings: await getEmbeddingStatusPg({ handle, status }), workers: await listWorkerStatesPg({ db: pg.db }) };
+  return { status, embeddings: await getEmbeddingStatusPg({ handle, status }), workers: await listWorkerStates({ handle: pg }) };
 }
 
 /**
@@ -174,7 +173,7 @@ export async function getStoreHealthReportPg({ store }: { store: string }) {
   const status = await getStoreStatusPg({ handle });
   const s = await getEmbeddingStatusPg({ handle, status });
   const support = await withStoreTx({ handle, readOnly: true }, (tx) => pgvectorSupportPg(tx));
-  const workers = await listWorkerStatesPg({ db: pg.db });
+  const workers = await listWorkerStates({ handle: pg });
   const now = Date.now();
   const recall = await withStoreTx({ handle, readOnly: true }, (tx) => measureRecallStatsPg({ tx, now }));
   return {

@@ -9,7 +9,7 @@ import { describeReembedIntent, estimateReembed, getReembedProgress, startReembe
 import { retryParkedEmbeddingsPg } from "../index/embed-queue-pg";
 import { compareCandidateModelPg, describeReembedIntentPg, estimateReembedPg, getReembedProgressPg, startReembedPg, switchHeldReembedPg } from "../index/reembed-pg";
 import { openStore } from "./stores";
-import { startStoresEmbedWorkerPg } from "./embed-worker-pg";
+import { startStoresEmbedWorkerPg } from "./engines/pg";
 import { openStorePg } from "./stores-pg";
 
 /**

@@ -14,7 +14,7 @@ import { rowsOf, storeSchemaVersion, withStoreTx, type PgStoreHandle } from "@/l
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { computeFingerprint, type Fingerprint } from "@/lib/embed/providers";
 import type { EmbeddingProvider, EmbedTask } from "@/lib/embed/types";
-import { listWorkerStatesPg } from "@/lib/embed/worker-state-pg";
+import { listWorkerStates } from "@/lib/embed/worker-state";
 import { listAuditTail, pgLedger } from "@/lib/governance/audit";
 import { drainEmbedQueuesPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
 import { putDocumentsSchema } from "@/lib/index/ingest";
@@ -159,7 +159,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
     expect((await search(storeA, "camera exposure triangle", "hybrid")).results.length).toBeGreaterThan(0);
 
     // The store's health shows the job and the workers of both replicas (A silent since it died).
-    const workers = await listWorkerStatesPg({ db: replicas.a().db });
+    const workers = await listWorkerStates({ handle: replicas.a() });
     expect(workers.map((w) => w.workerId).sort()).toEqual(["replica-a-worker", "replica-b-worker"]);
     expect(workers.find((w) => w.workerId === "replica-b-worker")).toMatchObject({ running: true, lastBatchStore: "kb", model: newModel.model, dimension: 128 });
     expect(workers.find((w) => w.workerId === "replica-a-worker")).toMatchObject({ lastBatchItems: 8, lastBatchStore: "kb" });
