@@ -14,7 +14,7 @@ import { log } from "../log";
 import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { openStore } from "../stores/stores";
 import { storesOnPostgres } from "../stores/on-postgres";
-import { getLiveStoreStatusesPg, getStoreHealthReportPg, getStorePageEmbeddingsPg, getStoreStatusPgByName } from "./store-status-pg";
+import { getLiveStoreStatusesPg, getStoreHealthReportPg, getStorePageEmbeddingsPg, getStoreStatusPgByName } from "./engines/pg";
 import {
   findModelChanges,
   prepareHealthSeries,
@@ -43,7 +43,7 @@ import {
   type ModelChangeRow,
   type RouteTotals,
 } from "./series";
-import { latestSnapshotTsPg, readPg } from "./metrics-pg";
+import { latestSnapshotTsPg, readPg } from "./engines/pg";
 import { getLatestSnapshotsByStore } from "./snapshots";
 
 /** Search routes whose latency the Health page charts (route rollups are per route, across stores; recall latency is per store, in snapshots). */
@@ -135,7 +135,7 @@ function withRecallFromLogs(snapshots: SnapshotBucketRow[], recall: SnapshotBuck
 
 /**
  * The Health page on PostgreSQL: live status per store, health events, every replica's workers, and the
- * history from the shared snapshots and latency rollups (lib/metrics/metrics-pg.ts), recall from the recall logs.
+ * history from the shared snapshots and latency rollups (lib/metrics/engines/pg.ts), recall from the recall logs.
  */
 async function loadHealthDashboardPg({ store, range, now }: { store: string; range: RangeKey; now: number }): Promise<HealthDashboard> {
   const pg = getPg();

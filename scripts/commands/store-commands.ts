@@ -8,7 +8,7 @@ import { pgLedger, verifyAuditChain, type AuditVerification } from "../../lib/go
 import { getPg } from "../../lib/db/pg";
 import { storeSchemaName } from "../../lib/db/pg-store";
 import { formatBytes } from "../../lib/format";
-import { getEmbeddingStatusPgByName } from "../../lib/metrics/store-status-pg";
+import { getEmbeddingStatusPgByName } from "../../lib/metrics/engines/pg";
 import { embeddingsBackend } from "../../lib/stores/embeddings-backend";
 import { storesOnPostgres } from "../../lib/stores/on-postgres";
 import { flagString, refuseWithDatabaseUrl, UsageError, type Command } from "../cli-kit";

@@ -5,7 +5,7 @@ import { resetConfigForTests } from "@/lib/config";
 import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { listAuditTail, pgLedger } from "@/lib/governance/audit";
-import { measureRecallStatsPg } from "@/lib/metrics/store-status-pg";
+import { measureRecallStatsPg } from "@/lib/metrics/engines/pg";
 import { drainEmbedQueuesPg, enqueueEmbeddingsPg } from "@/lib/index/embed-queue-pg";
 import { storesOn, type StoresBackend } from "@/lib/stores/backend";
 import { recallOn, type RecallBackend } from "@/lib/recall/backend";

@@ -24,7 +24,7 @@ import { planQueryVectorPg } from "@/lib/index/query-vector-pg";
 import { compareCandidateModelPg, estimateReembedPg, getReembedProgressPg, readActiveFingerprintPg, startReembedPg, switchHeldReembedPg } from "@/lib/index/reembed-pg";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
-import { getStoreHealthReportPg } from "@/lib/metrics/store-status-pg";
+import { getStoreHealthReportPg } from "@/lib/metrics/engines/pg";
 import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
 import { storeCommands } from "@/scripts/commands/store-commands";
 import { callRoute, useTempDataDir } from "../helpers";
