@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { Engine } from "../db/engine";
 import { perEngine } from "../db/engine";
 import type { AnyStoreHandle } from "../db/port";
-import type { ChunkDetail, DocumentSummary, IngestResult, putDocumentsSchema } from "../index/ingest";
+import { getChunkByChunkId, listDocumentsByPrefix, type ChunkDetail, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
 import {
   listAllCategories,
   listCategoryChildren,
@@ -104,7 +104,7 @@ export type StoresBackend = {
 const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "setCategoryDescription", "startReindex"] as const;
 
 /** Operations written once over the port: only how a store opens differs. */
-type WrittenOnce = "readChunk" | "listMemories" | "listCategoryChildren" | "listAllCategories";
+type WrittenOnce = "listDocuments" | "getChunk" | "readChunk" | "listMemories" | "listCategoryChildren" | "listAllCategories";
 
 /**
  * What differs per engine (store layout, where memories live, search, the
@@ -136,6 +136,8 @@ export function storesOn(engine: Engine): StoresBackend {
   return refusingArchivedWrites(
     {
       ...own,
+      listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: await on(store), ...a }),
+      getChunk: async ({ store, ...a }) => getChunkByChunkId({ handle: await on(store), ...a }),
       readChunk: async ({ store, ...a }) => readChunkInDocument({ handle: await on(store), ...a }),
       listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: await on(store), ...a }),
       listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: await on(store), ...a }),

@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import type { PgHandle } from "@/lib/db/pg";
 import { adminJobs } from "@/lib/db/schema/pg/governance";
 import { verifyAuditChain, pgLedger } from "@/lib/governance/audit";
-import { beatJobPg, finishJobPg, startReindexJobPg, takeOverStaleJobPg } from "@/lib/index/admin-jobs-pg";
+import { beatJobPg, finishJobPg, startReindexJobPg, takeOverStaleJobPg } from "@/lib/stores/engines/pg";
 import { JOB_STALE_MS, MAX_ATTEMPTS } from "@/lib/index/jobs";
 import { useTwoReplicas } from "./helpers";
 

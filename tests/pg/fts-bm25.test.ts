@@ -5,7 +5,7 @@ import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { rowsOf, withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { backfillChunkTermsPg, bm25TopPg, chunkTermsOf } from "@/lib/index/engines/pg-fulltext";
 import { putDocumentsSchema } from "@/lib/index/ingest";
-import { verifyStorePg } from "@/lib/index/maintenance-pg";
+import { verifyStorePg } from "@/lib/stores/engines/pg";
 import { searchInputSchema, type SearchResult } from "@/lib/index/search";
 import { bm25Part, ftsIdf } from "@/lib/retrieval/fts5-bm25";
 import { scratchTable } from "@/lib/retrieval/fts-tokens";

@@ -1,6 +1,6 @@
 import type { StoreHandle } from "../../db/connection";
 import { listStoreNames } from "../../db/store-names";
-import { deleteApiDocument, getChunkByChunkId, listDocumentsByPrefix, putDocuments } from "../../index/ingest";
+import { deleteApiDocument, putDocuments } from "../../index/ingest";
 import { createMemory, deleteMemory, getMemoryByPath, listMemoryHistory, setCategoryDescription, updateMemory, type MemoryWithBody } from "../../index/memories";
 import { getJobById, listLatestJobs, runReindexJob, startReindexJob } from "../../index/jobs";
 import { lastUnindexableFiles } from "../../index/reindex";
@@ -32,9 +32,7 @@ export const sqliteStoreEngine: StoreEngine = {
   unarchiveStore: async (a) => unarchiveStore(a),
   describeStore: async ({ store }) => describeStore({ handle: openStore({ store }) }),
   putDocuments: async ({ store, ...a }) => putDocuments({ handle: openStore({ store }), ...a }),
-  listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: openStore({ store }), ...a }),
   deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: openStore({ store }), ...a }),
-  getChunk: async ({ store, ...a }) => getChunkByChunkId({ handle: openStore({ store }), ...a }),
   search: async ({ store, input }) => {
     const handle = openStore({ store });
     return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
