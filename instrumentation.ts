@@ -14,7 +14,7 @@ export async function register() {
       void startEmbedWorker({ mode: "in_server" });
       // With DATABASE_URL, stores in PostgreSQL have their own queue; every replica's worker claims from it.
       if (getConfig().databaseUrl) {
-        const { startStoresEmbedWorkerPg } = await import("./lib/stores/embed-worker-pg");
+        const { startStoresEmbedWorkerPg } = await import("./lib/stores/engines/pg");
         void startStoresEmbedWorkerPg({ mode: "in_server" });
       }
     }
@@ -23,7 +23,7 @@ export async function register() {
     startJobSweeper();
     // With DATABASE_URL the stores' jobs are in PostgreSQL: a replica that died mid-reindex leaves its job to the others.
     if (getConfig().databaseUrl) {
-      const { startJobSweeperPg } = await import("./lib/stores/job-sweeper-pg");
+      const { startJobSweeperPg } = await import("./lib/stores/engines/pg");
       startJobSweeperPg();
     }
     // Word lists for broad queries on big stores, built and kept up between requests.

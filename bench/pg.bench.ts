@@ -36,6 +36,7 @@
  * 20,000: its HNSW inserts run in WebAssembly), BENCH_PG_EXACT_QUERIES the
  * queries of the lifted exact scan (default 5).
  */
+import { pgEngine, SQLITE_ENGINE } from "../lib/db/engine";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -51,7 +52,7 @@ import { drainEmbedQueuesPg } from "../lib/index/embed-queue-pg";
 import { putDocumentsSchema } from "../lib/index/ingest";
 import { searchInputSchema, type SearchResult } from "../lib/index/search";
 import { EXACT_SCAN_LIMIT, normalizeVector, pgvectorSupportPg, putChunkEmbeddingsPg, vectorNeighboursPg } from "../lib/index/vectors-pg";
-import { pgStores, sqliteStoresBackend, type StoresBackend } from "../lib/stores/backend";
+import { storesOn, type StoresBackend } from "../lib/stores/backend";
 import { openStore } from "../lib/stores/stores";
 import { openStorePg } from "../lib/stores/stores-pg";
 import { RELIABILITY_TOKEN, ensureProductionBuild, startServer } from "../tests/fixtures/next-server";
@@ -155,8 +156,8 @@ async function benchSize(windows: string[], size: number): Promise<void> {
   const env = () => ({ DUALMIND_DISABLE_VECTORS: "false", DUALMIND_LOG_LEVEL: "error" });
   try {
     await withBenchDataDir({ env }, async (dataDir) => {
-      const sqlite: Side = { name: "SQLite", backend: sqliteStoresBackend() };
-      const postgres: Side = { name: "PostgreSQL", backend: pgStores(pg) };
+      const sqlite: Side = { name: "SQLite", backend: storesOn(SQLITE_ENGINE) };
+      const postgres: Side = { name: "PostgreSQL", backend: storesOn(pgEngine(pg)) };
       const both = [sqlite, postgres];
       const cell: Record<string, Record<string, number | string>> = {};
       const put = (measure: string, side: Side, v: number | string) => ((cell[measure] ??= {})[side.name] = v);

@@ -23,7 +23,10 @@ import { read, row, type Op } from "../lib/db/port";
 import { enqueueEmbeddings } from "../lib/embed/queue";
 import { graphTables } from "../lib/graph/tables";
 import { kgFrames, kgNodes, kgRelations } from "../lib/db/schema/graph";
-import { sqliteGraph } from "../lib/graph/backend";
+import { SQLITE_ENGINE } from "../lib/db/engine";
+import { graphOn } from "../lib/graph/backend";
+
+const sqliteGraph = graphOn(SQLITE_ENGINE);
 import { createFrame, getFrameById, listFramesByNodeId, toGraphFrame } from "../lib/graph/frames";
 import { createNode, createNodeInputSchema, newNodeRow, NODE_KIND, requireNode, toGraphNode } from "../lib/graph/nodes";
 import { createOrMergeRelation, listRelationsByNodeId, toGraphRelation } from "../lib/graph/relations";

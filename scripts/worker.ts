@@ -9,7 +9,7 @@ import { log } from "../lib/log";
 import { startEmbedWorker } from "../lib/embed/worker";
 import { getConfig } from "../lib/config";
 import { closePg } from "../lib/db/pg";
-import { startStoresEmbedWorkerPg } from "../lib/stores/embed-worker-pg";
+import { startStoresEmbedWorkerPg } from "../lib/stores/engines/pg";
 
 const stop = new AbortController();
 for (const sig of ["SIGINT", "SIGTERM"] as const) process.on(sig, () => stop.abort());

@@ -9,7 +9,7 @@ import { searchInputSchema } from "@/lib/index/search";
 import { closePg, getPg } from "@/lib/db/pg";
 import { getEmbeddingStatus, type EmbeddingStatus } from "@/lib/embed/status";
 import { drainEmbedQueues, processEmbedBatch, type BatchResult } from "@/lib/embed/worker";
-import { getEmbeddingStatusPgByName } from "@/lib/metrics/store-status-pg";
+import { getEmbeddingStatusPgByName } from "@/lib/metrics/engines/pg";
 import { drainEmbedQueuesPg, processEmbedBatchPg } from "@/lib/index/embed-queue-pg";
 import type { TraceInput } from "@/lib/recall/descriptors";
 import { recallBackend } from "@/lib/recall/backend";

@@ -8,7 +8,7 @@ import { adminJobs } from "@/lib/db/schema/governance";
 import { verifyAuditChain } from "@/lib/governance/audit";
 import { getJobById, JOB_STALE_LOCAL_MS, JOB_STALE_MS, jobOwner, listLatestJobs, MAX_ATTEMPTS, ownerIsGone, resumeOrphanedJobs, runReindexJob, startReindexJob, type Job } from "@/lib/index/jobs";
 import { closePg } from "@/lib/db/pg";
-import { JOB_OWNER } from "@/lib/index/maintenance-pg";
+import { JOB_OWNER } from "@/lib/stores/engines/pg";
 import { createMemorySchema } from "@/lib/index/memories";
 import { stores } from "@/lib/stores/backend";
 import { governanceSql, itSqliteOnly, onPg, seedStore, useTestBackend, type TestEnv } from "./backend";

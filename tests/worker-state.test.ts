@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getPg } from "@/lib/db/pg";
 import { listWorkerStates, registerWorker, WORKER_STALE_MS, type WorkerMode, type WorkerState } from "@/lib/embed/worker-state";
-import { listWorkerStatesPg, registerWorkerPg } from "@/lib/embed/worker-state-pg";
 import { testBackend, useTestBackend, type TestEnv } from "./backend";
 
 /** The embed worker rows the store page and health list: a restart does not leave a "stopped" row behind for each run. */
@@ -12,12 +11,12 @@ beforeAll(async () => {
 afterAll(async () => env?.cleanup());
 
 async function register(workerId: string, mode: WorkerMode, now: number): Promise<void> {
-  if (testBackend === "pg") await registerWorkerPg({ db: (await getPg()!).db, workerId, mode, now });
+  if (testBackend === "pg") await registerWorker({ handle: await getPg()!, workerId, mode, now });
   else registerWorker({ workerId, mode, now });
 }
 
 async function list(now: number): Promise<WorkerState[]> {
-  return testBackend === "pg" ? listWorkerStatesPg({ db: (await getPg()!).db, now }) : listWorkerStates({ now });
+  return testBackend === "pg" ? listWorkerStates({ handle: await getPg()!, now }) : listWorkerStates({ now });
 }
 
 describe(`embed worker registry (${testBackend})`, () => {

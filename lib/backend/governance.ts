@@ -2,11 +2,12 @@ import { beginSignInAttempt, settleSignInAttempt } from "../auth/login-throttle"
 import { countUsers, getUserById, getUserByUsername, insertUser, listUsers, setUserDisabled, setUserPasswordHash, setUserRole } from "../auth/users";
 import { createApiToken, listApiTokens, revokeApiToken, verifyApiToken, type AgentPrincipal } from "../auth/tokens";
 import { getGovernance } from "../db/connection";
-import { backendChooser, type PgGovernanceExecutor, type PgHandle } from "../db/pg";
+import { perEngine, type Engine } from "../db/engine";
+import type { PgGovernanceExecutor, PgHandle } from "../db/pg";
 import type { LedgerHandle } from "../db/port";
-import { listAuditTail, verifyAuditChain } from "../governance/audit";
+import { listAuditTail, verifyAuditChain, type AuditVerification } from "../governance/audit";
+import type { AuditRow } from "../db/schema/governance";
 import { countGovernanceRows } from "../governance/status";
-import { listAuditTailPg, verifyAuditChainPg } from "../governance/audit-pg";
 import {
   abandonDialecticSession,
   abandonDialecticSessionAsAdmin,
@@ -53,7 +54,6 @@ import {
   type ArtifactProofs,
   type LedgerCaller,
   type ListTasksQuery,
-  type Task,
 } from "../governance/ledger";
 
 /**
@@ -76,17 +76,8 @@ type Method<F> = F extends (a: never) => Promise<infer R> ? (a: Args<F>) => Prom
 /** A repository function over the ledger handle, as a method: the handle is the backend's. */
 type Via<F> = F extends (a: infer A) => infer R ? (a: Omit<A, "handle">) => Promise<Awaited<R>> : never;
 
-export type GovernanceBackend = {
-  kind: "sqlite" | "postgres";
-  createTask: Via<typeof createTask>;
-  listTasks: (a: { input: ListTasksQuery; caller?: LedgerCaller }) => Promise<{ tasks: (Task & { runCount: number })[]; total: number }>;
-  getTaskStatus: Via<typeof getTaskStatusById>;
-  recordRunStart: Via<typeof recordRunStart>;
-  recordRunFinish: Via<typeof recordRunFinish>;
-  recordValidation: Via<typeof recordValidation>;
-  recordProvenanceBatch: Via<typeof recordProvenanceBatch>;
-  getProofsByArtifact: (a: { input: z.input<typeof artifactLookupSchema>; caller?: LedgerCaller }) => Promise<ArtifactProofs>;
-  recordOverride: Via<typeof recordOverride>;
+/** The dialectic reviews: each engine's own functions until they are written over the port. */
+type EngineMethods = {
   createDialecticSession: Method<typeof createDialecticSessionPg>;
   postDialecticMessage: Method<typeof postDialecticMessagePg>;
   getDialecticSessionForAgent: Method<typeof getDialecticSessionForAgentPg>;
@@ -96,102 +87,61 @@ export type GovernanceBackend = {
   annotateDialecticSession: Method<typeof annotateDialecticSessionPg>;
   listDialecticAnnotations: Method<typeof listDialecticAnnotationsPg>;
   getDialecticActivity: Method<typeof getDialecticActivityPg>;
-  listAuditTail: Method<typeof listAuditTailPg>;
   listDialecticSessions: Method<typeof listDialecticSessionsByAgentPg>;
   claimDialecticSession: Method<typeof claimDialecticSessionPg>;
   abandonDialecticSession: Method<typeof abandonDialecticSessionPg>;
   verifyDialecticSession: Method<typeof verifyDialecticSessionPg>;
   sweepIdleSessions: Method<typeof sweepIdleSessionsAuditedPg>;
-  /** One session or all, as a signed JSON snapshot; restore verifies every chain and never overwrites. */
-  exportDialecticSessions: Via<typeof exportDialecticSessions>;
-  restoreDialecticSessions: Via<typeof restoreDialecticSessions>;
-  createApiToken: Via<typeof createApiToken>;
-  listApiTokens: Via<typeof listApiTokens>;
-  revokeApiToken: Via<typeof revokeApiToken>;
-  verifyApiToken: (a: { token: string }) => Promise<AgentPrincipal | null>;
-  verifyAuditChain: Method<typeof verifyAuditChainPg>;
-  countUsers: Via<typeof countUsers>;
-  /** Users, active tokens and audit entries (the dashboard's overview). */
-  countGovernanceRows: Via<typeof countGovernanceRows>;
-  /** With the password hash: for the credentials check only (lib/backend/users.ts). */
-  getUserByUsername: Via<typeof getUserByUsername>;
-  getUserById: Via<typeof getUserById>;
-  listUsers: Via<typeof listUsers>;
-  /** Takes a hashed password: hashing is lib/backend/users.ts's, outside any transaction. */
-  insertUser: Via<typeof insertUser>;
-  setUserPasswordHash: Via<typeof setUserPasswordHash>;
-  setUserRole: Via<typeof setUserRole>;
-  setUserDisabled: Via<typeof setUserDisabled>;
-  beginSignInAttempt: Via<typeof beginSignInAttempt>;
-  settleSignInAttempt: Via<typeof settleSignInAttempt>;
 };
 
-type LedgerMethods = Pick<
-  GovernanceBackend,
-  | "createTask"
-  | "listTasks"
-  | "getTaskStatus"
-  | "recordRunStart"
-  | "recordRunFinish"
-  | "recordValidation"
-  | "recordProvenanceBatch"
-  | "getProofsByArtifact"
-  | "recordOverride"
-  | "exportDialecticSessions"
-  | "restoreDialecticSessions"
-  | "createApiToken"
-  | "listApiTokens"
-  | "revokeApiToken"
-  | "verifyApiToken"
-  | "countUsers"
-  | "countGovernanceRows"
-  | "getUserByUsername"
-  | "getUserById"
-  | "listUsers"
-  | "insertUser"
-  | "setUserPasswordHash"
-  | "setUserRole"
-  | "setUserDisabled"
-  | "beginSignInAttempt"
-  | "settleSignInAttempt"
->;
-
-/** The repositories written once over the ledger handle (lib/db/port.ts), on the handle `ledger` gives; a throw becomes a rejection on both. */
-function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>): LedgerMethods {
+/**
+ * The repositories written once over the ledger handle (lib/db/port.ts), on
+ * the handle `ledger` gives; a throw becomes a rejection on both. A new
+ * ledger operation is one line here.
+ */
+function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>) {
+  // The cast only drops `handle` from the argument type: the argument is passed through with the handle added.
+  const via = <F extends (a: never) => unknown>(fn: F): Via<F> => (async (a: object) => (fn as unknown as (a: object) => unknown)({ ...a, handle: await ledger() })) as Via<F>;
   return {
-    createTask: async (a) => createTask({ ...a, handle: await ledger() }),
-    listTasks: async ({ input, caller }) => listTasksByFilter(input, caller, await ledger()),
-    getTaskStatus: async (a) => getTaskStatusById({ ...a, handle: await ledger() }),
-    recordRunStart: async (a) => recordRunStart({ ...a, handle: await ledger() }),
-    recordRunFinish: async (a) => recordRunFinish({ ...a, handle: await ledger() }),
-    recordValidation: async (a) => recordValidation({ ...a, handle: await ledger() }),
-    recordProvenanceBatch: async (a) => recordProvenanceBatch({ ...a, handle: await ledger() }),
-    getProofsByArtifact: async ({ input, caller }) => getProofsByArtifact(input, caller, await ledger()),
-    recordOverride: async (a) => recordOverride({ ...a, handle: await ledger() }),
-    exportDialecticSessions: async (a) => exportDialecticSessions({ ...a, handle: await ledger() }),
-    restoreDialecticSessions: async (a) => restoreDialecticSessions({ ...a, handle: await ledger() }),
-    createApiToken: async (a) => createApiToken({ ...a, handle: await ledger() }),
-    listApiTokens: async (a) => listApiTokens({ ...a, handle: await ledger() }),
-    revokeApiToken: async (a) => revokeApiToken({ ...a, handle: await ledger() }),
-    verifyApiToken: async ({ token }) => verifyApiToken(token, await ledger()),
-    countUsers: async (a) => countUsers({ ...a, handle: await ledger() }),
-    countGovernanceRows: async (a) => countGovernanceRows({ ...a, handle: await ledger() }),
-    getUserByUsername: async (a) => getUserByUsername({ ...a, handle: await ledger() }),
-    getUserById: async (a) => getUserById({ ...a, handle: await ledger() }),
-    listUsers: async (a) => listUsers({ ...a, handle: await ledger() }),
-    insertUser: async (a) => insertUser({ ...a, handle: await ledger() }),
-    setUserPasswordHash: async (a) => setUserPasswordHash({ ...a, handle: await ledger() }),
-    setUserRole: async (a) => setUserRole({ ...a, handle: await ledger() }),
-    setUserDisabled: async (a) => setUserDisabled({ ...a, handle: await ledger() }),
-    beginSignInAttempt: async (a) => beginSignInAttempt({ ...a, handle: await ledger() }),
-    settleSignInAttempt: async (a) => settleSignInAttempt({ ...a, handle: await ledger() }),
+    createTask: via(createTask),
+    listTasks: async ({ input, caller }: { input: ListTasksQuery; caller?: LedgerCaller }) => listTasksByFilter(input, caller, await ledger()),
+    getTaskStatus: via(getTaskStatusById),
+    recordRunStart: via(recordRunStart),
+    recordRunFinish: via(recordRunFinish),
+    recordValidation: via(recordValidation),
+    recordProvenanceBatch: via(recordProvenanceBatch),
+    getProofsByArtifact: async ({ input, caller }: { input: z.input<typeof artifactLookupSchema>; caller?: LedgerCaller }): Promise<ArtifactProofs> => getProofsByArtifact(input, caller, await ledger()),
+    recordOverride: via(recordOverride),
+    /** One session or all, as a signed JSON snapshot; restore verifies every chain and never overwrites. */
+    exportDialecticSessions: via(exportDialecticSessions),
+    restoreDialecticSessions: via(restoreDialecticSessions),
+    createApiToken: via(createApiToken),
+    listApiTokens: via(listApiTokens),
+    revokeApiToken: via(revokeApiToken),
+    verifyApiToken: async ({ token }: { token: string }): Promise<AgentPrincipal | null> => verifyApiToken(token, await ledger()),
+    countUsers: via(countUsers),
+    /** Users, active tokens and audit entries (the dashboard's overview). */
+    countGovernanceRows: via(countGovernanceRows),
+    /** With the password hash: for the credentials check only (lib/backend/users.ts). */
+    getUserByUsername: via(getUserByUsername),
+    getUserById: via(getUserById),
+    listUsers: via(listUsers),
+    /** Takes a hashed password: hashing is lib/backend/users.ts's, outside any transaction. */
+    insertUser: via(insertUser),
+    setUserPasswordHash: via(setUserPasswordHash),
+    setUserRole: via(setUserRole),
+    setUserDisabled: via(setUserDisabled),
+    beginSignInAttempt: via(beginSignInAttempt),
+    settleSignInAttempt: via(settleSignInAttempt),
+    listAuditTail: async (a: { limit?: number }): Promise<AuditRow[]> => listAuditTail({ ...a, handle: await ledger() }),
+    verifyAuditChain: async (_a: object = {}): Promise<AuditVerification> => verifyAuditChain({ handle: await ledger() }),
   };
 }
 
+export type GovernanceBackend = { kind: "sqlite" | "postgres" } & ReturnType<typeof ledgerMethods> & EngineMethods;
+
 /** The SQLite functions are synchronous; wrapped, a throw becomes a rejection like on PostgreSQL. */
-const sqliteGovernance: GovernanceBackend = {
-  kind: "sqlite",
-  ...ledgerMethods(() => getGovernance()),
+const sqliteEngineMethods: EngineMethods = {
   createDialecticSession: async (a) => createDialecticSession(a),
   postDialecticMessage: async (a) => postDialecticMessage(a),
   getDialecticSessionForAgent: async (a) => getDialecticSessionForAgent(a),
@@ -200,23 +150,19 @@ const sqliteGovernance: GovernanceBackend = {
   annotateDialecticSession: async (a) => annotateDialecticSession(a),
   listDialecticAnnotations: async (a) => listDialecticAnnotations(a),
   getDialecticActivity: async (a) => getDialecticActivity(a),
-  listAuditTail: async (a) => listAuditTail(a),
   listDialecticSessions: async (a) => listDialecticSessionsByAgent(a),
   claimDialecticSession: async (a) => claimDialecticSession(a),
   abandonDialecticSession: async (a) => abandonDialecticSession(a),
   verifyDialecticSession: async (a) => verifyDialecticSession(a),
   sweepIdleSessions: async (a) => sweepIdleSessionsAudited(a),
-  verifyAuditChain: async () => verifyAuditChain(),
 };
 
 /** Every method awaits the process's pool (migrated on first use) and runs the PostgreSQL function on it. */
-export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBackend {
+function pgEngineMethods(handle: Promise<PgHandle>): EngineMethods {
   // The cast only drops `db` from the argument type: the argument is passed through with db added.
   const on = <F extends (a: never) => Promise<unknown>>(fn: F): Method<F> =>
     (async (a: object) => (fn as unknown as (a: object & { db: PgGovernanceExecutor }) => Promise<unknown>)({ ...a, db: (await handle).db })) as Method<F>;
   return {
-    kind: "postgres",
-    ...ledgerMethods(() => handle),
     createDialecticSession: on(createDialecticSessionPg),
     postDialecticMessage: on(postDialecticMessagePg),
     getDialecticSessionForAgent: on(getDialecticSessionForAgentPg),
@@ -225,19 +171,23 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
     annotateDialecticSession: on(annotateDialecticSessionPg),
     listDialecticAnnotations: on(listDialecticAnnotationsPg),
     getDialecticActivity: on(getDialecticActivityPg),
-    listAuditTail: on(listAuditTailPg),
     listDialecticSessions: on(listDialecticSessionsByAgentPg),
     claimDialecticSession: on(claimDialecticSessionPg),
     abandonDialecticSession: on(abandonDialecticSessionPg),
     verifyDialecticSession: on(verifyDialecticSessionPg),
     sweepIdleSessions: on(sweepIdleSessionsAuditedPg),
-    verifyAuditChain: on(verifyAuditChainPg),
+  };
+}
+
+/** The ledger on one engine: governance.db, or the PostgreSQL pool's public schema. */
+export function governanceOn(engine: Engine): GovernanceBackend {
+  const ledger = (): LedgerHandle | Promise<LedgerHandle> => (engine.kind === "pg" ? engine.pg : getGovernance());
+  return {
+    kind: engine.kind === "pg" ? "postgres" : "sqlite",
+    ...ledgerMethods(ledger),
+    ...(engine.kind === "pg" ? pgEngineMethods(engine.pg) : sqliteEngineMethods),
   };
 }
 
 /** The governance backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */
-export const governance: () => GovernanceBackend = backendChooser(sqliteGovernance, pgGovernance);
-
-export function sqliteGovernanceBackend(): GovernanceBackend {
-  return sqliteGovernance;
-}
+export const governance: () => GovernanceBackend = perEngine(governanceOn);

@@ -3,8 +3,7 @@ import type { PgGovernanceExecutor } from "../db/pg";
 import * as sqliteSchema from "../db/schema/governance";
 import * as pgSchema from "../db/schema/pg/governance";
 import { checkTable, copyTables, pgSide, sqliteSide as sqliteTwinSide, type Side, type TableCheck, type TwinTable } from "../db/twin-copy";
-import { verifyAuditChain } from "../governance/audit";
-import { verifyAuditChainPg } from "../governance/audit-pg";
+import { verifyAuditChain, pgLedger } from "../governance/audit";
 import type { AuditVerification } from "../governance/audit-chain";
 
 /**
@@ -87,7 +86,7 @@ export async function migrateSqliteToPg({ db, replace = false }: { db: PgGoverna
   } finally {
     sqlite.exec("commit");
   }
-  return { from: "sqlite", to: "postgres", tables, audit: await verifyAuditChainPg({ db }) };
+  return { from: "sqlite", to: "postgres", tables, audit: await verifyAuditChain({ handle: pgLedger(db) }) };
 }
 
 /** PostgreSQL → SQLite governance.db (DATA_DIR), one transaction on SQLite; PostgreSQL is read in one repeatable-read snapshot. */

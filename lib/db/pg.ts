@@ -183,20 +183,3 @@ export async function closePg(): Promise<void> {
   if (current) await current.handle.then(closePgHandle, () => undefined);
 }
 
-/**
- * A backend chooser (governance(), stores(), graphBackend(), recallBackend()): the SQLite one without
- * DATABASE_URL, else the PostgreSQL one built once per pool (a new pool after closePg gets a new one).
- */
-export function backendChooser<T extends object>(sqlite: T, onPg: (pg: Promise<PgHandle>) => T): () => T {
-  const memo = new WeakMap<Promise<PgHandle>, T>();
-  return () => {
-    const pg = getPg();
-    if (!pg) return sqlite;
-    let found = memo.get(pg);
-    if (!found) {
-      found = onPg(pg);
-      memo.set(pg, found);
-    }
-    return found;
-  };
-}

@@ -1,14 +1,19 @@
-import { and, desc, eq, gte, lt, ne } from "drizzle-orm";
-import { getGovernance } from "../db/connection";
+import { and, desc, eq, gte, lt, ne, sql } from "drizzle-orm";
+import { getGovernance, type GovernanceHandle } from "../db/connection";
+import * as pgSchema from "../db/schema/pg/governance";
 import { embedWorkers, type EmbedWorkerRow } from "../db/schema/governance";
+import { readLedger, remove, rows, tablePair, update, upsert, writeLedger, type LedgerHandle, type OnLedger, type Op } from "../db/port";
 import { log } from "../log";
 import type { Fingerprint } from "./providers";
 
 /**
- * What each embed worker process is doing, persisted in governance.db so the
- * app shows the state of a worker that runs in another process
- * (`npm run worker`). One row per process: written per batch that did or
- * failed something, and by a heartbeat while idle.
+ * What each embed worker process is doing, persisted in the ledger
+ * (governance.db, or PostgreSQL's public.embed_workers shared by every
+ * replica) so the app shows the state of a worker that runs in another
+ * process (`npm run worker`) or on another replica. One row per process:
+ * written per batch that did or failed something, and by a heartbeat while
+ * idle; never fatal to the worker. A replica that died stops beating and is
+ * shown as not running after WORKER_STALE_MS.
  */
 export type WorkerMode = EmbedWorkerRow["mode"];
 /** Idle workers write a heartbeat this often; one silent for WORKER_STALE_MS is reported as not running. */
@@ -61,32 +66,55 @@ export function workerReportOf(w: WorkerState) {
   };
 }
 
-function safely(what: string, f: () => void): void {
+const WORKERS = tablePair(embedWorkers, pgSchema.embedWorkers);
+
+// Workers this process runs (in_this_process); on globalThis like the other process-wide registries.
+const g = globalThis as unknown as { __dualmindWorkers?: Set<string> };
+const ownWorkers = () => (g.__dualmindWorkers ??= new Set());
+
+type OnHandle<H extends LedgerHandle> = { handle?: H };
+
+/** Run a bookkeeping write: a failure is logged, never thrown (worker bookkeeping must never stop the worker). */
+function safely<H extends LedgerHandle>(what: string, handle: H | undefined, op: Op<unknown>): OnLedger<H, void> {
+  const warn = (e: unknown) => void log("warn", `could not record embed worker ${what}`, { error: (e as Error).message });
   try {
-    f();
+    const done = writeLedger(handle ?? (getGovernance() as H), op);
+    if (done instanceof Promise) return done.then(() => undefined, warn) as OnLedger<H, void>;
   } catch (e) {
-    // Worker bookkeeping must never stop the worker.
-    log("warn", `could not record embed worker ${what}`, { error: (e as Error).message });
+    warn(e);
   }
+  return undefined as OnLedger<H, void>;
 }
 
-export function registerWorker({ workerId, mode, now = Date.now() }: { workerId: string; mode: WorkerMode; now?: number }): void {
-  safely("start", () => {
-    const { db } = getGovernance();
-    db.insert(embedWorkers).values({ workerId, pid: process.pid, mode, startedAt: now, heartbeatAt: now }).onConflictDoNothing().run();
-    // A worker of the same kind starting replaces the ones that stopped (a restarted server's previous worker): not listed again.
-    db.delete(embedWorkers).where(and(eq(embedWorkers.mode, mode), ne(embedWorkers.workerId, workerId), lt(embedWorkers.heartbeatAt, now - WORKER_STALE_MS))).run();
-  });
+export function registerWorker<H extends LedgerHandle = GovernanceHandle>({ handle, workerId, mode, now = Date.now() }: OnHandle<H> & { workerId: string; mode: WorkerMode; now?: number }): OnLedger<H, void> {
+  ownWorkers().add(workerId);
+  return safely(
+    "start",
+    handle,
+    (function* () {
+      yield* upsert(WORKERS, { workerId, pid: process.pid, mode, startedAt: now, heartbeatAt: now }, (t) => t.workerId, { heartbeatAt: now });
+      // A worker of the same kind starting replaces the ones that stopped (a restarted server or replica): not listed again.
+      yield* remove(WORKERS, (t) => and(eq(t.mode, mode), ne(t.workerId, workerId), lt(t.heartbeatAt, now - WORKER_STALE_MS)));
+    })(),
+  );
 }
 
-export function heartbeatWorker({ workerId, now = Date.now() }: { workerId: string; now?: number }): void {
-  safely("heartbeat", () => {
-    getGovernance().db.update(embedWorkers).set({ heartbeatAt: now }).where(eq(embedWorkers.workerId, workerId)).run();
-  });
+export function heartbeatWorker<H extends LedgerHandle = GovernanceHandle>({ handle, workerId, now = Date.now() }: OnHandle<H> & { workerId: string; now?: number }): OnLedger<H, void> {
+  return safely("heartbeat", handle, update(WORKERS, { heartbeatAt: now }, (t) => eq(t.workerId, workerId)));
 }
 
-/** One batch's outcome: a success updates the last batch and the rate, a failure the last error. */
-export function recordWorkerBatch(args: {
+/** A worker that stopped on purpose says so at once (not after WORKER_STALE_MS). */
+export function stopWorker<H extends LedgerHandle = GovernanceHandle>({ handle, workerId }: OnHandle<H> & { workerId: string }): OnLedger<H, void> {
+  ownWorkers().delete(workerId);
+  const stale = Date.now() - WORKER_STALE_MS;
+  return safely("stop", handle, update(WORKERS, { heartbeatAt: sql`case when heartbeat_at < ${stale} then heartbeat_at else ${stale} end` }, (t) => eq(t.workerId, workerId)));
+}
+
+/**
+ * One batch's outcome: a success updates the last batch and the items/s
+ * moving average (in SQL, so replicas never race on it), a failure the last error.
+ */
+export function recordWorkerBatch<H extends LedgerHandle = GovernanceHandle>(args: OnHandle<H> & {
   workerId: string;
   store: string;
   embedded: number;
@@ -94,52 +122,49 @@ export function recordWorkerBatch(args: {
   error?: string;
   fingerprint: Fingerprint | null;
   now?: number;
-}): void {
+}): OnLedger<H, void> {
   const now = args.now ?? Date.now();
-  safely("batch", () => {
-    const { db } = getGovernance();
-    const prev = db.select({ itemsPerS: embedWorkers.itemsPerS }).from(embedWorkers).where(eq(embedWorkers.workerId, args.workerId)).get();
-    const set: Partial<EmbedWorkerRow> = { heartbeatAt: now };
-    if (args.fingerprint) Object.assign(set, { provider: args.fingerprint.provider, model: args.fingerprint.model, dimension: args.fingerprint.dimension });
-    if (args.embedded > 0) {
-      const rate = (args.embedded * 1000) / Math.max(1, args.durationMs);
-      Object.assign(set, {
-        lastBatchAt: now,
-        lastBatchStore: args.store,
-        lastBatchItems: args.embedded,
-        itemsPerS: prev?.itemsPerS == null ? rate : RATE_ALPHA * rate + (1 - RATE_ALPHA) * prev.itemsPerS,
-      });
-    }
-    if (args.error) Object.assign(set, { lastError: args.error.slice(0, 500), lastErrorAt: now, lastErrorStore: args.store });
-    db.update(embedWorkers).set(set).where(eq(embedWorkers.workerId, args.workerId)).run();
-  });
+  const set: Parameters<typeof update<typeof WORKERS>>[1] = { heartbeatAt: now };
+  if (args.fingerprint) Object.assign(set, { provider: args.fingerprint.provider, model: args.fingerprint.model, dimension: args.fingerprint.dimension });
+  if (args.embedded > 0) {
+    const rate = (args.embedded * 1000) / Math.max(1, args.durationMs);
+    Object.assign(set, {
+      lastBatchAt: now,
+      lastBatchStore: args.store,
+      lastBatchItems: args.embedded,
+      itemsPerS: sql`case when items_per_s is null then ${rate} else ${RATE_ALPHA * rate} + ${1 - RATE_ALPHA} * items_per_s end`,
+    });
+  }
+  if (args.error) Object.assign(set, { lastError: args.error.slice(0, 500), lastErrorAt: now, lastErrorStore: args.store });
+  return safely("batch", args.handle, update(WORKERS, set, (t) => eq(t.workerId, args.workerId)));
 }
 
-/** Workers seen in the last day, most recently alive first. */
-export function listWorkerStates({ now = Date.now() }: { now?: number } = {}): WorkerState[] {
-  return getGovernance()
-    .db.select()
-    .from(embedWorkers)
-    .where(gte(embedWorkers.heartbeatAt, now - WORKER_LISTED_MS))
-    .orderBy(desc(embedWorkers.heartbeatAt))
-    .limit(10)
-    .all()
-    .map((r) => ({
-      workerId: r.workerId,
-      pid: r.pid,
-      mode: r.mode,
-      inThisProcess: r.pid === process.pid && r.mode === "in_server",
-      running: now - r.heartbeatAt < WORKER_STALE_MS,
-      startedAt: r.startedAt,
-      heartbeatAt: r.heartbeatAt,
-      lastBatchAt: r.lastBatchAt,
-      lastBatchStore: r.lastBatchStore,
-      lastBatchItems: r.lastBatchItems,
-      itemsPerSecond: r.itemsPerS,
-      lastError: r.lastError,
-      lastErrorAt: r.lastErrorAt,
-      lastErrorStore: r.lastErrorStore,
-      model: r.model,
-      dimension: r.dimension,
-    }));
+/** Workers (of every replica on PostgreSQL) seen in the last day, most recently alive first. */
+export function listWorkerStates<H extends LedgerHandle = GovernanceHandle>({ handle, now = Date.now() }: OnHandle<H> & { now?: number } = {}): OnLedger<H, WorkerState[]> {
+  return readLedger(
+    handle ?? (getGovernance() as H),
+    (function* () {
+      const found = yield* rows(WORKERS, { where: (t) => gte(t.heartbeatAt, now - WORKER_LISTED_MS), orderBy: (t) => [desc(t.heartbeatAt), t.workerId], limit: 10 });
+      return found.map(
+        (r): WorkerState => ({
+          workerId: r.workerId,
+          pid: r.pid,
+          mode: r.mode,
+          inThisProcess: ownWorkers().has(r.workerId),
+          running: now - r.heartbeatAt < WORKER_STALE_MS,
+          startedAt: r.startedAt,
+          heartbeatAt: r.heartbeatAt,
+          lastBatchAt: r.lastBatchAt,
+          lastBatchStore: r.lastBatchStore,
+          lastBatchItems: r.lastBatchItems,
+          itemsPerSecond: r.itemsPerS,
+          lastError: r.lastError,
+          lastErrorAt: r.lastErrorAt,
+          lastErrorStore: r.lastErrorStore,
+          model: r.model,
+          dimension: r.dimension,
+        }),
+      );
+    })(),
+  );
 }

@@ -2,7 +2,7 @@ import type { SQL } from "drizzle-orm";
 import { getGovernance } from "../db/connection";
 import { getPg } from "../db/pg";
 import { appendAudit, type AuditEntry } from "../governance/audit";
-import { appendAuditPg } from "../governance/audit-pg";
+import { appendAuditPg } from "../governance/audit";
 
 /**
  * Self-recall's rows live beside the ledger (governance.db, or PostgreSQL's

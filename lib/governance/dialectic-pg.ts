@@ -4,7 +4,7 @@ import { newId, assertSameRetry } from "../common";
 import { answerUniqueRaceAsRetry, isPgUniqueViolation, type PgGovernanceExecutor } from "../db/pg";
 import { dialecticAnnotations, dialecticMessages, dialecticSessions, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/pg/governance";
 import { AppError } from "../errors";
-import { appendAuditPg } from "./audit-pg";
+import { appendAuditPg } from "./audit";
 import {
   abandonAuditEntry,
   annotateSessionSchema,

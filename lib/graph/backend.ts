@@ -1,8 +1,8 @@
 import type { z } from "zod";
-import { backendChooser, type PgHandle } from "../db/pg";
+import type { StoreHandle } from "../db/connection";
+import { perEngine, type Engine } from "../db/engine";
 import { refusingArchivedWrites } from "../db/store-lifecycle";
 import type { PgStoreHandle } from "../db/pg-store";
-import type { AnyStoreHandle } from "../db/port";
 import { linkEvidence, listEvidenceByTarget, listEvidenceUsesByThoughtId, unlinkEvidence, type EvidenceLink, type EvidencePage, type EvidenceUse, type evidenceKeySchema, type linkEvidenceInputSchema, type listEvidenceQuerySchema } from "./evidence";
 import { createFrame, deleteFrame, getFrameById, updateFrame, type createFrameInputSchema, type GraphFrame, type updateFrameInputSchema } from "./frames";
 import { getNodeDetailById, type NodeDetail } from "./node-detail";
@@ -25,8 +25,7 @@ import {
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, sweepExpiredWorkingMemory, type setWorkingMemoryInputSchema, type WorkingMemoryEntry } from "./working-memory";
 import { rememberByQuery, type RememberInput, type RememberResponse } from "./remember";
 import { rememberByQueryPg } from "./remember-pg";
-import { openCoreFor, openStore } from "../stores/stores";
-import { openCoreForPg, openStorePg } from "../stores/stores-pg";
+import { storeEngineOf } from "../stores/backend";
 
 /**
  * Thoughts, chains, the knowledge graph and working memory behind one
@@ -79,13 +78,37 @@ export type GraphBackend = {
   remember: (a: StoreArg & { input: RememberInput }) => Promise<RememberResponse>;
 };
 
+/** Writes an archived store refuses (409 store_archived), whichever surface asks. */
+const GRAPH_WRITES = [
+  "think",
+  "deleteThought",
+  "recordThoughtFeedback",
+  "createNode",
+  "updateNode",
+  "deleteNode",
+  "createOrMergeRelation",
+  "updateRelation",
+  "deleteRelation",
+  "createFrame",
+  "updateFrame",
+  "deleteFrame",
+  "linkEvidence",
+  "unlinkEvidence",
+  "setWorkingMemory",
+  "deleteWorkingMemory",
+] as const;
+
+/** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
+export const graphBackend: () => GraphBackend = perEngine(graphOn);
+
 /**
- * The graph over one way of opening a store: the repositories take either
- * engine's handle (lib/db/port.ts); remember still has a PostgreSQL twin.
+ * The graph on one engine: the repositories take either engine's handle
+ * (lib/db/port.ts), so only how a store opens differs; remember still has a
+ * PostgreSQL twin, picked here by the handle it is given.
  */
-function graphOver({ open, openCore }: { open: (store: string) => Promise<AnyStoreHandle>; openCore: (handle: PgStoreHandle, includeCore: boolean) => Promise<PgStoreHandle | null> }): GraphBackend {
-  const on = open;
-  return {
+export function graphOn(engine: Engine): GraphBackend {
+  const { open: on, openCore } = storeEngineOf(engine);
+  const graph: GraphBackend = {
     think: async ({ store, ...a }) => thinkThought({ handle: await on(store), ...a }),
     listThoughts: async ({ store, ...a }) => listThoughtsByFilter({ handle: await on(store), ...a }),
     getThought: async ({ store, ...a }) => getThoughtById({ handle: await on(store), ...a }),
@@ -117,45 +140,11 @@ function graphOver({ open, openCore }: { open: (store: string) => Promise<AnySto
     sweepWorkingMemory: async ({ store }) => sweepExpiredWorkingMemory({ handle: await on(store) }),
     remember: async ({ store, input }) => {
       const handle = await on(store);
-      const includeCore = input.include_core === true;
-      if (handle.kind === "pg") return rememberByQueryPg({ handle, core: await openCore(handle, includeCore), input });
-      return rememberByQuery({ handle, core: openCoreFor({ handle, includeCore }), input });
+      const core = await openCore(handle, input.include_core === true);
+      if (handle.kind === "pg") return rememberByQueryPg({ handle, core: core as PgStoreHandle | null, input });
+      return rememberByQuery({ handle, core: core as StoreHandle | null, input });
     },
   };
+  return refusingArchivedWrites(graph, GRAPH_WRITES);
 }
 
-/** The SQLite stores; wrapped, a throw becomes a rejection like on PostgreSQL. */
-export const sqliteGraph: GraphBackend = graphOver({
-  open: async (store) => openStore({ store }),
-  openCore: () => Promise.reject(new Error("a SQLite graph opens no PostgreSQL store")),
-});
-
-/** The PostgreSQL stores: every method awaits the process's pool and opens the store there (404 when unknown), as pgStores() does. */
-export function pgGraph(pgHandle: Promise<PgHandle> | PgHandle): GraphBackend {
-  return graphOver({
-    open: async (store) => openStorePg({ pg: await pgHandle, store }),
-    openCore: async (handle, includeCore) => openCoreForPg({ pg: await pgHandle, handle, includeCore }),
-  });
-}
-
-/** The graph backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
-/** Writes an archived store refuses (409 store_archived), whichever surface asks. */
-const GRAPH_WRITES = [
-  "think",
-  "deleteThought",
-  "recordThoughtFeedback",
-  "createNode",
-  "updateNode",
-  "deleteNode",
-  "createOrMergeRelation",
-  "updateRelation",
-  "deleteRelation",
-  "createFrame",
-  "updateFrame",
-  "deleteFrame",
-  "linkEvidence",
-  "unlinkEvidence",
-  "setWorkingMemory",
-  "deleteWorkingMemory",
-] as const;
-export const graphBackend: () => GraphBackend = backendChooser(refusingArchivedWrites(sqliteGraph, GRAPH_WRITES), (pg) => refusingArchivedWrites(pgGraph(pg), GRAPH_WRITES));

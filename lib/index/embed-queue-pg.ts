@@ -11,7 +11,8 @@ import type { EmbeddingProvider } from "../embed/types";
 import { emptyBatchResult, MAX_EMBED_ATTEMPTS, processClaimOwner, type BatchResult } from "../embed/worker";
 import { embedBatchTexts, passHold, splitBatchOutcome } from "../embed/batch-embed";
 import { closeHold, holdErrorText, isDeadLocalOwner, isDiskFullError, newClaimOwnerId, openHold, outageParkedPatterns, shouldSweepParked, type StaleClaims } from "../embed/healing";
-import { appendAuditPg } from "../governance/audit-pg";
+import { appendAuditPg, pgLedger } from "../governance/audit";
+import type { PgGovernanceExecutor } from "../db/pg";
 import { recordProvenanceBatch } from "../governance/ledger";
 import { log } from "../log";
 import type { Fallback } from "../retrieval";
@@ -21,7 +22,7 @@ import { getPgEmbeddable, pgEmbeddableKinds, registerPgEmbeddable, type PgEmbedd
 import { putChunkEmbeddingsPg, putKindEmbeddingsPg } from "./vectors-pg";
 import { adoptActiveFingerprintPg, finishReembedIfDonePg } from "./reembed-pg";
 import { HEARTBEAT_MS, WORKER_STALE_MS, type WorkerMode } from "../embed/worker-state";
-import { heartbeatWorkerPg, recordWorkerBatchPg, registerWorkerPg, stopWorkerPg } from "../embed/worker-state-pg";
+import { heartbeatWorker, recordWorkerBatch, registerWorker, stopWorker } from "../embed/worker-state";
 
 /**
  * The embed queue on PostgreSQL (the SQLite twin is lib/embed/{queue,worker}.ts),
@@ -448,7 +449,7 @@ export function startEmbedWorkerPg({
 }: {
   listStores: () => Promise<string[]>;
   openStore: (store: string) => Promise<PgStoreHandle>;
-  registry?: () => Promise<SqlRunner>;
+  registry?: () => Promise<PgGovernanceExecutor>;
   mode?: WorkerMode;
   signal?: AbortSignal;
   idleMs?: number;
@@ -462,7 +463,7 @@ export function startEmbedWorkerPg({
     let lastError: string | undefined;
     let lastHeartbeat = Date.now();
     const registered = await db();
-    if (registered) await registerWorkerPg({ db: registered, workerId, mode });
+    if (registered) await registerWorker({ handle: pgLedger(registered), workerId, mode });
     // Claims of a worker process on this host that is gone (kill -9) are released at start and per heartbeat, not left to their lease.
     let releaseDead = true;
     while (!signal?.aborted) {
@@ -491,7 +492,7 @@ export function startEmbedWorkerPg({
           if (r.error !== undefined && r.error !== lastError) log("warn", "embed worker (PostgreSQL): batch failed", { store, error: r.error });
           const reg = r.embedded > 0 || (r.error !== undefined && r.error !== lastError) ? await db() : null;
           if (reg) {
-            await recordWorkerBatchPg({ db: reg, workerId, store, embedded: r.embedded, durationMs: Date.now() - started, error: r.error, fingerprint: await use.fingerprint.catch(() => null) });
+            await recordWorkerBatch({ handle: pgLedger(reg), workerId, store, embedded: r.embedded, durationMs: Date.now() - started, error: r.error, fingerprint: await use.fingerprint.catch(() => null) });
             lastHeartbeat = Date.now();
           }
           lastError = r.error;
@@ -503,7 +504,7 @@ export function startEmbedWorkerPg({
       releaseDead = false;
       if (Date.now() - lastHeartbeat >= HEARTBEAT_MS) {
         const reg = await db();
-        if (reg) await heartbeatWorkerPg({ db: reg, workerId });
+        if (reg) await heartbeatWorker({ handle: pgLedger(reg), workerId });
         lastHeartbeat = Date.now();
         releaseDead = true;
       }
@@ -511,6 +512,6 @@ export function startEmbedWorkerPg({
       else await new Promise((r) => setTimeout(r, idleMs));
     }
     const reg = await db();
-    if (reg) await stopWorkerPg({ db: reg, workerId });
+    if (reg) await stopWorker({ handle: pgLedger(reg), workerId });
   })();
 }

@@ -1,8 +1,7 @@
 import { engineStep, type Op } from "../db/port";
 import { enqueueEmbeddings } from "../embed/queue";
 import { forgetEmbeddings } from "../embed/vector-index";
-import { appendAudit, type AuditEntry } from "../governance/audit";
-import { appendAuditPg } from "../governance/audit-pg";
+import { appendAudit, appendAuditPg, type AuditEntry } from "../governance/audit";
 import { enqueueEmbeddingsPg } from "./embed-queue-pg";
 import { forgetKindEmbeddingsPg } from "./vectors-pg";
 

@@ -4,12 +4,12 @@ import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
 import { chunks as chunksTable, documents } from "../db/schema/pg/store";
 import { AppError } from "../errors";
-import { appendAuditPg } from "../governance/audit-pg";
+import { appendAuditPg } from "../governance/audit";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { enqueueChunkEmbeddingsPg } from "./embed-queue-pg";
 import { chunkTermsOf, writeChunkTermsPg, type ChunkTerms } from "./engines/pg-fulltext";
-import { documentsOfBatch, type ChunkDetail, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "./ingest";
+import { documentsOfBatch, type IngestResult, type putDocumentsSchema } from "./ingest";
 import { kindForPath } from "./paths";
 import { withStoreQuotaPg } from "./store-quota";
 
@@ -262,52 +262,3 @@ export async function deleteApiDocumentPg({ handle, path, actor }: { handle: PgS
 }
 
 /** Documents under a path prefix, by path, with their chunk counts (the twin of listDocumentsByPrefix). */
-export async function listDocumentsByPrefixPg({ handle, prefix = "", limit = 100, offset = 0 }: { handle: PgStoreHandle; prefix?: string; limit?: number; offset?: number }): Promise<{ total: number; documents: DocumentSummary[] }> {
-  // substr comparison, not LIKE, so `%` and `_` in the prefix are literal.
-  const underPrefix = sql`substr(${documents.path}, 1, length(${prefix}::text)) = ${prefix}::text`;
-  return withStoreTx({ handle, readOnly: true }, async (tx) => {
-    const [{ n }] = await tx.select({ n: count() }).from(documents).where(underPrefix);
-    const rows = await tx
-      .select({
-        docId: documents.docId,
-        path: documents.path,
-        origin: documents.origin,
-        kind: documents.kind,
-        sha256: documents.sha256,
-        bytes: documents.bytes,
-        mtime: documents.mtime,
-        indexedAt: documents.indexedAt,
-        chunks: sql<number>`(select count(*)::int from chunks c where c.doc_id = documents.doc_id)`,
-      })
-      .from(documents)
-      .where(underPrefix)
-      .orderBy(asc(documents.path))
-      .limit(limit)
-      .offset(offset);
-    return { total: n, documents: rows };
-  });
-}
-
-/** One chunk by its chunk id (the twin of getChunkByChunkId). */
-export async function getChunkByChunkIdPg({ handle, chunkId }: { handle: PgStoreHandle; chunkId: string }): Promise<ChunkDetail> {
-  const [row] = await withStoreTx({ handle, readOnly: true }, (tx) =>
-    tx
-      .select({
-        id: chunksTable.id,
-        chunkId: chunksTable.chunkId,
-        path: documents.path,
-        kind: documents.kind,
-        chunkIndex: chunksTable.chunkIndex,
-        chunkSha256: chunksTable.chunkSha256,
-        chunkingVersion: chunksTable.chunkingVersion,
-        startByte: chunksTable.startByte,
-        endByte: chunksTable.endByte,
-        text: chunksTable.text,
-      })
-      .from(chunksTable)
-      .innerJoin(documents, eq(documents.docId, chunksTable.docId))
-      .where(eq(chunksTable.chunkId, chunkId)),
-  );
-  if (!row) throw new AppError("not_found", `no chunk ${chunkId}`);
-  return { ...row, stale: row.chunkingVersion !== CHUNKING_VERSION };
-}

@@ -1,7 +1,9 @@
 import { count, eq, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
+import { count as countRows, read, select, tablePair, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { chunks as chunksTable, documents, type ChunkRow, type DocumentRow } from "../db/schema/index";
+import * as pgStore from "../db/schema/pg/store";
 import { AppError } from "../errors";
 import { appendAudit } from "../governance/audit";
 import { syncChunkEmbeddings } from "./chunk-embeddings";
@@ -220,43 +222,40 @@ export function deleteApiDocument({ handle, path, actor }: { handle: StoreHandle
     .immediate();
 }
 
+const DOCUMENTS = tablePair(documents, pgStore.documents);
+const CHUNKS = tablePair(chunksTable, pgStore.chunks);
+
 export type DocumentSummary = { docId: number; path: string; origin: string; kind: string; sha256: string; bytes: number; mtime: number; indexedAt: number; chunks: number };
 
-export function listDocumentsByPrefix({
-  handle,
-  prefix = "",
-  limit = 100,
-  offset = 0,
-}: {
-  handle: StoreHandle;
-  prefix?: string;
-  limit?: number;
-  offset?: number;
-}): { total: number; documents: DocumentSummary[] } {
-  const { db } = handle;
-  // substr comparison, not LIKE, so `%` and `_` in the prefix are literal.
-  const underPrefix = sql`substr(${documents.path}, 1, length(${prefix})) = ${prefix}`;
-  const total = db.select({ n: count() }).from(documents).where(underPrefix).get()?.n ?? 0;
-  const rows = db
-    .select({
-      docId: documents.docId,
-      path: documents.path,
-      origin: documents.origin,
-      kind: documents.kind,
-      sha256: documents.sha256,
-      bytes: documents.bytes,
-      mtime: documents.mtime,
-      indexedAt: documents.indexedAt,
-      // The outer table is named in full: in a select list Drizzle renders a column unqualified, which the subquery would bind to c.
-      chunks: sql<number>`(select count(*) from chunks c where c.doc_id = documents.doc_id)`,
-    })
-    .from(documents)
-    .where(underPrefix)
-    .orderBy(documents.path)
-    .limit(limit)
-    .offset(offset)
-    .all();
-  return { total, documents: rows };
+/** A store's documents under `prefix` (path order, paged) and how many there are, on either engine. */
+export function listDocumentsByPrefix<H extends AnyStoreHandle>({ handle, prefix = "", limit = 100, offset = 0 }: { handle: H; prefix?: string; limit?: number; offset?: number }): On<H, { total: number; documents: DocumentSummary[] }> {
+  const op = function* (): Op<{ total: number; documents: DocumentSummary[] }> {
+    // substr comparison, not LIKE, so `%` and `_` in the prefix are literal (`|| ''` gives the parameter a text type on PostgreSQL).
+    const underPrefix = (d: typeof documents) => sql`substr(${d.path}, 1, length(${prefix} || '')) = ${prefix} || ''`;
+    const total = yield* countRows(DOCUMENTS, (d) => underPrefix(d as typeof documents));
+    const rows = yield* select({ d: DOCUMENTS }, (db, { d }, q) =>
+      db
+        .select({
+          docId: d.docId,
+          path: d.path,
+          origin: d.origin,
+          kind: d.kind,
+          sha256: d.sha256,
+          bytes: d.bytes,
+          mtime: d.mtime,
+          indexedAt: d.indexedAt,
+          // The outer table is named in full: in a select list Drizzle renders a column unqualified, which the subquery would bind to c.
+          chunks: sql<number>`(select count(*) from chunks c where c.doc_id = documents.doc_id)`.mapWith(Number),
+        })
+        .from(d)
+        .where(underPrefix(d))
+        .orderBy(q.bytewise(d.path))
+        .limit(limit)
+        .offset(offset),
+    );
+    return { total, documents: rows };
+  };
+  return read(handle, op(), { snapshot: true });
 }
 
 export const chunkIdSchema = z.string().regex(/^[0-9a-f]{32}$/, "chunk ids are 32 hex characters");
@@ -275,24 +274,28 @@ export type ChunkDetail = {
   text: string;
 };
 
-export function getChunkByChunkId({ handle, chunkId }: { handle: StoreHandle; chunkId: string }): ChunkDetail {
-  const row = handle.db
-    .select({
-      id: chunksTable.id,
-      chunkId: chunksTable.chunkId,
-      path: documents.path,
-      kind: documents.kind,
-      chunkIndex: chunksTable.chunkIndex,
-      chunkSha256: chunksTable.chunkSha256,
-      chunkingVersion: chunksTable.chunkingVersion,
-      startByte: chunksTable.startByte,
-      endByte: chunksTable.endByte,
-      text: chunksTable.text,
-    })
-    .from(chunksTable)
-    .innerJoin(documents, eq(documents.docId, chunksTable.docId))
-    .where(eq(chunksTable.chunkId, chunkId))
-    .get();
-  if (!row) throw new AppError("not_found", `no chunk ${chunkId}`);
-  return { ...row, stale: row.chunkingVersion !== CHUNKING_VERSION };
+export function getChunkByChunkId<H extends AnyStoreHandle>({ handle, chunkId }: { handle: H; chunkId: string }): On<H, ChunkDetail> {
+  const op = function* (): Op<ChunkDetail> {
+    const [row] = yield* select({ c: CHUNKS, d: DOCUMENTS }, (db, { c, d }) =>
+      db
+        .select({
+          id: c.id,
+          chunkId: c.chunkId,
+          path: d.path,
+          kind: d.kind,
+          chunkIndex: c.chunkIndex,
+          chunkSha256: c.chunkSha256,
+          chunkingVersion: c.chunkingVersion,
+          startByte: c.startByte,
+          endByte: c.endByte,
+          text: c.text,
+        })
+        .from(c)
+        .innerJoin(d, eq(d.docId, c.docId))
+        .where(eq(c.chunkId, chunkId)),
+    );
+    if (!row) throw new AppError("not_found", `no chunk ${chunkId}`);
+    return { ...row, stale: row.chunkingVersion !== CHUNKING_VERSION };
+  };
+  return read(handle, op());
 }

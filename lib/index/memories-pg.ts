@@ -4,7 +4,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import type { z } from "zod";
 import { categories, memories, type PgMemoryRow } from "../db/schema/pg/store";
 import { AppError } from "../errors";
-import { appendAuditPg, listAuditByTargetsPg } from "../governance/audit-pg";
+import { appendAuditPg, listAuditByTargetsPg } from "../governance/audit";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
 import { deleteDocumentByPathPg, ingestDocumentPg } from "./ingest-pg";

@@ -5,7 +5,7 @@ import { getEmbedder } from "../embed/model";
 import type { Fingerprint } from "../embed/providers";
 import { describeStartIntent, type ReembedEstimate, type ReembedJob, type ReembedProgress, type StartReembedResult, type SwitchGate } from "../embed/reembed";
 import { AppError } from "../errors";
-import { appendAuditPg } from "../governance/audit-pg";
+import { appendAuditPg } from "../governance/audit";
 import { log } from "../log";
 import { getPgEmbeddable, pgEmbeddableKinds } from "./embed-kinds-pg";
 import { vectorNeighboursPg } from "./vectors-pg";

@@ -6,8 +6,7 @@ import { withStoreTx } from "../db/pg-store";
 import { recallMetrics } from "../recall/events";
 import { inCallerTx } from "../db/port";
 import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
-import { workerReportOf, type WorkerState } from "../embed/worker-state";
-import { listWorkerStatesPg } from "../embed/worker-state-pg";
+import { listWorkerStates, workerReportOf, type WorkerState } from "../embed/worker-state";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus, type HealthEvent } from "../governance/health-events";
 import { listStoreNames } from "../db/store-names";
 import { LATENCY_BUCKET_BOUNDS_MS, quantileFromBuckets } from "../http/request-timer";
@@ -15,7 +14,7 @@ import { log } from "../log";
 import { canUseStore, hasScope, type AgentPrincipal } from "../auth/tokens";
 import { openStore } from "../stores/stores";
 import { storesOnPostgres } from "../stores/on-postgres";
-import { getLiveStoreStatusesPg, getStoreHealthReportPg, getStorePageEmbeddingsPg, getStoreStatusPgByName } from "./store-status-pg";
+import { getLiveStoreStatusesPg, getStoreHealthReportPg, getStorePageEmbeddingsPg, getStoreStatusPgByName } from "./engines/pg";
 import {
   findModelChanges,
   prepareHealthSeries,
@@ -44,7 +43,7 @@ import {
   type ModelChangeRow,
   type RouteTotals,
 } from "./series";
-import { latestSnapshotTsPg, readPg } from "./metrics-pg";
+import { latestSnapshotTsPg, readPg } from "./engines/pg";
 import { getLatestSnapshotsByStore } from "./snapshots";
 
 /** Search routes whose latency the Health page charts (route rollups are per route, across stores; recall latency is per store, in snapshots). */
@@ -136,7 +135,7 @@ function withRecallFromLogs(snapshots: SnapshotBucketRow[], recall: SnapshotBuck
 
 /**
  * The Health page on PostgreSQL: live status per store, health events, every replica's workers, and the
- * history from the shared snapshots and latency rollups (lib/metrics/metrics-pg.ts), recall from the recall logs.
+ * history from the shared snapshots and latency rollups (lib/metrics/engines/pg.ts), recall from the recall logs.
  */
 async function loadHealthDashboardPg({ store, range, now }: { store: string; range: RangeKey; now: number }): Promise<HealthDashboard> {
   const pg = getPg();
@@ -154,7 +153,7 @@ async function loadHealthDashboardPg({ store, range, now }: { store: string; ran
     perStore,
     summary: summarizeStoreStatuses(perStore),
     // Every replica's embed workers (their heartbeat rows in PostgreSQL).
-    workers: pg ? await listWorkerStatesPg({ db: (await pg).db }) : [],
+    workers: pg ? await listWorkerStates({ handle: await pg }) : [],
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
     series: prepareHealthSeries(withRecallFromLogs(snapshots, recall.rows), window, { stores: scope.length }),
     snapshotsAsOf: await latestSnapshotTsPg({ stores: scope }),

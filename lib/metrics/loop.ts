@@ -6,7 +6,7 @@ const g = globalThis as unknown as { __dualmindMetricsLoop?: NodeJS.Timeout };
 
 /** One pass: persist the minutes, snapshot every store, prune once an hour. Errors are logged, never thrown into the server. */
 export async function runMetricsPass({ now = Date.now(), prune = false }: { now?: number; prune?: boolean } = {}): Promise<void> {
-  // With DATABASE_URL the history lives in PostgreSQL, shared by every replica (lib/metrics/metrics-pg.ts).
+  // With DATABASE_URL the history lives in PostgreSQL, shared by every replica (lib/metrics/engines/pg.ts).
   const m = metricsBackend();
   try {
     await m.flushLatencyRollups();

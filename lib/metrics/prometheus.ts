@@ -8,7 +8,7 @@ import { getGovernanceStatus } from "../governance/status";
 import { describeStore, openStore } from "../stores/stores";
 import { listStoreNames } from "../db/store-names";
 import { storesOnPostgres } from "../stores/on-postgres";
-import { getLiveStoreStatusesPg } from "./store-status-pg";
+import { getLiveStoreStatusesPg } from "./engines/pg";
 import { routeLatencySnapshot } from "../http/request-timer";
 import { isDegraded, STORE_STATUS_PRECEDENCE } from "../embed/status";
 import { getLiveStoreStatuses } from "./health";

@@ -1,5 +1,9 @@
 import { getConfig } from "../config";
-import { getGovernance } from "../db/connection";
+import { sql, type SQL } from "drizzle-orm";
+import { getGovernance, type GovernanceHandle } from "../db/connection";
+import { PG_LOCK } from "../db/pg";
+import { engineStep, ledgerLock, readLedger, sqlRows, sqlRun, writeLedger, type LedgerHandle, type OnLedger, type Op } from "../db/port";
+import type { MetricsRead } from "./series";
 import { drainMinuteRollups, LATENCY_BUCKET_BOUNDS_MS, OTHER_ROUTE, quantileFromBuckets, type MinuteRollup } from "../http/request-timer";
 
 export const MINUTE_MS = 60_000;
@@ -113,37 +117,62 @@ export const STORED_ROLLUP_SELECT = `select count, error_count as "errorCount", 
 export const ROLLUP_UPSERT = `insert into metric_rollups (${ROLLUP_COLUMNS.join(", ")}) values (${ROLLUP_COLUMNS.map(() => "?").join(", ")})
      on conflict (resolution_s, route, ts) do update set ${ROLLUP_COLUMNS.filter((c) => !["ts", "resolution_s", "route"].includes(c)).map((c) => `${c} = excluded.${c}`).join(", ")}`;
 
-function upsertRollupsInTx(rows: MinuteRollup[], resolutionS: number): void {
-  const { sqlite } = getGovernance();
-  const find = sqlite.prepare(`${STORED_ROLLUP_SELECT} where resolution_s = ? and route = ? and ts = ?`);
-  const write = sqlite.prepare(ROLLUP_UPSERT);
-  for (const r of rows) write.run(...rollupValues(mergedWithStored(r, find.get(resolutionS, r.route, r.ts) as StoredRollup | undefined), resolutionS));
+/** A metrics statement (`?` placeholders, the same text on both engines) as Drizzle SQL, so the port runs it on either. */
+export function metricsSql({ sql: text, params }: MetricsRead): SQL {
+  const parts = text.split("?");
+  return sql.join(parts.map((part, i) => (i === 0 ? sql.raw(part) : sql`${params[i - 1]}${sql.raw(part)}`)));
 }
+
+/** How many rows a statement changed, on either engine. */
+function changes(q: MetricsRead): Op<number> {
+  return engineStep({
+    sqlite: (h) => h.db.run(metricsSql(q)).changes,
+    pg: async (tx) => (await tx.execute(metricsSql(q))).rowCount ?? 0,
+  });
+}
+
+function* upsertRollups(rows: MinuteRollup[], resolutionS: number): Op<void> {
+  for (const r of rows) {
+    const [prev] = yield* sqlRows<StoredRollup>(metricsSql({ sql: `${STORED_ROLLUP_SELECT} where resolution_s = ? and route = ? and ts = ?`, params: [resolutionS, r.route, r.ts] }));
+    yield* sqlRun(metricsSql({ sql: ROLLUP_UPSERT, params: rollupValues(mergedWithStored(r, prev), resolutionS) }));
+  }
+}
+
+type OnHandle<H extends LedgerHandle> = { handle?: H };
+const nothing = <H extends LedgerHandle, T>(handle: H | undefined, value: T) => (handle?.kind === "pg" ? Promise.resolve(value) : value) as OnLedger<H, T>;
 
 /**
  * Persist rollups in one transaction, merging into rows already there.
  * Minute rows (resolutionS 60) are also folded into their quarter-hour and
- * hour rows, so a 24h chart reads 96 rows per route instead of 1440.
+ * hour rows, so a 24h chart reads 96 rows per route instead of 1440. On
+ * PostgreSQL the replicas add to the shared rows (a minute served by two
+ * holds both's requests), taking turns on an advisory lock so two never
+ * merge the same row at once.
  */
-export function saveRollups({ rows, resolutionS = 60 }: { rows: MinuteRollup[]; resolutionS?: 60 | 3600 }): number {
-  if (rows.length === 0) return 0;
-  getGovernance().sqlite.transaction(() => {
-    upsertRollupsInTx(rows, resolutionS);
-    if (resolutionS === 60) {
-      upsertRollupsInTx(foldRollups(rows, QUARTER_HOUR_MS), 900);
-      upsertRollupsInTx(foldRollups(rows, HOUR_MS), 3600);
-    }
-  })();
-  return rows.length;
+export function saveRollups<H extends LedgerHandle = GovernanceHandle>({ handle, rows, resolutionS = 60 }: OnHandle<H> & { rows: MinuteRollup[]; resolutionS?: 60 | 3600 }): OnLedger<H, number> {
+  if (rows.length === 0) return nothing(handle, 0);
+  const sets: [MinuteRollup[], number][] = resolutionS === 60 ? [[rows, 60], [foldRollups(rows, QUARTER_HOUR_MS), 900], [foldRollups(rows, HOUR_MS), 3600]] : [[rows, resolutionS]];
+  return writeLedger(
+    handle ?? (getGovernance() as H),
+    (function* () {
+      yield* ledgerLock(PG_LOCK.metrics);
+      for (const [set, res] of sets) yield* upsertRollups(set, res);
+      return rows.length;
+    })(),
+  );
 }
 
-/** Drain this process's in-memory minutes into governance.db; a failed write throws (the loop logs it). */
-export function flushLatencyRollups(): number {
+/** Drain this process's in-memory minutes into the history; a failed write throws (the loop logs it). */
+export function flushLatencyRollups<H extends LedgerHandle = GovernanceHandle>({ handle }: OnHandle<H> = {}): OnLedger<H, number> {
   const rows = drainMinuteRollups();
   // Nothing to write: the ledger is not opened (a flush must not create or migrate governance.db by itself).
-  if (rows.length === 0) return 0;
-  const known = cachedRollupRoutes() ?? rememberRollupRoutes((getGovernance().sqlite.prepare(ROLLUP_ROUTES_SELECT).all() as { route: string }[]).map((r) => r.route));
-  return saveRollups({ rows: capRollupRoutes({ rows, known }) });
+  if (rows.length === 0) return nothing(handle, 0);
+  const save = (known: Set<string>) => saveRollups({ handle, rows: capRollupRoutes({ rows, known }) });
+  const cached = cachedRollupRoutes();
+  if (cached) return save(cached);
+  const routes = readLedger(handle ?? (getGovernance() as H), sqlRows<{ route: string }>(metricsSql({ sql: ROLLUP_ROUTES_SELECT, params: [] })));
+  const known = (found: { route: string }[]) => rememberRollupRoutes(found.map((r) => r.route));
+  return (routes instanceof Promise ? routes.then((found) => save(known(found))) : save(known(routes as { route: string }[]))) as OnLedger<H, number>;
 }
 
 /**
@@ -151,9 +180,19 @@ export function flushLatencyRollups(): number {
  * older than a year go. Hour rows already hold the minutes' sums, so nothing
  * is lost but detail.
  */
-export function pruneMetrics({ now = Date.now() }: { now?: number } = {}): PruneCounts {
-  const { sqlite } = getGovernance();
-  return sqlite.transaction(() => pruneCounts(now, (q) => sqlite.prepare(q.sql).run(...q.params).changes))();
+export function pruneMetrics<H extends LedgerHandle = GovernanceHandle>({ handle, now = Date.now() }: OnHandle<H> & { now?: number } = {}): OnLedger<H, PruneCounts> {
+  return writeLedger(
+    handle ?? (getGovernance() as H),
+    (function* () {
+      const s = pruneStatements(now);
+      const total = function* (qs: MetricsRead[]) {
+        let n = 0;
+        for (const q of qs) n += yield* changes(q);
+        return n;
+      };
+      return { minuteRows: yield* total(s.minuteRows), quarterHourRows: yield* total(s.quarterHourRows), yearOld: yield* total(s.yearOld) };
+    })(),
+  );
 }
 
 export type PruneCounts = { minuteRows: number; quarterHourRows: number; yearOld: number };
@@ -175,8 +214,3 @@ export function pruneStatements(now: number) {
   };
 }
 
-function pruneCounts(now: number, run: (q: { sql: string; params: unknown[] }) => number): PruneCounts {
-  const s = pruneStatements(now);
-  const total = (qs: { sql: string; params: unknown[] }[]) => qs.reduce((n, q) => n + run(q), 0);
-  return { minuteRows: total(s.minuteRows), quarterHourRows: total(s.quarterHourRows), yearOld: total(s.yearOld) };
-}

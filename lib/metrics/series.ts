@@ -14,7 +14,7 @@ export type ModelChangeRow = { ts: number; store: string; modelId: string | null
 /**
  * A metrics read as SQL both backends run: `?` placeholders, quoted
  * camel-case aliases (PostgreSQL folds unquoted ones to lower case). Run it
- * with sqliteRead here or readPg (lib/metrics/metrics-pg.ts), where sums and
+ * with sqliteRead here or readPg (lib/metrics/engines/pg.ts), where sums and
  * averages come back as numbers too.
  */
 export type MetricsRead = { sql: string; params: unknown[] };

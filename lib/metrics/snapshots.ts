@@ -1,5 +1,6 @@
 import { and, between, eq, sql } from "drizzle-orm";
-import { getGovernance, type StoreHandle } from "../db/connection";
+import { getGovernance, type GovernanceHandle, type StoreHandle } from "../db/connection";
+import { dialect, sqlRun, writeLedger, type LedgerHandle, type OnLedger } from "../db/port";
 import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/recall";
 import { getStoreStatus, type StoreStatus } from "../embed/status";
 import { getRecallMetrics, type RecallMetricsBucket } from "../recall/events";
@@ -7,7 +8,7 @@ import { listStoreNames } from "../db/store-names";
 import { activeStoreNames } from "../db/store-lifecycle";
 import { storesOnPostgres } from "../stores/on-postgres";
 import { openStore } from "../stores/stores";
-import { HOUR_MS, MINUTE_MS } from "./rollups";
+import { HOUR_MS, metricsSql, MINUTE_MS } from "./rollups";
 
 /** One store's health at one moment; null = not measured (shown as a gap), never a zero. */
 export type StoreSnapshot = {
@@ -145,14 +146,17 @@ export function snapshotRows({ snapshot, resolutionS, bool }: { snapshot: StoreS
   return resolutionS === 60 ? [row(snapshot.ts, 60), row(snapshot.ts - (snapshot.ts % HOUR_MS), 3600)] : [row(snapshot.ts, resolutionS)];
 }
 
-/** Write snapshots in one transaction (see snapshotRows). */
-export function saveStoreSnapshots({ snapshots, resolutionS = 60 }: { snapshots: StoreSnapshot[]; resolutionS?: 60 | 3600 }): void {
-  const { sqlite } = getGovernance();
-  const insert = sqlite.prepare(SNAPSHOT_UPSERT);
-  const bool = (b: boolean | null) => (b === null ? null : b ? 1 : 0);
-  sqlite.transaction(() => {
-    for (const snapshot of snapshots) for (const values of snapshotRows({ snapshot, resolutionS, bool })) insert.run(...values);
-  })();
+/** Write snapshots in one transaction (see snapshotRows): booleans as 1/0 on SQLite, as booleans on PostgreSQL. */
+export function saveStoreSnapshots<H extends LedgerHandle = GovernanceHandle>({ handle, snapshots, resolutionS = 60 }: { handle?: H; snapshots: StoreSnapshot[]; resolutionS?: 60 | 3600 }): OnLedger<H, void> {
+  if (snapshots.length === 0) return (handle?.kind === "pg" ? Promise.resolve() : undefined) as OnLedger<H, void>;
+  return writeLedger(
+    handle ?? (getGovernance() as H),
+    (function* () {
+      const onSqlite = (yield* dialect()) === "sqlite";
+      const bool = (b: boolean | null) => (b === null || !onSqlite ? b : b ? 1 : 0);
+      for (const snapshot of snapshots) for (const values of snapshotRows({ snapshot, resolutionS, bool })) yield* sqlRun(metricsSql({ sql: SNAPSHOT_UPSERT, params: values }));
+    })(),
+  );
 }
 
 /** Measure and save every store; a store that fails to measure is reported, the others still saved. */

@@ -1,9 +1,7 @@
 import type { z } from "zod";
-import { backendChooser, type PgHandle } from "../db/pg";
+import { perEngine, type Engine } from "../db/engine";
 import { refusingArchivedWrites } from "../db/store-lifecycle";
-import type { AnyStoreHandle } from "../db/port";
-import { openStore } from "../stores/stores";
-import { openStorePg } from "../stores/stores-pg";
+import { storeEngineOf } from "../stores/backend";
 import type { LearningInput, TraceInput } from "./descriptors";
 import { getRecallEventById, getRecallMetrics, listRatingQueue, listRecallsReturning, listRecentRecallEvents, rateRecallHit, type RatingQueueItem, type rateRecallHitSchema, type RecallEvent, type RecallEventHit, type RecallMetricsBucket } from "./events";
 import { getRecallScoreDistribution, type RecallScoreDistribution } from "./quality";
@@ -49,14 +47,18 @@ export type RecallBackend = {
   runTraceRetention: (a: StoreArg) => Promise<{ deleted: number }>;
 };
 
+/** Writes an archived store refuses (409 store_archived), whichever surface asks. */
+const RECALL_WRITES = ["recordTrace", "recordLearning", "updateReflectionSettings", "rateRecallHit"] as const;
+
 /**
- * Recall over one way of opening a store: the repositories take either
- * engine's handle (lib/db/port.ts); recall's retrieval legs still have a
- * PostgreSQL twin. Every method is async, so a SQLite throw becomes a
- * rejection as on PostgreSQL.
+ * Recall on one engine: the repositories take either engine's handle
+ * (lib/db/port.ts), so only how a store opens differs; recall's retrieval
+ * legs still have a PostgreSQL twin, picked here by the handle. Every method
+ * is async, so a SQLite throw becomes a rejection as on PostgreSQL.
  */
-function recallOver(on: (store: string) => Promise<AnyStoreHandle>): RecallBackend {
-  return {
+export function recallOn(engine: Engine): RecallBackend {
+  const { open: on } = storeEngineOf(engine);
+  const recall: RecallBackend = {
     recordTrace: async ({ store, ...a }) => recordTrace({ handle: await on(store), ...a }),
     listTraces: async ({ store, ...a }) => listTraces({ handle: await on(store), ...a }),
     getTrace: async ({ store, ...a }) => getTraceById({ handle: await on(store), ...a }),
@@ -78,17 +80,8 @@ function recallOver(on: (store: string) => Promise<AnyStoreHandle>): RecallBacke
     getRecallMetrics: async ({ store, ...a }) => getRecallMetrics({ handle: await on(store), ...a }),
     runTraceRetention: async ({ store }) => runTraceRetention({ handle: await on(store) }),
   };
-}
-
-/** The SQLite stores. */
-export const sqliteRecall: RecallBackend = recallOver(async (store) => openStore({ store }));
-
-/** The PostgreSQL stores: every method awaits the process's pool and opens the store there (404 when unknown). */
-export function pgRecall(pgHandle: Promise<PgHandle> | PgHandle): RecallBackend {
-  return recallOver(async (store) => openStorePg({ pg: await pgHandle, store }));
+  return refusingArchivedWrites(recall, RECALL_WRITES);
 }
 
 /** The recall backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
-/** Writes an archived store refuses (409 store_archived), whichever surface asks. */
-const RECALL_WRITES = ["recordTrace", "recordLearning", "updateReflectionSettings", "rateRecallHit"] as const;
-export const recallBackend: () => RecallBackend = backendChooser(refusingArchivedWrites(sqliteRecall, RECALL_WRITES), (pg) => refusingArchivedWrites(pgRecall(pg), RECALL_WRITES));
+export const recallBackend: () => RecallBackend = perEngine(recallOn);

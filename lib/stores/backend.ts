@@ -1,17 +1,12 @@
 import type { z } from "zod";
-import { backendChooser, type PgHandle } from "../db/pg";
-import { deleteApiDocument, getChunkByChunkId, listDocumentsByPrefix, putDocuments, type ChunkDetail, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
-import { deleteApiDocumentPg, getChunkByChunkIdPg, listDocumentsByPrefixPg, putDocumentsPg } from "../index/ingest-pg";
+import type { Engine } from "../db/engine";
+import { perEngine } from "../db/engine";
+import type { AnyStoreHandle } from "../db/port";
+import { getChunkByChunkId, listDocumentsByPrefix, type ChunkDetail, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
 import {
-  createMemory,
-  deleteMemory,
-  getMemoryByPath,
   listAllCategories,
   listCategoryChildren,
   listMemoriesByFilter,
-  listMemoryHistory,
-  setCategoryDescription,
-  updateMemory,
   type CategoryChild,
   type createMemorySchema,
   type Memory,
@@ -21,21 +16,16 @@ import {
   type setCategorySchema,
   type updateMemorySchema,
 } from "../index/memories";
-import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
-import { getJobById, listLatestJobs, runReindexJob, startReindexJob, type Job } from "../index/jobs";
-import { lastUnindexableFiles, type ReindexProgress } from "../index/reindex";
+import type { Job } from "../index/jobs";
+import type { ReindexProgress } from "../index/reindex";
 import type { UnindexableFile } from "../index/files";
 import { readChunkInDocument, type ChunkReader } from "../index/reader";
-import { takeOverStaleJobPg } from "../index/admin-jobs-pg";
-import { getJobByIdPg, JOB_OWNER, listLatestJobsPg, runReindexJobPg, runReindexJobToEndPg, startReindexJobOnPg, verifyStorePg } from "../index/maintenance-pg";
-import { searchStore, type SearchInput, type SearchResult } from "../index/search";
-import { verifyStoreAsync, type VerifyReport } from "../index/verify";
-import { searchStorePg } from "../index/search-pg";
-import { planQueryVectorPg } from "../index/query-vector-pg";
-import { archiveStore, createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, removeDeletedStoreLeftovers, storeHasContent, unarchiveStore, type createStoreSchema, type StoreSummary } from "./stores";
-import { archiveStorePg, createStorePg, deleteStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, listStoresPg, openCoreForPg, openStorePg, storeHasContentPg, unarchiveStorePg, type PgStoreSummary } from "./stores-pg";
+import type { SearchInput, SearchResult } from "../index/search";
+import type { VerifyReport } from "../index/verify";
+import type { createStoreSchema, StoreSummary } from "./stores";
 import { refusingArchivedWrites } from "../db/store-lifecycle";
-import { listStoreNames } from "../db/store-names";
+import { pgStoreEngine } from "./engines/pg";
+import { sqliteStoreEngine } from "./engines/sqlite";
 
 /**
  * The stores behind one interface, as governance() is for the ledger:
@@ -43,6 +33,8 @@ import { listStoreNames } from "../db/store-names";
  * default, PostgreSQL (a schema per store, memories table as the truth) when
  * DATABASE_URL is set. Routes and MCP tools call stores() and never pick a
  * backend or open a handle themselves; an unknown store is a 404 on both.
+ * The engine is chosen once (lib/db/engine.ts); what differs per engine is
+ * in lib/stores/engines/{sqlite,pg}.ts, the rest is written once here.
  *
  * What is not here has its own backend chooser (graphBackend() for
  * thoughts, the graph, working memory and remember; recallBackend();
@@ -108,135 +100,54 @@ export type StoresBackend = {
   listLatestJobs: () => Promise<Job[]>;
 };
 
-/** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
-const sqliteStores: StoresBackend = {
-  kind: "sqlite",
-  ensureStartupStores: async () => {
-    ensureCoreStore();
-    removeDeletedStoreLeftovers();
-    return { createdDefault: ensureDefaultStore() };
-  },
-  listStores: async () => listStores(),
-  listStoreNames: async () => listStoreNames(),
-  storeHasContent: async ({ store }) => storeHasContent({ handle: openStore({ store }) }),
-  createStore: async (a) => createStore(a),
-  deleteStore: async (a) => deleteStore(a),
-  archiveStore: async (a) => archiveStore(a),
-  unarchiveStore: async (a) => unarchiveStore(a),
-  describeStore: async ({ store }) => describeStore({ handle: openStore({ store }) }),
-  putDocuments: async ({ store, ...a }) => putDocuments({ handle: openStore({ store }), ...a }),
-  listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: openStore({ store }), ...a }),
-  deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: openStore({ store }), ...a }),
-  getChunk: async ({ store, ...a }) => getChunkByChunkId({ handle: openStore({ store }), ...a }),
-  readChunk: async ({ store, ...a }) => readChunkInDocument({ handle: openStore({ store }), ...a }),
-  search: async ({ store, input }) => {
-    const handle = openStore({ store });
-    return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
-  },
-  // The SQLite writes answer the memory read back from its file (with its body).
-  getMemory: async ({ store, ...a }) => getMemoryByPath({ handle: openStore({ store }), ...a }),
-  listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: openStore({ store }), ...a }),
-  createMemory: async ({ store, ...a }) => createMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
-  updateMemory: async ({ store, ...a }) => updateMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
-  deleteMemory: async ({ store, ...a }) => deleteMemory({ handle: openStore({ store }), ...a }),
-  listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: openStore({ store }), ...a }),
-  listAllCategories: async ({ store }) => listAllCategories({ handle: openStore({ store }) }),
-  listMemoryHistory: async ({ store, ...a }) => listMemoryHistory({ handle: openStore({ store }), ...a }),
-  setCategoryDescription: async ({ store, ...a }) => setCategoryDescription({ handle: openStore({ store }), ...a }),
-  verifyStore: ({ store }) => verifyStoreAsync({ handle: openStore({ store }) }),
-  listUnindexableFiles: async ({ store }) => lastUnindexableFiles({ handle: openStore({ store }) }),
-  // The job is the build: no silent rebuild on open first (see openStore).
-  startReindex: async ({ store, actor }) => startReindexJob({ handle: openStore({ store, buildIndex: false }), actor }),
-  runReindex: async ({ store, ...a }) => runReindexJob({ handle: openStore({ store, buildIndex: false }), ...a }),
-  getJob: async (a) => getJobById(a),
-  listLatestJobs: async () => listLatestJobs(),
-};
-
-/** A PostgreSQL store's summary in the API's shape (see StoreInfo). */
-function storeInfoOf(s: PgStoreSummary): StoreInfo {
-  return {
-    name: s.name,
-    description: s.description,
-    archived: s.archived,
-    createdAt: s.createdAt,
-    schemaVersion: s.schemaVersion,
-    // The exact scan works on any PostgreSQL; `reason` says which method answers and its limit.
-    vectors: { available: true, version: s.vectors.pgvector, reason: s.vectors.reason },
-    counts: s.counts,
-    files: null,
-  };
-}
-
-/** Every method awaits the process's pool (migrated on first use) and opens the store there (404 when unknown). */
-export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend {
-  const open = async (store: string) => {
-    const pg = await pgHandle;
-    return { pg, handle: await openStorePg({ pg, store }) };
-  };
-  return {
-    kind: "postgres",
-    ensureStartupStores: async () => {
-      const pg = await pgHandle;
-      await ensureCoreStorePg({ pg });
-      return { createdDefault: await ensureDefaultStorePg({ pg }) };
-    },
-    listStores: async () => (await listStoresPg({ pg: await pgHandle })).map(storeInfoOf),
-    listStoreNames: async () => listStoreNamesPg({ pg: await pgHandle }),
-    storeHasContent: async ({ store }) => storeHasContentPg({ handle: (await open(store)).handle }),
-    createStore: async (a) => storeInfoOf(await createStorePg({ pg: await pgHandle, ...a })),
-    deleteStore: async (a) => deleteStorePg({ pg: await pgHandle, ...a }),
-    archiveStore: async (a) => archiveStorePg({ pg: await pgHandle, ...a }),
-    unarchiveStore: async (a) => unarchiveStorePg({ pg: await pgHandle, ...a }),
-    describeStore: async ({ store }) => storeInfoOf(await describeStorePg({ handle: (await open(store)).handle })),
-    putDocuments: async ({ store, ...a }) => putDocumentsPg({ handle: (await open(store)).handle, ...a }),
-    listDocuments: async ({ store, ...a }) => listDocumentsByPrefixPg({ handle: (await open(store)).handle, ...a }),
-    deleteDocument: async ({ store, ...a }) => deleteApiDocumentPg({ handle: (await open(store)).handle, ...a }),
-    getChunk: async ({ store, ...a }) => getChunkByChunkIdPg({ handle: (await open(store)).handle, ...a }),
-    readChunk: async ({ store, ...a }) => readChunkInDocument({ handle: (await open(store)).handle, ...a }),
-    search: async ({ store, input }) => {
-      const { pg, handle } = await open(store);
-      const core = await openCoreForPg({ pg, handle, includeCore: input.include_core });
-      // The query is embedded only when vectors can take part; fts never waits for the provider.
-      const vector = input.mode === "fts" ? undefined : await planQueryVectorPg({ handle, text: input.q });
-      return searchStorePg({ handle, core, input, vector });
-    },
-    getMemory: async ({ store, ...a }) => getMemoryByPathPg({ handle: (await open(store)).handle, ...a }),
-    listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: (await open(store)).handle, ...a }),
-    createMemory: async ({ store, ...a }) => createMemoryPg({ handle: (await open(store)).handle, ...a }),
-    updateMemory: async ({ store, ...a }) => updateMemoryPg({ handle: (await open(store)).handle, ...a }),
-    deleteMemory: async ({ store, ...a }) => deleteMemoryPg({ handle: (await open(store)).handle, ...a }),
-    listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: (await open(store)).handle, ...a }),
-    listAllCategories: async ({ store }) => listAllCategories({ handle: (await open(store)).handle }),
-    listMemoryHistory: async ({ store, ...a }) => listMemoryHistoryPg({ handle: (await open(store)).handle, ...a }),
-    setCategoryDescription: async ({ store, ...a }) => setCategoryDescriptionPg({ handle: (await open(store)).handle, ...a }),
-    verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),
-    listUnindexableFiles: async () => [],
-    startReindex: async ({ store, actor }) => {
-      const { pg, handle } = await open(store);
-      // A reindex of this store whose replica died (heartbeat older than JOB_STALE_MS) is taken over first, by whichever replica is asked next.
-      const takeOver = () => takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store });
-      for (let row = await takeOver(); row; row = await takeOver()) void runReindexJobPg({ pg, handle, jobId: row.id });
-      return startReindexJobOnPg({ pg, handle, actor });
-    },
-    // The PostgreSQL rebuild reports no progress (one transaction over the memories): its counts come with the finished job.
-    runReindex: async ({ store, actor, reason }) => {
-      const { pg, handle } = await open(store);
-      return runReindexJobToEndPg({ pg, handle, actor, reason });
-    },
-    getJob: async (a) => getJobByIdPg({ pg: await pgHandle, ...a }),
-    listLatestJobs: async () => listLatestJobsPg({ pg: await pgHandle }),
-  };
-}
-
 /** The writes of a store's content: refused (409 store_archived) while it is archived, whichever surface asks. */
 const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "setCategoryDescription", "startReindex"] as const;
 
-/** The stores backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */
-const guardedSqliteStores = refusingArchivedWrites(sqliteStores, CONTENT_WRITES);
-export const stores: () => StoresBackend = backendChooser(guardedSqliteStores, (pg) => refusingArchivedWrites(pgStores(pg), CONTENT_WRITES));
+/** Operations written once over the port: only how a store opens differs. */
+type WrittenOnce = "listDocuments" | "getChunk" | "readChunk" | "listMemories" | "listCategoryChildren" | "listAllCategories";
 
-export function sqliteStoresBackend(): StoresBackend {
-  return guardedSqliteStores;
+/**
+ * What differs per engine (store layout, where memories live, search, the
+ * reindex job), in lib/stores/engines/{sqlite,pg}.ts, and the one way to open
+ * a store's handle there, which graph, recall and embeddings use too.
+ */
+export type StoreEngine = Omit<StoresBackend, WrittenOnce> & {
+  /** The store's handle (404 when unknown); `buildIndex: false` skips SQLite's rebuild on open (the reindex job is the build). */
+  open: (store: string, options?: { buildIndex?: boolean }) => Promise<AnyStoreHandle>;
+  /** Core's read-only handle beside `handle` when asked and `handle` is not core, else null. */
+  openCore: (handle: AnyStoreHandle, includeCore: boolean) => Promise<AnyStoreHandle | null>;
+};
+
+const storeEngines = new WeakMap<Engine, StoreEngine>();
+
+/** The store engine of `engine`, built once per engine. */
+export function storeEngineOf(engine: Engine): StoreEngine {
+  let found = storeEngines.get(engine);
+  if (!found) {
+    found = engine.kind === "pg" ? pgStoreEngine(engine.pg) : sqliteStoreEngine;
+    storeEngines.set(engine, found);
+  }
+  return found;
 }
+
+/** The stores on one engine: the engine's own operations and the ones written once. */
+export function storesOn(engine: Engine): StoresBackend {
+  const { open: on, openCore: _openCore, ...own } = storeEngineOf(engine);
+  return refusingArchivedWrites(
+    {
+      ...own,
+      listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: await on(store), ...a }),
+      getChunk: async ({ store, ...a }) => getChunkByChunkId({ handle: await on(store), ...a }),
+      readChunk: async ({ store, ...a }) => readChunkInDocument({ handle: await on(store), ...a }),
+      listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: await on(store), ...a }),
+      listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: await on(store), ...a }),
+      listAllCategories: async ({ store }) => listAllCategories({ handle: await on(store) }),
+    },
+    CONTENT_WRITES,
+  );
+}
+
+/** The stores backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */
+export const stores: () => StoresBackend = perEngine(storesOn);
 
 export { assertStoresNotOnPostgres, notServedOnPostgres, storesOnPostgres } from "./on-postgres";

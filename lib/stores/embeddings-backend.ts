@@ -1,4 +1,5 @@
-import { backendChooser, type PgHandle } from "../db/pg";
+import { perEngine, type Engine } from "../db/engine";
+import type { PgHandle } from "../db/pg";
 import { refusingArchivedWrites } from "../db/store-lifecycle";
 import { compareCandidateModel, type ModelComparison } from "../embed/compare";
 import type { Fingerprint } from "../embed/providers";
@@ -8,7 +9,7 @@ import { describeReembedIntent, estimateReembed, getReembedProgress, startReembe
 import { retryParkedEmbeddingsPg } from "../index/embed-queue-pg";
 import { compareCandidateModelPg, describeReembedIntentPg, estimateReembedPg, getReembedProgressPg, startReembedPg, switchHeldReembedPg } from "../index/reembed-pg";
 import { openStore } from "./stores";
-import { startStoresEmbedWorkerPg } from "./embed-worker-pg";
+import { startStoresEmbedWorkerPg } from "./engines/pg";
 import { openStorePg } from "./stores-pg";
 
 /**
@@ -40,7 +41,7 @@ export type EmbeddingsBackend = {
 };
 
 /** The SQLite functions, unchanged; wrapped, a throw becomes a rejection like on PostgreSQL. */
-export const sqliteEmbeddings: EmbeddingsBackend = {
+const sqliteEmbeddings: EmbeddingsBackend = {
   getReembedProgress: async ({ store }) => getReembedProgress({ handle: openStore({ store }) }),
   estimateReembed: async ({ store, ...a }) => estimateReembed({ handle: openStore({ store }), ...a }),
   describeReembedIntent: async ({ store, ...a }) => describeReembedIntent({ handle: openStore({ store }), ...a }),
@@ -52,7 +53,7 @@ export const sqliteEmbeddings: EmbeddingsBackend = {
 };
 
 /** The PostgreSQL twins: every method awaits the process's pool and opens the store there (404 when unknown). */
-export function pgEmbeddings(pgHandle: Promise<PgHandle> | PgHandle): EmbeddingsBackend {
+function pgEmbeddings(pgHandle: Promise<PgHandle>): EmbeddingsBackend {
   const open = async (store: string) => openStorePg({ pg: await pgHandle, store });
   return {
     getReembedProgress: async ({ store }) => getReembedProgressPg({ handle: await open(store) }),
@@ -67,7 +68,13 @@ export function pgEmbeddings(pgHandle: Promise<PgHandle> | PgHandle): Embeddings
   };
 }
 
-/** The embeddings backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
 /** Writes an archived store refuses (409 store_archived), whichever surface asks. */
 const EMBEDDING_WRITES = ["startReembed", "switchHeldReembed", "retryParkedEmbeddings"] as const;
-export const embeddingsBackend: () => EmbeddingsBackend = backendChooser(refusingArchivedWrites(sqliteEmbeddings, EMBEDDING_WRITES), (pg) => refusingArchivedWrites(pgEmbeddings(pg), EMBEDDING_WRITES));
+
+/** A store's embedding administration on one engine (re-embed still has a PostgreSQL twin). */
+export function embeddingsOn(engine: Engine): EmbeddingsBackend {
+  return refusingArchivedWrites(engine.kind === "pg" ? pgEmbeddings(engine.pg) : sqliteEmbeddings, EMBEDDING_WRITES);
+}
+
+/** The embeddings backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */
+export const embeddingsBackend: () => EmbeddingsBackend = perEngine(embeddingsOn);

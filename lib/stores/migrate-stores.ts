@@ -14,7 +14,7 @@ import { copyTables, pgSide, sqliteSide, type TableCheck, type TwinTable } from 
 import { listEmbeddables } from "../embed/embeddables";
 import { enqueueEmbeddings } from "../embed/queue";
 import { AppError } from "../errors";
-import { appendAuditPg } from "../governance/audit-pg";
+import { appendAuditPg } from "../governance/audit";
 import { ingestDocument } from "../index/ingest";
 import { pgEmbeddableKinds } from "../index/embed-kinds-pg";
 import { enqueueEmbeddingsPg } from "../index/embed-queue-pg";

@@ -4,7 +4,7 @@ import { isVanishedStore, migrateStoreSchema, storeNamesInPg, storeSchemaName, s
 import type { PgGovernanceExecutor, PgHandle } from "../db/pg";
 import { CORE_STORE, DEFAULT_STORE, storeNameSchema } from "../db/store-names";
 import { AppError, dbErrorCode, isAppError } from "../errors";
-import { appendAuditPg, hasAuditEntryPg } from "../governance/audit-pg";
+import { appendAuditPg, hasAuditEntry, pgLedger } from "../governance/audit";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
 import { reindexMarkedMemoriesPg } from "../index/memories-pg";
 import { forgetStoreEvaluationsPg, lastLifecycleActionPg, removeStoreFromAllowListsPg } from "../db/store-lifecycle";
@@ -213,7 +213,7 @@ export async function ensureCoreStorePg({ pg }: { pg: PgHandle }): Promise<void>
 /** A fresh database gets a ready `default` store once (as ensureDefaultStore on SQLite: a removed one stays removed). */
 export async function ensureDefaultStorePg({ pg }: { pg: PgHandle }): Promise<boolean> {
   if (await schemaExists(pg.db, storeSchemaName(DEFAULT_STORE))) return false;
-  if (await hasAuditEntryPg({ db: pg.db, action: "store.create", target: `store:${DEFAULT_STORE}` })) return false;
+  if (await hasAuditEntry({ handle: pgLedger(pg.db), action: "store.create", target: `store:${DEFAULT_STORE}` })) return false;
   return createQuietly({ pg, name: DEFAULT_STORE, description: "The store agents write to unless told otherwise.", actor: "system:bootstrap" });
 }
 

@@ -5,7 +5,7 @@ import { exportLedgerSnapshot } from "../../lib/backup/ledger-export";
 import { getEmbedder } from "../../lib/embed/model";
 import { getStoreStatus } from "../../lib/embed/status";
 import { governance } from "../../lib/backend/governance";
-import { getStoreStatusPgByName } from "../../lib/metrics/store-status-pg";
+import { getStoreStatusPgByName } from "../../lib/metrics/engines/pg";
 import { stores as storesBackend } from "../../lib/stores/backend";
 import { embeddingsBackend } from "../../lib/stores/embeddings-backend";
 import { openStore } from "../../lib/stores/stores";

@@ -4,12 +4,11 @@ import { getEmbeddingStatus } from "../../lib/embed/status";
 import { rebuildAnnIndexes, rebuildVecIndex } from "../../lib/embed/vector-index";
 import { openStore } from "../../lib/stores/stores";
 import { stores as storesBackend } from "../../lib/stores/backend";
-import { verifyAuditChain, type AuditVerification } from "../../lib/governance/audit";
-import { verifyAuditChainPg } from "../../lib/governance/audit-pg";
+import { pgLedger, verifyAuditChain, type AuditVerification } from "../../lib/governance/audit";
 import { getPg } from "../../lib/db/pg";
 import { storeSchemaName } from "../../lib/db/pg-store";
 import { formatBytes } from "../../lib/format";
-import { getEmbeddingStatusPgByName } from "../../lib/metrics/store-status-pg";
+import { getEmbeddingStatusPgByName } from "../../lib/metrics/engines/pg";
 import { embeddingsBackend } from "../../lib/stores/embeddings-backend";
 import { storesOnPostgres } from "../../lib/stores/on-postgres";
 import { flagString, refuseWithDatabaseUrl, UsageError, type Command } from "../cli-kit";
@@ -130,7 +129,7 @@ export const storeCommands: Command[] = [
         return local.ok ? 0 : 1;
       }
       // With DATABASE_URL every served path audits on PostgreSQL; a local governance.db keeps the chain written before it was set (migrate-data copies it, the original stays): each verified on its own.
-      const ledger = await verifyAuditChainPg({ db: (await pg).db });
+      const ledger = await verifyAuditChain({ handle: pgLedger((await pg).db) });
       out(`PostgreSQL (ledger, users, stores): ${say(ledger)}\nlocal governance.db (before DATABASE_URL): ${say(local)}`, { postgres: ledger, sqlite: local });
       return ledger.ok && local.ok ? 0 : 1;
     },

@@ -1,8 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { PgHandle } from "@/lib/db/pg";
 import { adminJobs } from "@/lib/db/schema/pg/governance";
-import { verifyAuditChainPg } from "@/lib/governance/audit-pg";
-import { beatJobPg, finishJobPg, startReindexJobPg, takeOverStaleJobPg } from "@/lib/index/admin-jobs-pg";
+import { verifyAuditChain, pgLedger } from "@/lib/governance/audit";
+import { beatJobPg, finishJobPg, startReindexJobPg, takeOverStaleJobPg } from "@/lib/stores/engines/pg";
 import { JOB_STALE_MS, MAX_ATTEMPTS } from "@/lib/index/jobs";
 import { useTwoReplicas } from "./helpers";
 
@@ -63,7 +63,7 @@ describe("admin jobs on PostgreSQL", () => {
     expect(rows.every((r) => r.attempts === 2 && r.owner === claimedBy.get(r.id)![0])).toBe(true);
     // More than one sweeper did work: the claims were spread, not serialized onto one.
     expect(new Set([...claimedBy.values()].flat()).size).toBeGreaterThan(1);
-    expect(await verifyAuditChainPg({ db: replicas.b().db })).toEqual({ ok: true, entries: 30 });
+    expect(await verifyAuditChain({ handle: pgLedger(replicas.b().db) })).toEqual({ ok: true, entries: 30 });
   });
 
   it("leaves a job with a fresh heartbeat to its owner, and takes it over once the owner goes silent", async () => {

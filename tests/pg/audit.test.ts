@@ -2,8 +2,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { tasks } from "@/lib/db/schema/pg/governance";
-import { appendAudit, listAuditTail } from "@/lib/governance/audit";
-import { appendAuditPg, hasAuditEntryPg, listAuditByTargetsPg, verifyAuditChainPg } from "@/lib/governance/audit-pg";
+import { appendAudit, appendAuditPg, hasAuditEntry, listAuditByTargetsPg, listAuditTail, pgLedger, verifyAuditChain } from "@/lib/governance/audit";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
 
@@ -38,8 +37,8 @@ describe("the audit log on PostgreSQL", () => {
     const b = await appendAuditPg({ db: h.db, entry: { actor: "agent:x", action: "task.create", target: "task:t1", reason: "nightly" } });
     expect(a.id).toBe(1);
     expect(b.prevHash).toBe(a.hash);
-    expect(await verifyAuditChainPg({ db: h.db })).toEqual({ ok: true, entries: 2 });
-    expect(await hasAuditEntryPg({ db: h.db, action: "task.create", target: "task:t1" })).toBe(true);
+    expect(await verifyAuditChain({ handle: pgLedger(h.db) })).toEqual({ ok: true, entries: 2 });
+    expect(await hasAuditEntry({ handle: pgLedger(h.db), action: "task.create", target: "task:t1" })).toBe(true);
     expect((await listAuditByTargetsPg({ db: h.db, targets: ["token:1"] })).map((r) => r.action)).toEqual(["token.create"]);
   });
 
@@ -48,7 +47,7 @@ describe("the audit log on PostgreSQL", () => {
     await reset(h);
     for (let i = 0; i < 5; i++) await appendAuditPg({ db: h.db, entry: { actor: "user:ann", action: "memory.update", target: `memory:${i}` } });
     await h.pool.query("update audit_log set actor = 'user:mallory' where id = 3");
-    const result = await verifyAuditChainPg({ db: h.db });
+    const result = await verifyAuditChain({ handle: pgLedger(h.db) });
     expect(result).toMatchObject({ ok: false, entries: 2, brokenAtId: 3, reason: expect.stringContaining("hash") });
   });
 
@@ -67,7 +66,7 @@ describe("the audit log on PostgreSQL", () => {
       ),
     );
     const total = writers * perWriter;
-    expect(await verifyAuditChainPg({ db: replicaB.db })).toEqual({ ok: true, entries: total });
+    expect(await verifyAuditChain({ handle: pgLedger(replicaB.db) })).toEqual({ ok: true, entries: total });
     expect(await ids(replicaA)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     // Every writer's every entry is there exactly once.
     const perTarget = await replicaA.pool.query<{ n: string }>("select count(*) as n from audit_log group by target having count(*) <> 1");
@@ -93,8 +92,8 @@ describe("the audit log on PostgreSQL", () => {
     const next = await appendAuditPg({ db: h.db, entry: { actor: "agent:x", action: "task.create", target: "task:next" } });
     expect(next.id).toBe(2);
     expect((await h.db.execute<{ task_id: string }>(sql`select task_id from tasks order by task_id`)).rows.map((r) => r.task_id)).toEqual(["kept"]);
-    expect(await hasAuditEntryPg({ db: h.db, action: "task.create", target: "task:dropped" })).toBe(false);
-    expect(await verifyAuditChainPg({ db: h.db })).toEqual({ ok: true, entries: 2 });
+    expect(await hasAuditEntry({ handle: pgLedger(h.db), action: "task.create", target: "task:dropped" })).toBe(false);
+    expect(await verifyAuditChain({ handle: pgLedger(h.db) })).toEqual({ ok: true, entries: 2 });
   });
 
   it("verifies a chain written on SQLite and copied over row for row (the same hashes on both backends)", async () => {
@@ -111,11 +110,11 @@ describe("the audit log on PostgreSQL", () => {
           r.id, r.ts, r.actor, r.action, r.target, r.reason, r.details, r.prevHash, r.hash,
         ]);
       }
-      expect(await verifyAuditChainPg({ db: h.db })).toEqual({ ok: true, entries: rows.length });
+      expect(await verifyAuditChain({ handle: pgLedger(h.db) })).toEqual({ ok: true, entries: rows.length });
       // And the chain continues on PostgreSQL from where SQLite left it.
       const next = await appendAuditPg({ db: h.db, entry: { actor: "user:ann", action: "store.delete", target: "store:photos" } });
       expect(next.id).toBe(rows.at(-1)!.id + 1);
-      expect(await verifyAuditChainPg({ db: h.db })).toEqual({ ok: true, entries: rows.length + 1 });
+      expect(await verifyAuditChain({ handle: pgLedger(h.db) })).toEqual({ ok: true, entries: rows.length + 1 });
     } finally {
       cleanup();
     }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePg, getPg } from "@/lib/db/pg";
 import fs from "node:fs";
 import path from "node:path";
-import { appendAuditPg } from "@/lib/governance/audit-pg";
+import { appendAuditPg } from "@/lib/governance/audit";
 import { createTask, recordRunStart } from "@/lib/governance/ledger";
 import { agentsCommands } from "@/scripts/commands/agents-commands";
 import type { Command, CommandContext } from "@/scripts/cli-kit";

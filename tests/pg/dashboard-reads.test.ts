@@ -1,11 +1,12 @@
+import { pgEngine } from "@/lib/db/engine";
 import { beforeAll, describe, expect, it } from "vitest";
-import { listAuditTailPg } from "@/lib/governance/audit-pg";
-import { pgGraph, type GraphBackend } from "@/lib/graph/backend";
+import { listAuditTail, pgLedger } from "@/lib/governance/audit";
+import { graphOn, type GraphBackend } from "@/lib/graph/backend";
 import { createMemorySchema, updateMemorySchema } from "@/lib/index/memories";
 import { READER_CONTEXT_BYTES } from "@/lib/index/reader";
 import { searchInputSchema } from "@/lib/index/search";
-import { pgRecall, type RecallBackend } from "@/lib/recall/backend";
-import { pgStores, type StoresBackend } from "@/lib/stores/backend";
+import { recallOn, type RecallBackend } from "@/lib/recall/backend";
+import { storesOn, type StoresBackend } from "@/lib/stores/backend";
 import { useTwoReplicas } from "./helpers";
 
 /**
@@ -21,8 +22,8 @@ const store = "pages";
 const ftsFor = (q: string, extra: Record<string, string> = {}) => searchInputSchema.parse({ q, mode: "fts", limit: "1", ...extra });
 
 beforeAll(async () => {
-  a = { ...pgStores(replicas.a()), ...pgRecall(replicas.a()), ...pgGraph(replicas.a()) };
-  b = { ...pgStores(replicas.b()), ...pgRecall(replicas.b()), ...pgGraph(replicas.b()) };
+  a = { ...storesOn(pgEngine(replicas.a())), ...recallOn(pgEngine(replicas.a())), ...graphOn(pgEngine(replicas.a())) };
+  b = { ...storesOn(pgEngine(replicas.b())), ...recallOn(pgEngine(replicas.b())), ...graphOn(pgEngine(replicas.b())) };
   await a.createStore({ input: { name: store }, actor: "test" });
 });
 
@@ -48,7 +49,7 @@ describe("the dashboard's reads on PostgreSQL", () => {
     expect(hit).toMatchObject({ eventId: first.eventId, query: "restart the ingest relay" });
     expect(await a.rateRecallHit({ store, input: { hit_id: hit.id, relevant: true }, actor: "user:alice" })).toMatchObject({ id: hit.id, relevant: true, ratedBy: "user:alice" });
     expect((await b.listRatingQueue({ store, limit: 8 })).map((q) => q.id)).not.toContain(hit.id);
-    expect((await listAuditTailPg({ db: replicas.b().db, limit: 5 })).map((r) => [r.action, r.target])).toContainEqual(["reflection.hit.rate", `store:${store}:recall_hit:${hit.id}`]);
+    expect((await listAuditTail({ handle: pgLedger(replicas.b().db), limit: 5 })).map((r) => [r.action, r.target])).toContainEqual(["reflection.hit.rate", `store:${store}:recall_hit:${hit.id}`]);
     await expect(a.rateRecallHit({ store, input: { hit_id: 999_999, relevant: false }, actor: "user:alice" })).rejects.toMatchObject({ code: "not_found" });
 
     const distribution = await b.getScoreDistribution({ store });

@@ -1,5 +1,6 @@
+import { pgEngine } from "@/lib/db/engine";
 import { describe, expect, it } from "vitest";
-import { pgGovernance } from "@/lib/backend/governance";
+import { governanceOn } from "@/lib/backend/governance";
 import { isAppError } from "@/lib/errors";
 import { useTwoReplicas } from "./helpers";
 
@@ -19,7 +20,7 @@ async function landed(p: Promise<unknown>): Promise<boolean> {
 
 describe("dialectic and ledger on two replicas of one PostgreSQL database", () => {
   it("keeps seq unique and gap-free, turns alternating and signatures chained when both agents post at once from both replicas", async () => {
-    const [a, b] = [pgGovernance(replicas.a()), pgGovernance(replicas.b())];
+    const [a, b] = [governanceOn(pgEngine(replicas.a())), governanceOn(pgEngine(replicas.b()))];
     await a.createDialecticSession({ input: { session_id: "race", topic: "race", reviewer_agent_id: "bob", max_rounds: 100 }, agentId: "alice" });
     await b.postDialecticMessage({ sessionId: "race", agentId: "alice", input: { message_type: "thesis", reasoning: "t" } });
     await a.postDialecticMessage({ sessionId: "race", agentId: "bob", input: { message_type: "antithesis", reasoning: "a" } });
@@ -46,7 +47,7 @@ describe("dialectic and ledger on two replicas of one PostgreSQL database", () =
   });
 
   it("keeps one audit chain when overrides, token changes and validations land on both replicas at once", async () => {
-    const [a, b] = [pgGovernance(replicas.a()), pgGovernance(replicas.b())];
+    const [a, b] = [governanceOn(pgEngine(replicas.a())), governanceOn(pgEngine(replicas.b()))];
     await a.createTask({ input: { task_id: "chain", intent: "i", spec: {} }, requestedBy: "alice" });
     const caller = { agentId: "alice", isAdmin: false, stores: null };
     await Promise.all(
@@ -67,7 +68,7 @@ describe("dialectic and ledger on two replicas of one PostgreSQL database", () =
   });
 
   it("answers a retried message racing its first attempt on the other replica as the same message", async () => {
-    const [a, b] = [pgGovernance(replicas.a()), pgGovernance(replicas.b())];
+    const [a, b] = [governanceOn(pgEngine(replicas.a())), governanceOn(pgEngine(replicas.b()))];
     await a.createDialecticSession({ input: { session_id: "retry", topic: "r", reviewer_agent_id: "bob" }, agentId: "alice" });
     const input = { message_id: "m-retry", message_type: "thesis" as const, reasoning: "same" };
     const answers = await Promise.all([a, b, a, b].map((on) => on.postDialecticMessage({ sessionId: "retry", agentId: "alice", input })));

@@ -1,14 +1,15 @@
+import { pgEngine, SQLITE_ENGINE } from "@/lib/db/engine";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { rowsOf, withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { backfillChunkTermsPg, bm25TopPg, chunkTermsOf } from "@/lib/index/engines/pg-fulltext";
 import { putDocumentsSchema } from "@/lib/index/ingest";
-import { verifyStorePg } from "@/lib/index/maintenance-pg";
+import { verifyStorePg } from "@/lib/stores/engines/pg";
 import { searchInputSchema, type SearchResult } from "@/lib/index/search";
 import { bm25Part, ftsIdf } from "@/lib/retrieval/fts5-bm25";
 import { scratchTable } from "@/lib/retrieval/fts-tokens";
-import { pgStores, sqliteStoresBackend, type StoresBackend } from "@/lib/stores/backend";
+import { storesOn, type StoresBackend } from "@/lib/stores/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase } from "./helpers";
@@ -57,8 +58,8 @@ let cleanup: () => void;
 beforeAll(async () => {
   cleanup = useTempDataDir({ DUALMIND_DISABLE_VECTORS: "true" }).cleanup;
   pg = await openPgHandle({ url: await createTestDatabase(), max: 4 });
-  lite = sqliteStoresBackend();
-  post = pgStores(pg);
+  lite = storesOn(SQLITE_ENGINE);
+  post = storesOn(pgEngine(pg));
   for (const b of [lite, post]) {
     await b.createStore({ input: { name: "kb" }, actor: "test" });
     await b.putDocuments({ store: "kb", input: putDocumentsSchema.parse({ documents: notes(400) }), actor: "test" });

@@ -1,9 +1,10 @@
+import { pgEngine } from "@/lib/db/engine";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
-import { pgGraph, type GraphBackend } from "@/lib/graph/backend";
-import { pgStores } from "@/lib/stores/backend";
+import { graphOn, type GraphBackend } from "@/lib/graph/backend";
+import { storesOn } from "@/lib/stores/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
 import { useTwoReplicas } from "./helpers";
 
@@ -19,9 +20,9 @@ let handle: PgStoreHandle;
 const store = "kgv";
 
 beforeAll(async () => {
-  A = pgGraph(replicas.a());
-  B = pgGraph(replicas.b());
-  await pgStores(replicas.a()).createStore({ input: { name: store }, actor: "test" });
+  A = graphOn(pgEngine(replicas.a()));
+  B = graphOn(pgEngine(replicas.b()));
+  await storesOn(pgEngine(replicas.a())).createStore({ input: { name: store }, actor: "test" });
   handle = await openStorePg({ pg: replicas.a(), store });
 });
 

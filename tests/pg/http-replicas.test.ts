@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
-import { listAuditTailPg, verifyAuditChainPg } from "@/lib/governance/audit-pg";
+import { listAuditTail, verifyAuditChain, pgLedger } from "@/lib/governance/audit";
 import { api, ensureProductionBuild, RELIABILITY_TOKEN, startServer, type RunningServer } from "../fixtures/next-server";
 import { createTestDatabase } from "./helpers";
 
@@ -124,9 +124,9 @@ describe("two app servers on one PostgreSQL database", () => {
     expect((await call(a, "GET", "/tasks", { token: tok.alice })).status).toBe(200);
     // One chain across both servers: the first admin and the core and default stores (made once, by whichever server
     // started first), two token creations, one override, one revocation.
-    const actions = (await listAuditTailPg({ db: pg.db, limit: 50 })).map((r) => r.action).sort();
+    const actions = (await listAuditTail({ handle: pgLedger(pg.db), limit: 50 })).map((r) => r.action).sort();
     expect(actions).toEqual(["ledger.override", "store.create", "store.create", "token.create", "token.create", "token.revoke", "user.create"]);
-    expect(await verifyAuditChainPg({ db: pg.db })).toEqual({ ok: true, entries: 7 });
+    expect(await verifyAuditChain({ handle: pgLedger(pg.db) })).toEqual({ ok: true, entries: 7 });
     expect(serverErrors).toBe(0);
   });
 });

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
-import { listAuditTailPg, verifyAuditChainPg } from "@/lib/governance/audit-pg";
+import { listAuditTail, verifyAuditChain, pgLedger } from "@/lib/governance/audit";
 import { ensureProductionBuild, RELIABILITY_TOKEN, startServer, type RunningServer } from "../fixtures/next-server";
 import { callApi, callTool, storeApiCases, type StoreApiTarget } from "../shared/store-api";
 import { createTestDatabase } from "./helpers";
@@ -79,9 +79,9 @@ describe("the store API on PostgreSQL: two replicas on one database", () => {
   it("writes every store change's audit row into the one PostgreSQL chain, which verifies", async () => {
     const pg: PgHandle = await openPgHandle({ url, max: 1 });
     try {
-      const actions = new Set((await listAuditTailPg({ db: pg.db, limit: 200 })).map((r) => r.action));
+      const actions = new Set((await listAuditTail({ handle: pgLedger(pg.db), limit: 200 })).map((r) => r.action));
       for (const action of ["store.create", "documents.put", "document.delete", "memory.create", "memory.update", "memory.delete", "store.reindex", "reflection.settings.update", "thought.delete", "graph.node.delete"]) expect(actions).toContain(action);
-      expect((await verifyAuditChainPg({ db: pg.db })).ok).toBe(true);
+      expect((await verifyAuditChain({ handle: pgLedger(pg.db) })).ok).toBe(true);
     } finally {
       await closePgHandle(pg);
     }

@@ -5,12 +5,12 @@ import { getGovernance } from "@/lib/db/connection";
 import { drainMinuteRollups, recordRequest, type MinuteRollup } from "@/lib/http/request-timer";
 import { getOverviewNumbers, loadHealthDashboard, loadObservabilityDashboard } from "@/lib/metrics/health";
 import { runMetricsPass } from "@/lib/metrics/loop";
-import { pruneMetricsPg, saveRollupsPg } from "@/lib/metrics/metrics-pg";
+import { metricsBackend } from "@/lib/metrics/backend";
 import { MINUTE_MS } from "@/lib/metrics/rollups";
 import { drainEmbeddings, governanceSql, seedDocument, seedStore, useTestBackend, type TestEnv } from "../backend";
 
 /**
- * The Health and Observability history with DATABASE_URL (lib/metrics/metrics-pg.ts): every replica adds its
+ * The Health and Observability history with DATABASE_URL (lib/metrics/rollups.ts): every replica adds its
  * requests to the shared latency rows and snapshots the PostgreSQL stores, so the charts show the whole
  * install — not one server's local governance.db, which a replica behind a load balancer does not share.
  */
@@ -36,7 +36,7 @@ describe("request latency from every replica", () => {
     const ts = now - (now % MINUTE_MS) - 2 * MINUTE_MS;
     const a = minute({ ts, route: "GET /stores/{store}/search", count: 30, errors: 3 });
     const b = minute({ ts, route: "GET /stores/{store}/search", count: 50, errors: 2 });
-    await Promise.all([saveRollupsPg({ rows: [a] }), saveRollupsPg({ rows: [b] })]);
+    await Promise.all([metricsBackend().saveRollups({ rows: [a] }), metricsBackend().saveRollups({ rows: [b] })]);
     const rows = await governanceSql<{ resolution_s: number; count: number; error_count: number }>("select resolution_s, count, error_count from metric_rollups where route = ? order by resolution_s", ["GET /stores/{store}/search"]);
     // The minute row, and the quarter-hour and hour rows it is folded into: each holds both replicas' requests once.
     expect(rows.map((r) => [Number(r.resolution_s), Number(r.count), Number(r.error_count)])).toEqual([
@@ -94,7 +94,7 @@ describe("store history", () => {
     await runMetricsPass({ now: old });
     const before = await governanceSql<{ resolution_s: number }>("select resolution_s from metric_snapshots where store = ? and ts <= ?", ["hist", old]);
     expect(before.map((r) => Number(r.resolution_s)).sort((x, y) => x - y)).toEqual([60, 3600]);
-    const removed = await pruneMetricsPg({ now: Date.now() });
+    const removed = await metricsBackend().pruneMetrics({ now: Date.now() });
     expect(removed.minuteRows).toBeGreaterThanOrEqual(1);
     const after = await governanceSql<{ resolution_s: number }>("select resolution_s from metric_snapshots where store = ? and ts <= ?", ["hist", old]);
     expect(after.map((r) => Number(r.resolution_s))).toEqual([3600]);

@@ -1,5 +1,6 @@
+import { pgEngine, SQLITE_ENGINE } from "@/lib/db/engine";
 import { afterEach, describe, expect, it } from "vitest";
-import { pgGovernance, sqliteGovernanceBackend, type GovernanceBackend } from "@/lib/backend/governance";
+import { governanceOn, type GovernanceBackend } from "@/lib/backend/governance";
 import { checkTables, sqliteSide, type MigrateDataResult } from "@/lib/backend/migrate-data";
 import { createUser, signInWithPassword } from "@/lib/backend/users";
 import { closePg, getPg } from "@/lib/db/pg";
@@ -82,7 +83,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     const url = await createTestDatabase();
     // An existing single-machine install, about to be pointed at PostgreSQL.
     envs.push(useTempDataDir({ DATABASE_URL: url }));
-    await fillLedger(sqliteGovernanceBackend());
+    await fillLedger(governanceOn(SQLITE_ENGINE));
     const original = await checkTables(sqliteSide());
     const counts = Object.fromEntries(original.map((t) => [t.table, t.rows]));
     expect(counts).toMatchObject({ users: 2, login_throttle: 2, api_tokens: 2, tasks: 1, skill_runs: 1, validations: 3, dialectic_sessions: 1, dialectic_messages: 2, dialectic_annotations: 1 });
@@ -94,7 +95,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     // Again: the target now holds rows, so it is refused and nothing changes.
     await expect(migrateData({ to: "pg" })).rejects.toMatchObject({ code: "conflict" });
     // The copy is live: people sign in from PostgreSQL, and new rows get fresh ids past the copied ones.
-    const pg = pgGovernance(getPg()!);
+    const pg = governanceOn(pgEngine(getPg()!));
     expect((await signInWithPassword({ username: "root", password: "root-password", address: null, backend: pg })).ok).toBe(true);
     const made = await createUser({ input: { username: "nils", password: "nils-password", role: "editor" }, actor: "test", backend: pg });
     expect(made.id).toBe(3);
@@ -112,7 +113,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     expect(back).toMatchObject({ from: "postgres", to: "sqlite", audit: { ok: true, entries: counts.audit_log } });
     expect(back.tables).toEqual(original);
     expect(await checkTables(sqliteSide())).toEqual(original);
-    const local = sqliteGovernanceBackend();
+    const local = governanceOn(SQLITE_ENGINE);
     expect((await local.verifyAuditChain({})).ok).toBe(true);
     expect((await signInWithPassword({ username: "vera", password: "vera-password", address: null, backend: local })).ok).toBe(true);
     expect((await local.getTaskStatus({ taskId: "t1", caller: { agentId: "alice", isAdmin: false, stores: null } })).verdict).toMatchObject({ verdict: "passed" });
@@ -135,7 +136,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     // A document read from a source root on this machine is not copied: refused before anything is written, naming it, unless the operator accepts leaving it.
     ingestDocument({ handle: notes, path: "/srv/notes/readme.md", origin: "file", kind: "markdown", text: "a file on this disk", mtime: 1 });
     await expect(migrateData({ to: "pg" })).rejects.toMatchObject({ code: "conflict", message: expect.stringContaining("store notes holds rows migrate-data does not copy (1 source-root documents)") });
-    expect(await pgGovernance(getPg()!).listUsers({})).toEqual([]);
+    expect(await governanceOn(pgEngine(getPg()!)).listUsers({})).toEqual([]);
     const toPg = (await migrateData({ to: "pg", "allow-loss": true })) as MigrateDataResult & { stores: StoreCopyCheck[] };
     const copied = toPg.stores.find((c) => c.store === "notes")!;
     expect(copied).toMatchObject({ created: true, memories: 2, apiDocuments: 2, notCopied: { "source-root documents": 1 } });

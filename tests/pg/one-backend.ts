@@ -33,7 +33,7 @@ export const ONE_BACKEND_SUITES: Record<string, string> = {
   "tests/mcp-stdio-config.test.ts": "the stdio snippet launches the CLI on a SQLite DATA_DIR from another folder; the same CLI on PostgreSQL is tests/agents-mcp.test.ts's stdio case",
   "tests/retrieval-confidence.test.ts": "no database: confidence bands, weak answers and the fusion policy's arithmetic",
   "tests/data-dir-modes.test.ts": "file modes of DATA_DIR's SQLite files",
-  "tests/limits-mcp.test.ts": "the in-process metrics table and SQLite's metric_rollups read back directly; the route-key cap is one function for both backends (lib/metrics/rollups.ts capRollupRoutes, used by metrics-pg.ts)",
+  "tests/limits-mcp.test.ts": "the in-process metrics table and SQLite's metric_rollups read back directly; the route-key cap is one function for both backends (lib/metrics/rollups.ts capRollupRoutes, run by both engines)",
   "tests/store-delete-watch.test.ts": "the memory folder watch and store folders are SQLite's (PostgreSQL drops the store's schema in one transaction: tests/limits-stores.test.ts)",
   "tests/store-handles-held.test.ts": "SQLite's per-store connections closed when idle; PostgreSQL uses one pool",
   "tests/limits-visibility.test.ts": "seeds an embed worker's state in SQLite's embed_workers; the redaction is one function (lib/metrics/health.ts redactHealthReport) that the PostgreSQL report goes through too",

@@ -1,13 +1,14 @@
+import { pgEngine } from "@/lib/db/engine";
 import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
 import { resetConfigForTests } from "@/lib/config";
 import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { resetEmbedderForTests } from "@/lib/embed/model";
-import { listAuditTailPg } from "@/lib/governance/audit-pg";
-import { measureRecallStatsPg } from "@/lib/metrics/store-status-pg";
+import { listAuditTail, pgLedger } from "@/lib/governance/audit";
+import { measureRecallStatsPg } from "@/lib/metrics/engines/pg";
 import { drainEmbedQueuesPg, enqueueEmbeddingsPg } from "@/lib/index/embed-queue-pg";
-import { pgStores, type StoresBackend } from "@/lib/stores/backend";
-import { pgRecall, type RecallBackend } from "@/lib/recall/backend";
+import { storesOn, type StoresBackend } from "@/lib/stores/backend";
+import { recallOn, type RecallBackend } from "@/lib/recall/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
 import { startFakeOpenAI } from "../fixtures/fake-openai-server";
 import { useTwoReplicas } from "./helpers";
@@ -33,8 +34,8 @@ const loginFailure = {
 };
 
 beforeAll(async () => {
-  a = { ...pgStores(replicas.a()), ...pgRecall(replicas.a()) };
-  b = { ...pgStores(replicas.b()), ...pgRecall(replicas.b()) };
+  a = { ...storesOn(pgEngine(replicas.a())), ...recallOn(pgEngine(replicas.a())) };
+  b = { ...storesOn(pgEngine(replicas.b())), ...recallOn(pgEngine(replicas.b())) };
   await a.createStore({ input: { name: "reflect" }, actor: "test" });
   handleA = await openStorePg({ pg: replicas.a(), store: "reflect" });
 });
@@ -180,7 +181,7 @@ describe("reflection settings and overview on PostgreSQL", () => {
     expect(overview).toMatchObject({ store: "reflect", settings: { top_k: 3 }, counts: { traces: 2, failures: 1, learnings: 2, awaitingVector: 0, skippedBackpressure: 0 } });
     expect(overview.totals.recalls).toBeGreaterThan(3);
     expect(overview.metrics.reduce((n, m) => n + m.recalls, 0)).toBe(overview.totals.recalls);
-    const audit = (await listAuditTailPg({ db: replicas.a().db, limit: 20 })).find((r) => r.action === "reflection.settings.update");
+    const audit = (await listAuditTail({ handle: pgLedger(replicas.a().db), limit: 20 })).find((r) => r.action === "reflection.settings.update");
     expect(audit).toMatchObject({ actor: "admin", target: "store:reflect", reason: "tighter" });
 
     await b.updateReflectionSettings({ store: "reflect", input: { settings: { enabled: false } }, actor: "admin" });

@@ -1,3 +1,4 @@
+import { pgEngine } from "@/lib/db/engine";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as healthRoute from "@/app/api/v1/stores/[store]/health/route";
@@ -13,17 +14,17 @@ import { rowsOf, storeSchemaVersion, withStoreTx, type PgStoreHandle } from "@/l
 import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { computeFingerprint, type Fingerprint } from "@/lib/embed/providers";
 import type { EmbeddingProvider, EmbedTask } from "@/lib/embed/types";
-import { listWorkerStatesPg } from "@/lib/embed/worker-state-pg";
-import { listAuditTailPg } from "@/lib/governance/audit-pg";
+import { listWorkerStates } from "@/lib/embed/worker-state";
+import { listAuditTail, pgLedger } from "@/lib/governance/audit";
 import { drainEmbedQueuesPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
 import { putDocumentsSchema } from "@/lib/index/ingest";
-import { pgGraph } from "@/lib/graph/backend";
+import { graphOn } from "@/lib/graph/backend";
 import { putDocumentsPg } from "@/lib/index/ingest-pg";
 import { planQueryVectorPg } from "@/lib/index/query-vector-pg";
 import { compareCandidateModelPg, estimateReembedPg, getReembedProgressPg, readActiveFingerprintPg, startReembedPg, switchHeldReembedPg } from "@/lib/index/reembed-pg";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
-import { getStoreHealthReportPg } from "@/lib/metrics/store-status-pg";
+import { getStoreHealthReportPg } from "@/lib/metrics/engines/pg";
 import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
 import { storeCommands } from "@/scripts/commands/store-commands";
 import { callRoute, useTempDataDir } from "../helpers";
@@ -158,7 +159,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
     expect((await search(storeA, "camera exposure triangle", "hybrid")).results.length).toBeGreaterThan(0);
 
     // The store's health shows the job and the workers of both replicas (A silent since it died).
-    const workers = await listWorkerStatesPg({ db: replicas.a().db });
+    const workers = await listWorkerStates({ handle: replicas.a() });
     expect(workers.map((w) => w.workerId).sort()).toEqual(["replica-a-worker", "replica-b-worker"]);
     expect(workers.find((w) => w.workerId === "replica-b-worker")).toMatchObject({ running: true, lastBatchStore: "kb", model: newModel.model, dimension: 128 });
     expect(workers.find((w) => w.workerId === "replica-a-worker")).toMatchObject({ lastBatchItems: 8, lastBatchStore: "kb" });
@@ -192,7 +193,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
     expect(counts).toEqual({ vectors: DOCS, other: 0, queued: 0, provenance: DOCS });
 
     // Every start and the switch were audited, with who asked.
-    const audit = (await listAuditTailPg({ db: replicas.a().db, limit: 20 })).filter((r) => r.action.startsWith("store.reembed."));
+    const audit = (await listAuditTail({ handle: pgLedger(replicas.a().db), limit: 20 })).filter((r) => r.action.startsWith("store.reembed."));
     expect(audit.map((r) => [r.action, r.actor]).reverse()).toEqual([
       ["store.reembed.start", "user:admin"],
       ["store.reembed.resume", "user:admin"],
@@ -211,7 +212,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
 
   it("queues thoughts and graph nodes for the new model too (each kind lists its rows without a vector of it)", async () => {
     expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
-    const graph = pgGraph(replicas.a());
+    const graph = graphOn(pgEngine(replicas.a()));
     const thought = await graph.think({ store: "kb", input: { content: "the certificate renews on Mondays" }, actor: "agent" });
     const node = await graph.createNode({ store: "kb", input: { name: "certbot", entity_type: "tool" }, actor: "agent" });
     expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 2 });
@@ -317,7 +318,7 @@ describe("the re-embed and retry-parked routes with DATABASE_URL, in-process", (
       };
       expect(await cli("embeddings status")).toMatchObject({ code: 0, human: expect.stringContaining("re-embed:   4/4") });
       expect(await cli("embeddings retry-parked")).toMatchObject({ code: 0, human: "0 parked item(s) queued again" });
-      const audit = (await listAuditTailPg({ db: pg.db, limit: 20 })).map((r) => r.action);
+      const audit = (await listAuditTail({ handle: pgLedger(pg.db), limit: 20 })).map((r) => r.action);
       expect(audit).toEqual(expect.arrayContaining(["store.reembed.start", "store.reembed.done", "store.embeddings.retry_parked"]));
     } finally {
       await closePg();

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
-import { verifyAuditChainPg } from "@/lib/governance/audit-pg";
+import { verifyAuditChain, pgLedger } from "@/lib/governance/audit";
 import { startFakeOpenAI } from "../fixtures/fake-openai-server";
 import { api, ensureProductionBuild, RELIABILITY_TOKEN, startServer, type RunningServer } from "../fixtures/next-server";
 import { createTestDatabase } from "./helpers";
@@ -206,7 +206,7 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
     }
 
     // One audit chain across both servers (token creations, the first admin), intact after the kill.
-    const chain = await verifyAuditChainPg({ db: pg.db });
+    const chain = await verifyAuditChain({ handle: pgLedger(pg.db) });
     expect(chain.ok).toBe(true);
     expect(chain.entries).toBeGreaterThanOrEqual(AGENTS);
 

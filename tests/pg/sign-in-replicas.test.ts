@@ -1,6 +1,7 @@
+import { pgEngine } from "@/lib/db/engine";
 import { describe, expect, it } from "vitest";
 import { USER_THROTTLE } from "@/lib/auth/login-throttle";
-import { pgGovernance } from "@/lib/backend/governance";
+import { governanceOn } from "@/lib/backend/governance";
 import { createUser, resolveSessionUser, signInWithPassword } from "@/lib/backend/users";
 import { useTwoReplicas } from "./helpers";
 
@@ -13,8 +14,8 @@ describe("users and the login throttle across two replicas", () => {
   const T0 = Date.UTC(2030, 0, 1);
 
   it("a user created on replica A signs in on replica B; a password change on B ends A's session", async () => {
-    const a = pgGovernance(replicas.a());
-    const b = pgGovernance(replicas.b());
+    const a = governanceOn(pgEngine(replicas.a()));
+    const b = governanceOn(pgEngine(replicas.b()));
     const made = await createUser({ input: { username: "ana", password: "ana-password", role: "editor" }, actor: "test", backend: a });
     const onB = await signInWithPassword({ username: "ana", password: "ana-password", address: null, now: T0, backend: b });
     expect(onB.ok && onB.user.id).toBe(made.id);
@@ -25,8 +26,8 @@ describe("users and the login throttle across two replicas", () => {
   });
 
   it("failures alternating between replicas count as one: the sixth attempt is refused on either", async () => {
-    const a = pgGovernance(replicas.a());
-    const b = pgGovernance(replicas.b());
+    const a = governanceOn(pgEngine(replicas.a()));
+    const b = governanceOn(pgEngine(replicas.b()));
     await createUser({ input: { username: "bo", password: "bo-password", role: "viewer" }, actor: "test", backend: a });
     for (let i = 0; i < USER_THROTTLE.freeFailures; i++) {
       const backend = i % 2 === 0 ? a : b;
@@ -37,8 +38,8 @@ describe("users and the login throttle across two replicas", () => {
   });
 
   it("a burst of parallel guesses spread over both replicas lets at most the free failures through", async () => {
-    const a = pgGovernance(replicas.a());
-    const b = pgGovernance(replicas.b());
+    const a = governanceOn(pgEngine(replicas.a()));
+    const b = governanceOn(pgEngine(replicas.b()));
     await createUser({ input: { username: "cy", password: "cy-password", role: "viewer" }, actor: "test", backend: b });
     const burst = await Promise.all(
       Array.from({ length: 12 }, (_, i) => signInWithPassword({ username: "cy", password: `guess-${i}-password`, address: "203.0.113.7", now: T0, backend: i % 2 === 0 ? a : b })),

@@ -1,3 +1,4 @@
+import { pgEngine } from "@/lib/db/engine";
 import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -12,7 +13,7 @@ import { defineRoute } from "@/lib/api/route";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { createMemorySchema, memoryFilterSchema, updateMemorySchema } from "@/lib/index/memories";
 import { searchInputSchema } from "@/lib/index/search";
-import { pgStores, stores, type StoresBackend } from "@/lib/stores/backend";
+import { storesOn, stores, type StoresBackend } from "@/lib/stores/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
 import { openStore } from "@/lib/stores/stores";
 import { callRoute, useTempDataDir } from "../helpers";
@@ -26,7 +27,7 @@ let pg: PgHandle;
 let backend: StoresBackend;
 beforeAll(async () => {
   pg = await openPgHandle({ url: await createTestDatabase(), max: 4 });
-  backend = pgStores(pg);
+  backend = storesOn(pgEngine(pg));
   expect(await backend.ensureStartupStores()).toEqual({ createdDefault: true });
   // Once: a second start (or replica) finds them.
   expect(await backend.ensureStartupStores()).toEqual({ createdDefault: false });

@@ -1,11 +1,12 @@
+import { pgEngine } from "@/lib/db/engine";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { withStoreTx } from "@/lib/db/pg-store";
-import { listAuditTailPg, verifyAuditChainPg } from "@/lib/governance/audit-pg";
-import { pgGraph, type GraphBackend } from "@/lib/graph/backend";
+import { listAuditTail, verifyAuditChain, pgLedger } from "@/lib/governance/audit";
+import { graphOn, type GraphBackend } from "@/lib/graph/backend";
 import { WORKING_MEMORY_MAX_KEYS } from "@/lib/graph/working-memory";
-import { pgStores } from "@/lib/stores/backend";
+import { storesOn } from "@/lib/stores/backend";
 import { openStorePg } from "@/lib/stores/stores-pg";
 import { expectHubNodeDetailBounded } from "../shared/node-detail-bounds";
 import { createTestDatabase } from "./helpers";
@@ -26,9 +27,9 @@ beforeAll(async () => {
   url = await createTestDatabase();
   a = await openPgHandle({ url, max: 6 });
   b = await openPgHandle({ url, max: 6 });
-  A = pgGraph(a);
-  B = pgGraph(b);
-  const stores = pgStores(a);
+  A = graphOn(pgEngine(a));
+  B = graphOn(pgEngine(b));
+  const stores = storesOn(pgEngine(a));
   await stores.ensureStartupStores();
   await stores.createStore({ input: { name: store }, actor: "test" });
 });
@@ -190,15 +191,15 @@ describe("the knowledge graph on PostgreSQL", () => {
     // The thought stays; its chain too (a chain's thought leaving it is the delete above, not a cascade).
     expect(await A.getThought({ store, id: t2.id })).toMatchObject({ chain_id: "cascade" });
 
-    const actions = (await listAuditTailPg({ db: a.db, limit: 50 })).map((r) => r.action);
+    const actions = (await listAuditTail({ handle: pgLedger(a.db), limit: 50 })).map((r) => r.action);
     for (const action of ["thought.delete", "graph.node.delete", "graph.evidence.unlink"]) expect(actions).toContain(action);
-    expect((await verifyAuditChainPg({ db: a.db })).ok).toBe(true);
+    expect((await verifyAuditChain({ handle: pgLedger(a.db) })).ok).toBe(true);
   });
 });
 
 describe("a hub node on PostgreSQL", () => {
   it("bounds its detail as on SQLite: heaviest relations, first frames, oldest evidence, with totals; its evidence pages", async () => {
-    await pgStores(a).createStore({ input: { name: "hub" }, actor: "test" });
+    await storesOn(pgEngine(a)).createStore({ input: { name: "hub" }, actor: "test" });
     await expectHubNodeDetailBounded(A, "hub");
   });
 });

@@ -3,7 +3,7 @@ import path from "node:path";
 import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
-import { listAuditTailPg, verifyAuditChainPg } from "@/lib/governance/audit-pg";
+import { listAuditTail, verifyAuditChain, pgLedger } from "@/lib/governance/audit";
 import { putDocumentsPg } from "@/lib/index/ingest-pg";
 import { storeSchemaName, storeSchemaVersion, withStoreTx } from "@/lib/db/pg-store";
 import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, openCoreForPg, openStorePg } from "@/lib/stores/stores-pg";
@@ -58,9 +58,9 @@ describe("PostgreSQL stores: one schema per store", () => {
     ]);
     const tsv = (await pg.db.execute(sql`select generation_expression as g from information_schema.columns where table_schema = 'store_photo-2024' and table_name = 'chunks' and column_name = 'tsv'`)).rows as { g: string }[];
     expect(tsv[0].g).toContain("to_tsvector('english'");
-    const [audit] = await listAuditTailPg({ db: pg.db, limit: 1 });
+    const [audit] = await listAuditTail({ handle: pgLedger(pg.db), limit: 1 });
     expect(audit).toMatchObject({ actor: "user:alice", action: "store.create", target: "store:photo-2024" });
-    expect((await verifyAuditChainPg({ db: pg.db })).ok).toBe(true);
+    expect((await verifyAuditChain({ handle: pgLedger(pg.db) })).ok).toBe(true);
   });
 
   it("a second create of the same name is a conflict, also when two replicas create it at the same moment", async () => {

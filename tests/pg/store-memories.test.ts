@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
-import { listAuditTailPg } from "@/lib/governance/audit-pg";
+import { listAuditTail, pgLedger } from "@/lib/governance/audit";
 import { createMemory, createMemorySchema, memoryDir, setCategoryDescription, updateMemorySchema } from "@/lib/index/memories";
 import { createMemoryPg, deleteMemoryPg, exportMemoriesPg, getMemoryByPathPg, importMemoriesPg, updateMemoryPg } from "@/lib/index/memories-pg";
 import { searchInputSchema } from "@/lib/index/search";
@@ -65,7 +65,7 @@ describe("memories on PostgreSQL: the table is the truth", () => {
     await deleteMemoryPg({ handle: h, memoryPath: "archive/2026/db", actor: "user:ed" });
     expect(await searchPaths(h, "axolotl")).toEqual([]);
     expect((await describeStorePg({ handle: h })).counts).toMatchObject({ memories: 0, documents: 0, chunks: 0, categories: 0 });
-    const actions = (await listAuditTailPg({ db: pg.db, limit: 4 })).map((r) => r.action).reverse();
+    const actions = (await listAuditTail({ handle: pgLedger(pg.db), limit: 4 })).map((r) => r.action).reverse();
     expect(actions).toEqual(["memory.create", "memory.update", "memory.move", "memory.delete"]);
   });
 

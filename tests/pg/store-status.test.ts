@@ -5,7 +5,7 @@ import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
 import { putDocumentsPg } from "@/lib/index/ingest-pg";
 import { putDocumentsSchema } from "@/lib/index/ingest";
-import { getStoreHealthReportPg, getStoreStatusPg } from "@/lib/metrics/store-status-pg";
+import { getStoreHealthReportPg, getStoreStatusPg } from "@/lib/metrics/engines/pg";
 import { storeHealthResponse } from "@/lib/api/responses/embeddings";
 import { assertMatchesContract, toWire } from "@/lib/api/contract";
 import { closePg, getPg } from "@/lib/db/pg";

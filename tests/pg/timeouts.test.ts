@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, PG_LOCK, type PgHandle } from "@/lib/db/pg";
 import { infrastructureError } from "@/lib/errors";
-import { appendAuditPg, verifyAuditChainPg } from "@/lib/governance/audit-pg";
+import { appendAuditPg, verifyAuditChain, pgLedger } from "@/lib/governance/audit";
 import { caught, createTestDatabase, withClient } from "./helpers";
 
 /** Short limits, so a test sees them act (the defaults are seconds: DUALMIND_PG_*_TIMEOUT_MS). */
@@ -38,7 +38,7 @@ describe("PostgreSQL session limits on every pooled connection", () => {
       await other.query("select pg_advisory_unlock($1)", [PG_LOCK.auditChain]);
     });
     await appendAuditPg({ db: handle.db, entry: { actor: "user:ann", action: "test.after", target: "t" } });
-    expect((await verifyAuditChainPg({ db: handle.db })).ok).toBe(true);
+    expect((await verifyAuditChain({ handle: pgLedger(handle.db) })).ok).toBe(true);
   });
 
   it("a transaction left idle is ended by the server, which frees its row locks", async () => {

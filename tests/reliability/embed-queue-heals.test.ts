@@ -8,7 +8,7 @@ import { getEmbedder, resetEmbedderForTests } from "@/lib/embed/model";
 import { MAX_EMBED_ATTEMPTS, processEmbedBatch, startEmbedWorker } from "@/lib/embed/worker";
 import { runStatusWatchPass, storeHealthReportFor } from "@/lib/metrics/health";
 import { stores } from "@/lib/stores/backend";
-import { startStoresEmbedWorkerPg } from "@/lib/stores/embed-worker-pg";
+import { startStoresEmbedWorkerPg } from "@/lib/stores/engines/pg";
 import { startFakeOpenAI } from "../fixtures/fake-openai-server";
 import { asAnotherReplica, embedOneBatch, governanceSql, onPg, seedStore, storeSql, useTestBackend, type TestEnv } from "../backend";
 import { recordTally } from "./summary";

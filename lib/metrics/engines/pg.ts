@@ -1,20 +1,67 @@
 import { and, between, eq, sql } from "drizzle-orm";
-import { getConfig } from "../config";
-import { getPg } from "../db/pg";
-import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
-import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../db/schema/pg/store";
-import { recallMetrics } from "../recall/events";
-import { inCallerTx } from "../db/port";
-import { recallStatsOf, recallStatsWindows, type RecallStats } from "./snapshots";
-import type { KindCounts, LiveCounts } from "../embed/counters";
-import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, reembedStateOf, type EmbeddingStatus, type StoreStatus } from "../embed/status";
-import { getEmbedBacklogPg, listParkedEmbeddingsPg, readStaleClaimsPg } from "../index/embed-queue-pg";
-import { listStoreNamesPg, openStorePg } from "../stores/stores-pg";
-import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../index/vectors-pg";
-import { log } from "../log";
-import { getReembedProgressPg, readActiveFingerprintPg } from "../index/reembed-pg";
-import { listWorkerStatesPg } from "../embed/worker-state-pg";
-import { workerReportOf, type WorkerState } from "../embed/worker-state";
+import { getConfig } from "../../config";
+import pgDriver from "pg";
+import { getPg, type PgHandle } from "../../db/pg";
+import { activeStoreNamesPg } from "../../db/store-lifecycle";
+import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
+import { learnings, reasoningTraces, recallEventHits, recallEvents } from "../../db/schema/pg/store";
+import { recallMetrics } from "../../recall/events";
+import { inCallerTx } from "../../db/port";
+import { recallStatsOf, recallStatsWindows, saveStoreSnapshots, snapshotOf, type RecallStats, type StoreSnapshot } from "../snapshots";
+import type { MetricsRead } from "../series";
+import type { KindCounts, LiveCounts } from "../../embed/counters";
+import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, reembedStateOf, type EmbeddingStatus, type StoreStatus } from "../../embed/status";
+import { getEmbedBacklogPg, listParkedEmbeddingsPg, readStaleClaimsPg } from "../../index/embed-queue-pg";
+import { listStoreNamesPg, openStorePg } from "../../stores/stores-pg";
+import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../../index/vectors-pg";
+import { log } from "../../log";
+import { getReembedProgressPg, readActiveFingerprintPg } from "../../index/reembed-pg";
+import { listWorkerStates, workerReportOf, type WorkerState } from "../../embed/worker-state";
+
+/**
+ * What the Health and Observability pages and the metrics loop measure and
+ * read on PostgreSQL: the history tables are written once over the ledger
+ * port (lib/metrics/rollups.ts, snapshots.ts); the reads of a chart need
+ * PostgreSQL's numbers as numbers, and a store's status is counted from its
+ * schema rather than SQLite's live counters.
+ */
+
+/** int8 sums and numeric averages as JS numbers (node-pg gives strings for both by default), for these reads only. */
+const NUMBERS = {
+  getTypeParser: (oid: number, format?: "text" | "binary") => (oid === pgDriver.types.builtins.INT8 || oid === pgDriver.types.builtins.NUMERIC ? (v: string) => Number(v) : pgDriver.types.getTypeParser(oid, format)),
+};
+
+/** A metrics read (lib/metrics/series.ts, `?` placeholders) on PostgreSQL. */
+export async function readPg<T>({ sql: text, params }: MetricsRead): Promise<T[]> {
+  let n = 0;
+  return (await (await pgHandleOrThrow()).pool.query({ text: text.replace(/\?/g, () => `$${++n}`), values: params, types: NUMBERS })).rows as T[];
+}
+
+/** The newest snapshot time among `stores` (the history's "as of"), or null before the first. */
+export async function latestSnapshotTsPg({ stores }: { stores: string[] }): Promise<number | null> {
+  if (stores.length === 0) return null;
+  const [row] = await readPg<{ ts: number | null }>({ sql: `select max(ts) as ts from metric_snapshots where store in (${stores.map(() => "?").join(", ")})`, params: stores });
+  return row?.ts ?? null;
+}
+
+/** Measure and save every PostgreSQL store (every replica's loop: the minute's row is replaced, never doubled); a store that fails to measure is reported, the others still saved. */
+export async function snapshotAllStoresPg({ pg: handle, now = Date.now() }: { pg: PgHandle; now?: number }): Promise<{ saved: number; failed: { store: string; error: string }[] }> {
+  const snapshots: StoreSnapshot[] = [];
+  const failed: { store: string; error: string }[] = [];
+  // Archived stores are not measured: nothing changes in them.
+  for (const store of await activeStoreNamesPg({ pg: handle, names: await listStoreNamesPg({ pg: handle }) })) {
+    try {
+      const storeHandle = await openStorePg({ pg: handle, store });
+      const status = await getStoreStatusPg({ handle: storeHandle, now });
+      const recall = await withStoreTx({ handle: storeHandle, readOnly: true }, (tx) => measureRecallStatsPg({ tx, now }));
+      snapshots.push(snapshotOf({ store, status, recall, now }));
+    } catch (e) {
+      failed.push({ store, error: (e as Error).message });
+    }
+  }
+  await saveStoreSnapshots({ handle, snapshots });
+  return { saved: snapshots.length, failed };
+}
 
 /**
  * The one store status (lib/embed/status.ts) for a PostgreSQL store: the
@@ -150,7 +197,7 @@ export async function getEmbeddingStatusPgByName({ store }: { store: string }): 
 
 /** The embed workers of every replica (public.embed_workers), for the store page and store health. */
 export async function getWorkerStatesPg(): Promise<WorkerState[]> {
-  return listWorkerStatesPg({ db: (await pgHandleOrThrow()).db });
+  return listWorkerStates({ handle: await pgHandleOrThrow() });
 }
 
 /** The store page on PostgreSQL: its status, the embeddings card's detail and the workers, by name. */
@@ -158,7 +205,7 @@ export async function getStorePageEmbeddingsPg({ store }: { store: string }): Pr
   const pg = await pgHandleOrThrow();
   const handle = await openStorePg({ pg, store });
   const status = await getStoreStatusPg({ handle });
-  return { status, embeddings: await getEmbeddingStatusPg({ handle, status }), workers: await listWorkerStatesPg({ db: pg.db }) };
+  return { status, embeddings: await getEmbeddingStatusPg({ handle, status }), workers: await listWorkerStates({ handle: pg }) };
 }
 
 /**
@@ -174,7 +221,7 @@ export async function getStoreHealthReportPg({ store }: { store: string }) {
   const status = await getStoreStatusPg({ handle });
   const s = await getEmbeddingStatusPg({ handle, status });
   const support = await withStoreTx({ handle, readOnly: true }, (tx) => pgvectorSupportPg(tx));
-  const workers = await listWorkerStatesPg({ db: pg.db });
+  const workers = await listWorkerStates({ handle: pg });
   const now = Date.now();
   const recall = await withStoreTx({ handle, readOnly: true }, (tx) => measureRecallStatsPg({ tx, now }));
   return {

@@ -1,0 +1,47 @@
+import { getPg, type PgHandle } from "./pg";
+
+/**
+ * The composition root's one choice: which database this process runs on.
+ * Embedded SQLite (governance.db and a file per store in DATA_DIR) without
+ * DATABASE_URL, else PostgreSQL on the process's pool (migrated on first use).
+ * Every backend (governance(), stores(), graphBackend(), recallBackend(),
+ * embeddingsBackend(), metricsBackend()) is built once per engine by
+ * perEngine from one builder that takes the engine, so no operation asks
+ * which database it is on; only the engine modules (lib/<area>/engines/) differ.
+ */
+export type Engine = { kind: "sqlite" } | { kind: "pg"; pg: Promise<PgHandle> };
+
+export const SQLITE_ENGINE: Engine = { kind: "sqlite" };
+
+const pgEngines = new WeakMap<Promise<PgHandle>, Engine>();
+
+/** The PostgreSQL engine over one pool (tests build one per replica); the same object for the same pool. */
+export function pgEngine(pg: Promise<PgHandle> | PgHandle): Engine {
+  const promise = pg instanceof Promise ? pg : Promise.resolve(pg);
+  let found = pgEngines.get(promise);
+  if (!found) {
+    found = { kind: "pg", pg: promise };
+    pgEngines.set(promise, found);
+  }
+  return found;
+}
+
+/** This process's engine: PostgreSQL when DATABASE_URL is set (a new pool after closePg is a new engine), else SQLite. */
+export function currentEngine(): Engine {
+  const pg = getPg();
+  return pg ? pgEngine(pg) : SQLITE_ENGINE;
+}
+
+/** A backend of this process: `build` run once per engine, so a new pool after closePg gets a new one. */
+export function perEngine<T extends object>(build: (engine: Engine) => T): () => T {
+  const built = new WeakMap<Engine, T>();
+  return () => {
+    const engine = currentEngine();
+    let found = built.get(engine);
+    if (!found) {
+      found = build(engine);
+      built.set(engine, found);
+    }
+    return found;
+  };
+}

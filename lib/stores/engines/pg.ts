@@ -1,0 +1,476 @@
+import { randomUUID } from "node:crypto";
+import { and, asc, eq, lt, sql } from "drizzle-orm";
+import { getPg, type PgGovernanceExecutor, type PgHandle } from "../../db/pg";
+import { activeStoreNamesPg } from "../../db/store-lifecycle";
+import type { WorkerMode } from "../../embed/worker-state";
+import { startEmbedWorkerPg } from "../../index/embed-queue-pg";
+import { type Job, JOB_STALE_MS, jobFromRow, MAX_ATTEMPTS, SWEEP_MS } from "../../index/jobs";
+import { log } from "../../log";
+import { type PgStoreHandle, rowsOf, withStoreTx } from "../../db/pg-store";
+import { deleteApiDocumentPg, deleteDocumentByPathPg, putDocumentsPg } from "../../index/ingest-pg";
+import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listMemoryHistoryPg, putMemoryTextPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
+import { searchStorePg } from "../../index/search-pg";
+import { planQueryVectorPg } from "../../index/query-vector-pg";
+import type { StoreEngine, StoreInfo } from "../backend";
+import { archiveStorePg, createStorePg, deleteStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, listStoresPg, openCoreForPg, openStorePg, type PgStoreSummary, storeHasContentPg, unarchiveStorePg } from "../stores-pg";
+import { type AdminJobRow, adminJobs } from "../../db/schema/pg/governance";
+import { appendAuditPg } from "../../governance/audit";
+import { sha256Hex } from "../../common";
+import { memories } from "../../db/schema/pg/store";
+import { CHUNKING_VERSION } from "../../index/chunking";
+import type { ReindexKindCounts, ReindexResult } from "../../index/reindex";
+import type { VerifyReport } from "../../index/verify";
+
+/** A PostgreSQL store's summary in the API's shape (see StoreInfo). */
+function storeInfoOf(s: PgStoreSummary): StoreInfo {
+  return {
+    name: s.name,
+    description: s.description,
+    archived: s.archived,
+    createdAt: s.createdAt,
+    schemaVersion: s.schemaVersion,
+    // The exact scan works on any PostgreSQL; `reason` says which method answers and its limit.
+    vectors: { available: true, version: s.vectors.pgvector, reason: s.vectors.reason },
+    counts: s.counts,
+    files: null,
+  };
+}
+
+/**
+ * The stores on PostgreSQL: a schema per store, the memories table as the
+ * truth. Every method awaits the process's pool (migrated on first use) and
+ * opens the store there (404 when unknown).
+ */
+export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
+  const open = async (store: string) => {
+    const pg = await pgHandle;
+    return { pg, handle: await openStorePg({ pg, store }) };
+  };
+  return {
+    kind: "postgres",
+    open: async (store) => (await open(store)).handle,
+    openCore: async (handle, includeCore) => openCoreForPg({ pg: await pgHandle, handle: handle as PgStoreHandle, includeCore }),
+    ensureStartupStores: async () => {
+      const pg = await pgHandle;
+      await ensureCoreStorePg({ pg });
+      return { createdDefault: await ensureDefaultStorePg({ pg }) };
+    },
+    listStores: async () => (await listStoresPg({ pg: await pgHandle })).map(storeInfoOf),
+    listStoreNames: async () => listStoreNamesPg({ pg: await pgHandle }),
+    storeHasContent: async ({ store }) => storeHasContentPg({ handle: (await open(store)).handle }),
+    createStore: async (a) => storeInfoOf(await createStorePg({ pg: await pgHandle, ...a })),
+    deleteStore: async (a) => deleteStorePg({ pg: await pgHandle, ...a }),
+    archiveStore: async (a) => archiveStorePg({ pg: await pgHandle, ...a }),
+    unarchiveStore: async (a) => unarchiveStorePg({ pg: await pgHandle, ...a }),
+    describeStore: async ({ store }) => storeInfoOf(await describeStorePg({ handle: (await open(store)).handle })),
+    putDocuments: async ({ store, ...a }) => putDocumentsPg({ handle: (await open(store)).handle, ...a }),
+    deleteDocument: async ({ store, ...a }) => deleteApiDocumentPg({ handle: (await open(store)).handle, ...a }),
+    search: async ({ store, input }) => {
+      const { pg, handle } = await open(store);
+      const core = await openCoreForPg({ pg, handle, includeCore: input.include_core });
+      // The query is embedded only when vectors can take part; fts never waits for the provider.
+      const vector = input.mode === "fts" ? undefined : await planQueryVectorPg({ handle, text: input.q });
+      return searchStorePg({ handle, core, input, vector });
+    },
+    getMemory: async ({ store, ...a }) => getMemoryByPathPg({ handle: (await open(store)).handle, ...a }),
+    createMemory: async ({ store, ...a }) => createMemoryPg({ handle: (await open(store)).handle, ...a }),
+    updateMemory: async ({ store, ...a }) => updateMemoryPg({ handle: (await open(store)).handle, ...a }),
+    deleteMemory: async ({ store, ...a }) => deleteMemoryPg({ handle: (await open(store)).handle, ...a }),
+    listMemoryHistory: async ({ store, ...a }) => listMemoryHistoryPg({ handle: (await open(store)).handle, ...a }),
+    setCategoryDescription: async ({ store, ...a }) => setCategoryDescriptionPg({ handle: (await open(store)).handle, ...a }),
+    verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),
+    listUnindexableFiles: async () => [],
+    startReindex: async ({ store, actor }) => {
+      const { pg, handle } = await open(store);
+      // A reindex of this store whose replica died (heartbeat older than JOB_STALE_MS) is taken over first, by whichever replica is asked next.
+      const takeOver = () => takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store });
+      for (let row = await takeOver(); row; row = await takeOver()) void runReindexJobPg({ pg, handle, jobId: row.id });
+      return startReindexJobOnPg({ pg, handle, actor });
+    },
+    // The PostgreSQL rebuild reports no progress (one transaction over the memories): its counts come with the finished job.
+    runReindex: async ({ store, actor, reason }) => {
+      const { pg, handle } = await open(store);
+      return runReindexJobToEndPg({ pg, handle, actor, reason });
+    },
+    getJob: async (a) => getJobByIdPg({ pg: await pgHandle, ...a }),
+    listLatestJobs: async () => listLatestJobsPg({ pg: await pgHandle }),
+  };
+}
+
+/**
+ * The embed worker over every PostgreSQL store (DATABASE_URL set), started
+ * beside the SQLite one by the server and `npm run worker`. Each round asks
+ * for the process's pool again, so a database that was down at start-up is
+ * picked up when it comes back.
+ */
+export function startStoresEmbedWorkerPg({ signal, idleMs, mode }: { signal?: AbortSignal; idleMs?: number; mode?: WorkerMode } = {}): Promise<void> {
+  const pg = async () => {
+    const handle = getPg();
+    if (!handle) throw new Error("DATABASE_URL is not set");
+    return handle;
+  };
+  return startEmbedWorkerPg({
+    signal,
+    idleMs,
+    // Archived stores are left alone.
+    listStores: async () => {
+      const handle = await pg();
+      return activeStoreNamesPg({ pg: handle, names: await listStoreNamesPg({ pg: handle }) });
+    },
+    openStore: async (store) => openStorePg({ pg: await pg(), store }),
+    registry: async () => (await pg()).db,
+    mode,
+  });
+}
+
+/**
+ * The PostgreSQL twin of startJobSweeper (lib/index/jobs.ts): at start-up
+ * and every SWEEP_MS, take over and run every reindex whose replica went
+ * silent (heartbeat older than JOB_STALE_MS), on any store. Without it a job
+ * a killed replica left running stayed "running" until someone asked for
+ * that store's reindex again. Claims use FOR UPDATE SKIP LOCKED
+ * (takeOverStaleJobPg), so replicas sweeping at once never take one job twice.
+ */
+export async function resumeStaleJobsPg(): Promise<string[]> {
+  const handle = getPg();
+  if (!handle) return [];
+  const pg = await handle;
+  const resumed: string[] = [];
+  for (let row = await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER }); row; row = await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER })) {
+    log("warn", "resuming a reindex whose replica stopped", { jobId: row.id, store: row.store, attempt: row.attempts });
+    try {
+      void runReindexJobPg({ pg, handle: await openStorePg({ pg, store: row.store }), jobId: row.id });
+      resumed.push(row.id);
+    } catch (e) {
+      // Its store is gone: the job stays this replica's until its heartbeat is stale again, and is closed after MAX_ATTEMPTS.
+      log("error", "cannot resume a reindex", { jobId: row.id, store: row.store, error: e instanceof Error ? e.message : String(e) });
+    }
+  }
+  return resumed;
+}
+
+let sweeper: NodeJS.Timeout | null = null;
+
+export function startJobSweeperPg(): void {
+  if (sweeper) return;
+  const sweep = () => void resumeStaleJobsPg().catch((e: unknown) => log("error", "job sweep on PostgreSQL failed", { error: e instanceof Error ? e.message : String(e) }));
+  // Not inside register(): start-up finishes first, then the sweep runs.
+  setTimeout(sweep, 0).unref();
+  sweeper = setInterval(sweep, SWEEP_MS);
+  sweeper.unref();
+}
+
+/**
+ * Admin job claims on PostgreSQL, where N replicas share one admin_jobs table
+ * (the SQLite twin is lib/index/jobs.ts).
+ * - start: one running job per (kind, store), by the partial unique index;
+ *   concurrent asks get the same job and exactly one of them runs it;
+ * - take over: a running job whose owner has not beaten its heartbeat for
+ *   JOB_STALE_MS is claimed with FOR UPDATE SKIP LOCKED, so replicas sweeping
+ *   at once each claim different jobs and none is claimed twice;
+ * - every write of a running job is conditional on still owning it.
+ * Replicas share no pids, so liveness is the heartbeat alone.
+ */
+export type ClaimedJob = { row: AdminJobRow; run: boolean };
+
+export async function startReindexJobPg({
+  db,
+  store,
+  actor,
+  reason,
+  owner,
+  now = Date.now(),
+}: {
+  db: PgGovernanceExecutor;
+  store: string;
+  actor: string;
+  reason?: string;
+  owner: string;
+  now?: number;
+}): Promise<ClaimedJob> {
+  return db.transaction(async (tx) => {
+    const id = randomUUID();
+    const [inserted] = await tx
+      .insert(adminJobs)
+      .values({ id, kind: "reindex", store, actor, reason: reason ?? null, status: "running", owner, attempts: 1, startedAt: now, heartbeatAt: now })
+      .onConflictDoNothing({ target: [adminJobs.kind, adminJobs.store], where: sql`status = 'running'` })
+      .returning();
+    if (inserted) {
+      await appendAuditPg({ db: tx, entry: { actor, action: "store.reindex", target: `store:${store}`, reason: reason ?? null, details: { jobId: id } } });
+      return { row: inserted, run: true };
+    }
+    // Another ask won the insert; its row is committed (the unique index waited for it).
+    const [running] = await tx
+      .select()
+      .from(adminJobs)
+      .where(and(eq(adminJobs.kind, "reindex"), eq(adminJobs.store, store), eq(adminJobs.status, "running")));
+    if (!running) throw new Error(`reindex of ${store}: no running job after a conflicting insert`);
+    return { row: running, run: false };
+  });
+}
+
+/**
+ * Claim one running job whose owner went silent, or null when there is none
+ * free. A job that has already died MAX_ATTEMPTS times is closed as failed
+ * instead (audited), and the next one is looked at.
+ */
+export async function takeOverStaleJobPg({
+  db,
+  owner,
+  store,
+  now = Date.now(),
+  staleMs = JOB_STALE_MS,
+}: {
+  db: PgGovernanceExecutor;
+  owner: string;
+  /** Only this store's stale jobs (a request for one store takes over nothing of another's). */
+  store?: string;
+  now?: number;
+  staleMs?: number;
+}): Promise<AdminJobRow | null> {
+  for (;;) {
+    const outcome = await db.transaction(async (tx): Promise<AdminJobRow | "abandoned" | null> => {
+      const [stale] = await tx
+        .select()
+        .from(adminJobs)
+        .where(and(eq(adminJobs.kind, "reindex"), eq(adminJobs.status, "running"), lt(adminJobs.heartbeatAt, now - staleMs), store === undefined ? undefined : eq(adminJobs.store, store)))
+        .orderBy(asc(adminJobs.startedAt))
+        .limit(1)
+        .for("update", { skipLocked: true });
+      if (!stale) return null;
+      if (stale.attempts >= MAX_ATTEMPTS) {
+        const refusal = `stopped after ${stale.attempts} attempts: its process stopped during each one`;
+        await tx.update(adminJobs).set({ status: "failed", error: refusal, finishedAt: now, heartbeatAt: now }).where(eq(adminJobs.id, stale.id));
+        await appendAuditPg({
+          db: tx,
+          entry: { actor: "system:jobs", action: "store.reindex.abandon", target: `store:${stale.store}`, reason: refusal, details: { jobId: stale.id, attempts: stale.attempts } },
+        });
+        return "abandoned";
+      }
+      const [taken] = await tx
+        .update(adminJobs)
+        .set({ owner, attempts: stale.attempts + 1, heartbeatAt: now, progressJson: null })
+        .where(eq(adminJobs.id, stale.id))
+        .returning();
+      await appendAuditPg({
+        db: tx,
+        entry: {
+          actor: "system:jobs",
+          action: "store.reindex.resume",
+          target: `store:${stale.store}`,
+          reason: "the process running this reindex stopped before it finished",
+          details: { jobId: stale.id, attempt: taken.attempts, previousOwner: stale.owner },
+        },
+      });
+      return taken;
+    });
+    if (outcome !== "abandoned") return outcome;
+  }
+}
+
+/** The owner's heartbeat (and progress); false when the job is no longer this owner's (taken over), so its run must stop. */
+export async function beatJobPg({
+  db,
+  id,
+  owner,
+  progressJson,
+  now = Date.now(),
+}: {
+  db: PgGovernanceExecutor;
+  id: string;
+  owner: string;
+  progressJson?: string;
+  now?: number;
+}): Promise<boolean> {
+  const rows = await db
+    .update(adminJobs)
+    .set({ heartbeatAt: now, ...(progressJson === undefined ? {} : { progressJson }) })
+    .where(and(eq(adminJobs.id, id), eq(adminJobs.owner, owner), eq(adminJobs.status, "running")))
+    .returning({ id: adminJobs.id });
+  return rows.length === 1;
+}
+
+/** Close a job this owner still holds; false when it lost the job meanwhile (the new owner's outcome counts). */
+export async function finishJobPg({
+  db,
+  id,
+  owner,
+  outcome,
+  now = Date.now(),
+}: {
+  db: PgGovernanceExecutor;
+  id: string;
+  owner: string;
+  outcome: { status: "succeeded"; resultJson: string } | { status: "failed"; error: string };
+  now?: number;
+}): Promise<boolean> {
+  const set = outcome.status === "succeeded" ? { status: outcome.status, resultJson: outcome.resultJson } : { status: outcome.status, error: outcome.error };
+  const rows = await db
+    .update(adminJobs)
+    .set({ ...set, finishedAt: now, heartbeatAt: now })
+    .where(and(eq(adminJobs.id, id), eq(adminJobs.owner, owner), eq(adminJobs.status, "running")))
+    .returning({ id: adminJobs.id });
+  return rows.length === 1;
+}
+
+/**
+ * verify and reindex on PostgreSQL, where the memories table is the truth
+ * (lib/index/memories-pg.ts) and a memory's document + chunks are derived
+ * from its stored text, as a SQLite store's are from its memory/ folder:
+ * - verify compares the memories rows (the "files") with their documents,
+ *   without writing: a memory with no document (not indexed), a document
+ *   whose sha256 is not its memory's (hash mismatch), a memory document with
+ *   no memory (missing file), chunks of another chunking version (stale);
+ * - reindex rebuilds the derived rows from the memories in one transaction
+ *   (a crash leaves the previous index), as an admin job claimed in
+ *   admin_jobs (the claims above: one running per store across
+ *   replicas). API documents are kept as they are, as on SQLite.
+ * The tsvector is a generated column and the bm25 statistics are written with
+ * each chunk (engines/pg-fulltext.ts): fts_missing counts the chunks still
+ * waiting for their statistics (a store from before them, until the backfill
+ * job ends); fts_extra is always 0 (a deleted chunk's go by trigger).
+ */
+
+const LIST_CAP = 100;
+const MEMORY_DOC = sql`'memory/' || m.path || '.md'`;
+
+export async function verifyStorePg({ handle }: { handle: PgStoreHandle }): Promise<VerifyReport> {
+  const started = performance.now();
+  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const [counts] = await rowsOf<{ memories: number; fileDocuments: number; apiDocuments: number; chunks: number; staleChunks: number; ftsMissing: number }>(
+      tx,
+      sql`select (select count(*)::int from memories) as memories,
+        (select count(*)::int from documents where origin = 'file') as "fileDocuments",
+        (select count(*)::int from documents where origin = 'api') as "apiDocuments",
+        (select count(*)::int from chunks) as chunks,
+        (select count(*)::int from chunks where chunking_version <> ${CHUNKING_VERSION}) as "staleChunks",
+        (select count(*)::int from chunks where fts_len is null) as "ftsMissing"`,
+    );
+    const paths = async (query: ReturnType<typeof sql>) => (await rowsOf<{ path: string }>(tx, query)).map((r) => r.path);
+    const notIndexed = await paths(sql`select ${MEMORY_DOC} as path from memories m where not exists (select 1 from documents d where d.path = ${MEMORY_DOC}) order by 1 limit ${LIST_CAP}`);
+    // The sha256 of a memory's text is computed here (pgcrypto is not assumed): the texts are read in path order.
+    const hashMismatches: string[] = [];
+    const pairs = await rowsOf<{ path: string; content: string; sha256: string }>(tx, sql`select d.path, m.content, d.sha256 from memories m join documents d on d.path = ${MEMORY_DOC} order by d.path`);
+    for (const p of pairs) if (hashMismatches.length < LIST_CAP && sha256Hex(p.content) !== p.sha256) hashMismatches.push(p.path);
+    const missingFiles = await paths(sql`select d.path from documents d where d.origin = 'file' and not exists (select 1 from memories m where ${MEMORY_DOC} = d.path) order by 1 limit ${LIST_CAP}`);
+    const consistent = notIndexed.length === 0;
+    const inSync = hashMismatches.length === 0 && missingFiles.length === 0 && notIndexed.length === 0 && counts.staleChunks === 0;
+    return {
+      store: handle.store,
+      ok: consistent && inSync,
+      consistent,
+      inSync,
+      chunkingVersion: CHUNKING_VERSION,
+      counts: { files: counts.memories, fileDocuments: counts.fileDocuments, apiDocuments: counts.apiDocuments, chunks: counts.chunks, memories: counts.memories, skipped: 0 },
+      integrity: "ok",
+      ftsMissing: counts.ftsMissing,
+      ftsExtra: 0,
+      memoriesWithoutDocument: notIndexed.map((p) => p.slice("memory/".length, -".md".length)),
+      hashMismatches,
+      missingFiles,
+      notIndexed,
+      // The memories table is the truth here: there are no files to find unindexable.
+      unindexable: [],
+      staleChunks: counts.staleChunks,
+      durationMs: Math.round((performance.now() - started) * 100) / 100,
+    };
+  });
+}
+
+/** Rebuild every memory's document and chunks from its stored text, and drop memory documents whose memory is gone: one transaction. */
+export async function rebuildStoreFromMemoriesPg({ handle }: { handle: PgStoreHandle }): Promise<ReindexResult> {
+  const started = performance.now();
+  const mem: ReindexKindCounts = { scanned: 0, added: 0, changed: 0, unchanged: 0, removed: 0 };
+  await withStoreTx({ handle }, async (tx) => {
+    for (const m of await tx.select({ path: memories.path, content: memories.content, updatedAt: memories.updatedAt }).from(memories).orderBy(memories.path)) {
+      mem.scanned++;
+      mem[(await putMemoryTextPg({ tx, memoryPath: m.path, text: m.content, mtime: m.updatedAt })).status]++;
+    }
+    const orphans = await rowsOf<{ path: string }>(tx, sql`select d.path from documents d where d.origin = 'file' and not exists (select 1 from memories m where ${MEMORY_DOC} = d.path) order by 1`);
+    for (const o of orphans) if (await deleteDocumentByPathPg({ tx, path: o.path })) mem.removed++;
+  });
+  const none: ReindexKindCounts = { scanned: 0, added: 0, changed: 0, unchanged: 0, removed: 0 };
+  return {
+    store: handle.store,
+    counts: { ...mem, skipped: 0 },
+    byKind: { documents: none, memories: mem },
+    skippedBy: { binary: 0, oversized: 0, badName: 0, symlink: 0 },
+    linksOutsideRoot: [],
+    unindexable: [],
+    changedPaths: [],
+    durationMs: Math.round((performance.now() - started) * 100) / 100,
+  };
+}
+
+/** This process, as the owner of the jobs it runs (replicas share no pids: liveness is the heartbeat). */
+export const JOB_OWNER = `${process.pid}:${randomUUID()}`;
+/** The running job's heartbeat, well inside JOB_STALE_MS, so no replica takes over a live run. */
+const HEARTBEAT_MS = 10_000;
+
+/**
+ * Run a claimed reindex job: the rebuild, a heartbeat while it runs, then the job closed with its outcome. The
+ * promise settles when the job is closed (it never rejects: the outcome is in the row); the API does not wait for it.
+ */
+export function runReindexJobPg({ pg, handle, jobId }: { pg: PgHandle; handle: PgStoreHandle; jobId: string }): Promise<void> {
+  const beat = setInterval(() => void beatJobPg({ db: pg.db, id: jobId, owner: JOB_OWNER }).catch(() => undefined), HEARTBEAT_MS);
+  beat.unref();
+  return rebuildStoreFromMemoriesPg({ handle })
+    .then((result) => finishJobPg({ db: pg.db, id: jobId, owner: JOB_OWNER, outcome: { status: "succeeded", resultJson: JSON.stringify(result) } }))
+    .catch(async (e: unknown) => {
+      log("error", "reindex on PostgreSQL failed", { store: handle.store, jobId, error: String(e) });
+      await finishJobPg({ db: pg.db, id: jobId, owner: JOB_OWNER, outcome: { status: "failed", error: (e as Error).message } }).catch(() => undefined);
+    })
+    .finally(() => clearInterval(beat))
+    .then(() => undefined);
+}
+
+/**
+ * Start (or join) the store's reindex job: the ask that claims the job runs
+ * it (runReindexJobPg); an ask while one runs gets that job. Answers the job
+ * as it is now.
+ */
+export async function startReindexJobOnPg({ pg, handle, actor, reason }: { pg: PgHandle; handle: PgStoreHandle; actor: string; reason?: string }): Promise<Job> {
+  const claimed = await startReindexJobPg({ db: pg.db, store: handle.store, actor, reason, owner: JOB_OWNER });
+  if (claimed.run) void runReindexJobPg({ pg, handle, jobId: claimed.row.id });
+  return jobFromRow(claimed.row);
+}
+
+const WAIT_POLL_MS = 250;
+
+/**
+ * The same job, run to the end before returning (the CLI; the twin of
+ * runReindexJob, ./jobs.ts): claimed as POST /stores/{store}/reindex claims
+ * it (one running job per store across replicas, its audit row) and run here
+ * when this ask claimed it. A reindex another replica is running is waited
+ * for, and taken over (audited, as by any replica) if that replica stops
+ * beating its heartbeat, so it is never run twice at once.
+ */
+export async function runReindexJobToEndPg({ pg, handle, actor, reason }: { pg: PgHandle; handle: PgStoreHandle; actor: string; reason?: string }): Promise<Job> {
+  const claimed = await startReindexJobPg({ db: pg.db, store: handle.store, actor, reason, owner: JOB_OWNER });
+  if (claimed.run) await runReindexJobPg({ pg, handle, jobId: claimed.row.id });
+  for (;;) {
+    const job = await getJobByIdPg({ pg, id: claimed.row.id, stores: null });
+    if (!job) throw new Error(`reindex job ${claimed.row.id} disappeared`);
+    if (job.status !== "running") return job;
+    const taken = Date.now() - job.heartbeatAt > JOB_STALE_MS ? await takeOverStaleJobPg({ db: pg.db, owner: JOB_OWNER, store: handle.store }) : null;
+    if (taken) await runReindexJobPg({ pg, handle, jobId: taken.id });
+    else await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+  }
+}
+
+/** A job by id; a store-limited caller sees only its stores' jobs (another's answers like an unknown one). */
+export async function getJobByIdPg({ pg, id, stores }: { pg: PgHandle; id: string; stores: readonly string[] | null }): Promise<Job | null> {
+  const [row] = await pg.db.select().from(adminJobs).where(and(eq(adminJobs.id, id), eq(adminJobs.kind, "reindex")));
+  if (!row || (stores !== null && !stores.includes(row.store))) return null;
+  return jobFromRow(row);
+}
+
+/** Each store's latest admin job (the Admin page's reindex list), as listLatestJobs answers on SQLite. */
+export async function listLatestJobsPg({ pg }: { pg: PgHandle }): Promise<Job[]> {
+  const rows = await pg.db
+    .select()
+    .from(adminJobs)
+    .where(sql`${adminJobs.kind} = 'reindex' and ${adminJobs.startedAt} = (select max(k.started_at) from admin_jobs k where k.store = ${adminJobs.store} and k.kind = 'reindex')`)
+    .orderBy(adminJobs.store);
+  return rows.map(jobFromRow);
+}

@@ -1,0 +1,55 @@
+import type { StoreHandle } from "../../db/connection";
+import { listStoreNames } from "../../db/store-names";
+import { deleteApiDocument, putDocuments } from "../../index/ingest";
+import { createMemory, deleteMemory, getMemoryByPath, listMemoryHistory, setCategoryDescription, updateMemory, type MemoryWithBody } from "../../index/memories";
+import { getJobById, listLatestJobs, runReindexJob, startReindexJob } from "../../index/jobs";
+import { lastUnindexableFiles } from "../../index/reindex";
+import { searchStore } from "../../index/search";
+import { verifyStoreAsync } from "../../index/verify";
+import type { StoreEngine } from "../backend";
+import { archiveStore, createStore, deleteStore, describeStore, ensureCoreStore, ensureDefaultStore, listStores, openCoreFor, openStore, removeDeletedStoreLeftovers, storeHasContent, unarchiveStore } from "../stores";
+
+/**
+ * The stores as files in DATA_DIR: one index.db and memory/ folder per store
+ * (the truth is the files). The functions are synchronous; wrapped, a throw
+ * becomes a rejection like on PostgreSQL.
+ */
+export const sqliteStoreEngine: StoreEngine = {
+  kind: "sqlite",
+  open: async (store, { buildIndex } = {}) => openStore({ store, buildIndex }),
+  openCore: async (handle, includeCore) => openCoreFor({ handle: handle as StoreHandle, includeCore }),
+  ensureStartupStores: async () => {
+    ensureCoreStore();
+    removeDeletedStoreLeftovers();
+    return { createdDefault: ensureDefaultStore() };
+  },
+  listStores: async () => listStores(),
+  listStoreNames: async () => listStoreNames(),
+  storeHasContent: async ({ store }) => storeHasContent({ handle: openStore({ store }) }),
+  createStore: async (a) => createStore(a),
+  deleteStore: async (a) => deleteStore(a),
+  archiveStore: async (a) => archiveStore(a),
+  unarchiveStore: async (a) => unarchiveStore(a),
+  describeStore: async ({ store }) => describeStore({ handle: openStore({ store }) }),
+  putDocuments: async ({ store, ...a }) => putDocuments({ handle: openStore({ store }), ...a }),
+  deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: openStore({ store }), ...a }),
+  search: async ({ store, input }) => {
+    const handle = openStore({ store });
+    return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
+  },
+  // The SQLite writes answer the memory read back from its file (with its body).
+  getMemory: async ({ store, ...a }) => getMemoryByPath({ handle: openStore({ store }), ...a }),
+  createMemory: async ({ store, ...a }) => createMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
+  updateMemory: async ({ store, ...a }) => updateMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
+  deleteMemory: async ({ store, ...a }) => deleteMemory({ handle: openStore({ store }), ...a }),
+  listMemoryHistory: async ({ store, ...a }) => listMemoryHistory({ handle: openStore({ store }), ...a }),
+  setCategoryDescription: async ({ store, ...a }) => setCategoryDescription({ handle: openStore({ store }), ...a }),
+  verifyStore: ({ store }) => verifyStoreAsync({ handle: openStore({ store }) }),
+  listUnindexableFiles: async ({ store }) => lastUnindexableFiles({ handle: openStore({ store }) }),
+  // The job is the build: no silent rebuild on open first (see openStore).
+  startReindex: async ({ store, actor }) => startReindexJob({ handle: openStore({ store, buildIndex: false }), actor }),
+  runReindex: async ({ store, ...a }) => runReindexJob({ handle: openStore({ store, buildIndex: false }), ...a }),
+  getJob: async (a) => getJobById(a),
+  listLatestJobs: async () => listLatestJobs(),
+};
+
