@@ -22,21 +22,6 @@ import {
   sweepIdleSessionsAudited,
   verifyDialecticSession,
 } from "../governance/dialectic";
-import {
-  abandonDialecticSessionAsAdminPg,
-  abandonDialecticSessionPg,
-  annotateDialecticSessionPg,
-  claimDialecticSessionPg,
-  getDialecticActivityPg,
-  getDialecticSessionByIdPg,
-  listDialecticAnnotationsPg,
-  createDialecticSessionPg,
-  getDialecticSessionForAgentPg,
-  listDialecticSessionsByAgentPg,
-  postDialecticMessagePg,
-  sweepIdleSessionsAuditedPg,
-  verifyDialecticSessionPg,
-} from "../governance/dialectic-pg";
 import { exportDialecticSessions, restoreDialecticSessions } from "../governance/dialectic-export";
 import type { z } from "zod";
 import {
@@ -87,21 +72,21 @@ export type GovernanceBackend = {
   recordProvenanceBatch: Via<typeof recordProvenanceBatch>;
   getProofsByArtifact: (a: { input: z.input<typeof artifactLookupSchema>; caller?: LedgerCaller }) => Promise<ArtifactProofs>;
   recordOverride: Via<typeof recordOverride>;
-  createDialecticSession: Method<typeof createDialecticSessionPg>;
-  postDialecticMessage: Method<typeof postDialecticMessagePg>;
-  getDialecticSessionForAgent: Method<typeof getDialecticSessionForAgentPg>;
+  createDialecticSession: Via<typeof createDialecticSession>;
+  postDialecticMessage: Via<typeof postDialecticMessage>;
+  getDialecticSessionForAgent: Via<typeof getDialecticSessionForAgent>;
   /** The operator's view (dashboard, CLI): any session. */
-  getDialecticSession: Method<typeof getDialecticSessionByIdPg>;
-  abandonDialecticSessionAsAdmin: Method<typeof abandonDialecticSessionAsAdminPg>;
-  annotateDialecticSession: Method<typeof annotateDialecticSessionPg>;
-  listDialecticAnnotations: Method<typeof listDialecticAnnotationsPg>;
-  getDialecticActivity: Method<typeof getDialecticActivityPg>;
+  getDialecticSession: Via<typeof getDialecticSessionById>;
+  abandonDialecticSessionAsAdmin: Via<typeof abandonDialecticSessionAsAdmin>;
+  annotateDialecticSession: Via<typeof annotateDialecticSession>;
+  listDialecticAnnotations: Via<typeof listDialecticAnnotations>;
+  getDialecticActivity: Via<typeof getDialecticActivity>;
   listAuditTail: Method<typeof listAuditTailPg>;
-  listDialecticSessions: Method<typeof listDialecticSessionsByAgentPg>;
-  claimDialecticSession: Method<typeof claimDialecticSessionPg>;
-  abandonDialecticSession: Method<typeof abandonDialecticSessionPg>;
-  verifyDialecticSession: Method<typeof verifyDialecticSessionPg>;
-  sweepIdleSessions: Method<typeof sweepIdleSessionsAuditedPg>;
+  listDialecticSessions: Via<typeof listDialecticSessionsByAgent>;
+  claimDialecticSession: Via<typeof claimDialecticSession>;
+  abandonDialecticSession: Via<typeof abandonDialecticSession>;
+  verifyDialecticSession: Via<typeof verifyDialecticSession>;
+  sweepIdleSessions: Via<typeof sweepIdleSessionsAudited>;
   /** One session or all, as a signed JSON snapshot; restore verifies every chain and never overwrites. */
   exportDialecticSessions: Via<typeof exportDialecticSessions>;
   restoreDialecticSessions: Via<typeof restoreDialecticSessions>;
@@ -137,6 +122,19 @@ type LedgerMethods = Pick<
   | "recordProvenanceBatch"
   | "getProofsByArtifact"
   | "recordOverride"
+  | "createDialecticSession"
+  | "postDialecticMessage"
+  | "getDialecticSessionForAgent"
+  | "getDialecticSession"
+  | "abandonDialecticSessionAsAdmin"
+  | "annotateDialecticSession"
+  | "listDialecticAnnotations"
+  | "getDialecticActivity"
+  | "listDialecticSessions"
+  | "claimDialecticSession"
+  | "abandonDialecticSession"
+  | "verifyDialecticSession"
+  | "sweepIdleSessions"
   | "exportDialecticSessions"
   | "restoreDialecticSessions"
   | "createApiToken"
@@ -168,6 +166,19 @@ function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>): Ledg
     recordProvenanceBatch: async (a) => recordProvenanceBatch({ ...a, handle: await ledger() }),
     getProofsByArtifact: async ({ input, caller }) => getProofsByArtifact(input, caller, await ledger()),
     recordOverride: async (a) => recordOverride({ ...a, handle: await ledger() }),
+    createDialecticSession: async (a) => createDialecticSession({ ...a, handle: await ledger() }),
+    postDialecticMessage: async (a) => postDialecticMessage({ ...a, handle: await ledger() }),
+    getDialecticSessionForAgent: async (a) => getDialecticSessionForAgent({ ...a, handle: await ledger() }),
+    getDialecticSession: async (a) => getDialecticSessionById({ ...a, handle: await ledger() }),
+    abandonDialecticSessionAsAdmin: async (a) => abandonDialecticSessionAsAdmin({ ...a, handle: await ledger() }),
+    annotateDialecticSession: async (a) => annotateDialecticSession({ ...a, handle: await ledger() }),
+    listDialecticAnnotations: async (a) => listDialecticAnnotations({ ...a, handle: await ledger() }),
+    getDialecticActivity: async (a) => getDialecticActivity({ ...a, handle: await ledger() }),
+    listDialecticSessions: async (a) => listDialecticSessionsByAgent({ ...a, handle: await ledger() }),
+    claimDialecticSession: async (a) => claimDialecticSession({ ...a, handle: await ledger() }),
+    abandonDialecticSession: async (a) => abandonDialecticSession({ ...a, handle: await ledger() }),
+    verifyDialecticSession: async (a) => verifyDialecticSession({ ...a, handle: await ledger() }),
+    sweepIdleSessions: async (a) => sweepIdleSessionsAudited({ ...a, handle: await ledger() }),
     exportDialecticSessions: async (a) => exportDialecticSessions({ ...a, handle: await ledger() }),
     restoreDialecticSessions: async (a) => restoreDialecticSessions({ ...a, handle: await ledger() }),
     createApiToken: async (a) => createApiToken({ ...a, handle: await ledger() }),
@@ -192,20 +203,7 @@ function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>): Ledg
 const sqliteGovernance: GovernanceBackend = {
   kind: "sqlite",
   ...ledgerMethods(() => getGovernance()),
-  createDialecticSession: async (a) => createDialecticSession(a),
-  postDialecticMessage: async (a) => postDialecticMessage(a),
-  getDialecticSessionForAgent: async (a) => getDialecticSessionForAgent(a),
-  getDialecticSession: async (a) => getDialecticSessionById(a),
-  abandonDialecticSessionAsAdmin: async (a) => abandonDialecticSessionAsAdmin(a),
-  annotateDialecticSession: async (a) => annotateDialecticSession(a),
-  listDialecticAnnotations: async (a) => listDialecticAnnotations(a),
-  getDialecticActivity: async (a) => getDialecticActivity(a),
   listAuditTail: async (a) => listAuditTail(a),
-  listDialecticSessions: async (a) => listDialecticSessionsByAgent(a),
-  claimDialecticSession: async (a) => claimDialecticSession(a),
-  abandonDialecticSession: async (a) => abandonDialecticSession(a),
-  verifyDialecticSession: async (a) => verifyDialecticSession(a),
-  sweepIdleSessions: async (a) => sweepIdleSessionsAudited(a),
   verifyAuditChain: async () => verifyAuditChain(),
 };
 
@@ -217,20 +215,7 @@ export function pgGovernance(handle: Promise<PgHandle> | PgHandle): GovernanceBa
   return {
     kind: "postgres",
     ...ledgerMethods(() => handle),
-    createDialecticSession: on(createDialecticSessionPg),
-    postDialecticMessage: on(postDialecticMessagePg),
-    getDialecticSessionForAgent: on(getDialecticSessionForAgentPg),
-    getDialecticSession: on(getDialecticSessionByIdPg),
-    abandonDialecticSessionAsAdmin: on(abandonDialecticSessionAsAdminPg),
-    annotateDialecticSession: on(annotateDialecticSessionPg),
-    listDialecticAnnotations: on(listDialecticAnnotationsPg),
-    getDialecticActivity: on(getDialecticActivityPg),
     listAuditTail: on(listAuditTailPg),
-    listDialecticSessions: on(listDialecticSessionsByAgentPg),
-    claimDialecticSession: on(claimDialecticSessionPg),
-    abandonDialecticSession: on(abandonDialecticSessionPg),
-    verifyDialecticSession: on(verifyDialecticSessionPg),
-    sweepIdleSessions: on(sweepIdleSessionsAuditedPg),
     verifyAuditChain: on(verifyAuditChainPg),
   };
 }
