@@ -391,7 +391,7 @@ function noSession(ref: string): AppError {
  */
 function* requireSession(ref: string, viewer: SessionViewer | undefined, { lock }: { lock?: "update" } = {}): Op<DialecticSessionRow> {
   const own = viewer ? yield* row(dialecticSessions, (s) => and(eq(s.pausedAgentId, viewer.agentId), eq(s.clientId, ref)), { lock }) : undefined;
-  const found = own ? [own] : yield* rows(dialecticSessions, { where: (s) => and(sessionNamedBy(s, ref), seeableBy(s, viewer)), limit: 2, lock });
+  const found = own ? [own] : yield* rows(dialecticSessions, { where: (s) => and(sessionNamedBy(s, ref), seeableBy(s, viewer)), orderBy: (s) => [sql`case when ${s.sessionId} = ${ref} then 0 else 1 end`, asc(s.sessionId)], limit: 2, lock });
   const session = pickOwned(found, ref, viewer?.agentId, sessionView, "session");
   if (!session) throw noSession(ref);
   return session;

@@ -199,7 +199,7 @@ function namedBy(t: TaskTable, refs: string[]): SQL {
  */
 function* requireTaskVisibleTo(ref: string, caller: LedgerCaller | undefined, { lock }: { lock?: "update" } = {}): Op<TaskRow> {
   const own = caller ? yield* row(tasks, (t) => and(eq(t.requestedBy, caller.agentId), eq(t.clientId, ref)), { lock }) : undefined;
-  const found = own ? [own] : yield* rows(tasks, { where: (t) => and(namedBy(t, [ref]), workableBy(t, caller)), limit: 2, lock });
+  const found = own ? [own] : yield* rows(tasks, { where: (t) => and(namedBy(t, [ref]), workableBy(t, caller)), orderBy: (t) => [sql`case when ${t.taskId} = ${ref} then 0 else 1 end`, asc(t.taskId)], limit: 2, lock });
   const task = pickOwned(found, ref, caller?.agentId, taskView, "task");
   if (!task) throw new AppError("not_found", `no task ${ref}`);
   return task;

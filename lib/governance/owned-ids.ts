@@ -27,15 +27,18 @@ export type OwnedRow = { key: string; clientId: string; owner: string };
 /**
  * The one row a reference names for a caller, among `visible` (the rows whose
  * key or id is `ref` that the caller may see; the caller's own come first
- * where it has one). The caller's own id wins; else the one visible row; else
- * undefined, which callers answer exactly as an unknown id. Several visible
- * rows of other owners are ambiguous (409, naming their keys: the caller may
- * see every one of them).
+ * where it has one). The caller's own id wins; then a row whose key it is;
+ * then the one visible row with that id; else undefined, which callers answer
+ * exactly as an unknown id. Several visible rows of other owners with that id
+ * are ambiguous (409, naming their keys: the caller may see every one of them).
  */
 export function pickOwned<R>(visible: R[], ref: string, ownerId: string | undefined, view: (r: R) => OwnedRow, kind: string): R | undefined {
   const own = ownerId === undefined ? undefined : visible.find((r) => view(r).owner === ownerId && view(r).clientId === ref);
   if (own) return own;
-  const named = visible.filter((r) => view(r).key === ref || (!isKeyRef(ref) && view(r).clientId === ref));
+  // A key names one row (a link from before ids were namespaced is the id itself, and keeps working).
+  const keyed = visible.find((r) => view(r).key === ref);
+  if (keyed) return keyed;
+  const named = visible.filter((r) => !isKeyRef(ref) && view(r).clientId === ref);
   const keys = [...new Set(named.map((r) => view(r).key))];
   if (keys.length > 1) {
     throw new AppError("conflict", `${kind} id ${ref} names several ${kind}s of other agents you may see; address one by its key`, keys.map((key) => ({ path: "key", message: key })));
