@@ -292,7 +292,7 @@ describe("the routes and tools other tests do not call answer within their contr
     const task = (await ok(tasksRoute.POST, { body: { intent: "compact the WAL", spec: { limit: "64MB" } } })).task;
     expect(await tool("task_status", { task_id: task.task_id })).toMatchObject({ task: { task_id: task.task_id }, verdict: { verdict: "pending" } });
     const session = (await ok(sessionsRoute.POST, { body: { topic: "WAL size" } })).session;
-    expect((await ok(sessionExportRoute.GET, { params: { id: session.session_id } })).sessions[0].sessionId).toBe(session.session_id);
+    expect((await ok(sessionExportRoute.GET, { params: { id: session.session_id } })).sessions[0]).toMatchObject({ sessionId: session.key, clientId: session.session_id });
     expect(await ok(sweepRoute.POST, {})).toEqual({ failed: [] });
     expect((await ok(dialecticMetricsRoute.GET, {})).active_sessions).toBe(1);
   });

@@ -40,7 +40,7 @@ describe("annotations", async () => {
     expect(after.updatedAt).toBe(before.updatedAt);
     expect(await g().verifyDialecticSession({ sessionId: "s1" })).toEqual({ ok: true, messages: 1 });
     const audit = (await listAuditTail({ limit: 1 }))[0];
-    expect(audit).toMatchObject({ actor: "user:admin", action: "dialectic.annotate", target: "dialectic_session:s1" });
+    expect(audit).toMatchObject({ actor: "user:admin", action: "dialectic.annotate", target: "dialectic_session:builder~s1" });
     expect((await g().verifyAuditChain({})).ok).toBe(true);
   });
 
@@ -51,7 +51,7 @@ describe("annotations", async () => {
     await expect(annotateDialecticSession({ sessionId: "nope", input: { body: "hi" }, actor: "user:erin" })).rejects.toThrow(/no dialectic session/);
     // Fill to the cap directly, then the next note through the domain function is refused.
     const times = Array.from({ length: ANNOTATIONS_PER_SESSION_MAX }, (_, i) => i);
-    await governanceSql(`insert into dialectic_annotations(session_id, author, body, created_at) values ${times.map(() => "('s2', 'user:x', 'n', ?)").join(", ")}`, times);
+    await governanceSql(`insert into dialectic_annotations(session_id, author, body, created_at) values ${times.map(() => "('builder~s2', 'user:x', 'n', ?)").join(", ")}`, times);
     await expect(annotateDialecticSession({ sessionId: "s2", input: { body: "one more" }, actor: "user:erin" })).rejects.toThrow(/most it keeps/);
     expect(await listDialecticAnnotations({ sessionId: "s2" })).toHaveLength(ANNOTATIONS_PER_SESSION_MAX);
   });
@@ -62,7 +62,7 @@ describe("an admin abandons a session from the dashboard", async () => {
     await openSession("s3");
     const s = await abandonDialecticSessionAsAdmin({ sessionId: "s3", actor: "user:admin", reason: "stale", now: 3_000_000 });
     expect(s).toMatchObject({ status: "failed", phase: "failed", failureReason: "abandoned by user:admin (admin): stale" });
-    expect((await listAuditTail({ limit: 1 }))[0]).toMatchObject({ actor: "user:admin", action: "dialectic.abandon", target: "dialectic_session:s3", reason: "stale" });
+    expect((await listAuditTail({ limit: 1 }))[0]).toMatchObject({ actor: "user:admin", action: "dialectic.abandon", target: "dialectic_session:builder~s3", reason: "stale" });
     const audits = (await listAuditTail({ limit: 100 })).length;
     expect((await abandonDialecticSessionAsAdmin({ sessionId: "s3", actor: "user:admin" })).failureReason).toBe("abandoned by user:admin (admin): stale");
     expect((await listAuditTail({ limit: 100 })).length).toBe(audits);

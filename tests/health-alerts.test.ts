@@ -116,7 +116,7 @@ describe("health events and the alert webhook", () => {
     expect(await observeFailedDialecticSessions()).toHaveLength(0);
     await alertQueueIdle();
     // The agent's words travel apart from the system's, marked as the agent's.
-    expect(receiver.state.received.map((r) => r.body)).toEqual([expect.objectContaining({ kind: "dialectic_failed", subject: session.sessionId, reason: "abandoned by agent-a", agent_id: "agent-a", agent_text: "gave up" })]);
+    expect(receiver.state.received.map((r) => r.body)).toEqual([expect.objectContaining({ kind: "dialectic_failed", subject: session.key, reason: "abandoned by agent-a", agent_id: "agent-a", agent_text: "gave up" })]);
   });
 
   it("one agent abandoning its reviews by the dozen sends at most DUALMIND_ALERTS_PER_AGENT_PER_HOUR alerts; the rest are recorded as not sent", async () => {

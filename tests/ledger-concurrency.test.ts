@@ -19,10 +19,11 @@ afterEach(() => env.cleanup());
 
 const SESSIONS = Array.from({ length: 30 }, (_, i) => `race-${i}`);
 
+/** Stored under the session's key: alice opens every session. */
 async function messagesOf(sessionId: string) {
   return governanceSql<{ id: string; seq: number; agentId: string; messageType: string }>(
     'select id, seq, agent_id as "agentId", message_type as "messageType" from dialectic_messages where session_id = ? order by seq',
-    [sessionId],
+    [`alice~${sessionId}`],
   );
 }
 

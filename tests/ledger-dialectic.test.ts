@@ -149,7 +149,7 @@ describe("phase machine", () => {
     await create("alice", { session_id: "s-idle", topic: "t", reviewer_agent_id: "bob", idle_timeout_ms: 1000 });
     await create("alice", { session_id: "s-idle2", topic: "t", reviewer_agent_id: "bob", idle_timeout_ms: 1000 });
     const later = Date.now() + 5000;
-    expect((await governance().sweepIdleSessions({ actor: "test", now: later })).failed.sort()).toEqual(["s-idle", "s-idle2"]);
+    expect((await governance().sweepIdleSessions({ actor: "test", now: later })).failed.sort()).toEqual(["alice~s-idle", "alice~s-idle2"]);
     expect(await sessionById("s-idle")).toMatchObject({ status: "failed", failureReason: "idle timeout" });
 
     await create("alice", { session_id: "s-idle3", topic: "t", reviewer_agent_id: "bob", idle_timeout_ms: 1000 });
@@ -189,12 +189,12 @@ describe("idempotency, signatures, cache, listings", () => {
     await post("alice", "s-sig", { message_type: "synthesis", reasoning: "fix", proposed_conditions: ["x"], agrees: true });
     const ok = await callRoute(verifyRoute.GET, { token: tok.alice, params: { id: "s-sig" } });
     expect(ok.json).toEqual({ ok: true, messages: 3 });
-    await governanceSql("update dialectic_messages set reasoning = 'The column was needed after all' where session_id = 's-sig' and seq = 2");
+    await governanceSql("update dialectic_messages set reasoning = 'The column was needed after all' where session_id = 'alice~s-sig' and seq = 2");
     const broken = await verifySession("s-sig");
     expect(broken).toMatchObject({ ok: false, brokenAtSeq: 2 });
-    await governanceSql("update dialectic_messages set reasoning = ? where session_id = 's-sig' and seq = 2", [antithesis.reasoning]);
+    await governanceSql("update dialectic_messages set reasoning = ? where session_id = 'alice~s-sig' and seq = 2", [antithesis.reasoning]);
     expect((await verifySession("s-sig")).ok).toBe(true);
-    await governanceSql("update dialectic_messages set agrees = false where session_id = 's-sig' and seq = 3");
+    await governanceSql("update dialectic_messages set agrees = false where session_id = 'alice~s-sig' and seq = 3");
     expect(await verifySession("s-sig")).toMatchObject({ ok: false, brokenAtSeq: 3 });
   });
 
@@ -259,7 +259,7 @@ describe("export and restore", () => {
       env = await useTestBackend();
       expect(await run(["dialectic", "restore", file])).toBe(0);
       expect(await run(["dialectic", "verify", "s-cli"])).toBe(0);
-      await governanceSql("update dialectic_messages set reasoning = 'edited' where session_id = 's-cli' and seq = 1");
+      await governanceSql("update dialectic_messages set reasoning = 'edited' where session_id = 'alice~s-cli' and seq = 1");
       expect(await run(["dialectic", "verify", "s-cli"])).toBe(1);
     } finally {
       quiet.mockRestore();

@@ -215,7 +215,7 @@ describe("provenance and overrides", () => {
     expect((await callRoute(overridesRoute.POST, { token: writer, body: { override_id: "o-1", task_id: "t-o", note: "shipping despite flaky runner" } })).status).toBe(200);
     const audit = (await governance().listAuditTail({ limit: 5 })).filter((a) => a.action === "ledger.override");
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ actor: "agent:builder-1", target: "task:t-o", reason: "shipping despite flaky runner" });
+    expect(audit[0]).toMatchObject({ actor: "agent:builder-1", target: "task:builder-1~t-o", reason: "shipping despite flaky runner" });
     expect((await governance().verifyAuditChain({})).ok).toBe(true);
     expect((await status("t-o")).json.overrides).toHaveLength(1);
   });

@@ -5,8 +5,29 @@ import { POST as validate } from "@/app/api/v1/tasks/[id]/validations/route";
 import { POST as override } from "@/app/api/v1/overrides/route";
 import { POST as provenance } from "@/app/api/v1/provenance/route";
 import { POST as createTask } from "@/app/api/v1/tasks/route";
+import { POST as createSession } from "@/app/api/v1/dialectic/sessions/route";
+import { GET as getSession } from "@/app/api/v1/dialectic/sessions/[id]/route";
+import { POST as postMessage } from "@/app/api/v1/dialectic/sessions/[id]/messages/route";
+import { POST as claimSession } from "@/app/api/v1/dialectic/sessions/[id]/claim/route";
+import { POST as abandonSession } from "@/app/api/v1/dialectic/sessions/[id]/abandon/route";
+import { GET as verifySession } from "@/app/api/v1/dialectic/sessions/[id]/verify/route";
+import { GET as exportSession } from "@/app/api/v1/dialectic/sessions/[id]/export/route";
+import { handleMcpPost } from "@/lib/mcp/http";
 import { seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
+
+/** One MCP tools/call, answered as { status, json }: the tool's error (or result) as the agent reads it. */
+async function mcpTool(token: string, name: string, args: Record<string, unknown>): Promise<{ status: number; json: unknown }> {
+  const res = await handleMcpPost(
+    new Request("http://127.0.0.1/api/mcp", {
+      method: "POST",
+      headers: { accept: "application/json, text/event-stream", "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+    }),
+  );
+  const body = (await res.json()) as { result?: { isError?: boolean; structuredContent?: unknown; content?: unknown }; error?: unknown };
+  return { status: body.result?.isError || body.error ? 400 : res.status, json: body.error ?? body.result };
+}
 
 /** One "owned by someone else" answer: another agent's task id answers exactly like an unknown one, on every route. */
 let env: TestEnv;
@@ -31,6 +52,10 @@ const probes: [string, (id: string) => Promise<{ status: number; json: unknown }
   ["POST /tasks/{id}/validations", (id) => callRoute(validate, { token: tokens.other, params: { id }, body: { critic_passed: true, runner_passed: true } })],
   ["POST /overrides", (id) => callRoute(override, { token: tokens.other, body: { task_id: id, note: "n" } })],
   ["POST /provenance (task)", (id) => callRoute(provenance, { token: tokens.other, body: { records: [{ artifact_type: "chunk", artifact_id: "c1", store: "default", input_hash: HASH, task_id: id }] } })],
+  ["POST /tasks/{owner~id}/runs", (id) => callRoute(startRun, { token: tokens.other, params: { id: `owner-agent~${id}` }, body: { skill: "s", input_hash: HASH, runner_version: "1" } })],
+  ["MCP task_status", (id) => mcpTool(tokens.other, "task_status", { task_id: id })],
+  ["MCP record_run", (id) => mcpTool(tokens.other, "record_run", { task_id: id, skill: "s", input_hash: HASH, runner_version: "1" })],
+  ["MCP record_validation", (id) => mcpTool(tokens.other, "record_validation", { task_id: id, critic_passed: true, runner_passed: true })],
 ];
 
 describe("another agent's task answers like an unknown one", () => {
@@ -48,5 +73,83 @@ describe("another agent's task answers like an unknown one", () => {
     const unknown = await callRoute(provenance, { token: tokens.other, body: body("nosuch-run12") });
     expect(theirs.status).toBe(unknown.status);
     expect(JSON.stringify(theirs.json).replaceAll("private-run", "ID")).toBe(JSON.stringify(unknown.json).replaceAll("nosuch-run12", "ID"));
+  });
+});
+
+/** Reviews: another agent's session (assigned to its own reviewer, so not open to claims) answers like an unknown one. */
+describe("another agent's review answers like an unknown one", () => {
+  const review = { owner: "", other: "" };
+  beforeAll(async () => {
+    review.owner = await seedToken({ label: "ro", agent_id: "review-owner", scopes: ["write"] });
+    review.other = await seedToken({ label: "rx", agent_id: "review-other", scopes: ["write"] });
+    const created = await callRoute(createSession, { token: review.owner, body: { session_id: "private-review", topic: "the owner's review", reviewer_agent_id: "review-critic" } });
+    expect(created.status).toBe(201);
+    expect((await callRoute(postMessage, { token: review.owner, params: { id: "private-review" }, body: { message_type: "thesis", reasoning: "mine" } })).status).toBe(201);
+  });
+
+  const sessionProbes: [string, (id: string) => Promise<{ status: number; json: unknown }>][] = [
+    ["GET /dialectic/sessions/{id}", (id) => callRoute(getSession, { token: review.other, params: { id } })],
+    ["POST /dialectic/sessions/{id}/messages", (id) => callRoute(postMessage, { token: review.other, params: { id }, body: { message_type: "antithesis", reasoning: "r" } })],
+    ["POST /dialectic/sessions/{id}/claim", (id) => callRoute(claimSession, { token: review.other, params: { id } })],
+    ["POST /dialectic/sessions/{id}/abandon", (id) => callRoute(abandonSession, { token: review.other, params: { id }, body: {} })],
+    ["GET /dialectic/sessions/{id}/verify", (id) => callRoute(verifySession, { token: review.other, params: { id } })],
+    ["GET /dialectic/sessions/{id}/export", (id) => callRoute(exportSession, { token: review.other, params: { id } })],
+    ["MCP dialectic_get", (id) => mcpTool(review.other, "dialectic_get", { session_id: id })],
+    ["MCP dialectic_post", (id) => mcpTool(review.other, "dialectic_post", { session_id: id, message_type: "antithesis", reasoning: "r" })],
+    ["GET /dialectic/sessions/{owner~id}", (id) => callRoute(getSession, { token: review.other, params: { id: `review-owner~${id}` } })],
+  ];
+
+  it.each(sessionProbes)("%s", async (_name, probe) => {
+    const theirs = await probe("private-review");
+    const unknown = await probe("nosuch-revie");
+    expect(theirs.status).toBe(unknown.status);
+    expect(theirs.status).toBeGreaterThanOrEqual(400);
+    expect(JSON.stringify(theirs.json).replaceAll("private-review", "ID")).toBe(JSON.stringify(unknown.json).replaceAll("nosuch-revie", "ID"));
+  });
+
+  it("another agent may open a review with the same id: its own, answered 201, and neither sees the other's", async () => {
+    const mine = await callRoute(createSession, { token: review.other, body: { session_id: "private-review", topic: "the other's review" } });
+    expect(mine.status).toBe(201);
+    expect(mine.json).toMatchObject({ created: true, session: { session_id: "private-review", key: "review-other~private-review", paused_agent_id: "review-other", topic: "the other's review" } });
+    expect((await callRoute(getSession, { token: review.other, params: { id: "private-review" } })).json).toMatchObject({ topic: "the other's review", message_count: 0 });
+    expect((await callRoute(getSession, { token: review.owner, params: { id: "private-review" } })).json).toMatchObject({ topic: "the owner's review", message_count: 1 });
+    // The owner's retry is still a retry; the same id with other facts is still a conflict.
+    expect((await callRoute(createSession, { token: review.owner, body: { session_id: "private-review", topic: "the owner's review", reviewer_agent_id: "review-critic" } })).status).toBe(200);
+    expect((await callRoute(createSession, { token: review.owner, body: { session_id: "private-review", topic: "something else", reviewer_agent_id: "review-critic" } })).status).toBe(409);
+  });
+});
+
+describe("task ids are namespaced per requester", () => {
+  it("another agent may create a task with the same id: its own, answered 201; retries by the owner stay retries", async () => {
+    const owner = await seedToken({ label: "no", agent_id: "ns-owner", scopes: ["write"] });
+    const other = await seedToken({ label: "nx", agent_id: "ns-other", scopes: ["write"] });
+    expect((await callRoute(createTask, { token: owner, body: { task_id: "t1", intent: "owner's", spec: { a: 1 } } })).status).toBe(201);
+    const theirs = await callRoute(createTask, { token: other, body: { task_id: "t1", intent: "other's", spec: { b: 2 } } });
+    expect(theirs.status).toBe(201);
+    expect(theirs.json).toMatchObject({ created: true, task: { task_id: "t1", key: "ns-other~t1", requested_by: "ns-other", intent: "other's" } });
+    expect((await callRoute(getTask, { token: owner, params: { id: "t1" } })).json).toMatchObject({ task: { task_id: "t1", intent: "owner's" } });
+    expect((await callRoute(getTask, { token: other, params: { id: "t1" } })).json).toMatchObject({ task: { task_id: "t1", intent: "other's" } });
+    // A run on each: under each agent's own task, named by its id.
+    const run = await callRoute(startRun, { token: other, params: { id: "t1" }, body: { skill: "s", input_hash: HASH, runner_version: "1" } });
+    expect(run.json).toMatchObject({ run: { task_id: "t1" } });
+    expect((await callRoute(getTask, { token: owner, params: { id: "t1" } })).json).toMatchObject({ runs: [] });
+    expect((await callRoute(createTask, { token: owner, body: { task_id: "t1", intent: "owner's", spec: { a: 1 } } })).status).toBe(200);
+    expect((await callRoute(createTask, { token: owner, body: { task_id: "t1", intent: "changed", spec: { a: 1 } } })).status).toBe(409);
+  });
+
+  it("an assignee of two agents' tasks with one id is told the id is ambiguous and names each by its key", async () => {
+    const a = await seedToken({ label: "aa", agent_id: "amb-a", scopes: ["write"] });
+    const b = await seedToken({ label: "ab", agent_id: "amb-b", scopes: ["write"] });
+    const helper = await seedToken({ label: "ah", agent_id: "amb-helper", scopes: ["write"] });
+    for (const [token, intent] of [[a, "a's"], [b, "b's"]]) {
+      expect((await callRoute(createTask, { token, body: { task_id: "shared", intent, spec: {}, assignees: ["amb-helper"] } })).status).toBe(201);
+    }
+    const ambiguous = await callRoute(getTask, { token: helper, params: { id: "shared" } });
+    expect(ambiguous.status).toBe(409);
+    expect(JSON.stringify(ambiguous.json)).toContain("amb-a~shared");
+    expect(JSON.stringify(ambiguous.json)).toContain("amb-b~shared");
+    expect((await callRoute(getTask, { token: helper, params: { id: "amb-b~shared" } })).json).toMatchObject({ task: { task_id: "shared", key: "amb-b~shared", intent: "b's" } });
+    // Either owner still names its own by the bare id.
+    expect((await callRoute(getTask, { token: a, params: { id: "shared" } })).json).toMatchObject({ task: { intent: "a's" } });
   });
 });

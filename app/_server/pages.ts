@@ -1,5 +1,5 @@
 import "server-only";
-import { clientIdSchema } from "@/lib/common";
+import { ownedRefSchema } from "@/lib/governance/owned-ids";
 import { CORE_STORE } from "@/lib/db/store-names";
 import { isAppError } from "@/lib/errors";
 import { LAST_STORE_COOKIE } from "@/lib/http/last-store";
@@ -36,9 +36,9 @@ export async function findOrNullAsync<T>(load: () => Promise<T>): Promise<T | nu
   }
 }
 
-/** A client id from the URL, checked, then loaded; a malformed or unknown id is null (the page answers 404). */
+/** A task's or review's key (or id) from the URL, checked, then loaded; a malformed or unknown one is null (the page answers 404). */
 export async function findByClientId<T>(id: string, load: (id: string) => Promise<T>): Promise<T | null> {
-  const parsed = clientIdSchema.safeParse(id);
+  const parsed = ownedRefSchema.safeParse(id);
   return parsed.success ? findOrNullAsync(() => load(parsed.data)) : null;
 }
 

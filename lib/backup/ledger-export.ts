@@ -4,13 +4,13 @@ import { getTaskStatusById, listTasksByFilter, type TaskStatus } from "../govern
 export const LEDGER_FORMAT = "dualmind.ledger.v1" as const;
 export type LedgerSnapshot = { format: typeof LEDGER_FORMAT; exportedAt: number; tasks: TaskStatus[] };
 
-/** Task ids created up to `now`, newest first, read a page at a time through the ledger's own listing. */
-async function collectTaskIds(list: (page: { limit: number; offset: number; to: number }) => Promise<{ tasks: { taskId: string }[] }>, now: number): Promise<string[]> {
+/** Task keys created up to `now`, newest first, read a page at a time through the ledger's own listing. */
+async function collectTaskIds(list: (page: { limit: number; offset: number; to: number }) => Promise<{ tasks: { key: string }[] }>, now: number): Promise<string[]> {
   const ids: string[] = [];
   const limit = 200;
   for (let offset = 0; ; offset += limit) {
     const { tasks } = await list({ limit, offset, to: now });
-    ids.push(...tasks.map((t) => t.taskId));
+    ids.push(...tasks.map((t) => t.key));
     if (tasks.length < limit) break;
   }
   return ids;

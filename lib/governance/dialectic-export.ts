@@ -2,7 +2,7 @@ import { asc, eq, inArray } from "drizzle-orm";
 import { z } from "zod";
 import { getGovernance, type GovernanceHandle } from "../db/connection";
 import { PG_LOCK } from "../db/pg";
-import { insert, insertMany, ledgerLock, readLedger, rows, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
+import { insert, insertMany, isUniqueViolation, ledgerLock, readLedger, rows, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
 import type { DialecticMessageRow, DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { auditStep, type AuditEntry } from "./audit";
@@ -54,7 +54,7 @@ const text = z.string().max(100_000);
 const messageRowSchema = z
   .object({
     id: z.string().min(1).max(64),
-    sessionId: z.string().min(1).max(64),
+    sessionId: z.string().min(1).max(200),
     seq: z.number().int().min(1),
     agentId: z.string().min(1).max(100),
     messageType: z.enum(MESSAGE_TYPES),
@@ -71,7 +71,10 @@ const messageRowSchema = z
 
 const sessionRowSchema = z
   .object({
-    sessionId: z.string().min(1).max(64),
+    /** The key (`owner~id`; the id itself for sessions from before ids were namespaced). */
+    sessionId: z.string().min(1).max(200),
+    /** The id the paused agent chose; snapshots from before ids were namespaced have none (it is the key). */
+    clientId: z.string().min(1).max(64).optional(),
     pausedAgentId: z.string().min(1).max(100),
     reviewerAgentId: z.string().min(1).max(100).nullable(),
     phase: z.enum(PHASES),
@@ -86,7 +89,8 @@ const sessionRowSchema = z
     idleTimeoutMs: z.number().int().min(1),
     messages: z.array(messageRowSchema),
   })
-  .strict();
+  .strict()
+  .transform(({ clientId, ...s }) => ({ ...s, clientId: clientId ?? s.sessionId }));
 
 export const dialecticSnapshotSchema = z
   .object({ format: z.literal(SNAPSHOT_FORMAT), exportedAt: z.number().int(), sessions: z.array(sessionRowSchema).max(100_000) })
@@ -153,7 +157,13 @@ export async function restoreDialecticSessions({ handle = getGovernance(), snaps
       const { insert: toInsert, unchanged } = planRestore({ sessions: parsed.sessions, existing: yield* existingSessions(parsed.sessions.map((s) => s.sessionId)) });
       let messages = 0;
       for (const { messages: msgs, ...session } of toInsert) {
-        yield* insert(dialecticSessions, session);
+        try {
+          yield* insert(dialecticSessions, session);
+        } catch (e) {
+          // Another session of this agent already has this id (under another key): a restore never overwrites.
+          if (isUniqueViolation(e)) throw new AppError("conflict", `session ${session.sessionId} already exists with different contents; a restore never overwrites`);
+          throw e;
+        }
         for (let at = 0; at < msgs.length; at += MESSAGE_INSERT_BATCH) yield* insertMany(dialecticMessages, msgs.slice(at, at + MESSAGE_INSERT_BATCH));
         messages += msgs.length;
       }

@@ -1,10 +1,13 @@
-import { and, asc, desc, eq, inArray, isNull, ne, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
+import { and, asc, count as countAll, desc, eq, inArray, isNull, ne, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { getGovernance } from "../db/connection";
-import { dialecticAnnotations, dialecticMessages, dialecticSessions, type DialecticAnnotationRow, type DialecticMessageRow, type DialecticSessionRow } from "../db/schema/governance";
+import { getGovernance, type GovernanceHandle } from "../db/connection";
+import { count, engineStep, insert, insertOrIgnore, isUniqueViolation, readLedger, row, rows, select, sqlRows, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
+import type { DialecticAnnotationRow, DialecticMessageRow, DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
-import { appendAudit, type AuditEntry } from "./audit";
+import { auditStep, type AuditEntry } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
+import { isKeyRef, ownedKey, pickOwned, type OwnedRow } from "./owned-ids";
+import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
 
 export const PHASES = ["thesis", "antithesis", "synthesis", "resolved", "failed"] as const;
@@ -66,7 +69,9 @@ export type DialecticMessage = Omit<DialecticMessageRow, "proposedConditionsJson
 };
 export type Resolution = { conditions: string[]; agreedBy: string[]; messageId: string; seq: number };
 export type ExpectedNext = { phase: Phase; messageType: MessageType | null; agentIds: string[]; note: string };
-export type DialecticSession = Omit<DialecticSessionRow, "resolutionJson"> & {
+/** `sessionId` is the id the paused agent chose; `key` the session's unambiguous address (lib/governance/owned-ids.ts). */
+export type DialecticSession = Omit<DialecticSessionRow, "resolutionJson" | "clientId"> & {
+  key: string;
   resolution: Resolution | null;
   messageCount: number;
   synthesisRounds: number;
@@ -85,17 +90,6 @@ export function toMessage(row: DialecticMessageRow): DialecticMessage {
 }
 
 export type Tail = { last: Pick<DialecticMessageRow, "agentId" | "messageType" | "seq" | "signature"> | null; count: number; synthesisRounds: number };
-
-function readTail(sessionId: string): Tail {
-  const { sqlite } = getGovernance();
-  const last = sqlite
-    .prepare("select agent_id as agentId, message_type as messageType, seq, signature from dialectic_messages where session_id = ? order by seq desc limit 1")
-    .get(sessionId) as Tail["last"] | undefined;
-  const counts = sqlite
-    .prepare("select count(*) as n, coalesce(sum(message_type = 'synthesis'), 0) as s from dialectic_messages where session_id = ?")
-    .get(sessionId) as { n: number; s: number };
-  return { last: last ?? null, count: counts.n, synthesisRounds: counts.s };
-}
 
 /** Who may post what next: the phase machine in one place, used to check posts and to tell a 409'd caller. */
 export function expectedNext(session: Pick<DialecticSessionRow, "phase" | "pausedAgentId" | "reviewerAgentId">, last: Tail["last"]): ExpectedNext {
@@ -127,8 +121,8 @@ export function sessionIdleClock(s: Pick<DialecticSessionRow, "status" | "update
 }
 
 export function toSession(row: DialecticSessionRow, tail: Tail): DialecticSession {
-  const { resolutionJson, ...rest } = row;
-  return { ...rest, resolution: parseJsonColumnStrict<Resolution>(resolutionJson), messageCount: tail.count, synthesisRounds: tail.synthesisRounds, expected: expectedNext(row, tail.last) };
+  const { resolutionJson, clientId, sessionId, ...rest } = row;
+  return { ...rest, sessionId: clientId, key: sessionId, resolution: parseJsonColumnStrict<Resolution>(resolutionJson), messageCount: tail.count, synthesisRounds: tail.synthesisRounds, expected: expectedNext(row, tail.last) };
 }
 
 export function conflict(message: string, session: DialecticSessionRow, last: Tail["last"]): AppError {
@@ -148,57 +142,6 @@ export function isIdle(row: DialecticSessionRow, now: number): boolean {
   return row.status === "active" && row.updatedAt + row.idleTimeoutMs < now;
 }
 
-function requireSessionRow(sessionId: string): DialecticSessionRow {
-  const row = getGovernance().db.select().from(dialecticSessions).where(eq(dialecticSessions.sessionId, sessionId)).get();
-  if (!row) throw new AppError("not_found", `no dialectic session ${sessionId}`);
-  return row;
-}
-
-/**
- * For writes as for reads: a session the agent may not see answers like one
- * that does not exist, before any 409 could name its participants.
- */
-function requireSessionVisibleTo(sessionId: string, agentId: string, isAdmin: boolean): DialecticSessionRow {
-  const row = requireSessionRow(sessionId);
-  if (!canAgentSeeSession(row, agentId, isAdmin)) throw new AppError("not_found", `no dialectic session ${sessionId}`);
-  return row;
-}
-
-/** Fail every active session idle past its timeout. Returns the ids it failed. */
-export function sweepIdleSessions({ now = Date.now() }: { now?: number } = {}): string[] {
-  const { sqlite, file } = getGovernance();
-  const ids = sqlite
-    .transaction(
-      () =>
-        sqlite
-          .prepare(
-            "update dialectic_sessions set phase = 'failed', status = 'failed', failure_reason = 'idle timeout', updated_at = ? where status = 'active' and updated_at + idle_timeout_ms < ? returning session_id as id",
-          )
-          .all(now, now) as { id: string }[],
-    )
-    .immediate()
-    .map((r) => r.id);
-  for (const id of ids) invalidateSession(file, id);
-  return ids;
-}
-
-const SWEEP_INTERVAL_MS = 10_000;
-const sweepClock = globalThis as unknown as { __dualmindLastSweep?: number };
-
-// Session creation sweeps as a side effect, at most every few seconds per process, so a busy API does not rescan active sessions on every create.
-function sweepIdleSessionsNowAndThen(now: number): void {
-  if (now - (sweepClock.__dualmindLastSweep ?? 0) < SWEEP_INTERVAL_MS) return;
-  sweepClock.__dualmindLastSweep = now;
-  sweepIdleSessions({ now });
-}
-
-/** The admin-triggered sweep (API, CLI): same as the automatic one, plus an audit row. */
-export function sweepIdleSessionsAudited({ actor, now = Date.now() }: { actor: string; now?: number }): { failed: string[] } {
-  const failed = sweepIdleSessions({ now });
-  appendAudit({ actor, action: "dialectic.sweep", target: "dialectic_sessions", details: { failed } });
-  return { failed };
-}
-
 /** The columns a new session is created with (both backends). */
 export function sessionFacts(parsed: z.output<typeof createSessionSchema>, agentId: string) {
   if (parsed.reviewer_agent_id === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
@@ -209,32 +152,7 @@ export function sessionFacts(parsed: z.output<typeof createSessionSchema>, agent
 export function assertSameSessionRetry(existing: DialecticSessionRow, parsed: z.output<typeof createSessionSchema>, facts: ReturnType<typeof sessionFacts>): void {
   const { pausedAgentId, topic, sessionType, maxRounds, idleTimeoutMs } = existing;
   const reviewerAgentId = parsed.reviewer_agent_id ? existing.reviewerAgentId : null;
-  assertSameRetry("session", existing.sessionId, { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, facts);
-}
-
-export function createDialecticSession({ input, agentId, now = Date.now() }: { input: z.input<typeof createSessionSchema>; agentId: string; now?: number }): { session: DialecticSession; created: boolean } {
-  const parsed = createSessionSchema.parse(input);
-  sessionFacts(parsed, agentId);
-  const { sqlite, db } = getGovernance();
-  const sessionId = parsed.session_id ?? newId();
-  return sqlite
-    .transaction(() => {
-      // Inside the same transaction (a savepoint), so the request stays one atomic write.
-      sweepIdleSessionsNowAndThen(now);
-      const facts = sessionFacts(parsed, agentId);
-      const existing = db.select().from(dialecticSessions).where(eq(dialecticSessions.sessionId, sessionId)).get();
-      if (existing) {
-        assertSameSessionRetry(existing, parsed, facts);
-        return { session: toSession(existing, readTail(sessionId)), created: false };
-      }
-      const row = db
-        .insert(dialecticSessions)
-        .values({ sessionId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now })
-        .returning()
-        .get();
-      return { session: toSession(row, { last: null, count: 0, synthesisRounds: 0 }), created: true };
-    })
-    .immediate();
+  assertSameRetry("session", existing.clientId, { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, facts);
 }
 
 export function messageFacts(m: Pick<DialecticMessage, "agentId" | "messageType" | "reasoning" | "rootCause" | "proposedConditions" | "observedMetrics" | "concerns" | "agrees">) {
@@ -292,66 +210,6 @@ export function tailAfter(tail: Tail, row: DialecticMessageRow): Tail {
   return { last: row, count: tail.count + 1, synthesisRounds: tail.synthesisRounds + (row.messageType === "synthesis" ? 1 : 0) };
 }
 
-function previousSynthesis(sessionId: string, tail: Tail): DialecticMessageRow | undefined {
-  if (!tail.last || tail.last.messageType !== "synthesis") return undefined;
-  return getGovernance().db.select().from(dialecticMessages).where(and(eq(dialecticMessages.sessionId, sessionId), eq(dialecticMessages.seq, tail.last.seq))).get();
-}
-
-type PostOutcome = { ok: { message: DialecticMessage; session: DialecticSession; created: boolean } } | { failedIdle: AppError };
-
-/**
- * Append one message. Runs as one IMMEDIATE transaction, so the phase check
- * and the insert see the same state even with several processes writing;
- * the unique (session_id, seq) index is the backstop.
- */
-export function postDialecticMessage({
-  sessionId,
-  agentId,
-  isAdmin = false,
-  input,
-  now = Date.now(),
-}: {
-  sessionId: string;
-  agentId: string;
-  isAdmin?: boolean;
-  input: z.input<typeof postMessageSchema>;
-  now?: number;
-}): { message: DialecticMessage; session: DialecticSession; created: boolean } {
-  const parsed = postMessageSchema.parse(input);
-  const { sqlite, db, file } = getGovernance();
-  const messageId = parsed.message_id ?? newId();
-  const outcome = sqlite
-    .transaction((): PostOutcome => {
-      const session = requireSessionVisibleTo(sessionId, agentId, isAdmin);
-      const incoming = incomingMessageFacts(agentId, parsed);
-      const already = db.select().from(dialecticMessages).where(eq(dialecticMessages.id, messageId)).get();
-      if (already) {
-        if (already.sessionId !== sessionId) throw new AppError("conflict", `message ${messageId} belongs to another session`);
-        const stored = toMessage(already);
-        assertSameRetry("message", messageId, messageFacts(stored), incoming);
-        return { ok: { message: stored, session: toSession(session, readTail(sessionId)), created: false } };
-      }
-      const tail = readTail(sessionId);
-      if (isIdle(session, now)) {
-        db.update(dialecticSessions).set({ phase: "failed", status: "failed", failureReason: "idle timeout", updatedAt: now }).where(eq(dialecticSessions.sessionId, sessionId)).run();
-        return { failedIdle: conflict("the session was idle past its timeout and has failed", { ...session, phase: "failed" }, tail.last) };
-      }
-      const row = db.insert(dialecticMessages).values(nextMessageRow({ session, tail, agentId, parsed, messageId, now })).returning().get();
-      const next = nextSessionState(session, row, tail, previousSynthesis(sessionId, tail));
-      const updated = db
-        .update(dialecticSessions)
-        .set({ ...next, updatedAt: now })
-        .where(eq(dialecticSessions.sessionId, sessionId))
-        .returning()
-        .get();
-      return { ok: { message: toMessage(row), session: toSession(updated, tailAfter(tail, row)), created: true } };
-    })
-    .immediate();
-  invalidateSession(file, sessionId);
-  if ("failedIdle" in outcome) throw outcome.failedIdle;
-  return outcome.ok;
-}
-
 /**
  * After a synthesis: resolved when it agrees with the other agent's
  * agreeing synthesis just before it (same conditions, or none restated);
@@ -376,22 +234,6 @@ export function mayClaimSession(row: DialecticSessionRow, tail: Tail, agentId: s
   if (row.reviewerAgentId) throw conflict(`session already has reviewer ${row.reviewerAgentId}`, row, tail.last);
   if (row.status !== "active" || isIdle(row, now)) throw conflict(`session is ${isIdle(row, now) ? "idle past its timeout" : row.status}`, row, tail.last);
   return true;
-}
-
-/** A reviewer takes an open session (one without an assigned reviewer). */
-export function claimDialecticSession({ sessionId, agentId, isAdmin = false, now = Date.now() }: { sessionId: string; agentId: string; isAdmin?: boolean; now?: number }): DialecticSession {
-  const { sqlite, db, file } = getGovernance();
-  const session = sqlite
-    .transaction(() => {
-      const row = requireSessionVisibleTo(sessionId, agentId, isAdmin);
-      const tail = readTail(sessionId);
-      if (!mayClaimSession(row, tail, agentId, now)) return toSession(row, tail);
-      const updated = db.update(dialecticSessions).set({ reviewerAgentId: agentId, updatedAt: now }).where(eq(dialecticSessions.sessionId, sessionId)).returning().get();
-      return toSession(updated, tail);
-    })
-    .immediate();
-  invalidateSession(file, sessionId);
-  return session;
 }
 
 export type Abandoner = { agentId: string; isAdmin: boolean } | { person: string };
@@ -421,37 +263,6 @@ export function abandonedState(row: DialecticSessionRow, tail: Tail, by: Abandon
   return { phase: "failed", status: "failed", failureReason: `abandoned by ${who}${reason ? `: ${reason}` : ""}`, updatedAt: now };
 }
 
-function abandonSession({ sessionId, by, reason, now }: { sessionId: string; by: Abandoner; reason?: string; now: number }): DialecticSession {
-  const { sqlite, db, file } = getGovernance();
-  const session = sqlite
-    .transaction(() => {
-      const row = "person" in by ? requireSessionRow(sessionId) : requireSessionVisibleTo(sessionId, by.agentId, by.isAdmin);
-      const tail = readTail(sessionId);
-      const state = abandonedState(row, tail, by, reason, now);
-      if (!state) return toSession(row, tail);
-      const updated = db.update(dialecticSessions).set(state).where(eq(dialecticSessions.sessionId, sessionId)).returning().get();
-      if ("person" in by) appendAudit(abandonAuditEntry(by.person, row, reason));
-      return toSession(updated, tail);
-    })
-    .immediate();
-  invalidateSession(file, sessionId);
-  return session;
-}
-
-/** Either participant may end a session without agreement. */
-export function abandonDialecticSession({ sessionId, agentId, isAdmin = false, reason, now = Date.now() }: { sessionId: string; agentId: string; isAdmin?: boolean; reason?: string; now?: number }): DialecticSession {
-  return abandonSession({ sessionId, by: { agentId, isAdmin }, reason, now });
-}
-
-/**
- * A person with the admin role ends a session from the dashboard (the
- * caller checked the role): same transition as an agent's abandon, and an
- * audit row says who and why.
- */
-export function abandonDialecticSessionAsAdmin({ sessionId, actor, reason, now = Date.now() }: { sessionId: string; actor: string; reason?: string; now?: number }): DialecticSession {
-  return abandonSession({ sessionId, by: { person: actor }, reason: abandonSessionSchema.parse({ reason }).reason, now });
-}
-
 // ---- annotations: notes people leave beside a transcript -------------------
 
 export const ANNOTATION_MAX_CHARS = 2000;
@@ -478,75 +289,6 @@ export function tooManyAnnotations(sessionId: string): AppError {
 
 function annotationTarget(sessionId: string): string {
   return `dialectic_session:${sessionId}`;
-}
-
-/**
- * A person's note beside a review's transcript. It is not a phase message:
- * it never changes the phase, the turn or the signed chain, so it may be
- * left on a finished session too. Audited with the note's size.
- */
-export function annotateDialecticSession({ sessionId, input, actor, now = Date.now() }: { sessionId: string; input: z.input<typeof annotateSessionSchema>; actor: string; now?: number }): DialecticAnnotation {
-  const { body } = annotateSessionSchema.parse(input);
-  const { sqlite, db } = getGovernance();
-  return sqlite
-    .transaction(() => {
-      requireSessionRow(sessionId);
-      const n = db.select({ n: sql<number>`count(*)` }).from(dialecticAnnotations).where(eq(dialecticAnnotations.sessionId, sessionId)).get()?.n ?? 0;
-      if (n >= ANNOTATIONS_PER_SESSION_MAX) throw tooManyAnnotations(sessionId);
-      const row = db.insert(dialecticAnnotations).values({ sessionId, author: actor, body, createdAt: now }).returning().get();
-      appendAudit(annotationAuditEntry(actor, row));
-      return row;
-    })
-    .immediate();
-}
-
-/** A session's notes, oldest first (at most ANNOTATIONS_PER_SESSION_MAX exist). */
-export function listDialecticAnnotations({ sessionId }: { sessionId: string }): DialecticAnnotation[] {
-  return getGovernance()
-    .db.select()
-    .from(dialecticAnnotations)
-    .where(eq(dialecticAnnotations.sessionId, sessionId))
-    .orderBy(asc(dialecticAnnotations.createdAt), asc(dialecticAnnotations.id))
-    .limit(ANNOTATIONS_PER_SESSION_MAX)
-    .all();
-}
-
-/** Count, synthesis rounds and last message per session, in one grouped query (the listing without transcripts). */
-function tailsBySessionIds(sessionIds: string[]): Map<string, Tail> {
-  const out = new Map<string, Tail>();
-  if (sessionIds.length === 0) return out;
-  const rows = getGovernance()
-    .sqlite.prepare(
-      `select m.session_id as sessionId, m.agent_id as agentId, m.message_type as messageType, m.seq, m.signature, c.n, c.s
-       from dialectic_messages m
-       join (select session_id, count(*) as n, coalesce(sum(message_type = 'synthesis'), 0) as s, max(seq) as lastSeq
-             from dialectic_messages where session_id in (${sessionIds.map(() => "?").join(",")}) group by session_id) c
-         on c.session_id = m.session_id and m.seq = c.lastSeq`,
-    )
-    .all(...sessionIds) as (NonNullable<Tail["last"]> & { sessionId: string; n: number; s: number })[];
-  for (const { sessionId, n, s, ...last } of rows) out.set(sessionId, { last, count: n, synthesisRounds: s });
-  return out;
-}
-
-function messagesBySessionIds(sessionIds: string[]): Map<string, DialecticMessage[]> {
-  const out = new Map<string, DialecticMessage[]>(sessionIds.map((id) => [id, []]));
-  if (sessionIds.length === 0) return out;
-  const rows = getGovernance().db.select().from(dialecticMessages).where(inArray(dialecticMessages.sessionId, sessionIds)).orderBy(asc(dialecticMessages.sessionId), asc(dialecticMessages.seq)).all();
-  for (const r of rows) out.get(r.sessionId)?.push(toMessage(r));
-  return out;
-}
-
-/** Session with its transcript. Active sessions are served from the read-through cache. */
-export function getDialecticSessionById({ sessionId }: { sessionId: string }): SessionView {
-  const { file } = getGovernance();
-  const cached = readCachedSession<SessionView>(file, sessionId);
-  if (cached) return cached;
-  const row = requireSessionRow(sessionId);
-  const messages = messagesBySessionIds([sessionId]).get(sessionId) ?? [];
-  const last = messages.at(-1) ?? null;
-  const view: SessionView = { ...toSession(row, { last, count: messages.length, synthesisRounds: messages.filter((m) => m.messageType === "synthesis").length }), messages };
-  if (row.status === "active") cacheSession(file, sessionId, view);
-  return view;
 }
 
 /** Participants, admins, and any agent looking at an open session it might claim. */
@@ -585,34 +327,7 @@ export function sessionListWhere(s: SessionColumns, input: ListSessionsInput): S
   return where.length ? and(...where) : undefined;
 }
 
-/** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */
-export function listDialecticSessionsByAgent(input: ListSessionsInput): { sessions: SessionView[]; total: number } {
-  const { db } = getGovernance();
-  const s = dialecticSessions;
-  const cond = sessionListWhere(s, input);
-  const rows = db.select().from(s).where(cond).orderBy(desc(s.createdAt), desc(s.sessionId)).limit(input.limit ?? 50).offset(input.offset ?? 0).all();
-  const total = db.select({ n: sql<number>`count(*)` }).from(s).where(cond).get()?.n ?? 0;
-  const ids = rows.map((r) => r.sessionId);
-  const transcripts = input.includeTranscript ? messagesBySessionIds(ids) : null;
-  const tails = transcripts ? new Map<string, Tail>() : tailsBySessionIds(ids);
-  const sessions = rows.map((r): SessionView => {
-    if (transcripts) {
-      const messages = transcripts.get(r.sessionId) ?? [];
-      return { ...toSession(r, { last: messages.at(-1) ?? null, count: messages.length, synthesisRounds: messages.filter((m) => m.messageType === "synthesis").length }), messages };
-    }
-    return toSession(r, tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 });
-  });
-  return { sessions, total };
-}
-
 export type SignatureCheck = { ok: true; messages: number } | { ok: false; messages: number; brokenAtSeq: number; reason: string };
-
-/** Recompute the chain; any edited, reordered or removed message breaks it from that point. */
-export function verifyDialecticSession({ sessionId }: { sessionId: string }): SignatureCheck {
-  requireSessionRow(sessionId);
-  const rows = getGovernance().db.select().from(dialecticMessages).where(eq(dialecticMessages.sessionId, sessionId)).orderBy(asc(dialecticMessages.seq)).all();
-  return verifyMessageChain(rows);
-}
 
 export function verifyMessageChain(rows: DialecticMessageRow[]): SignatureCheck {
   let prev = SIGNATURE_GENESIS;
@@ -625,10 +340,6 @@ export function verifyMessageChain(rows: DialecticMessageRow[]): SignatureCheck 
   return { ok: true, messages: rows.length };
 }
 
-export function countActiveSessions(): number {
-  return getGovernance().db.select({ n: sql<number>`count(*)` }).from(dialecticSessions).where(eq(dialecticSessions.status, "active")).get()?.n ?? 0;
-}
-
 export type DialecticActivity = {
   activeSessions: number;
   failedPerHour: { hourStart: number; failed: number }[];
@@ -636,20 +347,383 @@ export type DialecticActivity = {
   messagesPerMinuteLastHour: number;
 };
 
-/** Counts straight from SQLite (lib/metrics/dialectic.ts adds this process's latency). */
-export function getDialecticActivity({ now = Date.now() }: { now?: number } = {}): DialecticActivity {
-  const { sqlite, db } = getGovernance();
-  const hour = 3_600_000;
-  const failedPerHour = sqlite
-    .prepare("select (updated_at / ?) * ? as hourStart, count(*) as failed from dialectic_sessions where status = 'failed' and updated_at >= ? group by hourStart order by hourStart")
-    .all(hour, hour, now - 24 * hour) as { hourStart: number; failed: number }[];
-  const messagesLastHour = db.select({ n: sql<number>`count(*)` }).from(dialecticMessages).where(sql`${dialecticMessages.timestamp} >= ${now - hour}`).get()?.n ?? 0;
-  return { activeSessions: countActiveSessions(), failedPerHour, messagesLastHour, messagesPerMinuteLastHour: messagesLastHour / 60 };
+
+/*
+ * Dialectic sessions, one repository over governance.db and PostgreSQL
+ * (lib/db/port.ts). Every write runs in one transaction and reads its
+ * session's row first: SQLite serializes writers (an immediate transaction);
+ * on PostgreSQL the row is locked (FOR UPDATE), so posts to one session from
+ * any replica queue one behind the other, each seeing the previous message,
+ * taking seq + 1 and chaining its signature to it, while posts to different
+ * sessions proceed in parallel. The unique (session_id, seq) index is the
+ * backstop. On governance.db, active sessions' views are also kept in a
+ * read-through cache (./dialectic-cache.ts) that every write here drops; on
+ * PostgreSQL there is none, as several replicas would serve each other's stale turns.
+ */
+const { dialecticSessions, dialecticMessages, dialecticAnnotations } = ledgerTables;
+type SessionTable = typeof dialecticSessions.sqlite | typeof dialecticSessions.pg;
+type Handle<H> = { handle?: H };
+/** An agent on the API or MCP; none: an operator (dashboard, CLI), who may see every session. */
+export type SessionViewer = { agentId: string; isAdmin: boolean };
+
+const sessionView = (r: DialecticSessionRow): OwnedRow => ({ key: r.sessionId, clientId: r.clientId, owner: r.pausedAgentId });
+
+/** The sessions an agent may see, in SQL (the rule of canAgentSeeSession). */
+function seeableBy(s: SessionTable, viewer: SessionViewer | undefined): SQL | undefined {
+  if (!viewer || viewer.isAdmin) return undefined;
+  return or(eq(s.pausedAgentId, viewer.agentId), eq(s.reviewerAgentId, viewer.agentId), and(isNull(s.reviewerAgentId), eq(s.status, "active")));
+}
+
+/** The sessions whose key or id is `ref`. */
+export function sessionNamedBy(s: SessionTable, ref: string): SQL {
+  return (isKeyRef(ref) ? eq(s.sessionId, ref) : or(eq(s.sessionId, ref), eq(s.clientId, ref))) as SQL;
+}
+
+function noSession(ref: string): AppError {
+  return new AppError("not_found", `no dialectic session ${ref}`);
+}
+
+/**
+ * The session a reference names for a viewer (lib/governance/owned-ids.ts):
+ * its own id first, else one it may see. A session the agent may not see
+ * answers like one that does not exist, for writes as for reads, before any
+ * 409 could name its participants. `lock` locks it for a write on PostgreSQL.
+ */
+function* requireSession(ref: string, viewer: SessionViewer | undefined, { lock }: { lock?: "update" } = {}): Op<DialecticSessionRow> {
+  const own = viewer ? yield* row(dialecticSessions, (s) => and(eq(s.pausedAgentId, viewer.agentId), eq(s.clientId, ref)), { lock }) : undefined;
+  const found = own ? [own] : yield* rows(dialecticSessions, { where: (s) => and(sessionNamedBy(s, ref), seeableBy(s, viewer)), orderBy: (s) => [sql`case when ${s.sessionId} = ${ref} then 0 else 1 end`, asc(s.sessionId)], limit: 2, lock });
+  const session = pickOwned(found, ref, viewer?.agentId, sessionView, "session");
+  if (!session) throw noSession(ref);
+  return session;
+}
+
+/** A message as its session's participants know it: under the id the paused agent chose. */
+function inSession(session: Pick<DialecticSessionRow, "sessionId" | "clientId">): (m: DialecticMessage) => DialecticMessage {
+  return (m) => (m.sessionId === session.sessionId ? { ...m, sessionId: session.clientId } : m);
+}
+
+/** The transcript's last message, length and synthesis rounds. */
+function* readTail(key: string): Op<Tail> {
+  const [last] = yield* rows(dialecticMessages, { where: (m) => eq(m.sessionId, key), orderBy: (m) => [desc(m.seq)], limit: 1 });
+  const [counts] = yield* select({ m: dialecticMessages }, (db, t) =>
+    db
+      .select({ n: countAll(), s: sql<number | string>`coalesce(sum(case when ${t.m.messageType} = 'synthesis' then 1 else 0 end), 0)` })
+      .from(t.m)
+      .where(eq(t.m.sessionId, key)),
+  );
+  return { last: last ? { agentId: last.agentId, messageType: last.messageType, seq: last.seq, signature: last.signature } : null, count: Number(counts.n), synthesisRounds: Number(counts.s) };
+}
+
+/** Drop a session's cached view (governance.db; PostgreSQL keeps none). Inside the write: nothing in this process can read between the drop and the commit. */
+function dropCached(keys: string[]): Op<void> {
+  return engineStep({
+    sqlite: (h) => {
+      for (const key of keys) invalidateSession((h as unknown as GovernanceHandle).file, key);
+    },
+    pg: async () => undefined,
+  });
+}
+
+function cacheFile(handle: LedgerHandle): string | null {
+  return handle.kind === "pg" ? null : (handle as GovernanceHandle).file;
+}
+
+/** Fail every active session idle past its timeout. Returns the keys of the sessions it failed. */
+function* sweepIdle(now: number): Op<string[]> {
+  const failed = yield* update(dialecticSessions, { phase: "failed", status: "failed", failureReason: "idle timeout", updatedAt: now }, (s) => and(eq(s.status, "active"), sql`${s.updatedAt} + ${s.idleTimeoutMs} < ${now}`));
+  const keys = failed.map((r) => r.sessionId);
+  yield* dropCached(keys);
+  return keys;
+}
+
+export function sweepIdleSessions<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, now = Date.now() }: Handle<H> & { now?: number } = {}): OnLedger<H, string[]> {
+  return writeLedger(handle, sweepIdle(now));
+}
+
+const SWEEP_INTERVAL_MS = 10_000;
+const sweepClock = globalThis as unknown as { __dualmindLastSweep?: number };
+
+// Session creation sweeps as a side effect, at most every few seconds per process, so a busy API does not rescan active sessions on every create.
+function* sweepIdleNowAndThen(now: number): Op<void> {
+  if (now - (sweepClock.__dualmindLastSweep ?? 0) < SWEEP_INTERVAL_MS) return;
+  sweepClock.__dualmindLastSweep = now;
+  yield* sweepIdle(now);
+}
+
+/** The admin-triggered sweep (API, CLI): same as the automatic one, plus an audit row in the same transaction. */
+export function sweepIdleSessionsAudited<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, actor, now = Date.now() }: Handle<H> & { actor: string; now?: number }): OnLedger<H, { failed: string[] }> {
+  return writeLedger(
+    handle,
+    (function* () {
+      const failed = yield* sweepIdle(now);
+      yield* auditStep({ actor, action: "dialectic.sweep", target: "dialectic_sessions", details: { failed } });
+      return { failed };
+    })(),
+  );
+}
+
+/**
+ * Open a session. Ids are namespaced per paused agent: another agent's
+ * session with this id is another session. A create retried with the same
+ * id is answered with the stored session (409 if it says something else);
+ * one racing its first attempt on another replica waits for it on the unique key.
+ */
+export function createDialecticSession<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, agentId, now = Date.now() }: Handle<H> & { input: z.input<typeof createSessionSchema>; agentId: string; now?: number }): OnLedger<H, { session: DialecticSession; created: boolean }> {
+  const parsed = createSessionSchema.parse(input);
+  const facts = sessionFacts(parsed, agentId);
+  const clientId = parsed.session_id ?? newId();
+  const mine = (s: SessionTable) => and(eq(s.pausedAgentId, agentId), eq(s.clientId, clientId));
+  return writeLedger(
+    handle,
+    (function* () {
+      yield* sweepIdleNowAndThen(now);
+      const retry = function* (existing: DialecticSessionRow) {
+        assertSameSessionRetry(existing, parsed, facts);
+        return { session: toSession(existing, yield* readTail(existing.sessionId)), created: false };
+      };
+      const existing = yield* row(dialecticSessions, mine);
+      if (existing) return yield* retry(existing);
+      const created = yield* insertOrIgnore(dialecticSessions, { sessionId: ownedKey(agentId, clientId), clientId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now }, (s) => [s.pausedAgentId, s.clientId]);
+      if (created) return { session: toSession(created, { last: null, count: 0, synthesisRounds: 0 }), created: true };
+      const raced = yield* row(dialecticSessions, mine);
+      if (!raced) throw new AppError("conflict", "a concurrent write took this id; retry");
+      return yield* retry(raced);
+    })(),
+  );
+}
+
+type PostOutcome = { ok: { message: DialecticMessage; session: DialecticSession; created: boolean } } | { failedIdle: AppError };
+
+/**
+ * Append one message, in one transaction holding the session (see above), so
+ * the phase check, the seq and the signature see the latest message.
+ */
+export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>({
+  handle = getGovernance() as H,
+  sessionId,
+  agentId,
+  isAdmin = false,
+  input,
+  now = Date.now(),
+}: Handle<H> & {
+  sessionId: string;
+  agentId: string;
+  isAdmin?: boolean;
+  input: z.input<typeof postMessageSchema>;
+  now?: number;
+}): OnLedger<H, { message: DialecticMessage; session: DialecticSession; created: boolean }> {
+  const parsed = postMessageSchema.parse(input);
+  const messageId = parsed.message_id ?? newId();
+  const attempt = () =>
+    writeLedger(
+      handle,
+      (function* (): Op<PostOutcome> {
+        const session = yield* requireSession(sessionId, { agentId, isAdmin }, { lock: "update" });
+        const key = session.sessionId;
+        const shown = inSession(session);
+        yield* dropCached([key]);
+        const incoming = incomingMessageFacts(agentId, parsed);
+        const already = yield* row(dialecticMessages, (m) => eq(m.id, messageId));
+        if (already) {
+          if (already.sessionId !== key) throw new AppError("conflict", `message ${messageId} belongs to another session`);
+          const stored = toMessage(already);
+          assertSameRetry("message", messageId, messageFacts(stored), incoming);
+          return { ok: { message: shown(stored), session: toSession(session, yield* readTail(key)), created: false } };
+        }
+        const tail = yield* readTail(key);
+        if (isIdle(session, now)) {
+          yield* update(dialecticSessions, { phase: "failed", status: "failed", failureReason: "idle timeout", updatedAt: now }, (s) => eq(s.sessionId, key));
+          return { failedIdle: conflict("the session was idle past its timeout and has failed", { ...session, phase: "failed" }, tail.last) };
+        }
+        const inserted = yield* insert(dialecticMessages, nextMessageRow({ session, tail, agentId, parsed, messageId, now }));
+        const lastSeq = tail.last?.messageType === "synthesis" ? tail.last.seq : null;
+        const prev = lastSeq === null ? undefined : yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.seq, lastSeq)));
+        const [updated] = yield* update(dialecticSessions, { ...nextSessionState(session, inserted, tail, prev), updatedAt: now }, (s) => eq(s.sessionId, key));
+        return { ok: { message: shown(toMessage(inserted)), session: toSession(updated, tailAfter(tail, inserted)), created: true } };
+      })(),
+    );
+  const settle = (outcome: PostOutcome) => {
+    if ("failedIdle" in outcome) throw outcome.failedIdle;
+    return outcome.ok;
+  };
+  if (handle.kind !== "pg") return settle(attempt() as PostOutcome) as OnLedger<H, { message: DialecticMessage; session: DialecticSession; created: boolean }>;
+  // Only a message id reused on another session at the same moment gets a unique violation (posts to one session
+  // queue on its lock): asked again, it is answered like any later retry.
+  const once = attempt() as Promise<PostOutcome>;
+  return once.catch((e: unknown) => (isUniqueViolation(e) ? (attempt() as Promise<PostOutcome>) : Promise.reject(e))).then(settle) as OnLedger<H, { message: DialecticMessage; session: DialecticSession; created: boolean }>;
+}
+
+/** A reviewer takes an open session (one without an assigned reviewer). */
+export function claimDialecticSession<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId, agentId, isAdmin = false, now = Date.now() }: Handle<H> & { sessionId: string; agentId: string; isAdmin?: boolean; now?: number }): OnLedger<H, DialecticSession> {
+  return writeLedger(
+    handle,
+    (function* () {
+      const session = yield* requireSession(sessionId, { agentId, isAdmin }, { lock: "update" });
+      const tail = yield* readTail(session.sessionId);
+      if (!mayClaimSession(session, tail, agentId, now)) return toSession(session, tail);
+      yield* dropCached([session.sessionId]);
+      const [updated] = yield* update(dialecticSessions, { reviewerAgentId: agentId, updatedAt: now }, (s) => eq(s.sessionId, session.sessionId));
+      return toSession(updated, tail);
+    })(),
+  );
+}
+
+function abandonSession<H extends LedgerHandle>({ handle, sessionId, by, reason, now }: { handle: H; sessionId: string; by: Abandoner; reason?: string; now: number }): OnLedger<H, DialecticSession> {
+  return writeLedger(
+    handle,
+    (function* () {
+      const session = yield* requireSession(sessionId, "person" in by ? undefined : by, { lock: "update" });
+      const tail = yield* readTail(session.sessionId);
+      const state = abandonedState(session, tail, by, reason, now);
+      if (!state) return toSession(session, tail);
+      yield* dropCached([session.sessionId]);
+      const [updated] = yield* update(dialecticSessions, state, (s) => eq(s.sessionId, session.sessionId));
+      if ("person" in by) yield* auditStep(abandonAuditEntry(by.person, session, reason));
+      return toSession(updated, tail);
+    })(),
+  );
+}
+
+/** Either participant may end a session without agreement. */
+export function abandonDialecticSession<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId, agentId, isAdmin = false, reason, now = Date.now() }: Handle<H> & { sessionId: string; agentId: string; isAdmin?: boolean; reason?: string; now?: number }): OnLedger<H, DialecticSession> {
+  return abandonSession({ handle, sessionId, by: { agentId, isAdmin }, reason, now });
+}
+
+/**
+ * A person with the admin role ends a session from the dashboard (the
+ * caller checked the role): same transition as an agent's abandon, and an
+ * audit row says who and why.
+ */
+export function abandonDialecticSessionAsAdmin<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId, actor, reason, now = Date.now() }: Handle<H> & { sessionId: string; actor: string; reason?: string; now?: number }): OnLedger<H, DialecticSession> {
+  return abandonSession({ handle, sessionId, by: { person: actor }, reason: abandonSessionSchema.parse({ reason }).reason, now });
+}
+
+/**
+ * A person's note beside a review's transcript. It is not a phase message:
+ * it never changes the phase, the turn or the signed chain, so it may be
+ * left on a finished session too. Audited with the note's size; the session
+ * row is held, so the cap holds across replicas.
+ */
+export function annotateDialecticSession<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId, input, actor, now = Date.now() }: Handle<H> & { sessionId: string; input: z.input<typeof annotateSessionSchema>; actor: string; now?: number }): OnLedger<H, DialecticAnnotation> {
+  const { body } = annotateSessionSchema.parse(input);
+  return writeLedger(
+    handle,
+    (function* () {
+      const session = yield* requireSession(sessionId, undefined, { lock: "update" });
+      const n = yield* count(dialecticAnnotations, (a) => eq(a.sessionId, session.sessionId));
+      if (n >= ANNOTATIONS_PER_SESSION_MAX) throw tooManyAnnotations(sessionId);
+      const created = yield* insert(dialecticAnnotations, { sessionId: session.sessionId, author: actor, body, createdAt: now });
+      yield* auditStep(annotationAuditEntry(actor, created));
+      return created;
+    })(),
+  );
+}
+
+/** A session's notes, oldest first (at most ANNOTATIONS_PER_SESSION_MAX exist). */
+export function listDialecticAnnotations<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId }: Handle<H> & { sessionId: string }): OnLedger<H, DialecticAnnotation[]> {
+  return readLedger(
+    handle,
+    (function* () {
+      const session = yield* requireSession(sessionId, undefined);
+      return yield* rows(dialecticAnnotations, { where: (a) => eq(a.sessionId, session.sessionId), orderBy: (a) => [asc(a.createdAt), asc(a.id)], limit: ANNOTATIONS_PER_SESSION_MAX });
+    })(),
+  );
+}
+
+/** Count, synthesis rounds and last message per session, in one query both engines run (the listing without transcripts). */
+function* tailsBySessionKeys(keys: string[]): Op<Map<string, Tail>> {
+  const out = new Map<string, Tail>();
+  if (keys.length === 0) return out;
+  const m = dialecticMessages.sqlite;
+  const found = yield* sqlRows<NonNullable<Tail["last"]> & { sessionId: string; n: number | string; s: number | string }>(sql`
+    select m.session_id as "sessionId", m.agent_id as "agentId", m.message_type as "messageType", m.seq as "seq", m.signature as "signature", c.n as "n", c.s as "s"
+    from ${m} m
+    join (select session_id, count(*) as n, coalesce(sum(case when message_type = 'synthesis' then 1 else 0 end), 0) as s, max(seq) as last_seq
+          from ${m} where session_id in (${sql.join(keys.map((k) => sql`${k}`), sql`, `)}) group by session_id) c
+      on c.session_id = m.session_id and m.seq = c.last_seq`);
+  for (const { sessionId, n, s, ...last } of found) out.set(sessionId, { last: { ...last, seq: Number(last.seq) }, count: Number(n), synthesisRounds: Number(s) });
+  return out;
+}
+
+function* messagesBySessionKeys(keys: string[]): Op<Map<string, DialecticMessage[]>> {
+  const out = new Map<string, DialecticMessage[]>(keys.map((k) => [k, []]));
+  if (keys.length === 0) return out;
+  const found = yield* rows(dialecticMessages, { where: (m) => inArray(m.sessionId, keys), orderBy: (m) => [asc(m.sessionId), asc(m.seq)] });
+  for (const r of found) out.get(r.sessionId)?.push(toMessage(r));
+  return out;
+}
+
+function withTranscript(session: DialecticSessionRow, messages: DialecticMessage[]): SessionView {
+  const tail = { last: messages.at(-1) ?? null, count: messages.length, synthesisRounds: messages.filter((x) => x.messageType === "synthesis").length };
+  return { ...toSession(session, tail), messages: messages.map(inSession(session)) };
+}
+
+/** Session with its transcript; on governance.db an active session's view is served from the read-through cache. */
+function* sessionViewOf(session: DialecticSessionRow, file: string | null): Op<SessionView> {
+  const cached = file === null ? undefined : readCachedSession<SessionView>(file, session.sessionId);
+  if (cached) return cached;
+  const view = withTranscript(session, (yield* messagesBySessionKeys([session.sessionId])).get(session.sessionId) ?? []);
+  if (file !== null && session.status === "active") cacheSession(file, session.sessionId, view);
+  return view;
+}
+
+/** The operator's view (dashboard, CLI): any session, by key (or by id where it names one). */
+export function getDialecticSessionById<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId }: Handle<H> & { sessionId: string }): OnLedger<H, SessionView> {
+  return readLedger(handle, (function* () {
+    return yield* sessionViewOf(yield* requireSession(sessionId, undefined), cacheFile(handle));
+  })());
 }
 
 /** Detail for an agent: sessions it may not see answer like sessions that do not exist. */
-export function getDialecticSessionForAgent({ sessionId, agentId, isAdmin }: { sessionId: string; agentId: string; isAdmin: boolean }): SessionView {
-  const view = getDialecticSessionById({ sessionId });
-  if (!canAgentSeeSession(view, agentId, isAdmin)) throw new AppError("not_found", `no dialectic session ${sessionId}`);
-  return view;
+export function getDialecticSessionForAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId, agentId, isAdmin }: Handle<H> & SessionViewer & { sessionId: string }): OnLedger<H, SessionView> {
+  return readLedger(handle, (function* () {
+    return yield* sessionViewOf(yield* requireSession(sessionId, { agentId, isAdmin }), cacheFile(handle));
+  })());
+}
+
+/** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */
+export function listDialecticSessionsByAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, ...input }: Handle<H> & ListSessionsInput): OnLedger<H, { sessions: SessionView[]; total: number }> {
+  const where = (s: SessionTable) => sessionListWhere(s, input);
+  return readLedger(
+    handle,
+    (function* () {
+      const page = yield* rows(dialecticSessions, { where, orderBy: (s) => [desc(s.createdAt), desc(s.sessionId)], limit: input.limit ?? 50, offset: input.offset ?? 0 });
+      const total = yield* count(dialecticSessions, where);
+      const keys = page.map((r) => r.sessionId);
+      if (input.includeTranscript) {
+        const transcripts = yield* messagesBySessionKeys(keys);
+        return { sessions: page.map((r) => withTranscript(r, transcripts.get(r.sessionId) ?? [])), total };
+      }
+      const tails = yield* tailsBySessionKeys(keys);
+      return { sessions: page.map((r) => toSession(r, tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 })), total };
+    })(),
+  );
+}
+
+/** Recompute the chain; any edited, reordered or removed message breaks it from that point. */
+export function verifyDialecticSession<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, sessionId }: Handle<H> & { sessionId: string }): OnLedger<H, SignatureCheck> {
+  return readLedger(
+    handle,
+    (function* () {
+      const session = yield* requireSession(sessionId, undefined);
+      return verifyMessageChain(yield* rows(dialecticMessages, { where: (m) => eq(m.sessionId, session.sessionId), orderBy: (m) => [asc(m.seq)] }));
+    })(),
+  );
+}
+
+/** Active sessions, failures per hour over a day and messages in the last hour (lib/metrics/dialectic.ts adds this process's latency). */
+export function getDialecticActivity<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, now = Date.now() }: Handle<H> & { now?: number } = {}): OnLedger<H, DialecticActivity> {
+  const hour = 3_600_000;
+  const s = dialecticSessions.sqlite;
+  return readLedger(
+    handle,
+    (function* () {
+      const failed = yield* sqlRows<{ hourStart: number | string; failed: number | string }>(
+        sql`select (updated_at / ${hour}) * ${hour} as "hourStart", count(*) as "failed" from ${s} where status = 'failed' and updated_at >= ${now - 24 * hour} group by 1 order by 1`,
+      );
+      const activeSessions = yield* count(dialecticSessions, (t) => eq(t.status, "active"));
+      const messagesLastHour = yield* count(dialecticMessages, (m) => sql`${m.timestamp} >= ${now - hour}`);
+      return { activeSessions, failedPerHour: failed.map((r) => ({ hourStart: Number(r.hourStart), failed: Number(r.failed) })), messagesLastHour, messagesPerMinuteLastHour: messagesLastHour / 60 };
+    })(),
+  );
 }

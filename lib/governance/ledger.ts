@@ -9,6 +9,7 @@ import { AppError } from "../errors";
 import { auditStep } from "./audit";
 import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema } from "../common";
+import { isKeyRef, ownedKey, ownedRefSchema, pickOwned, type OwnedRow } from "./owned-ids";
 
 export const CHECKS = ["critic", "runner"] as const;
 export type Check = (typeof CHECKS)[number];
@@ -84,7 +85,7 @@ export const provenanceRecordSchema = z
     fingerprint: z.string().trim().max(200).optional(),
     chunking_version: z.string().trim().max(100).optional(),
     input_hash: sha256HexSchema,
-    task_id: clientIdSchema.optional(),
+    task_id: ownedRefSchema.optional(),
     run_id: clientIdSchema.optional(),
   })
   .strict();
@@ -93,7 +94,7 @@ export const recordProvenanceSchema = z.object({ records: z.array(provenanceReco
 export const recordOverrideSchema = z
   .object({
     override_id: clientIdSchema.optional(),
-    task_id: clientIdSchema.optional(),
+    task_id: ownedRefSchema.optional(),
     note: z.string().trim().min(1).max(4000),
   })
   .strict();
@@ -113,7 +114,8 @@ export type ListTasksQuery = z.input<typeof listTasksQuerySchema>;
 
 export type ArtifactRef = z.infer<typeof artifactRefSchema>;
 
-export type Task = Omit<TaskRow, "specJson" | "requiredChecksJson" | "assigneesJson"> & { spec: unknown; requiredChecks: Check[]; assignees: string[] };
+/** `taskId` is the id the requester chose; `key` the task's unambiguous address (lib/governance/owned-ids.ts). */
+export type Task = Omit<TaskRow, "specJson" | "requiredChecksJson" | "assigneesJson" | "clientId"> & { key: string; spec: unknown; requiredChecks: Check[]; assignees: string[] };
 
 /**
  * Who is asking, on the agent API and MCP. An agent works on its own tasks:
@@ -136,8 +138,8 @@ export type TaskStatus = {
 };
 
 export function toTask(row: TaskRow): Task {
-  const { specJson, requiredChecksJson, assigneesJson, ...rest } = row;
-  return { ...rest, spec: parseJsonColumnStrict(specJson), requiredChecks: parseJsonColumnStrict<Check[]>(requiredChecksJson) ?? [...CHECKS], assignees: parseJsonColumnStrict<string[]>(assigneesJson) ?? [] };
+  const { specJson, requiredChecksJson, assigneesJson, clientId, taskId, ...rest } = row;
+  return { ...rest, taskId: clientId, key: taskId, spec: parseJsonColumnStrict(specJson), requiredChecks: parseJsonColumnStrict<Check[]>(requiredChecksJson) ?? [...CHECKS], assignees: parseJsonColumnStrict<string[]>(assigneesJson) ?? [] };
 }
 
 export function toRun(row: SkillRunRow): SkillRun {
@@ -167,24 +169,45 @@ const { tasks, skillRuns, validations, provenance, overrides } = ledgerTables;
 
 type Handle<H> = { handle?: H };
 
-/**
- * The one ownership rule of the ledger (both backends, every route and MCP
- * tool): a task the caller may not work on answers exactly as a task that
- * does not exist, so an id reveals nothing of another agent's work.
- */
-export function taskOwnedBy<T extends Pick<TaskRow, "requestedBy" | "assigneesJson">>(row: T | undefined, taskId: string, caller: LedgerCaller | undefined): T {
-  if (!row || (caller && !canWorkOnTask(row, caller))) throw new AppError("not_found", `no task ${taskId}`);
-  return row;
-}
 
 /** The requester, an assignee, or an unrestricted admin. */
 export function canWorkOnTask(task: Pick<TaskRow, "requestedBy" | "assigneesJson">, caller: LedgerCaller): boolean {
   return caller.isAdmin || task.requestedBy === caller.agentId || (parseJsonColumnStrict<string[]>(task.assigneesJson) ?? []).includes(caller.agentId);
 }
 
-/** A task the caller may read, run, validate or annotate: someone else's task answers like an unknown one (404); `lock` locks it for a write on PostgreSQL. */
-function* requireTaskVisibleTo(taskId: string, caller: LedgerCaller | undefined, { lock }: { lock?: "update" } = {}): Op<TaskRow> {
-  return taskOwnedBy(yield* row(tasks, (t) => eq(t.taskId, taskId), { lock }), taskId, caller);
+type TaskTable = typeof tasks.sqlite | typeof tasks.pg;
+const taskView = (r: TaskRow): OwnedRow => ({ key: r.taskId, clientId: r.clientId, owner: r.requestedBy });
+
+/** The tasks a caller may work on, in SQL (none: an operator, who sees every task). */
+function workableBy(t: TaskTable, caller: LedgerCaller | undefined): SQL | undefined {
+  if (!caller || caller.isAdmin) return undefined;
+  return or(eq(t.requestedBy, caller.agentId), assignedTo(t)(caller.agentId));
+}
+
+/** The tasks whose key or id is one of `refs`. */
+function namedBy(t: TaskTable, refs: string[]): SQL {
+  const ids = refs.filter((r) => !isKeyRef(r));
+  return or(inArray(t.taskId, refs), ids.length ? inArray(t.clientId, ids) : undefined) as SQL;
+}
+
+/**
+ * The one ownership rule of the ledger (both backends, every route and MCP
+ * tool): a task id names the caller's own task, else one it may work on;
+ * a task the caller may not work on answers exactly as a task that does not
+ * exist (404), so an id reveals nothing of another agent's work. `lock` locks
+ * it for a write on PostgreSQL.
+ */
+function* requireTaskVisibleTo(ref: string, caller: LedgerCaller | undefined, { lock }: { lock?: "update" } = {}): Op<TaskRow> {
+  const own = caller ? yield* row(tasks, (t) => and(eq(t.requestedBy, caller.agentId), eq(t.clientId, ref)), { lock }) : undefined;
+  const found = own ? [own] : yield* rows(tasks, { where: (t) => and(namedBy(t, [ref]), workableBy(t, caller)), orderBy: (t) => [sql`case when ${t.taskId} = ${ref} then 0 else 1 end`, asc(t.taskId)], limit: 2, lock });
+  const task = pickOwned(found, ref, caller?.agentId, taskView, "task");
+  if (!task) throw new AppError("not_found", `no task ${ref}`);
+  return task;
+}
+
+/** A row under a task as its caller knows it: the task named by the id its requester chose, not by its key. */
+function underTask<T extends { taskId: string | null }>(r: T, task: Pick<TaskRow, "taskId" | "clientId">): T {
+  return r.taskId === task.taskId ? { ...r, taskId: task.clientId } : r;
 }
 
 /** Facts of another agent's row never match a retry: a stored null agent (rows from before agents were recorded) matches anyone. */
@@ -270,6 +293,7 @@ function* insertOrRetry<T extends typeof tasks | typeof overrides, R>(
 export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, requestedBy }: Handle<H> & { input: z.input<typeof createTaskSchema>; requestedBy: string }): OnLedger<H, { task: Task; created: boolean }> {
   const parsed = createTaskSchema.parse(input);
   const taskId = parsed.task_id ?? newId();
+  const key = ownedKey(requestedBy, taskId);
   const requiredChecks = parsed.required_checks ? [...new Set(parsed.required_checks)] : [...CHECKS];
   const assignees = [...new Set(parsed.assignees ?? [])].filter((a) => a !== requestedBy);
   const facts = { requestedBy, intent: parsed.intent, spec: parsed.spec, requiredChecks, assignees: [...assignees].sort() };
@@ -279,7 +303,8 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
     insertOrRetry<typeof tasks, { task: Task; created: boolean }>(
       tasks,
       {
-        taskId,
+        taskId: key,
+        clientId: taskId,
         createdAt: now,
         updatedAt: now,
         requestedBy,
@@ -289,8 +314,9 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
         verdict: "pending",
         assigneesJson: assignees.length ? JSON.stringify(assignees) : null,
       },
-      (t) => eq(t.taskId, taskId),
-      (t) => [t.taskId],
+      // Ids are namespaced per requester: another agent's task with this id is another task.
+      (t) => and(eq(t.requestedBy, requestedBy), eq(t.clientId, taskId)) as SQL,
+      (t) => [t.requestedBy, t.clientId],
       (existing) => {
         const t = toTask(existing);
         assertSameRetry("task", taskId, { requestedBy: t.requestedBy, intent: t.intent, spec: t.spec, requiredChecks: t.requiredChecks, assignees: [...t.assignees].sort() }, facts);
@@ -341,7 +367,7 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
       const finished = parsed.exit_code !== undefined;
       const values = {
         runId,
-        taskId,
+        taskId: task.taskId,
         agentId: caller.agentId,
         skill: parsed.skill,
         inputHash: parsed.input_hash,
@@ -357,8 +383,8 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
       const existing = yield* row(skillRuns, (t) => eq(t.runId, runId));
       if (existing) {
         // Not naming the other task: the caller may not be allowed to see it.
-        if (existing.taskId !== taskId) throw new AppError("conflict", `run ${runId} belongs to another task`);
-        const stored = toRun(existing);
+        if (existing.taskId !== task.taskId) throw new AppError("conflict", `run ${runId} belongs to another task`);
+        const stored = underTask(toRun(existing), task);
         // A retried start after the run finished is still the same request.
         const incoming = toRun({ ...existing, ...values, startedAt: existing.startedAt, finishedAt: finished ? existing.finishedAt : null });
         const storedFacts = { ...runFacts(stored), agentId: sameAgentFact(stored.agentId, caller.agentId) };
@@ -369,7 +395,7 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
       const created = yield* insert(skillRuns, values);
       yield* insertRunArtifacts(created, parsed.artifacts ?? [], caller.agentId);
       yield* refreshVerdict(task);
-      return { run: toRun(created), created: true };
+      return { run: underTask(toRun(created), task), created: true };
     })(),
   );
 }
@@ -381,11 +407,11 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
     handle,
     (function* () {
       const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
-      const existing = yield* row(skillRuns, (t) => and(eq(t.runId, runId), eq(t.taskId, taskId)));
+      const existing = yield* row(skillRuns, (t) => and(eq(t.runId, runId), eq(t.taskId, task.taskId)));
       if (!existing) throw new AppError("not_found", `no run ${runId} in task ${taskId}`);
       const fields = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
       if (existing.finishedAt !== null) {
-        const stored = toRun(existing);
+        const stored = underTask(toRun(existing), task);
         assertSameRetry("run", runId, runFacts(stored), runFacts(toRun({ ...existing, ...fields })));
         return { run: stored, created: false };
       }
@@ -394,7 +420,7 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
       const [finishedRun] = yield* update(skillRuns, { ...fields, finishedAt }, (t) => eq(t.runId, runId));
       yield* insertRunArtifacts(finishedRun, parsed.artifacts ?? [], caller.agentId);
       yield* refreshVerdict(task);
-      return { run: toRun(finishedRun), created: true };
+      return { run: underTask(toRun(finishedRun), task), created: true };
     })(),
   );
 }
@@ -419,19 +445,19 @@ export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ ha
       if (parsed.run_id) {
         const runId = parsed.run_id;
         const run = yield* row(skillRuns, (t) => eq(t.runId, runId));
-        if (!run || run.taskId !== taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
+        if (!run || run.taskId !== task.taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
       }
-      const facts = validationFacts(parsed, taskId, caller.agentId);
+      const facts = validationFacts(parsed, task.taskId, caller.agentId);
       // Validations of this task are serialized by the task lock; an id reused on another task meets the primary key.
       const existing = yield* row(validations, (t) => eq(t.validationId, validationId));
       if (existing) {
         const v = toValidation(existing);
         assertSameValidationRetry(v, facts);
-        return { validation: v, created: false };
+        return { validation: underTask(v, task), created: false };
       }
-      const created = yield* insert(validations, { validationId, taskId, agentId: caller.agentId, runId: facts.runId, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
+      const created = yield* insert(validations, { validationId, taskId: task.taskId, agentId: caller.agentId, runId: facts.runId, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
       yield* refreshVerdict(task);
-      return { validation: toValidation(created), created: true };
+      return { validation: underTask(toValidation(created), task), created: true };
     })(),
   );
 }
@@ -440,32 +466,35 @@ type ProvenanceBatchRecord = z.output<typeof provenanceRecordSchema>;
 
 /**
  * The rows a provenance batch inserts, checked against the tasks and runs it
- * names (both backends): an unknown task or run is 422, another agent's task 403.
+ * names (both backends): an unknown task or run is 422, and so is another
+ * agent's task or a run of one (the ownership rule of requireTaskVisibleTo).
  */
 export function provenanceBatchRows({
   records,
   knownRuns,
-  knownTasks,
+  candidates,
   recordedBy,
   caller,
   now = Date.now(),
 }: {
   records: ProvenanceBatchRecord[];
+  /** Run id → the key of its task. */
   knownRuns: Map<string, string>;
-  knownTasks: Map<string, Pick<TaskRow, "taskId" | "requestedBy" | "assigneesJson">>;
+  /** The tasks the records' task ids may name, and the tasks of their runs. */
+  candidates: Pick<TaskRow, "taskId" | "clientId" | "requestedBy" | "assigneesJson">[];
   recordedBy: string;
   caller?: LedgerCaller;
   now?: number;
 }) {
+  const workable = candidates.filter((t) => !caller || canWorkOnTask(t, caller));
+  const byKey = new Map(workable.map((t) => [t.taskId, t]));
   return records.map((r, i) => {
-    // Another agent's task, or a run of one, answers as an unknown id (the ownership rule of taskOwnedBy).
-    const mine = (taskId: string | undefined) => {
-      const task = taskId === undefined ? undefined : knownTasks.get(taskId);
-      return task !== undefined && (!caller || canWorkOnTask(task, caller));
-    };
-    if (r.task_id && !mine(r.task_id)) throw new AppError("unprocessable", `records[${i}]: no task ${r.task_id}`);
-    if (r.run_id && (!knownRuns.has(r.run_id) || !mine(knownRuns.get(r.run_id)))) throw new AppError("unprocessable", `records[${i}]: no run ${r.run_id}`);
-    const taskId = r.task_id ?? (r.run_id ? knownRuns.get(r.run_id) : undefined) ?? null;
+    const task = r.task_id === undefined ? undefined : pickOwned(workable, r.task_id, caller?.agentId, (t) => ({ key: t.taskId, clientId: t.clientId, owner: t.requestedBy }), "task");
+    if (r.task_id && !task) throw new AppError("unprocessable", `records[${i}]: no task ${r.task_id}`);
+    const runTaskKey = r.run_id === undefined ? undefined : knownRuns.get(r.run_id);
+    const runTask = runTaskKey === undefined ? undefined : byKey.get(runTaskKey);
+    if (r.run_id && !runTask) throw new AppError("unprocessable", `records[${i}]: no run ${r.run_id}`);
+    const taskId = task?.taskId ?? runTask?.taskId ?? null;
     return {
       artifactType: r.artifact_type,
       artifactId: r.artifact_id,
@@ -501,9 +530,10 @@ export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>
       const { taskIds, runIds } = provenanceBatchLinks(records);
       const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.runId, runIds) }) : [];
       const knownRuns = new Map(runRows.map((r) => [r.runId, r.taskId]));
-      const linkedTaskIds = [...new Set([...taskIds, ...knownRuns.values()])];
-      const taskRows = linkedTaskIds.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, linkedTaskIds) }) : [];
-      const values = provenanceBatchRows({ records, knownRuns, knownTasks: new Map(taskRows.map((t) => [t.taskId, t])), recordedBy, caller });
+      const runTaskKeys = [...new Set(knownRuns.values())];
+      const named = taskIds.length ? yield* rows(tasks, { where: (t) => and(namedBy(t, taskIds), workableBy(t, caller)) }) : [];
+      const ofRuns = runTaskKeys.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, runTaskKeys) }) : [];
+      const values = provenanceBatchRows({ records, knownRuns, candidates: [...named, ...ofRuns], recordedBy, caller });
       // One statement: a fact repeated within the batch or already stored is skipped by the unique key.
       const inserted = (yield* insertManyOrIgnore(provenance, values, provenanceFactKey)).length;
       return { inserted, existing: records.length - inserted };
@@ -515,11 +545,11 @@ export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>
 export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, actor, tokenLabel, caller }: Handle<H> & { input: z.input<typeof recordOverrideSchema>; actor: string; tokenLabel: string; caller?: LedgerCaller }): OnLedger<H, { override: OverrideRow; created: boolean }> {
   const parsed = recordOverrideSchema.parse(input);
   const overrideId = parsed.override_id ?? newId();
-  const facts = { actor, tokenLabel, taskId: parsed.task_id ?? null, note: parsed.note };
   return writeLedger(
     handle,
     (function* () {
-      if (parsed.task_id) yield* requireTaskVisibleTo(parsed.task_id, caller, { lock: "update" });
+      const task = parsed.task_id ? yield* requireTaskVisibleTo(parsed.task_id, caller, { lock: "update" }) : undefined;
+      const facts = { actor, tokenLabel, taskId: task?.taskId ?? null, note: parsed.note };
       const answer = yield* insertOrRetry<typeof overrides, { override: OverrideRow; created: boolean }>(
         overrides,
         { overrideId, ts: Date.now(), ...facts },
@@ -532,9 +562,9 @@ export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ hand
         (created) => ({ override: created, created: true }),
       );
       if (answer.created) {
-        yield* auditStep({ actor, action: "ledger.override", target: parsed.task_id ? `task:${parsed.task_id}` : `override:${overrideId}`, reason: parsed.note, details: { override_id: overrideId, token_label: tokenLabel } });
+        yield* auditStep({ actor, action: "ledger.override", target: task ? `task:${task.taskId}` : `override:${overrideId}`, reason: parsed.note, details: { override_id: overrideId, token_label: tokenLabel } });
       }
-      return answer;
+      return task ? { ...answer, override: underTask(answer.override, task) } : answer;
     })(),
   );
 }
@@ -553,16 +583,19 @@ export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ h
   return readLedger(
     handle,
     (function* () {
-      const task = toTask(yield* requireTaskVisibleTo(taskId, caller));
+      const stored = yield* requireTaskVisibleTo(taskId, caller);
+      const task = toTask(stored);
+      const key = stored.taskId;
+      const mine = <T extends { taskId: string | null }>(r: T) => underTask(r, stored);
       const visible = inCallerStores(caller);
-      const allRuns = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, taskId), orderBy: (t) => [asc(t.startedAt), asc(t.runId)] })).map(toRun);
-      const vals = (yield* validationsInRecordingOrder(taskId)).map(toValidation);
+      const allRuns = (yield* rows(skillRuns, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.startedAt), asc(t.runId)] })).map(toRun).map(mine);
+      const vals = (yield* validationsInRecordingOrder(key)).map(toValidation).map(mine);
       return {
         task,
         runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
         validations: vals,
-        overrides: yield* rows(overrides, { where: (t) => eq(t.taskId, taskId), orderBy: (t) => [asc(t.ts)] }),
-        artifacts: (yield* rows(provenance, { where: (t) => eq(t.taskId, taskId), orderBy: (t) => [asc(t.id)] })).filter(visible),
+        overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(mine),
+        artifacts: (yield* rows(provenance, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.id)] })).filter(visible).map(mine),
         verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }),
       };
     })(),
@@ -658,6 +691,12 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>(i
       const linkedTasks = distinct([...facts.map((f) => f.taskId), ...runsFound.map((r) => r.taskId)]);
       const taskRowsFound = linkedTasks.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, linkedTasks) }) : [];
       const visibleTasks = new Map(taskRowsFound.filter((t) => !caller || canWorkOnTask(t, caller)).map((t) => [t.taskId, t]));
+      // Rows under a task name it by the id its requester chose; a fact's link to a task the caller may not work on is left out.
+      const known = <T extends { taskId: string | null }>(r: T): T => {
+        const task = r.taskId === null ? undefined : visibleTasks.get(r.taskId);
+        return task ? underTask(r, task) : r;
+      };
+      const linkShown = (f: ProvenanceRow): ProvenanceRow => (f.taskId === null || visibleTasks.has(f.taskId) ? known(f) : { ...f, taskId: null, runId: null });
       const runs = runsFound.filter((r) => visibleTasks.has(r.taskId)).map(toRun);
       const runIds = runs.map((r) => r.runId);
       const taskRows = distinct(facts.map((f) => f.taskId)).flatMap((id) => visibleTasks.get(id) ?? []);
@@ -666,7 +705,7 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>(i
         taskIds.length || runIds.length
           ? (yield* rows(validations, { where: (t) => or(taskIds.length ? inArray(t.taskId, taskIds) : undefined, runIds.length ? inArray(t.runId, runIds) : undefined), orderBy: inRecordingOrder })).map(toValidation)
           : [];
-      return { provenance: facts, runs, tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals };
+      return { provenance: facts.map(linkShown), runs: runs.map(known), tasks: taskRows.map((t) => ({ task: toTask(t), verdict: t.verdict })), validations: vals.map(known) };
     })(),
   );
 }

@@ -35,6 +35,7 @@ import { storeHealthReportFor } from "../metrics/health";
 import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
 import { recallInputSchema } from "../recall/recall";
 import { clientIdSchema } from "../common";
+import { ownedRefSchema } from "../governance/owned-ids";
 import { activityPageResponse, activitySummaryResponse } from "../api/responses/activity";
 import { evaluateStartResponse, selfRecallResponse } from "../api/responses/self-recall";
 import { evaluateInputSchema, getSelfRecall, startEvaluation } from "../eval/self-recall";
@@ -59,8 +60,8 @@ function tool<S extends ZodType>(def: { name: string; description: string; scope
 
 const storeShape = storeParams.shape;
 const storeItemShape = storeItemParams.shape;
-const sessionIdShape = { session_id: clientIdSchema };
-const taskIdShape = { task_id: clientIdSchema };
+const sessionIdShape = { session_id: ownedRefSchema };
+const taskIdShape = { task_id: ownedRefSchema };
 
 const agentOf = (ctx: ToolContext) => ctx.principal.agentId;
 /** The same caller the REST routes build: agent id, and admin only for an unrestricted admin token. */

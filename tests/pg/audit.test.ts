@@ -79,12 +79,12 @@ describe("the audit log on PostgreSQL", () => {
     const now = Date.now();
     const task = { createdAt: now, requestedBy: "agent:x", intent: "i", specJson: "{}", requiredChecksJson: "[]", verdict: "pending" as const, updatedAt: now };
     await h.db.transaction(async (tx) => {
-      await tx.insert(tasks).values({ taskId: "kept", ...task });
+      await tx.insert(tasks).values({ taskId: "kept", clientId: "kept", ...task });
       await appendAuditPg({ db: tx, entry: { actor: "agent:x", action: "task.create", target: "task:kept" } });
     });
     await expect(
       h.db.transaction(async (tx) => {
-        await tx.insert(tasks).values({ taskId: "dropped", ...task });
+        await tx.insert(tasks).values({ taskId: "dropped", clientId: "dropped", ...task });
         await appendAuditPg({ db: tx, entry: { actor: "agent:x", action: "task.create", target: "task:dropped" } });
         throw new Error("validation failed after the audit row was written");
       }),

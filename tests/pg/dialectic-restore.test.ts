@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { SIGNATURE_GENESIS, signMessage } from "@/lib/governance/dialectic";
+import { SIGNATURE_GENESIS, signMessage, verifyDialecticSession } from "@/lib/governance/dialectic";
 import { exportDialecticSessions, restoreDialecticSessions, toDialecticSnapshot } from "@/lib/governance/dialectic-export";
-import { verifyDialecticSessionPg } from "@/lib/governance/dialectic-pg";
 import type { DialecticMessageRow, DialecticSessionRow } from "@/lib/db/schema/pg/governance";
 import { useTwoReplicas } from "./helpers";
 
@@ -12,6 +11,7 @@ function longSession(n: number): { session: DialecticSessionRow; messages: Diale
   const t0 = 1_790_000_000_000;
   const session: DialecticSessionRow = {
     sessionId: "long-review",
+    clientId: "long-review",
     pausedAgentId: "agent:paused",
     reviewerAgentId: "agent:reviewer",
     phase: "synthesis",
@@ -54,7 +54,7 @@ describe("dialectic restore on PostgreSQL", () => {
     const snapshot = toDialecticSnapshot({ sessions: [session], messages, now: Date.now() });
     const r = await restoreDialecticSessions({ handle: replicas.a(), snapshot, actor: "user:admin" });
     expect(r).toEqual({ restored: 1, unchanged: 0, messages: 7_000 });
-    expect(await verifyDialecticSessionPg({ db: replicas.b().db, sessionId: session.sessionId })).toEqual({ ok: true, messages: 7_000 });
+    expect(await verifyDialecticSession({ handle: replicas.b(), sessionId: session.sessionId })).toEqual({ ok: true, messages: 7_000 });
     // The export of the restored session is the snapshot again, and restoring it on the other replica changes nothing.
     const again = await exportDialecticSessions({ handle: replicas.b() });
     expect(again.sessions[0].messages).toHaveLength(7_000);

@@ -184,7 +184,7 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     await callRoute(sessionsRoute.POST, { token: tok.alice, body: { session_id: "dash2", topic: "still open" } });
     await callRoute(messagesRoute.POST, { token: tok.alice, params: { id: "dash" }, body: { message_type: "thesis", reasoning: "r" } });
     const note = await governance().annotateDialecticSession({ sessionId: "dash", input: { body: "looks right" }, actor: "user:ann" });
-    expect(note).toMatchObject({ sessionId: "dash", author: "user:ann", body: "looks right" });
+    expect(note).toMatchObject({ sessionId: "alice~dash", author: "user:ann", body: "looks right" });
     expect((await governance().listDialecticAnnotations({ sessionId: "dash" })).map((n) => n.body)).toEqual(["looks right"]);
     const ended = await governance().abandonDialecticSessionAsAdmin({ sessionId: "dash", actor: "user:ann", reason: "stale" });
     expect(ended).toMatchObject({ status: "failed", failureReason: "abandoned by user:ann (admin): stale" });
@@ -303,7 +303,7 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     await callRoute(messagesRoute.POST, { token: tok.bob, params: { id: "x1" }, body: { message_type: "antithesis", reasoning: "too long", concerns: ["staleness"] } });
     const one = await callRoute(sessionExportRoute.GET, { token: tok.bob, params: { id: "x1" } });
     expect(one.status).toBe(200);
-    expect(one.json.sessions.map((s: { sessionId: string; messages: unknown[] }) => [s.sessionId, s.messages.length])).toEqual([["x1", 2]]);
+    expect(one.json.sessions.map((s: { sessionId: string; messages: unknown[] }) => [s.sessionId, s.messages.length])).toEqual([["alice~x1", 2]]);
     expect((await callRoute(sessionExportRoute.GET, { token: tok.carol, params: { id: "x1" } })).status).toBe(404);
     expect((await callRoute(exportRoute.GET, { token: tok.alice })).status).toBe(403);
     const all = await callRoute(exportRoute.GET, { token: tok.ops });
@@ -318,8 +318,8 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     changed.sessions[0].updatedAt += 1;
     expect((await callRoute(restoreRoute.POST, { token: tok.ops, body: changed })).status).toBe(409);
     // Lost from the database (an operator's mistake), the session comes back whole from the snapshot.
-    if (backend === "postgres") await (await getPg()!).pool.query("delete from dialectic_messages where session_id = 'x1'; delete from dialectic_sessions where session_id = 'x1'");
-    else getGovernance().sqlite.exec("delete from dialectic_messages where session_id = 'x1'; delete from dialectic_sessions where session_id = 'x1'");
+    if (backend === "postgres") await (await getPg()!).pool.query("delete from dialectic_messages where session_id = 'alice~x1'; delete from dialectic_sessions where session_id = 'alice~x1'");
+    else getGovernance().sqlite.exec("delete from dialectic_messages where session_id = 'alice~x1'; delete from dialectic_sessions where session_id = 'alice~x1'");
     expect((await callRoute(sessionRoute.GET, { token: tok.alice, params: { id: "x1" } })).status).toBe(404);
     expect((await callRoute(restoreRoute.POST, { token: tok.ops, body: all.json })).json).toEqual({ restored: 1, unchanged: 0, messages: 2 });
     expect((await callRoute(verifyRoute.GET, { token: tok.alice, params: { id: "x1" } })).json).toEqual({ ok: true, messages: 2 });

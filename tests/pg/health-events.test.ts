@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePg, getPg } from "@/lib/db/pg";
 import { alertQueueIdle } from "@/lib/governance/alert-webhook";
-import { abandonDialecticSessionPg, createDialecticSessionPg } from "@/lib/governance/dialectic-pg";
+import { abandonDialecticSession, createDialecticSession } from "@/lib/governance/dialectic";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus } from "@/lib/governance/health-events";
 import { useTempDataDir } from "../helpers";
 import { createTestDatabase, useTwoReplicas } from "./helpers";
@@ -33,14 +33,14 @@ describe("health events on PostgreSQL", () => {
   });
 
   it("a dialectic session that fails on PostgreSQL is one event and one webhook, however often it is seen; Health lists it with its delivery", async () => {
-    const { db } = await getPg()!;
-    const { session } = await createDialecticSessionPg({ db, input: { topic: "review the plan", reviewer_agent_id: "agent-b" }, agentId: "agent-a" });
-    await abandonDialecticSessionPg({ db, sessionId: session.sessionId, agentId: "agent-a", reason: "gave up" });
+    const handle = await getPg()!;
+    const { session } = await createDialecticSession({ handle, input: { topic: "review the plan", reviewer_agent_id: "agent-b" }, agentId: "agent-a" });
+    await abandonDialecticSession({ handle, sessionId: session.sessionId, agentId: "agent-a", reason: "gave up" });
     expect(await observeFailedDialecticSessions()).toHaveLength(1);
     expect(await observeFailedDialecticSessions()).toHaveLength(0);
     await alertQueueIdle();
-    expect(received).toEqual([expect.objectContaining({ kind: "dialectic_failed", subject: session.sessionId, reason: "abandoned by agent-a", agent_id: "agent-a", agent_text: "gave up" })]);
-    await expect.poll(async () => (await listRecentHealthEvents())[0]).toMatchObject({ kind: "dialectic_failed", subject: session.sessionId, webhookState: "delivered", webhookAttempts: 1 });
+    expect(received).toEqual([expect.objectContaining({ kind: "dialectic_failed", subject: session.key, reason: "abandoned by agent-a", agent_id: "agent-a", agent_text: "gave up" })]);
+    await expect.poll(async () => (await listRecentHealthEvents())[0]).toMatchObject({ kind: "dialectic_failed", subject: session.key, webhookState: "delivered", webhookAttempts: 1 });
   });
 
   it("store status changes are recorded once, not on a repeat, not on a first healthy sighting", async () => {

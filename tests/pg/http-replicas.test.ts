@@ -112,8 +112,8 @@ describe("two app servers on one PostgreSQL database", () => {
     // The export, from either server, is the same signed transcript.
     const exported = await api(a.url, "GET", "/dialectic/export");
     expect(exported.status).toBe(200);
-    const { sessions } = exported.json as { sessions: { sessionId: string; messages: unknown[] }[] };
-    expect(sessions.find((s) => s.sessionId === "http-d")?.messages).toHaveLength(acknowledged);
+    const { sessions } = exported.json as { sessions: { clientId: string; messages: unknown[] }[] };
+    expect(sessions.find((s) => s.clientId === "http-d")?.messages).toHaveLength(acknowledged);
   });
 
   it("refuses a token revoked on one server at once on the other, and the audit chain verifies", async () => {

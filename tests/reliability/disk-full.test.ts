@@ -145,8 +145,8 @@ describe.skipIf(!tmpfs.dir)(`a real full disk: DATA_DIR on a ${SIZE} tmpfs fille
         memory: count(store, "select count(*) as n from memories where path = ?", `notes/${tag}`),
         thought: count(store, "select count(*) as n from thoughts where content = ?", `a thought ${tag}`),
         trace: count(store, "select count(*) as n from reasoning_traces where key_issue = ?", `full ${tag}`),
-        session: count(governance, "select count(*) as n from dialectic_sessions where session_id = ?", `disk-${tag}`),
-        task: count(governance, "select count(*) as n from tasks where task_id = ?", `task-${tag}`),
+        session: count(governance, "select count(*) as n from dialectic_sessions where client_id = ?", `disk-${tag}`),
+        task: count(governance, "select count(*) as n from tasks where client_id = ?", `task-${tag}`),
         token: count(governance, "select count(*) as n from api_tokens where agent_id = ?", `agent-${tag}`),
         store: fs.existsSync(path.join(dataDir, "stores", `store-${tag}`, "index.db")) ? 1 : 0,
       });

@@ -3,7 +3,7 @@
 import { revalidatePath } from "next/cache";
 import { requireRoleForAction } from "@/app/_server/session";
 import { actorOf } from "@/lib/auth/actor";
-import { clientIdSchema } from "@/lib/common";
+import { ownedRefSchema } from "@/lib/governance/owned-ids";
 import { governance } from "@/lib/backend/governance";
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 
@@ -17,7 +17,7 @@ export async function annotateSessionAction(_prev: ActionResult | null, form: Fo
   try {
     const user = await requireRoleForAction("editor");
     assertForm(form);
-    const sessionId = clientIdSchema.parse(form.get("session_id"));
+    const sessionId = ownedRefSchema.parse(form.get("session_id"));
     await governance().annotateDialecticSession({ sessionId, input: { body: String(form.get("body") ?? "") }, actor: actorOf(user) });
     revalidatePath(sessionHref(sessionId));
     return { ok: true, message: "Note added." };
@@ -31,12 +31,12 @@ export async function abandonSessionAction(_prev: ActionResult | null, form: For
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
-    const sessionId = clientIdSchema.parse(form.get("session_id"));
+    const sessionId = ownedRefSchema.parse(form.get("session_id"));
     const reason = String(form.get("reason") ?? "").trim();
     const session = await governance().abandonDialecticSessionAsAdmin({ sessionId, actor: actorOf(admin), reason: reason || undefined });
     revalidatePath(sessionHref(sessionId));
     revalidatePath("/sessions");
-    return { ok: true, message: `Session ${session.sessionId} is ${session.status}: ${session.failureReason ?? ""}` };
+    return { ok: true, message: `Session ${session.key} is ${session.status}: ${session.failureReason ?? ""}` };
   } catch (e) {
     return actionError(e);
   }

@@ -24,7 +24,10 @@ export const dialecticMessage = exact({
 });
 
 export const dialecticSession = exact({
+  /** The id the paused agent chose; ids are namespaced per agent. */
   session_id: z.string(),
+  /** The session's unambiguous address (`agent~session_id`; the id itself for sessions from before ids were namespaced): what an admin or reviewer names where the id alone names several sessions. */
+  key: z.string(),
   paused_agent_id: z.string(),
   reviewer_agent_id: z.string().nullable(),
   phase: z.enum(PHASES),

@@ -7,7 +7,10 @@ import { count, epochMs, exact } from "./common";
 const verdict = z.enum(VERDICTS);
 
 export const task = exact({
+  /** The id the requester chose; ids are namespaced per requester. */
   task_id: z.string(),
+  /** The task's unambiguous address (`requester~task_id`; the id itself for tasks from before ids were namespaced): what an admin or assignee names where the id alone names several tasks. */
+  key: z.string(),
   created_at: epochMs,
   requested_by: z.string(),
   intent: z.string(),

@@ -78,9 +78,9 @@ export default async function LedgerPage({ searchParams }: Props) {
               </thead>
               <tbody>
                 {result.tasks.map((t) => (
-                  <tr key={t.taskId} data-testid={`task-row-${t.taskId}`}>
+                  <tr key={t.key} data-testid={`task-row-${t.taskId}`}>
                     <td className="font-mono text-xs">
-                      <Link className="underline" href={`/ledger/tasks/${encodeURIComponent(t.taskId)}`}>
+                      <Link className="underline" href={`/ledger/tasks/${encodeURIComponent(t.key)}`}>
                         {t.taskId}
                       </Link>
                     </td>

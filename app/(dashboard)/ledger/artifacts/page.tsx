@@ -78,9 +78,9 @@ export default async function ArtifactPage({ searchParams }: Props) {
           <LedgerSection id="producers-heading" title="Produced by">
             {/* Each task with its own runs (not every run under the last task). */}
             {proofs.tasks.map(({ task, verdict }) => (
-              <div key={task.taskId} className="space-y-2" data-testid={`producer-${task.taskId}`}>
+              <div key={task.key} className="space-y-2" data-testid={`producer-${task.taskId}`}>
                 <p className="flex items-center gap-2 text-sm">
-                  <Link className="underline" href={`/ledger/tasks/${encodeURIComponent(task.taskId)}`}>
+                  <Link className="underline" href={`/ledger/tasks/${encodeURIComponent(task.key)}`}>
                     {task.intent}
                   </Link>
                   <LedgerVerdictBadge value={verdict} />

@@ -118,9 +118,9 @@ export default async function SessionsPage({ searchParams }: Props) {
                   {result.sessions.map((s) => {
                     const clock = sessionIdleClock(s);
                     return (
-                      <tr key={s.sessionId} data-testid={`session-row-${s.sessionId}`}>
+                      <tr key={s.key} data-testid={`session-row-${s.sessionId}`}>
                         <td data-label="Topic">
-                          <Link className="underline" href={`/sessions/${encodeURIComponent(s.sessionId)}`}>
+                          <Link className="underline" href={`/sessions/${encodeURIComponent(s.key)}`}>
                             {s.topic}
                           </Link>
                         </td>

@@ -29,10 +29,10 @@ export default async function SessionPage({ params }: Props) {
   const { id } = await params;
   const session = await load(decodeURIComponent(id));
   const messages = session.messages ?? [];
-  const notes = await governance().listDialecticAnnotations({ sessionId: session.sessionId });
+  const notes = await governance().listDialecticAnnotations({ sessionId: session.key });
   const clock = sessionIdleClock(session);
   // Checked against the database on every view: the page says whether the transcript is intact.
-  const signatures = await governance().verifyDialecticSession({ sessionId: session.sessionId });
+  const signatures = await governance().verifyDialecticSession({ sessionId: session.key });
   return (
     <div className="space-y-6">
       <div className="space-y-1">
@@ -41,8 +41,8 @@ export default async function SessionPage({ params }: Props) {
         </Link>
         <h1 className="text-2xl font-semibold">{session.topic}</h1>
         <p className="flex flex-wrap items-center gap-2 text-sm text-slate-600">
-          <span className="font-mono">{session.sessionId}</span> · {session.sessionType} · <LedgerVerdictBadge value={session.status} testId="session-status" /> · started {formatTime(session.createdAt)}
-          <a className="btn-secondary ml-auto" href={`/sessions/${encodeURIComponent(session.sessionId)}/export`} download={`session-${session.sessionId}.json`}>
+          <span className="font-mono">{session.key}</span> · {session.sessionType} · <LedgerVerdictBadge value={session.status} testId="session-status" /> · started {formatTime(session.createdAt)}
+          <a className="btn-secondary ml-auto" href={`/sessions/${encodeURIComponent(session.key)}/export`} download={`session-${session.key}.json`}>
             Export JSON
           </a>
         </p>
@@ -84,7 +84,7 @@ export default async function SessionPage({ params }: Props) {
             {clock && ` · idle since ${formatTime(clock.idleSince)} · times out at ${formatTime(clock.timesOutAt)}`}
           </p>
         )}
-        {session.status === "active" && user.role === "admin" && <SessionAbandonForm sessionId={session.sessionId} action={abandonSessionAction} />}
+        {session.status === "active" && user.role === "admin" && <SessionAbandonForm sessionId={session.key} action={abandonSessionAction} />}
       </LedgerSection>
 
       {session.status !== "active" && (
@@ -120,7 +120,7 @@ export default async function SessionPage({ params }: Props) {
         <LedgerSection id="notes-heading" title={`Notes (${notes.length})`} testId="session-notes-panel">
           <p className="text-xs text-slate-500">Notes from people, beside the review: not messages of it, so they never change its phase or turn.</p>
           <SessionAnnotations notes={notes} />
-          {roleAtLeast(user.role, "editor") && <SessionNoteForm sessionId={session.sessionId} maxChars={ANNOTATION_MAX_CHARS} action={annotateSessionAction} />}
+          {roleAtLeast(user.role, "editor") && <SessionNoteForm sessionId={session.key} maxChars={ANNOTATION_MAX_CHARS} action={annotateSessionAction} />}
         </LedgerSection>
       </div>
     </div>

@@ -95,7 +95,10 @@ export type AuditRow = InferSelectModel<typeof auditLog>;
 export const tasks = pgTable(
   "tasks",
   {
+    /** The internal key child rows reference: the requester's id qualified by the requester (`owner~id`); the id itself on rows from before ids were namespaced. */
     taskId: text("task_id").primaryKey(),
+    /** The id the requester chose: unique per requester, so two agents may each have a task "t1". */
+    clientId: text("client_id").notNull(),
     createdAt: epochMs("created_at").notNull(),
     requestedBy: text("requested_by").notNull(),
     intent: text("intent").notNull(),
@@ -111,6 +114,8 @@ export const tasks = pgTable(
     index("tasks_requested_by_idx").on(t.requestedBy, t.createdAt),
     index("tasks_created_at_idx").on(t.createdAt),
     index("tasks_verdict_idx").on(t.verdict, t.createdAt),
+    uniqueIndex("tasks_owner_client_uq").on(t.requestedBy, t.clientId),
+    index("tasks_client_idx").on(t.clientId),
   ],
 );
 export type TaskRow = InferSelectModel<typeof tasks>;
@@ -205,7 +210,10 @@ export type OverrideRow = InferSelectModel<typeof overrides>;
 export const dialecticSessions = pgTable(
   "dialectic_sessions",
   {
+    /** The internal key messages and notes reference: the creator's id qualified by the creator (`owner~id`); the id itself on rows from before ids were namespaced. */
     sessionId: text("session_id").primaryKey(),
+    /** The id the paused agent chose: unique per agent, so two agents may each have a review "r1". */
+    clientId: text("client_id").notNull(),
     pausedAgentId: text("paused_agent_id").notNull(),
     reviewerAgentId: text("reviewer_agent_id"),
     phase: text("phase", { enum: ["thesis", "antithesis", "synthesis", "resolved", "failed"] }).notNull(),
@@ -225,6 +233,8 @@ export const dialecticSessions = pgTable(
     index("dialectic_sessions_phase_idx").on(t.phase),
     index("dialectic_sessions_status_idx").on(t.status, t.updatedAt),
     index("dialectic_sessions_created_idx").on(t.createdAt),
+    uniqueIndex("dialectic_sessions_owner_client_uq").on(t.pausedAgentId, t.clientId),
+    index("dialectic_sessions_client_idx").on(t.clientId),
   ],
 );
 export type DialecticSessionRow = InferSelectModel<typeof dialecticSessions>;

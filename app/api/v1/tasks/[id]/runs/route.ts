@@ -4,13 +4,13 @@ import { defineRoute } from "@/lib/api/route";
 import { startRunSchema } from "@/lib/governance/ledger";
 import { governance } from "@/lib/backend/governance";
 import { callerOf, respondCreated } from "@/lib/api/respond";
-import { clientIdSchema } from "@/lib/common";
+import { ownedRefSchema } from "@/lib/governance/owned-ids";
 
 export const POST = defineRoute({
   name: "POST /tasks/{id}/runs",
   auth: "write",
   response: runRecordedResponse,
-  params: z.object({ id: clientIdSchema }).strict(),
+  params: z.object({ id: ownedRefSchema }).strict(),
   body: startRunSchema,
   handler: async ({ params, body, principal }) => {
     const { run, created } = await governance().recordRunStart({ taskId: params.id, input: body, caller: callerOf(principal) });

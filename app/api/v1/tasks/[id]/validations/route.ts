@@ -4,13 +4,13 @@ import { defineRoute } from "@/lib/api/route";
 import { recordValidationSchema } from "@/lib/governance/ledger";
 import { governance } from "@/lib/backend/governance";
 import { callerOf, respondCreated } from "@/lib/api/respond";
-import { clientIdSchema } from "@/lib/common";
+import { ownedRefSchema } from "@/lib/governance/owned-ids";
 
 export const POST = defineRoute({
   name: "POST /tasks/{id}/validations",
   auth: "write",
   response: validationRecordedResponse,
-  params: z.object({ id: clientIdSchema }).strict(),
+  params: z.object({ id: ownedRefSchema }).strict(),
   body: recordValidationSchema,
   handler: async ({ params, body, principal }) => {
     const { validation, created } = await governance().recordValidation({ taskId: params.id, input: body, caller: callerOf(principal) });

@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { AppError } from "../errors";
+
+/*
+ * Task and review ids are chosen by their owner (the requester, the paused
+ * agent) and namespaced per owner: two agents may each have a task "t1", and
+ * neither can see, claim or detect the other's. A row keeps the id its owner
+ * chose (client_id, unique per owner) and an internal key the rows below it
+ * reference: `owner~id`, or the id itself for rows written before ids were
+ * namespaced (so links to them keep working). Neither part of a key can hold
+ * `~`, so a key names one row.
+ */
+export const KEY_SEPARATOR = "~";
+
+/** The internal key of an id its owner chose. */
+export function ownedKey(owner: string, clientId: string): string {
+  return `${owner}${KEY_SEPARATOR}${clientId}`;
+}
+
+/** A reference with `~` is a key; without, an id as its owner chose it (for rows from before ids were namespaced, also their key). */
+export function isKeyRef(ref: string): boolean {
+  return ref.includes(KEY_SEPARATOR);
+}
+
+export type OwnedRow = { key: string; clientId: string; owner: string };
+
+/**
+ * The one row a reference names for a caller, among `visible` (the rows whose
+ * key or id is `ref` that the caller may see; the caller's own come first
+ * where it has one). The caller's own id wins; then a row whose key it is;
+ * then the one visible row with that id; else undefined, which callers answer
+ * exactly as an unknown id. Several visible rows of other owners with that id
+ * are ambiguous (409, naming their keys: the caller may see every one of them).
+ */
+export function pickOwned<R>(visible: R[], ref: string, ownerId: string | undefined, view: (r: R) => OwnedRow, kind: string): R | undefined {
+  const own = ownerId === undefined ? undefined : visible.find((r) => view(r).owner === ownerId && view(r).clientId === ref);
+  if (own) return own;
+  // A key names one row (a link from before ids were namespaced is the id itself, and keeps working).
+  const keyed = visible.find((r) => view(r).key === ref);
+  if (keyed) return keyed;
+  const named = visible.filter((r) => !isKeyRef(ref) && view(r).clientId === ref);
+  const keys = [...new Set(named.map((r) => view(r).key))];
+  if (keys.length > 1) {
+    throw new AppError("conflict", `${kind} id ${ref} names several ${kind}s of other agents you may see; address one by its key`, keys.map((key) => ({ path: "key", message: key })));
+  }
+  return named[0];
+}
+
+/** How a request names a task or a review: the id (as its owner chose it) or its key (`owner~id`). */
+export const ownedRefSchema = z
+  .string()
+  .regex(/^(?:[A-Za-z0-9._:@-]{1,100}~)?[A-Za-z0-9_-]{1,64}$/, "an id (1-64 letters, digits, _ or -, a uuid fits) or a key (owner~id)");

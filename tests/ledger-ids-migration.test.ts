@@ -1,0 +1,129 @@
+import Database from "better-sqlite3";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { drizzle } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { drizzle as drizzlePg } from "drizzle-orm/node-postgres";
+import { migrate as migratePgTo } from "drizzle-orm/node-postgres/migrator";
+import { Pool } from "pg";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { governance } from "@/lib/backend/governance";
+import { applyPragmas } from "@/lib/db/connection";
+import { SIGNATURE_GENESIS, signMessage } from "@/lib/governance/dialectic";
+import type { LedgerCaller } from "@/lib/governance/ledger";
+import { migrationsUpTo } from "./helpers";
+import { governanceSql, onPg, useTestBackend, type TestEnv } from "./backend";
+
+// A ledger written before task and review ids were namespaced per owner
+// (governance.db at 0011, PostgreSQL at 0003), upgraded by the migrations:
+// every row keeps its id as its key, so its owner, its assignees and old
+// dashboard links find it as before, and another agent may now use the same id.
+
+const HASH = "c".repeat(64);
+let env: TestEnv;
+let scratch: string;
+beforeEach(async () => {
+  env = await useTestBackend({}, { bootstrap: false });
+  scratch = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-ids-old-"));
+});
+afterEach(async () => {
+  await env.cleanup();
+  fs.rmSync(scratch, { recursive: true, force: true });
+});
+
+const caller = (agentId: string): LedgerCaller => ({ agentId, isAdmin: false, stores: null });
+
+/** The old release's rows, in SQL both engines run as written. */
+function oldRows(now: number): string[] {
+  const thesis = { id: "m1", sessionId: "r1", seq: 1, agentId: "agent-a", messageType: "thesis" as const, timestamp: now - 10, reasoning: "the old thesis", rootCause: null, proposedConditionsJson: null, observedMetricsJson: null, concernsJson: null, agrees: null };
+  return [
+    `insert into tasks (task_id, created_at, requested_by, intent, spec_json, required_checks_json, verdict, updated_at, assignees_json)
+       values ('t1', 1000, 'agent-a', 'old work', '{}', '["critic","runner"]', 'pending', 1000, '["agent-c"]')`,
+    `insert into skill_runs (run_id, task_id, skill, input_hash, runner_version, started_at, artifacts_json, agent_id) values ('run-1', 't1', 'build', '${HASH}', '1', 1001, '[]', 'agent-a')`,
+    `insert into validations (validation_id, task_id, run_id, critic_passed, runner_passed, details_json, ts, agent_id) values ('v1', 't1', null, true, null, 'null', 1002, 'agent-a')`,
+    `insert into overrides (override_id, ts, actor, token_label, task_id, note) values ('o1', 1003, 'agent:agent-a', 'tok', 't1', 'shipped anyway')`,
+    `insert into dialectic_sessions (session_id, paused_agent_id, reviewer_agent_id, phase, status, created_at, updated_at, topic, session_type, max_rounds, idle_timeout_ms)
+       values ('r1', 'agent-a', 'agent-b', 'antithesis', 'active', ${now - 20}, ${now - 10}, 'the old review', 'review', 6, 86400000)`,
+    `insert into dialectic_messages (id, session_id, seq, agent_id, message_type, timestamp, reasoning, signature)
+       values ('m1', 'r1', 1, 'agent-a', 'thesis', ${now - 10}, 'the old thesis', '${signMessage(SIGNATURE_GENESIS, thesis)}')`,
+    `insert into dialectic_annotations (session_id, author, body, created_at) values ('r1', 'user:admin', 'an old note', ${now - 5})`,
+  ];
+}
+
+/** The ledger as the previous release left it: migrated up to `last`, holding oldRows. */
+async function writeOldLedger(now: number): Promise<void> {
+  if (!onPg) {
+    const sqlite = new Database(path.join(env.dataDir, "governance.db"));
+    applyPragmas(sqlite);
+    migrate(drizzle(sqlite), { migrationsFolder: migrationsUpTo({ which: "governance", last: "0011_self_recall", scratch }) });
+    for (const statement of oldRows(now)) sqlite.exec(statement);
+    sqlite.close();
+    return;
+  }
+  const folder = path.join(scratch, "pg-governance");
+  fs.cpSync(path.join(process.cwd(), "drizzle", "pg", "governance"), folder, { recursive: true });
+  const journalFile = path.join(folder, "meta", "_journal.json");
+  const journal = JSON.parse(fs.readFileSync(journalFile, "utf8")) as { entries: { tag: string }[] };
+  const cut = journal.entries.findIndex((e) => e.tag === "0003_self_recall");
+  for (const e of journal.entries.slice(cut + 1)) fs.rmSync(path.join(folder, `${e.tag}.sql`));
+  journal.entries = journal.entries.slice(0, cut + 1);
+  fs.writeFileSync(journalFile, JSON.stringify(journal));
+  const pool = new Pool({ connectionString: env.databaseUrl, max: 1 });
+  try {
+    await migratePgTo(drizzlePg(pool), { migrationsFolder: folder, migrationsSchema: "drizzle", migrationsTable: "governance_migrations" });
+    for (const statement of oldRows(now)) await pool.query(statement);
+  } finally {
+    await pool.end();
+  }
+}
+
+describe("upgrading a ledger written before ids were namespaced per owner", () => {
+  it("keeps every task and review where its owner, its assignees and old links find it, and frees the id for other agents", async () => {
+    const now = Date.now();
+    await writeOldLedger(now);
+    const g = governance();
+
+    // The owner and the assignee find the task by its id, with everything under it; another agent does not.
+    const status = await g.getTaskStatus({ taskId: "t1", caller: caller("agent-a") });
+    expect(status.task).toMatchObject({ taskId: "t1", key: "t1", intent: "old work", assignees: ["agent-c"] });
+    expect(status.runs.map((r) => [r.runId, r.taskId])).toEqual([["run-1", "t1"]]);
+    expect(status.validations.map((v) => v.validationId)).toEqual(["v1"]);
+    expect(status.overrides.map((o) => [o.overrideId, o.taskId])).toEqual([["o1", "t1"]]);
+    expect((await g.getTaskStatus({ taskId: "t1", caller: caller("agent-c") })).task.intent).toBe("old work");
+    await expect(g.getTaskStatus({ taskId: "t1", caller: caller("agent-b") })).rejects.toMatchObject({ code: "not_found" });
+
+    // The owner's retry of the old create is still a retry; another agent's create of the same id is its own task.
+    const retried = await g.createTask({ input: { task_id: "t1", intent: "old work", spec: {}, assignees: ["agent-c"] }, requestedBy: "agent-a" });
+    expect(retried.created).toBe(false);
+    const theirs = await g.createTask({ input: { task_id: "t1", intent: "new work", spec: {} }, requestedBy: "agent-b" });
+    expect(theirs).toMatchObject({ created: true, task: { taskId: "t1", key: "agent-b~t1", requestedBy: "agent-b" } });
+    // A run recorded now lands under the old task's key, so the old rows and the new ones stay one task.
+    await g.recordRunStart({ taskId: "t1", input: { run_id: "run-2", skill: "build", input_hash: HASH, runner_version: "1" }, caller: caller("agent-a") });
+    expect((await g.getTaskStatus({ taskId: "t1", caller: caller("agent-a") })).runs.map((r) => r.runId)).toEqual(["run-1", "run-2"]);
+
+    // The dashboard's old link (/ledger/tasks/t1) still opens the old task; the new one has its own.
+    expect((await g.getTaskStatus({ taskId: "t1" })).task.intent).toBe("old work");
+    expect((await g.getTaskStatus({ taskId: "agent-b~t1" })).task.intent).toBe("new work");
+
+    // The review: its transcript still verifies, its note is still beside it, and the reviewer carries on.
+    const review = await g.getDialecticSessionForAgent({ sessionId: "r1", agentId: "agent-b", isAdmin: false });
+    expect(review).toMatchObject({ sessionId: "r1", key: "r1", messageCount: 1, topic: "the old review" });
+    expect(await g.verifyDialecticSession({ sessionId: "r1" })).toEqual({ ok: true, messages: 1 });
+    expect((await g.listDialecticAnnotations({ sessionId: "r1" })).map((a) => a.body)).toEqual(["an old note"]);
+    await g.postDialecticMessage({ sessionId: "r1", agentId: "agent-b", input: { message_type: "antithesis", reasoning: "an answer after the upgrade" } });
+    expect(await g.verifyDialecticSession({ sessionId: "r1" })).toEqual({ ok: true, messages: 2 });
+
+    // Another agent's review with the same id is its own; the old link still opens the old one.
+    const other = await g.createDialecticSession({ input: { session_id: "r1", topic: "a new review" }, agentId: "agent-c" });
+    expect(other).toMatchObject({ created: true, session: { sessionId: "r1", key: "agent-c~r1" } });
+    expect((await g.getDialecticSession({ sessionId: "r1" })).topic).toBe("the old review");
+    expect((await g.getDialecticSession({ sessionId: "agent-c~r1" })).topic).toBe("a new review");
+
+    // The migrated rows kept their id as client id; one owner cannot hold one id twice.
+    expect(await governanceSql("select task_id, client_id from tasks where requested_by = 'agent-a'")).toEqual([{ task_id: "t1", client_id: "t1" }]);
+    await expect(
+      governanceSql(`insert into tasks (task_id, client_id, created_at, requested_by, intent, spec_json, required_checks_json, verdict, updated_at) values ('agent-a~t1', 't1', 1, 'agent-a', 'i', '{}', '[]', 'pending', 1)`),
+    ).rejects.toThrow(/unique/i);
+  });
+});
