@@ -21,6 +21,7 @@ import {
   type setCategorySchema,
   type updateMemorySchema,
 } from "../index/memories";
+import { listDocumentTitles } from "../index/titles";
 import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
 import { getJobById, listLatestJobs, runReindexJob, startReindexJob, type Job } from "../index/jobs";
 import { lastUnindexableFiles, type ReindexProgress } from "../index/reindex";
@@ -80,6 +81,8 @@ export type StoresBackend = {
   readChunk: (a: StoreArg & { chunkId: string }) => Promise<ChunkReader>;
   /** fts, vector or hybrid, core included when asked (the caller's right to read core was checked with the request). */
   search: (a: StoreArg & { input: SearchInput }) => Promise<SearchResult>;
+  /** What a result list calls each document (heading, first line or file name), by path. */
+  documentTitles: (a: StoreArg & { paths: string[] }) => Promise<Map<string, string>>;
   getMemory: (a: StoreArg & { memoryPath: string }) => Promise<MemoryWithBody>;
   listMemories: (a: StoreArg & { filter: MemoryFilter }) => Promise<{ total: number; memories: Memory[] }>;
   createMemory: (a: StoreArg & { input: z.output<typeof createMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
@@ -133,6 +136,7 @@ const sqliteStores: StoresBackend = {
     const handle = openStore({ store });
     return searchStore({ handle, core: openCoreFor({ handle, includeCore: input.include_core }), input });
   },
+  documentTitles: async ({ store, ...a }) => listDocumentTitles({ handle: openStore({ store }), ...a }),
   // The SQLite writes answer the memory read back from its file (with its body).
   getMemory: async ({ store, ...a }) => getMemoryByPath({ handle: openStore({ store }), ...a }),
   listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: openStore({ store }), ...a }),
@@ -200,6 +204,7 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
       const vector = input.mode === "fts" ? undefined : await planQueryVectorPg({ handle, text: input.q });
       return searchStorePg({ handle, core, input, vector });
     },
+    documentTitles: async ({ store, ...a }) => listDocumentTitles({ handle: (await open(store)).handle, ...a }),
     getMemory: async ({ store, ...a }) => getMemoryByPathPg({ handle: (await open(store)).handle, ...a }),
     listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: (await open(store)).handle, ...a }),
     createMemory: async ({ store, ...a }) => createMemoryPg({ handle: (await open(store)).handle, ...a }),

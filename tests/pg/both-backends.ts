@@ -54,7 +54,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/retrieval-provider-faults.test.ts",
   "tests/retrieval-reasons.test.ts",
   "tests/search-semantic.test.ts",
-  "tests/search-snippet-tables.test.ts",
+  "tests/search-hit-text.test.ts",
   "tests/status-precedence.test.ts",
   "tests/search-reader.test.ts",
   "tests/search-proximity.test.ts",
