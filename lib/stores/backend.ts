@@ -6,6 +6,13 @@ import {
   createMemory,
   deleteMemory,
   getMemoryByPath,
+  getTrashedMemory,
+  listMemoryTrash,
+  purgeTrashedMemory,
+  restoreMemory,
+  type restoreMemorySchema,
+  type TrashedMemory,
+  type TrashedMemoryWithBody,
   listAllCategories,
   listCategoryChildren,
   listMemoriesByFilter,
@@ -22,7 +29,7 @@ import {
   type updateMemorySchema,
 } from "../index/memories";
 import { listDocumentTitles } from "../index/titles";
-import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listMemoryHistoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
+import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryHistoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../index/memories-pg";
 import { getJobById, listLatestJobs, runReindexJob, startReindexJob, type Job } from "../index/jobs";
 import { lastUnindexableFiles, type ReindexProgress } from "../index/reindex";
 import type { UnindexableFile } from "../index/files";
@@ -88,6 +95,11 @@ export type StoresBackend = {
   createMemory: (a: StoreArg & { input: z.output<typeof createMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
   updateMemory: (a: StoreArg & { input: z.output<typeof updateMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
   deleteMemory: (a: StoreArg & { memoryPath: string; actor: string }) => Promise<void>;
+  /** Deleted memories kept for DUALMIND_MEMORY_TRASH_DAYS (newest first), one with its text, put back, or purged now. */
+  listMemoryTrash: (a: StoreArg) => Promise<TrashedMemory[]>;
+  getTrashedMemory: (a: StoreArg & { id: string }) => Promise<TrashedMemoryWithBody>;
+  restoreMemory: (a: StoreArg & { input: z.output<typeof restoreMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
+  purgeTrashedMemory: (a: StoreArg & { id: string; actor: string }) => Promise<void>;
   listCategoryChildren: (a: StoreArg & { parent: string | null }) => Promise<CategoryChild[]>;
   /** Every category of the store with its recursive memory count (the memories browser's tree). */
   listAllCategories: (a: StoreArg) => Promise<CategoryChild[]>;
@@ -143,6 +155,10 @@ const sqliteStores: StoresBackend = {
   createMemory: async ({ store, ...a }) => createMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
   updateMemory: async ({ store, ...a }) => updateMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
   deleteMemory: async ({ store, ...a }) => deleteMemory({ handle: openStore({ store }), ...a }),
+  listMemoryTrash: async ({ store }) => listMemoryTrash({ handle: openStore({ store }) }),
+  getTrashedMemory: async ({ store, ...a }) => getTrashedMemory({ handle: openStore({ store }), ...a }),
+  restoreMemory: async ({ store, ...a }) => restoreMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
+  purgeTrashedMemory: async ({ store, ...a }) => purgeTrashedMemory({ handle: openStore({ store }), ...a }),
   listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: openStore({ store }), ...a }),
   listAllCategories: async ({ store }) => listAllCategories({ handle: openStore({ store }) }),
   listMemoryHistory: async ({ store, ...a }) => listMemoryHistory({ handle: openStore({ store }), ...a }),
@@ -210,6 +226,10 @@ export function pgStores(pgHandle: Promise<PgHandle> | PgHandle): StoresBackend 
     createMemory: async ({ store, ...a }) => createMemoryPg({ handle: (await open(store)).handle, ...a }),
     updateMemory: async ({ store, ...a }) => updateMemoryPg({ handle: (await open(store)).handle, ...a }),
     deleteMemory: async ({ store, ...a }) => deleteMemoryPg({ handle: (await open(store)).handle, ...a }),
+    listMemoryTrash: async ({ store }) => listMemoryTrashPg({ handle: (await open(store)).handle }),
+    getTrashedMemory: async ({ store, ...a }) => getTrashedMemoryPg({ handle: (await open(store)).handle, ...a }),
+    restoreMemory: async ({ store, ...a }) => restoreMemoryPg({ handle: (await open(store)).handle, ...a }),
+    purgeTrashedMemory: async ({ store, ...a }) => purgeTrashedMemoryPg({ handle: (await open(store)).handle, ...a }),
     listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: (await open(store)).handle, ...a }),
     listAllCategories: async ({ store }) => listAllCategories({ handle: (await open(store)).handle }),
     listMemoryHistory: async ({ store, ...a }) => listMemoryHistoryPg({ handle: (await open(store)).handle, ...a }),

@@ -49,6 +49,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/ledger-concurrency.test.ts",
   "tests/memory-files.test.ts",
   "tests/memory-manage.test.ts",
+  "tests/memory-trash.test.ts",
   "tests/recall-sanitize.test.ts",
   "tests/recall.test.ts",
   "tests/retrieval-provider-faults.test.ts",
