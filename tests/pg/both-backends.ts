@@ -52,6 +52,7 @@ export const BOTH_BACKEND_SUITES = [
   "tests/memory-trash.test.ts",
   "tests/recall-sanitize.test.ts",
   "tests/recall.test.ts",
+  "tests/rating-queue.test.ts",
   "tests/retrieval-provider-faults.test.ts",
   "tests/retrieval-reasons.test.ts",
   "tests/search-semantic.test.ts",
