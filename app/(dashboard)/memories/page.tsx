@@ -35,8 +35,12 @@ async function loadMemory(store: string, raw: string | undefined): Promise<Viewe
   } catch (e) {
     if (!(isAppError(e) && e.code === "not_found")) throw e;
     const movedTo = await findMemoryRedirect({ store, memoryPath: parsed.data });
-    const trashed = movedTo ? null : ((await storesBackend().listMemoryTrash({ store })).find((t) => t.path === parsed.data) ?? null);
-    return { kind: "missing", path: raw, reason: movedTo ? "It was moved." : trashed ? "It was deleted." : "It may have been moved or deleted.", movedTo, trashed };
+    const landed = movedTo ? await storesBackend().getMemory({ store, memoryPath: movedTo.path }).then(() => true, () => false) : false;
+    // Deleted here, or moved and later deleted where it went: either way its trash entry, if it still has one.
+    const deletedAt = movedTo ? (landed ? null : movedTo.path) : parsed.data;
+    const trashed = deletedAt ? ((await storesBackend().listMemoryTrash({ store })).find((t) => t.path === deletedAt) ?? null) : null;
+    const reason = movedTo ? (landed ? "It was moved." : `It was moved to ${movedTo.path}, and deleted there since.`) : trashed ? "It was deleted." : "It may have been moved or deleted.";
+    return { kind: "missing", path: raw, reason, movedTo: landed ? movedTo : null, trashed };
   }
 }
 
