@@ -8,7 +8,10 @@ import { createMemorySchema, findMemoryRedirect, memoryDir, memoryFilterSchema, 
 import { searchInputSchema } from "@/lib/index/search";
 import { stores } from "@/lib/stores/backend";
 import { openStore } from "@/lib/stores/stores";
-import { seedStore, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
+import * as memoriesRoute from "@/app/api/v1/stores/[store]/memories/route";
+import * as trashRoute from "@/app/api/v1/stores/[store]/memories/trash/route";
+import { seedStore, seedToken, sqliteOnlyCheck, useTestBackend, type TestEnv } from "./backend";
+import { callRoute } from "./helpers";
 
 let env: TestEnv;
 const store = "team";
@@ -126,5 +129,44 @@ describe("a moved memory's old path", () => {
     await create({ path: "drafts/plan", body: "another plan" });
     await remove("drafts/plan");
     expect(await findMemoryRedirect({ store, memoryPath: "drafts/plan" })).toBeNull();
+  });
+});
+
+describe("the trash over the API", () => {
+  it("lists, reads, restores and purges with the store's token, and a moved memory's old path answers 404 naming where it went", async () => {
+    const token = await seedToken({ label: "agent", agent_id: "claude", scopes: ["read", "write"] });
+    const reader = await seedToken({ label: "viewer", agent_id: "viewer", scopes: ["read"] });
+    const params = { store };
+    const base = `http://127.0.0.1/api/v1/stores/${store}/memories`;
+    await create({ path: "ops/a", body: "alpha" });
+    await create({ path: "ops/b", body: "beta" });
+    expect((await callRoute(memoriesRoute.DELETE, { method: "DELETE", token, params, url: `${base}?path=ops/a` })).status).toBe(200);
+    expect((await callRoute(memoriesRoute.DELETE, { method: "DELETE", token, params, url: `${base}?path=ops/b` })).status).toBe(200);
+
+    const listed = await callRoute(trashRoute.GET, { token: reader, params, url: `${base}/trash` });
+    expect(listed.status).toBe(200);
+    expect(listed.json.retention_days).toBe(30);
+    expect(listed.json.trash.map((t: { path: string }) => t.path)).toEqual(["ops/b", "ops/a"]);
+    const [b, a] = listed.json.trash as { id: string; deleted_by: string }[];
+    expect(b.deleted_by).toBe("agent:claude");
+    expect((await callRoute(trashRoute.GET, { token: reader, params, url: `${base}/trash?id=${a.id}` })).json).toMatchObject({ path: "ops/a", body: "alpha" });
+
+    // A read token cannot restore; a write token restores, and a second restore finds nothing.
+    expect((await callRoute(trashRoute.POST, { token: reader, params, body: { id: a.id } })).status).toBe(403);
+    const restored = await callRoute(trashRoute.POST, { token, params, body: { id: a.id, to: "ops/a2" } });
+    expect(restored.status).toBe(200);
+    expect(restored.json).toMatchObject({ path: "ops/a2", body: "alpha" });
+    expect((await callRoute(trashRoute.POST, { token, params, body: { id: a.id } })).status).toBe(404);
+    expect((await callRoute(trashRoute.POST, { token, params, body: { id: "../../x" } })).status).toBe(400);
+
+    const purged = await callRoute(trashRoute.DELETE, { method: "DELETE", token, params, url: `${base}/trash?id=${b.id}` });
+    expect(purged).toMatchObject({ status: 200, json: { deleted: b.id } });
+    expect((await callRoute(trashRoute.GET, { token, params, url: `${base}/trash` })).json.trash).toEqual([]);
+
+    // ops/a was restored elsewhere: its old path names the new one.
+    const gone = await callRoute(memoriesRoute.GET, { token, params, url: `${base}?path=ops/a` });
+    expect(gone.status).toBe(404);
+    expect(gone.json.error.message).toBe("no memory ops/a: it was moved to ops/a2");
+    expect(gone.json.error.details[0]).toMatchObject({ moved_to: "ops/a2" });
   });
 });
