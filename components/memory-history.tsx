@@ -1,7 +1,7 @@
 import type { MemoryHistoryEntry } from "@/lib/index/memories";
 import { formatTime } from "@/lib/format";
 
-const VERB: Record<MemoryHistoryEntry["action"], string> = { "memory.create": "created", "memory.update": "edited", "memory.move": "moved", "memory.delete": "deleted" };
+const VERB: Record<MemoryHistoryEntry["action"], string> = { "memory.create": "created", "memory.update": "edited", "memory.move": "moved", "memory.delete": "deleted (to the trash)", "memory.restore": "restored from the trash", "memory.purge": "purged from the trash" };
 
 function describe(e: MemoryHistoryEntry): string {
   const parts: string[] = [];

@@ -59,7 +59,7 @@ export function MemoryDeleteForm({ store, path, action }: { store: string; path:
       <input type="hidden" name="store" value={store} />
       <input type="hidden" name="path" value={path} />
       <p className="text-sm text-red-900">
-        Delete <span className="font-mono">{path}</span> from store {store}? Its file is removed and it leaves search; the change history stays in the audit log.
+        Delete <span className="font-mono">{path}</span> from store {store}? It leaves the list and search and goes to the store&apos;s trash, where it can be restored until the trash is purged; the change history stays in the audit log.
       </p>
       <div className="flex flex-wrap gap-2">
         <button className="btn bg-red-700 hover:bg-red-600" disabled={pending}>

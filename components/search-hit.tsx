@@ -1,6 +1,6 @@
 import Link from "next/link";
 import type { SearchHit } from "@/lib/index/search";
-import { readerHref } from "./search-url";
+import { readerHref, type SearchUrlState } from "./search-url";
 
 /** The snippet with matched words in <mark>, built as elements (no HTML from the index reaches the page). */
 export function SearchSnippet({ hit, clamp = 4 }: { hit: SearchHit; clamp?: 2 | 4 }) {
@@ -45,11 +45,11 @@ export function SearchHitExplain({ hit }: { hit: SearchHit }) {
   );
 }
 
-/** The hit's path, opening the reader at the chunk. */
-export function SearchHitLink({ hit }: { hit: SearchHit }) {
+/** The hit's title (its path when it has none), opening the reader at the chunk; the reader links back to the search it came `from`. */
+export function SearchHitLink({ hit, title, from }: { hit: SearchHit; title?: string; from?: SearchUrlState }) {
   return (
-    <Link href={readerHref({ store: hit.store, chunkId: hit.chunkId })} className="break-all font-medium text-blue-700 underline" data-testid="search-hit-link">
-      {hit.path}
+    <Link href={readerHref({ store: hit.store, chunkId: hit.chunkId, from })} className="break-words font-medium text-blue-700 underline" data-testid="search-hit-link">
+      {title ?? hit.path}
     </Link>
   );
 }

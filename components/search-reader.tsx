@@ -3,7 +3,7 @@ import { formatBytes, formatTime } from "@/lib/format";
 import type { ChunkReader, ReaderNeighbour, VectorState } from "@/lib/index/reader";
 import { frontmatterLength } from "@/lib/index/frontmatter";
 import { MemoryMarkdown } from "./memory-markdown";
-import { readerHref } from "./search-url";
+import { readerHref, type SearchUrlState } from "./search-url";
 
 const STATE_LABELS: Record<VectorState, string> = {
   embedded: "embedded",
@@ -79,21 +79,22 @@ export function ReaderDocument({ reader, formatted }: { reader: ChunkReader; for
   );
 }
 
-function NeighbourLink({ store, n, dir }: { store: string; n: ReaderNeighbour | null; dir: "prev" | "next" }) {
+function NeighbourLink({ store, n, dir, from }: { store: string; n: ReaderNeighbour | null; dir: "prev" | "next"; from: SearchUrlState | null }) {
   if (!n) return <p className="text-sm text-slate-500">{dir === "prev" ? "This is the first chunk." : "This is the last chunk."}</p>;
   return (
-    <Link href={readerHref({ store, chunkId: n.chunkId })} rel={dir} className="block rounded border border-slate-200 p-2 text-sm hover:bg-slate-50" data-testid={`reader-${dir}`}>
+    <Link href={readerHref({ store, chunkId: n.chunkId, from })} rel={dir} className="block rounded border border-slate-200 p-2 text-sm hover:bg-slate-50" data-testid={`reader-${dir}`}>
       <span className="font-medium text-blue-700 underline">{dir === "prev" ? `← Chunk ${n.chunkIndex}` : `Chunk ${n.chunkIndex} →`}</span>
       <span className="mt-1 block text-xs text-slate-600">{n.preview}</span>
     </Link>
   );
 }
 
-export function ReaderNeighbours({ reader }: { reader: ChunkReader }) {
+/** The chunks before and after; stepping through them keeps the search the reader was opened from. */
+export function ReaderNeighbours({ reader, from = null }: { reader: ChunkReader; from?: SearchUrlState | null }) {
   return (
     <nav aria-label="Neighbouring chunks" className="grid gap-2 sm:grid-cols-2">
-      <NeighbourLink store={reader.store} n={reader.neighbours.prev} dir="prev" />
-      <NeighbourLink store={reader.store} n={reader.neighbours.next} dir="next" />
+      <NeighbourLink store={reader.store} n={reader.neighbours.prev} dir="prev" from={from} />
+      <NeighbourLink store={reader.store} n={reader.neighbours.next} dir="next" from={from} />
     </nav>
   );
 }

@@ -24,24 +24,35 @@ export function SearchAnswerNotes({ result }: { result: SearchResult }) {
   );
 }
 
-/** "results 21–40" and the links to the pages beside this one. */
-export function SearchPager({ state, shown, hasMore, label = "Result pages" }: { state: SearchUrlState; shown: number; hasMore: boolean; label?: string }) {
+/** Where a page past the last result sends the reader: the last page with results, and how many there are. */
+export type PastEnd = { page: number; results: number } | null;
+
+/** "results 21–40 of 53" (or "of more than 40" while the search knows only that more exist) and the links to the pages beside this one. */
+export function SearchPager({ state, shown, hasMore, pastEnd = null, label = "Result pages" }: { state: SearchUrlState; shown: number; hasMore: boolean; pastEnd?: PastEnd; label?: string }) {
   const first = (state.page - 1) * SEARCH_PAGE_SIZE + 1;
+  const last = first + shown - 1;
   const canNext = hasMore && state.page < SEARCH_MAX_PAGE;
+  const beyond = shown === 0 && state.page > 1;
   return (
     <nav aria-label={label} className="flex flex-wrap items-center gap-3 text-sm" data-testid="search-pager">
-      <span data-testid="search-range">{shown === 0 ? "no results on this page" : `results ${first}–${first + shown - 1}${hasMore ? "" : " (the last)"}`}</span>
-      {state.page > 1 &&
-        (shown === 0 ? (
-          // Past the last result (a page number typed or kept from an older answer): the page before may be empty too.
-          <Link className="text-blue-700 underline" href={searchHref({ ...state, page: 1 })} data-testid="search-first-page">
-            ← First page
-          </Link>
-        ) : (
-          <Link className="text-blue-700 underline" href={searchHref({ ...state, page: state.page - 1 })} rel="prev">
-            ← Previous
-          </Link>
-        ))}
+      <span data-testid="search-range">
+        {shown > 0
+          ? `results ${first}–${last} of ${hasMore ? `more than ${last}` : last}`
+          : beyond && pastEnd
+            ? `page ${state.page} is past the end: this search has ${pastEnd.results} result${pastEnd.results === 1 ? "" : "s"} on ${pastEnd.page} page${pastEnd.page === 1 ? "" : "s"}`
+            : "no results"}
+      </span>
+      {beyond && pastEnd && (
+        // Past the last result (a page number typed or kept from an older answer): straight to the last page that has results.
+        <Link className="text-blue-700 underline" href={searchHref({ ...state, page: pastEnd.page })} data-testid="search-last-page">
+          Go to the last page ({pastEnd.page})
+        </Link>
+      )}
+      {state.page > 1 && !beyond && (
+        <Link className="text-blue-700 underline" href={searchHref({ ...state, page: state.page - 1 })} rel="prev">
+          ← Previous
+        </Link>
+      )}
       {canNext && (
         <Link className="text-blue-700 underline" href={searchHref({ ...state, page: state.page + 1 })} rel="next">
           Next →
@@ -52,23 +63,33 @@ export function SearchPager({ state, shown, hasMore, label = "Result pages" }: {
   );
 }
 
+/** How many results there are, as far as the search knows: an exact count once the last page is reached, else "more than N". */
+export function resultCount({ state, shown, hasMore }: { state: SearchUrlState; shown: number; hasMore: boolean }): string {
+  const upTo = (state.page - 1) * SEARCH_PAGE_SIZE + shown;
+  if (shown === 0) return "no results on this page";
+  return hasMore ? `more than ${upTo} results` : `${upTo} result${upTo === 1 ? "" : "s"}`;
+}
+
 /** One page of results, each hit linking to its reader. */
-export function SearchResults({ state, result }: { state: SearchUrlState; result: SearchResult }) {
+export function SearchResults({ state, result, titles, pastEnd = null }: { state: SearchUrlState; result: SearchResult; titles: Map<string, string>; pastEnd?: PastEnd }) {
   return (
     <section aria-label="Search results" className="space-y-2" data-testid="search-results">
       <p role="status" className="text-sm text-slate-600">
-        {result.results.length === 0 ? "no results" : `${result.results.length} result${result.results.length === 1 ? "" : "s"} on this page${result.hasMore ? ", more on the next" : ""}`} · {result.effectiveMode}
+        {resultCount({ state, shown: result.results.length, hasMore: result.hasMore })} · {result.effectiveMode}
         {result.vectors && ` · model ${result.vectors.model.provider}:${result.vectors.model.model} (${result.vectors.model.id})`}
       </p>
       <SearchAnswerNotes result={result} />
-      <SearchPager state={state} shown={result.results.length} hasMore={result.hasMore} />
+      <SearchPager state={state} shown={result.results.length} hasMore={result.hasMore} pastEnd={pastEnd} />
       {result.results.map((hit) => (
         <article key={`${hit.store}:${hit.id}`} className="card space-y-1" data-testid="search-hit">
           <div className="flex flex-wrap items-baseline gap-2 text-sm">
             <ConfidenceBadge band={hit.confidence} score={hit.score} />
-            <SearchHitLink hit={hit} />
+            <SearchHitLink hit={hit} title={titles.get(`${hit.store}:${hit.path}`)} from={state} />
             <span className="text-xs text-slate-500">
               {hit.store} · {hit.kind} · chunk {hit.chunkIndex}
+            </span>
+            <span className="basis-full break-all font-mono text-xs text-slate-500" data-testid="search-hit-path">
+              {hit.path}
             </span>
           </div>
           <SearchSnippet hit={hit} />

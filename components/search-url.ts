@@ -76,7 +76,20 @@ export function activeFilters(state: SearchUrlState): string[] {
   ].filter((f): f is string => Boolean(f));
 }
 
-/** The reader page of one hit: the chunk inside its document. */
-export function readerHref({ store, chunkId }: { store: string; chunkId: string }): string {
-  return `/search/read/${encodeURIComponent(store)}/${encodeURIComponent(chunkId)}#chunk`;
+/** The reader page of one hit: the chunk inside its document, carrying the search it was opened from (so its breadcrumb leads back to it). */
+export function readerHref({ store, chunkId, from }: { store: string; chunkId: string; from?: SearchUrlState | null }): string {
+  const back = from ? `?from=${encodeURIComponent(searchHref(from).slice("/search?".length))}` : "";
+  return `/search/read/${encodeURIComponent(store)}/${encodeURIComponent(chunkId)}${back}#chunk`;
+}
+
+/**
+ * The search a reader page was opened from (its `from` parameter), parsed
+ * like any search URL, so only a search's own fields come back: never a
+ * link elsewhere. Null when there is none or it names no query.
+ */
+export function searchFrom(from: string | string[] | undefined, defaults: { store: string; mode: SearchUrlState["mode"] }): SearchUrlState | null {
+  const raw = Array.isArray(from) ? from[0] : from;
+  if (!raw || raw.length > 2000) return null;
+  const state = parseSearchUrl(Object.fromEntries(new URLSearchParams(raw)), defaults);
+  return state.q ? { ...state, inspect: false } : null;
 }

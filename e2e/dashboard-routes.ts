@@ -41,6 +41,7 @@ export const MARK = {
   storeDescription: `gate-store-description-${RUN}`,
   memory: `gate-memory-body-${RUN}`,
   memoryPath: `gate/secret-${RUN}`,
+  trashedMemoryPath: `gate/trashed-${RUN}`,
   thought: `gate-thought-content-${RUN}`,
   node: `gate-node-name-${RUN}`,
   // Words, not one long token: trace text is sanitized and a long letter-and-digit run reads as a secret.
@@ -88,6 +89,7 @@ export const DASHBOARD_ROUTES: Record<string, (s: Seeded) => RouteRow> = {
   "/ledger/artifacts": (s) => ({ url: `/ledger/artifacts?artifact_type=summary&artifact_id=${s.artifactId}`, role: "viewer", shows: [MARK.task] }),
   "/ledger/tasks/[id]": (s) => ({ url: `/ledger/tasks/${s.taskId}`, role: "viewer", shows: [MARK.task] }),
   "/memories": (s) => ({ url: `/memories?store=${s.store}&path=${encodeURIComponent(MARK.memoryPath)}`, role: "viewer", shows: [MARK.memory] }),
+  "/memories/trash": (s) => ({ url: `/memories/trash?store=${s.store}`, role: "viewer", shows: [MARK.trashedMemoryPath] }),
   "/observability": (s) => ({ url: "/observability", role: "viewer", shows: [s.store] }),
   "/reflection": (s) => ({ url: `/reflection?store=${s.store}`, role: "viewer", shows: [MARK.trace] }),
   "/reflection/[store]/learnings/[id]": (s) => ({ url: `/reflection/${s.store}/learnings/${s.learningId}`, role: "viewer", shows: [MARK.learning] }),
@@ -125,6 +127,10 @@ async function seed(request: APIRequestContext): Promise<Seeded> {
   const store = MARK.store;
   await post(request, "/stores", { name: store, description: MARK.storeDescription });
   await post(request, `/stores/${store}/memories`, { path: MARK.memoryPath, body: `# Gate\n\n${MARK.memory}`, tags: ["gate"] });
+  // A deleted memory: the trash page lists it.
+  await post(request, `/stores/${store}/memories`, { path: MARK.trashedMemoryPath, body: "# Gone\n\nkept in the trash" });
+  const trashed = await request.delete(`/api/v1/stores/${store}/memories?path=${encodeURIComponent(MARK.trashedMemoryPath)}`, { headers: bootstrapHeaders() });
+  expect(trashed.status(), `delete the seeded trash memory: ${await trashed.text()}`).toBe(200);
   // The memory's chunk, as search finds it: the reader route shows it.
   const found = await request.get(`/api/v1/stores/${store}/search?mode=fts&q=${encodeURIComponent(MARK.memory)}`, { headers: bootstrapHeaders() });
   expect(found.status(), `search for the seeded memory: ${await found.text()}`).toBe(200);

@@ -78,14 +78,22 @@ test.describe.serial("memories you can manage", () => {
     // Delete asks first; "Keep it" keeps it.
     await view.getByRole("button", { name: "Delete…" }).click();
     const confirm = page.getByRole("alertdialog", { name: "Delete memory archive/2026/release?" });
-    await expect(confirm).toContainText("Its file is removed and it leaves search");
+    await expect(confirm).toContainText("It leaves the list and search and goes to the store's trash");
     await confirm.getByRole("button", { name: "Keep it" }).click();
     await expect(confirm).toHaveCount(0);
     await view.getByRole("button", { name: "Delete…" }).click();
     await page.getByRole("alertdialog").getByRole("button", { name: "Delete memory" }).click();
     await expect(page.getByTestId("memory-count")).toHaveText("0 memories");
+    await expect(page.getByTestId("memory-deleted")).toContainText("Deleted archive/2026/release");
+    // Its old address says what happened and offers it back from the trash; its history stays reachable.
     await page.goto(`/memories?store=${STORE}&path=archive/2026/release`);
     await expect(page.getByTestId("memory-not-found")).toContainText("No memory at archive/2026/release");
+    await expect(page.getByTestId("memory-in-trash")).toContainText("Deleted by user:");
+    await expect(page.getByTestId("memory-history")).toContainText("deleted (to the trash)");
+    // The path it was moved away from says where it went, and that it was deleted there since.
+    await page.goto(`/memories?store=${STORE}&path=plans/release`);
+    await expect(page.getByTestId("memory-not-found")).toContainText("It was moved to archive/2026/release, and deleted there since.");
+    await expect(page.getByTestId("memory-in-trash")).toBeVisible();
     await expect(page.getByTestId("current-user")).toBeVisible();
   });
 

@@ -38,7 +38,7 @@ async function seed(request: APIRequestContext): Promise<void> {
     .toBe(0);
 }
 
-const hitPaths = (page: Page) => page.getByTestId("search-results").getByTestId("search-hit-link").allTextContents();
+const hitPaths = (page: Page) => page.getByTestId("search-results").getByTestId("search-hit-path").allTextContents();
 const range = (page: Page) => page.getByRole("navigation", { name: "Result pages", exact: true }).getByTestId("search-range");
 
 async function searchFromForm(page: Page, { q, store = STORE, mode }: { q: string; store?: string; mode?: "hybrid" | "fts" | "vector" }): Promise<void> {
@@ -65,13 +65,13 @@ test.describe.serial("search", () => {
     await expect(page).toHaveURL(/[?&]page=1(&|$)/);
     const url = new URL(page.url());
     expect(Object.fromEntries(url.searchParams)).toMatchObject({ q: "lighthouse", store: STORE, mode: "fts", page: "1" });
-    await expect(range(page)).toHaveText("results 1–20");
+    await expect(range(page)).toHaveText("results 1–20 of more than 20");
     const first = await hitPaths(page);
     expect(first).toHaveLength(20);
 
     await page.getByRole("navigation", { name: "Result pages", exact: true }).getByRole("link", { name: "Next →" }).click();
     await expect(page).toHaveURL(/[?&]page=2(&|$)/);
-    await expect(range(page)).toHaveText("results 21–26 (the last)");
+    await expect(range(page)).toHaveText("results 21–26 of 26");
     const second = await hitPaths(page);
     expect(second).toHaveLength(6);
     expect(second.filter((p) => first.includes(p))).toEqual([]);
@@ -80,7 +80,7 @@ test.describe.serial("search", () => {
     // Back: the first page again, and the form still says what was searched.
     await page.goBack();
     await expect(page).toHaveURL(/[?&]page=1(&|$)/);
-    await expect(range(page)).toHaveText("results 1–20");
+    await expect(range(page)).toHaveText("results 1–20 of more than 20");
     expect(await hitPaths(page)).toEqual(first);
     await expect(page.getByLabel("Query")).toHaveValue("lighthouse");
     await expect(page.getByLabel("Mode")).toHaveValue("fts");
@@ -95,7 +95,7 @@ test.describe.serial("search", () => {
     await signIn(other, "admin", E2E.adminPassword);
     url.searchParams.set("page", "2");
     await other.goto(`${url.pathname}${url.search}`);
-    await expect(range(other)).toHaveText("results 21–26 (the last)");
+    await expect(range(other)).toHaveText("results 21–26 of 26");
     expect(await hitPaths(other)).toEqual(second);
     await other.close();
   });
@@ -112,15 +112,15 @@ test.describe.serial("search", () => {
     expect(new URL(page.url()).searchParams.get("kind")).toBe("code");
     await expect(page.getByLabel("Kind")).toHaveValue("code");
     await expect(page.getByTestId("search-filters")).toHaveText("Filters: kind: code");
-    await expect(range(page)).toHaveText("no results on this page");
+    await expect(range(page)).toHaveText("no results");
 
-    // A page past the last result offers the first page, not a "Previous" that is empty too.
-    await page.goto(`/search?q=quayside&store=${STORE}&mode=fts&page=999`);
-    await expect(range(page)).toHaveText("no results on this page");
+    // A page past the last result says so and links to the last page that has results, not to a "Previous" that is empty too.
+    await page.goto(`/search?q=lighthouse&store=${STORE}&mode=fts&page=999`);
+    await expect(range(page)).toHaveText("page 50 is past the end: this search has 26 results on 2 pages");
     await expect(page.getByRole("link", { name: "← Previous" })).toHaveCount(0);
-    await page.getByTestId("search-first-page").click();
-    await expect(page).toHaveURL(/page=1(&|$)/);
-    await expect(range(page)).toHaveText(/^results 1–/);
+    await page.getByTestId("search-last-page").click();
+    await expect(page).toHaveURL(/page=2(&|$)/);
+    await expect(range(page)).toHaveText("results 21–26 of 26");
 
     await page.goto(`/search?q=quayside&store=${STORE}&mode=fts&kind=code&page=1`);
     await page.getByRole("link", { name: "Clear filters" }).click();
@@ -161,8 +161,13 @@ test.describe.serial("search", () => {
 
   test("a hit opens the reader: the chunk marked in its document, its neighbours, metadata and vector provenance", async ({ page }) => {
     await page.goto(`/search?q=zeppelin&store=${STORE}&mode=fts&page=1`);
-    await page.getByTestId("search-results").getByRole("link", { name: GUIDE.path }).click();
-    await expect(page).toHaveURL(new RegExp(`/search/read/${STORE}/[0-9a-f]{32}#chunk$`));
+    // Hits are named by their documents' titles (the path is beside them).
+    const hit = page.getByTestId("search-hit").filter({ has: page.getByTestId("search-hit-path").getByText(GUIDE.path, { exact: true }) });
+    await expect(hit.getByTestId("search-hit-link")).toHaveText("Harbour section 0");
+    await hit.getByRole("link", { name: "Harbour section 0" }).click();
+    await expect(page).toHaveURL(new RegExp(`/search/read/${STORE}/[0-9a-f]{32}\\?from=[^#]+#chunk$`));
+    // The breadcrumb leads back to the search, query and all.
+    await expect(page.getByRole("navigation", { name: "Breadcrumb" }).getByTestId("reader-back-to-search")).toHaveText("results for “zeppelin”");
     await expect(page.getByRole("heading", { level: 1, name: GUIDE.path })).toBeVisible();
 
     const chunk = page.getByTestId("reader-chunk");
@@ -187,15 +192,18 @@ test.describe.serial("search", () => {
     await page.getByTestId("reader-prev").click();
     await expect(page.getByTestId("reader-metadata")).toContainText(`index ${index - 1} of`);
     await expect(page.getByTestId("reader-next")).toBeVisible();
+    await page.getByTestId("reader-back-to-search").click();
+    await expect(page).toHaveURL(/\/search\?q=zeppelin&/);
+    await expect(page.getByLabel("Query")).toHaveValue("zeppelin");
   });
 
   test("markup in a document is shown as text in the reader, never as elements or script", async ({ page }) => {
     await page.addInitScript(() => {
       (window as unknown as { __xss?: number }).__xss = undefined;
     });
-    for (const doc of [HTML_DOC, MARKDOWN_WITH_HTML]) {
+    for (const [doc, title] of [[HTML_DOC, "banner.html"], [MARKDOWN_WITH_HTML, "Raw"]] as const) {
       await page.goto(`/search?q=quayside&store=${STORE}&mode=fts&page=1`);
-      await page.getByTestId("search-results").getByRole("link", { name: doc.path }).click();
+      await page.getByTestId("search-results").getByRole("link", { name: title, exact: true }).click();
       await expect(page.getByRole("heading", { level: 1, name: doc.path })).toBeVisible();
       const document = page.getByTestId("reader-document");
       await expect(document).toContainText(doc === HTML_DOC ? '<h1 id="injected-heading">Injected</h1>' : '<div id="injected-div">markup</div>');

@@ -3,6 +3,8 @@ import { LATENCY_BUCKET_BOUNDS_MS, latencyBucketEdges, latencyBucketIndex, quant
 import { LATENCY_LINES, PERCENTILE_NOTE } from "@/components/chart-series";
 import {
   bucketStarts,
+  chartAnnotations,
+  MAX_CHART_ANNOTATIONS,
   fillGaps,
   isolatedPoints,
   findModelChanges,
@@ -230,5 +232,37 @@ describe("time-axis ticks", () => {
     const hour = timeTicks({ from: to - 3_600_000, to, width: 540 });
     expect(hour.daily).toBe(false);
     expect(fmt(hour.ticks, false).every((l) => /:(00|05|10|15|20|25|30|35|40|45|50|55)$/.test(l))).toBe(true);
+  });
+});
+
+describe("chart annotations", () => {
+  const window = { from: 1_000, to: 10_000 };
+  it("draw model switches, reindex runs and status alerts inside the window, oldest first, naming the store on the all-stores charts", () => {
+    const lines = chartAnnotations({
+      window,
+      allStores: true,
+      modelChanges: [{ t: 2_000, store: "docs" }],
+      reindexes: [
+        { startedAt: 5_000, store: "docs", status: "succeeded" },
+        { startedAt: 500, store: "old", status: "succeeded" },
+      ],
+      alerts: [
+        { ts: 3_000, store: "docs", kind: "store_status", status: "degraded" },
+        { ts: 4_000, store: null, kind: "dialectic_failed", status: "failed" },
+      ],
+    });
+    expect(lines).toEqual([
+      { t: 2_000, label: "docs: new model" },
+      { t: 3_000, label: "docs: degraded" },
+      { t: 5_000, label: "docs: reindex" },
+    ]);
+  });
+
+  it("leave the store out for one store's charts, and keep only the newest when an alert flaps", () => {
+    const alerts = Array.from({ length: 30 }, (_, i) => ({ ts: 2_000 + i * 100, store: "docs", kind: "store_status", status: i % 2 ? "healthy" : "degraded" }));
+    const lines = chartAnnotations({ window, allStores: false, modelChanges: [], reindexes: [{ startedAt: 9_000, store: "docs", status: "failed" }], alerts });
+    expect(lines).toHaveLength(MAX_CHART_ANNOTATIONS);
+    expect(lines.at(-1)).toEqual({ t: 9_000, label: "reindex failed" });
+    expect(lines[0].t).toBe(2_000 + 19 * 100);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { activeFilters, parseSearchUrl, SEARCH_MAX_PAGE, searchHref } from "@/components/search-url";
+import { activeFilters, parseSearchUrl, readerHref, SEARCH_MAX_PAGE, searchFrom, searchHref } from "@/components/search-url";
 
 const defaults = { store: "notes", mode: "hybrid" as const };
 
@@ -27,5 +27,23 @@ describe("the search URL", () => {
   it("names every filter in effect, so none narrows a search unseen", () => {
     expect(activeFilters(parseSearchUrl({ kind: "memory", prefix: "memory/ops/", tags: "x" }, defaults))).toEqual(["kind: memory", "path prefix: memory/ops/", "tags: x"]);
     expect(activeFilters(parseSearchUrl({ q: "x" }, defaults))).toEqual([]);
+  });
+});
+
+describe("the reader's way back to its search", () => {
+  it("carries the search in the reader's address and reads back only a search's own fields", () => {
+    const state = parseSearchUrl({ q: "restore drill", store: "ops", mode: "fts", page: "3", inspect: "1" }, defaults);
+    const href = readerHref({ store: "ops", chunkId: "ab12", from: state });
+    expect(href).toMatch(/^\/search\/read\/ops\/ab12\?from=[^#]+#chunk$/);
+    const from = new URL(href, "http://x").searchParams.get("from")!;
+    expect(searchFrom(from, defaults)).toEqual({ ...state, inspect: false });
+    expect(searchHref(searchFrom(from, defaults)!)).toBe("/search?q=restore+drill&store=ops&mode=fts&page=3");
+  });
+
+  it("has no way back without a query, and never links anywhere but /search", () => {
+    expect(readerHref({ store: "ops", chunkId: "ab12" })).toBe("/search/read/ops/ab12#chunk");
+    expect(searchFrom(undefined, defaults)).toBeNull();
+    expect(searchFrom("store=ops", defaults)).toBeNull();
+    expect(searchHref(searchFrom("q=x&next=https://evil.example", defaults)!)).toBe("/search?q=x&store=notes&mode=hybrid&page=1");
   });
 });

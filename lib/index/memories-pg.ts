@@ -18,7 +18,16 @@ import {
   memoryHistoryWalk,
   memoryOfRow,
   memoryPathSchema,
+  MEMORY_TRASH_LIST_MAX,
+  newTrashId,
   renderMemoryFile,
+  restoreDetails,
+  trashedMemoryOf,
+  trashIdSchema,
+  trashRetentionMs,
+  type restoreMemorySchema,
+  type TrashedMemory,
+  type TrashedMemoryWithBody,
   memoryUpdateAudit,
   updatedMemoryFields,
   writeFileAtomic,
@@ -147,10 +156,74 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
   });
 }
 
-export async function deleteMemoryPg({ handle, memoryPath, actor }: { handle: PgStoreHandle; memoryPath: string; actor: string }): Promise<void> {
+/** Delete: the row's text goes to memory_trash (restorable for DUALMIND_MEMORY_TRASH_DAYS) in the same transaction as the index rows and the audit row. */
+export async function deleteMemoryPg({ handle, memoryPath, actor, now = Date.now() }: { handle: PgStoreHandle; memoryPath: string; actor: string; now?: number }): Promise<void> {
   await withStoreTx({ handle }, async (tx) => {
-    if (!(await removeMemoryPg(tx, memoryPath))) throw new AppError("not_found", `no memory ${memoryPath}`);
-    await appendAuditPg({ db: tx, entry: { actor, action: "memory.delete", target: target(handle, memoryPath) } });
+    const row = await lockMemory(tx, memoryPath);
+    if (!row) throw new AppError("not_found", `no memory ${memoryPath}`);
+    await purgeExpiredTrashPg(tx, now);
+    const id = newTrashId(now);
+    if (trashRetentionMs() > 0) await tx.execute(sql`insert into memory_trash(id, path, content, deleted_at, deleted_by) values (${id}, ${memoryPath}, ${row.content}, ${now}, ${actor})`);
+    await removeMemoryPg(tx, memoryPath);
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.delete", target: target(handle, memoryPath), details: { trashId: id } } });
+  });
+}
+
+type TrashRow = { id: string; path: string; content: string; deleted_at: number | string; deleted_by: string };
+
+const trashEntryOf = (r: TrashRow): TrashedMemoryWithBody => trashedMemoryOf({ id: r.id, path: r.path, deletedAt: Number(r.deleted_at), deletedBy: r.deleted_by, text: r.content });
+
+async function purgeExpiredTrashPg(tx: PgStoreTx, now: number): Promise<void> {
+  await tx.execute(sql`delete from memory_trash where deleted_at <= ${now - trashRetentionMs()}`);
+}
+
+/** The store's trash, newest first, expired entries purged first (the twin of listMemoryTrash). */
+export async function listMemoryTrashPg({ handle, now = Date.now() }: { handle: PgStoreHandle; now?: number }): Promise<TrashedMemory[]> {
+  return withStoreTx({ handle, readOnly: handle.readOnly }, async (tx) => {
+    if (!handle.readOnly) await purgeExpiredTrashPg(tx, now);
+    const rows = (await tx.execute(sql`select id, path, content, deleted_at, deleted_by from memory_trash where deleted_at > ${now - trashRetentionMs()} order by id desc limit ${MEMORY_TRASH_LIST_MAX}`)).rows as TrashRow[];
+    return rows.map((r) => {
+      const { body: _body, ...entry } = trashEntryOf(r);
+      return entry;
+    });
+  });
+}
+
+async function trashRowPg(tx: PgStoreTx, handle: PgStoreHandle, id: string, now: number): Promise<TrashRow> {
+  const [row] = (await tx.execute(sql`select id, path, content, deleted_at, deleted_by from memory_trash where id = ${id} and deleted_at > ${now - trashRetentionMs()} for update`)).rows as TrashRow[];
+  if (!row) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
+  return row;
+}
+
+export async function getTrashedMemoryPg({ handle, id, now = Date.now() }: { handle: PgStoreHandle; id: string; now?: number }): Promise<TrashedMemoryWithBody> {
+  if (!trashIdSchema.safeParse(id).success) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
+  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+    const [row] = (await tx.execute(sql`select id, path, content, deleted_at, deleted_by from memory_trash where id = ${id} and deleted_at > ${now - trashRetentionMs()}`)).rows as TrashRow[];
+    if (!row) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
+    return trashEntryOf(row);
+  });
+}
+
+/** Put a deleted memory back at its path or `to`, its text byte for byte, audited memory.restore (the twin of restoreMemory). */
+export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof restoreMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
+  return withStoreTx({ handle }, async (tx) => {
+    const row = await trashRowPg(tx, handle, input.id, now);
+    const to = input.to ?? row.path;
+    if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
+    await withStoreQuotaPg(tx, handle.store, () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now }));
+    await tx.execute(sql`delete from memory_trash where id = ${input.id}`);
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.restore", target: target(handle, to), details: restoreDetails({ entry: trashEntryOf(row), to }) } });
+    return withBody((await lockMemory(tx, to))!);
+  });
+}
+
+/** Delete a trash entry for good now; audited memory.purge (the twin of purgeTrashedMemory). */
+export async function purgeTrashedMemoryPg({ handle, id, actor, now = Date.now() }: { handle: PgStoreHandle; id: string; actor: string; now?: number }): Promise<void> {
+  if (!trashIdSchema.safeParse(id).success) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
+  await withStoreTx({ handle }, async (tx) => {
+    const row = await trashRowPg(tx, handle, id, now);
+    await tx.execute(sql`delete from memory_trash where id = ${id}`);
+    await appendAuditPg({ db: tx, entry: { actor, action: "memory.purge", target: target(handle, row.path), details: { trashId: id } } });
   });
 }
 

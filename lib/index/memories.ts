@@ -4,6 +4,7 @@ import { randomBytes } from "node:crypto";
 import { and, asc, count, desc, eq, gt, gte, isNull, lt, or, sql } from "drizzle-orm";
 import { createTwoFilesPatch } from "diff";
 import { z } from "zod";
+import { getConfig } from "../config";
 import { storeDir, type StoreHandle } from "../db/connection";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
@@ -11,6 +12,7 @@ import { dialect, read, select, tablePair, type AnyStoreHandle, type On } from "
 import { categories, memories, type MemoryRow } from "../db/schema/index";
 import * as pgStore from "../db/schema/pg/store";
 import { AppError, infrastructureError } from "../errors";
+import { ACTIVITY_PAGE_MAX, activityFilterSchema, listActivity, type ActivityEntry } from "../governance/activity";
 import { appendAudit, listAuditByTargets, type AuditEntry } from "../governance/audit";
 import { log } from "../log";
 import { mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
@@ -380,53 +382,200 @@ export function moveMemory({ handle, from, to, actor, now = Date.now() }: { hand
   return updateMemory({ handle, input, actor, now });
 }
 
+// ---- trash -------------------------------------------------------------------
+
 /**
- * Both or neither: the file is renamed to a hidden name beside it (no space
- * needed; scans skip hidden names), then the index rows and the audit row
- * commit in one transaction, then the hidden file is removed. A failed commit
- * (a full disk, a read-only index) renames the file back: the memory is still
- * there, in the folder and in search, and the answer is a 503 naming why.
+ * A deleted memory is kept, restorable, for DUALMIND_MEMORY_TRASH_DAYS. On
+ * SQLite its file moves to memory/.trash/<id>.md (byte for byte) beside a
+ * <id>.json naming its path, who deleted it and when; the folder is hidden, so
+ * scans, reindex and verify never see it. On PostgreSQL the memory_trash table
+ * holds the same (memories-pg.ts). Expired entries are purged whenever a
+ * store's trash is listed or written.
  */
-export function deleteMemory({ handle, memoryPath, actor }: { handle: StoreHandle; memoryPath: string; actor: string }): void {
+export const MEMORY_TRASH_DIR = ".trash";
+/** A trash listing shows at most this many entries, newest first. */
+export const MEMORY_TRASH_LIST_MAX = 200;
+
+export type TrashedMemory = {
+  id: string;
+  /** The path the memory had when it was deleted. */
+  path: string;
+  deletedAt: number;
+  deletedBy: string;
+  /** When the purge policy removes it for good. */
+  purgeAt: number;
+  summary: string | null;
+  tags: string[];
+  tokenEstimate: number;
+};
+
+export type TrashedMemoryWithBody = TrashedMemory & { body: string };
+
+export const trashIdSchema = z.string().regex(/^\d{13}-[0-9a-f]{12}$/, "a trash id looks like 1764345600000-0123456789ab");
+export const restoreMemorySchema = z.object({ id: trashIdSchema, to: memoryPathSchema.optional() }).strict();
+
+export const trashRetentionMs = (): number => getConfig().memoryTrashDays * 86_400_000;
+
+export function newTrashId(now: number): string {
+  return `${String(now).padStart(13, "0")}-${randomBytes(6).toString("hex")}`;
+}
+
+/** A trash entry as the API shows it, from the text it keeps (either backend). */
+export function trashedMemoryOf({ id, path: memoryPath, deletedAt, deletedBy, text }: { id: string; path: string; deletedAt: number; deletedBy: string; text: string }): TrashedMemoryWithBody {
+  const m = memoryFromText({ memoryPath, text, mtime: deletedAt });
+  return { id, path: memoryPath, deletedAt, deletedBy, purgeAt: deletedAt + trashRetentionMs(), summary: m.summary, tags: m.tags, tokenEstimate: m.tokenEstimate, body: m.body };
+}
+
+const trashDir = (handle: StoreHandle) => resolveInside({ root: memoryDir({ handle }), segments: [MEMORY_TRASH_DIR], what: "the memory trash" });
+const trashFiles = (handle: StoreHandle, id: string) => ({ text: path.join(trashDir(handle), `${id}.md`), meta: path.join(trashDir(handle), `${id}.json`) });
+
+type TrashMeta = { path: string; deletedAt: number; deletedBy: string };
+
+function readTrashEntry(handle: StoreHandle, id: string): TrashedMemoryWithBody | null {
+  const files = trashFiles(handle, id);
+  try {
+    const meta = JSON.parse(readFileNoFollow(files.meta, "trash entry").bytes.toString("utf8")) as TrashMeta;
+    const text = readFileNoFollow(files.text, "trash entry").bytes.toString("utf8");
+    if (typeof meta.path !== "string" || typeof meta.deletedAt !== "number") return null;
+    return trashedMemoryOf({ id, path: meta.path, deletedAt: meta.deletedAt, deletedBy: String(meta.deletedBy ?? "unknown"), text });
+  } catch {
+    return null;
+  }
+}
+
+/** Remove trash entries older than the retention (and halves left by an interrupted delete); answers how many went. */
+export function purgeMemoryTrash({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): number {
+  let dir: string;
+  try {
+    dir = trashDir(handle);
+  } catch {
+    return 0;
+  }
+  if (!fs.existsSync(dir)) return 0;
+  const cutoff = now - trashRetentionMs();
+  let purged = 0;
+  for (const name of fs.readdirSync(dir)) {
+    const id = name.replace(/\.(md|json)$/, "");
+    if (!trashIdSchema.safeParse(id).success || !name.endsWith(".json")) continue;
+    if (Number(id.slice(0, 13)) <= cutoff) {
+      const files = trashFiles(handle, id);
+      fs.rmSync(files.text, { force: true });
+      fs.rmSync(files.meta, { force: true });
+      purged++;
+    }
+  }
+  return purged;
+}
+
+/** The store's trash, newest first (expired entries purged first). */
+export function listMemoryTrash({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): TrashedMemory[] {
+  purgeMemoryTrash({ handle, now });
+  let dir: string;
+  try {
+    dir = trashDir(handle);
+  } catch {
+    return [];
+  }
+  if (!fs.existsSync(dir)) return [];
+  const ids = fs
+    .readdirSync(dir)
+    .filter((n) => n.endsWith(".json"))
+    .map((n) => n.slice(0, -5))
+    .filter((id) => trashIdSchema.safeParse(id).success)
+    .sort()
+    .reverse()
+    .slice(0, MEMORY_TRASH_LIST_MAX);
+  return ids.map((id) => readTrashEntry(handle, id)).filter((e): e is TrashedMemoryWithBody => e !== null).map(({ body: _body, ...e }) => e);
+}
+
+export function getTrashedMemory({ handle, id, now = Date.now() }: { handle: StoreHandle; id: string; now?: number }): TrashedMemoryWithBody {
+  const entry = trashIdSchema.safeParse(id).success ? readTrashEntry(handle, id) : null;
+  if (!entry || entry.purgeAt <= now) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
+  return entry;
+}
+
+/**
+ * Put a deleted memory back, at its old path or at `to`, byte for byte: the
+ * same write as a create (file, index, audit row memory.restore in one
+ * transaction), then its trash entry goes. A memory already at that path is a
+ * 409 naming it (restore to another path, or move that one first).
+ */
+export function restoreMemory({ handle, input, actor }: { handle: StoreHandle; input: z.output<typeof restoreMemorySchema>; actor: string }): Memory {
+  const entry = getTrashedMemory({ handle, id: input.id });
+  const to = input.to ?? entry.path;
+  if (existsNoFollow(memoryFile({ handle, memoryPath: to }))) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
+  const files = trashFiles(handle, input.id);
+  const text = readFileNoFollow(files.text, "trash entry").bytes.toString("utf8");
+  const memory = writeMemory({ handle, memoryPath: to, content: text, audit: { actor, action: "memory.restore", target: memoryTarget({ handle, memoryPath: to }), details: restoreDetails({ entry, to }) } });
+  fs.rmSync(files.text, { force: true });
+  fs.rmSync(files.meta, { force: true });
+  return memory;
+}
+
+/** The audit details of a restore (both backends): which trash entry, and where it was before when restored elsewhere. */
+export function restoreDetails({ entry, to }: { entry: TrashedMemory; to: string }): Record<string, unknown> {
+  return { trashId: entry.id, deletedAt: entry.deletedAt, ...(to !== entry.path ? { movedFrom: entry.path } : {}) };
+}
+
+/** Delete a trash entry for good before the policy would (a secret written by mistake); audited as memory.purge. */
+export function purgeTrashedMemory({ handle, id, actor }: { handle: StoreHandle; id: string; actor: string }): void {
+  const entry = getTrashedMemory({ handle, id });
+  const files = trashFiles(handle, id);
+  fs.rmSync(files.text, { force: true });
+  fs.rmSync(files.meta, { force: true });
+  appendAudit({ actor, action: "memory.purge", target: memoryTarget({ handle, memoryPath: entry.path }), details: { trashId: id } });
+}
+
+/**
+ * Both or neither: the file moves into the trash (a rename within the memory
+ * folder: no space needed; the trash is hidden, so scans skip it), then the
+ * index rows and the audit row commit in one transaction. A failed commit (a
+ * full disk, a read-only index) moves the file back: the memory is still
+ * there, in the folder and in search, and the answer is a 503 naming why.
+ * With a retention of 0 days the trashed file is removed at once.
+ */
+export function deleteMemory({ handle, memoryPath, actor, now = Date.now() }: { handle: StoreHandle; memoryPath: string; actor: string; now?: number }): void {
   const file = memoryFile({ handle, memoryPath });
   if (!existsNoFollow(file)) throw new AppError("not_found", `no memory ${memoryPath}`);
-  const trash = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString("hex")}.deleting`);
+  purgeMemoryTrash({ handle, now });
+  const id = newTrashId(now);
+  const trash = trashFiles(handle, id);
   try {
-    fs.renameSync(file, trash);
+    mkdirPrivate(path.dirname(trash.text));
+    fs.writeFileSync(trash.meta, JSON.stringify({ path: memoryPath, deletedAt: now, deletedBy: actor } satisfies TrashMeta), { flag: "wx", mode: PRIVATE_FILE_MODE });
+    fs.renameSync(file, trash.text);
   } catch (e) {
-    throw new AppError("unavailable", `memory ${memoryPath} could not be deleted (its file could not be moved aside: ${(e as NodeJS.ErrnoException).code ?? String(e)}); nothing was changed`);
+    fs.rmSync(trash.meta, { force: true });
+    const why = infrastructureError(e)?.message ?? `its file could not be moved to the trash: ${(e as NodeJS.ErrnoException).code ?? String(e)}`;
+    throw new AppError("unavailable", `memory ${memoryPath} could not be deleted (${why}); nothing was changed`);
   }
   try {
     handle.sqlite
       .transaction(() => {
         removeMemoryIndex({ handle, memoryPath });
-        appendAudit({ actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }) });
+        appendAudit({ actor, action: "memory.delete", target: memoryTarget({ handle, memoryPath }), details: { trashId: id } });
       })
       .immediate();
   } catch (e) {
     const why = infrastructureError(e)?.message ?? "the index could not be updated";
     try {
-      fs.renameSync(trash, file);
+      fs.renameSync(trash.text, file);
+      fs.rmSync(trash.meta, { force: true });
     } catch (back) {
-      log("error", "memory delete failed and its file could not be put back", { store: handle.store, memoryPath, trash, error: String(back) });
-      throw new AppError("unavailable", `memory ${memoryPath} could not be deleted: ${why}; its file is kept as ${path.basename(trash)} beside it, rename it back`);
+      log("error", "memory delete failed and its file could not be put back", { store: handle.store, memoryPath, trash: trash.text, error: String(back) });
+      throw new AppError("unavailable", `memory ${memoryPath} could not be deleted: ${why}; its file is kept in the trash as ${MEMORY_TRASH_DIR}/${id}.md, restore it from there`);
     }
     log("warn", "memory delete failed; the memory is kept", { store: handle.store, memoryPath, error: String(e) });
     throw new AppError("unavailable", `memory ${memoryPath} could not be deleted: ${why}; nothing was changed, retry when the store can be written`);
   }
-  try {
-    fs.rmSync(trash);
-  } catch (e) {
-    // Deleted everywhere that counts: the hidden leftover is never indexed.
-    log("warn", "memory deleted but its hidden file could not be removed", { store: handle.store, memoryPath, trash, error: String(e) });
-  }
+  if (trashRetentionMs() === 0) purgeMemoryTrash({ handle, now });
 }
 
 export type MemoryHistoryEntry = {
   id: number;
   ts: number;
   actor: string;
-  action: "memory.create" | "memory.update" | "memory.move" | "memory.delete";
+  action: "memory.create" | "memory.update" | "memory.move" | "memory.delete" | "memory.restore" | "memory.purge";
   /** The path the memory had after this change. */
   path: string;
   movedFrom: string | null;
@@ -436,7 +585,7 @@ export type MemoryHistoryEntry = {
   diffTruncated: boolean;
 };
 
-const MEMORY_ACTIONS = new Set(["memory.create", "memory.update", "memory.move", "memory.delete"]);
+const MEMORY_ACTIONS = new Set(["memory.create", "memory.update", "memory.move", "memory.delete", "memory.restore", "memory.purge"]);
 /** Moves followed back through earlier paths: a memory moved more often than this shows its newest paths' history only. */
 const HISTORY_MAX_PATHS = 10;
 
@@ -486,6 +635,8 @@ export function memoryHistoryWalk({ prefix, memoryPath, limit }: { prefix: strin
   let cursor: string | null = memoryPath;
   let before = Number.POSITIVE_INFINITY;
   const seen = new Set<string>();
+  // A restore (or a purge) is the end of a delete: the history goes on through that delete to the memory before it.
+  let throughDelete = false;
   return {
     next(): string | null {
       if (cursor === null || seen.has(cursor) || seen.size >= HISTORY_MAX_PATHS || out.length >= limit) return null;
@@ -501,7 +652,8 @@ export function memoryHistoryWalk({ prefix, memoryPath, limit }: { prefix: strin
       cursor = null;
       for (const e of rows) {
         // Under this path, history stops at the delete that ended an earlier memory of the same name.
-        if (e.action === "memory.delete" && out.length > 0) break;
+        if (e.action === "memory.delete" && out.length > 0 && !throughDelete) break;
+        throughDelete = e.action === "memory.restore" || e.action === "memory.purge";
         out.push(e);
         if (e.movedFrom) {
           cursor = e.movedFrom;
@@ -513,6 +665,45 @@ export function memoryHistoryWalk({ prefix, memoryPath, limit }: { prefix: strin
     },
     entries: (): MemoryHistoryEntry[] => out.slice(0, limit),
   };
+}
+
+/** Memory events read to follow a moved memory: its newest ones only (older moves are not followed). */
+const MOVE_LOOKUP_EVENTS = 1_000;
+
+export type MemoryRedirect = { path: string; movedAt: number; actor: string };
+
+/**
+ * Where the memory that last lived at `memoryPath` went, when it was moved
+ * away (and maybe on): read from the store's memory events in the audit log,
+ * oldest to newest, following each move out of the path it had. A new memory
+ * created or restored at `memoryPath` since ends the trail (null), as does a
+ * path that never held a moved memory. Both backends (listActivity).
+ */
+export async function findMemoryRedirect({ store, memoryPath }: { store: string; memoryPath: string }): Promise<MemoryRedirect | null> {
+  const prefix = `store:${store}/memory:`;
+  const events: ActivityEntry[] = [];
+  let before: number | undefined;
+  while (events.length < MOVE_LOOKUP_EVENTS) {
+    const page = await listActivity({ filter: activityFilterSchema.parse({ store, action: "memory.", limit: ACTIVITY_PAGE_MAX, before }) });
+    events.push(...page.entries);
+    if (page.next_cursor === null) break;
+    before = page.next_cursor;
+  }
+  let current = memoryPath;
+  let last: MemoryRedirect | null = null;
+  for (const e of events.reverse()) {
+    if (!e.target?.startsWith(prefix)) continue;
+    const at = e.target.slice(prefix.length);
+    const movedFrom = e.details && typeof e.details === "object" && typeof (e.details as { movedFrom?: unknown }).movedFrom === "string" ? (e.details as { movedFrom: string }).movedFrom : null;
+    if (movedFrom !== null && movedFrom === current) {
+      current = at;
+      last = { path: at, movedAt: e.ts, actor: e.actor };
+    } else if (at === memoryPath && current !== memoryPath && (e.action === "memory.create" || e.action === "memory.restore")) {
+      current = memoryPath;
+      last = null;
+    }
+  }
+  return current === memoryPath ? null : last;
 }
 
 /** The memory as its file says now (the file is the source of truth). */

@@ -6,7 +6,7 @@
 import { deletedResponse } from "../api/responses/common";
 import { recallBackend } from "../recall/backend";
 import { messagePostedResponse, sessionCreatedResponse, sessionView } from "../api/responses/dialectic";
-import { categoryBrowseResponse, chunkDetail, memoryListResponse, memoryWithBody, recentMemoriesResponse, searchResponse } from "../api/responses/documents";
+import { categoryBrowseResponse, chunkDetail, memoryListResponse, memoryTrashReadOrListResponse, memoryWithBody, recentMemoriesResponse, searchResponse } from "../api/responses/documents";
 import { storeHealthResponse } from "../api/responses/embeddings";
 import { evidenceLinkResponse, evidenceUnlinkedResponse, frameResponse, graphDeletedResponse, nodeDeletedResponse, nodeDetailResponse, nodeListResponse, nodeResponse, relationCreatedResponse, relationResponse, rememberResponse, thoughtResponse } from "../api/responses/graph";
 import { runFinishedResponse, runRecordedResponse, taskCreatedResponse, taskStatusResponse, validationRecordedResponse } from "../api/responses/ledger";
@@ -29,7 +29,8 @@ import { rememberInputSchema } from "../graph/remember";
 import { thinkInputSchema } from "../graph/thoughts";
 import { graphBackend } from "../graph/backend";
 import { chunkIdSchema } from "../index/ingest";
-import { categoryPathSchema, createMemorySchema, memoryFilterSchema, memoryPathSchema, updateMemorySchema } from "../index/memories";
+import { getConfig } from "../config";
+import { categoryPathSchema, createMemorySchema, memoryFilterSchema, memoryPathSchema, restoreMemorySchema, trashIdSchema, updateMemorySchema } from "../index/memories";
 import { searchInputSchema } from "../index/search";
 import { storeHealthReportFor } from "../metrics/health";
 import { learningInputSchema, traceInputSchema } from "../recall/descriptors";
@@ -138,7 +139,7 @@ const indexTools: ToolDef[] = [
   }),
   tool({
     name: "delete_memory",
-    description: "Delete a memory file and its index rows.",
+    description: "Delete a memory: it leaves the list and search and is kept in the store's trash (list_memory_trash, restore_memory) for DUALMIND_MEMORY_TRASH_DAYS.",
     output: deletedResponse,
     scope: "write",
     input: z.object({ ...storeShape, path: memoryPathSchema }).strict(),
@@ -146,6 +147,22 @@ const indexTools: ToolDef[] = [
       await stores().deleteMemory({ store, memoryPath: path, actor: actorOf(ctx.principal) });
       return { deleted: path };
     },
+  }),
+  tool({
+    name: "list_memory_trash",
+    description: "Deleted memories still restorable, newest first (same as GET /stores/{store}/memories/trash); with id, one of them with its body.",
+    output: memoryTrashReadOrListResponse,
+    scope: "read",
+    input: z.object({ ...storeShape, id: trashIdSchema.optional() }).strict(),
+    run: async ({ store, id }) => (id ? stores().getTrashedMemory({ store, id }) : { retentionDays: getConfig().memoryTrashDays, trash: await stores().listMemoryTrash({ store }) }),
+  }),
+  tool({
+    name: "restore_memory",
+    description: "Restore a deleted memory from the trash, byte for byte, at its old path or at `to` (same as POST /stores/{store}/memories/trash).",
+    output: memoryWithBody,
+    scope: "write",
+    input: restoreMemorySchema.safeExtend(storeShape),
+    run: ({ store, ...input }, ctx) => stores().restoreMemory({ store, input, actor: actorOf(ctx.principal) }),
   }),
 ];
 

@@ -251,3 +251,40 @@ export function timeTicks({ from, to, width }: { from: number; to: number; width
   for (let t = Math.ceil(from / step) * step; t <= last; t += step) ticks.push(t);
   return { ticks, daily: step >= DAY };
 }
+
+/** An event drawn on a chart as a labelled vertical line. */
+export type ChartAnnotation = { t: number; label: string };
+
+/** Annotations drawn on one chart at most: past this, the newest are kept (a flapping store would bury the lines). */
+export const MAX_CHART_ANNOTATIONS = 12;
+
+/**
+ * The events worth a line on the health charts, inside the window only:
+ * model switches, reindex runs (when each started) and store status alerts
+ * (the status a store entered). Labels name the store when the charts
+ * cover all stores. Newest kept when there are too many, returned oldest first.
+ */
+export function chartAnnotations({
+  window,
+  allStores,
+  modelChanges,
+  reindexes,
+  alerts,
+}: {
+  window: { from: number; to: number };
+  allStores: boolean;
+  modelChanges: { t: number; store: string }[];
+  reindexes: { startedAt: number; store: string; status: string }[];
+  alerts: { ts: number; store: string | null; kind: string; status: string }[];
+}): ChartAnnotation[] {
+  const named = (store: string | null, what: string) => (allStores && store ? `${store}: ${what}` : what);
+  const all: ChartAnnotation[] = [
+    ...modelChanges.map((m) => ({ t: m.t, label: named(m.store, "new model") })),
+    ...reindexes.map((j) => ({ t: j.startedAt, label: named(j.store, j.status === "failed" ? "reindex failed" : "reindex") })),
+    ...alerts.filter((a) => a.kind === "store_status").map((a) => ({ t: a.ts, label: named(a.store, a.status) })),
+  ];
+  return all
+    .filter((a) => a.t >= window.from && a.t <= window.to)
+    .sort((a, b) => a.t - b.t || a.label.localeCompare(b.label))
+    .slice(-MAX_CHART_ANNOTATIONS);
+}

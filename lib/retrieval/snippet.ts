@@ -1,11 +1,12 @@
 import DatabaseCtor from "better-sqlite3";
 import type Database from "better-sqlite3";
 import { preparedOnce } from "../db/statements";
+import { stripTableSyntax } from "./snippet-tables";
 
 /**
  * Snippets are text, never markup: an HTML document's tags, comments and
  * entities, and markdown's link/image syntax, emphasis markers and heading
- * hashes are dropped, keeping the words. Highlight marks (two private-use
+ * hashes are dropped, keeping the words; so is table syntax (snippet-tables.ts). Highlight marks (two private-use
  * characters, see MARK_OPEN/MARK_CLOSE) survive, so offsets are computed on
  * the cleaned text.
  */
@@ -16,7 +17,7 @@ const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"'
 
 export function stripMarkup(text: string): string {
   return (
-    text
+    stripTableSyntax(text)
       // Whole elements whose content is not prose.
       .replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, " ")
       .replace(/<!--[\s\S]*?(-->|$)/g, " ")

@@ -4,6 +4,9 @@ import { perEngine } from "../db/engine";
 import type { AnyStoreHandle } from "../db/port";
 import { getChunkByChunkId, listDocumentsByPrefix, type ChunkDetail, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
 import {
+  type restoreMemorySchema,
+  type TrashedMemory,
+  type TrashedMemoryWithBody,
   listAllCategories,
   listCategoryChildren,
   listMemoriesByFilter,
@@ -18,6 +21,7 @@ import {
 } from "../index/memories";
 import type { Job } from "../index/jobs";
 import type { ReindexProgress } from "../index/reindex";
+import { listDocumentTitles } from "../index/titles";
 import type { UnindexableFile } from "../index/files";
 import { readChunkInDocument, type ChunkReader } from "../index/reader";
 import type { SearchInput, SearchResult } from "../index/search";
@@ -72,11 +76,18 @@ export type StoresBackend = {
   readChunk: (a: StoreArg & { chunkId: string }) => Promise<ChunkReader>;
   /** fts, vector or hybrid, core included when asked (the caller's right to read core was checked with the request). */
   search: (a: StoreArg & { input: SearchInput }) => Promise<SearchResult>;
+  /** What a result list calls each document (heading, first line or file name), by path. */
+  documentTitles: (a: StoreArg & { paths: string[] }) => Promise<Map<string, string>>;
   getMemory: (a: StoreArg & { memoryPath: string }) => Promise<MemoryWithBody>;
   listMemories: (a: StoreArg & { filter: MemoryFilter }) => Promise<{ total: number; memories: Memory[] }>;
   createMemory: (a: StoreArg & { input: z.output<typeof createMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
   updateMemory: (a: StoreArg & { input: z.output<typeof updateMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
   deleteMemory: (a: StoreArg & { memoryPath: string; actor: string }) => Promise<void>;
+  /** Deleted memories kept for DUALMIND_MEMORY_TRASH_DAYS (newest first), one with its text, put back, or purged now. */
+  listMemoryTrash: (a: StoreArg) => Promise<TrashedMemory[]>;
+  getTrashedMemory: (a: StoreArg & { id: string }) => Promise<TrashedMemoryWithBody>;
+  restoreMemory: (a: StoreArg & { input: z.output<typeof restoreMemorySchema>; actor: string }) => Promise<MemoryWithBody>;
+  purgeTrashedMemory: (a: StoreArg & { id: string; actor: string }) => Promise<void>;
   listCategoryChildren: (a: StoreArg & { parent: string | null }) => Promise<CategoryChild[]>;
   /** Every category of the store with its recursive memory count (the memories browser's tree). */
   listAllCategories: (a: StoreArg) => Promise<CategoryChild[]>;
@@ -101,10 +112,10 @@ export type StoresBackend = {
 };
 
 /** The writes of a store's content: refused (409 store_archived) while it is archived, whichever surface asks. */
-const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "setCategoryDescription", "startReindex"] as const;
+const CONTENT_WRITES = ["putDocuments", "deleteDocument", "createMemory", "updateMemory", "deleteMemory", "restoreMemory", "purgeTrashedMemory", "setCategoryDescription", "startReindex"] as const;
 
 /** Operations written once over the port: only how a store opens differs. */
-type WrittenOnce = "listDocuments" | "getChunk" | "readChunk" | "listMemories" | "listCategoryChildren" | "listAllCategories";
+type WrittenOnce = "listDocuments" | "getChunk" | "readChunk" | "documentTitles" | "listMemories" | "listCategoryChildren" | "listAllCategories";
 
 /**
  * What differs per engine (store layout, where memories live, search, the
@@ -139,6 +150,7 @@ export function storesOn(engine: Engine): StoresBackend {
       listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: await on(store), ...a }),
       getChunk: async ({ store, ...a }) => getChunkByChunkId({ handle: await on(store), ...a }),
       readChunk: async ({ store, ...a }) => readChunkInDocument({ handle: await on(store), ...a }),
+      documentTitles: async ({ store, ...a }) => listDocumentTitles({ handle: await on(store), ...a }),
       listMemories: async ({ store, ...a }) => listMemoriesByFilter({ handle: await on(store), ...a }),
       listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: await on(store), ...a }),
       listAllCategories: async ({ store }) => listAllCategories({ handle: await on(store) }),

@@ -46,6 +46,7 @@ describe("PostgreSQL stores: one schema per store", () => {
       "kg_relation_evidence",
       "learnings",
       "memories",
+      "memory_trash",
       "reasoning_traces",
       "recall_event_hits",
       "recall_events",

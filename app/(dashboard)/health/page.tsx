@@ -9,7 +9,7 @@ import { WorkerStateCard } from "@/components/worker-state-card";
 import { getConfig } from "@/lib/config";
 import { formatCount, formatPercent, formatTime } from "@/lib/format";
 import { ALL_STORES, getStoreStatusDetail, loadHealthDashboard } from "@/lib/metrics/health";
-import { parseRange, throughputUnitOf } from "@/lib/metrics/preparers";
+import { chartAnnotations, parseRange, throughputUnitOf } from "@/lib/metrics/preparers";
 import { stores as storesBackend } from "@/lib/stores/backend";
 import { UnindexableFiles } from "@/components/unindexable-files";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "../stores/[store]/embed-actions";
@@ -25,7 +25,16 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
   const sp = await searchParams;
   const d = await loadHealthDashboard({ store: one(sp.store) ?? ALL_STORES, range: parseRange(one(sp.range)) });
   const longRange = d.range === "7d" || d.range === "30d";
-  const markers = d.modelChanges.map((m) => ({ t: m.t, label: d.store === ALL_STORES ? `${m.store}: new model` : "new model" }));
+  // Lines on the charts for what explains a change: a model switch, a reindex, a store's status alert.
+  const covered = new Set(d.perStore.map((s) => s.store));
+  const reindexes = (await storesBackend().listLatestJobs()).filter((j) => covered.has(j.store));
+  const markers = chartAnnotations({
+    window: d.window,
+    allStores: d.store === ALL_STORES,
+    modelChanges: d.modelChanges,
+    reindexes,
+    alerts: d.events.filter((e) => e.store === null || covered.has(e.store)),
+  });
   const one_ = d.store === ALL_STORES ? null : (d.perStore[0] ?? null);
   // Files in a store's memory/ that the last scan could not index, with the reason (none where memories are not files).
   const unindexable = await Promise.all(d.perStore.map(async (s) => ({ store: s.store, files: await storesBackend().listUnindexableFiles({ store: s.store }) })));

@@ -6,7 +6,7 @@ import { actorOf } from "@/lib/auth/actor";
 import { storeNameSchema } from "@/lib/db/store-names";
 import { actionError, assertForm, type ActionResult } from "@/lib/http/action-result";
 import { AppError } from "@/lib/errors";
-import { createMemorySchema, memoryPathSchema, updateMemorySchema } from "@/lib/index/memories";
+import { createMemorySchema, memoryPathSchema, restoreMemorySchema, trashIdSchema, updateMemorySchema } from "@/lib/index/memories";
 import { stores } from "@/lib/stores/backend";
 
 // Server actions are public endpoints: each checks the session and role itself, then writes through
@@ -84,7 +84,39 @@ export async function deleteMemoryAction(_prev: Done | null, form: FormData): Pr
     const store = storeFrom(form);
     const memoryPath = memoryPathSchema.parse(form.get("path"));
     await stores().deleteMemory({ store, memoryPath, actor: actorOf(user) });
-    return { ok: true, message: `Deleted ${memoryPath}.`, data: { href: `/memories?store=${encodeURIComponent(store)}` } };
+    // The list page then offers to undo: the entry the delete just put in the trash (none when the trash keeps nothing).
+    const trashed = (await stores().listMemoryTrash({ store })).find((t) => t.path === memoryPath);
+    const undo = trashed ? `&deleted=${encodeURIComponent(trashed.id)}` : "";
+    return { ok: true, message: `Deleted ${memoryPath}.`, data: { href: `/memories?store=${encodeURIComponent(store)}${undo}` } };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+/** Put a deleted memory back (at its old path, or at `to` when given): the API's POST /memories/trash. */
+export async function restoreMemoryAction(_prev: Done | null, form: FormData): Promise<Done> {
+  try {
+    const user = await requireRoleForAction("editor");
+    assertForm(form);
+    const store = storeFrom(form);
+    const to = text(form, "to").trim();
+    const input = restoreMemorySchema.parse({ id: text(form, "id"), ...(to ? { to } : {}) });
+    const memory = await stores().restoreMemory({ store, input, actor: actorOf(user) });
+    return { ok: true, message: `Restored ${memory.path}.`, data: { href: memoryHref(store, memory.path) } };
+  } catch (e) {
+    return actionError(e);
+  }
+}
+
+/** Remove one deleted memory from the trash for good, before the retention would. */
+export async function purgeTrashedMemoryAction(_prev: Done | null, form: FormData): Promise<Done> {
+  try {
+    const user = await requireRoleForAction("editor");
+    assertForm(form);
+    const store = storeFrom(form);
+    const id = trashIdSchema.parse(text(form, "id"));
+    await stores().purgeTrashedMemory({ store, id, actor: actorOf(user) });
+    return { ok: true, message: "Purged for good.", data: { href: `/memories/trash?store=${encodeURIComponent(store)}` } };
   } catch (e) {
     return actionError(e);
   }

@@ -10,18 +10,22 @@ import { UnindexableFiles } from "@/components/unindexable-files";
 import { MemoryCategoryTree, MemoryFilterForm, MemorySearchForm } from "@/components/memory-filters";
 import { roleAtLeast } from "@/lib/auth/users";
 import { formatTime } from "@/lib/format";
-import { memoryFilterSchema, memoryPathSchema, type MemoryWithBody } from "@/lib/index/memories";
+import { findMemoryRedirect, memoryFilterSchema, memoryPathSchema, type MemoryRedirect, type MemoryWithBody, type TrashedMemory } from "@/lib/index/memories";
 import { searchInputSchema, type SearchHit } from "@/lib/index/search";
 import { isAppError } from "@/lib/errors";
-import { createMemoryAction, deleteMemoryAction, moveMemoryAction, updateMemoryAction } from "./actions";
+import { MemoryRestoreForm } from "@/components/memory-trash";
+import { getConfig } from "@/lib/config";
+import { createMemoryAction, deleteMemoryAction, moveMemoryAction, restoreMemoryAction, updateMemoryAction } from "./actions";
 
 const PAGE_SIZE = 25;
 
 type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
 
-type Viewed = { kind: "memory"; memory: MemoryWithBody } | { kind: "missing"; path: string; reason: string } | null;
+type Missing = { kind: "missing"; path: string; reason: string; movedTo?: MemoryRedirect | null; trashed?: TrashedMemory | null };
+type Viewed = { kind: "memory"; memory: MemoryWithBody } | Missing | null;
 
+/** A memory, or why there is none at that path: moved (and where to), deleted (and in the trash), or never there. */
 async function loadMemory(store: string, raw: string | undefined): Promise<Viewed> {
   if (!raw) return null;
   const parsed = memoryPathSchema.safeParse(raw);
@@ -29,8 +33,14 @@ async function loadMemory(store: string, raw: string | undefined): Promise<Viewe
   try {
     return { kind: "memory", memory: await storesBackend().getMemory({ store, memoryPath: parsed.data }) };
   } catch (e) {
-    if (isAppError(e) && e.code === "not_found") return { kind: "missing", path: raw, reason: "It may have been moved or deleted." };
-    throw e;
+    if (!(isAppError(e) && e.code === "not_found")) throw e;
+    const movedTo = await findMemoryRedirect({ store, memoryPath: parsed.data });
+    const landed = movedTo ? await storesBackend().getMemory({ store, memoryPath: movedTo.path }).then(() => true, () => false) : false;
+    // Deleted here, or moved and later deleted where it went: either way its trash entry, if it still has one.
+    const deletedAt = movedTo ? (landed ? null : movedTo.path) : parsed.data;
+    const trashed = deletedAt ? ((await storesBackend().listMemoryTrash({ store })).find((t) => t.path === deletedAt) ?? null) : null;
+    const reason = movedTo ? (landed ? "It was moved." : `It was moved to ${movedTo.path}, and deleted there since.`) : trashed ? "It was deleted." : "It may have been moved or deleted.";
+    return { kind: "missing", path: raw, reason, movedTo: landed ? movedTo : null, trashed };
   }
 }
 
@@ -97,7 +107,13 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
   const list = !search && parsed.success ? await storesBackend().listMemories({ store, filter: parsed.data }) : null;
   const viewed = await loadMemory(store, one(sp.path));
   const unindexable = await storesBackend().listUnindexableFiles({ store });
-  const history = viewed?.kind === "memory" ? await storesBackend().listMemoryHistory({ store, memoryPath: viewed.memory.path, limit: 30 }) : null;
+  // A deleted memory's history stays reachable at its path (the delete, then what came before it).
+  const historyPath = viewed?.kind === "memory" ? viewed.memory.path : viewed?.kind === "missing" && viewed.trashed ? viewed.trashed.path : null;
+  const history = historyPath ? await storesBackend().listMemoryHistory({ store, memoryPath: historyPath, limit: 30 }) : null;
+  // Just deleted here: the trash entry to undo it with.
+  const deletedId = one(sp.deleted);
+  const justDeleted = deletedId ? ((await storesBackend().listMemoryTrash({ store })).find((t) => t.id === deletedId) ?? null) : null;
+  const trashHref = `/memories/trash?store=${encodeURIComponent(store)}`;
   const editing = canEdit && viewed?.kind === "memory" && one(sp.edit) === "1";
   const creating = canEdit && one(sp.new) === "1";
   const base = `/memories?store=${encodeURIComponent(store)}`;
@@ -120,12 +136,27 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
         <Link href={`/stores/${store}`} className="text-sm text-blue-700 underline">
           store {store}
         </Link>
+        <Link href={trashHref} className="text-sm text-blue-700 underline" data-testid="memory-trash-link">
+          trash
+        </Link>
         {canEdit && !creating && (
           <Link href={`${withCategory}&new=1`} className="btn ml-auto">
             New memory
           </Link>
         )}
       </div>
+      {justDeleted && (
+        <section role="status" aria-label="Memory deleted" className="card flex flex-wrap items-center gap-3 border-amber-300 bg-amber-50" data-testid="memory-deleted">
+          <p className="text-sm">
+            Deleted <span className="font-mono">{justDeleted.path}</span>. It stays in the{" "}
+            <Link className="text-blue-700 underline" href={trashHref}>
+              trash
+            </Link>{" "}
+            until {formatTime(justDeleted.purgeAt)}.
+          </p>
+          {canEdit && <MemoryRestoreForm store={store} id={justDeleted.id} path={justDeleted.path} action={restoreMemoryAction} label="Undo" />}
+        </section>
+      )}
       <UnindexableFiles store={store} files={unindexable} />
       <div className={contentFirst ? "max-md:order-last" : undefined}>
         <MemoryFilterForm stores={stores} values={values} />
@@ -150,6 +181,26 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
               <p className="text-sm text-slate-600">
                 Store {store} has no memory at <span className="font-mono">{viewed.path}</span>. {viewed.reason}
               </p>
+              {viewed.movedTo && (
+                <p className="text-sm" data-testid="memory-moved">
+                  It is now at{" "}
+                  <Link className="font-mono text-blue-700 underline" href={viewHref(viewed.movedTo.path)}>
+                    {viewed.movedTo.path}
+                  </Link>{" "}
+                  (moved by {viewed.movedTo.actor}, {formatTime(viewed.movedTo.movedAt)}).
+                </p>
+              )}
+              {viewed.trashed && (
+                <div className="space-y-2" data-testid="memory-in-trash">
+                  <p className="text-sm">
+                    Deleted by {viewed.trashed.deletedBy}, {formatTime(viewed.trashed.deletedAt)}; it stays in the trash until {formatTime(viewed.trashed.purgeAt)}.{" "}
+                    <Link className="text-blue-700 underline" href={`${trashHref}&id=${encodeURIComponent(viewed.trashed.id)}`}>
+                      Open it in the trash
+                    </Link>
+                  </p>
+                  {canEdit && <MemoryRestoreForm store={store} id={viewed.trashed.id} path={viewed.trashed.path} action={restoreMemoryAction} />}
+                </div>
+              )}
               <Link href={base} className="text-sm text-blue-700 underline">
                 Back to all memories in {store}
               </Link>
@@ -227,6 +278,53 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
                 <span>page {page}</span>
                 {search.hasMore && <Link href={pageHref(page + 1)} className="underline">Next</Link>}
               </nav>
+            </section>
+          )}
+          {list && list.total === 0 && categories.length === 0 && !values.category && (
+            <section className="card space-y-2" aria-labelledby="memories-empty-heading" data-testid="memories-empty">
+              <h2 id="memories-empty-heading" className="font-semibold">
+                No memories in {store} yet
+              </h2>
+              <p className="text-sm text-slate-600">
+                A memory is a markdown note (with tags, a summary, a source and an optional expiry) at a path like <span className="font-mono">projects/launch/decisions</span>: the first part is its category. Memories are searchable at once and embedded in the background.
+              </p>
+              <ul className="list-disc space-y-1 pl-5 text-sm text-slate-600">
+                {canEdit && (
+                  <li>
+                    <Link className="text-blue-700 underline" href={`${base}&new=1`}>
+                      Write the first memory
+                    </Link>{" "}
+                    here.
+                  </li>
+                )}
+                <li>
+                  Agents write them with <span className="font-mono">POST /api/v1/stores/{store}/memories</span> or the MCP tool <span className="font-mono">write_memory</span> (see{" "}
+                  <Link className="text-blue-700 underline" href="/api-docs">
+                    API and MCP
+                  </Link>
+                  ).
+                </li>
+                <li>
+                  {storesBackend().kind === "sqlite" ? (
+                    <>
+                      Or put markdown files under this store&apos;s <span className="font-mono">memory/</span> folder: they are picked up by themselves (or by a reindex from the store page).
+                    </>
+                  ) : (
+                    <>
+                      Or import a folder of markdown files with <span className="font-mono">dualmind memories import</span>.
+                    </>
+                  )}
+                </li>
+                {getConfig().memoryTrashDays > 0 && (
+                  <li>
+                    Looking for one that was deleted? See the{" "}
+                    <Link className="text-blue-700 underline" href={trashHref}>
+                      trash
+                    </Link>
+                    .
+                  </li>
+                )}
+              </ul>
             </section>
           )}
           {list && (

@@ -7,6 +7,46 @@ import { stores } from "@/lib/stores/backend";
 
 export type SearchOutcome = { result: SearchResult; error: null } | { result: null; error: string };
 
+/** Each shown hit's document title, keyed `store:path`: a title that cannot be read leaves the path in its place. */
+export async function titlesOf(result: SearchResult): Promise<Map<string, string>> {
+  const byStore = new Map<string, string[]>();
+  for (const h of result.results) byStore.set(h.store, [...(byStore.get(h.store) ?? []), h.path]);
+  const titles = new Map<string, string>();
+  await Promise.all(
+    [...byStore].map(async ([store, paths]) => {
+      try {
+        for (const [path, title] of await stores().documentTitles({ store, paths })) titles.set(`${store}:${path}`, title);
+      } catch {
+        // Titles are a courtesy: the hits still show their paths.
+      }
+    }),
+  );
+  return titles;
+}
+
+/**
+ * The last page that has results, for a page past the end: a binary search
+ * over the pages before it (at most seven searches for the fifty pages), so
+ * the page can link straight to it and say how many results there are.
+ * Null when even the first page is empty.
+ */
+export async function lastResultPage(state: SearchUrlState): Promise<{ page: number; results: number } | null> {
+  const counted = new Map<number, number>();
+  const onPage = async (page: number): Promise<number> => {
+    if (!counted.has(page)) counted.set(page, (await searchFromUrl({ ...state, page })).result?.results.length ?? 0);
+    return counted.get(page)!;
+  };
+  let lo = 1;
+  let hi = state.page - 1;
+  if (hi < 1 || (await onPage(1)) === 0) return null;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if ((await onPage(mid)) > 0) lo = mid;
+    else hi = mid - 1;
+  }
+  return { page: lo, results: (lo - 1) * SEARCH_PAGE_SIZE + (await onPage(lo)) };
+}
+
 /** One search from the URL's state, through the one entry point (stores().search); a refused or failed search is a message, never a 500. */
 export async function searchFromUrl(state: SearchUrlState, overrides: Partial<Pick<SearchInput, "mode" | "match" | "explain">> = {}): Promise<SearchOutcome> {
   try {

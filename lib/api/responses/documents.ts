@@ -78,6 +78,22 @@ export const memoryListResponse = exact({ total: count, memories: z.array(memory
 export const memoryReadOrListResponse = z.union([memoryWithBody, memoryListResponse]);
 export const recentMemoriesResponse = exact({ memories: z.array(memory) });
 
+/** A deleted memory kept in its store's trash until purge_at (DUALMIND_MEMORY_TRASH_DAYS). */
+export const trashedMemory = exact({
+  id: z.string(),
+  path: z.string(),
+  deleted_at: epochMs,
+  deleted_by: z.string(),
+  purge_at: epochMs,
+  summary: z.string().nullable(),
+  tags: z.array(z.string()),
+  token_estimate: count,
+});
+export const trashedMemoryWithBody = trashedMemory.extend({ body: z.string() });
+export const memoryTrashResponse = exact({ retention_days: count, trash: z.array(trashedMemory) });
+/** GET with `id` reads one trash entry (with its body); without, the list. */
+export const memoryTrashReadOrListResponse = z.union([trashedMemoryWithBody, memoryTrashResponse]);
+
 export const categoryChild = exact({ path: z.string(), name: z.string(), description: z.string().nullable(), memories: count, children: count });
 export const categoryListResponse = exact({ parent: z.string().nullable(), categories: z.array(categoryChild) });
 /** The MCP browse tool: child categories plus a page of the memories under the parent. */

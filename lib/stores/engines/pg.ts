@@ -8,7 +8,7 @@ import { type Job, JOB_STALE_MS, jobFromRow, MAX_ATTEMPTS, SWEEP_MS } from "../.
 import { log } from "../../log";
 import { type PgStoreHandle, rowsOf, withStoreTx } from "../../db/pg-store";
 import { deleteApiDocumentPg, deleteDocumentByPathPg, putDocumentsPg } from "../../index/ingest-pg";
-import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, listMemoryHistoryPg, putMemoryTextPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
+import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryHistoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, putMemoryTextPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
 import { searchStorePg } from "../../index/search-pg";
 import { planQueryVectorPg } from "../../index/query-vector-pg";
 import type { StoreEngine, StoreInfo } from "../backend";
@@ -76,6 +76,10 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
     createMemory: async ({ store, ...a }) => createMemoryPg({ handle: (await open(store)).handle, ...a }),
     updateMemory: async ({ store, ...a }) => updateMemoryPg({ handle: (await open(store)).handle, ...a }),
     deleteMemory: async ({ store, ...a }) => deleteMemoryPg({ handle: (await open(store)).handle, ...a }),
+    listMemoryTrash: async ({ store }) => listMemoryTrashPg({ handle: (await open(store)).handle }),
+    getTrashedMemory: async ({ store, ...a }) => getTrashedMemoryPg({ handle: (await open(store)).handle, ...a }),
+    restoreMemory: async ({ store, ...a }) => restoreMemoryPg({ handle: (await open(store)).handle, ...a }),
+    purgeTrashedMemory: async ({ store, ...a }) => purgeTrashedMemoryPg({ handle: (await open(store)).handle, ...a }),
     listMemoryHistory: async ({ store, ...a }) => listMemoryHistoryPg({ handle: (await open(store)).handle, ...a }),
     setCategoryDescription: async ({ store, ...a }) => setCategoryDescriptionPg({ handle: (await open(store)).handle, ...a }),
     verifyStore: async ({ store }) => verifyStorePg({ handle: (await open(store)).handle }),

@@ -1,7 +1,7 @@
 import type { StoreHandle } from "../../db/connection";
 import { listStoreNames } from "../../db/store-names";
 import { deleteApiDocument, putDocuments } from "../../index/ingest";
-import { createMemory, deleteMemory, getMemoryByPath, listMemoryHistory, setCategoryDescription, updateMemory, type MemoryWithBody } from "../../index/memories";
+import { createMemory, deleteMemory, getMemoryByPath, getTrashedMemory, listMemoryHistory, listMemoryTrash, purgeTrashedMemory, restoreMemory, setCategoryDescription, updateMemory, type MemoryWithBody } from "../../index/memories";
 import { getJobById, listLatestJobs, runReindexJob, startReindexJob } from "../../index/jobs";
 import { lastUnindexableFiles } from "../../index/reindex";
 import { searchStore } from "../../index/search";
@@ -42,6 +42,10 @@ export const sqliteStoreEngine: StoreEngine = {
   createMemory: async ({ store, ...a }) => createMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
   updateMemory: async ({ store, ...a }) => updateMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
   deleteMemory: async ({ store, ...a }) => deleteMemory({ handle: openStore({ store }), ...a }),
+  listMemoryTrash: async ({ store }) => listMemoryTrash({ handle: openStore({ store }) }),
+  getTrashedMemory: async ({ store, ...a }) => getTrashedMemory({ handle: openStore({ store }), ...a }),
+  restoreMemory: async ({ store, ...a }) => restoreMemory({ handle: openStore({ store }), ...a }) as MemoryWithBody,
+  purgeTrashedMemory: async ({ store, ...a }) => purgeTrashedMemory({ handle: openStore({ store }), ...a }),
   listMemoryHistory: async ({ store, ...a }) => listMemoryHistory({ handle: openStore({ store }), ...a }),
   setCategoryDescription: async ({ store, ...a }) => setCategoryDescription({ handle: openStore({ store }), ...a }),
   verifyStore: ({ store }) => verifyStoreAsync({ handle: openStore({ store }) }),

@@ -11,6 +11,7 @@ import { recallBackend } from "@/lib/recall/backend";
 import { listTracesQuerySchema } from "@/lib/recall/traces";
 import { LearningTable } from "../_parts/learning-table";
 import { reflectionHref } from "../_parts/links";
+import { distinctRatingItems } from "../_parts/rating-queue";
 import { RecallList } from "../_parts/recall-list";
 import { TraceTable } from "../_parts/trace-table";
 import { rateRecallHitAction, updateReflectionSettingsAction } from "../actions";
@@ -22,6 +23,10 @@ const PAGE = 25;
 // The page is a list of sections, each reading its own data: add a section as one more block below.
 // It sits in the (list) group so its loading skeleton does not wrap the detail pages: a Suspense boundary
 // above them would start streaming before they can answer 404 for an unknown id.
+/** Rows the rating queue shows, from a larger sample (the same recall repeated returns the same hit: one row). */
+const RATING_SHOWN = 8;
+const RATING_SAMPLE = 40;
+
 export default async function ReflectionPage({ searchParams }: Props) {
   const user = await requireUser();
   const raw = filledParams(await searchParams);
@@ -31,15 +36,16 @@ export default async function ReflectionPage({ searchParams }: Props) {
   const now = requestTime();
   const page = Math.max(1, Number(raw.page ?? 1) || 1);
   const filter = listTracesQuerySchema.safeParse({ outcome: raw.outcome, shard_type: raw.shard_type, limit: PAGE, offset: (page - 1) * PAGE });
-  const [overview, recalls, queue, traces, learnings, workingMemory, distribution] = await Promise.all([
+  const [overview, recalls, sample, traces, learnings, workingMemory, distribution] = await Promise.all([
     recall.getReflectionOverview({ store }),
     recall.listRecentRecalls({ store, limit: 15 }),
-    recall.listRatingQueue({ store, limit: 8 }),
+    recall.listRatingQueue({ store, limit: RATING_SAMPLE }),
     recall.listTraces({ store, filter: filter.success ? filter.data : { limit: PAGE } }),
     recall.listLearnings({ store, filter: { limit: 25 } }),
     graphBackend().listWorkingMemory({ store }),
     recall.getScoreDistribution({ store }),
   ]);
+  const queue = distinctRatingItems(sample, RATING_SHOWN);
   const workingMemoryKeys = workingMemory.length;
   const canRate = roleAtLeast(user.role, "editor");
   const link = (p: Record<string, string>) => `/reflection?${new URLSearchParams({ ...raw, store, ...p }).toString()}`;

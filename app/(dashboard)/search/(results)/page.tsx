@@ -6,7 +6,7 @@ import { SearchInspect } from "@/components/search-inspect";
 import { SearchPager, SearchResults } from "@/components/search-results";
 import { activeFilters, parseSearchUrl, SEARCH_PAGE_SIZE, searchHref } from "@/components/search-url";
 import { DEFAULT_SEARCH_MODE } from "@/lib/index/search";
-import { inspectFromUrl, searchFromUrl } from "../run";
+import { inspectFromUrl, lastResultPage, searchFromUrl, titlesOf } from "../run";
 
 type Params = Record<string, string | string[] | undefined>;
 
@@ -23,6 +23,9 @@ export default async function SearchPage({ searchParams }: { searchParams: Promi
   const searching = state.q !== "" && !unknownStore;
   const legs = searching && state.inspect ? await inspectFromUrl(state) : null;
   const outcome = searching && !state.inspect ? await searchFromUrl(state) : null;
+  const titles = outcome?.result ? await titlesOf(outcome.result) : new Map<string, string>();
+  // A page past the last result: find the last page that has some, to link to it.
+  const pastEnd = outcome?.result && outcome.result.results.length === 0 && state.page > 1 ? await lastResultPage(state) : null;
   const filters = activeFilters(state);
   const tab = (inspect: boolean, label: string) => (
     <Link href={searchHref({ ...state, inspect })} aria-current={state.inspect === inspect ? "page" : undefined} className={`rounded px-3 py-1 ${state.inspect === inspect ? "bg-slate-900 text-white" : "text-blue-700 underline"}`}>
@@ -70,7 +73,7 @@ export default async function SearchPage({ searchParams }: { searchParams: Promi
           {outcome.error}
         </p>
       )}
-      {outcome?.result && <SearchResults state={state} result={outcome.result} />}
+      {outcome?.result && <SearchResults state={state} result={outcome.result} titles={titles} pastEnd={pastEnd} />}
       {legs && (
         <>
           <SearchPager state={state} shown={Math.max(...legs.map((l) => l.result?.results.length ?? 0))} hasMore={legs.some((l) => l.result?.hasMore)} />

@@ -35,6 +35,7 @@ import * as storesStoreHealth from "@/app/api/v1/stores/[store]/health/route";
 import * as storesStoreLearningsId from "@/app/api/v1/stores/[store]/learnings/[id]/route";
 import * as storesStoreLearnings from "@/app/api/v1/stores/[store]/learnings/route";
 import * as storesStoreMemories from "@/app/api/v1/stores/[store]/memories/route";
+import * as storesStoreMemoriesTrash from "@/app/api/v1/stores/[store]/memories/trash/route";
 import * as storesStoreNodesId from "@/app/api/v1/stores/[store]/nodes/[id]/route";
 import * as storesStoreNodes from "@/app/api/v1/stores/[store]/nodes/route";
 import * as storesStoreRecall from "@/app/api/v1/stores/[store]/recall/route";
@@ -100,6 +101,7 @@ export const ROUTE_MODULES: Record<string, RouteModule> = {
   "app/api/v1/stores/[store]/learnings/[id]/route.ts": storesStoreLearningsId,
   "app/api/v1/stores/[store]/learnings/route.ts": storesStoreLearnings,
   "app/api/v1/stores/[store]/memories/route.ts": storesStoreMemories,
+  "app/api/v1/stores/[store]/memories/trash/route.ts": storesStoreMemoriesTrash,
   "app/api/v1/stores/[store]/nodes/[id]/route.ts": storesStoreNodesId,
   "app/api/v1/stores/[store]/nodes/route.ts": storesStoreNodes,
   "app/api/v1/stores/[store]/recall/route.ts": storesStoreRecall,

@@ -6,6 +6,8 @@ import { requireUser } from "@/app/_server/session";
 import { isMarkdownKind, ReaderDocument, ReaderMetadata, ReaderNeighbours, ReaderVector } from "@/components/search-reader";
 import { storeNameSchema } from "@/lib/db/store-names";
 import { chunkIdSchema } from "@/lib/index/ingest";
+import { DEFAULT_SEARCH_MODE } from "@/lib/index/search";
+import { searchFrom, searchHref } from "@/components/search-url";
 import { vectorReadinessFor } from "@/lib/metrics/health";
 
 type Props = { params: Promise<{ store: string; chunkId: string }>; searchParams: Promise<Record<string, string | string[] | undefined>> };
@@ -23,10 +25,15 @@ export default async function SearchReaderPage({ params, searchParams }: Props) 
 
   const readiness = await vectorReadinessFor({ store: reader.store });
   const storeSearch = readiness.usable ? { usable: true as const } : { usable: false as const, message: readiness.message };
-  const view = (await searchParams).view;
+  const sp = await searchParams;
+  const view = sp.view;
+  // The search this chunk was opened from: the breadcrumb leads back to it, query and page included.
+  const from = searchFrom(sp.from, { store: reader.store, mode: DEFAULT_SEARCH_MODE });
+  const keepFrom = from ? `&from=${encodeURIComponent(searchHref(from).slice("/search?".length))}` : "";
   const markdown = isMarkdownKind(reader.document.kind);
   const formatted = markdown && view !== "text";
   const here = `/search/read/${encodeURIComponent(reader.store)}/${reader.chunk.chunkId}`;
+  const plainHere = keepFrom ? `${here}?${keepFrom.slice(1)}` : here;
   return (
     <div className="space-y-4">
       <nav aria-label="Breadcrumb" className="text-sm text-slate-600">
@@ -34,6 +41,14 @@ export default async function SearchReaderPage({ params, searchParams }: Props) 
           Search
         </Link>{" "}
         ›{" "}
+        {from && (
+          <>
+            <Link className="text-blue-700 underline" href={searchHref(from)} data-testid="reader-back-to-search">
+              results for “{from.q}”{from.page > 1 ? ` (page ${from.page})` : ""}
+            </Link>{" "}
+            ›{" "}
+          </>
+        )}
         <Link className="text-blue-700 underline" href={`/stores/${encodeURIComponent(reader.store)}`}>
           store {reader.store}
         </Link>
@@ -43,16 +58,16 @@ export default async function SearchReaderPage({ params, searchParams }: Props) 
         Chunk {reader.chunk.chunkIndex} (chunks are numbered from 0; this document has {reader.document.chunks}), marked in its document.{" "}
         {markdown &&
           (formatted ? (
-            <Link className="text-blue-700 underline" href={`${here}?view=text#chunk`}>
+            <Link className="text-blue-700 underline" href={`${here}?view=text${keepFrom}#chunk`}>
               Show as plain text
             </Link>
           ) : (
-            <Link className="text-blue-700 underline" href={`${here}#chunk`}>
+            <Link className="text-blue-700 underline" href={`${plainHere}#chunk`}>
               Show formatted
             </Link>
           ))}
       </p>
-      <ReaderNeighbours reader={reader} />
+      <ReaderNeighbours reader={reader} from={from} />
       {/* minmax(0, …): a long line or a wide table scrolls inside its card instead of widening the page. */}
       <div className="grid grid-cols-[minmax(0,1fr)] gap-4 lg:grid-cols-[minmax(0,2fr)_minmax(0,1fr)]">
         <ReaderDocument reader={reader} formatted={formatted} />
