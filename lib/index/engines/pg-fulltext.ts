@@ -59,12 +59,19 @@ export const BACKFILL_BATCH = 1000;
 export type ChunkTerms = { len: number; tf: Map<string, number> };
 
 /** Each text's length in tokens and count of each token, as FTS5 indexes it in chunks_fts. */
-export function chunkTermsOf(texts: string[]): ChunkTerms[] {
-  const { db, table, vocab } = scratchTable(PG_FTS_TOKENIZER, 1);
-  const insert = preparedOnce(db, `insert into ${table}(rowid, c0) values (?, ?)`);
+export const chunkTermsOf = (texts: string[]): ChunkTerms[] => rowTermsOf({ tokenize: PG_FTS_TOKENIZER, columns: 1, rows: texts.map((t) => [t]) });
+
+/**
+ * Each row's length in tokens (all its columns) and count of each token (summed over its columns), as an FTS5 table
+ * of `columns` columns with that tokenizer indexes it: the numbers its bm25 reads (a column weight of 1 each).
+ */
+export function rowTermsOf({ tokenize, columns, rows }: { tokenize: string; columns: number; rows: (string | null)[][] }): ChunkTerms[] {
+  const { db, table, vocab } = scratchTable(tokenize, columns);
+  const cols = Array.from({ length: columns }, (_, i) => `c${i}`);
+  const insert = preparedOnce(db, `insert into ${table}(rowid, ${cols.join(", ")}) values (?, ${cols.map(() => "?").join(", ")})`);
   try {
-    db.transaction(() => texts.forEach((t, i) => insert.run(i + 1, t)))();
-    const out: ChunkTerms[] = texts.map(() => ({ len: 0, tf: new Map() }));
+    db.transaction(() => rows.forEach((values, i) => insert.run(i + 1, ...values)))();
+    const out: ChunkTerms[] = rows.map(() => ({ len: 0, tf: new Map() }));
     for (const [doc, term, n] of preparedOnce(db, `select doc, term, count(*) from ${vocab} group by doc, term`, "raw").all() as [number, string, number][]) {
       const row = out[doc - 1];
       row.tf.set(term, n);
@@ -94,7 +101,7 @@ export function impactBound(idf: number, imp: number, avgdl: number): number {
 }
 
 /** A PostgreSQL array literal (one bound parameter) of numbers or strings. */
-function arrayLiteral(values: (string | number)[]): string {
+export function arrayLiteral(values: (string | number)[]): string {
   return `{${values.map((v) => (typeof v === "number" ? String(v) : `"${v.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`)).join(",")}}`;
 }
 
