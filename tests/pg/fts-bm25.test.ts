@@ -179,6 +179,16 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
       if (top.kind !== "ranked") continue;
       expect(top.plan.path).toBe("impact-ordered");
       expect(top.hits).toEqual(exhaustive);
+      // Scored in the statement (every match): the same bits.
+      const scored = await withStoreTx({ handle, readOnly: true }, (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 1e9 }));
+      expect(scored.kind === "ranked" && scored.plan.path).toBe("exhaustive");
+      expect(scored.kind === "ranked" && scored.hits).toEqual(exhaustive);
+      // A filter that drops most of the best: read deeper until k pass.
+      const few = await withStoreTx({ handle, readOnly: true }, (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 1e9 }));
+      const inFolder = await withStoreTx({ handle, readOnly: true }, (tx) => rowsOf<{ id: string }>(tx, sql`select c.id from chunks c join documents d on d.doc_id = c.doc_id where substr(d.path, 1, 10) = 'notes/n000'`));
+      const kept = new Set(inFolder.map((r) => Number(r.id)));
+      const all = await withStoreTx({ handle, readOnly: true }, (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 100_000, exhaustiveUpTo: 1e9 }));
+      expect(few.kind === "ranked" && few.hits).toEqual(all.kind === "ranked" && all.hits.filter((h) => kept.has(h.id)).slice(0, 5));
     }
   });
 

@@ -216,12 +216,6 @@ export type Bm25TopAnswer =
   /** The statistics cannot answer: chunks still to tokenize, or a word that is not one token. */
   | { kind: "unavailable"; reason: string };
 
-/** Which of the chunks pass the filters (conditions over c = chunks, d = documents). */
-async function passingFilters(tx: PgStoreTx, filter: SQL, ids: number[]): Promise<Set<number>> {
-  const rows = await rowsOf<{ id: string }>(tx, sql`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id = any(${arrayLiteral(ids)}::bigint[]) and ${filter}`);
-  return new Set(rows.map((r) => Number(r.id)));
-}
-
 type Entry = { tf: Map<string, number>; len: number; resolved: boolean; pass: boolean | null };
 
 /**
@@ -269,31 +263,40 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
   const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo;
   const candidatePostings = rarestFirst ? Math.min(...live.map((t) => dfOf.get(t)!)) * live.length : allPostings;
   if (candidatePostings <= exhaustiveUpTo) {
-    // Every matching row's counts of every token: the tokens' postings themselves (an index range each), or, for all
-    // words when those are many, the rows of the rarest token joined to the others'.
+    // Every matching row scored in the statement that reads its counts (bm25Part's arithmetic on the same float8
+    // numbers in the same order: the same bits as here), only the best `depth` sent back with whether they pass the
+    // filters. The counts: the tokens' postings themselves (an index range each), or, for all words when those are
+    // many, the rows of the rarest token joined to the others'.
     const rarest = live.reduce((a, b) => (dfOf.get(a)! <= dfOf.get(b)! ? a : b));
-    const got = await rowsOf<{ id: string; term: string; tf: number; len: number }>(
-      tx,
-      !rarestFirst
-        ? sql`select chunk_id as id, term, tf, len from fts_postings where term = any(${arrayLiteral(live)}::text[])`
-        : sql`select p.chunk_id as id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`,
+    const postings = !rarestFirst
+      ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${arrayLiteral(live)}::text[])`
+      : sql`select p.chunk_id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`;
+    const f = (n: number) => sql`${n}::float8`;
+    // Per token position, in expression order, from 0: s = ((0 + part₀) + part₁) + … as scoreOf sums.
+    const parts = tokens.map((t, p) => sql`(${f(idf[p])} * ((coalesce(tf${sql.raw(String(unique.indexOf(t)))}, 0) * ${f(K1 + 1.0)}) / (coalesce(tf${sql.raw(String(unique.indexOf(t)))}, 0) + ${f(K1)} * (${f(1 - B)} + (${f(B)} * len) / ${f(avgdl)}))))`);
+    const score = parts.reduce((acc, part) => sql`(${acc} + ${part})`, sql`0::float8` as SQL);
+    const pivot = sql.join(
+      unique.map((t, i) => sql`max(tf) filter (where term = ${t}) as ${sql.raw(`tf${i}`)}`),
+      sql`, `,
     );
-    const entries = new Map<number, Entry>();
-    for (const r of got) {
-      const id = Number(r.id);
-      let e = entries.get(id);
-      if (!e) entries.set(id, (e = { tf: new Map(), len: r.len, resolved: true, pass: true }));
-      e.tf.set(r.term, r.tf);
+    const having = mode === "all" ? sql` having count(*) = ${live.length}` : sql``;
+    let depth = filterOf ? Math.max(64, 4 * k) : k;
+    for (;;) {
+      const got = await rowsOf<{ id: string; score: number; pass: boolean; n: number }>(
+        tx,
+        sql`with p as (${postings}), m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
+          s as (select chunk_id as id, ${score} as score from m), best as (select id, score from s order by score desc, id limit ${depth})
+          select b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass, (select count(*)::int from s) as n
+          from best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id order by b.score desc, b.id`,
+      );
+      const hits = got.filter((r) => r.pass).map((r) => ({ id: Number(r.id), score: Number(r.score) }));
+      const matched = got[0]?.n ?? 0;
+      if (hits.length >= k || depth >= matched) {
+        return { kind: "ranked", hits: hits.slice(0, k), plan: plan("exhaustive", matched, 1, `exact bm25 of every matching chunk (${matched}) from the stored token counts`), stats };
+      }
+      // The filters dropped too many of the best: read deeper.
+      depth *= 4;
     }
-    const ranked = [...entries].flatMap(([id, e]) => (matches(e) ? [{ id, score: scoreOf(e) }] : [])).sort(byRank);
-    // The filters, best first, until k rows pass: a row the filters drop costs one lookup, and only the best are looked up.
-    const hits: Bm25Hit[] = [];
-    for (let at = 0, step = Math.max(64, 2 * k); at < ranked.length && hits.length < k; at += step, step *= 2) {
-      const slice = ranked.slice(at, at + step);
-      const pass = filterOf ? await passingFilters(tx, filterOf, slice.map((h) => h.id)) : null;
-      for (const h of slice) if (!pass || pass.has(h.id)) hits.push(h);
-    }
-    return { kind: "ranked", hits: hits.slice(0, k), plan: plan("exhaustive", got.length, 1, `exact bm25 of every matching chunk (${ranked.length}) from the stored token counts`), stats };
   }
 
   // Threshold algorithm over impact-ordered postings.
