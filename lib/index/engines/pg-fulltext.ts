@@ -181,9 +181,14 @@ export async function backfillChunkTermsBatchPg({ handle, batch = BACKFILL_BATCH
 
 /** Tokenize every chunk without statistics, a batch per transaction; answers how many. */
 export async function backfillChunkTermsPg({ handle, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; batch?: number }): Promise<number> {
+  return drainBatches(() => backfillChunkTermsBatchPg({ handle, batch }));
+}
+
+/** Run a resumable backfill's batches (each answering how many it did) until one does none; answers the total. */
+export async function drainBatches(batch: () => Promise<number>): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = await backfillChunkTermsBatchPg({ handle, batch });
+    const n = await batch();
     total += n;
     if (n === 0) return total;
   }
@@ -191,15 +196,22 @@ export async function backfillChunkTermsPg({ handle, batch = BACKFILL_BATCH }: {
 
 const backfills = ((globalThis as unknown as { __dualmindPgFtsBackfills?: Map<string, Promise<unknown>> }).__dualmindPgFtsBackfills ??= new Map());
 
-/** Start the backfill of a store in the background (once per process at a time); its failure is logged, never thrown. */
-export function startChunkTermsBackfillPg(handle: PgStoreHandle): void {
-  if (handle.readOnly || backfills.has(handle.schema)) return;
-  const run = backfillChunkTermsPg({ handle })
-    .then((n) => log("info", "full-text statistics backfilled", { store: handle.store, chunks: n }))
-    .catch((e: Error) => log("warn", "full-text statistics backfill stopped; the next search resumes it", { store: handle.store, error: e.message }))
-    .finally(() => backfills.delete(handle.schema));
-  backfills.set(handle.schema, run);
+/**
+ * Start a backfill of a store in the background, once per process at a time for each `what` (the statistics it
+ * builds, as the log names them); its failure is logged, never thrown: the next search that needs it starts it again.
+ */
+export function startBackfillPg({ handle, what, run }: { handle: PgStoreHandle; what: string; run: () => Promise<number> }): void {
+  const key = `${what}\u0000${handle.schema}`;
+  if (handle.readOnly || backfills.has(key)) return;
+  const started = run()
+    .then((n) => log("info", `${what} backfilled`, { store: handle.store, rows: n }))
+    .catch((e: Error) => log("warn", `${what} backfill stopped; the next search resumes it`, { store: handle.store, error: e.message }))
+    .finally(() => backfills.delete(key));
+  backfills.set(key, started);
 }
+
+/** Start the chunk statistics' backfill of a store in the background (startBackfillPg). */
+export const startChunkTermsBackfillPg = (handle: PgStoreHandle): void => startBackfillPg({ handle, what: "full-text statistics", run: () => backfillChunkTermsPg({ handle }) });
 
 export type Bm25Hit = { id: number; score: number };
 

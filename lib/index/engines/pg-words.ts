@@ -1,13 +1,12 @@
 import { sql, type SQL } from "drizzle-orm";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
-import { log } from "../../log";
 import { bm25Part, ftsIdf } from "../../retrieval/fts5-bm25";
 import { phraseTokens, scratchTable } from "../../retrieval/fts-tokens";
 import { matchExpression, plainPhrases } from "../../retrieval/match";
 import { documentBytes, documentTitle, type ChunkSpan } from "../document-fts";
 import { blankFrontmatter } from "../frontmatter";
 import { withStoreQuotaPg } from "../store-quota";
-import { arrayLiteral, BACKFILL_BATCH, rowTermsOf, type ChunkTerms } from "./pg-fulltext";
+import { arrayLiteral, BACKFILL_BATCH, drainBatches, rowTermsOf, startBackfillPg, type ChunkTerms } from "./pg-fulltext";
 
 /**
  * FTS5's bm25 on PostgreSQL for the full-text tables other than chunks
@@ -184,22 +183,9 @@ export async function backfillDocumentTermsBatchPg({ handle, batch = BACKFILL_BA
 
 /** Tokenize every document without whole-document statistics, a batch per transaction; answers how many. */
 export async function backfillDocumentTermsPg({ handle, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; batch?: number }): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const n = await backfillDocumentTermsBatchPg({ handle, batch });
-    total += n;
-    if (n === 0) return total;
-  }
+  return drainBatches(() => backfillDocumentTermsBatchPg({ handle, batch }));
 }
 
-const backfills = ((globalThis as unknown as { __dualmindPgWordBackfills?: Map<string, Promise<unknown>> }).__dualmindPgWordBackfills ??= new Map());
-
-/** Start the whole-document backfill of a store in the background (once per process at a time); its failure is logged, never thrown. */
-export function startDocumentTermsBackfillPg(handle: PgStoreHandle): void {
-  if (handle.readOnly || backfills.has(handle.schema)) return;
-  const run = backfillDocumentTermsPg({ handle })
-    .then((n) => log("info", "whole-document full-text statistics backfilled", { store: handle.store, documents: n }))
-    .catch((e: Error) => log("warn", "whole-document full-text statistics backfill stopped; the next search resumes it", { store: handle.store, error: e.message }))
-    .finally(() => backfills.delete(handle.schema));
-  backfills.set(handle.schema, run);
-}
+/** Start the whole-document backfill of a store in the background (startBackfillPg). */
+export const startDocumentTermsBackfillPg = (handle: PgStoreHandle): void =>
+  startBackfillPg({ handle, what: "whole-document full-text statistics", run: () => backfillDocumentTermsPg({ handle }) });
