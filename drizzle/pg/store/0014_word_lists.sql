@@ -34,7 +34,9 @@ CREATE TABLE IF NOT EXISTS "word_postings" (
   PRIMARY KEY ("tbl", "rid", "term")
 );
 --> statement-breakpoint
-CREATE INDEX IF NOT EXISTS "word_postings_term_idx" ON "word_postings" USING btree ("tbl", "term", "rid") INCLUDE ("tf", "len");
+-- Rows by token, for a ranking over a whole table (remember's and recall's); the whole-document index is only ever
+-- asked about given documents (its primary key), so its postings are left out of this index.
+CREATE INDEX IF NOT EXISTS "word_postings_term_idx" ON "word_postings" USING btree ("tbl", "term", "rid") INCLUDE ("tf", "len") WHERE tbl <> 'documents';
 --> statement-breakpoint
 CREATE TABLE IF NOT EXISTS "word_terms" (
   "tbl" text NOT NULL,
