@@ -228,6 +228,13 @@ async function benchSize(windows: string[], size: number): Promise<void> {
         if (a && top10(a) === top10(b)) same++;
       }
       put("fts: same top 10 chunks and scores (group=chunk, 4 decimals) as SQLite", postgres, `${same}/${agreeing.length}`);
+      // The route's default (group=document: chunk evidence with whole-document bm25), documents and scores.
+      let sameDocs = 0;
+      for (const q of agreeing) {
+        const [a, b] = [await sqlite.backend.search({ store: STORE, input: fts(q) }).catch(() => null), await postgres.backend.search({ store: STORE, input: fts(q) }).catch(() => null)];
+        if (a && top10(a) === top10(b)) sameDocs++;
+      }
+      put("fts: same top 10 documents and scores (group=document, the route's default, 4 decimals) as SQLite", postgres, `${sameDocs}/${agreeing.length}`);
       for (const side of both) {
         const t = await timeQueries(queries, (q) => side.backend.search({ store: STORE, input: chunkFts(q) }));
         put(`fts group=chunk: ${queries.length} two-word queries, p50 ms`, side, percentile(t.samples, 50));

@@ -163,6 +163,39 @@ describe("MCP over Streamable HTTP with the SDK client", () => {
     await client.close();
   });
 
+  it("answers tools/list byte for byte as a per-request MCP server does, and leaves what that server's transport refuses to it", async () => {
+    const { createMcpServer } = await import("@/lib/mcp/server");
+    const { WebStandardStreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js");
+    const headers = { authorization: `Bearer ${reader}`, "content-type": "application/json", accept: "application/json, text/event-stream" };
+    const viaSdk = async (message: unknown, extra: Record<string, string> = {}) => {
+      const sdk = createMcpServer({ principal: { tokenId: null, agentId: "reader", label: "reader", scopes: ["read"], stores: null } });
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      await sdk.connect(transport);
+      const res = await transport.handleRequest(new Request(server.url, { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(message) }), { parsedBody: message });
+      const out = { status: res.status, type: res.headers.get("content-type"), body: await res.text() };
+      await sdk.close();
+      return out;
+    };
+    const viaRoute = async (message: unknown, extra: Record<string, string> = {}) => {
+      const res = await fetch(server.url, { method: "POST", headers: { ...headers, ...extra }, body: JSON.stringify(message) });
+      return { status: res.status, type: res.headers.get("content-type"), body: await res.text() };
+    };
+    for (const message of [
+      { jsonrpc: "2.0", id: 7, method: "tools/list" },
+      { jsonrpc: "2.0", id: "a\"b", method: "tools/list", params: { cursor: "x" } },
+      { jsonrpc: "2.0", id: 8, method: "tools/list", params: { _meta: { progressToken: 1 } } },
+    ]) {
+      const [a, b] = [await viaRoute(message, { "mcp-protocol-version": "2025-06-18" }), await viaSdk(message, { "mcp-protocol-version": "2025-06-18" })];
+      expect(a).toEqual(b);
+      expect(JSON.parse(a.body).result.tools.length).toBeGreaterThan(10);
+    }
+    // What the transport refuses is still its answer: an unsupported protocol version, an Accept without event streams.
+    const refused = await viaRoute({ jsonrpc: "2.0", id: 9, method: "tools/list" }, { "mcp-protocol-version": "1999-01-01" });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatch(/Unsupported protocol version/);
+    expect((await viaRoute({ jsonrpc: "2.0", id: 10, method: "tools/list" }, { accept: "application/json" })).status).toBe(406);
+  });
+
   it("refuses a request body over the REST limit with 413", async () => {
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "write_memory", arguments: { store: "default", path: "ops/huge", body: "x".repeat(1024 * 1024 + 10) } } });
     const res = await fetch(server.url, { method: "POST", headers: { authorization: `Bearer ${alice}`, "content-type": "application/json", accept: "application/json, text/event-stream" }, body });

@@ -9,6 +9,7 @@ import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store"
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { enqueueChunkEmbeddingsPg } from "./embed-queue-pg";
 import { chunkTermsOf, writeChunkTermsPg, type ChunkTerms } from "./engines/pg-fulltext";
+import { writeDocumentTermsPg } from "./engines/pg-words";
 import { documentsOfBatch, type IngestResult, type putDocumentsSchema } from "./ingest";
 import { kindForPath } from "./paths";
 import { withStoreQuotaPg } from "./store-quota";
@@ -146,6 +147,8 @@ async function replaceChunks({ tx, docs }: { tx: PgStoreTx; docs: ChunkPlan[] })
     // New chunks wait for their vector in the same commit (write-behind: ingest never waits for the provider).
     await enqueueChunkEmbeddingsPg({ tx, chunks: inserted });
   }
+  // The whole-document index's statistics (group=document), after the chunks': every writer takes the chunk totals first.
+  await writeDocumentTermsPg({ tx, docs });
   return results;
 }
 

@@ -32,7 +32,8 @@ import { SEARCH_BUDGET_HINT } from "./fulltext";
 import { backlogFallbackPg } from "./embed-queue-pg";
 import { logVectorQueryPg } from "./reembed-pg";
 import { log } from "../log";
-import { bm25TopPg, startChunkTermsBackfillPg, type Bm25Hit } from "./engines/pg-fulltext";
+import { arrayLiteral, bm25TopPg, startChunkTermsBackfillPg, type Bm25Hit } from "./engines/pg-fulltext";
+import { DOCUMENT_WORDS, rowsBm25Pg, startDocumentTermsBackfillPg } from "./engines/pg-words";
 
 /**
  * Search on PostgreSQL (the SQLite twin is ./search.ts), same input, same
@@ -59,8 +60,10 @@ import { bm25TopPg, startChunkTermsBackfillPg, type Bm25Hit } from "./engines/pg
  * the older bm25-like one: Σ over the query's lexemes of idf(lexeme) ×
  * ts_rank(tsv, lexeme, 1) (queryStats, rankExpression; MRR@10 0.597 where
  * bm25 scored 0.627 on the document-level known-item set). The whole-document
- * leg of group=document keeps that ts_rank form over the candidates' text,
- * with the idf weights of the statistics.
+ * leg of group=document is FTS5's bm25 of the candidate documents as SQLite's
+ * documents_fts scores them (path, title and whole text, unstemmed), from the
+ * whole-document statistics kept at write time (engines/pg-words.ts); while
+ * those are being built, the ts_rank form over the candidates' text.
  * Each of the best candidates is then weighed as on SQLite: × the exact-form
  * factor (EXACT_FORM_BOOST) and the proximity factor (PROXIMITY), read from
  * its text (search.ts weighWrittenForms).
@@ -530,39 +533,54 @@ export async function searchStorePg({
   const scoring = { ...DOCUMENT_SCORING };
   if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
   let wholeDocument: Map<string, number> | null = null;
-  if (grouped && scoring.wholeDocument > 0 && answeredBy !== "vector" && lexicalOverBudget === null) {
-    wholeDocument = new Map();
+  const group = () => groupByDocument({ candidates, handles: [], terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights, RANKING), ranking: RANKING });
+  type OnStore = <T>(h: PgStoreHandle, work: (tx: PgStoreTx) => Promise<T>) => Promise<T>;
+  // After fusion: the whole-document leg (group=document), then headlines for what is shown.
+  const afterFusion = async (onStore: OnStore) => {
+    if (grouped && scoring.wholeDocument > 0 && answeredBy !== "vector" && lexicalOverBudget === null) {
+      const scored = new Map<string, number>();
+      for (const h of handles) {
+        const leg = legs.find((l) => l.store === h.store)!;
+        const paths = [...new Set(candidates.filter((c) => c.store === h.store && c.fts?.matched !== false).map((c) => c.detail.path))];
+        if (paths.length === 0) continue;
+        const scores = await onStore(h, async (tx) => {
+          // FTS5's bm25 of the candidate documents from the whole-document statistics (SQLite: documents_fts); while they
+          // are being built (a store from before them), the ts_rank form over the candidates' text.
+          const bm25 = await rowsBm25Pg({ tx, table: DOCUMENT_WORDS, words: terms, mode: matchMode, among: sql`select doc_id as rid, path as label from documents where path = any(${arrayLiteral(paths)}::text[])` });
+          if (bm25.kind === "scored") return bm25.scores;
+          if (/being built/.test(bm25.reason)) startDocumentTermsBackfillPg(h);
+          return leg.stats ? wholeDocumentScores(tx, leg.stats, paths) : new Map<string, number>();
+        });
+        for (const [path, score] of scores) scored.set(`${h.store}:${path}`, score);
+      }
+      wholeDocument = scored;
+    }
+    // Snippets only for what is shown: the page's chunks, or (grouped) the hit and passages of each document on the page.
+    const shownKeys = grouped
+      ? new Set(group().slice(input.offset, input.offset + input.limit).flatMap((h) => [h, ...(h.passages ?? [])].map((p) => `${h.store}:${p.id}`)))
+      : new Set(candidates.slice(input.offset, input.offset + input.limit).map((c) => c.key));
+    const shown = candidates.filter((c) => shownKeys.has(c.key));
     for (const h of handles) {
       const leg = legs.find((l) => l.store === h.store)!;
-      const paths = [...new Set(candidates.filter((c) => c.store === h.store && c.fts?.matched !== false).map((c) => c.detail.path))];
-      if (!leg.stats || paths.length === 0) continue;
-      const stats = leg.stats;
-      const scores = await withStoreTx({ handle: h, readOnly: true }, (tx) => runWithinBudgetPg(tx, budget, () => wholeDocumentScores(tx, stats, paths)));
-      for (const [path, score] of scores) wholeDocument.set(`${h.store}:${path}`, score);
+      if (!leg.tsq) continue;
+      const ids = shown.filter((c) => c.store === h.store && c.fts && ftsPos.get(c.key)?.snip === null).map((c) => c.detail.id);
+      if (ids.length === 0) continue;
+      const snips = await onStore(h, (tx) => headlines(tx, leg.tsq!, ids));
+      for (const c of shown) {
+        const raw = c.store === h.store ? snips.get(c.detail.id) : undefined;
+        if (raw !== undefined && c.fts) Object.assign(c.fts, snippetFor(raw, c.detail));
+      }
     }
-  }
-  const group = () => groupByDocument({ candidates, handles: [], terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights, RANKING), ranking: RANKING });
-  // Snippets only for what is shown: the page's chunks, or (grouped) the hit and passages of each document on the page.
-  const shownKeys = grouped
-    ? new Set(group().slice(input.offset, input.offset + input.limit).flatMap((h) => [h, ...(h.passages ?? [])].map((p) => `${h.store}:${p.id}`)))
-    : new Set(candidates.slice(input.offset, input.offset + input.limit).map((c) => c.key));
-  const shown = candidates.filter((c) => shownKeys.has(c.key));
-  for (const h of handles) {
-    const leg = legs.find((l) => l.store === h.store)!;
-    if (!leg.tsq) continue;
-    const ids = shown.filter((c) => c.store === h.store && c.fts && ftsPos.get(c.key)?.snip === null).map((c) => c.detail.id);
-    if (ids.length === 0) continue;
-    const snips = await withStoreTx({ handle: h, readOnly: true }, (tx) => runWithinBudgetPg(tx, budget, () => headlines(tx, leg.tsq!, ids)));
-    for (const c of shown) {
-      const raw = c.store === h.store ? snips.get(c.detail.id) : undefined;
-      if (raw !== undefined && c.fts) Object.assign(c.fts, snippetFor(raw, c.detail));
-    }
-  }
+  };
+  const ownTx: OnStore = (h, work) => withStoreTx({ handle: h, readOnly: true }, (tx) => runWithinBudgetPg(tx, budget, () => work(tx)));
+  // One store, grouped: its whole-document leg and its headlines share one transaction (one budget set-up, one commit).
+  if (handles.length === 1 && grouped && lexicalRan) await ownTx(handle, (tx) => afterFusion((_h, work) => work(tx)));
+  else await afterFusion(ownTx);
 
   const groupingStarted = performance.now();
   const hits = grouped ? group() : candidates.map(toHit);
   // No title evidence here: a document ranks by its chunks, its text as a whole and its path's words.
-  if (grouped) recordGroupingStage(rec, { ms: performance.now() - groupingStarted, hits, combine: scoring.combine, note: "by the chunks' evidence, each document's text as a whole (its chunks' tsvector, per query) and the path's words" });
+  if (grouped) recordGroupingStage(rec, { ms: performance.now() - groupingStarted, hits, combine: scoring.combine, note: "by the chunks' evidence, each document's text as a whole (whole-document bm25) and the path's words" });
   const results = hits.slice(input.offset, input.offset + input.limit);
   const searchable = legs.some((l) => l.searchable) ? 1 : 0;
   const belowFloor = legs.reduce((n, l) => n + l.belowFloor, 0);

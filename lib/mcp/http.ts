@@ -2,10 +2,12 @@
  * The Streamable HTTP side of MCP, framework-free (Web Request → Response).
  * Stateless: every POST authenticates its bearer token and gets a fresh
  * server bound to that principal, so scopes and store allow-lists are the
- * token's, exactly as on the REST API.
+ * token's, exactly as on the REST API — except tools/list, whose answer is
+ * the same for every token and is served from one serialized copy.
  */
 import { randomUUID } from "node:crypto";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
 import { authenticateBearer, errorResponse } from "../api/route";
 import { assertJsonDepth, readBodyLimited } from "../http/body";
 import { getConfig } from "../config";
@@ -13,7 +15,7 @@ import { limitReached } from "../common";
 import { withSharedQueryBudget } from "../db/query-budget";
 import { holdingStoreHandles } from "../db/connection";
 import { AppError } from "../errors";
-import { createMcpServer } from "./server";
+import { createMcpServer, listToolDescriptors } from "./server";
 
 /** Longest tool name accepted: every tool's name is far shorter, and a longer one is refused before any work or record. */
 export const MAX_TOOL_NAME_CHARS = 128;
@@ -33,6 +35,33 @@ function assertBatchWithinLimit(body: unknown): void {
   const max = getConfig().limits.mcpBatchMax;
   if (max === 0) throw limitReached("DUALMIND_MCP_BATCH_MAX", "this server does not accept JSON-RPC batches: send one call per request");
   if (body.length > max) throw limitReached("DUALMIND_MCP_BATCH_MAX", `a JSON-RPC batch may hold at most ${max} calls; this one holds ${body.length}`);
+}
+
+let toolsListJson: string | null = null;
+
+/**
+ * tools/list answered without an MCP server and transport for the request: its answer is the same for every principal
+ * (the tool descriptors, made once), so it is serialized once and only the request's id is put in. Only a plain
+ * single tools/list call the SDK's transport would accept is answered here (JSON-RPC 2.0, an id, no params but a
+ * cursor or _meta, a supported protocol version, an Accept of JSON and event streams); anything else goes through it.
+ */
+function toolsListAnswer(request: Request, body: unknown): Response | null {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
+  const m = body as { jsonrpc?: unknown; method?: unknown; id?: unknown; params?: unknown };
+  if (m.jsonrpc !== "2.0" || m.method !== "tools/list" || !(typeof m.id === "string" || (typeof m.id === "number" && Number.isInteger(m.id)))) return null;
+  if (Object.keys(m).some((k) => k !== "jsonrpc" && k !== "method" && k !== "id" && k !== "params")) return null;
+  if (m.params !== undefined) {
+    if (typeof m.params !== "object" || m.params === null || Array.isArray(m.params)) return null;
+    const p = m.params as { cursor?: unknown; _meta?: unknown };
+    if (Object.keys(p).some((k) => k !== "cursor" && k !== "_meta") || (p.cursor !== undefined && typeof p.cursor !== "string") || (p._meta !== undefined && (typeof p._meta !== "object" || p._meta === null))) return null;
+  }
+  const accept = request.headers.get("accept") ?? "";
+  if (!accept.includes("application/json") || !accept.includes("text/event-stream")) return null;
+  const version = request.headers.get("mcp-protocol-version");
+  if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return null;
+  toolsListJson ??= JSON.stringify({ tools: listToolDescriptors() });
+  // The transport's own shape: { result, jsonrpc, id }, application/json, 200.
+  return new Response(`{"result":${toolsListJson},"jsonrpc":"2.0","id":${JSON.stringify(m.id)}}`, { status: 200, headers: { "content-type": "application/json" } });
 }
 
 export async function handleMcpPost(request: Request): Promise<Response> {
@@ -61,6 +90,8 @@ export async function handleMcpPost(request: Request): Promise<Response> {
       return errorResponse(e, randomUUID());
     }
   }
+  const listed = toolsListAnswer(request, parsedBody);
+  if (listed) return listed;
   const server = createMcpServer({ principal });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: getConfig().maxBodyBytes });
   await server.connect(transport);

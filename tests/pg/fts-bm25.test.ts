@@ -3,7 +3,8 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { rowsOf, withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
-import { backfillChunkTermsPg, bm25TopPg, chunkTermsOf } from "@/lib/index/engines/pg-fulltext";
+import { backfillChunkTermsPg, bm25TopPg, chunkTermsOf, rowTermsOf } from "@/lib/index/engines/pg-fulltext";
+import { backfillDocumentTermsPg, DOCUMENT_WORDS, documentWordValues } from "@/lib/index/engines/pg-words";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { verifyStorePg } from "@/lib/stores/engines/pg";
 import { searchInputSchema, type SearchResult } from "@/lib/index/search";
@@ -72,12 +73,21 @@ afterAll(async () => {
 });
 
 const top10 = (r: SearchResult) => r.results.map((h) => `${h.path}#${h.chunkIndex} ${h.score.toFixed(4)}`);
-const search = (b: StoresBackend, q: (typeof QUERIES)[number]) => b.search({ store: "kb", input: searchInputSchema.parse({ q: q.q, match: q.match, mode: "fts", group: "chunk", limit: 10 }) });
+const search = (b: StoresBackend, q: (typeof QUERIES)[number], group: "chunk" | "document" = "chunk") =>
+  b.search({ store: "kb", input: searchInputSchema.parse({ q: q.q, match: q.match, mode: "fts", group, limit: 10 }) });
 
-async function expectSameRanking(): Promise<void> {
-  for (const q of QUERIES) {
-    const [a, b] = [await search(lite, q), await search(post, q)];
-    expect({ q: q.q, top: top10(b) }).toEqual({ q: q.q, top: top10(a) });
+/**
+ * The same top 10 chunks, and (`groups` with document: chunk evidence with whole-document bm25) the same top 10
+ * documents, with the same scores. SQLite's whole-document index (documents_fts, contentless_delete) keeps counting a
+ * replaced or deleted row in its totals, so its whole-document idf drifts from its content once rows change: documents
+ * are compared on content written once.
+ */
+async function expectSameRanking(groups: ("chunk" | "document")[] = ["chunk"]): Promise<void> {
+  for (const group of groups) {
+    for (const q of QUERIES) {
+      const [a, b] = [await search(lite, q, group), await search(post, q, group)];
+      expect({ q: q.q, group, top: top10(b) }).toEqual({ q: q.q, group, top: top10(a) });
+    }
   }
 }
 
@@ -91,10 +101,24 @@ async function statistics(from: "stored" | "recomputed") {
       const terms = await rowsOf<{ t: string }>(tx, sql`select term || ':' || rows as t from fts_terms where rows > 0`);
       const postings = await rowsOf<{ p: string }>(tx, sql`select chunk_id || ':' || term || ':' || tf || ':' || len as p from fts_postings`);
       const lens = await rowsOf<{ l: string }>(tx, sql`select id || ':' || fts_len as l from chunks`);
-      return { rows: Number(totals.rows), tokens: Number(totals.tokens), terms: terms.map((t) => t.t).sort(byte), postings: postings.map((p) => p.p).sort(byte), lens: lens.map((l) => l.l).sort(byte) };
+      const [docTotals] = await rowsOf<{ rows: string; tokens: string }>(tx, sql`select rows, tokens from word_totals where tbl = 'documents'`);
+      const docTerms = await rowsOf<{ t: string }>(tx, sql`select term || ':' || rows as t from word_terms where tbl = 'documents' and rows > 0`);
+      const docPostings = await rowsOf<{ p: string }>(tx, sql`select d.path || ':' || p.term || ':' || p.tf || ':' || p.len || ':' || d.fts_len as p from word_postings p join documents d on d.doc_id = p.rid where p.tbl = 'documents'`);
+      return {
+        documents: { rows: Number(docTotals.rows), tokens: Number(docTotals.tokens), terms: docTerms.map((t) => t.t).sort(byte), postings: docPostings.map((p) => p.p).sort(byte) }, rows: Number(totals.rows), tokens: Number(totals.tokens), terms: terms.map((t) => t.t).sort(byte), postings: postings.map((p) => p.p).sort(byte), lens: lens.map((l) => l.l).sort(byte) };
     }
     const chunks = await rowsOf<{ id: string; text: string }>(tx, sql`select id, text from chunks`);
     const made = chunkTermsOf(chunks.map((c) => c.text));
+    const docs = await rowsOf<{ path: string; kind: string; content: string }>(tx, sql`select path, kind, content from documents`);
+    const docMade = rowTermsOf({ tokenize: DOCUMENT_WORDS.tokenize, columns: DOCUMENT_WORDS.columns, rows: docs.map((d) => documentWordValues({ path: d.path, kind: d.kind, text: d.content })) });
+    const docDf = new Map<string, number>();
+    const docPostings: string[] = [];
+    docMade.forEach((m, i) => {
+      for (const [t, n] of m.tf) {
+        docDf.set(t, (docDf.get(t) ?? 0) + 1);
+        docPostings.push(`${docs[i].path}:${t}:${n}:${m.len}:${m.len}`);
+      }
+    });
     const df = new Map<string, number>();
     const postings: string[] = [];
     made.forEach((m, i) => {
@@ -104,6 +128,7 @@ async function statistics(from: "stored" | "recomputed") {
       }
     });
     return {
+      documents: { rows: docs.length, tokens: docMade.reduce((s, m) => s + m.len, 0), terms: [...docDf].map(([t, n]) => `${t}:${n}`).sort(byte), postings: docPostings.sort(byte) },
       rows: chunks.length,
       tokens: made.reduce((s, m) => s + m.len, 0),
       terms: [...df].map(([t, n]) => `${t}:${n}`).sort(byte),
@@ -114,8 +139,8 @@ async function statistics(from: "stored" | "recomputed") {
 }
 
 describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
-  it("gives the same top 10 chunks and scores (4 decimals) as SQLite for the same content and queries", async () => {
-    await expectSameRanking();
+  it("gives the same top 10 chunks, and grouped the same top 10 documents, with the same scores (4 decimals) as SQLite for the same content and queries", async () => {
+    await expectSameRanking(["chunk", "document"]);
     const r = await post.search({ store: "kb", input: searchInputSchema.parse({ q: "proxy timeout", mode: "fts", group: "chunk", explain: true }) });
     expect(r.explain?.stages.find((s) => s.stage === "lexical")?.detail).toMatch(/exact bm25/);
   });
@@ -155,19 +180,38 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
       if (top.kind !== "ranked") continue;
       expect(top.plan.path).toBe("impact-ordered");
       expect(top.hits).toEqual(exhaustive);
+      // Scored in the statement (every match): the same bits.
+      const scored = await withStoreTx({ handle, readOnly: true }, (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 1e9 }));
+      expect(scored.kind === "ranked" && scored.plan.path).toBe("exhaustive");
+      expect(scored.kind === "ranked" && scored.hits).toEqual(exhaustive);
+      // A filter that drops most of the best: read deeper until k pass.
+      const few = await withStoreTx({ handle, readOnly: true }, (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 1e9 }));
+      const inFolder = await withStoreTx({ handle, readOnly: true }, (tx) => rowsOf<{ id: string }>(tx, sql`select c.id from chunks c join documents d on d.doc_id = c.doc_id where substr(d.path, 1, 10) = 'notes/n000'`));
+      const kept = new Set(inFolder.map((r) => Number(r.id)));
+      const all = await withStoreTx({ handle, readOnly: true }, (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 100_000, exhaustiveUpTo: 1e9 }));
+      expect(few.kind === "ranked" && few.hits).toEqual(all.kind === "ranked" && all.hits.filter((h) => kept.has(h.id)).slice(0, 5));
     }
   });
 
   it("backfills a store from before the statistics (resumable, a batch per transaction), answering by ts_rank meanwhile", async () => {
     const before = await statistics("stored");
-    await withStoreTx({ handle }, (tx) => tx.execute(sql`update chunks set fts_len = null; delete from fts_postings; delete from fts_terms; update fts_totals set rows = 0, tokens = 0`));
+    await withStoreTx({ handle }, (tx) =>
+      tx.execute(
+        sql`update chunks set fts_len = null; delete from fts_postings; delete from fts_terms; update fts_totals set rows = 0, tokens = 0;
+          update documents set fts_len = null; delete from word_postings; delete from word_terms; update word_totals set rows = 0, tokens = 0`,
+      ),
+    );
     const r = await post.search({ store: "kb", input: searchInputSchema.parse({ q: "proxy timeout", mode: "fts", group: "chunk", explain: true }) });
     expect(r.results.length).toBeGreaterThan(0);
     expect(r.explain?.stages.find((s) => s.stage === "lexical")?.detail).toMatch(/being built/);
     // verify counts the chunks still waiting for their statistics.
     expect((await verifyStorePg({ handle })).ftsMissing).toBeGreaterThan(0);
+    // group=document answers meanwhile too (its whole-document leg by ts_rank), and starts that backfill.
+    const grouped = await post.search({ store: "kb", input: searchInputSchema.parse({ q: "proxy timeout", mode: "fts", group: "document" }) });
+    expect(grouped.results.length).toBeGreaterThan(0);
     // The search started the backfill in the background; run it to the end here too (batches of 50: resumable).
     await backfillChunkTermsPg({ handle, batch: 50 });
+    await backfillDocumentTermsPg({ handle, batch: 50 });
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await statistics("stored")).toEqual(before);
     expect((await verifyStorePg({ handle })).ftsMissing).toBe(0);

@@ -55,6 +55,9 @@ describe("PostgreSQL stores: one schema per store", () => {
       "store_meta",
       "store_migrations",
       "thoughts",
+      "word_postings",
+      "word_terms",
+      "word_totals",
       "working_memory",
     ]);
     const tsv = (await pg.db.execute(sql`select generation_expression as g from information_schema.columns where table_schema = 'store_photo-2024' and table_name = 'chunks' and column_name = 'tsv'`)).rows as { g: string }[];

@@ -59,12 +59,19 @@ export const BACKFILL_BATCH = 1000;
 export type ChunkTerms = { len: number; tf: Map<string, number> };
 
 /** Each text's length in tokens and count of each token, as FTS5 indexes it in chunks_fts. */
-export function chunkTermsOf(texts: string[]): ChunkTerms[] {
-  const { db, table, vocab } = scratchTable(PG_FTS_TOKENIZER, 1);
-  const insert = preparedOnce(db, `insert into ${table}(rowid, c0) values (?, ?)`);
+export const chunkTermsOf = (texts: string[]): ChunkTerms[] => rowTermsOf({ tokenize: PG_FTS_TOKENIZER, columns: 1, rows: texts.map((t) => [t]) });
+
+/**
+ * Each row's length in tokens (all its columns) and count of each token (summed over its columns), as an FTS5 table
+ * of `columns` columns with that tokenizer indexes it: the numbers its bm25 reads (a column weight of 1 each).
+ */
+export function rowTermsOf({ tokenize, columns, rows }: { tokenize: string; columns: number; rows: (string | null)[][] }): ChunkTerms[] {
+  const { db, table, vocab } = scratchTable(tokenize, columns);
+  const cols = Array.from({ length: columns }, (_, i) => `c${i}`);
+  const insert = preparedOnce(db, `insert into ${table}(rowid, ${cols.join(", ")}) values (?, ${cols.map(() => "?").join(", ")})`);
   try {
-    db.transaction(() => texts.forEach((t, i) => insert.run(i + 1, t)))();
-    const out: ChunkTerms[] = texts.map(() => ({ len: 0, tf: new Map() }));
+    db.transaction(() => rows.forEach((values, i) => insert.run(i + 1, ...values)))();
+    const out: ChunkTerms[] = rows.map(() => ({ len: 0, tf: new Map() }));
     for (const [doc, term, n] of preparedOnce(db, `select doc, term, count(*) from ${vocab} group by doc, term`, "raw").all() as [number, string, number][]) {
       const row = out[doc - 1];
       row.tf.set(term, n);
@@ -94,7 +101,7 @@ export function impactBound(idf: number, imp: number, avgdl: number): number {
 }
 
 /** A PostgreSQL array literal (one bound parameter) of numbers or strings. */
-function arrayLiteral(values: (string | number)[]): string {
+export function arrayLiteral(values: (string | number)[]): string {
   return `{${values.map((v) => (typeof v === "number" ? String(v) : `"${v.replaceAll("\\", "\\\\").replaceAll('"', '\\"')}"`)).join(",")}}`;
 }
 
@@ -174,9 +181,14 @@ export async function backfillChunkTermsBatchPg({ handle, batch = BACKFILL_BATCH
 
 /** Tokenize every chunk without statistics, a batch per transaction; answers how many. */
 export async function backfillChunkTermsPg({ handle, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; batch?: number }): Promise<number> {
+  return drainBatches(() => backfillChunkTermsBatchPg({ handle, batch }));
+}
+
+/** Run a resumable backfill's batches (each answering how many it did) until one does none; answers the total. */
+export async function drainBatches(batch: () => Promise<number>): Promise<number> {
   let total = 0;
   for (;;) {
-    const n = await backfillChunkTermsBatchPg({ handle, batch });
+    const n = await batch();
     total += n;
     if (n === 0) return total;
   }
@@ -184,15 +196,22 @@ export async function backfillChunkTermsPg({ handle, batch = BACKFILL_BATCH }: {
 
 const backfills = ((globalThis as unknown as { __dualmindPgFtsBackfills?: Map<string, Promise<unknown>> }).__dualmindPgFtsBackfills ??= new Map());
 
-/** Start the backfill of a store in the background (once per process at a time); its failure is logged, never thrown. */
-export function startChunkTermsBackfillPg(handle: PgStoreHandle): void {
-  if (handle.readOnly || backfills.has(handle.schema)) return;
-  const run = backfillChunkTermsPg({ handle })
-    .then((n) => log("info", "full-text statistics backfilled", { store: handle.store, chunks: n }))
-    .catch((e: Error) => log("warn", "full-text statistics backfill stopped; the next search resumes it", { store: handle.store, error: e.message }))
-    .finally(() => backfills.delete(handle.schema));
-  backfills.set(handle.schema, run);
+/**
+ * Start a backfill of a store in the background, once per process at a time for each `what` (the statistics it
+ * builds, as the log names them); its failure is logged, never thrown: the next search that needs it starts it again.
+ */
+export function startBackfillPg({ handle, what, run }: { handle: PgStoreHandle; what: string; run: () => Promise<number> }): void {
+  const key = `${what}\u0000${handle.schema}`;
+  if (handle.readOnly || backfills.has(key)) return;
+  const started = run()
+    .then((n) => log("info", `${what} backfilled`, { store: handle.store, rows: n }))
+    .catch((e: Error) => log("warn", `${what} backfill stopped; the next search resumes it`, { store: handle.store, error: e.message }))
+    .finally(() => backfills.delete(key));
+  backfills.set(key, started);
 }
+
+/** Start the chunk statistics' backfill of a store in the background (startBackfillPg). */
+export const startChunkTermsBackfillPg = (handle: PgStoreHandle): void => startBackfillPg({ handle, what: "full-text statistics", run: () => backfillChunkTermsPg({ handle }) });
 
 export type Bm25Hit = { id: number; score: number };
 
@@ -208,12 +227,6 @@ export type Bm25TopAnswer =
   | { kind: "ranked"; hits: Bm25Hit[]; plan: Bm25TopPlan; /** Each query word's token row count and the index's rows (for other legs' idf). */ stats: { df: number[]; rows: number } }
   /** The statistics cannot answer: chunks still to tokenize, or a word that is not one token. */
   | { kind: "unavailable"; reason: string };
-
-/** Which of the chunks pass the filters (conditions over c = chunks, d = documents). */
-async function passingFilters(tx: PgStoreTx, filter: SQL, ids: number[]): Promise<Set<number>> {
-  const rows = await rowsOf<{ id: string }>(tx, sql`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id = any(${arrayLiteral(ids)}::bigint[]) and ${filter}`);
-  return new Set(rows.map((r) => Number(r.id)));
-}
 
 type Entry = { tf: Map<string, number>; len: number; resolved: boolean; pass: boolean | null };
 
@@ -262,31 +275,40 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
   const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo;
   const candidatePostings = rarestFirst ? Math.min(...live.map((t) => dfOf.get(t)!)) * live.length : allPostings;
   if (candidatePostings <= exhaustiveUpTo) {
-    // Every matching row's counts of every token: the tokens' postings themselves (an index range each), or, for all
-    // words when those are many, the rows of the rarest token joined to the others'.
+    // Every matching row scored in the statement that reads its counts (bm25Part's arithmetic on the same float8
+    // numbers in the same order: the same bits as here), only the best `depth` sent back with whether they pass the
+    // filters. The counts: the tokens' postings themselves (an index range each), or, for all words when those are
+    // many, the rows of the rarest token joined to the others'.
     const rarest = live.reduce((a, b) => (dfOf.get(a)! <= dfOf.get(b)! ? a : b));
-    const got = await rowsOf<{ id: string; term: string; tf: number; len: number }>(
-      tx,
-      !rarestFirst
-        ? sql`select chunk_id as id, term, tf, len from fts_postings where term = any(${arrayLiteral(live)}::text[])`
-        : sql`select p.chunk_id as id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`,
+    const postings = !rarestFirst
+      ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${arrayLiteral(live)}::text[])`
+      : sql`select p.chunk_id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`;
+    const f = (n: number) => sql`${n}::float8`;
+    // Per token position, in expression order, from 0: s = ((0 + part₀) + part₁) + … as scoreOf sums.
+    const parts = tokens.map((t, p) => sql`(${f(idf[p])} * ((coalesce(tf${sql.raw(String(unique.indexOf(t)))}, 0) * ${f(K1 + 1.0)}) / (coalesce(tf${sql.raw(String(unique.indexOf(t)))}, 0) + ${f(K1)} * (${f(1 - B)} + (${f(B)} * len) / ${f(avgdl)}))))`);
+    const score = parts.reduce((acc, part) => sql`(${acc} + ${part})`, sql`0::float8` as SQL);
+    const pivot = sql.join(
+      unique.map((t, i) => sql`max(tf) filter (where term = ${t}) as ${sql.raw(`tf${i}`)}`),
+      sql`, `,
     );
-    const entries = new Map<number, Entry>();
-    for (const r of got) {
-      const id = Number(r.id);
-      let e = entries.get(id);
-      if (!e) entries.set(id, (e = { tf: new Map(), len: r.len, resolved: true, pass: true }));
-      e.tf.set(r.term, r.tf);
+    const having = mode === "all" ? sql` having count(*) = ${live.length}` : sql``;
+    let depth = filterOf ? Math.max(64, 4 * k) : k;
+    for (;;) {
+      const got = await rowsOf<{ id: string; score: number; pass: boolean; n: number }>(
+        tx,
+        sql`with p as (${postings}), m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
+          s as (select chunk_id as id, ${score} as score from m), best as (select id, score from s order by score desc, id limit ${depth})
+          select b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass, (select count(*)::int from s) as n
+          from best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id order by b.score desc, b.id`,
+      );
+      const hits = got.filter((r) => r.pass).map((r) => ({ id: Number(r.id), score: Number(r.score) }));
+      const matched = got[0]?.n ?? 0;
+      if (hits.length >= k || depth >= matched) {
+        return { kind: "ranked", hits: hits.slice(0, k), plan: plan("exhaustive", matched, 1, `exact bm25 of every matching chunk (${matched}) from the stored token counts`), stats };
+      }
+      // The filters dropped too many of the best: read deeper.
+      depth *= 4;
     }
-    const ranked = [...entries].flatMap(([id, e]) => (matches(e) ? [{ id, score: scoreOf(e) }] : [])).sort(byRank);
-    // The filters, best first, until k rows pass: a row the filters drop costs one lookup, and only the best are looked up.
-    const hits: Bm25Hit[] = [];
-    for (let at = 0, step = Math.max(64, 2 * k); at < ranked.length && hits.length < k; at += step, step *= 2) {
-      const slice = ranked.slice(at, at + step);
-      const pass = filterOf ? await passingFilters(tx, filterOf, slice.map((h) => h.id)) : null;
-      for (const h of slice) if (!pass || pass.has(h.id)) hits.push(h);
-    }
-    return { kind: "ranked", hits: hits.slice(0, k), plan: plan("exhaustive", got.length, 1, `exact bm25 of every matching chunk (${ranked.length}) from the stored token counts`), stats };
   }
 
   // Threshold algorithm over impact-ordered postings.
