@@ -1,5 +1,5 @@
 import type Database from "better-sqlite3";
-import { sql } from "drizzle-orm";
+import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { getConfig } from "../config";
 import { getGovernance } from "./connection";
 import { getPg, type PgGovernanceExecutor, type PgHandle } from "./pg";
@@ -45,6 +45,15 @@ export async function archivedStoresPg({ db, stores }: { db: PgGovernanceExecuto
     await db.execute(sql`select target, action from audit_log where id in (select max(id) from audit_log where target in (${targets}) and ${sql.raw(LIFECYCLE_IN)} group by target)`)
   ).rows as { target: string; action: string }[];
   return new Set(rows.filter((r) => r.action === "store.archive").map((r) => r.target.slice("store:".length)));
+}
+
+/**
+ * A SQL condition: the store named by `storeColumn` (a column of the outer query) is not archived.
+ * Its last lifecycle row read off the same (target, id) index, inside the caller's statement
+ * (a claim with FOR UPDATE SKIP LOCKED can leave an archived store's rows out without a second round trip).
+ */
+export function storeNotArchivedSql(storeColumn: SQLWrapper): SQL {
+  return sql`coalesce((select lc.action from audit_log lc where lc.target = 'store:' || ${storeColumn} and lc.${sql.raw(LIFECYCLE_IN)} order by lc.id desc limit 1), '') <> 'store.archive'`;
 }
 
 /** The store's last lifecycle action on PostgreSQL (inside a caller's transaction when `db` is one). */

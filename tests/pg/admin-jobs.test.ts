@@ -1,7 +1,8 @@
 import { beforeEach, describe, expect, it } from "vitest";
 import type { PgHandle } from "@/lib/db/pg";
 import { adminJobs } from "@/lib/db/schema/pg/governance";
-import { verifyAuditChain, pgLedger } from "@/lib/governance/audit";
+import { appendAuditPg, verifyAuditChain, pgLedger } from "@/lib/governance/audit";
+import { eq } from "drizzle-orm";
 import { beatJobPg, finishJobPg, startReindexJobPg, takeOverStaleJobPg } from "@/lib/stores/engines/pg";
 import { JOB_STALE_MS, MAX_ATTEMPTS } from "@/lib/index/jobs";
 import { useTwoReplicas } from "./helpers";
@@ -93,5 +94,19 @@ describe("admin jobs on PostgreSQL", () => {
     expect(row).toMatchObject({ status: "failed", attempts: MAX_ATTEMPTS, error: expect.stringContaining(`${MAX_ATTEMPTS} attempts`) });
     const audit = await replicas.a().pool.query("select action from audit_log");
     expect(audit.rows).toEqual([{ action: "store.reindex.abandon" }]);
+  });
+
+  it("leaves a dead owner's job on an archived store alone (a sweep would write to a read-only store), and takes it over once the store is unarchived", async () => {
+    const now = Date.now();
+    await seedRunningJobs({ n: 2, owner: "dead:1:x", heartbeatAt: now - 2 * JOB_STALE_MS });
+    await appendAuditPg({ db: replicas.a().db, entry: { actor: "user:ann", action: "store.archive", target: "store:s0" } });
+    // Only s1's job is taken; s0's stays the dead owner's, untouched.
+    const taken = await takeOverStaleJobPg({ db: replicas.b().db, owner: "b:1", now });
+    expect(taken).toMatchObject({ store: "s1", owner: "b:1" });
+    expect(await takeOverStaleJobPg({ db: replicas.b().db, owner: "b:1", now })).toBeNull();
+    const [s0] = await replicas.a().db.select().from(adminJobs).where(eq(adminJobs.store, "s0"));
+    expect(s0).toMatchObject({ status: "running", owner: "dead:1:x", attempts: 1 });
+    await appendAuditPg({ db: replicas.a().db, entry: { actor: "user:ann", action: "store.unarchive", target: "store:s0" } });
+    expect(await takeOverStaleJobPg({ db: replicas.b().db, owner: "b:1", now })).toMatchObject({ store: "s0", owner: "b:1", attempts: 2 });
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { and, asc, eq, lt, sql } from "drizzle-orm";
 import { getPg, type PgGovernanceExecutor, type PgHandle } from "../../db/pg";
-import { activeStoreNamesPg } from "../../db/store-lifecycle";
+import { activeStoreNamesPg, storeNotArchivedSql } from "../../db/store-lifecycle";
 import type { WorkerMode } from "../../embed/worker-state";
 import { startEmbedWorkerPg } from "../../index/embed-queue-pg";
 import { type Job, JOB_STALE_MS, jobFromRow, MAX_ATTEMPTS, SWEEP_MS } from "../../index/jobs";
@@ -237,7 +237,8 @@ export async function takeOverStaleJobPg({
       const [stale] = await tx
         .select()
         .from(adminJobs)
-        .where(and(eq(adminJobs.kind, "reindex"), eq(adminJobs.status, "running"), lt(adminJobs.heartbeatAt, now - staleMs), store === undefined ? undefined : eq(adminJobs.store, store)))
+        // An archived store's job is left as it is: it resumes once the store is unarchived (as on SQLite).
+        .where(and(eq(adminJobs.kind, "reindex"), eq(adminJobs.status, "running"), lt(adminJobs.heartbeatAt, now - staleMs), store === undefined ? undefined : eq(adminJobs.store, store), storeNotArchivedSql(adminJobs.store)))
         .orderBy(asc(adminJobs.startedAt))
         .limit(1)
         .for("update", { skipLocked: true });
