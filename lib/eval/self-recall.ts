@@ -13,7 +13,7 @@ import { auditSelfRecall } from "./db";
 import { activeFingerprintOf, evaluateStore, GATE_MODE, type EvalProgress, type EvalTarget, type EvaluationOutcome } from "./evaluate";
 import { claimEvaluationJob, finishEvaluationJob, getEvaluationJob, latestEvaluationJob, progressWriter, type EvaluationJob } from "./jobs";
 import { DEFAULT_PROBE_SEED, DEFAULT_PROBES_PER_KIND, MAX_PROBES_PER_KIND, PROBE_KINDS, type ProbeKind } from "./probes";
-import { evaluationScheduleOf, startEvaluationScheduler, type EvaluationSchedule, type EvaluationTrigger } from "./schedule";
+import { evaluationScheduleOf, runDueEvaluations, startEvaluationScheduler, type EvaluationSchedule, type EvaluationTrigger } from "./schedule";
 import { latestProbeSet, latestRunFor, listRuns, saveRun, type SelfRecallRun } from "./runs";
 import { fellBeyondNoise, poolScores, type Score } from "./score";
 
@@ -188,12 +188,21 @@ export async function startEvaluation({ store, actor, input, trigger = "on deman
 
 type StartArgs = { store: string; actor: string; input: EvaluateInput; trigger?: EvaluationTrigger; wait?: boolean; cpuShare?: number; onProgress?: (p: EvalProgress) => void };
 
+const startDue = async ({ store, trigger, notSince, cpuShare }: { store: string; trigger: "after reindex" | "scheduled"; notSince: number; cpuShare: number }) => {
+  const asked = Date.now();
+  const job = await startEvaluation({ store, actor: "system:scheduler", input: {}, trigger, cpuShare, notSince });
+  // Started by this look, not one running since an earlier look.
+  return { started: job !== null && job.reason === trigger && job.startedAt >= asked };
+};
+
+/** One look of the scheduler: the stores whose run is due are started (lib/eval/schedule.ts). */
+export function startDueEvaluations({ now }: { now?: number } = {}): Promise<string[]> {
+  return runDueEvaluations({ start: startDue, now });
+}
+
 /** The server's scheduler (instrumentation.ts): runs after a reindex and every day or week, paced (lib/eval/schedule.ts). */
 export function startSelfRecallScheduler(): void {
-  startEvaluationScheduler(async ({ store, trigger, notSince, cpuShare }) => {
-    const job = await startEvaluation({ store, actor: "system:scheduler", input: {}, trigger, cpuShare, notSince });
-    return { started: job !== null && job.status === "running" && job.actor === "system:scheduler" && job.reason === trigger };
-  });
+  startEvaluationScheduler(startDue);
 }
 
 export type TrendPoint = { runId: number; ts: number; target: EvalTarget; model: string; hit10: number | null; mrr10: number | null; noise: number | null; change: string[] };

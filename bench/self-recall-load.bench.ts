@@ -1,0 +1,209 @@
+/**
+ * Self-recall at scale, side by side in one run: a store of
+ * BENCH_SELF_RECALL_LOAD_CHUNKS chunks (100,000 by default; builtin
+ * embedder), served over HTTP by the real search route
+ * (`GET /api/v1/stores/{store}/search`, bearer auth, the default mode) in
+ * this process — the process a scheduled evaluation runs in. A client in a
+ * child process asks at a fixed rate (open loop: a request's latency counts
+ * from when it was due, so a server stalled by the evaluation is not hidden
+ * by the client waiting too) and the route's p50/p95/p99 are compared:
+ * 1. nothing else running;
+ * 2. an evaluation running paced to DUALMIND_EVALUATE_CPU_SHARE (the
+ *    scheduled and after-reindex runs);
+ * 3. an evaluation running unpaced (an on-demand run);
+ * 4. nothing else running again (how much the machine itself drifted).
+ * Then the evaluation's own cost: one full default run (100 probes per
+ * kind) alone, its wall time and this process's CPU time, and the wall time
+ * the same work takes paced (its recorded busy time ÷ the share).
+ *
+ * BENCH_SELF_RECALL_LOAD_DIR keeps the built store between runs (built when
+ * missing); BENCH_SELF_RECALL_LOAD_SECONDS (default 60) per phase;
+ * BENCH_SELF_RECALL_LOAD_RPS (default 10). `npm run bench -- self-recall-load`.
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import * as searchRoute from "../app/api/v1/stores/[store]/search/route";
+import { bootstrapApp } from "../lib/bootstrap";
+import { getConfig, resetConfigForTests } from "../lib/config";
+import { closeAllDatabases, getStoreDb } from "../lib/db/connection";
+import { getEmbedder, resetEmbedderForTests } from "../lib/embed/model";
+import { drainEmbedQueues } from "../lib/embed/worker";
+import { evaluateStore } from "../lib/eval/evaluate";
+import { getSelfRecall, startEvaluation } from "../lib/eval/self-recall";
+import { ingestDocument } from "../lib/index/ingest";
+import { createStore } from "../lib/stores/stores";
+import { loadTextWindows } from "./corpus";
+import { percentile, printTable } from "./table";
+
+const CHUNKS = Number(process.env.BENCH_SELF_RECALL_LOAD_CHUNKS ?? 100_000);
+const SECONDS = Number(process.env.BENCH_SELF_RECALL_LOAD_SECONDS ?? 60);
+const RPS = Number(process.env.BENCH_SELF_RECALL_LOAD_RPS ?? 10);
+const TOKEN = "bench-self-recall-load-token-0123456789abcdef";
+const STORE = "big";
+const PER_DOC = 10;
+
+function chunkCount(): number {
+  return (getStoreDb(STORE).sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
+}
+
+/** The store, built once per data dir: documents of PER_DOC text windows each until it holds CHUNKS chunks, every chunk embedded. */
+async function buildStore(): Promise<void> {
+  if (fs.existsSync(path.join(getConfig().dataDir, "stores", STORE, "index.db")) && chunkCount() >= CHUNKS) return;
+  createStore({ input: { name: STORE }, actor: "bench" });
+  const handle = getStoreDb(STORE);
+  const windows = loadTextWindows(Math.ceil(CHUNKS * 1.05));
+  const t0 = performance.now();
+  for (let d = 0; d * PER_DOC < windows.length; d++) {
+    // Counted every 50 documents: stop once the store holds CHUNKS.
+    if (d % 50 === 0 && chunkCount() >= CHUNKS) break;
+    ingestDocument({ handle, path: `notes/${d}.md`, text: windows.slice(d * PER_DOC, (d + 1) * PER_DOC).join("\n\n"), origin: "api", mtime: Date.now() });
+  }
+  process.stderr.write(`self-recall-load: ${chunkCount()} chunks ingested in ${((performance.now() - t0) / 1000).toFixed(0)} s; embedding\n`);
+  await drainEmbedQueues({ stores: [STORE], batchSize: 256 });
+  process.stderr.write(`self-recall-load: built in ${((performance.now() - t0) / 1000).toFixed(0)} s\n`);
+}
+
+/** The search route behind node:http, as Next would call it (a Request in, a Response out). */
+function serve(): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const url = `http://127.0.0.1${req.url}`;
+    const request = new Request(url, { method: "GET", headers: { authorization: req.headers.authorization ?? "" } });
+    void searchRoute.GET(request, { params: Promise.resolve({ store: STORE }) }).then(async (r) => {
+      res.writeHead(r.status, { "content-type": "application/json" });
+      res.end(await r.text());
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ port: (server.address() as { port: number }).port, close: () => new Promise((r) => server.close(() => r())) })));
+}
+
+/** The client: a separate process asking at RPS for SECONDS, each latency from the moment the request was due. */
+const CLIENT = `
+const [port, rps, seconds, token, queries] = [Number(process.argv[1]), Number(process.argv[2]), Number(process.argv[3]), process.argv[4], JSON.parse(process.argv[5])];
+const out = [];
+let failed = 0;
+const start = performance.now();
+const n = Math.round(rps * seconds);
+let pending = 0;
+for (let i = 0; i < n; i++) {
+  const due = start + (i * 1000) / rps;
+  pending++;
+  setTimeout(async () => {
+    try {
+      const r = await fetch("http://127.0.0.1:" + port + "/api/v1/stores/big/search?q=" + encodeURIComponent(queries[i % queries.length]) + "&limit=10", { headers: { authorization: "Bearer " + token } });
+      await r.text();
+      if (r.status !== 200) failed++;
+      out.push(performance.now() - due);
+    } catch { failed++; }
+    if (--pending === 0) process.stdout.write(JSON.stringify({ out, failed }));
+  }, Math.max(0, due - performance.now()));
+}
+`;
+
+function runClient(port: number, queries: string[]): Promise<{ out: number[]; failed: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", CLIENT, String(port), String(RPS), String(SECONDS), TOKEN, JSON.stringify(queries)], { stdio: ["ignore", "pipe", "inherit"] });
+    let text = "";
+    child.stdout.on("data", (d: Buffer) => (text += d.toString()));
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(text) as { out: number[]; failed: number }) : reject(new Error(`client exited ${code}`))));
+  });
+}
+
+/** Queries as an agent might type them: four words of a text window, the same list in every phase. */
+function queryList(): string[] {
+  const windows = loadTextWindows(2_000);
+  return Array.from({ length: 200 }, (_, i) => (windows[(i * 37) % windows.length].match(/[A-Za-z]{4,}/g) ?? ["search"]).slice(3, 7).join(" "));
+}
+
+/** An evaluation asking the store's probes at `share` of a core until `stop` (no job: stopped by throwing from its progress). */
+async function evaluationDuring(share: number, stop: { now: boolean }): Promise<{ questions: number }> {
+  let questions = 0;
+  const configured = await getEmbedder().fingerprint;
+  const onProgress = (p: { phase: string }) => {
+    if (stop.now) throw new Error("phase over");
+    if (p.phase === "asking") questions++;
+  };
+  try {
+    // Round after round until the phase ends: the run is busy the whole phase.
+    for (;;) await evaluateStore({ store: STORE, target: "active", seed: 2026, perKind: 100, configured, cpuShare: share, onProgress });
+  } catch {
+    return { questions };
+  }
+}
+
+type Row = Record<string, string | number>;
+
+export default async function main(): Promise<void> {
+  const keep = process.env.BENCH_SELF_RECALL_LOAD_DIR;
+  const dataDir = keep ?? fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-self-recall-load-"));
+  fs.mkdirSync(dataDir, { recursive: true });
+  Object.assign(process.env, { DATA_DIR: dataDir, DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_LOG_LEVEL: "warn", DUALMIND_EMBED_BACKLOG_WATERMARK: "10000000", DUALMIND_EVALUATE_EVERY: "off" });
+  resetConfigForTests();
+  resetEmbedderForTests();
+  await bootstrapApp();
+  const { port, close } = await serve();
+  try {
+    await buildStore();
+    const chunks = chunkCount();
+    const queries = queryList();
+    // Warm: the first vector searches load the approximate index, the first probe set is drawn and saved.
+    await runClient(port, queries.slice(0, 20)).catch(() => undefined);
+    const share = getConfig().selfRecall.cpuShare;
+    const rows: Row[] = [];
+    const phase = async (label: string, evaluating: number | null) => {
+      const stop = { now: false };
+      const running = evaluating === null ? null : evaluationDuring(evaluating, stop);
+      const cpu = process.cpuUsage();
+      const { out, failed } = await runClient(port, queries);
+      const used = process.cpuUsage(cpu);
+      stop.now = true;
+      const ev = running ? await running : null;
+      rows.push({
+        phase: label,
+        requests: out.length,
+        failed,
+        "p50 ms": percentile(out, 50).toFixed(1),
+        "p95 ms": percentile(out, 95).toFixed(1),
+        "p99 ms": percentile(out, 99).toFixed(1),
+        "server CPU s": ((used.user + used.system) / 1e6).toFixed(1),
+        "evaluation questions asked": ev ? ev.questions : "-",
+      });
+    };
+    await phase("1. search alone", null);
+    await phase(`2. evaluation running, paced to ${share} of a core (scheduled runs)`, share);
+    await phase("3. evaluation running, unpaced (on demand)", 1);
+    await phase("4. search alone again", null);
+    const base = (Number(rows[0]["p95 ms"]) + Number(rows[3]["p95 ms"])) / 2;
+    for (const r of rows) r["p95 vs alone"] = `${(((Number(r["p95 ms"]) - base) / base) * 100).toFixed(0)}%`;
+    printTable(`Search route while self-recall runs: ${chunks.toLocaleString("en-US")} chunks, ${RPS} requests/s for ${SECONDS} s per phase (client in its own process, open loop)`, rows);
+
+    // The evaluation's own cost, alone: one default run (the scheduler's), to its end.
+    const cpu = process.cpuUsage();
+    const t0 = performance.now();
+    const job = await startEvaluation({ store: STORE, actor: "system:bench", input: {}, wait: true });
+    const wallS = (performance.now() - t0) / 1000;
+    const used = process.cpuUsage(cpu);
+    if (job.status !== "succeeded") throw new Error(`evaluation failed: ${job.error}`);
+    const run = (await getSelfRecall({ store: STORE, limit: 1 })).latest!;
+    const busyS = (run.results.cost?.busyMs ?? 0) / 1000;
+    const cpuS = (used.user + used.system) / 1e6;
+    printTable(`Self-recall evaluation cost: ${chunks.toLocaleString("en-US")} chunks, default probes (100 per kind)`, [
+      {
+        questions: Object.values(run.results.byKind).reduce((n, m) => n + Object.values(m ?? {}).reduce((a, s) => a + (s?.probes ?? 0), 0), 0),
+        "unpaced wall s": wallS.toFixed(1),
+        "CPU s (this process)": cpuS.toFixed(1),
+        "busy s (its questions)": busyS.toFixed(1),
+        [`paced wall s at ${share} (busy ÷ share)`]: (busyS / share).toFixed(0),
+        "share of a core-day, once a day": `${((cpuS / 86_400) * 100).toFixed(2)}%`,
+        "hybrid MRR@10": run.mrr10?.toFixed(3) ?? "-",
+      },
+    ]);
+  } finally {
+    await close();
+    closeAllDatabases();
+    if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
