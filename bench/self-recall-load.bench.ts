@@ -43,13 +43,14 @@ const SECONDS = Number(process.env.BENCH_SELF_RECALL_LOAD_SECONDS ?? 60);
 const RPS = Number(process.env.BENCH_SELF_RECALL_LOAD_RPS ?? 10);
 const TOKEN = "bench-self-recall-load-token-0123456789abcdef";
 const STORE = "big";
-const PER_DOC = 10;
+/** One text window per document: a window is one chunk, so CHUNKS windows make a store of CHUNKS chunks. */
+const PER_DOC = 1;
 
 function chunkCount(): number {
   return (getStoreDb(STORE).sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
 }
 
-/** The store, built once per data dir: documents of PER_DOC text windows each until it holds CHUNKS chunks, every chunk embedded. */
+/** The store, built once per data dir: documents of PER_DOC text windows until it holds CHUNKS chunks, every chunk embedded. */
 async function buildStore(): Promise<void> {
   if (fs.existsSync(path.join(getConfig().dataDir, "stores", STORE, "index.db")) && chunkCount() >= CHUNKS) return;
   createStore({ input: { name: STORE }, actor: "bench" });
@@ -103,9 +104,9 @@ for (let i = 0; i < n; i++) {
 }
 `;
 
-function runClient(port: number, queries: string[]): Promise<{ out: number[]; failed: number }> {
+function runClient(port: number, queries: string[], seconds = SECONDS): Promise<{ out: number[]; failed: number }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", CLIENT, String(port), String(RPS), String(SECONDS), TOKEN, JSON.stringify(queries)], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["-e", CLIENT, String(port), String(RPS), String(seconds), TOKEN, JSON.stringify(queries)], { stdio: ["ignore", "pipe", "inherit"] });
     let text = "";
     child.stdout.on("data", (d: Buffer) => (text += d.toString()));
     child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(text) as { out: number[]; failed: number }) : reject(new Error(`client exited ${code}`))));
@@ -115,7 +116,7 @@ function runClient(port: number, queries: string[]): Promise<{ out: number[]; fa
 /** Queries as an agent might type them: four words of a text window, the same list in every phase. */
 function queryList(): string[] {
   const windows = loadTextWindows(2_000);
-  return Array.from({ length: 200 }, (_, i) => (windows[(i * 37) % windows.length].match(/[A-Za-z]{4,}/g) ?? ["search"]).slice(3, 7).join(" "));
+  return Array.from({ length: 200 }, (_, i) => (windows[(i * 37) % windows.length].match(/[A-Za-z]{4,}/g) ?? []).slice(3, 7).join(" ") || "search");
 }
 
 /** An evaluation asking the store's probes at `share` of a core until `stop` (no job: stopped by throwing from its progress). */
@@ -149,11 +150,12 @@ export default async function main(): Promise<void> {
     await buildStore();
     const chunks = chunkCount();
     const queries = queryList();
-    // Warm: the first vector searches load the approximate index, the first probe set is drawn and saved.
-    await runClient(port, queries.slice(0, 20)).catch(() => undefined);
+    // Warm, untimed: every query once (the first vector searches load the approximate index, first calls fill caches).
+    await runClient(port, queries, queries.length / RPS).catch(() => undefined);
     const share = getConfig().selfRecall.cpuShare;
     const rows: Row[] = [];
     const phase = async (label: string, evaluating: number | null) => {
+      process.stderr.write(`self-recall-load: ${label}\n`);
       const stop = { now: false };
       const running = evaluating === null ? null : evaluationDuring(evaluating, stop);
       const cpu = process.cpuUsage();

@@ -70,6 +70,29 @@ function modesFor(kind: ProbeKind, target: EvalTarget, vectorsHere: boolean): Ev
   return vectorsHere ? [...served, "knn"] : served;
 }
 
+/**
+ * Keeps a run to a share of one core: each step is timed, and after it the
+ * run pauses so its own work is at most `share` of its time (1: it only
+ * yields, so requests get turns between steps).
+ */
+export function pacer(cpuShare: number) {
+  const share = Math.min(1, Math.max(0.001, cpuShare));
+  const spent = { busyMs: 0, pausedMs: 0, share };
+  return {
+    spent,
+    async step<T>(work: () => Promise<T>): Promise<T> {
+      const started = performance.now();
+      const out = await work();
+      const took = performance.now() - started;
+      spent.busyMs += took;
+      const pause = share < 1 ? took * (1 / share - 1) : 0;
+      spent.pausedMs += pause;
+      await new Promise((resolve) => (pause >= 1 ? setTimeout(resolve, pause) : setImmediate(resolve)));
+      return out;
+    },
+  };
+}
+
 /** The store's serving model (its meta), or null before its first vector. */
 export async function activeFingerprintOf(reader: StoreReader): Promise<string | null> {
   const rows = await reader.rows<{ value: string }>(
@@ -91,12 +114,15 @@ export async function currentProbeSet({
   candidates,
   seed,
   perKind,
+  pace = pacer(1),
 }: {
   store: string;
   reader: StoreReader;
   candidates: StoreCandidates;
   seed: number;
   perKind: number;
+  /** Drawing reads the store (a look-up per probe): paced like the questions. */
+  pace?: ReturnType<typeof pacer>;
 }): Promise<{ set: StoredProbeSet; drawnBecause: string | null }> {
   const now = contentFingerprint(candidates);
   const hashes = new Map(PROBE_KINDS.flatMap((k) => candidates[k].map((c) => [`${k}:${c.key}`, c.hash] as const)));
@@ -109,7 +135,14 @@ export async function currentProbeSet({
         : probeSetStaleReason({ set: stored, now, seed, currentHashes: (p) => hashes.get(`${p.kind}:${p.target}`) });
     if (!drawnBecause) return { set: stored, drawnBecause: null };
   }
-  const probes = await drawProbes({ candidates, seed, perKind, read: (kind, keys) => readProbeSources(reader, kind, keys), shared: sharedSentenceCheck(reader) });
+  const shared = sharedSentenceCheck(reader);
+  const probes = await drawProbes({
+    candidates,
+    seed,
+    perKind,
+    read: (kind, keys) => pace.step(() => readProbeSources(reader, kind, keys)),
+    shared: (sentence, key) => pace.step(() => shared(sentence, key)),
+  });
   const set = await saveProbeSet({ store, seed, perKind, content: now, probes, generatorVersion: PROBE_GENERATOR_VERSION });
   return { set, drawnBecause };
 }
@@ -244,8 +277,9 @@ export async function evaluateStore({
   const started = Date.now();
   const reader = await storeReader(store);
   await onProgress?.({ phase: "probes", done: 0, total: 0 });
-  const candidates = await listProbeCandidates(reader);
-  const { set, drawnBecause } = await currentProbeSet({ store, reader, candidates, seed, perKind });
+  const pace = pacer(cpuShare);
+  const candidates = await pace.step(() => listProbeCandidates(reader));
+  const { set, drawnBecause } = await currentProbeSet({ store, reader, candidates, seed, perKind, pace });
   const hashes = new Map(PROBE_KINDS.flatMap((k) => candidates[k].map((c) => [`${k}:${c.key}`, c.hash] as const)));
   const probes = set.probes.filter((p) => hashes.get(`${p.kind}:${p.target}`) === p.targetHash);
   const active = (await activeFingerprintOf(reader)) ?? configured.id;
@@ -258,25 +292,16 @@ export async function evaluateStore({
   const total = probes.reduce((n, p) => n + modes[p.kind].length, 0);
   const ranks = new Map<string, { ranks: number[]; fallbacks: number }>();
   let done = 0;
-  let busyMs = 0;
-  let pausedMs = 0;
-  const share = Math.min(1, Math.max(0.001, cpuShare));
   for (const probe of probes) {
     for (const mode of modes[probe.kind]) {
-      const asked = performance.now();
-      const answer = await ask({ store, reader, probe, mode, fingerprintId, embed });
-      const took = performance.now() - asked;
-      busyMs += took;
+      // A long run leaves room for requests between its questions; a paced one pauses for its share.
+      const answer = await pace.step(() => ask({ store, reader, probe, mode, fingerprintId, embed }));
       const cell = ranks.get(`${probe.kind}:${mode}`) ?? { ranks: [], fallbacks: 0 };
       cell.ranks.push(rankOf(answer.keys, probe.target));
       if (answer.fallback) cell.fallbacks++;
       ranks.set(`${probe.kind}:${mode}`, cell);
       done++;
       await onProgress?.({ phase: "asking", done, total });
-      // A long run leaves room for requests between its queries; a paced one pauses for its share.
-      const pause = share < 1 ? took * (1 / share - 1) : 0;
-      pausedMs += pause;
-      await new Promise((resolve) => (pause >= 1 ? setTimeout(resolve, pause) : setImmediate(resolve)));
     }
   }
   const byKind: EvalResults["byKind"] = {};
@@ -313,7 +338,7 @@ export async function evaluateStore({
       overall,
       gate: pooledScore(PROBE_KINDS, GATE_MODE),
       excluded: set.probes.length - probes.length,
-      cost: { busyMs: Math.round(busyMs), pausedMs: Math.round(pausedMs), cpuShare: share },
+      cost: { busyMs: Math.round(pace.spent.busyMs), pausedMs: Math.round(pace.spent.pausedMs), cpuShare: pace.spent.share },
     },
     durationMs: Date.now() - started,
   };
