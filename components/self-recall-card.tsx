@@ -118,7 +118,7 @@ function StoreSelfRecall({ report, isAdmin, evaluate, switchModel }: { report: S
       <p data-testid="self-recall-figure">
         {latest ? (
           <>
-            <Figure hit10={latest.hit10} mrr10={latest.mrr10} noise={latest.noise} /> · {formatCount(latest.probes)} probes · {latest.model} · {formatTime(latest.ts)}
+            <Figure hit10={latest.hit10} mrr10={latest.mrr10} noise={latest.noise} /> · {formatCount(latest.probes)} probes · {latest.model} · {formatTime(latest.ts)} ({latest.trigger})
           </>
         ) : (
           "Not evaluated yet."

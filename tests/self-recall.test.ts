@@ -6,7 +6,11 @@ import * as switchRoute from "@/app/api/v1/stores/[store]/reembed/switch/route";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { renderPrometheusMetrics } from "@/lib/metrics/prometheus";
 import { reportModelMismatches } from "@/lib/eval/model-check";
-import { changeBetween, startDueEvaluations, startEvaluation } from "@/lib/eval/self-recall";
+import { changeBetween, getSelfRecall, startDueEvaluations, startEvaluation } from "@/lib/eval/self-recall";
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
+import { SelfRecallCard } from "@/components/self-recall-card";
+import { AppRouterContext } from "next/dist/shared/lib/app-router-context.shared-runtime";
 import { poolScores, scoreOf } from "@/lib/eval/score";
 import { stores } from "@/lib/stores/backend";
 import * as archiveRoute from "@/app/api/v1/stores/[store]/archive/route";
@@ -328,6 +332,18 @@ describe("self-recall nobody asked for: after a reindex, every day, paced", () =
     expect(cost.busy_ms).toBeGreaterThan(0);
     expect(Math.abs(cost.paused_ms - cost.busy_ms)).toBeLessThanOrEqual(2);
     expect(r.schedule.next_due_at).toBe(r.job.started_at + 86_400_000);
+    // Health's card says why the last run ran and when the next is due, for one store and in the table of all.
+    const own = (await getSelfRecall({ store: "notes" })) as Awaited<ReturnType<typeof getSelfRecall>>;
+    // The card refreshes itself through the App Router while a job runs: rendered here inside a router that does nothing.
+    const render = (reports: (typeof own)[]) =>
+      renderToStaticMarkup(createElement(AppRouterContext.Provider, { value: { refresh: () => undefined } as never }, createElement(SelfRecallCard, { reports, isAdmin: false })));
+    const card = render([own]).replace(/<[^>]+>/g, "");
+    expect(card).toMatch(/\(scheduled\)/);
+    expect(card).toMatch(/Last evaluation: succeeded · scheduled · started/);
+    expect(card).toMatch(/Next run: scheduled · due .* · paced to 50% of a core/);
+    const table = render([own, { ...own, store: "other" }]).replace(/<[^>]+>/g, " ");
+    expect(table).toMatch(/Last ran because/);
+    expect(table).toMatch(/scheduled\s+scheduled · due/);
     expect(await governanceSql("select id from admin_jobs where kind = 'evaluate' and store = 'notes'")).toHaveLength(1);
     // A day later it is due again.
     await governanceSql("update admin_jobs set started_at = started_at - 86400000 where kind = 'evaluate'");
