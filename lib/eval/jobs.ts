@@ -131,6 +131,20 @@ export function progressWriter(id: string): (p: EvalProgress) => Promise<void> {
   };
 }
 
+/** While it runs, a job's heartbeat is beaten this often whatever its progress (a paced run may go long between questions). */
+const HEARTBEAT_MS = 10_000;
+
+/** Beat the job's heartbeat until the returned function is called: no other process takes a slow, paced run for a dead one. */
+export function keepJobAlive(id: string): () => void {
+  const beat = setInterval(() => {
+    void govRun(sql`update admin_jobs set heartbeat_at = ${Date.now()} where id = ${id} and owner = ${state().owner} and status = 'running'`).catch((e: unknown) =>
+      log("warn", "could not beat an evaluation's heartbeat", { jobId: id, error: String(e) }),
+    );
+  }, HEARTBEAT_MS);
+  beat.unref();
+  return () => clearInterval(beat);
+}
+
 export async function finishEvaluationJob({ id, outcome }: { id: string; outcome: { result: NonNullable<EvaluationJob["result"]> } | { error: string } }): Promise<void> {
   const now = Date.now();
   try {

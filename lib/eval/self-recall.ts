@@ -11,7 +11,7 @@ import { embeddingsBackend } from "../stores/embeddings-backend";
 import { storeReader } from "./content";
 import { auditSelfRecall } from "./db";
 import { activeFingerprintOf, evaluateStore, GATE_MODE, type EvalProgress, type EvalTarget, type EvaluationOutcome } from "./evaluate";
-import { claimEvaluationJob, finishEvaluationJob, getEvaluationJob, latestEvaluationJob, progressWriter, type EvaluationJob } from "./jobs";
+import { claimEvaluationJob, finishEvaluationJob, getEvaluationJob, keepJobAlive, latestEvaluationJob, progressWriter, type EvaluationJob } from "./jobs";
 import { DEFAULT_PROBE_SEED, DEFAULT_PROBES_PER_KIND, MAX_PROBES_PER_KIND, PROBE_KINDS, type ProbeKind } from "./probes";
 import { evaluationScheduleOf, runDueEvaluations, startEvaluationScheduler, type EvaluationSchedule, type EvaluationTrigger } from "./schedule";
 import { latestProbeSet, latestRunFor, listRuns, saveRun, type SelfRecallRun } from "./runs";
@@ -108,6 +108,7 @@ const STORE_CHECK_MS = 2_000;
 
 async function runClaimed({ job, store, target, seed, perKind, configured, actor, trigger, cpuShare, onProgress }: { job: EvaluationJob; store: string; target: EvalTarget; seed: number; perKind: number; configured: Fingerprint; actor: string; trigger: string; cpuShare: number; onProgress?: (p: EvalProgress) => void }): Promise<SelfRecallRun | null> {
   const write = progressWriter(job.id);
+  const stopBeating = keepJobAlive(job.id);
   let lastCheck = Date.now();
   const assertStoreStays = async () => {
     const gone = await storeGoneReason(store);
@@ -157,6 +158,8 @@ async function runClaimed({ job, store, target, seed, perKind, configured, actor
     } else log("error", "self-recall evaluation failed", { store, jobId: job.id, error: e instanceof Error ? e.stack : String(e) });
     await finishEvaluationJob({ id: job.id, outcome: { error: gone ?? (e instanceof Error ? e.message : String(e)) } });
     return null;
+  } finally {
+    stopBeating();
   }
 }
 
