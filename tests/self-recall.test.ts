@@ -414,4 +414,21 @@ describe("self-recall nobody asked for: after a reindex, every day, paced", () =
     // An archived store is not looked at by the scheduler.
     expect(await startDueEvaluations()).not.toContain("notes");
   });
+
+  it("a store deleted while it is evaluated leaves no run behind and an audit row saying the run was cancelled", async () => {
+    const deleted: { call: Promise<unknown> | null } = { call: null };
+    await startEvaluation({
+      store: "notes",
+      actor: "user:test",
+      input: { per_kind: 5 },
+      wait: true,
+      onProgress: (p) => {
+        if (p.phase === "asking" && !deleted.call) deleted.call = stores().deleteStore({ name: "notes", actor: "user:test", confirm: "notes" });
+      },
+    });
+    await deleted.call;
+    expect(await governanceSql("select id from self_recall_runs")).toHaveLength(0);
+    const audit = await governanceSql<{ reason: string }>("select reason from audit_log where action = ?", ["store.evaluate.cancel"]);
+    expect(audit[0].reason).toMatch(/^cancelled: store notes was deleted while it was being evaluated/);
+  });
 });
