@@ -40,7 +40,13 @@ import { percentile, printTable } from "./table";
 
 const CHUNKS = Number(process.env.BENCH_SELF_RECALL_LOAD_CHUNKS ?? 100_000);
 const SECONDS = Number(process.env.BENCH_SELF_RECALL_LOAD_SECONDS ?? 60);
-const RPS = Number(process.env.BENCH_SELF_RECALL_LOAD_RPS ?? 10);
+/**
+ * Requests per second: BENCH_SELF_RECALL_LOAD_RPS, or by default a quarter
+ * of what the route serves one at a time on this machine now (measured
+ * after the warm-up), so the route is loaded but not saturated — a
+ * saturated route's latency is its queue, whatever runs beside it.
+ */
+let RPS = Number(process.env.BENCH_SELF_RECALL_LOAD_RPS ?? 0);
 const TOKEN = "bench-self-recall-load-token-0123456789abcdef";
 const STORE = "big";
 /** One text window per document: a window is one chunk, so CHUNKS windows make a store of CHUNKS chunks. */
@@ -150,8 +156,17 @@ export default async function main(): Promise<void> {
     await buildStore();
     const chunks = chunkCount();
     const queries = queryList();
-    // Warm, untimed: every query once (the first vector searches load the approximate index, first calls fill caches).
-    await runClient(port, queries, queries.length / RPS).catch(() => undefined);
+    // Warm, one request at a time: the first vector searches load the approximate index, first calls fill caches.
+    const sequential: number[] = [];
+    for (const q of queries.slice(0, 40)) {
+      const t = performance.now();
+      const r = await fetch(`http://127.0.0.1:${port}/api/v1/stores/${STORE}/search?q=${encodeURIComponent(q)}&limit=10`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      await r.text();
+      sequential.push(performance.now() - t);
+    }
+    const oneAtATimeMs = percentile(sequential.slice(10), 50);
+    if (!RPS) RPS = Math.max(0.5, Math.round((0.25 * 1000 * 10) / oneAtATimeMs) / 10);
+    process.stderr.write(`self-recall-load: one request at a time p50 ${oneAtATimeMs.toFixed(0)} ms; asking ${RPS}/s\n`);
     const share = getConfig().selfRecall.cpuShare;
     const rows: Row[] = [];
     const phase = async (label: string, evaluating: number | null) => {

@@ -416,6 +416,16 @@ describe("self-recall nobody asked for: after a reindex, every day, paced", () =
   });
 
   it("a store deleted while it is evaluated leaves no run behind and an audit row saying the run was cancelled", async () => {
+    // PostgreSQL may pick the delete's DROP SCHEMA as a deadlock victim against a search reading the store: a deadlock is retried, as a client would.
+    const deleteRetryingDeadlocks = async (): Promise<unknown> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await stores().deleteStore({ name: "notes", actor: "user:test", confirm: "notes" });
+        } catch (e) {
+          if (attempt >= 5 || !/deadlock/.test(String((e as { cause?: unknown }).cause ?? e))) throw e;
+        }
+      }
+    };
     const deleted: { call: Promise<unknown> | null } = { call: null };
     await startEvaluation({
       store: "notes",
@@ -423,7 +433,7 @@ describe("self-recall nobody asked for: after a reindex, every day, paced", () =
       input: { per_kind: 5 },
       wait: true,
       onProgress: (p) => {
-        if (p.phase === "asking" && !deleted.call) deleted.call = stores().deleteStore({ name: "notes", actor: "user:test", confirm: "notes" });
+        if (p.phase === "asking" && !deleted.call) deleted.call = deleteRetryingDeadlocks();
       },
     });
     await deleted.call;

@@ -8,6 +8,7 @@ import { AppError } from "../errors";
 import { recordHealthEvent } from "../governance/health-events";
 import { log } from "../log";
 import { embeddingsBackend } from "../stores/embeddings-backend";
+import { stores } from "../stores/backend";
 import { storeReader } from "./content";
 import { auditSelfRecall } from "./db";
 import { activeFingerprintOf, evaluateStore, GATE_MODE, type EvalProgress, type EvalTarget, type EvaluationOutcome } from "./evaluate";
@@ -93,12 +94,8 @@ class EvaluationCancelled extends Error {}
 
 /** Why a run of this store cannot go on (archived or deleted meanwhile), or null while it can. */
 async function storeGoneReason(store: string): Promise<string | null> {
-  try {
-    await storeReader(store);
-  } catch (e) {
-    if (e instanceof AppError && e.code === "not_found") return `cancelled: store ${store} was deleted while it was being evaluated; nothing was recorded`;
-    throw e;
-  }
+  // The list, not the store's handle: a process may keep a handle of a store another request (or replica) has dropped.
+  if (!(await stores().listStoreNames()).includes(store)) return `cancelled: store ${store} was deleted while it was being evaluated; nothing was recorded`;
   if ((await archivedStores([store])).has(store)) return `cancelled: store ${store} was archived while it was being evaluated; nothing was recorded (evaluate it again once it is unarchived)`;
   return null;
 }
