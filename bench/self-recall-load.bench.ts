@@ -7,17 +7,17 @@
  * child process asks at a fixed rate (open loop: a request's latency counts
  * from when it was due, so a server stalled by the evaluation is not hidden
  * by the client waiting too) and the route's p50/p95/p99 are compared:
- * 1. nothing else running;
- * 2. an evaluation running paced to DUALMIND_EVALUATE_CPU_SHARE (the
- *    scheduled and after-reindex runs);
- * 3. an evaluation running unpaced (an on-demand run);
- * 4. nothing else running again (how much the machine itself drifted).
+ * nothing else running; an evaluation running paced to
+ * DUALMIND_EVALUATE_CPU_SHARE (the scheduled and after-reindex runs); an
+ * evaluation running unpaced (an on-demand run) — after an untimed warm-up
+ * phase, in interleaved rounds (BENCH_SELF_RECALL_LOAD_ROUNDS, default 2),
+ * so a machine whose load drifts weighs on each condition alike.
  * Then the evaluation's own cost: one full default run (100 probes per
  * kind) alone, its wall time and this process's CPU time, and the wall time
  * the same work takes paced (its recorded busy time ÷ the share).
  *
  * BENCH_SELF_RECALL_LOAD_DIR keeps the built store between runs (built when
- * missing); BENCH_SELF_RECALL_LOAD_SECONDS (default 60) per phase;
+ * missing); BENCH_SELF_RECALL_LOAD_SECONDS (default 45) per phase;
  * BENCH_SELF_RECALL_LOAD_RPS (default 10). `npm run bench -- self-recall-load`.
  */
 import { spawn } from "node:child_process";
@@ -39,7 +39,9 @@ import { loadTextWindows } from "./corpus";
 import { percentile, printTable } from "./table";
 
 const CHUNKS = Number(process.env.BENCH_SELF_RECALL_LOAD_CHUNKS ?? 100_000);
-const SECONDS = Number(process.env.BENCH_SELF_RECALL_LOAD_SECONDS ?? 60);
+const SECONDS = Number(process.env.BENCH_SELF_RECALL_LOAD_SECONDS ?? 45);
+/** Rounds of the three conditions, interleaved. */
+const ROUNDS = Number(process.env.BENCH_SELF_RECALL_LOAD_ROUNDS ?? 2);
 /**
  * Requests per second: BENCH_SELF_RECALL_LOAD_RPS, or by default a quarter
  * of what the route serves one at a time on this machine now (measured
@@ -168,8 +170,8 @@ export default async function main(): Promise<void> {
     if (!RPS) RPS = Math.max(0.5, Math.round((0.25 * 1000 * 10) / oneAtATimeMs) / 10);
     process.stderr.write(`self-recall-load: one request at a time p50 ${oneAtATimeMs.toFixed(0)} ms; asking ${RPS}/s\n`);
     const share = getConfig().selfRecall.cpuShare;
-    const rows: Row[] = [];
-    const phase = async (label: string, evaluating: number | null) => {
+    type Phase = { out: number[]; failed: number; cpuS: number; questions: number };
+    const phase = async (label: string, evaluating: number | null): Promise<Phase> => {
       process.stderr.write(`self-recall-load: ${label}\n`);
       const stop = { now: false };
       const running = evaluating === null ? null : evaluationDuring(evaluating, stop);
@@ -178,24 +180,36 @@ export default async function main(): Promise<void> {
       const used = process.cpuUsage(cpu);
       stop.now = true;
       const ev = running ? await running : null;
-      rows.push({
-        phase: label,
-        requests: out.length,
-        failed,
-        "p50 ms": percentile(out, 50).toFixed(1),
-        "p95 ms": percentile(out, 95).toFixed(1),
-        "p99 ms": percentile(out, 99).toFixed(1),
-        "server CPU s": ((used.user + used.system) / 1e6).toFixed(1),
-        "evaluation questions asked": ev ? ev.questions : "-",
-      });
+      return { out, failed, cpuS: (used.user + used.system) / 1e6, questions: ev?.questions ?? 0 };
     };
-    await phase("1. search alone", null);
-    await phase(`2. evaluation running, paced to ${share} of a core (scheduled runs)`, share);
-    await phase("3. evaluation running, unpaced (on demand)", 1);
-    await phase("4. search alone again", null);
-    const base = (Number(rows[0]["p95 ms"]) + Number(rows[3]["p95 ms"])) / 2;
-    for (const r of rows) r["p95 vs alone"] = `${(((Number(r["p95 ms"]) - base) / base) * 100).toFixed(0)}%`;
-    printTable(`Search route while self-recall runs: ${chunks.toLocaleString("en-US")} chunks, ${RPS} requests/s for ${SECONDS} s per phase (client in its own process, open loop)`, rows);
+    // One phase untimed: a new process's first minute does one-time work (indexes loaded, word lists built).
+    await phase("warm-up (not counted)", null);
+    const conditions: [string, number | null][] = [
+      ["search alone", null],
+      [`evaluation running, paced to ${share} of a core (scheduled and after-reindex runs)`, share],
+      ["evaluation running, unpaced (on-demand runs)", 1],
+    ];
+    // Interleaved rounds, so a machine whose load drifts weighs on every condition alike.
+    const got = conditions.map(() => [] as Phase[]);
+    for (let round = 1; round <= ROUNDS; round++) for (const [i, [label, evaluating]] of conditions.entries()) got[i].push(await phase(`round ${round}: ${label}`, evaluating));
+    const p95 = (ps: Phase[]) => percentile(ps.flatMap((p) => p.out), 95);
+    const alone = p95(got[0]);
+    const rows: Row[] = conditions.map(([label], i) => {
+      const all = got[i].flatMap((p) => p.out);
+      return {
+        condition: label,
+        requests: all.length,
+        failed: got[i].reduce((n, p) => n + p.failed, 0),
+        "p50 ms": percentile(all, 50).toFixed(1),
+        "p95 ms": p95(got[i]).toFixed(1),
+        "p99 ms": percentile(all, 99).toFixed(1),
+        "p95 per round ms": got[i].map((p) => percentile(p.out, 95).toFixed(0)).join(" / "),
+        "p95 vs alone": `${(((p95(got[i]) - alone) / alone) * 100).toFixed(1)}%`,
+        "server CPU s": got[i].reduce((n, p) => n + p.cpuS, 0).toFixed(1),
+        "evaluation questions asked": i === 0 ? "-" : got[i].reduce((n, p) => n + p.questions, 0),
+      };
+    });
+    printTable(`Search route while self-recall runs: ${chunks.toLocaleString("en-US")} chunks, ${RPS} requests/s, ${ROUNDS} interleaved rounds of ${SECONDS} s per condition (client in its own process, open loop)`, rows);
 
     // The evaluation's own cost, alone: one default run (the scheduler's), to its end.
     const cpu = process.cpuUsage();
