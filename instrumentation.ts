@@ -32,6 +32,9 @@ export async function register() {
     // Files edited in memory/ folders on disk (a git pull) reach the index within seconds (DUALMIND_MEMORY_WATCH).
     const { startMemoryWatch } = await import("./lib/index/watch");
     startMemoryWatch();
+    // Self-recall after a reindex and every day (DUALMIND_EVALUATE_EVERY), paced to DUALMIND_EVALUATE_CPU_SHARE of a core.
+    const { startSelfRecallScheduler } = await import("./lib/eval/self-recall");
+    startSelfRecallScheduler();
     const { startMetricsLoop } = await import("./lib/metrics/loop");
     startMetricsLoop();
     // Store status changes and failed reviews become health events (and webhook alerts).

@@ -42,6 +42,8 @@ export default defineConfig({
       DUALMIND_ADMIN_PASSWORD: E2E.adminPassword,
       DUALMIND_BOOTSTRAP_TOKEN: E2E.bootstrapToken,
       NEXT_TELEMETRY_DISABLED: "1",
+      // No self-recall runs nobody asked for: they would search the stores the specs count on.
+      DUALMIND_EVALUATE_EVERY: "off",
     },
   },
 });

@@ -11,6 +11,19 @@ type FormAction = (prev: ActionResult | null, form: FormData) => Promise<ActionR
 const KINDS = ["document", "memory", "trace", "learning", "thought"] as const;
 const MODES = ["hybrid", "fts", "vector", "knn"] as const;
 
+/** When the next run nobody asks for is due and why, or that there is none (DUALMIND_EVALUATE_EVERY). */
+function NextRun({ schedule }: { schedule: SelfRecallReport["schedule"] }) {
+  if (schedule.every === "off") return <>no scheduled runs (DUALMIND_EVALUATE_EVERY=off)</>;
+  const share = `paced to ${formatPercent(schedule.cpuShare, 0)} of a core`;
+  if (schedule.waitingFor) return <>after reindex, waiting for {schedule.waitingFor} · {share}</>;
+  if (schedule.nextDueAt === null) return <>after the next reindex that changes the store · {share}</>;
+  return (
+    <>
+      {schedule.nextTrigger} · due {formatTime(schedule.nextDueAt)} · {share}
+    </>
+  );
+}
+
 function Figure({ hit10, mrr10, noise }: { hit10: number | null; mrr10: number | null; noise: number | null }) {
   if (hit10 === null || mrr10 === null) return <span>—</span>;
   return (
@@ -67,6 +80,8 @@ export function SelfRecallCard({ reports, isAdmin, evaluate, switchModel }: { re
               <th>Self-recall</th>
               <th>Trend (MRR@10, oldest first)</th>
               <th>Last change</th>
+              <th>Last ran because</th>
+              <th>Next run</th>
             </tr>
           </thead>
           <tbody>
@@ -79,6 +94,10 @@ export function SelfRecallCard({ reports, isAdmin, evaluate, switchModel }: { re
                   <td>{last ? <Figure hit10={last.hit10} mrr10={last.mrr10} noise={last.noise} /> : "not evaluated yet"}</td>
                   <td>{active.slice(-8).map((t) => formatNumber(t.mrr10, 2)).join(" → ") || "—"}</td>
                   <td>{last?.change.join("; ") || "—"}</td>
+                  <td>{r.job?.reason ?? "—"}</td>
+                  <td>
+                    <NextRun schedule={r.schedule} />
+                  </td>
                 </tr>
               );
             })}
@@ -99,7 +118,7 @@ function StoreSelfRecall({ report, isAdmin, evaluate, switchModel }: { report: S
       <p data-testid="self-recall-figure">
         {latest ? (
           <>
-            <Figure hit10={latest.hit10} mrr10={latest.mrr10} noise={latest.noise} /> · {formatCount(latest.probes)} probes · {latest.model} · {formatTime(latest.ts)}
+            <Figure hit10={latest.hit10} mrr10={latest.mrr10} noise={latest.noise} /> · {formatCount(latest.probes)} probes · {latest.model} · {formatTime(latest.ts)} ({latest.trigger})
           </>
         ) : (
           "Not evaluated yet."
@@ -109,9 +128,12 @@ function StoreSelfRecall({ report, isAdmin, evaluate, switchModel }: { report: S
         <p className="text-xs text-slate-600" data-testid="self-recall-job" data-status={job.status}>
           Last evaluation: {job.status}
           {job.status === "running" && job.progress ? ` (${formatCount(job.progress.done)} of ${formatCount(job.progress.total)} questions)` : ""}
-          {job.error ? `: ${job.error}` : ""} · started {formatTime(job.startedAt)} by {job.actor}
+          {job.error ? `: ${job.error}` : ""} · {job.reason ?? "on demand"} · started {formatTime(job.startedAt)} by {job.actor}
         </p>
       )}
+      <p className="text-xs text-slate-600" data-testid="self-recall-next">
+        Next run: <NextRun schedule={report.schedule} />
+      </p>
       {latest && (
         <table tabIndex={0} className="data" data-testid="self-recall-kinds">
           <thead>

@@ -109,6 +109,8 @@ const envSchema = z.object({
   DUALMIND_MEMORY_WATCH: boolFromEnv.default(true),
   DUALMIND_MEMORY_SCAN_MS: z.coerce.number().int().min(1000).max(86_400_000).default(30_000),
   DUALMIND_MEMORY_TRASH_DAYS: z.coerce.number().int().min(0).max(3650).default(30),
+  DUALMIND_EVALUATE_EVERY: z.enum(["off", "after-reindex", "daily", "weekly"]).default("daily"),
+  DUALMIND_EVALUATE_CPU_SHARE: z.coerce.number().min(0.001).max(1).default(0.05),
   // Limits no token can exceed (SECURITY.md, "Limits").
   DUALMIND_MAX_STORES: z.coerce.number().int().min(2).max(100_000).default(200),
   DUALMIND_MAX_STORES_PER_TOKEN: z.coerce.number().int().min(0).max(100_000).default(20),
@@ -168,6 +170,8 @@ export type Config = {
   memoryWatch: { enabled: boolean; scanMs: number };
   /** Days a deleted memory stays in its store's trash before it is purged (0: none kept). */
   memoryTrashDays: number;
+  /** Self-recall runs nobody asks for (lib/eval/schedule.ts): after a reindex, and every day or week; paced to a share of one core. */
+  selfRecall: { every: "off" | "after-reindex" | "daily" | "weekly"; cpuShare: number };
   limits: LimitsConfig;
   embed: EmbedConfig;
 };
@@ -279,6 +283,7 @@ export function parseConfig(env: Record<string, string | undefined> = process.en
     maxFileBytes: e.DUALMIND_MAX_FILE_BYTES,
     memoryWatch: { enabled: e.DUALMIND_MEMORY_WATCH, scanMs: e.DUALMIND_MEMORY_SCAN_MS },
     memoryTrashDays: e.DUALMIND_MEMORY_TRASH_DAYS,
+    selfRecall: { every: e.DUALMIND_EVALUATE_EVERY, cpuShare: e.DUALMIND_EVALUATE_CPU_SHARE },
     limits: {
       maxStores: e.DUALMIND_MAX_STORES,
       maxStoresPerToken: e.DUALMIND_MAX_STORES_PER_TOKEN,
@@ -346,6 +351,8 @@ export const CONFIG_DOCS: { variable: string; default: string; meaning: string }
   { variable: "DUALMIND_ANN_MIN_VECTORS", default: "20000", meaning: "vectors of one kind and model from which vector search uses the approximate (HNSW, usearch) index kept in stores/<store>/index.ann/; smaller sets use SimHash + exact rescoring" },
   { variable: "DUALMIND_MEMORY_WATCH", default: "true", meaning: "notice memory files edited, added, deleted or renamed on disk (a watcher plus a periodic scan) and re-index them within seconds, audited as store.file_change; false: only a reindex picks them up" },
   { variable: "DUALMIND_MEMORY_TRASH_DAYS", default: "30", meaning: "days a deleted memory stays in its store's trash, restorable, before it is purged (0: deleted memories are not kept)" },
+  { variable: "DUALMIND_EVALUATE_EVERY", default: "daily", meaning: "self-recall evaluations nobody asks for: `daily` or `weekly` (and after a reindex that changed the store), `after-reindex` only, or `off`" },
+  { variable: "DUALMIND_EVALUATE_CPU_SHARE", default: "0.05", meaning: "share of one core a scheduled or after-reindex evaluation takes while it runs (it pauses between its questions; 1: unpaced); on-demand runs are not paced" },
   { variable: "DUALMIND_MEMORY_SCAN_MS", default: "30000", meaning: "the memory folder watcher's fallback scan interval, for file systems without change events (1000–86400000)" },
   { variable: "DUALMIND_WORD_LISTS_MIN_ROWS", default: "20000", meaning: "rows of a store's full-text index (chunks, whole documents, thoughts, nodes, traces, learnings) from which the server builds and keeps its word lists in index.db, so broad queries are ranked without FTS5 scoring every match; 0: none (lists already built are dropped)" },
   { variable: "DUALMIND_LOG_LEVEL", default: "info", meaning: "debug | info | warn | error" },

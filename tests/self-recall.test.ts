@@ -6,12 +6,21 @@ import * as switchRoute from "@/app/api/v1/stores/[store]/reembed/switch/route";
 import { resetEmbedderForTests } from "@/lib/embed/model";
 import { renderPrometheusMetrics } from "@/lib/metrics/prometheus";
 import { reportModelMismatches } from "@/lib/eval/model-check";
-import { changeBetween } from "@/lib/eval/self-recall";
+import { changeBetween, getSelfRecall, startDueEvaluations, startEvaluation } from "@/lib/eval/self-recall";
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
+import { SelfRecallCard } from "@/components/self-recall-card";
+import { AppRouterContext } from "next/dist/shared/lib/app-router-context.shared-runtime";
+import { poolScores, scoreOf } from "@/lib/eval/score";
+import { stores } from "@/lib/stores/backend";
+import * as archiveRoute from "@/app/api/v1/stores/[store]/archive/route";
 import type { SelfRecallRun } from "@/lib/eval/runs";
 import { drawProbes, PROBE_KINDS, probeSetStaleReason, contentFingerprint, type ProbeKind, type ProbeSource } from "@/lib/eval/probes";
-import { drainEmbeddings, governanceSql, seedDocument, seedStore, seedThought, seedTrace, useTestBackend, type TestEnv } from "./backend";
+import { asAnotherReplica, drainEmbeddings, governanceSql, onPg, seedDocument, storeSql, seedStore, seedThought, seedTrace, useTestBackend, type TestEnv } from "./backend";
 import { startFakeOpenAI } from "./fixtures/fake-openai-server";
 import { callRoute, restartWith } from "./helpers";
+import fs from "node:fs";
+import path from "node:path";
 
 const TOKEN = "bootstrap-token-for-self-recall-0123456789";
 const params = { store: "notes" };
@@ -199,11 +208,17 @@ describe("self-recall of a store, and the model switch it gates", () => {
     expect(shadowPoint.target).toBe("shadow");
     expect(shadowPoint.model).toBe("openai:poor");
     expect(shadowPoint.mrr10).toBeLessThan(before - 0.3);
+    // Every kind the store holds has its shadow figure, not documents alone.
+    const runs = await governanceSql<{ results_json: string; target: string }>("select results_json, target from self_recall_runs order by id");
+    for (const r of runs) expect(Object.keys(JSON.parse(r.results_json).byKind).sort()).toEqual(["document", "thought", "trace"]);
+    const shadowKinds = JSON.parse(runs.at(-1)!.results_json).byKind;
+    for (const kind of ["document", "trace", "thought"]) expect(Object.keys(shadowKinds[kind])).toEqual(["knn"]);
 
     const refused = await callRoute(switchRoute.POST, { token: TOKEN, params });
     expect(refused.status).toBe(409);
     expect(refused.json.error.message).toMatch(/finds the store's own content worse/);
     expect(refused.json.error.message).toMatch(/override/);
+    expect(refused.json.error.message).toMatch(/probes of documents, traces, thoughts\)/);
 
     const sw = await callRoute(switchRoute.POST, { token: TOKEN, params, url: "http://127.0.0.1/x?override_reason=cheaper%20provider%2C%20accepted%20by%20ops" });
     expect(sw.status).toBe(200);
@@ -258,5 +273,172 @@ describe("self-recall of a store, and the model switch it gates", () => {
     const started = await callRoute(evaluateRoute.POST, { token: TOKEN, params, body: {} });
     expect(started.status).toBe(202);
     await governanceSql("delete from admin_jobs where id like 'busy-%'");
+  });
+});
+
+describe("pooled scores", () => {
+  it("pool kinds as if their probes were one set", () => {
+    const a = [1, 1, 2, 0, 1, 3, 1, 0];
+    const b = [0, 0, 1, 5, 2];
+    const pooled = poolScores([scoreOf(a)!, scoreOf(b)!])!;
+    const whole = scoreOf([...a, ...b])!;
+    expect(pooled.probes).toBe(whole.probes);
+    expect(pooled.mrr10).toBeCloseTo(whole.mrr10, 12);
+    expect(pooled.hit10).toBeCloseTo(whole.hit10, 12);
+    expect(pooled.noise).toBeCloseTo(whole.noise, 12);
+    expect(poolScores([])).toBeNull();
+  });
+});
+
+describe("self-recall nobody asked for: after a reindex, every day, paced", () => {
+  let env: TestEnv;
+  beforeEach(async () => {
+    env = await useTestBackend({ DUALMIND_BOOTSTRAP_TOKEN: TOKEN, DUALMIND_MAX_EVALUATIONS: "16", DUALMIND_EVALUATE_CPU_SHARE: "0.5" });
+    resetEmbedderForTests();
+    await seedStore("notes");
+    for (let t = 0; t < 6; t++) await seedDocument("notes", `topics/${TOPICS[t][0]}.md`, topicDocument(t));
+    await drainEmbeddings(["notes"]);
+  });
+  afterEach(async () => {
+    restartWith({ DUALMIND_EVALUATE_EVERY: undefined, DUALMIND_EVALUATE_CPU_SHARE: undefined, DUALMIND_MAX_EVALUATIONS: undefined });
+    await env.cleanup();
+  });
+
+  /** Every evaluation running now, to its end. */
+  async function settle() {
+    await expect.poll(async () => (await governanceSql("select id from admin_jobs where kind = 'evaluate' and status = 'running'")).length).toBe(0);
+  }
+
+  it("a store never evaluated runs at the next look, paced; one run per period across replicas, and again when the period has passed", async () => {
+    const before = await report();
+    expect(before.schedule).toMatchObject({ every: "daily", next_trigger: "scheduled", cpu_share: 0.5, waiting_for: null });
+    expect(before.schedule.next_due_at).toBeLessThanOrEqual(Date.now());
+    expect(await startDueEvaluations()).toContain("notes");
+    // A look while it runs, and a look after it ended — here or on another replica — start nothing.
+    expect(await startDueEvaluations()).not.toContain("notes");
+    await settle();
+    const back = asAnotherReplica();
+    try {
+      expect(await startDueEvaluations()).not.toContain("notes");
+    } finally {
+      back();
+    }
+    const r = await report();
+    expect(r.job).toMatchObject({ status: "succeeded", reason: "scheduled", actor: "system:scheduler" });
+    expect(r.latest.trigger).toBe("scheduled");
+    // Paced to half a core: it paused as long as it worked.
+    const cost = r.latest.results.cost;
+    expect(cost.cpu_share).toBe(0.5);
+    expect(cost.busy_ms).toBeGreaterThan(0);
+    expect(Math.abs(cost.paused_ms - cost.busy_ms)).toBeLessThanOrEqual(2);
+    expect(r.schedule.next_due_at).toBe(r.job.started_at + 86_400_000);
+    // Health's card says why the last run ran and when the next is due, for one store and in the table of all.
+    const own = (await getSelfRecall({ store: "notes" })) as Awaited<ReturnType<typeof getSelfRecall>>;
+    // The card refreshes itself through the App Router while a job runs: rendered here inside a router that does nothing.
+    const render = (reports: (typeof own)[]) =>
+      renderToStaticMarkup(createElement(AppRouterContext.Provider, { value: { refresh: () => undefined } as never }, createElement(SelfRecallCard, { reports, isAdmin: false })));
+    const card = render([own]).replace(/<[^>]+>/g, "");
+    expect(card).toMatch(/\(scheduled\)/);
+    expect(card).toMatch(/Last evaluation: succeeded · scheduled · started/);
+    expect(card).toMatch(/Next run: scheduled · due .* · paced to 50% of a core/);
+    const table = render([own, { ...own, store: "other" }]).replace(/<[^>]+>/g, " ");
+    expect(table).toMatch(/Last ran because/);
+    expect(table).toMatch(/scheduled\s+scheduled · due/);
+    expect(await governanceSql("select id from admin_jobs where kind = 'evaluate' and store = 'notes'")).toHaveLength(1);
+    // A day later it is due again.
+    await governanceSql("update admin_jobs set started_at = started_at - 86400000 where kind = 'evaluate'");
+    expect(await startDueEvaluations()).toContain("notes");
+    await settle();
+    expect(await governanceSql("select id from admin_jobs where kind = 'evaluate' and store = 'notes'")).toHaveLength(2);
+  });
+
+  it("a reindex that changed the store queues a run once its new vectors are built; an on-demand run is not paced", async () => {
+    await evaluate({ per_kind: 5 });
+    const onDemand = await report();
+    expect(onDemand.latest.trigger).toBe("on demand");
+    expect(onDemand.latest.results.cost).toMatchObject({ cpu_share: 1, paused_ms: 0 });
+    expect(onDemand.job.reason).toBe("on demand");
+    // Nothing due: the daily run is a day away.
+    expect(await startDueEvaluations()).not.toContain("notes");
+    if (onPg) {
+      // The memories table is the truth on PostgreSQL: its text changed outside the API, and the reindex rebuilds from it.
+      await stores().createMemory({ store: "notes", input: { path: "inbox/espresso", body: "# espresso\n\nfirst draft", tags: [] } as never, actor: "test" });
+      await drainEmbeddings(["notes"]);
+      await storeSql("notes", "update memories set content = ? where path = ?", [`# espresso\n\n${topicDocument(13)}`, "inbox/espresso"]);
+    } else {
+      const dir = path.join(env.dataDir, "stores", "notes", "memory", "inbox");
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, "espresso.md"), `# espresso\n\n${topicDocument(13)}`);
+    }
+    const reindex = await stores().runReindex({ store: "notes", actor: "test" });
+    expect(reindex.status).toBe("succeeded");
+    const waiting = (await report()).schedule;
+    expect(waiting).toMatchObject({ next_trigger: "after reindex", next_due_at: null });
+    expect(waiting.waiting_for).toMatch(/vectors/);
+    expect(await startDueEvaluations()).not.toContain("notes");
+    await drainEmbeddings(["notes"]);
+    expect((await report()).schedule).toMatchObject({ next_trigger: "after reindex", waiting_for: null });
+    expect(await startDueEvaluations()).toContain("notes");
+    await settle();
+    const after = await report();
+    expect(after.job).toMatchObject({ status: "succeeded", reason: "after reindex" });
+    expect(after.latest.trigger).toBe("after reindex");
+    expect(after.schedule.next_trigger).toBe("scheduled");
+    expect(await startDueEvaluations()).not.toContain("notes");
+  });
+
+  it("with DUALMIND_EVALUATE_EVERY=off nothing runs by itself, and Health says so", async () => {
+    restartWith({ DUALMIND_EVALUATE_EVERY: "off" });
+    expect((await report()).schedule).toMatchObject({ every: "off", next_due_at: null, next_trigger: null });
+    expect(await startDueEvaluations()).toEqual([]);
+    expect(await governanceSql("select id from admin_jobs where kind = 'evaluate'")).toHaveLength(0);
+  });
+
+  it("a store archived while it is evaluated ends the job as cancelled with the reason, and records no run", async () => {
+    const archived: { call: Promise<{ status: number }> | null } = { call: null };
+    const job = await startEvaluation({
+      store: "notes",
+      actor: "user:test",
+      input: { per_kind: 5 },
+      wait: true,
+      onProgress: (p) => {
+        if (p.phase === "asking" && !archived.call) archived.call = callRoute(archiveRoute.POST, { token: TOKEN, params, url: "http://x/api/v1/stores/notes/archive", method: "POST" });
+      },
+    });
+    expect((await archived.call)?.status).toBe(200);
+    expect(job.status).toBe("failed");
+    expect(job.error).toMatch(/^cancelled: store notes was archived while it was being evaluated/);
+    expect(await governanceSql("select id from self_recall_runs")).toHaveLength(0);
+    const audit = await governanceSql<{ reason: string }>("select reason from audit_log where action = ?", ["store.evaluate.cancel"]);
+    expect(audit[0].reason).toMatch(/archived/);
+    // An archived store is not looked at by the scheduler.
+    expect(await startDueEvaluations()).not.toContain("notes");
+  });
+
+  it("a store deleted while it is evaluated leaves no run behind and an audit row saying the run was cancelled", async () => {
+    // PostgreSQL may pick the delete's DROP SCHEMA as a deadlock victim against a search reading the store: a deadlock is retried, as a client would.
+    const deleteRetryingDeadlocks = async (): Promise<unknown> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await stores().deleteStore({ name: "notes", actor: "user:test", confirm: "notes" });
+        } catch (e) {
+          if (attempt >= 5 || !/deadlock/.test(String((e as { cause?: unknown }).cause ?? e))) throw e;
+        }
+      }
+    };
+    const deleted: { call: Promise<unknown> | null } = { call: null };
+    await startEvaluation({
+      store: "notes",
+      actor: "user:test",
+      input: { per_kind: 5 },
+      wait: true,
+      onProgress: (p) => {
+        if (p.phase === "asking" && !deleted.call) deleted.call = deleteRetryingDeadlocks();
+      },
+    });
+    await deleted.call;
+    expect(await governanceSql("select id from self_recall_runs")).toHaveLength(0);
+    const audit = await governanceSql<{ reason: string }>("select reason from audit_log where action = ?", ["store.evaluate.cancel"]);
+    expect(audit[0].reason).toMatch(/^cancelled: store notes was deleted while it was being evaluated/);
   });
 });

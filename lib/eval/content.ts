@@ -76,15 +76,29 @@ const SHARED_PHRASE_WORDS = 6;
 
 /**
  * Is the sentence also in another document? Its opening words are looked
- * for verbatim in every other document's chunks (one scan per probe drawn,
- * once per probe set). Words split by markup or a line break are not found
- * anywhere, and the sentence is then kept.
+ * for verbatim in every other document's chunks (once per probe drawn, once
+ * per probe set). The full-text index finds the chunks holding those words
+ * as a phrase, and only those are read for the verbatim text, so a check
+ * costs an index lookup, not a read of every chunk (which would stall the
+ * process on a big store). Words split by markup or a line break are not
+ * found anywhere, and the sentence is then kept.
  */
 export function sharedSentenceCheck(reader: StoreReader): (sentence: string, key: string) => Promise<boolean> {
   return async (sentence, key) => {
     const phrase = sentence.split(" ").slice(0, SHARED_PHRASE_WORDS).join(" ");
-    const found = reader.dialect === "pg" ? sql`strpos(c.text, ${phrase}) > 0` : sql`instr(c.text, ${phrase}) > 0`;
-    const rows = await reader.rows<{ path: string }>(sql`select d.path as path from chunks c join documents d on d.doc_id = c.doc_id where ${found} and d.path <> ${key} limit 1`);
+    if (reader.dialect === "pg") {
+      // A phrase of stop words alone is no tsquery: those chunks are read whole.
+      const tsq = sql`phraseto_tsquery('english', ${phrase})`;
+      const rows = await reader.rows<{ path: string }>(
+        sql`select d.path as path from chunks c join documents d on d.doc_id = c.doc_id where (numnode(${tsq}) = 0 or c.tsv @@ ${tsq}) and strpos(c.text, ${phrase}) > 0 and d.path <> ${key} limit 1`,
+      );
+      return rows.length > 0;
+    }
+    const match = `"${phrase.replaceAll('"', '""')}"`;
+    const indexed = sql`select d.path as path from chunks_fts f join chunks c on c.id = f.rowid join documents d on d.doc_id = c.doc_id where chunks_fts match ${match} and instr(c.text, ${phrase}) > 0 and d.path <> ${key} limit 1`;
+    const scanned = sql`select d.path as path from chunks c join documents d on d.doc_id = c.doc_id where instr(c.text, ${phrase}) > 0 and d.path <> ${key} limit 1`;
+    // A phrase the full-text syntax cannot take (no word tokens) is looked for by reading the chunks.
+    const rows = await reader.rows<{ path: string }>(indexed).catch(() => reader.rows<{ path: string }>(scanned));
     return rows.length > 0;
   };
 }

@@ -7,7 +7,7 @@ import { knnSearch } from "../embed/vector-index";
 import { graphBackend } from "../graph/backend";
 import { CHUNKING_VERSION } from "../index/chunking";
 import { DEFAULT_GROUP, DEFAULT_SEARCH_MODE, searchInputSchema } from "../index/search";
-import { vectorNeighboursPg } from "../index/vectors-pg";
+import { spaceNeighboursPg, vectorNeighboursPg, type VectorSpace } from "../index/vectors-pg";
 import { recallBackend } from "../recall/backend";
 import { FUSION_WEIGHTS } from "../retrieval/fusion";
 import { stores } from "../stores/backend";
@@ -23,12 +23,13 @@ import { rankOf, scoreOf, type Score } from "./score";
  * content moved too much), each probe asked in each mode through the same
  * entry points agents use (search, recall, remember: both backends), and the
  * scores per kind and mode.
- * - `active`: the store as it answers now. Modes fts, vector and hybrid,
- *   plus `knn` for documents and memories (the raw vector neighbours of the
- *   probe, mapped to documents) — the one measure a model can be compared on
- *   before it serves.
+ * - `active`: the store as it answers now. Modes fts, vector and hybrid
+ *   (thoughts: hybrid, the one way remember asks), plus `knn` for every kind
+ *   (the raw vector neighbours of the probe among that kind's vectors, mapped
+ *   to documents, traces, learnings or thoughts) — the one measure a model
+ *   can be compared on before it serves.
  * - `shadow`: the candidate model whose vectors a held re-embed built beside
- *   the active ones, on the same probes, by `knn` alone.
+ *   the active ones, on the same probes, by `knn` alone, for every kind.
  */
 export type EvalMode = "fts" | "vector" | "hybrid" | "knn";
 export type EvalTarget = "active" | "shadow";
@@ -41,10 +42,12 @@ export type EvalResults = {
   byKind: Partial<Record<ProbeKind, Partial<Record<EvalMode, Score>>>>;
   /** Every kind's probes pooled, in HEADLINE_MODE (active) or GATE_MODE (shadow). */
   overall: Score | null;
-  /** The documents' and memories' probes pooled in GATE_MODE: what a model switch is judged on (null without vectors here). */
+  /** Every kind's probes pooled in GATE_MODE: what a model switch is judged on (null without vectors here). */
   gate: Score | null;
   /** Probes left out because their target changed or went since the set was drawn. */
   excluded: number;
+  /** What the run cost: time spent asking (its own work), time paused to keep to its CPU share, and that share (1: unpaced). */
+  cost?: { busyMs: number; pausedMs: number; cpuShare: number };
 };
 
 export type EvalSettings = {
@@ -62,10 +65,32 @@ const SEARCH_DEPTH = 50;
 const RECALL_DEPTH = 10;
 
 function modesFor(kind: ProbeKind, target: EvalTarget, vectorsHere: boolean): EvalMode[] {
-  if (target === "shadow") return kind === "document" || kind === "memory" ? ["knn"] : [];
-  if (kind === "document" || kind === "memory") return vectorsHere ? ["fts", "vector", "hybrid", "knn"] : ["fts", "vector", "hybrid"];
-  if (kind === "thought") return ["hybrid"];
-  return ["fts", "vector", "hybrid"];
+  if (target === "shadow") return ["knn"];
+  const served: EvalMode[] = kind === "thought" ? ["hybrid"] : ["fts", "vector", "hybrid"];
+  return vectorsHere ? [...served, "knn"] : served;
+}
+
+/**
+ * Keeps a run to a share of one core: each step is timed, and after it the
+ * run pauses so its own work is at most `share` of its time (1: it only
+ * yields, so requests get turns between steps).
+ */
+export function pacer(cpuShare: number) {
+  const share = Math.min(1, Math.max(0.001, cpuShare));
+  const spent = { busyMs: 0, pausedMs: 0, share };
+  return {
+    spent,
+    async step<T>(work: () => Promise<T>): Promise<T> {
+      const started = performance.now();
+      const out = await work();
+      const took = performance.now() - started;
+      spent.busyMs += took;
+      const pause = share < 1 ? took * (1 / share - 1) : 0;
+      spent.pausedMs += pause;
+      await new Promise((resolve) => (pause >= 1 ? setTimeout(resolve, pause) : setImmediate(resolve)));
+      return out;
+    },
+  };
 }
 
 /** The store's serving model (its meta), or null before its first vector. */
@@ -89,12 +114,15 @@ export async function currentProbeSet({
   candidates,
   seed,
   perKind,
+  pace = pacer(1),
 }: {
   store: string;
   reader: StoreReader;
   candidates: StoreCandidates;
   seed: number;
   perKind: number;
+  /** Drawing reads the store (a look-up per probe): paced like the questions. */
+  pace?: ReturnType<typeof pacer>;
 }): Promise<{ set: StoredProbeSet; drawnBecause: string | null }> {
   const now = contentFingerprint(candidates);
   const hashes = new Map(PROBE_KINDS.flatMap((k) => candidates[k].map((c) => [`${k}:${c.key}`, c.hash] as const)));
@@ -107,7 +135,14 @@ export async function currentProbeSet({
         : probeSetStaleReason({ set: stored, now, seed, currentHashes: (p) => hashes.get(`${p.kind}:${p.target}`) });
     if (!drawnBecause) return { set: stored, drawnBecause: null };
   }
-  const probes = await drawProbes({ candidates, seed, perKind, read: (kind, keys) => readProbeSources(reader, kind, keys), shared: sharedSentenceCheck(reader) });
+  const shared = sharedSentenceCheck(reader);
+  const probes = await drawProbes({
+    candidates,
+    seed,
+    perKind,
+    read: (kind, keys) => pace.step(() => readProbeSources(reader, kind, keys)),
+    shared: (sentence, key) => pace.step(() => shared(sentence, key)),
+  });
   const set = await saveProbeSet({ store, seed, perKind, content: now, probes, generatorVersion: PROBE_GENERATOR_VERSION });
   return { set, drawnBecause };
 }
@@ -125,16 +160,58 @@ async function pathsOfChunks(reader: StoreReader, ids: number[]): Promise<string
   return ids.map((id) => byId.get(id)).filter((p): p is string => p !== undefined);
 }
 
-/** The documents of a probe's nearest chunks under one model's vectors (both databases). */
-async function knnDocuments({ store, reader, fingerprintId, query }: { store: string; reader: StoreReader; fingerprintId: string; query: Float32Array }): Promise<string[]> {
+/**
+ * Where the vectors of traces, learnings and thoughts are, and how a hit's
+ * ref id (the embed queue's) names the probe's answer: traces and learnings
+ * by their id, thoughts by their seq (the answer is the thought's id). Only
+ * vectors of the text the row holds now are neighbours. Code constants.
+ */
+const KIND_VECTORS: Record<"trace" | "learning" | "thought", { table: string; refColumn: string; hashColumn: string }> = {
+  trace: { table: "reasoning_traces", refColumn: "id", hashColumn: "descriptor_hash" },
+  learning: { table: "learnings", refColumn: "id", hashColumn: "handle_hash" },
+  thought: { table: "thoughts", refColumn: "seq", hashColumn: "content_hash" },
+};
+
+function kindSpace(kind: keyof typeof KIND_VECTORS): VectorSpace {
+  const { table, refColumn, hashColumn } = KIND_VECTORS[kind];
+  return {
+    table: "embeddings",
+    from: sql`embeddings e join ${sql.identifier(table)} r on r.${sql.identifier(refColumn)} = e.ref_id and r.${sql.identifier(hashColumn)} = e.input_hash`,
+    id: sql`e.ref_id`,
+    where: [sql`e.kind = ${kind}`],
+  };
+}
+
+/** Ref ids of one kind to its answer keys, nearest first (rows gone or changed since their vector drop out). */
+async function keysOfRefs(reader: StoreReader, kind: keyof typeof KIND_VECTORS, refIds: number[]): Promise<string[]> {
+  if (refIds.length === 0) return [];
+  const { table, refColumn } = KIND_VECTORS[kind];
+  const rows = await reader.rows<{ ref: number | string; key: string }>(
+    sql`select ${sql.identifier(refColumn)} as ref, cast(id as text) as key from ${sql.identifier(table)} where ${sql.identifier(refColumn)} in (${sql.join(
+      refIds.map((id) => sql`${id}`),
+      sql`, `,
+    )})`,
+  );
+  const byRef = new Map(rows.map((r) => [Number(r.ref), String(r.key)]));
+  return refIds.map((id) => byRef.get(id)).filter((k): k is string => k !== undefined);
+}
+
+/** The answers of a probe's nearest vectors of its kind under one model (both databases): documents for chunks, else the kind's own ids. */
+async function knnKeys({ store, reader, kind, fingerprintId, query }: { store: string; reader: StoreReader; kind: ProbeKind; fingerprintId: string; query: Float32Array }): Promise<string[]> {
+  const chunks = kind === "document" || kind === "memory";
   const pg = getPg();
   if (pg) {
     const handle = await openStorePg({ pg: await pg, store });
-    const knn = await withStoreTx({ handle, readOnly: true }, (tx) => vectorNeighboursPg({ tx, fingerprintId, query, k: SEARCH_DEPTH, where: [] }));
-    return knn.ok ? pathsOfChunks(reader, knn.hits.map((h) => h.id)) : [];
+    const knn = await withStoreTx({ handle, readOnly: true }, (tx) =>
+      chunks ? vectorNeighboursPg({ tx, fingerprintId, query, k: SEARCH_DEPTH, where: [] }) : spaceNeighboursPg({ tx, space: kindSpace(kind), fingerprintId, query, k: SEARCH_DEPTH }),
+    );
+    if (!knn.ok) return [];
+    const ids = knn.hits.map((h) => h.id);
+    return chunks ? pathsOfChunks(reader, ids) : keysOfRefs(reader, kind, ids);
   }
-  const { hits } = knnSearch({ handle: openStore({ store }), kind: "chunk", fingerprintId, query, k: SEARCH_DEPTH });
-  return pathsOfChunks(reader, hits.map((h) => h.refId));
+  const { hits } = knnSearch({ handle: openStore({ store }), kind: chunks ? "chunk" : kind, fingerprintId, query, k: SEARCH_DEPTH });
+  const ids = hits.map((h) => h.refId);
+  return chunks ? pathsOfChunks(reader, ids) : keysOfRefs(reader, kind, ids);
 }
 
 type Asked = { keys: string[]; fallback: boolean };
@@ -144,7 +221,7 @@ async function ask({ store, reader, probe, mode, fingerprintId, embed }: { store
   if (mode === "knn") {
     // A provider that fails mid-run costs this question its answer (counted as a fallback), not the run.
     const query = await embed(q).catch(() => null);
-    return query ? { keys: await knnDocuments({ store, reader, fingerprintId, query }), fallback: false } : { keys: [], fallback: true };
+    return query ? { keys: await knnKeys({ store, reader, kind: probe.kind, fingerprintId, query }), fallback: false } : { keys: [], fallback: true };
   }
   if (probe.kind === "document" || probe.kind === "memory") {
     const r = await stores().search({ store, input: searchInputSchema.parse({ q, mode, limit: SEARCH_DEPTH }) });
@@ -174,6 +251,11 @@ export type EvaluationOutcome = {
  * Ask every current probe of the store's set in each mode of `target` and
  * score the answers. `onProgress` is told after each probe (the job's
  * progress and heartbeat); it may throw to stop the run.
+ *
+ * `cpuShare` paces the run: after each question it pauses so that its own
+ * work (the time the question took) is at most that share of the time it
+ * runs — a scheduled run at 0.05 takes twenty times its work in wall time,
+ * and the requests it shares the process with wait on it only that often.
  */
 export async function evaluateStore({
   store,
@@ -181,6 +263,7 @@ export async function evaluateStore({
   seed,
   perKind,
   configured,
+  cpuShare = 1,
   onProgress,
 }: {
   store: string;
@@ -188,13 +271,15 @@ export async function evaluateStore({
   seed: number;
   perKind: number;
   configured: Fingerprint;
+  cpuShare?: number;
   onProgress?: (p: EvalProgress) => void | Promise<void>;
 }): Promise<EvaluationOutcome> {
   const started = Date.now();
   const reader = await storeReader(store);
   await onProgress?.({ phase: "probes", done: 0, total: 0 });
-  const candidates = await listProbeCandidates(reader);
-  const { set, drawnBecause } = await currentProbeSet({ store, reader, candidates, seed, perKind });
+  const pace = pacer(cpuShare);
+  const candidates = await pace.step(() => listProbeCandidates(reader));
+  const { set, drawnBecause } = await currentProbeSet({ store, reader, candidates, seed, perKind, pace });
   const hashes = new Map(PROBE_KINDS.flatMap((k) => candidates[k].map((c) => [`${k}:${c.key}`, c.hash] as const)));
   const probes = set.probes.filter((p) => hashes.get(`${p.kind}:${p.target}`) === p.targetHash);
   const active = (await activeFingerprintOf(reader)) ?? configured.id;
@@ -209,15 +294,14 @@ export async function evaluateStore({
   let done = 0;
   for (const probe of probes) {
     for (const mode of modes[probe.kind]) {
-      const answer = await ask({ store, reader, probe, mode, fingerprintId, embed });
+      // A long run leaves room for requests between its questions; a paced one pauses for its share.
+      const answer = await pace.step(() => ask({ store, reader, probe, mode, fingerprintId, embed }));
       const cell = ranks.get(`${probe.kind}:${mode}`) ?? { ranks: [], fallbacks: 0 };
       cell.ranks.push(rankOf(answer.keys, probe.target));
       if (answer.fallback) cell.fallbacks++;
       ranks.set(`${probe.kind}:${mode}`, cell);
       done++;
       await onProgress?.({ phase: "asking", done, total });
-      // A long run leaves room for requests between its queries.
-      await new Promise((resolve) => setImmediate(resolve));
     }
   }
   const byKind: EvalResults["byKind"] = {};
@@ -249,7 +333,13 @@ export async function evaluateStore({
       search: { defaultMode: DEFAULT_SEARCH_MODE, group: DEFAULT_GROUP, chunkingVersion: CHUNKING_VERSION, fusionWeights: FUSION_WEIGHTS[configured.provider], tokenizer: await tokenizerOf(reader) },
       model: { provider: configured.provider, model: configured.model, dimension: configured.dimension },
     },
-    results: { byKind, overall, gate: pooledScore(["document", "memory"], GATE_MODE), excluded: set.probes.length - probes.length },
+    results: {
+      byKind,
+      overall,
+      gate: pooledScore(PROBE_KINDS, GATE_MODE),
+      excluded: set.probes.length - probes.length,
+      cost: { busyMs: Math.round(pace.spent.busyMs), pausedMs: Math.round(pace.spent.pausedMs), cpuShare: pace.spent.share },
+    },
     durationMs: Date.now() - started,
   };
 }

@@ -23,6 +23,8 @@ export type EvaluationJob = {
   store: string;
   actor: string;
   status: "running" | "succeeded" | "failed";
+  /** Why it ran: on demand, after reindex, scheduled or switch gate (and an admin's reason, when one was given). */
+  reason: string | null;
   progress: EvalProgress | null;
   /** The run it recorded (GET /evaluate lists it). */
   result: { runId: number; target: EvalTarget; hit10: number | null; mrr10: number | null } | null;
@@ -40,7 +42,7 @@ function state(): JobsState {
   return g.__dualmindEvalJobs;
 }
 
-type JobRow = { id: string; store: string; actor: string; status: string; owner: string; progress_json: string | null; result_json: string | null; error: string | null; started_at: unknown; heartbeat_at: unknown; finished_at: unknown };
+type JobRow = { id: string; store: string; actor: string; reason: string | null; status: string; owner: string; progress_json: string | null; result_json: string | null; error: string | null; started_at: unknown; heartbeat_at: unknown; finished_at: unknown };
 
 function jobOf(r: JobRow): EvaluationJob {
   return {
@@ -49,6 +51,7 @@ function jobOf(r: JobRow): EvaluationJob {
     store: r.store,
     actor: r.actor,
     status: r.status as EvaluationJob["status"],
+    reason: r.reason,
     progress: r.progress_json ? (JSON.parse(r.progress_json) as EvalProgress) : null,
     result: r.result_json ? (JSON.parse(r.result_json) as EvaluationJob["result"]) : null,
     error: r.error,
@@ -75,8 +78,13 @@ function isOrphan(row: JobRow, now: number): boolean {
 /**
  * The store's running evaluation, or a new job row (audited) this process
  * must run (`run: true`). A running one whose process stopped is closed first.
+ * With `notSince` (a run nobody asked for), nothing is claimed — `job: null`
+ * — when an evaluation of the store has started since then: of several
+ * replicas seeing the same store due, one inserts, the others find its row.
  */
-export async function claimEvaluationJob({ store, actor, reason, details }: { store: string; actor: string; reason?: string; details: Record<string, unknown> }): Promise<{ job: EvaluationJob; run: boolean }> {
+export async function claimEvaluationJob(a: { store: string; actor: string; reason?: string; details: Record<string, unknown> }): Promise<{ job: EvaluationJob; run: boolean }>;
+export async function claimEvaluationJob(a: { store: string; actor: string; reason?: string; details: Record<string, unknown>; notSince: number }): Promise<{ job: EvaluationJob | null; run: boolean }>;
+export async function claimEvaluationJob({ store, actor, reason, details, notSince }: { store: string; actor: string; reason?: string; details: Record<string, unknown>; notSince?: number }): Promise<{ job: EvaluationJob | null; run: boolean }> {
   const now = Date.now();
   const running = await govRow<JobRow>(sql`select * from admin_jobs where store = ${store} and kind = 'evaluate' and status = 'running'`);
   if (running && !isOrphan(running, now)) return { job: jobOf(running), run: false };
@@ -92,13 +100,15 @@ export async function claimEvaluationJob({ store, actor, reason, details }: { st
   const id = randomUUID();
   const inserted = await govRow<JobRow>(
     sql`insert into admin_jobs (id, kind, store, actor, reason, status, owner, attempts, started_at, heartbeat_at)
-        values (${id}, 'evaluate', ${store}, ${actor}, ${reason ?? null}, 'running', ${state().owner}, 1, ${now}, ${now})
+        select ${id}, 'evaluate', ${store}, ${actor}, ${reason ?? null}, 'running', ${state().owner}, 1, ${now}, ${now}
+        where not exists (select 1 from admin_jobs where store = ${store} and kind = 'evaluate' and started_at >= ${notSince ?? Number.MAX_SAFE_INTEGER})
         on conflict do nothing returning *`,
   );
   if (!inserted) {
     // Another process's ask won the one running slot: its job is the answer.
     const other = await govRow<JobRow>(sql`select * from admin_jobs where store = ${store} and kind = 'evaluate' and status = 'running'`);
     if (other) return { job: jobOf(other), run: false };
+    if (notSince !== undefined) return { job: null, run: false };
     throw new Error(`evaluation of ${store}: no running job after a conflicting insert`);
   }
   state().active.add(id);
@@ -119,6 +129,20 @@ export function progressWriter(id: string): (p: EvalProgress) => Promise<void> {
       log("warn", "could not record evaluation progress", { jobId: id, error: String(e) });
     }
   };
+}
+
+/** While it runs, a job's heartbeat is beaten this often whatever its progress (a paced run may go long between questions). */
+const HEARTBEAT_MS = 10_000;
+
+/** Beat the job's heartbeat until the returned function is called: no other process takes a slow, paced run for a dead one. */
+export function keepJobAlive(id: string): () => void {
+  const beat = setInterval(() => {
+    void govRun(sql`update admin_jobs set heartbeat_at = ${Date.now()} where id = ${id} and owner = ${state().owner} and status = 'running'`).catch((e: unknown) =>
+      log("warn", "could not beat an evaluation's heartbeat", { jobId: id, error: String(e) }),
+    );
+  }, HEARTBEAT_MS);
+  beat.unref();
+  return () => clearInterval(beat);
 }
 
 export async function finishEvaluationJob({ id, outcome }: { id: string; outcome: { result: NonNullable<EvaluationJob["result"]> } | { error: string } }): Promise<void> {

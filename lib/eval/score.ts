@@ -41,3 +41,27 @@ export function scoreOf(ranks: readonly number[], fallbacks = 0): Score | null {
 export function fellBeyondNoise(before: Pick<Score, "mrr10" | "noise">, now: Pick<Score, "mrr10" | "noise">): boolean {
   return before.mrr10 - now.mrr10 > Math.max(before.noise, now.noise);
 }
+
+/**
+ * Scores of separate probe groups (kinds) as one: the figures weighted by
+ * probes, the noise from the pooled spread of reciprocal ranks (each group's
+ * spread read back from its noise, so it is exact unless a group's noise
+ * was the floor).
+ */
+export function poolScores(scores: readonly Score[]): Score | null {
+  const n = scores.reduce((a, s) => a + s.probes, 0);
+  if (n === 0) return null;
+  const mean = (f: (s: Score) => number) => scores.reduce((a, s) => a + s.probes * f(s), 0) / n;
+  const mrr10 = mean((s) => s.mrr10);
+  const within = scores.reduce((a, s) => a + (s.probes - 1) * s.probes * (s.noise / 2) ** 2, 0);
+  const between = scores.reduce((a, s) => a + s.probes * (s.mrr10 - mrr10) ** 2, 0);
+  const variance = n > 1 ? (within + between) / (n - 1) : 0;
+  return {
+    probes: n,
+    hit1: mean((s) => s.hit1),
+    hit10: mean((s) => s.hit10),
+    mrr10,
+    noise: Math.max(NOISE_FLOOR, 2 * Math.sqrt(variance / n)),
+    fallbacks: scores.reduce((a, s) => a + s.fallbacks, 0),
+  };
+}

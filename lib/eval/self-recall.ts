@@ -1,4 +1,4 @@
-import { assertStoresWritable } from "../db/store-lifecycle";
+import { archivedStores, assertStoresWritable } from "../db/store-lifecycle";
 import { z } from "zod";
 import { governance } from "../backend/governance";
 import type { SwitchGate } from "../embed/reembed";
@@ -8,12 +8,17 @@ import { AppError } from "../errors";
 import { recordHealthEvent } from "../governance/health-events";
 import { log } from "../log";
 import { embeddingsBackend } from "../stores/embeddings-backend";
+import { stores } from "../stores/backend";
 import { storeReader } from "./content";
-import { activeFingerprintOf, evaluateStore, type EvalProgress, type EvalTarget, type EvaluationOutcome } from "./evaluate";
-import { claimEvaluationJob, finishEvaluationJob, getEvaluationJob, latestEvaluationJob, progressWriter, type EvaluationJob } from "./jobs";
-import { DEFAULT_PROBE_SEED, DEFAULT_PROBES_PER_KIND, MAX_PROBES_PER_KIND } from "./probes";
+import { auditSelfRecall } from "./db";
+import { activeFingerprintOf, evaluateStore, GATE_MODE, type EvalProgress, type EvalTarget, type EvaluationOutcome } from "./evaluate";
+import { claimEvaluationJob, finishEvaluationJob, getEvaluationJob, keepJobAlive, latestEvaluationJob, progressWriter, type EvaluationJob } from "./jobs";
+import { DEFAULT_PROBE_SEED, DEFAULT_PROBES_PER_KIND, MAX_PROBES_PER_KIND, PROBE_KINDS, type ProbeKind } from "./probes";
+import { evaluationScheduleOf, runDueEvaluations, startEvaluationScheduler, type EvaluationSchedule, type EvaluationTrigger } from "./schedule";
 import { latestProbeSet, latestRunFor, listRuns, saveRun, type SelfRecallRun } from "./runs";
-import { fellBeyondNoise, type Score } from "./score";
+import { fellBeyondNoise, poolScores, type Score } from "./score";
+
+const KIND_PLURALS: Record<ProbeKind, string> = { document: "documents", memory: "memories", trace: "traces", learning: "learnings", thought: "thoughts" };
 
 /**
  * A store's self-recall: how well it finds what it holds (lib/eval/probes.ts
@@ -84,8 +89,28 @@ async function noticeFall(run: SelfRecallRun): Promise<void> {
   });
 }
 
-async function runClaimed({ job, store, target, seed, perKind, configured, actor, trigger, onProgress }: { job: EvaluationJob; store: string; target: EvalTarget; seed: number; perKind: number; configured: Fingerprint; actor: string; trigger: string; onProgress?: (p: EvalProgress) => void }): Promise<SelfRecallRun | null> {
+/** Thrown into a run whose store was archived or deleted under it: the job ends failed with this reason. */
+class EvaluationCancelled extends Error {}
+
+/** Why a run of this store cannot go on (archived or deleted meanwhile), or null while it can. */
+async function storeGoneReason(store: string): Promise<string | null> {
+  // The list, not the store's handle: a process may keep a handle of a store another request (or replica) has dropped.
+  if (!(await stores().listStoreNames()).includes(store)) return `cancelled: store ${store} was deleted while it was being evaluated; nothing was recorded`;
+  if ((await archivedStores([store])).has(store)) return `cancelled: store ${store} was archived while it was being evaluated; nothing was recorded (evaluate it again once it is unarchived)`;
+  return null;
+}
+
+/** How often a running evaluation looks whether its store was archived or deleted. */
+const STORE_CHECK_MS = 2_000;
+
+async function runClaimed({ job, store, target, seed, perKind, configured, actor, trigger, cpuShare, onProgress }: { job: EvaluationJob; store: string; target: EvalTarget; seed: number; perKind: number; configured: Fingerprint; actor: string; trigger: string; cpuShare: number; onProgress?: (p: EvalProgress) => void }): Promise<SelfRecallRun | null> {
   const write = progressWriter(job.id);
+  const stopBeating = keepJobAlive(job.id);
+  let lastCheck = Date.now();
+  const assertStoreStays = async () => {
+    const gone = await storeGoneReason(store);
+    if (gone) throw new EvaluationCancelled(gone);
+  };
   try {
     const outcome: EvaluationOutcome = await evaluateStore({
       store,
@@ -93,11 +118,17 @@ async function runClaimed({ job, store, target, seed, perKind, configured, actor
       seed,
       perKind,
       configured,
+      cpuShare,
       onProgress: async (p) => {
+        if (Date.now() - lastCheck >= STORE_CHECK_MS) {
+          lastCheck = Date.now();
+          await assertStoreStays();
+        }
         onProgress?.(p);
         await write(p);
       },
     });
+    await assertStoreStays();
     const run = await saveRun({
       store,
       jobId: job.id,
@@ -116,28 +147,62 @@ async function runClaimed({ job, store, target, seed, perKind, configured, actor
     await noticeFall(run).catch((e: unknown) => log("warn", "could not record a self-recall fall", { store, error: String(e) }));
     return run;
   } catch (e) {
-    log("error", "self-recall evaluation failed", { store, jobId: job.id, error: e instanceof Error ? e.stack : String(e) });
-    await finishEvaluationJob({ id: job.id, outcome: { error: e instanceof Error ? e.message : String(e) } });
+    // A store archived or deleted under the run (its tables gone mid-question, say) says so, not the raw error it caused.
+    const gone = e instanceof EvaluationCancelled ? e.message : await storeGoneReason(store).catch(() => null);
+    if (gone) {
+      log("warn", "self-recall evaluation cancelled", { store, jobId: job.id, reason: gone });
+      await auditSelfRecall({ actor: "system:jobs", action: "store.evaluate.cancel", target: `store:${store}`, reason: gone, details: { jobId: job.id } }).catch(() => undefined);
+    } else log("error", "self-recall evaluation failed", { store, jobId: job.id, error: e instanceof Error ? e.stack : String(e) });
+    await finishEvaluationJob({ id: job.id, outcome: { error: gone ?? (e instanceof Error ? e.message : String(e)) } });
     return null;
+  } finally {
+    stopBeating();
   }
 }
 
 /**
  * Start an evaluation of the store (or answer its running one). `wait`
  * runs it to the end before answering (the CLI, the switch gate); otherwise
- * it runs in the background and the job is polled.
+ * it runs in the background and the job is polled. A run nobody asked for
+ * (`notSince`: scheduled, after a reindex) is paced to `cpuShare` and is not
+ * started when an evaluation of the store has started since `notSince`
+ * (null: nothing started).
  */
-export async function startEvaluation({ store, actor, input, trigger = "on demand", wait = false, onProgress }: { store: string; actor: string; input: EvaluateInput; trigger?: string; wait?: boolean; onProgress?: (p: EvalProgress) => void }): Promise<EvaluationJob> {
+export async function startEvaluation(a: StartArgs): Promise<EvaluationJob>;
+export async function startEvaluation(a: StartArgs & { notSince: number }): Promise<EvaluationJob | null>;
+export async function startEvaluation({ store, actor, input, trigger = "on demand", wait = false, cpuShare = 1, notSince, onProgress }: StartArgs & { notSince?: number }): Promise<EvaluationJob | null> {
   const parsed = evaluateInputSchema.parse(input);
   await storeReader(store); // 404 for a store that is not there, before any row is written
   await assertStoresWritable([store]); // an evaluation writes (its job, runs, the store's search log): not on an archived store
   const configured = await configuredModel();
   if (parsed.target === "shadow") await assertShadowReady({ store, configured });
-  const { job, run } = await claimEvaluationJob({ store, actor, reason: parsed.reason, details: { target: parsed.target, perKind: parsed.per_kind, seed: parsed.seed, trigger } });
+  const reason = parsed.reason ? `${trigger}: ${parsed.reason}` : trigger;
+  const details = { target: parsed.target, perKind: parsed.per_kind, seed: parsed.seed, trigger, cpuShare };
+  const { job, run } = notSince === undefined ? await claimEvaluationJob({ store, actor, reason, details }) : await claimEvaluationJob({ store, actor, reason, details, notSince });
+  if (!job) return null;
   if (!run) return job;
-  const going = runClaimed({ job, store, target: parsed.target, seed: parsed.seed, perKind: parsed.per_kind, configured, actor, trigger, onProgress });
+  const going = runClaimed({ job, store, target: parsed.target, seed: parsed.seed, perKind: parsed.per_kind, configured, actor, trigger, cpuShare, onProgress });
   if (wait) await going;
   return (await getEvaluationJob({ id: job.id, store })) ?? job;
+}
+
+type StartArgs = { store: string; actor: string; input: EvaluateInput; trigger?: EvaluationTrigger; wait?: boolean; cpuShare?: number; onProgress?: (p: EvalProgress) => void };
+
+const startDue = async ({ store, trigger, notSince, cpuShare }: { store: string; trigger: "after reindex" | "scheduled"; notSince: number; cpuShare: number }) => {
+  const asked = Date.now();
+  const job = await startEvaluation({ store, actor: "system:scheduler", input: {}, trigger, cpuShare, notSince });
+  // Started by this look, not one running since an earlier look.
+  return { started: job !== null && job.reason === trigger && job.startedAt >= asked };
+};
+
+/** One look of the scheduler: the stores whose run is due are started (lib/eval/schedule.ts). */
+export function startDueEvaluations({ now }: { now?: number } = {}): Promise<string[]> {
+  return runDueEvaluations({ start: startDue, now });
+}
+
+/** The server's scheduler (instrumentation.ts): runs after a reindex and every day or week, paced (lib/eval/schedule.ts). */
+export function startSelfRecallScheduler(): void {
+  startEvaluationScheduler(startDue);
 }
 
 export type TrendPoint = { runId: number; ts: number; target: EvalTarget; model: string; hit10: number | null; mrr10: number | null; noise: number | null; change: string[] };
@@ -149,9 +214,11 @@ export type SelfRecallReport = {
   /** Oldest first: each run's figure and what changed since the one before. */
   trend: TrendPoint[];
   job: EvaluationJob | null;
+  /** When the next run nobody asks for is due, and why (DUALMIND_EVALUATE_EVERY). */
+  schedule: EvaluationSchedule;
 };
 
-/** The store's self-recall: the newest run, the trend of its runs and the last evaluation job. */
+/** The store's self-recall: the newest run, the trend of its runs, the last evaluation job and the next scheduled one. */
 export async function getSelfRecall({ store, limit = 30 }: { store: string; limit?: number }): Promise<SelfRecallReport> {
   await storeReader(store);
   // A few runs more than shown, so the oldest shown still has the run before it to say what changed.
@@ -162,12 +229,19 @@ export async function getSelfRecall({ store, limit = 30 }: { store: string; limi
     const previous = [...runs.slice(0, runs.indexOf(r))].reverse().find((p) => p.target === r.target);
     return { runId: r.id, ts: r.ts, target: r.target, model: r.model, hit10: r.hit10, mrr10: r.mrr10, noise: r.noise, change: changeBetween(previous, r) };
   });
-  return { store, latest: active.at(-1) ?? null, trend, job: await latestEvaluationJob({ store }) };
+  return { store, latest: active.at(-1) ?? null, trend, job: await latestEvaluationJob({ store }), schedule: await evaluationScheduleOf({ store }) };
 }
 
-/** The figure the gate compares: the documents' and memories' probes pooled, by their raw vector neighbours. */
-function gateScore(run: SelfRecallRun): Score | null {
-  return run.results.gate ?? null;
+/**
+ * The figures the gate compares: each kind both runs asked by raw vector
+ * neighbours, pooled the same way on both sides (a run from before every
+ * kind had a shadow compares on documents and memories alone).
+ */
+export function gateScores(baseline: SelfRecallRun, shadow: SelfRecallRun): { kinds: ProbeKind[]; before: Score; after: Score } | null {
+  const kinds = PROBE_KINDS.filter((k) => baseline.results.byKind[k]?.[GATE_MODE] && shadow.results.byKind[k]?.[GATE_MODE]);
+  const before = poolScores(kinds.map((k) => baseline.results.byKind[k]![GATE_MODE]!));
+  const after = poolScores(kinds.map((k) => shadow.results.byKind[k]![GATE_MODE]!));
+  return before && after ? { kinds, before, after } : null;
 }
 
 /**
@@ -188,7 +262,7 @@ export async function checkSwitchGate({ store, actor, tokenLabel, override }: { 
   const set = await latestProbeSet({ store });
   const active = await activeFingerprintOf(await storeReader(store));
   const baseline = set && active ? await latestRunFor({ store, target: "active", fingerprintId: active, probeSetId: set.id }) : null;
-  if (!baseline || !gateScore(baseline)) return unmeasured("the active model has no self-recall run on the store's probes to compare with (evaluate before changing the model)");
+  if (!baseline || !baseline.results.gate) return unmeasured("the active model has no self-recall run on the store's probes to compare with (evaluate before changing the model)");
   let shadow = await latestRunFor({ store, target: "shadow", fingerprintId: configured.id, probeSetId: set!.id });
   if (!shadow) {
     const job = await startEvaluation({ store, actor, input: { target: "shadow", per_kind: set!.perKind, seed: set!.seed }, trigger: "switch gate", wait: true });
@@ -196,12 +270,12 @@ export async function checkSwitchGate({ store, actor, tokenLabel, override }: { 
     shadow = job.result ? ((await listRuns({ store, target: "shadow", limit: 1 }))[0] ?? null) : null;
     if (!shadow || shadow.probeSetId !== baseline.probeSetId) return unmeasured("the store's content changed since the active model's run: its probes were drawn again");
   }
-  const before = gateScore(baseline)!;
-  const after = gateScore(shadow);
-  if (!after) return unmeasured("the new model's run has no documents or memories to compare");
+  const compared = gateScores(baseline, shadow);
+  if (!compared) return unmeasured("the two models' runs have no kind in common to compare");
+  const { before, after, kinds } = compared;
   const noise = Math.max(before.noise, after.noise);
   const figures = { before: before.mrr10, after: after.mrr10, noise };
-  const summary = `self-recall by vector neighbours (MRR@10 over ${after.probes} probes of documents and memories): ${before.mrr10.toFixed(3)} with the active model, ${after.mrr10.toFixed(3)} with the new one (noise ±${noise.toFixed(3)})`;
+  const summary = `self-recall by vector neighbours (MRR@10 over ${after.probes} probes of ${kinds.map((k) => KIND_PLURALS[k]).join(", ")}): ${before.mrr10.toFixed(3)} with the active model, ${after.mrr10.toFixed(3)} with the new one (noise ±${noise.toFixed(3)})`;
   if (!fellBeyondNoise(before, after)) return { verdict: "passed", reason: summary, ...figures, overrideId: null };
   if (!override) throw new AppError("conflict", `the new model finds the store's own content worse: ${summary}. Switch with an override (why) to go ahead anyway; it is recorded in the ledger.`);
   const { override: row } = await governance().recordOverride({

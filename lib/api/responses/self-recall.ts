@@ -43,6 +43,7 @@ export const selfRecallRun = exact({
     overall: selfRecallScore.nullable(),
     gate: selfRecallScore.nullable(),
     excluded: count,
+    cost: exact({ busy_ms: count, paused_ms: count, cpu_share: z.number() }).optional(),
   }),
   duration_ms: count,
 });
@@ -53,6 +54,7 @@ export const evaluationJob = exact({
   store: z.string(),
   actor: z.string(),
   status: z.enum(["running", "succeeded", "failed"]),
+  reason: z.string().nullable(),
   progress: exact({ phase: z.enum(["probes", "asking"]), done: count, total: count }).nullable(),
   result: exact({ run_id: count, target: z.enum(["active", "shadow"]), hit10: z.number().nullable(), mrr10: z.number().nullable() }).nullable(),
   error: z.string().nullable(),
@@ -78,6 +80,13 @@ export const selfRecallResponse = exact({
     }),
   ),
   job: evaluationJob.nullable(),
+  schedule: exact({
+    every: z.enum(["off", "after-reindex", "daily", "weekly"]),
+    cpu_share: z.number(),
+    next_due_at: epochMs.nullable(),
+    next_trigger: z.enum(["after reindex", "scheduled"]).nullable(),
+    waiting_for: z.string().nullable(),
+  }),
 });
 
 export const evaluationJobResponse = exact({ job: evaluationJob });
