@@ -171,12 +171,20 @@ export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle
   if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
   assertStoreRemovable(name);
   assertDeleteConfirmed(name, confirm);
-  await pg.db.transaction(async (tx) => {
-    await tx.execute(sql`drop schema ${sql.identifier(storeSchemaName(name))} cascade`);
-    const allowLists = await removeStoreFromAllowListsPg({ tx, store: name });
-    await forgetStoreEvaluationsPg({ tx, store: name });
-    await appendAuditPg({ db: tx, entry: { actor, action: "store.delete", target: `store:${name}`, details: allowLists > 0 ? { allow_lists_changed: allowLists } : null } });
-  });
+  // A search reading the store at that moment can make the drop a deadlock's victim: the drop is tried again (a few times, then 503).
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await pg.db.transaction(async (tx) => {
+        await tx.execute(sql`drop schema ${sql.identifier(storeSchemaName(name))} cascade`);
+        const allowLists = await removeStoreFromAllowListsPg({ tx, store: name });
+        await forgetStoreEvaluationsPg({ tx, store: name });
+        await appendAuditPg({ db: tx, entry: { actor, action: "store.delete", target: `store:${name}`, details: allowLists > 0 ? { allow_lists_changed: allowLists } : null } });
+      });
+      break;
+    } catch (e) {
+      if (dbErrorCode(e) !== "40P01" || attempt >= 3) throw e;
+    }
+  }
   upToDate.get(pg.pool)?.delete(name);
   return { deleted: name };
 }
