@@ -293,10 +293,20 @@ describe("export and restore", () => {
     expect((await callRoute(restoreRoute.POST, { token: admin, body: all.json })).json).toEqual({ restored: 0, unchanged: 2, messages: 0 });
     const tampered = structuredClone(all.json);
     tampered.sessions[0].messages[1].reasoning = "rewritten history";
-    tampered.sessions[0].sessionId = "s-x9";
-    for (const m of tampered.sessions[0].messages) m.sessionId = "s-x9";
+    // Under a new id of the same agent (its key spelled as the namespaced ids are): the chain no longer verifies.
+    const key = `${tampered.sessions[0].pausedAgentId}~s-x9`;
+    tampered.sessions[0].sessionId = key;
+    tampered.sessions[0].clientId = "s-x9";
+    for (const m of tampered.sessions[0].messages) m.sessionId = key;
     const rejected = await callRoute(restoreRoute.POST, { token: admin, body: tampered });
     expect(rejected.status).toBe(422);
+    // A key that is not its agent's key for its id (another agent's, planted) is refused before anything is read.
+    const planted = structuredClone(all.json);
+    planted.sessions[0].sessionId = "someone-else~s-x1";
+    for (const m of planted.sessions[0].messages) m.sessionId = "someone-else~s-x1";
+    const refused = await callRoute(restoreRoute.POST, { token: admin, body: planted });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.json)).toContain("sessionId must be the paused agent's key");
     await expect(governance().restoreDialecticSessions({ snapshot: { format: "other" }, actor: "t" })).rejects.toThrow();
   });
 });

@@ -119,11 +119,36 @@ describe("upgrading a ledger written before ids were namespaced per owner", () =
     expect(other).toMatchObject({ created: true, session: { sessionId: "r1", key: "agent-c~r1" } });
     expect((await g.getDialecticSession({ sessionId: "r1" })).topic).toBe("the old review");
     expect((await g.getDialecticSession({ sessionId: "agent-c~r1" })).topic).toBe("a new review");
+    // The reviewer's plain id still names the review it reviews: an open review another agent opened with the same id does not shadow it.
+    expect((await g.getDialecticSessionForAgent({ sessionId: "r1", agentId: "agent-b", isAdmin: false })).topic).toBe("the old review");
+
+    // Once the reviewer has a review "r1" of its own, the old one is still reachable by its owner's key spelled out (owner~id).
+    await g.createDialecticSession({ input: { session_id: "r1", topic: "b's own review" }, agentId: "agent-b" });
+    expect((await g.getDialecticSessionForAgent({ sessionId: "r1", agentId: "agent-b", isAdmin: false })).topic).toBe("b's own review");
+    expect((await g.getDialecticSessionForAgent({ sessionId: "agent-a~r1", agentId: "agent-b", isAdmin: false })).topic).toBe("the old review");
+    // The same for a task: the assignee with its own "t1" reaches the old one as agent-a~t1; the owner may spell it too.
+    await g.createTask({ input: { task_id: "t1", intent: "c's own work", spec: {} }, requestedBy: "agent-c" });
+    expect((await g.getTaskStatus({ taskId: "t1", caller: caller("agent-c") })).task.intent).toBe("c's own work");
+    expect((await g.getTaskStatus({ taskId: "agent-a~t1", caller: caller("agent-c") })).task.intent).toBe("old work");
+    expect((await g.getTaskStatus({ taskId: "agent-a~t1", caller: caller("agent-a") })).task.intent).toBe("old work");
+    // A spelled key of a task the caller may not see answers like an unknown one.
+    await expect(g.getTaskStatus({ taskId: "agent-a~t1", caller: caller("agent-b") })).rejects.toMatchObject({ code: "not_found" });
 
     // The migrated rows kept their id as client id; one owner cannot hold one id twice.
     expect(await governanceSql("select task_id, client_id from tasks where requested_by = 'agent-a'")).toEqual([{ task_id: "t1", client_id: "t1" }]);
     await expect(
       governanceSql(`insert into tasks (task_id, client_id, created_at, requested_by, intent, spec_json, required_checks_json, verdict, updated_at) values ('agent-a~t1', 't1', 1, 'agent-a', 'i', '{}', '[]', 'pending', 1)`),
     ).rejects.toThrow(/unique/i);
+  });
+
+  it("a review's reviewer keeps its plain id when another agent opens a review anyone may claim with the same id", async () => {
+    const g = governance();
+    await g.createDialecticSession({ input: { session_id: "review-42", topic: "a's review", reviewer_agent_id: "agent-c" }, agentId: "agent-a" });
+    await g.postDialecticMessage({ sessionId: "review-42", agentId: "agent-a", input: { message_type: "thesis", reasoning: "the claim" } });
+    // An unrelated agent opens its own review with the same id and no reviewer: every agent may see it.
+    await g.createDialecticSession({ input: { session_id: "review-42", topic: "b's open review" }, agentId: "agent-b" });
+    expect((await g.getDialecticSessionForAgent({ sessionId: "review-42", agentId: "agent-c", isAdmin: false })).topic).toBe("a's review");
+    await g.postDialecticMessage({ sessionId: "review-42", agentId: "agent-c", input: { message_type: "antithesis", reasoning: "the answer" } });
+    expect(await g.verifyDialecticSession({ sessionId: "agent-a~review-42" })).toEqual({ ok: true, messages: 2 });
   });
 });

@@ -9,7 +9,8 @@ import { auditStep, type AuditEntry } from "./audit";
 import { ledgerTables } from "./tables";
 import { invalidateAllSessions } from "./dialectic-cache";
 import { MESSAGE_TYPES, PHASES, STATUSES, verifyMessageChain } from "./dialectic";
-import { canonicalJson } from "../common";
+import { canonicalJson, clientIdSchema } from "../common";
+import { ownedKey } from "./owned-ids";
 
 export const SNAPSHOT_FORMAT = "dualmind.dialectic-sessions.v1" as const;
 
@@ -90,6 +91,12 @@ const sessionRowSchema = z
     messages: z.array(messageRowSchema),
   })
   .strict()
+  // A key names its owner's id and nothing else: `owner~id` of this session's paused agent and id, or (from before ids were
+  // namespaced) the bare id itself. A snapshot cannot plant a session under another agent's key.
+  .refine((s) => clientIdSchema.safeParse(s.clientId ?? s.sessionId).success && (s.sessionId === ownedKey(s.pausedAgentId, s.clientId ?? s.sessionId) || s.sessionId === (s.clientId ?? s.sessionId)), {
+    message: "sessionId must be the paused agent's key for its clientId (owner~id), or the id itself for a session from before ids were namespaced",
+    path: ["sessionId"],
+  })
   .transform(({ clientId, ...s }) => ({ ...s, clientId: clientId ?? s.sessionId }));
 
 export const dialecticSnapshotSchema = z

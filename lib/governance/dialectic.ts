@@ -6,7 +6,7 @@ import type { DialecticAnnotationRow, DialecticMessageRow, DialecticSessionRow }
 import { AppError } from "../errors";
 import { auditStep, type AuditEntry } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
-import { isKeyRef, ownedKey, pickOwned, type OwnedRow } from "./owned-ids";
+import { ownedKey, pickOwned, splitKey, type OwnedRow } from "./owned-ids";
 import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
 
@@ -367,6 +367,10 @@ type Handle<H> = { handle?: H };
 export type SessionViewer = { agentId: string; isAdmin: boolean };
 
 const sessionView = (r: DialecticSessionRow): OwnedRow => ({ key: r.sessionId, clientId: r.clientId, owner: r.pausedAgentId });
+/** The view for one viewer: involved where it is the session's reviewer (an open session anyone may claim is only seen). */
+const sessionViewFor =
+  (viewer: SessionViewer | undefined) =>
+  (r: DialecticSessionRow): OwnedRow => ({ ...sessionView(r), involved: viewer !== undefined && r.reviewerAgentId === viewer.agentId });
 
 /** The sessions an agent may see, in SQL (the rule of canAgentSeeSession). */
 function seeableBy(s: SessionTable, viewer: SessionViewer | undefined): SQL | undefined {
@@ -376,7 +380,9 @@ function seeableBy(s: SessionTable, viewer: SessionViewer | undefined): SQL | un
 
 /** The sessions whose key or id is `ref`. */
 export function sessionNamedBy(s: SessionTable, ref: string): SQL {
-  return (isKeyRef(ref) ? eq(s.sessionId, ref) : or(eq(s.sessionId, ref), eq(s.clientId, ref))) as SQL;
+  const split = splitKey(ref);
+  // A key spelled out as owner~id also names a session from before ids were namespaced (its key is the bare id).
+  return (split ? or(eq(s.sessionId, ref), and(eq(s.pausedAgentId, split.owner), eq(s.clientId, split.clientId))) : or(eq(s.sessionId, ref), eq(s.clientId, ref))) as SQL;
 }
 
 function noSession(ref: string): AppError {
@@ -391,8 +397,12 @@ function noSession(ref: string): AppError {
  */
 function* requireSession(ref: string, viewer: SessionViewer | undefined, { lock }: { lock?: "update" } = {}): Op<DialecticSessionRow> {
   const own = viewer ? yield* row(dialecticSessions, (s) => and(eq(s.pausedAgentId, viewer.agentId), eq(s.clientId, ref)), { lock }) : undefined;
-  const found = own ? [own] : yield* rows(dialecticSessions, { where: (s) => and(sessionNamedBy(s, ref), seeableBy(s, viewer)), orderBy: (s) => [sql`case when ${s.sessionId} = ${ref} then 0 else 1 end`, asc(s.sessionId)], limit: 2, lock });
-  const session = pickOwned(found, ref, viewer?.agentId, sessionView, "session");
+  // The key's row first, then the sessions the viewer reviews: two rows are enough to tell one from several at the best rank.
+  const reviews = (s: SessionTable) => (viewer ? [sql`case when ${s.reviewerAgentId} = ${viewer.agentId} then 0 else 1 end`] : []);
+  const found = own
+    ? [own]
+    : yield* rows(dialecticSessions, { where: (s) => and(sessionNamedBy(s, ref), seeableBy(s, viewer)), orderBy: (s) => [sql`case when ${s.sessionId} = ${ref} then 0 else 1 end`, ...reviews(s), asc(s.sessionId)], limit: 2, lock });
+  const session = pickOwned(found, ref, viewer?.agentId, sessionViewFor(viewer), "session");
   if (!session) throw noSession(ref);
   return session;
 }

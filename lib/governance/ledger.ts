@@ -9,7 +9,7 @@ import { AppError } from "../errors";
 import { auditStep } from "./audit";
 import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema } from "../common";
-import { isKeyRef, ownedKey, ownedRefSchema, pickOwned, type OwnedRow } from "./owned-ids";
+import { isKeyRef, ownedKey, ownedRefSchema, pickOwned, splitKey, type OwnedRow } from "./owned-ids";
 
 export const CHECKS = ["critic", "runner"] as const;
 export type Check = (typeof CHECKS)[number];
@@ -187,7 +187,9 @@ function workableBy(t: TaskTable, caller: LedgerCaller | undefined): SQL | undef
 /** The tasks whose key or id is one of `refs`. */
 function namedBy(t: TaskTable, refs: string[]): SQL {
   const ids = refs.filter((r) => !isKeyRef(r));
-  return or(inArray(t.taskId, refs), ids.length ? inArray(t.clientId, ids) : undefined) as SQL;
+  // A key spelled out as owner~id also names a row from before ids were namespaced (its key is the bare id).
+  const spelled = refs.map(splitKey).filter((k) => k !== null);
+  return or(inArray(t.taskId, refs), ids.length ? inArray(t.clientId, ids) : undefined, ...spelled.map((k) => and(eq(t.requestedBy, k.owner), eq(t.clientId, k.clientId)))) as SQL;
 }
 
 /**

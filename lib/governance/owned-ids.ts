@@ -22,28 +22,45 @@ export function isKeyRef(ref: string): boolean {
   return ref.includes(KEY_SEPARATOR);
 }
 
-export type OwnedRow = { key: string; clientId: string; owner: string };
+/** The owner and id a key names (`owner~id`), or null for a plain id. */
+export function splitKey(ref: string): { owner: string; clientId: string } | null {
+  const at = ref.indexOf(KEY_SEPARATOR);
+  return at < 0 ? null : { owner: ref.slice(0, at), clientId: ref.slice(at + 1) };
+}
+
+/**
+ * `involved`: the caller is named on the row (a reviewer, an assignee), not
+ * merely allowed to see it (an open review anyone may claim).
+ */
+export type OwnedRow = { key: string; clientId: string; owner: string; involved?: boolean };
 
 /**
  * The one row a reference names for a caller, among `visible` (the rows whose
  * key or id is `ref` that the caller may see; the caller's own come first
- * where it has one). The caller's own id wins; then a row whose key it is;
- * then the one visible row with that id; else undefined, which callers answer
- * exactly as an unknown id. Several visible rows of other owners with that id
- * are ambiguous (409, naming their keys: the caller may see every one of them).
+ * where it has one). The caller's own id wins; then the row a key names —
+ * its key column, or `owner~id` spelled out for a row from before ids were
+ * namespaced, whose key is the bare id; then the one visible row with that
+ * id, the caller's involvement first (an open review someone else made with
+ * the same id does not shadow the one the caller reviews); else undefined,
+ * which callers answer exactly as an unknown id. Several rows of other owners
+ * with that id at the same rank are ambiguous (409, naming their keys: the
+ * caller may see every one of them).
  */
 export function pickOwned<R>(visible: R[], ref: string, ownerId: string | undefined, view: (r: R) => OwnedRow, kind: string): R | undefined {
   const own = ownerId === undefined ? undefined : visible.find((r) => view(r).owner === ownerId && view(r).clientId === ref);
   if (own) return own;
-  // A key names one row (a link from before ids were namespaced is the id itself, and keeps working).
-  const keyed = visible.find((r) => view(r).key === ref);
+  const split = splitKey(ref);
+  const keyed = visible.find((r) => view(r).key === ref || (split !== null && view(r).owner === split.owner && view(r).clientId === split.clientId));
   if (keyed) return keyed;
-  const named = visible.filter((r) => !isKeyRef(ref) && view(r).clientId === ref);
-  const keys = [...new Set(named.map((r) => view(r).key))];
+  if (split) return undefined;
+  const named = visible.filter((r) => view(r).clientId === ref);
+  const involved = named.filter((r) => view(r).involved);
+  const candidates = involved.length > 0 ? involved : named;
+  const keys = [...new Set(candidates.map((r) => view(r).key))];
   if (keys.length > 1) {
     throw new AppError("conflict", `${kind} id ${ref} names several ${kind}s of other agents you may see; address one by its key`, keys.map((key) => ({ path: "key", message: key })));
   }
-  return named[0];
+  return candidates[0];
 }
 
 /** How a request names a task or a review: the id (as its owner chose it) or its key (`owner~id`). */

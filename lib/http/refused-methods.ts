@@ -1,15 +1,36 @@
 import http from "node:http";
+import type { Duplex } from "node:stream";
 import { AppError } from "../errors";
 import { contentSecurityPolicy, SECURITY_HEADERS } from "./security-headers";
 
 /**
- * TRACE is a method the fetch standard forbids: Next cannot build a Request
- * for it, so any path answered 500 and logged a stack trace. The server
- * answers it 405 itself, before Next sees the request, with the same error
- * envelope and headers as every other refusal. (TRACK and CONNECT never get
- * this far: Node's HTTP parser refuses them.)
+ * The methods this server serves. Any other that Node's parser lets through
+ * is answered 405 here, before Next sees it, with the same error envelope and
+ * headers as every other refusal: TRACE (the fetch standard forbids it, so
+ * Next cannot build a Request and answered 500 with a stack trace) and the
+ * WebDAV-style ones (PROPFIND, MKCOL, ...: Next answered 400 with no body).
+ * The same on a connection upgrade (an `Upgrade` header), which Node hands
+ * to its own event. (CONNECT is Node's own event, with no listener here: the
+ * socket is closed.) HTTPS is terminated in front of this server, so only
+ * node:http servers are covered.
  */
-const REFUSED_METHODS = new Set(["TRACE"]);
+const SERVED_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
+const ALLOW = [...SERVED_METHODS].join(", ");
+
+function refusal(method: string): { body: string; headers: Record<string, string | number> } {
+  const body = JSON.stringify(new AppError("method_not_allowed", `${method} is not served here`).toBody());
+  return {
+    body,
+    headers: {
+      ...SECURITY_HEADERS,
+      "content-security-policy": contentSecurityPolicy(),
+      "content-type": "application/json",
+      "cache-control": "no-store",
+      allow: ALLOW,
+      "content-length": Buffer.byteLength(body),
+    },
+  };
+}
 
 let installed = false;
 
@@ -21,17 +42,19 @@ export function refuseForbiddenMethods(): void {
   http.Server.prototype.emit = function (this: http.Server, event: string | symbol, ...args: unknown[]): boolean {
     if (event === "request") {
       const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
-      if (req.method && REFUSED_METHODS.has(req.method)) {
-        const body = JSON.stringify(new AppError("method_not_allowed", `${req.method} is not served here`).toBody());
-        res.writeHead(405, {
-          ...SECURITY_HEADERS,
-          "content-security-policy": contentSecurityPolicy(),
-          "content-type": "application/json",
-          "cache-control": "no-store",
-          allow: "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS",
-          "content-length": Buffer.byteLength(body),
-        });
+      if (req.method && !SERVED_METHODS.has(req.method)) {
+        const { body, headers } = refusal(req.method);
+        res.writeHead(405, headers);
         res.end(body);
+        return true;
+      }
+    }
+    if (event === "upgrade") {
+      const [req, socket] = args as [http.IncomingMessage, Duplex];
+      if (req.method && !SERVED_METHODS.has(req.method)) {
+        const { body, headers } = refusal(req.method);
+        const head = Object.entries({ ...headers, connection: "close" }).map(([k, v]) => `${k}: ${v}`);
+        socket.end(`HTTP/1.1 405 Method Not Allowed\r\n${head.join("\r\n")}\r\n\r\n${body}`);
         return true;
       }
     }

@@ -1,4 +1,5 @@
 import http from "node:http";
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { governance } from "@/lib/backend/governance";
 import { governanceSql, seedStore, seedToken, sqliteOnlyCheck, useTestBackend, type TestEnv } from "../backend";
@@ -262,16 +263,38 @@ describe("methods the fetch standard forbids (fetch cannot send them: raw node:h
     });
   }
 
-  it("TRACE answers 405 with the error envelope and the security headers on the API, MCP, pages and sign-in (it answered 500 with a stack trace in the log)", async () => {
+  it("TRACE and methods this server does not serve (PROPFIND, MKCOL) answer 405 with the error envelope and the security headers on the API, MCP, pages and sign-in (TRACE answered 500 with a stack trace in the log, PROPFIND 400 with no body)", async () => {
     const wrong: string[] = [];
-    for (const urlPath of ["/api/v1/health", "/api/v1/stores/rel/search?q=x", "/api/mcp", "/", "/login", "/api/auth/session", "/api/metrics", "/no-such-page"]) {
-      const r = await raw("TRACE", urlPath);
-      if (r.status !== 405 || !isEnvelope(r.text) || r.headers["x-content-type-options"] !== "nosniff" || !r.headers["content-security-policy"]) {
-        wrong.push(`TRACE ${urlPath} → ${r.status} ${r.text.slice(0, 100)}`);
+    for (const method of ["TRACE", "PROPFIND", "MKCOL"]) {
+      for (const urlPath of ["/api/v1/health", "/api/v1/stores/rel/search?q=x", "/api/mcp", "/", "/login", "/api/auth/session", "/api/metrics", "/no-such-page"]) {
+        const r = await raw(method, urlPath);
+        if (r.status !== 405 || !isEnvelope(r.text) || r.headers["x-content-type-options"] !== "nosniff" || !r.headers["content-security-policy"] || r.headers.allow !== "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS") {
+          wrong.push(`${method} ${urlPath} → ${r.status} ${r.text.slice(0, 100)}`);
+        }
       }
     }
     expect(wrong).toEqual([]);
     // The server still answers everything else.
+    expect((await raw("GET", "/api/v1/health")).status).toBe(200);
+  });
+
+  it("a TRACE asking for a connection upgrade is answered 405 and the connection closed (it was left open, with a stack trace in the log)", async () => {
+    const { port } = new URL(server.url);
+    for (const urlPath of ["/", "/api/v1/health"]) {
+      tally.requests++;
+      tally.badInputsTried++;
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(port), "127.0.0.1", () => socket.write(`TRACE ${urlPath} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`));
+        let text = "";
+        socket.setEncoding("utf8");
+        socket.on("data", (c: string) => (text += c));
+        // The server ends the connection: "end" comes without the test closing anything.
+        socket.on("end", () => resolve(text));
+        socket.on("error", reject);
+      });
+      expect(answer.split("\r\n")[0]).toBe("HTTP/1.1 405 Method Not Allowed");
+      expect(isEnvelope(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toBe(true);
+    }
     expect((await raw("GET", "/api/v1/health")).status).toBe(200);
   });
 });
