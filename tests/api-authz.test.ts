@@ -215,7 +215,7 @@ describe("finding 3: every store a request names is checked against the token's 
       if (strictAllow ? allowed.status >= 300 : allowed.status === 403) wrong.push(`${name} (in the list) → ${allowed.status} ${JSON.stringify(allowed.json).slice(0, 120)}`);
       else if (strictAllow) row.allowed?.(allowed);
     };
-    await governanceSql("insert into tasks (task_id, created_at, updated_at, requested_by, intent, spec_json, required_checks_json, verdict) values ('t-refs', 0, 0, 'mine-writer', 'refs', '{}', '[\"critic\",\"runner\"]', 'pending') on conflict do nothing");
+    await governanceSql("insert into tasks (task_id, client_id, created_at, updated_at, requested_by, intent, spec_json, required_checks_json, verdict) values ('t-refs', 't-refs', 0, 0, 'mine-writer', 'refs', '{}', '[\"critic\",\"runner\"]', 'pending') on conflict do nothing");
     for (const [name, row] of Object.entries(ROWS)) await check(name, row, { strictAllow: true });
     for (const r of routes.filter((x) => x.refs.includes("params.store"))) {
       // Deleting the allowed store would take it from every later row (and paramsFor probes as an unrestricted admin):
