@@ -117,7 +117,7 @@ async function lexicalHitsPg({ tx, handle, kind, terms, k, budget }: { tx: PgSto
   return runWithinBudgetPg(tx, budget, async () => {
     const top = await rowsTopBm25Pg({ tx, table: KIND_WORDS[kind], words: terms, k });
     if (top.kind === "ranked") return { hits: relativeLexical(top.hits.map((h) => ({ seq: h.rid, rank: h.score }))), lexemes: top.tokens, by: "bm25" as const };
-    if (top.building) startRowTermsBackfillPg(handle, KIND_WORDS[kind]);
+    if (top.building) startRowTermsBackfillPg({ handle, table: KIND_WORDS[kind] });
     return tsRankHitsPg({ tx, kind, terms, k });
   });
 }

@@ -210,7 +210,7 @@ export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }:
       let seq: number;
       try {
         ({ seq } = yield* insert(thoughtsTable, values));
-        yield* rowWordsWritten(THOUGHT_WORDS, [seq]);
+        yield* rowWordsWritten({ table: THOUGHT_WORDS, ids: [seq] });
       } catch (e) {
         // The backstop: the chain lock already orders writers, and the unique (chain_id, thought_number) index says the same.
         if (t.chain_id && t.thought_number !== undefined && isUniqueViolation(e)) throw thoughtNumberTaken(t.chain_id, t.thought_number);

@@ -78,7 +78,7 @@ async function lexicalCandidatesPg({ tx, handle, kind, terms, limit, awaitingOnl
       ids.flatMap((id) => (texts.has(id) ? [{ id, text: texts.get(id)! }] : [])),
     );
   }
-  if (top.building) startRowTermsBackfillPg(handle, KIND_WORDS[kind]);
+  if (top.building) startRowTermsBackfillPg({ handle, table: KIND_WORDS[kind] });
   const query = tsqueryFor(terms, "any");
   if (!query) return [];
   const skippedRow = kind === TRACE_KIND ? sql` or t.embed_skipped_at is not null` : sql``;

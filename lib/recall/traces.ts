@@ -202,7 +202,7 @@ export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }
       const inserted = yield* insertOrIgnore(table, { ...values, keyFiles: encodedJson(engine, values.keyFiles), errorTags: encodedJson(engine, values.errorTags) }, (t) => [t.descriptorHash]);
       // Another replica inserted the same descriptor meanwhile (its commit ended our wait): count this sighting on its row.
       if (!inserted) return (yield* seenAgain())!;
-      yield* rowWordsWritten(TRACE_WORDS, [inserted.id]);
+      yield* rowWordsWritten({ table: TRACE_WORDS, ids: [inserted.id] });
       if (!skip) {
         const caughtUp = hasSkipped && catchUp ? yield* skippedTracesRequeued() : [];
         yield* enqueueVectors([{ kind: TRACE_KIND, refId: inserted.id, inputHash: hash }, ...caughtUp]);
@@ -342,7 +342,7 @@ function* traceDescriptorsBackfilled(): Op<number> {
       yield* tracesDeleted((t) => eq(t.id, r.id));
     } else {
       yield* update(table, { summaryDescriptor: descriptor, descriptorHash: hash, descriptorVersion: DESCRIPTOR_VERSION }, (t) => eq(t.id, r.id));
-      yield* rowWordsWritten(TRACE_WORDS, [r.id]);
+      yield* rowWordsWritten({ table: TRACE_WORDS, ids: [r.id] });
     }
   }
   return stale.length;

@@ -220,7 +220,7 @@ export async function refreshRowTermsPg({ tx, table, ids, lock = false }: { tx: 
 }
 
 /** A repository step after rows of `table` were written or their text changed: their tokens on PostgreSQL (FTS5's triggers keep SQLite's). */
-export const rowWordsWritten = (table: RowWordTable, ids: number[]): Op<void> =>
+export const rowWordsWritten = ({ table, ids }: { table: RowWordTable; ids: number[] }): Op<void> =>
   engineStep({ sqlite: () => undefined, pg: async (tx) => void (await refreshRowTermsPg({ tx, table, ids })) });
 
 /** Tokenize up to `batch` rows of `table` without statistics (written before them), in one transaction; answers how many. */
@@ -240,7 +240,7 @@ export async function backfillRowTermsPg({ handle, table, batch = BACKFILL_BATCH
 }
 
 /** Start the backfill of a table's statistics in the background (startBackfillPg). */
-export const startRowTermsBackfillPg = (handle: PgStoreHandle, table: RowWordTable): void =>
+export const startRowTermsBackfillPg = ({ handle, table }: { handle: PgStoreHandle; table: RowWordTable }): void =>
   startBackfillPg({ handle, what: `${table.tbl} full-text statistics`, run: () => backfillRowTermsPg({ handle, table }) });
 
 export type RowsTop = { kind: "ranked"; /** bm25 (higher is better), best first, ties by key. */ hits: { rid: number; score: number }[]; tokens: string[] } | { kind: "unavailable"; reason: string; /** Rows wait for their tokens (the backfill). */ building: boolean };
