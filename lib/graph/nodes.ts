@@ -15,6 +15,7 @@ import { jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, p
 import { buildFtsMatch, matchTerms } from "../retrieval";
 import { audit, enqueueVectors, forgetVectors } from "./engine";
 import { graphTables } from "./tables";
+import { NODE_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 
 /**
  * Knowledge-graph nodes, one repository over both engines (lib/db/port.ts).
@@ -188,6 +189,7 @@ export function createNode<H extends AnyStoreHandle>({ handle, input, actor }: {
         const existing = yield* row(nodes, (t) => and(eq(t.name, values.name), eq(t.entityType, n.entity_type)));
         throw nodeExists({ entityType: n.entity_type, name: values.name, id: existing?.id });
       }
+      yield* rowWordsWritten({ table: NODE_WORDS, ids: [created.seq] });
       yield* enqueueVectors([{ kind: NODE_KIND, refId: created.seq, inputHash: created.embedHash }]);
       return toGraphNode(created);
     })(),
@@ -203,6 +205,7 @@ export function updateNode<H extends AnyStoreHandle>({ handle, id, input }: { ha
       const current = yield* requireNode(id, { lock: "update" });
       const fields = updatedNodeFields({ row: current, input: u, now: Date.now() });
       const [next] = yield* update(nodes, fields, (t) => eq(t.seq, current.seq));
+      yield* rowWordsWritten({ table: NODE_WORDS, ids: [current.seq] });
       if (fields.embedHash !== current.embedHash) yield* enqueueVectors([{ kind: NODE_KIND, refId: current.seq, inputHash: fields.embedHash }]);
       return toGraphNode(next);
     })(),

@@ -4,6 +4,7 @@ import { runWithinBudgetPg, startQueryBudget, type QueryBudget } from "../db/que
 import { kgFrameEvidence, kgFrames, kgNodes, kgRelationEvidence, thoughts } from "../db/schema/pg/store";
 import { CORE_STORE } from "../db/store-names";
 import type { Fingerprint } from "../embed/providers";
+import { NODE_WORDS, rowsTopBm25Pg, startRowTermsBackfillPg, THOUGHT_WORDS, type RowWordTable } from "../index/engines/pg-words";
 import { planQueryVectorPg } from "../index/query-vector-pg";
 import { normalizeVector, spaceNeighboursPg, type VectorSpace } from "../index/vectors-pg";
 import { ExplainRecorder, similarityFloorFor, type Fallback } from "../retrieval";
@@ -85,7 +86,7 @@ export function graphVectorSpace(kind: Kind): VectorSpace {
 /** One place to read candidates from: the store's schema, or core's (a read-only handle). */
 type SourcePg = { store: string; handle: PgStoreHandle; fp: Fingerprint | null };
 
-type GatheredPg = ScoredSource & { belowFloor: number; vectorFallback: Fallback | null; searchable: boolean; lexicalTerms: string[] };
+type GatheredPg = ScoredSource & { belowFloor: number; vectorFallback: Fallback | null; searchable: boolean; lexicalTerms: string[]; lexicalBy: LexicalHits["by"][] };
 
 async function loadThoughtsPg(tx: PgStoreTx, seqs: number[]): Promise<ThoughtCandidateRow[]> {
   if (seqs.length === 0) return [];
@@ -100,40 +101,54 @@ async function loadNodesPg(tx: PgStoreTx, by: { seqs: number[] } | { ids: string
   return tx.select({ seq: n.seq, id: n.id, name: n.name, displayName: n.displayName, entityType: n.entityType, updatedAt: n.updatedAt, hash: n.embedHash }).from(n).where(where);
 }
 
+/** Each kind's full-text statistics (FTS5's bm25 of its SQLite twin table, lib/index/engines/pg-words.ts). */
+const KIND_WORDS: Record<Kind, RowWordTable> = { thought: THOUGHT_WORDS, node: NODE_WORDS };
+
+type LexicalHits = { hits: { seq: number; lexical: number }[]; lexemes: string[]; by: "bm25" | "ts_rank" };
+
 /**
- * The best `k` rows of a kind's table for the query's words, best first, with a lexical score relative to the best:
- * rows matching any word, ranked by Σ idf × ts_rank per lexeme (idf from each lexeme's row count, counted on the GIN
- * index). Both statements run within the query budget. Returns the lexemes used (for explain).
+ * The best `k` rows of a kind's table for the query's words (any), best first, with a lexical score relative to
+ * the best: by FTS5's bm25 from the stored token counts (SQLite's ranks and scores), or, while rows written before
+ * those statistics wait for the backfill (started here), by Σ idf × ts_rank per lexeme over the tsvector. Every
+ * statement runs within the query budget. Returns the tokens or lexemes used (for explain).
  */
-async function lexicalHitsPg({ tx, kind, terms, k, budget }: { tx: PgStoreTx; kind: Kind; terms: string[]; k: number; budget: QueryBudget }): Promise<{ hits: { seq: number; lexical: number }[]; lexemes: string[] }> {
-  if (terms.length === 0) return { hits: [], lexemes: [] };
+async function lexicalHitsPg({ tx, handle, kind, terms, k, budget }: { tx: PgStoreTx; handle: PgStoreHandle; kind: Kind; terms: string[]; k: number; budget: QueryBudget }): Promise<LexicalHits> {
+  if (terms.length === 0) return { hits: [], lexemes: [], by: "bm25" };
+  return runWithinBudgetPg(tx, budget, async () => {
+    const top = await rowsTopBm25Pg({ tx, table: KIND_WORDS[kind], words: terms, k });
+    if (top.kind === "ranked") return { hits: relativeLexical(top.hits.map((h) => ({ seq: h.rid, rank: h.score }))), lexemes: top.tokens, by: "bm25" as const };
+    if (top.building) startRowTermsBackfillPg({ handle, table: KIND_WORDS[kind] });
+    return tsRankHitsPg({ tx, kind, terms, k });
+  });
+}
+
+/** lexicalHitsPg by Σ idf × ts_rank per lexeme (idf from each lexeme's row count, counted on the GIN index). */
+async function tsRankHitsPg({ tx, kind, terms, k }: { tx: PgStoreTx; kind: Kind; terms: string[]; k: number }): Promise<LexicalHits> {
   const table = sql.identifier(KIND_TABLES[kind].table);
   const words = sql`array[${sql.join(
     terms.map((t) => sql`${t}`),
     sql`, `,
   )}]::text[]`;
-  return runWithinBudgetPg(tx, budget, async () => {
-    const stats = await rowsOf<{ q: string; df: number; n: number }>(
-      tx,
-      sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
-        kept as (select q::text as q, min(i) as i from t where numnode(q) > 0 group by q::text)
-        select kept.q, (select count(*) from ${table} x where x.tsv @@ kept.q::tsquery)::int as df, (select count(*) from ${table})::int as n
-        from kept order by kept.i`,
-    );
-    if (stats.length === 0) return { hits: [], lexemes: [] };
-    // bm25's idf: rare words weigh more than common ones. Each lexeme's text is PostgreSQL's own, passed back as a parameter.
-    const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
-    const rank = sql.join(
-      stats.map((s) => sql`${idf(s.df, s.n)}::float8 * ts_rank(x.tsv, ${s.q}::tsquery, 1)`),
-      sql` + `,
-    );
-    const query = sql.join(
-      stats.map((s) => sql`${s.q}::tsquery`),
-      sql` || `,
-    );
-    const rows = await rowsOf<{ seq: string; rank: number }>(tx, sql`select x.seq, ${rank} as rank from ${table} x where x.tsv @@ (${query}) order by rank desc, x.seq limit ${k}`);
-    return { hits: relativeLexical(rows.map((r) => ({ seq: Number(r.seq), rank: Number(r.rank) }))), lexemes: stats.map((s) => s.q) };
-  });
+  const stats = await rowsOf<{ q: string; df: number; n: number }>(
+    tx,
+    sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
+      kept as (select q::text as q, min(i) as i from t where numnode(q) > 0 group by q::text)
+      select kept.q, (select count(*) from ${table} x where x.tsv @@ kept.q::tsquery)::int as df, (select count(*) from ${table})::int as n
+      from kept order by kept.i`,
+  );
+  if (stats.length === 0) return { hits: [], lexemes: [], by: "ts_rank" };
+  // bm25's idf: rare words weigh more than common ones. Each lexeme's text is PostgreSQL's own, passed back as a parameter.
+  const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  const rank = sql.join(
+    stats.map((s) => sql`${idf(s.df, s.n)}::float8 * ts_rank(x.tsv, ${s.q}::tsquery, 1)`),
+    sql` + `,
+  );
+  const query = sql.join(
+    stats.map((s) => sql`${s.q}::tsquery`),
+    sql` || `,
+  );
+  const rows = await rowsOf<{ seq: string; rank: number }>(tx, sql`select x.seq, ${rank} as rank from ${table} x where x.tsv @@ (${query}) order by rank desc, x.seq limit ${k}`);
+  return { hits: relativeLexical(rows.map((r) => ({ seq: Number(r.seq), rank: Number(r.rank) }))), lexemes: stats.map((s) => s.q), by: "ts_rank" };
 }
 
 /** The thoughts just before and after each hit in time, of the same chain, within the context window (thoughtNeighbours on SQLite). */
@@ -199,11 +214,13 @@ async function gatherPg({ src, plan, queryVector, budget }: { src: SourcePg; pla
     }
     const useVectors = queryVector !== null && src.fp !== null && vectorFallback === null;
     const lexicalTerms: string[] = [];
+    const lexicalBy: LexicalHits["by"][] = [];
     const lexicalOf = (hits: { seq: number; lexical: number }[]) => new Map(hits.map((h) => [h.seq, h.lexical]));
     if (kinds.includes(THOUGHT_KIND)) {
       if (useVectors) set.addThoughts(await loadThoughtsPg(tx, nearest.get(THOUGHT_KIND) ?? []), "thought_knn");
-      const { hits, lexemes } = await lexicalHitsPg({ tx, kind: THOUGHT_KIND, terms: ftsTerms, k: req.candidates, budget });
+      const { hits, lexemes, by } = await lexicalHitsPg({ tx, handle: src.handle, kind: THOUGHT_KIND, terms: ftsTerms, k: req.candidates, budget });
       lexicalTerms.push(...lexemes);
+      lexicalBy.push(by);
       set.addThoughts(await loadThoughtsPg(tx, hits.map((h) => h.seq)), "thought_fts", lexicalOf(hits));
       const seeds = hits.slice(0, CONTEXT_EVIDENCE.seeds);
       const context = contextScores({ hits, neighbours: await thoughtNeighboursPg(tx, seeds.map((h) => h.seq)) });
@@ -211,8 +228,9 @@ async function gatherPg({ src, plan, queryVector, budget }: { src: SourcePg; pla
     }
     if (kinds.includes(NODE_KIND)) {
       if (useVectors) set.addNodes(await loadNodesPg(tx, { seqs: nearest.get(NODE_KIND) ?? [] }), "node_knn");
-      const { hits, lexemes } = await lexicalHitsPg({ tx, kind: NODE_KIND, terms: ftsTerms, k: req.candidates, budget });
+      const { hits, lexemes, by } = await lexicalHitsPg({ tx, handle: src.handle, kind: NODE_KIND, terms: ftsTerms, k: req.candidates, budget });
       lexicalTerms.push(...lexemes);
+      lexicalBy.push(by);
       set.addNodes(await loadNodesPg(tx, { seqs: hits.map((h) => h.seq) }), "node_fts", lexicalOf(hits));
       const seeds = set.nodeIds();
       if (seeds.length > 0) {
@@ -254,6 +272,7 @@ async function gatherPg({ src, plan, queryVector, budget }: { src: SourcePg; pla
       vectorFallback,
       searchable,
       lexicalTerms,
+      lexicalBy,
     };
   });
 }
@@ -290,7 +309,9 @@ export async function rememberByQueryPg({ handle, core, input }: { handle: PgSto
   const coreFallback = vp.coreFallback ?? perSource[1]?.vectorFallback ?? null;
   if (rec) {
     const lexemes = [...new Set(perSource.flatMap((s) => s.lexicalTerms))];
-    const lexicalDetail = lexemes.length ? `tsvector over thoughts and nodes, ${lexemes.join(" OR ")}; ranked by Σ idf × ts_rank per lexeme` : "no word to match";
+    const tsRank = perSource.some((s) => s.lexicalBy.includes("ts_rank"));
+    const ranking = tsRank ? "ranked by Σ idf × ts_rank per lexeme (FTS5's bm25 once the full-text statistics are built)" : "ranked by FTS5's bm25 from the stored token counts";
+    const lexicalDetail = lexemes.length ? `thoughts and nodes, ${lexemes.join(" OR ")}; ${ranking}` : "no word to match";
     recordGatherExplain({ rec, perSource, gatherMs: performance.now() - gatherStarted, hasQueryVector: queryVector !== null && !storeRefused, belowFloor, plan, lexicalDetail });
   }
   const fusionStarted = performance.now();

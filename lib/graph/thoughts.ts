@@ -18,6 +18,7 @@ import { pushTo } from "../collections";
 import { buildFtsMatch, matchTerms } from "../retrieval";
 import { audit, enqueueVectors, forgetVectors } from "./engine";
 import { graphTables } from "./tables";
+import { rowWordsWritten, THOUGHT_WORDS } from "../index/engines/pg-words";
 
 /**
  * Thoughts and chains, one repository over both engines (lib/db/port.ts).
@@ -209,6 +210,7 @@ export function thinkThought<H extends AnyStoreHandle>({ handle, input, actor }:
       let seq: number;
       try {
         ({ seq } = yield* insert(thoughtsTable, values));
+        yield* rowWordsWritten({ table: THOUGHT_WORDS, ids: [seq] });
       } catch (e) {
         // The backstop: the chain lock already orders writers, and the unique (chain_id, thought_number) index says the same.
         if (t.chain_id && t.thought_number !== undefined && isUniqueViolation(e)) throw thoughtNumberTaken(t.chain_id, t.thought_number);

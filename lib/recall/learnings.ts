@@ -10,6 +10,7 @@ import { recallTables } from "./tables";
 import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
 import { HANDLE_VERSION, learningInputSchema, normalizeLearning, renderLearningHandle, type LearningFields, type LearningInput } from "./descriptors";
 import { sha256Hex } from "../common";
+import { LEARNING_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 
 export const LEARNING_KIND = "learning";
 
@@ -151,6 +152,7 @@ export function recordLearning<H extends AnyStoreHandle>({ handle, agentId, inpu
       const inserted = yield* insertOrIgnore(table, { ...newLearningRow({ agentId, fields, hash, now }), args: encodedJson(engine, fields.args) }, (t) => [t.handleHash]);
       // Another replica inserted the same handle meanwhile: count this sighting on its row.
       if (!inserted) return (yield* seenAgain())!;
+      yield* rowWordsWritten({ table: LEARNING_WORDS, ids: [inserted.id] });
       yield* enqueueVectors([{ kind: LEARNING_KIND, refId: inserted.id, inputHash: hash }]);
       return { learning: yield* learningById(inserted.id), deduped: false, embedding: "queued" };
     })(),
@@ -212,6 +214,7 @@ function* learningHandlesBackfilled(): Op<number> {
       yield* remove(table, (t) => eq(t.id, r.id));
     } else {
       yield* update(table, { semanticHandle: text, handleHash: hash, handleVersion: HANDLE_VERSION }, (t) => eq(t.id, r.id));
+      yield* rowWordsWritten({ table: LEARNING_WORDS, ids: [r.id] });
     }
   }
   return stale.length;

@@ -2,6 +2,7 @@ import { inArray, sql } from "drizzle-orm";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
 import { learnings, reasoningTraces } from "../db/schema/pg/store";
+import { LEARNING_WORDS, rowsTopBm25Pg, startRowTermsBackfillPg, TRACE_WORDS, type RowWordTable } from "../index/engines/pg-words";
 import { planQueryVectorPg } from "../index/query-vector-pg";
 import { tsqueryFor } from "../index/search-pg";
 import { kindVectorSpace, spaceNeighboursPg } from "../index/vectors-pg";
@@ -35,10 +36,12 @@ import { TRACE_KIND } from "./traces";
  * (planQueryVectorPg over the trace/learning vectors), scoring, min_score
  * gate, recency, guidance, reasons and recall log — with PostgreSQL's
  * full-text and KNN:
- * - lexical: the query's content words, each bound to plainto_tsquery
- *   (never concatenated into tsquery text), OR-ed, over the descriptor's or
- *   handle's generated tsvector; ranked by ts_rank for the candidate cut,
- *   scored like SQLite by the share of query terms a row contains;
+ * - lexical: the query's content words, OR-ed; the candidate cut by FTS5's
+ *   bm25 from the stored token counts (lib/index/engines/pg-words.ts: the
+ *   rows and order SQLite's FTS5 gives), or, until rows written before those
+ *   statistics are tokenized, by ts_rank over the descriptor's or handle's
+ *   generated tsvector (each word a bound plainto_tsquery); scored like
+ *   SQLite by the share of query terms a row contains;
  * - vector: KNN over the kind's vectors in `embeddings` (HNSW with pgvector,
  *   else the bounded exact scan, lib/index/vectors-pg.ts), only vectors of
  *   the row's current text. When the exact scan refuses (too many vectors,
@@ -52,17 +55,34 @@ const KINDS: Record<Kind, { table: "reasoning_traces" | "learnings"; textColumn:
   learning: { table: "learnings", textColumn: "semantic_handle", hashColumn: "handle_hash" },
 };
 
+const KIND_WORDS: Record<Kind, RowWordTable> = { trace: TRACE_WORDS, learning: LEARNING_WORDS };
+
 /**
- * Lexical candidates: rows whose tsvector matches any query term, best ts_rank first; similarity = scaled
- * term coverage. `awaitingOnly`: only rows written but not (yet) embedded — queued by write-behind, or stored
- * without a vector under backpressure — as a subquery, never a list of ids the size of the backlog.
+ * Lexical candidates: rows holding any query term, best first by FTS5's bm25 from the stored token counts (SQLite's
+ * order), or by ts_rank over the tsvector while rows written before those statistics wait for the backfill (started
+ * here); similarity = scaled term coverage. `awaitingOnly`: only rows written but not (yet) embedded — queued by
+ * write-behind, or stored without a vector under backpressure — as a subquery, never a list of ids the size of the backlog.
  */
-async function lexicalCandidatesPg({ tx, kind, terms, limit, awaitingOnly = false }: { tx: PgStoreTx; kind: Kind; terms: string[]; limit: number; awaitingOnly?: boolean }): Promise<Candidate[]> {
+async function lexicalCandidatesPg({ tx, handle, kind, terms, limit, awaitingOnly = false }: { tx: PgStoreTx; handle: PgStoreHandle; kind: Kind; terms: string[]; limit: number; awaitingOnly?: boolean }): Promise<Candidate[]> {
+  if (terms.length === 0) return [];
+  const { table, textColumn } = KINDS[kind];
+  const skipped = kind === TRACE_KIND ? sql` or rid in (select id from reasoning_traces where embed_skipped_at is not null)` : sql``;
+  const top = await rowsTopBm25Pg({ tx, table: KIND_WORDS[kind], words: terms, k: limit, only: awaitingOnly ? sql`rid in (select ref_id from embed_queue where kind = ${kind})${skipped}` : undefined });
+  if (top.kind === "ranked") {
+    const ids = top.hits.map((h) => h.rid);
+    const texts = ids.length
+      ? new Map((await rowsOf<{ id: string; text: string }>(tx, sql`select id, ${sql.identifier(textColumn)} as text from ${sql.identifier(table)} where id = any(${`{${ids.join(",")}}`}::bigint[])`)).map((r) => [Number(r.id), r.text]))
+      : new Map<number, string>();
+    return lexicalSimilarities(
+      terms,
+      ids.flatMap((id) => (texts.has(id) ? [{ id, text: texts.get(id)! }] : [])),
+    );
+  }
+  if (top.building) startRowTermsBackfillPg({ handle, table: KIND_WORDS[kind] });
   const query = tsqueryFor(terms, "any");
   if (!query) return [];
-  const { table, textColumn } = KINDS[kind];
-  const skipped = kind === TRACE_KIND ? sql` or t.embed_skipped_at is not null` : sql``;
-  const only = awaitingOnly ? sql` and (t.id in (select ref_id from embed_queue where kind = ${kind})${skipped})` : sql``;
+  const skippedRow = kind === TRACE_KIND ? sql` or t.embed_skipped_at is not null` : sql``;
+  const only = awaitingOnly ? sql` and (t.id in (select ref_id from embed_queue where kind = ${kind})${skippedRow})` : sql``;
   const rows = await rowsOf<{ id: string; text: string }>(
     tx,
     sql`with q as (select (${query}) as q)
@@ -128,9 +148,9 @@ export async function recallReflectionsPg({ handle, agentId, input }: { handle: 
     // Each full-text statement runs within the query budget (422 query_too_expensive), as on SQLite and in search.
     const budget = startQueryBudget({ hint: "try fewer or rarer words" });
     const lexicalLeg = (kind: Kind, awaitingOnly = false) => {
-      const run = () => runWithinBudgetPg(tx, budget, () => lexicalCandidatesPg({ tx, kind, terms, limit: pool, awaitingOnly }));
+      const run = () => runWithinBudgetPg(tx, budget, () => lexicalCandidatesPg({ tx, handle, kind, terms, limit: pool, awaitingOnly }));
       return rec
-        ? rec.timeAsync("lexical", run, (c) => ({ candidates: c.length, detail: `${kind}: tsvector @@ ${terms.length ? terms.join(" OR ") : "no word"}; similarity = ${LEXICAL_SCALE} × share of query terms found`, top: c.map((x) => ({ key: `${kind}:${x.refId}`, score: x.similarity })) }))
+        ? rec.timeAsync("lexical", run, (c) => ({ candidates: c.length, detail: `${kind}: full text, ${terms.length ? terms.join(" OR ") : "no word"} (FTS5 bm25 from the stored token counts, ts_rank until they are built); similarity = ${LEXICAL_SCALE} × share of query terms found`, top: c.map((x) => ({ key: `${kind}:${x.refId}`, score: x.similarity })) }))
         : run();
     };
 

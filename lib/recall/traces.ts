@@ -11,6 +11,7 @@ import { reflectionSettingsInForce, type ReflectionSettings } from "./settings";
 import { sha256Hex } from "../common";
 import { recallTables } from "./tables";
 import { atLeast, currentVectorInfo, decodedJson, encodedJson, vectorInfoOf, type VectorInfo } from "./vector-info";
+import { rowWordsWritten, TRACE_WORDS } from "../index/engines/pg-words";
 
 /**
  * Reasoning traces, one repository over both engines (lib/db/port.ts). Two
@@ -201,6 +202,7 @@ export function recordTrace<H extends AnyStoreHandle>({ handle, agentId, input }
       const inserted = yield* insertOrIgnore(table, { ...values, keyFiles: encodedJson(engine, values.keyFiles), errorTags: encodedJson(engine, values.errorTags) }, (t) => [t.descriptorHash]);
       // Another replica inserted the same descriptor meanwhile (its commit ended our wait): count this sighting on its row.
       if (!inserted) return (yield* seenAgain())!;
+      yield* rowWordsWritten({ table: TRACE_WORDS, ids: [inserted.id] });
       if (!skip) {
         const caughtUp = hasSkipped && catchUp ? yield* skippedTracesRequeued() : [];
         yield* enqueueVectors([{ kind: TRACE_KIND, refId: inserted.id, inputHash: hash }, ...caughtUp]);
@@ -340,6 +342,7 @@ function* traceDescriptorsBackfilled(): Op<number> {
       yield* tracesDeleted((t) => eq(t.id, r.id));
     } else {
       yield* update(table, { summaryDescriptor: descriptor, descriptorHash: hash, descriptorVersion: DESCRIPTOR_VERSION }, (t) => eq(t.id, r.id));
+      yield* rowWordsWritten({ table: TRACE_WORDS, ids: [r.id] });
     }
   }
   return stale.length;

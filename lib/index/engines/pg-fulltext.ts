@@ -213,6 +213,25 @@ export function startBackfillPg({ handle, what, run }: { handle: PgStoreHandle; 
 /** Start the chunk statistics' backfill of a store in the background (startBackfillPg). */
 export const startChunkTermsBackfillPg = (handle: PgStoreHandle): void => startBackfillPg({ handle, what: "full-text statistics", run: () => backfillChunkTermsPg({ handle }) });
 
+/**
+ * FTS5's bm25 of a row in SQL, for a statement that groups postings (term, tf, len) by row: `pivot` the row's count
+ * of each distinct token (columns tf0, tf1, …, in first-seen order), `score` over them and `len` — bm25Part's
+ * arithmetic on the same float8 numbers in the same order (per token position, in expression order, from 0:
+ * s = ((0 + part₀) + part₁) + …), so the same bits as a sum here.
+ */
+export function bm25ScoreSql({ tokens, idf, avgdl }: { tokens: string[]; idf: number[]; avgdl: number }): { score: SQL; pivot: SQL } {
+  const unique = [...new Set(tokens)];
+  const f = (n: number) => sql`${n}::float8`;
+  const tf = (t: string) => sql.raw(`tf${unique.indexOf(t)}`);
+  const parts = tokens.map((t, p) => sql`(${f(idf[p])} * ((coalesce(${tf(t)}, 0) * ${f(K1 + 1.0)}) / (coalesce(${tf(t)}, 0) + ${f(K1)} * (${f(1 - B)} + (${f(B)} * len) / ${f(avgdl)}))))`);
+  const score = parts.reduce((acc, part) => sql`(${acc} + ${part})`, sql`0::float8` as SQL);
+  const pivot = sql.join(
+    unique.map((t, i) => sql`max(tf) filter (where term = ${t}) as ${sql.raw(`tf${i}`)}`),
+    sql`, `,
+  );
+  return { score, pivot };
+}
+
 export type Bm25Hit = { id: number; score: number };
 
 export type Bm25TopPlan = {
@@ -283,14 +302,7 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
     const postings = !rarestFirst
       ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${arrayLiteral(live)}::text[])`
       : sql`select p.chunk_id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`;
-    const f = (n: number) => sql`${n}::float8`;
-    // Per token position, in expression order, from 0: s = ((0 + part₀) + part₁) + … as scoreOf sums.
-    const parts = tokens.map((t, p) => sql`(${f(idf[p])} * ((coalesce(tf${sql.raw(String(unique.indexOf(t)))}, 0) * ${f(K1 + 1.0)}) / (coalesce(tf${sql.raw(String(unique.indexOf(t)))}, 0) + ${f(K1)} * (${f(1 - B)} + (${f(B)} * len) / ${f(avgdl)}))))`);
-    const score = parts.reduce((acc, part) => sql`(${acc} + ${part})`, sql`0::float8` as SQL);
-    const pivot = sql.join(
-      unique.map((t, i) => sql`max(tf) filter (where term = ${t}) as ${sql.raw(`tf${i}`)}`),
-      sql`, `,
-    );
+    const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
     const having = mode === "all" ? sql` having count(*) = ${live.length}` : sql``;
     let depth = filterOf ? Math.max(64, 4 * k) : k;
     for (;;) {

@@ -1,12 +1,13 @@
 import { sql, type SQL } from "drizzle-orm";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
+import { engineStep, type Op } from "../../db/port";
 import { bm25Part, ftsIdf } from "../../retrieval/fts5-bm25";
 import { phraseTokens, scratchTable } from "../../retrieval/fts-tokens";
 import { matchExpression, plainPhrases } from "../../retrieval/match";
 import { documentBytes, documentTitle, type ChunkSpan } from "../document-fts";
 import { blankFrontmatter } from "../frontmatter";
 import { withStoreQuotaPg } from "../store-quota";
-import { arrayLiteral, BACKFILL_BATCH, drainBatches, rowTermsOf, startBackfillPg, type ChunkTerms } from "./pg-fulltext";
+import { arrayLiteral, BACKFILL_BATCH, bm25ScoreSql, drainBatches, rowTermsOf, startBackfillPg, type ChunkTerms } from "./pg-fulltext";
 
 /**
  * FTS5's bm25 on PostgreSQL for the full-text tables other than chunks
@@ -189,3 +190,95 @@ export async function backfillDocumentTermsPg({ handle, batch = BACKFILL_BATCH }
 /** Start the whole-document backfill of a store in the background (startBackfillPg). */
 export const startDocumentTermsBackfillPg = (handle: PgStoreHandle): void =>
   startBackfillPg({ handle, what: "whole-document full-text statistics", run: () => backfillDocumentTermsPg({ handle }) });
+
+/** A full-text table of remember or recall: a WordTable with the text columns its SQLite twin indexes, in order. */
+export type RowWordTable = WordTable & { text: string[] };
+
+/** SQLite: thoughts_fts, kg_node_fts, reasoning_traces_fts, learnings_fts (migrations 0005 and 0008), porter-stemmed. */
+export const THOUGHT_WORDS: RowWordTable = { tbl: "thoughts", table: "thoughts", key: "seq", tokenize: "porter unicode61", columns: 1, text: ["content"] };
+export const NODE_WORDS: RowWordTable = { tbl: "kg_node", table: "kg_node", key: "seq", tokenize: "porter unicode61", columns: 3, text: ["name", "display_name", "tags"] };
+export const TRACE_WORDS: RowWordTable = { tbl: "reasoning_traces", table: "reasoning_traces", key: "id", tokenize: "porter unicode61", columns: 1, text: ["summary_descriptor"] };
+export const LEARNING_WORDS: RowWordTable = { tbl: "learnings", table: "learnings", key: "id", tokenize: "porter unicode61", columns: 1, text: ["semantic_handle"] };
+export const ROW_WORD_TABLES = [THOUGHT_WORDS, NODE_WORDS, TRACE_WORDS, LEARNING_WORDS];
+
+/** Store (again) the tokens of rows of `table` by their current text, in the writer's transaction (`lock`: rows read for update). */
+export async function refreshRowTermsPg({ tx, table, ids, lock = false }: { tx: PgStoreTx; table: RowWordTable; ids: number[]; lock?: boolean }): Promise<number> {
+  if (ids.length === 0) return 0;
+  const key = sql.identifier(table.key);
+  const cols = sql.join(
+    table.text.map((c) => sql.identifier(c)),
+    sql`, `,
+  );
+  const rows = await rowsOf<Record<string, string | null>>(
+    tx,
+    sql`select ${key}::text as rid, ${cols} from ${sql.identifier(table.table)} where ${key} = any(${arrayLiteral(ids)}::bigint[]) order by ${key}${lock ? sql` for update` : sql``}`,
+  );
+  if (rows.length === 0) return 0;
+  const terms = rowTermsOf({ tokenize: table.tokenize, columns: table.columns, rows: rows.map((r) => table.text.map((c) => r[c])) });
+  await writeRowTermsPg({ tx, table, rows: rows.map((r, i) => ({ rid: Number(r.rid), terms: terms[i] })), replace: true });
+  return rows.length;
+}
+
+/** A repository step after rows of `table` were written or their text changed: their tokens on PostgreSQL (FTS5's triggers keep SQLite's). */
+export const rowWordsWritten = ({ table, ids }: { table: RowWordTable; ids: number[] }): Op<void> =>
+  engineStep({ sqlite: () => undefined, pg: async (tx) => void (await refreshRowTermsPg({ tx, table, ids })) });
+
+/** Tokenize up to `batch` rows of `table` without statistics (written before them), in one transaction; answers how many. */
+export async function backfillRowTermsBatchPg({ handle, table, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; table: RowWordTable; batch?: number }): Promise<number> {
+  return withStoreTx({ handle }, (tx) =>
+    withStoreQuotaPg(tx, handle.store, async () => {
+      const key = sql.identifier(table.key);
+      const ids = await rowsOf<{ rid: string }>(tx, sql`select ${key}::text as rid from ${sql.identifier(table.table)} where fts_len is null order by ${key} limit ${batch} for update skip locked`);
+      return refreshRowTermsPg({ tx, table, ids: ids.map((r) => Number(r.rid)) });
+    }),
+  );
+}
+
+/** Tokenize every row of `table` without statistics, a batch per transaction; answers how many. */
+export async function backfillRowTermsPg({ handle, table, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; table: RowWordTable; batch?: number }): Promise<number> {
+  return drainBatches(() => backfillRowTermsBatchPg({ handle, table, batch }));
+}
+
+/** Start the backfill of a table's statistics in the background (startBackfillPg). */
+export const startRowTermsBackfillPg = ({ handle, table }: { handle: PgStoreHandle; table: RowWordTable }): void =>
+  startBackfillPg({ handle, what: `${table.tbl} full-text statistics`, run: () => backfillRowTermsPg({ handle, table }) });
+
+export type RowsTop = { kind: "ranked"; /** bm25 (higher is better), best first, ties by key. */ hits: { rid: number; score: number }[]; tokens: string[] } | { kind: "unavailable"; reason: string; /** Rows wait for their tokens (the backfill). */ building: boolean };
+
+/**
+ * The best `k` rows of `table` for `words` joined by any, by FTS5's bm25: exactly SQLite's
+ * `select rowid, bm25(t_fts) … where t_fts match <any> order by rank, rowid limit k` on the same content, the rank
+ * negated. Every row holding a query token is scored in the statement that reads its counts through the token index
+ * (bm25Part's arithmetic on the same float8 numbers in the same order), only the best k sent back. `only`: a
+ * condition on `rid` (the row's key) a row must also meet.
+ */
+export async function rowsTopBm25Pg({ tx, table, words, k, only }: { tx: PgStoreTx; table: RowWordTable; words: string[]; k: number; only?: SQL }): Promise<RowsTop> {
+  const expression = matchExpression(words, "any");
+  const plain = expression ? plainPhrases(expression) : null;
+  if (!plain) return { kind: "unavailable", reason: "no word to match", building: false };
+  const tokens = phraseTokens(table.tokenize, plain.phrases);
+  if (!tokens) return { kind: "unavailable", reason: "a query word is not exactly one token", building: false };
+  const unique = [...new Set(tokens)];
+  const [totals] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: (number | null)[] }>(
+    tx,
+    sql`select exists (select 1 from ${sql.identifier(table.table)} where fts_len is null) as pending, t.rows, t.tokens,
+      array(select f.rows from unnest(${arrayLiteral(unique)}::text[]) with ordinality as u(term, i) left join word_terms f on f.tbl = ${table.tbl} and f.term = u.term order by u.i) as df
+      from word_totals t where t.tbl = ${table.tbl}`,
+  );
+  if (!totals || totals.pending) return { kind: "unavailable", reason: `the ${table.tbl} full-text statistics are being built`, building: true };
+  const rows = Number(totals.rows);
+  const dfOf = new Map(unique.map((t, i) => [t, totals.df[i] ?? 0]));
+  if (rows === 0 || unique.every((t) => dfOf.get(t)! === 0)) return { kind: "ranked", hits: [], tokens };
+  const avgdl = Number(totals.tokens) / rows;
+  const { db } = scratchTable(table.tokenize, 1);
+  const idf = tokens.map((t) => ftsIdf(db, rows, dfOf.get(t)!));
+  const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
+  const live = unique.filter((t) => dfOf.get(t)! > 0);
+  const got = await rowsOf<{ rid: string; score: number }>(
+    tx,
+    sql`with p as (select rid, term, tf, len from word_postings where tbl = ${table.tbl} and term = any(${arrayLiteral(live)}::text[])${only ? sql` and (${only})` : sql``}),
+      m as (select rid, len, ${pivot} from p group by rid, len)
+      select rid, ${score} as score from m order by score desc, rid limit ${k}`,
+  );
+  return { kind: "ranked", hits: got.map((r) => ({ rid: Number(r.rid), score: Number(r.score) })), tokens };
+}
