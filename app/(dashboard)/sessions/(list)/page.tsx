@@ -116,7 +116,7 @@ export default async function SessionsPage({ searchParams }: Props) {
                 </thead>
                 <tbody>
                   {result.sessions.map((s) => {
-                    const clock = sessionIdleClock(s);
+                    const clock = sessionIdleClock({ session: s });
                     return (
                       <tr key={s.key} data-testid={`session-row-${s.sessionId}`}>
                         <td data-label="Topic">

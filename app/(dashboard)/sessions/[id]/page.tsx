@@ -30,7 +30,7 @@ export default async function SessionPage({ params }: Props) {
   const session = await load(decodeURIComponent(id));
   const messages = session.messages ?? [];
   const notes = await governance().listDialecticAnnotations({ sessionId: session.key });
-  const clock = sessionIdleClock(session);
+  const clock = sessionIdleClock({ session });
   // Checked against the database on every view: the page says whether the transcript is intact.
   const signatures = await governance().verifyDialecticSession({ sessionId: session.key });
   return (
