@@ -3,15 +3,6 @@
  * This list only shrinks: convert a function to one object argument and drop its name here.
  */
 const positional = {
-  "lib/api/contract.ts": { reason: "not yet converted", names: ["toWire", "assertMatchesContract"] },
-  "lib/api/openapi.ts": { reason: "not yet converted", names: ["shapeLabel"] },
-  "lib/api/respond.ts": { reason: "not yet converted", names: ["respondCreated"] },
-  "lib/api/route.ts": { reason: "not yet converted", names: ["zodDetails", "toAppError", "errorResponse"] },
-  "lib/api/store-refs.ts": { reason: "not yet converted", names: ["storesReferenced"] },
-  "lib/auth/passwords.ts": { reason: "not yet converted", names: ["verifyPassword"] },
-  "lib/auth/redirects.ts": { reason: "not yet converted", names: ["sameOriginPath", "sameOriginUrl"] },
-  "lib/auth/tokens.ts": { reason: "not yet converted", names: ["missingStores", "assertStoresUsable", "firstFreeLabel", "tokenCreatedAudit", "tokenRevokedAudit", "verifyApiToken", "hasScope", "canUseStore", "assertStoresAllowed"] },
-  "lib/auth/users.ts": { reason: "not yet converted", names: ["roleAtLeast", "assertUserFound"] },
   "lib/backend/users.ts": { reason: "not yet converted", names: ["resolveSessionUser"] },
   "lib/collections.ts": { reason: "(map, key, value) like Map.set, used on hot loops", names: ["pushTo"] },
   "lib/common.ts": { reason: "not yet converted", names: ["parseJsonColumnOr", "assertSameRetry", "notFound", "limitReached"] },
@@ -35,12 +26,6 @@ const positional = {
   "lib/graph/nodes.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["requireNode"] },
   "lib/graph/remember.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["asOfFor", "recordReadiness"] },
   "lib/graph/thoughts.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["thoughtNumberTaken"] },
-  "lib/http/action-result.ts": { reason: "not yet converted", names: ["actionError", "formValues"] },
-  "lib/http/answer.ts": { reason: "not yet converted", names: ["answerWithStatus", "answerText"] },
-  "lib/http/body.ts": { reason: "not yet converted", names: ["readBodyLimited", "jsonDepthExceeds"] },
-  "lib/http/latency-buckets.ts": { reason: "not yet converted", names: ["quantileFromBuckets"] },
-  "lib/http/request-timer.ts": { reason: "not yet converted", names: ["recordRequest", "timeCall"] },
-  "lib/http/security-headers.ts": { reason: "not yet converted", names: ["applySecurityHeaders"] },
   "lib/index/chunking.ts": { reason: "not yet converted", names: ["chunkIdFor"] },
   "lib/index/contained-fs.ts": { reason: "not yet converted", names: ["readFileNoFollow", "findSymlinks"] },
   "lib/index/engine-steps.ts": { reason: "not yet converted", names: ["forgetVectors"] },

@@ -132,8 +132,8 @@ describe("CLI users disable / enable", () => {
     const ed = await createUser({ input: { username: "eddie", password: "eddie-password", role: "editor" }, actor: "test" });
     expect(ed.role).toBe("editor");
     expect((await resolveSessionUser(await claimsNow("eddie")))?.role).toBe("editor");
-    expect([roleAtLeast("editor", "viewer"), roleAtLeast("editor", "editor"), roleAtLeast("editor", "admin")]).toEqual([true, true, false]);
-    expect([roleAtLeast("viewer", "editor"), roleAtLeast("admin", "editor")]).toEqual([false, true]);
+    expect([roleAtLeast({ role: "editor", min: "viewer" }), roleAtLeast({ role: "editor", min: "editor" }), roleAtLeast({ role: "editor", min: "admin" })]).toEqual([true, true, false]);
+    expect([roleAtLeast({ role: "viewer", min: "editor" }), roleAtLeast({ role: "admin", min: "editor" })]).toEqual([false, true]);
     const before = await claimsNow("eddie");
     await setUserRole({ username: "eddie", role: "admin", actor: "user:root" });
     expect(await resolveSessionUser(before)).toBeNull();

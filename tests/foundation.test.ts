@@ -130,22 +130,22 @@ describe("people and agents", () => {
     getGovernance().sqlite.pragma("wal_checkpoint(TRUNCATE)");
     expect(raw.includes(Buffer.from(token))).toBe(false);
     expect(fs.readFileSync(path.join(env.dataDir, "governance.db")).includes(Buffer.from(token))).toBe(false);
-    const p = verifyApiToken(token);
+    const p = verifyApiToken({ token });
     expect(p).toMatchObject({ agentId: "claude", scopes: ["read", "write"], stores: ["default"] });
     const used = getGovernance().sqlite.prepare("select last_used_at from api_tokens where id=?").get(info.id) as { last_used_at: number };
     expect(used.last_used_at).toBeGreaterThan(0);
     revokeApiToken({ id: info.id, actor: "test" });
-    expect(verifyApiToken(token)).toBeNull();
-    expect(verifyApiToken("dm_not-a-real-token")).toBeNull();
+    expect(verifyApiToken({ token })).toBeNull();
+    expect(verifyApiToken({ token: "dm_not-a-real-token" })).toBeNull();
   });
 
   it("a token revoked by another process (the CLI, a second server) is refused on the very next request", () => {
     const { token, info } = createApiToken({ input: { label: "ci", agent_id: "ci-bot", scopes: ["read"] }, actor: "test" });
-    for (let i = 0; i < 3; i++) expect(verifyApiToken(token)).toMatchObject({ agentId: "ci-bot" }); // the lookup's statement is warm
+    for (let i = 0; i < 3; i++) expect(verifyApiToken({ token })).toMatchObject({ agentId: "ci-bot" }); // the lookup's statement is warm
     const other = new Database(path.join(env.dataDir, "governance.db"));
     other.prepare("update api_tokens set revoked_at = ? where id = ?").run(Date.now(), info.id);
     other.close();
-    expect(verifyApiToken(token)).toBeNull();
+    expect(verifyApiToken({ token })).toBeNull();
   });
 
   it("audit log is a hash chain that detects tampering", () => {

@@ -108,14 +108,14 @@ describe("percentile estimates from the histogram", () => {
   it("each estimate lies inside the bucket that holds the quantile (never at an edge chosen for it)", () => {
     // 90 requests in (2, 5] ms, 9 in (50, 100] ms, 1 in (1000, 2000] ms
     const h = hist({ 2: 90, 6: 9, 10: 1 });
-    const p50 = quantileFromBuckets(h, 0.5)!;
-    const p95 = quantileFromBuckets(h, 0.95)!;
+    const p50 = quantileFromBuckets({ buckets: h, q: 0.5 })!;
+    const p95 = quantileFromBuckets({ buckets: h, q: 0.95 })!;
     expect(p50).toBeGreaterThan(2);
     expect(p50).toBeLessThan(5);
     expect(p95).toBeGreaterThan(50);
     expect(p95).toBeLessThan(100);
-    expect(quantileFromBuckets(h, 1)).toBe(2000);
-    expect(quantileFromBuckets(hist({}), 0.5)).toBeNull();
+    expect(quantileFromBuckets({ buckets: h, q: 1 })).toBe(2000);
+    expect(quantileFromBuckets({ buckets: hist({}), q: 0.5 })).toBeNull();
   });
 
   it("on real latency samples the estimate falls in the bucket of the exact quantile, and is closer than the bucket edge", () => {
@@ -126,7 +126,7 @@ describe("percentile estimates from the histogram", () => {
     for (const ms of samples) h[latencyBucketIndex(ms)]++;
     for (const q of [0.5, 0.95, 0.99]) {
       const exact = sorted[Math.ceil(q * sorted.length) - 1];
-      const estimate = quantileFromBuckets(h, q)!;
+      const estimate = quantileFromBuckets({ buckets: h, q })!;
       const { lo, hi } = latencyBucketEdges(exact);
       expect(estimate).toBeGreaterThan(lo);
       expect(estimate).toBeLessThanOrEqual(hi);

@@ -46,7 +46,7 @@ async function recordRandomRequests(n: number): Promise<Request[]> {
   const requests: Request[] = [];
   for (let i = 0; i < n; i++) {
     const r = { ts: NOW - Math.floor(random() * 26 * HOUR), route: ROUTES[Math.floor(random() * ROUTES.length)], status: STATUSES[Math.floor(random() * STATUSES.length)], ms: Math.exp(random() * Math.log(4000)) };
-    recordRequest(r.route, r.status, r.ms, r.ts);
+    recordRequest({ route: r.route, status: r.status, ms: r.ms, now: r.ts });
     requests.push(r);
     if (i === Math.floor(n / 2)) await metricsBackend().flushLatencyRollups(); // a quarter hour written in two flushes adds up
   }
@@ -102,7 +102,7 @@ describe("the 24h view from quarter-hour rollups", () => {
       }
       const hist = LATENCY_BUCKET_BOUNDS_MS.map(() => 0);
       for (const r of mine) hist[latencyBucketIndex(r.ms)]++;
-      expect(p).toMatchObject({ count: mine.length, p95: quantileFromBuckets(hist, 0.95), errorPct: (100 * mine.filter((r) => isServerFault(r.status)).length) / mine.length });
+      expect(p).toMatchObject({ count: mine.length, p95: quantileFromBuckets({ buckets: hist, q: 0.95 }), errorPct: (100 * mine.filter((r) => isServerFault(r.status)).length) / mine.length });
     }
     expect(d.routes.reduce((n, r) => n + r.count, 0)).toBe(inWindow.length);
     const searchRoute = d.routes.find((r) => r.route === ROUTES[0])!;

@@ -30,7 +30,7 @@ export async function requireUser(): Promise<PublicUser> {
  */
 export async function requireAdmin(): Promise<PublicUser> {
   const user = await requireUser();
-  if (!roleAtLeast(user.role, "admin")) forbidden();
+  if (!roleAtLeast({ role: user.role, min: "admin" })) forbidden();
   return user;
 }
 
@@ -38,6 +38,6 @@ export async function requireAdmin(): Promise<PublicUser> {
 export async function requireRoleForAction(role: Role): Promise<PublicUser> {
   const user = await getSessionUser();
   if (!user) throw new AppError("unauthorized", "sign in first");
-  if (!roleAtLeast(user.role, role)) throw new AppError("forbidden", role === "admin" ? "admins only" : "editors and admins only");
+  if (!roleAtLeast({ role: user.role, min: role })) throw new AppError("forbidden", role === "admin" ? "admins only" : "editors and admins only");
   return user;
 }

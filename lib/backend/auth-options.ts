@@ -74,7 +74,7 @@ export function getAuthOptions(): AuthOptions {
       },
       // Every callbackUrl next-auth follows (sign-in, sign-out, its callback cookie) stays on this origin.
       redirect({ url, baseUrl }) {
-        return sameOriginUrl(url, baseUrl);
+        return sameOriginUrl({ callbackUrl: url, baseUrl });
       },
     },
   };

@@ -95,7 +95,7 @@ function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>) {
     createApiToken: via(createApiToken),
     listApiTokens: via(listApiTokens),
     revokeApiToken: via(revokeApiToken),
-    verifyApiToken: async ({ token }: { token: string }): Promise<AgentPrincipal | null> => verifyApiToken(token, await ledger()),
+    verifyApiToken: async ({ token }: { token: string }): Promise<AgentPrincipal | null> => verifyApiToken({ token, handle: await ledger() }),
     countUsers: via(countUsers),
     /** Users, active tokens and audit entries (the dashboard's overview). */
     countGovernanceRows: via(countGovernanceRows),

@@ -37,7 +37,7 @@ const dummyHash: Promise<string> = hashPassword(generatePassword());
  */
 export async function authenticateUser({ username, password, backend = governance() }: On & { username: string; password: string }): Promise<PublicUser | null> {
   const user = await backend.getUserByUsername({ username });
-  const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
+  const ok = await verifyPassword({ password, stored: user?.passwordHash ?? (await dummyHash) });
   if (!user || !ok || user.disabledAt) return null;
   return toPublic(user);
 }

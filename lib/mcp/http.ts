@@ -69,7 +69,7 @@ export async function handleMcpPost(request: Request): Promise<Response> {
   try {
     principal = await authenticateBearer(request);
   } catch (e) {
-    const res = errorResponse(e, randomUUID());
+    const res = errorResponse({ error: e, requestId: randomUUID() });
     res.headers.set("www-authenticate", 'Bearer realm="dualmind"');
     return res;
   }
@@ -78,7 +78,7 @@ export async function handleMcpPost(request: Request): Promise<Response> {
   let parsedBody: unknown;
   if (/^application\/json\b/i.test(request.headers.get("content-type") ?? "")) {
     try {
-      const text = await readBodyLimited(request, getConfig().maxBodyBytes);
+      const text = await readBodyLimited({ request, limit: getConfig().maxBodyBytes });
       try {
         parsedBody = JSON.parse(text);
       } catch {
@@ -87,7 +87,7 @@ export async function handleMcpPost(request: Request): Promise<Response> {
       assertJsonDepth(parsedBody);
       assertBatchWithinLimit(parsedBody);
     } catch (e) {
-      return errorResponse(e, randomUUID());
+      return errorResponse({ error: e, requestId: randomUUID() });
     }
   }
   const listed = toolsListAnswer(request, parsedBody);

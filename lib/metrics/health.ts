@@ -286,7 +286,7 @@ type HealthReportText = { provider_error: string | null; provider: { error: stri
  * each parked item was parked with).
  */
 export function redactHealthReport<T extends HealthReportText>({ report, principal }: { report: T; principal: AgentPrincipal }): T {
-  const admin = hasScope(principal, "admin");
+  const admin = hasScope({ principal, needed: "admin" });
   const replacements = new Map<string, string>();
   const hide = (text: string | null): string | null => {
     if (text === null || admin) return text;
@@ -295,10 +295,10 @@ export function redactHealthReport<T extends HealthReportText>({ report, princip
     return category;
   };
   const workers = report.workers.map((w) => {
-    const errorVisible = w.last_error_store === null || canUseStore(principal, w.last_error_store);
+    const errorVisible = w.last_error_store === null || canUseStore({ principal, store: w.last_error_store });
     return {
       ...w,
-      last_batch_store: w.last_batch_store !== null && !canUseStore(principal, w.last_batch_store) ? null : w.last_batch_store,
+      last_batch_store: w.last_batch_store !== null && !canUseStore({ principal, store: w.last_batch_store }) ? null : w.last_batch_store,
       last_error: errorVisible ? hide(w.last_error) : null,
       last_error_store: errorVisible ? w.last_error_store : null,
     };
@@ -410,7 +410,7 @@ export async function getOverviewNumbers({ now = Date.now() }: { now?: number } 
   return {
     summary: summarizeStoreStatuses(perStore),
     apiRequests24h: count,
-    apiP95Ms24h: quantileFromBuckets(hist, 0.95),
+    apiP95Ms24h: quantileFromBuckets({ buckets: hist, q: 0.95 }),
     apiErrorRate24h: count ? totals.reduce((a, r) => a + r.errorCount, 0) / count : null,
   };
 }

@@ -108,7 +108,7 @@ export function mergedWithStored(r: MinuteRollup, prev: StoredRollup | undefined
 /** The stored columns of a merged rollup, in ROLLUP_COLUMNS order. */
 export const ROLLUP_COLUMNS = ["ts", "resolution_s", "route", "count", "error_count", "client_error_count", "sum_ms", "p50_ms", "p95_ms", "p99_ms", "by_status", ...H_COLS] as const;
 export function rollupValues(m: MinuteRollup, resolutionS: number): unknown[] {
-  const q = (p: number) => quantileFromBuckets(m.buckets, p);
+  const q = (p: number) => quantileFromBuckets({ buckets: m.buckets, q: p });
   return [m.ts, resolutionS, m.route, m.count, m.errorCount, m.clientErrorCount, m.sumMs, q(0.5), q(0.95), q(0.99), JSON.stringify(m.byStatus), ...m.buckets];
 }
 /** How a stored rollup is read back for merging (both backends). */

@@ -80,7 +80,7 @@ describe("store status on PostgreSQL", () => {
     expect(s.activeModel).toBeNull();
     const report = await getStoreHealthReportPg({ store: "ops" });
     expect(report.drift).toMatchObject({ modelChanged: true, otherModelVectors: 0 });
-    assertMatchesContract(storeHealthResponse, toWire(storeHealthResponse, report), "GET /stores/{store}/health");
+    assertMatchesContract({ schema: storeHealthResponse, wire: toWire({ schema: storeHealthResponse, value: report }), what: "GET /stores/{store}/health" });
     await withStoreTx({ handle: store }, (tx) => tx.execute(sql`delete from chunk_embeddings; delete from store_meta where key = 'active_fingerprint'`));
   });
 
@@ -95,6 +95,6 @@ describe("store status on PostgreSQL", () => {
     expect(report).toMatchObject({ status: "parked", backlog: { parked: 2 }, workers: [], recall: { recalls: 0, hit_rate: null, precision: null } });
     expect(report.parked.map((p) => p.lastError)).toEqual(["provider said 400", "provider said 400"]);
     // What the route answers, in the wire's snake_case, must pass the API's declared schema (as the route wrapper checks).
-    assertMatchesContract(storeHealthResponse, toWire(storeHealthResponse, report), "GET /stores/{store}/health");
+    assertMatchesContract({ schema: storeHealthResponse, wire: toWire({ schema: storeHealthResponse, value: report }), what: "GET /stores/{store}/health" });
   });
 });
