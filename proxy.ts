@@ -106,7 +106,7 @@ function rememberStore(request: NextRequest, response: NextResponse): void {
 }
 
 function withSecurityHeaders(response: Response, policy: string): Response {
-  applySecurityHeaders(response.headers, policy);
+  applySecurityHeaders({ headers: response.headers, policy });
   // A refusal or a page depends on who asked: never cached.
   if (response.status >= 300) response.headers.set("Cache-Control", "no-store");
   return response;

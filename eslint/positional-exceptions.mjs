@@ -5,7 +5,6 @@
 const positional = {
   "lib/backend/users.ts": { reason: "not yet converted", names: ["resolveSessionUser"] },
   "lib/collections.ts": { reason: "(map, key, value) like Map.set, used on hot loops", names: ["pushTo"] },
-  "lib/common.ts": { reason: "not yet converted", names: ["parseJsonColumnOr", "assertSameRetry", "notFound", "limitReached"] },
   "lib/db/connection.ts": { reason: "not yet converted", names: ["getStoreDb", "holdingStoreHandles"] },
   "lib/db/pg-store.ts": { reason: "not yet converted", names: ["useStoreSchema", "withStoreTx", "migrateStoreSchema", "rowsOf"] },
   "lib/db/pg.ts": { reason: "not yet converted", names: ["answerUniqueRaceAsRetry"] },

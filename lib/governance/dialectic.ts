@@ -152,7 +152,7 @@ export function sessionFacts({ parsed, agentId }: { parsed: z.output<typeof crea
 export function assertSameSessionRetry({ existing, parsed, facts }: { existing: DialecticSessionRow; parsed: z.output<typeof createSessionSchema>; facts: ReturnType<typeof sessionFacts> }): void {
   const { pausedAgentId, topic, sessionType, maxRounds, idleTimeoutMs } = existing;
   const reviewerAgentId = parsed.reviewer_agent_id ? existing.reviewerAgentId : null;
-  assertSameRetry("session", existing.clientId, { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, facts);
+  assertSameRetry({ kind: "session", id: existing.clientId, stored: { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, incoming: facts });
 }
 
 export function messageFacts(m: Pick<DialecticMessage, "agentId" | "messageType" | "reasoning" | "rootCause" | "proposedConditions" | "observedMetrics" | "concerns" | "agrees">) {
@@ -527,7 +527,7 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
         if (already) {
           if (already.sessionId !== key) throw new AppError("conflict", `message ${messageId} belongs to another session`);
           const stored = toMessage(already);
-          assertSameRetry("message", messageId, messageFacts(stored), incoming);
+          assertSameRetry({ kind: "message", id: messageId, stored: messageFacts(stored), incoming });
           return { ok: { message: shown(stored), session: toSession({ row: session, tail: yield* readTail(key) }), created: false } };
         }
         const tail = yield* readTail(key);

@@ -319,7 +319,7 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
       (t) => [t.requestedBy, t.clientId],
       (existing) => {
         const t = toTask(existing);
-        assertSameRetry("task", taskId, { requestedBy: t.requestedBy, intent: t.intent, spec: t.spec, requiredChecks: t.requiredChecks, assignees: [...t.assignees].sort() }, facts);
+        assertSameRetry({ kind: "task", id: taskId, stored: { requestedBy: t.requestedBy, intent: t.intent, spec: t.spec, requiredChecks: t.requiredChecks, assignees: [...t.assignees].sort() }, incoming: facts });
         return { task: t, created: false };
       },
       (created) => ({ task: toTask(created), created: true }),
@@ -389,7 +389,7 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
         const incoming = toRun({ ...existing, ...values, startedAt: existing.startedAt, finishedAt: finished ? existing.finishedAt : null });
         const storedFacts = { ...runFacts(stored), agentId: sameAgentFact({ stored: stored.agentId, incoming: caller.agentId }) };
         const comparable = finished ? storedFacts : { ...storedFacts, outputHash: null, exitCode: null, outputRef: null, artifacts: [] };
-        assertSameRetry("run", runId, comparable, runFacts(incoming));
+        assertSameRetry({ kind: "run", id: runId, stored: comparable, incoming: runFacts(incoming) });
         return { run: stored, created: false };
       }
       const created = yield* insert(skillRuns, values);
@@ -412,7 +412,7 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
       const fields = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
       if (existing.finishedAt !== null) {
         const stored = underTask(toRun(existing), task);
-        assertSameRetry("run", runId, runFacts(stored), runFacts(toRun({ ...existing, ...fields })));
+        assertSameRetry({ kind: "run", id: runId, stored: runFacts(stored), incoming: runFacts(toRun({ ...existing, ...fields })) });
         return { run: stored, created: false };
       }
       const finishedAt = parsed.finished_at ?? Date.now();
@@ -431,7 +431,7 @@ export function validationFacts({ parsed, taskId, agentId }: { parsed: z.output<
 }
 
 export function assertSameValidationRetry({ existing: v, facts }: { existing: Validation; facts: ReturnType<typeof validationFacts> }): void {
-  assertSameRetry("validation", v.validationId, { taskId: v.taskId, agentId: sameAgentFact({ stored: v.agentId, incoming: facts.agentId }), runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, facts);
+  assertSameRetry({ kind: "validation", id: v.validationId, stored: { taskId: v.taskId, agentId: sameAgentFact({ stored: v.agentId, incoming: facts.agentId }), runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, incoming: facts });
 }
 
 /** Record a validation; only the requester, an assignee or an admin may, and the caller is recorded as its agent. */
@@ -556,7 +556,7 @@ export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ hand
         (t) => eq(t.overrideId, overrideId),
         (t) => [t.overrideId],
         (existing) => {
-          assertSameRetry("override", overrideId, { actor: existing.actor, tokenLabel: existing.tokenLabel, taskId: existing.taskId, note: existing.note }, facts);
+          assertSameRetry({ kind: "override", id: overrideId, stored: { actor: existing.actor, tokenLabel: existing.tokenLabel, taskId: existing.taskId, note: existing.note }, incoming: facts });
           return { override: existing, created: false };
         },
         (created) => ({ override: created, created: true }),

@@ -43,7 +43,7 @@ export const nodeEmbeddable: Embeddable = {
       .from(kgNodes)
       .where(inArray(kgNodes.seq, refIds))
       .all();
-    return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>(r.tags, []) }), inputHash: r.embedHash }]));
+    return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) }), inputHash: r.embedHash }]));
   },
   listAll({ handle }) {
     return handle.db.select({ refId: kgNodes.seq, inputHash: kgNodes.embedHash }).from(kgNodes).all();
@@ -59,7 +59,7 @@ export const nodeEmbeddablePg: PgEmbeddable = {
       tx,
       sql`select seq, display_name as "displayName", entity_type as "entityType", tags, embed_hash as "embedHash" from kg_node where seq in ${refIds}`,
     );
-    return new Map(rows.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>(r.tags, []) }), inputHash: r.embedHash, chunkingVersion: null }]));
+    return new Map(rows.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) }), inputHash: r.embedHash, chunkingVersion: null }]));
   },
   missingVectors: (fingerprintId) => missingVectorsSql({ kind: NODE_KIND, table: "kg_node", idColumn: "seq", hashColumn: "embed_hash", fingerprintId }),
 };
@@ -119,8 +119,8 @@ export function toGraphNode(r: KgNodeRow): GraphNode {
     created_at: r.createdAt,
     updated_at: r.updatedAt,
     created_by: r.createdBy,
-    attributes: parseJsonColumnOr<Record<string, unknown>>(r.attributes, {}),
-    tags: parseJsonColumnOr<string[]>(r.tags, []),
+    attributes: parseJsonColumnOr<Record<string, unknown>>({ text: r.attributes, fallback: {} }),
+    tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }),
     auto_extracted: Boolean(r.autoExtracted),
   };
 }
@@ -132,7 +132,7 @@ export function toGraphNode(r: KgNodeRow): GraphNode {
  */
 export function* requireNode(id: string, { lock }: { lock?: RowLock } = {}): Op<KgNodeRow> {
   const found = yield* row(graphTables.kgNodes, (t) => eq(t.id, id), { lock });
-  if (!found) throw notFound("node", id);
+  if (!found) throw notFound({ what: "node", id });
   return found;
 }
 
@@ -164,7 +164,7 @@ export function nodeExists({ entityType, name, id }: { entityType: string; name:
 /** An update's columns to set (both dialects): the embed hash follows the display name and tags. */
 export function updatedNodeFields({ row, input: u, now }: { row: KgNodeRow; input: z.output<typeof updateNodeInputSchema>; now: number }) {
   const displayName = u.display_name ?? row.displayName;
-  const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>(row.tags, []);
+  const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>({ text: row.tags, fallback: [] });
   return {
     displayName,
     scope: u.scope === undefined ? row.scope : u.scope,

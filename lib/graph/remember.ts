@@ -205,7 +205,7 @@ function propertyText(json: string): string {
     if (typeof v === "object") for (const x of Object.values(v as object)) walk(x);
     else values.push(String(v));
   };
-  walk(parseJsonColumnOr<unknown>(json, {}));
+  walk(parseJsonColumnOr<unknown>({ text: json, fallback: {} }));
   return values.join(" ");
 }
 
@@ -326,7 +326,7 @@ export function nodeFactsOf({ nodeIds, frames, evidence }: { nodeIds: string[]; 
     const links = evidenceByNode.get(id) ?? [];
     const valuesByKey = new Map<string, Set<string>>();
     for (const f of mine) {
-      for (const [k, v] of Object.entries(parseJsonColumnOr<Record<string, unknown>>(f.properties, {}))) {
+      for (const [k, v] of Object.entries(parseJsonColumnOr<Record<string, unknown>>({ text: f.properties, fallback: {} }))) {
         const set = valuesByKey.get(k) ?? new Set<string>();
         set.add(JSON.stringify(v));
         valuesByKey.set(k, set);

@@ -131,7 +131,7 @@ export function toThought(r: ThoughtSelect): Thought {
     timestamp: r.timestamp,
     importance: r.importance,
     relevance: r.relevance,
-    tags: parseJsonColumnOr<string[]>(r.tags, []),
+    tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }),
     category: r.category,
     novelty: r.novelty,
     consistency: r.consistency,
@@ -339,7 +339,7 @@ export async function refreshNovelty({ handle }: { handle: AnyStoreHandle }): Pr
 export async function getThoughtById({ handle, id }: { handle: AnyStoreHandle; id: string }): Promise<Thought> {
   await refreshNovelty({ handle });
   const found = await read(handle, thoughtById(id));
-  if (!found) throw notFound("thought", id);
+  if (!found) throw notFound({ what: "thought", id });
   return found;
 }
 
@@ -399,7 +399,7 @@ export function recordThoughtFeedback<H extends AnyStoreHandle>({ handle, id, in
         { utility: sql`case when utility is null then ${real(utility)} else ${real(1 - UTILITY_ALPHA)} * utility + ${real(UTILITY_ALPHA)} * ${real(utility)} end`, feedbackCount: sql`feedback_count + 1` },
         (t) => eq(t.id, id),
       );
-      if (changed.length === 0) throw notFound("thought", id);
+      if (changed.length === 0) throw notFound({ what: "thought", id });
       return (yield* thoughtById(id))!;
     })(),
   );
@@ -411,7 +411,7 @@ export function deleteThought<H extends AnyStoreHandle>({ handle, id, actor }: {
     handle,
     (function* () {
       const [gone] = yield* remove(thoughtsTable, (t) => eq(t.id, id));
-      if (!gone) throw notFound("thought", id);
+      if (!gone) throw notFound({ what: "thought", id });
       if (gone.chainId) {
         const chainId = gone.chainId;
         yield* update(chainsTable, { thoughtCount: sql`thought_count - 1`, updatedAt: Date.now() }, (c) => eq(c.id, chainId));
@@ -439,7 +439,7 @@ export function listChainsByRecency<H extends AnyStoreHandle>({ handle, limit = 
 
 export async function getChainById({ handle, id }: { handle: AnyStoreHandle; id: string }): Promise<Chain & { thoughts: Thought[] }> {
   const found = await read(handle, row(chainsTable, (c) => eq(c.id, id)));
-  if (!found) throw notFound("chain", id);
+  if (!found) throw notFound({ what: "chain", id });
   const { thoughts: inChain } = await listThoughtsByFilter({ handle, filter: { chain_id: id, limit: 200 } });
   return { ...toChain(found), thoughts: inChain };
 }

@@ -22,10 +22,10 @@ const USAGE_SQL = "select count(*) as documents, coalesce(sum(bytes), 0) as byte
 function assertStoreRoom(store: string, before: StoreUsage, after: StoreUsage): void {
   const { maxStoreDocuments, maxStoreBytes } = getConfig().limits;
   if (after.documents > maxStoreDocuments && after.documents > before.documents) {
-    throw limitReached("DUALMIND_MAX_STORE_DOCUMENTS", `this write would take store ${store} to ${after.documents} documents, its most is ${maxStoreDocuments}`);
+    throw limitReached({ limit: "DUALMIND_MAX_STORE_DOCUMENTS", message: `this write would take store ${store} to ${after.documents} documents, its most is ${maxStoreDocuments}` });
   }
   if (after.bytes > maxStoreBytes && after.bytes > before.bytes) {
-    throw limitReached("DUALMIND_MAX_STORE_BYTES", `this write would take store ${store} to ${after.bytes} bytes of text, its most is ${maxStoreBytes}`);
+    throw limitReached({ limit: "DUALMIND_MAX_STORE_BYTES", message: `this write would take store ${store} to ${after.bytes} bytes of text, its most is ${maxStoreBytes}` });
   }
 }
 

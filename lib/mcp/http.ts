@@ -33,8 +33,8 @@ function assertBatchWithinLimit(body: unknown): void {
   for (const m of Array.isArray(body) ? body : [body]) assertToolNameLength(m);
   if (!Array.isArray(body)) return;
   const max = getConfig().limits.mcpBatchMax;
-  if (max === 0) throw limitReached("DUALMIND_MCP_BATCH_MAX", "this server does not accept JSON-RPC batches: send one call per request");
-  if (body.length > max) throw limitReached("DUALMIND_MCP_BATCH_MAX", `a JSON-RPC batch may hold at most ${max} calls; this one holds ${body.length}`);
+  if (max === 0) throw limitReached({ limit: "DUALMIND_MCP_BATCH_MAX", message: "this server does not accept JSON-RPC batches: send one call per request" });
+  if (body.length > max) throw limitReached({ limit: "DUALMIND_MCP_BATCH_MAX", message: `a JSON-RPC batch may hold at most ${max} calls; this one holds ${body.length}` });
 }
 
 let toolsListJson: string | null = null;

@@ -147,11 +147,11 @@ export function openCoreFor({ handle, includeCore }: { handle: StoreHandle; incl
  */
 export function assertStoreQuota({ existing, createdByActor, actor }: { existing: string[]; createdByActor: string[]; actor: string }): void {
   const { maxStores, maxStoresPerToken } = getConfig().limits;
-  if (existing.length >= maxStores) throw limitReached("DUALMIND_MAX_STORES", `this instance holds ${existing.length} stores, its most`);
+  if (existing.length >= maxStores) throw limitReached({ limit: "DUALMIND_MAX_STORES", message: `this instance holds ${existing.length} stores, its most` });
   if (!actor.startsWith("agent:")) return;
   const live = new Set(existing);
   const mine = new Set(createdByActor.filter((s) => live.has(s))).size;
-  if (mine >= maxStoresPerToken) throw limitReached("DUALMIND_MAX_STORES_PER_TOKEN", `agent ${actor.slice("agent:".length)} created ${mine} stores, its most`);
+  if (mine >= maxStoresPerToken) throw limitReached({ limit: "DUALMIND_MAX_STORES_PER_TOKEN", message: `agent ${actor.slice("agent:".length)} created ${mine} stores, its most` });
 }
 
 /** Store names `actor` created, as the audit log records them (both backends read the same rows). */
