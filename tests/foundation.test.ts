@@ -54,11 +54,11 @@ describe("databases and stores", () => {
   });
 
   it("creates a store on first open, with sqlite-vec loaded", () => {
-    const h = getStoreDb("photography");
+    const h = getStoreDb({ store: "photography" });
     expect(fs.existsSync(path.join(env.dataDir, "stores", "photography", "index.db"))).toBe(true);
     expect(fs.existsSync(path.join(env.dataDir, "stores", "photography", "memory"))).toBe(true);
     expect(h.vectors.available).toBe(true);
-    const d = describeStore({ handle: getStoreDb("photography") });
+    const d = describeStore({ handle: getStoreDb({ store: "photography" }) });
     expect(d.vectors.version).toMatch(/^v0\./);
     expect(d.files.indexBytes).toBeGreaterThan(0);
   });
@@ -76,22 +76,22 @@ describe("databases and stores", () => {
     expect(listStoreNames()).toEqual(["core", "default"]);
     createStore({ input: { name: "sysadmin", description: "ops notes" }, actor: "test" });
     expect(listStoreNames()).toEqual(["core", "default", "sysadmin"]);
-    expect(describeStore({ handle: getStoreDb("sysadmin") }).description).toBe("ops notes");
+    expect(describeStore({ handle: getStoreDb({ store: "sysadmin" }) }).description).toBe("ops notes");
     expect(() => createStore({ input: { name: "sysadmin" }, actor: "test" })).toThrow(/already exists/);
     expect(() => openStore({ store: "nope" })).toThrow(/does not exist/);
   });
 
   it("attaches core read-only: reads work, writes through it fail", () => {
     ensureCoreStore();
-    getStoreDb("core").sqlite.exec("create table facts(x text); insert into facts values ('core fact')");
-    const reader = openStoreReaderWithCore({ handle: getStoreDb("work"), core: getStoreDb("core") });
+    getStoreDb({ store: "core" }).sqlite.exec("create table facts(x text); insert into facts values ('core fact')");
+    const reader = openStoreReaderWithCore({ handle: getStoreDb({ store: "work" }), core: getStoreDb({ store: "core" }) });
     try {
       expect(reader.prepare("select x from core.facts").get()).toEqual({ x: "core fact" });
       expect(() => reader.exec("insert into core.facts values ('sneaky')")).toThrow(/readonly/i);
     } finally {
       reader.close();
     }
-    expect(getStoreDb("core").sqlite.prepare("select count(*) as n from facts").get()).toEqual({ n: 1 });
+    expect(getStoreDb({ store: "core" }).sqlite.prepare("select count(*) as n from facts").get()).toEqual({ n: 1 });
   });
 });
 

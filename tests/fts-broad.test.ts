@@ -46,7 +46,7 @@ beforeAll(async () => {
     await stores().putDocuments({ store: "broad", input: { documents }, actor: "test" });
   }
   // The word lists, as the server's upkeep builds them on a larger store (test-sized thresholds).
-  if (!onPg) for (const { table, texts } of LISTED_TABLES) buildWordLists({ db: getStoreDb("broad").sqlite, table, texts: texts?.(getStoreDb("broad").sqlite), minRows: 300, minTableRows: 1 });
+  if (!onPg) for (const { table, texts } of LISTED_TABLES) buildWordLists({ db: getStoreDb({ store: "broad" }).sqlite, table, texts: texts?.(getStoreDb({ store: "broad" }).sqlite), minRows: 300, minTableRows: 1 });
 }, 180_000);
 afterAll(async () => {
   await env.cleanup();
@@ -106,7 +106,7 @@ describe("broad full-text queries", () => {
   itSqliteOnly("pages deep the same way (offset 40) and every hit contains the words (match=all)", PLANNER, () => {
     const { exhaustive, cached } = exhaustiveThenBroad(input("socket thread", { offset: 40, limit: 25 }));
     expect(view(cached)).toEqual(view(exhaustive));
-    const handle = getStoreDb("broad");
+    const handle = getStoreDb({ store: "broad" });
     for (const h of cached.results) {
       const text = (handle.sqlite.prepare("select text from chunks where id = ?").get(h.id) as { text: string }).text.toLowerCase();
       expect(text).toContain("socket");

@@ -35,7 +35,7 @@ const rowsInDb: Row[] = [];
 /** Run `work` in a transaction on the test store's schema, as withStoreTx does on a server. */
 function inStore<T>(work: (tx: SqlRunner) => PromiseLike<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    await useStoreSchema(tx, "store_t");
+    await useStoreSchema({ tx, schema: "store_t" });
     return await work(tx);
   });
 }
@@ -62,7 +62,7 @@ beforeAll(async () => {
   // The app expects an admin to create the extension (lib/index/vectors-pg.ts); here the test is the admin.
   await db.execute(sql`create extension if not exists vector`);
   await db.execute(sql`create schema store_t`);
-  await inStore((tx) => migrateStoreSchema(tx, "store_t"));
+  await inStore((tx) => migrateStoreSchema({ tx, schema: "store_t" }));
   for (let i = 1; i <= ROWS; i++) {
     const kind = i % 3 === 0 ? "code" : "markdown";
     const path = i % 5 === 0 ? `projects/x/${i}.md` : `misc/${i}.md`;

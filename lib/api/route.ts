@@ -164,7 +164,7 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
         if (principal) assertStoresAllowed({ principal, stores: named });
       }
       if (writesStores(spec, request)) await assertStoresWritable(named);
-      const result = await holdingStoreHandles(() => spec.handler({ params, query, body, principal, request }));
+      const result = await holdingStoreHandles({ work: () => spec.handler({ params, query, body, principal, request }) });
       // A handler returns data (or respondCreated(data, ...)); its own Response would skip the contract and lose the request id.
       if (result instanceof Response) throw new Error(`${spec.name}: handlers return data, not a Response`);
       const answer = isAnswer(result) ? result : { body: result, status: spec.status ?? 200, contentType: undefined };

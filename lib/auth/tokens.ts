@@ -190,7 +190,7 @@ type TokenLookup = Pick<ApiTokenRow, "id" | "agentId" | "label" | "scopes" | "st
 function tokenByHash(tokenHash: string): Op<TokenLookup | undefined> {
   return engineStep({
     sqlite: (h) =>
-      preparedOnce(h.sqlite, "select id, agent_id as agentId, label, scopes, stores, last_used_at as lastUsedAt, revoked_at as revokedAt from api_tokens where token_hash = ?").get(tokenHash) as TokenLookup | undefined,
+      preparedOnce({ sqlite: h.sqlite, sql: "select id, agent_id as agentId, label, scopes, stores, last_used_at as lastUsedAt, revoked_at as revokedAt from api_tokens where token_hash = ?" }).get(tokenHash) as TokenLookup | undefined,
     pg: async (tx) => (await tx.select().from(apiTokens.pg).where(eq(apiTokens.pg.tokenHash, tokenHash)))[0],
   });
 }

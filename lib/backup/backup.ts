@@ -365,7 +365,7 @@ export function restoreDataDir({ backupDir, keepStaleSources = false }: { backup
       const dir = config.sourceRoots.find((r) => r.store === s.name && r.name === root)?.dir;
       notRestored.push({ store: s.name, kind: "source documents re-read", count, reason: `kept as backed up, not re-read: ${u ? u.reason : `their files are not in ${dir}`}` });
     }
-    restoredStores[s.name] = countStoreKinds(getStoreDb(s.name).sqlite);
+    restoredStores[s.name] = countStoreKinds(getStoreDb({ store: s.name }).sqlite);
     for (const [kind, before] of Object.entries(s.counts ?? {})) {
       const after = restoredStores[s.name][kind as keyof StoreCounts];
       if (before !== null && after !== null && after < before) {

@@ -232,7 +232,7 @@ function writeVectors({
  * whose index was never built has nothing queued to embed.
  */
 function openForWorker(store: string): StoreHandle {
-  return getStoreDb(store, { create: false });
+  return getStoreDb({ store, create: false });
 }
 
 /** Claims of a worker process on this host that is gone (kill -9) are released at start and per heartbeat, not left to their lease. */
@@ -296,7 +296,7 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
         const started = Date.now();
         let r: BatchResult;
         try {
-          r = await holdingStoreHandles(() => processEmbedBatch({ handle: openForWorker(store), workerId, signal: opts.signal }));
+          r = await holdingStoreHandles({ work: () => processEmbedBatch({ handle: openForWorker(store), workerId, signal: opts.signal }) });
         } catch (e) {
           r = { ...emptyBatchResult(), error: (e as Error).message };
           log("error", "embed worker step failed", { store, error: r.error });

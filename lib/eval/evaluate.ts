@@ -130,7 +130,7 @@ async function knnDocuments({ store, reader, fingerprintId, query }: { store: st
   const pg = getPg();
   if (pg) {
     const handle = await openStorePg({ pg: await pg, store });
-    const knn = await withStoreTx({ handle, readOnly: true }, (tx) => vectorNeighboursPg({ tx, fingerprintId, query, k: SEARCH_DEPTH, where: [] }));
+    const knn = await withStoreTx({ handle, readOnly: true, work: (tx) => vectorNeighboursPg({ tx, fingerprintId, query, k: SEARCH_DEPTH, where: [] }) });
     return knn.ok ? pathsOfChunks(reader, knn.hits.map((h) => h.id)) : [];
   }
   const { hits } = knnSearch({ handle: openStore({ store }), kind: "chunk", fingerprintId, query, k: SEARCH_DEPTH });

@@ -55,10 +55,10 @@ export const nodeEmbeddablePg: PgEmbeddable = {
   kind: NODE_KIND,
   artifactType: NODE_KIND,
   async load({ tx, refIds }) {
-    const rows = await rowsOf<{ seq: string; displayName: string; entityType: string; tags: string; embedHash: string }>(
+    const rows = await rowsOf<{ seq: string; displayName: string; entityType: string; tags: string; embedHash: string }>({
       tx,
-      sql`select seq, display_name as "displayName", entity_type as "entityType", tags, embed_hash as "embedHash" from kg_node where seq in ${refIds}`,
-    );
+      query: sql`select seq, display_name as "displayName", entity_type as "entityType", tags, embed_hash as "embedHash" from kg_node where seq in ${refIds}`,
+    });
     return new Map(rows.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) }), inputHash: r.embedHash, chunkingVersion: null }]));
   },
   missingVectors: (fingerprintId) => missingVectorsSql({ kind: NODE_KIND, table: "kg_node", idColumn: "seq", hashColumn: "embed_hash", fingerprintId }),
@@ -267,8 +267,8 @@ function listNodesSqlite(handle: StoreHandle, f: z.output<typeof listNodesQueryS
   const page = handle.sqlite.prepare(`select ${NODE_COLUMNS} from ${from} ${clause} order by ${order} limit ? offset ?`);
   const total = handle.sqlite.prepare(`select count(*) as n from ${from} ${clause}`);
   const budget = startQueryBudget({ hint: LISTING_HINT });
-  const rows = runWithinBudget(handle.sqlite, budget, () => page.all(...args, f.limit, f.offset) as KgNodeRow[]);
-  const { n } = runWithinBudget(handle.sqlite, budget, () => total.get(...args) as CountRow);
+  const rows = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => page.all(...args, f.limit, f.offset) as KgNodeRow[] });
+  const { n } = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => total.get(...args) as CountRow });
   return { nodes: rows.map(toGraphNode), total: n };
 }
 
@@ -282,7 +282,7 @@ async function listNodesPg(tx: PgStoreTx, f: z.output<typeof listNodesQuerySchem
   const where = and(f.entity_type ? eq(t.entityType, f.entity_type) : undefined, query ? sql`kg_node.tsv @@ (${query})` : undefined);
   const order = query ? [sql`ts_rank(kg_node.tsv, ${query}) desc`, t.seq] : [desc(t.updatedAt), desc(t.seq)];
   const budget = startQueryBudget({ hint: LISTING_HINT });
-  return runWithinBudgetPg(tx, budget, async () => {
+  return runWithinBudgetPg({ tx, budget, fn: async () => {
     const rows = await tx
       .select()
       .from(t)
@@ -292,5 +292,5 @@ async function listNodesPg(tx: PgStoreTx, f: z.output<typeof listNodesQuerySchem
       .offset(f.offset);
     const [{ n }] = await tx.select({ n: countAll() }).from(t).where(where);
     return { nodes: rows.map(toGraphNode), total: n };
-  });
+  } });
 }

@@ -289,24 +289,24 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
  * is the same whoever computes it, and is written only while still null.
  */
 export async function computePendingNoveltyPg({ tx, fingerprintId }: { tx: PgStoreTx; fingerprintId: string }): Promise<number> {
-  const ready = await rowsOf<{ seq: string; embedding: number[] }>(
+  const ready = await rowsOf<{ seq: string; embedding: number[] }>({
     tx,
-    sql`select t.seq, e.embedding from thoughts t join embeddings e on e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId} and e.input_hash = t.content_hash
+    query: sql`select t.seq, e.embedding from thoughts t join embeddings e on e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId} and e.input_hash = t.content_hash
       where t.novelty is null order by t.seq limit ${NOVELTY_BATCH} for update of t skip locked`,
-  );
+  });
   if (ready.length === 0) return 0;
   const seqs = `{${ready.map((r) => r.seq).join(",")}}`;
-  const window = await rowsOf<{ seq: string; prev: string }>(
+  const window = await rowsOf<{ seq: string; prev: string }>({
     tx,
-    sql`select r.seq, p.seq as prev from unnest(${seqs}::bigint[]) as r(seq) cross join lateral (
+    query: sql`select r.seq, p.seq as prev from unnest(${seqs}::bigint[]) as r(seq) cross join lateral (
         select t.seq from thoughts t where t.seq < r.seq
           and exists (select 1 from embeddings e where e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId})
         order by t.seq desc limit ${NOVELTY_WINDOW}) p`,
-  );
+  });
   const prevIds = [...new Set(window.map((w) => w.prev))];
   const vectors = new Map<string, number[]>();
   if (prevIds.length) {
-    const found = await rowsOf<{ refId: string; embedding: number[] }>(tx, sql`select ref_id as "refId", embedding from embeddings where kind = ${THOUGHT_KIND} and fingerprint_id = ${fingerprintId} and ref_id = any(${`{${prevIds.join(",")}}`}::bigint[])`);
+    const found = await rowsOf<{ refId: string; embedding: number[] }>({ tx, query: sql`select ref_id as "refId", embedding from embeddings where kind = ${THOUGHT_KIND} and fingerprint_id = ${fingerprintId} and ref_id = any(${`{${prevIds.join(",")}}`}::bigint[])` });
     for (const v of found) vectors.set(String(v.refId), v.embedding);
   }
   const before = new Map<string, string[]>();
@@ -332,7 +332,7 @@ export async function refreshNovelty({ handle }: { handle: AnyStoreHandle }): Pr
   } catch {
     return;
   }
-  if (handle.kind === "pg") await withStoreTx({ handle }, (tx) => computePendingNoveltyPg({ tx, fingerprintId }));
+  if (handle.kind === "pg") await withStoreTx({ handle, work: (tx) => computePendingNoveltyPg({ tx, fingerprintId }) });
   else computePendingNovelty({ handle, fingerprintId });
 }
 

@@ -264,13 +264,13 @@ export function runFts({
     const broad = broadTopWithinBudget({ db: reader.sqlite, schema, table: "chunks_fts", match, budget });
     if (broad) {
       onPlan?.(broad.plan);
-      return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, filters, take, top: broad.top }));
+      return runWithinBudget({ sqlite: reader.sqlite, budget, fn: () => pageOfRankedHits({ reader, schema, filters, take, top: broad.top }) });
     }
     if (!hasExplicitFilters(input)) {
       // Only the default filter (expired memories): rank over the FTS table alone, then join and filter just the best rows.
       // Joining chunks and documents and testing the filter for every match costs several times the ranking itself.
-      const ranked = preparedOnce(reader.sqlite, `select rowid, bm25(chunks_fts) as rank from ${schema}.chunks_fts where chunks_fts match ? order by rank, rowid limit ?`);
-      return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, filters, take, top: (m) => ranked.all(match, m) as Bm25Row[] }));
+      const ranked = preparedOnce({ sqlite: reader.sqlite, sql: `select rowid, bm25(chunks_fts) as rank from ${schema}.chunks_fts where chunks_fts match ? order by rank, rowid limit ?` });
+      return runWithinBudget({ sqlite: reader.sqlite, budget, fn: () => pageOfRankedHits({ reader, schema, filters, take, top: (m) => ranked.all(match, m) as Bm25Row[] }) });
     }
     const where = ["chunks_fts match ?", ...filters.where];
     const args: unknown[] = [match, ...filters.args];
@@ -280,7 +280,7 @@ export function runFts({
       from ${schema}.chunks_fts join ${schema}.chunks c on c.id = chunks_fts.rowid join ${schema}.documents d on d.doc_id = c.doc_id
       where ${where.join(" and ")} order by rank, c.id limit ?`;
     const statement = reader.sqlite.prepare(sql);
-    return runWithinBudget(reader.sqlite, budget, () => statement.all(...args, take) as HitRow[]);
+    return runWithinBudget({ sqlite: reader.sqlite, budget, fn: () => statement.all(...args, take) as HitRow[] });
   } catch (e) {
     // The statement itself is fixed and valid, so with advanced syntax an SQLITE_ERROR is the caller's
     // expression (syntax, unknown column, unterminated string). Plain queries are built to be valid.
@@ -300,12 +300,12 @@ type ChunkRowDetail = Omit<HitRow, "rank">;
  */
 function pageOfRankedHits({ reader, schema, filters, take, top }: { reader: SearchReader; schema: "main" | "core"; filters: { where: string[]; args: unknown[] }; take: number; top: (m: number) => Bm25Row[] }): HitRow[] {
   // Fixed text per schema and filter shape: prepared once per connection.
-  const details = preparedOnce(
-    reader.sqlite,
-    `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, c.text
+  const details = preparedOnce({
+    sqlite: reader.sqlite,
+    sql: `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, c.text
      from ${schema}.chunks c join ${schema}.documents d on d.doc_id = c.doc_id
      where c.id in (select value from json_each(?))${filters.where.map((w) => ` and ${w}`).join("")}`,
-  );
+  });
   let kept: { row: Bm25Row; detail: ChunkRowDetail }[] = [];
   for (let m = take + 16; ; m *= 4) {
     const rows = top(m);

@@ -111,7 +111,7 @@ const UNINDEXABLE_KEY = "unindexable_files";
 const UNINDEXABLE_CAP = 100;
 
 export function lastUnindexableFiles({ handle }: { handle: StoreHandle }): UnindexableFile[] {
-  const raw = (preparedOnce(handle.sqlite, "select value from meta where key = 'unindexable_files'").get() as { value: string } | undefined)?.value;
+  const raw = (preparedOnce({ sqlite: handle.sqlite, sql: "select value from meta where key = 'unindexable_files'" }).get() as { value: string } | undefined)?.value;
   if (!raw) return [];
   try {
     return JSON.parse(raw) as UnindexableFile[];
@@ -310,7 +310,7 @@ export function markIndexBuilt({ handle }: { handle: StoreHandle }): void {
 
 /** When the index was last built from the files (undefined: never, e.g. a deleted index.db). Read on every store open, so prepared once per connection. */
 function indexBuiltAt({ handle }: { handle: StoreHandle }): string | undefined {
-  return (preparedOnce(handle.sqlite, "select value from meta where key = 'index_built_at'").get() as { value: string } | undefined)?.value;
+  return (preparedOnce({ sqlite: handle.sqlite, sql: "select value from meta where key = 'index_built_at'" }).get() as { value: string } | undefined)?.value;
 }
 
 const g = globalThis as unknown as { __dualmindReindexing?: Set<string> };

@@ -341,7 +341,7 @@ function filteredChunkIds({ handle, input, now, budget }: { handle: StoreHandle;
   if (!hasExplicitFilters(input)) return undefined;
   const filters = chunkFilterSql({ schema: "main", input, now });
   const statement = handle.sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where ${filters.where.join(" and ")} limit ?`);
-  const ids = runWithinBudget(handle.sqlite, budget, () => statement.all(...filters.args, EXACT_FILTER_LIMIT + 1) as ChunkIdRow[]).map((r) => r.id);
+  const ids = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => statement.all(...filters.args, EXACT_FILTER_LIMIT + 1) as ChunkIdRow[] }).map((r) => r.id);
   return ids.length <= EXACT_FILTER_LIMIT ? ids : undefined;
 }
 
@@ -349,11 +349,11 @@ function filteredChunkIds({ handle, input, now, budget }: { handle: StoreHandle;
 function keptByFilters({ handle, ids, input, now, budget }: { handle: StoreHandle; ids: number[]; input: SearchInput; now: number; budget: QueryBudget }): Set<number> {
   const filters = chunkFilterSql({ schema: "main", input, now });
   const kept = handle.sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))${filters.where.length ? " and " + filters.where.join(" and ") : ""}`);
-  return new Set((runWithinBudget(handle.sqlite, budget, () => kept.all(JSON.stringify(ids), ...filters.args)) as ChunkIdRow[]).map((x) => x.id));
+  return new Set((runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => kept.all(JSON.stringify(ids), ...filters.args) }) as ChunkIdRow[]).map((x) => x.id));
 }
 
 function hasChunks(handle: StoreHandle): boolean {
-  return !!preparedOnce(handle.sqlite, "select 1 from chunks limit 1").get();
+  return !!preparedOnce({ sqlite: handle.sqlite, sql: "select 1 from chunks limit 1" }).get();
 }
 
 /** The title heading of each listed document (its first `#` line, or its first line), for field evidence. */
@@ -525,7 +525,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
       let knn: ReturnType<typeof vectorNeighbours>;
       const kept = new Map<string, Set<number>>();
       for (let k = take + 20; ; k = Math.min(MAX_POST_FILTER_K, k * 4)) {
-        knn = runWithinBudget(handle.sqlite, budget, () => vectorNeighbours({ sources, kind: CHUNK_KIND, query: plan.vector, k, floor, exact: input.exact }));
+        knn = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => vectorNeighbours({ sources, kind: CHUNK_KIND, query: plan.vector, k, floor, exact: input.exact }) });
         kept.clear();
         for (const s of sources) {
           if (s.allowed) continue;
@@ -719,11 +719,11 @@ function addDocumentContext({ handle, ranked, input, now, budget, opts }: { hand
   const side = (cmp: string, order: "desc" | "asc") =>
     `select * from (select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, c.text
        from documents d join chunks c on c.doc_id = d.doc_id and c.chunk_index = 0 where ${cmp}${and} order by d.mtime ${order} limit ${CONTEXT_ROWS_READ})`;
-  const around = preparedOnce(handle.sqlite, `${side("d.mtime >= ? and d.mtime < ?", "desc")} union all ${side("d.mtime > ? and d.mtime <= ?", "asc")}`);
+  const around = preparedOnce({ sqlite: handle.sqlite, sql: `${side("d.mtime >= ? and d.mtime < ?", "desc")} union all ${side("d.mtime > ? and d.mtime <= ?", "asc")}` });
   const neighbours: ContextNeighbours<string>[] = [];
   const found = new Map<string, ChunkDetail>();
   for (const seed of seeds) {
-    const rows = runWithinBudget(handle.sqlite, budget, () => around.all(seed.time - opts.windowMs, seed.time, ...filters.args, seed.time, seed.time + opts.windowMs, ...filters.args) as ChunkDetail[]);
+    const rows = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => around.all(seed.time - opts.windowMs, seed.time, ...filters.args, seed.time, seed.time + opts.windowMs, ...filters.args) as ChunkDetail[] });
     const near = nearestInFolder(seed, rows.map((r) => ({ ...r, key: `${handle.store}:${r.id}`, time: r.updatedAt })));
     for (const r of [near.before, near.after]) if (r) found.set(r.key, r);
     neighbours.push({ hit: seed.key, before: near.before?.key ?? null, after: near.after?.key ?? null });
@@ -797,12 +797,12 @@ function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handle
     const wanted = new Set(candidates.filter((c) => c.store === h.store && c.fts?.matched !== false).map((c) => c.detail.path));
     if (wanted.size === 0 || !documentFtsReady(h)) continue;
     // The candidates' documents (documents_fts rowid = doc_id), looked up by path.
-    const ids = preparedOnce(h.sqlite, "select doc_id as id, path from documents where path in (select value from json_each(?))").all(JSON.stringify([...wanted])) as { id: number; path: string }[];
+    const ids = preparedOnce({ sqlite: h.sqlite, sql: "select doc_id as id, path from documents where path in (select value from json_each(?))" }).all(JSON.stringify([...wanted])) as { id: number; path: string }[];
     const pathOf = new Map(ids.map((r) => [r.id, r.path]));
     // The candidates alone, from the index's numbers (cost follows the query words' occurrences, not their matches).
     // From the index's word lists when it has them (no text read, no common word's instances walked), else the same numbers computed.
     const scoreOf = (score: typeof bm25OfRows) => score({ db: h.sqlite, schema: "main", table: "documents_fts", match, rowids: [...pathOf.keys()], texts: (docIds) => documentFtsValues({ sqlite: h.sqlite, docIds }) });
-    const scored = leg === "candidates" ? runWithinBudget(h.sqlite, budget, () => scoreOf(wordListScoresOf) ?? scoreOf(bm25OfRows)) : null;
+    const scored = leg === "candidates" ? runWithinBudget({ sqlite: h.sqlite, budget, fn: () => scoreOf(wordListScoresOf) ?? scoreOf(bm25OfRows) }) : null;
     if (scored) {
       for (const [id, score] of scored) out.set(`${h.store}:${pathOf.get(id)}`, score);
       continue;
@@ -811,7 +811,7 @@ function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handle
     const broad = broadTopWithinBudget({ db: h.sqlite, schema: "main", table: "documents_fts", match, budget });
     const top = broad
       ? broad.top(depth)
-      : runWithinBudget(h.sqlite, budget, () => preparedOnce(h.sqlite, "select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ? order by rank, rowid limit ?").all(match, depth) as Bm25Row[]);
+      : runWithinBudget({ sqlite: h.sqlite, budget, fn: () => preparedOnce({ sqlite: h.sqlite, sql: "select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ? order by rank, rowid limit ?" }).all(match, depth) as Bm25Row[] });
     for (const r of top) {
       const path = pathOf.get(r.rowid);
       if (path !== undefined) out.set(`${h.store}:${path}`, -r.rank);

@@ -96,7 +96,7 @@ export async function handleMcpPost(request: Request): Promise<Response> {
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: getConfig().maxBodyBytes });
   await server.connect(transport);
   try {
-    return await holdingStoreHandles(() => withSharedQueryBudget(() => transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody })));
+    return await holdingStoreHandles({ work: () => withSharedQueryBudget({ fn: () => transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody }) }) });
   } finally {
     await server.close();
   }

@@ -100,7 +100,7 @@ async function recallQualityPg({ stores, window }: { stores: string[]; window: W
   if (!pg) return { perStore, rows };
   for (const store of stores) {
     const handle = await openStorePg({ pg: await pg, store });
-    const buckets = await withStoreTx({ handle, readOnly: true }, (tx) => inCallerTx(tx, recallMetrics({ bucketMs: window.stepMs, since: window.from, until: window.to })));
+    const buckets = await withStoreTx({ handle, readOnly: true, work: (tx) => inCallerTx(tx, recallMetrics({ bucketMs: window.stepMs, since: window.from, until: window.to })) });
     const recalls = buckets.reduce((a, b) => a + b.recalls, 0);
     const rated = buckets.reduce((a, b) => a + b.rated, 0);
     const hits = buckets.reduce((a, b) => a + b.hitRate * b.recalls, 0);

@@ -14,7 +14,7 @@ import { docsizeLength, indexStateOf } from "./fts5-bm25";
 
 /** The tokenize= argument of an FTS5 table, as declared. */
 export function ftsTokenizerOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string {
-  const sql = (preparedOnce(db, `select sql from ${schema}.sqlite_master where name = ?`).get(table) as { sql: string } | undefined)?.sql ?? "";
+  const sql = (preparedOnce({ sqlite: db, sql: `select sql from ${schema}.sqlite_master where name = ?` }).get(table) as { sql: string } | undefined)?.sql ?? "";
   const m = sql.match(/tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")/i);
   return m ? (m[1] ?? m[2]).replaceAll("''", "'") : "unicode61";
 }
@@ -28,7 +28,7 @@ let scratchDb: Database.Database | null = null;
 const scratchTables = new Map<string, { table: string; vocab: string }>();
 
 export function emptyScratch(db: Database.Database, table: string): void {
-  preparedOnce(db, `insert into ${table}(${table}) values ('delete-all')`).run();
+  preparedOnce({ sqlite: db, sql: `insert into ${table}(${table}) values ('delete-all')` }).run();
 }
 
 export function scratchTable(tokenize: string, columns: number): { db: Database.Database; table: string; vocab: string } {
@@ -49,11 +49,11 @@ export function scratchTable(tokenize: string, columns: number): { db: Database.
 /** The tokens the tokenizer makes of each text, in order (what FTS5 looks up for a phrase of that text). */
 export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: string[] }): string[][] {
   const { db, table, vocab } = scratchTable(tokenize, 1);
-  const insert = preparedOnce(db, `insert into ${table}(rowid, c0) values (?, ?)`);
+  const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, c0) values (?, ?)` });
   try {
     db.transaction(() => texts.forEach((t, i) => insert.run(i + 1, t)))();
     const out: string[][] = texts.map(() => []);
-    for (const [term, doc] of preparedOnce(db, `select term, doc from ${vocab} order by doc, "offset"`, "raw").all() as [string, number][]) out[doc - 1].push(term);
+    for (const [term, doc] of preparedOnce({ sqlite: db, sql: `select term, doc from ${vocab} order by doc, "offset"`, mode: "raw" }).all() as [string, number][]) out[doc - 1].push(term);
     return out;
   } finally {
     emptyScratch(db, table);
@@ -67,18 +67,18 @@ export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: stri
  */
 export function scratchCounts({ tokenize, columns, rows, tokens }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; tokens: string[] }): { length: Map<number, number>; tf: Map<number, Map<string, number>> } {
   const { db, table, vocab } = scratchTable(tokenize, columns);
-  const insert = preparedOnce(db, `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})`);
+  const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})` });
   try {
     db.transaction(() => {
       for (const r of rows) insert.run(r.rowid, ...r.values);
     })();
     // Lengths from the table's own record of them (one varint per column), counts for the wanted tokens only.
     const length = new Map<number, number>();
-    for (const [id, sz] of preparedOnce(db, `select id, sz from ${table}_docsize`, "raw").all() as [number, Buffer][]) length.set(id, docsizeLength(sz, columns));
+    for (const [id, sz] of preparedOnce({ sqlite: db, sql: `select id, sz from ${table}_docsize`, mode: "raw" }).all() as [number, Buffer][]) length.set(id, docsizeLength(sz, columns));
     const tf = new Map<number, Map<string, number>>();
     // One token at a time, its instances' rows only: the term is never read back (a string per instance cost
     // several times as much for the instances of a thousand common words).
-    const docs = preparedOnce(db, `select doc from ${vocab} where term = ?`, "pluck");
+    const docs = preparedOnce({ sqlite: db, sql: `select doc from ${vocab} where term = ?`, mode: "pluck" });
     for (const term of new Set(tokens)) {
       for (const doc of docs.all(term) as number[]) {
         let m = tf.get(doc);
@@ -119,7 +119,7 @@ export function tableShape(db: Database.Database, schema: string, table: string)
   const key = `${schema}.${table}`;
   let shape = shapes.get(key);
   if (!shape) {
-    const columns = (preparedOnce(db, `select count(*) as n from pragma_table_xinfo(?, ?) where hidden = 0`).get(table, schema) as { n: number }).n;
+    const columns = (preparedOnce({ sqlite: db, sql: `select count(*) as n from pragma_table_xinfo(?, ?) where hidden = 0` }).get(table, schema) as { n: number }).n;
     shape = { tokenize: ftsTokenizerOf({ db, schema, table }), columns };
     shapes.set(key, shape);
   }
@@ -144,7 +144,7 @@ const tokenCache = new Map<string, string | null>();
 
 /** The file behind an attached schema ('' for an in-memory or temporary database, whose values are never kept). */
 export function databaseFileOf(db: Database.Database, schema: string): string {
-  return (preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string | undefined) ?? "";
+  return (preparedOnce({ sqlite: db, sql: "select file from pragma_database_list where name = ?", mode: "pluck" }).get(schema) as string | undefined) ?? "";
 }
 
 const MAX_STATE_MEMOS = 4096;
@@ -191,7 +191,7 @@ export function tokenStats({ db, schema, table, token }: { db: Database.Database
       compute: () => {
         const vocab = vocabTables(db, schema, table);
         if (!vocab) throw NO_VOCABULARY;
-        const r = preparedOnce(db, `select doc, cnt from ${vocab.row} where term = ?`).get(token) as { doc: number; cnt: number } | undefined;
+        const r = preparedOnce({ sqlite: db, sql: `select doc, cnt from ${vocab.row} where term = ?` }).get(token) as { doc: number; cnt: number } | undefined;
         return { rows: r?.doc ?? 0, instances: r?.cnt ?? 0 };
       },
     });

@@ -84,8 +84,8 @@ export function snippetsOf({ tokenize, match, rows, open, close, ellipsis, token
     db.exec(`create virtual table ${table} using fts5(text, tokenize='${tokenize.replaceAll("'", "''")}')`);
     snippetTables.set(tokenize, table);
   }
-  const insert = preparedOnce(db, `insert into ${table}(rowid, text) values (?, ?)`);
-  const read = preparedOnce(db, `select rowid as id, snippet(${table}, 0, ?, ?, ?, ?) as s from ${table} where ${table} match ?`);
+  const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, text) values (?, ?)` });
+  const read = preparedOnce({ sqlite: db, sql: `select rowid as id, snippet(${table}, 0, ?, ?, ?, ?) as s from ${table} where ${table} match ?` });
   try {
     db.transaction(() => {
       for (const r of rows) insert.run(r.id, r.text);

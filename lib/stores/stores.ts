@@ -123,7 +123,7 @@ export function openStore({ store, buildIndex = true }: { store: string; buildIn
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${store}`);
   if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
   const opening = !isStoreDbOpen(store);
-  const handle = getStoreDb(store, { create: false });
+  const handle = getStoreDb({ store, create: false });
   // An archived store is opened for the read that asks, and closed again once idle.
   if (opening && isStoreArchived(store)) closeStoreDbWhenIdle(handle);
   if (buildIndex) ensureIndexBuilt({ handle });
@@ -278,7 +278,7 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
   }
   let handle: StoreHandle;
   try {
-    handle = getStoreDb(name);
+    handle = getStoreDb({ store: name });
     // A new store's index is built: it and the memory folder are both empty. Without this mark, the first
     // open after files arrive would rebuild the whole index synchronously, inside whatever request opened it.
     markIndexBuilt({ handle });
@@ -296,7 +296,7 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
 
 /** The core store exists from the first run. */
 export function ensureCoreStore(): void {
-  getStoreDb(CORE_STORE);
+  getStoreDb({ store: CORE_STORE });
 }
 
 /**

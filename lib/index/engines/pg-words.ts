@@ -117,14 +117,14 @@ export async function rowsBm25Pg({ tx, table, words, mode, among }: { tx: PgStor
   const tokens = phraseTokens(table.tokenize, plain.phrases);
   if (!tokens) return { kind: "unavailable", reason: "a query word is not exactly one token" };
   const unique = arrayLiteral([...new Set(tokens)]);
-  const [row] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: Record<string, number> | null; hits: [string, string, number, number][] }>(
+  const [row] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: Record<string, number> | null; hits: [string, string, number, number][] }>({
     tx,
-    sql`select exists (select 1 from ${sql.identifier(table.table)} where fts_len is null) as pending, t.rows, t.tokens,
+    query: sql`select exists (select 1 from ${sql.identifier(table.table)} where fts_len is null) as pending, t.rows, t.tokens,
       (select json_object_agg(f.term, f.rows) from word_terms f where f.tbl = ${table.tbl} and f.term = any(${unique}::text[])) as df,
       (select coalesce(json_agg(json_build_array(a.label, p.term, p.tf, p.len)), '[]'::json) from (${among}) a
         join word_postings p on p.tbl = ${table.tbl} and p.rid = a.rid and p.term = any(${unique}::text[])) as hits
       from word_totals t where t.tbl = ${table.tbl}`,
-  );
+  });
   if (!row || row.pending) return { kind: "unavailable", reason: `the ${table.tbl} full-text statistics are being built` };
   const rows = Number(row.rows);
   const scores = new Map<string, number>();
@@ -157,17 +157,17 @@ export async function rowsBm25Pg({ tx, table, words, mode, among }: { tx: PgStor
  * transaction; answers how many were done. A document's text is its stored content, or rebuilt from its chunks.
  */
 export async function backfillDocumentTermsBatchPg({ handle, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; batch?: number }): Promise<number> {
-  return withStoreTx({ handle }, (tx) =>
+  return withStoreTx({ handle, work: (tx) =>
     withStoreQuotaPg(tx, handle.store, async () => {
-      const docs = await rowsOf<{ docId: string; path: string; kind: string; bytes: number; content: string | null }>(
+      const docs = await rowsOf<{ docId: string; path: string; kind: string; bytes: number; content: string | null }>({
         tx,
-        sql`select doc_id as "docId", path, kind, bytes, content from documents where fts_len is null order by doc_id limit ${batch} for update skip locked`,
-      );
+        query: sql`select doc_id as "docId", path, kind, bytes, content from documents where fts_len is null order by doc_id limit ${batch} for update skip locked`,
+      });
       if (docs.length === 0) return 0;
-      const spans = await rowsOf<{ docId: string; startByte: number; endByte: number; text: string }>(
+      const spans = await rowsOf<{ docId: string; startByte: number; endByte: number; text: string }>({
         tx,
-        sql`select doc_id as "docId", start_byte as "startByte", end_byte as "endByte", text from chunks where doc_id = any(${arrayLiteral(docs.map((d) => Number(d.docId)))}::bigint[]) order by doc_id, start_byte`,
-      );
+        query: sql`select doc_id as "docId", start_byte as "startByte", end_byte as "endByte", text from chunks where doc_id = any(${arrayLiteral(docs.map((d) => Number(d.docId)))}::bigint[]) order by doc_id, start_byte`,
+      });
       const byDoc = new Map<number, ChunkSpan[]>();
       for (const s of spans) (byDoc.get(Number(s.docId)) ?? byDoc.set(Number(s.docId), []).get(Number(s.docId))!).push(s);
       const texts = docs.map((d) => {
@@ -178,7 +178,7 @@ export async function backfillDocumentTermsBatchPg({ handle, batch = BACKFILL_BA
       await writeDocumentTermsPg({ tx, docs: texts });
       return docs.length;
     }),
-  );
+  });
 }
 
 /** Tokenize every document without whole-document statistics, a batch per transaction; answers how many. */
