@@ -3,12 +3,8 @@
  * This list only shrinks: convert a function to one object argument and drop its name here.
  */
 const positional = {
-  "lib/backend/users.ts": { reason: "not yet converted", names: ["resolveSessionUser"] },
   "lib/collections.ts": { reason: "(map, key, value) like Map.set, used on hot loops", names: ["pushTo"] },
-  "lib/db/port.ts": { reason: "not yet converted", names: ["tablePair", "storeLock", "rows", "row", "count", "insert", "insertOrIgnore", "insertMany", "insertManyOrIgnore", "upsert", "update", "remove", "select", "withinBudget", "read", "write", "readLedger", "writeLedger", "inCallerTx"] },
-  "lib/embed/batch-embed.ts": { reason: "not yet converted", names: ["splitBatchOutcome"] },
-  "lib/embed/healing.ts": { reason: "not yet converted", names: ["closeHold", "noteProbeOk", "holdErrorText"] },
-  "lib/embed/queue.ts": { reason: "not yet converted", names: ["backoffDelayMs"] },
+  "lib/db/port.ts": { reason: "the query port: (table, values/where) and (handle, op) read as Drizzle's builder and transaction calls at every query", names: ["tablePair", "storeLock", "rows", "row", "count", "insert", "insertOrIgnore", "insertMany", "insertManyOrIgnore", "upsert", "update", "remove", "select", "withinBudget", "read", "write", "readLedger", "writeLedger", "inCallerTx"] },
   "lib/eval/content.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["readProbeSources"] },
   "lib/eval/probes.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["dropAThird", "reword"] },
   "lib/eval/score.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["rankOf", "scoreOf", "fellBeyondNoise"] },
@@ -31,8 +27,6 @@ const positional = {
   "lib/index/store-quota.ts": { reason: "not yet converted", names: ["withStoreQuota", "withStoreQuotaPg"] },
   "lib/index/vectors-pg.ts": { reason: "not yet converted", names: ["hnswIndexName", "pgvectorSupportPg", "ensureHnswIndexPg"] },
   "lib/log.ts": { reason: "(level, message, fields) like console's methods", names: ["log"] },
-  "lib/metrics/preparers.ts": { reason: "not yet converted", names: ["windowForRange", "bucketOf", "fillGaps", "isolatedPoints", "prepareLatencySeries", "prepareHealthSeries"] },
-  "lib/metrics/rollups.ts": { reason: "not yet converted", names: ["foldRollups", "mergedWithStored", "rollupValues"] },
   "lib/recall/events.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["recallEventRows"] },
   "lib/recall/recall.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["lexicalSimilarities", "recallPlan"] },
   "lib/recall/sanitize.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["assertSanitizeBudget"] },
@@ -45,7 +39,6 @@ const positional = {
   "lib/retrieval/fusion.ts": { reason: "not yet converted", names: ["fusionPolicyFor", "rrfTerm", "recencyDecay"] },
   "lib/retrieval/match.ts": { reason: "not yet converted", names: ["queryWords", "contentWords", "matchTerms", "buildFtsMatch", "matchExpression", "exactFormShare", "adjacentPairShare"] },
   "lib/retrieval/snippet.ts": { reason: "not yet converted", names: ["snippetFor"] },
-  "lib/stores/stores.ts": { reason: "not yet converted", names: ["assertStoreRemovable", "assertDeleteConfirmed", "caseCollision"] },
 };
 
 export default positional;

@@ -207,10 +207,10 @@ describe("write-behind embedding", () => {
   });
 
   it("backoff grows exponentially with jitter and is capped", () => {
-    expect(backoffDelayMs(1, () => 0)).toBe(500);
-    expect(backoffDelayMs(1, () => 1)).toBe(1000);
-    expect(backoffDelayMs(4, () => 1)).toBe(8000);
-    expect(backoffDelayMs(30, () => 1)).toBe(300_000);
+    expect(backoffDelayMs({ attempts: 1, random: () => 0 })).toBe(500);
+    expect(backoffDelayMs({ attempts: 1, random: () => 1 })).toBe(1000);
+    expect(backoffDelayMs({ attempts: 4, random: () => 1 })).toBe(8000);
+    expect(backoffDelayMs({ attempts: 30, random: () => 1 })).toBe(300_000);
   });
 
   itSqliteOnly("without sqlite-vec, search still answers by scanning the BLOBs", NOTE_KIND, async () => {

@@ -60,7 +60,7 @@ describe("latency rollups", () => {
     recordRequest({ route: "GET /health", status: 200, ms: 1, now: NOW });
     flushLatencyRollups();
     expect(pruneMetrics({ now: NOW })).toEqual({ minuteRows: 2, quarterHourRows: 1, yearOld: 0 });
-    const total = listRouteTotalsByWindow({ window: windowForRange("30d", NOW) });
+    const total = listRouteTotalsByWindow({ window: windowForRange({ range: "30d", now: NOW }) });
     expect(total).toMatchObject([{ route: "GET /health", count: 3 }]);
     expect(pruneMetrics({ now: NOW + 400 * DAY }).yearOld).toBe(2);
   });
@@ -72,12 +72,12 @@ describe("latency rollups", () => {
     recordRequest({ route: "POST /tasks", status: 409, ms: 2, now: NOW });
     recordRequest({ route: "POST /tasks", status: 503, ms: 2, now: NOW });
     flushLatencyRollups();
-    const window = windowForRange("1h", NOW);
+    const window = windowForRange({ range: "1h", now: NOW });
     const [totals] = listRouteTotalsByWindow({ window });
     expect(totals).toMatchObject({ count: 5, errorCount: 1, clientErrorCount: 3, errorsByStatus: { "404": 1, "409": 2, "503": 1 } });
     const [row] = prepareRouteTable([totals]);
     expect(row).toMatchObject({ errorPct: 20, clientErrorPct: 60, serverErrorsByStatus: [["503", 1]], clientAnswersByStatus: [["409", 2], ["404", 1]] });
-    const point = prepareLatencySeries(listLatencyBucketsByWindow({ window }), window).find((p) => p.count !== null);
+    const point = prepareLatencySeries({ rows: listLatencyBucketsByWindow({ window }), window }).find((p) => p.count !== null);
     expect(point).toMatchObject({ count: 5, errorPct: 20, clientErrorPct: 60 });
   });
 
@@ -105,7 +105,7 @@ describe("latency rollups", () => {
     recordRequest({ route: "POST /dialectic/sessions/{id}/messages", status: 409, ms: 2, now: NOW });
     recordRequest({ route: "POST /dialectic/sessions/{id}/messages", status: 409, ms: 2, now: NOW });
     flushLatencyRollups();
-    const [row] = prepareRouteTable(listRouteTotalsByWindow({ window: windowForRange("1h", NOW) }));
+    const [row] = prepareRouteTable(listRouteTotalsByWindow({ window: windowForRange({ range: "1h", now: NOW }) }));
     expect(row).toMatchObject({ errorPct: 0, clientErrorPct: 100, serverErrorsByStatus: [], clientAnswersByStatus: [["409", 2]] });
   });
 });

@@ -13,7 +13,7 @@ import { AppError } from "@/lib/errors";
  */
 export async function getSessionUser(): Promise<PublicUser | null> {
   const session = await getServerSession(getAuthOptions());
-  return await resolveSessionUser(session?.user ? { uid: session.user.id, role: session.user.role, sv: session.user.sv, name: session.user.name } : null);
+  return await resolveSessionUser({ claims: session?.user ? { uid: session.user.id, role: session.user.role, sv: session.user.sv, name: session.user.name } : null });
 }
 
 /** For pages: signed in or sent to the login page. */

@@ -122,7 +122,7 @@ export async function failEmbedItemsPg({
   for (const it of items) {
     const attempts = it.attempts + 1;
     const park = !retryable || attempts >= maxAttempts;
-    const next = now + Math.max(minDelayMs, backoffDelayMs(attempts));
+    const next = now + Math.max(minDelayMs, backoffDelayMs({ attempts }));
     const r = await tx.execute(sql`update embed_queue set attempts = ${attempts}, last_error = ${error.slice(0, 1000)}, next_attempt_at = ${next},
         parked_at = ${park ? now : null}, claimed_by = null, claimed_until = null
       where id = ${it.id} and claimed_by = ${workerId} returning id`);
@@ -256,11 +256,11 @@ export async function processEmbedBatchPg({
   try {
     if (shouldSweepParked(`pg:${handle.store}`)) await withStoreTx({ handle, work: (tx) => releaseOutageParkedEmbeddingsPg({ tx, store: handle.store }) });
     const result = await embedClaimedBatchPg({ handle, embedder, fp, workerId, batchSize, leaseMs, now, claimed, signal });
-    if (!result.hold) closeHold("disk");
+    if (!result.hold) closeHold({ scope: "disk" });
     return result;
   } catch (e) {
     if (!isDiskFullError(e)) throw e;
-    const h = openHold({ scope: "disk", error: holdErrorText("disk", e) });
+    const h = openHold({ scope: "disk", error: holdErrorText({ scope: "disk", error: e }) });
     await withStoreTx({ handle, work: (tx) => holdEmbedItemsPg({ tx, items: claimed, workerId, error: h.error, until: h.until }) }).catch(() => undefined);
     log("warn", "the database is out of space: the embed queue is held (no attempts spent) and tried again later", { store: handle.store, error: h.error });
     return { ...emptyBatchResult(), claimed: claimed.length, held: claimed.length, error: h.error, hold: h };
@@ -326,7 +326,7 @@ async function embedClaimedBatchPg({
     // Identical texts within a batch are embedded once too.
     const got = await embedBatchTexts({ provider: embedder.provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal });
     result.sent = got.sent;
-    const outcome = splitBatchOutcome(misses, got);
+    const outcome = splitBatchOutcome({ misses, got });
     for (const [id, v] of outcome.vectors) vectors.set(id, v);
     await withStoreTx({ handle, work: async (tx) => {
       for (const r of outcome.refused) {

@@ -116,7 +116,7 @@ async function recallQualityPg({ stores, window }: { stores: string[]; window: W
 /** The store picked (unknown stores fall back to "all"), the stores it covers, and the range's window: both backends. */
 function healthSelection({ stores, store, range, now }: { stores: string[]; store: string; range: RangeKey; now: number }) {
   const selected = stores.includes(store) ? store : ALL_STORES;
-  return { selected, scope: selected === ALL_STORES ? stores : [selected], window: windowForRange(range, now) };
+  return { selected, scope: selected === ALL_STORES ? stores : [selected], window: windowForRange({ range, now }) };
 }
 
 /**
@@ -155,10 +155,10 @@ async function loadHealthDashboardPg({ store, range, now }: { store: string; ran
     // Every replica's embed workers (their heartbeat rows in PostgreSQL).
     workers: pg ? await listWorkerStates({ handle: await pg }) : [],
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
-    series: prepareHealthSeries(withRecallFromLogs(snapshots, recall.rows), window, { stores: scope.length }),
+    series: prepareHealthSeries({ rows: withRecallFromLogs(snapshots, recall.rows), window, stores: scope.length }),
     snapshotsAsOf: await latestSnapshotTsPg({ stores: scope }),
     modelChanges: scope.length ? findModelChanges(await readPg<ModelChangeRow>(modelChangesRead({ window, stores: scope }))) : [],
-    searchLatency: prepareLatencySeries(latencyRowsOf(await readPg(latencyBucketsRead({ window, routes: SEARCH_ROUTES }))), window),
+    searchLatency: prepareLatencySeries({ rows: latencyRowsOf(await readPg(latencyBucketsRead({ window, routes: SEARCH_ROUTES }))), window }),
     postgres: { recall: recall.perStore },
   };
 }
@@ -182,10 +182,10 @@ export async function loadHealthDashboard({ store, range, now = Date.now() }: { 
     summary: summarizeStoreStatuses(perStore),
     workers: getWorkerStates(),
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
-    series: prepareHealthSeries(listSnapshotBucketsByWindow({ window, stores: scope }), window, { stores: scope.length }),
+    series: prepareHealthSeries({ rows: listSnapshotBucketsByWindow({ window, stores: scope }), window, stores: scope.length }),
     snapshotsAsOf,
     modelChanges: findModelChanges(listModelChangesByWindow({ window, stores: scope })),
-    searchLatency: prepareLatencySeries(listLatencyBucketsByWindow({ window, routes: SEARCH_ROUTES }), window),
+    searchLatency: prepareLatencySeries({ rows: listLatencyBucketsByWindow({ window, routes: SEARCH_ROUTES }), window }),
     postgres: null,
   };
 }
@@ -368,15 +368,15 @@ export type ObservabilityDashboard = {
 
 /** Route latency and error rates over the range, plus session-creation latency (the "dialectic create" timing): every replica's requests with DATABASE_URL. */
 export async function loadObservabilityDashboard({ range, now = Date.now() }: { range: RangeKey; now?: number }): Promise<ObservabilityDashboard> {
-  const window = windowForRange(range, now);
+  const window = windowForRange({ range, now });
   const latency = async (routes?: string[]) => (storesOnPostgres() ? latencyRowsOf(await readPg(latencyBucketsRead({ window, routes }))) : listLatencyBucketsByWindow({ window, routes }));
   return {
     range,
     window,
     // Totals over exactly the charted window, from the coarsest rows that tile it (24h: quarter hours, 9.6k rows for 100 routes instead of 144k minutes).
     routes: prepareRouteTable(await routeTotalsFor({ window })),
-    allRoutes: prepareLatencySeries(await latency(), window),
-    dialecticCreate: prepareLatencySeries(await latency(["dialectic create"]), window),
+    allRoutes: prepareLatencySeries({ rows: await latency(), window }),
+    dialecticCreate: prepareLatencySeries({ rows: await latency(["dialectic create"]), window }),
   };
 }
 
@@ -403,7 +403,7 @@ export async function getAllStoreStatuses(): Promise<StoreStatus[]> {
 /** The Overview's numbers: store health live (getStoreStatus per store), API traffic over the same 24h window as Observability (quarter-hour rollups). */
 export async function getOverviewNumbers({ now = Date.now() }: { now?: number } = {}): Promise<OverviewNumbers> {
   const perStore = await getAllStoreStatuses();
-  const day = windowForRange("24h", now);
+  const day = windowForRange({ range: "24h", now });
   const totals = await routeTotalsFor({ window: day });
   const count = totals.reduce((a, r) => a + r.count, 0);
   const hist = totals.reduce<number[]>((acc, r) => acc.map((n, i) => n + r.hist[i]), LATENCY_BUCKET_BOUNDS_MS.map(() => 0));

@@ -169,8 +169,8 @@ export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg
 /** deleteStore on PostgreSQL: the store's schema dropped with everything in it, and an audit row, in one transaction. */
 export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle; name: string; actor: string; confirm: string | undefined }): Promise<{ deleted: string }> {
   if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
-  assertStoreRemovable(name);
-  assertDeleteConfirmed(name, confirm);
+  assertStoreRemovable({ name });
+  assertDeleteConfirmed({ name, confirm });
   await pg.db.transaction(async (tx) => {
     await tx.execute(sql`drop schema ${sql.identifier(storeSchemaName(name))} cascade`);
     const allowLists = await removeStoreFromAllowListsPg({ tx, store: name });
@@ -192,7 +192,7 @@ export async function unarchiveStorePg({ pg, name, actor }: { pg: PgHandle; name
 
 async function setArchivedPg({ pg, name, actor, archive }: { pg: PgHandle; name: string; actor: string; archive: boolean }): Promise<{ store: string; archived: boolean }> {
   if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
-  if (archive) assertStoreRemovable(name, "archived");
+  if (archive) assertStoreRemovable({ name, what: "archived" });
   await pg.db.transaction(async (tx) => {
     // One lifecycle change of a store at a time across replicas: the second of two archives sees the first's row.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-lifecycle:${name}`}, 0))`);
