@@ -516,7 +516,7 @@ async function compareBroadPlanners({ store, queries }: { store: string; queries
   const chunks = async (q: string, match: "all" | "any") => searchFullText({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match }) }).results.map((r) => r.id);
   const documents = async (q: string, match: "all" | "any") => (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }) })).results.map((r) => r.path);
   const entries: { entry: string; reference: string; run: (q: string, match: "all" | "any") => Promise<(string | number)[]>; referenceOf: (q: string, match: "all" | "any") => Promise<(string | number)[]> }[] = [
-    { entry: "searchFullText (group=chunk)", reference: "FTS5 scoring every match", run: chunks, referenceOf: async (q: string, match: "all" | "any") => exhaustive.all(ftsMatchFor(searchInputSchema.parse({ q, match }), match)) as number[] },
+    { entry: "searchFullText (group=chunk)", reference: "FTS5 scoring every match", run: chunks, referenceOf: async (q: string, match: "all" | "any") => exhaustive.all(ftsMatchFor({ input: searchInputSchema.parse({ q, match }), match })) as number[] },
     { entry: "searchStore (the route's default, group=document)", reference: "the route without the lists", run: documents, referenceOf: (q: string, match: "all" | "any") => withoutWordLists(handle.sqlite, () => documents(q, match)) },
   ];
   const out: BroadComparison[] = [];

@@ -241,7 +241,7 @@ async function pgliteVectorBench(): Promise<void> {
     const vectors: number[][] = [];
     for (let at = 0; at < notes.length; at += 500) vectors.push(...(await provider.embed(notes.slice(at, at + 500).map((n) => n.text), "document")).map((v) => normalizeVector(v)));
     const qvecs = (await provider.embed(makeQueries(notes.map((n) => n.text)).slice(0, PGLITE_QUERIES), "query")).map((v) => normalizeVector(v));
-    const support = await inStore("store_hnsw", (tx) => pgvectorSupportPg(tx));
+    const support = await inStore("store_hnsw", (tx) => pgvectorSupportPg({ db: tx }));
     const exactTop = (q: number[], size: number) =>
       vectors
         .slice(0, size)
@@ -260,7 +260,7 @@ async function pgliteVectorBench(): Promise<void> {
             const ids = Array.from({ length: Math.min(500, size - at) }, (_, i) => at + i + 1);
             await insertPlaceholderChunks(tx, ids);
             await putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: ids.map((id) => ({ chunkRowId: id, inputHash: `h${id}`, vector: vectors[id - 1] })) });
-            if (schema === "store_exact") await tx.execute(sql`drop index if exists ${sql.identifier(hnswIndexName(fp.dimension))}`);
+            if (schema === "store_exact") await tx.execute(sql`drop index if exists ${sql.identifier(hnswIndexName({ dimension: fp.dimension }))}`);
           }
           await tx.execute(sql`analyze`);
         });

@@ -398,7 +398,7 @@ async function pgliteHnsw({ handlePg, fingerprintId, qvecs }: { handlePg: Awaite
     }
     const storeS = (performance.now() - t0) / 1000;
     await inStore((tx) => tx.execute(sql`analyze`));
-    const support = await inStore((tx) => pgvectorSupportPg(tx));
+    const support = await inStore((tx) => pgvectorSupportPg({ db: tx }));
     const exactTop = (q: number[]) =>
       vectors
         .map((v) => ({ id: Number(v.id), s: v.embedding.reduce((acc, x, j) => acc + x * q[j], 0) }))

@@ -63,7 +63,7 @@ const view = (r: ReturnType<typeof searchFullText>) => r.results.map((h) => ({ i
  */
 function reference(inp: SearchInput): ReturnType<typeof searchFullText> {
   const handle = openStore({ store: "broad" });
-  const match = ftsMatchFor(inp, inp.match ?? "all")!;
+  const match = ftsMatchFor({ input: inp, match: inp.match ?? "all" })!;
   const prefix = inp.prefix ? "and substr(d.path, 1, length(@prefix)) = @prefix" : "";
   const rows = handle.sqlite
     .prepare(
@@ -139,7 +139,7 @@ describe("broad full-text queries", () => {
     const handle = openStore({ store: "broad" });
     const inp = searchInputSchema.parse({ q, limit: 10, mode: "fts", ...extra });
     expect(inp.group).toBe("document");
-    const match = ftsMatchFor(inp, inp.match ?? "all")!;
+    const match = ftsMatchFor({ input: inp, match: inp.match ?? "all" })!;
     // The reference: FTS5's own snippet() of every match, by chunk id.
     const snippets = new Map(handle.sqlite.prepare(`select rowid, snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) from chunks_fts where chunks_fts match ?`).raw().all(match) as [number, string][]);
     const answers = [];

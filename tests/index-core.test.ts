@@ -78,7 +78,7 @@ describe("chunking", () => {
 
 describe("frontmatter", () => {
   it("round-trips our fields and reads plain YAML written by hand", () => {
-    const text = stringifyFrontmatter({ tags: ["a", 'we"ird, tag'], summary: "s: colon", created_at: "2026-01-01T00:00:00.000Z" }, "# Body\n");
+    const text = stringifyFrontmatter({ data: { tags: ["a", 'we"ird, tag'], summary: "s: colon", created_at: "2026-01-01T00:00:00.000Z" }, body: "# Body\n" });
     const parsed = parseFrontmatter(text);
     expect(parsed.data).toEqual({ tags: ["a", 'we"ird, tag'], summary: "s: colon", created_at: "2026-01-01T00:00:00.000Z" });
     expect(parsed.body).toBe("# Body\n");

@@ -55,7 +55,7 @@ afterAll(async () => {
 
 describe("remember's thought KNN with pgvector (PGlite)", () => {
   it("walks the embeddings HNSW index for thoughts by seq, and a thought whose text changed is no neighbour", async () => {
-    expect((await inStore((tx) => pgvectorSupportPg(tx, "embeddings"))).hnswDimensions).toEqual([DIM]);
+    expect((await inStore((tx) => pgvectorSupportPg({ db: tx, table: "embeddings" }))).hnswDimensions).toEqual([DIM]);
     const q = normalizeVector(near(centers[5], 0.3));
     const want = rows
       .map((r) => ({ id: r.seq, similarity: normalizeVector(r.v).reduce((s, x, i) => s + x * q[i], 0) }))

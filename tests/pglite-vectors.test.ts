@@ -92,7 +92,7 @@ afterAll(async () => {
 
 describe("pgvector on PGlite", () => {
   it("finds pgvector and builds the cosine HNSW index of the dimension on the first vector write", async () => {
-    const support = await inStore((tx) => pgvectorSupportPg(tx));
+    const support = await inStore((tx) => pgvectorSupportPg({ db: tx }));
     expect(support.pgvector).toMatch(/^0\.(8|9)\./);
     expect(support.iterativeScan).toBe(true);
     expect(support.hnswDimensions).toEqual([DIM]);
@@ -219,7 +219,7 @@ describe("pgvector on PGlite: the kind-generic embeddings (traces, learnings)", 
   });
 
   it("builds the embeddings table's own HNSW index and walks it for a kind, only over vectors of the row's current text", async () => {
-    expect((await inStore((tx) => pgvectorSupportPg(tx, "embeddings"))).hnswDimensions).toEqual([DIM]);
+    expect((await inStore((tx) => pgvectorSupportPg({ db: tx, table: "embeddings" }))).hnswDimensions).toEqual([DIM]);
     const space = kindVectorSpace({ kind: "trace", table: "reasoning_traces", hashColumn: "descriptor_hash" });
     const q = near(centers[3], 0.3);
     const want = traceRows

@@ -229,7 +229,7 @@ function assertEmptyDir(dir: string): void {
  * again on the descriptor it reads, so swapping a file afterwards gains nothing.
  */
 function assertNoSymlinks(dir: string, entries: string[]): void {
-  const links = entries.flatMap((entry) => findSymlinks(path.join(dir, entry), entry));
+  const links = entries.flatMap((entry) => findSymlinks({ dir: path.join(dir, entry), label: entry }));
   if (links.length > 0) {
     throw new AppError("unprocessable", `${dir} holds symbolic links (${links.join(", ")}); bundles and backups must be plain files and folders`, links.map((l) => ({ path: l, message: "symbolic link" })));
   }

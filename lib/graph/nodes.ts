@@ -218,7 +218,7 @@ export function deleteNode<H extends AnyStoreHandle>({ handle, id, actor }: { ha
       const frames = yield* count(graphTables.kgFrames, (t) => eq(t.nodeId, id));
       const relations = yield* count(graphTables.kgRelations, (t) => or(eq(t.fromId, id), eq(t.toId, id)));
       yield* remove(nodes, (t) => eq(t.seq, current.seq));
-      yield* forgetVectors(NODE_KIND, [current.seq]);
+      yield* forgetVectors({ kind: NODE_KIND, refIds: [current.seq] });
       yield* audit({ actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: current.name, frames, relations } });
       return { deleted: id, frames, relations };
     })(),
@@ -276,7 +276,7 @@ async function listNodesPg(tx: PgStoreTx, f: z.output<typeof listNodesQuerySchem
   const t = pgGraph.kgNodes;
   let query: SQL | null = null;
   if (f.q) {
-    query = tsqueryFor(matchTerms(f.q, { stopwords: "keep", maxTerms: 16 }), "any");
+    query = tsqueryFor({ terms: matchTerms(f.q, { stopwords: "keep", maxTerms: 16 }), match: "any" });
     if (!query) return { nodes: [], total: 0 };
   }
   const where = and(f.entity_type ? eq(t.entityType, f.entity_type) : undefined, query ? sql`kg_node.tsv @@ (${query})` : undefined);

@@ -359,7 +359,7 @@ function listingTextFilter(q: string): Op<SQL | null> {
       return match ? sql`thoughts.seq in (select rowid from thoughts_fts where thoughts_fts match ${match})` : null;
     },
     pg: async () => {
-      const query = tsqueryFor(matchTerms(q, { stopwords: "keep", maxTerms: 16 }), "any");
+      const query = tsqueryFor({ terms: matchTerms(q, { stopwords: "keep", maxTerms: 16 }), match: "any" });
       return query ? sql`thoughts.tsv @@ (${query})` : null;
     },
   });
@@ -416,7 +416,7 @@ export function deleteThought<H extends AnyStoreHandle>({ handle, id, actor }: {
         const chainId = gone.chainId;
         yield* update(chainsTable, { thoughtCount: sql`thought_count - 1`, updatedAt: Date.now() }, (c) => eq(c.id, chainId));
       }
-      yield* forgetVectors(THOUGHT_KIND, [gone.seq]);
+      yield* forgetVectors({ kind: THOUGHT_KIND, refIds: [gone.seq] });
       yield* audit({ actor, action: "thought.delete", target: `store:${handle.store}/thought:${id}` });
       return { deleted: id };
     })(),

@@ -378,7 +378,7 @@ async function finishEmbedItemsPg({
   if (mine.length < work.length) log("warn", "embed claims lost to another worker (lease ran out); their vectors are left to it", { store: handle.store, lost: work.length - mine.length });
   if (mine.length === 0) return 0;
   // A store's first vectors make their model its active one (a re-embed switches it later).
-  await adoptActiveFingerprintPg(tx, fp.id);
+  await adoptActiveFingerprintPg({ tx, fingerprintId: fp.id });
   const records = embeddingProvenanceRecords({
     fingerprint: fp,
     artifacts: mine.map((w) => ({ store: handle.store, artifactType: getPgEmbeddable(w.item.kind)?.artifactType ?? w.item.kind, refId: w.item.refId, inputHash: w.inputHash, chunkingVersion: w.chunkingVersion })),

@@ -165,7 +165,7 @@ export function chunkSnippets({ tokenize, match, rows }: { tokenize: string; mat
 }
 
 /** The tokenizer of a schema's chunks_fts, for chunkSnippets. */
-export function chunkTokenizerOf(reader: SearchReader, schema: "main" | "core"): string {
+export function chunkTokenizerOf({ reader, schema }: { reader: SearchReader; schema: "main" | "core" }): string {
   return ftsTokenizerOf({ db: reader.sqlite, schema, table: "chunks_fts" });
 }
 
@@ -218,7 +218,7 @@ export const SEARCH_BUDGET_HINT = "narrow it: fewer or rarer words, longer prefi
  * The MATCH expression of a search: the caller's own for syntax=fts5 (within
  * FTS5_LIMITS), else its words quoted. Null when there is nothing to match.
  */
-export function ftsMatchFor(input: SearchInput, match: "all" | "any", stopwords: "drop" | "keep" = "drop"): string | null {
+export function ftsMatchFor({ input, match, stopwords = "drop" }: { input: SearchInput; match: "all" | "any"; stopwords?: "drop" | "keep" }): string | null {
   if (input.syntax !== "fts5") return buildFtsMatch(input.q, { match, stopwords });
   if (input.q.trim() === "") return null;
   checkFts5Expression(input.q);
@@ -330,7 +330,7 @@ export function searchFullText({
   now?: number;
   budget?: QueryBudget;
 }): FullTextResult {
-  const match = ftsMatchFor(input, input.match ?? "all");
+  const match = ftsMatchFor({ input, match: input.match ?? "all" });
   const stores = core ? [handle.store, core.store] : [handle.store];
   if (match === null) return { mode: "fts", query: input.q, match, results: [], hasMore: false, stores };
   const take = input.offset + input.limit + 1;
@@ -342,7 +342,7 @@ export function searchFullText({
     }
     hits.sort((a, b) => b.score - a.score || (a.store === b.store ? a.row.id - b.row.id : a.store < b.store ? -1 : 1));
     const page = hits.slice(input.offset, input.offset + input.limit);
-    const snippets = new Map(reader.schemas.map(([schema]) => [schema, chunkSnippets({ tokenize: chunkTokenizerOf(reader, schema), match, rows: page.filter((h) => h.schema === schema).map((h) => h.row) })]));
+    const snippets = new Map(reader.schemas.map(([schema]) => [schema, chunkSnippets({ tokenize: chunkTokenizerOf({ reader, schema }), match, rows: page.filter((h) => h.schema === schema).map((h) => h.row) })]));
     const results = page.map(({ schema, store, row: r, score }): FullTextHit => ({ store, id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score, updatedAt: r.updatedAt, ...snippetFor(snippets.get(schema)!.get(r.id) ?? "", r) }));
     return { mode: "fts", query: input.q, match, results, hasMore: hits.length > input.offset + input.limit, stores };
   } finally {

@@ -245,7 +245,7 @@ export async function putDocumentsPg({ handle, input, actor }: { handle: PgStore
   const docs = documentsOfBatch(input);
   const now = Date.now();
   return withStoreTx({ handle, work: async (tx) => {
-    const results = await withStoreQuotaPg(tx, handle.store, () => ingestDocumentsPg({ tx, docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }));
+    const results = await withStoreQuotaPg({ tx, store: handle.store, write: () => ingestDocumentsPg({ tx, docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }) });
     const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
     if (changed.length > 0) {
       await appendAuditPg({ db: tx, entry: { actor, action: "documents.put", target: `store:${handle.store}`, details: { paths: changed.slice(0, 20), changed: changed.length, unchanged: results.length - changed.length } } });

@@ -125,13 +125,13 @@ export async function getMemoryByPathPg({ handle, memoryPath }: { handle: PgStor
 }
 
 export async function createMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
-  const content = renderMemoryFile(
-    { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
-    input.body,
-  );
+  const content = renderMemoryFile({
+    memory: { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
+    body: input.body,
+  });
   return withStoreTx({ handle, work: async (tx) => {
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
-    await withStoreQuotaPg(tx, handle.store, () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now }));
+    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now }) });
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: target(handle, input.path) } });
     return withBody((await lockMemory(tx, input.path))!);
   } });
@@ -147,10 +147,10 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
     const moved = to !== input.path;
     if (moved && (await lockMemory(tx, to))) throw new AppError("conflict", `memory ${to} already exists`);
     const { next, body } = updatedMemoryFields({ current, input, to, now });
-    await withStoreQuotaPg(tx, handle.store, async () => {
+    await withStoreQuotaPg({ tx, store: handle.store, write: async () => {
       if (moved) await removeMemoryPg(tx, input.path);
-      await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile(next, body), mtime: now });
-    });
+      await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile({ memory: next, body }), mtime: now });
+    } });
     await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: target(handle, to) } });
     return withBody((await lockMemory(tx, to))!);
   } });
@@ -210,7 +210,7 @@ export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }
     const row = await trashRowPg(tx, handle, input.id, now);
     const to = input.to ?? row.path;
     if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
-    await withStoreQuotaPg(tx, handle.store, () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now }));
+    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now }) });
     await tx.execute(sql`delete from memory_trash where id = ${input.id}`);
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.restore", target: target(handle, to), details: restoreDetails({ entry: trashEntryOf(row), to }) } });
     return withBody((await lockMemory(tx, to))!);
@@ -275,7 +275,7 @@ export async function exportMemoriesPg({ handle, dir, force = false }: { handle:
   for (const p of planned) {
     if (p.state === "same") out.unchanged++;
     else {
-      writeFileAtomic(p.file, p.content);
+      writeFileAtomic({ file: p.file, content: p.content });
       out.written++;
     }
   }
@@ -322,7 +322,7 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
   const files = listMarkdownFiles(dir);
   const out: MemoryImport = { dir, added: 0, changed: 0, unchanged: 0, categories: 0, skipped: [] };
   for (const rel of files) {
-    const { bytes, mtimeMs } = readFileNoFollow(resolveInside({ root: dir, segments: rel.split("/"), what: rel }), rel);
+    const { bytes, mtimeMs } = readFileNoFollow({ file: resolveInside({ root: dir, segments: rel.split("/"), what: rel }), what: rel });
     const text = bytes.toString("utf8");
     if (rel.endsWith(`/${CATEGORY_FILE}`) || rel === CATEGORY_FILE) {
       const category = rel.slice(0, -(CATEGORY_FILE.length + 1));

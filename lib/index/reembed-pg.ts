@@ -60,7 +60,7 @@ export async function readActiveFingerprintPg(tx: SqlRunner): Promise<string | n
 }
 
 /** A store's first vectors (or re-embed) make the configured model its active one; an active model is never replaced here. */
-export async function adoptActiveFingerprintPg(tx: SqlRunner, fingerprintId: string): Promise<void> {
+export async function adoptActiveFingerprintPg({ tx, fingerprintId }: { tx: SqlRunner; fingerprintId: string }): Promise<void> {
   await tx.execute(sql`insert into store_meta (key, value) values (${ACTIVE_KEY}, ${fingerprintId}) on conflict (key) do nothing`);
 }
 
@@ -194,7 +194,7 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
   const target = `store:${handle.store}`;
   const started = await withStoreTx({ handle, work: async (tx): Promise<StartReembedResult | null> => {
     await lockReembed(tx);
-    await adoptActiveFingerprintPg(tx, configured.id);
+    await adoptActiveFingerprintPg({ tx, fingerprintId: configured.id });
     // Refuse first (e.g. stale-only across a model change), then backfill: texts rendered by an older version of
     // their kind's rules are re-rendered, so the items queued below get vectors of the current text (as on SQLite).
     const estimate = await estimateIn(tx, { configured, onlyStale });

@@ -89,7 +89,7 @@ const RANKING_FALLBACK: LexicalRanking = "idf-weighted ts_rank";
 const HEADLINE_OPTIONS = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=1, FragmentDelimiter=" … "`;
 
 /** The tsquery of a plain query: one plainto_tsquery per word (a bound parameter), joined by && or ||. */
-export function tsqueryFor(terms: string[], match: "all" | "any"): SQL | null {
+export function tsqueryFor({ terms, match }: { terms: string[]; match: "all" | "any" }): SQL | null {
   if (terms.length === 0) return null;
   return sql.join(
     terms.map((t) => sql`plainto_tsquery('english', ${t})`),
@@ -352,7 +352,7 @@ export async function searchStorePg({
   const weights = fp ? policy.ranks : { fts: 1, vec: 1 };
   const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
   const terms = matchTerms(input.q);
-  const query = tsqueryFor(terms, matchMode);
+  const query = tsqueryFor({ terms, match: matchMode });
   const where = chunkFiltersPg({ input, now });
 
   // Full-text answers (chunk hits, one store) have their page in each store's ranks offset+1…offset+limit, so their
@@ -525,7 +525,7 @@ export async function searchStorePg({
   const toHit = (c: Candidate): SearchHit => {
     const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor(c.detail.text, c.detail);
     const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, ...snippet };
-    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk(c, answeredBy, weights, RANKING) };
+    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode: answeredBy, weights, ranking: RANKING }) };
     return hit;
   };
 
@@ -533,7 +533,7 @@ export async function searchStorePg({
   const scoring = { ...DOCUMENT_SCORING };
   if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
   let wholeDocument: Map<string, number> | null = null;
-  const group = () => groupByDocument({ candidates, handles: [], terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights, RANKING), ranking: RANKING });
+  const group = () => groupByDocument({ candidates, handles: [], terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk({ chunk: c, mode: answeredBy, weights, ranking: RANKING }), ranking: RANKING });
   type OnStore = <T>(h: PgStoreHandle, work: (tx: PgStoreTx) => Promise<T>) => Promise<T>;
   // After fusion: the whole-document leg (group=document), then headlines for what is shown.
   const afterFusion = async (onStore: OnStore) => {

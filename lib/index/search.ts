@@ -435,7 +435,7 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 /** The lexical leg's scoring, as explain names it: FTS5's bm25 (SQLite), or the idf-weighted ts_rank of search-pg.ts (PostgreSQL). */
 export type LexicalRanking = "bm25" | "idf-weighted ts_rank";
 
-export function whyChunk(c: Candidate, mode: SearchInput["mode"], weights: { fts: number; vec: number }, ranking: LexicalRanking = "bm25"): string {
+export function whyChunk({ chunk: c, mode, weights, ranking = "bm25" }: { chunk: Candidate; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): string {
   const parts: string[] = [];
   if (c.fts) {
     const exact = `${c.fts.exactForms === null ? "" : `, ${Math.round(c.fts.exactForms * 100)}% of the words as written`}${c.fts.nearPairs == null ? "" : `, ${Math.round(c.fts.nearPairs * 100)}% of adjacent word pairs near each other`}`;
@@ -562,7 +562,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
 
   // Lexical leg: `all` words for mode=fts, `any` word when it is one signal of several or stands in for vectors.
   const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
-  const match = effectiveLegs.lexical || input.mode === "vector" ? ftsMatchFor(input, matchMode, tuning.stopwords) : null;
+  const match = effectiveLegs.lexical || input.mode === "vector" ? ftsMatchFor({ input, match: matchMode, stopwords: tuning.stopwords }) : null;
   const ftsRanked: LexicalHit[] = [];
   /** Each store's chunks_fts tokenizer: the shown lexical hits get their snippets at the end (withShownSnippets). */
   const snippetTokenizers = new Map<string, string>();
@@ -575,7 +575,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     const reader: SearchReader = openSearchReader({ handle, core });
     try {
       for (const [schema, name] of reader.schemas) {
-        snippetTokenizers.set(name, chunkTokenizerOf(reader, schema));
+        snippetTokenizers.set(name, chunkTokenizerOf({ reader, schema }));
         for (const r of runFts({ reader, schema, match, input, take, now, budget, onPlan: (p) => lexicalPlans.push(`${name}: ${p.detail}`) })) {
           ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, exactForms: null, nearPairs: null, row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: r.text } });
         }
@@ -648,7 +648,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
 
   const toHit = (c: Candidate): SearchHit => {
     const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, snippet: "", highlights: [] };
-    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk(c, answeredBy, weights) };
+    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode: answeredBy, weights }) };
     return hit;
   };
 
@@ -662,7 +662,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     const terms = matchTerms(input.q, { stopwords: tuning.stopwords });
     if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
     const wholeDocument = scoring.wholeDocument > 0 && match && input.syntax === "plain" && answeredBy !== "vector" ? wholeDocumentBm25({ handles, candidates, match, budget, leg: tuning.wholeDocumentLeg ?? "candidates" }) : null;
-    hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
+    hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk({ chunk: c, mode: answeredBy, weights }) });
     recordGroupingStage(rec, { ms: performance.now() - t1, hits, combine: scoring.combine });
   }
   const results = withShownSnippets({ results: hits.slice(input.offset, input.offset + input.limit), candidates, match, tokenizers: snippetTokenizers });

@@ -134,7 +134,7 @@ function* verifySteps({ handle }: { handle: StoreHandle }): Generator<void, Veri
     }
     let bytes: Buffer;
     try {
-      bytes = readFileNoFollow(f.abs, f.docPath).bytes;
+      bytes = readFileNoFollow({ file: f.abs, what: f.docPath }).bytes;
     } catch {
       continue;
     }

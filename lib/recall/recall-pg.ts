@@ -58,7 +58,7 @@ const KINDS: Record<Kind, { table: "reasoning_traces" | "learnings"; textColumn:
  * without a vector under backpressure — as a subquery, never a list of ids the size of the backlog.
  */
 async function lexicalCandidatesPg({ tx, kind, terms, limit, awaitingOnly = false }: { tx: PgStoreTx; kind: Kind; terms: string[]; limit: number; awaitingOnly?: boolean }): Promise<Candidate[]> {
-  const query = tsqueryFor(terms, "any");
+  const query = tsqueryFor({ terms, match: "any" });
   if (!query) return [];
   const { table, textColumn } = KINDS[kind];
   const skipped = kind === TRACE_KIND ? sql` or t.embed_skipped_at is not null` : sql``;

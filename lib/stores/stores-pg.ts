@@ -84,7 +84,7 @@ export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Pr
     const meta = Object.fromEntries(((await tx.execute(sql`select key, value from store_meta`)).rows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
     const counts: Record<string, number> = {};
     for (const t of COUNTED_TABLES) counts[t] = Number(((await tx.execute(sql`select count(*) as n from ${sql.identifier(t)}`)).rows[0] as { n: string }).n);
-    const { pgvector, hnswDimensions } = await pgvectorSupportPg(tx);
+    const { pgvector, hnswDimensions } = await pgvectorSupportPg({ db: tx });
     return {
       name: handle.store,
       schema: handle.schema,

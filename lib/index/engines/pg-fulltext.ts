@@ -169,13 +169,13 @@ export async function pendingChunkTermsPg(tx: PgStoreTx, limit = 1): Promise<num
  */
 export async function backfillChunkTermsBatchPg({ handle, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; batch?: number }): Promise<number> {
   return withStoreTx({ handle, work: (tx) =>
-    withStoreQuotaPg(tx, handle.store, async () => {
+    withStoreQuotaPg({ tx, store: handle.store, write: async () => {
       const rows = await rowsOf<{ id: string; text: string }>({ tx, query: sql`select id, text from chunks where fts_len is null order by id limit ${batch} for update skip locked` });
       if (rows.length === 0) return 0;
       const terms = chunkTermsOf(rows.map((r) => r.text));
       await writeChunkTermsPg({ tx, chunks: rows.map((r, i) => ({ id: Number(r.id), terms: terms[i] })), setLengths: true });
       return rows.length;
-    }),
+    } }),
   });
 }
 

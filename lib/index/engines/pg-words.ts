@@ -158,7 +158,7 @@ export async function rowsBm25Pg({ tx, table, words, mode, among }: { tx: PgStor
  */
 export async function backfillDocumentTermsBatchPg({ handle, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; batch?: number }): Promise<number> {
   return withStoreTx({ handle, work: (tx) =>
-    withStoreQuotaPg(tx, handle.store, async () => {
+    withStoreQuotaPg({ tx, store: handle.store, write: async () => {
       const docs = await rowsOf<{ docId: string; path: string; kind: string; bytes: number; content: string | null }>({
         tx,
         query: sql`select doc_id as "docId", path, kind, bytes, content from documents where fts_len is null order by doc_id limit ${batch} for update skip locked`,
@@ -177,7 +177,7 @@ export async function backfillDocumentTermsBatchPg({ handle, batch = BACKFILL_BA
       });
       await writeDocumentTermsPg({ tx, docs: texts });
       return docs.length;
-    }),
+    } }),
   });
 }
 

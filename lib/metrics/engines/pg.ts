@@ -220,7 +220,7 @@ export async function getStoreHealthReportPg({ store }: { store: string }) {
   const handle = await openStorePg({ pg, store });
   const status = await getStoreStatusPg({ handle });
   const s = await getEmbeddingStatusPg({ handle, status });
-  const support = await withStoreTx({ handle, readOnly: true, work: (tx) => pgvectorSupportPg(tx) });
+  const support = await withStoreTx({ handle, readOnly: true, work: (tx) => pgvectorSupportPg({ db: tx }) });
   const workers = await listWorkerStates({ handle: pg });
   const now = Date.now();
   const recall = await withStoreTx({ handle, readOnly: true, work: (tx) => measureRecallStatsPg({ tx, now }) });
