@@ -22,13 +22,9 @@ const positional = {
   "lib/recall/sanitize.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["assertSanitizeBudget"] },
   "lib/recall/settings.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["applySettingsPatch"] },
   "lib/recall/vector-info.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["currentVectorInfo", "encodedJson", "atLeast"] },
-  "lib/retrieval/confidence.ts": { reason: "not yet converted", names: ["termCoverage"] },
-  "lib/retrieval/context.ts": { reason: "not yet converted", names: ["documentContextSeeds", "nearestInFolder"] },
-  "lib/retrieval/fts-tokens.ts": { reason: "not yet converted", names: ["emptyScratch", "scratchTable", "vocabTables", "tableShape", "phraseTokens", "databaseFileOf"] },
-  "lib/retrieval/fts5-bm25.ts": { reason: "not yet converted", names: ["bm25Part", "ftsIdf", "readVarints", "docsizeLength", "indexStateOf"] },
-  "lib/retrieval/fusion.ts": { reason: "not yet converted", names: ["fusionPolicyFor", "rrfTerm", "recencyDecay"] },
+  "lib/retrieval/fts5-bm25.ts": { reason: "hot synchronous scoring helpers, called per term or per row", names: ["bm25Part", "ftsIdf", "readVarints", "docsizeLength"] },
+  "lib/retrieval/fusion.ts": { reason: "hot synchronous scoring helpers, called per term or per row", names: ["rrfTerm", "recencyDecay"] },
   "lib/retrieval/match.ts": { reason: "not yet converted", names: ["queryWords", "contentWords", "matchTerms", "buildFtsMatch", "matchExpression", "exactFormShare", "adjacentPairShare"] },
-  "lib/retrieval/snippet.ts": { reason: "not yet converted", names: ["snippetFor"] },
 };
 
 export default positional;

@@ -73,7 +73,7 @@ function reference(inp: SearchInput): ReturnType<typeof searchFullText> {
        where chunks_fts match @match ${prefix} order by rank, c.id limit @take`,
     )
     .all({ match, take: inp.offset + inp.limit + 1, ...(inp.prefix ? { prefix: inp.prefix } : {}) }) as (Omit<HitRow, "text"> & { snip: string })[];
-  const hits = rows.map((r) => ({ store: "broad", id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...snippetFor(r.snip, r) }));
+  const hits = rows.map((r) => ({ store: "broad", id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...snippetFor({ raw: r.snip, where: r }) }));
   return { mode: "fts", query: inp.q, match, results: hits.slice(inp.offset, inp.offset + inp.limit), hasMore: hits.length > inp.offset + inp.limit, stores: ["broad"] };
 }
 
@@ -149,7 +149,7 @@ describe("broad full-text queries", () => {
       expect(answer.results.length).toBe(10);
       expect(answer.results.map((h) => [h.id, h.score])).toEqual(answers[0].results.map((h) => [h.id, h.score]));
       for (const hit of answer.results) {
-        const want = (id: number) => snippetFor(snippets.get(id)!, hit);
+        const want = (id: number) => snippetFor({ raw: snippets.get(id)!, where: hit });
         expect(hit.snippet).not.toBe("");
         expect({ snippet: hit.snippet, highlights: hit.highlights }).toEqual(want(hit.id));
         expect(hit.passages!.length).toBeGreaterThan(0);

@@ -576,7 +576,7 @@ export function asOfFor(req: RememberPlan["req"], perSource: { cands: Map<string
 export type RememberFusion = { policy: FusionPolicy; provider: Fingerprint["provider"] | null; floor: number };
 
 export function rememberFusion({ plan, fp }: { plan: RememberPlan; fp: Pick<Fingerprint, "provider" | "model" | "id"> | null }): RememberFusion {
-  return { policy: fusionPolicyFor(fp, { scoreVector: plan.req.w_vec }), provider: fp?.provider ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1 };
+  return { policy: fusionPolicyFor({ fingerprint: fp, override: { scoreVector: plan.req.w_vec } }), provider: fp?.provider ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1 };
 }
 
 /** Score every candidate by the formula and order them totally (both dialects). */
@@ -592,7 +592,7 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { p
       // One fusion policy (lib/retrieval/fusion.ts): never below the lexical evidence alone.
       // bm25 is relative to the best hit of its own table: the best of a weak node match would tie with a thought that
       // holds every word, so the lexical score is weighed by the share of the query's words the item holds.
-      const coverage = termCoverage(ftsTerms, isThought ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}`);
+      const coverage = termCoverage({ terms: ftsTerms, text: isThought ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}` });
       const lexical = c.lexical * (0.5 + 0.5 * coverage);
       const semantic = fuseScores({ lexical: lexical + c.context, vector: cosine, policy: fusion.policy });
       const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);

@@ -235,7 +235,7 @@ function weighLexical(rows: LexicalRow[], terms: string[]): void {
 async function addDocumentContextPg({ tx, store, rows, lengths, where }: { tx: PgStoreTx; store: string; rows: LexicalRow[]; lengths: Map<number, number | undefined>; where: SQL[] }): Promise<void> {
   const key = (id: number) => `${store}:${id}`;
   const ranked = rows.map((r) => ({ key: key(r.id), store, score: r.score, row: { ...r.detail, length: lengths.get(r.id) } }));
-  const seeds = documentContextSeeds(ranked);
+  const seeds = documentContextSeeds({ ranked });
   if (seeds.length === 0) return;
   const filters = sql.join(where.map((w) => sql` and ${w}`));
   const side = (cmp: SQL, order: SQL) =>
@@ -249,7 +249,7 @@ async function addDocumentContextPg({ tx, store, rows, lengths, where }: { tx: P
   });
   const details = new Map<string, ChunkDetail>();
   const neighbours = seeds.map((seed, i) => {
-    const near = nearestInFolder(seed, found.filter((r) => Number(r.seed) === i + 1).map((r) => ({ ...r, id: Number(r.id), updatedAt: Number(r.updatedAt), key: key(Number(r.id)), time: Number(r.updatedAt) })));
+    const near = nearestInFolder({ seed, rows: found.filter((r) => Number(r.seed) === i + 1).map((r) => ({ ...r, id: Number(r.id), updatedAt: Number(r.updatedAt), key: key(Number(r.id)), time: Number(r.updatedAt) })) });
     for (const r of [near.before, near.after]) if (r) details.set(r.key, { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: r.text });
     return { hit: seed.key, before: near.before?.key ?? null, after: near.after?.key ?? null };
   });
@@ -348,7 +348,7 @@ export async function searchStorePg({
     rec?.readiness(vector?.ok ? { ok: true, fingerprint: vector.fingerprint, cacheHit: vector.cacheHit ?? false, ms: vector.ms ?? 0 } : { ok: false, fallback: vectorFallback!, ms: vector?.ms ?? 0 });
   }
   const floor = fp ? similarityFloorFor(fp.provider) : 0;
-  const policy = fusionPolicyFor(fp, { fts: input.w_fts, vec: input.w_vec });
+  const policy = fusionPolicyFor({ fingerprint: fp, override: { fts: input.w_fts, vec: input.w_vec } });
   const weights = fp ? policy.ranks : { fts: 1, vec: 1 };
   const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
   const terms = matchTerms(input.q);
@@ -512,7 +512,7 @@ export async function searchStorePg({
         key,
         store: key.slice(0, key.indexOf(":")),
         detail,
-        fts: f ? { rank: f.rank, score: f.score, exactForms: f.exactForms, nearPairs: f.nearPairs, ...(f.context ? { context: f.context, matched: f.matched !== false } : {}), ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor(f.snip, detail)) } : null,
+        fts: f ? { rank: f.rank, score: f.score, exactForms: f.exactForms, nearPairs: f.nearPairs, ...(f.context ? { context: f.context, matched: f.matched !== false } : {}), ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor({ raw: f.snip, where: detail })) } : null,
         vector: v ? { rank: v.rank, distance: 1 - v.similarity, similarity: v.similarity } : null,
         decay,
         score: raw * (decay ?? 1),
@@ -523,7 +523,7 @@ export async function searchStorePg({
   recordFusionStages(rec, { ms: performance.now() - fusionStarted, input, answeredBy, weights, candidates, ranking: RANKING, policy });
 
   const toHit = (c: Candidate): SearchHit => {
-    const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor(c.detail.text, c.detail);
+    const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor({ raw: c.detail.text, where: c.detail });
     const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, ...snippet };
     if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode: answeredBy, weights, ranking: RANKING }) };
     return hit;
@@ -568,7 +568,7 @@ export async function searchStorePg({
       const snips = await onStore(h, (tx) => headlines(tx, leg.tsq!, ids));
       for (const c of shown) {
         const raw = c.store === h.store ? snips.get(c.detail.id) : undefined;
-        if (raw !== undefined && c.fts) Object.assign(c.fts, snippetFor(raw, c.detail));
+        if (raw !== undefined && c.fts) Object.assign(c.fts, snippetFor({ raw, where: c.detail }));
       }
     }
   };

@@ -495,7 +495,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   let vectorFallback: Fallback | null = null;
   let vectors: SearchResult["vectors"] = null;
   let weights = { fts: 1, vec: 1 };
-  let policy: FusionPolicy = fusionPolicyFor(null);
+  let policy: FusionPolicy = fusionPolicyFor({ fingerprint: null });
   const vectorRanked: { key: string; store: string; id: number; distance: number; similarity: number }[] = [];
   if (input.mode !== "fts") {
     const plan = await planQueryVector({ handle, text: input.q, kinds: [CHUNK_KIND] });
@@ -506,7 +506,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     } else {
       const fp = plan.fingerprint;
       const floor = similarityFloorFor(fp.provider);
-      policy = fusionPolicyFor(fp, { fts: input.w_fts, vec: input.w_vec ?? tuning.vec });
+      policy = fusionPolicyFor({ fingerprint: fp, override: { fts: input.w_fts, vec: input.w_vec ?? tuning.vec } });
       weights = policy.ranks;
       const t0 = performance.now();
       const sources: VectorSource[] = [];
@@ -711,7 +711,7 @@ const byScoreThenKey = (a: { score: number; store: string; id: number }, b: { sc
  * joins the lexical leg with that gain as its score. Returns how many rows gained.
  */
 function addDocumentContext({ handle, ranked, input, now, budget, opts }: { handle: StoreHandle; ranked: LexicalHit[]; input: SearchInput; now: number; budget: QueryBudget; opts: DocumentContextOptions }): number {
-  const seeds = documentContextSeeds(ranked, opts);
+  const seeds = documentContextSeeds({ ranked, opts });
   if (seeds.length === 0) return 0;
   const filters = chunkFilterSql({ schema: "main", input, now });
   const and = filters.where.map((w) => ` and ${w}`).join("");
@@ -724,7 +724,7 @@ function addDocumentContext({ handle, ranked, input, now, budget, opts }: { hand
   const found = new Map<string, ChunkDetail>();
   for (const seed of seeds) {
     const rows = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => around.all(seed.time - opts.windowMs, seed.time, ...filters.args, seed.time, seed.time + opts.windowMs, ...filters.args) as ChunkDetail[] });
-    const near = nearestInFolder(seed, rows.map((r) => ({ ...r, key: `${handle.store}:${r.id}`, time: r.updatedAt })));
+    const near = nearestInFolder({ seed, rows: rows.map((r) => ({ ...r, key: `${handle.store}:${r.id}`, time: r.updatedAt })) });
     for (const r of [near.before, near.after]) if (r) found.set(r.key, r);
     neighbours.push({ hit: seed.key, before: near.before?.key ?? null, after: near.after?.key ?? null });
   }
@@ -767,7 +767,7 @@ function withShownSnippets({ results, candidates, match, tokenizers }: { results
   for (const s of shown) {
     const c = byKey.get(`${s.store}:${s.id}`);
     if (!c) continue;
-    Object.assign(s.into, holdsWords(c) ? snippetFor(lexical.get(s.store)?.get(s.id) ?? "", c.detail) : snippetFor(c.detail.text, c.detail));
+    Object.assign(s.into, holdsWords(c) ? snippetFor({ raw: lexical.get(s.store)?.get(s.id) ?? "", where: c.detail }) : snippetFor({ raw: c.detail.text, where: c.detail }));
   }
   return results;
 }

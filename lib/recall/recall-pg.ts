@@ -167,7 +167,7 @@ export async function recallReflectionsPg({ handle, agentId, input }: { handle: 
     }
 
     const now = Date.now();
-    const policy = fusionPolicyFor(plan?.ok ? plan.fingerprint : null);
+    const policy = fusionPolicyFor({ fingerprint: plan?.ok ? plan.fingerprint : null });
     const opts = { now, settings, minScore, topK, policy };
     const rank = () => rankPg({ tx, traceCandidates: candidates.trace, learningCandidates: candidates.learning, opts });
     const { traces, learningHits } = rec ? await rec.timeAsync("fusion", rank, (r) => fusionExplain({ ...r, settings, minScore, topK, candidates: candidates.trace.length + candidates.learning.length, policy })) : await rank();

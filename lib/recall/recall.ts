@@ -433,7 +433,7 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
   }
 
   const now = Date.now();
-  const policy = fusionPolicyFor(plan?.ok ? plan.fingerprint : null);
+  const policy = fusionPolicyFor({ fingerprint: plan?.ok ? plan.fingerprint : null });
   const rank = () => ({
     traces: rankTraces({ handle, candidates: traceCandidates, opts: { now, settings, minScore, topK, policy } }),
     learningHits: rankLearnings({ handle, candidates: learningCandidates, opts: { now, settings, minScore, topK, policy } }),

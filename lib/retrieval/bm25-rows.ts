@@ -73,11 +73,11 @@ export function bm25OfRows({
   if (!plain) return null;
   const out = new Map<number, number>();
   if (rowids.length === 0) return out;
-  const vocab = vocabTables(db, schema, table);
+  const vocab = vocabTables({ db, schema, table });
   if (!vocab) return null;
-  const { tokenize, columns } = tableShape(db, schema, table);
+  const { tokenize, columns } = tableShape({ db, schema, table });
   // Each phrase's tokens as the table's tokenizer makes them: exactly one each, or FTS5's phrase semantics are not a sum of single tokens.
-  const tokens = phraseTokens(tokenize, plain.phrases);
+  const tokens = phraseTokens({ tokenize, phrases: plain.phrases });
   if (!tokens) return null;
   const totals = ftsTotals({ db, schema, table, columns });
   if (!totals) return null;

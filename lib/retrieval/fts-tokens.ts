@@ -27,11 +27,11 @@ export function ftsTokenizerOf({ db, schema, table }: { db: Database.Database; s
 let scratchDb: Database.Database | null = null;
 const scratchTables = new Map<string, { table: string; vocab: string }>();
 
-export function emptyScratch(db: Database.Database, table: string): void {
+export function emptyScratch({ db, table }: { db: Database.Database; table: string }): void {
   preparedOnce({ sqlite: db, sql: `insert into ${table}(${table}) values ('delete-all')` }).run();
 }
 
-export function scratchTable(tokenize: string, columns: number): { db: Database.Database; table: string; vocab: string } {
+export function scratchTable({ tokenize, columns }: { tokenize: string; columns: number }): { db: Database.Database; table: string; vocab: string } {
   const db = (scratchDb ??= new DatabaseCtor(":memory:"));
   const key = `${columns}\u0000${tokenize}`;
   let t = scratchTables.get(key);
@@ -48,7 +48,7 @@ export function scratchTable(tokenize: string, columns: number): { db: Database.
 
 /** The tokens the tokenizer makes of each text, in order (what FTS5 looks up for a phrase of that text). */
 export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: string[] }): string[][] {
-  const { db, table, vocab } = scratchTable(tokenize, 1);
+  const { db, table, vocab } = scratchTable({ tokenize, columns: 1 });
   const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, c0) values (?, ?)` });
   try {
     db.transaction(() => texts.forEach((t, i) => insert.run(i + 1, t)))();
@@ -56,7 +56,7 @@ export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: stri
     for (const [term, doc] of preparedOnce({ sqlite: db, sql: `select term, doc from ${vocab} order by doc, "offset"`, mode: "raw" }).all() as [string, number][]) out[doc - 1].push(term);
     return out;
   } finally {
-    emptyScratch(db, table);
+    emptyScratch({ db, table });
   }
 }
 
@@ -66,7 +66,7 @@ export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: stri
  * FTS5 stored for a row of that text, without reading the index's doclists.
  */
 export function scratchCounts({ tokenize, columns, rows, tokens }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; tokens: string[] }): { length: Map<number, number>; tf: Map<number, Map<string, number>> } {
-  const { db, table, vocab } = scratchTable(tokenize, columns);
+  const { db, table, vocab } = scratchTable({ tokenize, columns });
   const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})` });
   try {
     db.transaction(() => {
@@ -88,12 +88,12 @@ export function scratchCounts({ tokenize, columns, rows, tokens }: { tokenize: s
     }
     return { length, tf };
   } finally {
-    emptyScratch(db, table);
+    emptyScratch({ db, table });
   }
 }
 
 /** The temp fts5vocab tables ('row', 'instance') over schema.table on this connection, made on first use; null if they cannot be. */
-export function vocabTables(db: Database.Database, schema: string, table: string): { row: string; instance: string } | null {
+export function vocabTables({ db, schema, table }: { db: Database.Database; schema: string; table: string }): { row: string; instance: string } | null {
   const base = `dm_vocab_${schema}_${table}`;
   const names = { row: `temp.${base}_row`, instance: `temp.${base}_instance` };
   const made = vocabMade.get(db) ?? new Set<string>();
@@ -113,7 +113,7 @@ export function vocabTables(db: Database.Database, schema: string, table: string
 const vocabMade = new WeakMap<Database.Database, Set<string>>();
 
 /** The tokenizer and column count of schema.table, read once per connection. */
-export function tableShape(db: Database.Database, schema: string, table: string): { tokenize: string; columns: number } {
+export function tableShape({ db, schema, table }: { db: Database.Database; schema: string; table: string }): { tokenize: string; columns: number } {
   const shapes = shapesOf.get(db) ?? new Map<string, { tokenize: string; columns: number }>();
   shapesOf.set(db, shapes);
   const key = `${schema}.${table}`;
@@ -128,7 +128,7 @@ export function tableShape(db: Database.Database, schema: string, table: string)
 const shapesOf = new WeakMap<Database.Database, Map<string, { tokenize: string; columns: number }>>();
 
 /** The one token each quoted phrase is under a tokenizer, or null when one is not exactly one token (kept for recent phrases). */
-export function phraseTokens(tokenize: string, phrases: string[]): string[] | null {
+export function phraseTokens({ tokenize, phrases }: { tokenize: string; phrases: string[] }): string[] | null {
   const key = (p: string) => `${tokenize}\u0000${p}`;
   const unknown = phrases.filter((p) => !tokenCache.has(key(p)));
   if (unknown.length > 0) {
@@ -143,7 +143,7 @@ const MAX_CACHED_TOKENS = 10_000;
 const tokenCache = new Map<string, string | null>();
 
 /** The file behind an attached schema ('' for an in-memory or temporary database, whose values are never kept). */
-export function databaseFileOf(db: Database.Database, schema: string): string {
+export function databaseFileOf({ db, schema }: { db: Database.Database; schema: string }): string {
   return (preparedOnce({ sqlite: db, sql: "select file from pragma_database_list where name = ?", mode: "pluck" }).get(schema) as string | undefined) ?? "";
 }
 
@@ -162,8 +162,8 @@ export function clearIndexStateMemos(): void {
  * databases (no file to key them by).
  */
 export function memoByIndexState<T>({ db, schema, table, key, compute }: { db: Database.Database; schema: string; table: string; key: string; compute: () => T }): T {
-  const file = databaseFileOf(db, schema);
-  const state = file ? indexStateOf(db, schema, table) : null;
+  const file = databaseFileOf({ db, schema });
+  const state = file ? indexStateOf({ db, schema, table }) : null;
   if (!state) return compute();
   const k = `${file}\u0000${schema}\u0000${table}\u0000${key}`;
   const known = stateMemos.get(k);
@@ -189,7 +189,7 @@ export function tokenStats({ db, schema, table, token }: { db: Database.Database
       table,
       key: `vocab-row\u0000${token}`,
       compute: () => {
-        const vocab = vocabTables(db, schema, table);
+        const vocab = vocabTables({ db, schema, table });
         if (!vocab) throw NO_VOCABULARY;
         const r = preparedOnce({ sqlite: db, sql: `select doc, cnt from ${vocab.row} where term = ?` }).get(token) as { doc: number; cnt: number } | undefined;
         return { rows: r?.doc ?? 0, instances: r?.cnt ?? 0 };
@@ -209,7 +209,7 @@ const NO_VOCABULARY = Symbol("no fts5vocab table on this connection");
  * or the vocabulary table cannot be made (the caller counts).
  */
 export function phraseRowCount({ db, schema, table, phrase }: { db: Database.Database; schema: string; table: string; phrase: string }): number | null {
-  const token = phraseTokens(tableShape(db, schema, table).tokenize, [phrase])?.[0];
+  const token = phraseTokens({ tokenize: tableShape({ db, schema, table }).tokenize, phrases: [phrase] })?.[0];
   if (token === undefined) return null;
   return tokenStats({ db, schema, table, token })?.rows ?? null;
 }

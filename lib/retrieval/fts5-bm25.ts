@@ -68,7 +68,7 @@ export function ftsTotals({ db, schema, table, columns }: { db: Database.Databas
 }
 
 /** FTS5's structure record of schema.table (rowid 10 of its %_data table), rewritten by every committed change to the index; base64. */
-export function indexStateOf(db: Database.Database, schema: string, table: string): string | null {
+export function indexStateOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string | null {
   const block = preparedOnce({ sqlite: db, sql: `select block from ${schema}.${table}_data where id = 10`, mode: "pluck" }).get() as Buffer | undefined;
   return block ? block.toString("base64") : null;
 }

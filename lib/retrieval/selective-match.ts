@@ -76,7 +76,7 @@ const MAX_COUNTED_WORDS = 50_000;
 const MAX_CACHED_WORD = 64;
 
 function rowCountsFor({ db, schema, table, rows }: { db: Database.Database; schema: string; table: string; rows: number }): Map<string, number> {
-  const file = databaseFileOf(db, schema);
+  const file = databaseFileOf({ db, schema });
   // In-memory databases share no file name: nothing is kept for them.
   if (!file) return new Map();
   const key = `${file}\u0000${schema}\u0000${table}`;
@@ -91,14 +91,14 @@ function rowCountsFor({ db, schema, table, rows }: { db: Database.Database; sche
 
 /** The query's words through the scratch table: their tokens (stems) by position, one per word when each word is one token. */
 function wordTokens({ tokenize, columns, words }: { tokenize: string; columns: number; words: string[] }): (string | undefined)[] {
-  const { db, table, vocab } = scratchTable(tokenize, columns);
+  const { db, table, vocab } = scratchTable({ tokenize, columns });
   const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})` });
   const tokenOf: (string | undefined)[] = [];
   try {
     insert.run(0, words.join(" "), ...Array.from({ length: columns - 1 }, () => null));
     for (const [term, offset] of preparedOnce({ sqlite: db, sql: `select term, "offset" from ${vocab}`, mode: "raw" }).all() as [string, number][]) tokenOf[offset] = term;
   } finally {
-    emptyScratch(db, table);
+    emptyScratch({ db, table });
   }
   return tokenOf;
 }
@@ -113,7 +113,7 @@ export function selectiveTopByBm25(args: { db: Database.Database; schema: string
   const { db, schema, table, terms, k, stopEarly = true } = args;
   if (terms.length < 2 || k < 1) return null;
   // A repeated query under the same index state (FTS5's structure record, rewritten by every committed change) is answered from its memo.
-  const file = databaseFileOf(db, schema);
+  const file = databaseFileOf({ db, schema });
   const block = file ? (preparedOnce({ sqlite: db, sql: `select block from ${schema}.${table}_data where id = 10`, mode: "pluck" }).get() as Buffer | undefined) : undefined;
   const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${stopEarly}\u0000${terms.join("\u0000")}` : null;
   const state = block?.toString("base64");

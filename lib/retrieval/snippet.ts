@@ -51,7 +51,7 @@ export function isMarkupFree({ path, kind }: { path: string; kind: string }): bo
 }
 
 /** The snippet of a hit in `path`: marks split into highlights, markup removed unless it is code. */
-export function snippetFor(raw: string, where: { path: string; kind: string }): { snippet: string; highlights: [number, number][] } {
+export function snippetFor({ raw, where }: { raw: string; where: { path: string; kind: string } }): { snippet: string; highlights: [number, number][] } {
   return isMarkupFree(where) ? splitMarks(raw.replace(/\s+/g, " ").trim()) : snippetText(raw);
 }
 

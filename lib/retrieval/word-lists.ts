@@ -148,9 +148,9 @@ function lengthsOf(db: Database.Database, table: string, lo: number, hi: number,
  * drop by `reindex --fts-only`, a second server) writes nothing stale.
  */
 export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, minTableRows = WORD_LISTS_MIN_TABLE_ROWS }: { db: Database.Database; table: string; texts?: RowTexts; minRows?: number; minTableRows?: number }): "idle" | "more" {
-  const { tokenize, columns: ncols } = tableShape(db, "main", table);
+  const { tokenize, columns: ncols } = tableShape({ db, schema: "main", table });
   // Made outside any transaction: a rolled-back one would take the temp tables with it.
-  const vocab = vocabTables(db, "main", table);
+  const vocab = vocabTables({ db, schema: "main", table });
   const columns = columnNames(db, "main", table);
   const read: RowTexts = texts ?? ((ids) => textsOf(db, "main", table, columns, ids));
   // The longest head of `ids` whose texts read at once (a row that cannot be read alone gets no text: a misfit).
@@ -325,7 +325,7 @@ export function wordListsStatus({ db, schema = "main", table }: { db: Database.D
 type SegmentArrays<T> = Map<number, T>;
 const lengthMemos = new Map<string, SegmentArrays<Int32Array>>();
 function allLengths(db: Database.Database, schema: string, table: string, stamp: string): SegmentArrays<Int32Array> {
-  const key = `${databaseFileOf(db, schema)}\u0000${table}\u0000${stamp}`;
+  const key = `${databaseFileOf({ db, schema })}\u0000${table}\u0000${stamp}`;
   const known = lengthMemos.get(key);
   if (known) return known;
   const blobs = preparedOnce({ sqlite: db, sql: `select segment, lengths from ${schema}.fts_row_lengths where tbl = ? order by segment`, mode: "raw" }).all(table) as [number, Buffer][];
@@ -517,8 +517,8 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     }
     // The same expression under the same index and lists: the scores computed before (a repeated query, or the
     // whole-document leg asked again for other candidates).
-    const file = databaseFileOf(db, schema);
-    const state = file ? `${indexStateOf(db, schema, table)}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
+    const file = databaseFileOf({ db, schema });
+    const state = file ? `${indexStateOf({ db, schema, table })}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
     const memoKey = `${file}\u0000${table}\u0000${match}`;
     const known = state ? scoreMemos.get(memoKey) : undefined;
     if (known && known.state === state) {
@@ -532,8 +532,8 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     return scores;
   };
   const compute = (fresh: Meta): RowScores | null => {
-    const { tokenize, columns: ncols } = tableShape(db, schema, table);
-    const tokens = phraseTokens(tokenize, plain.phrases);
+    const { tokenize, columns: ncols } = tableShape({ db, schema, table });
+    const tokens = phraseTokens({ tokenize, phrases: plain.phrases });
     if (!tokens) return null;
     const totals = ftsTotals({ db, schema, table, columns: ncols });
     if (!totals) return null;
@@ -573,7 +573,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
           // A word rarer than the lists keep: its rows and counts from FTS5's own instances (at most min_rows rows).
           const stats = tokenStats({ db, schema, table, token });
           if (!stats || stats.rows > fresh.min_rows) return null;
-          const vocab = vocabTables(db, schema, table);
+          const vocab = vocabTables({ db, schema, table });
           if (!vocab) return null;
           for (const [doc, f] of preparedOnce({ sqlite: db, sql: `select doc, count(*) from ${vocab.instance} where term = ? group by doc`, mode: "raw" }).all(token) as [number, number][]) add(w, doc, f);
         }
@@ -599,7 +599,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
   // the totals, counts and structure record read here would be the committed ones while MATCH sees the new rows.
   if (db.inTransaction) return null;
   // The temp vocabulary tables are made outside the read transaction: one rolled back (a budget interrupt) would take them along.
-  vocabTables(db, schema, table);
+  vocabTables({ db, schema, table });
   return db.transaction(run)();
 }
 

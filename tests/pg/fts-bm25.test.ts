@@ -160,7 +160,7 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
       const chunks = await rowsOf<{ id: string; text: string }>({ tx, query: sql`select id, text from chunks` });
       return chunks.map((c, i) => ({ id: Number(c.id), ...chunkTermsOf([c.text])[0], i }));
     } });
-    const { db } = scratchTable("porter unicode61 remove_diacritics 2", 1);
+    const { db } = scratchTable({ tokenize: "porter unicode61 remove_diacritics 2", columns: 1 });
     const rows = recomputed.length;
     const avgdl = recomputed.reduce((s, c) => s + c.len, 0) / rows;
     for (const [words, mode] of [

@@ -66,7 +66,7 @@ export const chunkTermsOf = (texts: string[]): ChunkTerms[] => rowTermsOf({ toke
  * of `columns` columns with that tokenizer indexes it: the numbers its bm25 reads (a column weight of 1 each).
  */
 export function rowTermsOf({ tokenize, columns, rows }: { tokenize: string; columns: number; rows: (string | null)[][] }): ChunkTerms[] {
-  const { db, table, vocab } = scratchTable(tokenize, columns);
+  const { db, table, vocab } = scratchTable({ tokenize, columns });
   const cols = Array.from({ length: columns }, (_, i) => `c${i}`);
   const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, ${cols.join(", ")}) values (?, ${cols.map(() => "?").join(", ")})` });
   try {
@@ -79,7 +79,7 @@ export function rowTermsOf({ tokenize, columns, rows }: { tokenize: string; colu
     }
     return out;
   } finally {
-    emptyScratch(db, table);
+    emptyScratch({ db, table });
   }
 }
 
@@ -240,7 +240,7 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
   const expression = matchExpression(words, mode);
   const plain = expression ? plainPhrases(expression) : null;
   if (!plain) return { kind: "unavailable", reason: "no word to match" };
-  const tokens = phraseTokens(PG_FTS_TOKENIZER, plain.phrases);
+  const tokens = phraseTokens({ tokenize: PG_FTS_TOKENIZER, phrases: plain.phrases });
   if (!tokens) return { kind: "unavailable", reason: "a query word is not exactly one token" };
   const unique = [...new Set(tokens)];
   // One statement: whether any chunk still waits for its tokens, the totals, and each token's row count.
@@ -257,7 +257,7 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
   const plan = (path: Bm25TopPlan["path"], postingsRead: number, rounds: number, detail: string): Bm25TopPlan => ({ path, postingsRead, rounds, detail });
   if (rows === 0 || (mode === "all" && stats.df.some((n) => n === 0)) || stats.df.every((n) => n === 0)) return { kind: "ranked", hits: [], plan: plan("exhaustive", 0, 0, "no chunk holds the query's tokens"), stats };
   const avgdl = Number(totals.tokens) / rows;
-  const { db } = scratchTable(PG_FTS_TOKENIZER, 1);
+  const { db } = scratchTable({ tokenize: PG_FTS_TOKENIZER, columns: 1 });
   const idf = tokens.map((t) => ftsIdf(db, rows, dfOf.get(t)!));
   const weight = new Map<string, number>();
   tokens.forEach((t, p) => weight.set(t, (weight.get(t) ?? 0) + idf[p]));

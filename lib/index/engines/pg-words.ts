@@ -114,7 +114,7 @@ export async function rowsBm25Pg({ tx, table, words, mode, among }: { tx: PgStor
   const expression = matchExpression(words, mode);
   const plain = expression ? plainPhrases(expression) : null;
   if (!plain) return { kind: "unavailable", reason: "no word to match" };
-  const tokens = phraseTokens(table.tokenize, plain.phrases);
+  const tokens = phraseTokens({ tokenize: table.tokenize, phrases: plain.phrases });
   if (!tokens) return { kind: "unavailable", reason: "a query word is not exactly one token" };
   const unique = arrayLiteral([...new Set(tokens)]);
   const [row] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: Record<string, number> | null; hits: [string, string, number, number][] }>({
@@ -130,7 +130,7 @@ export async function rowsBm25Pg({ tx, table, words, mode, among }: { tx: PgStor
   const scores = new Map<string, number>();
   if (rows === 0) return { kind: "scored", scores };
   const avgdl = Number(row.tokens) / rows;
-  const { db } = scratchTable(table.tokenize, 1);
+  const { db } = scratchTable({ tokenize: table.tokenize, columns: 1 });
   const idf = tokens.map((t) => ftsIdf(db, rows, row.df?.[t] ?? 0));
   const found = new Map<string, { len: number; tf: Map<string, number> }>();
   for (const [label, term, tf, len] of row.hits) {
