@@ -3,7 +3,8 @@
  * (an object when it needs several), so call sites name what they pass.
  *
  * Options: [{ allow: { "lib/x.ts": { names: ["fn"], reason: "why" } } }].
- * A file's listed names keep their positional parameters; the list only shrinks.
+ * A file's listed names keep their positional parameters; the list only shrinks
+ * (a listed name that is no longer a positional export is reported, so it must be dropped).
  */
 import path from "node:path";
 
@@ -30,6 +31,7 @@ const rule = {
     docs: { description: "exported lib/ functions take one object argument" },
     schema: [{ type: "object", properties: { allow: { type: "object" } }, additionalProperties: false }],
     messages: {
+      stale: "'{{name}}' is listed as positional in eslint/positional-exceptions.mjs but is not a positional export here; drop it from the list",
       positional: "exported '{{name}}' takes {{count}} positional parameters; take one object ({ a, b }) instead (or list it in eslint/positional-exceptions.mjs with a reason)",
     },
   },
@@ -37,12 +39,18 @@ const rule = {
     const allow = context.options[0]?.allow ?? {};
     const file = path.relative(context.cwd, context.filename).split(path.sep).join("/");
     const allowed = new Set(allow[file]?.names ?? []);
+    const seen = new Set();
     return {
       ExportNamedDeclaration(node) {
         for (const { name, fn } of exportedFunctions(node.declaration)) {
           const count = paramCount(fn);
-          if (count > 1 && !allowed.has(name)) context.report({ node: fn, messageId: "positional", data: { name, count } });
+          if (count <= 1) continue;
+          seen.add(name);
+          if (!allowed.has(name)) context.report({ node: fn, messageId: "positional", data: { name, count } });
         }
+      },
+      "Program:exit"(node) {
+        for (const name of allowed) if (!seen.has(name)) context.report({ node, messageId: "stale", data: { name } });
       },
     };
   },
