@@ -1,5 +1,7 @@
 import nextVitals from "eslint-config-next/core-web-vitals";
 import nextTs from "eslint-config-next/typescript";
+import local from "./eslint/one-object-argument.mjs";
+import positional from "./eslint/positional-exceptions.mjs";
 
 const config = [
   ...nextVitals,
@@ -13,6 +15,13 @@ const config = [
     rules: {
       "no-restricted-imports": ["error", { patterns: [{ group: ["next", "next/*"], message: "lib/ must not import next/*" }] }],
     },
+  },
+  {
+    // Exported lib/ functions take one object argument; the exceptions (by file, with a reason) only shrink.
+    files: ["lib/**/*.ts"],
+    ignores: ["lib/client/**"],
+    plugins: { local },
+    rules: { "local/one-object-argument": ["error", { allow: positional }] },
   },
   {
     // tests/ has no React; `useTempDataDir` is a fixture, not a hook.

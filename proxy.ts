@@ -57,7 +57,7 @@ export const config = { matcher: "/((?!api/(?:v1|mcp)(?:/[A-Za-z0-9_~-][A-Za-z0-
 async function signedInUser(request: NextRequest): Promise<PublicUser | null> {
   const cookiesOnly = new NextRequest(request.url, { headers: { cookie: request.headers.get("cookie") ?? "" } });
   const claims = await getToken({ req: cookiesOnly, secret: getAuthSecret(), secureCookie: sessionCookieIsSecure(request) });
-  return await resolveSessionUser(claims);
+  return await resolveSessionUser({ claims });
 }
 
 /**
@@ -106,7 +106,7 @@ function rememberStore(request: NextRequest, response: NextResponse): void {
 }
 
 function withSecurityHeaders(response: Response, policy: string): Response {
-  applySecurityHeaders(response.headers, policy);
+  applySecurityHeaders({ headers: response.headers, policy });
   // A refusal or a page depends on who asked: never cached.
   if (response.status >= 300) response.headers.set("Cache-Control", "no-store");
   return response;

@@ -104,7 +104,7 @@ export default async function agentsBench(): Promise<void> {
     await server.close();
     printTable(`Full-text search, same ${QUERIES} two-word queries over ${MEMORIES} memories, by surface`, rows);
 
-    const indexMb = fs.statSync(getStoreDb("bench").file).size / 1e6;
+    const indexMb = fs.statSync(getStoreDb({ store: "bench" }).file).size / 1e6;
     const backupRows: Record<string, string | number>[] = [];
     let t = performance.now();
     await backupDataDir({ outDir: path.join(scratch, "idle"), actor: "bench" });

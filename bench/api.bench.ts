@@ -242,7 +242,7 @@ export default async function apiBench(): Promise<void> {
       }
       process.env.DATA_DIR = dataDir;
       resetConfigForTests();
-      getStoreDb("bench");
+      getStoreDb({ store: "bench" });
       bare = await startBareServer();
       for (const [kind, q, settle] of [...queries.map(([kind, q]) => [kind, q, 0] as const), [`${queries[0][0]}, steady`, queries[0][1], SETTLE_MS] as const]) {
         const r = await hammer(`${bare.url}${q.replace("/stores/bench/search", "/")}`, {}, settle);

@@ -148,7 +148,7 @@ function* textsUpTo(windows: string[], n: number): Generator<string> {
  */
 async function knnAtOneMillion({ provider, fingerprintId, growth }: { provider: BuiltinProvider; fingerprintId: string; growth: SizedSamples }) {
   const n = MILLION;
-  const h = getStoreDb("bench1m");
+  const h = getStoreDb({ store: "bench1m" });
   const { sqlite } = h;
   sqlite.exec("create virtual table raw_vec using vec0(embedding float[384] distance_metric=cosine)");
   const ins = sqlite.prepare("insert into embeddings(kind, ref_id, fingerprint_id, dim, task, input_hash, vector, created_at) values ('chunk', ?, ?, 384, 'document', '', ?, 0)");
@@ -217,7 +217,7 @@ export default async function run() {
     const onlyMillion = process.env.BENCH_EMBED_1M === "1" && process.env.BENCH_EMBED_ONLY_1M === "1";
     for (const n of onlyMillion ? [] : [10_000, texts.length]) {
       const store = `bench${n}`;
-      const h = getStoreDb(store);
+      const h = getStoreDb({ store });
       const { sqlite } = h;
       ensureVecIndex({ handle: h, fingerprintId: fp.id, dim: 384 });
       sqlite.exec("create virtual table raw_vec using vec0(embedding float[384] distance_metric=cosine)");
@@ -288,7 +288,7 @@ export default async function run() {
 
     // Worker throughput through the real queue (claim → embed → write → index), builtin provider.
     const wStore = "benchworker";
-    const h = getStoreDb(wStore);
+    const h = getStoreDb({ store: wStore });
     h.sqlite.exec("create table bench_texts(id integer primary key, body text not null)");
     registerEmbeddable({
       kind: "benchtext",

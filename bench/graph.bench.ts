@@ -253,11 +253,11 @@ async function measureConfigs({ size, queries, newQueries }: { size: Size; queri
   return rows;
 }
 
-const vectorsUsed = () => (getStoreDb("bench").vectors.available ? `HNSW (usearch) for sets of ${getConfig().annMinVectors}+ vectors, else sqlite-vec SimHash index` : "JS scan");
+const vectorsUsed = () => (getStoreDb({ store: "bench" }).vectors.available ? `HNSW (usearch) for sets of ${getConfig().annMinVectors}+ vectors, else sqlite-vec SimHash index` : "JS scan");
 
 /** The ids and names a kept store was seeded with, in seeding order (thoughts and nodes are numbered by seq as written). */
 function reloadSeeded(): Seeded {
-  const db = getStoreDb("bench").sqlite;
+  const db = getStoreDb({ store: "bench" }).sqlite;
   const nodes = db.prepare("select id, name from kg_node order by seq").all() as { id: string; name: string }[];
   const thoughtIds = db.prepare("select id from thoughts order by seq").pluck().all() as string[];
   return { writeMs: 0, writes: 0, nodeNames: nodes.map((n) => n.name), nodeIds: nodes.map((n) => n.id), thoughtIds };
@@ -281,7 +281,7 @@ async function runSize({ size, texts }: { size: Size; texts: string[] }): Promis
       const annRows: Row[] = [];
       for (const store of size.stores) {
         const a0 = performance.now();
-        const annVectors = await buildAnnIndexes({ handle: getStoreDb(store), kinds: [THOUGHT_KIND, NODE_KIND] });
+        const annVectors = await buildAnnIndexes({ handle: getStoreDb({ store }), kinds: [THOUGHT_KIND, NODE_KIND] });
         annRows.push({ "HNSW vectors (this run)": annVectors, "HNSW load or rebuild s (this run)": (performance.now() - a0) / 1000 });
       }
       const queries = knownItemQueries({ seeded: kept, texts, thoughts: size.thoughts });
@@ -294,7 +294,7 @@ async function runSize({ size, texts }: { size: Size; texts: string[] }): Promis
     const seedRows: Row[] = [];
     let known: Seeded | null = null;
     for (const [k, store] of size.stores.entries()) {
-      const handle = getStoreDb(store);
+      const handle = getStoreDb({ store });
       const seeded = seedGraph({ handle, texts, offset: k * (size.thoughts + nodes), thoughts: size.thoughts });
       if (store === "bench") known = seeded;
       const e0 = performance.now();

@@ -106,7 +106,7 @@ export default async function run(): Promise<void> {
       saveStoreSnapshots({ snapshots: generateDemoSnapshots({ stores, from: now - 365 * DAY, to: now - 7 * DAY, stepMs: 3_600_000 }), resolutionS: 3600 });
       getGovernance().sqlite.exec("analyze");
       // 1M raw recall events in one store: the pages read snapshots, so this size must not matter.
-      const alpha = getStoreDb("alpha").sqlite;
+      const alpha = getStoreDb({ store: "alpha" }).sqlite;
       const insEvent = alpha.prepare(
         "insert into recall_events(agent_id, query, mode, fallback_reason, latency_ms, cache_hit, hit_count, top_score, warning, created_at) values ('bench', ?, 'hybrid', null, ?, 0, ?, ?, 0, ?)",
       );

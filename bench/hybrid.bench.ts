@@ -52,7 +52,7 @@ function seconds(since: number): number {
 
 /** Ingest windows [from, to) as API documents (the real ingest step), then let the real worker embed them. */
 async function growStore({ texts, from, to }: { texts: string[]; from: number; to: number }): Promise<{ ingestS: number; embedS: number }> {
-  const handle = getStoreDb(STORE);
+  const handle = getStoreDb({ store: STORE });
   const started = performance.now();
   for (let at = from; at < to; at += 1000) {
     handle.sqlite.transaction(() => {
@@ -67,7 +67,7 @@ async function growStore({ texts, from, to }: { texts: string[]; from: number; t
 
 /** Chunks (with the vectors the worker wrote) above a chunk id: what the baselines are fed. */
 function chunksAfter(afterId: number): Chunk[] {
-  const rows = getStoreDb(STORE)
+  const rows = getStoreDb({ store: STORE })
     .sqlite.prepare(
       `select c.id, d.path, c.text, e.vector from chunks c join documents d on d.doc_id = c.doc_id
        join embeddings e on e.kind = 'chunk' and e.ref_id = c.id where c.id > ? order by c.id`,

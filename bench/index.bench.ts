@@ -107,7 +107,7 @@ function storeDbBytes({ dataDir, store }: { dataDir: string; store: string }): n
 }
 
 function chunkCount(store: string): number {
-  return (getStoreDb(store).sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
+  return (getStoreDb({ store }).sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
 }
 
 /**
@@ -193,8 +193,8 @@ async function benchNodeModulesMarkdown(): Promise<void> {
       }
       const megabytes = docs.reduce((n, d) => n + Buffer.byteLength(d.text), 0) / 1e6;
 
-      const full = reindexStore({ handle: getStoreDb("bench") });
-      const unchanged = reindexStore({ handle: getStoreDb("bench") });
+      const full = reindexStore({ handle: getStoreDb({ store: "bench" }) });
+      const unchanged = reindexStore({ handle: getStoreDb({ store: "bench" }) });
       const chunks = chunkCount("bench");
       const dbBytes = storeDbBytes({ dataDir, store: "bench" });
 
@@ -333,11 +333,11 @@ async function benchNotes({ windows, count, previous }: { windows: string[]; cou
     const sourceBytes = writeNotesAsFiles({ windows, count, root: sourceDir });
     progress({ count, step: "notes written as files", since: started });
     createStore({ input: { name: "files" }, actor: "bench" });
-    const full = reindexStore({ handle: getStoreDb("files"), onProgress: rss.sample });
+    const full = reindexStore({ handle: getStoreDb({ store: "files" }), onProgress: rss.sample });
     if (full.counts.added !== count) throw new Error(`reindex added ${full.counts.added} of ${count} notes`);
     const reindex = { seconds: full.durationMs / 1000, chunks: chunkCount("files"), dbBytes: storeDbBytes({ dataDir, store: "files" }) };
     progress({ count, step: `full reindex done: ${reindex.seconds.toFixed(1)} s, ${reindex.chunks} chunks, ${(reindex.dbBytes / 1e6).toFixed(0)} MB db, peak RSS ${(rss.peak() / 1e6).toFixed(0)} MB`, since: started });
-    const again = reindexStore({ handle: getStoreDb("files"), onProgress: rss.sample });
+    const again = reindexStore({ handle: getStoreDb({ store: "files" }), onProgress: rss.sample });
     if (again.counts.unchanged !== count) throw new Error(`unchanged reindex saw ${again.counts.unchanged} of ${count} notes unchanged`);
 
     // Every engine answers the same queries, drawn from evenly spaced notes; the API store's paths are the notes' own paths.
@@ -516,7 +516,7 @@ async function compareBroadPlanners({ store, queries }: { store: string; queries
   const chunks = async (q: string, match: "all" | "any") => searchFullText({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match }) }).results.map((r) => r.id);
   const documents = async (q: string, match: "all" | "any") => (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, limit: 10, match, mode: "fts" }) })).results.map((r) => r.path);
   const entries: { entry: string; reference: string; run: (q: string, match: "all" | "any") => Promise<(string | number)[]>; referenceOf: (q: string, match: "all" | "any") => Promise<(string | number)[]> }[] = [
-    { entry: "searchFullText (group=chunk)", reference: "FTS5 scoring every match", run: chunks, referenceOf: async (q: string, match: "all" | "any") => exhaustive.all(ftsMatchFor(searchInputSchema.parse({ q, match }), match)) as number[] },
+    { entry: "searchFullText (group=chunk)", reference: "FTS5 scoring every match", run: chunks, referenceOf: async (q: string, match: "all" | "any") => exhaustive.all(ftsMatchFor({ input: searchInputSchema.parse({ q, match }), match })) as number[] },
     { entry: "searchStore (the route's default, group=document)", reference: "the route without the lists", run: documents, referenceOf: (q: string, match: "all" | "any") => withoutWordLists(handle.sqlite, () => documents(q, match)) },
   ];
   const out: BroadComparison[] = [];

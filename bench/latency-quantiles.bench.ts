@@ -50,7 +50,7 @@ export default async function main(): Promise<void> {
     for (const q of [0.5, 0.95, 0.99]) {
       const exact = percentile(samples, q * 100);
       const err = (v: number) => `${((100 * (v - exact)) / exact).toFixed(1)}%`;
-      rows.push({ shape, quantile: `p${q * 100}`, "exact ms": exact, "bucket edge (before)": err(edgeOfBucket(hist, q)), "estimate in bucket (now)": err(quantileFromBuckets(hist, q)!) });
+      rows.push({ shape, quantile: `p${q * 100}`, "exact ms": exact, "bucket edge (before)": err(edgeOfBucket(hist, q)), "estimate in bucket (now)": err(quantileFromBuckets({ buckets: hist, q })!) });
     }
   }
   printTable("Latency percentiles from the 14-bucket histogram vs exact (20,000 samples per shape; relative error)", rows);

@@ -44,13 +44,13 @@ export default async function pgEmbedBench(): Promise<void> {
     }
     const provider = new BuiltinProvider({});
     const embedder = { provider, fingerprint: computeFingerprint(provider) };
-    const count = async (q: ReturnType<typeof sql>) => withStoreTx({ handle: stores[0], readOnly: true }, async (tx) => Number(((await tx.execute(q)).rows[0] as { n: string }).n));
+    const count = async (q: ReturnType<typeof sql>) => withStoreTx({ handle: stores[0], readOnly: true, work: async (tx) => Number(((await tx.execute(q)).rows[0] as { n: string }).n) });
     const rows: Record<string, string | number>[] = [];
     for (const workers of WORKERS) {
-      await withStoreTx({ handle: stores[0] }, async (tx) => {
+      await withStoreTx({ handle: stores[0], work: async (tx) => {
         await tx.execute(sql`truncate chunk_embeddings, embedding_cache, embed_queue, public.provenance`);
         await tx.execute(sql`insert into embed_queue (kind, ref_id, input_hash, enqueued_at, next_attempt_at) select 'chunk', id, chunk_sha256, 0, 0 from chunks`);
-      });
+      } });
       const chunks = await count(sql`select count(*) as n from embed_queue`);
       const t0 = performance.now();
       const done = await Promise.all(stores.slice(0, workers).map((handle, i) => drainEmbedQueuesPg({ handles: [handle], embedder, workerId: `replica-${i}`, batchSize: 32 })));

@@ -122,7 +122,7 @@ async function serverBench(): Promise<void> {
       const t0 = performance.now();
       for (const b of batches) await putDocumentsPg({ handle, input: b, actor: "bench" });
       const ingestMs = performance.now() - t0;
-      const chunks = await withStoreTx({ handle }, async (tx) => ((await tx.execute(sql`select count(*)::int as n from chunks`)).rows[0] as { n: number }).n);
+      const chunks = await withStoreTx({ handle, work: async (tx) => ((await tx.execute(sql`select count(*)::int as n from chunks`)).rows[0] as { n: number }).n });
       const t = await timeAll(queries, async (q) => (await searchStorePg({ handle, core: null, input: input(q) })).results.length);
       rows.push(row("PostgreSQL 15 (tsvector GIN, idf × ts_rank)", ingestMs, chunks, t, queries.length));
       printTable(`Store index: ingest and full-text, SQLite vs PostgreSQL, same notes, same run`, rows);
@@ -132,10 +132,10 @@ async function serverBench(): Promise<void> {
       const fp = await computeFingerprint(provider);
       const tEmbed = performance.now();
       for (;;) {
-        const todo = await withStoreTx({ handle }, (tx) => listChunksWithoutEmbeddingPg({ tx, fingerprintId: fp.id, limit: 500 }));
+        const todo = await withStoreTx({ handle, work: (tx) => listChunksWithoutEmbeddingPg({ tx, fingerprintId: fp.id, limit: 500 }) });
         if (todo.length === 0) break;
         const vectors = await provider.embed(todo.map((c) => c.text), "document");
-        await withStoreTx({ handle }, (tx) => putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: todo.map((c, i) => ({ chunkRowId: c.id, inputHash: c.chunkSha256, vector: vectors[i] })) }));
+        await withStoreTx({ handle, work: (tx) => putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: todo.map((c, i) => ({ chunkRowId: c.id, inputHash: c.chunkSha256, vector: vectors[i] })) }) });
       }
       const embedMs = performance.now() - tEmbed;
       const qvecs = await provider.embed(queries.slice(0, VECTOR_QUERIES), "query");
@@ -145,7 +145,7 @@ async function serverBench(): Promise<void> {
         const samples: number[] = [];
         for (const q of qvecs) {
           const t = performance.now();
-          const r = await withStoreTx({ handle, readOnly: true }, (tx) => vectorNeighboursPg({ tx, fingerprintId: fp.id, query: q, k: 60, where: [sql`c.id <= ${size}`], limit: Math.max(size, EXACT_SCAN_LIMIT) }));
+          const r = await withStoreTx({ handle, readOnly: true, work: (tx) => vectorNeighboursPg({ tx, fingerprintId: fp.id, query: q, k: 60, where: [sql`c.id <= ${size}`], limit: Math.max(size, EXACT_SCAN_LIMIT) }) });
           samples.push(performance.now() - t);
           if (!r.ok) throw new Error(r.message);
         }
@@ -207,14 +207,14 @@ export async function openPgliteStores(schemas: string[]) {
   const db = drizzle(client);
   const inStore = <T>(schema: string, work: (tx: SqlRunner) => PromiseLike<T>) =>
     db.transaction(async (tx) => {
-      await useStoreSchema(tx, schema);
+      await useStoreSchema({ tx, schema });
       return await work(tx);
     });
   try {
     await db.execute(sql`create extension vector`);
     for (const schema of schemas) {
       await db.execute(sql`create schema ${sql.identifier(schema)}`);
-      await inStore(schema, (tx) => migrateStoreSchema(tx, schema));
+      await inStore(schema, (tx) => migrateStoreSchema({ tx, schema }));
     }
   } catch (e) {
     await client.close();
@@ -241,7 +241,7 @@ async function pgliteVectorBench(): Promise<void> {
     const vectors: number[][] = [];
     for (let at = 0; at < notes.length; at += 500) vectors.push(...(await provider.embed(notes.slice(at, at + 500).map((n) => n.text), "document")).map((v) => normalizeVector(v)));
     const qvecs = (await provider.embed(makeQueries(notes.map((n) => n.text)).slice(0, PGLITE_QUERIES), "query")).map((v) => normalizeVector(v));
-    const support = await inStore("store_hnsw", (tx) => pgvectorSupportPg(tx));
+    const support = await inStore("store_hnsw", (tx) => pgvectorSupportPg({ db: tx }));
     const exactTop = (q: number[], size: number) =>
       vectors
         .slice(0, size)
@@ -260,7 +260,7 @@ async function pgliteVectorBench(): Promise<void> {
             const ids = Array.from({ length: Math.min(500, size - at) }, (_, i) => at + i + 1);
             await insertPlaceholderChunks(tx, ids);
             await putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: ids.map((id) => ({ chunkRowId: id, inputHash: `h${id}`, vector: vectors[id - 1] })) });
-            if (schema === "store_exact") await tx.execute(sql`drop index if exists ${sql.identifier(hnswIndexName(fp.dimension))}`);
+            if (schema === "store_exact") await tx.execute(sql`drop index if exists ${sql.identifier(hnswIndexName({ dimension: fp.dimension }))}`);
           }
           await tx.execute(sql`analyze`);
         });

@@ -278,7 +278,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
         const handleUnlimited = await openStorePg({ pg: unlimited, store: STORE });
         for (const q of qvecs.slice(0, EXACT_QUERIES)) {
           const started = performance.now();
-          const r = await withStoreTx({ handle: handleUnlimited, readOnly: true }, (tx) => vectorNeighboursPg({ tx, fingerprintId: fp.id, query: q, k: K, where: [], limit: Number.MAX_SAFE_INTEGER }));
+          const r = await withStoreTx({ handle: handleUnlimited, readOnly: true, work: (tx) => vectorNeighboursPg({ tx, fingerprintId: fp.id, query: q, k: K, where: [], limit: Number.MAX_SAFE_INTEGER }) });
           exactSamples.push(performance.now() - started);
           if (!r.ok) throw new Error(r.message);
         }
@@ -382,9 +382,9 @@ async function serverVersion(pg: Awaited<ReturnType<typeof openPgHandle>>): Prom
  * default ef_search; recall@10 against exact cosine in JS over the same set.
  */
 async function pgliteHnsw({ handlePg, fingerprintId, qvecs }: { handlePg: Awaited<ReturnType<typeof openStorePg>>; fingerprintId: string; qvecs: number[][] }): Promise<Row[]> {
-  const vectors = await withStoreTx({ handle: handlePg, readOnly: true }, (tx) =>
-    rowsOf<{ id: string; embedding: number[] }>(tx, sql`select chunk_row_id as id, embedding from chunk_embeddings where fingerprint_id = ${fingerprintId} order by chunk_row_id limit ${PGLITE_VECTORS}`),
-  );
+  const vectors = await withStoreTx({ handle: handlePg, readOnly: true, work: (tx) =>
+    rowsOf<{ id: string; embedding: number[] }>({ tx, query: sql`select chunk_row_id as id, embedding from chunk_embeddings where fingerprint_id = ${fingerprintId} order by chunk_row_id limit ${PGLITE_VECTORS}` }),
+  });
   const { client, inStore: inSchema } = await openPgliteStores(["store_bench"]);
   const inStore = <T>(work: (tx: SqlRunner) => PromiseLike<T>) => inSchema("store_bench", work);
   try {
@@ -398,7 +398,7 @@ async function pgliteHnsw({ handlePg, fingerprintId, qvecs }: { handlePg: Awaite
     }
     const storeS = (performance.now() - t0) / 1000;
     await inStore((tx) => tx.execute(sql`analyze`));
-    const support = await inStore((tx) => pgvectorSupportPg(tx));
+    const support = await inStore((tx) => pgvectorSupportPg({ db: tx }));
     const exactTop = (q: number[]) =>
       vectors
         .map((v) => ({ id: Number(v.id), s: v.embedding.reduce((acc, x, j) => acc + x * q[j], 0) }))

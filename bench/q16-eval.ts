@@ -47,11 +47,11 @@ async function main() {
     }
     for (const store of [...SEEDS.map((s) => `k${s}`), "quality"]) {
       createStore({ input: { name: store }, actor: "eval" });
-      reindexStore({ handle: getStoreDb(store) });
+      reindexStore({ handle: getStoreDb({ store }) });
     }
     fs.writeFileSync(path.join(DATA, "built"), "1");
   }
-  const chunks = getStoreDb("quality").sqlite.prepare("select d.path, c.text from chunks c join documents d on d.doc_id = c.doc_id order by c.id").all() as { path: string; text: string }[];
+  const chunks = getStoreDb({ store: "quality" }).sqlite.prepare("select d.path, c.text from chunks c join documents d on d.doc_id = c.doc_id order by c.id").all() as { path: string; text: string }[];
   const chunkQueries = buildLabelledSet(chunks, 300);
   const raw: number[] = [];
   for (const seed of SEEDS) {

@@ -54,7 +54,7 @@ export type Variant = {
 async function dumpStore(store: string, queries: Q[], limit: number): Promise<Dump[]> {
   const file = path.join(DATA, `dump-${store}.json`);
   if (fs.existsSync(file)) return JSON.parse(fs.readFileSync(file, "utf8"));
-  const handle = getStoreDb(store);
+  const handle = getStoreDb({ store });
   const top = handle.sqlite.prepare("select d.path, -bm25(documents_fts) as score from documents_fts join documents d on d.doc_id = documents_fts.rowid where documents_fts match ? order by bm25(documents_fts) limit ?");
   const out: Dump[] = [];
   for (const { q, target } of queries) {
@@ -82,7 +82,7 @@ class StoreData {
   private dfCache = new Map<string, number>();
   private uScore: Database.Statement;
   constructor(readonly store: string) {
-    const h = getStoreDb(store);
+    const h = getStoreDb({ store });
     const rows = h.sqlite.prepare("select c.id, d.path, c.text, c.chunk_index as ci from chunks c join documents d on d.doc_id = c.doc_id").all() as { id: number; path: string; text: string; ci: number }[];
     for (const r of rows) {
       this.text.set(r.id, r.text);
@@ -201,7 +201,7 @@ function rankVariant(sd: StoreData, d: Dump, v: Variant, real: boolean): string[
       decay: null,
       score: h.s,
     }));
-    const hits = groupByDocument({ candidates, handles: [getStoreDb(sd.store)], terms, scoring, wholeDocument: whole, mode: "fts", weights: { fts: 1, vec: 0 }, toHit: (c) => ({ ...c.detail, store: sd.store, score: c.score, snippet: "", highlights: [] }), explain: false, why: () => "" });
+    const hits = groupByDocument({ candidates, handles: [getStoreDb({ store: sd.store })], terms, scoring, wholeDocument: whole, mode: "fts", weights: { fts: 1, vec: 0 }, toHit: (c) => ({ ...c.detail, store: sd.store, score: c.score, snippet: "", highlights: [] }), explain: false, why: () => "" });
     return hits.map((h) => h.path);
   }
   // A copy of groupByDocument's lexical scoring with the variant's extra knobs.
@@ -256,7 +256,7 @@ async function main() {
     const set = buildKnownItemSet({ docs: loadPinnedSample({ root: nm, manifest: seed < 2029 ? manifest : held, seed }).docs, count: 300, seed });
     dumps.set(`k${seed}`, await dumpStore(`k${seed}`, set.queries.map((q) => ({ q: q.q, target: `source/corpus/${q.target}` })), 203));
   }
-  const chunks = getStoreDb("quality").sqlite.prepare("select d.path, c.text from chunks c join documents d on d.doc_id = c.doc_id order by c.id").all() as { path: string; text: string }[];
+  const chunks = getStoreDb({ store: "quality" }).sqlite.prepare("select d.path, c.text from chunks c join documents d on d.doc_id = c.doc_id order by c.id").all() as { path: string; text: string }[];
   dumps.set("quality", await dumpStore("quality", buildLabelledSet(chunks, 300), 99));
   const data = new Map([...dumps.keys()].map((s) => [s, new StoreData(s)]));
   const variants: [string, Variant][] = JSON.parse(process.argv[2] ?? '[["default",{}]]');

@@ -42,7 +42,7 @@ const SIGNAL_LABELS: Record<(typeof SIGNALS)[number], string> = { hybrid: "hybri
 
 /** Every quality query once per signal set, ungated (top 5 with scores): gates are applied afterwards, so one run serves every threshold. */
 async function rankQualityQueries(): Promise<Record<(typeof SIGNALS)[number], Ranked[]>> {
-  const h = getStoreDb("quality");
+  const h = getStoreDb({ store: "quality" });
   const ids = QUALITY_CASES.map((c) => recordTrace({ handle: h, agentId: "bench", input: c.trace }).trace.id);
   await drainEmbedQueues({ stores: ["quality"], batchSize: 256 });
   const run = async (signals: (typeof SIGNALS)[number]) => {
@@ -139,7 +139,7 @@ async function latencyRows(): Promise<Record<string, string | number>[]> {
   legRows.length = 0;
   let have = 0;
   const store = "latency";
-  const h = getStoreDb(store);
+  const h = getStoreDb({ store });
   // Every trace gets a vector: the worker drains after each chunk, as it would run beside the writers
   // (the run's DUALMIND_EMBED_BACKLOG_WATERMARK is far above a chunk, so no trace skips embedding).
   let writeMs = 0;

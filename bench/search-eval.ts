@@ -84,9 +84,9 @@ export function scratchStore({ store, env = {} }: { store: string; env?: Record<
 /** Index markdown files under `root` into a fresh store, embed every chunk, return the store's chunks. */
 export async function prepareCorpus({ root, include, store }: { root: string; include: string; store: string }) {
   const scratch = scratchStore({ store, env: { DUALMIND_SOURCE_ROOTS: `${store}=${root}`, DUALMIND_SOURCE_INCLUDE: include, DUALMIND_SOURCE_EXCLUDE: "**/.git/**" } });
-  reindexStore({ handle: getStoreDb(store) });
+  reindexStore({ handle: getStoreDb({ store }) });
   await drainEmbedQueues({ stores: [store], batchSize: 256 });
-  const chunks = getStoreDb(store)
+  const chunks = getStoreDb({ store })
     .sqlite.prepare("select d.path, c.text from chunks c join documents d on d.doc_id = c.doc_id order by c.id")
     .all() as { path: string; text: string }[];
   return { chunks, cleanup: scratch.cleanup };

@@ -251,7 +251,7 @@ async function latencyBySize(): Promise<void> {
   try {
     let have = 0;
     for (const size of sizes.filter((n) => n <= windows.length)) {
-      const handle = getStoreDb(store);
+      const handle = getStoreDb({ store });
       for (let at = have; at < size; at += 1000) {
         handle.sqlite.transaction(() => {
           for (let i = at; i < Math.min(size, at + 1000); i++) ingestDocument({ handle, path: `bench/w${String(i).padStart(6, "0")}.txt`, origin: "api", text: windows[i], mtime: 0 });

@@ -55,14 +55,14 @@ const STORE = "big";
 const PER_DOC = 1;
 
 function chunkCount(): number {
-  return (getStoreDb(STORE).sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
+  return (getStoreDb({ store: STORE }).sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
 }
 
 /** The store, built once per data dir: documents of PER_DOC text windows until it holds CHUNKS chunks, every chunk embedded. */
 async function buildStore(): Promise<void> {
   if (fs.existsSync(path.join(getConfig().dataDir, "stores", STORE, "index.db")) && chunkCount() >= CHUNKS) return;
   createStore({ input: { name: STORE }, actor: "bench" });
-  const handle = getStoreDb(STORE);
+  const handle = getStoreDb({ store: STORE });
   const windows = loadTextWindows(Math.ceil(CHUNKS * 1.05));
   const t0 = performance.now();
   for (let d = 0; d * PER_DOC < windows.length; d++) {

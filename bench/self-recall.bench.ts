@@ -94,7 +94,7 @@ export default async function main(): Promise<void> {
       });
       rows.push(await selfRecall(store, `self-recall of the same store: ${QUERIES} probes per kind drawn from what it holds`));
       if (parts.has("tokenizer")) {
-        const handle = getStoreDb(store);
+        const handle = getStoreDb({ store });
         const sql = fs.readFileSync(path.resolve("drizzle/index/0009_fts_stemming.sql"), "utf8");
         const apply = (tokenizer: string) => {
           for (const statement of sql.replaceAll("porter unicode61 remove_diacritics 2", tokenizer).split("--> statement-breakpoint")) handle.sqlite.exec(statement);
@@ -135,12 +135,12 @@ export default async function main(): Promise<void> {
     const chunks = Number(process.env.BENCH_SELF_RECALL_CHUNKS ?? 20000);
     const scratch = scratchStore({ store: "big" });
     try {
-      const handle = getStoreDb("big");
+      const handle = getStoreDb({ store: "big" });
       const windows = loadTextWindows(chunks, root);
       const perDoc = 10;
       for (let i = 0; i * perDoc < windows.length; i++) ingestDocument({ handle, path: `notes/${i}.md`, text: windows.slice(i * perDoc, (i + 1) * perDoc).join("\n\n"), origin: "api", mtime: Date.now() });
       await drainEmbedQueues({ stores: ["big"], batchSize: 256 });
-      const n = (getStoreDb("big").sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
+      const n = (getStoreDb({ store: "big" }).sqlite.prepare("select count(*) as n from chunks").get() as { n: number }).n;
       const cost: Row[] = [];
       for (const perKind of [100, 300]) {
         const cpu = process.cpuUsage();

@@ -67,7 +67,7 @@ export function ChartTimeSeries({
 }) {
   const measured = points.filter((p) => series.some((s) => p[s.key] !== null && p[s.key] !== undefined)).length;
   // A point with a gap on both sides has no line to sit on: draw it as a dot.
-  const lonely = new Map(series.map((s) => [s.key, isolatedPoints(points, s.key)]));
+  const lonely = new Map(series.map((s) => [s.key, isolatedPoints({ points, key: s.key })]));
   const [box, width] = useBoxWidth();
   const axis = points.length ? timeTicks({ from: points[0].t as number, to: points[points.length - 1].t as number, width: width - 96 }) : { ticks: [], daily: longRange };
   return (

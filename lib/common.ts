@@ -81,7 +81,7 @@ export function parseJsonColumnStrict<T = unknown>(text: string | null): T | nul
  * frame properties, working memory): null or unparsable text reads as
  * `fallback`, so one damaged row cannot fail a whole listing or a remember.
  */
-export function parseJsonColumnOr<T>(text: string | null, fallback: T): T {
+export function parseJsonColumnOr<T>({ text, fallback }: { text: string | null; fallback: T }): T {
   if (text === null) return fallback;
   try {
     return JSON.parse(text) as T;
@@ -104,13 +104,13 @@ export function likeContains(text: string): string {
  * A retry with the same client id must carry the same facts; anything else is
  * a different request reusing an id, which the caller must hear about.
  */
-export function assertSameRetry(kind: string, id: string, stored: unknown, incoming: unknown): void {
+export function assertSameRetry({ kind, id, stored, incoming }: { kind: string; id: string; stored: unknown; incoming: unknown }): void {
   if (canonicalJson(stored) !== canonicalJson(incoming)) {
     throw new AppError("conflict", `${kind} ${id} already exists with different contents`, [{ path: "id", message: "reuse an id only to retry the identical request" }]);
   }
 }
 
-export function notFound(what: string, id: string): AppError {
+export function notFound({ what, id }: { what: string; id: string }): AppError {
   return new AppError("not_found", `${what} ${id} does not exist`);
 }
 
@@ -119,6 +119,6 @@ export function notFound(what: string, id: string): AppError {
  * rate (alerts per hour) a 429; either way the variable that sets it is named
  * in the message and in `details[0].limit`, so the caller knows what to ask for.
  */
-export function limitReached(limit: string, message: string, kind: "quota" | "rate" = "quota"): AppError {
+export function limitReached({ limit, message, kind = "quota" }: { limit: string; message: string; kind?: "quota" | "rate" }): AppError {
   return new AppError(kind === "rate" ? "rate_limited" : "unprocessable", `${message} (limit ${limit})`, [{ path: "limit", message, limit }]);
 }

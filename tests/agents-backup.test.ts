@@ -37,7 +37,7 @@ async function waitForFile(file: string): Promise<void> {
 }
 
 function memoryCount(store: string): number {
-  return (getStoreDb(store).sqlite.prepare("select count(*) as n from memories").get() as { n: number }).n;
+  return (getStoreDb({ store }).sqlite.prepare("select count(*) as n from memories").get() as { n: number }).n;
 }
 
 describe("online backup", () => {
@@ -74,9 +74,9 @@ describe("online backup", () => {
     try {
       const restored = restoreDataDir({ backupDir });
       expect(restored.stores).toContain("default");
-      expect(getStoreDb("default").sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+      expect(getStoreDb({ store: "default" }).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
       expect(getGovernance().sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
-      const report = verifyStore({ handle: getStoreDb("default") });
+      const report = verifyStore({ handle: getStoreDb({ store: "default" }) });
       expect(report.ok).toBe(true);
       const restoredMemories = memoryCount("default");
       expect(restoredMemories).toBe(backedUp.memoryFiles);
@@ -132,7 +132,7 @@ describe("store bundles", () => {
       await bootstrapApp();
       const kept = await importStoreBundle({ bundleDir, reembed: false, actor: "test" });
       expect(kept).toMatchObject({ store: "docs", memoryFiles: 4, reembed: null, fingerprintMatches: true });
-      expect(verifyStore({ handle: getStoreDb("docs") }).ok).toBe(true);
+      expect(verifyStore({ handle: getStoreDb({ store: "docs" }) }).ok).toBe(true);
       expect(await searchAll("docs")).toEqual(before);
 
       await expect(importStoreBundle({ bundleDir, reembed: false, actor: "test" })).rejects.toThrow(/already exists/);
@@ -149,7 +149,7 @@ describe("store bundles", () => {
       expect(r.fingerprintMatches).toBe(false);
       expect(r.reembed!.toEmbed).toBeGreaterThanOrEqual(4);
       await drainEmbedQueues({ stores: ["docs-256"] });
-      const status = await getEmbeddingStatus({ handle: getStoreDb("docs-256") });
+      const status = await getEmbeddingStatus({ handle: getStoreDb({ store: "docs-256" }) });
       expect(status.active?.dimension).toBe(256);
       expect(status.drift?.drifted).toBe(0);
       const fts = await searchStore({ handle: openStore({ store: "docs-256" }), core: null, input: searchInputSchema.parse({ q: "restic nightly", mode: "fts" }) });

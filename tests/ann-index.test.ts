@@ -21,7 +21,7 @@ const MIN = 200;
 const unitVector = (r: () => number, dim = DIM) => unitVectorOf(r, dim);
 
 function writeVectors({ store = "big", fp = FP, kind = "note", vectors, firstRef = 1 }: { store?: string; fp?: string; kind?: string; vectors: Float32Array[]; firstRef?: number }): void {
-  const { sqlite } = getStoreDb(store);
+  const { sqlite } = getStoreDb({ store });
   const ins = sqlite.prepare(
     `insert into embeddings(kind, ref_id, fingerprint_id, dim, task, input_hash, vector, created_at) values (?, ?, ?, ?, 'document', '', ?, 0)
      on conflict(kind, ref_id, fingerprint_id) do update set vector = excluded.vector`,
@@ -30,9 +30,9 @@ function writeVectors({ store = "big", fp = FP, kind = "note", vectors, firstRef
 }
 
 const knn = (query: Float32Array, opts: { k?: number; kind?: string; fp?: string; exact?: boolean; allowedRefIds?: number[] } = {}) =>
-  knnSearch({ handle: getStoreDb("big"), kind: opts.kind ?? "note", fingerprintId: opts.fp ?? FP, query, k: opts.k ?? 10, exact: opts.exact, allowedRefIds: opts.allowedRefIds });
+  knnSearch({ handle: getStoreDb({ store: "big" }), kind: opts.kind ?? "note", fingerprintId: opts.fp ?? FP, query, k: opts.k ?? 10, exact: opts.exact, allowedRefIds: opts.allowedRefIds });
 
-const source = () => ({ db: getStoreDb("big").sqlite, schema: "main" as const });
+const source = () => ({ db: getStoreDb({ store: "big" }).sqlite, schema: "main" as const });
 const refs = (r: ReturnType<typeof knn>) => r.hits.map((h) => h.refId);
 
 function recall(approx: number[], exact: number[]): number {
@@ -55,7 +55,7 @@ describe("approximate nearest-neighbour index", () => {
   it("a store whose every set is small keeps no change log: it is pruned when a query first meets such a set", () => {
     writeVectors({ vectors: Array.from({ length: 50 }, () => unitVector(rand)) });
     writeVectors({ kind: "memory", vectors: Array.from({ length: 30 }, () => unitVector(rand)) });
-    const { sqlite } = getStoreDb("big");
+    const { sqlite } = getStoreDb({ store: "big" });
     const logRows = () => (sqlite.prepare("select count(*) as n from embedding_log").get() as { n: number }).n;
     expect(logRows()).toBe(80);
     const q = unitVector(rand);
@@ -108,12 +108,12 @@ describe("approximate nearest-neighbour index", () => {
     const vectors = Array.from({ length: 3000 }, () => unitVector(rand));
     writeVectors({ vectors });
     expect(buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM })).toBe(3000);
-    const dir = annDirOf(getStoreDb("big").file);
+    const dir = annDirOf(getStoreDb({ store: "big" }).file);
     const files = fs.readdirSync(dir).sort();
     expect(files).toHaveLength(2);
     expect(files[0]).toMatch(new RegExp(`^${FP}-note\\.\\d+\\.usearch$`));
     expect(files[1]).toBe(`${FP}-note.json`);
-    expect(path.dirname(dir)).toBe(path.dirname(getStoreDb("big").file));
+    expect(path.dirname(dir)).toBe(path.dirname(getStoreDb({ store: "big" }).file));
 
     let total = 0;
     for (let i = 0; i < 20; i++) {
@@ -153,7 +153,7 @@ describe("approximate nearest-neighbour index", () => {
     const r = knn(unitVector(rand));
     expect(r.method).not.toBe("ann+rescore");
     expect(r.hits).toHaveLength(10);
-    expect(fs.existsSync(annDirOf(getStoreDb("big").file))).toBe(false);
+    expect(fs.existsSync(annDirOf(getStoreDb({ store: "big" }).file))).toBe(false);
     // Crossing the threshold switches to the index.
     writeVectors({ vectors: [unitVector(rand), unitVector(rand)], firstRef: MIN });
     buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM });
@@ -176,7 +176,7 @@ describe("approximate nearest-neighbour index", () => {
     writeVectors({ vectors: [moved], firstRef: 7 });
     expect(refs(knn(moved, { k: 1 }))).toEqual([7]);
 
-    forgetEmbeddings({ handle: getStoreDb("big"), items: [{ kind: "note", refId: 5000 }] });
+    forgetEmbeddings({ handle: getStoreDb({ store: "big" }), items: [{ kind: "note", refId: 5000 }] });
     r = knn(fresh, { k: 5 });
     expect(r.method).toBe("ann+rescore");
     expect(refs(r)).not.toContain(5000);
@@ -206,7 +206,7 @@ describe("approximate nearest-neighbour index", () => {
     expect(refs(other).every((id) => id > 20_000)).toBe(true);
 
     // A re-embed switch drops the other model's index files and keeps the active one's.
-    const dir = annDirOf(getStoreDb("big").file);
+    const dir = annDirOf(getStoreDb({ store: "big" }).file);
     dropAnnIndexesExcept({ source: source(), keepFingerprintId: OTHER_FP });
     expect(fs.readdirSync(dir).every((n) => n.startsWith(OTHER_FP))).toBe(true);
     expect(fs.readdirSync(dir).length).toBe(2);
@@ -255,7 +255,7 @@ describe("approximate nearest-neighbour index", () => {
   it("a stale file is caught up from the log on the next open; a file from another database, model or a bad write is rebuilt", () => {
     writeVectors({ vectors: Array.from({ length: 800 }, () => unitVector(rand)) });
     buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM });
-    const dir = annDirOf(getStoreDb("big").file);
+    const dir = annDirOf(getStoreDb({ store: "big" }).file);
     const headerFile = path.join(dir, `${FP}-note.json`);
     const saved = JSON.parse(fs.readFileSync(headerFile, "utf8")) as { seq: number; count: number; file: string };
     expect(saved.count).toBe(800);
@@ -264,7 +264,7 @@ describe("approximate nearest-neighbour index", () => {
     closeAnnIndexes();
     const late = unitVector(rand);
     writeVectors({ vectors: [late], firstRef: 9000 });
-    forgetEmbeddings({ handle: getStoreDb("big"), items: [{ kind: "note", refId: 1 }] });
+    forgetEmbeddings({ handle: getStoreDb({ store: "big" }), items: [{ kind: "note", refId: 1 }] });
     const r = knn(late, { k: 3 });
     expect(r.method).toBe("ann+rescore");
     expect(refs(r)[0]).toBe(9000);
@@ -285,7 +285,7 @@ describe("approximate nearest-neighbour index", () => {
     expect(buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM })).toBe(800);
     expect(refs(knn(late, { k: 1 }))).toEqual([9000]);
     // Log rows every file covers are pruned, and a process behind that point reloads instead of missing them.
-    const { sqlite } = getStoreDb("big");
+    const { sqlite } = getStoreDb({ store: "big" });
     expect((sqlite.prepare("select count(*) as n from embedding_log").get() as { n: number }).n).toBe(0);
     expect(Number((sqlite.prepare("select value from meta where key = 'embedding_log_pruned_through'").get() as { value: string }).value)).toBeGreaterThan(saved.seq);
   });
@@ -294,7 +294,7 @@ describe("approximate nearest-neighbour index", () => {
     const vectors = Array.from({ length: 700 }, () => unitVector(rand));
     writeVectors({ vectors });
     buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM });
-    const headerFile = path.join(annDirOf(getStoreDb("big").file), `${FP}-note.json`);
+    const headerFile = path.join(annDirOf(getStoreDb({ store: "big" }).file), `${FP}-note.json`);
     const header = JSON.parse(fs.readFileSync(headerFile, "utf8")) as Record<string, unknown>;
     expect(header).toMatchObject({ quantization: expect.any(String), connectivity: expect.any(Number), expansionAdd: expect.any(Number) });
     // A loaded file has nothing to scan; a rebuilt one scans the stored vectors.
@@ -341,8 +341,8 @@ describe("approximate nearest-neighbour index", () => {
     buildAnnIndex({ source: source(), fingerprintId: FP, kind: "note", dim: DIM });
     expect(refs(knn(vectors[9], { k: 1 }))).toEqual([10]);
     // Another process deletes ref 10, saves its caught-up copy and prunes the log past this process's copy.
-    forgetEmbeddings({ handle: getStoreDb("big"), items: [{ kind: "note", refId: 10 }] });
-    const { sqlite } = getStoreDb("big");
+    forgetEmbeddings({ handle: getStoreDb({ store: "big" }), items: [{ kind: "note", refId: 10 }] });
+    const { sqlite } = getStoreDb({ store: "big" });
     const head = (sqlite.prepare("select seq from sqlite_sequence where name = 'embedding_log'").get() as { seq: number }).seq;
     sqlite.prepare("delete from embedding_log").run();
     sqlite.prepare("insert into meta(key, value) values ('embedding_log_pruned_through', ?) on conflict(key) do update set value = excluded.value").run(String(head));

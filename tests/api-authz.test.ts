@@ -92,7 +92,7 @@ async function tool(name: string, token: string, args: Record<string, unknown>):
   try {
     return { status: 200, json: await runTool({ name, args, options: { principal: await who(token) } }) };
   } catch (e) {
-    const err = toAppError(e, "test");
+    const err = toAppError({ error: e, requestId: "test" });
     return { status: err.status, json: err.toBody() };
   }
 }

@@ -152,7 +152,7 @@ describe("the wire is snake_case, renamed by the schema", () => {
 
   it("renames declared keys only; free-form records keep their keys; undeclared keys are left for the check to catch", () => {
     // With responses checked (tests), undeclared keys stay on the wire so the check names them.
-    const wire = toWire(schema, {
+    const wire = toWire({ schema, value: {
       taskId: "t1",
       p50Ms: null,
       chunkSha256: "ab",
@@ -160,14 +160,14 @@ describe("the wire is snake_case, renamed by the schema", () => {
       runs: [{ runId: "r1" }],
       check: { ok: false, brokenAtSeq: 3 },
       extraField: 1,
-    }, { undeclared: "keep" });
+    }, opts: { undeclared: "keep" } });
     expect(wire).toEqual({ task_id: "t1", p50_ms: null, chunk_sha256: "ab", attributes: { ownerId: 1, nested: { someKey: 2 } }, runs: [{ run_id: "r1" }], check: { ok: false, broken_at_seq: 3 }, extraField: 1 });
-    expect(() => assertMatchesContract(schema, wire, "test")).toThrow(/does not match/);
+    expect(() => assertMatchesContract({ schema, wire, what: "test" })).toThrow(/does not match/);
     expect(camelOf("recency_half_life_days")).toBe("recencyHalfLifeDays");
   });
 
   it("keys already in snake_case (graph rows, health) pass as they are", () => {
-    expect(toWire(schema.pick({ task_id: true }), { task_id: "t" })).toEqual({ task_id: "t" });
+    expect(toWire({ schema: schema.pick({ task_id: true }), value: { task_id: "t" } })).toEqual({ task_id: "t" });
   });
 });
 
@@ -187,7 +187,7 @@ describe("the wrapper keeps its promises", () => {
   };
 
   it("a created answer keeps x-request-id and is renamed like any other", async () => {
-    const { res, json } = await call(route(createdOrExisting(z.strictObject({ task_id: z.string(), created: z.boolean() })), () => respondCreated({ taskId: "t1", created: true }, true)));
+    const { res, json } = await call(route(createdOrExisting(z.strictObject({ task_id: z.string(), created: z.boolean() })), () => respondCreated({ body: { taskId: "t1", created: true }, created: true })));
     expect(res.status).toBe(201);
     expect(res.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/);
     expect(json).toEqual({ task_id: "t1", created: true });
@@ -196,8 +196,8 @@ describe("the wrapper keeps its promises", () => {
   it("without response checks (production), an undeclared field is stripped from the wire, nested ones too; loose objects keep theirs", () => {
     const schema = z.strictObject({ ok: z.boolean(), items: z.array(z.object({ id_value: z.string() })), attrs: z.looseObject({ kind: z.string() }) });
     const domain = { ok: true, secretHash: "x", items: [{ idValue: "a", tokenHash: "y" }], attrs: { kind: "k", free: 1 } };
-    expect(toWire(schema, domain, { undeclared: "strip" })).toEqual({ ok: true, items: [{ id_value: "a" }], attrs: { kind: "k", free: 1 } });
-    expect(toWire(schema, domain, { undeclared: "keep" })).toMatchObject({ secretHash: "x", items: [{ id_value: "a", tokenHash: "y" }] });
+    expect(toWire({ schema, value: domain, opts: { undeclared: "strip" } })).toEqual({ ok: true, items: [{ id_value: "a" }], attrs: { kind: "k", free: 1 } });
+    expect(toWire({ schema, value: domain, opts: { undeclared: "keep" } })).toMatchObject({ secretHash: "x", items: [{ id_value: "a", tokenHash: "y" }] });
   });
 
   it("an answer with an undeclared field is a 500 naming it, not a silent leak", async () => {
@@ -207,7 +207,7 @@ describe("the wrapper keeps its promises", () => {
   });
 
   it("a status the route does not document is a 500", async () => {
-    const { res } = await call(route(z.strictObject({ created: z.boolean() }), () => respondCreated({ created: true }, true)));
+    const { res } = await call(route(z.strictObject({ created: z.boolean() }), () => respondCreated({ body: { created: true }, created: true })));
     expect(res.status).toBe(500);
   });
 

@@ -25,7 +25,7 @@ describe("callbackUrl after sign-in", () => {
   afterEach(() => env.cleanup());
 
   it.each(hostileCallbackUrls("127.0.0.1:3000"))("%j never leaves the origin (login page and next-auth's redirect callback)", async (hostile) => {
-    const path = sameOriginPath(hostile, BASE);
+    const path = sameOriginPath({ callbackUrl: hostile, baseUrl: BASE });
     expect(path.startsWith("/") && !path.startsWith("//"), path).toBe(true);
     expect(staysHome(path), path).toBe(true);
     const redirect = await getAuthOptions().callbacks!.redirect!({ url: hostile, baseUrl: BASE });
@@ -43,10 +43,10 @@ describe("callbackUrl after sign-in", () => {
       ["", "/"],
     ];
     for (const [given, path] of kept) {
-      expect(sameOriginPath(given, BASE)).toBe(path);
+      expect(sameOriginPath({ callbackUrl: given, baseUrl: BASE })).toBe(path);
       expect(await getAuthOptions().callbacks!.redirect!({ url: given, baseUrl: BASE })).toBe(`${BASE}${path}`);
     }
-    expect(sameOriginPath(null, BASE)).toBe("/");
-    expect(sameOriginUrl("/x", `${BASE}/some/base/path`)).toBe(`${BASE}/x`);
+    expect(sameOriginPath({ callbackUrl: null, baseUrl: BASE })).toBe("/");
+    expect(sameOriginUrl({ callbackUrl: "/x", baseUrl: `${BASE}/some/base/path` })).toBe(`${BASE}/x`);
   });
 });

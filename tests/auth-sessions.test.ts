@@ -40,15 +40,15 @@ describe("session versions", () => {
     ];
     for (const [name, change, action] of changes) {
       const before = await claimsNow("vera");
-      expect((await resolveSessionUser(before))?.username, name).toBe("vera");
+      expect((await resolveSessionUser({ claims: before }))?.username, name).toBe("vera");
       const auditBefore = (await auditActions()).length;
       await change();
-      expect(await resolveSessionUser(before), `${name}: the old session must end`).toBeNull();
+      expect(await resolveSessionUser({ claims: before }), `${name}: the old session must end`).toBeNull();
       expect((await claimsNow("vera")).sv, name).toBe(before.sv + 1);
       expect((await auditActions()).slice(auditBefore), name).toEqual([action]);
     }
     // Root's own session is untouched by changes to vera.
-    expect((await resolveSessionUser(await claimsNow("root")))?.username).toBe("root");
+    expect((await resolveSessionUser({ claims: await claimsNow("root") }))?.username).toBe("root");
     expect((await governance().verifyAuditChain({})).ok).toBe(true);
   });
 
@@ -59,20 +59,20 @@ describe("session versions", () => {
     await expect(setUserDisabled({ username: "root", disabled: true, actor: "test" })).rejects.toThrow(/last active admin/);
     await setUserRole({ username: "root", role: "admin", actor: "test" });
     await setUserDisabled({ username: "root", disabled: false, actor: "test" });
-    expect((await resolveSessionUser(root))?.username).toBe("root");
+    expect((await resolveSessionUser({ claims: root }))?.username).toBe("root");
     expect(await auditActions()).toHaveLength(audits);
     await expect(setUserDisabled({ username: "ghost", disabled: true, actor: "test" })).rejects.toThrow(/no user ghost/);
   });
 
   it("a token without a session version, or with another one, is refused", async () => {
     const { uid, role, sv, name } = await claimsNow("vera");
-    expect(await resolveSessionUser({ uid, role, name })).toBeNull();
-    expect(await resolveSessionUser({ uid, role, sv: sv + 1, name })).toBeNull();
-    expect(await resolveSessionUser({ uid, role, sv: String(sv), name })).toBeNull();
+    expect(await resolveSessionUser({ claims: { uid, role, name } })).toBeNull();
+    expect(await resolveSessionUser({ claims: { uid, role, sv: sv + 1, name } })).toBeNull();
+    expect(await resolveSessionUser({ claims: { uid, role, sv: String(sv), name } })).toBeNull();
     // A cookie for another person at the same id (a users table replaced under the same secret) is no session.
-    expect(await resolveSessionUser({ uid, role, sv, name: "someone-else" })).toBeNull();
-    expect(await resolveSessionUser({ uid, role, sv })).toBeNull();
-    expect((await resolveSessionUser({ uid, role, sv, name }))?.username).toBe("vera");
+    expect(await resolveSessionUser({ claims: { uid, role, sv, name: "someone-else" } })).toBeNull();
+    expect(await resolveSessionUser({ claims: { uid, role, sv } })).toBeNull();
+    expect((await resolveSessionUser({ claims: { uid, role, sv, name } }))?.username).toBe("vera");
   });
 
   it("disable refuses sign-in; enable lets the person sign in again but does not revive sessions from before", async () => {
@@ -81,9 +81,9 @@ describe("session versions", () => {
     expect(await signInWithPassword({ username: "vera", password: "vera-password", address: null })).toEqual({ ok: false, reason: "invalid" });
     const user = await setUserDisabled({ username: "vera", disabled: false, actor: "user:root" });
     expect(user.disabledAt).toBeNull();
-    expect(await resolveSessionUser(old)).toBeNull();
+    expect(await resolveSessionUser({ claims: old })).toBeNull();
     const again = await signInWithPassword({ username: "vera", password: "vera-password", address: null });
-    expect(again.ok && (await resolveSessionUser({ uid: again.user.id, sv: again.user.sessionVersion, name: again.user.username }))?.username).toBe("vera");
+    expect(again.ok && (await resolveSessionUser({ claims: { uid: again.user.id, sv: again.user.sessionVersion, name: again.user.username } }))?.username).toBe("vera");
     expect((await auditActions()).slice(-2)).toEqual(["user.disable", "user.enable"]);
   });
 
@@ -116,8 +116,8 @@ describe("CLI users disable / enable", () => {
     expect(JSON.parse(disabled.stdout)).toEqual({ username: "vera", disabled: true });
     expect(cli("users", "list").stdout).toMatch(/^vera\tviewer\t.*\tdisabled$/m);
     expect(cli("users", "enable", "vera").stdout.trim()).toBe("vera is enabled");
-    expect(await resolveSessionUser(old)).toBeNull();
-    expect((await resolveSessionUser(await claimsNow("vera")))?.username).toBe("vera");
+    expect(await resolveSessionUser({ claims: old })).toBeNull();
+    expect((await resolveSessionUser({ claims: await claimsNow("vera") }))?.username).toBe("vera");
     expect((await auditActions()).slice(-2)).toEqual(["user.disable", "user.enable"]);
     const lastAdmin = cli("users", "disable", "root");
     expect(lastAdmin.code).toBe(2);
@@ -131,12 +131,12 @@ describe("CLI users disable / enable", () => {
   it("an editor sits between viewer and admin: created, signed in, promoted, never an admin's equal", async () => {
     const ed = await createUser({ input: { username: "eddie", password: "eddie-password", role: "editor" }, actor: "test" });
     expect(ed.role).toBe("editor");
-    expect((await resolveSessionUser(await claimsNow("eddie")))?.role).toBe("editor");
-    expect([roleAtLeast("editor", "viewer"), roleAtLeast("editor", "editor"), roleAtLeast("editor", "admin")]).toEqual([true, true, false]);
-    expect([roleAtLeast("viewer", "editor"), roleAtLeast("admin", "editor")]).toEqual([false, true]);
+    expect((await resolveSessionUser({ claims: await claimsNow("eddie") }))?.role).toBe("editor");
+    expect([roleAtLeast({ role: "editor", min: "viewer" }), roleAtLeast({ role: "editor", min: "editor" }), roleAtLeast({ role: "editor", min: "admin" })]).toEqual([true, true, false]);
+    expect([roleAtLeast({ role: "viewer", min: "editor" }), roleAtLeast({ role: "admin", min: "editor" })]).toEqual([false, true]);
     const before = await claimsNow("eddie");
     await setUserRole({ username: "eddie", role: "admin", actor: "user:root" });
-    expect(await resolveSessionUser(before)).toBeNull();
-    expect((await resolveSessionUser(await claimsNow("eddie")))?.role).toBe("admin");
+    expect(await resolveSessionUser({ claims: before })).toBeNull();
+    expect((await resolveSessionUser({ claims: await claimsNow("eddie") }))?.role).toBe("admin");
   });
 });

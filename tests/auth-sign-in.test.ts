@@ -61,19 +61,19 @@ describe("password hashing", () => {
     let stored = "";
     expect(await immediatesDuring(async () => (stored = await hashPassword("correct horse")))).toBeGreaterThan(0);
     let ok = false;
-    expect(await immediatesDuring(async () => (ok = await verifyPassword("correct horse", stored)))).toBeGreaterThan(0);
+    expect(await immediatesDuring(async () => (ok = await verifyPassword({ password: "correct horse", stored })))).toBeGreaterThan(0);
     expect(ok).toBe(true);
-    expect(await verifyPassword("wrong horse", stored)).toBe(false);
+    expect(await verifyPassword({ password: "wrong horse", stored })).toBe(false);
   });
 
   it("keeps the stored format: a hash written by the old synchronous code still verifies; NUL never matches", async () => {
     const salt = randomBytes(16);
     const old = `scrypt$16384$8$1$${salt.toString("base64")}$${scryptSync("battery staple", salt, 32, { N: 16384, r: 8, p: 1 }).toString("base64")}`;
-    expect(await verifyPassword("battery staple", old)).toBe(true);
+    expect(await verifyPassword({ password: "battery staple", stored: old })).toBe(true);
     expect(await hashPassword("battery staple")).toMatch(/^scrypt\$16384\$8\$1\$[A-Za-z0-9+/=]{24}\$[A-Za-z0-9+/=]{44}$/);
-    expect(await verifyPassword("battery staple\u0000", old)).toBe(false);
-    expect(await verifyPassword("battery staple", "scrypt$0$8$1$AAAA$AAAA")).toBe(false);
-    expect(await verifyPassword("battery staple", "not-a-hash")).toBe(false);
+    expect(await verifyPassword({ password: "battery staple\u0000", stored: old })).toBe(false);
+    expect(await verifyPassword({ password: "battery staple", stored: "scrypt$0$8$1$AAAA$AAAA" })).toBe(false);
+    expect(await verifyPassword({ password: "battery staple", stored: "not-a-hash" })).toBe(false);
   });
 });
 

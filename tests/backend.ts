@@ -229,7 +229,7 @@ export async function storeSql<T = Record<string, unknown>>(store: string, text:
       client.release();
     }
   }
-  const stmt = getStoreDb(store).sqlite.prepare(text);
+  const stmt = getStoreDb({ store }).sqlite.prepare(text);
   if (stmt.reader) return stmt.all(...params) as T[];
   stmt.run(...params);
   return [];
@@ -253,13 +253,13 @@ export async function searchHere(store: string, body: Record<string, unknown>) {
 /** One embed worker step on a store (claim a batch, embed, finish), as the server's worker takes it. */
 export async function embedOneBatch(store: string): Promise<BatchResult> {
   const pg = getPg();
-  if (!pg) return processEmbedBatch({ handle: getStoreDb(store) });
+  if (!pg) return processEmbedBatch({ handle: getStoreDb({ store }) });
   return processEmbedBatchPg({ handle: await openStorePg({ pg: await pg, store }) });
 }
 
 /** A store's embeddings status (backlog, parked items, degraded), as its health page reads it. */
 export async function embeddingStatusOf(store: string): Promise<EmbeddingStatus> {
-  return getPg() ? getEmbeddingStatusPgByName({ store }) : getEmbeddingStatus({ handle: getStoreDb(store) });
+  return getPg() ? getEmbeddingStatusPgByName({ store }) : getEmbeddingStatus({ handle: getStoreDb({ store }) });
 }
 
 /** drainEmbeddings with the worker's batch limits, returning what it did (embedded, failed, batches) on either backend. */

@@ -39,7 +39,7 @@ function dataDir(extra: Record<string, string> = {}) {
   return env;
 }
 
-const count = (store: string, sql: string) => getStoreDb(store).sqlite.prepare(sql).pluck().get() as number;
+const count = (store: string, sql: string) => getStoreDb({ store }).sqlite.prepare(sql).pluck().get() as number;
 
 /** A data dir whose default store indexes 60 documents from a source root, embedded, backed up. */
 async function backupWithSourceRoot(): Promise<{ backupDir: string; docs: string; chunks: number; vectors: number }> {
@@ -184,7 +184,7 @@ describe("bundle and backup files are read from the descriptor that was checked"
   async function privateStore(): Promise<string> {
     createStore({ input: { name: "private" }, actor: "test" });
     createMemory({ handle: openStore({ store: "private" }), input: { path: "secret/key", body: "the private store's secret" }, actor: "test" });
-    return getStoreDb("private").file;
+    return getStoreDb({ store: "private" }).file;
   }
 
   it("import bundle: a FIFO bundle.json is refused at once, and a swapped index.db is never imported", async () => {

@@ -44,7 +44,7 @@ const QUERIES = ["backup restore", "snapshot ledger archive", "quartz meadow lan
 
 describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", () => {
   it("gives each listed row FTS5's own score, for any-word and all-word queries, through edits and deletes", () => {
-    const handle = getStoreDb("default");
+    const handle = getStoreDb({ store: "default" });
     seed(handle, 240);
     const check = () => {
       const docIds = (handle.sqlite.prepare("select doc_id from documents order by doc_id").pluck().all() as number[]).filter((_, i) => i % 2 === 0);
@@ -70,7 +70,7 @@ describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", ()
   });
 
   it("scores a broad query's rows from their own text with FTS5's numbers, for API and file documents, through edits and deletes", () => {
-    const handle = getStoreDb("default");
+    const handle = getStoreDb({ store: "default" });
     seed(handle, 240);
     const texts = (docIds: number[]) => documentFtsValues({ sqlite: handle.sqlite, docIds });
     // Asked again under the same index state, the rows already read are not read again: the same scores from lookups.
@@ -109,7 +109,7 @@ describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", ()
   });
 
   it("scores long file documents from their text after an edit above their later chunks, and steps aside when the text is not what was indexed", () => {
-    const handle = getStoreDb("default");
+    const handle = getStoreDb({ store: "default" });
     const section = (i: number, j: number) => `## Part ${j}\n\n${Array.from({ length: 60 }, (_, w) => WORDS[(i * 5 + j * 11 + w * w) % WORDS.length]).join(" ")}\n`;
     const long = (i: number, extra = "") => `# Guide ${i}\n\n${extra}${Array.from({ length: 8 }, (_, j) => section(i, j)).join("\n")}`;
     handle.sqlite.transaction(() => {
@@ -139,7 +139,7 @@ describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", ()
   });
 
   it("steps aside (null) for an advanced expression or a phrase of several words, and when the words occur too often", () => {
-    const handle = getStoreDb("default");
+    const handle = getStoreDb({ store: "default" });
     seed(handle, 60);
     const args = { db: handle.sqlite, schema: "main", table: "documents_fts", rowids: [1, 2, 3] };
     expect(bm25OfRows({ ...args, match: "backup NEAR restore" })).toBeNull();
@@ -151,7 +151,7 @@ describe("bm25OfRows: FTS5's bm25 of given rows without ranking every match", ()
 
 describe("group=document search with the candidate-only document leg", () => {
   it("returns the same documents in the same order, with the same scores, as ranking the whole document index", async () => {
-    const handle = getStoreDb("default");
+    const handle = getStoreDb({ store: "default" });
     seed(handle, 300);
     for (const q of [...QUERIES, "backup snapshot restore rotation archive offsite ledger"]) {
       for (const mode of ["fts", "hybrid"] as const) {
@@ -168,7 +168,7 @@ describe("group=document search with the candidate-only document leg", () => {
 
 describe("phraseRowCount: a word's rows from the index's vocabulary", () => {
   it("is the number of rows the phrase matches (its stem's), through edits and deletes; null for a phrase of two tokens", () => {
-    const handle = getStoreDb("default");
+    const handle = getStoreDb({ store: "default" });
     seed(handle, 120);
     const count = (phrase: string) => handle.sqlite.prepare("select count(*) from chunks_fts where chunks_fts match ?").pluck().get(phrase) as number;
     const check = () => {

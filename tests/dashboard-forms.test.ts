@@ -21,7 +21,7 @@ describe("form errors a person can act on", () => {
 
   it("zod's messages become short, human ones, keyed by field; a schema's own message is kept", () => {
     const r = settings.safeParse({ min_score: 2, top_k: 0, label: "", scopes: [], agent: "b" });
-    const out = actionError(r.error, { label: "", agent: "b" });
+    const out = actionError({ error: r.error, values: { label: "", agent: "b" } });
     expect(out.fields).toEqual({
       min_score: "must be at most 1",
       top_k: "must be at least 1",
@@ -35,13 +35,13 @@ describe("form errors a person can act on", () => {
   });
 
   it("a number that is not one says so", () => {
-    const out = actionError(z.object({ top_k: z.number() }).safeParse({ top_k: Number.NaN }).error);
+    const out = actionError({ error: z.object({ top_k: z.number() }).safeParse({ top_k: Number.NaN }).error });
     expect(out.fields).toEqual({ top_k: "must be a number" });
     expect(out.error).toBe("Check top k: it must be a number.");
   });
 
   it("a typed error that names a field marks that field", () => {
-    const out = actionError(new AppError("unprocessable", "no such store: x", [{ path: "stores", message: "no such store: x" }]));
+    const out = actionError({ error: new AppError("unprocessable", "no such store: x", [{ path: "stores", message: "no such store: x" }]) });
     expect(out).toMatchObject({ ok: false, error: "no such store: x", fields: { stores: "no such store: x" } });
   });
 
@@ -51,7 +51,7 @@ describe("form errors a person can act on", () => {
     form.set("password", "hunter22-secret");
     form.append("scopes", "read");
     form.append("scopes", "write");
-    expect(formValues(form, { secret: ["password"] })).toEqual({ username: "dora", scopes: ["read", "write"] });
+    expect(formValues({ form, secret: ["password"] })).toEqual({ username: "dora", scopes: ["read", "write"] });
   });
 });
 

@@ -49,7 +49,7 @@ describe.skipIf(process.platform === "win32")("DATA_DIR modes", () => {
     const handle = openStore({ store: "notes" });
     createMemory({ handle, input: { path: "projects/deep/plan", body: "# Plan\n" }, actor: "test" });
     setCategoryDescription({ handle, input: { path: "projects", description: "work" }, actor: "test" });
-    getStoreDb("notes").sqlite.prepare("select 1").get();
+    getStoreDb({ store: "notes" }).sqlite.prepare("select 1").get();
     const check = (root: string) => {
       for (const [rel, m] of Object.entries(modes(root))) expect(`${rel} ${m}`).toBe(`${rel} ${fs.statSync(path.join(root, rel)).isDirectory() ? "700" : "600"}`);
     };

@@ -74,9 +74,9 @@ describe("idle clock", async () => {
   it("an active session says since when it waits and when it times out; a finished one has no clock", async () => {
     await openSession("s4", 5_000_000);
     const s = await getDialecticSessionById({ sessionId: "s4" });
-    expect(sessionIdleClock(s, 5_000_020)).toEqual({ idleSince: 5_000_010, timesOutAt: 5_060_010, overdue: false });
-    expect(sessionIdleClock(s, 5_060_011)?.overdue).toBe(true);
+    expect(sessionIdleClock({ session: s, now: 5_000_020 })).toEqual({ idleSince: 5_000_010, timesOutAt: 5_060_010, overdue: false });
+    expect(sessionIdleClock({ session: s, now: 5_060_011 })?.overdue).toBe(true);
     expect(s.expected.agentIds).toEqual(["critic"]);
-    expect(sessionIdleClock(await abandonDialecticSessionAsAdmin({ sessionId: "s4", actor: "user:admin" }))).toBeNull();
+    expect(sessionIdleClock({ session: await abandonDialecticSessionAsAdmin({ sessionId: "s4", actor: "user:admin" }) })).toBeNull();
   });
 });

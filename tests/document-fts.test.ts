@@ -76,7 +76,7 @@ describe("whole-document full-text index (migration 0013)", () => {
 
   itSqliteOnly("which the chunks alone did not, and explain names the whole-document bm25", "the SQLite ranking's tuning (wholeDocument: 0) and the documents_fts index", async () => {
     await seedDocs();
-    const handle = getStoreDb("docs");
+    const handle = getStoreDb({ store: "docs" });
     expect((handle.sqlite.prepare("select count(*) as n from chunks c join documents d on d.doc_id = c.doc_id where d.path = ?").get(SPREAD.path) as { n: number }).n).toBeGreaterThan(2);
     expect(await documentPaths(handle, QUERY, { document: { wholeDocument: 0 } })).toEqual([LUCKY.path, SPREAD.path]);
     expect(await documentPaths(handle, QUERY)).toEqual([SPREAD.path, LUCKY.path]);
@@ -87,7 +87,7 @@ describe("whole-document full-text index (migration 0013)", () => {
 
   itSqliteOnly("weighs a short keyword query mostly by its passages, and a sentence-long one by the document as a whole", "the whole-document index's weights, as explain reports them (PostgreSQL has no whole-document index)", async () => {
     await seedDocs();
-    const handle = getStoreDb("docs");
+    const handle = getStoreDb({ store: "docs" });
     const why = async (q: string) => (await searchStore({ handle, core: null, input: searchInputSchema.parse({ q, mode: "fts", match: "any", explain: true }) })).results.map((h) => h.signals?.why ?? "");
     // Three words: the document index counts half, path and title not at all.
     const short = await why("snapshot checksum archive");
@@ -113,7 +113,7 @@ describe("whole-document full-text index (migration 0013)", () => {
 
   itSqliteOnly("the whole-document index follows edits and deletes, with title and path as fields of their own", "documents_fts rows (PostgreSQL has no whole-document index)", () => {
     createStore({ input: { name: "docs" }, actor: "test" });
-    const handle = getStoreDb("docs");
+    const handle = getStoreDb({ store: "docs" });
     const { docId } = ingestDocument({ handle, path: "notes/a.md", origin: "api", text: "# Quartz\n\nThe quartz crystal hums.", mtime: 0 });
     expect(rowsMatching(handle, "hums")).toEqual([docId]);
     // Title and path are fields of their own.
@@ -137,7 +137,7 @@ describe("whole-document full-text index (migration 0013)", () => {
     migrate(drizzle(sqlite), { migrationsFolder: migrationsUpTo({ which: "index", last: "0011_embedding_log", scratch }) });
     sqlite.prepare("insert into meta(key, value) values ('index_built_at', '1'), ('chunking_version', ?)").run(String(CHUNKING_VERSION));
     sqlite.close();
-    const handle = getStoreDb("old");
+    const handle = getStoreDb({ store: "old" });
     // Written as the old release wrote them: documents and chunks, no document index row.
     for (const d of [SPREAD, LUCKY, ...NOTES]) {
       ingestDocument({ handle, path: d.path, origin: d.path.startsWith("notes/") ? "api" : "file", text: d.text, mtime: 0 });

@@ -29,7 +29,7 @@ registerEmbeddable({
 });
 
 function addMemos(store: string, bodies: string[]) {
-  const h = getStoreDb(store);
+  const h = getStoreDb({ store });
   h.sqlite.exec("create table if not exists test_memos(id integer primary key, body text not null)");
   const ins = h.sqlite.prepare("insert into test_memos(body) values (?) returning id");
   const items = h.sqlite.transaction(() => bodies.map((b) => ({ kind: "memo", refId: (ins.get(b) as { id: number }).id, inputHash: sha(b) })))();
@@ -58,7 +58,7 @@ describe("drift and re-embed", () => {
     addMemos("s", BODIES);
     await drainEmbedQueues({ stores: ["s"] });
     const fp = await getEmbedder().fingerprint;
-    const h = getStoreDb("s");
+    const h = getStoreDb({ store: "s" });
     expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ artifacts: 40, fresh: 40, stale: 0, drifted: 0, coveragePct: 100 });
     h.sqlite.prepare("update test_memos set body = body || ' (edited)' where id <= 3").run();
     expect(computeDrift({ handle: h, configured: fp })).toMatchObject({ fresh: 37, stale: 3, drifted: 3, driftPct: 7.5 });
@@ -77,7 +77,7 @@ describe("drift and re-embed", () => {
     restartWith({ DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_MODEL: "dualmind-hash-v1-256" });
     const newFp = await getEmbedder().fingerprint;
     expect(newFp.id).not.toBe(oldFp.id);
-    let h = getStoreDb("s");
+    let h = getStoreDb({ store: "s" });
     const drift = computeDrift({ handle: h, configured: newFp });
     expect(drift).toMatchObject({ modelChanged: true, activeFingerprintId: oldFp.id, drifted: 40, driftPct: 100 });
     expect(() => estimateReembed({ handle: h, configured: newFp, onlyStale: true })).toThrow(/only a full re-embed/);
@@ -92,7 +92,7 @@ describe("drift and re-embed", () => {
 
     // Crash: the process dies; a new one starts with the same config.
     restartWith({});
-    h = getStoreDb("s");
+    h = getStoreDb({ store: "s" });
     expect(getReembedProgress({ handle: h })).toMatchObject({ done: 16, remaining: 24 });
     await drainEmbedQueues({ stores: ["s"], batchSize: 8 });
 
@@ -111,7 +111,7 @@ describe("drift and re-embed", () => {
     addMemos("s", BODIES);
     await drainEmbedQueues({ stores: ["s"] });
     const fp = await getEmbedder().fingerprint;
-    const h = getStoreDb("s");
+    const h = getStoreDb({ store: "s" });
     const r = startReembed({ handle: h, configured: fp, onlyStale: false, actor: "user:test" });
     expect(r).toEqual({ started: false, reason: expect.stringMatching(/every item already has a current vector/) });
     expect(getReembedProgress({ handle: h })).toBeNull();
@@ -124,7 +124,7 @@ describe("drift and re-embed", () => {
     addMemos("s", BODIES);
     await drainEmbedQueues({ stores: ["s"] });
     const fp = await getEmbedder().fingerprint;
-    let h = getStoreDb("s");
+    let h = getStoreDb({ store: "s" });
     h.sqlite.prepare("update test_memos set body = body || ' (edited)' where id <= 5").run();
     const r = startReembed({ handle: h, configured: fp, onlyStale: true, actor: "user:test" });
     expect(r.started && r.job).toMatchObject({ status: "running", total: 5, done: 0, remaining: 5 });
@@ -141,7 +141,7 @@ describe("drift and re-embed", () => {
     await drainEmbedQueues({ stores: ["s"] });
     expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", total: 5, done: 5, remaining: 0, finishedAt: expect.any(Number) });
     restartWith({});
-    h = getStoreDb("s");
+    h = getStoreDb({ store: "s" });
     expect(getReembedProgress({ handle: h })).toMatchObject({ status: "done", total: 5, done: 5 });
   });
 
@@ -150,7 +150,7 @@ describe("drift and re-embed", () => {
     await drainEmbedQueues({ stores: ["s"] });
     restartWith({ DUALMIND_EMBED_DIM: "256", DUALMIND_EMBED_MODEL: "dualmind-hash-v1-256" });
     const newFp = await getEmbedder().fingerprint;
-    const h = getStoreDb("s");
+    const h = getStoreDb({ store: "s" });
     const r = startReembed({ handle: h, configured: newFp, onlyStale: false, actor: "user:test" });
     expect(r.started && r.job.total).toBe(40);
     addMemos("s", ["a memo written during the re-embed", "another one"]);

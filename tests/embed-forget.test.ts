@@ -46,7 +46,7 @@ describe("deleting an artifact", () => {
   });
 
   itSqliteOnly("removes its vector, its index entry and its queued work", "a test-owned kind in a SQLite table, and the SQLite vector index (sqlite-vec and the approximate index beside the exact scan)", async () => {
-    const h = getStoreDb("s");
+    const h = getStoreDb({ store: "s" });
     h.sqlite.exec("create table scraps(id integer primary key, body text)");
     h.sqlite.exec("insert into scraps values (1, 'kubernetes pod eviction'), (2, 'kubernetes node pressure'), (3, 'bread recipe')");
     enqueueEmbeddings({ handle: h, items: [1, 2, 3].map((id) => ({ kind: "scrap", refId: id, inputHash: "x".repeat(64) })) });

@@ -40,7 +40,7 @@ const NOTES = [
 ];
 
 async function addNotes(store: string, bodies: string[]) {
-  const h = getStoreDb(store);
+  const h = getStoreDb({ store });
   h.sqlite.exec("create table if not exists test_notes(id integer primary key, body text not null)");
   const ins = h.sqlite.prepare("insert into test_notes(body) values (?) returning id");
   const items = h.sqlite.transaction(() => bodies.map((b) => ({ kind: "note", refId: (ins.get(b) as { id: number }).id, inputHash: sha(b) })))();
@@ -79,7 +79,7 @@ describe("write-behind embedding", () => {
 
   itSqliteOnly("drains the queue into vectors that KNN finds; approximate and exact agree", NOTE_KIND, async () => {
     await addNotes("ops", NOTES);
-    const h = getStoreDb("ops");
+    const h = getStoreDb({ store: "ops" });
     expect(getEmbedBacklog({ handle: h }).pending).toBe(NOTES.length);
     const r = await drainEmbedQueues({ stores: ["ops"] });
     expect(r.embedded).toBe(NOTES.length);
@@ -107,7 +107,7 @@ describe("write-behind embedding", () => {
   itSqliteOnly("the vec index can be rebuilt from the BLOBs alone", NOTE_KIND, async () => {
     await addNotes("ops", NOTES);
     await drainEmbedQueues({ stores: ["ops"] });
-    const h = getStoreDb("ops");
+    const h = getStoreDb({ store: "ops" });
     const fp = await getEmbedder().fingerprint;
     const [q] = await new BuiltinProvider().embed(["proxy certificate"], "query");
     const before = knnSearch({ handle: h, kind: "note", fingerprintId: fp.id, query: q, k: 3 }).hits;
@@ -124,7 +124,7 @@ describe("write-behind embedding", () => {
       await drainEmbedQueues({ stores: ["ops"] });
       const sent = fake.state.requests.flatMap((r) => r.input);
       expect(sent.filter((t) => t === "same text")).toHaveLength(1);
-      expect(getStoreDb("ops").sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 3 });
+      expect(getStoreDb({ store: "ops" }).sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 3 });
       await addNotes("ops", ["other text"]);
       await drainEmbedQueues({ stores: ["ops"] });
       expect(fake.state.requests.flatMap((r) => r.input)).toHaveLength(2);
@@ -134,9 +134,9 @@ describe("write-behind embedding", () => {
   itSqliteOnly("a provider outage (500) holds the queue without spending attempts; once it answers the items drain without an admin", NOTE_KIND, async () => {
     await withFakeOpenAI(async (fake) => {
       await addNotes("ops", ["alpha", "beta"]);
-      const h = getStoreDb("ops");
+      const h = getStoreDb({ store: "ops" });
       fake.state.defaultMode = "500";
-      const first = await processEmbedBatch({ handle: getStoreDb("ops") });
+      const first = await processEmbedBatch({ handle: getStoreDb({ store: "ops" }) });
       expect(first).toMatchObject({ claimed: 2, embedded: 0, failed: 0, held: 2, parked: 0 });
       const row = h.sqlite.prepare("select attempts, next_attempt_at, last_error, claimed_by from embed_queue limit 1").get() as { attempts: number; next_attempt_at: number; last_error: string; claimed_by: string | null };
       expect(row).toMatchObject({ attempts: 0, claimed_by: null, last_error: expect.stringMatching(/^server: provider failed \(500\)/) });
@@ -145,7 +145,7 @@ describe("write-behind embedding", () => {
       fake.state.requests.length = 0;
       for (let i = 0; i < 3 * MAX_EMBED_ATTEMPTS; i++) {
         h.sqlite.exec("update embed_queue set next_attempt_at = 0");
-        expect((await processEmbedBatch({ handle: getStoreDb("ops") })).claimed).toBe(0);
+        expect((await processEmbedBatch({ handle: getStoreDb({ store: "ops" }) })).claimed).toBe(0);
       }
       expect(fake.state.requests.flatMap((r) => r.input).filter((t) => t === "alpha" || t === "beta")).toEqual([]);
       expect(getEmbedBacklog({ handle: h })).toMatchObject({ pending: 2, parked: 0 });
@@ -164,7 +164,7 @@ describe("write-behind embedding", () => {
   itSqliteOnly("an input the provider refuses (400) parks alone: its batch-mates embed, and an admin's retry is audited once", NOTE_KIND, async () => {
     await withFakeOpenAI(async (fake) => {
       await addNotes("ops", ["alpha", "poison", "beta"]);
-      const h = getStoreDb("ops");
+      const h = getStoreDb({ store: "ops" });
       fake.state.refuseTexts.add("poison");
       const r = await processEmbedBatch({ handle: h });
       expect(r).toMatchObject({ claimed: 3, embedded: 2, failed: 1, parked: 1, held: 0 });
@@ -186,16 +186,16 @@ describe("write-behind embedding", () => {
     await withFakeOpenAI(async (fake) => {
       await addNotes("ops", ["alpha"]);
       fake.state.defaultMode = "wrong_dim";
-      const r = await processEmbedBatch({ handle: getStoreDb("ops") });
+      const r = await processEmbedBatch({ handle: getStoreDb({ store: "ops" }) });
       expect(r).toMatchObject({ failed: 1, parked: 1 });
-      expect(listParkedEmbeddings({ handle: getStoreDb("ops") })[0].lastError).toMatch(/^dimension_mismatch/);
-      expect(getStoreDb("ops").sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 0 });
+      expect(listParkedEmbeddings({ handle: getStoreDb({ store: "ops" }) })[0].lastError).toMatch(/^dimension_mismatch/);
+      expect(getStoreDb({ store: "ops" }).sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 0 });
     });
   });
 
   itSqliteOnly("two workers never claim the same row", NOTE_KIND, async () => {
     await addNotes("ops", NOTES);
-    const h = getStoreDb("ops");
+    const h = getStoreDb({ store: "ops" });
     const a = claimEmbedBatch({ handle: h, workerId: "a", limit: 4, leaseMs: 60_000 });
     const b = claimEmbedBatch({ handle: h, workerId: "b", limit: 4, leaseMs: 60_000 });
     expect(a).toHaveLength(4);
@@ -207,10 +207,10 @@ describe("write-behind embedding", () => {
   });
 
   it("backoff grows exponentially with jitter and is capped", () => {
-    expect(backoffDelayMs(1, () => 0)).toBe(500);
-    expect(backoffDelayMs(1, () => 1)).toBe(1000);
-    expect(backoffDelayMs(4, () => 1)).toBe(8000);
-    expect(backoffDelayMs(30, () => 1)).toBe(300_000);
+    expect(backoffDelayMs({ attempts: 1, random: () => 0 })).toBe(500);
+    expect(backoffDelayMs({ attempts: 1, random: () => 1 })).toBe(1000);
+    expect(backoffDelayMs({ attempts: 4, random: () => 1 })).toBe(8000);
+    expect(backoffDelayMs({ attempts: 30, random: () => 1 })).toBe(300_000);
   });
 
   itSqliteOnly("without sqlite-vec, search still answers by scanning the BLOBs", NOTE_KIND, async () => {
@@ -220,7 +220,7 @@ describe("write-behind embedding", () => {
     process.env.DUALMIND_DISABLE_VECTORS = "true";
     resetConfigForTests();
     try {
-      const h = getStoreDb("ops");
+      const h = getStoreDb({ store: "ops" });
       expect(h.vectors.available).toBe(false);
       const fp = await getEmbedder().fingerprint;
       const [q] = await new BuiltinProvider().embed(["sourdough"], "query");

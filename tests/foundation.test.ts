@@ -54,11 +54,11 @@ describe("databases and stores", () => {
   });
 
   it("creates a store on first open, with sqlite-vec loaded", () => {
-    const h = getStoreDb("photography");
+    const h = getStoreDb({ store: "photography" });
     expect(fs.existsSync(path.join(env.dataDir, "stores", "photography", "index.db"))).toBe(true);
     expect(fs.existsSync(path.join(env.dataDir, "stores", "photography", "memory"))).toBe(true);
     expect(h.vectors.available).toBe(true);
-    const d = describeStore({ handle: getStoreDb("photography") });
+    const d = describeStore({ handle: getStoreDb({ store: "photography" }) });
     expect(d.vectors.version).toMatch(/^v0\./);
     expect(d.files.indexBytes).toBeGreaterThan(0);
   });
@@ -76,22 +76,22 @@ describe("databases and stores", () => {
     expect(listStoreNames()).toEqual(["core", "default"]);
     createStore({ input: { name: "sysadmin", description: "ops notes" }, actor: "test" });
     expect(listStoreNames()).toEqual(["core", "default", "sysadmin"]);
-    expect(describeStore({ handle: getStoreDb("sysadmin") }).description).toBe("ops notes");
+    expect(describeStore({ handle: getStoreDb({ store: "sysadmin" }) }).description).toBe("ops notes");
     expect(() => createStore({ input: { name: "sysadmin" }, actor: "test" })).toThrow(/already exists/);
     expect(() => openStore({ store: "nope" })).toThrow(/does not exist/);
   });
 
   it("attaches core read-only: reads work, writes through it fail", () => {
     ensureCoreStore();
-    getStoreDb("core").sqlite.exec("create table facts(x text); insert into facts values ('core fact')");
-    const reader = openStoreReaderWithCore({ handle: getStoreDb("work"), core: getStoreDb("core") });
+    getStoreDb({ store: "core" }).sqlite.exec("create table facts(x text); insert into facts values ('core fact')");
+    const reader = openStoreReaderWithCore({ handle: getStoreDb({ store: "work" }), core: getStoreDb({ store: "core" }) });
     try {
       expect(reader.prepare("select x from core.facts").get()).toEqual({ x: "core fact" });
       expect(() => reader.exec("insert into core.facts values ('sneaky')")).toThrow(/readonly/i);
     } finally {
       reader.close();
     }
-    expect(getStoreDb("core").sqlite.prepare("select count(*) as n from facts").get()).toEqual({ n: 1 });
+    expect(getStoreDb({ store: "core" }).sqlite.prepare("select count(*) as n from facts").get()).toEqual({ n: 1 });
   });
 });
 
@@ -130,22 +130,22 @@ describe("people and agents", () => {
     getGovernance().sqlite.pragma("wal_checkpoint(TRUNCATE)");
     expect(raw.includes(Buffer.from(token))).toBe(false);
     expect(fs.readFileSync(path.join(env.dataDir, "governance.db")).includes(Buffer.from(token))).toBe(false);
-    const p = verifyApiToken(token);
+    const p = verifyApiToken({ token });
     expect(p).toMatchObject({ agentId: "claude", scopes: ["read", "write"], stores: ["default"] });
     const used = getGovernance().sqlite.prepare("select last_used_at from api_tokens where id=?").get(info.id) as { last_used_at: number };
     expect(used.last_used_at).toBeGreaterThan(0);
     revokeApiToken({ id: info.id, actor: "test" });
-    expect(verifyApiToken(token)).toBeNull();
-    expect(verifyApiToken("dm_not-a-real-token")).toBeNull();
+    expect(verifyApiToken({ token })).toBeNull();
+    expect(verifyApiToken({ token: "dm_not-a-real-token" })).toBeNull();
   });
 
   it("a token revoked by another process (the CLI, a second server) is refused on the very next request", () => {
     const { token, info } = createApiToken({ input: { label: "ci", agent_id: "ci-bot", scopes: ["read"] }, actor: "test" });
-    for (let i = 0; i < 3; i++) expect(verifyApiToken(token)).toMatchObject({ agentId: "ci-bot" }); // the lookup's statement is warm
+    for (let i = 0; i < 3; i++) expect(verifyApiToken({ token })).toMatchObject({ agentId: "ci-bot" }); // the lookup's statement is warm
     const other = new Database(path.join(env.dataDir, "governance.db"));
     other.prepare("update api_tokens set revoked_at = ? where id = ?").run(Date.now(), info.id);
     other.close();
-    expect(verifyApiToken(token)).toBeNull();
+    expect(verifyApiToken({ token })).toBeNull();
   });
 
   it("audit log is a hash chain that detects tampering", () => {

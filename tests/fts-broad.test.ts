@@ -46,7 +46,7 @@ beforeAll(async () => {
     await stores().putDocuments({ store: "broad", input: { documents }, actor: "test" });
   }
   // The word lists, as the server's upkeep builds them on a larger store (test-sized thresholds).
-  if (!onPg) for (const { table, texts } of LISTED_TABLES) buildWordLists({ db: getStoreDb("broad").sqlite, table, texts: texts?.(getStoreDb("broad").sqlite), minRows: 300, minTableRows: 1 });
+  if (!onPg) for (const { table, texts } of LISTED_TABLES) buildWordLists({ db: getStoreDb({ store: "broad" }).sqlite, table, texts: texts?.(getStoreDb({ store: "broad" }).sqlite), minRows: 300, minTableRows: 1 });
 }, 180_000);
 afterAll(async () => {
   await env.cleanup();
@@ -63,7 +63,7 @@ const view = (r: ReturnType<typeof searchFullText>) => r.results.map((h) => ({ i
  */
 function reference(inp: SearchInput): ReturnType<typeof searchFullText> {
   const handle = openStore({ store: "broad" });
-  const match = ftsMatchFor(inp, inp.match ?? "all")!;
+  const match = ftsMatchFor({ input: inp, match: inp.match ?? "all" })!;
   const prefix = inp.prefix ? "and substr(d.path, 1, length(@prefix)) = @prefix" : "";
   const rows = handle.sqlite
     .prepare(
@@ -73,7 +73,7 @@ function reference(inp: SearchInput): ReturnType<typeof searchFullText> {
        where chunks_fts match @match ${prefix} order by rank, c.id limit @take`,
     )
     .all({ match, take: inp.offset + inp.limit + 1, ...(inp.prefix ? { prefix: inp.prefix } : {}) }) as (Omit<HitRow, "text"> & { snip: string })[];
-  const hits = rows.map((r) => ({ store: "broad", id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...snippetFor(r.snip, r) }));
+  const hits = rows.map((r) => ({ store: "broad", id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score: -r.rank, updatedAt: r.updatedAt, ...snippetFor({ raw: r.snip, where: r }) }));
   return { mode: "fts", query: inp.q, match, results: hits.slice(inp.offset, inp.offset + inp.limit), hasMore: hits.length > inp.offset + inp.limit, stores: ["broad"] };
 }
 
@@ -106,7 +106,7 @@ describe("broad full-text queries", () => {
   itSqliteOnly("pages deep the same way (offset 40) and every hit contains the words (match=all)", PLANNER, () => {
     const { exhaustive, cached } = exhaustiveThenBroad(input("socket thread", { offset: 40, limit: 25 }));
     expect(view(cached)).toEqual(view(exhaustive));
-    const handle = getStoreDb("broad");
+    const handle = getStoreDb({ store: "broad" });
     for (const h of cached.results) {
       const text = (handle.sqlite.prepare("select text from chunks where id = ?").get(h.id) as { text: string }).text.toLowerCase();
       expect(text).toContain("socket");
@@ -139,7 +139,7 @@ describe("broad full-text queries", () => {
     const handle = openStore({ store: "broad" });
     const inp = searchInputSchema.parse({ q, limit: 10, mode: "fts", ...extra });
     expect(inp.group).toBe("document");
-    const match = ftsMatchFor(inp, inp.match ?? "all")!;
+    const match = ftsMatchFor({ input: inp, match: inp.match ?? "all" })!;
     // The reference: FTS5's own snippet() of every match, by chunk id.
     const snippets = new Map(handle.sqlite.prepare(`select rowid, snippet(chunks_fts, 0, '${MARK_OPEN}', '${MARK_CLOSE}', '…', 24) from chunks_fts where chunks_fts match ?`).raw().all(match) as [number, string][]);
     const answers = [];
@@ -149,7 +149,7 @@ describe("broad full-text queries", () => {
       expect(answer.results.length).toBe(10);
       expect(answer.results.map((h) => [h.id, h.score])).toEqual(answers[0].results.map((h) => [h.id, h.score]));
       for (const hit of answer.results) {
-        const want = (id: number) => snippetFor(snippets.get(id)!, hit);
+        const want = (id: number) => snippetFor({ raw: snippets.get(id)!, where: hit });
         expect(hit.snippet).not.toBe("");
         expect({ snippet: hit.snippet, highlights: hit.highlights }).toEqual(want(hit.id));
         expect(hit.passages!.length).toBeGreaterThan(0);

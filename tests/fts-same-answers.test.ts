@@ -34,7 +34,7 @@ beforeAll(async () => {
   for (let from = 0; from < NOTES; from += 500) {
     await stores().putDocuments({ store: "same", input: { documents: notesBetween({ windows, from, to: Math.min(NOTES, from + 500) }).map((n) => ({ path: n.path, content: n.text })) }, actor: "test" });
   }
-  const db = getStoreDb("same").sqlite;
+  const db = getStoreDb({ store: "same" }).sqlite;
   for (const { table, texts } of LISTED_TABLES.filter((t) => t.table === "chunks_fts" || t.table === "documents_fts")) buildWordLists({ db, table, texts: texts?.(db), minRows: 500, minTableRows: 1 });
   queries = fullTextQueriesOf(db);
 }, 300_000);

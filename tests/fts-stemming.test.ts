@@ -98,7 +98,7 @@ function ftsIntegrityCheck(handle: StoreHandle): void {
 describe("stemmed chunk full-text index (migration 0009)", () => {
   itSqliteOnly("rebuilds an old store's index in batches: search answers from the rows done so far, and finds inflected words when done", OLD_STORE, async () => {
     createOldStore({ store: "old", docs: 200 });
-    const handle = getStoreDb("old");
+    const handle = getStoreDb({ store: "old" });
     const meta = (key: string) => (handle.sqlite.prepare("select value from meta where key = ?").get(key) as { value: string } | undefined)?.value;
     expect(meta("fts_tokenizer")).toBe(CHUNK_FTS_TOKENIZER);
     expect(ftsRebuildState(handle)).toEqual({ pending: true, done: 0, total: 2000 });
@@ -150,7 +150,7 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(await exited).toBe("SIGKILL");
     expect(out).not.toContain("FINISHED");
 
-    const handle = getStoreDb("big");
+    const handle = getStoreDb({ store: "big" });
     expect(handle.sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
     const after = ftsRebuildState(handle);
     // Every batch it reported is kept; it did not get to the end.
@@ -179,7 +179,7 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
 
   itSqliteOnly("writes during the rebuild (new, changed and deleted documents on both sides of its progress) leave the index exact", OLD_STORE, async () => {
     createOldStore({ store: "busy", docs: 100 });
-    const handle = getStoreDb("busy");
+    const handle = getStoreDb({ store: "busy" });
     rebuildFtsBatch({ handle, batchSize: 300 });
     // Documents 0..29 are indexed, 30..99 are not yet.
     ingestDocument({ handle, path: "new/rivers.md", origin: "api", text: "# Rivers\n\nThe river floods every spring after heavy rains.", mtime: 1 });
@@ -253,7 +253,7 @@ describe("stemmed chunk full-text index (migration 0009)", () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ store: "cli", resumed: false, chunks: 1 });
     const audit = getGovernance().sqlite.prepare("select actor, target from audit_log where action = 'store.reindex.fts'").all();
     expect(audit).toEqual([{ actor: expect.stringMatching(/^cli/), target: "store:cli" }]);
-    const handle = getStoreDb("cli");
+    const handle = getStoreDb({ store: "cli" });
     ftsIntegrityCheck(handle);
     expect(ftsRebuildState(handle).pending).toBe(false);
   });

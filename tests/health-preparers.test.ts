@@ -40,7 +40,7 @@ const snap = (bucket: number, over: Partial<SnapshotBucketRow> = {}): SnapshotBu
 
 describe("bucketing", () => {
   it("a 1h range has 60 minute buckets ending with the bucket that holds now", () => {
-    const w = windowForRange("1h", T0 + 30_000);
+    const w = windowForRange({ range: "1h", now: T0 + 30_000 });
     const b = bucketStarts(w);
     expect(b).toHaveLength(60);
     expect(b.at(-1)).toBe(T0);
@@ -48,9 +48,9 @@ describe("bucketing", () => {
   });
 
   it("longer ranges use wider buckets so a chart never has thousands of points", () => {
-    expect(bucketStarts(windowForRange("24h", T0))).toHaveLength(96);
-    expect(bucketStarts(windowForRange("7d", T0))).toHaveLength(168);
-    expect(bucketStarts(windowForRange("30d", T0))).toHaveLength(120);
+    expect(bucketStarts(windowForRange({ range: "24h", now: T0 }))).toHaveLength(96);
+    expect(bucketStarts(windowForRange({ range: "7d", now: T0 }))).toHaveLength(168);
+    expect(bucketStarts(windowForRange({ range: "30d", now: T0 }))).toHaveLength(120);
   });
 
   it("an unknown range in the URL falls back to 24h", () => {
@@ -64,43 +64,43 @@ describe("gaps vs zeros", () => {
   const w = { from: T0, to: T0 + 4 * MIN, stepMs: MIN };
 
   it("a missing bucket is null in every field while a measured zero stays zero", () => {
-    const points = fillGaps([{ bucket: T0, n: 0 }, { bucket: T0 + 2 * MIN, n: 5 }], w, ["n"]);
+    const points = fillGaps({ rows: [{ bucket: T0, n: 0 }, { bucket: T0 + 2 * MIN, n: 5 }], window: w, fields: ["n"] });
     expect(points.map((p) => p.n)).toEqual([0, null, 5, null]);
   });
 
   it("health series: the outage minute is a gap, not a zero backlog", () => {
-    const s = prepareHealthSeries([snap(T0, { backlog: 0 }), snap(T0 + 2 * MIN, { backlog: 7 })], w);
+    const s = prepareHealthSeries({ rows: [snap(T0, { backlog: 0 }), snap(T0 + 2 * MIN, { backlog: 7 })], window: w });
     expect(s.map((p) => p.backlog)).toEqual([0, null, 7, null]);
   });
 
   it("unmeasured recall hit rate stays a gap even where the store was measured", () => {
-    const s = prepareHealthSeries([snap(T0)], w);
+    const s = prepareHealthSeries({ rows: [snap(T0)], window: w });
     expect(s[0].hitRate).toBeNull();
     expect(s[0].coveragePct).toBe(100);
   });
 
   it("throughput is the growth of embedded rows in the chart's unit (per minute at a minute step), and a gap next to a missing bucket", () => {
-    const s = prepareHealthSeries([snap(T0, { embedded: 100 }), snap(T0 + MIN, { embedded: 110 }), snap(T0 + 3 * MIN, { embedded: 200 })], w);
+    const s = prepareHealthSeries({ rows: [snap(T0, { embedded: 100 }), snap(T0 + MIN, { embedded: 110 }), snap(T0 + 3 * MIN, { embedded: 200 })], window: w });
     expect(throughputUnitOf(w).per).toBe("minute");
     expect(s.map((p) => p.throughput)).toEqual([null, 10, null, null]);
     // A quarter-hour step (24 h) charts per hour: 10 rows in 15 minutes are 40 an hour.
     const q = { from: T0, to: T0 + 60 * MIN, stepMs: 15 * MIN };
     expect(throughputUnitOf(q).per).toBe("hour");
-    expect(prepareHealthSeries([snap(T0, { embedded: 100 }), snap(T0 + 15 * MIN, { embedded: 110 })], q)[1].throughput).toBe(40);
+    expect(prepareHealthSeries({ rows: [snap(T0, { embedded: 100 }), snap(T0 + 15 * MIN, { embedded: 110 })], window: q })[1].throughput).toBe(40);
   });
 
   it("a re-embed that drops vectors shows zero throughput, never negative", () => {
-    const s = prepareHealthSeries([snap(T0, { embedded: 100 }), snap(T0 + MIN, { embedded: 0 })], w);
+    const s = prepareHealthSeries({ rows: [snap(T0, { embedded: 100 }), snap(T0 + MIN, { embedded: 0 })], window: w });
     expect(s[1].throughput).toBe(0);
   });
 
   it("overall adds backlogs across stores and averages percentages; a per-store watermark is never summed", () => {
     const rows = [snap(T0, { store: "a", backlog: 5, coveragePct: 100, watermark: 1000 }), snap(T0, { store: "b", backlog: 7, coveragePct: 50, watermark: 1000 })];
-    const s = prepareHealthSeries(rows, w, { stores: 2 });
+    const s = prepareHealthSeries({ rows, window: w, stores: 2 });
     expect(s[0].backlog).toBe(12);
     expect(s[0].coveragePct).toBe(75);
     expect(s[0].watermark).toBeNull();
-    expect(prepareHealthSeries([rows[0]], w)[0].watermark).toBe(1000);
+    expect(prepareHealthSeries({ rows: [rows[0]], window: w })[0].watermark).toBe(1000);
   });
 });
 
@@ -108,14 +108,14 @@ describe("percentile estimates from the histogram", () => {
   it("each estimate lies inside the bucket that holds the quantile (never at an edge chosen for it)", () => {
     // 90 requests in (2, 5] ms, 9 in (50, 100] ms, 1 in (1000, 2000] ms
     const h = hist({ 2: 90, 6: 9, 10: 1 });
-    const p50 = quantileFromBuckets(h, 0.5)!;
-    const p95 = quantileFromBuckets(h, 0.95)!;
+    const p50 = quantileFromBuckets({ buckets: h, q: 0.5 })!;
+    const p95 = quantileFromBuckets({ buckets: h, q: 0.95 })!;
     expect(p50).toBeGreaterThan(2);
     expect(p50).toBeLessThan(5);
     expect(p95).toBeGreaterThan(50);
     expect(p95).toBeLessThan(100);
-    expect(quantileFromBuckets(h, 1)).toBe(2000);
-    expect(quantileFromBuckets(hist({}), 0.5)).toBeNull();
+    expect(quantileFromBuckets({ buckets: h, q: 1 })).toBe(2000);
+    expect(quantileFromBuckets({ buckets: hist({}), q: 0.5 })).toBeNull();
   });
 
   it("on real latency samples the estimate falls in the bucket of the exact quantile, and is closer than the bucket edge", () => {
@@ -126,7 +126,7 @@ describe("percentile estimates from the histogram", () => {
     for (const ms of samples) h[latencyBucketIndex(ms)]++;
     for (const q of [0.5, 0.95, 0.99]) {
       const exact = sorted[Math.ceil(q * sorted.length) - 1];
-      const estimate = quantileFromBuckets(h, q)!;
+      const estimate = quantileFromBuckets({ buckets: h, q })!;
       const { lo, hi } = latencyBucketEdges(exact);
       expect(estimate).toBeGreaterThan(lo);
       expect(estimate).toBeLessThanOrEqual(hi);
@@ -142,11 +142,11 @@ describe("percentile estimates from the histogram", () => {
   it("routes of one bucket merge exactly before the percentile is taken", () => {
     const w = { from: T0, to: T0 + 2 * MIN, stepMs: MIN };
     const pts = prepareLatencySeries(
-      [
+      { rows: [
         { bucket: T0, route: "GET /a", count: 50, errorCount: 0, clientErrorCount: 0, sumMs: 100, hist: hist({ 1: 50 }) },
         { bucket: T0, route: "GET /b", count: 50, errorCount: 5, clientErrorCount: 10, sumMs: 5000, hist: hist({ 6: 50 }) },
       ],
-      w,
+      window: w }
     );
     // The merged p50 is the 50th of 100 samples: the top of bucket (1, 2]; p95 lies inside (50, 100].
     expect(pts[0]).toMatchObject({ count: 100, p50: 2, errorPct: 5, clientErrorPct: 10 });
@@ -158,11 +158,11 @@ describe("percentile estimates from the histogram", () => {
   it("minute rows fold into wider chart buckets", () => {
     const w = { from: T0, to: T0 + 15 * MIN, stepMs: 15 * MIN };
     const pts = prepareLatencySeries(
-      [
+      { rows: [
         { bucket: T0, route: "GET /a", count: 1, errorCount: 0, clientErrorCount: 0, sumMs: 1, hist: hist({ 0: 1 }) },
         { bucket: T0 + 7 * MIN, route: "GET /a", count: 3, errorCount: 0, clientErrorCount: 0, sumMs: 3, hist: hist({ 3: 3 }) },
       ],
-      w,
+      window: w }
     );
     expect(pts).toHaveLength(1);
     // Both minutes count: the 2nd of 4 samples is the first of the three in (5, 10] ms.
@@ -172,7 +172,7 @@ describe("percentile estimates from the histogram", () => {
   });
 
   it("the open-ended top bucket is charted at the last finite bound", () => {
-    const pts = prepareLatencySeries([{ bucket: T0, route: "GET /slow", count: 1, errorCount: 0, clientErrorCount: 0, sumMs: 20_000, hist: hist({ 13: 1 }) }], { from: T0, to: T0 + MIN, stepMs: MIN });
+    const pts = prepareLatencySeries({ rows: [{ bucket: T0, route: "GET /slow", count: 1, errorCount: 0, clientErrorCount: 0, sumMs: 20_000, hist: hist({ 13: 1 }) }], window: { from: T0, to: T0 + MIN, stepMs: MIN } });
     expect(pts[0].p99).toBe(10_000);
   });
 });
@@ -204,8 +204,8 @@ describe("route table", () => {
 describe("single points", () => {
   it("a measured point between two gaps is marked to be drawn as a dot; points on a line are not", () => {
     const pts = [{ v: null }, { v: 3 }, { v: null }, { v: 4 }, { v: 5 }, { v: null }, { v: 0 }];
-    expect([...isolatedPoints(pts, "v")]).toEqual([1, 6]);
-    expect([...isolatedPoints([{ v: 7 }], "v")]).toEqual([0]);
+    expect([...isolatedPoints({ points: pts, key: "v" })]).toEqual([1, 6]);
+    expect([...isolatedPoints({ points: [{ v: 7 }], key: "v" })]).toEqual([0]);
   });
 });
 

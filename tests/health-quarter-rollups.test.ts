@@ -46,7 +46,7 @@ async function recordRandomRequests(n: number): Promise<Request[]> {
   const requests: Request[] = [];
   for (let i = 0; i < n; i++) {
     const r = { ts: NOW - Math.floor(random() * 26 * HOUR), route: ROUTES[Math.floor(random() * ROUTES.length)], status: STATUSES[Math.floor(random() * STATUSES.length)], ms: Math.exp(random() * Math.log(4000)) };
-    recordRequest(r.route, r.status, r.ms, r.ts);
+    recordRequest({ route: r.route, status: r.status, ms: r.ms, now: r.ts });
     requests.push(r);
     if (i === Math.floor(n / 2)) await metricsBackend().flushLatencyRollups(); // a quarter hour written in two flushes adds up
   }
@@ -86,7 +86,7 @@ function routeTableFromMinutes(rows: MinuteRow[]) {
 describe("the 24h view from quarter-hour rollups", () => {
   it("charts and tables exactly the requests of the window: same counts, error rates and percentile estimates as the minute rows", async () => {
     const requests = await recordRandomRequests(3000);
-    const window = windowForRange("24h", NOW);
+    const window = windowForRange({ range: "24h", now: NOW });
     const d = await loadObservabilityDashboard({ range: "24h", now: NOW });
 
     // Against the requests themselves: every 15-minute point counts the requests in it, with their faults and their histogram.
@@ -102,7 +102,7 @@ describe("the 24h view from quarter-hour rollups", () => {
       }
       const hist = LATENCY_BUCKET_BOUNDS_MS.map(() => 0);
       for (const r of mine) hist[latencyBucketIndex(r.ms)]++;
-      expect(p).toMatchObject({ count: mine.length, p95: quantileFromBuckets(hist, 0.95), errorPct: (100 * mine.filter((r) => isServerFault(r.status)).length) / mine.length });
+      expect(p).toMatchObject({ count: mine.length, p95: quantileFromBuckets({ buckets: hist, q: 0.95 }), errorPct: (100 * mine.filter((r) => isServerFault(r.status)).length) / mine.length });
     }
     expect(d.routes.reduce((n, r) => n + r.count, 0)).toBe(inWindow.length);
     const searchRoute = d.routes.find((r) => r.route === ROUTES[0])!;
@@ -112,7 +112,7 @@ describe("the 24h view from quarter-hour rollups", () => {
 
     // Against the minute rows: the chart and the table are identical to what summing the minutes gives.
     const minutes = await minuteRowsIn(window);
-    expect(d.allRoutes).toEqual(prepareLatencySeries(minutes, window));
+    expect(d.allRoutes).toEqual(prepareLatencySeries({ rows: minutes, window }));
     expect(d.routes).toEqual(routeTableFromMinutes(minutes));
 
     // The Overview's 24h numbers cover the same window.
@@ -138,7 +138,7 @@ describe("governance migration 0008 (quarter-hour rollups)", () => {
       `insert into metric_rollups (ts, resolution_s, route, count, error_count, client_error_count, sum_ms, by_status, ${h.join(", ")}) values (?, ?, ?, ?, ?, ?, ?, ?, ${h.map(() => "?").join(", ")})`,
     );
     sqlite.transaction(() => {
-      for (const [rows, res] of [[minutes, 60], [foldRollups(minutes, HOUR), 3600]] as const) {
+      for (const [rows, res] of [[minutes, 60], [foldRollups({ rows: minutes, bucketMs: HOUR }), 3600]] as const) {
         for (const r of rows) insert.run(r.ts, res, r.route, r.count, r.errorCount, r.clientErrorCount, r.sumMs, JSON.stringify(r.byStatus), ...r.buckets);
       }
     })();
@@ -154,16 +154,16 @@ describe("governance migration 0008 (quarter-hour rollups)", () => {
     const quarters = getGovernance()
       .sqlite.prepare(`select ts, route, count, error_count as errorCount, client_error_count as clientErrorCount, sum_ms as sumMs, by_status as byStatus, ${LATENCY_BUCKET_BOUNDS_MS.map((_, i) => `h${i}`).join(", ")} from metric_rollups where resolution_s = 900 order by route, ts`)
       .all() as (Record<string, number> & { route: string; byStatus: string })[];
-    const expected = foldRollups(minutes, QUARTER_HOUR_MS).sort((a, b) => a.route.localeCompare(b.route) || a.ts - b.ts);
+    const expected = foldRollups({ rows: minutes, bucketMs: QUARTER_HOUR_MS }).sort((a, b) => a.route.localeCompare(b.route) || a.ts - b.ts);
     expect(quarters.map((q) => ({ ts: q.ts, route: q.route, count: q.count, errorCount: q.errorCount, clientErrorCount: q.clientErrorCount, sumMs: q.sumMs, buckets: LATENCY_BUCKET_BOUNDS_MS.map((_, i) => q[`h${i}`]), byStatus: JSON.parse(q.byStatus) as Record<string, number> }))).toEqual(
       expected.map((e) => ({ ...e, sumMs: expect.closeTo(e.sumMs, 6) })),
     );
 
-    const window = windowForRange("24h", NOW);
+    const window = windowForRange({ range: "24h", now: NOW });
     const d = await loadObservabilityDashboard({ range: "24h", now: NOW });
     const inWindow = await minuteRowsIn(window);
     expect(d.allRoutes.filter((p) => p.count !== null).length).toBeGreaterThan(80);
-    expect(d.allRoutes).toEqual(prepareLatencySeries(inWindow, window));
+    expect(d.allRoutes).toEqual(prepareLatencySeries({ rows: inWindow, window }));
     expect(d.routes).toEqual(routeTableFromMinutes(inWindow));
   });
 });

@@ -28,8 +28,8 @@ const rollups = () => getGovernance().sqlite.prepare("select resolution_s as res
 
 describe("latency rollups", () => {
   it("requests recorded in memory land as minute, quarter-hour and hour rows with counts, errors and percentiles", () => {
-    for (let i = 0; i < 19; i++) recordRequest("GET /stores/{store}/search", 200, 4, NOW);
-    recordRequest("GET /stores/{store}/search", 500, 300, NOW);
+    for (let i = 0; i < 19; i++) recordRequest({ route: "GET /stores/{store}/search", status: 200, ms: 4, now: NOW });
+    recordRequest({ route: "GET /stores/{store}/search", status: 500, ms: 300, now: NOW });
     expect(flushLatencyRollups()).toBe(1);
     const row = { route: "GET /stores/{store}/search", count: 20, errors: 1, clientErrors: 0, p95: 5, byStatus: JSON.stringify({ 200: 19, 500: 1 }) };
     expect(rollups()).toEqual([
@@ -40,10 +40,10 @@ describe("latency rollups", () => {
   });
 
   it("flushing the same minute twice adds up instead of overwriting or double counting", () => {
-    recordRequest("POST /stores/{store}/search", 200, 3, NOW);
+    recordRequest({ route: "POST /stores/{store}/search", status: 200, ms: 3, now: NOW });
     flushLatencyRollups();
-    recordRequest("POST /stores/{store}/search", 200, 3, NOW + 1000);
-    recordRequest("POST /stores/{store}/search", 404, 3, NOW + 2000);
+    recordRequest({ route: "POST /stores/{store}/search", status: 200, ms: 3, now: NOW + 1000 });
+    recordRequest({ route: "POST /stores/{store}/search", status: 404, ms: 3, now: NOW + 2000 });
     flushLatencyRollups();
     expect(flushLatencyRollups()).toBe(0);
     const rows = rollups();
@@ -55,29 +55,29 @@ describe("latency rollups", () => {
   });
 
   it("retention drops minute and quarter-hour rows after a week but the hour rows keep the totals", () => {
-    recordRequest("GET /health", 200, 1, NOW - 8 * DAY);
-    recordRequest("GET /health", 200, 1, NOW - 8 * DAY + MIN);
-    recordRequest("GET /health", 200, 1, NOW);
+    recordRequest({ route: "GET /health", status: 200, ms: 1, now: NOW - 8 * DAY });
+    recordRequest({ route: "GET /health", status: 200, ms: 1, now: NOW - 8 * DAY + MIN });
+    recordRequest({ route: "GET /health", status: 200, ms: 1, now: NOW });
     flushLatencyRollups();
     expect(pruneMetrics({ now: NOW })).toEqual({ minuteRows: 2, quarterHourRows: 1, yearOld: 0 });
-    const total = listRouteTotalsByWindow({ window: windowForRange("30d", NOW) });
+    const total = listRouteTotalsByWindow({ window: windowForRange({ range: "30d", now: NOW }) });
     expect(total).toMatchObject([{ route: "GET /health", count: 3 }]);
     expect(pruneMetrics({ now: NOW + 400 * DAY }).yearOld).toBe(2);
   });
 
   it("the error rate counts server faults only: expected 404s and 409s are shown apart, in the table and the chart", () => {
-    recordRequest("POST /tasks", 201, 2, NOW);
-    recordRequest("POST /tasks", 404, 2, NOW);
-    recordRequest("POST /tasks", 409, 2, NOW);
-    recordRequest("POST /tasks", 409, 2, NOW);
-    recordRequest("POST /tasks", 503, 2, NOW);
+    recordRequest({ route: "POST /tasks", status: 201, ms: 2, now: NOW });
+    recordRequest({ route: "POST /tasks", status: 404, ms: 2, now: NOW });
+    recordRequest({ route: "POST /tasks", status: 409, ms: 2, now: NOW });
+    recordRequest({ route: "POST /tasks", status: 409, ms: 2, now: NOW });
+    recordRequest({ route: "POST /tasks", status: 503, ms: 2, now: NOW });
     flushLatencyRollups();
-    const window = windowForRange("1h", NOW);
+    const window = windowForRange({ range: "1h", now: NOW });
     const [totals] = listRouteTotalsByWindow({ window });
     expect(totals).toMatchObject({ count: 5, errorCount: 1, clientErrorCount: 3, errorsByStatus: { "404": 1, "409": 2, "503": 1 } });
     const [row] = prepareRouteTable([totals]);
     expect(row).toMatchObject({ errorPct: 20, clientErrorPct: 60, serverErrorsByStatus: [["503", 1]], clientAnswersByStatus: [["409", 2], ["404", 1]] });
-    const point = prepareLatencySeries(listLatencyBucketsByWindow({ window }), window).find((p) => p.count !== null);
+    const point = prepareLatencySeries({ rows: listLatencyBucketsByWindow({ window }), window }).find((p) => p.count !== null);
     expect(point).toMatchObject({ count: 5, errorPct: 20, clientErrorPct: 60 });
   });
 
@@ -85,12 +85,12 @@ describe("latency rollups", () => {
     "requests served by two app servers of one install both count on Observability and the Overview",
     async () => {
       await metricsBackend().flushLatencyRollups();
-      recordRequest("POST /tasks", 201, 2, Date.now());
+      recordRequest({ route: "POST /tasks", status: 201, ms: 2, now: Date.now() });
       await metricsBackend().flushLatencyRollups();
       const back = asAnotherReplica();
       try {
-        recordRequest("POST /tasks", 201, 2, Date.now());
-        recordRequest("POST /tasks", 503, 2, Date.now());
+        recordRequest({ route: "POST /tasks", status: 201, ms: 2, now: Date.now() });
+        recordRequest({ route: "POST /tasks", status: 503, ms: 2, now: Date.now() });
         await metricsBackend().flushLatencyRollups();
         const [row] = (await loadObservabilityDashboard({ range: "1h" })).routes;
         expect(row).toMatchObject({ route: "POST /tasks", count: 3 });
@@ -102,10 +102,10 @@ describe("latency rollups", () => {
   );
 
   it("a route answering only 409s has a 0% error rate", () => {
-    recordRequest("POST /dialectic/sessions/{id}/messages", 409, 2, NOW);
-    recordRequest("POST /dialectic/sessions/{id}/messages", 409, 2, NOW);
+    recordRequest({ route: "POST /dialectic/sessions/{id}/messages", status: 409, ms: 2, now: NOW });
+    recordRequest({ route: "POST /dialectic/sessions/{id}/messages", status: 409, ms: 2, now: NOW });
     flushLatencyRollups();
-    const [row] = prepareRouteTable(listRouteTotalsByWindow({ window: windowForRange("1h", NOW) }));
+    const [row] = prepareRouteTable(listRouteTotalsByWindow({ window: windowForRange({ range: "1h", now: NOW }) }));
     expect(row).toMatchObject({ errorPct: 0, clientErrorPct: 100, serverErrorsByStatus: [], clientAnswersByStatus: [["409", 2]] });
   });
 });

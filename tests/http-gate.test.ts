@@ -153,7 +153,7 @@ describe("the proxy's matcher and the API's headers", () => {
     const rules = await nextConfig.headers!();
     expect(rules.map((r) => r.source)).toEqual([PLAIN_API_PATHS]);
     const proxied = new Headers();
-    applySecurityHeaders(proxied, contentSecurityPolicy());
+    applySecurityHeaders({ headers: proxied, policy: contentSecurityPolicy() });
     expect(Object.fromEntries(rules[0].headers.map((h) => [h.key.toLowerCase(), h.value]))).toEqual(Object.fromEntries(proxied.entries()));
   });
 });

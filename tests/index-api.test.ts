@@ -324,7 +324,7 @@ describe("category descriptions", () => {
     await createMemory({ path: "home/garden", body: "y" });
     expect((await describeWorkInfra()).status).toBe(200);
     expect(fs.readFileSync(path.join(memoryDir(), "work", "infra", "_category.md"), "utf8")).toBe("servers and databases\n");
-    const { sqlite } = getStoreDb(store);
+    const { sqlite } = getStoreDb({ store });
     sqlite.prepare("delete from categories").run();
     sqlite.prepare("delete from meta where key = 'index_built_at'").run();
     const children = await callRoute(categoriesRoute.GET, { token, params, url: "http://127.0.0.1/x?parent=work" });

@@ -78,7 +78,7 @@ describe("chunking", () => {
 
 describe("frontmatter", () => {
   it("round-trips our fields and reads plain YAML written by hand", () => {
-    const text = stringifyFrontmatter({ tags: ["a", 'we"ird, tag'], summary: "s: colon", created_at: "2026-01-01T00:00:00.000Z" }, "# Body\n");
+    const text = stringifyFrontmatter({ data: { tags: ["a", 'we"ird, tag'], summary: "s: colon", created_at: "2026-01-01T00:00:00.000Z" }, body: "# Body\n" });
     const parsed = parseFrontmatter(text);
     expect(parsed.data).toEqual({ tags: ["a", 'we"ird, tag'], summary: "s: colon", created_at: "2026-01-01T00:00:00.000Z" });
     expect(parsed.body).toBe("# Body\n");
@@ -125,28 +125,28 @@ describe("reindex and verify", () => {
   }
 
   function snapshot() {
-    const { sqlite } = getStoreDb("notes");
+    const { sqlite } = getStoreDb({ store: "notes" });
     return sqlite.prepare("select c.id, c.chunk_id, c.chunk_sha256, d.path from chunks c join documents d using (doc_id) order by d.path, c.chunk_index").all();
   }
 
   itSqliteOnly("indexes memories and source roots, skipping binary, oversized, hidden and excluded files", FILES, () => {
     seed();
-    const r = reindexStore({ handle: getStoreDb("notes") });
+    const r = reindexStore({ handle: getStoreDb({ store: "notes" }) });
     expect(r.counts).toMatchObject({ scanned: 5, added: 4, changed: 0, removed: 0, skipped: 2 });
     expect(r.skippedBy).toMatchObject({ binary: 1, oversized: 1 });
-    const { sqlite } = getStoreDb("notes");
+    const { sqlite } = getStoreDb({ store: "notes" });
     const paths = (sqlite.prepare("select path, kind from documents order by path").all() as { path: string; kind: string }[]).map((d) => `${d.kind}:${d.path}`);
     expect(paths).toEqual(["memory:memory/people/ana.md", "memory:memory/projects/dualmind/setup.md", "markdown:source/src-root/guide.md", "code:source/src-root/lib/main.ts"]);
-    expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
+    expect(verifyStore({ handle: getStoreDb({ store: "notes" }) }).ok).toBe(true);
   });
 
   itSqliteOnly("same tree twice gives identical chunk ids and hashes, and the second run writes nothing", FILES, () => {
     seed();
-    reindexStore({ handle: getStoreDb("notes") });
+    reindexStore({ handle: getStoreDb({ store: "notes" }) });
     const first = snapshot();
-    const { sqlite } = getStoreDb("notes");
+    const { sqlite } = getStoreDb({ store: "notes" });
     const changesBefore = (sqlite.prepare("select total_changes() as n").get() as { n: number }).n;
-    const again = reindexStore({ handle: getStoreDb("notes") });
+    const again = reindexStore({ handle: getStoreDb({ store: "notes" }) });
     expect(again.counts).toMatchObject({ added: 0, changed: 0, removed: 0, unchanged: 4 });
     expect((sqlite.prepare("select total_changes() as n").get() as { n: number }).n).toBe(changesBefore);
     expect(snapshot()).toEqual(first);
@@ -156,40 +156,40 @@ describe("reindex and verify", () => {
     fs.rmSync(storeIndexPath("notes"));
     fs.rmSync(storeIndexPath("notes") + "-wal", { force: true });
     fs.rmSync(storeIndexPath("notes") + "-shm", { force: true });
-    reindexStore({ handle: getStoreDb("notes") });
+    reindexStore({ handle: getStoreDb({ store: "notes" }) });
     const strip = (rows: unknown[]) => (rows as { chunk_id: string; chunk_sha256: string; path: string }[]).map(({ chunk_id, chunk_sha256, path }) => ({ chunk_id, chunk_sha256, path }));
     expect(strip(snapshot())).toEqual(strip(first));
   });
 
   itSqliteOnly("a changed file is re-chunked keeping unchanged chunk rowids; a deleted file disappears", FILES, () => {
     seed();
-    reindexStore({ handle: getStoreDb("notes") });
+    reindexStore({ handle: getStoreDb({ store: "notes" }) });
     const before = snapshot() as { id: number; chunk_id: string; path: string }[];
     fs.appendFileSync(path.join(src, "guide.md"), "\n## Appendix\n\nnew words here\n");
     fs.rmSync(path.join(memoryRoot(), "people", "ana.md"));
-    const r = reindexStore({ handle: getStoreDb("notes") });
+    const r = reindexStore({ handle: getStoreDb({ store: "notes" }) });
     expect(r.counts).toMatchObject({ changed: 1, removed: 1, unchanged: 2 });
     const after = snapshot() as { id: number; chunk_id: string; path: string }[];
     expect(after.some((c) => c.path === "memory/people/ana.md")).toBe(false);
-    const { sqlite } = getStoreDb("notes");
+    const { sqlite } = getStoreDb({ store: "notes" });
     expect(sqlite.prepare("select count(*) as n from memories where path = 'people/ana'").get()).toEqual({ n: 0 });
     expect(sqlite.prepare("select count(*) as n from categories where path = 'people'").get()).toEqual({ n: 0 });
     const guideBefore = before.filter((c) => c.path.endsWith("guide.md"));
     const firstAfter = after.find((c) => c.chunk_id === guideBefore[0].chunk_id);
     expect(firstAfter?.id).toBe(guideBefore[0].id);
-    expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
+    expect(verifyStore({ handle: getStoreDb({ store: "notes" }) }).ok).toBe(true);
   });
 
   itSqliteOnly("verify reports hash mismatches, rows for missing files, unindexed files and old chunking versions without writing", FILES, () => {
     seed();
-    reindexStore({ handle: getStoreDb("notes") });
+    reindexStore({ handle: getStoreDb({ store: "notes" }) });
     fs.writeFileSync(path.join(src, "lib/main.ts"), "export const x = 2;\n");
     fs.writeFileSync(path.join(src, "new.txt"), "brand new\n");
     fs.rmSync(path.join(src, "guide.md"));
-    const { sqlite } = getStoreDb("notes");
+    const { sqlite } = getStoreDb({ store: "notes" });
     sqlite.prepare("update chunks set chunking_version = 0 where doc_id = (select doc_id from documents where path = 'memory/people/ana.md')").run();
     const changes = (sqlite.prepare("select total_changes() as n").get() as { n: number }).n;
-    const v = verifyStore({ handle: getStoreDb("notes") });
+    const v = verifyStore({ handle: getStoreDb({ store: "notes" }) });
     expect((sqlite.prepare("select total_changes() as n").get() as { n: number }).n).toBe(changes);
     expect(v).toMatchObject({
       ok: false,
@@ -202,29 +202,29 @@ describe("reindex and verify", () => {
     });
     expect(v.staleChunks).toBeGreaterThan(0);
     // The next reindex repairs all of it, stale chunks included.
-    reindexStore({ handle: getStoreDb("notes") });
-    expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
+    reindexStore({ handle: getStoreDb({ store: "notes" }) });
+    expect(verifyStore({ handle: getStoreDb({ store: "notes" }) }).ok).toBe(true);
   });
 
   itSqliteOnly("a missing index.db is rebuilt from the files on first access", FILES, () => {
     seed();
-    reindexStore({ handle: getStoreDb("notes") });
+    reindexStore({ handle: getStoreDb({ store: "notes" }) });
     closeAllDatabases();
     for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(storeIndexPath("notes") + suffix, { force: true });
-    const { sqlite } = getStoreDb("notes");
-    ensureIndexBuilt({ handle: getStoreDb("notes") });
+    const { sqlite } = getStoreDb({ store: "notes" });
+    ensureIndexBuilt({ handle: getStoreDb({ store: "notes" }) });
     expect(sqlite.prepare("select count(*) as n from memories").get()).toEqual({ n: 2 });
-    expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
+    expect(verifyStore({ handle: getStoreDb({ store: "notes" }) }).ok).toBe(true);
   });
 
   itSqliteOnly("API documents survive a reindex and keep their content", FILES, () => {
     seed();
-    const handle = getStoreDb("notes");
+    const handle = getStoreDb({ store: "notes" });
     const { sqlite } = handle;
     ingestDocument({ handle, path: "agent/notes.txt", origin: "api", text: "from an agent", mtime: 1 });
-    reindexStore({ handle: getStoreDb("notes") });
+    reindexStore({ handle: getStoreDb({ store: "notes" }) });
     expect(sqlite.prepare("select content from documents where path = 'agent/notes.txt'").get()).toEqual({ content: "from an agent" });
-    expect(verifyStore({ handle: getStoreDb("notes") }).counts.apiDocuments).toBe(1);
+    expect(verifyStore({ handle: getStoreDb({ store: "notes" }) }).counts.apiDocuments).toBe(1);
   });
 });
 
@@ -240,7 +240,7 @@ describe("reindex racing a memory write", () => {
     const dir = path.join(env.dataDir, "stores", "race", "memory", "inbox");
     fs.mkdirSync(dir, { recursive: true });
     for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(dir, `n${String(i).padStart(3, "0")}.md`), `# Note ${i}\n\noriginal text\n`);
-    const handle = getStoreDb("race");
+    const handle = getStoreDb({ store: "race" });
     let saved = false;
     await reindexStoreAsync({
       handle,
@@ -255,7 +255,7 @@ describe("reindex racing a memory write", () => {
     expect(getMemoryByPath({ handle, memoryPath: "inbox/n000" }).body).toContain("revised meanwhile");
     const hits = searchFullText({ handle, core: null, input: searchInputSchema.parse({ q: "revised meanwhile" }) }).results;
     expect(hits.map((h) => h.path)).toEqual(["memory/inbox/n000.md"]);
-    expect(verifyStore({ handle: getStoreDb("race") }).ok).toBe(true);
+    expect(verifyStore({ handle: getStoreDb({ store: "race" }) }).ok).toBe(true);
   });
 });
 

@@ -24,13 +24,13 @@ function writeMemories(from: number, to: number): void {
 }
 
 function docPaths(): string[] {
-  const { sqlite } = getStoreDb("big");
+  const { sqlite } = getStoreDb({ store: "big" });
   return (sqlite.prepare("select path from documents order by path").all() as { path: string }[]).map((r) => r.path);
 }
 
 it("a reindex killed (SIGKILL) mid-transaction leaves the previous index whole and consistent", async () => {
   writeMemories(0, 20);
-  reindexStore({ handle: getStoreDb("big") });
+  reindexStore({ handle: getStoreDb({ store: "big" }) });
   const before = docPaths();
   expect(before).toHaveLength(20);
   writeMemories(20, 1500);
@@ -55,15 +55,15 @@ it("a reindex killed (SIGKILL) mid-transaction leaves the previous index whole a
   expect(await exited).toBe("SIGKILL");
   expect(out).not.toContain("FINISHED");
 
-  const { sqlite } = getStoreDb("big");
+  const { sqlite } = getStoreDb({ store: "big" });
   expect(sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
   expect(docPaths()).toEqual(before);
-  const v = verifyStore({ handle: getStoreDb("big") });
+  const v = verifyStore({ handle: getStoreDb({ store: "big" }) });
   expect(v.consistent).toBe(true);
   expect(v.counts.fileDocuments).toBe(20);
   expect(v.notIndexed.length).toBeGreaterThan(0);
 
-  const r = reindexStore({ handle: getStoreDb("big") });
+  const r = reindexStore({ handle: getStoreDb({ store: "big" }) });
   expect(r.counts).toMatchObject({ added: 1480, unchanged: 20 });
-  expect(verifyStore({ handle: getStoreDb("big") }).ok).toBe(true);
+  expect(verifyStore({ handle: getStoreDb({ store: "big" }) }).ok).toBe(true);
 }, 60_000);

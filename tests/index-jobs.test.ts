@@ -123,7 +123,7 @@ describe("reindex reports documents and memories apart", () => {
     try {
       for (let i = 0; i < 3; i++) fs.writeFileSync(path.join(src, `doc-${i}.md`), `# Doc ${i}\n\nsource text ${i}\n`);
       restartWith({ DUALMIND_SOURCE_ROOTS: `notes=${src}` });
-      const first = await finished(startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" }).id);
+      const first = await finished(startReindexJob({ handle: getStoreDb({ store: "notes" }), actor: "user:admin" }).id);
       expect(first.result?.byKind).toEqual({
         documents: { scanned: 3, added: 3, changed: 0, unchanged: 0, removed: 0 },
         memories: { scanned: 40, added: 40, changed: 0, unchanged: 0, removed: 0 },
@@ -132,7 +132,7 @@ describe("reindex reports documents and memories apart", () => {
 
       fs.rmSync(path.join(src, "doc-0.md"));
       fs.appendFileSync(path.join(env.dataDir, "stores", "notes", "memory", "bulk", "note-1.md"), "edited\n");
-      const second = await finished(startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" }).id);
+      const second = await finished(startReindexJob({ handle: getStoreDb({ store: "notes" }), actor: "user:admin" }).id);
       expect(second.result?.byKind).toEqual({
         documents: { scanned: 2, added: 0, changed: 0, unchanged: 2, removed: 1 },
         memories: { scanned: 40, added: 0, changed: 1, unchanged: 39, removed: 0 },
@@ -146,7 +146,7 @@ describe("reindex reports documents and memories apart", () => {
 
 describe("the CLI's reindex is the same job", () => {
   itSqliteOnly("runs to the end before returning, with a job row and one audit entry like the API's", "the SQLite CLI's reindex (runReindexJob)", async () => {
-    const job = await runReindexJob({ handle: getStoreDb("notes"), actor: "cli:ops", reason: "dualmind reindex" });
+    const job = await runReindexJob({ handle: getStoreDb({ store: "notes" }), actor: "cli:ops", reason: "dualmind reindex" });
     expect(job).toMatchObject({ status: "succeeded", actor: "cli:ops", attempts: 1, result: { counts: { scanned: 40, added: 40 } } });
     expect(getJobById({ id: job.id })).toEqual(job);
     const audits = getGovernance().sqlite.prepare("select actor, reason, details from audit_log where action = 'store.reindex'").all();
@@ -154,8 +154,8 @@ describe("the CLI's reindex is the same job", () => {
   });
 
   itSqliteOnly("waits for a reindex of the store already running instead of starting a second one", "the SQLite CLI's reindex (runReindexJob)", async () => {
-    const api = startReindexJob({ handle: getStoreDb("notes"), actor: "agent:ops" });
-    const cli = await runReindexJob({ handle: getStoreDb("notes"), actor: "cli:ops" });
+    const api = startReindexJob({ handle: getStoreDb({ store: "notes" }), actor: "agent:ops" });
+    const cli = await runReindexJob({ handle: getStoreDb({ store: "notes" }), actor: "cli:ops" });
     expect(cli).toMatchObject({ id: api.id, status: "succeeded", actor: "agent:ops" });
     expect((await auditActions()).filter((a) => a === "store.reindex")).toHaveLength(1);
   });
@@ -175,7 +175,7 @@ describe("a job whose process died is taken over", () => {
   itSqliteOnly("an owner that is alive and beating is left alone; asking to reindex returns its job instead of starting a second", OWNERS, () => {
     const id = plantRunningJob({ owner: livePeer() });
     expect(resumeOrphanedJobs()).toEqual([]);
-    const asked = startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" });
+    const asked = startReindexJob({ handle: getStoreDb({ store: "notes" }), actor: "user:admin" });
     expect(asked).toMatchObject({ id, status: "running", attempts: 1 });
     expect(getGovernance().sqlite.prepare("select count(*) as n from admin_jobs").get()).toEqual({ n: 1 });
   });
@@ -184,7 +184,7 @@ describe("a job whose process died is taken over", () => {
     const id = plantRunningJob({ owner: livePeer(), heartbeatAt: Date.now() - JOB_STALE_MS - 1_000 });
     expect(resumeOrphanedJobs()).toEqual([]);
     getGovernance().sqlite.prepare("update admin_jobs set heartbeat_at = ? where id = ?").run(Date.now() - JOB_STALE_LOCAL_MS - 1_000, id);
-    const asked = startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" });
+    const asked = startReindexJob({ handle: getStoreDb({ store: "notes" }), actor: "user:admin" });
     expect(asked).toMatchObject({ id, attempts: 2 });
     expect((await finished(id)).status).toBe("succeeded");
   });
@@ -197,7 +197,7 @@ describe("a job whose process died is taken over", () => {
 
   itSqliteOnly("a job this process owns but no longer runs (its final write failed) can be run again", OWNERS, async () => {
     const id = plantRunningJob({ owner: jobOwner() });
-    expect(startReindexJob({ handle: getStoreDb("notes"), actor: "user:admin" })).toMatchObject({ id, attempts: 2 });
+    expect(startReindexJob({ handle: getStoreDb({ store: "notes" }), actor: "user:admin" })).toMatchObject({ id, attempts: 2 });
     expect((await finished(id)).status).toBe("succeeded");
   });
 

@@ -46,7 +46,7 @@ function oldRows(now: number): string[] {
     `insert into dialectic_sessions (session_id, paused_agent_id, reviewer_agent_id, phase, status, created_at, updated_at, topic, session_type, max_rounds, idle_timeout_ms)
        values ('r1', 'agent-a', 'agent-b', 'antithesis', 'active', ${now - 20}, ${now - 10}, 'the old review', 'review', 6, 86400000)`,
     `insert into dialectic_messages (id, session_id, seq, agent_id, message_type, timestamp, reasoning, signature)
-       values ('m1', 'r1', 1, 'agent-a', 'thesis', ${now - 10}, 'the old thesis', '${signMessage(SIGNATURE_GENESIS, thesis)}')`,
+       values ('m1', 'r1', 1, 'agent-a', 'thesis', ${now - 10}, 'the old thesis', '${signMessage({ prevSignature: SIGNATURE_GENESIS, message: thesis })}')`,
     `insert into dialectic_annotations (session_id, author, body, created_at) values ('r1', 'user:admin', 'an old note', ${now - 5})`,
   ];
 }

@@ -54,7 +54,7 @@ describe("made-up MCP tool names", () => {
   });
 
   it("route keys stop at DUALMIND_METRIC_ROUTE_KEYS in memory and in the rollups; the rest count as `other`", () => {
-    for (let i = 0; i < 200; i++) recordRequest(`made up route ${i}`, 200, 1);
+    for (let i = 0; i < 200; i++) recordRequest({ route: `made up route ${i}`, status: 200, ms: 1 });
     const snapshot = routeLatencySnapshot();
     expect(snapshot.length).toBeLessThanOrEqual(41);
     const counted = snapshot.filter((r) => r.route.startsWith("made up route")).reduce((n, r) => n + r.count, 0) + (snapshot.find((r) => r.route === "other")?.count ?? 0);

@@ -47,7 +47,7 @@ describe.skipIf(!fs.existsSync(QUERY_BUDGET_EXTENSION))("the query budget functi
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "dm-directonly-")), "index.db");
     const db = new Database(file);
     try {
-      expect(loadQueryBudget(db).available).toBe(true);
+      expect(loadQueryBudget({ sqlite: db }).available).toBe(true);
       db.exec("create table t (x); create table log (y); create trigger arm_on_insert after insert on t begin insert into log select dualmind_budget_arm(1); end;");
       expect(() => db.prepare("insert into t values (1)").run()).toThrow(/unsafe use of dualmind_budget_arm/);
       // The app's own direct call still works.

@@ -135,7 +135,7 @@ describe("names a person would use", () => {
     writeOnDisk("README.md", "# Our memory\n\nlabyrinthine readme words\n");
     writeOnDisk(`${deep}/bottom.md`, "subterranean deep file\n");
     writeOnDisk("notes/latin1.md", Buffer.from("caf\xe9 cr\xe8me br\xfbl\xe9e fa\xe7ade\n", "latin1"));
-    const r = reindexStore({ handle: getStoreDb(store) });
+    const r = reindexStore({ handle: getStoreDb({ store }) });
     expect(r.unindexable).toEqual([]);
     expect(await hitPaths("gossamer")).toEqual(["memory/releases/v1.2-release.md"]);
     expect(await hitPaths("halcyon")).toEqual(["memory/Team Stuff/Team Notes.md"]);
@@ -152,7 +152,7 @@ describe("names a person would use", () => {
     writeOnDisk("notes/conflicted.md", "---\ntags: [\"a\"]\n---\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> main\n");
     writeOnDisk("notes/unclosed.md", "---\ntags: [\"lost\"]\nsummary: \"never closed\"\nbody words\n");
     writeOnDisk("notes/_draft.md", "a name no memory path takes\n");
-    const r = reindexStore({ handle: getStoreDb(store) });
+    const r = reindexStore({ handle: getStoreDb({ store }) });
     const reasons = Object.fromEntries(r.unindexable.map((u) => [u.path, u.reason]));
     expect(reasons["memory/notes/conflicted.md"]).toMatch(/merge-conflict/);
     expect(reasons["memory/notes/unclosed.md"]).toMatch(/never closed/);
@@ -195,7 +195,7 @@ describe("delete keeps the file and the index in step", () => {
     const unmount = mountSmallDisk();
     if (!unmount) return; // No tmpfs here (not root): the full-disk path cannot be made real.
     try {
-      const handle = getStoreDb(store);
+      const handle = getStoreDb({ store });
       handle.sqlite.pragma("wal_checkpoint(TRUNCATE)");
       const filler = path.join(storeDir(store), "filler");
       const fd = fs.openSync(filler, "w");
@@ -226,7 +226,7 @@ describe("delete keeps the file and the index in step", () => {
 describe("verify is bounded", () => {
   itSqliteOnly("ten verifies at once share one run, and the event loop keeps turning while it hashes", FILES, async () => {
     for (let i = 0; i < 300; i++) writeOnDisk(`bulk/n${i}.md`, `note ${i} ${"words ".repeat(200)}\n`);
-    reindexStore({ handle: getStoreDb(store) });
+    reindexStore({ handle: getStoreDb({ store }) });
     let turns = 0;
     let counting = true;
     const tick = () => {
@@ -234,7 +234,7 @@ describe("verify is bounded", () => {
       if (counting) setImmediate(tick);
     };
     setImmediate(tick);
-    const reports = await Promise.all(Array.from({ length: 10 }, () => verifyStoreAsync({ handle: getStoreDb(store) })));
+    const reports = await Promise.all(Array.from({ length: 10 }, () => verifyStoreAsync({ handle: getStoreDb({ store }) })));
     counting = false;
     expect(new Set(reports).size).toBe(1);
     expect(reports[0].ok).toBe(true);

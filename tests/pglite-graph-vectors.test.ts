@@ -26,7 +26,7 @@ let client: PGlite;
 let db: ReturnType<typeof drizzle>;
 function inStore<T>(work: (tx: SqlRunner) => PromiseLike<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    await useStoreSchema(tx, "store_g");
+    await useStoreSchema({ tx, schema: "store_g" });
     return await work(tx);
   });
 }
@@ -36,7 +36,7 @@ beforeAll(async () => {
   db = drizzle(client);
   await db.execute(sql`create extension if not exists vector`);
   await db.execute(sql`create schema store_g`);
-  await inStore((tx) => migrateStoreSchema(tx, "store_g"));
+  await inStore((tx) => migrateStoreSchema({ tx, schema: "store_g" }));
   await inStore(async (tx) => {
     await tx.execute(sql`insert into thoughts (seq, id, content, framework, timestamp, tags, content_hash, created_by) values ${sql.join(
       rows.map((r) => sql`(${r.seq}, ${`t${r.seq}`}, ${`thought ${r.seq}`}, 'conversation', 1, '[]', ${`h${r.seq}`}, 'a')`),
@@ -55,7 +55,7 @@ afterAll(async () => {
 
 describe("remember's thought KNN with pgvector (PGlite)", () => {
   it("walks the embeddings HNSW index for thoughts by seq, and a thought whose text changed is no neighbour", async () => {
-    expect((await inStore((tx) => pgvectorSupportPg(tx, "embeddings"))).hnswDimensions).toEqual([DIM]);
+    expect((await inStore((tx) => pgvectorSupportPg({ db: tx, table: "embeddings" }))).hnswDimensions).toEqual([DIM]);
     const q = normalizeVector(near(centers[5], 0.3));
     const want = rows
       .map((r) => ({ id: r.seq, similarity: normalizeVector(r.v).reduce((s, x, i) => s + x * q[i], 0) }))

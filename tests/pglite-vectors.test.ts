@@ -35,7 +35,7 @@ const rowsInDb: Row[] = [];
 /** Run `work` in a transaction on the test store's schema, as withStoreTx does on a server. */
 function inStore<T>(work: (tx: SqlRunner) => PromiseLike<T>): Promise<T> {
   return db.transaction(async (tx) => {
-    await useStoreSchema(tx, "store_t");
+    await useStoreSchema({ tx, schema: "store_t" });
     return await work(tx);
   });
 }
@@ -62,7 +62,7 @@ beforeAll(async () => {
   // The app expects an admin to create the extension (lib/index/vectors-pg.ts); here the test is the admin.
   await db.execute(sql`create extension if not exists vector`);
   await db.execute(sql`create schema store_t`);
-  await inStore((tx) => migrateStoreSchema(tx, "store_t"));
+  await inStore((tx) => migrateStoreSchema({ tx, schema: "store_t" }));
   for (let i = 1; i <= ROWS; i++) {
     const kind = i % 3 === 0 ? "code" : "markdown";
     const path = i % 5 === 0 ? `projects/x/${i}.md` : `misc/${i}.md`;
@@ -92,7 +92,7 @@ afterAll(async () => {
 
 describe("pgvector on PGlite", () => {
   it("finds pgvector and builds the cosine HNSW index of the dimension on the first vector write", async () => {
-    const support = await inStore((tx) => pgvectorSupportPg(tx));
+    const support = await inStore((tx) => pgvectorSupportPg({ db: tx }));
     expect(support.pgvector).toMatch(/^0\.(8|9)\./);
     expect(support.iterativeScan).toBe(true);
     expect(support.hnswDimensions).toEqual([DIM]);
@@ -219,7 +219,7 @@ describe("pgvector on PGlite: the kind-generic embeddings (traces, learnings)", 
   });
 
   it("builds the embeddings table's own HNSW index and walks it for a kind, only over vectors of the row's current text", async () => {
-    expect((await inStore((tx) => pgvectorSupportPg(tx, "embeddings"))).hnswDimensions).toEqual([DIM]);
+    expect((await inStore((tx) => pgvectorSupportPg({ db: tx, table: "embeddings" }))).hnswDimensions).toEqual([DIM]);
     const space = kindVectorSpace({ kind: "trace", table: "reasoning_traces", hashColumn: "descriptor_hash" });
     const q = near(centers[3], 0.3);
     const want = traceRows

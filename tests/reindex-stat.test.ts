@@ -30,7 +30,7 @@ afterEach(() => {
   fs.rmSync(src, { recursive: true, force: true });
 });
 
-const reindex = () => reindexStore({ handle: getStoreDb("notes") });
+const reindex = () => reindexStore({ handle: getStoreDb({ store: "notes" }) });
 const file = (name: string) => path.join(src, name);
 /** Set a file's mtime (ms) the way a copy that preserves times would. */
 const setMtime = (name: string, ms: number) => fs.utimesSync(file(name), new Date(ms), new Date(ms));
@@ -53,7 +53,7 @@ function opensDuring<T>(name: string, run: () => T): { result: T; opens: number 
 /** The root is named after its folder: `source/<folder>/<file>`. */
 const docPath = (name: string) => `source/${path.basename(src)}/${name}`;
 const indexedText = (name: string) =>
-  (getStoreDb("notes").sqlite.prepare("select group_concat(c.text, '') as t from chunks c join documents d using (doc_id) where d.path = ?").get(docPath(name)) as { t: string | null }).t ?? "";
+  (getStoreDb({ store: "notes" }).sqlite.prepare("select group_concat(c.text, '') as t from chunks c join documents d using (doc_id) where d.path = ?").get(docPath(name)) as { t: string | null }).t ?? "";
 
 describe("unchanged reindex by size and mtime", () => {
   it("a same-size edit that keeps the mtime is still caught when the file was indexed right after it was written (racy)", () => {
@@ -85,7 +85,7 @@ describe("unchanged reindex by size and mtime", () => {
     fs.writeFileSync(file("b.md"), "# Beta\n\nquartz canyon orchard, longer now\n");
     setMtime("b.md", old);
     expect(reindex().counts).toMatchObject({ changed: 1 });
-    expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
+    expect(verifyStore({ handle: getStoreDb({ store: "notes" }) }).ok).toBe(true);
   });
 
   it("a file replaced by another of the same size and mtime (a rename over it: a new inode) is read again", () => {
@@ -107,7 +107,7 @@ describe("unchanged reindex by size and mtime", () => {
     later(2 * RACY_MS);
     expect(reindex().counts).toMatchObject({ changed: 1 });
     expect(indexedText("d.md")).toContain("meadow");
-    expect(verifyStore({ handle: getStoreDb("notes") }).ok).toBe(true);
+    expect(verifyStore({ handle: getStoreDb({ store: "notes" }) }).ok).toBe(true);
   });
 
   it("rows indexed before ctime and inode were recorded are read once, then trusted", () => {
@@ -116,7 +116,7 @@ describe("unchanged reindex by size and mtime", () => {
     setMtime("e.md", old);
     later(2 * RACY_MS);
     reindex();
-    getStoreDb("notes").sqlite.prepare("update documents set ctime = null, inode = null").run();
+    getStoreDb({ store: "notes" }).sqlite.prepare("update documents set ctime = null, inode = null").run();
     expect(opensDuring("e.md", reindex)).toMatchObject({ result: { counts: { unchanged: 1 } }, opens: 1 });
     expect(opensDuring("e.md", reindex)).toMatchObject({ result: { counts: { unchanged: 1 } }, opens: 0 });
   });
@@ -129,7 +129,7 @@ describe("unchanged reindex by size and mtime", () => {
     setMtime("c.md", old + 5000);
     later(2 * RACY_MS);
     expect(reindex().counts).toMatchObject({ unchanged: 1, changed: 0 });
-    const row = getStoreDb("notes").sqlite.prepare("select mtime, indexed_at as indexedAt from documents where path = ?").get(docPath("c.md")) as { mtime: number; indexedAt: number };
+    const row = getStoreDb({ store: "notes" }).sqlite.prepare("select mtime, indexed_at as indexedAt from documents where path = ?").get(docPath("c.md")) as { mtime: number; indexedAt: number };
     expect(row.mtime).toBe(old + 5000);
     expect(row.indexedAt - row.mtime).toBeGreaterThanOrEqual(RACY_MS);
     // Trusted now: not read again.

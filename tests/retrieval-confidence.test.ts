@@ -5,9 +5,9 @@ import { contextScores } from "@/lib/retrieval/context";
 describe("confidence bands", () => {
   it("read the share of the query's words a hit holds, by stem", () => {
     const terms = ["caroline", "support", "groups"];
-    expect(termCoverage(terms, "Caroline: I went to the LGBTQ support group yesterday")).toBe(1);
-    expect(termCoverage(terms, "Caroline: hey Mel, good to see you")).toBeCloseTo(1 / 3, 6);
-    expect(termCoverage(terms, "Melanie: the kids loved the camping trip")).toBe(0);
+    expect(termCoverage({ terms, text: "Caroline: I went to the LGBTQ support group yesterday" })).toBe(1);
+    expect(termCoverage({ terms, text: "Caroline: hey Mel, good to see you" })).toBeCloseTo(1 / 3, 6);
+    expect(termCoverage({ terms, text: "Melanie: the kids loved the camping trip" })).toBe(0);
     expect(confidenceBand({ coverage: 1, cosine: null, provider: "builtin", floor: 0.12 })).toBe("high");
     expect(confidenceBand({ coverage: 0.4, cosine: null, provider: "builtin", floor: 0.12 })).toBe("medium");
     expect(confidenceBand({ coverage: 0.2, cosine: null, provider: null, floor: 1 })).toBe("low");
@@ -44,11 +44,11 @@ describe("weak answers say so (golden)", () => {
 
 describe("the one fusion policy", () => {
   it("is keyed by the model's fingerprint, and a relevance is never below its lexical evidence", () => {
-    const builtin = fusionPolicyFor({ provider: "builtin", model: "hashed-ngrams-384", id: "abc" });
+    const builtin = fusionPolicyFor({ fingerprint: { provider: "builtin", model: "hashed-ngrams-384", id: "abc" } });
     expect(builtin).toMatchObject({ key: "builtin/hashed-ngrams-384#abc", source: "provider", ranks: { fts: 1, vec: 0.004 }, scoreVector: 0 });
-    expect(fusionPolicyFor({ provider: "openai", model: "m" }, { vec: 0.5 })).toMatchObject({ source: "request", ranks: { fts: 1, vec: 0.5 } });
-    expect(fusionPolicyFor(null)).toMatchObject({ key: "lexical", scoreVector: 0 });
-    const neural = fusionPolicyFor({ provider: "openai", model: "m" });
+    expect(fusionPolicyFor({ fingerprint: { provider: "openai", model: "m" }, override: { vec: 0.5 } })).toMatchObject({ source: "request", ranks: { fts: 1, vec: 0.5 } });
+    expect(fusionPolicyFor({ fingerprint: null })).toMatchObject({ key: "lexical", scoreVector: 0 });
+    const neural = fusionPolicyFor({ fingerprint: { provider: "openai", model: "m" } });
     for (const policy of [builtin, neural]) for (const lexical of [0, 0.3, 1]) for (const vector of [undefined, 0, 0.5, 1]) expect(fuseScores({ lexical, vector, policy })).toBeGreaterThanOrEqual(lexical);
     // builtin's cosine never reorders what the words found; a neural model's counts as much as the words.
     expect(fuseScores({ lexical: 1, vector: 0, policy: builtin })).toBeGreaterThan(fuseScores({ lexical: 0.9, vector: 1, policy: builtin }));

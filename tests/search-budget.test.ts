@@ -123,14 +123,14 @@ describe("an expensive query is stopped at the query budget", () => {
 
   itSqliteOnly("a runaway statement on a store connection or a core reader is interrupted and the connection stays usable", "SQLite connections and the query_budget extension (tests/pg/search-budget.test.ts holds the pool's statement limit)", () => {
     const runaway = "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c";
-    const handle = getStoreDb("notes").sqlite;
-    const reader = openStoreReaderWithCore({ handle: getStoreDb("notes"), core: getStoreDb("core") });
+    const handle = getStoreDb({ store: "notes" }).sqlite;
+    const reader = openStoreReaderWithCore({ handle: getStoreDb({ store: "notes" }), core: getStoreDb({ store: "core" }) });
     try {
       for (const sqlite of [handle, reader]) {
         const budget = startQueryBudget({ hint: "test", budgetMs: 50 });
-        expect(() => runWithinBudget(sqlite, budget, () => sqlite.prepare(runaway).get())).toThrow(expect.objectContaining({ code: "query_too_expensive" }));
+        expect(() => runWithinBudget({ sqlite, budget, fn: () => sqlite.prepare(runaway).get() })).toThrow(expect.objectContaining({ code: "query_too_expensive" }));
         // A spent budget refuses the request's next statement before it starts.
-        expect(() => runWithinBudget(sqlite, budget, () => sqlite.prepare("select 1").get())).toThrow(expect.objectContaining({ code: "query_too_expensive" }));
+        expect(() => runWithinBudget({ sqlite, budget, fn: () => sqlite.prepare("select 1").get() })).toThrow(expect.objectContaining({ code: "query_too_expensive" }));
         expect(sqlite.prepare("select count(*) as n from chunks").get()).toEqual({ n: 30 });
       }
     } finally {
@@ -139,25 +139,25 @@ describe("an expensive query is stopped at the query budget", () => {
   });
 
   itSqliteOnly("work with its own budget inside a request's query (a build slice) does not leave the rest of the request without its interrupt", "SQLite connections and the query_budget extension", () => {
-    const { sqlite } = getStoreDb("big");
+    const { sqlite } = getStoreDb({ store: "big" });
     const runaway = "with recursive c(x) as (select 1 union all select x + 1 from c where x < 50000000) select count(*) from c";
     const request = startQueryBudget({ hint: "test", budgetMs: 150 });
     expect(() =>
-      runWithinBudget(sqlite, request, () => {
+      runWithinBudget({ sqlite, budget: request, fn: () => {
         // The inner call arms its own, longer deadline and disarms it when done; the request's must then be back.
-        runWithinBudget(sqlite, startQueryBudget({ hint: "slice", budgetMs: 5000 }), () => sqlite.prepare("select 1").get());
+        runWithinBudget({ sqlite, budget: startQueryBudget({ hint: "slice", budgetMs: 5000 }), fn: () => sqlite.prepare("select 1").get() });
         return sqlite.prepare(runaway).get();
-      }),
+      } }),
     ).toThrow(expect.objectContaining({ code: "query_too_expensive" }));
-    expect(runWithinBudget(sqlite, startQueryBudget({ hint: "test", budgetMs: 1000 }), () => sqlite.prepare("select 41 + 1 as n").get())).toEqual({ n: 42 });
+    expect(runWithinBudget({ sqlite, budget: startQueryBudget({ hint: "test", budgetMs: 1000 }), fn: () => sqlite.prepare("select 41 + 1 as n").get() })).toEqual({ n: 42 });
   });
 
   itSqliteOnly("without the compiled extension the connection still opens and queries run (structural limits only)", "the SQLite query_budget extension", () => {
     const sqlite = new Database(":memory:");
     try {
-      const status = loadQueryBudget(sqlite, "/nonexistent/query_budget.so");
+      const status = loadQueryBudget({ sqlite, file: "/nonexistent/query_budget.so" });
       expect(status).toMatchObject({ available: false, reason: expect.stringMatching(/missing/) });
-      expect(runWithinBudget(sqlite, startQueryBudget({ hint: "test", budgetMs: 1000 }), () => sqlite.prepare("select 41 + 1 as n").get())).toEqual({ n: 42 });
+      expect(runWithinBudget({ sqlite, budget: startQueryBudget({ hint: "test", budgetMs: 1000 }), fn: () => sqlite.prepare("select 41 + 1 as n").get() })).toEqual({ n: 42 });
     } finally {
       sqlite.close();
     }

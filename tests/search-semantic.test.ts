@@ -154,7 +154,7 @@ describe("vector and hybrid search", () => {
 
   itSqliteOnly("every chunk vector has a provenance row in governance.db", "reads index.db's embeddings table; tests/pg/embed-worker.test.ts checks one provenance row per vector on PostgreSQL", async () => {
     await drainEmbedQueues({ stores: ["notes"] });
-    const vectors = getStoreDb("notes").sqlite.prepare("select ref_id, input_hash from embeddings where kind = 'chunk'").all() as { ref_id: number; input_hash: string }[];
+    const vectors = getStoreDb({ store: "notes" }).sqlite.prepare("select ref_id, input_hash from embeddings where kind = 'chunk'").all() as { ref_id: number; input_hash: string }[];
     const proofs = getGovernance().sqlite.prepare("select artifact_id, input_hash, chunking_version from provenance where store = 'notes' and artifact_type = 'chunk_vector'").all() as { artifact_id: string; input_hash: string; chunking_version: string }[];
     expect(vectors.length).toBe(5);
     expect(new Set(proofs.map((p) => `${p.artifact_id}:${p.input_hash}`))).toEqual(new Set(vectors.map((v) => `${v.ref_id}:${v.input_hash}`)));
@@ -166,7 +166,7 @@ describe("vector and hybrid search", () => {
     const del = await callRoute(documentsRoute.DELETE, { method: "DELETE", token: TOKEN, params, url: "http://127.0.0.1/api/v1/stores/notes/documents?path=kitchen/bread.md" });
     expect(del.status).toBe(200);
     await sqliteOnlyCheck("search-semantic: the deleted document's rows leave index.db's embeddings table", () =>
-      expect(getStoreDb("notes").sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 4 }),
+      expect(getStoreDb({ store: "notes" }).sqlite.prepare("select count(*) as n from embeddings").get()).toEqual({ n: 4 }),
     );
     await put([{ path: "ops/nginx.md", content: DOCS[0].content + " Also reload the OCSP stapling cache." }]);
     expect(await pendingEmbeddings()).toBe(1);

@@ -64,7 +64,7 @@ describe("live status counters", () => {
 
   it("every embeddable kind has counter triggers", () => {
     createStore({ input: { name: "k" }, actor: "test" });
-    const sql = (getStoreDb("k").sqlite.prepare("select group_concat(sql, ' ') as s from sqlite_master where type = 'trigger' and name like 'status_%'").get() as { s: string }).s;
+    const sql = (getStoreDb({ store: "k" }).sqlite.prepare("select group_concat(sql, ' ') as s from sqlite_master where type = 'trigger' and name like 'status_%'").get() as { s: string }).s;
     for (const e of EMBEDDABLE_KINDS) expect(sql, `kind ${e.kind}`).toContain(`'${e.kind}'`);
   });
 

@@ -41,19 +41,19 @@ describe.skipIf(onPg)("a store handle in use", () => {
     await new Promise((r) => setTimeout(r, 300));
     // As if the wait had lasted past the idle grace: then three other stores are opened, over DUALMIND_MAX_OPEN_STORES.
     ageStoreHandlesForTests();
-    for (const s of ["o1", "o2", "o3"]) getStoreDb(s);
+    for (const s of ["o1", "o2", "o3"]) getStoreDb({ store: s });
     const r = await search;
     expect(r.status, JSON.stringify(r.json)).toBe(200);
   });
 
   it("a task that finished work left running holds nothing: its store closes when idle", async () => {
     let later: Promise<void> = Promise.resolve();
-    await holdingStoreHandles(() => {
-      later = new Promise((resolve) => setTimeout(() => resolve(void getStoreDb("o1")), 20));
-    });
+    await holdingStoreHandles({ work: () => {
+      later = new Promise((resolve) => setTimeout(() => resolve(void getStoreDb({ store: "o1" })), 20));
+    } });
     await later;
     ageStoreHandlesForTests();
-    for (const s of ["o2", "o3"]) getStoreDb(s);
+    for (const s of ["o2", "o3"]) getStoreDb({ store: s });
     expect(openStoreHandles().map((h) => h.store)).not.toContain("o1");
   });
 });

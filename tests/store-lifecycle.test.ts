@@ -109,7 +109,7 @@ describe("archive", () => {
 describe.skipIf(onPg)("an archived SQLite store costs no open files", () => {
   it("its connection is closed on archive, background work leaves it closed, and a read's handle is closed once idle", async () => {
     await seedStore("cellar");
-    getStoreDb("cellar", { create: false });
+    getStoreDb({ store: "cellar", create: false });
     expect(openStoreHandles().map((h) => h.store)).toContain("cellar");
     expect((await archive(tok.admin, "cellar")).status).toBe(200);
     expect(openStoreHandles().map((h) => h.store)).not.toContain("cellar");

@@ -203,7 +203,7 @@ describe.skipIf(onPg)("word lists: a broad query ranked from stored counts, FTS5
     try {
       expect(() =>
         reader.transaction(() => {
-          expect(vocabTables(reader, "main", "documents_fts")).not.toBeNull();
+          expect(vocabTables({ db: reader, schema: "main", table: "documents_fts" })).not.toBeNull();
           throw new Error("interrupted");
         })(),
       ).toThrow("interrupted");

@@ -25,7 +25,7 @@ export function defineDashboardRoute<P>({
       const user = await requireRoleForAction(role);
       return await handler({ request, params: await context.params, user });
     } catch (e) {
-      return errorResponse(e, randomUUID());
+      return errorResponse({ error: e, requestId: randomUUID() });
     }
   };
 }

@@ -13,7 +13,7 @@ import { AppError } from "@/lib/errors";
  */
 export async function getSessionUser(): Promise<PublicUser | null> {
   const session = await getServerSession(getAuthOptions());
-  return await resolveSessionUser(session?.user ? { uid: session.user.id, role: session.user.role, sv: session.user.sv, name: session.user.name } : null);
+  return await resolveSessionUser({ claims: session?.user ? { uid: session.user.id, role: session.user.role, sv: session.user.sv, name: session.user.name } : null });
 }
 
 /** For pages: signed in or sent to the login page. */
@@ -30,7 +30,7 @@ export async function requireUser(): Promise<PublicUser> {
  */
 export async function requireAdmin(): Promise<PublicUser> {
   const user = await requireUser();
-  if (!roleAtLeast(user.role, "admin")) forbidden();
+  if (!roleAtLeast({ role: user.role, min: "admin" })) forbidden();
   return user;
 }
 
@@ -38,6 +38,6 @@ export async function requireAdmin(): Promise<PublicUser> {
 export async function requireRoleForAction(role: Role): Promise<PublicUser> {
   const user = await getSessionUser();
   if (!user) throw new AppError("unauthorized", "sign in first");
-  if (!roleAtLeast(user.role, role)) throw new AppError("forbidden", role === "admin" ? "admins only" : "editors and admins only");
+  if (!roleAtLeast({ role: user.role, min: role })) throw new AppError("forbidden", role === "admin" ? "admins only" : "editors and admins only");
   return user;
 }

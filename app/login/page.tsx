@@ -8,7 +8,7 @@ export const dynamic = "force-dynamic";
 export default async function LoginPage({ searchParams }: { searchParams: Promise<{ callbackUrl?: string | string[]; error?: string | string[] }> }) {
   const { callbackUrl, error } = await searchParams;
   // Parsed as a browser will parse it, against our own URL: anything that would leave this origin becomes "/".
-  const safeCallback = sameOriginPath(typeof callbackUrl === "string" ? callbackUrl : null, getConfig().publicUrl);
+  const safeCallback = sameOriginPath({ callbackUrl: typeof callbackUrl === "string" ? callbackUrl : null, baseUrl: getConfig().publicUrl });
   return (
     <main className="flex min-h-screen items-center justify-center p-6">
       <div className="card w-full max-w-sm">

@@ -83,11 +83,11 @@ function branchScore(schema: ZodType, value: unknown): number {
  */
 export type WireOptions = { undeclared: "keep" | "strip" };
 
-export function toWire(schema: ZodType, value: unknown, opts: WireOptions = { undeclared: "strip" }): unknown {
+export function toWire({ schema, value, opts = { undeclared: "strip" } }: { schema: ZodType; value: unknown; opts?: WireOptions }): unknown {
   if (value === null || value === undefined) return value;
   const def = defOf(schema);
   const inner = wrappedSchema(def);
-  if (inner) return toWire(inner, value, opts);
+  if (inner) return toWire({ schema: inner, value, opts });
   switch (def.type) {
     case "object": {
       if (!isPlainObject(value)) return value;
@@ -97,7 +97,7 @@ export function toWire(schema: ZodType, value: unknown, opts: WireOptions = { un
         const from = sourceKey(value, key);
         if (from === null) continue;
         used.add(from);
-        out[key] = toWire(child, value[from], opts);
+        out[key] = toWire({ schema: child, value: value[from], opts });
       }
       // Undeclared keys go out only where the schema allows extra keys (a catchall or a loose object); a strict or
       // plain object strips them, so a domain field nobody declared (a hash, an internal id) never leaks in production.
@@ -108,17 +108,17 @@ export function toWire(schema: ZodType, value: unknown, opts: WireOptions = { un
       return out;
     }
     case "array":
-      return Array.isArray(value) && def.element ? value.map((v) => toWire(def.element!, v, opts)) : value;
+      return Array.isArray(value) && def.element ? value.map((v) => toWire({ schema: def.element!, value: v, opts })) : value;
     case "tuple":
-      return Array.isArray(value) ? value.map((v, i) => { const s = def.items?.[i] ?? def.rest; return s ? toWire(s, v, opts) : v; }) : value;
+      return Array.isArray(value) ? value.map((v, i) => { const s = def.items?.[i] ?? def.rest; return s ? toWire({ schema: s, value: v, opts }) : v; }) : value;
     case "record": {
       if (!isPlainObject(value) || !def.valueType) return value;
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toWire(def.valueType!, v, opts)]));
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toWire({ schema: def.valueType!, value: v, opts })]));
     }
     case "lazy":
-      return def.getter ? toWire(def.getter(), value, opts) : value;
+      return def.getter ? toWire({ schema: def.getter(), value, opts }) : value;
     case "pipe":
-      return def.in ? toWire(def.in, value, opts) : value;
+      return def.in ? toWire({ schema: def.in, value, opts }) : value;
     case "union": {
       const options = def.options ?? [];
       let best: ZodType | null = null;
@@ -127,7 +127,7 @@ export function toWire(schema: ZodType, value: unknown, opts: WireOptions = { un
         const score = branchScore(option, value);
         if (score > bestScore) [best, bestScore] = [option, score];
       }
-      return best ? toWire(best, value, opts) : value;
+      return best ? toWire({ schema: best, value, opts }) : value;
     }
     default:
       // Scalars, enums, literals, unknown: nothing to rename.
@@ -161,7 +161,7 @@ export function contractChecksEnabled(): boolean {
  * Parse a wire answer as the client will see it (after JSON) with its
  * schema; a mismatch is a server fault that names every wrong field.
  */
-export function assertMatchesContract(schema: ZodType, wire: unknown, what: string): void {
+export function assertMatchesContract({ schema, wire, what }: { schema: ZodType; wire: unknown; what: string }): void {
   const json: unknown = wire === undefined ? null : JSON.parse(JSON.stringify(wire));
   const result = schema.safeParse(json);
   if (result.success) return;

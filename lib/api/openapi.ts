@@ -157,28 +157,28 @@ function typeLabel(schema: JsonSchema): string {
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /** A JSON Schema as a TypeScript-like type, indented; what the API reference page shows for each response. */
-export function shapeLabel(schema: JsonSchema, indent = ""): string {
+export function shapeLabel({ schema, indent = "" }: { schema: JsonSchema; indent?: string }): string {
   if ("const" in schema) return JSON.stringify(schema.const);
   if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map((v) => JSON.stringify(v)).join(" | ");
   const branches = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
-  if (branches) return [...new Set(branches.map((b) => shapeLabel(b, indent)))].join(" | ");
+  if (branches) return [...new Set(branches.map((b) => shapeLabel({ schema: b, indent })))].join(" | ");
   if (schema.type === "array") {
-    if (Array.isArray(schema.prefixItems)) return `[${(schema.prefixItems as JsonSchema[]).map((b) => shapeLabel(b, indent)).join(", ")}]`;
+    if (Array.isArray(schema.prefixItems)) return `[${(schema.prefixItems as JsonSchema[]).map((b) => shapeLabel({ schema: b, indent })).join(", ")}]`;
     const items = (schema.items ?? {}) as JsonSchema;
-    const item = shapeLabel(items, indent);
+    const item = shapeLabel({ schema: items, indent });
     const isUnion = !!(items.anyOf ?? items.oneOf) || (Array.isArray(items.enum) && items.enum.length > 1) || Array.isArray(items.type);
     return isUnion ? `(${item})[]` : `${item}[]`;
   }
   if (schema.type === "object" || schema.properties) {
     const props = Object.entries((schema.properties ?? {}) as Record<string, JsonSchema>);
     const extra = schema.additionalProperties;
-    if (props.length === 0) return extra && typeof extra === "object" ? `{ [key: string]: ${shapeLabel(extra as JsonSchema, indent)} }` : "{ [key: string]: any }";
+    if (props.length === 0) return extra && typeof extra === "object" ? `{ [key: string]: ${shapeLabel({ schema: extra as JsonSchema, indent })} }` : "{ [key: string]: any }";
     const required = new Set((schema.required ?? []) as string[]);
     const inner = indent + "  ";
-    const lines = props.map(([name, s]) => `${inner}${IDENTIFIER.test(name) ? name : JSON.stringify(name)}${required.has(name) ? "" : "?"}: ${shapeLabel(s, inner)};`);
+    const lines = props.map(([name, s]) => `${inner}${IDENTIFIER.test(name) ? name : JSON.stringify(name)}${required.has(name) ? "" : "?"}: ${shapeLabel({ schema: s, indent: inner })};`);
     return `{\n${lines.join("\n")}\n${indent}}`;
   }
-  if (Array.isArray(schema.type)) return (schema.type as string[]).map((t) => shapeLabel({ ...schema, type: t }, indent)).join(" | ");
+  if (Array.isArray(schema.type)) return (schema.type as string[]).map((t) => shapeLabel({ schema: { ...schema, type: t }, indent })).join(" | ");
   if (typeof schema.type === "string") return schema.type;
   if ("not" in schema) return "never";
   return "any";
@@ -199,7 +199,7 @@ export function buildApiReference(modules: RouteModule[]): ReferenceEntry[] {
       const responses = op.responses as Record<string, { content?: Record<string, { schema: JsonSchema }> }>;
       const statuses = Object.keys(responses).filter((status) => status.startsWith("2"));
       const success = responses[statuses[0]]?.content?.["application/json"]?.schema;
-      out.push({ method: method.toUpperCase(), path, scope: String(op["x-required-scope"]), summary: String(op.summary), fields, statuses, response: success ? shapeLabel(success) : "none" });
+      out.push({ method: method.toUpperCase(), path, scope: String(op["x-required-scope"]), summary: String(op.summary), fields, statuses, response: success ? shapeLabel({ schema: success }) : "none" });
     }
   }
   return out;

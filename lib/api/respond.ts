@@ -3,8 +3,8 @@ import { AppError } from "../errors";
 import { answerWithStatus, type Answer } from "../http/answer";
 
 /** 201 for a new record, 200 when a retried request found the one it made before (or merged into one). */
-export function respondCreated(body: unknown, created: boolean): Answer {
-  return answerWithStatus(body, created ? 201 : 200);
+export function respondCreated({ body, created }: { body: unknown; created: boolean }): Answer {
+  return answerWithStatus({ body, status: created ? 201 : 200 });
 }
 
 export type Caller = { agentId: string; label: string; isAdmin: boolean; stores: readonly string[] | null };

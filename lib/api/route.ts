@@ -56,7 +56,7 @@ type RouteSpec<P extends ZodType, Q extends ZodType, B extends ZodType> = {
   handler: (args: HandlerArgs<z.output<P>, z.output<Q>, z.output<B>>) => unknown | Promise<unknown>;
 };
 
-export function zodDetails(e: ZodError, prefix?: string): ErrorDetail[] {
+export function zodDetails({ error: e, prefix }: { error: ZodError; prefix?: string }): ErrorDetail[] {
   return e.issues.map((i) => ({
     path: [prefix, ...i.path.map(String)].filter(Boolean).join("."),
     message: i.message,
@@ -65,9 +65,9 @@ export function zodDetails(e: ZodError, prefix?: string): ErrorDetail[] {
 }
 
 /** Map anything thrown to the one typed error. Unknown errors are logged and become a 500. */
-export function toAppError(e: unknown, requestId: string): AppError {
+export function toAppError({ error: e, requestId }: { error: unknown; requestId: string }): AppError {
   if (isAppError(e)) return e;
-  if (e instanceof ZodError) return new AppError("invalid_request", "invalid input", zodDetails(e));
+  if (e instanceof ZodError) return new AppError("invalid_request", "invalid input", zodDetails({ error: e }));
   const infra = infrastructureError(e);
   if (infra) {
     if (infra.status < 500) log("info", "refused by the database", { requestId, error: infra.message });
@@ -79,8 +79,8 @@ export function toAppError(e: unknown, requestId: string): AppError {
 }
 
 /** Map anything thrown to the one envelope. */
-export function errorResponse(e: unknown, requestId: string): Response {
-  const err = toAppError(e, requestId);
+export function errorResponse({ error: e, requestId }: { error: unknown; requestId: string }): Response {
+  const err = toAppError({ error: e, requestId });
   return Response.json(err.toBody(), { status: err.status, headers: { "x-request-id": requestId } });
 }
 
@@ -106,7 +106,7 @@ function queryObject(url: URL): Record<string, string | string[]> {
 
 function parseWith<S extends ZodType>(schema: S, value: unknown, where: string): z.output<S> {
   const result = schema.safeParse(value);
-  if (!result.success) throw new AppError("invalid_request", `invalid ${where}`, zodDetails(result.error, where));
+  if (!result.success) throw new AppError("invalid_request", `invalid ${where}`, zodDetails({ error: result.error, prefix: where }));
   return result.data;
 }
 
@@ -138,7 +138,7 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
     let response: Response;
     try {
       const principal = spec.auth === "public" ? null : await authenticateBearer(request);
-      if (principal && spec.auth !== "public" && !hasScope(principal, spec.auth)) {
+      if (principal && spec.auth !== "public" && !hasScope({ principal, needed: spec.auth })) {
         throw new AppError("forbidden", `this token lacks the '${spec.auth}' scope`);
       }
       if (principal && spec.allStores && principal.stores !== null) {
@@ -146,40 +146,40 @@ export function defineRoute<P extends ZodType = ZodType<Record<string, never>>, 
       }
       const rawParams = (await context?.params) ?? {};
       const params = spec.params ? parseWith(spec.params, rawParams, "params") : (rawParams as z.output<P>);
-      const named = spec.params ? storesReferenced(spec.params, params) : typeof rawParams.store === "string" ? [rawParams.store] : [];
+      const named = spec.params ? storesReferenced({ schema: spec.params, value: params }) : typeof rawParams.store === "string" ? [rawParams.store] : [];
       // Each part is checked as soon as it is parsed, so a forbidden store is refused before the body is read.
-      if (principal) assertStoresAllowed(principal, named);
+      if (principal) assertStoresAllowed({ principal, stores: named });
       const query = spec.query ? parseWith(spec.query, queryObject(new URL(request.url)), "query") : ({} as z.output<Q>);
-      named.push(...storesReferenced(spec.query, query));
-      if (principal) assertStoresAllowed(principal, named);
+      named.push(...storesReferenced({ schema: spec.query, value: query }));
+      if (principal) assertStoresAllowed({ principal, stores: named });
       let body = undefined as z.output<B>;
       if (spec.body) {
         const type = request.headers.get("content-type") ?? "";
         if (!/^application\/json\b/i.test(type)) {
           throw new AppError("unsupported_media_type", "send the body as application/json");
         }
-        const text = await readBodyLimited(request, spec.maxBodyBytes ?? getConfig().maxBodyBytes);
+        const text = await readBodyLimited({ request, limit: spec.maxBodyBytes ?? getConfig().maxBodyBytes });
         body = parseWith(spec.body, parseJsonBody(text), "body");
-        named.push(...storesReferenced(spec.body, body));
-        if (principal) assertStoresAllowed(principal, named);
+        named.push(...storesReferenced({ schema: spec.body, value: body }));
+        if (principal) assertStoresAllowed({ principal, stores: named });
       }
       if (writesStores(spec, request)) await assertStoresWritable(named);
-      const result = await holdingStoreHandles(() => spec.handler({ params, query, body, principal, request }));
+      const result = await holdingStoreHandles({ work: () => spec.handler({ params, query, body, principal, request }) });
       // A handler returns data (or respondCreated(data, ...)); its own Response would skip the contract and lose the request id.
       if (result instanceof Response) throw new Error(`${spec.name}: handlers return data, not a Response`);
       const answer = isAnswer(result) ? result : { body: result, status: spec.status ?? 200, contentType: undefined };
-      const wire = answer.contentType ? answer.body : toWire(spec.response, answer.body ?? null, { undeclared: contractChecksEnabled() ? "keep" : "strip" });
+      const wire = answer.contentType ? answer.body : toWire({ schema: spec.response, value: answer.body ?? null, opts: { undeclared: contractChecksEnabled() ? "keep" : "strip" } });
       if (contractChecksEnabled()) {
-        assertMatchesContract(spec.response, wire, spec.name);
+        assertMatchesContract({ schema: spec.response, wire, what: spec.name });
         if (!successStatuses(spec).includes(answer.status)) throw new AppError("internal", `${spec.name} answered ${answer.status}, which it does not document`);
       }
       response = answer.contentType
         ? new Response(String(wire), { status: answer.status, headers: { "content-type": answer.contentType, "x-request-id": requestId } })
         : Response.json(wire, { status: answer.status, headers: { "x-request-id": requestId } });
     } catch (e) {
-      response = errorResponse(e, requestId);
+      response = errorResponse({ error: e, requestId });
     }
-    recordRequest(spec.name, response.status, performance.now() - started);
+    recordRequest({ route: spec.name, status: response.status, ms: performance.now() - started });
     return response;
   }
 }

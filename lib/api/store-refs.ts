@@ -62,7 +62,7 @@ function readChildren(schema: ZodType): Child[] {
 }
 
 /** Every store the parsed `value` of `schema` refers to (deduplicated, in order of appearance). */
-export function storesReferenced(schema: ZodType | undefined, value: unknown): string[] {
+export function storesReferenced({ schema, value }: { schema: ZodType | undefined; value: unknown }): string[] {
   const found = new Set<string>();
   const visit = (s: ZodType, v: unknown) => {
     if (v === null || v === undefined) return;

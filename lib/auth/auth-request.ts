@@ -17,7 +17,7 @@ export async function assertWellFormedAuthRequest({ request, action }: { request
     throw new AppError("method_not_allowed", "sign in with POST /api/auth/callback/credentials");
   }
   if (request.method !== "POST") return;
-  const body = await readBodyLimited(request.clone(), AUTH_BODY_LIMIT_BYTES);
+  const body = await readBodyLimited({ request: request.clone(), limit: AUTH_BODY_LIMIT_BYTES });
   if (request.headers.get("content-type")?.includes("application/json")) {
     try {
       JSON.parse(body);

@@ -31,7 +31,7 @@ export function hashPasswordBeforeServing(password: string): string {
   return formatHash(salt, scryptSync(password, salt, KEYLEN, { N, r: R, p: P }));
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+export async function verifyPassword({ password, stored }: { password: string; stored: string }): Promise<boolean> {
   // scrypt keys HMAC with the password, and HMAC pads a short key with zero
   // bytes, so "pw" and "pw\0" hash alike. No stored password holds a NUL
   // (passwordSchema), so a candidate with one never matches.

@@ -8,7 +8,7 @@
  */
 
 /** A path on this site (`/…`, never `//…`) for a callbackUrl; "/" when it would leave baseUrl's origin. */
-export function sameOriginPath(callbackUrl: string | null | undefined, baseUrl: string): string {
+export function sameOriginPath({ callbackUrl, baseUrl }: { callbackUrl: string | null | undefined; baseUrl: string }): string {
   if (!callbackUrl) return "/";
   let base: URL;
   let target: URL;
@@ -31,7 +31,7 @@ export function sameOriginPath(callbackUrl: string | null | undefined, baseUrl: 
 }
 
 /** The absolute form for next-auth's redirect callback: baseUrl's origin plus sameOriginPath. */
-export function sameOriginUrl(callbackUrl: string | null | undefined, baseUrl: string): string {
+export function sameOriginUrl({ callbackUrl, baseUrl }: { callbackUrl: string | null | undefined; baseUrl: string }): string {
   const origin = new URL(baseUrl).origin;
-  return origin + sameOriginPath(callbackUrl, baseUrl);
+  return origin + sameOriginPath({ callbackUrl, baseUrl });
 }

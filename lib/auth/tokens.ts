@@ -74,7 +74,7 @@ export function toInfo(row: ApiTokenRow): TokenInfo {
 }
 
 /** The stores in an allow-list that do not exist (yet) among `existing` (the backend's stores: local SQLite, or PostgreSQL with DATABASE_URL). */
-export function missingStores(stores: string[] | null | undefined, existing: readonly string[]): string[] {
+export function missingStores({ stores, existing }: { stores: string[] | null | undefined; existing: readonly string[] }): string[] {
   return [...new Set(stores ?? [])].filter((s) => !existing.includes(s));
 }
 
@@ -84,16 +84,16 @@ export function missingStores(stores: string[] | null | undefined, existing: rea
  * it will make is fine; a read-only token never could, so a store that does
  * not exist is a typo and is refused (422, naming it).
  */
-export function assertStoresUsable(parsed: CreateTokenInput, existing: readonly string[]): void {
+export function assertStoresUsable({ parsed, existing }: { parsed: CreateTokenInput; existing: readonly string[] }): void {
   if (parsed.scopes.some((s) => s !== "read")) return;
-  const missing = missingStores(parsed.stores, existing);
+  const missing = missingStores({ stores: parsed.stores, existing });
   if (missing.length === 0) return;
   const message = `no such store${missing.length === 1 ? "" : "s"}: ${missing.join(", ")} (a read-only token cannot create it)`;
   throw new AppError("unprocessable", message, [{ path: "stores", message }]);
 }
 
 /** `label`, or the first "label (n)" no active token carries (case-insensitive). Both backends. */
-export function firstFreeLabel(label: string, activeLabels: string[]): string {
+export function firstFreeLabel({ label, activeLabels }: { label: string; activeLabels: string[] }): string {
   const taken = new Set(activeLabels.map((l) => l.toLowerCase()));
   if (!taken.has(label.toLowerCase())) return label;
   for (let n = 2; ; n++) {
@@ -114,12 +114,12 @@ export function createApiToken<H extends LedgerHandle = GovernanceHandle>({ hand
   return writeLedger(
     handle,
     (function* () {
-      assertStoresUsable(parsed, yield* engineStep({ sqlite: () => listStoreNames(), pg: (tx) => storeNamesInPg(tx) }));
+      assertStoresUsable({ parsed, existing: yield* engineStep({ sqlite: () => listStoreNames(), pg: (tx) => storeNamesInPg(tx) }) });
       // Two creates with one label on two replicas would both find it free: they take turns here.
       yield* ledgerLock(PG_LOCK.tokenLabels);
       const active = yield* rows(apiTokens, { where: (t) => isNull(t.revokedAt) });
-      const inserted = yield* insert(apiTokens, newTokenRow({ token, parsed, label: firstFreeLabel(parsed.label, active.map((r) => r.label)), actor }));
-      yield* auditStep(tokenCreatedAudit(inserted, parsed, actor));
+      const inserted = yield* insert(apiTokens, newTokenRow({ token, parsed, label: firstFreeLabel({ label: parsed.label, activeLabels: active.map((r) => r.label) }), actor }));
+      yield* auditStep(tokenCreatedAudit({ row: inserted, parsed, actor }));
       return { token, info: toInfo(inserted) };
     })(),
   );
@@ -143,11 +143,11 @@ export function newTokenRow({ token, parsed, label, actor }: { token: string; pa
   };
 }
 
-export function tokenCreatedAudit(row: Pick<ApiTokenRow, "id" | "label">, parsed: CreateTokenInput, actor: string): AuditEntry {
+export function tokenCreatedAudit({ row, parsed, actor }: { row: Pick<ApiTokenRow, "id" | "label">; parsed: CreateTokenInput; actor: string }): AuditEntry {
   return { actor, action: "token.create", target: `token:${row.id}`, details: { label: row.label, agent_id: parsed.agent_id, scopes: parsed.scopes, stores: parsed.stores ?? null } };
 }
 
-export function tokenRevokedAudit(id: number, actor: string, reason: string | undefined): AuditEntry {
+export function tokenRevokedAudit({ id, actor, reason }: { id: number; actor: string; reason: string | undefined }): AuditEntry {
   return { actor, action: "token.revoke", target: `token:${id}`, reason: reason ?? null };
 }
 
@@ -168,7 +168,7 @@ export function revokeApiToken<H extends LedgerHandle = GovernanceHandle>({ hand
       if (!found) throw new AppError("not_found", `no token ${id}`);
       if (found.revokedAt) return toInfo(found);
       const [updated] = yield* update(apiTokens, { revokedAt: Date.now() }, (t) => eq(t.id, id));
-      yield* auditStep(tokenRevokedAudit(id, actor, reason));
+      yield* auditStep(tokenRevokedAudit({ id, actor, reason }));
       return toInfo(updated);
     })(),
   );
@@ -190,7 +190,7 @@ type TokenLookup = Pick<ApiTokenRow, "id" | "agentId" | "label" | "scopes" | "st
 function tokenByHash(tokenHash: string): Op<TokenLookup | undefined> {
   return engineStep({
     sqlite: (h) =>
-      preparedOnce(h.sqlite, "select id, agent_id as agentId, label, scopes, stores, last_used_at as lastUsedAt, revoked_at as revokedAt from api_tokens where token_hash = ?").get(tokenHash) as TokenLookup | undefined,
+      preparedOnce({ sqlite: h.sqlite, sql: "select id, agent_id as agentId, label, scopes, stores, last_used_at as lastUsedAt, revoked_at as revokedAt from api_tokens where token_hash = ?" }).get(tokenHash) as TokenLookup | undefined,
     pg: async (tx) => (await tx.select().from(apiTokens.pg).where(eq(apiTokens.pg.tokenHash, tokenHash)))[0],
   });
 }
@@ -200,7 +200,7 @@ function tokenByHash(tokenHash: string): Op<TokenLookup | undefined> {
  * Looked up outside any transaction (a revocation, from any process, counts
  * at once); last_used_at is one idempotent statement of its own.
  */
-export function verifyApiToken<H extends LedgerHandle = GovernanceHandle>(token: string, handle: H = getGovernance() as H): OnLedger<H, AgentPrincipal | null> {
+export function verifyApiToken<H extends LedgerHandle = GovernanceHandle>({ token, handle = getGovernance() as H }: { token: string; handle?: H }): OnLedger<H, AgentPrincipal | null> {
   return readLedger(
     handle,
     (function* (): Op<AgentPrincipal | null> {
@@ -236,19 +236,19 @@ export function principalOf(row: Pick<ApiTokenRow, "id" | "agentId" | "label" | 
 }
 
 /** admin implies write implies read. */
-export function hasScope(principal: AgentPrincipal, needed: Scope): boolean {
+export function hasScope({ principal, needed }: { principal: AgentPrincipal; needed: Scope }): boolean {
   const rank: Record<Scope, number> = { read: 0, write: 1, admin: 2 };
   return principal.scopes.some((s) => rank[s] >= rank[needed]);
 }
 
-export function canUseStore(principal: AgentPrincipal, store: string): boolean {
+export function canUseStore({ principal, store }: { principal: AgentPrincipal; store: string }): boolean {
   return principal.stores === null || principal.stores.includes(store);
 }
 
 /** 403 unless the token may use every one of `stores` (the stores a request touches: path, include_core, store fields). */
-export function assertStoresAllowed(principal: AgentPrincipal, stores: Iterable<string>): void {
+export function assertStoresAllowed({ principal, stores }: { principal: AgentPrincipal; stores: Iterable<string> }): void {
   for (const store of stores) {
-    if (!canUseStore(principal, store)) throw new AppError("forbidden", `this token may not use store ${store}`);
+    if (!canUseStore({ principal, store })) throw new AppError("forbidden", `this token may not use store ${store}`);
   }
 }
 
@@ -259,5 +259,5 @@ export function assertStoresAllowed(principal: AgentPrincipal, stores: Iterable<
  * stores only (reindex, re-embed, settings, their jobs), never of these.
  */
 export function isUnrestrictedAdmin(principal: AgentPrincipal): boolean {
-  return principal.stores === null && hasScope(principal, "admin");
+  return principal.stores === null && hasScope({ principal, needed: "admin" });
 }

@@ -20,7 +20,7 @@ export const ROLES = ["viewer", "editor", "admin"] as const;
 export type Role = (typeof ROLES)[number];
 
 /** Whether a role includes everything `min` may do (roles are ordered). */
-export function roleAtLeast(role: Role, min: Role): boolean {
+export function roleAtLeast({ role, min }: { role: Role; min: Role }): boolean {
   return ROLES.indexOf(role) >= ROLES.indexOf(min);
 }
 
@@ -67,8 +67,10 @@ export function passwordResetAudit({ username, actor }: { username: string; acto
   return { actor, action: "user.password_reset", target: `user:${username}`, details: { sessions_revoked: true } };
 }
 
-export function assertUserFound(user: User | undefined, username: string): asserts user is User {
+/** The user found by name; 404 when there is none. */
+export function foundUser({ user, username }: { user: User | undefined; username: string }): User {
   if (!user) throw new AppError("not_found", `no user ${username}`);
+  return user;
 }
 
 /** Whether a role change changes anything (false: the same role); throws for the last admin. */
@@ -201,9 +203,7 @@ export function setUserDisabled<H extends LedgerHandle = GovernanceHandle>({ han
 /** The user a change that checks the admins left reads, under the users lock; 404 when unknown. */
 function* lockedUser(username: string): Op<User> {
   yield* ledgerLock(PG_LOCK.users);
-  const user = yield* userByName(username);
-  assertUserFound(user, username);
-  return user;
+  return foundUser({ user: yield* userByName(username), username });
 }
 
 function countActiveAdmins(): Op<number> {

@@ -69,12 +69,12 @@ export function getAuthOptions(): AuthOptions {
       },
       async session({ session, token }) {
         // A revoked or disabled session reads as signed out here too (GET /api/auth/session, getServerSession).
-        if (!(await resolveSessionUser(token))) return { expires: session.expires } as Session;
+        if (!(await resolveSessionUser({ claims: token }))) return { expires: session.expires } as Session;
         return { ...session, user: { ...session.user, id: token.uid, role: token.role, sv: token.sv } };
       },
       // Every callbackUrl next-auth follows (sign-in, sign-out, its callback cookie) stays on this origin.
       redirect({ url, baseUrl }) {
-        return sameOriginUrl(url, baseUrl);
+        return sameOriginUrl({ callbackUrl: url, baseUrl });
       },
     },
   };

@@ -67,13 +67,13 @@ function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>) {
   const via = <F extends (a: never) => unknown>(fn: F): Via<F> => (async (a: object) => (fn as unknown as (a: object) => unknown)({ ...a, handle: await ledger() })) as Via<F>;
   return {
     createTask: via(createTask),
-    listTasks: async ({ input, caller }: { input: ListTasksQuery; caller?: LedgerCaller }) => listTasksByFilter(input, caller, await ledger()),
+    listTasks: async ({ input, caller }: { input: ListTasksQuery; caller?: LedgerCaller }) => listTasksByFilter({ input, caller, handle: await ledger() }),
     getTaskStatus: via(getTaskStatusById),
     recordRunStart: via(recordRunStart),
     recordRunFinish: via(recordRunFinish),
     recordValidation: via(recordValidation),
     recordProvenanceBatch: via(recordProvenanceBatch),
-    getProofsByArtifact: async ({ input, caller }: { input: z.input<typeof artifactLookupSchema>; caller?: LedgerCaller }): Promise<ArtifactProofs> => getProofsByArtifact(input, caller, await ledger()),
+    getProofsByArtifact: async ({ input, caller }: { input: z.input<typeof artifactLookupSchema>; caller?: LedgerCaller }): Promise<ArtifactProofs> => getProofsByArtifact({ input, caller, handle: await ledger() }),
     recordOverride: via(recordOverride),
     createDialecticSession: via(createDialecticSession),
     postDialecticMessage: via(postDialecticMessage),
@@ -95,7 +95,7 @@ function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>) {
     createApiToken: via(createApiToken),
     listApiTokens: via(listApiTokens),
     revokeApiToken: via(revokeApiToken),
-    verifyApiToken: async ({ token }: { token: string }): Promise<AgentPrincipal | null> => verifyApiToken(token, await ledger()),
+    verifyApiToken: async ({ token }: { token: string }): Promise<AgentPrincipal | null> => verifyApiToken({ token, handle: await ledger() }),
     countUsers: via(countUsers),
     /** Users, active tokens and audit entries (the dashboard's overview). */
     countGovernanceRows: via(countGovernanceRows),

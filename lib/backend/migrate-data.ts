@@ -67,7 +67,7 @@ export function sqliteSide(): Side {
 /** Row counts and content hashes of every copied table (also the verification `migrate-data --check` prints). */
 export async function checkTables(side: Side): Promise<TableCheck[]> {
   const out: TableCheck[] = [];
-  for (const t of TABLES) out.push(await checkTable(side, t));
+  for (const t of TABLES) out.push(await checkTable({ side, table: t }));
   return out;
 }
 

@@ -37,7 +37,7 @@ const dummyHash: Promise<string> = hashPassword(generatePassword());
  */
 export async function authenticateUser({ username, password, backend = governance() }: On & { username: string; password: string }): Promise<PublicUser | null> {
   const user = await backend.getUserByUsername({ username });
-  const ok = await verifyPassword(password, user?.passwordHash ?? (await dummyHash));
+  const ok = await verifyPassword({ password, stored: user?.passwordHash ?? (await dummyHash) });
   if (!user || !ok || user.disabledAt) return null;
   return toPublic(user);
 }
@@ -72,7 +72,7 @@ export type SessionClaims = { uid?: unknown; role?: unknown; sv?: unknown; name?
  * must never become another person's session. The one check behind the
  * request-level gate (proxy.ts), every page loader and every server action.
  */
-export async function resolveSessionUser(claims: SessionClaims | null | undefined, backend: GovernanceBackend = governance()): Promise<PublicUser | null> {
+export async function resolveSessionUser({ claims, backend = governance() }: { claims: SessionClaims | null | undefined; backend?: GovernanceBackend }): Promise<PublicUser | null> {
   const id = claims?.uid;
   if (typeof id !== "number") return null;
   const user = await backend.getUserById({ id });

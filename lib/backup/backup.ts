@@ -229,7 +229,7 @@ function assertEmptyDir(dir: string): void {
  * again on the descriptor it reads, so swapping a file afterwards gains nothing.
  */
 function assertNoSymlinks(dir: string, entries: string[]): void {
-  const links = entries.flatMap((entry) => findSymlinks(path.join(dir, entry), entry));
+  const links = entries.flatMap((entry) => findSymlinks({ dir: path.join(dir, entry), label: entry }));
   if (links.length > 0) {
     throw new AppError("unprocessable", `${dir} holds symbolic links (${links.join(", ")}); bundles and backups must be plain files and folders`, links.map((l) => ({ path: l, message: "symbolic link" })));
   }
@@ -365,7 +365,7 @@ export function restoreDataDir({ backupDir, keepStaleSources = false }: { backup
       const dir = config.sourceRoots.find((r) => r.store === s.name && r.name === root)?.dir;
       notRestored.push({ store: s.name, kind: "source documents re-read", count, reason: `kept as backed up, not re-read: ${u ? u.reason : `their files are not in ${dir}`}` });
     }
-    restoredStores[s.name] = countStoreKinds(getStoreDb(s.name).sqlite);
+    restoredStores[s.name] = countStoreKinds(getStoreDb({ store: s.name }).sqlite);
     for (const [kind, before] of Object.entries(s.counts ?? {})) {
       const after = restoredStores[s.name][kind as keyof StoreCounts];
       if (before !== null && after !== null && after < before) {

@@ -28,7 +28,7 @@ export async function exportLedgerSnapshot({ now = Date.now() }: { now?: number 
     const { db } = await pg;
     return db.transaction(
       async (tx) => {
-        const ids = await collectTaskIds((input) => listTasksByFilter(input, undefined, { kind: "pg", db: tx }), now);
+        const ids = await collectTaskIds((input) => listTasksByFilter({ input, caller: undefined, handle: { kind: "pg", db: tx } }), now);
         const tasks: TaskStatus[] = [];
         for (const taskId of ids.reverse()) tasks.push(await getTaskStatusById({ taskId, handle: { kind: "pg", db: tx } }));
         return { format: LEDGER_FORMAT, exportedAt: now, tasks };
@@ -36,6 +36,6 @@ export async function exportLedgerSnapshot({ now = Date.now() }: { now?: number 
       { isolationLevel: "repeatable read", accessMode: "read only" },
     );
   }
-  const ids = await collectTaskIds(async (input) => listTasksByFilter(input), now);
+  const ids = await collectTaskIds(async (input) => listTasksByFilter({ input }), now);
   return { format: LEDGER_FORMAT, exportedAt: now, tasks: ids.reverse().map((taskId) => getTaskStatusById({ taskId })) };
 }

@@ -200,7 +200,7 @@ export function getGovernance(): GovernanceHandle {
   const readOnly = readOnlyReason(file);
   if (readOnly) {
     const sqlite = openReadOnly(file, "governance", readOnly);
-    loadQueryBudget(sqlite);
+    loadQueryBudget({ sqlite });
     reg.governance = { kind: "governance", file, sqlite, db: drizzle(sqlite, { schema: governanceSchema }), readOnly };
     return reg.governance;
   }
@@ -209,7 +209,7 @@ export function getGovernance(): GovernanceHandle {
   chmodPrivate(file, `${file}-wal`, `${file}-shm`);
   applyPragmas(sqlite);
   // The activity explorer's reads of the audit log run within the query budget.
-  loadQueryBudget(sqlite);
+  loadQueryBudget({ sqlite });
   const db = drizzle(sqlite, { schema: governanceSchema });
   runMigrations(sqlite, db as never, "governance");
   reg.governance = { kind: "governance", file, sqlite, db };
@@ -246,7 +246,7 @@ function mkdirInsideExistingStore(store: string, memory: string): void {
  * embed worker, the memory folder watch, a resumed job): a store deleted meanwhile answers not_found and is
  * never brought back as an empty folder.
  */
-export function getStoreDb(store: string, { create = true }: { create?: boolean } = {}): StoreHandle {
+export function getStoreDb({ store, create = true }: { store: string; create?: boolean }): StoreHandle {
   const reg = registry();
   const existing = reg.stores.get(store);
   if (existing) {
@@ -271,7 +271,7 @@ export function getStoreDb(store: string, { create = true }: { create?: boolean 
       applyPragmas(sqlite);
     }
     const vectors = loadVectorExtension(sqlite);
-    loadQueryBudget(sqlite);
+    loadQueryBudget({ sqlite });
     const db = drizzle(sqlite, { schema: indexSchema });
     if (!readOnly) runMigrations(sqlite, db as never, "index");
     handle = { kind: "index", store, file, sqlite, db, vectors, ...(readOnly ? { readOnly } : {}) };
@@ -305,7 +305,7 @@ type Holds = { handles: Set<StoreHandle>; ended: boolean };
 const heldByWork = new AsyncLocalStorage<Holds>();
 
 /** Run `work` holding every store handle it opens (and `handles`, opened before): none of them is closed as idle until it settles. */
-export async function holdingStoreHandles<T>(work: () => T | Promise<T>, handles: StoreHandle[] = []): Promise<T> {
+export async function holdingStoreHandles<T>({ work, handles = [] }: { work: () => T | Promise<T>; handles?: StoreHandle[] }): Promise<T> {
   const holds: Holds = { handles: new Set(), ended: false };
   for (const h of handles) holdIn(holds, h);
   try {
@@ -405,7 +405,7 @@ export function openStoreReaderWithCore({ handle, core }: { handle: StoreHandle;
   const reader = new Database(handle.file, { readonly: true });
   reader.pragma("busy_timeout = 5000");
   loadVectorExtension(reader);
-  loadQueryBudget(reader);
+  loadQueryBudget({ sqlite: reader });
   reader.prepare("attach database ? as core").run(core.file);
   requestReaders.add(reader);
   return reader;

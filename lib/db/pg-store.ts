@@ -80,7 +80,7 @@ export function storeSchemaVersion(): string {
 }
 
 /** Point this transaction's unqualified names at the store's schema (then public: governance, extensions). */
-export async function useStoreSchema(tx: SqlRunner, schema: string): Promise<void> {
+export async function useStoreSchema({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<void> {
   // set_config takes the value as a parameter; the schema name was validated and is quoted.
   await tx.execute(sql`select set_config('search_path', ${`${quoteIdent(schema)}, public`}, true)`);
 }
@@ -91,15 +91,22 @@ export async function useStoreSchema(tx: SqlRunner, schema: string): Promise<voi
  * several statements that must see one state (one snapshot, as one SQLite
  * read does) asks for repeatable read.
  */
-export async function withStoreTx<T>(
-  { handle, readOnly = false, snapshot = false }: { handle: PgStoreHandle; readOnly?: boolean; snapshot?: boolean },
-  work: (tx: PgStoreTx) => Promise<T>,
-): Promise<T> {
+export async function withStoreTx<T>({
+  handle,
+  readOnly = false,
+  snapshot = false,
+  work,
+}: {
+  handle: PgStoreHandle;
+  readOnly?: boolean;
+  snapshot?: boolean;
+  work: (tx: PgStoreTx) => Promise<T>;
+}): Promise<T> {
   const ro = readOnly || handle.readOnly;
   const config = { ...(ro ? { accessMode: "read only" as const } : {}), ...(snapshot ? { isolationLevel: "repeatable read" as const } : {}) };
   return handle.db.transaction(
     async (tx) => {
-      await useStoreSchema(tx, handle.schema);
+      await useStoreSchema({ tx, schema: handle.schema });
       return work(tx);
     },
     ro || snapshot ? config : undefined,
@@ -111,7 +118,7 @@ export async function withStoreTx<T>(
  * transaction (search_path already on the schema). Replicas opening one store
  * at once queue on a per-store advisory lock; exactly one applies each.
  */
-export async function migrateStoreSchema(tx: SqlRunner, schema: string): Promise<string> {
+export async function migrateStoreSchema({ tx, schema }: { tx: SqlRunner; schema: string }): Promise<string> {
   // For this transaction only: wait behind another replica's migration, and let a long one (an index build) finish.
   await tx.execute(sql`select set_config('statement_timeout', '0', true), set_config('lock_timeout', '0', true)`);
   await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-migrate:${schema}`}, 0))`);
@@ -128,7 +135,7 @@ export async function migrateStoreSchema(tx: SqlRunner, schema: string): Promise
 }
 
 /** `select … from <table>` rows as plain objects (the driver's int8 arrive as strings: callers convert). */
-export async function rowsOf<T>(tx: SqlRunner, query: SQL): Promise<T[]> {
+export async function rowsOf<T>({ tx, query }: { tx: SqlRunner; query: SQL }): Promise<T[]> {
   return (await tx.execute(query)).rows as T[];
 }
 

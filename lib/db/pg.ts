@@ -54,7 +54,7 @@ export function isPgUniqueViolation(e: unknown): boolean {
  * (a client retry racing its first attempt, on any replica) is answered as
  * the retry it is, never as a 500; `answerRetry` returning null rethrows.
  */
-export async function answerUniqueRaceAsRetry<T>(e: unknown, answerRetry: () => Promise<T | null>): Promise<T> {
+export async function answerUniqueRaceAsRetry<T>({ error: e, answerRetry }: { error: unknown; answerRetry: () => Promise<T | null> }): Promise<T> {
   if (!isPgUniqueViolation(e)) throw e;
   const raced = await answerRetry();
   if (!raced) throw e;

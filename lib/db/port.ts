@@ -205,8 +205,8 @@ export function select<P extends Record<string, TablePair>, R>(pairs: P, build: 
 /** Run `op` under a query budget (lib/db/query-budget.ts): its statements together may take the budget's time, no more. */
 export function withinBudget<T>(budget: QueryBudget, op: Op<T>): Op<T> {
   return step({
-    sqlite: (h) => runWithinBudget(h.sqlite, budget, () => driveSync(h, op)),
-    pg: (tx, h) => runWithinBudgetPg(tx, budget, () => driveAsync(tx, h, op)),
+    sqlite: (h) => runWithinBudget({ sqlite: h.sqlite, budget, fn: () => driveSync(h, op) }),
+    pg: (tx, h) => runWithinBudgetPg({ tx, budget, fn: () => driveAsync(tx, h, op) }),
   });
 }
 
@@ -259,7 +259,7 @@ function isPg(handle: AnyStoreHandle): handle is PgStoreHandle {
  * read when `snapshot` asks that several statements see one state.
  */
 export function read<H extends AnyStoreHandle, T>(handle: H, op: Op<T>, { snapshot = false }: { snapshot?: boolean } = {}): On<H, T> {
-  if (isPg(handle)) return withStoreTx({ handle, readOnly: true, snapshot }, (tx) => driveAsync(tx, handle, op)) as On<H, T>;
+  if (isPg(handle)) return withStoreTx({ handle, readOnly: true, snapshot, work: (tx) => driveAsync(tx, handle, op) }) as On<H, T>;
   return driveSync(handle as StoreHandle, op) as On<H, T>;
 }
 
@@ -269,7 +269,7 @@ export function read<H extends AnyStoreHandle, T>(handle: H, op: Op<T>, { snapsh
  * PostgreSQL transaction on the store's schema (row locks as steps ask).
  */
 export function write<H extends AnyStoreHandle, T>(handle: H, op: Op<T>): On<H, T> {
-  if (isPg(handle)) return withStoreTx({ handle }, (tx) => driveAsync(tx, handle, op)) as On<H, T>;
+  if (isPg(handle)) return withStoreTx({ handle, work: (tx) => driveAsync(tx, handle, op) }) as On<H, T>;
   const sqlite = handle as StoreHandle;
   return sqlite.sqlite.transaction(() => driveSync(sqlite, op)).immediate() as On<H, T>;
 }

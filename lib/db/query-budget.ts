@@ -41,7 +41,7 @@ const state = g.__dualmindQueryBudget;
 const budgets = state.connections;
 
 /** Load the extension on a connection; failure is logged once, never fatal. */
-export function loadQueryBudget(sqlite: Database.Database, file = QUERY_BUDGET_EXTENSION): QueryBudgetStatus {
+export function loadQueryBudget({ sqlite, file = QUERY_BUDGET_EXTENSION }: { sqlite: Database.Database; file?: string }): QueryBudgetStatus {
   let reason: string;
   if (!fs.existsSync(file)) {
     reason = `${file} is missing (run \`npm run build:native\`)`;
@@ -79,7 +79,7 @@ const sharedBudget = new AsyncLocalStorage<{ remainingMs: number }>();
  * Run `fn` with one query budget for all the queries it starts: a batch of
  * calls gets the time one call would, not one budget per call.
  */
-export function withSharedQueryBudget<T>(fn: () => T, budgetMs: number = getConfig().queryBudgetMs): T {
+export function withSharedQueryBudget<T>({ fn, budgetMs = getConfig().queryBudgetMs }: { fn: () => T; budgetMs?: number }): T {
   return sharedBudget.run({ remainingMs: budgetMs }, fn);
 }
 
@@ -114,7 +114,7 @@ function tooExpensive(budget: QueryBudget): AppError {
  * watchdog fires once, so a deadline passing between two statements of one
  * `fn` would not stop the second.
  */
-export function runWithinBudget<T>(sqlite: Database.Database, budget: QueryBudget, fn: () => T): T {
+export function runWithinBudget<T>({ sqlite, budget, fn }: { sqlite: Database.Database; budget: QueryBudget; fn: () => T }): T {
   if (budget.remainingMs <= 0) throw tooExpensive(budget);
   const extension = budgets.get(sqlite);
   const started = performance.now();
@@ -156,7 +156,7 @@ export function runWithinBudget<T>(sqlite: Database.Database, budget: QueryBudge
  * what it was (the pool's DUALMIND_PG_STATEMENT_TIMEOUT_MS). A cancelled
  * statement is answered like SQLite's interrupt: 422 query_too_expensive.
  */
-export async function runWithinBudgetPg<T>(tx: SqlRunner, budget: QueryBudget, fn: () => Promise<T>): Promise<T> {
+export async function runWithinBudgetPg<T>({ tx, budget, fn }: { tx: SqlRunner; budget: QueryBudget; fn: () => Promise<T> }): Promise<T> {
   // The budget may only tighten the pool's own limit (pg_settings.setting is in ms; 0 is none), never loosen it.
   const budgetMs = Math.max(1, Math.ceil(budget.budgetMs));
   const [{ previous }] = (

@@ -11,7 +11,7 @@ const cache = new WeakMap<Database.Database, Map<string, Database.Statement>>();
  * once here (the cache is keyed by it too), so callers must not switch it
  * or hold an iterator open on the statement.
  */
-export function preparedOnce(sqlite: Database.Database, sql: string, mode: "rows" | "pluck" | "raw" = "rows"): Database.Statement {
+export function preparedOnce({ sqlite, sql, mode = "rows" }: { sqlite: Database.Database; sql: string; mode?: "rows" | "pluck" | "raw" }): Database.Statement {
   let statements = cache.get(sqlite);
   if (!statements) {
     statements = new Map();

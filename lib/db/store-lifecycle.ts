@@ -153,7 +153,7 @@ export async function forgetStoreEvaluationsPg({ tx, store }: { tx: PgGovernance
  * name is archived: the rule in the domain, so every surface that calls it —
  * REST, MCP, dashboard actions, CLI — gets the same answer.
  */
-export function refusingArchivedWrites<B extends object>(backend: B, writes: readonly (keyof B & string)[]): B {
+export function refusingArchivedWrites<B extends object>({ backend, writes }: { backend: B; writes: readonly (keyof B & string)[] }): B {
   const guarded = { ...backend } as Record<string, unknown>;
   for (const name of writes) {
     const write = backend[name] as unknown as (a: { store: string }) => Promise<unknown>;

@@ -155,7 +155,7 @@ export function pgSide(tx: PgGovernanceExecutor): Side {
 }
 
 /** Count and hash one table on one side, a page at a time. */
-export async function checkTable(side: Side, t: TwinTable): Promise<TableCheck> {
+export async function checkTable({ side, table: t }: { side: Side; table: TwinTable }): Promise<TableCheck> {
   const { props } = twinOf(t);
   const hash = sha256Hasher();
   let rows = 0;
@@ -169,7 +169,7 @@ export async function checkTable(side: Side, t: TwinTable): Promise<TableCheck> 
 }
 
 /** The tables of `tables` that hold rows on this side. */
-export async function nonEmptyTables(side: Side, tables: readonly TwinTable[]): Promise<{ table: string; rows: number }[]> {
+export async function nonEmptyTables({ side, tables }: { side: Side; tables: readonly TwinTable[] }): Promise<{ table: string; rows: number }[]> {
   const out: { table: string; rows: number }[] = [];
   for (const t of tables) {
     const rows = await side.count(t);
@@ -185,7 +185,7 @@ export async function nonEmptyTables(side: Side, tables: readonly TwinTable[]): 
  * `replace`, which empties them first (children first).
  */
 export async function copyTables({ source, target, tables, replace, where = `the ${target.kind} target` }: { source: Side; target: Side; tables: readonly TwinTable[]; replace: boolean; where?: string }): Promise<TableCheck[]> {
-  const held = await nonEmptyTables(target, tables);
+  const held = await nonEmptyTables({ side: target, tables });
   if (held.length > 0 && !replace) {
     throw new AppError("conflict", `${where} already holds rows (${held.map((h) => h.table).join(", ")}); pass --replace to empty those tables first`);
   }
@@ -193,7 +193,7 @@ export async function copyTables({ source, target, tables, replace, where = `the
   const checks: TableCheck[] = [];
   for (const t of tables) {
     const { props } = twinOf(t);
-    const before = await checkTable(source, t);
+    const before = await checkTable({ side: source, table: t });
     for (let offset = 0; ; offset += PAGE) {
       const page = await source.readPage(t, offset);
       // Only the twin's columns, by name: what the target's schema maps to its own column names.
@@ -203,7 +203,7 @@ export async function copyTables({ source, target, tables, replace, where = `the
       if (page.length < PAGE) break;
     }
     await target.finish(t);
-    const after = await checkTable(target, t);
+    const after = await checkTable({ side: target, table: t });
     if (after.rows !== before.rows || after.sha256 !== before.sha256) {
       throw new AppError("conflict", `${before.table}: the copy does not match the source (${before.rows} rows ${before.sha256.slice(0, 12)} → ${after.rows} rows ${after.sha256.slice(0, 12)}); nothing was written`);
     }

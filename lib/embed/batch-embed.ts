@@ -26,12 +26,12 @@ export async function passHold({ provider, signal, now = Date.now() }: { provide
   } catch (e) {
     if (failureScopeOf(e) === "provider") {
       await recordProviderOutcome({ ok: false, error: (e as Error).message });
-      return openHold({ scope: "provider", provider, error: holdErrorText("provider", e), minDelayMs: retryAfterMs(e), now });
+      return openHold({ scope: "provider", provider, error: holdErrorText({ scope: "provider", error: e }), minDelayMs: retryAfterMs(e), now });
     }
   }
   await recordProviderOutcome({ ok: true });
-  closeHold("provider", provider);
-  noteProbeOk(provider, now);
+  closeHold({ scope: "provider", provider });
+  noteProbeOk({ provider, now });
   log("info", "embedding provider answers again; the embed queue resumes", { heldSince: hold.since, probes: hold.failures });
   return null;
 }
@@ -71,7 +71,7 @@ export async function embedBatchTexts({ provider, texts, dimension, signal }: { 
     const err = e instanceof EmbeddingError ? e : new EmbeddingError("server", (e as Error).message);
     if (failureScopeOf(err) === "provider" && !afterProbe) {
       if (isProviderDownError(err)) await recordProviderOutcome({ ok: false, error: err.message });
-      out.hold = openHold({ scope: "provider", provider, error: holdErrorText("provider", err), minDelayMs: retryAfterMs(err) });
+      out.hold = openHold({ scope: "provider", provider, error: holdErrorText({ scope: "provider", error: err }), minDelayMs: retryAfterMs(err) });
       return false;
     }
     // The provider is up (it answered, or just passed the probe): this failure belongs to these inputs.
@@ -95,13 +95,13 @@ export async function embedBatchTexts({ provider, texts, dimension, signal }: { 
   }
   if (out.vectors.size > 0) {
     await recordProviderOutcome({ ok: true });
-    closeHold("provider", provider);
+    closeHold({ scope: "provider", provider });
   }
   return out;
 }
 
 /** What a batch's embedding means for each item: its vector, a charged refusal (grouped by error), or a hold. */
-export function splitBatchOutcome<I extends { id: number }>(misses: { item: I; text: string }[], got: BatchEmbedding) {
+export function splitBatchOutcome<I extends { id: number }>({ misses, got }: { misses: { item: I; text: string }[]; got: BatchEmbedding }) {
   const vectors = new Map<number, Float32Array>();
   const refused = new Map<string, { error: string; retryable: boolean; items: I[] }>();
   const held: I[] = [];

@@ -13,7 +13,7 @@ type CounterRow = { name: string; kind: string; value: number };
 const NAME_TO_FIELD: Record<string, keyof KindCounts> = { artifacts: "artifacts", fresh: "fresh", stale: "stale", queue_pending: "pending", queue_parked: "parked" };
 
 export function readLiveCounts({ handle }: { handle: StoreHandle }): LiveCounts {
-  const rows = preparedOnce(handle.sqlite, "select name, kind, value from status_counters").all() as CounterRow[];
+  const rows = preparedOnce({ sqlite: handle.sqlite, sql: "select name, kind, value from status_counters" }).all() as CounterRow[];
   const zero = (): KindCounts => ({ artifacts: 0, fresh: 0, stale: 0, missing: 0, pending: 0, parked: 0 });
   const total = zero();
   const byKind: Record<string, KindCounts> = {};
@@ -29,5 +29,5 @@ export function readLiveCounts({ handle }: { handle: StoreHandle }): LiveCounts 
 
 /** The oldest pending item's enqueue time: one probe of embed_queue_pending_age_idx. */
 export function readOldestPendingAt({ handle }: { handle: StoreHandle }): number | null {
-  return (preparedOnce(handle.sqlite, "select min(enqueued_at) as t from embed_queue where parked_at is null").get() as { t: number | null }).t;
+  return (preparedOnce({ sqlite: handle.sqlite, sql: "select min(enqueued_at) as t from embed_queue where parked_at is null" }).get() as { t: number | null }).t;
 }

@@ -104,7 +104,7 @@ export function diskHold(): QueueHold | null {
  * Close a hold after the thing it waited for worked. Returns true when one
  * was open: the worker then sweeps outage-parked rows back into line.
  */
-export function closeHold(scope: QueueHold["scope"], provider?: object): boolean {
+export function closeHold({ scope, provider }: { scope: QueueHold["scope"]; provider?: object }): boolean {
   const s = holds();
   let was: boolean;
   if (scope === "provider") {
@@ -120,7 +120,7 @@ export function closeHold(scope: QueueHold["scope"], provider?: object): boolean
 }
 
 /** The probe answered: remember it, so a batch failing right after is charged (see the module comment). */
-export function noteProbeOk(provider: object, now = Date.now()): void {
+export function noteProbeOk({ provider, now = Date.now() }: { provider: object; now?: number }): void {
   providerHold(provider).probedOkAt = now;
 }
 
@@ -145,7 +145,7 @@ export function resetHoldsForTests(): void {
 }
 
 /** The error a held item keeps: its kind first, so outageParkedPatterns knows it. */
-export function holdErrorText(scope: FailureScope, e: unknown): string {
+export function holdErrorText({ scope, error: e }: { scope: FailureScope; error: unknown }): string {
   if (scope === "disk") return `disk_full: ${e instanceof Error ? e.message : String(e)}`;
   return e instanceof EmbeddingError ? `${e.kind}: ${e.message}` : `unavailable: ${e instanceof Error ? e.message : String(e)}`;
 }

@@ -64,7 +64,7 @@ export const BACKOFF_BASE_MS = 1000;
 export const BACKOFF_MAX_MS = 5 * 60_000;
 
 /** Exponential backoff with full jitter: attempt n waits up to base·2^(n-1), capped. */
-export function backoffDelayMs(attempts: number, random: () => number = Math.random): number {
+export function backoffDelayMs({ attempts, random = Math.random }: { attempts: number; random?: () => number }): number {
   const ceiling = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
@@ -81,7 +81,7 @@ export function failEmbedItems({ handle, ...args }: { handle: StoreHandle; items
       const attempts = it.attempts + 1;
       const park = !args.retryable || attempts >= args.maxAttempts;
       if (park) parked++;
-      const delay = Math.max(args.minDelayMs ?? 0, backoffDelayMs(attempts));
+      const delay = Math.max(args.minDelayMs ?? 0, backoffDelayMs({ attempts }));
       stmt.run(attempts, args.error.slice(0, 1000), now + delay, park ? now : null, it.id, args.workerId);
     }
   })();

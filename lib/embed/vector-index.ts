@@ -260,7 +260,7 @@ function annKnn({ sqlite, schema, opts, k }: { sqlite: Database.Database; schema
   // The model and kind are checked again: the graph's ids are embedding ids, and only these rows may answer. The `+`
   // keeps SQLite on rowid lookups: without it the planner scanned the (kind, ref_id, fingerprint) index for every
   // query, an order of magnitude slower than the lookups at 100k vectors.
-  const read = (sql: string, ids: number[]) => preparedOnce(sqlite, sql).all(opts.fingerprintId, opts.kind, JSON.stringify(ids));
+  const read = (sql: string, ids: number[]) => preparedOnce({ sqlite, sql }).all(opts.fingerprintId, opts.kind, JSON.stringify(ids));
   const vectorsOf = (ids: number[]) => read(`select id, ref_id, vector from ${schema}.embeddings where +fingerprint_id = ? and +kind = ? and id in (select value from json_each(?))`, ids) as Scored[];
   if (!allowed) {
     const found = search(Math.max(2 * k, k + 20));

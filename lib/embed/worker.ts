@@ -73,11 +73,11 @@ export async function processEmbedBatch({ handle, ...opts }: { handle: StoreHand
   try {
     if (shouldSweepParked(handle.store)) releaseOutageParkedEmbeddings({ handle });
     const result = await embedClaimedBatch({ handle, fp, provider, workerId, claimed, batchSize: opts.batchSize, signal: opts.signal });
-    if (!result.hold) closeHold("disk");
+    if (!result.hold) closeHold({ scope: "disk" });
     return result;
   } catch (e) {
     if (!isDiskFullError(e)) throw e;
-    const h = openHold({ scope: "disk", error: holdErrorText("disk", e) });
+    const h = openHold({ scope: "disk", error: holdErrorText({ scope: "disk", error: e }) });
     try {
       // Often refused too while the disk is full: then this worker takes its claims back at its next claim.
       holdEmbedItems({ handle, items: claimed, workerId, error: h.error, until: h.until });
@@ -148,7 +148,7 @@ async function embedClaimedBatch({
     // Identical texts within a batch are embedded once too.
     const got = await embedBatchTexts({ provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal: opts.signal });
     result.sent = got.sent;
-    const outcome = splitBatchOutcome(misses, got);
+    const outcome = splitBatchOutcome({ misses, got });
     for (const [id, v] of outcome.vectors) vectors.set(id, v);
     const { refused, held } = outcome;
     for (const r of refused) {
@@ -232,7 +232,7 @@ function writeVectors({
  * whose index was never built has nothing queued to embed.
  */
 function openForWorker(store: string): StoreHandle {
-  return getStoreDb(store, { create: false });
+  return getStoreDb({ store, create: false });
 }
 
 /** Claims of a worker process on this host that is gone (kill -9) are released at start and per heartbeat, not left to their lease. */
@@ -296,7 +296,7 @@ export function startEmbedWorker(opts: { idleMs?: number; signal?: AbortSignal; 
         const started = Date.now();
         let r: BatchResult;
         try {
-          r = await holdingStoreHandles(() => processEmbedBatch({ handle: openForWorker(store), workerId, signal: opts.signal }));
+          r = await holdingStoreHandles({ work: () => processEmbedBatch({ handle: openForWorker(store), workerId, signal: opts.signal }) });
         } catch (e) {
           r = { ...emptyBatchResult(), error: (e as Error).message };
           log("error", "embed worker step failed", { store, error: r.error });

@@ -18,7 +18,7 @@ export async function storeReader(store: string): Promise<StoreReader> {
   const pg = getPg();
   if (pg) {
     const handle = await openStorePg({ pg: await pg, store });
-    return { dialect: "pg", rows: async <T>(query: SQL) => (await withStoreTx({ handle, readOnly: true }, (tx) => tx.execute(query))).rows as T[] };
+    return { dialect: "pg", rows: async <T>(query: SQL) => (await withStoreTx({ handle, readOnly: true, work: (tx) => tx.execute(query) })).rows as T[] };
   }
   const handle = openStore({ store });
   return { dialect: "sqlite", rows: async <T>(query: SQL) => handle.db.all(query) as T[] };

@@ -202,9 +202,12 @@ async function knnKeys({ store, reader, kind, fingerprintId, query }: { store: s
   const pg = getPg();
   if (pg) {
     const handle = await openStorePg({ pg: await pg, store });
-    const knn = await withStoreTx({ handle, readOnly: true }, (tx) =>
-      chunks ? vectorNeighboursPg({ tx, fingerprintId, query, k: SEARCH_DEPTH, where: [] }) : spaceNeighboursPg({ tx, space: kindSpace(kind), fingerprintId, query, k: SEARCH_DEPTH }),
-    );
+    const knn = await withStoreTx({
+      handle,
+      readOnly: true,
+      work: (tx) =>
+        chunks ? vectorNeighboursPg({ tx, fingerprintId, query, k: SEARCH_DEPTH, where: [] }) : spaceNeighboursPg({ tx, space: kindSpace(kind), fingerprintId, query, k: SEARCH_DEPTH }),
+    });
     if (!knn.ok) return [];
     const ids = knn.hits.map((h) => h.id);
     return chunks ? pathsOfChunks(reader, ids) : keysOfRefs(reader, kind, ids);

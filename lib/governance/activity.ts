@@ -104,9 +104,9 @@ const ACTIVITY_HINT = "narrow the activity filter: name an agent, an action, a s
  */
 async function selectRows<T>(query: SQL, budget: QueryBudget): Promise<T[]> {
   const pg = getPg();
-  if (pg) return (await pg).db.transaction(async (tx) => runWithinBudgetPg(tx, budget, async () => (await tx.execute(query)).rows as T[]));
+  if (pg) return (await pg).db.transaction(async (tx) => runWithinBudgetPg({ tx, budget, fn: async () => (await tx.execute(query)).rows as T[] }));
   const { sqlite, db } = getGovernance();
-  return runWithinBudget(sqlite, budget, () => db.all(query) as T[]);
+  return runWithinBudget({ sqlite, budget, fn: () => db.all(query) as T[] });
 }
 
 function likePrefix(prefix: string): string {

@@ -38,7 +38,7 @@ export type AuditVerification = { ok: true; entries: number } | { ok: false; ent
 export type AuditChainEntry = { actor: string; action: string; target?: string | null; reason?: string | null; details?: Record<string, unknown> | null };
 
 /** The fields of the next row in the chain, hashed by hashAuditEntry: the same on both backends. */
-export function auditChainFields(entry: AuditChainEntry, prevHash: string | null | undefined): AuditChainFields {
+export function auditChainFields({ entry, prevHash }: { entry: AuditChainEntry; prevHash: string | null | undefined }): AuditChainFields {
   return {
     ts: Date.now(),
     actor: entry.actor,

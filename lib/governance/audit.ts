@@ -48,7 +48,7 @@ export function appendAudit(entry: AuditEntry): AuditRow {
   const { lastHash, insert } = auditStatements(sqlite);
   return sqlite
     .transaction(() => {
-      const row: Hashable = auditChainFields(entry, lastHash.get());
+      const row: Hashable = auditChainFields({ entry, prevHash: lastHash.get() });
       return insert.get(row.ts, row.actor, row.action, row.target, row.reason, row.details, row.prevHash, hashAuditEntry(row))!;
     })
     .immediate();
@@ -68,7 +68,7 @@ export async function appendAuditPg({ db, entry }: { db: PgGovernanceExecutor; e
   return db.transaction(async (tx) => {
     await tx.execute(sql`select pg_advisory_xact_lock(${PG_LOCK.auditChain})`);
     const [tail] = await tx.select({ id: pgAuditLog.id, hash: pgAuditLog.hash }).from(pgAuditLog).orderBy(desc(pgAuditLog.id)).limit(1);
-    const fields: AuditChainFields = auditChainFields(entry, tail?.hash);
+    const fields: AuditChainFields = auditChainFields({ entry, prevHash: tail?.hash });
     const [inserted] = await tx
       .insert(pgAuditLog)
       .values({ id: (tail?.id ?? 0) + 1, ...fields, hash: hashAuditEntry(fields) })

@@ -19,7 +19,7 @@ function key(dbFile: string, sessionId: string): string {
   return `${dbFile}\u0000${sessionId}`;
 }
 
-export function readCachedSession<T>(dbFile: string, sessionId: string, now = Date.now()): T | undefined {
+export function readCachedSession<T>({ dbFile, sessionId, now = Date.now() }: { dbFile: string; sessionId: string; now?: number }): T | undefined {
   const k = key(dbFile, sessionId);
   const hit = entries().get(k);
   if (!hit) return undefined;
@@ -30,11 +30,11 @@ export function readCachedSession<T>(dbFile: string, sessionId: string, now = Da
   return hit.value as T;
 }
 
-export function cacheSession<T>(dbFile: string, sessionId: string, value: T, now = Date.now()): void {
+export function cacheSession<T>({ dbFile, sessionId, value, now = Date.now() }: { dbFile: string; sessionId: string; value: T; now?: number }): void {
   entries().set(key(dbFile, sessionId), { value, expiresAt: now + SESSION_CACHE_TTL_MS });
 }
 
-export function invalidateSession(dbFile: string, sessionId: string): void {
+export function invalidateSession({ dbFile, sessionId }: { dbFile: string; sessionId: string }): void {
   entries().delete(key(dbFile, sessionId));
 }
 

@@ -93,7 +93,7 @@ const sessionRowSchema = z
   .strict()
   // A key names its owner's id and nothing else: `owner~id` of this session's paused agent and id, or (from before ids were
   // namespaced) the bare id itself. A snapshot cannot plant a session under another agent's key.
-  .refine((s) => clientIdSchema.safeParse(s.clientId ?? s.sessionId).success && (s.sessionId === ownedKey(s.pausedAgentId, s.clientId ?? s.sessionId) || s.sessionId === (s.clientId ?? s.sessionId)), {
+  .refine((s) => clientIdSchema.safeParse(s.clientId ?? s.sessionId).success && (s.sessionId === ownedKey({ owner: s.pausedAgentId, clientId: s.clientId ?? s.sessionId }) || s.sessionId === (s.clientId ?? s.sessionId)), {
     message: "sessionId must be the paused agent's key for its clientId (owner~id), or the id itself for a session from before ids were namespaced",
     path: ["sessionId"],
   })

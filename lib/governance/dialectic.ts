@@ -92,7 +92,7 @@ export function toMessage(row: DialecticMessageRow): DialecticMessage {
 export type Tail = { last: Pick<DialecticMessageRow, "agentId" | "messageType" | "seq" | "signature"> | null; count: number; synthesisRounds: number };
 
 /** Who may post what next: the phase machine in one place, used to check posts and to tell a 409'd caller. */
-export function expectedNext(session: Pick<DialecticSessionRow, "phase" | "pausedAgentId" | "reviewerAgentId">, last: Tail["last"]): ExpectedNext {
+export function expectedNext({ session, last }: { session: Pick<DialecticSessionRow, "phase" | "pausedAgentId" | "reviewerAgentId">; last: Tail["last"] }): ExpectedNext {
   const both = [session.pausedAgentId, ...(session.reviewerAgentId ? [session.reviewerAgentId] : [])];
   switch (session.phase) {
     case "thesis":
@@ -114,45 +114,45 @@ export function expectedNext(session: Pick<DialecticSessionRow, "phase" | "pause
  * someone posts (overdue: past that, waiting for the next sweep or post to
  * fail it); null once it is finished.
  */
-export function sessionIdleClock(s: Pick<DialecticSessionRow, "status" | "updatedAt" | "idleTimeoutMs">, now = Date.now()): { idleSince: number; timesOutAt: number; overdue: boolean } | null {
+export function sessionIdleClock({ session: s, now = Date.now() }: { session: Pick<DialecticSessionRow, "status" | "updatedAt" | "idleTimeoutMs">; now?: number }): { idleSince: number; timesOutAt: number; overdue: boolean } | null {
   if (s.status !== "active") return null;
   const timesOutAt = s.updatedAt + s.idleTimeoutMs;
   return { idleSince: s.updatedAt, timesOutAt, overdue: timesOutAt < now };
 }
 
-export function toSession(row: DialecticSessionRow, tail: Tail): DialecticSession {
+export function toSession({ row, tail }: { row: DialecticSessionRow; tail: Tail }): DialecticSession {
   const { resolutionJson, clientId, sessionId, ...rest } = row;
-  return { ...rest, sessionId: clientId, key: sessionId, resolution: parseJsonColumnStrict<Resolution>(resolutionJson), messageCount: tail.count, synthesisRounds: tail.synthesisRounds, expected: expectedNext(row, tail.last) };
+  return { ...rest, sessionId: clientId, key: sessionId, resolution: parseJsonColumnStrict<Resolution>(resolutionJson), messageCount: tail.count, synthesisRounds: tail.synthesisRounds, expected: expectedNext({ session: row, last: tail.last }) };
 }
 
-export function conflict(message: string, session: DialecticSessionRow, last: Tail["last"]): AppError {
-  const e = expectedNext(session, last);
+export function conflict({ message, session, last }: { message: string; session: DialecticSessionRow; last: Tail["last"] }): AppError {
+  const e = expectedNext({ session, last });
   return new AppError("conflict", message, [
     { path: "phase", message: e.note, expected_phase: e.phase, expected_message_type: e.messageType, expected_agent_ids: e.agentIds },
   ]);
 }
 
 /** The hash chaining a message to the one before it in its session. */
-export function signMessage(prevSignature: string, m: Omit<DialecticMessageRow, "signature">): string {
+export function signMessage({ prevSignature, message: m }: { prevSignature: string; message: Omit<DialecticMessageRow, "signature"> }): string {
   const content = canonicalJson([m.sessionId, m.seq, m.id, m.agentId, m.messageType, m.timestamp, m.reasoning, m.rootCause, m.proposedConditionsJson, m.observedMetricsJson, m.concernsJson, m.agrees]);
   return sha256Hex(`${prevSignature}\n${content}`);
 }
 
-export function isIdle(row: DialecticSessionRow, now: number): boolean {
+export function isIdle({ row, now }: { row: DialecticSessionRow; now: number }): boolean {
   return row.status === "active" && row.updatedAt + row.idleTimeoutMs < now;
 }
 
 /** The columns a new session is created with (both backends). */
-export function sessionFacts(parsed: z.output<typeof createSessionSchema>, agentId: string) {
+export function sessionFacts({ parsed, agentId }: { parsed: z.output<typeof createSessionSchema>; agentId: string }) {
   if (parsed.reviewer_agent_id === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
   return { pausedAgentId: agentId, reviewerAgentId: parsed.reviewer_agent_id ?? null, topic: parsed.topic, sessionType: parsed.session_type, maxRounds: parsed.max_rounds, idleTimeoutMs: parsed.idle_timeout_ms };
 }
 
 /** A create retried with the same session id must say the same; a claim may have filled the reviewer since. */
-export function assertSameSessionRetry(existing: DialecticSessionRow, parsed: z.output<typeof createSessionSchema>, facts: ReturnType<typeof sessionFacts>): void {
+export function assertSameSessionRetry({ existing, parsed, facts }: { existing: DialecticSessionRow; parsed: z.output<typeof createSessionSchema>; facts: ReturnType<typeof sessionFacts> }): void {
   const { pausedAgentId, topic, sessionType, maxRounds, idleTimeoutMs } = existing;
   const reviewerAgentId = parsed.reviewer_agent_id ? existing.reviewerAgentId : null;
-  assertSameRetry("session", existing.clientId, { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, facts);
+  assertSameRetry({ kind: "session", id: existing.clientId, stored: { pausedAgentId, reviewerAgentId, topic, sessionType, maxRounds, idleTimeoutMs }, incoming: facts });
 }
 
 export function messageFacts(m: Pick<DialecticMessage, "agentId" | "messageType" | "reasoning" | "rootCause" | "proposedConditions" | "observedMetrics" | "concerns" | "agrees">) {
@@ -162,7 +162,7 @@ export function messageFacts(m: Pick<DialecticMessage, "agentId" | "messageType"
 export type ParsedMessage = z.output<typeof postMessageSchema>;
 
 /** What a post says, in the shape a stored message is compared with on a retry. */
-export function incomingMessageFacts(agentId: string, parsed: ParsedMessage) {
+export function incomingMessageFacts({ agentId, parsed }: { agentId: string; parsed: ParsedMessage }) {
   return {
     agentId,
     messageType: parsed.message_type,
@@ -181,12 +181,12 @@ export function incomingMessageFacts(agentId: string, parsed: ParsedMessage) {
  * holds the session serialized (an IMMEDIATE transaction, a row lock).
  */
 export function nextMessageRow({ session, tail, agentId, parsed, messageId, now }: { session: DialecticSessionRow; tail: Tail; agentId: string; parsed: ParsedMessage; messageId: string; now: number }): DialecticMessageRow {
-  const expected = expectedNext(session, tail.last);
+  const expected = expectedNext({ session, last: tail.last });
   const participants = [session.pausedAgentId, session.reviewerAgentId];
-  if (expected.messageType === null) throw conflict(`session is ${session.phase}`, session, tail.last);
-  if (!participants.includes(agentId)) throw conflict(`agent ${agentId} is not a participant of this session`, session, tail.last);
-  if (!expected.agentIds.includes(agentId)) throw conflict(`not ${agentId}'s turn: ${expected.note}`, session, tail.last);
-  if (parsed.message_type !== expected.messageType) throw conflict(`expected a ${expected.messageType}, got a ${parsed.message_type}`, session, tail.last);
+  if (expected.messageType === null) throw conflict({ message: `session is ${session.phase}`, session, last: tail.last });
+  if (!participants.includes(agentId)) throw conflict({ message: `agent ${agentId} is not a participant of this session`, session, last: tail.last });
+  if (!expected.agentIds.includes(agentId)) throw conflict({ message: `not ${agentId}'s turn: ${expected.note}`, session, last: tail.last });
+  if (parsed.message_type !== expected.messageType) throw conflict({ message: `expected a ${expected.messageType}, got a ${parsed.message_type}`, session, last: tail.last });
   if (parsed.agrees !== undefined && parsed.message_type !== "synthesis") throw new AppError("unprocessable", "agrees belongs to synthesis messages only");
   const base = {
     id: messageId,
@@ -202,11 +202,11 @@ export function nextMessageRow({ session, tail, agentId, parsed, messageId, now 
     concernsJson: parsed.concerns ? JSON.stringify(parsed.concerns) : null,
     agrees: parsed.agrees ?? null,
   };
-  return { ...base, signature: signMessage(tail.last?.signature ?? SIGNATURE_GENESIS, base) };
+  return { ...base, signature: signMessage({ prevSignature: tail.last?.signature ?? SIGNATURE_GENESIS, message: base }) };
 }
 
 /** The session after a message was appended: its new tail, counted from the one before. */
-export function tailAfter(tail: Tail, row: DialecticMessageRow): Tail {
+export function tailAfter({ tail, row }: { tail: Tail; row: DialecticMessageRow }): Tail {
   return { last: row, count: tail.count + 1, synthesisRounds: tail.synthesisRounds + (row.messageType === "synthesis" ? 1 : 0) };
 }
 
@@ -215,7 +215,7 @@ export function tailAfter(tail: Tail, row: DialecticMessageRow): Tail {
  * agreeing synthesis just before it (same conditions, or none restated);
  * failed when the rounds run out first.
  */
-export function nextSessionState(session: DialecticSessionRow, row: DialecticMessageRow, tail: Tail, prev: DialecticMessageRow | undefined): Partial<DialecticSessionRow> {
+export function nextSessionState({ session, row, tail, prev }: { session: DialecticSessionRow; row: DialecticMessageRow; tail: Tail; prev: DialecticMessageRow | undefined }): Partial<DialecticSessionRow> {
   if (row.messageType === "thesis") return { phase: "antithesis" };
   if (row.messageType === "antithesis") return { phase: "synthesis" };
   const sameConditions = row.proposedConditionsJson === null || (prev !== undefined && canonicalJson(parseJsonColumnStrict(row.proposedConditionsJson)) === canonicalJson(parseJsonColumnStrict(prev.proposedConditionsJson)));
@@ -228,11 +228,11 @@ export function nextSessionState(session: DialecticSessionRow, row: DialecticMes
 }
 
 /** Whether a claim changes anything (false: the agent is already the reviewer, a retry); throws when it may not claim. Both backends. */
-export function mayClaimSession(row: DialecticSessionRow, tail: Tail, agentId: string, now: number): boolean {
+export function mayClaimSession({ row, tail, agentId, now }: { row: DialecticSessionRow; tail: Tail; agentId: string; now: number }): boolean {
   if (row.reviewerAgentId === agentId) return false;
   if (row.pausedAgentId === agentId) throw new AppError("unprocessable", "an agent cannot review its own session");
-  if (row.reviewerAgentId) throw conflict(`session already has reviewer ${row.reviewerAgentId}`, row, tail.last);
-  if (row.status !== "active" || isIdle(row, now)) throw conflict(`session is ${isIdle(row, now) ? "idle past its timeout" : row.status}`, row, tail.last);
+  if (row.reviewerAgentId) throw conflict({ message: `session already has reviewer ${row.reviewerAgentId}`, session: row, last: tail.last });
+  if (row.status !== "active" || isIdle({ row, now })) throw conflict({ message: `session is ${isIdle({ row, now }) ? "idle past its timeout" : row.status}`, session: row, last: tail.last });
   return true;
 }
 
@@ -255,10 +255,10 @@ export function splitFailureReason(failureReason: string): { system: string; age
  * The failed state an abandon writes, or null when the session already
  * failed (a retry); throws when the agent is no participant or it resolved. Both backends.
  */
-export function abandonedState(row: DialecticSessionRow, tail: Tail, by: Abandoner, reason: string | undefined, now: number): Partial<DialecticSessionRow> | null {
-  if ("agentId" in by && row.pausedAgentId !== by.agentId && row.reviewerAgentId !== by.agentId) throw conflict(`agent ${by.agentId} is not a participant of this session`, row, tail.last);
+export function abandonedState({ row, tail, by, reason, now }: { row: DialecticSessionRow; tail: Tail; by: Abandoner; reason: string | undefined; now: number }): Partial<DialecticSessionRow> | null {
+  if ("agentId" in by && row.pausedAgentId !== by.agentId && row.reviewerAgentId !== by.agentId) throw conflict({ message: `agent ${by.agentId} is not a participant of this session`, session: row, last: tail.last });
   if (row.status === "failed") return null;
-  if (row.status === "resolved") throw conflict("session is already resolved", row, tail.last);
+  if (row.status === "resolved") throw conflict({ message: "session is already resolved", session: row, last: tail.last });
   const who = "person" in by ? `${by.person} (admin)` : by.agentId;
   return { phase: "failed", status: "failed", failureReason: `abandoned by ${who}${reason ? `: ${reason}` : ""}`, updatedAt: now };
 }
@@ -274,12 +274,12 @@ export const annotateSessionSchema = z.object({ body: z.string().trim().min(1, "
 export type DialecticAnnotation = DialecticAnnotationRow;
 
 /** The audit row of a person's abandon (both backends). */
-export function abandonAuditEntry(person: string, row: DialecticSessionRow, reason: string | undefined): AuditEntry {
+export function abandonAuditEntry({ person, row, reason }: { person: string; row: DialecticSessionRow; reason: string | undefined }): AuditEntry {
   return { actor: person, action: "dialectic.abandon", target: annotationTarget(row.sessionId), reason: reason ?? null, details: { phase: row.phase } };
 }
 
 /** The audit row of a person's note (both backends). */
-export function annotationAuditEntry(actor: string, row: DialecticAnnotationRow): AuditEntry {
+export function annotationAuditEntry({ actor, row }: { actor: string; row: DialecticAnnotationRow }): AuditEntry {
   return { actor, action: "dialectic.annotate", target: annotationTarget(row.sessionId), details: { annotationId: row.id, chars: row.body.length } };
 }
 
@@ -292,7 +292,7 @@ function annotationTarget(sessionId: string): string {
 }
 
 /** Participants, admins, and any agent looking at an open session it might claim. */
-export function canAgentSeeSession(session: Pick<DialecticSessionRow, "pausedAgentId" | "reviewerAgentId" | "status">, agentId: string, isAdmin: boolean): boolean {
+export function canAgentSeeSession({ session, agentId, isAdmin }: { session: Pick<DialecticSessionRow, "pausedAgentId" | "reviewerAgentId" | "status">; agentId: string; isAdmin: boolean }): boolean {
   return isAdmin || session.pausedAgentId === agentId || session.reviewerAgentId === agentId || (session.reviewerAgentId === null && session.status === "active");
 }
 
@@ -310,7 +310,7 @@ export type ListSessionsInput = {
 type SessionColumns = Record<"reviewerAgentId" | "pausedAgentId" | "status" | "phase" | "topic", AnyColumn>;
 
 /** The listing's filter over either dialect's sessions table (the columns are passed in). */
-export function sessionListWhere(s: SessionColumns, input: ListSessionsInput): SQL | undefined {
+export function sessionListWhere({ columns: s, input }: { columns: SessionColumns; input: ListSessionsInput }): SQL | undefined {
   const role = input.role ?? "any";
   const where: SQL[] = [];
   if (role === "open") {
@@ -334,7 +334,7 @@ export function verifyMessageChain(rows: DialecticMessageRow[]): SignatureCheck 
   for (let i = 0; i < rows.length; i++) {
     const { signature, ...content } = rows[i];
     if (content.seq !== i + 1) return { ok: false, messages: i, brokenAtSeq: content.seq, reason: `message ${i + 1} is missing` };
-    if (signMessage(prev, content) !== signature) return { ok: false, messages: i, brokenAtSeq: content.seq, reason: "signature does not match the message and its predecessor" };
+    if (signMessage({ prevSignature: prev, message: content }) !== signature) return { ok: false, messages: i, brokenAtSeq: content.seq, reason: "signature does not match the message and its predecessor" };
     prev = signature;
   }
   return { ok: true, messages: rows.length };
@@ -379,7 +379,7 @@ function seeableBy(s: SessionTable, viewer: SessionViewer | undefined): SQL | un
 }
 
 /** The sessions whose key or id is `ref`. */
-export function sessionNamedBy(s: SessionTable, ref: string): SQL {
+export function sessionNamedBy({ table: s, ref }: { table: SessionTable; ref: string }): SQL {
   const split = splitKey(ref);
   // A key spelled out as owner~id also names a session from before ids were namespaced (its key is the bare id).
   return (split ? or(eq(s.sessionId, ref), and(eq(s.pausedAgentId, split.owner), eq(s.clientId, split.clientId))) : or(eq(s.sessionId, ref), eq(s.clientId, ref))) as SQL;
@@ -401,8 +401,8 @@ function* requireSession(ref: string, viewer: SessionViewer | undefined, { lock 
   const reviews = (s: SessionTable) => (viewer ? [sql`case when ${s.reviewerAgentId} = ${viewer.agentId} then 0 else 1 end`] : []);
   const found = own
     ? [own]
-    : yield* rows(dialecticSessions, { where: (s) => and(sessionNamedBy(s, ref), seeableBy(s, viewer)), orderBy: (s) => [sql`case when ${s.sessionId} = ${ref} then 0 else 1 end`, ...reviews(s), asc(s.sessionId)], limit: 2, lock });
-  const session = pickOwned(found, ref, viewer?.agentId, sessionViewFor(viewer), "session");
+    : yield* rows(dialecticSessions, { where: (s) => and(sessionNamedBy({ table: s, ref }), seeableBy(s, viewer)), orderBy: (s) => [sql`case when ${s.sessionId} = ${ref} then 0 else 1 end`, ...reviews(s), asc(s.sessionId)], limit: 2, lock });
+  const session = pickOwned({ visible: found, ref, ownerId: viewer?.agentId, view: sessionViewFor(viewer), kind: "session" });
   if (!session) throw noSession(ref);
   return session;
 }
@@ -428,7 +428,7 @@ function* readTail(key: string): Op<Tail> {
 function dropCached(keys: string[]): Op<void> {
   return engineStep({
     sqlite: (h) => {
-      for (const key of keys) invalidateSession((h as unknown as GovernanceHandle).file, key);
+      for (const key of keys) invalidateSession({ dbFile: (h as unknown as GovernanceHandle).file, sessionId: key });
     },
     pg: async () => undefined,
   });
@@ -480,7 +480,7 @@ export function sweepIdleSessionsAudited<H extends LedgerHandle = GovernanceHand
  */
 export function createDialecticSession<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, agentId, now = Date.now() }: Handle<H> & { input: z.input<typeof createSessionSchema>; agentId: string; now?: number }): OnLedger<H, { session: DialecticSession; created: boolean }> {
   const parsed = createSessionSchema.parse(input);
-  const facts = sessionFacts(parsed, agentId);
+  const facts = sessionFacts({ parsed, agentId });
   const clientId = parsed.session_id ?? newId();
   const mine = (s: SessionTable) => and(eq(s.pausedAgentId, agentId), eq(s.clientId, clientId));
   return writeLedger(
@@ -488,13 +488,13 @@ export function createDialecticSession<H extends LedgerHandle = GovernanceHandle
     (function* () {
       yield* sweepIdleNowAndThen(now);
       const retry = function* (existing: DialecticSessionRow) {
-        assertSameSessionRetry(existing, parsed, facts);
-        return { session: toSession(existing, yield* readTail(existing.sessionId)), created: false };
+        assertSameSessionRetry({ existing, parsed, facts });
+        return { session: toSession({ row: existing, tail: yield* readTail(existing.sessionId) }), created: false };
       };
       const existing = yield* row(dialecticSessions, mine);
       if (existing) return yield* retry(existing);
-      const created = yield* insertOrIgnore(dialecticSessions, { sessionId: ownedKey(agentId, clientId), clientId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now }, (s) => [s.pausedAgentId, s.clientId]);
-      if (created) return { session: toSession(created, { last: null, count: 0, synthesisRounds: 0 }), created: true };
+      const created = yield* insertOrIgnore(dialecticSessions, { sessionId: ownedKey({ owner: agentId, clientId }), clientId, ...facts, phase: "thesis", status: "active", createdAt: now, updatedAt: now }, (s) => [s.pausedAgentId, s.clientId]);
+      if (created) return { session: toSession({ row: created, tail: { last: null, count: 0, synthesisRounds: 0 } }), created: true };
       const raced = yield* row(dialecticSessions, mine);
       if (!raced) throw new AppError("conflict", "a concurrent write took this id; retry");
       return yield* retry(raced);
@@ -532,24 +532,24 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
         const key = session.sessionId;
         const shown = inSession(session);
         yield* dropCached([key]);
-        const incoming = incomingMessageFacts(agentId, parsed);
+        const incoming = incomingMessageFacts({ agentId, parsed });
         const already = yield* row(dialecticMessages, (m) => eq(m.id, messageId));
         if (already) {
           if (already.sessionId !== key) throw new AppError("conflict", `message ${messageId} belongs to another session`);
           const stored = toMessage(already);
-          assertSameRetry("message", messageId, messageFacts(stored), incoming);
-          return { ok: { message: shown(stored), session: toSession(session, yield* readTail(key)), created: false } };
+          assertSameRetry({ kind: "message", id: messageId, stored: messageFacts(stored), incoming });
+          return { ok: { message: shown(stored), session: toSession({ row: session, tail: yield* readTail(key) }), created: false } };
         }
         const tail = yield* readTail(key);
-        if (isIdle(session, now)) {
+        if (isIdle({ row: session, now })) {
           yield* update(dialecticSessions, { phase: "failed", status: "failed", failureReason: "idle timeout", updatedAt: now }, (s) => eq(s.sessionId, key));
-          return { failedIdle: conflict("the session was idle past its timeout and has failed", { ...session, phase: "failed" }, tail.last) };
+          return { failedIdle: conflict({ message: "the session was idle past its timeout and has failed", session: { ...session, phase: "failed" }, last: tail.last }) };
         }
         const inserted = yield* insert(dialecticMessages, nextMessageRow({ session, tail, agentId, parsed, messageId, now }));
         const lastSeq = tail.last?.messageType === "synthesis" ? tail.last.seq : null;
         const prev = lastSeq === null ? undefined : yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.seq, lastSeq)));
-        const [updated] = yield* update(dialecticSessions, { ...nextSessionState(session, inserted, tail, prev), updatedAt: now }, (s) => eq(s.sessionId, key));
-        return { ok: { message: shown(toMessage(inserted)), session: toSession(updated, tailAfter(tail, inserted)), created: true } };
+        const [updated] = yield* update(dialecticSessions, { ...nextSessionState({ session, row: inserted, tail, prev }), updatedAt: now }, (s) => eq(s.sessionId, key));
+        return { ok: { message: shown(toMessage(inserted)), session: toSession({ row: updated, tail: tailAfter({ tail, row: inserted }) }), created: true } };
       })(),
     );
   const settle = (outcome: PostOutcome) => {
@@ -570,10 +570,10 @@ export function claimDialecticSession<H extends LedgerHandle = GovernanceHandle>
     (function* () {
       const session = yield* requireSession(sessionId, { agentId, isAdmin }, { lock: "update" });
       const tail = yield* readTail(session.sessionId);
-      if (!mayClaimSession(session, tail, agentId, now)) return toSession(session, tail);
+      if (!mayClaimSession({ row: session, tail, agentId, now })) return toSession({ row: session, tail });
       yield* dropCached([session.sessionId]);
       const [updated] = yield* update(dialecticSessions, { reviewerAgentId: agentId, updatedAt: now }, (s) => eq(s.sessionId, session.sessionId));
-      return toSession(updated, tail);
+      return toSession({ row: updated, tail });
     })(),
   );
 }
@@ -584,12 +584,12 @@ function abandonSession<H extends LedgerHandle>({ handle, sessionId, by, reason,
     (function* () {
       const session = yield* requireSession(sessionId, "person" in by ? undefined : by, { lock: "update" });
       const tail = yield* readTail(session.sessionId);
-      const state = abandonedState(session, tail, by, reason, now);
-      if (!state) return toSession(session, tail);
+      const state = abandonedState({ row: session, tail, by, reason, now });
+      if (!state) return toSession({ row: session, tail });
       yield* dropCached([session.sessionId]);
       const [updated] = yield* update(dialecticSessions, state, (s) => eq(s.sessionId, session.sessionId));
-      if ("person" in by) yield* auditStep(abandonAuditEntry(by.person, session, reason));
-      return toSession(updated, tail);
+      if ("person" in by) yield* auditStep(abandonAuditEntry({ person: by.person, row: session, reason }));
+      return toSession({ row: updated, tail });
     })(),
   );
 }
@@ -623,7 +623,7 @@ export function annotateDialecticSession<H extends LedgerHandle = GovernanceHand
       const n = yield* count(dialecticAnnotations, (a) => eq(a.sessionId, session.sessionId));
       if (n >= ANNOTATIONS_PER_SESSION_MAX) throw tooManyAnnotations(sessionId);
       const created = yield* insert(dialecticAnnotations, { sessionId: session.sessionId, author: actor, body, createdAt: now });
-      yield* auditStep(annotationAuditEntry(actor, created));
+      yield* auditStep(annotationAuditEntry({ actor, row: created }));
       return created;
     })(),
   );
@@ -665,15 +665,15 @@ function* messagesBySessionKeys(keys: string[]): Op<Map<string, DialecticMessage
 
 function withTranscript(session: DialecticSessionRow, messages: DialecticMessage[]): SessionView {
   const tail = { last: messages.at(-1) ?? null, count: messages.length, synthesisRounds: messages.filter((x) => x.messageType === "synthesis").length };
-  return { ...toSession(session, tail), messages: messages.map(inSession(session)) };
+  return { ...toSession({ row: session, tail }), messages: messages.map(inSession(session)) };
 }
 
 /** Session with its transcript; on governance.db an active session's view is served from the read-through cache. */
 function* sessionViewOf(session: DialecticSessionRow, file: string | null): Op<SessionView> {
-  const cached = file === null ? undefined : readCachedSession<SessionView>(file, session.sessionId);
+  const cached = file === null ? undefined : readCachedSession<SessionView>({ dbFile: file, sessionId: session.sessionId });
   if (cached) return cached;
   const view = withTranscript(session, (yield* messagesBySessionKeys([session.sessionId])).get(session.sessionId) ?? []);
-  if (file !== null && session.status === "active") cacheSession(file, session.sessionId, view);
+  if (file !== null && session.status === "active") cacheSession({ dbFile: file, sessionId: session.sessionId, value: view });
   return view;
 }
 
@@ -693,7 +693,7 @@ export function getDialecticSessionForAgent<H extends LedgerHandle = GovernanceH
 
 /** Listing by agent and role, newest first; the role filters use the agent / reviewer indexes. */
 export function listDialecticSessionsByAgent<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, ...input }: Handle<H> & ListSessionsInput): OnLedger<H, { sessions: SessionView[]; total: number }> {
-  const where = (s: SessionTable) => sessionListWhere(s, input);
+  const where = (s: SessionTable) => sessionListWhere({ columns: s, input });
   return readLedger(
     handle,
     (function* () {
@@ -705,7 +705,7 @@ export function listDialecticSessionsByAgent<H extends LedgerHandle = Governance
         return { sessions: page.map((r) => withTranscript(r, transcripts.get(r.sessionId) ?? [])), total };
       }
       const tails = yield* tailsBySessionKeys(keys);
-      return { sessions: page.map((r) => toSession(r, tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 })), total };
+      return { sessions: page.map((r) => toSession({ row: r, tail: tails.get(r.sessionId) ?? { last: null, count: 0, synthesisRounds: 0 } })), total };
     })(),
   );
 }

@@ -171,7 +171,7 @@ type Handle<H> = { handle?: H };
 
 
 /** The requester, an assignee, or an unrestricted admin. */
-export function canWorkOnTask(task: Pick<TaskRow, "requestedBy" | "assigneesJson">, caller: LedgerCaller): boolean {
+export function canWorkOnTask({ task, caller }: { task: Pick<TaskRow, "requestedBy" | "assigneesJson">; caller: LedgerCaller }): boolean {
   return caller.isAdmin || task.requestedBy === caller.agentId || (parseJsonColumnStrict<string[]>(task.assigneesJson) ?? []).includes(caller.agentId);
 }
 
@@ -202,7 +202,7 @@ function namedBy(t: TaskTable, refs: string[]): SQL {
 function* requireTaskVisibleTo(ref: string, caller: LedgerCaller | undefined, { lock }: { lock?: "update" } = {}): Op<TaskRow> {
   const own = caller ? yield* row(tasks, (t) => and(eq(t.requestedBy, caller.agentId), eq(t.clientId, ref)), { lock }) : undefined;
   const found = own ? [own] : yield* rows(tasks, { where: (t) => and(namedBy(t, [ref]), workableBy(t, caller)), orderBy: (t) => [sql`case when ${t.taskId} = ${ref} then 0 else 1 end`, asc(t.taskId)], limit: 2, lock });
-  const task = pickOwned(found, ref, caller?.agentId, taskView, "task");
+  const task = pickOwned({ visible: found, ref, ownerId: caller?.agentId, view: taskView, kind: "task" });
   if (!task) throw new AppError("not_found", `no task ${ref}`);
   return task;
 }
@@ -213,7 +213,7 @@ function underTask<T extends { taskId: string | null }>(r: T, task: Pick<TaskRow
 }
 
 /** Facts of another agent's row never match a retry: a stored null agent (rows from before agents were recorded) matches anyone. */
-export function sameAgentFact(stored: string | null, incoming: string): string {
+export function sameAgentFact({ stored, incoming }: { stored: string | null; incoming: string }): string {
   return stored ?? incoming;
 }
 
@@ -295,7 +295,7 @@ function* insertOrRetry<T extends typeof tasks | typeof overrides, R>(
 export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, requestedBy }: Handle<H> & { input: z.input<typeof createTaskSchema>; requestedBy: string }): OnLedger<H, { task: Task; created: boolean }> {
   const parsed = createTaskSchema.parse(input);
   const taskId = parsed.task_id ?? newId();
-  const key = ownedKey(requestedBy, taskId);
+  const key = ownedKey({ owner: requestedBy, clientId: taskId });
   const requiredChecks = parsed.required_checks ? [...new Set(parsed.required_checks)] : [...CHECKS];
   const assignees = [...new Set(parsed.assignees ?? [])].filter((a) => a !== requestedBy);
   const facts = { requestedBy, intent: parsed.intent, spec: parsed.spec, requiredChecks, assignees: [...assignees].sort() };
@@ -321,7 +321,7 @@ export function createTask<H extends LedgerHandle = GovernanceHandle>({ handle =
       (t) => [t.requestedBy, t.clientId],
       (existing) => {
         const t = toTask(existing);
-        assertSameRetry("task", taskId, { requestedBy: t.requestedBy, intent: t.intent, spec: t.spec, requiredChecks: t.requiredChecks, assignees: [...t.assignees].sort() }, facts);
+        assertSameRetry({ kind: "task", id: taskId, stored: { requestedBy: t.requestedBy, intent: t.intent, spec: t.spec, requiredChecks: t.requiredChecks, assignees: [...t.assignees].sort() }, incoming: facts });
         return { task: t, created: false };
       },
       (created) => ({ task: toTask(created), created: true }),
@@ -389,9 +389,9 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
         const stored = underTask(toRun(existing), task);
         // A retried start after the run finished is still the same request.
         const incoming = toRun({ ...existing, ...values, startedAt: existing.startedAt, finishedAt: finished ? existing.finishedAt : null });
-        const storedFacts = { ...runFacts(stored), agentId: sameAgentFact(stored.agentId, caller.agentId) };
+        const storedFacts = { ...runFacts(stored), agentId: sameAgentFact({ stored: stored.agentId, incoming: caller.agentId }) };
         const comparable = finished ? storedFacts : { ...storedFacts, outputHash: null, exitCode: null, outputRef: null, artifacts: [] };
-        assertSameRetry("run", runId, comparable, runFacts(incoming));
+        assertSameRetry({ kind: "run", id: runId, stored: comparable, incoming: runFacts(incoming) });
         return { run: stored, created: false };
       }
       const created = yield* insert(skillRuns, values);
@@ -414,7 +414,7 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
       const fields = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
       if (existing.finishedAt !== null) {
         const stored = underTask(toRun(existing), task);
-        assertSameRetry("run", runId, runFacts(stored), runFacts(toRun({ ...existing, ...fields })));
+        assertSameRetry({ kind: "run", id: runId, stored: runFacts(stored), incoming: runFacts(toRun({ ...existing, ...fields })) });
         return { run: stored, created: false };
       }
       const finishedAt = parsed.finished_at ?? Date.now();
@@ -428,12 +428,12 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
 }
 
 /** What a validation request says, and the check that a retry with the same id says the same (both backends). */
-export function validationFacts(parsed: z.output<typeof recordValidationSchema>, taskId: string, agentId: string) {
+export function validationFacts({ parsed, taskId, agentId }: { parsed: z.output<typeof recordValidationSchema>; taskId: string; agentId: string }) {
   return { taskId, agentId, runId: parsed.run_id ?? null, criticPassed: parsed.critic_passed, runnerPassed: parsed.runner_passed, details: parsed.details ?? null };
 }
 
-export function assertSameValidationRetry(v: Validation, facts: ReturnType<typeof validationFacts>): void {
-  assertSameRetry("validation", v.validationId, { taskId: v.taskId, agentId: sameAgentFact(v.agentId, facts.agentId), runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, facts);
+export function assertSameValidationRetry({ existing: v, facts }: { existing: Validation; facts: ReturnType<typeof validationFacts> }): void {
+  assertSameRetry({ kind: "validation", id: v.validationId, stored: { taskId: v.taskId, agentId: sameAgentFact({ stored: v.agentId, incoming: facts.agentId }), runId: v.runId, criticPassed: v.criticPassed, runnerPassed: v.runnerPassed, details: v.details }, incoming: facts });
 }
 
 /** Record a validation; only the requester, an assignee or an admin may, and the caller is recorded as its agent. */
@@ -449,12 +449,12 @@ export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ ha
         const run = yield* row(skillRuns, (t) => eq(t.runId, runId));
         if (!run || run.taskId !== task.taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
       }
-      const facts = validationFacts(parsed, task.taskId, caller.agentId);
+      const facts = validationFacts({ parsed, taskId: task.taskId, agentId: caller.agentId });
       // Validations of this task are serialized by the task lock; an id reused on another task meets the primary key.
       const existing = yield* row(validations, (t) => eq(t.validationId, validationId));
       if (existing) {
         const v = toValidation(existing);
-        assertSameValidationRetry(v, facts);
+        assertSameValidationRetry({ existing: v, facts });
         return { validation: underTask(v, task), created: false };
       }
       const created = yield* insert(validations, { validationId, taskId: task.taskId, agentId: caller.agentId, runId: facts.runId, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
@@ -488,10 +488,10 @@ export function provenanceBatchRows({
   caller?: LedgerCaller;
   now?: number;
 }) {
-  const workable = candidates.filter((t) => !caller || canWorkOnTask(t, caller));
+  const workable = candidates.filter((t) => !caller || canWorkOnTask({ task: t, caller }));
   const byKey = new Map(workable.map((t) => [t.taskId, t]));
   return records.map((r, i) => {
-    const task = r.task_id === undefined ? undefined : pickOwned(workable, r.task_id, caller?.agentId, (t) => ({ key: t.taskId, clientId: t.clientId, owner: t.requestedBy }), "task");
+    const task = r.task_id === undefined ? undefined : pickOwned({ visible: workable, ref: r.task_id, ownerId: caller?.agentId, view: (t) => ({ key: t.taskId, clientId: t.clientId, owner: t.requestedBy }), kind: "task" });
     if (r.task_id && !task) throw new AppError("unprocessable", `records[${i}]: no task ${r.task_id}`);
     const runTaskKey = r.run_id === undefined ? undefined : knownRuns.get(r.run_id);
     const runTask = runTaskKey === undefined ? undefined : byKey.get(runTaskKey);
@@ -558,7 +558,7 @@ export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ hand
         (t) => eq(t.overrideId, overrideId),
         (t) => [t.overrideId],
         (existing) => {
-          assertSameRetry("override", overrideId, { actor: existing.actor, tokenLabel: existing.tokenLabel, taskId: existing.taskId, note: existing.note }, facts);
+          assertSameRetry({ kind: "override", id: overrideId, stored: { actor: existing.actor, tokenLabel: existing.tokenLabel, taskId: existing.taskId, note: existing.note }, incoming: facts });
           return { override: existing, created: false };
         },
         (created) => ({ override: created, created: true }),
@@ -613,7 +613,7 @@ type TaskListTables = {
 };
 
 /** The task list's filter over either dialect's tables. */
-export function taskListWhere({ tasks: t, skillRuns: r, assignedTo }: TaskListTables, q: z.output<typeof listTasksQuerySchema>, caller: LedgerCaller | undefined): SQL | undefined {
+export function taskListWhere({ tables: { tasks: t, skillRuns: r, assignedTo }, q, caller }: { tables: TaskListTables; q: z.output<typeof listTasksQuerySchema>; caller: LedgerCaller | undefined }): SQL | undefined {
   const where: SQL[] = [];
   if (caller && !caller.isAdmin) where.push(or(eq(t.requestedBy, caller.agentId), assignedTo(caller.agentId)) as SQL);
   if (q.requested_by) where.push(eq(t.requestedBy, q.requested_by));
@@ -630,9 +630,9 @@ function assignedTo(t: typeof tasks.sqlite | typeof tasks.pg): (agentId: string)
   return (agentId) => sql`exists (select 1 from json_each(${t.assigneesJson}) where value = ${agentId})`;
 }
 
-export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>(input: ListTasksQuery, caller?: LedgerCaller, handle: H = getGovernance() as H): OnLedger<H, { tasks: (Task & { runCount: number })[]; total: number }> {
+export function listTasksByFilter<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: ListTasksQuery; caller?: LedgerCaller; handle?: H }): OnLedger<H, { tasks: (Task & { runCount: number })[]; total: number }> {
   const q = listTasksQuerySchema.parse(input);
-  const where = (t: typeof tasks.sqlite | typeof tasks.pg) => taskListWhere({ tasks: t, skillRuns: t === tasks.pg ? skillRuns.pg : skillRuns.sqlite, assignedTo: assignedTo(t) }, q, caller);
+  const where = (t: typeof tasks.sqlite | typeof tasks.pg) => taskListWhere({ tables: { tasks: t, skillRuns: t === tasks.pg ? skillRuns.pg : skillRuns.sqlite, assignedTo: assignedTo(t) }, q, caller });
   return readLedger(
     handle,
     (function* () {
@@ -681,7 +681,7 @@ export type ArtifactProofs = {
  * that made it and how they were checked. With a caller: facts of its stores
  * only, and runs, tasks and validations of its own tasks only.
  */
-export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>(input: z.input<typeof artifactLookupSchema>, caller?: LedgerCaller, handle: H = getGovernance() as H): OnLedger<H, ArtifactProofs> {
+export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({ input, caller, handle = getGovernance() as H }: { input: z.input<typeof artifactLookupSchema>; caller?: LedgerCaller; handle?: H }): OnLedger<H, ArtifactProofs> {
   const q = artifactLookupSchema.parse(input);
   return readLedger(
     handle,
@@ -692,7 +692,7 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>(i
       const runsFound = linkedRunIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.runId, linkedRunIds) }) : [];
       const linkedTasks = distinct([...facts.map((f) => f.taskId), ...runsFound.map((r) => r.taskId)]);
       const taskRowsFound = linkedTasks.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, linkedTasks) }) : [];
-      const visibleTasks = new Map(taskRowsFound.filter((t) => !caller || canWorkOnTask(t, caller)).map((t) => [t.taskId, t]));
+      const visibleTasks = new Map(taskRowsFound.filter((t) => !caller || canWorkOnTask({ task: t, caller })).map((t) => [t.taskId, t]));
       // Rows under a task name it by the id its requester chose; a fact's link to a task the caller may not work on is left out.
       const known = <T extends { taskId: string | null }>(r: T): T => {
         const task = r.taskId === null ? undefined : visibleTasks.get(r.taskId);

@@ -13,7 +13,7 @@ import { AppError } from "../errors";
 export const KEY_SEPARATOR = "~";
 
 /** The internal key of an id its owner chose. */
-export function ownedKey(owner: string, clientId: string): string {
+export function ownedKey({ owner, clientId }: { owner: string; clientId: string }): string {
   return `${owner}${KEY_SEPARATOR}${clientId}`;
 }
 
@@ -46,7 +46,7 @@ export type OwnedRow = { key: string; clientId: string; owner: string; involved?
  * with that id at the same rank are ambiguous (409, naming their keys: the
  * caller may see every one of them).
  */
-export function pickOwned<R>(visible: R[], ref: string, ownerId: string | undefined, view: (r: R) => OwnedRow, kind: string): R | undefined {
+export function pickOwned<R>({ visible, ref, ownerId, view, kind }: { visible: R[]; ref: string; ownerId: string | undefined; view: (r: R) => OwnedRow; kind: string }): R | undefined {
   const own = ownerId === undefined ? undefined : visible.find((r) => view(r).owner === ownerId && view(r).clientId === ref);
   if (own) return own;
   const split = splitKey(ref);

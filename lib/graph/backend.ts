@@ -145,6 +145,6 @@ export function graphOn(engine: Engine): GraphBackend {
       return rememberByQuery({ handle, core: core as StoreHandle | null, input });
     },
   };
-  return refusingArchivedWrites(graph, GRAPH_WRITES);
+  return refusingArchivedWrites({ backend: graph, writes: GRAPH_WRITES });
 }
 

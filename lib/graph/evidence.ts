@@ -43,8 +43,8 @@ export function linkEvidence<H extends AnyStoreHandle>({ handle, input, actor }:
   return write(
     handle,
     (function* () {
-      if (!(yield* targetExists(e.target, e.target_id, { lock: "share" }))) throw notFound(e.target, e.target_id);
-      if (!(yield* row(graphTables.thoughts, (t) => eq(t.id, e.thought_id), { lock: "share" }))) throw notFound("thought", e.thought_id);
+      if (!(yield* targetExists(e.target, e.target_id, { lock: "share" }))) throw notFound({ what: e.target, id: e.target_id });
+      if (!(yield* row(graphTables.thoughts, (t) => eq(t.id, e.thought_id), { lock: "share" }))) throw notFound({ what: "thought", id: e.thought_id });
       const inserted = yield* insertOrIgnore(links, { targetId: e.target_id, thoughtId: e.thought_id, stance: e.stance, createdAt: Date.now(), createdBy: actor }, (t) => [t.targetId, t.thoughtId]);
       const [written] = inserted ? [inserted] : yield* update(links, { stance: e.stance }, (t) => and(eq(t.targetId, e.target_id), eq(t.thoughtId, e.thought_id)));
       return { evidence: { target: e.target, target_id: written.targetId, thought_id: written.thoughtId, stance: written.stance, created_at: written.createdAt, created_by: written.createdBy }, created: inserted !== undefined };
@@ -83,7 +83,7 @@ export function listEvidenceByTarget<H extends AnyStoreHandle>({ handle, query }
   return read(
     handle,
     (function* () {
-      if (!(yield* targetExists(q.target, q.target_id))) throw notFound(q.target, q.target_id);
+      if (!(yield* targetExists(q.target, q.target_id))) throw notFound({ what: q.target, id: q.target_id });
       const page = yield* select({ links: TABLES[q.target].links }, (db, { links }, o) =>
         db
           .select({ thoughtId: links.thoughtId, stance: links.stance, total: sql<number>`count(*) over ()` })

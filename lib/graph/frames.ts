@@ -26,7 +26,7 @@ export type GraphFrame = {
 };
 
 export function toGraphFrame(r: KgFrameRow): GraphFrame {
-  return { id: r.id, node_id: r.nodeId, column: r.column, properties: parseJsonColumnOr<Record<string, unknown>>(r.properties, {}), created_at: r.createdAt, updated_at: r.updatedAt, created_by: r.createdBy };
+  return { id: r.id, node_id: r.nodeId, column: r.column, properties: parseJsonColumnOr<Record<string, unknown>>({ text: r.properties, fallback: {} }), created_at: r.createdAt, updated_at: r.updatedAt, created_by: r.createdBy };
 }
 
 export function getFrameById<H extends AnyStoreHandle>({ handle, id }: { handle: H; id: string }): On<H, GraphFrame> {
@@ -34,7 +34,7 @@ export function getFrameById<H extends AnyStoreHandle>({ handle, id }: { handle:
     handle,
     (function* () {
       const found = yield* row(frames, (t) => eq(t.id, id));
-      if (!found) throw notFound("frame", id);
+      if (!found) throw notFound({ what: "frame", id });
       return toGraphFrame(found);
     })(),
   );
@@ -63,7 +63,7 @@ export function updateFrame<H extends AnyStoreHandle>({ handle, id, input }: { h
     handle,
     (function* () {
       const [written] = yield* update(frames, { properties: JSON.stringify(u.properties), updatedAt: now }, (t) => eq(t.id, id));
-      if (!written) throw notFound("frame", id);
+      if (!written) throw notFound({ what: "frame", id });
       yield* update(nodes, { updatedAt: now }, (t) => eq(t.id, written.nodeId));
       return toGraphFrame(written);
     })(),
@@ -76,7 +76,7 @@ export function deleteFrame<H extends AnyStoreHandle>({ handle, id, actor }: { h
     handle,
     (function* () {
       const [gone] = yield* remove(frames, (t) => eq(t.id, id));
-      if (!gone) throw notFound("frame", id);
+      if (!gone) throw notFound({ what: "frame", id });
       yield* audit({ actor, action: "graph.frame.delete", target: `store:${handle.store}/frame:${id}`, details: { node: gone.nodeId, column: gone.column } });
       return { deleted: id };
     })(),

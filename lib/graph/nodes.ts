@@ -44,7 +44,7 @@ export const nodeEmbeddable: Embeddable = {
       .from(kgNodes)
       .where(inArray(kgNodes.seq, refIds))
       .all();
-    return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>(r.tags, []) }), inputHash: r.embedHash }]));
+    return new Map(rows.map((r) => [r.seq, { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) }), inputHash: r.embedHash }]));
   },
   listAll({ handle }) {
     return handle.db.select({ refId: kgNodes.seq, inputHash: kgNodes.embedHash }).from(kgNodes).all();
@@ -56,11 +56,11 @@ export const nodeEmbeddablePg: PgEmbeddable = {
   kind: NODE_KIND,
   artifactType: NODE_KIND,
   async load({ tx, refIds }) {
-    const rows = await rowsOf<{ seq: string; displayName: string; entityType: string; tags: string; embedHash: string }>(
+    const rows = await rowsOf<{ seq: string; displayName: string; entityType: string; tags: string; embedHash: string }>({
       tx,
-      sql`select seq, display_name as "displayName", entity_type as "entityType", tags, embed_hash as "embedHash" from kg_node where seq in ${refIds}`,
-    );
-    return new Map(rows.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>(r.tags, []) }), inputHash: r.embedHash, chunkingVersion: null }]));
+      query: sql`select seq, display_name as "displayName", entity_type as "entityType", tags, embed_hash as "embedHash" from kg_node where seq in ${refIds}`,
+    });
+    return new Map(rows.map((r) => [Number(r.seq), { text: nodeEmbeddingText({ ...r, tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }) }), inputHash: r.embedHash, chunkingVersion: null }]));
   },
   missingVectors: (fingerprintId) => missingVectorsSql({ kind: NODE_KIND, table: "kg_node", idColumn: "seq", hashColumn: "embed_hash", fingerprintId }),
 };
@@ -120,8 +120,8 @@ export function toGraphNode(r: KgNodeRow): GraphNode {
     created_at: r.createdAt,
     updated_at: r.updatedAt,
     created_by: r.createdBy,
-    attributes: parseJsonColumnOr<Record<string, unknown>>(r.attributes, {}),
-    tags: parseJsonColumnOr<string[]>(r.tags, []),
+    attributes: parseJsonColumnOr<Record<string, unknown>>({ text: r.attributes, fallback: {} }),
+    tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }),
     auto_extracted: Boolean(r.autoExtracted),
   };
 }
@@ -133,7 +133,7 @@ export function toGraphNode(r: KgNodeRow): GraphNode {
  */
 export function* requireNode(id: string, { lock }: { lock?: RowLock } = {}): Op<KgNodeRow> {
   const found = yield* row(graphTables.kgNodes, (t) => eq(t.id, id), { lock });
-  if (!found) throw notFound("node", id);
+  if (!found) throw notFound({ what: "node", id });
   return found;
 }
 
@@ -165,7 +165,7 @@ export function nodeExists({ entityType, name, id }: { entityType: string; name:
 /** An update's columns to set (both dialects): the embed hash follows the display name and tags. */
 export function updatedNodeFields({ row, input: u, now }: { row: KgNodeRow; input: z.output<typeof updateNodeInputSchema>; now: number }) {
   const displayName = u.display_name ?? row.displayName;
-  const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>(row.tags, []);
+  const tags = u.tags ? normalizeTags(u.tags) : parseJsonColumnOr<string[]>({ text: row.tags, fallback: [] });
   return {
     displayName,
     scope: u.scope === undefined ? row.scope : u.scope,
@@ -221,7 +221,7 @@ export function deleteNode<H extends AnyStoreHandle>({ handle, id, actor }: { ha
       const frames = yield* count(graphTables.kgFrames, (t) => eq(t.nodeId, id));
       const relations = yield* count(graphTables.kgRelations, (t) => or(eq(t.fromId, id), eq(t.toId, id)));
       yield* remove(nodes, (t) => eq(t.seq, current.seq));
-      yield* forgetVectors(NODE_KIND, [current.seq]);
+      yield* forgetVectors({ kind: NODE_KIND, refIds: [current.seq] });
       yield* audit({ actor, action: "graph.node.delete", target: `store:${handle.store}/node:${id}`, details: { name: current.name, frames, relations } });
       return { deleted: id, frames, relations };
     })(),
@@ -270,8 +270,8 @@ function listNodesSqlite(handle: StoreHandle, f: z.output<typeof listNodesQueryS
   const page = handle.sqlite.prepare(`select ${NODE_COLUMNS} from ${from} ${clause} order by ${order} limit ? offset ?`);
   const total = handle.sqlite.prepare(`select count(*) as n from ${from} ${clause}`);
   const budget = startQueryBudget({ hint: LISTING_HINT });
-  const rows = runWithinBudget(handle.sqlite, budget, () => page.all(...args, f.limit, f.offset) as KgNodeRow[]);
-  const { n } = runWithinBudget(handle.sqlite, budget, () => total.get(...args) as CountRow);
+  const rows = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => page.all(...args, f.limit, f.offset) as KgNodeRow[] });
+  const { n } = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => total.get(...args) as CountRow });
   return { nodes: rows.map(toGraphNode), total: n };
 }
 
@@ -279,13 +279,13 @@ async function listNodesPg(tx: PgStoreTx, f: z.output<typeof listNodesQuerySchem
   const t = pgGraph.kgNodes;
   let query: SQL | null = null;
   if (f.q) {
-    query = tsqueryFor(matchTerms(f.q, { stopwords: "keep", maxTerms: 16 }), "any");
+    query = tsqueryFor({ terms: matchTerms(f.q, { stopwords: "keep", maxTerms: 16 }), match: "any" });
     if (!query) return { nodes: [], total: 0 };
   }
   const where = and(f.entity_type ? eq(t.entityType, f.entity_type) : undefined, query ? sql`kg_node.tsv @@ (${query})` : undefined);
   const order = query ? [sql`ts_rank(kg_node.tsv, ${query}) desc`, t.seq] : [desc(t.updatedAt), desc(t.seq)];
   const budget = startQueryBudget({ hint: LISTING_HINT });
-  return runWithinBudgetPg(tx, budget, async () => {
+  return runWithinBudgetPg({ tx, budget, fn: async () => {
     const rows = await tx
       .select()
       .from(t)
@@ -295,5 +295,5 @@ async function listNodesPg(tx: PgStoreTx, f: z.output<typeof listNodesQuerySchem
       .offset(f.offset);
     const [{ n }] = await tx.select({ n: countAll() }).from(t).where(where);
     return { nodes: rows.map(toGraphNode), total: n };
-  });
+  } });
 }

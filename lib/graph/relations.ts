@@ -76,7 +76,7 @@ export function toGraphRelation(r: KgRelationRow): GraphRelation {
     confidence: r.confidence,
     temporal_start: r.temporalStart,
     temporal_end: r.temporalEnd,
-    attributes: parseJsonColumnOr<Record<string, unknown>>(r.attributes, {}),
+    attributes: parseJsonColumnOr<Record<string, unknown>>({ text: r.attributes, fallback: {} }),
     created_at: r.createdAt,
     updated_at: r.updatedAt,
     created_by: r.createdBy,
@@ -89,7 +89,7 @@ export function getRelationById<H extends AnyStoreHandle>({ handle, id }: { hand
 
 function* requireRelation(id: string): Op<GraphRelation> {
   const found = yield* row(relations, (t) => eq(t.id, id));
-  if (!found) throw notFound("relation", id);
+  if (!found) throw notFound({ what: "relation", id });
   return toGraphRelation(found);
 }
 
@@ -125,7 +125,7 @@ export function mergedRelationFields({ existing, input: r, now }: { existing: Kg
     bidirectional: Boolean(existing.bidirectional) || r.bidirectional,
     temporalStart: minDefined(existing.temporalStart, r.temporal_start ?? null),
     temporalEnd: maxDefined(existing.temporalEnd, r.temporal_end ?? null),
-    attributes: JSON.stringify({ ...parseJsonColumnOr<Record<string, unknown>>(existing.attributes, {}), ...(r.attributes ?? {}) }),
+    attributes: JSON.stringify({ ...parseJsonColumnOr<Record<string, unknown>>({ text: existing.attributes, fallback: {} }), ...(r.attributes ?? {}) }),
     updatedAt: now,
   };
 }
@@ -198,7 +198,7 @@ export function updateRelation<H extends AnyStoreHandle>({ handle, id, input }: 
     handle,
     (function* () {
       const current = yield* row(relations, (t) => eq(t.id, id), { lock: "update" });
-      if (!current) throw notFound("relation", id);
+      if (!current) throw notFound({ what: "relation", id });
       const [written] = yield* update(relations, updatedRelationFields({ row: current, input: u, now: Date.now() }), (t) => eq(t.id, id));
       return toGraphRelation(written);
     })(),
@@ -211,7 +211,7 @@ export function deleteRelation<H extends AnyStoreHandle>({ handle, id, actor }: 
     handle,
     (function* () {
       const [gone] = yield* remove(relations, (t) => eq(t.id, id));
-      if (!gone) throw notFound("relation", id);
+      if (!gone) throw notFound({ what: "relation", id });
       yield* audit({ actor, action: "graph.relation.delete", target: `store:${handle.store}/relation:${id}`, details: { from: gone.fromId, to: gone.toId, type: gone.relationshipType } });
       return { deleted: id };
     })(),

@@ -114,12 +114,12 @@ type LexicalHits = { hits: { seq: number; lexical: number }[]; lexemes: string[]
  */
 async function lexicalHitsPg({ tx, handle, kind, terms, k, budget }: { tx: PgStoreTx; handle: PgStoreHandle; kind: Kind; terms: string[]; k: number; budget: QueryBudget }): Promise<LexicalHits> {
   if (terms.length === 0) return { hits: [], lexemes: [], by: "bm25" };
-  return runWithinBudgetPg(tx, budget, async () => {
+  return runWithinBudgetPg({ tx, budget, fn: async () => {
     const top = await rowsTopBm25Pg({ tx, table: KIND_WORDS[kind], words: terms, k });
     if (top.kind === "ranked") return { hits: relativeLexical(top.hits.map((h) => ({ seq: h.rid, rank: h.score }))), lexemes: top.tokens, by: "bm25" as const };
     if (top.building) startRowTermsBackfillPg({ handle, table: KIND_WORDS[kind] });
     return tsRankHitsPg({ tx, kind, terms, k });
-  });
+  } });
 }
 
 /** lexicalHitsPg by Σ idf × ts_rank per lexeme (idf from each lexeme's row count, counted on the GIN index). */
@@ -129,13 +129,13 @@ async function tsRankHitsPg({ tx, kind, terms, k }: { tx: PgStoreTx; kind: Kind;
     terms.map((t) => sql`${t}`),
     sql`, `,
   )}]::text[]`;
-  const stats = await rowsOf<{ q: string; df: number; n: number }>(
+  const stats = await rowsOf<{ q: string; df: number; n: number }>({
     tx,
-    sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
+    query: sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
       kept as (select q::text as q, min(i) as i from t where numnode(q) > 0 group by q::text)
       select kept.q, (select count(*) from ${table} x where x.tsv @@ kept.q::tsquery)::int as df, (select count(*) from ${table})::int as n
       from kept order by kept.i`,
-  );
+  });
   if (stats.length === 0) return { hits: [], lexemes: [], by: "ts_rank" };
   // bm25's idf: rare words weigh more than common ones. Each lexeme's text is PostgreSQL's own, passed back as a parameter.
   const idf = (df: number, n: number) => Math.log(1 + (n - df + 0.5) / (df + 0.5));
@@ -147,7 +147,7 @@ async function tsRankHitsPg({ tx, kind, terms, k }: { tx: PgStoreTx; kind: Kind;
     stats.map((s) => sql`${s.q}::tsquery`),
     sql` || `,
   );
-  const rows = await rowsOf<{ seq: string; rank: number }>(tx, sql`select x.seq, ${rank} as rank from ${table} x where x.tsv @@ (${query}) order by rank desc, x.seq limit ${k}`);
+  const rows = await rowsOf<{ seq: string; rank: number }>({ tx, query: sql`select x.seq, ${rank} as rank from ${table} x where x.tsv @@ (${query}) order by rank desc, x.seq limit ${k}` });
   return { hits: relativeLexical(rows.map((r) => ({ seq: Number(r.seq), rank: Number(r.rank) }))), lexemes: stats.map((s) => s.q), by: "ts_rank" };
 }
 
@@ -155,13 +155,13 @@ async function tsRankHitsPg({ tx, kind, terms, k }: { tx: PgStoreTx; kind: Kind;
 async function thoughtNeighboursPg(tx: PgStoreTx, seqs: number[]): Promise<ContextNeighbours[]> {
   if (seqs.length === 0) return [];
   const w = CONTEXT_EVIDENCE.windowMs;
-  const rows = await rowsOf<{ hit: string; before: string | null; after: string | null }>(
+  const rows = await rowsOf<{ hit: string; before: string | null; after: string | null }>({
     tx,
-    sql`select h.seq as hit,
+    query: sql`select h.seq as hit,
        (select n.seq from thoughts n where n.timestamp between h.timestamp - ${w} and h.timestamp and n.chain_id is not distinct from h.chain_id and (n.timestamp < h.timestamp or n.seq < h.seq) order by n.timestamp desc, n.seq desc limit 1) as before,
        (select n.seq from thoughts n where n.timestamp between h.timestamp and h.timestamp + ${w} and n.chain_id is not distinct from h.chain_id and (n.timestamp > h.timestamp or n.seq > h.seq) order by n.timestamp, n.seq limit 1) as after
      from thoughts h where h.seq = any(${`{${seqs.join(",")}}`}::bigint[])`,
-  );
+  });
   return rows.map((r) => ({ hit: Number(r.hit), before: r.before === null ? null : Number(r.before), after: r.after === null ? null : Number(r.after) }));
 }
 
@@ -170,10 +170,10 @@ async function cosineByCandidatePg({ tx, kind, cands, fingerprintId, query }: { 
   const out = new Map<number, number>();
   if (cands.length === 0) return out;
   const ids = `{${cands.map((c) => c.seq).join(",")}}`;
-  const rows = await rowsOf<{ refId: string; inputHash: string; embedding: number[] }>(
+  const rows = await rowsOf<{ refId: string; inputHash: string; embedding: number[] }>({
     tx,
-    sql`select ref_id as "refId", input_hash as "inputHash", embedding from embeddings where kind = ${kind} and fingerprint_id = ${fingerprintId} and ref_id = any(${ids}::bigint[])`,
-  );
+    query: sql`select ref_id as "refId", input_hash as "inputHash", embedding from embeddings where kind = ${kind} and fingerprint_id = ${fingerprintId} and ref_id = any(${ids}::bigint[])`,
+  });
   const hashes = new Map(cands.map((c) => [c.seq, c.hash]));
   for (const r of rows) {
     const seq = Number(r.refId);
@@ -191,7 +191,7 @@ async function cosineByCandidatePg({ tx, kind, cands, fingerprintId, query }: { 
  */
 async function gatherPg({ src, plan, queryVector, budget }: { src: SourcePg; plan: RememberPlan; queryVector: number[] | null; budget: QueryBudget }): Promise<GatheredPg> {
   const { req, ftsTerms } = plan;
-  return withStoreTx({ handle: src.handle, readOnly: true }, async (tx) => {
+  return withStoreTx({ handle: src.handle, readOnly: true, work: async (tx) => {
     const set = candidateSet(src.store);
     let belowFloor = 0;
     let vectorFallback: Fallback | null = null;
@@ -239,7 +239,7 @@ async function gatherPg({ src, plan, queryVector, budget }: { src: SourcePg; pla
         const side = (end: "from_id" | "to_id") =>
           sql`select e.id, e.from_id as "fromId", e.to_id as "toId", e.relationship_type as type, e.weight from unnest(${ids}) s(id)
               cross join lateral (select * from kg_relation x where x.${sql.identifier(end)} = s.id and x.weight >= ${req.min_edge_weight} order by x.weight desc, x.id collate "C" limit ${MAX_EDGES_PER_SEED}) e`;
-        const edges = (await rowsOf<EdgeRow>(tx, sql`select * from (${side("from_id")} union ${side("to_id")}) u order by weight desc, id collate "C" limit ${MAX_EDGES_READ}`)).map((e) => ({ ...e, weight: Number(e.weight) }));
+        const edges = (await rowsOf<EdgeRow>({ tx, query: sql`select * from (${side("from_id")} union ${side("to_id")}) u order by weight desc, id collate "C" limit ${MAX_EDGES_READ}` })).map((e) => ({ ...e, weight: Number(e.weight) }));
         const hop = oneHop({ set, seeds, edges });
         hop.join(await loadNodesPg(tx, { ids: hop.newcomers }));
       }
@@ -260,7 +260,7 @@ async function gatherPg({ src, plan, queryVector, budget }: { src: SourcePg; pla
     const relEvidence = relationIds.length
       ? await tx.select({ relationId: kgRelationEvidence.targetId, thoughtId: kgRelationEvidence.thoughtId }).from(kgRelationEvidence).where(inArray(kgRelationEvidence.targetId, relationIds))
       : [];
-    const [{ searchable }] = await rowsOf<{ searchable: boolean }>(tx, sql`select exists (select 1 from thoughts) or exists (select 1 from kg_node) as searchable`);
+    const [{ searchable }] = await rowsOf<{ searchable: boolean }>({ tx, query: sql`select exists (select 1 from thoughts) or exists (select 1 from kg_node) as searchable` });
     return {
       store: src.store,
       cands: set.cands,
@@ -274,7 +274,7 @@ async function gatherPg({ src, plan, queryVector, budget }: { src: SourcePg; pla
       lexicalTerms,
       lexicalBy,
     };
-  });
+  } });
 }
 
 /** Fused, explained, deterministic recall over thoughts and the graph of a PostgreSQL store; see rememberByQuery (./remember.ts) for the contract. */

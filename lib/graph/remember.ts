@@ -205,7 +205,7 @@ function propertyText(json: string): string {
     if (typeof v === "object") for (const x of Object.values(v as object)) walk(x);
     else values.push(String(v));
   };
-  walk(parseJsonColumnOr<unknown>(json, {}));
+  walk(parseJsonColumnOr<unknown>({ text: json, fallback: {} }));
   return values.join(" ");
 }
 
@@ -223,18 +223,18 @@ export type EdgeRow = { id: string; fromId: string; toId: string; type: string; 
 
 function loadThoughts({ src, by }: { src: Source; by: { column: "seq" | "id"; values: (number | string)[] } }): ThoughtCandidateRow[] {
   if (by.values.length === 0) return [];
-  return preparedOnce(
-    src.db,
-    `select seq, id, content, timestamp, content_hash as hash, framework, consistency from ${src.schema}.thoughts where ${by.column} in (select value from json_each(?))`,
-  ).all(JSON.stringify(by.values)) as ThoughtCandidateRow[];
+  return preparedOnce({
+    sqlite: src.db,
+    sql: `select seq, id, content, timestamp, content_hash as hash, framework, consistency from ${src.schema}.thoughts where ${by.column} in (select value from json_each(?))`,
+  }).all(JSON.stringify(by.values)) as ThoughtCandidateRow[];
 }
 
 function loadNodes({ src, by }: { src: Source; by: { column: "seq" | "id"; values: (number | string)[] } }): NodeCandidateRow[] {
   if (by.values.length === 0) return [];
-  return preparedOnce(
-    src.db,
-    `select seq, id, name, display_name as displayName, entity_type as entityType, updated_at as updatedAt, embed_hash as hash from ${src.schema}.kg_node where ${by.column} in (select value from json_each(?))`,
-  ).all(JSON.stringify(by.values)) as NodeCandidateRow[];
+  return preparedOnce({
+    sqlite: src.db,
+    sql: `select seq, id, name, display_name as displayName, entity_type as entityType, updated_at as updatedAt, embed_hash as hash from ${src.schema}.kg_node where ${by.column} in (select value from json_each(?))`,
+  }).all(JSON.stringify(by.values)) as NodeCandidateRow[];
 }
 
 /** Nearest refIds of a kind, at or above the similarity floor, through the one KNN (store or attached core). */
@@ -259,16 +259,16 @@ export function relativeLexical(rows: { seq: number; rank: number }[]): { seq: n
 function ftsHits({ src, table, terms, k, budget, common }: { src: Source; table: "thoughts_fts" | "kg_node_fts"; terms: string[]; k: number; budget: QueryBudget; common: Set<string> }): { seq: number; lexical: number }[] {
   const match = matchExpression(terms, "any");
   if (!match) return [];
-  const pruned = runWithinBudget(src.db, budget, () => selectiveTopByBm25({ db: src.db, schema: src.schema, table, terms, k }));
+  const pruned = runWithinBudget({ sqlite: src.db, budget, fn: () => selectiveTopByBm25({ db: src.db, schema: src.schema, table, terms, k }) });
   for (const w of pruned?.common ?? []) common.add(w);
   // Broad matches on a table with word lists are ranked from them, exactly as the statement below ranks them.
   const broad = pruned ? null : broadTopWithinBudget({ db: src.db, schema: src.schema, table, match, budget });
-  const statement = preparedOnce(src.db, `select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
+  const statement = preparedOnce({ sqlite: src.db, sql: `select rowid as seq, bm25(${table}) as rank from ${src.schema}.${table} where ${table} match ? order by rank, rowid limit ?` });
   const rows = pruned
     ? pruned.rows.map((r) => ({ seq: r.rowid, rank: r.rank }))
     : broad
       ? broad.top(k).map((r) => ({ seq: r.rowid, rank: r.rank }))
-      : runWithinBudget(src.db, budget, () => statement.all(match, k) as FtsRankRow[]);
+      : runWithinBudget({ sqlite: src.db, budget, fn: () => statement.all(match, k) as FtsRankRow[] });
   // bm25 is better when more negative.
   return relativeLexical(rows.map((r) => ({ seq: r.seq, rank: -r.rank })));
 }
@@ -280,13 +280,13 @@ function ftsHits({ src, table, terms, k, budget, common }: { src: Source; table:
 function thoughtNeighbours({ src, seqs }: { src: Source; seqs: number[] }): ContextNeighbours[] {
   if (seqs.length === 0) return [];
   const t = `${src.schema}.thoughts`;
-  return preparedOnce(
-    src.db,
-    `select h.seq as hit,
+  return preparedOnce({
+    sqlite: src.db,
+    sql: `select h.seq as hit,
        (select n.seq from ${t} n where n.timestamp between h.timestamp - @w and h.timestamp and n.chain_id is h.chain_id and (n.timestamp < h.timestamp or n.seq < h.seq) order by n.timestamp desc, n.seq desc limit 1) as before,
        (select n.seq from ${t} n where n.timestamp between h.timestamp and h.timestamp + @w and n.chain_id is h.chain_id and (n.timestamp > h.timestamp or n.seq > h.seq) order by n.timestamp, n.seq limit 1) as after
      from ${t} h where h.seq in (select value from json_each(@seqs))`,
-  ).all({ w: CONTEXT_EVIDENCE.windowMs, seqs: JSON.stringify(seqs) }) as ContextNeighbours[];
+  }).all({ w: CONTEXT_EVIDENCE.windowMs, seqs: JSON.stringify(seqs) }) as ContextNeighbours[];
 }
 
 /** Cosine of each candidate's current vector (hash must match the row's text) with the query. */
@@ -300,7 +300,7 @@ function cosineByCandidate({ src, kind, cands, query }: { src: Source; kind: Kin
 }
 
 function hasGraphContent(src: Source): boolean {
-  return !!preparedOnce(src.db, `select 1 from ${src.schema}.thoughts union all select 1 from ${src.schema}.kg_node limit 1`).get();
+  return !!preparedOnce({ sqlite: src.db, sql: `select 1 from ${src.schema}.thoughts union all select 1 from ${src.schema}.kg_node limit 1` }).get();
 }
 
 function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
@@ -326,7 +326,7 @@ export function nodeFactsOf({ nodeIds, frames, evidence }: { nodeIds: string[]; 
     const links = evidenceByNode.get(id) ?? [];
     const valuesByKey = new Map<string, Set<string>>();
     for (const f of mine) {
-      for (const [k, v] of Object.entries(parseJsonColumnOr<Record<string, unknown>>(f.properties, {}))) {
+      for (const [k, v] of Object.entries(parseJsonColumnOr<Record<string, unknown>>({ text: f.properties, fallback: {} }))) {
         const set = valuesByKey.get(k) ?? new Set<string>();
         set.add(JSON.stringify(v));
         valuesByKey.set(k, set);
@@ -351,12 +351,12 @@ export function nodeFactsOf({ nodeIds, frames, evidence }: { nodeIds: string[]; 
 function nodeFacts({ src, nodeIds }: { src: Source; nodeIds: string[] }): Map<string, NodeFacts> {
   if (nodeIds.length === 0) return new Map();
   // Frames and their evidence in one pass over the nodes' frames (two queries found each node's frames twice), ordered here.
-  const rows = preparedOnce(
-    src.db,
-    `select f.id, f.node_id as nodeId, f."column" as col, f.properties, f.created_at as createdAt, e.thought_id as thoughtId, e.stance
+  const rows = preparedOnce({
+    sqlite: src.db,
+    sql: `select f.id, f.node_id as nodeId, f."column" as col, f.properties, f.created_at as createdAt, e.thought_id as thoughtId, e.stance
        from ${src.schema}.kg_frame f left join ${src.schema}.kg_frame_evidence e on e.frame_id = f.id
       where f.node_id in (select value from json_each(?))`,
-  ).all(JSON.stringify(nodeIds)) as (FrameFactRow & { createdAt: number; thoughtId: string | null; stance: string | null })[];
+  }).all(JSON.stringify(nodeIds)) as (FrameFactRow & { createdAt: number; thoughtId: string | null; stance: string | null })[];
   const frames = new Map<string, FrameFactRow & { createdAt: number }>();
   const evidence: FrameEvidenceRow[] = [];
   for (const r of rows) {
@@ -377,7 +377,7 @@ export function relationEvidenceOf(rows: RelationEvidenceRow[]): Map<string, str
 
 function relationEvidence({ src, relationIds }: { src: Source; relationIds: string[] }): Map<string, string[]> {
   if (relationIds.length === 0) return new Map();
-  const rows = preparedOnce(src.db, `select relation_id as relationId, thought_id as thoughtId from ${src.schema}.kg_relation_evidence where relation_id in (select value from json_each(?))`).all(JSON.stringify(relationIds)) as RelationEvidenceRow[];
+  const rows = preparedOnce({ sqlite: src.db, sql: `select relation_id as relationId, thought_id as thoughtId from ${src.schema}.kg_relation_evidence where relation_id in (select value from json_each(?))` }).all(JSON.stringify(relationIds)) as RelationEvidenceRow[];
   return relationEvidenceOf(rows);
 }
 
@@ -477,7 +477,7 @@ function gatherCandidates({ src, ...args }: { src: Source; kinds: Kind[]; queryV
       const r = `${src.schema}.kg_relation`;
       const strongest = (end: "from_id" | "to_id") => `select x.id from ${r} x where x.${end} = s.value and x.weight >= @minWeight order by x.weight desc, x.id limit @perSeed`;
       const side = (end: "from_id" | "to_id") => `select e.id, e.from_id as fromId, e.to_id as toId, e.relationship_type as type, e.weight from json_each(@seeds) s join ${r} e on e.id in (${strongest(end)})`;
-      const edges = preparedOnce(src.db, `select * from (${side("from_id")} union ${side("to_id")}) order by weight desc, id limit @total`).all({
+      const edges = preparedOnce({ sqlite: src.db, sql: `select * from (${side("from_id")} union ${side("to_id")}) order by weight desc, id limit @total` }).all({
         minWeight: args.minEdgeWeight,
         seeds: JSON.stringify(seeds),
         perSeed: MAX_EDGES_PER_SEED,
@@ -576,7 +576,7 @@ export function asOfFor(req: RememberPlan["req"], perSource: { cands: Map<string
 export type RememberFusion = { policy: FusionPolicy; provider: Fingerprint["provider"] | null; floor: number };
 
 export function rememberFusion({ plan, fp }: { plan: RememberPlan; fp: Pick<Fingerprint, "provider" | "model" | "id"> | null }): RememberFusion {
-  return { policy: fusionPolicyFor(fp, { scoreVector: plan.req.w_vec }), provider: fp?.provider ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1 };
+  return { policy: fusionPolicyFor({ fingerprint: fp, override: { scoreVector: plan.req.w_vec } }), provider: fp?.provider ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1 };
 }
 
 /** Score every candidate by the formula and order them totally (both dialects). */
@@ -592,7 +592,7 @@ export function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { p
       // One fusion policy (lib/retrieval/fusion.ts): never below the lexical evidence alone.
       // bm25 is relative to the best hit of its own table: the best of a weak node match would tie with a thought that
       // holds every word, so the lexical score is weighed by the share of the query's words the item holds.
-      const coverage = termCoverage(ftsTerms, isThought ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}`);
+      const coverage = termCoverage({ terms: ftsTerms, text: isThought ? c.text : `${c.name ?? ""} ${c.text} ${f?.procedural ?? ""}` });
       const lexical = c.lexical * (0.5 + 0.5 * coverage);
       const semantic = fuseScores({ lexical: lexical + c.context, vector: cosine, policy: fusion.policy });
       const recency = asOf === null ? 1 : Math.exp(-Math.max(0, asOf - c.time) / tauMs);

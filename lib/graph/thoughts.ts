@@ -132,7 +132,7 @@ export function toThought(r: ThoughtSelect): Thought {
     timestamp: r.timestamp,
     importance: r.importance,
     relevance: r.relevance,
-    tags: parseJsonColumnOr<string[]>(r.tags, []),
+    tags: parseJsonColumnOr<string[]>({ text: r.tags, fallback: [] }),
     category: r.category,
     novelty: r.novelty,
     consistency: r.consistency,
@@ -291,24 +291,24 @@ const dot = (a: ArrayLike<number>, b: ArrayLike<number>) => {
  * is the same whoever computes it, and is written only while still null.
  */
 export async function computePendingNoveltyPg({ tx, fingerprintId }: { tx: PgStoreTx; fingerprintId: string }): Promise<number> {
-  const ready = await rowsOf<{ seq: string; embedding: number[] }>(
+  const ready = await rowsOf<{ seq: string; embedding: number[] }>({
     tx,
-    sql`select t.seq, e.embedding from thoughts t join embeddings e on e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId} and e.input_hash = t.content_hash
+    query: sql`select t.seq, e.embedding from thoughts t join embeddings e on e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId} and e.input_hash = t.content_hash
       where t.novelty is null order by t.seq limit ${NOVELTY_BATCH} for update of t skip locked`,
-  );
+  });
   if (ready.length === 0) return 0;
   const seqs = `{${ready.map((r) => r.seq).join(",")}}`;
-  const window = await rowsOf<{ seq: string; prev: string }>(
+  const window = await rowsOf<{ seq: string; prev: string }>({
     tx,
-    sql`select r.seq, p.seq as prev from unnest(${seqs}::bigint[]) as r(seq) cross join lateral (
+    query: sql`select r.seq, p.seq as prev from unnest(${seqs}::bigint[]) as r(seq) cross join lateral (
         select t.seq from thoughts t where t.seq < r.seq
           and exists (select 1 from embeddings e where e.kind = ${THOUGHT_KIND} and e.ref_id = t.seq and e.fingerprint_id = ${fingerprintId})
         order by t.seq desc limit ${NOVELTY_WINDOW}) p`,
-  );
+  });
   const prevIds = [...new Set(window.map((w) => w.prev))];
   const vectors = new Map<string, number[]>();
   if (prevIds.length) {
-    const found = await rowsOf<{ refId: string; embedding: number[] }>(tx, sql`select ref_id as "refId", embedding from embeddings where kind = ${THOUGHT_KIND} and fingerprint_id = ${fingerprintId} and ref_id = any(${`{${prevIds.join(",")}}`}::bigint[])`);
+    const found = await rowsOf<{ refId: string; embedding: number[] }>({ tx, query: sql`select ref_id as "refId", embedding from embeddings where kind = ${THOUGHT_KIND} and fingerprint_id = ${fingerprintId} and ref_id = any(${`{${prevIds.join(",")}}`}::bigint[])` });
     for (const v of found) vectors.set(String(v.refId), v.embedding);
   }
   const before = new Map<string, string[]>();
@@ -334,14 +334,14 @@ export async function refreshNovelty({ handle }: { handle: AnyStoreHandle }): Pr
   } catch {
     return;
   }
-  if (handle.kind === "pg") await withStoreTx({ handle }, (tx) => computePendingNoveltyPg({ tx, fingerprintId }));
+  if (handle.kind === "pg") await withStoreTx({ handle, work: (tx) => computePendingNoveltyPg({ tx, fingerprintId }) });
   else computePendingNovelty({ handle, fingerprintId });
 }
 
 export async function getThoughtById({ handle, id }: { handle: AnyStoreHandle; id: string }): Promise<Thought> {
   await refreshNovelty({ handle });
   const found = await read(handle, thoughtById(id));
-  if (!found) throw notFound("thought", id);
+  if (!found) throw notFound({ what: "thought", id });
   return found;
 }
 
@@ -361,7 +361,7 @@ function listingTextFilter(q: string): Op<SQL | null> {
       return match ? sql`thoughts.seq in (select rowid from thoughts_fts where thoughts_fts match ${match})` : null;
     },
     pg: async () => {
-      const query = tsqueryFor(matchTerms(q, { stopwords: "keep", maxTerms: 16 }), "any");
+      const query = tsqueryFor({ terms: matchTerms(q, { stopwords: "keep", maxTerms: 16 }), match: "any" });
       return query ? sql`thoughts.tsv @@ (${query})` : null;
     },
   });
@@ -401,7 +401,7 @@ export function recordThoughtFeedback<H extends AnyStoreHandle>({ handle, id, in
         { utility: sql`case when utility is null then ${real(utility)} else ${real(1 - UTILITY_ALPHA)} * utility + ${real(UTILITY_ALPHA)} * ${real(utility)} end`, feedbackCount: sql`feedback_count + 1` },
         (t) => eq(t.id, id),
       );
-      if (changed.length === 0) throw notFound("thought", id);
+      if (changed.length === 0) throw notFound({ what: "thought", id });
       return (yield* thoughtById(id))!;
     })(),
   );
@@ -413,12 +413,12 @@ export function deleteThought<H extends AnyStoreHandle>({ handle, id, actor }: {
     handle,
     (function* () {
       const [gone] = yield* remove(thoughtsTable, (t) => eq(t.id, id));
-      if (!gone) throw notFound("thought", id);
+      if (!gone) throw notFound({ what: "thought", id });
       if (gone.chainId) {
         const chainId = gone.chainId;
         yield* update(chainsTable, { thoughtCount: sql`thought_count - 1`, updatedAt: Date.now() }, (c) => eq(c.id, chainId));
       }
-      yield* forgetVectors(THOUGHT_KIND, [gone.seq]);
+      yield* forgetVectors({ kind: THOUGHT_KIND, refIds: [gone.seq] });
       yield* audit({ actor, action: "thought.delete", target: `store:${handle.store}/thought:${id}` });
       return { deleted: id };
     })(),
@@ -441,7 +441,7 @@ export function listChainsByRecency<H extends AnyStoreHandle>({ handle, limit = 
 
 export async function getChainById({ handle, id }: { handle: AnyStoreHandle; id: string }): Promise<Chain & { thoughts: Thought[] }> {
   const found = await read(handle, row(chainsTable, (c) => eq(c.id, id)));
-  if (!found) throw notFound("chain", id);
+  if (!found) throw notFound({ what: "chain", id });
   const { thoughts: inChain } = await listThoughtsByFilter({ handle, filter: { chain_id: id, limit: 200 } });
   return { ...toChain(found), thoughts: inChain };
 }

@@ -25,7 +25,7 @@ export const setWorkingMemoryInputSchema = z
 
 export type WorkingMemoryEntry = { key: string; value: unknown; expires_at: number | null; updated_at: number; updated_by: string };
 /** A row as the API shows it (both dialects). */
-export const toWorkingMemoryEntry = (r: WorkingMemoryRow): WorkingMemoryEntry => ({ key: r.key, value: parseJsonColumnOr<unknown>(r.value, null), expires_at: r.expiresAt, updated_at: r.updatedAt, updated_by: r.updatedBy });
+export const toWorkingMemoryEntry = (r: WorkingMemoryRow): WorkingMemoryEntry => ({ key: r.key, value: parseJsonColumnOr<unknown>({ text: r.value, fallback: null }), expires_at: r.expiresAt, updated_at: r.updatedAt, updated_by: r.updatedBy });
 /** Keys past their expiry are never returned, even before a sweep deletes them. */
 const liveAt = (t: { expiresAt: Column }, now: number) => or(isNull(t.expiresAt), gt(t.expiresAt, now));
 const notFoundKey = (key: string) => new AppError("not_found", `working memory has no key ${key}`);

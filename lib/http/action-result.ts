@@ -49,7 +49,7 @@ function fieldMessages(issues: { path: PropertyKey[]; message: string }[]): Reco
  * keeps them; field errors come from zod issues and from typed errors whose
  * details name a path.
  */
-export function actionError(e: unknown, values?: FormValues): ActionFailure {
+export function actionError({ error: e, values }: { error: unknown; values?: FormValues }): ActionFailure {
   if (isAppError(e)) {
     const withPath = e.details.filter((d): d is typeof d & { path: string } => typeof d.path === "string" && d.path !== "");
     return { ok: false, error: e.message, values, ...(withPath.length ? { fields: fieldMessages(withPath.map((d) => ({ path: d.path.split("."), message: d.message }))) } : {}) };
@@ -69,7 +69,7 @@ export function actionError(e: unknown, values?: FormValues): ActionFailure {
 }
 
 /** The fields of a submitted form as text, leaving out the ones named in `secret` (passwords are never echoed back). */
-export function formValues(form: FormData, { secret = [] }: { secret?: string[] } = {}): FormValues {
+export function formValues({ form, secret = [] }: { form: FormData; secret?: string[] }): FormValues {
   const values: FormValues = {};
   for (const key of new Set(form.keys())) {
     if (key.startsWith("$ACTION") || secret.includes(key)) continue;

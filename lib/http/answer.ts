@@ -9,12 +9,12 @@ const ANSWER = Symbol("dualmind.answer");
 
 export type Answer = { readonly [ANSWER]: true; readonly body: unknown; readonly status: number; readonly contentType?: string };
 
-export function answerWithStatus(body: unknown, status: number): Answer {
+export function answerWithStatus({ body, status }: { body: unknown; status: number }): Answer {
   return { [ANSWER]: true, body, status };
 }
 
 /** A text body with its content type, e.g. the Prometheus exposition format. */
-export function answerText(body: string, contentType: string, status = 200): Answer {
+export function answerText({ body, contentType, status = 200 }: { body: string; contentType: string; status?: number }): Answer {
   return { [ANSWER]: true, body, status, contentType };
 }
 

@@ -7,7 +7,7 @@ import { AppError } from "../errors";
  */
 
 /** Read the body with a hard byte limit; never buffers more than limit + one chunk. */
-export async function readBodyLimited(request: Request, limit: number): Promise<string> {
+export async function readBodyLimited({ request, limit }: { request: Request; limit: number }): Promise<string> {
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (Number.isFinite(declared) && declared > limit) {
     throw new AppError("payload_too_large", `request body is larger than ${limit} bytes`);
@@ -41,7 +41,7 @@ export async function readBodyLimited(request: Request, limit: number): Promise<
 export const MAX_JSON_DEPTH = 64;
 
 /** Nesting depth of a parsed JSON value, counted without recursion and given up past `limit`. */
-export function jsonDepthExceeds(value: unknown, limit: number): boolean {
+export function jsonDepthExceeds({ value, limit }: { value: unknown; limit: number }): boolean {
   const stack: [unknown, number][] = [[value, 0]];
   while (stack.length > 0) {
     const [v, depth] = stack.pop()!;
@@ -54,7 +54,7 @@ export function jsonDepthExceeds(value: unknown, limit: number): boolean {
 
 /** 400 when a parsed body nests deeper than MAX_JSON_DEPTH. */
 export function assertJsonDepth(json: unknown): void {
-  if (jsonDepthExceeds(json, MAX_JSON_DEPTH)) {
+  if (jsonDepthExceeds({ value: json, limit: MAX_JSON_DEPTH })) {
     throw new AppError("invalid_json", `request body nests deeper than ${MAX_JSON_DEPTH} levels`, [{ message: `JSON nesting is limited to ${MAX_JSON_DEPTH} levels` }]);
   }
 }

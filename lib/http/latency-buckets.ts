@@ -26,7 +26,7 @@ export function latencyBucketIndex(ms: number): number {
  * 14 counters sum exactly in SQL. Infinity when q falls in the open last
  * bucket (above 10 s); null without samples.
  */
-export function quantileFromBuckets(buckets: readonly number[], q: number): number | null {
+export function quantileFromBuckets({ buckets, q }: { buckets: readonly number[]; q: number }): number | null {
   const count = buckets.reduce((a, b) => a + b, 0);
   if (count === 0) return null;
   const target = Math.max(1, Math.ceil(q * count));

@@ -62,7 +62,7 @@ function routeKey(t: Map<string, RouteStats>, route: string): string {
   return OTHER_ROUTE;
 }
 
-export function recordRequest(route: string, status: number, ms: number, now: number = Date.now()): void {
+export function recordRequest({ route, status, ms, now = Date.now() }: { route: string; status: number; ms: number; now?: number }): void {
   const bucket = latencyBucketIndex(ms);
   const t = table();
   const key = routeKey(t, route);
@@ -98,10 +98,10 @@ function pruneUndrained(m: Map<string, unknown>): void {
  * 200, or the status the thrown error maps to (500 for an untyped one). For
  * work timed apart from its route, e.g. dialectic list vs detail queries.
  */
-export function timeCall<T>(route: string, fn: () => T): T {
+export function timeCall<T>({ route, fn }: { route: string; fn: () => T }): T {
   const started = performance.now();
   const statusOf = (e: unknown) => (isAppError(e) ? e.status : (infrastructureError(e)?.status ?? 500));
-  const record = (status: number) => recordRequest(route, status, performance.now() - started);
+  const record = (status: number) => recordRequest({ route, status, ms: performance.now() - started });
   let result: T;
   try {
     result = fn();
@@ -157,9 +157,9 @@ export function routeLatencySnapshot(): RouteLatency[] {
       route,
       count: s.count,
       meanMs: s.count ? s.sumMs / s.count : 0,
-      p50Ms: quantileFromBuckets(s.buckets, 0.5),
-      p95Ms: quantileFromBuckets(s.buckets, 0.95),
-      p99Ms: quantileFromBuckets(s.buckets, 0.99),
+      p50Ms: quantileFromBuckets({ buckets: s.buckets, q: 0.5 }),
+      p95Ms: quantileFromBuckets({ buckets: s.buckets, q: 0.95 }),
+      p99Ms: quantileFromBuckets({ buckets: s.buckets, q: 0.99 }),
       byStatus: Object.fromEntries([...s.byStatus.entries()].map(([k, v]) => [String(k), v])),
     }))
     .sort((a, b) => a.route.localeCompare(b.route));

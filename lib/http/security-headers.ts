@@ -45,7 +45,7 @@ function policyText(policy: Record<string, string>): string {
 const PLAIN_POLICY = policyText(values.policy);
 
 /** Set the security headers (and this policy) on a response's headers. */
-export function applySecurityHeaders(headers: Headers, policy: string): void {
+export function applySecurityHeaders({ headers, policy }: { headers: Headers; policy: string }): void {
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) headers.set(name, value);
   headers.set("Content-Security-Policy", policy);
 }

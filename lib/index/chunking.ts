@@ -32,7 +32,7 @@ const RULES = {
 
 type Line = { start: number; end: number; bytes: number; heading: boolean };
 
-export function chunkIdFor(path: string, chunkIndex: number, chunkSha256: string): string {
+export function chunkIdFor({ path, chunkIndex, chunkSha256 }: { path: string; chunkIndex: number; chunkSha256: string }): string {
   return sha256Hex(`${CHUNKING_VERSION}\0${path}\0${chunkIndex}\0${chunkSha256}`).slice(0, 32);
 }
 
@@ -131,7 +131,7 @@ export function chunkDocument({ path, kind, text }: { path: string; kind: ChunkK
     if (slice.trim() === "") continue;
     const chunkSha256 = sha256Hex(slice);
     const chunkIndex = chunks.length;
-    chunks.push({ chunkIndex, chunkId: chunkIdFor(path, chunkIndex, chunkSha256), chunkSha256, startByte: byteStart[from], endByte: byteStart[to], text: slice });
+    chunks.push({ chunkIndex, chunkId: chunkIdFor({ path, chunkIndex, chunkSha256 }), chunkSha256, startByte: byteStart[from], endByte: byteStart[to], text: slice });
   }
   return chunks;
 }

@@ -73,7 +73,7 @@ export function resolveInside({ root, segments, what }: { root: string; segments
 }
 
 /** Read a file, refusing (ELOOP, reported as a 422) if the file itself is a symbolic link. */
-export function readFileNoFollow(file: string, what: string): { bytes: Buffer; mtimeMs: number } {
+export function readFileNoFollow({ file, what }: { file: string; what: string }): { bytes: Buffer; mtimeMs: number } {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | O_NOFOLLOW);
@@ -107,7 +107,7 @@ export function existsNoFollow(file: string): boolean {
  * relative to the tree's parent; links are listed, never followed. Used to
  * refuse a bundle or backup that holds any before copying a byte of it.
  */
-export function findSymlinks(dir: string, label: string, limit = 20): string[] {
+export function findSymlinks({ dir, label, limit = 20 }: { dir: string; label: string; limit?: number }): string[] {
   const found: string[] = [];
   const visit = (abs: string, rel: string) => {
     if (found.length >= limit) return;

@@ -34,9 +34,9 @@ export function documentTitle(text: string): string {
 
 /** Write (or replace) a document's row in the whole-document index. */
 export function writeDocumentFts({ sqlite, docId, path, text }: { sqlite: Database.Database; docId: number; path: string; text: string }): void {
-  preparedOnce(sqlite, "insert or replace into documents_fts(rowid, path, title, body) values (?, ?, ?, ?)").run(docId, path, documentTitle(text), text);
+  preparedOnce({ sqlite, sql: "insert or replace into documents_fts(rowid, path, title, body) values (?, ?, ?, ?)" }).run(docId, path, documentTitle(text), text);
   // The row is logged for the table's word lists, when it has them (lib/retrieval/word-lists.ts; deletes: a trigger).
-  preparedOnce(sqlite, "insert into fts_changes(tbl, rid) select 'documents_fts', ? where exists (select 1 from fts_word_lists_meta where tbl = 'documents_fts')").run(docId);
+  preparedOnce({ sqlite, sql: "insert into fts_changes(tbl, rid) select 'documents_fts', ? where exists (select 1 from fts_word_lists_meta where tbl = 'documents_fts')" }).run(docId);
 }
 
 type DocumentRow = { docId: number; path: string; bytes: number; content: string | null };
@@ -44,7 +44,7 @@ type DocumentRow = { docId: number; path: string; bytes: number; content: string
 /** A document's text as its documents_fts row was written from it: its stored content, or rebuilt from its chunks. */
 function documentText(sqlite: Database.Database, d: DocumentRow): string {
   if (d.content !== null) return documentBytes({ content: d.content, spans: [], lo: 0, hi: d.bytes }).toString("utf8");
-  const spans = preparedOnce(sqlite, "select start_byte as startByte, end_byte as endByte, text from chunks where doc_id = ? order by start_byte").all(d.docId) as ChunkSpan[];
+  const spans = preparedOnce({ sqlite, sql: "select start_byte as startByte, end_byte as endByte, text from chunks where doc_id = ? order by start_byte" }).all(d.docId) as ChunkSpan[];
   return documentBytes({ content: null, spans, lo: 0, hi: Math.max(0, ...spans.map((s) => s.endByte)) }).toString("utf8");
 }
 
@@ -62,8 +62,8 @@ export const MAX_RESCORED_DOCUMENT_BYTES = 512 * 2 ** 10;
 export function documentFtsValues({ sqlite, docIds, maxBytes = MAX_RESCORED_DOCUMENT_BYTES }: { sqlite: Database.Database; docIds: number[]; maxBytes?: number }): Map<number, (string | null)[]> | null {
   const ids = JSON.stringify(docIds);
   // Their size first: a declined call reads no text.
-  if ((preparedOnce(sqlite, "select coalesce(sum(bytes), 0) from documents where doc_id in (select value from json_each(?))").pluck().get(ids) as number) > maxBytes) return null;
-  const docs = preparedOnce(sqlite, "select doc_id as docId, path, bytes, content from documents where doc_id in (select value from json_each(?))").all(ids) as DocumentRow[];
+  if ((preparedOnce({ sqlite, sql: "select coalesce(sum(bytes), 0) from documents where doc_id in (select value from json_each(?))" }).pluck().get(ids) as number) > maxBytes) return null;
+  const docs = preparedOnce({ sqlite, sql: "select doc_id as docId, path, bytes, content from documents where doc_id in (select value from json_each(?))" }).all(ids) as DocumentRow[];
   const out = new Map<number, (string | null)[]>();
   for (const d of docs) {
     const text = documentText(sqlite, d);
@@ -78,7 +78,7 @@ const TARGET = "docs_fts_rebuild_target";
 type Range = { through: number; target: number };
 
 function rebuildRange(sqlite: Database.Database): Range | null {
-  const rows = preparedOnce(sqlite, "select key, cast(value as integer) as v from meta where key in (?, ?)").all(THROUGH, TARGET) as { key: string; v: number }[];
+  const rows = preparedOnce({ sqlite, sql: "select key, cast(value as integer) as v from meta where key in (?, ?)" }).all(THROUGH, TARGET) as { key: string; v: number }[];
   const through = rows.find((r) => r.key === THROUGH)?.v;
   const target = rows.find((r) => r.key === TARGET)?.v;
   return through === undefined || target === undefined ? null : { through, target };

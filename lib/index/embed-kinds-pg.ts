@@ -49,7 +49,7 @@ export function tableEmbeddablePg({ kind, artifactType, table, idColumn = "id", 
     kind,
     artifactType,
     async load({ tx, refIds }) {
-      const rows = await rowsOf<{ id: string; text: string; hash: string; version: number | null }>(tx, sql`select ${id} as id, ${text} as text, ${hash} as hash, ${version} as version from ${t} where ${id} in ${refIds}`);
+      const rows = await rowsOf<{ id: string; text: string; hash: string; version: number | null }>({ tx, query: sql`select ${id} as id, ${text} as text, ${hash} as hash, ${version} as version from ${t} where ${id} in ${refIds}` });
       return new Map(rows.map((r) => [Number(r.id), { text: r.text, inputHash: r.hash, chunkingVersion: r.version }]));
     },
     missingVectors: (fingerprintId) => missingVectorsSql({ kind, table, idColumn, hashColumn, fingerprintId }),

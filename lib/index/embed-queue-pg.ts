@@ -56,7 +56,7 @@ const chunkEmbeddablePg: PgEmbeddable = {
   kind: CHUNK_KIND,
   artifactType: CHUNK_KIND,
   async load({ tx, refIds }) {
-    const rows = refIds.length ? await rowsOf<{ id: string; text: string; chunkSha256: string }>(tx, sql`select id, text, chunk_sha256 as "chunkSha256" from chunks where id in ${refIds}`) : [];
+    const rows = refIds.length ? await rowsOf<{ id: string; text: string; chunkSha256: string }>({ tx, query: sql`select id, text, chunk_sha256 as "chunkSha256" from chunks where id in ${refIds}` }) : [];
     return new Map(rows.map((r) => [Number(r.id), { text: r.text, inputHash: r.chunkSha256, chunkingVersion: CHUNKING_VERSION }]));
   },
   missingVectors: (fingerprintId) =>
@@ -122,7 +122,7 @@ export async function failEmbedItemsPg({
   for (const it of items) {
     const attempts = it.attempts + 1;
     const park = !retryable || attempts >= maxAttempts;
-    const next = now + Math.max(minDelayMs, backoffDelayMs(attempts));
+    const next = now + Math.max(minDelayMs, backoffDelayMs({ attempts }));
     const r = await tx.execute(sql`update embed_queue set attempts = ${attempts}, last_error = ${error.slice(0, 1000)}, next_attempt_at = ${next},
         parked_at = ${park ? now : null}, claimed_by = null, claimed_until = null
       where id = ${it.id} and claimed_by = ${workerId} returning id`);
@@ -141,19 +141,19 @@ export async function holdEmbedItemsPg({ tx, items, workerId, error, until }: { 
 /** Rows parked by a provider outage or a full disk go back in line, attempts reset (as releaseOutageParkedEmbeddings on SQLite). */
 export async function releaseOutageParkedEmbeddingsPg({ tx, store, now = Date.now() }: { tx: SqlRunner; store: string; now?: number }): Promise<number> {
   const like = sql.join(outageParkedPatterns().map((p) => sql`last_error like ${p}`), sql` or `);
-  const released = (await rowsOf<{ id: string }>(tx, sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, claimed_by = null, claimed_until = null
-    where parked_at is not null and (${like}) returning id`)).length;
+  const released = (await rowsOf<{ id: string }>({ tx, query: sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, claimed_by = null, claimed_until = null
+    where parked_at is not null and (${like}) returning id` })).length;
   if (released > 0) log("info", "embed items parked by a provider outage or a full disk are back in line", { store, released });
   return released;
 }
 
-const claimOwnersPg = (tx: SqlRunner) => rowsOf<{ owner: string; items: number }>(tx, sql`select claimed_by as owner, count(*)::int as items from embed_queue where claimed_by is not null group by claimed_by`);
+const claimOwnersPg = (tx: SqlRunner) => rowsOf<{ owner: string; items: number }>({ tx, query: sql`select claimed_by as owner, count(*)::int as items from embed_queue where claimed_by is not null group by claimed_by` });
 
 /** Release the claims of workers on this host whose process is gone (as releaseDeadWorkerClaims on SQLite; another host's wait for their lease). */
 export async function releaseDeadWorkerClaimsPg({ tx, store }: { tx: SqlRunner; store: string }): Promise<number> {
   const dead = (await claimOwnersPg(tx)).filter((o) => isDeadLocalOwner(o.owner)).map((o) => o.owner);
   if (dead.length === 0) return 0;
-  const released = (await rowsOf<{ id: string }>(tx, sql`update embed_queue set claimed_by = null, claimed_until = null where claimed_by in ${dead} returning id`)).length;
+  const released = (await rowsOf<{ id: string }>({ tx, query: sql`update embed_queue set claimed_by = null, claimed_until = null where claimed_by in ${dead} returning id` })).length;
   if (released > 0) log("warn", "released the embed claims of a worker that is gone", { store, released });
   return released;
 }
@@ -164,22 +164,22 @@ export async function releaseDeadWorkerClaimsPg({ tx, store }: { tx: SqlRunner; 
  * registry, not from this host's processes, so every replica reports the same.
  */
 export async function readStaleClaimsPg({ tx, now = Date.now() }: { tx: SqlRunner; now?: number }): Promise<StaleClaims | null> {
-  const rows = await rowsOf<{ owner: string; items: number }>(
+  const rows = await rowsOf<{ owner: string; items: number }>({
     tx,
-    sql`select q.claimed_by as owner, count(*)::int as items from embed_queue q
+    query: sql`select q.claimed_by as owner, count(*)::int as items from embed_queue q
       join public.embed_workers w on w.worker_id = q.claimed_by and w.heartbeat_at < ${now - WORKER_STALE_MS}
       where q.claimed_by is not null group by q.claimed_by order by q.claimed_by`,
-  );
+  });
   return rows.length === 0 ? null : { items: rows.reduce((a, r) => a + r.items, 0), owners: rows.map((r) => r.owner) };
 }
 
 /** The store's queue: rows waiting (ready or backing off), the oldest's age, and parked rows. */
 export async function getEmbedBacklogPg({ tx }: { tx: SqlRunner }): Promise<Backlog> {
-  const [row] = await rowsOf<{ pending: number; parked: number; oldest: string | null }>(
+  const [row] = await rowsOf<{ pending: number; parked: number; oldest: string | null }>({
     tx,
-    sql`select count(*) filter (where parked_at is null)::int as pending, count(*) filter (where parked_at is not null)::int as parked,
+    query: sql`select count(*) filter (where parked_at is null)::int as pending, count(*) filter (where parked_at is not null)::int as parked,
       min(enqueued_at) filter (where parked_at is null) as oldest from embed_queue`,
-  );
+  });
   return { pending: row.pending, parked: row.parked, oldestEnqueuedAt: row.oldest === null ? null : Number(row.oldest) };
 }
 
@@ -189,7 +189,7 @@ export async function getEmbedBacklogPg({ tx }: { tx: SqlRunner }): Promise<Back
  * watermark + 1 rows, so a long queue costs no more than a short one.
  */
 export async function backlogFallbackPg({ tx, watermark = getConfig().embed.backlogWatermark }: { tx: SqlRunner; watermark?: number }): Promise<Fallback | null> {
-  const [{ n }] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from (select 1 from embed_queue where parked_at is null limit ${watermark + 1}) q`);
+  const [{ n }] = await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from (select 1 from embed_queue where parked_at is null limit ${watermark + 1}) q` });
   if (n <= watermark) return null;
   const { pending } = await getEmbedBacklogPg({ tx });
   return { reason: "backlog", message: `${pending} item(s) are waiting for a vector, above the watermark of ${watermark} (DUALMIND_EMBED_BACKLOG_WATERMARK)`, count: pending };
@@ -197,23 +197,23 @@ export async function backlogFallbackPg({ tx, watermark = getConfig().embed.back
 
 /** Put a store's parked items back in line (after the cause is fixed), audited with who asked, in one transaction. */
 export async function retryParkedEmbeddingsPg({ handle, actor, now = Date.now() }: { handle: PgStoreHandle; actor: string; now?: number }): Promise<number> {
-  return withStoreTx({ handle }, async (tx) => {
+  return withStoreTx({ handle, work: async (tx) => {
     const requeued = (
-      await rowsOf<{ id: string }>(
+      await rowsOf<{ id: string }>({
         tx,
-        sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, last_error = null, claimed_by = null, claimed_until = null where parked_at is not null returning id`,
-      )
+        query: sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, last_error = null, claimed_by = null, claimed_until = null where parked_at is not null returning id`,
+      })
     ).length;
     await appendAuditPg({ db: tx, entry: { actor, action: "store.embeddings.retry_parked", target: `store:${handle.store}`, details: { requeued } } });
     return requeued;
-  });
+  } });
 }
 
 export async function listParkedEmbeddingsPg({ tx, limit = 50 }: { tx: SqlRunner; limit?: number }): Promise<ParkedEmbedding[]> {
-  const found = await rowsOf<{ kind: string; refId: string; attempts: number; lastError: string | null; parkedAt: string }>(
+  const found = await rowsOf<{ kind: string; refId: string; attempts: number; lastError: string | null; parkedAt: string }>({
     tx,
-    sql`select kind, ref_id as "refId", attempts, last_error as "lastError", parked_at as "parkedAt" from embed_queue where parked_at is not null order by parked_at desc, id limit ${limit}`,
-  );
+    query: sql`select kind, ref_id as "refId", attempts, last_error as "lastError", parked_at as "parkedAt" from embed_queue where parked_at is not null order by parked_at desc, id limit ${limit}`,
+  });
   return found.map((r) => ({ ...r, refId: Number(r.refId), parkedAt: Number(r.parkedAt) }));
 }
 
@@ -254,14 +254,14 @@ export async function processEmbedBatchPg({
   if (hold) return { ...emptyBatchResult(), error: hold.error, hold };
   const claimed: ClaimedItemPg[] = [];
   try {
-    if (shouldSweepParked(`pg:${handle.store}`)) await withStoreTx({ handle }, (tx) => releaseOutageParkedEmbeddingsPg({ tx, store: handle.store }));
+    if (shouldSweepParked(`pg:${handle.store}`)) await withStoreTx({ handle, work: (tx) => releaseOutageParkedEmbeddingsPg({ tx, store: handle.store }) });
     const result = await embedClaimedBatchPg({ handle, embedder, fp, workerId, batchSize, leaseMs, now, claimed, signal });
-    if (!result.hold) closeHold("disk");
+    if (!result.hold) closeHold({ scope: "disk" });
     return result;
   } catch (e) {
     if (!isDiskFullError(e)) throw e;
-    const h = openHold({ scope: "disk", error: holdErrorText("disk", e) });
-    await withStoreTx({ handle }, (tx) => holdEmbedItemsPg({ tx, items: claimed, workerId, error: h.error, until: h.until })).catch(() => undefined);
+    const h = openHold({ scope: "disk", error: holdErrorText({ scope: "disk", error: e }) });
+    await withStoreTx({ handle, work: (tx) => holdEmbedItemsPg({ tx, items: claimed, workerId, error: h.error, until: h.until }) }).catch(() => undefined);
     log("warn", "the database is out of space: the embed queue is held (no attempts spent) and tried again later", { store: handle.store, error: h.error });
     return { ...emptyBatchResult(), claimed: claimed.length, held: claimed.length, error: h.error, hold: h };
   }
@@ -288,22 +288,22 @@ async function embedClaimedBatchPg({
   claimed: ClaimedItemPg[];
   signal?: AbortSignal;
 }): Promise<BatchResult> {
-  const claimed = await withStoreTx({ handle }, (tx) => claimEmbedBatchPg({ tx, workerId, limit: batchSize, leaseMs, now: now() }));
+  const claimed = await withStoreTx({ handle, work: (tx) => claimEmbedBatchPg({ tx, workerId, limit: batchSize, leaseMs, now: now() }) });
   claimedOut.push(...claimed);
   const result: BatchResult = { ...emptyBatchResult(), claimed: claimed.length };
   if (claimed.length === 0) return result;
 
   // Current texts, per kind through its registered loader; an artifact deleted meanwhile is dropped from the queue.
-  const { texts, cached } = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+  const { texts, cached } = await withStoreTx({ handle, readOnly: true, work: async (tx) => {
     const byKind = new Map<string, Map<number, PgEmbeddableText>>();
     for (const kind of new Set(claimed.map((c) => c.kind))) {
       const loader = getPgEmbeddable(kind);
       if (loader) byKind.set(kind, await loader.load({ tx, refIds: claimed.filter((c) => c.kind === kind).map((c) => c.refId) }));
     }
     const keys = [...new Set([...byKind.values()].flatMap((m) => [...m.values()].map((t) => cacheKey(fp.id, t.text))))];
-    const hits = keys.length ? await rowsOf<{ key: string; embedding: number[] }>(tx, sql`select key, embedding from embedding_cache where key in ${keys}`) : [];
+    const hits = keys.length ? await rowsOf<{ key: string; embedding: number[] }>({ tx, query: sql`select key, embedding from embedding_cache where key in ${keys}` }) : [];
     return { texts: byKind, cached: new Map(hits.map((h) => [h.key, h.embedding])) };
-  });
+  } });
   const work: Work[] = [];
   const gone: ClaimedItemPg[] = [];
   for (const item of claimed) {
@@ -326,9 +326,9 @@ async function embedClaimedBatchPg({
     // Identical texts within a batch are embedded once too.
     const got = await embedBatchTexts({ provider: embedder.provider, texts: [...new Set(misses.map((m) => m.text))], dimension: fp.dimension, signal });
     result.sent = got.sent;
-    const outcome = splitBatchOutcome(misses, got);
+    const outcome = splitBatchOutcome({ misses, got });
     for (const [id, v] of outcome.vectors) vectors.set(id, v);
-    await withStoreTx({ handle }, async (tx) => {
+    await withStoreTx({ handle, work: async (tx) => {
       for (const r of outcome.refused) {
         const { parked } = await failEmbedItemsPg({ tx, items: r.items, workerId, error: r.error, retryable: r.retryable, now: now() });
         Object.assign(result, { failed: result.failed + r.items.length, parked: result.parked + parked, error: r.error });
@@ -337,13 +337,13 @@ async function embedClaimedBatchPg({
         await holdEmbedItemsPg({ tx, items: outcome.held, workerId, error: got.hold.error, until: got.hold.until });
         Object.assign(result, { held: outcome.held.length, hold: got.hold, error: got.hold.error });
       }
-    });
+    } });
     if (result.failed > 0 || result.held > 0) log("warn", "embedding batch failed", { store: handle.store, error: result.error, charged: result.failed, parked: result.parked, held: result.held });
     // Cached and embedded items still go through below.
     work.splice(0, work.length, ...work.filter((w) => vectors.has(w.item.id)));
   }
 
-  result.embedded = await withStoreTx({ handle }, (tx) => finishEmbedItemsPg({ tx, handle, fp, workerId, work, gone, vectors }));
+  result.embedded = await withStoreTx({ handle, work: (tx) => finishEmbedItemsPg({ tx, handle, fp, workerId, work, gone, vectors }) });
   // A re-embed finishes (or switches models) as soon as its last vector is written, on whichever replica wrote it.
   if (result.embedded > 0 || result.dropped > 0) await finishReembedIfDonePg({ handle });
   return result;
@@ -373,12 +373,12 @@ async function finishEmbedItemsPg({
 }): Promise<number> {
   const ids = [...work, ...gone.map((item) => ({ item }))].map((w) => w.item.id);
   if (ids.length === 0) return 0;
-  const owned = new Set((await rowsOf<{ id: string }>(tx, sql`delete from embed_queue where id in ${ids} and claimed_by = ${workerId} returning id`)).map((r) => Number(r.id)));
+  const owned = new Set((await rowsOf<{ id: string }>({ tx, query: sql`delete from embed_queue where id in ${ids} and claimed_by = ${workerId} returning id` })).map((r) => Number(r.id)));
   const mine = work.filter((w) => owned.has(w.item.id));
   if (mine.length < work.length) log("warn", "embed claims lost to another worker (lease ran out); their vectors are left to it", { store: handle.store, lost: work.length - mine.length });
   if (mine.length === 0) return 0;
   // A store's first vectors make their model its active one (a re-embed switches it later).
-  await adoptActiveFingerprintPg(tx, fp.id);
+  await adoptActiveFingerprintPg({ tx, fingerprintId: fp.id });
   const records = embeddingProvenanceRecords({
     fingerprint: fp,
     artifacts: mine.map((w) => ({ store: handle.store, artifactType: getPgEmbeddable(w.item.kind)?.artifactType ?? w.item.kind, refId: w.item.refId, inputHash: w.inputHash, chunkingVersion: w.chunkingVersion })),
@@ -485,7 +485,7 @@ export function startEmbedWorkerPg({
         try {
           const started = Date.now();
           const handle = await openStore(store);
-          if (releaseDead) await withStoreTx({ handle }, (tx) => releaseDeadWorkerClaimsPg({ tx, store }));
+          if (releaseDead) await withStoreTx({ handle, work: (tx) => releaseDeadWorkerClaimsPg({ tx, store }) });
           const use = embedder ?? getEmbedder();
           const r = await processEmbedBatchPg({ handle, workerId, embedder: use, leaseMs, batchSize, signal });
           if (r.embedded > 0 || r.dropped > 0) didWork = true;

@@ -30,7 +30,7 @@ export function enqueueVectors(items: { kind: string; refId: number; inputHash: 
 }
 
 /** Drop the vectors of deleted artifacts of one kind. */
-export function forgetVectors(kind: string, refIds: number[]): Op<void> {
+export function forgetVectors({ kind, refIds }: { kind: string; refIds: number[] }): Op<void> {
   return engineStep({
     sqlite: (handle) => forgetEmbeddings({ handle, items: refIds.map((refId) => ({ kind, refId })) }),
     pg: (tx) => forgetKindEmbeddingsPg({ tx, kind, refIds }),

@@ -95,7 +95,7 @@ function unquote(v: string): string {
   return s;
 }
 
-export function stringifyFrontmatter(data: Record<string, FrontmatterValue | undefined | null>, body: string): string {
+export function stringifyFrontmatter({ data, body }: { data: Record<string, FrontmatterValue | undefined | null>; body: string }): string {
   const lines = ["---"];
   for (const [key, value] of Object.entries(data)) {
     if (value === undefined || value === null) continue;

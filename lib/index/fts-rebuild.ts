@@ -43,7 +43,7 @@ type Range = { through: number; target: number };
 
 function rebuildRange(handle: StoreHandle): Range | null {
   // Checked on every store open: prepared once per connection.
-  const rows = preparedOnce(handle.sqlite, "select key, cast(value as integer) as v from meta where key in (?, ?)").all(THROUGH, TARGET) as { key: string; v: number }[];
+  const rows = preparedOnce({ sqlite: handle.sqlite, sql: "select key, cast(value as integer) as v from meta where key in (?, ?)" }).all(THROUGH, TARGET) as { key: string; v: number }[];
   const through = rows.find((r) => r.key === THROUGH)?.v;
   const target = rows.find((r) => r.key === TARGET)?.v;
   return through === undefined || target === undefined ? null : { through, target };

@@ -165,7 +165,7 @@ export function chunkSnippets({ tokenize, match, rows }: { tokenize: string; mat
 }
 
 /** The tokenizer of a schema's chunks_fts, for chunkSnippets. */
-export function chunkTokenizerOf(reader: SearchReader, schema: "main" | "core"): string {
+export function chunkTokenizerOf({ reader, schema }: { reader: SearchReader; schema: "main" | "core" }): string {
   return ftsTokenizerOf({ db: reader.sqlite, schema, table: "chunks_fts" });
 }
 
@@ -218,7 +218,7 @@ export const SEARCH_BUDGET_HINT = "narrow it: fewer or rarer words, longer prefi
  * The MATCH expression of a search: the caller's own for syntax=fts5 (within
  * FTS5_LIMITS), else its words quoted. Null when there is nothing to match.
  */
-export function ftsMatchFor(input: SearchInput, match: "all" | "any", stopwords: "drop" | "keep" = "drop"): string | null {
+export function ftsMatchFor({ input, match, stopwords = "drop" }: { input: SearchInput; match: "all" | "any"; stopwords?: "drop" | "keep" }): string | null {
   if (input.syntax !== "fts5") return buildFtsMatch(input.q, { match, stopwords });
   if (input.q.trim() === "") return null;
   checkFts5Expression(input.q);
@@ -264,13 +264,13 @@ export function runFts({
     const broad = broadTopWithinBudget({ db: reader.sqlite, schema, table: "chunks_fts", match, budget });
     if (broad) {
       onPlan?.(broad.plan);
-      return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, filters, take, top: broad.top }));
+      return runWithinBudget({ sqlite: reader.sqlite, budget, fn: () => pageOfRankedHits({ reader, schema, filters, take, top: broad.top }) });
     }
     if (!hasExplicitFilters(input)) {
       // Only the default filter (expired memories): rank over the FTS table alone, then join and filter just the best rows.
       // Joining chunks and documents and testing the filter for every match costs several times the ranking itself.
-      const ranked = preparedOnce(reader.sqlite, `select rowid, bm25(chunks_fts) as rank from ${schema}.chunks_fts where chunks_fts match ? order by rank, rowid limit ?`);
-      return runWithinBudget(reader.sqlite, budget, () => pageOfRankedHits({ reader, schema, filters, take, top: (m) => ranked.all(match, m) as Bm25Row[] }));
+      const ranked = preparedOnce({ sqlite: reader.sqlite, sql: `select rowid, bm25(chunks_fts) as rank from ${schema}.chunks_fts where chunks_fts match ? order by rank, rowid limit ?` });
+      return runWithinBudget({ sqlite: reader.sqlite, budget, fn: () => pageOfRankedHits({ reader, schema, filters, take, top: (m) => ranked.all(match, m) as Bm25Row[] }) });
     }
     const where = ["chunks_fts match ?", ...filters.where];
     const args: unknown[] = [match, ...filters.args];
@@ -280,7 +280,7 @@ export function runFts({
       from ${schema}.chunks_fts join ${schema}.chunks c on c.id = chunks_fts.rowid join ${schema}.documents d on d.doc_id = c.doc_id
       where ${where.join(" and ")} order by rank, c.id limit ?`;
     const statement = reader.sqlite.prepare(sql);
-    return runWithinBudget(reader.sqlite, budget, () => statement.all(...args, take) as HitRow[]);
+    return runWithinBudget({ sqlite: reader.sqlite, budget, fn: () => statement.all(...args, take) as HitRow[] });
   } catch (e) {
     // The statement itself is fixed and valid, so with advanced syntax an SQLITE_ERROR is the caller's
     // expression (syntax, unknown column, unterminated string). Plain queries are built to be valid.
@@ -300,12 +300,12 @@ type ChunkRowDetail = Omit<HitRow, "rank">;
  */
 function pageOfRankedHits({ reader, schema, filters, take, top }: { reader: SearchReader; schema: "main" | "core"; filters: { where: string[]; args: unknown[] }; take: number; top: (m: number) => Bm25Row[] }): HitRow[] {
   // Fixed text per schema and filter shape: prepared once per connection.
-  const details = preparedOnce(
-    reader.sqlite,
-    `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, c.text
+  const details = preparedOnce({
+    sqlite: reader.sqlite,
+    sql: `select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, c.text
      from ${schema}.chunks c join ${schema}.documents d on d.doc_id = c.doc_id
      where c.id in (select value from json_each(?))${filters.where.map((w) => ` and ${w}`).join("")}`,
-  );
+  });
   let kept: { row: Bm25Row; detail: ChunkRowDetail }[] = [];
   for (let m = take + 16; ; m *= 4) {
     const rows = top(m);
@@ -330,7 +330,7 @@ export function searchFullText({
   now?: number;
   budget?: QueryBudget;
 }): FullTextResult {
-  const match = ftsMatchFor(input, input.match ?? "all");
+  const match = ftsMatchFor({ input, match: input.match ?? "all" });
   const stores = core ? [handle.store, core.store] : [handle.store];
   if (match === null) return { mode: "fts", query: input.q, match, results: [], hasMore: false, stores };
   const take = input.offset + input.limit + 1;
@@ -342,8 +342,8 @@ export function searchFullText({
     }
     hits.sort((a, b) => b.score - a.score || (a.store === b.store ? a.row.id - b.row.id : a.store < b.store ? -1 : 1));
     const page = hits.slice(input.offset, input.offset + input.limit);
-    const snippets = new Map(reader.schemas.map(([schema]) => [schema, chunkSnippets({ tokenize: chunkTokenizerOf(reader, schema), match, rows: page.filter((h) => h.schema === schema).map((h) => h.row) })]));
-    const results = page.map(({ schema, store, row: r, score }): FullTextHit => ({ store, id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score, updatedAt: r.updatedAt, ...snippetFor(snippets.get(schema)!.get(r.id) ?? "", r) }));
+    const snippets = new Map(reader.schemas.map(([schema]) => [schema, chunkSnippets({ tokenize: chunkTokenizerOf({ reader, schema }), match, rows: page.filter((h) => h.schema === schema).map((h) => h.row) })]));
+    const results = page.map(({ schema, store, row: r, score }): FullTextHit => ({ store, id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, score, updatedAt: r.updatedAt, ...snippetFor({ raw: snippets.get(schema)!.get(r.id) ?? "", where: r }) }));
     return { mode: "fts", query: input.q, match, results, hasMore: hits.length > input.offset + input.limit, stores };
   } finally {
     reader.release();

@@ -244,24 +244,24 @@ export async function deleteDocumentByPathPg({ tx, path }: { tx: PgStoreTx; path
 export async function putDocumentsPg({ handle, input, actor }: { handle: PgStoreHandle; input: z.output<typeof putDocumentsSchema>; actor: string }): Promise<IngestResult[]> {
   const docs = documentsOfBatch(input);
   const now = Date.now();
-  return withStoreTx({ handle }, async (tx) => {
-    const results = await withStoreQuotaPg(tx, handle.store, () => ingestDocumentsPg({ tx, docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }));
+  return withStoreTx({ handle, work: async (tx) => {
+    const results = await withStoreQuotaPg({ tx, store: handle.store, write: () => ingestDocumentsPg({ tx, docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }) });
     const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
     if (changed.length > 0) {
       await appendAuditPg({ db: tx, entry: { actor, action: "documents.put", target: `store:${handle.store}`, details: { paths: changed.slice(0, 20), changed: changed.length, unchanged: results.length - changed.length } } });
     }
     return results;
-  });
+  } });
 }
 
 export async function deleteApiDocumentPg({ handle, path, actor }: { handle: PgStoreHandle; path: string; actor: string }): Promise<void> {
-  await withStoreTx({ handle }, async (tx) => {
+  await withStoreTx({ handle, work: async (tx) => {
     const [row] = await tx.select({ origin: documents.origin }).from(documents).where(eq(documents.path, path)).for("update");
     if (!row) throw new AppError("not_found", `no document at ${path}`);
     if (row.origin !== "api") throw new AppError("conflict", `${path} mirrors a memory; delete the memory instead`);
     await deleteDocumentByPathPg({ tx, path });
     await appendAuditPg({ db: tx, entry: { actor, action: "document.delete", target: `store:${handle.store}/document:${path}` } });
-  });
+  } });
 }
 
 /** Documents under a path prefix, by path, with their chunk counts (the twin of listDocumentsByPrefix). */

@@ -199,7 +199,7 @@ export function putDocuments({ handle, input, actor }: { handle: StoreHandle; in
   const now = Date.now();
   return handle.sqlite
     .transaction(() => {
-      const results = withStoreQuota(handle, () => docs.map((d) => ingestDocument({ handle, path: d.path, origin: "api", text: d.content, mtime: now })));
+      const results = withStoreQuota({ handle, write: () => docs.map((d) => ingestDocument({ handle, path: d.path, origin: "api", text: d.content, mtime: now })) });
       const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
       // An unchanged re-send writes nothing, so there is nothing to audit.
       if (changed.length > 0) {

@@ -203,7 +203,7 @@ function takeOver(row: AdminJobRow): AdminJobRow | null {
  * rebuilds the index anyway.
  */
 function openJobStore(row: AdminJobRow): StoreHandle {
-  return getStoreDb(row.store, { create: false });
+  return getStoreDb({ store: row.store, create: false });
 }
 
 /**
@@ -213,7 +213,7 @@ function openJobStore(row: AdminJobRow): StoreHandle {
  */
 function runJob(args: { row: AdminJobRow; handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Promise<void> {
   // The job outlives the request that started it: its store stays open (never closed as idle) until it ends.
-  return holdingStoreHandles(() => runHeldJob(args), [args.handle]);
+  return holdingStoreHandles({ work: () => runHeldJob(args), handles: [args.handle] });
 }
 
 function runHeldJob({ row, handle, onProgress: report }: { row: AdminJobRow; handle: StoreHandle; onProgress?: (p: ReindexProgress) => void }): Promise<void> {

@@ -117,29 +117,29 @@ async function lockMemory(tx: PgStoreTx, memoryPath: string): Promise<PgMemoryRo
 }
 
 export async function getMemoryByPathPg({ handle, memoryPath }: { handle: PgStoreHandle; memoryPath: string }): Promise<MemoryWithBody> {
-  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+  return withStoreTx({ handle, readOnly: true, work: async (tx) => {
     const [row] = await tx.select().from(memories).where(eq(memories.path, memoryPath));
     if (!row) throw new AppError("not_found", `no memory ${memoryPath}`);
     return memoryFromText({ memoryPath, text: row.content, mtime: row.updatedAt });
-  });
+  } });
 }
 
 export async function createMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
-  const content = renderMemoryFile(
-    { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
-    input.body,
-  );
-  return withStoreTx({ handle }, async (tx) => {
+  const content = renderMemoryFile({
+    memory: { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
+    body: input.body,
+  });
+  return withStoreTx({ handle, work: async (tx) => {
     if (await lockMemory(tx, input.path)) throw new AppError("conflict", `memory ${input.path} already exists`);
-    await withStoreQuotaPg(tx, handle.store, () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now }));
+    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: input.path, text: content, mtime: now }) });
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.create", target: target(handle, input.path) } });
     return withBody((await lockMemory(tx, input.path))!);
-  });
+  } });
 }
 
 /** Update fields and/or body (and move with move_to): the twin of updateMemory, re-rendering the file text. */
 export async function updateMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof updateMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
-  return withStoreTx({ handle }, async (tx) => {
+  return withStoreTx({ handle, work: async (tx) => {
     const row = await lockMemory(tx, input.path);
     if (!row) throw new AppError("not_found", `no memory ${input.path}`);
     const current = memoryFromText({ memoryPath: row.path, text: row.content, mtime: row.updatedAt });
@@ -147,18 +147,18 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
     const moved = to !== input.path;
     if (moved && (await lockMemory(tx, to))) throw new AppError("conflict", `memory ${to} already exists`);
     const { next, body } = updatedMemoryFields({ current, input, to, now });
-    await withStoreQuotaPg(tx, handle.store, async () => {
+    await withStoreQuotaPg({ tx, store: handle.store, write: async () => {
       if (moved) await removeMemoryPg(tx, input.path);
-      await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile(next, body), mtime: now });
-    });
+      await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile({ memory: next, body }), mtime: now });
+    } });
     await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: target(handle, to) } });
     return withBody((await lockMemory(tx, to))!);
-  });
+  } });
 }
 
 /** Delete: the row's text goes to memory_trash (restorable for DUALMIND_MEMORY_TRASH_DAYS) in the same transaction as the index rows and the audit row. */
 export async function deleteMemoryPg({ handle, memoryPath, actor, now = Date.now() }: { handle: PgStoreHandle; memoryPath: string; actor: string; now?: number }): Promise<void> {
-  await withStoreTx({ handle }, async (tx) => {
+  await withStoreTx({ handle, work: async (tx) => {
     const row = await lockMemory(tx, memoryPath);
     if (!row) throw new AppError("not_found", `no memory ${memoryPath}`);
     await purgeExpiredTrashPg(tx, now);
@@ -166,7 +166,7 @@ export async function deleteMemoryPg({ handle, memoryPath, actor, now = Date.now
     if (trashRetentionMs() > 0) await tx.execute(sql`insert into memory_trash(id, path, content, deleted_at, deleted_by) values (${id}, ${memoryPath}, ${row.content}, ${now}, ${actor})`);
     await removeMemoryPg(tx, memoryPath);
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.delete", target: target(handle, memoryPath), details: { trashId: id } } });
-  });
+  } });
 }
 
 type TrashRow = { id: string; path: string; content: string; deleted_at: number | string; deleted_by: string };
@@ -179,14 +179,14 @@ async function purgeExpiredTrashPg(tx: PgStoreTx, now: number): Promise<void> {
 
 /** The store's trash, newest first, expired entries purged first (the twin of listMemoryTrash). */
 export async function listMemoryTrashPg({ handle, now = Date.now() }: { handle: PgStoreHandle; now?: number }): Promise<TrashedMemory[]> {
-  return withStoreTx({ handle, readOnly: handle.readOnly }, async (tx) => {
+  return withStoreTx({ handle, readOnly: handle.readOnly, work: async (tx) => {
     if (!handle.readOnly) await purgeExpiredTrashPg(tx, now);
     const rows = (await tx.execute(sql`select id, path, content, deleted_at, deleted_by from memory_trash where deleted_at > ${now - trashRetentionMs()} order by id desc limit ${MEMORY_TRASH_LIST_MAX}`)).rows as TrashRow[];
     return rows.map((r) => {
       const { body: _body, ...entry } = trashEntryOf(r);
       return entry;
     });
-  });
+  } });
 }
 
 async function trashRowPg(tx: PgStoreTx, handle: PgStoreHandle, id: string, now: number): Promise<TrashRow> {
@@ -197,34 +197,34 @@ async function trashRowPg(tx: PgStoreTx, handle: PgStoreHandle, id: string, now:
 
 export async function getTrashedMemoryPg({ handle, id, now = Date.now() }: { handle: PgStoreHandle; id: string; now?: number }): Promise<TrashedMemoryWithBody> {
   if (!trashIdSchema.safeParse(id).success) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
-  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+  return withStoreTx({ handle, readOnly: true, work: async (tx) => {
     const [row] = (await tx.execute(sql`select id, path, content, deleted_at, deleted_by from memory_trash where id = ${id} and deleted_at > ${now - trashRetentionMs()}`)).rows as TrashRow[];
     if (!row) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
     return trashEntryOf(row);
-  });
+  } });
 }
 
 /** Put a deleted memory back at its path or `to`, its text byte for byte, audited memory.restore (the twin of restoreMemory). */
 export async function restoreMemoryPg({ handle, input, actor, now = Date.now() }: { handle: PgStoreHandle; input: z.output<typeof restoreMemorySchema>; actor: string; now?: number }): Promise<MemoryWithBody> {
-  return withStoreTx({ handle }, async (tx) => {
+  return withStoreTx({ handle, work: async (tx) => {
     const row = await trashRowPg(tx, handle, input.id, now);
     const to = input.to ?? row.path;
     if (await lockMemory(tx, to)) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
-    await withStoreQuotaPg(tx, handle.store, () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now }));
+    await withStoreQuotaPg({ tx, store: handle.store, write: () => putMemoryTextPg({ tx, memoryPath: to, text: row.content, mtime: now }) });
     await tx.execute(sql`delete from memory_trash where id = ${input.id}`);
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.restore", target: target(handle, to), details: restoreDetails({ entry: trashEntryOf(row), to }) } });
     return withBody((await lockMemory(tx, to))!);
-  });
+  } });
 }
 
 /** Delete a trash entry for good now; audited memory.purge (the twin of purgeTrashedMemory). */
 export async function purgeTrashedMemoryPg({ handle, id, actor, now = Date.now() }: { handle: PgStoreHandle; id: string; actor: string; now?: number }): Promise<void> {
   if (!trashIdSchema.safeParse(id).success) throw new AppError("not_found", `no deleted memory ${id} in the trash of store ${handle.store}`);
-  await withStoreTx({ handle }, async (tx) => {
+  await withStoreTx({ handle, work: async (tx) => {
     const row = await trashRowPg(tx, handle, id, now);
     await tx.execute(sql`delete from memory_trash where id = ${id}`);
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.purge", target: target(handle, row.path), details: { trashId: id } } });
-  });
+  } });
 }
 
 export type MemoryExport = { dir: string; memories: number; categories: number; written: number; unchanged: number; overwritten: number };
@@ -243,10 +243,10 @@ const LISTED_CONFLICTS = 20;
  * files named) unless `force`, which replaces them and counts them.
  */
 export async function exportMemoriesPg({ handle, dir, force = false }: { handle: PgStoreHandle; dir: string; force?: boolean }): Promise<MemoryExport> {
-  const { rows, described } = await withStoreTx({ handle, readOnly: true }, async (tx) => ({
+  const { rows, described } = await withStoreTx({ handle, readOnly: true, work: async (tx) => ({
     rows: await tx.select({ path: memories.path, content: memories.content }).from(memories).orderBy(asc(memories.path)),
     described: await tx.select({ path: categories.path, description: categories.description }).from(categories).where(sql`${categories.description} is not null`).orderBy(asc(categories.path)),
-  }));
+  }) });
   const files = [
     ...rows.map((r) => {
       const segments = r.path.split("/");
@@ -275,7 +275,7 @@ export async function exportMemoriesPg({ handle, dir, force = false }: { handle:
   for (const p of planned) {
     if (p.state === "same") out.unchanged++;
     else {
-      writeFileAtomic(p.file, p.content);
+      writeFileAtomic({ file: p.file, content: p.content });
       out.written++;
     }
   }
@@ -307,13 +307,13 @@ function listMarkdownFiles(dir: string): string[] {
  * are kept. Files whose path is not a valid memory path are skipped and listed.
  */
 export async function importMemoriesPg({ handle, dir, actor }: { handle: PgStoreHandle; dir: string; actor: string }): Promise<MemoryImport> {
-  return withStoreTx({ handle }, async (tx) => {
+  return withStoreTx({ handle, work: async (tx) => {
     const out = await importMemoryFolderPg({ tx, dir });
     if (out.added + out.changed + out.categories > 0) {
       await appendAuditPg({ db: tx, entry: { actor, action: "memories.import", target: `store:${handle.store}`, details: { added: out.added, changed: out.changed, unchanged: out.unchanged, categories: out.categories, skipped: out.skipped.length } } });
     }
     return out;
-  });
+  } });
 }
 
 /** importMemoriesPg's work inside the caller's transaction, without its audit row (migrate-data writes its own). */
@@ -322,7 +322,7 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
   const files = listMarkdownFiles(dir);
   const out: MemoryImport = { dir, added: 0, changed: 0, unchanged: 0, categories: 0, skipped: [] };
   for (const rel of files) {
-    const { bytes, mtimeMs } = readFileNoFollow(resolveInside({ root: dir, segments: rel.split("/"), what: rel }), rel);
+    const { bytes, mtimeMs } = readFileNoFollow({ file: resolveInside({ root: dir, segments: rel.split("/"), what: rel }), what: rel });
     const text = bytes.toString("utf8");
     if (rel.endsWith(`/${CATEGORY_FILE}`) || rel === CATEGORY_FILE) {
       const category = rel.slice(0, -(CATEGORY_FILE.length + 1));
@@ -349,12 +349,12 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
 
 /** Describe a category (the row is the truth here; `memories export` writes it to _category.md). An empty description clears it. */
 export async function setCategoryDescriptionPg({ handle, input, actor }: { handle: PgStoreHandle; input: z.output<typeof setCategorySchema>; actor: string }): Promise<CategoryChild> {
-  await withStoreTx({ handle }, async (tx) => {
+  await withStoreTx({ handle, work: async (tx) => {
     await ensureCategoryPathPg(tx, input.path);
     await tx.update(categories).set({ description: input.description || null }).where(eq(categories.path, input.path));
     await pruneCategoriesPg(tx);
     await appendAuditPg({ db: tx, entry: { actor, action: "category.describe", target: `store:${handle.store}/category:${input.path}`, details: { cleared: input.description === "" } } });
-  });
+  } });
   const parent = input.path.includes("/") ? input.path.slice(0, input.path.lastIndexOf("/")) : null;
   return (await listCategoryChildren({ handle, parent })).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
 }

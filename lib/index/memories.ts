@@ -135,7 +135,7 @@ function writeTempBeside(file: string, content: string): string {
 }
 
 /** Write via a hidden temp file in the same folder + rename, so readers see the old or the new file, never half. */
-export function writeFileAtomic(file: string, content: string): void {
+export function writeFileAtomic({ file, content }: { file: string; content: string }): void {
   const tmp = writeTempBeside(file, content);
   try {
     fs.renameSync(tmp, file);
@@ -230,9 +230,9 @@ export function pruneCategories({ handle }: { handle: StoreHandle }): number {
     .run().changes;
 }
 
-export function renderMemoryFile(m: Omit<Memory, "category" | "slug" | "tokenEstimate">, body: string): string {
-  return stringifyFrontmatter(
-    {
+export function renderMemoryFile({ memory: m, body }: { memory: Omit<Memory, "category" | "slug" | "tokenEstimate">; body: string }): string {
+  return stringifyFrontmatter({
+    data: {
       tags: m.tags,
       created_at: iso(m.createdAt),
       updated_at: iso(m.updatedAt),
@@ -241,7 +241,7 @@ export function renderMemoryFile(m: Omit<Memory, "category" | "slug" | "tokenEst
       summary: m.summary,
     },
     body,
-  );
+  });
 }
 
 /** An audit target naming one memory of a store. */
@@ -267,10 +267,10 @@ function writeMemory({ handle, memoryPath, content, audit, replaces }: { handle:
   try {
     handle.sqlite
       .transaction(() => {
-        withStoreQuota(handle, () => {
+        withStoreQuota({ handle, write: () => {
           indexMemoryText({ handle, memoryPath, text: content, mtime: fs.statSync(tmp).mtimeMs });
           if (replaces !== undefined) removeMemoryIndex({ handle, memoryPath: replaces });
-        });
+        } });
         appendAudit(audit);
       })
       .immediate();
@@ -320,10 +320,10 @@ const FRONTMATTER_FIELDS = ["tags", "summary", "source", "expiresAt"] as const;
 
 export function createMemory({ handle, input, actor, now = Date.now() }: { handle: StoreHandle; input: z.output<typeof createMemorySchema>; actor: string; now?: number }): Memory {
   if (existsNoFollow(memoryFile({ handle, memoryPath: input.path }))) throw new AppError("conflict", `memory ${input.path} already exists`);
-  const content = renderMemoryFile(
-    { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
-    input.body,
-  );
+  const content = renderMemoryFile({
+    memory: { path: input.path, tags: input.tags ?? [], createdAt: now, updatedAt: now, expiresAt: input.expires_at ?? null, source: input.source ?? null, summary: input.summary ?? null },
+    body: input.body,
+  });
   return writeMemory({ handle, memoryPath: input.path, content, audit: { actor, action: "memory.create", target: memoryTarget({ handle, memoryPath: input.path }) } });
 }
 
@@ -349,7 +349,7 @@ export function updateMemory({ handle, input, actor, now = Date.now() }: { handl
     throw new AppError("conflict", `memory ${target} already exists`);
   }
   const { next, body } = updatedMemoryFields({ current, input, to: target, now });
-  const content = renderMemoryFile(next, body);
+  const content = renderMemoryFile({ memory: next, body });
   const audit: AuditEntry = { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to: target }), target: memoryTarget({ handle, memoryPath: target }) };
   return writeMemory({ handle, memoryPath: target, content, audit, replaces: moved ? input.path : undefined });
 }
@@ -434,8 +434,8 @@ type TrashMeta = { path: string; deletedAt: number; deletedBy: string };
 function readTrashEntry(handle: StoreHandle, id: string): TrashedMemoryWithBody | null {
   const files = trashFiles(handle, id);
   try {
-    const meta = JSON.parse(readFileNoFollow(files.meta, "trash entry").bytes.toString("utf8")) as TrashMeta;
-    const text = readFileNoFollow(files.text, "trash entry").bytes.toString("utf8");
+    const meta = JSON.parse(readFileNoFollow({ file: files.meta, what: "trash entry" }).bytes.toString("utf8")) as TrashMeta;
+    const text = readFileNoFollow({ file: files.text, what: "trash entry" }).bytes.toString("utf8");
     if (typeof meta.path !== "string" || typeof meta.deletedAt !== "number") return null;
     return trashedMemoryOf({ id, path: meta.path, deletedAt: meta.deletedAt, deletedBy: String(meta.deletedBy ?? "unknown"), text });
   } catch {
@@ -505,7 +505,7 @@ export function restoreMemory({ handle, input, actor }: { handle: StoreHandle; i
   const to = input.to ?? entry.path;
   if (existsNoFollow(memoryFile({ handle, memoryPath: to }))) throw new AppError("conflict", `memory ${to} already exists: restore the deleted one to another path, or move that one first`);
   const files = trashFiles(handle, input.id);
-  const text = readFileNoFollow(files.text, "trash entry").bytes.toString("utf8");
+  const text = readFileNoFollow({ file: files.text, what: "trash entry" }).bytes.toString("utf8");
   const memory = writeMemory({ handle, memoryPath: to, content: text, audit: { actor, action: "memory.restore", target: memoryTarget({ handle, memoryPath: to }), details: restoreDetails({ entry, to }) } });
   fs.rmSync(files.text, { force: true });
   fs.rmSync(files.meta, { force: true });
@@ -711,7 +711,7 @@ export function getMemoryByPath({ handle, memoryPath }: { handle: StoreHandle; m
   const file = memoryFile({ handle, memoryPath });
   let read: { bytes: Buffer; mtimeMs: number };
   try {
-    read = readFileNoFollow(file, `memory ${memoryPath}`);
+    read = readFileNoFollow({ file, what: `memory ${memoryPath}` });
   } catch (e) {
     if (e instanceof AppError) throw e;
     throw new AppError("not_found", `no memory ${memoryPath}`);
@@ -843,7 +843,7 @@ export const setCategorySchema = z.object({ path: categoryPathSchema, descriptio
 export function setCategoryDescription({ handle, input, actor }: { handle: StoreHandle; input: z.output<typeof setCategorySchema>; actor: string }): CategoryChild {
   const file = categoryFile({ handle, category: input.path });
   if (input.description === "") fs.rmSync(file, { force: true });
-  else writeFileAtomic(file, input.description + "\n");
+  else writeFileAtomic({ file, content: input.description + "\n" });
   handle.sqlite
     .transaction(() => {
       ensureCategoryPath({ handle, category: input.path });

@@ -34,29 +34,29 @@ export async function planQueryVectorPg({ handle, text, kinds }: { handle: PgSto
     return { ok: false, fallback: { reason: "provider_error", message: `embedding provider unavailable: ${(e as Error).message}` }, ms: ms() };
   }
   // Index probes and a count bounded by the watermark: the cost of asking does not grow with the store.
-  const ready = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+  const ready = await withStoreTx({ handle, readOnly: true, work: async (tx) => {
     const active = await readActiveFingerprintPg(tx);
     if (active !== null && active !== fp.id) {
       return { fallback: { reason: "model_mismatch", message: `the configured model (${fp.model}, ${fp.id}) differs from the store's active model (${active}); re-embed the store` } as const };
     }
     const [table, ofKinds] = kinds ? [sql`embeddings`, sql` and kind in ${kinds}`] : [sql`chunk_embeddings`, sql``];
-    const [row] = await rowsOf<{ embedded: boolean; other: boolean }>(
+    const [row] = await rowsOf<{ embedded: boolean; other: boolean }>({
       tx,
-      sql`select
+      query: sql`select
         exists (select 1 from ${table} where fingerprint_id = ${fp.id}${ofKinds}) as embedded,
         (exists (select 1 from ${table} where fingerprint_id < ${fp.id}${ofKinds}) or exists (select 1 from ${table} where fingerprint_id > ${fp.id}${ofKinds})) as other`,
-    );
+    });
     if (!row.embedded && row.other) return { fallback: { reason: "model_mismatch", message: `the configured model (${fp.model}, ${fp.id}) differs from the store's vectors; re-embed the store` } as const };
     const over = await backlogFallbackPg({ tx });
     if (over) return { fallback: over };
     if (!row.embedded) {
       const searched = kinds ?? [CHUNK_KIND];
-      const [{ pending }] = await rowsOf<{ pending: number }>(tx, sql`select count(*)::int as pending from embed_queue where parked_at is null and kind in ${searched}`);
+      const [{ pending }] = await rowsOf<{ pending: number }>({ tx, query: sql`select count(*)::int as pending from embed_queue where parked_at is null and kind in ${searched}` });
       const waiting = awaitingFirstVectors({ embedded: false, pending, kinds: searched, model: fp.model });
       if (waiting) return { fallback: waiting };
     }
     return null;
-  });
+  } });
   if (ready) return { ok: false, fallback: ready.fallback, ms: ms() };
   const q = await embedQueryText({ fingerprint: fp, text });
   if (!q.ok) return { ok: false, fallback: { reason: "provider_error", message: q.message }, ms: ms() };

@@ -127,7 +127,7 @@ function readChunkVectorSqlite({ handle, chunk, queue }: { handle: StoreHandle; 
     modelOf: (fingerprintId) => getFingerprintInfo({ handle, fingerprintId }),
     vectors: rows.map((r) => ({ fingerprintId: r.fingerprintId, dimension: r.dim, inputHash: r.inputHash, createdAt: r.createdAt })),
     queue,
-    provenance: getProofsByArtifact(chunkVectorArtifact({ store: handle.store, chunkRowId: chunk.id })).provenance,
+    provenance: getProofsByArtifact({ input: chunkVectorArtifact({ store: handle.store, chunkRowId: chunk.id }) }).provenance,
   });
 }
 
@@ -144,7 +144,7 @@ async function readChunkVectorPg({ tx, handle, chunk, queue }: { tx: PgStoreTx; 
     .from(e)
     .where(eq(e.chunkRowId, chunk.id))
     .orderBy(desc(e.embeddedAt));
-  const proofs = await getProofsByArtifact(chunkVectorArtifact({ store: handle.store, chunkRowId: chunk.id }), undefined, { kind: "pg", db: tx });
+  const proofs = await getProofsByArtifact({ input: chunkVectorArtifact({ store: handle.store, chunkRowId: chunk.id }), caller: undefined, handle: { kind: "pg", db: tx } });
   return chunkVectorOf({ chunk, active: fp, modelOf: (fingerprintId) => (fp && fingerprintId === fp.id ? fp : null), vectors, queue, provenance: proofs.provenance });
 }
 

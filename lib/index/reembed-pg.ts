@@ -46,7 +46,7 @@ async function lockReembed(tx: SqlRunner): Promise<void> {
 }
 
 async function readMetaPg(tx: SqlRunner, key: string): Promise<string | null> {
-  const [row] = await rowsOf<{ value: string }>(tx, sql`select value from store_meta where key = ${key}`);
+  const [row] = await rowsOf<{ value: string }>({ tx, query: sql`select value from store_meta where key = ${key}` });
   return row?.value ?? null;
 }
 
@@ -60,7 +60,7 @@ export async function readActiveFingerprintPg(tx: SqlRunner): Promise<string | n
 }
 
 /** A store's first vectors (or re-embed) make the configured model its active one; an active model is never replaced here. */
-export async function adoptActiveFingerprintPg(tx: SqlRunner, fingerprintId: string): Promise<void> {
+export async function adoptActiveFingerprintPg({ tx, fingerprintId }: { tx: SqlRunner; fingerprintId: string }): Promise<void> {
   await tx.execute(sql`insert into store_meta (key, value) values (${ACTIVE_KEY}, ${fingerprintId}) on conflict (key) do nothing`);
 }
 
@@ -75,13 +75,13 @@ async function writeJobPg(tx: SqlRunner, job: PgReembedJob): Promise<void> {
 
 /** The job's items still queued (parked ones too: they still need their vector). */
 async function ownItemsRemainingPg(tx: SqlRunner, job: PgReembedJob): Promise<number> {
-  const [{ n }] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from embed_queue where id <= ${job.queueIdUntil}`);
+  const [{ n }] = await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from embed_queue where id <= ${job.queueIdUntil}` });
   return n;
 }
 
 /** Whether any of the job's items is still queued: one probe of the queue's primary key (a worker asks after every batch). */
 async function ownItemsLeftPg(tx: SqlRunner, job: PgReembedJob): Promise<boolean> {
-  const [{ left }] = await rowsOf<{ left: boolean }>(tx, sql`select exists (select 1 from embed_queue where id <= ${job.queueIdUntil}) as left`);
+  const [{ left }] = await rowsOf<{ left: boolean }>({ tx, query: sql`select exists (select 1 from embed_queue where id <= ${job.queueIdUntil}) as left` });
   return left;
 }
 
@@ -103,19 +103,19 @@ function needingVectorsSql(target: string): SQL {
 }
 
 async function countNeedingVectorsPg(tx: SqlRunner, target: string): Promise<number> {
-  const [{ n }] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from (${needingVectorsSql(target)}) x`);
+  const [{ n }] = await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from (${needingVectorsSql(target)}) x` });
   return n;
 }
 
 /** Queue every artifact that needs a vector of `target` (one statement); an item already queued is started over. Returns how many. */
 async function enqueueNeedingVectorsPg(tx: SqlRunner, target: string, now: number): Promise<number> {
-  const rows = await rowsOf<{ id: string }>(
+  const rows = await rowsOf<{ id: string }>({
     tx,
-    sql`insert into embed_queue (kind, ref_id, input_hash, enqueued_at, next_attempt_at) select x.kind, x.ref_id, x.input_hash, ${now}, ${now} from (${needingVectorsSql(target)}) x
+    query: sql`insert into embed_queue (kind, ref_id, input_hash, enqueued_at, next_attempt_at) select x.kind, x.ref_id, x.input_hash, ${now}, ${now} from (${needingVectorsSql(target)}) x
       on conflict (kind, ref_id) do update set input_hash = excluded.input_hash, attempts = 0, next_attempt_at = excluded.next_attempt_at,
         last_error = null, parked_at = null, claimed_by = null, claimed_until = null
       returning id`,
-  );
+  });
   return rows.length;
 }
 
@@ -130,10 +130,10 @@ async function progressOf(tx: SqlRunner, job: PgReembedJob): Promise<ReembedProg
 
 /** The store's re-embed, running or the last one finished; null if there never was one. */
 export async function getReembedProgressPg({ handle }: { handle: PgStoreHandle }): Promise<ReembedProgress | null> {
-  return withStoreTx({ handle, readOnly: true, snapshot: true }, async (tx) => {
+  return withStoreTx({ handle, readOnly: true, snapshot: true, work: async (tx) => {
     const job = await readJobPg(tx);
     return job ? progressOf(tx, job) : null;
-  });
+  } });
 }
 
 /** The active model, or the configured one for a store that has none yet (read-only: adopting it is the writer's). */
@@ -150,7 +150,7 @@ export async function backfillEmbeddablesPg(tx: PgStoreTx): Promise<number> {
 
 /** What a re-embed would do, before starting it (the twin of estimateReembed). */
 export async function estimateReembedPg({ handle, configured, onlyStale, ratePerSec }: { handle: PgStoreHandle; configured: Fingerprint; onlyStale: boolean; ratePerSec?: number }): Promise<ReembedEstimate> {
-  return withStoreTx({ handle, readOnly: true, snapshot: true }, (tx) => estimateIn(tx, { configured, onlyStale, ratePerSec }));
+  return withStoreTx({ handle, readOnly: true, snapshot: true, work: (tx) => estimateIn(tx, { configured, onlyStale, ratePerSec }) });
 }
 
 async function estimateIn(tx: SqlRunner, { configured, onlyStale, ratePerSec }: { configured: Fingerprint; onlyStale: boolean; ratePerSec?: number }): Promise<ReembedEstimate> {
@@ -166,14 +166,14 @@ async function estimateIn(tx: SqlRunner, { configured, onlyStale, ratePerSec }: 
 export async function describeReembedIntentPg({ handle, configured, intent }: { handle: PgStoreHandle; configured: Fingerprint; intent: "start" | "start_stale" | "start_hold" | "switch" }): Promise<string> {
   const n = (x: number) => x.toLocaleString("en-US");
   const model = `${configured.provider}:${configured.model}`;
-  return withStoreTx({ handle, readOnly: true, snapshot: true }, async (tx) => {
+  return withStoreTx({ handle, readOnly: true, snapshot: true, work: async (tx) => {
     const job = await readJobPg(tx);
     if (intent === "switch") {
       if (!job || job.status === "done") return "There is no re-embed waiting for a switch.";
-      const [{ old }] = await rowsOf<{ old: number }>(
+      const [{ old }] = await rowsOf<{ old: number }>({
         tx,
-        sql`select ((select count(*) from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}) + (select count(*) from embeddings where fingerprint_id <> ${job.targetFingerprintId}))::int as old`,
-      );
+        query: sql`select ((select count(*) from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}) + (select count(*) from embeddings where fingerprint_id <> ${job.targetFingerprintId}))::int as old`,
+      });
       return `Switches the store to ${job.targetFingerprintId} now and deletes ${n(old)} vector(s) of the previous model. Vector search uses the new model from then on.`;
     }
     if (job && job.status !== "done" && job.targetFingerprintId === configured.id) {
@@ -181,7 +181,7 @@ export async function describeReembedIntentPg({ handle, configured, intent }: { 
       return `A re-embed to ${model} is already running (${n(p.done)} of ${n(p.total)} done): confirming resumes it; no second job starts.`;
     }
     return describeStartIntent({ configured, intent, estimate: await estimateIn(tx, { configured, onlyStale: intent === "start_stale" }) });
-  });
+  } });
 }
 
 /**
@@ -192,9 +192,9 @@ export async function describeReembedIntentPg({ handle, configured, intent }: { 
  */
 export async function startReembedPg({ handle, configured, onlyStale, holdSwitch = false, actor }: { handle: PgStoreHandle; configured: Fingerprint; onlyStale: boolean; holdSwitch?: boolean; actor: string }): Promise<StartReembedResult> {
   const target = `store:${handle.store}`;
-  const started = await withStoreTx({ handle }, async (tx): Promise<StartReembedResult | null> => {
+  const started = await withStoreTx({ handle, work: async (tx): Promise<StartReembedResult | null> => {
     await lockReembed(tx);
-    await adoptActiveFingerprintPg(tx, configured.id);
+    await adoptActiveFingerprintPg({ tx, fingerprintId: configured.id });
     // Refuse first (e.g. stale-only across a model change), then backfill: texts rendered by an older version of
     // their kind's rules are re-rendered, so the items queued below get vectors of the current text (as on SQLite).
     const estimate = await estimateIn(tx, { configured, onlyStale });
@@ -213,7 +213,7 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
     // The queue just grew by a whole store: fresh statistics let the workers' claims walk the ready index (LIMIT batch)
     // instead of sorting every queued row per batch, which the planner picks on a small queue's stale statistics.
     if (queued > 1_000) await tx.execute(sql`analyze embed_queue`);
-    const [{ maxId }] = await rowsOf<{ maxId: string | null }>(tx, sql`select max(id) as "maxId" from embed_queue`);
+    const [{ maxId }] = await rowsOf<{ maxId: string | null }>({ tx, query: sql`select max(id) as "maxId" from embed_queue` });
     const queueIdUntil = Number(maxId ?? 0);
     const job: PgReembedJob = resume
       ? { ...existing, total: doneBefore + queued, queuedUntil: now, queueIdUntil }
@@ -221,7 +221,7 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
     await writeJobPg(tx, job);
     await appendAuditPg({ db: tx, entry: { actor, action: resume ? "store.reembed.resume" : "store.reembed.start", target, details: { target: configured.id, onlyStale, toEmbed: queued } } });
     return null;
-  });
+  } });
   if (started) return started;
   // A model switch with every new vector already there (or an empty store) finishes at once.
   await finishReembedIfDonePg({ handle, actor });
@@ -237,13 +237,13 @@ export async function startReembedPg({ handle, configured, onlyStale, holdSwitch
  * store's re-embed lock, so exactly one replica finishes or switches.
  */
 export async function finishReembedIfDonePg({ handle, actor = "system:embed-worker", force = false, gate }: { handle: PgStoreHandle; actor?: string; force?: boolean; gate?: SwitchGate }): Promise<boolean> {
-  const open = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+  const open = await withStoreTx({ handle, readOnly: true, work: async (tx) => {
     const job = await readJobPg(tx);
     return job !== null && job.status !== "done";
-  });
+  } });
   if (!open) return false;
   const target = `store:${handle.store}`;
-  return withStoreTx({ handle }, async (tx) => {
+  return withStoreTx({ handle, work: async (tx) => {
     await lockReembed(tx);
     const job = await readJobPg(tx);
     if (!job || job.status === "done") return false;
@@ -259,7 +259,7 @@ export async function finishReembedIfDonePg({ handle, actor = "system:embed-work
       if (job.status !== "waiting_switch") await writeJobPg(tx, { ...job, status: "waiting_switch" });
       return false;
     }
-    const [{ pending }] = await rowsOf<{ pending: number }>(tx, sql`select count(*)::int as pending from embed_queue where parked_at is null`);
+    const [{ pending }] = await rowsOf<{ pending: number }>({ tx, query: sql`select count(*)::int as pending from embed_queue where parked_at is null` });
     if (pending > 0) return false;
     // Artifacts still without a vector of the target with nothing queued for them (a replica still configured with the
     // old model embedded them, say) are queued now; the switch waits for them.
@@ -270,11 +270,11 @@ export async function finishReembedIfDonePg({ handle, actor = "system:embed-work
       return false;
     }
     const dropped = (
-      await rowsOf<{ id: string }>(
+      await rowsOf<{ id: string }>({
         tx,
-        sql`select distinct fingerprint_id as id from (select fingerprint_id from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}
+        query: sql`select distinct fingerprint_id as id from (select fingerprint_id from chunk_embeddings where fingerprint_id <> ${job.targetFingerprintId}
           union all select fingerprint_id from embeddings where fingerprint_id <> ${job.targetFingerprintId}) o order by 1`,
-      )
+      })
     ).map((r) => r.id);
     // Deleting a large store's old vectors can outlast the statement limit; cancelled, the whole switch would roll back and be retried for ever.
     await tx.execute(sql`select set_config('statement_timeout', '0', true)`);
@@ -284,12 +284,12 @@ export async function finishReembedIfDonePg({ handle, actor = "system:embed-work
     await writeJobPg(tx, finished);
     await appendAuditPg({ db: tx, entry: { actor, action: "store.reembed.switch", target, details: { active: job.targetFingerprintId, dropped, ...(gate ? { gate } : {}) } } });
     return true;
-  });
+  } });
 }
 
 /** An admin's switch of a held re-embed; 409 until every artifact has its new vector (the twin of switchHeldReembed). */
 export async function switchHeldReembedPg({ handle, actor, gate }: { handle: PgStoreHandle; actor: string; gate?: SwitchGate }): Promise<void> {
-  const job = await withStoreTx({ handle, readOnly: true }, readJobPg);
+  const job = await withStoreTx({ handle, readOnly: true, work: readJobPg });
   if (!job || job.status === "done") throw new AppError("conflict", "no re-embed in progress");
   if (!(await finishReembedIfDonePg({ handle, actor, force: true, gate }))) {
     throw new AppError("conflict", "the re-embed is not finished yet: every artifact needs its new vector before the switch");
@@ -301,7 +301,7 @@ const LOG_KEEP = 1000;
 /** Remember a vector query and what the active model answered (the last 1,000 are kept), for compareCandidateModelPg. */
 export async function logVectorQueryPg({ tx, q, mode, fingerprintId, resultIds }: { tx: PgStoreTx; q: string; mode: string; fingerprintId: string; resultIds: number[] }): Promise<void> {
   const ids = `{${resultIds.map((id) => String(Math.trunc(id))).join(",")}}`;
-  const [{ id }] = await rowsOf<{ id: string }>(tx, sql`insert into search_log (ts, q, mode, fingerprint_id, result_ids) values (${Date.now()}, ${q.slice(0, 2000)}, ${mode}, ${fingerprintId}, ${ids}::bigint[]) returning id`);
+  const [{ id }] = await rowsOf<{ id: string }>({ tx, query: sql`insert into search_log (ts, q, mode, fingerprint_id, result_ids) values (${Date.now()}, ${q.slice(0, 2000)}, ${mode}, ${fingerprintId}, ${ids}::bigint[]) returning id` });
   if (Number(id) % 100 === 0) await tx.execute(sql`delete from search_log where id <= ${Number(id) - LOG_KEEP}`);
 }
 
@@ -314,12 +314,12 @@ export async function logVectorQueryPg({ tx, q, mode, fingerprintId, resultIds }
 export async function compareCandidateModelPg({ handle, n = 50, k = 10 }: { handle: PgStoreHandle; n?: number; k?: number }): Promise<ModelComparison> {
   const { provider, fingerprint } = getEmbedder();
   const candidate = await fingerprint;
-  const { active, have, logs } = await withStoreTx({ handle, readOnly: true, snapshot: true }, async (tx) => {
+  const { active, have, logs } = await withStoreTx({ handle, readOnly: true, snapshot: true, work: async (tx) => {
     const active = await activeOrConfigured(tx, candidate);
-    const [{ have }] = await rowsOf<{ have: boolean }>(tx, sql`select exists (select 1 from chunk_embeddings where fingerprint_id = ${candidate.id}) as have`);
-    const logs = await rowsOf<{ q: string; ids: (string | number)[] }>(tx, sql`select q, result_ids as ids from search_log where fingerprint_id = ${active} order by id desc limit ${n}`);
+    const [{ have }] = await rowsOf<{ have: boolean }>({ tx, query: sql`select exists (select 1 from chunk_embeddings where fingerprint_id = ${candidate.id}) as have` });
+    const logs = await rowsOf<{ q: string; ids: (string | number)[] }>({ tx, query: sql`select q, result_ids as ids from search_log where fingerprint_id = ${active} order by id desc limit ${n}` });
     return { active, have, logs };
-  });
+  } });
   if (active === candidate.id) {
     throw new AppError("conflict", "the configured model is already the active one: configure the candidate model and start a re-embed (hold_switch) first");
   }
@@ -329,7 +329,7 @@ export async function compareCandidateModelPg({ handle, n = 50, k = 10 }: { hand
     const activeIds = entry.ids.map(Number).slice(0, k);
     if (activeIds.length === 0) continue;
     const [query] = await provider.embed([entry.q], "query");
-    const knn = await withStoreTx({ handle, readOnly: true }, (tx) => vectorNeighboursPg({ tx, fingerprintId: candidate.id, query, k, where: [] }));
+    const knn = await withStoreTx({ handle, readOnly: true, work: (tx) => vectorNeighboursPg({ tx, fingerprintId: candidate.id, query, k, where: [] }) });
     const candidateIds = knn.ok ? knn.hits.map((h) => h.id) : [];
     const overlap = candidateIds.filter((id) => activeIds.includes(id)).length / Math.min(k, activeIds.length);
     perQuery.push({ q: entry.q, overlap, active: activeIds, candidate: candidateIds });

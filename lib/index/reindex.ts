@@ -84,7 +84,7 @@ function currentText(p: Pending): { text: string; stat: FileStat } | null {
   try {
     const stat = statOf(p.abs);
     if (sameStat(stat, p.stat) && p.readAt - changedAt(stat) >= RACY_MS) return p;
-    const text = decodeText(readFileNoFollow(p.abs, p.docPath).bytes);
+    const text = decodeText(readFileNoFollow({ file: p.abs, what: p.docPath }).bytes);
     return text === null ? null : { text, stat };
   } catch {
     return null;
@@ -111,7 +111,7 @@ const UNINDEXABLE_KEY = "unindexable_files";
 const UNINDEXABLE_CAP = 100;
 
 export function lastUnindexableFiles({ handle }: { handle: StoreHandle }): UnindexableFile[] {
-  const raw = (preparedOnce(handle.sqlite, "select value from meta where key = 'unindexable_files'").get() as { value: string } | undefined)?.value;
+  const raw = (preparedOnce({ sqlite: handle.sqlite, sql: "select value from meta where key = 'unindexable_files'" }).get() as { value: string } | undefined)?.value;
   if (!raw) return [];
   try {
     return JSON.parse(raw) as UnindexableFile[];
@@ -172,7 +172,7 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
     let bytes: Buffer;
     try {
       // A file swapped for a link since the listing is not followed (it fails like a vanished file).
-      bytes = readFileNoFollow(f.abs, f.docPath).bytes;
+      bytes = readFileNoFollow({ file: f.abs, what: f.docPath }).bytes;
     } catch {
       continue; // Deleted while we scanned: treated as absent.
     }
@@ -205,7 +205,7 @@ function* reindexSteps({ handle, onProgress, keepUnlisted }: ReindexOptions): Ge
   for (const p of gone) (isMemoryDoc(p) ? byKind.memories : byKind.documents).removed++;
   const descriptions = new Map<string, string>();
   for (const [category, file] of listing.categoryFiles) {
-    const text = readFileNoFollow(file, "a category description").bytes.toString("utf8").trim();
+    const text = readFileNoFollow({ file, what: "a category description" }).bytes.toString("utf8").trim();
     if (text) descriptions.set(category, text.slice(0, 2000));
   }
   const currentDescriptions = new Map(
@@ -310,7 +310,7 @@ export function markIndexBuilt({ handle }: { handle: StoreHandle }): void {
 
 /** When the index was last built from the files (undefined: never, e.g. a deleted index.db). Read on every store open, so prepared once per connection. */
 function indexBuiltAt({ handle }: { handle: StoreHandle }): string | undefined {
-  return (preparedOnce(handle.sqlite, "select value from meta where key = 'index_built_at'").get() as { value: string } | undefined)?.value;
+  return (preparedOnce({ sqlite: handle.sqlite, sql: "select value from meta where key = 'index_built_at'" }).get() as { value: string } | undefined)?.value;
 }
 
 const g = globalThis as unknown as { __dualmindReindexing?: Set<string> };

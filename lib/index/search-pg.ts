@@ -89,7 +89,7 @@ const RANKING_FALLBACK: LexicalRanking = "idf-weighted ts_rank";
 const HEADLINE_OPTIONS = `StartSel=${MARK_OPEN}, StopSel=${MARK_CLOSE}, MaxWords=24, MinWords=12, ShortWord=2, MaxFragments=1, FragmentDelimiter=" … "`;
 
 /** The tsquery of a plain query: one plainto_tsquery per word (a bound parameter), joined by && or ||. */
-export function tsqueryFor(terms: string[], match: "all" | "any"): SQL | null {
+export function tsqueryFor({ terms, match }: { terms: string[]; match: "all" | "any" }): SQL | null {
   if (terms.length === 0) return null;
   return sql.join(
     terms.map((t) => sql`plainto_tsquery('english', ${t})`),
@@ -141,13 +141,13 @@ type QueryStats = { /** The whole query's tsquery text (what `match` reports); n
  */
 async function queryStats(tx: PgStoreTx, terms: string[], query: SQL): Promise<QueryStats> {
   const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
-  const rows = await rowsOf<{ tsq: string; q: string | null; df: number | null; n: number }>(
+  const rows = await rowsOf<{ tsq: string; q: string | null; df: number | null; n: number }>({
     tx,
-    sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
+    query: sql`with t as (select plainto_tsquery('english', w) as q, i from unnest(${words}) with ordinality as u(w, i)),
       kept as (select q::text as q, min(i) as i from t where numnode(q) > 0 group by q::text)
       select (${query})::text as tsq, kept.q, (select count(*) from chunks c where c.tsv @@ kept.q::tsquery)::int as df, (select count(*) from chunks)::int as n
       from (select 1) one left join kept on true order by kept.i`,
-  );
+  });
   const tsq = rows[0]?.tsq ?? "";
   return { tsq: tsq === "" ? null : tsq, terms: rows.flatMap((r) => (r.q === null ? [] : [{ q: r.q, df: r.df ?? 0 }])), chunks: rows[0]?.n ?? 0 };
 }
@@ -174,9 +174,9 @@ function rankExpression(stats: QueryStats, tsv: SQL = sql`c.tsv`): SQL {
  */
 async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx; stats: QueryStats & { tsq: string }; where: SQL[]; take: number; headlines: { from: number; to: number } }): Promise<LexicalRow[]> {
   // `tsq` and each term's `q` are PostgreSQL's own text forms of the query built from bound words, passed back as parameters.
-  const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>(
+  const rows = await rowsOf<{ id: string; score: number; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>({
     tx,
-    sql`with q as (select ${stats.tsq}::tsquery as query),
+    query: sql`with q as (select ${stats.tsq}::tsquery as query),
       ranked as (
         select c.id, ${rankExpression(stats)} as score from q, chunks c join documents d on d.doc_id = c.doc_id
         where c.tsv @@ q.query${sql.join(where.map((w) => sql` and ${w}`))}
@@ -187,7 +187,7 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
         case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"
       from numbered r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id, q
       order by r.rn`,
-  );
+  });
   return rows.map(({ score, snip, fullText, ...d }) => ({ id: Number(d.id), score: Number(score), snip, fullText, exactForms: null, nearPairs: null, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }));
 }
 
@@ -199,16 +199,16 @@ async function rankedLexicalRows({ tx, hits, terms, query, headlines }: { tx: Pg
   const scores = new Map(hits.map((h) => [h.id, h.score]));
   const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
   // One statement: the query's tsquery (headlines) and each word's own (the whole-document leg), with the ranked rows.
-  const rows = await rowsOf<{ tsq: string; perWord: string[]; id: string | null; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>(
+  const rows = await rowsOf<{ tsq: string; perWord: string[]; id: string | null; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>({
     tx,
-    sql`with q as (select nullif((${query})::text, '') as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"),
+    query: sql`with q as (select nullif((${query})::text, '') as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"),
       r as (select * from unnest(${`{${hits.map((h) => h.id).join(",")}}`}::bigint[]) with ordinality as r(id, rn))
       select q.tsq, q."perWord", r.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
         case when q.tsq is not null and r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.tsq::tsquery, ${HEADLINE_OPTIONS}) end as snip,
         case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"
       from q left join (r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id) on true
       order by r.rn`,
-  );
+  });
   const [first] = rows;
   return {
     tsq: first?.tsq ?? null,
@@ -235,21 +235,21 @@ function weighLexical(rows: LexicalRow[], terms: string[]): void {
 async function addDocumentContextPg({ tx, store, rows, lengths, where }: { tx: PgStoreTx; store: string; rows: LexicalRow[]; lengths: Map<number, number | undefined>; where: SQL[] }): Promise<void> {
   const key = (id: number) => `${store}:${id}`;
   const ranked = rows.map((r) => ({ key: key(r.id), store, score: r.score, row: { ...r.detail, length: lengths.get(r.id) } }));
-  const seeds = documentContextSeeds(ranked);
+  const seeds = documentContextSeeds({ ranked });
   if (seeds.length === 0) return;
   const filters = sql.join(where.map((w) => sql` and ${w}`));
   const side = (cmp: SQL, order: SQL) =>
     sql`(select c.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text
       from documents d join chunks c on c.doc_id = d.doc_id and c.chunk_index = 0 where ${cmp}${filters} order by d.mtime ${order} limit ${CONTEXT_ROWS_READ})`;
   const times = sql`array[${sql.join(seeds.map((s) => sql`${s.time}`), sql`, `)}]::bigint[]`;
-  const found = await rowsOf<{ seed: string; id: string; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string }>(
+  const found = await rowsOf<{ seed: string; id: string; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string }>({
     tx,
-    sql`select s.i as seed, x.* from unnest(${times}) with ordinality as s(t, i), lateral (
+    query: sql`select s.i as seed, x.* from unnest(${times}) with ordinality as s(t, i), lateral (
       ${side(sql`d.mtime >= s.t - ${DOCUMENT_CONTEXT.windowMs} and d.mtime < s.t`, sql`desc`)} union all ${side(sql`d.mtime > s.t and d.mtime <= s.t + ${DOCUMENT_CONTEXT.windowMs}`, sql`asc`)}) x`,
-  );
+  });
   const details = new Map<string, ChunkDetail>();
   const neighbours = seeds.map((seed, i) => {
-    const near = nearestInFolder(seed, found.filter((r) => Number(r.seed) === i + 1).map((r) => ({ ...r, id: Number(r.id), updatedAt: Number(r.updatedAt), key: key(Number(r.id)), time: Number(r.updatedAt) })));
+    const near = nearestInFolder({ seed, rows: found.filter((r) => Number(r.seed) === i + 1).map((r) => ({ ...r, id: Number(r.id), updatedAt: Number(r.updatedAt), key: key(Number(r.id)), time: Number(r.updatedAt) })) });
     for (const r of [near.before, near.after]) if (r) details.set(r.key, { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: r.text });
     return { hit: seed.key, before: near.before?.key ?? null, after: near.after?.key ?? null };
   });
@@ -265,40 +265,40 @@ async function addDocumentContextPg({ tx, store, rows, lengths, where }: { tx: P
  */
 async function wholeDocumentScores(tx: PgStoreTx, stats: QueryStats & { tsq: string }, paths: string[]): Promise<Map<string, number>> {
   if (paths.length === 0 || stats.terms.length === 0) return new Map();
-  const rows = await rowsOf<{ path: string; score: number }>(
+  const rows = await rowsOf<{ path: string; score: number }>({
     tx,
-    sql`select x.path, ${rankExpression(stats, sql`x.tsv`)} as score from (
+    query: sql`select x.path, ${rankExpression(stats, sql`x.tsv`)} as score from (
         select d.path, to_tsvector('english', string_agg(c.text, ' ' order by c.chunk_index)) as tsv
         from documents d join chunks c on c.doc_id = d.doc_id where d.path in ${paths} group by d.path) x
       where x.tsv @@ ${stats.tsq}::tsquery`,
-  );
+  });
   return new Map(rows.map((r) => [r.path, Number(r.score)]));
 }
 
 async function chunkDetails(tx: PgStoreTx, ids: number[]): Promise<Map<number, ChunkDetail>> {
   if (ids.length === 0) return new Map();
-  const rows = await rowsOf<{ id: string; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string }>(
+  const rows = await rowsOf<{ id: string; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string }>({
     tx,
-    sql`select c.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text
+    query: sql`select c.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text
       from chunks c join documents d on d.doc_id = c.doc_id where c.id in ${ids}`,
-  );
+  });
   return new Map(rows.map((r) => [Number(r.id), { ...r, id: Number(r.id), updatedAt: Number(r.updatedAt) }]));
 }
 
 /** Highlighted snippets (ts_headline) of the chunks on the page only: headlines re-parse the text, so never for a whole pool. */
 async function headlines(tx: PgStoreTx, tsq: string, ids: number[]): Promise<Map<number, string>> {
   if (ids.length === 0) return new Map();
-  const rows = await rowsOf<{ id: string; snip: string }>(tx, sql`select c.id, ts_headline('english', c.text, ${tsq}::tsquery, ${HEADLINE_OPTIONS}) as snip from chunks c where c.id in ${ids}`);
+  const rows = await rowsOf<{ id: string; snip: string }>({ tx, query: sql`select c.id, ts_headline('english', c.text, ${tsq}::tsquery, ${HEADLINE_OPTIONS}) as snip from chunks c where c.id in ${ids}` });
   return new Map(rows.map((r) => [Number(r.id), r.snip]));
 }
 
 async function pendingEmbeddings(tx: PgStoreTx, fingerprintId: string): Promise<number> {
-  const [row] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from chunks c where not exists (select 1 from chunk_embeddings e where e.chunk_row_id = c.id and e.fingerprint_id = ${fingerprintId})`);
+  const [row] = await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from chunks c where not exists (select 1 from chunk_embeddings e where e.chunk_row_id = c.id and e.fingerprint_id = ${fingerprintId})` });
   return row.n;
 }
 
 async function hasChunks(tx: PgStoreTx): Promise<boolean> {
-  return (await rowsOf(tx, sql`select 1 from chunks limit 1`)).length > 0;
+  return (await rowsOf({ tx, query: sql`select 1 from chunks limit 1` })).length > 0;
 }
 
 type StoreLegs = { /** What ranked the lexical leg: the bm25 engine (its plan's detail) or the fallback ts_rank (why). */ engine: { bm25: boolean; detail: string } | null; store: string; /** The lexical leg's query statistics, for the whole-document leg. */ stats: (QueryStats & { tsq: string }) | null; lexical: LexicalRow[]; vector: { id: number; similarity: number }[]; belowFloor: number; /** How the vector leg answered (pgvector HNSW or the exact scan). */ method: "hnsw" | "exact" | null; vectorFallback: Fallback | null; pending: number; tsq: string | null; details: Map<number, ChunkDetail>; searchable: boolean };
@@ -348,11 +348,11 @@ export async function searchStorePg({
     rec?.readiness(vector?.ok ? { ok: true, fingerprint: vector.fingerprint, cacheHit: vector.cacheHit ?? false, ms: vector.ms ?? 0 } : { ok: false, fallback: vectorFallback!, ms: vector?.ms ?? 0 });
   }
   const floor = fp ? similarityFloorFor(fp.provider) : 0;
-  const policy = fusionPolicyFor(fp, { fts: input.w_fts, vec: input.w_vec });
+  const policy = fusionPolicyFor({ fingerprint: fp, override: { fts: input.w_fts, vec: input.w_vec } });
   const weights = fp ? policy.ranks : { fts: 1, vec: 1 };
   const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
   const terms = matchTerms(input.q);
-  const query = tsqueryFor(terms, matchMode);
+  const query = tsqueryFor({ terms, match: matchMode });
   const where = chunkFiltersPg({ input, now });
 
   // Full-text answers (chunk hits, one store) have their page in each store's ranks offset+1…offset+limit, so their
@@ -376,7 +376,7 @@ export async function searchStorePg({
   for (const h of handles) {
     legs.push(
       // One snapshot: the full-text statistics, postings and rows read by several statements agree (as one SQLite read does).
-      await withStoreTx({ handle: h, readOnly: true, snapshot: true }, async (tx): Promise<StoreLegs> => {
+      await withStoreTx({ handle: h, readOnly: true, snapshot: true, work: async (tx): Promise<StoreLegs> => {
         const leg: StoreLegs = { engine: null, store: h.store, stats: null, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
         // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
         const backlog = queryVector && fp && h === handle ? await timed("vector", () => backlogFallbackPg({ tx })) : null;
@@ -401,7 +401,7 @@ export async function searchStorePg({
         const vectorsCanAnswer = input.mode === "hybrid" && vectorFallback === null && (legs[0] ?? leg).method !== null && (legs[0] ?? leg).vectorFallback === null;
         if (query && lexicalWanted && lexicalOverBudget === null) {
           const lexicalPart = (ltx: PgStoreTx) =>
-            runWithinBudgetPg(ltx, budget, async () => {
+            runWithinBudgetPg({ tx: ltx, budget, fn: async () => {
               // FTS5's bm25 from the store's statistics; while they are being built (a store from before them), the ts_rank ranking.
               const top = await bm25TopPg({ tx: ltx, words: terms, mode: matchMode, where, k: take });
               if (top.kind === "ranked") {
@@ -429,7 +429,7 @@ export async function searchStorePg({
               weighLexical(leg.lexical, terms);
               // As on SQLite: hybrid only, whose vectors answer (full-text alone answers with rows holding the words).
               if (vectorsCanAnswer) await addDocumentContextPg({ tx: ltx, store: h.store, rows: leg.lexical, lengths, where });
-            });
+            } });
           await timed("lexical", async () => {
             if (!vectorsCanAnswer) return lexicalPart(tx);
             try {
@@ -447,7 +447,7 @@ export async function searchStorePg({
         // Whether there was anything to search only matters for an empty leg (store_empty vs no_match).
         if (leg.lexical.length === 0 && leg.vector.length === 0) leg.searchable = await hasChunks(tx);
         return leg;
-      }),
+      } }),
     );
   }
   // The store's own vector leg decides: when it could not answer, the whole answer is lexical.
@@ -492,7 +492,7 @@ export async function searchStorePg({
   if (vectorsAnswered && fp && !handle.readOnly) {
     // What the active model answered, for comparing a re-embed's candidate model (as on SQLite); a failed log never fails the search.
     const own = legs[0].vector.slice(0, 10).map((r) => r.id);
-    await withStoreTx({ handle }, (tx) => logVectorQueryPg({ tx, q: input.q, mode: input.mode, fingerprintId: fp.id, resultIds: own })).catch((e: Error) =>
+    await withStoreTx({ handle, work: (tx) => logVectorQueryPg({ tx, q: input.q, mode: input.mode, fingerprintId: fp.id, resultIds: own }) }).catch((e: Error) =>
       log("warn", "search log write failed", { store: handle.store, error: e.message }),
     );
   }
@@ -512,7 +512,7 @@ export async function searchStorePg({
         key,
         store: key.slice(0, key.indexOf(":")),
         detail,
-        fts: f ? { rank: f.rank, score: f.score, exactForms: f.exactForms, nearPairs: f.nearPairs, ...(f.context ? { context: f.context, matched: f.matched !== false } : {}), ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor(f.snip, detail)) } : null,
+        fts: f ? { rank: f.rank, score: f.score, exactForms: f.exactForms, nearPairs: f.nearPairs, ...(f.context ? { context: f.context, matched: f.matched !== false } : {}), ...(f.snip === null ? { snippet: "", highlights: [] } : snippetFor({ raw: f.snip, where: detail })) } : null,
         vector: v ? { rank: v.rank, distance: 1 - v.similarity, similarity: v.similarity } : null,
         decay,
         score: raw * (decay ?? 1),
@@ -523,9 +523,9 @@ export async function searchStorePg({
   recordFusionStages(rec, { ms: performance.now() - fusionStarted, input, answeredBy, weights, candidates, ranking: RANKING, policy });
 
   const toHit = (c: Candidate): SearchHit => {
-    const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor(c.detail.text, c.detail);
+    const snippet = c.fts ? { snippet: c.fts.snippet, highlights: c.fts.highlights } : snippetFor({ raw: c.detail.text, where: c.detail });
     const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, ...snippet };
-    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk(c, answeredBy, weights, RANKING) };
+    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode: answeredBy, weights, ranking: RANKING }) };
     return hit;
   };
 
@@ -533,7 +533,7 @@ export async function searchStorePg({
   const scoring = { ...DOCUMENT_SCORING };
   if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
   let wholeDocument: Map<string, number> | null = null;
-  const group = () => groupByDocument({ candidates, handles: [], terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights, RANKING), ranking: RANKING });
+  const group = () => groupByDocument({ candidates, handles: [], terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk({ chunk: c, mode: answeredBy, weights, ranking: RANKING }), ranking: RANKING });
   type OnStore = <T>(h: PgStoreHandle, work: (tx: PgStoreTx) => Promise<T>) => Promise<T>;
   // After fusion: the whole-document leg (group=document), then headlines for what is shown.
   const afterFusion = async (onStore: OnStore) => {
@@ -568,11 +568,11 @@ export async function searchStorePg({
       const snips = await onStore(h, (tx) => headlines(tx, leg.tsq!, ids));
       for (const c of shown) {
         const raw = c.store === h.store ? snips.get(c.detail.id) : undefined;
-        if (raw !== undefined && c.fts) Object.assign(c.fts, snippetFor(raw, c.detail));
+        if (raw !== undefined && c.fts) Object.assign(c.fts, snippetFor({ raw, where: c.detail }));
       }
     }
   };
-  const ownTx: OnStore = (h, work) => withStoreTx({ handle: h, readOnly: true }, (tx) => runWithinBudgetPg(tx, budget, () => work(tx)));
+  const ownTx: OnStore = (h, work) => withStoreTx({ handle: h, readOnly: true, work: (tx) => runWithinBudgetPg({ tx, budget, fn: () => work(tx) }) });
   // One store, grouped: its whole-document leg and its headlines share one transaction (one budget set-up, one commit).
   if (handles.length === 1 && grouped && lexicalRan) await ownTx(handle, (tx) => afterFusion((_h, work) => work(tx)));
   else await afterFusion(ownTx);

@@ -341,7 +341,7 @@ function filteredChunkIds({ handle, input, now, budget }: { handle: StoreHandle;
   if (!hasExplicitFilters(input)) return undefined;
   const filters = chunkFilterSql({ schema: "main", input, now });
   const statement = handle.sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where ${filters.where.join(" and ")} limit ?`);
-  const ids = runWithinBudget(handle.sqlite, budget, () => statement.all(...filters.args, EXACT_FILTER_LIMIT + 1) as ChunkIdRow[]).map((r) => r.id);
+  const ids = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => statement.all(...filters.args, EXACT_FILTER_LIMIT + 1) as ChunkIdRow[] }).map((r) => r.id);
   return ids.length <= EXACT_FILTER_LIMIT ? ids : undefined;
 }
 
@@ -349,11 +349,11 @@ function filteredChunkIds({ handle, input, now, budget }: { handle: StoreHandle;
 function keptByFilters({ handle, ids, input, now, budget }: { handle: StoreHandle; ids: number[]; input: SearchInput; now: number; budget: QueryBudget }): Set<number> {
   const filters = chunkFilterSql({ schema: "main", input, now });
   const kept = handle.sqlite.prepare(`select c.id from chunks c join documents d on d.doc_id = c.doc_id where c.id in (select value from json_each(?))${filters.where.length ? " and " + filters.where.join(" and ") : ""}`);
-  return new Set((runWithinBudget(handle.sqlite, budget, () => kept.all(JSON.stringify(ids), ...filters.args)) as ChunkIdRow[]).map((x) => x.id));
+  return new Set((runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => kept.all(JSON.stringify(ids), ...filters.args) }) as ChunkIdRow[]).map((x) => x.id));
 }
 
 function hasChunks(handle: StoreHandle): boolean {
-  return !!preparedOnce(handle.sqlite, "select 1 from chunks limit 1").get();
+  return !!preparedOnce({ sqlite: handle.sqlite, sql: "select 1 from chunks limit 1" }).get();
 }
 
 /** The title heading of each listed document (its first `#` line, or its first line), for field evidence. */
@@ -435,7 +435,7 @@ const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
 /** The lexical leg's scoring, as explain names it: FTS5's bm25 (SQLite), or the idf-weighted ts_rank of search-pg.ts (PostgreSQL). */
 export type LexicalRanking = "bm25" | "idf-weighted ts_rank";
 
-export function whyChunk(c: Candidate, mode: SearchInput["mode"], weights: { fts: number; vec: number }, ranking: LexicalRanking = "bm25"): string {
+export function whyChunk({ chunk: c, mode, weights, ranking = "bm25" }: { chunk: Candidate; mode: SearchInput["mode"]; weights: { fts: number; vec: number }; ranking?: LexicalRanking }): string {
   const parts: string[] = [];
   if (c.fts) {
     const exact = `${c.fts.exactForms === null ? "" : `, ${Math.round(c.fts.exactForms * 100)}% of the words as written`}${c.fts.nearPairs == null ? "" : `, ${Math.round(c.fts.nearPairs * 100)}% of adjacent word pairs near each other`}`;
@@ -495,7 +495,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
   let vectorFallback: Fallback | null = null;
   let vectors: SearchResult["vectors"] = null;
   let weights = { fts: 1, vec: 1 };
-  let policy: FusionPolicy = fusionPolicyFor(null);
+  let policy: FusionPolicy = fusionPolicyFor({ fingerprint: null });
   const vectorRanked: { key: string; store: string; id: number; distance: number; similarity: number }[] = [];
   if (input.mode !== "fts") {
     const plan = await planQueryVector({ handle, text: input.q, kinds: [CHUNK_KIND] });
@@ -506,7 +506,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     } else {
       const fp = plan.fingerprint;
       const floor = similarityFloorFor(fp.provider);
-      policy = fusionPolicyFor(fp, { fts: input.w_fts, vec: input.w_vec ?? tuning.vec });
+      policy = fusionPolicyFor({ fingerprint: fp, override: { fts: input.w_fts, vec: input.w_vec ?? tuning.vec } });
       weights = policy.ranks;
       const t0 = performance.now();
       const sources: VectorSource[] = [];
@@ -525,7 +525,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
       let knn: ReturnType<typeof vectorNeighbours>;
       const kept = new Map<string, Set<number>>();
       for (let k = take + 20; ; k = Math.min(MAX_POST_FILTER_K, k * 4)) {
-        knn = runWithinBudget(handle.sqlite, budget, () => vectorNeighbours({ sources, kind: CHUNK_KIND, query: plan.vector, k, floor, exact: input.exact }));
+        knn = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => vectorNeighbours({ sources, kind: CHUNK_KIND, query: plan.vector, k, floor, exact: input.exact }) });
         kept.clear();
         for (const s of sources) {
           if (s.allowed) continue;
@@ -562,7 +562,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
 
   // Lexical leg: `all` words for mode=fts, `any` word when it is one signal of several or stands in for vectors.
   const matchMode = input.match ?? (input.mode === "fts" ? "all" : "any");
-  const match = effectiveLegs.lexical || input.mode === "vector" ? ftsMatchFor(input, matchMode, tuning.stopwords) : null;
+  const match = effectiveLegs.lexical || input.mode === "vector" ? ftsMatchFor({ input, match: matchMode, stopwords: tuning.stopwords }) : null;
   const ftsRanked: LexicalHit[] = [];
   /** Each store's chunks_fts tokenizer: the shown lexical hits get their snippets at the end (withShownSnippets). */
   const snippetTokenizers = new Map<string, string>();
@@ -575,7 +575,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     const reader: SearchReader = openSearchReader({ handle, core });
     try {
       for (const [schema, name] of reader.schemas) {
-        snippetTokenizers.set(name, chunkTokenizerOf(reader, schema));
+        snippetTokenizers.set(name, chunkTokenizerOf({ reader, schema }));
         for (const r of runFts({ reader, schema, match, input, take, now, budget, onPlan: (p) => lexicalPlans.push(`${name}: ${p.detail}`) })) {
           ftsRanked.push({ key: `${name}:${r.id}`, store: name, id: r.id, score: -r.rank, exactForms: null, nearPairs: null, row: { id: r.id, chunkId: r.chunkId, path: r.path, kind: r.kind, chunkIndex: r.chunkIndex, updatedAt: r.updatedAt, text: r.text } });
         }
@@ -648,7 +648,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
 
   const toHit = (c: Candidate): SearchHit => {
     const hit: SearchHit = { store: c.store, id: c.detail.id, chunkId: c.detail.chunkId, path: c.detail.path, kind: c.detail.kind, chunkIndex: c.detail.chunkIndex, score: c.score, updatedAt: c.detail.updatedAt, snippet: "", highlights: [] };
-    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk(c, answeredBy, weights) };
+    if (input.explain) hit.signals = { fts: c.fts && { rank: c.fts.rank, score: c.fts.score }, vector: c.vector, fused: c.score, decay: c.decay, why: whyChunk({ chunk: c, mode: answeredBy, weights }) };
     return hit;
   };
 
@@ -662,7 +662,7 @@ export async function searchStore({ handle, core, input, now = Date.now(), tunin
     const terms = matchTerms(input.q, { stopwords: tuning.stopwords });
     if (terms.length < scoring.minTerms) Object.assign(scoring, scoring.shortQuery);
     const wholeDocument = scoring.wholeDocument > 0 && match && input.syntax === "plain" && answeredBy !== "vector" ? wholeDocumentBm25({ handles, candidates, match, budget, leg: tuning.wholeDocumentLeg ?? "candidates" }) : null;
-    hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk(c, answeredBy, weights) });
+    hits = groupByDocument({ candidates, handles, terms, scoring, wholeDocument, mode: answeredBy, weights, toHit, explain: input.explain, why: (c) => whyChunk({ chunk: c, mode: answeredBy, weights }) });
     recordGroupingStage(rec, { ms: performance.now() - t1, hits, combine: scoring.combine });
   }
   const results = withShownSnippets({ results: hits.slice(input.offset, input.offset + input.limit), candidates, match, tokenizers: snippetTokenizers });
@@ -711,7 +711,7 @@ const byScoreThenKey = (a: { score: number; store: string; id: number }, b: { sc
  * joins the lexical leg with that gain as its score. Returns how many rows gained.
  */
 function addDocumentContext({ handle, ranked, input, now, budget, opts }: { handle: StoreHandle; ranked: LexicalHit[]; input: SearchInput; now: number; budget: QueryBudget; opts: DocumentContextOptions }): number {
-  const seeds = documentContextSeeds(ranked, opts);
+  const seeds = documentContextSeeds({ ranked, opts });
   if (seeds.length === 0) return 0;
   const filters = chunkFilterSql({ schema: "main", input, now });
   const and = filters.where.map((w) => ` and ${w}`).join("");
@@ -719,12 +719,12 @@ function addDocumentContext({ handle, ranked, input, now, budget, opts }: { hand
   const side = (cmp: string, order: "desc" | "asc") =>
     `select * from (select c.id, c.chunk_id as chunkId, d.path, d.kind, c.chunk_index as chunkIndex, d.mtime as updatedAt, c.text
        from documents d join chunks c on c.doc_id = d.doc_id and c.chunk_index = 0 where ${cmp}${and} order by d.mtime ${order} limit ${CONTEXT_ROWS_READ})`;
-  const around = preparedOnce(handle.sqlite, `${side("d.mtime >= ? and d.mtime < ?", "desc")} union all ${side("d.mtime > ? and d.mtime <= ?", "asc")}`);
+  const around = preparedOnce({ sqlite: handle.sqlite, sql: `${side("d.mtime >= ? and d.mtime < ?", "desc")} union all ${side("d.mtime > ? and d.mtime <= ?", "asc")}` });
   const neighbours: ContextNeighbours<string>[] = [];
   const found = new Map<string, ChunkDetail>();
   for (const seed of seeds) {
-    const rows = runWithinBudget(handle.sqlite, budget, () => around.all(seed.time - opts.windowMs, seed.time, ...filters.args, seed.time, seed.time + opts.windowMs, ...filters.args) as ChunkDetail[]);
-    const near = nearestInFolder(seed, rows.map((r) => ({ ...r, key: `${handle.store}:${r.id}`, time: r.updatedAt })));
+    const rows = runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => around.all(seed.time - opts.windowMs, seed.time, ...filters.args, seed.time, seed.time + opts.windowMs, ...filters.args) as ChunkDetail[] });
+    const near = nearestInFolder({ seed, rows: rows.map((r) => ({ ...r, key: `${handle.store}:${r.id}`, time: r.updatedAt })) });
     for (const r of [near.before, near.after]) if (r) found.set(r.key, r);
     neighbours.push({ hit: seed.key, before: near.before?.key ?? null, after: near.after?.key ?? null });
   }
@@ -767,7 +767,7 @@ function withShownSnippets({ results, candidates, match, tokenizers }: { results
   for (const s of shown) {
     const c = byKey.get(`${s.store}:${s.id}`);
     if (!c) continue;
-    Object.assign(s.into, holdsWords(c) ? snippetFor(lexical.get(s.store)?.get(s.id) ?? "", c.detail) : snippetFor(c.detail.text, c.detail));
+    Object.assign(s.into, holdsWords(c) ? snippetFor({ raw: lexical.get(s.store)?.get(s.id) ?? "", where: c.detail }) : snippetFor({ raw: c.detail.text, where: c.detail }));
   }
   return results;
 }
@@ -797,12 +797,12 @@ function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handle
     const wanted = new Set(candidates.filter((c) => c.store === h.store && c.fts?.matched !== false).map((c) => c.detail.path));
     if (wanted.size === 0 || !documentFtsReady(h)) continue;
     // The candidates' documents (documents_fts rowid = doc_id), looked up by path.
-    const ids = preparedOnce(h.sqlite, "select doc_id as id, path from documents where path in (select value from json_each(?))").all(JSON.stringify([...wanted])) as { id: number; path: string }[];
+    const ids = preparedOnce({ sqlite: h.sqlite, sql: "select doc_id as id, path from documents where path in (select value from json_each(?))" }).all(JSON.stringify([...wanted])) as { id: number; path: string }[];
     const pathOf = new Map(ids.map((r) => [r.id, r.path]));
     // The candidates alone, from the index's numbers (cost follows the query words' occurrences, not their matches).
     // From the index's word lists when it has them (no text read, no common word's instances walked), else the same numbers computed.
     const scoreOf = (score: typeof bm25OfRows) => score({ db: h.sqlite, schema: "main", table: "documents_fts", match, rowids: [...pathOf.keys()], texts: (docIds) => documentFtsValues({ sqlite: h.sqlite, docIds }) });
-    const scored = leg === "candidates" ? runWithinBudget(h.sqlite, budget, () => scoreOf(wordListScoresOf) ?? scoreOf(bm25OfRows)) : null;
+    const scored = leg === "candidates" ? runWithinBudget({ sqlite: h.sqlite, budget, fn: () => scoreOf(wordListScoresOf) ?? scoreOf(bm25OfRows) }) : null;
     if (scored) {
       for (const [id, score] of scored) out.set(`${h.store}:${pathOf.get(id)}`, score);
       continue;
@@ -811,7 +811,7 @@ function wholeDocumentBm25({ handles, candidates, match, budget, leg }: { handle
     const broad = broadTopWithinBudget({ db: h.sqlite, schema: "main", table: "documents_fts", match, budget });
     const top = broad
       ? broad.top(depth)
-      : runWithinBudget(h.sqlite, budget, () => preparedOnce(h.sqlite, "select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ? order by rank, rowid limit ?").all(match, depth) as Bm25Row[]);
+      : runWithinBudget({ sqlite: h.sqlite, budget, fn: () => preparedOnce({ sqlite: h.sqlite, sql: "select rowid, bm25(documents_fts) as rank from documents_fts where documents_fts match ? order by rank, rowid limit ?" }).all(match, depth) as Bm25Row[] });
     for (const r of top) {
       const path = pathOf.get(r.rowid);
       if (path !== undefined) out.set(`${h.store}:${path}`, -r.rank);

@@ -22,10 +22,10 @@ const USAGE_SQL = "select count(*) as documents, coalesce(sum(bytes), 0) as byte
 function assertStoreRoom(store: string, before: StoreUsage, after: StoreUsage): void {
   const { maxStoreDocuments, maxStoreBytes } = getConfig().limits;
   if (after.documents > maxStoreDocuments && after.documents > before.documents) {
-    throw limitReached("DUALMIND_MAX_STORE_DOCUMENTS", `this write would take store ${store} to ${after.documents} documents, its most is ${maxStoreDocuments}`);
+    throw limitReached({ limit: "DUALMIND_MAX_STORE_DOCUMENTS", message: `this write would take store ${store} to ${after.documents} documents, its most is ${maxStoreDocuments}` });
   }
   if (after.bytes > maxStoreBytes && after.bytes > before.bytes) {
-    throw limitReached("DUALMIND_MAX_STORE_BYTES", `this write would take store ${store} to ${after.bytes} bytes of text, its most is ${maxStoreBytes}`);
+    throw limitReached({ limit: "DUALMIND_MAX_STORE_BYTES", message: `this write would take store ${store} to ${after.bytes} bytes of text, its most is ${maxStoreBytes}` });
   }
 }
 
@@ -34,7 +34,7 @@ function usageOf(row: { documents: unknown; bytes: unknown } | undefined): Store
 }
 
 /** SQLite: run `write` (already inside the caller's immediate transaction, so no other writer interleaves) under the store quotas. */
-export function withStoreQuota<T>(handle: StoreHandle, write: () => T): T {
+export function withStoreQuota<T>({ handle, write }: { handle: StoreHandle; write: () => T }): T {
   const usage = () => usageOf(handle.sqlite.prepare(USAGE_SQL).get() as { documents: number; bytes: number });
   const before = usage();
   const result = write();
@@ -47,7 +47,7 @@ export function withStoreQuota<T>(handle: StoreHandle, write: () => T): T {
  * advisory lock, held to commit, queues quota-checked writers, so two
  * concurrent writes cannot both squeeze past the limit.
  */
-export async function withStoreQuotaPg<T>(tx: PgStoreTx, store: string, write: () => Promise<T>): Promise<T> {
+export async function withStoreQuotaPg<T>({ tx, store, write }: { tx: PgStoreTx; store: string; write: () => Promise<T> }): Promise<T> {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-quota:${store}`}, 0))`);
   const usage = async () => usageOf((await tx.execute(sql.raw(USAGE_SQL))).rows[0] as { documents: unknown; bytes: unknown } | undefined);
   const before = await usage();

@@ -55,7 +55,7 @@ async function rows<T>(db: SqlRunner, query: SQL): Promise<T[]> {
 export type VectorTable = "chunk_embeddings" | "embeddings";
 
 /** The partial HNSW index of one dimension (the name resolves in the store's schema through search_path). */
-export function hnswIndexName(dimension: number, table: VectorTable = "chunk_embeddings"): string {
+export function hnswIndexName({ dimension, table = "chunk_embeddings" }: { dimension: number; table?: VectorTable }): string {
   return `${table}_hnsw_${dimension}`;
 }
 
@@ -66,10 +66,10 @@ function hnswDimension(dimension: number): boolean {
 export type PgVectorSupport = { pgvector: string | null; iterativeScan: boolean; hnswDimensions: number[] };
 
 /** pgvector's version when the `vector` extension is created in this database (else null), and this store's HNSW indexes on `table`. */
-export async function pgvectorSupportPg(db: SqlRunner, table: VectorTable = "chunk_embeddings"): Promise<PgVectorSupport> {
+export async function pgvectorSupportPg({ db, table = "chunk_embeddings" }: { db: SqlRunner; table?: VectorTable }): Promise<PgVectorSupport> {
   const [ext] = await rows<{ extversion: string }>(db, sql`select extversion from pg_extension where extname = 'vector'`);
   const pgvector = ext?.extversion ?? null;
-  const prefix = hnswIndexName(0, table).slice(0, -1);
+  const prefix = hnswIndexName({ dimension: 0, table }).slice(0, -1);
   const idx = pgvector
     ? await rows<{ relname: string }>(db, sql`select c.relname from pg_class c where c.relnamespace = (select oid from pg_namespace where nspname = current_schema()) and c.relkind = 'i' and starts_with(c.relname, ${prefix})`)
     : [];
@@ -88,9 +88,9 @@ function versionAtLeast(version: string, [major, minor]: [number, number]): bool
  * Replicas queue on an advisory lock so one builds it. Returns whether the
  * index exists now. Without pgvector (or past HNSW_MAX_DIMENSION), false.
  */
-export async function ensureHnswIndexPg(db: SqlRunner, dimension: number, table: VectorTable = "chunk_embeddings"): Promise<boolean> {
+export async function ensureHnswIndexPg({ db, dimension, table = "chunk_embeddings" }: { db: SqlRunner; dimension: number; table?: VectorTable }): Promise<boolean> {
   if (!hnswDimension(dimension)) return false;
-  const [row] = await rows<{ ext: boolean; idx: boolean }>(db, sql`select exists (select 1 from pg_extension where extname = 'vector') as ext, to_regclass(${hnswIndexName(dimension, table)}) is not null as idx`);
+  const [row] = await rows<{ ext: boolean; idx: boolean }>(db, sql`select exists (select 1 from pg_extension where extname = 'vector') as ext, to_regclass(${hnswIndexName({ dimension, table })}) is not null as idx`);
   if (!row?.ext) return false;
   if (row.idx) return true;
   // The chunk table's lock key is the one it always had (replicas of older builds build the same index).
@@ -100,7 +100,7 @@ export async function ensureHnswIndexPg(db: SqlRunner, dimension: number, table:
   // Building over vectors written before pgvector was created can outlast the statement limit: lift it for the build only.
   const [{ limit }] = await rows<{ limit: string }>(db, sql`select current_setting('statement_timeout') as limit`);
   await db.execute(sql`select set_config('statement_timeout', '0', true)`);
-  await db.execute(sql`create index if not exists ${sql.identifier(hnswIndexName(dimension, table))} on ${sql.identifier(table)} using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dimension = ${d}`);
+  await db.execute(sql`create index if not exists ${sql.identifier(hnswIndexName({ dimension, table }))} on ${sql.identifier(table)} using hnsw ((embedding::vector(${d})) vector_cosine_ops) where dimension = ${d}`);
   await db.execute(sql`select set_config('statement_timeout', ${limit}, true)`);
   return true;
 }
@@ -135,7 +135,7 @@ const PUT_BATCH = 1_000;
  */
 export async function putChunkEmbeddingsPg({ tx, fingerprintId, items, now = Date.now() }: { tx: SqlRunner; fingerprintId: string; items: ChunkVector[]; now?: number }): Promise<number> {
   if (items.length === 0) return 0;
-  for (const dimension of new Set(items.map((i) => i.vector.length))) await ensureHnswIndexPg(tx, dimension);
+  for (const dimension of new Set(items.map((i) => i.vector.length))) await ensureHnswIndexPg({ db: tx, dimension });
   for (let at = 0; at < items.length; at += PUT_BATCH) {
     const values = items.slice(at, at + PUT_BATCH).map((i) => sql`(${i.chunkRowId}, ${fingerprintId}, ${i.inputHash}, ${i.vector.length}, ${arrayLiteral(normalizeVector(i.vector))}::real[], ${now})`);
     await tx.execute(sql`insert into chunk_embeddings (chunk_row_id, fingerprint_id, input_hash, dimension, embedding, embedded_at) values ${sql.join(values, sql`, `)}
@@ -152,7 +152,7 @@ export type KindVector = { kind: string; refId: number; inputHash: string; vecto
  */
 export async function putKindEmbeddingsPg({ tx, fingerprintId, items, now = Date.now() }: { tx: SqlRunner; fingerprintId: string; items: KindVector[]; now?: number }): Promise<number> {
   if (items.length === 0) return 0;
-  for (const dimension of new Set(items.map((i) => i.vector.length))) await ensureHnswIndexPg(tx, dimension, "embeddings");
+  for (const dimension of new Set(items.map((i) => i.vector.length))) await ensureHnswIndexPg({ db: tx, dimension, table: "embeddings" });
   for (let at = 0; at < items.length; at += PUT_BATCH) {
     const values = items.slice(at, at + PUT_BATCH).map((i) => sql`(${i.kind}, ${i.refId}, ${fingerprintId}, ${i.inputHash}, ${i.vector.length}, 'document', ${arrayLiteral(normalizeVector(i.vector))}::real[], ${now})`);
     await tx.execute(sql`insert into embeddings (kind, ref_id, fingerprint_id, input_hash, dimension, task, embedding, embedded_at) values ${sql.join(values, sql`, `)}
@@ -240,7 +240,7 @@ export async function spaceNeighboursPg({ tx, space, fingerprintId, query, k, li
     return { ok: false, reason: "vectors_unavailable", message: `the query vector has ${query.length} dimensions but this model's stored vectors have ${stored.dimension}: re-embed the store or query with the same model` };
   }
   if (!stored) return { ok: true, method: "exact", scanned: 0, hits: [] };
-  const support = await pgvectorSupportPg(tx, space.table);
+  const support = await pgvectorSupportPg({ db: tx, table: space.table });
   if (support.hnswDimensions.includes(query.length)) return hnswNeighbours({ tx, space, fingerprintId, query, k, limit, iterative: support.iterativeScan, ef: ef ?? efSearch(k, support.iterativeScan) });
   return exactNeighbours({ tx, space, fingerprintId, query, k, limit });
 }

@@ -51,7 +51,7 @@ const YIELD_EVERY_BYTES = 4 * 2 ** 20;
 function quickCheck(handle: StoreHandle): string {
   const budget = startQueryBudget({ hint: "not run", budgetMs: getConfig().queryBudgetMs });
   try {
-    return runWithinBudget(handle.sqlite, budget, () => (handle.sqlite.pragma("quick_check", { simple: true }) as string) ?? "unknown");
+    return runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => (handle.sqlite.pragma("quick_check", { simple: true }) as string) ?? "unknown" });
   } catch (e) {
     if (isAppError(e) && e.code === "query_too_expensive") return `not checked: quick_check did not finish within the ${budget.budgetMs} ms query budget (DUALMIND_QUERY_BUDGET_MS)`;
     throw e;
@@ -134,7 +134,7 @@ function* verifySteps({ handle }: { handle: StoreHandle }): Generator<void, Veri
     }
     let bytes: Buffer;
     try {
-      bytes = readFileNoFollow(f.abs, f.docPath).bytes;
+      bytes = readFileNoFollow({ file: f.abs, what: f.docPath }).bytes;
     } catch {
       continue;
     }

@@ -122,12 +122,12 @@ async function run(state: State, store: string, w: Watching): Promise<void> {
   w.dirty = false;
   w.running = true;
   try {
-    const result = await holdingStoreHandles(() => {
-      const handle = getStoreDb(store, { create: false });
+    const result = await holdingStoreHandles({ work: () => {
+      const handle = getStoreDb({ store, create: false });
       // A never-built index (a deleted index.db) is rebuilt as on first access; then the incremental pass.
       ensureIndexBuilt({ handle });
       return reindexStoreAsync({ handle, background: true });
-    });
+    } });
     auditFileChange(result);
   } catch (e) {
     // A reindex already running (an admin's) covers these changes; a store deleted meanwhile is forgotten; anything else is tried again on the next change or scan.

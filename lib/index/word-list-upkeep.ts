@@ -47,7 +47,7 @@ export function wordListUpkeepTurn(): boolean {
   for (const handle of openStoreHandles()) {
     for (const { table, texts } of LISTED_TABLES) {
       try {
-        const rebuilding = preparedOnce(handle.sqlite, "select 1 from meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')").get();
+        const rebuilding = preparedOnce({ sqlite: handle.sqlite, sql: "select 1 from meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')" }).get();
         if (rebuilding) break;
         // Off: lists built earlier are dropped (the change log stops with them), not left to go stale.
         if (minTableRows === 0) {

@@ -33,8 +33,8 @@ function assertBatchWithinLimit(body: unknown): void {
   for (const m of Array.isArray(body) ? body : [body]) assertToolNameLength(m);
   if (!Array.isArray(body)) return;
   const max = getConfig().limits.mcpBatchMax;
-  if (max === 0) throw limitReached("DUALMIND_MCP_BATCH_MAX", "this server does not accept JSON-RPC batches: send one call per request");
-  if (body.length > max) throw limitReached("DUALMIND_MCP_BATCH_MAX", `a JSON-RPC batch may hold at most ${max} calls; this one holds ${body.length}`);
+  if (max === 0) throw limitReached({ limit: "DUALMIND_MCP_BATCH_MAX", message: "this server does not accept JSON-RPC batches: send one call per request" });
+  if (body.length > max) throw limitReached({ limit: "DUALMIND_MCP_BATCH_MAX", message: `a JSON-RPC batch may hold at most ${max} calls; this one holds ${body.length}` });
 }
 
 let toolsListJson: string | null = null;
@@ -69,7 +69,7 @@ export async function handleMcpPost(request: Request): Promise<Response> {
   try {
     principal = await authenticateBearer(request);
   } catch (e) {
-    const res = errorResponse(e, randomUUID());
+    const res = errorResponse({ error: e, requestId: randomUUID() });
     res.headers.set("www-authenticate", 'Bearer realm="dualmind"');
     return res;
   }
@@ -78,7 +78,7 @@ export async function handleMcpPost(request: Request): Promise<Response> {
   let parsedBody: unknown;
   if (/^application\/json\b/i.test(request.headers.get("content-type") ?? "")) {
     try {
-      const text = await readBodyLimited(request, getConfig().maxBodyBytes);
+      const text = await readBodyLimited({ request, limit: getConfig().maxBodyBytes });
       try {
         parsedBody = JSON.parse(text);
       } catch {
@@ -87,7 +87,7 @@ export async function handleMcpPost(request: Request): Promise<Response> {
       assertJsonDepth(parsedBody);
       assertBatchWithinLimit(parsedBody);
     } catch (e) {
-      return errorResponse(e, randomUUID());
+      return errorResponse({ error: e, requestId: randomUUID() });
     }
   }
   const listed = toolsListAnswer(request, parsedBody);
@@ -96,7 +96,7 @@ export async function handleMcpPost(request: Request): Promise<Response> {
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true, maxRequestBodySize: getConfig().maxBodyBytes });
   await server.connect(transport);
   try {
-    return await holdingStoreHandles(() => withSharedQueryBudget(() => transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody })));
+    return await holdingStoreHandles({ work: () => withSharedQueryBudget({ fn: () => transport.handleRequest(request, parsedBody === undefined ? undefined : { parsedBody }) }) });
   } finally {
     await server.close();
   }

@@ -75,21 +75,21 @@ export async function runTool({ name, args, options }: { name: string; args: Rec
   // A made-up name is never echoed whole (it may be megabytes): tools/list names every tool there is.
   if (!t) throw new AppError("not_found", `unknown tool ${JSON.stringify(name.slice(0, MAX_TOOL_NAME_ECHO))}${name.length > MAX_TOOL_NAME_ECHO ? "…" : ""}; tools/list names the tools`);
   const { principal } = options;
-  if (!hasScope(principal, t.scope)) throw new AppError("forbidden", `this token lacks the '${t.scope}' scope`);
+  if (!hasScope({ principal, needed: t.scope })) throw new AppError("forbidden", `this token lacks the '${t.scope}' scope`);
   const raw: Record<string, unknown> = { ...(args ?? {}) };
   if (options.defaultStore && raw.store === undefined && hasStoreArgument(t)) raw.store = options.defaultStore;
   // Like a REST path's {store}: a store outside the token's list is refused before the other arguments are looked at.
-  if (hasStoreArgument(t) && typeof raw.store === "string") assertStoresAllowed(principal, [raw.store]);
+  if (hasStoreArgument(t) && typeof raw.store === "string") assertStoresAllowed({ principal, stores: [raw.store] });
   // stdio reaches here without the HTTP endpoint's body parser, so the depth limit is applied again.
-  if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) throw new AppError("invalid_request", `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
+  if (jsonDepthExceeds({ value: raw, limit: MAX_JSON_DEPTH })) throw new AppError("invalid_request", `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
   const parsed = t.input.safeParse(raw);
-  if (!parsed.success) throw new AppError("invalid_request", "invalid arguments", zodDetails(parsed.error, "arguments"));
-  const named = storesReferenced(t.input, parsed.data);
-  assertStoresAllowed(principal, named);
+  if (!parsed.success) throw new AppError("invalid_request", "invalid arguments", zodDetails({ error: parsed.error, prefix: "arguments" }));
+  const named = storesReferenced({ schema: t.input, value: parsed.data });
+  assertStoresAllowed({ principal, stores: named });
   // As the REST wrapper: a write to an archived store is refused (409 store_archived).
   if (t.scope === "write") await assertStoresWritable(named);
-  const wire = toWire(t.output, await t.run(parsed.data as never, { principal }), { undeclared: contractChecksEnabled() ? "keep" : "strip" });
-  if (contractChecksEnabled()) assertMatchesContract(t.output, wire, `MCP tool ${name}`);
+  const wire = toWire({ schema: t.output, value: await t.run(parsed.data as never, { principal }), opts: { undeclared: contractChecksEnabled() ? "keep" : "strip" } });
+  if (contractChecksEnabled()) assertMatchesContract({ schema: t.output, wire, what: `MCP tool ${name}` });
   return wire;
 }
 
@@ -131,11 +131,11 @@ export function createMcpServer(options: McpSessionOptions): Server {
     try {
       result = toolResult(await runTool({ name, args: request.params.arguments, options }));
     } catch (e) {
-      const err = toAppError(e, randomUUID());
+      const err = toAppError({ error: e, requestId: randomUUID() });
       status = err.status;
       result = toolResult(err.toBody(), true);
     }
-    recordRequest(toolsByName.has(name) ? `MCP tool ${name}` : UNKNOWN_TOOL_ROUTE, status, performance.now() - started);
+    recordRequest({ route: toolsByName.has(name) ? `MCP tool ${name}` : UNKNOWN_TOOL_ROUTE, status, ms: performance.now() - started });
     return result;
   });
 
@@ -143,7 +143,7 @@ export function createMcpServer(options: McpSessionOptions): Server {
     resources: [
       { uri: "dualmind://stores", name: "stores", description: "The stores this token may use", mimeType: "application/json" },
       ...(await stores().listStores())
-        .filter((s) => canUseStore(options.principal, s.name))
+        .filter((s) => canUseStore({ principal: options.principal, store: s.name }))
         .map((s) => ({ uri: `dualmind://stores/${s.name}`, name: `store ${s.name}`, mimeType: "application/json" })),
     ],
   }));
@@ -159,7 +159,7 @@ export function createMcpServer(options: McpSessionOptions): Server {
       const value = await runTool({ name: call.name, args: call.args, options });
       return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(value) }] };
     } catch (e) {
-      const err = toAppError(e, randomUUID());
+      const err = toAppError({ error: e, requestId: randomUUID() });
       throw new McpError(ErrorCode.InvalidParams, `${err.code}: ${err.message}`, err.toBody());
     }
   });

@@ -100,7 +100,7 @@ async function recallQualityPg({ stores, window }: { stores: string[]; window: W
   if (!pg) return { perStore, rows };
   for (const store of stores) {
     const handle = await openStorePg({ pg: await pg, store });
-    const buckets = await withStoreTx({ handle, readOnly: true }, (tx) => inCallerTx(tx, recallMetrics({ bucketMs: window.stepMs, since: window.from, until: window.to })));
+    const buckets = await withStoreTx({ handle, readOnly: true, work: (tx) => inCallerTx(tx, recallMetrics({ bucketMs: window.stepMs, since: window.from, until: window.to })) });
     const recalls = buckets.reduce((a, b) => a + b.recalls, 0);
     const rated = buckets.reduce((a, b) => a + b.rated, 0);
     const hits = buckets.reduce((a, b) => a + b.hitRate * b.recalls, 0);
@@ -116,7 +116,7 @@ async function recallQualityPg({ stores, window }: { stores: string[]; window: W
 /** The store picked (unknown stores fall back to "all"), the stores it covers, and the range's window: both backends. */
 function healthSelection({ stores, store, range, now }: { stores: string[]; store: string; range: RangeKey; now: number }) {
   const selected = stores.includes(store) ? store : ALL_STORES;
-  return { selected, scope: selected === ALL_STORES ? stores : [selected], window: windowForRange(range, now) };
+  return { selected, scope: selected === ALL_STORES ? stores : [selected], window: windowForRange({ range, now }) };
 }
 
 /**
@@ -155,10 +155,10 @@ async function loadHealthDashboardPg({ store, range, now }: { store: string; ran
     // Every replica's embed workers (their heartbeat rows in PostgreSQL).
     workers: pg ? await listWorkerStates({ handle: await pg }) : [],
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
-    series: prepareHealthSeries(withRecallFromLogs(snapshots, recall.rows), window, { stores: scope.length }),
+    series: prepareHealthSeries({ rows: withRecallFromLogs(snapshots, recall.rows), window, stores: scope.length }),
     snapshotsAsOf: await latestSnapshotTsPg({ stores: scope }),
     modelChanges: scope.length ? findModelChanges(await readPg<ModelChangeRow>(modelChangesRead({ window, stores: scope }))) : [],
-    searchLatency: prepareLatencySeries(latencyRowsOf(await readPg(latencyBucketsRead({ window, routes: SEARCH_ROUTES }))), window),
+    searchLatency: prepareLatencySeries({ rows: latencyRowsOf(await readPg(latencyBucketsRead({ window, routes: SEARCH_ROUTES }))), window }),
     postgres: { recall: recall.perStore },
   };
 }
@@ -182,10 +182,10 @@ export async function loadHealthDashboard({ store, range, now = Date.now() }: { 
     summary: summarizeStoreStatuses(perStore),
     workers: getWorkerStates(),
     events: await listRecentHealthEvents({ store: selected === ALL_STORES ? undefined : selected, limit: 20 }),
-    series: prepareHealthSeries(listSnapshotBucketsByWindow({ window, stores: scope }), window, { stores: scope.length }),
+    series: prepareHealthSeries({ rows: listSnapshotBucketsByWindow({ window, stores: scope }), window, stores: scope.length }),
     snapshotsAsOf,
     modelChanges: findModelChanges(listModelChangesByWindow({ window, stores: scope })),
-    searchLatency: prepareLatencySeries(listLatencyBucketsByWindow({ window, routes: SEARCH_ROUTES }), window),
+    searchLatency: prepareLatencySeries({ rows: listLatencyBucketsByWindow({ window, routes: SEARCH_ROUTES }), window }),
     postgres: null,
   };
 }
@@ -286,7 +286,7 @@ type HealthReportText = { provider_error: string | null; provider: { error: stri
  * each parked item was parked with).
  */
 export function redactHealthReport<T extends HealthReportText>({ report, principal }: { report: T; principal: AgentPrincipal }): T {
-  const admin = hasScope(principal, "admin");
+  const admin = hasScope({ principal, needed: "admin" });
   const replacements = new Map<string, string>();
   const hide = (text: string | null): string | null => {
     if (text === null || admin) return text;
@@ -295,10 +295,10 @@ export function redactHealthReport<T extends HealthReportText>({ report, princip
     return category;
   };
   const workers = report.workers.map((w) => {
-    const errorVisible = w.last_error_store === null || canUseStore(principal, w.last_error_store);
+    const errorVisible = w.last_error_store === null || canUseStore({ principal, store: w.last_error_store });
     return {
       ...w,
-      last_batch_store: w.last_batch_store !== null && !canUseStore(principal, w.last_batch_store) ? null : w.last_batch_store,
+      last_batch_store: w.last_batch_store !== null && !canUseStore({ principal, store: w.last_batch_store }) ? null : w.last_batch_store,
       last_error: errorVisible ? hide(w.last_error) : null,
       last_error_store: errorVisible ? w.last_error_store : null,
     };
@@ -368,15 +368,15 @@ export type ObservabilityDashboard = {
 
 /** Route latency and error rates over the range, plus session-creation latency (the "dialectic create" timing): every replica's requests with DATABASE_URL. */
 export async function loadObservabilityDashboard({ range, now = Date.now() }: { range: RangeKey; now?: number }): Promise<ObservabilityDashboard> {
-  const window = windowForRange(range, now);
+  const window = windowForRange({ range, now });
   const latency = async (routes?: string[]) => (storesOnPostgres() ? latencyRowsOf(await readPg(latencyBucketsRead({ window, routes }))) : listLatencyBucketsByWindow({ window, routes }));
   return {
     range,
     window,
     // Totals over exactly the charted window, from the coarsest rows that tile it (24h: quarter hours, 9.6k rows for 100 routes instead of 144k minutes).
     routes: prepareRouteTable(await routeTotalsFor({ window })),
-    allRoutes: prepareLatencySeries(await latency(), window),
-    dialecticCreate: prepareLatencySeries(await latency(["dialectic create"]), window),
+    allRoutes: prepareLatencySeries({ rows: await latency(), window }),
+    dialecticCreate: prepareLatencySeries({ rows: await latency(["dialectic create"]), window }),
   };
 }
 
@@ -403,14 +403,14 @@ export async function getAllStoreStatuses(): Promise<StoreStatus[]> {
 /** The Overview's numbers: store health live (getStoreStatus per store), API traffic over the same 24h window as Observability (quarter-hour rollups). */
 export async function getOverviewNumbers({ now = Date.now() }: { now?: number } = {}): Promise<OverviewNumbers> {
   const perStore = await getAllStoreStatuses();
-  const day = windowForRange("24h", now);
+  const day = windowForRange({ range: "24h", now });
   const totals = await routeTotalsFor({ window: day });
   const count = totals.reduce((a, r) => a + r.count, 0);
   const hist = totals.reduce<number[]>((acc, r) => acc.map((n, i) => n + r.hist[i]), LATENCY_BUCKET_BOUNDS_MS.map(() => 0));
   return {
     summary: summarizeStoreStatuses(perStore),
     apiRequests24h: count,
-    apiP95Ms24h: quantileFromBuckets(hist, 0.95),
+    apiP95Ms24h: quantileFromBuckets({ buckets: hist, q: 0.95 }),
     apiErrorRate24h: count ? totals.reduce((a, r) => a + r.errorCount, 0) / count : null,
   };
 }

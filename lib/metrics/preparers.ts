@@ -22,7 +22,7 @@ export function parseRange(value: unknown): RangeKey {
 export type Window = { from: number; to: number; stepMs: number };
 
 /** The window for a range ending now: bucket-aligned, last bucket includes now. */
-export function windowForRange(range: RangeKey, now: number): Window {
+export function windowForRange({ range, now }: { range: RangeKey; now: number }): Window {
   const { ms, stepMs } = RANGES[range];
   const to = now - (now % stepMs) + stepMs;
   return { from: to - ms, to, stepMs };
@@ -34,12 +34,12 @@ export function bucketStarts({ from, to, stepMs }: Window): number[] {
   return out;
 }
 
-export function bucketOf(ts: number, stepMs: number): number {
+export function bucketOf({ ts, stepMs }: { ts: number; stepMs: number }): number {
   return ts - (ts % stepMs);
 }
 
 /** One point per bucket of the window; a bucket without a row gets null in every field. */
-export function fillGaps<T extends object>(rows: (T & { bucket: number })[], window: Window, fields: (keyof T)[]): ({ t: number } & { [K in keyof T]: T[K] | null })[] {
+export function fillGaps<T extends object>({ rows, window, fields }: { rows: (T & { bucket: number })[]; window: Window; fields: (keyof T)[] }): ({ t: number } & { [K in keyof T]: T[K] | null })[] {
   const byBucket = new Map(rows.map((r) => [r.bucket, r]));
   return bucketStarts(window).map((t) => {
     const r = byBucket.get(t);
@@ -50,7 +50,7 @@ export function fillGaps<T extends object>(rows: (T & { bucket: number })[], win
 }
 
 /** Indexes of points with a value whose neighbours have none: a line cannot show them, so the chart draws a dot. */
-export function isolatedPoints(points: readonly Record<string, number | null | undefined>[], key: string): Set<number> {
+export function isolatedPoints({ points, key }: { points: readonly Record<string, number | null | undefined>[]; key: string }): Set<number> {
   const has = (i: number) => i >= 0 && i < points.length && points[i][key] !== null && points[i][key] !== undefined;
   const out = new Set<number>();
   for (let i = 0; i < points.length; i++) if (has(i) && !has(i - 1) && !has(i + 1)) out.add(i);
@@ -67,10 +67,10 @@ export type LatencyBucketRow = { bucket: number; route?: string; count: number; 
 export type LatencyPoint = { t: number; count: number | null; p50: number | null; p95: number | null; p99: number | null; errorPct: number | null; clientErrorPct: number | null };
 
 /** Merge the routes of each bucket (histograms add exactly) and estimate percentiles from the merged histogram. */
-export function prepareLatencySeries(rows: LatencyBucketRow[], window: Window): LatencyPoint[] {
+export function prepareLatencySeries({ rows, window }: { rows: LatencyBucketRow[]; window: Window }): LatencyPoint[] {
   const merged = new Map<number, { count: number; errorCount: number; clientErrorCount: number; hist: number[] }>();
   for (const r of rows) {
-    const b = bucketOf(r.bucket, window.stepMs);
+    const b = bucketOf({ ts: r.bucket, stepMs: window.stepMs });
     let m = merged.get(b);
     if (!m) {
       m = { count: 0, errorCount: 0, clientErrorCount: 0, hist: LATENCY_BUCKET_BOUNDS_MS.map(() => 0) };
@@ -87,9 +87,9 @@ export function prepareLatencySeries(rows: LatencyBucketRow[], window: Window): 
     return {
       t,
       count: m.count,
-      p50: finite(quantileFromBuckets(m.hist, 0.5)),
-      p95: finite(quantileFromBuckets(m.hist, 0.95)),
-      p99: finite(quantileFromBuckets(m.hist, 0.99)),
+      p50: finite(quantileFromBuckets({ buckets: m.hist, q: 0.5 })),
+      p95: finite(quantileFromBuckets({ buckets: m.hist, q: 0.95 })),
+      p99: finite(quantileFromBuckets({ buckets: m.hist, q: 0.99 })),
       errorPct: (100 * m.errorCount) / m.count,
       clientErrorPct: (100 * m.clientErrorCount) / m.count,
     };
@@ -151,11 +151,11 @@ function maxOrNull(values: (number | null)[]): number | null {
  * bucket is missing and never negative (a re-embed that resets vectors is not
  * negative work).
  */
-export function prepareHealthSeries(rows: SnapshotBucketRow[], window: Window, { stores = 1 }: { stores?: number } = {}): HealthPoint[] {
+export function prepareHealthSeries({ rows, window, stores = 1 }: { rows: SnapshotBucketRow[]; window: Window; stores?: number }): HealthPoint[] {
   const unit = throughputUnitOf(window);
   const byBucket = new Map<number, SnapshotBucketRow[]>();
   for (const r of rows) {
-    const b = bucketOf(r.bucket, window.stepMs);
+    const b = bucketOf({ ts: r.bucket, stepMs: window.stepMs });
     pushTo(byBucket, b, r);
   }
   let prevEmbedded: number | null = null;
@@ -219,9 +219,9 @@ export function prepareRouteTable(rows: RouteTotalsInput[]): RouteTableRow[] {
         route: r.route,
         count: r.count,
         meanMs: r.sumMs / r.count,
-        p50Ms: finite(quantileFromBuckets(r.hist, 0.5)),
-        p95Ms: finite(quantileFromBuckets(r.hist, 0.95)),
-        p99Ms: finite(quantileFromBuckets(r.hist, 0.99)),
+        p50Ms: finite(quantileFromBuckets({ buckets: r.hist, q: 0.5 })),
+        p95Ms: finite(quantileFromBuckets({ buckets: r.hist, q: 0.95 })),
+        p99Ms: finite(quantileFromBuckets({ buckets: r.hist, q: 0.99 })),
         errorPct: (100 * r.errorCount) / r.count,
         clientErrorPct: (100 * r.clientErrorCount) / r.count,
         serverErrorsByStatus: byFrequency(codes.filter(([code]) => isServerFault(Number(code)))),

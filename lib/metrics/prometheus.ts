@@ -41,7 +41,7 @@ export async function authorizeMetricsScrape(request: Request): Promise<{ princi
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     const principal = match ? await governance().verifyApiToken({ token: match[1] }) : null;
     if (!principal) throw new AppError("unauthorized", "invalid or revoked token");
-    if (!hasScope(principal, "read")) throw new AppError("forbidden", "this token lacks the 'read' scope");
+    if (!hasScope({ principal, needed: "read" })) throw new AppError("forbidden", "this token lacks the 'read' scope");
     return { principal };
   }
   const config = getConfig();
@@ -70,7 +70,7 @@ export async function renderPrometheusMetrics({ principal }: { principal: AgentP
 
   // With DATABASE_URL the stores are PostgreSQL's (their live status; no files; the recall gauges are read from SQLite's snapshots only), never DATA_DIR's.
   const onPostgres = storesOnPostgres();
-  const canUse = (s: string) => !principal || canUseStore(principal, s);
+  const canUse = (s: string) => !principal || canUseStore({ principal, store: s });
   const stores = onPostgres ? [] : listStoreNames().filter(canUse);
   const gauge = (name: string, help: string, labelNames: string[] = ["store"]) => new Gauge({ name, help, labelNames, registers: [registry] });
   const g = {

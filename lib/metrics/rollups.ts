@@ -44,7 +44,7 @@ function mergeInto(target: MinuteRollup, r: MinuteRollup): void {
 }
 
 /** Sum rows into one per route and `bucketMs` bucket (histograms add exactly). */
-export function foldRollups(rows: MinuteRollup[], bucketMs: number): MinuteRollup[] {
+export function foldRollups({ rows, bucketMs }: { rows: MinuteRollup[]; bucketMs: number }): MinuteRollup[] {
   const hours = new Map<string, MinuteRollup>();
   for (const r of rows) {
     const ts = r.ts - (r.ts % bucketMs);
@@ -92,14 +92,14 @@ export function capRollupRoutes({ rows, known }: { rows: MinuteRollup[]; known: 
     return { ...r, route: OTHER_ROUTE };
   });
   // Each row is within one minute (or hour, for hour rows): folding by the minute merges the `other` rows of a minute and keeps the rest.
-  return capped ? foldRollups(out, MINUTE_MS) : out;
+  return capped ? foldRollups({ rows: out, bucketMs: MINUTE_MS }) : out;
 }
 
 /** A rollup row as stored: counts, sums, histogram columns, status counts as JSON. */
 export type StoredRollup = Record<string, number> & { byStatus: string };
 
 /** `r` merged with the row already stored for its bucket, if any: a bucket flushed more than once (a minute in two flushes or by two replicas, an hour in sixty) adds up. */
-export function mergedWithStored(r: MinuteRollup, prev: StoredRollup | undefined): MinuteRollup {
+export function mergedWithStored({ rollup: r, prev }: { rollup: MinuteRollup; prev: StoredRollup | undefined }): MinuteRollup {
   const merged: MinuteRollup = { ...r, buckets: [...r.buckets], byStatus: { ...r.byStatus } };
   if (prev) mergeInto(merged, { ts: r.ts, route: r.route, count: prev.count, errorCount: prev.errorCount, clientErrorCount: prev.clientErrorCount, sumMs: prev.sumMs, buckets: H_COLS.map((c) => prev[c]), byStatus: JSON.parse(prev.byStatus) as Record<string, number> });
   return merged;
@@ -107,8 +107,8 @@ export function mergedWithStored(r: MinuteRollup, prev: StoredRollup | undefined
 
 /** The stored columns of a merged rollup, in ROLLUP_COLUMNS order. */
 export const ROLLUP_COLUMNS = ["ts", "resolution_s", "route", "count", "error_count", "client_error_count", "sum_ms", "p50_ms", "p95_ms", "p99_ms", "by_status", ...H_COLS] as const;
-export function rollupValues(m: MinuteRollup, resolutionS: number): unknown[] {
-  const q = (p: number) => quantileFromBuckets(m.buckets, p);
+export function rollupValues({ rollup: m, resolutionS }: { rollup: MinuteRollup; resolutionS: number }): unknown[] {
+  const q = (p: number) => quantileFromBuckets({ buckets: m.buckets, q: p });
   return [m.ts, resolutionS, m.route, m.count, m.errorCount, m.clientErrorCount, m.sumMs, q(0.5), q(0.95), q(0.99), JSON.stringify(m.byStatus), ...m.buckets];
 }
 /** How a stored rollup is read back for merging (both backends). */
@@ -134,7 +134,7 @@ function changes(q: MetricsRead): Op<number> {
 function* upsertRollups(rows: MinuteRollup[], resolutionS: number): Op<void> {
   for (const r of rows) {
     const [prev] = yield* sqlRows<StoredRollup>(metricsSql({ sql: `${STORED_ROLLUP_SELECT} where resolution_s = ? and route = ? and ts = ?`, params: [resolutionS, r.route, r.ts] }));
-    yield* sqlRun(metricsSql({ sql: ROLLUP_UPSERT, params: rollupValues(mergedWithStored(r, prev), resolutionS) }));
+    yield* sqlRun(metricsSql({ sql: ROLLUP_UPSERT, params: rollupValues({ rollup: mergedWithStored({ rollup: r, prev }), resolutionS }) }));
   }
 }
 
@@ -151,7 +151,7 @@ const nothing = <H extends LedgerHandle, T>(handle: H | undefined, value: T) => 
  */
 export function saveRollups<H extends LedgerHandle = GovernanceHandle>({ handle, rows, resolutionS = 60 }: OnHandle<H> & { rows: MinuteRollup[]; resolutionS?: 60 | 3600 }): OnLedger<H, number> {
   if (rows.length === 0) return nothing(handle, 0);
-  const sets: [MinuteRollup[], number][] = resolutionS === 60 ? [[rows, 60], [foldRollups(rows, QUARTER_HOUR_MS), 900], [foldRollups(rows, HOUR_MS), 3600]] : [[rows, resolutionS]];
+  const sets: [MinuteRollup[], number][] = resolutionS === 60 ? [[rows, 60], [foldRollups({ rows, bucketMs: QUARTER_HOUR_MS }), 900], [foldRollups({ rows, bucketMs: HOUR_MS }), 3600]] : [[rows, resolutionS]];
   return writeLedger(
     handle ?? (getGovernance() as H),
     (function* () {

@@ -80,7 +80,7 @@ export function recallOn(engine: Engine): RecallBackend {
     getRecallMetrics: async ({ store, ...a }) => getRecallMetrics({ handle: await on(store), ...a }),
     runTraceRetention: async ({ store }) => runTraceRetention({ handle: await on(store) }),
   };
-  return refusingArchivedWrites(recall, RECALL_WRITES);
+  return refusingArchivedWrites({ backend: recall, writes: RECALL_WRITES });
 }
 
 /** The recall backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */

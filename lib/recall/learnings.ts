@@ -210,7 +210,7 @@ function* learningHandlesBackfilled(): Op<number> {
     const twin = yield* row(table, (t) => and(eq(t.handleHash, hash), ne(t.id, r.id)));
     if (twin) {
       yield* update(table, { seenCount: sql`seen_count + ${r.seenCount}`, lastSeenAt: atLeast("last_seen_at", r.lastSeenAt, "bigint"), confidence: atLeast("confidence", r.confidence) }, (t) => eq(t.id, twin.id));
-      yield* forgetVectors(LEARNING_KIND, [r.id]);
+      yield* forgetVectors({ kind: LEARNING_KIND, refIds: [r.id] });
       yield* remove(table, (t) => eq(t.id, r.id));
     } else {
       yield* update(table, { semanticHandle: text, handleHash: hash, handleVersion: HANDLE_VERSION }, (t) => eq(t.id, r.id));

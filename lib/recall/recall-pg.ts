@@ -71,7 +71,7 @@ async function lexicalCandidatesPg({ tx, handle, kind, terms, limit, awaitingOnl
   if (top.kind === "ranked") {
     const ids = top.hits.map((h) => h.rid);
     const texts = ids.length
-      ? new Map((await rowsOf<{ id: string; text: string }>(tx, sql`select id, ${sql.identifier(textColumn)} as text from ${sql.identifier(table)} where id = any(${`{${ids.join(",")}}`}::bigint[])`)).map((r) => [Number(r.id), r.text]))
+      ? new Map((await rowsOf<{ id: string; text: string }>({ tx, query: sql`select id, ${sql.identifier(textColumn)} as text from ${sql.identifier(table)} where id = any(${`{${ids.join(",")}}`}::bigint[])` })).map((r) => [Number(r.id), r.text]))
       : new Map<number, string>();
     return lexicalSimilarities(
       terms,
@@ -79,16 +79,16 @@ async function lexicalCandidatesPg({ tx, handle, kind, terms, limit, awaitingOnl
     );
   }
   if (top.building) startRowTermsBackfillPg({ handle, table: KIND_WORDS[kind] });
-  const query = tsqueryFor(terms, "any");
+  const query = tsqueryFor({ terms, match: "any" });
   if (!query) return [];
   const skippedRow = kind === TRACE_KIND ? sql` or t.embed_skipped_at is not null` : sql``;
   const only = awaitingOnly ? sql` and (t.id in (select ref_id from embed_queue where kind = ${kind})${skippedRow})` : sql``;
-  const rows = await rowsOf<{ id: string; text: string }>(
+  const rows = await rowsOf<{ id: string; text: string }>({
     tx,
-    sql`with q as (select (${query}) as q)
+    query: sql`with q as (select (${query}) as q)
       select t.id, t.${sql.identifier(textColumn)} as text from ${sql.identifier(table)} t, q
       where t.tsv @@ q.q${only} order by ts_rank(t.tsv, q.q, 1) desc, t.id limit ${limit}`,
-  );
+  });
   return lexicalSimilarities(
     terms,
     rows.map((r) => ({ id: Number(r.id), text: r.text })),
@@ -129,7 +129,7 @@ async function rankPg({ tx, traceCandidates, learningCandidates, opts }: { tx: P
 export async function recallReflectionsPg({ handle, agentId, input }: { handle: PgStoreHandle; agentId: string; input: RecallInput }): Promise<RecallResult> {
   const started = performance.now();
   const body = recallInputSchema.parse(input);
-  const settings = await withStoreTx({ handle, readOnly: true }, (tx) => inCallerTx(tx, reflectionSettingsInForce()));
+  const settings = await withStoreTx({ handle, readOnly: true, work: (tx) => inCallerTx(tx, reflectionSettingsInForce()) });
   const { topK, minScore, queryText, terms, wantTraces, wantLearnings, pool } = recallPlan(body, settings, handle.store);
   const kinds = body.kinds as Kind[];
   const rec = body.explain ? new ExplainRecorder() : null;
@@ -137,7 +137,7 @@ export async function recallReflectionsPg({ handle, agentId, input }: { handle: 
   const plan = body.signals === "lexical" ? null : await planQueryVectorPg({ handle, text: queryText, kinds });
   if (plan) rec?.readiness(plan);
 
-  return withStoreTx({ handle }, async (tx) => {
+  return withStoreTx({ handle, work: async (tx) => {
     let mode: RecallMode = "lexical";
     let fallback: RecallResult["fallback"] = plan && !plan.ok ? { ...plan.fallback, message: `${plan.fallback.message}; answered by lexical recall over descriptors and handles` } : null;
     let reasonFallback = plan && !plan.ok ? plan.fallback : null;
@@ -148,7 +148,7 @@ export async function recallReflectionsPg({ handle, agentId, input }: { handle: 
     // Each full-text statement runs within the query budget (422 query_too_expensive), as on SQLite and in search.
     const budget = startQueryBudget({ hint: "try fewer or rarer words" });
     const lexicalLeg = (kind: Kind, awaitingOnly = false) => {
-      const run = () => runWithinBudgetPg(tx, budget, () => lexicalCandidatesPg({ tx, handle, kind, terms, limit: pool, awaitingOnly }));
+      const run = () => runWithinBudgetPg({ tx, budget, fn: () => lexicalCandidatesPg({ tx, handle, kind, terms, limit: pool, awaitingOnly }) });
       return rec
         ? rec.timeAsync("lexical", run, (c) => ({ candidates: c.length, detail: `${kind}: full text, ${terms.length ? terms.join(" OR ") : "no word"} (FTS5 bm25 from the stored token counts, ts_rank until they are built); similarity = ${LEXICAL_SCALE} × share of query terms found`, top: c.map((x) => ({ key: `${kind}:${x.refId}`, score: x.similarity })) }))
         : run();
@@ -187,18 +187,18 @@ export async function recallReflectionsPg({ handle, agentId, input }: { handle: 
     }
 
     const now = Date.now();
-    const policy = fusionPolicyFor(plan?.ok ? plan.fingerprint : null);
+    const policy = fusionPolicyFor({ fingerprint: plan?.ok ? plan.fingerprint : null });
     const opts = { now, settings, minScore, topK, policy };
     const rank = () => rankPg({ tx, traceCandidates: candidates.trace, learningCandidates: candidates.learning, opts });
     const { traces, learningHits } = rec ? await rec.timeAsync("fusion", rank, (r) => fusionExplain({ ...r, settings, minScore, topK, candidates: candidates.trace.length + candidates.learning.length, policy })) : await rank();
     const guidance = recallGuidance({ traces, learningHits, settings });
     const latencyMs = roundScore(performance.now() - started);
     const eventId = await inCallerTx(tx, recallEventLogged(recallEventOf({ agentId, queryText, mode, fallback, latencyMs, cacheHit, guidance, traces, learningHits })));
-    const [stored] = await rowsOf<{ any: boolean }>(
+    const [stored] = await rowsOf<{ any: boolean }>({
       tx,
-      sql`select (${wantTraces} and exists (select 1 from reasoning_traces)) or (${wantLearnings} and exists (select 1 from learnings)) as any`,
-    );
+      query: sql`select (${wantTraces} and exists (select 1 from reasoning_traces)) or (${wantLearnings} and exists (select 1 from learnings)) as any`,
+    });
     const reason = answerReason({ found: traces.length + learningHits.length, searchable: stored.any ? 1 : 0, fallback: reasonFallback, belowFloor });
     return { eventId, mode, fallback, reason, method, cacheHit, query: queryText, traces, learnings: learningHits, guidance, latencyMs, ...(rec ? { explain: rec.result() } : {}) };
-  });
+  } });
 }

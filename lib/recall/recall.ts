@@ -148,12 +148,12 @@ function lexicalCandidates({ handle, table, terms, limit, onlyIds, budget }: { h
   );
   const expr = matchExpression(terms, "any")!;
   // Common words over a large store: scored on the selective words' best rows only (max-score pruning, same bm25 scores).
-  const pruned = onlyIds ? null : runWithinBudget(handle.sqlite, budget, () => selectiveTopByBm25({ db: handle.sqlite, schema: "main", table: `${table}_fts`, terms, k: limit }));
+  const pruned = onlyIds ? null : runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => selectiveTopByBm25({ db: handle.sqlite, schema: "main", table: `${table}_fts`, terms, k: limit }) });
   // Broad matches on a table with word lists are ranked from them, exactly as the statement ranks them.
   const broad = onlyIds || pruned ? null : broadTopWithinBudget({ db: handle.sqlite, schema: "main", table: `${table}_fts`, match: expr, budget });
   const top = pruned ? (m: number) => pruned.rows.slice(0, m) : broad?.top;
   // Up to 32 OR-ed words: common ones over a large store are the slow case, so the query budget bounds it.
-  const rows = top ? rowsInRankOrder({ handle, table, textColumn, top, limit }) : runWithinBudget(handle.sqlite, budget, () => statement.all({ expr, limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[]);
+  const rows = top ? rowsInRankOrder({ handle, table, textColumn, top, limit }) : runWithinBudget({ sqlite: handle.sqlite, budget, fn: () => statement.all({ expr, limit, ids: JSON.stringify(onlyIds ?? []) }) as FtsTextRow[] });
   return lexicalSimilarities(terms, rows);
 }
 
@@ -433,7 +433,7 @@ export async function recallReflections({ handle, agentId, input }: { handle: St
   }
 
   const now = Date.now();
-  const policy = fusionPolicyFor(plan?.ok ? plan.fingerprint : null);
+  const policy = fusionPolicyFor({ fingerprint: plan?.ok ? plan.fingerprint : null });
   const rank = () => ({
     traces: rankTraces({ handle, candidates: traceCandidates, opts: { now, settings, minScore, topK, policy } }),
     learningHits: rankLearnings({ handle, candidates: learningCandidates, opts: { now, settings, minScore, topK, policy } }),

@@ -272,10 +272,10 @@ export function listTraces<H extends AnyStoreHandle>({ handle, filter }: { handl
 /** Delete the traces `where` picks and everything embedded for them; how many went. */
 function* tracesDeleted(where: (t: { id: Column; lastSeenAt: Column }) => SQL | undefined): Op<number> {
   const gone = yield* remove(table, where);
-  yield* forgetVectors(
-    TRACE_KIND,
-    gone.map((r) => r.id),
-  );
+  yield* forgetVectors({
+    kind: TRACE_KIND,
+    refIds: gone.map((r) => r.id),
+  });
   return gone.length;
 }
 
@@ -307,10 +307,10 @@ function* traceRetentionApplied({ settings, now = Date.now(), keepId = 0 }: { se
   }
   if (cap !== null && (yield* count(table)) > cap) {
     const surplus = yield* sqlRows<{ id: number | string }>(sql`delete from reasoning_traces where id in (${sql.raw(retentionSurplusSql(strategy, { keepId, cap }))}) returning id`);
-    yield* forgetVectors(
-      TRACE_KIND,
-      surplus.map((r) => Number(r.id)),
-    );
+    yield* forgetVectors({
+      kind: TRACE_KIND,
+      refIds: surplus.map((r) => Number(r.id)),
+    });
     deleted += surplus.length;
   }
   return { deleted };

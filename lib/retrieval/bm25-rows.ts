@@ -73,11 +73,11 @@ export function bm25OfRows({
   if (!plain) return null;
   const out = new Map<number, number>();
   if (rowids.length === 0) return out;
-  const vocab = vocabTables(db, schema, table);
+  const vocab = vocabTables({ db, schema, table });
   if (!vocab) return null;
-  const { tokenize, columns } = tableShape(db, schema, table);
+  const { tokenize, columns } = tableShape({ db, schema, table });
   // Each phrase's tokens as the table's tokenizer makes them: exactly one each, or FTS5's phrase semantics are not a sum of single tokens.
-  const tokens = phraseTokens(tokenize, plain.phrases);
+  const tokens = phraseTokens({ tokenize, phrases: plain.phrases });
   if (!tokens) return null;
   const totals = ftsTotals({ db, schema, table, columns });
   if (!totals) return null;
@@ -91,14 +91,14 @@ export function bm25OfRows({
   }
   const ids = JSON.stringify(rowids);
   const lengths = new Map(
-    (preparedOnce(db, `select id, sz from ${schema}.${table}_docsize where id in (select value from json_each(?))`).all(ids) as { id: number; sz: Buffer }[]).map((r) => [
+    (preparedOnce({ sqlite: db, sql: `select id, sz from ${schema}.${table}_docsize where id in (select value from json_each(?))` }).all(ids) as { id: number; sz: Buffer }[]).map((r) => [
       r.id,
       docsizeLength(r.sz, columns),
     ]),
   );
   const tf = new Map<string, Map<number, number>>();
   if (instances <= maxInstances) {
-    const counts = preparedOnce(db, `select doc, count(*) as n from ${vocab.instance} where term = ? and doc in (select value from json_each(?)) group by doc`);
+    const counts = preparedOnce({ sqlite: db, sql: `select doc, count(*) as n from ${vocab.instance} where term = ? and doc in (select value from json_each(?)) group by doc` });
     for (const t of perToken.keys()) tf.set(t, new Map((counts.all(t, ids) as { doc: number; n: number }[]).map((r) => [r.doc, r.n])));
   } else {
     // Each token's counts in the rows read so far, kept per index state: a query asked again (or another sharing its

@@ -50,7 +50,7 @@ export function clearFullTextMemos(): void {
  */
 export function broadTopByBm25({ db, schema, table, match }: { db: Database.Database; schema: string; table: string; match: string }): { top: (m: number) => Bm25Row[]; plan: Bm25Plan } | null {
   if (!hasReadyWordLists({ db, schema, table })) return null;
-  const countUpTo = preparedOnce(db, `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, "pluck");
+  const countUpTo = preparedOnce({ sqlite: db, sql: `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, mode: "pluck" });
   if ((countUpTo.get(match, BROAD_MATCH_ROWS + 1) as number) <= BROAD_MATCH_ROWS) return null;
   const listed = wordListScores({ db, schema, table, match });
   if (!listed) return null;
@@ -67,7 +67,7 @@ export function broadTopByBm25({ db, schema, table, match }: { db: Database.Data
 
 /** broadTopByBm25 under a request's query budget. */
 export function broadTopWithinBudget(args: { db: Database.Database; schema: string; table: string; match: string; budget: QueryBudget }): ReturnType<typeof broadTopByBm25> {
-  return runWithinBudget(args.db, args.budget, () => broadTopByBm25(args));
+  return runWithinBudget({ sqlite: args.db, budget: args.budget, fn: () => broadTopByBm25(args) });
 }
 
 /** The best `m` of the rows: score descending, rowid ascending (as `order by bm25, rowid`). */

@@ -27,7 +27,7 @@ const VECTOR_MARGIN = { medium: 0.25, high: 0.45 } as const;
 const stemOf = (w: string) => w.replace(/(ations?|ments?|ings?|ers?|ed|es|ly|s|e)$/u, "").slice(0, 12) || w;
 
 /** The share of the query's content words (`terms`, as matchTerms gives them) that `text` holds, compared by stem. */
-export function termCoverage(terms: readonly string[], text: string): number {
+export function termCoverage({ terms, text }: { terms: readonly string[]; text: string }): number {
   if (terms.length === 0) return 0;
   const words = new Set((foldWord(text).match(/[\p{L}\p{N}]+/gu) ?? []).map(stemOf));
   const wanted = [...new Set(terms.map((t) => stemOf(foldWord(t))))];
@@ -61,7 +61,7 @@ export function weakAnswerReason({ bands, terms }: { bands: ConfidenceBand[]; te
 export function bandHits<H extends { confidence?: ConfidenceBand }>({ hits, evidenceOf, terms, provider, floor }: { hits: H[]; evidenceOf: (hit: H) => { text: string; cosine: number | null }; terms: readonly string[]; provider: Fingerprint["provider"] | null; floor: number }): RetrievalReason | null {
   for (const h of hits) {
     const e = evidenceOf(h);
-    h.confidence = confidenceBand({ coverage: termCoverage(terms, e.text), cosine: e.cosine, provider, floor });
+    h.confidence = confidenceBand({ coverage: termCoverage({ terms, text: e.text }), cosine: e.cosine, provider, floor });
   }
   return weakAnswerReason({ bands: hits.map((h) => h.confidence!), terms });
 }

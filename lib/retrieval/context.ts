@@ -66,7 +66,7 @@ export function folderOf(path: string): string {
 }
 
 /** The hits whose neighbours are read: of the best `seeds` lexical hits (sorted best first), those that are a short first chunk. */
-export function documentContextSeeds(ranked: readonly ContextHit[], opts: DocumentContextOptions = DOCUMENT_CONTEXT): ContextSeed[] {
+export function documentContextSeeds({ ranked, opts = DOCUMENT_CONTEXT }: { ranked: readonly ContextHit[]; opts?: DocumentContextOptions }): ContextSeed[] {
   if (opts.weight <= 0) return [];
   return ranked
     .slice(0, opts.seeds)
@@ -78,7 +78,7 @@ export function documentContextSeeds(ranked: readonly ContextHit[], opts: Docume
  * Of the rows a backend read around a seed (documents of any folder in the time window, nearest first on each side),
  * the seed's neighbour on each side: the nearest of its own folder, strictly before or after it.
  */
-export function nearestInFolder<R extends { key: string; path: string; time: number }>(seed: ContextSeed, rows: readonly R[]): { before: R | null; after: R | null } {
+export function nearestInFolder<R extends { key: string; path: string; time: number }>({ seed, rows }: { seed: ContextSeed; rows: readonly R[] }): { before: R | null; after: R | null } {
   let before: R | null = null;
   let after: R | null = null;
   for (const r of rows) {

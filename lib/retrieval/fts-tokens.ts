@@ -14,7 +14,7 @@ import { docsizeLength, indexStateOf } from "./fts5-bm25";
 
 /** The tokenize= argument of an FTS5 table, as declared. */
 export function ftsTokenizerOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string {
-  const sql = (preparedOnce(db, `select sql from ${schema}.sqlite_master where name = ?`).get(table) as { sql: string } | undefined)?.sql ?? "";
+  const sql = (preparedOnce({ sqlite: db, sql: `select sql from ${schema}.sqlite_master where name = ?` }).get(table) as { sql: string } | undefined)?.sql ?? "";
   const m = sql.match(/tokenize\s*=\s*(?:'((?:[^']|'')*)'|"((?:[^"]|"")*)")/i);
   return m ? (m[1] ?? m[2]).replaceAll("''", "'") : "unicode61";
 }
@@ -27,11 +27,11 @@ export function ftsTokenizerOf({ db, schema, table }: { db: Database.Database; s
 let scratchDb: Database.Database | null = null;
 const scratchTables = new Map<string, { table: string; vocab: string }>();
 
-export function emptyScratch(db: Database.Database, table: string): void {
-  preparedOnce(db, `insert into ${table}(${table}) values ('delete-all')`).run();
+export function emptyScratch({ db, table }: { db: Database.Database; table: string }): void {
+  preparedOnce({ sqlite: db, sql: `insert into ${table}(${table}) values ('delete-all')` }).run();
 }
 
-export function scratchTable(tokenize: string, columns: number): { db: Database.Database; table: string; vocab: string } {
+export function scratchTable({ tokenize, columns }: { tokenize: string; columns: number }): { db: Database.Database; table: string; vocab: string } {
   const db = (scratchDb ??= new DatabaseCtor(":memory:"));
   const key = `${columns}\u0000${tokenize}`;
   let t = scratchTables.get(key);
@@ -48,15 +48,15 @@ export function scratchTable(tokenize: string, columns: number): { db: Database.
 
 /** The tokens the tokenizer makes of each text, in order (what FTS5 looks up for a phrase of that text). */
 export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: string[] }): string[][] {
-  const { db, table, vocab } = scratchTable(tokenize, 1);
-  const insert = preparedOnce(db, `insert into ${table}(rowid, c0) values (?, ?)`);
+  const { db, table, vocab } = scratchTable({ tokenize, columns: 1 });
+  const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, c0) values (?, ?)` });
   try {
     db.transaction(() => texts.forEach((t, i) => insert.run(i + 1, t)))();
     const out: string[][] = texts.map(() => []);
-    for (const [term, doc] of preparedOnce(db, `select term, doc from ${vocab} order by doc, "offset"`, "raw").all() as [string, number][]) out[doc - 1].push(term);
+    for (const [term, doc] of preparedOnce({ sqlite: db, sql: `select term, doc from ${vocab} order by doc, "offset"`, mode: "raw" }).all() as [string, number][]) out[doc - 1].push(term);
     return out;
   } finally {
-    emptyScratch(db, table);
+    emptyScratch({ db, table });
   }
 }
 
@@ -66,19 +66,19 @@ export function tokenRowsOf({ tokenize, texts }: { tokenize: string; texts: stri
  * FTS5 stored for a row of that text, without reading the index's doclists.
  */
 export function scratchCounts({ tokenize, columns, rows, tokens }: { tokenize: string; columns: number; rows: { rowid: number; values: (string | null)[] }[]; tokens: string[] }): { length: Map<number, number>; tf: Map<number, Map<string, number>> } {
-  const { db, table, vocab } = scratchTable(tokenize, columns);
-  const insert = preparedOnce(db, `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})`);
+  const { db, table, vocab } = scratchTable({ tokenize, columns });
+  const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})` });
   try {
     db.transaction(() => {
       for (const r of rows) insert.run(r.rowid, ...r.values);
     })();
     // Lengths from the table's own record of them (one varint per column), counts for the wanted tokens only.
     const length = new Map<number, number>();
-    for (const [id, sz] of preparedOnce(db, `select id, sz from ${table}_docsize`, "raw").all() as [number, Buffer][]) length.set(id, docsizeLength(sz, columns));
+    for (const [id, sz] of preparedOnce({ sqlite: db, sql: `select id, sz from ${table}_docsize`, mode: "raw" }).all() as [number, Buffer][]) length.set(id, docsizeLength(sz, columns));
     const tf = new Map<number, Map<string, number>>();
     // One token at a time, its instances' rows only: the term is never read back (a string per instance cost
     // several times as much for the instances of a thousand common words).
-    const docs = preparedOnce(db, `select doc from ${vocab} where term = ?`, "pluck");
+    const docs = preparedOnce({ sqlite: db, sql: `select doc from ${vocab} where term = ?`, mode: "pluck" });
     for (const term of new Set(tokens)) {
       for (const doc of docs.all(term) as number[]) {
         let m = tf.get(doc);
@@ -88,12 +88,12 @@ export function scratchCounts({ tokenize, columns, rows, tokens }: { tokenize: s
     }
     return { length, tf };
   } finally {
-    emptyScratch(db, table);
+    emptyScratch({ db, table });
   }
 }
 
 /** The temp fts5vocab tables ('row', 'instance') over schema.table on this connection, made on first use; null if they cannot be. */
-export function vocabTables(db: Database.Database, schema: string, table: string): { row: string; instance: string } | null {
+export function vocabTables({ db, schema, table }: { db: Database.Database; schema: string; table: string }): { row: string; instance: string } | null {
   const base = `dm_vocab_${schema}_${table}`;
   const names = { row: `temp.${base}_row`, instance: `temp.${base}_instance` };
   const made = vocabMade.get(db) ?? new Set<string>();
@@ -113,13 +113,13 @@ export function vocabTables(db: Database.Database, schema: string, table: string
 const vocabMade = new WeakMap<Database.Database, Set<string>>();
 
 /** The tokenizer and column count of schema.table, read once per connection. */
-export function tableShape(db: Database.Database, schema: string, table: string): { tokenize: string; columns: number } {
+export function tableShape({ db, schema, table }: { db: Database.Database; schema: string; table: string }): { tokenize: string; columns: number } {
   const shapes = shapesOf.get(db) ?? new Map<string, { tokenize: string; columns: number }>();
   shapesOf.set(db, shapes);
   const key = `${schema}.${table}`;
   let shape = shapes.get(key);
   if (!shape) {
-    const columns = (preparedOnce(db, `select count(*) as n from pragma_table_xinfo(?, ?) where hidden = 0`).get(table, schema) as { n: number }).n;
+    const columns = (preparedOnce({ sqlite: db, sql: `select count(*) as n from pragma_table_xinfo(?, ?) where hidden = 0` }).get(table, schema) as { n: number }).n;
     shape = { tokenize: ftsTokenizerOf({ db, schema, table }), columns };
     shapes.set(key, shape);
   }
@@ -128,7 +128,7 @@ export function tableShape(db: Database.Database, schema: string, table: string)
 const shapesOf = new WeakMap<Database.Database, Map<string, { tokenize: string; columns: number }>>();
 
 /** The one token each quoted phrase is under a tokenizer, or null when one is not exactly one token (kept for recent phrases). */
-export function phraseTokens(tokenize: string, phrases: string[]): string[] | null {
+export function phraseTokens({ tokenize, phrases }: { tokenize: string; phrases: string[] }): string[] | null {
   const key = (p: string) => `${tokenize}\u0000${p}`;
   const unknown = phrases.filter((p) => !tokenCache.has(key(p)));
   if (unknown.length > 0) {
@@ -143,8 +143,8 @@ const MAX_CACHED_TOKENS = 10_000;
 const tokenCache = new Map<string, string | null>();
 
 /** The file behind an attached schema ('' for an in-memory or temporary database, whose values are never kept). */
-export function databaseFileOf(db: Database.Database, schema: string): string {
-  return (preparedOnce(db, "select file from pragma_database_list where name = ?", "pluck").get(schema) as string | undefined) ?? "";
+export function databaseFileOf({ db, schema }: { db: Database.Database; schema: string }): string {
+  return (preparedOnce({ sqlite: db, sql: "select file from pragma_database_list where name = ?", mode: "pluck" }).get(schema) as string | undefined) ?? "";
 }
 
 const MAX_STATE_MEMOS = 4096;
@@ -162,8 +162,8 @@ export function clearIndexStateMemos(): void {
  * databases (no file to key them by).
  */
 export function memoByIndexState<T>({ db, schema, table, key, compute }: { db: Database.Database; schema: string; table: string; key: string; compute: () => T }): T {
-  const file = databaseFileOf(db, schema);
-  const state = file ? indexStateOf(db, schema, table) : null;
+  const file = databaseFileOf({ db, schema });
+  const state = file ? indexStateOf({ db, schema, table }) : null;
   if (!state) return compute();
   const k = `${file}\u0000${schema}\u0000${table}\u0000${key}`;
   const known = stateMemos.get(k);
@@ -189,9 +189,9 @@ export function tokenStats({ db, schema, table, token }: { db: Database.Database
       table,
       key: `vocab-row\u0000${token}`,
       compute: () => {
-        const vocab = vocabTables(db, schema, table);
+        const vocab = vocabTables({ db, schema, table });
         if (!vocab) throw NO_VOCABULARY;
-        const r = preparedOnce(db, `select doc, cnt from ${vocab.row} where term = ?`).get(token) as { doc: number; cnt: number } | undefined;
+        const r = preparedOnce({ sqlite: db, sql: `select doc, cnt from ${vocab.row} where term = ?` }).get(token) as { doc: number; cnt: number } | undefined;
         return { rows: r?.doc ?? 0, instances: r?.cnt ?? 0 };
       },
     });
@@ -209,7 +209,7 @@ const NO_VOCABULARY = Symbol("no fts5vocab table on this connection");
  * or the vocabulary table cannot be made (the caller counts).
  */
 export function phraseRowCount({ db, schema, table, phrase }: { db: Database.Database; schema: string; table: string; phrase: string }): number | null {
-  const token = phraseTokens(tableShape(db, schema, table).tokenize, [phrase])?.[0];
+  const token = phraseTokens({ tokenize: tableShape({ db, schema, table }).tokenize, phrases: [phrase] })?.[0];
   if (token === undefined) return null;
   return tokenStats({ db, schema, table, token })?.rows ?? null;
 }

@@ -27,7 +27,7 @@ export const bm25Bound = (idf: number): number => idf * (K1 + 1);
 
 /** FTS5's idf of a phrase found in `n` of `rows` rows: `log((nRow - nHit + 0.5) / (nHit + 0.5))`, floored at 1e-6. */
 export function ftsIdf(db: Database.Database, rows: number, n: number): number {
-  const x = preparedOnce(db, "select ln(?)", "pluck").get((rows - n + 0.5) / (n + 0.5)) as number;
+  const x = preparedOnce({ sqlite: db, sql: "select ln(?)", mode: "pluck" }).get((rows - n + 0.5) / (n + 0.5)) as number;
   return x <= 0 ? 1e-6 : x;
 }
 
@@ -60,7 +60,7 @@ export type Totals = { rows: number; tokens: number };
 
 /** FTS5's row count and total tokens (all columns): its averages record, rowid 1 of %_data, kept by every write. */
 export function ftsTotals({ db, schema, table, columns }: { db: Database.Database; schema: string; table: string; columns: number }): Totals | null {
-  const block = preparedOnce(db, `select block from ${schema}.${table}_data where id = 1`, "pluck").get() as Buffer | undefined;
+  const block = preparedOnce({ sqlite: db, sql: `select block from ${schema}.${table}_data where id = 1`, mode: "pluck" }).get() as Buffer | undefined;
   if (!block) return null;
   const [rows, ...perColumn] = readVarints(block, 1 + columns);
   if (!rows || perColumn.length !== columns) return null;
@@ -68,7 +68,7 @@ export function ftsTotals({ db, schema, table, columns }: { db: Database.Databas
 }
 
 /** FTS5's structure record of schema.table (rowid 10 of its %_data table), rewritten by every committed change to the index; base64. */
-export function indexStateOf(db: Database.Database, schema: string, table: string): string | null {
-  const block = preparedOnce(db, `select block from ${schema}.${table}_data where id = 10`, "pluck").get() as Buffer | undefined;
+export function indexStateOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string | null {
+  const block = preparedOnce({ sqlite: db, sql: `select block from ${schema}.${table}_data where id = 10`, mode: "pluck" }).get() as Buffer | undefined;
   return block ? block.toString("base64") : null;
 }

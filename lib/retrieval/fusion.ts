@@ -93,7 +93,7 @@ export type FusionPolicy = {
 type FingerprintLike = Pick<Fingerprint, "provider" | "model"> & { id?: string };
 
 /** The fusion policy for the model that embedded the query (null: no vectors, lexical only). Overrides come from the request. */
-export function fusionPolicyFor(fp: FingerprintLike | null, override: { fts?: number; vec?: number; scoreVector?: number } = {}): FusionPolicy {
+export function fusionPolicyFor({ fingerprint: fp, override = {} }: { fingerprint: FingerprintLike | null; override?: { fts?: number; vec?: number; scoreVector?: number } }): FusionPolicy {
   if (!fp) return { key: "lexical", ranks: { fts: 1, vec: 0 }, scoreVector: 0, gatedVector: 0, source: "lexical", detail: "no query vector: lexical evidence alone" };
   const name = `${fp.provider}/${fp.model}`;
   const measured = FUSION_CALIBRATIONS[name];

@@ -31,7 +31,7 @@ export function vectorNeighbours({ sources, kind, query, k, floor, exact }: { so
 export function similaritiesOf({ source, kind, fingerprintId, refIds, query }: { source: KnnSource; kind: string; fingerprintId: string; refIds: number[]; query: Float32Array }): Map<number, { similarity: number; inputHash: string }> {
   const out = new Map<number, { similarity: number; inputHash: string }>();
   if (refIds.length === 0) return out;
-  const rows = preparedOnce(source.db, `select ref_id as refId, input_hash as hash, vector from ${source.schema}.embeddings where fingerprint_id = ? and kind = ? and ref_id in (select value from json_each(?))`).all(fingerprintId, kind, JSON.stringify(refIds)) as { refId: number; hash: string; vector: Buffer }[];
+  const rows = preparedOnce({ sqlite: source.db, sql: `select ref_id as refId, input_hash as hash, vector from ${source.schema}.embeddings where fingerprint_id = ? and kind = ? and ref_id in (select value from json_each(?))` }).all(fingerprintId, kind, JSON.stringify(refIds)) as { refId: number; hash: string; vector: Buffer }[];
   for (const r of rows) {
     const v = blobToVector(r.vector);
     let s = 0;

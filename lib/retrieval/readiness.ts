@@ -74,7 +74,7 @@ export async function planQueryVector({ handle, text, fingerprint, kinds }: { ha
   }
   if (kinds?.length) {
     // One probe of embeddings_fp_idx, and the live counters: the cost does not grow with the store.
-    const embedded = !!preparedOnce(handle.sqlite, `select 1 from embeddings where fingerprint_id = ? and kind in (select value from json_each(?)) limit 1`).get(fp.id, JSON.stringify(kinds));
+    const embedded = !!preparedOnce({ sqlite: handle.sqlite, sql: `select 1 from embeddings where fingerprint_id = ? and kind in (select value from json_each(?)) limit 1` }).get(fp.id, JSON.stringify(kinds));
     const counts = readLiveCounts({ handle }).byKind;
     const pending = kinds.reduce((n, k) => n + (counts[k]?.pending ?? 0), 0);
     const waiting = awaitingFirstVectors({ embedded, pending, kinds, model: fp.model });

@@ -62,7 +62,7 @@ export type SelectiveTop = {
 };
 
 function columnsOf({ db, schema, table }: { db: Database.Database; schema: string; table: string }): string[] {
-  return (preparedOnce(db, `select name from pragma_table_xinfo(?, ?) where hidden = 0`, "pluck").all(table, schema) as string[]).filter((c) => c !== table && c !== "rank");
+  return (preparedOnce({ sqlite: db, sql: `select name from pragma_table_xinfo(?, ?) where hidden = 0`, mode: "pluck" }).all(table, schema) as string[]).filter((c) => c !== table && c !== "rank");
 }
 
 /**
@@ -76,7 +76,7 @@ const MAX_COUNTED_WORDS = 50_000;
 const MAX_CACHED_WORD = 64;
 
 function rowCountsFor({ db, schema, table, rows }: { db: Database.Database; schema: string; table: string; rows: number }): Map<string, number> {
-  const file = databaseFileOf(db, schema);
+  const file = databaseFileOf({ db, schema });
   // In-memory databases share no file name: nothing is kept for them.
   if (!file) return new Map();
   const key = `${file}\u0000${schema}\u0000${table}`;
@@ -91,14 +91,14 @@ function rowCountsFor({ db, schema, table, rows }: { db: Database.Database; sche
 
 /** The query's words through the scratch table: their tokens (stems) by position, one per word when each word is one token. */
 function wordTokens({ tokenize, columns, words }: { tokenize: string; columns: number; words: string[] }): (string | undefined)[] {
-  const { db, table, vocab } = scratchTable(tokenize, columns);
-  const insert = preparedOnce(db, `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})`);
+  const { db, table, vocab } = scratchTable({ tokenize, columns });
+  const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, ${Array.from({ length: columns }, (_, i) => `c${i}`).join(", ")}) values (${Array.from({ length: columns + 1 }, () => "?").join(", ")})` });
   const tokenOf: (string | undefined)[] = [];
   try {
     insert.run(0, words.join(" "), ...Array.from({ length: columns - 1 }, () => null));
-    for (const [term, offset] of preparedOnce(db, `select term, "offset" from ${vocab}`, "raw").all() as [string, number][]) tokenOf[offset] = term;
+    for (const [term, offset] of preparedOnce({ sqlite: db, sql: `select term, "offset" from ${vocab}`, mode: "raw" }).all() as [string, number][]) tokenOf[offset] = term;
   } finally {
-    emptyScratch(db, table);
+    emptyScratch({ db, table });
   }
   return tokenOf;
 }
@@ -113,8 +113,8 @@ export function selectiveTopByBm25(args: { db: Database.Database; schema: string
   const { db, schema, table, terms, k, stopEarly = true } = args;
   if (terms.length < 2 || k < 1) return null;
   // A repeated query under the same index state (FTS5's structure record, rewritten by every committed change) is answered from its memo.
-  const file = databaseFileOf(db, schema);
-  const block = file ? (preparedOnce(db, `select block from ${schema}.${table}_data where id = 10`, "pluck").get() as Buffer | undefined) : undefined;
+  const file = databaseFileOf({ db, schema });
+  const block = file ? (preparedOnce({ sqlite: db, sql: `select block from ${schema}.${table}_data where id = 10`, mode: "pluck" }).get() as Buffer | undefined) : undefined;
   const memoKey = block ? `${file}\u0000${schema}\u0000${table}\u0000${k}\u0000${stopEarly}\u0000${terms.join("\u0000")}` : null;
   const state = block?.toString("base64");
   const memo = memoKey ? memos.get(memoKey) : undefined;
@@ -144,7 +144,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
   const totals = ftsTotals({ db, schema, table, columns: columns.length });
   if (!totals || totals.rows < MIN_ROWS) return null;
   const counts = rowCountsFor({ db, schema, table, rows: totals.rows });
-  const countUpTo = preparedOnce(db, `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, "pluck");
+  const countUpTo = preparedOnce({ sqlite: db, sql: `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, mode: "pluck" });
   const rowCount = (t: string, limit = Number.MAX_SAFE_INTEGER): number => {
     const known = counts.get(t);
     if (known !== undefined) return known;
@@ -175,7 +175,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
   const selectiveMatch = matchExpression(selective, "any")!;
   const m = CANDIDATES_PER_K * k;
   // FTS5 finds the rows that hold them now, even a word counted in no row before a write (counts are reused within 1%).
-  const seeds = preparedOnce(db, `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`).all(selectiveMatch, m) as Bm25Row[];
+  const seeds = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?` }).all(selectiveMatch, m) as Bm25Row[];
   // Fewer than k: every row a rare word holds is a seed, and the rest of the list is FTS5's own ranking of the common
   // words (withCommonRows); the seeds' scores are merged with those, so their idf is counted under this index state.
   const fresh = seeds.length < k;
@@ -189,7 +189,7 @@ function rankFromSelectiveWords({ db, schema, table, terms, k, stopEarly = true 
   // the k-th best so far beats what any seed left could reach (its selective part plus the common words' most), the
   // rest cannot enter the top k and are not read or tokenized (the answer is the one rescoring every seed gives).
   // One rowid lookup each (FTS5 reads the row from its content table); `rowid in (…)` was no faster.
-  const readRow = preparedOnce(db, `select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid = ?`, "raw");
+  const readRow = preparedOnce({ sqlite: db, sql: `select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid = ?`, mode: "raw" });
   const tokenize = ftsTokenizerOf({ db, schema, table });
   const avgdl = totals.tokens / totals.rows;
   const idf = rowsOfTerm.map((n) => ftsIdf(db, totals.rows, n));
@@ -295,8 +295,8 @@ function rankRowsWithEveryWord({
   /** Each word's row count, counted up to a limit: at least this many. */
   rowsAtLeast: { t: string; n: number }[];
 }): SelectiveTop | null {
-  const countUpTo = preparedOnce(db, `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, "pluck");
-  const best = preparedOnce(db, `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
+  const countUpTo = preparedOnce({ sqlite: db, sql: `select count(*) from (select 1 from ${schema}.${table} where ${table} match ? limit ?)`, mode: "pluck" });
+  const best = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?` });
   // Word sets whose rows are ranked: every word, then (when fewer than k rows hold every word) every word but one.
   const sets = [terms];
   const every = countUpTo.get(matchExpression(terms, "all")!, SELECTIVE_ROWS + 1) as number;
@@ -335,7 +335,7 @@ function rankRowsWithEveryWord({
  * merge by (score, rowid) is the exhaustive answer.
  */
 function topOfTwoWords({ db, schema, table, a, b, rowsOfA, rowsOfB, totalRows, m }: { db: Database.Database; schema: string; table: string; a: string; b: string; rowsOfA: number; rowsOfB: number; totalRows: number; m: number }): Bm25Row[] {
-  const ranked = preparedOnce(db, `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?`);
+  const ranked = preparedOnce({ sqlite: db, sql: `select rowid, bm25(${table}) as rank from ${schema}.${table} where ${table} match ? order by rank, rowid limit ?` });
   const oneWord = [
     { match: `${a} NOT ${b}`, bound: bm25Bound(ftsIdf(db, totalRows, rowsOfA)) },
     { match: `${b} NOT ${a}`, bound: bm25Bound(ftsIdf(db, totalRows, rowsOfB)) },

@@ -51,7 +51,7 @@ export function isMarkupFree({ path, kind }: { path: string; kind: string }): bo
 }
 
 /** The snippet of a hit in `path`: marks split into highlights, markup removed unless it is code. */
-export function snippetFor(raw: string, where: { path: string; kind: string }): { snippet: string; highlights: [number, number][] } {
+export function snippetFor({ raw, where }: { raw: string; where: { path: string; kind: string } }): { snippet: string; highlights: [number, number][] } {
   return isMarkupFree(where) ? splitMarks(raw.replace(/\s+/g, " ").trim()) : snippetText(raw);
 }
 
@@ -84,8 +84,8 @@ export function snippetsOf({ tokenize, match, rows, open, close, ellipsis, token
     db.exec(`create virtual table ${table} using fts5(text, tokenize='${tokenize.replaceAll("'", "''")}')`);
     snippetTables.set(tokenize, table);
   }
-  const insert = preparedOnce(db, `insert into ${table}(rowid, text) values (?, ?)`);
-  const read = preparedOnce(db, `select rowid as id, snippet(${table}, 0, ?, ?, ?, ?) as s from ${table} where ${table} match ?`);
+  const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, text) values (?, ?)` });
+  const read = preparedOnce({ sqlite: db, sql: `select rowid as id, snippet(${table}, 0, ?, ?, ?, ?) as s from ${table} where ${table} match ?` });
   try {
     db.transaction(() => {
       for (const r of rows) insert.run(r.id, r.text);

@@ -63,7 +63,7 @@ type Meta = { status: "building" | "ready"; min_rows: number; built_through: num
 
 function metaOf(db: Database.Database, schema: string, table: string): Meta | null {
   try {
-    return (preparedOnce(db, `select status, min_rows, built_through, applied_seq, rows_at_build, built_at from ${schema}.fts_word_lists_meta where tbl = ?`).get(table) as Meta | undefined) ?? null;
+    return (preparedOnce({ sqlite: db, sql: `select status, min_rows, built_through, applied_seq, rows_at_build, built_at from ${schema}.fts_word_lists_meta where tbl = ?` }).get(table) as Meta | undefined) ?? null;
   } catch (e) {
     // A store whose migrations predate the lists (an attached older core, say): no lists. Anything else is raised.
     if (e instanceof Error && /no such table/.test(e.message)) return null;
@@ -124,16 +124,16 @@ export type RowTexts = (rowids: number[]) => Map<number, (string | null)[]> | nu
 
 /** The listed rows' values as FTS5 indexed them: read through the FTS5 table itself (its content table). */
 function textsOf(db: Database.Database, schema: string, table: string, columns: string[], rowids: number[]): Map<number, (string | null)[]> {
-  const rows = preparedOnce(db, `select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid in (select value from json_each(?))`, "raw").all(JSON.stringify(rowids)) as [number, ...(string | null)[]][];
+  const rows = preparedOnce({ sqlite: db, sql: `select rowid, ${columns.map((c) => `"${c.replaceAll('"', '""')}"`).join(", ")} from ${schema}.${table} where rowid in (select value from json_each(?))`, mode: "raw" }).all(JSON.stringify(rowids)) as [number, ...(string | null)[]][];
   return new Map(rows.map(([id, ...values]) => [id, values]));
 }
 
 function columnNames(db: Database.Database, schema: string, table: string): string[] {
-  return (preparedOnce(db, `select name from pragma_table_info(?, ?)`, "pluck").all(table, schema) as string[]);
+  return (preparedOnce({ sqlite: db, sql: `select name from pragma_table_info(?, ?)`, mode: "pluck" }).all(table, schema) as string[]);
 }
 
 function lengthsOf(db: Database.Database, table: string, lo: number, hi: number, columns: number): Map<number, number> {
-  const rows = preparedOnce(db, `select id, sz from main.${table}_docsize where id >= ? and id < ?`, "raw").all(lo, hi) as [number, Buffer][];
+  const rows = preparedOnce({ sqlite: db, sql: `select id, sz from main.${table}_docsize where id >= ? and id < ?`, mode: "raw" }).all(lo, hi) as [number, Buffer][];
   return new Map(rows.map(([id, sz]) => [id, docsizeLength(sz, columns)]));
 }
 
@@ -148,9 +148,9 @@ function lengthsOf(db: Database.Database, table: string, lo: number, hi: number,
  * drop by `reindex --fts-only`, a second server) writes nothing stale.
  */
 export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, minTableRows = WORD_LISTS_MIN_TABLE_ROWS }: { db: Database.Database; table: string; texts?: RowTexts; minRows?: number; minTableRows?: number }): "idle" | "more" {
-  const { tokenize, columns: ncols } = tableShape(db, "main", table);
+  const { tokenize, columns: ncols } = tableShape({ db, schema: "main", table });
   // Made outside any transaction: a rolled-back one would take the temp tables with it.
-  const vocab = vocabTables(db, "main", table);
+  const vocab = vocabTables({ db, schema: "main", table });
   const columns = columnNames(db, "main", table);
   const read: RowTexts = texts ?? ((ids) => textsOf(db, "main", table, columns, ids));
   // The longest head of `ids` whose texts read at once (a row that cannot be read alone gets no text: a misfit).
@@ -175,16 +175,16 @@ export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, 
         db.prepare(`insert into fts_word_list_tokens(tbl, token) select ?, term from ${vocab.row} where doc > ?`).run(table, minRows);
         return "more";
       }
-      const tokens = preparedOnce(db, "select token from fts_word_list_tokens where tbl = ?", "pluck").all(table) as string[];
+      const tokens = preparedOnce({ sqlite: db, sql: "select token from fts_word_list_tokens where tbl = ?", mode: "pluck" }).all(table) as string[];
       if (meta.status === "building") {
         // The next row at or past the mark (empty ranges of rowids are skipped), up to BUILD_STEP_ROWS rowids within its segment.
-        const first = preparedOnce(db, `select min(id) from main.${table}_docsize where id >= ?`, "pluck").get(meta.built_through) as number | null;
+        const first = preparedOnce({ sqlite: db, sql: `select min(id) from main.${table}_docsize where id >= ?`, mode: "pluck" }).get(meta.built_through) as number | null;
         if (first === null) {
           db.prepare("update fts_word_lists_meta set status = 'ready', rows_at_build = ? where tbl = ?").run(totals?.rows ?? 0, table);
           return "more";
         }
         const segment = segmentOf(first);
-        const ids = preparedOnce(db, `select id from main.${table}_docsize where id >= ? and id < ?`, "pluck").all(first, Math.min((segment + 1) * SEGMENT, first + BUILD_STEP_ROWS)) as number[];
+        const ids = preparedOnce({ sqlite: db, sql: `select id from main.${table}_docsize where id >= ? and id < ?`, mode: "pluck" }).all(first, Math.min((segment + 1) * SEGMENT, first + BUILD_STEP_ROWS)) as number[];
         const head = readHead(ids);
         writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids: head.ids, texts: head.texts });
         db.prepare("update fts_word_lists_meta set built_through = ? where tbl = ?").run(head.ids[head.ids.length - 1] + 1, table);
@@ -192,12 +192,12 @@ export function wordListsStep({ db, table, texts, minRows = WORD_LIST_MIN_ROWS, 
       }
       // Ready. A table grown past twice its size at build has new common words without lists, and a log longer than
       // half the table (written while no server kept it) costs more to fold than to build: start again.
-      const waiting = preparedOnce(db, "select count(*) from fts_changes where tbl = ? and seq > ?", "pluck").get(table, meta.applied_seq) as number;
+      const waiting = preparedOnce({ sqlite: db, sql: "select count(*) from fts_changes where tbl = ? and seq > ?", mode: "pluck" }).get(table, meta.applied_seq) as number;
       if ((totals && totals.rows > 2 * Math.max(meta.rows_at_build, minTableRows)) || waiting > Math.max(meta.rows_at_build, minTableRows) / 2) {
         dropRows(db, table);
         return "more";
       }
-      const batch = preparedOnce(db, "select seq, rid from fts_changes where tbl = ? and seq > ? order by seq limit ?", "raw").all(table, meta.applied_seq, FOLD_BATCH) as [number, number][];
+      const batch = preparedOnce({ sqlite: db, sql: "select seq, rid from fts_changes where tbl = ? and seq > ? order by seq limit ?", mode: "raw" }).all(table, meta.applied_seq, FOLD_BATCH) as [number, number][];
       if (batch.length === 0) return "idle";
       // The batch's head whose rows' texts read at once; its last entry's position is what is folded in.
       const rids = [...new Set(batch.map(([, rid]) => rid))];
@@ -237,8 +237,8 @@ function writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids,
   const counted = scratchCounts({ tokenize, columns: ncols, rows: mine.map((rowid) => ({ rowid, values: texts.get(rowid)! })), tokens });
   const indexed = lengthsOf(db, table, Math.min(...rowids), Math.max(...rowids) + 1, ncols);
   const present = new Set<number>();
-  const misfit = preparedOnce(db, "insert or ignore into fts_word_list_misfits(tbl, rid) values (?, ?)");
-  const fits = preparedOnce(db, "delete from fts_word_list_misfits where tbl = ? and rid = ?");
+  const misfit = preparedOnce({ sqlite: db, sql: "insert or ignore into fts_word_list_misfits(tbl, rid) values (?, ?)" });
+  const fits = preparedOnce({ sqlite: db, sql: "delete from fts_word_list_misfits where tbl = ? and rid = ?" });
   for (const id of rowids) {
     if (!indexed.has(id)) fits.run(table, id);
     else if (counted.length.get(id) !== indexed.get(id)) misfit.run(table, id);
@@ -248,9 +248,9 @@ function writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids,
     }
   }
   const touched = new Set(rowids);
-  const readBlob = preparedOnce(db, "select entries from fts_word_lists where tbl = ? and token = ? and segment = ?", "pluck");
-  const writeBlob = preparedOnce(db, "insert or replace into fts_word_lists(tbl, token, segment, entries) values (?, ?, ?, ?)");
-  const dropBlob = preparedOnce(db, "delete from fts_word_lists where tbl = ? and token = ? and segment = ?");
+  const readBlob = preparedOnce({ sqlite: db, sql: "select entries from fts_word_lists where tbl = ? and token = ? and segment = ?", mode: "pluck" });
+  const writeBlob = preparedOnce({ sqlite: db, sql: "insert or replace into fts_word_lists(tbl, token, segment, entries) values (?, ?, ?, ?)" });
+  const dropBlob = preparedOnce({ sqlite: db, sql: "delete from fts_word_lists where tbl = ? and token = ? and segment = ?" });
   let removed = 0;
   // The blob with these rows replaced by `fresh` (sorted by rowid): null when it holds none of them and none is fresh
   // (nothing to write), an empty blob when nothing is left. Fresh rows all past the blob's last (a build's next rows, new
@@ -266,7 +266,7 @@ function writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids,
     pairs.push(...fresh);
     return encodePairs(base, pairs.sort((x, y) => x[0] - y[0]));
   };
-  const countRows = preparedOnce(db, "update fts_word_list_tokens set rows = rows + ? where tbl = ? and token = ?");
+  const countRows = preparedOnce({ sqlite: db, sql: "update fts_word_list_tokens set rows = rows + ? where tbl = ? and token = ?" });
   const write = (token: string, blob: Buffer) => (blob.length ? writeBlob.run(table, token, segment, blob) : dropBlob.run(table, token, segment));
   // Each listed word's fresh entries, from the rows' own counts (a pass over their instances, not words × rows).
   const freshOf = new Map<string, [number, number][]>();
@@ -286,11 +286,11 @@ function writeSegmentRows({ db, table, tokenize, ncols, tokens, segment, rowids,
     write(token, blob);
     if (fresh.length !== removed) countRows.run(fresh.length - removed, table, token);
   }
-  const oldLengths = preparedOnce(db, "select lengths from fts_row_lengths where tbl = ? and segment = ?", "pluck").get(table, segment) as Buffer | undefined;
+  const oldLengths = preparedOnce({ sqlite: db, sql: "select lengths from fts_row_lengths where tbl = ? and segment = ?", mode: "pluck" }).get(table, segment) as Buffer | undefined;
   const lengths = merged(oldLengths, [...present].sort((x, y) => x - y).map((id) => [id, indexed.get(id)!]));
   if (!lengths) return;
-  if (lengths.length) preparedOnce(db, "insert or replace into fts_row_lengths(tbl, segment, lengths) values (?, ?, ?)").run(table, segment, lengths);
-  else preparedOnce(db, "delete from fts_row_lengths where tbl = ? and segment = ?").run(table, segment);
+  if (lengths.length) preparedOnce({ sqlite: db, sql: "insert or replace into fts_row_lengths(tbl, segment, lengths) values (?, ?, ?)" }).run(table, segment, lengths);
+  else preparedOnce({ sqlite: db, sql: "delete from fts_row_lengths where tbl = ? and segment = ?" }).run(table, segment);
 }
 
 /** Forget `main.table`'s lists and log (the next step starts them again). */
@@ -312,8 +312,8 @@ export function buildWordLists(args: Parameters<typeof wordListsStep>[0] & { max
 export function wordListsStatus({ db, schema = "main", table }: { db: Database.Database; schema?: string; table: string }): { status: "building" | "ready"; words: number; builtThrough: number; pending: number } | null {
   const meta = metaOf(db, schema, table);
   if (!meta) return null;
-  const words = preparedOnce(db, `select count(*) from ${schema}.fts_word_list_tokens where tbl = ?`, "pluck").get(table) as number;
-  const pending = preparedOnce(db, `select count(*) from ${schema}.fts_changes where tbl = ? and seq > ?`, "pluck").get(table, meta.applied_seq) as number;
+  const words = preparedOnce({ sqlite: db, sql: `select count(*) from ${schema}.fts_word_list_tokens where tbl = ?`, mode: "pluck" }).get(table) as number;
+  const pending = preparedOnce({ sqlite: db, sql: `select count(*) from ${schema}.fts_changes where tbl = ? and seq > ?`, mode: "pluck" }).get(table, meta.applied_seq) as number;
   return { status: meta.status, words, builtThrough: meta.built_through, pending };
 }
 
@@ -325,10 +325,10 @@ export function wordListsStatus({ db, schema = "main", table }: { db: Database.D
 type SegmentArrays<T> = Map<number, T>;
 const lengthMemos = new Map<string, SegmentArrays<Int32Array>>();
 function allLengths(db: Database.Database, schema: string, table: string, stamp: string): SegmentArrays<Int32Array> {
-  const key = `${databaseFileOf(db, schema)}\u0000${table}\u0000${stamp}`;
+  const key = `${databaseFileOf({ db, schema })}\u0000${table}\u0000${stamp}`;
   const known = lengthMemos.get(key);
   if (known) return known;
-  const blobs = preparedOnce(db, `select segment, lengths from ${schema}.fts_row_lengths where tbl = ? order by segment`, "raw").all(table) as [number, Buffer][];
+  const blobs = preparedOnce({ sqlite: db, sql: `select segment, lengths from ${schema}.fts_row_lengths where tbl = ? order by segment`, mode: "raw" }).all(table) as [number, Buffer][];
   const out: SegmentArrays<Int32Array> = new Map();
   for (const [segment, blob] of blobs) {
     const lengths = new Int32Array(SEGMENT).fill(-1);
@@ -512,13 +512,13 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     if (!fresh || fresh.status !== "ready") return null;
     if (schema === "main" || schema === "core") {
       // While a store's FTS5 indexes are being rebuilt (store meta), they are missing rows the lists have.
-      const rebuilding = preparedOnce(db, `select 1 from ${schema}.meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')`, "pluck").get();
+      const rebuilding = preparedOnce({ sqlite: db, sql: `select 1 from ${schema}.meta where key in ('fts_rebuild_target', 'docs_fts_rebuild_target')`, mode: "pluck" }).get();
       if (rebuilding) return null;
     }
     // The same expression under the same index and lists: the scores computed before (a repeated query, or the
     // whole-document leg asked again for other candidates).
-    const file = databaseFileOf(db, schema);
-    const state = file ? `${indexStateOf(db, schema, table)}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
+    const file = databaseFileOf({ db, schema });
+    const state = file ? `${indexStateOf({ db, schema, table })}\u0000${fresh.built_at}:${fresh.applied_seq}` : null;
     const memoKey = `${file}\u0000${table}\u0000${match}`;
     const known = state ? scoreMemos.get(memoKey) : undefined;
     if (known && known.state === state) {
@@ -532,17 +532,17 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
     return scores;
   };
   const compute = (fresh: Meta): RowScores | null => {
-    const { tokenize, columns: ncols } = tableShape(db, schema, table);
-    const tokens = phraseTokens(tokenize, plain.phrases);
+    const { tokenize, columns: ncols } = tableShape({ db, schema, table });
+    const tokens = phraseTokens({ tokenize, phrases: plain.phrases });
     if (!tokens) return null;
     const totals = ftsTotals({ db, schema, table, columns: ncols });
     if (!totals) return null;
     // Logged rows not folded in yet, and misfits (rows the lists could not take): scored from their text.
-    const pending = preparedOnce(db, `select rid from ${schema}.fts_changes where tbl = ? and seq > ? union select rid from ${schema}.fts_word_list_misfits where tbl = ? limit ?`, "pluck").all(table, fresh.applied_seq, table, MAX_PENDING_ROWS + 1) as number[];
+    const pending = preparedOnce({ sqlite: db, sql: `select rid from ${schema}.fts_changes where tbl = ? and seq > ? union select rid from ${schema}.fts_word_list_misfits where tbl = ? limit ?`, mode: "pluck" }).all(table, fresh.applied_seq, table, MAX_PENDING_ROWS + 1) as number[];
     if (pending.length > MAX_PENDING_ROWS) return null;
     const lengths = allLengths(db, schema, table, `${fresh.built_at}:${fresh.applied_seq}`);
-    const listed = preparedOnce(db, `select rows from ${schema}.fts_word_list_tokens where tbl = ? and token = ?`, "pluck");
-    const segments = preparedOnce(db, `select segment, entries from ${schema}.fts_word_lists where tbl = ? and token = ? order by segment`, "raw");
+    const listed = preparedOnce({ sqlite: db, sql: `select rows from ${schema}.fts_word_list_tokens where tbl = ? and token = ?`, mode: "pluck" });
+    const segments = preparedOnce({ sqlite: db, sql: `select segment, entries from ${schema}.fts_word_lists where tbl = ? and token = ? order by segment`, mode: "raw" });
     // Each distinct token's rows and counts, rowids ascending: its list, or a rare word's instances in FTS5 itself.
     const avgdl = totals.tokens / totals.rows;
     // Each word's row count for its idf: its list's, when every change is folded in (no walk of FTS5's doclist on a
@@ -573,9 +573,9 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
           // A word rarer than the lists keep: its rows and counts from FTS5's own instances (at most min_rows rows).
           const stats = tokenStats({ db, schema, table, token });
           if (!stats || stats.rows > fresh.min_rows) return null;
-          const vocab = vocabTables(db, schema, table);
+          const vocab = vocabTables({ db, schema, table });
           if (!vocab) return null;
-          for (const [doc, f] of preparedOnce(db, `select doc, count(*) from ${vocab.instance} where term = ? group by doc`, "raw").all(token) as [number, number][]) add(w, doc, f);
+          for (const [doc, f] of preparedOnce({ sqlite: db, sql: `select doc, count(*) from ${vocab.instance} where term = ? group by doc`, mode: "raw" }).all(token) as [number, number][]) add(w, doc, f);
         }
         if (unknownRow) return null;
       }
@@ -599,7 +599,7 @@ export function wordListScores({ db, schema, table, match, texts, only }: { db: 
   // the totals, counts and structure record read here would be the committed ones while MATCH sees the new rows.
   if (db.inTransaction) return null;
   // The temp vocabulary tables are made outside the read transaction: one rolled back (a budget interrupt) would take them along.
-  vocabTables(db, schema, table);
+  vocabTables({ db, schema, table });
   return db.transaction(run)();
 }
 

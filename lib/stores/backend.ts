@@ -145,7 +145,7 @@ export function storeEngineOf(engine: Engine): StoreEngine {
 export function storesOn(engine: Engine): StoresBackend {
   const { open: on, openCore: _openCore, ...own } = storeEngineOf(engine);
   return refusingArchivedWrites(
-    {
+    { backend: {
       ...own,
       listDocuments: async ({ store, ...a }) => listDocumentsByPrefix({ handle: await on(store), ...a }),
       getChunk: async ({ store, ...a }) => getChunkByChunkId({ handle: await on(store), ...a }),
@@ -155,8 +155,8 @@ export function storesOn(engine: Engine): StoresBackend {
       listCategoryChildren: async ({ store, ...a }) => listCategoryChildren({ handle: await on(store), ...a }),
       listAllCategories: async ({ store }) => listAllCategories({ handle: await on(store) }),
     },
-    CONTENT_WRITES,
-  );
+    writes: CONTENT_WRITES,
+  });
 }
 
 /** The stores backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite. */

@@ -73,7 +73,7 @@ const EMBEDDING_WRITES = ["startReembed", "switchHeldReembed", "retryParkedEmbed
 
 /** A store's embedding administration on one engine (re-embed still has a PostgreSQL twin). */
 export function embeddingsOn(engine: Engine): EmbeddingsBackend {
-  return refusingArchivedWrites(engine.kind === "pg" ? pgEmbeddings(engine.pg) : sqliteEmbeddings, EMBEDDING_WRITES);
+  return refusingArchivedWrites({ backend: engine.kind === "pg" ? pgEmbeddings(engine.pg) : sqliteEmbeddings, writes: EMBEDDING_WRITES });
 }
 
 /** The embeddings backend of this process: PostgreSQL when DATABASE_URL is set, else SQLite (the same choice as stores()). */

@@ -140,7 +140,7 @@ function refuseLoss(store: string, where: string, left: Record<string, number>):
 export async function checkStoresCopyable({ to, allowLoss = false }: { pg: PgHandle; to: "pg" | "sqlite"; allowLoss?: boolean }): Promise<Record<string, Record<string, number>>> {
   const left: Record<string, Record<string, number>> = {};
   // PostgreSQL stores hold nothing the copy leaves behind.
-  if (to === "pg") for (const store of listStoreNames()) left[store] = countNotCopied(getStoreDb(store));
+  if (to === "pg") for (const store of listStoreNames()) left[store] = countNotCopied(getStoreDb({ store }));
   for (const [store, rows] of Object.entries(left)) {
     if (Object.keys(rows).length > 0 && !allowLoss) throw refuseLoss(store, "DATA_DIR", rows);
   }
@@ -191,7 +191,7 @@ export async function migrateStoresToPg({ pg, replace = false, actor = "cli:migr
   const out: StoreCopyCheck[] = [];
   for (const store of listStoreNames()) {
     // getStoreDb, not openStore: with DATABASE_URL set openStore refuses local stores, and reading them is the point here.
-    const source = getStoreDb(store);
+    const source = getStoreDb({ store });
     ensureIndexBuilt({ handle: source });
     const created = !existing.has(store);
     if (created) await createStorePg({ pg, input: { name: store }, actor });
@@ -201,7 +201,7 @@ export async function migrateStoresToPg({ pg, replace = false, actor = "cli:migr
     try {
       const sourceDigest = sqliteDigest(source);
       const apiDocs = source.sqlite.prepare(`select path, kind, content, mtime from documents where origin = 'api' order by path`).all() as { path: string; kind: "memory" | "markdown" | "code" | "text"; content: string | null; mtime: number }[];
-      const check = await withStoreTx({ handle: target }, async (tx) => {
+      const check = await withStoreTx({ handle: target, work: async (tx) => {
         const holds = await pgStoreHolds(tx);
         if (holds > 0 && !replace) throw new AppError("conflict", `store ${store} in PostgreSQL already holds ${holds} memories and documents; pass --replace to empty it first`);
         if (holds > 0) {
@@ -221,7 +221,7 @@ export async function migrateStoresToPg({ pg, replace = false, actor = "cli:migr
         const queued = await queuePrimaryKindsPg(tx);
         await appendAuditPg({ db: tx, entry: { actor, action: "store.migrate", target: `store:${store}`, details: { from: "sqlite", memories: imported?.added ?? 0, apiDocuments: apiDocs.length, sha256: sourceDigest.sha256, rows: Object.fromEntries(tables.map((t) => [t.table, t.rows])) } } });
         return { memories: (imported?.added ?? 0) + (imported?.changed ?? 0) + (imported?.unchanged ?? 0), tables, queued };
-      });
+      } });
       out.push({ store, created, memories: check.memories, apiDocuments: apiDocs.length, chunks: sourceDigest.chunks, sha256: sourceDigest.sha256, tables: check.tables, queued: check.queued, notCopied: countNotCopied(source) });
     } finally {
       source.sqlite.exec("commit");
@@ -237,7 +237,7 @@ export async function migrateStoresToSqlite({ pg, replace = false, actor = "cli:
     const source = await openStorePg({ pg, store });
     const created = !storeExists(store);
     if (created) createStore({ input: { name: store }, actor });
-    const target = getStoreDb(store);
+    const target = getStoreDb({ store });
     ensureIndexBuilt({ handle: target });
     const holds = (target.sqlite.prepare(`select (select count(*) from documents) + (select count(*) from memories) as n`).get() as { n: number }).n;
     if (holds > 0) {
@@ -246,7 +246,7 @@ export async function migrateStoresToSqlite({ pg, replace = false, actor = "cli:
     try {
       // The memories table as files (the SQLite truth), then the API documents, then the index built from both, then the primary tables.
       const exported = await exportMemoriesPg({ handle: source, dir: path.join(storeDir(store), "memory") });
-      const { apiDocs, sourceDigest, tables, queued } = await withStoreTx({ handle: source, readOnly: true, snapshot: true }, async (tx) => {
+      const { apiDocs, sourceDigest, tables, queued } = await withStoreTx({ handle: source, readOnly: true, snapshot: true, work: async (tx) => {
         const apiDocs = (await tx.execute(sql`select path, kind, content, mtime from documents where origin = 'api' order by path`)).rows as { path: string; kind: "memory" | "markdown" | "code" | "text"; content: string | null; mtime: number | string }[];
         const sourceDigest = await pgDigest(tx);
         target.sqlite.transaction(() => {
@@ -264,7 +264,7 @@ export async function migrateStoresToSqlite({ pg, replace = false, actor = "cli:
           target.sqlite.exec("rollback");
           throw e;
         }
-      });
+      } });
       out.push({ store, created, memories: exported.memories, apiDocuments: apiDocs.length, chunks: sourceDigest.chunks, sha256: sourceDigest.sha256, tables, queued, notCopied: {} });
     } catch (e) {
       // A store this copy created is removed again, so a re-run starts clean.

@@ -43,16 +43,16 @@ export async function openStorePg({ pg, store }: { pg: PgHandle; store: string }
   const handle = handleFor(pg, store);
   if (upToDate.get(pg.pool)?.has(store)) return handle;
   if (!(await schemaExists(pg.db, handle.schema))) throw new AppError("not_found", `store ${store} does not exist`);
-  await withStoreTx({ handle }, async (tx) => {
+  await withStoreTx({ handle, work: async (tx) => {
     const meta = new Map(((await tx.execute(sql`select key, value from store_meta where key in ('name', 'schema_version')`)).rows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
     // A long name's schema is shortened with a hash, so another (valid) name can spell the same schema: the schema
     // answers only to the store that made it, or a token allowed one name would reach the other store's rows.
     if (meta.get("name") !== store) throw new AppError("not_found", `store ${store} does not exist`);
     if (meta.get("schema_version") !== storeSchemaVersion()) {
-      await migrateStoreSchema(tx, handle.schema);
+      await migrateStoreSchema({ tx, schema: handle.schema });
       await reindexMarkedMemoriesPg({ tx });
     }
-  });
+  } });
   markUpToDate(pg, store);
   return handle;
 }
@@ -80,11 +80,11 @@ const COUNTED_TABLES = ["categories", "chains", "chunk_embeddings", "chunks", "d
 
 export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Promise<PgStoreSummary> {
   const archived = (await lastLifecycleActionPg({ db: handle.db, store: handle.store })) === "store.archive";
-  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+  return withStoreTx({ handle, readOnly: true, work: async (tx) => {
     const meta = Object.fromEntries(((await tx.execute(sql`select key, value from store_meta`)).rows as { key: string; value: string }[]).map((r) => [r.key, r.value]));
     const counts: Record<string, number> = {};
     for (const t of COUNTED_TABLES) counts[t] = Number(((await tx.execute(sql`select count(*) as n from ${sql.identifier(t)}`)).rows[0] as { n: string }).n);
-    const { pgvector, hnswDimensions } = await pgvectorSupportPg(tx);
+    const { pgvector, hnswDimensions } = await pgvectorSupportPg({ db: tx });
     return {
       name: handle.store,
       schema: handle.schema,
@@ -103,7 +103,7 @@ export async function describeStorePg({ handle }: { handle: PgStoreHandle }): Pr
       },
       counts,
     };
-  });
+  } });
 }
 
 /** Every store in the database, core first, then by name (see storeNamesInPg). */
@@ -113,14 +113,14 @@ export async function listStoreNamesPg({ pg }: { pg: PgHandle }): Promise<string
 
 /** Whether a store holds anything a page would show: one exists() probe per table, no counts (the twin of storeHasContent). */
 export async function storeHasContentPg({ handle }: { handle: PgStoreHandle }): Promise<boolean> {
-  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+  return withStoreTx({ handle, readOnly: true, work: async (tx) => {
     const probe = sql.join(
       ["documents", "memories", "reasoning_traces", "learnings", "thoughts"].map((t) => sql`exists (select 1 from ${sql.identifier(t)})`),
       sql` or `,
     );
     const [row] = (await tx.execute(sql`select (${probe}) as has`)).rows as { has: boolean }[];
     return row.has === true;
-  });
+  } });
 }
 
 export async function listStoresPg({ pg }: { pg: PgHandle }): Promise<PgStoreSummary[]> {
@@ -151,8 +151,8 @@ export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg
   try {
     await pg.db.transaction(async (tx) => {
       await tx.execute(sql`create schema ${sql.identifier(handle.schema)}`);
-      await useStoreSchema(tx, handle.schema);
-      await migrateStoreSchema(tx, handle.schema);
+      await useStoreSchema({ tx, schema: handle.schema });
+      await migrateStoreSchema({ tx, schema: handle.schema });
       const facts: [string, string][] = [["name", name], ["created_at", String(now)], ...(description ? [["description", description] as [string, string]] : [])];
       for (const [key, value] of facts) await tx.execute(sql`insert into store_meta (key, value) values (${key}, ${value})`);
       await appendAuditPg({ db: tx, entry: { actor, action: "store.create", target: `store:${name}`, details: description ? { description } : null } });
@@ -169,8 +169,8 @@ export async function createStorePg({ pg, input, actor, now = Date.now() }: { pg
 /** deleteStore on PostgreSQL: the store's schema dropped with everything in it, and an audit row, in one transaction. */
 export async function deleteStorePg({ pg, name, actor, confirm }: { pg: PgHandle; name: string; actor: string; confirm: string | undefined }): Promise<{ deleted: string }> {
   if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
-  assertStoreRemovable(name);
-  assertDeleteConfirmed(name, confirm);
+  assertStoreRemovable({ name });
+  assertDeleteConfirmed({ name, confirm });
   // A search reading the store at that moment can make the drop a deadlock's victim: the drop is tried again (a few times, then 503).
   for (let attempt = 1; ; attempt++) {
     try {
@@ -200,7 +200,7 @@ export async function unarchiveStorePg({ pg, name, actor }: { pg: PgHandle; name
 
 async function setArchivedPg({ pg, name, actor, archive }: { pg: PgHandle; name: string; actor: string; archive: boolean }): Promise<{ store: string; archived: boolean }> {
   if (!(await listStoreNamesPg({ pg })).includes(name)) throw new AppError("not_found", `store ${name} does not exist`);
-  if (archive) assertStoreRemovable(name, "archived");
+  if (archive) assertStoreRemovable({ name, what: "archived" });
   await pg.db.transaction(async (tx) => {
     // One lifecycle change of a store at a time across replicas: the second of two archives sees the first's row.
     await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-lifecycle:${name}`}, 0))`);

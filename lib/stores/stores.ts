@@ -123,7 +123,7 @@ export function openStore({ store, buildIndex = true }: { store: string; buildIn
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${store}`);
   if (!storeExists(store)) throw new AppError("not_found", `store ${store} does not exist`);
   const opening = !isStoreDbOpen(store);
-  const handle = getStoreDb(store, { create: false });
+  const handle = getStoreDb({ store, create: false });
   // An archived store is opened for the read that asks, and closed again once idle.
   if (opening && isStoreArchived(store)) closeStoreDbWhenIdle(handle);
   if (buildIndex) ensureIndexBuilt({ handle });
@@ -147,18 +147,18 @@ export function openCoreFor({ handle, includeCore }: { handle: StoreHandle; incl
  */
 export function assertStoreQuota({ existing, createdByActor, actor }: { existing: string[]; createdByActor: string[]; actor: string }): void {
   const { maxStores, maxStoresPerToken } = getConfig().limits;
-  if (existing.length >= maxStores) throw limitReached("DUALMIND_MAX_STORES", `this instance holds ${existing.length} stores, its most`);
+  if (existing.length >= maxStores) throw limitReached({ limit: "DUALMIND_MAX_STORES", message: `this instance holds ${existing.length} stores, its most` });
   if (!actor.startsWith("agent:")) return;
   const live = new Set(existing);
   const mine = new Set(createdByActor.filter((s) => live.has(s))).size;
-  if (mine >= maxStoresPerToken) throw limitReached("DUALMIND_MAX_STORES_PER_TOKEN", `agent ${actor.slice("agent:".length)} created ${mine} stores, its most`);
+  if (mine >= maxStoresPerToken) throw limitReached({ limit: "DUALMIND_MAX_STORES_PER_TOKEN", message: `agent ${actor.slice("agent:".length)} created ${mine} stores, its most` });
 }
 
 /** Store names `actor` created, as the audit log records them (both backends read the same rows). */
 export const STORES_CREATED_BY_SQL = "select distinct substr(target, 7) as store from audit_log where actor = ? and action = 'store.create'";
 
 /** Refuse core and default: every install and every snippet counts on them. */
-export function assertStoreRemovable(name: string, what: "deleted" | "archived" = "deleted"): void {
+export function assertStoreRemovable({ name, what = "deleted" }: { name: string; what?: "deleted" | "archived" }): void {
   if (name === CORE_STORE || name === DEFAULT_STORE) throw new AppError("unprocessable", `store ${name} cannot be ${what}`);
 }
 
@@ -167,14 +167,14 @@ export function assertStoreRemovable(name: string, what: "deleted" | "archived" 
  * --confirm, the dashboard's typed name), so a stray or replayed DELETE cannot
  * drop a store.
  */
-export function assertDeleteConfirmed(name: string, confirm: string | undefined): void {
+export function assertDeleteConfirmed({ name, confirm }: { name: string; confirm: string | undefined }): void {
   if (confirm === name) return;
   const message = `deleting store ${name} removes everything in it for good: repeat its name to confirm (confirm=${name})`;
   throw new AppError("unprocessable", message, [{ path: "confirm", message }]);
 }
 
 /** Store names differ by more than case: `Notes` beside `notes` would be one folder on a case-insensitive file system. */
-export function caseCollision(name: string, existing: readonly string[]): string | null {
+export function caseCollision({ name, existing }: { name: string; existing: readonly string[] }): string | null {
   return existing.find((n) => n !== name && n.toLowerCase() === name.toLowerCase()) ?? null;
 }
 
@@ -212,7 +212,7 @@ export function removeDeletedStoreLeftovers(): { removed: string[]; left: string
 export function archiveStore({ name, actor }: { name: string; actor: string }): { store: string; archived: boolean } {
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
   if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
-  assertStoreRemovable(name, "archived");
+  assertStoreRemovable({ name, what: "archived" });
   if (isStoreArchived(name)) throw new AppError("conflict", `store ${name} is already archived`);
   appendAudit({ actor, action: "store.archive", target: `store:${name}`, details: null });
   retireStoreDb(name);
@@ -237,8 +237,8 @@ export function unarchiveStore({ name, actor }: { name: string; actor: string })
 export function deleteStore({ name, actor, confirm }: { name: string; actor: string; confirm: string | undefined }): { deleted: string } {
   if (storesOnPostgres()) throw notServedOnPostgres(`The local SQLite store ${name}`);
   if (!storeExists(name)) throw new AppError("not_found", `store ${name} does not exist`);
-  assertStoreRemovable(name);
-  assertDeleteConfirmed(name, confirm);
+  assertStoreRemovable({ name });
+  assertDeleteConfirmed({ name, confirm });
   removeDeletedStoreLeftovers();
   // Out of its name first, in one rename: from here on nothing (a request, the embed worker, the memory folder
   // watch) can open the store again, and nothing makes its folder anew. The rename runs inside the governance
@@ -265,7 +265,7 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
   const { name, description } = createStoreSchema.parse(input);
   if (storeExists(name)) throw new AppError("conflict", `store ${name} already exists`);
   const root = path.dirname(storeDir(name));
-  const collides = caseCollision(name, fs.existsSync(root) ? fs.readdirSync(root) : []);
+  const collides = caseCollision({ name, existing: fs.existsSync(root) ? fs.readdirSync(root) : [] });
   if (collides) throw new AppError("conflict", `store ${name} would share a folder with ${collides} on a case-insensitive file system`);
   assertStoreQuota({ existing: listStoreNames(), createdByActor: (getGovernance().sqlite.prepare(STORES_CREATED_BY_SQL).pluck().all(actor) as string[]), actor });
   // Claim the name with a non-recursive mkdir: of two processes creating it at once, one gets EEXIST.
@@ -278,7 +278,7 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
   }
   let handle: StoreHandle;
   try {
-    handle = getStoreDb(name);
+    handle = getStoreDb({ store: name });
     // A new store's index is built: it and the memory folder are both empty. Without this mark, the first
     // open after files arrive would rebuild the whole index synchronously, inside whatever request opened it.
     markIndexBuilt({ handle });
@@ -296,7 +296,7 @@ export function createStore({ input, actor }: { input: z.input<typeof createStor
 
 /** The core store exists from the first run. */
 export function ensureCoreStore(): void {
-  getStoreDb(CORE_STORE);
+  getStoreDb({ store: CORE_STORE });
 }
 
 /**

@@ -25,7 +25,7 @@ export const dbCommands: Command[] = [
       getGovernance();
       const stores = listStoreNames();
       // getStoreDb applies a store's migrations; openStore would refuse local stores with DATABASE_URL.
-      for (const store of stores) getStoreDb(store);
+      for (const store of stores) getStoreDb({ store });
       const local = `governance.db (store audit rows) and ${stores.length} store(s) in ${getConfig().dataDir}`;
       if (pg) {
         const { pool } = await pg;

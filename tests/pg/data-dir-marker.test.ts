@@ -32,7 +32,7 @@ describe("PostgreSQL mode keeps no state of its own in DATA_DIR", () => {
     restartWith({ DATABASE_URL: undefined });
     await expect(bootstrapApp()).rejects.toThrow(/DATABASE_URL: is not set, but DATA_DIR .* belongs to a PostgreSQL deployment/);
     expect(() => getGovernance()).toThrow(/DATABASE_URL/);
-    expect(() => getStoreDb("default")).toThrow(/DATABASE_URL/);
+    expect(() => getStoreDb({ store: "default" })).toThrow(/DATABASE_URL/);
     const r = spawnSync(process.execPath, ["--import", "tsx", "scripts/start.ts"], {
       encoding: "utf8",
       env: { PATH: process.env.PATH, HOME: process.env.HOME, NODE_ENV: "production", DATA_DIR: env.dataDir },

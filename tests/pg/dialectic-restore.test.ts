@@ -42,7 +42,7 @@ function longSession(n: number): { session: DialecticSessionRow; messages: Diale
       concernsJson: null,
       agrees: null,
     };
-    prev = signMessage(prev, content);
+    prev = signMessage({ prevSignature: prev, message: content });
     messages.push({ ...content, signature: prev });
   }
   return { session, messages };

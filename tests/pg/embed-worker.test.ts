@@ -28,7 +28,7 @@ beforeAll(async () => {
 });
 
 beforeEach(async () => {
-  await withStoreTx({ handle: storeA }, (tx) => tx.execute(sql`truncate documents, chunks, chunk_embeddings, embed_queue, embedding_cache, public.provenance cascade`));
+  await withStoreTx({ handle: storeA, work: (tx) => tx.execute(sql`truncate documents, chunks, chunk_embeddings, embed_queue, embedding_cache, public.provenance cascade`) });
 });
 
 /** Every document's text is unique, so each chunk is one distinct text (the provider call log shows each embed). */
@@ -66,7 +66,7 @@ async function withFakeProvider(fn: (fake: Awaited<ReturnType<typeof startFakeOp
 }
 
 async function counts() {
-  return withStoreTx({ handle: storeA, readOnly: true }, async (tx) => {
+  return withStoreTx({ handle: storeA, readOnly: true, work: async (tx) => {
     const n = async (q: ReturnType<typeof sql>) => Number(((await tx.execute(q)).rows[0] as { n: string }).n);
     return {
       chunks: await n(sql`select count(*) as n from chunks`),
@@ -76,13 +76,13 @@ async function counts() {
       provenanceArtifacts: await n(sql`select count(distinct artifact_id) as n from public.provenance where store = 'kb' and artifact_type = 'chunk_vector'`),
       queued: await n(sql`select count(*) as n from embed_queue`),
     };
-  });
+  } });
 }
 
 describe("the embed queue on PostgreSQL", () => {
   it("ingest queues new chunks in the same commit, and re-ingesting unchanged text queues nothing", async () => {
     const inserted = await ingest(12);
-    expect(await withStoreTx({ handle: storeA, readOnly: true }, (tx) => getEmbedBacklogPg({ tx }))).toMatchObject({ pending: inserted, parked: 0 });
+    expect(await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => getEmbedBacklogPg({ tx }) })).toMatchObject({ pending: inserted, parked: 0 });
     await ingest(12);
     expect((await counts()).queued).toBe(inserted);
   });
@@ -124,7 +124,7 @@ describe("the embed queue on PostgreSQL", () => {
     const gate = new Promise<void>((r) => (release = r));
     const stalled = processEmbedBatchPg({ handle: storeA, embedder: loggingEmbedder(builtin, [], gate), workerId: "replica-a", batchSize: 100, leaseMs });
     // Wait until A's claim is committed.
-    for (const until = Date.now() + 60_000; Date.now() < until && (await withStoreTx({ handle: storeB, readOnly: true }, (tx) => tx.execute(sql`select 1 from embed_queue where claimed_by = 'replica-a'`))).rows.length < inserted; ) {
+    for (const until = Date.now() + 60_000; Date.now() < until && (await withStoreTx({ handle: storeB, readOnly: true, work: (tx) => tx.execute(sql`select 1 from embed_queue where claimed_by = 'replica-a'`) })).rows.length < inserted; ) {
       await new Promise((r) => setTimeout(r, 20));
     }
 
@@ -152,7 +152,7 @@ describe("the embed queue on PostgreSQL", () => {
       const first = await processEmbedBatchPg({ handle: storeB, embedder, workerId: "w", now: () => clock });
       expect(first).toMatchObject({ claimed: inserted, embedded: 0, failed: 0, held: inserted, parked: 0 });
       const rows = async () =>
-        (await withStoreTx({ handle: storeA, readOnly: true }, (tx) => tx.execute(sql`select attempts, parked_at, claimed_by, last_error from embed_queue order by id`))).rows as { attempts: number; parked_at: string | null; claimed_by: string | null; last_error: string }[];
+        (await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => tx.execute(sql`select attempts, parked_at, claimed_by, last_error from embed_queue order by id`) })).rows as { attempts: number; parked_at: string | null; claimed_by: string | null; last_error: string }[];
       expect((await rows()).every((row) => row.attempts === 0 && row.parked_at === null && row.claimed_by === null && row.last_error.startsWith("server:"))).toBe(true);
       // While held, nothing is claimed; each due probe that fails waits longer before the next.
       fake.state.requests.length = 0;
@@ -172,11 +172,11 @@ describe("the embed queue on PostgreSQL", () => {
 
       // It answers again, one input excepted: the probe reopens the queue, the rest embed and that one parks alone.
       fake.state.defaultMode = "ok";
-      const texts = (await withStoreTx({ handle: storeA, readOnly: true }, (tx) => tx.execute(sql`select c.text from chunks c join embed_queue q on q.ref_id = c.id order by q.id limit 1`))).rows as { text: string }[];
+      const texts = (await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => tx.execute(sql`select c.text from chunks c join embed_queue q on q.ref_id = c.id order by q.id limit 1`) })).rows as { text: string }[];
       fake.state.refuseTexts.add(texts[0].text);
       const back = await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w", now: () => clock });
       expect(back).toMatchObject({ claimed: inserted, embedded: inserted - 1, failed: 1, parked: 1, held: 0 });
-      const parked = await withStoreTx({ handle: storeA, readOnly: true }, (tx) => listParkedEmbeddingsPg({ tx }));
+      const parked = await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => listParkedEmbeddingsPg({ tx }) });
       expect(parked).toEqual([expect.objectContaining({ kind: "chunk", attempts: 1, lastError: expect.stringMatching(/^bad_request: .*\(400\)/) })]);
 
       // An admin puts it back in line once the input is accepted (audited): it is embedded.
@@ -196,7 +196,7 @@ describe("the embed queue on PostgreSQL", () => {
       fake.state.defaultMode = "wrong_dim";
       const r = await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w" });
       expect(r).toMatchObject({ claimed: inserted, embedded: 0, parked: inserted });
-      const parked = await withStoreTx({ handle: storeA, readOnly: true }, (tx) => listParkedEmbeddingsPg({ tx }));
+      const parked = await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => listParkedEmbeddingsPg({ tx }) });
       expect(parked).toHaveLength(inserted);
       expect(parked[0].attempts).toBe(1);
       expect(parked[0].lastError).toBe("dimension_mismatch: provider returned a 31-d vector; expected 32");

@@ -109,7 +109,7 @@ const textSql = (t: RowWordTable) => t.text.map((c) => `coalesce(${c}, '')`).joi
 
 /** SQLite's FTS5: `select rowid, bm25(t_fts) … match <any> order by rank, rowid limit 10`, each row named by its text with its score. */
 function sqliteTop(t: RowWordTable, words: string[]): string[] {
-  const db = getStoreDb("kb").sqlite;
+  const db = getStoreDb({ store: "kb" }).sqlite;
   const rows = db
     .prepare(`select f.rowid as rid, -bm25(${t.table}_fts) as score from ${t.table}_fts f where ${t.table}_fts match ? order by rank, f.rowid limit 10`)
     .all(matchExpression(words, "any")) as { rid: number; score: number }[];
@@ -119,13 +119,13 @@ function sqliteTop(t: RowWordTable, words: string[]): string[] {
 
 /** The PostgreSQL leg's top 10 (rowsTopBm25Pg), named the same way; null while the statistics are being built. */
 async function pgTop(t: RowWordTable, words: string[]): Promise<string[] | null> {
-  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+  return withStoreTx({ handle, readOnly: true, work: async (tx) => {
     const top = await rowsTopBm25Pg({ tx, table: t, words, k: 10 });
     if (top.kind !== "ranked") return null;
-    const texts = await rowsOf<{ rid: string; text: string }>(tx, sql`select ${sql.identifier(t.key)}::text as rid, ${sql.raw(textSql(t))} as text from ${sql.identifier(t.table)}`);
+    const texts = await rowsOf<{ rid: string; text: string }>({ tx, query: sql`select ${sql.identifier(t.key)}::text as rid, ${sql.raw(textSql(t))} as text from ${sql.identifier(t.table)}` });
     const byId = new Map(texts.map((r) => [Number(r.rid), r.text]));
     return top.hits.map((h) => `${byId.get(h.rid)} ${h.score.toFixed(4)}`);
-  });
+  } });
 }
 
 async function expectSameRanking(): Promise<void> {
@@ -160,14 +160,14 @@ describe("remember's and recall's full-text legs on PostgreSQL rank as SQLite's 
 
   it("backfills rows written before the statistics, answering remember and recall by ts_rank meanwhile", async () => {
     // A store from before the statistics: no token counts, every row's length unknown.
-    await withStoreTx({ handle }, async (tx) => {
+    await withStoreTx({ handle, work: async (tx) => {
       for (const t of TABLES) {
         await tx.execute(sql`delete from word_postings where tbl = ${t.tbl}`);
         await tx.execute(sql`delete from word_terms where tbl = ${t.tbl}`);
         await tx.execute(sql`update word_totals set rows = 0, tokens = 0 where tbl = ${t.tbl}`);
         await tx.execute(sql`update ${sql.identifier(t.table)} set fts_len = null`);
       }
-    });
+    } });
     for (const t of TABLES) expect(await pgTop(t, QUERIES[t.tbl][0]), t.tbl).toBeNull();
     // Remember and recall still answer, by the old ranking.
     const remembered = await post.remember({ store: "kb", input: { query: "nginx 502", kinds: ["thought"] } });
@@ -177,11 +177,11 @@ describe("remember's and recall's full-text legs on PostgreSQL rank as SQLite's 
     // Resumable, a batch per transaction (alongside the backfills those answers started: rows they hold are skipped).
     for (const t of TABLES) await backfillRowTermsPg({ handle, table: t, batch: 2 });
     const pending = () =>
-      withStoreTx({ handle, readOnly: true }, async (tx) => {
+      withStoreTx({ handle, readOnly: true, work: async (tx) => {
         let n = 0;
-        for (const t of TABLES) n += (await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from ${sql.identifier(t.table)} where fts_len is null`))[0].n;
+        for (const t of TABLES) n += (await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from ${sql.identifier(t.table)} where fts_len is null` }))[0].n;
         return n;
-      });
+      } });
     await expect.poll(pending, { timeout: 10_000 }).toBe(0);
     await expectSameRanking();
   });

@@ -95,21 +95,21 @@ const byte = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.fro
 
 /** The statistics as stored, or recomputed from the chunks' texts. */
 async function statistics(from: "stored" | "recomputed") {
-  return withStoreTx({ handle, readOnly: true }, async (tx) => {
+  return withStoreTx({ handle, readOnly: true, work: async (tx) => {
     if (from === "stored") {
-      const [totals] = await rowsOf<{ rows: string; tokens: string }>(tx, sql`select rows, tokens from fts_totals`);
-      const terms = await rowsOf<{ t: string }>(tx, sql`select term || ':' || rows as t from fts_terms where rows > 0`);
-      const postings = await rowsOf<{ p: string }>(tx, sql`select chunk_id || ':' || term || ':' || tf || ':' || len as p from fts_postings`);
-      const lens = await rowsOf<{ l: string }>(tx, sql`select id || ':' || fts_len as l from chunks`);
-      const [docTotals] = await rowsOf<{ rows: string; tokens: string }>(tx, sql`select rows, tokens from word_totals where tbl = 'documents'`);
-      const docTerms = await rowsOf<{ t: string }>(tx, sql`select term || ':' || rows as t from word_terms where tbl = 'documents' and rows > 0`);
-      const docPostings = await rowsOf<{ p: string }>(tx, sql`select d.path || ':' || p.term || ':' || p.tf || ':' || p.len || ':' || d.fts_len as p from word_postings p join documents d on d.doc_id = p.rid where p.tbl = 'documents'`);
+      const [totals] = await rowsOf<{ rows: string; tokens: string }>({ tx, query: sql`select rows, tokens from fts_totals` });
+      const terms = await rowsOf<{ t: string }>({ tx, query: sql`select term || ':' || rows as t from fts_terms where rows > 0` });
+      const postings = await rowsOf<{ p: string }>({ tx, query: sql`select chunk_id || ':' || term || ':' || tf || ':' || len as p from fts_postings` });
+      const lens = await rowsOf<{ l: string }>({ tx, query: sql`select id || ':' || fts_len as l from chunks` });
+      const [docTotals] = await rowsOf<{ rows: string; tokens: string }>({ tx, query: sql`select rows, tokens from word_totals where tbl = 'documents'` });
+      const docTerms = await rowsOf<{ t: string }>({ tx, query: sql`select term || ':' || rows as t from word_terms where tbl = 'documents' and rows > 0` });
+      const docPostings = await rowsOf<{ p: string }>({ tx, query: sql`select d.path || ':' || p.term || ':' || p.tf || ':' || p.len || ':' || d.fts_len as p from word_postings p join documents d on d.doc_id = p.rid where p.tbl = 'documents'` });
       return {
         documents: { rows: Number(docTotals.rows), tokens: Number(docTotals.tokens), terms: docTerms.map((t) => t.t).sort(byte), postings: docPostings.map((p) => p.p).sort(byte) }, rows: Number(totals.rows), tokens: Number(totals.tokens), terms: terms.map((t) => t.t).sort(byte), postings: postings.map((p) => p.p).sort(byte), lens: lens.map((l) => l.l).sort(byte) };
     }
-    const chunks = await rowsOf<{ id: string; text: string }>(tx, sql`select id, text from chunks`);
+    const chunks = await rowsOf<{ id: string; text: string }>({ tx, query: sql`select id, text from chunks` });
     const made = chunkTermsOf(chunks.map((c) => c.text));
-    const docs = await rowsOf<{ path: string; kind: string; content: string }>(tx, sql`select path, kind, content from documents`);
+    const docs = await rowsOf<{ path: string; kind: string; content: string }>({ tx, query: sql`select path, kind, content from documents` });
     const docMade = rowTermsOf({ tokenize: DOCUMENT_WORDS.tokenize, columns: DOCUMENT_WORDS.columns, rows: docs.map((d) => documentWordValues({ path: d.path, kind: d.kind, text: d.content })) });
     const docDf = new Map<string, number>();
     const docPostings: string[] = [];
@@ -135,7 +135,7 @@ async function statistics(from: "stored" | "recomputed") {
       postings: postings.sort(byte),
       lens: chunks.map((c, i) => `${c.id}:${made[i].len}`).sort(byte),
     };
-  });
+  } });
 }
 
 describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
@@ -156,11 +156,11 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
   });
 
   it("ranks a broad query's top k by impact-ordered postings exactly as scoring every match does", async () => {
-    const recomputed = await withStoreTx({ handle, readOnly: true }, async (tx) => {
-      const chunks = await rowsOf<{ id: string; text: string }>(tx, sql`select id, text from chunks`);
+    const recomputed = await withStoreTx({ handle, readOnly: true, work: async (tx) => {
+      const chunks = await rowsOf<{ id: string; text: string }>({ tx, query: sql`select id, text from chunks` });
       return chunks.map((c, i) => ({ id: Number(c.id), ...chunkTermsOf([c.text])[0], i }));
-    });
-    const { db } = scratchTable("porter unicode61 remove_diacritics 2", 1);
+    } });
+    const { db } = scratchTable({ tokenize: "porter unicode61 remove_diacritics 2", columns: 1 });
     const rows = recomputed.length;
     const avgdl = recomputed.reduce((s, c) => s + c.len, 0) / rows;
     for (const [words, mode] of [
@@ -175,32 +175,32 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
         .map((c) => ({ id: c.id, score: tokens.reduce((s, t, p) => s + bm25Part(idf[p], c.tf.get(t) ?? 0, c.len, avgdl), 0) }))
         .sort((a, b) => b.score - a.score || a.id - b.id)
         .slice(0, 10);
-      const top = await withStoreTx({ handle, readOnly: true }, (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0 }));
+      const top = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0 }) });
       expect(top.kind).toBe("ranked");
       if (top.kind !== "ranked") continue;
       expect(top.plan.path).toBe("impact-ordered");
       expect(top.hits).toEqual(exhaustive);
       // Scored in the statement (every match): the same bits.
-      const scored = await withStoreTx({ handle, readOnly: true }, (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 1e9 }));
+      const scored = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 1e9 }) });
       expect(scored.kind === "ranked" && scored.plan.path).toBe("exhaustive");
       expect(scored.kind === "ranked" && scored.hits).toEqual(exhaustive);
       // A filter that drops most of the best: read deeper until k pass.
-      const few = await withStoreTx({ handle, readOnly: true }, (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 1e9 }));
-      const inFolder = await withStoreTx({ handle, readOnly: true }, (tx) => rowsOf<{ id: string }>(tx, sql`select c.id from chunks c join documents d on d.doc_id = c.doc_id where substr(d.path, 1, 10) = 'notes/n000'`));
+      const few = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 1e9 }) });
+      const inFolder = await withStoreTx({ handle, readOnly: true, work: (tx) => rowsOf<{ id: string }>({ tx, query: sql`select c.id from chunks c join documents d on d.doc_id = c.doc_id where substr(d.path, 1, 10) = 'notes/n000'` }) });
       const kept = new Set(inFolder.map((r) => Number(r.id)));
-      const all = await withStoreTx({ handle, readOnly: true }, (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 100_000, exhaustiveUpTo: 1e9 }));
+      const all = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 100_000, exhaustiveUpTo: 1e9 }) });
       expect(few.kind === "ranked" && few.hits).toEqual(all.kind === "ranked" && all.hits.filter((h) => kept.has(h.id)).slice(0, 5));
     }
   });
 
   it("backfills a store from before the statistics (resumable, a batch per transaction), answering by ts_rank meanwhile", async () => {
     const before = await statistics("stored");
-    await withStoreTx({ handle }, (tx) =>
+    await withStoreTx({ handle, work: (tx) =>
       tx.execute(
         sql`update chunks set fts_len = null; delete from fts_postings; delete from fts_terms; update fts_totals set rows = 0, tokens = 0;
           update documents set fts_len = null; delete from word_postings; delete from word_terms; update word_totals set rows = 0, tokens = 0`,
       ),
-    );
+    });
     const r = await post.search({ store: "kb", input: searchInputSchema.parse({ q: "proxy timeout", mode: "fts", group: "chunk", explain: true }) });
     expect(r.results.length).toBeGreaterThan(0);
     expect(r.explain?.stages.find((s) => s.stage === "lexical")?.detail).toMatch(/being built/);

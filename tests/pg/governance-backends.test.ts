@@ -253,7 +253,7 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     const signedIn = await signInWithPassword({ username: "vera", password: "vera-password", address: null, now: T0 });
     expect(signedIn.ok && signedIn.user.username).toBe("vera");
     const claims = { uid: vera.id, sv: vera.sessionVersion, name: vera.username };
-    expect((await resolveSessionUser(claims))?.username).toBe("vera");
+    expect((await resolveSessionUser({ claims }))?.username).toBe("vera");
 
     // Five wrong passwords cost nothing more; the sixth attempt must wait, even with the right password.
     for (let i = 0; i < USER_THROTTLE.freeFailures; i++) expect(await signInWithPassword({ username: "vera", password: "wrong-password", address: null, now: T0 + i })).toEqual({ ok: false, reason: "invalid" });
@@ -269,14 +269,14 @@ describe.each(BACKENDS)("governance ledger on %s", (backend) => {
     expect((await g.listAuditTail({ limit: 10 })).filter((r) => r.action === "auth.lockout").map((r) => r.target)).toEqual(["user:vera"]);
     // A new password clears the name's failures and ends the old session.
     await setUserPassword({ username: "vera", password: "vera-password-2", actor });
-    expect(await resolveSessionUser(claims)).toBeNull();
+    expect(await resolveSessionUser({ claims })).toBeNull();
     const again = await signInWithPassword({ username: "vera", password: "vera-password-2", address: null, now: at + 2 });
     expect(again.ok).toBe(true);
 
     await g.setUserRole({ username: "vera", role: "editor", actor });
     const promoted = await g.getUserById({ id: vera.id });
     expect(promoted?.role).toBe("editor");
-    expect(await resolveSessionUser({ uid: vera.id, sv: again.ok ? again.user.sessionVersion : -1, name: vera.username })).toBeNull();
+    expect(await resolveSessionUser({ claims: { uid: vera.id, sv: again.ok ? again.user.sessionVersion : -1, name: vera.username } })).toBeNull();
     expect((await g.setUserDisabled({ username: "vera", disabled: true, actor })).disabledAt).toEqual(expect.any(Number));
     expect(await signInWithPassword({ username: "vera", password: "vera-password-2", address: null, now: at + 3 })).toEqual({ ok: false, reason: "invalid" });
     await expect(g.setUserRole({ username: "root", role: "viewer", actor })).rejects.toMatchObject({ code: "conflict" });

@@ -26,8 +26,8 @@ beforeAll(async () => {
   handle = await openStorePg({ pg: replicas.a(), store });
 });
 
-const queue = () => withStoreTx({ handle, readOnly: true }, async (tx) => (await tx.execute(sql`select kind, input_hash as hash from embed_queue order by id`)).rows as { kind: string; hash: string }[]);
-const vectors = () => withStoreTx({ handle, readOnly: true }, async (tx) => (await tx.execute(sql`select kind, count(*)::int as n from embeddings group by kind order by kind`)).rows);
+const queue = () => withStoreTx({ handle, readOnly: true, work: async (tx) => (await tx.execute(sql`select kind, input_hash as hash from embed_queue order by id`)).rows as { kind: string; hash: string }[] });
+const vectors = () => withStoreTx({ handle, readOnly: true, work: async (tx) => (await tx.execute(sql`select kind, count(*)::int as n from embeddings group by kind order by kind`)).rows });
 
 describe("thought and node vectors on PostgreSQL", () => {
   it("queues a thought and a node with their write, embeds them on the other replica, and the thought's vector and novelty appear as on SQLite", async () => {
@@ -55,9 +55,9 @@ describe("thought and node vectors on PostgreSQL", () => {
     expect(novelty.get(other.id)!).toBeGreaterThan(0.3);
     expect(listed.thoughts.every((t) => t.embedding === "ready")).toBe(true);
 
-    const provenance = await withStoreTx({ handle, readOnly: true }, async (tx) =>
+    const provenance = await withStoreTx({ handle, readOnly: true, work: async (tx) =>
       (await tx.execute(sql`select artifact_type as t, count(*)::int as n, count(chunking_version)::int as versioned from public.provenance where store = ${store} group by 1 order by 1`)).rows,
-    );
+    });
     expect(provenance).toEqual([
       { t: "node_vector", n: 1, versioned: 0 },
       { t: "thought_vector", n: 3, versioned: 0 },

@@ -25,7 +25,7 @@ const HOUR = 60 * MINUTE_MS;
 
 /** A replica's minute for one route: `count` requests of `ms` each, `errors` of them 5xx. */
 function minute({ ts, route, count, errors = 0 }: { ts: number; route: string; count: number; errors?: number }): MinuteRollup {
-  for (let i = 0; i < count; i++) recordRequest(route, i < errors ? 500 : 200, 12, ts + 1000);
+  for (let i = 0; i < count; i++) recordRequest({ route, status: i < errors ? 500 : 200, ms: 12, now: ts + 1000 });
   const [r] = drainMinuteRollups();
   return r;
 }
@@ -54,7 +54,7 @@ describe("request latency from every replica", () => {
 
   it("the metrics pass drains this replica's minutes into PostgreSQL, not into a local governance.db", async () => {
     const now = Date.now();
-    recordRequest("GET /stores/{store}/documents", 200, 5, now - MINUTE_MS);
+    recordRequest({ route: "GET /stores/{store}/documents", status: 200, ms: 5, now: now - MINUTE_MS });
     await runMetricsPass({ now });
     const [row] = await governanceSql<{ n: number }>("select sum(count) as n from metric_rollups where route = ? and resolution_s = 60", ["GET /stores/{store}/documents"]);
     expect(Number(row.n)).toBe(1);

@@ -126,7 +126,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     envs.push(first);
     // A single-machine install with a store: two memories (one with a category description), two API documents, and a thought (not served from PostgreSQL yet).
     createStore({ input: { name: "notes" }, actor: "test" });
-    const notes = getStoreDb("notes");
+    const notes = getStoreDb({ store: "notes" });
     createMemory({ handle: notes, input: createMemorySchema.parse({ path: "ops/pager", body: "The pager rotation changes on Mondays at 09:00.\n\nÜmlauts stay: café.", tags: ["ops", "oncall"] }), actor: "test" });
     createMemory({ handle: notes, input: createMemorySchema.parse({ path: "ops/deep/backups", body: "Backups run nightly with pg_dump." }), actor: "test" });
     setCategoryDescription({ handle: notes, input: { path: "ops", description: "How we run things" }, actor: "test" });
@@ -158,7 +158,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     expect(back.stores.find((c) => c.store === "notes")).toMatchObject({ created: true, memories: 2, apiDocuments: 2, sha256: copied.sha256, chunks: copied.chunks });
     expect(fs.readFileSync(path.join(second.dataDir, "stores", "notes", "memory", "ops", "pager.md")).equals(pagerFile)).toBe(true);
     expect(fs.readFileSync(path.join(second.dataDir, "stores", "notes", "memory", "ops", "_category.md"), "utf8")).toBe("How we run things\n");
-    const local = getStoreDb("notes");
+    const local = getStoreDb({ store: "notes" });
     expect((local.sqlite.prepare("select count(*) as n from documents where origin = 'api'").get() as { n: number }).n).toBe(2);
     expect((local.sqlite.prepare("select count(*) as n from chunks_fts where chunks_fts match 'zanzibar'").get() as { n: number }).n).toBe(2);
     // A local store that already holds something is never overwritten.
@@ -170,7 +170,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     envs.push(useTempDataDir({ DATABASE_URL: url }));
     // An agent's store on one machine: what it tried, learned, recalled and thought, and the graph it built.
     createStore({ input: { name: "ops" }, actor: "test" });
-    const h = getStoreDb("ops");
+    const h = getStoreDb({ store: "ops" });
     const failed = recordTrace({ handle: h, agentId: "a1", input: { intent: { verb: "repair", target: "auth token refreshing" }, key_files: ["lib/auth/refresh.ts"], shard_type: "web", outcome: "failure", key_issue: "clock skew", error_tags: ["401"] } }).trace;
     recordTrace({ handle: h, agentId: "a1", input: { intent: { verb: "deploy", target: "billing worker" }, shard_type: "ops", outcome: "success" } });
     const learned = recordLearning({ handle: h, agentId: "a1", input: { predicate: "prefers", args: { tool: "pg_dump", compress: 9, custom: true }, description: "custom format restores selectively", confidence: 0.75 } }).learning;
@@ -227,7 +227,7 @@ describe("migrate-data: SQLite → PostgreSQL → SQLite", () => {
     const home = back.stores.find((c) => c.store === "ops")!;
     expect(home.tables).toEqual(copied.tables);
     expect(home.queued).toEqual({ trace: 2, learning: 1, thought: 2, node: 2 });
-    const local = getStoreDb("ops");
+    const local = getStoreDb({ store: "ops" });
     const lexical = await recallReflections({ handle: local, agentId: "a2", input: { intent: { verb: "repair", target: "auth token refreshing" } } });
     expect(lexical.traces.map((t) => t.id)).toContain(failed.id);
     expect(getRecallEventById({ handle: local, id: event.id }).hits.find((x) => x.id === rated.id)?.relevant).toBe(true);

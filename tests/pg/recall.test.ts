@@ -41,7 +41,7 @@ beforeAll(async () => {
 });
 
 async function queued(kind: string): Promise<number> {
-  return withStoreTx({ handle: handleA, readOnly: true }, async (tx) => Number(((await tx.execute(sql`select count(*) as n from embed_queue where kind = ${kind}`)).rows[0] as { n: string }).n));
+  return withStoreTx({ handle: handleA, readOnly: true, work: async (tx) => Number(((await tx.execute(sql`select count(*) as n from embed_queue where kind = ${kind}`)).rows[0] as { n: string }).n) });
 }
 
 describe("traces and learnings on PostgreSQL", () => {
@@ -121,9 +121,9 @@ describe("recall on PostgreSQL", () => {
     const trace = (await a.listTraces({ store: "reflect", filter: { outcome: "failure" } })).traces[0];
     expect(trace).toMatchObject({ embedding: "vector", vector: { task: "document", dim: expect.any(Number), fingerprintId: expect.any(String) } });
     expect((await a.listLearnings({ store: "reflect", filter: {} })).learnings.every((l) => l.embedding === "vector")).toBe(true);
-    const provenance = await withStoreTx({ handle: handleA, readOnly: true }, async (tx) =>
+    const provenance = await withStoreTx({ handle: handleA, readOnly: true, work: async (tx) =>
       (await tx.execute(sql`select artifact_type as t, count(*)::int as n from public.provenance where store = 'reflect' group by 1 order by 1`)).rows,
-    );
+    });
     expect(provenance).toEqual([
       { t: "learning_vector", n: 2 },
       { t: "reasoning_trace_vector", n: 2 },
@@ -143,9 +143,9 @@ describe("recall on PostgreSQL", () => {
     expect(strict.traces).toEqual([]);
     const capped = await a.recall({ store: "reflect", agentId: "agent-4", input: { query: "repair login flow rotate signing keys", top_k: 1, min_score: 0, kinds: ["trace"] } });
     expect(capped.traces).toHaveLength(1);
-    const logged = await withStoreTx({ handle: handleA, readOnly: true }, async (tx) =>
+    const logged = await withStoreTx({ handle: handleA, readOnly: true, work: async (tx) =>
       (await tx.execute(sql`select e.agent_id, e.mode, e.hit_count, (select count(*)::int from recall_event_hits h where h.event_id = e.id) as hits from recall_events e where e.id = ${capped.eventId}`)).rows,
-    );
+    });
     expect(logged).toEqual([{ agent_id: "agent-4", mode: "hybrid", hit_count: 1, hits: 1 }]);
   });
 
@@ -204,10 +204,10 @@ describe("the embed queue's kinds on PostgreSQL", () => {
   it("embeds only kinds a loader is registered for: another kind's queued rows wait, untouched, for a process that knows it", async () => {
     await a.createStore({ input: { name: "kinds" }, actor: "test" });
     const handle = await openStorePg({ pg: replicas.a(), store: "kinds" });
-    await withStoreTx({ handle }, (tx) => enqueueEmbeddingsPg({ tx, items: [{ kind: "not-a-kind-yet", refId: 7, inputHash: "h" }] }));
+    await withStoreTx({ handle, work: (tx) => enqueueEmbeddingsPg({ tx, items: [{ kind: "not-a-kind-yet", refId: 7, inputHash: "h" }] }) });
     await a.recordLearning({ store: "kinds", agentId: "x", input: { predicate: "likes", description: "tea" } });
     expect(await drainEmbedQueuesPg({ handles: [handle] })).toMatchObject({ embedded: 1 });
-    const left = await withStoreTx({ handle, readOnly: true }, async (tx) => (await tx.execute(sql`select kind, attempts, claimed_by from embed_queue`)).rows);
+    const left = await withStoreTx({ handle, readOnly: true, work: async (tx) => (await tx.execute(sql`select kind, attempts, claimed_by from embed_queue`)).rows });
     expect(left).toEqual([{ kind: "not-a-kind-yet", attempts: 0, claimed_by: null }]);
   });
 
@@ -243,13 +243,13 @@ describe("recall quality in a PostgreSQL store's health", () => {
     await a.createStore({ input: { name: "quality" }, actor: "test" });
     await a.recordTrace({ store: "quality", agentId: "q", input: { intent: { verb: "rotate", target: "tls certificate" }, shard_type: "ops", outcome: "failure", key_issue: "the certificate expired on a Sunday" } });
     const handle = await openStorePg({ pg: replicas.a(), store: "quality" });
-    const before = await withStoreTx({ handle, readOnly: true }, (tx) => measureRecallStatsPg({ tx, now: Date.now() + 60_000 }));
+    const before = await withStoreTx({ handle, readOnly: true, work: (tx) => measureRecallStatsPg({ tx, now: Date.now() + 60_000 }) });
     expect(before).toMatchObject({ recallCount: 0, hitRate: null, precision: null });
     const hit = await a.recall({ store: "quality", agentId: "q", input: { query: "rotate the tls certificate", signals: "lexical" } });
     await b.recall({ store: "quality", agentId: "q", input: { query: "sourdough starter feeding", signals: "lexical" } });
     expect(hit.traces.length).toBeGreaterThan(0);
     // One minute on, both recalls are in the last full minute: one found something, one did not.
-    const after = await withStoreTx({ handle, readOnly: true }, (tx) => measureRecallStatsPg({ tx, now: Date.now() + 60_000 }));
+    const after = await withStoreTx({ handle, readOnly: true, work: (tx) => measureRecallStatsPg({ tx, now: Date.now() + 60_000 }) });
     expect(after).toMatchObject({ recallCount: 2, hitRate: 0.5, precision: null });
     expect(after.avgHitAgeS).toBeGreaterThanOrEqual(0);
     expect(after.recallP95Ms).toBeGreaterThanOrEqual(after.recallP50Ms!);

@@ -107,13 +107,13 @@ describe("re-embed across two replicas on PostgreSQL", () => {
 
   it("a store's first vectors make their model the active one, and vector searches are logged for a later comparison", async () => {
     oldModel = await getEmbedder().fingerprint;
-    expect(await withStoreTx({ handle: storeA, readOnly: true }, readActiveFingerprintPg)).toBe(oldModel.id);
+    expect(await withStoreTx({ handle: storeA, readOnly: true, work: readActiveFingerprintPg })).toBe(oldModel.id);
     for (const q of topics) {
       const r = await search(storeB, q, "vector");
       expect(r.effectiveMode).toBe("vector");
       expect(r.results.length).toBeGreaterThan(0);
     }
-    const [{ n }] = await withStoreTx({ handle: storeA, readOnly: true }, (tx) => rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from search_log where fingerprint_id = ${oldModel.id}`));
+    const [{ n }] = await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from search_log where fingerprint_id = ${oldModel.id}` }) });
     expect(n).toBe(topics.length);
   });
 
@@ -155,7 +155,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
     });
     expect(waiting).toMatchObject({ done: DOCS, remaining: 0, total: DOCS });
     // Held: the old model still serves, searches still answer.
-    expect(await withStoreTx({ handle: storeA, readOnly: true }, readActiveFingerprintPg)).toBe(oldModel.id);
+    expect(await withStoreTx({ handle: storeA, readOnly: true, work: readActiveFingerprintPg })).toBe(oldModel.id);
     expect((await search(storeA, "camera exposure triangle", "hybrid")).results.length).toBeGreaterThan(0);
 
     // The store's health shows the job and the workers of both replicas (A silent since it died).
@@ -172,7 +172,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
     expect(cmp.perQuery.every((q) => q.candidate.length === 5)).toBe(true);
 
     await switchHeldReembedPg({ handle: storeA, actor: "user:admin" });
-    expect(await withStoreTx({ handle: storeB, readOnly: true }, readActiveFingerprintPg)).toBe(newModel.id);
+    expect(await withStoreTx({ handle: storeB, readOnly: true, work: readActiveFingerprintPg })).toBe(newModel.id);
     const after = await search(storeB, "nginx certificate rotation", "vector");
     expect(after.effectiveMode).toBe("vector");
     expect(after.results.length).toBeGreaterThan(0);
@@ -183,13 +183,13 @@ describe("re-embed across two replicas on PostgreSQL", () => {
     a.release();
     stopB.abort();
     await Promise.all([workerA, workerB]);
-    const [counts] = await withStoreTx({ handle: storeA, readOnly: true }, (tx) =>
-      rowsOf<{ vectors: number; other: number; queued: number; provenance: number }>(
+    const [counts] = await withStoreTx({ handle: storeA, readOnly: true, work: (tx) =>
+      rowsOf<{ vectors: number; other: number; queued: number; provenance: number }>({
         tx,
-        sql`select (select count(*) from chunk_embeddings where fingerprint_id = ${newModel.id})::int as vectors, (select count(*) from chunk_embeddings where fingerprint_id <> ${newModel.id})::int as other,
+        query: sql`select (select count(*) from chunk_embeddings where fingerprint_id = ${newModel.id})::int as vectors, (select count(*) from chunk_embeddings where fingerprint_id <> ${newModel.id})::int as other,
           (select count(*) from embed_queue)::int as queued, (select count(*) from public.provenance where store = 'kb' and fingerprint = ${newModel.id})::int as provenance`,
-      ),
-    );
+      }),
+    });
     expect(counts).toEqual({ vectors: DOCS, other: 0, queued: 0, provenance: DOCS });
 
     // Every start and the switch were audited, with who asked.
@@ -202,11 +202,11 @@ describe("re-embed across two replicas on PostgreSQL", () => {
   });
 
   it("an item of a kind that cannot list its artifacts is covered by its vectors: one of another model only is queued, never left without a vector", async () => {
-    await withStoreTx({ handle: storeA }, (tx) =>
+    await withStoreTx({ handle: storeA, work: (tx) =>
       tx.execute(sql`insert into embeddings (kind, ref_id, fingerprint_id, input_hash, dimension, task, embedding, embedded_at) values ('unlisted-kind', 7, 'some-old-model', 'h', 1, 'document', '{1}', 0)`),
-    );
+    });
     expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 1, modelChanged: false });
-    await withStoreTx({ handle: storeA }, (tx) => tx.execute(sql`delete from embeddings where kind = 'unlisted-kind'`));
+    await withStoreTx({ handle: storeA, work: (tx) => tx.execute(sql`delete from embeddings where kind = 'unlisted-kind'`) });
     expect(await estimateReembedPg({ handle: storeA, configured: newModel, onlyStale: false })).toMatchObject({ toEmbed: 0 });
   });
 
@@ -222,7 +222,7 @@ describe("re-embed across two replicas on PostgreSQL", () => {
   });
 
   it("a re-embed of stale rows with the same model finishes on its own (no switch)", async () => {
-    await withStoreTx({ handle: storeA }, (tx) => tx.execute(sql`update chunk_embeddings set input_hash = 'older text' where chunk_row_id in (select id from chunks order by id limit 3)`));
+    await withStoreTx({ handle: storeA, work: (tx) => tx.execute(sql`update chunk_embeddings set input_hash = 'older text' where chunk_row_id in (select id from chunks order by id limit 3)`) });
     const r = await startReembedPg({ handle: storeA, configured: newModel, onlyStale: true, actor: "user:admin" });
     expect(r).toMatchObject({ started: true, job: { total: 3, onlyStale: true } });
     await drainEmbedQueuesPg({ handles: [storeB], embedder: getEmbedder() });
@@ -240,20 +240,20 @@ describe("a 0005 store migrates to 0006", () => {
     await putDocumentsPg({ handle, input: putDocumentsSchema.parse({ documents: docs.slice(0, 3) }), actor: "agent:test" });
     await drainEmbedQueuesPg({ handles: [handle], embedder: getEmbedder() });
     // Back to what 0005 left: no search log, no active model named; one vector of another model beside three of this one.
-    await withStoreTx({ handle }, (tx) =>
+    await withStoreTx({ handle, work: (tx) =>
       tx.execute(sql`drop table search_log; delete from store_meta where key = 'active_fingerprint'; delete from store_migrations where tag = '0006_reembed';
         update store_meta set value = '0005_graph' where key = 'schema_version';
         insert into chunk_embeddings (chunk_row_id, fingerprint_id, input_hash, dimension, embedding, embedded_at) select id, 'a-minor-model', chunk_sha256, 1, '{1}', 0 from chunks order by id limit 1`),
-    );
+    });
     await closePgHandle(pg);
     pg = await openPgHandle({ url, max: 2 });
     try {
       const reopened = await openStorePg({ pg, store: "old" });
-      const [row] = await withStoreTx({ handle: reopened, readOnly: true }, (tx) =>
-        rowsOf<{ version: string; log: string | null }>(tx, sql`select (select value from store_meta where key = 'schema_version') as version, to_regclass('search_log')::text as log`),
-      );
+      const [row] = await withStoreTx({ handle: reopened, readOnly: true, work: (tx) =>
+        rowsOf<{ version: string; log: string | null }>({ tx, query: sql`select (select value from store_meta where key = 'schema_version') as version, to_regclass('search_log')::text as log` }),
+      });
       expect(row).toEqual({ version: storeSchemaVersion(), log: "search_log" });
-      expect(await withStoreTx({ handle: reopened, readOnly: true }, readActiveFingerprintPg)).toBe((await getEmbedder().fingerprint).id);
+      expect(await withStoreTx({ handle: reopened, readOnly: true, work: readActiveFingerprintPg })).toBe((await getEmbedder().fingerprint).id);
     } finally {
       await closePgHandle(pg);
     }
@@ -293,7 +293,7 @@ describe("the re-embed and retry-parked routes with DATABASE_URL, in-process", (
 
       // Parked items go back in line when an admin asks; the job then finishes.
       const handle = await openStorePg({ pg, store: "ops" });
-      await withStoreTx({ handle }, (tx) => tx.execute(sql`update embed_queue set parked_at = 1, attempts = 6, last_error = 'provider said 400'`));
+      await withStoreTx({ handle, work: (tx) => tx.execute(sql`update embed_queue set parked_at = 1, attempts = 6, last_error = 'provider said 400'`) });
       expect((await callRoute(healthRoute.GET, { token: writer, params, url: "http://127.0.0.1/api/v1/stores/ops/health" })).json).toMatchObject({ status: "parked", backlog: { parked: 4 } });
       const retried = await callRoute(retryParkedRoute.POST, { token: admin, params, body: {} });
       expect(retried).toMatchObject({ status: 200, json: { requeued: 4 } });

@@ -203,12 +203,12 @@ describe("remember on PostgreSQL says why vectors did not answer", () => {
     const fp = await getEmbedder().fingerprint;
     const handle = await openStorePg({ pg: (await getPg())!, store: "ops" });
     // EXACT_SCAN_LIMIT + 1 current thought vectors of this model (their values never matter: the scan refuses before reading them).
-    await withStoreTx({ handle }, async (tx) => {
+    await withStoreTx({ handle, work: async (tx) => {
       await tx.execute(sql`insert into thoughts (id, content, framework, timestamp, tags, content_hash, created_by)
         select 'bulk-' || g, 'bulk thought ' || g, 'conversation', 1700000000000 + g, '[]', md5(g::text), 'bulk' from generate_series(1, ${EXACT_SCAN_LIMIT + 1}) g`);
       await tx.execute(sql`insert into embeddings (kind, ref_id, fingerprint_id, input_hash, dimension, task, embedding, embedded_at)
         select 'thought', t.seq, ${fp.id}, t.content_hash, ${fp.dimension}, 'document', '{0}', 0 from thoughts t where t.created_by = 'bulk'`);
-    });
+    } });
     const r = await graphBackend().remember({ store: "ops", input: { query: "nginx certificate renewal" } });
     expect(r).toMatchObject({ mode: "fts", fallback: { reason: "vectors_unavailable" }, reason: { code: "vectors_unavailable" } });
     expect(r.fallback!.message).toMatch(/exact scan/);
@@ -223,11 +223,11 @@ describe("remember on PostgreSQL says why vectors did not answer", () => {
     const pg = (await getPg())!;
     const handle = await openStorePg({ pg, store: "ops" });
     const words = ["proxy", "timeout", "route", "cache", "server", "client", "retry", "budget", "index", "query", "vector", "token"];
-    await withStoreTx({ handle }, (tx) =>
+    await withStoreTx({ handle, work: (tx) =>
       tx.execute(sql`insert into thoughts (id, content, framework, timestamp, tags, content_hash, created_by)
         select gen_random_uuid()::text, (select string_agg(w, ' ') from (select (${`{${words.join(",")}}`}::text[])[1 + (g + j) % 12] as w from generate_series(0, 39) j) s) || ' note ' || g,
           'conversation', 1790000000000 + g, '[]', md5(g::text), 'bulk' from generate_series(1, 20000) g`),
-    );
+    });
     process.env.DUALMIND_QUERY_BUDGET_MS = "10";
     resetConfigForTests();
     try {
@@ -259,7 +259,7 @@ describe("remember on PostgreSQL with include_core", () => {
     await drain("postgres", ["ops", "core"]);
     const pg = (await getPg())!;
     const core = await openStorePg({ pg, store: "core" });
-    const snapshot = () => withStoreTx({ handle: core, readOnly: true }, async (tx) => JSON.stringify(await Promise.all(["thoughts", "kg_node", "embeddings", "embed_queue"].map(async (t) => (await tx.execute(sql`select * from ${sql.identifier(t)} order by 1`)).rows))));
+    const snapshot = () => withStoreTx({ handle: core, readOnly: true, work: async (tx) => JSON.stringify(await Promise.all(["thoughts", "kg_node", "embeddings", "embed_queue"].map(async (t) => (await tx.execute(sql`select * from ${sql.identifier(t)} order by 1`)).rows))) });
     const before = await snapshot();
 
     const mayReadCore = (await governance().createApiToken({ input: { label: "both", agent_id: "both", scopes: ["read"], stores: ["ops", "core"] }, actor: "test" })).token;

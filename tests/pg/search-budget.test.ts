@@ -66,7 +66,7 @@ describe("the search budget never loosens the pool's own statement limit", () =>
     const tight = await openPgHandle({ url: pg.url, max: 1, timeouts: { statementMs: 200, lockMs: 10_000, idleInTransactionMs: 60_000 } });
     try {
       const e = await caught(
-        tight.db.transaction((tx) => runWithinBudgetPg(tx, startQueryBudget({ hint: "narrow it", budgetMs: 60_000 }), () => tx.execute(sql`select pg_sleep(2)`))),
+        tight.db.transaction((tx) => runWithinBudgetPg({ tx, budget: startQueryBudget({ hint: "narrow it", budgetMs: 60_000 }), fn: () => tx.execute(sql`select pg_sleep(2)`) })),
       );
       expect(e).toMatchObject({ code: "query_too_expensive" });
     } finally {

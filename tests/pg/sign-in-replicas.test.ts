@@ -20,9 +20,9 @@ describe("users and the login throttle across two replicas", () => {
     const onB = await signInWithPassword({ username: "ana", password: "ana-password", address: null, now: T0, backend: b });
     expect(onB.ok && onB.user.id).toBe(made.id);
     const claims = { uid: made.id, sv: made.sessionVersion, name: made.username };
-    expect((await resolveSessionUser(claims, a))?.role).toBe("editor");
+    expect((await resolveSessionUser({ claims, backend: a }))?.role).toBe("editor");
     await b.setUserPasswordHash({ username: "ana", passwordHash: (await a.getUserByUsername({ username: "ana" }))!.passwordHash, actor: "test" });
-    expect(await resolveSessionUser(claims, a)).toBeNull();
+    expect(await resolveSessionUser({ claims, backend: a })).toBeNull();
   });
 
   it("failures alternating between replicas count as one: the sixth attempt is refused on either", async () => {

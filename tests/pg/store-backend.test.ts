@@ -81,10 +81,10 @@ describe("the PostgreSQL stores backend", () => {
     expect(await backend.verifyStore({ store: "kb" })).toMatchObject({ ok: true, counts: { memories: 1, apiDocuments: 1 }, notIndexed: [], hashMismatches: [], missingFiles: [] });
     const handle = await openStorePg({ pg, store: "kb" });
     // Lose a memory's document and leave a stray memory document behind.
-    await withStoreTx({ handle }, async (tx) => {
+    await withStoreTx({ handle, work: async (tx) => {
       await tx.execute(sql`delete from documents where path = 'memory/ops/deploy/friday.md'`);
       await tx.execute(sql`insert into documents (path, origin, kind, sha256, bytes, mtime, indexed_at) values ('memory/gone/stray.md', 'file', 'memory', 'x', 1, 1, 1)`);
-    });
+    } });
     const broken = await backend.verifyStore({ store: "kb" });
     expect(broken).toMatchObject({ ok: false, notIndexed: ["memory/ops/deploy/friday.md"], memoriesWithoutDocument: ["ops/deploy/friday"], missingFiles: ["memory/gone/stray.md"] });
     expect((await backend.search({ store: "kb", input: searchInputSchema.parse({ q: "reviewers", mode: "fts" }) })).results).toEqual([]);

@@ -184,9 +184,9 @@ describe("the knowledge graph on PostgreSQL", () => {
     await expect(A.getRelation({ store, id: rel.id })).rejects.toMatchObject({ code: "not_found" });
     await expect(A.getNodeDetail({ store, id: host.id })).rejects.toMatchObject({ code: "not_found" });
     const handle = await openStorePg({ pg: a, store });
-    const left = await withStoreTx({ handle, readOnly: true }, async (tx) =>
+    const left = await withStoreTx({ handle, readOnly: true, work: async (tx) =>
       (await tx.execute(sql`select (select count(*) from kg_frame_evidence where frame_id = ${frame.id})::int as f, (select count(*) from kg_relation_evidence where relation_id = ${rel.id})::int as r`)).rows[0],
-    );
+    });
     expect(left).toEqual({ f: 0, r: 0 });
     // The thought stays; its chain too (a chain's thought leaving it is the delete above, not a cascade).
     expect(await A.getThought({ store, id: t2.id })).toMatchObject({ chain_id: "cascade" });
@@ -217,7 +217,7 @@ describe("working memory on PostgreSQL", () => {
 
     // Expiry is judged at read time: a key written with an expiry already past is never returned.
     const handle = await openStorePg({ pg: a, store });
-    await withStoreTx({ handle }, (tx) => tx.execute(sql`update working_memory set expires_at = ${now - 1} where key = 'task.lease'`));
+    await withStoreTx({ handle, work: (tx) => tx.execute(sql`update working_memory set expires_at = ${now - 1} where key = 'task.lease'`) });
     await expect(B.getWorkingMemory({ store, key: "task.lease" })).rejects.toMatchObject({ code: "not_found" });
     expect((await B.listWorkingMemory({ store })).map((e) => e.key)).toEqual(["task/current"]);
     await expect(B.deleteWorkingMemory({ store, key: "task.lease" })).rejects.toMatchObject({ code: "not_found" });
@@ -228,9 +228,9 @@ describe("working memory on PostgreSQL", () => {
 
   it("holds the key limit with two replicas adding the last key at once: one is stored, the other is told it is full", async () => {
     const handle = await openStorePg({ pg: a, store });
-    await withStoreTx({ handle }, (tx) =>
+    await withStoreTx({ handle, work: (tx) =>
       tx.execute(sql`insert into working_memory (key, value, updated_at, updated_by) select 'fill.' || i, '1', ${Date.now()}, 'test' from generate_series(1, ${WORKING_MEMORY_MAX_KEYS - 1}) as i`),
-    );
+    });
     const raced = await Promise.allSettled([
       A.setWorkingMemory({ store, input: { key: "last.a", value: 1 }, actor: "a" }),
       B.setWorkingMemory({ store, input: { key: "last.b", value: 2 }, actor: "b" }),

@@ -143,11 +143,11 @@ describe("PostgreSQL stores: one schema per store", () => {
     const coreReader = await openCoreForPg({ pg, handle: photo, includeCore: true });
     expect(coreReader?.readOnly).toBe(true);
     // Reads work.
-    const n = await withStoreTx({ handle: coreReader! }, async (tx) => ((await tx.execute(sql`select count(*)::int as n from documents`)).rows[0] as { n: number }).n);
+    const n = await withStoreTx({ handle: coreReader!, work: async (tx) => ((await tx.execute(sql`select count(*)::int as n from documents`)).rows[0] as { n: number }).n });
     expect(n).toBe(1);
     // Every kind of write is refused by PostgreSQL itself (25006 read_only_sql_transaction).
     for (const write of [sql`insert into store_meta (key, value) values ('x', 'y')`, sql`delete from documents`, sql`update chunks set text = ''`, sql`create table evil (x int)`]) {
-      await expect(withStoreTx({ handle: coreReader! }, (tx) => tx.execute(write))).rejects.toMatchObject({ cause: { code: "25006" } });
+      await expect(withStoreTx({ handle: coreReader!, work: (tx) => tx.execute(write) })).rejects.toMatchObject({ cause: { code: "25006" } });
     }
     // Even a caller asking for a writable transaction on the core reader gets a read-only one.
     await expect(putDocumentsPg({ handle: coreReader!, input: { path: "x.md", content: "x" }, actor: "a" })).rejects.toMatchObject({ cause: { code: "25006" } });

@@ -36,7 +36,7 @@ describe("PostgreSQL ingest", () => {
     const [first] = await put(store, [{ path: "docs/proxy.md", content: text }]);
     const expected = chunkDocument({ path: "docs/proxy.md", kind: "markdown", text });
     expect(first).toMatchObject({ status: "added", chunks: expected.length });
-    const rows = await withStoreTx({ handle: store, readOnly: true }, async (tx) => (await tx.execute(sql`select c.id, chunk_id, chunk_sha256, chunking_version, start_byte, end_byte from chunks c order by chunk_index`)).rows as Record<string, unknown>[]);
+    const rows = await withStoreTx({ handle: store, readOnly: true, work: async (tx) => (await tx.execute(sql`select c.id, chunk_id, chunk_sha256, chunking_version, start_byte, end_byte from chunks c order by chunk_index`)).rows as Record<string, unknown>[] });
     expect(rows.map((r) => [r.chunk_id, r.chunk_sha256, r.chunking_version, r.start_byte, r.end_byte])).toEqual(expected.map((c) => [c.chunkId, c.chunkSha256, CHUNKING_VERSION, c.startByte, c.endByte]));
 
     const [again] = await put(store, [{ path: "docs/proxy.md", content: text }]);
@@ -52,11 +52,11 @@ describe("PostgreSQL ingest", () => {
 
   it("a batch is one transaction: a bad document in it leaves nothing written", async () => {
     await put(store, [{ path: "mixed/ok.md", content: "fine" }]);
-    await withStoreTx({ handle: store }, (tx) => tx.execute(sql`update documents set origin = 'file' where path = 'mixed/ok.md'`));
+    await withStoreTx({ handle: store, work: (tx) => tx.execute(sql`update documents set origin = 'file' where path = 'mixed/ok.md'`) });
     await expect(put(store, [{ path: "mixed/new.md", content: "new text" }, { path: "mixed/ok.md", content: "changed" }])).rejects.toMatchObject({ code: "conflict" });
-    const paths = await withStoreTx({ handle: store, readOnly: true }, async (tx) => (await tx.execute(sql`select path from documents where path like 'mixed/%'`)).rows);
+    const paths = await withStoreTx({ handle: store, readOnly: true, work: async (tx) => (await tx.execute(sql`select path from documents where path like 'mixed/%'`)).rows });
     expect(paths).toEqual([{ path: "mixed/ok.md" }]);
-    await withStoreTx({ handle: store }, (tx) => tx.execute(sql`delete from documents where path like 'mixed/%'`));
+    await withStoreTx({ handle: store, work: (tx) => tx.execute(sql`delete from documents where path like 'mixed/%'`) });
   });
 
   it("two replicas putting the same new documents at once: each stored once, no error, the loser sees it unchanged", async () => {
@@ -67,7 +67,7 @@ describe("PostgreSQL ingest", () => {
       const [a, b] = await Promise.all([put(store, docs), put(replica, [...docs].reverse())]);
       const statuses = [...a, ...b].map((r) => r.status).sort();
       expect(statuses).toEqual([...Array(5).fill("added"), ...Array(5).fill("unchanged")]);
-      const counts = await withStoreTx({ handle: store, readOnly: true }, async (tx) => (await tx.execute(sql`select count(distinct d.doc_id)::int as docs, count(*)::int as chunks from documents d join chunks c on c.doc_id = d.doc_id where d.path like 'race/%'`)).rows[0]);
+      const counts = await withStoreTx({ handle: store, readOnly: true, work: async (tx) => (await tx.execute(sql`select count(distinct d.doc_id)::int as docs, count(*)::int as chunks from documents d join chunks c on c.doc_id = d.doc_id where d.path like 'race/%'`)).rows[0] });
       const expectedChunks = docs.reduce((n, d) => n + chunkDocument({ path: d.path, kind: "markdown", text: d.content }).length, 0);
       expect(counts).toEqual({ docs: 5, chunks: expectedChunks });
     } finally {
@@ -212,11 +212,11 @@ describe("PostgreSQL vector and hybrid search (exact scan over real[], no pgvect
   beforeAll(async () => {
     fp = await computeFingerprint(provider);
     // Embed every chunk the way an embed worker would.
-    await withStoreTx({ handle: store }, async (tx) => {
+    await withStoreTx({ handle: store, work: async (tx) => {
       const todo = await listChunksWithoutEmbeddingPg({ tx, fingerprintId: fp.id, limit: 1000 });
       const vectors = await provider.embed(todo.map((c) => c.text), "document");
       await putChunkEmbeddingsPg({ tx, fingerprintId: fp.id, items: todo.map((c, i) => ({ chunkRowId: c.id, inputHash: c.chunkSha256, vector: vectors[i] })) });
-    });
+    } });
   });
 
   it("vector mode ranks by cosine and finds a misspelling full-text cannot", async () => {
@@ -263,9 +263,9 @@ describe("PostgreSQL vector and hybrid search (exact scan over real[], no pgvect
   it("more vectors than the exact-scan limit: vectors_unavailable with the limit stated, answered lexically", async () => {
     const { vectorNeighboursPg } = await import("@/lib/index/vectors-pg");
     const q = (await provider.embed(["cache"], "query"))[0];
-    const over = await withStoreTx({ handle: store, readOnly: true }, (tx) => vectorNeighboursPg({ tx, fingerprintId: fp.id, query: q, k: 5, where: [], limit: 2 }));
+    const over = await withStoreTx({ handle: store, readOnly: true, work: (tx) => vectorNeighboursPg({ tx, fingerprintId: fp.id, query: q, k: 5, where: [], limit: 2 }) });
     expect(over).toMatchObject({ ok: false, reason: "vectors_unavailable", message: expect.stringContaining("limited to 2") });
-    const within = await withStoreTx({ handle: store, readOnly: true }, (tx) => vectorNeighboursPg({ tx, fingerprintId: fp.id, query: q, k: 5, where: [] }));
+    const within = await withStoreTx({ handle: store, readOnly: true, work: (tx) => vectorNeighboursPg({ tx, fingerprintId: fp.id, query: q, k: 5, where: [] }) });
     expect(within.ok && within.hits.length).toBe(5);
   });
 

@@ -60,34 +60,34 @@ describe("store status on PostgreSQL", () => {
     await drainEmbedQueuesPg({ handles: [store] });
     s = await getStoreStatusPg({ handle: store });
     expect(s).toMatchObject({ state: "healthy", drift: { artifacts: 9, fresh: 9, byKind: { chunk: { fresh: 8 }, trace: { fresh: 1 } } } });
-    await withStoreTx({ handle: store }, (tx) => tx.execute(sql`delete from reasoning_traces; delete from embeddings where kind = 'trace'`));
+    await withStoreTx({ handle: store, work: (tx) => tx.execute(sql`delete from reasoning_traces; delete from embeddings where kind = 'trace'`) });
   });
 
   it("says drifted when chunks lack a current vector with nothing queued, and when the vectors are of another model", async () => {
     // A vector made from older text, and its queue row lost: nothing will fix it unless someone re-embeds.
-    await withStoreTx({ handle: store }, (tx) => tx.execute(sql`update chunk_embeddings set input_hash = 'old' where chunk_row_id = (select min(id) from chunks)`));
+    await withStoreTx({ handle: store, work: (tx) => tx.execute(sql`update chunk_embeddings set input_hash = 'old' where chunk_row_id = (select min(id) from chunks)`) });
     let s = await getStoreStatusPg({ handle: store });
     expect(s).toMatchObject({ state: "drifted", drift: { stale: 1, fresh: 7 } });
     expect(s.reason).toContain("at least 1 row has no vector of its current text");
     // The store's vectors, and the model it names as active (store_meta, switched by a re-embed), are another model's.
-    await withStoreTx({ handle: store }, (tx) =>
+    await withStoreTx({ handle: store, work: (tx) =>
       tx.execute(sql`update chunk_embeddings set input_hash = c.chunk_sha256, fingerprint_id = 'another-model' from chunks c where c.id = chunk_row_id;
         update store_meta set value = 'another-model' where key = 'active_fingerprint'`),
-    );
+    });
     s = await getStoreStatusPg({ handle: store });
     expect(s).toMatchObject({ state: "drifted", drift: { modelChanged: true, activeFingerprintId: "another-model", drifted: 8 } });
     expect(s.reason).toContain("the configured model differs from the one whose vectors serve this store");
     expect(s.activeModel).toBeNull();
     const report = await getStoreHealthReportPg({ store: "ops" });
     expect(report.drift).toMatchObject({ modelChanged: true, otherModelVectors: 0 });
-    assertMatchesContract(storeHealthResponse, toWire(storeHealthResponse, report), "GET /stores/{store}/health");
-    await withStoreTx({ handle: store }, (tx) => tx.execute(sql`delete from chunk_embeddings; delete from store_meta where key = 'active_fingerprint'`));
+    assertMatchesContract({ schema: storeHealthResponse, wire: toWire({ schema: storeHealthResponse, value: report }), what: "GET /stores/{store}/health" });
+    await withStoreTx({ handle: store, work: (tx) => tx.execute(sql`delete from chunk_embeddings; delete from store_meta where key = 'active_fingerprint'`) });
   });
 
   it("says parked, naming the items, when embedding failed for good; the health report passes the API's schema", async () => {
-    await withStoreTx({ handle: store }, (tx) => tx.execute(sql`truncate documents, chunks, chunk_embeddings, embed_queue cascade`));
+    await withStoreTx({ handle: store, work: (tx) => tx.execute(sql`truncate documents, chunks, chunk_embeddings, embed_queue cascade`) });
     await put(notes(2, "backup"));
-    await withStoreTx({ handle: store }, (tx) => tx.execute(sql`update embed_queue set parked_at = 1, attempts = 5, last_error = 'provider said 400'`));
+    await withStoreTx({ handle: store, work: (tx) => tx.execute(sql`update embed_queue set parked_at = 1, attempts = 5, last_error = 'provider said 400'`) });
     const s = await getStoreStatusPg({ handle: store });
     expect(s.state).toBe("parked");
     expect(s.reason).toContain("2 items are parked after repeated embedding failures");
@@ -95,6 +95,6 @@ describe("store status on PostgreSQL", () => {
     expect(report).toMatchObject({ status: "parked", backlog: { parked: 2 }, workers: [], recall: { recalls: 0, hit_rate: null, precision: null } });
     expect(report.parked.map((p) => p.lastError)).toEqual(["provider said 400", "provider said 400"]);
     // What the route answers, in the wire's snake_case, must pass the API's declared schema (as the route wrapper checks).
-    assertMatchesContract(storeHealthResponse, toWire(storeHealthResponse, report), "GET /stores/{store}/health");
+    assertMatchesContract({ schema: storeHealthResponse, wire: toWire({ schema: storeHealthResponse, value: report }), what: "GET /stores/{store}/health" });
   });
 });

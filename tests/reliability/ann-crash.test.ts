@@ -28,13 +28,13 @@ const unitVector = () => unitVectorOf(rand, DIM);
 
 /** Vectors as the worker stores them: rows of `embeddings` (whose triggers feed the change log). */
 function writeVectors(vectors: Float32Array[], firstRef: number): void {
-  const { sqlite } = getStoreDb("big");
+  const { sqlite } = getStoreDb({ store: "big" });
   const ins = sqlite.prepare("insert into embeddings(kind, ref_id, fingerprint_id, dim, task, input_hash, vector, created_at) values ('chunk', ?, ?, ?, 'document', '', ?, 0)");
   sqlite.transaction(() => vectors.forEach((v, i) => ins.run(firstRef + i, FP, DIM, vectorToBlob(v))))();
 }
 
-const knn = (query: Float32Array, k = 5) => knnSearch({ handle: getStoreDb("big"), kind: "chunk", fingerprintId: FP, query, k });
-const source = () => ({ db: getStoreDb("big").sqlite, schema: "main" as const });
+const knn = (query: Float32Array, k = 5) => knnSearch({ handle: getStoreDb({ store: "big" }), kind: "chunk", fingerprintId: FP, query, k });
+const source = () => ({ db: getStoreDb({ store: "big" }).sqlite, schema: "main" as const });
 
 /** Run the child until it says MIDWAY, then SIGKILL it (one process: tsx as a loader, so the signal hits the writer). */
 async function killChildMidway(args: string[], dataDir: string): Promise<string> {
@@ -78,7 +78,7 @@ afterEach(() => {
 describe("HNSW index crash safety (kill -9)", () => {
   itSqliteOnly("killed mid-build: the store answers at once, and the index is rebuilt by the next queries and saved", WHY_SQLITE_ONLY, async () => {
     await killChildMidway(["build", "big", FP, "chunk", String(DIM)], env.dataDir);
-    const dir = annDirOf(getStoreDb("big").file);
+    const dir = annDirOf(getStoreDb({ store: "big" }).file);
     // Nothing was vouched for: no header names a half-built index.
     expect(fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith(".json")) : []).toEqual([]);
 
@@ -125,7 +125,7 @@ describe("HNSW index crash safety (kill -9)", () => {
       expect(annIndexInfo({ source: source(), fingerprintId: FP, kind: "chunk" })).toMatchObject({ state: "ready", size: N + late.length });
       // The next save leaves one index file and its header; whatever the crash left is gone.
       buildAnnIndex({ source: source(), fingerprintId: FP, kind: "chunk", dim: DIM });
-      expect(fs.readdirSync(annDirOf(getStoreDb("big").file)).sort()).toEqual([expect.stringMatching(/\.usearch$/), `${FP}-chunk.json`]);
+      expect(fs.readdirSync(annDirOf(getStoreDb({ store: "big" }).file)).sort()).toEqual([expect.stringMatching(/\.usearch$/), `${FP}-chunk.json`]);
     });
   }
 });

@@ -46,7 +46,7 @@ async function statusOf(t: ToolDef, principal: AgentPrincipal, args: Record<stri
     await runTool({ name: t.name, args, options: { principal } });
     return 200;
   } catch (e) {
-    const status = toAppError(e, "test").status;
+    const status = toAppError({ error: e, requestId: "test" }).status;
     if (status >= 500) serverErrors++;
     return status;
   }

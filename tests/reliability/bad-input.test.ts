@@ -227,7 +227,7 @@ describe("hostile content that is valid input", () => {
       expect([200, 400]).toContain(remember.status);
     }
     expect((await snapshot()).match(/documents=\d+/g)?.join()).toBe(docsBefore);
-    await sqliteOnlyCheck("index.db integrity_check", () => expect(getStoreDb(STORE).sqlite.pragma("integrity_check", { simple: true })).toBe("ok"));
+    await sqliteOnlyCheck("index.db integrity_check", () => expect(getStoreDb({ store: STORE }).sqlite.pragma("integrity_check", { simple: true })).toBe("ok"));
   });
 
   it("a NUL character in text to store: never a 500 (PostgreSQL text cannot hold U+0000: a 400 naming it there)", async () => {

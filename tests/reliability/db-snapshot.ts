@@ -6,7 +6,7 @@ import { getPg } from "@/lib/db/pg";
 /** Row counts of every table in governance.db and the given stores, plus the store directories: "nothing written" means this does not change. */
 export function snapshotDatabases({ dataDir, stores }: { dataDir: string; stores: string[] }): string {
   const parts: string[] = [];
-  for (const db of [getGovernance().sqlite, ...stores.map((s) => getStoreDb(s).sqlite)]) {
+  for (const db of [getGovernance().sqlite, ...stores.map((s) => getStoreDb({ store: s }).sqlite)]) {
     const tables = (db.prepare("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' order by name").all() as { name: string }[]).map((t) => t.name);
     for (const t of tables) {
       try {

@@ -257,7 +257,7 @@ describe.runIf(canMount)("a full disk (a real tmpfs; SQLite: on PostgreSQL DATA_
     resetEmbedderForTests();
     await getEmbedder().fingerprint;
     const texts = await putNotes("full", 6, "full");
-    getStoreDb("full");
+    getStoreDb({ store: "full" });
     // Fold the ledger's WAL in and fill its disk to the last byte.
     getGovernance().sqlite.pragma("wal_checkpoint(TRUNCATE)");
     const ballast = path.join(dataDir, "ballast");
@@ -278,7 +278,7 @@ describe.runIf(canMount)("a full disk (a real tmpfs; SQLite: on PostgreSQL DATA_
 
     for (let i = 0; i < MAX_EMBED_ATTEMPTS + 2; i++) {
       await storeSql("full", "update embed_queue set next_attempt_at = 0");
-      await processEmbedBatch({ handle: getStoreDb("full") });
+      await processEmbedBatch({ handle: getStoreDb({ store: "full" }) });
       await new Promise((r) => setTimeout(r, 150));
     }
     expect(await queue("full")).toEqual({ pending: texts.length, parked: 0, attempts: 0 });
@@ -288,7 +288,7 @@ describe.runIf(canMount)("a full disk (a real tmpfs; SQLite: on PostgreSQL DATA_
 
     fs.rmSync(ballast);
     await until("the backlog drained after space returned", async () => {
-      await processEmbedBatch({ handle: getStoreDb("full") });
+      await processEmbedBatch({ handle: getStoreDb({ store: "full" }) });
       return (await queue("full")).pending === 0;
     });
     expect(await queue("full")).toEqual({ pending: 0, parked: 0, attempts: 0 });

@@ -53,7 +53,7 @@ async function kill9(): Promise<void> {
 async function assertIntact(store: string): Promise<void> {
   closeAllDatabases();
   await sqliteOnlyCheck("integrity_check of index.db and governance.db", () => {
-    expect(getStoreDb(store).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+    expect(getStoreDb({ store }).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
     expect(getGovernance().sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
   });
   expect((await stores().verifyStore({ store })).consistent).toBe(true);
@@ -218,7 +218,7 @@ describe("disk full and a missing vector extension", () => {
     const { callRoute } = await import("../helpers");
     const { createApiToken } = await import("@/lib/auth/tokens");
     const { token } = createApiToken({ input: { label: "disk", agent_id: "disk", scopes: ["write"] }, actor: "test" });
-    const handle = getStoreDb("crash");
+    const handle = getStoreDb({ store: "crash" });
     const before = (handle.sqlite.prepare("select count(*) as n from documents").get() as { n: number }).n;
     // Simulated full disk: the connection may not grow the file past its current size.
     const pages = handle.sqlite.pragma("page_count", { simple: true }) as number;
@@ -237,7 +237,7 @@ describe("disk full and a missing vector extension", () => {
     expect(ok.status).toBe(200);
     tally.writesAcknowledged += 200;
     tally.writesFound += (handle.sqlite.prepare("select count(*) as n from documents where path like 'full/%'").get() as { n: number }).n;
-    expect(verifyStore({ handle: getStoreDb("crash") }).consistent).toBe(true);
+    expect(verifyStore({ handle: getStoreDb({ store: "crash" }) }).consistent).toBe(true);
     tally.faultsSurvived++;
   });
 

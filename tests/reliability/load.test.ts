@@ -167,7 +167,7 @@ it("20 agents on two servers sharing one DATA_DIR (database), during reindex and
   expect(notOnce).toEqual([]);
   expect(reindexes.length).toBeGreaterThan(0);
   await sqliteOnlyCheck("integrity_check of index.db and governance.db", () => {
-    expect(getStoreDb(STORE).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
+    expect(getStoreDb({ store: STORE }).sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
     expect(getGovernance().sqlite.pragma("integrity_check", { simple: true })).toBe("ok");
   });
   expect(verify).toMatchObject({ ok: true, consistent: true, inSync: true });

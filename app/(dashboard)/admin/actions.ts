@@ -19,7 +19,7 @@ export async function createUserAction(_prev: ActionResult | null, form: FormDat
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
-    values = formValues(form, { secret: ["password"] });
+    values = formValues({ form, secret: ["password"] });
     const user = await createUser({
       input: { username: String(form.get("username") ?? ""), password: String(form.get("password") ?? ""), role: form.get("role") as Role },
       actor: `user:${admin.username}`,
@@ -27,7 +27,7 @@ export async function createUserAction(_prev: ActionResult | null, form: FormDat
     revalidatePath("/admin");
     return { ok: true, message: `Created ${user.role} ${user.username}.` };
   } catch (e) {
-    return actionError(e, values);
+    return actionError({ error: e, values });
   }
 }
 
@@ -36,12 +36,12 @@ export async function resetPasswordAction(_prev: ActionResult | null, form: Form
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
-    values = formValues(form, { secret: ["password"] });
+    values = formValues({ form, secret: ["password"] });
     const username = String(form.get("username") ?? "");
     await setUserPassword({ username, password: String(form.get("password") ?? ""), actor: `user:${admin.username}` });
     return { ok: true, message: `Password of ${username} changed; their sessions have ended.` };
   } catch (e) {
-    return actionError(e, values);
+    return actionError({ error: e, values });
   }
 }
 
@@ -58,7 +58,7 @@ export async function setUserDisabledAction(_prev: ActionResult | null, form: Fo
     revalidatePath("/admin");
     return { ok: true, message: user.disabledAt ? `${username} is disabled; their sessions have ended.` : `${username} is enabled.` };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -75,7 +75,7 @@ export async function setUserRoleAction(_prev: ActionResult | null, form: FormDa
     revalidatePath("/admin");
     return { ok: true, message: `${username} is now ${role}; their sessions have ended.` };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -90,7 +90,7 @@ const storesField = z
  * it for read-only tokens, API included).
  */
 async function assertStoresExistUnlessNew(stores: string[] | null, allowNew: boolean): Promise<void> {
-  const missing = missingStores(stores, await storesBackend().listStoreNames());
+  const missing = missingStores({ stores, existing: await storesBackend().listStoreNames() });
   if (missing.length === 0 || allowNew) return;
   const message = `no such store${missing.length === 1 ? "" : "s"}: ${missing.join(", ")}. Create ${missing.length === 1 ? "it" : "them"} first, or tick "the agent creates new stores".`;
   throw new AppError("unprocessable", message, [{ path: "stores", message }]);
@@ -101,7 +101,7 @@ export async function createTokenAction(_prev: ActionResult<{ token: string }> |
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
-    values = formValues(form);
+    values = formValues({ form });
     const stores = storesField.parse(String(form.get("stores") ?? ""));
     await assertStoresExistUnlessNew(stores, form.get("allow_new_stores") === "on");
     const label = String(form.get("label") ?? "");
@@ -118,7 +118,7 @@ export async function createTokenAction(_prev: ActionResult<{ token: string }> |
     const renamed = info.label !== label.trim() ? ` (another active token is labelled "${label.trim()}", so this one is "${info.label}")` : "";
     return { ok: true, message: `Token "${info.label}" created for agent ${info.agentId}${renamed}. Copy it now: it is not shown again.`, data: { token } };
   } catch (e) {
-    return actionError(e, values);
+    return actionError({ error: e, values });
   }
 }
 
@@ -131,6 +131,6 @@ export async function revokeTokenAction(_prev: ActionResult | null, form: FormDa
     revalidatePath("/admin");
     return { ok: true, message: `Token "${info.label}" revoked.` };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }

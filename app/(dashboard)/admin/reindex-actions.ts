@@ -17,7 +17,7 @@ export async function startReindexAction(store: string): Promise<ActionResult<Jo
     const job = await startReindexFor({ store: name, actor: actorOf(admin), reason: "Reindex button on the Admin page" });
     return { ok: true, message: `Reindex of ${name} started.`, data: job };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -29,7 +29,7 @@ export async function describeReindexAction(store: string): Promise<ActionResult
     const scope = await describeReindexScopeFor({ store: name });
     return { ok: true, message: "counted", data: scope };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -40,6 +40,6 @@ export async function getReindexJobAction(id: string): Promise<ActionResult<Job>
     if (!job) return { ok: false, error: "No such job." };
     return { ok: true, message: job.status, data: job };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }

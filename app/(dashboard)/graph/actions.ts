@@ -16,6 +16,6 @@ export async function rememberAction(_prev: ActionResult<RememberResponse> | nul
     const data = await graphBackend().remember({ store, input: { query: String(form.get("query") ?? ""), include_core: includeCore } });
     return { ok: true, message: `${data.results.length} result${data.results.length === 1 ? "" : "s"}`, data };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }

@@ -45,7 +45,7 @@ export async function createMemoryAction(_prev: Done | null, form: FormData): Pr
     const memory = await stores().createMemory({ store, input, actor: actorOf(user) });
     return { ok: true, message: `Created ${memory.path}.`, data: { href: memoryHref(store, memory.path) } };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -58,7 +58,7 @@ export async function updateMemoryAction(_prev: Done | null, form: FormData): Pr
     const memory = await stores().updateMemory({ store, input, actor: actorOf(user) });
     return { ok: true, message: `Saved ${memory.path}.`, data: { href: memoryHref(store, memory.path) } };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -73,7 +73,7 @@ export async function moveMemoryAction(_prev: Done | null, form: FormData): Prom
     const memory = await stores().updateMemory({ store, input, actor: actorOf(user) });
     return { ok: true, message: `Moved to ${memory.path}.`, data: { href: memoryHref(store, memory.path) } };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -89,7 +89,7 @@ export async function deleteMemoryAction(_prev: Done | null, form: FormData): Pr
     const undo = trashed ? `&deleted=${encodeURIComponent(trashed.id)}` : "";
     return { ok: true, message: `Deleted ${memoryPath}.`, data: { href: `/memories?store=${encodeURIComponent(store)}${undo}` } };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -104,7 +104,7 @@ export async function restoreMemoryAction(_prev: Done | null, form: FormData): P
     const memory = await stores().restoreMemory({ store, input, actor: actorOf(user) });
     return { ok: true, message: `Restored ${memory.path}.`, data: { href: memoryHref(store, memory.path) } };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -118,6 +118,6 @@ export async function purgeTrashedMemoryAction(_prev: Done | null, form: FormDat
     await stores().purgeTrashedMemory({ store, id, actor: actorOf(user) });
     return { ok: true, message: "Purged for good.", data: { href: `/memories/trash?store=${encodeURIComponent(store)}` } };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }

@@ -68,7 +68,7 @@ const memoryPathOfDoc = (docPath: string) => docPath.replace(/^memory\//, "").re
 
 export default async function MemoriesPage({ searchParams }: { searchParams: Promise<Params> }) {
   const user = await requireUser();
-  const canEdit = roleAtLeast(user.role, "editor");
+  const canEdit = roleAtLeast({ role: user.role, min: "editor" });
   const sp = await searchParams;
   // The stores of this process's backend (PostgreSQL with DATABASE_URL, never DATA_DIR's then), read through stores().
   const { store, stores } = await pickRememberedStore(one(sp.store));

@@ -30,7 +30,7 @@ export async function rateRecallHitAction(_prev: ActionResult | null, form: Form
     revalidatePath("/reflection");
     return { ok: true, message: `Rated hit ${hit.id} ${hit.relevant ? "relevant" : "not relevant"}.` };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -49,7 +49,7 @@ export async function updateReflectionSettingsAction(_prev: ActionResult | null,
   try {
     const admin = await requireRoleForAction("admin");
     assertForm(form);
-    values = formValues(form);
+    values = formValues({ form });
     const store = storeFrom(form);
     const patch = reflectionSettingsPatchSchema.parse({
       enabled: form.get("enabled") === "on",
@@ -68,6 +68,6 @@ export async function updateReflectionSettingsAction(_prev: ActionResult | null,
     revalidatePath("/reflection");
     return { ok: true, message: `Reflection settings of ${store} saved.` };
   } catch (e) {
-    return actionError(e, values);
+    return actionError({ error: e, values });
   }
 }

@@ -65,7 +65,7 @@ export async function searchFromUrl(state: SearchUrlState, overrides: Partial<Pi
     const result = await stores().search({ store: state.store, input: { ...input, ...overrides } });
     return { result, error: null };
   } catch (e) {
-    return { result: null, error: actionError(e).error };
+    return { result: null, error: actionError({ error: e }).error };
   }
 }
 

@@ -22,7 +22,7 @@ export async function annotateSessionAction(_prev: ActionResult | null, form: Fo
     revalidatePath(sessionHref(sessionId));
     return { ok: true, message: "Note added." };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -38,6 +38,6 @@ export async function abandonSessionAction(_prev: ActionResult | null, form: For
     revalidatePath("/sessions");
     return { ok: true, message: `Session ${session.key} is ${session.status}: ${session.failureReason ?? ""}` };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }

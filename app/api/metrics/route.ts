@@ -13,6 +13,6 @@ export const GET = defineRoute({
   handler: async ({ request }) => {
     const { principal } = await authorizeMetricsScrape(request);
     const { contentType, body } = await renderPrometheusMetrics({ principal });
-    return answerText(body, contentType);
+    return answerText({ body, contentType });
   },
 });

@@ -66,20 +66,20 @@ export const chunkTermsOf = (texts: string[]): ChunkTerms[] => rowTermsOf({ toke
  * of `columns` columns with that tokenizer indexes it: the numbers its bm25 reads (a column weight of 1 each).
  */
 export function rowTermsOf({ tokenize, columns, rows }: { tokenize: string; columns: number; rows: (string | null)[][] }): ChunkTerms[] {
-  const { db, table, vocab } = scratchTable(tokenize, columns);
+  const { db, table, vocab } = scratchTable({ tokenize, columns });
   const cols = Array.from({ length: columns }, (_, i) => `c${i}`);
-  const insert = preparedOnce(db, `insert into ${table}(rowid, ${cols.join(", ")}) values (?, ${cols.map(() => "?").join(", ")})`);
+  const insert = preparedOnce({ sqlite: db, sql: `insert into ${table}(rowid, ${cols.join(", ")}) values (?, ${cols.map(() => "?").join(", ")})` });
   try {
     db.transaction(() => rows.forEach((values, i) => insert.run(i + 1, ...values)))();
     const out: ChunkTerms[] = rows.map(() => ({ len: 0, tf: new Map() }));
-    for (const [doc, term, n] of preparedOnce(db, `select doc, term, count(*) from ${vocab} group by doc, term`, "raw").all() as [number, string, number][]) {
+    for (const [doc, term, n] of preparedOnce({ sqlite: db, sql: `select doc, term, count(*) from ${vocab} group by doc, term`, mode: "raw" }).all() as [number, string, number][]) {
       const row = out[doc - 1];
       row.tf.set(term, n);
       row.len += n;
     }
     return out;
   } finally {
-    emptyScratch(db, table);
+    emptyScratch({ db, table });
   }
 }
 
@@ -158,7 +158,7 @@ export async function writeChunkTermsPg({ tx, chunks, setLengths = false }: { tx
 
 /** Chunks of the store not tokenized yet (written before migration 0012), at most `limit` counted. */
 export async function pendingChunkTermsPg(tx: PgStoreTx, limit = 1): Promise<number> {
-  const [row] = await rowsOf<{ n: number }>(tx, sql`select count(*)::int as n from (select 1 from chunks where fts_len is null limit ${limit}) x`);
+  const [row] = await rowsOf<{ n: number }>({ tx, query: sql`select count(*)::int as n from (select 1 from chunks where fts_len is null limit ${limit}) x` });
   return row.n;
 }
 
@@ -168,15 +168,15 @@ export async function pendingChunkTermsPg(tx: PgStoreTx, limit = 1): Promise<num
  * answers how many were done. Resumable: each batch commits whole.
  */
 export async function backfillChunkTermsBatchPg({ handle, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; batch?: number }): Promise<number> {
-  return withStoreTx({ handle }, (tx) =>
-    withStoreQuotaPg(tx, handle.store, async () => {
-      const rows = await rowsOf<{ id: string; text: string }>(tx, sql`select id, text from chunks where fts_len is null order by id limit ${batch} for update skip locked`);
+  return withStoreTx({ handle, work: (tx) =>
+    withStoreQuotaPg({ tx, store: handle.store, write: async () => {
+      const rows = await rowsOf<{ id: string; text: string }>({ tx, query: sql`select id, text from chunks where fts_len is null order by id limit ${batch} for update skip locked` });
       if (rows.length === 0) return 0;
       const terms = chunkTermsOf(rows.map((r) => r.text));
       await writeChunkTermsPg({ tx, chunks: rows.map((r, i) => ({ id: Number(r.id), terms: terms[i] })), setLengths: true });
       return rows.length;
-    }),
-  );
+    } }),
+  });
 }
 
 /** Tokenize every chunk without statistics, a batch per transaction; answers how many. */
@@ -259,16 +259,16 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
   const expression = matchExpression(words, mode);
   const plain = expression ? plainPhrases(expression) : null;
   if (!plain) return { kind: "unavailable", reason: "no word to match" };
-  const tokens = phraseTokens(PG_FTS_TOKENIZER, plain.phrases);
+  const tokens = phraseTokens({ tokenize: PG_FTS_TOKENIZER, phrases: plain.phrases });
   if (!tokens) return { kind: "unavailable", reason: "a query word is not exactly one token" };
   const unique = [...new Set(tokens)];
   // One statement: whether any chunk still waits for its tokens, the totals, and each token's row count.
-  const [totals] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: (number | null)[] }>(
+  const [totals] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: (number | null)[] }>({
     tx,
-    sql`select exists (select 1 from chunks where fts_len is null) as pending, t.rows, t.tokens,
+    query: sql`select exists (select 1 from chunks where fts_len is null) as pending, t.rows, t.tokens,
       array(select f.rows from unnest(${arrayLiteral(unique)}::text[]) with ordinality as u(term, i) left join fts_terms f on f.term = u.term order by u.i) as df
       from fts_totals t where t.id = 1`,
-  );
+  });
   if (!totals || totals.pending) return { kind: "unavailable", reason: "the store's full-text statistics are being built" };
   const rows = Number(totals?.rows ?? 0);
   const dfOf = new Map(unique.map((t, i) => [t, totals?.df[i] ?? 0]));
@@ -276,7 +276,7 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
   const plan = (path: Bm25TopPlan["path"], postingsRead: number, rounds: number, detail: string): Bm25TopPlan => ({ path, postingsRead, rounds, detail });
   if (rows === 0 || (mode === "all" && stats.df.some((n) => n === 0)) || stats.df.every((n) => n === 0)) return { kind: "ranked", hits: [], plan: plan("exhaustive", 0, 0, "no chunk holds the query's tokens"), stats };
   const avgdl = Number(totals.tokens) / rows;
-  const { db } = scratchTable(PG_FTS_TOKENIZER, 1);
+  const { db } = scratchTable({ tokenize: PG_FTS_TOKENIZER, columns: 1 });
   const idf = tokens.map((t) => ftsIdf(db, rows, dfOf.get(t)!));
   const weight = new Map<string, number>();
   tokens.forEach((t, p) => weight.set(t, (weight.get(t) ?? 0) + idf[p]));
@@ -306,13 +306,13 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
     const having = mode === "all" ? sql` having count(*) = ${live.length}` : sql``;
     let depth = filterOf ? Math.max(64, 4 * k) : k;
     for (;;) {
-      const got = await rowsOf<{ id: string; score: number; pass: boolean; n: number }>(
+      const got = await rowsOf<{ id: string; score: number; pass: boolean; n: number }>({
         tx,
-        sql`with p as (${postings}), m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
+        query: sql`with p as (${postings}), m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
           s as (select chunk_id as id, ${score} as score from m), best as (select id, score from s order by score desc, id limit ${depth})
           select b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass, (select count(*)::int from s) as n
           from best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id order by b.score desc, b.id`,
-      );
+      });
       const hits = got.filter((r) => r.pass).map((r) => ({ id: Number(r.id), score: Number(r.score) }));
       const matched = got[0]?.n ?? 0;
       if (hits.length >= k || depth >= matched) {
@@ -338,11 +338,11 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
     rounds++;
     const open = live.filter((t) => !cursor.get(t)!.done);
     if (open.length > 0) {
-      const got = await rowsOf<{ i: string; id: string; tf: number; len: number; imp: number }>(
+      const got = await rowsOf<{ i: string; id: string; tf: number; len: number; imp: number }>({
         tx,
-        sql`select t.i, p.chunk_id as id, p.tf, p.len, p.imp from unnest(${arrayLiteral(open)}::text[], ${arrayLiteral(open.map((t) => cursor.get(t)!.imp))}::float8[], ${arrayLiteral(open.map((t) => cursor.get(t)!.id))}::bigint[]) with ordinality as t(term, imp, id, i)
+        query: sql`select t.i, p.chunk_id as id, p.tf, p.len, p.imp from unnest(${arrayLiteral(open)}::text[], ${arrayLiteral(open.map((t) => cursor.get(t)!.imp))}::float8[], ${arrayLiteral(open.map((t) => cursor.get(t)!.id))}::bigint[]) with ordinality as t(term, imp, id, i)
           cross join lateral (select chunk_id, tf, len, imp from fts_postings p where p.term = t.term and (p.imp, p.chunk_id) < (t.imp::real, t.id) order by p.imp desc, p.chunk_id desc limit ${batch}) p`,
-      );
+      });
       read += got.length;
       const counts = new Map<string, number>();
       for (const r of got) {
@@ -377,11 +377,11 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
     const unresolved = [...entries].flatMap(([id, e]) => (!e.resolved && (e.pass ?? true) ? [{ id, ub: upper(e) }] : [])).sort((a, b) => b.ub - a.ub);
     for (let i = 0, step = Math.max(32, 2 * k); i < unresolved.length && unresolved[i].ub * SLACK >= th; i += step, step *= 2) {
       const ids = unresolved.slice(i, i + step).map((u) => u.id);
-      const got = await rowsOf<{ id: string; term: string | null; tf: number | null; pass: boolean }>(
+      const got = await rowsOf<{ id: string; term: string | null; tf: number | null; pass: boolean }>({
         tx,
-        sql`select c.id, p.term, p.tf, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass from chunks c join documents d on d.doc_id = c.doc_id
+        query: sql`select c.id, p.term, p.tf, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass from chunks c join documents d on d.doc_id = c.doc_id
           left join fts_postings p on p.chunk_id = c.id and p.term = any(${arrayLiteral(live)}::text[]) where c.id = any(${arrayLiteral(ids)}::bigint[])`,
-      );
+      });
       for (const r of got) {
         const e = entries.get(Number(r.id))!;
         e.pass = Boolean(r.pass);

@@ -115,23 +115,23 @@ export async function rowsBm25Pg({ tx, table, words, mode, among }: { tx: PgStor
   const expression = matchExpression(words, mode);
   const plain = expression ? plainPhrases(expression) : null;
   if (!plain) return { kind: "unavailable", reason: "no word to match" };
-  const tokens = phraseTokens(table.tokenize, plain.phrases);
+  const tokens = phraseTokens({ tokenize: table.tokenize, phrases: plain.phrases });
   if (!tokens) return { kind: "unavailable", reason: "a query word is not exactly one token" };
   const unique = arrayLiteral([...new Set(tokens)]);
-  const [row] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: Record<string, number> | null; hits: [string, string, number, number][] }>(
+  const [row] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: Record<string, number> | null; hits: [string, string, number, number][] }>({
     tx,
-    sql`select exists (select 1 from ${sql.identifier(table.table)} where fts_len is null) as pending, t.rows, t.tokens,
+    query: sql`select exists (select 1 from ${sql.identifier(table.table)} where fts_len is null) as pending, t.rows, t.tokens,
       (select json_object_agg(f.term, f.rows) from word_terms f where f.tbl = ${table.tbl} and f.term = any(${unique}::text[])) as df,
       (select coalesce(json_agg(json_build_array(a.label, p.term, p.tf, p.len)), '[]'::json) from (${among}) a
         join word_postings p on p.tbl = ${table.tbl} and p.rid = a.rid and p.term = any(${unique}::text[])) as hits
       from word_totals t where t.tbl = ${table.tbl}`,
-  );
+  });
   if (!row || row.pending) return { kind: "unavailable", reason: `the ${table.tbl} full-text statistics are being built` };
   const rows = Number(row.rows);
   const scores = new Map<string, number>();
   if (rows === 0) return { kind: "scored", scores };
   const avgdl = Number(row.tokens) / rows;
-  const { db } = scratchTable(table.tokenize, 1);
+  const { db } = scratchTable({ tokenize: table.tokenize, columns: 1 });
   const idf = tokens.map((t) => ftsIdf(db, rows, row.df?.[t] ?? 0));
   const found = new Map<string, { len: number; tf: Map<string, number> }>();
   for (const [label, term, tf, len] of row.hits) {
@@ -158,17 +158,17 @@ export async function rowsBm25Pg({ tx, table, words, mode, among }: { tx: PgStor
  * transaction; answers how many were done. A document's text is its stored content, or rebuilt from its chunks.
  */
 export async function backfillDocumentTermsBatchPg({ handle, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; batch?: number }): Promise<number> {
-  return withStoreTx({ handle }, (tx) =>
-    withStoreQuotaPg(tx, handle.store, async () => {
-      const docs = await rowsOf<{ docId: string; path: string; kind: string; bytes: number; content: string | null }>(
+  return withStoreTx({ handle, work: (tx) =>
+    withStoreQuotaPg({ tx, store: handle.store, write: async () => {
+      const docs = await rowsOf<{ docId: string; path: string; kind: string; bytes: number; content: string | null }>({
         tx,
-        sql`select doc_id as "docId", path, kind, bytes, content from documents where fts_len is null order by doc_id limit ${batch} for update skip locked`,
-      );
+        query: sql`select doc_id as "docId", path, kind, bytes, content from documents where fts_len is null order by doc_id limit ${batch} for update skip locked`,
+      });
       if (docs.length === 0) return 0;
-      const spans = await rowsOf<{ docId: string; startByte: number; endByte: number; text: string }>(
+      const spans = await rowsOf<{ docId: string; startByte: number; endByte: number; text: string }>({
         tx,
-        sql`select doc_id as "docId", start_byte as "startByte", end_byte as "endByte", text from chunks where doc_id = any(${arrayLiteral(docs.map((d) => Number(d.docId)))}::bigint[]) order by doc_id, start_byte`,
-      );
+        query: sql`select doc_id as "docId", start_byte as "startByte", end_byte as "endByte", text from chunks where doc_id = any(${arrayLiteral(docs.map((d) => Number(d.docId)))}::bigint[]) order by doc_id, start_byte`,
+      });
       const byDoc = new Map<number, ChunkSpan[]>();
       for (const s of spans) (byDoc.get(Number(s.docId)) ?? byDoc.set(Number(s.docId), []).get(Number(s.docId))!).push(s);
       const texts = docs.map((d) => {
@@ -178,8 +178,8 @@ export async function backfillDocumentTermsBatchPg({ handle, batch = BACKFILL_BA
       });
       await writeDocumentTermsPg({ tx, docs: texts });
       return docs.length;
-    }),
-  );
+    } }),
+  });
 }
 
 /** Tokenize every document without whole-document statistics, a batch per transaction; answers how many. */
@@ -209,10 +209,10 @@ export async function refreshRowTermsPg({ tx, table, ids, lock = false }: { tx: 
     table.text.map((c) => sql.identifier(c)),
     sql`, `,
   );
-  const rows = await rowsOf<Record<string, string | null>>(
+  const rows = await rowsOf<Record<string, string | null>>({
     tx,
-    sql`select ${key}::text as rid, ${cols} from ${sql.identifier(table.table)} where ${key} = any(${arrayLiteral(ids)}::bigint[]) order by ${key}${lock ? sql` for update` : sql``}`,
-  );
+    query: sql`select ${key}::text as rid, ${cols} from ${sql.identifier(table.table)} where ${key} = any(${arrayLiteral(ids)}::bigint[]) order by ${key}${lock ? sql` for update` : sql``}`,
+  });
   if (rows.length === 0) return 0;
   const terms = rowTermsOf({ tokenize: table.tokenize, columns: table.columns, rows: rows.map((r) => table.text.map((c) => r[c])) });
   await writeRowTermsPg({ tx, table, rows: rows.map((r, i) => ({ rid: Number(r.rid), terms: terms[i] })), replace: true });
@@ -225,13 +225,19 @@ export const rowWordsWritten = ({ table, ids }: { table: RowWordTable; ids: numb
 
 /** Tokenize up to `batch` rows of `table` without statistics (written before them), in one transaction; answers how many. */
 export async function backfillRowTermsBatchPg({ handle, table, batch = BACKFILL_BATCH }: { handle: PgStoreHandle; table: RowWordTable; batch?: number }): Promise<number> {
-  return withStoreTx({ handle }, (tx) =>
-    withStoreQuotaPg(tx, handle.store, async () => {
-      const key = sql.identifier(table.key);
-      const ids = await rowsOf<{ rid: string }>(tx, sql`select ${key}::text as rid from ${sql.identifier(table.table)} where fts_len is null order by ${key} limit ${batch} for update skip locked`);
-      return refreshRowTermsPg({ tx, table, ids: ids.map((r) => Number(r.rid)) });
-    }),
-  );
+  return withStoreTx({
+    handle,
+    work: (tx) =>
+      withStoreQuotaPg({
+        tx,
+        store: handle.store,
+        write: async () => {
+          const key = sql.identifier(table.key);
+          const ids = await rowsOf<{ rid: string }>({ tx, query: sql`select ${key}::text as rid from ${sql.identifier(table.table)} where fts_len is null order by ${key} limit ${batch} for update skip locked` });
+          return refreshRowTermsPg({ tx, table, ids: ids.map((r) => Number(r.rid)) });
+        },
+      }),
+  });
 }
 
 /** Tokenize every row of `table` without statistics, a batch per transaction; answers how many. */
@@ -256,29 +262,29 @@ export async function rowsTopBm25Pg({ tx, table, words, k, only }: { tx: PgStore
   const expression = matchExpression(words, "any");
   const plain = expression ? plainPhrases(expression) : null;
   if (!plain) return { kind: "unavailable", reason: "no word to match", building: false };
-  const tokens = phraseTokens(table.tokenize, plain.phrases);
+  const tokens = phraseTokens({ tokenize: table.tokenize, phrases: plain.phrases });
   if (!tokens) return { kind: "unavailable", reason: "a query word is not exactly one token", building: false };
   const unique = [...new Set(tokens)];
-  const [totals] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: (number | null)[] }>(
+  const [totals] = await rowsOf<{ pending: boolean; rows: string; tokens: string; df: (number | null)[] }>({
     tx,
-    sql`select exists (select 1 from ${sql.identifier(table.table)} where fts_len is null) as pending, t.rows, t.tokens,
+    query: sql`select exists (select 1 from ${sql.identifier(table.table)} where fts_len is null) as pending, t.rows, t.tokens,
       array(select f.rows from unnest(${arrayLiteral(unique)}::text[]) with ordinality as u(term, i) left join word_terms f on f.tbl = ${table.tbl} and f.term = u.term order by u.i) as df
       from word_totals t where t.tbl = ${table.tbl}`,
-  );
+  });
   if (!totals || totals.pending) return { kind: "unavailable", reason: `the ${table.tbl} full-text statistics are being built`, building: true };
   const rows = Number(totals.rows);
   const dfOf = new Map(unique.map((t, i) => [t, totals.df[i] ?? 0]));
   if (rows === 0 || unique.every((t) => dfOf.get(t)! === 0)) return { kind: "ranked", hits: [], tokens };
   const avgdl = Number(totals.tokens) / rows;
-  const { db } = scratchTable(table.tokenize, 1);
+  const { db } = scratchTable({ tokenize: table.tokenize, columns: 1 });
   const idf = tokens.map((t) => ftsIdf(db, rows, dfOf.get(t)!));
   const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
   const live = unique.filter((t) => dfOf.get(t)! > 0);
-  const got = await rowsOf<{ rid: string; score: number }>(
+  const got = await rowsOf<{ rid: string; score: number }>({
     tx,
-    sql`with p as (select rid, term, tf, len from word_postings where tbl = ${table.tbl} and term = any(${arrayLiteral(live)}::text[])${only ? sql` and (${only})` : sql``}),
+    query: sql`with p as (select rid, term, tf, len from word_postings where tbl = ${table.tbl} and term = any(${arrayLiteral(live)}::text[])${only ? sql` and (${only})` : sql``}),
       m as (select rid, len, ${pivot} from p group by rid, len)
       select rid, ${score} as score from m order by score desc, rid limit ${k}`,
-  );
+  });
   return { kind: "ranked", hits: got.map((r) => ({ rid: Number(r.rid), score: Number(r.score) })), tokens };
 }

@@ -53,7 +53,7 @@ export async function snapshotAllStoresPg({ pg: handle, now = Date.now() }: { pg
     try {
       const storeHandle = await openStorePg({ pg: handle, store });
       const status = await getStoreStatusPg({ handle: storeHandle, now });
-      const recall = await withStoreTx({ handle: storeHandle, readOnly: true }, (tx) => measureRecallStatsPg({ tx, now }));
+      const recall = await withStoreTx({ handle: storeHandle, readOnly: true, work: (tx) => measureRecallStatsPg({ tx, now }) });
       snapshots.push(snapshotOf({ store, status, recall, now }));
     } catch (e) {
       failed.push({ store, error: (e as Error).message });
@@ -84,23 +84,23 @@ export async function snapshotAllStoresPg({ pg: handle, now = Date.now() }: { pg
 export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: PgStoreHandle; now?: number }): Promise<StoreStatus & { otherModelVectors: number }> {
   const watermark = getConfig().embed.backlogWatermark;
   const { fp: configured, error: fingerprintError } = await configuredFingerprint();
-  const { backlog, active, counts, otherModelVectors, staleClaims } = await withStoreTx({ handle, readOnly: true }, async (tx) => {
+  const { backlog, active, counts, otherModelVectors, staleClaims } = await withStoreTx({ handle, readOnly: true, work: async (tx) => {
     const backlog = await getEmbedBacklogPg({ tx });
     const staleClaims = await readStaleClaimsPg({ tx });
-    const byModel = await rowsOf<{ fingerprint_id: string; n: number }>(
+    const byModel = await rowsOf<{ fingerprint_id: string; n: number }>({
       tx,
-      sql`select fingerprint_id, sum(n)::int as n from (
+      query: sql`select fingerprint_id, sum(n)::int as n from (
         select fingerprint_id, count(*) as n from chunk_embeddings group by fingerprint_id
         union all select fingerprint_id, count(*) as n from embeddings group by fingerprint_id) m
         group by fingerprint_id order by n desc, fingerprint_id`,
-    );
+    });
     const active =
       (await readActiveFingerprintPg(tx)) ?? (configured && byModel.some((m) => m.fingerprint_id === configured.id) ? configured.id : (byModel[0]?.fingerprint_id ?? null));
     const fp = active ?? "";
     // Per kind: rows, those with a vector of the active model made from their current text (fresh), of older text (stale).
-    const perKind = await rowsOf<{ kind: string; artifacts: number; fresh: number; stale: number }>(
+    const perKind = await rowsOf<{ kind: string; artifacts: number; fresh: number; stale: number }>({
       tx,
-      sql`select 'chunk' as kind, count(*)::int as artifacts,
+      query: sql`select 'chunk' as kind, count(*)::int as artifacts,
           count(e.chunk_row_id) filter (where e.input_hash = c.chunk_sha256)::int as fresh,
           count(e.chunk_row_id) filter (where e.input_hash <> c.chunk_sha256)::int as stale
         from chunks c left join chunk_embeddings e on e.chunk_row_id = c.id and e.fingerprint_id = ${fp}
@@ -116,11 +116,11 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
         union all
         select 'node', count(*)::int, count(e.ref_id) filter (where e.input_hash = n.embed_hash)::int, count(e.ref_id) filter (where e.input_hash <> n.embed_hash)::int
         from kg_node n left join embeddings e on e.kind = 'node' and e.ref_id = n.seq and e.fingerprint_id = ${fp}`,
-    );
-    const queued = await rowsOf<{ kind: string; pending: number; parked: number }>(
+    });
+    const queued = await rowsOf<{ kind: string; pending: number; parked: number }>({
       tx,
-      sql`select kind, count(*) filter (where parked_at is null)::int as pending, count(*) filter (where parked_at is not null)::int as parked from embed_queue group by kind`,
-    );
+      query: sql`select kind, count(*) filter (where parked_at is null)::int as pending, count(*) filter (where parked_at is not null)::int as parked from embed_queue group by kind`,
+    });
     const byKind: Record<string, KindCounts> = {};
     for (const k of perKind) {
       const q = queued.find((r) => r.kind === k.kind);
@@ -130,7 +130,7 @@ export async function getStoreStatusPg({ handle, now = Date.now() }: { handle: P
     const counts: LiveCounts = { artifacts: sum("artifacts"), fresh: sum("fresh"), stale: sum("stale"), missing: sum("missing"), pending: backlog.pending, parked: backlog.parked, byKind };
     const otherModelVectors = byModel.filter((m) => m.fingerprint_id !== active).reduce((a, m) => a + m.n, 0);
     return { backlog, active, counts, otherModelVectors, staleClaims };
-  });
+  } });
   const provider = await providerForStatus({ fingerprintError, now });
   const reembed = reembedStateOf(await getReembedProgressPg({ handle }));
   // Vector search always has a way to answer on PostgreSQL (pgvector, else the bounded exact scan, else lexically with a reason).
@@ -186,7 +186,7 @@ export async function getLiveStoreStatusesPg({ include = () => true }: { include
 /** The embeddings card's detail on PostgreSQL (the twin of getEmbeddingStatus): the live status with re-embed progress and parked items. */
 export async function getEmbeddingStatusPg({ handle, status }: { handle: PgStoreHandle; status?: StoreStatus & { otherModelVectors: number } }): Promise<EmbeddingStatus> {
   const s = status ?? (await getStoreStatusPg({ handle }));
-  const parked = s.backlog.parked > 0 ? await withStoreTx({ handle, readOnly: true }, (tx) => listParkedEmbeddingsPg({ tx, limit: 20 })) : [];
+  const parked = s.backlog.parked > 0 ? await withStoreTx({ handle, readOnly: true, work: (tx) => listParkedEmbeddingsPg({ tx, limit: 20 }) }) : [];
   return embeddingStatusOf({ status: s, otherModelVectors: s.otherModelVectors, reembed: await getReembedProgressPg({ handle }), parked });
 }
 
@@ -220,10 +220,10 @@ export async function getStoreHealthReportPg({ store }: { store: string }) {
   const handle = await openStorePg({ pg, store });
   const status = await getStoreStatusPg({ handle });
   const s = await getEmbeddingStatusPg({ handle, status });
-  const support = await withStoreTx({ handle, readOnly: true }, (tx) => pgvectorSupportPg(tx));
+  const support = await withStoreTx({ handle, readOnly: true, work: (tx) => pgvectorSupportPg({ db: tx }) });
   const workers = await listWorkerStates({ handle: pg });
   const now = Date.now();
-  const recall = await withStoreTx({ handle, readOnly: true }, (tx) => measureRecallStatsPg({ tx, now }));
+  const recall = await withStoreTx({ handle, readOnly: true, work: (tx) => measureRecallStatsPg({ tx, now }) });
   return {
     store,
     status: status.state,

@@ -341,21 +341,21 @@ const MEMORY_DOC = sql`'memory/' || m.path || '.md'`;
 
 export async function verifyStorePg({ handle }: { handle: PgStoreHandle }): Promise<VerifyReport> {
   const started = performance.now();
-  return withStoreTx({ handle, readOnly: true }, async (tx) => {
-    const [counts] = await rowsOf<{ memories: number; fileDocuments: number; apiDocuments: number; chunks: number; staleChunks: number; ftsMissing: number }>(
+  return withStoreTx({ handle, readOnly: true, work: async (tx) => {
+    const [counts] = await rowsOf<{ memories: number; fileDocuments: number; apiDocuments: number; chunks: number; staleChunks: number; ftsMissing: number }>({
       tx,
-      sql`select (select count(*)::int from memories) as memories,
+      query: sql`select (select count(*)::int from memories) as memories,
         (select count(*)::int from documents where origin = 'file') as "fileDocuments",
         (select count(*)::int from documents where origin = 'api') as "apiDocuments",
         (select count(*)::int from chunks) as chunks,
         (select count(*)::int from chunks where chunking_version <> ${CHUNKING_VERSION}) as "staleChunks",
         (select count(*)::int from chunks where fts_len is null) as "ftsMissing"`,
-    );
-    const paths = async (query: ReturnType<typeof sql>) => (await rowsOf<{ path: string }>(tx, query)).map((r) => r.path);
+    });
+    const paths = async (query: ReturnType<typeof sql>) => (await rowsOf<{ path: string }>({ tx, query })).map((r) => r.path);
     const notIndexed = await paths(sql`select ${MEMORY_DOC} as path from memories m where not exists (select 1 from documents d where d.path = ${MEMORY_DOC}) order by 1 limit ${LIST_CAP}`);
     // The sha256 of a memory's text is computed here (pgcrypto is not assumed): the texts are read in path order.
     const hashMismatches: string[] = [];
-    const pairs = await rowsOf<{ path: string; content: string; sha256: string }>(tx, sql`select d.path, m.content, d.sha256 from memories m join documents d on d.path = ${MEMORY_DOC} order by d.path`);
+    const pairs = await rowsOf<{ path: string; content: string; sha256: string }>({ tx, query: sql`select d.path, m.content, d.sha256 from memories m join documents d on d.path = ${MEMORY_DOC} order by d.path` });
     for (const p of pairs) if (hashMismatches.length < LIST_CAP && sha256Hex(p.content) !== p.sha256) hashMismatches.push(p.path);
     const missingFiles = await paths(sql`select d.path from documents d where d.origin = 'file' and not exists (select 1 from memories m where ${MEMORY_DOC} = d.path) order by 1 limit ${LIST_CAP}`);
     const consistent = notIndexed.length === 0;
@@ -379,21 +379,21 @@ export async function verifyStorePg({ handle }: { handle: PgStoreHandle }): Prom
       staleChunks: counts.staleChunks,
       durationMs: Math.round((performance.now() - started) * 100) / 100,
     };
-  });
+  } });
 }
 
 /** Rebuild every memory's document and chunks from its stored text, and drop memory documents whose memory is gone: one transaction. */
 export async function rebuildStoreFromMemoriesPg({ handle }: { handle: PgStoreHandle }): Promise<ReindexResult> {
   const started = performance.now();
   const mem: ReindexKindCounts = { scanned: 0, added: 0, changed: 0, unchanged: 0, removed: 0 };
-  await withStoreTx({ handle }, async (tx) => {
+  await withStoreTx({ handle, work: async (tx) => {
     for (const m of await tx.select({ path: memories.path, content: memories.content, updatedAt: memories.updatedAt }).from(memories).orderBy(memories.path)) {
       mem.scanned++;
       mem[(await putMemoryTextPg({ tx, memoryPath: m.path, text: m.content, mtime: m.updatedAt })).status]++;
     }
-    const orphans = await rowsOf<{ path: string }>(tx, sql`select d.path from documents d where d.origin = 'file' and not exists (select 1 from memories m where ${MEMORY_DOC} = d.path) order by 1`);
+    const orphans = await rowsOf<{ path: string }>({ tx, query: sql`select d.path from documents d where d.origin = 'file' and not exists (select 1 from memories m where ${MEMORY_DOC} = d.path) order by 1` });
     for (const o of orphans) if (await deleteDocumentByPathPg({ tx, path: o.path })) mem.removed++;
-  });
+  } });
   const none: ReindexKindCounts = { scanned: 0, added: 0, changed: 0, unchanged: 0, removed: 0 };
   return {
     store: handle.store,

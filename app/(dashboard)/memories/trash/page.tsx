@@ -29,7 +29,7 @@ async function loadEntry(store: string, raw: string | undefined): Promise<Trashe
 /** A store's deleted memories: kept for the retention, each restorable (at its path or another) and its history one click away. */
 export default async function MemoryTrashPage({ searchParams }: { searchParams: Promise<Params> }) {
   const user = await requireUser();
-  const canEdit = roleAtLeast(user.role, "editor");
+  const canEdit = roleAtLeast({ role: user.role, min: "editor" });
   const sp = await searchParams;
   const { store } = await pickRememberedStore(one(sp.store));
   const days = getConfig().memoryTrashDays;

@@ -47,7 +47,7 @@ export default async function ReflectionPage({ searchParams }: Props) {
   ]);
   const queue = distinctRatingItems(sample, RATING_SHOWN);
   const workingMemoryKeys = workingMemory.length;
-  const canRate = roleAtLeast(user.role, "editor");
+  const canRate = roleAtLeast({ role: user.role, min: "editor" });
   const link = (p: Record<string, string>) => `/reflection?${new URLSearchParams({ ...raw, store, ...p }).toString()}`;
 
   return (
@@ -153,7 +153,7 @@ export default async function ReflectionPage({ searchParams }: Props) {
         {learnings.learnings.length === 0 ? <p className="text-sm text-slate-600">No learnings yet.</p> : <LearningTable store={store} learnings={learnings.learnings} now={now} />}
       </LedgerSection>
 
-      {roleAtLeast(user.role, "admin") && (
+      {roleAtLeast({ role: user.role, min: "admin" }) && (
         <LedgerSection id="settings-heading" title="Settings" testId="reflection-settings">
           <RecallSettingsForm action={updateReflectionSettingsAction} store={store} settings={overview.settings} />
         </LedgerSection>

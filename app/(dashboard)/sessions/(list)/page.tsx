@@ -43,7 +43,7 @@ export default async function SessionsPage({ searchParams }: Props) {
   const parsed = sessionFilterSchema.safeParse(raw);
   const f = parsed.success ? parsed.data : null;
   const result = f
-    ? await timeCall("dialectic list", () => governance().listDialecticSessions({ agentId: f.agent, role: f.role, status: f.status, phase: f.phase, topic: f.topic, limit: PAGE_SIZE, offset: (f.page - 1) * PAGE_SIZE }))
+    ? await timeCall({ route: "dialectic list", fn: () => governance().listDialecticSessions({ agentId: f.agent, role: f.role, status: f.status, phase: f.phase, topic: f.topic, limit: PAGE_SIZE, offset: (f.page - 1) * PAGE_SIZE }) })
     : null;
   // Latency of these queries is on Observability (and GET /api/v1/dialectic/metrics), not here: this page is for people following reviews.
   const metrics = await governance().getDialecticActivity({});
@@ -116,7 +116,7 @@ export default async function SessionsPage({ searchParams }: Props) {
                 </thead>
                 <tbody>
                   {result.sessions.map((s) => {
-                    const clock = sessionIdleClock(s);
+                    const clock = sessionIdleClock({ session: s });
                     return (
                       <tr key={s.key} data-testid={`session-row-${s.sessionId}`}>
                         <td data-label="Topic">

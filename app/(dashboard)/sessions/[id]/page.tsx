@@ -19,7 +19,7 @@ import { ReasonWithAgentText } from "@/components/health-events-table";
 type Props = { params: Promise<{ id: string }> };
 
 async function load(id: string): Promise<SessionView> {
-  const session = await findByClientId(id, (sessionId) => timeCall("dialectic detail", () => governance().getDialecticSession({ sessionId })));
+  const session = await findByClientId(id, (sessionId) => timeCall({ route: "dialectic detail", fn: () => governance().getDialecticSession({ sessionId }) }));
   if (!session) notFound();
   return session;
 }
@@ -30,7 +30,7 @@ export default async function SessionPage({ params }: Props) {
   const session = await load(decodeURIComponent(id));
   const messages = session.messages ?? [];
   const notes = await governance().listDialecticAnnotations({ sessionId: session.key });
-  const clock = sessionIdleClock(session);
+  const clock = sessionIdleClock({ session });
   // Checked against the database on every view: the page says whether the transcript is intact.
   const signatures = await governance().verifyDialecticSession({ sessionId: session.key });
   return (
@@ -120,7 +120,7 @@ export default async function SessionPage({ params }: Props) {
         <LedgerSection id="notes-heading" title={`Notes (${notes.length})`} testId="session-notes-panel">
           <p className="text-xs text-slate-500">Notes from people, beside the review: not messages of it, so they never change its phase or turn.</p>
           <SessionAnnotations notes={notes} />
-          {roleAtLeast(user.role, "editor") && <SessionNoteForm sessionId={session.key} maxChars={ANNOTATION_MAX_CHARS} action={annotateSessionAction} />}
+          {roleAtLeast({ role: user.role, min: "editor" }) && <SessionNoteForm sessionId={session.key} maxChars={ANNOTATION_MAX_CHARS} action={annotateSessionAction} />}
         </LedgerSection>
       </div>
     </div>

@@ -16,7 +16,7 @@ export async function verifyStoreAction(_prev: ActionResult<VerifyReport> | null
     const report = await stores().verifyStore({ store: storeNameSchema.parse(String(form.get("store") ?? "")) });
     return { ok: true, message: report.ok ? "Index matches the files." : "Differences found.", data: report };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -31,7 +31,7 @@ export async function deleteStoreAction(_prev: ActionResult | null, form: FormDa
     revalidatePath("/stores");
     return { ok: true, message: `Store ${store} was deleted.` };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -47,6 +47,6 @@ export async function archiveStoreAction(_prev: ActionResult | null, form: FormD
     revalidatePath(`/stores/${store}`);
     return { ok: true, message: unarchive ? `Store ${store} is writable again.` : `Store ${store} is archived: read-only.` };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }

@@ -59,7 +59,7 @@ export async function embeddingAdminAction(_prev: ActionResult | null, form: For
     revalidatePath(`/stores/${store}`);
     return { ok: true, message };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }
 
@@ -77,6 +77,6 @@ export async function describeEmbeddingActionAction(store: string, intent: strin
     const text = await embeddingsBackend().describeReembedIntent({ store: name, configured: await getEmbedder().fingerprint, intent: parsed });
     return { ok: true, message: "counted", data: { text } };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }

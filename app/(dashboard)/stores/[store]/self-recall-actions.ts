@@ -23,6 +23,6 @@ export async function evaluateStoreAction(_prev: ActionResult | null, form: Form
     revalidatePath("/health");
     return { ok: true, message: job.status === "running" ? `Evaluation running (job ${job.id.slice(0, 8)}).` : `Evaluation ${job.status}.` };
   } catch (e) {
-    return actionError(e);
+    return actionError({ error: e });
   }
 }

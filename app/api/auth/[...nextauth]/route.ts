@@ -12,7 +12,7 @@ async function handler(req: Request, ctx: Ctx) {
   try {
     await assertWellFormedAuthRequest({ request: req, action: params.nextauth ?? [] });
   } catch (e) {
-    return errorResponse(e, randomUUID());
+    return errorResponse({ error: e, requestId: randomUUID() });
   }
   return markThrottledSignIn(await NextAuth(getAuthOptions())(req, { params }));
 }

@@ -33,7 +33,7 @@ export const GET = defineRoute({
     // The database this replica serves from: with DATABASE_URL that is PostgreSQL (governance.db is not read, nor created).
     const pg = getPg();
     if (pg) await (await pg).pool.query("select 1");
-    else preparedOnce(getGovernance().sqlite, "select 1").get();
+    else preparedOnce({ sqlite: getGovernance().sqlite, sql: "select 1" }).get();
     return { ok: true, versions: versions(), read_only: pg ? [] : readOnlyNow() };
   },
 });

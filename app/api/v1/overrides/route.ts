@@ -12,6 +12,6 @@ export const POST = defineRoute({
   handler: async ({ body, principal }) => {
     const caller = callerOf(principal);
     const { override, created } = await governance().recordOverride({ input: body, actor: `agent:${caller.agentId}`, tokenLabel: caller.label, caller });
-    return respondCreated({ override, created }, created);
+    return respondCreated({ body: { override, created }, created });
   },
 });

@@ -10,7 +10,7 @@ export const GET = defineRoute({
   auth: "read",
   response: storeListResponse,
   handler: async ({ principal }) => ({
-    stores: (await stores().listStores()).filter((s) => principal && canUseStore(principal, s.name)),
+    stores: (await stores().listStores()).filter((s) => principal && canUseStore({ principal, store: s.name })),
   }),
 });
 
@@ -22,7 +22,7 @@ export const POST = defineRoute({
   status: 201,
   handler: ({ body, principal }) => {
     // The new store's `name` is a store reference too, though not a field called `store` (see lib/api/store-refs.ts).
-    if (principal) assertStoresAllowed(principal, [body.name]);
+    if (principal) assertStoresAllowed({ principal, stores: [body.name] });
     return stores().createStore({ input: body, actor: actorOf(principal) });
   },
 });

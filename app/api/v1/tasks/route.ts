@@ -11,7 +11,7 @@ export const POST = defineRoute({
   body: createTaskSchema,
   handler: async ({ body, principal }) => {
     const { task, created } = await governance().createTask({ input: body, requestedBy: callerOf(principal).agentId });
-    return respondCreated({ task, created }, created);
+    return respondCreated({ body: { task, created }, created });
   },
 });
 

@@ -11,8 +11,8 @@ export const POST = defineRoute({
   response: sessionCreatedResponse,
   body: createSessionSchema,
   handler: async ({ body, principal }) => {
-    const { session, created } = await timeCall("dialectic create", () => governance().createDialecticSession({ input: body, agentId: callerOf(principal).agentId }));
-    return respondCreated({ session, created }, created);
+    const { session, created } = await timeCall({ route: "dialectic create", fn: () => governance().createDialecticSession({ input: body, agentId: callerOf(principal).agentId }) });
+    return respondCreated({ body: { session, created }, created });
   },
 });
 
@@ -22,7 +22,7 @@ export const GET = defineRoute({
   response: sessionListResponse,
   query: listSessionsQuerySchema,
   handler: ({ query, principal }) =>
-    timeCall(query.transcript ? "dialectic list+transcript" : "dialectic list", () =>
-      governance().listDialecticSessions({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }),
+    timeCall({ route: query.transcript ? "dialectic list+transcript" : "dialectic list", fn: () =>
+      governance().listDialecticSessions({ agentId: callerOf(principal).agentId, role: query.role, status: query.status, phase: query.phase, topic: query.topic, includeTranscript: query.transcript, limit: query.limit, offset: query.offset }) }
     ),
 });

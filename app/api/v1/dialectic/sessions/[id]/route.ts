@@ -11,5 +11,5 @@ export const GET = defineRoute({
   auth: "read",
   response: sessionView,
   params: z.object({ id: ownedRefSchema }).strict(),
-  handler: ({ params, principal }) => timeCall("dialectic detail", () => governance().getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) })),
+  handler: ({ params, principal }) => timeCall({ route: "dialectic detail", fn: () => governance().getDialecticSessionForAgent({ sessionId: params.id, ...callerOf(principal) }) }),
 });

@@ -15,7 +15,7 @@ export const POST = defineRoute({
   body: linkEvidenceInputSchema,
   handler: async ({ params, body, principal }) => {
     const result = await graphBackend().linkEvidence({ store: params.store, input: body, actor: actorOf(principal) });
-    return respondCreated(result, result.created);
+    return respondCreated({ body: result, created: result.created });
   },
 });
 

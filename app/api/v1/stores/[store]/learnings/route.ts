@@ -14,7 +14,7 @@ export const POST = defineRoute({
   body: learningInputSchema,
   handler: async ({ params, body, principal }) => {
     const result = await recallBackend().recordLearning({ store: params.store, agentId: callerOf(principal).agentId, input: body });
-    return respondCreated(result, !result.deduped);
+    return respondCreated({ body: result, created: !result.deduped });
   },
 });
 

@@ -15,6 +15,6 @@ export const POST = defineRoute({
   body: createRelationInputSchema,
   handler: async ({ params, body, principal }) => {
     const result = await graphBackend().createOrMergeRelation({ store: params.store, input: body, actor: actorOf(principal) });
-    return respondCreated(result, !result.merged);
+    return respondCreated({ body: result, created: !result.merged });
   },
 });

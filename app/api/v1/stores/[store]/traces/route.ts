@@ -14,7 +14,7 @@ export const POST = defineRoute({
   body: traceInputSchema,
   handler: async ({ params, body, principal }) => {
     const result = await recallBackend().recordTrace({ store: params.store, agentId: callerOf(principal).agentId, input: body });
-    return respondCreated(result, !result.deduped);
+    return respondCreated({ body: result, created: !result.deduped });
   },
 });
 

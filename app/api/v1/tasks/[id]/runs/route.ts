@@ -14,6 +14,6 @@ export const POST = defineRoute({
   body: startRunSchema,
   handler: async ({ params, body, principal }) => {
     const { run, created } = await governance().recordRunStart({ taskId: params.id, input: body, caller: callerOf(principal) });
-    return respondCreated({ run, created }, created);
+    return respondCreated({ body: { run, created }, created });
   },
 });

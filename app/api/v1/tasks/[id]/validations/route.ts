@@ -14,6 +14,6 @@ export const POST = defineRoute({
   body: recordValidationSchema,
   handler: async ({ params, body, principal }) => {
     const { validation, created } = await governance().recordValidation({ taskId: params.id, input: body, caller: callerOf(principal) });
-    return respondCreated({ validation, created }, created);
+    return respondCreated({ body: { validation, created }, created });
   },
 });

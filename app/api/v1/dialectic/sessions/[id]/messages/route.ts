@@ -14,6 +14,6 @@ export const POST = defineRoute({
   body: postMessageSchema,
   handler: async ({ params, body, principal }) => {
     const result = await governance().postDialecticMessage({ sessionId: params.id, ...callerOf(principal), input: body });
-    return respondCreated(result, result.created);
+    return respondCreated({ body: result, created: result.created });
   },
 });
