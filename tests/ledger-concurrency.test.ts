@@ -22,7 +22,7 @@ const SESSIONS = Array.from({ length: 30 }, (_, i) => `race-${i}`);
 /** Stored under the session's key: alice opens every session. */
 async function messagesOf(sessionId: string) {
   return governanceSql<{ id: string; seq: number; agentId: string; messageType: string }>(
-    'select id, seq, agent_id as "agentId", message_type as "messageType" from dialectic_messages where session_id = ? order by seq',
+    'select client_id as id, seq, agent_id as "agentId", message_type as "messageType" from dialectic_messages where session_id = ? order by seq',
     [`alice~${sessionId}`],
   );
 }
@@ -81,7 +81,7 @@ describe("two processes posting to the same sessions", () => {
     expect([...a.refused, ...b.refused]).toEqual([]);
     const acknowledged = [...a.posted, ...b.posted].map((p) => p.messageId).sort();
     expect(acknowledged).toHaveLength(2 * names.length);
-    const rows = await governanceSql<{ id: string }>("select override_id as id from overrides order by override_id");
+    const rows = await governanceSql<{ id: string }>("select client_id as id from overrides order by client_id");
     expect(rows.map((r) => r.id)).toEqual(acknowledged);
     // One audit entry per override, chained without a fork: the chain's writers were serialized across processes.
     const chain = await governance().verifyAuditChain({});

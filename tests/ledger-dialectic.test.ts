@@ -297,7 +297,7 @@ describe("export and restore", () => {
     const key = `${tampered.sessions[0].pausedAgentId}~s-x9`;
     tampered.sessions[0].sessionId = key;
     tampered.sessions[0].clientId = "s-x9";
-    for (const m of tampered.sessions[0].messages) m.sessionId = key;
+    for (const m of tampered.sessions[0].messages) Object.assign(m, { sessionId: key, id: `${key}~${m.clientId}` });
     const rejected = await callRoute(restoreRoute.POST, { token: admin, body: tampered });
     expect(rejected.status).toBe(422);
     // A key that is not its agent's key for its id (another agent's, planted) is refused before anything is read.

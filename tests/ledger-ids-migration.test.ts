@@ -51,13 +51,17 @@ function oldRows(now: number): string[] {
   ];
 }
 
-/** The ledger as the previous release left it: migrated up to `last`, holding oldRows. */
-async function writeOldLedger(now: number): Promise<void> {
+/** A release's ledger: migrated up to its last migration on each engine, holding its rows. */
+type OldRelease = { sqliteLast: string; pgLast: string; rows: (now: number) => string[] };
+const BEFORE_OWNER_IDS: OldRelease = { sqliteLast: "0011_self_recall", pgLast: "0003_self_recall", rows: oldRows };
+
+/** The ledger as an earlier release left it. */
+async function writeOldLedger(now: number, release: OldRelease = BEFORE_OWNER_IDS): Promise<void> {
   if (!onPg) {
     const sqlite = new Database(path.join(env.dataDir, "governance.db"));
     applyPragmas(sqlite);
-    migrate(drizzle(sqlite), { migrationsFolder: migrationsUpTo({ which: "governance", last: "0011_self_recall", scratch }) });
-    for (const statement of oldRows(now)) sqlite.exec(statement);
+    migrate(drizzle(sqlite), { migrationsFolder: migrationsUpTo({ which: "governance", last: release.sqliteLast, scratch }) });
+    for (const statement of release.rows(now)) sqlite.exec(statement);
     sqlite.close();
     return;
   }
@@ -65,14 +69,14 @@ async function writeOldLedger(now: number): Promise<void> {
   fs.cpSync(path.join(process.cwd(), "drizzle", "pg", "governance"), folder, { recursive: true });
   const journalFile = path.join(folder, "meta", "_journal.json");
   const journal = JSON.parse(fs.readFileSync(journalFile, "utf8")) as { entries: { tag: string }[] };
-  const cut = journal.entries.findIndex((e) => e.tag === "0003_self_recall");
+  const cut = journal.entries.findIndex((e) => e.tag === release.pgLast);
   for (const e of journal.entries.slice(cut + 1)) fs.rmSync(path.join(folder, `${e.tag}.sql`));
   journal.entries = journal.entries.slice(0, cut + 1);
   fs.writeFileSync(journalFile, JSON.stringify(journal));
   const pool = new Pool({ connectionString: env.databaseUrl, max: 1 });
   try {
     await migratePgTo(drizzlePg(pool), { migrationsFolder: folder, migrationsSchema: "drizzle", migrationsTable: "governance_migrations" });
-    for (const statement of oldRows(now)) await pool.query(statement);
+    for (const statement of release.rows(now)) await pool.query(statement);
   } finally {
     await pool.end();
   }
@@ -150,5 +154,79 @@ describe("upgrading a ledger written before ids were namespaced per owner", () =
     expect((await g.getDialecticSessionForAgent({ sessionId: "review-42", agentId: "agent-c", isAdmin: false })).topic).toBe("a's review");
     await g.postDialecticMessage({ sessionId: "review-42", agentId: "agent-c", input: { message_type: "antithesis", reasoning: "the answer" } });
     expect(await g.verifyDialecticSession({ sessionId: "agent-a~review-42" })).toEqual({ ok: true, messages: 2 });
+  });
+});
+
+// A ledger written when task and review ids were namespaced but run, validation, override and message ids were
+// still global (governance.db at 0012, PostgreSQL at 0004): each of those rows keeps its id as its key, so
+// provenance, validations and signatures that name it are unchanged, and another task may now use the same id.
+function globalChildIdRows(now: number): string[] {
+  const thesis = { id: "m1", sessionId: "agent-a~r1", seq: 1, agentId: "agent-a", messageType: "thesis" as const, timestamp: now - 10, reasoning: "the old thesis", rootCause: null, proposedConditionsJson: null, observedMetricsJson: null, concernsJson: null, agrees: null };
+  return [
+    `insert into tasks (task_id, client_id, created_at, requested_by, intent, spec_json, required_checks_json, verdict, updated_at)
+       values ('agent-a~t1', 't1', 1000, 'agent-a', 'old work', '{}', '["critic"]', 'pending', 1000)`,
+    `insert into skill_runs (run_id, task_id, skill, input_hash, runner_version, started_at, finished_at, output_hash, exit_code, artifacts_json, agent_id)
+       values ('run-1', 'agent-a~t1', 'build', '${HASH}', '1', 1001, 1002, '${HASH}', 0, '[{"artifact_type":"chunk","artifact_id":"c1","store":"default"}]', 'agent-a')`,
+    `insert into provenance (artifact_type, artifact_id, store, model_name, model_version, input_hash, task_id, run_id, recorded_by, created_at)
+       values ('chunk', 'c1', 'default', '', '', '${HASH}', 'agent-a~t1', 'run-1', 'agent-a', 1002)`,
+    `insert into validations (validation_id, task_id, run_id, critic_passed, runner_passed, details_json, ts, agent_id) values ('v1', 'agent-a~t1', 'run-1', true, null, 'null', 1003, 'agent-a')`,
+    `insert into overrides (override_id, ts, actor, token_label, task_id, note) values ('o1', 1004, 'agent:agent-a', 'tok', null, 'shipped anyway')`,
+    `insert into dialectic_sessions (session_id, client_id, paused_agent_id, reviewer_agent_id, phase, status, created_at, updated_at, topic, session_type, max_rounds, idle_timeout_ms)
+       values ('agent-a~r1', 'r1', 'agent-a', 'agent-b', 'antithesis', 'active', ${now - 20}, ${now - 10}, 'the old review', 'review', 6, 86400000)`,
+    `insert into dialectic_messages (id, session_id, seq, agent_id, message_type, timestamp, reasoning, signature)
+       values ('m1', 'agent-a~r1', 1, 'agent-a', 'thesis', ${now - 10}, 'the old thesis', '${signMessage({ prevSignature: SIGNATURE_GENESIS, message: thesis })}')`,
+  ];
+}
+
+describe("upgrading a ledger whose run, validation, override and message ids were global", () => {
+  it("keeps every row where its task, session and links find it, and frees each id for other parents", async () => {
+    const now = Date.now();
+    await writeOldLedger(now, { sqliteLast: "0012_owner_namespaced_ids", pgLast: "0004_owner_namespaced_ids", rows: globalChildIdRows });
+    const g = governance();
+    const a = caller("agent-a");
+
+    // The task still holds its run, validation and artifact, linked as before, and its verdict stands on them.
+    const status = await g.getTaskStatus({ taskId: "t1", caller: a });
+    expect(status.runs.map((r) => [r.runId, r.taskId, r.status])).toEqual([["run-1", "t1", "succeeded"]]);
+    expect(status.validations.map((v) => [v.validationId, v.runId])).toEqual([["v1", "run-1"]]);
+    expect(status.artifacts.map((p) => [p.artifactId, p.taskId, p.runId])).toEqual([["c1", "t1", "run-1"]]);
+    expect(status.verdict).toEqual({ verdict: "passed", reasons: ["critic passed in validation v1"] });
+    const proofs = await g.getProofsByArtifact({ input: { artifact_type: "chunk", artifact_id: "c1" }, caller: a });
+    expect(proofs.provenance.map((p) => p.runId)).toEqual(["run-1"]);
+    expect(proofs.runs.map((r) => r.runId)).toEqual(["run-1"]);
+    expect(proofs.validations.map((v) => v.validationId)).toEqual(["v1"]);
+
+    // Retries of the old writes are still retries.
+    expect((await g.recordRunStart({ taskId: "t1", input: { run_id: "run-1", skill: "build", input_hash: HASH, runner_version: "1", output_hash: HASH, exit_code: 0, artifacts: [{ artifact_type: "chunk", artifact_id: "c1", store: "default" }] }, caller: a })).created).toBe(false);
+    expect((await g.recordValidation({ taskId: "t1", input: { validation_id: "v1", run_id: "run-1", critic_passed: true, runner_passed: null }, caller: a })).created).toBe(false);
+    expect((await g.recordOverride({ input: { override_id: "o1", note: "shipped anyway" }, actor: "agent:agent-a", tokenLabel: "tok", caller: a })).created).toBe(false);
+
+    // Another agent's task takes the same run and validation ids, and another actor the same override id: each its own row.
+    const b = caller("agent-b");
+    await g.createTask({ input: { task_id: "t2", intent: "b's work", spec: {} }, requestedBy: "agent-b" });
+    expect((await g.recordRunStart({ taskId: "t2", input: { run_id: "run-1", skill: "build", input_hash: HASH, runner_version: "2" }, caller: b })).created).toBe(true);
+    expect((await g.recordValidation({ taskId: "t2", input: { validation_id: "v1", run_id: "run-1", critic_passed: false, runner_passed: null }, caller: b })).created).toBe(true);
+    expect((await g.recordOverride({ input: { override_id: "o1", note: "b's own" }, actor: "agent:agent-b", tokenLabel: "tb", caller: b })).created).toBe(true);
+    expect((await g.getTaskStatus({ taskId: "t1", caller: a })).validations.map((v) => v.criticPassed)).toEqual([true]);
+    expect((await g.getTaskStatus({ taskId: "t2", caller: b })).validations.map((v) => [v.validationId, v.runId, v.criticPassed])).toEqual([["v1", "run-1", false]]);
+
+    // The review's transcript still verifies; its message id is free in another session, and the chain goes on.
+    expect(await g.verifyDialecticSession({ sessionId: "agent-a~r1" })).toEqual({ ok: true, messages: 1 });
+    await g.postDialecticMessage({ sessionId: "r1", agentId: "agent-b", input: { message_id: "m2", message_type: "antithesis", reasoning: "an answer after the upgrade" } });
+    expect(await g.verifyDialecticSession({ sessionId: "agent-a~r1" })).toEqual({ ok: true, messages: 2 });
+    await g.createDialecticSession({ input: { session_id: "r9", topic: "c's review" }, agentId: "agent-c" });
+    expect((await g.postDialecticMessage({ sessionId: "r9", agentId: "agent-c", input: { message_id: "m1", message_type: "thesis", reasoning: "c's thesis" } })).created).toBe(true);
+    expect((await g.getDialecticSession({ sessionId: "agent-a~r1" })).messages?.map((m) => m.id)).toEqual(["m1", "m2"]);
+
+    // The old rows kept their ids as keys; the new ones are keyed under their parent.
+    expect(await governanceSql("select run_id, client_id from skill_runs order by run_id")).toEqual([
+      { run_id: "agent-b~t2~run-1", client_id: "run-1" },
+      { run_id: "run-1", client_id: "run-1" },
+    ]);
+    expect(await governanceSql("select override_id, client_id from overrides order by override_id")).toEqual([
+      { override_id: "agent:agent-b~o1", client_id: "o1" },
+      { override_id: "o1", client_id: "o1" },
+    ]);
+    expect(await governanceSql("select id from dialectic_messages order by id")).toEqual([{ id: "agent-a~r1~m2" }, { id: "agent-c~r9~m1" }, { id: "m1" }]);
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GET as getTask } from "@/app/api/v1/tasks/[id]/route";
 import { POST as startRun } from "@/app/api/v1/tasks/[id]/runs/route";
+import { POST as finishRun } from "@/app/api/v1/tasks/[id]/runs/[runId]/finish/route";
 import { POST as validate } from "@/app/api/v1/tasks/[id]/validations/route";
 import { POST as override } from "@/app/api/v1/overrides/route";
 import { POST as provenance } from "@/app/api/v1/provenance/route";
@@ -151,5 +152,87 @@ describe("task ids are namespaced per requester", () => {
     expect((await callRoute(getTask, { token: helper, params: { id: "amb-b~shared" } })).json).toMatchObject({ task: { task_id: "shared", key: "amb-b~shared", intent: "b's" } });
     // Either owner still names its own by the bare id.
     expect((await callRoute(getTask, { token: a, params: { id: "shared" } })).json).toMatchObject({ task: { intent: "a's" } });
+  });
+});
+
+/**
+ * Run, validation, override and message ids are unique per parent (a task, an actor, a session): an id another
+ * agent used under its own task or review is free under the caller's, answered exactly as an id nobody used.
+ */
+describe("another agent's run, validation, override and message ids answer like unused ones", () => {
+  const child = { owner: "", other: "" };
+  const T0 = 1_700_000_000_000;
+  beforeAll(async () => {
+    child.owner = await seedToken({ label: "co", agent_id: "child-owner", scopes: ["write"] });
+    child.other = await seedToken({ label: "cx", agent_id: "child-other", scopes: ["write"] });
+    for (const token of [child.owner, child.other]) {
+      expect((await callRoute(createTask, { token, body: { task_id: "work", intent: "each agent's own work", spec: {} } })).status).toBe(201);
+    }
+    const own = { token: child.owner, params: { id: "work" } };
+    expect((await callRoute(startRun, { ...own, body: { run_id: "their-run", skill: "owner-skill", input_hash: HASH, runner_version: "1", started_at: T0 } })).status).toBe(201);
+    expect((await callRoute(validate, { ...own, body: { validation_id: "their-val", critic_passed: true, runner_passed: true } })).status).toBe(201);
+    expect((await callRoute(override, { token: child.owner, body: { override_id: "their-ovr", note: "the owner's" } })).status).toBe(201);
+    expect((await callRoute(createSession, { token: child.owner, body: { session_id: "their-review", topic: "t" } })).status).toBe(201);
+    expect((await callRoute(postMessage, { token: child.owner, params: { id: "their-review" }, body: { message_id: "their-msg", message_type: "thesis", reasoning: "the owner's thesis" } })).status).toBe(201);
+  });
+
+  // Each probe works under a fresh task or review of the caller's own, so what one probe wrote never answers another.
+  let parents = 0;
+  const ownTask = async () => {
+    const id = `work-${++parents}`;
+    expect((await callRoute(createTask, { token: child.other, body: { task_id: id, intent: "the other's work", spec: {} } })).status).toBe(201);
+    return id;
+  };
+  const ownReview = async () => {
+    const id = `review-${++parents}`;
+    expect((await callRoute(createSession, { token: child.other, body: { session_id: id, topic: "t" } })).status).toBe(201);
+    return id;
+  };
+  type Answer = { status: number; json: unknown; parent: string };
+  const runBody = { skill: "s", input_hash: HASH, runner_version: "1", started_at: T0 };
+  const under = async (parent: Promise<string>, call: (p: string) => Promise<{ status: number; json: unknown }>): Promise<Answer> => {
+    const p = await parent;
+    return { ...(await call(p)), parent: p };
+  };
+  const childProbes: [string, string, (id: string) => Promise<Answer>][] = [
+    ["POST /tasks/{id}/runs (run_id)", "their-run", (id) => under(ownTask(), (task) => callRoute(startRun, { token: child.other, params: { id: task }, body: { run_id: id, ...runBody } }))],
+    ["POST /tasks/{id}/runs/{runId}/finish", "their-run", (id) => under(ownTask(), (task) => callRoute(finishRun, { token: child.other, params: { id: task, runId: id }, body: { output_hash: HASH, exit_code: 0, finished_at: T0 + 1 } }))],
+    ["POST /tasks/{id}/validations (validation_id)", "their-val", (id) => under(ownTask(), (task) => callRoute(validate, { token: child.other, params: { id: task }, body: { validation_id: id, critic_passed: false, runner_passed: null } }))],
+    ["POST /tasks/{id}/validations (run_id)", "their-run", (id) => under(ownTask(), (task) => callRoute(validate, { token: child.other, params: { id: task }, body: { run_id: id, critic_passed: false, runner_passed: null } }))],
+    ["POST /overrides (override_id)", "their-ovr", (id) => under(ownTask(), (task) => callRoute(override, { token: child.other, body: { override_id: id, task_id: task, note: "the other's" } }))],
+    ["POST /dialectic/sessions/{id}/messages (message_id)", "their-msg", (id) => under(ownReview(), (review) => callRoute(postMessage, { token: child.other, params: { id: review }, body: { message_id: id, message_type: "thesis", reasoning: "r" } }))],
+    ["MCP record_run (run_id)", "their-run", (id) => under(ownTask(), (task) => mcpTool(child.other, "record_run", { task_id: task, run_id: id, ...runBody }))],
+    ["MCP finish_run", "their-run", (id) => under(ownTask(), (task) => mcpTool(child.other, "finish_run", { task_id: task, run_id: id, output_hash: HASH, exit_code: 0, finished_at: T0 + 1 }))],
+    ["MCP record_validation (validation_id)", "their-val", (id) => under(ownTask(), (task) => mcpTool(child.other, "record_validation", { task_id: task, validation_id: id, critic_passed: false, runner_passed: null }))],
+    ["MCP dialectic_post (message_id)", "their-msg", (id) => under(ownReview(), (review) => mcpTool(child.other, "dialectic_post", { session_id: review, message_id: id, message_type: "thesis", reasoning: "r" }))],
+  ];
+
+  /** The answer with the id and its parent named, and every recording time and hash masked: what is left must be the same bytes. */
+  const shown = (a: Answer, id: string) =>
+    JSON.stringify(a.json)
+      .replaceAll(a.parent, "PARENT")
+      .replaceAll(id, "ID")
+      .replace(/\b1\d{12}\b/g, "T")
+      .replace(/[0-9a-f]{64}/g, "H");
+
+  it.each(childProbes)("%s", async (_name, theirs, probe) => {
+    const unused = `${theirs.slice(0, 6)}unused-${Math.random().toString(36).slice(2, 8)}`;
+    const usedByOther = await probe(theirs);
+    const neverUsed = await probe(unused);
+    expect(usedByOther.status).toBe(neverUsed.status);
+    expect(shown(usedByOther, theirs)).toBe(shown(neverUsed, unused));
+  });
+
+  it("both agents keep their own rows under the same ids", async () => {
+    const mine = await callRoute(getTask, { token: child.owner, params: { id: "work" } });
+    expect(mine.json).toMatchObject({ runs: [{ run_id: "their-run", skill: "owner-skill" }], validations: [{ validation_id: "their-val", critic_passed: true }] });
+    // The other agent's own "work" takes the same ids as rows of its own.
+    const own = { token: child.other, params: { id: "work" } };
+    expect((await callRoute(startRun, { ...own, body: { run_id: "their-run", skill: "other-skill", input_hash: HASH, runner_version: "1" } })).status).toBe(201);
+    expect((await callRoute(validate, { ...own, body: { validation_id: "their-val", run_id: "their-run", critic_passed: false, runner_passed: null } })).status).toBe(201);
+    expect((await callRoute(getTask, own)).json).toMatchObject({ runs: [{ run_id: "their-run", skill: "other-skill" }], validations: [{ validation_id: "their-val", run_id: "their-run", critic_passed: false }] });
+    expect((await callRoute(getTask, { token: child.owner, params: { id: "work" } })).json).toMatchObject({ runs: [{ run_id: "their-run", skill: "owner-skill" }] });
+    const thread = await callRoute(getSession, { token: child.owner, params: { id: "their-review" } });
+    expect(thread.json).toMatchObject({ messages: [{ id: "their-msg", reasoning: "the owner's thesis" }] });
   });
 });

@@ -54,7 +54,10 @@ export function exportDialecticSessions<H extends LedgerHandle = GovernanceHandl
 const text = z.string().max(100_000);
 const messageRowSchema = z
   .object({
-    id: z.string().min(1).max(64),
+    /** The key (`session~id`; the id itself for messages from before ids were namespaced). */
+    id: z.string().min(1).max(300),
+    /** The id its writer chose; snapshots from before ids were namespaced have none (it is the key). */
+    clientId: z.string().min(1).max(64).optional(),
     sessionId: z.string().min(1).max(200),
     seq: z.number().int().min(1),
     agentId: z.string().min(1).max(100),
@@ -68,7 +71,13 @@ const messageRowSchema = z
     agrees: z.boolean().nullable(),
     signature: z.string().regex(/^[0-9a-f]{64}$/),
   })
-  .strict();
+  .strict()
+  // Like a session's key: `session~id` of its own session, or the bare id from before ids were namespaced.
+  .refine((m) => clientIdSchema.safeParse(m.clientId ?? m.id).success && (m.id === ownedKey({ owner: m.sessionId, clientId: m.clientId ?? m.id }) || m.id === (m.clientId ?? m.id)), {
+    message: "id must be its session's key for its clientId (session~id), or the id itself for a message from before ids were namespaced",
+    path: ["id"],
+  })
+  .transform(({ clientId, ...m }) => ({ ...m, clientId: clientId ?? m.id }));
 
 const sessionRowSchema = z
   .object({

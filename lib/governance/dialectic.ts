@@ -1,7 +1,7 @@
 import { and, asc, count as countAll, desc, eq, inArray, isNull, ne, or, sql, type AnyColumn, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import { getGovernance, type GovernanceHandle } from "../db/connection";
-import { count, engineStep, insert, insertOrIgnore, isUniqueViolation, readLedger, row, rows, select, sqlRows, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
+import { count, engineStep, insert, insertOrIgnore, readLedger, row, rows, select, sqlRows, update, writeLedger, type LedgerHandle, type Op, type OnLedger } from "../db/port";
 import type { DialecticAnnotationRow, DialecticMessageRow, DialecticSessionRow } from "../db/schema/governance";
 import { AppError } from "../errors";
 import { auditStep, type AuditEntry } from "./audit";
@@ -62,7 +62,8 @@ export const listSessionsQuerySchema = z
   })
   .strict();
 
-export type DialecticMessage = Omit<DialecticMessageRow, "proposedConditionsJson" | "observedMetricsJson" | "concernsJson"> & {
+/** `id` is the id its writer chose (unique per session); the row's key (`session~id`, or the id itself on messages from before ids were namespaced) stays inside, under the signature. */
+export type DialecticMessage = Omit<DialecticMessageRow, "proposedConditionsJson" | "observedMetricsJson" | "concernsJson" | "clientId"> & {
   proposedConditions: string[] | null;
   observedMetrics: Record<string, unknown> | null;
   concerns: string[] | null;
@@ -80,9 +81,10 @@ export type DialecticSession = Omit<DialecticSessionRow, "resolutionJson" | "cli
 export type SessionView = DialecticSession & { messages?: DialecticMessage[] };
 
 export function toMessage(row: DialecticMessageRow): DialecticMessage {
-  const { proposedConditionsJson, observedMetricsJson, concernsJson, ...rest } = row;
+  const { proposedConditionsJson, observedMetricsJson, concernsJson, clientId, ...rest } = row;
   return {
     ...rest,
+    id: clientId,
     proposedConditions: parseJsonColumnStrict<string[]>(proposedConditionsJson),
     observedMetrics: parseJsonColumnStrict<Record<string, unknown>>(observedMetricsJson),
     concerns: parseJsonColumnStrict<string[]>(concernsJson),
@@ -133,7 +135,7 @@ export function conflict({ message, session, last }: { message: string; session:
 }
 
 /** The hash chaining a message to the one before it in its session. */
-export function signMessage({ prevSignature, message: m }: { prevSignature: string; message: Omit<DialecticMessageRow, "signature"> }): string {
+export function signMessage({ prevSignature, message: m }: { prevSignature: string; message: Omit<DialecticMessageRow, "signature" | "clientId"> }): string {
   const content = canonicalJson([m.sessionId, m.seq, m.id, m.agentId, m.messageType, m.timestamp, m.reasoning, m.rootCause, m.proposedConditionsJson, m.observedMetricsJson, m.concernsJson, m.agrees]);
   return sha256Hex(`${prevSignature}\n${content}`);
 }
@@ -189,7 +191,7 @@ export function nextMessageRow({ session, tail, agentId, parsed, messageId, now 
   if (parsed.message_type !== expected.messageType) throw conflict({ message: `expected a ${expected.messageType}, got a ${parsed.message_type}`, session, last: tail.last });
   if (parsed.agrees !== undefined && parsed.message_type !== "synthesis") throw new AppError("unprocessable", "agrees belongs to synthesis messages only");
   const base = {
-    id: messageId,
+    id: ownedKey({ owner: session.sessionId, clientId: messageId }),
     sessionId: session.sessionId,
     seq: (tail.last?.seq ?? 0) + 1,
     agentId,
@@ -202,7 +204,7 @@ export function nextMessageRow({ session, tail, agentId, parsed, messageId, now 
     concernsJson: parsed.concerns ? JSON.stringify(parsed.concerns) : null,
     agrees: parsed.agrees ?? null,
   };
-  return { ...base, signature: signMessage({ prevSignature: tail.last?.signature ?? SIGNATURE_GENESIS, message: base }) };
+  return { ...base, clientId: messageId, signature: signMessage({ prevSignature: tail.last?.signature ?? SIGNATURE_GENESIS, message: base }) };
 }
 
 /** The session after a message was appended: its new tail, counted from the one before. */
@@ -220,7 +222,7 @@ export function nextSessionState({ session, row, tail, prev }: { session: Dialec
   if (row.messageType === "antithesis") return { phase: "synthesis" };
   const sameConditions = row.proposedConditionsJson === null || (prev !== undefined && canonicalJson(parseJsonColumnStrict(row.proposedConditionsJson)) === canonicalJson(parseJsonColumnStrict(prev.proposedConditionsJson)));
   if (prev && prev.agentId !== row.agentId && prev.agrees === true && row.agrees === true && sameConditions) {
-    const resolution: Resolution = { conditions: parseJsonColumnStrict<string[]>(prev.proposedConditionsJson) ?? [], agreedBy: [prev.agentId, row.agentId], messageId: row.id, seq: row.seq };
+    const resolution: Resolution = { conditions: parseJsonColumnStrict<string[]>(prev.proposedConditionsJson) ?? [], agreedBy: [prev.agentId, row.agentId], messageId: row.clientId, seq: row.seq };
     return { phase: "resolved", status: "resolved", resolutionJson: JSON.stringify(resolution) };
   }
   if (tail.synthesisRounds + 1 >= session.maxRounds) return { phase: "failed", status: "failed", failureReason: `no agreement after ${session.maxRounds} synthesis rounds` };
@@ -533,9 +535,9 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
         const shown = inSession(session);
         yield* dropCached([key]);
         const incoming = incomingMessageFacts({ agentId, parsed });
-        const already = yield* row(dialecticMessages, (m) => eq(m.id, messageId));
+        // Message ids are unique per session: another session's message with this id is another message.
+        const already = yield* row(dialecticMessages, (m) => and(eq(m.sessionId, key), eq(m.clientId, messageId)));
         if (already) {
-          if (already.sessionId !== key) throw new AppError("conflict", `message ${messageId} belongs to another session`);
           const stored = toMessage(already);
           assertSameRetry({ kind: "message", id: messageId, stored: messageFacts(stored), incoming });
           return { ok: { message: shown(stored), session: toSession({ row: session, tail: yield* readTail(key) }), created: false } };
@@ -556,11 +558,9 @@ export function postDialecticMessage<H extends LedgerHandle = GovernanceHandle>(
     if ("failedIdle" in outcome) throw outcome.failedIdle;
     return outcome.ok;
   };
+  // Posts to one session queue on its lock and message ids are unique per session, so no two posts race for one key.
   if (handle.kind !== "pg") return settle(attempt() as PostOutcome) as OnLedger<H, { message: DialecticMessage; session: DialecticSession; created: boolean }>;
-  // Only a message id reused on another session at the same moment gets a unique violation (posts to one session
-  // queue on its lock): asked again, it is answered like any later retry.
-  const once = attempt() as Promise<PostOutcome>;
-  return once.catch((e: unknown) => (isUniqueViolation(e) ? (attempt() as Promise<PostOutcome>) : Promise.reject(e))).then(settle) as OnLedger<H, { message: DialecticMessage; session: DialecticSession; created: boolean }>;
+  return (attempt() as Promise<PostOutcome>).then(settle) as OnLedger<H, { message: DialecticMessage; session: DialecticSession; created: boolean }>;
 }
 
 /** A reviewer takes an open session (one without an assigned reviewer). */

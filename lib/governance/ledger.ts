@@ -9,7 +9,7 @@ import { AppError } from "../errors";
 import { auditStep } from "./audit";
 import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema } from "../common";
-import { isKeyRef, ownedKey, ownedRefSchema, pickOwned, splitKey, type OwnedRow } from "./owned-ids";
+import { childClientId, isKeyRef, ownedKey, ownedRefSchema, pickOwned, splitKey, type OwnedRow } from "./owned-ids";
 
 export const CHECKS = ["critic", "runner"] as const;
 export type Check = (typeof CHECKS)[number];
@@ -125,14 +125,16 @@ export type Task = Omit<TaskRow, "specJson" | "requiredChecksJson" | "assigneesJ
  * (dashboard, CLI, backups), who sees everything.
  */
 export type LedgerCaller = { agentId: string; isAdmin: boolean; stores: readonly string[] | null };
-export type SkillRun = Omit<SkillRunRow, "artifactsJson"> & { artifacts: ArtifactRef[]; status: "running" | "succeeded" | "failed" };
-export type Validation = Omit<ValidationRow, "detailsJson"> & { details: unknown };
+/** Runs, validations and overrides carry the id their writer chose (unique per task, per actor), not their key. */
+export type SkillRun = Omit<SkillRunRow, "artifactsJson" | "clientId"> & { artifacts: ArtifactRef[]; status: "running" | "succeeded" | "failed" };
+export type Validation = Omit<ValidationRow, "detailsJson" | "clientId"> & { details: unknown };
+export type Override = Omit<OverrideRow, "clientId">;
 export type VerdictExplanation = { verdict: Verdict; reasons: string[] };
 export type TaskStatus = {
   task: Task;
   runs: SkillRun[];
   validations: Validation[];
-  overrides: OverrideRow[];
+  overrides: Override[];
   artifacts: ProvenanceRow[];
   verdict: VerdictExplanation;
 };
@@ -143,16 +145,21 @@ export function toTask(row: TaskRow): Task {
 }
 
 export function toRun(row: SkillRunRow): SkillRun {
-  const { artifactsJson, ...rest } = row;
+  const { artifactsJson, clientId, ...rest } = row;
   const status = row.finishedAt === null ? "running" : row.exitCode === 0 ? "succeeded" : "failed";
-  return { ...rest, artifacts: parseJsonColumnStrict<ArtifactRef[]>(artifactsJson) ?? [], status };
+  return { ...rest, runId: clientId, artifacts: parseJsonColumnStrict<ArtifactRef[]>(artifactsJson) ?? [], status };
 }
 
-/** A validation as returned (PostgreSQL's recorded_seq, its recording order, stays inside). */
+/** A validation as returned, under the ids its writers chose (PostgreSQL's recorded_seq, its recording order, stays inside). */
 export function toValidation(row: ValidationRow): Validation {
-  const { detailsJson, recordedSeq: _seq, ...rest } = row as ValidationRow & { recordedSeq?: number };
+  const { detailsJson, clientId, recordedSeq: _seq, ...rest } = row as ValidationRow & { recordedSeq?: number };
   void _seq;
-  return { ...rest, details: parseJsonColumnStrict(detailsJson) };
+  return { ...rest, validationId: clientId, runId: row.runId === null ? null : childClientId({ key: row.runId, parent: row.taskId }), details: parseJsonColumnStrict(detailsJson) };
+}
+
+export function toOverride(row: OverrideRow): Override {
+  const { clientId, ...rest } = row;
+  return { ...rest, overrideId: clientId };
 }
 
 /*
@@ -207,9 +214,11 @@ function* requireTaskVisibleTo(ref: string, caller: LedgerCaller | undefined, { 
   return task;
 }
 
-/** A row under a task as its caller knows it: the task named by the id its requester chose, not by its key. */
-function underTask<T extends { taskId: string | null }>(r: T, task: Pick<TaskRow, "taskId" | "clientId">): T {
-  return r.taskId === task.taskId ? { ...r, taskId: task.clientId } : r;
+/** A row under a task as its caller knows it: the task and a run it links named by the ids their writers chose, not by their keys. */
+function underTask<T extends { taskId: string | null; runId?: string | null }>(r: T, task: Pick<TaskRow, "taskId" | "clientId">): T {
+  if (r.taskId !== task.taskId) return r;
+  const run = typeof r.runId === "string" ? { runId: childClientId({ key: r.runId, parent: task.taskId }) } : {};
+  return { ...r, taskId: task.clientId, ...run };
 }
 
 /** Facts of another agent's row never match a retry: a stored null agent (rows from before agents were recorded) matches anyone. */
@@ -368,7 +377,8 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
       const now = Date.now();
       const finished = parsed.exit_code !== undefined;
       const values = {
-        runId,
+        runId: ownedKey({ owner: task.taskId, clientId: runId }),
+        clientId: runId,
         taskId: task.taskId,
         agentId: caller.agentId,
         skill: parsed.skill,
@@ -381,11 +391,9 @@ export function recordRunStart<H extends LedgerHandle = GovernanceHandle>({ hand
         outputRef: parsed.output_ref ?? null,
         artifactsJson: JSON.stringify(parsed.artifacts ?? []),
       };
-      // Runs of this task are serialized by the task lock; a run id reused across tasks meets the primary key.
-      const existing = yield* row(skillRuns, (t) => eq(t.runId, runId));
+      // Runs of this task are serialized by the task lock; run ids are unique per task, so another task's run with this id is another run.
+      const existing = yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, runId)));
       if (existing) {
-        // Not naming the other task: the caller may not be allowed to see it.
-        if (existing.taskId !== task.taskId) throw new AppError("conflict", `run ${runId} belongs to another task`);
         const stored = underTask(toRun(existing), task);
         // A retried start after the run finished is still the same request.
         const incoming = toRun({ ...existing, ...values, startedAt: existing.startedAt, finishedAt: finished ? existing.finishedAt : null });
@@ -409,7 +417,7 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
     handle,
     (function* () {
       const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
-      const existing = yield* row(skillRuns, (t) => and(eq(t.runId, runId), eq(t.taskId, task.taskId)));
+      const existing = yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, runId)));
       if (!existing) throw new AppError("not_found", `no run ${runId} in task ${taskId}`);
       const fields = { outputHash: parsed.output_hash, exitCode: parsed.exit_code, outputRef: parsed.output_ref ?? null, artifactsJson: JSON.stringify(parsed.artifacts ?? []) };
       if (existing.finishedAt !== null) {
@@ -419,7 +427,7 @@ export function recordRunFinish<H extends LedgerHandle = GovernanceHandle>({ han
       }
       const finishedAt = parsed.finished_at ?? Date.now();
       if (finishedAt < existing.startedAt) throw new AppError("unprocessable", "finished_at is before started_at");
-      const [finishedRun] = yield* update(skillRuns, { ...fields, finishedAt }, (t) => eq(t.runId, runId));
+      const [finishedRun] = yield* update(skillRuns, { ...fields, finishedAt }, (t) => eq(t.runId, existing.runId));
       yield* insertRunArtifacts(finishedRun, parsed.artifacts ?? [], caller.agentId);
       yield* refreshVerdict(task);
       return { run: underTask(toRun(finishedRun), task), created: true };
@@ -444,20 +452,19 @@ export function recordValidation<H extends LedgerHandle = GovernanceHandle>({ ha
     handle,
     (function* () {
       const task = yield* requireTaskVisibleTo(taskId, caller, { lock: "update" });
-      if (parsed.run_id) {
-        const runId = parsed.run_id;
-        const run = yield* row(skillRuns, (t) => eq(t.runId, runId));
-        if (!run || run.taskId !== task.taskId) throw new AppError("unprocessable", `run ${parsed.run_id} is not a run of task ${taskId}`);
-      }
+      const runId = parsed.run_id;
+      const run = runId === undefined ? undefined : yield* row(skillRuns, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, runId)));
+      if (runId !== undefined && !run) throw new AppError("unprocessable", `run ${runId} is not a run of task ${taskId}`);
+      // Compared as the caller knows them (the ids it chose), stored under their keys.
       const facts = validationFacts({ parsed, taskId: task.taskId, agentId: caller.agentId });
-      // Validations of this task are serialized by the task lock; an id reused on another task meets the primary key.
-      const existing = yield* row(validations, (t) => eq(t.validationId, validationId));
+      // Validations of this task are serialized by the task lock; validation ids are unique per task.
+      const existing = yield* row(validations, (t) => and(eq(t.taskId, task.taskId), eq(t.clientId, validationId)));
       if (existing) {
         const v = toValidation(existing);
         assertSameValidationRetry({ existing: v, facts });
         return { validation: underTask(v, task), created: false };
       }
-      const created = yield* insert(validations, { validationId, taskId: task.taskId, agentId: caller.agentId, runId: facts.runId, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
+      const created = yield* insert(validations, { validationId: ownedKey({ owner: task.taskId, clientId: validationId }), clientId: validationId, taskId: task.taskId, agentId: caller.agentId, runId: run?.runId ?? null, criticPassed: facts.criticPassed, runnerPassed: facts.runnerPassed, detailsJson: JSON.stringify(facts.details), ts: Date.now() });
       yield* refreshVerdict(task);
       return { validation: underTask(toValidation(created), task), created: true };
     })(),
@@ -470,18 +477,20 @@ type ProvenanceBatchRecord = z.output<typeof provenanceRecordSchema>;
  * The rows a provenance batch inserts, checked against the tasks and runs it
  * names (both backends): an unknown task or run is 422, and so is another
  * agent's task or a run of one (the ownership rule of requireTaskVisibleTo).
+ * A run id is unique per task: with a task_id it names that task's run,
+ * without one the one run of that id among the tasks the caller works on.
  */
 export function provenanceBatchRows({
   records,
-  knownRuns,
+  runs,
   candidates,
   recordedBy,
   caller,
   now = Date.now(),
 }: {
   records: ProvenanceBatchRecord[];
-  /** Run id → the key of its task. */
-  knownRuns: Map<string, string>;
+  /** The runs the records' run ids may name. */
+  runs: Pick<SkillRunRow, "runId" | "clientId" | "taskId">[];
   /** The tasks the records' task ids may name, and the tasks of their runs. */
   candidates: Pick<TaskRow, "taskId" | "clientId" | "requestedBy" | "assigneesJson">[];
   recordedBy: string;
@@ -493,10 +502,11 @@ export function provenanceBatchRows({
   return records.map((r, i) => {
     const task = r.task_id === undefined ? undefined : pickOwned({ visible: workable, ref: r.task_id, ownerId: caller?.agentId, view: (t) => ({ key: t.taskId, clientId: t.clientId, owner: t.requestedBy }), kind: "task" });
     if (r.task_id && !task) throw new AppError("unprocessable", `records[${i}]: no task ${r.task_id}`);
-    const runTaskKey = r.run_id === undefined ? undefined : knownRuns.get(r.run_id);
-    const runTask = runTaskKey === undefined ? undefined : byKey.get(runTaskKey);
-    if (r.run_id && !runTask) throw new AppError("unprocessable", `records[${i}]: no run ${r.run_id}`);
-    const taskId = task?.taskId ?? runTask?.taskId ?? null;
+    const named = r.run_id === undefined ? [] : runs.filter((x) => x.clientId === r.run_id && byKey.has(x.taskId) && (task === undefined || x.taskId === task.taskId));
+    if (r.run_id && named.length === 0) throw new AppError("unprocessable", `records[${i}]: no run ${r.run_id}`);
+    if (named.length > 1) throw new AppError("unprocessable", `records[${i}]: run ${r.run_id} names runs of several of your tasks; give its task_id`);
+    const run = named[0];
+    const taskId = task?.taskId ?? run?.taskId ?? null;
     return {
       artifactType: r.artifact_type,
       artifactId: r.artifact_id,
@@ -507,7 +517,7 @@ export function provenanceBatchRows({
       chunkingVersion: r.chunking_version ?? null,
       inputHash: r.input_hash,
       taskId,
-      runId: r.run_id ?? null,
+      runId: run?.runId ?? null,
       recordedBy,
       createdAt: now,
     };
@@ -530,12 +540,11 @@ export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>
     handle,
     (function* () {
       const { taskIds, runIds } = provenanceBatchLinks(records);
-      const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.runId, runIds) }) : [];
-      const knownRuns = new Map(runRows.map((r) => [r.runId, r.taskId]));
-      const runTaskKeys = [...new Set(knownRuns.values())];
+      const runRows = runIds.length ? yield* rows(skillRuns, { where: (t) => inArray(t.clientId, runIds) }) : [];
+      const runTaskKeys = [...new Set(runRows.map((r) => r.taskId))];
       const named = taskIds.length ? yield* rows(tasks, { where: (t) => and(namedBy(t, taskIds), workableBy(t, caller)) }) : [];
       const ofRuns = runTaskKeys.length ? yield* rows(tasks, { where: (t) => inArray(t.taskId, runTaskKeys) }) : [];
-      const values = provenanceBatchRows({ records, knownRuns, candidates: [...named, ...ofRuns], recordedBy, caller });
+      const values = provenanceBatchRows({ records, runs: runRows, candidates: [...named, ...ofRuns], recordedBy, caller });
       // One statement: a fact repeated within the batch or already stored is skipped by the unique key.
       const inserted = (yield* insertManyOrIgnore(provenance, values, provenanceFactKey)).length;
       return { inserted, existing: records.length - inserted };
@@ -543,28 +552,33 @@ export function recordProvenanceBatch<H extends LedgerHandle = GovernanceHandle>
   );
 }
 
-/** Overrides are never silent: the row and its audit entry commit together. With a caller (the agent API), only a task the caller works on. */
-export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, actor, tokenLabel, caller }: Handle<H> & { input: z.input<typeof recordOverrideSchema>; actor: string; tokenLabel: string; caller?: LedgerCaller }): OnLedger<H, { override: OverrideRow; created: boolean }> {
+/**
+ * Overrides are never silent: the row and its audit entry commit together.
+ * With a caller (the agent API), only a task the caller works on. Override
+ * ids are unique per actor: another actor's override with this id is another override.
+ */
+export function recordOverride<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, input, actor, tokenLabel, caller }: Handle<H> & { input: z.input<typeof recordOverrideSchema>; actor: string; tokenLabel: string; caller?: LedgerCaller }): OnLedger<H, { override: Override; created: boolean }> {
   const parsed = recordOverrideSchema.parse(input);
   const overrideId = parsed.override_id ?? newId();
+  const key = ownedKey({ owner: actor, clientId: overrideId });
   return writeLedger(
     handle,
     (function* () {
       const task = parsed.task_id ? yield* requireTaskVisibleTo(parsed.task_id, caller, { lock: "update" }) : undefined;
       const facts = { actor, tokenLabel, taskId: task?.taskId ?? null, note: parsed.note };
-      const answer = yield* insertOrRetry<typeof overrides, { override: OverrideRow; created: boolean }>(
+      const answer = yield* insertOrRetry<typeof overrides, { override: Override; created: boolean }>(
         overrides,
-        { overrideId, ts: Date.now(), ...facts },
-        (t) => eq(t.overrideId, overrideId),
-        (t) => [t.overrideId],
+        { overrideId: key, clientId: overrideId, ts: Date.now(), ...facts },
+        (t) => and(eq(t.actor, actor), eq(t.clientId, overrideId)) as SQL,
+        (t) => [t.actor, t.clientId],
         (existing) => {
           assertSameRetry({ kind: "override", id: overrideId, stored: { actor: existing.actor, tokenLabel: existing.tokenLabel, taskId: existing.taskId, note: existing.note }, incoming: facts });
-          return { override: existing, created: false };
+          return { override: toOverride(existing), created: false };
         },
-        (created) => ({ override: created, created: true }),
+        (created) => ({ override: toOverride(created), created: true }),
       );
       if (answer.created) {
-        yield* auditStep({ actor, action: "ledger.override", target: task ? `task:${task.taskId}` : `override:${overrideId}`, reason: parsed.note, details: { override_id: overrideId, token_label: tokenLabel } });
+        yield* auditStep({ actor, action: "ledger.override", target: task ? `task:${task.taskId}` : `override:${key}`, reason: parsed.note, details: { override_id: overrideId, token_label: tokenLabel } });
       }
       return task ? { ...answer, override: underTask(answer.override, task) } : answer;
     })(),
@@ -596,7 +610,7 @@ export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ h
         task,
         runs: allRuns.map((r) => ({ ...r, artifacts: r.artifacts.filter(visible) })),
         validations: vals,
-        overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(mine),
+        overrides: (yield* rows(overrides, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.ts)] })).map(toOverride).map(mine),
         artifacts: (yield* rows(provenance, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.id)] })).filter(visible).map(mine),
         verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }),
       };
@@ -699,8 +713,9 @@ export function getProofsByArtifact<H extends LedgerHandle = GovernanceHandle>({
         return task ? underTask(r, task) : r;
       };
       const linkShown = (f: ProvenanceRow): ProvenanceRow => (f.taskId === null || visibleTasks.has(f.taskId) ? known(f) : { ...f, taskId: null, runId: null });
-      const runs = runsFound.filter((r) => visibleTasks.has(r.taskId)).map(toRun);
-      const runIds = runs.map((r) => r.runId);
+      const visibleRuns = runsFound.filter((r) => visibleTasks.has(r.taskId));
+      const runs = visibleRuns.map(toRun);
+      const runIds = visibleRuns.map((r) => r.runId);
       const taskRows = distinct(facts.map((f) => f.taskId)).flatMap((id) => visibleTasks.get(id) ?? []);
       const taskIds = taskRows.map((t) => t.taskId);
       const vals =

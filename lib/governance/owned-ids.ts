@@ -17,6 +17,21 @@ export function ownedKey({ owner, clientId }: { owner: string; clientId: string 
   return `${owner}${KEY_SEPARATOR}${clientId}`;
 }
 
+/*
+ * Rows under a parent follow the same rule one level down: a run or a
+ * validation id is unique per task, a message id per session, an override id
+ * per actor. The row keeps the id as chosen (client_id) and the key
+ * `parent~id` (parent: the task's or session's key, or the actor); rows from
+ * before keep their id as key, so provenance, audit targets and message
+ * signatures that name them are unchanged. Its id never holds `~`, so the
+ * last `~` of a key ends its parent.
+ */
+
+/** The id a reference to a row under `parent` was chosen as: its key without the parent, or the key itself (a row from before ids were namespaced). */
+export function childClientId({ key, parent }: { key: string; parent: string }): string {
+  return key.startsWith(`${parent}${KEY_SEPARATOR}`) ? key.slice(parent.length + 1) : key;
+}
+
 /** A reference with `~` is a key; without, an id as its owner chose it (for rows from before ids were namespaced, also their key). */
 export function isKeyRef(ref: string): boolean {
   return ref.includes(KEY_SEPARATOR);

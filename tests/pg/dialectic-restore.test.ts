@@ -43,7 +43,7 @@ function longSession(n: number): { session: DialecticSessionRow; messages: Diale
       agrees: null,
     };
     prev = signMessage({ prevSignature: prev, message: content });
-    messages.push({ ...content, signature: prev });
+    messages.push({ ...content, clientId: content.id, signature: prev });
   }
   return { session, messages };
 }

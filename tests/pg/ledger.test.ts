@@ -28,7 +28,7 @@ describe("ledger tasks and runs on PostgreSQL", () => {
       await recordRunStart({ handle: replicas.a(), taskId: "busy", input: { run_id: runId, skill: "s", input_hash: HASH, runner_version: "1" }, caller: agent("agent:a") });
     }
     // A passing critic is on record, but runs are open: pending until the last one finishes.
-    await replicas.a().db.insert(validations).values({ validationId: "v1", taskId: "agent:a~busy", criticPassed: true, runnerPassed: null, detailsJson: "null", ts: Date.now(), agentId: "agent:a" });
+    await replicas.a().db.insert(validations).values({ validationId: "v1", clientId: "v1", taskId: "agent:a~busy", criticPassed: true, runnerPassed: null, detailsJson: "null", ts: Date.now(), agentId: "agent:a" });
     await Promise.all(
       runIds.map((runId, i) =>
         recordRunFinish({ handle: i % 2 ? replicas.a() : replicas.b(), taskId: "busy", runId, input: { output_hash: HASH, exit_code: 0 }, caller: agent("agent:a") }),

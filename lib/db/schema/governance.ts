@@ -110,6 +110,8 @@ export const skillRuns = sqliteTable(
   "skill_runs",
   {
     runId: text("run_id").primaryKey(),
+    /** The id the writer chose: unique per task. The run_id column is the internal key other rows reference (`parent~id`; the id itself on rows from before ids were namespaced). */
+    clientId: text("client_id").notNull(),
     taskId: text("task_id")
       .notNull()
       .references(() => tasks.taskId),
@@ -127,7 +129,7 @@ export const skillRuns = sqliteTable(
     /** The agent that recorded the run (NULL on rows written before it was recorded). */
     agentId: text("agent_id"),
   },
-  (t) => [index("skill_runs_task_idx").on(t.taskId, t.startedAt), index("skill_runs_skill_idx").on(t.skill)],
+  (t) => [index("skill_runs_task_idx").on(t.taskId, t.startedAt), index("skill_runs_skill_idx").on(t.skill), uniqueIndex("skill_runs_task_client_uq").on(t.taskId, t.clientId)],
 );
 export type SkillRunRow = InferSelectModel<typeof skillRuns>;
 
@@ -135,6 +137,8 @@ export const validations = sqliteTable(
   "validations",
   {
     validationId: text("validation_id").primaryKey(),
+    /** The id the writer chose: unique per task. The validation_id column is the internal key other rows reference (`parent~id`; the id itself on rows from before ids were namespaced). */
+    clientId: text("client_id").notNull(),
     taskId: text("task_id")
       .notNull()
       .references(() => tasks.taskId),
@@ -146,7 +150,7 @@ export const validations = sqliteTable(
     /** The agent that recorded the validation (NULL on rows written before it was recorded). */
     agentId: text("agent_id"),
   },
-  (t) => [index("validations_task_idx").on(t.taskId, t.ts)],
+  (t) => [index("validations_task_idx").on(t.taskId, t.ts), uniqueIndex("validations_task_client_uq").on(t.taskId, t.clientId)],
 );
 export type ValidationRow = InferSelectModel<typeof validations>;
 
@@ -181,13 +185,15 @@ export const overrides = sqliteTable(
   "overrides",
   {
     overrideId: text("override_id").primaryKey(),
+    /** The id the writer chose: unique per actor. The override_id column is the internal key other rows reference (`parent~id`; the id itself on rows from before ids were namespaced). */
+    clientId: text("client_id").notNull(),
     ts: integer("ts").notNull(),
     actor: text("actor").notNull(),
     tokenLabel: text("token_label").notNull(),
     taskId: text("task_id").references(() => tasks.taskId),
     note: text("note").notNull(),
   },
-  (t) => [index("overrides_task_idx").on(t.taskId), index("overrides_ts_idx").on(t.ts)],
+  (t) => [index("overrides_task_idx").on(t.taskId), index("overrides_ts_idx").on(t.ts), uniqueIndex("overrides_actor_client_uq").on(t.actor, t.clientId)],
 );
 export type OverrideRow = InferSelectModel<typeof overrides>;
 
@@ -227,6 +233,8 @@ export const dialecticMessages = sqliteTable(
   "dialectic_messages",
   {
     id: text("id").primaryKey(),
+    /** The id the writer chose: unique per session. The id column is the internal key other rows reference (`parent~id`; the id itself on rows from before ids were namespaced). */
+    clientId: text("client_id").notNull(),
     sessionId: text("session_id")
       .notNull()
       .references(() => dialecticSessions.sessionId),
@@ -243,7 +251,7 @@ export const dialecticMessages = sqliteTable(
     agrees: integer("agrees", { mode: "boolean" }),
     signature: text("signature").notNull(),
   },
-  (t) => [uniqueIndex("dialectic_messages_session_seq_uq").on(t.sessionId, t.seq), index("dialectic_messages_ts_idx").on(t.timestamp)],
+  (t) => [uniqueIndex("dialectic_messages_session_seq_uq").on(t.sessionId, t.seq), index("dialectic_messages_ts_idx").on(t.timestamp), uniqueIndex("dialectic_messages_session_client_uq").on(t.sessionId, t.clientId)],
 );
 export type DialecticMessageRow = InferSelectModel<typeof dialecticMessages>;
 
