@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
 import { GET as getTask } from "@/app/api/v1/tasks/[id]/route";
 import { POST as startRun } from "@/app/api/v1/tasks/[id]/runs/route";
 import { POST as finishRun } from "@/app/api/v1/tasks/[id]/runs/[runId]/finish/route";
@@ -14,8 +16,14 @@ import { POST as abandonSession } from "@/app/api/v1/dialectic/sessions/[id]/aba
 import { GET as verifySession } from "@/app/api/v1/dialectic/sessions/[id]/verify/route";
 import { GET as exportSession } from "@/app/api/v1/dialectic/sessions/[id]/export/route";
 import { handleMcpPost } from "@/lib/mcp/http";
+import { governance } from "@/lib/backend/governance";
+import { findByClientId } from "@/app/_server/pages";
+import { OwnedIdChoices } from "@/components/owned-id-choices";
+import type { OwnedChoice } from "@/lib/governance/owned-ids";
 import { seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
+
+vi.mock("server-only", () => ({}));
 
 /** One MCP tools/call, answered as { status, json }: the tool's error (or result) as the agent reads it. */
 async function mcpTool(token: string, name: string, args: Record<string, unknown>): Promise<{ status: number; json: unknown }> {
@@ -234,5 +242,39 @@ describe("another agent's run, validation, override and message ids answer like 
     expect((await callRoute(getTask, { token: child.owner, params: { id: "work" } })).json).toMatchObject({ runs: [{ run_id: "their-run", skill: "owner-skill" }] });
     const thread = await callRoute(getSession, { token: child.owner, params: { id: "their-review" } });
     expect(thread.json).toMatchObject({ messages: [{ id: "their-msg", reasoning: "the owner's thesis" }] });
+  });
+});
+
+/** The operator's pages (/ledger/tasks/<id>, /sessions/<id>): a bare id several owners chose is a choice between them, by key. */
+describe("an operator page opened with an id several agents chose", () => {
+  beforeAll(async () => {
+    for (const agent of ["page-a", "page-b"]) {
+      const token = await seedToken({ label: agent, agent_id: agent, scopes: ["write"] });
+      expect((await callRoute(createTask, { token, body: { task_id: "shared-page", intent: `${agent}'s task`, spec: {} } })).status).toBe(201);
+      expect((await callRoute(createSession, { token, body: { session_id: "shared-page", topic: `${agent}'s review` } })).status).toBe(201);
+    }
+  });
+
+  const pages: { kind: string; basePath: string; load: (id: string) => Promise<unknown>; choices: (id: string) => Promise<OwnedChoice[]>; title: (r: unknown) => string }[] = [
+    { kind: "task", basePath: "/ledger/tasks", load: (taskId: string) => governance().getTaskStatus({ taskId }), choices: (clientId: string) => governance().listTasksByClientId({ clientId }), title: (r: unknown) => (r as { task: { intent: string } }).task.intent },
+    { kind: "review", basePath: "/sessions", load: (sessionId: string) => governance().getDialecticSession({ sessionId }), choices: (clientId: string) => governance().listDialecticSessionsByClientId({ clientId }), title: (r: unknown) => (r as { topic: string }).topic },
+  ];
+
+  it.each(pages)("$basePath/<id>: a choice of each owner's $kind, linked by key; a key opens one; an unknown id is a 404", async ({ kind, basePath, load, choices, title }) => {
+    const shared = await findByClientId({ id: "shared-page", load, choices });
+    expect(shared && "choices" in shared ? shared.choices.map((c) => [c.key, c.owner]).sort() : shared).toEqual([
+      ["page-a~shared-page", "page-a"],
+      ["page-b~shared-page", "page-b"],
+    ]);
+    if (!shared || !("choices" in shared)) return;
+    const html = renderToStaticMarkup(createElement(OwnedIdChoices, { kind, id: "shared-page", basePath, backHref: basePath, backLabel: "back", choices: shared.choices }));
+    expect(html).toContain(`href="${basePath}/page-a~shared-page"`);
+    expect(html).toContain(`href="${basePath}/page-b~shared-page"`);
+    expect(html).toContain(`page-b&#x27;s ${kind}`);
+
+    const one = await findByClientId({ id: "page-b~shared-page", load, choices });
+    expect(one && "found" in one ? title(one.found) : one).toBe(`page-b's ${kind}`);
+    expect(await findByClientId({ id: "nosuch-page", load, choices })).toBeNull();
+    expect(await findByClientId({ id: "not an id!", load, choices })).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 import "server-only";
-import { ownedRefSchema } from "@/lib/governance/owned-ids";
+import { isKeyRef, ownedRefSchema, type OwnedChoice } from "@/lib/governance/owned-ids";
 import { CORE_STORE } from "@/lib/db/store-names";
 import { isAppError } from "@/lib/errors";
 import { LAST_STORE_COOKIE } from "@/lib/http/last-store";
@@ -36,10 +36,26 @@ export async function findOrNullAsync<T>(load: () => Promise<T>): Promise<T | nu
   }
 }
 
-/** A task's or review's key (or id) from the URL, checked, then loaded; a malformed or unknown one is null (the page answers 404). */
-export async function findByClientId<T>(id: string, load: (id: string) => Promise<T>): Promise<T | null> {
+/** What a task's or review's page shows for the key or id in its URL: the row, a choice between the rows of several owners, or nothing (404). */
+export type OwnedLookup<T> = { found: T } | { choices: OwnedChoice[] } | null;
+
+/**
+ * A task's or review's key (or id) from the URL, checked, then loaded; a
+ * malformed or unknown one is null (the page answers 404). A bare id that
+ * several owners chose is a choice between their rows (each linked by its key), not an error.
+ */
+export async function findByClientId<T>({ id, load, choices }: { id: string; load: (id: string) => Promise<T>; choices: (id: string) => Promise<OwnedChoice[]> }): Promise<OwnedLookup<T>> {
   const parsed = ownedRefSchema.safeParse(id);
-  return parsed.success ? findOrNullAsync(() => load(parsed.data)) : null;
+  if (!parsed.success) return null;
+  try {
+    const found = await findOrNullAsync(() => load(parsed.data));
+    return found === null ? null : { found };
+  } catch (e) {
+    if (!isAppError(e) || e.code !== "conflict" || isKeyRef(parsed.data)) throw e;
+    const named = await choices(parsed.data);
+    if (named.length < 2) throw e;
+    return { choices: named };
+  }
 }
 
 /**

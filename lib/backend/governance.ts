@@ -18,6 +18,7 @@ import {
   createDialecticSession,
   getDialecticSessionForAgent,
   listDialecticSessionsByAgent,
+  listDialecticSessionsByClientId,
   postDialecticMessage,
   sweepIdleSessionsAudited,
   verifyDialecticSession,
@@ -28,6 +29,7 @@ import {
   createTask,
   getProofsByArtifact,
   getTaskStatusById,
+  listTasksByClientId,
   listTasksByFilter,
   recordOverride,
   recordProvenanceBatch,
@@ -69,6 +71,8 @@ function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>) {
     createTask: via(createTask),
     listTasks: async ({ input, caller }: { input: ListTasksQuery; caller?: LedgerCaller }) => listTasksByFilter({ input, caller, handle: await ledger() }),
     getTaskStatus: via(getTaskStatusById),
+    /** The operator's choice where owners share a task id. */
+    listTasksByClientId: via(listTasksByClientId),
     recordRunStart: via(recordRunStart),
     recordRunFinish: via(recordRunFinish),
     recordValidation: via(recordValidation),
@@ -80,6 +84,7 @@ function ledgerMethods(ledger: () => LedgerHandle | Promise<LedgerHandle>) {
     getDialecticSessionForAgent: via(getDialecticSessionForAgent),
     /** The operator's view (dashboard, CLI): any session. */
     getDialecticSession: via(getDialecticSessionById),
+    listDialecticSessionsByClientId: via(listDialecticSessionsByClientId),
     abandonDialecticSessionAsAdmin: via(abandonDialecticSessionAsAdmin),
     annotateDialecticSession: via(annotateDialecticSession),
     listDialecticAnnotations: via(listDialecticAnnotations),

@@ -6,7 +6,7 @@ import type { DialecticAnnotationRow, DialecticMessageRow, DialecticSessionRow }
 import { AppError } from "../errors";
 import { auditStep, type AuditEntry } from "./audit";
 import { cacheSession, invalidateSession, readCachedSession } from "./dialectic-cache";
-import { ownedKey, pickOwned, splitKey, type OwnedRow } from "./owned-ids";
+import { OWNED_CHOICES_MAX, ownedKey, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, canonicalJson, clientIdSchema, likeContains, newId, parseJsonColumnStrict, sha256Hex } from "../common";
 
@@ -682,6 +682,17 @@ export function getDialecticSessionById<H extends LedgerHandle = GovernanceHandl
   return readLedger(handle, (function* () {
     return yield* sessionViewOf(yield* requireSession(sessionId, undefined), cacheFile(handle));
   })());
+}
+
+/** The operator's choice where agents share a review id: every session with that id (or that key), newest first. */
+export function listDialecticSessionsByClientId<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, clientId }: Handle<H> & { clientId: string }): OnLedger<H, OwnedChoice[]> {
+  return readLedger(
+    handle,
+    (function* () {
+      const found = yield* rows(dialecticSessions, { where: (s) => or(eq(s.clientId, clientId), eq(s.sessionId, clientId)), orderBy: (s) => [desc(s.createdAt), asc(s.sessionId)], limit: OWNED_CHOICES_MAX });
+      return found.map((s) => ({ key: s.sessionId, owner: s.pausedAgentId, title: s.topic, createdAt: s.createdAt }));
+    })(),
+  );
 }
 
 /** Detail for an agent: sessions it may not see answer like sessions that do not exist. */

@@ -9,7 +9,7 @@ import { AppError } from "../errors";
 import { auditStep } from "./audit";
 import { ledgerTables } from "./tables";
 import { agentIdSchema, assertSameRetry, clientIdSchema, epochMsSchema, newId, parseJsonColumnStrict, sha256HexSchema } from "../common";
-import { childClientId, isKeyRef, ownedKey, ownedRefSchema, pickOwned, splitKey, type OwnedRow } from "./owned-ids";
+import { childClientId, isKeyRef, OWNED_CHOICES_MAX, ownedKey, ownedRefSchema, pickOwned, splitKey, type OwnedChoice, type OwnedRow } from "./owned-ids";
 
 export const CHECKS = ["critic", "runner"] as const;
 export type Check = (typeof CHECKS)[number];
@@ -614,6 +614,17 @@ export function getTaskStatusById<H extends LedgerHandle = GovernanceHandle>({ h
         artifacts: (yield* rows(provenance, { where: (t) => eq(t.taskId, key), orderBy: (t) => [asc(t.id)] })).filter(visible).map(mine),
         verdict: explainVerdict({ requiredChecks: task.requiredChecks, runs: allRuns, validations: vals }),
       };
+    })(),
+  );
+}
+
+/** The operator's choice where owners share a task id: every task with that id (or that key), newest first. */
+export function listTasksByClientId<H extends LedgerHandle = GovernanceHandle>({ handle = getGovernance() as H, clientId }: Handle<H> & { clientId: string }): OnLedger<H, OwnedChoice[]> {
+  return readLedger(
+    handle,
+    (function* () {
+      const found = yield* rows(tasks, { where: (t) => or(eq(t.clientId, clientId), eq(t.taskId, clientId)), orderBy: (t) => [desc(t.createdAt), asc(t.taskId)], limit: OWNED_CHOICES_MAX });
+      return found.map((t) => ({ key: t.taskId, owner: t.requestedBy, title: t.intent, createdAt: t.createdAt }));
     })(),
   );
 }

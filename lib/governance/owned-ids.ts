@@ -78,6 +78,12 @@ export function pickOwned<R>({ visible, ref, ownerId, view, kind }: { visible: R
   return candidates[0];
 }
 
+/** One of the rows an id names where several owners chose it: what the operator picks from. */
+export type OwnedChoice = { key: string; owner: string; title: string; createdAt: number };
+
+/** At most this many rows are offered for one id (ids are an owner's choice; a long list is not a choice). */
+export const OWNED_CHOICES_MAX = 100;
+
 /** How a request names a task or a review: the id (as its owner chose it) or its key (`owner~id`). */
 export const ownedRefSchema = z
   .string()

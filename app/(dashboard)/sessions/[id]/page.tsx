@@ -15,19 +15,21 @@ import { requireUser } from "@/app/_server/session";
 import { findByClientId } from "@/app/_server/pages";
 import { abandonSessionAction, annotateSessionAction } from "../actions";
 import { ReasonWithAgentText } from "@/components/health-events-table";
+import { OwnedIdChoices } from "@/components/owned-id-choices";
 
 type Props = { params: Promise<{ id: string }> };
 
-async function load(id: string): Promise<SessionView> {
-  const session = await findByClientId(id, (sessionId) => timeCall({ route: "dialectic detail", fn: () => governance().getDialecticSession({ sessionId }) }));
-  if (!session) notFound();
-  return session;
-}
-
 export default async function SessionPage({ params }: Props) {
   const user = await requireUser();
-  const { id } = await params;
-  const session = await load(decodeURIComponent(id));
+  const id = decodeURIComponent((await params).id);
+  const lookup = await findByClientId<SessionView>({
+    id,
+    load: (sessionId) => timeCall({ route: "dialectic detail", fn: () => governance().getDialecticSession({ sessionId }) }),
+    choices: (clientId) => governance().listDialecticSessionsByClientId({ clientId }),
+  });
+  if (!lookup) notFound();
+  if ("choices" in lookup) return <OwnedIdChoices kind="review" id={id} basePath="/sessions" backHref="/sessions" backLabel="Sessions" choices={lookup.choices} />;
+  const session = lookup.found;
   const messages = session.messages ?? [];
   const notes = await governance().listDialecticAnnotations({ sessionId: session.key });
   const clock = sessionIdleClock({ session });

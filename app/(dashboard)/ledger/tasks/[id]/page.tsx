@@ -9,19 +9,17 @@ import type { TaskStatus } from "@/lib/governance/ledger";
 import { governance } from "@/lib/backend/governance";
 import { requireUser } from "@/app/_server/session";
 import { findByClientId } from "@/app/_server/pages";
+import { OwnedIdChoices } from "@/components/owned-id-choices";
 
 type Props = { params: Promise<{ id: string }> };
 
-async function load(id: string): Promise<TaskStatus> {
-  const status = await findByClientId(id, (taskId) => governance().getTaskStatus({ taskId }));
-  if (!status) notFound();
-  return status;
-}
-
 export default async function TaskPage({ params }: Props) {
   await requireUser();
-  const { id } = await params;
-  const { task, runs, validations, overrides, artifacts, verdict } = await load(decodeURIComponent(id));
+  const id = decodeURIComponent((await params).id);
+  const lookup = await findByClientId<TaskStatus>({ id, load: (taskId) => governance().getTaskStatus({ taskId }), choices: (clientId) => governance().listTasksByClientId({ clientId }) });
+  if (!lookup) notFound();
+  if ("choices" in lookup) return <OwnedIdChoices kind="task" id={id} basePath="/ledger/tasks" backHref="/ledger" backLabel="Ledger" choices={lookup.choices} />;
+  const { task, runs, validations, overrides, artifacts, verdict } = lookup.found;
   return (
     <div className="space-y-6">
       <div className="space-y-1">
