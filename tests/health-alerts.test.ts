@@ -7,6 +7,9 @@ import { governance } from "@/lib/backend/governance";
 import { listRecentHealthEvents, observeFailedDialecticSessions, observeStoreStatus } from "@/lib/governance/health-events";
 import { runStatusWatchPass } from "@/lib/metrics/health";
 import { freePort } from "./fixtures/next-server";
+import { createElement } from "react";
+import { renderToStaticMarkup } from "react-dom/server";
+import { ReasonWithAgentText } from "@/components/health-events-table";
 import { governanceSql, seedDocument, seedStore, useTestBackend, type TestEnv } from "./backend";
 
 type Received = { body: Record<string, unknown> };
@@ -117,6 +120,10 @@ describe("health events and the alert webhook", () => {
     await alertQueueIdle();
     // The agent's words travel apart from the system's, marked as the agent's.
     expect(receiver.state.received.map((r) => r.body)).toEqual([expect.objectContaining({ kind: "dialectic_failed", subject: session.key, reason: "abandoned by agent-a", agent_id: "agent-a", agent_text: "gave up" })]);
+    // The dashboard (Health's events, the review page) shows them apart too: the agent's words quoted under who wrote them.
+    const { failureReason } = await governance().getDialecticSession({ sessionId: session.key });
+    const html = renderToStaticMarkup(createElement(ReasonWithAgentText, { reason: failureReason ?? "" }));
+    expect(html).toMatch(/^abandoned by agent-a<blockquote[^>]*data-testid="agent-text"><span[^>]*>agent agent-a wrote \(not checked by dualmind\):<\/span><q>gave up<\/q><\/blockquote>$/);
   });
 
   it("one agent abandoning its reviews by the dozen sends at most DUALMIND_ALERTS_PER_AGENT_PER_HOUR alerts; the rest are recorded as not sent", async () => {
