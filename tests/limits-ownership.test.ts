@@ -231,6 +231,22 @@ describe("another agent's run, validation, override and message ids answer like 
     expect(shown(usedByOther, theirs)).toBe(shown(neverUsed, unused));
   });
 
+  it("a provenance record's run_id names the run of its task_id; without one, the one run of that id among the caller's tasks", async () => {
+    const token = await seedToken({ label: "pr", agent_id: "prov-agent", scopes: ["write"] });
+    for (const task of ["prov-1", "prov-2"]) {
+      expect((await callRoute(createTask, { token, body: { task_id: task, intent: task, spec: {} } })).status).toBe(201);
+      expect((await callRoute(startRun, { token, params: { id: task }, body: { run_id: "same-run", ...runBody } })).status).toBe(201);
+    }
+    const record = (extra: object) => ({ records: [{ artifact_type: "chunk", artifact_id: `c-${JSON.stringify(extra)}`, store: "default", input_hash: HASH, run_id: "same-run", ...extra }] });
+    const ambiguous = await callRoute(provenance, { token, body: record({}) });
+    expect(ambiguous.status).toBe(422);
+    expect(JSON.stringify(ambiguous.json)).toContain("give its task_id");
+    expect((await callRoute(provenance, { token, body: record({ task_id: "prov-2" }) })).json).toEqual({ inserted: 1, existing: 0 });
+    const status = await callRoute(getTask, { token, params: { id: "prov-2" } });
+    expect((status.json as { artifacts: { run_id: string; task_id: string }[] }).artifacts).toEqual([expect.objectContaining({ run_id: "same-run", task_id: "prov-2" })]);
+    expect((await callRoute(getTask, { token, params: { id: "prov-1" } })).json).toMatchObject({ artifacts: [] });
+  });
+
   it("both agents keep their own rows under the same ids", async () => {
     const mine = await callRoute(getTask, { token: child.owner, params: { id: "work" } });
     expect(mine.json).toMatchObject({ runs: [{ run_id: "their-run", skill: "owner-skill" }], validations: [{ validation_id: "their-val", critic_passed: true }] });

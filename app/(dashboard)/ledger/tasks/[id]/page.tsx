@@ -43,7 +43,7 @@ export default async function TaskPage({ params }: Props) {
           <div className="rounded border border-amber-300 bg-amber-50 p-2 text-sm" data-testid="task-overrides">
             <p className="font-medium">Overridden</p>
             {overrides.map((o) => (
-              <p key={o.overrideId}>
+              <p key={`${o.actor}~${o.overrideId}`}>
                 {formatTime(o.ts)} · {o.actor} ({o.tokenLabel}): {o.note}
               </p>
             ))}
