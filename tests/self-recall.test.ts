@@ -224,7 +224,7 @@ describe("self-recall of a store, and the model switch it gates", () => {
     expect(sw.status).toBe(200);
     expect(sw.json.self_recall).toMatchObject({ verdict: "overridden" });
     expect(sw.json.self_recall.before).toBeCloseTo(before, 6);
-    const overrides = await governanceSql<{ override_id: string; note: string; actor: string }>("select override_id, note, actor from overrides");
+    const overrides = await governanceSql<{ override_id: string; note: string; actor: string }>("select client_id as override_id, note, actor from overrides");
     expect(overrides).toHaveLength(1);
     expect(overrides[0].override_id).toBe(sw.json.self_recall.override_id);
     expect(overrides[0].note).toMatch(/model switch of store notes to openai:poor despite lower self-recall/);
