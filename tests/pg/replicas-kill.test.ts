@@ -190,7 +190,7 @@ describe("two replicas on one PostgreSQL database, one killed with SIGKILL mid-r
     // Exactly once: every acknowledged task and run is there, and nothing else of this run.
     const tasks = await pg.pool.query<{ client_id: string }>("select client_id from tasks where client_id like 'kill-t-%'");
     expect(tasks.rows.map((r) => r.client_id).sort()).toEqual([...acked.tasks].sort());
-    const runs = await pg.pool.query<{ run_id: string }>("select run_id from skill_runs where run_id like 'kill-r-%'");
+    const runs = await pg.pool.query<{ run_id: string }>("select client_id as run_id from skill_runs where client_id like 'kill-r-%'");
     expect(runs.rows.map((r) => r.run_id).sort()).toEqual([...acked.runs].sort());
     expect(acked.tasks.size).toBe(AGENTS * STEPS);
 
