@@ -19,11 +19,14 @@ import { handleMcpPost } from "@/lib/mcp/http";
 import { governance } from "@/lib/backend/governance";
 import { findByClientId } from "@/app/_server/pages";
 import { OwnedIdChoices } from "@/components/owned-id-choices";
+import { GET as dashboardExport } from "@/app/(dashboard)/sessions/[id]/export/route";
 import type { OwnedChoice } from "@/lib/governance/owned-ids";
 import { seedToken, useTestBackend, type TestEnv } from "./backend";
 import { callRoute } from "./helpers";
 
 vi.mock("server-only", () => ({}));
+// The dashboard's sign-in is not what these tests are about: every dashboard handler here runs as a signed-in viewer.
+vi.mock("@/app/_server/session", () => ({ requireRoleForAction: async () => ({ id: 1, username: "viewer", role: "viewer" }) }));
 
 /** One MCP tools/call, answered as { status, json }: the tool's error (or result) as the agent reads it. */
 async function mcpTool(token: string, name: string, args: Record<string, unknown>): Promise<{ status: number; json: unknown }> {
@@ -292,5 +295,16 @@ describe("an operator page opened with an id several agents chose", () => {
     expect(one && "found" in one ? title(one.found) : one).toBe(`page-b's ${kind}`);
     expect(await findByClientId({ id: "nosuch-page", load, choices })).toBeNull();
     expect(await findByClientId({ id: "not an id!", load, choices })).toBeNull();
+  });
+
+  it("the review's download with such an id sends the reader to the choice; by key it downloads that review", async () => {
+    const download = (id: string) => dashboardExport(new Request(`http://127.0.0.1/sessions/${id}/export`), { params: Promise.resolve({ id }) });
+    const shared = await download("shared-page");
+    expect(shared.status).toBe(303);
+    expect(shared.headers.get("location")).toBe("/sessions/shared-page");
+    const one = await download("page-a~shared-page");
+    expect(one.status).toBe(200);
+    expect((await one.json()).sessions.map((x: { topic: string }) => x.topic)).toEqual(["page-a's review"]);
+    expect((await download("nosuch-page")).status).toBe(404);
   });
 });
