@@ -33,18 +33,8 @@ export function HealthPickers({ path, range, store, stores }: { path: string; ra
       </div>
       <form method="get" action={path} aria-label="Custom time range" className="flex flex-wrap items-end gap-2">
         {store && <input type="hidden" name="store" value={store} />}
-        <div>
-          <label className="label" htmlFor="range-from">
-            From (UTC)
-          </label>
-          <input id="range-from" className="input" type="datetime-local" name="from" defaultValue={range.from} required aria-invalid={range.error ? true : undefined} aria-describedby={range.error ? "range-error" : undefined} />
-        </div>
-        <div>
-          <label className="label" htmlFor="range-to">
-            To (UTC)
-          </label>
-          <input id="range-to" className="input" type="datetime-local" name="to" defaultValue={range.to} required aria-invalid={range.error ? true : undefined} aria-describedby={range.error ? "range-error" : undefined} />
-        </div>
+        <TimeField name="from" label="From (UTC)" value={range.from} error={range.error} />
+        <TimeField name="to" label="To (UTC)" value={range.to} error={range.error} />
         <button className={custom ? "btn" : "btn-secondary"} aria-current={custom ? "true" : undefined}>
           Show range
         </button>
@@ -57,6 +47,17 @@ export function HealthPickers({ path, range, store, stores }: { path: string; ra
           {range.error}
         </p>
       )}
+    </div>
+  );
+}
+
+function TimeField({ name, label, value, error }: { name: "from" | "to"; label: string; value: string; error: string | null }) {
+  return (
+    <div>
+      <label className="label" htmlFor={`range-${name}`}>
+        {label}
+      </label>
+      <input id={`range-${name}`} className="input" type="datetime-local" name={name} defaultValue={value} required aria-invalid={error ? true : undefined} aria-describedby={error ? "range-error" : undefined} />
     </div>
   );
 }
