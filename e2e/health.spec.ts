@@ -86,8 +86,8 @@ test("Overview links its key numbers to their pages; Observability shows routes,
 
 /** The time axis's tick labels as drawn. */
 async function tickLabels(chart: Locator): Promise<string[]> {
-  await expect(chart.locator("svg .recharts-xAxis .recharts-cartesian-axis-tick-value").first()).toBeVisible();
-  return chart.locator("svg .recharts-xAxis .recharts-cartesian-axis-tick-value").allTextContents();
+  await expect(chart.locator("svg .recharts-xAxis-tick-labels .recharts-cartesian-axis-tick-value").first()).toBeVisible();
+  return chart.locator("svg .recharts-xAxis-tick-labels .recharts-cartesian-axis-tick-value").allTextContents();
 }
 
 test("A custom from/to range narrows the charts on Health and Observability, lives in the URL, and a range the rollups cannot answer says so", async ({ request, page }) => {
