@@ -9,8 +9,9 @@
  *   npx tsx scripts/screenshots.ts --prefix after
  *
  * The store holds READMEs from node_modules and a few memories; two agents
- * (critic-bot, runner-bot) write, search and validate one task (both checks
- * passing, in separate validations). Overview is taken healthy, with the
+ * (critic-bot, runner-bot) write, search and validate two tasks (one with
+ * both checks passing in separate validations, one still awaiting its runner
+ * check). Overview is taken healthy, with the
  * provider down (the stand-in stopped), and drifted (the server restarted
  * with another model). Only the chart history is not HTTP: the checkout's own
  * `metrics demo` command writes a day of it.
@@ -134,6 +135,10 @@ async function seed(): Promise<void> {
   const run = (await api("POST", `/tasks/${task.task.task_id}/runs`, { skill: "build-docs", input_hash: sha(1), runner_version: "1.0.0", output_hash: sha(2), exit_code: 0 }, agents["runner-bot"])) as { run: { run_id: string } };
   await api("POST", `/tasks/${task.task.task_id}/validations`, { run_id: run.run.run_id, critic_passed: true, runner_passed: null, details: { note: "reviewed the diff" } }, agents["critic-bot"]);
   await api("POST", `/tasks/${task.task.task_id}/validations`, { run_id: run.run.run_id, critic_passed: null, runner_passed: true, details: { note: "tests green" } }, agents["runner-bot"]);
+  // A second task whose runner check has not come in yet: awaiting, not failed.
+  const waiting = (await api("POST", "/tasks", { intent: "Weekly re-embed of the docs store", spec: { store: STORE }, required_checks: ["critic", "runner"], assignees: ["critic-bot", "runner-bot"] })) as { task: { task_id: string } };
+  const started = (await api("POST", `/tasks/${waiting.task.task_id}/runs`, { skill: "reembed", input_hash: sha(3), runner_version: "1.0.0", output_hash: sha(4), exit_code: 0 }, agents["runner-bot"])) as { run: { run_id: string } };
+  await api("POST", `/tasks/${waiting.task.task_id}/validations`, { run_id: started.run.run_id, critic_passed: true, runner_passed: null }, agents["critic-bot"]);
   // A day of chart history, written by the checkout's own CLI.
   const demo = spawnSync(process.execPath, ["node_modules/tsx/dist/cli.mjs", "scripts/cli.ts", "metrics", "demo", STORE, "--hours", "24"], { cwd: APP, env: { ...process.env, ...appEnv("fake-a") }, stdio: "pipe" });
   if (demo.status !== 0) throw new Error(`metrics demo: ${demo.stderr.toString()}`);
@@ -142,8 +147,10 @@ async function seed(): Promise<void> {
 async function shoot(page: Page, name: string, target?: Locator): Promise<void> {
   const file = path.join(OUT, `${PREFIX}-${name}.png`);
   if (target) {
-    await target.scrollIntoViewIfNeeded();
-    await target.screenshot({ path: file });
+    // The element, cut at a screen's height: what a reader sees first.
+    const box = (await target.boundingBox())!;
+    const scrollY = await page.evaluate(() => window.scrollY);
+    await page.screenshot({ path: file, fullPage: true, clip: { x: box.x, y: box.y + scrollY, width: box.width, height: Math.min(box.height, DESKTOP.height) } });
   } else await page.screenshot({ path: file });
   console.log(`${file} (${Math.round(fs.statSync(file).size / 1024)} KB)`);
 }

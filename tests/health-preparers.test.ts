@@ -347,3 +347,12 @@ describe("custom chart ranges from the URL", () => {
     expect(parseUtcTime("2026-11-28")).toBeNull();
   });
 });
+
+describe("time ticks on a phone", () => {
+  it("a 24h chart about 200 px wide still names three times of day", () => {
+    const to = Date.UTC(2026, 10, 28, 12, 7);
+    const { ticks } = timeTicks({ from: to - 86_400_000, to, width: 204 });
+    expect(ticks.length).toBeGreaterThanOrEqual(2);
+    expect(ticks.map((t) => new Date(t).toISOString().slice(11, 16))).toEqual(["16:00", "00:00", "08:00"]);
+  });
+});
