@@ -1,17 +1,8 @@
-import { execFileSync } from "node:child_process";
 import { expect, test, type Locator } from "@playwright/test";
-import { bootstrapHeaders, E2E, signIn } from "./fixtures";
+import { bootstrapHeaders, E2E, seedDemoMetrics, signIn } from "./fixtures";
 
 // Unique per run: specs share one server and DATA_DIR.
 const RUN = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e4)}`;
-
-/** Seed a day of demo metrics into the server's DATA_DIR the way an operator would: the CLI. */
-function seedDemoMetrics(stores: string[]): void {
-  execFileSync(process.execPath, ["node_modules/tsx/dist/cli.mjs", "scripts/cli.ts", "metrics", "demo", ...stores, "--hours", "24"], {
-    env: { ...process.env, DATA_DIR: process.env.E2E_DATA_DIR, DUALMIND_LOG_LEVEL: "warn" },
-    stdio: "pipe",
-  });
-}
 
 /** The chart's first line as drawn: how many measured buckets, and how many separate runs (gaps split a line). */
 async function drawnLine(chart: Locator): Promise<{ measured: number; runs: number }> {
