@@ -1,6 +1,16 @@
 "use client";
 
+import { useRouter } from "next/navigation";
+import { useEffect } from "react";
 import type { ActionResult } from "@/lib/http/action-result";
+
+/** Once an action answers with where its result now lives, go there. */
+export function useFollow(state: ActionResult<{ href: string }> | null): void {
+  const router = useRouter();
+  useEffect(() => {
+    if (state?.ok && state.data) router.push(state.data.href);
+  }, [state, router]);
+}
 
 /** What an action answered: a status line, or an alert with the fields it names. */
 export function MemoryFormStatus<T>({ state }: { state: ActionResult<T> | null }) {

@@ -1,19 +1,11 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { useActionState, useEffect, useState } from "react";
+import { useActionState, useState } from "react";
 import type { ActionResult } from "@/lib/http/action-result";
-import { FieldError, MemoryFormStatus } from "./memory-form-status";
+import { FieldError, MemoryFormStatus, useFollow } from "./memory-form-status";
 
 type Done = ActionResult<{ href: string }>;
 type Action = (prev: Done | null, form: FormData) => Promise<Done>;
-
-function useFollow(state: Done | null): void {
-  const router = useRouter();
-  useEffect(() => {
-    if (state?.ok && state.data) router.push(state.data.href);
-  }, [state, router]);
-}
 
 /** Move a memory to another category path: the new path is typed in full, prefilled with the current one. */
 export function MemoryMoveForm({ store, path, action }: { store: string; path: string; action: Action }) {

@@ -59,6 +59,15 @@ test.describe("accessibility (axe-core): no serious or critical violation on any
     });
   }
 
+  test("a chart range that cannot be shown: the alert and the marked fields beside the picker", async ({ page }) => {
+    await signIn(page, "admin", E2E.adminPassword);
+    for (const url of ["/health?from=2020-01-01T00:00&to=2020-01-02T00:00", "/observability?from=2026-01-01T00:00&to=nonsense"]) {
+      await page.goto(url);
+      await expect(page.getByTestId("range-error")).toBeVisible();
+      expect((await seriousViolations(page)).map((v) => `${url}: ${v.impact} ${v.id}: ${v.help}`)).toEqual([]);
+    }
+  });
+
   test("the sign-in page", async ({ page }) => {
     await page.goto("/login");
     expect((await seriousViolations(page)).map((v) => `${v.impact} ${v.id}: ${v.help}`)).toEqual([]);

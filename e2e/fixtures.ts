@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { expect, type Browser, type Page } from "@playwright/test";
 
 /** Fixed credentials for the e2e server (a throwaway temp DATA_DIR per run). */
@@ -60,4 +61,12 @@ export async function ensureEditor(admin: Page): Promise<void> {
   await form.getByLabel("Role").selectOption("editor");
   await form.getByRole("button", { name: "Create user" }).click();
   await expect(form.getByRole("status").or(form.getByRole("alert"))).toContainText(new RegExp(`Created editor ${EDITOR.username}|user ${EDITOR.username} already exists`));
+}
+
+/** Seed a day of demo metrics into the server's DATA_DIR the way an operator would: the CLI. */
+export function seedDemoMetrics(stores: string[]): void {
+  execFileSync(process.execPath, ["node_modules/tsx/dist/cli.mjs", "scripts/cli.ts", "metrics", "demo", ...stores, "--hours", "24"], {
+    env: { ...process.env, DATA_DIR: process.env.E2E_DATA_DIR, DUALMIND_LOG_LEVEL: "warn" },
+    stdio: "pipe",
+  });
 }

@@ -1,17 +1,8 @@
-import { execFileSync } from "node:child_process";
 import { expect, test, type Locator } from "@playwright/test";
-import { bootstrapHeaders, E2E, signIn } from "./fixtures";
+import { bootstrapHeaders, E2E, seedDemoMetrics, signIn } from "./fixtures";
 
 // Unique per run: specs share one server and DATA_DIR.
 const RUN = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e4)}`;
-
-/** Seed a day of demo metrics into the server's DATA_DIR the way an operator would: the CLI. */
-function seedDemoMetrics(stores: string[]): void {
-  execFileSync(process.execPath, ["node_modules/tsx/dist/cli.mjs", "scripts/cli.ts", "metrics", "demo", ...stores, "--hours", "24"], {
-    env: { ...process.env, DATA_DIR: process.env.E2E_DATA_DIR, DUALMIND_LOG_LEVEL: "warn" },
-    stdio: "pipe",
-  });
-}
 
 /** The chart's first line as drawn: how many measured buckets, and how many separate runs (gaps split a line). */
 async function drawnLine(chart: Locator): Promise<{ measured: number; runs: number }> {
@@ -82,6 +73,72 @@ test("Overview links its key numbers to their pages; Observability shows routes,
   await expect(page.getByTestId("db-files")).toContainText("governance.db");
   await expect(page.getByTestId("audit-tail")).toContainText("store.create");
   await page.screenshot({ path: "e2e/screenshots/observability.png", fullPage: true });
+});
+
+/** The time axis's tick labels as drawn. */
+async function tickLabels(chart: Locator): Promise<string[]> {
+  await expect(chart.locator("svg .recharts-xAxis-tick-labels .recharts-cartesian-axis-tick-value").first()).toBeVisible();
+  return chart.locator("svg .recharts-xAxis-tick-labels .recharts-cartesian-axis-tick-value").allTextContents();
+}
+
+test("A custom from/to range narrows the charts on Health and Observability, lives in the URL, and a range the rollups cannot answer says so", async ({ request, page }) => {
+  const store = `range-${RUN}`;
+  expect((await request.post("/api/v1/stores", { headers: bootstrapHeaders(), data: { name: store } })).status()).toBe(201);
+  seedDemoMetrics([store]);
+  await signIn(page, "admin", E2E.adminPassword);
+  await page.goto(`/health?range=24h&store=${store}`);
+  const backlog = page.getByTestId("chart-backlog");
+  const day = await drawnLine(backlog);
+  expect(day.measured).toBeGreaterThan(60);
+  await expect(backlog).toContainText("of 96 buckets measured");
+  const dayTicks = await tickLabels(backlog);
+
+  // Two hours ending three hours ago, typed into the picker (UTC, as the page says).
+  const minute = 60_000;
+  const end = Math.floor(Date.now() / minute) * minute - 3 * 60 * minute;
+  const start = end - 120 * minute;
+  const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+  const picker = page.getByRole("form", { name: "Custom time range" });
+  await picker.getByLabel("From (UTC)").fill(new Date(start).toISOString().slice(0, 16));
+  await picker.getByLabel("To (UTC)").fill(new Date(end).toISOString().slice(0, 16));
+  await picker.getByRole("button", { name: "Show range" }).click();
+  await expect(page).toHaveURL(new RegExp(`store=${store}&from=.+&to=`));
+  await expect(page.getByTestId("range-shown")).toContainText(`${hhmm(start)} – ${hhmm(end)} UTC in buckets of 1 minute`);
+  for (const preset of ["1h", "24h", "7d", "30d"]) await expect(page.getByRole("navigation", { name: "Time range" }).getByRole("link", { name: preset })).not.toHaveAttribute("aria-current", "true");
+
+  // The data and the axis follow: 120 minute buckets, measured ones drawn, ticks inside the two hours.
+  await expect(backlog).toContainText("of 120 buckets measured");
+  const narrow = await drawnLine(backlog);
+  expect(narrow.measured).toBeGreaterThan(100);
+  expect(narrow.measured).toBeLessThanOrEqual(120);
+  const ticks = await tickLabels(backlog);
+  expect(ticks).not.toEqual(dayTicks);
+  for (const t of ticks) expect(t >= hhmm(start) && t <= hhmm(end), `${t} within ${hhmm(start)}–${hhmm(end)}`).toBe(true);
+
+  // The link reproduces the view, and the store picker keeps the range.
+  const shared = page.url();
+  await page.goto(shared);
+  await expect(page.getByTestId("chart-backlog")).toContainText("of 120 buckets measured");
+  await expect(page.getByRole("navigation", { name: "Store" }).getByRole("link", { name: "all stores" })).toHaveAttribute("href", /from=.+&to=/);
+
+  // Observability takes the same range.
+  await page.goto(`/observability?${new URL(shared).search.slice(1).replace(`store=${store}&`, "")}`);
+  await expect(page.getByTestId("chart-route-latency")).toContainText("of 120 buckets measured");
+  await expect(page.getByRole("heading", { name: /^Routes \(/ })).toContainText(`${hhmm(start)} – ${hhmm(end)} UTC`);
+
+  // Older than the hour rollups keep: said, and the preset shown instead.
+  await page.goto(`/health?store=${store}&from=2020-01-01T00:00&to=2020-01-02T00:00`);
+  await expect(page.getByTestId("range-error")).toContainText("Metrics are kept for 365 days");
+  await expect(page.getByRole("navigation", { name: "Time range" }).getByRole("link", { name: "24h" })).toHaveAttribute("aria-current", "true");
+  await expect(page.getByTestId("chart-backlog")).toContainText("of 96 buckets measured");
+
+  // On a phone the picker and the chart fit the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.goto(shared);
+  await expect(page.getByTestId("chart-backlog")).toContainText("of 120 buckets measured");
+  const box = await page.getByRole("form", { name: "Custom time range" }).boundingBox();
+  expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+  expect(await page.evaluate(() => document.scrollingElement!.scrollWidth)).toBeLessThanOrEqual(390);
 });
 
 test("Prometheus metrics need a token from outside, and carry the stores' health gauges", async ({ request }) => {

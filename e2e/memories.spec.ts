@@ -72,8 +72,11 @@ test.describe.serial("memories you can manage", () => {
     // Full-text search inside Memories finds it at its new path.
     await page.getByRole("search", { name: "Search memories" }).getByLabel("Search text").fill("quokka monday");
     await page.getByRole("search", { name: "Search memories" }).getByRole("button", { name: "Search" }).click();
-    await expect(page.getByTestId("memory-search-results").getByRole("link", { name: "archive/2026/release" })).toBeVisible();
-    await page.getByTestId("memory-search-results").getByRole("link", { name: "archive/2026/release" }).click();
+    // Each hit is named by its title (its first heading) with its path beside it.
+    const hit = page.getByTestId("memory-search-results").getByTestId("memory-search-hit");
+    await expect(hit.getByRole("link", { name: "Release plan" })).toBeVisible();
+    await expect(hit.getByTestId("memory-search-hit-path")).toHaveText("archive/2026/release");
+    await hit.getByRole("link", { name: "Release plan" }).click();
 
     // Delete asks first; "Keep it" keeps it.
     await view.getByRole("button", { name: "Delete…" }).click();

@@ -1,12 +1,15 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { bootstrapHeaders, E2E, ensureRoleUsers, ROLE_USERS, signIn } from "./fixtures";
+import { bootstrapHeaders, E2E, ensureRoleUsers, ROLE_USERS, seedDemoMetrics, signIn } from "./fixtures";
 
 /**
- * Two people's flows end to end, as they would walk them, at a desk and on a
- * phone. A reviewer asks "what did agent X do last night, and was it
+ * Each persona's flows end to end, as they would walk them, at a desk and on
+ * a phone. A reviewer asks "what did agent X do last night, and was it
  * checked?"; an admin checks a store's embeddings, then gets back a memory
- * someone deleted. Everything is seeded through the agent API; every step
- * asserts what the person sees.
+ * someone deleted; a team member finds a page and a memory by their titles;
+ * an observability reviewer looks at last night's charts over a range of
+ * their own; an agent developer sets up MCP and sees their agent's writes.
+ * Everything is seeded through the agent API (chart history by the CLI);
+ * every step asserts what the person sees.
  */
 
 const RUN = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e4)}`;
@@ -125,6 +128,84 @@ for (const vp of VIEWPORTS) {
       await page.goto(`/memories?store=${store}&path=ops/restore-drill`);
       await page.getByTestId("memory-moved").getByRole("link", { name: "runbooks/restore-drill" }).click();
       await expect(page.getByTestId("memory-view")).toContainText("quarterly restore drill");
+    });
+
+    test(`a team member finds a page and a memory by their titles and comes back to the results (${vp.name})`, async ({ page, request }) => {
+      const store = `e2e-team-${RUN}-${vp.name}`;
+      expect((await request.post("/api/v1/stores", { headers: bootstrapHeaders(), data: { name: store } })).status()).toBe(201);
+      const docs = [{ path: "guides/setup.md", content: "# Setting up your machine\n\nInstall the wombat toolkit, then sign in to the build farm." }];
+      expect((await request.put(`/api/v1/stores/${store}/documents`, { headers: bootstrapHeaders(), data: { documents: docs } })).status()).toBe(200);
+      expect((await request.post(`/api/v1/stores/${store}/memories`, { headers: bootstrapHeaders(), data: { path: "team/onboarding", body: "# Onboarding checklist\n\nAsk for a laptop and the wombat badge." } })).status()).toBe(201);
+      await signIn(page, ROLE_USERS.viewer.username, ROLE_USERS.viewer.password);
+
+      // Search names the page by its title; the reader leads back to the same results.
+      await page.goto(`/search?store=${store}&q=wombat+toolkit&mode=fts`);
+      await page.getByTestId("search-results").getByRole("link", { name: "Setting up your machine" }).click();
+      await expect(page.getByRole("heading", { level: 1, name: "guides/setup.md" })).toBeVisible();
+      await page.getByTestId("reader-back-to-search").click();
+      await expect(page).toHaveURL(/q=wombat/);
+      await expect(page.getByTestId("search-results").getByRole("link", { name: "Setting up your machine" })).toBeVisible();
+
+      // Memories' own search: the title, the path beside it, and the memory one click away.
+      await page.goto(`/memories?store=${store}&q=badge`);
+      const hit = page.getByTestId("memory-search-hit");
+      await expect(hit.getByTestId("memory-search-hit-path")).toHaveText("team/onboarding");
+      await hit.getByRole("link", { name: "Onboarding checklist" }).click();
+      await expect(page.getByTestId("memory-view")).toContainText("Ask for a laptop");
+    });
+
+    test(`an observability reviewer reads last night on the charts over a range of their own (${vp.name})`, async ({ page, request }) => {
+      const store = `e2e-obs-${RUN}-${vp.name}`;
+      expect((await request.post("/api/v1/stores", { headers: bootstrapHeaders(), data: { name: store } })).status()).toBe(201);
+      seedDemoMetrics([store]);
+      await signIn(page, ROLE_USERS.viewer.username, ROLE_USERS.viewer.password);
+
+      await page.goto(`/health?store=${store}`);
+      await expect(page.getByTestId("chart-backlog")).toContainText("of 96 buckets measured");
+      // Last night: eight hours, on the hour, ending two hours ago, in buckets of five minutes.
+      const hour = 3_600_000;
+      const now = Math.floor(Date.now() / hour) * hour;
+      const picker = page.getByRole("form", { name: "Custom time range" });
+      await picker.getByLabel("From (UTC)").fill(new Date(now - 10 * hour).toISOString().slice(0, 16));
+      await picker.getByLabel("To (UTC)").fill(new Date(now - 2 * hour).toISOString().slice(0, 16));
+      await picker.getByRole("button", { name: "Show range" }).click();
+      await expect(page.getByTestId("range-shown")).toContainText("in buckets of 5 minutes");
+      await expect(page.getByTestId("chart-backlog")).toContainText("of 96 buckets measured");
+      const range = new URL(page.url()).search.replace(`store=${store}&`, "");
+
+      // The same night's API traffic, route by route, with the key columns in view.
+      await page.goto(`/observability${range}`);
+      await expect(page.getByRole("heading", { name: /^Routes \(/ })).toContainText("UTC");
+      const routes = page.getByTestId("route-table");
+      await expect(routes).toContainText("GET /stores/{store}/search");
+      const p95 = routes.locator('td[data-label="p95 (est.)"]').first();
+      await p95.scrollIntoViewIfNeeded();
+      await expect(p95).toBeInViewport({ ratio: 1 });
+    });
+
+    test(`an agent developer sets up MCP from any folder and sees what their agent wrote (${vp.name})`, async ({ page, request }) => {
+      const store = `e2e-dev-${RUN}-${vp.name}`;
+      const agent = `dev-agent-${RUN}-${vp.name}`;
+      expect((await request.post("/api/v1/stores", { headers: bootstrapHeaders(), data: { name: store } })).status()).toBe(201);
+      await signIn(page, "admin", E2E.adminPassword);
+
+      // The stdio entry launches this installation's CLI by its absolute path, with its data dir; it can be copied.
+      await page.goto("/api-docs");
+      const config = page.getByTestId("mcp-config");
+      await expect(config).toContainText('"cwd"');
+      await expect(config).toContainText('"DATA_DIR"');
+      await expect(config).toContainText("scripts/dualmind.mjs");
+      await expect(config).not.toContainText('"npx"');
+      await expect(page.getByRole("button", { name: /Copy configuration/ })).toBeVisible();
+      // The token it needs is one link away.
+      await page.getByRole("link", { name: "create one on the Admin page" }).click();
+      await expect(page).toHaveURL(/\/admin/);
+
+      // The agent writes with its token; its activity shows it.
+      const headers = await agentToken(request, agent);
+      expect((await request.post(`/api/v1/stores/${store}/memories`, { headers, data: { path: "dev/first-write", body: "# First write\n\nHello from the agent." } })).status()).toBe(201);
+      await page.goto(`/activity?agent=${agent}`);
+      await expect(page.getByTestId("activity-table")).toContainText(`store:${store}/memory:dev/first-write`);
     });
   });
 }

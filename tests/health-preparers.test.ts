@@ -17,6 +17,7 @@ import {
   windowForRange,
   type SnapshotBucketRow,
 } from "@/lib/metrics/preparers";
+import { chartRangeQuery, isLongRange, MAX_CHART_BUCKETS, MAX_TIME_PARAM_CHARS, parseChartRange, parseUtcTime } from "@/lib/metrics/time-range";
 
 const T0 = Date.UTC(2026, 10, 22, 12, 0, 0);
 const MIN = 60_000;
@@ -264,5 +265,94 @@ describe("chart annotations", () => {
     expect(lines).toHaveLength(MAX_CHART_ANNOTATIONS);
     expect(lines.at(-1)).toEqual({ t: 9_000, label: "reindex failed" });
     expect(lines[0].t).toBe(2_000 + 19 * 100);
+  });
+});
+
+describe("custom chart ranges from the URL", () => {
+  const NOW = Date.UTC(2026, 10, 28, 12, 7, 30);
+  const HOUR = 60 * MIN;
+
+  it("no from/to is the preset (24h when unknown), with the picker prefilled from its window", () => {
+    const r = parseChartRange({ range: "7d", now: NOW });
+    expect(r.key).toBe("7d");
+    expect(r.window).toEqual(windowForRange({ range: "7d", now: NOW }));
+    expect(r.from).toBe("2026-11-21T12:07");
+    expect(r.to).toBe("2026-11-28T12:07");
+    expect(r.error).toBeNull();
+    expect(parseChartRange({ range: "2y", now: NOW }).key).toBe("24h");
+  });
+
+  it("a from/to range gets the bucket its length needs, aligned to bucket edges, and its URL reproduces it", () => {
+    const two = parseChartRange({ from: "2026-11-28T08:00", to: "2026-11-28T10:00", now: NOW });
+    expect(two.key).toBe("custom");
+    expect(two.window).toEqual({ from: Date.UTC(2026, 10, 28, 8), to: Date.UTC(2026, 10, 28, 10), stepMs: MIN });
+    expect(bucketStarts(two.window)).toHaveLength(120);
+    expect(two.label).toBe("2026-11-28 08:00 – 10:00 UTC");
+    expect(chartRangeQuery(two)).toBe("from=2026-11-28T08%3A00&to=2026-11-28T10%3A00");
+    const again = parseChartRange({ from: "2026-11-28T08:00", to: "2026-11-28T10:00", now: NOW });
+    expect(again.window).toEqual(two.window);
+
+    expect(parseChartRange({ from: "2026-11-27T00:00", to: "2026-11-28T00:00", now: NOW }).window.stepMs).toBe(5 * MIN);
+    expect(parseChartRange({ from: "2026-11-25T00:00", to: "2026-11-28T00:00", now: NOW }).window.stepMs).toBe(15 * MIN);
+    const month = parseChartRange({ from: "2026-10-01T00:00", to: "2026-11-01T00:00", now: NOW });
+    expect(month.window.stepMs).toBe(6 * HOUR);
+    expect(bucketStarts(month.window).length).toBeLessThanOrEqual(MAX_CHART_BUCKETS);
+    const odd = parseChartRange({ from: "2026-11-28T08:03", to: "2026-11-28T11:59", now: NOW });
+    expect(odd.window.from % odd.window.stepMs).toBe(0);
+    expect(odd.window.to % odd.window.stepMs).toBe(0);
+    expect(isLongRange(month)).toBe(true);
+    expect(isLongRange(two)).toBe(false);
+  });
+
+  it("a short range older than the minute rows is shown by the hour, and says so", () => {
+    const r = parseChartRange({ from: "2026-11-10T08:00", to: "2026-11-10T10:00", now: NOW });
+    expect(r.error).toBeNull();
+    expect(r.window.stepMs).toBe(HOUR);
+    expect(r.notes.join(" ")).toMatch(/Minute detail is kept for 7 days/);
+  });
+
+  it("an end in the future is moved to now and said", () => {
+    const r = parseChartRange({ from: "2026-11-28T11:00", to: "2026-11-29T11:00", now: NOW });
+    expect(r.window.to).toBe(Date.UTC(2026, 10, 28, 12, 8));
+    expect(r.notes.join(" ")).toMatch(/future/);
+    expect(r.to).toBe("2026-11-29T11:00");
+  });
+
+  it("a range the rollups cannot answer, or that is not a range, says why and shows the preset", () => {
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ from: "2026-11-28T10:00" }, /needs both from and to/],
+      [{ from: "yesterday", to: "2026-11-28T10:00" }, /from is not a time/],
+      [{ from: "2026-11-28T10:00", to: "2026-02-31T10:00" }, /to is not a time/],
+      [{ from: "2026-11-28T10:00", to: "2026-11-28T09:00" }, /from must be before to/],
+      [{ from: "2026-11-29T10:00", to: "2026-11-30T09:00" }, /before now/],
+      [{ from: "2026-11-28T10:00", to: "2026-11-28T10:05" }, /at least 10 minutes/],
+      [{ from: "2025-01-01T00:00", to: "2025-02-01T00:00" }, /kept for 365 days: from must be after 2025-11-28 12:07 UTC/],
+      [{ from: "2026-11-28T10:00" + "0".repeat(40), to: "2026-11-28T11:00" }, /from is not a time/],
+    ];
+    for (const [q, message] of cases) {
+      const r = parseChartRange({ range: "1h", ...q, now: NOW });
+      expect(r.error, JSON.stringify(q)).toMatch(message);
+      expect(r.error).toMatch(/the 1h range is shown/);
+      expect(r.key).toBe("1h");
+      expect(r.window).toEqual(windowForRange({ range: "1h", now: NOW }));
+      expect(r.from.length).toBeLessThanOrEqual(MAX_TIME_PARAM_CHARS);
+    }
+  });
+
+  it("reads seconds and a trailing Z, and nothing else", () => {
+    expect(parseUtcTime("2026-11-28T10:00:30Z")).toBe(Date.UTC(2026, 10, 28, 10, 0, 30));
+    expect(parseUtcTime("2026-11-28T10:00")).toBe(Date.UTC(2026, 10, 28, 10));
+    expect(parseUtcTime("2026-11-28T10:00+02:00")).toBeNull();
+    expect(parseUtcTime("1764324000000")).toBeNull();
+    expect(parseUtcTime("2026-11-28")).toBeNull();
+  });
+});
+
+describe("time ticks on a phone", () => {
+  it("a 24h chart about 200 px wide still names three times of day", () => {
+    const to = Date.UTC(2026, 10, 28, 12, 7);
+    const { ticks } = timeTicks({ from: to - 86_400_000, to, width: 204 });
+    expect(ticks.length).toBeGreaterThanOrEqual(2);
+    expect(ticks.map((t) => new Date(t).toISOString().slice(11, 16))).toEqual(["16:00", "00:00", "08:00"]);
   });
 });

@@ -8,6 +8,7 @@ import { generateDemoSnapshots } from "@/lib/metrics/demo";
 import { getOverviewNumbers, loadHealthDashboard, loadObservabilityDashboard } from "@/lib/metrics/health";
 import { listLatencyBucketsByWindow, listRouteTotalsByWindow } from "@/lib/metrics/series";
 import { prepareLatencySeries, prepareRouteTable, windowForRange } from "@/lib/metrics/preparers";
+import { parseChartRange } from "@/lib/metrics/time-range";
 import { recallBackend } from "@/lib/recall/backend";
 import { asAnotherReplica, drainEmbeddings, seedDocument, sqliteOnlyCheck, seedStore, seedTrace, useTestBackend, type TestEnv } from "./backend";
 
@@ -111,6 +112,25 @@ describe("latency rollups", () => {
 });
 
 describe("store snapshots and the Health page data", () => {
+  it("a custom range from the URL gives both pages its window: its buckets, and only what happened inside it", async () => {
+    await seedStore("notes");
+    await seedDocument("notes", "a.md", "# Alpha\n\nsome text about sqlite and vectors");
+    await metricsBackend().snapshotAllStores({ now: NOW - 3 * 60 * MIN });
+    await metricsBackend().snapshotAllStores({ now: NOW });
+    recordRequest({ route: "GET /stores/{store}/search", status: 200, ms: 4, now: NOW - 3 * 60 * MIN });
+    recordRequest({ route: "GET /stores/{store}/search", status: 200, ms: 4, now: NOW });
+    flushLatencyRollups();
+    const range = parseChartRange({ from: "2026-11-22T08:00", to: "2026-11-22T10:00", now: NOW });
+    const d = await loadHealthDashboard({ store: "notes", range: "24h", window: range.window, now: NOW });
+    expect(d.series).toHaveLength(120);
+    expect(d.series.filter((p) => p.backlog !== null).map((p) => p.t)).toEqual([NOW - 3 * 60 * MIN - 30_000]);
+    const o = await loadObservabilityDashboard({ range: "24h", window: range.window, now: NOW });
+    expect(o.allRoutes).toHaveLength(120);
+    await sqliteOnlyCheck("route totals from this process's rollups (with DATABASE_URL Observability reads the shared ones: the replica test below)", () =>
+      expect(o.routes.map((r) => [r.route, r.count])).toEqual([["GET /stores/{store}/search", 1]]),
+    );
+  });
+
   it("a snapshot measures the real store: backlog before the worker runs, coverage after", async () => {
     await seedStore("notes");
     await seedDocument("notes", "a.md", "# Alpha\n\nsome text about sqlite and vectors");

@@ -113,10 +113,10 @@ async function recallQualityPg({ stores, window }: { stores: string[]; window: W
   return { perStore, rows };
 }
 
-/** The store picked (unknown stores fall back to "all"), the stores it covers, and the range's window: both backends. */
-function healthSelection({ stores, store, range, now }: { stores: string[]; store: string; range: RangeKey; now: number }) {
+/** The store picked (unknown stores fall back to "all"), the stores it covers, and the window (a custom one, else the range's): both backends. */
+function healthSelection({ stores, store, range, now, window }: { stores: string[]; store: string; range: RangeKey; now: number; window?: Window }) {
   const selected = stores.includes(store) ? store : ALL_STORES;
-  return { selected, scope: selected === ALL_STORES ? stores : [selected], window: windowForRange({ range, now }) };
+  return { selected, scope: selected === ALL_STORES ? stores : [selected], window: window ?? windowForRange({ range, now }) };
 }
 
 /**
@@ -137,10 +137,10 @@ function withRecallFromLogs(snapshots: SnapshotBucketRow[], recall: SnapshotBuck
  * The Health page on PostgreSQL: live status per store, health events, every replica's workers, and the
  * history from the shared snapshots and latency rollups (lib/metrics/engines/pg.ts), recall from the recall logs.
  */
-async function loadHealthDashboardPg({ store, range, now }: { store: string; range: RangeKey; now: number }): Promise<HealthDashboard> {
+async function loadHealthDashboardPg({ store, range, now, window: custom }: { store: string; range: RangeKey; now: number; window?: Window }): Promise<HealthDashboard> {
   const pg = getPg();
   const stores = pg ? await listStoreNamesPg({ pg: await pg }) : [];
-  const { selected, scope, window } = healthSelection({ stores, store, range, now });
+  const { selected, scope, window } = healthSelection({ stores, store, range, now, window: custom });
   const perStore = await getLiveStoreStatusesPg({ include: (s) => scope.includes(s) });
   const recall = await recallQualityPg({ stores: scope, window });
   const snapshots = scope.length ? await readPg<SnapshotBucketRow>(snapshotBucketsRead({ window, stores: scope })) : [];
@@ -163,12 +163,12 @@ async function loadHealthDashboardPg({ store, range, now }: { store: string; ran
   };
 }
 
-/** Everything the Health page draws, for one store or all of them ("all"). Unknown stores fall back to "all". */
-export async function loadHealthDashboard({ store, range, now = Date.now() }: { store: string; range: RangeKey; now?: number }): Promise<HealthDashboard> {
+/** Everything the Health page draws, for one store or all of them ("all"), over `window` (a custom range) or the range ending now. Unknown stores fall back to "all". */
+export async function loadHealthDashboard({ store, range, now = Date.now(), window: custom }: { store: string; range: RangeKey; now?: number; window?: Window }): Promise<HealthDashboard> {
   // With DATABASE_URL the stores are PostgreSQL's, never DATA_DIR's local ones.
-  if (storesOnPostgres()) return loadHealthDashboardPg({ store, range, now });
+  if (storesOnPostgres()) return loadHealthDashboardPg({ store, range, now, window: custom });
   const stores = listStoreNames();
-  const { selected, scope, window } = healthSelection({ stores, store, range, now });
+  const { selected, scope, window } = healthSelection({ stores, store, range, now, window: custom });
   const perStore = await getLiveStoreStatuses({ stores: scope });
   const latest = getLatestSnapshotsByStore({ stores: scope });
   const snapshotsAsOf = [...latest.values()].reduce<number | null>((acc, s) => (acc === null || s.ts > acc ? s.ts : acc), null);
@@ -366,9 +366,9 @@ export type ObservabilityDashboard = {
   dialecticCreate: LatencyPoint[];
 };
 
-/** Route latency and error rates over the range, plus session-creation latency (the "dialectic create" timing): every replica's requests with DATABASE_URL. */
-export async function loadObservabilityDashboard({ range, now = Date.now() }: { range: RangeKey; now?: number }): Promise<ObservabilityDashboard> {
-  const window = windowForRange({ range, now });
+/** Route latency and error rates over `window` (a custom range) or the range ending now, plus session-creation latency (the "dialectic create" timing): every replica's requests with DATABASE_URL. */
+export async function loadObservabilityDashboard({ range, now = Date.now(), window: custom }: { range: RangeKey; now?: number; window?: Window }): Promise<ObservabilityDashboard> {
+  const window = custom ?? windowForRange({ range, now });
   const latency = async (routes?: string[]) => (storesOnPostgres() ? latencyRowsOf(await readPg(latencyBucketsRead({ window, routes }))) : listLatencyBucketsByWindow({ window, routes }));
   return {
     range,

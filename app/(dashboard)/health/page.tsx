@@ -9,7 +9,8 @@ import { WorkerStateCard } from "@/components/worker-state-card";
 import { getConfig } from "@/lib/config";
 import { formatCount, formatPercent, formatTime } from "@/lib/format";
 import { ALL_STORES, getStoreStatusDetail, loadHealthDashboard } from "@/lib/metrics/health";
-import { chartAnnotations, parseRange, throughputUnitOf } from "@/lib/metrics/preparers";
+import { chartAnnotations, throughputUnitOf } from "@/lib/metrics/preparers";
+import { chartRangeQuery, isLongRange, parseChartRange } from "@/lib/metrics/time-range";
 import { stores as storesBackend } from "@/lib/stores/backend";
 import { UnindexableFiles } from "@/components/unindexable-files";
 import { describeEmbeddingActionAction, embeddingAdminAction } from "../stores/[store]/embed-actions";
@@ -23,8 +24,9 @@ const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) 
 export default async function HealthPage({ searchParams }: { searchParams: Promise<Params> }) {
   const user = await requireUser();
   const sp = await searchParams;
-  const d = await loadHealthDashboard({ store: one(sp.store) ?? ALL_STORES, range: parseRange(one(sp.range)) });
-  const longRange = d.range === "7d" || d.range === "30d";
+  const range = parseChartRange({ range: one(sp.range), from: one(sp.from), to: one(sp.to) });
+  const d = await loadHealthDashboard({ store: one(sp.store) ?? ALL_STORES, range: range.key === "custom" ? "24h" : range.key, window: range.window });
+  const longRange = isLongRange(range);
   // Lines on the charts for what explains a change: a model switch, a reindex, a store's status alert.
   const covered = new Set(d.perStore.map((s) => s.store));
   const reindexes = (await storesBackend().listLatestJobs()).filter((j) => covered.has(j.store));
@@ -43,7 +45,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Health</h1>
-      <HealthPickers path="/health" range={d.range} store={d.store} stores={d.stores} />
+      <HealthPickers path="/health" range={range} store={d.store} stores={d.stores} />
       {unindexable.map((u) => (
         <UnindexableFiles key={u.store} store={u.store} files={u.files} />
       ))}
@@ -62,7 +64,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
             {d.perStore.map((s) => (
               <tr key={s.store}>
                 <td data-label="Store">
-                  <a className="text-blue-700 underline" href={`/health?range=${d.range}&store=${encodeURIComponent(s.store)}`}>
+                  <a className="text-blue-700 underline" href={`/health?${chartRangeQuery(range)}&store=${encodeURIComponent(s.store)}`}>
                     {s.store}
                   </a>
                 </td>
@@ -81,7 +83,7 @@ export default async function HealthPage({ searchParams }: { searchParams: Promi
       {d.postgres && (
         <section className="card space-y-2" aria-labelledby="recall-quality-heading" data-testid="health-recall-quality">
           <h2 id="recall-quality-heading" className="font-semibold">
-            Recall quality ({d.range})
+            Recall quality ({range.label})
           </h2>
           <table tabIndex={0} className="data">
             <thead>

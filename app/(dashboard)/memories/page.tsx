@@ -51,13 +51,18 @@ function draftOf(m: MemoryWithBody): MemoryDraft {
 }
 
 /** Full-text hits of memories only (the one search entry point, kind=memory), one row per memory. */
-async function searchMemories({ store, q, category, page }: { store: string; q: string; category: string | undefined; page: number }): Promise<{ hits: SearchHit[]; hasMore: boolean } | { error: string }> {
+async function searchMemories({ store, q, category, page }: { store: string; q: string; category: string | undefined; page: number }): Promise<{ hits: SearchHit[]; titles: Map<string, string>; hasMore: boolean } | { error: string }> {
   const input = searchInputSchema.safeParse({ q, mode: "fts", kind: "memory", prefix: category ? `memory/${category}/` : undefined, limit: String(PAGE_SIZE), offset: String((page - 1) * PAGE_SIZE) });
   if (!input.success) return { error: input.error.issues.map((i) => i.message).join("; ") };
   try {
     const result = await storesBackend().search({ store, input: { ...input.data, include_core: false } });
     const seen = new Set<string>();
-    return { hits: result.results.filter((h) => !seen.has(h.path) && seen.add(h.path)), hasMore: result.hasMore };
+    const hits = result.results.filter((h) => !seen.has(h.path) && seen.add(h.path));
+    // Named as the search page names documents (first heading, else first line, else file name); a hit without one keeps its path.
+    const titles = await storesBackend()
+      .documentTitles({ store, paths: hits.map((h) => h.path) })
+      .catch(() => new Map<string, string>());
+    return { hits, titles, hasMore: result.hasMore };
   } catch (e) {
     if (isAppError(e)) return { error: e.message };
     throw e;
@@ -265,10 +270,15 @@ export default async function MemoriesPage({ searchParams }: { searchParams: Pro
               </p>
               <ul className="space-y-2">
                 {search.hits.map((h) => (
-                  <li key={h.path}>
-                    <Link className="font-mono text-sm text-blue-700 underline" href={viewHref(memoryPathOfDoc(h.path))}>
-                      {memoryPathOfDoc(h.path)}
-                    </Link>
+                  <li key={h.path} data-testid="memory-search-hit">
+                    <p className="flex flex-wrap items-baseline gap-x-2">
+                      <Link className="font-medium text-blue-700 underline" href={viewHref(memoryPathOfDoc(h.path))}>
+                        {search.titles.get(h.path) ?? memoryPathOfDoc(h.path)}
+                      </Link>
+                      <span className="break-all font-mono text-xs text-slate-600" data-testid="memory-search-hit-path">
+                        {memoryPathOfDoc(h.path)}
+                      </span>
+                    </p>
                     <p className="text-xs text-slate-600">{h.snippet}</p>
                   </li>
                 ))}

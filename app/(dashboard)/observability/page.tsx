@@ -7,7 +7,7 @@ import { formatBytes, formatCount, formatNumber, formatTime } from "@/lib/format
 import { governance } from "@/lib/backend/governance";
 import { loadObservabilityDashboard } from "@/lib/metrics/health";
 import { listDatabaseFiles } from "@/lib/metrics/dashboard-views";
-import { parseRange } from "@/lib/metrics/preparers";
+import { isLongRange, parseChartRange } from "@/lib/metrics/time-range";
 
 type Params = Record<string, string | string[] | undefined>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
@@ -19,8 +19,9 @@ const codes = (entries: [string, number][]) => entries.map(([code, n]) => `${cod
 export default async function ObservabilityPage({ searchParams }: { searchParams: Promise<Params> }) {
   await requireUser();
   const sp = await searchParams;
-  const d = await loadObservabilityDashboard({ range: parseRange(one(sp.range)) });
-  const longRange = d.range === "7d" || d.range === "30d";
+  const range = parseChartRange({ range: one(sp.range), from: one(sp.from), to: one(sp.to) });
+  const d = await loadObservabilityDashboard({ range: range.key === "custom" ? "24h" : range.key, window: range.window });
+  const longRange = isLongRange(range);
   const dialectic = await governance().getDialecticActivity({});
   const files = await listDatabaseFiles();
   const auditEntries = (await governance().countGovernanceRows({})).auditEntries;
@@ -28,7 +29,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
   return (
     <div className="space-y-4">
       <h1 className="text-2xl font-semibold">Observability</h1>
-      <HealthPickers path="/observability" range={d.range} />
+      <HealthPickers path="/observability" range={range} />
       <div className="grid gap-4 lg:grid-cols-2">
         <ChartTimeSeries
           title="API latency (all routes)"
@@ -45,7 +46,7 @@ export default async function ObservabilityPage({ searchParams }: { searchParams
       </p>
       <section className="card" aria-labelledby="routes-heading">
         <h2 id="routes-heading" className="mb-2 text-lg font-medium">
-          Routes ({d.range})
+          Routes ({range.label})
         </h2>
         {d.routes.length === 0 ? (
           <p className="text-sm text-slate-600">No requests recorded in this range.</p>
