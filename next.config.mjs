@@ -2,7 +2,7 @@ import fs from "node:fs";
 
 // The agent API's plain paths skip the proxy (proxy.ts); their security headers are set here, from the same values.
 const security = JSON.parse(fs.readFileSync(new URL("./lib/http/security-headers.json", import.meta.url), "utf8"));
-const apiHeaders = [...Object.entries(security.headers), ["Content-Security-Policy", Object.entries(security.policy).map(([d, v]) => `${d} ${v}`).join("; ")]];
+const apiHeaders = [...Object.entries(security.headers), ["Content-Security-Policy", Object.entries({ ...security.policy, ...security.policyWithoutPage }).map(([d, v]) => `${d} ${v}`).join("; ")]];
 
 /** @type {import('next').NextConfig} */
 const nextConfig = {

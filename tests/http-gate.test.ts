@@ -156,4 +156,14 @@ describe("the proxy's matcher and the API's headers", () => {
     applySecurityHeaders({ headers: proxied, policy: contentSecurityPolicy() });
     expect(Object.fromEntries(rules[0].headers.map((h) => [h.key.toLowerCase(), h.value]))).toEqual(Object.fromEntries(proxied.entries()));
   });
+
+  it("those header values hold no colon, so Next sets them as written instead of compiling each as a path pattern per request", async () => {
+    const configFile = "../next.config.mjs";
+    const nextConfig = ((await import(/* @vite-ignore */ configFile)) as { default: NextConfig }).default;
+    const [rule] = await nextConfig.headers!();
+    expect(rule.headers.filter((h) => h.value.includes(":"))).toEqual([]);
+    // Pages keep inline images (charts, avatars): only answers that render no page drop data: and blob:.
+    expect(contentSecurityPolicy({ nonce: createNonce() })).toContain("img-src 'self' data: blob:");
+    expect(contentSecurityPolicy()).toContain("img-src 'self';");
+  });
 });

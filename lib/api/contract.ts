@@ -17,7 +17,7 @@
  * names the field, so every route test is a contract test.
  */
 import { z, type ZodType } from "zod";
-import { defOf, wrappedSchema } from "./zod-def";
+import { defOf, wrappedSchema, type ZodDef } from "./zod-def";
 import { getConfig } from "../config";
 import { AppError, ERROR_STATUS } from "../errors";
 
@@ -33,10 +33,26 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The domain key a declared wire key is read from, or null when the value has neither spelling. */
-function sourceKey(value: Record<string, unknown>, key: string): string | null {
+function sourceKey(value: Record<string, unknown>, key: string, camel = camelOf(key)): string | null {
   if (key in value) return key;
-  const camel = camelOf(key);
   return camel in value ? camel : null;
+}
+
+type ObjectFields = { fields: { key: string; camel: string; child: ZodType }[]; keepsUndeclared: boolean };
+
+/** Schemas are built once at module load, so an object's declared keys and their camelCase spellings are worked out once (toWire runs on every answer). */
+const objectFieldsCache = new WeakMap<ZodType, ObjectFields>();
+
+function objectFields(schema: ZodType, def: ZodDef): ObjectFields {
+  let found = objectFieldsCache.get(schema);
+  if (!found) {
+    found = {
+      fields: Object.entries(def.shape ?? {}).map(([key, child]) => ({ key, camel: camelOf(key), child })),
+      keepsUndeclared: !!def.catchall && defOf(def.catchall).type !== "never",
+    };
+    objectFieldsCache.set(schema, found);
+  }
+  return found;
 }
 
 /** How well a value fits one branch of a union: declared keys present; -1 when a literal field says it is another branch. */
@@ -92,17 +108,19 @@ export function toWire({ schema, value, opts = { undeclared: "strip" } }: { sche
     case "object": {
       if (!isPlainObject(value)) return value;
       const out: Record<string, unknown> = {};
-      const used = new Set<string>();
-      for (const [key, child] of Object.entries(def.shape ?? {})) {
-        const from = sourceKey(value, key);
-        if (from === null) continue;
-        used.add(from);
-        out[key] = toWire({ schema: child, value: value[from], opts });
-      }
+      const { fields, keepsUndeclared } = objectFields(schema, def);
       // Undeclared keys go out only where the schema allows extra keys (a catchall or a loose object); a strict or
       // plain object strips them, so a domain field nobody declared (a hash, an internal id) never leaks in production.
       // Under test the response check refuses them instead, naming the field.
-      if (opts.undeclared === "keep" || (def.catchall && defOf(def.catchall).type !== "never")) {
+      const keep = opts.undeclared === "keep" || keepsUndeclared;
+      const used = keep ? new Set<string>() : null;
+      for (const { key, camel, child } of fields) {
+        const from = sourceKey(value, key, camel);
+        if (from === null) continue;
+        used?.add(from);
+        out[key] = toWire({ schema: child, value: value[from], opts });
+      }
+      if (used) {
         for (const [key, v] of Object.entries(value)) if (!used.has(key) && !(key in out)) out[key] = v;
       }
       return out;

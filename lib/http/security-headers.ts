@@ -32,7 +32,7 @@ export function createNonce(): string {
 export function contentSecurityPolicy({ nonce, dev = false }: { nonce?: string; dev?: boolean } = {}): string {
   if (!nonce && !dev) return PLAIN_POLICY;
   const script = [values.policy["script-src"], ...(nonce ? [`'nonce-${nonce}'`, "'strict-dynamic'"] : []), ...(dev ? ["'unsafe-eval'"] : [])];
-  return policyText({ ...values.policy, "script-src": script.join(" ") });
+  return policyText({ ...values.policy, ...(nonce ? {} : values.policyWithoutPage), "script-src": script.join(" ") });
 }
 
 function policyText(policy: Record<string, string>): string {
@@ -41,8 +41,14 @@ function policyText(policy: Record<string, string>): string {
     .join("; ");
 }
 
-/** The policy without a nonce: the same for every answer, so made once. */
-const PLAIN_POLICY = policyText(values.policy);
+/**
+ * The policy without a nonce: the same for every answer, so made once. Those
+ * answers render no page (API, refusals, build files), so they allow no inline
+ * images either (no `data:`/`blob:`): no value of these headers holds a colon,
+ * which Next would otherwise compile as a path pattern on every request it
+ * sets them on (next.config.mjs, for the plain API paths).
+ */
+const PLAIN_POLICY = policyText({ ...values.policy, ...values.policyWithoutPage });
 
 /** Set the security headers (and this policy) on a response's headers. */
 export function applySecurityHeaders({ headers, policy }: { headers: Headers; policy: string }): void {

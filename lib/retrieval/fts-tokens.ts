@@ -142,9 +142,16 @@ export function phraseTokens({ tokenize, phrases }: { tokenize: string; phrases:
 const MAX_CACHED_TOKENS = 10_000;
 const tokenCache = new Map<string, string | null>();
 
+const databaseFiles = new WeakMap<Database.Database, Map<string, string>>();
+
 /** The file behind an attached schema ('' for an in-memory or temporary database, whose values are never kept). */
 export function databaseFileOf({ db, schema }: { db: Database.Database; schema: string }): string {
-  return (preparedOnce({ sqlite: db, sql: "select file from pragma_database_list where name = ?", mode: "pluck" }).get(schema) as string | undefined) ?? "";
+  // Asked several times a search; a schema's file is fixed while the connection is open (nothing detaches), and the pragma costs more than the reads it keys.
+  const known = databaseFiles.get(db)?.get(schema);
+  if (known !== undefined) return known;
+  const file = (preparedOnce({ sqlite: db, sql: "select file from pragma_database_list where name = ?", mode: "pluck" }).get(schema) as string | undefined) ?? "";
+  if (file) databaseFiles.set(db, (databaseFiles.get(db) ?? new Map()).set(schema, file));
+  return file;
 }
 
 const MAX_STATE_MEMOS = 4096;
