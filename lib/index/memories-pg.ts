@@ -7,8 +7,8 @@ import { AppError } from "../errors";
 import { appendAuditPg, listAuditByTargetsPg } from "../governance/audit";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
-import { deleteDocumentByPathPg, ingestDocumentPg } from "./ingest-pg";
-import type { IngestResult } from "./ingest";
+import { inCallerTx } from "../db/port";
+import { deleteDocumentOp, ingestDocumentsInTx, type IngestResult } from "./ingest";
 import { withStoreQuotaPg } from "./store-quota";
 import {
   CATEGORY_FILE,
@@ -88,7 +88,7 @@ export async function putMemoryTextPg({ tx, memoryPath, text, mtime }: { tx: PgS
     .values(row)
     .onConflictDoUpdate({ target: memories.path, set, setWhere: sql`${memories.content} is distinct from excluded.content` });
   await ensureCategoryPathPg(tx, m.category);
-  return ingestDocumentPg({ tx, path: memoryDocPath(memoryPath), origin: "file", text, mtime: m.updatedAt });
+  return (await ingestDocumentsInTx({ tx, docs: [{ path: memoryDocPath(memoryPath), origin: "file", text, mtime: m.updatedAt }] }))[0];
 }
 
 /**
@@ -105,7 +105,7 @@ export async function reindexMarkedMemoriesPg({ tx }: { tx: PgStoreTx }): Promis
 
 async function removeMemoryPg(tx: PgStoreTx, memoryPath: string): Promise<boolean> {
   const gone = await tx.delete(memories).where(eq(memories.path, memoryPath)).returning({ path: memories.path });
-  await deleteDocumentByPathPg({ tx, path: memoryDocPath(memoryPath) });
+  await inCallerTx(tx, deleteDocumentOp(memoryDocPath(memoryPath)));
   await pruneCategoriesPg(tx);
   return gone.length > 0;
 }

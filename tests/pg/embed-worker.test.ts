@@ -8,7 +8,7 @@ import type { EmbeddingProvider, EmbedTask } from "@/lib/embed/types";
 import { resetHoldsForTests } from "@/lib/embed/healing";
 import { MAX_EMBED_ATTEMPTS } from "@/lib/embed/worker";
 import { drainEmbedQueuesPg, getEmbedBacklogPg, listParkedEmbeddingsPg, processEmbedBatchPg, retryParkedEmbeddingsPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
-import { putDocumentsPg } from "@/lib/index/ingest-pg";
+import { putDocuments } from "@/lib/index/ingest";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
 import { resetConfigForTests } from "@/lib/config";
@@ -34,7 +34,7 @@ beforeEach(async () => {
 /** Every document's text is unique, so each chunk is one distinct text (the provider call log shows each embed). */
 async function ingest(n: number, prefix = "doc"): Promise<number> {
   const documents = Array.from({ length: n }, (_, i) => ({ path: `${prefix}/${i}.md`, content: `# Note ${prefix} ${i}\n\nThe ${prefix} number ${i} talks about topic ${i * 7} and nothing else.` }));
-  const results = await putDocumentsPg({ handle: storeA, input: putDocumentsSchema.parse({ documents }), actor: "agent:a" });
+  const results = await putDocuments({ handle: storeA, input: putDocumentsSchema.parse({ documents }), actor: "agent:a" });
   return results.reduce((s, r) => s + r.insertedChunkRowids.length, 0);
 }
 
@@ -233,11 +233,11 @@ describe("the embed queue on PostgreSQL", () => {
 
   it("identical text is embedded once per model (the embedding cache)", async () => {
     const same = "A paragraph that two documents share word for word.";
-    await putDocumentsPg({ handle: storeA, input: putDocumentsSchema.parse({ documents: [{ path: "one.md", content: same }] }), actor: "agent:a" });
+    await putDocuments({ handle: storeA, input: putDocumentsSchema.parse({ documents: [{ path: "one.md", content: same }] }), actor: "agent:a" });
     const seen: string[] = [];
     const embedder = loggingEmbedder(new BuiltinProvider({ dimension: 64 }), seen);
     await drainEmbedQueuesPg({ handles: [storeA], embedder });
-    await putDocumentsPg({ handle: storeA, input: putDocumentsSchema.parse({ documents: [{ path: "two.md", content: same }] }), actor: "agent:a" });
+    await putDocuments({ handle: storeA, input: putDocumentsSchema.parse({ documents: [{ path: "two.md", content: same }] }), actor: "agent:a" });
     const r = await processEmbedBatchPg({ handle: storeA, embedder });
     expect(r).toMatchObject({ claimed: 1, cached: 1, embedded: 1 });
     expect(seen).toHaveLength(1);
