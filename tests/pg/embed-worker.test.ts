@@ -7,7 +7,8 @@ import { OpenAICompatibleProvider } from "@/lib/embed/providers/openai";
 import type { EmbeddingProvider, EmbedTask } from "@/lib/embed/types";
 import { resetHoldsForTests } from "@/lib/embed/healing";
 import { MAX_EMBED_ATTEMPTS } from "@/lib/embed/worker";
-import { drainEmbedQueuesPg, getEmbedBacklogPg, listParkedEmbeddingsPg, processEmbedBatchPg, retryParkedEmbeddingsPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
+import { drainEmbedQueuesPg, getEmbedBacklogPg, processEmbedBatchPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
+import { listParkedEmbeddings, retryParkedEmbeddings } from "@/lib/embed/queue";
 import { putDocuments } from "@/lib/index/ingest";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
@@ -176,12 +177,12 @@ describe("the embed queue on PostgreSQL", () => {
       fake.state.refuseTexts.add(texts[0].text);
       const back = await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w", now: () => clock });
       expect(back).toMatchObject({ claimed: inserted, embedded: inserted - 1, failed: 1, parked: 1, held: 0 });
-      const parked = await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => listParkedEmbeddingsPg({ tx }) });
+      const parked = await listParkedEmbeddings({ handle: storeA });
       expect(parked).toEqual([expect.objectContaining({ kind: "chunk", attempts: 1, lastError: expect.stringMatching(/^bad_request: .*\(400\)/) })]);
 
       // An admin puts it back in line once the input is accepted (audited): it is embedded.
       fake.state.refuseTexts.clear();
-      expect(await retryParkedEmbeddingsPg({ handle: storeB, actor: "user:admin" })).toBe(1);
+      expect(await retryParkedEmbeddings({ handle: storeB, actor: "user:admin" })).toBe(1);
       const audit = (await replicas.a().pool.query("select actor, details from audit_log where action = 'store.embeddings.retry_parked'")).rows;
       expect(audit).toHaveLength(1);
       expect(audit[0].actor).toBe("user:admin");
@@ -196,7 +197,7 @@ describe("the embed queue on PostgreSQL", () => {
       fake.state.defaultMode = "wrong_dim";
       const r = await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w" });
       expect(r).toMatchObject({ claimed: inserted, embedded: 0, parked: inserted });
-      const parked = await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => listParkedEmbeddingsPg({ tx }) });
+      const parked = await listParkedEmbeddings({ handle: storeA });
       expect(parked).toHaveLength(inserted);
       expect(parked[0].attempts).toBe(1);
       expect(parked[0].lastError).toBe("dimension_mismatch: provider returned a 31-d vector; expected 32");
