@@ -17,6 +17,7 @@ import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { FILE_PREFIXES, kindForPath, normalizeRelativePath } from "./paths";
 import { sha256Hex } from "../common";
 import { pushTo } from "../collections";
+import { preparedOnce } from "../db/statements";
 import { withinStoreQuota } from "./store-quota";
 
 export type IngestResult = {
@@ -178,7 +179,7 @@ function* replaceChunks(docs: ChunkPlan[]): Op<IngestResult[]> {
     results.push(result);
   }
   const removed = results.flatMap((r) => r.removedChunkRowids);
-  for (const ids of slices(removed)) yield* sqlRun(sql`delete from chunks where id in ${ids}`);
+  yield* deleteChunks(removed);
   yield* moveChunks(moved);
   const inserted: { id: number; chunkId: string; chunkSha256: string }[] = [];
   for (const slice of slices(rows)) inserted.push(...(yield* insertChunks(slice)));
@@ -189,11 +190,24 @@ function* replaceChunks(docs: ChunkPlan[]): Op<IngestResult[]> {
 
 // ---- what each engine does beside the rows: full-text statistics, vectors ---------------
 
+/** Remove chunks (with their full-text rows: SQLite's by trigger, a statement each as FTS5 takes them best; PostgreSQL's bm25 statistics by trigger). */
+function deleteChunks(ids: number[]): Op<void> {
+  return engineStep({
+    sqlite: (h) => {
+      const del = preparedOnce({ sqlite: h.sqlite, sql: "delete from chunks where id = ?" });
+      for (const id of ids) del.run(id);
+    },
+    pg: async (tx) => {
+      for (const slice of slices(ids)) await tx.execute(sql`delete from chunks where id in ${slice}`);
+    },
+  });
+}
+
 /** Kept chunks' new byte ranges: a statement each on SQLite, one for the set on PostgreSQL. */
 function moveChunks(moved: { id: number; startByte: number; endByte: number }[]): Op<void> {
   return engineStep({
     sqlite: (h) => {
-      const move = h.sqlite.prepare("update chunks set start_byte = ?, end_byte = ? where id = ?");
+      const move = preparedOnce({ sqlite: h.sqlite, sql: "update chunks set start_byte = ?, end_byte = ? where id = ?" });
       for (const m of moved) move.run(m.startByte, m.endByte, m.id);
     },
     pg: async (tx) => {
@@ -212,7 +226,10 @@ function moveChunks(moved: { id: number; startByte: number; endByte: number }[])
  */
 function insertChunks(rows: NewChunk[]): Op<{ id: number; chunkId: string; chunkSha256: string }[]> {
   return engineStep({
-    sqlite: (h) => h.db.insert(chunksTable).values(rows).returning({ id: chunksTable.id, chunkId: chunksTable.chunkId, chunkSha256: chunksTable.chunkSha256 }).all(),
+    sqlite: (h) => {
+      const insert = preparedOnce({ sqlite: h.sqlite, sql: "insert into chunks(chunk_id, doc_id, chunk_index, chunk_sha256, chunking_version, start_byte, end_byte, text) values (?, ?, ?, ?, ?, ?, ?, ?)" });
+      return rows.map((c) => ({ id: Number(insert.run(c.chunkId, c.docId, c.chunkIndex, c.chunkSha256, c.chunkingVersion, c.startByte, c.endByte, c.text).lastInsertRowid), chunkId: c.chunkId, chunkSha256: c.chunkSha256 }));
+    },
     pg: async (tx) => {
       const terms = new Map<string, ChunkTerms>();
       const values = chunkTermsOf(rows.map((r) => r.text)).map((t, j) => {
