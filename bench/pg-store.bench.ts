@@ -2,7 +2,7 @@
  * The store index on PostgreSQL beside SQLite, in the same run, on the same
  * synthesized notes (bench/corpus.ts): 6,000 notes, 10,169 chunks (BENCH_PG_STORE_NOTES
  * changes the note count):
- * - ingest: the documents API's domain path (putDocuments / putDocumentsPg),
+ * - ingest: the documents API's domain path (putDocuments, one function for both engines),
  *   batches of 200 notes as an agent sends them;
  * - full-text: the one search entry point of each backend (searchStore /
  *   searchStorePg, mode=fts, group=chunk), two-word queries, p50/p95;
