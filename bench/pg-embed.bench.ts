@@ -18,7 +18,7 @@ import { withStoreTx, type PgStoreHandle } from "../lib/db/pg-store";
 import { computeFingerprint } from "../lib/embed/providers";
 import { BuiltinProvider } from "../lib/embed/providers/builtin";
 import { drainEmbedQueuesPg } from "../lib/index/embed-queue-pg";
-import { putDocumentsPg } from "../lib/index/ingest-pg";
+import { putDocuments } from "../lib/index/ingest";
 import { putDocumentsSchema } from "../lib/index/ingest";
 import { createStorePg, openStorePg } from "../lib/stores/stores-pg";
 import { benchPostgres } from "./pg-server";
@@ -40,7 +40,7 @@ export default async function pgEmbedBench(): Promise<void> {
     const notes = notesBetween({ windows: loadTextWindows(20_000), from: 0, to: NOTES });
     for (let at = 0; at < notes.length; at += 200) {
       const documents = notes.slice(at, at + 200).map((n) => ({ path: n.path, content: n.text }));
-      await putDocumentsPg({ handle: stores[0], input: putDocumentsSchema.parse({ documents }), actor: "bench" });
+      await putDocuments({ handle: stores[0], input: putDocumentsSchema.parse({ documents }), actor: "bench" });
     }
     const provider = new BuiltinProvider({});
     const embedder = { provider, fingerprint: computeFingerprint(provider) };

@@ -2,7 +2,7 @@
  * The store index on PostgreSQL beside SQLite, in the same run, on the same
  * synthesized notes (bench/corpus.ts): 6,000 notes, 10,169 chunks (BENCH_PG_STORE_NOTES
  * changes the note count):
- * - ingest: the documents API's domain path (putDocuments / putDocumentsPg),
+ * - ingest: the documents API's domain path (putDocuments, one function for both engines),
  *   batches of 200 notes as an agent sends them;
  * - full-text: the one search entry point of each backend (searchStore /
  *   searchStorePg, mode=fts, group=chunk), two-word queries, p50/p95;
@@ -33,7 +33,6 @@ import { migrateStoreSchema, useStoreSchema, withStoreTx, type SqlRunner } from 
 import { BuiltinProvider } from "../lib/embed/providers/builtin";
 import { computeFingerprint } from "../lib/embed/providers";
 import { putDocuments, putDocumentsSchema } from "../lib/index/ingest";
-import { putDocumentsPg } from "../lib/index/ingest-pg";
 import { searchInputSchema, searchStore } from "../lib/index/search";
 import { searchStorePg } from "../lib/index/search-pg";
 import { EXACT_SCAN_LIMIT, hnswIndexName, listChunksWithoutEmbeddingPg, normalizeVector, pgvectorSupportPg, putChunkEmbeddingsPg, vectorNeighboursPg } from "../lib/index/vectors-pg";
@@ -120,7 +119,7 @@ async function serverBench(): Promise<void> {
       await createStorePg({ pg, input: { name: "bench" }, actor: "bench" });
       const handle = await openStorePg({ pg, store: "bench" });
       const t0 = performance.now();
-      for (const b of batches) await putDocumentsPg({ handle, input: b, actor: "bench" });
+      for (const b of batches) await putDocuments({ handle, input: b, actor: "bench" });
       const ingestMs = performance.now() - t0;
       const chunks = await withStoreTx({ handle, work: async (tx) => ((await tx.execute(sql`select count(*)::int as n from chunks`)).rows[0] as { n: number }).n });
       const t = await timeAll(queries, async (q) => (await searchStorePg({ handle, core: null, input: input(q) })).results.length);
@@ -184,7 +183,7 @@ async function rankingQuality(pg: Awaited<ReturnType<typeof openPgHandle>>): Pro
   });
   await createStorePg({ pg, input: { name: "quality" }, actor: "bench" });
   const handle = await openStorePg({ pg, store: "quality" });
-  for (const b of batches) await putDocumentsPg({ handle, input: b, actor: "bench" });
+  for (const b of batches) await putDocuments({ handle, input: b, actor: "bench" });
   for (const [label, params] of modes) {
     const engine: DocEngine = { label: `PostgreSQL idf × ts_rank: ${label}`, search: async (q) => (await searchStorePg({ handle, core: null, input: searchInputSchema.parse({ q, limit: CHUNK_DEPTH, ...params }) })).results.map((h) => h.path) };
     rows.push(await evaluateDocEngine(engine, queries));

@@ -1,7 +1,9 @@
-import { desc, isNotNull } from "drizzle-orm";
+import { desc, isNotNull, sql } from "drizzle-orm";
 import type { StoreHandle } from "../db/connection";
+import { engineStep, read, select, sqlRows, sqlRun, tablePair, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { embedQueue } from "../db/schema/embed";
-import { appendAudit } from "../governance/audit";
+import * as pgStore from "../db/schema/pg/store";
+import { appendAudit, appendAuditPg } from "../governance/audit";
 import { log } from "../log";
 import { readLiveCounts, readOldestPendingAt } from "./counters";
 import { isDeadLocalOwner, outageParkedPatterns, staleClaimsOf, type StaleClaims } from "./healing";
@@ -69,82 +71,86 @@ export function backoffDelayMs({ attempts, random = Math.random }: { attempts: n
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
+/**
+ * The queue's writes below are written once for both engines (lib/db/port.ts):
+ * each takes a SQLite handle (answering at once) or a PostgreSQL one (a
+ * promise, in its own transaction), and the Op versions run inside a
+ * caller's. Every write touches only rows this worker still owns.
+ */
+
 /** Record a failure: retry later, or park the item (visible with its error) so it never blocks the queue. */
-export function failEmbedItems({ handle, ...args }: { handle: StoreHandle; items: ClaimedItem[]; workerId: string; error: string; retryable: boolean; maxAttempts: number; minDelayMs?: number }): { parked: number } {
-  const now = Date.now();
+export function* failEmbedItemsOp({ items, workerId, error, retryable, maxAttempts, minDelayMs = 0, now = Date.now() }: { items: ClaimedItem[]; workerId: string; error: string; retryable: boolean; maxAttempts: number; minDelayMs?: number; now?: number }): Op<{ parked: number }> {
   let parked = 0;
-  const stmt = handle.sqlite.prepare(
-    "update embed_queue set attempts = ?, last_error = ?, next_attempt_at = ?, parked_at = ?, claimed_by = null, claimed_until = null where id = ? and claimed_by = ?",
-  );
-  handle.sqlite.transaction(() => {
-    for (const it of args.items) {
-      const attempts = it.attempts + 1;
-      const park = !args.retryable || attempts >= args.maxAttempts;
-      if (park) parked++;
-      const delay = Math.max(args.minDelayMs ?? 0, backoffDelayMs({ attempts }));
-      stmt.run(attempts, args.error.slice(0, 1000), now + delay, park ? now : null, it.id, args.workerId);
-    }
-  })();
+  for (const it of items) {
+    const attempts = it.attempts + 1;
+    const park = !retryable || attempts >= maxAttempts;
+    const next = now + Math.max(minDelayMs, backoffDelayMs({ attempts }));
+    const owned = yield* sqlRows(sql`update embed_queue set attempts = ${attempts}, last_error = ${error.slice(0, 1000)}, next_attempt_at = ${next},
+        parked_at = ${park ? now : null}, claimed_by = null, claimed_until = null
+      where id = ${it.id} and claimed_by = ${workerId} returning id`);
+    if (park && owned.length > 0) parked++;
+  }
   return { parked };
+}
+
+export function failEmbedItems<H extends AnyStoreHandle>({ handle, ...args }: Parameters<typeof failEmbedItemsOp>[0] & { handle: H }): On<H, { parked: number }> {
+  return write(handle, failEmbedItemsOp(args));
 }
 
 /**
  * Hand a batch back without spending its attempts (the provider is down or
  * the disk is full: not the items' fault). It is claimable again at `until`.
  */
-export function holdEmbedItems({ handle, ...args }: { handle: StoreHandle; items: { id: number }[]; workerId: string; error: string; until: number }): void {
-  const stmt = handle.sqlite.prepare("update embed_queue set last_error = ?, next_attempt_at = ?, claimed_by = null, claimed_until = null where id = ? and claimed_by = ?");
-  handle.sqlite.transaction(() => {
-    for (const it of args.items) stmt.run(args.error.slice(0, 1000), args.until, it.id, args.workerId);
-  })();
+export function* holdEmbedItemsOp({ items, workerId, error, until }: { items: { id: number }[]; workerId: string; error: string; until: number }): Op<void> {
+  if (items.length === 0) return;
+  yield* sqlRun(sql`update embed_queue set last_error = ${error.slice(0, 1000)}, next_attempt_at = ${until}, claimed_by = null, claimed_until = null
+    where id in ${items.map((i) => i.id)} and claimed_by = ${workerId}`);
+}
+
+export function holdEmbedItems<H extends AnyStoreHandle>({ handle, ...args }: Parameters<typeof holdEmbedItemsOp>[0] & { handle: H }): On<H, void> {
+  return write(handle, holdEmbedItemsOp(args));
 }
 
 /** Rows parked by a provider outage or a full disk go back in line, attempts reset (the worker calls this after a recovery). */
-export function releaseOutageParkedEmbeddings({ handle, now = Date.now() }: { handle: StoreHandle; now?: number }): number {
-  const patterns = outageParkedPatterns();
-  const released = handle.sqlite
-    .prepare(
-      `update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ?, claimed_by = null, claimed_until = null
-       where parked_at is not null and (${patterns.map(() => "last_error like ?").join(" or ")})`,
-    )
-    .run(now, ...patterns).changes;
-  if (released > 0) log("info", "embed items parked by a provider outage or a full disk are back in line", { store: handle.store, released });
-  return released;
+export function releaseOutageParkedEmbeddings<H extends AnyStoreHandle>({ handle, now = Date.now() }: { handle: H; now?: number }): On<H, number> {
+  const like = sql.join(outageParkedPatterns().map((p) => sql`last_error like ${p}`), sql` or `);
+  const op = function* (): Op<number> {
+    const released = (yield* sqlRows(sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, claimed_by = null, claimed_until = null
+      where parked_at is not null and (${like}) returning id`)).length;
+    if (released > 0) log("info", "embed items parked by a provider outage or a full disk are back in line", { store: handle.store, released });
+    return released;
+  };
+  return write(handle, op());
 }
 
-/** Who holds claims on this store's queue, and on how many items (served by the partial index on claimed_by). */
-function claimOwners({ handle }: { handle: StoreHandle }): { owner: string; items: number }[] {
-  return handle.sqlite.prepare("select claimed_by as owner, count(*) as items from embed_queue where claimed_by is not null group by claimed_by").all() as { owner: string; items: number }[];
-}
-
-/** Release the claims of workers on this host whose process is gone (killed mid-batch): their items need not wait out the lease. */
-export function releaseDeadWorkerClaims({ handle }: { handle: StoreHandle }): number {
-  const release = handle.sqlite.prepare("update embed_queue set claimed_by = null, claimed_until = null where claimed_by = ?");
-  let released = 0;
-  for (const { owner } of claimOwners({ handle })) if (isDeadLocalOwner(owner)) released += release.run(owner).changes;
-  if (released > 0) log("warn", "released the embed claims of a worker that is gone", { store: handle.store, released });
-  return released;
+/** Release the claims of workers on this host whose process is gone (killed mid-batch): their items need not wait out the lease (another host's wait for it). */
+export function releaseDeadWorkerClaims<H extends AnyStoreHandle>({ handle }: { handle: H }): On<H, number> {
+  const op = function* (): Op<number> {
+    // Who holds claims on this store's queue (served by the partial index on claimed_by).
+    const owners = yield* sqlRows<{ owner: string }>(sql`select distinct claimed_by as owner from embed_queue where claimed_by is not null`);
+    const dead = owners.map((o) => o.owner).filter(isDeadLocalOwner);
+    if (dead.length === 0) return 0;
+    const released = (yield* sqlRows(sql`update embed_queue set claimed_by = null, claimed_until = null where claimed_by in ${dead} returning id`)).length;
+    if (released > 0) log("warn", "released the embed claims of a worker that is gone", { store: handle.store, released });
+    return released;
+  };
+  return write(handle, op());
 }
 
 /** Claims whose worker process on this host is gone (health reports them until a worker releases them). */
 export function readStaleClaims({ handle }: { handle: StoreHandle }): StaleClaims | null {
-  return staleClaimsOf(claimOwners({ handle }));
+  return staleClaimsOf(handle.sqlite.prepare("select claimed_by as owner, count(*) as items from embed_queue where claimed_by is not null group by claimed_by").all() as { owner: string; items: number }[]);
 }
 
-/** Put parked items back in line (after the cause is fixed). Audited with who asked. */
-export function retryParkedEmbeddings({ handle, actor }: { handle: StoreHandle; actor: string }): number {
-  return handle.sqlite
-    .transaction(() => {
-      const requeued = handle.db
-        .update(embedQueue)
-        .set({ parkedAt: null, attempts: 0, nextAttemptAt: Date.now(), lastError: null })
-        .where(isNotNull(embedQueue.parkedAt))
-        .run().changes;
-      // governance.db is another file: its row commits first, and a failed audit rolls the requeue back.
-      appendAudit({ actor, action: "store.embeddings.retry_parked", target: `store:${handle.store}`, details: { requeued } });
-      return requeued;
-    })
-    .immediate();
+/** Put parked items back in line (after the cause is fixed). Audited with who asked, in the same write (on SQLite governance.db commits first: a failed audit rolls the requeue back). */
+export function retryParkedEmbeddings<H extends AnyStoreHandle>({ handle, actor, now = Date.now() }: { handle: H; actor: string; now?: number }): On<H, number> {
+  const op = function* (): Op<number> {
+    const requeued = (yield* sqlRows(sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, last_error = null, claimed_by = null, claimed_until = null where parked_at is not null returning id`)).length;
+    const entry = { actor, action: "store.embeddings.retry_parked", target: `store:${handle.store}`, details: { requeued } };
+    yield* engineStep({ sqlite: () => void appendAudit(entry), pg: async (tx) => void (await appendAuditPg({ db: tx, entry })) });
+    return requeued;
+  };
+  return write(handle, op());
 }
 
 export type Backlog = { pending: number; oldestEnqueuedAt: number | null; parked: number };
@@ -157,12 +163,14 @@ export function getEmbedBacklog({ handle }: { handle: StoreHandle }): Backlog {
 
 export type ParkedEmbedding = { kind: string; refId: number; attempts: number; lastError: string | null; parkedAt: number };
 
-export function listParkedEmbeddings({ handle, limit = 50 }: { handle: StoreHandle; limit?: number }): ParkedEmbedding[] {
-  return handle.db
-    .select({ kind: embedQueue.kind, refId: embedQueue.refId, attempts: embedQueue.attempts, lastError: embedQueue.lastError, parkedAt: embedQueue.parkedAt })
-    .from(embedQueue)
-    .where(isNotNull(embedQueue.parkedAt))
-    .orderBy(desc(embedQueue.parkedAt))
-    .limit(limit)
-    .all() as ParkedEmbedding[];
+export function listParkedEmbeddings<H extends AnyStoreHandle>({ handle, limit = 50 }: { handle: H; limit?: number }): On<H, ParkedEmbedding[]> {
+  const op = function* (): Op<ParkedEmbedding[]> {
+    const rows = yield* select({ q: EMBED_QUEUE }, (db, { q }) =>
+      db.select({ kind: q.kind, refId: q.refId, attempts: q.attempts, lastError: q.lastError, parkedAt: q.parkedAt }).from(q).where(isNotNull(q.parkedAt)).orderBy(desc(q.parkedAt), q.id).limit(limit),
+    );
+    return rows as ParkedEmbedding[];
+  };
+  return read(handle, op());
 }
+
+const EMBED_QUEUE = tablePair(embedQueue, pgStore.embedQueue);

@@ -6,12 +6,13 @@ import { getEmbedder } from "../embed/model";
 import { isProviderDownError, recordProviderOutcome } from "../embed/provider-state";
 import { embeddingProvenanceRecords, PROVENANCE_BATCH } from "../embed/provenance";
 import type { Fingerprint } from "../embed/providers";
-import { backoffDelayMs, type Backlog, type ParkedEmbedding } from "../embed/queue";
+import { failEmbedItemsOp, holdEmbedItems, holdEmbedItemsOp, releaseDeadWorkerClaims, releaseOutageParkedEmbeddings, type Backlog, type ClaimedItem } from "../embed/queue";
+import { inCallerTx } from "../db/port";
 import type { EmbeddingProvider } from "../embed/types";
 import { emptyBatchResult, MAX_EMBED_ATTEMPTS, processClaimOwner, type BatchResult } from "../embed/worker";
 import { embedBatchTexts, passHold, splitBatchOutcome } from "../embed/batch-embed";
-import { closeHold, holdErrorText, isDeadLocalOwner, isDiskFullError, newClaimOwnerId, openHold, outageParkedPatterns, shouldSweepParked, type StaleClaims } from "../embed/healing";
-import { appendAuditPg, pgLedger } from "../governance/audit";
+import { closeHold, holdErrorText, isDiskFullError, newClaimOwnerId, openHold, shouldSweepParked, type StaleClaims } from "../embed/healing";
+import { pgLedger } from "../governance/audit";
 import type { PgGovernanceExecutor } from "../db/pg";
 import { recordProvenanceBatch } from "../governance/ledger";
 import { log } from "../log";
@@ -47,7 +48,6 @@ import { heartbeatWorker, recordWorkerBatch, registerWorker, stopWorker } from "
  */
 
 export type PgEmbedder = { provider: EmbeddingProvider; fingerprint: Promise<Fingerprint> };
-export type ClaimedItemPg = { id: number; kind: string; refId: number; inputHash: string; attempts: number };
 
 const cacheKey = (fingerprintId: string, text: string) => sha256Hex(`${fingerprintId}\0${text}`);
 
@@ -85,7 +85,7 @@ export async function enqueueEmbeddingsPg({ tx, items, now = Date.now() }: { tx:
  * Claim up to `limit` ready rows of the registered kinds for `leaseMs` (FOR
  * UPDATE SKIP LOCKED: concurrent claims never share a row).
  */
-export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now(), kinds = pgEmbeddableKinds() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number; kinds?: string[] }): Promise<ClaimedItemPg[]> {
+export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Date.now(), kinds = pgEmbeddableKinds() }: { tx: SqlRunner; workerId: string; limit: number; leaseMs: number; now?: number; kinds?: string[] }): Promise<ClaimedItem[]> {
   const found = (
     await tx.execute(sql`with ready as (
         select id from embed_queue
@@ -96,66 +96,6 @@ export async function claimEmbedBatchPg({ tx, workerId, limit, leaseMs, now = Da
       returning q.id, q.kind, q.ref_id as "refId", q.input_hash as "inputHash", q.attempts`)
   ).rows as { id: string | number; kind: string; refId: string | number; inputHash: string; attempts: number }[];
   return found.map((r) => ({ ...r, id: Number(r.id), refId: Number(r.refId) })).sort((a, b) => a.id - b.id);
-}
-
-/** Record a failure on rows this worker still owns: retry after a backoff, or park. */
-export async function failEmbedItemsPg({
-  tx,
-  items,
-  workerId,
-  error,
-  retryable,
-  maxAttempts = MAX_EMBED_ATTEMPTS,
-  minDelayMs = 0,
-  now = Date.now(),
-}: {
-  tx: SqlRunner;
-  items: ClaimedItemPg[];
-  workerId: string;
-  error: string;
-  retryable: boolean;
-  maxAttempts?: number;
-  minDelayMs?: number;
-  now?: number;
-}): Promise<{ parked: number }> {
-  let parked = 0;
-  for (const it of items) {
-    const attempts = it.attempts + 1;
-    const park = !retryable || attempts >= maxAttempts;
-    const next = now + Math.max(minDelayMs, backoffDelayMs({ attempts }));
-    const r = await tx.execute(sql`update embed_queue set attempts = ${attempts}, last_error = ${error.slice(0, 1000)}, next_attempt_at = ${next},
-        parked_at = ${park ? now : null}, claimed_by = null, claimed_until = null
-      where id = ${it.id} and claimed_by = ${workerId} returning id`);
-    if (park && r.rows.length > 0) parked++;
-  }
-  return { parked };
-}
-
-/** Hand a batch back without spending its attempts (provider down, disk full); claimable again at `until` (as holdEmbedItems on SQLite). */
-export async function holdEmbedItemsPg({ tx, items, workerId, error, until }: { tx: SqlRunner; items: { id: number }[]; workerId: string; error: string; until: number }): Promise<void> {
-  if (items.length === 0) return;
-  await tx.execute(sql`update embed_queue set last_error = ${error.slice(0, 1000)}, next_attempt_at = ${until}, claimed_by = null, claimed_until = null
-    where id in ${items.map((i) => i.id)} and claimed_by = ${workerId}`);
-}
-
-/** Rows parked by a provider outage or a full disk go back in line, attempts reset (as releaseOutageParkedEmbeddings on SQLite). */
-export async function releaseOutageParkedEmbeddingsPg({ tx, store, now = Date.now() }: { tx: SqlRunner; store: string; now?: number }): Promise<number> {
-  const like = sql.join(outageParkedPatterns().map((p) => sql`last_error like ${p}`), sql` or `);
-  const released = (await rowsOf<{ id: string }>({ tx, query: sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, claimed_by = null, claimed_until = null
-    where parked_at is not null and (${like}) returning id` })).length;
-  if (released > 0) log("info", "embed items parked by a provider outage or a full disk are back in line", { store, released });
-  return released;
-}
-
-const claimOwnersPg = (tx: SqlRunner) => rowsOf<{ owner: string; items: number }>({ tx, query: sql`select claimed_by as owner, count(*)::int as items from embed_queue where claimed_by is not null group by claimed_by` });
-
-/** Release the claims of workers on this host whose process is gone (as releaseDeadWorkerClaims on SQLite; another host's wait for their lease). */
-export async function releaseDeadWorkerClaimsPg({ tx, store }: { tx: SqlRunner; store: string }): Promise<number> {
-  const dead = (await claimOwnersPg(tx)).filter((o) => isDeadLocalOwner(o.owner)).map((o) => o.owner);
-  if (dead.length === 0) return 0;
-  const released = (await rowsOf<{ id: string }>({ tx, query: sql`update embed_queue set claimed_by = null, claimed_until = null where claimed_by in ${dead} returning id` })).length;
-  if (released > 0) log("warn", "released the embed claims of a worker that is gone", { store, released });
-  return released;
 }
 
 /**
@@ -195,29 +135,7 @@ export async function backlogFallbackPg({ tx, watermark = getConfig().embed.back
   return { reason: "backlog", message: `${pending} item(s) are waiting for a vector, above the watermark of ${watermark} (DUALMIND_EMBED_BACKLOG_WATERMARK)`, count: pending };
 }
 
-/** Put a store's parked items back in line (after the cause is fixed), audited with who asked, in one transaction. */
-export async function retryParkedEmbeddingsPg({ handle, actor, now = Date.now() }: { handle: PgStoreHandle; actor: string; now?: number }): Promise<number> {
-  return withStoreTx({ handle, work: async (tx) => {
-    const requeued = (
-      await rowsOf<{ id: string }>({
-        tx,
-        query: sql`update embed_queue set parked_at = null, attempts = 0, next_attempt_at = ${now}, last_error = null, claimed_by = null, claimed_until = null where parked_at is not null returning id`,
-      })
-    ).length;
-    await appendAuditPg({ db: tx, entry: { actor, action: "store.embeddings.retry_parked", target: `store:${handle.store}`, details: { requeued } } });
-    return requeued;
-  } });
-}
-
-export async function listParkedEmbeddingsPg({ tx, limit = 50 }: { tx: SqlRunner; limit?: number }): Promise<ParkedEmbedding[]> {
-  const found = await rowsOf<{ kind: string; refId: string; attempts: number; lastError: string | null; parkedAt: string }>({
-    tx,
-    query: sql`select kind, ref_id as "refId", attempts, last_error as "lastError", parked_at as "parkedAt" from embed_queue where parked_at is not null order by parked_at desc, id limit ${limit}`,
-  });
-  return found.map((r) => ({ ...r, refId: Number(r.refId), parkedAt: Number(r.parkedAt) }));
-}
-
-type Work = { item: ClaimedItemPg } & PgEmbeddableText;
+type Work = { item: ClaimedItem } & PgEmbeddableText;
 
 /**
  * One worker step for one store: claim a batch, embed what the cache lacks
@@ -252,16 +170,16 @@ export async function processEmbedBatchPg({
   }
   const hold = await passHold({ provider: embedder.provider, signal, now: now() });
   if (hold) return { ...emptyBatchResult(), error: hold.error, hold };
-  const claimed: ClaimedItemPg[] = [];
+  const claimed: ClaimedItem[] = [];
   try {
-    if (shouldSweepParked(`pg:${handle.store}`)) await withStoreTx({ handle, work: (tx) => releaseOutageParkedEmbeddingsPg({ tx, store: handle.store }) });
+    if (shouldSweepParked(`pg:${handle.store}`)) await releaseOutageParkedEmbeddings({ handle });
     const result = await embedClaimedBatchPg({ handle, embedder, fp, workerId, batchSize, leaseMs, now, claimed, signal });
     if (!result.hold) closeHold({ scope: "disk" });
     return result;
   } catch (e) {
     if (!isDiskFullError(e)) throw e;
     const h = openHold({ scope: "disk", error: holdErrorText({ scope: "disk", error: e }) });
-    await withStoreTx({ handle, work: (tx) => holdEmbedItemsPg({ tx, items: claimed, workerId, error: h.error, until: h.until }) }).catch(() => undefined);
+    await holdEmbedItems({ handle, items: claimed, workerId, error: h.error, until: h.until }).catch(() => undefined);
     log("warn", "the database is out of space: the embed queue is held (no attempts spent) and tried again later", { store: handle.store, error: h.error });
     return { ...emptyBatchResult(), claimed: claimed.length, held: claimed.length, error: h.error, hold: h };
   }
@@ -285,7 +203,7 @@ async function embedClaimedBatchPg({
   batchSize: number;
   leaseMs: number;
   now: () => number;
-  claimed: ClaimedItemPg[];
+  claimed: ClaimedItem[];
   signal?: AbortSignal;
 }): Promise<BatchResult> {
   const claimed = await withStoreTx({ handle, work: (tx) => claimEmbedBatchPg({ tx, workerId, limit: batchSize, leaseMs, now: now() }) });
@@ -305,7 +223,7 @@ async function embedClaimedBatchPg({
     return { texts: byKind, cached: new Map(hits.map((h) => [h.key, h.embedding])) };
   } });
   const work: Work[] = [];
-  const gone: ClaimedItemPg[] = [];
+  const gone: ClaimedItem[] = [];
   for (const item of claimed) {
     const t = texts.get(item.kind)?.get(item.refId);
     if (t) work.push({ item, ...t });
@@ -330,11 +248,11 @@ async function embedClaimedBatchPg({
     for (const [id, v] of outcome.vectors) vectors.set(id, v);
     await withStoreTx({ handle, work: async (tx) => {
       for (const r of outcome.refused) {
-        const { parked } = await failEmbedItemsPg({ tx, items: r.items, workerId, error: r.error, retryable: r.retryable, now: now() });
+        const { parked } = await inCallerTx(tx, failEmbedItemsOp({ items: r.items, workerId, error: r.error, retryable: r.retryable, maxAttempts: MAX_EMBED_ATTEMPTS, now: now() }));
         Object.assign(result, { failed: result.failed + r.items.length, parked: result.parked + parked, error: r.error });
       }
       if (got.hold) {
-        await holdEmbedItemsPg({ tx, items: outcome.held, workerId, error: got.hold.error, until: got.hold.until });
+        await inCallerTx(tx, holdEmbedItemsOp({ items: outcome.held, workerId, error: got.hold.error, until: got.hold.until }));
         Object.assign(result, { held: outcome.held.length, hold: got.hold, error: got.hold.error });
       }
     } });
@@ -368,7 +286,7 @@ async function finishEmbedItemsPg({
   fp: Fingerprint;
   workerId: string;
   work: Work[];
-  gone: ClaimedItemPg[];
+  gone: ClaimedItem[];
   vectors: Map<number, ArrayLike<number>>;
 }): Promise<number> {
   const ids = [...work, ...gone.map((item) => ({ item }))].map((w) => w.item.id);
@@ -485,7 +403,7 @@ export function startEmbedWorkerPg({
         try {
           const started = Date.now();
           const handle = await openStore(store);
-          if (releaseDead) await withStoreTx({ handle, work: (tx) => releaseDeadWorkerClaimsPg({ tx, store }) });
+          if (releaseDead) await releaseDeadWorkerClaims({ handle });
           const use = embedder ?? getEmbedder();
           const r = await processEmbedBatchPg({ handle, workerId, embedder: use, leaseMs, batchSize, signal });
           if (r.embedded > 0 || r.dropped > 0) didWork = true;

@@ -1,25 +1,29 @@
-import { count, eq, sql } from "drizzle-orm";
+import { eq, inArray, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { StoreHandle } from "../db/connection";
-import { count as countRows, read, select, tablePair, type AnyStoreHandle, type On, type Op } from "../db/port";
-import { chunks as chunksTable, documents, type ChunkRow, type DocumentRow } from "../db/schema/index";
+import type { PgStoreTx } from "../db/pg-store";
+import { count as countRows, dialect, engineStep, inCallerTx, read, row, select, sqlRows, sqlRun, tablePair, write, type AnyStoreHandle, type On, type Op } from "../db/port";
+import { chunks as chunksTable, documents } from "../db/schema/index";
 import * as pgStore from "../db/schema/pg/store";
 import { AppError } from "../errors";
-import { appendAudit } from "../governance/audit";
 import { syncChunkEmbeddings } from "./chunk-embeddings";
 import { writeDocumentFts } from "./document-fts";
+import { enqueueChunkEmbeddingsPg } from "./embed-queue-pg";
+import { chunkTermsOf, writeChunkTermsPg, type ChunkTerms } from "./engines/pg-fulltext";
+import { writeDocumentTermsPg } from "./engines/pg-words";
+import { audit } from "./engine-steps";
 import { blankFrontmatter } from "./frontmatter";
 import { chunkDocument, CHUNKING_VERSION, type ChunkKind } from "./chunking";
 import { FILE_PREFIXES, kindForPath, normalizeRelativePath } from "./paths";
 import { sha256Hex } from "../common";
-import { withStoreQuota } from "./store-quota";
-
-export type IngestStatus = "added" | "changed" | "unchanged";
+import { pushTo } from "../collections";
+import { preparedOnce } from "../db/statements";
+import { withinStoreQuota } from "./store-quota";
 
 export type IngestResult = {
   path: string;
   docId: number;
-  status: IngestStatus;
+  status: "added" | "changed" | "unchanged";
   chunks: number;
   /** Rowids of chunks written by this call (the embed step enqueues these). */
   insertedChunkRowids: number[];
@@ -44,115 +48,240 @@ export function decodeText(bytes: Uint8Array): string | null {
   }
 }
 
-type ExistingDoc = Pick<DocumentRow, "docId" | "sha256" | "origin"> & { stale: number };
-type OldChunk = Pick<ChunkRow, "id" | "chunkId" | "chunkingVersion" | "startByte" | "endByte">;
+const DOCUMENTS = tablePair(documents, pgStore.documents);
+const CHUNKS = tablePair(chunksTable, pgStore.chunks);
+
+/** Rows per multi-row statement: well under either engine's limit of bound parameters (9 per chunk). */
+const BATCH = 500;
+
+function slices<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += BATCH) out.push(items.slice(i, i + BATCH));
+  return out;
+}
+
+export type IngestInput = { path: string; origin: "file" | "api"; text: string; mtime: number; kind?: ChunkKind };
 
 /**
- * The one ingest step for every document (API, memory files, source roots):
- * unchanged sha256 and chunking version → no writes; otherwise the document
- * row is upserted and its chunks replaced, keeping the rowid of every chunk
- * whose id did not change. Runs in a transaction (a savepoint when nested in
- * a reindex), so a document is never half-written.
+ * The one ingest step for every document (API, memory files, source roots),
+ * on either engine (lib/db/port.ts): unchanged sha256 and chunking version →
+ * no writes; otherwise the document row is upserted and its chunks replaced,
+ * keeping the id of every chunk whose chunk_id did not change (its vectors
+ * stay joined). Many documents take a handful of statements: the existing
+ * rows are read in one (locked on PostgreSQL, in path order, so two batches
+ * never deadlock), new rows inserted in one, chunks replaced together. Runs
+ * in the caller's write (a savepoint when nested on SQLite), so a document is
+ * never half-written. A path another PostgreSQL transaction inserted meanwhile
+ * (ON CONFLICT) is ingested again as existing. Results in the order of `docs`.
  */
-export function ingestDocument({
-  handle,
-  path,
-  origin,
-  text,
-  mtime,
-  kind = kindForPath(path),
-}: {
-  handle: StoreHandle;
-  path: string;
-  origin: "file" | "api";
-  text: string;
-  mtime: number;
-  kind?: ChunkKind;
-}): IngestResult {
-  const sha256 = sha256Hex(text);
-  const { sqlite } = handle;
-  return sqlite.transaction((): IngestResult => {
-    const existing = sqlite
-      .prepare(
-        `select doc_id as docId, sha256, origin,
-           exists(select 1 from chunks c where c.doc_id = d.doc_id and c.chunking_version != ?) as stale
-         from documents d where path = ?`,
-      )
-      .get(CHUNKING_VERSION, path) as ExistingDoc | undefined;
-    if (existing && existing.origin !== origin) {
-      throw new AppError("conflict", `${path} is already indexed as a ${existing.origin} document`);
-    }
-    if (existing && existing.sha256 === sha256 && !existing.stale) {
-      const n = handle.db.select({ n: count() }).from(chunksTable).where(eq(chunksTable.docId, existing.docId)).get()?.n ?? 0;
-      return { path, docId: existing.docId, status: "unchanged", chunks: n, insertedChunkRowids: [], removedChunkRowids: [] };
-    }
-    const bytes = Buffer.byteLength(text, "utf8");
-    const now = Date.now();
-    const content = origin === "api" ? text : null;
-    let docId: number;
-    if (existing) {
-      docId = existing.docId;
-      sqlite
-        // The file identity (ctime, inode) is the caller's to record: a reindex sets it after the read; other writers leave it unknown.
-        .prepare("update documents set kind = ?, sha256 = ?, bytes = ?, mtime = ?, ctime = null, inode = null, content = ?, indexed_at = ? where doc_id = ?")
-        .run(kind, sha256, bytes, mtime, content, now, docId);
-    } else {
-      docId = Number(
-        sqlite
-          .prepare("insert into documents(path, origin, kind, sha256, bytes, mtime, content, indexed_at) values (?, ?, ?, ?, ?, ?, ?, ?)")
-          .run(path, origin, kind, sha256, bytes, mtime, content, now).lastInsertRowid,
-      );
-    }
-    const chunks = chunkDocument({ path, kind, text });
-    const wanted = new Set(chunks.map((c) => c.chunkId));
-    const old = sqlite.prepare("select id, chunk_id as chunkId, chunking_version as chunkingVersion, start_byte as startByte, end_byte as endByte from chunks where doc_id = ?").all(docId) as OldChunk[];
-    const kept = new Map<string, OldChunk>();
-    const removedChunkRowids: number[] = [];
-    const del = sqlite.prepare("delete from chunks where id = ?");
-    for (const o of old) {
-      if (wanted.has(o.chunkId) && o.chunkingVersion === CHUNKING_VERSION) kept.set(o.chunkId, o);
-      else {
-        del.run(o.id);
-        removedChunkRowids.push(o.id);
-      }
-    }
-    const ins = sqlite.prepare(
-      "insert into chunks(chunk_id, doc_id, chunk_index, chunk_sha256, chunking_version, start_byte, end_byte, text) values (?, ?, ?, ?, ?, ?, ?, ?)",
+export function* ingestDocumentsOp({ docs, now = Date.now() }: { docs: IngestInput[]; now?: number }): Op<IngestResult[]> {
+  const ordered = [...docs].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const forUpdate = (yield* dialect()) === "pg" ? sql` for update` : sql``;
+  const locked = new Map<string, { docId: number; sha256: string; origin: string }>();
+  for (const slice of slices(ordered)) {
+    const found = yield* sqlRows<{ docId: number | string; path: string; sha256: string; origin: string }>(
+      sql`select doc_id as "docId", path, sha256, origin from documents where path in ${slice.map((d) => d.path)} order by path${forUpdate}`,
     );
-    const insertedChunkRowids: number[] = [];
-    // A kept chunk (same text, index and path) moves when the text before it changed length: its byte range follows it.
-    const move = sqlite.prepare("update chunks set start_byte = ?, end_byte = ? where id = ?");
+    for (const r of found) locked.set(r.path, { ...r, docId: Number(r.docId) });
+  }
+  const sameText = ordered.filter((d) => locked.get(d.path)?.sha256 === sha256Hex(d.text)).map((d) => locked.get(d.path)!.docId);
+  const counts = new Map<number, { n: number; stale: boolean }>();
+  for (const ids of slices(sameText)) {
+    const found = yield* sqlRows<{ docId: number | string; n: number | string; stale: number | string }>(
+      sql`select doc_id as "docId", count(*) as n, max(case when chunking_version <> ${CHUNKING_VERSION} then 1 else 0 end) as stale from chunks where doc_id in ${ids} group by doc_id`,
+    );
+    for (const r of found) counts.set(Number(r.docId), { n: Number(r.n), stale: Number(r.stale) === 1 });
+  }
+  const results = new Map<string, IngestResult>();
+  const plans: ChunkPlan[] = [];
+  const fresh: IngestInput[] = [];
+  const keepFileIdentity = (yield* dialect()) === "pg" ? sql`` : sql`, ctime = null, inode = null`;
+  for (const d of ordered) {
+    const kind = d.kind ?? kindForPath(d.path);
+    const existing = locked.get(d.path);
+    if (!existing) {
+      fresh.push(d);
+      continue;
+    }
+    if (existing.origin !== d.origin) throw new AppError("conflict", `${d.path} is already indexed as a ${existing.origin} document`);
+    const c = counts.get(existing.docId);
+    if (existing.sha256 === sha256Hex(d.text) && !c?.stale) {
+      results.set(d.path, { path: d.path, docId: existing.docId, status: "unchanged", chunks: c?.n ?? 0, insertedChunkRowids: [], removedChunkRowids: [] });
+      continue;
+    }
+    // The file identity (ctime, inode; SQLite only) is the caller's to record: a reindex sets it after the read; other writers leave it unknown.
+    yield* sqlRun(
+      sql`update documents set kind = ${kind}, sha256 = ${sha256Hex(d.text)}, bytes = ${Buffer.byteLength(d.text, "utf8")}, mtime = ${d.mtime}, content = ${d.origin === "api" ? d.text : null}, indexed_at = ${now}${keepFileIdentity} where doc_id = ${existing.docId}`,
+    );
+    plans.push({ path: d.path, docId: existing.docId, kind, text: d.text, status: "changed", fresh: false });
+  }
+  const raced: IngestInput[] = [];
+  for (const slice of slices(fresh)) {
+    const values = slice.map((d) => sql`(${d.path}, ${d.origin}, ${d.kind ?? kindForPath(d.path)}, ${sha256Hex(d.text)}, ${Buffer.byteLength(d.text, "utf8")}, ${d.mtime}, ${d.origin === "api" ? d.text : null}, ${now})`);
+    const inserted = yield* sqlRows<{ docId: number | string; path: string }>(
+      sql`insert into documents (path, origin, kind, sha256, bytes, mtime, content, indexed_at) values ${sql.join(values, sql`, `)} on conflict (path) do nothing returning doc_id as "docId", path`,
+    );
+    const ids = new Map(inserted.map((r) => [r.path, Number(r.docId)]));
+    for (const d of slice) {
+      const docId = ids.get(d.path);
+      if (docId === undefined) raced.push(d);
+      else plans.push({ path: d.path, docId, kind: d.kind ?? kindForPath(d.path), text: d.text, status: "added", fresh: true });
+    }
+  }
+  for (const r of yield* replaceChunks(plans)) results.set(r.path, r);
+  // No row: another transaction inserted this path first and has committed (the unique index waited for it): now it is an existing row.
+  if (raced.length > 0) for (const r of yield* ingestDocumentsOp({ docs: raced, now })) results.set(r.path, r);
+  return docs.map((d) => results.get(d.path)!);
+}
+
+type ChunkPlan = { path: string; docId: number; kind: ChunkKind; text: string; status: "added" | "changed"; /** Just inserted: it has no chunks yet. */ fresh: boolean };
+type NewChunk = typeof chunksTable.$inferInsert;
+
+/**
+ * Replace the chunks of documents whose rows are written: chunks whose
+ * chunk_id (path, index, content, chunking version) is unchanged keep their
+ * id; the others are deleted and the new ones inserted, in a few statements
+ * for the whole set (one read of the old chunks, one delete, multi-row inserts).
+ */
+function* replaceChunks(docs: ChunkPlan[]): Op<IngestResult[]> {
+  const withOld = docs.filter((d) => !d.fresh).map((d) => d.docId);
+  const oldByDoc = new Map<number, { id: number; chunkId: string; chunkingVersion: number; startByte: number; endByte: number }[]>();
+  for (const ids of slices(withOld)) {
+    const old = yield* select({ c: CHUNKS }, (db, { c }) =>
+      db.select({ id: c.id, docId: c.docId, chunkId: c.chunkId, chunkingVersion: c.chunkingVersion, startByte: c.startByte, endByte: c.endByte }).from(c).where(inArray(c.docId, ids)),
+    );
+    for (const o of old) pushTo(oldByDoc, o.docId, o);
+  }
+  const results: IngestResult[] = [];
+  const rows: NewChunk[] = [];
+  const owner = new Map<string, IngestResult>();
+  const moved: { id: number; startByte: number; endByte: number }[] = [];
+  for (const d of docs) {
+    const chunks = chunkDocument({ path: d.path, kind: d.kind, text: d.text });
+    const wanted = new Set(chunks.map((c) => c.chunkId));
+    const kept = new Map<string, { id: number; startByte: number; endByte: number }>();
+    const result: IngestResult = { path: d.path, docId: d.docId, status: d.status, chunks: chunks.length, insertedChunkRowids: [], removedChunkRowids: [] };
+    for (const o of oldByDoc.get(d.docId) ?? []) {
+      if (wanted.has(o.chunkId) && o.chunkingVersion === CHUNKING_VERSION) kept.set(o.chunkId, o);
+      else result.removedChunkRowids.push(o.id);
+    }
+    // A kept chunk's index never collides with a new one: a chunk id covers its index.
     for (const c of chunks) {
       const k = kept.get(c.chunkId);
       if (k) {
-        if (k.startByte !== c.startByte || k.endByte !== c.endByte) move.run(c.startByte, c.endByte, k.id);
+        // A kept chunk moves when the text before it changed length: its byte range follows it.
+        if (k.startByte !== c.startByte || k.endByte !== c.endByte) moved.push({ id: k.id, startByte: c.startByte, endByte: c.endByte });
         continue;
       }
-      insertedChunkRowids.push(Number(ins.run(c.chunkId, docId, c.chunkIndex, c.chunkSha256, CHUNKING_VERSION, c.startByte, c.endByte, c.text).lastInsertRowid));
+      rows.push({ chunkId: c.chunkId, docId: d.docId, chunkIndex: c.chunkIndex, chunkSha256: c.chunkSha256, chunkingVersion: CHUNKING_VERSION, startByte: c.startByte, endByte: c.endByte, text: c.text });
+      owner.set(c.chunkId, result);
     }
-    // A memory's frontmatter is not in its chunks, nor in its whole-document row.
-    writeDocumentFts({ sqlite, docId, path, text: kind === "memory" ? blankFrontmatter(text) : text });
-    syncChunkEmbeddings({ handle, inserted: insertedChunkRowids, removed: removedChunkRowids });
-    return { path, docId, status: existing ? "changed" : "added", chunks: chunks.length, insertedChunkRowids, removedChunkRowids };
-    // Immediate: a deferred read-then-write fails with SQLITE_BUSY at once (no busy wait) when another process wrote in between.
-  }).immediate();
+    results.push(result);
+  }
+  const removed = results.flatMap((r) => r.removedChunkRowids);
+  yield* deleteChunks(removed);
+  yield* moveChunks(moved);
+  const inserted: { id: number; chunkId: string; chunkSha256: string }[] = [];
+  for (const slice of slices(rows)) inserted.push(...(yield* insertChunks(slice)));
+  for (const r of inserted) owner.get(r.chunkId)!.insertedChunkRowids.push(r.id);
+  yield* chunksWritten({ inserted, removed, docs });
+  return results;
 }
 
-/** Remove a document and (by cascade, firing the FTS triggers) its chunks and their vectors. */
+// ---- what each engine does beside the rows: full-text statistics, vectors ---------------
+
+/** Remove chunks (with their full-text rows: SQLite's by trigger, a statement each as FTS5 takes them best; PostgreSQL's bm25 statistics by trigger). */
+function deleteChunks(ids: number[]): Op<void> {
+  return engineStep({
+    sqlite: (h) => {
+      const del = preparedOnce({ sqlite: h.sqlite, sql: "delete from chunks where id = ?" });
+      for (const id of ids) del.run(id);
+    },
+    pg: async (tx) => {
+      for (const slice of slices(ids)) await tx.execute(sql`delete from chunks where id in ${slice}`);
+    },
+  });
+}
+
+/** Kept chunks' new byte ranges: a statement each on SQLite, one for the set on PostgreSQL. */
+function moveChunks(moved: { id: number; startByte: number; endByte: number }[]): Op<void> {
+  return engineStep({
+    sqlite: (h) => {
+      const move = preparedOnce({ sqlite: h.sqlite, sql: "update chunks set start_byte = ?, end_byte = ? where id = ?" });
+      for (const m of moved) move.run(m.startByte, m.endByte, m.id);
+    },
+    pg: async (tx) => {
+      for (const slice of slices(moved)) {
+        const values = sql.join(slice.map((m) => sql`(${m.id}::bigint, ${m.startByte}::int, ${m.endByte}::int)`), sql`, `);
+        await tx.execute(sql`update chunks as c set start_byte = v.s, end_byte = v.e from (values ${values}) as v(id, s, e) where c.id = v.id`);
+      }
+    },
+  });
+}
+
+/**
+ * Insert new chunks. SQLite's chunks_fts follows by trigger; on PostgreSQL
+ * each chunk's FTS5 tokens are made here and stored in the same transaction
+ * (engines/pg-fulltext.ts), and the chunks are queued for their vectors.
+ */
+function insertChunks(rows: NewChunk[]): Op<{ id: number; chunkId: string; chunkSha256: string }[]> {
+  return engineStep({
+    sqlite: (h) => {
+      const insert = preparedOnce({ sqlite: h.sqlite, sql: "insert into chunks(chunk_id, doc_id, chunk_index, chunk_sha256, chunking_version, start_byte, end_byte, text) values (?, ?, ?, ?, ?, ?, ?, ?)" });
+      return rows.map((c) => ({ id: Number(insert.run(c.chunkId, c.docId, c.chunkIndex, c.chunkSha256, c.chunkingVersion, c.startByte, c.endByte, c.text).lastInsertRowid), chunkId: c.chunkId, chunkSha256: c.chunkSha256 }));
+    },
+    pg: async (tx) => {
+      const terms = new Map<string, ChunkTerms>();
+      const values = chunkTermsOf(rows.map((r) => r.text)).map((t, j) => {
+        terms.set(rows[j].chunkId, t);
+        return { ...rows[j], ftsLen: t.len };
+      });
+      const inserted = await tx.insert(pgStore.chunks).values(values).returning({ id: pgStore.chunks.id, chunkId: pgStore.chunks.chunkId, chunkSha256: pgStore.chunks.chunkSha256 });
+      await writeChunkTermsPg({ tx, chunks: inserted.map((r) => ({ id: r.id, terms: terms.get(r.chunkId)! })) });
+      // New chunks wait for their vector in the same commit (write-behind: ingest never waits for the provider).
+      await enqueueChunkEmbeddingsPg({ tx, chunks: inserted });
+      return inserted;
+    },
+  });
+}
+
+/**
+ * After the chunks: the whole-document index (SQLite's documents_fts row;
+ * PostgreSQL's document word statistics, after the chunks': every writer
+ * takes the chunk totals first), and on SQLite the embed queue and vectors
+ * (PostgreSQL queued in insertChunks; removed vectors go by cascade). A
+ * memory's frontmatter is not in its whole-document row.
+ */
+function chunksWritten({ inserted, removed, docs }: { inserted: { id: number }[]; removed: number[]; docs: ChunkPlan[] }): Op<void> {
+  return engineStep({
+    sqlite: (handle) => {
+      for (const d of docs) writeDocumentFts({ sqlite: handle.sqlite, docId: d.docId, path: d.path, text: d.kind === "memory" ? blankFrontmatter(d.text) : d.text });
+      syncChunkEmbeddings({ handle, inserted: inserted.map((r) => r.id), removed });
+    },
+    pg: (tx) => writeDocumentTermsPg({ tx, docs }),
+  });
+}
+
+/** Remove a document and (by cascade, with the full-text rows by trigger) its chunks and their vectors (SQLite's vec0 rows by hand). */
+export function* deleteDocumentOp(path: string): Op<boolean> {
+  const chunkIds = (yield* sqlRows<{ id: number | string }>(sql`select c.id from chunks c join documents d on d.doc_id = c.doc_id where d.path = ${path}`)).map((r) => Number(r.id));
+  const deleted = yield* sqlRows<{ docId: number }>(sql`delete from documents where path = ${path} returning doc_id as "docId"`);
+  yield* engineStep({ sqlite: (handle) => syncChunkEmbeddings({ handle, inserted: [], removed: chunkIds }), pg: async () => undefined });
+  return deleted.length > 0;
+}
+
+/** Ingest one document (SQLite, synchronously; nested in the caller's transaction as a savepoint). */
+export function ingestDocument({ handle, ...doc }: IngestInput & { handle: StoreHandle }): IngestResult {
+  return write(handle, ingestDocumentsOp({ docs: [doc] }))[0];
+}
+
+/** Ingest documents inside a PostgreSQL transaction the caller holds. */
+export function ingestDocumentsInTx({ tx, docs, now }: { tx: PgStoreTx; docs: IngestInput[]; now?: number }): Promise<IngestResult[]> {
+  return inCallerTx(tx, ingestDocumentsOp({ docs, now }));
+}
+
 export function deleteDocumentByPath({ handle, path }: { handle: StoreHandle; path: string }): boolean {
-  const { sqlite, db } = handle;
-  return sqlite.transaction(() => {
-    const chunkIds = db
-      .select({ id: chunksTable.id })
-      .from(chunksTable)
-      .innerJoin(documents, eq(documents.docId, chunksTable.docId))
-      .where(eq(documents.path, path))
-      .all()
-      .map((r) => r.id);
-    const deleted = db.delete(documents).where(eq(documents.path, path)).run().changes > 0;
-    syncChunkEmbeddings({ handle, inserted: [], removed: chunkIds });
-    return deleted;
-  }).immediate();
+  return write(handle, deleteDocumentOp(path));
 }
 
 // ---- the documents API ----------------------------------------------------
@@ -183,7 +312,7 @@ export const putDocumentsSchema = z.union([
 ]);
 
 /** The documents of a PUT (one or a batch); a path twice in one batch is refused (which copy would win?). */
-export function documentsOfBatch(input: z.output<typeof putDocumentsSchema>) {
+function documentsOfBatch(input: z.output<typeof putDocumentsSchema>) {
   const docs = "documents" in input ? input.documents : [input];
   const paths = new Set<string>();
   for (const d of docs) {
@@ -194,36 +323,31 @@ export function documentsOfBatch(input: z.output<typeof putDocumentsSchema>) {
 }
 
 /** Upsert documents sent by an agent; a batch is one transaction, audited as one entry. */
-export function putDocuments({ handle, input, actor }: { handle: StoreHandle; input: z.output<typeof putDocumentsSchema>; actor: string }): IngestResult[] {
+export function putDocuments<H extends AnyStoreHandle>({ handle, input, actor }: { handle: H; input: z.output<typeof putDocumentsSchema>; actor: string }): On<H, IngestResult[]> {
   const docs = documentsOfBatch(input);
   const now = Date.now();
-  return handle.sqlite
-    .transaction(() => {
-      const results = withStoreQuota({ handle, write: () => docs.map((d) => ingestDocument({ handle, path: d.path, origin: "api", text: d.content, mtime: now })) });
-      const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
-      // An unchanged re-send writes nothing, so there is nothing to audit.
-      if (changed.length > 0) {
-        appendAudit({ actor, action: "documents.put", target: `store:${handle.store}`, details: { paths: changed.slice(0, 20), changed: changed.length, unchanged: results.length - changed.length } });
-      }
-      return results;
-    })
-    .immediate();
+  const op = function* (): Op<IngestResult[]> {
+    const results = yield* withinStoreQuota({ store: handle.store, op: ingestDocumentsOp({ docs: docs.map((d) => ({ path: d.path, origin: "api", text: d.content, mtime: now })), now }) });
+    const changed = results.filter((r) => r.status !== "unchanged").map((r) => r.path);
+    // An unchanged re-send writes nothing, so there is nothing to audit.
+    if (changed.length > 0) {
+      yield* audit({ actor, action: "documents.put", target: `store:${handle.store}`, details: { paths: changed.slice(0, 20), changed: changed.length, unchanged: results.length - changed.length } });
+    }
+    return results;
+  };
+  return write(handle, op());
 }
 
-export function deleteApiDocument({ handle, path, actor }: { handle: StoreHandle; path: string; actor: string }): void {
-  const row = handle.db.select({ origin: documents.origin }).from(documents).where(eq(documents.path, path)).get();
-  if (!row) throw new AppError("not_found", `no document at ${path}`);
-  if (row.origin !== "api") throw new AppError("conflict", `${path} mirrors a file; delete the file (or the memory) instead`);
-  handle.sqlite
-    .transaction(() => {
-      deleteDocumentByPath({ handle, path });
-      appendAudit({ actor, action: "document.delete", target: `store:${handle.store}/document:${path}` });
-    })
-    .immediate();
+export function deleteApiDocument<H extends AnyStoreHandle>({ handle, path, actor }: { handle: H; path: string; actor: string }): On<H, void> {
+  const op = function* (): Op<void> {
+    const found = yield* row(DOCUMENTS, (d) => eq(d.path, path), { lock: "update" });
+    if (!found) throw new AppError("not_found", `no document at ${path}`);
+    if (found.origin !== "api") throw new AppError("conflict", `${path} mirrors ${(yield* dialect()) === "pg" ? "a memory; delete the memory" : "a file; delete the file (or the memory)"} instead`);
+    yield* deleteDocumentOp(path);
+    yield* audit({ actor, action: "document.delete", target: `store:${handle.store}/document:${path}` });
+  };
+  return write(handle, op());
 }
-
-const DOCUMENTS = tablePair(documents, pgStore.documents);
-const CHUNKS = tablePair(chunksTable, pgStore.chunks);
 
 export type DocumentSummary = { docId: number; path: string; origin: string; kind: string; sha256: string; bytes: number; mtime: number; indexedAt: number; chunks: number };
 
@@ -259,43 +383,3 @@ export function listDocumentsByPrefix<H extends AnyStoreHandle>({ handle, prefix
 }
 
 export const chunkIdSchema = z.string().regex(/^[0-9a-f]{32}$/, "chunk ids are 32 hex characters");
-
-export type ChunkDetail = {
-  id: number;
-  chunkId: string;
-  path: string;
-  kind: string;
-  chunkIndex: number;
-  chunkSha256: string;
-  chunkingVersion: number;
-  stale: boolean;
-  startByte: number;
-  endByte: number;
-  text: string;
-};
-
-export function getChunkByChunkId<H extends AnyStoreHandle>({ handle, chunkId }: { handle: H; chunkId: string }): On<H, ChunkDetail> {
-  const op = function* (): Op<ChunkDetail> {
-    const [row] = yield* select({ c: CHUNKS, d: DOCUMENTS }, (db, { c, d }) =>
-      db
-        .select({
-          id: c.id,
-          chunkId: c.chunkId,
-          path: d.path,
-          kind: d.kind,
-          chunkIndex: c.chunkIndex,
-          chunkSha256: c.chunkSha256,
-          chunkingVersion: c.chunkingVersion,
-          startByte: c.startByte,
-          endByte: c.endByte,
-          text: c.text,
-        })
-        .from(c)
-        .innerJoin(d, eq(d.docId, c.docId))
-        .where(eq(c.chunkId, chunkId)),
-    );
-    if (!row) throw new AppError("not_found", `no chunk ${chunkId}`);
-    return { ...row, stale: row.chunkingVersion !== CHUNKING_VERSION };
-  };
-  return read(handle, op());
-}

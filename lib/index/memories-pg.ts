@@ -7,13 +7,17 @@ import { AppError } from "../errors";
 import { appendAuditPg, listAuditByTargetsPg } from "../governance/audit";
 import { withStoreTx, type PgStoreHandle, type PgStoreTx } from "../db/pg-store";
 import { readFileNoFollow, resolveInside } from "./contained-fs";
-import { deleteDocumentByPathPg, ingestDocumentPg } from "./ingest-pg";
+import { inCallerTx, write } from "../db/port";
 import type { IngestResult } from "./ingest";
 import { withStoreQuotaPg } from "./store-quota";
 import {
   CATEGORY_FILE,
+  describeCategoryOp,
+  describedCategory,
+  ensureCategoryOp,
+  indexMemoryOp,
+  removeMemoryOp,
   categoryPathSchema,
-  memoryDocPath,
   memoryFromText,
   memoryHistoryWalk,
   memoryOfRow,
@@ -31,7 +35,6 @@ import {
   memoryUpdateAudit,
   updatedMemoryFields,
   writeFileAtomic,
-  listCategoryChildren,
   type CategoryChild,
   type setCategorySchema,
   type createMemorySchema,
@@ -58,37 +61,9 @@ import {
 /** What a write answers, as on SQLite: the memory with its body, from the text just stored. */
 const withBody = (r: PgMemoryRow): MemoryWithBody => ({ ...memoryFromText({ memoryPath: r.path, text: r.content, mtime: r.updatedAt }), ...memoryOfRow(r) });
 
-async function ensureCategoryPathPg(tx: PgStoreTx, category: string): Promise<void> {
-  const segs = category.split("/");
-  for (let i = 1; i <= segs.length; i++) {
-    await tx
-      .insert(categories)
-      .values({ path: segs.slice(0, i).join("/"), parentPath: i > 1 ? segs.slice(0, i - 1).join("/") : null })
-      .onConflictDoNothing();
-  }
-}
-
-/** Drop categories left with no memories and no description. */
-async function pruneCategoriesPg(tx: PgStoreTx): Promise<void> {
-  await tx.execute(sql`delete from categories where description is null and not exists (
-    select 1 from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`);
-}
-
-/**
- * Store one memory file's text as the truth and index it: the memories row
- * (fields parsed from the frontmatter; dates missing there fall back to
- * `mtime`), its categories and its document + chunks. Unchanged text writes nothing.
- */
-export async function putMemoryTextPg({ tx, memoryPath, text, mtime }: { tx: PgStoreTx; memoryPath: string; text: string; mtime: number }): Promise<IngestResult> {
-  const m = memoryFromText({ memoryPath, text, mtime });
-  const row = { path: m.path, category: m.category, tags: m.tags, tokenEstimate: m.tokenEstimate, source: m.source, createdAt: m.createdAt, updatedAt: m.updatedAt, expiresAt: m.expiresAt, summary: m.summary, content: text };
-  const { path: _key, ...set } = row;
-  await tx
-    .insert(memories)
-    .values(row)
-    .onConflictDoUpdate({ target: memories.path, set, setWhere: sql`${memories.content} is distinct from excluded.content` });
-  await ensureCategoryPathPg(tx, m.category);
-  return ingestDocumentPg({ tx, path: memoryDocPath(memoryPath), origin: "file", text, mtime: m.updatedAt });
+/** Store one memory file's text as the truth and index it, in the caller's transaction (indexMemoryOp). */
+export async function putMemoryTextPg({ tx, ...args }: { tx: PgStoreTx; memoryPath: string; text: string; mtime: number }): Promise<IngestResult> {
+  return inCallerTx(tx, indexMemoryOp(args));
 }
 
 /**
@@ -101,13 +76,6 @@ export async function reindexMarkedMemoriesPg({ tx }: { tx: PgStoreTx }): Promis
   const rows = marked.rows as { path: string; content: string; updatedAt: number | string }[];
   for (const r of rows) await putMemoryTextPg({ tx, memoryPath: r.path, text: r.content, mtime: Number(r.updatedAt) });
   return rows.length;
-}
-
-async function removeMemoryPg(tx: PgStoreTx, memoryPath: string): Promise<boolean> {
-  const gone = await tx.delete(memories).where(eq(memories.path, memoryPath)).returning({ path: memories.path });
-  await deleteDocumentByPathPg({ tx, path: memoryDocPath(memoryPath) });
-  await pruneCategoriesPg(tx);
-  return gone.length > 0;
 }
 
 const target = (handle: PgStoreHandle, memoryPath: string) => `store:${handle.store}/memory:${memoryPath}`;
@@ -148,7 +116,7 @@ export async function updateMemoryPg({ handle, input, actor, now = Date.now() }:
     if (moved && (await lockMemory(tx, to))) throw new AppError("conflict", `memory ${to} already exists`);
     const { next, body } = updatedMemoryFields({ current, input, to, now });
     await withStoreQuotaPg({ tx, store: handle.store, write: async () => {
-      if (moved) await removeMemoryPg(tx, input.path);
+      if (moved) await inCallerTx(tx, removeMemoryOp(input.path));
       await putMemoryTextPg({ tx, memoryPath: to, text: renderMemoryFile({ memory: next, body }), mtime: now });
     } });
     await appendAuditPg({ db: tx, entry: { actor, ...memoryUpdateAudit({ current, next, body, from: input.path, to }), target: target(handle, to) } });
@@ -164,7 +132,7 @@ export async function deleteMemoryPg({ handle, memoryPath, actor, now = Date.now
     await purgeExpiredTrashPg(tx, now);
     const id = newTrashId(now);
     if (trashRetentionMs() > 0) await tx.execute(sql`insert into memory_trash(id, path, content, deleted_at, deleted_by) values (${id}, ${memoryPath}, ${row.content}, ${now}, ${actor})`);
-    await removeMemoryPg(tx, memoryPath);
+    await inCallerTx(tx, removeMemoryOp(memoryPath));
     await appendAuditPg({ db: tx, entry: { actor, action: "memory.delete", target: target(handle, memoryPath), details: { trashId: id } } });
   } });
 }
@@ -330,7 +298,7 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
         out.skipped.push({ path: rel, reason: "not a valid category path" });
         continue;
       }
-      await ensureCategoryPathPg(tx, category);
+      await inCallerTx(tx, ensureCategoryOp(category));
       const description = text.replace(/\n$/, "");
       await tx.update(categories).set({ description: description === "" ? null : description }).where(and(eq(categories.path, category)));
       out.categories++;
@@ -349,14 +317,8 @@ export async function importMemoryFolderPg({ tx, dir }: { tx: PgStoreTx; dir: st
 
 /** Describe a category (the row is the truth here; `memories export` writes it to _category.md). An empty description clears it. */
 export async function setCategoryDescriptionPg({ handle, input, actor }: { handle: PgStoreHandle; input: z.output<typeof setCategorySchema>; actor: string }): Promise<CategoryChild> {
-  await withStoreTx({ handle, work: async (tx) => {
-    await ensureCategoryPathPg(tx, input.path);
-    await tx.update(categories).set({ description: input.description || null }).where(eq(categories.path, input.path));
-    await pruneCategoriesPg(tx);
-    await appendAuditPg({ db: tx, entry: { actor, action: "category.describe", target: `store:${handle.store}/category:${input.path}`, details: { cleared: input.description === "" } } });
-  } });
-  const parent = input.path.includes("/") ? input.path.slice(0, input.path.lastIndexOf("/")) : null;
-  return (await listCategoryChildren({ handle, parent })).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
+  await write(handle, describeCategoryOp({ store: handle.store, input, actor }));
+  return describedCategory({ handle, path: input.path });
 }
 
 /** A memory's change history from the audit log, newest first, moves followed back (the twin of listMemoryHistory). */

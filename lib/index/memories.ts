@@ -8,7 +8,7 @@ import { getConfig } from "../config";
 import { storeDir, type StoreHandle } from "../db/connection";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { dialect, read, select, tablePair, type AnyStoreHandle, type On } from "../db/port";
+import { dialect, engineStep, insertManyOrIgnore, read, select, sqlRun, tablePair, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import { categories, memories, type MemoryRow } from "../db/schema/index";
 import * as pgStore from "../db/schema/pg/store";
 import { AppError, infrastructureError } from "../errors";
@@ -18,7 +18,8 @@ import { log } from "../log";
 import { mkdirPrivate, PRIVATE_FILE_MODE } from "../private-fs";
 import { existsNoFollow, readFileNoFollow, resolveInside } from "./contained-fs";
 import { parseFrontmatter, stringifyFrontmatter } from "./frontmatter";
-import { deleteDocumentByPath, ingestDocument } from "./ingest";
+import { audit } from "./engine-steps";
+import { deleteDocumentOp, ingestDocumentsOp, type IngestResult } from "./ingest";
 import { boolParam, csvParam, dateParam } from "./query-params";
 import { withStoreQuota } from "./store-quota";
 
@@ -178,56 +179,76 @@ export function memoryFromText({ memoryPath, text, mtime }: { memoryPath: string
 }
 
 /** Make sure a category and all its ancestors have rows. */
-export function ensureCategoryPath({ handle, category }: { handle: StoreHandle; category: string }): void {
+export function* ensureCategoryOp(category: string): Op<void> {
   const segs = category.split("/");
-  for (let i = 1; i <= segs.length; i++) {
-    handle.db
-      .insert(categories)
-      .values({ path: segs.slice(0, i).join("/"), parentPath: i > 1 ? segs.slice(0, i - 1).join("/") : null })
-      .onConflictDoNothing()
-      .run();
-  }
+  yield* insertManyOrIgnore(memoryTables.categories, segs.map((_, i) => ({ path: segs.slice(0, i + 1).join("/"), parentPath: i > 0 ? segs.slice(0, i).join("/") : null })), (c) => [c.path]);
 }
 
-/** Index one memory file's text: its memories row, its categories and its document + chunks. */
-export function indexMemoryText({ handle, memoryPath, text, mtime }: { handle: StoreHandle; memoryPath: string; text: string; mtime: number }) {
+/** Drop categories left with no memories and no description. */
+function pruneCategoriesOp(): Op<void> {
+  return sqlRun(sql`delete from categories where description is null and not exists (
+    select 1 from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`);
+}
+
+/**
+ * A memory's row: on SQLite the index of its file (written only when a field
+ * changed), on PostgreSQL the truth, with the file's whole text (written only
+ * when the text changed).
+ */
+function upsertMemoryRow(m: MemoryWithBody, text: string): Op<void> {
+  const fields = { path: m.path, category: m.category, tokenEstimate: m.tokenEstimate, source: m.source, createdAt: m.createdAt, updatedAt: m.updatedAt, expiresAt: m.expiresAt, summary: m.summary };
+  const { path: _key, ...set } = fields;
+  return engineStep({
+    sqlite: (h) =>
+      void h.db
+        .insert(memories)
+        .values({ ...fields, tags: JSON.stringify(m.tags) })
+        .onConflictDoUpdate({ target: memories.path, set: { ...set, tags: JSON.stringify(m.tags) }, setWhere: sql`(memories.category, memories.tags, memories.token_estimate, memories.source, memories.created_at, memories.updated_at, memories.expires_at, memories.summary) is not
+          (excluded.category, excluded.tags, excluded.token_estimate, excluded.source, excluded.created_at, excluded.updated_at, excluded.expires_at, excluded.summary)` })
+        .run(),
+    pg: async (tx) =>
+      void (await tx
+        .insert(pgStore.memories)
+        .values({ ...fields, tags: m.tags, content: text })
+        .onConflictDoUpdate({ target: pgStore.memories.path, set: { ...set, tags: m.tags, content: text }, setWhere: sql`${pgStore.memories.content} is distinct from excluded.content` })),
+  });
+}
+
+/**
+ * Index one memory file's text, in the caller's write: its memories row
+ * (fields from the frontmatter; dates missing there fall back to `mtime`),
+ * its categories and its document + chunks. Unchanged text writes nothing.
+ */
+export function* indexMemoryOp({ memoryPath, text, mtime }: { memoryPath: string; text: string; mtime: number }): Op<IngestResult> {
   const m = memoryFromText({ memoryPath, text, mtime });
-  const { sqlite } = handle;
-  return sqlite.transaction(() => {
-    sqlite
-      .prepare(
-        `insert into memories(path, category, tags, token_estimate, source, created_at, updated_at, expires_at, summary)
-         values (@path, @category, @tags, @tokenEstimate, @source, @createdAt, @updatedAt, @expiresAt, @summary)
-         on conflict(path) do update set category = excluded.category, tags = excluded.tags, token_estimate = excluded.token_estimate,
-           source = excluded.source, created_at = excluded.created_at, updated_at = excluded.updated_at,
-           expires_at = excluded.expires_at, summary = excluded.summary
-         where memories.tags is not excluded.tags or memories.token_estimate is not excluded.token_estimate
-           or memories.source is not excluded.source or memories.created_at is not excluded.created_at
-           or memories.updated_at is not excluded.updated_at or memories.expires_at is not excluded.expires_at
-           or memories.summary is not excluded.summary or memories.category is not excluded.category`,
-      )
-      .run({ ...m, tags: JSON.stringify(m.tags) });
-    ensureCategoryPath({ handle, category: m.category });
-    return ingestDocument({ handle, path: memoryDocPath(memoryPath), origin: "file", text, mtime });
-  }).immediate();
+  yield* upsertMemoryRow(m, text);
+  yield* ensureCategoryOp(m.category);
+  // PostgreSQL keeps no file: the document's mtime is the memory's updated_at.
+  const docMtime = (yield* dialect()) === "pg" ? m.updatedAt : mtime;
+  return (yield* ingestDocumentsOp({ docs: [{ path: memoryDocPath(memoryPath), origin: "file", text, mtime: docMtime }] }))[0];
 }
 
-/** Drop a memory's index rows, and categories left with no memories and no description. */
+/** Drop a memory's rows, and categories left with no memories and no description. */
+export function* removeMemoryOp(memoryPath: string): Op<void> {
+  yield* sqlRun(sql`delete from memories where path = ${memoryPath}`);
+  yield* deleteDocumentOp(memoryDocPath(memoryPath));
+  yield* pruneCategoriesOp();
+}
+
+export function indexMemoryText({ handle, ...args }: { handle: StoreHandle; memoryPath: string; text: string; mtime: number }): IngestResult {
+  return write(handle, indexMemoryOp(args));
+}
+
 export function removeMemoryIndex({ handle, memoryPath }: { handle: StoreHandle; memoryPath: string }): void {
-  handle.sqlite.transaction(() => {
-    handle.db.delete(memories).where(eq(memories.path, memoryPath)).run();
-    deleteDocumentByPath({ handle, path: memoryDocPath(memoryPath) });
-    pruneCategories({ handle });
-  }).immediate();
+  write(handle, removeMemoryOp(memoryPath));
 }
 
-export function pruneCategories({ handle }: { handle: StoreHandle }): number {
-  return handle.sqlite
-    .prepare(
-      `delete from categories where description is null and not exists (
-         select 1 from memories m where m.category = categories.path or substr(m.category, 1, length(categories.path) + 1) = categories.path || '/')`,
-    )
-    .run().changes;
+export function ensureCategoryPath({ handle, category }: { handle: StoreHandle; category: string }): void {
+  write(handle, ensureCategoryOp(category));
+}
+
+export function pruneCategories({ handle }: { handle: StoreHandle }): void {
+  write(handle, pruneCategoriesOp());
 }
 
 export function renderMemoryFile({ memory: m, body }: { memory: Omit<Memory, "category" | "slug" | "tokenEstimate">; body: string }): string {
@@ -373,13 +394,6 @@ export function memoryUpdateAudit({ current, next, body, from, to }: { current: 
   };
   const action: "memory.move" | "memory.update" = moved && !bodyChanged && Object.keys(changed).length === 0 ? "memory.move" : "memory.update";
   return { action, details };
-}
-
-/** Move a memory to another category path (or slug): one index transaction, audited as memory.move. */
-export function moveMemory({ handle, from, to, actor, now = Date.now() }: { handle: StoreHandle; from: string; to: string; actor: string; now?: number }): Memory {
-  const input = updateMemorySchema.parse({ path: from, move_to: to });
-  if (input.move_to === input.path) throw new AppError("unprocessable", `memory ${from} is already at that path`);
-  return updateMemory({ handle, input, actor, now });
 }
 
 // ---- trash -------------------------------------------------------------------
@@ -796,10 +810,6 @@ export function listMemoriesByFilter<H extends AnyStoreHandle>({ handle, filter,
   );
 }
 
-export function listRecentMemories({ handle, limit = 10, now = Date.now() }: { handle: StoreHandle; limit?: number; now?: number }): Memory[] {
-  return listMemoriesByFilter({ handle, now, filter: memoryFilterSchema.parse({ limit: String(limit) }) }).memories;
-}
-
 export type CategoryChild = { path: string; name: string; description: string | null; memories: number; children: number };
 
 /** Categories with recursive memory counts (expired ones included): the children of `parent` (root when null), or all when `parent` is undefined. */
@@ -844,14 +854,22 @@ export function setCategoryDescription({ handle, input, actor }: { handle: Store
   const file = categoryFile({ handle, category: input.path });
   if (input.description === "") fs.rmSync(file, { force: true });
   else writeFileAtomic({ file, content: input.description + "\n" });
-  handle.sqlite
-    .transaction(() => {
-      ensureCategoryPath({ handle, category: input.path });
-      handle.db.update(categories).set({ description: input.description || null }).where(eq(categories.path, input.path)).run();
-      pruneCategories({ handle });
-      appendAudit({ actor, action: "category.describe", target: `store:${handle.store}/category:${input.path}`, details: { cleared: input.description === "" } });
-    })
-    .immediate();
-  const parent = input.path.includes("/") ? input.path.slice(0, input.path.lastIndexOf("/")) : null;
-  return listCategoryChildren({ handle, parent }).find((c) => c.path === input.path) ?? { path: input.path, name: input.path.slice(input.path.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
+  write(handle, describeCategoryOp({ store: handle.store, input, actor }));
+  return describedCategory({ handle, path: input.path });
+}
+
+/** A category's description in its row, audited (SQLite writes its _category.md first; on PostgreSQL the row is the truth). */
+export function* describeCategoryOp({ store, input, actor }: { store: string; input: z.output<typeof setCategorySchema>; actor: string }): Op<void> {
+  yield* ensureCategoryOp(input.path);
+  yield* update(memoryTables.categories, { description: input.description || null }, (c) => eq(c.path, input.path));
+  yield* pruneCategoriesOp();
+  yield* audit({ actor, action: "category.describe", target: `store:${store}/category:${input.path}`, details: { cleared: input.description === "" } });
+}
+
+/** A category as the listing shows it after a describe (an empty one pruned: no memories, no description). */
+export function describedCategory<H extends AnyStoreHandle>({ handle, path: category }: { handle: H; path: string }): On<H, CategoryChild> {
+  const parent = category.includes("/") ? category.slice(0, category.lastIndexOf("/")) : null;
+  const pick = (children: CategoryChild[]) => children.find((c) => c.path === category) ?? { path: category, name: category.slice(category.lastIndexOf("/") + 1), description: null, memories: 0, children: 0 };
+  const found = listCategoryChildren({ handle, parent });
+  return (found instanceof Promise ? found.then(pick) : pick(found as CategoryChild[])) as On<H, CategoryChild>;
 }

@@ -237,7 +237,8 @@ export function readChunkInDocument<H extends AnyStoreHandle>({ handle, chunkId 
   return read(handle, chunkInDocument(handle.store, chunkId), { snapshot: true });
 }
 
-function* chunkInDocument(store: string, chunkId: string): Op<ChunkReader> {
+/** A chunk with its document's row, by chunk id: what the chunk API and the reader read of it. */
+function* chunkWithDocument(chunkId: string): Op<ChunkWithDoc | undefined> {
   const [row] = yield* select({ c: tables.chunks, d: tables.documents }, (db, { c, d }) =>
     db
       .select({
@@ -264,6 +265,24 @@ function* chunkInDocument(store: string, chunkId: string): Op<ChunkReader> {
       .innerJoin(d, eq(d.docId, c.docId))
       .where(eq(c.chunkId, chunkId)),
   );
+  return row;
+}
+
+export type ChunkDetail = Pick<ChunkWithDoc, "id" | "chunkId" | "path" | "kind" | "chunkIndex" | "chunkSha256" | "chunkingVersion" | "startByte" | "endByte" | "text"> & { stale: boolean };
+
+/** One chunk with its document's path and kind; `stale` when chunked by older rules than this build's. */
+export function getChunkByChunkId<H extends AnyStoreHandle>({ handle, chunkId }: { handle: H; chunkId: string }): On<H, ChunkDetail> {
+  const op = function* (): Op<ChunkDetail> {
+    const found = yield* chunkWithDocument(chunkId);
+    if (!found) throw new AppError("not_found", `no chunk ${chunkId}`);
+    const { id, path, kind, chunkIndex, chunkSha256, chunkingVersion, startByte, endByte, text } = found;
+    return { id, chunkId: found.chunkId, path, kind, chunkIndex, chunkSha256, chunkingVersion, startByte, endByte, text, stale: chunkingVersion !== CHUNKING_VERSION };
+  };
+  return read(handle, op());
+}
+
+function* chunkInDocument(store: string, chunkId: string): Op<ChunkReader> {
+  const row = yield* chunkWithDocument(chunkId);
   if (!row) throw new AppError("not_found", `no chunk ${chunkId} in store ${store}`);
 
   const window = readerWindow(row);

@@ -3,6 +3,7 @@ import { limitReached } from "../common";
 import { getConfig } from "../config";
 import type { PgStoreTx } from "../db/pg-store";
 import type { StoreHandle } from "../db/connection";
+import { engineStep, sqlRows, type Op } from "../db/port";
 
 /**
  * The per-store quotas (SECURITY.md, "Limits"): DUALMIND_MAX_STORE_DOCUMENTS
@@ -42,13 +43,27 @@ export function withStoreQuota<T>({ handle, write }: { handle: StoreHandle; writ
   return result;
 }
 
+/** `op` (in the caller's write, on either engine) under the store quotas; on PostgreSQL with withStoreQuotaPg's lock. */
+export function* withinStoreQuota<T>({ store, op }: { store: string; op: Op<T> }): Op<T> {
+  yield* engineStep({ sqlite: () => undefined, pg: async (tx) => void (await tx.execute(quotaLock(store))) });
+  const usage = function* () {
+    return usageOf((yield* sqlRows<{ documents: unknown; bytes: unknown }>(sql.raw(USAGE_SQL)))[0]);
+  };
+  const before = yield* usage();
+  const result = yield* op;
+  assertStoreRoom(store, before, yield* usage());
+  return result;
+}
+
+const quotaLock = (store: string) => sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-quota:${store}`}, 0))`;
+
 /**
  * PostgreSQL: the same, inside the caller's store transaction. A per-store
  * advisory lock, held to commit, queues quota-checked writers, so two
  * concurrent writes cannot both squeeze past the limit.
  */
 export async function withStoreQuotaPg<T>({ tx, store, write }: { tx: PgStoreTx; store: string; write: () => Promise<T> }): Promise<T> {
-  await tx.execute(sql`select pg_advisory_xact_lock(hashtextextended(${`dualmind:store-quota:${store}`}, 0))`);
+  await tx.execute(quotaLock(store));
   const usage = async () => usageOf((await tx.execute(sql.raw(USAGE_SQL))).rows[0] as { documents: unknown; bytes: unknown } | undefined);
   const before = await usage();
   const result = await write();

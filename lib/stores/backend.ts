@@ -2,7 +2,7 @@ import type { z } from "zod";
 import type { Engine } from "../db/engine";
 import { perEngine } from "../db/engine";
 import type { AnyStoreHandle } from "../db/port";
-import { getChunkByChunkId, listDocumentsByPrefix, type ChunkDetail, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
+import { listDocumentsByPrefix, type DocumentSummary, type IngestResult, type putDocumentsSchema } from "../index/ingest";
 import {
   type restoreMemorySchema,
   type TrashedMemory,
@@ -23,7 +23,7 @@ import type { Job } from "../index/jobs";
 import type { ReindexProgress } from "../index/reindex";
 import { listDocumentTitles } from "../index/titles";
 import type { UnindexableFile } from "../index/files";
-import { readChunkInDocument, type ChunkReader } from "../index/reader";
+import { getChunkByChunkId, readChunkInDocument, type ChunkDetail, type ChunkReader } from "../index/reader";
 import type { SearchInput, SearchResult } from "../index/search";
 import type { VerifyReport } from "../index/verify";
 import type { createStoreSchema, StoreSummary } from "./stores";

@@ -6,7 +6,6 @@ import type { Fingerprint } from "../embed/providers";
 import { retryParkedEmbeddings } from "../embed/queue";
 import { startEmbedWorker } from "../embed/worker";
 import { describeReembedIntent, estimateReembed, getReembedProgress, startReembed, switchHeldReembed, type ReembedEstimate, type SwitchGate, type ReembedProgress, type StartReembedResult } from "../embed/reembed";
-import { retryParkedEmbeddingsPg } from "../index/embed-queue-pg";
 import { compareCandidateModelPg, describeReembedIntentPg, estimateReembedPg, getReembedProgressPg, startReembedPg, switchHeldReembedPg } from "../index/reembed-pg";
 import { openStore } from "./stores";
 import { startStoresEmbedWorkerPg } from "./engines/pg";
@@ -62,7 +61,7 @@ function pgEmbeddings(pgHandle: Promise<PgHandle>): EmbeddingsBackend {
     startReembed: async ({ store, ...a }) => startReembedPg({ handle: await open(store), ...a }),
     switchHeldReembed: async ({ store, ...a }) => switchHeldReembedPg({ handle: await open(store), ...a }),
     compareCandidateModel: async ({ store, ...a }) => compareCandidateModelPg({ handle: await open(store), ...a }),
-    retryParkedEmbeddings: async ({ store, ...a }) => retryParkedEmbeddingsPg({ handle: await open(store), ...a }),
+    retryParkedEmbeddings: async ({ store, ...a }) => retryParkedEmbeddings({ handle: await open(store), ...a }),
     // The worker `npm run worker` runs beside the server (this process's pool, every PostgreSQL store).
     runEmbedWorker: (a) => startStoresEmbedWorkerPg(a),
   };

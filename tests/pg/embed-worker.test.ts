@@ -7,8 +7,9 @@ import { OpenAICompatibleProvider } from "@/lib/embed/providers/openai";
 import type { EmbeddingProvider, EmbedTask } from "@/lib/embed/types";
 import { resetHoldsForTests } from "@/lib/embed/healing";
 import { MAX_EMBED_ATTEMPTS } from "@/lib/embed/worker";
-import { drainEmbedQueuesPg, getEmbedBacklogPg, listParkedEmbeddingsPg, processEmbedBatchPg, retryParkedEmbeddingsPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
-import { putDocumentsPg } from "@/lib/index/ingest-pg";
+import { drainEmbedQueuesPg, getEmbedBacklogPg, processEmbedBatchPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
+import { listParkedEmbeddings, retryParkedEmbeddings } from "@/lib/embed/queue";
+import { putDocuments } from "@/lib/index/ingest";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { createStorePg, openStorePg } from "@/lib/stores/stores-pg";
 import { resetConfigForTests } from "@/lib/config";
@@ -34,7 +35,7 @@ beforeEach(async () => {
 /** Every document's text is unique, so each chunk is one distinct text (the provider call log shows each embed). */
 async function ingest(n: number, prefix = "doc"): Promise<number> {
   const documents = Array.from({ length: n }, (_, i) => ({ path: `${prefix}/${i}.md`, content: `# Note ${prefix} ${i}\n\nThe ${prefix} number ${i} talks about topic ${i * 7} and nothing else.` }));
-  const results = await putDocumentsPg({ handle: storeA, input: putDocumentsSchema.parse({ documents }), actor: "agent:a" });
+  const results = await putDocuments({ handle: storeA, input: putDocumentsSchema.parse({ documents }), actor: "agent:a" });
   return results.reduce((s, r) => s + r.insertedChunkRowids.length, 0);
 }
 
@@ -176,12 +177,12 @@ describe("the embed queue on PostgreSQL", () => {
       fake.state.refuseTexts.add(texts[0].text);
       const back = await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w", now: () => clock });
       expect(back).toMatchObject({ claimed: inserted, embedded: inserted - 1, failed: 1, parked: 1, held: 0 });
-      const parked = await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => listParkedEmbeddingsPg({ tx }) });
+      const parked = await listParkedEmbeddings({ handle: storeA });
       expect(parked).toEqual([expect.objectContaining({ kind: "chunk", attempts: 1, lastError: expect.stringMatching(/^bad_request: .*\(400\)/) })]);
 
       // An admin puts it back in line once the input is accepted (audited): it is embedded.
       fake.state.refuseTexts.clear();
-      expect(await retryParkedEmbeddingsPg({ handle: storeB, actor: "user:admin" })).toBe(1);
+      expect(await retryParkedEmbeddings({ handle: storeB, actor: "user:admin" })).toBe(1);
       const audit = (await replicas.a().pool.query("select actor, details from audit_log where action = 'store.embeddings.retry_parked'")).rows;
       expect(audit).toHaveLength(1);
       expect(audit[0].actor).toBe("user:admin");
@@ -196,7 +197,7 @@ describe("the embed queue on PostgreSQL", () => {
       fake.state.defaultMode = "wrong_dim";
       const r = await processEmbedBatchPg({ handle: storeA, embedder, workerId: "w" });
       expect(r).toMatchObject({ claimed: inserted, embedded: 0, parked: inserted });
-      const parked = await withStoreTx({ handle: storeA, readOnly: true, work: (tx) => listParkedEmbeddingsPg({ tx }) });
+      const parked = await listParkedEmbeddings({ handle: storeA });
       expect(parked).toHaveLength(inserted);
       expect(parked[0].attempts).toBe(1);
       expect(parked[0].lastError).toBe("dimension_mismatch: provider returned a 31-d vector; expected 32");
@@ -233,11 +234,11 @@ describe("the embed queue on PostgreSQL", () => {
 
   it("identical text is embedded once per model (the embedding cache)", async () => {
     const same = "A paragraph that two documents share word for word.";
-    await putDocumentsPg({ handle: storeA, input: putDocumentsSchema.parse({ documents: [{ path: "one.md", content: same }] }), actor: "agent:a" });
+    await putDocuments({ handle: storeA, input: putDocumentsSchema.parse({ documents: [{ path: "one.md", content: same }] }), actor: "agent:a" });
     const seen: string[] = [];
     const embedder = loggingEmbedder(new BuiltinProvider({ dimension: 64 }), seen);
     await drainEmbedQueuesPg({ handles: [storeA], embedder });
-    await putDocumentsPg({ handle: storeA, input: putDocumentsSchema.parse({ documents: [{ path: "two.md", content: same }] }), actor: "agent:a" });
+    await putDocuments({ handle: storeA, input: putDocumentsSchema.parse({ documents: [{ path: "two.md", content: same }] }), actor: "agent:a" });
     const r = await processEmbedBatchPg({ handle: storeA, embedder });
     expect(r).toMatchObject({ claimed: 1, cached: 1, embedded: 1 });
     expect(seen).toHaveLength(1);

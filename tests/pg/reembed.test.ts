@@ -19,7 +19,7 @@ import { listAuditTail, pgLedger } from "@/lib/governance/audit";
 import { drainEmbedQueuesPg, startEmbedWorkerPg, type PgEmbedder } from "@/lib/index/embed-queue-pg";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { graphOn } from "@/lib/graph/backend";
-import { putDocumentsPg } from "@/lib/index/ingest-pg";
+import { putDocuments } from "@/lib/index/ingest";
 import { planQueryVectorPg } from "@/lib/index/query-vector-pg";
 import { compareCandidateModelPg, estimateReembedPg, getReembedProgressPg, readActiveFingerprintPg, startReembedPg, switchHeldReembedPg } from "@/lib/index/reembed-pg";
 import { searchInputSchema } from "@/lib/index/search";
@@ -96,7 +96,7 @@ beforeAll(async () => {
   await createStorePg({ pg: replicas.a(), input: { name: "kb" }, actor: "test" });
   storeA = await openStorePg({ pg: replicas.a(), store: "kb" });
   storeB = await openStorePg({ pg: replicas.b(), store: "kb" });
-  await putDocumentsPg({ handle: storeA, input: putDocumentsSchema.parse({ documents: docs }), actor: "agent:test" });
+  await putDocuments({ handle: storeA, input: putDocumentsSchema.parse({ documents: docs }), actor: "agent:test" });
   await drainEmbedQueuesPg({ handles: [storeA], embedder: getEmbedder() });
 });
 afterAll(() => configureDimension(undefined));
@@ -237,7 +237,7 @@ describe("a 0005 store migrates to 0006", () => {
     let pg = await openPgHandle({ url, max: 2 });
     await createStorePg({ pg, input: { name: "old" }, actor: "test" });
     const handle = await openStorePg({ pg, store: "old" });
-    await putDocumentsPg({ handle, input: putDocumentsSchema.parse({ documents: docs.slice(0, 3) }), actor: "agent:test" });
+    await putDocuments({ handle, input: putDocumentsSchema.parse({ documents: docs.slice(0, 3) }), actor: "agent:test" });
     await drainEmbedQueuesPg({ handles: [handle], embedder: getEmbedder() });
     // Back to what 0005 left: no search log, no active model named; one vector of another model beside three of this one.
     await withStoreTx({ handle, work: (tx) =>

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import type { PgStoreHandle } from "@/lib/db/pg-store";
 import { runWithinBudgetPg, startQueryBudget } from "@/lib/db/query-budget";
-import { putDocumentsPg } from "@/lib/index/ingest-pg";
+import { putDocuments } from "@/lib/index/ingest";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg } from "@/lib/index/search-pg";
@@ -24,7 +24,7 @@ beforeAll(async () => {
       path: `notes/${at + i}.md`,
       content: Array.from({ length: 40 }, (_, j) => WORDS[(at + i + j) % WORDS.length]).join(" ") + ` note ${at + i}`,
     }));
-    await putDocumentsPg({ handle: store, input: putDocumentsSchema.parse({ documents }), actor: "agent:a" });
+    await putDocuments({ handle: store, input: putDocumentsSchema.parse({ documents }), actor: "agent:a" });
   }
 }, 120_000);
 afterAll(async () => {
@@ -35,7 +35,7 @@ const input = searchInputSchema.parse({ q: WORDS.join(" "), mode: "fts", match: 
 
 describe("full-text search on PostgreSQL", () => {
   it("finds documents whose path is shorter than 'memory/x.md' (the memory filter once failed every search of such a store)", async () => {
-    await putDocumentsPg({ handle: store, input: putDocumentsSchema.parse({ documents: [{ path: "a.md", content: "the axolotl regrows its limbs" }] }), actor: "agent:a" });
+    await putDocuments({ handle: store, input: putDocumentsSchema.parse({ documents: [{ path: "a.md", content: "the axolotl regrows its limbs" }] }), actor: "agent:a" });
     const r = await searchStorePg({ handle: store, core: null, input: searchInputSchema.parse({ q: "axolotl", mode: "fts", group: "chunk" }) });
     expect(r.results.map((h) => h.path)).toEqual(["a.md"]);
   });

@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { listAuditTail, verifyAuditChain, pgLedger } from "@/lib/governance/audit";
-import { putDocumentsPg } from "@/lib/index/ingest-pg";
+import { putDocuments } from "@/lib/index/ingest";
 import { storeSchemaName, storeSchemaVersion, withStoreTx } from "@/lib/db/pg-store";
 import { createStorePg, describeStorePg, ensureCoreStorePg, ensureDefaultStorePg, listStoreNamesPg, openCoreForPg, openStorePg } from "@/lib/stores/stores-pg";
 import { createTestDatabase } from "./helpers";
@@ -98,7 +98,7 @@ describe("PostgreSQL stores: one schema per store", () => {
     const impostor = schema.slice("store_".length);
     expect(storeSchemaName(impostor)).toBe(schema);
     const made = await createStorePg({ pg, input: { name: long }, actor: "a" });
-    await putDocumentsPg({ handle: await openStorePg({ pg, store: long }), input: { path: "secret.md", content: "# Secret\n\nonly for the long-named store" }, actor: "a" });
+    await putDocuments({ handle: await openStorePg({ pg, store: long }), input: { path: "secret.md", content: "# Secret\n\nonly for the long-named store" }, actor: "a" });
     expect(made.name).toBe(long);
     // Opened after the real one (its schema is then known to this pool) and before: not found either way.
     await expect(openStorePg({ pg, store: impostor })).rejects.toMatchObject({ code: "not_found" });
@@ -138,7 +138,7 @@ describe("PostgreSQL stores: one schema per store", () => {
   it("core read beside another store goes through a read-only path: a write through it fails, core is unchanged", async () => {
     await ensureCoreStorePg({ pg });
     const core = await openStorePg({ pg, store: "core" });
-    await putDocumentsPg({ handle: core, input: { path: "who.md", content: "# Identity\nI prefer short answers." }, actor: "a" });
+    await putDocuments({ handle: core, input: { path: "who.md", content: "# Identity\nI prefer short answers." }, actor: "a" });
     const photo = await openStorePg({ pg, store: "photo-2024" });
     const coreReader = await openCoreForPg({ pg, handle: photo, includeCore: true });
     expect(coreReader?.readOnly).toBe(true);
@@ -150,7 +150,7 @@ describe("PostgreSQL stores: one schema per store", () => {
       await expect(withStoreTx({ handle: coreReader!, work: (tx) => tx.execute(write) })).rejects.toMatchObject({ cause: { code: "25006" } });
     }
     // Even a caller asking for a writable transaction on the core reader gets a read-only one.
-    await expect(putDocumentsPg({ handle: coreReader!, input: { path: "x.md", content: "x" }, actor: "a" })).rejects.toMatchObject({ cause: { code: "25006" } });
+    await expect(putDocuments({ handle: coreReader!, input: { path: "x.md", content: "x" }, actor: "a" })).rejects.toMatchObject({ cause: { code: "25006" } });
     expect((await describeStorePg({ handle: core })).counts.documents).toBe(1);
     expect(await openCoreForPg({ pg, handle: photo, includeCore: false })).toBeNull();
     expect(await openCoreForPg({ pg, handle: core, includeCore: true })).toBeNull();

@@ -4,7 +4,7 @@ import { closePgHandle, openPgHandle, type PgHandle } from "@/lib/db/pg";
 import { BuiltinProvider } from "@/lib/embed/providers/builtin";
 import { computeFingerprint, type Fingerprint } from "@/lib/embed/providers";
 import { chunkDocument, CHUNKING_VERSION } from "@/lib/index/chunking";
-import { deleteApiDocumentPg, putDocumentsPg } from "@/lib/index/ingest-pg";
+import { deleteApiDocument, putDocuments } from "@/lib/index/ingest";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { searchInputSchema } from "@/lib/index/search";
 import { searchStorePg, type PgQueryVector } from "@/lib/index/search-pg";
@@ -26,7 +26,7 @@ afterAll(async () => {
   await closePgHandle(pg);
 });
 
-const put = (handle: PgStoreHandle, docs: { path: string; content: string }[]) => putDocumentsPg({ handle, input: putDocumentsSchema.parse({ documents: docs }), actor: "agent:a" });
+const put = (handle: PgStoreHandle, docs: { path: string; content: string }[]) => putDocuments({ handle, input: putDocumentsSchema.parse({ documents: docs }), actor: "agent:a" });
 const search = (handle: PgStoreHandle, q: Record<string, unknown>, opts: { core?: PgStoreHandle | null; vector?: PgQueryVector } = {}) =>
   searchStorePg({ handle, core: opts.core ?? null, input: searchInputSchema.parse({ mode: "fts", group: "chunk", ...q }), vector: opts.vector });
 
@@ -78,11 +78,11 @@ describe("PostgreSQL ingest", () => {
   it("deleting a document removes its chunks and their full-text entries", async () => {
     await put(store, [{ path: "tmp/zebra.md", content: "zebras graze quietly" }]);
     expect((await search(store, { q: "zebra" })).results).toHaveLength(1);
-    await deleteApiDocumentPg({ handle: store, path: "tmp/zebra.md", actor: "a" });
+    await deleteApiDocument({ handle: store, path: "tmp/zebra.md", actor: "a" });
     const after = await search(store, { q: "zebra" });
     expect(after.results).toEqual([]);
     expect(after.reason?.code).toBe("no_match");
-    await expect(deleteApiDocumentPg({ handle: store, path: "tmp/zebra.md", actor: "a" })).rejects.toMatchObject({ code: "not_found" });
+    await expect(deleteApiDocument({ handle: store, path: "tmp/zebra.md", actor: "a" })).rejects.toMatchObject({ code: "not_found" });
   });
 });
 

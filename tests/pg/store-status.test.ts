@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resetConfigForTests } from "@/lib/config";
 import { withStoreTx, type PgStoreHandle } from "@/lib/db/pg-store";
 import { drainEmbedQueuesPg } from "@/lib/index/embed-queue-pg";
-import { putDocumentsPg } from "@/lib/index/ingest-pg";
+import { putDocuments } from "@/lib/index/ingest";
 import { putDocumentsSchema } from "@/lib/index/ingest";
 import { getStoreHealthReportPg, getStoreStatusPg } from "@/lib/metrics/engines/pg";
 import { storeHealthResponse } from "@/lib/api/responses/embeddings";
@@ -36,7 +36,7 @@ afterAll(async () => {
   resetConfigForTests();
 });
 
-const put = (docs: { path: string; content: string }[]) => putDocumentsPg({ handle: store, input: putDocumentsSchema.parse({ documents: docs }), actor: "agent:test" });
+const put = (docs: { path: string; content: string }[]) => putDocuments({ handle: store, input: putDocumentsSchema.parse({ documents: docs }), actor: "agent:test" });
 const notes = (n: number, word: string) => Array.from({ length: n }, (_, i) => ({ path: `notes/${i}.md`, content: `# Note ${i}\n\nThe ${word} rotation for team ${i}.` }));
 
 describe("store status on PostgreSQL", () => {

@@ -11,7 +11,8 @@ import { recallStatsOf, recallStatsWindows, saveStoreSnapshots, snapshotOf, type
 import type { MetricsRead } from "../series";
 import type { KindCounts, LiveCounts } from "../../embed/counters";
 import { assembleStoreStatus, configuredFingerprint, embeddingStatusOf, providerForStatus, reembedStateOf, type EmbeddingStatus, type StoreStatus } from "../../embed/status";
-import { getEmbedBacklogPg, listParkedEmbeddingsPg, readStaleClaimsPg } from "../../index/embed-queue-pg";
+import { getEmbedBacklogPg, readStaleClaimsPg } from "../../index/embed-queue-pg";
+import { listParkedEmbeddings } from "../../embed/queue";
 import { listStoreNamesPg, openStorePg } from "../../stores/stores-pg";
 import { EXACT_SCAN_LIMIT, pgvectorSupportPg } from "../../index/vectors-pg";
 import { log } from "../../log";
@@ -186,7 +187,7 @@ export async function getLiveStoreStatusesPg({ include = () => true }: { include
 /** The embeddings card's detail on PostgreSQL (the twin of getEmbeddingStatus): the live status with re-embed progress and parked items. */
 export async function getEmbeddingStatusPg({ handle, status }: { handle: PgStoreHandle; status?: StoreStatus & { otherModelVectors: number } }): Promise<EmbeddingStatus> {
   const s = status ?? (await getStoreStatusPg({ handle }));
-  const parked = s.backlog.parked > 0 ? await withStoreTx({ handle, readOnly: true, work: (tx) => listParkedEmbeddingsPg({ tx, limit: 20 }) }) : [];
+  const parked = s.backlog.parked > 0 ? await listParkedEmbeddings({ handle, limit: 20 }) : [];
   return embeddingStatusOf({ status: s, otherModelVectors: s.otherModelVectors, reembed: await getReembedProgressPg({ handle }), parked });
 }
 

@@ -7,7 +7,8 @@ import { startEmbedWorkerPg } from "../../index/embed-queue-pg";
 import { type Job, JOB_STALE_MS, jobFromRow, MAX_ATTEMPTS, SWEEP_MS } from "../../index/jobs";
 import { log } from "../../log";
 import { type PgStoreHandle, rowsOf, withStoreTx } from "../../db/pg-store";
-import { deleteApiDocumentPg, deleteDocumentByPathPg, putDocumentsPg } from "../../index/ingest-pg";
+import { inCallerTx } from "../../db/port";
+import { deleteApiDocument, deleteDocumentOp, putDocuments } from "../../index/ingest";
 import { createMemoryPg, deleteMemoryPg, getMemoryByPathPg, getTrashedMemoryPg, listMemoryHistoryPg, listMemoryTrashPg, purgeTrashedMemoryPg, putMemoryTextPg, restoreMemoryPg, setCategoryDescriptionPg, updateMemoryPg } from "../../index/memories-pg";
 import { searchStorePg } from "../../index/search-pg";
 import { planQueryVectorPg } from "../../index/query-vector-pg";
@@ -63,8 +64,8 @@ export function pgStoreEngine(pgHandle: Promise<PgHandle>): StoreEngine {
     archiveStore: async (a) => archiveStorePg({ pg: await pgHandle, ...a }),
     unarchiveStore: async (a) => unarchiveStorePg({ pg: await pgHandle, ...a }),
     describeStore: async ({ store }) => storeInfoOf(await describeStorePg({ handle: (await open(store)).handle })),
-    putDocuments: async ({ store, ...a }) => putDocumentsPg({ handle: (await open(store)).handle, ...a }),
-    deleteDocument: async ({ store, ...a }) => deleteApiDocumentPg({ handle: (await open(store)).handle, ...a }),
+    putDocuments: async ({ store, ...a }) => putDocuments({ handle: (await open(store)).handle, ...a }),
+    deleteDocument: async ({ store, ...a }) => deleteApiDocument({ handle: (await open(store)).handle, ...a }),
     search: async ({ store, input }) => {
       const { pg, handle } = await open(store);
       const core = await openCoreForPg({ pg, handle, includeCore: input.include_core });
@@ -392,7 +393,7 @@ export async function rebuildStoreFromMemoriesPg({ handle }: { handle: PgStoreHa
       mem[(await putMemoryTextPg({ tx, memoryPath: m.path, text: m.content, mtime: m.updatedAt })).status]++;
     }
     const orphans = await rowsOf<{ path: string }>({ tx, query: sql`select d.path from documents d where d.origin = 'file' and not exists (select 1 from memories m where ${MEMORY_DOC} = d.path) order by 1` });
-    for (const o of orphans) if (await deleteDocumentByPathPg({ tx, path: o.path })) mem.removed++;
+    for (const o of orphans) if (await inCallerTx(tx, deleteDocumentOp(o.path))) mem.removed++;
   } });
   const none: ReindexKindCounts = { scanned: 0, added: 0, changed: 0, unchanged: 0, removed: 0 };
   return {
