@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
 import { log } from "../../log";
-import { bm25Part, ftsIdf, K1, B } from "../../retrieval/fts5-bm25";
+import { ftsIdf, K1, B } from "../../retrieval/fts5-bm25";
 import { emptyScratch, phraseTokens, scratchTable } from "../../retrieval/fts-tokens";
 import { matchExpression, plainPhrases } from "../../retrieval/match";
 import { preparedOnce } from "../../db/statements";
@@ -30,14 +30,14 @@ import { withStoreQuotaPg } from "../store-quota";
  * Ranking: a row's score is FTS5's bm25 to the last bit (bm25Part in phrase
  * order, idf by SQLite's `ln`, avgdl = tokens / rows), so the order and the
  * scores are SQLite's for the same content. A query whose tokens are in few
- * rows scores them all (one statement). A broad one reads each token's
- * postings in impact order — `imp` = tf / (tf + k1·(1 − b + b·len/REF_AVGDL)),
- * indexed per token, descending — and stops when no unread row can reach the
- * k-th score (Fagin's threshold algorithm): a row not read yet has, for each
+ * rows scores them all (one statement). A broad one reads the head of each
+ * token's postings in impact order — `imp` = tf / (tf + k1·(1 − b +
+ * b·len/REF_AVGDL)), indexed per token, descending — scores every row met
+ * there exactly (its other tokens' counts by key), and answers when no row
+ * outside the heads can reach the k-th score: such a row has, for each
  * token, a stored impact at most the last one read, and its part of the
  * score is bounded by that impact whatever the current average length is
- * (impactBound). Rows read for one token get their other tokens' counts by
- * key (random access) when they can still make the top k.
+ * (impactBound); else the heads go deeper. One statement a try.
  */
 
 /** FTS5's tokenizer of the SQLite chunk index, whose tokens the statistics hold. */
@@ -52,6 +52,9 @@ export const REF_AVGDL = 160;
 
 /** A query whose candidate postings are at most this many is scored exhaustively (one statement). */
 export const EXHAUSTIVE_POSTINGS = 20_000;
+
+/** Postings of each token read first by a broad query (impact order); deeper, four times as many a try, until the bound holds. */
+export const HEADS = 2_000;
 
 /** Chunks tokenized per backfill transaction. */
 export const BACKFILL_BATCH = 1000;
@@ -247,15 +250,31 @@ export type Bm25TopAnswer =
   /** The statistics cannot answer: chunks still to tokenize, or a word that is not one token. */
   | { kind: "unavailable"; reason: string };
 
-type Entry = { tf: Map<string, number>; len: number; resolved: boolean; pass: boolean | null };
-
 /**
  * The best `k` chunks passing `where` (conditions over c = chunks,
  * d = documents) for `words` (matchTerms' words) joined by `mode`, by FTS5's
  * bm25: score descending, id ascending, exactly `select rowid, bm25(chunks_fts)
  * … order by rank, rowid limit k` on the same content.
  */
-export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EXHAUSTIVE_POSTINGS }: { tx: PgStoreTx; words: string[]; mode: "all" | "any"; where: SQL[]; k: number; /** Candidate postings scored exhaustively at most (tests lower it). */ exhaustiveUpTo?: number }): Promise<Bm25TopAnswer> {
+export async function bm25TopPg({
+  tx,
+  words,
+  mode,
+  where,
+  k,
+  exhaustiveUpTo = EXHAUSTIVE_POSTINGS,
+  firstHeads = Math.max(HEADS, 8 * k),
+}: {
+  tx: PgStoreTx;
+  words: string[];
+  mode: "all" | "any";
+  where: SQL[];
+  k: number;
+  /** Candidate postings scored exhaustively at most (tests lower it). */
+  exhaustiveUpTo?: number;
+  /** Postings of each token read by a broad query's first try (tests lower it). */
+  firstHeads?: number;
+}): Promise<Bm25TopAnswer> {
   const expression = matchExpression(words, mode);
   const plain = expression ? plainPhrases(expression) : null;
   if (!plain) return { kind: "unavailable", reason: "no word to match" };
@@ -280,16 +299,11 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
   const idf = tokens.map((t) => ftsIdf(db, rows, dfOf.get(t)!));
   const weight = new Map<string, number>();
   tokens.forEach((t, p) => weight.set(t, (weight.get(t) ?? 0) + idf[p]));
-  const scoreOf = (e: Entry) => {
-    let s = 0;
-    for (let p = 0; p < tokens.length; p++) s += bm25Part(idf[p], e.tf.get(tokens[p]) ?? 0, e.len, avgdl);
-    return s;
-  };
-  const matches = (e: Entry) => (mode === "all" ? unique.every((t) => (e.tf.get(t) ?? 0) > 0) : true);
   const filterOf = where.length ? sql.join(where, sql` and `) : null;
-  const byRank = (a: Bm25Hit, b: Bm25Hit) => b.score - a.score || a.id - b.id;
 
   const live = unique.filter((t) => dfOf.get(t)! > 0);
+  const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
+  const having = mode === "all" ? sql` having count(*) = ${live.length}` : sql``;
   const allPostings = live.reduce((n, t) => n + dfOf.get(t)!, 0);
   const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo;
   const candidatePostings = rarestFirst ? Math.min(...live.map((t) => dfOf.get(t)!)) * live.length : allPostings;
@@ -302,8 +316,6 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
     const postings = !rarestFirst
       ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${arrayLiteral(live)}::text[])`
       : sql`select p.chunk_id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`;
-    const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
-    const having = mode === "all" ? sql` having count(*) = ${live.length}` : sql``;
     let depth = filterOf ? Math.max(64, 4 * k) : k;
     for (;;) {
       const got = await rowsOf<{ id: string; score: number; pass: boolean; n: number }>({
@@ -323,87 +335,47 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
     }
   }
 
-  // Threshold algorithm over impact-ordered postings.
-  const cursor = new Map(live.map((t) => [t, { imp: 2, id: Number.MAX_SAFE_INTEGER, done: false, frontier: 1 }]));
-  const entries = new Map<number, Entry>();
+  // Impact-ordered postings with a proven bound, one statement a try: the first `heads` postings of each token by
+  // impact, every chunk among them scored exactly (its other tokens' counts by key) and the best `depth` sent back
+  // with whether they pass the filters and each token's frontier (the last impact read). A chunk among none of the
+  // heads has, for each token, an impact at most that token's frontier, so its score is at most Σ impactBound: when
+  // that is below the k-th score found, the top k is exact; else the heads go deeper (at worst every posting).
+  const SLACK = 1 + 1e-9;
+  const terms = arrayLiteral(live);
+  let heads = firstHeads;
+  let depth = filterOf ? Math.max(64, 4 * k) : k;
   let read = 0;
   let rounds = 0;
-  let batch = Math.max(128, 2 * k);
-  const bound = (t: string) => {
-    const c = cursor.get(t)!;
-    return c.done ? 0 : impactBound(weight.get(t)!, c.frontier, avgdl);
-  };
-  const SLACK = 1 + 1e-9;
   for (;;) {
     rounds++;
-    const open = live.filter((t) => !cursor.get(t)!.done);
-    if (open.length > 0) {
-      const got = await rowsOf<{ i: string; id: string; tf: number; len: number; imp: number }>({
-        tx,
-        query: sql`select t.i, p.chunk_id as id, p.tf, p.len, p.imp from unnest(${arrayLiteral(open)}::text[], ${arrayLiteral(open.map((t) => cursor.get(t)!.imp))}::float8[], ${arrayLiteral(open.map((t) => cursor.get(t)!.id))}::bigint[]) with ordinality as t(term, imp, id, i)
-          cross join lateral (select chunk_id, tf, len, imp from fts_postings p where p.term = t.term and (p.imp, p.chunk_id) < (t.imp::real, t.id) order by p.imp desc, p.chunk_id desc limit ${batch}) p`,
-      });
-      read += got.length;
-      const counts = new Map<string, number>();
-      for (const r of got) {
-        const term = open[Number(r.i) - 1];
-        const c = cursor.get(term)!;
-        const id = Number(r.id);
-        c.imp = r.imp;
-        c.id = id;
-        c.frontier = r.imp;
-        counts.set(term, (counts.get(term) ?? 0) + 1);
-        let e = entries.get(id);
-        if (!e) entries.set(id, (e = { tf: new Map(), len: r.len, resolved: false, pass: filterOf ? null : true }));
-        e.tf.set(term, r.tf);
-      }
-      for (const t of open) if ((counts.get(t) ?? 0) < batch) cursor.get(t)!.done = true;
-      batch = Math.min(8192, batch * 2);
+    const got = await rowsOf<{ frontier: number[]; took: number[]; n: number; id: string | null; score: number | null; pass: boolean | null }>({
+      tx,
+      query: sql`with t as (select term, i from unnest(${terms}::text[]) with ordinality as t(term, i)),
+        h as (select t.i, x.chunk_id, x.imp from t cross join lateral (select chunk_id, imp from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) x),
+        f as (select array_agg(coalesce(y.imp, 0) order by t.i) as frontier, array_agg(coalesce(y.n, 0) order by t.i) as took from t left join (select i, min(imp) as imp, count(*)::int as n from h group by i) y on y.i = t.i),
+        p as (select p.chunk_id, p.term, p.tf, p.len from (select distinct chunk_id from h) cand join fts_postings p on p.chunk_id = cand.chunk_id and p.term = any(${terms}::text[])),
+        m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
+        s as (select chunk_id as id, ${score} as score from m),
+        best as (select id, score from s order by score desc, id limit ${depth})
+        select f.frontier, f.took, (select count(*)::int from s) as n, b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass
+        from f left join (best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id) on true order by b.score desc, b.id`,
+    });
+    const [{ frontier, took, n: scored }] = got;
+    read = took.reduce((a, b) => a + b, 0);
+    const hits = got.flatMap((r) => (r.id !== null && r.pass ? [{ id: Number(r.id), score: Number(r.score) }] : []));
+    const exhausted = live.map((_, i) => took[i] < heads);
+    const unseen = live.reduce((sum, t, i) => sum + (exhausted[i] ? 0 : impactBound(weight.get(t)!, Number(frontier[i]), avgdl)), 0);
+    const done = hits.length >= k ? unseen * SLACK < hits[k - 1].score : depth >= scored && exhausted.every(Boolean);
+    if (done) {
+      return {
+        kind: "ranked",
+        hits: hits.slice(0, k),
+        plan: plan("impact-ordered", read, rounds, `exact bm25, top ${k} from impact-ordered postings with a proven bound (${read} postings read in ${rounds} round(s), ${scored} chunks scored)`),
+        stats,
+      };
     }
-    // The k-th best exact score so far, over rows fully known.
-    const theta = () => {
-      const known = [...entries].flatMap(([id, e]) => (e.resolved && e.pass && matches(e) ? [{ id, score: scoreOf(e) }] : []));
-      if (known.length < k) return -Infinity;
-      return known.sort(byRank)[k - 1].score;
-    };
-    // A row read for some tokens: its known parts plus, for the tokens it has not been read for, their bounds.
-    const upper = (e: Entry) => {
-      let s = 0;
-      for (const t of live) s += e.tf.has(t) ? bm25Part(weight.get(t)!, e.tf.get(t)!, e.len, avgdl) : bound(t);
-      return s;
-    };
-    // Random access best bound first, a slice at a time, until the next row's bound is below the k-th score.
-    let th = theta();
-    const unresolved = [...entries].flatMap(([id, e]) => (!e.resolved && (e.pass ?? true) ? [{ id, ub: upper(e) }] : [])).sort((a, b) => b.ub - a.ub);
-    for (let i = 0, step = Math.max(32, 2 * k); i < unresolved.length && unresolved[i].ub * SLACK >= th; i += step, step *= 2) {
-      const ids = unresolved.slice(i, i + step).map((u) => u.id);
-      const got = await rowsOf<{ id: string; term: string | null; tf: number | null; pass: boolean }>({
-        tx,
-        query: sql`select c.id, p.term, p.tf, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass from chunks c join documents d on d.doc_id = c.doc_id
-          left join fts_postings p on p.chunk_id = c.id and p.term = any(${arrayLiteral(live)}::text[]) where c.id = any(${arrayLiteral(ids)}::bigint[])`,
-      });
-      for (const r of got) {
-        const e = entries.get(Number(r.id))!;
-        e.pass = Boolean(r.pass);
-        if (r.term !== null) e.tf.set(r.term, r.tf!);
-      }
-      for (const id of ids) {
-        const e = entries.get(id)!;
-        e.resolved = true;
-        // A chunk deleted since its postings were read (not in this snapshot: cannot happen in one statement's view) passes nothing.
-        if (e.pass === null) e.pass = false;
-      }
-      th = theta();
-    }
-    th = theta();
-    const unseen = live.reduce((s, t) => s + bound(t), 0);
-    if (live.every((t) => cursor.get(t)!.done) || (unseen < th / SLACK && th > -Infinity)) break;
+    // Too few of the scored passed the filters: more of them; else deeper heads (all of them: the exhaustive cost).
+    if (hits.length < k && depth < scored) depth *= 4;
+    else heads *= 4;
   }
-  const hits = [...entries].flatMap(([id, e]) => (e.resolved && e.pass && matches(e) ? [{ id, score: scoreOf(e) }] : [])).sort(byRank);
-  return {
-    kind: "ranked",
-    hits: hits.slice(0, k),
-    plan: plan("impact-ordered", read, rounds, `exact bm25, top ${k} by the threshold algorithm over impact-ordered postings (${read} postings read in ${rounds} round(s), ${entries.size} chunks scored)`),
-    stats,
-  };
 }
