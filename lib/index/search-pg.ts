@@ -192,29 +192,42 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
 }
 
 /**
- * The chunks the bm25 engine ranked (engines/pg-fulltext.ts), with their details, and headlines for ranks
- * [headlines.from, headlines.to] when there is a tsquery to highlight, in one statement.
+ * What the lexical leg needs of each chunk the bm25 engine ranks (engines/pg-fulltext.ts: bm25TopPg's `columns`, over
+ * c = chunks, d = documents and r.rn, the chunk's rank), sent back in the statement that ranks them: its details,
+ * headlines for ranks [headlines.from, headlines.to], its whole text for the written-form factors, and once per
+ * statement (an init plan) the query's tsquery (headlines) and each word's own (the whole-document leg's fallback).
  */
-async function rankedLexicalRows({ tx, hits, terms, query, headlines }: { tx: PgStoreTx; hits: Bm25Hit[]; terms: string[]; query: SQL; headlines: { from: number; to: number } }): Promise<{ rows: LexicalRow[]; tsq: string | null; perWord: string[] }> {
-  const scores = new Map(hits.map((h) => [h.id, h.score]));
+function lexicalColumns({ terms, query, headlines }: { terms: string[]; query: SQL; headlines: { from: number; to: number } }): SQL {
   const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
-  // One statement: the query's tsquery (headlines) and each word's own (the whole-document leg), with the ranked rows.
-  const rows = await rowsOf<{ tsq: string; perWord: string[]; id: string | null; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>({
-    tx,
-    query: sql`with q as (select nullif((${query})::text, '') as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"),
-      r as (select * from unnest(${`{${hits.map((h) => h.id).join(",")}}`}::bigint[]) with ordinality as r(id, rn))
-      select q.tsq, q."perWord", r.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
-        case when q.tsq is not null and r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.tsq::tsquery, ${HEADLINE_OPTIONS}) end as snip,
-        case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"
-      from q left join (r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id) on true
-      order by r.rn`,
-  });
-  const [first] = rows;
+  return sql`(select nullif((${query})::text, '')) as tsq, (select array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i)) as "perWord",
+    c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
+    case when r.rn between ${headlines.from} and ${headlines.to} and numnode(${query}) > 0 then ts_headline('english', c.text, ${query}, ${HEADLINE_OPTIONS}) end as snip,
+    case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"`;
+}
+
+type LexicalColumns = { tsq: string | null; perWord: string[]; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null };
+
+/** The ranked chunks as lexical rows, from the columns lexicalColumns asked for; `first`: the statement's first row. */
+function lexicalRowsOf({ hits, first }: { hits: Bm25Hit[]; first: Record<string, unknown> }): { rows: LexicalRow[]; tsq: string | null; perWord: string[] } {
+  const head = first as LexicalColumns;
   return {
-    tsq: first?.tsq ?? null,
-    perWord: first?.perWord ?? [],
-    rows: rows.flatMap(({ tsq: _tsq, perWord: _perWord, snip, fullText, ...d }) => (d.id === null ? [] : [{ id: Number(d.id), score: scores.get(Number(d.id))!, snip, fullText, exactForms: null, nearPairs: null, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }])),
+    tsq: head.tsq,
+    perWord: head.perWord,
+    rows: hits.map((h) => {
+      const { tsq: _tsq, perWord: _perWord, snip, fullText, chunkId, path, kind, chunkIndex, updatedAt, text } = h.row as LexicalColumns;
+      return { id: h.id, score: h.score, snip, fullText, exactForms: null, nearPairs: null, detail: { id: h.id, chunkId, path, kind, chunkIndex, updatedAt: Number(updatedAt), text } };
+    }),
   };
+}
+
+/** The query's tsquery and each word's own, for an answer no statement ranked (no chunk holds the query's tokens). */
+async function queryTexts({ tx, terms, query }: { tx: PgStoreTx; terms: string[]; query: SQL }): Promise<{ tsq: string | null; perWord: string[] }> {
+  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
+  const [row] = await rowsOf<{ tsq: string | null; perWord: string[] }>({
+    tx,
+    query: sql`select nullif((${query})::text, '') as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"`,
+  });
+  return row;
 }
 
 /**
@@ -403,9 +416,9 @@ export async function searchStorePg({
           const lexicalPart = (ltx: PgStoreTx) =>
             runWithinBudgetPg({ tx: ltx, budget, fn: async () => {
               // FTS5's bm25 from the store's statistics; while they are being built (a store from before them), the ts_rank ranking.
-              const top = await bm25TopPg({ tx: ltx, words: terms, mode: matchMode, where, k: take });
+              const top = await bm25TopPg({ tx: ltx, words: terms, mode: matchMode, where, k: take, columns: lexicalColumns({ terms, query, headlines: pageHeadlines }) });
               if (top.kind === "ranked") {
-                const texts = await rankedLexicalRows({ tx: ltx, hits: top.hits, terms, query, headlines: pageHeadlines });
+                const texts = top.first ? lexicalRowsOf({ hits: top.hits, first: top.first }) : { rows: [], ...(await queryTexts({ tx: ltx, terms, query })) };
                 leg.tsq = texts.tsq;
                 leg.engine = { bm25: true, detail: top.plan.detail };
                 // The whole-document leg's idf weights: each word's row count among the chunks, from the same statistics.

@@ -235,7 +235,7 @@ export function bm25ScoreSql({ tokens, idf, avgdl }: { tokens: string[]; idf: nu
   return { score, pivot };
 }
 
-export type Bm25Hit = { id: number; score: number };
+export type Bm25Hit = { id: number; score: number; /** The caller's columns (bm25TopPg's `columns`). */ row?: Record<string, unknown> };
 
 export type Bm25TopPlan = {
   path: "exhaustive" | "impact-ordered";
@@ -246,7 +246,15 @@ export type Bm25TopPlan = {
 };
 
 export type Bm25TopAnswer =
-  | { kind: "ranked"; hits: Bm25Hit[]; plan: Bm25TopPlan; /** Each query word's token row count and the index's rows (for other legs' idf). */ stats: { df: number[]; rows: number } }
+  | {
+      kind: "ranked";
+      hits: Bm25Hit[];
+      plan: Bm25TopPlan;
+      /** Each query word's token row count and the index's rows (for other legs' idf). */
+      stats: { df: number[]; rows: number };
+      /** The answer's first row (the caller's columns, also when no chunk matched), when a statement ranked. */
+      first?: Record<string, unknown>;
+    }
   /** The statistics cannot answer: chunks still to tokenize, or a word that is not one token. */
   | { kind: "unavailable"; reason: string };
 
@@ -264,6 +272,7 @@ export async function bm25TopPg({
   k,
   exhaustiveUpTo = EXHAUSTIVE_POSTINGS,
   firstHeads = Math.max(HEADS, 8 * k),
+  columns,
 }: {
   tx: PgStoreTx;
   words: string[];
@@ -274,6 +283,8 @@ export async function bm25TopPg({
   exhaustiveUpTo?: number;
   /** Postings of each token read by a broad query's first try (tests lower it). */
   firstHeads?: number;
+  /** Columns to send back with each best row, over c = chunks, d = documents and r.rn (its rank among the rows that pass). */
+  columns?: SQL;
 }): Promise<Bm25TopAnswer> {
   const expression = matchExpression(words, mode);
   const plain = expression ? plainPhrases(expression) : null;
@@ -301,6 +312,17 @@ export async function bm25TopPg({
   tokens.forEach((t, p) => weight.set(t, (weight.get(t) ?? 0) + idf[p]));
   const filterOf = where.length ? sql.join(where, sql` and `) : null;
 
+  // The statement's end, either path: the best rows with whether they pass the filters, their rank among those that
+  // pass (rn), and for the best k that pass the caller's columns (c = chunks, d = documents, r.rn); one row with a null
+  // id when none.
+  type Judged = { id: string | null; score: number | null; pass: boolean | null; rn: string | null } & Record<string, unknown>;
+  const judgedBest = ({ ctes, head, from }: { ctes: SQL; head: SQL; from: SQL }) =>
+    sql`with ${ctes},
+      judged as (select b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass from best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id),
+      ranked as (select j.*, case when j.pass then row_number() over (partition by j.pass order by j.score desc, j.id) end as rn from judged j)
+      select ${head}, r.id, r.score, r.pass, r.rn${columns ? sql`, ${columns}` : sql``}
+      from ${from} left join (ranked r left join chunks c on r.rn <= ${k} and c.id = r.id left join documents d on d.doc_id = c.doc_id) on true order by r.score desc, r.id`;
+  const hitsOf = (got: Judged[]): Bm25Hit[] => got.flatMap((r) => (r.id !== null && r.pass ? [{ id: Number(r.id), score: Number(r.score), ...(columns ? { row: r } : {}) }] : []));
   const live = unique.filter((t) => dfOf.get(t)! > 0);
   const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
   const having = mode === "all" ? sql` having count(*) = ${live.length}` : sql``;
@@ -318,17 +340,19 @@ export async function bm25TopPg({
       : sql`select p.chunk_id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`;
     let depth = filterOf ? Math.max(64, 4 * k) : k;
     for (;;) {
-      const got = await rowsOf<{ id: string; score: number; pass: boolean; n: number }>({
+      const got = await rowsOf<Judged & { n: number }>({
         tx,
-        query: sql`with p as (${postings}), m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
-          s as (select chunk_id as id, ${score} as score from m), best as (select id, score from s order by score desc, id limit ${depth})
-          select b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass, (select count(*)::int from s) as n
-          from best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id order by b.score desc, b.id`,
+        query: judgedBest({
+          ctes: sql`p as (${postings}), m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
+            s as (select chunk_id as id, ${score} as score from m), best as (select id, score from s order by score desc, id limit ${depth})`,
+          head: sql`(select count(*)::int from s) as n`,
+          from: sql`(select 1) one`,
+        }),
       });
-      const hits = got.filter((r) => r.pass).map((r) => ({ id: Number(r.id), score: Number(r.score) }));
-      const matched = got[0]?.n ?? 0;
+      const hits = hitsOf(got);
+      const matched = got[0].n;
       if (hits.length >= k || depth >= matched) {
-        return { kind: "ranked", hits: hits.slice(0, k), plan: plan("exhaustive", matched, 1, `exact bm25 of every matching chunk (${matched}) from the stored token counts`), stats };
+        return { kind: "ranked", hits: hits.slice(0, k), plan: plan("exhaustive", matched, 1, `exact bm25 of every matching chunk (${matched}) from the stored token counts`), stats, first: got[0] };
       }
       // The filters dropped too many of the best: read deeper.
       depth *= 4;
@@ -348,21 +372,23 @@ export async function bm25TopPg({
   let rounds = 0;
   for (;;) {
     rounds++;
-    const got = await rowsOf<{ frontier: number[]; took: number[]; n: number; id: string | null; score: number | null; pass: boolean | null }>({
+    const got = await rowsOf<Judged & { frontier: number[]; took: number[]; n: number }>({
       tx,
-      query: sql`with t as (select term, i from unnest(${terms}::text[]) with ordinality as t(term, i)),
-        h as (select t.i, x.chunk_id, x.imp from t cross join lateral (select chunk_id, imp from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) x),
-        f as (select array_agg(coalesce(y.imp, 0) order by t.i) as frontier, array_agg(coalesce(y.n, 0) order by t.i) as took from t left join (select i, min(imp) as imp, count(*)::int as n from h group by i) y on y.i = t.i),
-        p as (select p.chunk_id, p.term, p.tf, p.len from (select distinct chunk_id from h) cand join fts_postings p on p.chunk_id = cand.chunk_id and p.term = any(${terms}::text[])),
-        m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
-        s as (select chunk_id as id, ${score} as score from m),
-        best as (select id, score from s order by score desc, id limit ${depth})
-        select f.frontier, f.took, (select count(*)::int from s) as n, b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass
-        from f left join (best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id) on true order by b.score desc, b.id`,
+      query: judgedBest({
+        ctes: sql`t as (select term, i from unnest(${terms}::text[]) with ordinality as t(term, i)),
+          h as (select t.i, x.chunk_id, x.imp from t cross join lateral (select chunk_id, imp from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) x),
+          f as (select array_agg(coalesce(y.imp, 0) order by t.i) as frontier, array_agg(coalesce(y.n, 0) order by t.i) as took from t left join (select i, min(imp) as imp, count(*)::int as n from h group by i) y on y.i = t.i),
+          p as (select p.chunk_id, p.term, p.tf, p.len from (select distinct chunk_id from h) cand join fts_postings p on p.chunk_id = cand.chunk_id and p.term = any(${terms}::text[])),
+          m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
+          s as (select chunk_id as id, ${score} as score from m),
+          best as (select id, score from s order by score desc, id limit ${depth})`,
+        head: sql`f.frontier, f.took, (select count(*)::int from s) as n`,
+        from: sql`f`,
+      }),
     });
     const [{ frontier, took, n: scored }] = got;
     read = took.reduce((a, b) => a + b, 0);
-    const hits = got.flatMap((r) => (r.id !== null && r.pass ? [{ id: Number(r.id), score: Number(r.score) }] : []));
+    const hits = hitsOf(got);
     const exhausted = live.map((_, i) => took[i] < heads);
     const unseen = live.reduce((sum, t, i) => sum + (exhausted[i] ? 0 : impactBound(weight.get(t)!, Number(frontier[i]), avgdl)), 0);
     const done = hits.length >= k ? unseen * SLACK < hits[k - 1].score : depth >= scored && exhausted.every(Boolean);
@@ -372,6 +398,7 @@ export async function bm25TopPg({
         hits: hits.slice(0, k),
         plan: plan("impact-ordered", read, rounds, `exact bm25, top ${k} from impact-ordered postings with a proven bound (${read} postings read in ${rounds} round(s), ${scored} chunks scored)`),
         stats,
+        first: got[0],
       };
     }
     // Too few of the scored passed the filters: more of them; else deeper heads (all of them: the exhaustive cost).
