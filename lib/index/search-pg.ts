@@ -27,7 +27,7 @@ import {
 } from "./search";
 import { documentContextGains, documentContextSeeds, DOCUMENT_CONTEXT, nearestInFolder } from "../retrieval/context";
 import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
-import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
+import { runWithinBudgetPg, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { SEARCH_BUDGET_HINT } from "./fulltext";
 import { backlogFallbackPg } from "./embed-queue-pg";
 import { logVectorQueryPg } from "./reembed-pg";
@@ -323,14 +323,7 @@ type StoreLegs = { /** What ranked the lexical leg: the bm25 engine (its plan's 
  * answer lexically with reason vectors_unavailable. group=document groups
  * with the SQLite path's own grouping (search.ts groupByDocument).
  */
-export async function searchStorePg({
-  handle,
-  core,
-  input,
-  vector,
-  now = Date.now(),
-  budgetMs,
-}: {
+export async function searchStorePg(args: {
   handle: PgStoreHandle;
   core: PgStoreHandle | null;
   input: SearchInput;
@@ -339,8 +332,38 @@ export async function searchStorePg({
   /** The full-text statements' time budget (default DUALMIND_QUERY_BUDGET_MS, as on SQLite). */
   budgetMs?: number;
 }): Promise<SearchResult> {
+  const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT, budgetMs: args.budgetMs });
+  // Full-text over one store: every statement in one read transaction under one budget set-up (one snapshot, as
+  // one SQLite read; the fewest round trips). Otherwise each store's legs, then the whole-document leg and headlines.
+  if (!args.core && args.input.mode === "fts") {
+    return withStoreTx({ handle: args.handle, readOnly: true, snapshot: true, work: (tx) => runWithinBudgetPg({ tx, budget, fn: () => searchStoresPg({ ...args, budget, shared: tx }) }) });
+  }
+  return searchStoresPg({ ...args, budget, shared: null });
+}
+
+async function searchStoresPg({
+  handle,
+  core,
+  input,
+  vector,
+  now = Date.now(),
+  budget,
+  shared,
+}: {
+  handle: PgStoreHandle;
+  core: PgStoreHandle | null;
+  input: SearchInput;
+  vector?: PgQueryVector;
+  now?: number;
+  budget: QueryBudget;
+  /** The one transaction the whole search runs in, within its budget (searchStorePg), or null. */
+  shared: PgStoreTx | null;
+}): Promise<SearchResult> {
   const rec = input.explain ? new ExplainRecorder() : null;
-  const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT, budgetMs });
+  /** Work in a store's read transaction (one snapshot), or in the shared one. */
+  const inStore = <T>(h: PgStoreHandle, work: (tx: PgStoreTx) => Promise<T>): Promise<T> => (shared ? work(shared) : withStoreTx({ handle: h, readOnly: true, snapshot: true, work }));
+  /** Work within the budget; the shared transaction already is. */
+  const withinBudget = <T>(tx: PgStoreTx, fn: () => Promise<T>): Promise<T> => (shared ? fn() : runWithinBudgetPg({ tx, budget, fn }));
   if (input.syntax === "fts5") throw new AppError("invalid_request", "syntax=fts5 is the SQLite backend's advanced syntax; on PostgreSQL use syntax=plain", [{ path: "syntax", message: "fts5 syntax is not available on PostgreSQL" }]);
   const grouped = input.group === "document";
   refuseTooDeep(input);
@@ -389,7 +412,7 @@ export async function searchStorePg({
   for (const h of handles) {
     legs.push(
       // One snapshot: the full-text statistics, postings and rows read by several statements agree (as one SQLite read does).
-      await withStoreTx({ handle: h, readOnly: true, snapshot: true, work: async (tx): Promise<StoreLegs> => {
+      await inStore(h, async (tx): Promise<StoreLegs> => {
         const leg: StoreLegs = { engine: null, store: h.store, stats: null, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
         // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
         const backlog = queryVector && fp && h === handle ? await timed("vector", () => backlogFallbackPg({ tx })) : null;
@@ -414,7 +437,7 @@ export async function searchStorePg({
         const vectorsCanAnswer = input.mode === "hybrid" && vectorFallback === null && (legs[0] ?? leg).method !== null && (legs[0] ?? leg).vectorFallback === null;
         if (query && lexicalWanted && lexicalOverBudget === null) {
           const lexicalPart = (ltx: PgStoreTx) =>
-            runWithinBudgetPg({ tx: ltx, budget, fn: async () => {
+            withinBudget(ltx, async () => {
               // FTS5's bm25 from the store's statistics; while they are being built (a store from before them), the ts_rank ranking.
               const top = await bm25TopPg({ tx: ltx, words: terms, mode: matchMode, where, k: take, columns: lexicalColumns({ terms, query, headlines: pageHeadlines }) });
               if (top.kind === "ranked") {
@@ -442,7 +465,7 @@ export async function searchStorePg({
               weighLexical(leg.lexical, terms);
               // As on SQLite: hybrid only, whose vectors answer (full-text alone answers with rows holding the words).
               if (vectorsCanAnswer) await addDocumentContextPg({ tx: ltx, store: h.store, rows: leg.lexical, lengths, where });
-            } });
+            });
           await timed("lexical", async () => {
             if (!vectorsCanAnswer) return lexicalPart(tx);
             try {
@@ -460,7 +483,7 @@ export async function searchStorePg({
         // Whether there was anything to search only matters for an empty leg (store_empty vs no_match).
         if (leg.lexical.length === 0 && leg.vector.length === 0) leg.searchable = await hasChunks(tx);
         return leg;
-      } }),
+      }),
     );
   }
   // The store's own vector leg decides: when it could not answer, the whole answer is lexical.
@@ -585,7 +608,7 @@ export async function searchStorePg({
       }
     }
   };
-  const ownTx: OnStore = (h, work) => withStoreTx({ handle: h, readOnly: true, work: (tx) => runWithinBudgetPg({ tx, budget, fn: () => work(tx) }) });
+  const ownTx: OnStore = (h, work) => (shared ? work(shared) : withStoreTx({ handle: h, readOnly: true, work: (tx) => runWithinBudgetPg({ tx, budget, fn: () => work(tx) }) }));
   // One store, grouped: its whole-document leg and its headlines share one transaction (one budget set-up, one commit).
   if (handles.length === 1 && grouped && lexicalRan) await ownTx(handle, (tx) => afterFusion((_h, work) => work(tx)));
   else await afterFusion(ownTx);
