@@ -50,11 +50,17 @@ export const PG_FTS_TOKENIZER = CHUNK_FTS_TOKENIZER;
  */
 export const REF_AVGDL = 160;
 
-/** A query whose candidate postings are at most this many is scored exhaustively (one statement). */
-export const EXHAUSTIVE_POSTINGS = 20_000;
+/** A query whose tokens' postings are at most this many is scored exhaustively (one statement). */
+export const EXHAUSTIVE_POSTINGS = 40_000;
 
-/** Postings of each token read first by a broad query (impact order); deeper, four times as many a try, until the bound holds. */
-export const HEADS = 2_000;
+/** Postings of each token read first by a broad query (impact order); deeper, twice as many a try, until the bound holds. */
+export const HEADS = 4_000;
+
+/** Rows a query may look up by key (random access, dearer a row than reading postings in order). */
+export const RANDOM_ACCESS = 2_000;
+
+/** Partly met rows of a broad query scored by key at most; more deepen the heads instead. */
+export const OPEN_ROWS = 1_000;
 
 /** Chunks tokenized per backfill transaction. */
 export const BACKFILL_BATCH = 1000;
@@ -271,6 +277,7 @@ export async function bm25TopPg({
   where,
   k,
   exhaustiveUpTo = EXHAUSTIVE_POSTINGS,
+  randomAccessUpTo = RANDOM_ACCESS,
   firstHeads = Math.max(HEADS, 8 * k),
   columns,
 }: {
@@ -281,6 +288,8 @@ export async function bm25TopPg({
   k: number;
   /** Candidate postings scored exhaustively at most (tests lower it). */
   exhaustiveUpTo?: number;
+  /** Rows looked up by key for all words with a rare one, at most (tests lower it). */
+  randomAccessUpTo?: number;
   /** Postings of each token read by a broad query's first try (tests lower it). */
   firstHeads?: number;
   /** Columns to send back with each best row, over c = chunks, d = documents and r.rn (its rank among the rows that pass). */
@@ -327,17 +336,13 @@ export async function bm25TopPg({
   const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
   const having = mode === "all" ? sql` having count(*) = ${live.length}` : sql``;
   const allPostings = live.reduce((n, t) => n + dfOf.get(t)!, 0);
-  const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo;
-  const candidatePostings = rarestFirst ? Math.min(...live.map((t) => dfOf.get(t)!)) * live.length : allPostings;
-  if (candidatePostings <= exhaustiveUpTo) {
-    // Every matching row scored in the statement that reads its counts (bm25Part's arithmetic on the same float8
-    // numbers in the same order: the same bits as here), only the best `depth` sent back with whether they pass the
-    // filters. The counts: the tokens' postings themselves (an index range each), or, for all words when those are
-    // many, the rows of the rarest token joined to the others'.
-    const rarest = live.reduce((a, b) => (dfOf.get(a)! <= dfOf.get(b)! ? a : b));
-    const postings = !rarestFirst
-      ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${arrayLiteral(live)}::text[])`
-      : sql`select p.chunk_id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`;
+  const rarest = live.reduce((a, b) => (dfOf.get(a)! <= dfOf.get(b)! ? a : b));
+  const terms = arrayLiteral(live);
+
+  // Every row among `postings` (chunk_id, term, tf, len) scored in the statement that reads its counts (bm25Part's
+  // arithmetic on the same float8 numbers in the same order: the same bits as here), only the best `depth` sent back
+  // with whether they pass the filters; deeper while the filters drop too many of the best.
+  const scoreAll = async (postings: SQL): Promise<{ hits: Bm25Hit[]; matched: number; first: Record<string, unknown> }> => {
     let depth = filterOf ? Math.max(64, 4 * k) : k;
     for (;;) {
       const got = await rowsOf<Judged & { n: number }>({
@@ -351,58 +356,86 @@ export async function bm25TopPg({
       });
       const hits = hitsOf(got);
       const matched = got[0].n;
-      if (hits.length >= k || depth >= matched) {
-        return { kind: "ranked", hits: hits.slice(0, k), plan: plan("exhaustive", matched, 1, `exact bm25 of every matching chunk (${matched}) from the stored token counts`), stats, first: got[0] };
-      }
-      // The filters dropped too many of the best: read deeper.
+      if (hits.length >= k || depth >= matched) return { hits: hits.slice(0, k), matched, first: got[0] };
       depth *= 4;
     }
+  };
+  // Few postings: all of them (an index range each, sorted access). All words with one rare: its rows, each joined to
+  // the others' counts by key (random access, dearer a row: only for a few).
+  const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo && dfOf.get(rarest)! * (live.length - 1) <= randomAccessUpTo;
+  if (allPostings <= exhaustiveUpTo || rarestFirst) {
+    const postings = !rarestFirst
+      ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${terms}::text[])`
+      : sql`select p.chunk_id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${terms}::text[]) where r.term = ${rarest}`;
+    const { hits, matched, first } = await scoreAll(postings);
+    return { kind: "ranked", hits, plan: plan("exhaustive", matched, 1, `exact bm25 of every matching chunk (${matched}) from the stored token counts`), stats, first };
   }
 
-  // Impact-ordered postings with a proven bound, one statement a try: the first `heads` postings of each token by
-  // impact, every chunk among them scored exactly (its other tokens' counts by key) and the best `depth` sent back
-  // with whether they pass the filters and each token's frontier (the last impact read). A chunk among none of the
-  // heads has, for each token, an impact at most that token's frontier, so its score is at most Σ impactBound: when
-  // that is below the k-th score found, the top k is exact; else the heads go deeper (at worst every posting).
+  // Impact-ordered heads with a proven bound (no random access but for a few rows), one statement a try: the first
+  // `heads` postings of each token by impact, with their counts and lengths (the impact index holds them). A row met
+  // in every head (or whose unmet tokens' postings were all read: their count is 0) has its exact score; the best of
+  // those, with whether they pass the filters, give the k-th score θ. A row met in some heads only can score at most
+  // its met tokens' parts plus, for each unmet token, impactBound at that token's frontier (the last impact read); a
+  // row met in none at most Σ impactBound. When that sum is below θ and few partly met rows can still reach θ, the
+  // top k is exact once those few are scored by key (a second statement); else the heads go deeper.
   const SLACK = 1 + 1e-9;
-  const terms = arrayLiteral(live);
+  const c = Math.min(1, REF_AVGDL / avgdl);
+  const tfOf = (t: string) => sql.raw(`tf${unique.indexOf(t)}`);
+  const at = (t: string) => live.indexOf(t) + 1;
+  const f8 = (n: number) => sql`${n}::float8`;
   let heads = firstHeads;
-  let depth = filterOf ? Math.max(64, 4 * k) : k;
   let read = 0;
   let rounds = 0;
+  let depth = filterOf ? Math.max(64, 4 * k) : k;
   for (;;) {
     rounds++;
-    const got = await rowsOf<Judged & { frontier: number[]; took: number[]; n: number }>({
+    const readAll = (t: string) => sql`f.took[${at(t)}] < ${heads}`;
+    const full = sql.join(
+      live.map((t) => (mode === "all" ? sql`${tfOf(t)} is not null` : sql`(${tfOf(t)} is not null or ${readAll(t)})`)),
+      sql` and `,
+    );
+    // All words: a row without a token whose postings were all read cannot match.
+    const possible = mode === "all" ? sql.join(live.map((t) => sql`(${tfOf(t)} is not null or not ${readAll(t)})`), sql` and `) : sql`true`;
+    const most = sql.join(
+      live.map((t) => {
+        const w = weight.get(t)! * SLACK;
+        const frontier = sql`f.frontier[${at(t)}]`;
+        return sql`(case when ${tfOf(t)} is not null then ${f8(w)} * ((${tfOf(t)} * ${f8(K1 + 1)}) / (${tfOf(t)} + ${f8(K1)} * (${f8(1 - B)} + (${f8(B)} * len) / ${f8(avgdl)})))
+          when ${readAll(t)} or ${frontier} <= 0 then 0 else ${f8(w * (K1 + 1))} / (1 + ${f8(c)} * (1 / least(1, ${frontier} * ${f8(1 + 2 ** -20)}) - 1)) end)`;
+      }),
+      sql` + `,
+    );
+    const got = await rowsOf<Judged & { frontier: number[]; took: number[]; n: number; open: string[] | null }>({
       tx,
       query: judgedBest({
         ctes: sql`t as (select term, i from unnest(${terms}::text[]) with ordinality as t(term, i)),
-          h as (select t.i, x.chunk_id, x.imp from t cross join lateral (select chunk_id, imp from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) x),
-          f as (select array_agg(coalesce(y.imp, 0) order by t.i) as frontier, array_agg(coalesce(y.n, 0) order by t.i) as took from t left join (select i, min(imp) as imp, count(*)::int as n from h group by i) y on y.i = t.i),
-          p as (select p.chunk_id, p.term, p.tf, p.len from (select distinct chunk_id from h) cand join fts_postings p on p.chunk_id = cand.chunk_id and p.term = any(${terms}::text[])),
-          m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
-          s as (select chunk_id as id, ${score} as score from m),
+          h as (select t.term, x.chunk_id, x.tf, x.len, x.imp from t cross join lateral (select chunk_id, tf, len, imp from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) x),
+          f as (select array_agg(coalesce(y.imp, 0)::float8 order by t.i) as frontier, array_agg(coalesce(y.n, 0) order by t.i) as took from t left join (select term, min(imp) as imp, count(*)::int as n from h group by term) y on y.term = t.term),
+          m as (select chunk_id, len, ${pivot} from h group by chunk_id, len),
+          s as (select m.chunk_id as id, ${score} as score from m, f where ${full}),
+          o as (select m.chunk_id as id, ${most} as ub from m, f where not (${full}) and ${possible}),
           best as (select id, score from s order by score desc, id limit ${depth})`,
-        head: sql`f.frontier, f.took, (select count(*)::int from s) as n`,
+        head: sql`f.frontier, f.took, (select count(*)::int from s) as n,
+          (select array_agg(x.id) from (select o.id from o where o.ub >= (select q.score from ranked q where q.rn = ${k}) limit ${OPEN_ROWS + 1}) x) as open`,
         from: sql`f`,
       }),
     });
     const [{ frontier, took, n: scored }] = got;
+    const open = (got[0].open ?? []).map(Number);
     read = took.reduce((a, b) => a + b, 0);
     const hits = hitsOf(got);
-    const exhausted = live.map((_, i) => took[i] < heads);
-    const unseen = live.reduce((sum, t, i) => sum + (exhausted[i] ? 0 : impactBound(weight.get(t)!, Number(frontier[i]), avgdl)), 0);
-    const done = hits.length >= k ? unseen * SLACK < hits[k - 1].score : depth >= scored && exhausted.every(Boolean);
-    if (done) {
-      return {
-        kind: "ranked",
-        hits: hits.slice(0, k),
-        plan: plan("impact-ordered", read, rounds, `exact bm25, top ${k} from impact-ordered postings with a proven bound (${read} postings read in ${rounds} round(s), ${scored} chunks scored)`),
-        stats,
-        first: got[0],
-      };
+    const allRead = live.map((_, i) => took[i] < heads);
+    const unseen = live.reduce((sum, t, i) => sum + (allRead[i] ? 0 : impactBound(weight.get(t)!, Number(frontier[i]), avgdl)), 0);
+    const detail = (extra: string) => `exact bm25, top ${k} from impact-ordered postings with a proven bound (${read} postings read in ${rounds} round(s), ${scored} chunks scored${extra})`;
+    if (hits.length >= k ? unseen * SLACK < hits[k - 1].score && open.length <= OPEN_ROWS : depth >= scored && allRead.every(Boolean)) {
+      if (open.length === 0) return { kind: "ranked", hits: hits.slice(0, k), plan: plan("impact-ordered", read, rounds, detail("")), stats, first: got[0] };
+      // The few partly met rows that can still reach θ, scored by key beside the best k found.
+      const ids = arrayLiteral([...hits.slice(0, k).map((h) => h.id), ...open]);
+      const resolved = await scoreAll(sql`select chunk_id, term, tf, len from fts_postings where chunk_id = any(${ids}::bigint[]) and term = any(${terms}::text[])`);
+      return { kind: "ranked", hits: resolved.hits, plan: plan("impact-ordered", read, rounds + 1, detail(`, ${open.length} more by key`)), stats, first: resolved.first };
     }
-    // Too few of the scored passed the filters: more of them; else deeper heads (all of them: the exhaustive cost).
+    // Too few of the scored passed the filters: more of them; else deeper heads (at worst every posting).
     if (hits.length < k && depth < scored) depth *= 4;
-    else heads *= 4;
+    else heads *= 2;
   }
 }
