@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   proto.query = function (this: Client, ...args: unknown[]) {
     const first = args[0] as string | { text: string; values?: unknown[] };
     const text = typeof first === "string" ? first : first.text;
-    const values = typeof first === "string" ? ((args[1] as unknown[]) ?? []) : (first.values ?? []);
+    const values = Array.isArray(args[1]) ? (args[1] as unknown[]) : typeof first === "string" ? [] : (first.values ?? []);
     const started = performance.now();
     const out = original.apply(this, args);
     if (sent && out instanceof Promise) {

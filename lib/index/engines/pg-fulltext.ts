@@ -53,14 +53,17 @@ export const REF_AVGDL = 160;
 /** A query whose tokens' postings are at most this many is scored exhaustively (one statement). */
 export const EXHAUSTIVE_POSTINGS = 40_000;
 
-/** Postings of each token read first by a broad query (impact order); deeper, twice as many a try, until the bound holds. */
-export const HEADS = 4_000;
+/**
+ * Postings of each token read first by a broad query (impact order): at least this many, or a tenth of its commonest
+ * token's; deeper, twice as many a try, until the bound holds.
+ */
+export const HEADS = 2_000;
 
 /** Rows a query may look up by key (random access, dearer a row than reading postings in order). */
 export const RANDOM_ACCESS = 2_000;
 
 /** Partly met rows of a broad query scored by key at most; more deepen the heads instead. */
-export const OPEN_ROWS = 1_000;
+export const OPEN_ROWS = 4_000;
 
 /** Chunks tokenized per backfill transaction. */
 export const BACKFILL_BATCH = 1000;
@@ -278,7 +281,7 @@ export async function bm25TopPg({
   k,
   exhaustiveUpTo = EXHAUSTIVE_POSTINGS,
   randomAccessUpTo = RANDOM_ACCESS,
-  firstHeads = Math.max(HEADS, 8 * k),
+  firstHeads,
   columns,
 }: {
   tx: PgStoreTx;
@@ -330,7 +333,7 @@ export async function bm25TopPg({
       judged as (select b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass from best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id),
       ranked as (select j.*, case when j.pass then row_number() over (partition by j.pass order by j.score desc, j.id) end as rn from judged j)
       select ${head}, r.id, r.score, r.pass, r.rn${columns ? sql`, ${columns}` : sql``}
-      from ${from} left join (ranked r left join chunks c on r.rn <= ${k} and c.id = r.id left join documents d on d.doc_id = c.doc_id) on true order by r.score desc, r.id`;
+      from ${from} left join (ranked r left join lateral (select c.* from chunks c where r.rn <= ${k} and c.id = r.id) c on true left join documents d on d.doc_id = c.doc_id) on true order by r.score desc, r.id`;
   const hitsOf = (got: Judged[]): Bm25Hit[] => got.flatMap((r) => (r.id !== null && r.pass ? [{ id: Number(r.id), score: Number(r.score), ...(columns ? { row: r } : {}) }] : []));
   const live = unique.filter((t) => dfOf.get(t)! > 0);
   const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
@@ -343,7 +346,7 @@ export async function bm25TopPg({
   // arithmetic on the same float8 numbers in the same order: the same bits as here), only the best `depth` sent back
   // with whether they pass the filters; deeper while the filters drop too many of the best.
   const scoreAll = async (postings: SQL): Promise<{ hits: Bm25Hit[]; matched: number; first: Record<string, unknown> }> => {
-    let depth = filterOf ? Math.max(64, 4 * k) : k;
+    let depth = filterOf ? k + Math.max(16, k >> 2) : k;
     for (;;) {
       const got = await rowsOf<Judged & { n: number }>({
         tx,
@@ -383,10 +386,10 @@ export async function bm25TopPg({
   const tfOf = (t: string) => sql.raw(`tf${unique.indexOf(t)}`);
   const at = (t: string) => live.indexOf(t) + 1;
   const f8 = (n: number) => sql`${n}::float8`;
-  let heads = firstHeads;
+  let heads = firstHeads ?? Math.max(HEADS, 8 * k, Math.ceil(Math.max(...live.map((t) => dfOf.get(t)!)) / 10));
   let read = 0;
   let rounds = 0;
-  let depth = filterOf ? Math.max(64, 4 * k) : k;
+  let depth = filterOf ? k + Math.max(16, k >> 2) : k;
   for (;;) {
     rounds++;
     const readAll = (t: string) => sql`f.took[${at(t)}] < ${heads}`;
