@@ -62,6 +62,9 @@ export const HEADS = 2_000;
 /** Rows a query may look up by key (random access, dearer a row than reading postings in order). */
 export const RANDOM_ACCESS = 2_000;
 
+/** What a posting looked up by key costs, in postings read in order (an index-only range scan). */
+const KEY_COST = 20;
+
 /** Partly met rows of a broad query scored by key at most; more deepen the heads instead. */
 export const OPEN_ROWS = 4_000;
 
@@ -364,8 +367,9 @@ export async function bm25TopPg({
     }
   };
   // Few postings: all of them (an index range each, sorted access). All words with one rare: its rows, each joined to
-  // the others' counts by key (random access, dearer a row: only for a few).
-  const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo && dfOf.get(rarest)! * (live.length - 1) <= randomAccessUpTo;
+  // the others' counts by key (random access, KEY_COST times dearer a row: when that costs less, and for a few).
+  const lookups = dfOf.get(rarest)! * (live.length - 1);
+  const rarestFirst = mode === "all" && lookups <= randomAccessUpTo && dfOf.get(rarest)! + KEY_COST * lookups < allPostings;
   if (allPostings <= exhaustiveUpTo || rarestFirst) {
     const postings = !rarestFirst
       ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${terms}::text[])`
