@@ -49,6 +49,9 @@ const QUERIES: { q: string; match?: "all" | "any" }[] = [
   { q: "servers request", match: "any" },
   { q: "sized runner" },
   { q: "nothingmatches proxy", match: "any" },
+  // A word in every note (its title): ties broken by id, an idf at FTS5's floor.
+  { q: "note" },
+  { q: "note timeout", match: "any" },
 ];
 
 let pg: PgHandle;
@@ -169,6 +172,10 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
       [["the", "of"], "any"],
       [["proxy", "string"], "all"],
       [["values", "timeout", "and"], "any"],
+      // In every row (many equal scores: ties by id), alone and beside a rarer word.
+      [["note"], "any"],
+      [["note", "timeout"], "all"],
+      [["note", "proxy", "the"], "any"],
     ] as const) {
       const tokens = chunkTermsOf(words as unknown as string[]).map((t) => [...t.tf.keys()][0]);
       const idf = tokens.map((t) => ftsIdf(db, rows, recomputed.filter((c) => c.tf.has(t)).length));
