@@ -184,18 +184,18 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
         .map((c) => ({ id: c.id, score: tokens.reduce((s, t, p) => s + bm25Part(idf[p], c.tf.get(t) ?? 0, c.len, avgdl), 0) }))
         .sort((a, b) => b.score - a.score || a.id - b.id)
         .slice(0, 10);
-      const top = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, randomAccessUpTo: 0 }) });
+      const top = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0 }) });
       expect(top.kind).toBe("ranked");
       if (top.kind !== "ranked") continue;
       expect(top.plan.path).toBe("impact-ordered");
       expect(top.hits).toEqual(exhaustive);
       // Heads far shorter than the postings: the bound proves the answer after a few deeper tries, still exact.
       for (const firstHeads of [1, 3, 16]) {
-        const deep = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, randomAccessUpTo: 0, firstHeads }) });
+        const deep = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, firstHeads }) });
         expect(deep.kind === "ranked" && deep.hits).toEqual(exhaustive);
         if (deep.kind === "ranked") plans.push(deep.plan.detail);
         // With a filter that drops most rows: the best 5 that pass, as exhaustive scoring finds them.
-        const folder = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 0, randomAccessUpTo: 0, firstHeads }) });
+        const folder = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 0, firstHeads }) });
         const folderAll = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 1e9 }) });
         expect(folder.kind === "ranked" && folder.hits).toEqual(folderAll.kind === "ranked" && folderAll.hits);
       }

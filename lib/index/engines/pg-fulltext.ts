@@ -50,20 +50,14 @@ export const PG_FTS_TOKENIZER = CHUNK_FTS_TOKENIZER;
  */
 export const REF_AVGDL = 160;
 
-/** A query whose tokens' postings are at most this many is scored exhaustively (one statement). */
-export const EXHAUSTIVE_POSTINGS = 40_000;
+/** A query whose candidate postings are at most this many is scored exhaustively (one statement). */
+export const EXHAUSTIVE_POSTINGS = 20_000;
 
 /**
- * Postings of each token read first by a broad query (impact order): at least this many, or a tenth of its commonest
- * token's; deeper, twice as many a try, until the bound holds.
+ * Postings of each token read first by a broad query (impact order): at least this many, or k thousandths of its
+ * commonest token's; deeper, twice as many a try, until the bound holds.
  */
 export const HEADS = 2_000;
-
-/** Rows a query may look up by key (random access, dearer a row than reading postings in order). */
-export const RANDOM_ACCESS = 2_000;
-
-/** What a posting looked up by key costs, in postings read in order (an index-only range scan). */
-const KEY_COST = 20;
 
 /** Partly met rows of a broad query scored by key at most; more deepen the heads instead. */
 export const OPEN_ROWS = 4_000;
@@ -283,7 +277,6 @@ export async function bm25TopPg({
   where,
   k,
   exhaustiveUpTo = EXHAUSTIVE_POSTINGS,
-  randomAccessUpTo = RANDOM_ACCESS,
   firstHeads,
   columns,
 }: {
@@ -294,8 +287,6 @@ export async function bm25TopPg({
   k: number;
   /** Candidate postings scored exhaustively at most (tests lower it). */
   exhaustiveUpTo?: number;
-  /** Rows looked up by key for all words with a rare one, at most (tests lower it). */
-  randomAccessUpTo?: number;
   /** Postings of each token read by a broad query's first try (tests lower it). */
   firstHeads?: number;
   /** Columns to send back with each best row, over c = chunks, d = documents and r.rn (its rank among the rows that pass). */
@@ -366,10 +357,9 @@ export async function bm25TopPg({
       depth *= 4;
     }
   };
-  // Few postings: all of them (an index range each, sorted access). All words with one rare: its rows, each joined to
-  // the others' counts by key (random access, KEY_COST times dearer a row: when that costs less, and for a few).
-  const lookups = dfOf.get(rarest)! * (live.length - 1);
-  const rarestFirst = mode === "all" && lookups <= randomAccessUpTo && dfOf.get(rarest)! + KEY_COST * lookups < allPostings;
+  // Few postings: all of them (an index range each). All words with one rarer: its rows, each joined to the others'
+  // counts by key, when those are few.
+  const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo && dfOf.get(rarest)! * live.length <= exhaustiveUpTo;
   if (allPostings <= exhaustiveUpTo || rarestFirst) {
     const postings = !rarestFirst
       ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${terms}::text[])`
@@ -390,7 +380,7 @@ export async function bm25TopPg({
   const tfOf = (t: string) => sql.raw(`tf${unique.indexOf(t)}`);
   const at = (t: string) => live.indexOf(t) + 1;
   const f8 = (n: number) => sql`${n}::float8`;
-  let heads = firstHeads ?? Math.max(HEADS, 8 * k, Math.ceil(Math.max(...live.map((t) => dfOf.get(t)!)) / 10));
+  let heads = firstHeads ?? Math.max(HEADS, 8 * k, Math.ceil((Math.max(...live.map((t) => dfOf.get(t)!)) * k) / 1000));
   let read = 0;
   let rounds = 0;
   let depth = filterOf ? k + Math.max(16, k >> 2) : k;
