@@ -32,12 +32,14 @@ import { withStoreQuotaPg } from "../store-quota";
  * scores are SQLite's for the same content. A query whose tokens are in few
  * rows scores them all (one statement). A broad one reads the head of each
  * token's postings in impact order — `imp` = tf / (tf + k1·(1 − b +
- * b·len/REF_AVGDL)), indexed per token, descending — scores every row met
- * there exactly (its other tokens' counts by key), and answers when no row
- * outside the heads can reach the k-th score: such a row has, for each
- * token, a stored impact at most the last one read, and its part of the
- * score is bounded by that impact whatever the current average length is
- * (impactBound); else the heads go deeper. One statement a try.
+ * b·len/REF_AVGDL)), indexed per token, descending, with each posting's
+ * count and length — scores exactly every row met in every head, and
+ * answers when no row outside the heads can reach the k-th score: such a
+ * row has, for each token, a stored impact at most the last one read, and
+ * its part of the score is bounded by that impact whatever the current
+ * average length is (impactBound). The few rows met in some heads only
+ * that could still reach it are scored by key; else the heads go deeper.
+ * One statement a try, and one for those few.
  */
 
 /** FTS5's tokenizer of the SQLite chunk index, whose tokens the statistics hold. */
