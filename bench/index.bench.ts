@@ -112,10 +112,11 @@ function chunkCount(store: string): number {
 
 /**
  * A fresh DATA_DIR (and the given env) for one measurement; databases closed,
- * env restored and temp dirs removed afterwards, whatever happens.
+ * env restored and temp dirs removed afterwards, whatever happens. `keep`: that
+ * DATA_DIR instead, made when missing and left in place (a bench reusing what it seeded).
  */
-export async function withBenchDataDir<T>({ env, tempDirs = [] }: { env: (dataDir: string) => Record<string, string>; tempDirs?: string[] }, run: (dataDir: string) => Promise<T> | T): Promise<T> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-"));
+export async function withBenchDataDir<T>({ env, tempDirs = [], keep }: { env: (dataDir: string) => Record<string, string>; tempDirs?: string[]; keep?: string }, run: (dataDir: string) => Promise<T> | T): Promise<T> {
+  const dataDir = keep ? (fs.mkdirSync(keep, { recursive: true }), keep) : fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-bench-"));
   const saved = { ...process.env };
   Object.assign(process.env, { DATA_DIR: dataDir, DUALMIND_DISABLE_VECTORS: "true", ...env(dataDir) });
   resetConfigForTests();
@@ -125,7 +126,7 @@ export async function withBenchDataDir<T>({ env, tempDirs = [] }: { env: (dataDi
     closeAllDatabases();
     process.env = saved;
     resetConfigForTests();
-    for (const dir of [dataDir, ...tempDirs]) fs.rmSync(dir, { recursive: true, force: true });
+    for (const dir of [...(keep ? [] : [dataDir]), ...tempDirs]) fs.rmSync(dir, { recursive: true, force: true });
   }
 }
 

@@ -5,13 +5,14 @@ import { startTestPostgres, type TestPostgres } from "../tests/pg/harness";
  * The PostgreSQL a bench runs against: BENCH_PG_URL when set, else a
  * throwaway cluster started as the test suite starts one (on BENCH_PG_PORT
  * when set, else a free port), with a fresh database `name` in it. Null (and
- * a "skipped" line) when neither is there.
+ * a "skipped" line) when neither is there. `keepDir`: the cluster lives there
+ * and keeps its databases between runs (BENCH_PG_KEEP).
  */
-export async function benchPostgres(name: string): Promise<{ url: string; server: TestPostgres | null } | null> {
+export async function benchPostgres(name: string, { keepDir }: { keepDir?: string } = {}): Promise<{ url: string; server: TestPostgres | null } | null> {
   if (process.env.BENCH_PG_URL) return { url: process.env.BENCH_PG_URL, server: null };
   let server: TestPostgres;
   try {
-    server = await startTestPostgres({ port: process.env.BENCH_PG_PORT ? Number(process.env.BENCH_PG_PORT) : undefined });
+    server = await startTestPostgres({ port: process.env.BENCH_PG_PORT ? Number(process.env.BENCH_PG_PORT) : undefined, keepDir });
   } catch (e) {
     process.stdout.write(`skipped: no PostgreSQL server (${e instanceof Error ? e.message.split("\n")[0] : String(e)}); set BENCH_PG_URL\n`);
     return null;
@@ -19,7 +20,8 @@ export async function benchPostgres(name: string): Promise<{ url: string; server
   const admin = new Client({ connectionString: server.url });
   await admin.connect();
   // `name` is a constant of the calling bench, never input.
-  await admin.query(`create database ${name}`);
+  const exists = (await admin.query("select 1 from pg_database where datname = $1", [name])).rowCount;
+  if (!exists) await admin.query(`create database ${name}`);
   await admin.end();
   return { url: server.url.replace(/\/postgres$/, `/${name}`), server };
 }

@@ -25,7 +25,10 @@
  *
  * BENCH_PG_ONLY=fts runs ingest, full-text, ranking and the API rows only
  * (no embedding, vectors or PGlite: a short run); BENCH_PG_QUALITY=0 skips
- * the known-item set.
+ * the known-item set; BENCH_PG_API=0 the API rows (and the `next build` they
+ * may need). BENCH_PG_KEEP=<dir> keeps the SQLite data dir and the PostgreSQL
+ * cluster of each size under <dir> between runs: a later run with the same
+ * dir finds the notes there and skips ingest (its rows then say so).
  *
  * Opt-in sizes: 10,000 notes by default (a few minutes); 100k with
  * `BENCH_PG_SIZES=10000,100000 npm run bench -- pg.bench` (most of an hour on
@@ -77,6 +80,8 @@ const EXACT_BUDGET_MS = 60_000;
 const API_PORT = process.env.BENCH_PG_API_PORT ? Number(process.env.BENCH_PG_API_PORT) : undefined;
 const STORE = "bench";
 const FTS_ONLY = process.env.BENCH_PG_ONLY === "fts";
+const API = process.env.BENCH_PG_API !== "0";
+const KEEP = process.env.BENCH_PG_KEEP ? path.resolve(process.env.BENCH_PG_KEEP) : null;
 const K = 10;
 
 type Row = Record<string, string | number>;
@@ -142,20 +147,20 @@ async function withQueryBudget<T>(ms: number, work: () => Promise<T>): Promise<T
 type Side = { name: string; backend: StoresBackend };
 
 export default async function pgBench(): Promise<void> {
-  ensureProductionBuild();
+  if (API) ensureProductionBuild();
   const windows = loadTextWindows(20_000);
   for (const size of SIZES) await benchSize(windows, size);
 }
 
 async function benchSize(windows: string[], size: number): Promise<void> {
   const load = [os.loadavg()[0]];
-  const pgServer = await benchPostgres(`bench_pg_${size}`);
+  const pgServer = await benchPostgres(`bench_pg_${size}`, { keepDir: KEEP ? path.join(KEEP, `pg-${size}`) : undefined });
   if (!pgServer) return;
   const { url, server } = pgServer;
   const pg = await openPgHandle({ url, max: 4 });
   const env = () => ({ DUALMIND_DISABLE_VECTORS: "false", DUALMIND_LOG_LEVEL: "error" });
   try {
-    await withBenchDataDir({ env }, async (dataDir) => {
+    await withBenchDataDir({ env, keep: KEEP ? path.join(KEEP, `sqlite-${size}`) : undefined }, async (dataDir) => {
       const sqlite: Side = { name: "SQLite", backend: storesOn(SQLITE_ENGINE) };
       const postgres: Side = { name: "PostgreSQL", backend: storesOn(pgEngine(pg)) };
       const both = [sqlite, postgres];
@@ -169,6 +174,14 @@ async function benchSize(windows: string[], size: number): Promise<void> {
       const batches = Array.from({ length: Math.ceil(size / BATCH) }, (_, b) => b * BATCH);
       const chunks: Record<string, number> = {};
       for (const side of both) {
+        // A kept store (BENCH_PG_KEEP) with this size's notes is used as it is.
+        const kept = KEEP ? await side.backend.describeStore({ store: STORE }).catch(() => null) : null;
+        if (kept && kept.counts.documents === size) {
+          chunks[side.name] = kept.counts.chunks;
+          put(`ingest: notes/s (putDocuments, ${BATCH} per call)`, side, "kept from an earlier run");
+          put("ingest: chunks written", side, chunks[side.name]);
+          continue;
+        }
         await side.backend.createStore({ input: { name: STORE }, actor: "bench" });
         const t0 = performance.now();
         for (const from of batches) {
@@ -292,6 +305,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
       vrows.push(...(await pgliteHnsw({ handlePg, fingerprintId: fp.id, qvecs }).catch((e: Error) => [{ engine: "PGlite pgvector HNSW", answers: `failed: ${e.message}` }])));
       }
 
+      if (API) {
       step("API");
       // The API route: next start over each backend, the same requests.
       closeAllDatabases();
@@ -319,6 +333,7 @@ async function benchSize(windows: string[], size: number): Promise<void> {
         }
       } finally {
         fs.rmSync(pgDataDir, { recursive: true, force: true });
+      }
       }
 
       load.push(os.loadavg()[0]);

@@ -27,7 +27,7 @@ import {
 } from "./search";
 import { documentContextGains, documentContextSeeds, DOCUMENT_CONTEXT, nearestInFolder } from "../retrieval/context";
 import { EXACT_SCAN_LIMIT, vectorNeighboursPg } from "./vectors-pg";
-import { runWithinBudgetPg, startQueryBudget } from "../db/query-budget";
+import { runWithinBudgetPg, startQueryBudget, type QueryBudget } from "../db/query-budget";
 import { SEARCH_BUDGET_HINT } from "./fulltext";
 import { backlogFallbackPg } from "./embed-queue-pg";
 import { logVectorQueryPg } from "./reembed-pg";
@@ -192,29 +192,42 @@ async function lexicalLeg({ tx, stats, where, take, headlines }: { tx: PgStoreTx
 }
 
 /**
- * The chunks the bm25 engine ranked (engines/pg-fulltext.ts), with their details, and headlines for ranks
- * [headlines.from, headlines.to] when there is a tsquery to highlight, in one statement.
+ * What the lexical leg needs of each chunk the bm25 engine ranks (engines/pg-fulltext.ts: bm25TopPg's `columns`, over
+ * c = chunks, d = documents and r.rn, the chunk's rank), sent back in the statement that ranks them: its details,
+ * headlines for ranks [headlines.from, headlines.to], its whole text for the written-form factors, and once per
+ * statement (an init plan) the query's tsquery (headlines) and each word's own (the whole-document leg's fallback).
  */
-async function rankedLexicalRows({ tx, hits, terms, query, headlines }: { tx: PgStoreTx; hits: Bm25Hit[]; terms: string[]; query: SQL; headlines: { from: number; to: number } }): Promise<{ rows: LexicalRow[]; tsq: string | null; perWord: string[] }> {
-  const scores = new Map(hits.map((h) => [h.id, h.score]));
+function lexicalColumns({ terms, query, headlines }: { terms: string[]; query: SQL; headlines: { from: number; to: number } }): SQL {
   const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
-  // One statement: the query's tsquery (headlines) and each word's own (the whole-document leg), with the ranked rows.
-  const rows = await rowsOf<{ tsq: string; perWord: string[]; id: string | null; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null }>({
-    tx,
-    query: sql`with q as (select nullif((${query})::text, '') as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"),
-      r as (select * from unnest(${`{${hits.map((h) => h.id).join(",")}}`}::bigint[]) with ordinality as r(id, rn))
-      select q.tsq, q."perWord", r.id, c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
-        case when q.tsq is not null and r.rn between ${headlines.from} and ${headlines.to} then ts_headline('english', c.text, q.tsq::tsquery, ${HEADLINE_OPTIONS}) end as snip,
-        case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"
-      from q left join (r join chunks c on c.id = r.id join documents d on d.doc_id = c.doc_id) on true
-      order by r.rn`,
-  });
-  const [first] = rows;
+  return sql`(select nullif((${query})::text, '')) as tsq, (select array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i)) as "perWord",
+    c.chunk_id as "chunkId", d.path, d.kind, c.chunk_index as "chunkIndex", d.mtime as "updatedAt", substr(c.text, 1, 240) as text,
+    case when r.rn between ${headlines.from} and ${headlines.to} and numnode(${query}) > 0 then ts_headline('english', c.text, ${query}, ${HEADLINE_OPTIONS}) end as snip,
+    case when r.rn <= ${WRITTEN_FORMS.maxCandidates} then c.text end as "fullText"`;
+}
+
+type LexicalColumns = { tsq: string | null; perWord: string[]; chunkId: string; path: string; kind: string; chunkIndex: number; updatedAt: string; text: string; snip: string | null; fullText: string | null };
+
+/** The ranked chunks as lexical rows, from the columns lexicalColumns asked for; `first`: the statement's first row. */
+function lexicalRowsOf({ hits, first }: { hits: Bm25Hit[]; first: Record<string, unknown> }): { rows: LexicalRow[]; tsq: string | null; perWord: string[] } {
+  const head = first as LexicalColumns;
   return {
-    tsq: first?.tsq ?? null,
-    perWord: first?.perWord ?? [],
-    rows: rows.flatMap(({ tsq: _tsq, perWord: _perWord, snip, fullText, ...d }) => (d.id === null ? [] : [{ id: Number(d.id), score: scores.get(Number(d.id))!, snip, fullText, exactForms: null, nearPairs: null, detail: { ...d, id: Number(d.id), updatedAt: Number(d.updatedAt) } }])),
+    tsq: head.tsq,
+    perWord: head.perWord,
+    rows: hits.map((h) => {
+      const { tsq: _tsq, perWord: _perWord, snip, fullText, chunkId, path, kind, chunkIndex, updatedAt, text } = h.row as LexicalColumns;
+      return { id: h.id, score: h.score, snip, fullText, exactForms: null, nearPairs: null, detail: { id: h.id, chunkId, path, kind, chunkIndex, updatedAt: Number(updatedAt), text } };
+    }),
   };
+}
+
+/** The query's tsquery and each word's own, for an answer no statement ranked (no chunk holds the query's tokens). */
+async function queryTexts({ tx, terms, query }: { tx: PgStoreTx; terms: string[]; query: SQL }): Promise<{ tsq: string | null; perWord: string[] }> {
+  const words = sql`array[${sql.join(terms.map((t) => sql`${t}`), sql`, `)}]::text[]`;
+  const [row] = await rowsOf<{ tsq: string | null; perWord: string[] }>({
+    tx,
+    query: sql`select nullif((${query})::text, '') as tsq, array(select plainto_tsquery('english', w)::text from unnest(${words}) with ordinality as u(w, i) order by i) as "perWord"`,
+  });
+  return row;
 }
 
 /**
@@ -310,14 +323,7 @@ type StoreLegs = { /** What ranked the lexical leg: the bm25 engine (its plan's 
  * answer lexically with reason vectors_unavailable. group=document groups
  * with the SQLite path's own grouping (search.ts groupByDocument).
  */
-export async function searchStorePg({
-  handle,
-  core,
-  input,
-  vector,
-  now = Date.now(),
-  budgetMs,
-}: {
+export async function searchStorePg(args: {
   handle: PgStoreHandle;
   core: PgStoreHandle | null;
   input: SearchInput;
@@ -326,8 +332,38 @@ export async function searchStorePg({
   /** The full-text statements' time budget (default DUALMIND_QUERY_BUDGET_MS, as on SQLite). */
   budgetMs?: number;
 }): Promise<SearchResult> {
+  const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT, budgetMs: args.budgetMs });
+  // Full-text over one store: every statement in one read transaction under one budget set-up (one snapshot, as
+  // one SQLite read; the fewest round trips). Otherwise each store's legs, then the whole-document leg and headlines.
+  if (!args.core && args.input.mode === "fts") {
+    return withStoreTx({ handle: args.handle, readOnly: true, snapshot: true, work: (tx) => runWithinBudgetPg({ tx, budget, fn: () => searchStoresPg({ ...args, budget, shared: tx }) }) });
+  }
+  return searchStoresPg({ ...args, budget, shared: null });
+}
+
+async function searchStoresPg({
+  handle,
+  core,
+  input,
+  vector,
+  now = Date.now(),
+  budget,
+  shared,
+}: {
+  handle: PgStoreHandle;
+  core: PgStoreHandle | null;
+  input: SearchInput;
+  vector?: PgQueryVector;
+  now?: number;
+  budget: QueryBudget;
+  /** The one transaction the whole search runs in, within its budget (searchStorePg), or null. */
+  shared: PgStoreTx | null;
+}): Promise<SearchResult> {
   const rec = input.explain ? new ExplainRecorder() : null;
-  const budget = startQueryBudget({ hint: SEARCH_BUDGET_HINT, budgetMs });
+  /** Work in a store's read transaction (one snapshot), or in the shared one. */
+  const inStore = <T>(h: PgStoreHandle, work: (tx: PgStoreTx) => Promise<T>): Promise<T> => (shared ? work(shared) : withStoreTx({ handle: h, readOnly: true, snapshot: true, work }));
+  /** Work within the budget; the shared transaction already is. */
+  const withinBudget = <T>(tx: PgStoreTx, fn: () => Promise<T>): Promise<T> => (shared ? fn() : runWithinBudgetPg({ tx, budget, fn }));
   if (input.syntax === "fts5") throw new AppError("invalid_request", "syntax=fts5 is the SQLite backend's advanced syntax; on PostgreSQL use syntax=plain", [{ path: "syntax", message: "fts5 syntax is not available on PostgreSQL" }]);
   const grouped = input.group === "document";
   refuseTooDeep(input);
@@ -376,7 +412,7 @@ export async function searchStorePg({
   for (const h of handles) {
     legs.push(
       // One snapshot: the full-text statistics, postings and rows read by several statements agree (as one SQLite read does).
-      await withStoreTx({ handle: h, readOnly: true, snapshot: true, work: async (tx): Promise<StoreLegs> => {
+      await inStore(h, async (tx): Promise<StoreLegs> => {
         const leg: StoreLegs = { engine: null, store: h.store, stats: null, lexical: [], vector: [], belowFloor: 0, method: null, vectorFallback: null, pending: 0, tsq: null, details: new Map(), searchable: true };
         // A store whose embed queue is over the watermark answers lexically and says so (backlog), as on SQLite.
         const backlog = queryVector && fp && h === handle ? await timed("vector", () => backlogFallbackPg({ tx })) : null;
@@ -401,11 +437,11 @@ export async function searchStorePg({
         const vectorsCanAnswer = input.mode === "hybrid" && vectorFallback === null && (legs[0] ?? leg).method !== null && (legs[0] ?? leg).vectorFallback === null;
         if (query && lexicalWanted && lexicalOverBudget === null) {
           const lexicalPart = (ltx: PgStoreTx) =>
-            runWithinBudgetPg({ tx: ltx, budget, fn: async () => {
+            withinBudget(ltx, async () => {
               // FTS5's bm25 from the store's statistics; while they are being built (a store from before them), the ts_rank ranking.
-              const top = await bm25TopPg({ tx: ltx, words: terms, mode: matchMode, where, k: take });
+              const top = await bm25TopPg({ tx: ltx, words: terms, mode: matchMode, where, k: take, columns: lexicalColumns({ terms, query, headlines: pageHeadlines }) });
               if (top.kind === "ranked") {
-                const texts = await rankedLexicalRows({ tx: ltx, hits: top.hits, terms, query, headlines: pageHeadlines });
+                const texts = top.first ? lexicalRowsOf({ hits: top.hits, first: top.first }) : { rows: [], ...(await queryTexts({ tx: ltx, terms, query })) };
                 leg.tsq = texts.tsq;
                 leg.engine = { bm25: true, detail: top.plan.detail };
                 // The whole-document leg's idf weights: each word's row count among the chunks, from the same statistics.
@@ -429,7 +465,7 @@ export async function searchStorePg({
               weighLexical(leg.lexical, terms);
               // As on SQLite: hybrid only, whose vectors answer (full-text alone answers with rows holding the words).
               if (vectorsCanAnswer) await addDocumentContextPg({ tx: ltx, store: h.store, rows: leg.lexical, lengths, where });
-            } });
+            });
           await timed("lexical", async () => {
             if (!vectorsCanAnswer) return lexicalPart(tx);
             try {
@@ -447,7 +483,7 @@ export async function searchStorePg({
         // Whether there was anything to search only matters for an empty leg (store_empty vs no_match).
         if (leg.lexical.length === 0 && leg.vector.length === 0) leg.searchable = await hasChunks(tx);
         return leg;
-      } }),
+      }),
     );
   }
   // The store's own vector leg decides: when it could not answer, the whole answer is lexical.
@@ -572,7 +608,7 @@ export async function searchStorePg({
       }
     }
   };
-  const ownTx: OnStore = (h, work) => withStoreTx({ handle: h, readOnly: true, work: (tx) => runWithinBudgetPg({ tx, budget, fn: () => work(tx) }) });
+  const ownTx: OnStore = (h, work) => (shared ? work(shared) : withStoreTx({ handle: h, readOnly: true, work: (tx) => runWithinBudgetPg({ tx, budget, fn: () => work(tx) }) }));
   // One store, grouped: its whole-document leg and its headlines share one transaction (one budget set-up, one commit).
   if (handles.length === 1 && grouped && lexicalRan) await ownTx(handle, (tx) => afterFusion((_h, work) => work(tx)));
   else await afterFusion(ownTx);

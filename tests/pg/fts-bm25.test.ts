@@ -49,6 +49,9 @@ const QUERIES: { q: string; match?: "all" | "any" }[] = [
   { q: "servers request", match: "any" },
   { q: "sized runner" },
   { q: "nothingmatches proxy", match: "any" },
+  // A word in every note (its title): ties broken by id, an idf at FTS5's floor.
+  { q: "note" },
+  { q: "note timeout", match: "any" },
 ];
 
 let pg: PgHandle;
@@ -163,10 +166,16 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
     const { db } = scratchTable({ tokenize: "porter unicode61 remove_diacritics 2", columns: 1 });
     const rows = recomputed.length;
     const avgdl = recomputed.reduce((s, c) => s + c.len, 0) / rows;
+    // Which ways the bounded reads answered: some rows met in one head only were scored by key.
+    const plans: string[] = [];
     for (const [words, mode] of [
       [["the", "of"], "any"],
       [["proxy", "string"], "all"],
       [["values", "timeout", "and"], "any"],
+      // In every row (many equal scores: ties by id), alone and beside a rarer word.
+      [["note"], "any"],
+      [["note", "timeout"], "all"],
+      [["note", "proxy", "the"], "any"],
     ] as const) {
       const tokens = chunkTermsOf(words as unknown as string[]).map((t) => [...t.tf.keys()][0]);
       const idf = tokens.map((t) => ftsIdf(db, rows, recomputed.filter((c) => c.tf.has(t)).length));
@@ -180,6 +189,16 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
       if (top.kind !== "ranked") continue;
       expect(top.plan.path).toBe("impact-ordered");
       expect(top.hits).toEqual(exhaustive);
+      // Heads far shorter than the postings: the bound proves the answer after a few deeper tries, still exact.
+      for (const firstHeads of [1, 3, 16]) {
+        const deep = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 0, firstHeads }) });
+        expect(deep.kind === "ranked" && deep.hits).toEqual(exhaustive);
+        if (deep.kind === "ranked") plans.push(deep.plan.detail);
+        // With a filter that drops most rows: the best 5 that pass, as exhaustive scoring finds them.
+        const folder = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 0, firstHeads }) });
+        const folderAll = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [sql`substr(d.path, 1, 10) = 'notes/n000'`], k: 5, exhaustiveUpTo: 1e9 }) });
+        expect(folder.kind === "ranked" && folder.hits).toEqual(folderAll.kind === "ranked" && folderAll.hits);
+      }
       // Scored in the statement (every match): the same bits.
       const scored = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 10, exhaustiveUpTo: 1e9 }) });
       expect(scored.kind === "ranked" && scored.plan.path).toBe("exhaustive");
@@ -191,6 +210,7 @@ describe("PostgreSQL full-text ranks as SQLite's bm25", () => {
       const all = await withStoreTx({ handle, readOnly: true, work: (tx) => bm25TopPg({ tx, words: [...words], mode, where: [], k: 100_000, exhaustiveUpTo: 1e9 }) });
       expect(few.kind === "ranked" && few.hits).toEqual(all.kind === "ranked" && all.hits.filter((h) => kept.has(h.id)).slice(0, 5));
     }
+    expect(plans.some((p) => /more by key/.test(p))).toBe(true);
   });
 
   it("backfills a store from before the statistics (resumable, a batch per transaction), answering by ts_rank meanwhile", async () => {

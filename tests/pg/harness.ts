@@ -56,12 +56,14 @@ function runAsServerUser(bin: string, args: string[]): void {
  * initdb + start. Durability settings are off (fsync, full page writes): the
  * cluster is thrown away after the run, and locking, MVCC and transactions —
  * what the tests check — behave the same. `port`: a fixed one (a bench given
- * its own range) instead of a free one.
+ * its own range) instead of a free one. `keepDir`: the cluster lives there and
+ * outlives stop() (a bench reusing what it seeded); made on first use.
  */
-export async function startTestPostgres({ port: fixedPort }: { port?: number } = {}): Promise<TestPostgres> {
+export async function startTestPostgres({ port: fixedPort, keepDir }: { port?: number; keepDir?: string } = {}): Promise<TestPostgres> {
   const binDir = findPostgresBinDir();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-pg-"));
+  const dir = keepDir ? (fs.mkdirSync(keepDir, { recursive: true }), keepDir) : fs.mkdtempSync(path.join(os.tmpdir(), "dualmind-pg-"));
   const data = path.join(dir, "data");
+  const kept = keepDir !== undefined && fs.existsSync(path.join(data, "PG_VERSION"));
   const log = path.join(dir, "server.log");
   if (isRoot()) {
     const uid = Number(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }).trim());
@@ -69,7 +71,7 @@ export async function startTestPostgres({ port: fixedPort }: { port?: number } =
     fs.chownSync(dir, uid, gid);
   }
   const user = "dualmind";
-  runAsServerUser(path.join(binDir, "initdb"), ["-D", data, "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]);
+  if (!kept) runAsServerUser(path.join(binDir, "initdb"), ["-D", data, "-U", user, "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]);
   const port = fixedPort ?? (await freePort());
   const opts = [
     `-p ${port}`,
@@ -86,9 +88,9 @@ export async function startTestPostgres({ port: fixedPort }: { port?: number } =
     if (stopped) return;
     stopped = true;
     try {
-      runAsServerUser(path.join(binDir, "pg_ctl"), ["-D", data, "-m", "immediate", "-w", "stop"]);
+      runAsServerUser(path.join(binDir, "pg_ctl"), ["-D", data, "-m", keepDir ? "fast" : "immediate", "-w", "stop"]);
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (!keepDir) fs.rmSync(dir, { recursive: true, force: true });
     }
   };
   return { url: `postgres://${user}@127.0.0.1:${port}/postgres`, port, dir, binDir, stop };

@@ -1,7 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { rowsOf, withStoreTx, type PgStoreHandle, type PgStoreTx } from "../../db/pg-store";
 import { log } from "../../log";
-import { bm25Part, ftsIdf, K1, B } from "../../retrieval/fts5-bm25";
+import { ftsIdf, K1, B } from "../../retrieval/fts5-bm25";
 import { emptyScratch, phraseTokens, scratchTable } from "../../retrieval/fts-tokens";
 import { matchExpression, plainPhrases } from "../../retrieval/match";
 import { preparedOnce } from "../../db/statements";
@@ -30,14 +30,16 @@ import { withStoreQuotaPg } from "../store-quota";
  * Ranking: a row's score is FTS5's bm25 to the last bit (bm25Part in phrase
  * order, idf by SQLite's `ln`, avgdl = tokens / rows), so the order and the
  * scores are SQLite's for the same content. A query whose tokens are in few
- * rows scores them all (one statement). A broad one reads each token's
- * postings in impact order — `imp` = tf / (tf + k1·(1 − b + b·len/REF_AVGDL)),
- * indexed per token, descending — and stops when no unread row can reach the
- * k-th score (Fagin's threshold algorithm): a row not read yet has, for each
- * token, a stored impact at most the last one read, and its part of the
- * score is bounded by that impact whatever the current average length is
- * (impactBound). Rows read for one token get their other tokens' counts by
- * key (random access) when they can still make the top k.
+ * rows scores them all (one statement). A broad one reads the head of each
+ * token's postings in impact order — `imp` = tf / (tf + k1·(1 − b +
+ * b·len/REF_AVGDL)), indexed per token, descending, with each posting's
+ * count and length — scores exactly every row met in every head, and
+ * answers when no row outside the heads can reach the k-th score: such a
+ * row has, for each token, a stored impact at most the last one read, and
+ * its part of the score is bounded by that impact whatever the current
+ * average length is (impactBound). The few rows met in some heads only
+ * that could still reach it are scored by key; else the heads go deeper.
+ * One statement a try, and one for those few.
  */
 
 /** FTS5's tokenizer of the SQLite chunk index, whose tokens the statistics hold. */
@@ -52,6 +54,15 @@ export const REF_AVGDL = 160;
 
 /** A query whose candidate postings are at most this many is scored exhaustively (one statement). */
 export const EXHAUSTIVE_POSTINGS = 20_000;
+
+/**
+ * Postings of each token read first by a broad query (impact order): at least this many, or k thousandths of its
+ * commonest token's; deeper, twice as many a try, until the bound holds.
+ */
+export const HEADS = 2_000;
+
+/** Partly met rows of a broad query scored by key at most; more deepen the heads instead. */
+export const OPEN_ROWS = 4_000;
 
 /** Chunks tokenized per backfill transaction. */
 export const BACKFILL_BATCH = 1000;
@@ -232,7 +243,7 @@ export function bm25ScoreSql({ tokens, idf, avgdl }: { tokens: string[]; idf: nu
   return { score, pivot };
 }
 
-export type Bm25Hit = { id: number; score: number };
+export type Bm25Hit = { id: number; score: number; /** The caller's columns (bm25TopPg's `columns`). */ row?: Record<string, unknown> };
 
 export type Bm25TopPlan = {
   path: "exhaustive" | "impact-ordered";
@@ -243,11 +254,17 @@ export type Bm25TopPlan = {
 };
 
 export type Bm25TopAnswer =
-  | { kind: "ranked"; hits: Bm25Hit[]; plan: Bm25TopPlan; /** Each query word's token row count and the index's rows (for other legs' idf). */ stats: { df: number[]; rows: number } }
+  | {
+      kind: "ranked";
+      hits: Bm25Hit[];
+      plan: Bm25TopPlan;
+      /** Each query word's token row count and the index's rows (for other legs' idf). */
+      stats: { df: number[]; rows: number };
+      /** The answer's first row (the caller's columns, also when no chunk matched), when a statement ranked. */
+      first?: Record<string, unknown>;
+    }
   /** The statistics cannot answer: chunks still to tokenize, or a word that is not one token. */
   | { kind: "unavailable"; reason: string };
-
-type Entry = { tf: Map<string, number>; len: number; resolved: boolean; pass: boolean | null };
 
 /**
  * The best `k` chunks passing `where` (conditions over c = chunks,
@@ -255,7 +272,28 @@ type Entry = { tf: Map<string, number>; len: number; resolved: boolean; pass: bo
  * bm25: score descending, id ascending, exactly `select rowid, bm25(chunks_fts)
  * … order by rank, rowid limit k` on the same content.
  */
-export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EXHAUSTIVE_POSTINGS }: { tx: PgStoreTx; words: string[]; mode: "all" | "any"; where: SQL[]; k: number; /** Candidate postings scored exhaustively at most (tests lower it). */ exhaustiveUpTo?: number }): Promise<Bm25TopAnswer> {
+export async function bm25TopPg({
+  tx,
+  words,
+  mode,
+  where,
+  k,
+  exhaustiveUpTo = EXHAUSTIVE_POSTINGS,
+  firstHeads,
+  columns,
+}: {
+  tx: PgStoreTx;
+  words: string[];
+  mode: "all" | "any";
+  where: SQL[];
+  k: number;
+  /** Candidate postings scored exhaustively at most (tests lower it). */
+  exhaustiveUpTo?: number;
+  /** Postings of each token read by a broad query's first try (tests lower it). */
+  firstHeads?: number;
+  /** Columns to send back with each best row, over c = chunks, d = documents and r.rn (its rank among the rows that pass). */
+  columns?: SQL;
+}): Promise<Bm25TopAnswer> {
   const expression = matchExpression(words, mode);
   const plain = expression ? plainPhrases(expression) : null;
   if (!plain) return { kind: "unavailable", reason: "no word to match" };
@@ -280,130 +318,123 @@ export async function bm25TopPg({ tx, words, mode, where, k, exhaustiveUpTo = EX
   const idf = tokens.map((t) => ftsIdf(db, rows, dfOf.get(t)!));
   const weight = new Map<string, number>();
   tokens.forEach((t, p) => weight.set(t, (weight.get(t) ?? 0) + idf[p]));
-  const scoreOf = (e: Entry) => {
-    let s = 0;
-    for (let p = 0; p < tokens.length; p++) s += bm25Part(idf[p], e.tf.get(tokens[p]) ?? 0, e.len, avgdl);
-    return s;
-  };
-  const matches = (e: Entry) => (mode === "all" ? unique.every((t) => (e.tf.get(t) ?? 0) > 0) : true);
   const filterOf = where.length ? sql.join(where, sql` and `) : null;
-  const byRank = (a: Bm25Hit, b: Bm25Hit) => b.score - a.score || a.id - b.id;
 
+  // The statement's end, either path: the best rows with whether they pass the filters, their rank among those that
+  // pass (rn), and for the best k that pass the caller's columns (c = chunks, d = documents, r.rn); one row with a null
+  // id when none.
+  type Judged = { id: string | null; score: number | null; pass: boolean | null; rn: string | null } & Record<string, unknown>;
+  const judgedBest = ({ ctes, head, from }: { ctes: SQL; head: SQL; from: SQL }) =>
+    sql`with ${ctes},
+      judged as (select b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass from best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id),
+      ranked as (select j.*, case when j.pass then row_number() over (partition by j.pass order by j.score desc, j.id) end as rn from judged j)
+      select ${head}, r.id, r.score, r.pass, r.rn${columns ? sql`, ${columns}` : sql``}
+      from ${from} left join (ranked r left join lateral (select c.* from chunks c where r.rn <= ${k} and c.id = r.id) c on true left join documents d on d.doc_id = c.doc_id) on true order by r.score desc, r.id`;
+  const hitsOf = (got: Judged[]): Bm25Hit[] => got.flatMap((r) => (r.id !== null && r.pass ? [{ id: Number(r.id), score: Number(r.score), ...(columns ? { row: r } : {}) }] : []));
   const live = unique.filter((t) => dfOf.get(t)! > 0);
+  const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
+  const having = mode === "all" ? sql` having count(*) = ${live.length}` : sql``;
   const allPostings = live.reduce((n, t) => n + dfOf.get(t)!, 0);
-  const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo;
-  const candidatePostings = rarestFirst ? Math.min(...live.map((t) => dfOf.get(t)!)) * live.length : allPostings;
-  if (candidatePostings <= exhaustiveUpTo) {
-    // Every matching row scored in the statement that reads its counts (bm25Part's arithmetic on the same float8
-    // numbers in the same order: the same bits as here), only the best `depth` sent back with whether they pass the
-    // filters. The counts: the tokens' postings themselves (an index range each), or, for all words when those are
-    // many, the rows of the rarest token joined to the others'.
-    const rarest = live.reduce((a, b) => (dfOf.get(a)! <= dfOf.get(b)! ? a : b));
-    const postings = !rarestFirst
-      ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${arrayLiteral(live)}::text[])`
-      : sql`select p.chunk_id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${arrayLiteral(live)}::text[]) where r.term = ${rarest}`;
-    const { score, pivot } = bm25ScoreSql({ tokens, idf, avgdl });
-    const having = mode === "all" ? sql` having count(*) = ${live.length}` : sql``;
-    let depth = filterOf ? Math.max(64, 4 * k) : k;
+  const rarest = live.reduce((a, b) => (dfOf.get(a)! <= dfOf.get(b)! ? a : b));
+  const terms = arrayLiteral(live);
+
+  // Every row among `postings` (chunk_id, term, tf, len) scored in the statement that reads its counts (bm25Part's
+  // arithmetic on the same float8 numbers in the same order: the same bits as here), only the best `depth` sent back
+  // with whether they pass the filters; deeper while the filters drop too many of the best.
+  const scoreAll = async (postings: SQL): Promise<{ hits: Bm25Hit[]; matched: number; first: Record<string, unknown> }> => {
+    let depth = filterOf ? k + Math.max(16, k >> 2) : k;
     for (;;) {
-      const got = await rowsOf<{ id: string; score: number; pass: boolean; n: number }>({
+      const got = await rowsOf<Judged & { n: number }>({
         tx,
-        query: sql`with p as (${postings}), m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
-          s as (select chunk_id as id, ${score} as score from m), best as (select id, score from s order by score desc, id limit ${depth})
-          select b.id, b.score, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass, (select count(*)::int from s) as n
-          from best b join chunks c on c.id = b.id join documents d on d.doc_id = c.doc_id order by b.score desc, b.id`,
+        query: judgedBest({
+          ctes: sql`p as (${postings}), m as (select chunk_id, len, ${pivot} from p group by chunk_id, len${having}),
+            s as (select chunk_id as id, ${score} as score from m), best as (select id, score from s order by score desc, id limit ${depth})`,
+          head: sql`(select count(*)::int from s) as n`,
+          from: sql`(select 1) one`,
+        }),
       });
-      const hits = got.filter((r) => r.pass).map((r) => ({ id: Number(r.id), score: Number(r.score) }));
-      const matched = got[0]?.n ?? 0;
-      if (hits.length >= k || depth >= matched) {
-        return { kind: "ranked", hits: hits.slice(0, k), plan: plan("exhaustive", matched, 1, `exact bm25 of every matching chunk (${matched}) from the stored token counts`), stats };
-      }
-      // The filters dropped too many of the best: read deeper.
+      const hits = hitsOf(got);
+      const matched = got[0].n;
+      if (hits.length >= k || depth >= matched) return { hits: hits.slice(0, k), matched, first: got[0] };
       depth *= 4;
     }
+  };
+  // Few postings: all of them (an index range each). All words with one rarer: its rows, each joined to the others'
+  // counts by key, when those are few.
+  const rarestFirst = mode === "all" && allPostings > exhaustiveUpTo && dfOf.get(rarest)! * live.length <= exhaustiveUpTo;
+  if (allPostings <= exhaustiveUpTo || rarestFirst) {
+    const postings = !rarestFirst
+      ? sql`select chunk_id, term, tf, len from fts_postings where term = any(${terms}::text[])`
+      : sql`select p.chunk_id, p.term, p.tf, p.len from fts_postings r join fts_postings p on p.chunk_id = r.chunk_id and p.term = any(${terms}::text[]) where r.term = ${rarest}`;
+    const { hits, matched, first } = await scoreAll(postings);
+    return { kind: "ranked", hits, plan: plan("exhaustive", matched, 1, `exact bm25 of every matching chunk (${matched}) from the stored token counts`), stats, first };
   }
 
-  // Threshold algorithm over impact-ordered postings.
-  const cursor = new Map(live.map((t) => [t, { imp: 2, id: Number.MAX_SAFE_INTEGER, done: false, frontier: 1 }]));
-  const entries = new Map<number, Entry>();
+  // Impact-ordered heads with a proven bound (no random access but for a few rows), one statement a try: the first
+  // `heads` postings of each token by impact, with their counts and lengths (the impact index holds them). A row met
+  // in every head (or whose unmet tokens' postings were all read: their count is 0) has its exact score; the best of
+  // those, with whether they pass the filters, give the k-th score θ. A row met in some heads only can score at most
+  // its met tokens' parts plus, for each unmet token, impactBound at that token's frontier (the last impact read); a
+  // row met in none at most Σ impactBound. When that sum is below θ and few partly met rows can still reach θ, the
+  // top k is exact once those few are scored by key (a second statement); else the heads go deeper.
+  const SLACK = 1 + 1e-9;
+  const c = Math.min(1, REF_AVGDL / avgdl);
+  const tfOf = (t: string) => sql.raw(`tf${unique.indexOf(t)}`);
+  const at = (t: string) => live.indexOf(t) + 1;
+  const f8 = (n: number) => sql`${n}::float8`;
+  let heads = firstHeads ?? Math.max(HEADS, 8 * k, Math.ceil((Math.max(...live.map((t) => dfOf.get(t)!)) * k) / 1000));
   let read = 0;
   let rounds = 0;
-  let batch = Math.max(128, 2 * k);
-  const bound = (t: string) => {
-    const c = cursor.get(t)!;
-    return c.done ? 0 : impactBound(weight.get(t)!, c.frontier, avgdl);
-  };
-  const SLACK = 1 + 1e-9;
+  let depth = filterOf ? k + Math.max(16, k >> 2) : k;
   for (;;) {
     rounds++;
-    const open = live.filter((t) => !cursor.get(t)!.done);
-    if (open.length > 0) {
-      const got = await rowsOf<{ i: string; id: string; tf: number; len: number; imp: number }>({
-        tx,
-        query: sql`select t.i, p.chunk_id as id, p.tf, p.len, p.imp from unnest(${arrayLiteral(open)}::text[], ${arrayLiteral(open.map((t) => cursor.get(t)!.imp))}::float8[], ${arrayLiteral(open.map((t) => cursor.get(t)!.id))}::bigint[]) with ordinality as t(term, imp, id, i)
-          cross join lateral (select chunk_id, tf, len, imp from fts_postings p where p.term = t.term and (p.imp, p.chunk_id) < (t.imp::real, t.id) order by p.imp desc, p.chunk_id desc limit ${batch}) p`,
-      });
-      read += got.length;
-      const counts = new Map<string, number>();
-      for (const r of got) {
-        const term = open[Number(r.i) - 1];
-        const c = cursor.get(term)!;
-        const id = Number(r.id);
-        c.imp = r.imp;
-        c.id = id;
-        c.frontier = r.imp;
-        counts.set(term, (counts.get(term) ?? 0) + 1);
-        let e = entries.get(id);
-        if (!e) entries.set(id, (e = { tf: new Map(), len: r.len, resolved: false, pass: filterOf ? null : true }));
-        e.tf.set(term, r.tf);
-      }
-      for (const t of open) if ((counts.get(t) ?? 0) < batch) cursor.get(t)!.done = true;
-      batch = Math.min(8192, batch * 2);
+    const readAll = (t: string) => sql`f.took[${at(t)}] < ${heads}`;
+    const full = sql.join(
+      live.map((t) => (mode === "all" ? sql`${tfOf(t)} is not null` : sql`(${tfOf(t)} is not null or ${readAll(t)})`)),
+      sql` and `,
+    );
+    // All words: a row without a token whose postings were all read cannot match.
+    const possible = mode === "all" ? sql.join(live.map((t) => sql`(${tfOf(t)} is not null or not ${readAll(t)})`), sql` and `) : sql`true`;
+    const most = sql.join(
+      live.map((t) => {
+        const w = weight.get(t)! * SLACK;
+        const frontier = sql`f.frontier[${at(t)}]`;
+        return sql`(case when ${tfOf(t)} is not null then ${f8(w)} * ((${tfOf(t)} * ${f8(K1 + 1)}) / (${tfOf(t)} + ${f8(K1)} * (${f8(1 - B)} + (${f8(B)} * len) / ${f8(avgdl)})))
+          when ${readAll(t)} or ${frontier} <= 0 then 0 else ${f8(w * (K1 + 1))} / (1 + ${f8(c)} * (1 / least(1, ${frontier} * ${f8(1 + 2 ** -20)}) - 1)) end)`;
+      }),
+      sql` + `,
+    );
+    const got = await rowsOf<Judged & { frontier: number[]; took: number[]; n: number; open: string[] | null }>({
+      tx,
+      query: judgedBest({
+        ctes: sql`t as (select term, i from unnest(${terms}::text[]) with ordinality as t(term, i)),
+          h as (select t.term, x.chunk_id, x.tf, x.len, x.imp from t cross join lateral (select chunk_id, tf, len, imp from fts_postings p where p.term = t.term order by p.imp desc, p.chunk_id desc limit ${heads}) x),
+          f as (select array_agg(coalesce(y.imp, 0)::float8 order by t.i) as frontier, array_agg(coalesce(y.n, 0) order by t.i) as took from t left join (select term, min(imp) as imp, count(*)::int as n from h group by term) y on y.term = t.term),
+          m as (select chunk_id, len, ${pivot} from h group by chunk_id, len),
+          s as (select m.chunk_id as id, ${score} as score from m, f where ${full}),
+          o as (select m.chunk_id as id, ${most} as ub from m, f where not (${full}) and ${possible}),
+          best as (select id, score from s order by score desc, id limit ${depth})`,
+        head: sql`f.frontier, f.took, (select count(*)::int from s) as n,
+          (select array_agg(x.id) from (select o.id from o where o.ub >= (select q.score from ranked q where q.rn = ${k}) limit ${OPEN_ROWS + 1}) x) as open`,
+        from: sql`f`,
+      }),
+    });
+    const [{ frontier, took, n: scored }] = got;
+    const open = (got[0].open ?? []).map(Number);
+    read = took.reduce((a, b) => a + b, 0);
+    const hits = hitsOf(got);
+    const allRead = live.map((_, i) => took[i] < heads);
+    const unseen = live.reduce((sum, t, i) => sum + (allRead[i] ? 0 : impactBound(weight.get(t)!, Number(frontier[i]), avgdl)), 0);
+    const detail = (extra: string) => `exact bm25, top ${k} from impact-ordered postings with a proven bound (${read} postings read in ${rounds} round(s), ${scored} chunks scored${extra})`;
+    if (hits.length >= k ? unseen * SLACK < hits[k - 1].score && open.length <= OPEN_ROWS : depth >= scored && allRead.every(Boolean)) {
+      if (open.length === 0) return { kind: "ranked", hits: hits.slice(0, k), plan: plan("impact-ordered", read, rounds, detail("")), stats, first: got[0] };
+      // The few partly met rows that can still reach θ, scored by key beside the best k found.
+      const ids = arrayLiteral([...hits.slice(0, k).map((h) => h.id), ...open]);
+      const resolved = await scoreAll(sql`select chunk_id, term, tf, len from fts_postings where chunk_id = any(${ids}::bigint[]) and term = any(${terms}::text[])`);
+      return { kind: "ranked", hits: resolved.hits, plan: plan("impact-ordered", read, rounds + 1, detail(`, ${open.length} more by key`)), stats, first: resolved.first };
     }
-    // The k-th best exact score so far, over rows fully known.
-    const theta = () => {
-      const known = [...entries].flatMap(([id, e]) => (e.resolved && e.pass && matches(e) ? [{ id, score: scoreOf(e) }] : []));
-      if (known.length < k) return -Infinity;
-      return known.sort(byRank)[k - 1].score;
-    };
-    // A row read for some tokens: its known parts plus, for the tokens it has not been read for, their bounds.
-    const upper = (e: Entry) => {
-      let s = 0;
-      for (const t of live) s += e.tf.has(t) ? bm25Part(weight.get(t)!, e.tf.get(t)!, e.len, avgdl) : bound(t);
-      return s;
-    };
-    // Random access best bound first, a slice at a time, until the next row's bound is below the k-th score.
-    let th = theta();
-    const unresolved = [...entries].flatMap(([id, e]) => (!e.resolved && (e.pass ?? true) ? [{ id, ub: upper(e) }] : [])).sort((a, b) => b.ub - a.ub);
-    for (let i = 0, step = Math.max(32, 2 * k); i < unresolved.length && unresolved[i].ub * SLACK >= th; i += step, step *= 2) {
-      const ids = unresolved.slice(i, i + step).map((u) => u.id);
-      const got = await rowsOf<{ id: string; term: string | null; tf: number | null; pass: boolean }>({
-        tx,
-        query: sql`select c.id, p.term, p.tf, ${filterOf ? sql`(${filterOf})` : sql`true`} as pass from chunks c join documents d on d.doc_id = c.doc_id
-          left join fts_postings p on p.chunk_id = c.id and p.term = any(${arrayLiteral(live)}::text[]) where c.id = any(${arrayLiteral(ids)}::bigint[])`,
-      });
-      for (const r of got) {
-        const e = entries.get(Number(r.id))!;
-        e.pass = Boolean(r.pass);
-        if (r.term !== null) e.tf.set(r.term, r.tf!);
-      }
-      for (const id of ids) {
-        const e = entries.get(id)!;
-        e.resolved = true;
-        // A chunk deleted since its postings were read (not in this snapshot: cannot happen in one statement's view) passes nothing.
-        if (e.pass === null) e.pass = false;
-      }
-      th = theta();
-    }
-    th = theta();
-    const unseen = live.reduce((s, t) => s + bound(t), 0);
-    if (live.every((t) => cursor.get(t)!.done) || (unseen < th / SLACK && th > -Infinity)) break;
+    // Too few of the scored passed the filters: more of them; else deeper heads (at worst every posting).
+    if (hits.length < k && depth < scored) depth *= 4;
+    else heads *= 2;
   }
-  const hits = [...entries].flatMap(([id, e]) => (e.resolved && e.pass && matches(e) ? [{ id, score: scoreOf(e) }] : [])).sort(byRank);
-  return {
-    kind: "ranked",
-    hits: hits.slice(0, k),
-    plan: plan("impact-ordered", read, rounds, `exact bm25, top ${k} by the threshold algorithm over impact-ordered postings (${read} postings read in ${rounds} round(s), ${entries.size} chunks scored)`),
-    stats,
-  };
 }
