@@ -25,6 +25,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { ingestDocument } from "../lib/index/ingest";
 import { searchInputSchema, searchStore } from "../lib/index/search";
+import { sqliteRemember } from "../lib/graph/engines/sqlite";
 import { rememberByQuery, rememberInputSchema, type RememberInput } from "../lib/graph/remember";
 import { thinkThought } from "../lib/graph/thoughts";
 import { drainEmbedQueues } from "../lib/embed/worker";
@@ -156,7 +157,7 @@ async function locomo(): Promise<void> {
         ...REMEMBER_MODES.filter((m) => rememberInputSchema.safeParse({ query: "probe", ...m.input }).success).map(
           (m): Route => ({
             label: m.label,
-            answer: async (q) => (await rememberByQuery({ handle: openStore({ store }), core: null, input: { query: q, limit: K, kinds: ["thought"], ...m.input } })).results.map((r) => thoughtTurn.get(r.id) ?? r.id),
+            answer: async (q) => (await rememberByQuery({ engine: sqliteRemember, handle: openStore({ store }), core: null, input: { query: q, limit: K, kinds: ["thought"], ...m.input } })).results.map((r) => thoughtTurn.get(r.id) ?? r.id),
           }),
         ),
         ...SEARCH_MODES.map(

@@ -13,7 +13,6 @@ const positional = {
   "lib/format.ts": { reason: "(value, options) like Intl's formatters", names: ["formatDecimal", "formatQuantity", "formatPercent", "formatNumber", "formatDateTime", "formatRelative"] },
   "lib/graph/evidence.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["evidencePageOf"] },
   "lib/graph/nodes.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["requireNode"] },
-  "lib/graph/remember.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["asOfFor", "recordReadiness"] },
   "lib/graph/thoughts.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["thoughtNumberTaken"] },
   "lib/index/engines/pg-fulltext.ts": { reason: "hot synchronous scoring helpers on the per-term path", names: ["impactOf", "impactBound", "pendingChunkTermsPg"] },
   "lib/index/search.ts": { reason: "not yet converted", names: ["recordFusionStages", "recordGroupingStage"] },

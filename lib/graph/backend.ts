@@ -1,8 +1,6 @@
 import type { z } from "zod";
-import type { StoreHandle } from "../db/connection";
 import { perEngine, type Engine } from "../db/engine";
 import { refusingArchivedWrites } from "../db/store-lifecycle";
-import type { PgStoreHandle } from "../db/pg-store";
 import { linkEvidence, listEvidenceByTarget, listEvidenceUsesByThoughtId, unlinkEvidence, type EvidenceLink, type EvidencePage, type EvidenceUse, type evidenceKeySchema, type linkEvidenceInputSchema, type listEvidenceQuerySchema } from "./evidence";
 import { createFrame, deleteFrame, getFrameById, updateFrame, type createFrameInputSchema, type GraphFrame, type updateFrameInputSchema } from "./frames";
 import { getNodeDetailById, type NodeDetail } from "./node-detail";
@@ -24,7 +22,8 @@ import {
 } from "./thoughts";
 import { deleteWorkingMemoryByKey, getWorkingMemoryByKey, listWorkingMemory, setWorkingMemory, sweepExpiredWorkingMemory, type setWorkingMemoryInputSchema, type WorkingMemoryEntry } from "./working-memory";
 import { rememberByQuery, type RememberInput, type RememberResponse } from "./remember";
-import { rememberByQueryPg } from "./remember-pg";
+import { pgRemember } from "./engines/pg";
+import { sqliteRemember } from "./engines/sqlite";
 import { storeEngineOf } from "../stores/backend";
 
 /**
@@ -103,11 +102,12 @@ export const graphBackend: () => GraphBackend = perEngine(graphOn);
 
 /**
  * The graph on one engine: the repositories take either engine's handle
- * (lib/db/port.ts), so only how a store opens differs; remember still has a
- * PostgreSQL twin, picked here by the handle it is given.
+ * (lib/db/port.ts), so only how a store opens and remember's reads
+ * (full-text and vectors, lib/graph/engines/) differ.
  */
 export function graphOn(engine: Engine): GraphBackend {
   const { open: on, openCore } = storeEngineOf(engine);
+  const rememberEngine = engine.kind === "pg" ? pgRemember : sqliteRemember;
   const graph: GraphBackend = {
     think: async ({ store, ...a }) => thinkThought({ handle: await on(store), ...a }),
     listThoughts: async ({ store, ...a }) => listThoughtsByFilter({ handle: await on(store), ...a }),
@@ -140,9 +140,7 @@ export function graphOn(engine: Engine): GraphBackend {
     sweepWorkingMemory: async ({ store }) => sweepExpiredWorkingMemory({ handle: await on(store) }),
     remember: async ({ store, input }) => {
       const handle = await on(store);
-      const core = await openCore(handle, input.include_core === true);
-      if (handle.kind === "pg") return rememberByQueryPg({ handle, core: core as PgStoreHandle | null, input });
-      return rememberByQuery({ handle, core: core as StoreHandle | null, input });
+      return rememberByQuery({ engine: rememberEngine, handle, core: await openCore(handle, input.include_core === true), input });
     },
   };
   return refusingArchivedWrites({ backend: graph, writes: GRAPH_WRITES });
