@@ -34,6 +34,7 @@ import { createStore } from "../lib/stores/stores";
 import { rawFts5DocEngine, scratchStore } from "./search-eval";
 import { percentile, printTable } from "./table";
 import { loadTextWindows } from "./corpus";
+import { sqliteRecall } from "../lib/recall/engines/sqlite";
 import { recallReflections } from "../lib/recall/recall";
 import { recordTrace } from "../lib/recall/traces";
 import { getReflectionSettings } from "../lib/recall/settings";
@@ -224,7 +225,7 @@ async function recallSet(): Promise<void> {
         for (const [i, c] of QUALITY_CASES.entries()) {
           if (subset !== "all" && c.kind !== subset) continue;
           n++;
-          const r = await recallReflections({ handle: openStore({ store: "recall-quality" }), agentId: "bench", input: { query: c.query, top_k: 5, min_score: 0, kinds: ["trace"], signals: cfg.signals } });
+          const r = await recallReflections({ engine: sqliteRecall, handle: openStore({ store: "recall-quality" }), agentId: "bench", input: { query: c.query, top_k: 5, min_score: 0, kinds: ["trace"], signals: cfg.signals } });
           const pos = r.traces.findIndex((t) => t.id === ids[i]);
           if (pos >= 0) {
             hits++;

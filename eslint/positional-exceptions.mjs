@@ -18,7 +18,7 @@ const positional = {
   "lib/index/search.ts": { reason: "not yet converted", names: ["recordFusionStages", "recordGroupingStage"] },
   "lib/log.ts": { reason: "(level, message, fields) like console's methods", names: ["log"] },
   "lib/recall/events.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["recallEventRows"] },
-  "lib/recall/recall.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["lexicalSimilarities", "recallPlan"] },
+  "lib/recall/recall.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["lexicalSimilarities"] },
   "lib/recall/sanitize.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["assertSanitizeBudget"] },
   "lib/recall/settings.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["applySettingsPatch"] },
   "lib/recall/vector-info.ts": { reason: "not yet converted (this area is being reworked separately)", names: ["currentVectorInfo", "encodedJson", "atLeast"] },

@@ -154,7 +154,7 @@ export type RememberResponse = {
   explain?: Explain;
 };
 
-/** One entity found by remember in one source (both dialects). */
+/** One entity found by remember in one source. */
 export type Candidate = {
   key: string;
   kind: Kind;
@@ -428,7 +428,7 @@ function rememberFusion({ plan, fp }: { plan: RememberPlan; fp: Pick<Fingerprint
   return { policy: fusionPolicyFor({ fingerprint: fp, override: { scoreVector: plan.req.w_vec } }), provider: fp?.provider ?? null, floor: fp ? similarityFloorFor(fp.provider) : 1 };
 }
 
-/** Score every candidate by the formula and order them totally (both dialects). */
+/** Score every candidate by the formula and order them totally. */
 function scoreCandidates({ plan, sources, alsoInCore, asOf, fusion }: { plan: RememberPlan; sources: ScoredSource[]; alsoInCore: Set<string>; asOf: number | null; fusion: RememberFusion }): RememberResult[] {
   const { req, w, terms, ftsTerms } = plan;
   const tauMs = req.tau_hours * 3600_000;

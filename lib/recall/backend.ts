@@ -8,7 +8,8 @@ import { getRecallScoreDistribution, type RecallScoreDistribution } from "./qual
 import { getLearningById, listLearnings, recordLearning, type Learning, type listLearningsQuerySchema, type RecordLearningResult } from "./learnings";
 import { getReflectionOverview, type ReflectionOverview } from "./overview";
 import { recallReflections, type RecallInput, type RecallResult } from "./recall";
-import { recallReflectionsPg } from "./recall-pg";
+import { pgRecall } from "./engines/pg";
+import { sqliteRecall } from "./engines/sqlite";
 import { updateReflectionSettings, type ReflectionSettings, type reflectionSettingsUpdateSchema } from "./settings";
 import { getTraceById, listTraces, recordTrace, runTraceRetention, type listTracesQuerySchema, type RecordTraceResult, type Trace } from "./traces";
 
@@ -52,12 +53,13 @@ const RECALL_WRITES = ["recordTrace", "recordLearning", "updateReflectionSetting
 
 /**
  * Recall on one engine: the repositories take either engine's handle
- * (lib/db/port.ts), so only how a store opens differs; recall's retrieval
- * legs still have a PostgreSQL twin, picked here by the handle. Every method
+ * (lib/db/port.ts), so only how a store opens and recall's full-text and
+ * vector legs (lib/recall/engines/) differ, picked here. Every method
  * is async, so a SQLite throw becomes a rejection as on PostgreSQL.
  */
 export function recallOn(engine: Engine): RecallBackend {
   const { open: on } = storeEngineOf(engine);
+  const recallEngine = engine.kind === "pg" ? pgRecall : sqliteRecall;
   const recall: RecallBackend = {
     recordTrace: async ({ store, ...a }) => recordTrace({ handle: await on(store), ...a }),
     listTraces: async ({ store, ...a }) => listTraces({ handle: await on(store), ...a }),
@@ -65,10 +67,7 @@ export function recallOn(engine: Engine): RecallBackend {
     recordLearning: async ({ store, ...a }) => recordLearning({ handle: await on(store), ...a }),
     listLearnings: async ({ store, ...a }) => listLearnings({ handle: await on(store), ...a }),
     getLearning: async ({ store, ...a }) => getLearningById({ handle: await on(store), ...a }),
-    recall: async ({ store, ...a }) => {
-      const handle = await on(store);
-      return handle.kind === "pg" ? recallReflectionsPg({ handle, ...a }) : recallReflections({ handle, ...a });
-    },
+    recall: async ({ store, ...a }) => recallReflections({ engine: recallEngine, handle: await on(store), ...a }),
     getReflectionOverview: async ({ store }) => getReflectionOverview({ handle: await on(store) }),
     updateReflectionSettings: async ({ store, ...a }) => updateReflectionSettings({ handle: await on(store), ...a }),
     listRecentRecalls: async ({ store, ...a }) => listRecentRecallEvents({ handle: await on(store), ...a }),
