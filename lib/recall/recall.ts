@@ -6,7 +6,7 @@ import { AppError } from "../errors";
 import { answerReason, ExplainRecorder, fuseGatedScores, fusionPolicyFor, type FusionPolicy, matchTerms, similarityFloorFor, type Explain, type RetrievalReason } from "../retrieval";
 import type { QueryVectorPlan } from "../retrieval/readiness";
 import { intentSchema, normalizeTrace, renderIntentQuery } from "./descriptors";
-import { logRecallEvent, type RecallEventInput } from "./events";
+import { logRecallEvent } from "./events";
 import { LEARNING_KIND } from "./learnings";
 import { sanitizeText } from "./sanitize";
 import { getReflectionSettings, type ReflectionSettings } from "./settings";
@@ -208,14 +208,6 @@ function learningHitsOf({ candidates, rows, opts }: { candidates: Candidate[]; r
 /** Oversample twice top_k so recency weighting and the gate can reorder; the KNN's cost grows with k, so no more than that. */
 export const recallPool = (topK: number) => Math.max(10, topK * 2);
 
-/** The per-recall numbers both backends start from: the settings in force and the body's overrides. */
-function recallPlan(body: z.output<typeof recallInputSchema>, settings: ReflectionSettings, store: string): { topK: number; minScore: number; queryText: string; terms: string[]; wantTraces: boolean; wantLearnings: boolean; pool: number } {
-  if (!settings.enabled) throw new AppError("conflict", `reflection recall is disabled for store ${store}; an admin can enable it in the store's reflection settings`);
-  const topK = body.top_k ?? settings.top_k;
-  const queryText = recallQueryText(body);
-  return { topK, minScore: body.min_score ?? settings.min_score, queryText, terms: lexicalTerms(queryText), wantTraces: body.kinds.includes("trace"), wantLearnings: body.kinds.includes("learning"), pool: recallPool(topK) };
-}
-
 /** The fusion stage's explain line. */
 function fusionExplain({ traces, learningHits, settings, minScore, topK, candidates, policy }: { traces: TraceHit[]; learningHits: LearningHit[]; settings: ReflectionSettings; minScore: number; topK: number; candidates: number; policy: FusionPolicy }) {
   return {
@@ -241,23 +233,6 @@ function recallGuidance({ traces, learningHits, settings }: { traces: TraceHit[]
     aligned_preferences: learningHits
       .filter((l) => l.score >= settings.preference_score)
       .map((l) => ({ learningId: l.id, score: l.score, predicate: l.predicate, description: l.description, confidence: l.confidence })),
-  };
-}
-
-/** The recall event a recall logs. */
-function recallEventOf({ agentId, queryText, mode, fallback, latencyMs, cacheHit, guidance, traces, learningHits }: { agentId: string; queryText: string; mode: RecallMode; fallback: RecallResult["fallback"]; latencyMs: number; cacheHit: boolean; guidance: RecallResult["guidance"]; traces: TraceHit[]; learningHits: LearningHit[] }): RecallEventInput {
-  return {
-    agentId,
-    query: queryText,
-    mode,
-    fallbackReason: fallback?.reason ?? null,
-    latencyMs,
-    cacheHit,
-    warning: guidance.past_failure_warning !== null,
-    hits: [
-      ...traces.map((t) => ({ artifact: "trace" as const, refId: t.id, score: t.score, summary: t.summary })),
-      ...learningHits.map((l) => ({ artifact: "learning" as const, refId: l.id, score: l.score, summary: l.summary })),
-    ],
   };
 }
 
@@ -327,7 +302,12 @@ export async function recallReflections({ engine, handle, agentId, input }: { en
   const started = performance.now();
   const body = recallInputSchema.parse(input);
   const settings = await getReflectionSettings({ handle });
-  const { topK, minScore, queryText, terms, pool } = recallPlan(body, settings, handle.store);
+  if (!settings.enabled) throw new AppError("conflict", `reflection recall is disabled for store ${handle.store}; an admin can enable it in the store's reflection settings`);
+  const topK = body.top_k ?? settings.top_k;
+  const minScore = body.min_score ?? settings.min_score;
+  const queryText = recallQueryText(body);
+  const terms = lexicalTerms(queryText);
+  const pool = recallPool(topK);
   const kinds = ([TRACE_KIND, LEARNING_KIND] as const).filter((k) => body.kinds.includes(k));
   const rec = body.explain ? new ExplainRecorder() : null;
   // Embedding the query may wait on the provider: outside any transaction. Before the first trace or learning vector exists, recall answers lexically and says so.
@@ -385,7 +365,11 @@ export async function recallReflections({ engine, handle, agentId, input }: { en
   const cacheHit = mode !== "lexical" && plan?.ok === true && plan.cacheHit;
   const guidance = recallGuidance({ traces, learningHits, settings });
   const latencyMs = roundScore(performance.now() - started);
-  const eventId = await logRecallEvent({ handle, event: recallEventOf({ agentId, queryText, mode, fallback, latencyMs, cacheHit, guidance, traces, learningHits }) });
+  const hits = [
+    ...traces.map((t) => ({ artifact: "trace" as const, refId: t.id, score: t.score, summary: t.summary })),
+    ...learningHits.map((l) => ({ artifact: "learning" as const, refId: l.id, score: l.score, summary: l.summary })),
+  ];
+  const eventId = await logRecallEvent({ handle, event: { agentId, query: queryText, mode, fallbackReason: fallback?.reason ?? null, latencyMs, cacheHit, warning: guidance.past_failure_warning !== null, hits } });
   // Candidates the min_score gate turned away are weak matches, not none: the reason says nothing matched well enough.
   const reason = answerReason({ found: traces.length + learningHits.length, searchable: found.searchable ? 1 : 0, fallback: reasonFallback, belowFloor });
   return { eventId, mode, fallback, reason, method, cacheHit, query: queryText, traces, learnings: learningHits, guidance, latencyMs, ...(rec ? { explain: rec.result() } : {}) };
