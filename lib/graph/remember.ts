@@ -277,10 +277,15 @@ export function relationEvidenceOf(rows: RelationEvidenceRow[]): Map<string, str
 function candidateSet(store: string) {
   const cands = new Map<string, Candidate>();
   // A new candidate is made only when the entity is new, as one literal of a fixed shape (spreading a row's fields into it was measurably slower).
-  const merge = (kind: Kind, row: { id: string; seq: number }, how: MatchSource, lexical: Map<number, number>, make: (key: string, expanded: boolean) => Candidate) => {
+  type Fields = Pick<Candidate, "title" | "text" | "entityType" | "time" | "name" | "framework" | "consistency">;
+  const merge = (kind: Kind, row: { id: string; seq: number; hash: string }, how: MatchSource, lexical: Map<number, number>, fields: () => Fields) => {
     const key = `${store}:${kind}:${row.id}`;
     let c = cands.get(key);
-    if (!c) cands.set(key, (c = make(key, how === "expansion")));
+    if (!c) {
+      const f = fields();
+      c = { key, kind, seq: row.seq, id: row.id, title: f.title, text: f.text, entityType: f.entityType, time: f.time, hash: row.hash, name: f.name, framework: f.framework, consistency: f.consistency, matchedBy: new Set<MatchSource>(), lexical: 0, context: 0, edge: null, expanded: how === "expansion" };
+      cands.set(key, c);
+    }
     c.matchedBy.add(how);
     if (how === "thought_context") c.context = Math.max(c.context, lexical.get(row.seq) ?? 0);
     else c.lexical = Math.max(c.lexical, lexical.get(row.seq) ?? 0);
@@ -288,50 +293,11 @@ function candidateSet(store: string) {
   return {
     cands,
     addThoughts(rows: ThoughtCandidateRow[], how: MatchSource, lexical: Map<number, number> = new Map()) {
-      for (const r of rows) {
-        merge(THOUGHT_KIND, r, how, lexical, (key, expanded) => ({
-          key,
-          kind: THOUGHT_KIND,
-          seq: r.seq,
-          id: r.id,
-          title: r.content.length > 200 ? `${r.content.slice(0, 199)}…` : r.content,
-          text: r.content,
-          entityType: null,
-          time: r.timestamp,
-          hash: r.hash,
-          name: null,
-          framework: r.framework,
-          consistency: r.consistency,
-          matchedBy: new Set<MatchSource>(),
-          lexical: 0,
-          context: 0,
-          edge: null,
-          expanded,
-        }));
-      }
+      const title = (content: string) => (content.length > 200 ? `${content.slice(0, 199)}…` : content);
+      for (const r of rows) merge(THOUGHT_KIND, r, how, lexical, () => ({ title: title(r.content), text: r.content, entityType: null, time: r.timestamp, name: null, framework: r.framework, consistency: r.consistency }));
     },
     addNodes(rows: NodeCandidateRow[], how: MatchSource, lexical: Map<number, number> = new Map()) {
-      for (const r of rows) {
-        merge(NODE_KIND, r, how, lexical, (key, expanded) => ({
-          key,
-          kind: NODE_KIND,
-          seq: r.seq,
-          id: r.id,
-          title: r.displayName,
-          text: r.displayName,
-          entityType: r.entityType,
-          time: r.updatedAt,
-          hash: r.hash,
-          name: r.name,
-          framework: null,
-          consistency: null,
-          matchedBy: new Set<MatchSource>(),
-          lexical: 0,
-          context: 0,
-          edge: null,
-          expanded,
-        }));
-      }
+      for (const r of rows) merge(NODE_KIND, r, how, lexical, () => ({ title: r.displayName, text: r.displayName, entityType: r.entityType, time: r.updatedAt, name: r.name, framework: null, consistency: null }));
     },
     /** The ids of the nodes found directly: the seeds of one-hop expansion. */
     nodeIds: () => [...cands.values()].filter((c) => c.kind === NODE_KIND).map((c) => c.id),
