@@ -5,7 +5,7 @@ import { EVIDENCE_STANCES } from "../db/schema/graph";
 import { AppError } from "../errors";
 import { limitSchema, notFound, offsetSchema, uuidSchema } from "../common";
 import { pushTo } from "../collections";
-import { audit } from "./engine";
+import { audit } from "../index/engine-steps";
 import { graphTables } from "./tables";
 
 /**

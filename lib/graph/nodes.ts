@@ -13,7 +13,7 @@ import { missingVectorsSql, type PgEmbeddable } from "../index/embed-kinds-pg";
 import { tsqueryFor } from "../index/search-pg";
 import { jsonObjectSchema, limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema } from "../common";
 import { buildFtsMatch, matchTerms } from "../retrieval";
-import { audit, enqueueVectors, forgetVectors } from "./engine";
+import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { graphTables } from "./tables";
 import { NODE_WORDS, rowWordsWritten } from "../index/engines/pg-words";
 

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { count, insert, read, remove, row, rows, storeLock, update, write, type AnyStoreHandle, type On, type Op } from "../db/port";
 import type { KgRelationRow } from "../db/schema/graph";
 import { AppError } from "../errors";
-import { audit } from "./engine";
+import { audit } from "../index/engine-steps";
 import { requireNode } from "./nodes";
 import { graphTables } from "./tables";
 import { jsonObjectSchema, notFound, parseJsonColumnOr, unitInterval, uuidSchema } from "../common";

@@ -368,25 +368,6 @@ function dropCoreTwins(perSource: { cands: Map<string, Candidate> }[]): Set<stri
   return alsoInCore;
 }
 
-/** The gathering's explain stages (vector, lexical, expansion), shown by what each leg found; the time is the whole gathering's. */
-function recordGatherExplain({ rec, perSource, gatherMs, hasQueryVector, belowFloor, plan, lexicalDetail }: { rec: ExplainRecorder; perSource: { store: string; cands: Map<string, Candidate> }[]; gatherMs: number; hasQueryVector: boolean; belowFloor: number; plan: RememberPlan; lexicalDetail: string }): void {
-  const { req } = plan;
-  const all = perSource.flatMap(({ store, cands }) => [...cands.values()].map((c) => ({ key: `${store}:${c.key}`, c })));
-  const found = (how: MatchSource[]) => all.filter(({ c }) => how.some((h) => c.matchedBy.has(h)));
-  const vec = found(["thought_knn", "node_knn"]);
-  const lex = found(["thought_fts", "node_fts"]);
-  rec.record("vector", gatherMs, { candidates: vec.length, detail: hasQueryVector ? `thought and node KNN, ${req.candidates} per kind and store; ${belowFloor} neighbour(s) below the similarity floor left out` : "no query vector: lexical only", top: [] });
-  rec.record("lexical", 0, { candidates: lex.length, detail: lexicalDetail, top: lex.map(({ key, c }) => ({ key, score: c.lexical })).sort((a, b) => b.score - a.score) });
-  rec.record("filters", 0, { candidates: found(["expansion"]).length, detail: `one-hop expansion over edges with weight ≥ ${req.min_edge_weight} (at most ${MAX_EXPANDED_NODES} nodes)` });
-}
-
-/** as_of: the request's, else the newest candidate's time (null when there is none), so the same data and query always score the same. */
-function asOfFor(req: RememberPlan["req"], perSource: { cands: Map<string, Candidate> }[]): number | null {
-  let newest = 0;
-  for (const { cands } of perSource) for (const c of cands.values()) newest = Math.max(newest, c.time);
-  return req.as_of ?? (newest || null);
-}
-
 /** The fusion policy of one answer (the store's model) and what the confidence bands read of it. */
 type RememberFusion = { policy: FusionPolicy; provider: Fingerprint["provider"] | null; floor: number };
 
@@ -608,12 +589,20 @@ export async function rememberByQuery({ engine, handle, core, input }: { engine:
   const fallback = vp.fallback ?? storeRefused;
   const coreFallback = vp.coreFallback ?? perSource[1]?.vectorFallback ?? null;
   if (rec) {
-    const lexicalDetail = engine.lexicalDetail({ plan, notes: perSource.flatMap((s) => s.notes) });
-    recordGatherExplain({ rec, perSource, gatherMs: performance.now() - gatherStarted, hasQueryVector: vp.queryVector !== null && !storeRefused, belowFloor, plan, lexicalDetail });
+    // The gathering's stages, shown by what each leg found; the time is the whole gathering's.
+    const all = perSource.flatMap(({ store, cands }) => [...cands.values()].map((c) => ({ key: `${store}:${c.key}`, c })));
+    const found = (how: MatchSource[]) => all.filter(({ c }) => how.some((h) => c.matchedBy.has(h)));
+    const lex = found(["thought_fts", "node_fts"]);
+    const vectorDetail = vp.queryVector !== null && !storeRefused ? `thought and node KNN, ${req.candidates} per kind and store; ${belowFloor} neighbour(s) below the similarity floor left out` : "no query vector: lexical only";
+    rec.record("vector", performance.now() - gatherStarted, { candidates: found(["thought_knn", "node_knn"]).length, detail: vectorDetail, top: [] });
+    rec.record("lexical", 0, { candidates: lex.length, detail: engine.lexicalDetail({ plan, notes: perSource.flatMap((s) => s.notes) }), top: lex.map(({ key, c }) => ({ key, score: c.lexical })).sort((a, b) => b.score - a.score) });
+    rec.record("filters", 0, { candidates: found(["expansion"]).length, detail: `one-hop expansion over edges with weight ≥ ${req.min_edge_weight} (at most ${MAX_EXPANDED_NODES} nodes)` });
   }
   const fusionStarted = performance.now();
   const alsoInCore = dropCoreTwins(perSource);
-  const asOf = asOfFor(req, perSource);
+  // as_of: the request's, else the newest candidate's time (null when there is none), so the same data and query always score the same.
+  const newest = Math.max(0, ...perSource.flatMap((src) => [...src.cands.values()].map((c) => c.time)));
+  const asOf = req.as_of ?? (newest || null);
   const fusion = rememberFusion({ plan, fp: storeRefused ? null : vp.storeFp });
   const scored = scoreCandidates({ plan, sources: perSource, alsoInCore, asOf, fusion });
   rec?.record("fusion", performance.now() - fusionStarted, { candidates: scored.length, detail: `${REMEMBER_FORMULA}; ${fusion.policy.detail}; each result's breakdown gives its terms`, top: scored.map((r) => ({ key: `${r.store}:${r.kind}:${r.id}`, score: r.score })) });

@@ -16,7 +16,7 @@ import { tsqueryFor } from "../index/search-pg";
 import { limitSchema, normalizeTags, notFound, offsetSchema, parseJsonColumnOr, sha256Hex, tagsSchema, unitInterval } from "../common";
 import { pushTo } from "../collections";
 import { buildFtsMatch, matchTerms } from "../retrieval";
-import { audit, enqueueVectors, forgetVectors } from "./engine";
+import { audit, enqueueVectors, forgetVectors } from "../index/engine-steps";
 import { graphTables } from "./tables";
 import { rowWordsWritten, THOUGHT_WORDS } from "../index/engines/pg-words";
 
